@@ -1,0 +1,123 @@
+/**
+ * The CardReader contract. Every reader (ViVOtech2 over serial, over USB-HID, the simulator) implements it, and one
+ * contract suite (devices/reader.contract.ts) holds each of them to it.
+ *
+ * Guarantees every implementation gives:
+ * - Commands never overlap: a second `activate`/`ping`/`firmwareVersion` while one is outstanding rejects at once with
+ *   `ReaderError` code `READER_BUSY` and sends nothing to the device.
+ * - `cancel` is the exception: it may be called while `activate` is outstanding. It sends the reader's Cancel command
+ *   and resolves only once the reader has answered it (or the command timeout expired and the driver resynchronised);
+ *   nothing else is sent to the device in between. The outstanding `activate` then rejects with `READER_CANCELLED`.
+ * - No call hangs: every command has a timeout (configuration `reader.commandTimeoutMs`; `activate` adds its own
+ *   `timeoutSeconds`), after which it rejects with `READER_TIMEOUT` and the driver resynchronises its frame parser.
+ * - A card read that arrives after the activate it belonged to was cancelled or timed out is discarded, never
+ *   delivered to a later activate.
+ * - Card data (PAN, tracks, tag 57/5A values) exists only in the `CardRead` object; nothing here logs it.
+ */
+
+/** How the card was read. `msd` is contactless magnetic-stripe mode. */
+export type EntryMode = 'contact' | 'contactless' | 'swiped' | 'msd';
+
+/** One TLV as read from the card or reader; constructed groups are flattened into their primitive children. */
+export interface CardTlv {
+  /** Upper-case hex tag, e.g. "9F26", "DFEE26". */
+  readonly tag: string;
+  readonly value: Uint8Array;
+}
+
+/** The result of a successful activate. Holds card data: never log it, never send it to the UI. */
+export interface CardRead {
+  readonly entryMode: EntryMode;
+  /** All primitive TLVs of the reply (reader-private tags included) in the order received. */
+  readonly tlvs: readonly CardTlv[];
+  /** Track 1 / 2 / 3 as ASCII, sentinels as the reader sent them (often none). */
+  readonly track1?: string;
+  readonly track2?: string;
+  readonly track3?: string;
+  /** PAN masked to at most the first 6 and last 4 digits, e.g. "476173******0119". */
+  readonly maskedPan: string;
+  /** True when a chip card (service code 2xx/6xx) was swiped: fallback rules apply. */
+  readonly fallback: boolean;
+  /** Reader status of the reply: `00` OK, `23` request online authorization. */
+  readonly readerStatus: 'ok' | 'online-requested';
+}
+
+export interface ActivateOptions {
+  /** Amount authorised (9F02) in minor units. */
+  readonly amountMinor: number;
+  /** Amount other (9F03) in minor units; 0 when there is none. */
+  readonly otherAmountMinor: number;
+  /** ISO 4217 numeric currency code (5F2A), e.g. "978". */
+  readonly currencyNumeric: string;
+  /** ISO 3166 numeric country code (9F1A), e.g. "826". */
+  readonly countryNumeric: string;
+  /** EMV transaction type (9C): "00" goods and services, "20" refund, "30" balance inquiry. */
+  readonly transactionType: '00' | '20' | '30';
+  /** Seconds the reader waits for a card (1–255). */
+  readonly timeoutSeconds: number;
+  /** Aborting is the same as calling `cancel()`. */
+  readonly signal?: AbortSignal;
+}
+
+export type ReaderErrorCode =
+  | 'READER_BUSY' // a command is already outstanding
+  | 'READER_TIMEOUT' // no answer within the command timeout, or no card within timeoutSeconds
+  | 'READER_CANCELLED' // cancel() or the abort signal ended the activate
+  | 'READER_DISCONNECTED' // the transport closed or the device went away
+  | 'READER_NOT_CONNECTED' // a command before connect() or during a reconnect
+  | 'READER_PROTOCOL' // a reply that does not fit the protocol (status codes 01–0D other than 08)
+  | 'READER_UNAVAILABLE' // the transport cannot be opened (no such port, node-hid libraries missing)
+  | 'CARD_COLLISION' // more than one card in the field
+  | 'CARD_REMOVED' // the card left before the read completed
+  | 'CARD_EXPIRED'
+  | 'CARD_BLOCKED'
+  | 'CARD_UNSUPPORTED' // the reader does not support the card or its network
+  | 'CARD_DECLINED_OFFLINE' // the card generated an AAC
+  | 'CARD_USE_CONTACT' // contactless refused: insert the card
+  | 'CARD_ERROR'; // any other card error (activate error codes 20, 24, 30, 40–62)
+
+/** Every failure of a reader call. `activateErrorCode` / `status` carry the reader's raw codes when there are some. */
+export class ReaderError extends Error {
+  override readonly name = 'ReaderError';
+  constructor(
+    readonly code: ReaderErrorCode,
+    message: string,
+    readonly detail: { status?: number; activateErrorCode?: number } = {},
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}
+
+/** Health of the reader as shown in the operator status bar. */
+export type ReaderHealth = 'connecting' | 'ready' | 'busy' | 'reconnecting' | 'disconnected';
+
+export interface ReaderEvents {
+  'card-detected': [];
+  disconnected: [error: ReaderError];
+  reconnected: [];
+  error: [error: ReaderError];
+  health: [health: ReaderHealth];
+}
+
+export interface CardReader {
+  /** Opens the transport, pings the reader and sets poll-on-demand mode. Resolves when the reader answered. */
+  connect(): Promise<void>;
+  /**
+   * Starts a transaction and waits for a card. Resolves with the card read; rejects with a ReaderError (card errors
+   * included). Refused with READER_BUSY while another command is outstanding.
+   */
+  activate(options: ActivateOptions): Promise<CardRead>;
+  /** Cancels the outstanding activate; resolves once the reader answered the Cancel. A no-op when idle. */
+  cancel(): Promise<void>;
+  /** Round trip to the reader (command 18-01). */
+  ping(): Promise<void>;
+  /** The reader's firmware version string (command 29-00). */
+  firmwareVersion(): Promise<string>;
+  /** Current health; changes are also emitted as `health` events. */
+  readonly health: ReaderHealth;
+  on<E extends keyof ReaderEvents>(event: E, listener: (...args: ReaderEvents[E]) => void): this;
+  off<E extends keyof ReaderEvents>(event: E, listener: (...args: ReaderEvents[E]) => void): this;
+  /** Stops the watchdog and reconnects and closes the transport. */
+  close(): Promise<void>;
+}

@@ -1,0 +1,140 @@
+// @ts-check
+import js from '@eslint/js';
+import tseslint from 'typescript-eslint';
+import boundaries from 'eslint-plugin-boundaries';
+import globals from 'globals';
+
+/**
+ * Layers of DESIGN.md ("Dependency direction"). The order matters: the first matching pattern wins, so
+ * `src/host/api.ts` is its own element before the rest of `src/host`.
+ */
+const elements = [
+  { type: 'money', pattern: 'src/money/**' },
+  { type: 'emv', pattern: 'src/emv/**' },
+  { type: 'log', pattern: 'src/log/**' },
+  { type: 'config', pattern: 'src/config/**' },
+  { type: 'gateway', pattern: 'src/gateway/**' },
+  { type: 'journal', pattern: 'src/journal/**' },
+  { type: 'flows', pattern: 'src/flows/**' },
+  { type: 'host-api', pattern: 'src/host/api.ts', mode: 'full' },
+  { type: 'host', pattern: 'src/host/**' },
+  { type: 'sandbox', pattern: 'src/sandbox/**' },
+  { type: 'cli', pattern: 'src/cli/**' },
+  { type: 'devices', pattern: 'devices/**' },
+  { type: 'main', pattern: 'main/**' },
+  { type: 'renderer', pattern: 'renderer/**' },
+  { type: 'certification', pattern: 'certification/**' },
+  { type: 'bench', pattern: 'bench/**' },
+  { type: 'test', pattern: 'test/**' },
+].map((e) => ({ mode: 'full', ...e }));
+
+const below = ['money', 'emv', 'log', 'config'];
+const dependencyRules = [
+  { from: 'money', allow: [] },
+  { from: 'emv', allow: [] },
+  { from: 'log', allow: ['emv'] },
+  { from: 'config', allow: ['money', 'emv'] },
+  { from: 'devices', allow: ['money', 'emv', 'log'] },
+  // gateway, journal and flows never import each other: the host wires them through their interfaces.
+  { from: 'gateway', allow: below },
+  { from: 'journal', allow: below },
+  { from: 'flows', allow: below },
+  { from: 'host-api', allow: ['money', 'emv'] },
+  {
+    from: 'host',
+    allow: [...below, 'gateway', 'journal', 'flows', 'devices', 'sandbox', 'host-api', 'certification'],
+  },
+  // The sandbox is an independent server: it must never share request-building or signing code with the client.
+  { from: 'sandbox', allow: ['money', 'emv', 'log'] },
+  { from: 'certification', allow: ['money', 'emv', 'gateway', 'config', 'log'] },
+  { from: 'main', allow: ['host', 'host-api', 'config', 'log', 'money'] },
+  { from: 'renderer', allow: ['host-api', 'money'] },
+  {
+    from: 'cli',
+    allow: [
+      ...below,
+      'gateway',
+      'journal',
+      'flows',
+      'devices',
+      'sandbox',
+      'host',
+      'host-api',
+      'certification',
+      'bench',
+    ],
+  },
+  {
+    from: 'bench',
+    allow: [
+      ...below,
+      'gateway',
+      'journal',
+      'flows',
+      'devices',
+      'sandbox',
+      'host',
+      'host-api',
+      'certification',
+    ],
+  },
+];
+
+export default tseslint.config(
+  {
+    ignores: ['node_modules/**', 'dist/**', 'certification/reports/**', '**/*.d.ts', 'var/**', '.tmp/**'],
+  },
+  js.configs.recommended,
+  ...tseslint.configs.recommendedTypeChecked,
+  {
+    languageOptions: {
+      parserOptions: {
+        projectService: {
+          allowDefaultProject: ['eslint.config.js', 'bin/*.js'],
+        },
+        tsconfigRootDir: import.meta.dirname,
+      },
+      globals: { ...globals.node },
+    },
+    rules: {
+      '@typescript-eslint/consistent-type-imports': 'error',
+      '@typescript-eslint/switch-exhaustiveness-check': 'error',
+      '@typescript-eslint/no-floating-promises': 'error',
+      '@typescript-eslint/no-unused-vars': ['error', { argsIgnorePattern: '^_', varsIgnorePattern: '^_' }],
+      'no-console': 'off',
+    },
+  },
+  {
+    files: ['**/*.ts'],
+    ignores: ['**/*.test.ts', 'test/**'],
+    plugins: { boundaries },
+    settings: {
+      'boundaries/elements': elements,
+      'boundaries/include': [
+        'src/**',
+        'devices/**',
+        'main/**',
+        'renderer/**',
+        'certification/**',
+        'bench/**',
+      ],
+      'import/resolver': {
+        typescript: { alwaysTryTypes: true, project: ['tsconfig.json', 'renderer/tsconfig.json'] },
+      },
+    },
+    rules: {
+      'boundaries/element-types': ['error', { default: 'disallow', rules: dependencyRules }],
+    },
+  },
+  {
+    files: ['renderer/**/*.ts'],
+    languageOptions: { globals: { ...globals.browser } },
+  },
+  {
+    files: ['**/*.test.ts', 'test/**/*.ts'],
+    rules: {
+      '@typescript-eslint/no-non-null-assertion': 'off',
+      '@typescript-eslint/unbound-method': 'off',
+    },
+  },
+);

@@ -1,0 +1,9 @@
+import type { Command } from '../output.js';
+
+/**
+ * The subcommands of `parking-terminal`, loaded lazily so that `tlv decode` does not load SQLite or undici.
+ * Order is the order of `--help`.
+ */
+export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
+  bench: () => import('./bench.js'),
+};

@@ -1,0 +1,52 @@
+import type { Writable } from 'node:stream';
+
+/** Exit codes of every subcommand (DESIGN.md): 0 success, 1 a check found errors, 2 bad input or usage. */
+export const EXIT_OK = 0;
+export const EXIT_FINDINGS = 1;
+export const EXIT_USAGE = 2;
+
+/** Where a command writes; injectable so that tests run commands in-process. */
+export interface CliIo {
+  stdout: Writable;
+  stderr: Writable;
+  /** Aborted on SIGINT/SIGTERM for long-running commands (start, sandbox). */
+  signal: AbortSignal;
+  cwd: string;
+}
+
+/** Thrown by a command for bad input or usage; printed as `{"error":{code,message,...details}}` with exit 2. */
+export class UsageError extends Error {
+  override readonly name = 'UsageError';
+  constructor(
+    readonly code: string,
+    message: string,
+    readonly details: Record<string, unknown> = {},
+  ) {
+    super(message);
+  }
+}
+
+/** Prints one JSON document on its own line. */
+export function printJson(io: Pick<CliIo, 'stdout'>, value: unknown): void {
+  io.stdout.write(`${JSON.stringify(value, null, 2)}\n`);
+}
+
+/** Prints the error document of DESIGN.md. */
+export function printError(
+  io: Pick<CliIo, 'stdout'>,
+  code: string,
+  message: string,
+  details: Record<string, unknown> = {},
+): void {
+  printJson(io, { error: { code, message, ...details } });
+}
+
+/** One subcommand of `parking-terminal`. `run` receives the arguments after the subcommand name. */
+export interface Command {
+  readonly name: string;
+  /** One line for `--help`. */
+  readonly summary: string;
+  /** Usage lines shown by `parking-terminal NAME --help`. */
+  readonly usage: string;
+  run(args: string[], io: CliIo): Promise<number>;
+}

@@ -1,0 +1,60 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { ConfigError, loadConfig, loadConfigFile, parseConfig } from './load.js';
+
+function tmpFile(name: string, text: string): string {
+  const dir = mkdtempSync(join(tmpdir(), 'pt-config-'));
+  const file = join(dir, name);
+  writeFileSync(file, text);
+  return file;
+}
+
+describe('configuration', () => {
+  it('has an embedded default for everything', () => {
+    const c = loadConfig();
+    expect(c.terminal.model).toBe('kiosk');
+    expect(c.reader.kind).toBe('sim');
+    expect(c.gateway.kind).toBe('sandbox');
+    expect(c.gateway.timeouts.connectMs).toBe(5000);
+    expect(c.offline.policy).toBe('online-only');
+  });
+
+  it('overrides defaults from a JSON file and keeps the rest', () => {
+    const c = loadConfigFile(tmpFile('c.json', JSON.stringify({ terminal: { model: 'meter' } })));
+    expect(c.terminal.model).toBe('meter');
+    expect(c.terminal.currency).toBe('GBP');
+  });
+
+  it('reads YAML files', () => {
+    const c = loadConfigFile(
+      tmpFile('c.yaml', 'reader:\n  kind: serial\n  serial:\n    path: /dev/ttyUSB0\n'),
+    );
+    expect(c.reader.serial.path).toBe('/dev/ttyUSB0');
+  });
+
+  it('rejects an unknown key naming the key and the file', () => {
+    const file = tmpFile('c.json', JSON.stringify({ gateway: { timeouts: { conectMs: 10 } } }));
+    try {
+      loadConfigFile(file);
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(ConfigError);
+      const err = e as ConfigError;
+      expect(err.code).toBe('CONFIG_UNKNOWN_KEY');
+      expect(err.key).toBe('gateway.timeouts.conectMs');
+      expect(err.message).toContain(file);
+    }
+  });
+
+  it('rejects a bad value naming the key', () => {
+    expect(() => parseConfig({ terminal: { currency: 'XYZ' } }, 'f.json')).toThrow(/terminal\.currency/);
+    expect(() => parseConfig({ reader: { kind: 'usb' } }, 'f.json')).toThrow(/reader\.kind/);
+  });
+
+  it('reports unreadable and malformed files as ConfigError', () => {
+    expect(() => loadConfigFile('/nonexistent/config.json')).toThrow(ConfigError);
+    expect(() => loadConfigFile(tmpFile('bad.json', '{ nope'))).toThrow(/CONFIG|not valid/);
+  });
+});

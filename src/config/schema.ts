@@ -1,0 +1,252 @@
+import { z } from 'zod';
+import { currencyByAlpha } from '../money/index.js';
+
+/**
+ * The one configuration schema. Every key has an embedded default so that an empty file (or none) runs the terminal
+ * against the embedded sandbox with the simulated reader. Objects are strict: an unknown key is an error naming it.
+ * Secrets are never values here: only paths of files that hold them (DESIGN.md, Configuration).
+ */
+
+const currencyCode = z
+  .string()
+  .refine((c) => currencyByAlpha(c) !== undefined, {
+    message: 'not an ISO 4217 currency code the terminal knows',
+  });
+
+const partner = z
+  .strictObject({
+    developerId: z.string().min(1).max(8).default('12345678'),
+    solutionId: z.string().min(1).max(8).default('PARKTERM'),
+    thirdPartyCertificationNumber: z.string().min(1).max(12).default('PT0000000001'),
+  })
+  .prefault({});
+
+export const terminalSchema = z
+  .strictObject({
+    /** Terminal id sent as pointOfSaleInformation.terminalId (8 characters). */
+    id: z
+      .string()
+      .regex(/^[A-Za-z0-9]{1,8}$/)
+      .default('PT000001'),
+    /** The parking model this terminal runs. */
+    model: z.enum(['kiosk', 'meter', 'tap-and-go', 'attended']).default('kiosk'),
+    /** catLevel: 2 unattended self-service, 6 attended mobile (spec 001). Derived from model when absent. */
+    catLevel: z.union([z.literal(2), z.literal(6)]).optional(),
+    /** ISO 3166 alpha-2 country and its numeric code (9F1A). */
+    country: z
+      .string()
+      .regex(/^[A-Z]{2}$/)
+      .default('GB'),
+    countryNumeric: z
+      .string()
+      .regex(/^\d{3}$/)
+      .default('826'),
+    currency: currencyCode.default('GBP'),
+    timezone: z.string().min(1).default('Europe/London'),
+    locale: z.string().min(2).default('en-GB'),
+    merchantCategoryCode: z
+      .string()
+      .regex(/^\d{4}$/)
+      .default('7523'),
+    /** pointOfSaleInformation.terminalCapability: 4 contact chip, 5 contactless (EMV requires 4 or 5). */
+    terminalCapability: z.union([z.literal(4), z.literal(5)]).default(5),
+    terminalPinCapability: z.number().int().min(0).max(12).default(0),
+    /** 0 dongle, 1 phone or tablet (required for card type 002). */
+    isDedicatedHardwareTerminal: z.enum(['0', '1']).default('0'),
+    /** Path of a file holding the operator PIN (4–8 digits). Without it a PIN is generated at each start. */
+    operatorPinFile: z.string().min(1).optional(),
+    partner,
+  })
+  .prefault({});
+
+export const readerSchema = z
+  .strictObject({
+    kind: z.enum(['sim', 'serial', 'hid']).default('sim'),
+    /** Seconds the reader waits for a card after Activate. */
+    activateTimeoutSeconds: z.number().int().min(5).max(255).default(60),
+    /** Milliseconds to wait for any reply frame before the driver resynchronises and reports a timeout. */
+    commandTimeoutMs: z.number().int().min(50).max(60_000).default(3_000),
+    /** Idle watchdog ping interval in milliseconds. */
+    watchdogMs: z.number().int().min(100).max(600_000).default(5_000),
+    /** Reconnect backoff: first delay and cap, milliseconds. */
+    reconnectInitialMs: z.number().int().min(10).max(60_000).default(250),
+    reconnectMaxMs: z.number().int().min(100).max(600_000).default(10_000),
+    /** Whether Activate replies carry a track 3 field: NEO 2 readers do, older NEO readers do not. */
+    track3: z.enum(['auto', 'present', 'absent']).default('auto'),
+    sim: z
+      .strictObject({
+        /** Virtual card presented by the simulator (see devices/sim/cards.ts). */
+        card: z.string().min(1).default('n2-contact'),
+        /** Transport between the driver and the simulator. */
+        transport: z.enum(['stream', 'pty', 'hid']).default('stream'),
+        /** Milliseconds the simulated cardholder takes to present the card. */
+        presentDelayMs: z.number().int().min(0).max(60_000).default(400),
+      })
+      .prefault({}),
+    serial: z
+      .strictObject({
+        path: z.string().min(1).optional(),
+        baudRate: z.number().int().positive().default(115_200),
+      })
+      .prefault({}),
+    hid: z
+      .strictObject({
+        vendorId: z.number().int().min(0).max(0xffff).default(0x0acd),
+        productId: z.number().int().min(0).max(0xffff).optional(),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+export const gatewaySchema = z
+  .strictObject({
+    /** `sandbox`: the embedded sandbox in-process. `remote`: a real gateway at baseUrl. */
+    kind: z.enum(['sandbox', 'remote']).default('sandbox'),
+    /** e.g. https://apitest.cybersource.com (test) or https://api.cybersource.com (production). */
+    baseUrl: z.url().optional(),
+    merchantId: z.string().min(1).default('testrest'),
+    auth: z
+      .strictObject({
+        method: z.enum(['http-signature', 'jwt', 'oauth']).default('http-signature'),
+        keyId: z.string().min(1).default('08c94330-f618-42a3-b09d-e1e43be5efda'),
+        /** File holding the base64 shared secret (HTTP signature, JWT HS256). Sandbox: the public demo key. */
+        sharedSecretFile: z.string().min(1).optional(),
+        /** JWT RS256: PEM private key and certificate files, or a PKCS#12 file and a file holding its password. */
+        privateKeyFile: z.string().min(1).optional(),
+        certificateFile: z.string().min(1).optional(),
+        pkcs12File: z.string().min(1).optional(),
+        pkcs12PasswordFile: z.string().min(1).optional(),
+        jwtAlgorithm: z.enum(['RS256', 'HS256']).default('RS256'),
+      })
+      .prefault({}),
+    timeouts: z
+      .strictObject({
+        connectMs: z.number().int().min(100).max(120_000).default(5_000),
+        headersMs: z.number().int().min(100).max(300_000).default(30_000),
+        bodyMs: z.number().int().min(100).max(300_000).default(30_000),
+      })
+      .prefault({}),
+    retry: z
+      .strictObject({
+        maxAttempts: z.number().int().min(1).max(10).default(3),
+        initialDelayMs: z.number().int().min(1).max(60_000).default(200),
+        maxDelayMs: z.number().int().min(1).max(300_000).default(5_000),
+      })
+      .prefault({}),
+  })
+  .prefault({});
+
+export const journalSchema = z
+  .strictObject({
+    /** SQLite file of the journal and the offline queue. */
+    path: z.string().min(1).default('var/journal.db'),
+    /** Milliseconds after an unanswered authorization before its timeout reversal (gateway.md §2: 60 s). */
+    timeoutReversalDelayMs: z.number().int().min(0).max(3_600_000).default(60_000),
+    /** Milliseconds between retries of a resolution request that failed. */
+    resolutionRetryMs: z.number().int().min(10).max(3_600_000).default(5_000),
+  })
+  .prefault({});
+
+export const offlineSchema = z
+  .strictObject({
+    policy: z.enum(['online-only', 'prefer-online']).default('online-only'),
+    maxTransactionMinor: z.number().int().min(0).default(5_000),
+    maxTotalMinorPerCurrency: z.number().int().min(0).default(50_000),
+    maxCount: z.number().int().min(0).default(100),
+    maxAgeHours: z.number().min(0).default(24),
+    /** File holding the 32-byte key (hex or base64) for card data at rest; created 0600 when absent. */
+    keyFile: z.string().min(1).default('var/offline.key'),
+    forwardConcurrency: z.number().int().min(1).max(64).default(4),
+  })
+  .prefault({});
+
+const ratePeriod = z.strictObject({
+  /** Minutes this rate applies for, counted from the start of the stay (last period repeats). */
+  minutes: z.number().int().positive(),
+  /** Price in minor units per `unitMinutes` during this period. */
+  priceMinor: z.number().int().min(0),
+  unitMinutes: z.number().int().positive(),
+});
+
+export const tariffSchema = z
+  .strictObject({
+    periods: z
+      .array(ratePeriod)
+      .min(1)
+      .default([{ minutes: 1440, priceMinor: 150, unitMinutes: 30 }]),
+    graceMinutes: z.number().int().min(0).default(10),
+    maxStayMinutes: z.number().int().positive().default(240),
+    dailyCapMinor: z.number().int().min(0).default(2_000),
+    lostTicketFeeMinor: z.number().int().min(0).default(3_000),
+    /** How a started unit is charged. */
+    rounding: z.enum(['up', 'down', 'nearest']).default('up'),
+    /** Minutes a meter pre-authorization may stay uncaptured before it is reversed automatically. */
+    captureWindowMinutes: z.number().int().positive().default(1_440),
+    /** Tap-and-go: maximum stay before an open hold is reversed. */
+    tapAndGoMaxStayMinutes: z.number().int().positive().default(1_440),
+    /** Tap-and-go: amount held at entry, minor units. */
+    tapAndGoHoldMinor: z.number().int().positive().default(2_000),
+    /** Whether the meter may use incremental authorizations (otherwise a new pre-authorization). */
+    allowIncremental: z.boolean().default(true),
+  })
+  .prefault({});
+
+export const dccSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+    /** Processor family for DCC authorization fields (spec 001): A or B. */
+    processorFamily: z.enum(['A', 'B']).default('A'),
+  })
+  .prefault({});
+
+export const paymentLinksSchema = z
+  .strictObject({
+    enabled: z.boolean().default(true),
+  })
+  .prefault({});
+
+export const oauthSchema = z
+  .strictObject({
+    clientId: z.string().min(1).optional(),
+    clientSecretFile: z.string().min(1).optional(),
+    redirectUrl: z.url().default('http://127.0.0.1:8765/oauth/callback'),
+    portalUrl: z.url().optional(),
+    tokenUrl: z.url().optional(),
+    /** Where the rotated refresh token is kept, encrypted. */
+    tokenStoreFile: z.string().min(1).default('var/oauth-tokens.enc'),
+  })
+  .prefault({});
+
+export const bridgeSchema = z
+  .strictObject({
+    /** Port of the headless UI on 127.0.0.1; 0 picks a free one. */
+    port: z.number().int().min(0).max(65_535).default(8_470),
+  })
+  .prefault({});
+
+export const logSchema = z
+  .strictObject({
+    level: z.enum(['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent']).default('info'),
+    /** Log file (JSON lines); standard error when absent. */
+    file: z.string().min(1).optional(),
+  })
+  .prefault({});
+
+export const configSchema = z.strictObject({
+  terminal: terminalSchema,
+  reader: readerSchema,
+  gateway: gatewaySchema,
+  journal: journalSchema,
+  offline: offlineSchema,
+  tariff: tariffSchema,
+  dcc: dccSchema,
+  paymentLinks: paymentLinksSchema,
+  oauth: oauthSchema,
+  bridge: bridgeSchema,
+  log: logSchema,
+});
+
+/** The validated configuration, every default filled in. */
+export type Config = z.infer<typeof configSchema>;
+/** What a configuration file may contain: any subset of {@link Config}. */
+export type ConfigInput = z.input<typeof configSchema>;

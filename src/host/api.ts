@@ -1,0 +1,205 @@
+/**
+ * TerminalApi: the one typed contract between the UI and the terminal core (DESIGN.md, Runtime shape). The UI never
+ * holds payment state: it renders snapshots and sends user events. Two transports carry it — Electron IPC (preload)
+ * and WebSocket (headless bridge) — with the same messages. Nothing here may carry card data: masked PANs only.
+ *
+ * This file is types and constants only; the renderer imports it.
+ */
+
+export type Result<T> = { ok: true; value: T } | { ok: false; error: ApiError };
+
+export interface ApiError {
+  /** Stable code, e.g. "OPERATOR_PIN", "NOT_ALLOWED_NOW", "BAD_EVENT". */
+  code: string;
+  message: string;
+}
+
+export type ParkingModel = 'kiosk' | 'meter' | 'tap-and-go' | 'attended';
+
+/** Which customer screen to show. */
+export type Screen =
+  | 'starting' // terminal is starting / reader connecting
+  | 'recovering' // recovery of in-flight journal entries runs: no card is accepted
+  | 'idle' // welcome: choose what to do
+  | 'enter-ticket' // kiosk: ticket or plate
+  | 'choose-duration' // meter: how long
+  | 'enter-amount' // attended: amount entry by the attendant
+  | 'confirm' // amount shown, waiting for confirmation
+  | 'choose-currency' // DCC choice
+  | 'present-card'
+  | 'processing' // card read, talking to the gateway
+  | 'approved'
+  | 'declined'
+  | 'session' // meter / tap-and-go: an open parking session (extend, end)
+  | 'error'
+  | 'out-of-service'; // reader unavailable and not recovering
+
+/** An amount ready to show: minor units, currency and the formatted text. */
+export interface DisplayAmount {
+  minor: number;
+  currency: string;
+  text: string;
+}
+
+/** Card-network presentation rules (gateway.md §5): both amounts equal, no default, rate and markup shown. */
+export interface DccChoice {
+  title: string;
+  local: DisplayAmount;
+  card: DisplayAmount;
+  /** e.g. "1 GBP = 1.1734 EUR" */
+  rate: string;
+  /** e.g. "includes 3.50% margin over the wholesale rate" */
+  markup: string;
+  /** The gateway's disclaimer, shown without modification. */
+  disclaimer: string;
+  expiresAt: string;
+}
+
+export interface ReceiptLine {
+  label: string;
+  value: string;
+}
+
+export interface Receipt {
+  title: string;
+  lines: ReceiptLine[];
+  /** Payment link for a later receipt/payment, as URL and SVG QR code. */
+  link?: { url: string; qrSvg: string };
+}
+
+export interface DurationOption {
+  minutes: number;
+  amount: DisplayAmount;
+  label: string;
+}
+
+export interface CustomerView {
+  screen: Screen;
+  title: string;
+  message: string;
+  amount?: DisplayAmount;
+  durations?: DurationOption[];
+  dcc?: DccChoice;
+  receipt?: Receipt;
+  /** Masked PAN (first 6 + last 4 at most) once a card was read. */
+  maskedPan?: string;
+  /** Open parking session (meter, tap-and-go). */
+  session?: { id: string; startedAt: string; paidUntil?: string; held?: DisplayAmount };
+  /** Events the UI may send on this screen. */
+  actions: UserEvent['type'][];
+}
+
+export interface RecoveryItem {
+  transactionId: string;
+  service: string;
+  amount?: DisplayAmount;
+  resolution: string;
+  at: string;
+}
+
+/** The operator status bar (never the customer screen). */
+export interface OperatorStatus {
+  terminalId: string;
+  model: ParkingModel;
+  reader: { kind: string; health: string; firmware?: string };
+  gateway: { kind: 'sandbox' | 'remote'; baseUrl: string; online: boolean | null; lastError?: string };
+  offline: {
+    policy: string;
+    depth: number;
+    totals: { currency: string; minor: number; text: string }[];
+    oldestAgeSeconds: number | null;
+    limits: {
+      maxTransactionMinor: number;
+      maxTotalMinorPerCurrency: number;
+      maxCount: number;
+      maxAgeHours: number;
+    };
+    declinedAfterForward: number;
+  };
+  recovery: { running: boolean; inFlight: number; resolved: RecoveryItem[] };
+  journal: { entries: number; unknown: number };
+}
+
+export interface TerminalSnapshot {
+  /** Increases with every change; a client ignores snapshots older than the one it has. */
+  seq: number;
+  model: ParkingModel;
+  locale: string;
+  customer: CustomerView;
+  status: OperatorStatus;
+}
+
+/** What the customer (or the attendant) does. */
+export type UserEvent =
+  | { type: 'START' }
+  | { type: 'ENTER_TICKET'; ticket: string }
+  | { type: 'LOST_TICKET' }
+  | { type: 'CHOOSE_DURATION'; minutes: number }
+  | { type: 'ENTER_AMOUNT'; minor: number }
+  | { type: 'CONFIRM' }
+  | { type: 'CHOOSE_CURRENCY'; currency: string }
+  | { type: 'EXTEND'; minutes: number }
+  | { type: 'END_SESSION' }
+  | { type: 'TAP_ENTRY' }
+  | { type: 'TAP_EXIT' }
+  | { type: 'CANCEL' }
+  | { type: 'DONE' };
+
+/** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */
+export type OperatorAction =
+  | { type: 'transactions'; limit?: number }
+  | { type: 'refund'; transactionId: string; amountMinor?: number }
+  | { type: 'void'; transactionId: string }
+  | { type: 'flush-queue' };
+
+export interface OperatorRequest {
+  pin: string;
+  action: OperatorAction;
+}
+
+export interface TransactionSummary {
+  transactionId: string;
+  service: string;
+  comments: string;
+  gatewayId?: string;
+  state: string;
+  amount?: DisplayAmount;
+  maskedPan?: string;
+  at: string;
+  /** Actions the operator can take now: refund before/after settlement, void before the cut-off. */
+  allowed: ('refund' | 'void')[];
+}
+
+export type OperatorResponse =
+  | { type: 'transactions'; transactions: TransactionSummary[] }
+  | { type: 'refund' | 'void'; outcome: string; message: string; transactionId: string }
+  | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number };
+
+/** The API itself, as the UI sees it on either transport. */
+export interface TerminalApi {
+  snapshot(): Promise<Result<TerminalSnapshot>>;
+  send(event: UserEvent): Promise<Result<TerminalSnapshot>>;
+  operator(request: OperatorRequest): Promise<Result<OperatorResponse>>;
+  /** Called with every new snapshot; returns the unsubscribe function. */
+  subscribe(listener: (snapshot: TerminalSnapshot) => void): () => void;
+}
+
+/** Electron IPC channel names (preload ↔ main). */
+export const IPC_CHANNELS = {
+  snapshot: 'terminal:snapshot',
+  send: 'terminal:send',
+  operator: 'terminal:operator',
+  update: 'terminal:update',
+} as const;
+
+/**
+ * WebSocket messages of the headless bridge. Client → server: `{id, method, params}`; server → client: `{id, result}`
+ * answers and unsolicited `{type: "snapshot", snapshot}` pushes.
+ */
+export type WsRequest =
+  | { id: number; method: 'snapshot' }
+  | { id: number; method: 'send'; params: UserEvent }
+  | { id: number; method: 'operator'; params: OperatorRequest };
+
+export type WsMessage =
+  { id: number; result: Result<unknown> } | { type: 'snapshot'; snapshot: TerminalSnapshot };

@@ -1,0 +1,2 @@
+export * from './logger.js';
+export { redactString, redactValue } from './redact.js';

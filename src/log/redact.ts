@@ -1,0 +1,114 @@
+/**
+ * Removes card data from anything about to be logged: PANs (any Luhn-valid run of 13–19 digits), magnetic-stripe
+ * track data (with or without sentinels, and the nibble-packed tag 57 form), hex blobs that may hold EMV card tags,
+ * and the values of keys that carry card data by name. Over-redaction is acceptable; a PAN in a log is not
+ * (DESIGN.md, money safety rule 4).
+ */
+
+const REDACTED = '[REDACTED]';
+
+/** Keys whose values are card data whatever they look like (compared case-insensitively, without separators). */
+const CARD_KEYS = new Set(
+  [
+    'pan',
+    'cardnumber',
+    'number',
+    'track1',
+    'track2',
+    'track3',
+    'trackdata',
+    'tracks',
+    'tag57',
+    'tag5a',
+    'cvv',
+    'cvc',
+    'cvv2',
+    'securitycode',
+    'expirationdate',
+    'expirationmonth',
+    'expirationyear',
+    'expiry',
+    'cardholdername',
+    'tlvs',
+    'tlv',
+    'emvtags',
+    'rawframe',
+    'frame',
+    'cleartext',
+    'carddata',
+    'sensitive',
+    'ciphertext',
+  ].map((k) => k),
+);
+
+function normaliseKey(k: string): string {
+  return k.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+function luhnValid(digits: string): boolean {
+  let sum = 0;
+  let double = false;
+  for (let i = digits.length - 1; i >= 0; i--) {
+    let d = digits.charCodeAt(i) - 48;
+    if (double) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+    double = !double;
+  }
+  return sum % 10 === 0;
+}
+
+// Track 1 (format B) and track 2 with or without sentinels; tag 57 nibble form (PAN D YYMM service code ...).
+const TRACK1 = /%?B\d{8,19}\^[^^\n]{0,26}\^[^\s"',}]*/g;
+const TRACK2 = /;?\d{8,19}=\d{4}[\d=]*\??/g;
+const TAG57 = /\d{8,19}[Dd]\d{4}[0-9A-Fa-f]*/g;
+// Digits possibly grouped by spaces or dashes ("4111 1111 1111 1111").
+const PAN_CANDIDATE = /(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])/g;
+// transactionLocalDateTime (YYYYMMDDhhmmss) is 14 digits and sometimes Luhn-valid: not a card number.
+const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d$/;
+const HEX_BLOB = /(?<![0-9A-Za-z])[0-9A-Fa-f]{20,}(?![0-9A-Za-z])/g;
+
+/** Scrubs card data out of one string. */
+export function redactString(s: string): string {
+  if (s.length < 8) return s;
+  let out = s.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
+  out = out.replace(HEX_BLOB, (blob) =>
+    /\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob) ? REDACTED : blob,
+  );
+  out = out.replace(PAN_CANDIDATE, (m) => {
+    const digits = m.replace(/[ -]/g, '');
+    if (digits.length < 13 || digits.length > 19 || LOCAL_DATE_TIME.test(digits)) return m;
+    return luhnValid(digits) ? REDACTED : m;
+  });
+  return out;
+}
+
+/** A deep copy of `value` with card data removed. Cycles and depth are bounded. */
+export function redactValue(value: unknown, depth = 0, seen = new WeakSet<object>()): unknown {
+  if (typeof value === 'string') return redactString(value);
+  if (typeof value === 'number' && Number.isInteger(value) && value >= 1e12)
+    return redactString(String(value));
+  if (value === null || typeof value !== 'object') return value;
+  if (depth > 12 || seen.has(value)) return '[…]';
+  seen.add(value);
+  if (Buffer.isBuffer(value) || ArrayBuffer.isView(value)) return `[${value.byteLength} bytes]`;
+  if (Array.isArray(value)) return value.map((v) => redactValue(v, depth + 1, seen));
+  if (value instanceof Error) {
+    const e: Record<string, unknown> = { type: value.name, message: redactString(value.message) };
+    const extra = value as unknown as Record<string, unknown>;
+    for (const k of Object.keys(extra))
+      e[k] = CARD_KEYS.has(normaliseKey(k)) ? REDACTED : redactValue(extra[k], depth + 1, seen);
+    if (value.stack) e.stack = redactString(value.stack);
+    return e;
+  }
+  const out: Record<string, unknown> = {};
+  for (const [k, v] of Object.entries(value)) {
+    out[k] =
+      CARD_KEYS.has(normaliseKey(k)) && v !== undefined && v !== null
+        ? REDACTED
+        : redactValue(v, depth + 1, seen);
+  }
+  return out;
+}

@@ -9,7 +9,7 @@ export function parseCommandArgs<T extends NonNullable<ParseArgsConfig['options'
 ): { values: { [K in keyof T]?: T[K]['type'] extends 'boolean' ? boolean : string }; positionals: string[] } {
   try {
     const { values, positionals } = parseArgs({ args, options, allowPositionals, strict: true });
-    return { values: values as never, positionals };
+    return { values: values, positionals };
   } catch (e) {
     throw new UsageError('BAD_ARGUMENTS', e instanceof Error ? e.message : String(e));
   }

@@ -7,11 +7,9 @@ import { currencyByAlpha } from '../money/index.js';
  * Secrets are never values here: only paths of files that hold them (DESIGN.md, Configuration).
  */
 
-const currencyCode = z
-  .string()
-  .refine((c) => currencyByAlpha(c) !== undefined, {
-    message: 'not an ISO 4217 currency code the terminal knows',
-  });
+const currencyCode = z.string().refine((c) => currencyByAlpha(c) !== undefined, {
+  message: 'not an ISO 4217 currency code the terminal knows',
+});
 
 const partner = z
   .strictObject({

@@ -1,0 +1,73 @@
+import { TlvError } from './errors.js';
+
+const HEX_DIGITS = '0123456789ABCDEF';
+/** Byte → two upper-case hex characters, precomputed: the codec's hot path formats every tag. */
+const BYTE_TO_HEX: readonly string[] = Array.from(
+  { length: 256 },
+  (_, b) => `${HEX_DIGITS[b >> 4] ?? ''}${HEX_DIGITS[b & 0xf] ?? ''}`,
+);
+
+/** Nibble value of an ASCII code, -1 when not a hex digit; indexable by char code. */
+const NIBBLE = new Int8Array(128).fill(-1);
+for (let i = 0; i < 10; i++) NIBBLE[0x30 + i] = i;
+for (let i = 0; i < 6; i++) {
+  NIBBLE[0x41 + i] = 10 + i;
+  NIBBLE[0x61 + i] = 10 + i;
+}
+
+/** Upper-case hex of `b` (empty string for an empty array). */
+export function bytesToHex(b: Uint8Array): string {
+  let s = '';
+  for (let i = 0; i < b.length; i++) s += BYTE_TO_HEX[b[i] ?? 0] ?? '';
+  return s;
+}
+
+/** Upper-case hex of one byte. */
+export function byteToHex(b: number): string {
+  return BYTE_TO_HEX[b & 0xff] ?? '';
+}
+
+function isWhitespace(c: number): boolean {
+  return c === 0x20 || c === 0x09 || c === 0x0a || c === 0x0d;
+}
+
+/**
+ * Bytes of a hex string; either case; spaces, tabs and line breaks are ignored anywhere (vectors are often printed
+ * grouped). Throws {@link TlvError} `TLV_BAD_HEX` for any other character (offset = its index in `hex`) or for an odd
+ * number of hex digits (offset = `hex.length`).
+ */
+export function hexToBytes(hex: string): Uint8Array {
+  let digits = 0;
+  for (let i = 0; i < hex.length; i++) {
+    const c = hex.charCodeAt(i);
+    if (isWhitespace(c)) continue;
+    if (c >= 128 || (NIBBLE[c] ?? -1) < 0)
+      throw new TlvError('TLV_BAD_HEX', `character ${i} is not a hex digit`, i);
+    digits++;
+  }
+  if (digits % 2 !== 0) throw new TlvError('TLV_BAD_HEX', 'odd number of hex digits', hex.length);
+  const out = new Uint8Array(digits / 2);
+  let hi = -1;
+  let o = 0;
+  for (let i = 0; i < hex.length; i++) {
+    const c = hex.charCodeAt(i);
+    if (isWhitespace(c)) continue;
+    const n = NIBBLE[c] ?? 0;
+    if (hi < 0) hi = n;
+    else {
+      out[o++] = (hi << 4) | n;
+      hi = -1;
+    }
+  }
+  return out;
+}
+
+/** True when `hex` is non-empty, even-length and only hex digits (no whitespace): the canonical wire form. */
+export function isCanonicalHex(hex: string): boolean {
+  if (hex.length === 0 || hex.length % 2 !== 0) return false;
+  for (let i = 0; i < hex.length; i++) {
+    const c = hex.charCodeAt(i);
+    if (c >= 128 || (NIBBLE[c] ?? -1) < 0) return false;
+  }
+  return true;
+}

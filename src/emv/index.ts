@@ -1,0 +1,5 @@
+/** EMV and card data: the public surface of src/emv (DESIGN.md layout). */
+export * from './errors.js';
+export * from './hex.js';
+export * from './tlv.js';
+export * from './pan.js';

@@ -194,7 +194,8 @@ export const IPC_CHANNELS = {
 
 /**
  * WebSocket messages of the headless bridge. Client → server: `{id, method, params}`; server → client: `{id, result}`
- * answers and unsolicited `{type: "snapshot", snapshot}` pushes.
+ * answers and unsolicited `{type: "snapshot", snapshot}` pushes. A message the bridge cannot parse far enough to find
+ * a valid id is answered with `id: null` and an error result (codes BAD_MESSAGE, BAD_REQUEST).
  */
 export type WsRequest =
   | { id: number; method: 'snapshot' }
@@ -202,4 +203,4 @@ export type WsRequest =
   | { id: number; method: 'operator'; params: OperatorRequest };
 
 export type WsMessage =
-  { id: number; result: Result<unknown> } | { type: 'snapshot'; snapshot: TerminalSnapshot };
+  { id: number | null; result: Result<unknown> } | { type: 'snapshot'; snapshot: TerminalSnapshot };

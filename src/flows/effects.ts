@@ -1,0 +1,299 @@
+/**
+ * The effects the parking machines need, as one typed contract (STYLE.md §7: machines name their effects, the
+ * composition root provides them). Nothing in `src/flows/` talks to the reader, the gateway or the journal: the host
+ * implements {@link FlowEffects} and hands it to `provideFlowEffects` (src/flows/provide.ts), which plugs each function
+ * into the xstate machines with `machine.provide(...)`.
+ *
+ * Card data never crosses this boundary: the machines see a {@link CardSummary} (masked PAN, an opaque `cardRef`, a
+ * keyed fingerprint) and hand `cardRef` back when a request needs the card; the host keeps the card data itself.
+ */
+
+/** How the card was read (gateway.md §3 `pointOfSaleInformation.entryMode`; `msd` is contactless magnetic stripe). */
+export type EntryMode = 'contact' | 'contactless' | 'swiped' | 'msd';
+
+/** Card type codes of the parking section (spec 001): N2 = `001`, N1 = `002`. Other networks are not supported. */
+export type CardType = '001' | '002';
+
+/**
+ * Gateway services the machines ask for. The host maps each to its path (gateway.md §2):
+ * - `avr`, `preauth`, `sale`: POST /pts/v2/payments (`avr` with totalAmount 0.00, `sale` with capture=true);
+ * - `incremental`: PATCH /pts/v2/payments/{original.gatewayId} with additionalAmount = `amountMinor`;
+ * - `reversal`: POST /pts/v2/payments/{original.gatewayId}/reversals, amount = the authorized total;
+ * - `timeout-reversal`: POST /pts/v2/reversals keyed by `original.transactionId`, amount = the amount requested;
+ * - `capture`: POST /pts/v2/payments/{original.gatewayId}/captures;
+ * - `refund-capture` / `refund-payment`: POST /pts/v2/captures/{id}/refunds / POST /pts/v2/payments/{id}/refunds;
+ * - `credit`: POST /pts/v2/credits (card present);
+ * - `void-capture|void-payment|void-refund|void-credit`: POST /pts/v2/{captures|payments|refunds|credits}/{id}/voids;
+ * - `timeout-void`: POST /pts/v2/voids keyed by `original.transactionId`.
+ */
+export type ServiceName =
+  | 'avr'
+  | 'preauth'
+  | 'incremental'
+  | 'reversal'
+  | 'timeout-reversal'
+  | 'capture'
+  | 'sale'
+  | 'refund-capture'
+  | 'refund-payment'
+  | 'credit'
+  | 'void-capture'
+  | 'void-payment'
+  | 'void-refund'
+  | 'void-credit'
+  | 'timeout-void';
+
+/**
+ * Every value of `clientReferenceInformation.comments` in spec 001's "Card-present parking" table. The
+ * pre-authorization has two spellings in the spec ("Parking Authorization" in the table, "Parking Auth" in the
+ * required-field list): `FlowSettings.preauthComments` chooses.
+ */
+export type ParkingComments =
+  | 'Parking AVR'
+  | 'Parking Auth'
+  | 'Parking Authorization'
+  | 'Parking Incremental Auth'
+  | 'REVERSAL'
+  | 'REVERSAL Timeout'
+  | 'Parking Capture'
+  | 'Parking Capture Less Than Auth'
+  | 'Parking Sale'
+  | 'REFUND Capture'
+  | 'REFUND Payment'
+  | 'Parking Standalone Credit'
+  | 'VOID Capture'
+  | 'VOID Payment'
+  | 'VOID Refund'
+  | 'VOID Credit'
+  | 'VOID Timeout';
+
+/** Why the card is read: lets the host choose reader options and log the purpose (never the card). */
+export type CardPurpose = 'avr' | 'preauth' | 'sale' | 'credit' | 'exit';
+
+/** Input of {@link FlowEffects.readCard}. */
+export interface ReadCardInput {
+  /** Amount authorised (tag 9F02), integer minor units of `currency`; 0 for an account verification or a gate exit. */
+  amountMinor: number;
+  /** ISO 4217 alpha code, e.g. "GBP". The host converts it to the numeric code for 5F2A. */
+  currency: string;
+  /** EMV transaction type (9C): "00" goods and services, "20" refund/credit, "30" balance inquiry (verification). */
+  transactionType: '00' | '20' | '30';
+  purpose: CardPurpose;
+}
+
+/**
+ * What the machines learn about a card read. Holds no card data: the host keeps the read (tracks, tags) under
+ * `cardRef` until {@link FlowEffects.releaseCard} is called.
+ */
+export interface CardSummary {
+  /** Opaque handle of the card read the host keeps; pass it back in {@link ServiceRequest.cardRef}. */
+  cardRef: string;
+  entryMode: EntryMode;
+  /** `001` or `002`; null when the network is not one of the parking networks (the machines refuse such a card). */
+  cardType: CardType | null;
+  /** At most the first 6 and last 4 digits, e.g. "411111******1111". Safe for the UI and the logs. */
+  maskedPan: string;
+  /**
+   * Keyed hash of the card (e.g. HMAC-SHA-256 of PAN + expiry under a terminal secret), stable across reads of the
+   * same card on this terminal, never the PAN or a plain hash of it. Tap-and-go matches entry and exit with it.
+   */
+  fingerprint: string;
+  /** True when a chip card was swiped (fallback rules apply). */
+  fallback: boolean;
+  /** True when EMV chip data was read (contact or contactless). With `entryMode` 'contact' the capture carries tags. */
+  chip: boolean;
+}
+
+/** The original transaction a follow-on refers to. */
+export interface OriginalRef {
+  /** The gateway's `id` of the original; absent only for timeout reversals and voids (never answered). */
+  gatewayId?: string;
+  /** Our `clientReferenceInformation.transactionId` of the original. */
+  transactionId: string;
+  service: ServiceName;
+}
+
+/** Input of {@link FlowEffects.submit}: one gateway request, described without card data. */
+export interface ServiceRequest {
+  service: ServiceName;
+  /** The exact `clientReferenceInformation.comments` to send (spec 001 comments table). */
+  comments: ParkingComments;
+  /**
+   * Integer minor units of `currency`. Meaning per service: `incremental` the additional amount; `reversal` the
+   * authorized total of the authorization (gateway.md §2, never the requested amount); `timeout-reversal` the amount
+   * requested by the unanswered original; `avr` 0; voids and `timeout-void` the amount of the original (informative).
+   */
+  amountMinor: number;
+  /** ISO 4217 alpha code. */
+  currency: string;
+  /** pointOfSaleInformation.catLevel: 2 unattended, 6 attended mobile (spec 001). */
+  catLevel: 2 | 6;
+  /** Card read to use for card fields (avr, preauth, sale, credit) or EMV tags of a capture/reversal. */
+  cardRef?: string;
+  /** The original of a follow-on (incremental, reversal, capture, refunds, voids, timeout-*). */
+  original?: OriginalRef;
+  /**
+   * Send `pointOfSaleInformation.emv.tags` of `cardRef` (gateway.md §7: a capture after an EMV contact
+   * pre-authorization carries the tags with 95, 9F10, 9F26; a reversal of an original with EMV data carries them).
+   */
+  includeEmvTags: boolean;
+  /** processingInformation.authorizationOptions.authIndicator: "0" pre-authorization, "1" final (gateway.md §3). */
+  authIndicator?: '0' | '1';
+}
+
+/** Classification of a gateway answer (gateway.md §4). */
+export type SubmitKind = 'approved' | 'declined' | 'rejected' | 'unknown';
+
+/** Output of {@link FlowEffects.submit}. */
+export interface SubmitOutcome {
+  /**
+   * - `approved`: 201 with an approving status (AUTHORIZED, PARTIAL_AUTHORIZED, PENDING, REVERSED, VOIDED, …);
+   * - `declined`: 201 DECLINED (or a risk decline) — money did not move;
+   * - `rejected`: 400 — the gateway refused the request itself, money did not move;
+   * - `unknown`: no answer, reset after send, 5xx or any undocumented code — money may have moved. The machine then
+   *   resolves it itself with a `timeout-reversal` or `timeout-void` through this same effect.
+   */
+  kind: SubmitKind;
+  /** Our `clientReferenceInformation.transactionId`, unique for 180 days, journaled before the request was sent. */
+  transactionId: string;
+  /** The gateway's `id` of the answer (approved and declined). For `incremental` it is the increment's id. */
+  gatewayId?: string;
+  /**
+   * Minor units. Authorizations (avr, preauth, sale): `authorizedAmount`; `incremental`: the NEW TOTAL authorized;
+   * capture, refund, credit: the amount processed; reversal: `reversedAmount`.
+   */
+  authorizedMinor?: number;
+  /** True when the gateway approved less than requested (PARTIAL_AUTHORIZED). */
+  partial?: boolean;
+  /** `errorInformation.reason` / 400 `reason` / 502 reason; never card data. */
+  reason?: string;
+}
+
+/** Answer of {@link FlowEffects.lookupTicket}. */
+export type TicketLookup =
+  | { found: true; ticket: string; /** Epoch milliseconds of the entry. */ enteredAtMs: number }
+  | { found: false; ticket: string };
+
+/** A transaction the operator may refund or void, as the host's journal knows it. */
+export interface OriginalTransaction {
+  transactionId: string;
+  gatewayId: string;
+  /** Only these can be refunded or voided. */
+  service: 'capture' | 'sale' | 'refund-capture' | 'refund-payment' | 'credit';
+  /** Amount of the original, minor units. */
+  amountMinor: number;
+  currency: string;
+  /** Sum already refunded (captures and sales), minor units. */
+  refundedMinor: number;
+  /** True while a void is possible: before the merchant's settlement cut-off (spec 001) and not voided already. */
+  voidable: boolean;
+  /**
+   * For a capture: the authorization it captured. Voiding a capture leaves the hold in place (gateway.md §7), so the
+   * operator flow reverses it with `authorizedMinor` once the void is approved.
+   */
+  authorization?: { gatewayId: string; transactionId: string; authorizedMinor: number };
+  /** Card read kept for the original when its follow-ons need EMV tags; absent otherwise. */
+  cardRef?: string;
+}
+
+/** An open authorization hold (tap-and-go entry) that the host persists and watches. */
+export interface HoldRecord {
+  /** Equal to the pre-authorization's transactionId. */
+  holdId: string;
+  /** {@link CardSummary.fingerprint} of the card that entered. */
+  fingerprint: string;
+  maskedPan: string;
+  /** The pre-authorization (capture and reversal go to its gatewayId). */
+  gatewayId: string;
+  transactionId: string;
+  /** Authorized total, minor units (grows with incrementals). */
+  authorizedMinor: number;
+  currency: string;
+  /** Card read kept for the follow-ons (EMV tags after a contact read); the host wipes it on {@link FlowEffects.closeHold}. */
+  cardRef: string;
+  /** True when the capture and reversal must carry the EMV tags (EMV contact pre-authorization). */
+  includeEmvTags: boolean;
+  /** Epoch milliseconds of the entry. */
+  enteredAtMs: number;
+  /**
+   * Epoch milliseconds after which the hold is reversed automatically (tariff.tapAndGoMaxStayMinutes). The host runs
+   * `holdExpiryMachine` for it (src/flows/hold.ts), restarted from its store after a restart.
+   */
+  expiresAtMs: number;
+}
+
+/** How a claimed hold ended. `returned`: the exit failed, the hold goes back under expiry watch. */
+export type HoldResolution = 'captured' | 'reversed' | 'returned';
+
+/** What a receipt says; the host formats it (money formatting, locale) and prints and/or shows it. */
+export interface ReceiptData {
+  /** The service that moved the money. */
+  service: ServiceName;
+  comments: ParkingComments;
+  amountMinor: number;
+  currency: string;
+  maskedPan?: string;
+  transactionId: string;
+  gatewayId?: string;
+  /** Epoch milliseconds. */
+  atMs: number;
+  /** Model-specific lines already worded, e.g. ticket number, stay, paid until. No card data. */
+  lines: { label: string; value: string }[];
+}
+
+/**
+ * Everything the machines ask of the outside world. All promise-returning effects receive an AbortSignal: the signal
+ * aborts when the machine leaves the waiting state (customer CANCEL, a reader or gateway timeout of the machine).
+ */
+export interface FlowEffects {
+  /**
+   * Activates the reader and waits for a card. Resolves with a summary; rejects with an error whose `code` is the
+   * reader's code (e.g. READER_TIMEOUT, CARD_USE_CONTACT). On abort the host cancels the reader (reader.cancel()) and
+   * rejects; a card read that arrives after the abort must be discarded by the host.
+   */
+  readCard(input: ReadCardInput, signal: AbortSignal): Promise<CardSummary>;
+  /**
+   * Sends one gateway request. The host journals it (with a fresh transactionId) BEFORE sending and writes the outcome
+   * when it returns (DESIGN.md, money safety rule 1). Never resends a money-moving request. Gateway failures are
+   * outcomes, not rejections; if the promise rejects anyway, or the signal aborts while the request is out, the
+   * machine treats the outcome as `unknown` and resolves it with a timeout reversal/void (the host must journal an
+   * aborted request as unknown too, and must not resolve it a second time itself while the machine does).
+   */
+  submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome>;
+  /** Kiosk: the entry time of a ticket or plate. Rejects only on a storage failure. */
+  lookupTicket(input: { ticket: string }, signal: AbortSignal): Promise<TicketLookup>;
+  /** Operator mode: true when `pin` is the operator PIN (constant-time comparison, attempt limits are the host's). */
+  verifyOperatorPin(input: { pin: string }, signal: AbortSignal): Promise<boolean>;
+  /** Operator mode: the journal's record of a transaction, or null when there is none. */
+  findTransaction(input: { transactionId: string }, signal: AbortSignal): Promise<OriginalTransaction | null>;
+  /** Tap-and-go: persists an open hold and starts watching its expiry. Resolves once durable. */
+  openHold(hold: HoldRecord, signal: AbortSignal): Promise<void>;
+  /**
+   * Tap-and-go exit: atomically takes the open hold of this fingerprint out of expiry watch (so that the expiry
+   * cannot reverse it while the exit settles it) and returns it; null when the card has no open hold.
+   */
+  claimHold(input: { fingerprint: string }, signal: AbortSignal): Promise<HoldRecord | null>;
+  /** Tap-and-go: ends a claimed hold (`returned` puts it back under expiry watch with its `authorizedMinor`). */
+  closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void;
+  /** The card read is no longer needed by any follow-on: wipe it (DESIGN.md, money safety rule 4). */
+  releaseCard(input: { cardRef: string }): void;
+  /** A payment, refund, void or reversal completed: print and/or show its receipt. */
+  issueReceipt(receipt: ReceiptData): void;
+}
+
+/** Epoch-millisecond clock. xstate's `SimulatedClock` satisfies it; the host passes `{ now: Date.now }`. */
+export interface FlowClock {
+  now(): number;
+}
+
+/** Failure of an effect the host did not provide, or of an effect that broke its contract. */
+export class FlowEffectError extends Error {
+  override readonly name = 'FlowEffectError';
+  constructor(
+    readonly code: 'EFFECT_NOT_PROVIDED' | 'EFFECT_CONTRACT',
+    message: string,
+    options?: { cause?: unknown },
+  ) {
+    super(message, options);
+  }
+}

@@ -3,3 +3,7 @@ export * from './errors.js';
 export * from './hex.js';
 export * from './tlv.js';
 export * from './pan.js';
+export * from './dictionary.js';
+export * from './networks.js';
+export * from './tagset.js';
+export * from './card.js';

@@ -1,0 +1,308 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createServer } from 'node:net';
+import type { TerminalApi, TerminalSnapshot, WsMessage } from '../api.js';
+import { FakeTerminal, FAKE_PIN } from '../../../test/e2e/fake-terminal.js';
+import {
+  makeStaticDir,
+  openSocket,
+  ownHost,
+  rawRequest,
+  SocketLog,
+} from '../../../test/e2e/bridge-client.js';
+import { BridgeError, contentSecurityPolicy, startBridge, type Bridge } from './server.js';
+import { MAX_MESSAGE_BYTES } from './protocol.js';
+
+let dir: Awaited<ReturnType<typeof makeStaticDir>>;
+let bridge: Bridge;
+let fake: FakeTerminal;
+
+beforeEach(async () => {
+  dir = await makeStaticDir();
+  fake = new FakeTerminal({ stepMs: 5 });
+  bridge = await startBridge(fake, { port: 0, staticDir: dir.staticDir });
+});
+
+afterEach(async () => {
+  fake.dispose();
+  await bridge.close();
+  await dir.cleanup();
+});
+
+function auth(): Record<string, string> {
+  return { ...ownHost(bridge.port) };
+}
+
+async function sessionCookie(): Promise<string> {
+  const res = await rawRequest(bridge.port, `/?s=${bridge.secret}`, auth());
+  const setCookie = res.headers['set-cookie']?.[0] ?? '';
+  return setCookie.split(';')[0]!;
+}
+
+async function connect(): Promise<SocketLog> {
+  const outcome = await openSocket(bridge.port, `/ws?s=${bridge.secret}`, {
+    ...auth(),
+    Origin: `http://127.0.0.1:${bridge.port}`,
+  });
+  if (!outcome.opened) throw new Error(`refused with ${outcome.status}`);
+  return new SocketLog(outcome.socket);
+}
+
+describe('bridge HTTP', () => {
+  it('prints a URL on 127.0.0.1 carrying a fresh secret each start', async () => {
+    expect(bridge.url).toBe(`http://127.0.0.1:${bridge.port}/?s=${bridge.secret}`);
+    expect(bridge.secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    const other = await startBridge(fake, { port: 0, staticDir: dir.staticDir });
+    expect(other.secret).not.toBe(bridge.secret);
+    await other.close();
+  });
+
+  it('exchanges the secret for an HttpOnly SameSite=Strict cookie and redirects it out of the address bar', async () => {
+    const res = await rawRequest(bridge.port, `/?s=${bridge.secret}`, auth());
+    expect(res.status).toBe(303);
+    expect(res.headers.location).toBe('/');
+    const cookie = res.headers['set-cookie']?.[0] ?? '';
+    expect(cookie).toMatch(
+      new RegExp(`^pt_session_${bridge.port}=[A-Za-z0-9_-]+; Path=/; HttpOnly; SameSite=Strict$`),
+    );
+    expect(cookie).not.toContain(bridge.secret);
+  });
+
+  it('serves the page to a session cookie with the strict security headers', async () => {
+    const res = await rawRequest(bridge.port, '/', { ...auth(), Cookie: await sessionCookie() });
+    expect(res.status).toBe(200);
+    expect(res.body).toContain('<h1>Parking</h1>');
+    expect(res.headers['content-type']).toBe('text/html; charset=utf-8');
+    expect(res.headers['content-security-policy']).toBe(contentSecurityPolicy(bridge.port));
+    expect(res.headers['content-security-policy']).toBe(
+      `default-src 'none'; script-src 'self'; style-src 'self'; img-src 'self' data:; connect-src 'self' ws://127.0.0.1:${bridge.port}; frame-ancestors 'none'; base-uri 'none'; form-action 'none'`,
+    );
+    expect(res.headers['x-content-type-options']).toBe('nosniff');
+    expect(res.headers['referrer-policy']).toBe('no-referrer');
+  });
+
+  it('refuses a forged session cookie and a cookie of another port', async () => {
+    const good = await sessionCookie();
+    const value = good.split('=')[1]!;
+    expect(
+      (await rawRequest(bridge.port, '/', { ...auth(), Cookie: `pt_session_${bridge.port}=x${value}` }))
+        .status,
+    ).toBe(401);
+    expect((await rawRequest(bridge.port, '/', { ...auth(), Cookie: `pt_session_1=${value}` })).status).toBe(
+      401,
+    );
+  });
+
+  it('serves assets with their content type and answers HEAD without a body', async () => {
+    const cookie = await sessionCookie();
+    const js = await rawRequest(bridge.port, '/assets/app.js', { ...auth(), Cookie: cookie });
+    expect(js.status).toBe(200);
+    expect(js.headers['content-type']).toBe('text/javascript; charset=utf-8');
+    const head = await rawRequest(bridge.port, '/assets/app.js', { ...auth(), Cookie: cookie }, 'HEAD');
+    expect(head.status).toBe(200);
+    expect(head.body).toBe('');
+  });
+
+  it.each([
+    ['/../secret.txt'],
+    ['/assets/../../secret.txt'],
+    ['/%2e%2e/secret.txt'],
+    ['/assets/%2e%2e%2f%2e%2e%2fsecret.txt'],
+    ['/..%5csecret.txt'],
+    ['/assets/link.txt'],
+    ['/assets'],
+    ['/assets/'],
+    ['/%00'],
+    ['/%E0%A4%A'],
+  ])('never serves anything outside the renderer directory (%s)', async (path) => {
+    const res = await rawRequest(bridge.port, path, { ...auth(), Cookie: await sessionCookie() });
+    expect([400, 404]).toContain(res.status);
+    expect(res.body).not.toContain('TOP SECRET');
+  });
+
+  it('refuses methods other than GET and HEAD', async () => {
+    const res = await rawRequest(bridge.port, '/', { ...auth(), Cookie: await sessionCookie() }, 'POST');
+    expect(res.status).toBe(405);
+  });
+
+  it('fails with BRIDGE_STATIC_DIR when the renderer was not built', async () => {
+    const err = await startBridge(fake, { port: 0, staticDir: `${dir.root}/missing` }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BridgeError);
+    expect((err as BridgeError).code).toBe('BRIDGE_STATIC_DIR');
+  });
+
+  it('fails with BRIDGE_LISTEN when the port is taken', async () => {
+    const err = await startBridge(fake, { port: bridge.port, staticDir: dir.staticDir }).catch(
+      (e: unknown) => e,
+    );
+    expect(err).toBeInstanceOf(BridgeError);
+    expect((err as BridgeError).code).toBe('BRIDGE_LISTEN');
+  });
+
+  it('frees its port on close', async () => {
+    const port = bridge.port;
+    await bridge.close();
+    await bridge.close();
+    await new Promise<void>((resolve, reject) => {
+      const s = createServer();
+      s.once('error', reject);
+      s.listen(port, '127.0.0.1', () => s.close(() => resolve()));
+    });
+  });
+});
+
+describe('bridge WebSocket', () => {
+  it('accepts the session cookie as proof of the secret', async () => {
+    const outcome = await openSocket(bridge.port, '/ws', {
+      ...auth(),
+      Origin: `http://localhost:${bridge.port}`,
+      Cookie: await sessionCookie(),
+    });
+    expect(outcome.opened).toBe(true);
+    if (outcome.opened) outcome.socket.close();
+  });
+
+  it('answers snapshot, send and operator requests with their results', async () => {
+    const log = await connect();
+    const snap = await log.ask(JSON.stringify({ id: 1, method: 'snapshot' }), 1);
+    expect(snap).toMatchObject({ id: 1, result: { ok: true, value: { customer: { screen: 'idle' } } } });
+    const sent = await log.ask(JSON.stringify({ id: 2, method: 'send', params: { type: 'START' } }), 2);
+    expect(sent).toMatchObject({
+      id: 2,
+      result: { ok: true, value: { customer: { screen: 'enter-ticket' } } },
+    });
+    const op = await log.ask(
+      JSON.stringify({
+        id: 3,
+        method: 'operator',
+        params: { pin: FAKE_PIN, action: { type: 'flush-queue' } },
+      }),
+      3,
+    );
+    expect(op).toMatchObject({ id: 3, result: { ok: true, value: { type: 'flush-queue' } } });
+    const refused = await log.ask(JSON.stringify({ id: 4, method: 'send', params: { type: 'DONE' } }), 4);
+    expect(refused).toMatchObject({ id: 4, result: { ok: false, error: { code: 'NOT_ALLOWED_NOW' } } });
+    log.socket.close();
+  });
+
+  it('pushes every snapshot to every open socket', async () => {
+    const a = await connect();
+    const b = await connect();
+    await a.ask(JSON.stringify({ id: 1, method: 'send', params: { type: 'START' } }), 1);
+    const isEnterTicket = (m: WsMessage): boolean =>
+      'type' in m && m.snapshot.customer.screen === 'enter-ticket';
+    await expect(a.next(isEnterTicket)).resolves.toBeTruthy();
+    await expect(b.next(isEnterTicket)).resolves.toBeTruthy();
+    a.socket.close();
+    b.socket.close();
+  });
+
+  it('unsubscribes a socket when it closes', async () => {
+    const a = await connect();
+    expect(fake.subscribers).toBe(1);
+    const closed = new Promise((r) => a.socket.once('close', r));
+    a.socket.close();
+    await closed;
+    await expect.poll(() => fake.subscribers).toBe(0);
+  });
+
+  it.each([
+    ['not JSON', '{"id": 1,', null, 'BAD_MESSAGE'],
+    ['a JSON number', '42', null, 'BAD_REQUEST'],
+    ['null', 'null', null, 'BAD_REQUEST'],
+    ['an unknown method', '{"id": 5, "method": "shutdown"}', 5, 'BAD_REQUEST'],
+    ['an unknown event', '{"id": 6, "method": "send", "params": {"type": "PAY_NOTHING"}}', 6, 'BAD_REQUEST'],
+    ['an extra field', '{"id": 7, "method": "send", "params": {"type": "START", "x": 1}}', 7, 'BAD_REQUEST'],
+    [
+      'a fractional amount',
+      '{"id": 8, "method": "send", "params": {"type": "ENTER_AMOUNT", "minor": 1.5}}',
+      8,
+      'BAD_REQUEST',
+    ],
+    ['a negative id', '{"id": -1, "method": "snapshot"}', null, 'BAD_REQUEST'],
+    [
+      'an operator request without PIN',
+      '{"id": 9, "method": "operator", "params": {"action": {"type": "flush-queue"}}}',
+      9,
+      'BAD_REQUEST',
+    ],
+  ])('answers %s with a typed error and stays usable', async (_name, payload, id, code) => {
+    const log = await connect();
+    const reply = await log.ask(payload, id);
+    expect(reply).toMatchObject({ id, result: { ok: false, error: { code } } });
+    const after = await log.ask(JSON.stringify({ id: 100, method: 'snapshot' }), 100);
+    expect(after).toMatchObject({ id: 100, result: { ok: true } });
+    log.socket.close();
+  });
+
+  it('answers a binary frame with BAD_MESSAGE', async () => {
+    const log = await connect();
+    const reply = await log.ask(Buffer.from(JSON.stringify({ id: 1, method: 'snapshot' })), null, true);
+    expect(reply).toMatchObject({ id: null, result: { ok: false, error: { code: 'BAD_MESSAGE' } } });
+    log.socket.close();
+  });
+
+  it('closes a socket that sends a message above the size bound, and keeps serving others', async () => {
+    const big = await connect();
+    const closed = new Promise<number>((r) => big.socket.once('close', (code: number) => r(code)));
+    big.socket.send('x'.repeat(MAX_MESSAGE_BYTES + 1));
+    expect(await closed).toBe(1009);
+    const other = await connect();
+    expect(await other.ask(JSON.stringify({ id: 1, method: 'snapshot' }), 1)).toMatchObject({
+      result: { ok: true },
+    });
+    other.socket.close();
+  });
+
+  it('answers INTERNAL when TerminalApi throws instead of returning a Result', async () => {
+    const broken: TerminalApi = {
+      snapshot: () => Promise.reject(new Error('database is locked')),
+      send: () => {
+        throw new Error('sync throw');
+      },
+      operator: () => Promise.resolve(undefined as never),
+      subscribe: () => () => undefined,
+    };
+    const b = await startBridge(broken, { port: 0, staticDir: dir.staticDir });
+    const outcome = await openSocket(b.port, `/ws?s=${b.secret}`, {
+      Host: `127.0.0.1:${b.port}`,
+      Origin: `http://127.0.0.1:${b.port}`,
+    });
+    if (!outcome.opened) throw new Error('refused');
+    const log = new SocketLog(outcome.socket);
+    for (const [id, body] of [
+      [1, { id: 1, method: 'snapshot' }],
+      [2, { id: 2, method: 'send', params: { type: 'START' } }],
+      [3, { id: 3, method: 'operator', params: { pin: '1', action: { type: 'flush-queue' } } }],
+    ] as const) {
+      const reply = await log.ask(JSON.stringify(body), id);
+      expect(reply).toMatchObject({ id, result: { ok: false, error: { code: 'INTERNAL' } } });
+      expect(JSON.stringify(reply)).not.toContain('database is locked');
+    }
+    outcome.socket.close();
+    await b.close();
+  });
+
+  it('answers BUSY beyond the in-flight bound instead of queueing without limit', async () => {
+    const pending: ((v: { ok: true; value: TerminalSnapshot }) => void)[] = [];
+    const slow: TerminalApi = {
+      snapshot: () => new Promise((resolve) => pending.push(resolve)),
+      send: () => Promise.reject(new Error('unused')),
+      operator: () => Promise.reject(new Error('unused')),
+      subscribe: () => () => undefined,
+    };
+    const b = await startBridge(slow, { port: 0, staticDir: dir.staticDir });
+    const outcome = await openSocket(b.port, `/ws?s=${b.secret}`, {
+      Host: `127.0.0.1:${b.port}`,
+      Origin: `http://127.0.0.1:${b.port}`,
+    });
+    if (!outcome.opened) throw new Error('refused');
+    const log = new SocketLog(outcome.socket);
+    for (let id = 1; id <= 8; id++) outcome.socket.send(JSON.stringify({ id, method: 'snapshot' }));
+    const busy = await log.ask(JSON.stringify({ id: 9, method: 'snapshot' }), 9);
+    expect(busy).toMatchObject({ id: 9, result: { ok: false, error: { code: 'BUSY' } } });
+    outcome.socket.close();
+    await b.close();
+  });
+});

@@ -1,0 +1,276 @@
+import type {
+  CustomerView,
+  DccChoice,
+  OperatorRequest,
+  OperatorResponse,
+  OperatorStatus,
+  Result,
+  TerminalApi,
+  TerminalSnapshot,
+  TransactionSummary,
+  UserEvent,
+} from '../../src/host/api.js';
+
+/**
+ * A scripted TerminalApi for tests of the bridge and the renderer: a kiosk pay station (ticket → confirm → card →
+ * processing → approved) with an optional DCC step and an operator who knows PIN 1234. It holds no card data and
+ * talks to no gateway; the real TerminalHost is tested end to end elsewhere.
+ */
+export interface FakeTerminalOptions {
+  /** Offer a DCC choice after the card is presented. */
+  dcc?: DccChoice | undefined;
+  /** Milliseconds between automatic steps (card read, gateway answer). */
+  stepMs?: number;
+}
+
+export const FAKE_PIN = '1234';
+export const FAKE_QR_SVG =
+  '<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 4 4"><path d="M0 0h2v2H0z"/><path d="M2 2h2v2H2z"/></svg>';
+
+export const SAMPLE_DCC: DccChoice = {
+  title: 'Select currency',
+  local: { minor: 1250, currency: 'EUR', text: '€12.50' },
+  card: { minor: 1091, currency: 'GBP', text: '£10.91' },
+  rate: '1 EUR = 0.8728 GBP',
+  markup: 'includes 3.50% margin over the wholesale rate',
+  disclaimer:
+    'I have been offered a choice of currencies and agree to pay in GBP.  Conversion is provided by the acquirer.\nRate valid for this transaction only.',
+  expiresAt: '2030-01-01T00:00:00Z',
+};
+
+function status(): OperatorStatus {
+  return {
+    terminalId: 'PT000001',
+    model: 'kiosk',
+    reader: { kind: 'sim', health: 'ok', firmware: 'SIM-1.0' },
+    gateway: { kind: 'sandbox', baseUrl: 'http://127.0.0.1:1/', online: true },
+    offline: {
+      policy: 'deny',
+      depth: 0,
+      totals: [],
+      oldestAgeSeconds: null,
+      limits: { maxTransactionMinor: 5000, maxTotalMinorPerCurrency: 50000, maxCount: 50, maxAgeHours: 24 },
+      declinedAfterForward: 0,
+    },
+    recovery: { running: false, inFlight: 0, resolved: [] },
+    journal: { entries: 0, unknown: 0 },
+  };
+}
+
+const AMOUNT = { minor: 1250, currency: 'EUR', text: '€12.50' };
+
+export class FakeTerminal implements TerminalApi {
+  readonly events: UserEvent[] = [];
+  readonly operatorRequests: OperatorRequest[] = [];
+  #seq = 0;
+  #customer: CustomerView = {
+    screen: 'idle',
+    title: 'Welcome',
+    message: 'Pay for your parking here',
+    actions: ['START'],
+  };
+  #status = status();
+  #listeners = new Set<(s: TerminalSnapshot) => void>();
+  #timers = new Set<NodeJS.Timeout>();
+  #transactions: TransactionSummary[] = [];
+
+  constructor(private readonly options: FakeTerminalOptions = {}) {}
+
+  /** Number of live subscriptions (the bridge must unsubscribe closed sockets). */
+  get subscribers(): number {
+    return this.#listeners.size;
+  }
+
+  #snapshot(): TerminalSnapshot {
+    return {
+      seq: this.#seq,
+      model: 'kiosk',
+      locale: 'en-GB',
+      customer: this.#customer,
+      status: this.#status,
+    };
+  }
+
+  #show(customer: CustomerView): void {
+    this.#seq += 1;
+    this.#customer = customer;
+    const snap = this.#snapshot();
+    for (const l of this.#listeners) l(snap);
+  }
+
+  #later(fn: () => void): void {
+    const t = setTimeout(() => {
+      this.#timers.delete(t);
+      fn();
+    }, this.options.stepMs ?? 30);
+    this.#timers.add(t);
+  }
+
+  #authorize(currency: string): void {
+    this.#show({
+      screen: 'processing',
+      title: 'Processing',
+      message: 'Please wait',
+      amount: AMOUNT,
+      actions: [],
+    });
+    this.#later(() => {
+      const txn: TransactionSummary = {
+        transactionId: `T${this.#seq}`,
+        service: 'authorization',
+        comments: 'parking',
+        state: 'AUTHORIZED',
+        amount: AMOUNT,
+        maskedPan: '476173******0119',
+        at: '2030-01-01T10:00:00Z',
+        allowed: ['void', 'refund'],
+      };
+      this.#transactions.unshift(txn);
+      this.#status = { ...this.#status, journal: { entries: this.#transactions.length, unknown: 0 } };
+      this.#show({
+        screen: 'approved',
+        title: 'Approved',
+        message: 'Thank you — have a good journey',
+        amount: AMOUNT,
+        maskedPan: '476173******0119',
+        receipt: {
+          title: 'Receipt',
+          lines: [
+            { label: 'Amount', value: AMOUNT.text },
+            { label: 'Currency', value: currency },
+          ],
+          link: { url: 'https://pay.example/r/abc', qrSvg: FAKE_QR_SVG },
+        },
+        actions: ['DONE'],
+      });
+    });
+  }
+
+  snapshot(): Promise<Result<TerminalSnapshot>> {
+    return Promise.resolve({ ok: true, value: this.#snapshot() });
+  }
+
+  send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
+    this.events.push(event);
+    const screen = this.#customer.screen;
+    const refuse = (): Promise<Result<TerminalSnapshot>> =>
+      Promise.resolve({
+        ok: false,
+        error: { code: 'NOT_ALLOWED_NOW', message: `${event.type} on ${screen}` },
+      });
+    if (!this.#customer.actions.includes(event.type)) return refuse();
+    switch (event.type) {
+      case 'START':
+        this.#show({
+          screen: 'enter-ticket',
+          title: 'Your ticket',
+          message: 'Enter the number printed on your ticket',
+          actions: ['ENTER_TICKET', 'LOST_TICKET', 'CANCEL'],
+        });
+        break;
+      case 'ENTER_TICKET':
+      case 'LOST_TICKET':
+        this.#show({
+          screen: 'confirm',
+          title: 'Parking fee',
+          message:
+            event.type === 'ENTER_TICKET' ? `Ticket ${event.ticket}: 2 h 10 min` : 'Lost ticket: daily rate',
+          amount: AMOUNT,
+          actions: ['CONFIRM', 'CANCEL'],
+        });
+        break;
+      case 'CONFIRM':
+        this.#show({
+          screen: 'present-card',
+          title: 'Present your card',
+          message: 'Insert, tap or swipe',
+          amount: AMOUNT,
+          actions: ['CANCEL'],
+        });
+        this.#later(() => {
+          const dcc = this.options.dcc;
+          if (dcc)
+            this.#show({
+              screen: 'choose-currency',
+              title: dcc.title,
+              message: '',
+              amount: AMOUNT,
+              dcc,
+              maskedPan: '476173******0119',
+              actions: ['CHOOSE_CURRENCY', 'CANCEL'],
+            });
+          else this.#authorize('EUR');
+        });
+        break;
+      case 'CHOOSE_CURRENCY':
+        this.#authorize(event.currency);
+        break;
+      case 'CANCEL':
+      case 'DONE':
+        for (const t of this.#timers) clearTimeout(t);
+        this.#timers.clear();
+        this.#show({
+          screen: 'idle',
+          title: 'Welcome',
+          message: 'Pay for your parking here',
+          actions: ['START'],
+        });
+        break;
+      case 'CHOOSE_DURATION':
+      case 'ENTER_AMOUNT':
+      case 'EXTEND':
+      case 'END_SESSION':
+      case 'TAP_ENTRY':
+      case 'TAP_EXIT':
+        return refuse();
+    }
+    return this.snapshot();
+  }
+
+  operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
+    this.operatorRequests.push(request);
+    if (request.pin !== FAKE_PIN)
+      return Promise.resolve({ ok: false, error: { code: 'OPERATOR_PIN', message: 'wrong PIN' } });
+    const action = request.action;
+    switch (action.type) {
+      case 'transactions':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'transactions', transactions: this.#transactions.slice(0, action.limit ?? 50) },
+        });
+      case 'refund':
+      case 'void': {
+        const txn = this.#transactions.find((t) => t.transactionId === action.transactionId);
+        if (!txn)
+          return Promise.resolve({ ok: false, error: { code: 'NOT_FOUND', message: 'no such transaction' } });
+        txn.state = action.type === 'void' ? 'VOIDED' : 'REFUNDED';
+        txn.allowed = [];
+        return Promise.resolve({
+          ok: true,
+          value: {
+            type: action.type,
+            outcome: txn.state,
+            message: `${action.type} done`,
+            transactionId: txn.transactionId,
+          },
+        });
+      }
+      case 'flush-queue':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'flush-queue', forwarded: 0, declined: 0, remaining: 0 },
+        });
+    }
+  }
+
+  subscribe(listener: (snapshot: TerminalSnapshot) => void): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Stops pending automatic steps. */
+  dispose(): void {
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+  }
+}

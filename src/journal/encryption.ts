@@ -1,0 +1,134 @@
+import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
+import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import { dirname } from 'node:path';
+import { JournalError } from './errors.js';
+
+/**
+ * Card data at rest (DESIGN.md, money safety rule 4): AES-256-GCM, a fresh 96-bit nonce per message, and associated
+ * data naming what the bytes are (e.g. the row's transactionId) so that a ciphertext moved to another row fails to
+ * decrypt instead of forwarding the wrong card.
+ *
+ * Sealed format: `0x01 | nonce (12) | ciphertext | tag (16)`.
+ */
+
+const FORMAT_V1 = 0x01;
+const NONCE_BYTES = 12;
+const TAG_BYTES = 16;
+/** AES-256 key length in bytes. */
+export const KEY_BYTES = 32;
+
+/**
+ * Where the AES-256 key for card data at rest comes from. The terminal core ships {@link fileKeyProvider}; the Electron
+ * shell (main/) provides one backed by the OS keystore (`safeStorage`), which keeps the key encrypted under the
+ * user's login keychain.
+ */
+export interface KeyProvider {
+  /** Short description for logs and errors (never the key), e.g. "key file var/offline.key". */
+  readonly description: string;
+  /**
+   * Returns the 32-byte key, creating and persisting it on first use. Must return the same key on every call and
+   * across restarts (stored offline payments cannot be forwarded otherwise). Throws {@link JournalError} code
+   * `JOURNAL_KEY` when the key cannot be read or created.
+   */
+  loadKey(): Buffer;
+}
+
+function requireKey(key: Buffer): Buffer {
+  if (key.length !== KEY_BYTES)
+    throw new JournalError('JOURNAL_KEY', `an AES-256 key has ${KEY_BYTES} bytes, got ${key.length}`);
+  return key;
+}
+
+/** Encrypts `plaintext` under `key`, binding it to `context` (associated data, not secret). */
+export function seal(key: Buffer, plaintext: Buffer, context: string): Buffer {
+  const nonce = randomBytes(NONCE_BYTES);
+  const cipher = createCipheriv('aes-256-gcm', requireKey(key), nonce);
+  cipher.setAAD(Buffer.from(context, 'utf8'));
+  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
+  return Buffer.concat([Buffer.from([FORMAT_V1]), nonce, body, cipher.getAuthTag()]);
+}
+
+/** Decrypts what {@link seal} produced with the same key and context; `JOURNAL_DECRYPT` otherwise. */
+export function open(key: Buffer, sealed: Buffer, context: string): Buffer {
+  if (sealed.length < 1 + NONCE_BYTES + TAG_BYTES || sealed[0] !== FORMAT_V1)
+    throw new JournalError('JOURNAL_DECRYPT', 'encrypted data is truncated or of an unknown format');
+  const nonce = sealed.subarray(1, 1 + NONCE_BYTES);
+  const tag = sealed.subarray(sealed.length - TAG_BYTES);
+  const body = sealed.subarray(1 + NONCE_BYTES, sealed.length - TAG_BYTES);
+  try {
+    const decipher = createDecipheriv('aes-256-gcm', requireKey(key), nonce);
+    decipher.setAAD(Buffer.from(context, 'utf8'));
+    decipher.setAuthTag(tag);
+    return Buffer.concat([decipher.update(body), decipher.final()]);
+  } catch (cause) {
+    if (cause instanceof JournalError) throw cause;
+    throw new JournalError('JOURNAL_DECRYPT', 'encrypted data does not decrypt: wrong key or altered bytes', {
+      cause,
+    });
+  }
+}
+
+/**
+ * A value that identifies a key without revealing it (HMAC of a fixed label), stored beside the data so that a
+ * terminal started with another key refuses to run instead of failing on each stored payment later.
+ */
+export function keyCheckValue(key: Buffer): string {
+  return createHmac('sha256', requireKey(key)).update('parking-terminal key check v1').digest('hex').slice(0, 32);
+}
+
+function parseKeyText(text: string, path: string): Buffer {
+  const t = text.trim();
+  const key = /^[0-9a-fA-F]{64}$/.test(t) ? Buffer.from(t, 'hex') : Buffer.from(t, 'base64');
+  if (key.length !== KEY_BYTES || (!/^[0-9a-fA-F]{64}$/.test(t) && !/^[A-Za-z0-9+/]{43}=$/.test(t)))
+    throw new JournalError('JOURNAL_KEY', `${path}: not a 32-byte key in hex (64 digits) or base64`);
+  return key;
+}
+
+/**
+ * A key kept in a file readable only by the service user. The file is created with mode 0600 (exclusively, so two
+ * processes starting together agree on one key) holding 64 hex digits; an existing file must not be readable or
+ * writable by group or others (POSIX), otherwise the key is refused rather than used.
+ */
+export function fileKeyProvider(path: string): KeyProvider {
+  let cached: Buffer | undefined;
+  return {
+    description: `key file ${path}`,
+    loadKey(): Buffer {
+      if (cached) return cached;
+      try {
+        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
+        const fd = openSync(path, 'wx', 0o600);
+        try {
+          writeSync(fd, `${randomBytes(KEY_BYTES).toString('hex')}\n`);
+        } finally {
+          closeSync(fd);
+        }
+        // The umask cannot widen 0600, but an explicit chmod documents the intent and covers odd filesystems.
+        chmodSync(path, 0o600);
+      } catch (e) {
+        if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
+          throw new JournalError('JOURNAL_KEY', `${path}: cannot create the key file`, { cause: e });
+      }
+      let text: string;
+      try {
+        if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0)
+          throw new JournalError(
+            'JOURNAL_KEY',
+            `${path}: the key file is accessible to group or others; make it mode 0600 (chmod 600)`,
+          );
+        text = readFileSync(path, 'utf8');
+      } catch (e) {
+        if (e instanceof JournalError) throw e;
+        throw new JournalError('JOURNAL_KEY', `${path}: cannot read the key file`, { cause: e });
+      }
+      cached = parseKeyText(text, path);
+      return cached;
+    },
+  };
+}
+
+/** A provider for a key held in memory (tests, benchmarks, keys unwrapped by another mechanism). */
+export function staticKeyProvider(key: Buffer, description = 'key in memory'): KeyProvider {
+  const copy = Buffer.from(requireKey(key));
+  return { description, loadKey: () => copy };
+}

@@ -1,0 +1,6 @@
+export * from './errors.js';
+export * from './encryption.js';
+export * from './journal.js';
+export * from './recovery.js';
+export * from './services.js';
+export { migrate, schemaVersion, LATEST_VERSION, MIGRATIONS, type Migration } from './migrations/index.js';

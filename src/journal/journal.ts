@@ -1,0 +1,594 @@
+import { randomBytes } from 'node:crypto';
+import { mkdirSync } from 'node:fs';
+import { dirname } from 'node:path';
+import Database from 'better-sqlite3';
+import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
+import { silentLogger, type Logger } from '../log/index.js';
+import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
+import { JournalError } from './errors.js';
+import { migrate } from './migrations/index.js';
+import {
+  AMOUNT_REQUIRED_SERVICES,
+  ORIGINAL_SERVICES,
+  recoveryPlanFor,
+  TIMEOUT_SERVICES,
+} from './services.js';
+
+/** pending → sent → approved | declined | rejected | unknown; pending, sent and unknown → resolved (with how). */
+export type JournalState = 'pending' | 'sent' | 'approved' | 'declined' | 'rejected' | 'unknown' | 'resolved';
+
+/** `how` of an entry that provably never left the terminal; it frees the transactionId for a later send. */
+export const NOT_SENT = 'not-sent';
+
+/** A request about to be sent, as {@link Journal.begin} takes it (the gateway client's prepared request fits). */
+export interface BeginEntry {
+  /** clientReferenceInformation.transactionId of an original request (required for originals, gateway.md §2). */
+  transactionId?: string;
+  /** transactionId of the original a timeout reversal/void (or a reversal, void, incremental) refers to. */
+  referencedTransactionId?: string;
+  /** Gateway client service name, e.g. `preauth`, `capture`, `timeout-void` (spec 001 comments table). */
+  service: string;
+  /** clientReferenceInformation.comments as sent. */
+  comments: string;
+  method: string;
+  path: string;
+  /** The exact request bytes. Stored only encrypted (AES-256-GCM); may hold track data or EMV tags. */
+  body: Buffer;
+  /** Requested amount in minor units of `currency` (for an incremental authorization: the additional amount). */
+  amountMinor?: number;
+  /** ISO 4217 alpha code of `amountMinor`. */
+  currency?: string;
+  /** The parking flow (session) the request belongs to. */
+  flowId?: string;
+  /** Gateway id of the payment a follow-on acts on (capture, reversal, incremental, refund, void). */
+  parentGatewayId?: string;
+  /** First 6 and last 4 digits at most; anything showing more is refused. */
+  maskedPan?: string;
+  /** Whether the request can move money. Money-moving writes are synced to disk (synchronous=FULL) before returning. */
+  moneyMoving: boolean;
+  /** For a resolution request: the id of the entry it resolves. */
+  resolvesEntryId?: number;
+}
+
+/** One journal row. Never holds card data: the body is only available encrypted through {@link SqliteJournal.readBody}. */
+export interface JournalEntry {
+  readonly id: number;
+  readonly transactionId?: string;
+  readonly referencedTransactionId?: string;
+  readonly service: string;
+  readonly comments: string;
+  readonly method: string;
+  readonly path: string;
+  readonly amountMinor?: number;
+  readonly currency?: string;
+  readonly flowId?: string;
+  readonly parentGatewayId?: string;
+  readonly maskedPan?: string;
+  readonly moneyMoving: boolean;
+  readonly state: JournalState;
+  /** Gateway `id` from the answer. */
+  readonly gatewayId?: string;
+  /** Gateway `status` from the answer, e.g. AUTHORIZED, DECLINED, REVERSED. */
+  readonly status?: string;
+  readonly httpStatus?: number;
+  /** Authorized amount in minor units from the answer (incremental: the new total). */
+  readonly authorizedMinor?: number;
+  /** Decline or rejection reason, or what made the outcome unknown. */
+  readonly reason?: string;
+  /** How the entry was resolved (state 'resolved'), e.g. `timeout-reversal`, `not-sent`. */
+  readonly resolution?: string;
+  /** The entry (a resolution request) whose success resolved this one. */
+  readonly resolvedByEntryId?: number;
+  /** For a resolution request: the entry it resolves. */
+  readonly resolvesEntryId?: number;
+  /** Whether the encrypted request bytes are still stored (they are wiped once the outcome is final). */
+  readonly hasBody: boolean;
+  /** Length in bytes of the request body as sent. */
+  readonly bodyLength: number;
+  /** ISO 8601 instants. */
+  readonly createdAt: string;
+  readonly sentAt?: string;
+  readonly outcomeAt?: string;
+  readonly resolvedAt?: string;
+}
+
+/** What came back for a request; `unknown` = no usable answer (timeout, reset after send, 5xx, undocumented code). */
+export interface RecordedOutcome {
+  state: 'approved' | 'declined' | 'rejected' | 'unknown';
+  gatewayId?: string;
+  status?: string;
+  httpStatus?: number;
+  /** Minor units. */
+  authorizedMinor?: number;
+  reason?: string;
+}
+
+/** The durable write-ahead journal of every gateway request (DESIGN.md, money safety rules 1–3). */
+export interface Journal {
+  /**
+   * Durably records a request BEFORE it is sent (state 'pending') and returns the entry. Throws `JOURNAL_DUPLICATE`
+   * when the transactionId is already journaled, `JOURNAL_INVALID` for malformed input. Returns only once the row is
+   * on disk (synchronous=FULL) when `moneyMoving`.
+   */
+  begin(entry: BeginEntry): JournalEntry;
+  /** pending → sent, durably, just before the first byte goes out. Idempotent on a 'sent' entry. */
+  markSent(entryId: number): void;
+  /** pending|sent → the outcome's state, durably. Wipes the encrypted body unless the outcome is 'unknown'. */
+  recordOutcome(entryId: number, outcome: RecordedOutcome): void;
+  /**
+   * pending|sent|unknown → 'resolved' with `how` (and the resolution request that did it), durably; wipes the body.
+   * Idempotent when already resolved the same way. `how` = {@link NOT_SENT} only from pending or sent.
+   */
+  resolve(entryId: number, how: string, resolvedByEntryId?: number): void;
+  /** Entries in state pending, sent or unknown, oldest first. */
+  inFlight(): JournalEntry[];
+  get(entryId: number): JournalEntry | undefined;
+  /** The live entry of that transactionId (the newest one when earlier sends were resolved as not sent). */
+  findByTransactionId(id: string): JournalEntry | undefined;
+  /** Newest first; `limit` defaults to 100. */
+  list(options?: { limit?: number; flowId?: string }): JournalEntry[];
+  counts(): { entries: number; unknown: number; inFlight: number };
+  close(): void;
+}
+
+export interface OpenJournalOptions {
+  logger?: Logger;
+  now?: () => Date;
+  /**
+   * AES-256 key (32 bytes) for request bodies at rest. Without one, a random key lives only as long as this process:
+   * bodies written before a restart can then no longer be read — recovery never needs them (it uses the clear
+   * columns), so losing them is the safe default.
+   */
+  key?: Buffer;
+  /** Milliseconds to wait for another process (e.g. `queue flush`) holding the write lock. Default 5000. */
+  busyTimeoutMs?: number;
+}
+
+interface Row {
+  id: number;
+  transaction_id: string | null;
+  referenced_transaction_id: string | null;
+  service: string;
+  comments: string;
+  method: string;
+  path: string;
+  body_enc: Buffer | null;
+  body_length: number;
+  amount_minor: number | null;
+  currency: string | null;
+  flow_id: string | null;
+  parent_gateway_id: string | null;
+  masked_pan: string | null;
+  money_moving: number;
+  state: JournalState;
+  gateway_id: string | null;
+  status: string | null;
+  http_status: number | null;
+  authorized_minor: number | null;
+  reason: string | null;
+  resolution: string | null;
+  resolved_by_entry_id: number | null;
+  resolves_entry_id: number | null;
+  created_at: number;
+  sent_at: number | null;
+  outcome_at: number | null;
+  resolved_at: number | null;
+}
+
+const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
+
+function iso(ms: number | null): string | undefined {
+  return ms === null ? undefined : new Date(ms).toISOString();
+}
+
+function opt<T>(v: T | null): T | undefined {
+  return v === null ? undefined : v;
+}
+
+function toEntry(r: Row): JournalEntry {
+  return {
+    id: r.id,
+    transactionId: opt(r.transaction_id),
+    referencedTransactionId: opt(r.referenced_transaction_id),
+    service: r.service,
+    comments: r.comments,
+    method: r.method,
+    path: r.path,
+    amountMinor: opt(r.amount_minor),
+    currency: opt(r.currency),
+    flowId: opt(r.flow_id),
+    parentGatewayId: opt(r.parent_gateway_id),
+    maskedPan: opt(r.masked_pan),
+    moneyMoving: r.money_moving === 1,
+    state: r.state,
+    gatewayId: opt(r.gateway_id),
+    status: opt(r.status),
+    httpStatus: opt(r.http_status),
+    authorizedMinor: opt(r.authorized_minor),
+    reason: opt(r.reason),
+    resolution: opt(r.resolution),
+    resolvedByEntryId: opt(r.resolved_by_entry_id),
+    resolvesEntryId: opt(r.resolves_entry_id),
+    hasBody: r.body_enc !== null,
+    bodyLength: r.body_length,
+    createdAt: new Date(r.created_at).toISOString(),
+    sentAt: iso(r.sent_at),
+    outcomeAt: iso(r.outcome_at),
+    resolvedAt: iso(r.resolved_at),
+  };
+}
+
+function bodyContext(r: Pick<Row, 'created_at' | 'service' | 'transaction_id' | 'referenced_transaction_id'>): string {
+  return `journal-body:${r.created_at}:${r.service}:${r.transaction_id ?? ''}:${r.referenced_transaction_id ?? ''}`;
+}
+
+function checkAmount(amountMinor: number | undefined, what: string): void {
+  if (amountMinor === undefined) return;
+  if (!Number.isSafeInteger(amountMinor) || amountMinor < 0 || amountMinor > MAX_MINOR)
+    throw new JournalError('JOURNAL_INVALID', `${what} must be an integer number of minor units (0…${MAX_MINOR})`);
+}
+
+function checkText(value: unknown, what: string, max = 256): void {
+  if (typeof value !== 'string' || value.length === 0 || value.length > max)
+    throw new JournalError('JOURNAL_INVALID', `${what} must be a non-empty string of at most ${max} characters`);
+}
+
+function checkOptionalText(value: unknown, what: string, max = 256): void {
+  if (value !== undefined) checkText(value, what, max);
+}
+
+/** Refuses anything that could put card data into a clear column. */
+function validateBegin(e: BeginEntry): void {
+  if (typeof e !== 'object' || e === null) throw new JournalError('JOURNAL_INVALID', 'entry must be an object');
+  checkText(e.service, 'service', 64);
+  checkText(e.method, 'method', 16);
+  checkText(e.path, 'path', 512);
+  if (typeof e.comments !== 'string' || e.comments.length > 256)
+    throw new JournalError('JOURNAL_INVALID', 'comments must be a string of at most 256 characters');
+  if (!Buffer.isBuffer(e.body)) throw new JournalError('JOURNAL_INVALID', 'body must be a Buffer');
+  if (typeof e.moneyMoving !== 'boolean') throw new JournalError('JOURNAL_INVALID', 'moneyMoving must be a boolean');
+  checkOptionalText(e.transactionId, 'transactionId', 64);
+  checkOptionalText(e.referencedTransactionId, 'referencedTransactionId', 64);
+  checkOptionalText(e.flowId, 'flowId', 128);
+  checkOptionalText(e.parentGatewayId, 'parentGatewayId', 64);
+  checkAmount(e.amountMinor, 'amountMinor');
+  if (e.currency !== undefined && currencyByAlpha(e.currency) === undefined)
+    throw new JournalError('JOURNAL_INVALID', `currency "${String(e.currency)}" is not an ISO 4217 code`);
+  if ((e.amountMinor === undefined) !== (e.currency === undefined))
+    throw new JournalError('JOURNAL_INVALID', 'amountMinor and currency go together');
+  if (e.maskedPan !== undefined && (typeof e.maskedPan !== 'string' || !MASKED_PAN.test(e.maskedPan)))
+    throw new JournalError('JOURNAL_INVALID', 'maskedPan may show the first 6 and last 4 digits at most');
+  if (e.resolvesEntryId !== undefined && !Number.isSafeInteger(e.resolvesEntryId))
+    throw new JournalError('JOURNAL_INVALID', 'resolvesEntryId must be an entry id');
+  if (!e.moneyMoving) return;
+  // Every money-moving entry must be recoverable: recovery needs to know what undoes it (gateway.md §2).
+  if (recoveryPlanFor(e.service) === undefined)
+    throw new JournalError('JOURNAL_INVALID', `money-moving service "${e.service}" has no recovery rule`);
+  if (ORIGINAL_SERVICES.has(e.service) && e.transactionId === undefined)
+    throw new JournalError('JOURNAL_INVALID', `${e.service} is an original request and needs its transactionId`);
+  if (TIMEOUT_SERVICES.has(e.service) && e.referencedTransactionId === undefined)
+    throw new JournalError('JOURNAL_INVALID', `${e.service} needs the referenced transactionId`);
+  if (AMOUNT_REQUIRED_SERVICES.has(e.service) && e.amountMinor === undefined)
+    throw new JournalError('JOURNAL_INVALID', `${e.service} needs amountMinor and currency`);
+  if (
+    !ORIGINAL_SERVICES.has(e.service) &&
+    !TIMEOUT_SERVICES.has(e.service) &&
+    e.referencedTransactionId === undefined &&
+    e.parentGatewayId === undefined
+  )
+    throw new JournalError('JOURNAL_INVALID', `${e.service} needs referencedTransactionId or parentGatewayId`);
+}
+
+function validateOutcome(o: RecordedOutcome): void {
+  if (typeof o !== 'object' || o === null) throw new JournalError('JOURNAL_INVALID', 'outcome must be an object');
+  switch (o.state) {
+    case 'approved':
+    case 'declined':
+    case 'rejected':
+    case 'unknown':
+      break;
+    default:
+      throw new JournalError('JOURNAL_INVALID', `outcome state "${String(o.state as unknown)}" is not one of approved, declined, rejected, unknown`);
+  }
+  checkOptionalText(o.gatewayId, 'gatewayId', 64);
+  checkOptionalText(o.status, 'status', 64);
+  checkOptionalText(o.reason, 'reason', 512);
+  checkAmount(o.authorizedMinor, 'authorizedMinor');
+  if (o.httpStatus !== undefined && (!Number.isInteger(o.httpStatus) || o.httpStatus < 100 || o.httpStatus > 599))
+    throw new JournalError('JOURNAL_INVALID', 'httpStatus must be an HTTP status code');
+}
+
+function isConstraint(e: unknown): boolean {
+  return e instanceof Error && (e as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
+}
+
+/**
+ * The SQLite journal: WAL mode, `synchronous=FULL` for every money-moving write (the commit is on disk when the call
+ * returns) and `NORMAL` for the rest. One connection per process; several processes (the terminal and `queue flush`)
+ * may share the file — SQLite's write lock serialises them and every state change is a conditional update.
+ */
+export class SqliteJournal implements Journal {
+  /** The connection; the offline queue shares it so that its rows and journal rows change in one transaction. */
+  readonly db: Database.Database;
+  readonly logger: Logger;
+  readonly now: () => Date;
+  private readonly key: Buffer;
+  private sync: 'FULL' | 'NORMAL' = 'FULL';
+  private closed = false;
+  private readonly stmts: ReturnType<SqliteJournal['prepare']>;
+
+  constructor(path: string, options: OpenJournalOptions = {}) {
+    this.logger = options.logger ?? silentLogger();
+    this.now = options.now ?? (() => new Date());
+    if (options.key !== undefined && (!Buffer.isBuffer(options.key) || options.key.length !== KEY_BYTES))
+      throw new JournalError('JOURNAL_KEY', `the journal key must be ${KEY_BYTES} bytes`);
+    this.key = options.key ?? randomBytes(KEY_BYTES);
+    try {
+      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      this.db = new Database(path);
+    } catch (cause) {
+      throw new JournalError('JOURNAL_IO', `cannot open the journal ${path}`, { cause });
+    }
+    try {
+      this.db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.pragma('foreign_keys = ON');
+      migrate(this.db);
+      this.stmts = this.prepare();
+    } catch (cause) {
+      this.db.close();
+      if (cause instanceof JournalError) throw cause;
+      throw new JournalError('JOURNAL_IO', `cannot prepare the journal ${path}`, { cause });
+    }
+  }
+
+  private prepare() {
+    const db = this.db;
+    return {
+      insert: db.prepare(`INSERT INTO journal_entries (
+          transaction_id, referenced_transaction_id, service, comments, method, path, body_enc, body_length,
+          amount_minor, currency, flow_id, parent_gateway_id, masked_pan, money_moving, state, created_at,
+          resolves_entry_id)
+        VALUES (@transaction_id, @referenced_transaction_id, @service, @comments, @method, @path, @body_enc,
+          @body_length, @amount_minor, @currency, @flow_id, @parent_gateway_id, @masked_pan, @money_moving, 'pending',
+          @created_at, @resolves_entry_id)`),
+      get: db.prepare<[number], Row>('SELECT * FROM journal_entries WHERE id = ?'),
+      markSent: db.prepare(`UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`),
+      outcome: db.prepare(`UPDATE journal_entries SET state = @state, gateway_id = @gateway_id, status = @status,
+          http_status = @http_status, authorized_minor = @authorized_minor, reason = @reason, outcome_at = @at,
+          body_enc = CASE WHEN @state = 'unknown' THEN body_enc ELSE NULL END
+        WHERE id = @id AND state IN ('pending', 'sent')`),
+      resolve: db.prepare(`UPDATE journal_entries SET state = 'resolved', resolution = @how,
+          resolved_by_entry_id = @by, resolved_at = @at, body_enc = NULL
+        WHERE id = @id AND state IN ('pending', 'sent', 'unknown')`),
+      inFlight: db.prepare<[], Row>(
+        `SELECT * FROM journal_entries WHERE state IN ('pending', 'sent', 'unknown') ORDER BY id`,
+      ),
+      byTx: db.prepare<[string], Row>(
+        'SELECT * FROM journal_entries WHERE transaction_id = ? ORDER BY id DESC LIMIT 1',
+      ),
+      byGatewayId: db.prepare<[string], Row>(
+        'SELECT * FROM journal_entries WHERE gateway_id = ? ORDER BY id LIMIT 1',
+      ),
+      list: db.prepare<[number], Row>('SELECT * FROM journal_entries ORDER BY id DESC LIMIT ?'),
+      listFlow: db.prepare<[string, number], Row>(
+        'SELECT * FROM journal_entries WHERE flow_id = ? ORDER BY id DESC LIMIT ?',
+      ),
+      increments: db.prepare<{ gid: string | null; tx: string | null }, Row>(`SELECT * FROM journal_entries
+        WHERE service = 'incremental' AND (parent_gateway_id = @gid OR referenced_transaction_id = @tx) ORDER BY id`),
+      attempts: db.prepare<[number], Row>('SELECT * FROM journal_entries WHERE resolves_entry_id = ? ORDER BY id'),
+      counts: db.prepare<[], { entries: number; unknown: number; inFlight: number }>(`SELECT
+          COUNT(*) AS entries,
+          COALESCE(SUM(state = 'unknown'), 0) AS unknown,
+          COALESCE(SUM(state IN ('pending', 'sent', 'unknown')), 0) AS inFlight
+        FROM journal_entries`),
+    };
+  }
+
+  private ensureOpen(): void {
+    if (this.closed) throw new JournalError('JOURNAL_CLOSED', 'the journal is closed');
+  }
+
+  /**
+   * Runs `fn` in one transaction whose commit is synced to disk (`full`) or not. Nested calls join the outer
+   * transaction. SQLite failures become `JOURNAL_IO` (`JOURNAL_DUPLICATE` for a unique transactionId).
+   */
+  atomically<T>(full: boolean, fn: () => T): T {
+    this.ensureOpen();
+    try {
+      if (!this.db.inTransaction) {
+        const wanted = full ? 'FULL' : 'NORMAL';
+        if (this.sync !== wanted) {
+          this.db.pragma(`synchronous = ${wanted}`);
+          this.sync = wanted;
+        }
+      }
+      return this.db.transaction(fn).immediate();
+    } catch (e) {
+      if (e instanceof JournalError) throw e;
+      if (isConstraint(e)) throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled', { cause: e });
+      throw new JournalError('JOURNAL_IO', 'journal write failed', { cause: e });
+    }
+  }
+
+  private read<T>(fn: () => T): T {
+    this.ensureOpen();
+    try {
+      return fn();
+    } catch (e) {
+      if (e instanceof JournalError) throw e;
+      throw new JournalError('JOURNAL_IO', 'journal read failed', { cause: e });
+    }
+  }
+
+  private row(entryId: number): Row {
+    const r = this.stmts.get.get(entryId);
+    if (!r) throw new JournalError('JOURNAL_NOT_FOUND', `no journal entry ${entryId}`);
+    return r;
+  }
+
+  begin(entry: BeginEntry): JournalEntry {
+    validateBegin(entry);
+    const createdAt = this.now().getTime();
+    const ctx = {
+      created_at: createdAt,
+      service: entry.service,
+      transaction_id: entry.transactionId ?? null,
+      referenced_transaction_id: entry.referencedTransactionId ?? null,
+    };
+    const sealed = seal(this.key, entry.body, bodyContext(ctx));
+    const id = this.atomically(entry.moneyMoving, () => {
+      if (entry.resolvesEntryId !== undefined) this.row(entry.resolvesEntryId);
+      const info = this.stmts.insert.run({
+        ...ctx,
+        comments: entry.comments,
+        method: entry.method,
+        path: entry.path,
+        body_enc: sealed,
+        body_length: entry.body.length,
+        amount_minor: entry.amountMinor ?? null,
+        currency: entry.currency ?? null,
+        flow_id: entry.flowId ?? null,
+        parent_gateway_id: entry.parentGatewayId ?? null,
+        masked_pan: entry.maskedPan ?? null,
+        money_moving: entry.moneyMoving ? 1 : 0,
+        resolves_entry_id: entry.resolvesEntryId ?? null,
+      });
+      return Number(info.lastInsertRowid);
+    });
+    return toEntry(this.row(id));
+  }
+
+  markSent(entryId: number): void {
+    this.atomically(true, () => {
+      const r = this.row(entryId);
+      if (r.state === 'sent') return;
+      if (this.stmts.markSent.run(this.now().getTime(), entryId).changes !== 1)
+        throw new JournalError('JOURNAL_BAD_TRANSITION', `entry ${entryId} is ${r.state}, not pending`);
+    });
+  }
+
+  recordOutcome(entryId: number, outcome: RecordedOutcome): void {
+    validateOutcome(outcome);
+    const moneyMoving = this.read(() => this.row(entryId)).money_moving === 1;
+    this.atomically(moneyMoving, () => {
+      const changes = this.stmts.outcome.run({
+        id: entryId,
+        state: outcome.state,
+        gateway_id: outcome.gatewayId ?? null,
+        status: outcome.status ?? null,
+        http_status: outcome.httpStatus ?? null,
+        authorized_minor: outcome.authorizedMinor ?? null,
+        reason: outcome.reason ?? null,
+        at: this.now().getTime(),
+      }).changes;
+      if (changes !== 1)
+        throw new JournalError(
+          'JOURNAL_BAD_TRANSITION',
+          `entry ${entryId} is ${this.row(entryId).state}: an outcome is recorded only for a pending or sent entry`,
+        );
+    });
+  }
+
+  resolve(entryId: number, how: string, resolvedByEntryId?: number): void {
+    checkText(how, 'how', 128);
+    this.atomically(true, () => {
+      const r = this.row(entryId);
+      if (r.state === 'resolved' && r.resolution === how) return;
+      if (how === NOT_SENT && r.state !== 'pending' && r.state !== 'sent')
+        throw new JournalError('JOURNAL_BAD_TRANSITION', `entry ${entryId} is ${r.state}: it may have been sent`);
+      if (resolvedByEntryId !== undefined) this.row(resolvedByEntryId);
+      const changes = this.stmts.resolve.run({
+        id: entryId,
+        how,
+        by: resolvedByEntryId ?? null,
+        at: this.now().getTime(),
+      }).changes;
+      if (changes !== 1)
+        throw new JournalError('JOURNAL_BAD_TRANSITION', `entry ${entryId} is ${r.state}: only in-flight entries resolve`);
+    });
+  }
+
+  inFlight(): JournalEntry[] {
+    return this.read(() => this.stmts.inFlight.all().map(toEntry));
+  }
+
+  get(entryId: number): JournalEntry | undefined {
+    return this.read(() => {
+      const r = this.stmts.get.get(entryId);
+      return r ? toEntry(r) : undefined;
+    });
+  }
+
+  findByTransactionId(id: string): JournalEntry | undefined {
+    return this.read(() => {
+      const r = this.stmts.byTx.get(id);
+      return r ? toEntry(r) : undefined;
+    });
+  }
+
+  /** The first entry whose answer carried this gateway id (the original of a follow-on). */
+  findByGatewayId(gatewayId: string): JournalEntry | undefined {
+    return this.read(() => {
+      const r = this.stmts.byGatewayId.get(gatewayId);
+      return r ? toEntry(r) : undefined;
+    });
+  }
+
+  /** The incremental authorizations journaled against an authorization, oldest first. */
+  incrementsOf(authorization: JournalEntry): JournalEntry[] {
+    return this.read(() =>
+      this.stmts.increments
+        .all({ gid: authorization.gatewayId ?? null, tx: authorization.transactionId ?? null })
+        .map(toEntry),
+    );
+  }
+
+  /** The resolution requests journaled for an entry, oldest first. */
+  resolutionAttempts(entryId: number): JournalEntry[] {
+    return this.read(() => this.stmts.attempts.all(entryId).map(toEntry));
+  }
+
+  list(options: { limit?: number; flowId?: string } = {}): JournalEntry[] {
+    const limit = options.limit ?? 100;
+    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
+      throw new JournalError('JOURNAL_INVALID', 'limit must be an integer from 1 to 10000');
+    return this.read(() =>
+      (options.flowId === undefined
+        ? this.stmts.list.all(limit)
+        : this.stmts.listFlow.all(options.flowId, limit)
+      ).map(toEntry),
+    );
+  }
+
+  counts(): { entries: number; unknown: number; inFlight: number } {
+    return this.read(() => {
+      const c = this.stmts.counts.get();
+      return { entries: c?.entries ?? 0, unknown: c?.unknown ?? 0, inFlight: c?.inFlight ?? 0 };
+    });
+  }
+
+  /**
+   * The request bytes of an entry while they are kept (until its outcome is final), decrypted; undefined once wiped.
+   * `JOURNAL_DECRYPT` when the journal was written under another key (e.g. an ephemeral key before a restart).
+   */
+  readBody(entryId: number): Buffer | undefined {
+    const r = this.read(() => this.row(entryId));
+    return r.body_enc === null ? undefined : openSealed(this.key, r.body_enc, bodyContext(r));
+  }
+
+  close(): void {
+    if (this.closed) return;
+    this.closed = true;
+    this.db.close();
+  }
+}
+
+/**
+ * Opens (creating and migrating when needed) the journal at `path` (`:memory:` for tests). Throws
+ * {@link JournalError} `JOURNAL_IO` or `JOURNAL_MIGRATION` when the file cannot be used.
+ */
+export function openJournal(path: string, options: OpenJournalOptions = {}): SqliteJournal {
+  return new SqliteJournal(path, options);
+}

@@ -1,0 +1,46 @@
+import type Database from 'better-sqlite3';
+import { JournalError } from '../errors.js';
+import { migration0001 } from './0001-journal.js';
+import { migration0002 } from './0002-offline-queue.js';
+import { migration0003 } from './0003-resolution-links.js';
+import type { Migration } from './migration.js';
+
+export type { Migration } from './migration.js';
+
+/** Every migration, in order. */
+export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
+
+/** The schema version a fully migrated database has. */
+export const LATEST_VERSION = MIGRATIONS.length;
+
+/** The schema version recorded in the file (0 for a new file). */
+export function schemaVersion(db: Database.Database): number {
+  return db.pragma('user_version', { simple: true }) as number;
+}
+
+/**
+ * Brings `db` to `target` (default: the latest), one migration per transaction so that a crash leaves the file at a
+ * whole version. Refuses a file newer than this code. Returns the versions applied.
+ */
+export function migrate(db: Database.Database, target: number = LATEST_VERSION): number[] {
+  const current = schemaVersion(db);
+  if (current > LATEST_VERSION)
+    throw new JournalError(
+      'JOURNAL_MIGRATION',
+      `the journal has schema version ${current}, newer than this terminal (${LATEST_VERSION})`,
+    );
+  const applied: number[] = [];
+  for (const m of MIGRATIONS) {
+    if (m.version <= current || m.version > target) continue;
+    try {
+      db.transaction(() => {
+        m.up(db);
+        db.pragma(`user_version = ${m.version}`);
+      })();
+    } catch (cause) {
+      throw new JournalError('JOURNAL_MIGRATION', `migration ${m.version} (${m.name}) failed`, { cause });
+    }
+    applied.push(m.version);
+  }
+  return applied;
+}

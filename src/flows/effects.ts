@@ -255,9 +255,11 @@ export interface FlowEffects {
   /**
    * Sends one gateway request. The host journals it (with a fresh transactionId) BEFORE sending and writes the outcome
    * when it returns (DESIGN.md, money safety rule 1). Never resends a money-moving request. Gateway failures are
-   * outcomes, not rejections; if the promise rejects anyway, or the signal aborts while the request is out, the
-   * machine treats the outcome as `unknown` and resolves it with a timeout reversal/void (the host must journal an
-   * aborted request as unknown too, and must not resolve it a second time itself while the machine does).
+   * outcomes, not rejections. Who resolves an unanswered request (exactly one party does):
+   * - resolved `unknown` (with its transactionId): the MACHINE sends the timeout reversal/void through this same
+   *   effect; the host's recovery takes the entry over only if the process stops before that completes;
+   * - the promise rejects, or the signal aborts while the request may be out (the machine's `submitTimeout`): the
+   *   machine reports the outcome unknown without resolving it, and the HOST's journal recovery resolves the entry.
    */
   submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome>;
   /** Kiosk: the entry time of a ticket or plate. Rejects only on a storage failure. */

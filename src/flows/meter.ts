@@ -1,0 +1,590 @@
+import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import type { CardType, ReceiptData } from './effects.js';
+import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import { commentsFor } from './services.js';
+import type { FlowSettings } from './settings.js';
+import { feeForStay, priceForDuration, stayMinutesBetween, TariffError } from './tariff.js';
+import { transactionMachine, type TransactionRequest, type TransactionResult } from './transaction.js';
+import type { FlowClock } from './effects.js';
+
+/**
+ * On-street meter (spec 001, "Card-present parking": pre-authorize the maximum time, capture the actual, reverse the
+ * unused, incremental authorization on extension).
+ *
+ * idle → choose-duration → confirm → pre-authorization (Parking Auth) → session. In the session: EXTEND buys more time
+ * with an incremental authorization (Parking Incremental Auth), or with a second pre-authorization when the
+ * configuration or the card's network allows no incrementals; END_SESSION charges the fee of the actual stay — a
+ * capture of each hold (Parking Capture, or Parking Capture Less Than Auth when lower: the gateway reverses the rest
+ * itself, gateway.md §7) or a REVERSAL of a hold nothing is owed on. A session left open for the capture window is
+ * reversed automatically (`captureWindow` delay, tariff.captureWindowMinutes).
+ */
+
+/** One authorization held for the session. */
+export interface MeterHold {
+  transactionId: string;
+  gatewayId: string;
+  /** Authorized total, minor units (grows with incrementals). */
+  authorizedMinor: number;
+  cardRef: string;
+  cardType: CardType | null;
+  maskedPan: string;
+  /** EMV contact pre-authorization: capture and reversal carry the tags (spec 001). */
+  includeEmvTags: boolean;
+  /** EMV data was read (contact or contactless): a reversal carries the tags (gateway.md §7). */
+  chip: boolean;
+}
+
+export interface MeterContext extends ViewContext {
+  settings: FlowSettings;
+  clock: FlowClock;
+  /** Minutes chosen on the duration screen (or pending extension). */
+  minutes: number;
+  /** Minutes paid for in the session. */
+  paidMinutes: number;
+  holds: MeterHold[];
+  /** Epoch ms of the first authorization: start of the stay and of the capture window. */
+  startedAtMs: number | undefined;
+  /** Fee of the actual stay, capped at the authorized total, minor units. */
+  feeMinor: number;
+  capturedMinor: number;
+  settleIndex: number;
+  settleMode: 'end' | 'expired';
+  settleFailures: number;
+  /** Card reads to release when the session is over. */
+  cardRefs: string[];
+}
+
+type Ctx = MeterContext;
+
+function totalAuthorized(context: Ctx): number {
+  return context.holds.reduce((sum, h) => sum + h.authorizedMinor, 0);
+}
+
+/** What the hold at settleIndex gets: the part of the fee it covers (0 → reversal). */
+function captureShare(context: Ctx): number {
+  const before = context.holds.slice(0, context.settleIndex).reduce((s, h) => s + h.authorizedMinor, 0);
+  const hold = context.holds[context.settleIndex];
+  if (hold === undefined) return 0;
+  return Math.max(0, Math.min(hold.authorizedMinor, context.feeMinor - before));
+}
+
+function currentHold(context: Ctx): MeterHold {
+  const hold = context.holds[context.settleIndex];
+  if (hold === undefined) throw new RangeError('no hold at settleIndex');
+  return hold;
+}
+
+function lastHold(context: Ctx): MeterHold | undefined {
+  return context.holds.at(-1);
+}
+
+function priceOr(settings: FlowSettings, minutes: number): number | undefined {
+  try {
+    return priceForDuration(settings.tariff, minutes);
+  } catch (e) {
+    if (e instanceof TariffError) return undefined;
+    throw e;
+  }
+}
+
+function sessionView(context: Ctx): ViewContext['session'] {
+  if (context.startedAtMs === undefined) return undefined;
+  const first = context.holds[0];
+  return {
+    id: first?.transactionId ?? '',
+    startedAtMs: context.startedAtMs,
+    paidUntilMs: context.startedAtMs + context.paidMinutes * 60_000,
+    heldMinor: totalAuthorized(context),
+  };
+}
+
+function preauthRequest(context: Ctx, amountMinor: number): TransactionRequest {
+  return {
+    service: 'preauth',
+    comments: commentsFor('preauth', context.settings),
+    amountMinor,
+    read: { purpose: 'preauth', transactionType: '00' },
+    includeEmvTags: false,
+    authIndicator: '0',
+    acceptPartial: false,
+    cancellable: true,
+  };
+}
+
+function holdFrom(result: TransactionResult & { kind: 'approved' }): MeterHold {
+  const card = result.card;
+  return {
+    transactionId: result.transactionId,
+    gatewayId: result.gatewayId ?? '',
+    authorizedMinor: result.authorizedMinor,
+    cardRef: card?.cardRef ?? '',
+    cardType: card?.cardType ?? null,
+    maskedPan: card?.maskedPan ?? '',
+    // spec 001: for EMV contact pre-authorizations the follow-on capture must include the EMV tags.
+    includeEmvTags: card?.entryMode === 'contact' && card.chip,
+    chip: card?.chip === true,
+  };
+}
+
+const isApproved = (output: TransactionResult): output is TransactionResult & { kind: 'approved' } =>
+  output.kind === 'approved';
+
+export const meterMachine = setup({
+  types: {
+    context: {} as MeterContext,
+    input: {} as FlowInput,
+    events: {} as FlowEvent,
+  },
+  actors: { transaction: transactionMachine },
+  actions: {
+    issueReceipt: (_, _receipt: ReceiptData) => {},
+    releaseCard: (_, _params: { cardRef: string }) => {},
+    noteCard: assign(({ context }, result: TransactionResult) => ({
+      cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
+    })),
+    noteFailure: assign(({ context }, result: TransactionResult) => ({
+      ...failureText(result),
+      cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
+      maskedPan: result.card?.maskedPan ?? context.maskedPan,
+    })),
+  },
+  delays: {
+    resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
+    captureWindow: ({ context }) =>
+      Math.max(0, (context.startedAtMs ?? 0) + context.settings.captureWindowMs - context.clock.now()),
+  },
+  guards: {
+    validDuration: ({ context, event }) => {
+      if (event.type !== 'CHOOSE_DURATION') return false;
+      if (!Number.isSafeInteger(event.minutes) || event.minutes <= 0) return false;
+      const price = priceOr(context.settings, event.minutes);
+      return price !== undefined && price > 0;
+    },
+    validExtension: ({ context, event }) =>
+      event.type === 'EXTEND' &&
+      Number.isSafeInteger(event.minutes) &&
+      event.minutes > 0 &&
+      priceOr(context.settings, context.paidMinutes + event.minutes) !== undefined,
+    extensionIsFree: ({ context }) =>
+      (priceOr(context.settings, context.paidMinutes + context.minutes) ?? 0) <= totalAuthorized(context),
+    incrementalAllowed: ({ context }) => {
+      const hold = lastHold(context);
+      return (
+        context.settings.allowIncremental &&
+        hold !== undefined &&
+        hold.cardType !== null &&
+        context.settings.incrementalCardTypes.includes(hold.cardType)
+      );
+    },
+    allSettled: ({ context }) => context.settleIndex >= context.holds.length,
+    somethingToCapture: ({ context }) => captureShare(context) > 0,
+    settleFailed: ({ context }) => context.settleFailures > 0,
+    expired: ({ context }) => context.settleMode === 'expired',
+  },
+}).createMachine({
+  id: 'meter',
+  context: ({ input }) => ({
+    ...emptyView(),
+    settings: input.settings,
+    clock: input.clock,
+    minutes: 0,
+    paidMinutes: 0,
+    holds: [],
+    startedAtMs: undefined,
+    feeMinor: 0,
+    capturedMinor: 0,
+    settleIndex: 0,
+    settleMode: 'end',
+    settleFailures: 0,
+    cardRefs: [],
+  }),
+  initial: 'idle',
+  states: {
+    idle: {
+      tags: ['idle'],
+      entry: [
+        enqueueActions(({ context, enqueue }) => {
+          for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
+        }),
+        assign(({ context }) => ({
+          ...emptyView('Choose how long to park'),
+          minutes: 0,
+          paidMinutes: 0,
+          holds: [],
+          startedAtMs: undefined,
+          feeMinor: 0,
+          capturedMinor: 0,
+          settleIndex: 0,
+          settleMode: 'end' as const,
+          settleFailures: 0,
+          cardRefs: [],
+          settings: context.settings,
+          clock: context.clock,
+        })),
+      ],
+      on: { START: 'choosingDuration' },
+    },
+    choosingDuration: {
+      tags: ['choose-duration'],
+      on: {
+        CHOOSE_DURATION: {
+          guard: 'validDuration',
+          target: 'confirming',
+          actions: assign(({ context, event }) => ({
+            minutes: event.minutes,
+            amountMinor: priceForDuration(context.settings.tariff, event.minutes),
+            message: `Park for ${event.minutes} minutes`,
+          })),
+        },
+        CANCEL: 'idle',
+      },
+    },
+    confirming: {
+      tags: ['confirm'],
+      on: { CONFIRM: 'authorizing', CANCEL: 'idle' },
+    },
+    authorizing: {
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => ({
+          settings: context.settings,
+          request: preauthRequest(context, context.amountMinor ?? 0),
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => isApproved(event.output),
+            target: 'session',
+            actions: assign(({ context, event }) => {
+              const hold = holdFrom(event.output as TransactionResult & { kind: 'approved' });
+              return {
+                holds: [hold],
+                cardRefs: [...context.cardRefs, hold.cardRef],
+                maskedPan: hold.maskedPan,
+                paidMinutes: context.minutes,
+                startedAtMs: context.clock.now(),
+                message: 'Parking session open',
+                reason: 'APPROVED',
+              };
+            }),
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'cancelled',
+            target: 'idle',
+            actions: { type: 'noteCard', params: ({ event }) => event.output },
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'declined',
+            target: 'declined',
+            actions: { type: 'noteFailure', params: ({ event }) => event.output },
+          },
+          { target: 'failed', actions: { type: 'noteFailure', params: ({ event }) => event.output } },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+    },
+    session: {
+      tags: ['session'],
+      entry: assign(({ context }) => ({
+        session: sessionView(context),
+        amountMinor: totalAuthorized(context),
+      })),
+      on: {
+        EXTEND: {
+          guard: 'validExtension',
+          target: 'extending',
+          actions: assign({ minutes: ({ event }) => event.minutes }),
+        },
+        END_SESSION: {
+          target: 'settling',
+          actions: assign(({ context }) => {
+            const stay = stayMinutesBetween(context.startedAtMs ?? context.clock.now(), context.clock.now());
+            // Capture never exceeds the authorized total (spec 001, Limits): the meter sold at most that much time.
+            const fee = Math.min(feeForStay(context.settings.tariff, stay), totalAuthorized(context));
+            return {
+              feeMinor: fee,
+              settleIndex: 0,
+              settleMode: 'end' as const,
+              settleFailures: 0,
+              capturedMinor: 0,
+            };
+          }),
+        },
+      },
+      after: {
+        captureWindow: {
+          target: 'settling',
+          actions: assign({
+            feeMinor: 0,
+            settleIndex: 0,
+            settleMode: 'expired' as const,
+            settleFailures: 0,
+            capturedMinor: 0,
+          }),
+        },
+      },
+    },
+    extending: {
+      tags: ['processing'],
+      always: [
+        {
+          guard: 'extensionIsFree',
+          target: 'session',
+          actions: assign({ paidMinutes: ({ context }) => context.paidMinutes + context.minutes }),
+        },
+        { guard: 'incrementalAllowed', target: 'incrementing' },
+        { target: 'reauthorizing' },
+      ],
+    },
+    incrementing: {
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = lastHold(context) as MeterHold;
+          const additional =
+            (priceOr(context.settings, context.paidMinutes + context.minutes) ?? 0) -
+            totalAuthorized(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'incremental' as const,
+              comments: commentsFor('incremental', context.settings),
+              amountMinor: additional,
+              original: {
+                gatewayId: hold.gatewayId,
+                transactionId: hold.transactionId,
+                service: 'preauth' as const,
+              },
+              cardRef: hold.cardRef,
+              includeEmvTags: false,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => isApproved(event.output),
+            target: 'session',
+            actions: assign(({ context, event }) => {
+              const output = event.output as TransactionResult & { kind: 'approved' };
+              const holds = context.holds.slice();
+              const hold = holds.pop() as MeterHold;
+              // gateway.md §7: the incremental answer's authorizedAmount is the new total of the authorization.
+              holds.push({ ...hold, authorizedMinor: output.authorizedMinor });
+              return {
+                holds,
+                paidMinutes: context.paidMinutes + context.minutes,
+                message: `Extended by ${context.minutes} minutes`,
+                reason: 'APPROVED',
+              };
+            }),
+          },
+          {
+            target: 'session',
+            actions: assign(({ event }) => ({
+              ...failureText(event.output),
+              message: 'The extension was not approved',
+            })),
+          },
+        ],
+      },
+    },
+    reauthorizing: {
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => ({
+          settings: context.settings,
+          request: preauthRequest(
+            context,
+            (priceOr(context.settings, context.paidMinutes + context.minutes) ?? 0) -
+              totalAuthorized(context),
+          ),
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => isApproved(event.output),
+            target: 'session',
+            actions: assign(({ context, event }) => {
+              const hold = holdFrom(event.output as TransactionResult & { kind: 'approved' });
+              return {
+                holds: [...context.holds, hold],
+                cardRefs: [...context.cardRefs, hold.cardRef],
+                paidMinutes: context.paidMinutes + context.minutes,
+                message: `Extended by ${context.minutes} minutes`,
+                reason: 'APPROVED',
+              };
+            }),
+          },
+          {
+            target: 'session',
+            actions: [
+              { type: 'noteCard', params: ({ event }) => event.output },
+              assign(({ event }) => ({
+                ...failureText(event.output),
+                message: 'The extension was not approved',
+              })),
+            ],
+          },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+    },
+    settling: {
+      tags: ['processing'],
+      always: [
+        { guard: 'allSettled', target: 'settled' },
+        { guard: 'somethingToCapture', target: 'capturing' },
+        { target: 'reversing' },
+      ],
+    },
+    capturing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = currentHold(context);
+          const amountMinor = captureShare(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'capture' as const,
+              comments: commentsFor('capture', context.settings, {
+                amountMinor,
+                authorizedMinor: hold.authorizedMinor,
+              }),
+              amountMinor,
+              original: {
+                gatewayId: hold.gatewayId,
+                transactionId: hold.transactionId,
+                service: 'preauth' as const,
+              },
+              cardRef: hold.cardRef,
+              includeEmvTags: hold.includeEmvTags,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => isApproved(event.output),
+            target: 'settling',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                const hold = currentHold(context);
+                const amountMinor = captureShare(context);
+                const output = event.output as TransactionResult & { kind: 'approved' };
+                enqueue({
+                  type: 'issueReceipt',
+                  params: {
+                    service: 'capture',
+                    comments: commentsFor('capture', context.settings, {
+                      amountMinor,
+                      authorizedMinor: hold.authorizedMinor,
+                    }),
+                    amountMinor,
+                    currency: context.settings.currency,
+                    maskedPan: hold.maskedPan,
+                    transactionId: output.transactionId,
+                    ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    atMs: context.clock.now(),
+                    lines: [{ label: 'Parking', value: 'On-street meter' }],
+                  },
+                });
+              }),
+              assign(({ context }) => ({
+                capturedMinor: context.capturedMinor + captureShare(context),
+                settleIndex: context.settleIndex + 1,
+              })),
+            ],
+          },
+          {
+            target: 'settling',
+            actions: assign(({ context }) => ({
+              settleFailures: context.settleFailures + 1,
+              settleIndex: context.settleIndex + 1,
+            })),
+          },
+        ],
+      },
+    },
+    reversing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = currentHold(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'reversal' as const,
+              comments: commentsFor('reversal', context.settings),
+              // spec 001, Reversal: the amount equals the authorized amount (with increments: the new total).
+              amountMinor: hold.authorizedMinor,
+              original: {
+                gatewayId: hold.gatewayId,
+                transactionId: hold.transactionId,
+                service: 'preauth' as const,
+              },
+              cardRef: hold.cardRef,
+              includeEmvTags: hold.chip,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: {
+          target: 'settling',
+          actions: assign(({ context, event }) => ({
+            settleFailures: context.settleFailures + (event.output.kind === 'approved' ? 0 : 1),
+            settleIndex: context.settleIndex + 1,
+          })),
+        },
+      },
+    },
+    settled: {
+      tags: ['processing'],
+      always: [
+        {
+          guard: 'settleFailed',
+          target: 'failed',
+          actions: assign({
+            message: 'The session could not be closed: please contact the operator',
+            reason: 'SETTLEMENT_FAILED',
+          }),
+        },
+        { guard: 'expired', target: 'idle' },
+        {
+          target: 'ended',
+          actions: assign(({ context }) => ({
+            amountMinor: context.capturedMinor,
+            message: context.capturedMinor > 0 ? 'Thank you' : 'Nothing to pay: the hold was released',
+            reason: 'APPROVED',
+          })),
+        },
+      ],
+    },
+    ended: {
+      tags: ['approved'],
+      on: { DONE: 'idle', START: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+    declined: {
+      tags: ['declined'],
+      on: { DONE: 'idle', START: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+    failed: {
+      tags: ['error'],
+      on: { DONE: 'idle', START: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+  },
+});
+
+export type MeterMachine = typeof meterMachine;

@@ -1,0 +1,106 @@
+import type { CardSummary, FlowClock, ReceiptData } from './effects.js';
+import type { FlowSettings } from './settings.js';
+import type { TransactionResult } from './transaction.js';
+
+/** Input of every model machine. */
+export interface FlowInput {
+  settings: FlowSettings;
+  /** Epoch-millisecond clock; pass the same SimulatedClock to `createActor(..., { clock })` in tests. */
+  clock: FlowClock;
+}
+
+/**
+ * Events the model machines accept: the `UserEvent` names of src/host/api.ts, plus `CREDIT` (attended: start a
+ * standalone credit, which TerminalApi does not carry yet).
+ */
+export type FlowEvent =
+  | { type: 'START' }
+  | { type: 'ENTER_TICKET'; ticket: string }
+  | { type: 'LOST_TICKET' }
+  | { type: 'CHOOSE_DURATION'; minutes: number }
+  | { type: 'ENTER_AMOUNT'; minor: number }
+  | { type: 'CONFIRM' }
+  | { type: 'CHOOSE_CURRENCY'; currency: string }
+  | { type: 'EXTEND'; minutes: number }
+  | { type: 'END_SESSION' }
+  | { type: 'TAP_ENTRY' }
+  | { type: 'TAP_EXIT' }
+  | { type: 'CANCEL' }
+  | { type: 'DONE' }
+  | { type: 'CREDIT' };
+
+export type FlowEventType = FlowEvent['type'];
+
+/** An open parking session as the UI shows it (meter, tap-and-go). Times are epoch milliseconds. */
+export interface FlowSession {
+  id: string;
+  startedAtMs: number;
+  paidUntilMs?: number;
+  /** Amount held on the card, minor units. */
+  heldMinor?: number;
+}
+
+/** The part of every model's context that the view needs. Never card data: masked PAN only. */
+export interface ViewContext {
+  /** Amount on screen, minor units of settings.currency. */
+  amountMinor: number | undefined;
+  maskedPan: string | undefined;
+  /** Short customer text for the current screen (English; the host may translate by `reason`). */
+  message: string;
+  /** Stable code of the last failure or result, e.g. "DECLINED", "READ_TIMEOUT", "PARTIAL_APPROVAL". */
+  reason: string | undefined;
+  session: FlowSession | undefined;
+  /** The last receipt issued, shown on the approved screen. */
+  receipt: ReceiptData | undefined;
+}
+
+export function emptyView(message = ''): ViewContext {
+  return {
+    amountMinor: undefined,
+    maskedPan: undefined,
+    message,
+    reason: undefined,
+    session: undefined,
+    receipt: undefined,
+  };
+}
+
+/** The customer text and reason code for a transaction that did not end approved. */
+export function failureText(result: TransactionResult): { message: string; reason: string } {
+  switch (result.kind) {
+    case 'approved':
+      return { message: 'Approved', reason: 'APPROVED' };
+    case 'declined':
+      return {
+        message:
+          result.reason === 'PARTIAL_APPROVAL'
+            ? 'Only part of the amount was approved: nothing was charged'
+            : 'Card declined',
+        reason: result.reason,
+      };
+    case 'rejected':
+      return { message: 'The payment could not be processed', reason: result.reason };
+    case 'unknown':
+      return {
+        message: result.resolved
+          ? 'No answer from the bank: the payment was cancelled, nothing was charged'
+          : 'No answer from the bank: the payment is being checked',
+        reason: result.resolved ? 'TIMEOUT_RESOLVED' : 'TIMEOUT_UNRESOLVED',
+      };
+    case 'cancelled':
+      return { message: 'Cancelled', reason: 'CANCELLED' };
+    case 'card-error':
+      return {
+        message:
+          result.code === 'CARD_NOT_SUPPORTED'
+            ? 'This card is not accepted here'
+            : 'The card could not be read',
+        reason: result.code,
+      };
+  }
+}
+
+/** The card of a result, if one was read. */
+export function cardOf(result: TransactionResult): CardSummary | undefined {
+  return result.card;
+}

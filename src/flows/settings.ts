@@ -1,0 +1,78 @@
+import type { Config } from '../config/index.js';
+import type { CardType } from './effects.js';
+import type { TariffConfig } from './tariff.js';
+
+/** Delays of the machines, milliseconds. Each is a named xstate delay; the host may override it with `provide`. */
+export interface FlowTiming {
+  /**
+   * `readTimeout`: how long a machine waits for a card before it gives up and cancels the read. A backstop above the
+   * reader's own activate timeout (reader.activateTimeoutSeconds + reader.commandTimeoutMs).
+   */
+  readTimeoutMs: number;
+  /**
+   * `submitTimeout`: how long a machine waits for a gateway outcome before it treats it as unknown. A backstop above
+   * the gateway client's own timeouts and retries.
+   */
+  submitTimeoutMs: number;
+  /**
+   * `resolutionDelay` for authorizations: wait before the timeout reversal of an unanswered authorization
+   * (gateway.md §2: 60 s after the original; counted from the unknown outcome, so always at least that).
+   */
+  timeoutReversalDelayMs: number;
+  /** `resolutionRetry`: wait between attempts of a timeout reversal/void that did not succeed. */
+  resolutionRetryMs: number;
+  /** Attempts of a timeout reversal/void before the machine leaves it to the journal's recovery. */
+  maxResolutionAttempts: number;
+  /** `resultScreen`: how long the approved/declined/error screens stay before the machine returns to idle. */
+  resultScreenMs: number;
+}
+
+/** Everything the machines read from the configuration, resolved once by the host. */
+export interface FlowSettings {
+  /** ISO 4217 alpha code of every amount. */
+  currency: string;
+  /** pointOfSaleInformation.catLevel: 2 unattended (kiosk, meter, tap-and-go), 6 attended mobile (spec 001). */
+  catLevel: 2 | 6;
+  tariff: TariffConfig;
+  /** The pre-authorization comments: spec 001 spells it both ways (table vs required-field list). */
+  preauthComments: 'Parking Auth' | 'Parking Authorization';
+  /** Meter: extend with an incremental authorization (else with a new pre-authorization). */
+  allowIncremental: boolean;
+  /** Card types whose network accepts incremental authorizations. */
+  incrementalCardTypes: CardType[];
+  /** `captureWindow`: meter pre-authorization left uncaptured this long is reversed automatically, ms. */
+  captureWindowMs: number;
+  /** Tap-and-go: an open hold is reversed this long after the entry, ms. */
+  tapAndGoMaxStayMs: number;
+  /** Tap-and-go: amount pre-authorized at the entry, minor units. */
+  tapAndGoHoldMinor: number;
+  timing: FlowTiming;
+}
+
+const MINUTE_MS = 60_000;
+
+/** The flow settings of a validated configuration. */
+export function flowSettingsFromConfig(config: Config): FlowSettings {
+  const t = config.gateway.timeouts;
+  const r = config.gateway.retry;
+  const oneAttempt = t.connectMs + t.headersMs + t.bodyMs;
+  return {
+    currency: config.terminal.currency,
+    catLevel: config.terminal.catLevel ?? (config.terminal.model === 'attended' ? 6 : 2),
+    tariff: config.tariff,
+    preauthComments: 'Parking Auth',
+    allowIncremental: config.tariff.allowIncremental,
+    incrementalCardTypes: ['001', '002'],
+    captureWindowMs: config.tariff.captureWindowMinutes * MINUTE_MS,
+    tapAndGoMaxStayMs: config.tariff.tapAndGoMaxStayMinutes * MINUTE_MS,
+    tapAndGoHoldMinor: config.tariff.tapAndGoHoldMinor,
+    timing: {
+      readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
+      submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),
+      timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
+      resolutionRetryMs: config.journal.resolutionRetryMs,
+      maxResolutionAttempts: 3,
+      resultScreenMs: 10_000,
+    },
+  };
+}

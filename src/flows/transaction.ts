@@ -1,0 +1,450 @@
+import { assign, fromPromise, setup } from 'xstate';
+import {
+  FlowEffectError,
+  type CardPurpose,
+  type CardSummary,
+  type OriginalRef,
+  type ParkingComments,
+  type ReadCardInput,
+  type ServiceName,
+  type ServiceRequest,
+  type SubmitOutcome,
+} from './effects.js';
+import { commentsFor, compensationFor, resolutionFor } from './services.js';
+import type { FlowSettings } from './settings.js';
+
+/**
+ * The transaction actor every model runs for one gateway request: (read card →) send → classify, with
+ * - cancel at every waiting state: while the card is awaited the read is aborted; while the request is out the cancel
+ *   is remembered and an approved original is undone (reversal or void) when its answer arrives;
+ * - the reader and gateway timeouts as delayed transitions (`readTimeout`, `submitTimeout`);
+ * - an unknown outcome resolved by a timeout reversal (authorizations, after `resolutionDelay`) or a timeout void
+ *   (captures, sales, refunds, credits), retried `maxResolutionAttempts` times (gateway.md §2, "Timeouts").
+ * Journaling is the host's: `submit` journals before it sends.
+ */
+
+/** What the model asks for. */
+export interface TransactionRequest {
+  service: ServiceName;
+  comments: ParkingComments;
+  /** Minor units; meaning per service as in {@link ServiceRequest.amountMinor}. */
+  amountMinor: number;
+  /** Read a card first (originals: avr, preauth, sale, credit). Absent: use `cardRef` or no card at all. */
+  read?: { purpose: CardPurpose; transactionType: ReadCardInput['transactionType'] };
+  cardRef?: string;
+  original?: OriginalRef;
+  includeEmvTags: boolean;
+  authIndicator?: '0' | '1';
+  /** Accept a partial approval; otherwise it is undone and reported as declined with reason PARTIAL_APPROVAL. */
+  acceptPartial: boolean;
+  /** Whether the customer's CANCEL applies (originals only; follow-ons are never cancelled by the customer). */
+  cancellable: boolean;
+}
+
+export interface TransactionInput {
+  settings: FlowSettings;
+  request: TransactionRequest;
+}
+
+/** How the transaction ended. `card` is set whenever a card was read (the model releases it). */
+export type TransactionResult =
+  | {
+      kind: 'approved';
+      transactionId: string;
+      gatewayId?: string;
+      /** Authorized (or processed) amount, minor units; for an incremental the new total. */
+      authorizedMinor: number;
+      partial: boolean;
+      card?: CardSummary;
+    }
+  | { kind: 'declined'; transactionId?: string; reason: string; card?: CardSummary }
+  | { kind: 'rejected'; transactionId: string; reason: string; card?: CardSummary }
+  /** `resolved`: a timeout reversal/void succeeded, nothing is charged. Otherwise the journal's recovery owns it. */
+  | { kind: 'unknown'; transactionId: string; resolved: boolean; card?: CardSummary }
+  /** The customer cancelled; anything approved in between was undone (`undone`) or left to recovery (`!undone`). */
+  | { kind: 'cancelled'; undone: boolean; card?: CardSummary }
+  /** The card read failed or timed out, or the card is not of a parking network; nothing was sent. */
+  | { kind: 'card-error'; code: string; card?: CardSummary };
+
+interface TransactionContext {
+  settings: FlowSettings;
+  request: TransactionRequest;
+  card: CardSummary | undefined;
+  outcome: SubmitOutcome | undefined;
+  /** transactionId of the original that went out (for timeout resolution). */
+  sentTransactionId: string | undefined;
+  cancelRequested: boolean;
+  resolutionAttempts: number;
+  result: TransactionResult | undefined;
+}
+
+const notProvided = (name: string) => () =>
+  Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
+
+function errorCode(error: unknown): string {
+  if (typeof error === 'object' && error !== null && 'code' in error) {
+    const code = (error).code;
+    if (typeof code === 'string' && code.length > 0) return code;
+  }
+  return 'READ_FAILED';
+}
+
+function originalRequest(context: TransactionContext): ServiceRequest {
+  const { request, settings, card } = context;
+  const cardRef = card?.cardRef ?? request.cardRef;
+  return {
+    service: request.service,
+    comments: request.comments,
+    amountMinor: request.amountMinor,
+    currency: settings.currency,
+    catLevel: settings.catLevel,
+    includeEmvTags: request.includeEmvTags,
+    ...(cardRef !== undefined ? { cardRef } : {}),
+    ...(request.original !== undefined ? { original: request.original } : {}),
+    ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
+  };
+}
+
+/** A timeout reversal/void keyed by the unanswered original's transactionId (gateway.md §7). */
+function resolutionRequest(context: TransactionContext): ServiceRequest {
+  const service = resolutionFor(context.request.service) ?? 'timeout-void';
+  return {
+    service,
+    comments: commentsFor(service, context.settings),
+    // A timeout reversal carries the amount requested: the authorized amount is unknown (gateway.md §2).
+    amountMinor: context.request.amountMinor,
+    currency: context.settings.currency,
+    catLevel: context.settings.catLevel,
+    includeEmvTags: false,
+    original: { transactionId: context.sentTransactionId ?? '', service: context.request.service },
+  };
+}
+
+/** The reversal or void that undoes an approved original. */
+function compensationRequest(context: TransactionContext): ServiceRequest {
+  const service = compensationFor(context.request.service) ?? 'reversal';
+  const outcome = context.outcome;
+  const cardRef = context.card?.cardRef ?? context.request.cardRef;
+  return {
+    service,
+    comments: commentsFor(service, context.settings),
+    // A reversal carries the authorized amount of the answer, never the requested one (spec 001, Reversal).
+    amountMinor: outcome?.authorizedMinor ?? context.request.amountMinor,
+    currency: context.settings.currency,
+    catLevel: context.settings.catLevel,
+    // gateway.md §7: a reversal of an original with EMV data carries the tags too.
+    includeEmvTags: service === 'reversal' && context.card?.chip === true,
+    ...(cardRef !== undefined ? { cardRef } : {}),
+    original: {
+      transactionId: outcome?.transactionId ?? '',
+      service: context.request.service,
+      ...(outcome?.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
+    },
+  };
+}
+
+function withCard<T extends object>(result: T, card: CardSummary | undefined): T & { card?: CardSummary } {
+  return card !== undefined ? { ...result, card } : result;
+}
+
+const UNKNOWN_OUTCOME = (transactionId: string, reason: string): SubmitOutcome => ({
+  kind: 'unknown',
+  transactionId,
+  reason,
+});
+
+export const transactionMachine = setup({
+  types: {
+    context: {} as TransactionContext,
+    input: {} as TransactionInput,
+    output: {} as TransactionResult,
+    events: {} as { type: 'CANCEL' },
+  },
+  actors: {
+    readCard: fromPromise<CardSummary, ReadCardInput>(notProvided('readCard')),
+    submit: fromPromise<SubmitOutcome, ServiceRequest>(notProvided('submit')),
+  },
+  delays: {
+    readTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
+    submitTimeout: ({ context }) => context.settings.timing.submitTimeoutMs,
+    resolutionDelay: ({ context }) =>
+      resolutionFor(context.request.service) === 'timeout-reversal'
+        ? context.settings.timing.timeoutReversalDelayMs
+        : 0,
+    resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
+  },
+  guards: {
+    needsRead: ({ context }) => context.request.read !== undefined,
+    cancellable: ({ context }) => context.request.cancellable,
+    unsupportedCard: ({ context }) => context.card?.cardType === null,
+    approved: ({ context }) => context.outcome?.kind === 'approved',
+    mustUndo: ({ context }) =>
+      context.outcome?.kind === 'approved' &&
+      compensationFor(context.request.service) !== null &&
+      (context.cancelRequested || (context.outcome.partial === true && !context.request.acceptPartial)),
+    declined: ({ context }) => context.outcome?.kind === 'declined',
+    rejected: ({ context }) => context.outcome?.kind === 'rejected',
+    resolvable: ({ context }) =>
+      resolutionFor(context.request.service) !== null && (context.sentTransactionId ?? '') !== '',
+    canRetryResolution: ({ context }) =>
+      context.resolutionAttempts < context.settings.timing.maxResolutionAttempts,
+  },
+}).createMachine({
+  id: 'transaction',
+  context: ({ input }) => ({
+    settings: input.settings,
+    request: input.request,
+    card: undefined,
+    outcome: undefined,
+    sentTransactionId: undefined,
+    cancelRequested: false,
+    resolutionAttempts: 0,
+    result: undefined,
+  }),
+  initial: 'start',
+  output: ({ context }) => context.result ?? { kind: 'card-error', code: 'NO_RESULT' },
+  states: {
+    start: {
+      tags: ['processing'],
+      always: [{ guard: 'needsRead', target: 'reading' }, { target: 'sending' }],
+    },
+    reading: {
+      tags: ['present-card'],
+      invoke: {
+        src: 'readCard',
+        input: ({ context }) => ({
+          amountMinor: context.request.amountMinor,
+          currency: context.settings.currency,
+          transactionType: context.request.read?.transactionType ?? '00',
+          purpose: context.request.read?.purpose ?? 'sale',
+        }),
+        onDone: { target: 'checkingCard', actions: assign({ card: ({ event }) => event.output }) },
+        onError: {
+          target: 'done',
+          actions: assign({
+            result: ({ event }) => ({ kind: 'card-error' as const, code: errorCode(event.error) }),
+          }),
+        },
+      },
+      after: {
+        readTimeout: {
+          target: 'done',
+          actions: assign({ result: { kind: 'card-error', code: 'READ_TIMEOUT' } }),
+        },
+      },
+      on: {
+        CANCEL: {
+          guard: 'cancellable',
+          target: 'done',
+          actions: assign({ result: { kind: 'cancelled', undone: true } }),
+        },
+      },
+    },
+    checkingCard: {
+      tags: ['processing'],
+      always: [
+        {
+          // spec 001: the parking section supports card types 001 and 002 only.
+          guard: 'unsupportedCard',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard({ kind: 'card-error' as const, code: 'CARD_NOT_SUPPORTED' }, context.card),
+          }),
+        },
+        { target: 'sending' },
+      ],
+    },
+    sending: {
+      tags: ['processing'],
+      invoke: {
+        src: 'submit',
+        input: ({ context }) => originalRequest(context),
+        onDone: {
+          target: 'classifying',
+          actions: assign({
+            outcome: ({ event }) => event.output,
+            sentTransactionId: ({ event }) => event.output.transactionId,
+          }),
+        },
+        // A rejected promise may hide a request that went out: treat it as unknown (DESIGN.md, money rule 2).
+        onError: {
+          target: 'classifying',
+          actions: assign({ outcome: UNKNOWN_OUTCOME('', 'EFFECT_FAILED') }),
+        },
+      },
+      after: {
+        submitTimeout: {
+          target: 'classifying',
+          actions: assign({ outcome: UNKNOWN_OUTCOME('', 'SUBMIT_TIMEOUT') }),
+        },
+      },
+      on: {
+        CANCEL: { guard: 'cancellable', actions: assign({ cancelRequested: true }) },
+      },
+    },
+    classifying: {
+      tags: ['processing'],
+      always: [
+        { guard: 'mustUndo', target: 'undoing' },
+        {
+          guard: 'approved',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) => {
+              const o = context.outcome as SubmitOutcome;
+              return withCard(
+                {
+                  kind: 'approved' as const,
+                  transactionId: o.transactionId,
+                  authorizedMinor: o.authorizedMinor ?? context.request.amountMinor,
+                  partial: o.partial === true,
+                  ...(o.gatewayId !== undefined ? { gatewayId: o.gatewayId } : {}),
+                },
+                context.card,
+              );
+            },
+          }),
+        },
+        {
+          guard: 'declined',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard(
+                {
+                  kind: 'declined' as const,
+                  transactionId: context.outcome?.transactionId ?? '',
+                  reason: context.outcome?.reason ?? 'DECLINED',
+                },
+                context.card,
+              ),
+          }),
+        },
+        {
+          guard: 'rejected',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard(
+                {
+                  kind: 'rejected' as const,
+                  transactionId: context.outcome?.transactionId ?? '',
+                  reason: context.outcome?.reason ?? 'INVALID_REQUEST',
+                },
+                context.card,
+              ),
+          }),
+        },
+        { guard: 'resolvable', target: 'awaitingResolution' },
+        {
+          // Nothing to resolve it with (a reversal or void), or no transactionId came back: the journal's recovery
+          // owns the entry.
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard(
+                {
+                  kind: 'unknown' as const,
+                  transactionId: context.outcome?.transactionId ?? context.sentTransactionId ?? '',
+                  resolved: false,
+                },
+                context.card,
+              ),
+          }),
+        },
+      ],
+    },
+    undoing: {
+      tags: ['processing'],
+      invoke: {
+        src: 'submit',
+        input: ({ context }) => compensationRequest(context),
+        onDone: {
+          target: 'done',
+          actions: assign({
+            result: ({ context, event }) => {
+              const undone = event.output.kind === 'approved';
+              if (context.cancelRequested)
+                return withCard({ kind: 'cancelled' as const, undone }, context.card);
+              return withCard(
+                {
+                  kind: 'declined' as const,
+                  transactionId: context.outcome?.transactionId ?? '',
+                  reason: undone ? 'PARTIAL_APPROVAL' : 'PARTIAL_APPROVAL_NOT_UNDONE',
+                },
+                context.card,
+              );
+            },
+          }),
+        },
+        onError: {
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard(
+                {
+                  kind: 'unknown' as const,
+                  transactionId: context.outcome?.transactionId ?? '',
+                  resolved: false,
+                },
+                context.card,
+              ),
+          }),
+        },
+      },
+    },
+    awaitingResolution: {
+      tags: ['processing'],
+      after: { resolutionDelay: { target: 'resolving' } },
+    },
+    resolving: {
+      tags: ['processing'],
+      entry: assign({ resolutionAttempts: ({ context }) => context.resolutionAttempts + 1 }),
+      invoke: {
+        src: 'submit',
+        input: ({ context }) => resolutionRequest(context),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'done',
+            actions: assign({
+              result: ({ context }) =>
+                withCard(
+                  {
+                    kind: 'unknown' as const,
+                    transactionId: context.sentTransactionId ?? '',
+                    resolved: true,
+                  },
+                  context.card,
+                ),
+            }),
+          },
+          { guard: 'canRetryResolution', target: 'retryingResolution' },
+          { target: 'unresolved' },
+        ],
+        onError: [{ guard: 'canRetryResolution', target: 'retryingResolution' }, { target: 'unresolved' }],
+      },
+    },
+    retryingResolution: {
+      tags: ['processing'],
+      after: { resolutionRetry: { target: 'resolving' } },
+    },
+    unresolved: {
+      tags: ['processing'],
+      always: {
+        target: 'done',
+        actions: assign({
+          result: ({ context }) =>
+            withCard(
+              { kind: 'unknown' as const, transactionId: context.sentTransactionId ?? '', resolved: false },
+              context.card,
+            ),
+        }),
+      },
+    },
+    done: { type: 'final', tags: ['processing'] },
+  },
+});
+
+export type TransactionMachine = typeof transactionMachine;

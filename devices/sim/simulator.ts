@@ -1,0 +1,340 @@
+import { decodeTlv, TlvError } from '../../src/emv/index.js';
+import { COMMANDS, encodeActivateReply, parseActivateData } from '../vivotech2/commands.js';
+import { encodeReaderFrame, type RawFrame } from '../vivotech2/frame.js';
+import { FrameParser } from '../vivotech2/parser.js';
+import { STATUS } from '../vivotech2/status.js';
+import { buildVirtualRead, VIRTUAL_CARDS, type VirtualCard } from './cards.js';
+
+/** What the simulator sends to whoever is attached (a transport endpoint). */
+export interface SimulatorLink {
+  /** Bytes from the reader to the host. */
+  send(bytes: Uint8Array): void;
+  /** The reader was unplugged: the link is dead. */
+  unplugged(): void;
+}
+
+/** How the host and tests steer the simulated reader. */
+export interface SimulatedReaderControl {
+  /** The virtual card presented at the next Activate (a key of VIRTUAL_CARDS). */
+  readonly card: string;
+  /** Presents another virtual card from the next Activate on. @throws RangeError for an unknown name. */
+  setCard(name: string): void;
+  /** Milliseconds the simulated cardholder takes to present the card after Activate. */
+  setPresentDelay(ms: number): void;
+  /** Unplugs the reader: the transport closes, and opening it fails until `plug()`. */
+  unplug(): void;
+  /** Plugs the reader back in; the driver's next reconnect attempt succeeds. */
+  plug(): void;
+  readonly plugged: boolean;
+  /** Sends line noise to the host now (default: 37 bytes including a partial header). */
+  injectGarbage(bytes?: Uint8Array): void;
+  /** Makes the reader stop answering (a hung reader) or answer again. */
+  setUnresponsive(unresponsive: boolean): void;
+  /** CMD/SUBCMD of every well-formed frame received, oldest first (data omitted: it is not kept). */
+  readonly received: readonly { cmd: number; sub: number }[];
+  /** Frames the simulator answered with status 0B because another command or a cancel was in progress. */
+  readonly refused: number;
+}
+
+/** Options of a simulated reader. */
+export interface SimulatorOptions {
+  /** Virtual card name; default n2-contact. */
+  readonly card?: string;
+  /** Milliseconds before the card is presented; default 400. */
+  readonly presentDelayMs?: number;
+  /** Whether Activate replies carry a track 3 field (NEO 2 layout); default true. */
+  readonly track3Field?: boolean;
+  /** Milliseconds the reader takes to answer a Cancel; default 20. */
+  readonly cancelDelayMs?: number;
+  /** Firmware version string answered to 29-00. */
+  readonly firmware?: string;
+  /** The current time, for tag 9A. */
+  readonly now?: () => Date;
+}
+
+const DEFAULT_GARBAGE = Uint8Array.from([
+  0x00, 0xff, 0x56, 0x69, 0x56, 0x4f, 0x74, 0x13, 0x37, 0x56, 0x69, 0x56, 0x4f, 0x74, 0x65, 0x63, 0x68, 0x32,
+  0x00, 0x18, 0x00, 0x7f, 0xff, 0x01, 0x02, 0x03, 0x56, 0x56, 0x69, 0x0d, 0x0a, 0x00, 0x00, 0x41, 0x42, 0x43,
+  0x44,
+]);
+
+function lookup(name: string): VirtualCard {
+  const card = VIRTUAL_CARDS[name];
+  if (!card)
+    throw new RangeError(`unknown virtual card "${name}"; known: ${Object.keys(VIRTUAL_CARDS).join(', ')}`);
+  return card;
+}
+
+/**
+ * A ViVOtech2 reader in software, speaking the protocol byte for byte: it parses host frames with the same codec
+ * (frames with a bad CRC get no answer, as on a real reader), answers Ping, firmware version, poll mode, Activate,
+ * Get transaction result, Cancel and Get/Set configuration, and refuses what a real reader refuses: any command other
+ * than Cancel while an Activate is in progress, and any command while a Cancel is being processed (status 0B).
+ */
+export class ReaderSimulator implements SimulatedReaderControl {
+  private cardName: string;
+  private presentDelayMs: number;
+  private readonly track3Field: boolean;
+  private readonly cancelDelayMs: number;
+  private readonly firmware: string;
+  private readonly now: () => Date;
+  private link: SimulatorLink | undefined;
+  private parser = new FrameParser('host-to-reader');
+  private activeTimers: NodeJS.Timeout[] = [];
+  private activating = false;
+  private cancelling = false;
+  private unresponsive = false;
+  private isPlugged = true;
+  private sequence = 0;
+  private pollMode = 0x00;
+  private lastResult: RawFrame | undefined;
+  private readonly configuration = new Map<string, Uint8Array>();
+  readonly received: { cmd: number; sub: number }[] = [];
+  refused = 0;
+
+  constructor(options: SimulatorOptions = {}) {
+    this.cardName = options.card ?? 'n2-contact';
+    lookup(this.cardName);
+    this.presentDelayMs = options.presentDelayMs ?? 400;
+    this.track3Field = options.track3Field ?? true;
+    this.cancelDelayMs = options.cancelDelayMs ?? 20;
+    this.firmware = options.firmware ?? 'NEO2 SIM v1.00.000';
+    this.now = options.now ?? (() => new Date());
+  }
+
+  get card(): string {
+    return this.cardName;
+  }
+
+  get plugged(): boolean {
+    return this.isPlugged;
+  }
+
+  setCard(name: string): void {
+    lookup(name);
+    this.cardName = name;
+  }
+
+  setPresentDelay(ms: number): void {
+    if (!Number.isFinite(ms) || ms < 0) throw new RangeError('present delay must be a non-negative number');
+    this.presentDelayMs = ms;
+  }
+
+  setUnresponsive(unresponsive: boolean): void {
+    this.unresponsive = unresponsive;
+  }
+
+  /**
+   * Attaches a transport endpoint (one at a time, like a cable; a new one replaces the old). Returns `deliver` for the
+   * host's bytes and `detach` for when the host closes the port (it only detaches this endpoint).
+   * @throws Error when the reader is unplugged.
+   */
+  attach(link: SimulatorLink): { deliver: (bytes: Uint8Array) => void; detach: () => void } {
+    if (!this.isPlugged) throw new Error('simulated reader is unplugged');
+    this.link = link;
+    this.parser = new FrameParser('host-to-reader');
+    this.resetTransaction();
+    return {
+      deliver: (bytes) => {
+        if (this.link === link) this.receive(bytes);
+      },
+      detach: () => {
+        if (this.link !== link) return;
+        this.link = undefined;
+        this.resetTransaction();
+      },
+    };
+  }
+
+  unplug(): void {
+    this.isPlugged = false;
+    const link = this.link;
+    this.link = undefined;
+    this.resetTransaction();
+    link?.unplugged();
+  }
+
+  plug(): void {
+    this.isPlugged = true;
+  }
+
+  injectGarbage(bytes: Uint8Array = DEFAULT_GARBAGE): void {
+    this.link?.send(bytes);
+  }
+
+  private resetTransaction(): void {
+    for (const t of this.activeTimers) clearTimeout(t);
+    this.activeTimers = [];
+    this.activating = false;
+    this.cancelling = false;
+  }
+
+  private later(ms: number, fn: () => void): void {
+    const timer = setTimeout(() => {
+      this.activeTimers = this.activeTimers.filter((t) => t !== timer);
+      fn();
+    }, ms);
+    this.activeTimers.push(timer);
+  }
+
+  private reply(cmd: number, status: number, data?: Uint8Array): void {
+    if (this.unresponsive) return;
+    this.link?.send(encodeReaderFrame({ cmd, status, ...(data ? { data } : {}) }));
+  }
+
+  private receive(bytes: Uint8Array): void {
+    for (const frame of this.parser.push(bytes)) this.onCommand(frame);
+  }
+
+  private onCommand(frame: RawFrame): void {
+    this.received.push({ cmd: frame.cmd, sub: frame.code });
+    const isCancel = frame.cmd === COMMANDS.cancel.cmd && frame.code === COMMANDS.cancel.sub;
+    if (this.cancelling || (this.activating && !isCancel)) {
+      this.refused++;
+      this.reply(frame.cmd, STATUS.COMMAND_NOT_ALLOWED);
+      return;
+    }
+    const sub = frame.code;
+    switch (frame.cmd) {
+      case COMMANDS.ping.cmd:
+        return sub === COMMANDS.ping.sub ? this.reply(frame.cmd, STATUS.OK) : this.unknownSub(frame);
+      case COMMANDS.firmwareVersion.cmd:
+        return sub === COMMANDS.firmwareVersion.sub
+          ? this.reply(frame.cmd, STATUS.OK, Uint8Array.from([...this.firmware].map((c) => c.charCodeAt(0))))
+          : this.unknownSub(frame);
+      case COMMANDS.setPollMode.cmd:
+        if (sub !== COMMANDS.setPollMode.sub) return this.unknownSub(frame);
+        if (frame.data.length !== 1 || (frame.data[0] as number) > 1)
+          return this.reply(frame.cmd, STATUS.INCORRECT_PARAMETER);
+        this.pollMode = frame.data[0] as number;
+        return this.reply(frame.cmd, STATUS.OK);
+      case COMMANDS.activate.cmd:
+        return sub === COMMANDS.activate.sub ? this.activate(frame.data) : this.unknownSub(frame);
+      case COMMANDS.getResult.cmd:
+        if (sub === COMMANDS.getResult.sub || sub === COMMANDS.getResultWithStatus.sub) {
+          const last = this.lastResult;
+          return last
+            ? this.reply(COMMANDS.getResult.cmd, last.code, last.data)
+            : this.reply(frame.cmd, STATUS.FAILED, Uint8Array.of(0x01, 0x00, 0x00, 0x00));
+        }
+        if (sub === COMMANDS.getConfiguration.sub) return this.getConfiguration();
+        return this.unknownSub(frame);
+      case COMMANDS.setConfiguration.cmd:
+        return sub === COMMANDS.setConfiguration.sub
+          ? this.setConfiguration(frame.data)
+          : this.unknownSub(frame);
+      case COMMANDS.cancel.cmd:
+        if (sub !== COMMANDS.cancel.sub) return this.unknownSub(frame);
+        if (!this.activating) return this.reply(frame.cmd, STATUS.OK);
+        // The transaction is abandoned: its result is never sent. The answer takes a moment, during which the reader
+        // refuses everything else.
+        this.resetTransaction();
+        this.cancelling = true;
+        this.later(this.cancelDelayMs, () => {
+          this.cancelling = false;
+          this.reply(frame.cmd, STATUS.OK);
+        });
+        return;
+      default:
+        this.reply(frame.cmd, STATUS.UNKNOWN_COMMAND);
+    }
+  }
+
+  private unknownSub(frame: RawFrame): void {
+    this.reply(frame.cmd, STATUS.UNKNOWN_SUBCOMMAND);
+  }
+
+  private getConfiguration(): void {
+    const parts: number[] = [];
+    for (const [tag, value] of this.configuration) {
+      const tagBytes = tag.match(/../g)?.map((h) => Number.parseInt(h, 16)) ?? [];
+      parts.push(...tagBytes, value.length, ...value);
+    }
+    this.reply(COMMANDS.getConfiguration.cmd, STATUS.OK, Uint8Array.from(parts));
+  }
+
+  private setConfiguration(data: Uint8Array): void {
+    try {
+      for (const node of decodeTlv(data)) {
+        if (node.value === undefined || node.value.length > 127)
+          return this.reply(0x04, STATUS.INCORRECT_PARAMETER);
+        this.configuration.set(node.tag, node.value);
+      }
+    } catch (e) {
+      if (e instanceof TlvError) return this.reply(0x04, STATUS.MALFORMATTED_DATA);
+      throw e;
+    }
+    this.reply(0x04, STATUS.OK);
+  }
+
+  private fail(code: number): void {
+    // Failure data: error code, SW1, SW2, RF state code (reader-protocol.md, Activate reply).
+    const data = Uint8Array.of(code, 0x00, 0x00, 0x00);
+    this.lastResult = { cmd: COMMANDS.activate.cmd, code: STATUS.FAILED, data };
+    this.activating = false;
+    this.reply(COMMANDS.activate.cmd, STATUS.FAILED, data);
+  }
+
+  private activate(data: Uint8Array): void {
+    let request: ReturnType<typeof parseActivateData>;
+    try {
+      request = parseActivateData(data);
+    } catch {
+      return this.reply(COMMANDS.activate.cmd, STATUS.MALFORMATTED_DATA);
+    }
+    const tags = new Map(request.tlvs.map((t) => [t.tag, t.value]));
+    if (request.timeoutSeconds === 0) return this.reply(COMMANDS.activate.cmd, STATUS.INCORRECT_PARAMETER);
+    this.activating = true;
+    for (const required of ['9F02', '9C', '5F2A']) if (!tags.has(required)) return this.fail(0x41);
+    const amountZero = [...(tags.get('9F02') ?? [])].every((b) => b === 0);
+    if (amountZero && tags.get('9C')?.[0] === 0x00) return this.fail(0x03);
+    const card = lookup(this.cardName);
+    const timeoutMs = request.timeoutSeconds * 1000;
+    this.later(timeoutMs, () => {
+      this.activating = false;
+      this.reply(COMMANDS.activate.cmd, STATUS.TIMEOUT);
+    });
+    if (card.outcome.kind === 'no-card' || this.presentDelayMs >= timeoutMs) return;
+    this.later(this.presentDelayMs, () => this.present(card, tags));
+  }
+
+  private present(card: VirtualCard, request: Map<string, Uint8Array>): void {
+    // The card came: the Activate timeout no longer applies.
+    for (const t of this.activeTimers) clearTimeout(t);
+    this.activeTimers = [];
+    if (card.detected) this.reply(COMMANDS.activate.cmd, STATUS.USER_INTERFACE_EVENT, Uint8Array.of(0x01));
+    this.later(card.readMs, () => this.complete(card, request));
+  }
+
+  private complete(card: VirtualCard, request: Map<string, Uint8Array>): void {
+    const outcome = card.outcome;
+    switch (outcome.kind) {
+      case 'no-card':
+        return;
+      case 'error':
+        return this.fail(outcome.activateErrorCode);
+      case 'unplug':
+        return this.unplug();
+      case 'read':
+      case 'garbage':
+      case 'bad-crc': {
+        const entryMode = outcome.kind === 'read' ? outcome.entryMode : 'contact';
+        const d = this.now();
+        const date = [d.getFullYear() % 100, d.getMonth() + 1, d.getDate()]
+          .map((n) => String(n).padStart(2, '0'))
+          .join('');
+        const read = buildVirtualRead(outcome.card, entryMode, { request, date, sequence: this.sequence++ });
+        const data = encodeActivateReply({ ...read, track3Field: this.track3Field });
+        const status = read.de055Present ? STATUS.REQUEST_ONLINE_AUTHORIZATION : STATUS.OK;
+        this.activating = false;
+        this.lastResult = { cmd: COMMANDS.activate.cmd, code: status, data };
+        if (this.unresponsive) return;
+        const frame = encodeReaderFrame({ cmd: COMMANDS.activate.cmd, status, data });
+        if (outcome.kind === 'garbage') this.injectGarbage();
+        if (outcome.kind === 'bad-crc') frame[frame.length - 1] = (frame[frame.length - 1] as number) ^ 0x5a;
+        this.link?.send(frame);
+        return;
+      }
+    }
+  }
+}

@@ -1,0 +1,472 @@
+import { EventEmitter } from 'node:events';
+import { TlvError } from '../../src/emv/index.js';
+import type { Logger } from '../../src/log/index.js';
+import {
+  ReaderError,
+  type ActivateOptions,
+  type CardRead,
+  type CardReader,
+  type ReaderEvents,
+  type ReaderHealth,
+} from '../reader.js';
+import type { Transport, TransportConnection } from '../transports/transport.js';
+import {
+  buildActivateData,
+  COMMANDS,
+  parseActivateReply,
+  POLL_MODE,
+  toCardRead,
+  type CommandId,
+  type Track3Layout,
+} from './commands.js';
+import { encodeHostFrame, type RawFrame } from './frame.js';
+import { FrameParser } from './parser.js';
+import { errorForStatus, STATUS } from './status.js';
+
+/** Timing and layout options of the driver (configuration `reader`, mapped by the host). */
+export interface DriverOptions {
+  /** Milliseconds to wait for any reply frame; `activate` adds its `timeoutSeconds`. */
+  readonly commandTimeoutMs: number;
+  /** Idle watchdog ping interval, milliseconds. A failed watchdog ping is handled as a disconnect. */
+  readonly watchdogMs: number;
+  /** First reconnect delay, milliseconds; doubles after each failed attempt. */
+  readonly reconnectInitialMs: number;
+  /** Cap of the reconnect delay, milliseconds. */
+  readonly reconnectMaxMs: number;
+  /** Whether Activate replies carry a track 3 field. */
+  readonly track3: Track3Layout;
+}
+
+interface Outstanding {
+  readonly command: CommandId;
+  readonly resolve: (frame: RawFrame) => void;
+  readonly reject: (error: ReaderError) => void;
+  timer: NodeJS.Timeout | undefined;
+  /** Set once a Cancel was sent for this activate: its reply, should it still come, is discarded. */
+  cancelled: boolean;
+}
+
+interface CancelWait {
+  readonly done: Promise<void>;
+  readonly finish: () => void;
+}
+
+const hex2 = (n: number): string => n.toString(16).padStart(2, '0').toUpperCase();
+
+/** Delay before reconnect attempt `attempt` (0-based): initial × 2^attempt, capped. */
+export function backoffDelay(attempt: number, initialMs: number, maxMs: number): number {
+  return Math.min(maxMs, initialMs * 2 ** Math.min(attempt, 30));
+}
+
+/**
+ * The ViVOtech2 driver: one CardReader over any byte transport (serial, HID, the simulator's stream). It owns the
+ * frame parser, serialises commands (one outstanding at a time, reader.ts), times every command out, pings the reader
+ * while idle, and reconnects with capped exponential backoff when the transport goes away.
+ */
+export class ViVOtech2Reader extends EventEmitter implements CardReader {
+  private connection: TransportConnection | undefined;
+  private readonly parser = new FrameParser('reader-to-host');
+  private outstanding: Outstanding | undefined;
+  private cancelWait: CancelWait | undefined;
+  private state: ReaderHealth = 'disconnected';
+  private closed = false;
+  private handshaking = false;
+  private attempt = 0;
+  private reconnectTimer: NodeJS.Timeout | undefined;
+  private watchdogTimer: NodeJS.Timeout | undefined;
+  /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
+  discardedFrames = 0;
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: DriverOptions,
+    private readonly logger?: Logger,
+  ) {
+    super();
+  }
+
+  get health(): ReaderHealth {
+    return this.state;
+  }
+
+  /** The transport's description, e.g. "serial /dev/ttyUSB0 @115200". */
+  get description(): string {
+    return this.transport.description;
+  }
+
+  override on<E extends keyof ReaderEvents>(event: E, listener: (...args: ReaderEvents[E]) => void): this {
+    return super.on(event, listener as (...args: unknown[]) => void);
+  }
+
+  override off<E extends keyof ReaderEvents>(event: E, listener: (...args: ReaderEvents[E]) => void): this {
+    return super.off(event, listener as (...args: unknown[]) => void);
+  }
+
+  private setHealth(health: ReaderHealth): void {
+    if (this.state === health) return;
+    this.state = health;
+    this.emit('health', health);
+  }
+
+  /** Emits `error` only when someone listens: an unheard 'error' event would throw out of EventEmitter. */
+  private report(error: ReaderError): void {
+    this.logger?.warn({ code: error.code }, `reader: ${error.message}`);
+    if (this.listenerCount('error') > 0) this.emit('error', error);
+  }
+
+  async connect(): Promise<void> {
+    if (this.closed) throw new ReaderError('READER_NOT_CONNECTED', 'reader was closed');
+    if (this.connection && this.state !== 'reconnecting') return;
+    this.clearReconnect();
+    this.setHealth('connecting');
+    try {
+      await this.openAndHandshake();
+    } catch (e) {
+      const error = asReaderError(e);
+      if (!this.closed) {
+        // Keep trying in the background: a kiosk whose reader is plugged in after start must come up by itself.
+        this.setHealth('reconnecting');
+        this.scheduleReconnect();
+      }
+      throw error;
+    }
+    this.attempt = 0;
+    this.setHealth('ready');
+    this.armWatchdog();
+  }
+
+  private async openAndHandshake(): Promise<void> {
+    this.parser.reset();
+    const connection = await this.transport.open({
+      data: (chunk) => this.onData(chunk),
+      closed: (error) => {
+        if (this.connection === connection) this.onTransportClosed(error);
+      },
+    });
+    if (this.closed) {
+      await connection.close();
+      throw new ReaderError('READER_NOT_CONNECTED', 'reader was closed');
+    }
+    this.connection = connection;
+    this.handshaking = true;
+    try {
+      await this.exchange(COMMANDS.ping);
+      const mode = await this.exchange(COMMANDS.setPollMode, Uint8Array.of(POLL_MODE.onDemand));
+      if (mode.code !== STATUS.OK)
+        throw errorForStatus(COMMANDS.setPollMode.name, mode.code, mode.data, false);
+    } catch (e) {
+      this.connection = undefined;
+      await connection.close();
+      throw e;
+    } finally {
+      this.handshaking = false;
+    }
+    this.logger?.info({ transport: this.transport.description }, 'reader ready');
+  }
+
+  private onData(chunk: Uint8Array): void {
+    for (const frame of this.parser.push(chunk)) this.onFrame(frame);
+  }
+
+  private onFrame(frame: RawFrame): void {
+    this.logger?.debug(
+      { cmd: hex2(frame.cmd), status: hex2(frame.code), length: frame.data.length },
+      'reader frame',
+    );
+    if (frame.cmd === COMMANDS.cancel.cmd && this.cancelWait) {
+      this.cancelWait.finish();
+      return;
+    }
+    const out = this.outstanding;
+    if (!out || out.command.cmd !== frame.cmd || out.cancelled) {
+      // A reply nobody waits for: the late answer of a command that timed out or was cancelled (reader.ts: a card
+      // read after a cancel or timeout is discarded, never delivered to a later activate).
+      this.discardedFrames++;
+      return;
+    }
+    if (out.command === COMMANDS.activate && frame.code === STATUS.USER_INTERFACE_EVENT) {
+      // Status 0E, data 01: card detected, transaction started; the result follows in a later frame.
+      if (frame.data[0] === 0x01) this.emit('card-detected');
+      return;
+    }
+    this.finishOutstanding(out);
+    out.resolve(frame);
+  }
+
+  private finishOutstanding(out: Outstanding): void {
+    if (out.timer) clearTimeout(out.timer);
+    out.timer = undefined;
+    if (this.outstanding === out) this.outstanding = undefined;
+  }
+
+  /**
+   * Sends one command and waits for the reply with the same command byte. Rejects READER_BUSY when a command is
+   * outstanding, READER_TIMEOUT after `timeoutMs` (the parser is reset: resynchronisation), READER_DISCONNECTED when
+   * the transport goes away.
+   */
+  private exchange(
+    command: CommandId,
+    data?: Uint8Array,
+    timeoutMs = this.options.commandTimeoutMs,
+  ): Promise<RawFrame> {
+    const connection = this.connection;
+    if (!connection || (this.state !== 'ready' && this.state !== 'busy' && !this.handshaking))
+      return Promise.reject(
+        new ReaderError('READER_NOT_CONNECTED', `${command.name}: reader is ${this.state}`),
+      );
+    if (this.outstanding || this.cancelWait)
+      return Promise.reject(
+        new ReaderError('READER_BUSY', `${command.name}: another command is outstanding`),
+      );
+    this.disarmWatchdog();
+    return new Promise<RawFrame>((resolve, reject) => {
+      const out: Outstanding = {
+        command,
+        resolve: (frame) => {
+          this.armWatchdog();
+          resolve(frame);
+        },
+        reject: (error) => {
+          this.armWatchdog();
+          reject(error);
+        },
+        timer: undefined,
+        cancelled: false,
+      };
+      out.timer = setTimeout(() => {
+        this.finishOutstanding(out);
+        this.parser.reset();
+        out.reject(new ReaderError('READER_TIMEOUT', `${command.name}: no answer within ${timeoutMs} ms`));
+      }, timeoutMs);
+      this.outstanding = out;
+      connection.write(encodeHostFrame({ cmd: command.cmd, sub: command.sub, data })).catch((e: unknown) => {
+        if (this.outstanding !== out) return;
+        this.finishOutstanding(out);
+        out.reject(asReaderError(e, 'READER_DISCONNECTED'));
+      });
+    });
+  }
+
+  /** Sends a command that must answer status 00 and returns its data. */
+  private async simple(command: CommandId, data?: Uint8Array): Promise<Uint8Array> {
+    const reply = await this.exchange(command, data);
+    if (reply.code !== STATUS.OK) throw errorForStatus(command.name, reply.code, reply.data, false);
+    return reply.data;
+  }
+
+  async ping(): Promise<void> {
+    await this.simple(COMMANDS.ping);
+  }
+
+  async firmwareVersion(): Promise<string> {
+    const data = await this.simple(COMMANDS.firmwareVersion);
+    // ASCII, sometimes NUL-terminated.
+    return String.fromCharCode(...data)
+      .replace(/\0+$/, '')
+      .trim();
+  }
+
+  async activate(options: ActivateOptions): Promise<CardRead> {
+    if (options.signal?.aborted) throw new ReaderError('READER_CANCELLED', 'activate: aborted before start');
+    const data = buildActivateData(options);
+    const waitMs = options.timeoutSeconds * 1000 + this.options.commandTimeoutMs;
+    const exchange = this.exchange(COMMANDS.activate, data, waitMs);
+    // exchange() registered the outstanding command synchronously (or rejected at once with BUSY / NOT_CONNECTED).
+    const out = this.outstanding?.command === COMMANDS.activate ? this.outstanding : undefined;
+    if (out) this.setHealth('busy');
+    const onAbort = (): void => void this.cancel();
+    options.signal?.addEventListener('abort', onAbort, { once: true });
+    try {
+      let reply: RawFrame;
+      try {
+        reply = await exchange;
+      } catch (e) {
+        const error = asReaderError(e);
+        // The reader may still be waiting for a card: stop it before anyone sends anything else (reader.ts).
+        if (error.code === 'READER_TIMEOUT' && this.connection) await this.sendCancel();
+        throw error;
+      }
+      if (reply.code !== STATUS.OK && reply.code !== STATUS.REQUEST_ONLINE_AUTHORIZATION)
+        throw errorForStatus(COMMANDS.activate.name, reply.code, reply.data, true);
+      try {
+        return toCardRead(parseActivateReply(reply.data, this.options.track3), reply.code);
+      } catch (e) {
+        if (e instanceof TlvError)
+          throw new ReaderError(
+            'READER_PROTOCOL',
+            `activate reply: ${e.message}`,
+            { status: reply.code },
+            { cause: e },
+          );
+        throw e;
+      }
+    } finally {
+      options.signal?.removeEventListener('abort', onAbort);
+      if (this.state === 'busy') this.setHealth('ready');
+    }
+  }
+
+  async cancel(): Promise<void> {
+    if (this.cancelWait) return this.cancelWait.done;
+    const out = this.outstanding;
+    if (!out || out.command !== COMMANDS.activate || out.cancelled) return;
+    out.cancelled = true;
+    await this.sendCancel();
+    this.finishOutstanding(out);
+    out.reject(new ReaderError('READER_CANCELLED', 'activate cancelled'));
+  }
+
+  /**
+   * Sends Cancel Transaction and waits for its answer (or the command timeout, after which the parser is reset).
+   * While it waits, every other command is refused with READER_BUSY: after a cancel the host must send nothing else
+   * until the reader answers (reader-protocol.md, 05-01).
+   */
+  private sendCancel(): Promise<void> {
+    if (this.cancelWait) return this.cancelWait.done;
+    const connection = this.connection;
+    if (!connection) return Promise.resolve();
+    let finish!: () => void;
+    const done = new Promise<void>((resolve) => {
+      const timer = setTimeout(() => {
+        this.parser.reset();
+        finish();
+      }, this.options.commandTimeoutMs);
+      finish = () => {
+        clearTimeout(timer);
+        if (this.cancelWait?.done === done) this.cancelWait = undefined;
+        this.armWatchdog();
+        resolve();
+      };
+    });
+    this.cancelWait = { done, finish };
+    this.disarmWatchdog();
+    connection
+      .write(encodeHostFrame({ cmd: COMMANDS.cancel.cmd, sub: COMMANDS.cancel.sub }))
+      .catch(() => this.cancelWait?.finish());
+    return done;
+  }
+
+  private onTransportClosed(error: Error | undefined): void {
+    const readerError = new ReaderError(
+      'READER_DISCONNECTED',
+      `reader disconnected (${this.transport.description})${error ? `: ${error.message}` : ''}`,
+      {},
+      { cause: error },
+    );
+    this.dropConnection(readerError);
+  }
+
+  /** Fails whatever is outstanding, forgets the connection and starts reconnecting. */
+  private dropConnection(error: ReaderError): void {
+    const connection = this.connection;
+    this.connection = undefined;
+    this.disarmWatchdog();
+    this.parser.reset();
+    this.cancelWait?.finish();
+    const out = this.outstanding;
+    if (out) {
+      this.finishOutstanding(out);
+      out.reject(
+        out.cancelled
+          ? new ReaderError('READER_CANCELLED', 'activate cancelled', {}, { cause: error })
+          : error,
+      );
+    }
+    if (connection) void connection.close();
+    if (this.closed) return;
+    this.logger?.warn({ code: error.code }, 'reader disconnected; reconnecting');
+    this.setHealth('reconnecting');
+    this.emit('disconnected', error);
+    this.scheduleReconnect();
+  }
+
+  private scheduleReconnect(): void {
+    if (this.closed || this.reconnectTimer) return;
+    const delay = backoffDelay(this.attempt, this.options.reconnectInitialMs, this.options.reconnectMaxMs);
+    this.attempt++;
+    this.reconnectTimer = setTimeout(() => {
+      this.reconnectTimer = undefined;
+      void this.reconnectOnce();
+    }, delay);
+  }
+
+  private async reconnectOnce(): Promise<void> {
+    if (this.closed || this.connection) return;
+    try {
+      await this.openAndHandshake();
+    } catch (e) {
+      if (this.closed) return;
+      this.report(asReaderError(e));
+      this.scheduleReconnect();
+      return;
+    }
+    this.attempt = 0;
+    this.setHealth('ready');
+    this.logger?.info('reader reconnected');
+    this.emit('reconnected');
+    this.armWatchdog();
+  }
+
+  private clearReconnect(): void {
+    if (this.reconnectTimer) clearTimeout(this.reconnectTimer);
+    this.reconnectTimer = undefined;
+  }
+
+  private armWatchdog(): void {
+    this.disarmWatchdog();
+    if (this.closed || !this.connection || this.handshaking) return;
+    this.watchdogTimer = setTimeout(() => void this.watchdog(), this.options.watchdogMs);
+    this.watchdogTimer.unref();
+  }
+
+  private disarmWatchdog(): void {
+    if (this.watchdogTimer) clearTimeout(this.watchdogTimer);
+    this.watchdogTimer = undefined;
+  }
+
+  /** Idle ping; a reader that does not answer is hung: drop the connection and reconnect. */
+  private async watchdog(): Promise<void> {
+    this.watchdogTimer = undefined;
+    if (this.outstanding || this.cancelWait || this.state !== 'ready') return;
+    try {
+      await this.ping();
+    } catch (e) {
+      const error = asReaderError(e);
+      if (error.code === 'READER_BUSY' || error.code === 'READER_NOT_CONNECTED' || !this.connection) return;
+      this.report(error);
+      this.dropConnection(
+        new ReaderError(
+          'READER_DISCONNECTED',
+          `watchdog ping failed: ${error.message}`,
+          {},
+          { cause: error },
+        ),
+      );
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    this.clearReconnect();
+    this.disarmWatchdog();
+    const connection = this.connection;
+    this.connection = undefined;
+    this.cancelWait?.finish();
+    const out = this.outstanding;
+    if (out) {
+      this.finishOutstanding(out);
+      out.reject(new ReaderError('READER_DISCONNECTED', 'reader closed'));
+    }
+    this.setHealth('disconnected');
+    if (connection) await connection.close();
+    await this.transport.dispose?.();
+  }
+}
+
+function asReaderError(
+  e: unknown,
+  fallback: 'READER_PROTOCOL' | 'READER_DISCONNECTED' = 'READER_PROTOCOL',
+): ReaderError {
+  if (e instanceof ReaderError) return e;
+  return new ReaderError(fallback, e instanceof Error ? e.message : String(e), {}, { cause: e });
+}

@@ -73,7 +73,10 @@ export function open(key: Buffer, sealed: Buffer, context: string): Buffer {
  * terminal started with another key refuses to run instead of failing on each stored payment later.
  */
 export function keyCheckValue(key: Buffer): string {
-  return createHmac('sha256', requireKey(key)).update('parking-terminal key check v1').digest('hex').slice(0, 32);
+  return createHmac('sha256', requireKey(key))
+    .update('parking-terminal key check v1')
+    .digest('hex')
+    .slice(0, 32);
 }
 
 function parseKeyText(text: string, path: string): Buffer {

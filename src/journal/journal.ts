@@ -218,19 +218,27 @@ function toEntry(r: Row): JournalEntry {
   };
 }
 
-function bodyContext(r: Pick<Row, 'created_at' | 'service' | 'transaction_id' | 'referenced_transaction_id'>): string {
+function bodyContext(
+  r: Pick<Row, 'created_at' | 'service' | 'transaction_id' | 'referenced_transaction_id'>,
+): string {
   return `journal-body:${r.created_at}:${r.service}:${r.transaction_id ?? ''}:${r.referenced_transaction_id ?? ''}`;
 }
 
 function checkAmount(amountMinor: number | undefined, what: string): void {
   if (amountMinor === undefined) return;
   if (!Number.isSafeInteger(amountMinor) || amountMinor < 0 || amountMinor > MAX_MINOR)
-    throw new JournalError('JOURNAL_INVALID', `${what} must be an integer number of minor units (0…${MAX_MINOR})`);
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `${what} must be an integer number of minor units (0…${MAX_MINOR})`,
+    );
 }
 
 function checkText(value: unknown, what: string, max = 256): void {
   if (typeof value !== 'string' || value.length === 0 || value.length > max)
-    throw new JournalError('JOURNAL_INVALID', `${what} must be a non-empty string of at most ${max} characters`);
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `${what} must be a non-empty string of at most ${max} characters`,
+    );
 }
 
 function checkOptionalText(value: unknown, what: string, max = 256): void {
@@ -239,14 +247,16 @@ function checkOptionalText(value: unknown, what: string, max = 256): void {
 
 /** Refuses anything that could put card data into a clear column. */
 function validateBegin(e: BeginEntry): void {
-  if (typeof e !== 'object' || e === null) throw new JournalError('JOURNAL_INVALID', 'entry must be an object');
+  if (typeof e !== 'object' || e === null)
+    throw new JournalError('JOURNAL_INVALID', 'entry must be an object');
   checkText(e.service, 'service', 64);
   checkText(e.method, 'method', 16);
   checkText(e.path, 'path', 512);
   if (typeof e.comments !== 'string' || e.comments.length > 256)
     throw new JournalError('JOURNAL_INVALID', 'comments must be a string of at most 256 characters');
   if (!Buffer.isBuffer(e.body)) throw new JournalError('JOURNAL_INVALID', 'body must be a Buffer');
-  if (typeof e.moneyMoving !== 'boolean') throw new JournalError('JOURNAL_INVALID', 'moneyMoving must be a boolean');
+  if (typeof e.moneyMoving !== 'boolean')
+    throw new JournalError('JOURNAL_INVALID', 'moneyMoving must be a boolean');
   checkOptionalText(e.transactionId, 'transactionId', 64);
   checkOptionalText(e.referencedTransactionId, 'referencedTransactionId', 64);
   checkOptionalText(e.flowId, 'flowId', 128);
@@ -265,7 +275,10 @@ function validateBegin(e: BeginEntry): void {
   if (recoveryPlanFor(e.service) === undefined)
     throw new JournalError('JOURNAL_INVALID', `money-moving service "${e.service}" has no recovery rule`);
   if (ORIGINAL_SERVICES.has(e.service) && e.transactionId === undefined)
-    throw new JournalError('JOURNAL_INVALID', `${e.service} is an original request and needs its transactionId`);
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `${e.service} is an original request and needs its transactionId`,
+    );
   if (TIMEOUT_SERVICES.has(e.service) && e.referencedTransactionId === undefined)
     throw new JournalError('JOURNAL_INVALID', `${e.service} needs the referenced transactionId`);
   if (AMOUNT_REQUIRED_SERVICES.has(e.service) && e.amountMinor === undefined)
@@ -276,11 +289,15 @@ function validateBegin(e: BeginEntry): void {
     e.referencedTransactionId === undefined &&
     e.parentGatewayId === undefined
   )
-    throw new JournalError('JOURNAL_INVALID', `${e.service} needs referencedTransactionId or parentGatewayId`);
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `${e.service} needs referencedTransactionId or parentGatewayId`,
+    );
 }
 
 function validateOutcome(o: RecordedOutcome): void {
-  if (typeof o !== 'object' || o === null) throw new JournalError('JOURNAL_INVALID', 'outcome must be an object');
+  if (typeof o !== 'object' || o === null)
+    throw new JournalError('JOURNAL_INVALID', 'outcome must be an object');
   switch (o.state) {
     case 'approved':
     case 'declined':
@@ -288,13 +305,19 @@ function validateOutcome(o: RecordedOutcome): void {
     case 'unknown':
       break;
     default:
-      throw new JournalError('JOURNAL_INVALID', `outcome state "${String(o.state as unknown)}" is not one of approved, declined, rejected, unknown`);
+      throw new JournalError(
+        'JOURNAL_INVALID',
+        `outcome state "${String(o.state as unknown)}" is not one of approved, declined, rejected, unknown`,
+      );
   }
   checkOptionalText(o.gatewayId, 'gatewayId', 64);
   checkOptionalText(o.status, 'status', 64);
   checkOptionalText(o.reason, 'reason', 512);
   checkAmount(o.authorizedMinor, 'authorizedMinor');
-  if (o.httpStatus !== undefined && (!Number.isInteger(o.httpStatus) || o.httpStatus < 100 || o.httpStatus > 599))
+  if (
+    o.httpStatus !== undefined &&
+    (!Number.isInteger(o.httpStatus) || o.httpStatus < 100 || o.httpStatus > 599)
+  )
     throw new JournalError('JOURNAL_INVALID', 'httpStatus must be an HTTP status code');
 }
 
@@ -354,8 +377,11 @@ export class SqliteJournal implements Journal {
           @body_length, @amount_minor, @currency, @flow_id, @parent_gateway_id, @masked_pan, @money_moving, 'pending',
           @created_at, @resolves_entry_id)`),
       get: db.prepare<[number], Row>('SELECT * FROM journal_entries WHERE id = ?'),
-      markSent: db.prepare(`UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`),
-      outcome: db.prepare(`UPDATE journal_entries SET state = @state, gateway_id = @gateway_id, status = @status,
+      markSent: db.prepare(
+        `UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`,
+      ),
+      outcome:
+        db.prepare(`UPDATE journal_entries SET state = @state, gateway_id = @gateway_id, status = @status,
           http_status = @http_status, authorized_minor = @authorized_minor, reason = @reason, outcome_at = @at,
           body_enc = CASE WHEN @state = 'unknown' THEN body_enc ELSE NULL END
         WHERE id = @id AND state IN ('pending', 'sent')`),
@@ -377,7 +403,9 @@ export class SqliteJournal implements Journal {
       ),
       increments: db.prepare<{ gid: string | null; tx: string | null }, Row>(`SELECT * FROM journal_entries
         WHERE service = 'incremental' AND (parent_gateway_id = @gid OR referenced_transaction_id = @tx) ORDER BY id`),
-      attempts: db.prepare<[number], Row>('SELECT * FROM journal_entries WHERE resolves_entry_id = ? ORDER BY id'),
+      attempts: db.prepare<[number], Row>(
+        'SELECT * FROM journal_entries WHERE resolves_entry_id = ? ORDER BY id',
+      ),
       counts: db.prepare<[], { entries: number; unknown: number; inFlight: number }>(`SELECT
           COUNT(*) AS entries,
           COALESCE(SUM(state = 'unknown'), 0) AS unknown,
@@ -407,7 +435,8 @@ export class SqliteJournal implements Journal {
       return this.db.transaction(fn).immediate();
     } catch (e) {
       if (e instanceof JournalError) throw e;
-      if (isConstraint(e)) throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled', { cause: e });
+      if (isConstraint(e))
+        throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled', { cause: e });
       throw new JournalError('JOURNAL_IO', 'journal write failed', { cause: e });
     }
   }
@@ -497,7 +526,10 @@ export class SqliteJournal implements Journal {
       const r = this.row(entryId);
       if (r.state === 'resolved' && r.resolution === how) return;
       if (how === NOT_SENT && r.state !== 'pending' && r.state !== 'sent')
-        throw new JournalError('JOURNAL_BAD_TRANSITION', `entry ${entryId} is ${r.state}: it may have been sent`);
+        throw new JournalError(
+          'JOURNAL_BAD_TRANSITION',
+          `entry ${entryId} is ${r.state}: it may have been sent`,
+        );
       if (resolvedByEntryId !== undefined) this.row(resolvedByEntryId);
       const changes = this.stmts.resolve.run({
         id: entryId,
@@ -506,7 +538,10 @@ export class SqliteJournal implements Journal {
         at: this.now().getTime(),
       }).changes;
       if (changes !== 1)
-        throw new JournalError('JOURNAL_BAD_TRANSITION', `entry ${entryId} is ${r.state}: only in-flight entries resolve`);
+        throw new JournalError(
+          'JOURNAL_BAD_TRANSITION',
+          `entry ${entryId} is ${r.state}: only in-flight entries resolve`,
+        );
     });
   }
 

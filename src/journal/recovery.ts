@@ -237,7 +237,8 @@ export class TimeoutRecovery {
     if (!target) return undefined;
     let request: ResolutionRequest;
     try {
-      request = plan.kind === 'reversal' ? this.resolver.timeoutReversal(target) : this.resolver.timeoutVoid(target);
+      request =
+        plan.kind === 'reversal' ? this.resolver.timeoutReversal(target) : this.resolver.timeoutVoid(target);
     } catch (e) {
       this.logger.error({ err: e, entryId: entry.id }, 'cannot build the resolution request; retrying');
       return undefined;
@@ -261,7 +262,10 @@ export class TimeoutRecovery {
     try {
       outcome = await this.resolver.send(request);
     } catch (e) {
-      outcome = { kind: 'unknown', error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) } };
+      outcome = {
+        kind: 'unknown',
+        error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
+      };
     }
     this.journal.recordOutcome(attempt.id, {
       state: outcome.kind,
@@ -275,7 +279,12 @@ export class TimeoutRecovery {
     const how = this.classify(plan.kind, outcome);
     if (!how) {
       this.logger.warn(
-        { entryId: entry.id, attemptId: attempt.id, outcome: outcome.kind, reason: outcome.reason ?? outcome.error?.code },
+        {
+          entryId: entry.id,
+          attemptId: attempt.id,
+          outcome: outcome.kind,
+          reason: outcome.reason ?? outcome.error?.code,
+        },
         'resolution request did not succeed; it will be retried',
       );
       return undefined;
@@ -316,7 +325,11 @@ export class TimeoutRecovery {
         return { kind: 'none', dueAt: now, how: 'nothing-held' };
       case 'timeout-reversal':
         if (own === undefined) return orphan(now);
-        return { kind: 'reversal', dueAt: reversalDue, target: withAmount({ entry, transactionId: own }, entry) };
+        return {
+          kind: 'reversal',
+          dueAt: reversalDue,
+          target: withAmount({ entry, transactionId: own }, entry),
+        };
       case 'timeout-void':
         if (own === undefined) return orphan(now);
         return { kind: 'void', dueAt: now, target: { entry, transactionId: own } };
@@ -352,10 +365,12 @@ export class TimeoutRecovery {
     if (auth?.transactionId === undefined || auth.currency === undefined) return orphan(now);
     let total = auth.authorizedMinor ?? auth.amountMinor ?? 0;
     for (const inc of this.journal.incrementsOf(auth)) {
-      if (inc.state === 'approved') total = Math.max(total, inc.authorizedMinor ?? total + (inc.amountMinor ?? 0));
+      if (inc.state === 'approved')
+        total = Math.max(total, inc.authorizedMinor ?? total + (inc.amountMinor ?? 0));
       else if (inc.state !== 'declined' && inc.state !== 'rejected') total += inc.amountMinor ?? 0;
     }
-    if (entry.service === 'reversal' && entry.amountMinor !== undefined) total = Math.max(total, entry.amountMinor);
+    if (entry.service === 'reversal' && entry.amountMinor !== undefined)
+      total = Math.max(total, entry.amountMinor);
     return {
       kind: 'reversal',
       dueAt,
@@ -369,7 +384,9 @@ export class TimeoutRecovery {
       const byTx = this.journal.findByTransactionId(entry.referencedTransactionId);
       if (byTx) return byTx;
     }
-    return entry.parentGatewayId === undefined ? undefined : this.journal.findByGatewayId(entry.parentGatewayId);
+    return entry.parentGatewayId === undefined
+      ? undefined
+      : this.journal.findByGatewayId(entry.parentGatewayId);
   }
 
   private done(entryId: number, attempts: number, how: string, needsOperator: boolean): RecoveryItem {
@@ -390,7 +407,9 @@ export class TimeoutRecovery {
       entryId: entry.id,
       ...(transactionId !== undefined ? { transactionId } : {}),
       service: entry.service,
-      ...(entry.amountMinor !== undefined ? { amountMinor: entry.amountMinor, currency: entry.currency } : {}),
+      ...(entry.amountMinor !== undefined
+        ? { amountMinor: entry.amountMinor, currency: entry.currency }
+        : {}),
       resolution: how,
       ...(entry.resolvedByEntryId !== undefined ? { resolvedByEntryId: entry.resolvedByEntryId } : {}),
       attempts,
@@ -419,5 +438,7 @@ function orphan(now: number): Plan {
 }
 
 function aborted(cause?: unknown): JournalError {
-  return new JournalError('RECOVERY_ABORTED', 'recovery was stopped before every entry was resolved', { cause });
+  return new JournalError('RECOVERY_ABORTED', 'recovery was stopped before every entry was resolved', {
+    cause,
+  });
 }

@@ -1,0 +1,241 @@
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JournalError } from './errors.js';
+import { NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
+
+const KEY = Buffer.alloc(32, 7);
+const TRACK2 = ';4111111111111111=29121010000012300000?';
+const open: SqliteJournal[] = [];
+
+function journal(path = ':memory:', now?: () => Date): SqliteJournal {
+  const j = openJournal(path, { key: KEY, ...(now ? { now } : {}) });
+  open.push(j);
+  return j;
+}
+
+afterEach(() => {
+  for (const j of open.splice(0)) j.close();
+});
+
+function preauth(overrides: Partial<BeginEntry> = {}): BeginEntry {
+  return {
+    transactionId: 'tx-1',
+    service: 'preauth',
+    comments: 'Parking Auth',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from(JSON.stringify({ pointOfSaleInformation: { trackData: TRACK2 } })),
+    amountMinor: 1250,
+    currency: 'GBP',
+    maskedPan: '411111******1111',
+    moneyMoving: true,
+    ...overrides,
+  };
+}
+
+describe('journal', () => {
+  it('records a request as pending before it is sent, then sent, then its outcome', () => {
+    const j = journal();
+    const e = j.begin(preauth());
+    expect(e.state).toBe('pending');
+    expect(e.hasBody).toBe(true);
+    j.markSent(e.id);
+    expect(j.get(e.id)?.state).toBe('sent');
+    j.recordOutcome(e.id, {
+      state: 'approved',
+      gatewayId: 'g1',
+      status: 'AUTHORIZED',
+      httpStatus: 201,
+      authorizedMinor: 1250,
+    });
+    const done = j.get(e.id);
+    expect(done).toMatchObject({ state: 'approved', gatewayId: 'g1', authorizedMinor: 1250, hasBody: false });
+    expect(j.findByTransactionId('tx-1')?.id).toBe(e.id);
+  });
+
+  it('keeps the body of an unknown outcome until the entry is resolved', () => {
+    const j = journal();
+    const e = j.begin(preauth());
+    j.markSent(e.id);
+    j.recordOutcome(e.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+    expect(j.readBody(e.id)?.toString()).toContain('trackData');
+    expect(j.inFlight().map((x) => x.id)).toEqual([e.id]);
+    expect(j.counts()).toEqual({ entries: 1, unknown: 1, inFlight: 1 });
+    j.resolve(e.id, 'timeout-reversal');
+    expect(j.get(e.id)).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal', hasBody: false });
+    expect(j.readBody(e.id)).toBeUndefined();
+    expect(j.inFlight()).toEqual([]);
+  });
+
+  it('refuses a second live entry with the same transactionId', () => {
+    const j = journal();
+    j.begin(preauth());
+    expect(() => j.begin(preauth())).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_DUPLICATE' }) as Error,
+    );
+  });
+
+  it('frees a transactionId whose entry provably never left the terminal', () => {
+    const j = journal();
+    const first = j.begin(preauth());
+    j.resolve(first.id, NOT_SENT);
+    const second = j.begin(preauth());
+    expect(j.findByTransactionId('tx-1')?.id).toBe(second.id);
+  });
+
+  it('refuses to call an entry not sent once its outcome may have reached the gateway', () => {
+    const j = journal();
+    const e = j.begin(preauth());
+    j.markSent(e.id);
+    j.recordOutcome(e.id, { state: 'unknown' });
+    expect(() => j.resolve(e.id, NOT_SENT)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_BAD_TRANSITION' }) as Error,
+    );
+  });
+
+  it('refuses state changes that skip or reverse the order', () => {
+    const j = journal();
+    const e = j.begin(preauth());
+    j.markSent(e.id);
+    j.recordOutcome(e.id, { state: 'declined', reason: 'EXPIRED_CARD' });
+    expect(() => j.markSent(e.id)).toThrowError(JournalError);
+    expect(() => j.recordOutcome(e.id, { state: 'approved' })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_BAD_TRANSITION' }) as Error,
+    );
+    expect(() => j.resolve(e.id, 'timeout-reversal')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_BAD_TRANSITION' }) as Error,
+    );
+    expect(() => j.markSent(999)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_NOT_FOUND' }) as Error,
+    );
+  });
+
+  it('treats marking sent and resolving the same way twice as no-ops', () => {
+    const j = journal();
+    const e = j.begin(preauth());
+    j.markSent(e.id);
+    j.markSent(e.id);
+    j.resolve(e.id, 'timeout-reversal');
+    j.resolve(e.id, 'timeout-reversal');
+    expect(j.get(e.id)?.state).toBe('resolved');
+  });
+
+  it.each([
+    ['a masked PAN showing more than 6 + 4 digits', { maskedPan: '4111111111111111' }],
+    ['a masked PAN with 7 leading digits', { maskedPan: '4111111*****1111' }],
+    ['an amount that is not whole minor units', { amountMinor: 12.5 }],
+    ['a negative amount', { amountMinor: -1 }],
+    ['an unknown currency', { currency: 'XYZ' }],
+    ['an amount without currency', { currency: undefined }],
+    ['a money-moving service without a recovery rule', { service: 'mystery' }],
+    ['an original without transactionId', { transactionId: undefined }],
+    ['an authorization without amount', { amountMinor: undefined, currency: undefined }],
+    ['a body that is not bytes', { body: 'text' as unknown as Buffer }],
+  ])('rejects %s with a typed error', (_name, overrides) => {
+    const j = journal();
+    expect(() => j.begin(preauth(overrides as Partial<BeginEntry>))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
+  it('accepts any service name for requests that move no money', () => {
+    const j = journal();
+    const e = j.begin({
+      service: 'dcc-offer',
+      comments: '',
+      method: 'POST',
+      path: '/vas/v1/currencyconversion',
+      body: Buffer.from('{}'),
+      moneyMoving: false,
+    });
+    expect(e.moneyMoving).toBe(false);
+  });
+
+  it('requires the referenced transaction of a timeout void and of a void', () => {
+    const j = journal();
+    const base = {
+      comments: 'VOID Timeout',
+      method: 'POST',
+      path: '/pts/v2/voids',
+      body: Buffer.from('{}'),
+      moneyMoving: true,
+    };
+    expect(() => j.begin({ ...base, service: 'timeout-void' })).toThrowError(JournalError);
+    expect(() => j.begin({ ...base, service: 'void-capture' })).toThrowError(JournalError);
+    expect(j.begin({ ...base, service: 'void-capture', parentGatewayId: 'cap-1' }).service).toBe(
+      'void-capture',
+    );
+  });
+
+  it('lists newest first and by flow', () => {
+    const j = journal();
+    j.begin(preauth({ transactionId: 'a', flowId: 'f1' }));
+    j.begin(preauth({ transactionId: 'b', flowId: 'f2' }));
+    j.begin(preauth({ transactionId: 'c', flowId: 'f1' }));
+    expect(j.list().map((e) => e.transactionId)).toEqual(['c', 'b', 'a']);
+    expect(j.list({ flowId: 'f1', limit: 1 }).map((e) => e.transactionId)).toEqual(['c']);
+    expect(() => j.list({ limit: 0 })).toThrowError(JournalError);
+  });
+
+  it('uses the injected clock for every timestamp', () => {
+    const j = journal(':memory:', () => new Date('2030-01-02T03:04:05.000Z'));
+    const e = j.begin(preauth());
+    j.markSent(e.id);
+    expect(j.get(e.id)).toMatchObject({
+      createdAt: '2030-01-02T03:04:05.000Z',
+      sentAt: '2030-01-02T03:04:05.000Z',
+    });
+  });
+
+  it('fails with JOURNAL_CLOSED after close', () => {
+    const j = openJournal(':memory:');
+    j.close();
+    expect(() => j.inFlight()).toThrowError(expect.objectContaining({ code: 'JOURNAL_CLOSED' }) as Error);
+  });
+
+  it('cannot read bodies written under another key', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'j.db');
+    const a = openJournal(path, { key: KEY });
+    const e = a.begin(preauth());
+    a.close();
+    const b = journal(path, undefined);
+    expect(b.get(e.id)?.state).toBe('pending');
+    const other = openJournal(path, { key: Buffer.alloc(32, 9) });
+    open.push(other);
+    expect(() => other.readBody(e.id)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_DECRYPT' }) as Error,
+    );
+  });
+
+  it('survives a reopen with every entry and state (durable file, WAL)', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'j.db');
+    const a = openJournal(path, { key: KEY });
+    const e = a.begin(preauth());
+    a.markSent(e.id);
+    a.close();
+    const b = journal(path);
+    expect(b.inFlight().map((x) => [x.id, x.state])).toEqual([[e.id, 'sent']]);
+    expect(b.db.pragma('journal_mode', { simple: true })).toBe('wal');
+  });
+
+  it('never writes card data in clear to the database files', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'j.db');
+    const j = openJournal(path, { key: KEY });
+    for (let i = 0; i < 20; i++) {
+      const e = j.begin(preauth({ transactionId: `t${i}` }));
+      j.markSent(e.id);
+      if (i % 2 === 0) j.recordOutcome(e.id, { state: 'unknown' });
+    }
+    j.close();
+    for (const f of readdirSync(dir)) {
+      const bytes = readFileSync(join(dir, f)).toString('latin1');
+      expect(bytes).not.toContain('4111111111111111');
+      expect(bytes).not.toContain('29121010000012300000');
+    }
+  });
+});

@@ -1,0 +1,667 @@
+import type { Statement } from 'better-sqlite3';
+import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
+import { silentLogger, type Logger } from '../log/index.js';
+import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
+import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
+import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
+import type { SendOutcome } from './recovery.js';
+
+/** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
+export type OfflinePolicy = 'online-only' | 'prefer-online';
+
+/** The configured limits (config `offline`). */
+export interface OfflineLimits {
+  /** Largest amount of one offline payment, minor units (any currency). */
+  readonly maxTransactionMinor: number;
+  /** Largest stored total per currency, minor units. */
+  readonly maxTotalMinorPerCurrency: number;
+  /** Largest number of stored payments. */
+  readonly maxCount: number;
+  /** Once the oldest stored payment is older than this, nothing more is stored. */
+  readonly maxAgeHours: number;
+}
+
+/** stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored. */
+export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | 'rejected' | 'unknown';
+
+/** What the offline rules look at. */
+export interface OfflineCandidate {
+  /** Gateway service name: only `sale` and `preauth` are stored. */
+  readonly service: string;
+  /** Card entry mode: only `contact` and `contactless` (EMV chip) are stored. */
+  readonly entryMode: string;
+  /** Minor units. */
+  readonly amountMinor: number;
+  /** ISO 4217 alpha. */
+  readonly currency: string;
+}
+
+/** A payment to store: the exact request prepared for the gateway (with a transactionId never journaled before). */
+export interface OfflinePaymentInput extends OfflineCandidate {
+  readonly transactionId: string;
+  readonly comments: string;
+  readonly method: string;
+  readonly path: string;
+  /** The exact request bytes (hold track data and EMV tags): stored only encrypted, wiped once forwarded. */
+  readonly body: Buffer;
+  /** First 6 + last 4 digits at most. */
+  readonly maskedPan?: string;
+  readonly flowId?: string;
+}
+
+/** A stored payment as the operator sees it (no card data). */
+export interface StoredPayment {
+  readonly id: number;
+  readonly transactionId: string;
+  readonly service: string;
+  readonly comments: string;
+  readonly amountMinor: number;
+  readonly currency: string;
+  readonly entryMode: string;
+  readonly maskedPan?: string;
+  readonly flowId?: string;
+  readonly state: OfflineState;
+  /** The journal entry recording the forward. */
+  readonly journalEntryId?: number;
+  readonly gatewayId?: string;
+  readonly status?: string;
+  readonly reason?: string;
+  /** Whether the encrypted request is still stored. */
+  readonly hasBody: boolean;
+  /** ISO 8601. */
+  readonly storedAt: string;
+  readonly forwardedAt?: string;
+  readonly completedAt?: string;
+}
+
+/** What a forwarder receives: the stored request, decrypted, already journaled and marked sent. */
+export interface ForwardRequest {
+  readonly transactionId: string;
+  readonly service: string;
+  readonly comments: string;
+  readonly method: string;
+  readonly path: string;
+  readonly body: Buffer;
+  readonly amountMinor: number;
+  readonly currency: string;
+  readonly moneyMoving: true;
+  readonly journalEntryId: number;
+}
+
+/**
+ * The answer to one forward. `not-sent` = provably nothing reached the gateway (connection refused before a byte was
+ * written; the gateway client's unknown outcome with `outcomeUnknown: false`): the payment goes back to the queue.
+ */
+export type ForwardOutcome = SendOutcome | { readonly kind: 'not-sent'; readonly reason?: string };
+
+/** Sends stored payments to the gateway; implemented by the host with the gateway client. */
+export interface Forwarder {
+  /** Sends the request once. Never retried by the caller; a throw counts as `unknown`. */
+  forward(request: ForwardRequest): Promise<ForwardOutcome>;
+}
+
+export interface ForwardReport {
+  /** Payments sent in this run. */
+  readonly forwarded: number;
+  readonly approved: number;
+  /** Declined or rejected after forwarding: the operator must be told (money not collected). */
+  readonly declined: StoredPayment[];
+  /** Journal entry ids whose outcome is unknown: hand them to TimeoutRecovery.recover. */
+  readonly unknown: number[];
+  /** Whether the run stopped because the gateway could not be reached. */
+  readonly gatewayUnreachable: boolean;
+  /** Payments still waiting. */
+  readonly remaining: number;
+}
+
+/** Offline state for `queue status` and the operator status bar (TerminalApi OperatorStatus.offline). */
+export interface OfflineStatus {
+  readonly policy: OfflinePolicy;
+  /** Payments stored or being forwarded. */
+  readonly depth: number;
+  /** Per currency, sorted by code: minor units and the decimal string. */
+  readonly totalsPerCurrency: { currency: string; minor: number; amount: string }[];
+  /** Age of the oldest stored payment in whole seconds; null when the queue is empty. */
+  readonly oldestAgeSeconds: number | null;
+  readonly limits: OfflineLimits;
+  /** Payments declined, rejected or of unknown outcome after forwarding, not yet acknowledged by the operator. */
+  readonly declinedAfterForward: number;
+}
+
+interface Row {
+  id: number;
+  transaction_id: string;
+  service: string;
+  comments: string;
+  method: string;
+  path: string;
+  body_enc: Buffer | null;
+  amount_minor: number;
+  currency: string;
+  entry_mode: string;
+  masked_pan: string | null;
+  flow_id: string | null;
+  state: OfflineState;
+  journal_entry_id: number | null;
+  gateway_id: string | null;
+  status: string | null;
+  reason: string | null;
+  stored_at: number;
+  forwarded_at: number | null;
+  completed_at: number | null;
+}
+
+const OFFLINE_SERVICES = new Set(['sale', 'preauth']);
+const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
+const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
+const KEY_CHECK = 'offline_key_check';
+
+function toPayment(r: Row): StoredPayment {
+  return {
+    id: r.id,
+    transactionId: r.transaction_id,
+    service: r.service,
+    comments: r.comments,
+    amountMinor: r.amount_minor,
+    currency: r.currency,
+    entryMode: r.entry_mode,
+    ...(r.masked_pan !== null ? { maskedPan: r.masked_pan } : {}),
+    ...(r.flow_id !== null ? { flowId: r.flow_id } : {}),
+    state: r.state,
+    ...(r.journal_entry_id !== null ? { journalEntryId: r.journal_entry_id } : {}),
+    ...(r.gateway_id !== null ? { gatewayId: r.gateway_id } : {}),
+    ...(r.status !== null ? { status: r.status } : {}),
+    ...(r.reason !== null ? { reason: r.reason } : {}),
+    hasBody: r.body_enc !== null,
+    storedAt: new Date(r.stored_at).toISOString(),
+    ...(r.forwarded_at !== null ? { forwardedAt: new Date(r.forwarded_at).toISOString() } : {}),
+    ...(r.completed_at !== null ? { completedAt: new Date(r.completed_at).toISOString() } : {}),
+  };
+}
+
+function bodyContext(transactionId: string): string {
+  return `offline-payment:${transactionId}`;
+}
+
+/** Validates limits read from configuration. */
+export function checkLimits(limits: OfflineLimits): OfflineLimits {
+  for (const k of ['maxTransactionMinor', 'maxTotalMinorPerCurrency', 'maxCount'] as const)
+    if (!Number.isSafeInteger(limits[k]) || limits[k] < 0)
+      throw new JournalError('JOURNAL_INVALID', `offline limit ${k} must be a non-negative integer`);
+  if (!Number.isFinite(limits.maxAgeHours) || limits.maxAgeHours < 0)
+    throw new JournalError('JOURNAL_INVALID', 'offline limit maxAgeHours must be a non-negative number');
+  return {
+    maxTransactionMinor: limits.maxTransactionMinor,
+    maxTotalMinorPerCurrency: limits.maxTotalMinorPerCurrency,
+    maxCount: limits.maxCount,
+    maxAgeHours: limits.maxAgeHours,
+  };
+}
+
+/**
+ * THE function computing the offline numbers: `parking-terminal queue status` and the operator status bar both call
+ * it, so they cannot disagree. Needs no key (it reads no card data).
+ */
+export function offlineQueueStatus(
+  journal: SqliteJournal,
+  settings: { policy: OfflinePolicy; limits: OfflineLimits },
+  now: Date = journal.now(),
+): OfflineStatus {
+  const db = journal.db;
+  const read = db.transaction(() => {
+    const totals = db
+      .prepare<[], { currency: string; minor: number; n: number; oldest: number }>(
+        `SELECT currency, SUM(amount_minor) AS minor, COUNT(*) AS n, MIN(stored_at) AS oldest
+         FROM offline_payments WHERE state IN ('stored', 'forwarding') GROUP BY currency ORDER BY currency`,
+      )
+      .all();
+    const declined = db
+      .prepare<[], { n: number }>(
+        `SELECT COUNT(*) AS n FROM offline_payments
+         WHERE state IN ('declined', 'rejected', 'unknown') AND decline_acknowledged = 0`,
+      )
+      .get();
+    return { totals, declined: declined?.n ?? 0 };
+  });
+  const { totals, declined } = read();
+  const oldest = totals.length === 0 ? null : Math.min(...totals.map((t) => t.oldest));
+  return {
+    policy: settings.policy,
+    depth: totals.reduce((n, t) => n + t.n, 0),
+    totalsPerCurrency: totals.map((t) => ({
+      currency: t.currency,
+      minor: t.minor,
+      amount: toDecimalString(t.minor, t.currency),
+    })),
+    oldestAgeSeconds: oldest === null ? null : Math.max(0, Math.floor((now.getTime() - oldest) / 1000)),
+    limits: checkLimits(settings.limits),
+    declinedAfterForward: declined,
+  };
+}
+
+export interface OfflineQueueOptions {
+  policy: OfflinePolicy;
+  limits: OfflineLimits;
+  /** The AES-256 key for stored card data (key file 0600, or the OS keystore through the Electron shell). */
+  keyProvider: KeyProvider;
+  now?: () => Date;
+  logger?: Logger;
+}
+
+/**
+ * The offline store-and-forward queue (issue 7, item 3), in the journal's database. Payments are accepted offline
+ * only within the limits and only for chip reads of sales and pre-authorizations; the request bytes are kept
+ * encrypted (AES-256-GCM) and wiped as soon as the authorization completes. Forwarding goes in order of storage with
+ * bounded concurrency and exactly once per transactionId: claiming a payment and journaling its forward are one
+ * transaction, and the journal refuses a second live entry with the same transactionId.
+ */
+export class OfflineQueue {
+  private readonly key: Buffer;
+  private readonly limits: OfflineLimits;
+  private readonly now: () => Date;
+  private readonly logger: Logger;
+  private readonly stmts: {
+    insert: Statement;
+    get: Statement<[number], Row>;
+    byTx: Statement<[string], Row>;
+    next: Statement<[], Row>;
+    open: Statement<[], { n: number; oldest: number | null }>;
+    openTotal: Statement<[string], { total: number | null }>;
+    claim: Statement;
+    complete: Statement;
+    unclaim: Statement;
+    forwarding: Statement<[], Row>;
+    list: Statement<[number], Row>;
+    declined: Statement<[], Row>;
+    acknowledge: Statement;
+  };
+
+  constructor(
+    private readonly journal: SqliteJournal,
+    private readonly options: OfflineQueueOptions,
+  ) {
+    if (options.policy !== 'online-only' && options.policy !== 'prefer-online')
+      throw new JournalError(
+        'JOURNAL_INVALID',
+        `unknown offline policy "${String(options.policy as unknown)}"`,
+      );
+    this.limits = checkLimits(options.limits);
+    this.now = options.now ?? journal.now;
+    this.logger = options.logger ?? journal.logger;
+    const db = journal.db;
+    this.stmts = {
+      insert:
+        db.prepare(`INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc,
+          amount_minor, currency, entry_mode, masked_pan, flow_id, state, stored_at)
+        VALUES (@transaction_id, @service, @comments, @method, @path, @body_enc, @amount_minor, @currency, @entry_mode,
+          @masked_pan, @flow_id, 'stored', @stored_at)`),
+      get: db.prepare('SELECT * FROM offline_payments WHERE id = ?'),
+      byTx: db.prepare('SELECT * FROM offline_payments WHERE transaction_id = ?'),
+      next: db.prepare(`SELECT * FROM offline_payments WHERE state = 'stored' ORDER BY id LIMIT 1`),
+      open: db.prepare(`SELECT COUNT(*) AS n, MIN(stored_at) AS oldest FROM offline_payments
+        WHERE state IN ('stored', 'forwarding')`),
+      openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
+        WHERE state IN ('stored', 'forwarding') AND currency = ?`),
+      claim:
+        db.prepare(`UPDATE offline_payments SET state = 'forwarding', journal_entry_id = ?, forwarded_at = ?
+        WHERE id = ? AND state = 'stored'`),
+      complete:
+        db.prepare(`UPDATE offline_payments SET state = @state, gateway_id = @gateway_id, status = @status,
+          reason = @reason, completed_at = @at, body_enc = NULL
+        WHERE id = @id AND state = 'forwarding'`),
+      unclaim:
+        db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
+        WHERE id = ? AND state = 'forwarding'`),
+      forwarding: db.prepare(`SELECT * FROM offline_payments WHERE state = 'forwarding' ORDER BY id`),
+      list: db.prepare('SELECT * FROM offline_payments ORDER BY id DESC LIMIT ?'),
+      declined: db.prepare(`SELECT * FROM offline_payments
+        WHERE state IN ('declined', 'rejected', 'unknown') AND decline_acknowledged = 0 ORDER BY id`),
+      acknowledge: db.prepare(`UPDATE offline_payments SET decline_acknowledged = 1
+        WHERE id = ? AND state IN ('declined', 'rejected', 'unknown')`),
+    };
+    this.key = options.keyProvider.loadKey();
+    this.checkKey();
+    this.reconcile();
+  }
+
+  /** Refuses a key other than the one the stored payments were encrypted with (they could never be forwarded). */
+  private checkKey(): void {
+    const check = keyCheckValue(this.key);
+    this.journal.atomically(true, () => {
+      const db = this.journal.db;
+      const stored = db
+        .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
+        .get(KEY_CHECK);
+      if (stored?.value === check) return;
+      const open = this.stmts.open.get()?.n ?? 0;
+      if (stored && open > 0)
+        throw new JournalError(
+          'JOURNAL_KEY',
+          `${this.options.keyProvider.description} is not the key the ${open} stored offline payment(s) were encrypted with`,
+        );
+      db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(KEY_CHECK, check);
+    });
+  }
+
+  /**
+   * Brings payments left `forwarding` by a crash in line with their journal entry: an outcome journaled before the
+   * crash is copied; a forward resolved as not sent goes back to the queue; anything else stays until timeout
+   * recovery resolves the entry (then it is `unknown`: never forwarded twice).
+   */
+  reconcile(): void {
+    this.journal.atomically(true, () => {
+      for (const r of this.stmts.forwarding.all()) {
+        const entry = r.journal_entry_id === null ? undefined : this.journal.get(r.journal_entry_id);
+        if (!entry) {
+          this.stmts.unclaim.run(r.id);
+          continue;
+        }
+        switch (entry.state) {
+          case 'pending':
+          case 'sent':
+          case 'unknown':
+            break;
+          case 'approved':
+          case 'declined':
+          case 'rejected':
+            this.complete(r.id, entry.state, entry);
+            break;
+          case 'resolved':
+            if (entry.resolution === NOT_SENT) this.stmts.unclaim.run(r.id);
+            else this.complete(r.id, 'unknown', entry);
+            break;
+        }
+      }
+    });
+  }
+
+  private complete(id: number, state: OfflineState, entry: Partial<JournalEntry> | undefined): void {
+    this.stmts.complete.run({
+      id,
+      state,
+      gateway_id: entry?.gatewayId ?? null,
+      status: entry?.status ?? null,
+      reason: entry?.reason ?? null,
+      at: this.now().getTime(),
+    });
+  }
+
+  /** Why `candidate` may not be taken offline now, or undefined when it may. Reads the queue; stores nothing. */
+  refusal(candidate: OfflineCandidate): OfflineRefusedError | undefined {
+    const refuse = (code: OfflineRefusalCode, message: string): OfflineRefusedError =>
+      new OfflineRefusedError(code, message);
+    const { limits } = this;
+    if (this.options.policy === 'online-only')
+      return refuse('OFFLINE_POLICY', 'this terminal accepts payments online only');
+    if (!OFFLINE_SERVICES.has(candidate.service))
+      return refuse(
+        'OFFLINE_SERVICE',
+        `a ${candidate.service} is never taken offline (sales and pre-authorizations only)`,
+      );
+    if (!CHIP_ENTRY_MODES.has(candidate.entryMode))
+      return refuse(
+        'OFFLINE_ENTRY_MODE',
+        `entry mode ${candidate.entryMode} is never taken offline (chip reads only)`,
+      );
+    if (
+      !Number.isSafeInteger(candidate.amountMinor) ||
+      candidate.amountMinor < 0 ||
+      candidate.amountMinor > MAX_MINOR
+    )
+      throw new JournalError('JOURNAL_INVALID', 'amountMinor must be an integer number of minor units');
+    if (currencyByAlpha(candidate.currency) === undefined)
+      throw new JournalError(
+        'JOURNAL_INVALID',
+        `currency "${String(candidate.currency)}" is not an ISO 4217 code`,
+      );
+    if (candidate.amountMinor > limits.maxTransactionMinor)
+      return refuse(
+        'OFFLINE_AMOUNT_LIMIT',
+        `the amount is above the offline limit of ${limits.maxTransactionMinor}`,
+      );
+    const open = this.stmts.open.get();
+    const count = open?.n ?? 0;
+    if (count + 1 > limits.maxCount)
+      return refuse(
+        'OFFLINE_COUNT_LIMIT',
+        `the queue holds ${count} payment(s), the limit is ${limits.maxCount}`,
+      );
+    const total = this.stmts.openTotal.get(candidate.currency)?.total ?? 0;
+    if (total + candidate.amountMinor > limits.maxTotalMinorPerCurrency)
+      return refuse(
+        'OFFLINE_TOTAL_LIMIT',
+        `the stored ${candidate.currency} total would exceed the limit of ${limits.maxTotalMinorPerCurrency}`,
+      );
+    const oldest = open?.oldest ?? null;
+    if (oldest !== null && this.now().getTime() - oldest > limits.maxAgeHours * 3_600_000)
+      return refuse('OFFLINE_AGE_LIMIT', `the oldest stored payment is older than ${limits.maxAgeHours} h`);
+    return undefined;
+  }
+
+  /**
+   * Stores a payment taken offline, durably, or throws {@link OfflineRefusedError} saying which rule refuses it.
+   * The limits are checked in the same transaction as the insert, so concurrent stores cannot overrun them.
+   */
+  store(payment: OfflinePaymentInput): StoredPayment {
+    if (typeof payment !== 'object' || payment === null)
+      throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
+    for (const [k, max] of [
+      ['transactionId', 64],
+      ['method', 16],
+      ['path', 512],
+    ] as const) {
+      const v = payment[k];
+      if (typeof v !== 'string' || v.length === 0 || v.length > max)
+        throw new JournalError(
+          'JOURNAL_INVALID',
+          `${k} must be a non-empty string of at most ${max} characters`,
+        );
+    }
+    if (typeof payment.comments !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'comments must be a string');
+    if (!Buffer.isBuffer(payment.body)) throw new JournalError('JOURNAL_INVALID', 'body must be a Buffer');
+    if (
+      payment.maskedPan !== undefined &&
+      (typeof payment.maskedPan !== 'string' || !MASKED_PAN.test(payment.maskedPan))
+    )
+      throw new JournalError('JOURNAL_INVALID', 'maskedPan may show the first 6 and last 4 digits at most');
+    const sealed = seal(this.key, payment.body, bodyContext(payment.transactionId));
+    const id = this.journal.atomically(true, () => {
+      const refused = this.refusal(payment);
+      if (refused) throw refused;
+      if (
+        this.stmts.byTx.get(payment.transactionId) ||
+        this.journal.findByTransactionId(payment.transactionId)
+      )
+        throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled or stored');
+      return Number(
+        this.stmts.insert.run({
+          transaction_id: payment.transactionId,
+          service: payment.service,
+          comments: payment.comments,
+          method: payment.method,
+          path: payment.path,
+          body_enc: sealed,
+          amount_minor: payment.amountMinor,
+          currency: payment.currency,
+          entry_mode: payment.entryMode,
+          masked_pan: payment.maskedPan ?? null,
+          flow_id: payment.flowId ?? null,
+          stored_at: this.now().getTime(),
+        }).lastInsertRowid,
+      );
+    });
+    const stored = this.get(id);
+    if (!stored) throw new JournalError('JOURNAL_IO', 'stored payment vanished');
+    this.logger.info(
+      {
+        offlineId: id,
+        transactionId: payment.transactionId,
+        amountMinor: payment.amountMinor,
+        currency: payment.currency,
+      },
+      'payment stored for forwarding',
+    );
+    return stored;
+  }
+
+  get(id: number): StoredPayment | undefined {
+    const r = this.stmts.get.get(id);
+    return r ? toPayment(r) : undefined;
+  }
+
+  findByTransactionId(transactionId: string): StoredPayment | undefined {
+    const r = this.stmts.byTx.get(transactionId);
+    return r ? toPayment(r) : undefined;
+  }
+
+  /** Newest first. */
+  list(limit = 100): StoredPayment[] {
+    return this.stmts.list.all(limit).map(toPayment);
+  }
+
+  /** Payments declined, rejected or of unknown outcome after forwarding that the operator has not acknowledged. */
+  declinedAfterForward(): StoredPayment[] {
+    return this.stmts.declined.all().map(toPayment);
+  }
+
+  /** The operator has seen it; returns whether it was pending acknowledgement. */
+  acknowledgeDecline(id: number): boolean {
+    return this.journal.atomically(false, () => this.stmts.acknowledge.run(id).changes === 1);
+  }
+
+  status(): OfflineStatus {
+    return offlineQueueStatus(this.journal, { policy: this.options.policy, limits: this.limits }, this.now());
+  }
+
+  /** Claims the oldest stored payment and journals its forward, in one transaction; undefined when none is left. */
+  private claimNext(): { row: Row; body: Buffer; entry: JournalEntry } | undefined {
+    return this.journal.atomically(true, () => {
+      const row = this.stmts.next.get();
+      if (!row) return undefined;
+      if (row.body_enc === null)
+        throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
+      const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
+      const entry = this.journal.begin({
+        transactionId: row.transaction_id,
+        service: row.service,
+        comments: row.comments,
+        method: row.method,
+        path: row.path,
+        body,
+        amountMinor: row.amount_minor,
+        currency: row.currency,
+        ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
+        ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
+        moneyMoving: true,
+      });
+      if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
+        throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
+      return { row, body, entry };
+    });
+  }
+
+  /**
+   * Forwards stored payments, oldest first, with at most `concurrency` in flight. Each is journaled and marked sent
+   * before it goes out, sent once, and its outcome and the wipe of its card data are one transaction. Stops early
+   * (leaving the rest stored) when the gateway cannot be reached or `signal` aborts.
+   */
+  async forwardPending(
+    forwarder: Forwarder,
+    options: { concurrency?: number; signal?: AbortSignal } = {},
+  ): Promise<ForwardReport> {
+    const concurrency = options.concurrency ?? 4;
+    if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
+      throw new JournalError('JOURNAL_INVALID', 'concurrency must be an integer from 1 to 64');
+    this.reconcile();
+    let stop = false;
+    let forwarded = 0;
+    let approved = 0;
+    let gatewayUnreachable = false;
+    const declined: StoredPayment[] = [];
+    const unknown: number[] = [];
+    const worker = async (): Promise<void> => {
+      while (!stop && !options.signal?.aborted) {
+        const claimed = this.claimNext();
+        if (!claimed) return;
+        const { row, body, entry } = claimed;
+        this.journal.markSent(entry.id);
+        let outcome: ForwardOutcome;
+        try {
+          outcome = await forwarder.forward({
+            transactionId: row.transaction_id,
+            service: row.service,
+            comments: row.comments,
+            method: row.method,
+            path: row.path,
+            body,
+            amountMinor: row.amount_minor,
+            currency: row.currency,
+            moneyMoving: true,
+            journalEntryId: entry.id,
+          });
+        } catch (e) {
+          outcome = {
+            kind: 'unknown',
+            error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
+          };
+        } finally {
+          body.fill(0);
+        }
+        if (outcome.kind === 'not-sent') {
+          stop = true;
+          gatewayUnreachable = true;
+          this.journal.atomically(true, () => {
+            this.journal.resolve(entry.id, NOT_SENT);
+            this.stmts.unclaim.run(row.id);
+          });
+          continue;
+        }
+        forwarded += 1;
+        const reason = outcome.reason ?? outcome.error?.code;
+        this.journal.atomically(true, () => {
+          this.journal.recordOutcome(entry.id, {
+            state: outcome.kind,
+            ...(outcome.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
+            ...(outcome.status !== undefined ? { status: outcome.status } : {}),
+            ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+            ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
+            ...(reason !== undefined ? { reason } : {}),
+          });
+          this.complete(row.id, outcome.kind, {
+            gatewayId: outcome.gatewayId,
+            status: outcome.status,
+            reason,
+          });
+        });
+        switch (outcome.kind) {
+          case 'approved':
+            approved += 1;
+            break;
+          case 'declined':
+          case 'rejected': {
+            const p = this.get(row.id);
+            if (p) declined.push(p);
+            this.logger.warn(
+              { offlineId: row.id, transactionId: row.transaction_id, outcome: outcome.kind, reason },
+              'offline payment not approved after forwarding',
+            );
+            break;
+          }
+          case 'unknown':
+            unknown.push(entry.id);
+            break;
+        }
+      }
+    };
+    await Promise.all(Array.from({ length: concurrency }, () => worker()));
+    return {
+      forwarded,
+      approved,
+      declined,
+      unknown,
+      gatewayUnreachable,
+      remaining: this.stmts.open.get()?.n ?? 0,
+    };
+  }
+}

@@ -1,0 +1,432 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
+import {
+  TimeoutRecovery,
+  type ResolutionRequest,
+  type ResolutionTarget,
+  type Resolver,
+  type SendOutcome,
+} from './recovery.js';
+
+const open: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of open.splice(0)) j.close();
+});
+
+/** A clock the test moves; `sleep` advances it instead of waiting. */
+function clock(start = Date.parse('2030-01-01T12:00:00Z')) {
+  let t = start;
+  return {
+    now: () => new Date(t),
+    advance: (ms: number) => {
+      t += ms;
+    },
+    sleep: (ms: number, signal?: AbortSignal): Promise<void> => {
+      if (signal?.aborted) return Promise.reject(new Error('aborted'));
+      t += ms;
+      return Promise.resolve();
+    },
+  };
+}
+
+interface Sent {
+  kind: 'reversal' | 'void';
+  target: ResolutionTarget;
+  at: number;
+}
+
+/** Resolver whose answers are scripted per call; records what it built and when it was sent. */
+function scriptedResolver(c: ReturnType<typeof clock>, answers: SendOutcome[] = []) {
+  const sent: Sent[] = [];
+  const built = new Map<ResolutionRequest, Sent>();
+  const resolver: Resolver = {
+    timeoutReversal(target) {
+      const req = {
+        service: 'timeout-reversal',
+        method: 'POST',
+        path: '/pts/v2/reversals',
+        body: Buffer.from(`{"r":"${target.transactionId}"}`),
+        comments: 'REVERSAL Timeout',
+        referencedTransactionId: target.transactionId,
+        amountMinor: target.amountMinor!,
+        currency: target.currency!,
+        moneyMoving: true,
+      };
+      built.set(req, { kind: 'reversal', target, at: 0 });
+      return req;
+    },
+    timeoutVoid(target) {
+      const req = {
+        service: 'timeout-void',
+        method: 'POST',
+        path: '/pts/v2/voids',
+        body: Buffer.from('{}'),
+        comments: 'VOID Timeout',
+        referencedTransactionId: target.transactionId,
+        moneyMoving: true,
+      };
+      built.set(req, { kind: 'void', target, at: 0 });
+      return req;
+    },
+    send(request) {
+      const s = built.get(request)!;
+      sent.push({ ...s, at: c.now().getTime() });
+      return Promise.resolve(
+        answers.shift() ?? {
+          kind: 'approved',
+          status: s.kind === 'reversal' ? 'REVERSED' : 'VOIDED',
+          gatewayId: `r${sent.length}`,
+        },
+      );
+    },
+  };
+  return { resolver, sent };
+}
+
+function setup(answers: SendOutcome[] = [], delayMs = 60_000) {
+  const c = clock();
+  const j = openJournal(':memory:', { now: c.now });
+  open.push(j);
+  const r = scriptedResolver(c, answers);
+  const recovery = new TimeoutRecovery(j, r.resolver, {
+    timeoutReversalDelayMs: delayMs,
+    retryMs: 5_000,
+    now: c.now,
+    sleep: c.sleep,
+  });
+  return { c, j, recovery, ...r };
+}
+
+function entry(
+  j: SqliteJournal,
+  e: Partial<BeginEntry> & { service: string },
+  state: 'pending' | 'sent' | 'unknown' | 'approved',
+  outcome: { gatewayId?: string; authorizedMinor?: number } = {},
+) {
+  const created = j.begin({
+    comments: '',
+    method: 'POST',
+    path: '/p',
+    body: Buffer.from('{}'),
+    moneyMoving: true,
+    ...e,
+  });
+  if (state !== 'pending') j.markSent(created.id);
+  if (state === 'unknown') j.recordOutcome(created.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+  if (state === 'approved') j.recordOutcome(created.id, { state: 'approved', ...outcome });
+  return created;
+}
+
+describe('timeout recovery', () => {
+  it('reverses an unknown pre-authorization for the amount requested, no earlier than 60 s after it was sent', async () => {
+    const { c, j, recovery, sent } = setup();
+    const auth = entry(
+      j,
+      { service: 'preauth', transactionId: 'A1', amountMinor: 1500, currency: 'GBP' },
+      'unknown',
+    );
+    c.advance(10_000);
+    const report = await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.kind).toBe('reversal');
+    expect(sent[0]!.target).toMatchObject({ transactionId: 'A1', amountMinor: 1500, currency: 'GBP' });
+    expect(sent[0]!.at - Date.parse(j.get(auth.id)!.sentAt!)).toBeGreaterThanOrEqual(60_000);
+    expect(report.resolved).toEqual([
+      expect.objectContaining({ entryId: auth.id, resolution: 'timeout-reversal', needsOperator: false }),
+    ]);
+    expect(j.get(auth.id)).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
+    const attempt = j.get(j.get(auth.id)!.resolvedByEntryId!)!;
+    expect(attempt).toMatchObject({
+      service: 'timeout-reversal',
+      state: 'approved',
+      referencedTransactionId: 'A1',
+      resolvesEntryId: auth.id,
+    });
+    expect(j.inFlight()).toEqual([]);
+  });
+
+  it.each(['sale', 'capture', 'refund-capture', 'refund-payment', 'credit'])(
+    'voids an unknown %s at once with its own transactionId',
+    async (service) => {
+      const { j, recovery, sent } = setup();
+      entry(
+        j,
+        { service, transactionId: 'T9', amountMinor: 700, currency: 'GBP', parentGatewayId: 'g' },
+        'unknown',
+      );
+      await recovery.recoverAll();
+      expect(sent).toEqual([
+        expect.objectContaining({ kind: 'void', at: Date.parse('2030-01-01T12:00:00Z') }),
+      ]);
+      expect(sent[0]!.target.transactionId).toBe('T9');
+    },
+  );
+
+  it('treats a pending entry (journaled, never marked sent) like an unknown one, counting 60 s from its creation', async () => {
+    const { j, recovery, sent } = setup();
+    const auth = entry(
+      j,
+      { service: 'preauth', transactionId: 'P1', amountMinor: 900, currency: 'GBP' },
+      'pending',
+    );
+    await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.at - Date.parse(auth.createdAt)).toBe(60_000);
+    expect(j.get(auth.id)?.state).toBe('resolved');
+  });
+
+  it('retries a resolution whose own outcome is unknown until it succeeds, journaling every attempt', async () => {
+    const { j, recovery, sent } = setup([
+      { kind: 'unknown', error: { code: 'GW_TIMEOUT' } },
+      { kind: 'unknown', error: { code: 'GW_CONNECTION' } },
+    ]);
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S1', amountMinor: 300, currency: 'GBP' },
+      'unknown',
+    );
+    const report = await recovery.recoverAll();
+    expect(sent).toHaveLength(3);
+    expect(sent[1]!.at - sent[0]!.at).toBe(5_000);
+    expect(report.resolved[0]).toMatchObject({ attempts: 3, resolution: 'timeout-void' });
+    const attempts = j.resolutionAttempts(sale.id);
+    expect(attempts.map((a) => [a.state, a.resolution])).toEqual([
+      ['resolved', 'superseded'],
+      ['resolved', 'superseded'],
+      ['approved', undefined],
+    ]);
+    expect(j.inFlight()).toEqual([]);
+  });
+
+  it('retries when the resolver throws or the request cannot be built', async () => {
+    const { c, j } = setup();
+    let calls = 0;
+    const resolver: Resolver = {
+      timeoutReversal: () => {
+        throw new Error('no');
+      },
+      timeoutVoid: (t) => ({
+        service: 'timeout-void',
+        method: 'POST',
+        path: '/pts/v2/voids',
+        body: Buffer.from('{}'),
+        comments: 'VOID Timeout',
+        referencedTransactionId: t.transactionId,
+        moneyMoving: true,
+      }),
+      send: () => {
+        calls += 1;
+        return calls < 2
+          ? Promise.reject(new Error('socket hang up'))
+          : Promise.resolve({ kind: 'approved', status: 'VOIDED' });
+      },
+    };
+    const recovery = new TimeoutRecovery(j, resolver, {
+      timeoutReversalDelayMs: 0,
+      retryMs: 10,
+      now: c.now,
+      sleep: c.sleep,
+    });
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S2', amountMinor: 300, currency: 'GBP' },
+      'sent',
+    );
+    await recovery.recoverAll();
+    expect(calls).toBe(2);
+    expect(j.get(sale.id)?.resolution).toBe('timeout-void');
+  });
+
+  it.each([
+    ['AUTH_ALREADY_REVERSED', 'already-reversed'],
+    ['MISSING_AUTH', 'not-at-gateway'],
+  ])('accepts a reversal rejected as %s as resolved', async (reason, how) => {
+    const { j, recovery } = setup([{ kind: 'rejected', reason, httpStatus: 400 }], 0);
+    const auth = entry(
+      j,
+      { service: 'preauth', transactionId: 'A2', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    await recovery.recoverAll();
+    expect(j.get(auth.id)?.resolution).toBe(how);
+  });
+
+  it('resolves a void refused as NOT_VOIDABLE and flags it for the operator', async () => {
+    const { j, recovery } = setup([{ kind: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 }]);
+    entry(
+      j,
+      { service: 'capture', transactionId: 'C1', amountMinor: 100, currency: 'GBP', parentGatewayId: 'g' },
+      'unknown',
+    );
+    const report = await recovery.recoverAll();
+    expect(report.resolved[0]).toMatchObject({ resolution: 'not-voidable', needsOperator: true });
+  });
+
+  it('keeps retrying a rejection that does not settle the matter', async () => {
+    const { j, recovery, sent } = setup([
+      { kind: 'rejected', reason: 'SYSTEM_ERROR' },
+      { kind: 'declined', status: 'FAILED' },
+    ]);
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S3', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    await recovery.recoverAll();
+    expect(sent).toHaveLength(3);
+    expect(j.get(sale.id)?.resolution).toBe('timeout-void');
+  });
+
+  it('reverses the whole authorization, increments included, when an incremental authorization is unknown', async () => {
+    const { j, recovery, sent } = setup();
+    entry(j, { service: 'preauth', transactionId: 'A3', amountMinor: 1000, currency: 'GBP' }, 'approved', {
+      gatewayId: 'G3',
+      authorizedMinor: 1000,
+    });
+    entry(
+      j,
+      { service: 'incremental', parentGatewayId: 'G3', amountMinor: 500, currency: 'GBP' },
+      'approved',
+      { gatewayId: 'I1', authorizedMinor: 1500 },
+    );
+    const inc = entry(
+      j,
+      { service: 'incremental', parentGatewayId: 'G3', amountMinor: 250, currency: 'GBP' },
+      'unknown',
+    );
+    await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.target).toMatchObject({ transactionId: 'A3', amountMinor: 1750, currency: 'GBP' });
+    expect(j.get(inc.id)?.resolution).toBe('timeout-reversal');
+  });
+
+  it('voids what an unknown void was voiding, found by the gateway id of its original', async () => {
+    const { j, recovery, sent } = setup();
+    entry(
+      j,
+      { service: 'capture', transactionId: 'C2', amountMinor: 800, currency: 'GBP', parentGatewayId: 'G' },
+      'approved',
+      { gatewayId: 'CAP2' },
+    );
+    entry(j, { service: 'void-capture', parentGatewayId: 'CAP2' }, 'unknown');
+    await recovery.recoverAll();
+    expect(sent[0]).toMatchObject({
+      kind: 'void',
+      target: expect.objectContaining({ transactionId: 'C2' }) as unknown,
+    });
+  });
+
+  it('flags a follow-on whose original is not in the journal instead of blocking forever', async () => {
+    const { j, recovery, sent } = setup();
+    entry(j, { service: 'void-payment', parentGatewayId: 'nowhere' }, 'unknown');
+    const report = await recovery.recoverAll();
+    expect(sent).toEqual([]);
+    expect(report.resolved[0]).toMatchObject({ resolution: 'original-not-found', needsOperator: true });
+  });
+
+  it('resolves requests that move no money, and zero-amount verifications, without sending anything', async () => {
+    const { j, recovery, sent } = setup();
+    const dcc = j.begin({
+      service: 'dcc-offer',
+      comments: '',
+      method: 'POST',
+      path: '/vas',
+      body: Buffer.from('{}'),
+      moneyMoving: false,
+    });
+    entry(j, { service: 'avr', transactionId: 'V1', amountMinor: 0, currency: 'GBP' }, 'unknown');
+    const report = await recovery.recoverAll();
+    expect(sent).toEqual([]);
+    expect(report.resolved.map((r) => r.resolution).sort()).toEqual(['not-money-moving', 'nothing-held']);
+    expect(j.get(dcc.id)?.state).toBe('resolved');
+  });
+
+  it('after a crash mid-resolution, supersedes the stale attempt and resolves the original once', async () => {
+    const { j, recovery, sent } = setup([], 0);
+    const auth = entry(
+      j,
+      { service: 'preauth', transactionId: 'A4', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    // The previous run journaled and sent a timeout reversal, then died before its answer was journaled.
+    const stale = entry(
+      j,
+      {
+        service: 'timeout-reversal',
+        referencedTransactionId: 'A4',
+        amountMinor: 100,
+        currency: 'GBP',
+        resolvesEntryId: auth.id,
+      },
+      'sent',
+    );
+    await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(j.get(stale.id)).toMatchObject({ state: 'resolved', resolution: 'superseded' });
+    expect(j.get(auth.id)?.state).toBe('resolved');
+    expect(j.inFlight()).toEqual([]);
+  });
+
+  it('repeats a timeout request found in flight on its own (idempotent at the gateway)', async () => {
+    const { j, recovery, sent } = setup([], 0);
+    const tv = entry(j, { service: 'timeout-void', referencedTransactionId: 'X1' }, 'unknown');
+    await recovery.recoverAll();
+    expect(sent[0]).toMatchObject({
+      kind: 'void',
+      target: expect.objectContaining({ transactionId: 'X1' }) as unknown,
+    });
+    expect(j.get(tv.id)?.state).toBe('resolved');
+  });
+
+  it('shares one run when the same entry is recovered twice at once', async () => {
+    const { j, recovery, sent } = setup();
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S5', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    const [a, b] = await Promise.all([recovery.recover(sale.id), recovery.recover(sale.id)]);
+    expect(a).toBe(b);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('stops with RECOVERY_ABORTED when the signal aborts, leaving the entry in flight', async () => {
+    const { j, recovery } = setup([{ kind: 'unknown' }]);
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S6', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    const controller = new AbortController();
+    const run = recovery.recoverAll({ signal: controller.signal });
+    controller.abort();
+    await expect(run).rejects.toMatchObject({ code: 'RECOVERY_ABORTED' });
+    expect(j.get(sale.id)?.state).toBe('unknown');
+  });
+
+  it('tells the operator about every resolved entry as it happens', async () => {
+    const c = clock();
+    const j = openJournal(':memory:', { now: c.now });
+    open.push(j);
+    const seen: string[] = [];
+    const recovery = new TimeoutRecovery(j, scriptedResolver(c).resolver, {
+      timeoutReversalDelayMs: 0,
+      retryMs: 1,
+      now: c.now,
+      sleep: c.sleep,
+      onResolved: (item) => seen.push(item.transactionId ?? ''),
+    });
+    entry(j, { service: 'sale', transactionId: 'S7', amountMinor: 100, currency: 'GBP' }, 'unknown');
+    await recovery.recoverAll();
+    expect(seen).toEqual(['S7']);
+  });
+
+  it('refuses nonsensical timing options', () => {
+    const j = openJournal(':memory:');
+    open.push(j);
+    const { resolver } = scriptedResolver(clock());
+    expect(() => new TimeoutRecovery(j, resolver, { timeoutReversalDelayMs: -1, retryMs: 1 })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+});

@@ -1,0 +1,42 @@
+import { describe, expect, it } from 'vitest';
+import type { TlvError } from './errors.js';
+import { bytesToHex, hexToBytes, isCanonicalHex } from './hex.js';
+
+describe('hex', () => {
+  it('round-trips bytes through upper-case hex', () => {
+    const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
+    const hex = bytesToHex(bytes);
+    expect(hex).toBe(hex.toUpperCase());
+    expect(hexToBytes(hex.toLowerCase())).toEqual(bytes);
+  });
+
+  it('ignores spaces, tabs and line breaks', () => {
+    expect(bytesToHex(hexToBytes(' 9F 02\t06\n00 00 00 00 12 50 '))).toBe('9F0206000000001250');
+  });
+
+  it('rejects an odd number of digits and a non-hex character with its index', () => {
+    const odd = (() => {
+      try {
+        hexToBytes('9F0');
+      } catch (e) {
+        return e as TlvError;
+      }
+    })();
+    expect([odd?.code, odd?.offset]).toEqual(['TLV_BAD_HEX', 3]);
+    const bad = (() => {
+      try {
+        hexToBytes('9F 0G');
+      } catch (e) {
+        return e as TlvError;
+      }
+    })();
+    expect([bad?.code, bad?.offset]).toEqual(['TLV_BAD_HEX', 4]);
+  });
+
+  it('tells canonical hex from text with spaces or odd length', () => {
+    expect(isCanonicalHex('9F02')).toBe(true);
+    expect(isCanonicalHex('9F 02')).toBe(false);
+    expect(isCanonicalHex('9F0')).toBe(false);
+    expect(isCanonicalHex('')).toBe(false);
+  });
+});

@@ -6,4 +6,5 @@ import type { Command } from '../output.js';
  */
 export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   bench: () => import('./bench.js'),
+  reader: () => import('./reader.js'),
 };

@@ -1,0 +1,181 @@
+import { readFileSync } from 'node:fs';
+import type { Config } from '../../config/index.js';
+import { GatewayAuthError, GatewayError } from '../errors.js';
+import { signRequest } from './http-signature.js';
+import { createJwt, hmacKey, rsaKeyFromPem, rsaKeyFromPkcs12, type JwtKey } from './jwt.js';
+
+/** What an authenticator signs: one request, exactly as it will be sent. */
+export interface AuthRequest {
+  method: 'GET' | 'POST' | 'PATCH' | 'PUT' | 'DELETE';
+  /** Bare host as sent in the `host` header (port only when not the default). */
+  host: string;
+  /** Path with query string. */
+  path: string;
+  /** The exact body bytes (empty for GET). */
+  body: Buffer;
+  /** The clock, read once for this request: signed and sent dates are the same value. */
+  now: Date;
+}
+
+/** Renders the credentials of one request. One implementation per `gateway.auth.method`. */
+export interface Authenticator {
+  readonly method: 'http-signature' | 'jwt' | 'oauth';
+  /**
+   * The headers (lower-case names) that authenticate `request`. Async because an OAuth token may need refreshing.
+   * @throws GatewayError (GW_AUTH, GW_OAUTH_*) when no credentials can be produced; nothing is sent then.
+   */
+  authenticate(request: AuthRequest): Promise<Record<string, string>>;
+  /**
+   * Called with the body of a 401 answer. Returns true when the credentials were renewed (OAuth
+   * `ACCESS_TOKEN_EXPIRED`) and the request may be sent once more: a 401 means it was not processed.
+   */
+  renewAfterUnauthorized?(body: unknown): Promise<boolean>;
+}
+
+/** The OAuth side an authenticator needs (implemented by `OAuthTokenManager`). */
+export interface BearerTokenSource {
+  /** A valid access token, refreshed first when it is about to expire. */
+  accessToken(): Promise<string>;
+  /** Forces a refresh after the gateway said the token expired; false when the body says something else. */
+  renewAfterUnauthorized(body: unknown): Promise<boolean>;
+}
+
+/** HTTP signature (reference/gateway.md §1): the date header is the `now` of the request, read once. */
+export function httpSignatureAuthenticator(
+  merchantId: string,
+  keyId: string,
+  secretBase64: string,
+): Authenticator {
+  // Fail at construction, not at the first payment, when the secret is not base64.
+  signRequest({ method: 'GET', path: '/', host: 'h', date: 'd', merchantId, keyId, secretBase64 });
+  return {
+    method: 'http-signature',
+    authenticate(r) {
+      const h = signRequest({
+        method: r.method,
+        path: r.path,
+        host: r.host,
+        date: r.now.toUTCString(),
+        merchantId,
+        keyId,
+        secretBase64,
+        body: r.body,
+      });
+      return Promise.resolve({ ...h });
+    },
+  };
+}
+
+/** JWT "v2" bearer tokens (RS256 or HS256); the key may be loaded lazily (PKCS#12 needs an async import). */
+export function jwtAuthenticator(merchantId: string, key: JwtKey | (() => Promise<JwtKey>)): Authenticator {
+  let loaded: Promise<JwtKey> | undefined = typeof key === 'function' ? undefined : Promise.resolve(key);
+  return {
+    method: 'jwt',
+    async authenticate(r) {
+      loaded ??= (key as () => Promise<JwtKey>)();
+      const k = await loaded;
+      const token = createJwt(k, {
+        method: r.method,
+        host: r.host,
+        path: r.path,
+        body: r.body,
+        merchantId,
+        nowMs: r.now.getTime(),
+      });
+      return { authorization: `Bearer ${token}` };
+    },
+  };
+}
+
+/** OAuth bearer (spec 000): the access token of a token manager; a 401 ACCESS_TOKEN_EXPIRED renews it once. */
+export function oauthAuthenticator(tokens: BearerTokenSource): Authenticator {
+  return {
+    method: 'oauth',
+    async authenticate() {
+      return { authorization: `Bearer ${await tokens.accessToken()}` };
+    },
+    renewAfterUnauthorized: (body) => tokens.renewAfterUnauthorized(body),
+  };
+}
+
+/** Options of {@link createAuthenticator}. */
+export interface CreateAuthenticatorOptions {
+  /** Reads a secret file (default: UTF-8 contents, trimmed). Injected by tests and by keystore integrations. */
+  readSecretFile?: (path: string) => string;
+  /** Reads a binary key file (PKCS#12); default `readFileSync`. */
+  readBinaryFile?: (path: string) => Buffer;
+  /** Shared secret used when `sharedSecretFile` is absent (the embedded sandbox's public demo key). */
+  defaultSharedSecret?: string;
+  /** Token source for `method: oauth`. */
+  oauth?: BearerTokenSource;
+}
+
+function configError(key: string, message: string): GatewayError {
+  return new GatewayError('GW_CONFIG', `gateway.auth.${key}: ${message}`);
+}
+
+/**
+ * The authenticator of the configured method (`gateway.auth`). Key files are read now, so that a wrong path or a
+ * bad key fails at start with the configuration key named, not at the first payment.
+ *
+ * @throws GatewayError GW_CONFIG naming the key, or GW_AUTH when a key file cannot be used.
+ */
+export function createAuthenticator(
+  auth: Config['gateway']['auth'],
+  merchantId: string,
+  options: CreateAuthenticatorOptions = {},
+): Authenticator {
+  const readSecret = options.readSecretFile ?? ((p: string) => readFileSync(p, 'utf8').trim());
+  const readBinary = options.readBinaryFile ?? ((p: string) => readFileSync(p));
+  const read = (key: string, path: string): string => {
+    try {
+      return readSecret(path);
+    } catch (e) {
+      throw new GatewayError('GW_CONFIG', `gateway.auth.${key}: cannot read ${path}`, { cause: e });
+    }
+  };
+  const sharedSecret = (): string => {
+    if (auth.sharedSecretFile !== undefined) return read('sharedSecretFile', auth.sharedSecretFile);
+    if (options.defaultSharedSecret !== undefined) return options.defaultSharedSecret;
+    throw configError('sharedSecretFile', 'required for this authentication method');
+  };
+  switch (auth.method) {
+    case 'http-signature':
+      return httpSignatureAuthenticator(merchantId, auth.keyId, sharedSecret());
+    case 'jwt': {
+      if (auth.jwtAlgorithm === 'HS256')
+        return jwtAuthenticator(merchantId, hmacKey(sharedSecret(), auth.keyId));
+      if (auth.pkcs12File !== undefined) {
+        let p12: Buffer;
+        try {
+          p12 = readBinary(auth.pkcs12File);
+        } catch (e) {
+          throw new GatewayError('GW_CONFIG', `gateway.auth.pkcs12File: cannot read ${auth.pkcs12File}`, {
+            cause: e,
+          });
+        }
+        const password =
+          auth.pkcs12PasswordFile !== undefined ? read('pkcs12PasswordFile', auth.pkcs12PasswordFile) : '';
+        return jwtAuthenticator(merchantId, () => rsaKeyFromPkcs12(p12, password));
+      }
+      if (auth.privateKeyFile === undefined)
+        throw configError('privateKeyFile', 'RS256 needs a key (or pkcs12File)');
+      if (auth.certificateFile === undefined)
+        throw configError('certificateFile', 'RS256 needs the certificate');
+      return jwtAuthenticator(
+        merchantId,
+        rsaKeyFromPem(
+          read('privateKeyFile', auth.privateKeyFile),
+          read('certificateFile', auth.certificateFile),
+        ),
+      );
+    }
+    case 'oauth':
+      if (options.oauth === undefined) {
+        throw new GatewayAuthError(
+          'OAuth is configured but no token manager was provided (run `oauth authorize`)',
+        );
+      }
+      return oauthAuthenticator(options.oauth);
+  }
+}

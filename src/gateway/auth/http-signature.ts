@@ -1,0 +1,99 @@
+import { createHash, createHmac } from 'node:crypto';
+import { GatewayAuthError } from '../errors.js';
+
+/** Inputs of {@link signRequest}: everything that goes into the signed string, and the key. */
+export interface SignRequestInput {
+  /** HTTP method; compared case-insensitively. */
+  method: string;
+  /** Path with query string exactly as sent, e.g. `/ipl/v2/payment-links?offset=0&limit=100`. */
+  path: string;
+  /** Bare host as sent in the `host` header: no scheme; port only when not the default of the scheme. */
+  host: string;
+  /**
+   * The RFC 1123 date, read once by the caller: the same string must be signed and sent (reference/gateway.md §1;
+   * reading the clock twice fails with 401 when a second ticks in between).
+   */
+  date: string;
+  /** Value of `v-c-merchant-id`: the transacting merchant (also with a portfolio "meta key"). */
+  merchantId: string;
+  /** Key id of the shared secret (the `keyid` parameter). */
+  keyId: string;
+  /** The shared secret as issued: base64 text. It is base64-decoded before use as the HMAC key. */
+  secretBase64: string;
+  /** The exact body bytes sent (POST, PUT, PATCH). A string is taken as its UTF-8 bytes. */
+  body?: Buffer | string;
+}
+
+/** The headers that authenticate one request (names in lower case). */
+export interface SignedHeaders {
+  host: string;
+  date: string;
+  /** `SHA-256=<base64>`; present on POST, PUT and PATCH only. */
+  digest?: string;
+  'v-c-merchant-id': string;
+  signature: string;
+}
+
+const METHODS_WITH_DIGEST = new Set(['post', 'put', 'patch']);
+
+/** `SHA-256=<base64 of the SHA-256 of the bytes>`: a plain hash of the exact bytes sent, not an HMAC (§1). */
+export function digestHeader(body: Buffer | string): string {
+  return `SHA-256=${createHash('sha256').update(body).digest('base64')}`;
+}
+
+/**
+ * Decodes the shared secret. Base64 that does not round-trip (wrong alphabet, stray characters) is refused rather
+ * than silently keyed with garbage: the gateway would answer 401 with no hint why.
+ */
+export function decodeSharedSecret(secretBase64: string): Buffer {
+  const text = secretBase64.trim();
+  const key = Buffer.from(text, 'base64');
+  const canonical = key.toString('base64').replace(/=+$/, '');
+  if (key.length === 0 || canonical !== text.replace(/=+$/, '')) {
+    throw new GatewayAuthError('the shared secret is not base64 text');
+  }
+  return key;
+}
+
+/**
+ * The string that is signed: one `name: value` line per entry of the header list, in order, joined by `\n`, no
+ * trailing newline; the request-target line is the lower-case method and the path with its query (§1).
+ */
+export function signingString(input: Omit<SignRequestInput, 'keyId' | 'secretBase64'>): {
+  headerList: string;
+  text: string;
+  digest?: string;
+} {
+  const method = input.method.toLowerCase();
+  const digest = METHODS_WITH_DIGEST.has(method) ? digestHeader(input.body ?? Buffer.alloc(0)) : undefined;
+  const lines: Array<[string, string]> = [
+    ['host', input.host],
+    ['date', input.date],
+    ['request-target', `${method} ${input.path}`],
+  ];
+  if (digest !== undefined) lines.push(['digest', digest]);
+  lines.push(['v-c-merchant-id', input.merchantId]);
+  return {
+    headerList: lines.map(([name]) => name).join(' '),
+    text: lines.map(([name, value]) => `${name}: ${value}`).join('\n'),
+    ...(digest !== undefined ? { digest } : {}),
+  };
+}
+
+/**
+ * Signs one request with the HTTP-signature scheme of reference/gateway.md §1 (HMAC-SHA256 keyed with the decoded
+ * shared secret) and returns every header that authenticates it. Pure: the caller supplies the date string and sends
+ * exactly the returned headers with exactly the bytes hashed.
+ */
+export function signRequest(input: SignRequestInput): SignedHeaders {
+  const key = decodeSharedSecret(input.secretBase64);
+  const { headerList, text, digest } = signingString(input);
+  const mac = createHmac('sha256', key).update(text, 'utf8').digest('base64');
+  return {
+    host: input.host,
+    date: input.date,
+    ...(digest !== undefined ? { digest } : {}),
+    'v-c-merchant-id': input.merchantId,
+    signature: `keyid="${input.keyId}", algorithm="HmacSHA256", headers="${headerList}", signature="${mac}"`,
+  };
+}

@@ -1,0 +1,414 @@
+import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
+import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:http';
+import { dirname } from 'node:path';
+import type { Dispatcher } from 'undici';
+import { silentLogger, type Logger } from '../../log/index.js';
+import { GatewayError, GatewayOAuthError } from '../errors.js';
+import { parseJsonBody } from '../outcome.js';
+import { backoffDelayMs } from '../retry.js';
+import { createTransport, type RetryOptions, type Timeouts, type Transport } from '../transport.js';
+import type { BearerTokenSource } from './authenticator.js';
+
+/** The grant as the terminal keeps it (spec 000, token response). Times are epoch milliseconds. */
+export interface OAuthTokens {
+  accessToken: string;
+  /** When the access token expires (issued + `expires_in`; fifteen minutes). */
+  accessTokenExpiresAt: number;
+  refreshToken: string;
+  /** When the refresh token expires (issued + `refresh_token_expires_in`; one year, reset at every token request). */
+  refreshTokenExpiresAt: number;
+  scope?: string;
+}
+
+/** Where the rotated refresh token lives between runs. */
+export interface TokenStore {
+  load(): OAuthTokens | undefined;
+  save(tokens: OAuthTokens): void;
+  clear(): void;
+}
+
+/** Six months after the refresh token expired, a refresh grant still gets a new one (spec 000, Limits). */
+export const REFRESH_GRACE_MS = 183 * 24 * 3600 * 1000;
+/** Refresh the access token this long before it expires, so that no request goes out with a dying token. */
+export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
+const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
+
+/**
+ * A token store in one file, AES-256-GCM encrypted with a 32-byte key, written atomically with mode 0600. A file
+ * that cannot be decrypted (wrong key, tampering) reads as "no grant" — the merchant re-authorizes — and is never
+ * half-trusted.
+ */
+export function encryptedFileTokenStore(path: string, key: Buffer): TokenStore {
+  if (key.length !== 32) throw new GatewayError('GW_CONFIG', 'the token store key must be 32 bytes');
+  return {
+    load() {
+      let raw: string;
+      try {
+        raw = readFileSync(path, 'utf8');
+      } catch {
+        return undefined;
+      }
+      try {
+        const f = JSON.parse(raw) as { v: number; iv: string; tag: string; data: string };
+        if (f.v !== 1) return undefined;
+        const decipher = createDecipheriv('aes-256-gcm', key, Buffer.from(f.iv, 'base64'));
+        decipher.setAuthTag(Buffer.from(f.tag, 'base64'));
+        const clear = Buffer.concat([decipher.update(Buffer.from(f.data, 'base64')), decipher.final()]);
+        const t = JSON.parse(clear.toString('utf8')) as OAuthTokens;
+        if (typeof t.accessToken !== 'string' || typeof t.refreshToken !== 'string') return undefined;
+        return t;
+      } catch {
+        return undefined;
+      }
+    },
+    save(tokens) {
+      const iv = randomBytes(12);
+      const cipher = createCipheriv('aes-256-gcm', key, iv);
+      const data = Buffer.concat([cipher.update(JSON.stringify(tokens), 'utf8'), cipher.final()]);
+      const file = JSON.stringify({
+        v: 1,
+        iv: iv.toString('base64'),
+        tag: cipher.getAuthTag().toString('base64'),
+        data: data.toString('base64'),
+      });
+      mkdirSync(dirname(path), { recursive: true });
+      const tmp = `${path}.${process.pid}.tmp`;
+      writeFileSync(tmp, file, { mode: 0o600 });
+      chmodSync(tmp, 0o600);
+      renameSync(tmp, path);
+    },
+    clear() {
+      rmSync(path, { force: true });
+    },
+  };
+}
+
+/** The grant's state, for the operator's status bar and `oauth status`. */
+export type OAuthGrantState =
+  | 'not-authorized'
+  | 'authorized'
+  /** The refresh token expired; a refresh within six months still renews the grant. */
+  | 'grace-period'
+  /** The grace period passed (or the grant was revoked): the merchant must authorize again. */
+  | 'reauthorization-required';
+
+export interface OAuthTokenManagerOptions {
+  /** Base URL of the token host; the endpoint is `/oauth2/v3/token` under it. */
+  tokenUrl: string;
+  clientId: string;
+  clientSecret: string;
+  store: TokenStore;
+  timeouts: Timeouts;
+  retry?: RetryOptions;
+  /** Epoch milliseconds (tests). */
+  now?: () => number;
+  refreshMarginMs?: number;
+  logger?: Logger;
+  dispatcher?: Dispatcher;
+  random?: () => number;
+}
+
+/**
+ * Keeps the partner's OAuth grant usable (spec 000): refreshes the fifteen-minute access token before it expires,
+ * persists the rotated refresh token (encrypted by the store), renews an expired refresh token within the six-month
+ * grace period, and reports "merchant must re-authorize" as a state and a typed error (GW_OAUTH_REAUTHORIZE).
+ */
+export class OAuthTokenManager implements BearerTokenSource {
+  private tokens: OAuthTokens | undefined;
+  private revoked = false;
+  private inflight: Promise<OAuthTokens> | undefined;
+  private readonly transport: Transport;
+  private readonly now: () => number;
+  private readonly logger: Logger;
+
+  constructor(private readonly options: OAuthTokenManagerOptions) {
+    this.now = options.now ?? Date.now;
+    this.logger = options.logger ?? silentLogger();
+    this.tokens = options.store.load();
+    this.transport = createTransport({
+      baseUrl: options.tokenUrl,
+      // The token endpoint is unsigned (reference §1): every exchange below is `unauthenticated`.
+      auth: { method: 'oauth', authenticate: () => Promise.resolve({}) },
+      timeouts: options.timeouts,
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      logger: this.logger,
+      now: () => new Date(this.now()),
+      ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
+    });
+  }
+
+  /** The grant's state now. */
+  state(): OAuthGrantState {
+    if (this.revoked) return 'reauthorization-required';
+    const t = this.tokens;
+    if (t === undefined) return 'not-authorized';
+    const now = this.now();
+    if (now < t.refreshTokenExpiresAt) return 'authorized';
+    if (now < t.refreshTokenExpiresAt + REFRESH_GRACE_MS) return 'grace-period';
+    return 'reauthorization-required';
+  }
+
+  /** The current grant (for `oauth status`; never log the tokens). */
+  current(): OAuthTokens | undefined {
+    return this.tokens;
+  }
+
+  async accessToken(): Promise<string> {
+    const t = this.tokens;
+    if (
+      t !== undefined &&
+      this.now() < t.accessTokenExpiresAt - (this.options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS)
+    ) {
+      return t.accessToken;
+    }
+    return (await this.refresh()).accessToken;
+  }
+
+  async renewAfterUnauthorized(body: unknown): Promise<boolean> {
+    const rmsg = (body as { response?: { rmsg?: { error?: unknown } } } | undefined)?.response?.rmsg;
+    if (rmsg?.error !== 'ACCESS_TOKEN_EXPIRED') return false;
+    await this.refresh();
+    return true;
+  }
+
+  /** Exchanges the authorization code of the consent redirect (valid ten minutes) for a new grant. */
+  async exchangeCode(code: string): Promise<OAuthTokens> {
+    const tokens = await this.tokenRequest({ grant_type: 'authorization_code', code });
+    this.revoked = false;
+    return tokens;
+  }
+
+  /**
+   * Refreshes now (one request at a time: concurrent callers share it).
+   * @throws GatewayOAuthError GW_OAUTH_REAUTHORIZE when there is no grant, or it is past its grace period or revoked;
+   *   GW_OAUTH_TOKEN for other token-endpoint failures.
+   */
+  refresh(): Promise<OAuthTokens> {
+    this.inflight ??= this.doRefresh().finally(() => {
+      this.inflight = undefined;
+    });
+    return this.inflight;
+  }
+
+  async close(): Promise<void> {
+    await this.transport.close();
+  }
+
+  private async doRefresh(): Promise<OAuthTokens> {
+    const state = this.state();
+    if (state === 'not-authorized' || state === 'reauthorization-required' || this.tokens === undefined) {
+      throw new GatewayOAuthError(
+        'GW_OAUTH_REAUTHORIZE',
+        'the merchant must authorize the terminal again (oauth authorize)',
+      );
+    }
+    try {
+      return await this.tokenRequest({
+        grant_type: 'refresh_token',
+        refresh_token: this.tokens.refreshToken,
+      });
+    } catch (e) {
+      if (e instanceof GatewayOAuthError && e.oauthError === 'access_denied') {
+        // The merchant withdrew the grant: only a new consent helps.
+        this.revoked = true;
+        throw new GatewayOAuthError(
+          'GW_OAUTH_REAUTHORIZE',
+          'the grant was withdrawn; the merchant must authorize again',
+          'access_denied',
+          { cause: e },
+        );
+      }
+      throw e;
+    }
+  }
+
+  private async tokenRequest(params: Record<string, string>): Promise<OAuthTokens> {
+    const body = Buffer.from(
+      new URLSearchParams({
+        ...params,
+        client_id: this.options.clientId,
+        client_secret: this.options.clientSecret,
+      }).toString(),
+      'utf8',
+    );
+    const retry = this.options.retry ?? { maxAttempts: 3, initialDelayMs: 200, maxDelayMs: 5_000 };
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.tokenAttempt(body);
+      } catch (e) {
+        // Token requests move no money: transient failures (server_error, network) are retried; codes that
+        // describe the request or the accounts are not.
+        const transient =
+          e instanceof GatewayOAuthError
+            ? e.oauthError === undefined || e.oauthError === 'server_error'
+            : e instanceof GatewayError &&
+              (e.code === 'GW_CONNECTION' || e.code === 'GW_TIMEOUT' || e.code === 'GW_SERVER');
+        if (!transient || attempt >= retry.maxAttempts) throw e;
+        const delay = backoffDelayMs(attempt, retry, (this.options.random ?? Math.random)());
+        await new Promise((r) => setTimeout(r, delay));
+      }
+    }
+  }
+
+  private async tokenAttempt(body: Buffer): Promise<OAuthTokens> {
+    const answer = await this.transport.send({
+      label: 'oauth-token',
+      method: 'POST',
+      path: '/oauth2/v3/token',
+      body,
+      contentType: 'application/x-www-form-urlencoded',
+      unauthenticated: true,
+      moneyMoving: false,
+    });
+    const json = parseJsonBody(answer.body) as Record<string, unknown> | undefined;
+    if (answer.httpStatus !== 200 && answer.httpStatus !== 201) {
+      // spec 000: any token request failure answers HTTP 500 with one of its error codes.
+      const code = typeof json?.error === 'string' ? json.error : undefined;
+      throw new GatewayOAuthError(
+        'GW_OAUTH_TOKEN',
+        `token endpoint answered HTTP ${answer.httpStatus}${code ? ` ${code}` : ''}`,
+        code,
+        { httpStatus: answer.httpStatus },
+      );
+    }
+    const access = json?.access_token;
+    const refresh = json?.refresh_token;
+    const expiresIn = json?.expires_in;
+    if (typeof access !== 'string' || typeof refresh !== 'string' || typeof expiresIn !== 'number') {
+      throw new GatewayOAuthError(
+        'GW_OAUTH_TOKEN',
+        'token endpoint answer lacks access_token, refresh_token or expires_in',
+        undefined,
+        {
+          httpStatus: answer.httpStatus,
+        },
+      );
+    }
+    const issued = this.now();
+    const refreshIn =
+      typeof json?.refresh_token_expires_in === 'number' ? json.refresh_token_expires_in * 1000 : ONE_YEAR_MS;
+    const tokens: OAuthTokens = {
+      accessToken: access,
+      accessTokenExpiresAt: issued + expiresIn * 1000,
+      refreshToken: refresh,
+      refreshTokenExpiresAt: issued + refreshIn,
+      ...(typeof json?.scope === 'string' ? { scope: json.scope } : {}),
+    };
+    // Persist before use: the old refresh token may already be invalid once the new one is issued.
+    this.options.store.save(tokens);
+    this.tokens = tokens;
+    this.logger.info({ accessTokenExpiresAt: tokens.accessTokenExpiresAt }, 'oauth tokens renewed');
+    return tokens;
+  }
+}
+
+/** The consent page address (spec 000, A.1): `{portal_url}/ebc2/oauth/authorize?sub=oauth&client_id&redirect_url&state`. */
+export function buildConsentUrl(o: {
+  portalUrl: string;
+  clientId: string;
+  redirectUrl: string;
+  state: string;
+}): string {
+  const q = new URLSearchParams({
+    sub: 'oauth',
+    client_id: o.clientId,
+    redirect_url: o.redirectUrl,
+    state: o.state,
+  });
+  return `${o.portalUrl.replace(/\/+$/, '')}/ebc2/oauth/authorize?${q.toString()}`;
+}
+
+/** A fresh unguessable `state` for one consent redirect. */
+export function newConsentState(): string {
+  return randomBytes(24).toString('base64url');
+}
+
+/** What came back to the redirect URL. */
+export type ConsentResult = { kind: 'code'; code: string } | { kind: 'denied' };
+
+function sameState(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
+}
+
+/**
+ * Listens on the redirect URL (its host and port; on loopback) for the merchant's return from the consent page.
+ * A `state` that differs from the one sent is answered 401 (spec 000: a possible forgery) and rejects with
+ * GW_OAUTH_STATE; a return with no parameters is a denial (not a failure, spec 000); a code resolves.
+ */
+export function receiveConsent(o: {
+  redirectUrl: string;
+  state: string;
+  timeoutMs?: number;
+  signal?: AbortSignal;
+  /** Called once the listener is ready, with the bound port (the URL's port, or the one picked for port 0). */
+  onListening?: (port: number) => void;
+}): Promise<ConsentResult> {
+  const url = new URL(o.redirectUrl);
+  return new Promise<ConsentResult>((resolve, reject) => {
+    let done = false;
+    const finish = (fn: () => void): void => {
+      if (done) return;
+      done = true;
+      clearTimeout(timer);
+      o.signal?.removeEventListener('abort', onAbort);
+      server.close();
+      server.closeAllConnections();
+      fn();
+    };
+    const server = createServer((req, res) => {
+      const got = new URL(req.url ?? '/', url);
+      if (req.method !== 'GET' || got.pathname !== url.pathname) {
+        res.writeHead(404).end();
+        return;
+      }
+      const code = got.searchParams.get('code');
+      const state = got.searchParams.get('state');
+      if (code === null && state === null) {
+        res
+          .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+          .end('The terminal was not authorized.\n');
+        finish(() => resolve({ kind: 'denied' }));
+        return;
+      }
+      if (state === null || !sameState(state, o.state)) {
+        res
+          .writeHead(401, { 'content-type': 'text/plain; charset=utf-8' })
+          .end('State mismatch: request refused.\n');
+        finish(() =>
+          reject(new GatewayOAuthError('GW_OAUTH_STATE', 'the consent redirect carried a different state')),
+        );
+        return;
+      }
+      if (code === null || code === '') {
+        res.writeHead(400).end();
+        finish(() =>
+          reject(new GatewayOAuthError('GW_OAUTH_DENIED', 'the consent redirect carried no code')),
+        );
+        return;
+      }
+      res
+        .writeHead(200, { 'content-type': 'text/plain; charset=utf-8' })
+        .end('The terminal is authorized. You may close this page.\n');
+      finish(() => resolve({ kind: 'code', code }));
+    });
+    const onAbort = (): void =>
+      finish(() => reject(new GatewayError('GW_CANCELLED', 'consent wait cancelled')));
+    o.signal?.addEventListener('abort', onAbort, { once: true });
+    // The authorization code lives ten minutes (spec 000); waiting longer is pointless.
+    const timer = setTimeout(
+      () =>
+        finish(() => reject(new GatewayOAuthError('GW_OAUTH_DENIED', 'no consent redirect arrived in time'))),
+      o.timeoutMs ?? 600_000,
+    );
+    server.on('error', (e) =>
+      finish(() => reject(new GatewayError('GW_CONFIG', `cannot listen on ${url.host}`, { cause: e }))),
+    );
+    server.listen(Number(url.port || (url.protocol === 'https:' ? 443 : 80)), url.hostname, () => {
+      const addr = server.address();
+      if (addr !== null && typeof addr === 'object') o.onListening?.(addr.port);
+    });
+  });
+}

@@ -1,0 +1,317 @@
+import type { Dispatcher } from 'undici';
+import { silentLogger, type Logger } from '../log/index.js';
+import type { Authenticator } from './auth/authenticator.js';
+import { GatewayError, GatewayInvalidRequestError } from './errors.js';
+import {
+  classifyPaymentAnswer,
+  errorForStatus,
+  fieldProblems,
+  parseJsonBody,
+  type Outcome,
+} from './outcome.js';
+import {
+  buildDccOfferBody,
+  parseDccOfferAnswer,
+  type DccOfferRequest,
+  type DccOfferResult,
+} from './services/dcc.js';
+import {
+  buildPaymentLinkBody,
+  linkPath,
+  listPath,
+  parsePaymentLink,
+  parsePaymentLinkPage,
+  type PaymentLink,
+  type PaymentLinkInput,
+  type PaymentLinkPage,
+} from './services/payment-links.js';
+import { preparePayment, type PaymentBuilderOptions } from './services/payments.js';
+import type { PreparedRequest, ServiceRequest } from './services/types.js';
+import { createTransport, type Answer, type RetryOptions, type Timeouts } from './transport.js';
+
+/** Options of {@link createGatewayClient}. */
+export interface GatewayClientOptions {
+  /** e.g. `https://apitest.cybersource.com`, or the sandbox's URL. */
+  baseUrl: string;
+  /** The transacting merchant (`v-c-merchant-id`). */
+  merchantId: string;
+  auth: Authenticator;
+  timeouts: Timeouts;
+  /** Retry budget of requests that cannot move money twice; default 3 attempts, 200 ms, 5 s. */
+  retry?: RetryOptions;
+  logger?: Logger;
+  /** Clock (tests); read once per request. */
+  now?: () => Date;
+  /** Replaces the keep-alive pool (tests: undici MockAgent). */
+  dispatcher?: Dispatcher;
+  /** Builder choices where public guides disagree (comments of a pre-authorization). */
+  builder?: PaymentBuilderOptions;
+  /** Jitter source (tests). */
+  random?: () => number;
+}
+
+/** Status check of an alternative-method payment (spec 001, Check status). */
+export interface PaymentStatusRequest {
+  /** Gateway id of the pending sale or refund. */
+  id: string;
+  code: string;
+  /** `paymentInformation.paymentType.name` and `.method.name`, as in the sale. */
+  paymentTypeName: string;
+  methodName: string;
+}
+
+/** The answer of a status check: PENDING, SETTLED, FUNDED, ABANDONED, FAILED (sales) or REFUNDED, FAILED (refunds). */
+export interface PaymentStatusResult {
+  id: string;
+  status: string;
+  responseCode?: string;
+  body: unknown;
+}
+
+export interface GatewayClient {
+  /**
+   * Pure: builds and validates the exact request (path, body bytes serialised once, comments), assigning a new
+   * transactionId to original requests. Nothing is sent.
+   * @throws GatewayInvalidRequestError (GW_INVALID_REQUEST, field named) when a required field of spec 001 is
+   *   missing or a value is invalid.
+   */
+  prepare(request: ServiceRequest): PreparedRequest;
+  /**
+   * Sends a prepared request once (money-moving requests are never retried; a 401 ACCESS_TOKEN_EXPIRED is resent
+   * once after a token refresh since it was not processed) and classifies the answer. Never throws for gateway
+   * answers or transport failures: they are in the outcome.
+   */
+  send(prepared: PreparedRequest, options?: { signal?: AbortSignal }): Promise<Outcome>;
+  /**
+   * Asks for a DCC offer (retried: it moves no money).
+   * @throws GatewayError when no usable answer arrives (GW_INVALID_REQUEST with details on 400).
+   */
+  dccOffer(request: DccOfferRequest, options?: { signal?: AbortSignal }): Promise<DccOfferResult>;
+  /** Payment links of spec 000. Each method throws GatewayError (GW_NOT_FOUND on 404, GW_INVALID_REQUEST on 400). */
+  readonly paymentLinks: {
+    /** Creates a link (not retried: a second POST would answer DUPLICATE_RECORD). */
+    create(link: PaymentLinkInput, options?: { signal?: AbortSignal }): Promise<PaymentLink>;
+    /** Replaces every field of a link; `status: INACTIVE` deactivates it. */
+    update(id: string, link: PaymentLinkInput, options?: { signal?: AbortSignal }): Promise<PaymentLink>;
+    get(id: string, options?: { signal?: AbortSignal }): Promise<PaymentLink>;
+    /** One page; follow `next` for the rest. `limit` ≤ 1000. */
+    list(
+      query?: { offset?: number; limit?: number; status?: 'ACTIVE' | 'INACTIVE' },
+      options?: { signal?: AbortSignal },
+    ): Promise<PaymentLinkPage>;
+  };
+  /**
+   * Status of an alternative-method payment (`POST /pts/v2/refresh-payment-status/{id}`); retried: it is a read.
+   * @throws GatewayError when no usable answer arrives.
+   */
+  paymentStatus(
+    request: PaymentStatusRequest,
+    options?: { signal?: AbortSignal },
+  ): Promise<PaymentStatusResult>;
+  /** Closes the connection pool; in-flight requests finish first. */
+  close(): Promise<void>;
+}
+
+const DEFAULT_RETRY: RetryOptions = { maxAttempts: 3, initialDelayMs: 200, maxDelayMs: 5_000 };
+
+/** Turns a non-2xx answer of a non-payment service into the hierarchy. */
+function answerError(answer: Answer, label: string): GatewayError {
+  const body = parseJsonBody(answer.body);
+  if (answer.httpStatus === 400) {
+    const details = fieldProblems(body);
+    const reason = (body as { reason?: unknown } | undefined)?.reason;
+    const first = details[0];
+    return new GatewayInvalidRequestError(
+      first?.field ?? '(body)',
+      first?.reason === 'MISSING_FIELD' ? 'MISSING_FIELD' : 'INVALID_DATA',
+      `${label}: the gateway refused the request${typeof reason === 'string' ? ` (${reason})` : ''}`,
+      { details },
+    );
+  }
+  if (answer.httpStatus === 404) {
+    return new GatewayError('GW_NOT_FOUND', `${label}: not found`, { httpStatus: 404 });
+  }
+  const err = errorForStatus(answer.httpStatus, body);
+  // Reads and offers move no money: "outcome unknown" carries no risk there, but keep the flag truthful.
+  return err;
+}
+
+function jsonOf(answer: Answer, label: string): unknown {
+  const body = parseJsonBody(answer.body);
+  if (body === undefined) {
+    throw new GatewayError('GW_PARSE', `${label}: HTTP ${answer.httpStatus} without a JSON body`, {
+      httpStatus: answer.httpStatus,
+    });
+  }
+  return body;
+}
+
+/**
+ * The gateway client: transport (undici keep-alive pool), the configured authenticator, the service builders and the
+ * one outcome classification. The terminal's only way to move money.
+ */
+export function createGatewayClient(options: GatewayClientOptions): GatewayClient {
+  const logger = options.logger ?? silentLogger();
+  const transport = createTransport({
+    baseUrl: options.baseUrl,
+    auth: options.auth,
+    timeouts: options.timeouts,
+    retry: options.retry ?? DEFAULT_RETRY,
+    logger,
+    now: options.now ?? (() => new Date()),
+    ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
+    ...(options.random !== undefined ? { random: options.random } : {}),
+  });
+  const builder = options.builder ?? {};
+
+  async function call(
+    label: string,
+    method: 'GET' | 'POST' | 'PATCH',
+    path: string,
+    body: Buffer | undefined,
+    moneyMoving: boolean,
+    signal: AbortSignal | undefined,
+  ): Promise<unknown> {
+    const answer = await transport.send({
+      label,
+      method,
+      path,
+      ...(body !== undefined ? { body } : {}),
+      moneyMoving,
+      ...(signal !== undefined ? { signal } : {}),
+    });
+    if (answer.httpStatus !== 200 && answer.httpStatus !== 201) throw answerError(answer, label);
+    return jsonOf(answer, label);
+  }
+
+  return {
+    prepare: (request) => preparePayment(request, builder),
+
+    async send(prepared, sendOptions) {
+      try {
+        const answer = await transport.send({
+          label: prepared.service,
+          method: prepared.method,
+          path: prepared.path,
+          ...(prepared.method !== 'GET' ? { body: prepared.body } : {}),
+          moneyMoving: prepared.moneyMoving,
+          ...(sendOptions?.signal !== undefined ? { signal: sendOptions.signal } : {}),
+        });
+        const outcome = classifyPaymentAnswer(prepared, answer.httpStatus, answer.body);
+        logger.info(
+          {
+            service: prepared.service,
+            transactionId: prepared.transactionId,
+            httpStatus: answer.httpStatus,
+            outcome: outcome.kind,
+            ...(outcome.kind === 'approved' || outcome.kind === 'declined' ? { status: outcome.status } : {}),
+          },
+          'gateway outcome',
+        );
+        return outcome;
+      } catch (e) {
+        if (e instanceof GatewayError) {
+          logger.warn(
+            {
+              service: prepared.service,
+              transactionId: prepared.transactionId,
+              code: e.code,
+              outcomeUnknown: e.outcomeUnknown,
+            },
+            'gateway outcome unknown',
+          );
+          return {
+            kind: 'unknown',
+            error: e,
+            ...(e.httpStatus !== undefined ? { httpStatus: e.httpStatus } : {}),
+          };
+        }
+        throw e;
+      }
+    },
+
+    async dccOffer(request, o) {
+      const body = buildDccOfferBody(request);
+      const answer = await call('dcc-offer', 'POST', '/vas/v1/currencyconversion', body, false, o?.signal);
+      return parseDccOfferAnswer(answer);
+    },
+
+    paymentLinks: {
+      async create(link, o) {
+        const body = buildPaymentLinkBody(link, false);
+        // Not retried although it moves no money: a resent create answers DUPLICATE_RECORD, which would hide
+        // that the first one succeeded.
+        return parsePaymentLink(
+          await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal),
+        );
+      },
+      async update(id, link, o) {
+        const body = buildPaymentLinkBody(link, true);
+        return parsePaymentLink(
+          await call('payment-link-update', 'PATCH', linkPath(id), body, false, o?.signal),
+        );
+      },
+      async get(id, o) {
+        return parsePaymentLink(
+          await call('payment-link-get', 'GET', linkPath(id), undefined, false, o?.signal),
+        );
+      },
+      async list(query = {}, o) {
+        return parsePaymentLinkPage(
+          await call('payment-link-list', 'GET', listPath(query), undefined, false, o?.signal),
+        );
+      },
+    },
+
+    async paymentStatus(request, o) {
+      if (!/^[A-Za-z0-9_-]{1,64}$/.test(request.id)) {
+        throw new GatewayInvalidRequestError(
+          'id',
+          'INVALID_DATA',
+          'the gateway id is not 1–64 letters, digits, _ or -',
+        );
+      }
+      for (const [field, v] of [
+        ['clientReferenceInformation.code', request.code],
+        ['paymentInformation.paymentType.name', request.paymentTypeName],
+        ['paymentInformation.paymentType.method.name', request.methodName],
+      ] as const) {
+        if (v === '') throw new GatewayInvalidRequestError(field, 'MISSING_FIELD', `${field} is required`);
+      }
+      const body = Buffer.from(
+        JSON.stringify({
+          clientReferenceInformation: { code: request.code },
+          paymentInformation: {
+            paymentType: { name: request.paymentTypeName, method: { name: request.methodName } },
+          },
+          processingInformation: { actionList: 'AP_STATUS' },
+        }),
+        'utf8',
+      );
+      const answer = await call(
+        'payment-status',
+        'POST',
+        `/pts/v2/refresh-payment-status/${request.id}`,
+        body,
+        false,
+        o?.signal,
+      );
+      const b = answer as {
+        id?: unknown;
+        status?: unknown;
+        processorInformation?: { responseCode?: unknown };
+      };
+      if (typeof b.status !== 'string')
+        throw new GatewayError('GW_PARSE', 'payment-status: answer without status');
+      const responseCode = b.processorInformation?.responseCode;
+      return {
+        id: typeof b.id === 'string' ? b.id : request.id,
+        status: b.status,
+        ...(typeof responseCode === 'string' ? { responseCode } : {}),
+        body: answer,
+      };
+    },
+
+    close: () => transport.close(),
+  };
+}

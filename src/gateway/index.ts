@@ -1,0 +1,76 @@
+/** The gateway client: the public surface of src/gateway (DESIGN.md layout; issue 5). */
+export * from './errors.js';
+export { newTransactionId } from './transaction-id.js';
+export {
+  shouldRetry,
+  backoffDelayMs,
+  type RetryDecision,
+  type AttemptFailure,
+  type BackoffOptions,
+} from './retry.js';
+export {
+  signRequest,
+  signingString,
+  digestHeader,
+  decodeSharedSecret,
+  type SignRequestInput,
+  type SignedHeaders,
+} from './auth/http-signature.js';
+export {
+  createJwt,
+  certificateKid,
+  rsaKeyFromPem,
+  rsaKeyFromPkcs12,
+  hmacKey,
+  type JwtKey,
+  type JwtRequest,
+} from './auth/jwt.js';
+export {
+  createAuthenticator,
+  httpSignatureAuthenticator,
+  jwtAuthenticator,
+  oauthAuthenticator,
+  type Authenticator,
+  type AuthRequest,
+  type BearerTokenSource,
+  type CreateAuthenticatorOptions,
+} from './auth/authenticator.js';
+export {
+  OAuthTokenManager,
+  encryptedFileTokenStore,
+  buildConsentUrl,
+  newConsentState,
+  receiveConsent,
+  REFRESH_GRACE_MS,
+  type OAuthTokens,
+  type TokenStore,
+  type OAuthGrantState,
+  type OAuthTokenManagerOptions,
+  type ConsentResult,
+} from './auth/oauth.js';
+export { classifyPaymentAnswer, type Outcome } from './outcome.js';
+export {
+  createGatewayClient,
+  type GatewayClient,
+  type GatewayClientOptions,
+  type PaymentStatusRequest,
+  type PaymentStatusResult,
+} from './client.js';
+export type { Timeouts, RetryOptions } from './transport.js';
+export * from './services/types.js';
+export { preparePayment, COMMENTS, MONEY_MOVING, type PaymentBuilderOptions } from './services/payments.js';
+export {
+  REQUIRED_FIELDS,
+  missingFields,
+  type RequiredField,
+  type RequestContext,
+} from './services/required-fields.js';
+export { NEVER_SEND_TAGS, CONTACT_FOLLOW_ON_TAGS, inspectEmvTags } from './services/emv-checks.js';
+export type { DccOfferRequest, DccOffer, DccOfferResult } from './services/dcc.js';
+export {
+  MAX_LIST_LIMIT,
+  type PaymentLink,
+  type PaymentLinkInput,
+  type PaymentLinkLineItem,
+  type PaymentLinkPage,
+} from './services/payment-links.js';

@@ -1,0 +1,303 @@
+import { parseDecimal } from '../money/index.js';
+import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem } from './errors.js';
+import type { PreparedRequest, ServiceName } from './services/types.js';
+
+/**
+ * The one classification of a payment-service answer, used everywhere (issue 5, Outcomes). A decline is a result,
+ * not an error; `unknown` is everything that is not a decision of the gateway.
+ */
+export type Outcome =
+  | {
+      kind: 'approved';
+      /** The gateway `id` of the new transaction (follow-ons use it). */
+      gatewayId: string;
+      status: string;
+      /**
+       * Authorized amount in minor units (AVR, pre-authorization, sale, incremental: the new total). Reversals must
+       * use this, not the requested amount (spec 001).
+       */
+      authorizedMinor?: number;
+      /** Amount the gateway reports processed (reversed, captured, refunded, credited, voided), minor units. */
+      amountMinor?: number;
+      /** Approved for less than requested (status PARTIAL_AUTHORIZED or a smaller authorized amount). */
+      partial: boolean;
+      httpStatus: number;
+      body: unknown;
+    }
+  | {
+      kind: 'declined';
+      gatewayId?: string;
+      /**
+       * DECLINED, FAILED, … AUTHORIZED_RISK_DECLINED means the issuer approved and the gateway's risk check refused:
+       * funds may be held, so the caller reverses it with `gatewayId`.
+       */
+      status: string;
+      /** `errorInformation.reason` (EXPIRED_CARD, INSUFFICIENT_FUND, …), or the status when absent. */
+      reason: string;
+      message?: string;
+      httpStatus: number;
+      body: unknown;
+    }
+  | {
+      kind: 'rejected';
+      /** The 400 `reason` (MISSING_FIELD, INVALID_DATA, EXCEEDS_AUTH_AMOUNT, NOT_VOIDABLE, …). Never retried. */
+      reason: string;
+      details: FieldProblem[];
+      httpStatus: number;
+      body: unknown;
+    }
+  | {
+      kind: 'unknown';
+      /**
+       * Why there is no decision. `error.outcomeUnknown` says whether the request may have been processed (timeout
+       * after sending, reset after writing, 5xx, unreadable 2xx, undocumented status): then the caller resolves it
+       * with a timeout reversal or void. When false (connection refused, 401) nothing was processed.
+       */
+      error: GatewayError;
+      httpStatus?: number;
+    };
+
+interface StatusSets {
+  approved: readonly string[];
+  declined: readonly string[];
+  /** 201 statuses that mean "the request was invalid" (documented for payments, refunds and credits). */
+  rejected: readonly string[];
+}
+
+const PAYMENTS: StatusSets = {
+  approved: ['AUTHORIZED', 'PARTIAL_AUTHORIZED', 'AUTHORIZED_PENDING_REVIEW'],
+  // PENDING_AUTHENTICATION and PENDING_REVIEW cannot complete at a card-present terminal: no customer step-up.
+  declined: ['DECLINED', 'AUTHORIZED_RISK_DECLINED', 'PENDING_AUTHENTICATION', 'PENDING_REVIEW'],
+  rejected: ['INVALID_REQUEST'],
+};
+
+/** Statuses per service (reference/gateway.md §4). */
+const STATUSES: Readonly<Record<ServiceName, StatusSets>> = {
+  avr: PAYMENTS,
+  preauth: PAYMENTS,
+  sale: PAYMENTS,
+  incremental: {
+    approved: ['AUTHORIZED', 'AUTHORIZED_PENDING_REVIEW'],
+    declined: ['DECLINED'],
+    rejected: [],
+  },
+  reversal: { approved: ['REVERSED'], declined: [], rejected: [] },
+  'timeout-reversal': { approved: ['REVERSED'], declined: [], rejected: [] },
+  capture: { approved: ['PENDING', 'TRANSMITTED'], declined: [], rejected: [] },
+  'refund-capture': { approved: ['PENDING'], declined: ['DECLINED'], rejected: ['INVALID_REQUEST'] },
+  'refund-payment': { approved: ['PENDING'], declined: ['DECLINED'], rejected: ['INVALID_REQUEST'] },
+  credit: {
+    approved: ['PENDING', 'AUTHORIZED', 'COMPLETED'],
+    declined: ['DECLINED'],
+    rejected: ['INVALID_REQUEST'],
+  },
+  // CANCELLED: the voided transaction was cancelled before it moved money — the goal of the void is reached.
+  'void-capture': { approved: ['VOIDED', 'CANCELLED'], declined: ['FAILED'], rejected: [] },
+  'void-payment': { approved: ['VOIDED', 'CANCELLED'], declined: ['FAILED'], rejected: [] },
+  'void-refund': { approved: ['VOIDED', 'CANCELLED'], declined: ['FAILED'], rejected: [] },
+  'void-credit': { approved: ['VOIDED', 'CANCELLED'], declined: ['FAILED'], rejected: [] },
+  'timeout-void': { approved: ['VOIDED', 'CANCELLED'], declined: ['FAILED'], rejected: [] },
+};
+
+/** Where each service's answer states the amount it processed. */
+const PROCESSED_AMOUNT: Partial<Record<ServiceName, string>> = {
+  reversal: 'reversalAmountDetails.reversedAmount',
+  'timeout-reversal': 'reversalAmountDetails.reversedAmount',
+  capture: 'orderInformation.amountDetails.totalAmount',
+  'refund-capture': 'refundAmountDetails.refundAmount',
+  'refund-payment': 'refundAmountDetails.refundAmount',
+  credit: 'creditAmountDetails.creditAmount',
+  'void-capture': 'voidAmountDetails.voidAmount',
+  'void-payment': 'voidAmountDetails.voidAmount',
+  'void-refund': 'voidAmountDetails.voidAmount',
+  'void-credit': 'voidAmountDetails.voidAmount',
+  'timeout-void': 'voidAmountDetails.voidAmount',
+};
+
+const AUTHORIZING: ReadonlySet<ServiceName> = new Set(['avr', 'preauth', 'sale', 'incremental']);
+
+function at(body: unknown, path: string): unknown {
+  let cur = body;
+  for (const key of path.split('.')) {
+    if (cur === null || typeof cur !== 'object') return undefined;
+    cur = (cur as Record<string, unknown>)[key];
+  }
+  return cur;
+}
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+/** Parses a JSON body; undefined when it is not JSON (the caller decides what that means). */
+export function parseJsonBody(bytes: Buffer): unknown {
+  if (bytes.length === 0) return undefined;
+  try {
+    return JSON.parse(bytes.toString('utf8')) as unknown;
+  } catch {
+    return undefined;
+  }
+}
+
+/** An amount of the answer in minor units: strings or numbers accepted; undefined when absent; throws when garbage. */
+function amountAt(body: unknown, path: string, currency: string | undefined): number | undefined {
+  const v = at(body, path);
+  if (v === undefined || v === null || v === '') return undefined;
+  if ((typeof v !== 'string' && typeof v !== 'number') || currency === undefined) {
+    throw new GatewayError('GW_PARSE', `${path} is not an amount`, { outcomeUnknown: true });
+  }
+  try {
+    return parseDecimal(v, currency);
+  } catch (e) {
+    throw new GatewayError('GW_PARSE', `${path} is not an amount of ${currency}`, {
+      outcomeUnknown: true,
+      cause: e,
+    });
+  }
+}
+
+/** The `details[]` of a 400 answer, tolerant of missing or odd entries. */
+export function fieldProblems(body: unknown): FieldProblem[] {
+  const details = at(body, 'details');
+  if (!Array.isArray(details)) return [];
+  return details.flatMap((d: unknown) => {
+    const field = str(at(d, 'field'));
+    return field === undefined ? [] : [{ field, reason: str(at(d, 'reason')) ?? 'INVALID_DATA' }];
+  });
+}
+
+/**
+ * Errors for HTTP statuses that are not a decision: 401/403 (nothing processed), 5xx (502 is documented as "server
+ * error or timeout": outcome unknown), anything else undocumented (outcome unknown: never assume nothing happened).
+ */
+export function errorForStatus(httpStatus: number, body: unknown): GatewayError {
+  if (httpStatus === 401 || httpStatus === 403) {
+    return new GatewayAuthError(`the gateway refused the credentials (HTTP ${httpStatus})`, { httpStatus });
+  }
+  if (httpStatus >= 500) {
+    const reason = str(at(body, 'reason'));
+    return new GatewayServerError(
+      `the gateway answered HTTP ${httpStatus}${reason ? ` ${reason}` : ''}`,
+      reason,
+      {
+        httpStatus,
+      },
+    );
+  }
+  return new GatewayError('GW_UNDOCUMENTED', `undocumented HTTP status ${httpStatus}`, {
+    outcomeUnknown: true,
+    httpStatus,
+  });
+}
+
+/**
+ * Classifies the answer to a prepared payment request (reference/gateway.md §4): decide on `status`, never on
+ * `processorInformation.responseCode`; ignore unknown fields; amounts as strings or numbers.
+ */
+export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: number, bytes: Buffer): Outcome {
+  const body = parseJsonBody(bytes);
+  if (httpStatus === 400) {
+    return {
+      kind: 'rejected',
+      reason: str(at(body, 'reason')) ?? 'INVALID_REQUEST',
+      details: fieldProblems(body),
+      httpStatus,
+      body,
+    };
+  }
+  if (httpStatus !== 200 && httpStatus !== 201) {
+    return { kind: 'unknown', error: errorForStatus(httpStatus, body), httpStatus };
+  }
+  const status = str(at(body, 'status'));
+  if (body === undefined || status === undefined) {
+    return {
+      kind: 'unknown',
+      error: new GatewayError('GW_PARSE', `HTTP ${httpStatus} without a readable JSON status`, {
+        outcomeUnknown: true,
+        httpStatus,
+      }),
+      httpStatus,
+    };
+  }
+  const sets = STATUSES[prepared.service];
+  const gatewayId = str(at(body, 'id'));
+  if (sets.approved.includes(status)) {
+    if (gatewayId === undefined) {
+      // An approval without an id cannot be captured, reversed or voided: treat it as unreadable.
+      return {
+        kind: 'unknown',
+        error: new GatewayError('GW_PARSE', `${status} without an id`, { outcomeUnknown: true, httpStatus }),
+        httpStatus,
+      };
+    }
+    try {
+      const currency = str(at(body, 'orderInformation.amountDetails.currency')) ?? prepared.currency;
+      let authorizedMinor: number | undefined;
+      let partial = status === 'PARTIAL_AUTHORIZED';
+      if (AUTHORIZING.has(prepared.service)) {
+        authorizedMinor = amountAt(body, 'orderInformation.amountDetails.authorizedAmount', currency);
+        if (authorizedMinor === undefined && partial) {
+          // A partial approval without its amount cannot be captured or reversed correctly.
+          throw new GatewayError('GW_PARSE', 'PARTIAL_AUTHORIZED without authorizedAmount', {
+            outcomeUnknown: true,
+          });
+        }
+        // A full approval that omits the amount authorized what was asked (not for increments: they state totals).
+        if (authorizedMinor === undefined && prepared.service !== 'incremental')
+          authorizedMinor = prepared.amountMinor;
+        if (
+          prepared.service !== 'incremental' &&
+          authorizedMinor !== undefined &&
+          prepared.amountMinor !== undefined &&
+          authorizedMinor < prepared.amountMinor
+        ) {
+          partial = true;
+        }
+      }
+      const processedPath = PROCESSED_AMOUNT[prepared.service];
+      const amountCurrency =
+        str(at(body, processedPath?.replace(/\.[^.]+$/, '.currency') ?? '')) ?? currency ?? prepared.currency;
+      const amountMinor = processedPath ? amountAt(body, processedPath, amountCurrency) : undefined;
+      return {
+        kind: 'approved',
+        gatewayId,
+        status,
+        ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
+        ...(amountMinor !== undefined ? { amountMinor } : {}),
+        partial,
+        httpStatus,
+        body,
+      };
+    } catch (e) {
+      if (e instanceof GatewayError) return { kind: 'unknown', error: e, httpStatus };
+      throw e;
+    }
+  }
+  if (sets.declined.includes(status)) {
+    const message = str(at(body, 'errorInformation.message'));
+    return {
+      kind: 'declined',
+      ...(gatewayId !== undefined ? { gatewayId } : {}),
+      status,
+      reason: str(at(body, 'errorInformation.reason')) ?? status,
+      ...(message !== undefined ? { message } : {}),
+      httpStatus,
+      body,
+    };
+  }
+  if (sets.rejected.includes(status)) {
+    return {
+      kind: 'rejected',
+      reason: str(at(body, 'errorInformation.reason')) ?? str(at(body, 'reason')) ?? status,
+      details: fieldProblems(body),
+      httpStatus,
+      body,
+    };
+  }
+  return {
+    kind: 'unknown',
+    error: new GatewayError('GW_UNDOCUMENTED', `status ${status} is not documented for ${prepared.service}`, {
+      outcomeUnknown: true,
+      httpStatus,
+    }),
+    httpStatus,
+  };
+}

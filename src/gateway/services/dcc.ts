@@ -1,0 +1,179 @@
+import { AmountError, parseDecimal, requireCurrency, toDecimalString } from '../../money/index.js';
+import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
+import type { Partner } from './types.js';
+
+/** A DCC offer request (spec 001, "Currency conversion"; reference/gateway.md §5). */
+export interface DccOfferRequest {
+  /**
+   * The leading digits of the card number (6–11): enough for the gateway to find the billing currency, never the
+   * whole PAN ("send no more than the gateway needs", reference §5).
+   */
+  cardPrefix: string;
+  /** The local price, minor units of `currency`. */
+  amountMinor: number;
+  currency: string;
+  /** Sent in upper case as the offer service expects (`CONTACTLESS`, …). */
+  entryMode?: 'keyed' | 'swiped' | 'contact' | 'contactless';
+  terminalId?: string;
+  code?: string;
+  partner?: Pick<Partner, 'developerId' | 'solutionId'>;
+}
+
+/** One converted amount the customer may choose. */
+export interface DccOffer {
+  /** Amount in the billing currency, minor units. */
+  amountMinor: number;
+  currency: string;
+  originalAmountMinor?: number;
+  originalCurrency?: string;
+  /** Exchange rate with the margin included, as the gateway wrote it (shown and sent back unchanged). */
+  exchangeRate: string;
+  /** Margin in percent, as written by the gateway. */
+  marginRate?: string;
+  exchangeRateTimeUtc?: string;
+  exchangeRateExpirationTimeUtc?: string;
+  rateId?: string;
+  rateSource?: string;
+  exchangeRateInverted?: boolean;
+}
+
+/** The answer to an offer request: an offer, or the reason why the customer pays in the local currency. */
+export type DccOfferResult =
+  | {
+      kind: 'offer';
+      id: string;
+      reconciliationId?: string;
+      offers: DccOffer[];
+      /** Text that must be shown and printed without modification (reference §5). */
+      disclaimer?: string;
+    }
+  | { kind: 'no-offer'; reason: string; id?: string };
+
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+
+/** Body of `POST /vas/v1/currencyconversion`. */
+export function buildDccOfferBody(r: DccOfferRequest): Buffer {
+  if (!/^\d{6,11}$/.test(r.cardPrefix)) {
+    throw new GatewayInvalidRequestError(
+      'paymentInformation.card.number',
+      'INVALID_DATA',
+      'the DCC offer takes 6–11 leading card digits, never the whole card number',
+    );
+  }
+  let originalAmount: string;
+  let originalCurrency: string;
+  try {
+    originalCurrency = requireCurrency(r.currency).alpha;
+    originalAmount = toDecimalString(r.amountMinor, originalCurrency);
+  } catch (e) {
+    throw new GatewayInvalidRequestError(
+      'orderInformation.amountDetails.originalAmount',
+      'INVALID_DATA',
+      e instanceof AmountError ? e.message : `"${r.currency}" is not a currency`,
+      { cause: e },
+    );
+  }
+  const body = {
+    ...(r.code !== undefined || r.partner !== undefined
+      ? {
+          clientReferenceInformation: {
+            ...(r.code !== undefined ? { code: r.code } : {}),
+            ...(r.partner ? { partner: r.partner } : {}),
+          },
+        }
+      : {}),
+    paymentInformation: { card: { number: r.cardPrefix } },
+    orderInformation: {
+      amountDetails: { originalAmount, originalCurrency },
+      currencyConversion: { type: 'DCC' },
+    },
+    ...(r.entryMode !== undefined || r.terminalId !== undefined
+      ? {
+          pointOfSaleInformation: {
+            ...(r.entryMode !== undefined ? { entryMode: r.entryMode.toUpperCase() } : {}),
+            ...(r.terminalId !== undefined ? { terminalId: r.terminalId } : {}),
+          },
+        }
+      : {}),
+  };
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+function offerFrom(v: unknown): DccOffer {
+  const o = obj(v);
+  const currency = str(o.currency);
+  const rate = o.exchangeRate;
+  const amount = o.amount;
+  if (currency === undefined || (typeof amount !== 'string' && typeof amount !== 'number')) {
+    throw new GatewayError('GW_PARSE', 'a DCC offer lacks amount or currency');
+  }
+  if (typeof rate !== 'string' && typeof rate !== 'number')
+    throw new GatewayError('GW_PARSE', 'a DCC offer lacks its rate');
+  const originalCurrency = str(o.originalCurrency);
+  const originalAmount = o.originalAmount;
+  const text = (k: string): string | undefined => (typeof o[k] === 'number' ? String(o[k]) : str(o[k]));
+  const out: DccOffer = {
+    amountMinor: parseDecimal(amount, currency),
+    currency,
+    exchangeRate: String(rate),
+  };
+  if (
+    originalCurrency !== undefined &&
+    (typeof originalAmount === 'string' || typeof originalAmount === 'number')
+  ) {
+    out.originalAmountMinor = parseDecimal(originalAmount, originalCurrency);
+    out.originalCurrency = originalCurrency;
+  }
+  for (const k of [
+    'marginRate',
+    'exchangeRateTimeUtc',
+    'exchangeRateExpirationTimeUtc',
+    'rateId',
+    'rateSource',
+  ] as const) {
+    const value = text(k);
+    if (value !== undefined) out[k] = value;
+  }
+  if (typeof o.exchangeRateInverted === 'boolean') out.exchangeRateInverted = o.exchangeRateInverted;
+  return out;
+}
+
+/**
+ * Reads a 2xx offer answer: status PENDING with `orderInformation.currencyConversion.offer[]` is an offer; DECLINED
+ * is no offer (NOT_ELIGIBLE, CURRENCY_MATCH, …).
+ * @throws GatewayError GW_PARSE / GW_UNDOCUMENTED for anything else.
+ */
+export function parseDccOfferAnswer(body: unknown): DccOfferResult {
+  const b = obj(body);
+  const status = str(b.status);
+  const id = str(b.id);
+  if (status === 'DECLINED') {
+    const reason = str(obj(b.errorInformation).reason) ?? str(b.reason) ?? 'DECLINED';
+    return { kind: 'no-offer', reason, ...(id !== undefined ? { id } : {}) };
+  }
+  if (status !== 'PENDING')
+    throw new GatewayError('GW_UNDOCUMENTED', `DCC offer status ${status ?? '(none)'}`);
+  const conversion = obj(obj(b.orderInformation).currencyConversion);
+  const rawOffers = conversion.offer ?? b.offer;
+  if (!Array.isArray(rawOffers) || rawOffers.length === 0 || id === undefined) {
+    throw new GatewayError('GW_PARSE', 'a PENDING DCC answer without id or offers');
+  }
+  let offers: DccOffer[];
+  try {
+    offers = rawOffers.map(offerFrom);
+  } catch (e) {
+    if (e instanceof GatewayError) throw e;
+    throw new GatewayError('GW_PARSE', 'a DCC offer amount is unreadable', { cause: e });
+  }
+  const disclaimer = str(conversion.disclaimer) ?? str(b.disclaimer);
+  const reconciliationId = str(conversion.reconciliationId);
+  return {
+    kind: 'offer',
+    id,
+    offers,
+    ...(reconciliationId !== undefined ? { reconciliationId } : {}),
+    ...(disclaimer !== undefined ? { disclaimer } : {}),
+  };
+}

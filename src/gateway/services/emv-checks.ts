@@ -1,0 +1,78 @@
+import { bytesToHex, decodeTlv, flattenTlv, hexToBytes, isCanonicalHex } from '../../emv/index.js';
+import { GatewayInvalidRequestError } from '../errors.js';
+
+/**
+ * Tags that must never leave the terminal in `pointOfSaleInformation.emv.tags` (reference/gateway.md §3): track
+ * equivalents, the PAN, cardholder name, expiry and the like travel in their own fields or not at all.
+ */
+export const NEVER_SEND_TAGS: ReadonlySet<string> = new Set([
+  '56',
+  '57',
+  '5A',
+  '5F20',
+  '5F24',
+  '99',
+  '9F0B',
+  '9F1F',
+  '9F20',
+]);
+
+/** Tags a capture or credit after an EMV contact read must carry (reference/gateway.md §7). */
+export const CONTACT_FOLLOW_ON_TAGS: readonly string[] = ['95', '9F10', '9F26'];
+
+const FIELD = 'pointOfSaleInformation.emv.tags';
+
+/**
+ * Decodes the hex TLV string of `emv.tags` and returns its primitive tags (upper-case hex tag → upper-case hex
+ * value). Refuses, with a typed error naming the field, anything malformed and any tag of {@link NEVER_SEND_TAGS}:
+ * the check sits in the client so that no builder, caller or configuration can send card data in this field.
+ */
+export function inspectEmvTags(hex: string): Map<string, string> {
+  if (!isCanonicalHex(hex)) {
+    throw new GatewayInvalidRequestError(FIELD, 'INVALID_DATA', `${FIELD} is not an even-length hex string`);
+  }
+  let entries;
+  try {
+    entries = flattenTlv(decodeTlv(hexToBytes(hex)));
+  } catch (e) {
+    throw new GatewayInvalidRequestError(FIELD, 'INVALID_DATA', `${FIELD} is not valid BER-TLV`, {
+      cause: e,
+    });
+  }
+  const tags = new Map<string, string>();
+  for (const { tag, value } of entries) {
+    if (NEVER_SEND_TAGS.has(tag)) {
+      // The tag name only: the value is card data and must not reach a log through the error message.
+      throw new GatewayInvalidRequestError(
+        FIELD,
+        'INVALID_DATA',
+        `${FIELD} carries tag ${tag}, which is never sent`,
+      );
+    }
+    tags.set(tag, bytesToHex(value));
+  }
+  return tags;
+}
+
+/** Throws when one of `required` is absent from the inspected tags. */
+export function requireTags(
+  tags: ReadonlyMap<string, string>,
+  required: readonly string[],
+  why: string,
+): void {
+  const missing = required.filter((t) => !tags.has(t));
+  if (missing.length > 0) {
+    throw new GatewayInvalidRequestError(
+      FIELD,
+      'INVALID_DATA',
+      `${FIELD} lacks ${missing.join(', ')} (${why})`,
+    );
+  }
+}
+
+/** Throws when `tag` is present (a prohibited tag for this network and service). */
+export function prohibitTag(tags: ReadonlyMap<string, string>, tag: string, why: string): void {
+  if (tags.has(tag)) {
+    throw new GatewayInvalidRequestError(FIELD, 'INVALID_DATA', `${FIELD} must not carry ${tag} (${why})`);
+  }
+}

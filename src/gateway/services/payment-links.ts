@@ -1,0 +1,281 @@
+import { AmountError, parseDecimal, requireCurrency, toDecimalString } from '../../money/index.js';
+import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
+
+/** One line item of a payment link. Non-personal data only (spec 000, Payment links). */
+export interface PaymentLinkLineItem {
+  productName: string;
+  /** Unit price, minor units of the link currency. */
+  unitPriceMinor: number;
+  quantity?: number;
+  productDescription?: string;
+  productSku?: string;
+}
+
+/** A payment link as created or updated: an update repeats every field (omitted ones are removed, spec 000). */
+export interface PaymentLinkInput {
+  /** `PURCHASE` fixed price, `DONATION` customer-set price (then `minAmountMinor` is required). */
+  linkType: 'PURCHASE' | 'DONATION';
+  /** Unique per link; becomes the link id. */
+  purchaseNumber: string;
+  currency: string;
+  totalAmountMinor: number;
+  minAmountMinor?: number;
+  maxAmountMinor?: number;
+  lineItems: PaymentLinkLineItem[];
+  requestPhone?: boolean;
+  requestShipping?: boolean;
+  partner?: { developerId?: string; solutionId?: string };
+  /** Update only: `INACTIVE` deactivates (there is no DELETE), `ACTIVE` reactivates. */
+  status?: 'ACTIVE' | 'INACTIVE';
+}
+
+/** A payment link as the gateway returns it. */
+export interface PaymentLink {
+  id: string;
+  /** `ACTIVE` or `INACTIVE` (other values are passed through as the gateway wrote them). */
+  status: string;
+  linkType?: string;
+  purchaseNumber?: string;
+  /** URL of the hosted page; returned only while the link is ACTIVE. */
+  paymentLink?: string;
+  currency?: string;
+  totalAmountMinor?: number;
+  minAmountMinor?: number;
+  maxAmountMinor?: number;
+  createdDate?: string;
+  lineItems: Array<{ productName: string; unitPriceMinor?: number; quantity?: number }>;
+}
+
+/** One page of `GET /ipl/v2/payment-links`. */
+export interface PaymentLinkPage {
+  totalLinks?: number;
+  links: PaymentLink[];
+  /** Offset and limit of the next page, from `_links.next`; absent on the last page. */
+  next?: { offset: number; limit: number };
+}
+
+/** Largest `limit` of a list request (reference/gateway.md §2). */
+export const MAX_LIST_LIMIT = 1000;
+
+function luhn(digits: string): boolean {
+  let sum = 0;
+  for (let i = 0; i < digits.length; i++) {
+    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
+    if (i % 2 === 1) {
+      d *= 2;
+      if (d > 9) d -= 9;
+    }
+    sum += d;
+  }
+  return sum % 10 === 0;
+}
+
+/**
+ * Refuses text that looks like a card number (a Luhn-valid run of 13–19 digits, spaces or dashes allowed between
+ * them): spec 000 suspends a merchant that puts card numbers or other personal data in any payment-link field.
+ */
+function refuseCardNumbers(field: string, text: string | undefined): void {
+  if (text === undefined) return;
+  for (const m of text.matchAll(/\d(?:[ -]?\d){12,18}/g)) {
+    const digits = m[0].replace(/[ -]/g, '');
+    if (digits.length >= 13 && digits.length <= 19 && luhn(digits)) {
+      throw new GatewayInvalidRequestError(
+        field,
+        'INVALID_DATA',
+        `${field} looks like a card number (spec 000 forbids personal data)`,
+      );
+    }
+  }
+}
+
+function money(minor: number, currency: string, field: string): string {
+  try {
+    return toDecimalString(minor, currency);
+  } catch (e) {
+    throw new GatewayInvalidRequestError(
+      field,
+      'INVALID_DATA',
+      e instanceof AmountError ? e.message : String(e),
+      { cause: e },
+    );
+  }
+}
+
+/** Body of a create (POST) or update (PATCH) of a payment link; required fields per spec 000 are checked. */
+export function buildPaymentLinkBody(link: PaymentLinkInput, update: boolean): Buffer {
+  let currency: string;
+  try {
+    currency = requireCurrency(link.currency).alpha;
+  } catch (e) {
+    throw new GatewayInvalidRequestError(
+      'orderInformation.amountDetails.currency',
+      'INVALID_DATA',
+      `"${link.currency}" is not a currency`,
+      { cause: e },
+    );
+  }
+  if (link.purchaseNumber === '') {
+    throw new GatewayInvalidRequestError(
+      'purchaseInformation.purchaseNumber',
+      'MISSING_FIELD',
+      'purchaseNumber is required',
+    );
+  }
+  if (link.lineItems.length === 0) {
+    throw new GatewayInvalidRequestError(
+      'orderInformation.lineItems',
+      'MISSING_FIELD',
+      'at least one line item is required',
+    );
+  }
+  if (link.linkType === 'DONATION' && link.minAmountMinor === undefined) {
+    throw new GatewayInvalidRequestError(
+      'orderInformation.amountDetails.minAmount',
+      'MISSING_FIELD',
+      'a DONATION link needs minAmount',
+    );
+  }
+  refuseCardNumbers('purchaseInformation.purchaseNumber', link.purchaseNumber);
+  const lineItems = link.lineItems.map((item, i) => {
+    const f = `orderInformation.lineItems[${i}]`;
+    if (item.productName === '')
+      throw new GatewayInvalidRequestError(`${f}.productName`, 'MISSING_FIELD', 'productName is required');
+    refuseCardNumbers(`${f}.productName`, item.productName);
+    refuseCardNumbers(`${f}.productDescription`, item.productDescription);
+    refuseCardNumbers(`${f}.productSku`, item.productSku);
+    if (item.quantity !== undefined && (!Number.isInteger(item.quantity) || item.quantity < 1)) {
+      throw new GatewayInvalidRequestError(
+        `${f}.quantity`,
+        'INVALID_DATA',
+        'quantity must be a positive integer',
+      );
+    }
+    return {
+      productName: item.productName,
+      unitPrice: money(item.unitPriceMinor, currency, `${f}.unitPrice`),
+      ...(item.quantity !== undefined ? { quantity: item.quantity } : {}),
+      ...(item.productDescription !== undefined ? { productDescription: item.productDescription } : {}),
+      ...(item.productSku !== undefined ? { productSku: item.productSku } : {}),
+    };
+  });
+  const amountDetails = {
+    currency,
+    totalAmount: money(link.totalAmountMinor, currency, 'orderInformation.amountDetails.totalAmount'),
+    ...(link.minAmountMinor !== undefined
+      ? { minAmount: money(link.minAmountMinor, currency, 'orderInformation.amountDetails.minAmount') }
+      : {}),
+    ...(link.maxAmountMinor !== undefined
+      ? { maxAmount: money(link.maxAmountMinor, currency, 'orderInformation.amountDetails.maxAmount') }
+      : {}),
+  };
+  const body = {
+    ...(link.partner !== undefined ? { clientReferenceInformation: { partner: link.partner } } : {}),
+    processingInformation: {
+      linkType: link.linkType,
+      ...(link.requestPhone !== undefined ? { requestPhone: link.requestPhone } : {}),
+      ...(link.requestShipping !== undefined ? { requestShipping: link.requestShipping } : {}),
+    },
+    purchaseInformation: { purchaseNumber: link.purchaseNumber },
+    orderInformation: { amountDetails, lineItems },
+    ...(update && link.status !== undefined ? { status: link.status } : {}),
+  };
+  return Buffer.from(JSON.stringify(body), 'utf8');
+}
+
+/** The path segment of a link id (its purchase number), refused when it could alter the path. */
+export function linkPath(id: string): string {
+  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(id)) {
+    throw new GatewayInvalidRequestError(
+      'id',
+      'INVALID_DATA',
+      'a payment link id is 1–64 letters, digits, . _ or -',
+    );
+  }
+  return `/ipl/v2/payment-links/${id}`;
+}
+
+/** Path of a list request; `limit` at most {@link MAX_LIST_LIMIT}. */
+export function listPath(query: { offset?: number; limit?: number; status?: 'ACTIVE' | 'INACTIVE' }): string {
+  const offset = query.offset ?? 0;
+  const limit = query.limit ?? 100;
+  if (!Number.isInteger(offset) || offset < 0)
+    throw new GatewayInvalidRequestError('offset', 'INVALID_DATA', 'offset must be ≥ 0');
+  if (!Number.isInteger(limit) || limit < 1 || limit > MAX_LIST_LIMIT) {
+    throw new GatewayInvalidRequestError('limit', 'INVALID_DATA', `limit must be 1–${MAX_LIST_LIMIT}`);
+  }
+  const params = new URLSearchParams({ offset: String(offset), limit: String(limit) });
+  if (query.status !== undefined) params.set('status', query.status);
+  return `/ipl/v2/payment-links?${params.toString()}`;
+}
+
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function amountOf(v: unknown, currency: string | undefined): number | undefined {
+  if (currency === undefined || (typeof v !== 'string' && typeof v !== 'number')) return undefined;
+  try {
+    return parseDecimal(v, currency);
+  } catch (e) {
+    throw new GatewayError('GW_PARSE', 'a payment-link amount is unreadable', { cause: e });
+  }
+}
+
+/** Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). */
+export function parsePaymentLink(v: unknown): PaymentLink {
+  const b = obj(v);
+  const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
+  if (id === undefined) throw new GatewayError('GW_PARSE', 'a payment link without id');
+  const details = obj(obj(b.orderInformation).amountDetails);
+  const currency = str(details.currency);
+  const purchase = obj(b.purchaseInformation);
+  const out: PaymentLink = {
+    id,
+    status: str(b.status) ?? 'UNKNOWN',
+    lineItems: [],
+  };
+  const linkType = str(obj(b.processingInformation).linkType);
+  if (linkType !== undefined) out.linkType = linkType;
+  const purchaseNumber = str(purchase.purchaseNumber);
+  if (purchaseNumber !== undefined) out.purchaseNumber = purchaseNumber;
+  const paymentLink = str(purchase.paymentLink);
+  if (paymentLink !== undefined) out.paymentLink = paymentLink;
+  const createdDate = str(purchase.createdDate) ?? str(b.createdDate);
+  if (createdDate !== undefined) out.createdDate = createdDate;
+  if (currency !== undefined) out.currency = currency;
+  const total = amountOf(details.totalAmount, currency);
+  if (total !== undefined) out.totalAmountMinor = total;
+  const min = amountOf(details.minAmount, currency);
+  if (min !== undefined) out.minAmountMinor = min;
+  const max = amountOf(details.maxAmount, currency);
+  if (max !== undefined) out.maxAmountMinor = max;
+  const items = obj(b.orderInformation).lineItems;
+  if (Array.isArray(items)) {
+    out.lineItems = items.map((it) => {
+      const i = obj(it);
+      const unit = amountOf(i.unitPrice, currency);
+      return {
+        productName: str(i.productName) ?? '',
+        ...(unit !== undefined ? { unitPriceMinor: unit } : {}),
+        ...(typeof i.quantity === 'number' ? { quantity: i.quantity } : {}),
+      };
+    });
+  }
+  return out;
+}
+
+/** Reads a list answer, including the offset and limit of `_links.next`. */
+export function parsePaymentLinkPage(v: unknown): PaymentLinkPage {
+  const b = obj(v);
+  const links = Array.isArray(b.links) ? b.links.map(parsePaymentLink) : [];
+  const page: PaymentLinkPage = { links };
+  if (typeof b.totalLinks === 'number') page.totalLinks = b.totalLinks;
+  const href = str(obj(obj(b._links).next).href);
+  if (href !== undefined) {
+    const q = new URL(href, 'http://gateway.invalid').searchParams;
+    const offset = Number(q.get('offset'));
+    const limit = Number(q.get('limit'));
+    if (Number.isInteger(offset) && Number.isInteger(limit) && limit > 0) page.next = { offset, limit };
+  }
+  return page;
+}

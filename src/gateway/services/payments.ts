@@ -1,0 +1,522 @@
+import { AmountError, requireCurrency, toDecimalString } from '../../money/index.js';
+import { GatewayInvalidRequestError } from '../errors.js';
+import { newTransactionId } from '../transaction-id.js';
+import { CONTACT_FOLLOW_ON_TAGS, inspectEmvTags, prohibitTag, requireTags } from './emv-checks.js';
+import { missingFields, type RequestContext } from './required-fields.js';
+import type {
+  CardPresentFields,
+  DccFields,
+  Partner,
+  PreparedRequest,
+  ServiceName,
+  ServiceRequest,
+} from './types.js';
+
+/** Options of the payment builders that two public guides disagree on (reference/gateway.md: make it configurable). */
+export interface PaymentBuilderOptions {
+  /**
+   * Comments of a pre-authorization: spec 001's comments table says `Parking Authorization`, its required-field
+   * list says `Parking Auth` (the default: the list is what message-level validation checks).
+   */
+  preauthComments?: 'Parking Auth' | 'Parking Authorization';
+  /** Transaction id source (tests); defaults to {@link newTransactionId}. */
+  newTransactionId?: () => string;
+}
+
+/** `clientReferenceInformation.comments` per service (spec 001 comments table); capture is chosen by amount. */
+export const COMMENTS = {
+  avr: 'Parking AVR',
+  incremental: 'Parking Incremental Auth',
+  reversal: 'REVERSAL',
+  'timeout-reversal': 'REVERSAL Timeout',
+  capture: 'Parking Capture',
+  captureLessThanAuth: 'Parking Capture Less Than Auth',
+  sale: 'Parking Sale',
+  'refund-capture': 'REFUND Capture',
+  'refund-payment': 'REFUND Payment',
+  credit: 'Parking Standalone Credit',
+  'void-capture': 'VOID Capture',
+  'void-payment': 'VOID Payment',
+  'void-refund': 'VOID Refund',
+  'void-credit': 'VOID Credit',
+  'timeout-void': 'VOID Timeout',
+} as const;
+
+type Json = Record<string, unknown>;
+
+function invalid(field: string, message: string): never {
+  throw new GatewayInvalidRequestError(field, 'INVALID_DATA', message);
+}
+
+/** Decimal string of an amount, or a typed error naming the field (never a silently rounded amount). */
+function amount(minor: number, currency: string, field: string): string {
+  try {
+    return toDecimalString(minor, currency);
+  } catch (e) {
+    if (e instanceof AmountError) invalid(field, `${field}: ${e.message}`);
+    throw e;
+  }
+}
+
+function currencyCode(currency: string, field: string): string {
+  try {
+    return requireCurrency(currency).alpha;
+  } catch {
+    return invalid(field, `${field}: "${currency}" is not an ISO 4217 currency code`);
+  }
+}
+
+/** Gateway ids go into paths: only the characters the gateway's ids use, so a path can never be altered. */
+function pathId(id: string): string {
+  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) invalid('id', 'the gateway id is not 1–64 letters, digits, _ or -');
+  return id;
+}
+
+function positive(minor: number, field: string): void {
+  if (!(minor > 0)) invalid(field, `${field} must be above zero`);
+}
+
+/** Drops undefined and empty-string members so that "absent" is one thing for the required-field check. */
+function compact(obj: Json): Json {
+  const out: Json = {};
+  for (const [k, v] of Object.entries(obj)) {
+    if (v === undefined || v === '') continue;
+    if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
+      const inner = compact(v as Json);
+      if (Object.keys(inner).length > 0) out[k] = inner;
+    } else out[k] = v;
+  }
+  return out;
+}
+
+function reference(code: string, comments: string, partner?: Partner, transactionId?: string): Json {
+  return {
+    code,
+    comments,
+    transactionId,
+    partner: partner && {
+      developerId: partner.developerId,
+      solutionId: partner.solutionId,
+      thirdPartyCertificationNumber: partner.thirdPartyCertificationNumber,
+    },
+  };
+}
+
+/**
+ * `orderInformation.amountDetails` with the DCC fields of spec 001. Family A authorizes the billing amount in the
+ * billing currency and names the local amount as original*; family B keeps totalAmount in the merchant currency and
+ * names the billing amount as foreign*.
+ */
+function amountDetails(
+  minor: number,
+  currency: string,
+  dcc: DccFields | undefined,
+): { json: Json; minor: number; currency: string } {
+  const local = currencyCode(currency, 'orderInformation.amountDetails.currency');
+  const total = amount(minor, local, 'orderInformation.amountDetails.totalAmount');
+  if (dcc === undefined) return { json: { totalAmount: total, currency: local }, minor, currency: local };
+  if (dcc.indicator !== '1') {
+    return {
+      json: { totalAmount: total, currency: local, currencyConversion: { indicator: dcc.indicator } },
+      minor,
+      currency: local,
+    };
+  }
+  const billing = currencyCode(dcc.billingCurrency, 'orderInformation.amountDetails.currency');
+  if (billing === local)
+    invalid('orderInformation.amountDetails.currency', 'DCC billing currency equals the local currency');
+  if (!/^\d+(\.\d+)?$/.test(dcc.exchangeRate))
+    invalid('orderInformation.amountDetails.exchangeRate', 'the exchange rate is not a decimal');
+  const billingAmount = amount(dcc.billingAmountMinor, billing, 'orderInformation.amountDetails.totalAmount');
+  const common = {
+    exchangeRate: dcc.exchangeRate,
+    exchangeRateTimeStamp: dcc.exchangeRateTimeStamp,
+  };
+  if (dcc.family === 'A') {
+    return {
+      json: {
+        totalAmount: billingAmount,
+        currency: billing,
+        originalAmount: total,
+        originalCurrency: local,
+        ...common,
+        currencyConversion: { indicator: '1', id: dcc.offerId, reconciliationId: dcc.reconciliationId },
+      },
+      minor: dcc.billingAmountMinor,
+      currency: billing,
+    };
+  }
+  return {
+    json: {
+      totalAmount: total,
+      currency: local,
+      foreignAmount: billingAmount,
+      foreignCurrency: billing,
+      ...common,
+      currencyConversion: { indicator: '1' },
+    },
+    minor,
+    currency: local,
+  };
+}
+
+function localDateTime(value: string, field = 'merchantInformation.transactionLocalDateTime'): string {
+  if (!/^\d{14}$/.test(value)) invalid(field, `${field} must be 14 digits, YYYYMMDDhhmmss`);
+  return value;
+}
+
+interface Built {
+  method: PreparedRequest['method'];
+  path: string;
+  body: Json;
+  comments: string;
+  transactionId?: string;
+  referencedTransactionId?: string;
+  amountMinor?: number;
+  currency?: string;
+  context: RequestContext;
+}
+
+function cardPresent(
+  r: CardPresentFields & { dcc?: DccFields },
+  comments: string,
+  transactionId: string,
+  amountMinor: number,
+  processing: Json,
+): Built {
+  const { pos } = r;
+  const context: { emvTags?: ReadonlyMap<string, string> } = {};
+  let cardSequenceNumber = pos.cardSequenceNumber;
+  if (pos.emvTags !== undefined && pos.emvTags !== '') {
+    const tags = inspectEmvTags(pos.emvTags);
+    context.emvTags = tags;
+    // spec 001: emv.cardSequenceNumber is the value of tag 5F34; take it from the tags when the caller did not.
+    cardSequenceNumber ??= tags.get('5F34');
+  }
+  if (
+    pos.entryMode !== 'contact' &&
+    pos.entryMode !== 'contactless' &&
+    pos.emvTags !== undefined &&
+    pos.emvTags !== ''
+  ) {
+    invalid('pointOfSaleInformation.emv.tags', `EMV tags sent with entry mode ${pos.entryMode}`);
+  }
+  if ((pos.entryMode === 'contact' || pos.entryMode === 'contactless') && pos.terminalCapability < 4) {
+    invalid('pointOfSaleInformation.terminalCapability', 'EMV entry requires terminalCapability 4 or 5');
+  }
+  if (
+    !Number.isInteger(pos.terminalPinCapability) ||
+    pos.terminalPinCapability < 0 ||
+    pos.terminalPinCapability > 12
+  ) {
+    invalid('pointOfSaleInformation.terminalPinCapability', 'terminalPinCapability must be 0–12');
+  }
+  const details = amountDetails(amountMinor, r.currency, r.dcc);
+  const body: Json = {
+    clientReferenceInformation: reference(r.code, comments, r.partner, transactionId),
+    processingInformation: { commerceIndicator: 'retail', ...processing },
+    paymentInformation: { card: { type: pos.cardType }, initiationChannel: pos.initiationChannel },
+    orderInformation: { amountDetails: details.json },
+    pointOfSaleInformation: {
+      entryMode: pos.entryMode,
+      terminalCapability: pos.terminalCapability,
+      terminalPinCapability: pos.terminalPinCapability,
+      catLevel: pos.catLevel,
+      terminalId: pos.terminalId,
+      operatingEnvironment: pos.operatingEnvironment,
+      isDedicatedHardwareTerminal: pos.isDedicatedHardwareTerminal,
+      serviceCode: pos.serviceCode,
+      trackData: pos.trackData,
+      emv: { tags: pos.emvTags, cardSequenceNumber },
+    },
+    merchantInformation: {
+      transactionLocalDateTime: localDateTime(r.transactionLocalDateTime),
+      categoryCode: r.merchantCategoryCode,
+    },
+  };
+  return {
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body,
+    comments,
+    transactionId,
+    amountMinor: details.minor,
+    currency: details.currency,
+    context,
+  };
+}
+
+function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
+  const txId = options.newTransactionId ?? newTransactionId;
+  switch (r.service) {
+    case 'avr':
+      return cardPresent({ ...r, amountMinor: 0 }, COMMENTS.avr, txId(), 0, {
+        authorizationOptions: { authIndicator: '0' },
+      });
+    case 'preauth':
+      positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
+      return cardPresent(r, options.preauthComments ?? 'Parking Auth', txId(), r.amountMinor, {
+        authorizationOptions: { authIndicator: '0' },
+      });
+    case 'sale': {
+      positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
+      if (r.pos.catLevel !== 2 && r.pos.catLevel !== 6) {
+        // The sale variant (attended mobile 6 / unattended 2) follows catLevel; without it there is no variant.
+        throw new GatewayInvalidRequestError(
+          'pointOfSaleInformation.catLevel',
+          'MISSING_FIELD',
+          'a sale needs catLevel 6 (attended mobile) or 2 (unattended)',
+        );
+      }
+      return cardPresent(r, COMMENTS.sale, txId(), r.amountMinor, {
+        capture: true,
+        authorizationOptions: { authIndicator: r.authIndicator ?? '0' },
+      });
+    }
+    case 'credit': {
+      positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
+      const built = cardPresent(r, COMMENTS.credit, txId(), r.amountMinor, {});
+      const tags = built.context.emvTags;
+      if (tags !== undefined) {
+        if (r.pos.entryMode === 'contact')
+          requireTags(tags, CONTACT_FOLLOW_ON_TAGS, 'credit after an EMV contact read');
+        // spec 001 EMV table: Form Factor Indicator is prohibited on N1 (card type 002) refunds.
+        if (r.pos.cardType === '002') prohibitTag(tags, '9F6E', 'card type 002 refund');
+      }
+      return { ...built, path: '/pts/v2/credits' };
+    }
+    case 'incremental': {
+      positive(r.additionalAmountMinor, 'orderInformation.amountDetails.additionalAmount');
+      const currency = currencyCode(r.currency, 'orderInformation.amountDetails.currency');
+      const transactionId = txId();
+      return {
+        method: 'PATCH',
+        path: `/pts/v2/payments/${pathId(r.id)}`,
+        comments: COMMENTS.incremental,
+        transactionId,
+        amountMinor: r.additionalAmountMinor,
+        currency,
+        context: {},
+        body: {
+          clientReferenceInformation: reference(r.code, COMMENTS.incremental, r.partner, transactionId),
+          processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
+          orderInformation: {
+            amountDetails: {
+              additionalAmount: amount(
+                r.additionalAmountMinor,
+                currency,
+                'orderInformation.amountDetails.additionalAmount',
+              ),
+              currency,
+            },
+          },
+          merchantInformation: { transactionLocalDateTime: localDateTime(r.transactionLocalDateTime) },
+        },
+      };
+    }
+    case 'reversal': {
+      positive(r.authorizedMinor, 'reversalInformation.amountDetails.totalAmount');
+      const currency = currencyCode(r.currency, 'orderInformation.amountDetails.currency');
+      const context: RequestContext = r.emvTags ? { emvTags: inspectEmvTags(r.emvTags) } : {};
+      return {
+        method: 'POST',
+        path: `/pts/v2/payments/${pathId(r.id)}/reversals`,
+        comments: COMMENTS.reversal,
+        amountMinor: r.authorizedMinor,
+        currency,
+        context,
+        body: {
+          clientReferenceInformation: reference(r.code, COMMENTS.reversal, r.partner),
+          orderInformation: { amountDetails: { currency } },
+          reversalInformation: {
+            amountDetails: {
+              totalAmount: amount(
+                r.authorizedMinor,
+                currency,
+                'reversalInformation.amountDetails.totalAmount',
+              ),
+            },
+            reason: r.reason,
+          },
+          pointOfSaleInformation: { emv: { tags: r.emvTags } },
+        },
+      };
+    }
+    case 'timeout-reversal': {
+      positive(r.amountMinor, 'reversalInformation.amountDetails.totalAmount');
+      const currency = currencyCode(r.currency, 'orderInformation.amountDetails.currency');
+      return {
+        method: 'POST',
+        path: '/pts/v2/reversals',
+        comments: COMMENTS['timeout-reversal'],
+        referencedTransactionId: r.originalTransactionId,
+        amountMinor: r.amountMinor,
+        currency,
+        context: {},
+        body: {
+          clientReferenceInformation: reference(
+            r.code,
+            COMMENTS['timeout-reversal'],
+            r.partner,
+            r.originalTransactionId,
+          ),
+          orderInformation: { amountDetails: { currency } },
+          reversalInformation: {
+            amountDetails: {
+              totalAmount: amount(r.amountMinor, currency, 'reversalInformation.amountDetails.totalAmount'),
+            },
+          },
+        },
+      };
+    }
+    case 'capture': {
+      positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
+      if (r.amountMinor > r.authorizedMinor) {
+        invalid(
+          'orderInformation.amountDetails.totalAmount',
+          'a capture may not exceed the authorized amount (spec 001)',
+        );
+      }
+      // spec 001: a capture below the authorization makes the host reverse the rest; the comments announce it.
+      const comments = r.amountMinor < r.authorizedMinor ? COMMENTS.captureLessThanAuth : COMMENTS.capture;
+      // reference §7: emv.tags only after an EMV contact pre-authorization, and then with 95, 9F10 and 9F26.
+      const sendTags = r.preauthEntryMode === 'contact' ? r.emvTags : undefined;
+      const context: RequestContext = sendTags ? { emvTags: inspectEmvTags(sendTags) } : {};
+      if (context.emvTags)
+        requireTags(context.emvTags, CONTACT_FOLLOW_ON_TAGS, 'capture after an EMV contact read');
+      const details = amountDetails(r.amountMinor, r.currency, r.dcc);
+      const transactionId = txId();
+      return {
+        method: 'POST',
+        path: `/pts/v2/payments/${pathId(r.id)}/captures`,
+        comments,
+        transactionId,
+        amountMinor: details.minor,
+        currency: details.currency,
+        context,
+        body: {
+          clientReferenceInformation: reference(r.code, comments, r.partner, transactionId),
+          orderInformation: { amountDetails: details.json },
+          pointOfSaleInformation: { emv: { tags: sendTags } },
+        },
+      };
+    }
+    case 'refund-capture':
+    case 'refund-payment': {
+      positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
+      const comments = COMMENTS[r.service];
+      const details = amountDetails(r.amountMinor, r.currency, r.dcc);
+      const transactionId = txId();
+      const base = r.service === 'refund-capture' ? 'captures' : 'payments';
+      return {
+        method: 'POST',
+        path: `/pts/v2/${base}/${pathId(r.id)}/refunds`,
+        comments,
+        transactionId,
+        amountMinor: details.minor,
+        currency: details.currency,
+        context: {},
+        body: {
+          clientReferenceInformation: reference(r.code, comments, r.partner, transactionId),
+          orderInformation: { amountDetails: details.json },
+        },
+      };
+    }
+    case 'void-capture':
+    case 'void-payment':
+    case 'void-refund':
+    case 'void-credit': {
+      const comments = COMMENTS[r.service];
+      const base = VOID_BASE[r.service];
+      return {
+        method: 'POST',
+        path: `/pts/v2/${base}/${pathId(r.id)}/voids`,
+        comments,
+        context: {},
+        body: { clientReferenceInformation: reference(r.code, comments, r.partner) },
+      };
+    }
+    case 'timeout-void':
+      return {
+        method: 'POST',
+        path: '/pts/v2/voids',
+        comments: COMMENTS['timeout-void'],
+        referencedTransactionId: r.originalTransactionId,
+        context: {},
+        body: {
+          clientReferenceInformation: reference(
+            r.code,
+            COMMENTS['timeout-void'],
+            r.partner,
+            r.originalTransactionId,
+          ),
+        },
+      };
+  }
+}
+
+const VOID_BASE = {
+  'void-capture': 'captures',
+  'void-payment': 'payments',
+  'void-refund': 'refunds',
+  'void-credit': 'credits',
+} as const;
+
+/** Services whose duplicate could move money twice: never retried, resolved by timeout reversal or void instead. */
+export const MONEY_MOVING: ReadonlySet<ServiceName> = new Set<ServiceName>([
+  'avr',
+  'preauth',
+  'incremental',
+  'reversal',
+  'timeout-reversal',
+  'capture',
+  'sale',
+  'refund-capture',
+  'refund-payment',
+  'credit',
+  'void-capture',
+  'void-payment',
+  'void-refund',
+  'void-credit',
+  'timeout-void',
+]);
+
+/**
+ * Builds the exact request of one parking service: path, body bytes (serialised once), comments, and a new
+ * transactionId for original requests. Pure apart from the transaction id. Every applicable row of the required-field
+ * table is checked on the built body.
+ *
+ * @throws GatewayInvalidRequestError (code GW_INVALID_REQUEST) naming the first missing or invalid field; nothing
+ *   may be sent then.
+ */
+export function preparePayment(
+  request: ServiceRequest,
+  options: PaymentBuilderOptions = {},
+): PreparedRequest {
+  const built = build(request, options);
+  const body = compact(built.body);
+  const missing = missingFields(request, body, built.context);
+  const first = missing[0];
+  if (first !== undefined) {
+    throw new GatewayInvalidRequestError(
+      first,
+      'MISSING_FIELD',
+      `${request.service}: required field ${missing.join(', ')} missing (spec 001)`,
+      { details: missing.map((field) => ({ field, reason: 'MISSING_FIELD' })) },
+    );
+  }
+  return {
+    service: request.service,
+    method: built.method,
+    path: built.path,
+    body: Buffer.from(JSON.stringify(body), 'utf8'),
+    comments: built.comments,
+    ...(built.transactionId !== undefined ? { transactionId: built.transactionId } : {}),
+    ...(built.referencedTransactionId !== undefined
+      ? { referencedTransactionId: built.referencedTransactionId }
+      : {}),
+    ...(built.amountMinor !== undefined ? { amountMinor: built.amountMinor } : {}),
+    ...(built.currency !== undefined ? { currency: built.currency } : {}),
+    moneyMoving: MONEY_MOVING.has(request.service),
+  };
+}

@@ -1,0 +1,363 @@
+import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { staticKeyProvider } from './encryption.js';
+import { openJournal, type SqliteJournal } from './journal.js';
+import {
+  OfflineQueue,
+  offlineQueueStatus,
+  type ForwardOutcome,
+  type ForwardRequest,
+  type Forwarder,
+  type OfflineLimits,
+  type OfflinePaymentInput,
+} from './offline-queue.js';
+
+const KEY = staticKeyProvider(Buffer.alloc(32, 3));
+const LIMITS: OfflineLimits = {
+  maxTransactionMinor: 5_000,
+  maxTotalMinorPerCurrency: 10_000,
+  maxCount: 5,
+  maxAgeHours: 24,
+};
+const open: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of open.splice(0)) j.close();
+});
+
+let t = Date.parse('2030-01-01T08:00:00Z');
+const now = (): Date => new Date(t);
+
+function setup(path = ':memory:', limits: OfflineLimits = LIMITS) {
+  const journal = openJournal(path, { now });
+  open.push(journal);
+  const queue = new OfflineQueue(journal, { policy: 'prefer-online', limits, keyProvider: KEY, now });
+  return { journal, queue };
+}
+
+let seq = 0;
+function payment(overrides: Partial<OfflinePaymentInput> = {}): OfflinePaymentInput {
+  seq += 1;
+  return {
+    transactionId: `off-${seq}`,
+    service: 'sale',
+    comments: 'Parking Sale',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from(
+      JSON.stringify({ pointOfSaleInformation: { trackData: ';5555555555554444=29121010000012300000?' } }),
+    ),
+    amountMinor: 1_000,
+    currency: 'GBP',
+    entryMode: 'contact',
+    maskedPan: '555555******4444',
+    ...overrides,
+  };
+}
+
+/** A gateway stand-in: answers per transactionId, counts sends per transactionId. */
+function fakeForwarder(
+  answer: (r: ForwardRequest) => ForwardOutcome = () => ({
+    kind: 'approved',
+    status: 'AUTHORIZED',
+    gatewayId: 'g',
+  }),
+) {
+  const sends = new Map<string, number>();
+  const order: string[] = [];
+  let inFlight = 0;
+  let maxInFlight = 0;
+  const forwarder: Forwarder = {
+    async forward(r) {
+      inFlight += 1;
+      maxInFlight = Math.max(maxInFlight, inFlight);
+      order.push(r.transactionId);
+      sends.set(r.transactionId, (sends.get(r.transactionId) ?? 0) + 1);
+      await new Promise((res) => setImmediate(res));
+      inFlight -= 1;
+      return answer(r);
+    },
+  };
+  return { forwarder, sends, order, maxInFlight: () => maxInFlight };
+}
+
+describe('offline queue', () => {
+  it('stores a chip payment and reports depth, total per currency and oldest age', () => {
+    const { queue } = setup();
+    queue.store(payment({ amountMinor: 1_250 }));
+    t += 90_000;
+    queue.store(payment({ amountMinor: 500, currency: 'EUR' }));
+    queue.store(payment({ amountMinor: 250 }));
+    expect(queue.status()).toEqual({
+      policy: 'prefer-online',
+      depth: 3,
+      totalsPerCurrency: [
+        { currency: 'EUR', minor: 500, amount: '5.00' },
+        { currency: 'GBP', minor: 1_500, amount: '15.00' },
+      ],
+      oldestAgeSeconds: 90,
+      limits: LIMITS,
+      declinedAfterForward: 0,
+    });
+  });
+
+  it.each([
+    ['a swipe', { entryMode: 'swiped' }, 'OFFLINE_ENTRY_MODE'],
+    ['a contactless magnetic-stripe read', { entryMode: 'msd' }, 'OFFLINE_ENTRY_MODE'],
+    ['a keyed entry', { entryMode: 'keyed' }, 'OFFLINE_ENTRY_MODE'],
+    ['a refund', { service: 'refund-payment' }, 'OFFLINE_SERVICE'],
+    ['a credit', { service: 'credit' }, 'OFFLINE_SERVICE'],
+    ['an amount above the per-transaction limit', { amountMinor: 5_001 }, 'OFFLINE_AMOUNT_LIMIT'],
+  ])('refuses %s', (_name, overrides, code) => {
+    const { queue } = setup();
+    expect(() => queue.store(payment(overrides))).toThrowError(expect.objectContaining({ code }) as Error);
+    expect(queue.status().depth).toBe(0);
+  });
+
+  it('refuses once the total per currency would pass the limit, but not for another currency', () => {
+    const { queue } = setup();
+    queue.store(payment({ amountMinor: 5_000 }));
+    queue.store(payment({ amountMinor: 4_000 }));
+    expect(() => queue.store(payment({ amountMinor: 1_001 }))).toThrowError(
+      expect.objectContaining({ code: 'OFFLINE_TOTAL_LIMIT' }) as Error,
+    );
+    expect(queue.store(payment({ amountMinor: 1_000 })).state).toBe('stored');
+    expect(queue.store(payment({ amountMinor: 1_001, currency: 'EUR' })).state).toBe('stored');
+  });
+
+  it('refuses once the queue holds the maximum number of payments', () => {
+    const { queue } = setup();
+    for (let i = 0; i < 5; i++) queue.store(payment({ amountMinor: 10 }));
+    expect(
+      queue.refusal({ service: 'sale', entryMode: 'contact', amountMinor: 10, currency: 'GBP' })?.code,
+    ).toBe('OFFLINE_COUNT_LIMIT');
+  });
+
+  it('refuses new payments once the oldest stored one is older than the age limit', () => {
+    const { queue } = setup();
+    queue.store(payment());
+    t += 24 * 3_600_000 + 1;
+    expect(() => queue.store(payment())).toThrowError(
+      expect.objectContaining({ code: 'OFFLINE_AGE_LIMIT' }) as Error,
+    );
+  });
+
+  it('takes nothing offline under the online-only policy', () => {
+    const journal = openJournal(':memory:', { now });
+    open.push(journal);
+    const queue = new OfflineQueue(journal, { policy: 'online-only', limits: LIMITS, keyProvider: KEY, now });
+    expect(() => queue.store(payment())).toThrowError(
+      expect.objectContaining({ code: 'OFFLINE_POLICY' }) as Error,
+    );
+  });
+
+  it('refuses a transactionId already stored or journaled', () => {
+    const { queue, journal } = setup();
+    const p = payment();
+    queue.store(p);
+    expect(() => queue.store(p)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_DUPLICATE' }) as Error,
+    );
+    journal.begin({
+      transactionId: 'online-1',
+      service: 'sale',
+      comments: '',
+      method: 'POST',
+      path: '/p',
+      body: Buffer.from('{}'),
+      moneyMoving: true,
+    });
+    expect(() => queue.store(payment({ transactionId: 'online-1' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_DUPLICATE' }) as Error,
+    );
+  });
+
+  it('forwards in order of storage, exactly once each, with bounded concurrency, and wipes the card data', async () => {
+    const { queue, journal } = setup(':memory:', {
+      ...LIMITS,
+      maxCount: 100,
+      maxTotalMinorPerCurrency: 1_000_000,
+    });
+    const ids = Array.from({ length: 12 }, () => queue.store(payment({ amountMinor: 100 })).transactionId);
+    const f = fakeForwarder();
+    const report = await queue.forwardPending(f.forwarder, { concurrency: 3 });
+    expect(report).toMatchObject({
+      forwarded: 12,
+      approved: 12,
+      declined: [],
+      unknown: [],
+      remaining: 0,
+      gatewayUnreachable: false,
+    });
+    expect(f.order).toEqual(ids);
+    expect([...f.sends.values()].every((n) => n === 1)).toBe(true);
+    expect(f.maxInFlight()).toBe(3);
+    for (const id of ids) {
+      expect(queue.findByTransactionId(id)).toMatchObject({ state: 'approved', hasBody: false });
+      expect(journal.findByTransactionId(id)).toMatchObject({ state: 'approved', hasBody: false });
+    }
+    const again = await queue.forwardPending(f.forwarder);
+    expect(again.forwarded).toBe(0);
+  });
+
+  it('never forwards a payment twice when two flushes run at once', async () => {
+    const { queue } = setup();
+    for (let i = 0; i < 5; i++) queue.store(payment({ amountMinor: 100 }));
+    const f = fakeForwarder();
+    const [a, b] = await Promise.all([
+      queue.forwardPending(f.forwarder, { concurrency: 2 }),
+      queue.forwardPending(f.forwarder, { concurrency: 2 }),
+    ]);
+    expect(a.forwarded + b.forwarded).toBe(5);
+    expect([...f.sends.values()]).toEqual([1, 1, 1, 1, 1]);
+  });
+
+  it('reports declines after forwarding until the operator acknowledges them', async () => {
+    const { queue } = setup();
+    const declined = queue.store(payment({ amountMinor: 100 }));
+    queue.store(payment({ amountMinor: 100 }));
+    const f = fakeForwarder((r) =>
+      r.transactionId === declined.transactionId
+        ? { kind: 'declined', status: 'DECLINED', reason: 'INSUFFICIENT_FUND' }
+        : { kind: 'approved', status: 'AUTHORIZED' },
+    );
+    const report = await queue.forwardPending(f.forwarder);
+    expect(report.declined).toEqual([
+      expect.objectContaining({
+        transactionId: declined.transactionId,
+        reason: 'INSUFFICIENT_FUND',
+        hasBody: false,
+      }),
+    ]);
+    expect(queue.status().declinedAfterForward).toBe(1);
+    expect(queue.acknowledgeDecline(declined.id)).toBe(true);
+    expect(queue.status().declinedAfterForward).toBe(0);
+  });
+
+  it('hands an unknown forward to timeout recovery and never forwards it again', async () => {
+    const { queue, journal } = setup();
+    const p = queue.store(payment());
+    const f = fakeForwarder(() => ({ kind: 'unknown', error: { code: 'GW_TIMEOUT' } }));
+    const report = await queue.forwardPending(f.forwarder);
+    expect(report.unknown).toEqual([journal.findByTransactionId(p.transactionId)!.id]);
+    expect(queue.get(p.id)).toMatchObject({ state: 'unknown', hasBody: false });
+    expect((await queue.forwardPending(f.forwarder)).forwarded).toBe(0);
+    expect(f.sends.get(p.transactionId)).toBe(1);
+  });
+
+  it('puts a payment back and stops when the gateway cannot be reached (nothing sent)', async () => {
+    const { queue, journal } = setup();
+    const first = queue.store(payment());
+    queue.store(payment());
+    const down = fakeForwarder(() => ({ kind: 'not-sent', reason: 'ECONNREFUSED' }));
+    const report = await queue.forwardPending(down.forwarder, { concurrency: 1 });
+    expect(report).toMatchObject({ forwarded: 0, gatewayUnreachable: true, remaining: 2 });
+    expect(queue.get(first.id)).toMatchObject({ state: 'stored', hasBody: true });
+    expect(journal.findByTransactionId(first.transactionId)).toMatchObject({
+      state: 'resolved',
+      resolution: 'not-sent',
+    });
+    const up = fakeForwarder();
+    expect((await queue.forwardPending(up.forwarder)).approved).toBe(2);
+    expect(journal.findByTransactionId(first.transactionId)?.state).toBe('approved');
+  });
+
+  it('after a crash mid-forward, copies a journaled outcome and leaves an unanswered forward to recovery', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'queue-'));
+    const path = join(dir, 'q.db');
+    const { queue, journal } = setup(path);
+    const answered = queue.store(payment());
+    const unanswered = queue.store(payment());
+    // Simulate the process dying: claims and outcomes written by hand as forwardPending would have.
+    for (const p of [answered, unanswered]) {
+      const e = journal.begin({
+        transactionId: p.transactionId,
+        service: 'sale',
+        comments: '',
+        method: 'POST',
+        path: '/p',
+        body: Buffer.from('{}'),
+        amountMinor: p.amountMinor,
+        currency: 'GBP',
+        moneyMoving: true,
+      });
+      journal.markSent(e.id);
+      journal.db
+        .prepare(`UPDATE offline_payments SET state = 'forwarding', journal_entry_id = ? WHERE id = ?`)
+        .run(e.id, p.id);
+      if (p === answered)
+        journal.recordOutcome(e.id, { state: 'approved', gatewayId: 'gA', status: 'AUTHORIZED' });
+    }
+    journal.close();
+    open.splice(open.indexOf(journal), 1);
+    const after = setup(path);
+    expect(after.queue.get(answered.id)).toMatchObject({
+      state: 'approved',
+      gatewayId: 'gA',
+      hasBody: false,
+    });
+    expect(after.queue.get(unanswered.id)?.state).toBe('forwarding');
+    const entry = after.journal.findByTransactionId(unanswered.transactionId)!;
+    after.journal.resolve(entry.id, 'timeout-void');
+    after.queue.reconcile();
+    expect(after.queue.get(unanswered.id)?.state).toBe('unknown');
+    expect(after.queue.status().declinedAfterForward).toBe(1);
+  });
+
+  it('refuses to open with a key other than the one stored payments were encrypted with', () => {
+    const { queue, journal } = setup();
+    queue.store(payment());
+    expect(
+      () =>
+        new OfflineQueue(journal, {
+          policy: 'prefer-online',
+          limits: LIMITS,
+          keyProvider: staticKeyProvider(Buffer.alloc(32, 4)),
+          now,
+        }),
+    ).toThrowError(expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error);
+  });
+
+  it('computes the same status through the exported function without a key', () => {
+    const { queue, journal } = setup();
+    queue.store(payment());
+    expect(offlineQueueStatus(journal, { policy: 'prefer-online', limits: LIMITS }, now())).toEqual(
+      queue.status(),
+    );
+  });
+
+  it('writes no card number or track data in clear to the database files', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'queue-'));
+    const { queue, journal } = setup(join(dir, 'q.db'));
+    for (let i = 0; i < 4; i++) queue.store(payment({ amountMinor: 10 }));
+    await queue.forwardPending(fakeForwarder().forwarder, { concurrency: 1 });
+    queue.store(payment({ amountMinor: 10 }));
+    journal.close();
+    open.splice(open.indexOf(journal), 1);
+    for (const f of readdirSync(dir)) {
+      const bytes = readFileSync(join(dir, f)).toString('latin1');
+      expect(bytes).not.toContain('5555555555554444');
+      expect(bytes).not.toContain('=2912101');
+    }
+  });
+
+  it('rejects malformed input with typed errors', () => {
+    const { queue } = setup();
+    expect(() => queue.store(payment({ amountMinor: 1.5 }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => queue.store(payment({ currency: 'ZZZ' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => queue.store(payment({ maskedPan: '5555555555554444' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => queue.store(null as unknown as OfflinePaymentInput)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => setup(':memory:', { ...LIMITS, maxCount: -1 })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+});

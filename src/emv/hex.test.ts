@@ -2,6 +2,15 @@ import { describe, expect, it } from 'vitest';
 import type { TlvError } from './errors.js';
 import { bytesToHex, hexToBytes, isCanonicalHex } from './hex.js';
 
+function errorOf(fn: () => unknown): TlvError | undefined {
+  try {
+    fn();
+  } catch (e) {
+    return e as TlvError;
+  }
+  return undefined;
+}
+
 describe('hex', () => {
   it('round-trips bytes through upper-case hex', () => {
     const bytes = Uint8Array.from({ length: 256 }, (_, i) => i);
@@ -15,21 +24,9 @@ describe('hex', () => {
   });
 
   it('rejects an odd number of digits and a non-hex character with its index', () => {
-    const odd = (() => {
-      try {
-        hexToBytes('9F0');
-      } catch (e) {
-        return e as TlvError;
-      }
-    })();
+    const odd = errorOf(() => hexToBytes('9F0'));
     expect([odd?.code, odd?.offset]).toEqual(['TLV_BAD_HEX', 3]);
-    const bad = (() => {
-      try {
-        hexToBytes('9F 0G');
-      } catch (e) {
-        return e as TlvError;
-      }
-    })();
+    const bad = errorOf(() => hexToBytes('9F 0G'));
     expect([bad?.code, bad?.offset]).toEqual(['TLV_BAD_HEX', 4]);
   });
 

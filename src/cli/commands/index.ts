@@ -7,4 +7,7 @@ import type { Command } from '../output.js';
 export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   bench: () => import('./bench.js'),
   reader: () => import('./reader.js'),
+  tlv: () => import('./tlv.js'),
+  card: () => import('./card.js'),
+  emv: () => import('./emv.js'),
 };

@@ -307,7 +307,7 @@ function validateOutcome(o: RecordedOutcome): void {
     default:
       throw new JournalError(
         'JOURNAL_INVALID',
-        `outcome state "${String(o.state as unknown)}" is not one of approved, declined, rejected, unknown`,
+        `outcome state "${String(o.state)}" is not one of approved, declined, rejected, unknown`,
       );
   }
   checkOptionalText(o.gatewayId, 'gatewayId', 64);

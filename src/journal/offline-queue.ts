@@ -1,6 +1,6 @@
 import type { Statement } from 'better-sqlite3';
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
-import { silentLogger, type Logger } from '../log/index.js';
+import type { Logger } from '../log/index.js';
 import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
@@ -283,7 +283,7 @@ export class OfflineQueue {
     if (options.policy !== 'online-only' && options.policy !== 'prefer-online')
       throw new JournalError(
         'JOURNAL_INVALID',
-        `unknown offline policy "${String(options.policy as unknown)}"`,
+        `unknown offline policy "${String(options.policy)}"`,
       );
     this.limits = checkLimits(options.limits);
     this.now = options.now ?? journal.now;

@@ -44,7 +44,7 @@ describe('parking-terminal tlv', () => {
   it('exits 2 with the TLV error code and offset for malformed input', async () => {
     const { code, json } = await run(['tlv', 'decode', 'DF9A03001736']);
     expect(code).toBe(2);
-    expect(json).toEqual({ error: { code: 'TLV_TRUNCATED_VALUE', message: expect.any(String), offset: 4 } });
+    expect(json).toMatchObject({ error: { code: 'TLV_TRUNCATED_VALUE', offset: 4 } });
   });
 
   it('exits 2 with TLV_BAD_HEX for text that is not hex', async () => {

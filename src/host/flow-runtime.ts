@@ -1,0 +1,117 @@
+import { createActor, type AnyActorRef } from 'xstate';
+import type { Config } from '../config/index.js';
+import {
+  describeView,
+  flowSettingsFromConfig,
+  provideFlowEffects,
+  type FlowEffects,
+  type FlowSettings,
+  type ReceiptData,
+} from '../flows/index.js';
+import type { Logger } from '../log/index.js';
+import { formatMoney } from '../money/index.js';
+import type { CustomerView, DisplayAmount, Screen, UserEvent } from './api.js';
+
+/** The running machine of the configured parking model. */
+export interface FlowRuntime {
+  actor: AnyActorRef;
+  settings: FlowSettings;
+}
+
+/** Creates (not starts) the actor of the configured model with the host's effects provided. */
+export function createFlowActor(config: Config, effects: FlowEffects, logger: Logger): FlowRuntime {
+  const settings = flowSettingsFromConfig(config);
+  const input = { settings, clock: { now: Date.now } };
+  const machine = (() => {
+    switch (config.terminal.model) {
+      case 'meter':
+        return provideFlowEffects.meter(effects);
+      case 'kiosk':
+        return provideFlowEffects.kiosk(effects);
+      case 'tap-and-go':
+        return provideFlowEffects.tapAndGo(effects);
+      case 'attended':
+        return provideFlowEffects.attended(effects);
+    }
+  })();
+  const actor = createActor(machine, { input }) as unknown as AnyActorRef;
+  actor.subscribe({ error: (err: unknown) => logger.error({ err }, 'parking machine failed') });
+  return { actor, settings };
+}
+
+const TITLES: Record<Screen, string> = {
+  starting: 'Starting',
+  recovering: 'One moment',
+  idle: 'Welcome',
+  'enter-ticket': 'Your ticket',
+  'choose-duration': 'How long will you stay?',
+  'enter-amount': 'Amount',
+  confirm: 'Please confirm',
+  'choose-currency': 'Select currency',
+  'present-card': 'Present your card',
+  processing: 'Processing',
+  approved: 'Approved',
+  declined: 'Declined',
+  session: 'Your parking',
+  error: 'Sorry',
+  'out-of-service': 'Out of service',
+};
+
+function display(minor: number, currency: string, locale: string): DisplayAmount {
+  return { minor, currency, text: formatMoney(minor, currency, locale) };
+}
+
+function durationLabel(minutes: number): string {
+  const h = Math.floor(minutes / 60);
+  const m = minutes % 60;
+  if (h === 0) return `${m} min`;
+  return m === 0 ? `${h} h` : `${h} h ${m} min`;
+}
+
+function receiptView(r: ReceiptData, locale: string): NonNullable<CustomerView['receipt']> {
+  const when = new Date(r.atMs).toISOString().replace('T', ' ').slice(0, 19);
+  return {
+    title: r.comments,
+    lines: [
+      { label: 'Amount', value: formatMoney(r.amountMinor, r.currency, locale) },
+      ...(r.maskedPan ? [{ label: 'Card', value: r.maskedPan }] : []),
+      ...r.lines,
+      { label: 'Transaction', value: r.transactionId },
+      ...(r.gatewayId ? [{ label: 'Reference', value: r.gatewayId }] : []),
+      { label: 'Date', value: when },
+    ],
+  };
+}
+
+/** The customer screen for the machine's current state. */
+export function customerView(runtime: FlowRuntime, config: Config, lastReceipt: ReceiptData | undefined): CustomerView {
+  const locale = config.terminal.locale;
+  const view = describeView(runtime.actor.getSnapshot() as Parameters<typeof describeView>[0]);
+  const screen: Screen = view.screen;
+  const actions = view.actions.filter((a): a is UserEvent['type'] => a !== 'CREDIT');
+  const result: CustomerView = {
+    screen,
+    title: screen === 'approved' && view.reason === 'OFFLINE_STORED' ? 'Approved' : TITLES[screen],
+    message: view.message,
+    actions,
+  };
+  if (view.amountMinor !== undefined) result.amount = display(view.amountMinor, view.currency, locale);
+  if (view.maskedPan !== undefined) result.maskedPan = view.maskedPan;
+  if (view.durations)
+    result.durations = view.durations.map((d) => ({
+      minutes: d.minutes,
+      amount: display(d.amountMinor, view.currency, locale),
+      label: durationLabel(d.minutes),
+    }));
+  if (view.session) {
+    result.session = {
+      id: view.session.id,
+      startedAt: new Date(view.session.startedAtMs).toISOString(),
+      ...(view.session.paidUntilMs !== undefined ? { paidUntil: new Date(view.session.paidUntilMs).toISOString() } : {}),
+      ...(view.session.heldMinor !== undefined ? { held: display(view.session.heldMinor, view.currency, locale) } : {}),
+    };
+  }
+  const receipt = view.receipt ?? (screen === 'approved' ? lastReceipt : undefined);
+  if (receipt) result.receipt = receiptView(receipt, locale);
+  return result;
+}

@@ -1,0 +1,57 @@
+import { randomInt, timingSafeEqual, createHash } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+
+/** Operator PIN failures lock operator mode for a while: a kiosk in the street gets guessed at. */
+const MAX_FAILURES = 5;
+const LOCK_MS = 5 * 60_000;
+
+/** Thrown when the PIN file is unusable; names the configuration key. */
+export class OperatorPinError extends Error {
+  override readonly name = 'OperatorPinError';
+  readonly code = 'OPERATOR_PIN_FILE';
+}
+
+/**
+ * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (printed once by `start`).
+ * Comparison is constant-time over hashes; after five wrong PINs operator mode is locked for five minutes.
+ */
+export class OperatorPin {
+  private failures = 0;
+  private lockedUntil = 0;
+  private readonly digest: Buffer;
+  /** The PIN generated for this start, when no file was configured (shown once to whoever started the terminal). */
+  readonly generated: string | undefined;
+
+  constructor(pinFile: string | undefined, private readonly now: () => number = Date.now) {
+    let pin: string;
+    if (pinFile) {
+      try {
+        pin = readFileSync(pinFile, 'utf8').trim();
+      } catch (cause) {
+        throw new OperatorPinError(`terminal.operatorPinFile: cannot read ${pinFile}`, { cause });
+      }
+      if (!/^\d{4,8}$/.test(pin)) throw new OperatorPinError('terminal.operatorPinFile: the PIN must be 4 to 8 digits');
+      this.generated = undefined;
+    } else {
+      pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      this.generated = pin;
+    }
+    this.digest = createHash('sha256').update(pin).digest();
+  }
+
+  /** 'ok', 'wrong' or 'locked'. */
+  check(candidate: string): 'ok' | 'wrong' | 'locked' {
+    if (this.now() < this.lockedUntil) return 'locked';
+    const ok = timingSafeEqual(createHash('sha256').update(candidate).digest(), this.digest);
+    if (ok) {
+      this.failures = 0;
+      return 'ok';
+    }
+    this.failures += 1;
+    if (this.failures >= MAX_FAILURES) {
+      this.failures = 0;
+      this.lockedUntil = this.now() + LOCK_MS;
+    }
+    return 'wrong';
+  }
+}

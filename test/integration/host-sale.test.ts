@@ -1,0 +1,67 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+
+const hosts: TerminalHost[] = [];
+afterEach(async () => {
+  while (hosts.length > 0) await hosts.pop()?.close();
+});
+
+async function startHost(overrides: ConfigInput = {}): Promise<TerminalHost> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-host-'));
+  const config = parseConfig({ ...overrides, reader: { sim: { presentDelayMs: 50 }, ...overrides.reader } });
+  const host = await createTerminalHost(config, { logger: silentLogger(), cwd });
+  hosts.push(host);
+  return host;
+}
+
+async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
+  const r = await host.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+  return r.value;
+}
+
+async function waitForScreen(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<TerminalSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await host.snapshot();
+    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
+    if (Date.now() > deadline) throw new Error(`screen is ${r.ok ? r.value.customer.screen : '?'}, wanted ${screens.join('|')}`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
+function ticketEnteredMinutesAgo(minutes: number): string {
+  const d = new Date(Date.now() - minutes * 60_000);
+  const p = (n: number): string => String(n).padStart(2, '0');
+  const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/London', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(d);
+  const g = (t: string): string => local.find((x) => x.type === t)?.value ?? '00';
+  return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}${p(1)}`;
+}
+
+describe('terminal host: pay-station sale end to end on the embedded defaults', () => {
+  it('sells parking with the simulated N2 contact card and the sandbox records one signed authorization', async () => {
+    const host = await startHost();
+    await waitForScreen(host, ['idle']);
+    await send(host, { type: 'START' });
+    await send(host, { type: 'ENTER_TICKET', ticket: ticketEnteredMinutesAgo(95) });
+    const confirm = await waitForScreen(host, ['confirm']);
+    expect(confirm.customer.amount?.minor).toBeGreaterThan(0);
+    await send(host, { type: 'CONFIRM' });
+    const done = await waitForScreen(host, ['approved', 'declined', 'error']);
+    expect(done.customer.screen).toBe('approved');
+    expect(done.customer.maskedPan).toMatch(/^\d{6}\*+\d{4}$/);
+
+    const ledger = host.sandbox!.ledger() as unknown as { transactions: Array<Record<string, unknown>> };
+    expect(ledger.transactions).toHaveLength(1);
+    const json = JSON.stringify(ledger);
+    expect(json).toContain('Parking Sale');
+    expect(host.sandbox!.consistency().ok).toBe(true);
+    expect(host.journal.counts().inFlight).toBe(0);
+  });
+});

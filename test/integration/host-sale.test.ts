@@ -57,10 +57,21 @@ describe('terminal host: pay-station sale end to end on the embedded defaults', 
     expect(done.customer.screen).toBe('approved');
     expect(done.customer.maskedPan).toMatch(/^\d{6}\*+\d{4}$/);
 
-    const ledger = host.sandbox!.ledger() as unknown as { transactions: Array<Record<string, unknown>> };
+    const ledger = host.sandbox!.ledger();
     expect(ledger.transactions).toHaveLength(1);
-    const json = JSON.stringify(ledger);
-    expect(json).toContain('Parking Sale');
+    const tx = ledger.transactions[0]!;
+    expect(tx.comments).toBe('Parking Sale');
+    expect(tx.card?.type).toBe('001');
+    expect(tx.requests).toHaveLength(1);
+    const request = tx.requests[0]!;
+    expect(request.auth).toMatchObject({ scheme: 'http-signature', verified: true });
+    // The exact EMV tags sent: N2 mandatory tags present, never-send tags absent.
+    const tags = (request.emvTags ?? []).map((t) => t.tag);
+    for (const m of ['9A', '9C', '5F2A', '9F1A', '9F02', '9F03', '9F36', '82', '84', '95', '9F10', '9F26', '9F33', '9F37'])
+      expect(tags).toContain(m);
+    for (const never of ['56', '57', '5A', '5F20', '5F24', '99', '9F0B', '9F1F', '9F20']) expect(tags).not.toContain(never);
+    const body = request.body as { pointOfSaleInformation: { catLevel: number | string; emv: { tags: string } } };
+    expect(String(body.pointOfSaleInformation.catLevel)).toBe('2');
     expect(host.sandbox!.consistency().ok).toBe(true);
     expect(host.journal.counts().inFlight).toBe(0);
   });

@@ -10,4 +10,5 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   tlv: () => import('./tlv.js'),
   card: () => import('./card.js'),
   emv: () => import('./emv.js'),
+  queue: () => import('./queue.js'),
 };

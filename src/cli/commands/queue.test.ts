@@ -1,0 +1,172 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/index.js';
+import { fileKeyProvider, openJournal, OfflineQueue, type ForwardOutcome } from '../../journal/index.js';
+import { main } from '../main.js';
+import { createQueueCommand } from './queue.js';
+
+function io(cwd: string) {
+  const stdout = new PassThrough();
+  let text = '';
+  stdout.on('data', (c: Buffer) => (text += c.toString()));
+  return {
+    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
+    out: () => text,
+  };
+}
+
+function terminalDir(policy = 'prefer-online') {
+  const dir = mkdtempSync(join(tmpdir(), 'queue-cli-'));
+  writeFileSync(
+    join(dir, 'terminal.json'),
+    JSON.stringify({
+      journal: { path: 'var/j.db' },
+      offline: { policy, keyFile: 'var/offline.key', maxCount: 10 },
+    }),
+  );
+  return dir;
+}
+
+/** Stores payments the way the terminal does, in the terminal's own files. */
+function storePayments(dir: string, amounts: number[]) {
+  const config = loadConfig(join(dir, 'terminal.json'));
+  const keyProvider = fileKeyProvider(join(dir, config.offline.keyFile));
+  const journal = openJournal(join(dir, config.journal.path), { key: keyProvider.loadKey() });
+  const queue = new OfflineQueue(journal, { policy: 'prefer-online', limits: config.offline, keyProvider });
+  amounts.forEach((amountMinor, i) =>
+    queue.store({
+      transactionId: `t${i}`,
+      service: 'sale',
+      comments: 'Parking Sale',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from('{"trackData":";4111111111111111=2912101?"}'),
+      amountMinor,
+      currency: 'GBP',
+      entryMode: 'contactless',
+    }),
+  );
+  const status = queue.status();
+  journal.close();
+  return status;
+}
+
+describe('parking-terminal queue', () => {
+  it('prints an empty status with the configured limits when no journal exists, without creating one', async () => {
+    const dir = terminalDir();
+    const { io: cli, out } = io(dir);
+    expect(await main(['queue', 'status', '--config', 'terminal.json'], cli)).toBe(0);
+    expect(JSON.parse(out())).toMatchObject({
+      policy: 'prefer-online',
+      depth: 0,
+      totalsPerCurrency: [],
+      oldestAgeSeconds: null,
+      limits: { maxTransactionMinor: 5000, maxTotalMinorPerCurrency: 50000, maxCount: 10, maxAgeHours: 24 },
+    });
+  });
+
+  it('prints the same numbers as the queue the status bar reads', async () => {
+    const dir = terminalDir();
+    const expected = storePayments(dir, [1250, 300]);
+    const { io: cli, out } = io(dir);
+    expect(await main(['queue', 'status', '--config', 'terminal.json'], cli)).toBe(0);
+    const printed = JSON.parse(out()) as typeof expected;
+    expect({ ...printed, oldestAgeSeconds: 0 }).toEqual({ ...expected, oldestAgeSeconds: 0 });
+    expect(printed.totalsPerCurrency).toEqual([{ currency: 'GBP', minor: 1550, amount: '15.50' }]);
+  });
+
+  it('flushes every stored payment through the injected gateway connection, once each', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 200, 300]);
+    const sent: string[] = [];
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          forwarder: {
+            forward: (r): Promise<ForwardOutcome> => {
+              sent.push(r.transactionId);
+              return Promise.resolve({
+                kind: 'approved',
+                status: 'AUTHORIZED',
+                gatewayId: `g-${r.transactionId}`,
+              });
+            },
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli, out } = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(0);
+    expect(sent).toEqual(['t0', 't1', 't2']);
+    expect(JSON.parse(out())).toMatchObject({
+      forwarded: 3,
+      approved: 3,
+      declined: [],
+      unknown: 0,
+      remaining: 0,
+      status: { depth: 0 },
+    });
+    const again = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], again.io),
+    ).toBe(0);
+    expect(sent).toHaveLength(3);
+  });
+
+  it('exits 1 and lists a payment declined after forwarding', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100]);
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          forwarder: {
+            forward: () =>
+              Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli, out } = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(1);
+    expect(JSON.parse(out())).toMatchObject({
+      declined: [
+        { transactionId: 't0', amountMinor: 100, currency: 'GBP', state: 'declined', reason: 'EXPIRED_CARD' },
+      ],
+      status: { declinedAfterForward: 1 },
+    });
+    expect(out()).not.toContain('4111111111111111');
+  });
+
+  it('exits 1 and keeps the payments when the gateway cannot be reached', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 100]);
+    const { io: cli, out } = io(dir);
+    // Port 9 (discard) is closed here: connection refused before a byte is sent.
+    expect(
+      await main(['queue', 'flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(1);
+    expect(JSON.parse(out())).toMatchObject({ forwarded: 0, gatewayUnreachable: true, remaining: 2 });
+  });
+
+  it.each([
+    [['queue'], 'BAD_ARGUMENTS'],
+    [['queue', 'drain'], 'BAD_ARGUMENTS'],
+    [['queue', 'status', 'extra'], 'BAD_ARGUMENTS'],
+    [['queue', 'status', '--gateway', 'http://x'], 'BAD_ARGUMENTS'],
+    [['queue', 'flush'], 'QUEUE_NO_GATEWAY'],
+    [['queue', 'flush', '--gateway', 'not a url'], 'BAD_ARGUMENTS'],
+    [['queue', 'status', '--config', 'missing.json'], 'CONFIG_UNREADABLE'],
+  ])('exits 2 on %j with %s', async (args, code) => {
+    const dir = terminalDir();
+    const { io: cli, out } = io(dir);
+    expect(await main(args, cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code } });
+  });
+});

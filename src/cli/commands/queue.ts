@@ -1,0 +1,203 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, type Config } from '../../config/index.js';
+import { createAuthenticator, createGatewayClient, type GatewayClient } from '../../gateway/index.js';
+import { SANDBOX_SHARED_SECRET } from '../../host/terminal-host.js';
+import {
+  fileKeyProvider,
+  offlineQueueStatus,
+  openJournal,
+  OfflineQueue,
+  type Forwarder,
+  type ForwardOutcome,
+  type OfflineStatus,
+} from '../../journal/index.js';
+import { createLogger, silentLogger, type Logger } from '../../log/index.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
+
+/** What `queue flush` needs to reach the gateway; `close` releases it. */
+export interface FlushConnection {
+  readonly forwarder: Forwarder;
+  close(): Promise<void>;
+}
+
+/** Builds the connection `queue flush` forwards through (injected by tests; the default uses the gateway client). */
+export type ConnectForwarder = (
+  config: Config,
+  options: { baseUrl: string; logger: Logger },
+) => Promise<FlushConnection>;
+
+/** The gateway client's answer, mapped for the queue: a refusal before any byte was sent is `not-sent`. */
+export function gatewayForwarder(gateway: GatewayClient): Forwarder {
+  return {
+    async forward(req): Promise<ForwardOutcome> {
+      const outcome = await gateway.send({
+        service: req.service as 'sale',
+        method: req.method as 'POST',
+        path: req.path,
+        body: req.body,
+        comments: req.comments,
+        transactionId: req.transactionId,
+        amountMinor: req.amountMinor,
+        currency: req.currency,
+        moneyMoving: true,
+      });
+      switch (outcome.kind) {
+        case 'approved':
+          return {
+            kind: 'approved',
+            gatewayId: outcome.gatewayId,
+            status: outcome.status,
+            httpStatus: outcome.httpStatus,
+            ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
+          };
+        case 'declined':
+          return {
+            kind: 'declined',
+            ...(outcome.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
+            status: outcome.status,
+            httpStatus: outcome.httpStatus,
+            reason: outcome.reason,
+          };
+        case 'rejected':
+          return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
+        case 'unknown':
+          return outcome.error.outcomeUnknown
+            ? { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } }
+            : { kind: 'not-sent', reason: outcome.error.code };
+      }
+    },
+  };
+}
+
+const connectGateway: ConnectForwarder = (config, { baseUrl, logger }) => {
+  const gateway = createGatewayClient({
+    baseUrl,
+    merchantId: config.gateway.merchantId,
+    auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
+      ...(config.gateway.kind === 'sandbox' ? { defaultSharedSecret: SANDBOX_SHARED_SECRET } : {}),
+    }),
+    timeouts: config.gateway.timeouts,
+    retry: config.gateway.retry,
+    logger,
+  });
+  return Promise.resolve({ forwarder: gatewayForwarder(gateway), close: () => gateway.close() });
+};
+
+const USAGE = `parking-terminal queue status [--config FILE]
+parking-terminal queue flush [--config FILE] [--gateway URL]
+  status        offline queue: depth, total per currency, age of the oldest payment (s), limits, policy,
+                payments not approved after forwarding (the numbers of the operator status bar)
+  flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
+                declined or its outcome is unknown, or the gateway could not be reached
+  --config FILE configuration (JSON or YAML); embedded defaults otherwise
+  --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
+                sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
+
+function emptyStatus(config: Config): OfflineStatus {
+  const journal = openJournal(':memory:');
+  try {
+    return offlineQueueStatus(journal, { policy: config.offline.policy, limits: config.offline });
+  } finally {
+    journal.close();
+  }
+}
+
+/** `parking-terminal queue status|flush`, with the gateway connection injectable. */
+export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () => Date } = {}): Command {
+  const connect = deps.connect ?? connectGateway;
+  return {
+    name: 'queue',
+    summary: 'offline store-and-forward queue: status, or flush it to the gateway now',
+    usage: USAGE,
+    async run(args, io) {
+      const { values, positionals } = parseCommandArgs(args, {
+        config: { type: 'string' },
+        gateway: { type: 'string' },
+      });
+      const [action, ...extra] = positionals;
+      if (extra.length > 0 || (action !== 'status' && action !== 'flush'))
+        throw new UsageError('BAD_ARGUMENTS', 'usage: queue status | queue flush (see queue --help)');
+      const config = loadConfig(values.config ? resolve(io.cwd, values.config) : undefined);
+      const journalPath = resolve(io.cwd, config.journal.path);
+      const now = deps.now ?? (() => new Date());
+
+      if (action === 'status') {
+        if (values.gateway !== undefined)
+          throw new UsageError('BAD_ARGUMENTS', '--gateway applies to queue flush');
+        // Reading the status must not create a journal where none exists.
+        if (!existsSync(journalPath)) {
+          printJson(io, emptyStatus(config));
+          return EXIT_OK;
+        }
+        const journal = openJournal(journalPath, { now });
+        try {
+          printJson(
+            io,
+            offlineQueueStatus(journal, { policy: config.offline.policy, limits: config.offline }),
+          );
+        } finally {
+          journal.close();
+        }
+        return EXIT_OK;
+      }
+
+      const baseUrl =
+        values.gateway ?? (config.gateway.kind === 'remote' ? config.gateway.baseUrl : undefined);
+      if (baseUrl === undefined)
+        throw new UsageError(
+          'QUEUE_NO_GATEWAY',
+          'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
+        );
+      if (!URL.canParse(baseUrl))
+        throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
+      const logger = config.log.file
+        ? createLogger({ level: config.log.level, destination: config.log.file })
+        : silentLogger();
+      const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
+      const journal = openJournal(journalPath, { now, logger, key: keyProvider.loadKey() });
+      const connection = await connect(config, { baseUrl, logger }).catch((e: unknown) => {
+        journal.close();
+        throw e;
+      });
+      try {
+        const queue = new OfflineQueue(journal, {
+          policy: config.offline.policy,
+          limits: config.offline,
+          keyProvider,
+          now,
+          logger,
+        });
+        const report = await queue.forwardPending(connection.forwarder, {
+          concurrency: config.offline.forwardConcurrency,
+          signal: io.signal,
+        });
+        printJson(io, {
+          forwarded: report.forwarded,
+          approved: report.approved,
+          declined: report.declined.map((p) => ({
+            transactionId: p.transactionId,
+            amountMinor: p.amountMinor,
+            currency: p.currency,
+            ...(p.maskedPan !== undefined ? { maskedPan: p.maskedPan } : {}),
+            state: p.state,
+            ...(p.reason !== undefined ? { reason: p.reason } : {}),
+          })),
+          // Timeout recovery of these runs in the terminal (at its next sweep or start), never here.
+          unknown: report.unknown.length,
+          gatewayUnreachable: report.gatewayUnreachable,
+          remaining: report.remaining,
+          status: queue.status(),
+        });
+        const findings = report.declined.length > 0 || report.unknown.length > 0 || report.gatewayUnreachable;
+        return findings ? EXIT_FINDINGS : EXIT_OK;
+      } finally {
+        await connection.close();
+        journal.close();
+      }
+    },
+  };
+}
+
+export default createQueueCommand();

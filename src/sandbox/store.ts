@@ -1,0 +1,200 @@
+/**
+ * The sandbox's state: transactions with their received requests, payment links, offers and merchant standing. In
+ * memory, and written through to SQLite (better-sqlite3, synchronous) when a data file is given, so that a
+ * transaction is durable before its answer leaves: "connection reset after commit" means committed.
+ */
+import Database from 'better-sqlite3';
+import { SandboxError } from './errors.js';
+import type { AuthScheme } from './auth.js';
+import type { DecodedTag } from './emv-rules.js';
+import type { FaultKind } from './triggers.js';
+
+/** The services a ledger transaction can be. */
+export type TxKind =
+  | 'authorization'
+  | 'sale'
+  | 'verification'
+  | 'incremental'
+  | 'capture'
+  | 'reversal'
+  | 'timeout-reversal'
+  | 'refund'
+  | 'credit'
+  | 'void'
+  | 'timeout-void'
+  | 'link-payment';
+
+/** One request the sandbox received, as the ledger shows it. Card data is masked before it is stored. */
+export interface LedgerRequest {
+  /** Sandbox clock, ISO 8601 UTC. */
+  at: string;
+  method: string;
+  /** Path with query string as received. */
+  path: string;
+  /** Received headers; `authorization` is reduced to its scheme. */
+  headers: Record<string, string>;
+  auth: { scheme: AuthScheme; verified: boolean; reason?: string };
+  /** The JSON body with PAN masked (first 6 + last 4), track data and security codes redacted. */
+  body: unknown;
+  /** `pointOfSaleInformation.emv.tags` decoded, in wire order (never-send tag values redacted). */
+  emvTags?: DecodedTag[];
+  /** HTTP status the sandbox meant to answer (before a fault replaced or dropped it). */
+  httpStatus: number;
+  response: unknown;
+  /** The fault injected into this answer, if any. */
+  fault?: FaultKind;
+  /** False when the client did not get a usable answer (fault, or the connection closed before the answer). */
+  delivered: boolean;
+}
+
+/** Amounts of a transaction in minor units of `currency`. */
+export interface TxAmounts {
+  /** What the request asked for. */
+  requested: number;
+  /** Authorizations and sales: the approved amount (new total after increments). */
+  authorized: number;
+  /** Authorizations: sum of effective (non-voided) captures. Sales: the sold amount. Captures: their amount. */
+  captured: number;
+  /** Authorizations: amount released by reversals, timeout reversals and automatic partial reversals. */
+  reversed: number;
+  /** Captures and sales: sum of effective (non-voided) refunds. */
+  refunded: number;
+}
+
+/** One transaction of the ledger. */
+export interface LedgerTransaction {
+  /** Gateway id (the `{id}` of follow-on paths). */
+  id: string;
+  kind: TxKind;
+  merchantId: string;
+  /** `clientReferenceInformation.transactionId` of the request, when sent. */
+  transactionId?: string;
+  /** `clientReferenceInformation.code`. */
+  code?: string;
+  comments?: string;
+  /** The transaction this one acts on (authorization of a capture, capture of a refund, target of a void). */
+  parentId?: string;
+  status: string;
+  currency: string;
+  amounts: TxAmounts;
+  /** Masked PAN (first 6 + last 4 at most), card type and entry mode. */
+  card?: { masked?: string; type?: string; entryMode?: string };
+  /** Whether the original carried EMV data / was an EMV contact read (capture and reversal rules). */
+  emv?: { present: boolean; contact: boolean };
+  voided: boolean;
+  /** Sandbox clock, ISO 8601 UTC. */
+  createdAt: string;
+  /** True while the client cannot know this transaction's outcome (its answer was lost or useless). */
+  outcomeUnknown: boolean;
+  /** Timeout reversals: milliseconds between the original and this reversal (gateway.md §2 asks for 60 s). */
+  delayAfterOriginalMs?: number;
+  /** Timeout reversals and voids: whether the original was found. */
+  originalFound?: boolean;
+  /** Incremental authorizations recorded on the authorization. */
+  increments?: number;
+  /** The first answer, replayed for an identical repeated request. */
+  answer: { httpStatus: number; body: Record<string, unknown> };
+  /** Canonical body of the original request, for DUPLICATE_REQUEST. */
+  bodyFingerprint?: string;
+  requests: LedgerRequest[];
+}
+
+/** What a stored record is. */
+type RecordKind = 'tx' | 'unmatched' | 'link' | 'offer' | 'merchant' | 'oauth';
+
+/** Keyed records, written through to SQLite when a file is configured. */
+export class SandboxStore {
+  readonly transactions = new Map<string, LedgerTransaction>();
+  /** Requests that neither created nor targeted a transaction (authentication failures, rejected requests). */
+  readonly unmatched: LedgerRequest[] = [];
+  private readonly others = new Map<string, Map<string, unknown>>();
+  private db: Database.Database | undefined;
+  private upsert: Database.Statement | undefined;
+  private unmatchedSeq = 0;
+
+  constructor(dataFile?: string) {
+    if (dataFile === undefined) return;
+    try {
+      this.db = new Database(dataFile);
+      this.db.pragma('journal_mode = WAL');
+      this.db.pragma('synchronous = FULL');
+      this.db.exec(
+        'CREATE TABLE IF NOT EXISTS sandbox_records (kind TEXT NOT NULL, id TEXT NOT NULL, json TEXT NOT NULL, PRIMARY KEY (kind, id))',
+      );
+      this.upsert = this.db.prepare(
+        'INSERT INTO sandbox_records (kind, id, json) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET json = excluded.json',
+      );
+      const rows = this.db
+        .prepare('SELECT kind, id, json FROM sandbox_records ORDER BY rowid')
+        .all() as Array<{
+        kind: RecordKind;
+        id: string;
+        json: string;
+      }>;
+      for (const row of rows) {
+        const value: unknown = JSON.parse(row.json);
+        if (row.kind === 'tx') this.transactions.set(row.id, value as LedgerTransaction);
+        else if (row.kind === 'unmatched') {
+          this.unmatched.push(value as LedgerRequest);
+          this.unmatchedSeq++;
+        } else this.map(row.kind).set(row.id, value);
+      }
+    } catch (e) {
+      throw new SandboxError('SANDBOX_STORE', `cannot open the sandbox ledger ${dataFile}`, { cause: e });
+    }
+  }
+
+  private map(kind: RecordKind): Map<string, unknown> {
+    let m = this.others.get(kind);
+    if (!m) {
+      m = new Map();
+      this.others.set(kind, m);
+    }
+    return m;
+  }
+
+  private write(kind: RecordKind, id: string, value: unknown): void {
+    this.upsert?.run(kind, id, JSON.stringify(value));
+  }
+
+  /** Stores (or re-stores after a change) a transaction; durable when this returns. */
+  saveTx(tx: LedgerTransaction): void {
+    this.transactions.set(tx.id, tx);
+    this.write('tx', tx.id, tx);
+  }
+
+  /** Records a request that belongs to no transaction. */
+  addUnmatched(req: LedgerRequest): void {
+    this.unmatched.push(req);
+    this.write('unmatched', String(this.unmatchedSeq++).padStart(10, '0'), req);
+  }
+
+  /** Any other record kind (links, offers, merchant standing, OAuth grants). */
+  get<T>(kind: Exclude<RecordKind, 'tx' | 'unmatched'>, id: string): T | undefined {
+    return this.map(kind).get(id) as T | undefined;
+  }
+
+  put(kind: Exclude<RecordKind, 'tx' | 'unmatched'>, id: string, value: unknown): void {
+    this.map(kind).set(id, value);
+    this.write(kind, id, value);
+  }
+
+  values<T>(kind: Exclude<RecordKind, 'tx' | 'unmatched'>): T[] {
+    return [...this.map(kind).values()] as T[];
+  }
+
+  /** Forgets everything (admin reset), in memory and on disk. */
+  clear(): void {
+    this.transactions.clear();
+    this.unmatched.length = 0;
+    this.others.clear();
+    this.unmatchedSeq = 0;
+    this.db?.exec('DELETE FROM sandbox_records');
+  }
+
+  close(): void {
+    this.db?.close();
+    this.db = undefined;
+    this.upsert = undefined;
+  }
+}

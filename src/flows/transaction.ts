@@ -83,7 +83,7 @@ const notProvided = (name: string) => () =>
 
 function errorCode(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'code' in error) {
-    const code = (error).code;
+    const code = error.code;
     if (typeof code === 'string' && code.length > 0) return code;
   }
   return 'READ_FAILED';

@@ -1,0 +1,176 @@
+import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import { MAX_MINOR } from '../money/index.js';
+import type { FlowClock, ReceiptData } from './effects.js';
+import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import { commentsFor } from './services.js';
+import type { FlowSettings } from './settings.js';
+import { transactionMachine, type TransactionResult } from './transaction.js';
+
+/**
+ * Attended mobile terminal: the attendant enters the amount → Parking Sale with catLevel 6 and the attended fields of
+ * spec 001 (the host builds them from catLevel 6). CREDIT starts a standalone credit (Parking Standalone Credit, card
+ * present, EMV transaction type 20). Linked refunds go through `operatorMachine`.
+ */
+
+export interface AttendedContext extends ViewContext {
+  settings: FlowSettings;
+  clock: FlowClock;
+  mode: 'sale' | 'credit';
+  cardRefs: string[];
+}
+
+export const attendedMachine = setup({
+  types: {
+    context: {} as AttendedContext,
+    input: {} as FlowInput,
+    events: {} as FlowEvent,
+  },
+  actors: { transaction: transactionMachine },
+  actions: {
+    issueReceipt: (_, _receipt: ReceiptData) => {},
+    releaseCard: (_, _params: { cardRef: string }) => {},
+    noteResult: assign(({ context }, result: TransactionResult) => ({
+      ...failureText(result),
+      cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
+      maskedPan: result.card?.maskedPan ?? context.maskedPan,
+    })),
+  },
+  delays: {
+    resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
+  },
+  guards: {
+    validAmount: ({ event }) =>
+      event.type === 'ENTER_AMOUNT' &&
+      Number.isSafeInteger(event.minor) &&
+      event.minor > 0 &&
+      event.minor <= MAX_MINOR,
+  },
+}).createMachine({
+  id: 'attended',
+  context: ({ input }) => ({
+    ...emptyView(),
+    settings: input.settings,
+    clock: input.clock,
+    mode: 'sale',
+    cardRefs: [],
+  }),
+  initial: 'idle',
+  states: {
+    idle: {
+      tags: ['idle'],
+      entry: [
+        enqueueActions(({ context, enqueue }) => {
+          for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
+        }),
+        assign(() => ({ ...emptyView('Ready'), mode: 'sale' as const, cardRefs: [] })),
+      ],
+      on: {
+        START: {
+          target: 'enteringAmount',
+          actions: assign({ mode: 'sale' as const, message: 'Enter the amount' }),
+        },
+        CREDIT: {
+          target: 'enteringAmount',
+          actions: assign({ mode: 'credit' as const, message: 'Enter the amount to credit' }),
+        },
+      },
+    },
+    enteringAmount: {
+      tags: ['enter-amount'],
+      on: {
+        ENTER_AMOUNT: {
+          guard: 'validAmount',
+          target: 'confirming',
+          actions: assign({ amountMinor: ({ event }) => event.minor }),
+        },
+        CANCEL: 'idle',
+      },
+    },
+    confirming: {
+      tags: ['confirm'],
+      on: { CONFIRM: 'paying', CANCEL: 'idle' },
+    },
+    paying: {
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const service = context.mode === 'sale' ? ('sale' as const) : ('credit' as const);
+          return {
+            settings: context.settings,
+            request: {
+              service,
+              comments: commentsFor(service, context.settings),
+              amountMinor: context.amountMinor ?? 0,
+              read: {
+                purpose: service,
+                transactionType: service === 'sale' ? ('00' as const) : ('20' as const),
+              },
+              includeEmvTags: false,
+              ...(service === 'sale' ? { authIndicator: '1' as const } : {}),
+              acceptPartial: false,
+              cancellable: true,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'approved',
+            actions: [
+              { type: 'noteResult', params: ({ event }) => event.output },
+              enqueueActions(({ context, event, enqueue }) => {
+                const output = event.output as TransactionResult & { kind: 'approved' };
+                const service = context.mode === 'sale' ? ('sale' as const) : ('credit' as const);
+                enqueue({
+                  type: 'issueReceipt',
+                  params: {
+                    service,
+                    comments: commentsFor(service, context.settings),
+                    amountMinor: context.amountMinor ?? 0,
+                    currency: context.settings.currency,
+                    ...(output.card !== undefined ? { maskedPan: output.card.maskedPan } : {}),
+                    transactionId: output.transactionId,
+                    ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    atMs: context.clock.now(),
+                    lines: [],
+                  },
+                });
+              }),
+              assign(({ context }) => ({ message: context.mode === 'sale' ? 'Paid' : 'Credited' })),
+            ],
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'cancelled',
+            target: 'idle',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'declined',
+            target: 'declined',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+    },
+    approved: {
+      tags: ['approved'],
+      on: { DONE: 'idle', START: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+    declined: {
+      tags: ['declined'],
+      on: { DONE: 'idle', START: 'idle', CONFIRM: 'paying' },
+      after: { resultScreen: 'idle' },
+    },
+    failed: {
+      tags: ['error'],
+      on: { DONE: 'idle', START: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+  },
+});
+
+export type AttendedMachine = typeof attendedMachine;

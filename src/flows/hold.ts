@@ -1,0 +1,105 @@
+import { assign, setup } from 'xstate';
+import type { FlowClock, HoldRecord } from './effects.js';
+import { commentsFor } from './services.js';
+import type { FlowSettings } from './settings.js';
+import { transactionMachine } from './transaction.js';
+
+/**
+ * The scheduler of one open authorization hold (tap-and-go entry): at `hold.expiresAtMs` (entry +
+ * tariff.tapAndGoMaxStayMinutes) the hold is reversed automatically (REVERSAL with the authorized amount), retried
+ * `maxResolutionAttempts` times. The host starts one actor per open hold (again after a restart, from its store) and
+ * stops it when `claimHold` hands the hold to an exit; on output `reversed` it drops the hold and wipes its card read.
+ */
+
+export interface HoldExpiryInput {
+  settings: FlowSettings;
+  clock: FlowClock;
+  hold: HoldRecord;
+}
+
+export interface HoldExpiryResult {
+  holdId: string;
+  outcome: 'reversed' | 'failed';
+  /** transactionId of the last reversal sent. */
+  transactionId?: string;
+}
+
+interface HoldExpiryContext extends HoldExpiryInput {
+  attempts: number;
+  lastTransactionId: string | undefined;
+  outcome: HoldExpiryResult['outcome'];
+}
+
+export const holdExpiryMachine = setup({
+  types: {
+    context: {} as HoldExpiryContext,
+    input: {} as HoldExpiryInput,
+    output: {} as HoldExpiryResult,
+  },
+  actors: { transaction: transactionMachine },
+  delays: {
+    holdExpiry: ({ context }) => Math.max(0, context.hold.expiresAtMs - context.clock.now()),
+    resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
+  },
+  guards: {
+    canRetry: ({ context }) => context.attempts < context.settings.timing.maxResolutionAttempts,
+  },
+}).createMachine({
+  id: 'holdExpiry',
+  context: ({ input }) => ({ ...input, attempts: 0, lastTransactionId: undefined, outcome: 'failed' }),
+  initial: 'waiting',
+  output: ({ context }) => ({
+    holdId: context.hold.holdId,
+    outcome: context.outcome,
+    ...(context.lastTransactionId !== undefined ? { transactionId: context.lastTransactionId } : {}),
+  }),
+  states: {
+    waiting: { after: { holdExpiry: 'reversing' } },
+    reversing: {
+      entry: assign({ attempts: ({ context }) => context.attempts + 1 }),
+      invoke: {
+        src: 'transaction',
+        input: ({ context }) => ({
+          settings: context.settings,
+          request: {
+            service: 'reversal' as const,
+            comments: commentsFor('reversal', context.settings),
+            // spec 001, Reversal: the authorized amount (with increments: the total).
+            amountMinor: context.hold.authorizedMinor,
+            original: {
+              gatewayId: context.hold.gatewayId,
+              transactionId: context.hold.transactionId,
+              service: 'preauth' as const,
+            },
+            cardRef: context.hold.cardRef,
+            includeEmvTags: context.hold.includeEmvTags,
+            acceptPartial: false,
+            cancellable: false,
+          },
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'done',
+            actions: assign(({ event }) => ({
+              outcome: 'reversed' as const,
+              lastTransactionId: 'transactionId' in event.output ? event.output.transactionId : undefined,
+            })),
+          },
+          {
+            guard: 'canRetry',
+            target: 'retrying',
+            actions: assign(({ event }) => ({
+              lastTransactionId: 'transactionId' in event.output ? event.output.transactionId : undefined,
+            })),
+          },
+          { target: 'done' },
+        ],
+      },
+    },
+    retrying: { after: { resolutionRetry: 'reversing' } },
+    done: { type: 'final' },
+  },
+});
+
+export type HoldExpiryMachine = typeof holdExpiryMachine;

@@ -1,0 +1,312 @@
+import { assign, enqueueActions, fromPromise, setup } from 'xstate';
+import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
+import type { FlowClock } from './effects.js';
+import { commentsFor } from './services.js';
+import type { FlowSettings } from './settings.js';
+import { transactionMachine, type TransactionResult } from './transaction.js';
+
+/**
+ * Operator mode (kiosk/booth refunds and voids, attended linked refunds), protected by the operator PIN (DESIGN.md:
+ * operator actions need the PIN). One actor per operator request: PIN check → the journal's record of the original →
+ * REFUND Capture / REFUND Payment (within the captured amount), or VOID Capture / Payment / Refund / Credit before the
+ * settlement cut-off (spec 001). Voiding a capture leaves the authorization hold in place (gateway.md §7): it is
+ * reversed next.
+ */
+
+export type OperatorCommand =
+  { type: 'refund'; transactionId: string; amountMinor?: number } | { type: 'void'; transactionId: string };
+
+export interface OperatorInput {
+  settings: FlowSettings;
+  clock: FlowClock;
+  pin: string;
+  command: OperatorCommand;
+}
+
+export interface OperatorResult {
+  /** `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it. */
+  outcome: 'approved' | 'declined' | 'rejected' | 'unknown' | 'refused' | 'not-found' | 'not-allowed';
+  /** Stable code: OPERATOR_PIN, NOT_FOUND, NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED, NOT_VOIDABLE, APPROVED, … */
+  code: string;
+  message: string;
+  /** The service sent, when one was. */
+  service?: ServiceName;
+  /** transactionId of the refund or void sent. */
+  transactionId?: string;
+}
+
+interface OperatorContext {
+  settings: FlowSettings;
+  clock: FlowClock;
+  pin: string;
+  command: OperatorCommand;
+  original: OriginalTransaction | undefined;
+  service: ServiceName | undefined;
+  amountMinor: number;
+  result: OperatorResult | undefined;
+}
+
+const notProvided = (name: string) => () =>
+  Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
+
+/** The refund or void service for an original, or the reason there is none. */
+export function operatorService(
+  command: OperatorCommand,
+  original: OriginalTransaction,
+): { service: ServiceName; amountMinor: number } | { code: string; message: string } {
+  if (command.type === 'void') {
+    if (!original.voidable)
+      return { code: 'NOT_VOIDABLE', message: 'Past the settlement cut-off: refund instead' };
+    switch (original.service) {
+      case 'capture':
+        return { service: 'void-capture', amountMinor: original.amountMinor };
+      case 'sale':
+        return { service: 'void-payment', amountMinor: original.amountMinor };
+      case 'refund-capture':
+      case 'refund-payment':
+        return { service: 'void-refund', amountMinor: original.amountMinor };
+      case 'credit':
+        return { service: 'void-credit', amountMinor: original.amountMinor };
+    }
+  }
+  const service =
+    original.service === 'capture'
+      ? 'refund-capture'
+      : original.service === 'sale'
+        ? 'refund-payment'
+        : undefined;
+  if (service === undefined)
+    return { code: 'NOT_REFUNDABLE', message: 'Only captures and sales can be refunded' };
+  const left = original.amountMinor - original.refundedMinor;
+  const amountMinor = command.amountMinor ?? left;
+  // spec 001, Limits: the sum of refunds stays within the captured amount.
+  if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0 || amountMinor > left) {
+    return { code: 'REFUND_EXCEEDS_CAPTURED', message: `At most ${left} minor units can be refunded` };
+  }
+  return { service, amountMinor };
+}
+
+function finish(
+  outcome: OperatorResult['outcome'],
+  code: string,
+  message: string,
+): { result: OperatorResult } {
+  return { result: { outcome, code, message } };
+}
+
+export const operatorMachine = setup({
+  types: {
+    context: {} as OperatorContext,
+    input: {} as OperatorInput,
+    output: {} as OperatorResult,
+  },
+  actors: {
+    transaction: transactionMachine,
+    verifyOperatorPin: fromPromise<boolean, { pin: string }>(notProvided('verifyOperatorPin')),
+    findTransaction: fromPromise<OriginalTransaction | null, { transactionId: string }>(
+      notProvided('findTransaction'),
+    ),
+  },
+  actions: {
+    issueReceipt: (_, _receipt: ReceiptData) => {},
+  },
+  guards: {
+    voidedCaptureWithHold: ({ context }) =>
+      context.service === 'void-capture' && context.original?.authorization !== undefined,
+  },
+}).createMachine({
+  id: 'operator',
+  context: ({ input }) => ({
+    settings: input.settings,
+    clock: input.clock,
+    pin: input.pin,
+    command: input.command,
+    original: undefined,
+    service: undefined,
+    amountMinor: 0,
+    result: undefined,
+  }),
+  initial: 'checkingPin',
+  output: ({ context }) => context.result ?? { outcome: 'rejected', code: 'NO_RESULT', message: 'No result' },
+  states: {
+    checkingPin: {
+      invoke: {
+        src: 'verifyOperatorPin',
+        input: ({ context }) => ({ pin: context.pin }),
+        onDone: [
+          { guard: ({ event }) => event.output, target: 'finding' },
+          { target: 'done', actions: assign(finish('refused', 'OPERATOR_PIN', 'Wrong operator PIN')) },
+        ],
+        onError: {
+          target: 'done',
+          actions: assign(finish('refused', 'OPERATOR_PIN', 'The PIN could not be checked')),
+        },
+      },
+    },
+    finding: {
+      invoke: {
+        src: 'findTransaction',
+        input: ({ context }) => ({ transactionId: context.command.transactionId }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output !== null,
+            target: 'deciding',
+            actions: assign({ original: ({ event }) => event.output ?? undefined }),
+          },
+          { target: 'done', actions: assign(finish('not-found', 'NOT_FOUND', 'No such transaction')) },
+        ],
+        onError: {
+          target: 'done',
+          actions: assign(finish('not-found', 'NOT_FOUND', 'The journal could not be read')),
+        },
+      },
+    },
+    deciding: {
+      always: [
+        {
+          guard: ({ context }) =>
+            'code' in operatorService(context.command, context.original as OriginalTransaction),
+          target: 'done',
+          actions: assign(({ context }) => {
+            const refusal = operatorService(context.command, context.original as OriginalTransaction) as {
+              code: string;
+              message: string;
+            };
+            return finish('not-allowed', refusal.code, refusal.message);
+          }),
+        },
+        {
+          target: 'sending',
+          actions: assign(({ context }) => {
+            const plan = operatorService(context.command, context.original as OriginalTransaction) as {
+              service: ServiceName;
+              amountMinor: number;
+            };
+            return { service: plan.service, amountMinor: plan.amountMinor };
+          }),
+        },
+      ],
+    },
+    sending: {
+      invoke: {
+        src: 'transaction',
+        input: ({ context }) => {
+          const original = context.original as OriginalTransaction;
+          const service = context.service as ServiceName;
+          return {
+            settings: context.settings,
+            request: {
+              service,
+              comments: commentsFor(service, context.settings),
+              amountMinor: context.amountMinor,
+              original: {
+                gatewayId: original.gatewayId,
+                transactionId: original.transactionId,
+                service: original.service,
+              },
+              ...(original.cardRef !== undefined ? { cardRef: original.cardRef } : {}),
+              includeEmvTags: false,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'sent',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                const output = event.output as TransactionResult & { kind: 'approved' };
+                const service = context.service as ServiceName;
+                enqueue({
+                  type: 'issueReceipt',
+                  params: {
+                    service,
+                    comments: commentsFor(service, context.settings),
+                    amountMinor: context.amountMinor,
+                    currency: context.original?.currency ?? context.settings.currency,
+                    transactionId: output.transactionId,
+                    ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    atMs: context.clock.now(),
+                    lines: [{ label: 'Original', value: context.original?.transactionId ?? '' }],
+                  },
+                });
+              }),
+              assign(({ context, event }) => ({
+                result: {
+                  outcome: 'approved' as const,
+                  code: 'APPROVED',
+                  message: context.command.type === 'refund' ? 'Refunded' : 'Voided',
+                  service: context.service as ServiceName,
+                  transactionId: (event.output as TransactionResult & { kind: 'approved' }).transactionId,
+                },
+              })),
+            ],
+          },
+          {
+            target: 'done',
+            actions: assign(({ context, event }) => {
+              const output = event.output;
+              const outcome =
+                output.kind === 'declined' ? 'declined' : output.kind === 'rejected' ? 'rejected' : 'unknown';
+              const code = 'reason' in output ? output.reason : output.kind.toUpperCase();
+              return {
+                result: {
+                  outcome,
+                  code,
+                  message: `The ${context.command.type} was not completed`,
+                  service: context.service,
+                  ...('transactionId' in output ? { transactionId: output.transactionId } : {}),
+                },
+              };
+            }),
+          },
+        ],
+      },
+    },
+    sent: {
+      always: [{ guard: 'voidedCaptureWithHold', target: 'releasingHold' }, { target: 'done' }],
+    },
+    releasingHold: {
+      invoke: {
+        src: 'transaction',
+        input: ({ context }) => {
+          const auth = context.original?.authorization as NonNullable<OriginalTransaction['authorization']>;
+          return {
+            settings: context.settings,
+            request: {
+              service: 'reversal' as const,
+              comments: commentsFor('reversal', context.settings),
+              amountMinor: auth.authorizedMinor,
+              original: {
+                gatewayId: auth.gatewayId,
+                transactionId: auth.transactionId,
+                service: 'preauth' as const,
+              },
+              ...(context.original?.cardRef !== undefined ? { cardRef: context.original.cardRef } : {}),
+              includeEmvTags: false,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: {
+          target: 'done',
+          actions: assign(({ context, event }) => ({
+            result: {
+              ...(context.result as OperatorResult),
+              message:
+                event.output.kind === 'approved'
+                  ? 'Voided; the authorization was released'
+                  : 'Voided; the authorization could not be released',
+            },
+          })),
+        },
+      },
+    },
+    done: { type: 'final' },
+  },
+});
+
+export type OperatorMachine = typeof operatorMachine;

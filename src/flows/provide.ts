@@ -1,0 +1,95 @@
+import { fromPromise } from 'xstate';
+import type {
+  CardSummary,
+  FlowEffects,
+  HoldRecord,
+  OriginalTransaction,
+  ReadCardInput,
+  ServiceRequest,
+  SubmitOutcome,
+  TicketLookup,
+} from './effects.js';
+import { attendedMachine } from './attended.js';
+import { holdExpiryMachine } from './hold.js';
+import { kioskMachine } from './kiosk.js';
+import { meterMachine } from './meter.js';
+import { operatorMachine } from './operator.js';
+import { tapAndGoMachine } from './tap-and-go.js';
+import { transactionMachine } from './transaction.js';
+
+/**
+ * Plugs a {@link FlowEffects} implementation into the machines with `machine.provide(...)` (STYLE.md §7). Provided
+ * implementations do not reach child machines by themselves, so each model also gets a transaction actor provided
+ * with the same effects. Usage in the host:
+ *
+ *     const machine = provideFlowEffects.meter(effects);
+ *     const actor = createActor(machine, { input: { settings, clock: { now: Date.now } } });
+ */
+
+function readCard(effects: FlowEffects) {
+  return fromPromise<CardSummary, ReadCardInput>(({ input, signal }) => effects.readCard(input, signal));
+}
+
+function submit(effects: FlowEffects) {
+  return fromPromise<SubmitOutcome, ServiceRequest>(({ input, signal }) => effects.submit(input, signal));
+}
+
+function transaction(effects: FlowEffects) {
+  return transactionMachine.provide({ actors: { readCard: readCard(effects), submit: submit(effects) } });
+}
+
+function cardActions(effects: FlowEffects) {
+  return {
+    issueReceipt: (_: unknown, receipt: Parameters<FlowEffects['issueReceipt']>[0]) =>
+      effects.issueReceipt(receipt),
+    releaseCard: (_: unknown, params: { cardRef: string }) => effects.releaseCard(params),
+  };
+}
+
+export const provideFlowEffects = {
+  transaction,
+  meter: (effects: FlowEffects) =>
+    meterMachine.provide({ actors: { transaction: transaction(effects) }, actions: cardActions(effects) }),
+  kiosk: (effects: FlowEffects) =>
+    kioskMachine.provide({
+      actors: {
+        transaction: transaction(effects),
+        lookupTicket: fromPromise<TicketLookup, { ticket: string }>(({ input, signal }) =>
+          effects.lookupTicket(input, signal),
+        ),
+      },
+      actions: cardActions(effects),
+    }),
+  attended: (effects: FlowEffects) =>
+    attendedMachine.provide({ actors: { transaction: transaction(effects) }, actions: cardActions(effects) }),
+  tapAndGo: (effects: FlowEffects) =>
+    tapAndGoMachine.provide({
+      actors: {
+        transaction: transaction(effects),
+        readCard: readCard(effects),
+        openHold: fromPromise<void, HoldRecord>(({ input, signal }) => effects.openHold(input, signal)),
+        claimHold: fromPromise<HoldRecord | null, { fingerprint: string }>(({ input, signal }) =>
+          effects.claimHold(input, signal),
+        ),
+      },
+      actions: {
+        ...cardActions(effects),
+        closeHold: (_: unknown, params: Parameters<FlowEffects['closeHold']>[0]) => effects.closeHold(params),
+      },
+    }),
+  operator: (effects: FlowEffects) =>
+    operatorMachine.provide({
+      actors: {
+        transaction: transaction(effects),
+        verifyOperatorPin: fromPromise<boolean, { pin: string }>(({ input, signal }) =>
+          effects.verifyOperatorPin(input, signal),
+        ),
+        findTransaction: fromPromise<OriginalTransaction | null, { transactionId: string }>(
+          ({ input, signal }) => effects.findTransaction(input, signal),
+        ),
+      },
+      actions: { issueReceipt: cardActions(effects).issueReceipt },
+    }),
+  holdExpiry: (effects: FlowEffects) =>
+    holdExpiryMachine.provide({ actors: { transaction: transaction(effects) } }),
+};

@@ -1,0 +1,519 @@
+import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
+import {
+  FlowEffectError,
+  type CardSummary,
+  type FlowClock,
+  type HoldRecord,
+  type HoldResolution,
+  type ReadCardInput,
+  type ReceiptData,
+} from './effects.js';
+import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import { commentsFor } from './services.js';
+import type { FlowSettings } from './settings.js';
+import { feeBetween } from './tariff.js';
+import { transactionMachine, type TransactionResult } from './transaction.js';
+
+/**
+ * Tap-and-go gate (spec 001: account verification before entry, pre-authorize on entry, capture on exit, incremental
+ * authorization). Entry: Parking AVR (zero amount) → Parking Auth for tariff.tapAndGoHoldMinor → `openHold` (the host
+ * persists the hold and watches its expiry with `holdExpiryMachine`). Exit: the card is read, matched to its hold by
+ * the keyed fingerprint (`claimHold`), and charged the fee: an incremental authorization first when the fee exceeds
+ * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed.
+ */
+
+export interface TapAndGoContext extends ViewContext {
+  settings: FlowSettings;
+  clock: FlowClock;
+  /** Card read at the entry (AVR and pre-authorization use the same read). */
+  card: CardSummary | undefined;
+  hold: HoldRecord | undefined;
+  /** Fee of the stay at the exit, minor units. */
+  feeMinor: number;
+  /** Card reads to release at idle (never the one an open hold keeps: the host wipes that on closeHold). */
+  cardRefs: string[];
+}
+
+const notProvided = (name: string) => () =>
+  Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
+
+function requireHold(context: TapAndGoContext): HoldRecord {
+  if (context.hold === undefined) throw new RangeError('no hold in context');
+  return context.hold;
+}
+
+function captureAmount(context: TapAndGoContext): number {
+  return Math.min(context.feeMinor, requireHold(context).authorizedMinor);
+}
+
+function holdOriginal(hold: HoldRecord) {
+  return { gatewayId: hold.gatewayId, transactionId: hold.transactionId, service: 'preauth' as const };
+}
+
+export const tapAndGoMachine = setup({
+  types: {
+    context: {} as TapAndGoContext,
+    input: {} as FlowInput,
+    events: {} as FlowEvent,
+  },
+  actors: {
+    transaction: transactionMachine,
+    readCard: fromPromise<CardSummary, ReadCardInput>(notProvided('readCard')),
+    openHold: fromPromise<void, HoldRecord>(notProvided('openHold')),
+    claimHold: fromPromise<HoldRecord | null, { fingerprint: string }>(notProvided('claimHold')),
+  },
+  actions: {
+    issueReceipt: (_, _receipt: ReceiptData) => {},
+    releaseCard: (_, _params: { cardRef: string }) => {},
+    closeHold: (_, _params: { hold: HoldRecord; resolution: HoldResolution }) => {},
+    noteResult: assign(({ context }, result: TransactionResult) => ({
+      ...failureText(result),
+      cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
+      maskedPan: result.card?.maskedPan ?? context.maskedPan,
+    })),
+  },
+  delays: {
+    resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
+    readTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
+  },
+  guards: {
+    nothingOwed: ({ context }) => context.feeMinor === 0,
+    feeAboveHold: ({ context }) => context.feeMinor > requireHold(context).authorizedMinor,
+  },
+}).createMachine({
+  id: 'tapAndGo',
+  context: ({ input }) => ({
+    ...emptyView(),
+    settings: input.settings,
+    clock: input.clock,
+    card: undefined,
+    hold: undefined,
+    feeMinor: 0,
+    cardRefs: [],
+  }),
+  initial: 'idle',
+  states: {
+    idle: {
+      tags: ['idle'],
+      entry: [
+        enqueueActions(({ context, enqueue }) => {
+          for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
+        }),
+        assign(() => ({
+          ...emptyView('Tap your card'),
+          card: undefined,
+          hold: undefined,
+          feeMinor: 0,
+          cardRefs: [],
+        })),
+      ],
+      on: { TAP_ENTRY: 'entryVerifying', TAP_EXIT: 'exitReading' },
+    },
+    entryVerifying: {
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => ({
+          settings: context.settings,
+          request: {
+            service: 'avr' as const,
+            comments: commentsFor('avr', context.settings),
+            amountMinor: 0,
+            read: { purpose: 'avr' as const, transactionType: '00' as const },
+            includeEmvTags: false,
+            authIndicator: '0' as const,
+            acceptPartial: false,
+            cancellable: true,
+          },
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'entryHolding',
+            actions: assign(({ context, event }) => ({
+              card: event.output.card,
+              maskedPan: event.output.card?.maskedPan,
+              // Released at idle unless an open hold takes it over (openingHold).
+              cardRefs:
+                event.output.card !== undefined
+                  ? [...context.cardRefs, event.output.card.cardRef]
+                  : context.cardRefs,
+            })),
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'cancelled',
+            target: 'idle',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'declined',
+            target: 'declined',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+    },
+    entryHolding: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => ({
+          settings: context.settings,
+          request: {
+            service: 'preauth' as const,
+            comments: commentsFor('preauth', context.settings),
+            amountMinor: context.settings.tapAndGoHoldMinor,
+            ...(context.card !== undefined ? { cardRef: context.card.cardRef } : {}),
+            includeEmvTags: false,
+            authIndicator: '0' as const,
+            acceptPartial: false,
+            cancellable: true,
+          },
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'openingHold',
+            actions: assign(({ context, event }) => {
+              const output = event.output as TransactionResult & { kind: 'approved' };
+              const card = context.card as CardSummary;
+              const now = context.clock.now();
+              const hold: HoldRecord = {
+                holdId: output.transactionId,
+                fingerprint: card.fingerprint,
+                maskedPan: card.maskedPan,
+                gatewayId: output.gatewayId ?? '',
+                transactionId: output.transactionId,
+                authorizedMinor: output.authorizedMinor,
+                currency: context.settings.currency,
+                cardRef: card.cardRef,
+                // spec 001: after an EMV contact pre-authorization the capture carries the EMV tags.
+                includeEmvTags: card.entryMode === 'contact' && card.chip,
+                enteredAtMs: now,
+                expiresAtMs: now + context.settings.tapAndGoMaxStayMs,
+              };
+              return { hold };
+            }),
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'cancelled',
+            target: 'idle',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          {
+            guard: ({ event }) => event.output.kind === 'declined',
+            target: 'declined',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+    },
+    openingHold: {
+      tags: ['processing'],
+      invoke: {
+        src: 'openHold',
+        input: ({ context }) => requireHold(context),
+        onDone: {
+          target: 'entered',
+          actions: assign(({ context }) => {
+            const hold = requireHold(context);
+            return {
+              // The open hold owns the card read now: the host wipes it on closeHold.
+              cardRefs: context.cardRefs.filter((ref) => ref !== hold.cardRef),
+              message: 'Welcome: the gate opens',
+              reason: 'APPROVED',
+              amountMinor: hold.authorizedMinor,
+              session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: hold.authorizedMinor },
+            };
+          }),
+        },
+        // The hold could not be stored: nobody would ever settle it, so it is released at once.
+        onError: 'entryReleasing',
+      },
+    },
+    entryReleasing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = requireHold(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'reversal' as const,
+              comments: commentsFor('reversal', context.settings),
+              amountMinor: hold.authorizedMinor,
+              original: holdOriginal(hold),
+              cardRef: hold.cardRef,
+              includeEmvTags: context.card?.chip === true,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: {
+          target: 'failed',
+          actions: assign({
+            message: 'Entry not possible: please contact the operator',
+            reason: 'HOLD_NOT_STORED',
+          }),
+        },
+      },
+    },
+    entered: {
+      tags: ['session'],
+      on: { DONE: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+    exitReading: {
+      tags: ['present-card'],
+      invoke: {
+        src: 'readCard',
+        input: ({ context }) => ({
+          amountMinor: 0,
+          currency: context.settings.currency,
+          transactionType: '00' as const,
+          purpose: 'exit' as const,
+        }),
+        onDone: {
+          target: 'claiming',
+          actions: assign(({ context, event }) => ({
+            maskedPan: event.output.maskedPan,
+            cardRefs: [...context.cardRefs, event.output.cardRef],
+            card: event.output,
+          })),
+        },
+        onError: {
+          target: 'failed',
+          actions: assign({ message: 'The card could not be read', reason: 'READ_FAILED' }),
+        },
+      },
+      after: {
+        readTimeout: { target: 'failed', actions: assign({ message: 'No card', reason: 'READ_TIMEOUT' }) },
+      },
+      on: { CANCEL: 'idle' },
+    },
+    claiming: {
+      tags: ['processing'],
+      invoke: {
+        src: 'claimHold',
+        input: ({ context }) => ({ fingerprint: context.card?.fingerprint ?? '' }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output !== null,
+            target: 'pricing',
+            actions: assign(({ context, event }) => {
+              const hold = event.output as HoldRecord;
+              const now = context.clock.now();
+              const fee = feeBetween(context.settings.tariff, Math.min(hold.enteredAtMs, now), now);
+              return {
+                hold,
+                feeMinor: fee.feeMinor,
+                session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: hold.authorizedMinor },
+              };
+            }),
+          },
+          {
+            target: 'declined',
+            actions: assign({
+              message: 'No entry found for this card: please use the pay station',
+              reason: 'NO_ENTRY',
+            }),
+          },
+        ],
+        onError: {
+          target: 'failed',
+          actions: assign({ message: 'The entry could not be checked', reason: 'HOLD_LOOKUP_FAILED' }),
+        },
+      },
+    },
+    pricing: {
+      tags: ['processing'],
+      always: [
+        { guard: 'nothingOwed', target: 'exitReversing' },
+        { guard: 'feeAboveHold', target: 'exitIncrementing' },
+        { target: 'exitCapturing' },
+      ],
+    },
+    exitIncrementing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = requireHold(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'incremental' as const,
+              comments: commentsFor('incremental', context.settings),
+              amountMinor: context.feeMinor - hold.authorizedMinor,
+              original: holdOriginal(hold),
+              cardRef: hold.cardRef,
+              includeEmvTags: false,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'exitCapturing',
+            actions: assign(({ context, event }) => {
+              const output = event.output as TransactionResult & { kind: 'approved' };
+              // gateway.md §7: the incremental answer's authorizedAmount is the new total.
+              return { hold: { ...requireHold(context), authorizedMinor: output.authorizedMinor } };
+            }),
+          },
+          {
+            // The increment was refused: the capture takes what the hold covers and the shortfall is reported.
+            target: 'exitCapturing',
+            actions: assign({ reason: 'INCREMENTAL_NOT_APPROVED' }),
+          },
+        ],
+      },
+    },
+    exitCapturing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = requireHold(context);
+          const amountMinor = captureAmount(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'capture' as const,
+              comments: commentsFor('capture', context.settings, {
+                amountMinor,
+                authorizedMinor: hold.authorizedMinor,
+              }),
+              amountMinor,
+              original: holdOriginal(hold),
+              cardRef: hold.cardRef,
+              includeEmvTags: hold.includeEmvTags,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'exited',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                const hold = requireHold(context);
+                const output = event.output as TransactionResult & { kind: 'approved' };
+                const amountMinor = captureAmount(context);
+                enqueue({ type: 'closeHold', params: { hold, resolution: 'captured' } });
+                enqueue({
+                  type: 'issueReceipt',
+                  params: {
+                    service: 'capture',
+                    comments: commentsFor('capture', context.settings, {
+                      amountMinor,
+                      authorizedMinor: hold.authorizedMinor,
+                    }),
+                    amountMinor,
+                    currency: context.settings.currency,
+                    maskedPan: hold.maskedPan,
+                    transactionId: output.transactionId,
+                    ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    atMs: context.clock.now(),
+                    lines: [{ label: 'Parking', value: 'Tap-and-go' }],
+                  },
+                });
+              }),
+              assign(({ context }) => ({
+                amountMinor: captureAmount(context),
+                message: 'Thank you: the gate opens',
+              })),
+            ],
+          },
+          {
+            target: 'failed',
+            actions: [
+              {
+                type: 'closeHold',
+                params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
+              },
+              { type: 'noteResult', params: ({ event }) => event.output },
+            ],
+          },
+        ],
+      },
+    },
+    exitReversing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = requireHold(context);
+          return {
+            settings: context.settings,
+            request: {
+              service: 'reversal' as const,
+              comments: commentsFor('reversal', context.settings),
+              amountMinor: hold.authorizedMinor,
+              original: holdOriginal(hold),
+              cardRef: hold.cardRef,
+              includeEmvTags: hold.includeEmvTags,
+              acceptPartial: false,
+              cancellable: false,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'exited',
+            actions: [
+              {
+                type: 'closeHold',
+                params: ({ context }) => ({ hold: requireHold(context), resolution: 'reversed' as const }),
+              },
+              assign({ amountMinor: 0, message: 'Nothing to pay: the gate opens' }),
+            ],
+          },
+          {
+            target: 'failed',
+            actions: [
+              {
+                type: 'closeHold',
+                params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
+              },
+              { type: 'noteResult', params: ({ event }) => event.output },
+            ],
+          },
+        ],
+      },
+    },
+    exited: {
+      tags: ['approved'],
+      on: { DONE: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+    declined: {
+      tags: ['declined'],
+      on: { DONE: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+    failed: {
+      tags: ['error'],
+      on: { DONE: 'idle' },
+      after: { resultScreen: 'idle' },
+    },
+  },
+});
+
+export type TapAndGoMachine = typeof tapAndGoMachine;

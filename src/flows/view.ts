@@ -1,0 +1,93 @@
+import type { AnyMachineSnapshot } from 'xstate';
+import type { ReceiptData } from './effects.js';
+import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
+import { FLOW_SCREENS, type FlowScreen } from './screen.js';
+import type { FlowSettings } from './settings.js';
+import { durationOptions, priceForDuration } from './tariff.js';
+
+/**
+ * What the customer screen shows for a model machine's snapshot: the host turns it into `CustomerView`
+ * (src/host/api.ts) by formatting amounts and times. Carries no card data (masked PAN only).
+ */
+export interface FlowView {
+  screen: FlowScreen;
+  /** Events the machine accepts now (each checked with `snapshot.can` on a representative event). */
+  actions: FlowEventType[];
+  /** Minor units of `currency`. */
+  amountMinor?: number;
+  currency: string;
+  maskedPan?: string;
+  message: string;
+  reason?: string;
+  session?: FlowSession;
+  receipt?: ReceiptData;
+  /** choose-duration: the durations on offer with their prices, minor units. */
+  durations?: { minutes: number; amountMinor: number }[];
+}
+
+type ModelContext = ViewContext & { settings: FlowSettings; paidMinutes?: number };
+
+function screenFromTags(snapshot: { hasTag(tag: string): boolean }): FlowScreen | undefined {
+  return FLOW_SCREENS.find((screen) => snapshot.hasTag(screen));
+}
+
+/** The screen of a snapshot: its own tag, or, while a transaction runs, the transaction's (present-card, processing). */
+export function screenOf(snapshot: AnyMachineSnapshot): FlowScreen {
+  const own = screenFromTags(snapshot);
+  if (own !== undefined) return own;
+  const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)['transaction'];
+  const childSnapshot = child?.getSnapshot() as { hasTag?: (tag: string) => boolean } | undefined;
+  if (childSnapshot?.hasTag !== undefined) {
+    const fromChild = screenFromTags(childSnapshot as { hasTag(tag: string): boolean });
+    if (fromChild !== undefined) return fromChild;
+  }
+  return 'processing';
+}
+
+function sampleEvents(settings: FlowSettings, paidMinutes: number): FlowEvent[] {
+  const first = durationOptions(settings.tariff)[0] ?? 1;
+  const unit = settings.tariff.periods[0]?.unitMinutes ?? 1;
+  return [
+    { type: 'START' },
+    { type: 'ENTER_TICKET', ticket: 'T1' },
+    { type: 'LOST_TICKET' },
+    { type: 'CHOOSE_DURATION', minutes: first },
+    { type: 'ENTER_AMOUNT', minor: 1 },
+    { type: 'CONFIRM' },
+    { type: 'EXTEND', minutes: Math.min(unit, Math.max(1, settings.tariff.maxStayMinutes - paidMinutes)) },
+    { type: 'END_SESSION' },
+    { type: 'TAP_ENTRY' },
+    { type: 'TAP_EXIT' },
+    { type: 'CANCEL' },
+    { type: 'DONE' },
+    { type: 'CREDIT' },
+  ];
+}
+
+/** The view of any model machine's snapshot (meter, kiosk, tap-and-go, attended). */
+export function describeView(snapshot: AnyMachineSnapshot): FlowView {
+  const context = snapshot.context as ModelContext;
+  const screen = screenOf(snapshot);
+  const paidMinutes = context.paidMinutes ?? 0;
+  const actions = sampleEvents(context.settings, paidMinutes)
+    .filter((event) => snapshot.can(event))
+    .map((event) => event.type);
+  const view: FlowView = {
+    screen,
+    actions,
+    currency: context.settings.currency,
+    message: context.message,
+  };
+  if (context.amountMinor !== undefined) view.amountMinor = context.amountMinor;
+  if (context.maskedPan !== undefined) view.maskedPan = context.maskedPan;
+  if (context.reason !== undefined) view.reason = context.reason;
+  if (context.session !== undefined) view.session = context.session;
+  if (context.receipt !== undefined) view.receipt = context.receipt;
+  if (screen === 'choose-duration') {
+    view.durations = durationOptions(context.settings.tariff).map((minutes) => ({
+      minutes,
+      amountMinor: priceForDuration(context.settings.tariff, minutes),
+    }));
+  }
+  return view;
+}

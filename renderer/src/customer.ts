@@ -1,0 +1,272 @@
+import type { CustomerView, DccChoice, DurationOption, Receipt, UserEvent } from '../../src/host/api.js';
+import { button, h, type Child } from './dom.js';
+import {
+  actionLabel,
+  DCC_TITLE,
+  dccComplete,
+  defaultTitle,
+  formatKeyed,
+  isWaitScreen,
+  keyedMinor,
+  pressKey,
+  svgDataUrl,
+} from './view-model.js';
+
+/** What the customer area needs from the app. */
+export interface CustomerContext {
+  /** Sends one user event; the app blocks the area until the answer comes. */
+  send(event: UserEvent): void;
+  locale: string;
+  /** What the customer typed on this screen so far; kept by the app across re-renders of the same screen. */
+  drafts: { ticket: string; amountDigits: string };
+}
+
+/** Longest ticket or plate the entry field takes. */
+const MAX_TICKET = 32;
+
+/** The customer area for one snapshot: title, message, amount, the screen's widget and its buttons. */
+export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLElement {
+  const offered = new Set(view.actions);
+  const dccScreen = view.screen === 'choose-currency';
+  const title = dccScreen ? DCC_TITLE : view.title || defaultTitle(view.screen);
+  const body: Child[] = [];
+
+  if (offered.has('ENTER_TICKET')) body.push(ticketEntry(ctx));
+  if (offered.has('ENTER_AMOUNT')) body.push(amountEntry(view, ctx));
+  if (offered.has('CHOOSE_DURATION') && view.durations)
+    body.push(durationList(view.durations, 'CHOOSE_DURATION', ctx));
+  if (offered.has('CHOOSE_CURRENCY')) body.push(currencyChoice(view, ctx));
+  if (view.session) body.push(sessionPanel(view.session));
+  if (offered.has('EXTEND') && view.durations) body.push(durationList(view.durations, 'EXTEND', ctx));
+  if (view.screen === 'present-card') body.push(h('div', { class: 'card-slot', testid: 'card-slot' }));
+  if (isWaitScreen(view.screen)) body.push(h('div', { class: 'spinner', testid: 'spinner' }));
+  if (view.receipt) body.push(receipt(view.receipt));
+
+  const buttons = view.actions
+    .map((type) => {
+      const label = actionLabel(type);
+      if (label === null) return null;
+      const kind = type === 'CANCEL' ? 'btn btn-secondary' : 'btn btn-primary';
+      // `actionLabel` returned a label, so the event carries no data.
+      return button(label, `action-${type}`, () => ctx.send({ type } as UserEvent), kind);
+    })
+    .filter((b) => b !== null);
+
+  return h(
+    'section',
+    { class: `customer screen-${view.screen}`, testid: 'customer', attrs: { 'data-screen': view.screen } },
+    h('h1', { class: 'title', testid: 'customer-title', text: title }),
+    view.message ? h('p', { class: 'message', testid: 'customer-message', text: view.message }) : null,
+    // On the DCC screen the amounts appear only inside the two equal options (gateway.md §5).
+    view.amount && !dccScreen
+      ? h('p', { class: 'amount', testid: 'customer-amount', text: view.amount.text })
+      : null,
+    view.maskedPan && !dccScreen
+      ? h('p', { class: 'masked-pan', testid: 'masked-pan', text: `Card ${view.maskedPan}` })
+      : null,
+    ...body,
+    buttons.length > 0 ? h('div', { class: 'actions', testid: 'actions' }, ...buttons) : null,
+  );
+}
+
+function ticketEntry(ctx: CustomerContext): HTMLElement {
+  const input = h('input', {
+    class: 'ticket-input',
+    testid: 'ticket-input',
+    attrs: {
+      type: 'text',
+      inputmode: 'text',
+      autocomplete: 'off',
+      autocapitalize: 'characters',
+      spellcheck: 'false',
+      maxlength: String(MAX_TICKET),
+      'aria-label': 'Ticket number or licence plate',
+    },
+  });
+  input.value = ctx.drafts.ticket;
+  const submit = (): void => {
+    const ticket = input.value.trim();
+    if (ticket.length > 0) ctx.send({ type: 'ENTER_TICKET', ticket });
+  };
+  input.addEventListener('input', () => {
+    ctx.drafts.ticket = input.value;
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') submit();
+  });
+  const keys = ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'back', '0', 'clear'].map((key) =>
+    button(
+      keyLabel(key),
+      `ticket-key-${key}`,
+      () => {
+        if (key === 'back') input.value = input.value.slice(0, -1);
+        else if (key === 'clear') input.value = '';
+        else if (input.value.length < MAX_TICKET) input.value += key;
+        ctx.drafts.ticket = input.value;
+      },
+      'btn key',
+    ),
+  );
+  return h(
+    'div',
+    { class: 'entry', testid: 'ticket-entry' },
+    input,
+    h('div', { class: 'keypad' }, ...keys),
+    button('Continue', 'action-ENTER_TICKET', submit, 'btn btn-primary'),
+  );
+}
+
+function keyLabel(key: string): string {
+  if (key === 'back') return '⌫';
+  if (key === 'clear') return 'Clear';
+  return key;
+}
+
+function amountEntry(view: CustomerView, ctx: CustomerContext): HTMLElement {
+  const currency = view.amount?.currency;
+  const display = h('output', {
+    class: 'keyed-amount',
+    testid: 'amount-display',
+    text: formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale),
+  });
+  const keys = ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'clear', '0', 'back'].map((key) =>
+    button(
+      keyLabel(key),
+      `amount-key-${key}`,
+      () => {
+        ctx.drafts.amountDigits = pressKey(ctx.drafts.amountDigits, key);
+        display.textContent = formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale);
+      },
+      'btn key',
+    ),
+  );
+  return h(
+    'div',
+    { class: 'entry', testid: 'amount-entry' },
+    display,
+    h('div', { class: 'keypad' }, ...keys),
+    button(
+      'Continue',
+      'action-ENTER_AMOUNT',
+      () => {
+        const minor = keyedMinor(ctx.drafts.amountDigits);
+        if (minor > 0) ctx.send({ type: 'ENTER_AMOUNT', minor });
+      },
+      'btn btn-primary',
+    ),
+  );
+}
+
+function durationList(
+  options: DurationOption[],
+  type: 'CHOOSE_DURATION' | 'EXTEND',
+  ctx: CustomerContext,
+): HTMLElement {
+  const prefix = type === 'EXTEND' ? 'extend' : 'duration';
+  return h(
+    'div',
+    { class: 'choices', testid: `${prefix}-list` },
+    ...options.map((o) =>
+      h(
+        'button',
+        {
+          class: 'btn choice',
+          testid: `${prefix}-${o.minutes}`,
+          attrs: { type: 'button' },
+          onClick: () => ctx.send({ type, minutes: o.minutes }),
+        },
+        h('span', { class: 'choice-label', text: o.label }),
+        h('span', { class: 'choice-amount', text: o.amount.text }),
+      ),
+    ),
+  );
+}
+
+/**
+ * The DCC choice (gateway.md §5): two options of equal size and identical style, neither pre-selected nor
+ * highlighted, each showing its amount and currency; no yes/no wording; the rate with the markup directly under it;
+ * the gateway's disclaimer exactly as sent. When the terminal's offer lacks any of these, conversion is not offered:
+ * the local currency is the only option.
+ */
+function currencyChoice(view: CustomerView, ctx: CustomerContext): HTMLElement {
+  const dcc = view.dcc;
+  const option = (amount: DccChoice['local']): HTMLElement =>
+    h(
+      'button',
+      {
+        class: 'btn dcc-option',
+        testid: `dcc-option-${amount.currency}`,
+        attrs: { type: 'button' },
+        onClick: () => ctx.send({ type: 'CHOOSE_CURRENCY', currency: amount.currency }),
+      },
+      h('span', { class: 'dcc-amount', text: amount.text }),
+      h('span', { class: 'dcc-currency', text: amount.currency }),
+    );
+  if (!dcc || !dccComplete(dcc)) {
+    const local = dcc?.local ?? view.amount;
+    return h('div', { class: 'dcc dcc-local-only', testid: 'dcc-screen' }, local ? option(local) : null);
+  }
+  return h(
+    'div',
+    { class: 'dcc', testid: 'dcc-screen' },
+    h('div', { class: 'dcc-options', testid: 'dcc-options' }, option(dcc.local), option(dcc.card)),
+    h(
+      'div',
+      { class: 'dcc-rate-block' },
+      h('p', { class: 'dcc-rate', testid: 'dcc-rate', text: dcc.rate }),
+      h('p', { class: 'dcc-markup', testid: 'dcc-markup', text: dcc.markup }),
+    ),
+    h('p', { class: 'dcc-disclaimer', testid: 'dcc-disclaimer', text: dcc.disclaimer }),
+  );
+}
+
+function sessionPanel(session: NonNullable<CustomerView['session']>): HTMLElement {
+  const row = (label: string, value: string | undefined, testid: string): Child =>
+    value === undefined
+      ? null
+      : h('div', { class: 'row', testid }, h('dt', { text: label }), h('dd', { text: value }));
+  return h(
+    'dl',
+    { class: 'session', testid: 'session' },
+    row('Session', session.id, 'session-id'),
+    row('Since', session.startedAt, 'session-started'),
+    row('Paid until', session.paidUntil, 'session-paid-until'),
+    row('Held on card', session.held?.text, 'session-held'),
+  );
+}
+
+function receipt(r: Receipt): HTMLElement {
+  return h(
+    'div',
+    { class: 'receipt', testid: 'receipt' },
+    h('h2', { text: r.title }),
+    h(
+      'dl',
+      {},
+      ...r.lines.map((l) =>
+        h(
+          'div',
+          { class: 'row', testid: 'receipt-line' },
+          h('dt', { text: l.label }),
+          h('dd', { text: l.value }),
+        ),
+      ),
+    ),
+    r.link
+      ? h(
+          'figure',
+          { class: 'qr', testid: 'receipt-link' },
+          h('img', {
+            testid: 'receipt-qr',
+            attrs: {
+              src: svgDataUrl(r.link.qrSvg),
+              alt: 'QR code of your receipt link',
+              width: '220',
+              height: '220',
+            },
+          }),
+          h('figcaption', { text: r.link.url }),
+        )
+      : null,
+  );
+}

@@ -1,0 +1,314 @@
+import type {
+  ApiError,
+  OperatorAction,
+  OperatorResponse,
+  Result,
+  TransactionSummary,
+} from '../../src/host/api.js';
+import { parseDecimal } from '../../src/money/index.js';
+import type { TerminalClient } from './client.js';
+import { button, h, replaceChildren } from './dom.js';
+
+/** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
+interface Armed {
+  type: 'refund' | 'void';
+  transactionId: string;
+  amountMinor?: number;
+  amountText: string;
+}
+
+/**
+ * The operator panel: PIN, the transaction list with refund and void, and flushing the offline queue. Every request
+ * carries the PIN (DESIGN.md: operator actions need it); the terminal checks it, the panel only remembers it while
+ * open and forgets it on close.
+ */
+export class OperatorPanel {
+  readonly element: HTMLElement;
+  #pin = '';
+  #transactions: TransactionSummary[] | undefined;
+  #notice: { text: string; error: boolean } | undefined;
+  #armed: Armed | undefined;
+  #busy = false;
+  #refundDrafts = new Map<string, string>();
+
+  constructor(private readonly client: TerminalClient) {
+    this.element = h('div', {
+      class: 'operator-overlay',
+      testid: 'operator-panel',
+      attrs: { hidden: '', role: 'dialog', 'aria-label': 'Operator' },
+    });
+  }
+
+  open(): void {
+    this.element.hidden = false;
+    this.#render();
+  }
+
+  close(): void {
+    this.#pin = '';
+    this.#transactions = undefined;
+    this.#notice = undefined;
+    this.#armed = undefined;
+    this.#refundDrafts.clear();
+    this.element.hidden = true;
+    replaceChildren(this.element);
+  }
+
+  async #call(action: OperatorAction, pin = this.#pin): Promise<Result<OperatorResponse>> {
+    this.#busy = true;
+    this.#render();
+    try {
+      return await this.client.operator({ pin, action });
+    } finally {
+      this.#busy = false;
+    }
+  }
+
+  #fail(error: ApiError): void {
+    this.#notice = { text: `${error.message} (${error.code})`, error: true };
+    if (error.code === 'OPERATOR_PIN') {
+      this.#pin = '';
+      this.#transactions = undefined;
+    }
+    this.#render();
+  }
+
+  async #signIn(pin: string): Promise<void> {
+    const r = await this.#call({ type: 'transactions', limit: 50 }, pin);
+    if (!r.ok) return this.#fail(r.error);
+    this.#pin = pin;
+    this.#notice = undefined;
+    this.#accept(r.value);
+  }
+
+  async #reload(): Promise<void> {
+    const r = await this.#call({ type: 'transactions', limit: 50 });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+  }
+
+  #accept(response: OperatorResponse): void {
+    switch (response.type) {
+      case 'transactions':
+        this.#transactions = response.transactions;
+        break;
+      case 'refund':
+      case 'void':
+        this.#notice = {
+          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}`,
+          error: false,
+        };
+        break;
+      case 'flush-queue':
+        this.#notice = {
+          text: `Queue flushed: ${response.forwarded} forwarded, ${response.declined} declined, ${response.remaining} remaining`,
+          error: false,
+        };
+        break;
+    }
+    this.#render();
+  }
+
+  async #perform(armed: Armed): Promise<void> {
+    this.#armed = undefined;
+    const action: OperatorAction =
+      armed.type === 'void'
+        ? { type: 'void', transactionId: armed.transactionId }
+        : {
+            type: 'refund',
+            transactionId: armed.transactionId,
+            ...(armed.amountMinor !== undefined ? { amountMinor: armed.amountMinor } : {}),
+          };
+    const r = await this.#call(action);
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+    await this.#reload();
+  }
+
+  async #flush(): Promise<void> {
+    const r = await this.#call({ type: 'flush-queue' });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+  }
+
+  #arm(type: 'refund' | 'void', txn: TransactionSummary): void {
+    let amountMinor: number | undefined;
+    let amountText = txn.amount?.text ?? '';
+    const draft = this.#refundDrafts.get(txn.transactionId)?.trim() ?? '';
+    if (type === 'refund' && draft !== '') {
+      const currency = txn.amount?.currency;
+      if (!currency) {
+        this.#notice = { text: 'This transaction has no amount to refund part of', error: true };
+        this.#render();
+        return;
+      }
+      try {
+        amountMinor = parseDecimal(draft, currency);
+      } catch (e) {
+        this.#notice = { text: `Refund amount: ${e instanceof Error ? e.message : String(e)}`, error: true };
+        this.#render();
+        return;
+      }
+      amountText = `${draft} ${currency}`;
+    }
+    this.#armed = {
+      type,
+      transactionId: txn.transactionId,
+      amountText,
+      ...(amountMinor !== undefined ? { amountMinor } : {}),
+    };
+    this.#notice = undefined;
+    this.#render();
+  }
+
+  #render(): void {
+    if (this.element.hidden) return;
+    const header = h(
+      'div',
+      { class: 'operator-header' },
+      h('h2', { text: 'Operator' }),
+      button('Close', 'operator-close', () => this.close(), 'btn btn-small'),
+    );
+    const notice = this.#notice
+      ? h('p', {
+          class: this.#notice.error ? 'notice notice-error' : 'notice',
+          testid: 'operator-result',
+          text: this.#notice.text,
+        })
+      : null;
+    const body = this.#pin === '' ? this.#renderSignIn() : this.#renderSignedIn();
+    replaceChildren(
+      this.element,
+      h(
+        'div',
+        { class: 'operator-sheet', attrs: this.#busy ? { 'aria-busy': 'true' } : {} },
+        header,
+        notice,
+        body,
+      ),
+    );
+  }
+
+  #renderSignIn(): HTMLElement {
+    const pin = h('input', {
+      class: 'pin-input',
+      testid: 'operator-pin',
+      attrs: {
+        type: 'password',
+        inputmode: 'numeric',
+        autocomplete: 'off',
+        maxlength: '32',
+        'aria-label': 'Operator PIN',
+      },
+    });
+    const submit = (): void => {
+      if (pin.value.length > 0 && !this.#busy) void this.#signIn(pin.value);
+    };
+    pin.addEventListener('keydown', (e) => {
+      if (e.key === 'Enter') submit();
+    });
+    queueMicrotask(() => pin.focus());
+    return h(
+      'div',
+      { class: 'operator-signin' },
+      pin,
+      button('Sign in', 'operator-login', submit, 'btn btn-primary'),
+    );
+  }
+
+  #renderSignedIn(): HTMLElement {
+    const armed = this.#armed;
+    const confirm = armed
+      ? h(
+          'div',
+          { class: 'operator-confirm', testid: 'operator-confirm' },
+          h('p', {
+            text: `Confirm ${armed.type} of ${armed.amountText || 'the full amount'} (${armed.transactionId})?`,
+          }),
+          button(
+            `Confirm ${armed.type}`,
+            `confirm-${armed.type}`,
+            () => void this.#perform(armed),
+            'btn btn-primary',
+          ),
+          button(
+            'Back',
+            'confirm-back',
+            () => {
+              this.#armed = undefined;
+              this.#render();
+            },
+            'btn btn-secondary',
+          ),
+        )
+      : null;
+    const rows = (this.#transactions ?? []).map((t) => this.#row(t));
+    return h(
+      'div',
+      { class: 'operator-body' },
+      h(
+        'div',
+        { class: 'operator-tools' },
+        button('Reload', 'operator-reload', () => void this.#reload(), 'btn btn-small'),
+        button('Flush offline queue', 'operator-flush', () => void this.#flush(), 'btn btn-small'),
+      ),
+      confirm,
+      rows.length === 0
+        ? h('p', { testid: 'operator-empty', text: 'No transactions' })
+        : h(
+            'table',
+            { class: 'transactions', testid: 'operator-transactions' },
+            h(
+              'thead',
+              {},
+              h(
+                'tr',
+                {},
+                ...['Time', 'Service', 'Amount', 'Card', 'State', 'Reference', ''].map((c) =>
+                  h('th', { text: c }),
+                ),
+              ),
+            ),
+            h('tbody', {}, ...rows),
+          ),
+    );
+  }
+
+  #row(t: TransactionSummary): HTMLElement {
+    const actions: HTMLElement[] = [];
+    for (const allowed of t.allowed) {
+      switch (allowed) {
+        case 'refund': {
+          const amount = h('input', {
+            class: 'refund-amount',
+            testid: `refund-amount-${t.transactionId}`,
+            attrs: { type: 'text', inputmode: 'decimal', placeholder: 'full', 'aria-label': 'Refund amount' },
+          });
+          amount.value = this.#refundDrafts.get(t.transactionId) ?? '';
+          amount.addEventListener('input', () => this.#refundDrafts.set(t.transactionId, amount.value));
+          actions.push(
+            amount,
+            button('Refund', `refund-${t.transactionId}`, () => this.#arm('refund', t), 'btn btn-small'),
+          );
+          break;
+        }
+        case 'void':
+          actions.push(
+            button('Void', `void-${t.transactionId}`, () => this.#arm('void', t), 'btn btn-small'),
+          );
+          break;
+      }
+    }
+    return h(
+      'tr',
+      { testid: `txn-${t.transactionId}` },
+      h('td', { text: t.at }),
+      h('td', { text: `${t.service}${t.comments ? ` — ${t.comments}` : ''}` }),
+      h('td', { text: t.amount?.text ?? '' }),
+      h('td', { text: t.maskedPan ?? '' }),
+      h('td', { testid: `txn-state-${t.transactionId}`, text: t.state }),
+      h('td', { text: t.gatewayId ?? t.transactionId }),
+      h('td', { class: 'txn-actions' }, ...actions),
+    );
+  }
+}

@@ -1,0 +1,138 @@
+import type { DccChoice, Screen, UserEvent } from '../../src/host/api.js';
+import { currencyByAlpha, formatMoney } from '../../src/money/index.js';
+
+/** Pure presentation decisions, kept apart from the DOM so that they are tested without a browser. */
+
+/** Events that carry data: the screen offers a widget for them (keypad, list, choice) instead of a plain button. */
+export type DataEvent = 'ENTER_TICKET' | 'CHOOSE_DURATION' | 'ENTER_AMOUNT' | 'CHOOSE_CURRENCY' | 'EXTEND';
+
+/** The button label of an event without data, or null for an event that needs a widget. */
+export function actionLabel(type: UserEvent['type']): string | null {
+  switch (type) {
+    case 'START':
+      return 'Pay for parking';
+    case 'LOST_TICKET':
+      return 'Lost ticket';
+    case 'CONFIRM':
+      return 'Pay now';
+    case 'END_SESSION':
+      return 'End parking';
+    case 'TAP_ENTRY':
+      return 'Tap in';
+    case 'TAP_EXIT':
+      return 'Tap out';
+    case 'CANCEL':
+      return 'Cancel';
+    case 'DONE':
+      return 'Done';
+    case 'ENTER_TICKET':
+    case 'CHOOSE_DURATION':
+    case 'ENTER_AMOUNT':
+    case 'CHOOSE_CURRENCY':
+    case 'EXTEND':
+      return null;
+  }
+}
+
+/** The title shown when the terminal sends none. */
+export function defaultTitle(screen: Screen): string {
+  switch (screen) {
+    case 'starting':
+      return 'Starting';
+    case 'recovering':
+      return 'Please wait';
+    case 'idle':
+      return 'Welcome';
+    case 'enter-ticket':
+      return 'Your ticket';
+    case 'choose-duration':
+      return 'How long will you park?';
+    case 'enter-amount':
+      return 'Amount';
+    case 'confirm':
+      return 'Please confirm';
+    case 'choose-currency':
+      return DCC_TITLE;
+    case 'present-card':
+      return 'Present your card';
+    case 'processing':
+      return 'Processing';
+    case 'approved':
+      return 'Approved';
+    case 'declined':
+      return 'Declined';
+    case 'session':
+      return 'Your parking';
+    case 'error':
+      return 'Sorry';
+    case 'out-of-service':
+      return 'Out of service';
+  }
+}
+
+/** Screens on which the terminal is busy and the customer only waits. */
+export function isWaitScreen(screen: Screen): boolean {
+  return screen === 'starting' || screen === 'recovering' || screen === 'processing';
+}
+
+/** gateway.md §5: a neutral title, the same whatever the currencies. */
+export const DCC_TITLE = 'Select currency';
+
+/**
+ * gateway.md §5: "An unattended terminal that cannot show all of this must not offer conversion." The choice screen
+ * needs both amounts with their currencies, the rate, the markup and the disclaimer; without any of them the renderer
+ * offers the local currency alone.
+ */
+export function dccComplete(dcc: DccChoice | undefined): boolean {
+  if (!dcc) return false;
+  const filled = (s: string | undefined): boolean => typeof s === 'string' && s.trim().length > 0;
+  return (
+    filled(dcc.local.text) &&
+    filled(dcc.local.currency) &&
+    filled(dcc.card.text) &&
+    filled(dcc.card.currency) &&
+    dcc.card.currency !== dcc.local.currency &&
+    filled(dcc.rate) &&
+    filled(dcc.markup) &&
+    filled(dcc.disclaimer)
+  );
+}
+
+/** Longest amount the keypad accepts, in digits (minor units). */
+export const MAX_KEYED_DIGITS = 9;
+
+/** The keypad's digits after pressing `key` ('0'–'9', 'back', 'clear'); leading zeros are dropped. */
+export function pressKey(digits: string, key: string): string {
+  if (key === 'clear') return '';
+  if (key === 'back') return digits.slice(0, -1);
+  if (!/^[0-9]$/.test(key)) return digits;
+  const next = (digits + key).replace(/^0+/, '');
+  return next.length > MAX_KEYED_DIGITS ? digits : next;
+}
+
+/** Minor units keyed so far (digits are minor units: "1250" is 12.50 in a two-decimal currency). */
+export function keyedMinor(digits: string): number {
+  return digits === '' ? 0 : Number.parseInt(digits, 10);
+}
+
+/** How the keyed amount reads; with an unknown currency, two decimals and no symbol. */
+export function formatKeyed(digits: string, currency: string | undefined, locale: string): string {
+  const minor = keyedMinor(digits);
+  if (currency && currencyByAlpha(currency)) {
+    try {
+      return formatMoney(minor, currency, locale);
+    } catch {
+      // An unsupported locale: fall through to the plain form.
+    }
+  }
+  const padded = String(minor).padStart(3, '0');
+  return `${padded.slice(0, -2)}.${padded.slice(-2)}`;
+}
+
+/**
+ * The QR code's SVG (sent by the terminal in the snapshot) as an image URL. As an <img>, the SVG cannot run script
+ * or reach the page; the CSP allows data: images only.
+ */
+export function svgDataUrl(svg: string): string {
+  return `data:image/svg+xml;charset=utf-8,${encodeURIComponent(svg)}`;
+}

@@ -1,0 +1,556 @@
+import { createHash, createHmac } from 'node:crypto';
+import { MockAgent } from 'undici';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { httpSignatureAuthenticator, type Authenticator } from './auth/authenticator.js';
+import { createGatewayClient, type GatewayClient } from './client.js';
+import type { ServiceRequest } from './services/types.js';
+
+const ORIGIN = 'https://gateway.test';
+const SECRET = 'yBJxy6LjM2TmcPGu+GaJrHtkke25fPpUX+UY6/L/1tE=';
+const KEY_ID = '08c94330-f618-42a3-b09d-e1e43be5efda';
+const partner = {
+  developerId: '12345678',
+  solutionId: 'PARKTERM',
+  thirdPartyCertificationNumber: 'PT0000000001',
+};
+const preauth: ServiceRequest = {
+  service: 'preauth',
+  code: 'ORDER-1',
+  partner,
+  amountMinor: 1250,
+  currency: 'GBP',
+  transactionLocalDateTime: '20260101120000',
+  pos: {
+    cardType: '001',
+    entryMode: 'swiped',
+    terminalCapability: 2,
+    terminalPinCapability: 0,
+    catLevel: 2,
+    terminalId: 'PT000001',
+    trackData: ';4111111111111111=30121011234567890?',
+  },
+};
+
+type Headers = Record<string, string>;
+function headersOf(h: unknown): Headers {
+  const out: Headers = {};
+  if (Array.isArray(h))
+    for (let i = 0; i < h.length; i += 2) out[String(h[i]).toLowerCase()] = String(h[i + 1]);
+  else if (h && typeof h === 'object')
+    for (const [k, v] of Object.entries(h)) out[k.toLowerCase()] = String(v);
+  return out;
+}
+
+/** Verifies a received request the way a server does: rebuild the string from the header list, compare the MAC. */
+function verifies(method: string, path: string, headers: Headers, body: string): boolean {
+  const m = /headers="([^"]+)", signature="([^"]+)"/.exec(headers.signature ?? '');
+  if (!m) return false;
+  if (
+    headers.digest !== undefined &&
+    headers.digest !== `SHA-256=${createHash('sha256').update(body).digest('base64')}`
+  )
+    return false;
+  const lines = m[1]!
+    .split(' ')
+    .map((name) =>
+      name === 'request-target'
+        ? `request-target: ${method.toLowerCase()} ${path}`
+        : `${name}: ${headers[name] ?? ''}`,
+    );
+  const mac = createHmac('sha256', Buffer.from(SECRET, 'base64')).update(lines.join('\n')).digest('base64');
+  return mac === m[2];
+}
+
+const bodyText = (b: unknown): string =>
+  typeof b === 'string' ? b : Buffer.isBuffer(b) ? b.toString('utf8') : '';
+
+let agent: MockAgent;
+let client: GatewayClient;
+let clockReads: number;
+
+function makeClient(o: { auth?: Authenticator; now?: () => Date; headersMs?: number } = {}): GatewayClient {
+  return createGatewayClient({
+    baseUrl: ORIGIN,
+    merchantId: 'testrest',
+    auth: o.auth ?? httpSignatureAuthenticator('testrest', KEY_ID, SECRET),
+    timeouts: { connectMs: 1000, headersMs: o.headersMs ?? 2000, bodyMs: 2000 },
+    retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2 },
+    dispatcher: agent,
+    ...(o.now ? { now: o.now } : {}),
+  });
+}
+
+beforeEach(() => {
+  agent = new MockAgent();
+  agent.disableNetConnect();
+  clockReads = 0;
+  client = makeClient();
+});
+afterEach(async () => {
+  await client.close();
+  await agent.close();
+});
+
+const approved = {
+  id: '7000000000000000000001',
+  status: 'AUTHORIZED',
+  orderInformation: { amountDetails: { authorizedAmount: '12.50', currency: 'GBP' } },
+  futureField: { ignored: true },
+};
+
+describe('GatewayClient.send', () => {
+  it('signs with one clock read, so a request signed across a second boundary still verifies', async () => {
+    // The first read is 999 ms into a second, every later read is in the next second: a client reading twice
+    // would sign one date and send another.
+    const times = [Date.UTC(2026, 0, 1, 12, 0, 0, 999), Date.UTC(2026, 0, 1, 12, 0, 1, 0)];
+    client = makeClient({
+      now: () => new Date(times[Math.min(clockReads++, 1)]!),
+    });
+    let seen: { headers: Headers; body: string } | undefined;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply((opts) => {
+        seen = { headers: headersOf(opts.headers), body: bodyText(opts.body) };
+        return { statusCode: 201, data: approved };
+      });
+    const prepared = client.prepare(preauth);
+    const outcome = await client.send(prepared);
+    expect(outcome.kind).toBe('approved');
+    expect(clockReads).toBe(1);
+    expect(seen!.headers.date).toBe('Thu, 01 Jan 2026 12:00:00 GMT');
+    expect(seen!.body).toBe(prepared.body.toString('utf8'));
+    expect(seen!.headers.host).toBe('gateway.test');
+    expect(seen!.headers['v-c-merchant-id']).toBe('testrest');
+    expect(seen!.headers['v-c-client-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
+    expect(verifies('POST', '/pts/v2/payments', seen!.headers, seen!.body)).toBe(true);
+  });
+
+  it('classifies an authorization as approved with its authorized amount', async () => {
+    agent.get(ORIGIN).intercept({ path: '/pts/v2/payments', method: 'POST' }).reply(201, approved);
+    const outcome = await client.send(client.prepare(preauth));
+    expect(outcome).toMatchObject({
+      kind: 'approved',
+      gatewayId: approved.id,
+      authorizedMinor: 1250,
+      partial: false,
+      httpStatus: 201,
+    });
+  });
+
+  it('marks a partial approval and reads amounts given as numbers', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(201, {
+        id: 'A1',
+        status: 'PARTIAL_AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: 10, currency: 'GBP' } },
+      });
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'approved',
+      authorizedMinor: 1000,
+      partial: true,
+    });
+  });
+
+  it('classifies a 201 DECLINED as a decline with its reason', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(201, {
+        id: 'D1',
+        status: 'DECLINED',
+        errorInformation: { reason: 'EXPIRED_CARD', message: 'Expired card' },
+      });
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'declined',
+      gatewayId: 'D1',
+      status: 'DECLINED',
+      reason: 'EXPIRED_CARD',
+      message: 'Expired card',
+    });
+  });
+
+  it('classifies a 400 as rejected with field details, sent once', async () => {
+    let calls = 0;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(() => {
+        calls++;
+        return {
+          statusCode: 400,
+          data: {
+            status: 'INVALID_REQUEST',
+            reason: 'MISSING_FIELD',
+            details: [{ field: 'orderInformation.amountDetails.currency', reason: 'MISSING_FIELD' }],
+          },
+        };
+      })
+      .persist();
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'rejected',
+      reason: 'MISSING_FIELD',
+      details: [{ field: 'orderInformation.amountDetails.currency', reason: 'MISSING_FIELD' }],
+    });
+    expect(calls).toBe(1);
+  });
+
+  it('turns a delayed answer into unknown (GW_TIMEOUT, outcome unknown) and never retries it', async () => {
+    client = makeClient({ headersMs: 100 });
+    let calls = 0;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(() => {
+        calls++;
+        return { statusCode: 201, data: approved };
+      })
+      .delay(400)
+      .persist();
+    const outcome = await client.send(client.prepare(preauth));
+    expect(outcome.kind).toBe('unknown');
+    if (outcome.kind !== 'unknown') return;
+    expect(outcome.error.code).toBe('GW_TIMEOUT');
+    expect(outcome.error.outcomeUnknown).toBe(true);
+    await new Promise((r) => setTimeout(r, 450));
+    expect(calls).toBe(1);
+  });
+
+  it.each([
+    [502, { status: 'SERVER_ERROR', reason: 'SERVER_TIMEOUT' }, 'GW_SERVER'],
+    [500, 'oops', 'GW_SERVER'],
+    [202, { status: 'AUTHORIZED', id: 'x' }, 'GW_UNDOCUMENTED'],
+  ])(
+    'turns HTTP %i into unknown (%s) without retrying a money-moving request',
+    async (status, body, code) => {
+      let calls = 0;
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/pts/v2/payments', method: 'POST' })
+        .reply(() => {
+          calls++;
+          return { statusCode: status, data: typeof body === 'string' ? body : JSON.stringify(body) };
+        })
+        .persist();
+      const outcome = await client.send(client.prepare(preauth));
+      expect(outcome).toMatchObject({
+        kind: 'unknown',
+        httpStatus: status,
+        error: { code, outcomeUnknown: true },
+      });
+      expect(calls).toBe(1);
+    },
+  );
+
+  it('turns an unreadable 201 body and an undocumented status value into unknown', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(201, '{"id": "A1", "stat');
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_PARSE', outcomeUnknown: true },
+    });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(201, { id: 'A1', status: 'SOMETHING_NEW' });
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_UNDOCUMENTED' },
+    });
+  });
+
+  it('turns a connection error into unknown with outcomeUnknown (the request may have been written)', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .replyWithError(Object.assign(new Error('reset'), { code: 'ECONNRESET' }));
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_CONNECTION', outcomeUnknown: true },
+    });
+  });
+
+  it('reports a refused connection as not sent', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .replyWithError(Object.assign(new Error('refused'), { code: 'ECONNREFUSED' }));
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_CONNECTION', outcomeUnknown: false },
+    });
+  });
+
+  it('reports a 401 as an authentication failure that moved no money', async () => {
+    agent.get(ORIGIN).intercept({ path: '/pts/v2/payments', method: 'POST' }).reply(401, '');
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      httpStatus: 401,
+      error: { code: 'GW_AUTH', outcomeUnknown: false },
+    });
+  });
+
+  it('renews an expired OAuth token once and resends the request once', async () => {
+    let renewals = 0;
+    let token = 'old';
+    const auth: Authenticator = {
+      method: 'oauth',
+      authenticate: () => Promise.resolve({ authorization: `Bearer ${token}` }),
+      renewAfterUnauthorized: (body) => {
+        renewals++;
+        token = 'new';
+        return Promise.resolve(
+          (body as { response: { rmsg: { error: string } } }).response.rmsg.error === 'ACCESS_TOKEN_EXPIRED',
+        );
+      },
+    };
+    client = makeClient({ auth });
+    const seen: string[] = [];
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply((opts) => {
+        const a = headersOf(opts.headers).authorization ?? '';
+        seen.push(a);
+        return a === 'Bearer new'
+          ? { statusCode: 201, data: JSON.stringify(approved) }
+          : {
+              statusCode: 401,
+              data: {
+                response: {
+                  rmsg: { error: 'ACCESS_TOKEN_EXPIRED', error_description: 'ACCESS_TOKEN_EXPIRED' },
+                },
+              },
+            };
+      })
+      .persist();
+    expect((await client.send(client.prepare(preauth))).kind).toBe('approved');
+    expect(seen).toEqual(['Bearer old', 'Bearer new']);
+    expect(renewals).toBe(1);
+  });
+
+  it('reads reversal, capture, refund and void amounts from their own answer fields', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/pts/v2/payments/A1/reversals', method: 'POST' }).reply(201, {
+      id: 'R1',
+      status: 'REVERSED',
+      reversalAmountDetails: { reversedAmount: '12.50', currency: 'GBP' },
+    });
+    pool.intercept({ path: '/pts/v2/payments/A1/captures', method: 'POST' }).reply(201, {
+      id: 'C1',
+      status: 'PENDING',
+      orderInformation: { amountDetails: { totalAmount: '9.00', currency: 'GBP' } },
+    });
+    const reversal = await client.send(
+      client.prepare({
+        service: 'reversal',
+        code: 'c',
+        partner,
+        id: 'A1',
+        authorizedMinor: 1250,
+        currency: 'GBP',
+      }),
+    );
+    expect(reversal).toMatchObject({ kind: 'approved', gatewayId: 'R1', amountMinor: 1250 });
+    const capture = await client.send(
+      client.prepare({
+        service: 'capture',
+        code: 'c',
+        partner,
+        id: 'A1',
+        amountMinor: 900,
+        authorizedMinor: 1250,
+        currency: 'GBP',
+        preauthEntryMode: 'swiped',
+      }),
+    );
+    expect(capture).toMatchObject({ kind: 'approved', gatewayId: 'C1', status: 'PENDING', amountMinor: 900 });
+  });
+
+  it('reports cancellation by the caller as unknown', async () => {
+    agent.get(ORIGIN).intercept({ path: '/pts/v2/payments', method: 'POST' }).reply(201, approved).delay(300);
+    const ac = new AbortController();
+    setTimeout(() => ac.abort(), 20);
+    const outcome = await client.send(client.prepare(preauth), { signal: ac.signal });
+    expect(outcome).toMatchObject({ kind: 'unknown', error: { code: 'GW_CANCELLED', outcomeUnknown: true } });
+  });
+});
+
+describe('GatewayClient reads and offers', () => {
+  it('retries a payment-link read after a 503 and returns the link', async () => {
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/ipl/v2/payment-links/PARK-1', method: 'GET' }).reply(503, '');
+    pool.intercept({ path: '/ipl/v2/payment-links/PARK-1', method: 'GET' }).reply(200, {
+      id: 'PARK-1',
+      status: 'ACTIVE',
+      processingInformation: { linkType: 'PURCHASE' },
+      purchaseInformation: { purchaseNumber: 'PARK-1', paymentLink: 'https://pay.test/PARK-1' },
+      orderInformation: {
+        amountDetails: { totalAmount: 12.5, currency: 'GBP' },
+        lineItems: [{ productName: 'Parking', unitPrice: 12.5 }],
+      },
+    });
+    const link = await client.paymentLinks.get('PARK-1');
+    expect(link).toMatchObject({
+      id: 'PARK-1',
+      status: 'ACTIVE',
+      totalAmountMinor: 1250,
+      paymentLink: 'https://pay.test/PARK-1',
+    });
+  });
+
+  it('creates a payment link once and refuses a card number in any field', async () => {
+    let body = '';
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ipl/v2/payment-links', method: 'POST' })
+      .reply((o) => {
+        body = bodyText(o.body);
+        return {
+          statusCode: 201,
+          data: { id: 'PARK-2', status: 'ACTIVE', purchaseInformation: { purchaseNumber: 'PARK-2' } },
+        };
+      });
+    const input = {
+      linkType: 'PURCHASE' as const,
+      purchaseNumber: 'PARK-2',
+      currency: 'GBP',
+      totalAmountMinor: 300,
+      lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+    };
+    expect((await client.paymentLinks.create(input)).id).toBe('PARK-2');
+    expect(JSON.parse(body)).toMatchObject({
+      processingInformation: { linkType: 'PURCHASE' },
+      purchaseInformation: { purchaseNumber: 'PARK-2' },
+      orderInformation: {
+        amountDetails: { currency: 'GBP', totalAmount: '3.00' },
+        lineItems: [{ productName: 'Day ticket', unitPrice: '3.00' }],
+      },
+    });
+    await expect(
+      client.paymentLinks.create({
+        ...input,
+        lineItems: [{ productName: 'Card 4111 1111 1111 1111', unitPriceMinor: 300 }],
+      }),
+    ).rejects.toMatchObject({ code: 'GW_INVALID_REQUEST' });
+  });
+
+  it('lists payment links with offset and limit and reads the next page', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ipl/v2/payment-links?offset=0&limit=2&status=ACTIVE', method: 'GET' })
+      .reply(200, {
+        totalLinks: 3,
+        links: [
+          { id: 'A', status: 'ACTIVE' },
+          { id: 'B', status: 'ACTIVE' },
+        ],
+        _links: { next: { href: '/ipl/v2/payment-links?offset=2&limit=2', method: 'GET' } },
+      });
+    const page = await client.paymentLinks.list({ offset: 0, limit: 2, status: 'ACTIVE' });
+    expect(page.links.map((l) => l.id)).toEqual(['A', 'B']);
+    expect(page.next).toEqual({ offset: 2, limit: 2 });
+    await expect(client.paymentLinks.list({ limit: 1001 })).rejects.toMatchObject({
+      code: 'GW_INVALID_REQUEST',
+    });
+  });
+
+  it('reports a missing link as GW_NOT_FOUND', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/ipl/v2/payment-links/NOPE', method: 'GET' })
+      .reply(404, { status: 'NOTFOUND', reason: 'NOTFOUND' });
+    await expect(client.paymentLinks.get('NOPE')).rejects.toMatchObject({ code: 'GW_NOT_FOUND' });
+  });
+
+  it('asks for a DCC offer with the card prefix only and reads offer and disclaimer', async () => {
+    let body = '';
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/vas/v1/currencyconversion', method: 'POST' })
+      .reply((o) => {
+        body = bodyText(o.body);
+        return {
+          statusCode: 201,
+          data: {
+            id: 'DCC1',
+            status: 'PENDING',
+            orderInformation: {
+              currencyConversion: {
+                type: 'DCC',
+                reconciliationId: 'REC1',
+                offer: [
+                  {
+                    amount: '14.67',
+                    currency: 'EUR',
+                    exchangeRate: '1.1734',
+                    marginRate: '3.5',
+                    rateId: 'R1',
+                    exchangeRateInverted: false,
+                  },
+                ],
+                disclaimer: 'I accept that I have been offered a choice of currencies.',
+              },
+            },
+          },
+        };
+      });
+    const result = await client.dccOffer({
+      cardPrefix: '41111111',
+      amountMinor: 1250,
+      currency: 'GBP',
+      entryMode: 'contactless',
+    });
+    expect(result).toMatchObject({
+      kind: 'offer',
+      id: 'DCC1',
+      reconciliationId: 'REC1',
+      offers: [
+        { amountMinor: 1467, currency: 'EUR', exchangeRate: '1.1734', marginRate: '3.5', rateId: 'R1' },
+      ],
+      disclaimer: 'I accept that I have been offered a choice of currencies.',
+    });
+    expect(JSON.parse(body)).toEqual({
+      paymentInformation: { card: { number: '41111111' } },
+      orderInformation: {
+        amountDetails: { originalAmount: '12.50', originalCurrency: 'GBP' },
+        currencyConversion: { type: 'DCC' },
+      },
+      pointOfSaleInformation: { entryMode: 'CONTACTLESS' },
+    });
+    await expect(
+      client.dccOffer({ cardPrefix: '4111111111111111', amountMinor: 1, currency: 'GBP' }),
+    ).rejects.toMatchObject({
+      code: 'GW_INVALID_REQUEST',
+    });
+  });
+
+  it('reads a declined DCC offer as no offer', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/vas/v1/currencyconversion', method: 'POST' })
+      .reply(201, { id: 'DCC2', status: 'DECLINED', errorInformation: { reason: 'CURRENCY_MATCH' } });
+    expect(await client.dccOffer({ cardPrefix: '411111', amountMinor: 1250, currency: 'GBP' })).toEqual({
+      kind: 'no-offer',
+      reason: 'CURRENCY_MATCH',
+      id: 'DCC2',
+    });
+  });
+
+  it('checks the status of an alternative-method payment', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/refresh-payment-status/S1', method: 'POST' })
+      .reply(201, { id: 'S1', status: 'SETTLED', processorInformation: { responseCode: '00004' } });
+    expect(
+      await client.paymentStatus({ id: 'S1', code: 'c', paymentTypeName: 'bankTransfer', methodName: 'M1' }),
+    ).toMatchObject({
+      status: 'SETTLED',
+      responseCode: '00004',
+    });
+  });
+});

@@ -3,4 +3,6 @@ import type { Benchmark } from './types.js';
 /**
  * Every benchmark group behind `parking-terminal bench`, loaded lazily. Each module exports `benchmarks: Benchmark[]`.
  */
-export const BENCHMARK_GROUPS: ReadonlyArray<() => Promise<{ benchmarks: Benchmark[] }>> = [];
+export const BENCHMARK_GROUPS: ReadonlyArray<() => Promise<{ benchmarks: Benchmark[] }>> = [
+  () => import('./tlv.js'),
+];

@@ -273,8 +273,7 @@ function writeList(
     const content = sizes[cursor.index] as number;
     const tb = tags[cursor.index] as Uint8Array;
     cursor.index++;
-    out.set(tb, cursor.pos);
-    cursor.pos += tb.length;
+    for (let i = 0; i < tb.length; i++) out[cursor.pos++] = tb[i] as number;
     if (content < 0x80) out[cursor.pos++] = content;
     else if (content <= 0xff) {
       out[cursor.pos++] = 0x81;
@@ -290,8 +289,11 @@ function writeList(
       out[cursor.pos++] = content & 0xff;
     }
     if (node.value !== undefined) {
-      out.set(node.value, cursor.pos);
-      cursor.pos += node.value.length;
+      const v = node.value;
+      // TypedArray.set costs more than a loop for the few bytes most EMV values have.
+      if (v.length > 32) out.set(v, cursor.pos);
+      else for (let i = 0; i < v.length; i++) out[cursor.pos + i] = v[i] as number;
+      cursor.pos += v.length;
     } else if (node.children !== undefined) {
       writeList(node.children, out, sizes, tags, cursor);
     }

@@ -1,0 +1,174 @@
+import { describe, expect, it } from 'vitest';
+import { bytesToHex, hexToBytes, TlvError } from '../../src/emv/index.js';
+import { ReaderError } from '../reader.js';
+import {
+  bcd,
+  buildActivateData,
+  encodeActivateReply,
+  entryModeOf,
+  parseActivateData,
+  parseActivateReply,
+  toCardRead,
+} from './commands.js';
+import { decodeFrame } from './frame.js';
+import { VENDOR_DATA, VENDOR_REPLY, VENDOR_TRACK1, VENDOR_TRACK2 } from './published-frames.js';
+import { errorForStatus } from './status.js';
+
+const activate = {
+  amountMinor: 1250,
+  otherAmountMinor: 0,
+  currencyNumeric: '826',
+  countryNumeric: '826',
+  transactionType: '00',
+  timeoutSeconds: 30,
+} as const;
+
+describe('Activate request', () => {
+  it('puts the timeout byte first, then 9F02, 9F03, 9C, 5F2A, 9F1A in BCD', () => {
+    expect(bytesToHex(buildActivateData(activate))).toBe(
+      '1E' + '9F0206000000001250' + '9F0306000000000000' + '9C0100' + '5F2A020826' + '9F1A020826',
+    );
+  });
+
+  it('reads back what it wrote', () => {
+    const req = parseActivateData(buildActivateData({ ...activate, transactionType: '20' }));
+    expect(req.timeoutSeconds).toBe(30);
+    expect(req.tlvs.map((t) => t.tag)).toEqual(['9F02', '9F03', '9C', '5F2A', '9F1A']);
+  });
+
+  it.each([
+    [{ amountMinor: -1 }],
+    [{ amountMinor: 1.5 }],
+    [{ amountMinor: 1e12 }],
+    [{ currencyNumeric: 'GBP' }],
+    [{ countryNumeric: '82' }],
+    [{ timeoutSeconds: 0 }],
+    [{ timeoutSeconds: 256 }],
+  ])('refuses out-of-range options %j with READER_PROTOCOL', (bad) => {
+    expect(() => buildActivateData({ ...activate, ...bad })).toThrow(ReaderError);
+  });
+
+  it('encodes BCD right-justified', () => {
+    expect(bytesToHex(bcd(978, 2))).toBe('0978');
+    expect(() => bcd('12345', 2)).toThrow(RangeError);
+  });
+});
+
+describe('Activate reply', () => {
+  it("parses the vendor's magnetic-stripe-mode tap (no track 3 field) with auto detection", () => {
+    const frame = decodeFrame(hexToBytes(VENDOR_REPLY), 'reader-to-host');
+    const reply = parseActivateReply(frame.data, 'auto');
+    expect(reply).toMatchObject({
+      track1: VENDOR_TRACK1,
+      track2: VENDOR_TRACK2,
+      de055Present: false,
+      track3Field: false,
+    });
+    expect(reply.tlvs.map((t) => `${t.tag}=${bytesToHex(t.value)}`)).toEqual([
+      '9F35=22',
+      '9F39=07',
+      'DF30=00',
+      'DFEE26=41',
+    ]);
+    const read = toCardRead(reply, frame.code);
+    expect(read).toMatchObject({
+      entryMode: 'msd',
+      maskedPan: '627925******2343',
+      fallback: false,
+      readerStatus: 'ok',
+    });
+  });
+
+  it('refuses the vendor reply when configured for a track 3 field', () => {
+    expect(() => parseActivateReply(hexToBytes(VENDOR_DATA), 'present')).toThrow(TlvError);
+  });
+
+  it('detects the NEO 2 layout with a track 3 field', () => {
+    const data = encodeActivateReply({
+      track3Field: true,
+      track3: ';123?',
+      de055Present: true,
+      tlvs: hexToBytes('9F390105'),
+    });
+    expect(parseActivateReply(data, 'auto')).toMatchObject({
+      track3: ';123?',
+      track3Field: true,
+      de055Present: true,
+    });
+    expect(parseActivateReply(data, 'present').track3).toBe(';123?');
+  });
+
+  it('reports truncated reply TLVs with the byte offset in the reply', () => {
+    const data = hexToBytes('00 00 00 01 9F2608 1122');
+    try {
+      parseActivateReply(data, 'present');
+      expect.unreachable();
+    } catch (e) {
+      expect(e).toBeInstanceOf(TlvError);
+      expect((e as TlvError).offset).toBeGreaterThanOrEqual(4);
+    }
+  });
+
+  it('flags a swiped chip card (service code 2xx) as fallback', () => {
+    const reply = parseActivateReply(
+      encodeActivateReply({
+        track3Field: false,
+        track2: '4761739001010119=30122011758928889',
+        de055Present: false,
+        tlvs: hexToBytes('FFEE0104DF30010C'),
+      }),
+    );
+    expect(toCardRead(reply, 0)).toMatchObject({
+      entryMode: 'swiped',
+      fallback: true,
+      maskedPan: '476173******0119',
+    });
+  });
+
+  it('takes the PAN from tag 5A and names the entry mode from 9F39', () => {
+    const reply = parseActivateReply(
+      encodeActivateReply({
+        track3Field: false,
+        de055Present: true,
+        tlvs: hexToBytes('5A085413339000001513 9F26080011223344556677 9F390105'),
+      }),
+    );
+    expect(entryModeOf(reply)).toBe('contact');
+    expect(toCardRead(reply, 0x23)).toMatchObject({
+      maskedPan: '541333******1513',
+      readerStatus: 'online-requested',
+    });
+  });
+
+  it('refuses a read without any PAN', () => {
+    const reply = parseActivateReply(
+      encodeActivateReply({ track3Field: false, de055Present: true, tlvs: hexToBytes('9F390105') }),
+    );
+    expect(() => toCardRead(reply, 0)).toThrow(expect.objectContaining({ code: 'READER_PROTOCOL' }));
+  });
+});
+
+describe('status and Activate error codes', () => {
+  it.each([
+    [0x21, 'CARD_COLLISION'],
+    [0x26, 'CARD_EXPIRED'],
+    [0x25, 'CARD_BLOCKED'],
+    [0x27, 'CARD_UNSUPPORTED'],
+    [0x42, 'CARD_DECLINED_OFFLINE'],
+    [0x02, 'CARD_USE_CONTACT'],
+    [0x30, 'CARD_REMOVED'],
+    [0x24, 'CARD_ERROR'],
+    [0x99, 'CARD_ERROR'],
+  ])('maps activate error 0x%s to %s', (code, expected) => {
+    const error = errorForStatus('Activate', 0x0a, Uint8Array.of(code, 0, 0, 0), true);
+    expect(error).toMatchObject({ code: expected, detail: { status: 0x0a, activateErrorCode: code } });
+  });
+
+  it('maps status 08 to READER_TIMEOUT and other statuses to READER_PROTOCOL', () => {
+    expect(errorForStatus('Ping', 0x08, new Uint8Array(0), false).code).toBe('READER_TIMEOUT');
+    expect(errorForStatus('Ping', 0x0b, new Uint8Array(0), false)).toMatchObject({
+      code: 'READER_PROTOCOL',
+      detail: { status: 0x0b },
+    });
+  });
+});

@@ -1,0 +1,325 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { hexToBytes } from '../../src/emv/index.js';
+import { ReaderError, type ActivateOptions, type ReaderHealth } from '../reader.js';
+import type { Transport, TransportConnection, TransportEvents } from '../transports/transport.js';
+import { encodeActivateReply } from './commands.js';
+import { backoffDelay, ViVOtech2Reader, type DriverOptions } from './driver.js';
+import { decodeFrame, encodeReaderFrame, type DecodedFrame } from './frame.js';
+
+/** A scripted reader at the byte level: every host frame is decoded and handed to `answer`. */
+class ScriptedTransport implements Transport {
+  readonly description = 'scripted';
+  readonly sent: DecodedFrame[] = [];
+  events: TransportEvents | undefined;
+  opens = 0;
+  failOpen = false;
+  /** Default: answer Ping and Set poll mode with OK; leave the rest to the test. */
+  answer: (frame: DecodedFrame) => void = (f) => {
+    if (f.cmd === 0x18 || f.cmd === 0x01) this.reply(f.cmd, 0);
+  };
+
+  open(events: TransportEvents): Promise<TransportConnection> {
+    this.opens++;
+    if (this.failOpen) return Promise.reject(new ReaderError('READER_UNAVAILABLE', 'no device'));
+    this.events = events;
+    return Promise.resolve({
+      write: (bytes) => {
+        const frame = decodeFrame(bytes, 'host-to-reader');
+        this.sent.push(frame);
+        setImmediate(() => this.answer(frame));
+        return Promise.resolve();
+      },
+      close: () => {
+        this.events = undefined;
+        return Promise.resolve();
+      },
+    });
+  }
+
+  reply(cmd: number, status: number, data?: Uint8Array): void {
+    this.events?.data(encodeReaderFrame({ cmd, status, ...(data ? { data } : {}) }));
+  }
+
+  unplug(): void {
+    const events = this.events;
+    this.events = undefined;
+    events?.closed(new Error('gone'));
+  }
+
+  commands(): string[] {
+    return this.sent.map(
+      (f) => `${f.cmd.toString(16).padStart(2, '0')}-${f.code.toString(16).padStart(2, '0')}`,
+    );
+  }
+}
+
+const OPTIONS: DriverOptions = {
+  commandTimeoutMs: 150,
+  watchdogMs: 60_000,
+  reconnectInitialMs: 10,
+  reconnectMaxMs: 40,
+  track3: 'auto',
+};
+
+const ACTIVATE: ActivateOptions = {
+  amountMinor: 500,
+  otherAmountMinor: 0,
+  currencyNumeric: '978',
+  countryNumeric: '276',
+  transactionType: '00',
+  timeoutSeconds: 1,
+};
+
+const CARD_READ = encodeActivateReply({
+  track3Field: false,
+  de055Present: true,
+  tlvs: hexToBytes('5A084761739001010119 9F26081122334455667788 9F390105'),
+});
+
+const readers: ViVOtech2Reader[] = [];
+async function connected(
+  transport: ScriptedTransport,
+  options: Partial<DriverOptions> = {},
+): Promise<ViVOtech2Reader> {
+  const reader = new ViVOtech2Reader(transport, { ...OPTIONS, ...options });
+  readers.push(reader);
+  await reader.connect();
+  return reader;
+}
+const once = (reader: ViVOtech2Reader, event: 'reconnected' | 'card-detected'): Promise<void> =>
+  new Promise((resolve) => reader.on(event, () => resolve()));
+
+afterEach(async () => {
+  await Promise.all(readers.splice(0).map((r) => r.close()));
+});
+
+describe('ViVOtech2Reader', () => {
+  it('connects with Ping and Set poll mode (poll on demand)', async () => {
+    const t = new ScriptedTransport();
+    const healths: ReaderHealth[] = [];
+    const reader = new ViVOtech2Reader(t, OPTIONS);
+    readers.push(reader);
+    reader.on('health', (h) => healths.push(h));
+    await reader.connect();
+    expect(t.commands()).toEqual(['18-01', '01-01']);
+    expect(t.sent[1]?.data).toEqual(Uint8Array.of(0x01));
+    expect(healths).toEqual(['connecting', 'ready']);
+  });
+
+  it('refuses a command before connect with READER_NOT_CONNECTED', async () => {
+    const reader = new ViVOtech2Reader(new ScriptedTransport(), OPTIONS);
+    readers.push(reader);
+    await expect(reader.ping()).rejects.toMatchObject({ code: 'READER_NOT_CONNECTED' });
+  });
+
+  it('reads the firmware version as ASCII without trailing NULs', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => t.reply(f.cmd, 0, Uint8Array.from([...'NEO v1.2\0'].map((c) => c.charCodeAt(0))));
+    await expect(reader.firmwareVersion()).resolves.toBe('NEO v1.2');
+  });
+
+  it('refuses an overlapping command with READER_BUSY and sends nothing for it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = () => undefined;
+    const activate = reader.activate(ACTIVATE);
+    await expect(reader.ping()).rejects.toMatchObject({ code: 'READER_BUSY' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_BUSY' });
+    expect(t.commands().filter((c) => c === '18-01')).toHaveLength(1);
+    t.answer = (f) => t.reply(f.cmd, 0);
+    await reader.cancel();
+    await expect(activate).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+  });
+
+  it('times out a command with no answer, resynchronises, and answers the next one', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => t.events?.data(encodeReaderFrame({ cmd: f.cmd, status: 0 }).subarray(0, 9));
+    await expect(reader.ping()).rejects.toMatchObject({ code: 'READER_TIMEOUT' });
+    t.answer = (f) => t.reply(f.cmd, 0);
+    await expect(reader.ping()).resolves.toBeUndefined();
+  });
+
+  it('returns the card read and emits card-detected on status 0E', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => {
+      if (f.cmd !== 0x02) return;
+      t.reply(0x02, 0x0e, Uint8Array.of(0x01));
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    const detected = once(reader, 'card-detected');
+    const read = await reader.activate(ACTIVATE);
+    await detected;
+    expect(read).toMatchObject({
+      entryMode: 'contact',
+      maskedPan: '476173******0119',
+      readerStatus: 'online-requested',
+    });
+    expect(reader.health).toBe('ready');
+  });
+
+  it('turns an Activate failure into the typed card error', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => t.reply(f.cmd, 0x0a, Uint8Array.of(0x21, 0, 0, 0));
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({
+      code: 'CARD_COLLISION',
+      detail: { activateErrorCode: 0x21 },
+    });
+  });
+
+  it('turns a malformed card read into READER_PROTOCOL', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => t.reply(f.cmd, 0x23, hexToBytes('00 00 01 9F2608 11'));
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_PROTOCOL' });
+  });
+
+  it('sends Cancel, sends nothing else until the reader answers it, then rejects the activate as cancelled', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let answerCancel: (() => void) | undefined;
+    t.answer = (f) => {
+      if (f.cmd === 0x05) answerCancel = () => t.reply(0x05, 0);
+    };
+    const activate = reader.activate(ACTIVATE);
+    const cancelled = reader.cancel();
+    await new Promise((r) => setImmediate(r));
+    await new Promise((r) => setImmediate(r));
+    await expect(reader.ping()).rejects.toMatchObject({ code: 'READER_BUSY' });
+    expect(t.commands().slice(-2)).toEqual(['02-01', '05-01']);
+    answerCancel?.();
+    await cancelled;
+    await expect(activate).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    t.answer = (f) => t.reply(f.cmd, 0);
+    await expect(reader.ping()).resolves.toBeUndefined();
+  });
+
+  it('discards a card read that arrives after a cancel instead of giving it to the next activate', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => {
+      // The reader had already read the card when the Cancel came: the late result precedes the Cancel's answer.
+      if (f.cmd === 0x05) {
+        t.reply(0x02, 0x23, CARD_READ);
+        t.reply(0x05, 0);
+      }
+    };
+    const first = reader.activate(ACTIVATE);
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+    };
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('stops the reader with Cancel when an activate times out, and discards its late read', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    let late: (() => void) | undefined;
+    t.answer = (f) => {
+      if (f.cmd === 0x05) t.reply(0x05, 0);
+      if (f.cmd === 0x02) late = () => t.reply(0x02, 0x23, CARD_READ);
+    };
+    await expect(reader.activate({ ...ACTIVATE, timeoutSeconds: 1 })).rejects.toMatchObject({
+      code: 'READER_TIMEOUT',
+    });
+    expect(t.commands().slice(-2)).toEqual(['02-01', '05-01']);
+    late?.();
+    t.answer = (f) => t.reply(f.cmd, 0);
+    await expect(reader.ping()).resolves.toBeUndefined();
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('treats an abort of the signal as a cancel', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => {
+      if (f.cmd === 0x05) t.reply(0x05, 0);
+    };
+    const controller = new AbortController();
+    const activate = reader.activate({ ...ACTIVATE, signal: controller.signal });
+    controller.abort();
+    await expect(activate).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    expect(t.commands()).toContain('05-01');
+  });
+
+  it('fails the activate with READER_DISCONNECTED when the transport closes, then reconnects', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    const disconnected: ReaderError[] = [];
+    reader.on('disconnected', (e) => disconnected.push(e));
+    const errors: ReaderError[] = [];
+    reader.on('error', (e) => errors.push(e));
+    t.answer = (f) => {
+      if (f.cmd === 0x02) {
+        t.failOpen = true;
+        t.unplug();
+      }
+    };
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_DISCONNECTED' });
+    expect(disconnected.map((e) => e.code)).toEqual(['READER_DISCONNECTED']);
+    expect(reader.health).toBe('reconnecting');
+    await expect(reader.ping()).rejects.toMatchObject({ code: 'READER_NOT_CONNECTED' });
+    // Let a few attempts fail, then plug back in.
+    while (errors.length < 3) await new Promise((r) => setTimeout(r, 5));
+    expect(errors.every((e) => e.code === 'READER_UNAVAILABLE')).toBe(true);
+    const reconnected = once(reader, 'reconnected');
+    t.answer = (f) => t.reply(f.cmd, 0);
+    t.failOpen = false;
+    await reconnected;
+    expect(reader.health).toBe('ready');
+    await expect(reader.ping()).resolves.toBeUndefined();
+  });
+
+  it('keeps retrying in the background when the first connect fails', async () => {
+    const t = new ScriptedTransport();
+    t.failOpen = true;
+    const reader = new ViVOtech2Reader(t, OPTIONS);
+    readers.push(reader);
+    await expect(reader.connect()).rejects.toMatchObject({ code: 'READER_UNAVAILABLE' });
+    expect(reader.health).toBe('reconnecting');
+    const reconnected = once(reader, 'reconnected');
+    t.failOpen = false;
+    await reconnected;
+    expect(reader.health).toBe('ready');
+  });
+
+  it('pings while idle and reconnects a reader that stopped answering', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { watchdogMs: 20, commandTimeoutMs: 50 });
+    const pingsBefore = t.commands().length;
+    t.answer = () => undefined;
+    const disconnected = new Promise<ReaderError>((resolve) => reader.on('disconnected', resolve));
+    reader.on('error', () => undefined);
+    const error = await disconnected;
+    expect(error.code).toBe('READER_DISCONNECTED');
+    expect(t.commands().length).toBeGreaterThan(pingsBefore);
+    const reconnected = once(reader, 'reconnected');
+    t.answer = (f) => t.reply(f.cmd, 0);
+    await reconnected;
+    expect(t.opens).toBeGreaterThanOrEqual(2);
+  });
+
+  it('rejects what is outstanding when closed, and stops reconnecting', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = () => undefined;
+    const activate = reader.activate(ACTIVATE);
+    await reader.close();
+    await expect(activate).rejects.toMatchObject({ code: 'READER_DISCONNECTED' });
+    expect(reader.health).toBe('disconnected');
+  });
+});
+
+describe('backoffDelay', () => {
+  it('doubles from the initial delay and never exceeds the cap', () => {
+    expect([0, 1, 2, 3, 4, 5, 60].map((n) => backoffDelay(n, 250, 3000))).toEqual([
+      250, 500, 1000, 2000, 3000, 3000, 3000,
+    ]);
+  });
+});

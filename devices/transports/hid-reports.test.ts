@@ -32,7 +32,7 @@ describe('HID report chunking', () => {
 
   it('keeps trailing 00 bytes that belong to the frame (CRC or data), never trimming by content', () => {
     // Find a frame whose CRC ends in 00, so that trimming zeros would corrupt it.
-    let frame = new Uint8Array(0);
+    let frame: Uint8Array = new Uint8Array(0);
     for (let i = 0; i < 100_000; i++) {
       frame = encodeReaderFrame({
         cmd: 0x29,

@@ -1,5 +1,6 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_MERCHANT, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { valueAt } from '../../src/sandbox/fields.js';
 import { signRequest } from '../../src/sandbox/request-signer.js';
 import {
   sampleCapture,
@@ -16,7 +17,7 @@ const tid = (): string => `T${Date.now()}${String(++seq).padStart(4, '0')}`;
 
 interface Answer {
   status: number;
-  body: Record<string, any>;
+  body: Record<string, unknown>;
 }
 
 async function send(method: string, path: string, body?: unknown): Promise<Answer> {
@@ -28,7 +29,7 @@ async function send(method: string, path: string, body?: unknown): Promise<Answe
     headers: { ...headers, 'content-type': 'application/json' },
     ...(method === 'GET' ? {} : { body: text }),
   });
-  return { status: res.status, body: (await res.json()) as Record<string, any> };
+  return { status: res.status, body: (await res.json()) as Record<string, unknown> };
 }
 
 async function authorize(
@@ -41,7 +42,7 @@ async function authorize(
     '/pts/v2/payments',
     samplePayment({ amountMinor, transactionId, ...extra }),
   );
-  return { id: answer.body.id as string, transactionId, answer };
+  return { id: String(answer.body.id), transactionId, answer };
 }
 
 beforeAll(async () => {
@@ -57,7 +58,7 @@ describe('authorization', () => {
     const { id, answer } = await authorize(1250);
     expect(answer.status).toBe(201);
     expect(answer.body.status).toBe('AUTHORIZED');
-    expect(answer.body.orderInformation.amountDetails.authorizedAmount).toBe('12.50');
+    expect(valueAt(answer.body, 'orderInformation.amountDetails.authorizedAmount')).toBe('12.50');
     const tx = sandbox.ledger().transactions.find((t) => t.id === id)!;
     expect(tx.kind).toBe('authorization');
     expect(tx.amounts.authorized).toBe(1250);
@@ -84,7 +85,7 @@ describe('authorization', () => {
     const { answer } = await authorize(1002);
     expect(answer.status).toBe(201);
     expect(answer.body.status).toBe('DECLINED');
-    expect(answer.body.errorInformation.reason).toBe('INSUFFICIENT_FUND');
+    expect(valueAt(answer.body, 'errorInformation.reason')).toBe('INSUFFICIENT_FUND');
   });
 });
 
@@ -126,7 +127,7 @@ describe('capture and reversal', () => {
     const t = tid();
     const first = await send('POST', '/pts/v2/reversals', sampleTimeoutReversal(t, 1000));
     expect(first.status).toBe(201);
-    expect(first.body.reversalAmountDetails.originalTransactionAmount).toBe('10.00');
+    expect(valueAt(first.body, 'reversalAmountDetails.originalTransactionAmount')).toBe('10.00');
     const second = await send('POST', '/pts/v2/reversals', sampleTimeoutReversal(t, 1000));
     expect(second.body).toEqual(first.body);
   });
@@ -134,7 +135,7 @@ describe('capture and reversal', () => {
   it('refunds a capture up to the captured amount and no further', async () => {
     const { id } = await authorize(2000);
     const cap = await send('POST', `/pts/v2/payments/${id}/captures`, sampleCapture(2000, 2000, tid()));
-    const capId = cap.body.id as string;
+    const capId = String(cap.body.id);
     expect(
       (await send('POST', `/pts/v2/captures/${capId}/refunds`, sampleRefund(1500, tid(), 'capture'))).status,
     ).toBe(201);

@@ -11,4 +11,5 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   card: () => import('./card.js'),
   emv: () => import('./emv.js'),
   queue: () => import('./queue.js'),
+  sandbox: () => import('./sandbox.js'),
 };

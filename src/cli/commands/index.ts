@@ -5,7 +5,10 @@ import type { Command } from '../output.js';
  * Order is the order of `--help`.
  */
 export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
+  start: () => import('./start.js'),
+  simulate: () => import('./simulate.js'),
   bench: () => import('./bench.js'),
+  sign: () => import('./sign.js'),
   reader: () => import('./reader.js'),
   tlv: () => import('./tlv.js'),
   card: () => import('./card.js'),

@@ -19,9 +19,14 @@ export interface FlowRuntime {
 }
 
 /** Creates (not starts) the actor of the configured model with the host's effects provided. */
-export function createFlowActor(config: Config, effects: FlowEffects, logger: Logger): FlowRuntime {
+export function createFlowActor(
+  config: Config,
+  effects: FlowEffects,
+  logger: Logger,
+  clock: { now(): number } = { now: Date.now },
+): FlowRuntime {
   const settings = flowSettingsFromConfig(config);
-  const input = { settings, clock: { now: Date.now } };
+  const input = { settings, clock };
   const machine = (() => {
     switch (config.terminal.model) {
       case 'meter':

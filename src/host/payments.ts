@@ -60,6 +60,8 @@ const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = 
 export class PaymentService {
   /** Authorized totals by transactionId of the authorization (grows with incrementals). */
   private readonly authorized = new Map<string, number>();
+  /** Tag set of the authorization made with a card read, by card reference (for captures and reversals). */
+  private readonly originalTags = new Map<string, string>();
   private sequence = 0;
 
   constructor(
@@ -73,6 +75,11 @@ export class PaymentService {
       now: () => Date;
     },
   ) {}
+
+  /** Forgets what was kept for a card read once the card is released. */
+  forgetCard(cardRef: string): void {
+    this.originalTags.delete(cardRef);
+  }
 
   /** The authorized total of an authorization we made, from memory or the journal. */
   authorizedTotal(transactionId: string): number | undefined {
@@ -115,6 +122,7 @@ export class PaymentService {
         entryMode: summary.entryMode,
       });
       pos.emvTags = tags.tagsHex;
+      if (tagService === 'authorization') this.originalTags.set(card.ref, tags.tagsHex);
       if (tags.cardSequenceNumber !== undefined) pos.cardSequenceNumber = tags.cardSequenceNumber;
     }
     const track = read.track2 ?? (data ? `;${data.pan}=${data.expiry}${data.serviceCode}${data.discretionaryData}?` : undefined);
@@ -129,21 +137,14 @@ export class PaymentService {
     return pos;
   }
 
-  private followOnTags(request: FlowRequest, service: TagSetService, amountMinor: number, date: string): string | undefined {
+  /**
+   * EMV tags of a follow-on (capture after an EMV contact pre-authorization, reversal of an EMV original): the tag
+   * set of the original authorization, as sent — its cryptogram (9F26) covers the original's amount and date, so the
+   * tags are repeated, not rebuilt for the follow-on's amount (gateway.md §7).
+   */
+  private followOnTags(request: FlowRequest): string | undefined {
     if (!request.includeEmvTags || !request.cardRef) return undefined;
-    const card = this.deps.cards.get(request.cardRef);
-    if (!card || card.summary.cardType === null || !card.summary.chip) return undefined;
-    return buildTagSet(card.read.tlvs, {
-      cardType: card.summary.cardType,
-      service,
-      amountMinor,
-      otherAmountMinor: 0,
-      currencyNumeric: requireCurrency(request.currency).numeric,
-      countryNumeric: this.deps.config.terminal.countryNumeric,
-      transactionDate: date.slice(2, 8),
-      transactionType: '00',
-      entryMode: card.summary.entryMode,
-    }).tagsHex;
+    return this.originalTags.get(request.cardRef);
   }
 
   /** Maps a machine's request to the gateway client's typed request. Throws PaymentBuildError. */
@@ -189,7 +190,7 @@ export class PaymentService {
           transactionLocalDateTime: date,
         };
       case 'reversal': {
-        const tags = this.followOnTags(request, 'reversal', request.amountMinor, date);
+        const tags = this.followOnTags(request);
         return {
           service: 'reversal',
           ...common,
@@ -210,7 +211,7 @@ export class PaymentService {
       case 'capture': {
         const authTx = request.original?.transactionId;
         const authorizedMinor = (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor;
-        const tags = this.followOnTags(request, 'capture', request.amountMinor, date);
+        const tags = this.followOnTags(request);
         return {
           service: 'capture',
           ...common,

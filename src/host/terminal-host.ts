@@ -63,6 +63,11 @@ export interface TerminalHostOptions {
   now?: () => Date;
   /** Reader test hooks (an injected HID device). */
   readerDeps?: ReaderDeps;
+  /**
+   * The parking clock of the machines (stay lengths, tariffs, hold expiry), epoch ms. `simulate` advances it to
+   * play a 75-minute stay in a second; the gateway, journal and sandbox keep the real clock (signatures carry dates).
+   */
+  parkingClock?: { now(): number };
   /** Connect to this gateway base URL instead of the configured one (tests, `simulate` against a given sandbox). */
   gatewayUrlOverride?: string;
 }
@@ -113,6 +118,7 @@ export class TerminalHost implements TerminalApi {
     private readonly baseUrl: string,
     private readonly now: () => Date,
     paths: { holds: string; fingerprintKey: string; offlineKey: string },
+    private readonly parkingClock: { now(): number },
   ) {
     this.cards = new CardStore(loadOrCreateSecret(paths.fingerprintKey));
     this.holds = new HoldStore(paths.holds);
@@ -181,7 +187,7 @@ export class TerminalHost implements TerminalApi {
       holds: resolve(dirname(journalPath), 'holds.json'),
       fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'),
       offlineKey,
-    });
+    }, options.parkingClock ?? { now: () => now().getTime() });
     await host.start();
     return host;
   }
@@ -210,7 +216,7 @@ export class TerminalHost implements TerminalApi {
     this.logger.info({ resolved: report.resolved.length }, 'journal recovery finished');
     this.recoveryInFlight = 0;
     this.offline.reconcile();
-    this.runtime = createFlowActor(this.config, this.effects(), this.logger);
+    this.runtime = createFlowActor(this.config, this.effects(), this.logger, this.parkingClock);
     this.runtime.actor.subscribe(() => this.changed());
     this.runtime.actor.start();
     for (const hold of this.holds.unclaimed()) this.watchHold(hold);
@@ -349,7 +355,10 @@ export class TerminalHost implements TerminalApi {
         this.holds.close(hold, resolution);
         if (resolution === 'returned') this.watchHold(hold);
       },
-      releaseCard: ({ cardRef }) => this.cards.release(cardRef),
+      releaseCard: ({ cardRef }) => {
+        this.cards.release(cardRef);
+        this.payments.forgetCard(cardRef);
+      },
       issueReceipt: (receipt) => {
         this.lastReceipt = receipt;
         this.changed();
@@ -394,7 +403,7 @@ export class TerminalHost implements TerminalApi {
 
   private watchHold(hold: HoldRecord): void {
     this.unwatchHold(hold.holdId);
-    const delay = Math.max(0, hold.expiresAtMs - this.now().getTime());
+    const delay = Math.max(0, hold.expiresAtMs - this.parkingClock.now());
     const timer = setTimeout(() => void this.expireHold(hold.holdId), Math.min(delay, 2_147_000_000));
     timer.unref();
     this.holdTimers.set(hold.holdId, timer);

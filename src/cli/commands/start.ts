@@ -2,7 +2,7 @@ import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/index.js';
 import { createLogger } from '../../log/index.js';
-import { buildRenderer } from '../../host/bridge/renderer-build.js';
+import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge } from '../../host/bridge/server.js';
 import { createTerminalHost } from '../../host/terminal-host.js';
 import { electronBinary } from '../../../main/electron-available.js';

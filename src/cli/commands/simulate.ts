@@ -1,0 +1,84 @@
+import { parseDecimal } from '../../money/index.js';
+import { loadConfig } from '../../config/index.js';
+import { runSimulation, type Scenario, type SimulatedModel } from '../../host/simulation.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
+
+const MODELS: readonly SimulatedModel[] = ['meter', 'kiosk', 'tap-and-go', 'attended'];
+
+function minutes(value: string | undefined, option: string, fallback: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 100_000) throw new UsageError('BAD_ARGUMENTS', `${option} takes whole minutes`);
+  return n;
+}
+
+const command: Command = {
+  name: 'simulate',
+  summary: 'run a parking model end to end with the simulated reader against the in-process sandbox',
+  usage: `parking-terminal simulate meter|kiosk|tap-and-go|attended [options]
+  --card NAME          virtual card (default n2-contact; see README "Card readers")
+  --minutes N          meter: duration chosen (default 60)
+  --extend N           meter: extension during the stay (default none)
+  --actual N           meter / tap-and-go: actual stay in minutes before ending (default: as paid / 45)
+  --ticket-minutes N   kiosk: minutes since the ticket was taken (default 95)
+  --lost-ticket        kiosk: pay the lost-ticket fee
+  --amount D           attended: amount as a decimal (default 5.00)
+  --credit             attended: a standalone credit instead of a sale
+  --refund             kiosk / attended: refund the payment from operator mode afterwards
+  --void               kiosk / attended: void the payment (or the refund) from operator mode afterwards
+  --timeout            the first payment gets no usable answer: watch the timeout reversal / void
+  --reversal-delay MS  wait before a timeout reversal (default 60000, gateway rule)
+  --config FILE        start from this configuration (tariff, terminal …)
+Prints {"model","messages":[{service,method,path,comments,amount,httpStatus,status}],"outcome","ledger"}; exit 1
+when the sandbox ledger is inconsistent.`,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, {
+      card: { type: 'string' },
+      minutes: { type: 'string' },
+      extend: { type: 'string' },
+      actual: { type: 'string' },
+      'ticket-minutes': { type: 'string' },
+      'lost-ticket': { type: 'boolean' },
+      amount: { type: 'string' },
+      credit: { type: 'boolean' },
+      refund: { type: 'boolean' },
+      void: { type: 'boolean' },
+      timeout: { type: 'boolean' },
+      'reversal-delay': { type: 'string' },
+      config: { type: 'string' },
+    });
+    const model = positionals[0] as SimulatedModel | undefined;
+    if (!model || !MODELS.includes(model) || positionals.length > 1)
+      throw new UsageError('BAD_ARGUMENTS', `simulate takes one model: ${MODELS.join(', ')}`);
+    const config = values.config ? loadConfig(values.config) : undefined;
+    const currency = config?.terminal.currency ?? 'GBP';
+    let amountMinor = 500;
+    if (values.amount !== undefined) {
+      try {
+        amountMinor = parseDecimal(values.amount, currency);
+      } catch {
+        throw new UsageError('BAD_ARGUMENTS', `--amount must be a decimal amount of ${currency}`);
+      }
+    }
+    const scenario: Scenario = {
+      model,
+      card: values.card ?? 'n2-contact',
+      minutes: minutes(values.minutes, '--minutes', 60),
+      extend: minutes(values.extend, '--extend', 0),
+      ...(values.actual !== undefined ? { actual: minutes(values.actual, '--actual', 0) } : {}),
+      ticketMinutes: minutes(values['ticket-minutes'], '--ticket-minutes', 95),
+      lostTicket: values['lost-ticket'] === true,
+      amountMinor,
+      credit: values.credit === true,
+      refund: values.refund === true,
+      void: values.void === true,
+      timeout: values.timeout === true,
+      reversalDelayMs: minutes(values['reversal-delay'], '--reversal-delay', 60_000),
+    };
+    const result = await runSimulation(scenario, config ? { config } : {});
+    printJson(io, result);
+    return result.ledger.consistency.ok ? EXIT_OK : EXIT_FINDINGS;
+  },
+};
+export default command;

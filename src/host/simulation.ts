@@ -1,0 +1,216 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { parseConfig, type Config, type ConfigInput } from '../config/index.js';
+import { silentLogger, type Logger } from '../log/index.js';
+import { toDecimalString } from '../money/index.js';
+import type { Fault } from '../sandbox/index.js';
+import type { OperatorResponse, TerminalSnapshot, UserEvent } from './api.js';
+import { localDateTime } from './local-time.js';
+import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+
+export type SimulatedModel = 'meter' | 'kiosk' | 'tap-and-go' | 'attended';
+
+/** One scenario of `parking-terminal simulate`. Times are minutes of the parking clock. */
+export interface Scenario {
+  model: SimulatedModel;
+  /** Virtual card presented (devices/sim/cards.ts). */
+  card: string;
+  /** Meter: duration chosen. */
+  minutes: number;
+  /** Meter: extension chosen in the session (0: none). */
+  extend: number;
+  /** Meter and tap-and-go: the actual stay before END_SESSION / TAP_EXIT. */
+  actual?: number;
+  /** Kiosk: minutes since the ticket was taken; `lostTicket` uses the lost-ticket fee instead. */
+  ticketMinutes: number;
+  lostTicket: boolean;
+  /** Attended: amount, minor units. */
+  amountMinor: number;
+  /** Operator follow-ons after the payment (kiosk, attended). */
+  refund: boolean;
+  void: boolean;
+  /** Attended: a standalone credit of `amountMinor` instead of a sale. */
+  credit: boolean;
+  /** The first payment request gets no usable answer (sandbox fault after commit): recovery must resolve it. */
+  timeout: boolean;
+  /** Milliseconds before the timeout reversal of an unanswered authorization (gateway.md §2: 60 000). */
+  reversalDelayMs: number;
+}
+
+export interface SimulatedMessage {
+  service: string;
+  method: string;
+  path: string;
+  comments: string;
+  amount?: string;
+  httpStatus: number | null;
+  status: string;
+}
+
+export interface SimulationResult {
+  model: SimulatedModel;
+  messages: SimulatedMessage[];
+  outcome: { screen: string; title: string; message: string; operator?: OperatorResponse[] };
+  ledger: {
+    transactions: Array<{ id: string; kind: string; comments?: string; status: string; currency: string; amounts: Record<string, number>; parentId?: string }>;
+    consistency: { ok: boolean; problems: unknown[] };
+  };
+}
+
+/** Thrown when the machine does not reach an expected screen in time. */
+export class SimulationError extends Error {
+  override readonly name = 'SimulationError';
+  readonly code = 'SIMULATION_STUCK';
+}
+
+async function waitFor(host: TerminalHost, screens: readonly string[], timeoutMs: number): Promise<TerminalSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await host.snapshot();
+    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
+    if (Date.now() > deadline)
+      throw new SimulationError(`expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+async function send(host: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await host.send(event);
+  if (!r.ok) throw new SimulationError(`${event.type}: ${r.error.message}`);
+}
+
+const END = ['approved', 'declined', 'error'] as const;
+
+/**
+ * Runs one scenario with the real machine, the simulated reader and the in-process sandbox, on a parking clock that
+ * jumps over the stay. The journal lives in a temporary directory that is removed afterwards.
+ */
+export async function runSimulation(scenario: Scenario, options: { logger?: Logger; config?: ConfigInput } = {}): Promise<SimulationResult> {
+  const dir = mkdtempSync(join(tmpdir(), 'pt-simulate-'));
+  let offsetMs = 0;
+  const parkingClock = { now: () => Date.now() + offsetMs };
+  const base = options.config ?? {};
+  const config: Config = parseConfig({
+    ...base,
+    terminal: { ...base.terminal, model: scenario.model },
+    reader: { ...base.reader, kind: 'sim', sim: { ...base.reader?.sim, card: scenario.card, presentDelayMs: 20 } },
+    gateway: { ...base.gateway, kind: 'sandbox' },
+    journal: { ...base.journal, path: join(dir, 'journal.db'), timeoutReversalDelayMs: scenario.reversalDelayMs, resolutionRetryMs: 500 },
+    offline: { ...base.offline, keyFile: join(dir, 'offline.key') },
+  });
+  const host = await createTerminalHost(config, { logger: options.logger ?? silentLogger(), cwd: dir, parkingClock });
+  const waitMs = scenario.reversalDelayMs + 30_000;
+  const operator: OperatorResponse[] = [];
+  try {
+    const pin = host.generatedOperatorPin ?? '';
+    if (scenario.timeout) {
+      const fault: Fault = { kind: 'timeout-502', path: scenario.credit ? '/pts/v2/credits' : '/pts/v2/payments', method: 'POST' };
+      host.sandbox?.scheduleFaults([fault]);
+    }
+    await waitFor(host, ['idle'], 10_000);
+    let last: TerminalSnapshot;
+    switch (scenario.model) {
+      case 'meter': {
+        await send(host, { type: 'START' });
+        await send(host, { type: 'CHOOSE_DURATION', minutes: scenario.minutes });
+        await waitFor(host, ['confirm'], 5_000);
+        await send(host, { type: 'CONFIRM' });
+        last = await waitFor(host, ['session', ...END], waitMs);
+        if (last.customer.screen !== 'session') break;
+        if (scenario.extend > 0) {
+          await send(host, { type: 'EXTEND', minutes: scenario.extend });
+          last = await waitFor(host, ['session', ...END], waitMs);
+          if (last.customer.screen !== 'session') break;
+        }
+        offsetMs = (scenario.actual ?? scenario.minutes + scenario.extend) * 60_000;
+        await send(host, { type: 'END_SESSION' });
+        last = await waitFor(host, END, waitMs);
+        break;
+      }
+      case 'kiosk': {
+        await send(host, { type: 'START' });
+        if (scenario.lostTicket) await send(host, { type: 'LOST_TICKET' });
+        else {
+          const entered = new Date(Date.now() - scenario.ticketMinutes * 60_000);
+          await send(host, { type: 'ENTER_TICKET', ticket: `${localDateTime(entered, config.terminal.timezone).slice(0, 12)}0001` });
+        }
+        await waitFor(host, ['confirm', ...END], 5_000);
+        await send(host, { type: 'CONFIRM' });
+        last = await waitFor(host, END, waitMs);
+        break;
+      }
+      case 'tap-and-go': {
+        await send(host, { type: 'TAP_ENTRY' });
+        last = await waitFor(host, ['session', ...END], waitMs);
+        if (last.customer.screen !== 'session') break;
+        await send(host, { type: 'DONE' });
+        await waitFor(host, ['idle'], 5_000);
+        offsetMs = (scenario.actual ?? 45) * 60_000;
+        await send(host, { type: 'TAP_EXIT' });
+        last = await waitFor(host, END, waitMs);
+        break;
+      }
+      case 'attended': {
+        await send(host, scenario.credit ? ({ type: 'CREDIT' } as unknown as UserEvent) : { type: 'START' });
+        await waitFor(host, ['enter-amount'], 5_000);
+        await send(host, { type: 'ENTER_AMOUNT', minor: scenario.amountMinor });
+        await waitFor(host, ['confirm'], 5_000);
+        await send(host, { type: 'CONFIRM' });
+        last = await waitFor(host, END, waitMs);
+        break;
+      }
+    }
+    const paid = host.journal
+      .list({ limit: 100 })
+      .find((e) => (e.service === 'sale' || e.service === 'capture' || e.service === 'credit') && e.state === 'approved');
+    if (paid?.transactionId && (scenario.refund || scenario.void)) {
+      let target = paid.transactionId;
+      if (scenario.refund) {
+        const r = await host.operator({ pin, action: { type: 'refund', transactionId: target } });
+        if (r.ok) {
+          operator.push(r.value);
+          if (r.value.type === 'refund') target = r.value.transactionId;
+        }
+      }
+      if (scenario.void) {
+        const r = await host.operator({ pin, action: { type: 'void', transactionId: target } });
+        if (r.ok) operator.push(r.value);
+      }
+    }
+    await host.settle(waitMs);
+    const messages: SimulatedMessage[] = host.journal
+      .list({ limit: 1000 })
+      .reverse()
+      .map((e) => ({
+        service: e.service,
+        method: e.method,
+        path: e.path,
+        comments: e.comments,
+        ...(e.amountMinor !== undefined && e.currency ? { amount: `${toDecimalString(e.amountMinor, e.currency)} ${e.currency}` } : {}),
+        httpStatus: e.httpStatus ?? null,
+        status: e.status ?? e.resolution ?? e.state,
+      }));
+    const ledger = host.sandbox!.ledger();
+    return {
+      model: scenario.model,
+      messages,
+      outcome: { screen: last.customer.screen, title: last.customer.title, message: last.customer.message, ...(operator.length ? { operator } : {}) },
+      ledger: {
+        transactions: ledger.transactions.map((t) => ({
+          id: t.id,
+          kind: t.kind,
+          ...(t.comments ? { comments: t.comments } : {}),
+          status: t.status,
+          currency: t.currency,
+          amounts: { ...t.amounts },
+          ...(t.parentId ? { parentId: t.parentId } : {}),
+        })),
+        consistency: host.sandbox!.consistency(),
+      },
+    };
+  } finally {
+    await host.close();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}

@@ -186,6 +186,7 @@ export const transactionMachine = setup({
     rejected: ({ context }) => context.outcome?.kind === 'rejected',
     resolvable: ({ context }) =>
       resolutionFor(context.request.service) !== null && (context.sentTransactionId ?? '') !== '',
+    voidResolution: ({ context }) => resolutionFor(context.request.service) === 'timeout-void',
     canRetryResolution: ({ context }) =>
       context.resolutionAttempts < context.settings.timing.maxResolutionAttempts,
   },
@@ -396,6 +397,8 @@ export const transactionMachine = setup({
     },
     awaitingResolution: {
       tags: ['processing'],
+      // gateway.md §7: no waiting time is documented for voids, so a timeout void goes at once.
+      always: { guard: 'voidResolution', target: 'resolving' },
       after: { resolutionDelay: { target: 'resolving' } },
     },
     resolving: {

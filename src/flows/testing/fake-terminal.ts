@@ -100,7 +100,7 @@ export class FakeTerminal implements FlowEffects {
   /** Per service, approve for this amount instead of the one requested (a partial approval). */
   readonly partialMinor: Partial<Record<ServiceName, number>> = {};
   /** Next card reads: a card (default) or an error code to reject with, or 'hang' to wait for the abort. */
-  readonly reads: ('card' | 'hang' | string)[] = [];
+  readonly reads: string[] = [];
   submitHangs = false;
   card: Omit<CardSummary, 'cardRef'> = {
     entryMode: 'contact',
@@ -137,8 +137,16 @@ export class FakeTerminal implements FlowEffects {
     return Promise.resolve({ ...this.card, cardRef });
   }
 
-  submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+  /** While set, every submit waits for it before it answers (to act while a request is out). */
+  submitGate: Promise<void> | undefined;
+
+  async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
     if (this.submitHangs) return abortable(signal);
+    if (this.submitGate !== undefined) await this.submitGate;
+    return this.answer(request);
+  }
+
+  private answer(request: ServiceRequest): Promise<SubmitOutcome> {
     this.seq += 1;
     const transactionId = `T${this.seq}`;
     const gatewayId = `G${this.seq}`;

@@ -4,5 +4,7 @@ import type { Benchmark } from './types.js';
  * Every benchmark group behind `parking-terminal bench`, loaded lazily. Each module exports `benchmarks: Benchmark[]`.
  */
 export const BENCHMARK_GROUPS: ReadonlyArray<() => Promise<{ benchmarks: Benchmark[] }>> = [
+  () => import('./sale.js'),
   () => import('./tlv.js'),
+  () => import('./journal.js'),
 ];

@@ -24,6 +24,7 @@ import {
   faultBeforeCommit,
   type DeclineReason,
   type FaultKind,
+  type TriggerOutcome,
 } from './triggers.js';
 
 /** What the payment services need from the server. */
@@ -447,7 +448,11 @@ export class PaymentService {
 
     let decline: DeclineReason | undefined = pan !== undefined ? DECLINING_CARDS[pan] : undefined;
     if (!decline && expiry !== undefined && isExpired(expiry, now)) decline = 'EXPIRED_CARD';
-    const trigger = amountTrigger(total, { canDecline: true, canBePartial: service !== 'verification' });
+    // Amount triggers apply to card-present requests (the terminal's); card-not-present SDK samples such as
+    // 102.21 USD must run unchanged, so only the declining test cards act on them.
+    const trigger: TriggerOutcome = cardPresent
+      ? amountTrigger(total, { canDecline: true, canBePartial: service !== 'verification' })
+      : { kind: 'approve' };
     let fault: FaultKind | undefined;
     let authorized = total;
     if (!decline) {
@@ -574,7 +579,10 @@ export class PaymentService {
     r.finish();
     if ((auth.increments ?? 0) >= MAX_INCREMENTS)
       throw this.fail('NOT_SUPPORTED', `at most ${MAX_INCREMENTS} increments per authorization`);
-    const trigger = amountTrigger(add, { canDecline: true, canBePartial: false });
+    const trigger: TriggerOutcome =
+      auth.card?.entryMode !== undefined
+        ? amountTrigger(add, { canDecline: true, canBePartial: false })
+        : { kind: 'approve' };
     let fault: FaultKind | undefined;
     let decline: DeclineReason | undefined;
     switch (trigger.kind) {
@@ -691,7 +699,9 @@ export class PaymentService {
         'a capture cannot be for 0',
         'orderInformation.amountDetails.totalAmount',
       );
-    const trigger = amountTrigger(amount, { canDecline: false, canBePartial: false });
+    const trigger: TriggerOutcome = parking
+      ? amountTrigger(amount, { canDecline: false, canBePartial: false })
+      : { kind: 'approve' };
     let fault: FaultKind | undefined;
     if (trigger.kind === 'fault') {
       if (faultBeforeCommit(trigger.fault))
@@ -1053,7 +1063,9 @@ export class PaymentService {
         'refunds may not exceed the captured amount',
         'orderInformation.amountDetails.totalAmount',
       );
-    const trigger = amountTrigger(amount, { canDecline: false, canBePartial: false });
+    const trigger: TriggerOutcome = parking
+      ? amountTrigger(amount, { canDecline: false, canBePartial: false })
+      : { kind: 'approve' };
     let fault: FaultKind | undefined;
     if (trigger.kind === 'fault') {
       if (faultBeforeCommit(trigger.fault))

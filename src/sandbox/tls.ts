@@ -13,7 +13,7 @@ export interface SelfSigned {
   certPem: string;
 }
 
-/** A certificate for `host` plus localhost and 127.0.0.1, valid for one day. */
+/** A certificate for `host` plus localhost and 127.0.0.1, valid from a day before to a week after now. */
 export async function selfSignedCertificate(host: string): Promise<SelfSigned> {
   try {
     const { default: forge } = await import('node-forge');
@@ -22,8 +22,8 @@ export async function selfSignedCertificate(host: string): Promise<SelfSigned> {
     const cert = forge.pki.createCertificate();
     cert.publicKey = forge.pki.publicKeyFromPem(publicKey.export({ type: 'spki', format: 'pem' }).toString());
     cert.serialNumber = `01${randomBytes(8).toString('hex')}`;
-    cert.validity.notBefore = new Date(Date.now() - 60_000);
-    cert.validity.notAfter = new Date(Date.now() + 24 * 3600 * 1000);
+    cert.validity.notBefore = new Date(Date.now() - 24 * 3600 * 1000);
+    cert.validity.notAfter = new Date(Date.now() + 7 * 24 * 3600 * 1000);
     const attrs = [{ name: 'commonName', value: 'parking-terminal sandbox gateway' }];
     cert.setSubject(attrs);
     cert.setIssuer(attrs);

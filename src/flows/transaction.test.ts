@@ -183,7 +183,7 @@ describe('transaction actor', () => {
     expect(actor.getSnapshot().output).toMatchObject({ kind: 'unknown', resolved: false });
   });
 
-  it('ignores the customer cancel on a follow-on', async () => {
+  it('ignores the customer cancel on a follow-on', () => {
     const fake = new FakeTerminal();
     fake.submitHangs = true;
     const actor = run(fake, {

@@ -7,4 +7,6 @@ export const BENCHMARK_GROUPS: ReadonlyArray<() => Promise<{ benchmarks: Benchma
   () => import('./sale.js'),
   () => import('./tlv.js'),
   () => import('./journal.js'),
+  () => import('./gateway.js'),
+  () => import('./sandbox.js'),
 ];

@@ -1,0 +1,132 @@
+import { readFile } from 'node:fs/promises';
+import { dirname, resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { loadConfig } from '../src/config/index.js';
+import { createLogger, type Logger } from '../src/log/index.js';
+import type { TerminalApi } from '../src/host/api.js';
+import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
+import { lookupStatic } from '../src/host/bridge/static-files.js';
+import { createTerminalHost } from '../src/host/terminal-host.js';
+import { registerTerminalIpc } from './ipc.js';
+import { buildPreload } from './preload-build.js';
+import { APP_HOST, APP_SCHEME, APP_URL, isAppUrl, windowOptions, withSecurityHeaders } from './security.js';
+
+/** A TerminalHost as the Electron shell needs it: the API plus an orderly shutdown. */
+export type ElectronHost = TerminalApi & { close(): Promise<void> };
+
+export interface ElectronOptions {
+  /** The built renderer (dist/renderer). */
+  staticDir: string;
+  /** The bundled preload (dist/main/preload.cjs). */
+  preload: string;
+  /** Kiosk mode (default): full screen, locked. */
+  kiosk?: boolean;
+  /** Full screen without kiosk lock. */
+  fullscreen?: boolean;
+  logger?: Logger;
+}
+
+/**
+ * Runs the kiosk window against `host` inside Electron's main process (DESIGN.md, Runtime shape): a hardened
+ * BrowserWindow (main/security.ts) showing the renderer from the privileged `app://renderer/` scheme, TerminalApi on
+ * IPC (main/ipc.ts), no navigation, no new windows, no permissions. Resolves when the app quits; the host is closed
+ * before that.
+ */
+export async function runElectron(host: ElectronHost, options: ElectronOptions): Promise<void> {
+  const { app, BrowserWindow, ipcMain, protocol, session } = await import('electron');
+  const logger = options.logger;
+  app.enableSandbox();
+  protocol.registerSchemesAsPrivileged([
+    {
+      scheme: APP_SCHEME,
+      privileges: { standard: true, secure: true, supportFetchAPI: false, corsEnabled: false },
+    },
+  ]);
+  await app.whenReady();
+
+  const root = options.staticDir;
+  protocol.handle(APP_SCHEME, async (request) => {
+    const url = new URL(request.url);
+    if (url.host !== APP_HOST || request.method !== 'GET') return new Response('Not found', { status: 404 });
+    const found = await lookupStatic(root, url.pathname);
+    if (found.kind !== 'file') return new Response('Not found', { status: 404 });
+    return new Response(await readFile(found.path), {
+      headers: Object.entries(withSecurityHeaders({ 'Content-Type': found.contentType })).map(
+        ([name, values]) => [name, values.join(', ')] as [string, string],
+      ),
+    });
+  });
+
+  const ses = session.defaultSession;
+  ses.webRequest.onHeadersReceived((details, callback) =>
+    callback({ responseHeaders: withSecurityHeaders(details.responseHeaders) }),
+  );
+  ses.setPermissionRequestHandler((_wc, _permission, callback) => callback(false));
+  ses.setPermissionCheckHandler(() => false);
+
+  app.on('web-contents-created', (_event, contents) => {
+    contents.on('will-navigate', (event, url) => {
+      if (!isAppUrl(url)) event.preventDefault();
+    });
+    contents.on('will-redirect', (event, url) => {
+      if (!isAppUrl(url)) event.preventDefault();
+    });
+    contents.on('will-attach-webview', (event) => event.preventDefault());
+    contents.setWindowOpenHandler(() => ({ action: 'deny' }));
+  });
+
+  const win = new BrowserWindow(
+    windowOptions({
+      preload: options.preload,
+      kiosk: options.kiosk ?? true,
+      fullscreen: options.fullscreen ?? false,
+    }),
+  );
+  const dispose = registerTerminalIpc(ipcMain, host, win.webContents, isAppUrl);
+  win.once('ready-to-show', () => win.show());
+  win.webContents.on('render-process-gone', (_e, details) => {
+    logger?.error({ reason: details.reason }, 'renderer process gone; reloading');
+    if (!win.isDestroyed()) void win.loadURL(APP_URL);
+  });
+
+  await new Promise<void>((resolve) => {
+    app.once('window-all-closed', () => resolve());
+    void win.loadURL(APP_URL);
+  });
+  dispose();
+  await host.close();
+  app.quit();
+}
+
+/**
+ * The Electron entry (`electron dist/main/main.js`, launched by `parking-terminal start`): builds a TerminalHost from
+ * the configuration named by PARKING_TERMINAL_CONFIG (embedded defaults when empty) and runs the window.
+ * PARKING_TERMINAL_KIOSK=0 opens a normal window instead of kiosk mode.
+ */
+async function electronEntry(): Promise<void> {
+  const configFile = process.env.PARKING_TERMINAL_CONFIG || undefined;
+  const config = loadConfig(configFile);
+  const logger = createLogger({
+    level: config.log.level,
+    ...(config.log.file ? { destination: config.log.file } : {}),
+  });
+  // From the sources or from dist/main/main.js in a checkout; in a packaged app (no sources) the app directory,
+  // where dist/renderer and dist/main/preload.cjs were built before packaging.
+  let root: string;
+  try {
+    root = repositoryRoot();
+  } catch {
+    root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
+  }
+  const [staticDir, preload] = await Promise.all([buildRenderer({ root }), buildPreload(root)]);
+  const host = await createTerminalHost(config, { logger, cwd: process.cwd() });
+  const kiosk = process.env.PARKING_TERMINAL_KIOSK !== '0';
+  await runElectron(host, { staticDir, preload, kiosk, logger });
+}
+
+if (process.versions.electron !== undefined && process.type === 'browser') {
+  electronEntry().catch((e: unknown) => {
+    console.error(e);
+    process.exit(1);
+  });
+}

@@ -159,13 +159,8 @@ export class PaymentService {
   /** Finds an earlier original with the same transactionId: replays an identical request, refuses a different one. */
   private duplicate(call: ApiCall, transactionId: string | undefined): ApiOutcome | undefined {
     if (transactionId === undefined) return undefined;
-    for (const tx of this.ctx.store.transactions.values()) {
-      if (
-        tx.merchantId !== call.merchantId ||
-        tx.transactionId !== transactionId ||
-        !ORIGINAL_KINDS.has(tx.kind)
-      )
-        continue;
+    for (const tx of this.ctx.store.withTransactionId(call.merchantId, transactionId)) {
+      if (!ORIGINAL_KINDS.has(tx.kind)) continue;
       call.target = tx;
       if (tx.bodyFingerprint === fingerprint(call.body))
         return {
@@ -822,9 +817,7 @@ export class PaymentService {
     r.finish();
     if (transactionId === undefined || currency === undefined || amount === undefined)
       throw this.fail('MISSING_FIELD', 'fields missing');
-    const txs = [...this.ctx.store.transactions.values()].filter(
-      (t) => t.merchantId === call.merchantId && t.transactionId === transactionId,
-    );
+    const txs = this.ctx.store.withTransactionId(call.merchantId, transactionId);
     const earlier = txs.find((t) => t.kind === 'timeout-reversal');
     if (earlier) {
       call.target = earlier;
@@ -976,9 +969,7 @@ export class PaymentService {
       r.invalid('clientReferenceInformation.comments', 'comments must be VOID Timeout');
     r.finish();
     if (transactionId === undefined) throw this.fail('MISSING_FIELD', 'transactionId required');
-    const txs = [...this.ctx.store.transactions.values()].filter(
-      (t) => t.merchantId === call.merchantId && t.transactionId === transactionId,
-    );
+    const txs = this.ctx.store.withTransactionId(call.merchantId, transactionId);
     const earlier = txs.find((t) => t.kind === 'timeout-void');
     if (earlier) {
       call.target = earlier;

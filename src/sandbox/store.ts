@@ -105,6 +105,8 @@ type RecordKind = 'tx' | 'unmatched' | 'link' | 'offer' | 'merchant' | 'oauth';
 /** Keyed records, written through to SQLite when a file is configured. */
 export class SandboxStore {
   readonly transactions = new Map<string, LedgerTransaction>();
+  /** Transactions by merchant and client transactionId (duplicate detection, timeout reversal and void). */
+  private readonly byClientId = new Map<string, LedgerTransaction[]>();
   /** Requests that neither created nor targeted a transaction (authentication failures, rejected requests). */
   readonly unmatched: LedgerRequest[] = [];
   private readonly others = new Map<string, Map<string, unknown>>();
@@ -133,7 +135,7 @@ export class SandboxStore {
       }>;
       for (const row of rows) {
         const value: unknown = JSON.parse(row.json);
-        if (row.kind === 'tx') this.transactions.set(row.id, value as LedgerTransaction);
+        if (row.kind === 'tx') this.index(value as LedgerTransaction);
         else if (row.kind === 'unmatched') {
           this.unmatched.push(value as LedgerRequest);
           this.unmatchedSeq++;
@@ -157,10 +159,25 @@ export class SandboxStore {
     this.upsert?.run(kind, id, JSON.stringify(value));
   }
 
+  private index(tx: LedgerTransaction): void {
+    if (!this.transactions.has(tx.id) && tx.transactionId !== undefined) {
+      const key = `${tx.merchantId}\u0000${tx.transactionId}`;
+      const list = this.byClientId.get(key) ?? [];
+      list.push(tx);
+      this.byClientId.set(key, list);
+    }
+    this.transactions.set(tx.id, tx);
+  }
+
   /** Stores (or re-stores after a change) a transaction; durable when this returns. */
   saveTx(tx: LedgerTransaction): void {
-    this.transactions.set(tx.id, tx);
+    this.index(tx);
     this.write('tx', tx.id, tx);
+  }
+
+  /** Every transaction of `merchantId` that carried `transactionId`, in creation order. */
+  withTransactionId(merchantId: string, transactionId: string): readonly LedgerTransaction[] {
+    return this.byClientId.get(`${merchantId}\u0000${transactionId}`) ?? [];
   }
 
   /** Records a request that belongs to no transaction. */
@@ -186,6 +203,7 @@ export class SandboxStore {
   /** Forgets everything (admin reset), in memory and on disk. */
   clear(): void {
     this.transactions.clear();
+    this.byClientId.clear();
     this.unmatched.length = 0;
     this.others.clear();
     this.unmatchedSeq = 0;

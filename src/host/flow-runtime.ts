@@ -11,11 +11,14 @@ import {
 import type { Logger } from '../log/index.js';
 import { formatMoney } from '../money/index.js';
 import type { CustomerView, DisplayAmount, Screen, UserEvent } from './api.js';
+import { localDateTime } from './local-time.js';
 
 /** The running machine of the configured parking model. */
 export interface FlowRuntime {
   actor: AnyActorRef;
   settings: FlowSettings;
+  /** The parking clock the machine runs on. */
+  clock: { now(): number };
 }
 
 /** Creates (not starts) the actor of the configured model with the host's effects provided. */
@@ -41,7 +44,7 @@ export function createFlowActor(
   })();
   const actor = createActor(machine, { input }) as unknown as AnyActorRef;
   actor.subscribe({ error: (err: unknown) => logger.error({ err }, 'parking machine failed') });
-  return { actor, settings };
+  return { actor, settings, clock };
 }
 
 const TITLES: Record<Screen, string> = {
@@ -73,8 +76,9 @@ function durationLabel(minutes: number): string {
   return m === 0 ? `${h} h` : `${h} h ${m} min`;
 }
 
-function receiptView(r: ReceiptData, locale: string): NonNullable<CustomerView['receipt']> {
-  const when = new Date(r.atMs).toISOString().replace('T', ' ').slice(0, 19);
+function receiptView(r: ReceiptData, locale: string, timeZone: string): NonNullable<CustomerView['receipt']> {
+  const t = localDateTime(new Date(r.atMs), timeZone);
+  const when = `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)} ${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}`;
   return {
     title: r.comments,
     lines: [
@@ -116,7 +120,12 @@ export function customerView(runtime: FlowRuntime, config: Config, lastReceipt: 
       ...(view.session.heldMinor !== undefined ? { held: display(view.session.heldMinor, view.currency, locale) } : {}),
     };
   }
+  if (screen === 'enter-ticket' && config.reader.kind === 'sim') {
+    // With the simulated reader there is no ticket machine either: offer a ticket taken 95 minutes ago.
+    const ticket = `${localDateTime(new Date(runtime.clock.now() - 95 * 60_000), config.terminal.timezone).slice(0, 12)}0001`;
+    result.message = `${view.message} (demo ticket, entered 95 minutes ago: ${ticket})`;
+  }
   const receipt = view.receipt ?? (screen === 'approved' ? lastReceipt : undefined);
-  if (receipt) result.receipt = receiptView(receipt, locale);
+  if (receipt) result.receipt = receiptView(receipt, locale, config.terminal.timezone);
   return result;
 }

@@ -1,0 +1,194 @@
+import { mkdtempSync, readFileSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockAgent } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  encryptedFileTokenStore,
+  OAuthTokenManager,
+  receiveConsent,
+  REFRESH_GRACE_MS,
+  type OAuthTokens,
+  type TokenStore,
+} from './oauth.js';
+
+const TOKEN_URL = 'https://token.test';
+const timeouts = { connectMs: 1000, headersMs: 1000, bodyMs: 1000 };
+
+function memoryStore(initial?: OAuthTokens): TokenStore & { saved: OAuthTokens[] } {
+  let t = initial;
+  const saved: OAuthTokens[] = [];
+  return {
+    saved,
+    load: () => t,
+    save: (x) => {
+      t = x;
+      saved.push(x);
+    },
+    clear: () => {
+      t = undefined;
+    },
+  };
+}
+
+let agent: MockAgent | undefined;
+afterEach(async () => {
+  const a = agent;
+  agent = undefined;
+  await a?.close();
+});
+
+function manager(store: TokenStore, now: () => number): OAuthTokenManager {
+  const a = new MockAgent();
+  a.disableNetConnect();
+  agent = a;
+  return new OAuthTokenManager({
+    tokenUrl: TOKEN_URL,
+    clientId: 'c',
+    clientSecret: 's',
+    store,
+    timeouts,
+    now,
+    dispatcher: a,
+    retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 },
+  });
+}
+
+const tokens = (now: number): OAuthTokens => ({
+  accessToken: 'A1',
+  accessTokenExpiresAt: now + 899_000,
+  refreshToken: 'R1',
+  refreshTokenExpiresAt: now + 365 * 86_400_000,
+});
+
+describe('OAuthTokenManager', () => {
+  it('refreshes the access token before it expires and persists the rotated refresh token', async () => {
+    let now = 1_000_000;
+    const store = memoryStore(tokens(now));
+    const m = manager(store, () => now);
+    expect(await m.accessToken()).toBe('A1');
+    let form = '';
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply((o) => {
+        form = typeof o.body === 'string' ? o.body : Buffer.isBuffer(o.body) ? o.body.toString('utf8') : '';
+        return {
+          statusCode: 200,
+          data: JSON.stringify({
+            access_token: 'A2',
+            refresh_token: 'R2',
+            expires_in: 899,
+            refresh_token_expires_in: 31_536_000,
+            token_type: 'bearer',
+          }),
+        };
+      });
+    now += 850_000; // within the refresh margin of the 899 s lifetime
+    expect(await m.accessToken()).toBe('A2');
+    expect(new URLSearchParams(form).get('grant_type')).toBe('refresh_token');
+    expect(new URLSearchParams(form).get('refresh_token')).toBe('R1');
+    expect(store.saved.at(-1)?.refreshToken).toBe('R2');
+    await m.close();
+  });
+
+  it('reports the grace period, then requires re-authorization without calling the endpoint', async () => {
+    const t0 = 5_000_000;
+    const store = memoryStore(tokens(t0));
+    let now = t0 + 366 * 86_400_000;
+    const m = manager(store, () => now);
+    expect(m.state()).toBe('grace-period');
+    now = t0 + 365 * 86_400_000 + REFRESH_GRACE_MS + 1;
+    expect(m.state()).toBe('reauthorization-required');
+    await expect(m.accessToken()).rejects.toMatchObject({ code: 'GW_OAUTH_REAUTHORIZE' });
+    await m.close();
+  });
+
+  it('turns a token-endpoint 500 into a typed error carrying its code, and access_denied into re-authorization', async () => {
+    let now = 1;
+    const m = manager(memoryStore({ ...tokens(now), accessTokenExpiresAt: 0 }), () => now);
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(500, { error: 'invalid_client' });
+    await expect(m.accessToken()).rejects.toMatchObject({
+      code: 'GW_OAUTH_TOKEN',
+      oauthError: 'invalid_client',
+    });
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(500, { error: 'access_denied' });
+    await expect(m.accessToken()).rejects.toMatchObject({ code: 'GW_OAUTH_REAUTHORIZE' });
+    expect(m.state()).toBe('reauthorization-required');
+    now += 1;
+    await m.close();
+  });
+
+  it('refreshes once on ACCESS_TOKEN_EXPIRED and not on UNAUTHORIZED_PARTNER', async () => {
+    const m = manager(memoryStore(tokens(1)), () => 1);
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(200, { access_token: 'A2', refresh_token: 'R2', expires_in: 899 });
+    expect(await m.renewAfterUnauthorized({ response: { rmsg: { error: 'UNAUTHORIZED_PARTNER' } } })).toBe(
+      false,
+    );
+    expect(await m.renewAfterUnauthorized({ response: { rmsg: { error: 'ACCESS_TOKEN_EXPIRED' } } })).toBe(
+      true,
+    );
+    expect(await m.accessToken()).toBe('A2');
+    await m.close();
+  });
+});
+
+describe('encryptedFileTokenStore', () => {
+  it('keeps the tokens encrypted on disk and reads nothing with another key', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tok-')), 'tokens.enc');
+    const store = encryptedFileTokenStore(path, Buffer.alloc(32, 3));
+    store.save(tokens(1));
+    expect(readFileSync(path, 'utf8')).not.toContain('R1');
+    expect(store.load()?.refreshToken).toBe('R1');
+    expect(encryptedFileTokenStore(path, Buffer.alloc(32, 4)).load()).toBeUndefined();
+  });
+});
+
+describe('receiveConsent', () => {
+  async function port(): Promise<number> {
+    return new Promise((resolve) => {
+      const s = createServer();
+      s.listen(0, '127.0.0.1', () => {
+        const p = (s.address() as { port: number }).port;
+        s.close(() => resolve(p));
+      });
+    });
+  }
+
+  it('answers a different state with 401 and rejects (spec 000: possible forgery)', async () => {
+    const redirectUrl = `http://127.0.0.1:${await port()}/cb`;
+    let ready!: () => void;
+    const listening = new Promise<void>((r) => (ready = r));
+    const waiting = receiveConsent({
+      redirectUrl,
+      state: 'expected',
+      timeoutMs: 5000,
+      onListening: () => ready(),
+    });
+    const rejected = expect(waiting).rejects.toMatchObject({ code: 'GW_OAUTH_STATE' });
+    await listening;
+    const res = await fetch(`${redirectUrl}?code=abc&state=forged`);
+    expect(res.status).toBe(401);
+    await rejected;
+  });
+
+  it('reads a return without parameters as a denial, not a failure', async () => {
+    const redirectUrl = `http://127.0.0.1:${await port()}/cb`;
+    let ready!: () => void;
+    const listening = new Promise<void>((r) => (ready = r));
+    const waiting = receiveConsent({ redirectUrl, state: 's', timeoutMs: 5000, onListening: () => ready() });
+    await listening;
+    await fetch(redirectUrl);
+    expect(await waiting).toEqual({ kind: 'denied' });
+  });
+});

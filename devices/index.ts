@@ -2,6 +2,7 @@ import type { Logger } from '../src/log/index.js';
 import type { CardReader } from './reader.js';
 import { SimulatedHidDevice } from './sim/hid-device.js';
 import { SimulatedPtyTransport } from './sim/pty-transport.js';
+import { VIRTUAL_CARD_NAMES, VIRTUAL_CARDS } from './sim/cards.js';
 import { ReaderSimulator, type SimulatedReaderControl } from './sim/simulator.js';
 import { SimulatedStreamTransport } from './sim/stream-transport.js';
 import { HidTransport, type HidDeviceLike } from './transports/hid.js';
@@ -72,7 +73,7 @@ const simulators = new WeakMap<CardReader, ReaderSimulator>();
 /**
  * Builds the reader the options describe. Nothing is opened until `connect()`. For kind 'sim' the simulator is
  * reachable through {@link getSimulatorControl}.
- * @throws ReaderError READER_UNAVAILABLE when a serial reader has no path, RangeError for an unknown virtual card.
+ * @throws ReaderError READER_UNAVAILABLE when a serial reader has no path or the simulator's card is unknown.
  */
 export function createReader(options: ReaderOptions, deps: ReaderDeps = {}): CardReader {
   const driverOptions = {
@@ -101,6 +102,11 @@ export function createReader(options: ReaderOptions, deps: ReaderDeps = {}): Car
       });
       break;
     case 'sim': {
+      if (!(options.sim.card in VIRTUAL_CARDS))
+        throw new ReaderError(
+          'READER_UNAVAILABLE',
+          `reader.sim.card "${options.sim.card}" is not a virtual card; known: ${VIRTUAL_CARD_NAMES.join(', ')}`,
+        );
       const sim = new ReaderSimulator({ card: options.sim.card, presentDelayMs: options.sim.presentDelayMs });
       simulator = sim;
       transport = simulatorTransport(sim, options.sim.transport);

@@ -65,16 +65,17 @@ export type ReaderErrorCode =
   | 'READER_CANCELLED' // cancel() or the abort signal ended the activate
   | 'READER_DISCONNECTED' // the transport closed or the device went away
   | 'READER_NOT_CONNECTED' // a command before connect() or during a reconnect
-  | 'READER_PROTOCOL' // a reply that does not fit the protocol (status codes 01–0D other than 08)
+  | 'READER_PROTOCOL' // a reply that does not fit the protocol (status codes 01–0D other than 08; activate error
+  //                     codes 01, 03, 40, 41: the terminal sent something the reader refused)
   | 'READER_UNAVAILABLE' // the transport cannot be opened (no such port, node-hid libraries missing)
   | 'CARD_COLLISION' // more than one card in the field
-  | 'CARD_REMOVED' // the card left before the read completed
+  | 'CARD_REMOVED' // the card left before the read completed (activate error code 30, card did not respond)
   | 'CARD_EXPIRED'
   | 'CARD_BLOCKED'
   | 'CARD_UNSUPPORTED' // the reader does not support the card or its network
   | 'CARD_DECLINED_OFFLINE' // the card generated an AAC
   | 'CARD_USE_CONTACT' // contactless refused: insert the card
-  | 'CARD_ERROR'; // any other card error (activate error codes 20, 24, 30, 40–62)
+  | 'CARD_ERROR'; // any other card error (activate error codes 20, 24, 43, 50–62)
 
 /** Every failure of a reader call. `activateErrorCode` / `status` carry the reader's raw codes when there are some. */
 export class ReaderError extends Error {
@@ -89,7 +90,11 @@ export class ReaderError extends Error {
   }
 }
 
-/** Health of the reader as shown in the operator status bar. */
+/**
+ * Health of the reader as shown in the operator status bar: `disconnected` before connect and after close,
+ * `connecting` during connect, `ready` idle, `busy` while an activate is outstanding, `reconnecting` after the
+ * transport went away (or the idle watchdog ping went unanswered) until the reader answers again.
+ */
 export type ReaderHealth = 'connecting' | 'ready' | 'busy' | 'reconnecting' | 'disconnected';
 
 export interface ReaderEvents {
@@ -101,7 +106,13 @@ export interface ReaderEvents {
 }
 
 export interface CardReader {
-  /** Opens the transport, pings the reader and sets poll-on-demand mode. Resolves when the reader answered. */
+  /**
+   * Opens the transport, pings the reader and sets poll-on-demand mode. Resolves when the reader answered. When it
+   * fails it rejects (READER_UNAVAILABLE, READER_TIMEOUT …) and keeps retrying in the background with the reconnect
+   * backoff (health `reconnecting`); `reconnected` is emitted once the reader answers, so a reader plugged in after
+   * start comes up without a restart. After a disconnect the driver reconnects by itself: delays double from
+   * `reconnectInitialMs` up to `reconnectMaxMs`.
+   */
   connect(): Promise<void>;
   /**
    * Starts a transaction and waits for a card. Resolves with the card read; rejects with a ReaderError (card errors

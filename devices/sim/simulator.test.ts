@@ -1,0 +1,207 @@
+import { describe, expect, it } from 'vitest';
+import { bytesToHex, decodeTlv, flattenTlv } from '../../src/emv/index.js';
+import { buildActivateData } from '../vivotech2/commands.js';
+import { encodeHostFrame, type RawFrame } from '../vivotech2/frame.js';
+import { FrameParser } from '../vivotech2/parser.js';
+import { buildVirtualRead, VIRTUAL_CARD_NAMES, VIRTUAL_CARDS } from './cards.js';
+import { ReaderSimulator } from './simulator.js';
+
+/** The simulator at the byte level: host frames in, reader frames out. */
+function wire(sim: ReaderSimulator) {
+  const parser = new FrameParser('reader-to-host');
+  const replies: RawFrame[] = [];
+  let unplugged = false;
+  const endpoint = sim.attach({
+    send: (bytes) => replies.push(...parser.push(bytes)),
+    unplugged: () => {
+      unplugged = true;
+    },
+  });
+  const send = (cmd: number, sub: number, data?: Uint8Array): void =>
+    endpoint.deliver(encodeHostFrame({ cmd, sub, ...(data ? { data } : {}) }));
+  const until = async (n: number): Promise<RawFrame[]> => {
+    while (replies.length < n) await new Promise((r) => setTimeout(r, 5));
+    return replies;
+  };
+  return { send, until, replies, endpoint, isUnplugged: () => unplugged };
+}
+
+const ACTIVATE = buildActivateData({
+  amountMinor: 1250,
+  otherAmountMinor: 0,
+  currencyNumeric: '826',
+  countryNumeric: '826',
+  transactionType: '00',
+  timeoutSeconds: 5,
+});
+
+describe('ReaderSimulator', () => {
+  it('answers Ping and its firmware version', async () => {
+    const w = wire(new ReaderSimulator({ firmware: 'TEST FW 1' }));
+    w.send(0x18, 0x01);
+    w.send(0x29, 0x00);
+    const [ping, fw] = await w.until(2);
+    expect(ping).toMatchObject({ cmd: 0x18, code: 0x00 });
+    expect(String.fromCharCode(...(fw?.data ?? []))).toBe('TEST FW 1');
+  });
+
+  it('answers nothing to a frame with a bad CRC', async () => {
+    const sim = new ReaderSimulator();
+    const w = wire(sim);
+    const frame = encodeHostFrame({ cmd: 0x18, sub: 0x01 });
+    frame[15] = (frame[15] as number) ^ 0xff;
+    w.endpoint.deliver(frame);
+    w.send(0x29, 0x00);
+    const replies = await w.until(1);
+    expect(replies.map((r) => r.cmd)).toEqual([0x29]);
+    expect(sim.received).toEqual([{ cmd: 0x29, sub: 0x00 }]);
+  });
+
+  it('answers unknown commands with 02 and unknown sub-commands with 03', async () => {
+    const w = wire(new ReaderSimulator());
+    w.send(0x77, 0x00);
+    w.send(0x18, 0x09);
+    expect((await w.until(2)).map((r) => r.code)).toEqual([0x02, 0x03]);
+  });
+
+  it('refuses any command but Cancel while an Activate is outstanding (status 0B)', async () => {
+    const sim = new ReaderSimulator({ card: 'no-card' });
+    const w = wire(sim);
+    w.send(0x02, 0x01, ACTIVATE);
+    w.send(0x18, 0x01);
+    w.send(0x02, 0x01, ACTIVATE);
+    expect((await w.until(2)).map((r) => [r.cmd, r.code])).toEqual([
+      [0x18, 0x0b],
+      [0x02, 0x0b],
+    ]);
+    expect(sim.refused).toBe(2);
+    w.send(0x05, 0x01);
+    expect((await w.until(3))[2]).toMatchObject({ cmd: 0x05, code: 0x00 });
+  });
+
+  it('refuses commands while it processes a Cancel, and never sends the cancelled result', async () => {
+    const sim = new ReaderSimulator({ card: 'n2-contact', presentDelayMs: 0, cancelDelayMs: 30 });
+    const w = wire(sim);
+    w.send(0x02, 0x01, ACTIVATE);
+    w.send(0x05, 0x01);
+    w.send(0x18, 0x01);
+    const replies = await w.until(2);
+    expect(replies.map((r) => [r.cmd, r.code])).toEqual([
+      [0x18, 0x0b],
+      [0x05, 0x00],
+    ]);
+    await new Promise((r) => setTimeout(r, 100));
+    expect(w.replies).toHaveLength(2);
+  });
+
+  it('reports a card, then the read with status 23 and the request echoed in DE055', async () => {
+    const w = wire(new ReaderSimulator({ card: 'n1-contact', presentDelayMs: 0 }));
+    w.send(0x02, 0x01, ACTIVATE);
+    const [detected, result] = await w.until(2);
+    expect(detected).toMatchObject({ cmd: 0x02, code: 0x0e, data: Uint8Array.of(0x01) });
+    expect(result).toMatchObject({ cmd: 0x02, code: 0x23 });
+  });
+
+  it('answers Activate with error 41 when the amount is missing and 03 when it is zero', async () => {
+    const w = wire(new ReaderSimulator());
+    w.send(0x02, 0x01, Uint8Array.of(5));
+    w.send(
+      0x02,
+      0x01,
+      buildActivateData({
+        amountMinor: 0,
+        otherAmountMinor: 0,
+        currencyNumeric: '826',
+        countryNumeric: '826',
+        transactionType: '00',
+        timeoutSeconds: 5,
+      }),
+    );
+    expect((await w.until(2)).map((r) => [r.code, r.data[0]])).toEqual([
+      [0x0a, 0x41],
+      [0x0a, 0x03],
+    ]);
+  });
+
+  it('times out with status 08 when no card comes', async () => {
+    const w = wire(new ReaderSimulator({ card: 'no-card' }));
+    w.send(
+      0x02,
+      0x01,
+      buildActivateData({
+        amountMinor: 1,
+        otherAmountMinor: 0,
+        currencyNumeric: '826',
+        countryNumeric: '826',
+        transactionType: '00',
+        timeoutSeconds: 1,
+      }),
+    );
+    expect((await w.until(1))[0]).toMatchObject({ cmd: 0x02, code: 0x08 });
+  });
+
+  it('stores configuration TLVs and answers them back', async () => {
+    const w = wire(new ReaderSimulator());
+    w.send(0x04, 0x00, Uint8Array.of(0x9f, 0x1a, 0x02, 0x08, 0x26));
+    w.send(0x03, 0x02);
+    const [set, get] = await w.until(2);
+    expect(set?.code).toBe(0x00);
+    expect(bytesToHex(get?.data ?? new Uint8Array(0))).toBe('9F1A020826');
+    w.send(0x04, 0x00, Uint8Array.of(0x9f));
+    expect((await w.until(3))[2]?.code).toBe(0x07);
+  });
+
+  it('unplugs: the link learns it, and attaching fails until plugged', () => {
+    const sim = new ReaderSimulator();
+    const w = wire(sim);
+    sim.unplug();
+    expect(w.isUnplugged()).toBe(true);
+    expect(() => sim.attach({ send: () => undefined, unplugged: () => undefined })).toThrow(/unplugged/);
+    sim.plug();
+    expect(() => sim.attach({ send: () => undefined, unplugged: () => undefined })).not.toThrow();
+  });
+
+  it('refuses an unknown virtual card', () => {
+    expect(() => new ReaderSimulator().setCard('no-such-card')).toThrow(RangeError);
+  });
+});
+
+describe('virtual cards', () => {
+  const request = new Map([['9F02', Uint8Array.of(0, 0, 0, 0, 0x12, 0x50)]]);
+  it('lists every card once, by name', () => {
+    expect(VIRTUAL_CARD_NAMES.length).toBeGreaterThanOrEqual(20);
+    for (const name of VIRTUAL_CARD_NAMES) expect(VIRTUAL_CARDS[name]?.name).toBe(name);
+  });
+
+  it('builds chip reads whose TLVs decode, with the amount of the request', () => {
+    for (const card of Object.values(VIRTUAL_CARDS)) {
+      if (card.outcome.kind !== 'read') continue;
+      const read = buildVirtualRead(card.outcome.card, card.outcome.entryMode, {
+        request,
+        date: '261122',
+        sequence: 0,
+      });
+      const tags = flattenTlv(decodeTlv(read.tlvs));
+      if (read.de055Present)
+        expect(bytesToHex(tags.find((t) => t.tag === '9F02')?.value ?? new Uint8Array(0))).toBe(
+          '000000001250',
+        );
+      else expect(read.track2).toMatch(/\d{16}=\d{7}/);
+    }
+  });
+
+  it('changes the ATC and the cryptogram from one read to the next', () => {
+    const outcome = VIRTUAL_CARDS['n2-contact']?.outcome;
+    if (outcome?.kind !== 'read') throw new Error('n2-contact is a read');
+    const tag = (seq: number, t: string): string =>
+      bytesToHex(
+        flattenTlv(
+          decodeTlv(
+            buildVirtualRead(outcome.card, 'contact', { request, date: '261122', sequence: seq }).tlvs,
+          ),
+        ).find((x) => x.tag === t)?.value ?? new Uint8Array(0),
+      );
+    expect(tag(0, '9F36')).not.toBe(tag(1, '9F36'));
+    expect(tag(0, '9F26')).not.toBe(tag(1, '9F26'));
+  });
+});

@@ -339,6 +339,8 @@ export class SqliteJournal implements Journal {
   private sync: 'FULL' | 'NORMAL' = 'FULL';
   private closed = false;
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
+  /** One cached transaction wrapper: better-sqlite3 builds BEGIN/COMMIT statements per wrapper. */
+  private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
 
   constructor(path: string, options: OpenJournalOptions = {}) {
     this.logger = options.logger ?? silentLogger();
@@ -359,6 +361,7 @@ export class SqliteJournal implements Journal {
       this.db.pragma('foreign_keys = ON');
       migrate(this.db);
       this.stmts = this.prepare();
+      this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
     } catch (cause) {
       this.db.close();
       if (cause instanceof JournalError) throw cause;
@@ -423,6 +426,14 @@ export class SqliteJournal implements Journal {
    * transaction. SQLite failures become `JOURNAL_IO` (`JOURNAL_DUPLICATE` for a unique transactionId).
    */
   atomically<T>(full: boolean, fn: () => T): T {
+    return this.write(full, () => this.runInTransaction.immediate(fn) as T);
+  }
+
+  /**
+   * Runs `fn` (one statement, or a transaction of its own) with the wanted durability; maps SQLite failures.
+   * A single INSERT is atomic on its own, so {@link begin} skips the explicit BEGIN/COMMIT round trip.
+   */
+  private write<T>(full: boolean, fn: () => T): T {
     this.ensureOpen();
     try {
       if (!this.db.inTransaction) {
@@ -432,7 +443,7 @@ export class SqliteJournal implements Journal {
           this.sync = wanted;
         }
       }
-      return this.db.transaction(fn).immediate();
+      return fn();
     } catch (e) {
       if (e instanceof JournalError) throw e;
       if (isConstraint(e))
@@ -467,26 +478,45 @@ export class SqliteJournal implements Journal {
       referenced_transaction_id: entry.referencedTransactionId ?? null,
     };
     const sealed = seal(this.key, entry.body, bodyContext(ctx));
-    const id = this.atomically(entry.moneyMoving, () => {
-      if (entry.resolvesEntryId !== undefined) this.row(entry.resolvesEntryId);
-      const info = this.stmts.insert.run({
-        ...ctx,
-        comments: entry.comments,
-        method: entry.method,
-        path: entry.path,
-        body_enc: sealed,
-        body_length: entry.body.length,
-        amount_minor: entry.amountMinor ?? null,
-        currency: entry.currency ?? null,
-        flow_id: entry.flowId ?? null,
-        parent_gateway_id: entry.parentGatewayId ?? null,
-        masked_pan: entry.maskedPan ?? null,
-        money_moving: entry.moneyMoving ? 1 : 0,
-        resolves_entry_id: entry.resolvesEntryId ?? null,
-      });
-      return Number(info.lastInsertRowid);
+    const values = {
+      ...ctx,
+      comments: entry.comments,
+      method: entry.method,
+      path: entry.path,
+      body_enc: sealed,
+      body_length: entry.body.length,
+      amount_minor: entry.amountMinor ?? null,
+      currency: entry.currency ?? null,
+      flow_id: entry.flowId ?? null,
+      parent_gateway_id: entry.parentGatewayId ?? null,
+      masked_pan: entry.maskedPan ?? null,
+      money_moving: entry.moneyMoving ? 1 : 0,
+      resolves_entry_id: entry.resolvesEntryId ?? null,
+    };
+    const insert = (): number => Number(this.stmts.insert.run(values).lastInsertRowid);
+    const id =
+      entry.resolvesEntryId === undefined
+        ? this.write(entry.moneyMoving, insert)
+        : this.atomically(entry.moneyMoving, () => {
+            this.row(entry.resolvesEntryId ?? 0);
+            return insert();
+          });
+    // The row as inserted; reading it back would cost a query per append for nothing.
+    return toEntry({
+      ...values,
+      id,
+      state: 'pending',
+      gateway_id: null,
+      status: null,
+      http_status: null,
+      authorized_minor: null,
+      reason: null,
+      resolution: null,
+      resolved_by_entry_id: null,
+      sent_at: null,
+      outcome_at: null,
+      resolved_at: null,
     });
-    return toEntry(this.row(id));
   }
 
   markSent(entryId: number): void {

@@ -281,10 +281,7 @@ export class OfflineQueue {
     private readonly options: OfflineQueueOptions,
   ) {
     if (options.policy !== 'online-only' && options.policy !== 'prefer-online')
-      throw new JournalError(
-        'JOURNAL_INVALID',
-        `unknown offline policy "${String(options.policy)}"`,
-      );
+      throw new JournalError('JOURNAL_INVALID', `unknown offline policy "${String(options.policy)}"`);
     this.limits = checkLimits(options.limits);
     this.now = options.now ?? journal.now;
     this.logger = options.logger ?? journal.logger;

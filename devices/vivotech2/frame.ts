@@ -150,13 +150,13 @@ export function decodeFrame(
   for (let i = 0; i < Math.min(FRAME_HEADER.length, bytes.length); i++)
     if (bytes[i] !== FRAME_HEADER[i])
       throw new FrameError('FRAME_HEADER', 'frame does not start with "ViVOtech2\\0"', i);
-  if (bytes.length < FRAME_OVERHEAD)
+  const h = FRAME_HEADER.length;
+  if (bytes.length < FRAME_PREFIX_LENGTH)
     throw new FrameError(
       'FRAME_TRUNCATED',
-      `frame of ${bytes.length} bytes is shorter than ${FRAME_OVERHEAD}`,
+      `frame of ${bytes.length} bytes ends before its LEN field`,
       bytes.length,
     );
-  const h = FRAME_HEADER.length;
   const length = ((bytes[h + 2] as number) << 8) | (bytes[h + 3] as number);
   if (length > maxDataLength)
     throw new FrameError('FRAME_TOO_LONG', `LEN ${length} exceeds the limit of ${maxDataLength}`, h + 2);

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { createActor, type AnyActorRef } from 'xstate';
+import { createActor, type AnyActorRef, type AnyMachineSnapshot } from 'xstate';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import type { FlowSettings } from './settings.js';
@@ -223,6 +223,9 @@ describe('spec 001 comments values, each emitted by a model', () => {
       comments: 'VOID Timeout',
       original: { transactionId: fake.sent[0]?.transactionId },
     });
-    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error', reason: 'TIMEOUT_RESOLVED' });
+    expect(describeView(actor.getSnapshot() as AnyMachineSnapshot)).toMatchObject({
+      screen: 'error',
+      reason: 'TIMEOUT_RESOLVED',
+    });
   });
 });

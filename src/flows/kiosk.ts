@@ -105,6 +105,7 @@ export const kioskMachine = setup({
     lookingUp: {
       tags: ['processing'],
       invoke: {
+        id: 'lookupTicket',
         src: 'lookupTicket',
         input: ({ context }) => ({ ticket: context.ticket ?? '' }),
         onDone: [

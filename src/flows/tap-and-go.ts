@@ -216,6 +216,7 @@ export const tapAndGoMachine = setup({
     openingHold: {
       tags: ['processing'],
       invoke: {
+        id: 'openHold',
         src: 'openHold',
         input: ({ context }) => requireHold(context),
         onDone: {
@@ -274,6 +275,7 @@ export const tapAndGoMachine = setup({
     exitReading: {
       tags: ['present-card'],
       invoke: {
+        id: 'readCard',
         src: 'readCard',
         input: ({ context }) => ({
           amountMinor: 0,
@@ -302,6 +304,7 @@ export const tapAndGoMachine = setup({
     claiming: {
       tags: ['processing'],
       invoke: {
+        id: 'claimHold',
         src: 'claimHold',
         input: ({ context }) => ({ fingerprint: context.card?.fingerprint ?? '' }),
         onDone: [

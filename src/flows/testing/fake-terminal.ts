@@ -97,6 +97,8 @@ export class FakeTerminal implements FlowEffects {
   readonly settled = new Map<string, Settled>();
   /** Per service, the outcomes of the next requests (default approved). */
   readonly outcomes: Partial<Record<ServiceName, SubmitKind[]>> = {};
+  /** Outcomes of the next requests whatever their service (before `outcomes`). */
+  readonly nextKinds: SubmitKind[] = [];
   /** Per service, approve for this amount instead of the one requested (a partial approval). */
   readonly partialMinor: Partial<Record<ServiceName, number>> = {};
   /** Next card reads: a card (default) or an error code to reject with, or 'hang' to wait for the abort. */
@@ -150,7 +152,7 @@ export class FakeTerminal implements FlowEffects {
     this.seq += 1;
     const transactionId = `T${this.seq}`;
     const gatewayId = `G${this.seq}`;
-    let kind: SubmitKind = this.outcomes[request.service]?.shift() ?? 'approved';
+    let kind: SubmitKind = this.nextKinds.shift() ?? this.outcomes[request.service]?.shift() ?? 'approved';
     let authorizedMinor: number | undefined;
     let partial = false;
     if (kind === 'approved' || kind === 'unknown') {

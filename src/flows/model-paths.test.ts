@@ -1,0 +1,324 @@
+import { describe, expect, it } from 'vitest';
+import { getShortestPaths } from '@xstate/graph';
+import {
+  createActor,
+  type AnyActorRef,
+  type AnyMachineSnapshot,
+  type AnyStateMachine,
+  type EventObject,
+} from 'xstate';
+import { attendedMachine } from './attended.js';
+import { kioskMachine } from './kiosk.js';
+import { meterMachine } from './meter.js';
+import { provideFlowEffects } from './provide.js';
+import { tapAndGoMachine } from './tap-and-go.js';
+import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import type { FlowSettings } from './settings.js';
+import type { TransactionResult } from './transaction.js';
+import type { FlowEvent } from './models.js';
+
+/**
+ * Model-based tests: @xstate/graph generates the shortest path to every state of each model machine, over the user
+ * events and every kind of transaction outcome. Each path is then replayed on the real machine with fake effects
+ * scripted to produce those outcomes; after each path the machine must be in the state the path predicts and the
+ * fake's ledger must balance (no money rule broken, no hold left open unless the session owns it, no card read left
+ * unreleased once idle).
+ */
+
+type Kind = 'meter' | 'kiosk' | 'attended' | 'tapAndGo';
+
+const MACHINES: Record<Kind, AnyStateMachine> = {
+  meter: meterMachine,
+  kiosk: kioskMachine,
+  attended: attendedMachine,
+  tapAndGo: tapAndGoMachine,
+};
+
+/** How long the seeded tap-and-go car has been inside. */
+const STAY_MS = 45 * 60_000;
+
+const DONE_TRANSACTION = 'xstate.done.actor.transaction';
+
+const OUTCOMES: TransactionResult[] = [
+  {
+    kind: 'approved',
+    transactionId: 'T',
+    gatewayId: 'G',
+    authorizedMinor: 300,
+    partial: false,
+    card: {
+      cardRef: 'c',
+      entryMode: 'contact',
+      cardType: '001',
+      maskedPan: '411111******1111',
+      fingerprint: 'fp-1',
+      fallback: false,
+      chip: true,
+    },
+  },
+  { kind: 'declined', transactionId: 'T', reason: 'GENERAL_DECLINE' },
+  { kind: 'cancelled', undone: true },
+  { kind: 'card-error', code: 'CARD_ERROR' },
+  { kind: 'unknown', transactionId: 'T', resolved: true },
+];
+
+const USER_EVENTS: Record<Kind, FlowEvent[]> = {
+  meter: [
+    { type: 'START' },
+    { type: 'CHOOSE_DURATION', minutes: 60 },
+    { type: 'CONFIRM' },
+    { type: 'EXTEND', minutes: 30 },
+    { type: 'END_SESSION' },
+    { type: 'CANCEL' },
+    { type: 'DONE' },
+  ],
+  kiosk: [
+    { type: 'START' },
+    { type: 'ENTER_TICKET', ticket: 'T1' },
+    { type: 'LOST_TICKET' },
+    { type: 'CONFIRM' },
+    { type: 'CANCEL' },
+    { type: 'DONE' },
+  ],
+  attended: [
+    { type: 'START' },
+    { type: 'CREDIT' },
+    { type: 'ENTER_AMOUNT', minor: 1_250 },
+    { type: 'CONFIRM' },
+    { type: 'CANCEL' },
+    { type: 'DONE' },
+  ],
+  tapAndGo: [{ type: 'TAP_ENTRY' }, { type: 'TAP_EXIT' }, { type: 'CANCEL' }, { type: 'DONE' }],
+};
+
+function extraEvents(kind: Kind): EventObject[] {
+  switch (kind) {
+    case 'kiosk':
+      return [
+        { type: 'xstate.done.actor.lookupTicket', output: { found: true, ticket: 'T1', enteredAtMs: 0 } },
+        { type: 'xstate.done.actor.lookupTicket', output: { found: false, ticket: 'T1' } },
+      ] as unknown as EventObject[];
+    case 'tapAndGo':
+      return [
+        { type: 'xstate.done.actor.openHold', output: undefined },
+        {
+          type: 'xstate.done.actor.readCard',
+          output: {
+            cardRef: 'c',
+            entryMode: 'contact',
+            cardType: '001',
+            maskedPan: 'x',
+            fingerprint: 'fp-1',
+            fallback: false,
+            chip: true,
+          },
+        },
+        {
+          type: 'xstate.done.actor.claimHold',
+          output: {
+            holdId: 'h',
+            authorizedMinor: 2_000,
+            enteredAtMs: new FakeTerminal().clock.now() - STAY_MS,
+          },
+        },
+      ] as unknown as EventObject[];
+    case 'meter':
+    case 'attended':
+      return [];
+  }
+}
+
+/** States that wait on an effect: the fake answers at once, so a path cannot end in one on the live machine. */
+const WAITING: Record<Kind, string[]> = {
+  meter: ['authorizing', 'incrementing', 'reauthorizing', 'capturing', 'reversing'],
+  kiosk: ['lookingUp', 'paying'],
+  attended: ['paying'],
+  tapAndGo: [
+    'entryVerifying',
+    'entryHolding',
+    'openingHold',
+    'entryReleasing',
+    'exitReading',
+    'claiming',
+    'exitIncrementing',
+    'exitCapturing',
+    'exitReversing',
+  ],
+};
+
+/** States whose transaction reads a card. */
+const READING: Record<Kind, string[]> = {
+  meter: ['authorizing', 'reauthorizing'],
+  kiosk: ['paying'],
+  attended: ['paying'],
+  tapAndGo: ['entryVerifying'],
+};
+
+const settingsFor = (kind: Kind): FlowSettings => testSettings(kind === 'attended' ? { catLevel: 6 } : {});
+
+function pathsOf(kind: Kind) {
+  const fake = new FakeTerminal();
+  // A cancel or a card error can only end a transaction that reads a card; follow-ons get the gateway outcomes only.
+  const events = (snapshot: AnyMachineSnapshot) => [
+    ...USER_EVENTS[kind],
+    ...OUTCOMES.filter(
+      (o) =>
+        READING[kind].includes(String(snapshot.value)) || (o.kind !== 'cancelled' && o.kind !== 'card-error'),
+    ).map((output) => ({ type: DONE_TRANSACTION, output })),
+    ...extraEvents(kind),
+  ];
+  return getShortestPaths(MACHINES[kind], {
+    input: { settings: settingsFor(kind), clock: fake.clock },
+    events,
+    // Distinguish states by why they were reached, so that every outcome into a state gets its own path.
+    serializeState: (snapshot: AnyMachineSnapshot) => {
+      const c = snapshot.context as {
+        reason?: string;
+        paidMinutes?: number;
+        holds?: unknown[];
+        mode?: string;
+      };
+      return JSON.stringify([snapshot.value, c.reason, c.paidMinutes, c.holds?.length, c.mode]);
+    },
+  } as never);
+}
+
+/** Scripts the fake so that the next transaction ends with this outcome. */
+function scriptOutcome(fake: FakeTerminal, outcome: TransactionResult): void {
+  switch (outcome.kind) {
+    case 'approved':
+      fake.nextKinds.push('approved');
+      return;
+    case 'rejected':
+      return;
+    case 'declined':
+    case 'unknown':
+      fake.nextKinds.push(outcome.kind);
+      return;
+    case 'cancelled':
+      fake.reads.push('hang');
+      return;
+    case 'card-error':
+      fake.reads.push('CARD_ERROR');
+      return;
+  }
+}
+
+function awaitingResolution(actor: AnyActorRef): boolean {
+  const children = (actor.getSnapshot() as AnyMachineSnapshot).children as Record<
+    string,
+    AnyActorRef | undefined
+  >;
+  const child = children['transaction']?.getSnapshot() as { value?: unknown } | undefined;
+  return child?.value === 'awaitingResolution';
+}
+
+async function replay(kind: Kind, steps: { event: EventObject }[]) {
+  const fake = new FakeTerminal();
+  const settings = settingsFor(kind);
+  if (kind === 'tapAndGo') {
+    // A car already inside: its hold is open in the ledger and in the hold store.
+    const outcome = await fake.submit(
+      {
+        service: 'preauth',
+        comments: 'Parking Auth',
+        amountMinor: 2_000,
+        currency: 'GBP',
+        catLevel: 2,
+        cardRef: 'seed',
+        includeEmvTags: false,
+      },
+      new AbortController().signal,
+    );
+    await fake.openHold({
+      holdId: outcome.transactionId,
+      fingerprint: 'fp-1',
+      maskedPan: 'x',
+      gatewayId: outcome.gatewayId ?? '',
+      transactionId: outcome.transactionId,
+      authorizedMinor: 2_000,
+      currency: 'GBP',
+      cardRef: 'seed',
+      includeEmvTags: true,
+      enteredAtMs: fake.clock.now(),
+      expiresAtMs: fake.clock.now() + settings.tapAndGoMaxStayMs,
+    });
+    fake.clock.increment(STAY_MS);
+  }
+  if (kind === 'kiosk') fake.tickets.set('T1', fake.clock.now() - 95 * 60_000);
+  const machine = provideFlowEffects[kind](fake);
+  const actor = createActor(machine, {
+    input: { settings, clock: fake.clock },
+    clock: fake.clock,
+  }) as AnyActorRef;
+  actor.start();
+  const rest = steps.slice(1).map((s) => s.event);
+  for (let i = 0; i < rest.length; i += 1) {
+    const event = rest[i] as EventObject;
+    if (event.type.startsWith('xstate.done.actor.')) continue;
+    // Look ahead: the effects answer the transactions this event starts (up to the next user event) the way the
+    // path says.
+    const next = rest[i + 1];
+    const following: TransactionResult[] = [];
+    for (
+      let j = i + 1;
+      j < rest.length && (rest[j] as EventObject).type.startsWith('xstate.done.actor.');
+      j += 1
+    ) {
+      const e = rest[j] as EventObject;
+      if (e.type === DONE_TRANSACTION) following.push((e as unknown as { output: TransactionResult }).output);
+    }
+    for (const outcome of following) scriptOutcome(fake, outcome);
+    const cancelAfter = following[0]?.kind === 'cancelled';
+    const unknown = following.some((o) => o.kind === 'unknown');
+    if (next?.type === 'xstate.done.actor.lookupTicket') {
+      const found = (next as unknown as { output: { found: boolean } }).output.found;
+      if (!found) fake.tickets.delete('T1');
+    }
+    actor.send(event);
+    await settle();
+    if (cancelAfter) {
+      actor.send({ type: 'CANCEL' });
+      await settle();
+    }
+    if (unknown && awaitingResolution(actor)) {
+      fake.clock.increment(settings.timing.timeoutReversalDelayMs);
+      await settle();
+    }
+    fake.nextKinds.length = 0;
+    // Outcomes scripted for an original that this path did not use must not leak into the next step.
+    for (const key of Object.keys(fake.outcomes)) delete fake.outcomes[key as keyof typeof fake.outcomes];
+  }
+  return { fake, snapshot: actor.getSnapshot() as AnyMachineSnapshot };
+}
+
+function owned(snapshot: AnyMachineSnapshot): { holds: string[]; cards: string[] } {
+  const context = snapshot.context as {
+    holds?: { gatewayId: string; cardRef: string }[];
+    cardRefs?: string[];
+  };
+  const holds = context.holds ?? [];
+  const idle = snapshot.matches('idle');
+  return {
+    holds: holds.map((h) => h.gatewayId),
+    cards: [...holds.map((h) => h.cardRef), ...(idle ? [] : (context.cardRefs ?? []))],
+  };
+}
+
+describe('model-based paths through each model machine', () => {
+  for (const kind of Object.keys(MACHINES) as Kind[]) {
+    it(`${kind}: every generated path ends where the model says and leaves a balanced ledger`, async () => {
+      const paths = pathsOf(kind);
+      expect(paths.length).toBeGreaterThan(5);
+      const ending = paths.filter((p) => !WAITING[kind].includes(String(p.state.value)));
+      expect(ending.length).toBeGreaterThan(3);
+      for (const path of ending) {
+        const { fake, snapshot } = await replay(kind, path.steps as { event: EventObject }[]);
+        const label = `${kind}: ${path.steps.map((s) => (s.event as EventObject).type).join(' > ')}`;
+        expect(snapshot.value, label).toEqual(path.state.value);
+        const own = owned(snapshot);
+        expect(fake.balanceProblems(own.holds, own.cards), label).toEqual([]);
+      }
+    });
+  }
+});

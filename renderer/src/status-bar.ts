@@ -25,7 +25,12 @@ export function renderStatusBar(
         'status-reader',
         'Reader',
         `${reader.kind} ${reader.health}${reader.firmware ? ` (${reader.firmware})` : ''}`,
-        reader.health === 'ok' ? 'ok' : 'bad',
+        // ReaderHealth of devices/reader.ts: ready and busy are healthy; connecting and reconnecting are on the way.
+        reader.health === 'ready' || reader.health === 'busy'
+          ? 'ok'
+          : reader.health === 'connecting' || reader.health === 'reconnecting'
+            ? 'warn'
+            : 'bad',
       ),
     );
     const gw = status.gateway;

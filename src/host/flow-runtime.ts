@@ -105,6 +105,7 @@ export function customerView(runtime: FlowRuntime, config: Config, lastReceipt: 
     actions,
   };
   if (view.amountMinor !== undefined) result.amount = display(view.amountMinor, view.currency, locale);
+  else if (screen === 'enter-amount') result.amount = display(0, view.currency, locale);
   if (view.maskedPan !== undefined) result.maskedPan = view.maskedPan;
   if (view.durations)
     result.durations = view.durations.map((d) => ({

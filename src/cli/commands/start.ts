@@ -32,7 +32,7 @@ for this start. Stops on SIGINT/SIGTERM.`,
     const electron = values.headless ? undefined : electronBinary();
     if (!values.headless && electron) {
       // The Electron main process builds its own TerminalHost from the same configuration (main/main.ts).
-      const child = spawn(electron, [resolve(import.meta.dirname, '../../../dist/main/main/main.js')], {
+      const child = spawn(electron, [resolve(import.meta.dirname, '../../../dist/main/main.js')], {
         stdio: 'inherit',
         env: { ...process.env, PARKING_TERMINAL_CONFIG: configFile ?? '' },
       });

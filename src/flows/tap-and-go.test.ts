@@ -1,0 +1,143 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { provideFlowEffects } from './provide.js';
+import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import { describeView } from './view.js';
+
+const MIN = 60_000;
+
+function gate(fake: FakeTerminal) {
+  const actor = createActor(provideFlowEffects.tapAndGo(fake), {
+    input: { settings: testSettings(), clock: fake.clock },
+    clock: fake.clock,
+  });
+  actor.start();
+  return actor;
+}
+
+describe('tap-and-go machine', () => {
+  it('verifies, holds and stores the hold at entry, then captures the fee at exit with the same card', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', amountMinor: 2_000 });
+    expect([...fake.holds.values()][0]).toMatchObject({ fingerprint: 'fp-1', authorizedMinor: 2_000 });
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(100 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking AVR', 0],
+      ['Parking Auth', 2_000],
+      ['Parking Capture Less Than Auth', 600],
+    ]);
+    expect(fake.closedHolds).toEqual([{ holdId: fake.sent[1]?.transactionId, resolution: 'captured' }]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
+  it('asks for an incremental authorization when the fee exceeds the hold', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(2 * 24 * 60 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(fake.comments().slice(-2)).toEqual(['Parking Incremental Auth', 'Parking Capture']);
+    expect(fake.sent.at(-1)?.amountMinor).toBe(4_000);
+  });
+
+  it('refuses an exit by a card that has no open hold', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'declined', reason: 'NO_ENTRY' });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('reverses the hold when the stay is within the grace period', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(5 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('hold expiry machine', () => {
+  it('reverses a hold that never exits once the maximum stay has passed', async () => {
+    const fake = new FakeTerminal();
+    const gateActor = gate(fake);
+    gateActor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    const hold = [...fake.holds.values()][0];
+    if (hold === undefined) throw new Error('no hold');
+    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+      input: { settings: testSettings(), clock: fake.clock, hold },
+      clock: fake.clock,
+    });
+    expiry.start();
+    fake.clock.increment(24 * 60 * MIN - 1);
+    await settle();
+    expect(fake.sent).toHaveLength(2);
+    fake.clock.increment(1);
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
+    expect(expiry.getSnapshot().output).toMatchObject({ holdId: hold.holdId, outcome: 'reversed' });
+  });
+});
+
+describe('operator machine', () => {
+  async function operate(fake: FakeTerminal, pin: string, transactionId: string, amountMinor?: number) {
+    const actor = createActor(provideFlowEffects.operator(fake), {
+      input: {
+        settings: testSettings(),
+        clock: fake.clock,
+        pin,
+        command: { type: 'refund', transactionId, ...(amountMinor !== undefined ? { amountMinor } : {}) },
+      },
+      clock: fake.clock,
+    });
+    actor.start();
+    await settle();
+    return actor.getSnapshot().output;
+  }
+
+  it('refuses a wrong PIN without sending anything', async () => {
+    const fake = new FakeTerminal();
+    expect(await operate(fake, '0000', 'T1')).toMatchObject({ outcome: 'refused', code: 'OPERATOR_PIN' });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('refuses a refund above what is left of the sale, and an unknown transaction', async () => {
+    const fake = new FakeTerminal();
+    const sale = await fake.submit(
+      {
+        service: 'sale',
+        comments: 'Parking Sale',
+        amountMinor: 500,
+        currency: 'GBP',
+        catLevel: 2,
+        cardRef: 'c',
+        includeEmvTags: false,
+      },
+      new AbortController().signal,
+    );
+    expect(await operate(fake, fake.pin, sale.transactionId, 501)).toMatchObject({
+      outcome: 'not-allowed',
+      code: 'REFUND_EXCEEDS_CAPTURED',
+    });
+    expect(await operate(fake, fake.pin, 'nope')).toMatchObject({ outcome: 'not-found' });
+    expect(fake.sent).toHaveLength(1);
+  });
+});

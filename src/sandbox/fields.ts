@@ -9,7 +9,13 @@ import { GatewayAnswer, type FieldDetail } from './errors.js';
 export function valueAt(body: unknown, path: string): unknown {
   let cur: unknown = body;
   for (const key of path.split('.')) {
-    if (typeof cur !== 'object' || cur === null || Array.isArray(cur)) return undefined;
+    if (Array.isArray(cur)) {
+      // Array elements by index: `orderInformation.lineItems.0.productName`.
+      if (!/^\d+$/.test(key)) return undefined;
+      cur = cur[Number(key)];
+      continue;
+    }
+    if (typeof cur !== 'object' || cur === null) return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
   return cur;

@@ -115,6 +115,16 @@ export function maskBody(value: unknown, key = ''): unknown {
   if (typeof value !== 'string') return value;
   const k = key.toLowerCase();
   if (k === 'number') return /^\d{12,19}$/.test(value) ? maskPan(value) : '[REDACTED]';
+  if (k === 'tags') {
+    const decoded = decodeEmvTags(value);
+    return decoded.ok && !decoded.tags.some((t) => NEVER_SEND_TAGS.has(t.tag)) ? value : '[REDACTED]';
+  }
+  if (k === 'transactionlocaldatetime') return value;
+  // Any Luhn-valid card-number-like run elsewhere (a link field, a comment) is masked too.
+  const text = value.replace(/(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g, (run) => {
+    const digits = run.replace(/[ -]/g, '');
+    return luhnValid(digits) ? maskPan(digits) : run;
+  });
   if (
     k === 'trackdata' ||
     k === 'securitycode' ||
@@ -124,11 +134,7 @@ export function maskBody(value: unknown, key = ''): unknown {
     k === 'track2'
   )
     return '[REDACTED]';
-  if (k === 'tags') {
-    const decoded = decodeEmvTags(value);
-    return decoded.ok && !decoded.tags.some((t) => NEVER_SEND_TAGS.has(t.tag)) ? value : '[REDACTED]';
-  }
-  return value;
+  return text;
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined> {

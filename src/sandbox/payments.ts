@@ -5,7 +5,7 @@
  * every change is committed to the store before the answer is built.
  */
 import { createHash, randomInt } from 'node:crypto';
-import { currencyByAlpha, toDecimalString } from '../money/index.js';
+import { currencyByAlpha, parseDecimal, toDecimalString } from '../money/index.js';
 import { maskPan } from '../emv/index.js';
 import { cardTypeOfPan, isExpired, luhnValid, readTrackData } from './card.js';
 import {
@@ -445,8 +445,23 @@ export class PaymentService {
     if (!decline && expiry !== undefined && isExpired(expiry, now)) decline = 'EXPIRED_CARD';
     // Amount triggers apply to card-present requests (the terminal's); card-not-present SDK samples such as
     // 102.21 USD must run unchanged, so only the declining test cards act on them.
+    // A converted (DCC family A) authorization triggers on the merchant's original amount, which the tester chose.
+    const original = valueAt(call.body, 'orderInformation.amountDetails.originalAmount');
+    const originalCurrency = valueAt(call.body, 'orderInformation.amountDetails.originalCurrency');
+    let triggerAmount = total;
+    if (
+      typeof original === 'string' &&
+      typeof originalCurrency === 'string' &&
+      currencyByAlpha(originalCurrency)
+    ) {
+      try {
+        triggerAmount = parseDecimal(original, originalCurrency);
+      } catch {
+        triggerAmount = total;
+      }
+    }
     const trigger: TriggerOutcome = cardPresent
-      ? amountTrigger(total, { canDecline: true, canBePartial: service !== 'verification' })
+      ? amountTrigger(triggerAmount, { canDecline: true, canBePartial: service !== 'verification' })
       : { kind: 'approve' };
     let fault: FaultKind | undefined;
     let authorized = total;

@@ -22,13 +22,25 @@ export interface SignedClient {
   ): Promise<SignedAnswer>;
 }
 
-export function createSignedClient(baseUrl: string, merchant: MerchantKey = DEMO_MERCHANT): SignedClient {
+/** `clock` dates the requests (tests that advance the sandbox clock advance this one too). */
+export function createSignedClient(
+  baseUrl: string,
+  merchant: MerchantKey = DEMO_MERCHANT,
+  clock: () => Date = () => new Date(),
+): SignedClient {
   const host = new URL(baseUrl).host;
   return {
     async send(method, path, body, extraHeaders = {}) {
       const upper = method.toUpperCase();
       const text = body === undefined ? '' : JSON.stringify(body);
-      const headers = signRequest({ method: upper, path, host, body: text, merchant });
+      const headers = signRequest({
+        method: upper,
+        path,
+        host,
+        body: text,
+        merchant,
+        date: clock().toUTCString(),
+      });
       const res = await fetch(`${baseUrl}${path}`, {
         method: upper,
         headers: { ...headers, 'content-type': 'application/json', ...extraHeaders },

@@ -10,7 +10,7 @@ import { samplePayment } from '../../src/sandbox/sample-requests.js';
 let sandbox: Sandbox;
 let client: SignedClient;
 const hooks: Array<{ headers: IncomingMessage['headers']; body: string }> = [];
-let hookWaiters: Array<() => void> = [];
+const hookWaiters: Array<() => void> = [];
 const hookServer = createServer((req, res) => {
   let body = '';
   req.on('data', (c: Buffer) => (body += c.toString('utf8')));

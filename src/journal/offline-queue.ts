@@ -156,6 +156,21 @@ const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
 const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
 const KEY_CHECK = 'offline_key_check';
 
+interface Claimed {
+  row: Row;
+  body: Buffer;
+  entryId: number;
+}
+
+interface Tally {
+  stop: boolean;
+  forwarded: number;
+  approved: number;
+  gatewayUnreachable: boolean;
+  declined: StoredPayment[];
+  unknown: number[];
+}
+
 function toPayment(r: Row): StoredPayment {
   return {
     id: r.id,
@@ -260,11 +275,13 @@ export class OfflineQueue {
   private readonly limits: OfflineLimits;
   private readonly now: () => Date;
   private readonly logger: Logger;
+  private readonly pendingWrites: { write: () => void; resolve: () => void; reject: (e: unknown) => void }[] =
+    [];
   private readonly stmts: {
     insert: Statement;
     get: Statement<[number], Row>;
     byTx: Statement<[string], Row>;
-    next: Statement<[], Row>;
+    next: Statement<[number], Row>;
     open: Statement<[], { n: number; oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
     claim: Statement;
@@ -294,7 +311,7 @@ export class OfflineQueue {
           @masked_pan, @flow_id, 'stored', @stored_at)`),
       get: db.prepare('SELECT * FROM offline_payments WHERE id = ?'),
       byTx: db.prepare('SELECT * FROM offline_payments WHERE transaction_id = ?'),
-      next: db.prepare(`SELECT * FROM offline_payments WHERE state = 'stored' ORDER BY id LIMIT 1`),
+      next: db.prepare(`SELECT * FROM offline_payments WHERE state = 'stored' ORDER BY id LIMIT ?`),
       open: db.prepare(`SELECT COUNT(*) AS n, MIN(stored_at) AS oldest FROM offline_payments
         WHERE state IN ('stored', 'forwarding')`),
       openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
@@ -531,36 +548,63 @@ export class OfflineQueue {
     return offlineQueueStatus(this.journal, { policy: this.options.policy, limits: this.limits }, this.now());
   }
 
-  /** Claims the oldest stored payment and journals its forward, in one transaction; undefined when none is left. */
-  private claimNext(): { row: Row; body: Buffer; entry: JournalEntry } | undefined {
-    return this.journal.atomically(true, () => {
-      const row = this.stmts.next.get();
-      if (!row) return undefined;
-      if (row.body_enc === null)
-        throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
-      const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
-      const entry = this.journal.begin({
-        transactionId: row.transaction_id,
-        service: row.service,
-        comments: row.comments,
-        method: row.method,
-        path: row.path,
-        body,
-        amountMinor: row.amount_minor,
-        currency: row.currency,
-        ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
-        ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
-        moneyMoving: true,
+  /**
+   * Claims up to `max` of the oldest stored payments and journals their forwards (begun and marked sent), in one
+   * transaction: a payment is claimed exactly when its journal entry exists, so it can never be sent twice.
+   */
+  private claimBatch(max: number): Claimed[] {
+    return this.journal.atomically(true, () =>
+      this.stmts.next.all(max).map((row) => {
+        if (row.body_enc === null)
+          throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
+        const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
+        const entry = this.journal.begin({
+          transactionId: row.transaction_id,
+          service: row.service,
+          comments: row.comments,
+          method: row.method,
+          path: row.path,
+          body,
+          amountMinor: row.amount_minor,
+          currency: row.currency,
+          ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
+          ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
+          moneyMoving: true,
+        });
+        // Marked sent in the claiming transaction: the next thing this payment does is go out.
+        this.journal.markSent(entry.id);
+        if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
+          throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
+        return { row, body, entryId: entry.id };
+      }),
+    );
+  }
+
+  /**
+   * Commits `write` durably together with every other write queued in the same tick (group commit): outcomes that
+   * arrive together share one disk sync. Resolves once the write is on disk.
+   */
+  private commitSoon(write: () => void): Promise<void> {
+    return new Promise<void>((resolve, reject) => {
+      this.pendingWrites.push({ write, resolve, reject });
+      if (this.pendingWrites.length > 1) return;
+      setImmediate(() => {
+        const batch = this.pendingWrites.splice(0);
+        try {
+          this.journal.atomically(true, () => {
+            for (const w of batch) w.write();
+          });
+          for (const w of batch) w.resolve();
+        } catch (e) {
+          for (const w of batch) w.reject(e);
+        }
       });
-      if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
-        throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
-      return { row, body, entry };
     });
   }
 
   /**
    * Forwards stored payments, oldest first, with at most `concurrency` in flight. Each is journaled and marked sent
-   * before it goes out, sent once, and its outcome and the wipe of its card data are one transaction. Stops early
+   * before it goes out, sent once, and its outcome and the wipe of its card data are committed together. Stops early
    * (leaving the rest stored) when the gateway cannot be reached or `signal` aborts.
    */
   async forwardPending(
@@ -571,94 +615,104 @@ export class OfflineQueue {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
       throw new JournalError('JOURNAL_INVALID', 'concurrency must be an integer from 1 to 64');
     this.reconcile();
-    let stop = false;
-    let forwarded = 0;
-    let approved = 0;
-    let gatewayUnreachable = false;
-    const declined: StoredPayment[] = [];
-    const unknown: number[] = [];
-    const worker = async (): Promise<void> => {
-      while (!stop && !options.signal?.aborted) {
-        const claimed = this.claimNext();
-        if (!claimed) return;
-        const { row, body, entry } = claimed;
-        this.journal.markSent(entry.id);
-        let outcome: ForwardOutcome;
-        try {
-          outcome = await forwarder.forward({
-            transactionId: row.transaction_id,
-            service: row.service,
-            comments: row.comments,
-            method: row.method,
-            path: row.path,
-            body,
-            amountMinor: row.amount_minor,
-            currency: row.currency,
-            moneyMoving: true,
-            journalEntryId: entry.id,
-          });
-        } catch (e) {
-          outcome = {
-            kind: 'unknown',
-            error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
-          };
-        } finally {
-          body.fill(0);
-        }
-        if (outcome.kind === 'not-sent') {
-          stop = true;
-          gatewayUnreachable = true;
-          this.journal.atomically(true, () => {
-            this.journal.resolve(entry.id, NOT_SENT);
-            this.stmts.unclaim.run(row.id);
-          });
-          continue;
-        }
-        forwarded += 1;
-        const reason = outcome.reason ?? outcome.error?.code;
-        this.journal.atomically(true, () => {
-          this.journal.recordOutcome(entry.id, {
-            state: outcome.kind,
-            ...(outcome.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
-            ...(outcome.status !== undefined ? { status: outcome.status } : {}),
-            ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
-            ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
-            ...(reason !== undefined ? { reason } : {}),
-          });
-          this.complete(row.id, outcome.kind, {
-            gatewayId: outcome.gatewayId,
-            status: outcome.status,
-            reason,
-          });
-        });
-        switch (outcome.kind) {
-          case 'approved':
-            approved += 1;
-            break;
-          case 'declined':
-          case 'rejected': {
-            const p = this.get(row.id);
-            if (p) declined.push(p);
-            this.logger.warn(
-              { offlineId: row.id, transactionId: row.transaction_id, outcome: outcome.kind, reason },
-              'offline payment not approved after forwarding',
-            );
-            break;
-          }
-          case 'unknown':
-            unknown.push(entry.id);
-            break;
-        }
-      }
+    const tally: Tally = {
+      stop: false,
+      forwarded: 0,
+      approved: 0,
+      gatewayUnreachable: false,
+      declined: [],
+      unknown: [],
     };
-    await Promise.all(Array.from({ length: concurrency }, () => worker()));
+    const inFlight = new Set<Promise<void>>();
+    for (;;) {
+      const free = concurrency - inFlight.size;
+      if (free > 0 && !tally.stop && !options.signal?.aborted)
+        for (const claimed of this.claimBatch(free)) {
+          const run: Promise<void> = this.forwardOne(claimed, forwarder, tally).finally(() =>
+            inFlight.delete(run),
+          );
+          inFlight.add(run);
+        }
+      if (inFlight.size === 0) break;
+      await Promise.race(inFlight);
+    }
     return {
-      forwarded,
-      approved,
-      declined,
-      unknown,
-      gatewayUnreachable,
+      forwarded: tally.forwarded,
+      approved: tally.approved,
+      declined: tally.declined,
+      unknown: tally.unknown,
+      gatewayUnreachable: tally.gatewayUnreachable,
       remaining: this.stmts.open.get()?.n ?? 0,
     };
+  }
+
+  private async forwardOne(
+    { row, body, entryId }: Claimed,
+    forwarder: Forwarder,
+    tally: Tally,
+  ): Promise<void> {
+    let outcome: ForwardOutcome;
+    try {
+      outcome = await forwarder.forward({
+        transactionId: row.transaction_id,
+        service: row.service,
+        comments: row.comments,
+        method: row.method,
+        path: row.path,
+        body,
+        amountMinor: row.amount_minor,
+        currency: row.currency,
+        moneyMoving: true,
+        journalEntryId: entryId,
+      });
+    } catch (e) {
+      outcome = {
+        kind: 'unknown',
+        error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
+      };
+    } finally {
+      body.fill(0);
+    }
+    if (outcome.kind === 'not-sent') {
+      tally.stop = true;
+      tally.gatewayUnreachable = true;
+      await this.commitSoon(() => {
+        this.journal.resolve(entryId, NOT_SENT);
+        this.stmts.unclaim.run(row.id);
+      });
+      return;
+    }
+    const sent = outcome;
+    const reason = sent.reason ?? sent.error?.code;
+    await this.commitSoon(() => {
+      this.journal.recordOutcome(entryId, {
+        state: sent.kind,
+        ...(sent.gatewayId !== undefined ? { gatewayId: sent.gatewayId } : {}),
+        ...(sent.status !== undefined ? { status: sent.status } : {}),
+        ...(sent.httpStatus !== undefined ? { httpStatus: sent.httpStatus } : {}),
+        ...(sent.authorizedMinor !== undefined ? { authorizedMinor: sent.authorizedMinor } : {}),
+        ...(reason !== undefined ? { reason } : {}),
+      });
+      this.complete(row.id, sent.kind, { gatewayId: sent.gatewayId, status: sent.status, reason });
+    });
+    tally.forwarded += 1;
+    switch (sent.kind) {
+      case 'approved':
+        tally.approved += 1;
+        break;
+      case 'declined':
+      case 'rejected': {
+        const p = this.get(row.id);
+        if (p) tally.declined.push(p);
+        this.logger.warn(
+          { offlineId: row.id, transactionId: row.transaction_id, outcome: sent.kind, reason },
+          'offline payment not approved after forwarding',
+        );
+        break;
+      }
+      case 'unknown':
+        tally.unknown.push(entryId);
+        break;
+    }
   }
 }

@@ -21,6 +21,8 @@ export function actionLabel(type: UserEvent['type']): string | null {
       return 'Tap in';
     case 'TAP_EXIT':
       return 'Tap out';
+    case 'CREDIT':
+      return 'Credit a card';
     case 'CANCEL':
       return 'Cancel';
     case 'DONE':

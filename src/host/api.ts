@@ -142,6 +142,8 @@ export type UserEvent =
   | { type: 'END_SESSION' }
   | { type: 'TAP_ENTRY' }
   | { type: 'TAP_EXIT' }
+  /** Attended: start a standalone credit (spec 001 `Parking Standalone Credit`) instead of a sale. */
+  | { type: 'CREDIT' }
   | { type: 'CANCEL' }
   | { type: 'DONE' };
 

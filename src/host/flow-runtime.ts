@@ -97,7 +97,7 @@ export function customerView(runtime: FlowRuntime, config: Config, lastReceipt: 
   const locale = config.terminal.locale;
   const view = describeView(runtime.actor.getSnapshot() as Parameters<typeof describeView>[0]);
   const screen: Screen = view.screen;
-  const actions = view.actions.filter((a): a is UserEvent['type'] => a !== 'CREDIT');
+  const actions: UserEvent['type'][] = view.actions;
   const result: CustomerView = {
     screen,
     title: screen === 'approved' && view.reason === 'OFFLINE_STORED' ? 'Approved' : TITLES[screen],

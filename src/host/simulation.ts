@@ -152,7 +152,7 @@ export async function runSimulation(scenario: Scenario, options: { logger?: Logg
         break;
       }
       case 'attended': {
-        await send(host, scenario.credit ? ({ type: 'CREDIT' } as unknown as UserEvent) : { type: 'START' });
+        await send(host, scenario.credit ? { type: 'CREDIT' } : { type: 'START' });
         await waitFor(host, ['enter-amount'], 5_000);
         await send(host, { type: 'ENTER_AMOUNT', minor: scenario.amountMinor });
         await waitFor(host, ['confirm'], 5_000);

@@ -38,6 +38,7 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('END_SESSION') }),
   z.strictObject({ type: z.literal('TAP_ENTRY') }),
   z.strictObject({ type: z.literal('TAP_EXIT') }),
+  z.strictObject({ type: z.literal('CREDIT') }),
   z.strictObject({ type: z.literal('CANCEL') }),
   z.strictObject({ type: z.literal('DONE') }),
 ]);

@@ -1022,8 +1022,16 @@ export class PaymentService {
       }
       return this.applyVoid(call, original, 'timeout-void', now);
     }
+    // Nothing reached the gateway under this transactionId: nothing to void, still a success for the terminal.
+    // ISO 4217 "XXX" (no currency) marks the ledger entry; the answer carries no amount.
     const tx = this.newTx(call, 'timeout-void', 'XXX', { status: 'VOIDED', originalFound: false });
-    const body = { ...this.voidBody(tx, now, 0), voidAmountDetails: { voidAmount: '0', currency: 'XXX' } };
+    const body: Record<string, unknown> = {
+      _links: { self: link(`/pts/v2/voids/${tx.id}`, 'GET') },
+      id: tx.id,
+      submitTimeUtc: isoSeconds(now),
+      status: 'VOIDED',
+      clientReferenceInformation: this.clientRef(tx),
+    };
     return this.commit(tx, 201, body, []);
   }
 

@@ -75,7 +75,7 @@ export function samplePayment(o: SampleOptions & { sale?: boolean }): Record<str
       code: `order-${o.transactionId}`,
       transactionId: o.transactionId,
       comments: o.sale ? 'Parking Sale' : verification ? 'Parking AVR' : 'Parking Authorization',
-      partner: PARTNER,
+      partner: { ...PARTNER },
     },
     merchantInformation: { transactionLocalDateTime: '20261122101500' },
     orderInformation: { amountDetails: { totalAmount: toDecimalString(o.amountMinor, currency), currency } },
@@ -114,7 +114,7 @@ export function sampleCapture(
       code: `capture-${transactionId}`,
       transactionId,
       comments: amountMinor < authorizedMinor ? 'Parking Capture Less Than Auth' : 'Parking Capture',
-      partner: PARTNER,
+      partner: { ...PARTNER },
     },
     orderInformation: { amountDetails: { totalAmount: toDecimalString(amountMinor, currency), currency } },
   };
@@ -127,7 +127,7 @@ export function sampleReversal(
   emvTags?: string,
 ): Record<string, unknown> {
   return {
-    clientReferenceInformation: { code: 'reversal', comments: 'REVERSAL', partner: PARTNER },
+    clientReferenceInformation: { code: 'reversal', comments: 'REVERSAL', partner: { ...PARTNER } },
     orderInformation: { amountDetails: { currency } },
     reversalInformation: {
       amountDetails: { totalAmount: toDecimalString(authorizedMinor, currency) },
@@ -147,7 +147,7 @@ export function sampleTimeoutReversal(
     clientReferenceInformation: {
       transactionId: originalTransactionId,
       comments: 'REVERSAL Timeout',
-      partner: PARTNER,
+      partner: { ...PARTNER },
     },
     orderInformation: { amountDetails: { currency } },
     reversalInformation: { amountDetails: { totalAmount: toDecimalString(requestedMinor, currency) } },
@@ -166,7 +166,7 @@ export function sampleRefund(
       code: `refund-${transactionId}`,
       transactionId,
       comments: of === 'capture' ? 'REFUND Capture' : 'REFUND Payment',
-      partner: PARTNER,
+      partner: { ...PARTNER },
     },
     orderInformation: { amountDetails: { totalAmount: toDecimalString(amountMinor, currency), currency } },
   };

@@ -936,7 +936,8 @@ export class PaymentService {
       throw this.fail('NOT_VOIDABLE', `a ${target.status} transaction cannot be voided`, 'id');
     if (!this.ctx.voidable(new Date(target.createdAt)))
       throw this.fail('NOT_VOIDABLE', 'the settlement cut-off has passed; refund instead', 'id');
-    if (target.amounts.refunded > 0) throw this.fail('NOT_VOIDABLE', 'refunds exist; void them first', 'id');
+    if ((target.kind === 'capture' || target.kind === 'sale') && target.amounts.refunded > 0)
+      throw this.fail('NOT_VOIDABLE', 'refunds exist; void them first', 'id');
     const touched: LedgerTransaction[] = [target];
     const amount =
       target.kind === 'capture' || target.kind === 'sale'

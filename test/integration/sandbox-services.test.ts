@@ -420,3 +420,29 @@ describe('durable ledger', () => {
     }
   });
 });
+
+describe('voids of refunds and credits', () => {
+  it('voids a refund with VOID Refund and gives the amount back to the capture', async () => {
+    const id = await sale(3000);
+    const refund = await client.send(
+      'POST',
+      `/pts/v2/payments/${id}/refunds`,
+      sampleRefund(3000, tid(), 'sale'),
+    );
+    const v = await client.send('POST', `/pts/v2/refunds/${String(refund.body.id)}/voids`, {
+      clientReferenceInformation: { comments: 'VOID Refund' },
+    });
+    expect(v.body.status).toBe('VOIDED');
+    expect(sandbox.ledger().transactions.find((t) => t.id === id)?.amounts.refunded).toBe(0);
+    expect(sandbox.consistency().ok).toBe(true);
+  });
+
+  it('refuses to void a sale that has refunds', async () => {
+    const id = await sale(3000);
+    await client.send('POST', `/pts/v2/payments/${id}/refunds`, sampleRefund(1000, tid(), 'sale'));
+    const v = await client.send('POST', `/pts/v2/payments/${id}/voids`, {
+      clientReferenceInformation: { comments: 'VOID Payment' },
+    });
+    expect(v.body.reason).toBe('NOT_VOIDABLE');
+  });
+});

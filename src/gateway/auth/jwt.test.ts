@@ -27,7 +27,7 @@ function issue(subject: Array<{ name: string; value: string }>, serial: string, 
 }
 
 function pkcs12(
-  key: forge.pki.PrivateKey,
+  key: forge.pki.rsa.PrivateKey,
   certs: forge.pki.Certificate[],
   password: string,
   algorithm: '3des' | 'aes256' = 'aes256',

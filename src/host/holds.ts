@@ -73,6 +73,11 @@ export class HoldStore {
     return [...this.holds.values()].filter((h) => !h.claimed).map(({ claimed: _c, ...h }) => h);
   }
 
+  /** Whether a hold (claimed or not) with this id is open. */
+  has(holdId: string): boolean {
+    return this.holds.has(holdId);
+  }
+
   get size(): number {
     return this.holds.size;
   }

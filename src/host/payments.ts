@@ -17,6 +17,7 @@ import { requireCurrency } from '../money/index.js';
 import type { CardStore, HeldCard } from './card-store.js';
 import { failpoint } from './failpoints.js';
 import { localDateTime } from './local-time.js';
+import type { TagVault } from './tag-vault.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
 export class PaymentBuildError extends Error {
@@ -73,6 +74,8 @@ export class PaymentService {
       logger: Logger;
       health: GatewayHealthSink;
       now: () => Date;
+      /** Durable copy of open authorizations' tag sets (follow-ons after a restart). */
+      vault?: TagVault;
     },
   ) {}
 
@@ -143,8 +146,15 @@ export class PaymentService {
    * tags are repeated, not rebuilt for the follow-on's amount (gateway.md §7).
    */
   private followOnTags(request: FlowRequest): string | undefined {
-    if (!request.includeEmvTags || !request.cardRef) return undefined;
-    return this.originalTags.get(request.cardRef);
+    if (!request.includeEmvTags) return undefined;
+    const inMemory = request.cardRef ? this.originalTags.get(request.cardRef) : undefined;
+    const original = request.original?.transactionId;
+    return inMemory ?? (original ? this.deps.vault?.get(original) : undefined);
+  }
+
+  /** The tag set sent with an authorization (from the vault), e.g. for its reversal after a restart. */
+  authorizationTags(transactionId: string): string | undefined {
+    return this.deps.vault?.get(transactionId);
   }
 
   /** Maps a machine's request to the gateway client's typed request. Throws PaymentBuildError. */
@@ -289,8 +299,23 @@ export class PaymentService {
     failpoint('journal.outcome');
     const transactionId = prepared.transactionId ?? prepared.referencedTransactionId ?? `entry-${entry.id}`;
     const result = this.toSubmitOutcome(request, outcome, transactionId);
+    this.keepTags(request, prepared, result);
     if (result.kind === 'approved' && resolves) journal.resolve(resolves.id, request.service, entry.id);
     return { entry: journal.get(entry.id) ?? entry, prepared, outcome: result };
+  }
+
+  private keepTags(request: FlowRequest, prepared: PreparedRequest, result: SubmitOutcome): void {
+    const vault = this.deps.vault;
+    if (!vault || result.kind !== 'approved') return;
+    if (request.service === 'preauth' && prepared.transactionId && request.cardRef) {
+      const tags = this.originalTags.get(request.cardRef);
+      if (tags) vault.put(prepared.transactionId, tags);
+    } else if (
+      (request.service === 'capture' || request.service === 'reversal' || request.service === 'timeout-reversal') &&
+      request.original?.transactionId
+    ) {
+      vault.delete(request.original.transactionId);
+    }
   }
 
   /** Journals a gateway outcome for an entry (state per gateway.md §4 classification). */

@@ -51,6 +51,7 @@ import { HoldStore } from './holds.js';
 import { loadOrCreateSecret } from './keys.js';
 import { OperatorPin } from './operator-pin.js';
 import { PaymentService } from './payments.js';
+import { TagVault } from './tag-vault.js';
 import { GatewayResolver } from './resolver.js';
 
 /** The embedded sandbox's merchant key: the public demo key of the gateway's official SDK samples. */
@@ -117,12 +118,13 @@ export class TerminalHost implements TerminalApi {
     readonly sandbox: Sandbox | undefined,
     private readonly baseUrl: string,
     private readonly now: () => Date,
-    paths: { holds: string; fingerprintKey: string; offlineKey: string },
+    paths: { holds: string; fingerprintKey: string; offlineKey: string; tagVault: string },
     private readonly parkingClock: { now(): number },
   ) {
     this.cards = new CardStore(loadOrCreateSecret(paths.fingerprintKey));
     this.holds = new HoldStore(paths.holds);
     this.pin = new OperatorPin(config.terminal.operatorPinFile, () => this.now().getTime());
+    const atRestKey = fileKeyProvider(paths.offlineKey).loadKey();
     this.payments = new PaymentService({
       config,
       gateway,
@@ -130,6 +132,7 @@ export class TerminalHost implements TerminalApi {
       cards: this.cards,
       logger,
       now,
+      vault: new TagVault(paths.tagVault, atRestKey),
       health: {
         gatewayAnswered: () => this.setGateway(true),
         gatewayUnreachable: (reason) => this.setGateway(false, reason),
@@ -186,6 +189,7 @@ export class TerminalHost implements TerminalApi {
     const host = new TerminalHost(config, logger, reader, gateway, journal, sandbox, baseUrl, now, {
       holds: resolve(dirname(journalPath), 'holds.json'),
       fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'),
+      tagVault: resolve(dirname(journalPath), 'authorization-tags.json'),
       offlineKey,
     }, options.parkingClock ?? { now: () => now().getTime() });
     await host.start();
@@ -220,6 +224,7 @@ export class TerminalHost implements TerminalApi {
     this.runtime.actor.subscribe(() => this.changed());
     this.runtime.actor.start();
     for (const hold of this.holds.unclaimed()) this.watchHold(hold);
+    this.watchOrphanedAuthorizations();
     // Entries left unknown at runtime that no machine resolves (a machine gave up): resolved in the background.
     this.sweepTimer = setInterval(() => void this.sweep(), Math.max(1_000, this.config.journal.resolutionRetryMs));
     this.sweepTimer.unref();
@@ -399,6 +404,54 @@ export class TerminalHost implements TerminalApi {
     this.logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
     this.changed();
     return { kind: 'approved', transactionId: stored.transactionId, authorizedMinor: stored.amountMinor, partial: false, reason: 'OFFLINE_STORED' };
+  }
+
+  /**
+   * Pre-authorizations approved before a restart and neither captured nor reversed: the meter session that owned
+   * them is gone with the process, so the capture-window rule (spec 001 meter model: an authorization not captured in
+   * time is reversed) is applied here, from the journal, with the authorized total (increments included). Tap-and-go
+   * holds have their own store and expiry.
+   */
+  private watchOrphanedAuthorizations(): void {
+    const entries = this.journal.list({ limit: 100_000 });
+    const followOns = new Map<string, JournalEntry[]>();
+    for (const e of entries) {
+      if (!e.referencedTransactionId) continue;
+      const list = followOns.get(e.referencedTransactionId) ?? [];
+      list.push(e);
+      followOns.set(e.referencedTransactionId, list);
+    }
+    const windowMs = this.config.tariff.captureWindowMinutes * 60_000;
+    for (const e of entries) {
+      if (e.service !== 'preauth' || e.state !== 'approved' || !e.transactionId || !e.gatewayId) continue;
+      if (this.holds.has(e.transactionId)) continue;
+      const related = followOns.get(e.transactionId) ?? [];
+      const settled = related.some(
+        (f) => ['capture', 'reversal', 'timeout-reversal'].includes(f.service) && (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown'),
+      );
+      if (settled) continue;
+      const total = Math.max(
+        e.authorizedMinor ?? e.amountMinor ?? 0,
+        ...related.filter((f) => f.service === 'incremental' && f.state === 'approved').map((f) => f.authorizedMinor ?? 0),
+      );
+      const { transactionId, gatewayId } = e;
+      const currency = e.currency ?? this.config.terminal.currency;
+      const due = Date.parse(e.createdAt) + windowMs - this.now().getTime();
+      const timer = setTimeout(() => {
+        this.holdTimers.delete(`orphan:${transactionId}`);
+        void this.submit({
+          service: 'reversal',
+          comments: 'REVERSAL',
+          amountMinor: total,
+          currency,
+          catLevel: 2,
+          original: { gatewayId, transactionId, service: 'preauth' },
+          includeEmvTags: this.payments.authorizationTags(transactionId) !== undefined,
+        }).then((outcome) => this.logger.info({ transactionId, outcome: outcome.kind }, 'uncaptured authorization reversed'));
+      }, Math.min(Math.max(0, due), 2_147_000_000));
+      timer.unref();
+      this.holdTimers.set(`orphan:${transactionId}`, timer);
+    }
   }
 
   private watchHold(hold: HoldRecord): void {

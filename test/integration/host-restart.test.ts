@@ -1,0 +1,66 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+async function until<T>(what: () => T | undefined, timeoutMs = 15_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = what();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function screen(host: TerminalHost): Promise<string> {
+  const r = await host.snapshot();
+  return r.ok ? r.value.customer.screen : '?';
+}
+
+describe('terminal host across a restart', () => {
+  it('reverses, with its EMV tags, a meter pre-authorization left uncaptured by a restart once the capture window is over', async () => {
+    const sandbox: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    open.push(sandbox);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
+    const config = parseConfig({
+      terminal: { model: 'meter' },
+      reader: { sim: { presentDelayMs: 20 } },
+      tariff: { captureWindowMinutes: 1 },
+    });
+    const first = await createTerminalHost(config, { logger: silentLogger(), cwd, gatewayUrlOverride: sandbox.url });
+    await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+    await first.send({ type: 'START' });
+    await first.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    await first.send({ type: 'CONFIRM' });
+    for (let i = 0; i < 500 && (await screen(first)) !== 'session'; i++) await new Promise((r) => setTimeout(r, 20));
+    expect(await screen(first)).toBe('session');
+    await first.close(); // the meter session is gone with the process
+
+    const auth = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
+    expect(auth?.amounts.authorized).toBe(300);
+    // Restarted 61 seconds later: past the one-minute capture window.
+    const second = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: sandbox.url,
+      now: () => new Date(Date.now() + 61_000),
+    });
+    open.push(second);
+    const reversal = await until(() => sandbox.ledger().transactions.find((t) => t.kind === 'reversal'));
+    expect(reversal.comments).toBe('REVERSAL');
+    expect(reversal.requests[0]?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+    const after = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
+    expect(after?.amounts.reversed).toBe(300);
+    expect(sandbox.consistency().ok).toBe(true);
+  });
+});

@@ -16,6 +16,7 @@ class ScriptedTransport implements Transport {
   /** Default: answer Ping and Set poll mode with OK; leave the rest to the test. */
   answer: (frame: DecodedFrame) => void = (f) => {
     if (f.cmd === 0x18 || f.cmd === 0x01) this.reply(f.cmd, 0);
+    if (f.cmd === 0x29) this.reply(f.cmd, 0, Uint8Array.from([...'NEO v1.2\0'].map((c) => c.charCodeAt(0))));
   };
 
   open(events: TransportEvents): Promise<TransportConnection> {
@@ -94,14 +95,14 @@ afterEach(async () => {
 });
 
 describe('ViVOtech2Reader', () => {
-  it('connects with Ping and Set poll mode (poll on demand)', async () => {
+  it('connects with Ping, Set poll mode (poll on demand) and Get firmware version', async () => {
     const t = new ScriptedTransport();
     const healths: ReaderHealth[] = [];
     const reader = new ViVOtech2Reader(t, OPTIONS);
     readers.push(reader);
     reader.on('health', (h) => healths.push(h));
     await reader.connect();
-    expect(t.commands()).toEqual(['18-01', '01-01']);
+    expect(t.commands()).toEqual(['18-01', '01-01', '29-00']);
     expect(t.sent[1]?.data).toEqual(Uint8Array.of(0x01));
     expect(healths).toEqual(['connecting', 'ready']);
   });
@@ -112,11 +113,59 @@ describe('ViVOtech2Reader', () => {
     await expect(reader.ping()).rejects.toMatchObject({ code: 'READER_NOT_CONNECTED' });
   });
 
-  it('reads the firmware version as ASCII without trailing NULs', async () => {
+  it('answers the firmware version read at connect, as ASCII without trailing NULs, without a round trip', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t);
-    t.answer = (f) => t.reply(f.cmd, 0, Uint8Array.from([...'NEO v1.2\0'].map((c) => c.charCodeAt(0))));
+    const sent = t.sent.length;
     await expect(reader.firmwareVersion()).resolves.toBe('NEO v1.2');
+    expect(t.sent.length).toBe(sent);
+  });
+
+  it('connects when the reader cannot say its firmware, and asks again when asked', async () => {
+    const t = new ScriptedTransport();
+    const answer = t.answer;
+    t.answer = (f) => (f.cmd === 0x29 ? t.reply(f.cmd, 0x02) : answer(f));
+    const reader = await connected(t);
+    expect(reader.health).toBe('ready');
+    t.answer = answer;
+    await expect(reader.firmwareVersion()).resolves.toBe('NEO v1.2');
+  });
+
+  it('makes a caller wait for its own watchdog ping instead of failing with READER_BUSY', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { watchdogMs: 10 });
+    let answerPing: (() => void) | undefined;
+    const watchdogSent = new Promise<void>((resolve) => {
+      t.answer = (f) => {
+        if (f.cmd === 0x18 && !answerPing) {
+          answerPing = () => t.reply(0x18, 0);
+          resolve();
+        } else t.reply(f.cmd, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      };
+    });
+    await watchdogSent;
+    const activate = reader.activate(ACTIVATE);
+    answerPing?.();
+    await expect(activate).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+  });
+
+  it('cancels an activate that is still waiting for the watchdog ping, sending nothing for it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { watchdogMs: 10 });
+    let answerPing: (() => void) | undefined;
+    await new Promise<void>((resolve) => {
+      t.answer = (f) => {
+        if (f.cmd === 0x18) {
+          answerPing = () => t.reply(0x18, 0);
+          resolve();
+        }
+      };
+    });
+    const activate = reader.activate(ACTIVATE);
+    await reader.cancel();
+    answerPing?.();
+    await expect(activate).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    expect(t.commands()).not.toContain('02-01');
   });
 
   it('refuses an overlapping command with READER_BUSY and sends nothing for it', async () => {

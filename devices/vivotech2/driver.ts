@@ -44,6 +44,10 @@ interface Outstanding {
   timer: NodeJS.Timeout | undefined;
   /** Set once a Cancel was sent for this activate: its reply, should it still come, is discarded. */
   cancelled: boolean;
+  /** A command of the driver's own (handshake, watchdog ping): callers wait for it instead of getting READER_BUSY. */
+  readonly internal: boolean;
+  /** Resolves when the command ended, however it ended. */
+  readonly settled: Promise<void>;
 }
 
 interface CancelWait {
@@ -74,6 +78,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private attempt = 0;
   private reconnectTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
+  private firmware: string | undefined;
+  /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
+  private activateWaiting: { cancelled: boolean } | undefined;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
   discardedFrames = 0;
 
@@ -149,11 +156,16 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     }
     this.connection = connection;
     this.handshaking = true;
+    this.firmware = undefined;
     try {
-      await this.exchange(COMMANDS.ping);
-      const mode = await this.exchange(COMMANDS.setPollMode, Uint8Array.of(POLL_MODE.onDemand));
-      if (mode.code !== STATUS.OK)
-        throw errorForStatus(COMMANDS.setPollMode.name, mode.code, mode.data, false);
+      await this.simple(COMMANDS.ping, undefined, true);
+      await this.simple(COMMANDS.setPollMode, Uint8Array.of(POLL_MODE.onDemand), true);
+      try {
+        this.firmware = asciiOf(await this.simple(COMMANDS.firmwareVersion, undefined, true));
+      } catch (e) {
+        // A reader that cannot say its firmware still reads cards; firmwareVersion() asks again later.
+        if (asReaderError(e).code === 'READER_DISCONNECTED') throw e;
+      }
     } catch (e) {
       this.connection = undefined;
       await connection.close();
@@ -208,6 +220,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     command: CommandId,
     data?: Uint8Array,
     timeoutMs = this.options.commandTimeoutMs,
+    internal = false,
   ): Promise<RawFrame> {
     const connection = this.connection;
     if (!connection || (this.state !== 'ready' && this.state !== 'busy' && !this.handshaking))
@@ -219,19 +232,25 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
         new ReaderError('READER_BUSY', `${command.name}: another command is outstanding`),
       );
     this.disarmWatchdog();
+    let settle!: () => void;
+    const settled = new Promise<void>((r) => (settle = r));
     return new Promise<RawFrame>((resolve, reject) => {
       const out: Outstanding = {
         command,
         resolve: (frame) => {
+          settle();
           this.armWatchdog();
           resolve(frame);
         },
         reject: (error) => {
+          settle();
           this.armWatchdog();
           reject(error);
         },
         timer: undefined,
         cancelled: false,
+        internal,
+        settled,
       };
       out.timer = setTimeout(() => {
         this.finishOutstanding(out);
@@ -247,9 +266,18 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     });
   }
 
+  /**
+   * Waits while a command of the driver's own (watchdog ping) is outstanding: the driver's housekeeping must never
+   * make a caller's command fail with READER_BUSY. Bounded by the command timeout of that command.
+   */
+  private async yieldToHousekeeping(): Promise<void> {
+    while (this.outstanding?.internal) await this.outstanding.settled;
+  }
+
   /** Sends a command that must answer status 00 and returns its data. */
-  private async simple(command: CommandId, data?: Uint8Array): Promise<Uint8Array> {
-    const reply = await this.exchange(command, data);
+  private async simple(command: CommandId, data?: Uint8Array, internal = false): Promise<Uint8Array> {
+    if (!internal) await this.yieldToHousekeeping();
+    const reply = await this.exchange(command, data, this.options.commandTimeoutMs, internal);
     if (reply.code !== STATUS.OK) throw errorForStatus(command.name, reply.code, reply.data, false);
     return reply.data;
   }
@@ -258,17 +286,39 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     await this.simple(COMMANDS.ping);
   }
 
+  /**
+   * The firmware version read (29-00) at the last (re)connect; a round trip only when that read failed. Firmware
+   * does not change while the reader stays connected, and a caller asking right after connect must not collide with
+   * the first sale (READER_BUSY).
+   */
   async firmwareVersion(): Promise<string> {
-    const data = await this.simple(COMMANDS.firmwareVersion);
-    // ASCII, sometimes NUL-terminated.
-    return String.fromCharCode(...data)
-      .replace(/\0+$/, '')
-      .trim();
+    if (this.firmware !== undefined && this.connection && (this.state === 'ready' || this.state === 'busy'))
+      return this.firmware;
+    this.firmware = asciiOf(await this.simple(COMMANDS.firmwareVersion));
+    return this.firmware;
   }
 
   async activate(options: ActivateOptions): Promise<CardRead> {
     if (options.signal?.aborted) throw new ReaderError('READER_CANCELLED', 'activate: aborted before start');
     const data = buildActivateData(options);
+    if (this.outstanding?.internal) {
+      // Only when the driver's own ping is on the wire: otherwise the activate registers synchronously, so that a
+      // cancel() right after activate() finds it.
+      const waiting = { cancelled: false };
+      this.activateWaiting = waiting;
+      const onEarlyAbort = (): void => {
+        waiting.cancelled = true;
+      };
+      options.signal?.addEventListener('abort', onEarlyAbort, { once: true });
+      try {
+        await this.yieldToHousekeeping();
+      } finally {
+        options.signal?.removeEventListener('abort', onEarlyAbort);
+        if (this.activateWaiting === waiting) this.activateWaiting = undefined;
+      }
+      if (waiting.cancelled)
+        throw new ReaderError('READER_CANCELLED', 'activate cancelled before it was sent');
+    }
     const waitMs = options.timeoutSeconds * 1000 + this.options.commandTimeoutMs;
     const exchange = this.exchange(COMMANDS.activate, data, waitMs);
     // exchange() registered the outstanding command synchronously (or rejected at once with BUSY / NOT_CONNECTED).
@@ -307,6 +357,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   }
 
   async cancel(): Promise<void> {
+    if (this.activateWaiting) this.activateWaiting.cancelled = true;
     if (this.cancelWait) return this.cancelWait.done;
     const out = this.outstanding;
     if (!out || out.command !== COMMANDS.activate || out.cancelled) return;
@@ -429,7 +480,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.watchdogTimer = undefined;
     if (this.outstanding || this.cancelWait || this.state !== 'ready') return;
     try {
-      await this.ping();
+      await this.simple(COMMANDS.ping, undefined, true);
     } catch (e) {
       const error = asReaderError(e);
       if (error.code === 'READER_BUSY' || error.code === 'READER_NOT_CONNECTED' || !this.connection) return;
@@ -469,4 +520,11 @@ function asReaderError(
 ): ReaderError {
   if (e instanceof ReaderError) return e;
   return new ReaderError(fallback, e instanceof Error ? e.message : String(e), {}, { cause: e });
+}
+
+/** ASCII text of a reply, without the trailing NULs some firmware sends. */
+function asciiOf(data: Uint8Array): string {
+  return String.fromCharCode(...data)
+    .replace(/\0+$/, '')
+    .trim();
 }

@@ -49,6 +49,7 @@ const dependencyRules = [
   { from: 'certification', allow: ['money', 'emv', 'gateway', 'config', 'log'] },
   { from: 'main', allow: ['host', 'host-api', 'config', 'log', 'money'] },
   { from: 'renderer', allow: ['host-api', 'money'] },
+  // `start` asks main/ whether the Electron binary is installed before it spawns the kiosk window.
   {
     from: 'cli',
     allow: [
@@ -62,6 +63,7 @@ const dependencyRules = [
       'host-api',
       'certification',
       'bench',
+      'main',
     ],
   },
   {

@@ -35,7 +35,9 @@ const saleCost: Benchmark = {
     const gateway = createGatewayClient({
       baseUrl: sandbox.url,
       merchantId: config.gateway.merchantId,
-      auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, { defaultSharedSecret: SANDBOX_SHARED_SECRET }),
+      auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
+        defaultSharedSecret: SANDBOX_SHARED_SECRET,
+      }),
       timeouts: config.gateway.timeouts,
       logger,
     });
@@ -50,7 +52,10 @@ const saleCost: Benchmark = {
       now: () => new Date(),
       health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
     });
-    const reader = createReader({ ...config.reader, sim: { ...config.reader.sim, presentDelayMs: 0 } }, { logger });
+    const reader = createReader(
+      { ...config.reader, sim: { ...config.reader.sim, presentDelayMs: 0 } },
+      { logger },
+    );
     try {
       await reader.connect();
       const read = await reader.activate({
@@ -62,7 +67,15 @@ const saleCost: Benchmark = {
         timeoutSeconds: 30,
       });
       const sale = (cardRef: string) =>
-        ({ service: 'sale', comments: 'Parking Sale', amountMinor: 600, currency: 'GBP', catLevel: 2, cardRef, includeEmvTags: false }) as const;
+        ({
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 600,
+          currency: 'GBP',
+          catLevel: 2,
+          cardRef,
+          includeEmvTags: false,
+        }) as const;
       // Warm up both paths (JIT, keep-alive connection, SQLite page cache).
       for (let i = 0; i < 30; i++) {
         const held = cards.hold(copyRead(read));
@@ -96,7 +109,12 @@ const saleCost: Benchmark = {
           peer: 'gateway round trip alone (no tag set, no journal)',
           peerValue: round(peerMedian),
           ratio: round(peerMedian / median),
-          extra: { p99: round(percentile(ours, 99)), peerP99: round(percentile(peer, 99)), sales: n, overheadMs: round(median - peerMedian) },
+          extra: {
+            p99: round(percentile(ours, 99)),
+            peerP99: round(percentile(peer, 99)),
+            sales: n,
+            overheadMs: round(median - peerMedian),
+          },
         },
       ];
     } finally {

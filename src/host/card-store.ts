@@ -74,7 +74,9 @@ export class CardStore {
       cardType,
       maskedPan: data ? maskPan(data.pan) : read.maskedPan,
       fingerprint,
-      fallback: read.fallback || (read.entryMode === 'swiped' && data !== undefined && interpretServiceCode(data.serviceCode).chip),
+      fallback:
+        read.fallback ||
+        (read.entryMode === 'swiped' && data !== undefined && interpretServiceCode(data.serviceCode).chip),
       chip,
     };
     const held: HeldCard = { ref, read, summary, ...(data ? { data } : {}) };

@@ -93,7 +93,11 @@ function receiptView(r: ReceiptData, locale: string, timeZone: string): NonNulla
 }
 
 /** The customer screen for the machine's current state. */
-export function customerView(runtime: FlowRuntime, config: Config, lastReceipt: ReceiptData | undefined): CustomerView {
+export function customerView(
+  runtime: FlowRuntime,
+  config: Config,
+  lastReceipt: ReceiptData | undefined,
+): CustomerView {
   const locale = config.terminal.locale;
   const view = describeView(runtime.actor.getSnapshot() as Parameters<typeof describeView>[0]);
   const screen: Screen = view.screen;
@@ -117,8 +121,12 @@ export function customerView(runtime: FlowRuntime, config: Config, lastReceipt: 
     result.session = {
       id: view.session.id,
       startedAt: new Date(view.session.startedAtMs).toISOString(),
-      ...(view.session.paidUntilMs !== undefined ? { paidUntil: new Date(view.session.paidUntilMs).toISOString() } : {}),
-      ...(view.session.heldMinor !== undefined ? { held: display(view.session.heldMinor, view.currency, locale) } : {}),
+      ...(view.session.paidUntilMs !== undefined
+        ? { paidUntil: new Date(view.session.paidUntilMs).toISOString() }
+        : {}),
+      ...(view.session.heldMinor !== undefined
+        ? { held: display(view.session.heldMinor, view.currency, locale) }
+        : {}),
     };
   }
   if (screen === 'enter-ticket' && config.reader.kind === 'sim') {

@@ -10,6 +10,7 @@ export function localDateTime(at: Date, timeZone: string): string {
     second: '2-digit',
     hourCycle: 'h23',
   }).formatToParts(at);
-  const get = (type: Intl.DateTimeFormatPartTypes): string => parts.find((p) => p.type === type)?.value ?? '00';
+  const get = (type: Intl.DateTimeFormatPartTypes): string =>
+    parts.find((p) => p.type === type)?.value ?? '00';
   return `${get('year')}${get('month')}${get('day')}${get('hour')}${get('minute')}${get('second')}`;
 }

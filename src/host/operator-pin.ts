@@ -22,7 +22,10 @@ export class OperatorPin {
   /** The PIN generated for this start, when no file was configured (shown once to whoever started the terminal). */
   readonly generated: string | undefined;
 
-  constructor(pinFile: string | undefined, private readonly now: () => number = Date.now) {
+  constructor(
+    pinFile: string | undefined,
+    private readonly now: () => number = Date.now,
+  ) {
     let pin: string;
     if (pinFile) {
       try {
@@ -30,7 +33,8 @@ export class OperatorPin {
       } catch (cause) {
         throw new OperatorPinError(`terminal.operatorPinFile: cannot read ${pinFile}`, { cause });
       }
-      if (!/^\d{4,8}$/.test(pin)) throw new OperatorPinError('terminal.operatorPinFile: the PIN must be 4 to 8 digits');
+      if (!/^\d{4,8}$/.test(pin))
+        throw new OperatorPinError('terminal.operatorPinFile: the PIN must be 4 to 8 digits');
       this.generated = undefined;
     } else {
       pin = String(randomInt(0, 1_000_000)).padStart(6, '0');

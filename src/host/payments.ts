@@ -96,7 +96,13 @@ export class PaymentService {
     return `${this.deps.config.terminal.id}-${this.deps.now().getTime().toString(36)}-${this.sequence}`;
   }
 
-  private pos(card: HeldCard, request: FlowRequest, tagService: TagSetService, amountMinor: number, date: string): PointOfSale {
+  private pos(
+    card: HeldCard,
+    request: FlowRequest,
+    tagService: TagSetService,
+    amountMinor: number,
+    date: string,
+  ): PointOfSale {
     const t = this.deps.config.terminal;
     const { summary, read, data } = card;
     if (summary.cardType === null) {
@@ -128,7 +134,9 @@ export class PaymentService {
       if (tagService === 'authorization') this.originalTags.set(card.ref, tags.tagsHex);
       if (tags.cardSequenceNumber !== undefined) pos.cardSequenceNumber = tags.cardSequenceNumber;
     }
-    const track = read.track2 ?? (data ? `;${data.pan}=${data.expiry}${data.serviceCode}${data.discretionaryData}?` : undefined);
+    const track =
+      read.track2 ??
+      (data ? `;${data.pan}=${data.expiry}${data.serviceCode}${data.discretionaryData}?` : undefined);
     if (track !== undefined) pos.trackData = track;
     if (data) pos.serviceCode = data.serviceCode;
     if (request.catLevel === 6) {
@@ -165,7 +173,8 @@ export class PaymentService {
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
     const originalId = (): string => {
       const id = request.original?.gatewayId;
-      if (!id) throw new PaymentBuildError('NO_ORIGINAL', `${request.service} needs the gateway id of the original`);
+      if (!id)
+        throw new PaymentBuildError('NO_ORIGINAL', `${request.service} needs the gateway id of the original`);
       return id;
     };
     const cardPresent = (amountMinor: number): CardPresentFields => {
@@ -187,7 +196,11 @@ export class PaymentService {
       case 'preauth':
         return { service: 'preauth', ...cardPresent(request.amountMinor) };
       case 'sale':
-        return { service: 'sale', ...cardPresent(request.amountMinor), ...(request.authIndicator ? { authIndicator: request.authIndicator } : {}) };
+        return {
+          service: 'sale',
+          ...cardPresent(request.amountMinor),
+          ...(request.authIndicator ? { authIndicator: request.authIndicator } : {}),
+        };
       case 'credit':
         return { service: 'credit', ...cardPresent(request.amountMinor) };
       case 'incremental':
@@ -235,20 +248,34 @@ export class PaymentService {
       }
       case 'refund-capture':
       case 'refund-payment':
-        return { service: request.service, ...common, id: originalId(), amountMinor: request.amountMinor, currency: request.currency };
+        return {
+          service: request.service,
+          ...common,
+          id: originalId(),
+          amountMinor: request.amountMinor,
+          currency: request.currency,
+        };
       case 'void-capture':
       case 'void-payment':
       case 'void-refund':
       case 'void-credit':
         return { service: request.service, ...common, id: originalId() };
       case 'timeout-void':
-        return { service: 'timeout-void', ...common, originalTransactionId: this.originalTransactionId(request) };
+        return {
+          service: 'timeout-void',
+          ...common,
+          originalTransactionId: this.originalTransactionId(request),
+        };
     }
   }
 
   private originalTransactionId(request: FlowRequest): string {
     const id = request.original?.transactionId;
-    if (!id) throw new PaymentBuildError('NO_ORIGINAL', `${request.service} needs the transactionId of the original`);
+    if (!id)
+      throw new PaymentBuildError(
+        'NO_ORIGINAL',
+        `${request.service} needs the transactionId of the original`,
+      );
     return id;
   }
 
@@ -262,7 +289,10 @@ export class PaymentService {
     try {
       prepared = gateway.prepare(this.toGatewayRequest(request));
     } catch (e) {
-      const code = e instanceof PaymentBuildError || e instanceof TagSetError || e instanceof GatewayError ? e.code : 'BUILD_FAILED';
+      const code =
+        e instanceof PaymentBuildError || e instanceof TagSetError || e instanceof GatewayError
+          ? e.code
+          : 'BUILD_FAILED';
       logger.warn({ service: request.service, code, err: e }, 'request not built; nothing sent');
       return { outcome: { kind: 'rejected', transactionId: 'not-sent', reason: code } };
     }
@@ -273,7 +303,9 @@ export class PaymentService {
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
     const entry = journal.begin({
       ...(prepared.transactionId ? { transactionId: prepared.transactionId } : {}),
-      ...(prepared.referencedTransactionId ? { referencedTransactionId: prepared.referencedTransactionId } : {}),
+      ...(prepared.referencedTransactionId
+        ? { referencedTransactionId: prepared.referencedTransactionId }
+        : {}),
       ...(request.original?.transactionId && !prepared.referencedTransactionId
         ? { referencedTransactionId: request.original.transactionId }
         : {}),
@@ -311,7 +343,9 @@ export class PaymentService {
       const tags = this.originalTags.get(request.cardRef);
       if (tags) vault.put(prepared.transactionId, tags);
     } else if (
-      (request.service === 'capture' || request.service === 'reversal' || request.service === 'timeout-reversal') &&
+      (request.service === 'capture' ||
+        request.service === 'reversal' ||
+        request.service === 'timeout-reversal') &&
       request.original?.transactionId
     ) {
       vault.delete(request.original.transactionId);
@@ -344,7 +378,11 @@ export class PaymentService {
         break;
       case 'rejected':
         health.gatewayAnswered();
-        journal.recordOutcome(entry.id, { state: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason });
+        journal.recordOutcome(entry.id, {
+          state: 'rejected',
+          httpStatus: outcome.httpStatus,
+          reason: outcome.reason,
+        });
         break;
       case 'unknown':
         if (outcome.error.outcomeUnknown) {
@@ -379,7 +417,11 @@ export class PaymentService {
         if (authorizedMinor !== undefined) {
           if (request.service === 'incremental' && request.original) {
             this.authorized.set(request.original.transactionId, authorizedMinor);
-          } else if (request.service === 'preauth' || request.service === 'sale' || request.service === 'avr') {
+          } else if (
+            request.service === 'preauth' ||
+            request.service === 'sale' ||
+            request.service === 'avr'
+          ) {
             this.authorized.set(transactionId, authorizedMinor);
           }
         }
@@ -392,7 +434,12 @@ export class PaymentService {
         };
       }
       case 'declined':
-        return { kind: 'declined', transactionId, ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}), reason: outcome.reason };
+        return {
+          kind: 'declined',
+          transactionId,
+          ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}),
+          reason: outcome.reason,
+        };
       case 'rejected':
         return { kind: 'rejected', transactionId, reason: outcome.reason };
       case 'unknown':

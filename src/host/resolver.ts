@@ -50,16 +50,28 @@ export class GatewayResolver implements Resolver {
       path: request.path,
       body: request.body,
       comments: request.comments,
-      ...(request.referencedTransactionId ? { referencedTransactionId: request.referencedTransactionId } : {}),
+      ...(request.referencedTransactionId
+        ? { referencedTransactionId: request.referencedTransactionId }
+        : {}),
       ...(request.amountMinor !== undefined ? { amountMinor: request.amountMinor } : {}),
       ...(request.currency ? { currency: request.currency } : {}),
       moneyMoving: request.moneyMoving,
     });
     switch (outcome.kind) {
       case 'approved':
-        return { kind: 'approved', gatewayId: outcome.gatewayId, status: outcome.status, httpStatus: outcome.httpStatus };
+        return {
+          kind: 'approved',
+          gatewayId: outcome.gatewayId,
+          status: outcome.status,
+          httpStatus: outcome.httpStatus,
+        };
       case 'declined':
-        return { kind: 'declined', status: outcome.status, httpStatus: outcome.httpStatus, reason: outcome.reason };
+        return {
+          kind: 'declined',
+          status: outcome.status,
+          httpStatus: outcome.httpStatus,
+          reason: outcome.reason,
+        };
       case 'rejected':
         return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
       case 'unknown':

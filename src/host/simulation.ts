@@ -53,7 +53,15 @@ export interface SimulationResult {
   messages: SimulatedMessage[];
   outcome: { screen: string; title: string; message: string; operator?: OperatorResponse[] };
   ledger: {
-    transactions: Array<{ id: string; kind: string; comments?: string; status: string; currency: string; amounts: Record<string, number>; parentId?: string }>;
+    transactions: Array<{
+      id: string;
+      kind: string;
+      comments?: string;
+      status: string;
+      currency: string;
+      amounts: Record<string, number>;
+      parentId?: string;
+    }>;
     consistency: { ok: boolean; problems: unknown[] };
   };
 }
@@ -64,13 +72,19 @@ export class SimulationError extends Error {
   readonly code = 'SIMULATION_STUCK';
 }
 
-async function waitFor(host: TerminalHost, screens: readonly string[], timeoutMs: number): Promise<TerminalSnapshot> {
+async function waitFor(
+  host: TerminalHost,
+  screens: readonly string[],
+  timeoutMs: number,
+): Promise<TerminalSnapshot> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await host.snapshot();
     if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
     if (Date.now() > deadline)
-      throw new SimulationError(`expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}`);
+      throw new SimulationError(
+        `expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}`,
+      );
     await new Promise((res) => setTimeout(res, 10));
   }
 }
@@ -86,7 +100,10 @@ const END = ['approved', 'declined', 'error'] as const;
  * Runs one scenario with the real machine, the simulated reader and the in-process sandbox, on a parking clock that
  * jumps over the stay. The journal lives in a temporary directory that is removed afterwards.
  */
-export async function runSimulation(scenario: Scenario, options: { logger?: Logger; config?: ConfigInput } = {}): Promise<SimulationResult> {
+export async function runSimulation(
+  scenario: Scenario,
+  options: { logger?: Logger; config?: ConfigInput } = {},
+): Promise<SimulationResult> {
   const dir = mkdtempSync(join(tmpdir(), 'pt-simulate-'));
   let offsetMs = 0;
   const parkingClock = { now: () => Date.now() + offsetMs };
@@ -94,18 +111,35 @@ export async function runSimulation(scenario: Scenario, options: { logger?: Logg
   const config: Config = parseConfig({
     ...base,
     terminal: { ...base.terminal, model: scenario.model },
-    reader: { ...base.reader, kind: 'sim', sim: { ...base.reader?.sim, card: scenario.card, presentDelayMs: 20 } },
+    reader: {
+      ...base.reader,
+      kind: 'sim',
+      sim: { ...base.reader?.sim, card: scenario.card, presentDelayMs: 20 },
+    },
     gateway: { ...base.gateway, kind: 'sandbox' },
-    journal: { ...base.journal, path: join(dir, 'journal.db'), timeoutReversalDelayMs: scenario.reversalDelayMs, resolutionRetryMs: 500 },
+    journal: {
+      ...base.journal,
+      path: join(dir, 'journal.db'),
+      timeoutReversalDelayMs: scenario.reversalDelayMs,
+      resolutionRetryMs: 500,
+    },
     offline: { ...base.offline, keyFile: join(dir, 'offline.key') },
   });
-  const host = await createTerminalHost(config, { logger: options.logger ?? silentLogger(), cwd: dir, parkingClock });
+  const host = await createTerminalHost(config, {
+    logger: options.logger ?? silentLogger(),
+    cwd: dir,
+    parkingClock,
+  });
   const waitMs = scenario.reversalDelayMs + 30_000;
   const operator: OperatorResponse[] = [];
   try {
     const pin = host.generatedOperatorPin ?? '';
     if (scenario.timeout) {
-      const fault: Fault = { kind: 'timeout-502', path: scenario.credit ? '/pts/v2/credits' : '/pts/v2/payments', method: 'POST' };
+      const fault: Fault = {
+        kind: 'timeout-502',
+        path: scenario.credit ? '/pts/v2/credits' : '/pts/v2/payments',
+        method: 'POST',
+      };
       host.sandbox?.scheduleFaults([fault]);
     }
     await waitFor(host, ['idle'], 10_000);
@@ -133,7 +167,10 @@ export async function runSimulation(scenario: Scenario, options: { logger?: Logg
         if (scenario.lostTicket) await send(host, { type: 'LOST_TICKET' });
         else {
           const entered = new Date(Date.now() - scenario.ticketMinutes * 60_000);
-          await send(host, { type: 'ENTER_TICKET', ticket: `${localDateTime(entered, config.terminal.timezone).slice(0, 12)}0001` });
+          await send(host, {
+            type: 'ENTER_TICKET',
+            ticket: `${localDateTime(entered, config.terminal.timezone).slice(0, 12)}0001`,
+          });
         }
         await waitFor(host, ['confirm', ...END], 5_000);
         await send(host, { type: 'CONFIRM' });
@@ -163,7 +200,11 @@ export async function runSimulation(scenario: Scenario, options: { logger?: Logg
     }
     const paid = host.journal
       .list({ limit: 100 })
-      .find((e) => (e.service === 'sale' || e.service === 'capture' || e.service === 'credit') && e.state === 'approved');
+      .find(
+        (e) =>
+          (e.service === 'sale' || e.service === 'capture' || e.service === 'credit') &&
+          e.state === 'approved',
+      );
     if (paid?.transactionId && (scenario.refund || scenario.void)) {
       let target = paid.transactionId;
       if (scenario.refund) {
@@ -187,7 +228,9 @@ export async function runSimulation(scenario: Scenario, options: { logger?: Logg
         method: e.method,
         path: e.path,
         comments: e.comments,
-        ...(e.amountMinor !== undefined && e.currency ? { amount: `${toDecimalString(e.amountMinor, e.currency)} ${e.currency}` } : {}),
+        ...(e.amountMinor !== undefined && e.currency
+          ? { amount: `${toDecimalString(e.amountMinor, e.currency)} ${e.currency}` }
+          : {}),
         httpStatus: e.httpStatus ?? null,
         status: e.status ?? e.resolution ?? e.state,
       }));
@@ -195,7 +238,12 @@ export async function runSimulation(scenario: Scenario, options: { logger?: Logg
     return {
       model: scenario.model,
       messages,
-      outcome: { screen: last.customer.screen, title: last.customer.title, message: last.customer.message, ...(operator.length ? { operator } : {}) },
+      outcome: {
+        screen: last.customer.screen,
+        title: last.customer.title,
+        message: last.customer.message,
+        ...(operator.length ? { operator } : {}),
+      },
       ledger: {
         transactions: ledger.transactions.map((t) => ({
           id: t.id,

@@ -28,7 +28,8 @@ export class TagVault {
   private persist(): void {
     mkdirSync(dirname(this.path), { recursive: true });
     const rows: Record<string, string> = {};
-    for (const [tx, hex] of this.entries) rows[tx] = seal(this.key, Buffer.from(hex, 'utf8'), `tags:${tx}`).toString('base64');
+    for (const [tx, hex] of this.entries)
+      rows[tx] = seal(this.key, Buffer.from(hex, 'utf8'), `tags:${tx}`).toString('base64');
     const tmp = `${this.path}.tmp`;
     const fd = openSync(tmp, 'w', 0o600);
     try {

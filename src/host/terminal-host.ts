@@ -1,6 +1,6 @@
 import { EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';
-import { createActor, type AnyActorRef, type AnyStateMachine, type SnapshotFrom } from 'xstate';
+import type { AnyActorRef, AnyStateMachine, SnapshotFrom } from 'xstate';
 import {
   createReader,
   getSimulatorControl,
@@ -22,7 +22,6 @@ import type {
 import { createAuthenticator, createGatewayClient, type GatewayClient } from '../gateway/index.js';
 import {
   fileKeyProvider,
-  offlineQueueStatus,
   openJournal,
   OfflineQueue,
   TimeoutRecovery,
@@ -186,12 +185,23 @@ export class TerminalHost implements TerminalApi {
       now,
     });
     const reader = createReader(config.reader, { logger, ...options.readerDeps });
-    const host = new TerminalHost(config, logger, reader, gateway, journal, sandbox, baseUrl, now, {
-      holds: resolve(dirname(journalPath), 'holds.json'),
-      fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'),
-      tagVault: resolve(dirname(journalPath), 'authorization-tags.json'),
-      offlineKey,
-    }, options.parkingClock ?? { now: () => now().getTime() });
+    const host = new TerminalHost(
+      config,
+      logger,
+      reader,
+      gateway,
+      journal,
+      sandbox,
+      baseUrl,
+      now,
+      {
+        holds: resolve(dirname(journalPath), 'holds.json'),
+        fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'),
+        tagVault: resolve(dirname(journalPath), 'authorization-tags.json'),
+        offlineKey,
+      },
+      options.parkingClock ?? { now: () => now().getTime() },
+    );
     await host.start();
     return host;
   }
@@ -226,11 +236,11 @@ export class TerminalHost implements TerminalApi {
     for (const hold of this.holds.unclaimed()) this.watchHold(hold);
     this.watchOrphanedAuthorizations();
     // Entries left unknown at runtime that no machine resolves (a machine gave up): resolved in the background.
-    this.sweepTimer = setInterval(() => void this.sweep(), Math.max(1_000, this.config.journal.resolutionRetryMs));
+    this.sweepTimer = setInterval(() => this.sweep(), Math.max(1_000, this.config.journal.resolutionRetryMs));
     this.sweepTimer.unref();
     this.phase = 'ready';
     this.changed();
-    if (this.offline.status().depth > 0) this.startForwarding();
+    if (this.offline.status().depth > 0) void this.startForwarding();
   }
 
   private connectReader(): void {
@@ -252,7 +262,13 @@ export class TerminalHost implements TerminalApi {
       transactionId: item.transactionId ?? `entry-${item.entryId}`,
       service: item.service,
       ...(item.amountMinor !== undefined && currency
-        ? { amount: { minor: item.amountMinor, currency, text: formatMoney(item.amountMinor, currency, this.config.terminal.locale) } }
+        ? {
+            amount: {
+              minor: item.amountMinor,
+              currency,
+              text: formatMoney(item.amountMinor, currency, this.config.terminal.locale),
+            },
+          }
         : {}),
       resolution: item.resolution + (item.needsOperator ? ' (operator action needed)' : ''),
       at: item.at,
@@ -262,14 +278,16 @@ export class TerminalHost implements TerminalApi {
     this.changed();
   }
 
-  private async sweep(): Promise<void> {
+  private sweep(): void {
     if (this.phase !== 'ready') return;
     const graceMs = this.config.journal.timeoutReversalDelayMs + 5 * this.config.journal.resolutionRetryMs;
     const cutoff = this.now().getTime() - graceMs;
     for (const e of this.journal.inFlight()) {
       if (this.machineOwned.has(e.id) && Date.parse(e.createdAt) > cutoff) continue;
       if (e.state !== 'unknown' && Date.parse(e.createdAt) > cutoff) continue;
-      this.recovery.recover(e.id).catch((err: unknown) => this.logger.error({ err }, 'background recovery failed'));
+      this.recovery
+        .recover(e.id)
+        .catch((err: unknown) => this.logger.error({ err }, 'background recovery failed'));
     }
   }
 
@@ -277,7 +295,7 @@ export class TerminalHost implements TerminalApi {
     const was = this.gatewayOnline;
     this.gatewayOnline = online;
     this.gatewayLastError = online ? undefined : reason;
-    if (online && was === false) this.startForwarding();
+    if (online && was === false) void this.startForwarding();
     if (was !== online) this.changed();
   }
 
@@ -299,12 +317,28 @@ export class TerminalHost implements TerminalApi {
               currency: req.currency,
               moneyMoving: true,
             });
-            if (outcome.kind === 'unknown' && !outcome.error.outcomeUnknown) return { kind: 'not-sent', reason: outcome.error.code };
-            if (outcome.kind === 'unknown') return { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } };
+            if (outcome.kind === 'unknown' && !outcome.error.outcomeUnknown)
+              return { kind: 'not-sent', reason: outcome.error.code };
+            if (outcome.kind === 'unknown')
+              return { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } };
             if (outcome.kind === 'approved')
-              return { kind: 'approved', gatewayId: outcome.gatewayId, status: outcome.status, httpStatus: outcome.httpStatus, ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}) };
+              return {
+                kind: 'approved',
+                gatewayId: outcome.gatewayId,
+                status: outcome.status,
+                httpStatus: outcome.httpStatus,
+                ...(outcome.authorizedMinor !== undefined
+                  ? { authorizedMinor: outcome.authorizedMinor }
+                  : {}),
+              };
             if (outcome.kind === 'declined')
-              return { kind: 'declined', ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}), status: outcome.status, httpStatus: outcome.httpStatus, reason: outcome.reason };
+              return {
+                kind: 'declined',
+                ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}),
+                status: outcome.status,
+                httpStatus: outcome.httpStatus,
+                reason: outcome.reason,
+              };
             return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
           },
         },
@@ -313,7 +347,11 @@ export class TerminalHost implements TerminalApi {
       .then((report) => {
         if (report.forwarded > 0) this.setGateway(!report.gatewayUnreachable);
         for (const id of report.unknown) void this.recovery.recover(id).catch(() => undefined);
-        if (report.declined.length > 0) this.logger.warn({ declined: report.declined.length }, 'offline payments declined after forwarding');
+        if (report.declined.length > 0)
+          this.logger.warn(
+            { declined: report.declined.length },
+            'offline payments declined after forwarding',
+          );
         return report;
       })
       .finally(() => {
@@ -330,7 +368,8 @@ export class TerminalHost implements TerminalApi {
     const config = this.config;
     return {
       readCard: async (input, signal): Promise<CardSummary> => {
-        if (this.phase !== 'ready') throw new ReaderError('READER_NOT_CONNECTED', 'recovery is still running');
+        if (this.phase !== 'ready')
+          throw new ReaderError('READER_NOT_CONNECTED', 'recovery is still running');
         const read = await this.reader.activate({
           amountMinor: input.amountMinor,
           otherAmountMinor: 0,
@@ -403,7 +442,13 @@ export class TerminalHost implements TerminalApi {
     });
     this.logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
     this.changed();
-    return { kind: 'approved', transactionId: stored.transactionId, authorizedMinor: stored.amountMinor, partial: false, reason: 'OFFLINE_STORED' };
+    return {
+      kind: 'approved',
+      transactionId: stored.transactionId,
+      authorizedMinor: stored.amountMinor,
+      partial: false,
+      reason: 'OFFLINE_STORED',
+    };
   }
 
   /**
@@ -427,28 +472,37 @@ export class TerminalHost implements TerminalApi {
       if (this.holds.has(e.transactionId)) continue;
       const related = followOns.get(e.transactionId) ?? [];
       const settled = related.some(
-        (f) => ['capture', 'reversal', 'timeout-reversal'].includes(f.service) && (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown'),
+        (f) =>
+          ['capture', 'reversal', 'timeout-reversal'].includes(f.service) &&
+          (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown'),
       );
       if (settled) continue;
       const total = Math.max(
         e.authorizedMinor ?? e.amountMinor ?? 0,
-        ...related.filter((f) => f.service === 'incremental' && f.state === 'approved').map((f) => f.authorizedMinor ?? 0),
+        ...related
+          .filter((f) => f.service === 'incremental' && f.state === 'approved')
+          .map((f) => f.authorizedMinor ?? 0),
       );
       const { transactionId, gatewayId } = e;
       const currency = e.currency ?? this.config.terminal.currency;
       const due = Date.parse(e.createdAt) + windowMs - this.now().getTime();
-      const timer = setTimeout(() => {
-        this.holdTimers.delete(`orphan:${transactionId}`);
-        void this.submit({
-          service: 'reversal',
-          comments: 'REVERSAL',
-          amountMinor: total,
-          currency,
-          catLevel: 2,
-          original: { gatewayId, transactionId, service: 'preauth' },
-          includeEmvTags: this.payments.authorizationTags(transactionId) !== undefined,
-        }).then((outcome) => this.logger.info({ transactionId, outcome: outcome.kind }, 'uncaptured authorization reversed'));
-      }, Math.min(Math.max(0, due), 2_147_000_000));
+      const timer = setTimeout(
+        () => {
+          this.holdTimers.delete(`orphan:${transactionId}`);
+          void this.submit({
+            service: 'reversal',
+            comments: 'REVERSAL',
+            amountMinor: total,
+            currency,
+            catLevel: 2,
+            original: { gatewayId, transactionId, service: 'preauth' },
+            includeEmvTags: this.payments.authorizationTags(transactionId) !== undefined,
+          }).then((outcome) =>
+            this.logger.info({ transactionId, outcome: outcome.kind }, 'uncaptured authorization reversed'),
+          );
+        },
+        Math.min(Math.max(0, due), 2_147_000_000),
+      );
       timer.unref();
       this.holdTimers.set(`orphan:${transactionId}`, timer);
     }
@@ -497,16 +551,25 @@ export class TerminalHost implements TerminalApi {
     if (!entry || entry.state !== 'approved' || !entry.gatewayId) return null;
     const service = entry.service;
     if (!['capture', 'sale', 'refund-capture', 'refund-payment', 'credit'].includes(service)) return null;
-    const related = this.journal.list({ limit: 1000 }).filter((e) => e.referencedTransactionId === transactionId);
+    const related = this.journal
+      .list({ limit: 1000 })
+      .filter((e) => e.referencedTransactionId === transactionId);
     const refundedMinor = related
-      .filter((e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.state === 'approved')
+      .filter(
+        (e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.state === 'approved',
+      )
       .reduce((s, e) => s + (e.amountMinor ?? 0), 0);
     const voided = related.some((e) => e.service.startsWith('void-') && e.state === 'approved');
     let authorization: OriginalTransaction['authorization'];
     if (service === 'capture' && entry.referencedTransactionId) {
       const auth = this.journal.findByTransactionId(entry.referencedTransactionId);
       if (auth?.gatewayId)
-        authorization = { gatewayId: auth.gatewayId, transactionId: entry.referencedTransactionId, authorizedMinor: this.payments.authorizedTotal(entry.referencedTransactionId) ?? auth.amountMinor ?? 0 };
+        authorization = {
+          gatewayId: auth.gatewayId,
+          transactionId: entry.referencedTransactionId,
+          authorizedMinor:
+            this.payments.authorizedTotal(entry.referencedTransactionId) ?? auth.amountMinor ?? 0,
+        };
     }
     return {
       transactionId,
@@ -537,7 +600,11 @@ export class TerminalHost implements TerminalApi {
     return {
       terminalId: c.terminal.id,
       model: c.terminal.model,
-      reader: { kind: c.reader.kind, health: this.reader.health, ...(this.firmware ? { firmware: this.firmware } : {}) },
+      reader: {
+        kind: c.reader.kind,
+        health: this.reader.health,
+        ...(this.firmware ? { firmware: this.firmware } : {}),
+      },
       gateway: {
         kind: c.gateway.kind,
         baseUrl: this.baseUrl,
@@ -547,12 +614,20 @@ export class TerminalHost implements TerminalApi {
       offline: {
         policy: q.policy,
         depth: q.depth,
-        totals: q.totalsPerCurrency.map((t) => ({ currency: t.currency, minor: t.minor, text: formatMoney(t.minor, t.currency, c.terminal.locale) })),
+        totals: q.totalsPerCurrency.map((t) => ({
+          currency: t.currency,
+          minor: t.minor,
+          text: formatMoney(t.minor, t.currency, c.terminal.locale),
+        })),
         oldestAgeSeconds: q.oldestAgeSeconds,
         limits: { ...q.limits },
         declinedAfterForward: q.declinedAfterForward,
       },
-      recovery: { running: this.phase === 'recovering', inFlight: this.phase === 'recovering' ? this.recoveryInFlight : counts.inFlight, resolved: [...this.recoveryItems] },
+      recovery: {
+        running: this.phase === 'recovering',
+        inFlight: this.phase === 'recovering' ? this.recoveryInFlight : counts.inFlight,
+        resolved: [...this.recoveryItems],
+      },
       journal: { entries: counts.entries, unknown: counts.unknown },
     };
   }
@@ -566,14 +641,29 @@ export class TerminalHost implements TerminalApi {
         customer: {
           screen: this.phase === 'recovering' ? 'recovering' : 'starting',
           title: this.phase === 'recovering' ? 'One moment' : 'Starting',
-          message: this.phase === 'recovering' ? 'Checking earlier payments before taking a new card' : 'The terminal is starting',
+          message:
+            this.phase === 'recovering'
+              ? 'Checking earlier payments before taking a new card'
+              : 'The terminal is starting',
           actions: [],
         },
       };
     }
     const customer = customerView(this.runtime, c, this.lastReceipt);
-    if (customer.screen === 'idle' && (this.reader.health === 'disconnected' || this.reader.health === 'reconnecting')) {
-      return { ...base, customer: { ...customer, screen: 'out-of-service', title: 'Out of service', message: 'The card reader is not available. Please use another machine.', actions: [] } };
+    if (
+      customer.screen === 'idle' &&
+      (this.reader.health === 'disconnected' || this.reader.health === 'reconnecting')
+    ) {
+      return {
+        ...base,
+        customer: {
+          ...customer,
+          screen: 'out-of-service',
+          title: 'Out of service',
+          message: 'The card reader is not available. Please use another machine.',
+          actions: [],
+        },
+      };
     }
     return { ...base, customer };
   }
@@ -583,9 +673,11 @@ export class TerminalHost implements TerminalApi {
   }
 
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
-    if (this.phase !== 'ready' || !this.runtime) return Promise.resolve(fail('NOT_READY', 'the terminal is not ready yet'));
-    const snap: SnapshotFrom<AnyStateMachine> = this.runtime.actor.getSnapshot();
-    if (!snap.can(event)) return Promise.resolve(fail('NOT_ALLOWED_NOW', `${event.type} is not possible on this screen`));
+    if (this.phase !== 'ready' || !this.runtime)
+      return Promise.resolve(fail('NOT_READY', 'the terminal is not ready yet'));
+    const snap = this.runtime.actor.getSnapshot() as SnapshotFrom<AnyStateMachine>;
+    if (!snap.can(event))
+      return Promise.resolve(fail('NOT_ALLOWED_NOW', `${event.type} is not possible on this screen`));
     if (event.type === 'START' || event.type === 'DONE') this.lastReceipt = undefined;
     this.runtime.actor.send(event);
     return this.snapshot();
@@ -593,34 +685,70 @@ export class TerminalHost implements TerminalApi {
 
   async operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     const check = this.pin.check(request.pin);
-    if (check === 'locked') return fail('OPERATOR_LOCKED', 'too many wrong PINs: operator mode is locked for a few minutes');
+    if (check === 'locked')
+      return fail('OPERATOR_LOCKED', 'too many wrong PINs: operator mode is locked for a few minutes');
     if (check === 'wrong') return fail('OPERATOR_PIN', 'wrong operator PIN');
     const a = request.action;
     switch (a.type) {
       case 'transactions':
-        return ok({ type: 'transactions', transactions: this.journal.list({ limit: a.limit ?? 50 }).map((e) => this.summarise(e)) });
+        return ok({
+          type: 'transactions',
+          transactions: this.journal.list({ limit: a.limit ?? 50 }).map((e) => this.summarise(e)),
+        });
       case 'refund':
       case 'void':
-        return ok(await this.operatorFollowOn(a.type, a.transactionId, a.type === 'refund' ? a.amountMinor : undefined));
+        return ok(
+          await this.operatorFollowOn(
+            a.type,
+            a.transactionId,
+            a.type === 'refund' ? a.amountMinor : undefined,
+          ),
+        );
       case 'flush-queue': {
-        const report = (await this.startForwarding()) as { forwarded: number; declined: unknown[]; remaining: number } | undefined;
-        return ok({ type: 'flush-queue', forwarded: report?.forwarded ?? 0, declined: report?.declined.length ?? 0, remaining: report?.remaining ?? this.offline.status().depth });
+        const report = (await this.startForwarding()) as
+          { forwarded: number; declined: unknown[]; remaining: number } | undefined;
+        return ok({
+          type: 'flush-queue',
+          forwarded: report?.forwarded ?? 0,
+          declined: report?.declined.length ?? 0,
+          remaining: report?.remaining ?? this.offline.status().depth,
+        });
       }
     }
   }
 
   /** Refund or void from operator mode (kiosk: spec 001 "refunds" and voids before the settlement cut-off). */
-  private async operatorFollowOn(kind: 'refund' | 'void', transactionId: string, amountMinor?: number): Promise<OperatorResponse> {
+  private async operatorFollowOn(
+    kind: 'refund' | 'void',
+    transactionId: string,
+    amountMinor?: number,
+  ): Promise<OperatorResponse> {
     const original = this.findTransaction(transactionId);
-    if (!original) return { type: kind, outcome: 'rejected', message: 'no approved capture, sale, refund or credit with that id', transactionId };
+    if (!original)
+      return {
+        type: kind,
+        outcome: 'rejected',
+        message: 'no approved capture, sale, refund or credit with that id',
+        transactionId,
+      };
     let request: FlowRequest;
     if (kind === 'refund') {
       if (original.service !== 'capture' && original.service !== 'sale')
-        return { type: kind, outcome: 'rejected', message: 'only captures and sales can be refunded', transactionId };
+        return {
+          type: kind,
+          outcome: 'rejected',
+          message: 'only captures and sales can be refunded',
+          transactionId,
+        };
       const left = original.amountMinor - original.refundedMinor;
       const amount = amountMinor ?? left;
       if (!Number.isSafeInteger(amount) || amount <= 0 || amount > left)
-        return { type: kind, outcome: 'rejected', message: `the refund must be between 0.01 and ${formatMoney(left, original.currency)}`, transactionId };
+        return {
+          type: kind,
+          outcome: 'rejected',
+          message: `the refund must be between 0.01 and ${formatMoney(left, original.currency)}`,
+          transactionId,
+        };
       request = {
         service: original.service === 'capture' ? 'refund-capture' : 'refund-payment',
         comments: original.service === 'capture' ? 'REFUND Capture' : 'REFUND Payment',
@@ -631,8 +759,20 @@ export class TerminalHost implements TerminalApi {
         includeEmvTags: false,
       };
     } else {
-      if (!original.voidable) return { type: kind, outcome: 'rejected', message: 'past the settlement cut-off or already voided: refund instead', transactionId };
-      const map = { capture: ['void-capture', 'VOID Capture'], sale: ['void-payment', 'VOID Payment'], 'refund-capture': ['void-refund', 'VOID Refund'], 'refund-payment': ['void-refund', 'VOID Refund'], credit: ['void-credit', 'VOID Credit'] } as const;
+      if (!original.voidable)
+        return {
+          type: kind,
+          outcome: 'rejected',
+          message: 'past the settlement cut-off or already voided: refund instead',
+          transactionId,
+        };
+      const map = {
+        capture: ['void-capture', 'VOID Capture'],
+        sale: ['void-payment', 'VOID Payment'],
+        'refund-capture': ['void-refund', 'VOID Refund'],
+        'refund-payment': ['void-refund', 'VOID Refund'],
+        credit: ['void-credit', 'VOID Credit'],
+      } as const;
       const [service, comments] = map[original.service];
       request = {
         service,
@@ -653,7 +793,11 @@ export class TerminalHost implements TerminalApi {
         amountMinor: original.authorization.authorizedMinor,
         currency: original.currency,
         catLevel: 2,
-        original: { gatewayId: original.authorization.gatewayId, transactionId: original.authorization.transactionId, service: 'preauth' },
+        original: {
+          gatewayId: original.authorization.gatewayId,
+          transactionId: original.authorization.transactionId,
+          service: 'preauth',
+        },
         includeEmvTags: false,
       });
     }
@@ -662,17 +806,30 @@ export class TerminalHost implements TerminalApi {
       if (entry) void this.recovery.recover(entry.id).catch(() => undefined);
     }
     this.changed();
-    return { type: kind, outcome: outcome.kind, message: outcome.reason ?? outcome.kind, transactionId: outcome.transactionId };
+    return {
+      type: kind,
+      outcome: outcome.kind,
+      message: outcome.reason ?? outcome.kind,
+      transactionId: outcome.transactionId,
+    };
   }
 
   private summarise(e: JournalEntry): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
     if (e.state === 'approved' && e.transactionId) {
       const o = this.findTransaction(e.transactionId);
-      if (o && (o.service === 'capture' || o.service === 'sale') && o.refundedMinor < o.amountMinor) allowed.push('refund');
+      if (o && (o.service === 'capture' || o.service === 'sale') && o.refundedMinor < o.amountMinor)
+        allowed.push('refund');
       if (o?.voidable) allowed.push('void');
     }
-    const amount = e.amountMinor !== undefined && e.currency ? { minor: e.amountMinor, currency: e.currency, text: formatMoney(e.amountMinor, e.currency, this.config.terminal.locale) } : undefined;
+    const amount =
+      e.amountMinor !== undefined && e.currency
+        ? {
+            minor: e.amountMinor,
+            currency: e.currency,
+            text: formatMoney(e.amountMinor, e.currency, this.config.terminal.locale),
+          }
+        : undefined;
     return {
       transactionId: e.transactionId ?? e.referencedTransactionId ?? `entry-${e.id}`,
       service: e.service,
@@ -720,25 +877,43 @@ export class TerminalHost implements TerminalApi {
 }
 
 /** A kiosk ticket encodes its entry time: `YYYYMMDDhhmm` followed by up to 8 digits of serial number. */
-export function lookupTicket(ticket: string, timeZone: string): { found: true; ticket: string; enteredAtMs: number } | { found: false; ticket: string } {
+export function lookupTicket(
+  ticket: string,
+  timeZone: string,
+): { found: true; ticket: string; enteredAtMs: number } | { found: false; ticket: string } {
   const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})\d{0,8}$/.exec(ticket.trim());
   if (!m) return { found: false, ticket };
   const [, y, mo, d, h, mi] = m.map(Number) as [number, number, number, number, number, number];
   const utcGuess = Date.UTC(y, mo - 1, d, h, mi);
-  if (Number.isNaN(utcGuess) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59) return { found: false, ticket };
+  if (Number.isNaN(utcGuess) || mo < 1 || mo > 12 || d < 1 || d > 31 || h > 23 || mi > 59)
+    return { found: false, ticket };
   // Shift by the zone's offset at that instant so the ticket's wall-clock time is read in the terminal's zone.
   const offset = zoneOffsetMs(utcGuess, timeZone);
   return { found: true, ticket, enteredAtMs: utcGuess - offset };
 }
 
 function zoneOffsetMs(at: number, timeZone: string): number {
-  const parts = new Intl.DateTimeFormat('en-US', { timeZone, hourCycle: 'h23', year: 'numeric', month: 'numeric', day: 'numeric', hour: 'numeric', minute: 'numeric', second: 'numeric' }).formatToParts(new Date(at));
+  const parts = new Intl.DateTimeFormat('en-US', {
+    timeZone,
+    hourCycle: 'h23',
+    year: 'numeric',
+    month: 'numeric',
+    day: 'numeric',
+    hour: 'numeric',
+    minute: 'numeric',
+    second: 'numeric',
+  }).formatToParts(new Date(at));
   const get = (t: string): number => Number(parts.find((p) => p.type === t)?.value ?? 0);
   return Date.UTC(get('year'), get('month') - 1, get('day'), get('hour'), get('minute'), get('second')) - at;
 }
 
 function sameLocalDay(iso: string, now: Date, timeZone: string): boolean {
-  const fmt = new Intl.DateTimeFormat('en-CA', { timeZone, year: 'numeric', month: '2-digit', day: '2-digit' });
+  const fmt = new Intl.DateTimeFormat('en-CA', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+  });
   return fmt.format(new Date(iso)) === fmt.format(now);
 }
 

@@ -37,12 +37,17 @@ describe('terminal host across a restart', () => {
       reader: { sim: { presentDelayMs: 20 } },
       tariff: { captureWindowMinutes: 1 },
     });
-    const first = await createTerminalHost(config, { logger: silentLogger(), cwd, gatewayUrlOverride: sandbox.url });
+    const first = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: sandbox.url,
+    });
     await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
     await first.send({ type: 'START' });
     await first.send({ type: 'CHOOSE_DURATION', minutes: 60 });
     await first.send({ type: 'CONFIRM' });
-    for (let i = 0; i < 500 && (await screen(first)) !== 'session'; i++) await new Promise((r) => setTimeout(r, 20));
+    for (let i = 0; i < 500 && (await screen(first)) !== 'session'; i++)
+      await new Promise((r) => setTimeout(r, 20));
     expect(await screen(first)).toBe('session');
     await first.close(); // the meter session is gone with the process
 

@@ -26,12 +26,17 @@ async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnaps
   return r.value;
 }
 
-async function waitForScreen(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<TerminalSnapshot> {
+async function waitForScreen(
+  host: TerminalHost,
+  screens: string[],
+  timeoutMs = 15_000,
+): Promise<TerminalSnapshot> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await host.snapshot();
     if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
-    if (Date.now() > deadline) throw new Error(`screen is ${r.ok ? r.value.customer.screen : '?'}, wanted ${screens.join('|')}`);
+    if (Date.now() > deadline)
+      throw new Error(`screen is ${r.ok ? r.value.customer.screen : '?'}, wanted ${screens.join('|')}`);
     await new Promise((res) => setTimeout(res, 20));
   }
 }
@@ -39,7 +44,15 @@ async function waitForScreen(host: TerminalHost, screens: string[], timeoutMs = 
 function ticketEnteredMinutesAgo(minutes: number): string {
   const d = new Date(Date.now() - minutes * 60_000);
   const p = (n: number): string => String(n).padStart(2, '0');
-  const local = new Intl.DateTimeFormat('en-GB', { timeZone: 'Europe/London', year: 'numeric', month: '2-digit', day: '2-digit', hour: '2-digit', minute: '2-digit', hourCycle: 'h23' }).formatToParts(d);
+  const local = new Intl.DateTimeFormat('en-GB', {
+    timeZone: 'Europe/London',
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(d);
   const g = (t: string): string => local.find((x) => x.type === t)?.value ?? '00';
   return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}${p(1)}`;
 }
@@ -67,10 +80,28 @@ describe('terminal host: pay-station sale end to end on the embedded defaults', 
     expect(request.auth).toMatchObject({ scheme: 'http-signature', verified: true });
     // The exact EMV tags sent: N2 mandatory tags present, never-send tags absent.
     const tags = (request.emvTags ?? []).map((t) => t.tag);
-    for (const m of ['9A', '9C', '5F2A', '9F1A', '9F02', '9F03', '9F36', '82', '84', '95', '9F10', '9F26', '9F33', '9F37'])
+    for (const m of [
+      '9A',
+      '9C',
+      '5F2A',
+      '9F1A',
+      '9F02',
+      '9F03',
+      '9F36',
+      '82',
+      '84',
+      '95',
+      '9F10',
+      '9F26',
+      '9F33',
+      '9F37',
+    ])
       expect(tags).toContain(m);
-    for (const never of ['56', '57', '5A', '5F20', '5F24', '99', '9F0B', '9F1F', '9F20']) expect(tags).not.toContain(never);
-    const body = request.body as { pointOfSaleInformation: { catLevel: number | string; emv: { tags: string } } };
+    for (const never of ['56', '57', '5A', '5F20', '5F24', '99', '9F0B', '9F1F', '9F20'])
+      expect(tags).not.toContain(never);
+    const body = request.body as {
+      pointOfSaleInformation: { catLevel: number | string; emv: { tags: string } };
+    };
     expect(String(body.pointOfSaleInformation.catLevel)).toBe('2');
     expect(host.sandbox!.consistency().ok).toBe(true);
     expect(host.journal.counts().inFlight).toBe(0);

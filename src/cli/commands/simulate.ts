@@ -9,7 +9,8 @@ const MODELS: readonly SimulatedModel[] = ['meter', 'kiosk', 'tap-and-go', 'atte
 function minutes(value: string | undefined, option: string, fallback: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0 || n > 100_000) throw new UsageError('BAD_ARGUMENTS', `${option} takes whole minutes`);
+  if (!Number.isSafeInteger(n) || n < 0 || n > 100_000)
+    throw new UsageError('BAD_ARGUMENTS', `${option} takes whole minutes`);
   return n;
 }
 

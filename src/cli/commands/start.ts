@@ -39,9 +39,13 @@ for this start. Stops on SIGINT/SIGTERM.`,
       io.signal.addEventListener('abort', () => child.kill('SIGTERM'), { once: true });
       return await new Promise<number>((done) => child.once('exit', (code) => done(code ?? 0)));
     }
-    if (!values.headless) out('Electron is not installed on this machine: running headless (UI served on 127.0.0.1).');
+    if (!values.headless)
+      out('Electron is not installed on this machine: running headless (UI served on 127.0.0.1).');
 
-    const logger = createLogger({ level: config.log.level, ...(config.log.file ? { destination: config.log.file } : {}) });
+    const logger = createLogger({
+      level: config.log.level,
+      ...(config.log.file ? { destination: config.log.file } : {}),
+    });
     const host = await createTerminalHost(config, { logger, cwd: io.cwd });
     const staticDir = await buildRenderer();
     const bridge = await startBridge(host, { port, staticDir, logger });

@@ -617,8 +617,8 @@ export class SqliteJournal implements Journal {
 
   list(options: { limit?: number; flowId?: string } = {}): JournalEntry[] {
     const limit = options.limit ?? 100;
-    if (!Number.isInteger(limit) || limit < 1 || limit > 10_000)
-      throw new JournalError('JOURNAL_INVALID', 'limit must be an integer from 1 to 10000');
+    if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
+      throw new JournalError('JOURNAL_INVALID', 'limit must be an integer from 1 to 1000000');
     return this.read(() =>
       (options.flowId === undefined
         ? this.stmts.list.all(limit)

@@ -1,0 +1,148 @@
+import { spawn } from 'node:child_process';
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { openJournal } from '../../src/journal/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+const ROOT = resolve(import.meta.dirname, '../..');
+const DRIVER = join(ROOT, 'test/crash/driver.ts');
+
+/** Where the terminal is killed: a failpoint of src/host/failpoints.ts, with `#N` for its N-th passage. */
+export const SALE_KILL_POINTS = [
+  'journal.begin',
+  'journal.sent',
+  'gateway.answered',
+  'journal.outcome',
+] as const;
+
+export interface IterationResult {
+  point: string | null;
+  /** Whether the child died by SIGKILL (the failpoint was reached). */
+  killed: boolean;
+  /** An approved sale the journal knows of that the gateway no longer holds. */
+  lost: number;
+  /** Sales charged more than once in the iteration. */
+  duplicated: number;
+  /** Journal entries still in flight after recovery. */
+  unresolved: number;
+  /** Sandbox consistency problems (rule names). */
+  problems: string[];
+  /** Card data found in clear in the database files. */
+  cardDataInClear: boolean;
+  /** Sales the gateway holds at the end, and sales it voided. */
+  standingSales: number;
+  voidedSales: number;
+  /** The last screen of an uninterrupted run. */
+  screen?: string;
+}
+
+function runChild(
+  args: string[],
+  env: NodeJS.ProcessEnv,
+): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+  return new Promise((done, fail) => {
+    const child = spawn(process.execPath, ['--import', 'tsx', DRIVER, ...args], {
+      cwd: ROOT,
+      env,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    let stdout = '';
+    let stderr = '';
+    child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
+    child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
+    // Bounded: a terminal that neither finishes nor dies in 60 s is a failure, not a hang.
+    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    child.once('error', fail);
+    child.once('exit', (code, signal) => {
+      clearTimeout(timer);
+      done({ code, signal, stdout, stderr });
+    });
+  });
+}
+
+/**
+ * One crash iteration of the kiosk sale: run the terminal, SIGKILL it at `point` (none = a clean run), start it again
+ * so that recovery resolves what was left in flight, then check the sandbox ledger and the journal.
+ */
+export async function saleIteration(sandbox: Sandbox, point: string | null): Promise<IterationResult> {
+  sandbox.reset();
+  const dir = mkdtempSync(join(tmpdir(), 'crash-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    delete env.PARKING_TERMINAL_CRASH_AT;
+    const first = await runChild(
+      ['run', dir, sandbox.url],
+      point ? { ...env, PARKING_TERMINAL_CRASH_AT: point } : env,
+    );
+    const killed = first.signal === 'SIGKILL';
+    if (!killed && first.code !== 0)
+      throw new Error(`terminal failed (exit ${first.code}): ${first.stderr.slice(-2000)}`);
+    const second = await runChild(['recover', dir, sandbox.url], env);
+    if (second.code !== 0)
+      throw new Error(`restart failed (exit ${second.code}): ${second.stderr.slice(-2000)}`);
+
+    const journal = openJournal(join(dir, 'journal.db'));
+    let unresolved: number;
+    let approvedSales: string[];
+    try {
+      unresolved = journal.inFlight().length;
+      approvedSales = journal
+        .list({ limit: 1000 })
+        .filter((e) => e.service === 'sale' && e.state === 'approved' && e.transactionId !== undefined)
+        .map((e) => e.transactionId!);
+    } finally {
+      journal.close();
+    }
+    const ledger = sandbox.ledger();
+    const standing = ledger.transactions.filter(
+      (t) => t.kind === 'sale' && !t.voided && t.status !== 'DECLINED',
+    );
+    const byTx = new Map<string, number>();
+    for (const t of standing) byTx.set(t.transactionId ?? t.id, (byTx.get(t.transactionId ?? t.id) ?? 0) + 1);
+    const duplicated = Math.max(0, standing.length - 1) + [...byTx.values()].filter((n) => n > 1).length;
+    const lost = approvedSales.filter((tx) => !standing.some((t) => t.transactionId === tx)).length;
+    const consistency = sandbox.consistency();
+    let cardDataInClear = false;
+    for (const f of readdirSync(dir)) {
+      const bytes = readFileSync(join(dir, f)).toString('latin1');
+      if (/4111111111111111|5555555555554444|2222420000001113|=\d{4}\d{3}/.test(bytes))
+        cardDataInClear = true;
+    }
+    const last = first.stdout.trim().split('\n').pop() ?? '';
+    const screen =
+      killed || !last.startsWith('{') ? undefined : (JSON.parse(last) as { screen?: string }).screen;
+    return {
+      point,
+      killed,
+      lost,
+      duplicated,
+      unresolved,
+      problems: consistency.problems.map((p) => p.rule),
+      cardDataInClear,
+      standingSales: standing.length,
+      voidedSales: ledger.transactions.filter((t) => t.kind === 'sale' && t.voided).length,
+      ...(screen !== undefined ? { screen } : {}),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+/** A small seeded generator (mulberry32): the printed seed replays the same kill points. */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0;
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0;
+    let t = a;
+    t = Math.imul(t ^ (t >>> 15), t | 1);
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
+    return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
+  };
+}
+
+/** A random kill point (or none) for a sale iteration. */
+export function randomSalePoint(random: () => number): string | null {
+  const i = Math.floor(random() * (SALE_KILL_POINTS.length + 1));
+  return i === SALE_KILL_POINTS.length ? null : SALE_KILL_POINTS[i]!;
+}

@@ -446,3 +446,76 @@ describe('voids of refunds and credits', () => {
     expect(v.body.reason).toBe('NOT_VOIDABLE');
   });
 });
+
+describe('settlement cut-off and status checks', () => {
+  it('refuses a void after a configured cut-off of the local day', async () => {
+    const start = new Date();
+    start.setHours(10, 0, 0, 0);
+    let offset = 0;
+    const clock = (): Date => new Date(start.getTime() + offset);
+    const s = await startSandbox({ now: clock, settlementCutoff: '12:00' });
+    try {
+      const c = createSignedClient(s.url, undefined, clock);
+      const sold = await c.send(
+        'POST',
+        '/pts/v2/payments',
+        samplePayment({ amountMinor: 1000, transactionId: tid(), sale: true }),
+      );
+      offset = 3 * 3600 * 1000;
+      const v = await c.send('POST', `/pts/v2/payments/${String(sold.body.id)}/voids`, {
+        clientReferenceInformation: { comments: 'VOID Payment' },
+      });
+      expect(v.status).toBe(400);
+      expect(v.body.reason).toBe('NOT_VOIDABLE');
+    } finally {
+      await s.close();
+    }
+  });
+
+  it('answers a status check with the current status', async () => {
+    const id = await sale(1000);
+    const st = await client.send('POST', `/pts/v2/refresh-payment-status/${id}`, {
+      clientReferenceInformation: { code: 'x' },
+    });
+    expect(st).toMatchObject({ status: 200, body: { id, status: 'AUTHORIZED' } });
+  });
+});
+
+describe('JWT at the HTTP boundary', () => {
+  it('accepts an HS256 v2 token bound to the request and refuses it for another path', async () => {
+    const { createHash, createHmac, randomUUID } = await import('node:crypto');
+    const { DEMO_MERCHANT } = await import('../../src/sandbox/index.js');
+    const body = JSON.stringify(samplePayment({ amountMinor: 1000, transactionId: tid() }));
+    const token = (path: string): string => {
+      const iat = Math.floor(Date.now() / 1000);
+      const enc = (o: object): string => Buffer.from(JSON.stringify(o)).toString('base64url');
+      const head = `${enc({ alg: 'HS256', kid: DEMO_MERCHANT.keyId })}.${enc({
+        iat,
+        exp: iat + 120,
+        jti: randomUUID(),
+        iss: DEMO_MERCHANT.merchantId,
+        'v-c-merchant-id': DEMO_MERCHANT.merchantId,
+        'v-c-jwt-version': '2',
+        'request-host': new URL(sandbox.url).host,
+        'request-resource-path': path,
+        'request-method': 'POST',
+        digest: createHash('sha256').update(body).digest('base64'),
+        'digest-algorithm': 'SHA-256',
+      })}`;
+      return `${head}.${createHmac('sha256', Buffer.from(DEMO_MERCHANT.sharedSecret, 'base64')).update(head).digest('base64url')}`;
+    };
+    const post = (jwt: string): Promise<Response> =>
+      fetch(`${sandbox.url}/pts/v2/payments`, {
+        method: 'POST',
+        headers: { authorization: `Bearer ${jwt}`, 'content-type': 'application/json' },
+        body,
+      });
+    expect((await post(token('/pts/v2/payments'))).status).toBe(201);
+    expect((await post(token('/pts/v2/credits'))).status).toBe(401);
+    expect(sandbox.ledger().unmatchedRequests.at(-1)?.auth).toEqual({
+      scheme: 'jwt',
+      verified: false,
+      reason: 'request-resource-path does not match',
+    });
+  });
+});

@@ -13,7 +13,9 @@ const { values } = parseArgs({
 const runs = Number(values.runs);
 const seed = values.seed === undefined ? Date.now() % 1_000_000 : Number(values.seed);
 if (!Number.isInteger(runs) || runs < 1 || runs > 10_000 || !Number.isInteger(seed)) {
-  process.stdout.write(`${JSON.stringify({ error: { code: 'BAD_ARGUMENTS', message: '--runs 1..10000, --seed integer' } })}\n`);
+  process.stdout.write(
+    `${JSON.stringify({ error: { code: 'BAD_ARGUMENTS', message: '--runs 1..10000, --seed integer' } })}\n`,
+  );
   process.exit(2);
 }
 const { saleIteration, randomSalePoint, seededRandom } = await import('../test/crash/harness.ts');

@@ -33,6 +33,11 @@ export interface ServiceContext {
   now(): Date;
   /** True while a transaction created at `createdAt` may still be voided (before the settlement cut-off). */
   voidable(createdAt: Date): boolean;
+  /**
+   * Which id the answer to an incremental authorization carries: reference/gateway.md §2 says the original's,
+   * §7 a new id for the increment (with links to the original). The facts conflict, so it is configurable.
+   */
+  incrementalAnswerId: 'increment' | 'original';
   /** DCC: checks a converted authorization against the offer; returns problems as field details. */
   checkDccAuthorization(reader: FieldReader, merchantId: string, now: Date): void;
 }
@@ -624,7 +629,7 @@ export class PaymentService {
         capture: link(`${base}/captures`, 'POST'),
         authReversal: link(`${base}/reversals`, 'POST'),
       },
-      id: tx.id,
+      id: this.ctx.incrementalAnswerId === 'original' ? auth.id : tx.id,
       submitTimeUtc: isoSeconds(now),
       status: tx.status,
       reconciliationId: tx.id.slice(-12),

@@ -75,6 +75,11 @@ export interface SandboxOptions {
   dcc?: DccTable;
   /** OAuth partner applications; default {@link DEFAULT_OAUTH_CLIENT}. */
   oauthClients?: OAuthClient[];
+  /**
+   * The id an incremental authorization answers with: `increment` (default, a new id; reference/gateway.md §7) or
+   * `original` (the authorization's id; §2). The two public facts conflict.
+   */
+  incrementalAnswerId?: 'increment' | 'original';
 }
 
 /** A running sandbox. */
@@ -218,6 +223,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     store,
     now,
     voidable,
+    incrementalAnswerId: options.incrementalAnswerId ?? 'increment',
     checkDccAuthorization: (r, merchantId, at) => checkDccAuthorization(store, r, merchantId, at),
   });
   const links = new PaymentLinkService(store, now, (id) => `${url}/pay/${encodeURIComponent(id)}`);

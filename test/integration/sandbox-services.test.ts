@@ -519,3 +519,27 @@ describe('JWT at the HTTP boundary', () => {
     });
   });
 });
+
+describe('incremental answer id', () => {
+  it('answers with the original authorization id when configured so (reference/gateway.md §2)', async () => {
+    const s = await startSandbox({ incrementalAnswerId: 'original' });
+    try {
+      const c = createSignedClient(s.url);
+      const auth = await c.send(
+        'POST',
+        '/pts/v2/payments',
+        samplePayment({ amountMinor: 1000, transactionId: tid() }),
+      );
+      const inc = await c.send('PATCH', `/pts/v2/payments/${String(auth.body.id)}`, {
+        clientReferenceInformation: { comments: 'Parking Incremental Auth' },
+        merchantInformation: { transactionLocalDateTime: '20261122111500' },
+        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
+        orderInformation: { amountDetails: { currency: 'EUR', additionalAmount: '5.00' } },
+      });
+      expect(inc.body.id).toBe(auth.body.id);
+      expect(valueAt(inc.body, 'orderInformation.amountDetails.authorizedAmount')).toBe('15.00');
+    } finally {
+      await s.close();
+    }
+  });
+});

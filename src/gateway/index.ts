@@ -42,12 +42,22 @@ export {
   newConsentState,
   receiveConsent,
   REFRESH_GRACE_MS,
+  oauthGrantState,
   type OAuthTokens,
   type TokenStore,
   type OAuthGrantState,
   type OAuthTokenManagerOptions,
   type ConsentResult,
 } from './auth/oauth.js';
+export {
+  createOAuthAuthenticatorFromConfig,
+  createOAuthTokenManagerFromConfig,
+  oauthSettings,
+  oauthTokenStoreFromConfig,
+  type OAuthConfigOptions,
+  type OAuthSettings,
+  type OAuthSetup,
+} from './auth/oauth-config.js';
 export { classifyPaymentAnswer, type Outcome } from './outcome.js';
 export {
   createGatewayClient,

@@ -93,6 +93,18 @@ export type OAuthGrantState =
   /** The grace period passed (or the grant was revoked): the merchant must authorize again. */
   | 'reauthorization-required';
 
+/**
+ * The state of a stored grant at `nowMs` (epoch milliseconds), from its refresh-token expiry alone (spec 000,
+ * Limits): authorized until it expires, then six months of grace in which a refresh still renews it, then lost.
+ * Pure: `oauth status` reads it without contacting the token endpoint.
+ */
+export function oauthGrantState(tokens: OAuthTokens | undefined, nowMs: number): OAuthGrantState {
+  if (tokens === undefined) return 'not-authorized';
+  if (nowMs < tokens.refreshTokenExpiresAt) return 'authorized';
+  if (nowMs < tokens.refreshTokenExpiresAt + REFRESH_GRACE_MS) return 'grace-period';
+  return 'reauthorization-required';
+}
+
 export interface OAuthTokenManagerOptions {
   /** Base URL of the token host; the endpoint is `/oauth2/v3/token` under it. */
   tokenUrl: string;
@@ -140,13 +152,7 @@ export class OAuthTokenManager implements BearerTokenSource {
 
   /** The grant's state now. */
   state(): OAuthGrantState {
-    if (this.revoked) return 'reauthorization-required';
-    const t = this.tokens;
-    if (t === undefined) return 'not-authorized';
-    const now = this.now();
-    if (now < t.refreshTokenExpiresAt) return 'authorized';
-    if (now < t.refreshTokenExpiresAt + REFRESH_GRACE_MS) return 'grace-period';
-    return 'reauthorization-required';
+    return this.revoked ? 'reauthorization-required' : oauthGrantState(this.tokens, this.now());
   }
 
   /** The current grant (for `oauth status`; never log the tokens). */

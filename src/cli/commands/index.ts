@@ -9,6 +9,7 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   simulate: () => import('./simulate.js'),
   bench: () => import('./bench.js'),
   sign: () => import('./sign.js'),
+  oauth: () => import('./oauth.js'),
   reader: () => import('./reader.js'),
   tlv: () => import('./tlv.js'),
   card: () => import('./card.js'),

@@ -112,6 +112,14 @@ describe('verifyHttpSignature', () => {
     );
   });
 
+  it('accepts a meta key signing for a merchant of its portfolio', () => {
+    const meta: MerchantKey = { ...merchant, merchantId: 'portfolio', metaKeyFor: ['testrest'] };
+    expect(verifyHttpSignature(signed(), [meta], now)).toMatchObject({
+      verified: true,
+      merchantId: 'testrest',
+    });
+  });
+
   it('refuses a POST whose signed header list omits digest', () => {
     const headers = signRequest({
       method: 'GET',

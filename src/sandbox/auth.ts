@@ -18,6 +18,11 @@ export interface MerchantKey {
   keyId: string;
   /** Base64 shared secret, exactly as the merchant portal shows it. */
   sharedSecret: string;
+  /**
+   * A portfolio "meta key" (reference/gateway.md §1) also signs for these transacting merchants, named by the
+   * `v-c-merchant-id` header.
+   */
+  metaKeyFor?: string[];
   /** PEM certificate or public key for RS256 JWTs, with the `kid` (certificate serial number) it is named by. */
   jwt?: { kid: string; publicKeyPem: string };
 }
@@ -123,7 +128,8 @@ export function verifyHttpSignature(
     return fail(`algorithm ${algorithm} is not HmacSHA256`, merchantId);
   const key = merchants.find((m) => m.keyId === keyid);
   if (!key) return fail('unknown key id', merchantId);
-  if (key.merchantId !== merchantId) return fail('key id does not belong to v-c-merchant-id', merchantId);
+  if (key.merchantId !== merchantId && !key.metaKeyFor?.includes(merchantId))
+    return fail('key id does not belong to v-c-merchant-id', merchantId);
   const names = list
     .trim()
     .split(/\s+/)

@@ -1,7 +1,13 @@
 /** The embedded sandbox gateway (DESIGN.md "Sandbox gateway"): the public surface of src/sandbox. */
 export { startSandbox, DEMO_MERCHANT, type Sandbox, type SandboxOptions } from './server.js';
 export type { MerchantKey } from './auth.js';
-export type { Ledger, Consistency, ConsistencyProblem, MerchantStanding } from './ledger.js';
+export type {
+  Ledger,
+  Consistency,
+  ConsistencyOptions,
+  ConsistencyProblem,
+  MerchantStanding,
+} from './ledger.js';
 export type { LedgerTransaction, LedgerRequest, TxKind, TxAmounts } from './store.js';
 export type { DecodedTag } from './emv-rules.js';
 export {

@@ -15,6 +15,16 @@ export interface ConsistencyProblem {
   message: string;
 }
 
+/** Stricter checks for the end of a test run. */
+export interface ConsistencyOptions {
+  /**
+   * Also report every approved authorization that still holds funds (`OPEN_AUTHORIZATION`): at the end of a crash
+   * test every authorization must be captured or reversed, whether or not the sandbox saw its answer get lost (a
+   * terminal killed after the answer left the gateway never journaled it).
+   */
+  requireResolved?: boolean;
+}
+
 /** Result of {@link checkConsistency}. */
 export interface Consistency {
   ok: boolean;
@@ -55,7 +65,7 @@ function problem(tx: LedgerTransaction, rule: string, message: string): Consiste
  * whose outcome the client could not know resolved (authorizations reversed, captures/sales/refunds/credits voided),
  * and every timeout reversal matched (no original arriving after its own timeout reversal and left standing).
  */
-export function checkConsistency(store: SandboxStore): Consistency {
+export function checkConsistency(store: SandboxStore, options: ConsistencyOptions = {}): Consistency {
   const problems: ConsistencyProblem[] = [];
   const all = [...store.transactions.values()];
   const byParent = new Map<string, LedgerTransaction[]>();
@@ -93,6 +103,16 @@ export function checkConsistency(store: SandboxStore): Consistency {
             problem(tx, 'CAPTURED_TWICE', `${captures.length} effective captures of one authorization`),
           );
         const approved = tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED';
+        if (
+          options.requireResolved &&
+          !tx.outcomeUnknown &&
+          approved &&
+          a.captured === 0 &&
+          a.reversed < a.authorized
+        )
+          problems.push(
+            problem(tx, 'OPEN_AUTHORIZATION', 'the authorization is neither captured nor reversed'),
+          );
         if (tx.outcomeUnknown && approved && a.captured === 0 && a.reversed < a.authorized)
           problems.push(
             problem(

@@ -24,6 +24,7 @@ import {
   buildLedger,
   checkConsistency,
   type Consistency,
+  type ConsistencyOptions,
   type Ledger,
   type MerchantStanding,
 } from './ledger.js';
@@ -92,8 +93,11 @@ export interface Sandbox {
   close(): Promise<void>;
   /** The same JSON as `GET /__sandbox/ledger`. */
   ledger(): Ledger;
-  /** The invariants of the ledger (see README): `ok` false lists each broken rule. */
-  consistency(): Consistency;
+  /**
+   * The invariants of the ledger (see README): `ok` false lists each broken rule. With `requireResolved`, every
+   * approved authorization must also be captured or reversed (`OPEN_AUTHORIZATION`).
+   */
+  consistency(options?: ConsistencyOptions): Consistency;
   /** Moves the sandbox clock forward by `ms` milliseconds (token, offer and code expiry; cut-offs). */
   advanceClock(ms: number): void;
   /** Queues faults; each is consumed by the next API request it matches. */
@@ -539,7 +543,13 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
   }
 
-  function handleAdmin(req: IncomingMessage, res: ServerResponse, path: string, body: Buffer): void {
+  function handleAdmin(
+    req: IncomingMessage,
+    res: ServerResponse,
+    path: string,
+    query: URLSearchParams,
+    body: Buffer,
+  ): void {
     const method = req.method ?? 'GET';
     let parsed: Record<string, unknown> = {};
     if (body.length) {
@@ -555,7 +565,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const bad = (message: string): void => sendJson(res, 400, { error: { code: 'BAD_REQUEST', message } });
     if (path === '/__sandbox/ledger' && method === 'GET') return sendJson(res, 200, sandbox.ledger());
     if (path === '/__sandbox/consistency' && method === 'GET')
-      return sendJson(res, 200, sandbox.consistency());
+      return sendJson(
+        res,
+        200,
+        sandbox.consistency({ requireResolved: query.get('requireResolved') === '1' }),
+      );
     if (path === '/__sandbox/health' && method === 'GET')
       return sendJson(res, 200, { ok: true, now: now().toISOString() });
     if (path === '/__sandbox/clock') {
@@ -781,7 +795,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       });
     }
     const path = parsedUrl.pathname;
-    if (path.startsWith('/__sandbox/')) return handleAdmin(req, res, path, body);
+    if (path.startsWith('/__sandbox/')) return handleAdmin(req, res, path, parsedUrl.searchParams, body);
     if (path === '/ebc2/oauth/authorize') return handleConsent(req, res, parsedUrl.searchParams, body);
     if (path === '/oauth2/v3/token' || path === '/oauth/v3/token')
       return handleToken(req, res, parsedUrl.searchParams, body);
@@ -842,7 +856,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       store.close();
     },
     ledger: () => buildLedger(store, merchantList(), now()),
-    consistency: () => checkConsistency(store),
+    consistency: (opts) => checkConsistency(store, opts),
     advanceClock(ms) {
       if (!Number.isFinite(ms) || ms < 0)
         throw new SandboxError('SANDBOX_OPTIONS', 'advanceClock takes a non-negative number of milliseconds');

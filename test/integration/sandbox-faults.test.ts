@@ -239,3 +239,17 @@ describe('duplicates and replays', () => {
     ]);
   });
 });
+
+describe('strict end-of-run consistency', () => {
+  it('reports an authorization left open only when asked to require every authorization resolved', async () => {
+    await client.send('POST', '/pts/v2/payments', samplePayment({ amountMinor: 1000, transactionId: tid() }));
+    expect(sandbox.consistency().ok).toBe(true);
+    expect(sandbox.consistency({ requireResolved: true }).problems.map((p) => p.rule)).toEqual([
+      'OPEN_AUTHORIZATION',
+    ]);
+    const viaHttp = (await (
+      await fetch(`${sandbox.url}/__sandbox/consistency?requireResolved=1`)
+    ).json()) as { ok: boolean };
+    expect(viaHttp.ok).toBe(false);
+  });
+});

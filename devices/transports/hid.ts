@@ -73,9 +73,25 @@ export class HidTransport implements Transport {
   }
 
   async open(events: TransportEvents): Promise<TransportConnection> {
-    const device = await (
-      this.options.openDevice ?? (() => openNodeHidDevice(this.options.vendorId, this.options.productId))
-    )();
+    let device: HidDeviceLike;
+    try {
+      device = await (
+        this.options.openDevice ?? (() => openNodeHidDevice(this.options.vendorId, this.options.productId))
+      )();
+    } catch (e) {
+      if (e instanceof ReaderError) throw e;
+      throw new ReaderError(
+        'READER_UNAVAILABLE',
+        `cannot open ${this.description}: ${e instanceof Error ? e.message : String(e)}`,
+        {},
+        { cause: e },
+      );
+    }
+    // After close or an unplug, a late 'error' from the device's read loop must not go unheard (EventEmitter throws).
+    const quiet = (): void => {
+      device.removeAllListeners();
+      device.on('error', () => undefined);
+    };
     const reassembler = new HidReassembler();
     let state: 'open' | 'closing' | 'ended' = 'open';
     device.on('data', (data: Buffer) => {
@@ -87,7 +103,7 @@ export class HidTransport implements Transport {
     device.on('error', (error: Error) => {
       if (state !== 'open') return;
       state = 'ended';
-      device.removeAllListeners();
+      quiet();
       Promise.resolve()
         .then(() => device.close())
         .catch(() => undefined);
@@ -113,7 +129,7 @@ export class HidTransport implements Transport {
       close: async () => {
         if (state === 'ended') return;
         state = 'closing';
-        device.removeAllListeners();
+        quiet();
         try {
           await device.close();
         } catch {

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { staticKeyProvider } from './encryption.js';
-import { openJournal, type SqliteJournal } from './journal.js';
+import { NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
+import { TimeoutRecovery } from './recovery.js';
 import {
   OfflineQueue,
   offlineQueueStatus,
@@ -359,5 +360,70 @@ describe('offline queue', () => {
     expect(() => setup(':memory:', { ...LIMITS, maxCount: -1 })).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );
+  });
+
+  it('after a crash between claim and send, recovery puts the payment back and it is forwarded once', async () => {
+    const { queue, journal } = setup();
+    const p = queue.store(payment());
+    // The claim as forwardPending writes it, then the process dies before marking it sent.
+    const e = journal.begin({
+      transactionId: p.transactionId,
+      service: 'sale',
+      comments: '',
+      method: 'POST',
+      path: '/p',
+      body: Buffer.from('{}'),
+      amountMinor: p.amountMinor,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    journal.db
+      .prepare(`UPDATE offline_payments SET state = 'forwarding', journal_entry_id = ? WHERE id = ?`)
+      .run(e.id, p.id);
+    const sent: string[] = [];
+    const recovery = new TimeoutRecovery(
+      journal,
+      {
+        timeoutReversal: () => {
+          throw new Error('must not reverse');
+        },
+        timeoutVoid: () => {
+          throw new Error('must not void');
+        },
+        send: () => Promise.reject(new Error('must not send')),
+      },
+      { timeoutReversalDelayMs: 0, retryMs: 1, now },
+    );
+    const report = await recovery.recoverAll();
+    expect(report.resolved).toEqual([expect.objectContaining({ entryId: e.id, resolution: 'not-sent' })]);
+    expect(queue.get(p.id)?.state).toBe('stored');
+    const f = fakeForwarder((r) => {
+      sent.push(r.transactionId);
+      return { kind: 'approved', status: 'AUTHORIZED' };
+    });
+    expect((await queue.forwardPending(f.forwarder)).approved).toBe(1);
+    expect(sent).toEqual([p.transactionId]);
+  });
+
+  it('does not send a payment whose claim was released by another process before it was marked sent', async () => {
+    const { queue, journal } = setup();
+    const p = queue.store(payment());
+    const f = fakeForwarder();
+    let released = false;
+    // Another process's reconcile runs between this process's claim and its mark-sent.
+    const orig = journal.markSent.bind(journal);
+    journal.markSent = (id: number) => {
+      if (!released) {
+        released = true;
+        journal.resolve(id, NOT_SENT);
+        journal.db
+          .prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL WHERE id = ?`)
+          .run(p.id);
+      }
+      orig(id);
+    };
+    const report = await queue.forwardPending(f.forwarder, { concurrency: 1 });
+    expect(f.sends.get(p.transactionId)).toBe(1);
+    expect(report.approved).toBe(1);
   });
 });

@@ -254,6 +254,27 @@ export function offlineQueueStatus(
   };
 }
 
+/**
+ * For recovery: when `entryId` is the journaled forward of a stored payment that was claimed but never marked sent,
+ * returns the payment to the queue and resolves the entry as not sent (the queue marks a forward sent durably before
+ * its first byte, so a pending forward provably never left). Returns whether it did.
+ */
+export function releaseUnsentForward(journal: SqliteJournal, entryId: number): boolean {
+  return journal.atomically(true, () => {
+    const entry = journal.get(entryId);
+    if (entry?.state !== 'pending') return false;
+    const released = journal.db
+      .prepare(
+        `UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
+         WHERE journal_entry_id = ? AND state = 'forwarding'`,
+      )
+      .run(entryId).changes;
+    if (released !== 1) return false;
+    journal.resolve(entryId, NOT_SENT);
+    return true;
+  });
+}
+
 export interface OfflineQueueOptions {
   policy: OfflinePolicy;
   limits: OfflineLimits;
@@ -372,6 +393,10 @@ export class OfflineQueue {
         }
         switch (entry.state) {
           case 'pending':
+            // Claimed but never marked sent: provably not sent; it goes back to the queue.
+            this.journal.resolve(entry.id, NOT_SENT);
+            this.stmts.unclaim.run(r.id);
+            break;
           case 'sent':
           case 'unknown':
             break;
@@ -571,8 +596,7 @@ export class OfflineQueue {
           ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
           moneyMoving: true,
         });
-        // Marked sent in the claiming transaction: the next thing this payment does is go out.
-        this.journal.markSent(entry.id);
+        // Left pending: it is marked sent just before it goes out, so a crash in between provably sent nothing.
         if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
           throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
         return { row, body, entryId: entry.id };
@@ -590,11 +614,22 @@ export class OfflineQueue {
       if (this.pendingWrites.length > 1) return;
       setImmediate(() => {
         const batch = this.pendingWrites.splice(0);
+        const failed = new Map<(typeof batch)[number], unknown>();
         try {
           this.journal.atomically(true, () => {
-            for (const w of batch) w.write();
+            for (const w of batch) {
+              // A write that throws changed nothing (every write checks before it updates); the others commit.
+              try {
+                w.write();
+              } catch (e) {
+                failed.set(w, e);
+              }
+            }
           });
-          for (const w of batch) w.resolve();
+          for (const w of batch) {
+            if (failed.has(w)) w.reject(failed.get(w));
+            else w.resolve();
+          }
         } catch (e) {
           for (const w of batch) w.reject(e);
         }
@@ -651,6 +686,15 @@ export class OfflineQueue {
     forwarder: Forwarder,
     tally: Tally,
   ): Promise<void> {
+    try {
+      // Durably 'sent' before the first byte (DESIGN.md rule 1); refused when another process's recovery released
+      // the claim meanwhile — then this process must not send it.
+      await this.commitSoon(() => this.journal.markSent(entryId));
+    } catch (e) {
+      body.fill(0);
+      this.logger.warn({ err: e, offlineId: row.id }, 'forward claim released elsewhere; not sent');
+      return;
+    }
     let outcome: ForwardOutcome;
     try {
       outcome = await forwarder.forward({

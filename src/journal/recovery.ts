@@ -1,7 +1,8 @@
 import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
-import type { JournalEntry, SqliteJournal } from './journal.js';
+import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
+import { releaseUnsentForward } from './offline-queue.js';
 import { recoveryPlanFor, type RecoveryPlan } from './services.js';
 
 /** What a timeout reversal or timeout void is built for (gateway.md §7). */
@@ -135,7 +136,8 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * - a timeout reversal/void left in flight → sent again (idempotent);
  * - zero-amount verification, and requests that move no money → resolved without a request.
  *
- * Entries still `pending` (journaled, not marked sent) are treated exactly like `unknown` ones: the contract says
+ * A `pending` forward of a stored offline payment goes back to the queue (the queue marks a forward sent durably
+ * before its first byte, so it provably never left). Other entries still `pending` are treated like `unknown` ones: the contract says
  * nothing left, but a host that crashed between the send and `markSent` would make that a guess, and a timeout
  * reversal/void of a request the gateway never saw is a harmless, idempotent success (gateway.md §7). The clock of
  * the 60-second rule then starts at the entry's creation.
@@ -203,6 +205,7 @@ export class TimeoutRecovery {
       const entry = this.journal.get(entryId);
       if (!entry) throw new JournalError('JOURNAL_NOT_FOUND', `no journal entry ${entryId}`);
       if (!isInFlight(entry)) return this.item(entry, attempts, entry.resolution ?? entry.state, false);
+      if (releaseUnsentForward(this.journal, entry.id)) return this.done(entry.id, attempts, NOT_SENT, false);
       const plan = this.plan(entry);
       if (plan.kind === 'none') {
         const how = plan.how ?? 'nothing-to-undo';

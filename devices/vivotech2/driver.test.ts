@@ -107,6 +107,16 @@ describe('ViVOtech2Reader', () => {
     expect(healths).toEqual(['connecting', 'ready']);
   });
 
+  it('shares one connection attempt between concurrent connect calls', async () => {
+    const t = new ScriptedTransport();
+    const reader = new ViVOtech2Reader(t, OPTIONS);
+    readers.push(reader);
+    await Promise.all([reader.connect(), reader.connect()]);
+    await reader.connect();
+    expect(t.opens).toBe(1);
+    expect(reader.health).toBe('ready');
+  });
+
   it('refuses a command before connect with READER_NOT_CONNECTED', async () => {
     const reader = new ViVOtech2Reader(new ScriptedTransport(), OPTIONS);
     readers.push(reader);

@@ -79,6 +79,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private reconnectTimer: NodeJS.Timeout | undefined;
   private watchdogTimer: NodeJS.Timeout | undefined;
   private firmware: string | undefined;
+  private connecting: Promise<void> | undefined;
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
   private activateWaiting: { cancelled: boolean } | undefined;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
@@ -121,9 +122,18 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     if (this.listenerCount('error') > 0) this.emit('error', error);
   }
 
-  async connect(): Promise<void> {
-    if (this.closed) throw new ReaderError('READER_NOT_CONNECTED', 'reader was closed');
-    if (this.connection && this.state !== 'reconnecting') return;
+  connect(): Promise<void> {
+    if (this.closed) return Promise.reject(new ReaderError('READER_NOT_CONNECTED', 'reader was closed'));
+    // Concurrent callers share one attempt; a connected reader resolves at once.
+    if (this.connecting) return this.connecting;
+    if (this.connection && !this.handshaking) return Promise.resolve();
+    this.connecting = this.connectOnce().finally(() => {
+      this.connecting = undefined;
+    });
+    return this.connecting;
+  }
+
+  private async connectOnce(): Promise<void> {
     this.clearReconnect();
     this.setHealth('connecting');
     try {
@@ -442,7 +452,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   }
 
   private async reconnectOnce(): Promise<void> {
-    if (this.closed || this.connection) return;
+    if (this.closed || this.connection || this.connecting) return;
     try {
       await this.openAndHandshake();
     } catch (e) {

@@ -40,7 +40,13 @@ export interface IterationResult {
 function runChild(
   args: string[],
   env: NodeJS.ProcessEnv,
-): Promise<{ code: number | null; signal: string | null; stdout: string; stderr: string }> {
+): Promise<{
+  code: number | null;
+  signal: string | null;
+  stdout: string;
+  stderr: string;
+  timedOut: boolean;
+}> {
   return new Promise((done, fail) => {
     const child = spawn(process.execPath, ['--import', 'tsx', DRIVER, ...args], {
       cwd: ROOT,
@@ -52,11 +58,15 @@ function runChild(
     child.stdout.on('data', (c: Buffer) => (stdout += c.toString()));
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
     // Bounded: a terminal that neither finishes nor dies in 60 s is a failure, not a hang.
-    const timer = setTimeout(() => child.kill('SIGKILL'), 60_000);
+    let timedOut = false;
+    const timer = setTimeout(() => {
+      timedOut = true;
+      child.kill('SIGKILL');
+    }, 60_000);
     child.once('error', fail);
     child.once('exit', (code, signal) => {
       clearTimeout(timer);
-      done({ code, signal, stdout, stderr });
+      done({ code, signal, stdout, stderr, timedOut });
     });
   });
 }
@@ -75,11 +85,13 @@ export async function saleIteration(sandbox: Sandbox, point: string | null): Pro
       ['run', dir, sandbox.url],
       point ? { ...env, PARKING_TERMINAL_CRASH_AT: point } : env,
     );
+    if (first.timedOut)
+      throw new Error(`terminal hung (point ${point ?? 'none'}): ${first.stderr.slice(-2000)}`);
     const killed = first.signal === 'SIGKILL';
     if (!killed && first.code !== 0)
       throw new Error(`terminal failed (exit ${first.code}): ${first.stderr.slice(-2000)}`);
     const second = await runChild(['recover', dir, sandbox.url], env);
-    if (second.code !== 0)
+    if (second.code !== 0 || second.timedOut)
       throw new Error(`restart failed (exit ${second.code}): ${second.stderr.slice(-2000)}`);
 
     const journal = openJournal(join(dir, 'journal.db'));

@@ -91,8 +91,8 @@ describe('a sale through the real driver and the simulated reader', () => {
   );
 
   if (python.error)
-    it.skip(`completes a pay-station sale over the pty transport — not run: python3 is not available (${python.error.message})`, () => undefined);
-  );
+    it.skip(`completes a pay-station sale over the pty transport — not run: python3 is not available (${python.error.message})`, () =>
+      undefined);
 });
 
 describe('reader unplugged mid-transaction', () => {

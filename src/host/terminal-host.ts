@@ -458,7 +458,7 @@ export class TerminalHost implements TerminalApi {
    * holds have their own store and expiry.
    */
   private watchOrphanedAuthorizations(): void {
-    const entries = this.journal.list({ limit: 100_000 });
+    const entries = this.journal.list({ limit: 10_000 });
     const followOns = new Map<string, JournalEntry[]>();
     for (const e of entries) {
       if (!e.referencedTransactionId) continue;

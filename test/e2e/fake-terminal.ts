@@ -222,6 +222,7 @@ export class FakeTerminal implements TerminalApi {
       case 'END_SESSION':
       case 'TAP_ENTRY':
       case 'TAP_EXIT':
+      case 'CREDIT':
         return refuse();
     }
     return this.snapshot();

@@ -7,6 +7,7 @@ import type { Sandbox } from '../../src/sandbox/index.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DRIVER = join(ROOT, 'test/crash/driver.ts');
+const FORWARD_DRIVER = join(ROOT, 'test/crash/forward-driver.ts');
 
 /** Where the terminal is killed: a failpoint of src/host/failpoints.ts, with `#N` for its N-th passage. */
 export const SALE_KILL_POINTS = [
@@ -40,6 +41,7 @@ export interface IterationResult {
 function runChild(
   args: string[],
   env: NodeJS.ProcessEnv,
+  driver = DRIVER,
 ): Promise<{
   code: number | null;
   signal: string | null;
@@ -48,7 +50,7 @@ function runChild(
   timedOut: boolean;
 }> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', DRIVER, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', driver, ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -157,4 +159,79 @@ export function seededRandom(seed: number): () => number {
 export function randomSalePoint(random: () => number): string | null {
   const i = Math.floor(random() * (SALE_KILL_POINTS.length + 1));
   return i === SALE_KILL_POINTS.length ? null : SALE_KILL_POINTS[i]!;
+}
+
+/** Kill points of the offline forward (test/crash/forward-driver.ts), on the 2nd of 5 payments. */
+export const FORWARD_KILL_POINTS = ['before-send#2', 'answered#2'] as const;
+
+export interface ForwardIterationResult {
+  killed: boolean;
+  /** Payments the queue holds as approved that the gateway does not hold. */
+  lost: number;
+  /** Payments the gateway recorded more than once (forwarded twice). */
+  duplicated: number;
+  /** Journal entries in flight, or payments still waiting, after the restart. */
+  unresolved: number;
+  /** Payments whose forward was answered but the answer lost: voided by timeout recovery and reported. */
+  voidedAfterUnknown: number;
+  standingSales: number;
+  problems: string[];
+}
+
+/**
+ * One crash iteration of offline store-and-forward: store 5 payments, forward them, SIGKILL at `killAt`, restart
+ * (recovery, reconciliation, forwarding again), then check the ledger: each payment forwarded at most once.
+ */
+export async function forwardIteration(
+  sandbox: Sandbox,
+  killAt: string | null,
+): Promise<ForwardIterationResult> {
+  sandbox.reset();
+  const dir = mkdtempSync(join(tmpdir(), 'crash-forward-'));
+  try {
+    const env: NodeJS.ProcessEnv = { ...process.env };
+    const first = await runChild(['run', dir, sandbox.url, ...(killAt ? [killAt] : [])], env, FORWARD_DRIVER);
+    if (first.timedOut) throw new Error(`forwarder hung: ${first.stderr.slice(-2000)}`);
+    const killed = first.signal === 'SIGKILL';
+    if (!killed && first.code !== 0)
+      throw new Error(`forwarder failed (exit ${first.code}): ${first.stderr.slice(-2000)}`);
+    if (killed) {
+      const second = await runChild(['recover', dir, sandbox.url], env, FORWARD_DRIVER);
+      if (second.code !== 0 || second.timedOut)
+        throw new Error(`restart failed (exit ${second.code}): ${second.stderr.slice(-2000)}`);
+    }
+    const journal = openJournal(join(dir, 'journal.db'));
+    let payments: { transaction_id: string; state: string }[];
+    let inFlight: number;
+    try {
+      inFlight = journal.inFlight().length;
+      payments = journal.db
+        .prepare<[], { transaction_id: string; state: string }>(
+          'SELECT transaction_id, state FROM offline_payments',
+        )
+        .all();
+    } finally {
+      journal.close();
+    }
+    const sales = sandbox.ledger().transactions.filter((t) => t.kind === 'sale');
+    const standing = sales.filter((t) => !t.voided && t.status !== 'DECLINED');
+    let duplicated = 0;
+    let lost = 0;
+    for (const p of payments) {
+      if (sales.filter((t) => t.transactionId === p.transaction_id).length > 1) duplicated += 1;
+      if (p.state === 'approved' && !standing.some((t) => t.transactionId === p.transaction_id)) lost += 1;
+    }
+    const waiting = payments.filter((p) => p.state === 'stored' || p.state === 'forwarding').length;
+    return {
+      killed,
+      lost,
+      duplicated,
+      unresolved: inFlight + waiting,
+      voidedAfterUnknown: payments.filter((p) => p.state === 'unknown').length,
+      standingSales: standing.length,
+      problems: sandbox.consistency().problems.map((p) => p.rule),
+    };
+  } finally {
+    rmSync(dir, { recursive: true, force: true });
+  }
 }

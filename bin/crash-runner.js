@@ -18,7 +18,8 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 10_000 || !Number.isInteger(se
   );
   process.exit(2);
 }
-const { saleIteration, randomSalePoint, seededRandom } = await import('../test/crash/harness.ts');
+const { saleIteration, forwardIteration, randomSalePoint, seededRandom, FORWARD_KILL_POINTS } =
+  await import('../test/crash/harness.ts');
 const { startSandbox } = await import('../src/sandbox/index.ts');
 
 process.stderr.write(`crash seed ${seed}\n`);
@@ -28,13 +29,19 @@ const total = { runs: 0, lost: 0, duplicated: 0, unresolved: 0 };
 let problems = 0;
 try {
   for (let i = 0; i < runs; i++) {
-    const point = randomSalePoint(random);
-    const r = await saleIteration(sandbox, point);
+    // Two flows: the kiosk sale (terminal process) and offline store-and-forward; kill points chosen by the seed.
+    const forward = random() < 0.3;
+    const point = forward
+      ? (FORWARD_KILL_POINTS[Math.floor(random() * FORWARD_KILL_POINTS.length)] ?? null)
+      : randomSalePoint(random);
+    const r = forward
+      ? { flow: 'offline-forward', point, ...(await forwardIteration(sandbox, point)) }
+      : { flow: 'sale', ...(await saleIteration(sandbox, point)) };
     total.runs += 1;
     total.lost += r.lost;
     total.duplicated += r.duplicated;
     total.unresolved += r.unresolved;
-    problems += r.problems.length + (r.cardDataInClear ? 1 : 0);
+    problems += r.problems.length + ('cardDataInClear' in r && r.cardDataInClear ? 1 : 0);
     process.stderr.write(`${JSON.stringify({ run: i + 1, ...r })}\n`);
   }
 } finally {

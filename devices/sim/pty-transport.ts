@@ -20,20 +20,21 @@ const RELAY_START_MS = 5_000;
  * one at the same path.
  */
 export class SimulatedPtyTransport implements Transport {
-  readonly description: string;
-  /** Path of the pseudo-terminal the driver opens (a symlink to /dev/pts/N). */
-  readonly path: string;
-  private readonly dir: string;
+  readonly description = 'simulator (pseudo-terminal)';
+  /** Directory of the link, made at the first open so that a transport never opened leaves nothing behind. */
+  private dir: string | undefined;
   private relay: ChildProcess | undefined;
   private starting: Promise<void> | undefined;
 
   constructor(
     private readonly simulator: ReaderSimulator,
     private readonly baudRate = 115_200,
-  ) {
-    this.dir = mkdtempSync(join(tmpdir(), 'parking-terminal-pty-'));
-    this.path = join(this.dir, 'reader');
-    this.description = `simulator (pseudo-terminal ${this.path})`;
+  ) {}
+
+  /** Path of the pseudo-terminal the driver opens (a symlink to /dev/pts/N), fixed for the transport's life. */
+  get path(): string {
+    this.dir ??= mkdtempSync(join(tmpdir(), 'parking-terminal-pty-'));
+    return join(this.dir, 'reader');
   }
 
   private startRelay(): Promise<void> {
@@ -91,7 +92,8 @@ export class SimulatedPtyTransport implements Transport {
   dispose(): Promise<void> {
     const relay = this.relay;
     this.relay = undefined;
-    rmSync(this.dir, { recursive: true, force: true });
+    if (this.dir) rmSync(this.dir, { recursive: true, force: true });
+    this.dir = undefined;
     if (!relay || relay.exitCode !== null) return Promise.resolve();
     return new Promise<void>((resolve) => {
       relay.once('exit', () => resolve());

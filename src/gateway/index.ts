@@ -10,6 +10,8 @@ export {
 } from './retry.js';
 export {
   signRequest,
+  createHttpSigner,
+  type HttpSigner,
   signingString,
   digestHeader,
   decodeSharedSecret,

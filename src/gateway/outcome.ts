@@ -1,5 +1,6 @@
 import { parseDecimal } from '../money/index.js';
 import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem } from './errors.js';
+import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
 
 /**
@@ -116,14 +117,7 @@ const PROCESSED_AMOUNT: Partial<Record<ServiceName, string>> = {
 
 const AUTHORIZING: ReadonlySet<ServiceName> = new Set(['avr', 'preauth', 'sale', 'incremental']);
 
-function at(body: unknown, path: string): unknown {
-  let cur = body;
-  for (const key of path.split('.')) {
-    if (cur === null || typeof cur !== 'object') return undefined;
-    cur = (cur as Record<string, unknown>)[key];
-  }
-  return cur;
-}
+const at = valueAt;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 

@@ -1,6 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
-import { Pool, request, type Dispatcher } from 'undici';
+import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from '../log/index.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { GatewayConnectionError, GatewayError, GatewayTimeoutError } from './errors.js';
@@ -103,6 +103,111 @@ export function transportError(e: unknown, phase: 'headers' | 'body', label: str
   );
 }
 
+const EMPTY = Buffer.alloc(0);
+const ACCEPT = 'application/hal+json;charset=utf-8, application/json';
+const JSON_CONTENT_TYPE = 'application/json;charset=utf-8';
+
+/**
+ * Receives one answer straight from the dispatcher (no stream, no abort signal per request: the exchange is the
+ * hot path of every payment) and enforces our own deadlines on top of the pool's, so that they also hold with
+ * injected dispatchers. Settles exactly once; anything undici reports after that is ignored.
+ */
+class AnswerCollector implements Dispatcher.DispatchHandler {
+  private controller: Dispatcher.DispatchController | undefined;
+  private abortReason: GatewayError | undefined;
+  private settled = false;
+  private phase: 'headers' | 'body' = 'headers';
+  private httpStatus = 0;
+  private headers: Record<string, string | string[] | undefined> = {};
+  private readonly chunks: Buffer[] = [];
+  private size = 0;
+  private timer: NodeJS.Timeout;
+  private readonly onCallerAbort: (() => void) | undefined;
+
+  constructor(
+    private readonly label: string,
+    private readonly timeouts: Timeouts,
+    private readonly resolve: (answer: Answer) => void,
+    private readonly reject: (error: GatewayError) => void,
+    private readonly signal: AbortSignal | undefined,
+  ) {
+    this.timer = setTimeout(
+      () => this.fail(new GatewayTimeoutError('headers', `${label}: no answer in time`)),
+      timeouts.headersMs,
+    );
+    if (signal !== undefined) {
+      // The caller gave up: once a request may have left, its outcome is unknown.
+      this.onCallerAbort = () =>
+        this.fail(new GatewayError('GW_CANCELLED', `${label}: cancelled`, { outcomeUnknown: true }));
+      signal.addEventListener('abort', this.onCallerAbort, { once: true });
+    }
+  }
+
+  /** Settles with `error` now and stops the exchange (now, or as soon as undici hands over its controller). */
+  private fail(error: GatewayError): void {
+    if (this.settled) return;
+    this.abortReason = error;
+    this.controller?.abort(error);
+    this.finish();
+    this.reject(error);
+  }
+
+  private finish(): void {
+    this.settled = true;
+    clearTimeout(this.timer);
+    if (this.onCallerAbort !== undefined) this.signal?.removeEventListener('abort', this.onCallerAbort);
+  }
+
+  onRequestStart(controller: Dispatcher.DispatchController): void {
+    this.controller = controller;
+    if (this.abortReason !== undefined) controller.abort(this.abortReason);
+  }
+
+  onResponseStart(
+    _controller: Dispatcher.DispatchController,
+    statusCode: number,
+    headers: Record<string, string | string[] | undefined>,
+  ): void {
+    if (this.settled || statusCode < 200) return; // 1xx informational answers precede the real one
+    this.httpStatus = statusCode;
+    this.headers = headers;
+    this.phase = 'body';
+    clearTimeout(this.timer);
+    this.timer = setTimeout(
+      () => this.fail(new GatewayTimeoutError('body', `${this.label}: answer body not complete in time`)),
+      this.timeouts.bodyMs,
+    );
+  }
+
+  onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {
+    if (this.settled) return;
+    this.size += chunk.length;
+    if (this.size > MAX_ANSWER_BYTES) {
+      this.fail(
+        new GatewayError('GW_PARSE', `${this.label}: answer larger than ${MAX_ANSWER_BYTES} bytes`, {
+          outcomeUnknown: true,
+          httpStatus: this.httpStatus,
+        }),
+      );
+      return;
+    }
+    this.chunks.push(chunk);
+  }
+
+  onResponseEnd(): void {
+    if (this.settled) return;
+    this.finish();
+    const body = this.chunks.length === 1 ? (this.chunks[0] ?? EMPTY) : Buffer.concat(this.chunks, this.size);
+    this.resolve({ httpStatus: this.httpStatus, headers: this.headers, body });
+  }
+
+  onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
+    if (this.settled) return;
+    this.finish();
+    this.reject(transportError(error, this.phase, this.label));
+  }
+}
+
 /** Options of {@link createTransport}. */
 export interface TransportOptions {
   baseUrl: string;
@@ -150,72 +255,41 @@ export function createTransport(options: TransportOptions): Transport {
     });
   const random = options.random ?? Math.random;
 
-  async function once(x: Exchange): Promise<Answer> {
-    const path = `${prefix}${x.path}`;
-    const body = x.body ?? Buffer.alloc(0);
-    // reference §1: read the clock once; the authenticator signs and returns the date that is sent.
-    const now = options.now();
-    const authHeaders = x.unauthenticated
-      ? {}
-      : await options.auth.authenticate({ method: x.method, host, path, body, now });
-    const headers: Record<string, string> = {
-      accept: 'application/hal+json;charset=utf-8, application/json',
-      'v-c-client-correlation-id': randomUUID(),
-      ...(x.body !== undefined ? { 'content-type': x.contentType ?? 'application/json;charset=utf-8' } : {}),
-      ...authHeaders,
-    };
-    // Our own deadline on top of the pool's timeouts: it also holds with injected dispatchers (mocks, proxies).
-    const deadline = new AbortController();
-    let phase: 'headers' | 'body' = 'headers';
-    const onCallerAbort = (): void => deadline.abort(x.signal?.reason);
-    if (x.signal?.aborted) throw new GatewayError('GW_CANCELLED', `${x.label}: cancelled before sending`);
-    x.signal?.addEventListener('abort', onCallerAbort, { once: true });
-    let timer = setTimeout(
-      () => deadline.abort(new GatewayTimeoutError('headers', `${x.label}: no answer in time`)),
-      options.timeouts.headersMs,
-    );
-    try {
-      const res = await request(`${origin}${path}`, {
-        dispatcher,
-        method: x.method,
-        headers,
-        ...(x.body !== undefined ? { body: x.body } : {}),
-        signal: deadline.signal,
-        headersTimeout: options.timeouts.headersMs,
-        bodyTimeout: options.timeouts.bodyMs,
-      });
-      phase = 'body';
-      clearTimeout(timer);
-      timer = setTimeout(
-        () => deadline.abort(new GatewayTimeoutError('body', `${x.label}: answer body not complete in time`)),
-        options.timeouts.bodyMs,
-      );
-      const chunks: Buffer[] = [];
-      let size = 0;
-      for await (const chunk of res.body as AsyncIterable<Buffer>) {
-        size += chunk.length;
-        if (size > MAX_ANSWER_BYTES) {
-          res.body.destroy();
-          throw new GatewayError('GW_PARSE', `${x.label}: answer larger than ${MAX_ANSWER_BYTES} bytes`, {
-            outcomeUnknown: true,
-            httpStatus: res.statusCode,
-          });
-        }
-        chunks.push(chunk);
-      }
-      return { httpStatus: res.statusCode, headers: res.headers, body: Buffer.concat(chunks) };
-    } catch (e) {
-      if (deadline.signal.aborted) {
-        const reason: unknown = deadline.signal.reason;
-        if (reason instanceof GatewayTimeoutError) throw reason;
-        // The caller aborted: once a request may have left, its outcome is unknown.
-        throw new GatewayError('GW_CANCELLED', `${x.label}: cancelled`, { outcomeUnknown: true, cause: e });
-      }
-      throw transportError(e, phase, x.label);
-    } finally {
-      clearTimeout(timer);
-      x.signal?.removeEventListener('abort', onCallerAbort);
+  function once(x: Exchange, authHeaders: Record<string, string>): Promise<Answer> {
+    if (x.signal?.aborted) {
+      return Promise.reject(new GatewayError('GW_CANCELLED', `${x.label}: cancelled before sending`));
     }
+    const headers: Record<string, string> = authHeaders;
+    headers.accept = ACCEPT;
+    headers['v-c-client-correlation-id'] = randomUUID();
+    if (x.body !== undefined) headers['content-type'] = x.contentType ?? JSON_CONTENT_TYPE;
+    return new Promise<Answer>((resolve, reject) => {
+      const exchange = new AnswerCollector(x.label, options.timeouts, resolve, reject, x.signal);
+      dispatcher.dispatch(
+        {
+          origin,
+          path: `${prefix}${x.path}`,
+          method: x.method,
+          headers,
+          ...(x.body !== undefined ? { body: x.body } : {}),
+          headersTimeout: options.timeouts.headersMs,
+          bodyTimeout: options.timeouts.bodyMs,
+        },
+        exchange,
+      );
+    });
+  }
+
+  /** The credentials of one attempt; the clock is read once and the same date is signed and sent (§1). */
+  function credentials(x: Exchange): Promise<Record<string, string>> {
+    if (x.unauthenticated) return Promise.resolve({});
+    return options.auth.authenticate({
+      method: x.method,
+      host,
+      path: `${prefix}${x.path}`,
+      body: x.body ?? EMPTY,
+      now: options.now(),
+    });
   }
 
   async function send(x: Exchange): Promise<Answer> {
@@ -226,7 +300,7 @@ export function createTransport(options: TransportOptions): Transport {
       let answer: Answer | undefined;
       let error: GatewayError | undefined;
       try {
-        answer = await once(x);
+        answer = await once(x, await credentials(x));
         options.logger.debug(
           {
             label: x.label,

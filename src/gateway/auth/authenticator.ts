@@ -1,7 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../config/index.js';
 import { GatewayAuthError, GatewayError } from '../errors.js';
-import { signRequest } from './http-signature.js';
+import { createHttpSigner } from './http-signature.js';
 import { createJwt, hmacKey, rsaKeyFromPem, rsaKeyFromPkcs12, type JwtKey } from './jwt.js';
 
 /** What an authenticator signs: one request, exactly as it will be sent. */
@@ -21,7 +21,8 @@ export interface AuthRequest {
 export interface Authenticator {
   readonly method: 'http-signature' | 'jwt' | 'oauth';
   /**
-   * The headers (lower-case names) that authenticate `request`. Async because an OAuth token may need refreshing.
+   * The headers (lower-case names) that authenticate `request`, in a new object that the caller owns and may extend
+   * with the other headers of the request. Async because an OAuth token may need refreshing.
    * @throws GatewayError (GW_AUTH, GW_OAUTH_*) when no credentials can be produced; nothing is sent then.
    */
   authenticate(request: AuthRequest): Promise<Record<string, string>>;
@@ -46,22 +47,20 @@ export function httpSignatureAuthenticator(
   keyId: string,
   secretBase64: string,
 ): Authenticator {
-  // Fail at construction, not at the first payment, when the secret is not base64.
-  signRequest({ method: 'GET', path: '/', host: 'h', date: 'd', merchantId, keyId, secretBase64 });
+  // Decoded once; fails at construction, not at the first payment, when the secret is not base64.
+  const sign = createHttpSigner(merchantId, keyId, secretBase64);
   return {
     method: 'http-signature',
     authenticate(r) {
-      const h = signRequest({
+      const headers = sign({
         method: r.method,
         path: r.path,
         host: r.host,
         date: r.now.toUTCString(),
-        merchantId,
-        keyId,
-        secretBase64,
         body: r.body,
       });
-      return Promise.resolve({ ...h });
+      // A fresh object per request (the contract of `authenticate`); no copy needed.
+      return Promise.resolve<Record<string, string>>(headers);
     },
   };
 }

@@ -1,4 +1,4 @@
-import { createHash, createHmac } from 'node:crypto';
+import { createHash, createHmac, createSecretKey } from 'node:crypto';
 import { GatewayAuthError } from '../errors.js';
 
 /** Inputs of {@link signRequest}: everything that goes into the signed string, and the key. */
@@ -24,17 +24,23 @@ export interface SignRequestInput {
   body?: Buffer | string;
 }
 
-/** The headers that authenticate one request (names in lower case). */
-export interface SignedHeaders {
+/**
+ * The headers that authenticate one request (names in lower case). A type alias rather than an interface so that it
+ * is assignable to the `Record<string, string>` of headers sent, without a copy.
+ */
+export type SignedHeaders = {
   host: string;
   date: string;
   /** `SHA-256=<base64>`; present on POST, PUT and PATCH only. */
   digest?: string;
   'v-c-merchant-id': string;
   signature: string;
-}
+};
 
 const METHODS_WITH_DIGEST = new Set(['post', 'put', 'patch']);
+const EMPTY = Buffer.alloc(0);
+const WITH_DIGEST = 'host date request-target digest v-c-merchant-id';
+const WITHOUT_DIGEST = 'host date request-target v-c-merchant-id';
 
 /** `SHA-256=<base64 of the SHA-256 of the bytes>`: a plain hash of the exact bytes sent, not an HMAC (§1). */
 export function digestHeader(body: Buffer | string): string {
@@ -65,18 +71,31 @@ export function signingString(input: Omit<SignRequestInput, 'keyId' | 'secretBas
   digest?: string;
 } {
   const method = input.method.toLowerCase();
-  const digest = METHODS_WITH_DIGEST.has(method) ? digestHeader(input.body ?? Buffer.alloc(0)) : undefined;
-  const lines: Array<[string, string]> = [
-    ['host', input.host],
-    ['date', input.date],
-    ['request-target', `${method} ${input.path}`],
-  ];
-  if (digest !== undefined) lines.push(['digest', digest]);
-  lines.push(['v-c-merchant-id', input.merchantId]);
-  return {
-    headerList: lines.map(([name]) => name).join(' '),
-    text: lines.map(([name, value]) => `${name}: ${value}`).join('\n'),
-    ...(digest !== undefined ? { digest } : {}),
+  const text = `host: ${input.host}\ndate: ${input.date}\nrequest-target: ${method} ${input.path}`;
+  const merchant = `\nv-c-merchant-id: ${input.merchantId}`;
+  if (!METHODS_WITH_DIGEST.has(method)) return { headerList: WITHOUT_DIGEST, text: text + merchant };
+  const digest = digestHeader(input.body ?? EMPTY);
+  return { headerList: WITH_DIGEST, text: `${text}\ndigest: ${digest}${merchant}`, digest };
+}
+
+/** Signs requests for one key: the secret is decoded and checked once, not per request. */
+export type HttpSigner = (request: Omit<SignRequestInput, 'merchantId' | 'keyId' | 'secretBase64'>) => SignedHeaders;
+
+/**
+ * A signer bound to one merchant and key (the authenticator's hot path): same output as {@link signRequest}, with
+ * the key decoded once and the signed string built in one pass.
+ * @throws GatewayAuthError when the secret is not base64 text.
+ */
+export function createHttpSigner(merchantId: string, keyId: string, secretBase64: string): HttpSigner {
+  const key = createSecretKey(decodeSharedSecret(secretBase64));
+  const prefix = `keyid="${keyId}", algorithm="HmacSHA256", headers="`;
+  return (input) => {
+    const { headerList, text, digest } = signingString({ ...input, merchantId });
+    const mac = createHmac('sha256', key).update(text, 'utf8').digest('base64');
+    const signature = `${prefix}${headerList}", signature="${mac}"`;
+    return digest !== undefined
+      ? { host: input.host, date: input.date, digest, 'v-c-merchant-id': merchantId, signature }
+      : { host: input.host, date: input.date, 'v-c-merchant-id': merchantId, signature };
   };
 }
 
@@ -86,14 +105,5 @@ export function signingString(input: Omit<SignRequestInput, 'keyId' | 'secretBas
  * exactly the returned headers with exactly the bytes hashed.
  */
 export function signRequest(input: SignRequestInput): SignedHeaders {
-  const key = decodeSharedSecret(input.secretBase64);
-  const { headerList, text, digest } = signingString(input);
-  const mac = createHmac('sha256', key).update(text, 'utf8').digest('base64');
-  return {
-    host: input.host,
-    date: input.date,
-    ...(digest !== undefined ? { digest } : {}),
-    'v-c-merchant-id': input.merchantId,
-    signature: `keyid="${input.keyId}", algorithm="HmacSHA256", headers="${headerList}", signature="${mac}"`,
-  };
+  return createHttpSigner(input.merchantId, input.keyId, input.secretBase64)(input);
 }

@@ -156,10 +156,19 @@ export const REQUIRED_FIELDS: Readonly<Record<ServiceName, readonly RequiredFiel
   ],
 };
 
+/** Dotted paths split once: the table is fixed, and every request reads most of it. */
+const SPLIT_PATHS = new Map<string, readonly string[]>();
+
 /** The value at a dotted path of a JSON object, or undefined. */
 export function valueAt(body: unknown, path: string): unknown {
+  let keys = SPLIT_PATHS.get(path);
+  if (keys === undefined) {
+    keys = path.split('.');
+    // Bounded: only paths of the code's own tables come here, but never let a caller grow it without limit.
+    if (SPLIT_PATHS.size < 1024) SPLIT_PATHS.set(path, keys);
+  }
   let cur: unknown = body;
-  for (const key of path.split('.')) {
+  for (const key of keys) {
     if (cur === null || typeof cur !== 'object') return undefined;
     cur = (cur as Record<string, unknown>)[key];
   }
@@ -172,11 +181,11 @@ export function missingFields(
   body: unknown,
   context: RequestContext = {},
 ): string[] {
-  return REQUIRED_FIELDS[request.service]
-    .filter((r) => r.applies === undefined || r.applies(request, context))
-    .filter((r) => {
-      const v = valueAt(body, r.field);
-      return v === undefined || v === null || v === '';
-    })
-    .map((r) => r.field);
+  const missing: string[] = [];
+  for (const r of REQUIRED_FIELDS[request.service]) {
+    if (r.applies !== undefined && !r.applies(request, context)) continue;
+    const v = valueAt(body, r.field);
+    if (v === undefined || v === null || v === '') missing.push(r.field);
+  }
+  return missing;
 }

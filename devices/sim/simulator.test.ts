@@ -102,8 +102,8 @@ describe('ReaderSimulator', () => {
     expect(result).toMatchObject({ cmd: 0x02, code: 0x23 });
   });
 
-  it('answers Activate with error 41 when the amount is missing and 03 when it is zero', async () => {
-    const w = wire(new ReaderSimulator());
+  it('answers Activate with error 41 when the amount is missing and 03 when it is zero and zero amounts are not enabled', async () => {
+    const w = wire(new ReaderSimulator({ acceptZeroAmount: false }));
     w.send(0x02, 0x01, Uint8Array.of(5));
     w.send(
       0x02,
@@ -121,6 +121,25 @@ describe('ReaderSimulator', () => {
       [0x0a, 0x41],
       [0x0a, 0x03],
     ]);
+  });
+
+  it('reads a card for a zero-amount purchase (account verification) when zero amounts are enabled', async () => {
+    const w = wire(new ReaderSimulator({ presentDelayMs: 0 }));
+    w.send(
+      0x02,
+      0x01,
+      buildActivateData({
+        amountMinor: 0,
+        otherAmountMinor: 0,
+        currencyNumeric: '826',
+        countryNumeric: '826',
+        transactionType: '00',
+        timeoutSeconds: 5,
+      }),
+    );
+    // 0E "card detected, transaction started", then 23 "request online authorization" with the card data.
+    const replies = await w.until(2);
+    expect(replies.map((r) => r.code)).toEqual([0x0e, 0x23]);
   });
 
   it('times out with status 08 when no card comes', async () => {

@@ -50,6 +50,8 @@ export interface SimulatorOptions {
   readonly firmware?: string;
   /** The current time, for tag 9A. */
   readonly now?: () => Date;
+  /** Whether zero-amount purchases (account verification) are enabled in the reader's configuration; default true. */
+  readonly acceptZeroAmount?: boolean;
 }
 
 const DEFAULT_GARBAGE = Uint8Array.from([
@@ -73,6 +75,7 @@ function lookup(name: string): VirtualCard {
  */
 export class ReaderSimulator implements SimulatedReaderControl {
   private cardName: string;
+  private readonly acceptZeroAmount: boolean;
   private presentDelayMs: number;
   private readonly track3Field: boolean;
   private readonly cancelDelayMs: number;
@@ -100,6 +103,7 @@ export class ReaderSimulator implements SimulatedReaderControl {
     this.cancelDelayMs = options.cancelDelayMs ?? 20;
     this.firmware = options.firmware ?? 'NEO2 SIM v1.00.000';
     this.now = options.now ?? (() => new Date());
+    this.acceptZeroAmount = options.acceptZeroAmount ?? true;
   }
 
   get card(): string {
@@ -287,7 +291,9 @@ export class ReaderSimulator implements SimulatedReaderControl {
     this.activating = true;
     for (const required of ['9F02', '9C', '5F2A']) if (!tags.has(required)) return this.fail(0x41);
     const amountZero = [...(tags.get('9F02') ?? [])].every((b) => b === 0);
-    if (amountZero && tags.get('9C')?.[0] === 0x00) return this.fail(0x03);
+    // Error 03 "amount zero" is what a reader answers unless zero-amount transactions are enabled in its
+    // configuration — which a parking reader needs for account verification at a tap-and-go entry.
+    if (amountZero && tags.get('9C')?.[0] === 0x00 && !this.acceptZeroAmount) return this.fail(0x03);
     const card = lookup(this.cardName);
     const timeoutMs = request.timeoutSeconds * 1000;
     this.later(timeoutMs, () => {

@@ -166,7 +166,9 @@ export const tapAndGoMachine = setup({
             service: 'preauth' as const,
             comments: commentsFor('preauth', context.settings),
             amountMinor: context.settings.tapAndGoHoldMinor,
-            ...(context.card !== undefined ? { cardRef: context.card.cardRef } : {}),
+            // The verification's cryptogram covers a zero amount: the hold needs its own read of the card (EMV: one
+            // cryptogram per amount), so the customer presents the card a second time.
+            read: { purpose: 'preauth' as const, transactionType: '00' as const },
             includeEmvTags: false,
             authIndicator: '0' as const,
             acceptPartial: false,
@@ -179,7 +181,7 @@ export const tapAndGoMachine = setup({
             target: 'openingHold',
             actions: assign(({ context, event }) => {
               const output = event.output as TransactionResult & { kind: 'approved' };
-              const card = context.card as CardSummary;
+              const card = output.card ?? (context.card as CardSummary);
               const now = context.clock.now();
               const hold: HoldRecord = {
                 holdId: output.transactionId,
@@ -195,7 +197,11 @@ export const tapAndGoMachine = setup({
                 enteredAtMs: now,
                 expiresAtMs: now + context.settings.tapAndGoMaxStayMs,
               };
-              return { hold };
+              return {
+                hold,
+                card,
+                cardRefs: output.card !== undefined ? [...context.cardRefs, output.card.cardRef] : context.cardRefs,
+              };
             }),
           },
           {

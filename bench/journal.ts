@@ -3,9 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createAuthenticator, createGatewayClient, type GatewayClient } from '../src/gateway/index.js';
-import { openJournal, OfflineQueue, staticKeyProvider, type Forwarder } from '../src/journal/index.js';
+import { openJournal, OfflineQueue, staticKeyProvider } from '../src/journal/index.js';
 import { DEMO_MERCHANT, startSandbox } from '../src/sandbox/index.js';
 import { samplePayment } from '../src/sandbox/sample-requests.js';
+import { gatewayForwarder } from '../src/host/gateway-adapters.js';
 import { ratioOf, type Benchmark } from './types.js';
 
 /** A request body of realistic size (a contactless sale with EMV tags and track data). */
@@ -90,27 +91,6 @@ const append: Benchmark = {
     ]);
   },
 };
-
-/** Sends stored payments with the gateway client (the mapping the terminal host and `queue flush` use). */
-function gatewayForwarder(gateway: GatewayClient): Forwarder {
-  return {
-    async forward(req) {
-      const o = await gateway.send({ ...req, service: 'sale', method: 'POST' });
-      switch (o.kind) {
-        case 'approved':
-          return { kind: 'approved', gatewayId: o.gatewayId, status: o.status, httpStatus: o.httpStatus };
-        case 'declined':
-          return { kind: 'declined', status: o.status, httpStatus: o.httpStatus, reason: o.reason };
-        case 'rejected':
-          return { kind: 'rejected', httpStatus: o.httpStatus, reason: o.reason };
-        case 'unknown':
-          return o.error.outcomeUnknown
-            ? { kind: 'unknown', error: { code: o.error.code } }
-            : { kind: 'not-sent' };
-      }
-    },
-  };
-}
 
 function gatewayFor(url: string): GatewayClient {
   return createGatewayClient({

@@ -1,5 +1,7 @@
 import type { Config } from '../config/index.js';
 import type { GatewayClient } from '../gateway/index.js';
+import { failpoint } from './failpoints.js';
+import { toSendOutcome } from './gateway-adapters.js';
 import type { ResolutionRequest, ResolutionTarget, Resolver, SendOutcome } from '../journal/index.js';
 
 /**
@@ -57,25 +59,9 @@ export class GatewayResolver implements Resolver {
       ...(request.currency ? { currency: request.currency } : {}),
       moneyMoving: request.moneyMoving,
     });
-    switch (outcome.kind) {
-      case 'approved':
-        return {
-          kind: 'approved',
-          gatewayId: outcome.gatewayId,
-          status: outcome.status,
-          httpStatus: outcome.httpStatus,
-        };
-      case 'declined':
-        return {
-          kind: 'declined',
-          status: outcome.status,
-          httpStatus: outcome.httpStatus,
-          reason: outcome.reason,
-        };
-      case 'rejected':
-        return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
-      case 'unknown':
-        return { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } };
-    }
+    failpoint('recovery.sent');
+    const result = toSendOutcome(outcome);
+    // A timeout request that never left is simply not answered yet: recovery retries it.
+    return result.kind === 'not-sent' ? { kind: 'unknown', error: { code: result.reason } } : result;
   }
 }

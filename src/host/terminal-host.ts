@@ -45,12 +45,14 @@ import type {
   UserEvent,
 } from './api.js';
 import { CardStore } from './card-store.js';
+import { failpoint } from './failpoints.js';
 import { createFlowActor, customerView, type FlowRuntime } from './flow-runtime.js';
 import { HoldStore } from './holds.js';
 import { loadOrCreateSecret } from './keys.js';
 import { OperatorPin } from './operator-pin.js';
 import { PaymentService } from './payments.js';
 import { TagVault } from './tag-vault.js';
+import { gatewayForwarder } from './gateway-adapters.js';
 import { GatewayResolver } from './resolver.js';
 
 /** The embedded sandbox's merchant key: the public demo key of the gateway's official SDK samples. */
@@ -303,47 +305,7 @@ export class TerminalHost implements TerminalApi {
   startForwarding(): Promise<unknown> {
     if (this.forwarding) return this.forwarding;
     const run = this.offline
-      .forwardPending(
-        {
-          forward: async (req) => {
-            const outcome = await this.gateway.send({
-              service: req.service as 'sale',
-              method: req.method as 'POST',
-              path: req.path,
-              body: req.body,
-              comments: req.comments,
-              transactionId: req.transactionId,
-              amountMinor: req.amountMinor,
-              currency: req.currency,
-              moneyMoving: true,
-            });
-            if (outcome.kind === 'unknown' && !outcome.error.outcomeUnknown)
-              return { kind: 'not-sent', reason: outcome.error.code };
-            if (outcome.kind === 'unknown')
-              return { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } };
-            if (outcome.kind === 'approved')
-              return {
-                kind: 'approved',
-                gatewayId: outcome.gatewayId,
-                status: outcome.status,
-                httpStatus: outcome.httpStatus,
-                ...(outcome.authorizedMinor !== undefined
-                  ? { authorizedMinor: outcome.authorizedMinor }
-                  : {}),
-              };
-            if (outcome.kind === 'declined')
-              return {
-                kind: 'declined',
-                ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}),
-                status: outcome.status,
-                httpStatus: outcome.httpStatus,
-                reason: outcome.reason,
-              };
-            return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
-          },
-        },
-        { concurrency: this.config.offline.forwardConcurrency },
-      )
+      .forwardPending(gatewayForwarder(this.gateway), { concurrency: this.config.offline.forwardConcurrency })
       .then((report) => {
         if (report.forwarded > 0) this.setGateway(!report.gatewayUnreachable);
         for (const id of report.unknown) void this.recovery.recover(id).catch(() => undefined);
@@ -440,6 +402,7 @@ export class TerminalHost implements TerminalApi {
       body: prepared.body,
       maskedPan: card.summary.maskedPan,
     });
+    failpoint('offline.stored');
     this.logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
     this.changed();
     return {

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import { createAuthenticator, createGatewayClient, type GatewayClient } from '../../gateway/index.js';
+import { createAuthenticator, createGatewayClient } from '../../gateway/index.js';
+import { gatewayForwarder } from '../../host/gateway-adapters.js';
 import { SANDBOX_SHARED_SECRET } from '../../host/terminal-host.js';
 import {
   fileKeyProvider,
@@ -9,7 +10,6 @@ import {
   openJournal,
   OfflineQueue,
   type Forwarder,
-  type ForwardOutcome,
   type OfflineStatus,
 } from '../../journal/index.js';
 import { createLogger, silentLogger, type Logger } from '../../log/index.js';
@@ -27,49 +27,6 @@ export type ConnectForwarder = (
   config: Config,
   options: { baseUrl: string; logger: Logger },
 ) => Promise<FlushConnection>;
-
-/** The gateway client's answer, mapped for the queue: a refusal before any byte was sent is `not-sent`. */
-export function gatewayForwarder(gateway: GatewayClient): Forwarder {
-  return {
-    async forward(req): Promise<ForwardOutcome> {
-      const outcome = await gateway.send({
-        service: req.service as 'sale',
-        method: req.method as 'POST',
-        path: req.path,
-        body: req.body,
-        comments: req.comments,
-        transactionId: req.transactionId,
-        amountMinor: req.amountMinor,
-        currency: req.currency,
-        moneyMoving: true,
-      });
-      switch (outcome.kind) {
-        case 'approved':
-          return {
-            kind: 'approved',
-            gatewayId: outcome.gatewayId,
-            status: outcome.status,
-            httpStatus: outcome.httpStatus,
-            ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
-          };
-        case 'declined':
-          return {
-            kind: 'declined',
-            ...(outcome.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
-            status: outcome.status,
-            httpStatus: outcome.httpStatus,
-            reason: outcome.reason,
-          };
-        case 'rejected':
-          return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
-        case 'unknown':
-          return outcome.error.outcomeUnknown
-            ? { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } }
-            : { kind: 'not-sent', reason: outcome.error.code };
-      }
-    },
-  };
-}
 
 const connectGateway: ConnectForwarder = (config, { baseUrl, logger }) => {
   const gateway = createGatewayClient({

@@ -613,6 +613,18 @@ export class TerminalHost implements TerminalApi {
       };
     }
     const customer = customerView(this.runtime, c, this.lastReceipt);
+    if (customer.screen === 'idle' && this.reader.health === 'connecting') {
+      return {
+        ...base,
+        customer: {
+          ...customer,
+          screen: 'starting',
+          title: 'Starting',
+          message: 'Connecting to the card reader',
+          actions: [],
+        },
+      };
+    }
     if (
       customer.screen === 'idle' &&
       (this.reader.health === 'disconnected' || this.reader.health === 'reconnecting')
@@ -641,6 +653,9 @@ export class TerminalHost implements TerminalApi {
     const snap = this.runtime.actor.getSnapshot() as SnapshotFrom<AnyStateMachine>;
     if (!snap.can(event))
       return Promise.resolve(fail('NOT_ALLOWED_NOW', `${event.type} is not possible on this screen`));
+    const screen = this.buildSnapshot().customer.screen;
+    if (screen === 'starting' || screen === 'out-of-service')
+      return Promise.resolve(fail('NOT_ALLOWED_NOW', 'the card reader is not ready'));
     if (event.type === 'START' || event.type === 'DONE') this.lastReceipt = undefined;
     this.runtime.actor.send(event);
     return this.snapshot();

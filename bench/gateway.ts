@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { fileURLToPath } from 'node:url';
 import {
@@ -102,7 +103,11 @@ function sdkPayments(url: string, quietLogger: boolean): SdkPayments {
  * The sandbox in its own process, as the gateway is another machine in production. In-process, its own CPU time
  * per authorization would run on the clients' thread and be charged to whichever client is measured.
  */
-async function sandboxProcess(): Promise<{ url: string; close: () => void }> {
+async function sandboxProcess(): Promise<{
+  url: string;
+  cpuMicros: () => number | undefined;
+  close: () => void;
+}> {
   const bin = fileURLToPath(new URL('../bin/parking-terminal.js', import.meta.url));
   const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0'], {
     stdio: ['ignore', 'pipe', 'ignore'],
@@ -132,11 +137,27 @@ async function sandboxProcess(): Promise<{ url: string; close: () => void }> {
   stdout.resume();
   return {
     url,
+    cpuMicros: () => (child.pid === undefined ? undefined : processCpuMicros(child.pid)),
     close: () => {
       process.removeListener('exit', kill);
       kill();
     },
   };
+}
+
+/**
+ * CPU time (user + system) of another process, from Linux's /proc (clock ticks of 10 ms, USER_HZ 100); undefined
+ * elsewhere. Enough, summed over batches, to show how much of each request the sandbox itself costs.
+ */
+function processCpuMicros(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    // Fields 14 and 15 of stat(5), counted after the command name: utime and stime.
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
 }
 
 /** Wall and CPU time of `total` calls of `one`, with `concurrency` of them in flight at once. */
@@ -164,6 +185,8 @@ interface Tally {
   requests: number;
   seconds: number;
   cpuMicros: number;
+  /** CPU time of the sandbox process meanwhile (undefined where /proc is not available). */
+  sandboxCpuMicros: number | undefined;
 }
 
 const rate = (t: Tally): number => t.requests / t.seconds;
@@ -187,6 +210,8 @@ const authorize: Benchmark = {
       merchantId: MERCHANT,
       auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
       timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
+      // One keep-alive connection per request in flight, as the SDK's agent opens for its calls.
+      maxConnections: CONCURRENCY,
     });
     const template = JSON.parse(client.prepare(AUTHORIZATION).body.toString('utf8')) as {
       clientReferenceInformation: { transactionId: string };
@@ -217,22 +242,32 @@ const authorize: Benchmark = {
       peerQuiet: viaSdk(sdkPayments(sandbox.url, true)),
     };
     type Who = keyof typeof clients;
-    const empty = (): Tally => ({ requests: 0, seconds: 0, cpuMicros: 0 });
+    const empty = (): Tally => ({ requests: 0, seconds: 0, cpuMicros: 0, sandboxCpuMicros: 0 });
     const tallies: Record<Who, { sequential: Tally; concurrent: Tally }> = {
       ours: { sequential: empty(), concurrent: empty() },
       peer: { sequential: empty(), concurrent: empty() },
       peerQuiet: { sequential: empty(), concurrent: empty() },
     };
     const batch = async (who: Who, mode: 'sequential' | 'concurrent'): Promise<void> => {
+      const sandboxBefore = sandbox.cpuMicros();
       const t = await timed(perBatch, mode === 'sequential' ? 1 : CONCURRENCY, clients[who]);
+      const sandboxAfter = sandbox.cpuMicros();
       const tally = tallies[who][mode];
+      tally.sandboxCpuMicros =
+        tally.sandboxCpuMicros !== undefined && sandboxBefore !== undefined && sandboxAfter !== undefined
+          ? tally.sandboxCpuMicros + sandboxAfter - sandboxBefore
+          : undefined;
       tally.requests += perBatch;
       tally.seconds += t.seconds;
       tally.cpuMicros += t.cpuMicros;
     };
     try {
-      // Warm both (connections, JIT) before measuring.
-      for (const one of Object.values(clients)) await timed(Math.min(200, 4 * perBatch), CONCURRENCY, one);
+      // A first round unmeasured: connections and the JIT warm for every client in both modes.
+      for (const mode of ['sequential', 'concurrent'] as const) {
+        for (const one of Object.values(clients)) {
+          await timed(perBatch, mode === 'sequential' ? 1 : CONCURRENCY, one);
+        }
+      }
       for (let round = 0; round < rounds; round++) {
         const order: Who[] = round % 2 === 0 ? ['ours', 'peer', 'peerQuiet'] : ['peerQuiet', 'peer', 'ours'];
         for (const mode of ['sequential', 'concurrent'] as const) {
@@ -247,6 +282,7 @@ const authorize: Benchmark = {
         requests: t.sequential.requests + t.concurrent.requests,
         seconds: t.sequential.seconds + t.concurrent.seconds,
         cpuMicros: t.sequential.cpuMicros + t.concurrent.cpuMicros,
+        sandboxCpuMicros: undefined,
       });
       return [
         {
@@ -277,6 +313,15 @@ const authorize: Benchmark = {
             oursWaitingShareConcurrent:
               Math.round(100 * (1 - o.concurrent.cpuMicros / 1e6 / o.concurrent.seconds)) / 100,
             sandbox: 'child process (parking-terminal sandbox)',
+            // The sandbox's own CPU time per authorization while it served our concurrent batches: when it is close
+            // to 1e6 / concurrentOursReqPerSec, the sandbox is the bottleneck, not the client.
+            ...(o.concurrent.sandboxCpuMicros !== undefined
+              ? {
+                  sandboxCpuMicrosPerRequest: Math.round(
+                    o.concurrent.sandboxCpuMicros / o.concurrent.requests,
+                  ),
+                }
+              : {}),
           },
         },
       ];

@@ -48,6 +48,11 @@ export interface GatewayClientOptions {
   builder?: PaymentBuilderOptions;
   /** Jitter source (tests). */
   random?: () => number;
+  /**
+   * Most keep-alive connections to the gateway at once (default 16): requests beyond it wait for a free connection.
+   * Sockets open on demand, so a terminal with one request in flight keeps one.
+   */
+  maxConnections?: number;
 }
 
 /** Status check of an alternative-method payment (spec 001, Check status). */
@@ -161,6 +166,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     now: options.now ?? (() => new Date()),
     ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
     ...(options.random !== undefined ? { random: options.random } : {}),
+    ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
   });
   const builder = options.builder ?? {};
 

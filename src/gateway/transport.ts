@@ -220,6 +220,8 @@ export interface TransportOptions {
   dispatcher?: Dispatcher;
   /** Random source for backoff jitter (tests). */
   random?: () => number;
+  /** Most keep-alive connections to the gateway at once; sockets open on demand (default 16). */
+  maxConnections?: number;
 }
 
 export interface Transport {
@@ -251,7 +253,7 @@ export function createTransport(options: TransportOptions): Transport {
       headersTimeout: options.timeouts.headersMs,
       bodyTimeout: options.timeouts.bodyMs,
       keepAliveTimeout: 30_000,
-      connections: 8,
+      connections: options.maxConnections ?? 16,
     });
   const random = options.random ?? Math.random;
 

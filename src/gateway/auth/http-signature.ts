@@ -79,7 +79,9 @@ export function signingString(input: Omit<SignRequestInput, 'keyId' | 'secretBas
 }
 
 /** Signs requests for one key: the secret is decoded and checked once, not per request. */
-export type HttpSigner = (request: Omit<SignRequestInput, 'merchantId' | 'keyId' | 'secretBase64'>) => SignedHeaders;
+export type HttpSigner = (
+  request: Omit<SignRequestInput, 'merchantId' | 'keyId' | 'secretBase64'>,
+) => SignedHeaders;
 
 /**
  * A signer bound to one merchant and key (the authenticator's hot path): same output as {@link signRequest}, with

@@ -111,7 +111,10 @@ export interface Journal {
    * on disk (synchronous=FULL) when `moneyMoving`.
    */
   begin(entry: BeginEntry): JournalEntry;
-  /** pending → sent, durably, just before the first byte goes out. Idempotent on a 'sent' entry. */
+  /**
+   * pending → sent, just before the first byte goes out. Idempotent on a 'sent' entry. Not synced by itself: recovery
+   * treats pending and sent alike, and the next synced commit (the outcome) carries it to disk.
+   */
   markSent(entryId: number): void;
   /** pending|sent → the outcome's state, durably. Wipes the encrypted body unless the outcome is 'unknown'. */
   recordOutcome(entryId: number, outcome: RecordedOutcome): void;
@@ -520,7 +523,9 @@ export class SqliteJournal implements Journal {
   }
 
   markSent(entryId: number): void {
-    this.atomically(true, () => {
+    // Not synced on its own: recovery treats a `pending` entry exactly like a `sent` one (it may have left), so
+    // losing this write in a power cut changes nothing; the outcome's synced commit makes it durable with it.
+    this.atomically(false, () => {
       const r = this.row(entryId);
       if (r.state === 'sent') return;
       if (this.stmts.markSent.run(this.now().getTime(), entryId).changes !== 1)

@@ -181,7 +181,7 @@ export const tapAndGoMachine = setup({
             target: 'openingHold',
             actions: assign(({ context, event }) => {
               const output = event.output as TransactionResult & { kind: 'approved' };
-              const card = output.card ?? (context.card as CardSummary);
+              const card = output.card ?? (context.card);
               const now = context.clock.now();
               const hold: HoldRecord = {
                 holdId: output.transactionId,

@@ -181,7 +181,7 @@ export const tapAndGoMachine = setup({
             target: 'openingHold',
             actions: assign(({ context, event }) => {
               const output = event.output as TransactionResult & { kind: 'approved' };
-              const card = output.card ?? (context.card);
+              const card = output.card ?? context.card;
               const now = context.clock.now();
               const hold: HoldRecord = {
                 holdId: output.transactionId,
@@ -200,7 +200,8 @@ export const tapAndGoMachine = setup({
               return {
                 hold,
                 card,
-                cardRefs: output.card !== undefined ? [...context.cardRefs, output.card.cardRef] : context.cardRefs,
+                cardRefs:
+                  output.card !== undefined ? [...context.cardRefs, output.card.cardRef] : context.cardRefs,
               };
             }),
           },

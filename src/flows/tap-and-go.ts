@@ -182,6 +182,12 @@ export const tapAndGoMachine = setup({
             actions: assign(({ context, event }) => {
               const output = event.output as TransactionResult & { kind: 'approved' };
               const card = output.card ?? context.card;
+              // The hold's transaction read the card itself: an approval without a card breaks the effect contract.
+              if (card === undefined)
+                throw new FlowEffectError(
+                  'EFFECT_CONTRACT',
+                  'a pre-authorization approved without a card read',
+                );
               const now = context.clock.now();
               const hold: HoldRecord = {
                 holdId: output.transactionId,

@@ -1,5 +1,15 @@
-import type { GatewayClient, Outcome } from '../gateway/index.js';
-import type { Forwarder, ForwardOutcome, SendOutcome } from '../journal/index.js';
+import { resolve } from 'node:path';
+import type { Config } from '../config/index.js';
+import {
+  createAuthenticator,
+  createOAuthAuthenticatorFromConfig,
+  type Authenticator,
+  type GatewayClient,
+  type OAuthTokenManager,
+  type Outcome,
+} from '../gateway/index.js';
+import { fileKeyProvider, type Forwarder, type ForwardOutcome, type SendOutcome } from '../journal/index.js';
+import type { Logger } from '../log/index.js';
 import { failpoint } from './failpoints.js';
 
 /**
@@ -54,5 +64,39 @@ export function gatewayForwarder(gateway: GatewayClient): Forwarder {
       failpoint('offline.forwarded');
       return toSendOutcome(outcome);
     },
+  };
+}
+
+/** The configured gateway authentication, and the OAuth grant behind it when the method is `oauth`. */
+export interface GatewayAuth {
+  authenticator: Authenticator;
+  oauth?: OAuthTokenManager;
+}
+
+/** The embedded sandbox's merchant key: the public demo key of the gateway's official SDK samples. */
+export const SANDBOX_SHARED_SECRET = 'yBJxy6LjM2TmcPGu+GaJrHtkke25fPpUX+UY6/L/1tE=';
+
+/**
+ * Builds `gateway.auth` of the configuration: HTTP signature, JWT, or the bearer tokens of an OAuth grant stored by
+ * `parking-terminal oauth authorize` (encrypted under `offline.keyFile`). Key files are read now, so a wrong path
+ * fails at start naming the key. The embedded sandbox's public demo secret is the default only with `kind: sandbox`.
+ */
+export function gatewayAuthFromConfig(
+  config: Config,
+  options: { baseUrl: string; cwd: string; logger?: Logger },
+): GatewayAuth {
+  if (config.gateway.auth.method === 'oauth') {
+    const setup = createOAuthAuthenticatorFromConfig(config, {
+      key: fileKeyProvider(resolve(options.cwd, config.offline.keyFile)).loadKey(),
+      baseUrl: options.baseUrl,
+      cwd: options.cwd,
+      ...(options.logger ? { logger: options.logger } : {}),
+    });
+    return { authenticator: setup.authenticator, oauth: setup.tokens };
+  }
+  return {
+    authenticator: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
+      ...(config.gateway.kind === 'sandbox' ? { defaultSharedSecret: SANDBOX_SHARED_SECRET } : {}),
+    }),
   };
 }

@@ -9,7 +9,7 @@ import {
   type ReaderDeps,
   type SimulatedReaderControl,
 } from '../../devices/index.js';
-import type { Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
 import type {
   CardSummary,
   FlowEffects,
@@ -19,7 +19,7 @@ import type {
   ServiceRequest as FlowRequest,
   SubmitOutcome,
 } from '../flows/effects.js';
-import { createAuthenticator, createGatewayClient, type GatewayClient } from '../gateway/index.js';
+import { createGatewayClient, type GatewayClient } from '../gateway/index.js';
 import {
   fileKeyProvider,
   openJournal,
@@ -52,11 +52,10 @@ import { loadOrCreateSecret } from './keys.js';
 import { OperatorPin } from './operator-pin.js';
 import { PaymentService } from './payments.js';
 import { TagVault } from './tag-vault.js';
-import { gatewayForwarder } from './gateway-adapters.js';
+import { gatewayAuthFromConfig, gatewayForwarder } from './gateway-adapters.js';
 import { GatewayResolver } from './resolver.js';
 
-/** The embedded sandbox's merchant key: the public demo key of the gateway's official SDK samples. */
-export const SANDBOX_SHARED_SECRET = 'yBJxy6LjM2TmcPGu+GaJrHtkke25fPpUX+UY6/L/1tE=';
+export { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 
 export interface TerminalHostOptions {
   logger: Logger;
@@ -174,13 +173,18 @@ export class TerminalHost implements TerminalApi {
       sandbox = await startSandbox({ port: 0, logger: logger.child({ component: 'sandbox' }) });
       baseUrl = sandbox.url;
     }
-    if (!baseUrl) throw new Error('gateway.baseUrl is required when gateway.kind is "remote"');
+    if (!baseUrl)
+      throw new ConfigError(
+        'CONFIG_INVALID',
+        'gateway.baseUrl is required when gateway.kind is "remote"',
+        '<configuration>',
+        'gateway.baseUrl',
+      );
+    const auth = gatewayAuthFromConfig(config, { baseUrl, cwd: options.cwd, logger });
     const gateway = createGatewayClient({
       baseUrl,
       merchantId: config.gateway.merchantId,
-      auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
-        ...(config.gateway.kind === 'sandbox' ? { defaultSharedSecret: SANDBOX_SHARED_SECRET } : {}),
-      }),
+      auth: auth.authenticator,
       timeouts: config.gateway.timeouts,
       retry: config.gateway.retry,
       logger: logger.child({ component: 'gateway' }),

@@ -1,9 +1,8 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import { createAuthenticator, createGatewayClient } from '../../gateway/index.js';
-import { gatewayForwarder } from '../../host/gateway-adapters.js';
-import { SANDBOX_SHARED_SECRET } from '../../host/terminal-host.js';
+import { createGatewayClient } from '../../gateway/index.js';
+import { gatewayAuthFromConfig, gatewayForwarder } from '../../host/gateway-adapters.js';
 import {
   fileKeyProvider,
   offlineQueueStatus,
@@ -32,9 +31,7 @@ const connectGateway: ConnectForwarder = (config, { baseUrl, logger }) => {
   const gateway = createGatewayClient({
     baseUrl,
     merchantId: config.gateway.merchantId,
-    auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
-      ...(config.gateway.kind === 'sandbox' ? { defaultSharedSecret: SANDBOX_SHARED_SECRET } : {}),
-    }),
+    auth: gatewayAuthFromConfig(config, { baseUrl, cwd: process.cwd(), logger }).authenticator,
     timeouts: config.gateway.timeouts,
     retry: config.gateway.retry,
     logger,

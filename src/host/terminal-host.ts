@@ -19,7 +19,7 @@ import type {
   ServiceRequest as FlowRequest,
   SubmitOutcome,
 } from '../flows/effects.js';
-import { createGatewayClient, type GatewayClient } from '../gateway/index.js';
+import { createGatewayClient, type GatewayClient, type OAuthTokenManager } from '../gateway/index.js';
 import {
   fileKeyProvider,
   openJournal,
@@ -99,6 +99,8 @@ export class TerminalHost implements TerminalApi {
   private forwarding: Promise<unknown> | undefined;
   private lastReceipt: ReceiptData | undefined;
   private firmware: string | undefined;
+  /** The OAuth grant, when `gateway.auth.method` is `oauth` (closed with the terminal). */
+  private oauth: OAuthTokenManager | undefined;
   /** Entries a machine is resolving itself; the background sweep leaves them alone. */
   private readonly machineOwned = new Set<number>();
 
@@ -208,6 +210,7 @@ export class TerminalHost implements TerminalApi {
       },
       options.parkingClock ?? { now: () => now().getTime() },
     );
+    host.oauth = auth.oauth;
     await host.start();
     return host;
   }
@@ -853,6 +856,7 @@ export class TerminalHost implements TerminalApi {
     await this.reader.close().catch(() => undefined);
     await this.forwarding?.catch(() => undefined);
     await this.gateway.close();
+    await this.oauth?.close();
     await this.sandbox?.close();
     this.journal.close();
   }

@@ -397,7 +397,11 @@ export class TerminalHost implements TerminalApi {
       amountMinor: prepared.amountMinor ?? 0,
       currency: prepared.currency ?? request.currency,
     };
-    if (this.offline.refusal(candidate)) return outcome;
+    const refusal = this.offline.refusal(candidate);
+    if (refusal) {
+      this.logger.info({ code: refusal.code, reason: refusal.message }, 'payment not taken offline');
+      return outcome;
+    }
     // The online attempt provably never left (connection refused): its entry was resolved as not sent, and the same
     // request, with the same transactionId, waits in the queue.
     const stored = this.offline.store({

@@ -174,6 +174,22 @@ describe('offline queue', () => {
     );
   });
 
+  it('stores the request of an online attempt that provably never left (resolved not-sent) under its transactionId', () => {
+    const { queue, journal } = setup();
+    const entry = journal.begin({
+      transactionId: 'refused-1',
+      service: 'sale',
+      comments: '',
+      method: 'POST',
+      path: '/p',
+      body: Buffer.from('{}'),
+      moneyMoving: true,
+    });
+    journal.markSent(entry.id);
+    journal.resolve(entry.id, NOT_SENT);
+    expect(queue.store(payment({ transactionId: 'refused-1' })).transactionId).toBe('refused-1');
+  });
+
   it('forwards in order of storage, exactly once each, with bounded concurrency, and wipes the card data', async () => {
     const { queue, journal } = setup(':memory:', {
       ...LIMITS,

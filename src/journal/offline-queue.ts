@@ -508,10 +508,11 @@ export class OfflineQueue {
     const id = this.journal.atomically(true, () => {
       const refused = this.refusal(payment);
       if (refused) throw refused;
-      if (
-        this.stmts.byTx.get(payment.transactionId) ||
-        this.journal.findByTransactionId(payment.transactionId)
-      )
+      // An online attempt that provably never left (resolved NOT_SENT) frees its transactionId: the same request
+      // may then wait here. Any other journaled use of it is a duplicate.
+      const journaled = this.journal.findByTransactionId(payment.transactionId);
+      const freed = journaled?.state === 'resolved' && journaled.resolution === NOT_SENT;
+      if (this.stmts.byTx.get(payment.transactionId) || (journaled && !freed))
         throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled or stored');
       return Number(
         this.stmts.insert.run({

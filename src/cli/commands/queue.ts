@@ -24,14 +24,14 @@ export interface FlushConnection {
 /** Builds the connection `queue flush` forwards through (injected by tests; the default uses the gateway client). */
 export type ConnectForwarder = (
   config: Config,
-  options: { baseUrl: string; logger: Logger },
+  options: { baseUrl: string; logger: Logger; cwd: string },
 ) => Promise<FlushConnection>;
 
-const connectGateway: ConnectForwarder = (config, { baseUrl, logger }) => {
+const connectGateway: ConnectForwarder = (config, { baseUrl, logger, cwd }) => {
   const gateway = createGatewayClient({
     baseUrl,
     merchantId: config.gateway.merchantId,
-    auth: gatewayAuthFromConfig(config, { baseUrl, cwd: process.cwd(), logger }).authenticator,
+    auth: gatewayAuthFromConfig(config, { baseUrl, cwd, logger }).authenticator,
     timeouts: config.gateway.timeouts,
     retry: config.gateway.retry,
     logger,
@@ -111,7 +111,7 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         : silentLogger();
       const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
       const journal = openJournal(journalPath, { now, logger, key: keyProvider.loadKey() });
-      const connection = await connect(config, { baseUrl, logger }).catch((e: unknown) => {
+      const connection = await connect(config, { baseUrl, logger, cwd: io.cwd }).catch((e: unknown) => {
         journal.close();
         throw e;
       });

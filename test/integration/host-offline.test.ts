@@ -1,0 +1,105 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import { localDateTime } from '../../src/host/local-time.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+async function until<T>(what: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await what();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function screenIs(host: TerminalHost, screens: string[]): Promise<string | undefined> {
+  const r = await host.snapshot();
+  const s = r.ok ? r.value.customer.screen : '?';
+  return screens.includes(s) ? s : undefined;
+}
+
+async function queueStatus(cwd: string, configFile: string): Promise<Record<string, unknown>> {
+  let out = '';
+  const stdout = new Writable({
+    write(chunk: Buffer, _e, cb) {
+      out += chunk.toString();
+      cb();
+    },
+  });
+  const code = await main(['queue', 'status', '--config', configFile], {
+    stdout,
+    stderr: stdout,
+    cwd,
+    signal: new AbortController().signal,
+  });
+  expect(code).toBe(0);
+  return JSON.parse(out) as Record<string, unknown>;
+}
+
+describe('offline store-and-forward through the terminal', () => {
+  it('stores a chip sale while the gateway is down, shows the same numbers as queue status, and forwards it exactly once when the gateway is back', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-'));
+    const input: ConfigInput = {
+      terminal: { model: 'kiosk' },
+      reader: { sim: { presentDelayMs: 20 } },
+      offline: { policy: 'prefer-online' },
+      journal: { resolutionRetryMs: 100 },
+    };
+    const configFile = join(cwd, 'terminal.json');
+    writeFileSync(configFile, JSON.stringify(input));
+    const host = await createTerminalHost(parseConfig(input), {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: first.url,
+    });
+    open.push(host);
+    await first.close(); // the gateway goes away: connections are refused
+
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    const ticket = `${localDateTime(new Date(Date.now() - 95 * 60_000), 'Europe/London').slice(0, 12)}0001`;
+    await host.send({ type: 'ENTER_TICKET', ticket });
+    await until(() => screenIs(host, ['confirm']));
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+
+    const bar = host.status().offline;
+    expect(bar.depth).toBe(1);
+    expect(bar.totals).toEqual([{ currency: 'GBP', minor: 600, text: '£6.00' }]);
+    const cli = await queueStatus(cwd, configFile);
+    expect(cli.depth).toBe(bar.depth);
+    expect(cli.totalsPerCurrency).toEqual(
+      bar.totals.map((t) => ({ currency: t.currency, minor: t.minor, amount: '6.00' })),
+    );
+    expect(cli.oldestAgeSeconds).toBe(bar.oldestAgeSeconds);
+    expect(cli.limits).toEqual(bar.limits);
+    expect(cli.policy).toBe(bar.policy);
+
+    // The gateway is back on the same address: forwarding starts, and the payment is sent exactly once.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    const r = await host.operator({ pin: host.generatedOperatorPin ?? '', action: { type: 'flush-queue' } });
+    expect(r.ok).toBe(true);
+    await until(() => (host.status().offline.depth === 0 ? true : undefined));
+    const sales = second.ledger().transactions.filter((t) => t.kind === 'sale');
+    expect(sales).toHaveLength(1);
+    expect(sales[0]?.amounts.captured).toBe(600);
+    expect((await queueStatus(cwd, configFile)).depth).toBe(0);
+    expect(second.consistency().ok).toBe(true);
+  });
+});

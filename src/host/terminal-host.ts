@@ -289,6 +289,9 @@ export class TerminalHost implements TerminalApi {
 
   private sweep(): void {
     if (this.phase !== 'ready') return;
+    // Stored offline payments go as soon as the gateway answers again: try while any wait (a refused connection
+    // sends nothing and leaves them queued).
+    if (!this.forwarding && this.offline.status().depth > 0) void this.startForwarding();
     const graceMs = this.config.journal.timeoutReversalDelayMs + 5 * this.config.journal.resolutionRetryMs;
     const cutoff = this.now().getTime() - graceMs;
     for (const e of this.journal.inFlight()) {

@@ -1,3 +1,5 @@
+import { luhnValid } from '../emv/index.js';
+
 /**
  * Removes card data from anything about to be logged: PANs (any Luhn-valid run of 13–19 digits), magnetic-stripe
  * track data (with or without sentinels, and the nibble-packed tag 57 form), hex blobs that may hold EMV card tags,
@@ -43,21 +45,6 @@ const CARD_KEYS = new Set(
 
 function normaliseKey(k: string): string {
   return k.toLowerCase().replace(/[^a-z0-9]/g, '');
-}
-
-function luhnValid(digits: string): boolean {
-  let sum = 0;
-  let double = false;
-  for (let i = digits.length - 1; i >= 0; i--) {
-    let d = digits.charCodeAt(i) - 48;
-    if (double) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-    double = !double;
-  }
-  return sum % 10 === 0;
 }
 
 // Track 1 (format B) and track 2 with or without sentinels; tag 57 nibble form (PAN D YYMM service code ...).

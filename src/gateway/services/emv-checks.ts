@@ -1,21 +1,18 @@
-import { bytesToHex, decodeTlv, flattenTlv, hexToBytes, isCanonicalHex } from '../../emv/index.js';
+import {
+  bytesToHex,
+  decodeTlv,
+  flattenTlv,
+  hexToBytes,
+  isCanonicalHex,
+  NEVER_SEND_TAGS,
+} from '../../emv/index.js';
 import { GatewayInvalidRequestError } from '../errors.js';
 
 /**
- * Tags that must never leave the terminal in `pointOfSaleInformation.emv.tags` (reference/gateway.md §3): track
- * equivalents, the PAN, cardholder name, expiry and the like travel in their own fields or not at all.
+ * Tags that must never leave the terminal in `pointOfSaleInformation.emv.tags` (reference/gateway.md §3): the list
+ * of src/emv, which the tag-set builder also applies; checked again here, at the last point before the wire.
  */
-export const NEVER_SEND_TAGS: ReadonlySet<string> = new Set([
-  '56',
-  '57',
-  '5A',
-  '5F20',
-  '5F24',
-  '99',
-  '9F0B',
-  '9F1F',
-  '9F20',
-]);
+export { NEVER_SEND_TAGS };
 
 /** Tags a capture or credit after an EMV contact read must carry (reference/gateway.md §7). */
 export const CONTACT_FOLLOW_ON_TAGS: readonly string[] = ['95', '9F10', '9F26'];

@@ -18,6 +18,7 @@ import {
   TimeoutRecovery,
   type Forwarder,
 } from '../../src/journal/index.js';
+import { createLogger } from '../../src/log/index.js';
 import { samplePayment } from '../../src/sandbox/sample-requests.js';
 
 const FORWARD_PAYMENTS = 5;
@@ -35,13 +36,25 @@ function maybeDie(point: string): void {
   if (passages === Number(killNth ?? '1')) process.kill(process.pid, 'SIGKILL');
 }
 
-const config = parseConfig({ journal: { timeoutReversalDelayMs: 200, resolutionRetryMs: 50 } });
+const config = parseConfig({
+  journal: { timeoutReversalDelayMs: 200, resolutionRetryMs: 50 },
+  // Each start logs to its own file through the redacting logger; the crash suite scans them for card data.
+  log: { level: 'debug', file: `forwarder-${mode}-${process.pid}.log` },
+});
+const logger = createLogger({
+  level: config.log.level,
+  destination: join(dir, config.log.file ?? 'forwarder.log'),
+});
 const keyProvider = fileKeyProvider(join(dir, 'offline.key'));
-const journal = openJournal(join(dir, 'journal.db'), { key: keyProvider.loadKey() });
+const journal = openJournal(join(dir, 'journal.db'), {
+  key: keyProvider.loadKey(),
+  logger: logger.child({ component: 'journal' }),
+});
 const queue = new OfflineQueue(journal, {
   policy: 'prefer-online',
   limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 100_000, maxCount: 100, maxAgeHours: 24 },
   keyProvider,
+  logger: logger.child({ component: 'offline' }),
 });
 const gateway = createGatewayClient({
   baseUrl: url,
@@ -50,6 +63,7 @@ const gateway = createGatewayClient({
     defaultSharedSecret: SANDBOX_SHARED_SECRET,
   }),
   timeouts: config.gateway.timeouts,
+  logger: logger.child({ component: 'gateway' }),
 });
 const forwarder: Forwarder = {
   async forward(req) {
@@ -93,6 +107,7 @@ try {
     const recovery = new TimeoutRecovery(journal, new GatewayResolver(gateway, config, () => new Date()), {
       timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
       retryMs: config.journal.resolutionRetryMs,
+      logger: logger.child({ component: 'recovery' }),
     });
     await recovery.recoverAll();
     queue.reconcile();
@@ -101,6 +116,7 @@ try {
   const recovery = new TimeoutRecovery(journal, new GatewayResolver(gateway, config, () => new Date()), {
     timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
     retryMs: config.journal.resolutionRetryMs,
+    logger: logger.child({ component: 'recovery' }),
   });
   for (const id of report.unknown) await recovery.recover(id);
   queue.reconcile();
@@ -108,4 +124,5 @@ try {
 } finally {
   await gateway.close();
   journal.close();
+  await new Promise<void>((done) => logger.flush(() => done()));
 }

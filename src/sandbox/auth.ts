@@ -62,6 +62,22 @@ export function parseSignatureHeader(header: string): Record<string, string> | u
   return out;
 }
 
+/**
+ * Decoded HMAC keys by their base64 text: a merchant's secret is decoded once, not on every request it signs.
+ * Bounded by the configured merchants (and the few secrets the tests make up).
+ */
+const DECODED_SECRETS = new Map<string, Buffer>();
+const MAX_DECODED_SECRETS = 256;
+
+function secretKey(base64: string): Buffer {
+  let key = DECODED_SECRETS.get(base64);
+  if (key === undefined) {
+    key = Buffer.from(base64, 'base64');
+    if (DECODED_SECRETS.size < MAX_DECODED_SECRETS) DECODED_SECRETS.set(base64, key);
+  }
+  return key;
+}
+
 function sha256Base64(body: Uint8Array): string {
   return createHash('sha256').update(body).digest('base64');
 }
@@ -160,7 +176,7 @@ export function verifyHttpSignature(
     if (v === undefined) return fail(`signed header ${n} missing`, merchantId);
     lines.push(`${n}: ${v}`);
   }
-  const mac = createHmac('sha256', Buffer.from(key.sharedSecret, 'base64'))
+  const mac = createHmac('sha256', secretKey(key.sharedSecret))
     .update(lines.join('\n'), 'utf8')
     .digest('base64');
   if (!equalText(mac, signature)) return fail('signature does not verify', merchantId);
@@ -226,7 +242,7 @@ export function verifyJwt(
     const key = merchants.find((m) => m.keyId === kid);
     if (!key) return fail('unknown key id', merchantId);
     if (key.merchantId !== merchantId) return fail('key id does not belong to the merchant', merchantId);
-    const mac = createHmac('sha256', Buffer.from(key.sharedSecret, 'base64')).update(signed).digest();
+    const mac = createHmac('sha256', secretKey(key.sharedSecret)).update(signed).digest();
     if (mac.length !== sig.length || !timingSafeEqual(mac, sig))
       return fail('JWT signature does not verify', merchantId);
   } else {

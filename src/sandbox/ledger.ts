@@ -202,6 +202,7 @@ export function checkConsistency(store: SandboxStore, options: ConsistencyOption
 
 /** The ledger document. */
 export function buildLedger(store: SandboxStore, merchants: MerchantStanding[], now: Date): Ledger {
+  store.flushRequests();
   return {
     now: now.toISOString(),
     merchants,

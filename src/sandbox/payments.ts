@@ -106,21 +106,32 @@ function newId(): string {
   return s.slice(0, 22);
 }
 
+/**
+ * Canonical JSON of a parsed body: keys sorted at every level, otherwise exactly `JSON.stringify` (the text that
+ * ledgers written before this function existed were fingerprinted over), built in one pass.
+ */
+function canonicalJson(v: unknown): string {
+  if (typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
+  if (Array.isArray(v)) {
+    let out = '[';
+    for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + canonicalJson(v[i]);
+    return `${out}]`;
+  }
+  const keys = Object.keys(v).sort();
+  let out = '{';
+  let first = true;
+  for (const k of keys) {
+    const value = (v as Record<string, unknown>)[k];
+    if (value === undefined || typeof value === 'function') continue;
+    out += `${first ? '' : ','}${JSON.stringify(k)}:${canonicalJson(value)}`;
+    first = false;
+  }
+  return `${out}}`;
+}
+
 /** Canonical JSON (sorted keys) for DUPLICATE_REQUEST; never stored in clear: hashed. */
 function fingerprint(body: unknown): string {
-  const canon = (v: unknown): unknown => {
-    if (Array.isArray(v)) return v.map(canon);
-    if (typeof v === 'object' && v !== null)
-      return Object.fromEntries(
-        Object.keys(v)
-          .sort()
-          .map((k) => [k, canon((v as Record<string, unknown>)[k])]),
-      );
-    return v;
-  };
-  return createHash('sha256')
-    .update(JSON.stringify(canon(body)))
-    .digest('base64');
+  return createHash('sha256').update(canonicalJson(body)).digest('base64');
 }
 
 function link(href: string, method: string): { href: string; method: string } {

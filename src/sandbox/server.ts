@@ -17,9 +17,9 @@ import { silentLogger, type Logger } from '../log/index.js';
 import { looksLikeJwt, verifyHttpSignature, verifyJwt, type AuthResult, type MerchantKey } from './auth.js';
 import { cardTypeOfPan, isExpired, luhnValid } from './card.js';
 import { checkDccAuthorization, DEFAULT_DCC_TABLE, makeOffer, type DccTable } from './dcc.js';
-import { NEVER_SEND_TAGS, decodeEmvTags } from './emv-rules.js';
+import { NEVER_SEND_TAGS, decodeEmvTags, type DecodedTag } from './emv-rules.js';
 import { GatewayAnswer, SandboxError } from './errors.js';
-import { FieldReader, invalidRequest, isoSeconds } from './fields.js';
+import { FieldReader, invalidRequest, isoSeconds, valueAt } from './fields.js';
 import {
   buildLedger,
   checkConsistency,
@@ -33,7 +33,8 @@ import { DEFAULT_OAUTH_CLIENT, OAuthService, type OAuthClient } from './oauth.js
 import { consentPage, HOSTED_LOCALES, messagePage, paymentPage, resultPage } from './pages.js';
 import { PaymentService, type ApiCall, type ApiOutcome } from './payments.js';
 import { findPersonalData } from './personal-data.js';
-import { SandboxStore, type LedgerRequest, type LedgerTransaction } from './store.js';
+import { RequestRecord } from './request-record.js';
+import { SandboxStore, type LedgerTransaction } from './store.js';
 import { selfSignedCertificate } from './tls.js';
 import {
   amountTrigger,
@@ -107,6 +108,8 @@ export interface Sandbox {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/** The ledger body of a request whose body is not JSON. */
+const NOT_JSON = JSON.stringify('[not JSON]');
 
 function parseCutoff(text: string | undefined): { h: number; m: number } {
   if (text === undefined) return { h: 24, m: 0 };
@@ -116,34 +119,80 @@ function parseCutoff(text: string | undefined): { h: number; m: number } {
   return { h: Number(m[1]), m: Number(m[2]) };
 }
 
-/** Masks card data in a request body before it is stored in the ledger (DESIGN.md, money safety rule 4). */
-export function maskBody(value: unknown, key = ''): unknown {
-  if (Array.isArray(value)) return value.map((v) => maskBody(v));
-  if (typeof value === 'object' && value !== null)
-    return Object.fromEntries(Object.entries(value).map(([k, v]) => [k, maskBody(v, k)]));
-  if (typeof value !== 'string') return value;
+/** Keys whose string value is replaced whole (track data, security codes, cryptograms, generic values). */
+const REDACTED_KEYS: ReadonlySet<string> = new Set([
+  'trackdata',
+  'securitycode',
+  'cryptogram',
+  'value',
+  'track1',
+  'track2',
+]);
+const CARD_NUMBER_RUN = /(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g;
+const PAN_TEXT = /^\d{12,19}$/;
+
+/** The `emv.tags` text of a request with its decoded tags, when the service already decoded it. */
+interface KnownEmvTags {
+  hex: string;
+  tags: readonly DecodedTag[];
+}
+
+/** Fewer than 13 digits cannot hold a card number: most strings are settled without running the pattern. */
+function mayHoldCardNumber(text: string): boolean {
+  let digits = 0;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c >= 48 && c <= 57 && ++digits >= 13) return true;
+  }
+  return false;
+}
+
+function maskString(value: string, key: string, known: KnownEmvTags | undefined): string {
   const k = key.toLowerCase();
-  if (k === 'number') return /^\d{12,19}$/.test(value) ? maskPan(value) : '[REDACTED]';
+  if (k === 'number') return PAN_TEXT.test(value) ? maskPan(value) : '[REDACTED]';
   if (k === 'tags') {
-    const decoded = decodeEmvTags(value);
-    return decoded.ok && !decoded.tags.some((t) => NEVER_SEND_TAGS.has(t.tag)) ? value : '[REDACTED]';
+    const tags =
+      known !== undefined && known.hex === value
+        ? known.tags
+        : ((d) => (d.ok ? d.tags : undefined))(decodeEmvTags(value));
+    return tags !== undefined && !tags.some((t) => NEVER_SEND_TAGS.has(t.tag)) ? value : '[REDACTED]';
   }
   if (k === 'transactionlocaldatetime') return value;
+  if (REDACTED_KEYS.has(k)) return '[REDACTED]';
   // Any Luhn-valid card-number-like run elsewhere (a link field, a comment) is masked too.
-  const text = value.replace(/(?<!\d)(?:\d[ -]?){12,18}\d(?!\d)/g, (run) => {
+  if (!mayHoldCardNumber(value)) return value;
+  return value.replace(CARD_NUMBER_RUN, (run) => {
     const digits = run.replace(/[ -]/g, '');
     return luhnValid(digits) ? maskPan(digits) : run;
   });
-  if (
-    k === 'trackdata' ||
-    k === 'securitycode' ||
-    k === 'cryptogram' ||
-    k === 'value' ||
-    k === 'track1' ||
-    k === 'track2'
-  )
-    return '[REDACTED]';
-  return text;
+}
+
+function maskValue(value: unknown, key: string, known: KnownEmvTags | undefined): unknown {
+  if (typeof value === 'string') return maskString(value, key, known);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    const out: unknown[] = new Array<unknown>(value.length);
+    for (let i = 0; i < value.length; i++) out[i] = maskValue(value[i], '', known);
+    return out;
+  }
+  const out: Record<string, unknown> = {};
+  for (const k of Object.keys(value)) {
+    const v = maskValue((value as Record<string, unknown>)[k], k, known);
+    // A JSON key "__proto__" is an own property of the parsed body; keep it one (no prototype change).
+    if (k === '__proto__')
+      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+    else out[k] = v;
+  }
+  return out;
+}
+
+/**
+ * Masks card data in a request body before it is stored in the ledger (DESIGN.md, money safety rule 4): a copy
+ * with PANs masked (first 6 + last 4), track data, security codes and cryptograms redacted, and an `emv.tags`
+ * carrying a never-send tag redacted. `known` passes tags the service already decoded, so they are not decoded twice.
+ */
+export function maskBody(value: unknown, key = '', known?: KnownEmvTags): unknown {
+  return maskValue(value, key, known);
 }
 
 function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
@@ -188,17 +237,6 @@ function sendHtml(res: ServerResponse, status: number, html: string): void {
     'x-frame-options': 'DENY',
   });
   res.end(html);
-}
-
-function recordedHeaders(req: IncomingMessage): Record<string, string> {
-  const out: Record<string, string> = {};
-  for (const [k, v] of Object.entries(req.headers)) {
-    if (v === undefined) continue;
-    const text = Array.isArray(v) ? v.join(', ') : v;
-    // A bearer token is a credential: keep only its scheme.
-    out[k] = k === 'authorization' ? `${text.split(' ')[0] ?? ''} [REDACTED]` : text;
-  }
-  return out;
 }
 
 /** Starts the sandbox gateway. Resolves once it listens; `url` is its base URL. */
@@ -360,15 +398,11 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   }
 
   function record(
-    req: LedgerRequest,
+    req: RequestRecord,
     outcome: { created: LedgerTransaction[]; touched: LedgerTransaction[] } | undefined,
     target: LedgerTransaction | undefined,
   ): void {
-    const owner = outcome?.created[0] ?? target ?? outcome?.touched[0];
-    if (owner) {
-      owner.requests.push(req);
-      store.saveTx(owner);
-    } else store.addUnmatched(req);
+    store.fileRequest(outcome?.created[0] ?? target ?? outcome?.touched[0], req);
   }
 
   function handleApi(
@@ -380,23 +414,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     body: Buffer,
   ): void {
     const method = (req.method ?? 'GET').toUpperCase();
-    const entry: LedgerRequest = {
-      at: now().toISOString(),
-      method,
-      path: target,
-      headers: recordedHeaders(req),
-      auth: { scheme: 'none', verified: false },
-      body: undefined,
-      httpStatus: 0,
-      response: undefined,
-      delivered: false,
-    };
+    const arrived = now().getTime();
     const auth = authenticate(req, target, body);
-    entry.auth = {
-      scheme: auth.scheme,
-      verified: auth.verified,
-      ...(auth.reason !== undefined ? { reason: auth.reason } : {}),
-    };
+    const entry = new RequestRecord(arrived, method, target, req.headers, auth);
     let parsed: unknown = {};
     if (body.length > 0) {
       try {
@@ -405,18 +425,25 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         parsed = undefined;
       }
     }
-    entry.body = parsed === undefined ? '[not JSON]' : maskBody(parsed);
+    // The EMV tags the services decoded; the masked copy of the body is made once they have run, so that the tags
+    // are not decoded twice.
+    let decodedTags: DecodedTag[] | undefined;
+    const maskEntry = (): void => {
+      const tags = decodedTags;
+      const hex = tags ? valueAt(parsed, 'pointOfSaleInformation.emv.tags') : undefined;
+      const known = tags && typeof hex === 'string' ? { hex, tags } : undefined;
+      entry.fileBody(parsed === undefined ? NOT_JSON : JSON.stringify(maskBody(parsed, '', known)), known);
+    };
     const answer = (
       status: number,
       payload: Record<string, unknown>,
       outcome?: ApiOutcome,
       targetTx?: LedgerTransaction,
     ): void => {
+      maskEntry();
       entry.httpStatus = status;
       entry.response = payload;
-      res.on('finish', () => {
-        entry.delivered = true;
-      });
+      res.on('finish', () => entry.markDelivered());
       record(entry, outcome, targetTx);
       sendJson(res, status, payload);
     };
@@ -451,6 +478,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const scheduled = takeFault(method, path);
     if (scheduled && faultBeforeCommit(scheduled.kind)) {
       entry.fault = scheduled.kind;
+      maskEntry();
       deliverFault(res, entry, scheduled.kind, undefined);
       return;
     }
@@ -459,16 +487,17 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     try {
       outcome = dispatch(call, query);
     } catch (e) {
-      if (call.emvTags) entry.emvTags = call.emvTags;
+      decodedTags = call.emvTags;
       if (e instanceof GatewayAnswer) {
         answer(e.httpStatus, e.body, undefined, call.target);
         return;
       }
       throw e;
     }
-    if (call.emvTags) entry.emvTags = call.emvTags;
+    decodedTags = call.emvTags;
     const fault = scheduled?.kind ?? outcome.fault;
     if (fault) {
+      maskEntry();
       entry.fault = fault;
       deliverFault(res, entry, fault, outcome);
       return;
@@ -489,7 +518,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   /** Delivers an answer through a fault (triggers.ts); marks the created transactions' outcome unknown. */
   function deliverFault(
     res: ServerResponse,
-    entry: LedgerRequest,
+    entry: RequestRecord,
     fault: FaultKind,
     outcome: ApiOutcome | undefined,
   ): void {
@@ -529,7 +558,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
           if (res.destroyed || res.socket?.destroyed) return;
           res.on('finish', () => {
             // The client waited long enough: it has the answer after all.
-            entry.delivered = true;
+            entry.markDelivered();
             for (const tx of created) {
               tx.outcomeUnknown = false;
               store.saveTx(tx);

@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { SandboxError } from './errors.js';
 import type { AuthScheme } from './auth.js';
 import type { DecodedTag } from './emv-rules.js';
+import type { RequestRecord } from './request-record.js';
 import type { FaultKind } from './triggers.js';
 
 /** The services a ledger transaction can be. */
@@ -106,9 +107,14 @@ type RecordKind = 'tx' | 'unmatched' | 'link' | 'offer' | 'merchant' | 'oauth';
 export class SandboxStore {
   readonly transactions = new Map<string, LedgerTransaction>();
   /** Transactions by merchant and client transactionId (duplicate detection, timeout reversal and void). */
-  private readonly byClientId = new Map<string, LedgerTransaction[]>();
-  /** Requests that neither created nor targeted a transaction (authentication failures, rejected requests). */
+  private readonly byClientId = new Map<string, LedgerTransaction | LedgerTransaction[]>();
+  /**
+   * Requests that neither created nor targeted a transaction (authentication failures, rejected requests). Complete
+   * after {@link flushRequests}.
+   */
   readonly unmatched: LedgerRequest[] = [];
+  /** Filed requests not yet in their transaction's `requests` (or `unmatched`), in arrival order. */
+  private pending: Array<{ owner: LedgerTransaction | undefined; record: RequestRecord }> = [];
   private readonly others = new Map<string, Map<string, unknown>>();
   private db: Database.Database | undefined;
   private upsert: Database.Statement | undefined;
@@ -162,9 +168,11 @@ export class SandboxStore {
   private index(tx: LedgerTransaction): void {
     if (!this.transactions.has(tx.id) && tx.transactionId !== undefined) {
       const key = `${tx.merchantId}\u0000${tx.transactionId}`;
-      const list = this.byClientId.get(key) ?? [];
-      list.push(tx);
-      this.byClientId.set(key, list);
+      // Nearly every transactionId names one transaction: no list until a second one shares it.
+      const found = this.byClientId.get(key);
+      if (found === undefined) this.byClientId.set(key, tx);
+      else if (Array.isArray(found)) found.push(tx);
+      else this.byClientId.set(key, [found, tx]);
     }
     this.transactions.set(tx.id, tx);
   }
@@ -177,13 +185,40 @@ export class SandboxStore {
 
   /** Every transaction of `merchantId` that carried `transactionId`, in creation order. */
   withTransactionId(merchantId: string, transactionId: string): readonly LedgerTransaction[] {
-    return this.byClientId.get(`${merchantId}\u0000${transactionId}`) ?? [];
+    const found = this.byClientId.get(`${merchantId}\u0000${transactionId}`);
+    return found === undefined ? [] : Array.isArray(found) ? found : [found];
   }
 
-  /** Records a request that belongs to no transaction. */
-  addUnmatched(req: LedgerRequest): void {
-    this.unmatched.push(req);
-    this.write('unmatched', String(this.unmatchedSeq++).padStart(10, '0'), req);
+  /**
+   * Files a request under the transaction it created or targeted (`owner`), or as unmatched. In memory, it joins
+   * `owner.requests` / {@link unmatched} at the next {@link flushRequests}, when the ledger is read; with a data
+   * file, at once, so that it is durable when this returns.
+   */
+  fileRequest(owner: LedgerTransaction | undefined, record: RequestRecord): void {
+    if (this.db === undefined) {
+      this.pending.push({ owner, record });
+      return;
+    }
+    this.place(owner, record);
+  }
+
+  /** Moves every filed request into its transaction's `requests` or {@link unmatched}, in arrival order. */
+  flushRequests(): void {
+    const pending = this.pending;
+    if (pending.length === 0) return;
+    this.pending = [];
+    for (const { owner, record } of pending) this.place(owner, record);
+  }
+
+  private place(owner: LedgerTransaction | undefined, record: RequestRecord): void {
+    const req = record.view();
+    if (owner) {
+      owner.requests.push(req);
+      this.saveTx(owner);
+    } else {
+      this.unmatched.push(req);
+      this.write('unmatched', String(this.unmatchedSeq++).padStart(10, '0'), req);
+    }
   }
 
   /** Any other record kind (links, offers, merchant standing, OAuth grants). */
@@ -205,6 +240,7 @@ export class SandboxStore {
     this.transactions.clear();
     this.byClientId.clear();
     this.unmatched.length = 0;
+    this.pending = [];
     this.others.clear();
     this.unmatchedSeq = 0;
     this.db?.exec('DELETE FROM sandbox_records');

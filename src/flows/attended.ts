@@ -2,6 +2,7 @@ import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import { dccReceiptLines } from './dcc.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
@@ -110,6 +111,7 @@ export const attendedMachine = setup({
               ...(service === 'sale' ? { authIndicator: '1' as const } : {}),
               acceptPartial: false,
               cancellable: true,
+              offerDcc: service === 'sale',
             },
           };
         },
@@ -133,7 +135,7 @@ export const attendedMachine = setup({
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
                     atMs: context.clock.now(),
-                    lines: [],
+                    lines: dccReceiptLines(output.dcc),
                   },
                 });
               }),
@@ -153,7 +155,16 @@ export const attendedMachine = setup({
           { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
         ],
       },
-      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+      on: {
+        CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) },
+        // The currency choice belongs to the transaction (its `choose-currency` state); it ignores it elsewhere.
+        CHOOSE_CURRENCY: {
+          actions: sendTo('transaction', ({ event }) => ({
+            type: 'CHOOSE_CURRENCY' as const,
+            currency: event.currency,
+          })),
+        },
+      },
     },
     approved: {
       tags: ['approved'],

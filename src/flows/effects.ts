@@ -139,6 +139,63 @@ export interface ServiceRequest {
   includeEmvTags: boolean;
   /** processingInformation.authorizationOptions.authIndicator: "0" pre-authorization, "1" final (gateway.md §3). */
   authIndicator?: '0' | '1';
+  /**
+   * Currency conversion (spec 001, "Currency conversion (DCC)"). On a `sale` or `preauth`: the customer's choice after
+   * an offer (`1` converted, `3` declined by the customer). On a follow-on of a converted authorization (capture,
+   * reversal, timeout reversal, void): the authorization's terms, so that the follow-on uses its rate (spec 001, DCC
+   * capture and refund). `amountMinor` and `currency` stay the local price: the host converts for the processor family.
+   */
+  dcc?: DccSelection;
+}
+
+/**
+ * A currency conversion offer as the machines see it (spec 001 DCC offer response; gateway.md §5). Carries no card
+ * data. The host only passes an offer on when the terminal can show every element the card networks require.
+ */
+export interface DccOfferSummary {
+  /** The gateway's `id` of the offer answer. */
+  offerId: string;
+  /** `orderInformation.currencyConversion.reconciliationId` (family A sends it back with the authorization). */
+  reconciliationId?: string;
+  /** The local price that was offered for conversion, minor units of `localCurrency` (the request's amount). */
+  localAmountMinor: number;
+  /** ISO 4217 alpha code of the merchant's price. */
+  localCurrency: string;
+  /** The converted amount, minor units of `billingCurrency`. */
+  billingAmountMinor: number;
+  /** ISO 4217 alpha code of the card's billing currency; never equal to `localCurrency`. */
+  billingCurrency: string;
+  /**
+   * Exchange rate with the margin included, exactly as the gateway wrote it: units of `billingCurrency` per unit of
+   * `localCurrency` (per unit of `billingCurrency` when `exchangeRateInverted`).
+   */
+  exchangeRate: string;
+  exchangeRateInverted: boolean;
+  /** Margin over the wholesale rate, percent, as the gateway wrote it. */
+  marginRate: string;
+  /** `exchangeRateTimeUtc` of the offer (sent back as `exchangeRateTimeStamp`). */
+  rateTimeUtc: string;
+  /** `exchangeRateExpirationTimeUtc`: the offer cannot be used after it. */
+  expiresAtUtc: string;
+  rateId?: string;
+  /** The gateway's disclaimer: shown and printed without modification (gateway.md §5). */
+  disclaimer: string;
+}
+
+/**
+ * The customer's currency choice after an offer: `1` pay in the card's currency at the offer's terms, `3` conversion
+ * declined by the customer (pay in the local currency). Nothing is set when there was no offer.
+ */
+export type DccSelection = { indicator: '1'; offer: DccOfferSummary } | { indicator: '3' };
+
+/** Input of {@link FlowEffects.dccOffer}. */
+export interface DccOfferInput {
+  /** The card read the offer is for (the host sends only the card's BIN, never the PAN). */
+  cardRef: string;
+  /** The local price, minor units of `currency`. */
+  amountMinor: number;
+  /** ISO 4217 alpha code. */
+  currency: string;
 }
 
 /** Classification of a gateway answer (gateway.md §4). */
@@ -262,6 +319,13 @@ export interface FlowEffects {
    *   machine reports the outcome unknown without resolving it, and the HOST's journal recovery resolves the entry.
    */
   submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome>;
+  /**
+   * Asks the gateway for a currency conversion offer for the card read `cardRef` (spec 001, DCC flow step 1). Resolves
+   * null when the card is not eligible, there is no offer, the lookup failed, or the terminal cannot present the offer
+   * as the card networks require (gateway.md §5): the payment then continues in the local currency (flow step 2).
+   * Moves no money and is not journaled; rejects only on abort.
+   */
+  dccOffer(input: DccOfferInput, signal: AbortSignal): Promise<DccOfferSummary | null>;
   /** Kiosk: the entry time of a ticket or plate. Rejects only on a storage failure. */
   lookupTicket(input: { ticket: string }, signal: AbortSignal): Promise<TicketLookup>;
   /** Operator mode: true when `pin` is the operator PIN (constant-time comparison, attempt limits are the host's). */

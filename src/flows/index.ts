@@ -1,4 +1,5 @@
 export * from './effects.js';
+export * from './dcc.js';
 export * from './settings.js';
 export * from './screen.js';
 export * from './services.js';

@@ -2,6 +2,7 @@ import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
 import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.js';
 import type { FlowClock } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import { dccReceiptLines } from './dcc.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween, lostTicketFee } from './tariff.js';
@@ -169,6 +170,7 @@ export const kioskMachine = setup({
             authIndicator: '1' as const,
             acceptPartial: false,
             cancellable: true,
+            offerDcc: true,
           },
         }),
         onDone: [
@@ -182,6 +184,7 @@ export const kioskMachine = setup({
                 const lines = [{ label: 'Ticket', value: context.ticket ?? '' }];
                 if (context.stayMinutes !== undefined)
                   lines.push({ label: 'Stay', value: `${context.stayMinutes} min` });
+                lines.push(...dccReceiptLines(output.dcc));
                 enqueue({
                   type: 'issueReceipt',
                   params: {
@@ -213,7 +216,16 @@ export const kioskMachine = setup({
           { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
         ],
       },
-      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+      on: {
+        CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) },
+        // The currency choice belongs to the transaction (its `choose-currency` state); it ignores it elsewhere.
+        CHOOSE_CURRENCY: {
+          actions: sendTo('transaction', ({ event }) => ({
+            type: 'CHOOSE_CURRENCY' as const,
+            currency: event.currency,
+          })),
+        },
+      },
     },
     paid: {
       tags: ['approved'],

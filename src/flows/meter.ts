@@ -1,5 +1,6 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
-import type { CardType, ReceiptData } from './effects.js';
+import { dccReceiptLines } from './dcc.js';
+import type { CardType, DccSelection, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -32,6 +33,16 @@ export interface MeterHold {
   includeEmvTags: boolean;
   /** EMV data was read (contact or contactless): a reversal carries the tags (gateway.md §7). */
   chip: boolean;
+  /**
+   * Converted pre-authorization (DCC indicator 1): its capture and reversal use the authorization's rate (spec 001,
+   * DCC capture and refund); the host converts the local amounts with it.
+   */
+  dcc?: DccSelection & { indicator: '1' };
+}
+
+/** The converted terms a follow-on of this hold carries, if any. */
+function holdTerms(hold: MeterHold): { dcc?: DccSelection } {
+  return hold.dcc !== undefined ? { dcc: hold.dcc } : {};
 }
 
 export interface MeterContext extends ViewContext {
@@ -108,6 +119,7 @@ function preauthRequest(context: Ctx, amountMinor: number): TransactionRequest {
     authIndicator: '0',
     acceptPartial: false,
     cancellable: true,
+    offerDcc: true,
   };
 }
 
@@ -123,6 +135,7 @@ function holdFrom(result: TransactionResult & { kind: 'approved' }): MeterHold {
     // spec 001: for EMV contact pre-authorizations the follow-on capture must include the EMV tags.
     includeEmvTags: card?.entryMode === 'contact' && card.chip,
     chip: card?.chip === true,
+    ...(result.dcc?.indicator === '1' ? { dcc: result.dcc } : {}),
   };
 }
 
@@ -172,6 +185,10 @@ export const meterMachine = setup({
       return (
         context.settings.allowIncremental &&
         hold !== undefined &&
+        // spec 001 describes no converted incremental: an increment converted separately could make the converted
+        // capture exceed the converted total by a rounding unit, so a converted hold is extended with a new
+        // pre-authorization (with its own offer) instead.
+        hold.dcc === undefined &&
         hold.cardType !== null &&
         context.settings.incrementalCardTypes.includes(hold.cardType)
       );
@@ -281,7 +298,16 @@ export const meterMachine = setup({
           { target: 'failed', actions: { type: 'noteFailure', params: ({ event }) => event.output } },
         ],
       },
-      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+      on: {
+        CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) },
+        // The currency choice belongs to the transaction (its `choose-currency` state); it ignores it elsewhere.
+        CHOOSE_CURRENCY: {
+          actions: sendTo('transaction', ({ event }) => ({
+            type: 'CHOOSE_CURRENCY' as const,
+            currency: event.currency,
+          })),
+        },
+      },
     },
     session: {
       tags: ['session'],
@@ -430,7 +456,16 @@ export const meterMachine = setup({
           },
         ],
       },
-      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+      on: {
+        CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) },
+        // The currency choice belongs to the transaction (its `choose-currency` state); it ignores it elsewhere.
+        CHOOSE_CURRENCY: {
+          actions: sendTo('transaction', ({ event }) => ({
+            type: 'CHOOSE_CURRENCY' as const,
+            currency: event.currency,
+          })),
+        },
+      },
     },
     settling: {
       tags: ['processing'],
@@ -466,6 +501,7 @@ export const meterMachine = setup({
               includeEmvTags: hold.includeEmvTags,
               acceptPartial: false,
               cancellable: false,
+              ...holdTerms(hold),
             },
           };
         },
@@ -492,7 +528,10 @@ export const meterMachine = setup({
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
                     atMs: context.clock.now(),
-                    lines: [{ label: 'Parking', value: 'On-street meter' }],
+                    lines: [
+                      { label: 'Parking', value: 'On-street meter' },
+                      ...dccReceiptLines(hold.dcc, amountMinor),
+                    ],
                   },
                 });
               }),
@@ -535,6 +574,7 @@ export const meterMachine = setup({
               includeEmvTags: hold.chip,
               acceptPartial: false,
               cancellable: false,
+              ...holdTerms(hold),
             },
           };
         },

@@ -94,7 +94,9 @@ export function failureText(result: TransactionResult): { message: string; reaso
         message:
           result.code === 'CARD_NOT_SUPPORTED'
             ? 'This card is not accepted here'
-            : 'The card could not be read',
+            : result.code === 'CURRENCY_CHOICE_TIMEOUT'
+              ? 'No currency was chosen: nothing was charged'
+              : 'The card could not be read',
         reason: result.code,
       };
   }

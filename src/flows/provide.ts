@@ -1,6 +1,8 @@
 import { fromPromise } from 'xstate';
 import type {
   CardSummary,
+  DccOfferInput,
+  DccOfferSummary,
   FlowEffects,
   HoldRecord,
   OriginalTransaction,
@@ -34,8 +36,16 @@ function submit(effects: FlowEffects) {
   return fromPromise<SubmitOutcome, ServiceRequest>(({ input, signal }) => effects.submit(input, signal));
 }
 
+function dccOffer(effects: FlowEffects) {
+  return fromPromise<DccOfferSummary | null, DccOfferInput>(({ input, signal }) =>
+    effects.dccOffer(input, signal),
+  );
+}
+
 function transaction(effects: FlowEffects) {
-  return transactionMachine.provide({ actors: { readCard: readCard(effects), submit: submit(effects) } });
+  return transactionMachine.provide({
+    actors: { readCard: readCard(effects), submit: submit(effects), dccOffer: dccOffer(effects) },
+  });
 }
 
 function cardActions(effects: FlowEffects) {

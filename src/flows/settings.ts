@@ -47,6 +47,12 @@ export interface FlowSettings {
   /** Tap-and-go: amount pre-authorized at the entry, minor units. */
   tapAndGoHoldMinor: number;
   timing: FlowTiming;
+  /**
+   * Currency conversion (spec 001, DCC): when `enabled`, a sale or pre-authorization of a model that can show the
+   * choice asks for an offer after the card read. `processorFamily` decides the authorization fields (A: original*,
+   * B: foreign*); the host builds them.
+   */
+  dcc: { enabled: boolean; processorFamily: 'A' | 'B' };
 }
 
 const MINUTE_MS = 60_000;
@@ -66,6 +72,7 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
     captureWindowMs: config.tariff.captureWindowMinutes * MINUTE_MS,
     tapAndGoMaxStayMs: config.tariff.tapAndGoMaxStayMinutes * MINUTE_MS,
     tapAndGoHoldMinor: config.tariff.tapAndGoHoldMinor,
+    dcc: { enabled: config.dcc.enabled, processorFamily: config.dcc.processorFamily },
     timing: {
       readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),

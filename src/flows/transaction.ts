@@ -3,6 +3,9 @@ import {
   FlowEffectError,
   type CardPurpose,
   type CardSummary,
+  type DccOfferInput,
+  type DccOfferSummary,
+  type DccSelection,
   type OriginalRef,
   type ParkingComments,
   type ReadCardInput,
@@ -17,6 +20,9 @@ import type { FlowSettings } from './settings.js';
  * The transaction actor every model runs for one gateway request: (read card →) send → classify, with
  * - cancel at every waiting state: while the card is awaited the read is aborted; while the request is out the cancel
  *   is remembered and an approved original is undone (reversal or void) when its answer arrives;
+ * - currency conversion (spec 001, DCC flow): after the card read of a sale or pre-authorization that asks for it, an
+ *   offer; with an offer the customer chooses the currency (`choose-currency`, no default) before the request goes;
+ *   without one the payment continues in the local currency;
  * - the reader and gateway timeouts as delayed transitions (`readTimeout`, `submitTimeout`);
  * - an unknown outcome resolved by a timeout reversal (authorizations, after `resolutionDelay`) or a timeout void
  *   (captures, sales, refunds, credits), retried `maxResolutionAttempts` times (gateway.md §2, "Timeouts").
@@ -39,6 +45,13 @@ export interface TransactionRequest {
   acceptPartial: boolean;
   /** Whether the customer's CANCEL applies (originals only; follow-ons are never cancelled by the customer). */
   cancellable: boolean;
+  /**
+   * Sale or pre-authorization with a card read of a model that can show the currency choice: ask for a DCC offer
+   * after the read when `settings.dcc.enabled` (spec 001, DCC flow). Absent: no offer.
+   */
+  offerDcc?: boolean;
+  /** Follow-on of a converted authorization: its terms, passed on to the request (spec 001, DCC capture). */
+  dcc?: DccSelection;
 }
 
 export interface TransactionInput {
@@ -56,6 +69,8 @@ export type TransactionResult =
       authorizedMinor: number;
       partial: boolean;
       card?: CardSummary;
+      /** The currency choice the original was sent with (absent: no offer); follow-ons carry it on. */
+      dcc?: DccSelection;
     }
   | { kind: 'declined'; transactionId?: string; reason: string; card?: CardSummary }
   | { kind: 'rejected'; transactionId: string; reason: string; card?: CardSummary }
@@ -63,7 +78,10 @@ export type TransactionResult =
   | { kind: 'unknown'; transactionId: string; resolved: boolean; card?: CardSummary }
   /** The customer cancelled; anything approved in between was undone (`undone`) or left to recovery (`!undone`). */
   | { kind: 'cancelled'; undone: boolean; card?: CardSummary }
-  /** The card read failed or timed out, or the card is not of a parking network; nothing was sent. */
+  /**
+   * The card read failed or timed out, the card is not of a parking network, or no currency was chosen in time
+   * (`CURRENCY_CHOICE_TIMEOUT`); nothing was sent.
+   */
   | { kind: 'card-error'; code: string; card?: CardSummary };
 
 interface TransactionContext {
@@ -76,7 +94,13 @@ interface TransactionContext {
   cancelRequested: boolean;
   resolutionAttempts: number;
   result: TransactionResult | undefined;
+  /** The DCC offer shown on `choose-currency`. */
+  offer: DccOfferSummary | undefined;
+  /** The customer's choice after an offer, or the follow-on's terms. */
+  dcc: DccSelection | undefined;
 }
+
+type TransactionEvent = { type: 'CANCEL' } | { type: 'CHOOSE_CURRENCY'; currency: string };
 
 const notProvided = (name: string) => () =>
   Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
@@ -102,7 +126,13 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(cardRef !== undefined ? { cardRef } : {}),
     ...(request.original !== undefined ? { original: request.original } : {}),
     ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
+    ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
   };
+}
+
+/** A converted original's reversal and timeout reversal carry its terms: the host sends them in its currency. */
+function convertedTerms(context: TransactionContext): { dcc?: DccSelection } {
+  return context.dcc?.indicator === '1' ? { dcc: context.dcc } : {};
 }
 
 /** A timeout reversal/void keyed by the unanswered original's transactionId (gateway.md §7). */
@@ -117,6 +147,7 @@ function resolutionRequest(context: TransactionContext): ServiceRequest {
     catLevel: context.settings.catLevel,
     includeEmvTags: false,
     original: { transactionId: context.sentTransactionId ?? '', service: context.request.service },
+    ...convertedTerms(context),
   };
 }
 
@@ -140,6 +171,7 @@ function compensationRequest(context: TransactionContext): ServiceRequest {
       service: context.request.service,
       ...(outcome?.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
     },
+    ...convertedTerms(context),
   };
 }
 
@@ -158,11 +190,12 @@ export const transactionMachine = setup({
     context: {} as TransactionContext,
     input: {} as TransactionInput,
     output: {} as TransactionResult,
-    events: {} as { type: 'CANCEL' },
+    events: {} as TransactionEvent,
   },
   actors: {
     readCard: fromPromise<CardSummary, ReadCardInput>(notProvided('readCard')),
     submit: fromPromise<SubmitOutcome, ServiceRequest>(notProvided('submit')),
+    dccOffer: fromPromise<DccOfferSummary | null, DccOfferInput>(notProvided('dccOffer')),
   },
   delays: {
     readTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
@@ -177,6 +210,21 @@ export const transactionMachine = setup({
     needsRead: ({ context }) => context.request.read !== undefined,
     cancellable: ({ context }) => context.request.cancellable,
     unsupportedCard: ({ context }) => context.card?.cardType === null,
+    offersDcc: ({ context }) =>
+      context.settings.dcc.enabled &&
+      context.request.offerDcc === true &&
+      (context.request.service === 'sale' || context.request.service === 'preauth') &&
+      context.card !== undefined &&
+      context.dcc === undefined,
+    // Only the two amounts shown can be chosen; anything else is ignored and the screen stays (no default).
+    choseCardCurrency: ({ context, event }) =>
+      event.type === 'CHOOSE_CURRENCY' &&
+      context.offer !== undefined &&
+      event.currency === context.offer.billingCurrency,
+    choseLocalCurrency: ({ context, event }) =>
+      event.type === 'CHOOSE_CURRENCY' &&
+      context.offer !== undefined &&
+      event.currency === context.settings.currency,
     approved: ({ context }) => context.outcome?.kind === 'approved',
     mustUndo: ({ context }) =>
       context.outcome?.kind === 'approved' &&
@@ -201,6 +249,8 @@ export const transactionMachine = setup({
     cancelRequested: false,
     resolutionAttempts: 0,
     result: undefined,
+    offer: undefined,
+    dcc: input.request.dcc,
   }),
   initial: 'start',
   output: ({ context }) => context.result ?? { kind: 'card-error', code: 'NO_RESULT' },
@@ -253,8 +303,78 @@ export const transactionMachine = setup({
               withCard({ kind: 'card-error' as const, code: 'CARD_NOT_SUPPORTED' }, context.card),
           }),
         },
+        { guard: 'offersDcc', target: 'offeringDcc' },
         { target: 'sending' },
       ],
+    },
+    offeringDcc: {
+      tags: ['processing'],
+      invoke: {
+        src: 'dccOffer',
+        input: ({ context }) => ({
+          cardRef: context.card?.cardRef ?? '',
+          amountMinor: context.request.amountMinor,
+          currency: context.settings.currency,
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output !== null,
+            target: 'choosingCurrency',
+            actions: assign({ offer: ({ event }) => event.output ?? undefined }),
+          },
+          // spec 001, DCC flow step 2: not eligible or no offer → continue in the local currency.
+          { target: 'sending' },
+        ],
+        onError: { target: 'sending' },
+      },
+      // An offer lookup is never worth losing the payment over: past the gateway backstop, pay locally.
+      after: { submitTimeout: { target: 'sending' } },
+      on: {
+        CANCEL: {
+          guard: 'cancellable',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) => withCard({ kind: 'cancelled' as const, undone: true }, context.card),
+          }),
+        },
+      },
+    },
+    choosingCurrency: {
+      // spec 001, DCC flow step 3: an active choice, never a default; the offer stays until the customer chooses,
+      // cancels, or walks away (the read timeout).
+      tags: ['choose-currency'],
+      on: {
+        CHOOSE_CURRENCY: [
+          {
+            guard: 'choseCardCurrency',
+            target: 'sending',
+            actions: assign({
+              dcc: ({ context }) => ({ indicator: '1' as const, offer: context.offer as DccOfferSummary }),
+            }),
+          },
+          {
+            guard: 'choseLocalCurrency',
+            target: 'sending',
+            actions: assign({ dcc: { indicator: '3' } }),
+          },
+        ],
+        CANCEL: {
+          guard: 'cancellable',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) => withCard({ kind: 'cancelled' as const, undone: true }, context.card),
+          }),
+        },
+      },
+      after: {
+        readTimeout: {
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard({ kind: 'card-error' as const, code: 'CURRENCY_CHOICE_TIMEOUT' }, context.card),
+          }),
+        },
+      },
     },
     sending: {
       tags: ['processing'],
@@ -301,6 +421,7 @@ export const transactionMachine = setup({
                   authorizedMinor: o.authorizedMinor ?? context.request.amountMinor,
                   partial: o.partial === true,
                   ...(o.gatewayId !== undefined ? { gatewayId: o.gatewayId } : {}),
+                  ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
                 },
                 context.card,
               );

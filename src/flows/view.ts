@@ -1,5 +1,5 @@
 import type { AnyMachineSnapshot } from 'xstate';
-import type { ReceiptData } from './effects.js';
+import type { DccOfferSummary, ReceiptData } from './effects.js';
 import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
 import { FLOW_SCREENS, type FlowScreen } from './screen.js';
 import type { FlowSettings } from './settings.js';
@@ -23,12 +23,21 @@ export interface FlowView {
   receipt?: ReceiptData;
   /** choose-duration: the durations on offer with their prices, minor units. */
   durations?: { minutes: number; amountMinor: number }[];
+  /** choose-currency: the conversion offer the customer chooses against (both currencies are options). */
+  dcc?: DccOfferSummary;
 }
 
 type ModelContext = ViewContext & { settings: FlowSettings; paidMinutes?: number };
 
 function screenFromTags(snapshot: { hasTag(tag: string): boolean }): FlowScreen | undefined {
   return FLOW_SCREENS.find((screen) => snapshot.hasTag(screen));
+}
+
+/** The running transaction child's context, if any. */
+function transactionContext(snapshot: AnyMachineSnapshot): { offer?: DccOfferSummary } | undefined {
+  const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)['transaction'];
+  const childSnapshot = child?.getSnapshot() as { context?: { offer?: DccOfferSummary } } | undefined;
+  return childSnapshot?.context;
 }
 
 /** The screen of a snapshot: its own tag, or, while a transaction runs, the transaction's (present-card, processing). */
@@ -54,6 +63,7 @@ function sampleEvents(settings: FlowSettings, paidMinutes: number): FlowEvent[] 
     { type: 'CHOOSE_DURATION', minutes: first },
     { type: 'ENTER_AMOUNT', minor: 1 },
     { type: 'CONFIRM' },
+    { type: 'CHOOSE_CURRENCY', currency: settings.currency },
     { type: 'EXTEND', minutes: Math.min(unit, Math.max(1, settings.tariff.maxStayMinutes - paidMinutes)) },
     { type: 'END_SESSION' },
     { type: 'TAP_ENTRY' },
@@ -71,7 +81,9 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   const paidMinutes = context.paidMinutes ?? 0;
   const actions = sampleEvents(context.settings, paidMinutes)
     .filter((event) => snapshot.can(event))
-    .map((event) => event.type);
+    .map((event) => event.type)
+    // The models forward CHOOSE_CURRENCY to the transaction whenever one runs; it is a choice only on its screen.
+    .filter((type) => type !== 'CHOOSE_CURRENCY' || screen === 'choose-currency');
   const view: FlowView = {
     screen,
     actions,
@@ -83,6 +95,10 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   if (context.reason !== undefined) view.reason = context.reason;
   if (context.session !== undefined) view.session = context.session;
   if (context.receipt !== undefined) view.receipt = context.receipt;
+  if (screen === 'choose-currency') {
+    const offer = transactionContext(snapshot)?.offer;
+    if (offer !== undefined) view.dcc = offer;
+  }
   if (screen === 'choose-duration') {
     view.durations = durationOptions(context.settings.tariff).map((minutes) => ({
       minutes,

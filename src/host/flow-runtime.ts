@@ -1,6 +1,8 @@
 import { createActor, type AnyActorRef } from 'xstate';
 import type { Config } from '../config/index.js';
 import {
+  dccMarkupText,
+  dccRateText,
   describeView,
   flowSettingsFromConfig,
   provideFlowEffects,
@@ -117,6 +119,20 @@ export function customerView(
       amount: display(d.amountMinor, view.currency, locale),
       label: durationLabel(d.minutes),
     }));
+  if (view.dcc) {
+    // gateway.md §5: both amounts formatted alike, the rate with its markup directly under it, the disclaimer
+    // verbatim, a neutral title; the renderer shows the two as equal options with none pre-selected.
+    const offer = view.dcc;
+    result.dcc = {
+      title: TITLES['choose-currency'],
+      local: display(offer.localAmountMinor, offer.localCurrency, locale),
+      card: display(offer.billingAmountMinor, offer.billingCurrency, locale),
+      rate: dccRateText(offer),
+      markup: dccMarkupText(offer),
+      disclaimer: offer.disclaimer,
+      expiresAt: offer.expiresAtUtc,
+    };
+  }
   if (view.session) {
     result.session = {
       id: view.session.id,

@@ -15,6 +15,7 @@ import { NOT_SENT, type Journal, type JournalEntry } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { requireCurrency } from '../money/index.js';
 import type { CardStore, HeldCard } from './card-store.js';
+import { dccFieldsFor, localAmountOf, reversalAmount } from './dcc.js';
 import { failpoint } from './failpoints.js';
 import { localDateTime } from './local-time.js';
 import type { TagVault } from './tag-vault.js';
@@ -177,6 +178,10 @@ export class PaymentService {
         throw new PaymentBuildError('NO_ORIGINAL', `${request.service} needs the gateway id of the original`);
       return id;
     };
+    // Currency conversion (spec 001, DCC): the machine's amounts are the local price; the family decides the fields.
+    const family = config.dcc.processorFamily;
+    const dccOriginal = dccFieldsFor(request.dcc, request.amountMinor, family, true);
+    const dccFollowOn = dccFieldsFor(request.dcc, request.amountMinor, family, false);
     const cardPresent = (amountMinor: number): CardPresentFields => {
       if (!card) throw new PaymentBuildError('NO_CARD', `${request.service} needs a card read`);
       return {
@@ -194,12 +199,17 @@ export class PaymentService {
         return { service: 'avr', ...fields };
       }
       case 'preauth':
-        return { service: 'preauth', ...cardPresent(request.amountMinor) };
+        return {
+          service: 'preauth',
+          ...cardPresent(request.amountMinor),
+          ...(dccOriginal ? { dcc: dccOriginal } : {}),
+        };
       case 'sale':
         return {
           service: 'sale',
           ...cardPresent(request.amountMinor),
           ...(request.authIndicator ? { authIndicator: request.authIndicator } : {}),
+          ...(dccOriginal ? { dcc: dccOriginal } : {}),
         };
       case 'credit':
         return { service: 'credit', ...cardPresent(request.amountMinor) };
@@ -214,23 +224,26 @@ export class PaymentService {
         };
       case 'reversal': {
         const tags = this.followOnTags(request);
+        const amount = reversalAmount(request, family);
         return {
           service: 'reversal',
           ...common,
           id: originalId(),
-          authorizedMinor: request.amountMinor,
-          currency: request.currency,
+          authorizedMinor: amount.amountMinor,
+          currency: amount.currency,
           ...(tags ? { emvTags: tags } : {}),
         };
       }
-      case 'timeout-reversal':
+      case 'timeout-reversal': {
+        const amount = reversalAmount(request, family);
         return {
           service: 'timeout-reversal',
           ...common,
           originalTransactionId: this.originalTransactionId(request),
-          amountMinor: request.amountMinor,
-          currency: request.currency,
+          amountMinor: amount.amountMinor,
+          currency: amount.currency,
         };
+      }
       case 'capture': {
         const authTx = request.original?.transactionId;
         const authorizedMinor = (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor;
@@ -244,6 +257,7 @@ export class PaymentService {
           currency: request.currency,
           preauthEntryMode: card?.summary.entryMode ?? 'contactless',
           ...(tags ? { emvTags: tags } : {}),
+          ...(dccFollowOn ? { dcc: dccFollowOn } : {}),
         };
       }
       case 'refund-capture':
@@ -254,6 +268,7 @@ export class PaymentService {
           id: originalId(),
           amountMinor: request.amountMinor,
           currency: request.currency,
+          ...(dccFollowOn ? { dcc: dccFollowOn } : {}),
         };
       case 'void-capture':
       case 'void-payment':
@@ -413,7 +428,12 @@ export class PaymentService {
   private toSubmitOutcome(request: FlowRequest, outcome: Outcome, transactionId: string): SubmitOutcome {
     switch (outcome.kind) {
       case 'approved': {
-        const authorizedMinor = outcome.authorizedMinor ?? outcome.amountMinor;
+        // The machines count in the local currency; family A answers a converted request in the billing currency.
+        const authorizedMinor = localAmountOf(
+          outcome.authorizedMinor ?? outcome.amountMinor,
+          request,
+          this.deps.config.dcc.processorFamily,
+        );
         if (authorizedMinor !== undefined) {
           if (request.service === 'incremental' && request.original) {
             this.authorized.set(request.original.transactionId, authorizedMinor);

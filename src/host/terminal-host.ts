@@ -45,6 +45,7 @@ import type {
   UserEvent,
 } from './api.js';
 import { CardStore } from './card-store.js';
+import { DccOffers } from './dcc.js';
 import { failpoint } from './failpoints.js';
 import { createFlowActor, customerView, type FlowRuntime } from './flow-runtime.js';
 import { HoldStore } from './holds.js';
@@ -110,6 +111,8 @@ export class TerminalHost implements TerminalApi {
   readonly offline: OfflineQueue;
   readonly holds: HoldStore;
   readonly pin: OperatorPin;
+  /** Currency conversion offers for the cards held (src/host/dcc.ts); `simulate` lists its exchanges. */
+  readonly dcc: DccOffers;
 
   private constructor(
     readonly config: Config,
@@ -126,6 +129,7 @@ export class TerminalHost implements TerminalApi {
     this.cards = new CardStore(loadOrCreateSecret(paths.fingerprintKey));
     this.holds = new HoldStore(paths.holds);
     this.pin = new OperatorPin(config.terminal.operatorPinFile, () => this.now().getTime());
+    this.dcc = new DccOffers({ config, gateway, cards: this.cards, logger, now });
     const atRestKey = fileKeyProvider(paths.offlineKey).loadKey();
     this.payments = new PaymentService({
       config,
@@ -354,6 +358,7 @@ export class TerminalHost implements TerminalApi {
         return this.cards.hold(read).summary;
       },
       submit: (request, _signal) => this.submit(request),
+      dccOffer: (input, signal) => this.dcc.offer(input, signal),
       lookupTicket: ({ ticket }) => Promise.resolve(lookupTicket(ticket, config.terminal.timezone)),
       verifyOperatorPin: ({ pin }) => Promise.resolve(this.pin.check(pin) === 'ok'),
       findTransaction: ({ transactionId }) => Promise.resolve(this.findTransaction(transactionId)),

@@ -1,6 +1,8 @@
 import { SimulatedClock } from 'xstate';
 import type {
   CardSummary,
+  DccOfferInput,
+  DccOfferSummary,
   FlowEffects,
   HoldRecord,
   HoldResolution,
@@ -64,6 +66,7 @@ export function testSettings(overrides: Partial<FlowSettings> = {}): FlowSetting
     captureWindowMs: 24 * 3_600_000,
     tapAndGoMaxStayMs: 24 * 3_600_000,
     tapAndGoHoldMinor: 2_000,
+    dcc: { enabled: false, processorFamily: 'A' },
     timing: {
       readTimeoutMs: 65_000,
       submitTimeoutMs: 100_000,
@@ -137,6 +140,23 @@ export class FakeTerminal implements FlowEffects {
     const cardRef = `card-${this.seq}`;
     this.issuedCards.push(cardRef);
     return Promise.resolve({ ...this.card, cardRef });
+  }
+
+  /**
+   * The next DCC offers: an offer (for whatever amount is asked: the local side is filled in), null (no offer),
+   * 'fail' (the lookup rejects) or 'hang' (wait for the abort). Default: no offer.
+   */
+  readonly offers: (DccOfferSummary | null | 'fail' | 'hang')[] = [];
+  readonly offerRequests: DccOfferInput[] = [];
+
+  dccOffer(input: DccOfferInput, signal: AbortSignal): Promise<DccOfferSummary | null> {
+    this.offerRequests.push(input);
+    const next = this.offers.shift() ?? null;
+    if (next === 'hang') return abortable(signal);
+    if (next === 'fail')
+      return Promise.reject(Object.assign(new Error('lookup failed'), { code: 'GW_SERVER' }));
+    if (next === null) return Promise.resolve(null);
+    return Promise.resolve({ ...next, localAmountMinor: input.amountMinor, localCurrency: input.currency });
   }
 
   /** While set, every submit waits for it before it answers (to act while a request is out). */

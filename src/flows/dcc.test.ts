@@ -1,0 +1,317 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { convertAtOfferRate, dccReceiptLines } from './dcc.js';
+import type { DccOfferSummary } from './effects.js';
+import { provideFlowEffects } from './provide.js';
+import type { FlowSettings } from './settings.js';
+import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import type { TransactionRequest } from './transaction.js';
+import { describeView, screenOf } from './view.js';
+
+const OFFER: DccOfferSummary = {
+  offerId: 'offer-1',
+  reconciliationId: 'rec-1',
+  localAmountMinor: 500,
+  localCurrency: 'GBP',
+  billingAmountMinor: 666,
+  billingCurrency: 'USD',
+  exchangeRate: '1.331838',
+  exchangeRateInverted: false,
+  marginRate: '3.5',
+  rateTimeUtc: '2025-01-06T08:00:00Z',
+  expiresAtUtc: '2025-01-06T08:10:00Z',
+  disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
+};
+
+const DCC_ON: FlowSettings = testSettings({ dcc: { enabled: true, processorFamily: 'A' } });
+
+const sale: TransactionRequest = {
+  service: 'sale',
+  comments: 'Parking Sale',
+  amountMinor: 500,
+  read: { purpose: 'sale', transactionType: '00' },
+  includeEmvTags: false,
+  authIndicator: '1',
+  acceptPartial: false,
+  cancellable: true,
+  offerDcc: true,
+};
+
+function run(fake: FakeTerminal, request: TransactionRequest, settings: FlowSettings = DCC_ON) {
+  const actor = createActor(provideFlowEffects.transaction(fake), {
+    input: { settings, request },
+    clock: fake.clock,
+  });
+  actor.start();
+  return actor;
+}
+
+describe('currency conversion in the transaction actor', () => {
+  it('asks for an offer after the card read and sends the converted sale once the card currency is chosen', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    const actor = run(fake, sale);
+    await settle();
+    expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+    expect(fake.offerRequests).toEqual([{ cardRef: 'card-1', amountMinor: 500, currency: 'GBP' }]);
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.sent[0]).toMatchObject({
+      service: 'sale',
+      amountMinor: 500,
+      currency: 'GBP',
+      dcc: { indicator: '1', offer: { billingAmountMinor: 666, billingCurrency: 'USD', offerId: 'offer-1' } },
+    });
+    expect(actor.getSnapshot().output).toMatchObject({
+      kind: 'approved',
+      dcc: { indicator: '1', offer: { billingCurrency: 'USD' } },
+    });
+  });
+
+  it('sends the payment in the local currency with indicator 3 when the customer declines the conversion', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    const actor = run(fake, { ...sale, service: 'preauth', comments: 'Parking Auth', authIndicator: '0' });
+    await settle();
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+    await settle();
+    expect(fake.sent[0]).toMatchObject({
+      service: 'preauth',
+      amountMinor: 500,
+      currency: 'GBP',
+      dcc: { indicator: '3' },
+    });
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved', dcc: { indicator: '3' } });
+  });
+
+  it('ignores a currency that is neither of the two offered and keeps waiting without a default', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    const actor = run(fake, sale);
+    await settle();
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'EUR' });
+    await settle();
+    expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('continues in the local currency without any DCC field when there is no offer', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(null);
+    const actor = run(fake, sale);
+    await settle();
+    expect(fake.offerRequests).toHaveLength(1);
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.sent[0]?.dcc).toBeUndefined();
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved' });
+    expect(actor.getSnapshot().output).not.toHaveProperty('dcc');
+  });
+
+  it('continues in the local currency when the offer lookup fails', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push('fail');
+    const actor = run(fake, sale);
+    await settle();
+    expect(fake.sent[0]?.dcc).toBeUndefined();
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved' });
+  });
+
+  it('cancels during the choice without sending anything and hands the card back for release', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    const actor = run(fake, sale);
+    await settle();
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(actor.getSnapshot().output).toMatchObject({
+      kind: 'cancelled',
+      undone: true,
+      card: { cardRef: 'card-1' },
+    });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('gives up after the read timeout when no currency is chosen, without sending anything', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    const actor = run(fake, sale);
+    await settle();
+    fake.clock.increment(65_000);
+    await settle();
+    expect(actor.getSnapshot().output).toMatchObject({
+      kind: 'card-error',
+      code: 'CURRENCY_CHOICE_TIMEOUT',
+      card: { cardRef: 'card-1' },
+    });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('asks for no offer when DCC is disabled or the request does not ask for one', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER, OFFER);
+    run(fake, sale, testSettings());
+    run(fake, { ...sale, offerDcc: false });
+    await settle();
+    expect(fake.offerRequests).toEqual([]);
+    expect(fake.sent.map((r) => r.dcc)).toEqual([undefined, undefined]);
+  });
+
+  it('reverses a converted authorization the customer cancelled in flight with its terms', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    let open!: () => void;
+    const actor = run(fake, { ...sale, service: 'preauth', comments: 'Parking Auth', authIndicator: '0' });
+    await settle();
+    fake.submitGate = new Promise<void>((resolve) => (open = resolve));
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    actor.send({ type: 'CANCEL' });
+    fake.submitGate = undefined;
+    open();
+    await settle();
+    expect(fake.sent.map((r) => [r.service, r.dcc?.indicator])).toEqual([
+      ['preauth', '1'],
+      ['reversal', '1'],
+    ]);
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'cancelled', undone: true });
+  });
+});
+
+describe('currency conversion in the models', () => {
+  it('kiosk: forwards the choice to the transaction, shows the offer and prints both amounts on the receipt', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push({ ...OFFER, localAmountMinor: 3_000, billingAmountMinor: 3_996 });
+    const actor = createActor(provideFlowEffects.kiosk(fake), {
+      input: { settings: DCC_ON, clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    expect(describeView(actor.getSnapshot()).actions).not.toContain('CHOOSE_CURRENCY');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'choose-currency',
+      dcc: { billingCurrency: 'USD', billingAmountMinor: 3_996, localAmountMinor: 3_000 },
+    });
+    expect(view.actions).toEqual(expect.arrayContaining(['CHOOSE_CURRENCY', 'CANCEL']));
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+    expect(fake.sent[0]).toMatchObject({ service: 'sale', amountMinor: 3_000, dcc: { indicator: '1' } });
+    expect(fake.receipts[0]?.lines).toEqual(
+      expect.arrayContaining([
+        { label: 'Paid in card currency', value: '39.96 USD' },
+        { label: 'Exchange rate', value: '1 GBP = 1.331838 USD' },
+        { label: 'Markup', value: 'includes 3.5% margin over the wholesale rate' },
+        { label: 'Currency conversion', value: OFFER.disclaimer },
+      ]),
+    );
+  });
+
+  it('kiosk: a cancel on the choice screen returns to idle and releases the card', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    const actor = createActor(provideFlowEffects.kiosk(fake), {
+      input: { settings: DCC_ON, clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('idle');
+    expect(fake.sent).toEqual([]);
+    expect([...fake.released]).toEqual(['card-1']);
+  });
+
+  it('meter: captures and reverses a converted pre-authorization with its terms and never extends it incrementally', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push({ ...OFFER, localAmountMinor: 300, billingAmountMinor: 400 }, null);
+    const actor = createActor(provideFlowEffects.meter(fake), {
+      input: { settings: DCC_ON, clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('session');
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    fake.clock.increment(20 * 60_000);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    // A 20-minute stay costs 150: the converted hold captures it at the hold's rate, the second hold is reversed.
+    expect(fake.sent.map((r) => [r.service, r.amountMinor, r.dcc?.indicator])).toEqual([
+      ['preauth', 300, '1'],
+      ['preauth', 150, undefined],
+      ['capture', 150, '1'],
+      ['reversal', 150, undefined],
+    ]);
+    expect(fake.receipts[0]?.lines).toContainEqual({ label: 'Paid in card currency', value: '2.00 USD' });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('convertAtOfferRate', () => {
+  it('gives the offered billing amount for the offered local amount', () => {
+    expect(convertAtOfferRate(500, OFFER)).toBe(666);
+  });
+
+  it('converts a smaller amount at the rate, rounded half up to the billing minor unit', () => {
+    // 2.50 GBP × 1.331838 = 3.329595 USD → 3.33.
+    expect(convertAtOfferRate(250, OFFER)).toBe(333);
+  });
+
+  it('respects the exponents of both currencies', () => {
+    const yen: DccOfferSummary = {
+      ...OFFER,
+      localCurrency: 'EUR',
+      billingCurrency: 'JPY',
+      exchangeRate: '167.01795',
+      localAmountMinor: 1_250,
+      billingAmountMinor: 2_088,
+    };
+    // 6.25 EUR × 167.01795 = 1043.86 JPY → 1044 (no minor unit).
+    expect(convertAtOfferRate(625, yen)).toBe(1_044);
+  });
+
+  it('divides by an inverted rate', () => {
+    const inverted: DccOfferSummary = { ...OFFER, exchangeRate: '0.750844', exchangeRateInverted: true };
+    // 2.50 GBP ÷ 0.750844 = 3.3296 USD → 3.33.
+    expect(convertAtOfferRate(250, inverted)).toBe(333);
+  });
+
+  it('keeps an amount below the offered one strictly below the offered billing amount', () => {
+    const coarse: DccOfferSummary = {
+      ...OFFER,
+      exchangeRate: '0.8043',
+      localAmountMinor: 1_000,
+      billingAmountMinor: 804,
+    };
+    // 9.99 × 0.8043 = 8.035 → 8.04 would equal the authorization: a capture below it stays below it.
+    expect(convertAtOfferRate(999, coarse)).toBe(803);
+  });
+
+  it('refuses a negative amount and an unreadable rate', () => {
+    expect(() => convertAtOfferRate(-1, OFFER)).toThrow(RangeError);
+    expect(() => convertAtOfferRate(100, { ...OFFER, exchangeRate: '1,33' })).toThrow(RangeError);
+  });
+
+  it('writes no receipt line for a payment in the local currency', () => {
+    expect(dccReceiptLines({ indicator: '3' })).toEqual([]);
+    expect(dccReceiptLines(undefined)).toEqual([]);
+  });
+});

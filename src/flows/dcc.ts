@@ -1,0 +1,79 @@
+import { requireCurrency, toDecimalString } from '../money/index.js';
+import type { DccOfferSummary, DccSelection } from './effects.js';
+
+/**
+ * Wording of a currency conversion that the choice screen and the receipt share, so that both show the same rate and
+ * markup (spec 001, DCC flow steps 3 and 4: the confirmation or receipt repeats what the choice showed).
+ */
+
+/** The rate as the offer states it, e.g. "1 GBP = 1.331838 USD" (the gateway's digits, unrounded). */
+export function dccRateText(offer: DccOfferSummary): string {
+  return offer.exchangeRateInverted
+    ? `1 ${offer.billingCurrency} = ${offer.exchangeRate} ${offer.localCurrency}`
+    : `1 ${offer.localCurrency} = ${offer.exchangeRate} ${offer.billingCurrency}`;
+}
+
+/** The markup line shown directly under the rate (gateway.md §5). */
+export function dccMarkupText(offer: DccOfferSummary): string {
+  return `includes ${offer.marginRate}% margin over the wholesale rate`;
+}
+
+/** A decimal string as an integer and its number of decimals ("1.331838" → 1331838n, 6). */
+function decimalParts(text: string): { digits: bigint; scale: number } {
+  const m = /^(\d+)(?:\.(\d+))?$/.exec(text);
+  if (m === null) throw new RangeError(`exchange rate "${text}" is not a decimal`);
+  const fraction = m[2] ?? '';
+  return { digits: BigInt(`${m[1] ?? '0'}${fraction}`), scale: fraction.length };
+}
+
+/**
+ * A local amount in the offer's billing currency at the offer's rate (spec 001: partial captures and refunds convert
+ * with the rate of the offer), in integer arithmetic, rounded half up to the billing currency's minor unit.
+ * - The offered amount converts to exactly the offered billing amount (the gateway's own figure).
+ * - A smaller amount always converts to a smaller billing amount, at least one minor unit: a capture below the
+ *   authorization stays below it in both currencies, so its comments ("Parking Capture Less Than Auth") hold on both.
+ * @throws RangeError for a negative or non-integer amount or an unreadable rate.
+ */
+export function convertAtOfferRate(localMinor: number, offer: DccOfferSummary): number {
+  if (!Number.isSafeInteger(localMinor) || localMinor < 0)
+    throw new RangeError(`amount ${localMinor} is not a non-negative integer of minor units`);
+  if (localMinor === offer.localAmountMinor) return offer.billingAmountMinor;
+  if (localMinor === 0) return 0;
+  const rate = decimalParts(offer.exchangeRate);
+  if (rate.digits === 0n) throw new RangeError('exchange rate is zero');
+  const localUnit = 10n ** BigInt(requireCurrency(offer.localCurrency).exponent);
+  const billingUnit = 10n ** BigInt(requireCurrency(offer.billingCurrency).exponent);
+  const rateUnit = 10n ** BigInt(rate.scale);
+  // Not inverted: billing = local × rate; inverted (rate in local units per billing unit): billing = local ÷ rate.
+  const numerator = offer.exchangeRateInverted
+    ? BigInt(localMinor) * rateUnit * billingUnit
+    : BigInt(localMinor) * rate.digits * billingUnit;
+  const denominator = offer.exchangeRateInverted ? rate.digits * localUnit : rateUnit * localUnit;
+  const rounded = Number((2n * numerator + denominator) / (2n * denominator));
+  if (localMinor < offer.localAmountMinor)
+    return Math.max(1, Math.min(rounded, offer.billingAmountMinor - 1));
+  return rounded;
+}
+
+/**
+ * Receipt lines of a converted payment (spec 001, DCC requirements: both amounts, the rate and the markup, and the
+ * disclaimer unchanged). The receipt's own amount is the local price `localMinor`; none for a payment in the local
+ * currency.
+ */
+export function dccReceiptLines(
+  dcc: DccSelection | undefined,
+  localMinor?: number,
+): { label: string; value: string }[] {
+  if (dcc?.indicator !== '1') return [];
+  const offer = dcc.offer;
+  const billing = convertAtOfferRate(localMinor ?? offer.localAmountMinor, offer);
+  return [
+    {
+      label: 'Paid in card currency',
+      value: `${toDecimalString(billing, offer.billingCurrency)} ${offer.billingCurrency}`,
+    },
+    { label: 'Exchange rate', value: dccRateText(offer) },
+    { label: 'Markup', value: dccMarkupText(offer) },
+    { label: 'Currency conversion', value: offer.disclaimer },
+  ];
+}

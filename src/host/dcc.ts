@@ -1,0 +1,259 @@
+import type { Config } from '../config/index.js';
+import {
+  convertAtOfferRate,
+  type DccOfferInput,
+  type DccOfferSummary,
+  type DccSelection,
+  type ServiceRequest as FlowRequest,
+} from '../flows/index.js';
+import type { GatewayClient } from '../gateway/client.js';
+import { GatewayError } from '../gateway/errors.js';
+import type { DccOffer, DccOfferRequest, DccOfferResult } from '../gateway/services/dcc.js';
+import type { DccFields } from '../gateway/services/types.js';
+import type { Logger } from '../log/index.js';
+import { currencyByAlpha } from '../money/index.js';
+import type { CardStore } from './card-store.js';
+
+/**
+ * Currency conversion on the host side (spec 001, "Currency conversion (DCC)"; reference/gateway.md §5): the offer
+ * request for a card the host holds (its BIN only), the check that the terminal can present the offer as the card
+ * networks require, and the mapping of the machines' choice to the gateway's DCC fields per processor family.
+ */
+
+export const DCC_OFFER_PATH = '/vas/v1/currencyconversion';
+
+/** One offer request as the operator and `simulate` see it. Never card data: not even the BIN is kept. */
+export interface DccOfferExchange {
+  service: 'dcc-offer';
+  method: 'POST';
+  path: typeof DCC_OFFER_PATH;
+  /** The local price asked about, minor units of `currency`. */
+  amountMinor: number;
+  currency: string;
+  /**
+   * HTTP status of a refused request when the client reports it; null when the client parsed a 2xx answer (it does
+   * not expose which) or nothing came back.
+   */
+  httpStatus: number | null;
+  /** `PENDING` (an offer shown), `DECLINED:<reason>` (no offer), `NOT_PRESENTABLE` or the error code of a failure. */
+  status: string;
+  /** ISO time the request was made. */
+  at: string;
+}
+
+/** How many recent offer exchanges are kept in memory. */
+const EXCHANGES_KEPT = 100;
+
+/**
+ * The first digits of a card number that find its billing currency: 8 for a 16-digit or longer PAN (ISO/IEC 7812-1
+ * eight-digit issuer identification numbers), 6 otherwise — never more (reference/gateway.md §5: send no more than
+ * the gateway needs).
+ */
+export function cardBin(pan: string): string {
+  return pan.slice(0, pan.length >= 16 ? 8 : 6);
+}
+
+/**
+ * Whether this terminal can show every element of the choice (gateway.md §5: an unattended terminal that cannot show
+ * all of it must not offer conversion). The meter, kiosk and attended screens have the choose-currency screen; a
+ * tap-and-go gate has no screen to choose on, and its hold's follow-ons are host-run without conversion terms.
+ */
+export function terminalCanPresentDcc(config: Config): boolean {
+  switch (config.terminal.model) {
+    case 'meter':
+    case 'kiosk':
+    case 'attended':
+      return true;
+    case 'tap-and-go':
+      return false;
+  }
+}
+
+/**
+ * The offer the customer may choose, when the answer has every element the choice screen must show (both amounts
+ * with currencies, the rate and its markup, the disclaimer, the expiry) and is for this price; null otherwise.
+ */
+export function presentableOffer(
+  result: DccOfferResult,
+  input: DccOfferInput,
+  now: Date,
+): DccOfferSummary | null {
+  if (result.kind !== 'offer' || result.disclaimer === undefined) return null;
+  const offer = result.offers.find((o: DccOffer) => o.currency !== input.currency);
+  if (offer === undefined) return null;
+  const { marginRate, exchangeRateTimeUtc, exchangeRateExpirationTimeUtc } = offer;
+  if (
+    marginRate === undefined ||
+    exchangeRateTimeUtc === undefined ||
+    exchangeRateExpirationTimeUtc === undefined ||
+    currencyByAlpha(offer.currency) === undefined ||
+    !/^\d+(\.\d+)?$/.test(offer.exchangeRate) ||
+    !/^\d+(\.\d+)?$/.test(marginRate) ||
+    offer.amountMinor <= 0
+  )
+    return null;
+  // An offer for another price or currency than the one asked about cannot be authorized against.
+  if (offer.originalCurrency !== undefined && offer.originalCurrency !== input.currency) return null;
+  if (offer.originalAmountMinor !== undefined && offer.originalAmountMinor !== input.amountMinor) return null;
+  const expires = Date.parse(exchangeRateExpirationTimeUtc);
+  if (Number.isNaN(expires) || expires <= now.getTime()) return null;
+  return {
+    offerId: result.id,
+    ...(result.reconciliationId !== undefined ? { reconciliationId: result.reconciliationId } : {}),
+    localAmountMinor: input.amountMinor,
+    localCurrency: input.currency,
+    billingAmountMinor: offer.amountMinor,
+    billingCurrency: offer.currency,
+    exchangeRate: offer.exchangeRate,
+    exchangeRateInverted: offer.exchangeRateInverted === true,
+    marginRate,
+    rateTimeUtc: exchangeRateTimeUtc,
+    expiresAtUtc: exchangeRateExpirationTimeUtc,
+    ...(offer.rateId !== undefined ? { rateId: offer.rateId } : {}),
+    disclaimer: result.disclaimer,
+  };
+}
+
+/**
+ * The gateway's DCC fields for a machine's request of `localMinor` (spec 001, DCC authorization, capture and
+ * refund): indicator 1 with the billing amount converted at the offer's rate, the rate and its timestamp, and for
+ * family A the offer and reconciliation ids; indicator 3 as is (no conversion fields). Follow-ons of a payment in the
+ * local currency carry none.
+ */
+export function dccFieldsFor(
+  selection: DccSelection | undefined,
+  localMinor: number,
+  family: 'A' | 'B',
+  original: boolean,
+): DccFields | undefined {
+  if (selection === undefined) return undefined;
+  if (selection.indicator === '3') return original ? { indicator: '3' } : undefined;
+  const offer = selection.offer;
+  return {
+    indicator: '1',
+    family,
+    billingAmountMinor: convertAtOfferRate(localMinor, offer),
+    billingCurrency: offer.billingCurrency,
+    exchangeRate: offer.exchangeRate,
+    exchangeRateTimeStamp: offer.rateTimeUtc,
+    offerId: offer.offerId,
+    ...(offer.reconciliationId !== undefined ? { reconciliationId: offer.reconciliationId } : {}),
+  };
+}
+
+/**
+ * Amount and currency of a reversal or timeout reversal of a converted authorization. Family A authorized in the
+ * billing currency, so its reversal carries the billing amount at the authorization's rate (spec 001: the reversal
+ * amount equals the authorized amount); family B authorized the local price.
+ */
+export function reversalAmount(
+  request: Pick<FlowRequest, 'amountMinor' | 'currency' | 'dcc'>,
+  family: 'A' | 'B',
+): { amountMinor: number; currency: string } {
+  const dcc = request.dcc;
+  if (dcc?.indicator !== '1' || family === 'B')
+    return { amountMinor: request.amountMinor, currency: request.currency };
+  return {
+    amountMinor: convertAtOfferRate(request.amountMinor, dcc.offer),
+    currency: dcc.offer.billingCurrency,
+  };
+}
+
+/**
+ * An amount of the gateway's answer in the machines' local minor units. Family A answers a converted authorization in
+ * the billing currency: the offered billing amount is the offered local price, any other (a partial approval) is
+ * scaled by the offer's two amounts, rounded half up.
+ */
+export function localAmountOf(
+  gatewayMinor: number | undefined,
+  request: Pick<FlowRequest, 'dcc'>,
+  family: 'A' | 'B',
+): number | undefined {
+  const dcc = request.dcc;
+  if (gatewayMinor === undefined || dcc?.indicator !== '1' || family === 'B') return gatewayMinor;
+  const { billingAmountMinor, localAmountMinor } = dcc.offer;
+  if (gatewayMinor === billingAmountMinor) return localAmountMinor;
+  const numerator = 2n * BigInt(gatewayMinor) * BigInt(localAmountMinor) + BigInt(billingAmountMinor);
+  return Number(numerator / (2n * BigInt(billingAmountMinor)));
+}
+
+/**
+ * Offer requests for the cards the host holds. The request carries the card's BIN, the local price, the entry mode
+ * and the terminal id — never the PAN (reference/gateway.md §5); the answer reaches the machines only when the
+ * terminal can present it completely.
+ */
+export class DccOffers {
+  private readonly log: DccOfferExchange[] = [];
+
+  constructor(
+    private readonly deps: {
+      config: Config;
+      gateway: Pick<GatewayClient, 'dccOffer'>;
+      cards: Pick<CardStore, 'get'>;
+      logger: Logger;
+      now: () => Date;
+    },
+  ) {}
+
+  /** Recent offer requests, oldest first (at most {@link EXCHANGES_KEPT}). */
+  exchanges(): readonly DccOfferExchange[] {
+    return [...this.log];
+  }
+
+  /** The FlowEffects `dccOffer` contract (src/flows/effects.ts): null for no offer; rejects only on abort. */
+  async offer(input: DccOfferInput, signal: AbortSignal): Promise<DccOfferSummary | null> {
+    const { config, logger } = this.deps;
+    if (!config.dcc.enabled || !terminalCanPresentDcc(config)) return null;
+    const card = this.deps.cards.get(input.cardRef);
+    const pan = card?.data?.pan;
+    if (card === undefined || pan === undefined) return null;
+    const entryMode = card.summary.entryMode === 'msd' ? 'contactless' : card.summary.entryMode;
+    const request: DccOfferRequest = {
+      cardPrefix: cardBin(pan),
+      amountMinor: input.amountMinor,
+      currency: input.currency,
+      entryMode,
+      terminalId: config.terminal.id,
+      partner: {
+        developerId: config.terminal.partner.developerId,
+        solutionId: config.terminal.partner.solutionId,
+      },
+    };
+    const at = this.deps.now();
+    let result: DccOfferResult;
+    try {
+      result = await this.deps.gateway.dccOffer(request, { signal });
+    } catch (e) {
+      if (signal.aborted) throw e;
+      const code = e instanceof GatewayError ? e.code : 'DCC_OFFER_FAILED';
+      const httpStatus = e instanceof GatewayError && e.httpStatus !== undefined ? e.httpStatus : null;
+      this.note(input, at, httpStatus, code);
+      // spec 001, DCC flow step 2: a failed lookup continues in the local currency.
+      logger.warn({ code }, 'DCC offer lookup failed; paying in the local currency');
+      return null;
+    }
+    if (result.kind === 'no-offer') {
+      this.note(input, at, null, `DECLINED:${result.reason}`);
+      return null;
+    }
+    const offer = presentableOffer(result, input, this.deps.now());
+    this.note(input, at, null, offer === null ? 'NOT_PRESENTABLE' : 'PENDING');
+    if (offer === null)
+      logger.warn({ offerId: result.id }, 'DCC offer incomplete for the choice screen: not offered');
+    return offer;
+  }
+
+  private note(input: DccOfferInput, at: Date, httpStatus: number | null, status: string): void {
+    this.log.push({
+      service: 'dcc-offer',
+      method: 'POST',
+      path: DCC_OFFER_PATH,
+      amountMinor: input.amountMinor,
+      currency: input.currency,
+      httpStatus,
+      status,
+      at: at.toISOString(),
+    });
+    this.log.splice(0, Math.max(0, this.log.length - EXCHANGES_KEPT));
+  }
+}

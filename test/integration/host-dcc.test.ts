@@ -1,0 +1,213 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { DEFAULT_DCC_TABLE } from '../../src/sandbox/index.js';
+
+/**
+ * Currency conversion end to end (spec 001, DCC; reference/gateway.md §5) on a real TerminalHost with the simulated
+ * reader and the embedded sandbox. The simulator's N2 card (4761739001010119) has a BIN the sandbox's default DCC
+ * table bills in JPY, and the table converts EUR to JPY: a terminal pricing in EUR gets an offer.
+ */
+
+const hosts: TerminalHost[] = [];
+afterEach(async () => {
+  while (hosts.length > 0) await hosts.pop()?.close();
+});
+
+const EURO_TERMINAL: ConfigInput = {
+  terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
+};
+
+async function startHost(overrides: ConfigInput, parkingClock?: { now(): number }): Promise<TerminalHost> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-host-dcc-'));
+  const config = parseConfig({
+    ...EURO_TERMINAL,
+    ...overrides,
+    terminal: { ...EURO_TERMINAL.terminal, ...overrides.terminal },
+    reader: { sim: { card: 'n2-contact', presentDelayMs: 50 } },
+  });
+  const host = await createTerminalHost(config, {
+    logger: silentLogger(),
+    cwd,
+    ...(parkingClock ? { parkingClock } : {}),
+  });
+  hosts.push(host);
+  return host;
+}
+
+async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
+  const r = await host.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+  return r.value;
+}
+
+async function waitForScreen(host: TerminalHost, screens: string[]): Promise<TerminalSnapshot> {
+  const deadline = Date.now() + 15_000;
+  for (;;) {
+    const r = await host.snapshot();
+    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
+    if (Date.now() > deadline)
+      throw new Error(`screen is ${r.ok ? r.value.customer.screen : '?'}, wanted ${screens.join('|')}`);
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
+/** An attended sale of 12.50 EUR up to the currency choice. */
+async function saleToChoice(host: TerminalHost): Promise<TerminalSnapshot> {
+  await waitForScreen(host, ['idle']);
+  await send(host, { type: 'START' });
+  await send(host, { type: 'ENTER_AMOUNT', minor: 1_250 });
+  await send(host, { type: 'CONFIRM' });
+  return waitForScreen(host, ['choose-currency', 'approved', 'declined', 'error']);
+}
+
+interface AmountDetails {
+  totalAmount: string;
+  currency: string;
+  originalAmount?: string;
+  originalCurrency?: string;
+  foreignAmount?: string;
+  foreignCurrency?: string;
+  exchangeRate?: string;
+  currencyConversion?: { indicator: string; reconciliationId?: string };
+}
+
+function amountDetailsOf(body: unknown): AmountDetails {
+  return (body as { orderInformation: { amountDetails: AmountDetails } }).orderInformation.amountDetails;
+}
+
+describe('terminal host: currency conversion (DCC)', () => {
+  it('shows the offer on choose-currency and authorizes the card currency against it (family A)', async () => {
+    const host = await startHost({ terminal: { model: 'attended' } });
+    const choice = await saleToChoice(host);
+    expect(choice.customer.screen).toBe('choose-currency');
+    expect(choice.customer.title).toBe('Select currency');
+    expect(choice.customer.actions).toEqual(expect.arrayContaining(['CHOOSE_CURRENCY', 'CANCEL']));
+    const dcc = choice.customer.dcc;
+    expect(dcc).toBeDefined();
+    expect(dcc).toMatchObject({
+      title: 'Select currency',
+      local: { minor: 1_250, currency: 'EUR' },
+      card: { currency: 'JPY' },
+      disclaimer: DEFAULT_DCC_TABLE.disclaimer,
+    });
+    expect(dcc?.rate).toMatch(/^1 EUR = \d+\.\d+ JPY$/);
+    expect(dcc?.markup).toContain(`${DEFAULT_DCC_TABLE.marginPercent}%`);
+    expect(Date.parse(dcc?.expiresAt ?? '')).toBeGreaterThan(Date.now());
+    // No card number reaches the UI: masked PAN only.
+    expect(JSON.stringify(choice)).not.toMatch(/4761739001010119/);
+    expect(host.dcc.exchanges()).toMatchObject([
+      { service: 'dcc-offer', path: '/vas/v1/currencyconversion', amountMinor: 1_250, status: 'PENDING' },
+    ]);
+
+    await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    const done = await waitForScreen(host, ['approved', 'declined', 'error']);
+    expect(done.customer.screen).toBe('approved');
+    expect(done.customer.receipt?.lines).toEqual(
+      expect.arrayContaining([
+        { label: 'Paid in card currency', value: `${dcc?.card.minor} JPY` },
+        { label: 'Currency conversion', value: DEFAULT_DCC_TABLE.disclaimer },
+      ]),
+    );
+
+    const ledger = host.sandbox!.ledger();
+    expect(ledger.transactions).toHaveLength(1);
+    const tx = ledger.transactions[0]!;
+    // Family A authorizes the billing amount in the billing currency; the sandbox checked it against its offer
+    // (reconciliation id, rate, both amounts) and would have answered 400 on any difference.
+    expect(tx).toMatchObject({ kind: 'sale', status: 'AUTHORIZED', currency: 'JPY' });
+    expect(tx.amounts.requested).toBe(dcc?.card.minor);
+    const details = amountDetailsOf(tx.requests[0]?.body);
+    expect(details).toMatchObject({
+      currency: 'JPY',
+      originalAmount: '12.50',
+      originalCurrency: 'EUR',
+      currencyConversion: { indicator: '1' },
+    });
+    expect(details.currencyConversion?.reconciliationId).toMatch(/.+/);
+    expect(dcc?.rate).toContain(details.exchangeRate ?? '(none)');
+    expect(host.sandbox!.consistency().ok).toBe(true);
+    expect(host.journal.counts().inFlight).toBe(0);
+  });
+
+  it('authorizes the local currency with indicator 3 when the customer chooses it', async () => {
+    const host = await startHost({ terminal: { model: 'attended' } });
+    const choice = await saleToChoice(host);
+    expect(choice.customer.screen).toBe('choose-currency');
+    await send(host, { type: 'CHOOSE_CURRENCY', currency: 'EUR' });
+    const done = await waitForScreen(host, ['approved', 'declined', 'error']);
+    expect(done.customer.screen).toBe('approved');
+    const tx = host.sandbox!.ledger().transactions[0]!;
+    expect(tx).toMatchObject({ kind: 'sale', status: 'AUTHORIZED', currency: 'EUR' });
+    expect(tx.amounts.requested).toBe(1_250);
+    const details = amountDetailsOf(tx.requests[0]?.body);
+    expect(details).toMatchObject({
+      totalAmount: '12.50',
+      currency: 'EUR',
+      currencyConversion: { indicator: '3' },
+    });
+    expect(details.exchangeRate).toBeUndefined();
+    expect(host.sandbox!.consistency().ok).toBe(true);
+  });
+
+  it('sends family B fields: the local total with the converted amount as foreign amount', async () => {
+    const host = await startHost({ terminal: { model: 'attended' }, dcc: { processorFamily: 'B' } });
+    const choice = await saleToChoice(host);
+    await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(host, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+    const tx = host.sandbox!.ledger().transactions[0]!;
+    expect(tx).toMatchObject({ status: 'AUTHORIZED', currency: 'EUR' });
+    expect(amountDetailsOf(tx.requests[0]?.body)).toMatchObject({
+      totalAmount: '12.50',
+      currency: 'EUR',
+      foreignAmount: String(choice.customer.dcc?.card.minor),
+      foreignCurrency: 'JPY',
+      currencyConversion: { indicator: '1' },
+    });
+    expect(host.sandbox!.consistency().ok).toBe(true);
+  });
+
+  it('sends nothing when the customer cancels on the choice screen', async () => {
+    const host = await startHost({ terminal: { model: 'attended' } });
+    expect((await saleToChoice(host)).customer.screen).toBe('choose-currency');
+    await send(host, { type: 'CANCEL' });
+    await waitForScreen(host, ['idle']);
+    expect(host.sandbox!.ledger().transactions).toEqual([]);
+    expect(host.cards.size).toBe(0);
+  });
+
+  it('captures a converted meter pre-authorization at its rate in its billing currency (family A)', async () => {
+    let offsetMs = 0;
+    const host = await startHost({ terminal: { model: 'meter' } }, { now: () => Date.now() + offsetMs });
+    await waitForScreen(host, ['idle']);
+    await send(host, { type: 'START' });
+    await send(host, { type: 'CHOOSE_DURATION', minutes: 120 });
+    await send(host, { type: 'CONFIRM' });
+    const choice = await waitForScreen(host, ['choose-currency', 'session', 'declined', 'error']);
+    expect(choice.customer.screen).toBe('choose-currency');
+    await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(host, ['session', 'declined', 'error'])).customer.screen).toBe('session');
+    offsetMs = 45 * 60_000;
+    await send(host, { type: 'END_SESSION' });
+    expect((await waitForScreen(host, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+
+    const ledger = host.sandbox!.ledger();
+    const auth = ledger.transactions.find((t) => t.kind === 'authorization');
+    const capture = ledger.transactions.find((t) => t.kind === 'capture');
+    expect(auth).toMatchObject({ status: 'AUTHORIZED', currency: 'JPY' });
+    expect(capture).toMatchObject({ currency: 'JPY', comments: 'Parking Capture Less Than Auth' });
+    expect(capture!.amounts.requested).toBeLessThan(auth!.amounts.authorized);
+    expect(amountDetailsOf(capture!.requests[0]?.body)).toMatchObject({
+      currency: 'JPY',
+      originalCurrency: 'EUR',
+      exchangeRate: amountDetailsOf(auth!.requests[0]?.body).exchangeRate,
+      currencyConversion: { indicator: '1' },
+    });
+    expect(host.sandbox!.consistency().ok).toBe(true);
+  });
+});

@@ -21,6 +21,7 @@ describe('crash: offline store-and-forward killed mid-forward', () => {
       voidedAfterUnknown: 0,
       standingSales: 5,
       problems: [],
+      cardData: [],
     });
   }, 120_000);
 
@@ -38,6 +39,7 @@ describe('crash: offline store-and-forward killed mid-forward', () => {
         voidedAfterUnknown: 1,
         standingSales: 4,
         problems: [],
+        cardData: [],
       });
     },
     120_000,

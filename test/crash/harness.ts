@@ -99,7 +99,8 @@ export function randomPlan(random: () => number, flow?: Flow): CrashPlan {
   const f = flow ?? FLOW_NAMES[Math.floor(random() * FLOW_NAMES.length)]!;
   if (random() < 0.35) {
     // A moment of the flow (sending, journaling, the reader, SQLite mid-write), not a named step.
-    const killAfterMs = Math.floor(random() * (f === 'meter-extend' ? 400 : 250));
+    const window = f === 'queued' ? 40 : f === 'meter-extend' || f === 'offline' ? 300 : 200;
+    const killAfterMs = Math.floor(random() * window);
     return { flow: f, killAfterMs };
   }
   const plans = systematicPlans(f);

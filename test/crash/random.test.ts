@@ -15,11 +15,16 @@ const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
 process.stdout.write(`crash seed ${seed} (CRASH_SEED=${seed} replays it)\n`);
 const random = seededRandom(seed);
 
-/** A seeded draw for the flow: a kill at a random moment or a random systematic plan, known bugs drawn again. */
+/**
+ * A seeded draw for the flow: a kill at a random moment or a random systematic plan, known bugs drawn again. A random
+ * moment of the meter flows can land in a capture or an increment, where the known bugs of cases.ts are: until they
+ * are fixed those flows draw named steps here (bin/crash-runner.js still kills them at random moments and reports).
+ */
 function draw(flow: (typeof FLOW_NAMES)[number]): CrashPlan {
+  const meter = flow === 'meter' || flow === 'meter-extend';
   for (;;) {
     const plan = randomPlan(random, flow);
-    if (!knownBugOf(plan)) return plan;
+    if (!knownBugOf(plan) && !(meter && plan.killAfterMs !== undefined)) return plan;
   }
 }
 

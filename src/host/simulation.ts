@@ -36,6 +36,11 @@ export interface Scenario {
   timeout: boolean;
   /** Milliseconds before the timeout reversal of an unanswered authorization (gateway.md §2: 60 000). */
   reversalDelayMs: number;
+  /**
+   * The customer's answer when a currency conversion is offered: pay in the card's currency or the local one. Absent:
+   * the local currency (the choice screen has no default, so the simulated customer must answer something).
+   */
+  dcc?: 'card' | 'local';
 }
 
 export interface SimulatedMessage {
@@ -96,6 +101,23 @@ async function send(host: TerminalHost, event: UserEvent): Promise<void> {
 
 const END = ['approved', 'declined', 'error'] as const;
 
+/** Waits for one of `screens`, answering a currency choice on the way as the scenario says (spec 001, DCC). */
+async function waitPastChoice(
+  host: TerminalHost,
+  screens: readonly string[],
+  timeoutMs: number,
+  answer: Scenario['dcc'],
+): Promise<TerminalSnapshot> {
+  const reached = await waitFor(host, [...screens, 'choose-currency'], timeoutMs);
+  const dcc = reached.customer.dcc;
+  if (reached.customer.screen !== 'choose-currency' || dcc === undefined) return reached;
+  await send(host, {
+    type: 'CHOOSE_CURRENCY',
+    currency: answer === 'card' ? dcc.card.currency : dcc.local.currency,
+  });
+  return waitFor(host, screens, timeoutMs);
+}
+
 /**
  * Runs one scenario with the real machine, the simulated reader and the in-process sandbox, on a parking clock that
  * jumps over the stay. The journal lives in a temporary directory that is removed afterwards.
@@ -150,11 +172,11 @@ export async function runSimulation(
         await send(host, { type: 'CHOOSE_DURATION', minutes: scenario.minutes });
         await waitFor(host, ['confirm'], 5_000);
         await send(host, { type: 'CONFIRM' });
-        last = await waitFor(host, ['session', ...END], waitMs);
+        last = await waitPastChoice(host, ['session', ...END], waitMs, scenario.dcc);
         if (last.customer.screen !== 'session') break;
         if (scenario.extend > 0) {
           await send(host, { type: 'EXTEND', minutes: scenario.extend });
-          last = await waitFor(host, ['session', ...END], waitMs);
+          last = await waitPastChoice(host, ['session', ...END], waitMs, scenario.dcc);
           if (last.customer.screen !== 'session') break;
         }
         offsetMs = (scenario.actual ?? scenario.minutes + scenario.extend) * 60_000;
@@ -174,7 +196,7 @@ export async function runSimulation(
         }
         await waitFor(host, ['confirm', ...END], 5_000);
         await send(host, { type: 'CONFIRM' });
-        last = await waitFor(host, END, waitMs);
+        last = await waitPastChoice(host, END, waitMs, scenario.dcc);
         break;
       }
       case 'tap-and-go': {
@@ -194,7 +216,7 @@ export async function runSimulation(
         await send(host, { type: 'ENTER_AMOUNT', minor: scenario.amountMinor });
         await waitFor(host, ['confirm'], 5_000);
         await send(host, { type: 'CONFIRM' });
-        last = await waitFor(host, END, waitMs);
+        last = await waitPastChoice(host, END, waitMs, scenario.dcc);
         break;
       }
     }
@@ -220,20 +242,40 @@ export async function runSimulation(
       }
     }
     await host.settle(waitMs);
-    const messages: SimulatedMessage[] = host.journal
+    const journaled = host.journal
       .list({ limit: 1000 })
       .reverse()
       .map((e) => ({
-        service: e.service,
-        method: e.method,
-        path: e.path,
-        comments: e.comments,
-        ...(e.amountMinor !== undefined && e.currency
-          ? { amount: `${toDecimalString(e.amountMinor, e.currency)} ${e.currency}` }
-          : {}),
-        httpStatus: e.httpStatus ?? null,
-        status: e.status ?? e.resolution ?? e.state,
+        at: Date.parse(e.createdAt),
+        message: {
+          service: e.service,
+          method: e.method,
+          path: e.path,
+          comments: e.comments,
+          ...(e.amountMinor !== undefined && e.currency
+            ? { amount: `${toDecimalString(e.amountMinor, e.currency)} ${e.currency}` }
+            : {}),
+          httpStatus: e.httpStatus ?? null,
+          status: e.status ?? e.resolution ?? e.state,
+        },
       }));
+    // DCC offers move no money and are not journaled: the host keeps them apart; merged in time order (an offer
+    // goes before the payment it is for).
+    const offers = host.dcc.exchanges().map((x) => ({
+      at: Date.parse(x.at),
+      message: {
+        service: x.service,
+        method: x.method,
+        path: x.path,
+        comments: '',
+        amount: `${toDecimalString(x.amountMinor, x.currency)} ${x.currency}`,
+        httpStatus: x.httpStatus,
+        status: x.status,
+      },
+    }));
+    const messages: SimulatedMessage[] = [...offers, ...journaled]
+      .sort((a, b) => a.at - b.at)
+      .map((m) => m.message);
     const ledger = host.sandbox!.ledger();
     return {
       model: scenario.model,

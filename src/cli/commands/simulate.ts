@@ -30,6 +30,9 @@ const command: Command = {
   --void               kiosk / attended: void the payment (or the refund) from operator mode afterwards
   --timeout            the first payment gets no usable answer: watch the timeout reversal / void
   --reversal-delay MS  wait before a timeout reversal (default 60000, gateway rule)
+  --dcc card|local     kiosk / attended / meter: answer a currency conversion offer with the card's or the local
+                       currency; without --config the terminal prices in EUR, which the sandbox converts for the
+                       simulated N2 card's BIN (billed in JPY)
   --config FILE        start from this configuration (tariff, terminal …)
 Prints {"model","messages":[{service,method,path,comments,amount,httpStatus,status}],"outcome","ledger"}; exit 1
 when the sandbox ledger is inconsistent.`,
@@ -47,13 +50,22 @@ when the sandbox ledger is inconsistent.`,
       void: { type: 'boolean' },
       timeout: { type: 'boolean' },
       'reversal-delay': { type: 'string' },
+      dcc: { type: 'string' },
       config: { type: 'string' },
     });
     const model = positionals[0] as SimulatedModel | undefined;
     if (!model || !MODELS.includes(model) || positionals.length > 1)
       throw new UsageError('BAD_ARGUMENTS', `simulate takes one model: ${MODELS.join(', ')}`);
-    const config = values.config ? loadConfig(values.config) : undefined;
-    const currency = config?.terminal.currency ?? 'GBP';
+    const dcc = values.dcc;
+    if (dcc !== undefined && dcc !== 'card' && dcc !== 'local')
+      throw new UsageError('BAD_ARGUMENTS', '--dcc takes card or local');
+    // The default GBP price has no conversion for any simulated card in the sandbox's DCC table; EUR has.
+    const config = values.config
+      ? loadConfig(values.config)
+      : dcc !== undefined
+        ? { terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276' } }
+        : undefined;
+    const currency = config?.terminal?.currency ?? 'GBP';
     let amountMinor = 500;
     if (values.amount !== undefined) {
       try {
@@ -76,6 +88,7 @@ when the sandbox ledger is inconsistent.`,
       void: values.void === true,
       timeout: values.timeout === true,
       reversalDelayMs: minutes(values['reversal-delay'], '--reversal-delay', 60_000),
+      ...(dcc !== undefined ? { dcc } : {}),
     };
     const result = await runSimulation(scenario, config ? { config } : {});
     printJson(io, result);

@@ -4,28 +4,111 @@
  * ledger). Peer, measured in the same run with the same client and the same signed requests: a bare node:http
  * server that reads the body and answers a canned 201. The ratio (ours / peer) says how much of the raw HTTP
  * capacity the gateway's work costs; the sandbox must never be the bottleneck of the terminal's own benchmarks.
+ *
+ * Both servers run in their own process, as the sandbox does under `bench gateway.authorize`, so that the clients'
+ * signing is not charged to them and each one's CPU time per request can be read from /proc (Linux; the figures are
+ * left out elsewhere): `sandboxCpuMicrosPerRequest` is what one authorization costs the sandbox, the figure that
+ * decides whether it can keep up with a client.
  */
-import { createServer } from 'node:http';
-import type { AddressInfo } from 'node:net';
+import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
-import { silentLogger } from '../src/log/index.js';
-import { DEMO_MERCHANT, startSandbox } from '../src/sandbox/index.js';
+import { DEMO_MERCHANT } from '../src/sandbox/index.js';
 import { signRequest } from '../src/sandbox/request-signer.js';
 import { samplePayment } from '../src/sandbox/sample-requests.js';
 import { ratioOf, type Benchmark, type BenchOptions, type BenchResult } from './types.js';
 
 const CONCURRENCY = 50;
 
-/** Sends `total` signed authorizations from `CONCURRENCY` clients; returns requests per second. */
+/** The peer: node:http reading the body and answering a fixed 201 JSON; prints its URL first. */
+const CANNED_SERVER = `
+const { createServer } = require('node:http');
+const canned = JSON.stringify({ id: '0'.repeat(22), status: 'AUTHORIZED' });
+const server = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(canned) });
+    res.end(canned);
+  });
+});
+server.listen(0, '127.0.0.1', () => process.stdout.write('http://127.0.0.1:' + server.address().port + '\\n'));
+process.on('SIGTERM', () => process.exit(0));
+`;
+
+interface ServerProcess {
+  url: string;
+  /** CPU time (user + system) of the process so far, in microseconds; undefined without /proc. */
+  cpuMicros(): number | undefined;
+  close(): Promise<void>;
+}
+
+/** CPU time of another process from /proc/PID/stat (utime + stime, clock ticks of 10 ms); undefined elsewhere. */
+function processCpuMicros(pid: number | undefined): number | undefined {
+  if (pid === undefined) return undefined;
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+    return (Number(fields[11]) + Number(fields[12])) * 10_000;
+  } catch {
+    return undefined;
+  }
+}
+
+/** Starts `args` under this Node and waits for the base URL it prints on its first stdout line. */
+async function serverProcess(args: string[]): Promise<ServerProcess> {
+  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
+  const kill = (): void => {
+    child.kill('SIGTERM');
+  };
+  process.once('exit', kill);
+  const stdout = child.stdout;
+  if (!stdout) throw new Error('no stdout from the server process');
+  const url = await new Promise<string>((resolve, reject) => {
+    const timer = setTimeout(() => reject(new Error('the server did not start within 20 s')), 20_000);
+    let text = '';
+    stdout.setEncoding('utf8');
+    stdout.on('data', (chunk: string) => {
+      text += chunk;
+      const line = /^(https?:\/\/\S+)\n/.exec(text)?.[1];
+      if (line !== undefined) {
+        clearTimeout(timer);
+        resolve(line);
+      }
+    });
+    child.once('exit', (code) => {
+      clearTimeout(timer);
+      reject(new Error(`the server exited (${String(code)}) before printing its URL`));
+    });
+  });
+  stdout.resume();
+  return {
+    url,
+    cpuMicros: () => processCpuMicros(child.pid),
+    close: async () => {
+      process.removeListener('exit', kill);
+      if (child.exitCode !== null || child.signalCode !== null) return;
+      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
+      kill();
+      await exited;
+    },
+  };
+}
+
+/**
+ * Sends `total` signed authorizations from `CONCURRENCY` clients; returns requests per second, failures, and the
+ * server's CPU time per request over the run.
+ */
 async function drive(
-  baseUrl: string,
+  server: ServerProcess,
   total: number,
   runTag: string,
-): Promise<{ perSecond: number; failures: number }> {
-  const host = new URL(baseUrl).host;
-  const pool = new Pool(baseUrl, { connections: CONCURRENCY, pipelining: 1 });
+): Promise<{ perSecond: number; failures: number; cpuMicrosPerRequest: number | undefined }> {
+  const host = new URL(server.url).host;
+  const pool = new Pool(server.url, { connections: CONCURRENCY, pipelining: 1 });
   let next = 0;
   let failures = 0;
+  const cpuBefore = server.cpuMicros();
   const started = process.hrtime.bigint();
   const client = async (): Promise<void> => {
     for (;;) {
@@ -52,43 +135,37 @@ async function drive(
   };
   await Promise.all(Array.from({ length: CONCURRENCY }, client));
   const seconds = Number(process.hrtime.bigint() - started) / 1e9;
+  const cpuAfter = server.cpuMicros();
   await pool.close();
-  return { perSecond: total / seconds, failures };
+  return {
+    perSecond: total / seconds,
+    failures,
+    cpuMicrosPerRequest:
+      cpuBefore !== undefined && cpuAfter !== undefined ? (cpuAfter - cpuBefore) / total : undefined,
+  };
 }
 
-/** The peer: node:http reading the body and answering a fixed 201 JSON. */
-async function cannedServer(): Promise<{ url: string; close: () => Promise<void> }> {
-  const canned = JSON.stringify({ id: '0'.repeat(22), status: 'AUTHORIZED' });
-  const server = createServer((req, res) => {
-    req.resume();
-    req.on('end', () => {
-      res.writeHead(201, { 'content-type': 'application/json', 'content-length': Buffer.byteLength(canned) });
-      res.end(canned);
-    });
-  });
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
-  const { port } = server.address() as AddressInfo;
-  return {
-    url: `http://127.0.0.1:${port}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        server.close(() => resolve());
-        server.closeAllConnections();
-      }),
-  };
+async function ledgerConsistent(url: string): Promise<boolean> {
+  const res = await fetch(`${url}/__sandbox/consistency`);
+  const body = (await res.json()) as { ok?: unknown };
+  return body.ok === true;
 }
 
 async function throughput(options: BenchOptions): Promise<BenchResult[]> {
   const total = options.quick ? 200 : 6000;
-  const sandbox = await startSandbox({ logger: silentLogger() });
-  const peer = await cannedServer();
+  const bin = fileURLToPath(new URL('../bin/parking-terminal.js', import.meta.url));
+  const sandbox = await serverProcess([bin, 'sandbox', '--port', '0']);
+  const peer = await serverProcess(['-e', CANNED_SERVER]).catch(async (e: unknown) => {
+    await sandbox.close();
+    throw e;
+  });
   try {
     // Warm both paths (JIT, connections) before measuring.
-    await drive(sandbox.url, Math.min(200, total), 'warm');
-    await drive(peer.url, Math.min(200, total), 'warm');
-    const ours = await drive(sandbox.url, total, 'run');
-    const theirs = await drive(peer.url, total, 'run');
-    const consistent = sandbox.consistency().ok;
+    await drive(sandbox, Math.min(1000, total), 'warm');
+    await drive(peer, Math.min(1000, total), 'warm');
+    const ours = await drive(sandbox, total, 'run');
+    const theirs = await drive(peer, total, 'run');
+    const consistent = await ledgerConsistent(sandbox.url);
     return [
       {
         name: 'sandbox.throughput',
@@ -102,6 +179,13 @@ async function throughput(options: BenchOptions): Promise<BenchResult[]> {
           requests: total,
           failures: ours.failures,
           ledgerConsistent: String(consistent),
+          servers: 'child processes',
+          ...(ours.cpuMicrosPerRequest !== undefined
+            ? { sandboxCpuMicrosPerRequest: Math.round(ours.cpuMicrosPerRequest) }
+            : {}),
+          ...(theirs.cpuMicrosPerRequest !== undefined
+            ? { peerCpuMicrosPerRequest: Math.round(theirs.cpuMicrosPerRequest) }
+            : {}),
         },
       },
     ];

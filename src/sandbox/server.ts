@@ -108,6 +108,11 @@ export interface Sandbox {
 }
 
 const MAX_BODY_BYTES = 1024 * 1024;
+/**
+ * A request target of non-empty segments of unreserved characters, without query: `new URL` would return it
+ * unchanged as the path (no dot segments, escapes, empty segments or backslashes to normalise).
+ */
+const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-]+)+$/;
 /** The ledger body of a request whose body is not JSON. */
 const NOT_JSON = JSON.stringify('[not JSON]');
 
@@ -318,6 +323,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   /** Routes one authenticated API call. */
   function dispatch(call: ApiCall, query: URLSearchParams): ApiOutcome {
     const { method, path } = call;
+    // The one route every authorization takes, before the general segment split below.
+    if (method === 'POST' && path === '/pts/v2/payments') return payments.createPayment(call);
     const seg = path.split('/').filter(Boolean).map(decodeURIComponent);
     const plain = (r: { httpStatus: number; body: Record<string, unknown> }): ApiOutcome => ({
       ...r,
@@ -813,24 +820,32 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         message: 'body too large',
       });
     const target = req.url ?? '/';
-    let parsedUrl: URL;
-    try {
-      parsedUrl = new URL(target, 'http://sandbox.invalid');
-    } catch {
-      return sendJson(res, 400, {
-        status: 'INVALID_REQUEST',
-        reason: 'INVALID_DATA',
-        message: 'bad request target',
-      });
+    let path: string;
+    let query: URLSearchParams;
+    if (PLAIN_PATH.test(target)) {
+      // Nothing for the URL parser to normalise: the path is the target as received.
+      path = target;
+      query = new URLSearchParams();
+    } else {
+      let parsedUrl: URL;
+      try {
+        parsedUrl = new URL(target, 'http://sandbox.invalid');
+      } catch {
+        return sendJson(res, 400, {
+          status: 'INVALID_REQUEST',
+          reason: 'INVALID_DATA',
+          message: 'bad request target',
+        });
+      }
+      path = parsedUrl.pathname;
+      query = parsedUrl.searchParams;
     }
-    const path = parsedUrl.pathname;
-    if (path.startsWith('/__sandbox/')) return handleAdmin(req, res, path, parsedUrl.searchParams, body);
-    if (path === '/ebc2/oauth/authorize') return handleConsent(req, res, parsedUrl.searchParams, body);
-    if (path === '/oauth2/v3/token' || path === '/oauth/v3/token')
-      return handleToken(req, res, parsedUrl.searchParams, body);
+    if (path.startsWith('/__sandbox/')) return handleAdmin(req, res, path, query, body);
+    if (path === '/ebc2/oauth/authorize') return handleConsent(req, res, query, body);
+    if (path === '/oauth2/v3/token' || path === '/oauth/v3/token') return handleToken(req, res, query, body);
     const pay = /^\/pay\/([^/]+)$/.exec(path);
-    if (pay?.[1]) return handlePayPage(req, res, decodeURIComponent(pay[1]), parsedUrl.searchParams, body);
-    return handleApi(req, res, path, target, parsedUrl.searchParams, body);
+    if (pay?.[1]) return handlePayPage(req, res, decodeURIComponent(pay[1]), query, body);
+    return handleApi(req, res, path, target, query, body);
   }
 
   const listener = (req: IncomingMessage, res: ServerResponse): void => {

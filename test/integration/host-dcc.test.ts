@@ -1,7 +1,9 @@
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
@@ -209,5 +211,50 @@ describe('terminal host: currency conversion (DCC)', () => {
       currencyConversion: { indicator: '1' },
     });
     expect(host.sandbox!.consistency().ok).toBe(true);
+  });
+
+  it('simulate kiosk --dcc card lists the offer request before the converted sale', async () => {
+    let out = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+    const code = await main(['simulate', 'kiosk', '--dcc', 'card'], {
+      stdout,
+      stderr: stdout,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(0);
+    const result = JSON.parse(out) as {
+      messages: { service: string; path: string; amount?: string; status: string }[];
+      ledger: { transactions: { kind: string; currency: string }[]; consistency: { ok: boolean } };
+    };
+    expect(result.messages.map((m) => [m.service, m.status])).toEqual([
+      ['dcc-offer', 'PENDING'],
+      ['sale', 'AUTHORIZED'],
+    ]);
+    expect(result.messages[0]).toMatchObject({ path: '/vas/v1/currencyconversion', amount: '6.00 EUR' });
+    expect(result.messages[1]?.amount).toMatch(/^\d+ JPY$/);
+    expect(result.ledger.transactions).toMatchObject([{ kind: 'sale', currency: 'JPY' }]);
+    expect(result.ledger.consistency.ok).toBe(true);
+  });
+
+  it('simulate refuses a --dcc answer other than card or local', async () => {
+    let out = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+    const code = await main(['simulate', 'kiosk', '--dcc', 'yes'], {
+      stdout,
+      stderr: stdout,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(2);
+    expect(out).toContain('BAD_ARGUMENTS');
   });
 });

@@ -247,7 +247,7 @@ export class TerminalHost implements TerminalApi {
     this.runtime.actor.subscribe(() => this.changed());
     this.runtime.actor.start();
     for (const hold of this.holds.unclaimed()) this.watchHold(hold);
-    this.watchOrphanedAuthorizations();
+    await this.settleOrphanedAuthorizations();
     // Entries left unknown at runtime that no machine resolves (a machine gave up): resolved in the background.
     this.sweepTimer = setInterval(() => this.sweep(), Math.max(1_000, this.config.journal.resolutionRetryMs));
     this.sweepTimer.unref();
@@ -439,7 +439,8 @@ export class TerminalHost implements TerminalApi {
    * time is reversed) is applied here, from the journal, with the authorized total (increments included). Tap-and-go
    * holds have their own store and expiry.
    */
-  private watchOrphanedAuthorizations(): void {
+  private async settleOrphanedAuthorizations(): Promise<void> {
+    const dueNow: Array<() => Promise<void>> = [];
     const entries = this.journal.list({ limit: 10_000 });
     const followOns = new Map<string, JournalEntry[]>();
     for (const e of entries) {
@@ -453,10 +454,13 @@ export class TerminalHost implements TerminalApi {
       if (e.service !== 'preauth' || e.state !== 'approved' || !e.transactionId || !e.gatewayId) continue;
       if (this.holds.has(e.transactionId)) continue;
       const related = followOns.get(e.transactionId) ?? [];
+      // Settled: a capture the gateway approved, or a reversal approved or taken over by recovery (which resolves
+      // it by reversing this authorization). A capture resolved by recovery was voided: the hold is still there.
       const settled = related.some(
         (f) =>
-          ['capture', 'reversal', 'timeout-reversal'].includes(f.service) &&
-          (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown'),
+          (f.service === 'capture' && f.state === 'approved') ||
+          ((f.service === 'reversal' || f.service === 'timeout-reversal') &&
+            (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown')),
       );
       if (settled) continue;
       const total = Math.max(
@@ -467,27 +471,38 @@ export class TerminalHost implements TerminalApi {
       );
       const { transactionId, gatewayId } = e;
       const currency = e.currency ?? this.config.terminal.currency;
-      const due = Date.parse(e.createdAt) + windowMs - this.now().getTime();
+      // A capture was attempted and did not stand (voided by recovery, or provably not sent): the session ended, so
+      // the hold is released now rather than at the end of the capture window.
+      const captureFailed = related.some((f) => f.service === 'capture');
+      const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.now().getTime();
+      const reverse = (): Promise<void> =>
+        this.submit({
+          service: 'reversal',
+          comments: 'REVERSAL',
+          amountMinor: total,
+          currency,
+          catLevel: 2,
+          original: { gatewayId, transactionId, service: 'preauth' },
+          includeEmvTags: this.payments.authorizationTags(transactionId) !== undefined,
+        }).then((outcome) =>
+          this.logger.info({ transactionId, outcome: outcome.kind }, 'uncaptured authorization reversed'),
+        );
+      if (due <= 0) {
+        // Part of recovery: done before the terminal takes a card (an unknown outcome is left to the sweep).
+        dueNow.push(reverse);
+        continue;
+      }
       const timer = setTimeout(
         () => {
           this.holdTimers.delete(`orphan:${transactionId}`);
-          void this.submit({
-            service: 'reversal',
-            comments: 'REVERSAL',
-            amountMinor: total,
-            currency,
-            catLevel: 2,
-            original: { gatewayId, transactionId, service: 'preauth' },
-            includeEmvTags: this.payments.authorizationTags(transactionId) !== undefined,
-          }).then((outcome) =>
-            this.logger.info({ transactionId, outcome: outcome.kind }, 'uncaptured authorization reversed'),
-          );
+          void reverse();
         },
-        Math.min(Math.max(0, due), 2_147_000_000),
+        Math.min(due, 2_147_000_000),
       );
       timer.unref();
       this.holdTimers.set(`orphan:${transactionId}`, timer);
     }
+    for (const reverse of dueNow) await reverse();
   }
 
   private watchHold(hold: HoldRecord): void {

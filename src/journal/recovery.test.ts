@@ -277,7 +277,7 @@ describe('timeout recovery', () => {
     expect(j.get(sale.id)?.resolution).toBe('timeout-void');
   });
 
-  it('reverses the whole authorization, increments included, when an incremental authorization is unknown', async () => {
+  it('reverses the whole authorization, increments included, for the amount it requested, when an incremental authorization is unknown', async () => {
     const { j, recovery, sent } = setup();
     entry(j, { service: 'preauth', transactionId: 'A3', amountMinor: 1000, currency: 'GBP' }, 'approved', {
       gatewayId: 'G3',
@@ -296,7 +296,8 @@ describe('timeout recovery', () => {
     );
     await recovery.recoverAll();
     expect(sent).toHaveLength(1);
-    expect(sent[0]!.target).toMatchObject({ transactionId: 'A3', amountMinor: 1750, currency: 'GBP' });
+    // gateway.md §2: a timeout reversal carries the amount that was requested; the gateway releases what is held.
+    expect(sent[0]!.target).toMatchObject({ transactionId: 'A3', amountMinor: 1000, currency: 'GBP' });
     expect(j.get(inc.id)?.resolution).toBe('timeout-reversal');
   });
 

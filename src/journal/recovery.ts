@@ -355,29 +355,28 @@ export class TimeoutRecovery {
 
   /**
    * An unknown incremental authorization (or reversal) is resolved by a timeout reversal of the WHOLE authorization it
-   * belongs to. Why: an increment has no transactionId of its own and no timeout message exists for it
-   * (gateway.md §7), so the terminal cannot learn whether the extra hold was granted; leaving it would let the
-   * customer carry a hold the terminal does not know about, and capturing it would charge what the customer never saw
-   * approved. Reversing the authorization keyed by its transactionId is idempotent and releases every hold on the
-   * card — the customer is whole in every case; the merchant loses the hold (the session must authorize again),
-   * which is the side of the error the money-safety rules choose. The amount is the total requested: the last total
-   * the gateway confirmed plus every increment whose answer never came.
+   * belongs to. Why: no timeout message exists for an increment (gateway.md §7), so the terminal cannot learn whether
+   * the extra hold was granted; leaving it would let the customer carry a hold the terminal does not know about, and
+   * capturing it would charge what the customer never saw approved. Reversing the authorization keyed by its
+   * transactionId is idempotent and releases every hold on the card, increments included — the customer is whole in
+   * every case; the merchant loses the hold (the session must authorize again), which is the side of the error the
+   * money-safety rules choose. Its amount is the amount the authorization requested (gateway.md §2: a timeout
+   * reversal carries the amount that was requested, since the authorized one is unknown); the gateway releases what
+   * is still held.
    */
   private planReverseAuthorization(entry: JournalEntry, dueAt: number, now: number): Plan {
     const auth = this.referenced(entry);
-    if (auth?.transactionId === undefined || auth.currency === undefined) return orphan(now);
-    let total = auth.authorizedMinor ?? auth.amountMinor ?? 0;
-    for (const inc of this.journal.incrementsOf(auth)) {
-      if (inc.state === 'approved')
-        total = Math.max(total, inc.authorizedMinor ?? total + (inc.amountMinor ?? 0));
-      else if (inc.state !== 'declined' && inc.state !== 'rejected') total += inc.amountMinor ?? 0;
-    }
-    if (entry.service === 'reversal' && entry.amountMinor !== undefined)
-      total = Math.max(total, entry.amountMinor);
+    if (auth?.transactionId === undefined || auth.currency === undefined || auth.amountMinor === undefined)
+      return orphan(now);
     return {
       kind: 'reversal',
       dueAt,
-      target: { entry, transactionId: auth.transactionId, amountMinor: total, currency: auth.currency },
+      target: {
+        entry,
+        transactionId: auth.transactionId,
+        amountMinor: auth.amountMinor,
+        currency: auth.currency,
+      },
     };
   }
 

@@ -104,33 +104,11 @@ export const EXPECTED: Record<string, Expected> = {
   }),
 };
 
-const CAPTURE_LOST_HOLD =
-  'host bug: a meter capture whose outcome is unknown is timeout-voided at restart, and watchOrphanedAuthorizations ' +
-  '(src/host/terminal-host.ts) then counts the resolved capture as settling the pre-authorization, so the ' +
-  "authorization is never reversed: the customer's funds stay held (OPEN_AUTHORIZATION) and nothing is charged";
-const INCREMENT_REVERSAL_REFUSED =
-  'journal bug: an incremental authorization whose outcome is unknown is resolved by a timeout reversal of the ' +
-  'authorization for authorized + increment (planReverseAuthorization, src/journal/recovery.ts); the gateway refuses ' +
-  'it with INVALID_AMOUNT, recovery retries forever and the restarted terminal never becomes ready';
-
 /**
  * Plans whose correct outcome the terminal does not reach today, with the reason (see the final report of the crash
  * suite). Their tests are marked as failing; remove an entry when the bug is fixed.
  */
-export const KNOWN_BUGS: Record<string, string> = {
-  'meter journal.begin#2': CAPTURE_LOST_HOLD,
-  'meter journal.sent#2': CAPTURE_LOST_HOLD,
-  'meter gateway.answered#2': CAPTURE_LOST_HOLD,
-  'meter gateway.answered#2 → recovery.sent': CAPTURE_LOST_HOLD,
-  'meter-extend journal.begin#3': CAPTURE_LOST_HOLD,
-  'meter-extend journal.sent#3': CAPTURE_LOST_HOLD,
-  'meter-extend gateway.answered#3': CAPTURE_LOST_HOLD,
-  'meter-extend gateway.answered#3 → recovery.sent': CAPTURE_LOST_HOLD,
-  'meter-extend journal.begin#2': INCREMENT_REVERSAL_REFUSED,
-  'meter-extend journal.sent#2': INCREMENT_REVERSAL_REFUSED,
-  'meter-extend gateway.answered#2': INCREMENT_REVERSAL_REFUSED,
-  'meter-extend gateway.answered#2 → recovery.sent': INCREMENT_REVERSAL_REFUSED,
-};
+export const KNOWN_BUGS: Record<string, string> = {};
 
 /** Whether a random-moment kill or plan can meet a known bug (the flow reaches the step concerned). */
 export function knownBugOf(plan: CrashPlan): string | undefined {

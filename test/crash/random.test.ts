@@ -15,16 +15,11 @@ const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
 process.stdout.write(`crash seed ${seed} (CRASH_SEED=${seed} replays it)\n`);
 const random = seededRandom(seed);
 
-/**
- * A seeded draw for the flow: a kill at a random moment or a random systematic plan, known bugs drawn again. A random
- * moment of the meter flows can land in a capture or an increment, where the known bugs of cases.ts are: until they
- * are fixed those flows draw named steps here (bin/crash-runner.js still kills them at random moments and reports).
- */
+/** A seeded draw for the flow: a kill at a random moment or a random systematic plan; known bugs drawn again. */
 function draw(flow: (typeof FLOW_NAMES)[number]): CrashPlan {
-  const meter = flow === 'meter' || flow === 'meter-extend';
   for (;;) {
     const plan = randomPlan(random, flow);
-    if (!knownBugOf(plan) && !(meter && plan.killAfterMs !== undefined)) return plan;
+    if (!knownBugOf(plan)) return plan;
   }
 }
 
@@ -32,10 +27,7 @@ describe('crash: randomised kill points (seed printed)', () => {
   for (const flow of FLOW_NAMES) {
     const plan = draw(flow);
     it(`${flow}: ${planName(plan)} (seed ${seed})`, async () => {
-      const r = await flowIteration(sandbox, plan, {
-        // A random moment may fall into a known bug's step of the meter flows (see cases.ts): fail fast there.
-        childTimeoutMs: 20_000,
-      });
+      const r = await flowIteration(sandbox, plan, { childTimeoutMs: 20_000 });
       expect(verdict(r)).toEqual(CLEAN);
     }, 60_000);
   }

@@ -200,6 +200,9 @@ export function modelPaths(spec: GraphSpec): ModelPath[] {
       JSON.stringify([
         snapshot.value,
         ...spec.distinguish(snapshot.context as Record<string, unknown>),
+        // A state waiting on a transaction is as many states as there are requests it may be waiting on.
+        pendingRequest(snapshot)?.service ?? null,
+        pendingRequest(snapshot)?.amountMinor ?? null,
         event !== undefined && isInternal(event) ? describeEvent(event) : null,
       ]),
   } as never) as ModelPath[];

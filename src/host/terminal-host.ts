@@ -399,6 +399,8 @@ export class TerminalHost implements TerminalApi {
     if (!unreachable || !prepared || !entry || !prepared.transactionId) return outcome;
     const card = request.cardRef ? this.cards.get(request.cardRef) : undefined;
     if (this.config.offline.policy !== 'prefer-online' || !card) return outcome;
+    // A converted sale rests on an offer that expires within minutes: it cannot wait in a queue.
+    if (request.dcc?.indicator === '1') return outcome;
     const candidate = {
       service: prepared.service,
       entryMode: card.summary.entryMode,

@@ -197,12 +197,6 @@ export const dccSchema = z
   })
   .prefault({});
 
-export const paymentLinksSchema = z
-  .strictObject({
-    enabled: z.boolean().default(true),
-  })
-  .prefault({});
-
 export const oauthSchema = z
   .strictObject({
     clientId: z.string().min(1).optional(),
@@ -238,7 +232,6 @@ export const configSchema = z.strictObject({
   offline: offlineSchema,
   tariff: tariffSchema,
   dcc: dccSchema,
-  paymentLinks: paymentLinksSchema,
   oauth: oauthSchema,
   bridge: bridgeSchema,
   log: logSchema,

@@ -21,7 +21,10 @@ export interface FlowView {
   reason?: string;
   session?: FlowSession;
   receipt?: ReceiptData;
-  /** choose-duration: the durations on offer with their prices, minor units. */
+  /**
+   * choose-duration: the durations on offer with their prices; session: the extensions on offer (minutes added) with
+   * what they add to the price. Minor units.
+   */
   durations?: { minutes: number; amountMinor: number }[];
   /** choose-currency: the conversion offer the customer chooses against (both currencies are options). */
   dcc?: DccOfferSummary;
@@ -104,6 +107,14 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
       minutes,
       amountMinor: priceForDuration(context.settings.tariff, minutes),
     }));
+  }
+  if (screen === 'session' && actions.includes('EXTEND')) {
+    // Extensions on offer: the minutes added and what they add to the price, up to the longest stay sold.
+    const tariff = context.settings.tariff;
+    const paid = priceForDuration(tariff, paidMinutes);
+    view.durations = durationOptions(tariff)
+      .filter((minutes) => paidMinutes + minutes <= tariff.maxStayMinutes)
+      .map((minutes) => ({ minutes, amountMinor: priceForDuration(tariff, paidMinutes + minutes) - paid }));
   }
   return view;
 }

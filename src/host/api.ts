@@ -84,6 +84,7 @@ export interface CustomerView {
   /** Masked PAN (first 6 + last 4 at most) once a card was read. */
   maskedPan?: string;
   /** Open parking session (meter, tap-and-go). */
+  /** `startedAt` and `paidUntil` are display times in the terminal's time zone (`14:05`, or `23/11 09:30`). */
   session?: { id: string; startedAt: string; paidUntil?: string; held?: DisplayAmount };
   /** Events the UI may send on this screen. */
   actions: UserEvent['type'][];

@@ -71,6 +71,14 @@ function display(minor: number, currency: string, locale: string): DisplayAmount
   return { minor, currency, text: formatMoney(minor, currency, locale) };
 }
 
+/** `HH:MM` in the terminal's time zone, with the date when it is not today (`22/11 14:05`). */
+function clockTime(atMs: number, timeZone: string): string {
+  const t = localDateTime(new Date(atMs), timeZone);
+  const today = localDateTime(new Date(), timeZone).slice(0, 8);
+  const hm = `${t.slice(8, 10)}:${t.slice(10, 12)}`;
+  return t.slice(0, 8) === today ? hm : `${t.slice(6, 8)}/${t.slice(4, 6)} ${hm}`;
+}
+
 function durationLabel(minutes: number): string {
   const h = Math.floor(minutes / 60);
   const m = minutes % 60;
@@ -117,7 +125,7 @@ export function customerView(
     result.durations = view.durations.map((d) => ({
       minutes: d.minutes,
       amount: display(d.amountMinor, view.currency, locale),
-      label: durationLabel(d.minutes),
+      label: screen === 'session' ? `+${durationLabel(d.minutes)}` : durationLabel(d.minutes),
     }));
   if (view.dcc) {
     // gateway.md §5: both amounts formatted alike, the rate with its markup directly under it, the disclaimer
@@ -136,9 +144,9 @@ export function customerView(
   if (view.session) {
     result.session = {
       id: view.session.id,
-      startedAt: new Date(view.session.startedAtMs).toISOString(),
+      startedAt: clockTime(view.session.startedAtMs, config.terminal.timezone),
       ...(view.session.paidUntilMs !== undefined
-        ? { paidUntil: new Date(view.session.paidUntilMs).toISOString() }
+        ? { paidUntil: clockTime(view.session.paidUntilMs, config.terminal.timezone) }
         : {}),
       ...(view.session.heldMinor !== undefined
         ? { held: display(view.session.heldMinor, view.currency, locale) }

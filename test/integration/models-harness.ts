@@ -167,13 +167,16 @@ function graphLogic(machine: AnyStateMachine, clock: ParkingClock, allowedErrors
   return logic;
 }
 
+/** An effect's outcome as the graph offers it: `xstate.done.actor.NAME` with `output`, or `xstate.error.actor.NAME`. */
+export type ModelEffectEvent = EventObject & { output?: unknown; error?: unknown };
+
 export interface GraphSpec {
   machine: AnyStateMachine;
   settings: FlowSettings;
   /** User events offered in every state (the machine keeps those it accepts). */
   userEvents: readonly ModelEvent[];
   /** Outputs of the model's other effects (ticket lookup, exit read, hold claim), per state. */
-  effectEvents?: (snapshot: AnyMachineSnapshot, clock: ParkingClock) => EventObject[];
+  effectEvents?: (snapshot: AnyMachineSnapshot, clock: ParkingClock) => ModelEffectEvent[];
   /** `xstate.error.actor.*` events the host can produce. */
   allowedErrors?: readonly string[];
   outcomes: OutcomeOptions;
@@ -187,7 +190,7 @@ export type ModelPath = ReturnType<typeof getShortestPaths<AnyStateMachine>>[num
 export function modelPaths(spec: GraphSpec): ModelPath[] {
   const clock = new ParkingClock();
   const logic = graphLogic(spec.machine, clock, spec.allowedErrors ?? []);
-  const paths = getShortestPaths(logic, {
+  const paths: ModelPath[] = getShortestPaths<AnyStateMachine>(logic, {
     input: { settings: spec.settings, clock },
     events: (snapshot: AnyMachineSnapshot) => [
       ...spec.userEvents.filter((e) => snapshot.can(e)),
@@ -205,7 +208,7 @@ export function modelPaths(spec: GraphSpec): ModelPath[] {
         pendingRequest(snapshot)?.amountMinor ?? null,
         event !== undefined && isInternal(event) ? describeEvent(event) : null,
       ]),
-  } as never) as ModelPath[];
+  } as never);
   return paths.filter((p) => !waitingOnEffect(p.state as AnyMachineSnapshot));
 }
 
@@ -309,7 +312,7 @@ export async function startModelHost(config: Config): Promise<ModelHost> {
 
 export async function sendEvent(host: TerminalHost, event: ModelEvent): Promise<void> {
   const { atMinutes: _at, ...userEvent } = event;
-  const r = await host.send(userEvent as UserEvent);
+  const r = await host.send(userEvent);
   if (!r.ok) throw new Error(`${event.type} refused: ${r.error.code} ${r.error.message}`);
 }
 
@@ -320,13 +323,16 @@ export async function waitForScreen(
   timeoutMs = 15_000,
 ): Promise<TerminalSnapshot> {
   const deadline = Date.now() + timeoutMs;
+  const seen: string[] = [];
   for (;;) {
     const r = await host.snapshot();
     if (r.ok && accept(r.value)) return r.value;
+    const shown = r.ok ? `${r.value.customer.screen} "${r.value.customer.message}"` : '?';
+    if (seen.at(-1) !== shown) seen.push(shown);
     if (Date.now() > deadline) {
       const c = r.ok ? r.value.customer : undefined;
       throw new Error(
-        `waiting for ${what}: screen ${c?.screen} "${c?.message}", machine ${JSON.stringify(
+        `waiting for ${what}: shown ${seen.join(' → ')}; now screen ${c?.screen} "${c?.message}", machine ${JSON.stringify(
           (host.actor?.getSnapshot() as AnyMachineSnapshot | undefined)?.value,
         )}`,
       );
@@ -347,6 +353,8 @@ export async function waitForModelState(host: TerminalHost, expected: AnyMachine
       (screen === 'enter-ticket' || s.customer.message === message) &&
       JSON.stringify((host.actor?.getSnapshot() as AnyMachineSnapshot).value) === value,
     `${screen} "${message}" (${value})`,
+    // Every step's effects finish within a couple of seconds here (reads of ~0.1 s, resolution delays of 0.05 s).
+    6_000,
   );
 }
 
@@ -472,12 +480,9 @@ export async function replayPath(m: ModelHost, path: ModelPath, hooks: ReplayHoo
     if (card !== undefined) host.simulator!.setCard(card);
     if (faults.length > 0) host.sandbox!.scheduleFaults(faults);
     const event = hooks.prepare?.(m, step) ?? step.event;
-    if (event.atMinutes !== undefined) {
-      const r = await host.snapshot();
-      const started = r.ok ? r.value.customer.session?.startedAt : undefined;
-      if (started === undefined) throw new Error(`${event.type} at a time needs an open session`);
-      m.clock.offsetMs = Date.parse(started) - CLOCK_BASE_MS + event.atMinutes * 60_000;
-    }
+    // The parking clock stands still except here, and the session started on it: `atMinutes` after its start is
+    // that much later than now.
+    if (event.atMinutes !== undefined) m.clock.offsetMs += event.atMinutes * 60_000;
     await sendEvent(host, event);
     if (cancelWhilePresenting) {
       await waitForScreen(host, (s) => s.customer.screen === 'present-card', 'present-card');

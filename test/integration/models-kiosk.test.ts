@@ -1,5 +1,5 @@
 import { afterAll, describe, expect, it } from 'vitest';
-import type { AnyMachineSnapshot, EventObject } from 'xstate';
+import type { AnyMachineSnapshot } from 'xstate';
 import { kioskMachine } from '../../src/flows/kiosk.js';
 import { localDateTime } from '../../src/host/local-time.js';
 import {
@@ -14,6 +14,7 @@ import {
   replayPath,
   settingsOf,
   startModelHost,
+  type ModelEffectEvent,
   type ModelEvent,
   type ModelHost,
   type ParkingClock,
@@ -42,7 +43,7 @@ const USER_EVENTS: ModelEvent[] = [
   { type: 'DONE' },
 ];
 
-function lookups(snapshot: AnyMachineSnapshot, clock: ParkingClock): EventObject[] {
+function lookups(snapshot: AnyMachineSnapshot, clock: ParkingClock): ModelEffectEvent[] {
   if (!snapshot.matches('lookingUp')) return [];
   return [
     ...STAYS.map((stay) => ({

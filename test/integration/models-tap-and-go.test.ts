@@ -1,0 +1,207 @@
+import { afterAll, describe, expect, it } from 'vitest';
+import type { AnyMachineSnapshot } from 'xstate';
+import type { HoldRecord } from '../../src/flows/effects.js';
+import { tapAndGoMachine } from '../../src/flows/tap-and-go.js';
+import type { TransactionResult } from '../../src/flows/transaction.js';
+import {
+  APPROVING_CARDS,
+  CLEAN_VERDICT,
+  CLOCK_BASE_MS,
+  DONE_TRANSACTION,
+  MODEL_CARD,
+  chargedByModel,
+  ledgerVerdict,
+  modelConfig,
+  modelPaths,
+  openAuthorizations,
+  pathName,
+  replayPath,
+  replaySteps,
+  sendEvent,
+  settingsOf,
+  startModelHost,
+  waitForScreen,
+  type ModelEffectEvent,
+  type ModelEvent,
+  type ModelHost,
+  type ModelPath,
+  type ParkingClock,
+  type ReplayStep,
+} from './models-harness.js';
+
+/**
+ * Tap-and-go (spec 001: Parking AVR, pre-authorization on entry, capture at exit with an incremental authorization
+ * when the fee exceeds the hold): every shortest path of the tap-and-go machine, replayed on a real host against the
+ * embedded sandbox. Each replay starts with a car already inside (a real entry with the n2-contact card, hold 5.98);
+ * the exit happens after 5 minutes (grace: REVERSAL), 45 minutes (3.00: Capture Less Than Auth), 150 minutes (7.50:
+ * increment of 1.52 approved, then Parking Capture) or 180 minutes (9.00: increment of 3.02 declined
+ * INSUFFICIENT_FUND, then the hold is captured). A card with no entry (n1-contact) is sent to the pay station.
+ */
+
+const SEED_CARD = 'n2-contact';
+const OTHER_CARD = 'n1-contact';
+const STAYS = [5, 45, 150, 180] as const;
+
+const config = modelConfig('tap-and-go', { tariff: { tapAndGoHoldMinor: 598 } });
+
+const USER_EVENTS: ModelEvent[] = [
+  { type: 'TAP_ENTRY' },
+  { type: 'TAP_EXIT' },
+  { type: 'CANCEL' },
+  { type: 'DONE' },
+];
+
+function effects(snapshot: AnyMachineSnapshot, clock: ParkingClock): ModelEffectEvent[] {
+  if (snapshot.matches('openingHold')) return [{ type: 'xstate.done.actor.openHold', output: undefined }];
+  if (snapshot.matches('exitReading'))
+    return [
+      { type: 'xstate.done.actor.readCard', output: MODEL_CARD },
+      { type: 'xstate.error.actor.readCard', error: { code: 'READER_CARD_ERROR' } },
+    ];
+  if (snapshot.matches('claiming'))
+    return [
+      { type: 'xstate.done.actor.claimHold', output: null },
+      ...STAYS.map((stay) => ({
+        type: 'xstate.done.actor.claimHold',
+        output: {
+          holdId: 'model-hold',
+          fingerprint: MODEL_CARD.fingerprint,
+          maskedPan: MODEL_CARD.maskedPan,
+          gatewayId: 'model-gw',
+          transactionId: 'model-tx',
+          authorizedMinor: 598,
+          currency: 'GBP',
+          cardRef: MODEL_CARD.cardRef,
+          includeEmvTags: true,
+          enteredAtMs: clock.now() - stay * 60_000,
+          expiresAtMs: clock.now() + 86_400_000,
+        } satisfies HoldRecord,
+      })),
+    ];
+  return [];
+}
+
+const paths = modelPaths({
+  machine: tapAndGoMachine,
+  settings: settingsOf(config),
+  userEvents: USER_EVENTS,
+  effectEvents: effects,
+  allowedErrors: ['xstate.error.actor.readCard'],
+  // The entry's pre-authorization follows its AVR on the same path and method: a fault cannot single it out.
+  outcomes: {
+    faultable: ['entryVerifying', 'exitIncrementing', 'exitCapturing', 'exitReversing'],
+    incrementBase: (s) => (s.context as { hold?: HoldRecord }).hold?.authorizedMinor ?? 0,
+  },
+  distinguish: (c) => [c['reason'], c['message'], c['feeMinor']],
+});
+
+/** The exit: the seeded card after the path's stay, a card without an entry, or a card the reader cannot read. */
+function exitCard(m: ModelHost, step: ReplayStep): undefined {
+  if (step.event.type !== 'TAP_EXIT') return undefined;
+  const find = (type: string) =>
+    step.effects.find((e) => e.event.type === type)?.event as { output?: HoldRecord | null } | undefined;
+  if (find('xstate.error.actor.readCard') !== undefined) m.host.simulator!.setCard('expired');
+  const claim = find('xstate.done.actor.claimHold');
+  if (claim === undefined) return undefined;
+  if (claim.output === null || claim.output === undefined) {
+    m.host.simulator!.setCard(OTHER_CARD);
+    return undefined;
+  }
+  m.host.simulator!.setCard(SEED_CARD);
+  m.clock.offsetMs = CLOCK_BASE_MS - claim.output.enteredAtMs;
+  return undefined;
+}
+
+/** A car already inside: a real entry at the start of the parking clock. */
+async function seedEntry(m: ModelHost): Promise<void> {
+  m.host.simulator!.setCard(SEED_CARD);
+  await sendEvent(m.host, { type: 'TAP_ENTRY' });
+  await waitForScreen(m.host, (s) => s.customer.screen === 'session', 'the seeded entry');
+  await sendEvent(m.host, { type: 'DONE' });
+  await waitForScreen(m.host, (s) => s.customer.screen === 'idle', 'idle after the seeded entry');
+}
+
+/** Authorizations the terminal still owns: the holds of cars inside. */
+function openHolds(m: ModelHost): string[] {
+  return m.host.holds.unclaimed().map((h) => h.gatewayId);
+}
+
+/**
+ * Real defects these paths find (not fixed here: src/host, src/flows and src/sandbox are not this file's). Each
+ * test that runs into one is an expected failure, named with the reason, so that a fix shows up as a test to unmark.
+ */
+const KNOWN_BUGS = [
+  {
+    // The AVR (0.00) answer is lost: the host resolves its journal entry as nothing-held, but the transaction's
+    // timeout reversal never answers approved, so the customer is told "the payment is being checked" instead of
+    // "nothing was charged" (transaction result unknown/resolved:false instead of resolved:true).
+    state: 'entryVerifying',
+    reason: 'known bug: an unanswered AVR is never reported resolved',
+  },
+  {
+    // The increment's answer is lost and its timeout reversal (REVERSAL Timeout 1.52) is REVERSED, but the sandbox
+    // keeps the authorization's total at 7.50: the capture of the 5.98 hold is then refused (comments must be
+    // "Parking Capture Less Than Auth"), the exit fails and the hold stays open.
+    state: 'exitIncrementing',
+    reason: 'known bug: a timed-out increment stays in the sandbox authorization total',
+  },
+  {
+    // The exit's REVERSAL answer is lost: the machine returns the hold to the store and recovery then completes the
+    // reversal, but the hold store still lists the hold as open (it would be reversed again at expiry, or claimed
+    // and captured at the next exit of that card).
+    state: 'exitReversing',
+    reason: 'known bug: a hold whose reversal recovery completed stays open in the hold store',
+  },
+];
+
+function unknownOutcomeIn(path: ModelPath, state: string): boolean {
+  return replaySteps(path).some((step) =>
+    step.effects.some(
+      (e) =>
+        e.before.matches(state) &&
+        e.event.type === DONE_TRANSACTION &&
+        (e.event as unknown as { output: TransactionResult }).output.kind === 'unknown',
+    ),
+  );
+}
+
+describe('tap-and-go model: generated paths replayed against the sandbox', () => {
+  const closing: (() => Promise<void>)[] = [];
+  afterAll(async () => {
+    for (const close of closing) await close();
+  });
+
+  it('generates paths through every exit and every kind of transaction outcome', () => {
+    const names = paths.map(pathName);
+    for (const part of [
+      'claimHold > approved > approved', // increment, then capture
+      'claimHold > declined:INSUFFICIENT_FUND > approved',
+      'claimHold:none',
+      'readCard:error',
+      'TAP_ENTRY > approved > approved > openHold',
+      'TAP_ENTRY > unknown',
+      'TAP_ENTRY > card-error:CARD_NOT_SUPPORTED',
+      'TAP_ENTRY > cancelled',
+      'claimHold > unknown',
+    ])
+      expect(
+        names.some((n) => n.includes(part)),
+        part,
+      ).toBe(true);
+  });
+
+  paths.forEach((path, index) => {
+    const known = KNOWN_BUGS.find((bug) => unknownOutcomeIn(path, bug.state));
+    (known ? it.fails : it)(`replays ${pathName(path)}${known ? ` (${known.reason})` : ''}`, async () => {
+      const m = await startModelHost(config);
+      closing.push(m.close);
+      await seedEntry(m);
+      expect(openAuthorizations(m.host)).toHaveLength(1);
+      const card = APPROVING_CARDS[index % APPROVING_CARDS.length]!;
+      await replayPath(m, path, { card, prepare: exitCard, parentOf: () => openHolds(m)[0] });
+      const verdict = await ledgerVerdict(m, path, () => openHolds(m));
+      expect(verdict).toEqual(CLEAN_VERDICT(chargedByModel(path)));
+      await m.close();
+    });
+  });
+});

@@ -542,11 +542,10 @@ export const meterMachine = setup({
             ],
           },
           {
-            target: 'settling',
-            actions: assign(({ context }) => ({
-              settleFailures: context.settleFailures + 1,
-              settleIndex: context.settleIndex + 1,
-            })),
+            // The capture did not stand (declined, refused, or unknown and voided): the fee is not collected, and
+            // the hold must not stay on the card with nobody owning it — release it.
+            target: 'reversing',
+            actions: assign(({ context }) => ({ settleFailures: context.settleFailures + 1 })),
           },
         ],
       },

@@ -54,10 +54,12 @@ export function commentsFor(
  */
 export function resolutionFor(service: ServiceName): 'timeout-reversal' | 'timeout-void' | null {
   switch (service) {
-    case 'avr':
     case 'preauth':
     case 'incremental':
       return 'timeout-reversal';
+    // A zero-amount account verification holds no funds: an unanswered one needs no reversal.
+    case 'avr':
+      return null;
     case 'capture':
     case 'sale':
     case 'refund-capture':

@@ -73,6 +73,13 @@ export class HoldStore {
     return [...this.holds.values()].filter((h) => !h.claimed).map(({ claimed: _c, ...h }) => h);
   }
 
+  /** Forgets a hold whose authorization was reversed elsewhere (recovery, a late resolution); false when none. */
+  drop(holdId: string): boolean {
+    if (!this.holds.delete(holdId)) return false;
+    this.persist();
+    return true;
+  }
+
   /** Whether a hold (claimed or not) with this id is open. */
   has(holdId: string): boolean {
     return this.holds.has(holdId);

@@ -269,7 +269,17 @@ export class TerminalHost implements TerminalApi {
       });
   }
 
+  /** An authorization was reversed: a tap-and-go hold on it is over (it must never be reversed or captured again). */
+  private authorizationReversed(transactionId: string): void {
+    if (this.holds.drop(transactionId)) {
+      this.unwatchHold(transactionId);
+      this.logger.info({ transactionId }, 'hold closed: its authorization was reversed');
+    }
+  }
+
   private noteRecovered(item: JournalRecoveryItem): void {
+    if (item.transactionId && ['timeout-reversal', 'already-reversed'].includes(item.resolution))
+      this.authorizationReversed(item.transactionId);
     const currency = item.currency;
     this.recoveryItems.unshift({
       transactionId: item.transactionId ?? `entry-${item.entryId}`,
@@ -394,6 +404,12 @@ export class TerminalHost implements TerminalApi {
   async submit(request: FlowRequest): Promise<SubmitOutcome> {
     const record = await this.payments.submit(request);
     const { outcome, prepared, entry } = record;
+    if (
+      outcome.kind === 'approved' &&
+      (request.service === 'reversal' || request.service === 'timeout-reversal') &&
+      request.original?.transactionId
+    )
+      this.authorizationReversed(request.original.transactionId);
     if (outcome.kind === 'unknown' && entry) this.machineOwned.add(entry.id);
     const unreachable = outcome.kind === 'rejected' && outcome.reason === 'GW_CONNECTION';
     if (!unreachable || !prepared || !entry || !prepared.transactionId) return outcome;

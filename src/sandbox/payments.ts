@@ -849,6 +849,50 @@ export class PaymentService {
     };
   }
 
+  /**
+   * A timeout reversal keyed by the transactionId of an incremental authorization: takes back that increment only
+   * (the authorization keeps what was authorized before it), for the amount the increment requested.
+   */
+  private timeoutReversalOfIncrement(
+    call: ApiCall,
+    increment: LedgerTransaction,
+    r: { currency: string; amount: number; now: Date },
+  ): ApiOutcome {
+    call.target = increment;
+    const auth =
+      increment.parentId !== undefined ? this.ctx.store.transactions.get(increment.parentId) : undefined;
+    if (r.currency !== increment.currency || r.amount !== increment.amounts.requested)
+      throw this.fail(
+        'INVALID_AMOUNT',
+        'a timeout reversal carries the amount that was requested',
+        'reversalInformation.amountDetails.totalAmount',
+      );
+    if (auth && auth.amounts.captured > 0)
+      throw this.fail(
+        'TRANSACTION_ALREADY_SETTLED',
+        'the authorization is captured',
+        'clientReferenceInformation.transactionId',
+      );
+    const released =
+      auth && approved(increment) ? Math.min(increment.amounts.authorized, remainingHold(auth)) : 0;
+    const tx = this.newTx(call, 'timeout-reversal', r.currency, {
+      parentId: increment.id,
+      status: 'REVERSED',
+      originalFound: true,
+      amounts: { requested: r.amount, authorized: 0, captured: 0, reversed: released, refunded: 0 },
+      delayAfterOriginalMs: r.now.getTime() - Date.parse(increment.createdAt),
+    });
+    const touched: LedgerTransaction[] = [increment];
+    if (released > 0 && auth) {
+      // The increment never happened for the card: the authorization is back to its total before it.
+      auth.amounts.authorized -= released;
+      increment.amounts.reversed += released;
+      increment.status = 'REVERSED';
+      touched.push(auth);
+    }
+    return this.commit(tx, 201, this.reversalBody(tx, r.now, released), touched);
+  }
+
   /** POST /pts/v2/reversals: timeout reversal by the original's transactionId; found or not; idempotent. */
   timeoutReversal(call: ApiCall): ApiOutcome {
     const now = this.ctx.now();
@@ -874,6 +918,9 @@ export class PaymentService {
         replayOf: earlier,
       };
     }
+    const increment = txs.find((t) => t.kind === 'incremental');
+    if (increment && !txs.some((t) => ORIGINAL_KINDS.has(t.kind)))
+      return this.timeoutReversalOfIncrement(call, increment, { currency, amount, now });
     const original = txs.find((t) => ORIGINAL_KINDS.has(t.kind));
     if (original) {
       call.target = original;

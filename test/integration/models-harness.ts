@@ -134,7 +134,8 @@ export function transactionOutcomes(snapshot: AnyMachineSnapshot, options: Outco
     outputs.push({
       kind: 'unknown',
       transactionId: 'model-tx',
-      resolved: resolutionFor(request.service) !== null,
+      // Resolved by a timeout reversal or void; a verification holds nothing, so it is over at once.
+      resolved: resolutionFor(request.service) !== null || request.service === 'avr',
       ...card,
     });
   if (reading) {

@@ -2,12 +2,10 @@ import { afterAll, describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import type { HoldRecord } from '../../src/flows/effects.js';
 import { tapAndGoMachine } from '../../src/flows/tap-and-go.js';
-import type { TransactionResult } from '../../src/flows/transaction.js';
 import {
   APPROVING_CARDS,
   CLEAN_VERDICT,
   CLOCK_BASE_MS,
-  DONE_TRANSACTION,
   MODEL_CARD,
   chargedByModel,
   ledgerVerdict,
@@ -16,7 +14,6 @@ import {
   openAuthorizations,
   pathName,
   replayPath,
-  replaySteps,
   sendEvent,
   settingsOf,
   startModelHost,
@@ -24,7 +21,6 @@ import {
   type ModelEffectEvent,
   type ModelEvent,
   type ModelHost,
-  type ModelPath,
   type ParkingClock,
   type ReplayStep,
 } from './models-harness.js';
@@ -126,45 +122,6 @@ function openHolds(m: ModelHost): string[] {
   return m.host.holds.unclaimed().map((h) => h.gatewayId);
 }
 
-/**
- * Real defects these paths find (not fixed here: src/host, src/flows and src/sandbox are not this file's). Each
- * test that runs into one is an expected failure, named with the reason, so that a fix shows up as a test to unmark.
- */
-const KNOWN_BUGS = [
-  {
-    // The AVR (0.00) answer is lost: the host resolves its journal entry as nothing-held, but the transaction's
-    // timeout reversal never answers approved, so the customer is told "the payment is being checked" instead of
-    // "nothing was charged" (transaction result unknown/resolved:false instead of resolved:true).
-    state: 'entryVerifying',
-    reason: 'known bug: an unanswered AVR is never reported resolved',
-  },
-  {
-    // The increment's answer is lost and its timeout reversal (REVERSAL Timeout 1.52) is REVERSED, but the sandbox
-    // keeps the authorization's total at 7.50: the capture of the 5.98 hold is then refused (comments must be
-    // "Parking Capture Less Than Auth"), the exit fails and the hold stays open.
-    state: 'exitIncrementing',
-    reason: 'known bug: a timed-out increment stays in the sandbox authorization total',
-  },
-  {
-    // The exit's REVERSAL answer is lost: the machine returns the hold to the store and recovery then completes the
-    // reversal, but the hold store still lists the hold as open (it would be reversed again at expiry, or claimed
-    // and captured at the next exit of that card).
-    state: 'exitReversing',
-    reason: 'known bug: a hold whose reversal recovery completed stays open in the hold store',
-  },
-];
-
-function unknownOutcomeIn(path: ModelPath, state: string): boolean {
-  return replaySteps(path).some((step) =>
-    step.effects.some(
-      (e) =>
-        e.before.matches(state) &&
-        e.event.type === DONE_TRANSACTION &&
-        (e.event as unknown as { output: TransactionResult }).output.kind === 'unknown',
-    ),
-  );
-}
-
 describe('tap-and-go model: generated paths replayed against the sandbox', () => {
   const closing: (() => Promise<void>)[] = [];
   afterAll(async () => {
@@ -191,8 +148,7 @@ describe('tap-and-go model: generated paths replayed against the sandbox', () =>
   });
 
   paths.forEach((path, index) => {
-    const known = KNOWN_BUGS.find((bug) => unknownOutcomeIn(path, bug.state));
-    (known ? it.fails : it)(`replays ${pathName(path)}${known ? ` (${known.reason})` : ''}`, async () => {
+    it(`replays ${pathName(path)}`, async () => {
       const m = await startModelHost(config);
       closing.push(m.close);
       await seedEntry(m);

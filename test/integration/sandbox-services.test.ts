@@ -176,6 +176,36 @@ describe('incremental authorization', () => {
     ).toBe('REVERSED');
   });
 
+  it('takes back only the increment when a timeout reversal names the transactionId of the increment', async () => {
+    const auth = await client.send(
+      'POST',
+      '/pts/v2/payments',
+      samplePayment({ amountMinor: 1000, transactionId: tid() }),
+    );
+    const id = String(auth.body.id);
+    const incrementTx = tid();
+    const inc = await client.send('PATCH', `/pts/v2/payments/${id}`, {
+      ...increment({ additionalAmount: '5.00' }),
+      clientReferenceInformation: { comments: 'Parking Incremental Auth', transactionId: incrementTx },
+    });
+    expect(valueAt(inc.body, 'orderInformation.amountDetails.authorizedAmount')).toBe('15.00');
+    expect(
+      (await client.send('POST', '/pts/v2/reversals', sampleTimeoutReversal(incrementTx, 1000))).body.reason,
+    ).toBe('INVALID_AMOUNT');
+    const back = await client.send('POST', '/pts/v2/reversals', sampleTimeoutReversal(incrementTx, 500));
+    expect(back.body.status).toBe('REVERSED');
+    expect(valueAt(back.body, 'reversalAmountDetails.reversedAmount')).toBe('5.00');
+    const ledgerAuth = sandbox.ledger().transactions.find((t) => t.id === id);
+    expect(ledgerAuth?.amounts.authorized).toBe(1000);
+    // The authorization is whole again: its full reversal carries the amount before the increment.
+    const tags = sampleEmvTags(1000, 'EUR');
+    expect(
+      (await client.send('POST', `/pts/v2/payments/${id}/reversals`, sampleReversal(1000, 'EUR', tags))).body
+        .status,
+    ).toBe('REVERSED');
+    expect(sandbox.consistency().ok).toBe(true);
+  });
+
   it('requires storedCredentialUsed and the parking comment', async () => {
     const auth = await client.send(
       'POST',

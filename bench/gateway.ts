@@ -1,13 +1,11 @@
-import { spawn } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { createRequire } from 'node:module';
-import { fileURLToPath } from 'node:url';
 import {
   createGatewayClient,
   httpSignatureAuthenticator,
   newTransactionId,
   type ServiceRequest,
 } from '../src/gateway/index.js';
+import { sandboxProcess } from './server-process.js';
 import { ratioOf, type Benchmark, type BenchResult } from './types.js';
 
 const MERCHANT = 'testrest';
@@ -97,67 +95,6 @@ function sdkPayments(url: string, quietLogger: boolean): SdkPayments {
       : { enableLog: false },
   };
   return new sdk.PaymentsApi(config, new sdk.ApiClient());
-}
-
-/**
- * The sandbox in its own process, as the gateway is another machine in production. In-process, its own CPU time
- * per authorization would run on the clients' thread and be charged to whichever client is measured.
- */
-async function sandboxProcess(): Promise<{
-  url: string;
-  cpuMicros: () => number | undefined;
-  close: () => void;
-}> {
-  const bin = fileURLToPath(new URL('../bin/parking-terminal.js', import.meta.url));
-  const child = spawn(process.execPath, [bin, 'sandbox', '--port', '0'], {
-    stdio: ['ignore', 'pipe', 'ignore'],
-  });
-  const kill = (): void => {
-    child.kill('SIGTERM');
-  };
-  process.once('exit', kill);
-  const stdout = child.stdout;
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the sandbox did not start within 20 s')), 20_000);
-    let text = '';
-    stdout.setEncoding('utf8');
-    stdout.on('data', (chunk: string) => {
-      text += chunk;
-      const line = /^(https?:\/\/\S+)\n/.exec(text)?.[1];
-      if (line !== undefined) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the sandbox exited (${String(code)}) before printing its URL`));
-    });
-  });
-  stdout.resume();
-  return {
-    url,
-    cpuMicros: () => (child.pid === undefined ? undefined : processCpuMicros(child.pid)),
-    close: () => {
-      process.removeListener('exit', kill);
-      kill();
-    },
-  };
-}
-
-/**
- * CPU time (user + system) of another process, from Linux's /proc (clock ticks of 10 ms, USER_HZ 100); undefined
- * elsewhere. Enough, summed over batches, to show how much of each request the sandbox itself costs.
- */
-function processCpuMicros(pid: number): number | undefined {
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    // Fields 14 and 15 of stat(5), counted after the command name: utime and stime.
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return undefined;
-  }
 }
 
 /** Wall and CPU time of `total` calls of `one`, with `concurrency` of them in flight at once. */
@@ -327,7 +264,7 @@ const authorize: Benchmark = {
       ];
     } finally {
       await client.close();
-      sandbox.close();
+      await sandbox.close();
     }
   },
 };

@@ -10,13 +10,12 @@
  * left out elsewhere): `sandboxCpuMicrosPerRequest` is what one authorization costs the sandbox, the figure that
  * decides whether it can keep up with a client.
  */
-import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { DEMO_MERCHANT } from '../src/sandbox/index.js';
 import { signRequest } from '../src/sandbox/request-signer.js';
 import { samplePayment } from '../src/sandbox/sample-requests.js';
+import { serverProcess, type ServerProcess } from './server-process.js';
 import { ratioOf, type Benchmark, type BenchOptions, type BenchResult } from './types.js';
 
 const CONCURRENCY = 50;
@@ -36,69 +35,6 @@ server.listen(0, '127.0.0.1', () => process.stdout.write('http://127.0.0.1:' + s
 process.on('SIGTERM', () => process.exit(0));
 `;
 
-interface ServerProcess {
-  url: string;
-  /** CPU time (user + system) of the process so far, in microseconds; undefined without /proc. */
-  cpuMicros(): number | undefined;
-  close(): Promise<void>;
-}
-
-/** CPU time of another process from /proc/PID/stat (utime + stime, clock ticks of 10 ms); undefined elsewhere. */
-function processCpuMicros(pid: number | undefined): number | undefined {
-  if (pid === undefined) return undefined;
-  try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
-    return (Number(fields[11]) + Number(fields[12])) * 10_000;
-  } catch {
-    return undefined;
-  }
-}
-
-/** Starts `args` under this Node and waits for the base URL it prints on its first stdout line. */
-async function serverProcess(args: string[]): Promise<ServerProcess> {
-  const child: ChildProcess = spawn(process.execPath, args, { stdio: ['ignore', 'pipe', 'ignore'] });
-  const kill = (): void => {
-    child.kill('SIGTERM');
-  };
-  process.once('exit', kill);
-  const stdout = child.stdout;
-  if (!stdout) throw new Error('no stdout from the server process');
-  const url = await new Promise<string>((resolve, reject) => {
-    const timer = setTimeout(() => reject(new Error('the server did not start within 20 s')), 20_000);
-    let text = '';
-    stdout.setEncoding('utf8');
-    stdout.on('data', (chunk: string) => {
-      text += chunk;
-      const line = /^(https?:\/\/\S+)\n/.exec(text)?.[1];
-      if (line !== undefined) {
-        clearTimeout(timer);
-        resolve(line);
-      }
-    });
-    child.once('exit', (code) => {
-      clearTimeout(timer);
-      reject(new Error(`the server exited (${String(code)}) before printing its URL`));
-    });
-  });
-  stdout.resume();
-  return {
-    url,
-    cpuMicros: () => processCpuMicros(child.pid),
-    close: async () => {
-      process.removeListener('exit', kill);
-      if (child.exitCode !== null || child.signalCode !== null) return;
-      const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()));
-      kill();
-      await exited;
-    },
-  };
-}
-
-/**
- * Sends `total` signed authorizations from `CONCURRENCY` clients; returns requests per second, failures, and the
- * server's CPU time per request over the run.
- */
 async function drive(
   server: ServerProcess,
   total: number,

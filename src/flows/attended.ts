@@ -1,7 +1,14 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
-import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import {
+  emptyView,
+  failureText,
+  unsuccessfulTransaction,
+  type FlowEvent,
+  type FlowInput,
+  type ViewContext,
+} from './models.js';
 import { dccReceiptLines } from './dcc.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -142,17 +149,7 @@ export const attendedMachine = setup({
               assign(({ context }) => ({ message: context.mode === 'sale' ? 'Paid' : 'Credited' })),
             ],
           },
-          {
-            guard: ({ event }) => event.output.kind === 'cancelled',
-            target: 'idle',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          {
-            guard: ({ event }) => event.output.kind === 'declined',
-            target: 'declined',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+          ...unsuccessfulTransaction(),
         ],
       },
       on: {

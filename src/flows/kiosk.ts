@@ -1,7 +1,14 @@
 import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
 import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.js';
 import type { FlowClock } from './effects.js';
-import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import {
+  emptyView,
+  failureText,
+  unsuccessfulTransaction,
+  type FlowEvent,
+  type FlowInput,
+  type ViewContext,
+} from './models.js';
 import { dccReceiptLines } from './dcc.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -203,17 +210,7 @@ export const kioskMachine = setup({
               assign({ message: 'Paid: have a good journey' }),
             ],
           },
-          {
-            guard: ({ event }) => event.output.kind === 'cancelled',
-            target: 'idle',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          {
-            guard: ({ event }) => event.output.kind === 'declined',
-            target: 'declined',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+          ...unsuccessfulTransaction(),
         ],
       },
       on: {

@@ -106,3 +106,27 @@ export function failureText(result: TransactionResult): { message: string; reaso
 export function cardOf(result: TransactionResult): CardSummary | undefined {
   return result.card;
 }
+
+type TransactionDone = { event: { output: TransactionResult } };
+const noteResult = { type: 'noteResult' as const, params: ({ event }: TransactionDone) => event.output };
+
+/**
+ * The `onDone` branches a model takes when its transaction did not succeed: a cancel goes back to `idle`, a decline
+ * to `declined`, anything else to `failed`, each noting the result for the screen (the model's `noteResult` action).
+ * The model puts its own approved branch first.
+ */
+export function unsuccessfulTransaction() {
+  return [
+    {
+      guard: ({ event }: TransactionDone) => event.output.kind === 'cancelled',
+      target: 'idle',
+      actions: noteResult,
+    },
+    {
+      guard: ({ event }: TransactionDone) => event.output.kind === 'declined',
+      target: 'declined',
+      actions: noteResult,
+    },
+    { target: 'failed', actions: noteResult },
+  ];
+}

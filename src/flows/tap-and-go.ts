@@ -8,7 +8,14 @@ import {
   type ReadCardInput,
   type ReceiptData,
 } from './effects.js';
-import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import {
+  emptyView,
+  failureText,
+  unsuccessfulTransaction,
+  type FlowEvent,
+  type FlowInput,
+  type ViewContext,
+} from './models.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween } from './tariff.js';
@@ -140,17 +147,7 @@ export const tapAndGoMachine = setup({
                   : context.cardRefs,
             })),
           },
-          {
-            guard: ({ event }) => event.output.kind === 'cancelled',
-            target: 'idle',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          {
-            guard: ({ event }) => event.output.kind === 'declined',
-            target: 'declined',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+          ...unsuccessfulTransaction(),
         ],
       },
       on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
@@ -211,17 +208,7 @@ export const tapAndGoMachine = setup({
               };
             }),
           },
-          {
-            guard: ({ event }) => event.output.kind === 'cancelled',
-            target: 'idle',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          {
-            guard: ({ event }) => event.output.kind === 'declined',
-            target: 'declined',
-            actions: { type: 'noteResult', params: ({ event }) => event.output },
-          },
-          { target: 'failed', actions: { type: 'noteResult', params: ({ event }) => event.output } },
+          ...unsuccessfulTransaction(),
         ],
       },
       on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },

@@ -156,6 +156,16 @@ function approved(tx: LedgerTransaction): boolean {
   return tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || tx.status === 'PENDING';
 }
 
+/**
+ * The fault an amount trigger selects for a follow-on that cannot decline or be partial (capture, refund): only
+ * parking (card-present) requests react to triggers.
+ */
+function followOnFault(parking: boolean, amount: number): FaultKind | undefined {
+  if (!parking) return undefined;
+  const trigger = amountTrigger(amount, { canDecline: false, canBePartial: false });
+  return trigger.kind === 'fault' ? trigger.fault : undefined;
+}
+
 /** Effective captured amount: a voided capture or sale has moved nothing. */
 function effectiveCaptured(tx: LedgerTransaction): number {
   return tx.voided ? 0 : tx.amounts.captured;
@@ -739,15 +749,9 @@ export class PaymentService {
         'a capture cannot be for 0',
         'orderInformation.amountDetails.totalAmount',
       );
-    const trigger: TriggerOutcome = parking
-      ? amountTrigger(amount, { canDecline: false, canBePartial: false })
-      : { kind: 'approve' };
-    let fault: FaultKind | undefined;
-    if (trigger.kind === 'fault') {
-      if (faultBeforeCommit(trigger.fault))
-        return { httpStatus: 0, body: {}, created: [], touched: [auth], fault: trigger.fault };
-      fault = trigger.fault;
-    }
+    const fault = followOnFault(parking, amount);
+    if (fault !== undefined && faultBeforeCommit(fault))
+      return { httpStatus: 0, body: {}, created: [], touched: [auth], fault };
     const partialReversal = remaining - amount;
     const tx = this.newTx(call, 'capture', auth.currency, {
       parentId: auth.id,
@@ -1155,15 +1159,9 @@ export class PaymentService {
         'refunds may not exceed the captured amount',
         'orderInformation.amountDetails.totalAmount',
       );
-    const trigger: TriggerOutcome = parking
-      ? amountTrigger(amount, { canDecline: false, canBePartial: false })
-      : { kind: 'approve' };
-    let fault: FaultKind | undefined;
-    if (trigger.kind === 'fault') {
-      if (faultBeforeCommit(trigger.fault))
-        return { httpStatus: 0, body: {}, created: [], touched: [target], fault: trigger.fault };
-      fault = trigger.fault;
-    }
+    const fault = followOnFault(parking, amount);
+    if (fault !== undefined && faultBeforeCommit(fault))
+      return { httpStatus: 0, body: {}, created: [], touched: [target], fault };
     const tx = this.newTx(call, 'refund', target.currency, {
       parentId: target.id,
       status: 'PENDING',

@@ -148,7 +148,11 @@ describe('encryptedFileTokenStore', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'tok-')), 'tokens.enc');
     const store = encryptedFileTokenStore(path, Buffer.alloc(32, 3));
     store.save(tokens(1));
-    expect(readFileSync(path, 'utf8')).not.toContain('R1');
+    // Only the envelope is in clear; a token or its field names in the file would mean plaintext (a two-letter value
+    // like "R1" can appear in base64 ciphertext by chance, a field name cannot).
+    const file = readFileSync(path, 'utf8');
+    expect(Object.keys(JSON.parse(file) as object).sort()).toEqual(['data', 'iv', 'tag', 'v']);
+    for (const clear of ['refreshToken', 'accessToken', 'ExpiresAt']) expect(file).not.toContain(clear);
     expect(store.load()?.refreshToken).toBe('R1');
     expect(encryptedFileTokenStore(path, Buffer.alloc(32, 4)).load()).toBeUndefined();
   });

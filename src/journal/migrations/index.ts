@@ -3,12 +3,22 @@ import { JournalError } from '../errors.js';
 import { migration0001 } from './0001-journal.js';
 import { migration0002 } from './0002-offline-queue.js';
 import { migration0003 } from './0003-resolution-links.js';
+import { migration0004 } from './0004-holds.js';
+import { migration0005 } from './0005-authorization-data.js';
+import { migration0006 } from './0006-follow-ups.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
 
 /** Every migration, in order. */
-export const MIGRATIONS: readonly Migration[] = [migration0001, migration0002, migration0003];
+export const MIGRATIONS: readonly Migration[] = [
+  migration0001,
+  migration0002,
+  migration0003,
+  migration0004,
+  migration0005,
+  migration0006,
+];
 
 /** The schema version a fully migrated database has. */
 export const LATEST_VERSION = MIGRATIONS.length;

@@ -7,7 +7,7 @@
  */
 import type { AuthResult } from './auth.js';
 import { decodeEmvTags, type DecodedTag } from './emv-rules.js';
-import type { LedgerRequest } from './store.js';
+import type { FiledRequest, LedgerRequest } from './store.js';
 import type { FaultKind } from './triggers.js';
 
 /** The received headers, as node:http gives them. */
@@ -26,7 +26,7 @@ export function recordedHeaders(headers: ReceivedHeaders): Record<string, string
 }
 
 /** One API request as filed; {@link RequestRecord.view} is the ledger's form of it. */
-export class RequestRecord {
+export class RequestRecord implements FiledRequest {
   /** HTTP status the sandbox meant to answer (before a fault replaced or dropped it). */
   httpStatus = 0;
   /** The answer body (the transaction's own answer object when one was committed). */

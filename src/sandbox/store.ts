@@ -7,7 +7,6 @@ import Database from 'better-sqlite3';
 import { SandboxError } from './errors.js';
 import type { AuthScheme } from './auth.js';
 import type { DecodedTag } from './emv-rules.js';
-import type { RequestRecord } from './request-record.js';
 import type { FaultKind } from './triggers.js';
 
 /** The services a ledger transaction can be. */
@@ -46,6 +45,15 @@ export interface LedgerRequest {
   fault?: FaultKind;
   /** False when the client did not get a usable answer (fault, or the connection closed before the answer). */
   delivered: boolean;
+}
+
+/**
+ * A request as the server files it: flat data that becomes its {@link LedgerRequest} only when the ledger is read
+ * (`request-record.ts` says why). The store asks no more of it, so it does not depend on how a record is kept.
+ */
+export interface FiledRequest {
+  /** The ledger's form of the request; the same object on every call, kept in step with later changes. */
+  view(): LedgerRequest;
 }
 
 /** Amounts of a transaction in minor units of `currency`. */
@@ -114,7 +122,7 @@ export class SandboxStore {
    */
   readonly unmatched: LedgerRequest[] = [];
   /** Filed requests not yet in their transaction's `requests` (or `unmatched`), in arrival order. */
-  private pending: Array<{ owner: LedgerTransaction | undefined; record: RequestRecord }> = [];
+  private pending: Array<{ owner: LedgerTransaction | undefined; record: FiledRequest }> = [];
   private readonly others = new Map<string, Map<string, unknown>>();
   private db: Database.Database | undefined;
   private upsert: Database.Statement | undefined;
@@ -194,7 +202,7 @@ export class SandboxStore {
    * `owner.requests` / {@link unmatched} at the next {@link flushRequests}, when the ledger is read; with a data
    * file, at once, so that it is durable when this returns.
    */
-  fileRequest(owner: LedgerTransaction | undefined, record: RequestRecord): void {
+  fileRequest(owner: LedgerTransaction | undefined, record: FiledRequest): void {
     if (this.db === undefined) {
       this.pending.push({ owner, record });
       return;
@@ -210,7 +218,7 @@ export class SandboxStore {
     for (const { owner, record } of pending) this.place(owner, record);
   }
 
-  private place(owner: LedgerTransaction | undefined, record: RequestRecord): void {
+  private place(owner: LedgerTransaction | undefined, record: FiledRequest): void {
     const req = record.view();
     if (owner) {
       owner.requests.push(req);

@@ -53,6 +53,16 @@ describe('configuration', () => {
     expect(() => parseConfig({ reader: { kind: 'usb' } }, 'f.json')).toThrow(/reader\.kind/);
   });
 
+  it('has the meter pre-authorize the maximum stay unless the tariff says chosen', () => {
+    expect(loadConfig().tariff.meterAuthorization).toBe('maximum');
+    expect(
+      parseConfig({ tariff: { meterAuthorization: 'chosen' } }, 'f.json').tariff.meterAuthorization,
+    ).toBe('chosen');
+    expect(() => parseConfig({ tariff: { meterAuthorization: 'duration' } }, 'f.json')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'tariff.meterAuthorization' }),
+    );
+  });
+
   it('reports unreadable and malformed files as ConfigError', () => {
     expect(() => loadConfigFile('/nonexistent/config.json')).toThrow(ConfigError);
     expect(() => loadConfigFile(tmpFile('bad.json', '{ nope'))).toThrow(/CONFIG|not valid/);

@@ -186,6 +186,14 @@ export const tariffSchema = z
     tapAndGoHoldMinor: z.number().int().positive().default(2_000),
     /** Whether the meter may use incremental authorizations (otherwise a new pre-authorization). */
     allowIncremental: z.boolean().default(true),
+    /**
+     * What the meter pre-authorizes. `maximum` (spec 001, Card-present parking: "pre-authorize maximum time, capture
+     * actual, reverse unused"): the price of `maxStayMinutes`, so that the actual stay, overstay included, is captured
+     * at its real price and an extension needs no further authorization. `chosen`: the price of the chosen duration,
+     * for markets that sell fixed time; an extension is an incremental authorization (or a new pre-authorization) and
+     * the capture never exceeds what was bought.
+     */
+    meterAuthorization: z.enum(['maximum', 'chosen']).default('maximum'),
   })
   .prefault({});
 

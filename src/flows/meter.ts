@@ -1,10 +1,17 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
+import { formatMoney } from '../money/index.js';
 import { dccReceiptLines } from './dcc.js';
 import type { CardType, DccSelection, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
-import { feeForStay, priceForDuration, stayMinutesBetween, TariffError } from './tariff.js';
+import {
+  feeForStay,
+  meterAuthorizationMinor,
+  priceForDuration,
+  stayMinutesBetween,
+  TariffError,
+} from './tariff.js';
 import { transactionMachine, type TransactionRequest, type TransactionResult } from './transaction.js';
 import type { FlowClock } from './effects.js';
 
@@ -12,12 +19,18 @@ import type { FlowClock } from './effects.js';
  * On-street meter (spec 001, "Card-present parking": pre-authorize the maximum time, capture the actual, reverse the
  * unused, incremental authorization on extension).
  *
- * idle → choose-duration → confirm → pre-authorization (Parking Auth) → session. In the session: EXTEND buys more time
- * with an incremental authorization (Parking Incremental Auth), or with a second pre-authorization when the
- * configuration or the card's network allows no incrementals; END_SESSION charges the fee of the actual stay — a
- * capture of each hold (Parking Capture, or Parking Capture Less Than Auth when lower: the gateway reverses the rest
- * itself, gateway.md §7) or a REVERSAL of a hold nothing is owed on. A session left open for the capture window is
- * reversed automatically (`captureWindow` delay, tariff.captureWindowMinutes).
+ * idle → choose-duration → confirm → pre-authorization (Parking Auth) → session. What is pre-authorized follows
+ * tariff.meterAuthorization (src/flows/tariff.ts, `meterAuthorizationMinor`):
+ * - `maximum` (the default, spec 001): the price of the maximum stay, whatever duration was chosen. The chosen
+ *   duration is the time shown as paid for; an EXTEND within the maximum stay is covered by the hold and sends nothing.
+ * - `chosen` (markets that sell fixed time): the price of the chosen duration. EXTEND buys more time with an
+ *   incremental authorization (Parking Incremental Auth), or with a second pre-authorization when the configuration or
+ *   the card's network allows no incrementals.
+ * No EXTEND goes beyond the maximum stay. END_SESSION charges the fee of the actual stay (an overstay at its real
+ * price), never more than is held: a capture of each hold (Parking Capture, or Parking Capture Less Than Auth when
+ * lower: the gateway reverses the rest itself, spec 001 and gateway.md §7) or a REVERSAL of a hold nothing is owed
+ * on. A session left open for the capture window is reversed automatically (`captureWindow` delay,
+ * tariff.captureWindowMinutes).
  */
 
 /** One authorization held for the session. */
@@ -98,6 +111,40 @@ function priceOr(settings: FlowSettings, minutes: number): number | undefined {
   }
 }
 
+function money(context: Ctx, minor: number): string {
+  return formatMoney(minor, context.settings.currency);
+}
+
+/** The confirm screen: the chosen time, its price and — when it differs — what the card is asked to hold. */
+function confirmText(context: Ctx, minutes: number, holdMinor: number): string {
+  const price = priceOr(context.settings, minutes) ?? 0;
+  const text = `Park for ${minutes} minutes: ${money(context, price)}`;
+  switch (context.settings.tariff.meterAuthorization) {
+    case 'maximum':
+      return (
+        `${text}. ${money(context, holdMinor)} (the longest stay, ${context.settings.tariff.maxStayMinutes} ` +
+        'minutes) will be held on your card: you pay only for the time you park, the rest is released'
+      );
+    case 'chosen':
+      return text;
+  }
+}
+
+/** The session screen: what is held and what the time paid for costs (the fee of the actual stay is charged). */
+function sessionText(context: Ctx, heldMinor: number, paidMinutes: number, opening: string): string {
+  switch (context.settings.tariff.meterAuthorization) {
+    case 'maximum': {
+      const price = priceOr(context.settings, paidMinutes) ?? 0;
+      return (
+        `${opening}: ${money(context, heldMinor)} held on your card; ${paidMinutes} minutes cost ` +
+        `${money(context, price)}, you pay for the time you park`
+      );
+    }
+    case 'chosen':
+      return opening;
+  }
+}
+
 function sessionView(context: Ctx): ViewContext['session'] {
   if (context.startedAtMs === undefined) return undefined;
   const first = context.holds[0];
@@ -173,12 +220,16 @@ export const meterMachine = setup({
       const price = priceOr(context.settings, event.minutes);
       return price !== undefined && price > 0;
     },
+    // Never beyond the maximum stay: priceForDuration refuses a duration above tariff.maxStayMinutes.
     validExtension: ({ context, event }) =>
       event.type === 'EXTEND' &&
       Number.isSafeInteger(event.minutes) &&
       event.minutes > 0 &&
       priceOr(context.settings, context.paidMinutes + event.minutes) !== undefined,
-    extensionIsFree: ({ context }) =>
+    // The holds already cover the longer stay. With tariff.meterAuthorization `maximum` this is every valid
+    // extension (the hold is the price of the maximum stay, and validExtension keeps the stay within it): no
+    // incremental authorization is needed (spec 001: pre-authorize the maximum time).
+    extensionCoveredByHolds: ({ context }) =>
       (priceOr(context.settings, context.paidMinutes + context.minutes) ?? 0) <= totalAuthorized(context),
     incrementalAllowed: ({ context }) => {
       const hold = lastHold(context);
@@ -247,11 +298,15 @@ export const meterMachine = setup({
         CHOOSE_DURATION: {
           guard: 'validDuration',
           target: 'confirming',
-          actions: assign(({ context, event }) => ({
-            minutes: event.minutes,
-            amountMinor: priceForDuration(context.settings.tariff, event.minutes),
-            message: `Park for ${event.minutes} minutes`,
-          })),
+          actions: assign(({ context, event }) => {
+            // What the card is asked to hold (tariff.meterAuthorization): the confirm screen shows it as the amount.
+            const holdMinor = meterAuthorizationMinor(context.settings.tariff, event.minutes);
+            return {
+              minutes: event.minutes,
+              amountMinor: holdMinor,
+              message: confirmText(context, event.minutes, holdMinor),
+            };
+          }),
         },
         CANCEL: 'idle',
       },
@@ -280,7 +335,7 @@ export const meterMachine = setup({
                 maskedPan: hold.maskedPan,
                 paidMinutes: context.minutes,
                 startedAtMs: context.clock.now(),
-                message: 'Parking session open',
+                message: sessionText(context, hold.authorizedMinor, context.minutes, 'Parking session open'),
                 reason: 'APPROVED',
               };
             }),
@@ -354,9 +409,18 @@ export const meterMachine = setup({
       tags: ['processing'],
       always: [
         {
-          guard: 'extensionIsFree',
+          guard: 'extensionCoveredByHolds',
           target: 'session',
-          actions: assign({ paidMinutes: ({ context }) => context.paidMinutes + context.minutes }),
+          actions: assign(({ context }) => ({
+            paidMinutes: context.paidMinutes + context.minutes,
+            message: sessionText(
+              context,
+              totalAuthorized(context),
+              context.paidMinutes + context.minutes,
+              `Extended by ${context.minutes} minutes`,
+            ),
+            reason: 'APPROVED',
+          })),
         },
         { guard: 'incrementalAllowed', target: 'incrementing' },
         { target: 'reauthorizing' },

@@ -6,6 +6,7 @@ import {
   feeBetween,
   feeForStay,
   lostTicketFee,
+  meterAuthorizationMinor,
   priceForDuration,
   stayMinutesBetween,
   TariffError,
@@ -112,6 +113,23 @@ describe('tariff engine', () => {
     );
   });
 
+  it('has the meter pre-authorize the price of the maximum stay, or of the chosen duration when configured', () => {
+    expect(base.meterAuthorization).toBe('maximum');
+    // 240 minutes: 400 for the first hour, then 6 × 150.
+    expect(meterAuthorizationMinor(base, 30)).toBe(1_300);
+    expect(meterAuthorizationMinor({ ...base, meterAuthorization: 'chosen' }, 30)).toBe(200);
+    // The daily cap applies to the maximum as to any price of the tariff.
+    expect(meterAuthorizationMinor({ ...base, maxStayMinutes: 1_440 }, 30)).toBe(2_000);
+    for (const meterAuthorization of ['maximum', 'chosen'] as const) {
+      expect(() => meterAuthorizationMinor({ ...base, meterAuthorization }, 241)).toThrow(
+        expect.objectContaining({ code: 'TARIFF_ABOVE_MAX_STAY' }),
+      );
+      expect(() => meterAuthorizationMinor({ ...base, meterAuthorization }, 1.5)).toThrow(
+        expect.objectContaining({ code: 'TARIFF_INVALID_STAY' }),
+      );
+    }
+  });
+
   it('returns the configured lost-ticket fee', () => {
     expect(lostTicketFee(base)).toBe(3_000);
   });
@@ -163,6 +181,19 @@ describe('tariff engine', () => {
         fc.property(tariffArb, stayArb, (tariff, stay) => {
           const minutes = Math.min(stay, tariff.maxStayMinutes);
           return priceForDuration(tariff, minutes) >= feeForStay(tariff, minutes);
+        }),
+      );
+    });
+
+    it('pre-authorizes at the maximum enough for the fee of any stay up to the maximum stay', () => {
+      fc.assert(
+        fc.property(tariffArb, stayArb, stayArb, (tariff, chosen, stay) => {
+          const minutes = Math.min(chosen, tariff.maxStayMinutes);
+          const held = meterAuthorizationMinor({ ...tariff, meterAuthorization: 'maximum' }, minutes);
+          return (
+            held >= meterAuthorizationMinor({ ...tariff, meterAuthorization: 'chosen' }, minutes) &&
+            held >= feeForStay(tariff, Math.min(stay, tariff.maxStayMinutes))
+          );
         }),
       );
     });

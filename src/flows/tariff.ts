@@ -12,6 +12,8 @@ import type { Config } from '../config/index.js';
  *   (0 = no cap).
  * - A stay of at most `graceMinutes` is free (the kiosk exit and the meter end of session).
  * - The meter sells durations of at most `maxStayMinutes`; a lost ticket costs `lostTicketFeeMinor`.
+ * - The meter pre-authorizes the price of `maxStayMinutes` (`meterAuthorization: maximum`) or of the chosen
+ *   duration (`chosen`).
  */
 
 export type TariffConfig = Config['tariff'];
@@ -141,6 +143,25 @@ export function priceForDuration(tariff: TariffConfig, minutes: number): number 
     );
   }
   return priceOfMinutes(tariff, minutes);
+}
+
+/**
+ * What the meter pre-authorizes for a chosen duration, minor units (tariff.meterAuthorization):
+ * - `maximum` (spec 001, Card-present parking: "pre-authorize maximum time, capture actual, reverse unused"): the
+ *   price of `maxStayMinutes` — daily cap included, as {@link priceForDuration} prices any duration — whatever the
+ *   chosen duration; the capture of the actual stay is then at most that.
+ * - `chosen`: the price of the chosen duration (markets that sell fixed time).
+ * Throws like {@link priceForDuration} for a chosen duration that is not a whole number of minutes or is above the
+ * maximum stay, in both modes.
+ */
+export function meterAuthorizationMinor(tariff: TariffConfig, chosenMinutes: number): number {
+  const chosen = priceForDuration(tariff, chosenMinutes);
+  switch (tariff.meterAuthorization) {
+    case 'maximum':
+      return priceForDuration(tariff, tariff.maxStayMinutes);
+    case 'chosen':
+      return chosen;
+  }
 }
 
 /** Fee of a lost ticket, minor units. */

@@ -109,12 +109,17 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
     }));
   }
   if (screen === 'session' && actions.includes('EXTEND')) {
-    // Extensions on offer: the minutes added and what they add to the price, up to the longest stay sold.
+    // Extensions on offer: the minutes added and what they add to the price, never beyond the longest stay sold
+    // (the meter refuses more). The time left up to it is always one of them, so that the last minutes can be bought.
     const tariff = context.settings.tariff;
     const paid = priceForDuration(tariff, paidMinutes);
-    view.durations = durationOptions(tariff)
-      .filter((minutes) => paidMinutes + minutes <= tariff.maxStayMinutes)
-      .map((minutes) => ({ minutes, amountMinor: priceForDuration(tariff, paidMinutes + minutes) - paid }));
+    const left = tariff.maxStayMinutes - paidMinutes;
+    const offered = durationOptions(tariff).filter((minutes) => minutes < left);
+    if (left > 0) offered.push(left);
+    view.durations = offered.map((minutes) => ({
+      minutes,
+      amountMinor: priceForDuration(tariff, paidMinutes + minutes) - paid,
+    }));
   }
   return view;
 }

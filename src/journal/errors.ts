@@ -23,7 +23,12 @@ export type JournalErrorCode =
   /** The journal was closed. */
   | 'JOURNAL_CLOSED'
   /** Recovery was stopped (shutdown) before every entry was resolved. */
-  | 'RECOVERY_ABORTED';
+  | 'RECOVERY_ABORTED'
+  /**
+   * A side file of an earlier version (holds.json, authorization-tags.json) cannot be read or decrypted; the message
+   * names the file, which is left in place and nothing of it is imported.
+   */
+  | 'JOURNAL_IMPORT';
 
 export class JournalError extends Error {
   override readonly name: string = 'JournalError';

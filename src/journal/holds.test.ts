@@ -1,0 +1,246 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { JournalError } from './errors.js';
+import { HoldStore, type StoredHold } from './holds.js';
+import { openJournal, type SqliteJournal } from './journal.js';
+
+const journals: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of journals.splice(0)) j.close();
+});
+
+const T0 = Date.parse('2030-01-01T08:00:00Z');
+let t = T0;
+const now = (): Date => new Date(t);
+
+function setup(path = ':memory:') {
+  const journal = openJournal(path, { now });
+  journals.push(journal);
+  return { journal, holds: new HoldStore(journal) };
+}
+
+function hold(id: string, over: Partial<StoredHold> = {}): StoredHold {
+  return {
+    holdId: id,
+    fingerprint: `fp-${id}`,
+    maskedPan: '411111******1111',
+    gatewayId: `7000000000000000000${id.length}`,
+    transactionId: id,
+    authorizedMinor: 2_000,
+    currency: 'GBP',
+    cardRef: `card_${id}`,
+    includeEmvTags: true,
+    enteredAtMs: T0,
+    expiresAtMs: T0 + 3_600_000,
+    ...over,
+  };
+}
+
+/** The message of what made the journal refuse to commit (`atomically` wraps a foreign throw as JOURNAL_IO). */
+function causeOf(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof JournalError && e.cause instanceof Error) return e.cause.message;
+    throw e;
+  }
+  throw new Error('expected a throw');
+}
+
+function preauth(transactionId: string) {
+  return {
+    transactionId,
+    service: 'preauth',
+    comments: 'Parking Auth',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from('{}'),
+    amountMinor: 2_000,
+    currency: 'GBP',
+    moneyMoving: true,
+  } as const;
+}
+
+describe('HoldStore', () => {
+  it('opens, finds and claims a hold by fingerprint once', () => {
+    const { holds } = setup();
+    const h = hold('H1');
+    holds.open(h);
+    expect(holds.has('H1')).toBe(true);
+    expect(holds.get('H1')).toEqual(h);
+    expect(holds.size).toBe(1);
+    expect(holds.unclaimed()).toEqual([h]);
+
+    expect(holds.claim('fp-H1')).toEqual(h);
+    // Claimed: out of the expiry watch, still open, not claimable twice.
+    expect(holds.unclaimed()).toEqual([]);
+    expect(holds.has('H1')).toBe(true);
+    expect(holds.claim('fp-H1')).toBeNull();
+    expect(holds.claimById('H1')).toBeNull();
+    expect(holds.claim('fp-other')).toBeNull();
+    expect(holds.claim('')).toBeNull();
+  });
+
+  it('claims the oldest open hold of a card that entered twice', () => {
+    const { holds } = setup();
+    holds.open(hold('H2', { fingerprint: 'fp', enteredAtMs: T0 + 5 }));
+    holds.open(hold('H1', { fingerprint: 'fp', enteredAtMs: T0 }));
+    expect(holds.claim('fp')?.holdId).toBe('H1');
+    expect(holds.claim('fp')?.holdId).toBe('H2');
+    expect(holds.claim('fp')).toBeNull();
+  });
+
+  it('closes a captured or reversed hold for good and keeps the first resolution', () => {
+    const { holds, journal } = setup();
+    const h = hold('H1');
+    holds.open(h);
+    t = T0 + 60_000;
+    holds.close(h, 'captured');
+    expect(holds.has('H1')).toBe(false);
+    expect(holds.get('H1')).toBeUndefined();
+    expect(holds.size).toBe(0);
+    expect(holds.claimById('H1')).toBeNull();
+    // A late `returned` must not revive a settled authorization.
+    holds.close(h, 'returned');
+    holds.close(h, 'reversed');
+    expect(holds.has('H1')).toBe(false);
+    expect(
+      journal.db.prepare('SELECT closed_at, resolution, claimed FROM holds WHERE hold_id = ?').get('H1'),
+    ).toEqual({ closed_at: T0 + 60_000, resolution: 'captured', claimed: 0 });
+    expect(() => holds.open(h)).toThrowError(expect.objectContaining({ code: 'JOURNAL_DUPLICATE' }) as Error);
+  });
+
+  it('puts a returned hold back under watch with the fields passed', () => {
+    const { holds } = setup();
+    holds.open(hold('H1'));
+    const claimed = holds.claimById('H1');
+    expect(claimed).not.toBeNull();
+    const grown = { ...hold('H1'), authorizedMinor: 3_500 };
+    holds.close(grown, 'returned');
+    expect(holds.unclaimed()).toEqual([grown]);
+    expect(holds.claimById('H1')).toEqual(grown);
+  });
+
+  it('re-opening an open hold replaces it and releases its claim', () => {
+    const { holds } = setup();
+    holds.open(hold('H1'));
+    holds.claim('fp-H1');
+    holds.open(hold('H1', { expiresAtMs: T0 + 1 }));
+    expect(holds.unclaimed()).toEqual([hold('H1', { expiresAtMs: T0 + 1 })]);
+    expect(holds.size).toBe(1);
+  });
+
+  it('drops an open hold, claimed or not, once', () => {
+    const { holds } = setup();
+    holds.open(hold('H1'));
+    holds.open(hold('H2'));
+    holds.claim('fp-H2');
+    expect(holds.drop('H1')).toBe(true);
+    expect(holds.drop('H2')).toBe(true);
+    expect(holds.drop('H1')).toBe(false);
+    expect(holds.drop('nope')).toBe(false);
+    expect(holds.size).toBe(0);
+  });
+
+  it('keeps holds across a restart and puts holds claimed at the crash back under watch', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'holds-')), 'journal.db');
+    const first = setup(path);
+    first.holds.open(hold('H1'));
+    first.holds.open(hold('H2'));
+    first.holds.open(hold('H3'));
+    first.holds.claim('fp-H1');
+    first.holds.close(hold('H3'), 'reversed');
+    first.journal.close();
+
+    const second = setup(path);
+    expect(second.holds.unclaimed().map((h) => h.holdId)).toEqual(['H1', 'H2']);
+    expect(second.holds.claim('fp-H1')).toEqual(hold('H1'));
+  });
+
+  it('commits a hold with the journal outcome that opens it, or not at all', () => {
+    const { holds, journal } = setup();
+    const entry = journal.begin(preauth('H1'));
+    journal.markSent(entry.id);
+    expect(
+      causeOf(() =>
+        journal.atomically(true, () => {
+          journal.recordOutcome(entry.id, { state: 'approved', gatewayId: '7000000000000000000002' });
+          holds.open(hold('H1'));
+          throw new Error('crash before the commit');
+        }),
+      ),
+    ).toBe('crash before the commit');
+    expect(holds.has('H1')).toBe(false);
+    expect(holds.size).toBe(0);
+    expect(journal.get(entry.id)?.state).toBe('sent');
+
+    journal.atomically(true, () => {
+      journal.recordOutcome(entry.id, { state: 'approved', gatewayId: '7000000000000000000002' });
+      holds.open(hold('H1'));
+    });
+    expect(holds.has('H1')).toBe(true);
+    expect(journal.get(entry.id)?.state).toBe('approved');
+  });
+
+  it('closes a hold in the same transaction as the outcome that settles it, or not at all', () => {
+    const { holds, journal } = setup();
+    holds.open(hold('H1'));
+    holds.claim('fp-H1');
+    expect(
+      causeOf(() =>
+        journal.atomically(true, () => {
+          holds.close(hold('H1'), 'captured');
+          throw new Error('capture outcome not written');
+        }),
+      ),
+    ).toBe('capture outcome not written');
+    expect(holds.has('H1')).toBe(true);
+    // The claim was made before the failed transaction and stands.
+    expect(holds.unclaimed()).toEqual([]);
+  });
+
+  it.each([
+    ['a masked PAN showing too many digits', { maskedPan: '41111111****1111' }],
+    ['a PAN as fingerprint', { fingerprint: '4111111111111111' }],
+    ['a PAN as card reference', { cardRef: '5555555555554444' }],
+    ['a fractional amount', { authorizedMinor: 12.5 }],
+    ['a negative amount', { authorizedMinor: -1 }],
+    ['an unknown currency', { currency: 'XXY' }],
+    ['an empty hold id', { holdId: '' }],
+    ['a hold id with spaces', { holdId: 'H 1' }],
+    ['a non-boolean tag flag', { includeEmvTags: 'yes' as unknown as boolean }],
+    ['a bad expiry', { expiresAtMs: Number.NaN }],
+  ])('refuses %s with JOURNAL_INVALID and stores nothing', (_name, over) => {
+    const { holds } = setup();
+    expect(() => holds.open(hold('H1', over))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(holds.size).toBe(0);
+  });
+
+  it('refuses bad arguments and unknown holds with typed errors', () => {
+    const { holds, journal } = setup();
+    expect(() => holds.open(null as unknown as StoredHold)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => holds.close(hold('H1'), 'captured')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_NOT_FOUND' }) as Error,
+    );
+    holds.open(hold('H1'));
+    expect(() => holds.close(hold('H1'), 'lost' as 'captured')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => holds.claim(7 as unknown as string)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    journal.close();
+    expect(() => holds.unclaimed()).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_CLOSED' }) as Error,
+    );
+    expect(() => holds.open(hold('H2'))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_CLOSED' }) as Error,
+    );
+  });
+});

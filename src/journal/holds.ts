@@ -1,0 +1,269 @@
+import type { Statement } from 'better-sqlite3';
+import { JournalError } from './errors.js';
+import {
+  checkBoolean,
+  checkCardKey,
+  checkCurrency,
+  checkEpochMs,
+  checkIdentifier,
+  checkMaskedPan,
+  checkMinor,
+  checkObject,
+  readOn,
+  type JournalConnection,
+} from './field-checks.js';
+
+/**
+ * An open tap-and-go hold. Structurally identical to the flows' `HoldRecord` (src/flows/effects.ts), which the journal
+ * may not import (DESIGN.md, dependency direction): the host passes one for the other.
+ */
+export interface StoredHold {
+  /** Equal to the pre-authorization's transactionId. */
+  holdId: string;
+  /** Keyed fingerprint of the card that entered (never the PAN). */
+  fingerprint: string;
+  /** First 6 and last 4 digits at most. */
+  maskedPan: string;
+  /** The pre-authorization's gateway id (capture and reversal go to it). */
+  gatewayId: string;
+  transactionId: string;
+  /** Authorized total, minor units (grows with incrementals). */
+  authorizedMinor: number;
+  /** ISO 4217 alpha. */
+  currency: string;
+  /** Reference of the in-memory card read kept for the follow-ons (not card data; lost with the process). */
+  cardRef: string;
+  /** Whether the capture and reversal must carry the EMV tags (EMV contact pre-authorization). */
+  includeEmvTags: boolean;
+  /** Epoch milliseconds of the entry. */
+  enteredAtMs: number;
+  /** Epoch milliseconds after which the hold is reversed automatically. */
+  expiresAtMs: number;
+}
+
+/**
+ * How a claimed hold ended: `captured` at the exit, `reversed` at expiry, `returned` when the exit or the expiry
+ * failed and the hold goes back under expiry watch (with the fields passed, e.g. a grown `authorizedMinor`).
+ */
+export type StoredHoldResolution = 'captured' | 'reversed' | 'returned';
+
+interface Row {
+  hold_id: string;
+  fingerprint: string;
+  masked_pan: string;
+  gateway_id: string;
+  transaction_id: string;
+  authorized_minor: number;
+  currency: string;
+  card_ref: string;
+  include_emv_tags: number;
+  entered_at: number;
+  expires_at: number;
+  claimed: number;
+  closed_at: number | null;
+  resolution: string | null;
+}
+
+type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution'>;
+
+function toHold(r: Row): StoredHold {
+  return {
+    holdId: r.hold_id,
+    fingerprint: r.fingerprint,
+    maskedPan: r.masked_pan,
+    gatewayId: r.gateway_id,
+    transactionId: r.transaction_id,
+    authorizedMinor: r.authorized_minor,
+    currency: r.currency,
+    cardRef: r.card_ref,
+    includeEmvTags: r.include_emv_tags === 1,
+    enteredAtMs: r.entered_at,
+    expiresAtMs: r.expires_at,
+  };
+}
+
+/** Refuses a malformed hold, and anything that could put card data into a clear column; returns the row values. */
+export function holdValues(hold: StoredHold): Values {
+  checkObject(hold, 'hold');
+  checkIdentifier(hold.holdId, 'holdId');
+  checkCardKey(hold.fingerprint, 'fingerprint');
+  checkMaskedPan(hold.maskedPan);
+  checkIdentifier(hold.gatewayId, 'gatewayId');
+  checkIdentifier(hold.transactionId, 'transactionId');
+  checkMinor(hold.authorizedMinor, 'authorizedMinor');
+  checkCurrency(hold.currency);
+  checkCardKey(hold.cardRef, 'cardRef');
+  checkBoolean(hold.includeEmvTags, 'includeEmvTags');
+  checkEpochMs(hold.enteredAtMs, 'enteredAtMs');
+  checkEpochMs(hold.expiresAtMs, 'expiresAtMs');
+  return {
+    hold_id: hold.holdId,
+    fingerprint: hold.fingerprint,
+    masked_pan: hold.maskedPan,
+    gateway_id: hold.gatewayId,
+    transaction_id: hold.transactionId,
+    authorized_minor: hold.authorizedMinor,
+    currency: hold.currency,
+    card_ref: hold.cardRef,
+    include_emv_tags: hold.includeEmvTags ? 1 : 0,
+    entered_at: hold.enteredAtMs,
+    expires_at: hold.expiresAtMs,
+  };
+}
+
+/** The statements of the holds table; shared with the import of the former side file. */
+export function holdStatements(connection: JournalConnection) {
+  const db = connection.db;
+  return {
+    get: db.prepare<[string], Row>('SELECT * FROM holds WHERE hold_id = ?'),
+    insert: db.prepare<
+      [Values]
+    >(`INSERT INTO holds (hold_id, fingerprint, masked_pan, gateway_id, transaction_id,
+        authorized_minor, currency, card_ref, include_emv_tags, entered_at, expires_at)
+      VALUES (@hold_id, @fingerprint, @masked_pan, @gateway_id, @transaction_id, @authorized_minor, @currency,
+        @card_ref, @include_emv_tags, @entered_at, @expires_at)`),
+    /** Replaces the fields of an open hold and puts it back under watch. */
+    reopen: db.prepare<[Values]>(`UPDATE holds SET fingerprint = @fingerprint, masked_pan = @masked_pan,
+        gateway_id = @gateway_id, transaction_id = @transaction_id, authorized_minor = @authorized_minor,
+        currency = @currency, card_ref = @card_ref, include_emv_tags = @include_emv_tags, entered_at = @entered_at,
+        expires_at = @expires_at, claimed = 0
+      WHERE hold_id = @hold_id AND closed_at IS NULL`),
+    claimByFingerprint: db.prepare<[string], Row>(`UPDATE holds SET claimed = 1
+      WHERE hold_id = (SELECT hold_id FROM holds WHERE fingerprint = ? AND closed_at IS NULL AND claimed = 0
+        ORDER BY entered_at, rowid LIMIT 1)
+      RETURNING *`),
+    claimById: db.prepare<[string], Row>(
+      'UPDATE holds SET claimed = 1 WHERE hold_id = ? AND closed_at IS NULL AND claimed = 0 RETURNING *',
+    ),
+    close: db.prepare<{ id: string; at: number; resolution: 'captured' | 'reversed' | 'dropped' }>(
+      `UPDATE holds SET claimed = 0, closed_at = @at, resolution = @resolution
+      WHERE hold_id = @id AND closed_at IS NULL`,
+    ),
+    unclaimed: db.prepare<[], Row>(
+      'SELECT * FROM holds WHERE closed_at IS NULL AND claimed = 0 ORDER BY entered_at, rowid',
+    ),
+    releaseClaims: db.prepare('UPDATE holds SET claimed = 0 WHERE claimed = 1 AND closed_at IS NULL'),
+    size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
+  };
+}
+
+/**
+ * Open tap-and-go holds in the journal database (DESIGN.md, money safety rule 6; replaces the side file
+ * `holds.json`). A car that entered before a restart can exit, and a hold is still reversed after the maximum stay.
+ *
+ * Every method is synchronous and writes through {@link JournalConnection.atomically}: called inside
+ * `journal.atomically(true, () => …)` it joins that transaction, so a hold opens or closes in the same commit as the
+ * journal outcome that causes it, or not at all.
+ *
+ * Claims are not durable across a restart: the constructor puts every claimed hold back under watch, because an exit
+ * or expiry interrupted by a crash never completed (its request is resolved by recovery, which drops the hold when
+ * the authorization turns out settled). Construct one store per terminal process, in the process that watches the
+ * holds: another process constructing one would release the terminal's claims.
+ */
+export class HoldStore {
+  private readonly stmts: ReturnType<typeof holdStatements>;
+
+  constructor(private readonly connection: JournalConnection) {
+    this.stmts = holdStatements(connection);
+    connection.atomically(true, () => this.stmts.releaseClaims.run());
+  }
+
+  /**
+   * Opens a hold (durably). Opening a hold that is already open replaces its fields and puts it back under watch;
+   * `JOURNAL_DUPLICATE` when a hold with that id was closed (its authorization is settled: opening it again would
+   * capture or reverse it twice); `JOURNAL_INVALID` for a malformed hold.
+   */
+  open(hold: StoredHold): void {
+    const values = holdValues(hold);
+    this.connection.atomically(true, () => {
+      const existing = this.stmts.get.get(values.hold_id);
+      if (existing === undefined) this.stmts.insert.run(values);
+      else if (existing.closed_at === null) this.stmts.reopen.run(values);
+      else
+        throw new JournalError(
+          'JOURNAL_DUPLICATE',
+          `hold ${values.hold_id} was closed (${existing.resolution ?? ''}) and cannot be opened again`,
+        );
+    });
+  }
+
+  /**
+   * Takes the open, unclaimed hold of a fingerprint out of expiry watch and returns it (the oldest when a card has
+   * several); null when there is none. Not synced on its own: claims do not survive a restart anyway.
+   */
+  claim(fingerprint: string): StoredHold | null {
+    if (typeof fingerprint !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
+    return this.claimWith(this.stmts.claimByFingerprint, fingerprint);
+  }
+
+  /** Claims a hold by id (expiry); null when it is closed, unknown, or already claimed (by an exit). */
+  claimById(holdId: string): StoredHold | null {
+    if (typeof holdId !== 'string') throw new JournalError('JOURNAL_INVALID', 'holdId must be a string');
+    return this.claimWith(this.stmts.claimById, holdId);
+  }
+
+  private claimWith(stmt: Statement<[string], Row>, key: string): StoredHold | null {
+    const row = this.connection.atomically(false, () => stmt.get(key));
+    return row === undefined ? null : toHold(row);
+  }
+
+  /**
+   * Ends a hold (durably). `captured` and `reversed` close it; `returned` replaces its fields with `hold`'s and puts
+   * it back under watch. A hold already closed stays closed with its first resolution (a `returned` after, say,
+   * recovery dropped it must not revive a settled authorization). `JOURNAL_NOT_FOUND` for a hold never opened.
+   */
+  close(hold: StoredHold, resolution: StoredHoldResolution): void {
+    const values = holdValues(hold);
+    if (resolution !== 'captured' && resolution !== 'reversed' && resolution !== 'returned')
+      throw new JournalError(
+        'JOURNAL_INVALID',
+        `resolution "${String(resolution)}" is not one of captured, reversed, returned`,
+      );
+    this.connection.atomically(true, () => {
+      const existing = this.stmts.get.get(values.hold_id);
+      if (existing === undefined) throw new JournalError('JOURNAL_NOT_FOUND', `no hold ${values.hold_id}`);
+      if (existing.closed_at !== null) return;
+      if (resolution === 'returned') this.stmts.reopen.run(values);
+      else this.stmts.close.run({ id: values.hold_id, at: this.connection.now().getTime(), resolution });
+    });
+  }
+
+  /** Open holds not claimed by an exit or an expiry, oldest entry first: what the expiry watch covers. */
+  unclaimed(): StoredHold[] {
+    return readOn(this.connection, () => this.stmts.unclaimed.all().map(toHold));
+  }
+
+  /**
+   * Closes an open hold (claimed or not) whose authorization was settled elsewhere (recovery, a late resolution),
+   * durably, as `dropped`; false when no open hold has that id.
+   */
+  drop(holdId: string): boolean {
+    if (typeof holdId !== 'string') throw new JournalError('JOURNAL_INVALID', 'holdId must be a string');
+    return this.connection.atomically(
+      true,
+      () =>
+        this.stmts.close.run({ id: holdId, at: this.connection.now().getTime(), resolution: 'dropped' })
+          .changes === 1,
+    );
+  }
+
+  /** Whether a hold (claimed or not) with this id is open. */
+  has(holdId: string): boolean {
+    return this.get(holdId) !== undefined;
+  }
+
+  /** The open hold (claimed or not) with this id; undefined when it is closed or unknown. */
+  get(holdId: string): StoredHold | undefined {
+    if (typeof holdId !== 'string') throw new JournalError('JOURNAL_INVALID', 'holdId must be a string');
+    return readOn(this.connection, () => {
+      const row = this.stmts.get.get(holdId);
+      return row === undefined || row.closed_at !== null ? undefined : toHold(row);
+    });
+  }
+
+  /** Number of open holds, claimed or not. */
+  get size(): number {
+    return readOn(this.connection, () => this.stmts.size.get()?.n ?? 0);
+  }
+}

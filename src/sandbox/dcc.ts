@@ -3,10 +3,16 @@
  * reference/gateway.md §5) and the check of a converted authorization against its offer.
  */
 import { randomUUID } from 'node:crypto';
+import type { IncomingHttpHeaders } from 'node:http';
 import { requireCurrency, toDecimalString } from '../money/index.js';
+import type { AuthResult } from './auth.js';
+import { parseSignatureHeader } from './auth.js';
 import type { FieldReader } from './fields.js';
 import { isoSeconds } from './fields.js';
 import type { SandboxStore } from './store.js';
+
+/** Path of the offer service (reference/gateway.md §2). */
+export const DCC_OFFER_PATH = '/vas/v1/currencyconversion';
 
 /** One BIN range of the DCC table: card numbers starting with `prefix` bill in `currency`. */
 export interface DccBinRange {
@@ -66,6 +72,25 @@ export interface DccOffer {
   exchangeRate: string;
   expiresAt: string;
   createdAt: string;
+  /** The converted authorizations and sales approved against this offer: their follow-ons repeat these terms. */
+  uses?: DccOfferUse[];
+}
+
+/** One approved converted authorization or sale made against an offer. */
+export interface DccOfferUse {
+  /** Ledger id of the authorization or sale. */
+  authorizationId: string;
+  /** Processor family of its field set (spec 001): A sent original*, B sent foreign*. */
+  family: 'A' | 'B';
+  /** `exchangeRateTimeStamp` the authorization sent (family B follow-ons repeat it). */
+  exchangeRateTimeStamp?: string;
+}
+
+/** What a converted authorization was checked against: the offer and the family of its field set. */
+export interface DccAuthorizationTerms {
+  offer: DccOffer;
+  family: 'A' | 'B';
+  exchangeRateTimeStamp?: string;
 }
 
 const SCALE = 10n ** 12n;
@@ -81,6 +106,19 @@ function unscaled(v: bigint, decimals: number): string {
   const r = (v + q / 2n) / q;
   const s = r.toString().padStart(decimals + 1, '0');
   return `${s.slice(0, -decimals)}.${s.slice(-decimals)}`.replace(/0+$/, '').replace(/\.$/, '');
+}
+
+/**
+ * `localMinor` of `from` in minor units of `to` at `rate` (units of `to` per unit of `from`, margin included),
+ * rounded half up: the rounding of the offer's own amount, so the full local amount converts to exactly the offered
+ * amount. Scaled integers: no float touches money.
+ */
+export function convertAtRate(localMinor: number, from: string, to: string, rate: string): number {
+  const fromExp = requireCurrency(from).exponent;
+  const toExp = requireCurrency(to).exponent;
+  const numerator = BigInt(localMinor) * scaled(rate) * 10n ** BigInt(toExp);
+  const denominator = SCALE * 10n ** BigInt(fromExp);
+  return Number((numerator + denominator / 2n) / denominator);
 }
 
 /** The outcome of an offer request. */
@@ -121,12 +159,7 @@ export function makeOffer(
   // Rate with margin, six decimals, from scaled integers: no float touches money.
   const withMargin = (scaled(mid.rate) * (100n * SCALE + scaled(table.marginPercent))) / (100n * SCALE);
   const exchangeRate = unscaled(withMargin, 6);
-  const fromExp = requireCurrency(originalCurrency).exponent;
-  const toExp = requireCurrency(range.currency).exponent;
-  const rate = scaled(exchangeRate);
-  const numerator = BigInt(original) * rate * 10n ** BigInt(toExp);
-  const denominator = SCALE * 10n ** BigInt(fromExp);
-  const amountMinor = Number((numerator + denominator / 2n) / denominator);
+  const amountMinor = convertAtRate(original, originalCurrency, range.currency, exchangeRate);
   const expiresAt = new Date(now.getTime() + table.offerLifetimeMs);
   const offer: DccOffer = {
     merchantId,
@@ -177,25 +210,27 @@ export function makeOffer(
 
 /**
  * Checks a converted authorization (indicator `1`) against its offer: found by reconciliation id (family A) or by
- * rate and amounts (family B), not expired, same rate, same amounts (spec 001 "DCC authorization").
+ * rate and amounts (family B), not expired, same rate, same amounts (spec 001 "DCC authorization"). Returns the
+ * offer and the family of the field set when the request is a converted one that names an offer (problems are
+ * collected in `r` all the same); undefined for indicator `2`/`3` or no offer.
  */
 export function checkDccAuthorization(
   store: SandboxStore,
   r: FieldReader,
   merchantId: string,
   now: Date,
-): void {
+): DccAuthorizationTerms | undefined {
   const indicator = r.oneOf(
     'orderInformation.amountDetails.currencyConversion.indicator',
     ['1', '2', '3'],
     true,
     true,
   );
-  if (indicator !== '1') return;
+  if (indicator !== '1') return undefined;
   const currency = r.currency('orderInformation.amountDetails.currency');
   const total = r.amount('orderInformation.amountDetails.totalAmount', currency);
   const rate = r.text('orderInformation.amountDetails.exchangeRate', true, true);
-  r.text('orderInformation.amountDetails.exchangeRateTimeStamp', true);
+  const exchangeRateTimeStamp = r.text('orderInformation.amountDetails.exchangeRateTimeStamp', true);
   const familyA =
     r.has('orderInformation.amountDetails.originalAmount') ||
     r.has('orderInformation.amountDetails.originalCurrency');
@@ -216,7 +251,7 @@ export function checkDccAuthorization(
       : 'orderInformation.amountDetails.exchangeRate';
   if (!offer) {
     r.invalid(field, 'no currency conversion offer matches');
-    return;
+    return undefined;
   }
   if (Date.parse(offer.expiresAt) < now.getTime()) r.invalid(field, 'the conversion offer has expired');
   if (rate !== undefined && /^\d+(\.\d+)?$/.test(rate) && scaled(rate) !== scaled(offer.exchangeRate))
@@ -246,4 +281,180 @@ export function checkDccAuthorization(
         : 'orderInformation.amountDetails.totalAmount',
       'local amount differs from the offer',
     );
+  return {
+    offer,
+    family: familyA ? 'A' : 'B',
+    ...(exchangeRateTimeStamp !== undefined ? { exchangeRateTimeStamp } : {}),
+  };
+}
+
+/**
+ * Records that the converted authorization or sale `authorizationId` was approved against `terms.offer`, so that its
+ * captures and refunds can be held to the same terms ({@link checkDccFollowOn}). Written with the transaction.
+ */
+export function recordDccAuthorization(
+  store: SandboxStore,
+  terms: DccAuthorizationTerms,
+  authorizationId: string,
+): void {
+  const use: DccOfferUse = {
+    authorizationId,
+    family: terms.family,
+    ...(terms.exchangeRateTimeStamp !== undefined
+      ? { exchangeRateTimeStamp: terms.exchangeRateTimeStamp }
+      : {}),
+  };
+  const offer: DccOffer = { ...terms.offer, uses: [...(terms.offer.uses ?? []), use] };
+  store.put('offer', offer.reconciliationId, offer);
+}
+
+/** The offer a converted authorization or sale of `merchantId` used, with its terms; undefined when not converted. */
+export function dccTermsOf(
+  store: SandboxStore,
+  merchantId: string,
+  authorizationId: string,
+): DccAuthorizationTerms | undefined {
+  for (const offer of store.values<DccOffer>('offer')) {
+    if (offer.merchantId !== merchantId) continue;
+    const use = offer.uses?.find((u) => u.authorizationId === authorizationId);
+    if (use)
+      return {
+        offer,
+        family: use.family,
+        ...(use.exchangeRateTimeStamp !== undefined
+          ? { exchangeRateTimeStamp: use.exchangeRateTimeStamp }
+          : {}),
+      };
+  }
+  return undefined;
+}
+
+/** Converted amounts may differ from the sandbox's own rounding by this many minor units (see checkDccFollowOn). */
+const CONVERSION_TOLERANCE_MINOR = 1;
+
+/**
+ * The DCC rule of a capture or refund (of a capture or of a sale) whose authorization was converted (spec 001: "DCC
+ * capture and refund require the same field set (currency, exchangeRate, totalAmount, plus
+ * originalAmount/originalCurrency for family A, or foreignAmount/foreignCurrency/exchangeRateTimeStamp for family B).
+ * Rules: use the exchange rate of the authorization … partial captures and refunds convert with the rate from the
+ * offer response"). `totalMinor` is the follow-on's totalAmount as read (minor units of the transaction's currency:
+ * the billing currency for family A, the merchant's for family B); currency equality is checked by the caller.
+ *
+ * Missing fields of the authorization's family are MISSING_FIELD; a rate other than the authorization's is
+ * INVALID_DATA on `exchangeRate`; a local/billing pair that does not convert at that rate (half up, one minor unit
+ * either side: the client may keep a partial amount strictly below the full one) is INVALID_DATA on the converted
+ * amount. Nothing is checked when the authorization was not converted.
+ */
+export function checkDccFollowOn(
+  store: SandboxStore,
+  r: FieldReader,
+  merchantId: string,
+  authorizationId: string,
+  totalMinor: number | undefined,
+): void {
+  const terms = dccTermsOf(store, merchantId, authorizationId);
+  if (terms === undefined) return;
+  const { offer, family } = terms;
+  const base = 'orderInformation.amountDetails';
+  r.oneOf(`${base}.currencyConversion.indicator`, ['1'], false, true);
+  const rate = r.text(`${base}.exchangeRate`, true, true);
+  if (rate !== undefined && (!/^\d+(\.\d+)?$/.test(rate) || scaled(rate) !== scaled(offer.exchangeRate)))
+    r.invalid(`${base}.exchangeRate`, `exchangeRate must be the authorization's rate ${offer.exchangeRate}`);
+  const pairField = family === 'A' ? 'original' : 'foreign';
+  const pairCurrency = r.currency(`${base}.${pairField}Currency`);
+  const expectedPairCurrency = family === 'A' ? offer.originalCurrency : offer.currency;
+  if (pairCurrency !== undefined && pairCurrency !== expectedPairCurrency)
+    r.invalid(`${base}.${pairField}Currency`, `${pairField}Currency must be ${expectedPairCurrency}`);
+  const pairMinor = r.amount(`${base}.${pairField}Amount`, expectedPairCurrency);
+  if (family === 'B') {
+    const stamp = r.text(`${base}.exchangeRateTimeStamp`, true);
+    if (
+      stamp !== undefined &&
+      terms.exchangeRateTimeStamp !== undefined &&
+      stamp !== terms.exchangeRateTimeStamp
+    )
+      r.invalid(`${base}.exchangeRateTimeStamp`, "exchangeRateTimeStamp must be the authorization's");
+  }
+  if (pairMinor === undefined || totalMinor === undefined) return;
+  // Family A: totalAmount is the billing amount of the local originalAmount; family B: foreignAmount is the billing
+  // amount of the local totalAmount.
+  const localMinor = family === 'A' ? pairMinor : totalMinor;
+  const billingMinor = family === 'A' ? totalMinor : pairMinor;
+  const expected =
+    localMinor === offer.originalMinor
+      ? offer.amountMinor
+      : convertAtRate(localMinor, offer.originalCurrency, offer.currency, offer.exchangeRate);
+  if (Math.abs(billingMinor - expected) > CONVERSION_TOLERANCE_MINOR)
+    r.invalid(
+      family === 'A' ? `${base}.totalAmount` : `${base}.foreignAmount`,
+      `the converted amount must be ${toDecimalString(expected, offer.currency)} ${offer.currency} at the authorization's rate`,
+    );
+}
+
+/**
+ * True when an `Authorization` header uses the `Signature` scheme of draft-cavage-http-signatures (§3.1, "The
+ * Signature HTTP Authentication Scheme"): `Signature keyid="…", algorithm="…", headers="…", signature="…"`.
+ */
+export function isSignatureAuthorization(value: string): boolean {
+  return /^Signature\s+\S/i.test(value);
+}
+
+function single(headers: IncomingHttpHeaders, name: string): string | undefined {
+  const v = headers[name];
+  return typeof v === 'string' && v.trim() !== '' ? v.trim() : undefined;
+}
+
+function jwtKid(bearer: string): string | undefined {
+  const token = /^Bearer\s+(\S+)$/i.exec(bearer)?.[1];
+  const header = token?.split('.')[0];
+  if (header === undefined) return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+    const kid = typeof v === 'object' && v !== null ? (v as { kid?: unknown }).kid : undefined;
+    return typeof kid === 'string' ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * Why an authenticated offer request lacks the header fields spec 001 requires of DCC offer calls ("header fields
+ * `Authorization` and `keyId`"), or undefined when it has them; the server answers 401 then, as to any request
+ * whose credentials are incomplete (the body of a 401 is not documented, reference/gateway.md §4).
+ *
+ * The spec does not show what goes into them; the sandbox's decision, from reference/gateway.md §1:
+ * - HTTP-signature callers send their signature in `Authorization` too, in the `Signature` scheme of
+ *   draft-cavage-http-signatures §3.1 (the scheme the gateway's signature header is taken from):
+ *   `Authorization: Signature <the value of the signature header>`, and `keyId: <keyid of that signature>`. The
+ *   two must be the verified signature's: an `Authorization` that differs from it is refused.
+ * - JWT callers already send `Authorization: Bearer <jwt>`; `keyId` is the token's `kid` (certificate serial number
+ *   for RS256, key id for HS256).
+ * - OAuth callers (spec 000) send `Authorization: Bearer <access token>`; an access token is not made with a key of
+ *   the merchant's, so no `keyId` is asked of them.
+ */
+export function offerHeadersProblem(headers: IncomingHttpHeaders, auth: AuthResult): string | undefined {
+  const authorization = single(headers, 'authorization');
+  const keyId = single(headers, 'keyid');
+  if (authorization === undefined) return 'a DCC offer call needs the Authorization header (spec 001)';
+  switch (auth.scheme) {
+    case 'http-signature': {
+      if (!isSignatureAuthorization(authorization))
+        return 'Authorization of a signed DCC offer call must use the Signature scheme';
+      const signature = single(headers, 'signature');
+      const params = authorization.replace(/^Signature\s+/i, '');
+      if (signature === undefined || params !== signature)
+        return 'Authorization does not carry the signature of the request';
+      if (keyId === undefined) return 'a DCC offer call needs the keyId header (spec 001)';
+      if (keyId !== parseSignatureHeader(signature)?.keyid) return "keyId is not the signature's key id";
+      return undefined;
+    }
+    case 'jwt':
+      if (keyId === undefined) return 'a DCC offer call needs the keyId header (spec 001)';
+      if (keyId !== jwtKid(authorization)) return "keyId is not the token's kid";
+      return undefined;
+    case 'oauth':
+      return undefined;
+    case 'none':
+      return 'the request is not authenticated';
+  }
 }

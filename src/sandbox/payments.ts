@@ -8,6 +8,7 @@ import { createHash, randomFillSync } from 'node:crypto';
 import { currencyByAlpha, parseDecimal, toDecimalString } from '../money/index.js';
 import { maskPan } from '../emv/index.js';
 import { cardTypeOfPan, isExpired, luhnValid, readTrackData } from './card.js';
+import { checkDccFollowOn, recordDccAuthorization, type DccAuthorizationTerms } from './dcc.js';
 import {
   checkEmvTags,
   decodeEmvTags,
@@ -38,8 +39,15 @@ export interface ServiceContext {
    * §7 a new id for the increment (with links to the original). The facts conflict, so it is configurable.
    */
   incrementalAnswerId: 'increment' | 'original';
-  /** DCC: checks a converted authorization against the offer; returns problems as field details. */
-  checkDccAuthorization(reader: FieldReader, merchantId: string, now: Date): void;
+  /**
+   * DCC: checks a converted authorization against the offer, collecting problems in `reader`; returns the offer and
+   * family it was checked against (its captures and refunds are held to them), undefined when not converted.
+   */
+  checkDccAuthorization(
+    reader: FieldReader,
+    merchantId: string,
+    now: Date,
+  ): DccAuthorizationTerms | undefined;
 }
 
 /** One authenticated API request. */
@@ -474,8 +482,10 @@ export class PaymentService {
       }
       if (month !== undefined && year !== undefined) expiry = `${year.slice(-2)}${month.padStart(2, '0')}`;
     }
-    if (r.has('orderInformation.amountDetails.currencyConversion') && currency !== undefined)
-      this.ctx.checkDccAuthorization(r, call.merchantId, now);
+    const dcc =
+      r.has('orderInformation.amountDetails.currencyConversion') && currency !== undefined
+        ? this.ctx.checkDccAuthorization(r, call.merchantId, now)
+        : undefined;
     r.finish();
     if (currency === undefined || total === undefined)
       throw this.fail('MISSING_FIELD', 'amount and currency are required');
@@ -580,6 +590,8 @@ export class PaymentService {
       ...(decline ? { errorInformation: { reason: decline, message: `Decline - ${decline}` } } : {}),
       ...(emv ? { pointOfSaleInformation: { emv: { tags: decline ? '8A023035' : '8A023030' } } } : {}),
     };
+    // Spec 001: a capture or refund of a converted payment repeats its terms; remember which offer it used.
+    if (dcc !== undefined && !decline) recordDccAuthorization(this.ctx.store, dcc, tx.id);
     return this.commit(tx, 201, body, [], fault);
   }
 
@@ -735,6 +747,7 @@ export class PaymentService {
     }
     if (tags?.some((t) => NEVER_SEND_TAGS.has(t.tag)))
       r.invalid('pointOfSaleInformation.emv.tags', 'emv.tags carries a tag that must never be sent');
+    checkDccFollowOn(this.ctx.store, r, call.merchantId, auth.id, amount);
     r.finish();
     if (amount === undefined) throw this.fail('MISSING_FIELD', 'amount required');
     if (amount > remaining)
@@ -1147,6 +1160,10 @@ export class PaymentService {
       if (target.card.type === '002' && tags.some((t) => t.tag === '9F6E'))
         r.invalid('pointOfSaleInformation.emv.tags', 'tag 9F6E is prohibited on a refund of card type 002');
     }
+    // A refund of a capture follows the capture's authorization; a refund of a sale, the sale itself.
+    const authorizationId = collection === 'captures' ? target.parentId : target.id;
+    if (authorizationId !== undefined)
+      checkDccFollowOn(this.ctx.store, r, call.merchantId, authorizationId, amount);
     r.finish();
     if (amount === undefined) throw this.fail('MISSING_FIELD', 'amount required');
     if (target.voided) throw this.fail('CAPTURE_ALREADY_VOIDED', 'the original is voided', 'id');

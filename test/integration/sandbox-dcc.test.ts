@@ -1,8 +1,8 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { valueAt } from '../../src/sandbox/fields.js';
-import { createSignedClient, type SignedClient } from '../../src/sandbox/signed-client.js';
-import { samplePayment } from '../../src/sandbox/sample-requests.js';
+import { createSignedClient, type SignedClient } from '../../src/sandbox/testing/signed-client.js';
+import { sampleCapture, samplePayment, sampleRefund } from '../../src/sandbox/sample-requests.js';
 
 let sandbox: Sandbox;
 let client: SignedClient;
@@ -103,5 +103,208 @@ describe('DCC offers', () => {
     const expired = await client.send('POST', '/pts/v2/payments', dcc('1.120388', '22.41'));
     expect(expired.status).toBe(400);
     expect(String(expired.body.message)).toContain('expired');
+  });
+});
+
+/**
+ * Spec 001: "DCC capture and refund require the same field set (currency, exchangeRate, totalAmount, plus
+ * originalAmount/originalCurrency for family A, or foreignAmount/foreignCurrency/exchangeRateTimeStamp for family B).
+ * Rules: use the exchange rate of the authorization". The default table converts 20.00 EUR to 22.41 USD at 1.120388.
+ */
+describe('DCC follow-ons: capture and refund of a converted payment', () => {
+  const RATE = '1.120388';
+  const STAMP = '2026-11-22T10:15:00Z';
+  let seq = 0;
+  const txId = (label: string): string => `dcc-${label}-${++seq}-${Date.now()}`;
+
+  async function offer(): Promise<string> {
+    const a = await client.send('POST', '/vas/v1/currencyconversion', offerRequest('41111111'));
+    expect(a.body.status).toBe('PENDING');
+    return String(valueAt(a.body, 'orderInformation.currencyConversion.reconciliationId'));
+  }
+
+  /** A converted pre-authorization (or sale) of 20.00 EUR = 22.41 USD in the field set of `family`. */
+  async function converted(family: 'A' | 'B', sale: boolean): Promise<string> {
+    const recon = await offer();
+    const body = samplePayment({
+      amountMinor: family === 'A' ? 2241 : 2000,
+      currency: family === 'A' ? 'USD' : 'EUR',
+      transactionId: txId('auth'),
+      sale,
+    });
+    const details = valueAt(body, 'orderInformation.amountDetails') as Record<string, unknown>;
+    Object.assign(
+      details,
+      family === 'A'
+        ? {
+            originalAmount: '20.00',
+            originalCurrency: 'EUR',
+            currencyConversion: { indicator: '1', reconciliationId: recon },
+          }
+        : { foreignAmount: '22.41', foreignCurrency: 'USD', currencyConversion: { indicator: '1' } },
+      { exchangeRate: RATE, exchangeRateTimeStamp: STAMP },
+    );
+    const a = await client.send('POST', '/pts/v2/payments', body);
+    expect(a.status).toBe(201);
+    expect(a.body.status).toBe('AUTHORIZED');
+    return String(a.body.id);
+  }
+
+  /** Adds DCC fields to a follow-on body built by the samples. */
+  function withDcc(body: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
+    Object.assign(valueAt(body, 'orderInformation.amountDetails') as Record<string, unknown>, fields);
+    return body;
+  }
+
+  const familyA = (original: string): Record<string, unknown> => ({
+    exchangeRate: RATE,
+    originalAmount: original,
+    originalCurrency: 'EUR',
+    currencyConversion: { indicator: '1' },
+  });
+  const familyB = (foreign: string): Record<string, unknown> => ({
+    exchangeRate: RATE,
+    foreignAmount: foreign,
+    foreignCurrency: 'USD',
+    exchangeRateTimeStamp: STAMP,
+    currencyConversion: { indicator: '1' },
+  });
+
+  it('refuses a family A capture that carries only amount and currency, naming each missing field', async () => {
+    const auth = await converted('A', false);
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${auth}/captures`,
+      sampleCapture(2241, 2241, txId('cap'), 'USD'),
+    );
+    expect(a.status).toBe(400);
+    expect(a.body.reason).toBe('MISSING_FIELD');
+    for (const field of ['exchangeRate', 'originalAmount', 'originalCurrency'])
+      expect(a.body.details).toContainEqual({
+        field: `orderInformation.amountDetails.${field}`,
+        reason: 'MISSING_FIELD',
+      });
+  });
+
+  it("refuses a capture at another rate than the authorization's", async () => {
+    const auth = await converted('A', false);
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${auth}/captures`,
+      withDcc(sampleCapture(2241, 2241, txId('cap'), 'USD'), { ...familyA('20.00'), exchangeRate: '1.2' }),
+    );
+    expect(a.status).toBe(400);
+    expect(a.body.reason).toBe('INVALID_DATA');
+    expect(a.body.details).toEqual([
+      { field: 'orderInformation.amountDetails.exchangeRate', reason: 'INVALID_DATA' },
+    ]);
+  });
+
+  it('refuses a partial capture whose billing amount is not the local amount at the rate', async () => {
+    const auth = await converted('A', false);
+    // 10.00 EUR × 1.120388 = 11.20 USD, not 12.00.
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${auth}/captures`,
+      withDcc(sampleCapture(1200, 2241, txId('cap'), 'USD'), familyA('10.00')),
+    );
+    expect(a.status).toBe(400);
+    expect(a.body.details).toEqual([
+      { field: 'orderInformation.amountDetails.totalAmount', reason: 'INVALID_DATA' },
+    ]);
+  });
+
+  it('captures and refunds a family A pre-authorization that repeats the field set at its rate', async () => {
+    const auth = await converted('A', false);
+    const capture = await client.send(
+      'POST',
+      `/pts/v2/payments/${auth}/captures`,
+      withDcc(sampleCapture(1120, 2241, txId('cap'), 'USD'), familyA('10.00')),
+    );
+    expect(capture.status).toBe(201);
+    const captureId = String(capture.body.id);
+    const bare = await client.send(
+      'POST',
+      `/pts/v2/captures/${captureId}/refunds`,
+      sampleRefund(560, txId('ref'), 'capture', 'USD'),
+    );
+    expect(bare.status).toBe(400);
+    expect(bare.body.reason).toBe('MISSING_FIELD');
+    expect(bare.body.details).toContainEqual({
+      field: 'orderInformation.amountDetails.originalAmount',
+      reason: 'MISSING_FIELD',
+    });
+    // 5.00 EUR × 1.120388 = 5.60 USD.
+    const refund = await client.send(
+      'POST',
+      `/pts/v2/captures/${captureId}/refunds`,
+      withDcc(sampleRefund(560, txId('ref'), 'capture', 'USD'), familyA('5.00')),
+    );
+    expect(refund.status).toBe(201);
+    expect(refund.body.status).toBe('PENDING');
+  });
+
+  it('refuses a family B refund of a sale without foreignAmount, foreignCurrency, rate and timestamp', async () => {
+    const sale = await converted('B', true);
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${sale}/refunds`,
+      sampleRefund(2000, txId('ref'), 'sale', 'EUR'),
+    );
+    expect(a.status).toBe(400);
+    expect(a.body.reason).toBe('MISSING_FIELD');
+    for (const field of ['exchangeRate', 'foreignAmount', 'foreignCurrency', 'exchangeRateTimeStamp'])
+      expect(a.body.details).toContainEqual({
+        field: `orderInformation.amountDetails.${field}`,
+        reason: 'MISSING_FIELD',
+      });
+    // Family A's fields are not family B's.
+    const other = await client.send(
+      'POST',
+      `/pts/v2/payments/${sale}/refunds`,
+      withDcc(sampleRefund(2000, txId('ref'), 'sale', 'EUR'), familyA('22.41')),
+    );
+    expect(other.status).toBe(400);
+    expect(other.body.details).toContainEqual({
+      field: 'orderInformation.amountDetails.foreignAmount',
+      reason: 'MISSING_FIELD',
+    });
+  });
+
+  it("refuses a family B refund at another rate, and accepts the full refund at the sale's rate", async () => {
+    const sale = await converted('B', true);
+    const wrong = await client.send(
+      'POST',
+      `/pts/v2/payments/${sale}/refunds`,
+      withDcc(sampleRefund(2000, txId('ref'), 'sale', 'EUR'), { ...familyB('22.41'), exchangeRate: '1.1' }),
+    );
+    expect(wrong.status).toBe(400);
+    expect(wrong.body.details).toEqual([
+      { field: 'orderInformation.amountDetails.exchangeRate', reason: 'INVALID_DATA' },
+    ]);
+    const refund = await client.send(
+      'POST',
+      `/pts/v2/payments/${sale}/refunds`,
+      withDcc(sampleRefund(2000, txId('ref'), 'sale', 'EUR'), familyB('22.41')),
+    );
+    expect(refund.status).toBe(201);
+    expect(valueAt(refund.body, 'refundAmountDetails.refundAmount')).toBe('20.00');
+  });
+
+  it('asks nothing of a refund of a sale in the local currency', async () => {
+    const body = samplePayment({
+      amountMinor: 2000,
+      currency: 'EUR',
+      transactionId: txId('sale'),
+      sale: true,
+    });
+    const sale = await client.send('POST', '/pts/v2/payments', body);
+    expect(sale.body.status).toBe('AUTHORIZED');
+    const refund = await client.send(
+      'POST',
+      `/pts/v2/payments/${String(sale.body.id)}/refunds`,
+      sampleRefund(2000, txId('ref'), 'sale', 'EUR'),
+    );
+    expect(refund.status).toBe(201);
   });
 });

@@ -22,13 +22,18 @@ import type { FlowEvent } from './models.js';
  * events and every kind of transaction outcome. Each path is then replayed on the real machine with fake effects
  * scripted to produce those outcomes; after each path the machine must be in the state the path predicts and the
  * fake's ledger must balance (no money rule broken, no hold left open unless the session owns it, no card read left
- * unreleased once idle).
+ * unreleased once idle). Then every path is finished as a customer would finish it — a running meter session ended,
+ * every car inside driven out — and the ledger must hold nothing open at all: no authorization neither captured nor
+ * reversed, no hold, no card read kept.
  */
 
-type Kind = 'meter' | 'kiosk' | 'attended' | 'tapAndGo';
+type Kind = 'meter' | 'meterChosen' | 'kiosk' | 'attended' | 'tapAndGo';
 
 const MACHINES: Record<Kind, AnyStateMachine> = {
   meter: meterMachine,
+  // The same machine pre-authorizing the chosen duration (tariff.meterAuthorization: chosen): extensions are
+  // incremental authorizations.
+  meterChosen: meterMachine,
   kiosk: kioskMachine,
   attended: attendedMachine,
   tapAndGo: tapAndGoMachine,
@@ -62,16 +67,19 @@ const OUTCOMES: TransactionResult[] = [
   { kind: 'unknown', transactionId: 'T', resolved: true },
 ];
 
+const METER_EVENTS: FlowEvent[] = [
+  { type: 'START' },
+  { type: 'CHOOSE_DURATION', minutes: 60 },
+  { type: 'CONFIRM' },
+  { type: 'EXTEND', minutes: 30 },
+  { type: 'END_SESSION' },
+  { type: 'CANCEL' },
+  { type: 'DONE' },
+];
+
 const USER_EVENTS: Record<Kind, FlowEvent[]> = {
-  meter: [
-    { type: 'START' },
-    { type: 'CHOOSE_DURATION', minutes: 60 },
-    { type: 'CONFIRM' },
-    { type: 'EXTEND', minutes: 30 },
-    { type: 'END_SESSION' },
-    { type: 'CANCEL' },
-    { type: 'DONE' },
-  ],
+  meter: METER_EVENTS,
+  meterChosen: METER_EVENTS,
   kiosk: [
     { type: 'START' },
     { type: 'ENTER_TICKET', ticket: 'T1' },
@@ -123,6 +131,7 @@ function extraEvents(kind: Kind): EventObject[] {
         },
       ] as unknown as EventObject[];
     case 'meter':
+    case 'meterChosen':
     case 'attended':
       return [];
   }
@@ -131,6 +140,7 @@ function extraEvents(kind: Kind): EventObject[] {
 /** States that wait on an effect: the fake answers at once, so a path cannot end in one on the live machine. */
 const WAITING: Record<Kind, string[]> = {
   meter: ['authorizing', 'incrementing', 'reauthorizing', 'capturing', 'reversing'],
+  meterChosen: ['authorizing', 'incrementing', 'reauthorizing', 'capturing', 'reversing'],
   kiosk: ['lookingUp', 'paying'],
   attended: ['paying'],
   tapAndGo: [
@@ -149,22 +159,47 @@ const WAITING: Record<Kind, string[]> = {
 /** States whose transaction reads a card. */
 const READING: Record<Kind, string[]> = {
   meter: ['authorizing', 'reauthorizing'],
+  meterChosen: ['authorizing', 'reauthorizing'],
   kiosk: ['paying'],
   attended: ['paying'],
   tapAndGo: ['entryVerifying'],
 };
 
-const settingsFor = (kind: Kind): FlowSettings => testSettings(kind === 'attended' ? { catLevel: 6 } : {});
+function settingsFor(kind: Kind): FlowSettings {
+  const settings = testSettings(kind === 'attended' ? { catLevel: 6 } : {});
+  if (kind === 'meterChosen')
+    return { ...settings, tariff: { ...settings.tariff, meterAuthorization: 'chosen' } };
+  return settings;
+}
+
+/** The service of the transaction the snapshot waits on, if any. */
+function pendingService(snapshot: AnyMachineSnapshot): string | undefined {
+  const child = (snapshot.children as Record<string, AnyActorRef | undefined>)['transaction'];
+  return (child?.getSnapshot() as { context?: { request?: { service?: string } } } | undefined)?.context
+    ?.request?.service;
+}
+
+/** Whether the gateway can give this outcome to the transaction the snapshot waits on. */
+function possibleOutcome(kind: Kind, snapshot: AnyMachineSnapshot, outcome: TransactionResult): boolean {
+  // A cancel or a card error can only end a transaction that reads a card; follow-ons get the gateway outcomes only.
+  if (
+    (outcome.kind === 'cancelled' || outcome.kind === 'card-error') &&
+    !READING[kind].includes(String(snapshot.value))
+  )
+    return false;
+  // A reversal is answered REVERSED or refused (4xx), never declined (reference/gateway.md, statuses per service).
+  if (outcome.kind === 'declined' && pendingService(snapshot) === 'reversal') return false;
+  return true;
+}
 
 function pathsOf(kind: Kind) {
   const fake = new FakeTerminal();
-  // A cancel or a card error can only end a transaction that reads a card; follow-ons get the gateway outcomes only.
   const events = (snapshot: AnyMachineSnapshot) => [
     ...USER_EVENTS[kind],
-    ...OUTCOMES.filter(
-      (o) =>
-        READING[kind].includes(String(snapshot.value)) || (o.kind !== 'cancelled' && o.kind !== 'card-error'),
-    ).map((output) => ({ type: DONE_TRANSACTION, output })),
+    ...OUTCOMES.filter((o) => possibleOutcome(kind, snapshot, o)).map((output) => ({
+      type: DONE_TRANSACTION,
+      output,
+    })),
     ...extraEvents(kind),
   ];
   return getShortestPaths(MACHINES[kind], {
@@ -246,7 +281,7 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     fake.clock.increment(STAY_MS);
   }
   if (kind === 'kiosk') fake.tickets.set('T1', fake.clock.now() - 95 * 60_000);
-  const machine = provideFlowEffects[kind](fake);
+  const machine = (kind === 'meterChosen' ? provideFlowEffects.meter : provideFlowEffects[kind])(fake);
   const actor = createActor(machine, {
     input: { settings, clock: fake.clock },
     clock: fake.clock,
@@ -289,7 +324,40 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     // Outcomes scripted for an original that this path did not use must not leak into the next step.
     for (const key of Object.keys(fake.outcomes)) delete fake.outcomes[key as keyof typeof fake.outcomes];
   }
-  return { fake, snapshot: actor.getSnapshot() as AnyMachineSnapshot };
+  return { fake, actor, snapshot: actor.getSnapshot() as AnyMachineSnapshot };
+}
+
+/**
+ * Finishes what the path left running, the way a customer would: a result screen is dismissed, a choice not paid
+ * for is cancelled, a meter session is
+ * ended (its holds captured or reversed), every car still inside taps out (its hold captured or reversed). The
+ * effects answer as they do by default (approved), the parking clock stands where the path left it.
+ */
+async function finish(kind: Kind, fake: FakeTerminal, actor: AnyActorRef): Promise<void> {
+  const snapshot = () => actor.getSnapshot() as AnyMachineSnapshot;
+  // A result screen is dismissed; a choice not yet paid for (duration, ticket, amount, confirm) is cancelled.
+  const dismiss = async () => {
+    for (const type of ['DONE', 'CANCEL'] as const)
+      if (snapshot().can({ type })) {
+        actor.send({ type });
+        await settle();
+        return;
+      }
+  };
+  await dismiss();
+  if (snapshot().matches('session')) {
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    await dismiss();
+  }
+  if (kind === 'tapAndGo') {
+    // Every hold of this fake is on the one card it reads (fingerprint fp-1): one exit per car inside.
+    for (let cars = fake.holds.size; cars > 0; cars -= 1) {
+      actor.send({ type: 'TAP_EXIT' });
+      await settle();
+      await dismiss();
+    }
+  }
 }
 
 function owned(snapshot: AnyMachineSnapshot): { holds: string[]; cards: string[] } {
@@ -313,11 +381,22 @@ describe('model-based paths through each model machine', () => {
       const ending = paths.filter((p) => !WAITING[kind].includes(String(p.state.value)));
       expect(ending.length).toBeGreaterThan(3);
       for (const path of ending) {
-        const { fake, snapshot } = await replay(kind, path.steps as { event: EventObject }[]);
+        const { fake, actor, snapshot } = await replay(kind, path.steps as { event: EventObject }[]);
         const label = `${kind}: ${path.steps.map((s) => (s.event as EventObject).type).join(' > ')}`;
         expect(snapshot.value, label).toEqual(path.state.value);
         const own = owned(snapshot);
         expect(fake.balanceProblems(own.holds, own.cards), label).toEqual([]);
+        // Every path ends resolved: nothing open once the customer has finished.
+        await finish(kind, fake, actor);
+        expect(
+          {
+            state: (actor.getSnapshot() as AnyMachineSnapshot).value,
+            open: fake.openAuthorizations(),
+            holds: [...fake.holds.keys()],
+            problems: fake.balanceProblems(),
+          },
+          label,
+        ).toEqual({ state: 'idle', open: [], holds: [], problems: [] });
       }
     });
   }

@@ -1,0 +1,167 @@
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { AuthorizationDataStore, type StoredDccTerms } from './authorization-data.js';
+import { JournalError } from './errors.js';
+import { openJournal, type SqliteJournal } from './journal.js';
+
+const KEY = Buffer.alloc(32, 7);
+const TAGS =
+  '9F02060000000020009F260811223344556677889F10120110A00003220000000000000000000000FF950500000080005F2A020826';
+const TERMS: StoredDccTerms = {
+  indicator: '1',
+  family: 'A',
+  billingAmountMinor: 2_345,
+  billingCurrency: 'USD',
+  exchangeRate: '1.1725',
+  exchangeRateTimeStamp: '20300101080000',
+  offerId: 'offer-1',
+  reconciliationId: 'rec-1',
+};
+
+const journals: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of journals.splice(0)) j.close();
+});
+
+function setup(path = ':memory:', key = KEY) {
+  const journal = openJournal(path, { now: () => new Date('2030-01-01T08:00:00Z') });
+  journals.push(journal);
+  return { journal, data: new AuthorizationDataStore(journal, key) };
+}
+
+function code(fn: () => unknown): string {
+  try {
+    fn();
+  } catch (e) {
+    if (e instanceof JournalError) return e.code;
+    throw e;
+  }
+  return 'no error';
+}
+
+describe('AuthorizationDataStore', () => {
+  it('keeps the tag set of an authorization encrypted, never in clear', () => {
+    const { data, journal } = setup();
+    data.putTags('T1', TAGS);
+    expect(data.tags('T1')).toBe(TAGS);
+    expect(data.tags('T2')).toBeUndefined();
+    const row = journal.db
+      .prepare<[], { tags_enc: Buffer; dcc_terms: string | null }>(
+        'SELECT tags_enc, dcc_terms FROM authorization_data',
+      )
+      .get();
+    expect(row?.dcc_terms).toBeNull();
+    expect(row?.tags_enc.toString('latin1')).not.toContain(TAGS);
+    expect(row?.tags_enc.toString('hex').toUpperCase()).not.toContain(TAGS.slice(0, 40));
+  });
+
+  it('replaces the tags of a transaction and keeps its DCC terms beside them', () => {
+    const { data } = setup();
+    data.putDccTerms('T1', TERMS);
+    data.putTags('T1', '9F2608AABBCCDDEEFF0011');
+    data.putTags('T1', TAGS);
+    expect(data.tags('T1')).toBe(TAGS);
+    expect(data.dccTerms('T1')).toEqual(TERMS);
+  });
+
+  it('keeps DCC terms without ids, and no unknown field', () => {
+    const { data } = setup();
+    const bare: StoredDccTerms = { ...TERMS, family: 'B' };
+    delete bare.offerId;
+    delete bare.reconciliationId;
+    data.putDccTerms('T1', bare);
+    expect(data.dccTerms('T1')).toEqual(bare);
+    expect(data.tags('T1')).toBeUndefined();
+    expect(code(() => data.putDccTerms('T2', { ...TERMS, pan: '4111111111111111' } as StoredDccTerms))).toBe(
+      'JOURNAL_INVALID',
+    );
+    expect(data.dccTerms('T2')).toBeUndefined();
+  });
+
+  it('wipes the row once the authorization is settled', () => {
+    const { data, journal } = setup();
+    data.putTags('T1', TAGS);
+    data.putDccTerms('T1', TERMS);
+    expect(data.forget('T1')).toBe(true);
+    expect(data.forget('T1')).toBe(false);
+    expect(data.tags('T1')).toBeUndefined();
+    expect(data.dccTerms('T1')).toBeUndefined();
+    expect(journal.db.prepare('SELECT COUNT(*) AS n FROM authorization_data').get()).toEqual({ n: 0 });
+  });
+
+  it('survives a restart with the same key and refuses to decrypt under another', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'auth-data-')), 'journal.db');
+    const first = setup(path);
+    first.data.putTags('T1', TAGS);
+    first.journal.close();
+    expect(setup(path).data.tags('T1')).toBe(TAGS);
+    expect(code(() => setup(path, Buffer.alloc(32, 8)).data.tags('T1'))).toBe('JOURNAL_DECRYPT');
+  });
+
+  it('binds the sealed tags to their row: tags moved to another transaction do not decrypt', () => {
+    const { data, journal } = setup();
+    data.putTags('T1', TAGS);
+    data.putTags('T2', '9F2608AABBCCDDEEFF0011');
+    journal.db.exec(`UPDATE authorization_data SET tags_enc = (SELECT tags_enc FROM authorization_data
+      WHERE transaction_id = 'T1') WHERE transaction_id = 'T2'`);
+    expect(code(() => data.tags('T2'))).toBe('JOURNAL_DECRYPT');
+  });
+
+  it('commits tags with the journal outcome of the authorization, or not at all', () => {
+    const { data, journal } = setup();
+    expect(
+      code(() =>
+        journal.atomically(true, () => {
+          data.putTags('T1', TAGS);
+          data.putDccTerms('T1', TERMS);
+          throw new JournalError('JOURNAL_BAD_TRANSITION', 'outcome refused');
+        }),
+      ),
+    ).toBe('JOURNAL_BAD_TRANSITION');
+    expect(data.tags('T1')).toBeUndefined();
+    expect(data.dccTerms('T1')).toBeUndefined();
+  });
+
+  it.each([
+    ['odd-length tags', () => setup().data.putTags('T1', 'ABC')],
+    ['non-hex tags', () => setup().data.putTags('T1', '9F0Z')],
+    ['empty tags', () => setup().data.putTags('T1', '')],
+    ['oversized tags', () => setup().data.putTags('T1', 'AB'.repeat(5000))],
+    ['an empty transactionId', () => setup().data.putTags('', TAGS)],
+    ['a non-converted indicator', () => setup().data.putDccTerms('T1', { ...TERMS, indicator: '3' as '1' })],
+    ['an unknown family', () => setup().data.putDccTerms('T1', { ...TERMS, family: 'C' as 'A' })],
+    [
+      'a fractional billing amount',
+      () => setup().data.putDccTerms('T1', { ...TERMS, billingAmountMinor: 1.5 }),
+    ],
+    [
+      'an unknown billing currency',
+      () => setup().data.putDccTerms('T1', { ...TERMS, billingCurrency: 'ZZZ' }),
+    ],
+    [
+      'a numeric exchange rate',
+      () => setup().data.putDccTerms('T1', { ...TERMS, exchangeRate: 1.2 as unknown as string }),
+    ],
+    ['terms that are not an object', () => setup().data.putDccTerms('T1', null as unknown as StoredDccTerms)],
+  ])('refuses %s with JOURNAL_INVALID', (_name, fn) => {
+    expect(code(fn)).toBe('JOURNAL_INVALID');
+  });
+
+  it('refuses a key that is not 32 bytes', () => {
+    const journal = openJournal(':memory:');
+    journals.push(journal);
+    expect(code(() => new AuthorizationDataStore(journal, Buffer.alloc(16)))).toBe('JOURNAL_KEY');
+  });
+
+  it('reports malformed stored DCC terms as a typed error', () => {
+    const { data, journal } = setup();
+    journal.db
+      .prepare(
+        `INSERT INTO authorization_data (transaction_id, dcc_terms, created_at, updated_at) VALUES (?, ?, 0, 0)`,
+      )
+      .run('T1', '{"indicator":"1"}');
+    expect(code(() => data.dccTerms('T1'))).toBe('JOURNAL_IO');
+  });
+});

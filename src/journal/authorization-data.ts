@@ -1,0 +1,219 @@
+import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
+import { JournalError } from './errors.js';
+import {
+  checkCurrency,
+  checkIdentifier,
+  checkMinor,
+  checkObject,
+  checkText,
+  readOn,
+  type JournalConnection,
+} from './field-checks.js';
+
+/**
+ * The DCC terms of a converted payment, kept so that its capture, refund or reversal repeats them (spec 001: "DCC
+ * capture and refund require the same field set … use the exchange rate of the authorization"; DESIGN.md, money
+ * safety rule 7). Structurally identical to the gateway client's `DccFields` with indicator `1`, which the journal
+ * may not import. No card data: stored in clear.
+ */
+export interface StoredDccTerms {
+  indicator: '1';
+  /** Processor family of the acquirer (spec 001): A sends original*, B sends foreign*. */
+  family: 'A' | 'B';
+  /** Amount in the card's billing currency, minor units of `billingCurrency`. */
+  billingAmountMinor: number;
+  /** ISO 4217 alpha. */
+  billingCurrency: string;
+  /** Exchange rate of the offer (margin included), exactly as the offer gave it. */
+  exchangeRate: string;
+  /** `exchangeRateTimeStamp` of the offer, as sent. */
+  exchangeRateTimeStamp: string;
+  offerId?: string;
+  reconciliationId?: string;
+}
+
+const DCC_KEYS = new Set([
+  'indicator',
+  'family',
+  'billingAmountMinor',
+  'billingCurrency',
+  'exchangeRate',
+  'exchangeRateTimeStamp',
+  'offerId',
+  'reconciliationId',
+]);
+
+/** Longest tag set kept, in hex digits (a card-present tag set is a few hundred bytes; 4 KiB leaves room). */
+const MAX_TAGS_HEX = 8192;
+
+/**
+ * Refuses terms that are not a converted payment's, and any key beyond the known ones (so that nothing else, card
+ * data least of all, reaches the clear column). Returns a copy with only the known keys.
+ */
+export function checkDccTerms(terms: StoredDccTerms): StoredDccTerms {
+  checkObject(terms, 'dcc terms');
+  for (const key of Object.keys(terms))
+    if (!DCC_KEYS.has(key)) throw new JournalError('JOURNAL_INVALID', `dcc terms: unknown field "${key}"`);
+  if (terms.indicator !== '1')
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      'dcc terms are kept for converted payments only (indicator "1"); follow-ons of others carry none',
+    );
+  if (terms.family !== 'A' && terms.family !== 'B')
+    throw new JournalError('JOURNAL_INVALID', 'dcc terms: family must be "A" or "B"');
+  checkMinor(terms.billingAmountMinor, 'dcc terms: billingAmountMinor');
+  checkCurrency(terms.billingCurrency, 'dcc terms: billingCurrency');
+  if (typeof terms.exchangeRate !== 'string' || !/^\d{1,15}(\.\d{1,15})?$/.test(terms.exchangeRate))
+    throw new JournalError('JOURNAL_INVALID', 'dcc terms: exchangeRate must be a decimal string');
+  checkText(terms.exchangeRateTimeStamp, 'dcc terms: exchangeRateTimeStamp', 64);
+  if (terms.offerId !== undefined) checkIdentifier(terms.offerId, 'dcc terms: offerId', 128);
+  if (terms.reconciliationId !== undefined)
+    checkIdentifier(terms.reconciliationId, 'dcc terms: reconciliationId', 128);
+  return {
+    indicator: '1',
+    family: terms.family,
+    billingAmountMinor: terms.billingAmountMinor,
+    billingCurrency: terms.billingCurrency,
+    exchangeRate: terms.exchangeRate,
+    exchangeRateTimeStamp: terms.exchangeRateTimeStamp,
+    ...(terms.offerId !== undefined ? { offerId: terms.offerId } : {}),
+    ...(terms.reconciliationId !== undefined ? { reconciliationId: terms.reconciliationId } : {}),
+  };
+}
+
+/** Even-length hex, not empty, at most {@link MAX_TAGS_HEX} digits. */
+export function checkTagsHex(tagsHex: string): void {
+  if (
+    typeof tagsHex !== 'string' ||
+    tagsHex.length === 0 ||
+    tagsHex.length > MAX_TAGS_HEX ||
+    tagsHex.length % 2 !== 0 ||
+    !/^[0-9A-Fa-f]+$/.test(tagsHex)
+  )
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `tags must be a non-empty even-length hex string of at most ${MAX_TAGS_HEX} digits`,
+    );
+}
+
+/** Associated data of a sealed tag set: the row it belongs to, so that a ciphertext moved to another row fails. */
+export function tagsContext(transactionId: string): string {
+  return `authorization-tags:${transactionId}`;
+}
+
+/** Seals a tag set for the row of `transactionId`. */
+export function sealTags(key: Buffer, transactionId: string, tagsHex: string): Buffer {
+  return seal(key, Buffer.from(tagsHex, 'utf8'), tagsContext(transactionId));
+}
+
+function checkKey(key: Buffer): void {
+  if (!Buffer.isBuffer(key) || key.length !== KEY_BYTES)
+    throw new JournalError('JOURNAL_KEY', `the at-rest key must be ${KEY_BYTES} bytes`);
+}
+
+interface Row {
+  transaction_id: string;
+  tags_enc: Buffer | null;
+  dcc_terms: string | null;
+}
+
+/** The statements of the authorization_data table; shared with the import of the former side file. */
+export function authorizationDataStatements(connection: JournalConnection) {
+  const db = connection.db;
+  return {
+    get: db.prepare<[string], Row>(
+      'SELECT transaction_id, tags_enc, dcc_terms FROM authorization_data WHERE transaction_id = ?',
+    ),
+    putTags: db.prepare<{ tx: string; tags: Buffer; at: number }>(`INSERT INTO authorization_data
+        (transaction_id, tags_enc, created_at, updated_at) VALUES (@tx, @tags, @at, @at)
+      ON CONFLICT (transaction_id) DO UPDATE SET tags_enc = excluded.tags_enc, updated_at = excluded.updated_at`),
+    putDcc: db.prepare<{ tx: string; terms: string; at: number }>(`INSERT INTO authorization_data
+        (transaction_id, dcc_terms, created_at, updated_at) VALUES (@tx, @terms, @at, @at)
+      ON CONFLICT (transaction_id) DO UPDATE SET dcc_terms = excluded.dcc_terms, updated_at = excluded.updated_at`),
+    forget: db.prepare<[string]>('DELETE FROM authorization_data WHERE transaction_id = ?'),
+  };
+}
+
+/**
+ * What follow-ons must repeat of their original, per original payment's transactionId, in the journal database
+ * (DESIGN.md, money safety rules 6 and 7; replaces the side file `authorization-tags.json`): the EMV tag set sent with
+ * it (gateway.md §7: the capture of an EMV contact pre-authorization and the reversal of an original with EMV data
+ * carry its tags), encrypted with AES-256-GCM under the at-rest key and bound to the row, and the DCC terms of a
+ * converted payment in clear.
+ *
+ * Every method is synchronous; writes go through {@link JournalConnection.atomically}, so inside
+ * `journal.atomically(true, () => …)` they commit with the journal outcome they belong to (e.g. the approved
+ * authorization and its tags; the settled authorization and the wipe).
+ */
+export class AuthorizationDataStore {
+  private readonly stmts: ReturnType<typeof authorizationDataStatements>;
+  private readonly key: Buffer;
+
+  /**
+   * @param key the journal's AES-256 at-rest key (the host loads it from `offline.keyFile`); the same key must be
+   *   given after a restart, otherwise reading stored tags throws `JOURNAL_DECRYPT`.
+   */
+  constructor(
+    private readonly connection: JournalConnection,
+    key: Buffer,
+  ) {
+    checkKey(key);
+    this.key = Buffer.from(key);
+    this.stmts = authorizationDataStatements(connection);
+  }
+
+  /** Keeps (replaces) the tag set sent with the authorization `transactionId`, durably. */
+  putTags(transactionId: string, tagsHex: string): void {
+    checkIdentifier(transactionId, 'transactionId');
+    checkTagsHex(tagsHex);
+    const sealed = sealTags(this.key, transactionId, tagsHex);
+    this.connection.atomically(true, () =>
+      this.stmts.putTags.run({ tx: transactionId, tags: sealed, at: this.connection.now().getTime() }),
+    );
+  }
+
+  /** The tag set kept for `transactionId`, decrypted; undefined when none. `JOURNAL_DECRYPT` under another key. */
+  tags(transactionId: string): string | undefined {
+    checkIdentifier(transactionId, 'transactionId');
+    const row = readOn(this.connection, () => this.stmts.get.get(transactionId));
+    if (row === undefined || row.tags_enc === null) return undefined;
+    return openSealed(this.key, row.tags_enc, tagsContext(transactionId)).toString('utf8');
+  }
+
+  /** Keeps (replaces) the DCC terms of the converted payment `transactionId`, durably. */
+  putDccTerms(transactionId: string, terms: StoredDccTerms): void {
+    checkIdentifier(transactionId, 'transactionId');
+    const json = JSON.stringify(checkDccTerms(terms));
+    this.connection.atomically(true, () =>
+      this.stmts.putDcc.run({ tx: transactionId, terms: json, at: this.connection.now().getTime() }),
+    );
+  }
+
+  /** The DCC terms kept for `transactionId`; undefined when none. */
+  dccTerms(transactionId: string): StoredDccTerms | undefined {
+    checkIdentifier(transactionId, 'transactionId');
+    const row = readOn(this.connection, () => this.stmts.get.get(transactionId));
+    if (row === undefined || row.dcc_terms === null) return undefined;
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(row.dcc_terms);
+    } catch (cause) {
+      throw new JournalError('JOURNAL_IO', `the dcc terms of ${transactionId} are not JSON`, { cause });
+    }
+    try {
+      return checkDccTerms(parsed as StoredDccTerms);
+    } catch (cause) {
+      throw new JournalError('JOURNAL_IO', `the dcc terms of ${transactionId} are malformed`, { cause });
+    }
+  }
+
+  /**
+   * Deletes the row of `transactionId` (tags and DCC terms), durably, once its authorization is settled and no
+   * follow-on needs them (DESIGN.md, money safety rule 4: data kept for follow-ons is wiped when the authorization
+   * completes). Returns whether a row existed.
+   */
+  forget(transactionId: string): boolean {
+    checkIdentifier(transactionId, 'transactionId');
+    return this.connection.atomically(true, () => this.stmts.forget.run(transactionId).changes === 1);
+  }
+}

@@ -390,7 +390,7 @@ describe('model-based paths through each model machine', () => {
         await finish(kind, fake, actor);
         expect(
           {
-            state: (actor.getSnapshot() as AnyMachineSnapshot).value,
+            state: (actor.getSnapshot() as AnyMachineSnapshot).value as unknown,
             open: fake.openAuthorizations(),
             holds: [...fake.holds.keys()],
             problems: fake.balanceProblems(),

@@ -1,9 +1,11 @@
 #!/usr/bin/env node
 // `npm run test:crash -- --runs N [--seed S]`: N crash iterations of the terminal (child processes killed with
-// SIGKILL at seeded random journal steps or moments of the kiosk sale, meter pre-authorization + capture, incremental
-// authorization, refund, offline store and host forwarding flows, and the offline queue's forward driver; restarted,
-// checked against a standalone sandbox and scanned for card data in clear). Prints the seed and one line per run on
-// stderr and the summary {"runs","lost","duplicated","unresolved"} as the last stdout line; exit 1 on any finding.
+// SIGKILL at seeded random journal steps or random moments of the kiosk sale, meter pre-authorization + capture,
+// incremental authorization, operator refund and void, meter capture void, offline store and host forwarding flows,
+// and of the restarts that recover and forward; restarted, judged against a standalone sandbox's ledger and against
+// what the customer and the operator were told, and scanned for card data in clear). Prints the seed and one line
+// per run on stderr and the summary {"runs","lost","duplicated","unresolved","problems","cardData"} (counts) as the
+// last stdout line; exit 1 when any count but runs is non-zero.
 import { parseArgs } from 'node:util';
 import { register } from 'tsx/esm/api';
 
@@ -20,59 +22,58 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 10_000 || !Number.isInteger(se
   );
   process.exit(2);
 }
-const { flowIteration, forwardIteration, randomPlan, planName, seededRandom, FORWARD_KILL_POINTS } =
-  await import('../test/crash/harness.ts');
-const { knownBugOf } = await import('../test/crash/cases.ts');
+const { flowIteration, randomPlan, planName, seededRandom } = await import('../test/crash/harness.ts');
+const { knownBugOf, expectedOf, picture } = await import('../test/crash/cases.ts');
 const { startSandbox } = await import('../src/sandbox/index.ts');
 
 process.stderr.write(`crash seed ${seed}\n`);
 const random = seededRandom(seed);
 const sandbox = await startSandbox({ port: 0 });
-const total = { runs: 0, lost: 0, duplicated: 0, unresolved: 0 };
-let problems = 0;
+const total = { runs: 0, lost: 0, duplicated: 0, unresolved: 0, problems: 0, cardData: 0 };
 try {
   for (let i = 0; i < runs; i++) {
-    // The terminal's flows (test/crash/driver.ts) and the offline queue's own forward driver.
+    const plan = randomPlan(random);
+    const knownBug = knownBugOf(plan);
     let r;
-    if (random() < 0.15) {
-      const point = FORWARD_KILL_POINTS[Math.floor(random() * (FORWARD_KILL_POINTS.length + 1))] ?? null;
-      r = {
-        flow: 'offline-forward',
-        plan: point ?? 'uninterrupted',
-        ...(await forwardIteration(sandbox, point)),
-      };
-    } else {
-      const plan = randomPlan(random);
-      const knownBug = knownBugOf(plan);
-      try {
-        // A known bug may hang a restart: bounded so that the run reports it and goes on.
-        const result = await flowIteration(sandbox, plan, knownBug ? { childTimeoutMs: 10_000 } : {});
-        r = { flow: plan.flow, ...result, ...(knownBug ? { knownBug } : {}) };
-      } catch (e) {
-        // A terminal that hung or failed: its in-flight work is unresolved, and the error says which and why.
-        r = {
-          flow: plan.flow,
-          plan: planName(plan),
-          lost: 0,
-          duplicated: 0,
-          unresolved: 1,
-          problems: [],
-          cardData: [],
-          error: e instanceof Error ? e.message.slice(0, 2000) : String(e),
-          ...(knownBug ? { knownBug } : {}),
-        };
+    try {
+      // A known bug may hang a restart: bounded so that the run reports it and goes on.
+      const result = await flowIteration(sandbox, plan, knownBug ? { childTimeoutMs: 10_000 } : {});
+      const { scanned: _scanned, told: _told, ...rest } = result;
+      const problems = [...rest.problems];
+      // A named plan (no random moment) must also leave its known money picture at the gateway.
+      const expected = expectedOf(plan);
+      if (plan.killAfterMs === undefined && plan.restartKillAfterMs === undefined) {
+        const got = picture(result);
+        if (!expected) problems.push('NO_EXPECTED_PICTURE');
+        else if (JSON.stringify(got) !== JSON.stringify(expected))
+          problems.push(`PICTURE(expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)})`);
       }
+      r = { flow: plan.flow, ...rest, problems, ...(knownBug ? { knownBug } : {}) };
+    } catch (e) {
+      // A terminal that hung or failed: its in-flight work is unresolved, and the error says which and why.
+      r = {
+        flow: plan.flow,
+        plan: planName(plan),
+        lost: 0,
+        duplicated: 0,
+        unresolved: 1,
+        problems: [],
+        cardData: [],
+        error: e instanceof Error ? e.message.slice(0, 2000) : String(e),
+        ...(knownBug ? { knownBug } : {}),
+      };
     }
     total.runs += 1;
     total.lost += r.lost;
     total.duplicated += r.duplicated;
     total.unresolved += r.unresolved;
-    problems += r.problems.length + r.cardData.length;
-    const { scanned: _scanned, ...line } = r;
-    process.stderr.write(`${JSON.stringify({ run: i + 1, ...line })}\n`);
+    total.problems += r.problems.length;
+    total.cardData += r.cardData.length;
+    process.stderr.write(`${JSON.stringify({ run: i + 1, ...r })}\n`);
   }
 } finally {
   await sandbox.close();
 }
 process.stdout.write(`${JSON.stringify(total)}\n`);
-process.exitCode = total.lost + total.duplicated + total.unresolved + problems === 0 ? 0 : 1;
+const { runs: _runs, ...counts } = total;
+process.exitCode = Object.values(counts).every((n) => n === 0) ? 0 : 1;

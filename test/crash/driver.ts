@@ -12,13 +12,21 @@
  *   END_SESSION (capture less than the authorization).
  * - `meter-extend`: as `meter` with EXTEND 60 during the session (incremental authorization), 70 minutes of stay.
  * - `refund`: a kiosk sale, then the operator refunds it in full.
+ * - `void`: a kiosk sale, then the operator voids it (`VOID Payment`).
+ * - `meter-void`: as `meter`, then the operator voids the capture (`VOID Capture`); the host must then reverse the
+ *   authorization hold, so that the customer ends with nothing charged and nothing held.
  * - `offline`: two kiosk sales while the gateway is unreachable (URL given is a closed port), stored for forwarding.
  * - `queued`: three chip payments put straight into the offline queue (as `offline` would store them), so that the
  *   host's own forwarding at the next start can be killed (`offline.forwarded#N`) whatever the store path does.
  *
+ * What the customer was told (each result screen with its amount) and what the operator was told (each refund or
+ * void outcome) is appended to DIR/told.jsonl the moment it is shown (test/crash/told.ts): the judge holds the
+ * gateway's ledger against it.
+ *
  * Usage: node --import tsx test/crash/driver.ts run|recover FLOW DIR GATEWAY_URL
- * Prints `{"phase":"flow"}` when the flow starts, then one JSON line: {"screens": [...]} after `run`,
- * {"inFlight", "orphanWatch", "offlineDepth"} after `recover`.
+ * Prints `{"phase":"start"}` before the terminal starts (recovery and forwarding run from there), `{"phase":"flow"}`
+ * when the flow starts, then one JSON line: {"screens": [...]} after `run`, {"inFlight", "orphanWatch",
+ * "offlineDepth"} after `recover`.
  */
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
@@ -26,8 +34,18 @@ import type { UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { createLogger } from '../../src/log/index.js';
 import { samplePayment } from '../../src/sandbox/sample-requests.js';
+import { tell } from './told.js';
 
-export const FLOWS = ['sale', 'meter', 'meter-extend', 'refund', 'offline', 'queued'] as const;
+export const FLOWS = [
+  'sale',
+  'meter',
+  'meter-extend',
+  'refund',
+  'void',
+  'meter-void',
+  'offline',
+  'queued',
+] as const;
 export type Flow = (typeof FLOWS)[number];
 
 const [mode, flow, dir, url] = process.argv.slice(2) as [string, Flow, string, string];
@@ -41,6 +59,8 @@ const MODEL = {
   meter: 'meter',
   'meter-extend': 'meter',
   refund: 'kiosk',
+  void: 'kiosk',
+  'meter-void': 'meter',
   offline: 'kiosk',
   queued: 'kiosk',
 } as const;
@@ -128,16 +148,39 @@ async function meterSession(host: TerminalHost, extend: boolean): Promise<string
   return screens;
 }
 
-async function refund(host: TerminalHost): Promise<string[]> {
-  const screens = [await kioskSale(host)];
-  const sale = host.journal.list({ limit: 100 }).find((e) => e.service === 'sale' && e.state === 'approved');
-  if (!sale?.transactionId) return screens;
+/** Services whose approval charges the customer: the charge a result screen is about is among them. */
+const CHARGES = new Set(['sale', 'capture']);
+
+/**
+ * The operator's refund or void of the customer's last charge, through the operator API (the PIN of this start),
+ * recorded as the operator was told it.
+ */
+async function operatorFollowOn(host: TerminalHost, action: 'refund' | 'void'): Promise<string> {
   const pin = host.generatedOperatorPin;
   if (pin === undefined) throw new Error('no generated operator PIN');
-  const r = await host.operator({ pin, action: { type: 'refund', transactionId: sale.transactionId } });
-  if (!r.ok) throw new Error(`refund: ${r.error.code} ${r.error.message}`);
-  screens.push(`refund:${r.value.type === 'refund' ? r.value.outcome : r.value.type}`);
-  return screens;
+  const list = await host.operator({ pin, action: { type: 'transactions', limit: 100 } });
+  if (!list.ok) throw new Error(`transactions: ${list.error.code} ${list.error.message}`);
+  if (list.value.type !== 'transactions') throw new Error(`transactions answered ${list.value.type}`);
+  const charge = list.value.transactions.find((t) => CHARGES.has(t.service) && t.allowed.includes(action));
+  if (!charge) return `${action}:nothing-to-${action}`;
+  const r = await host.operator({
+    pin,
+    action:
+      action === 'refund'
+        ? { type: 'refund', transactionId: charge.transactionId }
+        : { type: 'void', transactionId: charge.transactionId },
+  });
+  if (!r.ok) throw new Error(`${action}: ${r.error.code} ${r.error.message}`);
+  if (r.value.type !== action) throw new Error(`${action} answered ${r.value.type}`);
+  tell(dir, {
+    who: 'operator',
+    action,
+    target: charge.transactionId,
+    outcome: r.value.outcome,
+    transactionId: r.value.transactionId,
+    ...(charge.amount ? { amountMinor: charge.amount.minor } : {}),
+  });
+  return `${action}:${r.value.outcome}`;
 }
 
 async function offlineSales(host: TerminalHost): Promise<string[]> {
@@ -149,7 +192,10 @@ async function offlineSales(host: TerminalHost): Promise<string[]> {
   return screens;
 }
 
-/** Stored the way the host stores a chip sale it could not send: the exact request, encrypted, keyed by its id. */
+/**
+ * Stored the way the host stores a chip sale it could not send: the exact request, encrypted, keyed by its id. Each
+ * stands for a customer told "approved" offline, and is recorded so.
+ */
 function queuePayments(host: TerminalHost): string[] {
   const stored: string[] = [];
   for (let i = 0; i < 3; i++) {
@@ -169,17 +215,74 @@ function queuePayments(host: TerminalHost): string[] {
       entryMode: 'contactless',
       maskedPan: '411111******1111',
     });
+    tell(dir, {
+      who: 'customer',
+      screen: 'approved',
+      amountMinor,
+      currency: 'GBP',
+      transactionIds: [transactionId],
+    });
     stored.push('stored');
   }
   return stored;
 }
 
-/** Open meter authorizations the host will reverse when their capture window ends (their timers are private). */
+/**
+ * Open meter authorizations the host watches and reverses when their capture window ends. The host's public
+ * `watchedAuthorizations()` when it has one; otherwise its private timers (named `orphan:<transactionId>`).
+ */
 function orphanWatch(host: TerminalHost): string[] {
-  const timers = (host as unknown as { holdTimers: Map<string, unknown> }).holdTimers;
+  const watched = (host as unknown as { watchedAuthorizations?: () => string[] }).watchedAuthorizations;
+  if (typeof watched === 'function') return watched.call(host);
+  const timers = (host as unknown as { holdTimers?: Map<string, unknown> }).holdTimers;
+  if (!timers) return [];
   return [...timers.keys()].filter((k) => k.startsWith('orphan:')).map((k) => k.slice('orphan:'.length));
 }
 
+/**
+ * Records every result screen the customer is shown, with its amount and the transactionIds the terminal sent since
+ * the payment began (journal entries newer than `since`), synchronously with the snapshot that shows it.
+ */
+function watchCustomer(host: TerminalHost): void {
+  let last = '';
+  let since = latestEntryId(host);
+  host.subscribe((snap) => {
+    const screen = snap.customer.screen;
+    if (screen === last) return;
+    last = screen;
+    if (screen === 'idle') since = latestEntryId(host);
+    if (screen !== 'approved' && screen !== 'declined' && screen !== 'error') return;
+    const amount = snap.customer.amount;
+    tell(dir, {
+      who: 'customer',
+      screen,
+      ...(amount ? { amountMinor: amount.minor, currency: amount.currency } : {}),
+      transactionIds: transactionIdsSince(host, since),
+    });
+  });
+}
+
+function latestEntryId(host: TerminalHost): number {
+  try {
+    return host.journal.list({ limit: 1 })[0]?.id ?? 0;
+  } catch {
+    return 0;
+  }
+}
+
+function transactionIdsSince(host: TerminalHost, since: number): string[] {
+  try {
+    return host.journal
+      .list({ limit: 100 })
+      .filter((e) => e.id > since && e.transactionId !== undefined)
+      .map((e) => e.transactionId!);
+  } catch {
+    // The judge then matches the charge by amount.
+    return [];
+  }
+}
+
+process.stdout.write(`${JSON.stringify({ phase: 'start' })}\n`);
 const host = await createTerminalHost(config, {
   logger,
   cwd: dir,
@@ -199,6 +302,7 @@ try {
       })}\n`,
     );
   } else {
+    watchCustomer(host);
     process.stdout.write(`${JSON.stringify({ phase: 'flow' })}\n`);
     let screens: string[];
     switch (flow) {
@@ -212,7 +316,13 @@ try {
         screens = await meterSession(host, true);
         break;
       case 'refund':
-        screens = await refund(host);
+      case 'void':
+        screens = [await kioskSale(host)];
+        if (screens[0] === 'approved') screens.push(await operatorFollowOn(host, flow));
+        break;
+      case 'meter-void':
+        screens = await meterSession(host, false);
+        if (screens.at(-1) === 'approved') screens.push(await operatorFollowOn(host, 'void'));
         break;
       case 'offline':
         screens = await offlineSales(host);

@@ -1,14 +1,31 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { cases, CLEAN, picture, verdict } from './cases.js';
-import { flowIteration, type Flow } from './harness.js';
+import { cases, CLEAN, picture, verdict, type Expected } from './cases.js';
+import { flowIteration, type CrashPlan, type Flow, type IterationResult } from './harness.js';
+
+/** More recovery requests than any restart of the suite's flows sends: the search for the last one stops here. */
+const MAX_RECOVERY_REQUESTS = 6;
+
+function check(r: IterationResult, plan: CrashPlan, expected: Expected): void {
+  if (plan.run) expect(r.killedAt[0]).toBe(plan.run);
+  expect(verdict(r)).toEqual(CLEAN);
+  expect(picture(r)).toEqual(expected);
+  expect(r.scanned.filter((f) => f.endsWith('.log')).length).toBeGreaterThan(0);
+}
 
 /**
  * Declares the systematic crash cases of some flows: each plan is run (terminal killed, restarted until a start
- * completes), then judged: no loss, no duplicate, nothing unresolved, no card data in clear, and the money at the
- * gateway as {@link cases} expects. A plan listed among the known bugs is marked failing with its reason.
+ * completes), then judged: no loss, no duplicate, nothing unresolved, nothing that disagrees with what the customer
+ * or the operator was told, every planned kill point reached, no card data in clear, and the money at the gateway
+ * as {@link cases} expects. A plan that kills the restart at its first recovery request (`recovery.sent#1`) goes on
+ * to kill it at every later one (`#2`, `#3` …) until the restart sends no more: each must leave the same picture.
+ * A plan listed among the known bugs is marked failing with its reason.
  */
-export function describeCrashCases(title: string, flows: Flow[]): void {
+export function describeCrashCases(
+  title: string,
+  flows: Flow[],
+  which: (plan: CrashPlan) => boolean = () => true,
+): void {
   let sandbox: Sandbox;
   beforeAll(async () => {
     sandbox = await startSandbox({ port: 0 });
@@ -17,17 +34,26 @@ export function describeCrashCases(title: string, flows: Flow[]): void {
     await sandbox.close();
   });
   describe(title, () => {
-    for (const c of cases(flows)) {
+    for (const c of cases(flows, which)) {
+      const timeouts = c.bug ? { childTimeoutMs: 8_000 } : {};
+      const recover = c.plan.recover ?? [];
+      const everyRecovery = recover.at(-1) === 'recovery.sent#1';
       const body = async (): Promise<void> => {
         // A known bug may hang the restart (recovery retrying forever): it fails fast instead of taking 45 s.
-        const r = await flowIteration(sandbox, c.plan, c.bug ? { childTimeoutMs: 8_000 } : {});
-        if (c.plan.run) expect(r.killedAt[0]).toBe(c.plan.run);
-        expect(verdict(r)).toEqual(CLEAN);
-        expect(picture(r)).toEqual(c.expected);
-        expect(r.scanned.filter((f) => f.endsWith('.log')).length).toBeGreaterThan(0);
+        check(await flowIteration(sandbox, c.plan, timeouts), c.plan, c.expected);
+        if (!everyRecovery) return;
+        for (let n = 2; n <= MAX_RECOVERY_REQUESTS; n++) {
+          const point = `recovery.sent#${n}`;
+          const plan = { ...c.plan, recover: [...recover.slice(0, -1), point] };
+          const r = await flowIteration(sandbox, plan, { ...timeouts, optionalRecoverKill: true });
+          check(r, plan, c.expected);
+          if (!r.killedAt.includes(point)) return;
+        }
+        throw new Error(`a restart sent more than ${MAX_RECOVERY_REQUESTS} recovery requests`);
       };
-      if (c.bug) it.fails(`${c.name} — KNOWN BUG: ${c.bug}`, body, 60_000);
-      else it(`loses nothing, charges once and resolves everything: ${c.name}`, body, 60_000);
+      const name = everyRecovery ? `${c.name} (and every later recovery request)` : c.name;
+      if (c.bug) it.fails(`${name} — KNOWN BUG: ${c.bug}`, body, 120_000);
+      else it(`loses nothing, charges once, resolves everything, as told: ${name}`, body, 120_000);
     }
   });
 }

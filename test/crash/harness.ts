@@ -6,18 +6,28 @@ import { join, resolve } from 'node:path';
 import { openJournal, type JournalEntry } from '../../src/journal/index.js';
 import type { LedgerTransaction, Sandbox } from '../../src/sandbox/index.js';
 import { scanForCardData, type CardDataFinding } from './card-scan.js';
+import { readTold, type Told } from './told.js';
 
 const ROOT = resolve(import.meta.dirname, '../..');
 const DRIVER = join(ROOT, 'test/crash/driver.ts');
-const FORWARD_DRIVER = join(ROOT, 'test/crash/forward-driver.ts');
 /** A terminal that neither finishes nor dies in this time is a failure, not a hang. */
 const CHILD_TIMEOUT_MS = 45_000;
 /** Restarts after the first run before the harness gives up (each may be killed by its own failpoint). */
 const MAX_RESTARTS = 4;
 
 /** The flows test/crash/driver.ts plays (see its header). */
-export type Flow = 'sale' | 'meter' | 'meter-extend' | 'refund' | 'offline' | 'queued';
-export const FLOW_NAMES: readonly Flow[] = ['sale', 'meter', 'meter-extend', 'refund', 'offline', 'queued'];
+export type Flow =
+  'sale' | 'meter' | 'meter-extend' | 'refund' | 'void' | 'meter-void' | 'offline' | 'queued';
+export const FLOW_NAMES: readonly Flow[] = [
+  'sale',
+  'meter',
+  'meter-extend',
+  'refund',
+  'void',
+  'meter-void',
+  'offline',
+  'queued',
+];
 
 /** Where the terminal is killed: a failpoint of src/host/failpoints.ts, with `#N` for its N-th passage. */
 export const SALE_KILL_POINTS = [
@@ -29,7 +39,8 @@ export const SALE_KILL_POINTS = [
 
 /**
  * One crash scenario: the failpoint of the first run, the failpoints of the restarts that follow (each restart runs
- * recovery and forwarding; a failpoint there kills it and the next restart resumes), or a kill at a random moment.
+ * recovery and forwarding; a failpoint there kills it and the next restart resumes), or a kill at a random moment of
+ * the first run or of the first restart.
  */
 export interface CrashPlan {
   flow: Flow;
@@ -37,15 +48,21 @@ export interface CrashPlan {
   recover?: string[];
   /** SIGKILL this many milliseconds after the flow starts (randomised kill points), wherever the terminal is. */
   killAfterMs?: number;
+  /**
+   * SIGKILL the first restart this many milliseconds after it begins to start (recovery, orphan settlement,
+   * forwarding run there), wherever it is. Only when `recover` names no failpoint for that restart.
+   */
+  restartKillAfterMs?: number;
 }
 
-/** A readable name of a plan: `meter gateway.answered#2 → recovery.sent`. */
+/** A readable name of a plan: `meter gateway.answered#2 → recovery.sent#1`. */
 export function planName(p: CrashPlan): string {
   const parts = [
     p.flow,
     p.run ?? (p.killAfterMs !== undefined ? `after ${p.killAfterMs} ms` : 'uninterrupted'),
   ];
   if (p.recover?.length) parts.push(`→ ${p.recover.join(' → ')}`);
+  if (p.restartKillAfterMs !== undefined) parts.push(`→ restart after ${p.restartKillAfterMs} ms`);
   return parts.join(' ');
 }
 
@@ -58,12 +75,32 @@ const FLOW_REQUESTS: Record<Exclude<Flow, 'offline' | 'queued'>, number> = {
   'meter-extend': 3,
   // sale, refund
   refund: 2,
+  // sale, void of the sale
+  void: 2,
+  // pre-authorization, capture, void of the capture, reversal of the authorization hold
+  'meter-void': 4,
 };
 
+/** How many payments the customer (or, for `queued`, the offline store) is told a result of, per flow. */
+export const FLOW_PAYMENTS: Record<Flow, number> = {
+  sale: 1,
+  meter: 1,
+  'meter-extend': 1,
+  refund: 1,
+  void: 1,
+  'meter-void': 1,
+  offline: 2,
+  queued: 3,
+};
+
+/** Payments the `queued` flow stores (test/crash/driver.ts): one kill point per forward. */
+const QUEUED_PAYMENTS = 3;
+
 /**
- * The systematic plans of a flow: SIGKILL at every journal step of every request it sends, a kill during the timeout
- * reversal/void that recovery sends after an answer was lost (`recovery.sent`), and an uninterrupted run. Offline:
- * kills when each payment is stored and when the host's forwarding has each answer in hand.
+ * The systematic plans of a flow: SIGKILL at every journal step of every request it sends, at the first recovery
+ * request of the restart after each lost answer (`recovery.sent#1`; test/crash/flows.ts goes on to every later
+ * one), and an uninterrupted run. Offline: kills when each payment is stored, at every forward the host's forwarding
+ * has an answer in hand (`offline.forwarded#N`), and at the recovery request that resolves such a forward.
  */
 export function systematicPlans(flow: Flow): CrashPlan[] {
   if (flow === 'offline')
@@ -74,13 +111,15 @@ export function systematicPlans(flow: Flow): CrashPlan[] {
       { flow, recover: ['offline.forwarded#1'] },
       { flow, recover: ['offline.forwarded#2'] },
     ];
-  if (flow === 'queued')
-    return [
-      { flow },
-      { flow, recover: ['offline.forwarded#1'] },
-      { flow, recover: ['offline.forwarded#2'] },
-      { flow, recover: ['offline.forwarded#3', 'offline.forwarded#1'] },
-    ];
+  if (flow === 'queued') {
+    const plans: CrashPlan[] = [{ flow }];
+    for (let n = 1; n <= QUEUED_PAYMENTS; n++) plans.push({ flow, recover: [`offline.forwarded#${n}`] });
+    // The next start voids the forward in doubt and forwards the rest: killed again at its first forward.
+    plans.push({ flow, recover: ['offline.forwarded#1', 'offline.forwarded#1'] });
+    for (let n = 1; n <= QUEUED_PAYMENTS; n++)
+      plans.push({ flow, recover: [`offline.forwarded#${n}`, 'recovery.sent#1'] });
+    return plans;
+  }
   const n = FLOW_REQUESTS[flow];
   const plans: CrashPlan[] = [{ flow }];
   for (let i = 1; i <= n; i++)
@@ -89,21 +128,47 @@ export function systematicPlans(flow: Flow): CrashPlan[] {
     plans.push({
       flow,
       run: n === 1 ? 'gateway.answered' : `gateway.answered#${i}`,
-      recover: ['recovery.sent'],
+      recover: ['recovery.sent#1'],
     });
   return plans;
 }
 
-/** Plans a seeded random draw chooses from: the systematic ones of the flow and kills at a random moment. */
+/** Offline and forwarding are drawn twice as often: forwarding runs at every restart of theirs. */
+const FLOW_DRAW: readonly Flow[] = [...FLOW_NAMES, 'offline', 'queued'];
+
+/** The window (ms) a random-moment kill of the first run is drawn in, per flow: about the flow's length. */
+const RUN_WINDOW_MS: Record<Flow, number> = {
+  sale: 200,
+  meter: 200,
+  'meter-extend': 300,
+  refund: 250,
+  void: 250,
+  'meter-void': 300,
+  offline: 300,
+  queued: 40,
+};
+
+/**
+ * Plans a seeded random draw chooses from: a kill at a random moment of the flow; a systematic plan followed by a
+ * kill at a random moment of the restart (recovery waits `timeoutReversalDelayMs` 200 ms, then sends; forwarding
+ * follows); or a systematic plan.
+ */
 export function randomPlan(random: () => number, flow?: Flow): CrashPlan {
-  const f = flow ?? FLOW_NAMES[Math.floor(random() * FLOW_NAMES.length)]!;
-  if (random() < 0.35) {
-    // A moment of the flow (sending, journaling, the reader, SQLite mid-write), not a named step.
-    const window = f === 'queued' ? 40 : f === 'meter-extend' || f === 'offline' ? 300 : 200;
-    const killAfterMs = Math.floor(random() * window);
-    return { flow: f, killAfterMs };
-  }
+  const f = flow ?? FLOW_DRAW[Math.floor(random() * FLOW_DRAW.length)]!;
   const plans = systematicPlans(f);
+  const r = random();
+  if (r < 0.3) {
+    // A moment of the flow (sending, journaling, the reader, SQLite mid-write), not a named step.
+    return { flow: f, killAfterMs: Math.floor(random() * RUN_WINDOW_MS[f]) };
+  }
+  if (r < 0.55) {
+    // A restart with work to do (an answer lost, a forward pending) killed at a random moment of it.
+    const base = plans.filter(
+      (p) => !p.recover?.length && (p.run === undefined || /answered|sent/.test(p.run)),
+    );
+    const plan = base[Math.floor(random() * base.length)]!;
+    return { ...plan, restartKillAfterMs: Math.floor(random() * 700) };
+  }
   return plans[Math.floor(random() * plans.length)]!;
 }
 
@@ -118,10 +183,10 @@ interface ChildResult {
 function runChild(
   args: string[],
   env: NodeJS.ProcessEnv,
-  options: { driver?: string; killAfterMs?: number; timeoutMs?: number } = {},
+  options: { killAfterMs?: number; killPhase?: 'start' | 'flow'; timeoutMs?: number } = {},
 ): Promise<ChildResult> {
   return new Promise((done, fail) => {
-    const child = spawn(process.execPath, ['--import', 'tsx', options.driver ?? DRIVER, ...args], {
+    const child = spawn(process.execPath, ['--import', 'tsx', DRIVER, ...args], {
       cwd: ROOT,
       env,
       stdio: ['ignore', 'pipe', 'pipe'],
@@ -131,8 +196,9 @@ function runChild(
     let killTimer: NodeJS.Timeout | undefined;
     child.stdout.on('data', (c: Buffer) => {
       stdout += c.toString();
-      // Randomised kill: the clock starts when the terminal is up and the flow begins.
-      if (options.killAfterMs !== undefined && killTimer === undefined && stdout.includes('"phase":"flow"'))
+      // Randomised kill: the clock starts when the flow begins (`flow`) or the terminal begins to start (`start`).
+      const phase = `"phase":"${options.killPhase ?? 'flow'}"`;
+      if (options.killAfterMs !== undefined && killTimer === undefined && stdout.includes(phase))
         killTimer = setTimeout(() => child.kill('SIGKILL'), options.killAfterMs);
     });
     child.stderr.on('data', (c: Buffer) => (stderr += c.toString()));
@@ -172,20 +238,26 @@ async function closedPortUrl(): Promise<string> {
 
 export interface IterationResult {
   plan: string;
-  /** Failpoints (or the random kill) that did kill a terminal, in order. */
+  /** Failpoints (or random moments) that did kill a terminal, in order. */
   killedAt: string[];
-  /** Approved charges (sale, capture, refund) the journal or the queue recorded that the gateway no longer holds. */
+  /**
+   * Approvals lost: charges (sale, capture, refund) the journal or the queue recorded as approved, and results the
+   * customer was told "approved", that the gateway does not hold standing.
+   */
   lost: number;
   /** Charges the gateway holds more than once (one order sold, one authorization captured, one refund made twice). */
   duplicated: number;
   /** Entries in flight, stored payments not forwarded, unknown outcomes the gateway still holds, open holds nobody watches. */
   unresolved: number;
-  /** Sandbox consistency problems (rule names), open holds the terminal legitimately keeps excepted. */
+  /**
+   * Sandbox consistency problems (rule names, open holds the terminal legitimately keeps excepted), disagreements
+   * between the ledger and what the customer or the operator was told, and planned kill points never reached.
+   */
   problems: string[];
   /**
    * Authorizations the gateway still holds and the restarted terminal legitimately keeps: a meter pre-authorization
    * approved and journaled before the crash, whose session died with the process; the host reverses it when the
-   * capture window ends (tariff.captureWindowMinutes; watchOrphanedAuthorizations).
+   * capture window ends (tariff.captureWindowMinutes). Only after a kill.
    */
   openHolds: string[];
   /** Card data in clear in the iteration's database, WAL, key-adjacent and log files. */
@@ -194,6 +266,8 @@ export interface IterationResult {
   scanned: string[];
   /** The money at the gateway after recovery. */
   money: MoneyPicture;
+  /** What the customer and the operator were told (test/crash/told.ts). */
+  told: Told[];
   /** Screens of the first run when it was not killed. */
   screens?: string[];
 }
@@ -204,7 +278,7 @@ export interface MoneyPicture {
   sales: number;
   captures: number;
   refunds: number;
-  /** Voided ones (a timeout void after a lost answer). */
+  /** Voided ones (a timeout void after a lost answer, or the operator's void). */
   voided: number;
   /** Authorizations fully released (reversed, timeout-reversed, or captured less and the rest released). */
   released: number;
@@ -218,7 +292,120 @@ export interface MoneyPicture {
 const CHARGES = new Set(['sale', 'capture', 'refund-payment', 'refund-capture']);
 
 function standing(t: LedgerTransaction): boolean {
-  return !t.voided && t.status !== 'DECLINED' && t.status !== 'FAILED';
+  return !t.voided && t.status !== 'DECLINED' && t.status !== 'FAILED' && t.status !== 'INVALID_REQUEST';
+}
+
+/** A ledger transaction that charges the customer: a sale or a capture. */
+function isCharge(t: LedgerTransaction): boolean {
+  return t.kind === 'sale' || t.kind === 'capture';
+}
+
+interface OfflineRow {
+  transaction_id: string;
+  state: string;
+}
+
+/**
+ * Judges the gateway's ledger against what the customer and the operator were told (DIR/told.jsonl):
+ * - told "approved" ⇒ the charge stands at the gateway for that amount, unless the operator was told a void of it
+ *   approved (then it is voided). No excuse for a timeout void of it. A payment stored offline whose forward was in
+ *   doubt after a kill may have been voided (the operator sees it among those not approved after forwarding);
+ * - told "declined" / "error" ⇒ none of the payment's requests charged the customer;
+ * - the operator told a refund approved ⇒ the refund stands for that amount; told not approved ⇒ it does not;
+ * - the operator told a void approved ⇒ the charge is voided and, for a capture, the authorization hold released;
+ * - every standing charge is one the customer was told about, or belongs to a payment whose result the customer
+ *   never saw because the run was killed first; with no kill at all, what the customer pays is exactly what was told.
+ */
+function judgeTold(
+  told: Told[],
+  ledger: LedgerTransaction[],
+  offline: OfflineRow[],
+  payments: number,
+  killed: boolean,
+  chargedMinor: number,
+): { lost: number; problems: string[] } {
+  const problems: string[] = [];
+  let lost = 0;
+  const byTid = (tid: string): LedgerTransaction[] => ledger.filter((t) => t.transactionId === tid);
+  const operator = told.filter((t): t is Extract<Told, { who: 'operator' }> => t.who === 'operator');
+  const customer = told.filter((t): t is Extract<Told, { who: 'customer' }> => t.who === 'customer');
+  const voidedByOperator = new Set(
+    operator.filter((o) => o.action === 'void' && o.outcome === 'approved').map((o) => o.target),
+  );
+  const claimed = new Set<string>();
+  let expectedMinor = 0;
+
+  for (const c of customer) {
+    const label = `${c.screen} ${c.amountMinor ?? '?'} [${c.transactionIds.join(',')}]`;
+    const candidates = ledger.filter(
+      (t) =>
+        isCharge(t) &&
+        !claimed.has(t.id) &&
+        (c.transactionIds.length > 0
+          ? t.transactionId !== undefined && c.transactionIds.includes(t.transactionId)
+          : t.amounts.captured === c.amountMinor),
+    );
+    if (c.screen !== 'approved') {
+      const charged = candidates.filter(standing);
+      if (charged.length > 0) problems.push(`TOLD_NOT_CHARGED_BUT_CHARGED(${label})`);
+      for (const t of charged) claimed.add(t.id);
+      continue;
+    }
+    const voided = c.transactionIds.some((tid) => voidedByOperator.has(tid));
+    if (voided) {
+      const charge = candidates.find((t) => t.voided);
+      if (!charge) problems.push(`OPERATOR_VOID_NOT_DONE(${label})`);
+      else claimed.add(charge.id);
+      continue;
+    }
+    const charge = candidates.find((t) => standing(t) && t.amounts.captured === c.amountMinor);
+    if (charge) {
+      claimed.add(charge.id);
+      expectedMinor += charge.amounts.captured;
+      continue;
+    }
+    // Stored offline: after a kill its forward may have been in doubt, voided, and reported to the operator.
+    const row = offline.find((p) => c.transactionIds.includes(p.transaction_id));
+    if (row && killed && row.state !== 'approved' && row.state !== 'stored' && row.state !== 'forwarding')
+      continue;
+    lost += 1;
+    problems.push(`TOLD_APPROVED_NOT_CHARGED(${label})`);
+  }
+
+  for (const o of operator) {
+    const label = `${o.action} ${o.outcome} ${o.target}→${o.transactionId}`;
+    if (o.action === 'refund') {
+      const refund = byTid(o.transactionId).find((t) => t.kind === 'refund' && standing(t));
+      if (o.outcome === 'approved') {
+        if (!refund || (o.amountMinor !== undefined && refund.amounts.requested !== o.amountMinor))
+          problems.push(`OPERATOR_REFUND_NOT_STANDING(${label})`);
+        else expectedMinor -= refund.amounts.requested;
+      } else if (refund) problems.push(`OPERATOR_REFUND_REFUSED_BUT_STANDING(${label})`);
+      continue;
+    }
+    const target = byTid(o.target).find(isCharge);
+    if (o.outcome === 'approved') {
+      if (!target?.voided) problems.push(`OPERATOR_VOID_NOT_STANDING(${label})`);
+      const auth = target?.parentId ? ledger.find((t) => t.id === target.parentId) : undefined;
+      // gateway.md §7: voiding a capture leaves the hold in place; the terminal must reverse it.
+      if (auth && auth.amounts.captured + auth.amounts.reversed < auth.amounts.authorized)
+        problems.push(`OPERATOR_VOID_LEFT_HOLD(${label})`);
+    } else if (o.outcome === 'declined' || o.outcome === 'rejected') {
+      if (target?.voided) problems.push(`OPERATOR_VOID_REFUSED_BUT_VOIDED(${label})`);
+    }
+  }
+
+  // Every standing charge is explained by a result the customer saw, or by a payment a kill left untold.
+  const unexplained = ledger.filter((t) => isCharge(t) && standing(t) && !claimed.has(t.id)).length;
+  const untold = killed ? Math.max(0, payments - customer.length) : 0;
+  if (unexplained > untold) problems.push(`CHARGED_WITHOUT_TELLING(${unexplained - untold})`);
+  if (!killed) {
+    if (customer.length < payments)
+      problems.push(`CUSTOMER_NOT_TOLD(${customer.length} of ${payments} results shown)`);
+    if (chargedMinor !== expectedMinor)
+      problems.push(`CHARGED_NOT_AS_TOLD(told ${expectedMinor}, gateway ${chargedMinor})`);
+  }
+  return { lost, problems };
 }
 
 /**
@@ -227,24 +414,27 @@ function standing(t: LedgerTransaction): boolean {
 function judge(
   entries: JournalEntry[],
   inFlight: number,
-  offline: { transaction_id: string; state: string }[],
+  offline: OfflineRow[],
   ledger: LedgerTransaction[],
   problems: { rule: string; transactionId?: string }[],
   orphanWatch: string[],
+  killed: boolean,
 ): Pick<IterationResult, 'lost' | 'duplicated' | 'unresolved' | 'problems' | 'openHolds' | 'money'> {
   const byGatewayId = new Map(ledger.map((t) => [t.id, t]));
   let lost = 0;
   for (const e of entries) {
     if (e.state !== 'approved' || !CHARGES.has(e.service)) continue;
     const tx = e.gatewayId ? byGatewayId.get(e.gatewayId) : undefined;
-    // Voided is acceptable only when the terminal itself journaled the void of that charge.
-    const voidedByTerminal = entries.some(
+    // Voided is acceptable only when the operator's void of that charge was sent (journaled). A timeout void never
+    // excuses it: a timeout void is for an outcome the terminal did not know, and this one it journaled as approved
+    // (the sweep race of issue 11, money bug 2).
+    const voidedByOperator = entries.some(
       (v) =>
-        (v.service.startsWith('void-') || v.service === 'timeout-void') &&
+        v.service.startsWith('void-') &&
         (v.state === 'approved' || v.state === 'resolved') &&
         (v.referencedTransactionId === e.transactionId || v.parentGatewayId === e.gatewayId),
     );
-    if (!tx || (tx.voided && !voidedByTerminal)) lost += 1;
+    if (!tx || (tx.voided && !voidedByOperator)) lost += 1;
   }
   const sales = ledger.filter((t) => t.kind === 'sale');
   for (const p of offline)
@@ -265,11 +455,14 @@ function judge(
   duplicated += count(ledger.filter((t) => t.kind === 'refund' && standing(t)).map((t) => t.parentId));
   duplicated += problems.filter((p) => p.rule === 'CHARGED_TWICE' || p.rule === 'CAPTURED_TWICE').length;
 
-  const openHolds = problems
-    .filter(
-      (p) => p.rule === 'OPEN_AUTHORIZATION' && p.transactionId && orphanWatch.includes(p.transactionId),
-    )
-    .map((p) => p.transactionId!);
+  // An open hold is legitimate only when a kill took its session away and the restarted host watches it.
+  const openHolds = killed
+    ? problems
+        .filter(
+          (p) => p.rule === 'OPEN_AUTHORIZATION' && p.transactionId && orphanWatch.includes(p.transactionId),
+        )
+        .map((p) => p.transactionId!)
+    : [];
   const rest = problems.filter(
     (p) => !(p.rule === 'OPEN_AUTHORIZATION' && openHolds.includes(p.transactionId!)),
   );
@@ -308,12 +501,14 @@ function judge(
 /**
  * One crash iteration: run the flow in a terminal process, SIGKILL it where the plan says, start it again (recovery
  * runs to completion inside createTerminalHost, then forwarding) until a start completes, then judge the sandbox
- * ledger against the journal and scan every file the terminals wrote for card data in clear.
+ * ledger against the journal and against what the customer and the operator were told, and scan every file the
+ * terminals wrote for card data in clear. A planned failpoint that no terminal reached is a problem of the suite
+ * (`KILL_POINT_NOT_REACHED`), unless `optionalRecoverKill` says the last restart failpoint may lie past the end.
  */
 export async function flowIteration(
   sandbox: Sandbox,
   plan: CrashPlan,
-  options: { childTimeoutMs?: number } = {},
+  options: { childTimeoutMs?: number; optionalRecoverKill?: boolean } = {},
 ): Promise<IterationResult> {
   const timeoutMs = options.childTimeoutMs ?? CHILD_TIMEOUT_MS;
   sandbox.reset();
@@ -324,6 +519,7 @@ export async function flowIteration(
     const withPoint = (point: string | undefined): NodeJS.ProcessEnv =>
       point ? { ...env, PARKING_TERMINAL_CRASH_AT: point } : env;
     const killedAt: string[] = [];
+    const notReached: string[] = [];
     // The offline flow takes its payments while the gateway cannot be reached.
     const firstUrl = plan.flow === 'offline' || plan.flow === 'queued' ? await closedPortUrl() : sandbox.url;
     const first = await runChild(['run', plan.flow, dir, firstUrl], withPoint(plan.run), {
@@ -336,16 +532,22 @@ export async function flowIteration(
       throw new Error(
         `terminal failed (${planName(plan)}, exit ${first.code}): ${first.stderr.slice(-3000)}`,
       );
+    else if (plan.run) notReached.push(plan.run);
     const screens =
       first.signal === 'SIGKILL' ? undefined : lastJson<{ screens: string[] }>(first.stdout)?.screens;
 
     let report: { inFlight: number; orphanWatch: string[]; offlineDepth: number } | undefined;
+    const planned = plan.recover ?? [];
     for (let i = 0; i <= MAX_RESTARTS && report === undefined; i++) {
-      const point = plan.recover?.[i];
-      const r = await runChild(['recover', plan.flow, dir, sandbox.url], withPoint(point), { timeoutMs });
+      const point = planned[i];
+      const killAfterMs = i === 0 && !point ? plan.restartKillAfterMs : undefined;
+      const r = await runChild(['recover', plan.flow, dir, sandbox.url], withPoint(point), {
+        timeoutMs,
+        ...(killAfterMs !== undefined ? { killAfterMs, killPhase: 'start' as const } : {}),
+      });
       if (r.timedOut) throw new Error(`restart ${i + 1} hung (${planName(plan)}): ${r.stderr.slice(-3000)}`);
-      if (r.signal === 'SIGKILL' && point) {
-        killedAt.push(point);
+      if (r.signal === 'SIGKILL' && (point || killAfterMs !== undefined)) {
+        killedAt.push(point ?? `restart after ${killAfterMs} ms`);
         continue;
       }
       if (r.code !== 0)
@@ -353,37 +555,58 @@ export async function flowIteration(
           `restart ${i + 1} failed (${planName(plan)}, exit ${r.code}): ${r.stderr.slice(-3000)}`,
         );
       report = lastJson(r.stdout);
+      // The restart finished: every failpoint planned from here on was never reached.
+      const missed = planned.slice(i);
+      if (options.optionalRecoverKill && missed.length > 0 && i === planned.length - 1) missed.pop();
+      notReached.push(...missed);
     }
     if (!report) throw new Error(`no restart completed (${planName(plan)})`);
 
     const journal = openJournal(join(dir, 'journal.db'));
     let entries: JournalEntry[];
     let inFlight: number;
-    let offline: { transaction_id: string; state: string }[];
+    let offline: OfflineRow[];
     try {
       inFlight = journal.inFlight().length;
       entries = journal.list({ limit: 100_000 });
       offline = journal.db
-        .prepare<[], { transaction_id: string; state: string }>(
-          'SELECT transaction_id, state FROM offline_payments',
-        )
+        .prepare<[], OfflineRow>('SELECT transaction_id, state FROM offline_payments')
         .all();
     } finally {
       journal.close();
     }
+    const ledger = sandbox.ledger().transactions;
+    const told = readTold(dir);
+    const killed = killedAt.length > 0;
     const verdict = judge(
       entries,
       inFlight,
       offline,
-      sandbox.ledger().transactions,
+      ledger,
       sandbox.consistency({ requireResolved: true }).problems,
       report.orphanWatch,
+      killed,
+    );
+    const byTold = judgeTold(
+      told,
+      ledger,
+      offline,
+      FLOW_PAYMENTS[plan.flow],
+      killed,
+      verdict.money.chargedMinor,
     );
     const scan = scanForCardData(dir);
     return {
       plan: planName(plan),
       killedAt,
       ...verdict,
+      lost: verdict.lost + byTold.lost,
+      problems: [
+        ...notReached.map((p) => `KILL_POINT_NOT_REACHED(${p})`),
+        ...verdict.problems,
+        ...byTold.problems,
+      ],
+      told,
       cardData: scan.findings,
       scanned: scan.files,
       ...(screens ? { screens } : {}),
@@ -403,86 +626,4 @@ export function seededRandom(seed: number): () => number {
     t ^= t + Math.imul(t ^ (t >>> 7), t | 61);
     return ((t ^ (t >>> 14)) >>> 0) / 4_294_967_296;
   };
-}
-
-/** Kill points of the offline forward (test/crash/forward-driver.ts), on the 2nd of 5 payments. */
-export const FORWARD_KILL_POINTS = ['before-send#2', 'answered#2'] as const;
-
-export interface ForwardIterationResult {
-  killed: boolean;
-  /** Payments the queue holds as approved that the gateway does not hold. */
-  lost: number;
-  /** Payments the gateway recorded more than once (forwarded twice). */
-  duplicated: number;
-  /** Journal entries in flight, or payments still waiting, after the restart. */
-  unresolved: number;
-  /** Payments whose forward was answered but the answer lost: voided by timeout recovery and reported. */
-  voidedAfterUnknown: number;
-  standingSales: number;
-  problems: string[];
-  /** Card data in clear in the database, WAL, key and log files. */
-  cardData: CardDataFinding[];
-}
-
-/**
- * One crash iteration of offline store-and-forward: store 5 payments, forward them, SIGKILL at `killAt`, restart
- * (recovery, reconciliation, forwarding again), then check the ledger: each payment forwarded at most once.
- */
-export async function forwardIteration(
-  sandbox: Sandbox,
-  killAt: string | null,
-): Promise<ForwardIterationResult> {
-  sandbox.reset();
-  const dir = mkdtempSync(join(tmpdir(), 'crash-forward-'));
-  try {
-    const env: NodeJS.ProcessEnv = { ...process.env };
-    delete env.PARKING_TERMINAL_CRASH_AT;
-    const first = await runChild(['run', dir, sandbox.url, ...(killAt ? [killAt] : [])], env, {
-      driver: FORWARD_DRIVER,
-    });
-    if (first.timedOut) throw new Error(`forwarder hung: ${first.stderr.slice(-3000)}`);
-    const killed = first.signal === 'SIGKILL';
-    if (!killed && first.code !== 0)
-      throw new Error(`forwarder failed (exit ${first.code}): ${first.stderr.slice(-3000)}`);
-    if (killed) {
-      const second = await runChild(['recover', dir, sandbox.url], env, { driver: FORWARD_DRIVER });
-      if (second.code !== 0 || second.timedOut)
-        throw new Error(`restart failed (exit ${second.code}): ${second.stderr.slice(-3000)}`);
-    }
-    const journal = openJournal(join(dir, 'journal.db'));
-    let payments: { transaction_id: string; state: string }[];
-    let inFlight: number;
-    try {
-      inFlight = journal.inFlight().length;
-      payments = journal.db
-        .prepare<[], { transaction_id: string; state: string }>(
-          'SELECT transaction_id, state FROM offline_payments',
-        )
-        .all();
-    } finally {
-      journal.close();
-    }
-    const sales = sandbox.ledger().transactions.filter((t) => t.kind === 'sale');
-    const standingSales = sales.filter(standing);
-    let duplicated = 0;
-    let lost = 0;
-    for (const p of payments) {
-      if (sales.filter((t) => t.transactionId === p.transaction_id).length > 1) duplicated += 1;
-      if (p.state === 'approved' && !standingSales.some((t) => t.transactionId === p.transaction_id))
-        lost += 1;
-    }
-    const waiting = payments.filter((p) => p.state === 'stored' || p.state === 'forwarding').length;
-    return {
-      killed,
-      lost,
-      duplicated,
-      unresolved: inFlight + waiting,
-      voidedAfterUnknown: payments.filter((p) => p.state === 'unknown').length,
-      standingSales: standingSales.length,
-      problems: sandbox.consistency({ requireResolved: true }).problems.map((p) => p.rule),
-      cardData: scanForCardData(dir).findings,
-    };
-  } finally {
-    rmSync(dir, { recursive: true, force: true });
-  }
 }

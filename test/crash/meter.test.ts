@@ -1,7 +1,9 @@
 import { describeCrashCases } from './flows.js';
 
-// Meter pre-authorization + capture, and with an incremental authorization (EXTEND) in the session.
-describeCrashCases('crash: meter pre-authorization, incremental authorization and capture', [
+// Meter pre-authorization + capture, with an incremental authorization (EXTEND) in the session, and the operator's
+// void of the capture followed by the reversal of the hold it leaves.
+describeCrashCases('crash: meter pre-authorization, incremental authorization, capture and void', [
   'meter',
   'meter-extend',
+  'meter-void',
 ]);

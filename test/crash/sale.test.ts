@@ -1,4 +1,4 @@
 import { describeCrashCases } from './flows.js';
 
-// Kiosk sale, and the operator's refund of a kiosk sale, killed at every journal step of each request.
-describeCrashCases('crash: kiosk sale and refund', ['sale', 'refund']);
+// Kiosk sale, and the operator's refund and void of a kiosk sale, killed at every journal step of each request.
+describeCrashCases('crash: kiosk sale, refund and void', ['sale', 'refund', 'void']);

@@ -554,3 +554,68 @@ describe('GatewayClient reads and offers', () => {
     });
   });
 });
+
+describe('GatewayClient.dccOffer: header fields of spec 001 ("DCC offer calls require Authorization and keyId")', () => {
+  const offerRequest = { cardPrefix: '47617390', amountMinor: 1250, currency: 'EUR' };
+  const noOffer = { id: 'o1', status: 'DECLINED', errorInformation: { reason: 'CURRENCY_MATCH' } };
+
+  async function offerHeaders(auth?: Authenticator): Promise<{ headers: Headers; body: string }> {
+    if (auth) client = makeClient({ auth });
+    let seen: { headers: Headers; body: string } | undefined;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/vas/v1/currencyconversion', method: 'POST' })
+      .reply((opts) => {
+        seen = { headers: headersOf(opts.headers), body: bodyText(opts.body) };
+        return { statusCode: 201, data: noOffer };
+      });
+    expect(await client.dccOffer(offerRequest)).toEqual({
+      kind: 'no-offer',
+      reason: 'CURRENCY_MATCH',
+      id: 'o1',
+    });
+    return seen!;
+  }
+
+  it('signed: Authorization carries the signature in the Signature scheme and keyId its key id', async () => {
+    const { headers, body } = await offerHeaders();
+    expect(verifies('POST', '/vas/v1/currencyconversion', headers, body)).toBe(true);
+    expect(headers.authorization).toBe(`Signature ${headers.signature}`);
+    expect(headers.keyid).toBe(KEY_ID);
+  });
+
+  it("JWT: keyId is the token's kid", async () => {
+    const part = (v: unknown): string => Buffer.from(JSON.stringify(v)).toString('base64url');
+    const token = `${part({ alg: 'RS256', typ: 'JWT', kid: 'serial-7' })}.${part({ iat: 1 })}.c2ln`;
+    const { headers } = await offerHeaders({
+      method: 'jwt',
+      authenticate: () => Promise.resolve({ authorization: `Bearer ${token}` }),
+    });
+    expect(headers.authorization).toBe(`Bearer ${token}`);
+    expect(headers.keyid).toBe('serial-7');
+  });
+
+  it('OAuth: the access token as Authorization, no keyId (no merchant key made it)', async () => {
+    const { headers } = await offerHeaders({
+      method: 'oauth',
+      authenticate: () => Promise.resolve({ authorization: 'Bearer opaque' }),
+    });
+    expect(headers.authorization).toBe('Bearer opaque');
+    expect(headers.keyid).toBeUndefined();
+  });
+
+  it('adds neither header to a payment request', async () => {
+    let seen: Headers | undefined;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply((opts) => {
+        seen = headersOf(opts.headers);
+        return { statusCode: 201, data: approved };
+      });
+    expect((await client.send(client.prepare(preauth))).kind).toBe('approved');
+    expect(seen!.signature).toBeDefined();
+    expect(seen!.authorization).toBeUndefined();
+    expect(seen!.keyid).toBeUndefined();
+  });
+});

@@ -1,6 +1,5 @@
 import type { Dispatcher } from 'undici';
 import { silentLogger, type Logger } from '../log/index.js';
-import type { Authenticator } from './auth/authenticator.js';
 import { GatewayError, GatewayInvalidRequestError } from './errors.js';
 import {
   classifyPaymentAnswer,
@@ -9,8 +8,11 @@ import {
   parseJsonBody,
   type Outcome,
 } from './outcome.js';
+import type { Authenticator } from './auth/authenticator.js';
 import {
   buildDccOfferBody,
+  DCC_OFFER_PATH,
+  dccOfferAuthHeaders,
   parseDccOfferAnswer,
   type DccOfferRequest,
   type DccOfferResult,
@@ -152,6 +154,24 @@ function jsonOf(answer: Answer, label: string): unknown {
 }
 
 /**
+ * The configured authenticator, with the two header fields spec 001 requires of DCC offer calls added to the offer
+ * request (`Authorization` and `keyId`, see {@link dccOfferAuthHeaders}); every other request is left as it is.
+ */
+function withDccOfferHeaders(auth: Authenticator): Authenticator {
+  return {
+    method: auth.method,
+    async authenticate(request) {
+      const headers = await auth.authenticate(request);
+      if (request.method !== 'POST' || request.path !== DCC_OFFER_PATH) return headers;
+      return Object.assign(headers, dccOfferAuthHeaders(headers));
+    },
+    ...(auth.renewAfterUnauthorized
+      ? { renewAfterUnauthorized: auth.renewAfterUnauthorized.bind(auth) }
+      : {}),
+  };
+}
+
+/**
  * The gateway client: transport (undici keep-alive pool), the configured authenticator, the service builders and the
  * one outcome classification. The terminal's only way to move money.
  */
@@ -159,7 +179,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
   const logger = options.logger ?? silentLogger();
   const transport = createTransport({
     baseUrl: options.baseUrl,
-    auth: options.auth,
+    auth: withDccOfferHeaders(options.auth),
     timeouts: options.timeouts,
     retry: options.retry ?? DEFAULT_RETRY,
     logger,
@@ -238,7 +258,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
     async dccOffer(request, o) {
       const body = buildDccOfferBody(request);
-      const answer = await call('dcc-offer', 'POST', '/vas/v1/currencyconversion', body, false, o?.signal);
+      const answer = await call('dcc-offer', 'POST', DCC_OFFER_PATH, body, false, o?.signal);
       return parseDccOfferAnswer(answer);
     },
 

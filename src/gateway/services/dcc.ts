@@ -2,6 +2,45 @@ import { AmountError, parseDecimal, requireCurrency, toDecimalString } from '../
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import type { Partner } from './types.js';
 
+/** Path of the offer service (reference/gateway.md §2). */
+export const DCC_OFFER_PATH = '/vas/v1/currencyconversion';
+
+function jwtKid(token: string): string | undefined {
+  const header = token.split('.')[0];
+  if (header === undefined || header === '') return undefined;
+  try {
+    const v: unknown = JSON.parse(Buffer.from(header, 'base64url').toString('utf8'));
+    const kid = v !== null && typeof v === 'object' ? (v as { kid?: unknown }).kid : undefined;
+    return typeof kid === 'string' && kid !== '' ? kid : undefined;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The header fields spec 001 requires of DCC offer calls ("header fields `Authorization` and `keyId`"), derived from
+ * the headers the configured authenticator produced for the offer request; merged over them by the client. The spec
+ * does not show their values; decided from reference/gateway.md §1:
+ * - HTTP signature: the request's signature goes into `Authorization` in the `Signature` scheme of
+ *   draft-cavage-http-signatures §3.1 (the scheme the gateway's signature header comes from), exactly the value of
+ *   the `signature` header, and `keyId` is its `keyid`;
+ * - JWT: `Authorization: Bearer <jwt>` is already there; `keyId` is the token's `kid` (certificate serial number, or
+ *   key id for HS256);
+ * - OAuth: `Authorization: Bearer <access token>` is already there; an access token names no merchant key, so no
+ *   `keyId` is added.
+ * Returns only the headers to add (lower-case names, as the transport sends them).
+ */
+export function dccOfferAuthHeaders(authHeaders: Readonly<Record<string, string>>): Record<string, string> {
+  const signature = authHeaders.signature;
+  if (signature !== undefined) {
+    const keyId = /(?:^|,)\s*keyid="([^"]*)"/i.exec(signature)?.[1];
+    return { authorization: `Signature ${signature}`, ...(keyId ? { keyid: keyId } : {}) };
+  }
+  const bearer = /^Bearer\s+(\S+)$/i.exec(authHeaders.authorization ?? '')?.[1];
+  const kid = bearer !== undefined ? jwtKid(bearer) : undefined;
+  return kid !== undefined ? { keyid: kid } : {};
+}
+
 /** A DCC offer request (spec 001, "Currency conversion"; reference/gateway.md §5). */
 export interface DccOfferRequest {
   /**

@@ -416,6 +416,79 @@ describe('preparePayment', () => {
     expect(valueAt(b, 'orderInformation.amountDetails.foreignCurrency')).toBe('EUR');
   });
 
+  describe('DCC follow-ons repeat the family field set at the authorization rate (spec 001, DCC capture and refund)', () => {
+    const terms = {
+      indicator: '1' as const,
+      billingAmountMinor: 587,
+      billingCurrency: 'EUR',
+      exchangeRate: '1.1734',
+      exchangeRateTimeStamp: '2026-01-01T11:59:00Z',
+      offerId: 'O1',
+      reconciliationId: 'R1',
+    };
+    const FAMILY_A = {
+      totalAmount: '5.87',
+      currency: 'EUR',
+      originalAmount: '5.00',
+      originalCurrency: 'GBP',
+      exchangeRate: '1.1734',
+      exchangeRateTimeStamp: '2026-01-01T11:59:00Z',
+      currencyConversion: { indicator: '1', id: 'O1', reconciliationId: 'R1' },
+    };
+    const FAMILY_B = {
+      totalAmount: '5.00',
+      currency: 'GBP',
+      foreignAmount: '5.87',
+      foreignCurrency: 'EUR',
+      exchangeRate: '1.1734',
+      exchangeRateTimeStamp: '2026-01-01T11:59:00Z',
+      currencyConversion: { indicator: '1' },
+    };
+
+    it.each([
+      ['refund-capture', 'A', 'REFUND Capture', '/pts/v2/captures/C1/refunds', FAMILY_A],
+      ['refund-capture', 'B', 'REFUND Capture', '/pts/v2/captures/C1/refunds', FAMILY_B],
+      ['refund-payment', 'A', 'REFUND Payment', '/pts/v2/payments/C1/refunds', FAMILY_A],
+      ['refund-payment', 'B', 'REFUND Payment', '/pts/v2/payments/C1/refunds', FAMILY_B],
+    ] as const)('%s, family %s: the exact message', (service, family, comments, path, amountDetails) => {
+      const request: ServiceRequest = {
+        service,
+        code: 'R-1',
+        partner,
+        id: 'C1',
+        amountMinor: 500,
+        currency: 'GBP',
+        dcc: { ...terms, family },
+      };
+      const prepared = preparePayment(request, { newTransactionId: () => 'TNEWID' });
+      expect(prepared.path).toBe(path);
+      expect(JSON.parse(prepared.body.toString('utf8'))).toEqual({
+        clientReferenceInformation: { code: 'R-1', comments, transactionId: 'TNEWID', partner },
+        orderInformation: { amountDetails },
+      });
+      // The journal records the amount in the currency the gateway books it in.
+      expect([prepared.amountMinor, prepared.currency]).toEqual(family === 'A' ? [587, 'EUR'] : [500, 'GBP']);
+    });
+
+    it.each([
+      ['A', FAMILY_A],
+      ['B', FAMILY_B],
+    ] as const)('capture, family %s: the same field set', (family, amountDetails) => {
+      const body = bodyOf({
+        service: 'capture',
+        code: 'C-1',
+        partner,
+        id: 'A1',
+        amountMinor: 500,
+        authorizedMinor: 1250,
+        currency: 'GBP',
+        preauthEntryMode: 'contactless',
+        dcc: { ...terms, family },
+      });
+      expect(valueAt(body, 'orderInformation.amountDetails')).toEqual(amountDetails);
+    });
+  });
+
   it('refuses amounts that are not integer minor units, unknown currencies and ids that could alter the path', () => {
     expect(missing({ service: 'preauth', ...cp, amountMinor: 12.5 }).field).toBe(
       'orderInformation.amountDetails.totalAmount',

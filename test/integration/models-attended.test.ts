@@ -4,6 +4,7 @@ import {
   APPROVING_CARDS,
   CLEAN_VERDICT,
   chargedByModel,
+  finishScreens,
   ledgerVerdict,
   modelConfig,
   modelPaths,
@@ -69,7 +70,7 @@ describe('attended model: generated paths replayed against the sandbox', () => {
       const m = await startModelHost(config);
       closing.push(m.close);
       await replayPath(m, path, { card: APPROVING_CARDS[index % APPROVING_CARDS.length]! });
-      const verdict = await ledgerVerdict(m, path, () => []);
+      const verdict = await ledgerVerdict(m, path, () => [], finishScreens);
       expect(verdict).toEqual(CLEAN_VERDICT(chargedByModel(path)));
       await m.close();
     });

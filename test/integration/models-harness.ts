@@ -493,17 +493,27 @@ export async function replayPath(m: ModelHost, path: ModelPath, hooks: ReplayHoo
   }
 }
 
-/** The money checks after a path (see each test file for which authorizations the terminal may still hold). */
+/**
+ * The money checks after a path, in two stages.
+ * 1. Where the path ends: the ledger is consistent, nothing is in flight, the only open authorizations are those the
+ *    terminal still owns (`owned`: see each test file), and the customer paid what the model says.
+ * 2. Once the path is finished as a customer would finish it (`finish`: a running meter session ended, the cars
+ *    inside driven out, the screens dismissed): `consistency({ requireResolved: true })` finds nothing at all — no
+ *    authorization neither captured nor reversed, no unknown outcome left standing — and nothing is in flight.
+ * Every path of every model goes through both: `finish` is not optional.
+ */
 export async function ledgerVerdict(
   m: ModelHost,
   path: ModelPath,
   owned: () => string[],
+  finish: (m: ModelHost) => Promise<void>,
 ): Promise<{
   consistency: unknown[];
   inFlight: number;
   openNotOwned: string[];
   ownedNotOpen: string[];
   charged: { ledger: number; model: number };
+  finished: { unresolved: unknown[]; inFlight: number };
 }> {
   const { host } = m;
   const consistency = host.sandbox!.consistency().problems;
@@ -511,12 +521,19 @@ export async function ledgerVerdict(
   const inFlight = host.journal.counts().inFlight;
   const open = openAuthorizations(host);
   const mine = owned();
+  const charged = { ledger: chargedInLedger(host), model: chargedByModel(path) };
+  await finish(m);
+  await host.settle(15_000);
   return {
     consistency,
     inFlight,
     openNotOwned: open.filter((id) => !mine.includes(id)),
     ownedNotOpen: mine.filter((id) => !open.includes(id)),
-    charged: { ledger: chargedInLedger(host), model: chargedByModel(path) },
+    charged,
+    finished: {
+      unresolved: host.sandbox!.consistency({ requireResolved: true }).problems,
+      inFlight: host.journal.counts().inFlight,
+    },
   };
 }
 
@@ -526,4 +543,69 @@ export const CLEAN_VERDICT = (model: number) => ({
   openNotOwned: [],
   ownedNotOpen: [],
   charged: { ledger: model, model },
+  finished: { unresolved: [], inFlight: 0 },
 });
+
+const RESTING: readonly string[] = ['idle', 'session'];
+const ENDED: readonly string[] = ['approved', 'declined', 'error', 'idle'];
+
+/**
+ * Brings the host back to a resting screen (idle, or an open session) the way a customer would: a result screen is
+ * dismissed (DONE), a choice not paid for is cancelled (CANCEL).
+ */
+export async function dismissScreens(m: ModelHost): Promise<TerminalSnapshot> {
+  for (let i = 0; i < 3; i += 1) {
+    const shown = await waitForScreen(
+      m.host,
+      (s) => s.customer.actions.length > 0,
+      'a screen that takes events',
+    );
+    if (RESTING.includes(shown.customer.screen)) return shown;
+    const next = shown.customer.actions.includes('DONE')
+      ? 'DONE'
+      : shown.customer.actions.includes('CANCEL')
+        ? 'CANCEL'
+        : undefined;
+    if (next === undefined) return shown;
+    await sendEvent(m.host, { type: next });
+    await waitForScreen(
+      m.host,
+      (s) => s.customer.screen !== shown.customer.screen,
+      `past ${shown.customer.screen}`,
+    );
+  }
+  return waitForScreen(m.host, (s) => RESTING.includes(s.customer.screen), 'idle or session');
+}
+
+/** A path needs no finishing beyond its screens (kiosk, attended: nothing stays held after a payment). */
+export async function finishScreens(m: ModelHost): Promise<void> {
+  await dismissScreens(m);
+}
+
+/**
+ * Meter: a session the path left open is ended at once (within the grace period: its holds are reversed), then
+ * the screens are dismissed.
+ */
+export async function finishMeterSession(m: ModelHost): Promise<void> {
+  const shown = await dismissScreens(m);
+  if (shown.customer.screen !== 'session') return;
+  await sendEvent(m.host, { type: 'END_SESSION' });
+  await waitForScreen(m.host, (s) => ENDED.includes(s.customer.screen), 'the end of the session');
+  await dismissScreens(m);
+}
+
+/**
+ * Tap-and-go: every car still inside drives out, each tapping one of `cards` (the profiles the path's entries used)
+ * until the gateway holds nothing open; a card with no entry is sent to the pay station, which holds nothing.
+ */
+export async function driveCarsOut(m: ModelHost, cards: readonly string[]): Promise<void> {
+  await dismissScreens(m);
+  for (const card of [...cards, ...cards]) {
+    if (openAuthorizations(m.host).length === 0) return;
+    m.host.simulator!.setCard(card);
+    await sendEvent(m.host, { type: 'TAP_EXIT' });
+    await waitForScreen(m.host, (s) => ENDED.includes(s.customer.screen), 'the exit');
+    await dismissScreens(m);
+    await m.host.settle(15_000);
+  }
+}

@@ -7,6 +7,7 @@ import {
   CLEAN_VERDICT,
   CLOCK_BASE_MS,
   chargedByModel,
+  finishScreens,
   ledgerVerdict,
   modelConfig,
   modelPaths,
@@ -110,7 +111,7 @@ describe('kiosk model: generated paths replayed against the sandbox', () => {
         card: APPROVING_CARDS[index % APPROVING_CARDS.length]!,
         prepare: ticketFor,
       });
-      const verdict = await ledgerVerdict(m, path, () => []);
+      const verdict = await ledgerVerdict(m, path, () => [], finishScreens);
       expect(verdict).toEqual(CLEAN_VERDICT(chargedByModel(path)));
       await m.close();
     });

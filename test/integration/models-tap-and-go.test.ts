@@ -8,6 +8,7 @@ import {
   CLOCK_BASE_MS,
   MODEL_CARD,
   chargedByModel,
+  driveCarsOut,
   ledgerVerdict,
   modelConfig,
   modelPaths,
@@ -155,7 +156,12 @@ describe('tap-and-go model: generated paths replayed against the sandbox', () =>
       expect(openAuthorizations(m.host)).toHaveLength(1);
       const card = APPROVING_CARDS[index % APPROVING_CARDS.length]!;
       await replayPath(m, path, { card, prepare: exitCard, parentOf: () => openHolds(m)[0] });
-      const verdict = await ledgerVerdict(m, path, () => openHolds(m));
+      const verdict = await ledgerVerdict(
+        m,
+        path,
+        () => openHolds(m),
+        (done) => driveCarsOut(done, [SEED_CARD, card]),
+      );
       expect(verdict).toEqual(CLEAN_VERDICT(chargedByModel(path)));
       await m.close();
     });

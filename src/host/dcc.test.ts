@@ -10,6 +10,8 @@ import {
   cardBin,
   dccFieldsFor,
   DccOffers,
+  dccRefundFields,
+  emvTransactionAmount,
   localAmountOf,
   presentableOffer,
   reversalAmount,
@@ -220,5 +222,44 @@ describe('DCC fields per processor family', () => {
   it('takes the BIN of a card number: eight digits of a 16-digit PAN, six of a shorter one', () => {
     expect(cardBin('4761739001010119')).toBe('47617390');
     expect(cardBin('4111111111111')).toBe('411111');
+  });
+});
+
+describe('dccRefundFields (operator refund of a converted payment)', () => {
+  const selection = { indicator: '1' as const, offer: SUMMARY };
+
+  it("repeats the authorization's terms; the full refund is exactly the offered billing amount", () => {
+    expect(dccRefundFields(selection, 1_250, 'A')).toEqual({
+      indicator: '1',
+      family: 'A',
+      billingAmountMinor: 2_088,
+      billingCurrency: 'JPY',
+      exchangeRate: '167.01795',
+      exchangeRateTimeStamp: '2030-01-15T09:00:00Z',
+      offerId: 'offer-1',
+      reconciliationId: 'rec-1',
+    });
+  });
+
+  it("converts a partial refund at the authorization's rate, rounded half up", () => {
+    // 6.25 EUR × 167.01795 = 1043.86 JPY → 1044; 0.01 EUR → 1.67 → 2.
+    expect(dccRefundFields(selection, 625, 'B')).toMatchObject({ family: 'B', billingAmountMinor: 1_044 });
+    expect(dccRefundFields(selection, 1, 'A')).toMatchObject({ billingAmountMinor: 2 });
+  });
+
+  it('adds nothing to a refund of a payment in the local currency', () => {
+    expect(dccRefundFields(undefined, 500, 'A')).toBeUndefined();
+    expect(dccRefundFields({ indicator: '3' }, 500, 'A')).toBeUndefined();
+  });
+});
+
+describe('emvTransactionAmount: 9F02/5F2A of a converted authorization', () => {
+  it('stay the local price and currency the card was read and its cryptogram computed with', () => {
+    const converted = {
+      amountMinor: 1_250,
+      currency: 'EUR',
+      dcc: { indicator: '1' as const, offer: SUMMARY },
+    };
+    expect(emvTransactionAmount(converted)).toEqual({ amountMinor: 1_250, currency: 'EUR' });
   });
 });

@@ -142,6 +142,43 @@ export function dccFieldsFor(
 }
 
 /**
+ * The DCC fields of a refund (of a capture or of a sale) of a converted payment, for the operator refund path: spec
+ * 001, "DCC capture and refund require the same field set … use the exchange rate of the authorization … partial
+ * captures and refunds convert with the rate from the offer response". `terms` is the selection the authorization
+ * was made with (persist it with the authorization); `refundLocalMinor` the refunded amount in minor units of
+ * `terms.offer.localCurrency`. The billing amount is {@link convertAtOfferRate}: the full offered local amount maps to
+ * exactly the offered billing amount; a part converts at the offer's rate, rounded half up, and stays strictly below
+ * the full billing amount. Build the refund request with amount and currency in the local currency and these fields:
+ * family A then books it in the billing currency, family B in the local one. Undefined (plain refund) when the
+ * payment was not converted.
+ * @throws RangeError when `refundLocalMinor` is not a non-negative integer.
+ */
+export function dccRefundFields(
+  terms: DccSelection | undefined,
+  refundLocalMinor: number,
+  family: 'A' | 'B',
+): DccFields | undefined {
+  return dccFieldsFor(terms, refundLocalMinor, family, false);
+}
+
+/**
+ * Amount and currency of EMV tags 9F02 (Amount, Authorised) and 5F2A (Transaction Currency Code) of an authorization
+ * or sale, converted or not: always the local price in the local currency. The card is read before the customer
+ * chooses the currency (spec 001 DCC flow: the offer request needs the card's BIN), so the reader was activated with
+ * the local price and the card's cryptogram (9F26) was computed over that 9F02 and 5F2A (EMV Book 3: 9F02 is the
+ * amount authorised in the transaction currency 5F2A, both in CDOL1). Rewriting them to the converted amount would
+ * make the tags disagree with the cryptogram the issuer verifies; the conversion travels in the DCC fields of the
+ * message instead (indicator 1, rate, billing amount). The sandbox does not compare 9F02/5F2A with the amount
+ * details of a converted request for the same reason.
+ */
+export function emvTransactionAmount(request: Pick<FlowRequest, 'amountMinor' | 'currency'>): {
+  amountMinor: number;
+  currency: string;
+} {
+  return { amountMinor: request.amountMinor, currency: request.currency };
+}
+
+/**
  * Amount and currency of a reversal or timeout reversal of a converted authorization. Family A authorized in the
  * billing currency, so its reversal carries the billing amount at the authorization's rate (spec 001: the reversal
  * amount equals the authorized amount); family B authorized the local price.

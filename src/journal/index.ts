@@ -5,3 +5,7 @@ export * from './recovery.js';
 export * from './services.js';
 export { migrate, schemaVersion, LATEST_VERSION, MIGRATIONS, type Migration } from './migrations/index.js';
 export * from './offline-queue.js';
+export * from './holds.js';
+export * from './authorization-data.js';
+export * from './follow-ups.js';
+export * from './legacy-import.js';

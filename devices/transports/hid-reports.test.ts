@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
 import { encodeReaderFrame } from '../vivotech2/frame.js';
-import { PING_REPLY, VENDOR_REPLY } from '../vivotech2/published-frames.js';
+import { PING_REPLY, VENDOR_REPLY } from '../vivotech2/testing/published-frames.js';
 import { frameToReports, HID_REPORT_SIZE, HidReassembler } from './hid-reports.js';
 
 const report = (id: number, body: Uint8Array = new Uint8Array(0)): Uint8Array => {

@@ -2,7 +2,7 @@ import { EventEmitter } from 'node:events';
 import { describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
 import { encodeReaderFrame } from '../vivotech2/frame.js';
-import { PING_REQUEST, VENDOR_REPLY } from '../vivotech2/published-frames.js';
+import { PING_REQUEST, VENDOR_REPLY } from '../vivotech2/testing/published-frames.js';
 import { HidTransport, openNodeHidDevice, type HidDeviceLike } from './hid.js';
 import { frameToReports } from './hid-reports.js';
 

@@ -1,7 +1,7 @@
 import { SerialPortMock } from 'serialport';
 import { afterEach, describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
-import { PING_REPLY, PING_REQUEST } from '../vivotech2/published-frames.js';
+import { PING_REPLY, PING_REQUEST } from '../vivotech2/testing/published-frames.js';
 import { listSerialPorts, SerialTransport } from './serial.js';
 
 // SerialPortMock carries its own copy of @serialport/binding-mock: ports are created on that one.

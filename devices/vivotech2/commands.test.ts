@@ -11,7 +11,7 @@ import {
   toCardRead,
 } from './commands.js';
 import { decodeFrame } from './frame.js';
-import { VENDOR_DATA, VENDOR_REPLY, VENDOR_TRACK1, VENDOR_TRACK2 } from './published-frames.js';
+import { VENDOR_DATA, VENDOR_REPLY, VENDOR_TRACK1, VENDOR_TRACK2 } from './testing/published-frames.js';
 import { errorForStatus } from './status.js';
 
 const activate = {

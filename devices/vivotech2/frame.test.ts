@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
 import { crc16CcittFalse } from './crc.js';
-import { PING_REPLY, PING_REQUEST, VENDOR_DATA, VENDOR_REPLY } from './published-frames.js';
+import { PING_REPLY, PING_REQUEST, VENDOR_DATA, VENDOR_REPLY } from './testing/published-frames.js';
 import { decodeFrame, encodeHostFrame, encodeReaderFrame, FrameError, MAX_DATA_LENGTH } from './frame.js';
 
 describe('CRC-16/CCITT-FALSE', () => {

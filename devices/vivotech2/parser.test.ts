@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
 import { encodeReaderFrame, FRAME_OVERHEAD, MAX_DATA_LENGTH, type RawFrame } from './frame.js';
 import { FrameParser } from './parser.js';
-import { PING_REPLY, VENDOR_REPLY } from './published-frames.js';
+import { PING_REPLY, VENDOR_REPLY } from './testing/published-frames.js';
 
 const concat = (...parts: Uint8Array[]): Uint8Array => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));

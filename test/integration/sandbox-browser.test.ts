@@ -1,7 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type LaunchedBrowser } from '../e2e/browser.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { createSignedClient } from '../../src/sandbox/signed-client.js';
+import { createSignedClient } from '../../src/sandbox/testing/signed-client.js';
 
 let sandbox: Sandbox;
 let browser: LaunchedBrowser;

@@ -2,7 +2,7 @@ import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_MERCHANT, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { signRequest } from '../../src/sandbox/request-signer.js';
 import { valueAt } from '../../src/sandbox/fields.js';
-import { createSignedClient, type SignedClient } from '../../src/sandbox/signed-client.js';
+import { createSignedClient, type SignedClient } from '../../src/sandbox/testing/signed-client.js';
 import { sampleCapture, samplePayment, sampleTimeoutReversal } from '../../src/sandbox/sample-requests.js';
 
 let sandbox: Sandbox;

@@ -1,7 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { createSignedClient, type SignedClient } from '../../src/sandbox/signed-client.js';
+import { createSignedClient, type SignedClient } from '../../src/sandbox/testing/signed-client.js';
 import { samplePayment } from '../../src/sandbox/sample-requests.js';
 
 let sandbox: Sandbox;

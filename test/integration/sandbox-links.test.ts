@@ -4,7 +4,7 @@ import type { AddressInfo } from 'node:net';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { DEMO_MERCHANT, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { valueAt } from '../../src/sandbox/fields.js';
-import { createSignedClient, type SignedClient } from '../../src/sandbox/signed-client.js';
+import { createSignedClient, type SignedClient } from '../../src/sandbox/testing/signed-client.js';
 import { samplePayment } from '../../src/sandbox/sample-requests.js';
 
 let sandbox: Sandbox;

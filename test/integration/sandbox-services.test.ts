@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { valueAt } from '../../src/sandbox/fields.js';
-import { createSignedClient, type SignedClient } from '../../src/sandbox/signed-client.js';
+import { createSignedClient, type SignedClient } from '../../src/sandbox/testing/signed-client.js';
 import {
   sampleCapture,
   sampleEmvTags,

@@ -1,10 +1,10 @@
 /**
- * A minimal HTTP-signed JSON client of the sandbox, for its own tests, the benchmark and tools that script it. The
- * terminal never uses it (its client is src/gateway).
+ * A minimal HTTP-signed JSON client of the sandbox, for its own tests (a `testing/` folder: not built, not packaged).
+ * The terminal never uses it (its client is src/gateway).
  */
-import type { MerchantKey } from './auth.js';
-import { signRequest } from './request-signer.js';
-import { DEMO_MERCHANT } from './server.js';
+import type { MerchantKey } from '../auth.js';
+import { signRequest } from '../request-signer.js';
+import { DEMO_MERCHANT } from '../server.js';
 
 /** One answer: HTTP status and parsed JSON body (`{}` when the body is empty or not JSON). */
 export interface SignedAnswer {

@@ -1,6 +1,7 @@
 /**
  * Frames published in reader-protocol.md (from the ID TECH NEO 2 Interface Developer's Guide), as hex with the
- * grouping of the document. Tests, the fuzz corpus and the benchmark use them; they hold only the vendor's test card.
+ * grouping of the document, for the tests (a `testing/` folder: not built, not packaged). They hold only the vendor's
+ * test card.
  */
 
 const asciiHex = (s: string): string =>

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { DEMO_MERCHANT, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { valueAt } from '../../src/sandbox/fields.js';
+import { signRequest } from '../../src/sandbox/request-signer.js';
 import { createSignedClient, type SignedClient } from '../../src/sandbox/testing/signed-client.js';
 import { sampleCapture, samplePayment, sampleRefund } from '../../src/sandbox/sample-requests.js';
 
@@ -20,6 +21,37 @@ function offerRequest(bin: string, amount = '20.00', currency = 'EUR'): Record<s
   };
 }
 
+/**
+ * An offer call with the header fields spec 001 requires ("headers `Authorization` and `keyId`"): a signed caller
+ * repeats its signature as `Authorization: Signature …` and names its key id (src/sandbox/dcc.ts offerHeadersProblem).
+ * `omit` drops one of them.
+ */
+async function sendOffer(
+  body: Record<string, unknown>,
+  omit?: 'authorization' | 'keyid',
+): Promise<{ status: number; body: Record<string, unknown> }> {
+  const text = JSON.stringify(body);
+  const path = '/vas/v1/currencyconversion';
+  const headers = signRequest({
+    method: 'POST',
+    path,
+    host: new URL(sandbox.url).host,
+    body: text,
+    merchant: DEMO_MERCHANT,
+    date: new Date(Date.now() + offsetMs).toUTCString(),
+  });
+  const all: Record<string, string> = {
+    ...headers,
+    authorization: `Signature ${headers.signature ?? ''}`,
+    keyid: DEMO_MERCHANT.keyId,
+    'content-type': 'application/json',
+  };
+  if (omit !== undefined) delete all[omit];
+  const res = await fetch(`${sandbox.url}${path}`, { method: 'POST', headers: all, body: text });
+  const raw = await res.text();
+  return { status: res.status, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} };
+}
+
 beforeAll(async () => {
   sandbox = await startSandbox();
   client = createSignedClient(sandbox.url, undefined, () => new Date(Date.now() + offsetMs));
@@ -33,8 +65,28 @@ beforeEach(() => {
 });
 
 describe('DCC offers', () => {
+  it.each(['authorization', 'keyid'] as const)(
+    'answers 401 to an offer call without the %s header',
+    async (h) => {
+      const a = await sendOffer(offerRequest('41111111'), h);
+      expect(a.status).toBe(401);
+      expect(sandbox.ledger().unmatchedRequests.at(-1)).toMatchObject({
+        path: '/vas/v1/currencyconversion',
+        httpStatus: 401,
+      });
+    },
+  );
+
+  it('answers 401 to a signed offer call whose Authorization is not its signature', async () => {
+    const a = await client.send('POST', '/vas/v1/currencyconversion', offerRequest('41111111'), {
+      authorization: 'Signature keyid="x", signature="AAAA"',
+      keyid: DEMO_MERCHANT.keyId,
+    });
+    expect(a.status).toBe(401);
+  });
+
   it('offers the billing currency with margin, expiry and the disclaimer', async () => {
-    const a = await client.send('POST', '/vas/v1/currencyconversion', offerRequest('41111111'));
+    const a = await sendOffer(offerRequest('41111111'));
     expect(a.status).toBe(201);
     expect(a.body.status).toBe('PENDING');
     const offer = (
@@ -59,13 +111,13 @@ describe('DCC offers', () => {
     ['54133390', 'NOT_ELIGIBLE'],
     ['60110000', 'BIN_UNKNOWN'],
   ])('declines %s with %s', async (bin, reason) => {
-    const a = await client.send('POST', '/vas/v1/currencyconversion', offerRequest(bin));
+    const a = await sendOffer(offerRequest(bin));
     expect(a.body.status).toBe('DECLINED');
     expect(valueAt(a.body, 'errorInformation.reason')).toBe(reason);
   });
 
   it('checks a converted authorization against the offer: rate, amounts and expiry', async () => {
-    const a = await client.send('POST', '/vas/v1/currencyconversion', offerRequest('41111111'));
+    const a = await sendOffer(offerRequest('41111111'));
     const recon = String(valueAt(a.body, 'orderInformation.currencyConversion.reconciliationId'));
     const dcc = (rate: string, total: string): Record<string, unknown> => {
       const body = samplePayment({
@@ -118,7 +170,7 @@ describe('DCC follow-ons: capture and refund of a converted payment', () => {
   const txId = (label: string): string => `dcc-${label}-${++seq}-${Date.now()}`;
 
   async function offer(): Promise<string> {
-    const a = await client.send('POST', '/vas/v1/currencyconversion', offerRequest('41111111'));
+    const a = await sendOffer(offerRequest('41111111'));
     expect(a.body.status).toBe('PENDING');
     return String(valueAt(a.body, 'orderInformation.currencyConversion.reconciliationId'));
   }

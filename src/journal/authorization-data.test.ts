@@ -12,9 +12,12 @@ const TAGS =
 const TERMS: StoredDccTerms = {
   indicator: '1',
   family: 'A',
+  localAmountMinor: 2_000,
+  localCurrency: 'EUR',
   billingAmountMinor: 2_345,
   billingCurrency: 'USD',
   exchangeRate: '1.1725',
+  exchangeRateInverted: false,
   exchangeRateTimeStamp: '20300101080000',
   offerId: 'offer-1',
   reconciliationId: 'rec-1',
@@ -135,6 +138,18 @@ describe('AuthorizationDataStore', () => {
     [
       'a fractional billing amount',
       () => setup().data.putDccTerms('T1', { ...TERMS, billingAmountMinor: 1.5 }),
+    ],
+    [
+      'a billing currency equal to the local one',
+      () => setup().data.putDccTerms('T1', { ...TERMS, billingCurrency: 'EUR' }),
+    ],
+    [
+      'a missing local amount',
+      () => setup().data.putDccTerms('T1', { ...TERMS, localAmountMinor: undefined as unknown as number }),
+    ],
+    [
+      'a non-boolean rate direction',
+      () => setup().data.putDccTerms('T1', { ...TERMS, exchangeRateInverted: 'no' as unknown as boolean }),
     ],
     [
       'an unknown billing currency',

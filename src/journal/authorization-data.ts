@@ -1,6 +1,7 @@
 import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import {
+  checkBoolean,
   checkCurrency,
   checkIdentifier,
   checkMinor,
@@ -13,19 +14,28 @@ import {
 /**
  * The DCC terms of a converted payment, kept so that its capture, refund or reversal repeats them (spec 001: "DCC
  * capture and refund require the same field set … use the exchange rate of the authorization"; DESIGN.md, money
- * safety rule 7). Structurally identical to the gateway client's `DccFields` with indicator `1`, which the journal
- * may not import. No card data: stored in clear.
+ * safety rule 7): the gateway client's `DccFields` with indicator `1` (which the journal may not import) plus the
+ * offer's local amount and currency and the rate's direction. No card data: stored in clear.
  */
 export interface StoredDccTerms {
   indicator: '1';
   /** Processor family of the acquirer (spec 001): A sends original*, B sends foreign*. */
   family: 'A' | 'B';
-  /** Amount in the card's billing currency, minor units of `billingCurrency`. */
+  /**
+   * The local price the offer converted, minor units of `localCurrency`: with `billingAmountMinor` it converts a
+   * follow-on's own (partial) amount at the authorization's rate.
+   */
+  localAmountMinor: number;
+  /** ISO 4217 alpha code of the merchant's price. */
+  localCurrency: string;
+  /** The converted amount, minor units of `billingCurrency`. */
   billingAmountMinor: number;
-  /** ISO 4217 alpha. */
+  /** ISO 4217 alpha code of the card's billing currency; never `localCurrency`. */
   billingCurrency: string;
   /** Exchange rate of the offer (margin included), exactly as the offer gave it. */
   exchangeRate: string;
+  /** Whether `exchangeRate` is units of `localCurrency` per unit of `billingCurrency` (as the offer said). */
+  exchangeRateInverted: boolean;
   /** `exchangeRateTimeStamp` of the offer, as sent. */
   exchangeRateTimeStamp: string;
   offerId?: string;
@@ -35,9 +45,12 @@ export interface StoredDccTerms {
 const DCC_KEYS = new Set([
   'indicator',
   'family',
+  'localAmountMinor',
+  'localCurrency',
   'billingAmountMinor',
   'billingCurrency',
   'exchangeRate',
+  'exchangeRateInverted',
   'exchangeRateTimeStamp',
   'offerId',
   'reconciliationId',
@@ -61,10 +74,18 @@ export function checkDccTerms(terms: StoredDccTerms): StoredDccTerms {
     );
   if (terms.family !== 'A' && terms.family !== 'B')
     throw new JournalError('JOURNAL_INVALID', 'dcc terms: family must be "A" or "B"');
+  checkMinor(terms.localAmountMinor, 'dcc terms: localAmountMinor');
+  checkCurrency(terms.localCurrency, 'dcc terms: localCurrency');
   checkMinor(terms.billingAmountMinor, 'dcc terms: billingAmountMinor');
   checkCurrency(terms.billingCurrency, 'dcc terms: billingCurrency');
+  if (terms.billingCurrency === terms.localCurrency)
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      'dcc terms: a conversion has a billing currency other than the local one',
+    );
   if (typeof terms.exchangeRate !== 'string' || !/^\d{1,15}(\.\d{1,15})?$/.test(terms.exchangeRate))
     throw new JournalError('JOURNAL_INVALID', 'dcc terms: exchangeRate must be a decimal string');
+  checkBoolean(terms.exchangeRateInverted, 'dcc terms: exchangeRateInverted');
   checkText(terms.exchangeRateTimeStamp, 'dcc terms: exchangeRateTimeStamp', 64);
   if (terms.offerId !== undefined) checkIdentifier(terms.offerId, 'dcc terms: offerId', 128);
   if (terms.reconciliationId !== undefined)
@@ -72,9 +93,12 @@ export function checkDccTerms(terms: StoredDccTerms): StoredDccTerms {
   return {
     indicator: '1',
     family: terms.family,
+    localAmountMinor: terms.localAmountMinor,
+    localCurrency: terms.localCurrency,
     billingAmountMinor: terms.billingAmountMinor,
     billingCurrency: terms.billingCurrency,
     exchangeRate: terms.exchangeRate,
+    exchangeRateInverted: terms.exchangeRateInverted,
     exchangeRateTimeStamp: terms.exchangeRateTimeStamp,
     ...(terms.offerId !== undefined ? { offerId: terms.offerId } : {}),
     ...(terms.reconciliationId !== undefined ? { reconciliationId: terms.reconciliationId } : {}),

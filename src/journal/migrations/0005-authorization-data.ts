@@ -8,8 +8,8 @@ import type { Migration } from './migration.js';
  * rate of the authorization").
  *
  * `tags_enc` is AES-256-GCM under the at-rest key, bound to the row's transactionId (the tags can hold card data).
- * `dcc_terms` is JSON in clear: indicator, family, billing amount and currency, rate, rate timestamp, offer and
- * reconciliation ids — no card data. The row is deleted once the authorization is settled.
+ * `dcc_terms` is JSON in clear: indicator, family, local and billing amounts and currencies, rate and its
+ * direction, rate timestamp, offer and reconciliation ids — no card data. The row is deleted once the authorization is settled.
  */
 export const migration0005: Migration = {
   version: 5,

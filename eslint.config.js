@@ -3,6 +3,7 @@ import js from '@eslint/js';
 import tseslint from 'typescript-eslint';
 import boundaries from 'eslint-plugin-boundaries';
 import globals from 'globals';
+import { noImportCycle } from './eslint-rules/no-import-cycle.js';
 
 /**
  * Layers of DESIGN.md ("Dependency direction"). The order matters: the first matching pattern wins, so
@@ -92,13 +93,16 @@ export default tseslint.config(
     languageOptions: {
       parserOptions: {
         projectService: {
-          allowDefaultProject: ['eslint.config.js', 'bin/*.js'],
+          allowDefaultProject: ['eslint.config.js', 'eslint-rules/*.js', 'bin/*.js'],
         },
         tsconfigRootDir: import.meta.dirname,
       },
       globals: { ...globals.node },
     },
+    plugins: { local: { rules: { 'no-import-cycle': noImportCycle } } },
     rules: {
+      // No import cycle anywhere, type-only imports included (eslint-rules/no-import-cycle.js says why).
+      'local/no-import-cycle': 'error',
       '@typescript-eslint/consistent-type-imports': 'error',
       '@typescript-eslint/switch-exhaustiveness-check': 'error',
       '@typescript-eslint/no-floating-promises': 'error',

@@ -1,6 +1,8 @@
+import { constants } from 'node:os';
 import { ConfigError } from '../config/index.js';
+import { SecretFileError } from '../config/secret-file.js';
 import { COMMANDS } from './commands/index.js';
-import { EXIT_USAGE, printError, UsageError, type CliIo } from './output.js';
+import { EXIT_USAGE, printError, UsageError, type CliIo, type ProcessBoundary } from './output.js';
 
 const HELP = `parking-terminal — card-present payment terminal for parking
 
@@ -19,14 +21,79 @@ async function help(io: CliIo): Promise<void> {
   io.stdout.write(`${lines.join('\n')}\n`);
 }
 
-/** Runs the command line `args` (without node and script) and returns the exit code. */
+/** The boundary of the real process: handlers on `process`, removed again by the function returned. */
+const processBoundary: ProcessBoundary = {
+  onUnexpectedError(handler) {
+    const onRejection = (reason: unknown): void => handler(reason, 'unhandledRejection');
+    const onException = (error: Error): void => handler(error, 'uncaughtException');
+    process.on('unhandledRejection', onRejection);
+    process.on('uncaughtException', onException);
+    return () => {
+      process.off('unhandledRejection', onRejection);
+      process.off('uncaughtException', onException);
+    };
+  },
+};
+
+/**
+ * SIGINT/SIGTERM: the first asks the command to stop (its `io.signal` aborts; `start` then closes the terminal,
+ * finishing or journaling what is in flight); a second one, while it is stopping, forces the exit with the shell's
+ * code for the signal (128 + its number). Returns the function that removes the handlers, after which a signal has
+ * Node's default effect again (the process ends) instead of being swallowed.
+ */
+function handleStopSignals(controller: AbortController, io: CliIo): () => void {
+  let received = 0;
+  const onSignal = (signal: NodeJS.Signals): void => {
+    received += 1;
+    if (received === 1) {
+      io.stderr.write(`${signal}: stopping (send it again to force the exit)\n`);
+      controller.abort();
+      return;
+    }
+    io.stderr.write(`${signal} again: exiting without waiting\n`);
+    process.exit(128 + constants.signals[signal]);
+  };
+  process.on('SIGINT', onSignal);
+  process.on('SIGTERM', onSignal);
+  return () => {
+    process.off('SIGINT', onSignal);
+    process.off('SIGTERM', onSignal);
+  };
+}
+
+/** Prints the error document of `e` (DESIGN.md: exit 2 on bad input or usage) and returns the exit code. */
+function reportError(io: CliIo, e: unknown): number {
+  if (e instanceof UsageError) {
+    printError(io, e.code, e.message, e.details);
+    return EXIT_USAGE;
+  }
+  if (e instanceof ConfigError) {
+    printError(io, e.code, e.message, { file: e.file, ...(e.key !== undefined ? { key: e.key } : {}) });
+    return EXIT_USAGE;
+  }
+  if (e instanceof SecretFileError) {
+    printError(io, e.code, e.message, { key: e.key, file: e.file });
+    return EXIT_USAGE;
+  }
+  const err = e as { code?: unknown; message?: unknown };
+  printError(io, typeof err.code === 'string' ? err.code : 'INTERNAL', String(err.message ?? e));
+  return EXIT_USAGE;
+}
+
+/**
+ * Runs the command line `args` (without node and script) and returns the exit code. Without `ioOverride` the command
+ * runs as the process itself (bin/parking-terminal.js): it gets {@link CliIo.process}, and a command that
+ * `endsProcess` ends the process with its code.
+ */
 export async function main(args: string[], ioOverride?: Partial<CliIo>): Promise<number> {
   const controller = new AbortController();
+  const ownsProcess = ioOverride === undefined;
   const io: CliIo = {
     stdout: process.stdout,
     stderr: process.stderr,
     signal: controller.signal,
     cwd: process.cwd(),
+    ...(ownsProcess ? { process: processBoundary } : {}),
     ...ioOverride,
   };
   const [name, ...rest] = args;
@@ -44,24 +111,20 @@ export async function main(args: string[], ioOverride?: Partial<CliIo>): Promise
     io.stdout.write(`${cmd.usage}\n`);
     return 0;
   }
-  if (!ioOverride?.signal) {
-    const stop = (): void => controller.abort();
-    process.once('SIGINT', stop);
-    process.once('SIGTERM', stop);
-  }
+  const removeSignalHandlers = ioOverride?.signal ? undefined : handleStopSignals(controller, io);
+  let code: number;
   try {
-    return await cmd.run(rest, io);
+    code = await cmd.run(rest, io);
   } catch (e) {
-    if (e instanceof UsageError) {
-      printError(io, e.code, e.message, e.details);
-      return EXIT_USAGE;
-    }
-    if (e instanceof ConfigError) {
-      printError(io, e.code, e.message, { file: e.file, ...(e.key !== undefined ? { key: e.key } : {}) });
-      return EXIT_USAGE;
-    }
-    const err = e as { code?: unknown; message?: unknown };
-    printError(io, typeof err.code === 'string' ? err.code : 'INTERNAL', String(err.message ?? e));
-    return EXIT_USAGE;
+    code = reportError(io, e);
+  } finally {
+    removeSignalHandlers?.();
   }
+  if (ownsProcess && cmd.endsProcess) {
+    // Whatever a library left open (a listening socket of a half-built terminal, a reconnect timer) must not keep a
+    // stopped or failed terminal alive: the process ends once stdout has taken the last line.
+    await new Promise<void>((flushed) => io.stdout.write('', () => flushed()));
+    process.exit(code);
+  }
+  return code;
 }

@@ -12,6 +12,22 @@ export interface CliIo {
   /** Aborted on SIGINT/SIGTERM for long-running commands (start, sandbox). */
   signal: AbortSignal;
   cwd: string;
+  /**
+   * The process itself: present only when the command runs as the `parking-terminal` process, absent when a test
+   * runs it in-process (a test runner's process is not the command's to change).
+   */
+  process?: ProcessBoundary;
+}
+
+/** What a command may change of the process it runs as. */
+export interface ProcessBoundary {
+  /**
+   * Calls `handler` for an error that nothing else caught (`unhandledRejection`, `uncaughtException`) instead of
+   * Node's default (print and die). Returns the function that removes the handler again.
+   */
+  onUnexpectedError(
+    handler: (error: unknown, origin: 'unhandledRejection' | 'uncaughtException') => void,
+  ): () => void;
 }
 
 /** Thrown by a command for bad input or usage; printed as `{"error":{code,message,...details}}` with exit 2. */
@@ -48,5 +64,11 @@ export interface Command {
   readonly summary: string;
   /** Usage lines shown by `parking-terminal NAME --help`. */
   readonly usage: string;
+  /**
+   * The command is the process (`start`): when it runs as the process, the process exits with its code as soon as
+   * `run` returns, even if a library left a timer or a socket open — a terminal that failed to start must not linger
+   * half-alive.
+   */
+  readonly endsProcess?: boolean;
   run(args: string[], io: CliIo): Promise<number>;
 }

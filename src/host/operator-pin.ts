@@ -1,11 +1,14 @@
 import { randomInt, timingSafeEqual, createHash } from 'node:crypto';
-import { readFileSync } from 'node:fs';
+import { readSecretText } from '../config/secret-file.js';
 
 /** Operator PIN failures lock operator mode for a while: a kiosk in the street gets guessed at. */
 const MAX_FAILURES = 5;
 const LOCK_MS = 5 * 60_000;
 
-/** Thrown when the PIN file is unusable; names the configuration key. */
+/**
+ * Thrown when the PIN file holds no valid PIN; names the configuration key. A PIN file that is missing, unreadable or
+ * accessible to group or others throws `SecretFileError` (src/config/secret-file.ts) instead.
+ */
 export class OperatorPinError extends Error {
   override readonly name = 'OperatorPinError';
   readonly code = 'OPERATOR_PIN_FILE';
@@ -28,11 +31,8 @@ export class OperatorPin {
   ) {
     let pin: string;
     if (pinFile) {
-      try {
-        pin = readFileSync(pinFile, 'utf8').trim();
-      } catch (cause) {
-        throw new OperatorPinError(`terminal.operatorPinFile: cannot read ${pinFile}`, { cause });
-      }
+      // The PIN opens refunds and voids: a file others can read is refused like any secret file.
+      pin = readSecretText(pinFile, 'terminal.operatorPinFile');
       if (!/^\d{4,8}$/.test(pin))
         throw new OperatorPinError('terminal.operatorPinFile: the PIN must be 4 to 8 digits');
       this.generated = undefined;

@@ -1,13 +1,53 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
 import { loadConfig } from '../../config/index.js';
-import { createLogger } from '../../log/index.js';
+import { assertConfiguredSecretFiles } from '../../config/secret-file.js';
+import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
-import { startBridge } from '../../host/bridge/server.js';
-import { createTerminalHost } from '../../host/terminal-host.js';
+import { startBridge, type Bridge } from '../../host/bridge/server.js';
+import { createTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
-import type { Command } from '../output.js';
+import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
+
+/** Resolves when `signal` aborts (at once when it already has). */
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise<void>((done) => {
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', () => done(), { once: true });
+  });
+}
+
+/** A one-line reason for the operator's status bar, with anything that looks like card data masked. */
+function faultReason(error: unknown, origin: string): string {
+  const e = error as { code?: unknown; message?: unknown } | null;
+  const code = typeof e?.code === 'string' ? `${e.code}: ` : '';
+  const message = typeof e?.message === 'string' ? e.message : String(error);
+  return redactString(`unexpected error (${origin}): ${code}${message}`).slice(0, 300);
+}
+
+/**
+ * Puts the terminal out of service through `TerminalHost.outOfService` (no new card is accepted; recovery keeps
+ * resolving what is in flight). Returns false when the host has no such method, so that the caller stops it instead.
+ */
+function putOutOfService(host: TerminalHost, reason: string): boolean {
+  const h = host as unknown as { outOfService?: (reason: string) => void };
+  if (typeof h.outOfService !== 'function') return false;
+  h.outOfService(reason);
+  return true;
+}
+
+/** Closes what was started, in order, each step on its own: a failing step is logged and does not skip the next. */
+async function closeAll(
+  logger: Logger,
+  host: TerminalHost | undefined,
+  bridge: Bridge | undefined,
+): Promise<void> {
+  // The terminal first (finishing or journaling what is in flight) while the screen can still show how it ended.
+  if (host) await host.close().catch((err: unknown) => logger.error({ err }, 'closing the terminal failed'));
+  if (bridge)
+    await bridge.close().catch((err: unknown) => logger.error({ err }, 'closing the bridge failed'));
+}
 
 const command: Command = {
   name: 'start',
@@ -17,7 +57,11 @@ const command: Command = {
   --headless     serve the UI on 127.0.0.1 for any browser instead of opening the Electron window
   --port N       port of the headless UI (default bridge.port of the configuration; 0 = any free port)
 Prints the URL of the screen (with this start's secret) and, when none is configured, the operator PIN generated
-for this start. Stops on SIGINT/SIGTERM.`,
+for this start. A configuration that cannot be used (a secret or PIN file missing, or readable by group or others)
+prints {"error":{code,message,key,file}} and exits 2 with nothing left running. SIGINT/SIGTERM stops the terminal
+(what is in flight is finished or journaled first) and exits 0; a second signal forces the exit. An unexpected error
+puts the terminal out of service (logged); it then exits 1 when stopped.`,
+  endsProcess: true,
   async run(args, io) {
     const { values } = parseCommandArgs(
       args,
@@ -27,6 +71,8 @@ for this start. Stops on SIGINT/SIGTERM.`,
     const configFile = values.config ? resolve(io.cwd, values.config) : undefined;
     const config = loadConfig(configFile);
     const port = parsePort(values.port, '--port') ?? config.bridge.port;
+    // Every secret file is checked before anything listens or opens the journal: a wrong one stops the start here.
+    assertConfiguredSecretFiles(config, io.cwd);
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
 
     const electron = values.headless ? undefined : electronBinary();
@@ -46,21 +92,40 @@ for this start. Stops on SIGINT/SIGTERM.`,
       level: config.log.level,
       ...(config.log.file ? { destination: config.log.file } : {}),
     });
-    const host = await createTerminalHost(config, { logger, cwd: io.cwd });
-    const staticDir = await buildRenderer();
-    const bridge = await startBridge(host, { port, staticDir, logger });
-    out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
-    if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
-    if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
-
-    await new Promise<void>((done) => {
-      if (io.signal.aborted) done();
-      else io.signal.addEventListener('abort', () => done(), { once: true });
+    let host: TerminalHost | undefined;
+    let bridge: Bridge | undefined;
+    const faults: string[] = [];
+    const stopAfterFault = new AbortController();
+    // The process boundary (issue 11, bug 7): an error nothing else caught is logged and puts the terminal out of
+    // service, so that no new card is taken while recovery keeps the journal consistent — never a silent death.
+    const removeFaultHandler = io.process?.onUnexpectedError((error, origin) => {
+      const reason = faultReason(error, origin);
+      faults.push(reason);
+      logger.fatal({ err: error, origin }, 'unexpected error: the terminal goes out of service');
+      if (host && !putOutOfService(host, reason)) stopAfterFault.abort();
     });
-    await bridge.close();
-    await host.close();
-    logger.flush();
-    return 0;
+    try {
+      host = await createTerminalHost(config, { logger, cwd: io.cwd });
+      // A fault during start-up, before the host existed, counts as well.
+      const [early] = faults;
+      if (early !== undefined && !putOutOfService(host, early)) stopAfterFault.abort();
+      if (io.signal.aborted) return EXIT_OK;
+      const staticDir = await buildRenderer();
+      bridge = await startBridge(host, { port, staticDir, logger });
+      out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
+      if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
+      if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
+      await Promise.race([aborted(io.signal), aborted(stopAfterFault.signal)]);
+      logger.info('stopping the terminal');
+      return faults.length > 0 ? EXIT_FINDINGS : EXIT_OK;
+    } catch (e) {
+      logger.error({ err: e }, 'the terminal could not start');
+      throw e;
+    } finally {
+      await closeAll(logger, host, bridge);
+      removeFaultHandler?.();
+      logger.flush();
+    }
   },
 };
 export default command;

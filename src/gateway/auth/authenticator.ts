@@ -1,5 +1,6 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../config/index.js';
+import { readSecretFile, readSecretText } from '../../config/secret-file.js';
 import { GatewayAuthError, GatewayError } from '../errors.js';
 import { createHttpSigner } from './http-signature.js';
 import { createJwt, hmacKey, rsaKeyFromPem, rsaKeyFromPkcs12, type JwtKey } from './jwt.js';
@@ -99,9 +100,12 @@ export function oauthAuthenticator(tokens: BearerTokenSource): Authenticator {
 
 /** Options of {@link createAuthenticator}. */
 export interface CreateAuthenticatorOptions {
-  /** Reads a secret file (default: UTF-8 contents, trimmed). Injected by tests and by keystore integrations. */
+  /**
+   * Reads a secret file. Injected by tests and by keystore integrations. Default: UTF-8 contents, trimmed, of a file
+   * accessible to its owner only (src/config/secret-file.ts).
+   */
   readSecretFile?: (path: string) => string;
-  /** Reads a binary key file (PKCS#12); default `readFileSync`. */
+  /** Reads a binary key file (PKCS#12). Default: the bytes of a file accessible to its owner only. */
   readBinaryFile?: (path: string) => Buffer;
   /** Shared secret used when `sharedSecretFile` is absent (the embedded sandbox's public demo key). */
   defaultSharedSecret?: string;
@@ -115,24 +119,33 @@ function configError(key: string, message: string): GatewayError {
 
 /**
  * The authenticator of the configured method (`gateway.auth`). Key files are read now, so that a wrong path or a
- * bad key fails at start with the configuration key named, not at the first payment.
+ * bad key fails at start with the configuration key named, not at the first payment. Secret files (shared secret,
+ * private key, PKCS#12 file and its password) must be accessible to their owner only; the certificate is public.
  *
- * @throws GatewayError GW_CONFIG naming the key, or GW_AUTH when a key file cannot be used.
+ * @throws SecretFileError (src/config/secret-file.ts) naming the key and the file when a secret file is missing,
+ *   unreadable or accessible to group or others; GatewayError GW_CONFIG naming the key otherwise, or GW_AUTH when a
+ *   key file cannot be used.
  */
 export function createAuthenticator(
   auth: Config['gateway']['auth'],
   merchantId: string,
   options: CreateAuthenticatorOptions = {},
 ): Authenticator {
-  const readSecret = options.readSecretFile ?? ((p: string) => readFileSync(p, 'utf8').trim());
-  const readBinary = options.readBinaryFile ?? ((p: string) => readFileSync(p));
-  const read = (key: string, path: string): string => {
+  const { readSecretFile: readInjected, readBinaryFile: readBinaryInjected } = options;
+  const wrap = <T>(key: string, path: string, readFile: (p: string) => T): T => {
     try {
-      return readSecret(path);
+      return readFile(path);
     } catch (e) {
       throw new GatewayError('GW_CONFIG', `gateway.auth.${key}: cannot read ${path}`, { cause: e });
     }
   };
+  const read = (key: string, path: string): string =>
+    readInjected ? wrap(key, path, readInjected) : readSecretText(path, `gateway.auth.${key}`);
+  const readBinary = (key: string, path: string): Buffer =>
+    readBinaryInjected ? wrap(key, path, readBinaryInjected) : readSecretFile(path, `gateway.auth.${key}`);
+  // A certificate is public: read as it is, without the owner-only rule of secret files.
+  const readPublic = (key: string, path: string): string =>
+    wrap(key, path, readInjected ?? ((p: string) => readFileSync(p, 'utf8').trim()));
   const sharedSecret = (): string => {
     if (auth.sharedSecretFile !== undefined) return read('sharedSecretFile', auth.sharedSecretFile);
     if (options.defaultSharedSecret !== undefined) return options.defaultSharedSecret;
@@ -145,14 +158,7 @@ export function createAuthenticator(
       if (auth.jwtAlgorithm === 'HS256')
         return jwtAuthenticator(merchantId, hmacKey(sharedSecret(), auth.keyId));
       if (auth.pkcs12File !== undefined) {
-        let p12: Buffer;
-        try {
-          p12 = readBinary(auth.pkcs12File);
-        } catch (e) {
-          throw new GatewayError('GW_CONFIG', `gateway.auth.pkcs12File: cannot read ${auth.pkcs12File}`, {
-            cause: e,
-          });
-        }
+        const p12 = readBinary('pkcs12File', auth.pkcs12File);
         const password =
           auth.pkcs12PasswordFile !== undefined ? read('pkcs12PasswordFile', auth.pkcs12PasswordFile) : '';
         return jwtAuthenticator(merchantId, () => rsaKeyFromPkcs12(p12, password));
@@ -165,7 +171,7 @@ export function createAuthenticator(
         merchantId,
         rsaKeyFromPem(
           read('privateKeyFile', auth.privateKeyFile),
-          read('certificateFile', auth.certificateFile),
+          readPublic('certificateFile', auth.certificateFile),
         ),
       );
     }

@@ -1,7 +1,7 @@
-import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import type { Dispatcher } from 'undici';
 import type { Config } from '../../config/index.js';
+import { readSecretText } from '../../config/secret-file.js';
 import type { Logger } from '../../log/index.js';
 import { GatewayError } from '../errors.js';
 import { oauthAuthenticator, type Authenticator } from './authenticator.js';
@@ -21,7 +21,10 @@ export interface OAuthConfigOptions {
   baseUrl?: string;
   /** Directory that relative paths of the configuration (token store, client secret file) are resolved against. */
   cwd?: string;
-  /** Reads the client secret file (default: UTF-8 contents, trimmed). */
+  /**
+   * Reads the client secret file. Default: UTF-8 contents, trimmed, of a file accessible to its owner only
+   * (src/config/secret-file.ts).
+   */
   readSecretFile?: (path: string) => string;
   logger?: Logger;
   /** Clock in epoch milliseconds (tests). */
@@ -92,21 +95,30 @@ export function oauthTokenStoreFromConfig(
 /**
  * The token manager of the configured partner application: client secret read now (a wrong path fails at start,
  * naming the key), tokens in the encrypted store, timeouts and retry budget of `gateway`.
- * @throws GatewayError GW_CONFIG naming the key.
+ * @throws SecretFileError naming `oauth.clientSecretFile` and the file when it is missing, unreadable or accessible
+ *   to group or others; GatewayError GW_CONFIG naming the key otherwise.
  */
 export function createOAuthTokenManagerFromConfig(
   config: Config,
   options: OAuthConfigOptions,
 ): OAuthTokenManager {
   const settings = oauthSettings(config, options);
-  const read = options.readSecretFile ?? ((p: string) => readFileSync(p, 'utf8').trim());
+  const injected = options.readSecretFile;
   let clientSecret: string;
-  try {
-    clientSecret = read(settings.clientSecretFile);
-  } catch (e) {
-    throw new GatewayError('GW_CONFIG', `oauth.clientSecretFile: cannot read ${settings.clientSecretFile}`, {
-      cause: e,
-    });
+  if (injected === undefined)
+    clientSecret = readSecretText(settings.clientSecretFile, 'oauth.clientSecretFile');
+  else {
+    try {
+      clientSecret = injected(settings.clientSecretFile);
+    } catch (e) {
+      throw new GatewayError(
+        'GW_CONFIG',
+        `oauth.clientSecretFile: cannot read ${settings.clientSecretFile}`,
+        {
+          cause: e,
+        },
+      );
+    }
   }
   if (clientSecret === '') throw configError('clientSecretFile', `${settings.clientSecretFile} is empty`);
   return new OAuthTokenManager({
@@ -135,7 +147,7 @@ export interface OAuthSetup {
  * `parking-terminal oauth authorize`, refreshed before they expire and once after a 401 ACCESS_TOKEN_EXPIRED. With no
  * stored grant it still builds; each request then fails with GW_OAUTH_REAUTHORIZE (nothing sent) until the merchant
  * authorizes, and `tokens.state()` says so.
- * @throws GatewayError GW_CONFIG naming the key.
+ * @throws SecretFileError or GatewayError GW_CONFIG naming the key (see {@link createOAuthTokenManagerFromConfig}).
  */
 export function createOAuthAuthenticatorFromConfig(config: Config, options: OAuthConfigOptions): OAuthSetup {
   const tokens = createOAuthTokenManagerFromConfig(config, options);

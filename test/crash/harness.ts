@@ -308,7 +308,8 @@ interface OfflineRow {
 /**
  * Judges the gateway's ledger against what the customer and the operator were told (DIR/told.jsonl):
  * - told "approved" ⇒ the charge stands at the gateway for that amount, unless the operator was told a void of it
- *   approved (then it is voided). No excuse for a timeout void of it. A payment stored offline whose forward was in
+ *   approved (then it is voided), or the operator's void of it left the terminal and a kill kept its answer from the
+ *   operator (recovery completes it: journal plan `void-referenced`). No excuse for a timeout void of it. A payment stored offline whose forward was in
  *   doubt after a kill may have been voided (the operator sees it among those not approved after forwarding);
  * - told "declined" / "error" ⇒ none of the payment's requests charged the customer;
  * - the operator told a refund approved ⇒ the refund stands for that amount; told not approved ⇒ it does not;
@@ -318,6 +319,7 @@ interface OfflineRow {
  */
 function judgeTold(
   told: Told[],
+  entries: JournalEntry[],
   ledger: LedgerTransaction[],
   offline: OfflineRow[],
   payments: number,
@@ -334,6 +336,14 @@ function judgeTold(
   );
   const claimed = new Set<string>();
   let expectedMinor = 0;
+  // Operator voids that left the terminal (journaled approved, or resolved other than as provably not sent).
+  const voidsSent = entries
+    .filter(
+      (v) =>
+        v.service.startsWith('void-') &&
+        (v.state === 'approved' || (v.state === 'resolved' && v.resolution !== 'not-sent')),
+    )
+    .map((v) => ({ tid: v.referencedTransactionId, gatewayId: v.parentGatewayId }));
 
   for (const c of customer) {
     const label = `${c.screen} ${c.amountMinor ?? '?'} [${c.transactionIds.join(',')}]`;
@@ -352,6 +362,14 @@ function judgeTold(
       continue;
     }
     const voided = c.transactionIds.some((tid) => voidedByOperator.has(tid));
+    // The operator's void of it went out and a kill kept its answer from the operator: recovery completes it.
+    const voidSent = candidates.find(
+      (t) => t.voided && voidsSent.some((v) => v.tid === t.transactionId || v.gatewayId === t.id),
+    );
+    if (voidSent) {
+      claimed.add(voidSent.id);
+      continue;
+    }
     if (voided) {
       const charge = candidates.find((t) => t.voided);
       if (!charge) problems.push(`OPERATOR_VOID_NOT_DONE(${label})`);
@@ -589,6 +607,7 @@ export async function flowIteration(
     );
     const byTold = judgeTold(
       told,
+      entries,
       ledger,
       offline,
       FLOW_PAYMENTS[plan.flow],

@@ -546,35 +546,33 @@ export const CLEAN_VERDICT = (model: number) => ({
   finished: { unresolved: [], inFlight: 0 },
 });
 
-const RESTING: readonly string[] = ['idle', 'session'];
-const ENDED: readonly string[] = ['approved', 'declined', 'error', 'idle'];
-
 /**
- * Brings the host back to a resting screen (idle, or an open session) the way a customer would: a result screen is
- * dismissed (DONE), a choice not paid for is cancelled (CANCEL).
+ * Brings the host back to a resting screen (idle, or an open meter session) the way a customer would: a result
+ * screen is dismissed (DONE: approved, declined, error, a tap-and-go entry), a choice not paid for is cancelled
+ * (CANCEL).
  */
 export async function dismissScreens(m: ModelHost): Promise<TerminalSnapshot> {
-  for (let i = 0; i < 3; i += 1) {
+  for (;;) {
     const shown = await waitForScreen(
       m.host,
       (s) => s.customer.actions.length > 0,
       'a screen that takes events',
     );
-    if (RESTING.includes(shown.customer.screen)) return shown;
-    const next = shown.customer.actions.includes('DONE')
+    const { screen, actions } = shown.customer;
+    const next = actions.includes('DONE')
       ? 'DONE'
-      : shown.customer.actions.includes('CANCEL')
+      : screen !== 'idle' && screen !== 'session' && actions.includes('CANCEL')
         ? 'CANCEL'
         : undefined;
     if (next === undefined) return shown;
     await sendEvent(m.host, { type: next });
-    await waitForScreen(
-      m.host,
-      (s) => s.customer.screen !== shown.customer.screen,
-      `past ${shown.customer.screen}`,
-    );
+    await waitForScreen(m.host, (s) => s.customer.screen !== screen, `past ${screen}`);
   }
-  return waitForScreen(m.host, (s) => RESTING.includes(s.customer.screen), 'idle or session');
+}
+
+/** Waits for the result screen of an END_SESSION or a TAP_EXIT: every ending of either offers DONE. */
+async function waitForResult(m: ModelHost, what: string): Promise<void> {
+  await waitForScreen(m.host, (s) => s.customer.actions.includes('DONE'), what);
 }
 
 /** A path needs no finishing beyond its screens (kiosk, attended: nothing stays held after a payment). */
@@ -590,22 +588,24 @@ export async function finishMeterSession(m: ModelHost): Promise<void> {
   const shown = await dismissScreens(m);
   if (shown.customer.screen !== 'session') return;
   await sendEvent(m.host, { type: 'END_SESSION' });
-  await waitForScreen(m.host, (s) => ENDED.includes(s.customer.screen), 'the end of the session');
+  await waitForResult(m, 'the end of the session');
   await dismissScreens(m);
 }
 
 /**
  * Tap-and-go: every car still inside drives out, each tapping one of `cards` (the profiles the path's entries used)
- * until the gateway holds nothing open; a card with no entry is sent to the pay station, which holds nothing.
+ * until the gateway holds nothing open; a card with no entry is sent to the pay station, which holds nothing. Like
+ * a customer, each card is tried again when its exit did not go through (at most three rounds).
  */
 export async function driveCarsOut(m: ModelHost, cards: readonly string[]): Promise<void> {
   await dismissScreens(m);
-  for (const card of [...cards, ...cards]) {
-    if (openAuthorizations(m.host).length === 0) return;
-    m.host.simulator!.setCard(card);
-    await sendEvent(m.host, { type: 'TAP_EXIT' });
-    await waitForScreen(m.host, (s) => ENDED.includes(s.customer.screen), 'the exit');
-    await dismissScreens(m);
-    await m.host.settle(15_000);
-  }
+  for (let round = 0; round < 3; round += 1)
+    for (const card of cards) {
+      if (openAuthorizations(m.host).length === 0) return;
+      m.host.simulator!.setCard(card);
+      await sendEvent(m.host, { type: 'TAP_EXIT' });
+      await waitForResult(m, 'the exit');
+      await dismissScreens(m);
+      await m.host.settle(15_000);
+    }
 }

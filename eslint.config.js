@@ -11,6 +11,7 @@ import { noImportCycle } from './eslint-rules/no-import-cycle.js';
  */
 const elements = [
   { type: 'money', pattern: 'src/money/**' },
+  { type: 'vocabulary', pattern: 'src/vocabulary/**' },
   { type: 'emv', pattern: 'src/emv/**' },
   { type: 'log', pattern: 'src/log/**' },
   { type: 'config', pattern: 'src/config/**' },
@@ -29,9 +30,12 @@ const elements = [
   { type: 'test', pattern: 'test/**' },
 ].map((e) => ({ mode: 'full', ...e }));
 
-const below = ['money', 'emv', 'log', 'config'];
+const below = ['money', 'emv', 'log', 'config', 'vocabulary'];
 const dependencyRules = [
   { from: 'money', allow: [] },
+  // The service vocabulary (names, comments, money-moving set, recovery plan) is written once, below everything
+  // that speaks to the gateway; the sandbox keeps its own copy on purpose.
+  { from: 'vocabulary', allow: [] },
   { from: 'emv', allow: [] },
   { from: 'log', allow: ['emv'] },
   { from: 'config', allow: ['money', 'emv'] },

@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createAuthenticator, createGatewayClient, type GatewayClient } from '../src/gateway/index.js';
-import { openJournal, OfflineQueue, staticKeyProvider } from '../src/journal/index.js';
+import { JournaledSender, openJournal, OfflineQueue, staticKeyProvider } from '../src/journal/index.js';
 import { DEMO_MERCHANT, startSandbox } from '../src/sandbox/index.js';
 import { samplePayment } from '../src/sandbox/sample-requests.js';
-import { gatewayForwarder } from '../src/host/gateway-adapters.js';
+import { gatewayTransmitter } from '../src/host/gateway-adapters.js';
 import { ratioOf, type Benchmark } from './types.js';
 
 /** A request body of realistic size (a contactless sale with EMV tags and track data). */
@@ -146,7 +146,9 @@ const forward: Benchmark = {
       });
       const gateway = gatewayFor(sandbox.url);
       const start = performance.now();
-      const report = await queue.forwardPending(gatewayForwarder(gateway), { concurrency });
+      const report = await queue.forwardPending(new JournaledSender(journal, gatewayTransmitter(gateway)), {
+        concurrency,
+      });
       const ours = (performance.now() - start) / 1000;
       journal.close();
       if (report.approved !== n) throw new Error(`queue.forward: ${report.approved} of ${n} approved`);
@@ -156,14 +158,14 @@ const forward: Benchmark = {
         const transactionId = `P${Date.now()}${i}`;
         return { transactionId, body: sampleBody(transactionId) };
       });
-      const send = gatewayForwarder(gateway);
+      const send = gatewayTransmitter(gateway);
       let next = 0;
       const peerStart = performance.now();
       await Promise.all(
         Array.from({ length: concurrency }, async () => {
           while (next < bodies.length) {
             const b = bodies[next++]!;
-            await send.forward({
+            await send.transmit({
               ...b,
               service: 'sale',
               comments: 'Parking Sale',
@@ -172,7 +174,6 @@ const forward: Benchmark = {
               amountMinor: 1_000,
               currency: 'GBP',
               moneyMoving: true,
-              journalEntryId: 0,
             });
           }
         }),

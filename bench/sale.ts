@@ -8,7 +8,9 @@ import { createAuthenticator, createGatewayClient } from '../src/gateway/index.j
 import { CardStore } from '../src/host/card-store.js';
 import { PaymentService } from '../src/host/payments.js';
 import { SANDBOX_SHARED_SECRET } from '../src/host/terminal-host.js';
-import { openJournal } from '../src/journal/index.js';
+import { AuthorizationDataStore, JournaledSender, openJournal } from '../src/journal/index.js';
+import { journalFollowOnStore } from '../src/host/follow-on-store.js';
+import { gatewayTransmitter } from '../src/host/gateway-adapters.js';
 import { silentLogger } from '../src/log/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
@@ -41,15 +43,18 @@ const saleCost: Benchmark = {
       timeouts: config.gateway.timeouts,
       logger,
     });
-    const journal = openJournal(join(dir, 'journal.db'), { logger });
+    const key = Buffer.alloc(32, 5);
+    const journal = openJournal(join(dir, 'journal.db'), { logger, key });
     const cards = new CardStore(Buffer.alloc(32, 7));
     const payments = new PaymentService({
       config,
       gateway,
+      sender: new JournaledSender(journal, gatewayTransmitter(gateway)),
       journal,
       cards,
       logger,
       now: () => new Date(),
+      followOns: journalFollowOnStore(new AuthorizationDataStore(journal, key), 'A'),
       health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
     });
     const reader = createReader(

@@ -1,3 +1,5 @@
+import type { ParkingComments, ServiceName } from '../vocabulary/services.js';
+
 /**
  * The effects the parking machines need, as one typed contract (STYLE.md §7: machines name their effects, the
  * composition root provides them). Nothing in `src/flows/` talks to the reader, the gateway or the journal: the host
@@ -15,58 +17,10 @@ export type EntryMode = 'contact' | 'contactless' | 'swiped' | 'msd';
 export type CardType = '001' | '002';
 
 /**
- * Gateway services the machines ask for. The host maps each to its path (gateway.md §2):
- * - `avr`, `preauth`, `sale`: POST /pts/v2/payments (`avr` with totalAmount 0.00, `sale` with capture=true);
- * - `incremental`: PATCH /pts/v2/payments/{original.gatewayId} with additionalAmount = `amountMinor`;
- * - `reversal`: POST /pts/v2/payments/{original.gatewayId}/reversals, amount = the authorized total;
- * - `timeout-reversal`: POST /pts/v2/reversals keyed by `original.transactionId`, amount = the amount requested;
- * - `capture`: POST /pts/v2/payments/{original.gatewayId}/captures;
- * - `refund-capture` / `refund-payment`: POST /pts/v2/captures/{id}/refunds / POST /pts/v2/payments/{id}/refunds;
- * - `credit`: POST /pts/v2/credits (card present);
- * - `void-capture|void-payment|void-refund|void-credit`: POST /pts/v2/{captures|payments|refunds|credits}/{id}/voids;
- * - `timeout-void`: POST /pts/v2/voids keyed by `original.transactionId`.
+ * Gateway services the machines ask for, and the comments values of spec 001: the one vocabulary in
+ * src/vocabulary/services.ts (paths per service are listed there).
  */
-export type ServiceName =
-  | 'avr'
-  | 'preauth'
-  | 'incremental'
-  | 'reversal'
-  | 'timeout-reversal'
-  | 'capture'
-  | 'sale'
-  | 'refund-capture'
-  | 'refund-payment'
-  | 'credit'
-  | 'void-capture'
-  | 'void-payment'
-  | 'void-refund'
-  | 'void-credit'
-  | 'timeout-void';
-
-/**
- * Every value of `clientReferenceInformation.comments` in spec 001's "Card-present parking" table. The
- * pre-authorization has two spellings in the spec ("Parking Authorization" in the table, "Parking Auth" in the
- * required-field list): `FlowSettings.preauthComments` chooses.
- */
-export type ParkingComments =
-  | 'Parking AVR'
-  | 'Parking Auth'
-  | 'Parking Authorization'
-  | 'Parking Incremental Auth'
-  | 'REVERSAL'
-  | 'REVERSAL Timeout'
-  | 'Parking Capture'
-  | 'Parking Capture Less Than Auth'
-  | 'Parking Sale'
-  | 'REFUND Capture'
-  | 'REFUND Payment'
-  | 'Parking Standalone Credit'
-  | 'VOID Capture'
-  | 'VOID Payment'
-  | 'VOID Refund'
-  | 'VOID Credit'
-  | 'VOID Timeout';
-
+export type { ParkingComments, ServiceName } from '../vocabulary/services.js';
 /** Why the card is read: lets the host choose reader options and log the purpose (never the card). */
 export type CardPurpose = 'avr' | 'preauth' | 'sale' | 'credit' | 'exit';
 

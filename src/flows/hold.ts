@@ -2,7 +2,7 @@ import { assign, setup } from 'xstate';
 import type { FlowClock, HoldRecord } from './effects.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
-import { transactionMachine } from './transaction.js';
+import { transactionMachine, type TransactionResult } from './transaction.js';
 
 /**
  * The scheduler of one open authorization hold (tap-and-go entry): at `hold.expiresAtMs` (entry +
@@ -22,12 +22,29 @@ export interface HoldExpiryResult {
   outcome: 'reversed' | 'failed';
   /** transactionId of the last reversal sent. */
   transactionId?: string;
+  /** How the last attempt ended when it failed (`unknown`: recovery resolves it; otherwise the operator must). */
+  lastKind?: Exclude<TransactionResult['kind'], 'approved'>;
+  /** Its reason, e.g. MISSING_FIELD. */
+  reason?: string;
 }
 
 interface HoldExpiryContext extends HoldExpiryInput {
   attempts: number;
   lastTransactionId: string | undefined;
   outcome: HoldExpiryResult['outcome'];
+  lastKind: HoldExpiryResult['lastKind'];
+  reason: string | undefined;
+}
+
+/** What the context keeps of a reversal that did not succeed. */
+function failure(
+  output: TransactionResult,
+): Pick<HoldExpiryContext, 'lastTransactionId' | 'lastKind' | 'reason'> {
+  return {
+    lastTransactionId: 'transactionId' in output ? output.transactionId : undefined,
+    lastKind: output.kind === 'approved' ? undefined : output.kind,
+    reason: 'reason' in output ? output.reason : undefined,
+  };
 }
 
 export const holdExpiryMachine = setup({
@@ -46,12 +63,21 @@ export const holdExpiryMachine = setup({
   },
 }).createMachine({
   id: 'holdExpiry',
-  context: ({ input }) => ({ ...input, attempts: 0, lastTransactionId: undefined, outcome: 'failed' }),
+  context: ({ input }) => ({
+    ...input,
+    attempts: 0,
+    lastTransactionId: undefined,
+    outcome: 'failed',
+    lastKind: undefined,
+    reason: undefined,
+  }),
   initial: 'waiting',
   output: ({ context }) => ({
     holdId: context.hold.holdId,
     outcome: context.outcome,
     ...(context.lastTransactionId !== undefined ? { transactionId: context.lastTransactionId } : {}),
+    ...(context.lastKind !== undefined ? { lastKind: context.lastKind } : {}),
+    ...(context.reason !== undefined ? { reason: context.reason } : {}),
   }),
   states: {
     waiting: { after: { holdExpiry: 'reversing' } },
@@ -89,11 +115,9 @@ export const holdExpiryMachine = setup({
           {
             guard: 'canRetry',
             target: 'retrying',
-            actions: assign(({ event }) => ({
-              lastTransactionId: 'transactionId' in event.output ? event.output.transactionId : undefined,
-            })),
+            actions: assign(({ event }) => failure(event.output)),
           },
-          { target: 'done' },
+          { target: 'done', actions: assign(({ event }) => failure(event.output)) },
         ],
       },
     },

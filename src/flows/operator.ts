@@ -285,24 +285,48 @@ export const operatorMachine = setup({
                 service: 'preauth' as const,
               },
               ...(context.original?.cardRef !== undefined ? { cardRef: context.original.cardRef } : {}),
-              includeEmvTags: false,
+              // A reversal repeats the EMV tags of an original that had them (gateway.md §7): the host attaches
+              // the tags it kept for the authorization.
+              includeEmvTags: true,
               acceptPartial: false,
               cancellable: false,
             },
           };
         },
-        onDone: {
-          target: 'done',
-          actions: assign(({ context, event }) => ({
-            result: {
-              ...(context.result as OperatorResult),
-              message:
-                event.output.kind === 'approved'
-                  ? 'Voided; the authorization was released'
-                  : 'Voided; the authorization could not be released',
-            },
-          })),
-        },
+        // A refused or unanswered release is never reported as approved (the hold is still on the card): the
+        // operator sees what happened to it; an unknown release is finished by the journal's recovery.
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'done',
+            actions: assign(({ context }) => ({
+              result: {
+                ...(context.result as OperatorResult),
+                message: 'Voided; the authorization was released',
+              },
+            })),
+          },
+          {
+            target: 'done',
+            actions: assign(({ context, event }) => {
+              const output = event.output;
+              const reason = 'reason' in output ? output.reason : output.kind.toUpperCase();
+              return {
+                result: {
+                  ...(context.result as OperatorResult),
+                  outcome:
+                    output.kind === 'declined'
+                      ? ('declined' as const)
+                      : output.kind === 'rejected'
+                        ? ('rejected' as const)
+                        : ('unknown' as const),
+                  code: 'HOLD_NOT_RELEASED',
+                  message: `Voided, but the authorization hold was not released (${reason})`,
+                },
+              };
+            }),
+          },
+        ],
       },
     },
     done: { type: 'final' },

@@ -119,6 +119,8 @@ export interface OperatorStatus {
   };
   recovery: { running: boolean; inFlight: number; resolved: RecoveryItem[] };
   journal: { entries: number; unknown: number };
+  /** Why the terminal is out of service, when it is (an unexpected error, a service decision). */
+  outOfService?: string;
 }
 
 export interface TerminalSnapshot {
@@ -175,7 +177,11 @@ export interface TransactionSummary {
 
 export type OperatorResponse =
   | { type: 'transactions'; transactions: TransactionSummary[] }
-  | { type: 'refund' | 'void'; outcome: string; message: string; transactionId: string }
+  /**
+   * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
+   * (APPROVED, NOT_VOIDABLE, REFUND_EXCEEDS_CAPTURED, HOLD_NOT_RELEASED, a gateway reason …).
+   */
+  | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
   | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number };
 
 /** The API itself, as the UI sees it on either transport. */

@@ -8,15 +8,21 @@ import {
   type OAuthTokenManager,
   type Outcome,
 } from '../gateway/index.js';
-import { fileKeyProvider, type Forwarder, type ForwardOutcome, type SendOutcome } from '../journal/index.js';
+import type { PreparedRequest, ServiceName } from '../gateway/services/types.js';
+import { fileKeyProvider, type Transmitter, type TransmitOutcome } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { failpoint } from './failpoints.js';
 
 /**
- * The gateway client's outcome as the journal's recovery and offline queue take it. `notSent` is the outcome of a
- * request that provably never reached the gateway (connection refused before a byte was written).
+ * THE classification of a gateway client outcome for the journal (gateway.md §4), used by every send the terminal
+ * makes — live payments, offline forwarding, recovery, `queue flush`:
+ * - approved, declined, rejected: the gateway decided;
+ * - `unknown` with `outcomeUnknown`: the request may have been processed (timeout after sending, reset after writing,
+ *   5xx, undocumented status) — resolved by a timeout reversal or void, never resent;
+ * - otherwise nothing was processed: when the gateway answered (401 and the like) it refused the request unprocessed
+ *   (`rejected`, with the code); when it never answered (connection refused, connect timeout, no OAuth token) the
+ *   request provably never reached it (`not-sent`: its transactionId is free again, e.g. for the offline queue).
  */
-export function toSendOutcome(outcome: Outcome): SendOutcome | { kind: 'not-sent'; reason: string } {
+export function toSendOutcome(outcome: Outcome): TransmitOutcome {
   switch (outcome.kind) {
     case 'approved':
       return {
@@ -25,6 +31,8 @@ export function toSendOutcome(outcome: Outcome): SendOutcome | { kind: 'not-sent
         status: outcome.status,
         httpStatus: outcome.httpStatus,
         ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
+        ...(outcome.amountMinor !== undefined ? { amountMinor: outcome.amountMinor } : {}),
+        partial: outcome.partial,
       };
     case 'declined':
       return {
@@ -36,32 +44,46 @@ export function toSendOutcome(outcome: Outcome): SendOutcome | { kind: 'not-sent
       };
     case 'rejected':
       return { kind: 'rejected', httpStatus: outcome.httpStatus, reason: outcome.reason };
-    case 'unknown':
-      return outcome.error.outcomeUnknown
-        ? { kind: 'unknown', error: { code: outcome.error.code, message: outcome.error.message } }
-        : { kind: 'not-sent', reason: outcome.error.code };
+    case 'unknown': {
+      const { error } = outcome;
+      if (error.outcomeUnknown)
+        return {
+          kind: 'unknown',
+          ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
+          error: { code: error.code, message: error.message },
+        };
+      const httpStatus = outcome.httpStatus ?? error.httpStatus;
+      return httpStatus !== undefined
+        ? { kind: 'rejected', httpStatus, reason: error.code }
+        : { kind: 'not-sent', reason: error.code };
+    }
   }
 }
 
+/** Codes of a `not-sent` outcome that mean the gateway cannot be reached (the offline queue may take the payment). */
+export const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['GW_CONNECTION', 'GW_TIMEOUT']);
+
 /**
- * Forwards stored offline payments with the gateway client: the one mapping used by the terminal host,
- * `parking-terminal queue flush` and the `queue.forward` benchmark. Each stored request is sent once, as stored.
+ * The journal's transmitter over the gateway client: the one way bytes reach the gateway, for live payments, the
+ * offline queue, recovery, `queue flush` and the `queue.forward` benchmark. Each request is sent once, as journaled.
  */
-export function gatewayForwarder(gateway: GatewayClient): Forwarder {
+export function gatewayTransmitter(gateway: GatewayClient): Transmitter {
   return {
-    async forward(req): Promise<ForwardOutcome> {
+    async transmit(request) {
       const outcome = await gateway.send({
-        service: req.service as 'sale',
-        method: req.method as 'POST',
-        path: req.path,
-        body: req.body,
-        comments: req.comments,
-        transactionId: req.transactionId,
-        amountMinor: req.amountMinor,
-        currency: req.currency,
-        moneyMoving: true,
+        service: request.service as ServiceName,
+        method: request.method as PreparedRequest['method'],
+        path: request.path,
+        body: request.body,
+        comments: request.comments,
+        ...(request.transactionId !== undefined ? { transactionId: request.transactionId } : {}),
+        ...(request.referencedTransactionId !== undefined
+          ? { referencedTransactionId: request.referencedTransactionId }
+          : {}),
+        ...(request.amountMinor !== undefined ? { amountMinor: request.amountMinor } : {}),
+        ...(request.currency !== undefined ? { currency: request.currency } : {}),
+        moneyMoving: request.moneyMoving,
       });
-      failpoint('offline.forwarded');
       return toSendOutcome(outcome);
     },
   };

@@ -3,7 +3,6 @@ import { buildTagSet, TagSetError, type TagSetService } from '../emv/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/effects.js';
 import type { GatewayClient } from '../gateway/client.js';
 import { GatewayError } from '../gateway/errors.js';
-import type { Outcome } from '../gateway/outcome.js';
 import type {
   CardPresentFields,
   EntryMode as GatewayEntryMode,
@@ -11,14 +10,21 @@ import type {
   PreparedRequest,
   ServiceRequest as GatewayRequest,
 } from '../gateway/services/types.js';
-import { NOT_SENT, type Journal, type JournalEntry } from '../journal/index.js';
+import {
+  authorizedTotalOf,
+  LIVE_FAILPOINTS,
+  type JournaledSender,
+  type JournalEntry,
+  type SqliteJournal,
+  type TransmitOutcome,
+} from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { requireCurrency } from '../money/index.js';
+import type { DccSelection } from '../flows/effects.js';
 import type { CardStore, HeldCard } from './card-store.js';
 import { dccFieldsFor, localAmountOf, reversalAmount } from './dcc.js';
-import { failpoint } from './failpoints.js';
+import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
-import type { TagVault } from './tag-vault.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
 export class PaymentBuildError extends Error {
@@ -43,6 +49,24 @@ export interface SubmitRecord {
   entry?: JournalEntry;
   prepared?: PreparedRequest;
   outcome: SubmitOutcome;
+  /** The journal's classification of the send (absent when nothing was built). */
+  sent?: TransmitOutcome;
+  /** True when the gateway could not be reached and the request provably never left (offline fallback applies). */
+  unreachable: boolean;
+}
+
+/**
+ * What follow-ons of an authorization must repeat, kept durably in the journal database (DESIGN.md rules 6 and 7):
+ * the tag set sent with an EMV authorization (a reversal carries it, a capture after a contact read too), and the
+ * currency-conversion terms of a converted one (its capture and refunds carry the DCC field set at its rate).
+ */
+export interface FollowOnStore {
+  putTags(transactionId: string, tagsHex: string): void;
+  tags(transactionId: string): string | undefined;
+  putDcc(transactionId: string, selection: DccSelection): void;
+  dcc(transactionId: string): DccSelection | undefined;
+  /** The authorization is settled (reversed, or past any follow-on): wipe what was kept. */
+  forget(transactionId: string): void;
 }
 
 const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = {
@@ -55,12 +79,13 @@ const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = 
 };
 
 /**
- * The terminal's only path to the gateway: builds the exact request from a machine's description and the card the
- * host holds, journals it durably before a byte goes out (money safety rule 1), sends it once (rule 2), and journals
- * the outcome. Unknown outcomes stay in the journal as 'unknown' until a timeout reversal/void resolves them.
+ * The machines' requests as the gateway sees them: builds the exact request from a machine's description, the card
+ * the host holds and what the original requires (its tags, its conversion terms), and sends it through the journal's
+ * one sender (journaled durably before a byte goes out, sent once, outcome journaled — money safety rules 1 and 2).
+ * Unknown outcomes stay in the journal as 'unknown' until recovery resolves them.
  */
 export class PaymentService {
-  /** Authorized totals by transactionId of the authorization (grows with incrementals). */
+  /** Authorized totals in the local currency by transactionId of the authorization (grows with incrementals). */
   private readonly authorized = new Map<string, number>();
   /** Tag set of the authorization made with a card read, by card reference (for captures and reversals). */
   private readonly originalTags = new Map<string, string>();
@@ -69,14 +94,14 @@ export class PaymentService {
   constructor(
     private readonly deps: {
       config: Config;
-      gateway: GatewayClient;
-      journal: Journal;
+      gateway: Pick<GatewayClient, 'prepare'>;
+      sender: JournaledSender;
+      journal: SqliteJournal;
       cards: CardStore;
       logger: Logger;
       health: GatewayHealthSink;
       now: () => Date;
-      /** Durable copy of open authorizations' tag sets (follow-ons after a restart). */
-      vault?: TagVault;
+      followOns: FollowOnStore;
     },
   ) {}
 
@@ -85,11 +110,11 @@ export class PaymentService {
     this.originalTags.delete(cardRef);
   }
 
-  /** The authorized total of an authorization we made, from memory or the journal. */
+  /** The authorized total of an authorization we made (increments included), from memory or the journal. */
   authorizedTotal(transactionId: string): number | undefined {
     const known = this.authorized.get(transactionId);
     if (known !== undefined) return known;
-    return this.deps.journal.findByTransactionId(transactionId)?.authorizedMinor;
+    return authorizedTotalOf(this.deps.journal, transactionId);
   }
 
   private merchantReference(): string {
@@ -150,20 +175,40 @@ export class PaymentService {
   }
 
   /**
-   * EMV tags of a follow-on (capture after an EMV contact pre-authorization, reversal of an EMV original): the tag
-   * set of the original authorization, as sent — its cryptogram (9F26) covers the original's amount and date, so the
-   * tags are repeated, not rebuilt for the follow-on's amount (gateway.md §7).
+   * EMV tags of a follow-on (DESIGN.md rule 7; gateway.md §7): the tag set of the original authorization, as sent —
+   * its cryptogram (9F26) covers the original's amount and date, so the tags are repeated, not rebuilt. A reversal
+   * carries them whenever the original had them (whatever the machine asked: the rule is the original's); a capture
+   * only after an EMV contact pre-authorization (`includeEmvTags`).
    */
   private followOnTags(request: FlowRequest): string | undefined {
-    if (!request.includeEmvTags) return undefined;
+    if (request.service === 'capture' && !request.includeEmvTags) return undefined;
     const inMemory = request.cardRef ? this.originalTags.get(request.cardRef) : undefined;
     const original = request.original?.transactionId;
-    return inMemory ?? (original ? this.deps.vault?.get(original) : undefined);
+    return inMemory ?? (original ? this.deps.followOns.tags(original) : undefined);
   }
 
-  /** The tag set sent with an authorization (from the vault), e.g. for its reversal after a restart. */
+  /**
+   * The conversion terms a follow-on repeats (spec 001, DCC capture and refund: the same field set, at the
+   * authorization's rate): the machine's, or those kept for the authorization it follows.
+   */
+  private followOnDcc(request: FlowRequest): DccSelection | undefined {
+    if (request.dcc !== undefined) return request.dcc;
+    const auth = this.authorizationOf(request);
+    return auth === undefined ? undefined : this.deps.followOns.dcc(auth);
+  }
+
+  /** transactionId of the authorization a follow-on belongs to (a refund of a capture: the capture's). */
+  private authorizationOf(request: FlowRequest): string | undefined {
+    const original = request.original;
+    if (original === undefined) return undefined;
+    if (request.service === 'refund-capture' || request.service === 'void-capture')
+      return this.deps.journal.findByTransactionId(original.transactionId)?.referencedTransactionId;
+    return original.transactionId;
+  }
+
+  /** The tag set sent with an authorization (kept in the journal), e.g. for its reversal after a restart. */
   authorizationTags(transactionId: string): string | undefined {
-    return this.deps.vault?.get(transactionId);
+    return this.deps.followOns.tags(transactionId);
   }
 
   /** Maps a machine's request to the gateway client's typed request. Throws PaymentBuildError. */
@@ -181,7 +226,8 @@ export class PaymentService {
     // Currency conversion (spec 001, DCC): the machine's amounts are the local price; the family decides the fields.
     const family = config.dcc.processorFamily;
     const dccOriginal = dccFieldsFor(request.dcc, request.amountMinor, family, true);
-    const dccFollowOn = dccFieldsFor(request.dcc, request.amountMinor, family, false);
+    const followOnTerms = this.followOnDcc(request);
+    const dccFollowOn = dccFieldsFor(followOnTerms, request.amountMinor, family, false);
     const cardPresent = (amountMinor: number): CardPresentFields => {
       if (!card) throw new PaymentBuildError('NO_CARD', `${request.service} needs a card read`);
       return {
@@ -224,7 +270,10 @@ export class PaymentService {
         };
       case 'reversal': {
         const tags = this.followOnTags(request);
-        const amount = reversalAmount(request, family);
+        const amount = reversalAmount(
+          { ...request, ...(followOnTerms ? { dcc: followOnTerms } : {}) },
+          family,
+        );
         return {
           service: 'reversal',
           ...common,
@@ -234,16 +283,10 @@ export class PaymentService {
           ...(tags ? { emvTags: tags } : {}),
         };
       }
-      case 'timeout-reversal': {
-        const amount = reversalAmount(request, family);
-        return {
-          service: 'timeout-reversal',
-          ...common,
-          originalTransactionId: this.originalTransactionId(request),
-          amountMinor: amount.amountMinor,
-          currency: amount.currency,
-        };
-      }
+      case 'timeout-reversal':
+      case 'timeout-void':
+        // Timeout requests are recovery's (src/journal/recovery.ts): the host routes a machine's to it.
+        throw new PaymentBuildError('RECOVERY_ONLY', `${request.service} is sent by journal recovery`);
       case 'capture': {
         const authTx = request.original?.transactionId;
         const authorizedMinor = (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor;
@@ -275,31 +318,19 @@ export class PaymentService {
       case 'void-refund':
       case 'void-credit':
         return { service: request.service, ...common, id: originalId() };
-      case 'timeout-void':
-        return {
-          service: 'timeout-void',
-          ...common,
-          originalTransactionId: this.originalTransactionId(request),
-        };
     }
   }
 
-  private originalTransactionId(request: FlowRequest): string {
-    const id = request.original?.transactionId;
-    if (!id)
-      throw new PaymentBuildError(
-        'NO_ORIGINAL',
-        `${request.service} needs the transactionId of the original`,
-      );
-    return id;
-  }
-
   /**
-   * Builds, journals, sends and journals the outcome of one request. Never throws for gateway or build failures:
-   * they are outcomes. A journal failure does throw (nothing was sent then).
+   * Builds one request and sends it through the journal's sender. Never throws for gateway or build failures: they
+   * are outcomes. A journal failure does throw (nothing was sent then, or the entry stays in flight for recovery).
+   * `onOutcome` writes commit in the same transaction as the outcome.
    */
-  async submit(request: FlowRequest, options: { flowId?: string } = {}): Promise<SubmitRecord> {
-    const { gateway, journal, logger } = this.deps;
+  async submit(
+    request: FlowRequest,
+    options: { flowId?: string; onOutcome?: (entry: JournalEntry, outcome: TransmitOutcome) => void } = {},
+  ): Promise<SubmitRecord> {
+    const { gateway, logger, health } = this.deps;
     let prepared: PreparedRequest;
     try {
       prepared = gateway.prepare(this.toGatewayRequest(request));
@@ -309,123 +340,68 @@ export class PaymentService {
           ? e.code
           : 'BUILD_FAILED';
       logger.warn({ service: request.service, code, err: e }, 'request not built; nothing sent');
-      return { outcome: { kind: 'rejected', transactionId: 'not-sent', reason: code } };
+      return {
+        outcome: { kind: 'rejected', transactionId: 'not-sent', reason: code },
+        unreachable: false,
+      };
     }
-    const resolves =
-      request.service === 'timeout-reversal' || request.service === 'timeout-void'
-        ? journal.findByTransactionId(this.originalTransactionId(request))
-        : undefined;
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
-    const entry = journal.begin({
-      ...(prepared.transactionId ? { transactionId: prepared.transactionId } : {}),
-      ...(prepared.referencedTransactionId
-        ? { referencedTransactionId: prepared.referencedTransactionId }
-        : {}),
-      ...(request.original?.transactionId && !prepared.referencedTransactionId
-        ? { referencedTransactionId: request.original.transactionId }
-        : {}),
-      service: prepared.service,
-      comments: prepared.comments,
-      method: prepared.method,
-      path: prepared.path,
-      body: prepared.body,
-      ...(prepared.amountMinor !== undefined ? { amountMinor: prepared.amountMinor } : {}),
-      ...(prepared.currency ? { currency: prepared.currency } : {}),
+    const { entry, outcome: sent } = await this.deps.sender.send(prepared, {
+      ...(request.original?.transactionId ? { referencedTransactionId: request.original.transactionId } : {}),
       ...(options.flowId ? { flowId: options.flowId } : {}),
       ...(request.original?.gatewayId ? { parentGatewayId: request.original.gatewayId } : {}),
       ...(card ? { maskedPan: card.summary.maskedPan } : {}),
-      moneyMoving: prepared.moneyMoving,
-      ...(resolves ? { resolvesEntryId: resolves.id } : {}),
+      failpoints: LIVE_FAILPOINTS,
+      onOutcome: (e, o) => {
+        if (o.kind === 'approved') this.keepFollowOnData(request, prepared);
+        options.onOutcome?.(e, o);
+      },
     });
-    failpoint('journal.begin');
-    journal.markSent(entry.id);
-    failpoint('journal.sent');
-    const outcome = await gateway.send(prepared);
-    failpoint('gateway.answered');
-    this.record(entry, outcome);
-    failpoint('journal.outcome');
-    const transactionId = prepared.transactionId ?? prepared.referencedTransactionId ?? `entry-${entry.id}`;
-    const result = this.toSubmitOutcome(request, outcome, transactionId);
-    this.keepTags(request, prepared, result);
-    if (result.kind === 'approved' && resolves) journal.resolve(resolves.id, request.service, entry.id);
-    return { entry: journal.get(entry.id) ?? entry, prepared, outcome: result };
-  }
-
-  private keepTags(request: FlowRequest, prepared: PreparedRequest, result: SubmitOutcome): void {
-    const vault = this.deps.vault;
-    if (!vault || result.kind !== 'approved') return;
-    if (request.service === 'preauth' && prepared.transactionId && request.cardRef) {
-      const tags = this.originalTags.get(request.cardRef);
-      if (tags) vault.put(prepared.transactionId, tags);
-    } else if (
-      (request.service === 'capture' ||
-        request.service === 'reversal' ||
-        request.service === 'timeout-reversal') &&
-      request.original?.transactionId
-    ) {
-      vault.delete(request.original.transactionId);
-    }
-  }
-
-  /** Journals a gateway outcome for an entry (state per gateway.md §4 classification). */
-  record(entry: JournalEntry, outcome: Outcome): void {
-    const { journal, health } = this.deps;
-    switch (outcome.kind) {
+    switch (sent.kind) {
       case 'approved':
-        health.gatewayAnswered();
-        journal.recordOutcome(entry.id, {
-          state: 'approved',
-          gatewayId: outcome.gatewayId,
-          status: outcome.status,
-          httpStatus: outcome.httpStatus,
-          ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
-        });
-        break;
       case 'declined':
-        health.gatewayAnswered();
-        journal.recordOutcome(entry.id, {
-          state: 'declined',
-          ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}),
-          status: outcome.status,
-          httpStatus: outcome.httpStatus,
-          reason: outcome.reason,
-        });
-        break;
       case 'rejected':
         health.gatewayAnswered();
-        journal.recordOutcome(entry.id, {
-          state: 'rejected',
-          httpStatus: outcome.httpStatus,
-          reason: outcome.reason,
-        });
         break;
       case 'unknown':
-        if (outcome.error.outcomeUnknown) {
-          health.gatewayUnreachable(outcome.error.code);
-          journal.recordOutcome(entry.id, {
-            state: 'unknown',
-            ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
-            reason: outcome.error.code,
-          });
-        } else if (outcome.error.code === 'GW_CONNECTION') {
-          // Connection refused before a byte was written: provably not sent. Resolving it as such frees its
-          // transactionId, so that the same request may wait in the offline queue.
-          health.gatewayUnreachable(outcome.error.code);
-          journal.resolve(entry.id, NOT_SENT);
-        } else {
-          // Refused unprocessed (401, a bad configuration): an answer, and a failure nothing will undo.
-          health.gatewayAnswered();
-          journal.recordOutcome(entry.id, {
-            state: 'rejected',
-            ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
-            reason: outcome.error.code,
-          });
-        }
+        health.gatewayUnreachable(sent.error?.code ?? 'UNKNOWN');
+        break;
+      case 'not-sent':
+        health.gatewayUnreachable(sent.reason ?? 'NOT_SENT');
         break;
     }
+    const transactionId = prepared.transactionId ?? prepared.referencedTransactionId ?? `entry-${entry.id}`;
+    return {
+      entry,
+      prepared,
+      sent,
+      outcome: this.toSubmitOutcome(request, sent, transactionId),
+      unreachable: sent.kind === 'not-sent' && UNREACHABLE_CODES.has(sent.reason ?? ''),
+    };
   }
 
-  private toSubmitOutcome(request: FlowRequest, outcome: Outcome, transactionId: string): SubmitOutcome {
+  /**
+   * Keeps what the follow-ons of an approved authorization must repeat (its tags, its conversion terms), in the
+   * transaction of its outcome; wipes it once the authorization is reversed.
+   */
+  private keepFollowOnData(request: FlowRequest, prepared: PreparedRequest): void {
+    const store = this.deps.followOns;
+    const tx = prepared.transactionId;
+    if ((request.service === 'preauth' || request.service === 'avr') && tx) {
+      const tags = request.cardRef ? this.originalTags.get(request.cardRef) : undefined;
+      if (tags) store.putTags(tx, tags);
+    }
+    if ((request.service === 'preauth' || request.service === 'sale') && tx && request.dcc?.indicator === '1')
+      store.putDcc(tx, request.dcc);
+    if (request.service === 'reversal' && request.original?.transactionId)
+      store.forget(request.original.transactionId);
+  }
+
+  private toSubmitOutcome(
+    request: FlowRequest,
+    outcome: TransmitOutcome,
+    transactionId: string,
+  ): SubmitOutcome {
     switch (outcome.kind) {
       case 'approved': {
         // The machines count in the local currency; family A answers a converted request in the billing currency.
@@ -450,7 +426,7 @@ export class PaymentService {
           transactionId,
           gatewayId: outcome.gatewayId,
           ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
-          partial: outcome.partial,
+          partial: outcome.partial === true,
         };
       }
       case 'declined':
@@ -458,14 +434,15 @@ export class PaymentService {
           kind: 'declined',
           transactionId,
           ...(outcome.gatewayId ? { gatewayId: outcome.gatewayId } : {}),
-          reason: outcome.reason,
+          reason: outcome.reason ?? outcome.status ?? 'DECLINED',
         };
       case 'rejected':
-        return { kind: 'rejected', transactionId, reason: outcome.reason };
+        return { kind: 'rejected', transactionId, reason: outcome.reason ?? 'REJECTED' };
       case 'unknown':
-        return outcome.error.outcomeUnknown
-          ? { kind: 'unknown', transactionId, reason: outcome.error.code }
-          : { kind: 'rejected', transactionId, reason: outcome.error.code };
+        return { kind: 'unknown', transactionId, reason: outcome.error?.code ?? 'UNKNOWN' };
+      // Provably never reached the gateway: nothing moved; the machine takes it as a refusal.
+      case 'not-sent':
+        return { kind: 'rejected', transactionId, reason: outcome.reason ?? 'NOT_SENT' };
     }
   }
 }

@@ -1,14 +1,12 @@
 import type { Config } from '../config/index.js';
 import type { GatewayClient } from '../gateway/index.js';
-import { failpoint } from './failpoints.js';
-import { toSendOutcome } from './gateway-adapters.js';
-import type { ResolutionRequest, ResolutionTarget, Resolver, SendOutcome } from '../journal/index.js';
+import type { ResolutionBuilder, ResolutionRequest, ResolutionTarget } from '../journal/index.js';
 
 /**
- * The gateway side of journal recovery: timeout reversals and timeout voids built by the gateway client and sent
- * once per attempt (recovery journals each attempt before it calls `send`).
+ * The timeout requests of journal recovery, built by the gateway client (gateway.md §7). Recovery journals and sends
+ * them through the journal's one sender.
  */
-export class GatewayResolver implements Resolver {
+export class GatewayResolutionBuilder implements ResolutionBuilder {
   private sequence = 0;
 
   constructor(
@@ -22,6 +20,7 @@ export class GatewayResolver implements Resolver {
     return `${this.config.terminal.id}-R${this.now().getTime().toString(36)}-${this.sequence}`;
   }
 
+  /** Its amount is the amount the original requested, in the currency it requested it in (gateway.md §2). */
   timeoutReversal(target: ResolutionTarget): ResolutionRequest {
     const amountMinor = target.amountMinor ?? target.entry.amountMinor;
     const currency = target.currency ?? target.entry.currency ?? this.config.terminal.currency;
@@ -43,25 +42,5 @@ export class GatewayResolver implements Resolver {
       partner: this.config.terminal.partner,
       originalTransactionId: target.transactionId,
     });
-  }
-
-  async send(request: ResolutionRequest): Promise<SendOutcome> {
-    const outcome = await this.gateway.send({
-      service: request.service as 'timeout-void',
-      method: request.method as 'POST',
-      path: request.path,
-      body: request.body,
-      comments: request.comments,
-      ...(request.referencedTransactionId
-        ? { referencedTransactionId: request.referencedTransactionId }
-        : {}),
-      ...(request.amountMinor !== undefined ? { amountMinor: request.amountMinor } : {}),
-      ...(request.currency ? { currency: request.currency } : {}),
-      moneyMoving: request.moneyMoving,
-    });
-    failpoint('recovery.sent');
-    const result = toSendOutcome(outcome);
-    // A timeout request that never left is simply not answered yet: recovery retries it.
-    return result.kind === 'not-sent' ? { kind: 'unknown', error: { code: result.reason } } : result;
   }
 }

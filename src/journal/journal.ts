@@ -8,11 +8,11 @@ import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import { migrate } from './migrations/index.js';
 import {
-  AMOUNT_REQUIRED_SERVICES,
-  ORIGINAL_SERVICES,
-  recoveryPlanFor,
-  TIMEOUT_SERVICES,
-} from './services.js';
+  AMOUNT_REQUIRED,
+  isServiceName,
+  needsOwnTransactionId,
+  SERVICE_ROLE,
+} from '../vocabulary/services.js';
 
 /** pending → sent → approved | declined | rejected | unknown; pending, sent and unknown → resolved (with how). */
 export type JournalState = 'pending' | 'sent' | 'approved' | 'declined' | 'rejected' | 'unknown' | 'resolved';
@@ -275,23 +275,19 @@ function validateBegin(e: BeginEntry): void {
     throw new JournalError('JOURNAL_INVALID', 'resolvesEntryId must be an entry id');
   if (!e.moneyMoving) return;
   // Every money-moving entry must be recoverable: recovery needs to know what undoes it (gateway.md §2).
-  if (recoveryPlanFor(e.service) === undefined)
+  if (!isServiceName(e.service))
     throw new JournalError('JOURNAL_INVALID', `money-moving service "${e.service}" has no recovery rule`);
-  if (ORIGINAL_SERVICES.has(e.service) && e.transactionId === undefined)
+  const role = SERVICE_ROLE[e.service];
+  if (needsOwnTransactionId(e.service) && e.transactionId === undefined)
     throw new JournalError(
       'JOURNAL_INVALID',
-      `${e.service} is an original request and needs its transactionId`,
+      `${e.service} is recovered by its own transactionId and needs it`,
     );
-  if (TIMEOUT_SERVICES.has(e.service) && e.referencedTransactionId === undefined)
+  if (role === 'timeout' && e.referencedTransactionId === undefined)
     throw new JournalError('JOURNAL_INVALID', `${e.service} needs the referenced transactionId`);
-  if (AMOUNT_REQUIRED_SERVICES.has(e.service) && e.amountMinor === undefined)
+  if (AMOUNT_REQUIRED[e.service] && e.amountMinor === undefined)
     throw new JournalError('JOURNAL_INVALID', `${e.service} needs amountMinor and currency`);
-  if (
-    !ORIGINAL_SERVICES.has(e.service) &&
-    !TIMEOUT_SERVICES.has(e.service) &&
-    e.referencedTransactionId === undefined &&
-    e.parentGatewayId === undefined
-  )
+  if (role === 'follow-on' && e.referencedTransactionId === undefined && e.parentGatewayId === undefined)
     throw new JournalError(
       'JOURNAL_INVALID',
       `${e.service} needs referencedTransactionId or parentGatewayId`,
@@ -362,6 +358,8 @@ export class SqliteJournal implements Journal {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
       this.db.pragma('foreign_keys = ON');
+      // Wiped card data (request bodies, kept tags) is overwritten, not left in free pages (money safety rule 4).
+      this.db.pragma('secure_delete = ON');
       migrate(this.db);
       this.stmts = this.prepare();
       this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
@@ -653,6 +651,24 @@ export class SqliteJournal implements Journal {
     this.closed = true;
     this.db.close();
   }
+}
+
+/**
+ * The authorized total of an authorization this terminal made, increments included (each approved increment's answer
+ * carries the new total, gateway.md §7), in the minor units the gateway answered in; undefined when the journal has no
+ * approved authorization with that transactionId.
+ */
+export function authorizedTotalOf(journal: SqliteJournal, transactionId: string): number | undefined {
+  const auth = journal.findByTransactionId(transactionId);
+  if (auth?.state !== 'approved') return undefined;
+  const own = auth.authorizedMinor ?? auth.amountMinor ?? 0;
+  return Math.max(
+    own,
+    ...journal
+      .incrementsOf(auth)
+      .filter((i) => i.state === 'approved')
+      .map((i) => i.authorizedMinor ?? 0),
+  );
 }
 
 /**

@@ -9,11 +9,10 @@ import {
   OfflineQueue,
   offlineQueueStatus,
   type ForwardOutcome,
-  type ForwardRequest,
-  type Forwarder,
   type OfflineLimits,
   type OfflinePaymentInput,
 } from './offline-queue.js';
+import { JournaledSender, type OutgoingRequest, type Transmitter } from './sender.js';
 
 const KEY = staticKeyProvider(Buffer.alloc(32, 3));
 const LIMITS: OfflineLimits = {
@@ -30,9 +29,13 @@ afterEach(() => {
 let t = Date.parse('2030-01-01T08:00:00Z');
 const now = (): Date => new Date(t);
 
+/** The journal of the test running (the forwarder's sender journals in it). */
+let current: SqliteJournal | undefined;
+
 function setup(path = ':memory:', limits: OfflineLimits = LIMITS) {
   const journal = openJournal(path, { now });
   open.push(journal);
+  current = journal;
   const queue = new OfflineQueue(journal, { policy: 'prefer-online', limits, keyProvider: KEY, now });
   return { journal, queue };
 }
@@ -59,7 +62,7 @@ function payment(overrides: Partial<OfflinePaymentInput> = {}): OfflinePaymentIn
 
 /** A gateway stand-in: answers per transactionId, counts sends per transactionId. */
 function fakeForwarder(
-  answer: (r: ForwardRequest) => ForwardOutcome = () => ({
+  answer: (r: OutgoingRequest & { transactionId: string }) => ForwardOutcome = () => ({
     kind: 'approved',
     status: 'AUTHORIZED',
     gatewayId: 'g',
@@ -69,18 +72,21 @@ function fakeForwarder(
   const order: string[] = [];
   let inFlight = 0;
   let maxInFlight = 0;
-  const forwarder: Forwarder = {
-    async forward(r) {
+  const transmitter: Transmitter = {
+    async transmit(r) {
+      const transactionId = r.transactionId ?? '';
       inFlight += 1;
       maxInFlight = Math.max(maxInFlight, inFlight);
-      order.push(r.transactionId);
-      sends.set(r.transactionId, (sends.get(r.transactionId) ?? 0) + 1);
+      order.push(transactionId);
+      sends.set(transactionId, (sends.get(transactionId) ?? 0) + 1);
       await new Promise((res) => setImmediate(res));
       inFlight -= 1;
-      return answer(r);
+      return answer({ ...r, transactionId });
     },
   };
-  return { forwarder, sends, order, maxInFlight: () => maxInFlight };
+  if (!current) throw new Error('setup() first');
+  const forwarder = new JournaledSender(current, transmitter);
+  return { forwarder, transmitter, sends, order, maxInFlight: () => maxInFlight };
 }
 
 describe('offline queue', () => {
@@ -406,8 +412,8 @@ describe('offline queue', () => {
         timeoutVoid: () => {
           throw new Error('must not void');
         },
-        send: () => Promise.reject(new Error('must not send')),
       },
+      new JournaledSender(journal, { transmit: () => Promise.reject(new Error('must not send')) }),
       { timeoutReversalDelayMs: 0, retryMs: 1, now },
     );
     const report = await recovery.recoverAll();

@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
-import type { SendOutcome } from './recovery.js';
+import type { JournaledSender, TransmitOutcome } from './sender.js';
 
 /** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
 export type OfflinePolicy = 'online-only' | 'prefer-online';
@@ -74,31 +74,8 @@ export interface StoredPayment {
   readonly completedAt?: string;
 }
 
-/** What a forwarder receives: the stored request, decrypted, already journaled and marked sent. */
-export interface ForwardRequest {
-  readonly transactionId: string;
-  readonly service: string;
-  readonly comments: string;
-  readonly method: string;
-  readonly path: string;
-  readonly body: Buffer;
-  readonly amountMinor: number;
-  readonly currency: string;
-  readonly moneyMoving: true;
-  readonly journalEntryId: number;
-}
-
-/**
- * The answer to one forward. `not-sent` = provably nothing reached the gateway (connection refused before a byte was
- * written; the gateway client's unknown outcome with `outcomeUnknown: false`): the payment goes back to the queue.
- */
-export type ForwardOutcome = SendOutcome | { readonly kind: 'not-sent'; readonly reason?: string };
-
-/** Sends stored payments to the gateway; implemented by the host with the gateway client. */
-export interface Forwarder {
-  /** Sends the request once. Never retried by the caller; a throw counts as `unknown`. */
-  forward(request: ForwardRequest): Promise<ForwardOutcome>;
-}
+/** The answer to one forward: the journal's one classification (`not-sent`: the payment goes back to the queue). */
+export type ForwardOutcome = TransmitOutcome;
 
 export interface ForwardReport {
   /** Payments sent in this run. */
@@ -639,12 +616,13 @@ export class OfflineQueue {
   }
 
   /**
-   * Forwards stored payments, oldest first, with at most `concurrency` in flight. Each is journaled and marked sent
-   * before it goes out, sent once, and its outcome and the wipe of its card data are committed together. Stops early
-   * (leaving the rest stored) when the gateway cannot be reached or `signal` aborts.
+   * Forwards stored payments, oldest first, with at most `concurrency` in flight, through the journal's one sender.
+   * Each is journaled and durably marked sent before it goes out, sent once, and its outcome and the wipe of its card
+   * data are committed together. Stops early (leaving the rest stored) when the gateway cannot be reached or `signal`
+   * aborts.
    */
   async forwardPending(
-    forwarder: Forwarder,
+    sender: JournaledSender,
     options: { concurrency?: number; signal?: AbortSignal } = {},
   ): Promise<ForwardReport> {
     const concurrency = options.concurrency ?? 4;
@@ -664,7 +642,7 @@ export class OfflineQueue {
       const free = concurrency - inFlight.size;
       if (free > 0 && !tally.stop && !options.signal?.aborted)
         for (const claimed of this.claimBatch(free)) {
-          const run: Promise<void> = this.forwardOne(claimed, forwarder, tally).finally(() =>
+          const run: Promise<void> = this.forwardOne(claimed, sender, tally).finally(() =>
             inFlight.delete(run),
           );
           inFlight.add(run);
@@ -684,64 +662,62 @@ export class OfflineQueue {
 
   private async forwardOne(
     { row, body, entryId }: Claimed,
-    forwarder: Forwarder,
+    sender: JournaledSender,
     tally: Tally,
   ): Promise<void> {
-    try {
-      // Durably 'sent' before the first byte (DESIGN.md rule 1); refused when another process's recovery released
-      // the claim meanwhile — then this process must not send it.
-      await this.commitSoon(() => this.journal.markSent(entryId));
-    } catch (e) {
-      body.fill(0);
-      this.logger.warn({ err: e, offlineId: row.id }, 'forward claim released elsewhere; not sent');
-      return;
-    }
+    const entry = this.journal.get(entryId);
+    if (!entry) throw new JournalError('JOURNAL_NOT_FOUND', `no journal entry ${entryId}`);
     let outcome: ForwardOutcome;
     try {
-      outcome = await forwarder.forward({
-        transactionId: row.transaction_id,
-        service: row.service,
-        comments: row.comments,
-        method: row.method,
-        path: row.path,
-        body,
-        amountMinor: row.amount_minor,
-        currency: row.currency,
-        moneyMoving: true,
-        journalEntryId: entryId,
-      });
+      ({ outcome } = await sender.sendBegun(
+        entry,
+        {
+          transactionId: row.transaction_id,
+          service: row.service,
+          comments: row.comments,
+          method: row.method,
+          path: row.path,
+          body,
+          amountMinor: row.amount_minor,
+          currency: row.currency,
+          moneyMoving: true,
+        },
+        {
+          // Durably 'sent' before the first byte (DESIGN.md rule 1): a forward still 'pending' after a crash provably
+          // never left and goes back to the queue. Refused when another process's recovery released the claim.
+          durableMarkSent: true,
+          commit: (write) => this.commitSoon(write),
+          failpoints: { answered: 'offline.forwarded' },
+          // The stored payment changes in the same transaction as its journal entry.
+          onOutcome: (_entry, o) => {
+            if (o.kind === 'not-sent') this.stmts.unclaim.run(row.id);
+            else
+              this.complete(row.id, o.kind, {
+                gatewayId: o.gatewayId,
+                status: o.status,
+                reason: o.reason ?? o.error?.code,
+              });
+          },
+        },
+      ));
     } catch (e) {
-      outcome = {
-        kind: 'unknown',
-        error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
-      };
+      if (this.journal.get(entryId)?.state === 'sent') {
+        // Sent, but its outcome could not be journaled: recovery resolves it like any unknown outcome.
+        this.logger.error({ err: e, offlineId: row.id }, 'forward outcome not journaled; left to recovery');
+        tally.unknown.push(entryId);
+      } else this.logger.warn({ err: e, offlineId: row.id }, 'forward claim released elsewhere; not sent');
+      return;
     } finally {
       body.fill(0);
     }
     if (outcome.kind === 'not-sent') {
       tally.stop = true;
       tally.gatewayUnreachable = true;
-      await this.commitSoon(() => {
-        this.journal.resolve(entryId, NOT_SENT);
-        this.stmts.unclaim.run(row.id);
-      });
       return;
     }
-    const sent = outcome;
-    const reason = sent.reason ?? sent.error?.code;
-    await this.commitSoon(() => {
-      this.journal.recordOutcome(entryId, {
-        state: sent.kind,
-        ...(sent.gatewayId !== undefined ? { gatewayId: sent.gatewayId } : {}),
-        ...(sent.status !== undefined ? { status: sent.status } : {}),
-        ...(sent.httpStatus !== undefined ? { httpStatus: sent.httpStatus } : {}),
-        ...(sent.authorizedMinor !== undefined ? { authorizedMinor: sent.authorizedMinor } : {}),
-        ...(reason !== undefined ? { reason } : {}),
-      });
-      this.complete(row.id, sent.kind, { gatewayId: sent.gatewayId, status: sent.status, reason });
-    });
+    const reason = outcome.reason ?? outcome.error?.code;
     tally.forwarded += 1;
-    switch (sent.kind) {
+    switch (outcome.kind) {
       case 'approved':
         tally.approved += 1;
         break;
@@ -750,7 +726,7 @@ export class OfflineQueue {
         const p = this.get(row.id);
         if (p) tally.declined.push(p);
         this.logger.warn(
-          { offlineId: row.id, transactionId: row.transaction_id, outcome: sent.kind, reason },
+          { offlineId: row.id, transactionId: row.transaction_id, outcome: outcome.kind, reason },
           'offline payment not approved after forwarding',
         );
         break;

@@ -2,11 +2,11 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
 import {
   TimeoutRecovery,
+  type ResolutionBuilder,
   type ResolutionRequest,
   type ResolutionTarget,
-  type Resolver,
-  type SendOutcome,
 } from './recovery.js';
+import { JournaledSender, type SendOutcome, type Transmitter } from './sender.js';
 
 const open: SqliteJournal[] = [];
 afterEach(() => {
@@ -39,7 +39,7 @@ interface Sent {
 function scriptedResolver(c: ReturnType<typeof clock>, answers: SendOutcome[] = []) {
   const sent: Sent[] = [];
   const built = new Map<ResolutionRequest, Sent>();
-  const resolver: Resolver = {
+  const builder: ResolutionBuilder = {
     timeoutReversal(target) {
       const req = {
         service: 'timeout-reversal',
@@ -68,7 +68,9 @@ function scriptedResolver(c: ReturnType<typeof clock>, answers: SendOutcome[] = 
       built.set(req, { kind: 'void', target, at: 0 });
       return req;
     },
-    send(request) {
+  };
+  const transmitter: Transmitter = {
+    transmit(request) {
       const s = built.get(request)!;
       sent.push({ ...s, at: c.now().getTime() });
       return Promise.resolve(
@@ -80,7 +82,7 @@ function scriptedResolver(c: ReturnType<typeof clock>, answers: SendOutcome[] = 
       );
     },
   };
-  return { resolver, sent };
+  return { builder, transmitter, sent };
 }
 
 function setup(answers: SendOutcome[] = [], delayMs = 60_000) {
@@ -88,7 +90,7 @@ function setup(answers: SendOutcome[] = [], delayMs = 60_000) {
   const j = openJournal(':memory:', { now: c.now });
   open.push(j);
   const r = scriptedResolver(c, answers);
-  const recovery = new TimeoutRecovery(j, r.resolver, {
+  const recovery = new TimeoutRecovery(j, r.builder, new JournaledSender(j, r.transmitter), {
     timeoutReversalDelayMs: delayMs,
     retryMs: 5_000,
     now: c.now,
@@ -201,7 +203,7 @@ describe('timeout recovery', () => {
   it('retries when the resolver throws or the request cannot be built', async () => {
     const { c, j } = setup();
     let calls = 0;
-    const resolver: Resolver = {
+    const builder: ResolutionBuilder = {
       timeoutReversal: () => {
         throw new Error('no');
       },
@@ -214,14 +216,16 @@ describe('timeout recovery', () => {
         referencedTransactionId: t.transactionId,
         moneyMoving: true,
       }),
-      send: () => {
+    };
+    const transmitter: Transmitter = {
+      transmit: () => {
         calls += 1;
         return calls < 2
           ? Promise.reject(new Error('socket hang up'))
           : Promise.resolve({ kind: 'approved', status: 'VOIDED' });
       },
     };
-    const recovery = new TimeoutRecovery(j, resolver, {
+    const recovery = new TimeoutRecovery(j, builder, new JournaledSender(j, transmitter), {
       timeoutReversalDelayMs: 0,
       retryMs: 10,
       now: c.now,
@@ -277,7 +281,7 @@ describe('timeout recovery', () => {
     expect(j.get(sale.id)?.resolution).toBe('timeout-void');
   });
 
-  it('reverses the whole authorization, increments included, for the amount it requested, when an incremental authorization is unknown', async () => {
+  it('reverses only the increment, by its own transactionId and for the amount it requested, when an incremental authorization is unknown', async () => {
     const { j, recovery, sent } = setup();
     entry(j, { service: 'preauth', transactionId: 'A3', amountMinor: 1000, currency: 'GBP' }, 'approved', {
       gatewayId: 'G3',
@@ -285,20 +289,44 @@ describe('timeout recovery', () => {
     });
     entry(
       j,
-      { service: 'incremental', parentGatewayId: 'G3', amountMinor: 500, currency: 'GBP' },
+      {
+        service: 'incremental',
+        transactionId: 'I1',
+        parentGatewayId: 'G3',
+        amountMinor: 500,
+        currency: 'GBP',
+      },
       'approved',
-      { gatewayId: 'I1', authorizedMinor: 1500 },
+      { gatewayId: 'I1G', authorizedMinor: 1500 },
     );
     const inc = entry(
       j,
-      { service: 'incremental', parentGatewayId: 'G3', amountMinor: 250, currency: 'GBP' },
+      {
+        service: 'incremental',
+        transactionId: 'I2',
+        parentGatewayId: 'G3',
+        amountMinor: 250,
+        currency: 'GBP',
+      },
       'unknown',
     );
     await recovery.recoverAll();
     expect(sent).toHaveLength(1);
-    // gateway.md §2: a timeout reversal carries the amount that was requested; the gateway releases what is held.
-    expect(sent[0]!.target).toMatchObject({ transactionId: 'A3', amountMinor: 1000, currency: 'GBP' });
+    // gateway.md §2: an incremental authorization is an authorization: its timeout reversal is keyed by its own
+    // transactionId and carries the amount it requested; the authorization and the first increment stand.
+    expect(sent[0]!.target).toMatchObject({ transactionId: 'I2', amountMinor: 250, currency: 'GBP' });
     expect(j.get(inc.id)?.resolution).toBe('timeout-reversal');
+  });
+
+  it('refuses to journal an incremental authorization without its own transactionId (its recovery is keyed by it)', () => {
+    const { j } = setup();
+    expect(() =>
+      entry(
+        j,
+        { service: 'incremental', parentGatewayId: 'G3', amountMinor: 250, currency: 'GBP' },
+        'unknown',
+      ),
+    ).toThrowError(expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error);
   });
 
   it('voids what an unknown void was voiding, found by the gateway id of its original', async () => {
@@ -410,7 +438,8 @@ describe('timeout recovery', () => {
     const j = openJournal(':memory:', { now: c.now });
     open.push(j);
     const seen: string[] = [];
-    const recovery = new TimeoutRecovery(j, scriptedResolver(c).resolver, {
+    const r = scriptedResolver(c);
+    const recovery = new TimeoutRecovery(j, r.builder, new JournaledSender(j, r.transmitter), {
       timeoutReversalDelayMs: 0,
       retryMs: 1,
       now: c.now,
@@ -425,9 +454,10 @@ describe('timeout recovery', () => {
   it('refuses nonsensical timing options', () => {
     const j = openJournal(':memory:');
     open.push(j);
-    const { resolver } = scriptedResolver(clock());
-    expect(() => new TimeoutRecovery(j, resolver, { timeoutReversalDelayMs: -1, retryMs: 1 })).toThrowError(
-      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
-    );
+    const { builder, transmitter } = scriptedResolver(clock());
+    const sender = new JournaledSender(j, transmitter);
+    expect(
+      () => new TimeoutRecovery(j, builder, sender, { timeoutReversalDelayMs: -1, retryMs: 1 }),
+    ).toThrowError(expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error);
   });
 });

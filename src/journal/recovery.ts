@@ -1,9 +1,11 @@
+import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../log/index.js';
+import { recoveryPlanFor, type RecoveryPlan } from '../vocabulary/services.js';
 import { JournalError } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { releaseUnsentForward } from './offline-queue.js';
-import { recoveryPlanFor, type RecoveryPlan } from './services.js';
+import type { JournaledSender, OutgoingRequest, TransmitOutcome } from './sender.js';
 
 /** What a timeout reversal or timeout void is built for (gateway.md §7). */
 export interface ResolutionTarget {
@@ -16,44 +18,18 @@ export interface ResolutionTarget {
   readonly currency?: string;
 }
 
-/** A resolution request ready to send; the gateway client's prepared request has this shape. */
-export interface ResolutionRequest {
-  readonly service: string;
-  readonly method: string;
-  readonly path: string;
-  /** The exact bytes that will be sent. */
-  readonly body: Buffer;
-  readonly comments: string;
-  readonly referencedTransactionId?: string;
-  readonly amountMinor?: number;
-  readonly currency?: string;
-  readonly moneyMoving: boolean;
-}
-
-/** The classified answer to one send; the gateway client's outcome has this shape. */
-export interface SendOutcome {
-  readonly kind: 'approved' | 'declined' | 'rejected' | 'unknown';
-  readonly gatewayId?: string;
-  readonly status?: string;
-  readonly httpStatus?: number;
-  readonly authorizedMinor?: number;
-  /** Decline or rejection reason (e.g. AUTH_ALREADY_REVERSED, NOT_VOIDABLE). */
-  readonly reason?: string;
-  /** What made the outcome unknown (timeout, reset, 5xx). */
-  readonly error?: { readonly code?: string; readonly message?: string };
-}
+/** A resolution request ready to send: a timeout reversal or timeout void, built without I/O. */
+export type ResolutionRequest = OutgoingRequest;
 
 /**
- * The gateway side of recovery, implemented by the host with the gateway client. Recovery journals every request it
- * builds here before calling `send` (DESIGN.md, money safety rule 1).
+ * Builds the timeout requests of recovery (gateway.md §7); implemented by the host with the gateway client's request
+ * builders. Sending is the journaled sender's: recovery journals every request before it goes (money safety rule 1).
  */
-export interface Resolver {
-  /** Builds (no I/O) a timeout reversal `POST /pts/v2/reversals` for `target`: transactionId, amount, currency. */
+export interface ResolutionBuilder {
+  /** A timeout reversal `POST /pts/v2/reversals` for `target`: transactionId, amount, currency. */
   timeoutReversal(target: ResolutionTarget): ResolutionRequest;
-  /** Builds (no I/O) a timeout void `POST /pts/v2/voids` keyed by `target.transactionId`. */
+  /** A timeout void `POST /pts/v2/voids` keyed by `target.transactionId`. */
   timeoutVoid(target: ResolutionTarget): ResolutionRequest;
-  /** Sends once. Gateway answers are outcomes, never exceptions; a throw counts as `unknown`. */
-  send(request: ResolutionRequest): Promise<SendOutcome>;
 }
 
 /** One entry recovery resolved, for the operator (TerminalApi RecoveryItem). */
@@ -147,15 +123,19 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  */
 export class TimeoutRecovery {
   private readonly running = new Map<number, Promise<RecoveryItem>>();
+  /** Emits `attempt:<entryId>` after each resolution request recovery sent for an entry. */
+  private readonly attempts = new EventEmitter();
   private readonly now: () => Date;
   private readonly logger: Logger;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
 
   constructor(
     private readonly journal: SqliteJournal,
-    private readonly resolver: Resolver,
+    private readonly builder: ResolutionBuilder,
+    private readonly sender: JournaledSender,
     private readonly options: TimeoutRecoveryOptions,
   ) {
+    this.attempts.setMaxListeners(0);
     if (!Number.isFinite(options.timeoutReversalDelayMs) || options.timeoutReversalDelayMs < 0)
       throw new JournalError('JOURNAL_INVALID', 'timeoutReversalDelayMs must be ≥ 0');
     if (!Number.isFinite(options.retryMs) || options.retryMs < 1)
@@ -199,9 +179,39 @@ export class TimeoutRecovery {
     return run;
   }
 
+  /**
+   * Like {@link recover}, for a caller that waits only so long: resolves with the item once the entry is resolved, or
+   * with undefined after `attempts` resolution requests did not resolve it. The run itself goes on until it does (an
+   * unresolved authorization is a customer's money); a machine uses this to tell its customer something meanwhile.
+   */
+  recoverWithin(entryId: number, attempts: number): Promise<RecoveryItem | undefined> {
+    const run = this.recover(entryId);
+    return new Promise<RecoveryItem | undefined>((resolve, reject) => {
+      let seen = 0;
+      const onAttempt = (): void => {
+        seen += 1;
+        // Let the run record this attempt's resolution first: it settles in the same tick when it succeeded.
+        if (seen >= attempts) setImmediate(() => resolve(undefined));
+      };
+      this.attempts.on(`attempt:${entryId}`, onAttempt);
+      run.then(resolve, reject).finally(() => this.attempts.off(`attempt:${entryId}`, onAttempt));
+    });
+  }
+
+  /** Whether recovery is resolving this entry right now. */
+  isRecovering(entryId: number): boolean {
+    return this.running.has(entryId);
+  }
+
   private async run(entryId: number, signal: AbortSignal | undefined): Promise<RecoveryItem> {
     let attempts = 0;
     for (;;) {
+      // An entry whose request is still out belongs to its sender: recovery waits for its own timeout and answer
+      // rather than undoing a payment that may yet be approved (the sweep race of an answer arriving late).
+      if (this.sender.owns(entryId)) {
+        await this.sender.released(entryId);
+        continue;
+      }
       const entry = this.journal.get(entryId);
       if (!entry) throw new JournalError('JOURNAL_NOT_FOUND', `no journal entry ${entryId}`);
       if (!isInFlight(entry)) return this.item(entry, attempts, entry.resolution ?? entry.state, false);
@@ -217,6 +227,7 @@ export class TimeoutRecovery {
       if (signal?.aborted) throw aborted();
       attempts += 1;
       const result = await this.attempt(entry, plan);
+      this.attempts.emit(`attempt:${entry.id}`);
       if (result) return this.done(entry.id, attempts, result.how, result.needsOperator);
       await this.pause(this.options.retryMs, signal);
     }
@@ -241,67 +252,48 @@ export class TimeoutRecovery {
     let request: ResolutionRequest;
     try {
       request =
-        plan.kind === 'reversal' ? this.resolver.timeoutReversal(target) : this.resolver.timeoutVoid(target);
+        plan.kind === 'reversal' ? this.builder.timeoutReversal(target) : this.builder.timeoutVoid(target);
     } catch (e) {
       this.logger.error({ err: e, entryId: entry.id }, 'cannot build the resolution request; retrying');
       return undefined;
     }
-    const attempt = this.journal.begin({
-      service: request.service,
-      comments: request.comments,
-      method: request.method,
-      path: request.path,
-      body: request.body,
-      referencedTransactionId: request.referencedTransactionId ?? target.transactionId,
-      ...(request.amountMinor !== undefined && request.currency !== undefined
-        ? { amountMinor: request.amountMinor, currency: request.currency }
-        : {}),
+    let how: { how: string; needsOperator: boolean } | undefined;
+    const { entry: attempt, outcome } = await this.sender.send(request, {
+      referencedTransactionId: target.transactionId,
       ...(entry.flowId !== undefined ? { flowId: entry.flowId } : {}),
-      moneyMoving: true,
       resolvesEntryId: entry.id,
+      failpoints: { answered: 'recovery.sent' },
+      // The entry is resolved in the same transaction as the attempt's outcome: a crash cannot separate them.
+      onOutcome: (a, o) => {
+        how = this.classify(plan.kind, o);
+        if (!how) return;
+        this.journal.resolve(entry.id, how.how, a.id);
+        for (const other of this.journal.resolutionAttempts(entry.id))
+          if (other.id !== a.id && isInFlight(other)) this.journal.resolve(other.id, 'superseded', a.id);
+      },
     });
-    this.journal.markSent(attempt.id);
-    let outcome: SendOutcome;
-    try {
-      outcome = await this.resolver.send(request);
-    } catch (e) {
-      outcome = {
-        kind: 'unknown',
-        error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
-      };
-    }
-    this.journal.recordOutcome(attempt.id, {
-      state: outcome.kind,
-      ...(outcome.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
-      ...(outcome.status !== undefined ? { status: outcome.status } : {}),
-      ...(outcome.httpStatus !== undefined ? { httpStatus: outcome.httpStatus } : {}),
-      ...(outcome.reason !== undefined || outcome.error?.code !== undefined
-        ? { reason: outcome.reason ?? outcome.error?.code }
-        : {}),
-    });
-    const how = this.classify(plan.kind, outcome);
     if (!how) {
       this.logger.warn(
         {
           entryId: entry.id,
           attemptId: attempt.id,
           outcome: outcome.kind,
-          reason: outcome.reason ?? outcome.error?.code,
+          reason: outcome.kind === 'not-sent' ? outcome.reason : (outcome.reason ?? outcome.error?.code),
         },
         'resolution request did not succeed; it will be retried',
       );
-      return undefined;
     }
-    this.journal.atomically(true, () => {
-      this.journal.resolve(entry.id, how.how, attempt.id);
-      for (const a of this.journal.resolutionAttempts(entry.id))
-        if (isInFlight(a)) this.journal.resolve(a.id, 'superseded', attempt.id);
-    });
     return how;
   }
 
-  private classify(kind: Plan['kind'], o: SendOutcome): { how: string; needsOperator: boolean } | undefined {
+  private classify(
+    kind: Plan['kind'],
+    o: TransmitOutcome,
+  ): { how: string; needsOperator: boolean } | undefined {
     switch (o.kind) {
+      // A timeout request that never left is simply not answered yet: retried.
+      case 'not-sent':
+        return undefined;
       case 'approved':
         return { how: kind === 'reversal' ? 'timeout-reversal' : 'timeout-void', needsOperator: false };
       case 'rejected': {

@@ -16,7 +16,15 @@ import { maskPan } from '../emv/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { looksLikeJwt, verifyHttpSignature, verifyJwt, type AuthResult, type MerchantKey } from './auth.js';
 import { cardTypeOfPan, isExpired, luhnValid } from './card.js';
-import { checkDccAuthorization, DEFAULT_DCC_TABLE, makeOffer, type DccTable } from './dcc.js';
+import {
+  checkDccAuthorization,
+  DCC_OFFER_PATH,
+  DEFAULT_DCC_TABLE,
+  isSignatureAuthorization,
+  makeOffer,
+  offerHeadersProblem,
+  type DccTable,
+} from './dcc.js';
 import { NEVER_SEND_TAGS, decodeEmvTags, type DecodedTag } from './emv-rules.js';
 import { GatewayAnswer, SandboxError } from './errors.js';
 import { FieldReader, invalidRequest, isoSeconds, valueAt } from './fields.js';
@@ -289,7 +297,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
   function authenticate(req: IncomingMessage, target: string, body: Buffer): AuthResult {
     const received = { method: req.method ?? 'GET', target, headers: req.headers, body };
     const authz = req.headers.authorization;
-    if (authz !== undefined) {
+    if (authz !== undefined && !isSignatureAuthorization(authz)) {
       const m = /^Bearer\s+(\S+)$/i.exec(authz);
       if (!m?.[1])
         return { scheme: 'none', verified: false, reason: 'authorization header is not a bearer token' };
@@ -460,6 +468,14 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         ? { response: { rmsg: { error: auth.oauthError, error_description: auth.oauthError } } }
         : { response: { rmsg: 'Authentication Failed' } };
       answer(401, payload);
+      return;
+    }
+    // spec 001: DCC offer calls carry the `Authorization` and `keyId` header fields (src/sandbox/dcc.ts).
+    const offerProblem =
+      method === 'POST' && path === DCC_OFFER_PATH ? offerHeadersProblem(req.headers, auth) : undefined;
+    if (offerProblem !== undefined) {
+      logger.warn({ method, path, reason: offerProblem }, 'authentication failed');
+      answer(401, { response: { rmsg: 'Authentication Failed' } });
       return;
     }
     const merchantId = auth.merchantId ?? '';

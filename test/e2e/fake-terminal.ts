@@ -251,6 +251,7 @@ export class FakeTerminal implements TerminalApi {
           value: {
             type: action.type,
             outcome: txn.state,
+            code: 'APPROVED',
             message: `${action.type} done`,
             transactionId: txn.transactionId,
           },

@@ -85,9 +85,9 @@ describe('parking-terminal queue', () => {
     const command = createQueueCommand({
       connect: () =>
         Promise.resolve({
-          forwarder: {
-            forward: (r): Promise<ForwardOutcome> => {
-              sent.push(r.transactionId);
+          transmitter: {
+            transmit: (r): Promise<ForwardOutcome> => {
+              sent.push(r.transactionId ?? '');
               return Promise.resolve({
                 kind: 'approved',
                 status: 'AUTHORIZED',
@@ -124,8 +124,8 @@ describe('parking-terminal queue', () => {
     const command = createQueueCommand({
       connect: () =>
         Promise.resolve({
-          forwarder: {
-            forward: () =>
+          transmitter: {
+            transmit: () =>
               Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
           },
           close: () => Promise.resolve(),

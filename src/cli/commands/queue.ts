@@ -2,14 +2,15 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { createGatewayClient } from '../../gateway/index.js';
-import { gatewayAuthFromConfig, gatewayForwarder } from '../../host/gateway-adapters.js';
+import { gatewayAuthFromConfig, gatewayTransmitter } from '../../host/gateway-adapters.js';
 import {
   fileKeyProvider,
+  JournaledSender,
   offlineQueueStatus,
   openJournal,
   OfflineQueue,
-  type Forwarder,
   type OfflineStatus,
+  type Transmitter,
 } from '../../journal/index.js';
 import { createLogger, silentLogger, type Logger } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
@@ -17,7 +18,8 @@ import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../
 
 /** What `queue flush` needs to reach the gateway; `close` releases it. */
 export interface FlushConnection {
-  readonly forwarder: Forwarder;
+  /** Sends each stored payment once (the journal's sender journals around it). */
+  readonly transmitter: Transmitter;
   close(): Promise<void>;
 }
 
@@ -36,7 +38,7 @@ const connectGateway: ConnectForwarder = (config, { baseUrl, logger, cwd }) => {
     retry: config.gateway.retry,
     logger,
   });
-  return Promise.resolve({ forwarder: gatewayForwarder(gateway), close: () => gateway.close() });
+  return Promise.resolve({ transmitter: gatewayTransmitter(gateway), close: () => gateway.close() });
 };
 
 const USAGE = `parking-terminal queue status [--config FILE]
@@ -123,10 +125,13 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
           now,
           logger,
         });
-        const report = await queue.forwardPending(connection.forwarder, {
-          concurrency: config.offline.forwardConcurrency,
-          signal: io.signal,
-        });
+        const report = await queue.forwardPending(
+          new JournaledSender(journal, connection.transmitter, { logger }),
+          {
+            concurrency: config.offline.forwardConcurrency,
+            signal: io.signal,
+          },
+        );
         printJson(io, {
           forwarded: report.forwarded,
           approved: report.approved,

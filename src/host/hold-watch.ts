@@ -1,0 +1,124 @@
+import { createActor, type Actor } from 'xstate';
+import {
+  provideFlowEffects,
+  type FlowEffects,
+  type FlowSettings,
+  type HoldExpiryResult,
+  type HoldRecord,
+} from '../flows/index.js';
+import type { HoldStore } from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+
+/** Longest a Node timer can wait (about 24.8 days); a later expiry is re-armed when it fires. */
+const MAX_TIMER_MS = 2_147_000_000;
+
+/**
+ * The expiry watch of open tap-and-go holds (spec 001 tap-and-go: a card that never exits has its hold reversed after
+ * the maximum stay). The holds live in the journal database ({@link HoldStore}); at a hold's expiry the watch claims it
+ * (so that an exit cannot settle it at the same time) and runs the flows' `holdExpiryMachine` for it — the very
+ * machine the unit tests drive — whose reversal goes through the host's effects like any other request.
+ */
+export class HoldWatch {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+  private readonly actors = new Map<string, Actor<ReturnType<typeof provideFlowEffects.holdExpiry>>>();
+  /** Holds whose reversal was refused: left for the operator (a refused reversal does not succeed by repeating it). */
+  private readonly refused = new Set<string>();
+
+  constructor(
+    private readonly deps: {
+      store: HoldStore;
+      effects: FlowEffects;
+      settings: FlowSettings;
+      clock: { now(): number };
+      logger: Logger;
+      /** A hold's reversal was refused: the operator must release it by hand. */
+      onRefused: (hold: HoldRecord, reason: string) => void;
+      /** The reversal was approved (the hold is closed). */
+      onReversed: (hold: HoldRecord) => void;
+    },
+  ) {}
+
+  /** Watches every unclaimed hold of the store (at start). */
+  watchAll(): void {
+    for (const hold of this.deps.store.unclaimed()) this.watch(hold);
+  }
+
+  /** Watches one hold until its expiry (again after an exit returned it). */
+  watch(hold: HoldRecord): void {
+    this.unwatch(hold.holdId);
+    if (this.refused.has(hold.holdId)) return;
+    const delay = Math.max(0, hold.expiresAtMs - this.deps.clock.now());
+    const timer = setTimeout(() => this.expire(hold.holdId), Math.min(delay, MAX_TIMER_MS));
+    timer.unref();
+    this.timers.set(hold.holdId, timer);
+  }
+
+  /** Stops watching a hold (an exit claimed it, or it was settled elsewhere). */
+  unwatch(holdId: string): void {
+    const t = this.timers.get(holdId);
+    if (t) clearTimeout(t);
+    this.timers.delete(holdId);
+  }
+
+  /** Holds being watched or reversed. */
+  get size(): number {
+    return this.timers.size + this.actors.size;
+  }
+
+  /** Stops every timer and expiry machine (shutdown; the holds stay in the journal). */
+  stop(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+    for (const a of this.actors.values()) a.stop();
+    this.actors.clear();
+  }
+
+  private expire(holdId: string): void {
+    this.timers.delete(holdId);
+    const { store, logger } = this.deps;
+    const stored = store.get(holdId);
+    if (!stored) return;
+    if (stored.expiresAtMs > this.deps.clock.now()) {
+      this.watch(stored);
+      return;
+    }
+    const hold = store.claimById(holdId);
+    if (!hold) return; // an exit has it
+    const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
+      input: { settings: this.deps.settings, clock: this.deps.clock, hold },
+    });
+    this.actors.set(holdId, actor);
+    actor.subscribe({
+      complete: () => {
+        this.actors.delete(holdId);
+        this.finish(hold, actor.getSnapshot().output as HoldExpiryResult);
+      },
+      error: (err: unknown) => {
+        this.actors.delete(holdId);
+        logger.error({ err, holdId }, 'hold expiry failed; the hold stays open');
+        store.close(hold, 'returned');
+      },
+    });
+    actor.start();
+  }
+
+  private finish(hold: HoldRecord, result: HoldExpiryResult): void {
+    const { store, logger } = this.deps;
+    if (result.outcome === 'reversed') {
+      store.close(hold, 'reversed');
+      logger.info({ holdId: hold.holdId }, 'hold reversed at the end of the maximum stay');
+      this.deps.onReversed(hold);
+      return;
+    }
+    // Not reversed: back in the store. An unknown outcome belongs to recovery (it reverses the authorization and
+    // the hold is dropped then); a refusal is the operator's — repeating a refused request cannot succeed.
+    store.close(hold, 'returned');
+    if (result.lastKind === 'unknown') return;
+    this.refused.add(hold.holdId);
+    logger.error(
+      { holdId: hold.holdId, outcome: result.lastKind, reason: result.reason },
+      'hold reversal refused; the operator must release it',
+    );
+    this.deps.onRefused(hold, result.reason ?? result.lastKind ?? 'REFUSED');
+  }
+}

@@ -1,0 +1,184 @@
+import type { Config } from '../config/index.js';
+import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
+import type { FollowUp, FollowUpStore, HoldStore, JournalEntry, SqliteJournal } from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+
+/** Reasons of a refused reversal that mean nothing is held any more (gateway.md §4, reversal reasons). */
+const ALREADY_RELEASED: ReadonlySet<string> = new Set([
+  'AUTH_ALREADY_REVERSED',
+  'TRANSACTION_ALREADY_REVERSED_OR_SETTLED',
+]);
+
+/** Longest a Node timer can wait; a later due time is re-armed when it fires. */
+const MAX_TIMER_MS = 2_147_000_000;
+
+/**
+ * Authorizations the terminal still holds on a customer's card with no session left to settle them, and the durable
+ * obligations recovery must finish before the next card (DESIGN.md rule 3):
+ * - follow-ups written with an outcome, e.g. "reverse the authorization whose capture the operator voided" — done at
+ *   start and whenever one is due;
+ * - meter pre-authorizations approved before a restart, neither captured nor reversed, whose session died with the
+ *   process: the capture-window rule (spec 001 meter model: an authorization not captured in time is reversed) is
+ *   applied from the journal with the authorized total, increments included. Tap-and-go holds have their own watch.
+ */
+export class OpenAuthorizations {
+  private readonly timers = new Map<string, NodeJS.Timeout>();
+
+  constructor(
+    private readonly deps: {
+      config: Config;
+      journal: SqliteJournal;
+      holds: HoldStore;
+      followUps: FollowUpStore;
+      /** Sends a request through the host's one door (journaled, routed). */
+      submit: (request: FlowRequest) => Promise<SubmitOutcome>;
+      /** The authorized total of an authorization (increments included). */
+      authorizedTotal: (transactionId: string) => number | undefined;
+      now: () => Date;
+      logger: Logger;
+    },
+  ) {}
+
+  /** Authorizations whose reversal is scheduled (tests and the crash suite read it). */
+  watched(): string[] {
+    return [...this.timers.keys()];
+  }
+
+  /** Part of recovery: finishes due follow-ups and reverses orphaned authorizations that are due; schedules the rest. */
+  async settle(): Promise<void> {
+    await this.runFollowUps();
+    await this.settleOrphans();
+  }
+
+  stop(): void {
+    for (const t of this.timers.values()) clearTimeout(t);
+    this.timers.clear();
+  }
+
+  /** The authorization was reversed by someone (its scheduled reversal is moot). */
+  forget(transactionId: string): void {
+    const t = this.timers.get(transactionId);
+    if (t) clearTimeout(t);
+    this.timers.delete(transactionId);
+  }
+
+  /** Carries out every due follow-up once; one that does not succeed stays open and is tried again later. */
+  async runFollowUps(): Promise<void> {
+    for (const f of this.deps.followUps.due(this.deps.now().getTime())) await this.runFollowUp(f);
+  }
+
+  private async runFollowUp(f: FollowUp): Promise<void> {
+    const { followUps, config, logger } = this.deps;
+    switch (f.kind) {
+      case 'reverse-authorization': {
+        const outcome = await this.deps.submit({
+          service: 'reversal',
+          comments: 'REVERSAL',
+          amountMinor: f.amountMinor,
+          currency: f.currency,
+          catLevel: 2,
+          original: {
+            gatewayId: f.gatewayId,
+            transactionId: f.authorizationTransactionId,
+            service: 'preauth',
+          },
+          includeEmvTags: f.includeEmvTags,
+        });
+        // An approved reversal closes the follow-up in its own transaction (src/host/payment-router.ts).
+        if (outcome.kind === 'approved') return;
+        if (outcome.reason !== undefined && ALREADY_RELEASED.has(outcome.reason)) {
+          followUps.complete(f.id, 'already-reversed');
+          return;
+        }
+        logger.warn(
+          { followUp: f.id, outcome: outcome.kind, reason: outcome.reason },
+          'follow-up not finished; tried again later',
+        );
+        followUps.postpone(
+          f.id,
+          this.deps.now().getTime() + config.journal.resolutionRetryMs,
+          outcome.reason ?? outcome.kind,
+        );
+        return;
+      }
+    }
+  }
+
+  /** Runs `action` at `dueAtMs` (re-armed when the wait is longer than a Node timer can hold). */
+  private schedule(transactionId: string, dueAtMs: number, action: () => Promise<void>): void {
+    const left = dueAtMs - this.deps.now().getTime();
+    const timer = setTimeout(
+      () => {
+        this.timers.delete(transactionId);
+        if (dueAtMs > this.deps.now().getTime()) this.schedule(transactionId, dueAtMs, action);
+        else
+          action().catch((err: unknown) =>
+            this.deps.logger.error({ err, transactionId }, 'reversal of an open authorization failed'),
+          );
+      },
+      Math.max(0, Math.min(left, MAX_TIMER_MS)),
+    );
+    timer.unref();
+    this.timers.set(transactionId, timer);
+  }
+
+  private async settleOrphans(): Promise<void> {
+    const { journal, holds, config } = this.deps;
+    const entries = journal.list({ limit: 10_000 });
+    const followOns = new Map<string, JournalEntry[]>();
+    for (const e of entries) {
+      if (!e.referencedTransactionId) continue;
+      const list = followOns.get(e.referencedTransactionId) ?? [];
+      list.push(e);
+      followOns.set(e.referencedTransactionId, list);
+    }
+    const open = new Set(this.deps.followUps.open().map((f) => f.authorizationTransactionId));
+    const windowMs = config.tariff.captureWindowMinutes * 60_000;
+    const dueNow: Array<() => Promise<void>> = [];
+    for (const e of entries) {
+      if (e.service !== 'preauth' || e.state !== 'approved' || !e.transactionId || !e.gatewayId) continue;
+      if (holds.has(e.transactionId) || open.has(e.transactionId)) continue;
+      const related = followOns.get(e.transactionId) ?? [];
+      // Settled: a capture the gateway approved, or a reversal approved or taken over by recovery (which resolves
+      // it by reversing this authorization). A capture resolved by recovery was voided: the hold is still there.
+      const settled = related.some(
+        (f) =>
+          (f.service === 'capture' && f.state === 'approved') ||
+          ((f.service === 'reversal' || f.service === 'timeout-reversal') &&
+            (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown')),
+      );
+      if (settled) continue;
+      const { transactionId, gatewayId } = e;
+      const total = this.deps.authorizedTotal(transactionId) ?? e.amountMinor ?? 0;
+      const currency = e.currency ?? config.terminal.currency;
+      // A capture was attempted and did not stand (voided by recovery, or provably not sent): the session ended, so
+      // the hold is released now rather than at the end of the capture window.
+      const captureFailed = related.some((f) => f.service === 'capture');
+      const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
+      const reverse = (): Promise<void> =>
+        this.deps
+          .submit({
+            service: 'reversal',
+            comments: 'REVERSAL',
+            amountMinor: total,
+            currency,
+            catLevel: 2,
+            original: { gatewayId, transactionId, service: 'preauth' },
+            includeEmvTags: true,
+          })
+          .then((outcome) =>
+            this.deps.logger.info(
+              { transactionId, outcome: outcome.kind },
+              'uncaptured authorization reversed',
+            ),
+          );
+      if (due <= 0) {
+        dueNow.push(reverse);
+        continue;
+      }
+      this.schedule(transactionId, this.deps.now().getTime() + due, reverse);
+    }
+    // Part of recovery: done before the terminal takes a card (an unknown outcome is left to recovery).
+    for (const reverse of dueNow) await reverse();
+  }
+}

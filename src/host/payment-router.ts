@@ -1,0 +1,176 @@
+import type { Config } from '../config/index.js';
+import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
+import {
+  NOT_SENT,
+  type FollowUpStore,
+  type JournalEntry,
+  type OfflineQueue,
+  type RecoveryItem,
+  type SqliteJournal,
+  type TimeoutRecovery,
+  type TransmitOutcome,
+} from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+import type { CardStore } from './card-store.js';
+import { failpoint } from './failpoints.js';
+import type { PaymentService, SubmitRecord } from './payments.js';
+
+/**
+ * Resolutions after which nothing of the unanswered request stands at the gateway (src/journal/recovery.ts): the
+ * customer is not charged, the hold is released.
+ */
+const UNDONE: ReadonlySet<string> = new Set([
+  'timeout-reversal',
+  'timeout-void',
+  'already-reversed',
+  'not-at-gateway',
+  NOT_SENT,
+  'nothing-held',
+]);
+
+/**
+ * The one door of the machines' requests (FlowEffects.submit), with the policies around a send:
+ * - a timeout reversal or void a machine asks for is carried out by the journal's recovery — the one recovery plan —
+ *   and its result handed back, so that a machine and recovery can never both resolve an entry;
+ * - every unknown outcome is handed to recovery at once (the machine may give up or be stopped; recovery does not);
+ * - a payment that provably never reached an unreachable gateway is stored for forwarding when the offline policy
+ *   allows it (src/journal/offline-queue.ts decides within its limits);
+ * - a capture voided by the operator leaves its authorization hold in place (gateway.md §7): a durable follow-up
+ *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's.
+ */
+export class PaymentRouter {
+  constructor(
+    private readonly deps: {
+      config: Config;
+      journal: SqliteJournal;
+      payments: PaymentService;
+      recovery: TimeoutRecovery;
+      offline: OfflineQueue;
+      followUps: FollowUpStore;
+      cards: CardStore;
+      logger: Logger;
+      /** An authorization was reversed (its hold, if any, is over). */
+      authorizationReversed: (transactionId: string) => void;
+      /** Something the operator status shows changed. */
+      changed: () => void;
+    },
+  ) {}
+
+  async submit(request: FlowRequest): Promise<SubmitOutcome> {
+    if (request.service === 'timeout-reversal' || request.service === 'timeout-void')
+      return this.resolveUnanswered(request);
+    const record = await this.deps.payments.submit(request, {
+      onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
+    });
+    const { outcome, entry } = record;
+    if (outcome.kind === 'approved' && request.service === 'reversal' && request.original?.transactionId)
+      this.deps.authorizationReversed(request.original.transactionId);
+    if (outcome.kind === 'unknown' && entry) this.recoverInBackground(entry.id);
+    if (record.unreachable) return this.storeOffline(request, record) ?? outcome;
+    return outcome;
+  }
+
+  /** Starts recovery of an entry (shared with any other caller of the same entry); failures are logged. */
+  recoverInBackground(entryId: number): void {
+    this.deps.recovery
+      .recover(entryId)
+      .catch((err: unknown) => this.deps.logger.error({ err, entryId }, 'background recovery failed'));
+  }
+
+  /**
+   * A machine's timeout reversal/void of its unanswered request: one attempt of recovery's run for that entry is
+   * awaited (the machine retries on its own schedule and then leaves it to recovery, which never gives up).
+   */
+  private async resolveUnanswered(request: FlowRequest): Promise<SubmitOutcome> {
+    const original = request.original?.transactionId;
+    const entry = original ? this.deps.journal.findByTransactionId(original) : undefined;
+    if (!original || !entry)
+      return { kind: 'rejected', transactionId: original ?? 'unknown', reason: 'ORIGINAL_NOT_JOURNALED' };
+    let item: RecoveryItem | undefined;
+    try {
+      item = await this.deps.recovery.recoverWithin(entry.id, 1);
+    } catch (err) {
+      this.deps.logger.error({ err, entryId: entry.id }, 'recovery of an unanswered request failed');
+      return { kind: 'unknown', transactionId: original, reason: 'RECOVERY_FAILED' };
+    }
+    if (item === undefined) return { kind: 'unknown', transactionId: original, reason: 'NOT_RESOLVED_YET' };
+    if (UNDONE.has(item.resolution)) {
+      if (request.service === 'timeout-reversal') this.deps.authorizationReversed(original);
+      return { kind: 'approved', transactionId: original, partial: false, reason: item.resolution };
+    }
+    return { kind: 'declined', transactionId: original, reason: item.resolution.toUpperCase() };
+  }
+
+  /**
+   * Durable obligations that an outcome creates or closes, written in the outcome's own transaction (DESIGN.md
+   * rule 6): a voided capture leaves the authorization held until it is reversed.
+   */
+  private followUpsOf(request: FlowRequest, _entry: JournalEntry, outcome: TransmitOutcome): void {
+    if (outcome.kind !== 'approved') return;
+    const { journal, followUps, payments } = this.deps;
+    if (request.service === 'void-capture' && request.original?.transactionId) {
+      const capture = journal.findByTransactionId(request.original.transactionId);
+      const authTx = capture?.referencedTransactionId;
+      const auth = authTx ? journal.findByTransactionId(authTx) : undefined;
+      if (authTx && auth?.gatewayId && auth.currency)
+        followUps.add({
+          kind: 'reverse-authorization',
+          authorizationTransactionId: authTx,
+          gatewayId: auth.gatewayId,
+          amountMinor: payments.authorizedTotal(authTx) ?? auth.amountMinor ?? 0,
+          currency: auth.currency,
+          includeEmvTags: payments.authorizationTags(authTx) !== undefined,
+          reason: 'capture voided: the authorization hold stays until it is reversed',
+        });
+    }
+    if (request.service === 'reversal' && request.original?.transactionId) {
+      for (const f of followUps.open())
+        if (f.authorizationTransactionId === request.original.transactionId)
+          followUps.complete(f.id, 'reversed');
+    }
+  }
+
+  /**
+   * The offline fallback (policy `prefer-online`): a chip payment that provably never left because the gateway could
+   * not be reached waits in the queue under the same transactionId (its journal entry was resolved as not sent).
+   * Returns the machine's outcome when stored, undefined when the queue refuses it.
+   */
+  private storeOffline(request: FlowRequest, record: SubmitRecord): SubmitOutcome | undefined {
+    const { prepared } = record;
+    const { config, offline, cards, logger } = this.deps;
+    const card = request.cardRef ? cards.get(request.cardRef) : undefined;
+    if (config.offline.policy !== 'prefer-online' || !card || !prepared?.transactionId) return undefined;
+    // A converted sale rests on an offer that expires within minutes: it cannot wait in a queue.
+    if (request.dcc?.indicator === '1') return undefined;
+    const candidate = {
+      service: prepared.service,
+      entryMode: card.summary.entryMode,
+      amountMinor: prepared.amountMinor ?? 0,
+      currency: prepared.currency ?? request.currency,
+    };
+    const refusal = offline.refusal(candidate);
+    if (refusal) {
+      logger.info({ code: refusal.code, reason: refusal.message }, 'payment not taken offline');
+      return undefined;
+    }
+    const stored = offline.store({
+      ...candidate,
+      transactionId: prepared.transactionId,
+      comments: prepared.comments,
+      method: prepared.method,
+      path: prepared.path,
+      body: prepared.body,
+      maskedPan: card.summary.maskedPan,
+    });
+    failpoint('offline.stored');
+    logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
+    this.deps.changed();
+    return {
+      kind: 'approved',
+      transactionId: stored.transactionId,
+      authorizedMinor: stored.amountMinor,
+      partial: false,
+      reason: 'OFFLINE_STORED',
+    };
+  }
+}

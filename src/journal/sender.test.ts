@@ -1,0 +1,164 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { openJournal, type SqliteJournal } from './journal.js';
+import { TimeoutRecovery } from './recovery.js';
+import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
+
+const open: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of open.splice(0)) j.close();
+});
+
+function journal(): SqliteJournal {
+  const j = openJournal(':memory:');
+  open.push(j);
+  return j;
+}
+
+function sale(transactionId: string): OutgoingRequest {
+  return {
+    service: 'sale',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from(`{"t":"${transactionId}"}`),
+    comments: 'Parking Sale',
+    transactionId,
+    amountMinor: 600,
+    currency: 'GBP',
+    moneyMoving: true,
+  };
+}
+
+/** A transmitter whose answers the test releases by hand. */
+function heldTransmitter() {
+  const waiting: Array<{ request: OutgoingRequest; answer: (o: TransmitOutcome) => void }> = [];
+  return {
+    waiting,
+    transmitter: {
+      transmit: (request: OutgoingRequest) =>
+        new Promise<TransmitOutcome>((answer) => waiting.push({ request, answer })),
+    },
+  };
+}
+
+describe('the journaled sender', () => {
+  it('journals the request durably before a byte goes out, then its outcome', async () => {
+    const j = journal();
+    const states: string[] = [];
+    const sender = new JournaledSender(j, {
+      transmit: () => {
+        states.push(j.findByTransactionId('T1')?.state ?? 'absent');
+        return Promise.resolve({ kind: 'approved', gatewayId: 'G1', status: 'AUTHORIZED', httpStatus: 201 });
+      },
+    });
+    const { entry, outcome } = await sender.send(sale('T1'));
+    expect(states).toEqual(['sent']);
+    expect(outcome.kind).toBe('approved');
+    expect(entry).toMatchObject({ state: 'approved', gatewayId: 'G1', hasBody: false });
+  });
+
+  it('resolves a request that provably never left as not sent, freeing its transactionId', async () => {
+    const j = journal();
+    const sender = new JournaledSender(j, {
+      transmit: () => Promise.resolve({ kind: 'not-sent', reason: 'GW_CONNECTION' }),
+    });
+    const { entry } = await sender.send(sale('T2'));
+    expect(entry).toMatchObject({ state: 'resolved', resolution: 'not-sent' });
+  });
+
+  it('takes a transmitter that throws as an unknown outcome (the bytes may have left)', async () => {
+    const j = journal();
+    const sender = new JournaledSender(j, { transmit: () => Promise.reject(new Error('socket hang up')) });
+    const { entry } = await sender.send(sale('T3'));
+    expect(entry).toMatchObject({ state: 'unknown', reason: 'SEND_FAILED' });
+  });
+
+  it('commits the caller’s writes in the transaction of the outcome: a failing write leaves the entry in flight', async () => {
+    const j = journal();
+    const sender = new JournaledSender(j, {
+      transmit: () => Promise.resolve({ kind: 'approved', gatewayId: 'G4', status: 'AUTHORIZED' }),
+    });
+    await expect(
+      sender.send(sale('T4'), {
+        onOutcome: () => {
+          throw new Error('disk full');
+        },
+      }),
+    ).rejects.toThrow();
+    // Neither the outcome nor the caller's write stands: recovery will resolve the entry.
+    expect(j.findByTransactionId('T4')?.state).toBe('sent');
+    expect(sender.owns(j.findByTransactionId('T4')!.id)).toBe(false);
+  });
+
+  it('fires the failpoints of each step in order', async () => {
+    const j = journal();
+    const seen: string[] = [];
+    const sender = new JournaledSender(
+      j,
+      { transmit: () => Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' }) },
+      { failpoint: (name) => seen.push(name) },
+    );
+    await sender.send(sale('T5'), {
+      failpoints: { begun: 'b', sent: 's', answered: 'a', recorded: 'r' },
+    });
+    expect(seen).toEqual(['b', 's', 'a', 'r']);
+  });
+
+  it('owns an entry while its request is out: recovery waits for the answer instead of voiding it (a late approval stands)', async () => {
+    const j = journal();
+    const held = heldTransmitter();
+    const sender = new JournaledSender(j, held.transmitter);
+    const voids: string[] = [];
+    const recovery = new TimeoutRecovery(
+      j,
+      {
+        timeoutReversal: () => {
+          throw new Error('no reversal expected');
+        },
+        timeoutVoid: (t) => {
+          voids.push(t.transactionId);
+          return {
+            service: 'timeout-void',
+            method: 'POST',
+            path: '/pts/v2/voids',
+            body: Buffer.from('{}'),
+            comments: 'VOID Timeout',
+            referencedTransactionId: t.transactionId,
+            moneyMoving: true,
+          };
+        },
+      },
+      sender,
+      { timeoutReversalDelayMs: 0, retryMs: 1 },
+    );
+    const sending = sender.send(sale('T6'));
+    await new Promise((r) => setImmediate(r));
+    const entryId = j.findByTransactionId('T6')!.id;
+    expect(sender.owns(entryId)).toBe(true);
+    // A sweep asks recovery to resolve the entry while the sale is still waiting for its answer.
+    const recovering = recovery.recover(entryId);
+    await new Promise((r) => setTimeout(r, 20));
+    expect(voids).toEqual([]);
+    held.waiting[0]!.answer({ kind: 'approved', gatewayId: 'G6', status: 'AUTHORIZED', httpStatus: 201 });
+    const { entry } = await sending;
+    expect(entry.state).toBe('approved');
+    const item = await recovering;
+    expect(item.resolution).toBe('approved');
+    expect(voids).toEqual([]);
+    expect(j.get(entryId)?.state).toBe('approved');
+  });
+
+  it('drains: resolves once every request out has its outcome journaled', async () => {
+    const j = journal();
+    const held = heldTransmitter();
+    const sender = new JournaledSender(j, held.transmitter);
+    const sending = sender.send(sale('T7'));
+    await new Promise((r) => setImmediate(r));
+    let drained = false;
+    const draining = sender.drain().then(() => (drained = true));
+    await new Promise((r) => setTimeout(r, 10));
+    expect(drained).toBe(false);
+    held.waiting[0]!.answer({ kind: 'unknown', error: { code: 'GW_TIMEOUT' } });
+    await Promise.all([sending, draining]);
+    expect(j.findByTransactionId('T7')?.state).toBe('unknown');
+  });
+});

@@ -1,0 +1,255 @@
+import { silentLogger, type Logger } from '../log/index.js';
+import { JournalError } from './errors.js';
+import { NOT_SENT, type JournalEntry, type RecordedOutcome, type SqliteJournal } from './journal.js';
+
+/**
+ * The journal's protocol, written once (DESIGN.md, money safety rules 1–3; STYLE.md §16): every gateway request the
+ * terminal sends — a live payment, a stored offline payment being forwarded, a timeout reversal or void of recovery —
+ * goes begin → mark sent → send → record through {@link JournaledSender}. An entry has one owner at a time: from its
+ * begin until its outcome is recorded it belongs to the sender, and nobody else (recovery, a sweep) may resolve it;
+ * recovery waits for the request's own timeout instead.
+ */
+
+/** A request built, validated and serialised once; the gateway client's prepared request has this shape. */
+export interface OutgoingRequest {
+  /** Service name of the vocabulary (src/vocabulary/services.ts). */
+  readonly service: string;
+  readonly method: string;
+  readonly path: string;
+  /** The exact bytes that will be sent (journaled only encrypted). */
+  readonly body: Buffer;
+  readonly comments: string;
+  /** clientReferenceInformation.transactionId of the request itself. */
+  readonly transactionId?: string;
+  /** transactionId of the original a timeout reversal or void refers to. */
+  readonly referencedTransactionId?: string;
+  /** Minor units of `currency`. */
+  readonly amountMinor?: number;
+  readonly currency?: string;
+  readonly moneyMoving: boolean;
+}
+
+/**
+ * The classified answer to one send (gateway.md §4). `rejected`: the gateway answered and refused the request
+ * unprocessed (400, 401); `unknown`: no usable answer — it may have been processed (timeout after sending, reset
+ * after writing, 5xx, undocumented status).
+ */
+export interface SendOutcome {
+  readonly kind: 'approved' | 'declined' | 'rejected' | 'unknown';
+  readonly gatewayId?: string;
+  readonly status?: string;
+  readonly httpStatus?: number;
+  /** Minor units: the authorized amount (increment: the new total). */
+  readonly authorizedMinor?: number;
+  /** Minor units: the amount the gateway reports processed (reversed, captured, refunded, voided). */
+  readonly amountMinor?: number;
+  /** Approved for less than requested (PARTIAL_AUTHORIZED). */
+  readonly partial?: boolean;
+  /** Decline or rejection reason (e.g. AUTH_ALREADY_REVERSED, NOT_VOIDABLE). */
+  readonly reason?: string;
+  /** What made the outcome unknown (timeout, reset, 5xx). */
+  readonly error?: { readonly code?: string; readonly message?: string };
+}
+
+/** A request that provably never reached the gateway (connection refused or timed out before a byte was written). */
+export interface NotSent {
+  readonly kind: 'not-sent';
+  readonly reason?: string;
+}
+
+/** Everything a send can end in: the one classification every caller of the journal uses. */
+export type TransmitOutcome = SendOutcome | NotSent;
+
+/** Sends bytes to the gateway once. Implemented by the host with the gateway client. Never resends. */
+export interface Transmitter {
+  /** Resolves with the classified outcome; a throw is taken as `unknown` (the bytes may have left). */
+  transmit(request: OutgoingRequest): Promise<TransmitOutcome>;
+}
+
+/** Failpoint names fired after each step of one send (the crash suite SIGKILLs the process there). */
+export interface SendFailpoints {
+  /** After the entry is durably begun. */
+  readonly begun?: string;
+  /** After it is marked sent, before the first byte. */
+  readonly sent?: string;
+  /** After the answer is in hand, before it is journaled. */
+  readonly answered?: string;
+  /** After the outcome is journaled. */
+  readonly recorded?: string;
+}
+
+/** The failpoints of a live payment (src/host/failpoints.ts names). */
+export const LIVE_FAILPOINTS: SendFailpoints = {
+  begun: 'journal.begin',
+  sent: 'journal.sent',
+  answered: 'gateway.answered',
+  recorded: 'journal.outcome',
+};
+
+export interface SendOptions {
+  flowId?: string;
+  /** Gateway id of the payment a follow-on acts on. */
+  parentGatewayId?: string;
+  /** transactionId of the original, when the request itself does not carry it. */
+  referencedTransactionId?: string;
+  maskedPan?: string;
+  /** For a resolution request: the entry it resolves. */
+  resolvesEntryId?: number;
+  failpoints?: SendFailpoints;
+  /**
+   * Writes that must commit in the SAME transaction as the outcome (DESIGN.md rule 6: a state change that must be
+   * atomic is one transaction), e.g. the stored offline payment's completion, a hold, a follow-up obligation.
+   */
+  onOutcome?: (entry: JournalEntry, outcome: TransmitOutcome) => void;
+}
+
+export interface BegunSendOptions extends SendOptions {
+  /**
+   * Mark the entry sent durably before the first byte. Needed when a `pending` entry is taken as provably not sent
+   * (an offline forward goes back to the queue); live payments skip it — recovery treats pending like sent.
+   */
+  durableMarkSent?: boolean;
+  /** Commits a write durably (default: at once; the offline queue passes its group commit). */
+  commit?: (write: () => void) => Promise<void>;
+}
+
+/** What one send left in the journal. */
+export interface SentRequest {
+  /** The entry as journaled after the outcome. */
+  readonly entry: JournalEntry;
+  readonly outcome: TransmitOutcome;
+}
+
+export interface JournaledSenderOptions {
+  /** Called with each failpoint name (src/host/failpoints.ts); absent: none. */
+  failpoint?: (name: string) => void;
+  logger?: Logger;
+}
+
+/**
+ * The one journaled sender. It never retries: each call sends once. Journal failures before the send throw (nothing
+ * went out); a journal failure after it throws too, and the entry stays in flight for recovery.
+ */
+export class JournaledSender {
+  private readonly owned = new Map<number, { done: Promise<void>; release: () => void }>();
+  private readonly logger: Logger;
+
+  constructor(
+    readonly journal: SqliteJournal,
+    private readonly transmitter: Transmitter,
+    private readonly options: JournaledSenderOptions = {},
+  ) {
+    this.logger = options.logger ?? silentLogger();
+  }
+
+  /** Journals `request` durably, then sends it once and journals the outcome. */
+  async send(request: OutgoingRequest, options: SendOptions = {}): Promise<SentRequest> {
+    const entry = this.journal.begin({
+      ...(request.transactionId !== undefined ? { transactionId: request.transactionId } : {}),
+      ...((request.referencedTransactionId ?? options.referencedTransactionId) !== undefined
+        ? { referencedTransactionId: request.referencedTransactionId ?? options.referencedTransactionId }
+        : {}),
+      service: request.service,
+      comments: request.comments,
+      method: request.method,
+      path: request.path,
+      body: request.body,
+      ...(request.amountMinor !== undefined && request.currency !== undefined
+        ? { amountMinor: request.amountMinor, currency: request.currency }
+        : {}),
+      ...(options.flowId !== undefined ? { flowId: options.flowId } : {}),
+      ...(options.parentGatewayId !== undefined ? { parentGatewayId: options.parentGatewayId } : {}),
+      ...(options.maskedPan !== undefined ? { maskedPan: options.maskedPan } : {}),
+      moneyMoving: request.moneyMoving,
+      ...(options.resolvesEntryId !== undefined ? { resolvesEntryId: options.resolvesEntryId } : {}),
+    });
+    return this.sendBegun(entry, request, options);
+  }
+
+  /**
+   * Sends a request whose entry the caller has begun (e.g. in the same transaction as claiming a stored payment).
+   * The sender owns the entry from here until its outcome is recorded.
+   */
+  async sendBegun(
+    entry: JournalEntry,
+    request: OutgoingRequest,
+    options: BegunSendOptions = {},
+  ): Promise<SentRequest> {
+    const release = this.own(entry.id);
+    try {
+      const fire = (name: string | undefined): void => {
+        if (name !== undefined) this.options.failpoint?.(name);
+      };
+      const commit =
+        options.commit ?? ((write: () => void) => Promise.resolve(this.journal.atomically(true, write)));
+      fire(options.failpoints?.begun);
+      if (options.durableMarkSent) await commit(() => this.journal.markSent(entry.id));
+      else this.journal.markSent(entry.id);
+      fire(options.failpoints?.sent);
+      let outcome: TransmitOutcome;
+      try {
+        outcome = await this.transmitter.transmit(request);
+      } catch (e) {
+        outcome = {
+          kind: 'unknown',
+          error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
+        };
+      }
+      fire(options.failpoints?.answered);
+      await commit(() => {
+        if (outcome.kind === 'not-sent') this.journal.resolve(entry.id, NOT_SENT);
+        else this.journal.recordOutcome(entry.id, recorded(outcome));
+        options.onOutcome?.(entry, outcome);
+      });
+      fire(options.failpoints?.recorded);
+      return { entry: this.journal.get(entry.id) ?? entry, outcome };
+    } finally {
+      release();
+    }
+  }
+
+  /** Whether a request of this entry is being sent by this process (nobody else may resolve it). */
+  owns(entryId: number): boolean {
+    return this.owned.has(entryId);
+  }
+
+  /** Resolves once the entry is no longer owned (at once when it is not). */
+  released(entryId: number): Promise<void> {
+    return this.owned.get(entryId)?.done ?? Promise.resolve();
+  }
+
+  /** Entries being sent right now. */
+  get inFlight(): number {
+    return this.owned.size;
+  }
+
+  /** Resolves once every send in progress has recorded its outcome (shutdown). */
+  async drain(): Promise<void> {
+    while (this.owned.size > 0) await Promise.all([...this.owned.values()].map((o) => o.done));
+  }
+
+  private own(entryId: number): () => void {
+    if (this.owned.has(entryId))
+      throw new JournalError('JOURNAL_BAD_TRANSITION', `journal entry ${entryId} is already being sent`);
+    let release!: () => void;
+    const done = new Promise<void>((r) => (release = r));
+    this.owned.set(entryId, { done, release });
+    return () => {
+      this.owned.delete(entryId);
+      release();
+    };
+  }
+}
+
+/** The journal's record of an outcome. */
+function recorded(o: SendOutcome): RecordedOutcome {
+  const reason = o.reason ?? o.error?.code;
+  return {
+    state: o.kind,
+    ...(o.gatewayId !== undefined ? { gatewayId: o.gatewayId } : {}),
+    ...(o.status !== undefined ? { status: o.status } : {}),
+    ...(o.httpStatus !== undefined ? { httpStatus: o.httpStatus } : {}),
+    ...(o.authorizedMinor !== undefined ? { authorizedMinor: o.authorizedMinor } : {}),
+    ...(reason !== undefined ? { reason } : {}),
+  };
+}

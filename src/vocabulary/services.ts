@@ -1,0 +1,275 @@
+/**
+ * The service vocabulary of the terminal, written once (DESIGN.md, Dependency direction): the names of the gateway
+ * services the parking models use, their `clientReferenceInformation.comments`, which of them can move money, and what
+ * undoes each when its outcome is unknown. The gateway client, the journal and the machines import it; the sandbox keeps
+ * its own copy on purpose (an independent oracle). Every table is a `Record<ServiceName, …>`: adding a service without
+ * deciding each of its properties does not compile.
+ *
+ * Paths (gateway.md §2): `avr`, `preauth`, `sale` POST /pts/v2/payments; `incremental` PATCH /pts/v2/payments/{id};
+ * `reversal` POST /pts/v2/payments/{id}/reversals; `timeout-reversal` POST /pts/v2/reversals; `capture` POST
+ * /pts/v2/payments/{id}/captures; `refund-capture` / `refund-payment` POST /pts/v2/{captures|payments}/{id}/refunds;
+ * `credit` POST /pts/v2/credits; `void-*` POST /pts/v2/{captures|payments|refunds|credits}/{id}/voids; `timeout-void`
+ * POST /pts/v2/voids.
+ */
+
+export const SERVICE_NAMES = [
+  'avr',
+  'preauth',
+  'incremental',
+  'reversal',
+  'timeout-reversal',
+  'capture',
+  'sale',
+  'refund-capture',
+  'refund-payment',
+  'credit',
+  'void-capture',
+  'void-payment',
+  'void-refund',
+  'void-credit',
+  'timeout-void',
+] as const;
+
+/** A gateway service of the parking section, in the order of spec 001's comments table. */
+export type ServiceName = (typeof SERVICE_NAMES)[number];
+
+/**
+ * Every value of `clientReferenceInformation.comments` in spec 001's "Card-present parking" table. The
+ * pre-authorization has two spellings in the spec ("Parking Authorization" in the table, "Parking Auth" in the
+ * required-field list): {@link PreauthComments} chooses.
+ */
+export type ParkingComments =
+  | 'Parking AVR'
+  | 'Parking Auth'
+  | 'Parking Authorization'
+  | 'Parking Incremental Auth'
+  | 'REVERSAL'
+  | 'REVERSAL Timeout'
+  | 'Parking Capture'
+  | 'Parking Capture Less Than Auth'
+  | 'Parking Sale'
+  | 'REFUND Capture'
+  | 'REFUND Payment'
+  | 'Parking Standalone Credit'
+  | 'VOID Capture'
+  | 'VOID Payment'
+  | 'VOID Refund'
+  | 'VOID Credit'
+  | 'VOID Timeout';
+
+/** The two spellings of the pre-authorization's comments in spec 001 (table vs required-field list). */
+export type PreauthComments = 'Parking Auth' | 'Parking Authorization';
+
+/**
+ * The comments of each service (spec 001 comments table). `preauth` and `capture` depend on a choice: see
+ * {@link commentsFor}.
+ */
+const COMMENTS: Readonly<Record<ServiceName, ParkingComments>> = {
+  avr: 'Parking AVR',
+  preauth: 'Parking Auth',
+  incremental: 'Parking Incremental Auth',
+  reversal: 'REVERSAL',
+  'timeout-reversal': 'REVERSAL Timeout',
+  capture: 'Parking Capture',
+  sale: 'Parking Sale',
+  'refund-capture': 'REFUND Capture',
+  'refund-payment': 'REFUND Payment',
+  credit: 'Parking Standalone Credit',
+  'void-capture': 'VOID Capture',
+  'void-payment': 'VOID Payment',
+  'void-refund': 'VOID Refund',
+  'void-credit': 'VOID Credit',
+  'timeout-void': 'VOID Timeout',
+};
+
+/**
+ * The comments value of a service. A capture below the authorized amount is "Parking Capture Less Than Auth" (the
+ * gateway then reverses the rest itself, gateway.md §7); the pre-authorization takes the configured spelling.
+ */
+export function commentsFor(
+  service: ServiceName,
+  options: {
+    preauthComments?: PreauthComments;
+    capture?: { amountMinor: number; authorizedMinor: number };
+  } = {},
+): ParkingComments {
+  if (service === 'preauth') return options.preauthComments ?? COMMENTS.preauth;
+  if (
+    service === 'capture' &&
+    options.capture &&
+    options.capture.amountMinor < options.capture.authorizedMinor
+  )
+    return 'Parking Capture Less Than Auth';
+  return COMMENTS[service];
+}
+
+/** The kind of request each service is: it decides what the journal requires of it (gateway.md §2). */
+export type ServiceRole =
+  /** Carries a transactionId of its own (unique for 180 days) and starts a transaction at the gateway. */
+  | 'original'
+  /** Acts on an earlier transaction through its gateway id. */
+  | 'follow-on'
+  /** Keyed by the transactionId of an unanswered original. */
+  | 'timeout';
+
+export const SERVICE_ROLE: Readonly<Record<ServiceName, ServiceRole>> = {
+  avr: 'original',
+  preauth: 'original',
+  // An increment carries a transactionId of its own but acts on the authorization's gateway id.
+  incremental: 'follow-on',
+  reversal: 'follow-on',
+  'timeout-reversal': 'timeout',
+  capture: 'original',
+  sale: 'original',
+  'refund-capture': 'original',
+  'refund-payment': 'original',
+  credit: 'original',
+  'void-capture': 'follow-on',
+  'void-payment': 'follow-on',
+  'void-refund': 'follow-on',
+  'void-credit': 'follow-on',
+  'timeout-void': 'timeout',
+};
+
+/**
+ * Whether a duplicate of the request could move money (the client never retries such a request, and the journal
+ * writes it durably before it is sent). Every parking service can; payment links and DCC offers (other modules)
+ * cannot.
+ */
+export const MONEY_MOVING: Readonly<Record<ServiceName, boolean>> = {
+  avr: true,
+  preauth: true,
+  incremental: true,
+  reversal: true,
+  'timeout-reversal': true,
+  capture: true,
+  sale: true,
+  'refund-capture': true,
+  'refund-payment': true,
+  credit: true,
+  'void-capture': true,
+  'void-payment': true,
+  'void-refund': true,
+  'void-credit': true,
+  'timeout-void': true,
+};
+
+/**
+ * What undoes each service when its outcome is unknown (gateway.md §2, "Timeouts", and §7). The journal's recovery
+ * is the only place that carries a plan out; the machines ask it through the host.
+ */
+export type RecoveryPlan =
+  /** Timeout reversal keyed by the entry's own transactionId, for the amount requested, 60 s after the original. */
+  | 'timeout-reversal'
+  /** Timeout void keyed by the entry's own transactionId, at once. */
+  | 'timeout-void'
+  /**
+   * Timeout reversal of the WHOLE authorization a reversal refers to: a reversal whose answer was lost may or may not
+   * have released the hold; the timeout reversal keyed by the authorization's transactionId is idempotent and
+   * releases whatever is still held.
+   */
+  | 'reverse-referenced-authorization'
+  /** Timeout void of the transaction the entry voids (a void's own outcome is unknown: the original is voided). */
+  | 'void-referenced'
+  /** The entry is itself a timeout reversal or void: send it again (both are idempotent at the gateway). */
+  | 'repeat-timeout-request'
+  /** Zero-amount account verification: no funds are held, nothing to undo. */
+  | 'nothing-held';
+
+export const RECOVERY_PLAN: Readonly<Record<ServiceName, RecoveryPlan>> = {
+  avr: 'nothing-held',
+  preauth: 'timeout-reversal',
+  // An incremental authorization is an authorization with a transactionId of its own: gateway.md §2 applies to it as
+  // to any authorization — a timeout reversal keyed by ITS transactionId for the amount it requested. The gateway
+  // takes back the increment alone; the original authorization stands and is captured or reversed as usual, so the
+  // customer is charged at most what they saw approved.
+  incremental: 'timeout-reversal',
+  reversal: 'reverse-referenced-authorization',
+  'timeout-reversal': 'repeat-timeout-request',
+  capture: 'timeout-void',
+  sale: 'timeout-void',
+  'refund-capture': 'timeout-void',
+  'refund-payment': 'timeout-void',
+  credit: 'timeout-void',
+  'void-capture': 'void-referenced',
+  'void-payment': 'void-referenced',
+  'void-refund': 'void-referenced',
+  'void-credit': 'void-referenced',
+  'timeout-void': 'repeat-timeout-request',
+};
+
+/** Whether `name` is a service of the vocabulary (journal rows and stored payments carry plain strings). */
+export function isServiceName(name: string): name is ServiceName {
+  return Object.hasOwn(RECOVERY_PLAN, name);
+}
+
+/** The recovery plan of a service name read from storage, or undefined when it is not one of ours. */
+export function recoveryPlanFor(name: string): RecoveryPlan | undefined {
+  return isServiceName(name) ? RECOVERY_PLAN[name] : undefined;
+}
+
+/** Services whose timeout reversal needs the amount that was requested (gateway.md §2). */
+export const AMOUNT_REQUIRED: Readonly<Record<ServiceName, boolean>> = {
+  avr: false,
+  preauth: true,
+  incremental: true,
+  reversal: false,
+  'timeout-reversal': true,
+  capture: false,
+  sale: false,
+  'refund-capture': false,
+  'refund-payment': false,
+  credit: false,
+  'void-capture': false,
+  'void-payment': false,
+  'void-refund': false,
+  'void-credit': false,
+  'timeout-void': false,
+};
+
+/**
+ * What undoes an approved original the customer cancelled while it was in flight, or a partial approval the model
+ * does not accept: a reversal of an authorization, a void of a sale or credit; null for everything else.
+ */
+export const COMPENSATION: Readonly<Record<ServiceName, 'reversal' | 'void-payment' | 'void-credit' | null>> =
+  {
+    avr: 'reversal',
+    preauth: 'reversal',
+    incremental: null,
+    reversal: null,
+    'timeout-reversal': null,
+    capture: null,
+    sale: 'void-payment',
+    'refund-capture': null,
+    'refund-payment': null,
+    credit: 'void-credit',
+    'void-capture': null,
+    'void-payment': null,
+    'void-refund': null,
+    'void-credit': null,
+    'timeout-void': null,
+  };
+
+/**
+ * The timeout request keyed by a service's own transactionId when its outcome is unknown, derived from
+ * {@link RECOVERY_PLAN} (one rule). Null when the service is resolved through what it refers to (reversals, voids),
+ * is itself a timeout request, or holds nothing (a verification).
+ */
+export function timeoutRequestFor(service: ServiceName): 'timeout-reversal' | 'timeout-void' | null {
+  const plan = RECOVERY_PLAN[service];
+  switch (plan) {
+    case 'timeout-reversal':
+    case 'timeout-void':
+      return plan;
+    case 'reverse-referenced-authorization':
+    case 'void-referenced':
+    case 'repeat-timeout-request':
+    case 'nothing-held':
+      return null;
+  }
+}
+
+/** Whether the journal must hold the request's own transactionId (its recovery is keyed by it, gateway.md §2). */
+export function needsOwnTransactionId(service: ServiceName): boolean {
+  return SERVICE_ROLE[service] === 'original' || timeoutRequestFor(service) !== null;
+}

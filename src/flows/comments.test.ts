@@ -91,9 +91,13 @@ describe('spec 001 comments values, each emitted by a model', () => {
     expect(fake.sent[0]).toMatchObject({ comments: 'Parking Authorization' });
   });
 
-  it('Parking Incremental Auth: the meter extends a session', async () => {
+  it('Parking Incremental Auth: the meter extends a session (fixed-time market: the chosen duration is held)', async () => {
     const fake = new FakeTerminal();
-    const actor = await meterSession(fake);
+    const settings = testSettings();
+    const actor = await meterSession(fake, {
+      ...settings,
+      tariff: { ...settings.tariff, meterAuthorization: 'chosen' },
+    });
     actor.send({ type: 'EXTEND', minutes: 30 });
     await settle();
     expect(fake.sent[1]).toMatchObject({ comments: 'Parking Incremental Auth', amountMinor: 150 });
@@ -104,7 +108,8 @@ describe('spec 001 comments values, each emitted by a model', () => {
     const actor = await meterSession(fake);
     actor.send({ type: 'END_SESSION' });
     await settle();
-    expect(fake.sent[1]).toMatchObject({ comments: 'REVERSAL', amountMinor: 300 });
+    // The price of the maximum stay (240 minutes) was held: the authorized amount is reversed (spec 001).
+    expect(fake.sent[1]).toMatchObject({ comments: 'REVERSAL', amountMinor: 1_200 });
   });
 
   it('REVERSAL Timeout: the meter resolves an unanswered pre-authorization by its transactionId', async () => {
@@ -154,7 +159,7 @@ describe('spec 001 comments values, each emitted by a model', () => {
     await settle();
     const result = await operator(fake, {
       type: 'refund',
-      transactionId: txnOf(fake, 'Parking Capture'),
+      transactionId: txnOf(fake, 'Parking Capture Less Than Auth'),
       amountMinor: 100,
     });
     expect(result).toMatchObject({ outcome: 'approved', service: 'refund-capture' });
@@ -187,7 +192,7 @@ describe('spec 001 comments values, each emitted by a model', () => {
     actor.send({ type: 'END_SESSION' });
     await settle();
     actor.send({ type: 'DONE' });
-    await operator(fake, { type: 'void', transactionId: txnOf(fake, 'Parking Capture') });
+    await operator(fake, { type: 'void', transactionId: txnOf(fake, 'Parking Capture Less Than Auth') });
     expect(fake.comments().slice(-2)).toEqual(['VOID Capture', 'REVERSAL']);
     expect(fake.balanceProblems()).toEqual([]);
   });

@@ -235,8 +235,10 @@ describe('currency conversion in the models', () => {
   it('meter: captures and reverses a converted pre-authorization with its terms and never extends it incrementally', async () => {
     const fake = new FakeTerminal();
     fake.offers.push({ ...OFFER, localAmountMinor: 300, billingAmountMinor: 400 }, null);
+    // Fixed-time market (the chosen duration is held), where an extension would otherwise be an increment.
+    const settings = { ...DCC_ON, tariff: { ...DCC_ON.tariff, meterAuthorization: 'chosen' as const } };
     const actor = createActor(provideFlowEffects.meter(fake), {
-      input: { settings: DCC_ON, clock: fake.clock },
+      input: { settings, clock: fake.clock },
       clock: fake.clock,
     });
     actor.start();

@@ -52,7 +52,8 @@ describe('terminal host across a restart', () => {
     await first.close(); // the meter session is gone with the process
 
     const auth = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
-    expect(auth?.amounts.authorized).toBe(300);
+    // The meter holds the price of the maximum stay (240 minutes at 1.50 per 30: 12.00, spec 001).
+    expect(auth?.amounts.authorized).toBe(1_200);
     // Restarted 61 seconds later: past the one-minute capture window.
     const second = await createTerminalHost(config, {
       logger: silentLogger(),
@@ -65,7 +66,7 @@ describe('terminal host across a restart', () => {
     expect(reversal.comments).toBe('REVERSAL');
     expect(reversal.requests[0]?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
     const after = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
-    expect(after?.amounts.reversed).toBe(300);
+    expect(after?.amounts.reversed).toBe(1_200);
     expect(sandbox.consistency().ok).toBe(true);
   });
 });

@@ -41,9 +41,14 @@ export function createSignedClient(
         merchant,
         date: clock().toUTCString(),
       });
+      // spec 001: DCC offer calls also carry `Authorization` and `keyId` (the signature, and its key id).
+      const offer =
+        path === '/vas/v1/currencyconversion'
+          ? { authorization: `Signature ${headers.signature ?? ''}`, keyid: merchant.keyId }
+          : {};
       const res = await fetch(`${baseUrl}${path}`, {
         method: upper,
-        headers: { ...headers, 'content-type': 'application/json', ...extraHeaders },
+        headers: { ...headers, ...offer, 'content-type': 'application/json', ...extraHeaders },
         ...(upper === 'GET' ? {} : { body: text }),
       });
       const raw = await res.text();

@@ -1,0 +1,252 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import { fileKeyProvider, openJournal } from '../../src/journal/index.js';
+import type { WsMessage } from '../../src/host/api.js';
+
+/**
+ * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
+ * error naming the key, with nothing left running (before the fix it printed the error and kept the embedded
+ * sandbox serving, and swallowed SIGTERM); SIGTERM stops a running terminal with exit 0 and nothing in flight in
+ * its journal.
+ */
+
+const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
+/**
+ * How long a process may take to exit before the test calls it hung. It bounds a hang, it measures no speed: it
+ * covers loading the TypeScript sources on a busy machine, and a terminal that never exits fails instead of
+ * blocking the suite.
+ */
+const HANG_MS = 60_000;
+
+let dir: string;
+const children: ChildProcess[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pt-start-failures-'));
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  child: ChildProcess;
+  /** stdout lines so far. */
+  lines: string[];
+  stderr: () => string;
+  /** Resolves with the exit code (or the signal) once the process has exited. */
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function writeConfig(config: unknown): string {
+  const file = join(dir, 'terminal.json');
+  writeFileSync(file, JSON.stringify(config));
+  return file;
+}
+
+/** The journal and the keys in the test's directory, whatever else the configuration says. */
+function baseConfig(extra: Record<string, unknown> = {}): Record<string, unknown> {
+  return {
+    journal: { path: join(dir, 'var', 'journal.db') },
+    offline: { keyFile: join(dir, 'var', 'offline.key') },
+    ...extra,
+  };
+}
+
+function start(configFile: string): Run {
+  const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', configFile], {
+    cwd: dir,
+    env: { ...process.env, NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const lines: string[] = [];
+  let stderr = '';
+  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  return { child, lines, stderr: () => stderr, exited };
+}
+
+/** The exit of `run`, or a failure naming what it printed when it has not exited after {@link HANG_MS}. */
+async function exitOf(run: Run): Promise<{ code: number | null; signal: NodeJS.Signals | null }> {
+  let timer: NodeJS.Timeout | undefined;
+  const hung = new Promise<never>((_, fail) => {
+    timer = setTimeout(() => {
+      run.child.kill('SIGKILL');
+      fail(new Error(`still running: stdout ${run.lines.join('\n')}\nstderr ${run.stderr()}`));
+    }, HANG_MS);
+  });
+  try {
+    return await Promise.race([run.exited, hung]);
+  } finally {
+    clearTimeout(timer);
+  }
+}
+
+/** The error document a failed start prints on stdout. */
+function errorDocument(run: Run): { code: string; message: string; key?: string; file?: string } {
+  const doc = JSON.parse(run.lines.join('\n')) as {
+    error: { code: string; message: string; key?: string; file?: string };
+  };
+  return doc.error;
+}
+
+describe('parking-terminal start with a configuration it cannot use', () => {
+  it('exits 2 naming gateway.auth.sharedSecretFile when the embedded sandbox secret file is missing', async () => {
+    const missing = join(dir, 'shared.secret');
+    const run = start(
+      writeConfig(baseConfig({ gateway: { kind: 'sandbox', auth: { sharedSecretFile: missing } } })),
+    );
+    expect(await exitOf(run)).toEqual({ code: 2, signal: null });
+    expect(errorDocument(run)).toMatchObject({
+      code: 'SECRET_FILE_UNREADABLE',
+      key: 'gateway.auth.sharedSecretFile',
+      file: missing,
+    });
+  }, 120_000);
+
+  it('exits 2 naming terminal.operatorPinFile when the PIN file is missing', async () => {
+    const missing = join(dir, 'operator.pin');
+    const run = start(writeConfig(baseConfig({ terminal: { operatorPinFile: missing } })));
+    expect(await exitOf(run)).toEqual({ code: 2, signal: null });
+    expect(errorDocument(run)).toMatchObject({
+      code: 'SECRET_FILE_UNREADABLE',
+      key: 'terminal.operatorPinFile',
+      file: missing,
+    });
+  }, 120_000);
+
+  it.runIf(process.platform !== 'win32')(
+    'exits 2 naming terminal.operatorPinFile when the PIN file is readable by group or others',
+    async () => {
+      const pinFile = join(dir, 'operator.pin');
+      writeFileSync(pinFile, '2468\n');
+      chmodSync(pinFile, 0o644);
+      const run = start(writeConfig(baseConfig({ terminal: { operatorPinFile: pinFile } })));
+      expect(await exitOf(run)).toEqual({ code: 2, signal: null });
+      const error = errorDocument(run);
+      expect(error).toMatchObject({
+        code: 'SECRET_FILE_EXPOSED',
+        key: 'terminal.operatorPinFile',
+        file: pinFile,
+      });
+      expect(error.message).toContain('terminal.operatorPinFile');
+    },
+    120_000,
+  );
+});
+
+/** Waits until `lines` holds a line matching `re`, or the process exits. */
+async function printed(run: Run, re: RegExp): Promise<RegExpExecArray> {
+  for (;;) {
+    for (const l of run.lines) {
+      const m = re.exec(l);
+      if (m) return m;
+    }
+    if (run.child.exitCode !== null)
+      throw new Error(`exited ${run.child.exitCode}: ${run.lines.join('\n')}\n${run.stderr()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+async function json<T>(url: string, init?: RequestInit): Promise<T> {
+  const res = await fetch(url, init);
+  return (await res.json()) as T;
+}
+
+describe('parking-terminal start stopped by SIGTERM', () => {
+  it('exits 0 with nothing in flight in its journal, even with a payment waiting for its answer', async () => {
+    const configFile = writeConfig(
+      baseConfig({
+        terminal: { model: 'attended' },
+        reader: { sim: { presentDelayMs: 0 } },
+        // The payment's answer is held by the sandbox (late-response fault below): the client gives up after a
+        // second, the outcome is unknown and the timeout reversal is due at once.
+        gateway: { timeouts: { headersMs: 1_000, bodyMs: 1_000 } },
+        journal: {
+          path: join(dir, 'var', 'journal.db'),
+          timeoutReversalDelayMs: 0,
+          resolutionRetryMs: 100,
+        },
+      }),
+    );
+    const run = start(configFile);
+    const [, port, secret] = await printed(run, /ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/);
+    const [, sandboxUrl] = await printed(run, /^Sandbox gateway: (http:\/\/127\.0\.0\.1:\d+)/);
+    await json(`${sandboxUrl}/__sandbox/faults`, {
+      method: 'POST',
+      headers: { 'content-type': 'application/json' },
+      body: JSON.stringify({ faults: [{ kind: 'late-response', path: '/pts/v2/payments', method: 'POST' }] }),
+    });
+
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
+      headers: { Origin: `http://127.0.0.1:${port}` },
+    });
+    const screens: string[] = [];
+    const answers = new Map<number, (m: WsMessage) => void>();
+    ws.on('message', (data: Buffer) => {
+      const m = JSON.parse(data.toString('utf8')) as WsMessage;
+      if ('type' in m) screens.push(m.snapshot.customer.screen);
+      else if (m.id !== null) answers.get(m.id)?.(m);
+    });
+    await new Promise<void>((open, fail) => {
+      ws.once('open', () => open());
+      ws.once('error', fail);
+    });
+    let id = 0;
+    const ask = async (request: Record<string, unknown>): Promise<void> => {
+      id += 1;
+      const answered = new Promise<WsMessage>((done) => answers.set(id, done));
+      ws.send(JSON.stringify({ id, ...request }));
+      const m = await answered;
+      if (!('result' in m) || !m.result.ok) throw new Error(`refused: ${JSON.stringify(m)}`);
+    };
+    const send = (params: unknown): Promise<void> => ask({ method: 'send', params });
+    const until = async (screen: string): Promise<void> => {
+      while (!screens.includes(screen)) {
+        if (run.child.exitCode !== null) throw new Error(`exited before screen ${screen}`);
+        await new Promise((r) => setTimeout(r, 20));
+      }
+    };
+    // Snapshots are pushed on change; the first one is asked for.
+    id += 1;
+    const first = new Promise<WsMessage>((done) => answers.set(id, done));
+    ws.send(JSON.stringify({ id, method: 'snapshot' }));
+    const initial = await first;
+    if ('result' in initial && initial.result.ok)
+      screens.push((initial.result.value as { customer: { screen: string } }).customer.screen);
+    await until('idle');
+    await send({ type: 'START' });
+    await until('enter-amount');
+    await send({ type: 'ENTER_AMOUNT', minor: 500 });
+    await until('confirm');
+    await send({ type: 'CONFIRM' });
+    // The sandbox has committed the authorization and holds its answer: the payment is in flight.
+    for (;;) {
+      const ledger = await json<{ transactions: unknown[] }>(`${sandboxUrl}/__sandbox/ledger`);
+      if (ledger.transactions.length > 0) break;
+      await new Promise((r) => setTimeout(r, 20));
+    }
+    run.child.kill('SIGTERM');
+    ws.terminate();
+    expect(await exitOf(run)).toEqual({ code: 0, signal: null });
+
+    const journal = openJournal(join(dir, 'var', 'journal.db'), {
+      key: fileKeyProvider(join(dir, 'var', 'offline.key')).loadKey(),
+    });
+    try {
+      expect(journal.list({ limit: 100 }).length).toBeGreaterThan(0);
+      expect(journal.inFlight()).toEqual([]);
+    } finally {
+      journal.close();
+    }
+  }, 180_000);
+});

@@ -67,8 +67,8 @@ function start(configFile: string): Run {
   children.push(child);
   const lines: string[] = [];
   let stderr = '';
-  child.stderr!.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  createInterface({ input: child.stdout! }).on('line', (l) => lines.push(l));
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.once('exit', (code, signal) => done({ code, signal })),
   );

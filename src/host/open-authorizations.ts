@@ -139,11 +139,21 @@ export class OpenAuthorizations {
       if (e.service !== 'preauth' || e.state !== 'approved' || !e.transactionId || !e.gatewayId) continue;
       if (holds.has(e.transactionId) || open.has(e.transactionId)) continue;
       const related = followOns.get(e.transactionId) ?? [];
-      // Settled: a capture the gateway approved, or a reversal approved or taken over by recovery (which resolves
-      // it by reversing this authorization). A capture resolved by recovery was voided: the hold is still there.
+      // A capture stands when the gateway approved it and it was not voided since (by the operator, or by recovery
+      // finishing a void whose answer was lost): voiding a capture leaves the hold in place (gateway.md §7).
+      const captureStands = (c: JournalEntry): boolean =>
+        c.service === 'capture' &&
+        c.state === 'approved' &&
+        !(followOns.get(c.transactionId ?? '') ?? []).some(
+          (v) =>
+            (v.service === 'void-capture' || v.service === 'timeout-void') &&
+            (v.state === 'approved' || (v.state === 'resolved' && v.resolution === 'timeout-void')),
+        );
+      // Settled: a capture that stands, or a reversal approved or taken over by recovery (which resolves it by
+      // reversing this authorization). A capture resolved by recovery was voided: the hold is still there.
       const settled = related.some(
         (f) =>
-          (f.service === 'capture' && f.state === 'approved') ||
+          captureStands(f) ||
           ((f.service === 'reversal' || f.service === 'timeout-reversal') &&
             (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown')),
       );

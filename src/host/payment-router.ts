@@ -107,27 +107,36 @@ export class PaymentRouter {
    */
   private followUpsOf(request: FlowRequest, _entry: JournalEntry, outcome: TransmitOutcome): void {
     if (outcome.kind !== 'approved') return;
-    const { journal, followUps, payments } = this.deps;
-    if (request.service === 'void-capture' && request.original?.transactionId) {
-      const capture = journal.findByTransactionId(request.original.transactionId);
-      const authTx = capture?.referencedTransactionId;
-      const auth = authTx ? journal.findByTransactionId(authTx) : undefined;
-      if (authTx && auth?.gatewayId && auth.currency)
-        followUps.add({
-          kind: 'reverse-authorization',
-          authorizationTransactionId: authTx,
-          gatewayId: auth.gatewayId,
-          amountMinor: payments.authorizedTotal(authTx) ?? auth.amountMinor ?? 0,
-          currency: auth.currency,
-          includeEmvTags: payments.authorizationTags(authTx) !== undefined,
-          reason: 'capture voided: the authorization hold stays until it is reversed',
-        });
-    }
+    const { followUps } = this.deps;
+    if (request.service === 'void-capture' && request.original?.transactionId)
+      this.captureVoided(request.original.transactionId);
     if (request.service === 'reversal' && request.original?.transactionId) {
       for (const f of followUps.open())
         if (f.authorizationTransactionId === request.original.transactionId)
           followUps.complete(f.id, 'reversed');
     }
+  }
+
+  /**
+   * A capture was voided (by the operator, or by recovery finishing a void whose answer was lost): the authorization
+   * hold stays in place until it is reversed (gateway.md §7), so a durable obligation to reverse it is recorded —
+   * carried out by the operator machine at once, or by the host's follow-ups (at start, and while it runs).
+   */
+  captureVoided(captureTransactionId: string): void {
+    const { journal, followUps, payments } = this.deps;
+    const capture = journal.findByTransactionId(captureTransactionId);
+    const authTx = capture?.referencedTransactionId;
+    const auth = authTx ? journal.findByTransactionId(authTx) : undefined;
+    if (!authTx || !auth?.gatewayId || !auth.currency) return;
+    followUps.add({
+      kind: 'reverse-authorization',
+      authorizationTransactionId: authTx,
+      gatewayId: auth.gatewayId,
+      amountMinor: payments.authorizedTotal(authTx) ?? auth.amountMinor ?? 0,
+      currency: auth.currency,
+      includeEmvTags: payments.authorizationTags(authTx) !== undefined,
+      reason: 'capture voided: the authorization hold stays until it is reversed',
+    });
   }
 
   /**

@@ -419,6 +419,9 @@ export class TerminalHost implements TerminalApi {
   private noteRecovered(item: JournalRecoveryItem): void {
     if (item.transactionId && ['timeout-reversal', 'already-reversed'].includes(item.resolution))
       this.authorizationReversed(item.transactionId);
+    // A void of a capture finished by recovery: the hold of its authorization must still be released.
+    if (item.service === 'void-capture' && item.resolution === 'timeout-void' && item.transactionId)
+      this.router.captureVoided(item.transactionId);
     this.noteForOperator(
       item.transactionId ?? `entry-${item.entryId}`,
       item.service,

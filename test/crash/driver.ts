@@ -68,6 +68,9 @@ const MODEL = {
 const config = parseConfig({
   terminal: { model: MODEL[flow] },
   reader: { sim: { presentDelayMs: 20 } },
+  // meter-extend plays a fixed-time market (the chosen duration held, extended by an incremental authorization);
+  // the other meter flows hold the price of the maximum stay (spec 001).
+  ...(flow === 'meter-extend' ? { tariff: { meterAuthorization: 'chosen' as const } } : {}),
   // Short enough for a test, and still "after the original": the sandbox records the delay it saw.
   journal: { path: 'journal.db', timeoutReversalDelayMs: 200, resolutionRetryMs: 50 },
   // One forward at a time: a kill at the N-th answer leaves exactly one forward in doubt (a deterministic picture).

@@ -42,7 +42,7 @@ export function createSignedClient(
         date: clock().toUTCString(),
       });
       // spec 001: DCC offer calls also carry `Authorization` and `keyId` (the signature, and its key id).
-      const offer =
+      const offer: Record<string, string> =
         path === '/vas/v1/currencyconversion'
           ? { authorization: `Signature ${headers.signature ?? ''}`, keyid: merchant.keyId }
           : {};

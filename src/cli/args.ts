@@ -23,3 +23,22 @@ export function parsePort(value: string | undefined, option: string): number | u
     throw new UsageError('BAD_ARGUMENTS', `${option} must be a port number`);
   return n;
 }
+
+/**
+ * Parses a whole number of `unit` between `min` and `max` (inclusive); `fallback` when the option is absent.
+ * @throws UsageError BAD_ARGUMENTS naming the option, the unit and the range.
+ */
+export function parseWholeNumber(
+  value: string | undefined,
+  option: string,
+  range: { unit: 'minutes' | 'milliseconds'; min: number; max: number; fallback: number },
+): number {
+  if (value === undefined) return range.fallback;
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < range.min || n > range.max)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `${option} takes whole ${range.unit} from ${range.min} to ${range.max}, got "${value}"`,
+    );
+  return n;
+}

@@ -1,17 +1,28 @@
+import { resolve } from 'node:path';
 import { parseDecimal } from '../../money/index.js';
 import { loadConfig } from '../../config/index.js';
 import { runSimulation, type Scenario, type SimulatedModel } from '../../host/simulation.js';
-import { parseCommandArgs } from '../args.js';
+import { parseCommandArgs, parseWholeNumber } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
 const MODELS: readonly SimulatedModel[] = ['meter', 'kiosk', 'tap-and-go', 'attended'];
 
+/** Durations of the parking clock, in whole minutes (up to about ten weeks). */
 function minutes(value: string | undefined, option: string, fallback: number): number {
-  if (value === undefined) return fallback;
-  const n = Number(value);
-  if (!Number.isSafeInteger(n) || n < 0 || n > 100_000)
-    throw new UsageError('BAD_ARGUMENTS', `${option} takes whole minutes`);
-  return n;
+  return parseWholeNumber(value, option, { unit: 'minutes', min: 0, max: 100_000, fallback });
+}
+
+/**
+ * `--reversal-delay` is milliseconds, like `journal.timeoutReversalDelayMs` that it sets (same bounds, 0 to one hour;
+ * reference/gateway.md §2: 60 000 by the gateway's rule).
+ */
+function reversalDelayMs(value: string | undefined): number {
+  return parseWholeNumber(value, '--reversal-delay', {
+    unit: 'milliseconds',
+    min: 0,
+    max: 3_600_000,
+    fallback: 60_000,
+  });
 }
 
 const command: Command = {
@@ -35,7 +46,8 @@ const command: Command = {
                        simulated N2 card's BIN (billed in JPY)
   --config FILE        start from this configuration (tariff, terminal …)
 Prints {"model","messages":[{service,method,path,comments,amount,httpStatus,status}],"outcome","ledger"}; exit 1
-when the sandbox ledger is inconsistent.`,
+when the sandbox ledger is inconsistent or an authorization is left open (neither captured nor reversed): the
+problems are in ledger.consistency.problems.`,
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, {
       card: { type: 'string' },
@@ -61,7 +73,7 @@ when the sandbox ledger is inconsistent.`,
       throw new UsageError('BAD_ARGUMENTS', '--dcc takes card or local');
     // The default GBP price has no conversion for any simulated card in the sandbox's DCC table; EUR has.
     const config = values.config
-      ? loadConfig(values.config)
+      ? loadConfig(resolve(io.cwd, values.config))
       : dcc !== undefined
         ? { terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276' } }
         : undefined;
@@ -87,7 +99,7 @@ when the sandbox ledger is inconsistent.`,
       refund: values.refund === true,
       void: values.void === true,
       timeout: values.timeout === true,
-      reversalDelayMs: minutes(values['reversal-delay'], '--reversal-delay', 60_000),
+      reversalDelayMs: reversalDelayMs(values['reversal-delay']),
       ...(dcc !== undefined ? { dcc } : {}),
     };
     const result = await runSimulation(scenario, config ? { config } : {});

@@ -37,6 +37,15 @@ export function findTransaction(
     timeZone: string;
     currency: string;
     authorizedTotal: (tx: string) => number | undefined;
+    /**
+     * An amount as the journal holds it (the gateway's: a converted payment of processor family A is in the card's
+     * currency) in the local currency the machines and the operator count in.
+     */
+    toLocal?: (
+      authorizationTx: string,
+      minor: number,
+      currency: string,
+    ) => { minor: number; currency: string };
   },
 ): OriginalTransaction | null {
   const entry = journal.findByTransactionId(transactionId);
@@ -60,13 +69,19 @@ export function findTransaction(
         authorizedMinor: options.authorizedTotal(entry.referencedTransactionId) ?? auth.amountMinor ?? 0,
       };
   }
+  const currency = entry.currency ?? options.currency;
+  const authTx =
+    service === 'capture' ? entry.referencedTransactionId : service === 'sale' ? transactionId : undefined;
+  const local = (minor: number): { minor: number; currency: string } =>
+    authTx !== undefined && options.toLocal ? options.toLocal(authTx, minor, currency) : { minor, currency };
+  const amount = local(entry.authorizedMinor ?? entry.amountMinor ?? 0);
   return {
     transactionId,
     gatewayId: entry.gatewayId,
     service: service as OriginalTransaction['service'],
-    amountMinor: entry.authorizedMinor ?? entry.amountMinor ?? 0,
-    currency: entry.currency ?? options.currency,
-    refundedMinor,
+    amountMinor: amount.minor,
+    currency: amount.currency,
+    refundedMinor: local(refundedMinor).minor,
     voidable: !voided && sameLocalDay(entry.createdAt, options.now, options.timeZone),
     ...(authorization ? { authorization } : {}),
   };
@@ -89,6 +104,11 @@ export class OperatorDesk {
       now: () => Date;
       logger: Logger;
       authorizedTotal: (transactionId: string) => number | undefined;
+      toLocal: (
+        authorizationTx: string,
+        minor: number,
+        currency: string,
+      ) => { minor: number; currency: string };
       flushQueue: () => Promise<{ forwarded: number; declined: number; remaining: number }>;
       changed: () => void;
     },
@@ -101,6 +121,7 @@ export class OperatorDesk {
       timeZone: config.terminal.timezone,
       currency: config.terminal.currency,
       authorizedTotal: this.deps.authorizedTotal,
+      toLocal: this.deps.toLocal,
     });
   }
 

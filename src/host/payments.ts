@@ -206,6 +206,18 @@ export class PaymentService {
     return original.transactionId;
   }
 
+  /**
+   * An amount of a payment as the gateway holds it, in the local currency the machines count in: a converted
+   * authorization of processor family A is held in the card's billing currency (spec 001, DCC), converted back at
+   * the authorization's rate; anything else is already local.
+   */
+  toLocal(authorizationTx: string, minor: number, currency: string): { minor: number; currency: string } {
+    const dcc = this.deps.followOns.dcc(authorizationTx);
+    if (dcc?.indicator !== '1' || currency !== dcc.offer.billingCurrency) return { minor, currency };
+    const local = localAmountOf(minor, { dcc }, this.deps.config.dcc.processorFamily);
+    return { minor: local ?? minor, currency: dcc.offer.localCurrency };
+  }
+
   /** The tag set sent with an authorization (kept in the journal), e.g. for its reversal after a restart. */
   authorizationTags(transactionId: string): string | undefined {
     return this.deps.followOns.tags(transactionId);

@@ -260,6 +260,7 @@ export class TerminalHost implements TerminalApi {
       now,
       logger: logger.child({ component: 'operator' }),
       authorizedTotal: (tx) => this.payments.authorizedTotal(tx),
+      toLocal: (tx, minor, currency) => this.payments.toLocal(tx, minor, currency),
       flushQueue: () => this.startForwarding(),
       changed: () => this.changed(),
     });

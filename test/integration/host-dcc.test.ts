@@ -274,57 +274,51 @@ describe('terminal host: currency conversion (DCC)', () => {
     expect(tag('5F2A')).toBe('0978');
   });
 
-  // Expected failure until the operator refund passes the sale's DCC terms (src/host/terminal-host.ts
-  // operatorFollowOn builds the refund without `dcc`; src/host/dcc.ts dccRefundFields is what it needs): the refund
-  // carries only amount and currency, and the sandbox refuses it with 400 MISSING_FIELD exchangeRate,
-  // originalAmount, originalCurrency. Turn this into `it` when the host part lands.
-  it.fails(
-    "refunds a kiosk sale paid in the card's currency with the DCC field set at the sale's rate",
-    async () => {
-      const host = await startHost({ terminal: { model: 'kiosk' } });
-      await waitForScreen(host, ['idle']);
-      await send(host, { type: 'START' });
-      const entered = new Date(Date.now() - 95 * 60_000);
-      await send(host, {
-        type: 'ENTER_TICKET',
-        ticket: `${localDateTime(entered, 'Europe/Berlin').slice(0, 12)}0001`,
-      });
-      await waitForScreen(host, ['confirm']);
-      await send(host, { type: 'CONFIRM' });
-      expect((await waitForScreen(host, ['choose-currency', 'approved', 'error'])).customer.screen).toBe(
-        'choose-currency',
-      );
-      await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
-      expect((await waitForScreen(host, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+  // The host keeps the sale's conversion terms in the journal database (src/host/follow-on-store.ts) and the refund
+  // repeats them (src/host/payments.ts followOnDcc); without them the sandbox refuses the refund with 400
+  // MISSING_FIELD exchangeRate, originalAmount, originalCurrency.
+  it("refunds a kiosk sale paid in the card's currency with the DCC field set at the sale's rate", async () => {
+    const host = await startHost({ terminal: { model: 'kiosk' } });
+    await waitForScreen(host, ['idle']);
+    await send(host, { type: 'START' });
+    const entered = new Date(Date.now() - 95 * 60_000);
+    await send(host, {
+      type: 'ENTER_TICKET',
+      ticket: `${localDateTime(entered, 'Europe/Berlin').slice(0, 12)}0001`,
+    });
+    await waitForScreen(host, ['confirm']);
+    await send(host, { type: 'CONFIRM' });
+    expect((await waitForScreen(host, ['choose-currency', 'approved', 'error'])).customer.screen).toBe(
+      'choose-currency',
+    );
+    await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(host, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
 
-      const sale = host.journal
-        .list({ limit: 10 })
-        .find((e) => e.service === 'sale' && e.state === 'approved');
-      const saleTransactionId = sale?.transactionId;
-      if (saleTransactionId === undefined) throw new Error('no approved sale in the journal');
-      const pin = host.generatedOperatorPin;
-      if (pin === undefined) throw new Error('no generated operator PIN');
-      const refund = await host.operator({
-        pin,
-        action: { type: 'refund', transactionId: saleTransactionId },
-      });
-      expect(refund.ok && refund.value).toMatchObject({ type: 'refund', outcome: 'approved' });
+    const sale = host.journal.list({ limit: 10 }).find((e) => e.service === 'sale' && e.state === 'approved');
+    const saleTransactionId = sale?.transactionId;
+    if (saleTransactionId === undefined) throw new Error('no approved sale in the journal');
+    const pin = host.generatedOperatorPin;
+    if (pin === undefined) throw new Error('no generated operator PIN');
+    const refund = await host.operator({
+      pin,
+      action: { type: 'refund', transactionId: saleTransactionId },
+    });
+    expect(refund.ok && refund.value).toMatchObject({ type: 'refund', outcome: 'approved' });
 
-      const ledger = host.sandbox!.ledger();
-      const saleTx = ledger.transactions.find((t) => t.kind === 'sale')!;
-      const refundTx = ledger.transactions.find((t) => t.kind === 'refund');
-      expect(refundTx).toMatchObject({ status: 'PENDING', parentId: saleTx.id, currency: 'JPY' });
-      const saleDetails = amountDetailsOf(saleTx.requests[0]?.body);
-      // Spec 001: the refund repeats the family A field set at the authorization's rate; the full refund is the sale.
-      expect(amountDetailsOf(refundTx!.requests[0]?.body)).toMatchObject({
-        totalAmount: saleDetails.totalAmount,
-        currency: 'JPY',
-        originalAmount: saleDetails.originalAmount,
-        originalCurrency: 'EUR',
-        exchangeRate: saleDetails.exchangeRate,
-      });
-      expect(refundTx!.amounts.refunded).toBe(saleTx.amounts.captured);
-      expect(host.sandbox!.consistency().ok).toBe(true);
-    },
-  );
+    const ledger = host.sandbox!.ledger();
+    const saleTx = ledger.transactions.find((t) => t.kind === 'sale')!;
+    const refundTx = ledger.transactions.find((t) => t.kind === 'refund');
+    expect(refundTx).toMatchObject({ status: 'PENDING', parentId: saleTx.id, currency: 'JPY' });
+    const saleDetails = amountDetailsOf(saleTx.requests[0]?.body);
+    // Spec 001: the refund repeats the family A field set at the authorization's rate; the full refund is the sale.
+    expect(amountDetailsOf(refundTx!.requests[0]?.body)).toMatchObject({
+      totalAmount: saleDetails.totalAmount,
+      currency: 'JPY',
+      originalAmount: saleDetails.originalAmount,
+      originalCurrency: 'EUR',
+      exchangeRate: saleDetails.exchangeRate,
+    });
+    expect(refundTx!.amounts.refunded).toBe(saleTx.amounts.captured);
+    expect(host.sandbox!.consistency().ok).toBe(true);
+  });
 });

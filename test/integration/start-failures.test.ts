@@ -3,10 +3,13 @@ import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
+import { main } from '../../src/cli/main.js';
+import type { ProcessBoundary } from '../../src/cli/output.js';
 import { fileKeyProvider, openJournal } from '../../src/journal/index.js';
-import type { WsMessage } from '../../src/host/api.js';
+import type { TerminalSnapshot, WsMessage } from '../../src/host/api.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -249,4 +252,86 @@ describe('parking-terminal start stopped by SIGTERM', () => {
       journal.close();
     }
   }, 180_000);
+});
+
+/** Opens the bridge's WebSocket with the start's secret and asks for one snapshot. */
+async function snapshotOf(port: string, secret: string): Promise<TerminalSnapshot> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
+    headers: { Origin: `http://127.0.0.1:${port}` },
+  });
+  try {
+    await new Promise<void>((open, fail) => {
+      ws.once('open', () => open());
+      ws.once('error', fail);
+    });
+    const answer = new Promise<WsMessage>((done) =>
+      ws.on('message', (data: Buffer) => {
+        const m = JSON.parse(data.toString('utf8')) as WsMessage;
+        if ('id' in m && m.id === 1) done(m);
+      }),
+    );
+    ws.send(JSON.stringify({ id: 1, method: 'snapshot' }));
+    const m = await answer;
+    if (!('result' in m) || !m.result.ok) throw new Error(`snapshot refused: ${JSON.stringify(m)}`);
+    return m.result.value as TerminalSnapshot;
+  } finally {
+    ws.terminate();
+  }
+}
+
+describe('parking-terminal start and an unexpected error', () => {
+  it('puts the terminal out of service, keeps its journal, and exits 1 once stopped', async () => {
+    // The command gets the process boundary from main(); here a stand-in that hands the handler to the test, which
+    // then raises what an unhandled rejection in the core would.
+    let raise: ((error: unknown, origin: 'unhandledRejection' | 'uncaughtException') => void) | undefined;
+    let removed = false;
+    const boundary: ProcessBoundary = {
+      onUnexpectedError(handler) {
+        raise = handler;
+        return () => {
+          removed = true;
+        };
+      },
+    };
+    let out = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _enc, done) {
+        out += chunk.toString('utf8');
+        done();
+      },
+    });
+    const stop = new AbortController();
+    const exit = main(['start', '--headless', '--port', '0', '--config', writeConfig(baseConfig())], {
+      stdout,
+      stderr: new Writable({ write: (_c, _e, done) => done() }),
+      signal: stop.signal,
+      cwd: dir,
+      process: boundary,
+    });
+    let ready: RegExpExecArray | null = null;
+    while (!(ready = /ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/.exec(out))) {
+      if (await Promise.race([exit.then(() => true), new Promise((r) => setTimeout(() => r(false), 50))]))
+        throw new Error(`start ended: ${out}`);
+    }
+    const [, port, secret] = ready;
+    expect((await snapshotOf(port!, secret!)).customer.screen).toBe('idle');
+    expect(raise).toBeDefined();
+
+    raise!(new Error('a bug in the core'), 'unhandledRejection');
+    const snapshot = await snapshotOf(port!, secret!);
+    expect(snapshot.customer.screen).toBe('out-of-service');
+    expect(snapshot.status.outOfService).toContain('a bug in the core');
+
+    stop.abort();
+    expect(await exit).toBe(1);
+    expect(removed).toBe(true);
+    const journal = openJournal(join(dir, 'var', 'journal.db'), {
+      key: fileKeyProvider(join(dir, 'var', 'offline.key')).loadKey(),
+    });
+    try {
+      expect(journal.inFlight()).toEqual([]);
+    } finally {
+      journal.close();
+    }
+  }, 120_000);
 });

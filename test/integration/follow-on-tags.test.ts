@@ -1,0 +1,154 @@
+/**
+ * A follow-on repeats what its original requires (DESIGN.md rule 7; gateway.md §7: "When the original carried EMV
+ * data, the reversal must carry the EMV tags too"). Each case is one the outside review found leaving a hold on the
+ * customer's card: the sandbox refuses a reversal of an EMV authorization without its tags (400 MISSING_FIELD).
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { UserEvent } from '../../src/host/api.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
+
+const MIN = 60_000;
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+async function screenOf(host: TerminalHost): Promise<string> {
+  const r = await host.snapshot();
+  return r.ok ? r.value.customer.screen : '?';
+}
+
+async function waitFor(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await screenOf(host);
+    if (screens.includes(s)) return s;
+    if (Date.now() > deadline) throw new Error(`screen is ${s}, wanted ${screens.join('|')}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+async function send(host: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await host.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+}
+
+async function setup(input: ConfigInput, card: string) {
+  const sandbox: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+  open.push(sandbox);
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-tags-'));
+  let offsetMs = 0;
+  const clock = {
+    now: () => Date.now() + offsetMs,
+    advance: (ms: number) => {
+      offsetMs += ms;
+    },
+  };
+  const config = parseConfig({
+    ...input,
+    reader: { sim: { card, presentDelayMs: 20 } },
+    journal: { timeoutReversalDelayMs: 0, resolutionRetryMs: 50 },
+  });
+  const start = async (): Promise<TerminalHost> => {
+    const host = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: sandbox.url,
+      parkingClock: clock,
+    });
+    open.push(host);
+    return host;
+  };
+  return { sandbox, clock, start };
+}
+
+function reversals(sandbox: Sandbox): LedgerRequest[] {
+  return sandbox
+    .ledger()
+    .transactions.flatMap((t) => t.requests)
+    .filter((r) => r.method === 'POST' && r.path.endsWith('/reversals'));
+}
+
+function expectNothingOpen(sandbox: Sandbox): void {
+  expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+}
+
+describe('a reversal repeats the EMV tags of its original', () => {
+  it('tap-and-go: a contactless card leaving with nothing owed has its hold reversed, tags included', async () => {
+    const { sandbox, clock, start } = await setup({ terminal: { model: 'tap-and-go' } }, 'n1-contactless');
+    const host = await start();
+    await waitFor(host, ['idle']);
+    await send(host, { type: 'TAP_ENTRY' });
+    expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+    await send(host, { type: 'DONE' });
+    await waitFor(host, ['idle']);
+    clock.advance(5 * MIN); // within the grace period: nothing owed
+    await send(host, { type: 'TAP_EXIT' });
+    expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
+    await host.settle();
+    const [reversal, ...more] = reversals(sandbox);
+    expect(more).toEqual([]);
+    expect(reversal?.httpStatus).toBe(201);
+    expect(reversal?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+    expectNothingOpen(sandbox);
+  });
+
+  it('tap-and-go: a contactless hold reaching the maximum stay is reversed once, tags included, also after a restart', async () => {
+    const { sandbox, clock, start } = await setup({ terminal: { model: 'tap-and-go' } }, 'n2-contactless');
+    const first = await start();
+    await waitFor(first, ['idle']);
+    await send(first, { type: 'TAP_ENTRY' });
+    expect(await waitFor(first, ['session', 'declined', 'error'])).toBe('session');
+    await first.close(); // the hold lives in the journal database, not in the process
+    clock.advance(25 * 60 * MIN); // past tariff.tapAndGoMaxStayMinutes (1440)
+    const second = await start();
+    await second.settle();
+    const deadline = Date.now() + 10_000;
+    while (reversals(sandbox).length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    await new Promise((r) => setTimeout(r, 300)); // a refused reversal would be retried within this time
+    const sent = reversals(sandbox);
+    expect(sent.map((r) => r.httpStatus)).toEqual([201]);
+    expect(sent[0]?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+    expect(second.holds.size).toBe(0);
+    expectNothingOpen(sandbox);
+  });
+
+  it.each(['n2-contact', 'n1-contactless'])(
+    'meter (%s): the operator voids the capture and the hold is released with its tags; a refusal is never reported as approved',
+    async (card) => {
+      const { sandbox, clock, start } = await setup({ terminal: { model: 'meter' } }, card);
+      const host = await start();
+      await waitFor(host, ['idle']);
+      await send(host, { type: 'START' });
+      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await waitFor(host, ['confirm']);
+      await send(host, { type: 'CONFIRM' });
+      expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+      clock.advance(45 * MIN);
+      await send(host, { type: 'END_SESSION' });
+      expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
+      const capture = host.journal
+        .list({ limit: 20 })
+        .find((e) => e.service === 'capture' && e.state === 'approved');
+      const pin = host.generatedOperatorPin!;
+      const r = await host.operator({
+        pin,
+        action: { type: 'void', transactionId: capture!.transactionId! },
+      });
+      expect(r.ok && r.value).toMatchObject({ type: 'void', outcome: 'approved', code: 'APPROVED' });
+      await host.settle();
+      const [reversal] = reversals(sandbox);
+      expect(reversal?.httpStatus).toBe(201);
+      expect(reversal?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+      expect(host.followUps.open()).toEqual([]);
+      expectNothingOpen(sandbox);
+    },
+  );
+});

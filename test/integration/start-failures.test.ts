@@ -127,6 +127,18 @@ describe('parking-terminal start with a configuration it cannot use', () => {
     });
   }, 120_000);
 
+  it('exits 2 with nothing left running when the terminal fails after its embedded sandbox started', async () => {
+    // The file passes the secret-file checks but holds no base64 secret: the authenticator refuses it while the
+    // terminal is being built, after the embedded sandbox is listening.
+    const secretFile = join(dir, 'shared.secret');
+    writeFileSync(secretFile, 'not base64 at all!\n', { mode: 0o600 });
+    const run = start(
+      writeConfig(baseConfig({ gateway: { kind: 'sandbox', auth: { sharedSecretFile: secretFile } } })),
+    );
+    expect(await exitOf(run)).toEqual({ code: 2, signal: null });
+    expect(errorDocument(run).message).toContain('sharedSecretFile');
+  }, 120_000);
+
   it.runIf(process.platform !== 'win32')(
     'exits 2 naming terminal.operatorPinFile when the PIN file is readable by group or others',
     async () => {

@@ -151,12 +151,25 @@ export function createAuthenticator(
     if (options.defaultSharedSecret !== undefined) return options.defaultSharedSecret;
     throw configError('sharedSecretFile', 'required for this authentication method');
   };
+  // A secret file whose text is no usable secret (not base64) is refused naming the key and the file: the operator
+  // must know which file to fix.
+  const withSharedSecret = <T>(use: (secret: string) => T): T => {
+    const secret = sharedSecret();
+    try {
+      return use(secret);
+    } catch (e) {
+      if (auth.sharedSecretFile === undefined || !(e instanceof GatewayError)) throw e;
+      throw new GatewayAuthError(`gateway.auth.sharedSecretFile: ${auth.sharedSecretFile}: ${e.message}`, {
+        cause: e,
+      });
+    }
+  };
   switch (auth.method) {
     case 'http-signature':
-      return httpSignatureAuthenticator(merchantId, auth.keyId, sharedSecret());
+      return withSharedSecret((secret) => httpSignatureAuthenticator(merchantId, auth.keyId, secret));
     case 'jwt': {
       if (auth.jwtAlgorithm === 'HS256')
-        return jwtAuthenticator(merchantId, hmacKey(sharedSecret(), auth.keyId));
+        return withSharedSecret((secret) => jwtAuthenticator(merchantId, hmacKey(secret, auth.keyId)));
       if (auth.pkcs12File !== undefined) {
         const p12 = readBinary('pkcs12File', auth.pkcs12File);
         const password =

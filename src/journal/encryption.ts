@@ -1,6 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
 import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { exposedToOthers } from '../config/secret-file.js';
 import { JournalError } from './errors.js';
 
 /**
@@ -114,7 +115,7 @@ export function fileKeyProvider(path: string): KeyProvider {
       }
       let text: string;
       try {
-        if (process.platform !== 'win32' && (statSync(path).mode & 0o077) !== 0)
+        if (exposedToOthers(statSync(path).mode))
           throw new JournalError(
             'JOURNAL_KEY',
             `${path}: the key file is accessible to group or others; make it mode 0600 (chmod 600)`,

@@ -383,7 +383,12 @@ function judgeTold(
       continue;
     }
     // Stored offline: after a kill its forward may have been in doubt, voided, and reported to the operator.
-    const row = offline.find((p) => c.transactionIds.includes(p.transaction_id));
+    // The row of this payment: not one whose charge an earlier screen already accounts for (a transactionId sent
+    // again since, e.g. a forward attempt of an earlier stored payment, is in this screen's list too).
+    const claimedTids = new Set(ledger.filter((t) => claimed.has(t.id)).map((t) => t.transactionId));
+    const row = offline.find(
+      (p) => c.transactionIds.includes(p.transaction_id) && !claimedTids.has(p.transaction_id),
+    );
     if (row && killed && row.state !== 'approved' && row.state !== 'stored' && row.state !== 'forwarding')
       continue;
     lost += 1;

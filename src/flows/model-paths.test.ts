@@ -152,6 +152,7 @@ const WAITING: Record<Kind, string[]> = {
     'claiming',
     'exitIncrementing',
     'exitCapturing',
+    'exitReleasing',
     'exitReversing',
   ],
 };

@@ -57,6 +57,24 @@ function holdOriginal(hold: HoldRecord) {
   return { gatewayId: hold.gatewayId, transactionId: hold.transactionId, service: 'preauth' as const };
 }
 
+/** The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total). */
+function holdReversal(context: TapAndGoContext) {
+  const hold = requireHold(context);
+  return {
+    settings: context.settings,
+    request: {
+      service: 'reversal' as const,
+      comments: commentsFor('reversal', context.settings),
+      amountMinor: hold.authorizedMinor,
+      original: holdOriginal(hold),
+      cardRef: hold.cardRef,
+      includeEmvTags: hold.includeEmvTags,
+      acceptPartial: false,
+      cancellable: false,
+    },
+  };
+}
+
 export const tapAndGoMachine = setup({
   types: {
     context: {} as TapAndGoContext,
@@ -443,6 +461,14 @@ export const tapAndGoMachine = setup({
             ],
           },
           {
+            // The capture's outcome was unknown (and voided, or left to recovery): a capture below the hold may have
+            // made the gateway reverse the rest already, so the hold can be neither captured again nor returned as
+            // it was — it is released, and the fee is not collected (as the meter does).
+            guard: ({ event }) => event.output.kind === 'unknown',
+            target: 'exitReleasing',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          {
             target: 'failed',
             actions: [
               {
@@ -455,27 +481,30 @@ export const tapAndGoMachine = setup({
         ],
       },
     },
+    exitReleasing: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => holdReversal(context),
+        onDone: {
+          target: 'failed',
+          actions: {
+            type: 'closeHold',
+            params: ({ context, event }) => ({
+              hold: requireHold(context),
+              resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
+            }),
+          },
+        },
+      },
+    },
     exitReversing: {
       tags: ['processing'],
       invoke: {
         id: 'transaction',
         src: 'transaction',
-        input: ({ context }) => {
-          const hold = requireHold(context);
-          return {
-            settings: context.settings,
-            request: {
-              service: 'reversal' as const,
-              comments: commentsFor('reversal', context.settings),
-              amountMinor: hold.authorizedMinor,
-              original: holdOriginal(hold),
-              cardRef: hold.cardRef,
-              includeEmvTags: hold.includeEmvTags,
-              acceptPartial: false,
-              cancellable: false,
-            },
-          };
-        },
+        input: ({ context }) => holdReversal(context),
         onDone: [
           {
             guard: ({ event }) => event.output.kind === 'approved',

@@ -6,7 +6,6 @@ import {
   APPROVING_CARDS,
   CLEAN_VERDICT,
   CLOCK_BASE_MS,
-  DONE_TRANSACTION,
   MODEL_CARD,
   chargedByModel,
   driveCarsOut,
@@ -15,9 +14,7 @@ import {
   modelPaths,
   openAuthorizations,
   pathName,
-  pendingRequest,
   replayPath,
-  replaySteps,
   sendEvent,
   settingsOf,
   startModelHost,
@@ -25,7 +22,6 @@ import {
   type ModelEffectEvent,
   type ModelEvent,
   type ModelHost,
-  type ModelPath,
   type ParkingClock,
   type ReplayStep,
 } from './models-harness.js';
@@ -127,29 +123,6 @@ function openHolds(m: ModelHost): string[] {
   return m.host.holds.unclaimed().map((h) => h.gatewayId);
 }
 
-/**
- * A money bug the finished path finds, outside the test (src/flows/tap-and-go.ts and the host's hold store): an exit
- * capture below the hold (Parking Capture Less Than Auth) whose outcome is unknown is timeout-voided, but the
- * gateway's automatic partial reversal of the unused part stands (spec 001, gateway.md §7); the hold is returned to
- * the store with its original authorized amount, so the next exit captures the rest as "Less Than Auth" and the
- * gateway refuses it (400 INVALID_DATA, comments must be Parking Capture): the car cannot pay at the exit and the
- * hold stays open until it expires. Remove this when the hold that remains is released (or captured) correctly.
- */
-function knownBug(path: ModelPath): string | undefined {
-  for (const step of replaySteps(path))
-    for (const effect of step.effects) {
-      const output = (effect.event as { output?: { kind?: string } }).output;
-      const request = pendingRequest(effect.before);
-      if (
-        effect.event.type === DONE_TRANSACTION &&
-        output?.kind === 'unknown' &&
-        request?.comments === 'Parking Capture Less Than Auth'
-      )
-        return 'unknown Capture Less Than Auth leaves a partially reversed hold that no exit can capture';
-    }
-  return undefined;
-}
-
 describe('tap-and-go model: generated paths replayed against the sandbox', () => {
   const closing: (() => Promise<void>)[] = [];
   afterAll(async () => {
@@ -176,25 +149,21 @@ describe('tap-and-go model: generated paths replayed against the sandbox', () =>
   });
 
   paths.forEach((path, index) => {
-    const bug = knownBug(path);
-    (bug !== undefined ? it.fails : it)(
-      `replays ${pathName(path)}${bug !== undefined ? ` (known bug: ${bug})` : ''}`,
-      async () => {
-        const m = await startModelHost(config);
-        closing.push(m.close);
-        await seedEntry(m);
-        expect(openAuthorizations(m.host)).toHaveLength(1);
-        const card = APPROVING_CARDS[index % APPROVING_CARDS.length]!;
-        await replayPath(m, path, { card, prepare: exitCard, parentOf: () => openHolds(m)[0] });
-        const verdict = await ledgerVerdict(
-          m,
-          path,
-          () => openHolds(m),
-          (done) => driveCarsOut(done, [SEED_CARD, card]),
-        );
-        expect(verdict).toEqual(CLEAN_VERDICT(chargedByModel(path)));
-        await m.close();
-      },
-    );
+    it(`replays ${pathName(path)}`, async () => {
+      const m = await startModelHost(config);
+      closing.push(m.close);
+      await seedEntry(m);
+      expect(openAuthorizations(m.host)).toHaveLength(1);
+      const card = APPROVING_CARDS[index % APPROVING_CARDS.length]!;
+      await replayPath(m, path, { card, prepare: exitCard, parentOf: () => openHolds(m)[0] });
+      const verdict = await ledgerVerdict(
+        m,
+        path,
+        () => openHolds(m),
+        (done) => driveCarsOut(done, [SEED_CARD, card]),
+      );
+      expect(verdict).toEqual(CLEAN_VERDICT(chargedByModel(path)));
+      await m.close();
+    });
   });
 });

@@ -286,6 +286,8 @@ export class TerminalHost implements TerminalApi {
         key: atRestKey,
       });
       opened.journal = journal;
+      // One sender per journal, across processes: a `queue flush` cannot forward while the terminal runs.
+      journal.acquireSenderLock('the terminal');
       // Durable state of earlier versions lived in side files: moved into the journal database once (rule 6).
       importLegacySideFiles(journal, {
         holdsPath: resolve(dirname(journalPath), 'holds.json'),

@@ -22,6 +22,8 @@ export type JournalErrorCode =
   | 'JOURNAL_KEY'
   /** The journal was closed. */
   | 'JOURNAL_CLOSED'
+  /** Another live process (the running terminal, a `queue flush`) is the journal's sender. */
+  | 'JOURNAL_LOCKED'
   /** Recovery was stopped (shutdown) before every entry was resolved. */
   | 'RECOVERY_ABORTED'
   /**

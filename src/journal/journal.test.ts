@@ -239,3 +239,32 @@ describe('journal', () => {
     }
   });
 });
+
+describe('the sender lock', () => {
+  it('refuses a second live process, names it, and takes over from a process that died', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-lock-'));
+    const path = join(dir, 'journal.db');
+    const j = openJournal(path);
+    // Another live process holds it: the parent of this test process.
+    j.db
+      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
+      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    expect(() => j.acquireSenderLock('queue flush')).toThrowError(
+      expect.objectContaining({
+        code: 'JOURNAL_LOCKED',
+        message: expect.stringContaining('the terminal') as string,
+      }) as Error,
+    );
+    // Its holder died (a crash): the lock is taken over.
+    j.db
+      .prepare("UPDATE meta SET value = ? WHERE key = 'sender_lock'")
+      .run(JSON.stringify({ pid: 2_147_483_000, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    j.acquireSenderLock('queue flush');
+    j.close();
+    // Released on close: the next process takes it at once.
+    const again = openJournal(path);
+    expect(again.db.prepare("SELECT value FROM meta WHERE key = 'sender_lock'").get()).toBeUndefined();
+    again.acquireSenderLock('the terminal');
+    again.close();
+  });
+});

@@ -337,6 +337,7 @@ export class SqliteJournal implements Journal {
   private readonly key: Buffer;
   private sync: 'FULL' | 'NORMAL' = 'FULL';
   private closed = false;
+  private lockHeld = false;
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
   /** One cached transaction wrapper: better-sqlite3 builds BEGIN/COMMIT statements per wrapper. */
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -646,10 +647,70 @@ export class SqliteJournal implements Journal {
     return r.body_enc === null ? undefined : openSealed(this.key, r.body_enc, bodyContext(r));
   }
 
+  /**
+   * Makes this process the journal's only sender (DESIGN.md rule 3: an entry has one owner at a time — across
+   * processes too: a `queue flush` while the terminal runs would otherwise forward what the terminal's recovery may be
+   * resolving). Throws `JOURNAL_LOCKED` naming the holder when another live process holds it; a holder that died
+   * (a crash, a power cut) is taken over. Released by {@link close}.
+   */
+  acquireSenderLock(holder: string): void {
+    this.atomically(true, () => {
+      const row = this.db
+        .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
+        .get(SENDER_LOCK);
+      const current = row ? parseLock(row.value) : undefined;
+      if (current && current.pid !== process.pid && processAlive(current.pid))
+        throw new JournalError(
+          'JOURNAL_LOCKED',
+          `the journal is in use by ${current.holder} (process ${current.pid}) since ${current.since}`,
+        );
+      this.db
+        .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
+        .run(SENDER_LOCK, JSON.stringify({ pid: process.pid, holder, since: this.now().toISOString() }));
+    });
+    this.lockHeld = true;
+  }
+
   close(): void {
     if (this.closed) return;
+    if (this.lockHeld) {
+      try {
+        this.db
+          .prepare('DELETE FROM meta WHERE key = ? AND value LIKE ?')
+          .run(SENDER_LOCK, `{"pid":${process.pid},%`);
+      } catch (e) {
+        this.logger.warn({ err: e }, 'could not release the journal lock');
+      }
+    }
     this.closed = true;
     this.db.close();
+  }
+}
+
+const SENDER_LOCK = 'sender_lock';
+
+function parseLock(value: string): { pid: number; holder: string; since: string } | undefined {
+  try {
+    const v = JSON.parse(value) as { pid?: unknown; holder?: unknown; since?: unknown };
+    if (typeof v.pid !== 'number' || !Number.isSafeInteger(v.pid)) return undefined;
+    return {
+      pid: v.pid,
+      holder: typeof v.holder === 'string' ? v.holder : 'another process',
+      since: typeof v.since === 'string' ? v.since : '?',
+    };
+  } catch {
+    return undefined;
+  }
+}
+
+/** Whether a process with this id runs (signal 0 checks without sending anything). */
+function processAlive(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (e) {
+    // EPERM: it exists but belongs to another user.
+    return (e as NodeJS.ErrnoException).code === 'EPERM';
   }
 }
 

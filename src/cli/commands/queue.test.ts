@@ -118,6 +118,34 @@ describe('parking-terminal queue', () => {
     expect(sent).toHaveLength(3);
   });
 
+  it('refuses to flush while the terminal holds the journal (one sender per journal), sending nothing', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100]);
+    const held = openJournal(join(dir, 'var/j.db'));
+    held.db
+      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
+      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    held.close();
+    const sent: string[] = [];
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          transmitter: {
+            transmit: (r): Promise<ForwardOutcome> => {
+              sent.push(r.transactionId ?? '');
+              return Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g' });
+            },
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli } = io(dir);
+    await expect(
+      command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).rejects.toMatchObject({ code: 'JOURNAL_LOCKED' });
+    expect(sent).toEqual([]);
+  });
+
   it('exits 1 and lists a payment declined after forwarding', async () => {
     const dir = terminalDir();
     storePayments(dir, [100]);

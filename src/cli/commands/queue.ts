@@ -113,6 +113,13 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         : silentLogger();
       const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
       const journal = openJournal(journalPath, { now, logger, key: keyProvider.loadKey() });
+      try {
+        // One sender per journal: refused while the terminal runs (its operator mode flushes the queue instead).
+        journal.acquireSenderLock('parking-terminal queue flush');
+      } catch (e) {
+        journal.close();
+        throw e;
+      }
       const connection = await connect(config, { baseUrl, logger, cwd: io.cwd }).catch((e: unknown) => {
         journal.close();
         throw e;

@@ -10,6 +10,7 @@ import {
   exposedToOthers,
   readSecretText,
   SecretFileError,
+  withSecretFilesResolved,
 } from './secret-file.js';
 
 const posix = process.platform !== 'win32';
@@ -131,5 +132,20 @@ describe('configuredSecretFiles', () => {
       code: 'SECRET_FILE_EXPOSED',
       key: 'terminal.operatorPinFile',
     });
+  });
+});
+
+describe('withSecretFilesResolved', () => {
+  it('makes every secret path absolute against the start directory and leaves the rest alone', () => {
+    const config = parseConfig({
+      terminal: { operatorPinFile: 'secrets/pin' },
+      gateway: { auth: { sharedSecretFile: 'secrets/shared', certificateFile: '/etc/pt/cert.pem' } },
+    });
+    const resolved = withSecretFilesResolved(config, '/srv/kiosk');
+    expect(resolved.terminal.operatorPinFile).toBe('/srv/kiosk/secrets/pin');
+    expect(resolved.gateway.auth.sharedSecretFile).toBe('/srv/kiosk/secrets/shared');
+    expect(resolved.gateway.auth.certificateFile).toBe('/etc/pt/cert.pem');
+    expect(resolved.gateway.auth.privateKeyFile).toBeUndefined();
+    expect(resolved.journal.path).toBe(config.journal.path);
   });
 });

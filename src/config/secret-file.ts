@@ -116,3 +116,30 @@ export function configuredSecretFiles(config: Config, cwd: string): Array<{ key:
 export function assertConfiguredSecretFiles(config: Config, cwd: string): void {
   for (const { key, file } of configuredSecretFiles(config, cwd)) assertPrivateFile(file, key);
 }
+
+/**
+ * The configuration with every secret file path absolute, resolved against `cwd` (README: relative paths resolve
+ * against the directory the terminal is started in), so that no reader of a secret depends on the process's own
+ * working directory.
+ */
+export function withSecretFilesResolved(config: Config, cwd: string): Config {
+  const auth = config.gateway.auth;
+  const pick = <K extends string>(key: K, file: string | undefined): Partial<Record<K, string>> =>
+    file === undefined ? {} : ({ [key]: resolve(cwd, file) } as Record<K, string>);
+  return {
+    ...config,
+    terminal: { ...config.terminal, ...pick('operatorPinFile', config.terminal.operatorPinFile) },
+    gateway: {
+      ...config.gateway,
+      auth: {
+        ...auth,
+        ...pick('sharedSecretFile', auth.sharedSecretFile),
+        ...pick('privateKeyFile', auth.privateKeyFile),
+        ...pick('certificateFile', auth.certificateFile),
+        ...pick('pkcs12File', auth.pkcs12File),
+        ...pick('pkcs12PasswordFile', auth.pkcs12PasswordFile),
+      },
+    },
+    oauth: { ...config.oauth, ...pick('clientSecretFile', config.oauth.clientSecretFile) },
+  };
+}

@@ -10,6 +10,7 @@ import {
   type SimulatedReaderControl,
 } from '../../devices/index.js';
 import { ConfigError, type Config } from '../config/index.js';
+import { assertConfiguredSecretFiles, withSecretFilesResolved } from '../config/secret-file.js';
 import {
   flowSettingsFromConfig,
   type CardSummary,
@@ -271,8 +272,11 @@ export class TerminalHost implements TerminalApi {
    * Builds every component from the configuration; see {@link createTerminalHost}. A failure at any step releases
    * what was opened before it (the embedded sandbox, the journal, the reader) and rethrows.
    */
-  static async create(config: Config, options: TerminalHostOptions): Promise<TerminalHost> {
+  static async create(given: Config, options: TerminalHostOptions): Promise<TerminalHost> {
     const { logger } = options;
+    // Every secret file is checked (owner-only, readable) before anything starts, and read from its absolute path.
+    assertConfiguredSecretFiles(given, options.cwd);
+    const config = withSecretFilesResolved(given, options.cwd);
     const now = options.now ?? (() => new Date());
     const at = (p: string): string => resolve(options.cwd, p);
     const journalPath = at(config.journal.path);

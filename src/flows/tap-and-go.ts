@@ -260,22 +260,8 @@ export const tapAndGoMachine = setup({
       invoke: {
         id: 'transaction',
         src: 'transaction',
-        input: ({ context }) => {
-          const hold = requireHold(context);
-          return {
-            settings: context.settings,
-            request: {
-              service: 'reversal' as const,
-              comments: commentsFor('reversal', context.settings),
-              amountMinor: hold.authorizedMinor,
-              original: holdOriginal(hold),
-              cardRef: hold.cardRef,
-              includeEmvTags: context.card?.chip === true,
-              acceptPartial: false,
-              cancellable: false,
-            },
-          };
-        },
+        // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7).
+        input: ({ context }) => holdReversal(context),
         onDone: {
           target: 'failed',
           actions: assign({

@@ -70,7 +70,7 @@ export {
 } from './client.js';
 export type { Timeouts, RetryOptions } from './transport.js';
 export * from './services/types.js';
-export { preparePayment, COMMENTS, MONEY_MOVING, type PaymentBuilderOptions } from './services/payments.js';
+export { preparePayment, type PaymentBuilderOptions } from './services/payments.js';
 export {
   REQUIRED_FIELDS,
   missingFields,

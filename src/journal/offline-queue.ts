@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
-import type { JournaledSender, TransmitOutcome } from './sender.js';
+import type { JournaledSender, OutgoingRequest, TransmitOutcome } from './sender.js';
 
 /** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
 export type OfflinePolicy = 'online-only' | 'prefer-online';
@@ -135,7 +135,8 @@ const KEY_CHECK = 'offline_key_check';
 
 interface Claimed {
   row: Row;
-  body: Buffer;
+  /** The stored request, decrypted: its body is wiped once sent. */
+  request: OutgoingRequest;
   entryId: number;
 }
 
@@ -561,7 +562,7 @@ export class OfflineQueue {
         if (row.body_enc === null)
           throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
         const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
-        const entry = this.journal.begin({
+        const request: OutgoingRequest = {
           transactionId: row.transaction_id,
           service: row.service,
           comments: row.comments,
@@ -570,14 +571,18 @@ export class OfflineQueue {
           body,
           amountMinor: row.amount_minor,
           currency: row.currency,
+          moneyMoving: true,
+        };
+        const entry = this.journal.begin({
+          ...request,
+          transactionId: row.transaction_id,
           ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
           ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
-          moneyMoving: true,
         });
         // Left pending: it is marked sent just before it goes out, so a crash in between provably sent nothing.
         if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
           throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
-        return { row, body, entryId: entry.id };
+        return { row, request, entryId: entry.id };
       }),
     );
   }
@@ -661,7 +666,7 @@ export class OfflineQueue {
   }
 
   private async forwardOne(
-    { row, body, entryId }: Claimed,
+    { row, request, entryId }: Claimed,
     sender: JournaledSender,
     tally: Tally,
   ): Promise<void> {
@@ -669,37 +674,23 @@ export class OfflineQueue {
     if (!entry) throw new JournalError('JOURNAL_NOT_FOUND', `no journal entry ${entryId}`);
     let outcome: ForwardOutcome;
     try {
-      ({ outcome } = await sender.sendBegun(
-        entry,
-        {
-          transactionId: row.transaction_id,
-          service: row.service,
-          comments: row.comments,
-          method: row.method,
-          path: row.path,
-          body,
-          amountMinor: row.amount_minor,
-          currency: row.currency,
-          moneyMoving: true,
+      ({ outcome } = await sender.sendBegun(entry, request, {
+        // Durably 'sent' before the first byte (DESIGN.md rule 1): a forward still 'pending' after a crash provably
+        // never left and goes back to the queue. Refused when another process's recovery released the claim.
+        durableMarkSent: true,
+        commit: (write) => this.commitSoon(write),
+        failpoints: { answered: 'offline.forwarded' },
+        // The stored payment changes in the same transaction as its journal entry.
+        onOutcome: (_entry, o) => {
+          if (o.kind === 'not-sent') this.stmts.unclaim.run(row.id);
+          else
+            this.complete(row.id, o.kind, {
+              gatewayId: o.gatewayId,
+              status: o.status,
+              reason: o.reason ?? o.error?.code,
+            });
         },
-        {
-          // Durably 'sent' before the first byte (DESIGN.md rule 1): a forward still 'pending' after a crash provably
-          // never left and goes back to the queue. Refused when another process's recovery released the claim.
-          durableMarkSent: true,
-          commit: (write) => this.commitSoon(write),
-          failpoints: { answered: 'offline.forwarded' },
-          // The stored payment changes in the same transaction as its journal entry.
-          onOutcome: (_entry, o) => {
-            if (o.kind === 'not-sent') this.stmts.unclaim.run(row.id);
-            else
-              this.complete(row.id, o.kind, {
-                gatewayId: o.gatewayId,
-                status: o.status,
-                reason: o.reason ?? o.error?.code,
-              });
-          },
-        },
-      ));
+      }));
     } catch (e) {
       if (this.journal.get(entryId)?.state === 'sent') {
         // Sent, but its outcome could not be journaled: recovery resolves it like any unknown outcome.
@@ -708,7 +699,7 @@ export class OfflineQueue {
       } else this.logger.warn({ err: e, offlineId: row.id }, 'forward claim released elsewhere; not sent');
       return;
     } finally {
-      body.fill(0);
+      request.body.fill(0);
     }
     if (outcome.kind === 'not-sent') {
       tally.stop = true;

@@ -1,4 +1,5 @@
 import { AmountError, requireCurrency, toDecimalString } from '../../money/index.js';
+import { commentsFor, MONEY_MOVING, type ParkingComments } from '../../vocabulary/services.js';
 import { GatewayInvalidRequestError } from '../errors.js';
 import { newTransactionId } from '../transaction-id.js';
 import { CONTACT_FOLLOW_ON_TAGS, inspectEmvTags, prohibitTag, requireTags } from './emv-checks.js';
@@ -23,24 +24,8 @@ export interface PaymentBuilderOptions {
   newTransactionId?: () => string;
 }
 
-/** `clientReferenceInformation.comments` per service (spec 001 comments table); capture is chosen by amount. */
-export const COMMENTS = {
-  avr: 'Parking AVR',
-  incremental: 'Parking Incremental Auth',
-  reversal: 'REVERSAL',
-  'timeout-reversal': 'REVERSAL Timeout',
-  capture: 'Parking Capture',
-  captureLessThanAuth: 'Parking Capture Less Than Auth',
-  sale: 'Parking Sale',
-  'refund-capture': 'REFUND Capture',
-  'refund-payment': 'REFUND Payment',
-  credit: 'Parking Standalone Credit',
-  'void-capture': 'VOID Capture',
-  'void-payment': 'VOID Payment',
-  'void-refund': 'VOID Refund',
-  'void-credit': 'VOID Credit',
-  'timeout-void': 'VOID Timeout',
-} as const;
+/** `clientReferenceInformation.comments` of a service (spec 001 comments table, src/vocabulary/services.ts). */
+const comments = (service: ServiceName): ParkingComments => commentsFor(service);
 
 type Json = Record<string, unknown>;
 
@@ -250,14 +235,20 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
   const txId = options.newTransactionId ?? newTransactionId;
   switch (r.service) {
     case 'avr':
-      return cardPresent({ ...r, amountMinor: 0 }, COMMENTS.avr, txId(), 0, {
+      return cardPresent({ ...r, amountMinor: 0 }, comments('avr'), txId(), 0, {
         authorizationOptions: { authIndicator: '0' },
       });
     case 'preauth':
       positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
-      return cardPresent(r, options.preauthComments ?? 'Parking Auth', txId(), r.amountMinor, {
-        authorizationOptions: { authIndicator: '0' },
-      });
+      return cardPresent(
+        r,
+        commentsFor('preauth', options.preauthComments ? { preauthComments: options.preauthComments } : {}),
+        txId(),
+        r.amountMinor,
+        {
+          authorizationOptions: { authIndicator: '0' },
+        },
+      );
     case 'sale': {
       positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
       if (r.pos.catLevel !== 2 && r.pos.catLevel !== 6) {
@@ -268,14 +259,14 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
           'a sale needs catLevel 6 (attended mobile) or 2 (unattended)',
         );
       }
-      return cardPresent(r, COMMENTS.sale, txId(), r.amountMinor, {
+      return cardPresent(r, comments('sale'), txId(), r.amountMinor, {
         capture: true,
         authorizationOptions: { authIndicator: r.authIndicator ?? '0' },
       });
     }
     case 'credit': {
       positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
-      const built = cardPresent(r, COMMENTS.credit, txId(), r.amountMinor, {});
+      const built = cardPresent(r, comments('credit'), txId(), r.amountMinor, {});
       const tags = built.context.emvTags;
       if (tags !== undefined) {
         if (r.pos.entryMode === 'contact')
@@ -292,13 +283,13 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       return {
         method: 'PATCH',
         path: `/pts/v2/payments/${pathId(r.id)}`,
-        comments: COMMENTS.incremental,
+        comments: comments('incremental'),
         transactionId,
         amountMinor: r.additionalAmountMinor,
         currency,
         context: {},
         body: {
-          clientReferenceInformation: reference(r.code, COMMENTS.incremental, r.partner, transactionId),
+          clientReferenceInformation: reference(r.code, comments('incremental'), r.partner, transactionId),
           processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
           orderInformation: {
             amountDetails: {
@@ -321,12 +312,12 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       return {
         method: 'POST',
         path: `/pts/v2/payments/${pathId(r.id)}/reversals`,
-        comments: COMMENTS.reversal,
+        comments: comments('reversal'),
         amountMinor: r.authorizedMinor,
         currency,
         context,
         body: {
-          clientReferenceInformation: reference(r.code, COMMENTS.reversal, r.partner),
+          clientReferenceInformation: reference(r.code, comments('reversal'), r.partner),
           orderInformation: { amountDetails: { currency } },
           reversalInformation: {
             amountDetails: {
@@ -348,7 +339,7 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       return {
         method: 'POST',
         path: '/pts/v2/reversals',
-        comments: COMMENTS['timeout-reversal'],
+        comments: comments('timeout-reversal'),
         referencedTransactionId: r.originalTransactionId,
         amountMinor: r.amountMinor,
         currency,
@@ -356,7 +347,7 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
         body: {
           clientReferenceInformation: reference(
             r.code,
-            COMMENTS['timeout-reversal'],
+            comments('timeout-reversal'),
             r.partner,
             r.originalTransactionId,
           ),
@@ -378,7 +369,9 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
         );
       }
       // spec 001: a capture below the authorization makes the host reverse the rest; the comments announce it.
-      const comments = r.amountMinor < r.authorizedMinor ? COMMENTS.captureLessThanAuth : COMMENTS.capture;
+      const comments = commentsFor('capture', {
+        capture: { amountMinor: r.amountMinor, authorizedMinor: r.authorizedMinor },
+      });
       // reference §7: emv.tags only after an EMV contact pre-authorization, and then with 95, 9F10 and 9F26.
       const sendTags = r.preauthEntryMode === 'contact' ? r.emvTags : undefined;
       const context: RequestContext = sendTags ? { emvTags: inspectEmvTags(sendTags) } : {};
@@ -404,7 +397,7 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
     case 'refund-capture':
     case 'refund-payment': {
       positive(r.amountMinor, 'orderInformation.amountDetails.totalAmount');
-      const comments = COMMENTS[r.service];
+      const comments = commentsFor(r.service);
       const details = amountDetails(r.amountMinor, r.currency, r.dcc);
       const transactionId = txId();
       const base = r.service === 'refund-capture' ? 'captures' : 'payments';
@@ -426,7 +419,7 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
     case 'void-payment':
     case 'void-refund':
     case 'void-credit': {
-      const comments = COMMENTS[r.service];
+      const comments = commentsFor(r.service);
       const base = VOID_BASE[r.service];
       return {
         method: 'POST',
@@ -440,13 +433,13 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       return {
         method: 'POST',
         path: '/pts/v2/voids',
-        comments: COMMENTS['timeout-void'],
+        comments: comments('timeout-void'),
         referencedTransactionId: r.originalTransactionId,
         context: {},
         body: {
           clientReferenceInformation: reference(
             r.code,
-            COMMENTS['timeout-void'],
+            comments('timeout-void'),
             r.partner,
             r.originalTransactionId,
           ),
@@ -461,25 +454,6 @@ const VOID_BASE = {
   'void-refund': 'refunds',
   'void-credit': 'credits',
 } as const;
-
-/** Services whose duplicate could move money twice: never retried, resolved by timeout reversal or void instead. */
-export const MONEY_MOVING: ReadonlySet<ServiceName> = new Set<ServiceName>([
-  'avr',
-  'preauth',
-  'incremental',
-  'reversal',
-  'timeout-reversal',
-  'capture',
-  'sale',
-  'refund-capture',
-  'refund-payment',
-  'credit',
-  'void-capture',
-  'void-payment',
-  'void-refund',
-  'void-credit',
-  'timeout-void',
-]);
 
 /**
  * Builds the exact request of one parking service: path, body bytes (serialised once), comments, and a new
@@ -517,6 +491,6 @@ export function preparePayment(
       : {}),
     ...(built.amountMinor !== undefined ? { amountMinor: built.amountMinor } : {}),
     ...(built.currency !== undefined ? { currency: built.currency } : {}),
-    moneyMoving: MONEY_MOVING.has(request.service),
+    moneyMoving: MONEY_MOVING[request.service],
   };
 }

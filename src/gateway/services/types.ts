@@ -205,24 +205,8 @@ export type ServiceRequest =
 
 export type ServiceName = ServiceRequest['service'];
 
-/** Every service name, in the order of spec 001's comments table. */
-export const SERVICE_NAMES: readonly ServiceName[] = [
-  'avr',
-  'preauth',
-  'incremental',
-  'reversal',
-  'timeout-reversal',
-  'capture',
-  'sale',
-  'refund-capture',
-  'refund-payment',
-  'credit',
-  'void-capture',
-  'void-payment',
-  'void-refund',
-  'void-credit',
-  'timeout-void',
-];
+/** Every service name, in the order of spec 001's comments table (the one vocabulary, src/vocabulary/services.ts). */
+export { SERVICE_NAMES } from '../../vocabulary/services.js';
 
 /** A request built, validated and serialised once, ready to journal and send. */
 export interface PreparedRequest {

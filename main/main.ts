@@ -120,6 +120,14 @@ async function electronEntry(): Promise<void> {
   }
   const [staticDir, preload] = await Promise.all([buildRenderer({ root }), buildPreload(root)]);
   const host = await createTerminalHost(config, { logger, cwd: process.cwd() });
+  // The process boundary: an error nothing else caught is logged and puts the terminal out of service (no new card,
+  // the journal consistent) — never a silent death of the kiosk.
+  const fault = (origin: string) => (err: unknown) => {
+    logger.fatal({ err, origin }, 'unexpected error: the terminal goes out of service');
+    host.outOfService(`unexpected error (${origin})`);
+  };
+  process.on('unhandledRejection', fault('unhandledRejection'));
+  process.on('uncaughtException', fault('uncaughtException'));
   const kiosk = process.env.PARKING_TERMINAL_KIOSK !== '0';
   await runElectron(host, { staticDir, preload, kiosk, logger });
 }

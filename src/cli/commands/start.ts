@@ -26,17 +26,6 @@ function faultReason(error: unknown, origin: string): string {
   return redactString(`unexpected error (${origin}): ${code}${message}`).slice(0, 300);
 }
 
-/**
- * Puts the terminal out of service through `TerminalHost.outOfService` (no new card is accepted; recovery keeps
- * resolving what is in flight). Returns false when the host has no such method, so that the caller stops it instead.
- */
-function putOutOfService(host: TerminalHost, reason: string): boolean {
-  const h = host as unknown as { outOfService?: (reason: string) => void };
-  if (typeof h.outOfService !== 'function') return false;
-  h.outOfService(reason);
-  return true;
-}
-
 /** Closes what was started, in order, each step on its own: a failing step is logged and does not skip the next. */
 async function closeAll(
   logger: Logger,
@@ -95,27 +84,27 @@ puts the terminal out of service (logged); it then exits 1 when stopped.`,
     let host: TerminalHost | undefined;
     let bridge: Bridge | undefined;
     const faults: string[] = [];
-    const stopAfterFault = new AbortController();
     // The process boundary (issue 11, bug 7): an error nothing else caught is logged and puts the terminal out of
     // service, so that no new card is taken while recovery keeps the journal consistent — never a silent death.
     const removeFaultHandler = io.process?.onUnexpectedError((error, origin) => {
       const reason = faultReason(error, origin);
       faults.push(reason);
       logger.fatal({ err: error, origin }, 'unexpected error: the terminal goes out of service');
-      if (host && !putOutOfService(host, reason)) stopAfterFault.abort();
+      // No new card is accepted; what is in flight finishes and is journaled, recovery keeps resolving.
+      host?.outOfService(reason);
     });
     try {
       host = await createTerminalHost(config, { logger, cwd: io.cwd });
       // A fault during start-up, before the host existed, counts as well.
       const [early] = faults;
-      if (early !== undefined && !putOutOfService(host, early)) stopAfterFault.abort();
+      if (early !== undefined) host.outOfService(early);
       if (io.signal.aborted) return EXIT_OK;
       const staticDir = await buildRenderer();
       bridge = await startBridge(host, { port, staticDir, logger });
       out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
       if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
       if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
-      await Promise.race([aborted(io.signal), aborted(stopAfterFault.signal)]);
+      await aborted(io.signal);
       logger.info('stopping the terminal');
       return faults.length > 0 ? EXIT_FINDINGS : EXIT_OK;
     } catch (e) {

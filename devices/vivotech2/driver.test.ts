@@ -256,6 +256,29 @@ describe('ViVOtech2Reader', () => {
     await expect(reader.ping()).resolves.toBeUndefined();
   });
 
+  it('starts a read asked for while a cancel awaits its answer once the reader answers it, instead of failing busy', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let answerCancel: (() => void) | undefined;
+    t.answer = (f) => {
+      if (f.cmd === 0x05) answerCancel = () => t.reply(0x05, 0);
+      if (f.cmd === 0x02 && t.commands().filter((c) => c === '02-01').length === 2)
+        t.reply(0x02, 0x23, CARD_READ);
+    };
+    const first = reader.activate(ACTIVATE);
+    const cancelled = reader.cancel();
+    await new Promise((r) => setImmediate(r));
+    // The customer cancelled and presents the card again at once: the next read waits for the cancel's answer.
+    const second = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    expect(t.commands().slice(-2)).toEqual(['02-01', '05-01']);
+    answerCancel?.();
+    await cancelled;
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(second).resolves.toMatchObject({ entryMode: expect.any(String) as string });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '02-01']);
+  });
+
   it('discards a card read that arrives after a cancel instead of giving it to the next activate', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t);

@@ -311,6 +311,13 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   async activate(options: ActivateOptions): Promise<CardRead> {
     if (options.signal?.aborted) throw new ReaderError('READER_CANCELLED', 'activate: aborted before start');
     const data = buildActivateData(options);
+    // A cancel still waiting for its answer (the customer cancelled the previous read a moment ago): nothing may be
+    // sent before the reader answers it (reader-protocol.md, 05-01), so this read waits for it rather than failing.
+    while (this.cancelWait) {
+      await this.cancelWait.done;
+      if (options.signal?.aborted)
+        throw new ReaderError('READER_CANCELLED', 'activate: aborted before start');
+    }
     if (this.outstanding?.internal) {
       // Only when the driver's own ping is on the wire: otherwise the activate registers synchronously, so that a
       // cancel() right after activate() finds it.

@@ -129,7 +129,10 @@ export async function runSimulation(
 ): Promise<SimulationResult> {
   const dir = mkdtempSync(join(tmpdir(), 'pt-simulate-'));
   let offsetMs = 0;
-  const parkingClock = { now: () => Date.now() + offsetMs };
+  // The parking clock stands still but for the jumps the scenario makes: a stay of `--actual 120` lasts exactly 120
+  // minutes, however many real milliseconds the run takes (a real second would start another tariff unit).
+  const startedAtMs = Date.now();
+  const parkingClock = { now: () => startedAtMs + offsetMs };
   const base = options.config ?? {};
   const config: Config = parseConfig({
     ...base,

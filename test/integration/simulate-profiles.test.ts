@@ -135,6 +135,13 @@ describe('the simulate command (issue 11, bug 8)', () => {
     } else expect(code).toBe(ledger.consistency.ok ? 0 : 1);
   }, 60_000);
 
+  it('charges a simulated stay its exact length: 120 minutes are four 30-minute units, whatever real time passed', async () => {
+    const result = await runSimulation(scenario('meter', 'n2-contact', { minutes: 60, actual: 120 }));
+    const capture = result.messages.find((m) => m.service === 'capture');
+    expect(capture).toMatchObject({ comments: 'Parking Capture Less Than Auth', amount: '6.00 GBP' });
+    expect(result.ledger.consistency.ok).toBe(true);
+  }, 60_000);
+
   it('ends a kiosk ticket within the grace period with nothing to pay and exit 0', async () => {
     const { code, doc } = await simulate(['kiosk', '--ticket-minutes', '5']);
     const { ledger, outcome } = doc as unknown as LedgerDoc;

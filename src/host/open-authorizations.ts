@@ -44,9 +44,12 @@ export class OpenAuthorizations {
     return [...this.timers.keys()];
   }
 
-  /** Part of recovery: finishes due follow-ups and reverses orphaned authorizations that are due; schedules the rest. */
+  /**
+   * Part of recovery: finishes every open follow-up (due or not: whoever was to carry it out died with the previous
+   * process) and reverses orphaned authorizations that are due; schedules the rest.
+   */
   async settle(): Promise<void> {
-    await this.runFollowUps();
+    for (const f of this.deps.followUps.open()) await this.runFollowUp(f);
     await this.settleOrphans();
   }
 

@@ -15,6 +15,9 @@ import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
 import type { PaymentService, SubmitRecord } from './payments.js';
 
+/** How long a follow-up created at run time is left to the machine that created it before the host does it. */
+const FOLLOW_UP_GRACE_MS = 10_000;
+
 /**
  * Resolutions after which nothing of the unanswered request stands at the gateway (src/journal/recovery.ts): the
  * customer is not charged, the hold is released.
@@ -49,6 +52,7 @@ export class PaymentRouter {
       followUps: FollowUpStore;
       cards: CardStore;
       logger: Logger;
+      now: () => Date;
       /** An authorization was reversed (its hold, if any, is over). */
       authorizationReversed: (transactionId: string) => void;
       /** Something the operator status shows changed. */
@@ -136,6 +140,9 @@ export class PaymentRouter {
       currency: auth.currency,
       includeEmvTags: payments.authorizationTags(authTx) !== undefined,
       reason: 'capture voided: the authorization hold stays until it is reversed',
+      // The operator machine reverses the hold at once; the host's background work takes over only if it has not
+      // after this grace (two reversals of one hold would have the second refused as already reversed).
+      dueAtMs: this.deps.now().getTime() + FOLLOW_UP_GRACE_MS,
     });
   }
 

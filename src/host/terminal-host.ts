@@ -4,7 +4,6 @@ import type { AnyActorRef, AnyStateMachine, SnapshotFrom } from 'xstate';
 import {
   createReader,
   getSimulatorControl,
-  ReaderError,
   type CardReader,
   type ReaderDeps,
   type SimulatedReaderControl,
@@ -13,7 +12,6 @@ import { ConfigError, type Config } from '../config/index.js';
 import { assertConfiguredSecretFiles, withSecretFilesResolved } from '../config/secret-file.js';
 import {
   flowSettingsFromConfig,
-  type CardSummary,
   type FlowEffects,
   type FlowSettings,
   type ReceiptData,
@@ -35,13 +33,11 @@ import {
   type SqliteJournal,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { formatMoney, requireCurrency } from '../money/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import type {
   OperatorRequest,
   OperatorResponse,
   OperatorStatus,
-  RecoveryItem,
   Result,
   TerminalApi,
   TerminalSnapshot,
@@ -55,7 +51,6 @@ import { journalFollowOnStore } from './follow-on-store.js';
 import { gatewayAuthFromConfig, gatewayTransmitter } from './gateway-adapters.js';
 import { HoldWatch } from './hold-watch.js';
 import { loadOrCreateSecret } from './keys.js';
-import { lookupTicket } from './local-time.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { OperatorDesk } from './operator-desk.js';
 import { OperatorPin } from './operator-pin.js';
@@ -63,6 +58,9 @@ import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 import { customerScreen, type HostPhase } from './screens.js';
+import { StatusBoard } from './status-board.js';
+import { BackgroundWork, type ForwardSummary } from './background-work.js';
+import { createFlowEffects } from './flow-effects.js';
 
 export { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 export { lookupTicket } from './local-time.js';
@@ -129,15 +127,9 @@ export class TerminalHost implements TerminalApi {
   private seq = 0;
   private phase: HostPhase = 'starting';
   private outOfServiceReason: string | undefined;
-  private readonly recoveryItems: RecoveryItem[] = [];
   private recoveryInFlight = 0;
-  private gatewayOnline: boolean | null = null;
-  private gatewayLastError: string | undefined;
   private runtime: FlowRuntime | undefined;
-  private sweepTimer: NodeJS.Timeout | undefined;
-  private forwarding: Promise<{ forwarded: number; declined: number; remaining: number }> | undefined;
   private lastReceipt: ReceiptData | undefined;
-  private firmware: string | undefined;
 
   readonly sender: JournaledSender;
   readonly payments: PaymentService;
@@ -155,6 +147,8 @@ export class TerminalHost implements TerminalApi {
   private readonly openAuthorizations: OpenAuthorizations;
   private readonly desk: OperatorDesk;
   private readonly effects: FlowEffects;
+  private readonly board: StatusBoard;
+  private readonly background: BackgroundWork;
 
   private constructor(
     readonly config: Config,
@@ -170,6 +164,7 @@ export class TerminalHost implements TerminalApi {
     private readonly parkingClock: { now(): number },
   ) {
     this.settings = flowSettingsFromConfig(config);
+    this.board = new StatusBoard(config);
     this.cards = new CardStore(loadOrCreateSecret(paths.fingerprintKey));
     this.pin = new OperatorPin(config.terminal.operatorPinFile, () => this.now().getTime());
     this.dcc = new DccOffers({ config, gateway, cards: this.cards, logger, now });
@@ -224,10 +219,27 @@ export class TerminalHost implements TerminalApi {
       followUps: this.followUps,
       cards: this.cards,
       logger,
+      now,
       authorizationReversed: (tx) => this.authorizationReversed(tx),
       changed: () => this.changed(),
     });
-    this.effects = this.flowEffects();
+    this.effects = createFlowEffects({
+      config,
+      reader,
+      cards: this.cards,
+      payments: this.payments,
+      dcc: this.dcc,
+      pin: this.pin,
+      holds: this.holds,
+      holdWatch: () => this.holdWatch,
+      takingCards: () => this.phase === 'ready',
+      submit: (request) => this.router.submit(request),
+      findTransaction: (tx) => this.desk.find(tx),
+      receipt: (receipt) => {
+        this.lastReceipt = receipt;
+        this.changed();
+      },
+    });
     this.holdWatch = new HoldWatch({
       store: this.holds,
       effects: this.effects,
@@ -236,9 +248,12 @@ export class TerminalHost implements TerminalApi {
       logger: logger.child({ component: 'holds' }),
       onReversed: (hold) => this.cards.release(hold.cardRef),
       onRefused: (hold, reason) =>
-        this.noteForOperator(hold.transactionId, 'tap-and-go hold reversal refused', reason, {
-          minor: hold.authorizedMinor,
-          currency: hold.currency,
+        this.noteForOperator({
+          transactionId: hold.transactionId,
+          service: 'tap-and-go hold reversal refused',
+          resolution: reason,
+          amount: { minor: hold.authorizedMinor, currency: hold.currency },
+          at: this.now().toISOString(),
         }),
     });
     this.openAuthorizations = new OpenAuthorizations({
@@ -262,7 +277,20 @@ export class TerminalHost implements TerminalApi {
       logger: logger.child({ component: 'operator' }),
       authorizedTotal: (tx) => this.payments.authorizedTotal(tx),
       toLocal: (tx, minor, currency) => this.payments.toLocal(tx, minor, currency),
-      flushQueue: () => this.startForwarding(),
+      flushQueue: () => this.background.forward(),
+      changed: () => this.changed(),
+    });
+    this.background = new BackgroundWork({
+      config,
+      journal,
+      offline: this.offline,
+      sender: this.sender,
+      recovery: this.recovery,
+      router: this.router,
+      openAuthorizations: this.openAuthorizations,
+      logger,
+      ready: () => this.phase === 'ready',
+      gatewaySeen: (online) => this.setGateway(online),
       changed: () => this.changed(),
     });
     reader.on('health', () => this.changed());
@@ -379,18 +407,16 @@ export class TerminalHost implements TerminalApi {
     this.runtime.actor.start();
     this.holdWatch.watchAll();
     await this.openAuthorizations.settle();
-    this.sweepTimer = setInterval(() => this.sweep(), Math.max(1_000, this.config.journal.resolutionRetryMs));
-    this.sweepTimer.unref();
     this.phase = 'ready';
+    this.background.start();
     this.changed();
-    if (this.offline.status().depth > 0) void this.startForwarding();
   }
 
   private connectReader(): void {
     this.reader
       .connect()
       .then(async () => {
-        this.firmware = await this.reader.firmwareVersion().catch(() => undefined);
+        this.board.firmware = await this.reader.firmwareVersion().catch(() => undefined);
         this.changed();
       })
       .catch((e: unknown) => {
@@ -429,137 +455,32 @@ export class TerminalHost implements TerminalApi {
     // A void of a capture finished by recovery: the hold of its authorization must still be released.
     if (item.service === 'void-capture' && item.resolution === 'timeout-void' && item.transactionId)
       this.router.captureVoided(item.transactionId);
-    this.noteForOperator(
-      item.transactionId ?? `entry-${item.entryId}`,
-      item.service,
-      item.resolution + (item.needsOperator ? ' (operator action needed)' : ''),
-      item.amountMinor !== undefined && item.currency
-        ? { minor: item.amountMinor, currency: item.currency }
-        : undefined,
-      item.at,
-    );
+    this.noteForOperator({
+      transactionId: item.transactionId ?? `entry-${item.entryId}`,
+      service: item.service,
+      resolution: item.resolution + (item.needsOperator ? ' (operator action needed)' : ''),
+      amount:
+        item.amountMinor !== undefined && item.currency
+          ? { minor: item.amountMinor, currency: item.currency }
+          : undefined,
+      at: item.at,
+    });
   }
 
-  private noteForOperator(
-    transactionId: string,
-    service: string,
-    resolution: string,
-    amount?: { minor: number; currency: string },
-    at: string = this.now().toISOString(),
-  ): void {
-    this.recoveryItems.unshift({
-      transactionId,
-      service,
-      ...(amount
-        ? {
-            amount: {
-              ...amount,
-              text: formatMoney(amount.minor, amount.currency, this.config.terminal.locale),
-            },
-          }
-        : {}),
-      resolution,
-      at,
-    });
-    this.recoveryItems.splice(20);
+  private noteForOperator(item: Parameters<StatusBoard['note']>[0]): void {
+    this.board.note(item);
     this.changed();
   }
 
-  /**
-   * Background work while the terminal runs: stored offline payments go as soon as the gateway answers again, due
-   * follow-ups are finished, and any entry left in flight that nobody owns is handed to recovery. An entry whose
-   * request is still out belongs to its sender and is never touched (recovery waits for its own timeout).
-   */
-  private sweep(): void {
-    if (this.phase !== 'ready') return;
-    if (!this.forwarding && this.offline.status().depth > 0) void this.startForwarding();
-    void this.openAuthorizations
-      .runFollowUps()
-      .catch((err: unknown) => this.logger.error({ err }, 'follow-ups failed'));
-    for (const e of this.journal.inFlight()) {
-      if (this.sender.owns(e.id) || this.recovery.isRecovering(e.id)) continue;
-      this.router.recoverInBackground(e.id);
-    }
-  }
-
   private setGateway(online: boolean, reason?: string): void {
-    const was = this.gatewayOnline;
-    this.gatewayOnline = online;
-    this.gatewayLastError = online ? undefined : reason;
-    if (online && was === false) void this.startForwarding();
-    if (was !== online) this.changed();
+    const { changed, cameBack } = this.board.gatewaySeen(online, reason);
+    if (cameBack) void this.background.forward();
+    if (changed) this.changed();
   }
 
-  /** Forwards stored offline payments (in order, bounded concurrency, exactly once each). */
-  startForwarding(): Promise<{ forwarded: number; declined: number; remaining: number }> {
-    if (this.forwarding) return this.forwarding;
-    const run = this.offline
-      .forwardPending(this.sender, { concurrency: this.config.offline.forwardConcurrency })
-      .then((report) => {
-        if (report.forwarded > 0) this.setGateway(!report.gatewayUnreachable);
-        for (const id of report.unknown) this.router.recoverInBackground(id);
-        if (report.declined.length > 0)
-          this.logger.warn(
-            { declined: report.declined.length },
-            'offline payments declined after forwarding',
-          );
-        return { forwarded: report.forwarded, declined: report.declined.length, remaining: report.remaining };
-      })
-      .finally(() => {
-        this.forwarding = undefined;
-        this.changed();
-      });
-    this.forwarding = run;
-    return run;
-  }
-
-  // ---- the effects the machines need (src/flows/effects.ts) ----
-
-  private flowEffects(): FlowEffects {
-    const config = this.config;
-    return {
-      readCard: async (input, signal): Promise<CardSummary> => {
-        if (this.phase !== 'ready')
-          throw new ReaderError('READER_NOT_CONNECTED', 'the terminal is not taking cards now');
-        const read = await this.reader.activate({
-          amountMinor: input.amountMinor,
-          otherAmountMinor: 0,
-          currencyNumeric: requireCurrency(input.currency).numeric,
-          countryNumeric: config.terminal.countryNumeric,
-          transactionType: input.transactionType,
-          timeoutSeconds: config.reader.activateTimeoutSeconds,
-          signal,
-        });
-        return this.cards.hold(read).summary;
-      },
-      submit: (request, _signal) => this.submit(request),
-      dccOffer: (input, signal) => this.dcc.offer(input, signal),
-      lookupTicket: ({ ticket }) => Promise.resolve(lookupTicket(ticket, config.terminal.timezone)),
-      verifyOperatorPin: ({ pin }) => Promise.resolve(this.pin.check(pin) === 'ok'),
-      findTransaction: ({ transactionId }) => Promise.resolve(this.desk.find(transactionId)),
-      openHold: (hold) => {
-        this.holds.open(hold);
-        this.holdWatch.watch(hold);
-        return Promise.resolve();
-      },
-      claimHold: ({ fingerprint }) => {
-        const hold = this.holds.claim(fingerprint);
-        if (hold) this.holdWatch.unwatch(hold.holdId);
-        return Promise.resolve(hold);
-      },
-      closeHold: ({ hold, resolution }) => {
-        this.holds.close(hold, resolution);
-        if (resolution === 'returned') this.holdWatch.watch(hold);
-      },
-      releaseCard: ({ cardRef }) => {
-        this.cards.release(cardRef);
-        this.payments.forgetCard(cardRef);
-      },
-      issueReceipt: (receipt) => {
-        this.lastReceipt = receipt;
-        this.changed();
-      },
-    };
+  /** Forwards stored offline payments now (operator mode's flush; a run already going is shared). */
+  startForwarding(): Promise<ForwardSummary> {
+    return this.background.forward();
   }
 
   /** One request of a machine (or of the host's own follow-ons), through the one door (src/host/payment-router.ts). */
@@ -577,43 +498,15 @@ export class TerminalHost implements TerminalApi {
 
   /** The operator status bar; `queue status` prints the same offline numbers. */
   status(): OperatorStatus {
-    const c = this.config;
-    const q = this.offline.status();
-    const counts = this.journal.counts();
-    return {
-      terminalId: c.terminal.id,
-      model: c.terminal.model,
-      reader: {
-        kind: c.reader.kind,
-        health: this.reader.health,
-        ...(this.firmware ? { firmware: this.firmware } : {}),
-      },
-      gateway: {
-        kind: c.gateway.kind,
-        baseUrl: this.baseUrl,
-        online: this.gatewayOnline,
-        ...(this.gatewayLastError ? { lastError: this.gatewayLastError } : {}),
-      },
-      offline: {
-        policy: q.policy,
-        depth: q.depth,
-        totals: q.totalsPerCurrency.map((t) => ({
-          currency: t.currency,
-          minor: t.minor,
-          text: formatMoney(t.minor, t.currency, c.terminal.locale),
-        })),
-        oldestAgeSeconds: q.oldestAgeSeconds,
-        limits: { ...q.limits },
-        declinedAfterForward: q.declinedAfterForward,
-      },
-      recovery: {
-        running: this.phase === 'recovering',
-        inFlight: this.phase === 'recovering' ? this.recoveryInFlight : counts.inFlight,
-        resolved: [...this.recoveryItems],
-      },
-      journal: { entries: counts.entries, unknown: counts.unknown },
-      ...(this.outOfServiceReason !== undefined ? { outOfService: this.outOfServiceReason } : {}),
-    };
+    return this.board.status({
+      phase: this.phase,
+      outOfService: this.outOfServiceReason,
+      readerHealth: this.reader.health,
+      baseUrl: this.baseUrl,
+      offline: this.offline.status(),
+      journal: this.journal.counts(),
+      recoveryInFlight: this.recoveryInFlight,
+    });
   }
 
   private buildSnapshot(): TerminalSnapshot {
@@ -671,7 +564,7 @@ export class TerminalHost implements TerminalApi {
   async settle(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.phase === 'ready' && this.journal.inFlight().length === 0 && !this.forwarding) return;
+      if (this.phase === 'ready' && this.journal.inFlight().length === 0 && !this.background.busy) return;
       await new Promise((r) => setTimeout(r, 25));
     }
   }
@@ -684,12 +577,11 @@ export class TerminalHost implements TerminalApi {
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
-    if (this.sweepTimer) clearInterval(this.sweepTimer);
     this.holdWatch.stop();
     this.openAuthorizations.stop();
     this.runtime?.actor.stop();
     await this.sender.drain();
-    await this.forwarding?.catch(() => undefined);
+    await this.background.stop();
     await release(this.opened, this.logger);
   }
 }

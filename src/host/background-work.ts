@@ -1,0 +1,93 @@
+import type { Config } from '../config/index.js';
+import type { JournaledSender, OfflineQueue, SqliteJournal, TimeoutRecovery } from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+import type { OpenAuthorizations } from './open-authorizations.js';
+import type { PaymentRouter } from './payment-router.js';
+
+/** What one run of forwarding did (operator mode's flush shows it). */
+export interface ForwardSummary {
+  forwarded: number;
+  declined: number;
+  remaining: number;
+}
+
+/**
+ * The terminal's work between customers: stored offline payments forwarded as soon as the gateway answers again
+ * (in order, bounded concurrency, exactly once each), due follow-ups finished, and any journal entry left in flight
+ * that nobody owns handed to recovery. An entry whose request is still out belongs to its sender and is never
+ * touched: recovery waits for its own timeout and answer, so a late approval is recorded, not voided.
+ */
+export class BackgroundWork {
+  private timer: NodeJS.Timeout | undefined;
+  private forwarding: Promise<ForwardSummary> | undefined;
+
+  constructor(
+    private readonly deps: {
+      config: Config;
+      journal: SqliteJournal;
+      offline: OfflineQueue;
+      sender: JournaledSender;
+      recovery: TimeoutRecovery;
+      router: PaymentRouter;
+      openAuthorizations: OpenAuthorizations;
+      logger: Logger;
+      /** Whether the terminal is ready (no sweep while it starts or recovers). */
+      ready: () => boolean;
+      /** The gateway answered a forward (online) or could not be reached. */
+      gatewaySeen: (online: boolean) => void;
+      changed: () => void;
+    },
+  ) {}
+
+  /** Starts the periodic sweep (every `journal.resolutionRetryMs`, at least once a second). */
+  start(): void {
+    this.timer = setInterval(() => this.sweep(), Math.max(1_000, this.deps.config.journal.resolutionRetryMs));
+    this.timer.unref();
+    if (this.deps.offline.status().depth > 0) void this.forward();
+  }
+
+  /** Whether stored payments are being forwarded right now. */
+  get busy(): boolean {
+    return this.forwarding !== undefined;
+  }
+
+  /** Forwards stored offline payments; a run already going is shared. */
+  forward(): Promise<ForwardSummary> {
+    if (this.forwarding) return this.forwarding;
+    const { offline, sender, config, router, logger } = this.deps;
+    const run = offline
+      .forwardPending(sender, { concurrency: config.offline.forwardConcurrency })
+      .then((report) => {
+        if (report.forwarded > 0) this.deps.gatewaySeen(!report.gatewayUnreachable);
+        for (const id of report.unknown) router.recoverInBackground(id);
+        if (report.declined.length > 0)
+          logger.warn({ declined: report.declined.length }, 'offline payments declined after forwarding');
+        return { forwarded: report.forwarded, declined: report.declined.length, remaining: report.remaining };
+      })
+      .finally(() => {
+        this.forwarding = undefined;
+        this.deps.changed();
+      });
+    this.forwarding = run;
+    return run;
+  }
+
+  private sweep(): void {
+    if (!this.deps.ready()) return;
+    const { offline, openAuthorizations, journal, sender, recovery, router, logger } = this.deps;
+    if (!this.forwarding && offline.status().depth > 0) void this.forward();
+    void openAuthorizations
+      .runFollowUps()
+      .catch((err: unknown) => logger.error({ err }, 'follow-ups failed'));
+    for (const e of journal.inFlight()) {
+      if (sender.owns(e.id) || recovery.isRecovering(e.id)) continue;
+      router.recoverInBackground(e.id);
+    }
+  }
+
+  /** Stops the sweep and waits for a forwarding run to finish (shutdown). */
+  async stop(): Promise<void> {
+    if (this.timer) clearInterval(this.timer);
+    await this.forwarding?.catch(() => undefined);
+  }
+}

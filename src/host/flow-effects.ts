@@ -1,0 +1,82 @@
+import { ReaderError, type CardReader } from '../../devices/index.js';
+import type { Config } from '../config/index.js';
+import type {
+  CardSummary,
+  FlowEffects,
+  OriginalTransaction,
+  ReceiptData,
+  ServiceRequest as FlowRequest,
+  SubmitOutcome,
+} from '../flows/index.js';
+import type { HoldStore } from '../journal/index.js';
+import { requireCurrency } from '../money/index.js';
+import type { CardStore } from './card-store.js';
+import type { DccOffers } from './dcc.js';
+import type { HoldWatch } from './hold-watch.js';
+import { lookupTicket } from './local-time.js';
+import type { OperatorPin } from './operator-pin.js';
+import type { PaymentService } from './payments.js';
+
+/**
+ * The host's implementation of what the machines need (src/flows/effects.ts): the reader (only while the terminal
+ * takes cards), the one door to the gateway, DCC offers, tickets, the operator PIN, the journal's record of a
+ * transaction, the tap-and-go holds in the journal database with their expiry watch, card wiping and receipts.
+ */
+export function createFlowEffects(deps: {
+  config: Config;
+  reader: CardReader;
+  cards: CardStore;
+  payments: PaymentService;
+  dcc: DccOffers;
+  pin: OperatorPin;
+  holds: HoldStore;
+  /** Set once the watch exists (it runs machines with these very effects). */
+  holdWatch: () => HoldWatch;
+  /** Whether a card may be taken now (recovery finished, in service). */
+  takingCards: () => boolean;
+  submit: (request: FlowRequest) => Promise<SubmitOutcome>;
+  findTransaction: (transactionId: string) => OriginalTransaction | null;
+  receipt: (receipt: ReceiptData) => void;
+}): FlowEffects {
+  const { config, reader, cards } = deps;
+  return {
+    readCard: async (input, signal): Promise<CardSummary> => {
+      if (!deps.takingCards())
+        throw new ReaderError('READER_NOT_CONNECTED', 'the terminal is not taking cards now');
+      const read = await reader.activate({
+        amountMinor: input.amountMinor,
+        otherAmountMinor: 0,
+        currencyNumeric: requireCurrency(input.currency).numeric,
+        countryNumeric: config.terminal.countryNumeric,
+        transactionType: input.transactionType,
+        timeoutSeconds: config.reader.activateTimeoutSeconds,
+        signal,
+      });
+      return cards.hold(read).summary;
+    },
+    submit: (request) => deps.submit(request),
+    dccOffer: (input, signal) => deps.dcc.offer(input, signal),
+    lookupTicket: ({ ticket }) => Promise.resolve(lookupTicket(ticket, config.terminal.timezone)),
+    verifyOperatorPin: ({ pin }) => Promise.resolve(deps.pin.check(pin) === 'ok'),
+    findTransaction: ({ transactionId }) => Promise.resolve(deps.findTransaction(transactionId)),
+    openHold: (hold) => {
+      deps.holds.open(hold);
+      deps.holdWatch().watch(hold);
+      return Promise.resolve();
+    },
+    claimHold: ({ fingerprint }) => {
+      const hold = deps.holds.claim(fingerprint);
+      if (hold) deps.holdWatch().unwatch(hold.holdId);
+      return Promise.resolve(hold);
+    },
+    closeHold: ({ hold, resolution }) => {
+      deps.holds.close(hold, resolution);
+      if (resolution === 'returned') deps.holdWatch().watch(hold);
+    },
+    releaseCard: ({ cardRef }) => {
+      cards.release(cardRef);
+      deps.payments.forgetCard(cardRef);
+    },
+    issueReceipt: (receipt) => deps.receipt(receipt),
+  };
+}

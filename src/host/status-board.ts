@@ -1,0 +1,109 @@
+import type { Config } from '../config/index.js';
+import type { OfflineStatus } from '../journal/index.js';
+import { formatMoney } from '../money/index.js';
+import type { OperatorStatus, RecoveryItem } from './api.js';
+import type { HostPhase } from './screens.js';
+
+/** How many resolved items the operator status keeps (newest first). */
+const ITEMS_KEPT = 20;
+
+/**
+ * What the operator status bar shows (TerminalApi OperatorStatus): the gateway's reachability as the last answers
+ * told it, the reader's firmware, what recovery and the hold watch resolved or left for the operator, and — read at
+ * each call — the offline queue, the journal and the terminal's phase. `queue status` prints the same offline numbers.
+ */
+export class StatusBoard {
+  private readonly items: RecoveryItem[] = [];
+  private online: boolean | null = null;
+  private lastError: string | undefined;
+  /** Firmware version read from the reader at connect. */
+  firmware: string | undefined;
+
+  constructor(private readonly config: Config) {}
+
+  /**
+   * Records whether the gateway answered; returns whether that changed, and whether it came back after being
+   * unreachable (stored payments may go then).
+   */
+  gatewaySeen(online: boolean, reason?: string): { changed: boolean; cameBack: boolean } {
+    const was = this.online;
+    this.online = online;
+    this.lastError = online ? undefined : reason;
+    return { changed: was !== online, cameBack: online && was === false };
+  }
+
+  /** Something resolved (or left for the operator), newest first. */
+  note(item: {
+    transactionId: string;
+    service: string;
+    resolution: string;
+    amount?: { minor: number; currency: string } | undefined;
+    at: string;
+  }): void {
+    const { amount } = item;
+    this.items.unshift({
+      transactionId: item.transactionId,
+      service: item.service,
+      ...(amount
+        ? {
+            amount: {
+              ...amount,
+              text: formatMoney(amount.minor, amount.currency, this.config.terminal.locale),
+            },
+          }
+        : {}),
+      resolution: item.resolution,
+      at: item.at,
+    });
+    this.items.splice(ITEMS_KEPT);
+  }
+
+  status(input: {
+    phase: HostPhase;
+    outOfService: string | undefined;
+    readerHealth: OperatorStatus['reader']['health'];
+    baseUrl: string;
+    offline: OfflineStatus;
+    journal: { entries: number; unknown: number; inFlight: number };
+    /** In flight when recovery started (shown while it runs). */
+    recoveryInFlight: number;
+  }): OperatorStatus {
+    const c = this.config;
+    const q = input.offline;
+    const recovering = input.phase === 'recovering';
+    return {
+      terminalId: c.terminal.id,
+      model: c.terminal.model,
+      reader: {
+        kind: c.reader.kind,
+        health: input.readerHealth,
+        ...(this.firmware ? { firmware: this.firmware } : {}),
+      },
+      gateway: {
+        kind: c.gateway.kind,
+        baseUrl: input.baseUrl,
+        online: this.online,
+        ...(this.lastError ? { lastError: this.lastError } : {}),
+      },
+      offline: {
+        policy: q.policy,
+        depth: q.depth,
+        totals: q.totalsPerCurrency.map((t) => ({
+          currency: t.currency,
+          minor: t.minor,
+          text: formatMoney(t.minor, t.currency, c.terminal.locale),
+        })),
+        oldestAgeSeconds: q.oldestAgeSeconds,
+        limits: { ...q.limits },
+        declinedAfterForward: q.declinedAfterForward,
+      },
+      recovery: {
+        running: recovering,
+        inFlight: recovering ? input.recoveryInFlight : input.journal.inFlight,
+        resolved: [...this.items],
+      },
+      journal: { entries: input.journal.entries, unknown: input.journal.unknown },
+      ...(input.outOfService !== undefined ? { outOfService: input.outOfService } : {}),
+    };
+  }
+}

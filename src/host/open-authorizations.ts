@@ -9,6 +9,9 @@ const ALREADY_RELEASED: ReadonlySet<string> = new Set([
   'TRANSACTION_ALREADY_REVERSED_OR_SETTLED',
 ]);
 
+/** Longest wait between two tries of a follow-up that did not finish. */
+const MAX_FOLLOW_UP_WAIT_MS = 3_600_000;
+
 /** Longest a Node timer can wait; a later due time is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
 
@@ -93,15 +96,14 @@ export class OpenAuthorizations {
           followUps.complete(f.id, 'already-reversed');
           return;
         }
-        logger.warn(
-          { followUp: f.id, outcome: outcome.kind, reason: outcome.reason },
-          'follow-up not finished; tried again later',
+        // Tried again with a growing wait (a refusal does not turn into an approval by being repeated at once; an
+        // unknown outcome is recovery's meanwhile), never more than hourly, and logged for the operator.
+        const waitMs = Math.min(config.journal.resolutionRetryMs * 2 ** f.attempts, MAX_FOLLOW_UP_WAIT_MS);
+        logger.error(
+          { followUp: f.id, attempts: f.attempts + 1, outcome: outcome.kind, reason: outcome.reason, waitMs },
+          'follow-up not finished; the operator should check it, tried again later',
         );
-        followUps.postpone(
-          f.id,
-          this.deps.now().getTime() + config.journal.resolutionRetryMs,
-          outcome.reason ?? outcome.kind,
-        );
+        followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
         return;
       }
     }

@@ -34,19 +34,10 @@ import type { UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { createLogger } from '../../src/log/index.js';
 import { samplePayment } from '../../src/sandbox/sample-requests.js';
+import { FLOW_NAMES, type Flow } from './flow-names.js';
 import { tell } from './told.js';
 
-export const FLOWS = [
-  'sale',
-  'meter',
-  'meter-extend',
-  'refund',
-  'void',
-  'meter-void',
-  'offline',
-  'queued',
-] as const;
-export type Flow = (typeof FLOWS)[number];
+const FLOWS = FLOW_NAMES;
 
 const [mode, flow, dir, url] = process.argv.slice(2) as [string, Flow, string, string];
 if ((mode !== 'run' && mode !== 'recover') || !FLOWS.includes(flow) || !dir || !url) {

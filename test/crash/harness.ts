@@ -15,19 +15,8 @@ const CHILD_TIMEOUT_MS = 45_000;
 /** Restarts after the first run before the harness gives up (each may be killed by its own failpoint). */
 const MAX_RESTARTS = 4;
 
-/** The flows test/crash/driver.ts plays (see its header). */
-export type Flow =
-  'sale' | 'meter' | 'meter-extend' | 'refund' | 'void' | 'meter-void' | 'offline' | 'queued';
-export const FLOW_NAMES: readonly Flow[] = [
-  'sale',
-  'meter',
-  'meter-extend',
-  'refund',
-  'void',
-  'meter-void',
-  'offline',
-  'queued',
-];
+export { FLOW_NAMES, type Flow } from './flow-names.js';
+import { FLOW_NAMES, type Flow } from './flow-names.js';
 
 /** Where the terminal is killed: a failpoint of src/host/failpoints.ts, with `#N` for its N-th passage. */
 export const SALE_KILL_POINTS = [

@@ -8,6 +8,7 @@
 import type { AuthResult } from './auth.js';
 import { decodeEmvTags, type DecodedTag } from './emv-rules.js';
 import type { FiledRequest, LedgerRequest } from './store.js';
+import { keptBody, MAX_KEPT_BODY_BYTES } from './limits.js';
 import type { FaultKind } from './triggers.js';
 
 /** The received headers, as node:http gives them. */
@@ -40,6 +41,8 @@ export class RequestRecord implements FiledRequest {
    * deterministic decoder), or the decoded tags themselves when a never-send value was redacted from the body.
    */
   private emv: string | readonly DecodedTag[] | undefined = undefined;
+  /** Byte length of the whole masked body when {@link limitBody} cut it. */
+  private truncatedFrom: number | undefined = undefined;
   private isDelivered = false;
   private made: LedgerRequest | undefined;
 
@@ -59,6 +62,17 @@ export class RequestRecord implements FiledRequest {
     if (emv === undefined) return;
     // Re-decoding the hex gives these very tags unless a value was redacted; then the tags are kept as they are.
     this.emv = emv.tags.some((t) => t.value === '[REDACTED]') ? emv.tags : emv.hex;
+  }
+
+  /**
+   * Keeps at most `limit` bytes of the masked body (rejected and unmatched requests, limits.ts): a longer one becomes
+   * its first bytes as a string in the ledger, with `bodyTruncated` and the whole length in `bodyBytes`.
+   */
+  limitBody(limit: number = MAX_KEPT_BODY_BYTES): void {
+    const kept = keptBody(this.maskedBodyJson, limit);
+    if (kept.truncatedFrom === undefined) return;
+    this.maskedBodyJson = JSON.stringify(kept.json);
+    this.truncatedFrom = kept.truncatedFrom;
   }
 
   /** The client got a usable answer (its `finish` event, or a late answer that was still read). */
@@ -82,6 +96,7 @@ export class RequestRecord implements FiledRequest {
         ...(auth.reason !== undefined ? { reason: auth.reason } : {}),
       },
       body: JSON.parse(this.maskedBodyJson) as unknown,
+      ...(this.truncatedFrom !== undefined ? { bodyTruncated: true, bodyBytes: this.truncatedFrom } : {}),
       httpStatus: this.httpStatus,
       response: this.response,
       delivered: this.isDelivered,

@@ -36,6 +36,14 @@ import {
   type Ledger,
   type MerchantStanding,
 } from './ledger.js';
+import {
+  isJsonContentType,
+  jsonDepthExceeds,
+  MAX_BODY_BYTES,
+  MAX_JSON_DEPTH,
+  MAX_KEPT_BODY_BYTES,
+  MAX_QUEUED_FAULTS,
+} from './limits.js';
 import { linkError, PaymentLinkService, type StoredLink } from './links.js';
 import { DEFAULT_OAUTH_CLIENT, OAuthService, type OAuthClient } from './oauth.js';
 import { consentPage, HOSTED_LOCALES, messagePage, paymentPage, resultPage } from './pages.js';
@@ -115,7 +123,6 @@ export interface Sandbox {
   reset(): void;
 }
 
-const MAX_BODY_BYTES = 1024 * 1024;
 /**
  * A request target of non-empty segments of unreserved characters, without query: `new URL` would return it
  * unchanged as the path (no dot segments, escapes, empty segments or backslashes to normalise).
@@ -123,6 +130,8 @@ const MAX_BODY_BYTES = 1024 * 1024;
 const PLAIN_PATH = /^(?:\/[A-Za-z0-9_~-]+)+$/;
 /** The ledger body of a request whose body is not JSON. */
 const NOT_JSON = JSON.stringify('[not JSON]');
+/** The ledger body of a request whose JSON nests deeper than {@link MAX_JSON_DEPTH}. */
+const TOO_DEEP = JSON.stringify(`[JSON nested deeper than ${MAX_JSON_DEPTH} levels]`);
 
 function parseCutoff(text: string | undefined): { h: number; m: number } {
   if (text === undefined) return { h: 24, m: 0 };
@@ -208,7 +217,16 @@ export function maskBody(value: unknown, key = '', known?: KnownEmvTags): unknow
   return maskValue(value, key, known);
 }
 
+/**
+ * The request body, or undefined when it is larger than {@link MAX_BODY_BYTES}: refused from its `content-length`
+ * before any of it is read, or as soon as a chunked body passes the limit; the rest is drained, not kept.
+ */
 function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
+  const declared = Number(req.headers['content-length']);
+  if (Number.isFinite(declared) && declared > MAX_BODY_BYTES) {
+    req.resume();
+    return Promise.resolve(undefined);
+  }
   return new Promise((resolve, reject) => {
     const chunks: Buffer[] = [];
     let size = 0;
@@ -318,6 +336,9 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     return { scheme: 'none', verified: false, reason: 'no signature or bearer token' };
   }
 
+  const tooManyFaults = (asked: number): string =>
+    `at most ${MAX_QUEUED_FAULTS} faults may be queued: ${faults.length} queued, ${asked} more asked`;
+
   function takeFault(method: string, path: string): Fault | undefined {
     const i = faults.findIndex(
       (f) =>
@@ -417,7 +438,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     outcome: { created: LedgerTransaction[]; touched: LedgerTransaction[] } | undefined,
     target: LedgerTransaction | undefined,
   ): void {
-    store.fileRequest(outcome?.created[0] ?? target ?? outcome?.touched[0], req);
+    const owner = outcome?.created[0] ?? target ?? outcome?.touched[0];
+    // A rejected or unmatched request keeps only the head of its body (limits.ts): abuse cannot fill the ledger.
+    if (owner === undefined || req.httpStatus >= 400) req.limitBody(MAX_KEPT_BODY_BYTES);
+    store.fileRequest(owner, req);
   }
 
   function handleApi(
@@ -433,7 +457,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     const auth = authenticate(req, target, body);
     const entry = new RequestRecord(arrived, method, target, req.headers, auth);
     let parsed: unknown = {};
-    if (body.length > 0) {
+    // Nesting is bounded before parsing: masking, validation and the ledger walk the body recursively.
+    const tooDeep = body.length > 0 && jsonDepthExceeds(body, MAX_JSON_DEPTH);
+    if (tooDeep) parsed = undefined;
+    else if (body.length > 0) {
       try {
         parsed = JSON.parse(body.toString('utf8'));
       } catch {
@@ -447,7 +474,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       const tags = decodedTags;
       const hex = tags ? valueAt(parsed, 'pointOfSaleInformation.emv.tags') : undefined;
       const known = tags && typeof hex === 'string' ? { hex, tags } : undefined;
-      entry.fileBody(parsed === undefined ? NOT_JSON : JSON.stringify(maskBody(parsed, '', known)), known);
+      entry.fileBody(
+        tooDeep ? TOO_DEEP : parsed === undefined ? NOT_JSON : JSON.stringify(maskBody(parsed, '', known)),
+        known,
+      );
     };
     const answer = (
       status: number,
@@ -484,6 +514,32 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         ? linkError(now(), 'ACTION_NOT_ALLOWED', 'the merchant account is suspended').body
         : invalidRequest(now(), 'INVALID_MERCHANT_CONFIGURATION', 'the merchant account is suspended').body;
       answer(400, payload);
+      return;
+    }
+    // reference/gateway.md and the specs do not say how the gateway answers a body of another content type: the
+    // sandbox answers 400 INVALID_REQUEST naming the content type (README, "Limits"); parameters are accepted.
+    if (
+      (method === 'POST' || method === 'PATCH') &&
+      body.length > 0 &&
+      !isJsonContentType(req.headers['content-type'])
+    ) {
+      const received = req.headers['content-type'];
+      answer(
+        400,
+        invalidRequest(
+          now(),
+          'INVALID_DATA',
+          `content-type must be application/json (received ${received === undefined ? 'none' : `"${received}"`})`,
+        ).body,
+      );
+      return;
+    }
+    if (tooDeep) {
+      answer(
+        400,
+        invalidRequest(now(), 'INVALID_DATA', `the JSON body nests deeper than ${MAX_JSON_DEPTH} levels`)
+          .body,
+      );
       return;
     }
     if (
@@ -606,6 +662,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     let parsed: Record<string, unknown> = {};
     if (body.length) {
       try {
+        if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) throw new Error('nested too deep');
         const v: unknown = JSON.parse(body.toString('utf8'));
         if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
         parsed = v as Record<string, unknown>;
@@ -643,6 +700,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       if (method === 'POST') {
         const list = parsed.faults;
         if (!Array.isArray(list)) return bad('faults must be an array');
+        if (faults.length + list.length > MAX_QUEUED_FAULTS)
+          return sendJson(res, 400, {
+            error: { code: 'TOO_MANY_FAULTS', message: tooManyFaults(list.length) },
+          });
         const checked: Fault[] = [];
         for (const f of list as unknown[]) {
           const o = f as Record<string, unknown>;
@@ -926,6 +987,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       for (const f of list)
         if (!FAULT_KINDS.includes(f.kind))
           throw new SandboxError('SANDBOX_OPTIONS', `unknown fault kind ${String(f.kind)}`);
+      if (faults.length + list.length > MAX_QUEUED_FAULTS)
+        throw new SandboxError('SANDBOX_OPTIONS', tooManyFaults(list.length));
       faults.push(...list);
     },
     reset() {

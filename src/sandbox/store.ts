@@ -7,6 +7,7 @@ import Database from 'better-sqlite3';
 import { SandboxError } from './errors.js';
 import type { AuthScheme } from './auth.js';
 import type { DecodedTag } from './emv-rules.js';
+import { MAX_UNMATCHED_REQUESTS } from './limits.js';
 import type { FaultKind } from './triggers.js';
 
 /** The services a ledger transaction can be. */
@@ -36,6 +37,10 @@ export interface LedgerRequest {
   auth: { scheme: AuthScheme; verified: boolean; reason?: string };
   /** The JSON body with PAN masked (first 6 + last 4), track data and security codes redacted. */
   body: unknown;
+  /** The body was longer than the ledger keeps of a rejected request: `body` is its first bytes as a string. */
+  bodyTruncated?: boolean;
+  /** Byte length of the whole masked body, when `bodyTruncated`. */
+  bodyBytes?: number;
   /** `pointOfSaleInformation.emv.tags` decoded, in wire order (never-send tag values redacted). */
   emvTags?: DecodedTag[];
   /** HTTP status the sandbox meant to answer (before a fault replaced or dropped it). */
@@ -117,8 +122,8 @@ export class SandboxStore {
   /** Transactions by merchant and client transactionId (duplicate detection, timeout reversal and void). */
   private readonly byClientId = new Map<string, LedgerTransaction | LedgerTransaction[]>();
   /**
-   * Requests that neither created nor targeted a transaction (authentication failures, rejected requests). Complete
-   * after {@link flushRequests}.
+   * Requests that neither created nor targeted a transaction (authentication failures, rejected requests): the last
+   * `maxUnmatched` of them, oldest first. Complete after {@link flushRequests}.
    */
   readonly unmatched: LedgerRequest[] = [];
   /** Filed requests not yet in their transaction's `requests` (or `unmatched`), in arrival order. */
@@ -127,8 +132,14 @@ export class SandboxStore {
   private db: Database.Database | undefined;
   private upsert: Database.Statement | undefined;
   private unmatchedSeq = 0;
+  /** Filed requests in {@link pending} without a transaction (bounded: past `maxUnmatched`, pending is flushed). */
+  private pendingUnmatched = 0;
+  private dropUnmatched: Database.Statement | undefined;
 
-  constructor(dataFile?: string) {
+  constructor(
+    dataFile?: string,
+    private readonly maxUnmatched: number = MAX_UNMATCHED_REQUESTS,
+  ) {
     if (dataFile === undefined) return;
     try {
       this.db = new Database(dataFile);
@@ -139,6 +150,9 @@ export class SandboxStore {
       );
       this.upsert = this.db.prepare(
         'INSERT INTO sandbox_records (kind, id, json) VALUES (?, ?, ?) ON CONFLICT(kind, id) DO UPDATE SET json = excluded.json',
+      );
+      this.dropUnmatched = this.db.prepare(
+        "DELETE FROM sandbox_records WHERE kind = 'unmatched' AND id <= ?",
       );
       const rows = this.db
         .prepare('SELECT kind, id, json FROM sandbox_records ORDER BY rowid')
@@ -152,9 +166,10 @@ export class SandboxStore {
         if (row.kind === 'tx') this.index(value as LedgerTransaction);
         else if (row.kind === 'unmatched') {
           this.unmatched.push(value as LedgerRequest);
-          this.unmatchedSeq++;
+          this.unmatchedSeq = Number(row.id) + 1;
         } else this.map(row.kind).set(row.id, value);
       }
+      this.trimUnmatched();
     } catch (e) {
       throw new SandboxError('SANDBOX_STORE', `cannot open the sandbox ledger ${dataFile}`, { cause: e });
     }
@@ -205,6 +220,9 @@ export class SandboxStore {
   fileRequest(owner: LedgerTransaction | undefined, record: FiledRequest): void {
     if (this.db === undefined) {
       this.pending.push({ owner, record });
+      // Unmatched requests are kept to the last `maxUnmatched`: pending ones are placed (and the oldest dropped)
+      // before they outnumber that, even when the ledger is never read.
+      if (owner === undefined && ++this.pendingUnmatched > this.maxUnmatched) this.flushRequests();
       return;
     }
     this.place(owner, record);
@@ -215,7 +233,9 @@ export class SandboxStore {
     const pending = this.pending;
     if (pending.length === 0) return;
     this.pending = [];
+    this.pendingUnmatched = 0;
     for (const { owner, record } of pending) this.place(owner, record);
+    this.trimUnmatched();
   }
 
   private place(owner: LedgerTransaction | undefined, record: FiledRequest): void {
@@ -225,8 +245,17 @@ export class SandboxStore {
       this.saveTx(owner);
     } else {
       this.unmatched.push(req);
-      this.write('unmatched', String(this.unmatchedSeq++).padStart(10, '0'), req);
+      this.write('unmatched', unmatchedKey(this.unmatchedSeq++), req);
+      if (this.db !== undefined) this.trimUnmatched();
     }
+  }
+
+  /** Drops the oldest unmatched requests beyond `maxUnmatched`, in memory and on disk. */
+  private trimUnmatched(): void {
+    const excess = this.unmatched.length - this.maxUnmatched;
+    if (excess <= 0) return;
+    this.unmatched.splice(0, excess);
+    this.dropUnmatched?.run(unmatchedKey(this.unmatchedSeq - this.maxUnmatched - 1));
   }
 
   /** Any other record kind (links, offers, merchant standing, OAuth grants). */
@@ -249,6 +278,7 @@ export class SandboxStore {
     this.byClientId.clear();
     this.unmatched.length = 0;
     this.pending = [];
+    this.pendingUnmatched = 0;
     this.others.clear();
     this.unmatchedSeq = 0;
     this.db?.exec('DELETE FROM sandbox_records');
@@ -258,5 +288,11 @@ export class SandboxStore {
     this.db?.close();
     this.db = undefined;
     this.upsert = undefined;
+    this.dropUnmatched = undefined;
   }
+}
+
+/** The row id of the `seq`-th unmatched request: zero-padded, so that ids sort as numbers. */
+function unmatchedKey(seq: number): string {
+  return String(seq).padStart(10, '0');
 }

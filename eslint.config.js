@@ -51,7 +51,7 @@ const dependencyRules = [
   },
   // The sandbox is an independent server: it must never share request-building or signing code with the client.
   { from: 'sandbox', allow: ['money', 'emv', 'log'] },
-  { from: 'certification', allow: ['money', 'emv', 'gateway', 'config', 'log'] },
+  { from: 'certification', allow: ['money', 'emv', 'vocabulary', 'gateway', 'config', 'log'] },
   { from: 'main', allow: ['host', 'host-api', 'config', 'log', 'money'] },
   { from: 'renderer', allow: ['host-api', 'money'] },
   // `start` asks main/ whether the Electron binary is installed before it spawns the kiosk window.

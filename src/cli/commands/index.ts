@@ -16,4 +16,5 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   emv: () => import('./emv.js'),
   queue: () => import('./queue.js'),
   sandbox: () => import('./sandbox.js'),
+  certify: () => import('./certify.js'),
 };

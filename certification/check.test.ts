@@ -1,0 +1,692 @@
+import { beforeAll, describe, expect, it, vi } from 'vitest';
+import { bytesToHex, decodeTlv, encodeTlv, flattenTlv, hexToBytes } from '../src/emv/index.js';
+import type * as SandboxModule from '../src/sandbox/index.js';
+import type { Ledger } from '../src/sandbox/ledger.js';
+import type { CapturedMessage } from './session.js';
+import { CertifyInputError, checkSession, type SessionResult } from './check.js';
+
+/**
+ * The compliant sessions are the real terminal's own messages: the simulations of `parking-terminal simulate` run
+ * against the embedded sandbox, whose ledger keeps each request's (masked) body and answer. The sandbox is wrapped so
+ * that its ledger is read just before the simulation closes it.
+ */
+const ledgers: Ledger[] = [];
+vi.mock('../src/sandbox/index.js', async (importOriginal) => {
+  const mod = await importOriginal<typeof SandboxModule>();
+  return {
+    ...mod,
+    startSandbox: async (...args: Parameters<typeof mod.startSandbox>) => {
+      const sandbox = await mod.startSandbox(...args);
+      const close = sandbox.close.bind(sandbox);
+      sandbox.close = async () => {
+        ledgers.push(sandbox.ledger());
+        await close();
+      };
+      return sandbox;
+    },
+  };
+});
+const { runSimulation } = await import('../src/host/simulation.js');
+
+type Scenario = Parameters<typeof runSimulation>[0];
+const BASE: Omit<Scenario, 'model' | 'card'> = {
+  minutes: 60,
+  extend: 0,
+  actual: 15,
+  ticketMinutes: 90,
+  lostTicket: false,
+  amountMinor: 1250,
+  refund: true,
+  void: false,
+  credit: false,
+  timeout: false,
+  reversalDelayMs: 10,
+};
+
+/** The session a simulation sent, in order, each request with the answer the terminal received (if any). */
+async function capture(
+  scenario: Partial<Scenario> & Pick<Scenario, 'model' | 'card'>,
+): Promise<CapturedMessage[]> {
+  await runSimulation({ ...BASE, ...scenario });
+  const ledger = ledgers.at(-1)!;
+  const seen = new Set<object>();
+  const requests = [...ledger.unmatchedRequests, ...ledger.transactions.flatMap((t) => t.requests)]
+    .filter((r) => (seen.has(r) ? false : (seen.add(r), true)))
+    .filter((r) => r.path.startsWith('/pts/') || r.path.startsWith('/vas/'));
+  requests.sort((a, b) => a.at.localeCompare(b.at));
+  return requests.map((r) => ({
+    method: r.method,
+    path: r.path,
+    body: structuredClone(r.body) as Record<string, unknown>,
+    ...(r.delivered ? { response: structuredClone(r.response) } : {}),
+  }));
+}
+
+const sessions: Record<string, CapturedMessage[]> = {};
+
+beforeAll(async () => {
+  sessions.meterContact = await capture({ model: 'meter', card: 'n2-contact' });
+  sessions.meterContactless = await capture({ model: 'meter', card: 'n1-contactless' });
+  sessions.attendedSale = await capture({ model: 'attended', card: 'n1-contact' });
+  sessions.tapAndGoMsd = await capture({ model: 'tap-and-go', card: 'n2-msd' });
+  sessions.kioskSwipe = await capture({ model: 'kiosk', card: 'n1-swipe' });
+  sessions.saleTimeout = await capture({
+    model: 'attended',
+    card: 'n2-contact',
+    timeout: true,
+    refund: false,
+  });
+  sessions.creditN2 = await capture({
+    model: 'attended',
+    card: 'n2-contactless',
+    credit: true,
+    refund: false,
+  });
+  sessions.creditN1 = await capture({
+    model: 'attended',
+    card: 'n1-contactless',
+    credit: true,
+    refund: false,
+  });
+}, 120_000);
+
+/** A deep copy of a generated session, to seed a defect in. */
+function copy(name: string): CapturedMessage[] {
+  const s = sessions[name];
+  if (!s) throw new Error(`no session ${name}`);
+  return structuredClone(s);
+}
+
+function message(session: CapturedMessage[], service: string): CapturedMessage {
+  const result = checkSession(session);
+  const at = result.messages.find((m) => m.service === service);
+  if (!at) throw new Error(`no ${service} in the session`);
+  return session[at.index]!;
+}
+
+/** Sets (or with undefined, deletes) the value at a dotted path. */
+function set(body: Record<string, unknown>, path: string, value: unknown): void {
+  const keys = path.split('.');
+  let at: Record<string, unknown> = body;
+  for (const key of keys.slice(0, -1)) {
+    at[key] ??= {};
+    at = at[key] as Record<string, unknown>;
+  }
+  const last = keys.at(-1)!;
+  if (value === undefined) delete at[last];
+  else at[last] = value;
+}
+
+function tagsOf(m: CapturedMessage): string {
+  return (m.body.pointOfSaleInformation as { emv: { tags: string } }).emv.tags;
+}
+
+/** The tag string with `tag` set to `value` (appended when absent) or removed (undefined). */
+function withTag(hex: string, tag: string, value: string | undefined): string {
+  const nodes = flattenTlv(decodeTlv(hexToBytes(hex))).map((e) => ({ tag: e.tag, value: e.value }));
+  const i = nodes.findIndex((n) => n.tag === tag);
+  if (value === undefined) nodes.splice(i, 1);
+  else if (i >= 0) nodes[i] = { tag, value: hexToBytes(value) };
+  else nodes.push({ tag, value: hexToBytes(value) });
+  return bytesToHex(encodeTlv(nodes.map((n) => ({ tag: n.tag, length: n.value.length, value: n.value }))));
+}
+
+function setTag(m: CapturedMessage, tag: string, value: string | undefined): void {
+  set(m.body, 'pointOfSaleInformation.emv.tags', withTag(tagsOf(m), tag, value));
+}
+
+function errors(result: SessionResult): Array<{ index: number; rule: string; field: string }> {
+  return result.messages.flatMap((m) =>
+    m.findings
+      .filter((f) => f.severity === 'error')
+      .map((f) => ({ index: m.index, rule: f.rule, field: f.field })),
+  );
+}
+
+/** A reversal of the first authorization of a session, as gateway.md §7 shapes it. */
+function reversalOf(auth: CapturedMessage, amount: string, tags: boolean): CapturedMessage {
+  const id = (auth.response as { id: string }).id;
+  const order = auth.body.orderInformation as { amountDetails: { currency: string } };
+  return {
+    method: 'POST',
+    path: `/pts/v2/payments/${id}/reversals`,
+    body: {
+      clientReferenceInformation: { code: 'PT000001-rev-1', comments: 'REVERSAL' },
+      orderInformation: { amountDetails: { currency: order.amountDetails.currency } },
+      reversalInformation: { amountDetails: { totalAmount: amount } },
+      ...(tags ? { pointOfSaleInformation: { emv: { tags: tagsOf(auth) } } } : {}),
+    },
+    response: { id: '9000000000000000000001', status: 'REVERSED' },
+  };
+}
+
+describe('certify check: the terminal’s own sessions', () => {
+  it('passes every generated session with no error finding', () => {
+    for (const [name, session] of Object.entries(sessions)) {
+      expect(session.length, name).toBeGreaterThan(0);
+      const result = checkSession(session);
+      expect(errors(result), name).toEqual([]);
+      expect(result.ok, name).toBe(true);
+    }
+  });
+
+  it('identifies the service of every message from method, path and body', () => {
+    const services = (name: string): string[] => checkSession(sessions[name]).messages.map((m) => m.service);
+    expect(services('meterContact')).toEqual(
+      expect.arrayContaining(['preauth', 'capture', 'refund-capture']),
+    );
+    expect(services('attendedSale')).toEqual(expect.arrayContaining(['sale', 'refund-payment']));
+    expect(services('tapAndGoMsd')).toEqual(expect.arrayContaining(['avr', 'preauth', 'capture']));
+    expect(services('saleTimeout')).toEqual(expect.arrayContaining(['sale', 'timeout-void']));
+    expect(services('creditN1')).toEqual(expect.arrayContaining(['credit']));
+  });
+
+  it('passes a reversal of the authorized amount repeating the authorization’s tags', () => {
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const result = checkSession([auth, reversalOf(auth, '12.00', true)]);
+    expect(errors(result)).toEqual([]);
+  });
+
+  it('passes an incremental authorization and a capture of the new total', () => {
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const capture = message(session, 'capture');
+    const id = (auth.response as { id: string }).id;
+    const incremental: CapturedMessage = {
+      method: 'PATCH',
+      path: `/pts/v2/payments/${id}`,
+      body: {
+        clientReferenceInformation: {
+          code: 'PT000001-inc',
+          comments: 'Parking Incremental Auth',
+          transactionId: 'TINC1',
+        },
+        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
+        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
+        merchantInformation: { transactionLocalDateTime: '20261124101500' },
+      },
+      response: {
+        id: '7000000000000000000007',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '17.00' } },
+      },
+    };
+    set(capture.body, 'orderInformation.amountDetails.totalAmount', '17.00');
+    set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    expect(errors(checkSession([auth, incremental, capture]))).toEqual([]);
+  });
+
+  it('passes track data in clear when it agrees with the card type and service code', () => {
+    const auth = message(copy('meterContact'), 'preauth');
+    set(auth.body, 'pointOfSaleInformation.trackData', ';4761739001010119=28122011973393000?');
+    expect(errors(checkSession([auth]))).toEqual([]);
+  });
+});
+
+/** One seeded defect: the session, then the rule and field the error finding must name. */
+interface Defect {
+  rule: string;
+  field: string;
+  seed: () => CapturedMessage[];
+}
+
+function seeded(
+  name: string,
+  service: string,
+  change: (m: CapturedMessage, s: CapturedMessage[]) => void,
+): () => CapturedMessage[] {
+  return () => {
+    const s = copy(name);
+    change(message(s, service), s);
+    return s;
+  };
+}
+
+const LOCAL = 'merchantInformation.transactionLocalDateTime';
+const TOTAL = 'orderInformation.amountDetails.totalAmount';
+const POS = 'pointOfSaleInformation';
+const TAG = (t: string): string => `pointOfSaleInformation.emv.tags[${t}]`;
+
+const DEFECTS: Defect[] = [
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: LOCAL,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, LOCAL, undefined)),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'pointOfSaleInformation.serviceCode',
+    seed: seeded('attendedSale', 'sale', (m) => set(m.body, `${POS}.serviceCode`, undefined)),
+  },
+  {
+    rule: 'DE-LOCAL-DATETIME',
+    field: LOCAL,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, LOCAL, '20261331120000')),
+  },
+  {
+    rule: 'DE-AMOUNT-FORMAT',
+    field: TOTAL,
+    seed: seeded('meterContact', 'refund-capture', (m) => set(m.body, TOTAL, '3.0')),
+  },
+  {
+    rule: 'DE-CURRENCY-CODE',
+    field: 'orderInformation.amountDetails.currency',
+    seed: seeded('meterContact', 'refund-capture', (m) =>
+      set(m.body, 'orderInformation.amountDetails.currency', 'GBX'),
+    ),
+  },
+  {
+    rule: 'DE-CARD-TYPE',
+    field: 'paymentInformation.card.type',
+    seed: seeded('kioskSwipe', 'sale', (m) => set(m.body, 'paymentInformation.card.type', '003')),
+  },
+  {
+    rule: 'DE-CAT-LEVEL',
+    field: `${POS}.catLevel`,
+    seed: seeded('kioskSwipe', 'sale', (m) => set(m.body, `${POS}.catLevel`, 3)),
+  },
+  {
+    rule: 'DE-ENTRY-MODE',
+    field: `${POS}.entryMode`,
+    seed: seeded('kioskSwipe', 'sale', (m) => set(m.body, `${POS}.entryMode`, 'keyed')),
+  },
+  {
+    rule: 'DE-TERMINAL-CAPABILITY',
+    field: `${POS}.terminalCapability`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.terminalCapability`, 2)),
+  },
+  {
+    rule: 'DE-PIN-CAPABILITY',
+    field: `${POS}.terminalPinCapability`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.terminalPinCapability`, 3)),
+  },
+  {
+    rule: 'DE-OPERATING-ENVIRONMENT',
+    field: `${POS}.operatingEnvironment`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.operatingEnvironment`, '5')),
+  },
+  {
+    rule: 'DE-DEDICATED-HARDWARE',
+    field: `${POS}.isDedicatedHardwareTerminal`,
+    seed: seeded('attendedSale', 'sale', (m) => set(m.body, `${POS}.isDedicatedHardwareTerminal`, '2')),
+  },
+  {
+    rule: 'DE-COMMERCE-INDICATOR',
+    field: 'processingInformation.commerceIndicator',
+    seed: seeded('meterContact', 'preauth', (m) =>
+      set(m.body, 'processingInformation.commerceIndicator', 'internet'),
+    ),
+  },
+  {
+    rule: 'DE-AUTH-INDICATOR',
+    field: 'processingInformation.authorizationOptions.authIndicator',
+    seed: seeded('meterContact', 'preauth', (m) =>
+      set(m.body, 'processingInformation.authorizationOptions.authIndicator', '1'),
+    ),
+  },
+  {
+    rule: 'DE-CARD-SEQUENCE-NUMBER',
+    field: `${POS}.emv.cardSequenceNumber`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.emv.cardSequenceNumber`, 'A1')),
+  },
+  {
+    rule: 'DE-SERVICE-CODE',
+    field: `${POS}.serviceCode`,
+    seed: seeded('kioskSwipe', 'sale', (m) => set(m.body, `${POS}.serviceCode`, '1O1')),
+  },
+  {
+    rule: 'DE-CATEGORY-CODE',
+    field: 'merchantInformation.categoryCode',
+    seed: seeded('kioskSwipe', 'sale', (m) => set(m.body, 'merchantInformation.categoryCode', '5999')),
+  },
+  {
+    rule: 'DE-EMV-TLV',
+    field: `${POS}.emv.tags`,
+    seed: seeded('meterContact', 'preauth', (m) =>
+      set(m.body, `${POS}.emv.tags`, `${tagsOf(m)}DF9A03001736`),
+    ),
+  },
+  {
+    rule: 'DE-EMV-TAG-FORMAT',
+    field: TAG('9F02'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F02', '0000000012AB')),
+  },
+  {
+    rule: 'DE-EMV-TAG-FORMAT',
+    field: TAG('9F26'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F26', '0102030405')),
+  },
+  {
+    rule: 'CE-9F02-TOTAL',
+    field: TAG('9F02'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F02', '000000001300')),
+  },
+  {
+    rule: 'CE-5F2A-CURRENCY',
+    field: TAG('5F2A'),
+    seed: seeded('attendedSale', 'sale', (m) => setTag(m, '5F2A', '0978')),
+  },
+  {
+    rule: 'CE-9A-LOCAL-DATE',
+    field: TAG('9A'),
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, LOCAL, '20261125101010')),
+  },
+  {
+    rule: 'CE-9F1A-COUNTRY',
+    field: TAG('9F1A'),
+    seed: () => {
+      const credit = message(copy('creditN2'), 'credit');
+      setTag(credit, '9F1A', '0250');
+      return [message(copy('meterContact'), 'preauth'), credit];
+    },
+  },
+  {
+    rule: 'CE-9C-SERVICE',
+    field: TAG('9C'),
+    seed: seeded('creditN2', 'credit', (m) => setTag(m, '9C', '00')),
+  },
+  {
+    rule: 'CE-9C-SERVICE',
+    field: TAG('9C'),
+    seed: seeded('attendedSale', 'sale', (m) => setTag(m, '9C', '20')),
+  },
+  {
+    rule: 'CE-CARD-SEQUENCE-5F34',
+    field: `${POS}.emv.cardSequenceNumber`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.emv.cardSequenceNumber`, '02')),
+  },
+  {
+    rule: 'CE-CARD-SEQUENCE-5F34',
+    field: `${POS}.emv.cardSequenceNumber`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.emv.cardSequenceNumber`, undefined)),
+  },
+  {
+    rule: 'CE-CAT-LEVEL-ATTENDED',
+    field: `${POS}.catLevel`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.catLevel`, 6)),
+  },
+  {
+    rule: 'CE-DEDICATED-HARDWARE',
+    field: `${POS}.isDedicatedHardwareTerminal`,
+    seed: seeded('attendedSale', 'sale', (m) => set(m.body, `${POS}.isDedicatedHardwareTerminal`, undefined)),
+  },
+  {
+    rule: 'CE-COMMENTS-SERVICE',
+    field: 'clientReferenceInformation.comments',
+    seed: seeded('attendedSale', 'sale', (m) =>
+      set(m.body, 'clientReferenceInformation.comments', 'Parking Auth'),
+    ),
+  },
+  {
+    rule: 'CE-COMMENTS-SERVICE',
+    field: 'clientReferenceInformation.comments',
+    seed: seeded('meterContact', 'capture', (m) =>
+      set(m.body, 'clientReferenceInformation.comments', 'Parking Capture'),
+    ),
+  },
+  {
+    rule: 'CE-COMMENTS-SERVICE',
+    field: 'clientReferenceInformation.comments',
+    seed: seeded('saleTimeout', 'timeout-void', (m) =>
+      set(m.body, 'clientReferenceInformation.comments', 'VOID Payment'),
+    ),
+  },
+  {
+    rule: 'IC-NEVER-SEND',
+    field: TAG('5A'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '5A', '4761739001010119')),
+  },
+  {
+    rule: 'IC-NEVER-SEND',
+    field: TAG('57'),
+    seed: seeded('attendedSale', 'sale', (m) => setTag(m, '57', '5413339000001513D2512201')),
+  },
+  {
+    rule: 'IC-NETWORK-MANDATORY',
+    field: TAG('9F27'),
+    seed: seeded('attendedSale', 'sale', (m) => setTag(m, '9F27', undefined)),
+  },
+  {
+    rule: 'IC-NETWORK-MANDATORY',
+    field: TAG('9F37'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F37', undefined)),
+  },
+  {
+    rule: 'IC-NETWORK-PROHIBITED',
+    field: TAG('9F6E'),
+    seed: seeded('creditN1', 'credit', (m) => setTag(m, '9F6E', '20700000')),
+  },
+  {
+    rule: 'IC-EMV-TAGS-ENTRY-MODE',
+    field: `${POS}.emv.tags`,
+    seed: seeded('meterContactless', 'preauth', (m) => set(m.body, `${POS}.emv`, undefined)),
+  },
+  {
+    rule: 'IC-CAPTURE-AUTHORIZED',
+    field: TOTAL,
+    seed: seeded('meterContact', 'capture', (m) => set(m.body, TOTAL, '12.01')),
+  },
+  {
+    rule: 'IC-REVERSAL-AMOUNT',
+    field: 'reversalInformation.amountDetails.totalAmount',
+    seed: () => {
+      const auth = message(copy('meterContact'), 'preauth');
+      return [auth, reversalOf(auth, '11.00', true)];
+    },
+  },
+  {
+    rule: 'IC-REVERSAL-AMOUNT',
+    field: 'reversalInformation.amountDetails.totalAmount',
+    seed: () => {
+      // A partial approval: the reversal carries the approved amount, not the requested one.
+      const auth = message(copy('meterContact'), 'preauth');
+      set(auth.response as Record<string, unknown>, 'status', 'PARTIAL_AUTHORIZED');
+      set(
+        auth.response as Record<string, unknown>,
+        'orderInformation.amountDetails.authorizedAmount',
+        '8.00',
+      );
+      return [auth, reversalOf(auth, '12.00', true)];
+    },
+  },
+  {
+    rule: 'IC-REFUND-CAPTURED',
+    field: TOTAL,
+    seed: seeded('meterContact', 'refund-capture', (m) => set(m.body, TOTAL, '3.01')),
+  },
+  {
+    rule: 'IC-REFUND-CAPTURED',
+    field: TOTAL,
+    seed: seeded('attendedSale', 'refund-payment', (m) => set(m.body, TOTAL, '12.51')),
+  },
+  {
+    rule: 'IC-REVERSAL-EMV-TAGS',
+    field: `${POS}.emv.tags`,
+    seed: () => {
+      const auth = message(copy('meterContact'), 'preauth');
+      return [auth, reversalOf(auth, '12.00', false)];
+    },
+  },
+  {
+    rule: 'IC-CAPTURE-CONTACT-TAGS',
+    field: `${POS}.emv.tags`,
+    seed: seeded('meterContact', 'capture', (m) => set(m.body, POS, undefined)),
+  },
+  {
+    rule: 'IC-CAPTURE-CONTACT-TAGS',
+    field: TAG('9F10'),
+    seed: seeded('meterContact', 'capture', (m) => setTag(m, '9F10', undefined)),
+  },
+  {
+    rule: 'IC-CAPTURE-CONTACT-TAGS',
+    field: `${POS}.emv.tags`,
+    seed: seeded('meterContactless', 'capture', (m, s) =>
+      set(m.body, `${POS}.emv.tags`, tagsOf(message(s, 'preauth'))),
+    ),
+  },
+  {
+    rule: 'IC-FOLLOW-ON-TAGS-REPEAT',
+    field: TAG('9F26'),
+    seed: seeded('meterContact', 'capture', (m) => setTag(m, '9F26', '0102030405060708')),
+  },
+  {
+    rule: 'IC-AVR-ZERO',
+    field: 'processingInformation.capture',
+    seed: seeded('tapAndGoMsd', 'avr', (m) => set(m.body, 'processingInformation.capture', true)),
+  },
+  {
+    rule: 'IC-TRANSACTION-ID-UNIQUE',
+    field: 'clientReferenceInformation.transactionId',
+    seed: seeded('meterContact', 'capture', (m, s) =>
+      set(
+        m.body,
+        'clientReferenceInformation.transactionId',
+        (message(s, 'preauth').body.clientReferenceInformation as { transactionId: string }).transactionId,
+      ),
+    ),
+  },
+  {
+    rule: 'IC-TIMEOUT-ORIGINAL',
+    field: 'clientReferenceInformation.transactionId',
+    seed: seeded('saleTimeout', 'timeout-void', (m) =>
+      set(m.body, 'clientReferenceInformation.transactionId', 'T0NOSUCHORIGINAL'),
+    ),
+  },
+  {
+    rule: 'IC-TIMEOUT-ORIGINAL',
+    field: 'clientReferenceInformation.transactionId',
+    seed: () => {
+      // A sale is undone by a timeout void, never by a timeout reversal.
+      const s = copy('saleTimeout');
+      const sale = message(s, 'sale');
+      return [sale, timeoutReversal(sale, '12.50')];
+    },
+  },
+  {
+    rule: 'IC-TIMEOUT-REVERSAL-AMOUNT',
+    field: 'reversalInformation.amountDetails.totalAmount',
+    seed: () => {
+      const auth = message(copy('meterContact'), 'preauth');
+      delete auth.response;
+      return [auth, timeoutReversal(auth, '11.00')];
+    },
+  },
+  {
+    rule: 'DM-TRACK-PAN',
+    field: `${POS}.trackData`,
+    seed: seeded('meterContact', 'preauth', (m) =>
+      set(m.body, `${POS}.trackData`, ';5413339000001513=28122011973393000?'),
+    ),
+  },
+  {
+    rule: 'DM-TRACK-SERVICE-CODE',
+    field: `${POS}.serviceCode`,
+    seed: seeded('meterContact', 'preauth', (m) =>
+      set(m.body, `${POS}.trackData`, ';4761739001010119=28121011973393000?'),
+    ),
+  },
+  {
+    rule: 'DM-AID-CARD-TYPE',
+    field: TAG('84'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '84', 'A0000000041010')),
+  },
+  {
+    rule: 'DM-9F39-ENTRY-MODE',
+    field: TAG('9F39'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F39', '07')),
+  },
+];
+
+function timeoutReversal(original: CapturedMessage, amount: string): CapturedMessage {
+  const ref = original.body.clientReferenceInformation as { transactionId: string };
+  return {
+    method: 'POST',
+    path: '/pts/v2/reversals',
+    body: {
+      clientReferenceInformation: {
+        code: 'PT000001-R1',
+        comments: 'REVERSAL Timeout',
+        transactionId: ref.transactionId,
+      },
+      orderInformation: { amountDetails: { currency: 'GBP' } },
+      reversalInformation: { amountDetails: { totalAmount: amount } },
+    },
+  };
+}
+
+describe('certify check: seeded defects', () => {
+  it.each(DEFECTS.map((d) => [`${d.rule} at ${d.field}`, d] as const))(
+    '%s is an error finding',
+    (_name, defect) => {
+      const result = checkSession(defect.seed());
+      expect(result.ok).toBe(false);
+      expect(errors(result)).toContainEqual(
+        expect.objectContaining({ rule: defect.rule, field: defect.field }),
+      );
+    },
+  );
+
+  it('gives every finding its rule’s category and severity', () => {
+    const result = checkSession(DEFECTS.find((d) => d.rule === 'IC-NEVER-SEND')!.seed());
+    const never = result.messages.flatMap((m) => m.findings).find((f) => f.rule === 'IC-NEVER-SEND');
+    expect(never).toMatchObject({ category: 'interchange compliance', severity: 'error' });
+    expect(never?.message).not.toContain('4761739001010119');
+  });
+
+  it('reports unreadable track data and unknown tags as warnings only', () => {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    set(auth.body, `${POS}.trackData`, 'not a track');
+    setTag(auth, 'DF01', '01');
+    const result = checkSession(s);
+    expect(result.ok).toBe(true);
+    const rules = result.messages.flatMap((m) => m.findings).map((f) => `${f.rule} ${f.severity}`);
+    expect(rules).toEqual(expect.arrayContaining(['DE-TRACK-DATA warning', 'DE-EMV-TAG-UNKNOWN warning']));
+  });
+});
+
+describe('certify check: bad input', () => {
+  const cases: Array<[string, unknown, string]> = [
+    ['not an array', { method: 'POST' }, 'SESSION_NOT_ARRAY'],
+    ['a message that is not an object', [42], 'MESSAGE_NOT_OBJECT'],
+    ['a message without method', [{ path: '/pts/v2/payments', body: {} }], 'MESSAGE_BAD_METHOD'],
+    ['a message without path', [{ method: 'POST', body: {} }], 'MESSAGE_BAD_PATH'],
+    [
+      'a body that is not an object',
+      [{ method: 'POST', path: '/pts/v2/payments', body: '{}' }],
+      'MESSAGE_BAD_BODY',
+    ],
+    ['a body that is an array', [{ method: 'POST', path: '/pts/v2/payments', body: [] }], 'MESSAGE_BAD_BODY'],
+  ];
+  it.each(cases)('refuses %s with a stable code', (_name, input, code) => {
+    expect(() => checkSession(input)).toThrow(CertifyInputError);
+    try {
+      checkSession(input);
+    } catch (e) {
+      expect((e as CertifyInputError).code).toBe(code);
+    }
+  });
+
+  it('judges fields of the wrong type as findings, never crashes', () => {
+    const body = {
+      clientReferenceInformation: { comments: 7, transactionId: ['x'] },
+      orderInformation: { amountDetails: { totalAmount: 12.5, currency: null } },
+      pointOfSaleInformation: { emv: { tags: 12 }, trackData: {} },
+      merchantInformation: { transactionLocalDateTime: 20261124101010 },
+      processingInformation: 'retail',
+    };
+    const result = checkSession([
+      { method: 'POST', path: '/pts/v2/payments', body },
+      { method: 'POST', path: '/nowhere', body: {} },
+    ]);
+    expect(result.ok).toBe(false);
+    expect(errors(result).map((e) => e.rule)).toEqual(
+      expect.arrayContaining(['DE-EMV-TLV', 'DE-LOCAL-DATETIME', 'DE-AMOUNT-FORMAT', 'CE-COMMENTS-SERVICE']),
+    );
+    expect(result.messages[1]?.findings[0]).toMatchObject({
+      rule: 'DE-UNKNOWN-SERVICE',
+      severity: 'warning',
+    });
+  });
+});

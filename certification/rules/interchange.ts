@@ -1,0 +1,283 @@
+/**
+ * Interchange compliance rules: the network tag tables, the never-send list, and what a message must respect of the
+ * session before it (amounts held, captured and refunded; the original's tags; transactionIds).
+ */
+import { NETWORK_TAG_TABLE, type CardType, type Presence, type TagSetService } from '../../src/emv/index.js';
+import { isServiceName, type ServiceName } from '../../src/vocabulary/services.js';
+import type { Finding } from '../session.js';
+import { finding, tagField } from './catalog.js';
+import { field, text, TAGS_FIELD, type MessageView } from './message.js';
+import { ORIGINALS, requestAmount, type SessionState } from './session-state.js';
+import { CARD_TYPES, EMV_ENTRY_MODES, NEVER_SEND_TAGS, TAG_SET_SERVICE, buildsTags } from './tables.js';
+
+/** Tags a capture of an EMV contact pre-authorization must carry (gateway.md §7). */
+const CONTACT_CAPTURE_TAGS: readonly string[] = ['95', '9F10', '9F26'];
+
+/** What a timeout request may undo (gateway.md §2): a timeout reversal undoes authorizations, a timeout void the rest. */
+const TIMEOUT_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<ServiceName>>>> = {
+  'timeout-reversal': new Set<ServiceName>(['avr', 'preauth', 'incremental']),
+  'timeout-void': new Set<ServiceName>(['capture', 'sale', 'refund-capture', 'refund-payment', 'credit']),
+};
+
+function presence(tag: string, cardType: CardType, service: TagSetService): Presence | undefined {
+  const row = NETWORK_TAG_TABLE.find((r) => r.tag === tag);
+  if (row === undefined) return undefined;
+  const rule = row.rules[cardType];
+  return typeof rule === 'string' ? rule : rule[service];
+}
+
+function neverSend(view: MessageView): Finding[] {
+  return NEVER_SEND_TAGS.filter((tag) => view.tags?.has(tag)).map((tag) =>
+    finding(
+      'IC-NEVER-SEND',
+      tagField(tag),
+      `tag ${tag} is card data that must never be sent (gateway.md §3)`,
+    ),
+  );
+}
+
+function networkTable(view: MessageView): Finding[] {
+  const service = view.service;
+  if (!isServiceName(service) || view.tags === undefined) return [];
+  const tagSetService = TAG_SET_SERVICE[service];
+  const cardType = text(view.message.body, 'paymentInformation.card.type');
+  if (tagSetService === null || cardType === undefined || !CARD_TYPES.includes(cardType as CardType))
+    return [];
+  const type = cardType as CardType;
+  const out: Finding[] = [];
+  const network = type === '002' ? 'N1' : 'N2';
+  for (const row of NETWORK_TAG_TABLE) {
+    const rule = presence(row.tag, type, tagSetService);
+    if (rule === 'P' && view.tags.has(row.tag))
+      out.push(
+        finding(
+          'IC-NETWORK-PROHIBITED',
+          tagField(row.tag),
+          `tag ${row.tag} is prohibited for ${network} ${tagSetService}`,
+        ),
+      );
+    // Mandatory tags are judged where the tag set is read: follow-ons repeat the original's (judged below).
+    if (rule === 'M' && buildsTags(service) && !view.tags.has(row.tag))
+      out.push(
+        finding(
+          'IC-NETWORK-MANDATORY',
+          tagField(row.tag),
+          `tag ${row.tag} (${row.element}) is mandatory for ${network}`,
+        ),
+      );
+  }
+  return out;
+}
+
+function tagsForEntryMode(view: MessageView): Finding[] {
+  if (!buildsTags(view.service)) return [];
+  const entryMode = text(view.message.body, 'pointOfSaleInformation.entryMode');
+  if (entryMode === undefined) return [];
+  const chip = EMV_ENTRY_MODES.includes(entryMode);
+  const sent = field(view.message.body, TAGS_FIELD) !== undefined;
+  if (chip && !sent)
+    return [finding('IC-EMV-TAGS-ENTRY-MODE', TAGS_FIELD, `an EMV ${entryMode} read sends ${TAGS_FIELD}`)];
+  if (!chip && sent)
+    return [
+      finding(
+        'IC-EMV-TAGS-ENTRY-MODE',
+        TAGS_FIELD,
+        `a ${entryMode} read has no chip data: ${TAGS_FIELD} must not be sent`,
+      ),
+    ];
+  return [];
+}
+
+function repeatsOriginal(view: MessageView, original: MessageView, requireAll: boolean): Finding[] {
+  const out: Finding[] = [];
+  for (const [tag, value] of original.tags ?? []) {
+    const repeated = view.tags?.get(tag);
+    if (repeated === undefined) {
+      if (requireAll)
+        out.push(
+          finding(
+            'IC-FOLLOW-ON-TAGS-REPEAT',
+            tagField(tag),
+            `the original (message ${original.index}) sent ${tag}: repeat it`,
+          ),
+        );
+    } else if (repeated !== value)
+      out.push(
+        finding(
+          'IC-FOLLOW-ON-TAGS-REPEAT',
+          tagField(tag),
+          `${tag} differs from the original's (message ${original.index})`,
+        ),
+      );
+  }
+  return out;
+}
+
+function followOnTags(view: MessageView, state: SessionState): Finding[] {
+  if (view.targetId === undefined || view.tagsError !== undefined) return [];
+  const original = state.byGatewayId.get(view.targetId)?.view;
+  if (original === undefined || original.tags === undefined) {
+    if (view.service === 'capture' && original !== undefined && view.tags !== undefined)
+      return [
+        finding(
+          'IC-CAPTURE-CONTACT-TAGS',
+          TAGS_FIELD,
+          'a capture sends EMV tags only after an EMV contact pre-authorization',
+        ),
+      ];
+    return [];
+  }
+  const entryMode = text(original.message.body, 'pointOfSaleInformation.entryMode');
+  if (view.service === 'reversal') {
+    if (view.tags === undefined)
+      return [
+        finding(
+          'IC-REVERSAL-EMV-TAGS',
+          TAGS_FIELD,
+          `the authorization (message ${original.index}) carried EMV data: the reversal carries its tags`,
+        ),
+      ];
+    return repeatsOriginal(view, original, true);
+  }
+  if (view.service === 'capture') {
+    if (entryMode !== 'contact') {
+      if (view.tags !== undefined)
+        return [
+          finding(
+            'IC-CAPTURE-CONTACT-TAGS',
+            TAGS_FIELD,
+            'a capture sends EMV tags only after an EMV contact pre-authorization',
+          ),
+        ];
+      return [];
+    }
+    if (view.tags === undefined)
+      return [
+        finding(
+          'IC-CAPTURE-CONTACT-TAGS',
+          TAGS_FIELD,
+          `the pre-authorization (message ${original.index}) was an EMV contact read: the capture carries its tags with 95, 9F10, 9F26`,
+        ),
+      ];
+    const missing = CONTACT_CAPTURE_TAGS.filter((t) => !view.tags?.has(t));
+    return [
+      ...missing.map((t) =>
+        finding('IC-CAPTURE-CONTACT-TAGS', tagField(t), `a capture after an EMV contact read carries ${t}`),
+      ),
+      ...repeatsOriginal(view, original, false),
+    ];
+  }
+  return [];
+}
+
+function amounts(view: MessageView, state: SessionState): Finding[] {
+  const amount = requestAmount(view);
+  const target = view.targetId !== undefined ? state.byGatewayId.get(view.targetId) : undefined;
+  if (amount === undefined || target === undefined) return [];
+  if (view.service === 'capture') {
+    const authorized = target.authorizedMinor;
+    if (authorized !== undefined && target.capturedMinor + amount > authorized)
+      return [
+        finding(
+          'IC-CAPTURE-AUTHORIZED',
+          'orderInformation.amountDetails.totalAmount',
+          `captures would total ${target.capturedMinor + amount} minor units, above the ${authorized} authorized (message ${target.view.index})`,
+        ),
+      ];
+    return [];
+  }
+  if (view.service === 'reversal') {
+    const authorized = target.authorizedMinor;
+    if (authorized !== undefined && amount !== authorized)
+      return [
+        finding(
+          'IC-REVERSAL-AMOUNT',
+          'reversalInformation.amountDetails.totalAmount',
+          `a reversal carries the authorized amount, ${authorized} minor units (message ${target.view.index})`,
+        ),
+      ];
+    return [];
+  }
+  if (view.service === 'refund-capture' || view.service === 'refund-payment') {
+    if (target.refundedMinor + amount > target.capturedMinor)
+      return [
+        finding(
+          'IC-REFUND-CAPTURED',
+          'orderInformation.amountDetails.totalAmount',
+          `refunds would total ${target.refundedMinor + amount} minor units, above the ${target.capturedMinor} captured (message ${target.view.index})`,
+        ),
+      ];
+    return [];
+  }
+  return [];
+}
+
+function zeroAmount(view: MessageView): Finding[] {
+  if (view.service !== 'sale') return [];
+  if (requestAmount(view) !== 0) return [];
+  return [
+    finding(
+      'IC-AVR-ZERO',
+      'processingInformation.capture',
+      'a zero amount is an account verification ("Parking AVR"): it captures nothing',
+    ),
+  ];
+}
+
+function transactionIds(view: MessageView, state: SessionState): Finding[] {
+  const service = view.service;
+  if (!isServiceName(service)) return [];
+  const path = 'clientReferenceInformation.transactionId';
+  const id = text(view.message.body, path);
+  const timeout = TIMEOUT_TARGETS[service];
+  if (timeout !== undefined) {
+    if (id === undefined) return [];
+    const original = state.byTransactionId.get(id);
+    if (
+      original === undefined ||
+      !isServiceName(original.view.service) ||
+      !timeout.has(original.view.service)
+    )
+      return [
+        finding(
+          'IC-TIMEOUT-ORIGINAL',
+          path,
+          `${service} must name the transactionId of an earlier ${[...timeout].join(', ')} of the session`,
+        ),
+      ];
+    const amount = requestAmount(view);
+    if (
+      service === 'timeout-reversal' &&
+      original.requestedMinor !== undefined &&
+      amount !== undefined &&
+      amount !== original.requestedMinor
+    )
+      return [
+        finding(
+          'IC-TIMEOUT-REVERSAL-AMOUNT',
+          'reversalInformation.amountDetails.totalAmount',
+          `a timeout reversal carries the amount the original requested, ${original.requestedMinor} minor units (message ${original.view.index})`,
+        ),
+      ];
+    return [];
+  }
+  if (id === undefined || !ORIGINALS.has(service)) return [];
+  const earlier = state.byTransactionId.get(id);
+  if (earlier === undefined) return [];
+  return [
+    finding('IC-TRANSACTION-ID-UNIQUE', path, `transactionId already sent by message ${earlier.view.index}`),
+  ];
+}
+
+/** Every interchange compliance rule of one message, against the session before it. */
+export function checkInterchange(view: MessageView, state: SessionState): Finding[] {
+  return [
+    ...neverSend(view),
+    ...networkTable(view),
+    ...tagsForEntryMode(view),
+    ...followOnTags(view, state),
+    ...amounts(view, state),
+    ...zeroAmount(view),
+    ...transactionIds(view, state),
+  ];
+}

@@ -1,0 +1,91 @@
+/**
+ * A captured message as the rules read it: its service, its fields by dotted path, and its EMV tags decoded once
+ * (with src/emv, never with the client's builders).
+ */
+import { bcdToDigits, bytesToHex, decodeTlv, flattenTlv, hexToBytes, TlvError } from '../../src/emv/index.js';
+import { currencyByAlpha } from '../../src/money/index.js';
+import type { CapturedMessage } from '../session.js';
+import type { CertifiedService } from '../service.js';
+
+export const TAGS_FIELD = 'pointOfSaleInformation.emv.tags';
+
+export interface MessageView {
+  readonly index: number;
+  readonly message: CapturedMessage;
+  readonly service: CertifiedService;
+  readonly targetId: string | undefined;
+  /** Decoded primitive tags, first occurrence wins, values as upper-case hex; undefined when no tags are sent. */
+  readonly tags: ReadonlyMap<string, string> | undefined;
+  /** Why `emv.tags` could not be decoded (no tag rule runs then). */
+  readonly tagsError: string | undefined;
+}
+
+/** The value at a dotted path of the body, or undefined. */
+export function field(body: unknown, path: string): unknown {
+  let at: unknown = body;
+  for (const key of path.split('.')) {
+    if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
+    at = (at as Record<string, unknown>)[key];
+  }
+  return at;
+}
+
+/** A field as text: strings as they are, numbers in decimal (the gateway accepts both for codes like catLevel). */
+export function text(body: unknown, path: string): string | undefined {
+  const v = field(body, path);
+  if (typeof v === 'string') return v;
+  if (typeof v === 'number' && Number.isFinite(v)) return String(v);
+  return undefined;
+}
+
+/**
+ * An amount in minor units when it is a plain decimal string with exactly the currency's exponent, else undefined.
+ */
+export function minorUnits(amount: unknown, currency: string | undefined): number | undefined {
+  if (typeof amount !== 'string' || currency === undefined) return undefined;
+  const c = currencyByAlpha(currency);
+  if (c === undefined) return undefined;
+  const re = c.exponent === 0 ? /^(\d+)$/ : new RegExp(`^(\\d+)\\.(\\d{${c.exponent}})$`);
+  const m = re.exec(amount);
+  if (!m) return undefined;
+  const minor = Number(`${m[1] ?? ''}${m[2] ?? ''}`);
+  return Number.isSafeInteger(minor) ? minor : undefined;
+}
+
+/** The digits of a BCD tag (format n), or undefined. */
+export function tagDigits(tags: ReadonlyMap<string, string> | undefined, tag: string): string | undefined {
+  const hex = tags?.get(tag);
+  if (hex === undefined) return undefined;
+  try {
+    return bcdToDigits(hexToBytes(hex));
+  } catch {
+    return undefined;
+  }
+}
+
+function decodeTags(body: unknown): { tags?: Map<string, string>; error?: string } {
+  const raw = field(body, TAGS_FIELD);
+  if (raw === undefined) return {};
+  if (typeof raw !== 'string') return { error: 'emv.tags must be a hex string' };
+  try {
+    const nodes = decodeTlv(hexToBytes(raw));
+    const tags = new Map<string, string>();
+    for (const entry of flattenTlv(nodes)) {
+      if (!tags.has(entry.tag)) tags.set(entry.tag, bytesToHex(entry.value));
+    }
+    return { tags };
+  } catch (e) {
+    if (e instanceof TlvError) return { error: `malformed TLV (${e.code} at offset ${e.offset})` };
+    throw e;
+  }
+}
+
+export function viewMessage(
+  index: number,
+  message: CapturedMessage,
+  service: CertifiedService,
+  targetId: string | undefined,
+): MessageView {
+  const { tags, error } = decodeTags(message.body);
+  return { index, message, service, targetId, tags, tagsError: error };
+}

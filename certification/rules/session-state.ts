@@ -1,0 +1,126 @@
+/**
+ * What the earlier messages of a session established, for the rules that judge a message against them: the amounts
+ * each authorization, capture and sale holds, the originals by transactionId, the terminal's country.
+ */
+import { isServiceName, type ServiceName } from '../../src/vocabulary/services.js';
+import { field, minorUnits, tagDigits, text, type MessageView } from './message.js';
+
+/** One original transaction of the session, by the gateway id its answer gave it. */
+export interface SessionTransaction {
+  readonly view: MessageView;
+  readonly currency: string | undefined;
+  /** Amount the request asked for, minor units. */
+  requestedMinor: number | undefined;
+  /** Amount held or charged: the answer's authorizedAmount, else the requested amount (answer unknown). */
+  authorizedMinor: number | undefined;
+  capturedMinor: number;
+  refundedMinor: number;
+}
+
+const APPROVED = new Set([
+  'AUTHORIZED',
+  'PARTIAL_AUTHORIZED',
+  'AUTHORIZED_PENDING_REVIEW',
+  'PENDING',
+  'COMPLETED',
+  'TRANSMITTED',
+]);
+
+function responseStatus(view: MessageView): string | undefined {
+  return text(view.message.response, 'status');
+}
+
+function responseId(view: MessageView): string | undefined {
+  return text(view.message.response, 'id');
+}
+
+/** The amount a request moves, minor units (totalAmount, additionalAmount or the reversal amount). */
+export function requestAmount(view: MessageView): number | undefined {
+  const body = view.message.body;
+  const currency = text(body, 'orderInformation.amountDetails.currency');
+  const amount =
+    field(body, 'reversalInformation.amountDetails.totalAmount') ??
+    field(body, 'orderInformation.amountDetails.additionalAmount') ??
+    field(body, 'orderInformation.amountDetails.totalAmount');
+  return minorUnits(amount, currency);
+}
+
+export class SessionState {
+  /** Originals by the gateway id of their answer (authorizations, sales, captures, refunds, credits). */
+  readonly byGatewayId = new Map<string, SessionTransaction>();
+  /** Originals by their clientReferenceInformation.transactionId, first sender wins. */
+  readonly byTransactionId = new Map<string, { view: MessageView; requestedMinor: number | undefined }>();
+  /** The terminal's country (9F1A) as first sent, with the index of that message. */
+  country: { digits: string; index: number } | undefined;
+
+  /** Whether `id` is the gateway id of a refund of this session. */
+  isRefundId(id: string): boolean {
+    const tx = this.byGatewayId.get(id);
+    return tx !== undefined && (tx.view.service === 'refund-capture' || tx.view.service === 'refund-payment');
+  }
+
+  /** Files what `view` established, after its rules ran. */
+  record(view: MessageView): void {
+    const service = view.service;
+    if (!isServiceName(service)) return;
+    const country = tagDigits(view.tags, '9F1A');
+    if (country !== undefined && this.country === undefined)
+      this.country = { digits: country, index: view.index };
+    const requested = requestAmount(view);
+    const transactionId = text(view.message.body, 'clientReferenceInformation.transactionId');
+    if (transactionId !== undefined && ORIGINALS.has(service) && !this.byTransactionId.has(transactionId))
+      this.byTransactionId.set(transactionId, { view, requestedMinor: requested });
+    const status = responseStatus(view);
+    const answered = view.message.response !== undefined;
+    const approved = !answered || (status !== undefined && APPROVED.has(status));
+    const currency = text(view.message.body, 'orderInformation.amountDetails.currency');
+    const answeredAmount = minorUnits(
+      field(view.message.response, 'orderInformation.amountDetails.authorizedAmount'),
+      currency,
+    );
+    const target = view.targetId !== undefined ? this.byGatewayId.get(view.targetId) : undefined;
+    if (service === 'incremental') {
+      if (target && approved && requested !== undefined)
+        target.authorizedMinor = answeredAmount ?? (target.authorizedMinor ?? 0) + requested;
+    } else if (service === 'capture') {
+      if (target && requested !== undefined) target.capturedMinor += requested;
+    } else if (service === 'refund-capture' || service === 'refund-payment') {
+      if (target && requested !== undefined) target.refundedMinor += requested;
+    }
+    const id = responseId(view);
+    if (id === undefined || !KEEPS_ID.has(service)) return;
+    const authorized = approved ? (answeredAmount ?? requested) : 0;
+    this.byGatewayId.set(id, {
+      view,
+      currency,
+      requestedMinor: requested,
+      authorizedMinor: authorized,
+      // A sale is captured as it is approved; a capture holds what it captured (refunds refer to it).
+      capturedMinor: service === 'sale' || service === 'capture' ? (authorized ?? 0) : 0,
+      refundedMinor: 0,
+    });
+  }
+}
+
+/** Services whose request carries a transactionId of its own (timeout requests are keyed by it). */
+export const ORIGINALS: ReadonlySet<ServiceName> = new Set([
+  'avr',
+  'preauth',
+  'incremental',
+  'sale',
+  'capture',
+  'refund-capture',
+  'refund-payment',
+  'credit',
+]);
+
+/** Services whose answer's id later requests refer to. */
+const KEEPS_ID: ReadonlySet<ServiceName> = new Set([
+  'avr',
+  'preauth',
+  'sale',
+  'capture',
+  'refund-capture',
+  'refund-payment',
+  'credit',
+]);

@@ -1,0 +1,118 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
+import { afterAll, describe, expect, it } from 'vitest';
+import { main } from '../main.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pt-certify-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function run(args: string[]): Promise<{ code: number; json: unknown }> {
+  let out = '';
+  const sink = (): Writable =>
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+  const code = await main(args, {
+    stdout: sink(),
+    stderr: sink(),
+    signal: new AbortController().signal,
+    cwd: dir,
+  });
+  return { code, json: JSON.parse(out) };
+}
+
+function file(name: string, content: unknown): string {
+  const path = join(dir, name);
+  writeFileSync(path, typeof content === 'string' ? content : JSON.stringify(content));
+  return path;
+}
+
+/** A timeout void that names an original of the session: compliant. */
+const sale = {
+  method: 'POST',
+  path: '/pts/v2/payments',
+  body: {
+    clientReferenceInformation: { code: 'C1', comments: 'Parking Sale', transactionId: 'T1' },
+    orderInformation: { amountDetails: { totalAmount: '6.00', currency: 'GBP' } },
+    processingInformation: { capture: true },
+  },
+};
+const timeoutVoid = {
+  method: 'POST',
+  path: '/pts/v2/voids',
+  body: { clientReferenceInformation: { comments: 'VOID Timeout', transactionId: 'T1' } },
+};
+
+describe('parking-terminal certify check', () => {
+  it('exits 0 with ok true when no finding is an error', async () => {
+    const clean = await run([
+      'certify',
+      'check',
+      file('void.json', [
+        {
+          ...timeoutVoid,
+          body: { clientReferenceInformation: { comments: 'VOID Capture' } },
+          path: '/pts/v2/captures/1/voids',
+        },
+      ]),
+    ]);
+    expect(clean.code).toBe(0);
+    expect(clean.json).toEqual({ ok: true, messages: [{ index: 0, service: 'void-capture', findings: [] }] });
+  });
+
+  it('exits 1 and names rule and field when a finding is an error', async () => {
+    const { code, json } = await run(['certify', 'check', file('bad.json', [sale, timeoutVoid])]);
+    expect(code).toBe(1);
+    const doc = json as {
+      ok: boolean;
+      messages: Array<{ service: string; findings: Array<{ rule: string; field: string }> }>;
+    };
+    expect(doc.ok).toBe(false);
+    expect(doc.messages.map((m) => m.service)).toEqual(['sale', 'timeout-void']);
+    expect(doc.messages[0]?.findings).toContainEqual(
+      expect.objectContaining({
+        rule: 'DE-REQUIRED-FIELD',
+        field: 'merchantInformation.transactionLocalDateTime',
+      }),
+    );
+    expect(doc.messages[1]?.findings).toEqual([]);
+  });
+
+  it('exits 2 on bad input with a stable code', async () => {
+    expect(await run(['certify', 'check', file('obj.json', { method: 'POST' })])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'SESSION_NOT_ARRAY' } },
+    });
+    expect(
+      await run([
+        'certify',
+        'check',
+        file('body.json', [{ method: 'POST', path: '/pts/v2/credits', body: 'x' }]),
+      ]),
+    ).toMatchObject({
+      code: 2,
+      json: { error: { code: 'MESSAGE_BAD_BODY', index: 0 } },
+    });
+    expect(await run(['certify', 'check', file('junk.json', '[{')])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'BAD_JSON' } },
+    });
+    expect(await run(['certify', 'check', join(dir, 'missing.json')])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'FILE_UNREADABLE' } },
+    });
+    expect(await run(['certify', 'check'])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'BAD_ARGUMENTS' } },
+    });
+    expect(await run(['certify', 'run'])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'BAD_ARGUMENTS' } },
+    });
+  });
+});

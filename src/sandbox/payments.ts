@@ -18,6 +18,7 @@ import {
 } from './emv-rules.js';
 import { GatewayAnswer } from './errors.js';
 import { FieldReader, invalidRequest, isoSeconds, valueAt } from './fields.js';
+import { captureRule, heldAmount, refundRule, reversalRule, type MoneyRefusal } from './money-rules.js';
 import type { LedgerTransaction, SandboxStore, TxKind } from './store.js';
 import {
   amountTrigger,
@@ -181,7 +182,7 @@ function effectiveCaptured(tx: LedgerTransaction): number {
 
 /** Amount still held on an authorization. */
 export function remainingHold(auth: LedgerTransaction): number {
-  return Math.max(0, auth.amounts.authorized - auth.amounts.captured - auth.amounts.reversed);
+  return heldAmount(auth.amounts);
 }
 
 /** The payment services over one store. */
@@ -195,6 +196,11 @@ export class PaymentService {
     kind: 'MISSING_FIELD' | 'INVALID_DATA' = 'INVALID_DATA',
   ): GatewayAnswer {
     return invalidRequest(this.ctx.now(), reason, message, field ? [{ field, reason: kind }] : []);
+  }
+
+  /** The 400 answer of a money rule's refusal (money-rules.ts). */
+  private refuse(refusal: MoneyRefusal): GatewayAnswer {
+    return this.fail(refusal.reason, refusal.message, refusal.field);
   }
 
   private target(call: ApiCall, id: string): LedgerTransaction | undefined {
@@ -750,22 +756,12 @@ export class PaymentService {
     checkDccFollowOn(this.ctx.store, r, call.merchantId, auth.id, amount);
     r.finish();
     if (amount === undefined) throw this.fail('MISSING_FIELD', 'amount required');
-    if (amount > remaining)
-      throw this.fail(
-        'EXCEEDS_AUTH_AMOUNT',
-        'the capture exceeds the authorized amount still held',
-        'orderInformation.amountDetails.totalAmount',
-      );
-    if (amount === 0)
-      throw this.fail(
-        'INVALID_AMOUNT',
-        'a capture cannot be for 0',
-        'orderInformation.amountDetails.totalAmount',
-      );
+    const rule = captureRule(remaining, amount);
+    if (!rule.ok) throw this.refuse(rule);
     const fault = followOnFault(parking, amount);
     if (fault !== undefined && faultBeforeCommit(fault))
       return { httpStatus: 0, body: {}, created: [], touched: [auth], fault };
-    const partialReversal = remaining - amount;
+    const partialReversal = rule.partialReversal;
     const tx = this.newTx(call, 'capture', auth.currency, {
       parentId: auth.id,
       status: 'PENDING',
@@ -817,7 +813,7 @@ export class PaymentService {
     const currency = r.currency('orderInformation.amountDetails.currency');
     if (currency !== undefined && currency !== auth.currency)
       r.invalid('orderInformation.amountDetails.currency', 'currency differs from the authorization');
-    const amount = r.amount('reversalInformation.amountDetails.totalAmount', auth.currency);
+    const requested = r.amount('reversalInformation.amountDetails.totalAmount', auth.currency);
     if (auth.card?.entryMode !== undefined)
       r.oneOf('clientReferenceInformation.comments', ['REVERSAL'], true);
     // gateway.md §7: when the original carried EMV data, the reversal carries the EMV tags too.
@@ -825,15 +821,9 @@ export class PaymentService {
     if (tags?.some((t) => NEVER_SEND_TAGS.has(t.tag)))
       r.invalid('pointOfSaleInformation.emv.tags', 'emv.tags carries a tag that must never be sent');
     r.finish();
-    if (auth.amounts.captured > 0)
-      throw this.fail('TRANSACTION_ALREADY_REVERSED_OR_SETTLED', 'the authorization is captured', 'id');
-    if (amount !== auth.amounts.authorized)
-      throw this.fail(
-        'INVALID_AMOUNT',
-        'the reversal amount must equal the authorized amount',
-        'reversalInformation.amountDetails.totalAmount',
-      );
-    const released = remainingHold(auth);
+    const rule = reversalRule(auth.amounts, requested);
+    if (!rule.ok) throw this.refuse(rule);
+    const { amount, released } = rule;
     const tx = this.newTx(call, 'reversal', auth.currency, {
       parentId: auth.id,
       status: 'REVERSED',
@@ -1170,12 +1160,8 @@ export class PaymentService {
     if (!approved(target)) throw this.fail('INVALID_PAYMENT_ID', 'the original was not approved', 'id');
     if (now.getTime() - Date.parse(target.createdAt) > REFUND_WINDOW_MS)
       throw this.fail('NOT_SUPPORTED', 'refunds are accepted within 180 days', 'id');
-    if (amount === 0 || target.amounts.refunded + amount > effectiveCaptured(target))
-      throw this.fail(
-        'INVALID_AMOUNT',
-        'refunds may not exceed the captured amount',
-        'orderInformation.amountDetails.totalAmount',
-      );
+    const rule = refundRule(effectiveCaptured(target), target.amounts.refunded, amount);
+    if (!rule.ok) throw this.refuse(rule);
     const fault = followOnFault(parking, amount);
     if (fault !== undefined && faultBeforeCommit(fault))
       return { httpStatus: 0, body: {}, created: [], touched: [target], fault };

@@ -1,6 +1,6 @@
 /**
  * The sandbox gateway's HTTP(S) server: authentication, routing to the services, faults, the hosted payment page,
- * OAuth, and the test-only admin endpoints under `/__sandbox/`. See README, section "Sandbox".
+ * OAuth, and routing of the test-only admin endpoints under `/__sandbox/` (admin.ts). See README, section "Sandbox".
  */
 import { createHmac } from 'node:crypto';
 import {
@@ -14,6 +14,7 @@ import type { AddressInfo } from 'node:net';
 import { parseDecimal, toDecimalString } from '../money/index.js';
 import { maskPan } from '../emv/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
+import { adminAnswer, tooManyFaults, type AdminHost } from './admin.js';
 import { looksLikeJwt, verifyHttpSignature, verifyJwt, type AuthResult, type MerchantKey } from './auth.js';
 import { cardTypeOfPan, isExpired, luhnValid } from './card.js';
 import {
@@ -42,7 +43,6 @@ import {
   MAX_BODY_BYTES,
   MAX_JSON_DEPTH,
   MAX_KEPT_BODY_BYTES,
-  MAX_QUEUED_FAULTS,
 } from './limits.js';
 import { linkError, PaymentLinkService, type StoredLink } from './links.js';
 import { DEFAULT_OAUTH_CLIENT, OAuthService, type OAuthClient } from './oauth.js';
@@ -335,9 +335,6 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     if (req.headers.signature !== undefined) return verifyHttpSignature(received, merchants, now());
     return { scheme: 'none', verified: false, reason: 'no signature or bearer token' };
   }
-
-  const tooManyFaults = (asked: number): string =>
-    `at most ${MAX_QUEUED_FAULTS} faults may be queued: ${faults.length} queued, ${asked} more asked`;
 
   function takeFault(method: string, path: string): Fault | undefined {
     const i = faults.findIndex(
@@ -651,88 +648,24 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     }
   }
 
-  function handleAdmin(
-    req: IncomingMessage,
-    res: ServerResponse,
-    path: string,
-    query: URLSearchParams,
-    body: Buffer,
-  ): void {
-    const method = req.method ?? 'GET';
-    let parsed: Record<string, unknown> = {};
-    if (body.length) {
-      try {
-        if (jsonDepthExceeds(body, MAX_JSON_DEPTH)) throw new Error('nested too deep');
-        const v: unknown = JSON.parse(body.toString('utf8'));
-        if (typeof v !== 'object' || v === null || Array.isArray(v)) throw new Error('not an object');
-        parsed = v as Record<string, unknown>;
-      } catch {
-        sendJson(res, 400, { error: { code: 'BAD_JSON', message: 'the body is not a JSON object' } });
-        return;
-      }
-    }
-    const bad = (message: string): void => sendJson(res, 400, { error: { code: 'BAD_REQUEST', message } });
-    if (path === '/__sandbox/ledger' && method === 'GET') return sendJson(res, 200, sandbox.ledger());
-    if (path === '/__sandbox/consistency' && method === 'GET')
-      return sendJson(
-        res,
-        200,
-        sandbox.consistency({ requireResolved: query.get('requireResolved') === '1' }),
-      );
-    if (path === '/__sandbox/health' && method === 'GET')
-      return sendJson(res, 200, { ok: true, now: now().toISOString() });
-    if (path === '/__sandbox/clock') {
-      if (method === 'GET') return sendJson(res, 200, { now: now().toISOString(), offsetMs: clockOffset });
-      if (method === 'POST') {
-        const ms = parsed.advanceMs;
-        if (typeof ms !== 'number' || !Number.isSafeInteger(ms) || ms < 0)
-          return bad('advanceMs must be a non-negative integer');
-        sandbox.advanceClock(ms);
-        return sendJson(res, 200, { now: now().toISOString(), offsetMs: clockOffset });
-      }
-    }
-    if (path === '/__sandbox/faults') {
-      if (method === 'GET') return sendJson(res, 200, { faults });
-      if (method === 'DELETE') {
-        faults = [];
-        return sendJson(res, 200, { faults });
-      }
-      if (method === 'POST') {
-        const list = parsed.faults;
-        if (!Array.isArray(list)) return bad('faults must be an array');
-        if (faults.length + list.length > MAX_QUEUED_FAULTS)
-          return sendJson(res, 400, {
-            error: { code: 'TOO_MANY_FAULTS', message: tooManyFaults(list.length) },
-          });
-        const checked: Fault[] = [];
-        for (const f of list as unknown[]) {
-          const o = f as Record<string, unknown>;
-          if (typeof f !== 'object' || f === null || !FAULT_KINDS.includes(o.kind as FaultKind))
-            return bad(`each fault needs kind: ${FAULT_KINDS.join(' | ')}`);
-          if (o.path !== undefined && typeof o.path !== 'string') return bad('path must be a string');
-          if (o.method !== undefined && typeof o.method !== 'string') return bad('method must be a string');
-          checked.push({
-            kind: o.kind as FaultKind,
-            ...(typeof o.path === 'string' ? { path: o.path } : {}),
-            ...(typeof o.method === 'string' ? { method: o.method.toUpperCase() } : {}),
-          });
-        }
-        sandbox.scheduleFaults(checked);
-        return sendJson(res, 200, { faults });
-      }
-    }
-    if (path === '/__sandbox/reset' && method === 'POST') {
-      sandbox.reset();
-      return sendJson(res, 200, { ok: true });
-    }
-    const reinstate = /^\/__sandbox\/merchants\/([^/]+)\/reinstate$/.exec(path);
-    if (reinstate?.[1] && method === 'POST') {
-      const merchantId = decodeURIComponent(reinstate[1]);
+  /** The admin endpoints' view of this sandbox (admin.ts). */
+  const adminHost: AdminHost = {
+    ledger: () => sandbox.ledger(),
+    consistency: (o) => sandbox.consistency(o),
+    now,
+    clockOffsetMs: () => clockOffset,
+    advanceClock: (ms) => sandbox.advanceClock(ms),
+    faults: () => faults,
+    scheduleFaults: (list) => sandbox.scheduleFaults(list),
+    clearFaults: () => {
+      faults = [];
+    },
+    reset: () => sandbox.reset(),
+    reinstate(merchantId) {
       store.put('merchant', merchantId, { merchantId, suspended: false } satisfies MerchantStanding);
-      return sendJson(res, 200, standing(merchantId));
-    }
-    sendJson(res, 404, { error: { code: 'NOT_FOUND', message: `no admin endpoint ${method} ${path}` } });
-  }
+      return standing(merchantId);
+    },
+  };
 
   function handleConsent(
     req: IncomingMessage,
@@ -917,7 +850,10 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       path = parsedUrl.pathname;
       query = parsedUrl.searchParams;
     }
-    if (path.startsWith('/__sandbox/')) return handleAdmin(req, res, path, query, body);
+    if (path.startsWith('/__sandbox/')) {
+      const a = adminAnswer(adminHost, req.method ?? 'GET', path, query, body);
+      return sendJson(res, a.status, a.body);
+    }
     if (path === '/ebc2/oauth/authorize') return handleConsent(req, res, query, body);
     if (path === '/oauth2/v3/token' || path === '/oauth/v3/token') return handleToken(req, res, query, body);
     const pay = /^\/pay\/([^/]+)$/.exec(path);
@@ -987,8 +923,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
       for (const f of list)
         if (!FAULT_KINDS.includes(f.kind))
           throw new SandboxError('SANDBOX_OPTIONS', `unknown fault kind ${String(f.kind)}`);
-      if (faults.length + list.length > MAX_QUEUED_FAULTS)
-        throw new SandboxError('SANDBOX_OPTIONS', tooManyFaults(list.length));
+      const tooMany = tooManyFaults(faults.length, list.length);
+      if (tooMany !== undefined) throw new SandboxError('SANDBOX_OPTIONS', tooMany);
       faults.push(...list);
     },
     reset() {

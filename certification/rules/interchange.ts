@@ -2,13 +2,19 @@
  * Interchange compliance rules: the network tag tables, the never-send list, and what a message must respect of the
  * session before it (amounts held, captured and refunded; the original's tags; transactionIds).
  */
-import { NETWORK_TAG_TABLE, type CardType, type Presence, type TagSetService } from '../../src/emv/index.js';
+import {
+  NETWORK_TAG_TABLE,
+  NEVER_SEND_TAGS,
+  type CardType,
+  type Presence,
+  type TagSetService,
+} from '../../src/emv/index.js';
 import { isServiceName, type ServiceName } from '../../src/vocabulary/services.js';
 import type { Finding } from '../session.js';
 import { finding, tagField } from './catalog.js';
 import { field, text, TAGS_FIELD, type MessageView } from './message.js';
 import { ORIGINALS, requestAmount, type SessionState } from './session-state.js';
-import { CARD_TYPES, EMV_ENTRY_MODES, NEVER_SEND_TAGS, TAG_SET_SERVICE, buildsTags } from './tables.js';
+import { CARD_TYPES, EMV_ENTRY_MODES, TAG_SET_SERVICE, buildsTags } from './tables.js';
 
 /** Tags a capture of an EMV contact pre-authorization must carry (gateway.md §7). */
 const CONTACT_CAPTURE_TAGS: readonly string[] = ['95', '9F10', '9F26'];
@@ -27,13 +33,16 @@ function presence(tag: string, cardType: CardType, service: TagSetService): Pres
 }
 
 function neverSend(view: MessageView): Finding[] {
-  return NEVER_SEND_TAGS.filter((tag) => view.tags?.has(tag)).map((tag) =>
-    finding(
-      'IC-NEVER-SEND',
-      tagField(tag),
-      `tag ${tag} is card data that must never be sent (gateway.md §3)`,
-    ),
-  );
+  // gateway.md §3's list, as spec fact shared with src/emv (a table, not a request builder).
+  return [...NEVER_SEND_TAGS]
+    .filter((tag) => view.tags?.has(tag))
+    .map((tag) =>
+      finding(
+        'IC-NEVER-SEND',
+        tagField(tag),
+        `tag ${tag} is card data that must never be sent (gateway.md §3)`,
+      ),
+    );
 }
 
 function networkTable(view: MessageView): Finding[] {

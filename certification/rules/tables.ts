@@ -137,19 +137,6 @@ export const TRANSACTION_TYPE: Readonly<Record<ServiceName, '00' | '20' | null>>
   'timeout-void': null,
 };
 
-/** gateway.md §3: tags that must never leave the terminal. */
-export const NEVER_SEND_TAGS: readonly string[] = [
-  '56',
-  '57',
-  '5A',
-  '5F20',
-  '5F24',
-  '99',
-  '9F0B',
-  '9F1F',
-  '9F20',
-];
-
 /** Value sets of the card-present fields (gateway.md §3, spec 001). */
 export const ENTRY_MODES: readonly string[] = ['contact', 'contactless', 'swiped', 'msd'];
 export const EMV_ENTRY_MODES: readonly string[] = ['contact', 'contactless'];

@@ -27,6 +27,27 @@ function decimalParts(text: string): { digits: bigint; scale: number } {
 }
 
 /**
+ * What a conversion needs of an offer: the two amounts and currencies, the rate and how it is written, and the ids
+ * and timestamp a follow-on repeats. A follow-on after a restart has only these (kept in the journal database); the
+ * presentation elements (margin, disclaimer, expiry) belong to the choice screen and the receipt.
+ */
+export type DccRate = Pick<
+  DccOfferSummary,
+  | 'offerId'
+  | 'reconciliationId'
+  | 'localAmountMinor'
+  | 'localCurrency'
+  | 'billingAmountMinor'
+  | 'billingCurrency'
+  | 'exchangeRate'
+  | 'exchangeRateInverted'
+  | 'rateTimeUtc'
+>;
+
+/** The conversion terms a follow-on repeats: the authorization's rate, or the customer's refusal of conversion. */
+export type DccTerms = { indicator: '1'; offer: DccRate } | { indicator: '3' };
+
+/**
  * A local amount in the offer's billing currency at the offer's rate (spec 001: partial captures and refunds convert
  * with the rate of the offer), in integer arithmetic, rounded half up to the billing currency's minor unit.
  * - The offered amount converts to exactly the offered billing amount (the gateway's own figure).
@@ -34,7 +55,7 @@ function decimalParts(text: string): { digits: bigint; scale: number } {
  *   authorization stays below it in both currencies, so its comments ("Parking Capture Less Than Auth") hold on both.
  * @throws RangeError for a negative or non-integer amount or an unreadable rate.
  */
-export function convertAtOfferRate(localMinor: number, offer: DccOfferSummary): number {
+export function convertAtOfferRate(localMinor: number, offer: DccRate): number {
   if (!Number.isSafeInteger(localMinor) || localMinor < 0)
     throw new RangeError(`amount ${localMinor} is not a non-negative integer of minor units`);
   if (localMinor === offer.localAmountMinor) return offer.billingAmountMinor;

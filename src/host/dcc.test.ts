@@ -10,7 +10,6 @@ import {
   cardBin,
   dccFieldsFor,
   DccOffers,
-  dccRefundFields,
   emvTransactionAmount,
   localAmountOf,
   presentableOffer,
@@ -225,11 +224,11 @@ describe('DCC fields per processor family', () => {
   });
 });
 
-describe('dccRefundFields (operator refund of a converted payment)', () => {
+describe('dccFieldsFor a follow-on: the refund of a converted payment (the host repeats the sale’s terms)', () => {
   const selection = { indicator: '1' as const, offer: SUMMARY };
 
   it("repeats the authorization's terms; the full refund is exactly the offered billing amount", () => {
-    expect(dccRefundFields(selection, 1_250, 'A')).toEqual({
+    expect(dccFieldsFor(selection, 1_250, 'A', false)).toEqual({
       indicator: '1',
       family: 'A',
       billingAmountMinor: 2_088,
@@ -243,13 +242,16 @@ describe('dccRefundFields (operator refund of a converted payment)', () => {
 
   it("converts a partial refund at the authorization's rate, rounded half up", () => {
     // 6.25 EUR × 167.01795 = 1043.86 JPY → 1044; 0.01 EUR → 1.67 → 2.
-    expect(dccRefundFields(selection, 625, 'B')).toMatchObject({ family: 'B', billingAmountMinor: 1_044 });
-    expect(dccRefundFields(selection, 1, 'A')).toMatchObject({ billingAmountMinor: 2 });
+    expect(dccFieldsFor(selection, 625, 'B', false)).toMatchObject({
+      family: 'B',
+      billingAmountMinor: 1_044,
+    });
+    expect(dccFieldsFor(selection, 1, 'A', false)).toMatchObject({ billingAmountMinor: 2 });
   });
 
   it('adds nothing to a refund of a payment in the local currency', () => {
-    expect(dccRefundFields(undefined, 500, 'A')).toBeUndefined();
-    expect(dccRefundFields({ indicator: '3' }, 500, 'A')).toBeUndefined();
+    expect(dccFieldsFor(undefined, 500, 'A', false)).toBeUndefined();
+    expect(dccFieldsFor({ indicator: '3' }, 500, 'A', false)).toBeUndefined();
   });
 });
 

@@ -3,7 +3,7 @@ import {
   convertAtOfferRate,
   type DccOfferInput,
   type DccOfferSummary,
-  type DccSelection,
+  type DccTerms,
   type ServiceRequest as FlowRequest,
 } from '../flows/index.js';
 import type { GatewayClient } from '../gateway/client.js';
@@ -121,7 +121,7 @@ export function presentableOffer(
  * local currency carry none.
  */
 export function dccFieldsFor(
-  selection: DccSelection | undefined,
+  selection: DccTerms | undefined,
   localMinor: number,
   family: 'A' | 'B',
   original: boolean,
@@ -139,26 +139,6 @@ export function dccFieldsFor(
     offerId: offer.offerId,
     ...(offer.reconciliationId !== undefined ? { reconciliationId: offer.reconciliationId } : {}),
   };
-}
-
-/**
- * The DCC fields of a refund (of a capture or of a sale) of a converted payment, for the operator refund path: spec
- * 001, "DCC capture and refund require the same field set … use the exchange rate of the authorization … partial
- * captures and refunds convert with the rate from the offer response". `terms` is the selection the authorization
- * was made with (persist it with the authorization); `refundLocalMinor` the refunded amount in minor units of
- * `terms.offer.localCurrency`. The billing amount is {@link convertAtOfferRate}: the full offered local amount maps to
- * exactly the offered billing amount; a part converts at the offer's rate, rounded half up, and stays strictly below
- * the full billing amount. Build the refund request with amount and currency in the local currency and these fields:
- * family A then books it in the billing currency, family B in the local one. Undefined (plain refund) when the
- * payment was not converted.
- * @throws RangeError when `refundLocalMinor` is not a non-negative integer.
- */
-export function dccRefundFields(
-  terms: DccSelection | undefined,
-  refundLocalMinor: number,
-  family: 'A' | 'B',
-): DccFields | undefined {
-  return dccFieldsFor(terms, refundLocalMinor, family, false);
 }
 
 /**
@@ -184,7 +164,7 @@ export function emvTransactionAmount(request: Pick<FlowRequest, 'amountMinor' | 
  * amount equals the authorized amount); family B authorized the local price.
  */
 export function reversalAmount(
-  request: Pick<FlowRequest, 'amountMinor' | 'currency' | 'dcc'>,
+  request: Pick<FlowRequest, 'amountMinor' | 'currency'> & { dcc?: DccTerms | undefined },
   family: 'A' | 'B',
 ): { amountMinor: number; currency: string } {
   const dcc = request.dcc;
@@ -203,7 +183,7 @@ export function reversalAmount(
  */
 export function localAmountOf(
   gatewayMinor: number | undefined,
-  request: Pick<FlowRequest, 'dcc'>,
+  request: { dcc?: DccTerms | undefined },
   family: 'A' | 'B',
 ): number | undefined {
   const dcc = request.dcc;

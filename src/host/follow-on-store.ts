@@ -1,4 +1,4 @@
-import type { DccSelection } from '../flows/index.js';
+import type { DccTerms } from '../flows/index.js';
 import type { AuthorizationDataStore } from '../journal/index.js';
 import type { FollowOnStore } from './payments.js';
 
@@ -28,7 +28,7 @@ export function journalFollowOnStore(store: AuthorizationDataStore, family: 'A' 
         ...(o.reconciliationId !== undefined ? { reconciliationId: o.reconciliationId } : {}),
       });
     },
-    dcc(tx): DccSelection | undefined {
+    dcc(tx): DccTerms | undefined {
       const t = store.dccTerms(tx);
       if (t === undefined) return undefined;
       return {
@@ -43,10 +43,6 @@ export function journalFollowOnStore(store: AuthorizationDataStore, family: 'A' 
           exchangeRate: t.exchangeRate,
           exchangeRateInverted: t.exchangeRateInverted,
           rateTimeUtc: t.exchangeRateTimeStamp,
-          // What only the choice screen and receipt show is not kept: a follow-on repeats the rate, not the offer.
-          marginRate: '',
-          expiresAtUtc: t.exchangeRateTimeStamp,
-          disclaimer: '',
         },
       };
     },

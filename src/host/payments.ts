@@ -20,9 +20,9 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { requireCurrency } from '../money/index.js';
-import type { DccSelection } from '../flows/effects.js';
+import type { DccSelection, DccTerms } from '../flows/index.js';
 import type { CardStore, HeldCard } from './card-store.js';
-import { dccFieldsFor, localAmountOf, reversalAmount } from './dcc.js';
+import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } from './dcc.js';
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
 
@@ -64,7 +64,7 @@ export interface FollowOnStore {
   putTags(transactionId: string, tagsHex: string): void;
   tags(transactionId: string): string | undefined;
   putDcc(transactionId: string, selection: DccSelection): void;
-  dcc(transactionId: string): DccSelection | undefined;
+  dcc(transactionId: string): DccTerms | undefined;
   /** The authorization is settled (reversed, or past any follow-on): wipe what was kept. */
   forget(transactionId: string): void;
 }
@@ -145,12 +145,14 @@ export class PaymentService {
       operatingEnvironment: request.catLevel === 6 ? '3' : '2',
     };
     if (summary.chip) {
+      // 9F02/5F2A: the local price the card was read with, converted or not (src/host/dcc.ts says why).
+      const emv = emvTransactionAmount({ amountMinor, currency: request.currency });
       const tags = buildTagSet(read.tlvs, {
         cardType: summary.cardType,
         service: tagService,
-        amountMinor,
+        amountMinor: emv.amountMinor,
         otherAmountMinor: 0,
-        currencyNumeric: requireCurrency(request.currency).numeric,
+        currencyNumeric: requireCurrency(emv.currency).numeric,
         countryNumeric: t.countryNumeric,
         transactionDate: date.slice(2, 8),
         transactionType: tagService === 'credit' || tagService === 'refund' ? '20' : '00',
@@ -191,7 +193,7 @@ export class PaymentService {
    * The conversion terms a follow-on repeats (spec 001, DCC capture and refund: the same field set, at the
    * authorization's rate): the machine's, or those kept for the authorization it follows.
    */
-  private followOnDcc(request: FlowRequest): DccSelection | undefined {
+  private followOnDcc(request: FlowRequest): DccTerms | undefined {
     if (request.dcc !== undefined) return request.dcc;
     const auth = this.authorizationOf(request);
     return auth === undefined ? undefined : this.deps.followOns.dcc(auth);

@@ -122,18 +122,23 @@ function repeatsOriginal(view: MessageView, original: MessageView, requireAll: b
   return out;
 }
 
+/** gateway.md §7: a capture carries `emv.tags` only when the pre-authorization was an EMV contact read. */
+function tagsWithoutContactOriginal(): Finding[] {
+  return [
+    finding(
+      'IC-CAPTURE-CONTACT-TAGS',
+      TAGS_FIELD,
+      'a capture sends EMV tags only after an EMV contact pre-authorization',
+    ),
+  ];
+}
+
 function followOnTags(view: MessageView, state: SessionState): Finding[] {
   if (view.targetId === undefined || view.tagsError !== undefined) return [];
   const original = state.byGatewayId.get(view.targetId)?.view;
   if (original === undefined || original.tags === undefined) {
     if (view.service === 'capture' && original !== undefined && view.tags !== undefined)
-      return [
-        finding(
-          'IC-CAPTURE-CONTACT-TAGS',
-          TAGS_FIELD,
-          'a capture sends EMV tags only after an EMV contact pre-authorization',
-        ),
-      ];
+      return tagsWithoutContactOriginal();
     return [];
   }
   const entryMode = text(original.message.body, 'pointOfSaleInformation.entryMode');
@@ -150,14 +155,7 @@ function followOnTags(view: MessageView, state: SessionState): Finding[] {
   }
   if (view.service === 'capture') {
     if (entryMode !== 'contact') {
-      if (view.tags !== undefined)
-        return [
-          finding(
-            'IC-CAPTURE-CONTACT-TAGS',
-            TAGS_FIELD,
-            'a capture sends EMV tags only after an EMV contact pre-authorization',
-          ),
-        ];
+      if (view.tags !== undefined) return tagsWithoutContactOriginal();
       return [];
     }
     if (view.tags === undefined)

@@ -5,9 +5,12 @@ import { parseConfig, type Config, type ConfigInput } from '../config/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { toDecimalString } from '../money/index.js';
 import type { Fault } from '../sandbox/index.js';
-import type { OperatorResponse, TerminalSnapshot, UserEvent } from './api.js';
+import type { OperatorResponse, TerminalSnapshot } from './api.js';
 import { localDateTime } from './local-time.js';
-import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+import { createTerminalHost } from './terminal-host.js';
+import { END, send, waitFor, waitPastChoice } from './drive.js';
+
+export { SimulationError } from './drive.js';
 
 export type SimulatedModel = 'meter' | 'kiosk' | 'tap-and-go' | 'attended';
 
@@ -70,53 +73,6 @@ export interface SimulationResult {
     /** The sandbox's invariants with `requireResolved`: an authorization neither captured nor reversed is a problem. */
     consistency: { ok: boolean; problems: unknown[] };
   };
-}
-
-/** Thrown when the machine does not reach an expected screen in time. */
-export class SimulationError extends Error {
-  override readonly name = 'SimulationError';
-  readonly code = 'SIMULATION_STUCK';
-}
-
-async function waitFor(
-  host: TerminalHost,
-  screens: readonly string[],
-  timeoutMs: number,
-): Promise<TerminalSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await host.snapshot();
-    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
-    if (Date.now() > deadline)
-      throw new SimulationError(
-        `expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}`,
-      );
-    await new Promise((res) => setTimeout(res, 10));
-  }
-}
-
-async function send(host: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await host.send(event);
-  if (!r.ok) throw new SimulationError(`${event.type}: ${r.error.message}`);
-}
-
-const END = ['approved', 'declined', 'error'] as const;
-
-/** Waits for one of `screens`, answering a currency choice on the way as the scenario says (spec 001, DCC). */
-async function waitPastChoice(
-  host: TerminalHost,
-  screens: readonly string[],
-  timeoutMs: number,
-  answer: Scenario['dcc'],
-): Promise<TerminalSnapshot> {
-  const reached = await waitFor(host, [...screens, 'choose-currency'], timeoutMs);
-  const dcc = reached.customer.dcc;
-  if (reached.customer.screen !== 'choose-currency' || dcc === undefined) return reached;
-  await send(host, {
-    type: 'CHOOSE_CURRENCY',
-    currency: answer === 'card' ? dcc.card.currency : dcc.local.currency,
-  });
-  return waitFor(host, screens, timeoutMs);
 }
 
 /**

@@ -1,6 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { dirname, resolve } from 'node:path';
 import type { AnyActorRef, AnyStateMachine, SnapshotFrom } from 'xstate';
+import type { Dispatcher } from 'undici';
 import {
   createReader,
   getSimulatorControl,
@@ -79,6 +80,11 @@ export interface TerminalHostOptions {
   parkingClock?: { now(): number };
   /** Connect to this gateway base URL instead of the configured one (tests, `simulate` against a given sandbox). */
   gatewayUrlOverride?: string;
+  /**
+   * Carries the gateway's HTTP exchanges instead of the client's own keep-alive pool (`certify run` records every
+   * request and answer through it). Not closed by the terminal: its owner closes it.
+   */
+  gatewayDispatcher?: Dispatcher;
 }
 
 function ok<T>(value: T): Result<T> {
@@ -348,6 +354,7 @@ export class TerminalHost implements TerminalApi {
         retry: config.gateway.retry,
         logger: logger.child({ component: 'gateway' }),
         now,
+        ...(options.gatewayDispatcher !== undefined ? { dispatcher: options.gatewayDispatcher } : {}),
       });
       opened.gateway = gateway;
       const reader = createReader(config.reader, { logger, ...options.readerDeps });

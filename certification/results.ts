@@ -1,0 +1,133 @@
+/**
+ * What a `certify run` produces: one result per case with its evidence, and the run around them. The reports (JSON,
+ * JUnit XML, HTML, PDF) and the evidence bundles are written from these shapes alone; card data is masked before a
+ * value lands in any of them.
+ */
+import type { Finding } from './session.js';
+
+/** One request the terminal sent and the answer it got, in the order sent; card data masked. */
+export interface CapturedExchange {
+  /** Position in the case's session, from 0. */
+  index: number;
+  /** The step of the case during which it was sent (0-based), or null for work after the last step (recovery). */
+  step: number | null;
+  /** ISO 8601 time the request was sent. */
+  at: string;
+  method: string;
+  /** Path with query string. */
+  path: string;
+  /** The service the validator identified (e.g. `authorization`, `capture`, `dcc-offer`). */
+  service: string;
+  /** The JSON body sent, card data masked. */
+  body: Record<string, unknown>;
+  /** HTTP status of the answer; null when none came (timeout, connection lost). */
+  httpStatus: number | null;
+  /** The JSON answer, when one came and was JSON; card data masked. */
+  response?: unknown;
+  /** Milliseconds from request to answer (or to the failure). */
+  durationMs: number;
+  /** `clientReferenceInformation.transactionId` of the request, when it has one. */
+  transactionId?: string;
+  /** The gateway's `id` in the answer, when it has one. */
+  gatewayId?: string;
+  /** The answer's `status` (e.g. AUTHORIZED, PENDING, REVERSED, DECLINED), or `NO ANSWER`. */
+  status: string;
+  /** `orderInformation.amountDetails.totalAmount` (or the reversal amount) and currency of the request. */
+  amount?: string;
+  currency?: string;
+}
+
+/** A message a step expects, in order. */
+export interface ExpectedMessage {
+  service: string;
+  /** Decimal amount, e.g. `25.00`; absent: not compared. */
+  amount?: string;
+  /** Answer status, e.g. `AUTHORIZED`; `NO ANSWER` for a request whose answer is lost on purpose. */
+  status?: string;
+  /** Exact `clientReferenceInformation.comments`; absent: not compared (the rules check it anyway). */
+  comments?: string;
+}
+
+/** One step of a case: what was done, what was expected and what happened. */
+export interface StepResult {
+  index: number;
+  /** The step's action as the pack names it, e.g. `park`, `extend`, `end`, `refund`. */
+  action: string;
+  /** Human description, e.g. `pre-authorize for 60 minutes`. */
+  description: string;
+  expected: ExpectedMessage[];
+  /** What the terminal sent in this step, in order. */
+  actual: Array<{ service: string; amount?: string; status: string; comments?: string }>;
+  /** The customer screen the step ended on (e.g. `approved`, `declined`, `session`). */
+  screen?: string;
+  /** Expected customer screen, when the case names one. */
+  expectedScreen?: string;
+  ok: boolean;
+  /** Why the step failed, one sentence each (empty when ok). */
+  problems: string[];
+}
+
+/** A finding of the message-level rules, tied to the message it is about. */
+export interface CaseFinding extends Finding {
+  /** Index of the message in the case's session. */
+  index: number;
+  service: string;
+}
+
+export type Verdict = 'passed' | 'failed' | 'skipped';
+
+/** One case of the pack, run: its verdict and its evidence. */
+export interface CaseResult {
+  id: string;
+  title: string;
+  /** Parking model: meter, kiosk, tap-and-go, attended. */
+  model: string;
+  /** N1 (card type 002) or N2 (card type 001), or `other`. */
+  network: string;
+  /** contact, contactless, msd, swiped. */
+  entryMode: string;
+  /** Simulated reader card profile name (devices/sim/cards.ts). */
+  card: string;
+  attended: boolean;
+  /** The case whose transaction this one follows on (void, refund, timeout void …). */
+  parent?: string;
+  verdict: Verdict;
+  /** Why the case was not run (e.g. the host cannot inject faults, the entry mode is not supported). */
+  skipReason?: string;
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  /** Currency of the case's amounts. */
+  currency: string;
+  steps: StepResult[];
+  messages: CapturedExchange[];
+  findings: CaseFinding[];
+  /** Every `clientReferenceInformation.transactionId` sent, in order. */
+  transactionIds: string[];
+  /** Every gateway id answered, in order. */
+  gatewayIds: string[];
+  /** Why the case failed, one sentence each: step mismatches, error findings, a stuck flow (empty when passed). */
+  problems: string[];
+}
+
+/** A whole `certify run`. */
+export interface RunReport {
+  tool: { name: string; version: string };
+  pack: { name: string; title: string; file: string; version: string };
+  /** `sandbox` (embedded) or the test host's URL. */
+  gateway: { kind: 'sandbox' | 'url'; url: string };
+  terminal: { merchantId: string; country: string; currency: string; terminalId: string };
+  startedAt: string;
+  finishedAt: string;
+  durationMs: number;
+  summary: {
+    cases: number;
+    passed: number;
+    failed: number;
+    skipped: number;
+    messages: number;
+    errorFindings: number;
+    warningFindings: number;
+  };
+  cases: CaseResult[];
+}

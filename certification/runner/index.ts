@@ -1,0 +1,98 @@
+/**
+ * `certify run`: every case of a pack (or the ones asked for) through the real terminal, one fresh terminal and — on
+ * the embedded sandbox — one fresh gateway per case, results gathered into one {@link RunReport}.
+ */
+import { readFileSync } from 'node:fs';
+import { silentLogger, type Logger } from '../../src/log/index.js';
+import type { CaseResult, RunReport } from '../results.js';
+import { caseChain } from '../pack/load.js';
+import type { Pack } from '../pack/schema.js';
+import { embeddedHost, remoteHost, type TestHost } from './gateway-host.js';
+import { mergeConfig, runCase } from './run-case.js';
+
+export { caseChain, loadPack, PackError } from '../pack/load.js';
+
+export interface RunPackOptions {
+  pack: Pack;
+  packFile: string;
+  /** `sandbox` (embedded, default) or a test host's base URL. */
+  gateway: string;
+  /** The analyst's configuration (`--config`): terminal identity, gateway credentials; absent: the defaults. */
+  config?: Record<string, unknown>;
+  /** Only these cases (their parents run first inside each case, as always). */
+  caseIds?: readonly string[];
+  logger?: Logger;
+  /** Called as each case starts and ends (progress lines). */
+  onCaseStart?: (id: string, position: number, total: number) => void;
+  onCaseEnd?: (result: CaseResult, position: number, total: number) => void;
+}
+
+function version(): string {
+  try {
+    const pkg = JSON.parse(readFileSync(new URL('../../package.json', import.meta.url), 'utf8')) as {
+      version?: string;
+    };
+    return pkg.version ?? '0.0.0';
+  } catch {
+    return '0.0.0';
+  }
+}
+
+/** Thrown for `--case` ids the pack does not have. */
+export class UnknownCaseError extends Error {
+  override readonly name = 'UnknownCaseError';
+  readonly code = 'UNKNOWN_CASE';
+}
+
+export async function runPack(options: RunPackOptions): Promise<RunReport> {
+  const { pack } = options;
+  const logger = options.logger ?? silentLogger();
+  const ids = options.caseIds?.length ? [...options.caseIds] : pack.cases.map((c) => c.id);
+  const unknown = ids.filter((id) => !pack.cases.some((c) => c.id === id));
+  if (unknown.length) throw new UnknownCaseError(`no case ${unknown.join(', ')} in ${options.packFile}`);
+  const started = new Date();
+  const embedded = options.gateway === 'sandbox';
+  const shared: TestHost | undefined = embedded ? undefined : await remoteHost(options.gateway);
+  const baseConfig = mergeConfig(pack.config, options.config);
+  const remote = options.config?.gateway !== undefined && !embedded;
+  const cases: CaseResult[] = [];
+  for (const [i, id] of ids.entries()) {
+    options.onCaseStart?.(id, i + 1, ids.length);
+    const host = shared ?? (await embeddedHost(logger.child({ component: 'sandbox' })));
+    try {
+      const result = await runCase(caseChain(pack, id), host, { baseConfig, remote, logger });
+      cases.push(result);
+      options.onCaseEnd?.(result, i + 1, ids.length);
+    } finally {
+      if (!shared) await host.close();
+    }
+  }
+  const finished = new Date();
+  const terminal = (baseConfig.terminal ?? {}) as Record<string, unknown>;
+  const gateway = (baseConfig.gateway ?? {}) as Record<string, unknown>;
+  const all = cases.flatMap((c) => c.findings);
+  return {
+    tool: { name: 'parking-terminal certify', version: version() },
+    pack: { name: pack.pack, title: pack.title, file: options.packFile, version: pack.version },
+    gateway: embedded ? { kind: 'sandbox', url: 'embedded sandbox' } : { kind: 'url', url: options.gateway },
+    terminal: {
+      merchantId: typeof gateway.merchantId === 'string' ? gateway.merchantId : 'testrest',
+      country: typeof terminal.country === 'string' ? terminal.country : 'GB',
+      currency: typeof terminal.currency === 'string' ? terminal.currency : 'GBP',
+      terminalId: typeof terminal.id === 'string' ? terminal.id : 'PT000001',
+    },
+    startedAt: started.toISOString(),
+    finishedAt: finished.toISOString(),
+    durationMs: finished.getTime() - started.getTime(),
+    summary: {
+      cases: cases.length,
+      passed: cases.filter((c) => c.verdict === 'passed').length,
+      failed: cases.filter((c) => c.verdict === 'failed').length,
+      skipped: cases.filter((c) => c.verdict === 'skipped').length,
+      messages: cases.reduce((n, c) => n + c.messages.length, 0),
+      errorFindings: all.filter((f) => f.severity === 'error').length,
+      warningFindings: all.filter((f) => f.severity === 'warning').length,
+    },
+    cases,
+  };
+}

@@ -1,0 +1,82 @@
+/**
+ * Card data out of evidence (DESIGN.md, money safety rule 4): what a certification run writes shows the analyst every
+ * field of every message, the EMV tags readable, and no card data — the PAN in track data keeps its first 6 and last
+ * 4 digits (the BIN the rules compare), card-data tags (which must never be sent anyway) lose their values, and any
+ * other Luhn-valid digit run is removed.
+ */
+import {
+  bytesToHex,
+  decodeTlv,
+  encodeTlv,
+  hexToBytes,
+  maskPan,
+  NEVER_SEND_TAGS,
+} from '../../src/emv/index.js';
+import { redactString } from '../../src/log/index.js';
+
+/** Tags whose values are card data, on top of the never-send list: Visa track 2 data, track 1/2 discretionary. */
+const CARD_DATA_TAGS: ReadonlySet<string> = new Set([...NEVER_SEND_TAGS, '9F6B', '9F1F', '9F20', '5F30']);
+
+/** Track 1 (`%B` PAN `^` name `^` …) or track 2 (`;` PAN `=` …) data: PAN masked, everything after it starred. */
+export function maskTrackData(track: string): string {
+  return track.replace(
+    /(%?B)?(\d{12,19})([=^])([^?;%]*)/g,
+    (_m, b: string | undefined, pan: string, sep: string, rest: string) =>
+      `${b ?? ''}${maskPan(pan)}${sep}${'*'.repeat(rest.length)}`,
+  );
+}
+
+/** EMV tags as hex TLV with the values of card-data tags starred; anything unreadable is scrubbed whole. */
+export function maskEmvTags(hex: string): string {
+  try {
+    const nodes = decodeTlv(hexToBytes(hex));
+    let plain = '';
+    let out = '';
+    for (const node of nodes) {
+      const encoded = bytesToHex(encodeTlv([node]));
+      plain += encoded;
+      out +=
+        node.value !== undefined && CARD_DATA_TAGS.has(node.tag)
+          ? encoded.slice(0, encoded.length - node.value.length * 2) + '*'.repeat(node.value.length * 2)
+          : encoded;
+    }
+    // Re-encoding gives back the same text for canonical TLV; anything else is not ours to show.
+    return plain.toUpperCase() === hex.toUpperCase() ? out : redactString(hex);
+  } catch {
+    return redactString(hex);
+  }
+}
+
+const CARD_NUMBER_KEYS = new Set(['number', 'pan', 'cardnumber', 'accountnumber']);
+const CARD_SECRET_KEYS = new Set([
+  'securitycode',
+  'cvv',
+  'cvc',
+  'expirationmonth',
+  'expirationyear',
+  'expirydate',
+]);
+
+function normalise(k: string): string {
+  return k.toLowerCase().replace(/[^a-z0-9]/g, '');
+}
+
+/** A deep copy of a request or answer body with card data masked; structure and every other value kept. */
+export function maskCardData(value: unknown, key = '', depth = 0): unknown {
+  if (depth > 64) return '[…]';
+  if (typeof value === 'string') {
+    const k = normalise(key);
+    if (k === 'trackdata') return maskTrackData(value);
+    if (k === 'tags' && /^[0-9A-Fa-f]*$/.test(value)) return maskEmvTags(value);
+    if (CARD_NUMBER_KEYS.has(k) && /^\d{12,19}$/.test(value)) return maskPan(value);
+    if (CARD_SECRET_KEYS.has(k)) return '*'.repeat(value.length);
+    return redactString(value);
+  }
+  if (Array.isArray(value)) return value.map((v) => maskCardData(v, key, depth + 1));
+  if (value !== null && typeof value === 'object') {
+    const out: Record<string, unknown> = {};
+    for (const [k, v] of Object.entries(value)) out[k] = maskCardData(v, k, depth + 1);
+    return out;
+  }
+  return value;
+}

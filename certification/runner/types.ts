@@ -1,0 +1,2 @@
+/** The shapes of a run: see certification/results.ts. */
+export type * from '../results.js';

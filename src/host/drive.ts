@@ -1,0 +1,53 @@
+/**
+ * Driving the terminal as a customer would, screen by screen: `simulate` and `certify run` play their scenarios
+ * through these, against the real machines.
+ */
+import type { TerminalSnapshot, UserEvent } from './api.js';
+import type { TerminalHost } from './terminal-host.js';
+
+/** Thrown when the machine does not reach an expected screen in time. */
+export class SimulationError extends Error {
+  override readonly name = 'SimulationError';
+  readonly code = 'SIMULATION_STUCK';
+}
+
+export async function waitFor(
+  host: TerminalHost,
+  screens: readonly string[],
+  timeoutMs: number,
+): Promise<TerminalSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await host.snapshot();
+    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
+    if (Date.now() > deadline)
+      throw new SimulationError(
+        `expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}`,
+      );
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+export async function send(host: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await host.send(event);
+  if (!r.ok) throw new SimulationError(`${event.type}: ${r.error.message}`);
+}
+
+export const END = ['approved', 'declined', 'error'] as const;
+
+/** Waits for one of `screens`, answering a currency choice on the way as the scenario says (spec 001, DCC). */
+export async function waitPastChoice(
+  host: TerminalHost,
+  screens: readonly string[],
+  timeoutMs: number,
+  answer: 'card' | 'local' | undefined,
+): Promise<TerminalSnapshot> {
+  const reached = await waitFor(host, [...screens, 'choose-currency'], timeoutMs);
+  const dcc = reached.customer.dcc;
+  if (reached.customer.screen !== 'choose-currency' || dcc === undefined) return reached;
+  await send(host, {
+    type: 'CHOOSE_CURRENCY',
+    currency: answer === 'card' ? dcc.card.currency : dcc.local.currency,
+  });
+  return waitFor(host, screens, timeoutMs);
+}

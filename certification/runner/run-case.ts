@@ -7,7 +7,7 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { parseConfig, type Config, type ConfigInput } from '../../src/config/index.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
 import { silentLogger, type Logger } from '../../src/log/index.js';
 import { parseDecimal } from '../../src/money/index.js';
 import { END, send, SimulationError, waitFor, waitPastChoice } from '../../src/host/drive.js';

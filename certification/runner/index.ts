@@ -22,6 +22,8 @@ export interface RunPackOptions {
   /** Only these cases (their parents run first inside each case, as always). */
   caseIds?: readonly string[];
   logger?: Logger;
+  /** Relative paths of the configuration (key and credential files) resolve against it. */
+  cwd?: string;
   /** Called as each case starts and ends (progress lines). */
   onCaseStart?: (id: string, position: number, total: number) => void;
   onCaseEnd?: (result: CaseResult, position: number, total: number) => void;
@@ -54,13 +56,19 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
   const embedded = options.gateway === 'sandbox';
   const shared: TestHost | undefined = embedded ? undefined : await remoteHost(options.gateway);
   const baseConfig = mergeConfig(pack.config, options.config);
-  const remote = options.config?.gateway !== undefined && !embedded;
+  const gatewayKind = (options.config?.gateway as { kind?: unknown } | undefined)?.kind;
+  const remote = !embedded && gatewayKind === 'remote';
   const cases: CaseResult[] = [];
   for (const [i, id] of ids.entries()) {
     options.onCaseStart?.(id, i + 1, ids.length);
     const host = shared ?? (await embeddedHost(logger.child({ component: 'sandbox' })));
     try {
-      const result = await runCase(caseChain(pack, id), host, { baseConfig, remote, logger });
+      const result = await runCase(caseChain(pack, id), host, {
+        baseConfig,
+        remote,
+        logger,
+        cwd: options.cwd ?? process.cwd(),
+      });
       cases.push(result);
       options.onCaseEnd?.(result, i + 1, ids.length);
     } finally {

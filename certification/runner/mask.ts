@@ -9,10 +9,10 @@ import {
   decodeTlv,
   encodeTlv,
   hexToBytes,
+  luhnValid,
   maskPan,
   NEVER_SEND_TAGS,
 } from '../../src/emv/index.js';
-import { redactString } from '../../src/log/index.js';
 
 /** Tags whose values are card data, on top of the never-send list: Visa track 2 data, track 1/2 discretionary. */
 const CARD_DATA_TAGS: ReadonlySet<string> = new Set([...NEVER_SEND_TAGS, '9F6B', '9F1F', '9F20', '5F30']);
@@ -24,6 +24,11 @@ export function maskTrackData(track: string): string {
     (_m, b: string | undefined, pan: string, sep: string, rest: string) =>
       `${b ?? ''}${maskPan(pan)}${sep}${'*'.repeat(rest.length)}`,
   );
+}
+
+/** Tags that do not decode are not shown: which bytes are card data cannot be told. */
+function unreadable(hex: string): string {
+  return `[unreadable TLV, ${Math.ceil(hex.length / 2)} bytes]`;
 }
 
 /** EMV tags as hex TLV with the values of card-data tags starred; anything unreadable is scrubbed whole. */
@@ -41,9 +46,9 @@ export function maskEmvTags(hex: string): string {
           : encoded;
     }
     // Re-encoding gives back the same text for canonical TLV; anything else is not ours to show.
-    return plain.toUpperCase() === hex.toUpperCase() ? out : redactString(hex);
+    return plain.toUpperCase() === hex.toUpperCase() ? out : unreadable(hex);
   } catch {
-    return redactString(hex);
+    return unreadable(hex);
   }
 }
 
@@ -56,6 +61,22 @@ const CARD_SECRET_KEYS = new Set([
   'expirationyear',
   'expirydate',
 ]);
+
+// transactionLocalDateTime (YYYYMMDDhhmmss) is 14 digits and sometimes Luhn-valid: not a card number.
+const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d$/;
+
+/**
+ * Any other text: a Luhn-valid run of 13–19 digits is masked as a PAN, track data inside it is masked. Unlike the
+ * log redaction (which removes every long hex or digit run), gateway ids and reconciliation ids stay readable: they
+ * are the evidence an analyst matches against the gateway's records.
+ */
+export function maskText(s: string): string {
+  if (s.length < 13) return s;
+  const tracks = /[=^]/.test(s) ? maskTrackData(s) : s;
+  return tracks.replace(/(?<!\d)\d{13,19}(?!\d)/g, (m) =>
+    luhnValid(m) && !LOCAL_DATE_TIME.test(m) ? maskPan(m) : m,
+  );
+}
 
 function normalise(k: string): string {
   return k.toLowerCase().replace(/[^a-z0-9]/g, '');
@@ -70,7 +91,7 @@ export function maskCardData(value: unknown, key = '', depth = 0): unknown {
     if (k === 'tags' && /^[0-9A-Fa-f]*$/.test(value)) return maskEmvTags(value);
     if (CARD_NUMBER_KEYS.has(k) && /^\d{12,19}$/.test(value)) return maskPan(value);
     if (CARD_SECRET_KEYS.has(k)) return '*'.repeat(value.length);
-    return redactString(value);
+    return maskText(value);
   }
   if (Array.isArray(value)) return value.map((v) => maskCardData(v, key, depth + 1));
   if (value !== null && typeof value === 'object') {

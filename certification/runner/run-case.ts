@@ -50,6 +50,8 @@ export interface CaseRunOptions {
   /** Whether `--config` named the gateway (then its kind and credentials are used as given). */
   remote: boolean;
   logger?: Logger;
+  /** Relative paths of the configuration resolve against it. */
+  cwd: string;
 }
 
 /** Service, amount, currency and status of one recorded exchange. */
@@ -455,7 +457,7 @@ export async function runCase(
   try {
     host = await createTerminalHost(config, {
       logger: options.logger ?? silentLogger(),
-      cwd: dir,
+      cwd: options.cwd,
       parkingClock: { now: () => startedAtMs + clock.offsetMs },
       gatewayUrlOverride: testHost.url,
       gatewayDispatcher: recorder.dispatcher,

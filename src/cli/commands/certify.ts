@@ -1,8 +1,24 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
+import { fileURLToPath } from 'node:url';
+import { parse as parseYaml } from 'yaml';
 import { CertifyInputError, checkSession } from '../../../certification/check.js';
+import type { CaseResult } from '../../../certification/results.js';
+import {
+  loadPack,
+  PackError,
+  runPack,
+  UnknownCaseError,
+} from '../../../certification/runner/index.js';
+import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
+import { ConfigError, loadConfigFile } from '../../config/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
+
+/** The pack shipped with the terminal: every service of spec 001 and the gateway's MLV amounts. */
+export const DEFAULT_PACK = fileURLToPath(
+  new URL('../../../certification/scripts/parking.yaml', import.meta.url),
+);
 
 /** `certify check FILE`: prints the session's findings; exit 1 when any is an error (DESIGN.md). */
 function check(args: string[], io: CliIo): number {
@@ -35,17 +51,118 @@ function check(args: string[], io: CliIo): number {
   }
 }
 
+function progress(io: CliIo, c: CaseResult, position: number, total: number): void {
+  const seconds = (c.durationMs / 1000).toFixed(1);
+  const why =
+    c.verdict === 'failed'
+      ? ` — ${c.problems[0] ?? ''}${c.problems.length > 1 ? ` (+${c.problems.length - 1} more)` : ''}`
+      : c.verdict === 'skipped'
+        ? ` — ${c.skipReason ?? ''}`
+        : '';
+  io.stderr.write(`[${position}/${total}] ${c.id} ${c.verdict} ${seconds} s${why}\n`);
+}
+
+/** `certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--report DIR] [--case ID]`. */
+async function run(args: string[], io: CliIo): Promise<number> {
+  const { values, positionals } = parseCommandArgs(args, {
+    gateway: { type: 'string' },
+    config: { type: 'string' },
+    report: { type: 'string' },
+    case: { type: 'string', multiple: true },
+  } as const);
+  if (positionals.length > 1) throw new UsageError('BAD_ARGUMENTS', 'certify run takes at most one PACK');
+  const packFile = positionals[0] !== undefined ? resolve(io.cwd, positionals[0]) : DEFAULT_PACK;
+  const gateway = values.gateway ?? 'sandbox';
+  if (gateway !== 'sandbox') {
+    let url: URL;
+    try {
+      url = new URL(gateway);
+    } catch {
+      throw new UsageError('BAD_ARGUMENTS', '--gateway takes sandbox or an http(s) URL');
+    }
+    if (url.protocol !== 'http:' && url.protocol !== 'https:')
+      throw new UsageError('BAD_ARGUMENTS', '--gateway takes sandbox or an http(s) URL');
+  }
+  let config: Record<string, unknown> | undefined;
+  if (values.config !== undefined) {
+    const file = resolve(io.cwd, values.config);
+    try {
+      // Validated whole, then used as written: the pack's and the cases' settings fill what the file leaves out.
+      loadConfigFile(file);
+      config = parseYaml(readFileSync(file, 'utf8')) as Record<string, unknown>;
+    } catch (e) {
+      if (e instanceof ConfigError)
+        throw new UsageError(e.code, e.message, e.key !== undefined ? { key: e.key } : {});
+      throw e;
+    }
+  }
+  // `multiple` gives an array; parseCommandArgs types every string option as one string.
+  const given = values.case as unknown as string[] | undefined;
+  const caseIds = (given ?? []).flatMap((v) => v.split(',')).filter((v) => v !== '');
+  let pack;
+  try {
+    pack = loadPack(packFile, { cards: VIRTUAL_CARD_NAMES });
+  } catch (e) {
+    if (e instanceof PackError) throw new UsageError(e.code, e.message, { where: e.where });
+    throw e;
+  }
+  let report;
+  try {
+    report = await runPack({
+      pack,
+      packFile,
+      gateway,
+      ...(config ? { config } : {}),
+      caseIds,
+      cwd: io.cwd,
+      onCaseEnd: (c, position, total) => progress(io, c, position, total),
+    });
+  } catch (e) {
+    if (e instanceof UnknownCaseError) throw new UsageError(e.code, e.message);
+    throw e;
+  }
+  printJson(io, {
+    ok: report.summary.failed === 0,
+    pack: report.pack,
+    gateway: report.gateway,
+    summary: report.summary,
+    failed: report.cases
+      .filter((c) => c.verdict === 'failed')
+      .map((c) => ({ id: c.id, title: c.title, problems: c.problems })),
+    skipped: report.cases
+      .filter((c) => c.verdict === 'skipped')
+      .map((c) => ({ id: c.id, reason: c.skipReason })),
+  });
+  return report.summary.failed === 0 ? EXIT_OK : EXIT_FINDINGS;
+}
+
 const command: Command = {
   name: 'certify',
-  summary: 'message-level validation of captured gateway messages',
+  summary: 'certification: run the script pack through the real terminal, or validate captured messages',
   usage: `parking-terminal certify check FILE
-  FILE is a JSON array, one session in order, of {"method", "path", "body", "response"?}; prints
+  FILE is a JSON array, one session in order, of {"method", "path", "body", "response"?}, or a capture file that
+  certify run wrote (cases/ID.capture.json); prints
   {"ok", "messages": [{"index", "service", "findings": [{"rule", "category", "severity", "field", "message"}]}]};
-  exit 0 when no finding is an error, 1 when any is, 2 on bad input with {"error": {"code", "message"}}`,
+  exit 0 when no finding is an error, 1 when any is, 2 on bad input with {"error": {"code", "message"}}
+
+parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--report DIR] [--case ID]...
+  Plays every case of PACK (default: the shipped certification/scripts/parking.yaml) through the real terminal:
+  the parking machine of the case's model, the simulated reader with the case's card, a fresh journal and the
+  gateway client. Every request and answer is recorded (card data masked), each message is validated with the
+  rules of certify check and each step's messages are compared with the statuses the case expects.
+  --gateway sandbox   a fresh embedded sandbox per case (default); faults are injected through it
+  --gateway URL       a test host; cases that need injected faults are skipped unless it answers /__sandbox/faults
+  --config FILE       the terminal's configuration (identity, partner ids, gateway credentials for a URL)
+  --report DIR        writes report.json, junit.xml, report.html (and report.pdf where a browser is available)
+                      and one evidence bundle per case (cases/ID.json, cases/ID.capture.json)
+  --case ID           only this case (repeatable, or comma-separated); its parent cases run first inside it
+  A progress line per case goes to stderr; stdout gets {"ok", "pack", "gateway", "summary", "failed", "skipped"}.
+  Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage.`,
   run(args, io) {
     const [sub, ...rest] = args;
     if (sub === 'check') return Promise.resolve(check(rest, io));
-    throw new UsageError('BAD_ARGUMENTS', 'usage: certify check FILE');
+    if (sub === 'run') return run(rest, io);
+    throw new UsageError('BAD_ARGUMENTS', 'usage: certify check FILE | certify run [PACK] [options]');
   },
 };
 export default command;

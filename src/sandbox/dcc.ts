@@ -333,7 +333,8 @@ export function dccTermsOf(
 const CONVERSION_TOLERANCE_MINOR = 1;
 
 /**
- * The DCC rule of a capture or refund (of a capture or of a sale) whose authorization was converted (spec 001: "DCC
+ * The DCC rule of a capture, reversal or refund (of a capture or of a sale) whose authorization was converted, given
+ * the authorization's terms ({@link dccTermsOf}; spec 001: "DCC
  * capture and refund require the same field set (currency, exchangeRate, totalAmount, plus
  * originalAmount/originalCurrency for family A, or foreignAmount/foreignCurrency/exchangeRateTimeStamp for family B).
  * Rules: use the exchange rate of the authorization … partial captures and refunds convert with the rate from the
@@ -346,13 +347,10 @@ const CONVERSION_TOLERANCE_MINOR = 1;
  * amount. Nothing is checked when the authorization was not converted.
  */
 export function checkDccFollowOn(
-  store: SandboxStore,
+  terms: DccAuthorizationTerms | undefined,
   r: FieldReader,
-  merchantId: string,
-  authorizationId: string,
   totalMinor: number | undefined,
 ): void {
-  const terms = dccTermsOf(store, merchantId, authorizationId);
   if (terms === undefined) return;
   const { offer, family } = terms;
   const base = 'orderInformation.amountDetails';

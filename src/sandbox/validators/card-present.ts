@@ -1,0 +1,184 @@
+/**
+ * Field validation of a card-present original (spec 001, Card-present parking; reference/gateway.md §3): what a
+ * parking authorization, pre-authorization, sale, account verification and standalone credit carry about the
+ * terminal, the card read and the EMV tags.
+ */
+import { currencyByAlpha } from '../../money/index.js';
+import { cardTypeOfPan, luhnValid, readTrackData } from '../card.js';
+import { checkEmvTags, type DecodedTag, type EmvContext } from '../emv-rules.js';
+import type { FieldReader } from '../fields.js';
+import type { ApiCall } from '../service-types.js';
+import { readEmvTags, refuseNeverSendTags } from './emv-tags.js';
+import { refusal } from './refusal.js';
+
+/** The entry modes of the parking section. */
+export const ENTRY_MODES = ['contact', 'contactless', 'swiped', 'keyed', 'msd'];
+
+/** The card-present services that carry a card read. */
+export type CardPresentService = 'authorization' | 'pre-authorization' | 'sale' | 'verification' | 'credit';
+
+/** What a card-present request says about the card read. */
+export interface CardRead {
+  pan?: string;
+  /** `YYMM`. */
+  expiry?: string;
+  cardType?: '001' | '002';
+  entryMode?: string;
+  emv?: DecodedTag[];
+}
+
+/** Card-present checks shared by payments and credits (spec 001, Card-present parking; gateway.md §3). */
+export function validateCardPresent(
+  r: FieldReader,
+  call: ApiCall,
+  service: CardPresentService,
+  currency: string | undefined,
+  amountMinor: number | undefined,
+  now: Date,
+): CardRead {
+  for (const f of ['code', 'transactionId', 'comments']) r.text(`clientReferenceInformation.${f}`, true);
+  for (const f of ['developerId', 'solutionId', 'thirdPartyCertificationNumber'])
+    r.text(
+      `clientReferenceInformation.partner.${f}`,
+      service !== 'credit' || f === 'thirdPartyCertificationNumber',
+    );
+  r.localDateTime('merchantInformation.transactionLocalDateTime', true);
+  const typeText = r.text('paymentInformation.card.type', true);
+  let cardType: '001' | '002' | undefined;
+  if (typeText !== undefined) {
+    if (typeText === '001' || typeText === '002') cardType = typeText;
+    else
+      throw refusal(
+        now,
+        'CARD_TYPE_NOT_ACCEPTED',
+        'parking accepts card types 001 and 002 only',
+        'paymentInformation.card.type',
+      );
+  }
+  const entryMode = r.oneOf('pointOfSaleInformation.entryMode', ENTRY_MODES, true);
+  const catLevel = r.text('pointOfSaleInformation.catLevel', service !== 'credit', true);
+  // Spec 001: parking is unattended (2) or attended mobile (6).
+  if (catLevel !== undefined && catLevel !== '2' && catLevel !== '6')
+    r.invalid(
+      'pointOfSaleInformation.catLevel',
+      'parking catLevel must be 2 (unattended) or 6 (attended mobile)',
+    );
+  const capability = r.oneOf(
+    'pointOfSaleInformation.terminalCapability',
+    ['1', '2', '3', '4', '5'],
+    true,
+    true,
+  );
+  const emvRead = entryMode === 'contact' || entryMode === 'contactless';
+  if (emvRead && capability !== undefined && capability !== '4' && capability !== '5')
+    r.invalid('pointOfSaleInformation.terminalCapability', 'an EMV read needs terminalCapability 4 or 5');
+  r.oneOf(
+    'pointOfSaleInformation.terminalPinCapability',
+    ['0', '1', '2', '4', '5', '6', '7', '8', '9', '10', '11', '12'],
+    true,
+    true,
+  );
+  r.oneOf('processingInformation.commerceIndicator', ['retail'], true);
+  if (service !== 'credit') {
+    const authIndicator = r.oneOf(
+      'processingInformation.authorizationOptions.authIndicator',
+      ['0', '1'],
+      true,
+      true,
+    );
+    // Spec 001 lists `0` for pre-authorizations; a sale may be final (gateway.md §3: `1`), both are accepted.
+    if (service !== 'sale' && authIndicator === '1')
+      r.invalid(
+        'processingInformation.authorizationOptions.authIndicator',
+        'a pre-authorization has authIndicator 0',
+      );
+  }
+  if (service === 'sale' && catLevel === '6') {
+    r.text('paymentInformation.initiationChannel', true);
+    r.text('pointOfSaleInformation.serviceCode', true);
+    if (cardType === '002')
+      r.oneOf('pointOfSaleInformation.isDedicatedHardwareTerminal', ['0', '1'], true, true);
+  }
+  const { pan, expiry } = readCardData(r, entryMode, cardType, now);
+  const emv = emvRead
+    ? readChipTags(r, call, service, cardType, currency, amountMinor)
+    : r.has('pointOfSaleInformation.emv.tags')
+      ? readEmvTags(r, call, false)
+      : undefined;
+  if (!emvRead) refuseNeverSendTags(r, emv);
+  return {
+    ...(pan !== undefined ? { pan } : {}),
+    ...(expiry !== undefined ? { expiry } : {}),
+    ...(cardType !== undefined ? { cardType } : {}),
+    ...(entryMode !== undefined ? { entryMode } : {}),
+    ...(emv !== undefined ? { emv } : {}),
+  };
+}
+
+/** Card data: track data for stripe and chip reads, the number for keyed entry; the PAN must pass Luhn. */
+function readCardData(
+  r: FieldReader,
+  entryMode: string | undefined,
+  cardType: '001' | '002' | undefined,
+  now: Date,
+): { pan?: string; expiry?: string } {
+  let pan: string | undefined;
+  let expiry: string | undefined;
+  if (entryMode === 'keyed') {
+    const number = r.text('paymentInformation.card.number', true);
+    const month = r.text('paymentInformation.card.expirationMonth', true);
+    const year = r.text('paymentInformation.card.expirationYear', true);
+    if (number !== undefined) pan = number;
+    if (month !== undefined && year !== undefined) expiry = `${year.slice(-2)}${month.padStart(2, '0')}`;
+  } else if (entryMode !== undefined) {
+    const track = r.text('pointOfSaleInformation.trackData', true);
+    if (track !== undefined) {
+      const read = readTrackData(track);
+      if (!read) r.invalid('pointOfSaleInformation.trackData', 'trackData holds no track 1 or track 2 data');
+      else {
+        pan = read.pan;
+        expiry = read.expiry;
+      }
+    }
+  }
+  if (pan !== undefined) {
+    const field =
+      entryMode === 'keyed' ? 'paymentInformation.card.number' : 'pointOfSaleInformation.trackData';
+    if (!luhnValid(pan)) throw refusal(now, 'INVALID_CARD', 'the card number fails the Luhn check', field);
+    if (cardType !== undefined && cardTypeOfPan(pan) !== cardType)
+      r.invalid(
+        'paymentInformation.card.type',
+        'paymentInformation.card.type does not match the card number',
+      );
+  }
+  return { ...(pan !== undefined ? { pan } : {}), ...(expiry !== undefined ? { expiry } : {}) };
+}
+
+/** The tags of a chip read (contact or contactless): required, and checked against the request (emv-rules.ts). */
+function readChipTags(
+  r: FieldReader,
+  call: ApiCall,
+  service: CardPresentService,
+  cardType: '001' | '002' | undefined,
+  currency: string | undefined,
+  amountMinor: number | undefined,
+): DecodedTag[] | undefined {
+  const emv = readEmvTags(r, call, true);
+  const has5F34 = emv?.some((t) => t.tag === '5F34') ?? false;
+  const csn = r.text('pointOfSaleInformation.emv.cardSequenceNumber', has5F34, true);
+  if (emv && cardType) {
+    const context: EmvContext = service === 'credit' ? 'refund' : 'authorization';
+    const currencyNumeric = currency ? currencyByAlpha(currency)?.numeric : undefined;
+    const dcc = r.has('orderInformation.amountDetails.currencyConversion');
+    const problems = checkEmvTags(emv, {
+      cardType,
+      context,
+      ...(amountMinor !== undefined && !dcc ? { amountMinor } : {}),
+      ...(currencyNumeric !== undefined && !dcc ? { currencyNumeric } : {}),
+      ...(csn !== undefined ? { cardSequenceNumber: csn } : {}),
+      transactionTypes: service === 'credit' ? ['20'] : ['00'],
+    });
+    if (problems.length) r.invalid('pointOfSaleInformation.emv.tags', problems.join('; '));
+  }
+  return emv;
+}

@@ -105,7 +105,8 @@ function parseExchanges(recorded: readonly RecordedExchange[]): Parsed[] {
       x.httpStatus === null ? 'NO ANSWER' : (str(get(response, 'status')) ?? `HTTP ${x.httpStatus}`);
     const amount =
       str(get(body, 'orderInformation.amountDetails.totalAmount')) ??
-      str(get(body, 'reversalInformation.amountDetails.totalAmount'));
+      str(get(body, 'reversalInformation.amountDetails.totalAmount')) ??
+      str(get(body, 'orderInformation.amountDetails.additionalAmount'));
     const currency =
       str(get(body, 'orderInformation.amountDetails.currency')) ??
       str(get(body, 'reversalInformation.amountDetails.currency'));

@@ -1,0 +1,148 @@
+/**
+ * `certify run` through the command line: a subset of the shipped pack (every model, both networks, each entry mode,
+ * the MLV amounts, every kind of timeout chain and DCC) against the embedded sandbox, then the same cases against an
+ * independent test host — the sandbox run as its own process and given by URL — whose ledger must show no refused
+ * request and nothing left open.
+ */
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+
+const CASES = [
+  'PK-ATT-N1-CT-01',
+  'PK-ATT-N2-CL-01',
+  'PK-ATT-N1-SW-01',
+  'PK-ATT-N2-FB-01',
+  'PK-ATT-N2-KY-01',
+  'PK-ATT-N1-CT-02',
+  'PK-ATT-N2-CT-04',
+  'PK-ATT-N2-CT-06',
+  'PK-ATT-N1-CT-07',
+  'PK-ATT-N2-CT-10',
+  'PK-ATT-N1-CT-11',
+  'PK-ATT-N1-CL-02',
+  'PK-KSK-N1-CL-01',
+  'PK-KSK-N2-SW-01',
+  'PK-KSK-N1-CT-03',
+  'PK-MTR-N2-CL-03',
+  'PK-MTR-N1-CT-04',
+  'PK-MTR-N2-CT-05',
+  'PK-MTR-N1-CT-06',
+  'PK-MTR-N2-CT-07',
+  'PK-MTR-N1-CT-08',
+  'PK-MTR-N2-CT-11',
+  'PK-TAG-N1-CL-01',
+  'PK-TAG-N2-CT-02',
+  'PK-TAG-N1-CT-03',
+  'PK-ATT-N2-CT-15',
+  'PK-MTR-N2-CT-10',
+];
+
+const dir = mkdtempSync(join(tmpdir(), 'pt-certify-run-'));
+afterAll(() => rmSync(dir, { recursive: true, force: true }));
+
+async function cli(
+  args: string[],
+): Promise<{ code: number; json: Record<string, unknown>; progress: string }> {
+  let out = '';
+  let err = '';
+  const sink = (onChunk: (s: string) => void): Writable =>
+    new Writable({
+      write(chunk: Buffer, _enc, cb) {
+        onChunk(chunk.toString());
+        cb();
+      },
+    });
+  const code = await main(args, {
+    stdout: sink((s) => (out += s)),
+    stderr: sink((s) => (err += s)),
+    signal: new AbortController().signal,
+    cwd: dir,
+  });
+  return { code, json: JSON.parse(out) as Record<string, unknown>, progress: err };
+}
+
+interface Summary {
+  cases: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  messages: number;
+  errorFindings: number;
+}
+
+describe('certify run against the embedded sandbox', () => {
+  it('passes the subset, a progress line per case, the keyed case skipped with its reason', async () => {
+    const r = await cli(['certify', 'run', '--case', CASES.join(',')]);
+    const summary = r.json.summary as Summary;
+    expect(r.json.failed).toEqual([]);
+    expect(r.code).toBe(0);
+    expect(summary).toMatchObject({ cases: CASES.length, failed: 0, skipped: 1, errorFindings: 0 });
+    expect(summary.passed).toBe(CASES.length - 1);
+    expect(summary.messages).toBeGreaterThan(CASES.length);
+    expect(r.json.skipped).toEqual([{ id: 'PK-ATT-N2-KY-01', reason: expect.stringContaining('keyed') }]);
+    const lines = r.progress.trim().split('\n');
+    expect(lines).toHaveLength(CASES.length);
+    expect(lines[0]).toMatch(/^\[1\/27\] PK-ATT-N1-CT-01 passed \d+\.\d s$/);
+  }, 120_000);
+
+  it('refuses a bad pack, an unknown case and a bad gateway with exit 2', async () => {
+    expect((await cli(['certify', 'run', '--case', 'PK-NOPE-01'])).code).toBe(2);
+    expect((await cli(['certify', 'run', '--gateway', 'ftp://x'])).code).toBe(2);
+    const missing = await cli(['certify', 'run', join(dir, 'missing.yaml')]);
+    expect(missing.code).toBe(2);
+    expect(missing.json).toMatchObject({ error: { code: 'PACK_UNREADABLE' } });
+  });
+});
+
+describe('certify run against an independent test host given by --gateway URL', () => {
+  let sandbox: ChildProcess;
+  let url = '';
+
+  beforeAll(async () => {
+    sandbox = spawn(process.execPath, ['bin/parking-terminal.js', 'sandbox', '--port', '0'], {
+      cwd: join(import.meta.dirname, '../..'),
+      stdio: ['ignore', 'pipe', 'inherit'],
+    });
+    const lines = createInterface({ input: sandbox.stdout! });
+    url = await new Promise<string>((resolve, reject) => {
+      lines.once('line', resolve);
+      sandbox.once('exit', (code) => reject(new Error(`sandbox exited ${code}`)));
+    });
+  }, 30_000);
+
+  afterAll(() => {
+    sandbox.kill('SIGTERM');
+  });
+
+  it('sends the same messages, which the host neither refuses nor leaves open', async () => {
+    const picked = [
+      'PK-ATT-N2-CT-01',
+      'PK-ATT-N2-CT-06',
+      'PK-MTR-N1-CL-03',
+      'PK-TAG-N2-CL-01',
+      'PK-MTR-N2-CT-05',
+    ];
+    const r = await cli(['certify', 'run', '--gateway', url, '--case', picked.join(',')]);
+    expect(r.json.failed).toEqual([]);
+    expect(r.code).toBe(0);
+    // The host answers /__sandbox/faults, so even the timeout case runs.
+    expect(r.json.summary).toMatchObject({ cases: 5, passed: 5, skipped: 0, errorFindings: 0 });
+    const ledger = (await (await fetch(`${url}/__sandbox/ledger`)).json()) as {
+      transactions: unknown[];
+      unmatchedRequests: Array<{ httpStatus?: number; status?: number }>;
+    };
+    expect(ledger.transactions.length).toBeGreaterThanOrEqual(10);
+    expect(ledger.unmatchedRequests).toEqual([]);
+    const consistency = (await (await fetch(`${url}/__sandbox/consistency?requireResolved=1`)).json()) as {
+      ok: boolean;
+      problems: unknown[];
+    };
+    expect(consistency.problems).toEqual([]);
+  }, 120_000);
+});

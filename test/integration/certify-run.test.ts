@@ -107,7 +107,7 @@ describe('certify run against an independent test host given by --gateway URL', 
   beforeAll(async () => {
     sandbox = spawn(process.execPath, ['bin/parking-terminal.js', 'sandbox', '--port', '0'], {
       cwd: join(import.meta.dirname, '../..'),
-      stdio: ['ignore', 'pipe', 'inherit'],
+      stdio: ['ignore', 'pipe', 'ignore'],
     });
     const lines = createInterface({ input: sandbox.stdout! });
     url = await new Promise<string>((resolve, reject) => {

@@ -1,0 +1,51 @@
+/**
+ * A defect seeded in a request builder must make `certify run` fail, naming the case and the rule: the validator does
+ * not share the builders (DESIGN.md), so a builder that drops the EMV tags of a reversal is caught by the rules and by
+ * the sandbox, not excused by them.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type * as Payments from '../../src/gateway/services/payments.js';
+import { loadPack, runPack } from '../../certification/runner/index.js';
+import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+
+vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
+  const original = await importOriginal<typeof Payments>();
+  return {
+    ...original,
+    // The seeded defect: a reversal goes out without the original's EMV tags.
+    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
+      const prepared = original.preparePayment(...args);
+      if (prepared.service !== 'reversal') return prepared;
+      const body = JSON.parse(prepared.body.toString('utf8')) as {
+        pointOfSaleInformation?: { emv?: { tags?: string } };
+      };
+      delete body.pointOfSaleInformation?.emv?.tags;
+      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
+    },
+  };
+});
+
+describe('a defect seeded in the reversal builder', () => {
+  it('fails the reversal case naming the case and the rule, and leaves the other cases passing', async () => {
+    const pack = loadPack(DEFAULT_PACK);
+    const report = await runPack({
+      pack,
+      packFile: DEFAULT_PACK,
+      gateway: 'sandbox',
+      caseIds: ['PK-MTR-N2-CT-03', 'PK-ATT-N2-CT-01'],
+    });
+    const [reversal, sale] = report.cases;
+    expect(sale).toMatchObject({ id: 'PK-ATT-N2-CT-01', verdict: 'passed' });
+    expect(reversal).toMatchObject({ id: 'PK-MTR-N2-CT-03', verdict: 'failed' });
+    expect(reversal!.findings).toContainEqual(
+      expect.objectContaining({
+        rule: 'IC-REVERSAL-EMV-TAGS',
+        severity: 'error',
+        service: 'reversal',
+        field: expect.stringContaining('emv.tags'),
+      }),
+    );
+    expect(reversal!.problems.some((p) => p.includes('IC-REVERSAL-EMV-TAGS'))).toBe(true);
+    expect(report.summary).toMatchObject({ failed: 1, passed: 1 });
+  }, 60_000);
+});

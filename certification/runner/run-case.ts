@@ -354,6 +354,19 @@ function toCaptured(x: RecordedExchange, p: Parsed, index: number): CapturedExch
   };
 }
 
+/**
+ * Waits until the terminal owes the gateway nothing: no request in flight, no background work, and no follow-up
+ * obligation open (a voided capture's hold is released after a grace period, by the host's own background work).
+ */
+async function settled(host: TerminalHost, timeoutMs: number): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  await host.settle(timeoutMs);
+  while (host.followUps.open().length > 0 && Date.now() < deadline) {
+    await new Promise((r) => setTimeout(r, 100));
+    await host.settle(Math.max(0, deadline - Date.now()));
+  }
+}
+
 /** Runs `chain` (ancestors first, the case last) on one fresh terminal against `testHost`. */
 export async function runCase(
   chain: readonly PackCase[],
@@ -482,7 +495,7 @@ export async function runCase(
             e instanceof SimulationError ? `the terminal got stuck: ${e.message}` : String(e),
           );
         }
-        await host.settle(waitMs);
+        await settled(host, waitMs);
         const sent = parseExchanges(recorder.since(0)).slice(first).filter(certified);
         stepProblems.push(...compareStep(step.expect, sent));
         const screen = driver.screen();
@@ -511,7 +524,7 @@ export async function runCase(
       }
     }
     recorder.step = null;
-    await host.settle(waitMs);
+    await settled(host, waitMs);
   } catch (e) {
     problems.push(`the run stopped: ${(e as Error).message}`);
   } finally {

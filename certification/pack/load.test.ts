@@ -1,0 +1,126 @@
+import { describe, expect, it } from 'vitest';
+import { fileURLToPath } from 'node:url';
+import { caseChain, loadPack, PackError, parsePack } from './load.js';
+import { EXPECTABLE_SERVICES } from './schema.js';
+
+const SHIPPED = fileURLToPath(new URL('../scripts/parking.yaml', import.meta.url));
+const CARDS = ['n1-contact', 'n2-contact', 'n2-contactless'];
+
+const one = (extra: string): string => `pack: t
+title: T
+version: "1"
+cases:
+  - id: PK-ATT-N2-CT-01
+    title: Sale
+    model: attended
+    attended: true
+    card: n2-contact
+    steps:
+      - do: sale
+        amount: 9900.00
+        expect: [{ service: sale, amount: 9900.00, status: AUTHORIZED }]
+${extra}`;
+
+function error(text: string): PackError {
+  try {
+    parsePack(text, 'p.yaml', { cards: CARDS });
+  } catch (e) {
+    if (e instanceof PackError) return e;
+    throw e;
+  }
+  throw new Error('no PackError');
+}
+
+describe('parsePack', () => {
+  it('reads amounts written as numbers or strings as two-decimal text', () => {
+    const pack = parsePack(one(''), 'p.yaml', { cards: CARDS });
+    expect(pack.cases[0]?.steps[0]).toMatchObject({ do: 'sale', amount: '9900.00' });
+    expect(pack.cases[0]?.steps[0]?.expect[0]).toEqual({
+      service: 'sale',
+      amount: '9900.00',
+      status: 'AUTHORIZED',
+    });
+  });
+
+  it('names the field of a schema violation', () => {
+    const e = error(one('').replace('amount: 9900.00\n        expect', 'amount: lots\n        expect'));
+    expect(e.code).toBe('PACK_SCHEMA');
+    expect(e.message).toContain('cases[0].steps[0].amount');
+  });
+
+  it('refuses a YAML syntax error with its line', () => {
+    const e = error('pack: t\ncases: [\n');
+    expect(e.code).toBe('PACK_YAML');
+    expect(e.where).toMatch(/p\.yaml:\d+/);
+  });
+
+  it('refuses duplicate ids, unknown parents, unknown cards and actions the model does not have', () => {
+    const twice = error(one(one('').split('cases:\n')[1] ?? ''));
+    expect(twice.message).toContain('PK-ATT-N2-CT-01 is used twice');
+    const orphan = error(
+      one(
+        `  - { id: PK-ATT-N2-CT-02, title: V, model: attended, attended: true, card: n2-contact, parent: PK-X-01, steps: [{ do: void, of: payment }] }`,
+      ),
+    );
+    expect(orphan.message).toContain('PK-X-01 is not a case before this one');
+    const card = error(one('').replace('card: n2-contact', 'card: n9-contact'));
+    expect(card.message).toContain('no simulated card "n9-contact"');
+    const action = error(
+      one('').replace('do: sale\n        amount: 9900.00', 'do: park\n        minutes: 60'),
+    );
+    expect(action.message).toContain('"park" is no action of the attended model');
+  });
+
+  it('refuses an unknown key and an unknown service', () => {
+    expect(error(one('').replace('title: Sale', 'title: Sale\n    colour: red')).code).toBe('PACK_SCHEMA');
+    expect(error(one('').replace('service: sale', 'service: purchase')).message).toContain('service');
+  });
+});
+
+describe('the shipped pack', () => {
+  const pack = loadPack(SHIPPED);
+
+  it('has at least 60 cases with unique ids, each network, entry mode, model and the MLV amounts', () => {
+    expect(pack.cases.length).toBeGreaterThanOrEqual(60);
+    expect(new Set(pack.cases.map((c) => c.id)).size).toBe(pack.cases.length);
+    const cards = new Set(pack.cases.map((c) => c.card));
+    for (const card of [
+      'n1-contact',
+      'n1-contactless',
+      'n1-swipe',
+      'n2-contact',
+      'n2-contactless',
+      'n2-swipe',
+      'chip-swiped-fallback',
+    ])
+      expect(cards).toContain(card);
+    expect(new Set(pack.cases.map((c) => c.model))).toEqual(
+      new Set(['attended', 'kiosk', 'meter', 'tap-and-go']),
+    );
+    expect(new Set(pack.cases.map((c) => c.attended))).toEqual(new Set([true, false]));
+    const amounts = JSON.stringify(pack.cases);
+    for (const amount of ['9900.00', '9601.00', '9604.00', '9901.00', '3000.00'])
+      expect(amounts).toContain(amount);
+  });
+
+  it('expects every parking service somewhere, and each timeout request in a case of its own', () => {
+    const expected = new Set(
+      pack.cases.flatMap((c) => c.steps.flatMap((s) => s.expect.map((m) => m.service))),
+    );
+    for (const service of EXPECTABLE_SERVICES) expect(expected, service).toContain(service);
+    const timeoutCases = pack.cases.filter((c) =>
+      c.steps.some((s) =>
+        s.expect.some((m) => m.service === 'timeout-void' || m.service === 'timeout-reversal'),
+      ),
+    );
+    expect(timeoutCases.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('chains a follow-on after its parents', () => {
+    expect(caseChain(pack, 'PK-ATT-N2-CT-06').map((c) => c.id)).toEqual([
+      'PK-ATT-N2-CT-01',
+      'PK-ATT-N2-CT-05',
+      'PK-ATT-N2-CT-06',
+    ]);
+  });
+});

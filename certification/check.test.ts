@@ -2,6 +2,7 @@ import { beforeAll, describe, expect, it, vi } from 'vitest';
 import { bytesToHex, decodeTlv, encodeTlv, flattenTlv, hexToBytes } from '../src/emv/index.js';
 import type * as SandboxModule from '../src/sandbox/index.js';
 import type { Ledger } from '../src/sandbox/ledger.js';
+import { maskCardData } from './runner/mask.js';
 import type { CapturedMessage } from './session.js';
 import { CertifyInputError, checkSession, type SessionResult } from './check.js';
 
@@ -46,8 +47,9 @@ const BASE: Omit<Scenario, 'model' | 'card'> = {
 /** The session a simulation sent, in order, each request with the answer the terminal received (if any). */
 async function capture(
   scenario: Partial<Scenario> & Pick<Scenario, 'model' | 'card'>,
+  config?: NonNullable<Parameters<typeof runSimulation>[1]>['config'],
 ): Promise<CapturedMessage[]> {
-  await runSimulation({ ...BASE, ...scenario });
+  await runSimulation({ ...BASE, ...scenario }, config !== undefined ? { config } : {});
   const ledger = ledgers.at(-1)!;
   const seen = new Set<object>();
   const requests = [...ledger.unmatchedRequests, ...ledger.transactions.flatMap((t) => t.requests)]
@@ -88,6 +90,16 @@ beforeAll(async () => {
     credit: true,
     refund: false,
   });
+  // Currency conversion: a EUR terminal and the sandbox's JPY-billing card accept the offer, per processor family.
+  const euro = (family: 'A' | 'B') => ({
+    terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276' },
+    dcc: { processorFamily: family },
+  });
+  sessions.meterDccA = await capture({ model: 'meter', card: 'n2-contact', dcc: 'card' }, euro('A'));
+  sessions.meterDccB = await capture({ model: 'meter', card: 'n2-contact', dcc: 'card' }, euro('B'));
+  sessions.saleDccA = await capture({ model: 'attended', card: 'n2-contact', dcc: 'card' }, euro('A'));
+  sessions.saleDccB = await capture({ model: 'attended', card: 'n2-contact', dcc: 'card' }, euro('B'));
+  sessions.meterLocalEuro = await capture({ model: 'meter', card: 'n2-contact', dcc: 'local' }, euro('A'));
 }, 120_000);
 
 /** A deep copy of a generated session, to seed a defect in. */
@@ -248,7 +260,135 @@ const TOTAL = 'orderInformation.amountDetails.totalAmount';
 const POS = 'pointOfSaleInformation';
 const TAG = (t: string): string => `pointOfSaleInformation.emv.tags[${t}]`;
 
+const DCC = 'orderInformation.amountDetails';
+
 const DEFECTS: Defect[] = [
+  {
+    rule: 'IC-DCC-FOLLOW-ON-FIELDS',
+    field: `${DCC}.exchangeRate`,
+    seed: seeded('meterDccA', 'capture', (m) => set(m.body, `${DCC}.exchangeRate`, undefined)),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-FIELDS',
+    field: `${DCC}.originalAmount`,
+    seed: seeded('saleDccA', 'refund-payment', (m) => {
+      set(m.body, `${DCC}.originalAmount`, undefined);
+      set(m.body, `${DCC}.originalCurrency`, undefined);
+    }),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-FIELDS',
+    field: `${DCC}.foreignAmount`,
+    seed: seeded('meterDccB', 'capture', (m) => set(m.body, `${DCC}.foreignAmount`, undefined)),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-FIELDS',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccB', 'refund-capture', (m) =>
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, undefined),
+    ),
+  },
+  {
+    // The whole field set dropped: a capture of a converted sale in the local currency.
+    rule: 'IC-DCC-FOLLOW-ON-FIELDS',
+    field: `${DCC}.foreignCurrency`,
+    seed: seeded('meterDccB', 'capture', (m) => set(m.body, DCC, { totalAmount: '1.50', currency: 'EUR' })),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-RATE',
+    field: `${DCC}.exchangeRate`,
+    seed: seeded('meterDccA', 'capture', (m) => set(m.body, `${DCC}.exchangeRate`, '160.5')),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-RATE',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccB', 'capture', (m) =>
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '2026-01-01T00:00:00Z'),
+    ),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-CURRENCY',
+    field: `${DCC}.foreignCurrency`,
+    seed: seeded('meterDccB', 'capture', (m) => set(m.body, `${DCC}.foreignCurrency`, 'USD')),
+  },
+  {
+    rule: 'IC-DCC-FOLLOW-ON-CURRENCY',
+    field: `${DCC}.originalCurrency`,
+    seed: seeded('saleDccA', 'refund-payment', (m) => set(m.body, `${DCC}.originalCurrency`, 'GBP')),
+  },
+  {
+    rule: 'CE-DCC-CONVERTED-AMOUNT',
+    field: `${DCC}.totalAmount`,
+    seed: seeded('meterDccA', 'capture', (m) => set(m.body, `${DCC}.totalAmount`, '300')),
+  },
+  {
+    rule: 'CE-DCC-CONVERTED-AMOUNT',
+    field: `${DCC}.foreignAmount`,
+    seed: seeded('meterDccB', 'capture', (m) => set(m.body, `${DCC}.foreignAmount`, '240')),
+  },
+  {
+    rule: 'CE-DCC-CONVERTED-AMOUNT',
+    field: `${DCC}.totalAmount`,
+    seed: seeded('saleDccA', 'sale', (m) => set(m.body, `${DCC}.totalAmount`, '1900')),
+  },
+  {
+    rule: 'IC-DCC-NOT-CONVERTED',
+    field: `${DCC}.currencyConversion.indicator`,
+    seed: seeded('meterLocalEuro', 'capture', (m) =>
+      set(m.body, DCC, {
+        totalAmount: '251',
+        currency: 'EUR',
+        originalAmount: '1.50',
+        originalCurrency: 'EUR',
+        exchangeRate: '167.01795',
+        exchangeRateTimeStamp: '2026-11-24T10:00:00Z',
+        currencyConversion: { indicator: '1' },
+      }),
+    ),
+  },
+  {
+    rule: 'IC-DCC-NOT-CONVERTED',
+    field: `${DCC}.foreignAmount`,
+    seed: seeded('attendedSale', 'refund-payment', (m) => {
+      set(m.body, `${DCC}.foreignAmount`, '20.00');
+      set(m.body, `${DCC}.foreignCurrency`, 'USD');
+    }),
+  },
+  {
+    rule: 'IC-DCC-OFFER-RATE',
+    field: `${DCC}.exchangeRate`,
+    seed: seeded('saleDccB', 'sale', (m, s) => {
+      set(m.body, `${DCC}.exchangeRate`, '150.0');
+      set(m.body, `${DCC}.foreignAmount`, '1875');
+      // The refund follows the sale's (defective) rate: only the sale is wrong.
+      const refund = message(s, 'refund-payment');
+      set(refund.body, `${DCC}.exchangeRate`, '150.0');
+      set(refund.body, `${DCC}.foreignAmount`, '1875');
+    }),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccA', 'preauth', (m) => set(m.body, `${DCC}.exchangeRateTimeStamp`, undefined)),
+  },
+  {
+    rule: 'IC-FOLLOW-ON-CURRENCY',
+    field: `${DCC}.currency`,
+    seed: seeded('meterContact', 'capture', (m) => set(m.body, `${DCC}.currency`, 'EUR')),
+  },
+  {
+    // Family A authorized in the billing currency: a reversal in the local one is refused.
+    rule: 'IC-FOLLOW-ON-CURRENCY',
+    field: `${DCC}.currency`,
+    seed: () => {
+      const s = copy('meterDccA');
+      const auth = message(s, 'preauth');
+      const reversal = reversalOf(auth, '2004', true);
+      set(reversal.body, `${DCC}.currency`, 'EUR');
+      set(reversal.body, 'reversalInformation.amountDetails.totalAmount', '12.00');
+      return [s[0]!, auth, reversal];
+    },
+  },
   {
     rule: 'DE-REQUIRED-FIELD',
     field: LOCAL,
@@ -643,6 +783,139 @@ describe('certify check: seeded defects', () => {
     expect(result.ok).toBe(true);
     const rules = result.messages.flatMap((m) => m.findings).map((f) => `${f.rule} ${f.severity}`);
     expect(rules).toEqual(expect.arrayContaining(['DE-TRACK-DATA warning', 'DE-EMV-TAG-UNKNOWN warning']));
+  });
+});
+
+const AMOUNTS = 'orderInformation.amountDetails';
+
+describe('certify check: currency conversion (DCC)', () => {
+  it('passes converted sessions of both processor families, and one the customer kept local', () => {
+    for (const name of ['meterDccA', 'meterDccB', 'saleDccA', 'saleDccB', 'meterLocalEuro']) {
+      const result = checkSession(copy(name));
+      expect(errors(result), name).toEqual([]);
+    }
+    const services = checkSession(copy('meterDccA')).messages.map((m) => m.service);
+    expect(services).toEqual(['dcc-offer', 'preauth', 'capture', 'refund-capture']);
+    const capture = message(copy('meterDccA'), 'capture');
+    expect(capture.body).toMatchObject({
+      orderInformation: {
+        amountDetails: { currencyConversion: { indicator: '1' }, originalCurrency: 'EUR' },
+      },
+    });
+  });
+
+  it('passes a partial refund of a converted sale converted at the sale’s rate', () => {
+    const s = copy('saleDccA');
+    const refund = message(s, 'refund-payment');
+    // 5.00 EUR at 167.01795 is 835.09 JPY: 835 (half up), and the rounding either way is accepted.
+    set(refund.body, `${AMOUNTS}.originalAmount`, '5.00');
+    set(refund.body, `${AMOUNTS}.totalAmount`, '835');
+    expect(errors(checkSession(s))).toEqual([]);
+    set(refund.body, `${AMOUNTS}.totalAmount`, '836');
+    expect(errors(checkSession(s))).toEqual([]);
+  });
+
+  it('passes a reversal of a converted authorization in the authorization’s currency, without DCC fields', () => {
+    const s = copy('meterDccA');
+    const auth = message(s, 'preauth');
+    const offer = s[0]!;
+    const authorized = (
+      auth.response as { orderInformation: { amountDetails: { authorizedAmount: string } } }
+    ).orderInformation.amountDetails.authorizedAmount;
+    const reversal = reversalOf(auth, authorized, true);
+    expect(errors(checkSession([offer, auth, reversal]))).toEqual([]);
+  });
+
+  it('passes a capture after a restart that carries only the rate terms of the authorization', () => {
+    const s = copy('meterDccA');
+    const capture = message(s, 'capture');
+    set(capture.body, `${AMOUNTS}.currencyConversion`, { indicator: '1' });
+    expect(errors(checkSession(s))).toEqual([]);
+  });
+});
+
+describe('certify check: capture files and evidence bundles', () => {
+  function asCapture(session: CapturedMessage[]): Array<Record<string, unknown>> {
+    return session.map((m, i) => ({
+      ...m,
+      httpStatus: m.response === undefined ? null : 201,
+      at: new Date(Date.UTC(2026, 10, 24, 10, 0, i)).toISOString(),
+    }));
+  }
+
+  it('reads the capture file the runner writes like the plain array', () => {
+    const plain = checkSession(copy('meterDccB'));
+    const file = {
+      format: 'parking-terminal-capture/1',
+      case: 'PK-MTR-N2-CT-01',
+      messages: asCapture(copy('meterDccB')),
+    };
+    expect(checkSession(file)).toEqual(plain);
+  });
+
+  it('reads a case evidence bundle (any object with a messages array)', () => {
+    const bundle = { id: 'PK-ATT-N1-CT-01', verdict: 'passed', messages: asCapture(copy('attendedSale')) };
+    const result = checkSession(bundle);
+    expect(result.ok).toBe(true);
+    expect(result.messages.map((m) => m.service)).toEqual(expect.arrayContaining(['sale', 'refund-payment']));
+  });
+
+  it('refuses a capture file of an unknown format with its own code', () => {
+    const file = { format: 'parking-terminal-capture/9', messages: [] };
+    expect(() => checkSession(file)).toThrow(
+      expect.objectContaining({ name: 'CertifyInputError', code: 'CAPTURE_UNKNOWN_FORMAT' }),
+    );
+  });
+
+  it('reports judged defects in a capture file as in the plain array', () => {
+    const s = copy('meterDccA');
+    set(message(s, 'capture').body, `${AMOUNTS}.exchangeRate`, '170.5');
+    const file = { format: 'parking-terminal-capture/1', case: 'X', messages: asCapture(s) };
+    expect(errors(checkSession(file))).toContainEqual(
+      expect.objectContaining({ rule: 'IC-DCC-FOLLOW-ON-RATE', field: `${AMOUNTS}.exchangeRate` }),
+    );
+  });
+
+  it('skips masked card data instead of reporting it', () => {
+    const masked = copy('meterContact').map((m) => ({
+      ...m,
+      body: maskCardData(m.body) as Record<string, unknown>,
+      ...(m.response !== undefined ? { response: maskCardData(m.response) } : {}),
+    }));
+    const auth = message(masked, 'preauth');
+    set(auth.body, `${POS}.trackData`, ';476173******0119=*****************?');
+    const result = checkSession(masked);
+    expect(result.ok).toBe(true);
+    expect(result.messages.flatMap((m) => m.findings)).toEqual([]);
+
+    // A card-data tag whose value the capture starred (tag and length kept) is present, its value unknown.
+    const starred = copy('meterContact');
+    const a = message(starred, 'preauth');
+    setTag(a, '5F30', '0201');
+    set(a.body, 'pointOfSaleInformation.emv.tags', tagsOf(a).replace(/5F30020201/, '5F3002****'));
+    set(a.body, `${POS}.trackData`, '[REDACTED]');
+    expect(checkSession(starred).messages.flatMap((m) => m.findings)).toEqual([]);
+
+    // Tags redacted whole: a reversal still carries them, nothing else can be compared.
+    const whole = copy('meterContact');
+    const original = message(whole, 'preauth');
+    const reversal = reversalOf(original, '12.00', true);
+    set(reversal.body, 'pointOfSaleInformation.emv.tags', '[REDACTED]');
+    expect(errors(checkSession([original, reversal]))).toEqual([]);
+  });
+
+  it('still reports a never-send tag whose value a capture masked', () => {
+    const s = copy('meterContact');
+    const a = message(s, 'preauth');
+    setTag(a, '5A', '4761739001010119');
+    set(
+      a.body,
+      'pointOfSaleInformation.emv.tags',
+      tagsOf(a).replace(/5A084761739001010119/, `5A08${'*'.repeat(16)}`),
+    );
+    expect(errors(checkSession(s))).toContainEqual(
+      expect.objectContaining({ rule: 'IC-NEVER-SEND', field: TAG('5A') }),
+    );
   });
 });
 

@@ -7,6 +7,7 @@ import {
   checkCrossEdits,
   checkDataElements,
   checkDataMapping,
+  checkDcc,
   checkInterchange,
   SessionState,
   viewMessage,
@@ -22,7 +23,8 @@ export type { CapturedMessage, Finding, MessageResult, SessionResult } from './s
 /**
  * Validates a session.
  *
- * @param messages the session as parsed JSON: an array of `{method, path, body, response?}` in the order sent.
+ * @param messages the session as parsed JSON: an array of `{method, path, body, response?}` in the order sent, or a
+ *   capture file / evidence bundle holding that array in `messages` (see {@link parseSession}).
  * @throws CertifyInputError when the input is not a session (never for a defect inside a message: that is a finding).
  */
 export function checkSession(messages: unknown): SessionResult {
@@ -51,6 +53,7 @@ export function checkSession(messages: unknown): SessionResult {
               ...checkCrossEdits(view, state),
               ...checkDataMapping(view),
               ...checkInterchange(view, state),
+              ...checkDcc(view, state),
             ];
     state.record(view);
     return { index, service, findings };

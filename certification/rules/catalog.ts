@@ -247,6 +247,48 @@ export const RULES = {
     'gateway.md §2 Timeouts',
     'a timeout reversal carries the amount the original requested',
   ),
+  'IC-FOLLOW-ON-CURRENCY': rule(
+    IC,
+    'error',
+    'spec 001 Reversal, Capture, DCC; gateway.md §7',
+    "a capture, reversal, incremental or refund is in its original's currency",
+  ),
+  'IC-DCC-FOLLOW-ON-FIELDS': rule(
+    IC,
+    'error',
+    'spec 001 Currency conversion (DCC): DCC capture and refund; DESIGN.md money rule 7',
+    'a capture or refund of a converted authorization carries the DCC field set of its processor family',
+  ),
+  'IC-DCC-FOLLOW-ON-RATE': rule(
+    IC,
+    'error',
+    'spec 001 Currency conversion (DCC): "use the exchange rate of the authorization"',
+    "a follow-on's exchangeRate and exchangeRateTimeStamp are the authorization's",
+  ),
+  'IC-DCC-FOLLOW-ON-CURRENCY': rule(
+    IC,
+    'error',
+    'spec 001 Currency conversion (DCC): DCC capture and refund',
+    "a follow-on's originalCurrency (family A) or foreignCurrency (family B) is the authorization's",
+  ),
+  'IC-DCC-NOT-CONVERTED': rule(
+    IC,
+    'error',
+    'spec 001 Currency conversion (DCC); DESIGN.md money rule 7',
+    'a follow-on of an authorization in the local currency carries no DCC field set',
+  ),
+  'IC-DCC-OFFER-RATE': rule(
+    IC,
+    'error',
+    'spec 001 Currency conversion (DCC): flow steps 1-5, DCC authorization',
+    "a converted authorization uses the rate and currencies of the session's offer",
+  ),
+  'CE-DCC-CONVERTED-AMOUNT': rule(
+    CE,
+    'error',
+    'spec 001 Currency conversion (DCC): "partial captures and refunds convert with the rate from the offer response"',
+    "the billing amount is the local amount at the (authorization's) exchange rate, to a minor unit of rounding",
+  ),
   'DM-TRACK-PAN': rule(
     DM,
     'error',

@@ -29,9 +29,14 @@ function amountPairs(view: MessageView): Array<{ amount: unknown; currency: stri
   ].filter((p) => p.currency !== undefined);
 }
 
-function amountAndCurrency(view: MessageView): Finding[] {
+function amountAndCurrency(view: MessageView, state: SessionState): Finding[] {
   const out: Finding[] = [];
   const pairs = amountPairs(view);
+  // A follow-on repeats its original's tags: 5F2A may be the original's currency (a reversal of a converted family A
+  // authorization is in the billing currency, its repeated 5F2A the local one).
+  const original = view.targetId !== undefined ? state.byGatewayId.get(view.targetId)?.view : undefined;
+  const currencyPairs =
+    original !== undefined && !buildsTags(view.service) ? [...pairs, ...amountPairs(original)] : pairs;
   if (buildsTags(view.service)) {
     const amount = tagDigits(view.tags, '9F02');
     const candidates = pairs
@@ -43,7 +48,7 @@ function amountAndCurrency(view: MessageView): Finding[] {
       );
   }
   const code = tagDigits(view.tags, '5F2A');
-  const numerics = pairs
+  const numerics = currencyPairs
     .map((p) => (p.currency !== undefined ? currencyByAlpha(p.currency)?.numeric : undefined))
     .filter((n): n is string => n !== undefined);
   if (code !== undefined && numerics.length > 0 && !numerics.some((n) => Number(n) === Number(code)))
@@ -181,7 +186,7 @@ function comments(view: MessageView, state: SessionState): Finding[] {
 /** Every cross-edit rule of one message. */
 export function checkCrossEdits(view: MessageView, state: SessionState): Finding[] {
   return [
-    ...amountAndCurrency(view),
+    ...amountAndCurrency(view, state),
     ...dates(view, state),
     ...transactionType(view),
     ...cardSequence(view),

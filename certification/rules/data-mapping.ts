@@ -8,15 +8,10 @@ import {
 } from '../../src/emv/index.js';
 import type { Finding } from '../session.js';
 import { finding, tagField } from './catalog.js';
-import { text, tagDigits, type MessageView } from './message.js';
+import { isMasked, text, tagDigits, type MessageView } from './message.js';
 import { POS_ENTRY_MODE, RID_CARD_TYPE } from './tables.js';
 
 const TRACK = 'pointOfSaleInformation.trackData';
-
-/** Masked or redacted track data (captures keep no card data): nothing to compare. */
-function isMasked(track: string): boolean {
-  return /[*#xX[\]]/.test(track) || /REDACTED/i.test(track);
-}
 
 /** The tracks of trackData: track 1 (`%B…?`), track 2 (`;…?` or bare), or both one after the other. */
 function parseTracks(track: string): CardData[] | undefined {
@@ -39,6 +34,7 @@ function parseTracks(track: string): CardData[] | undefined {
 function trackData(view: MessageView): Finding[] {
   const body = view.message.body;
   const track = text(body, TRACK);
+  // Masked or redacted track data (captures keep no card data): nothing to compare.
   if (track === undefined || isMasked(track)) return [];
   const cards = parseTracks(track);
   if (cards === undefined)

@@ -4,5 +4,6 @@ export { checkDataElements } from './data-element.js';
 export { checkCrossEdits } from './cross-edit.js';
 export { checkInterchange } from './interchange.js';
 export { checkDataMapping } from './data-mapping.js';
+export { checkDcc } from './dcc.js';
 export { viewMessage, type MessageView } from './message.js';
 export { SessionState } from './session-state.js';

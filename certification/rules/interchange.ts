@@ -12,7 +12,7 @@ import {
 import { isServiceName, type ServiceName } from '../../src/vocabulary/services.js';
 import type { Finding } from '../session.js';
 import { finding, tagField } from './catalog.js';
-import { field, text, TAGS_FIELD, type MessageView } from './message.js';
+import { field, hasTag, isMasked, text, TAGS_FIELD, type MessageView } from './message.js';
 import { ORIGINALS, requestAmount, type SessionState } from './session-state.js';
 import { CARD_TYPES, EMV_ENTRY_MODES, TAG_SET_SERVICE, buildsTags } from './tables.js';
 
@@ -35,7 +35,7 @@ function presence(tag: string, cardType: CardType, service: TagSetService): Pres
 function neverSend(view: MessageView): Finding[] {
   // gateway.md §3's list, as spec fact shared with src/emv (a table, not a request builder).
   return [...NEVER_SEND_TAGS]
-    .filter((tag) => view.tags?.has(tag))
+    .filter((tag) => hasTag(view, tag))
     .map((tag) =>
       finding(
         'IC-NEVER-SEND',
@@ -57,7 +57,7 @@ function networkTable(view: MessageView): Finding[] {
   const network = type === '002' ? 'N1' : 'N2';
   for (const row of NETWORK_TAG_TABLE) {
     const rule = presence(row.tag, type, tagSetService);
-    if (rule === 'P' && view.tags.has(row.tag))
+    if (rule === 'P' && hasTag(view, row.tag))
       out.push(
         finding(
           'IC-NETWORK-PROHIBITED',
@@ -66,7 +66,7 @@ function networkTable(view: MessageView): Finding[] {
         ),
       );
     // Mandatory tags are judged where the tag set is read: follow-ons repeat the original's (judged below).
-    if (rule === 'M' && buildsTags(service) && !view.tags.has(row.tag))
+    if (rule === 'M' && buildsTags(service) && !hasTag(view, row.tag))
       out.push(
         finding(
           'IC-NETWORK-MANDATORY',
@@ -102,7 +102,7 @@ function repeatsOriginal(view: MessageView, original: MessageView, requireAll: b
   for (const [tag, value] of original.tags ?? []) {
     const repeated = view.tags?.get(tag);
     if (repeated === undefined) {
-      if (requireAll)
+      if (requireAll && !view.maskedTags.has(tag))
         out.push(
           finding(
             'IC-FOLLOW-ON-TAGS-REPEAT',
@@ -136,9 +136,11 @@ function tagsWithoutContactOriginal(): Finding[] {
 function followOnTags(view: MessageView, state: SessionState): Finding[] {
   if (view.targetId === undefined || view.tagsError !== undefined) return [];
   const original = state.byGatewayId.get(view.targetId)?.view;
+  // Tags masked whole by a capture: sent, but nothing to compare.
+  if (original?.tagsMasked === true || view.tagsMasked) return [];
+  const sent = field(view.message.body, TAGS_FIELD) !== undefined;
   if (original === undefined || original.tags === undefined) {
-    if (view.service === 'capture' && original !== undefined && view.tags !== undefined)
-      return tagsWithoutContactOriginal();
+    if (view.service === 'capture' && original !== undefined && sent) return tagsWithoutContactOriginal();
     return [];
   }
   const entryMode = text(original.message.body, 'pointOfSaleInformation.entryMode');
@@ -155,7 +157,7 @@ function followOnTags(view: MessageView, state: SessionState): Finding[] {
   }
   if (view.service === 'capture') {
     if (entryMode !== 'contact') {
-      if (view.tags !== undefined) return tagsWithoutContactOriginal();
+      if (sent) return tagsWithoutContactOriginal();
       return [];
     }
     if (view.tags === undefined)
@@ -166,7 +168,7 @@ function followOnTags(view: MessageView, state: SessionState): Finding[] {
           `the pre-authorization (message ${original.index}) was an EMV contact read: the capture carries its tags with 95, 9F10, 9F26`,
         ),
       ];
-    const missing = CONTACT_CAPTURE_TAGS.filter((t) => !view.tags?.has(t));
+    const missing = CONTACT_CAPTURE_TAGS.filter((t) => !hasTag(view, t));
     return [
       ...missing.map((t) =>
         finding('IC-CAPTURE-CONTACT-TAGS', tagField(t), `a capture after an EMV contact read carries ${t}`),
@@ -219,6 +221,44 @@ function amounts(view: MessageView, state: SessionState): Finding[] {
   return [];
 }
 
+/** Follow-ons that name their amount's currency (spec 001: amounts of a transaction stay in its currency). */
+const CURRENCY_FOLLOW_ONS: ReadonlySet<string> = new Set([
+  'incremental',
+  'reversal',
+  'timeout-reversal',
+  'capture',
+  'refund-capture',
+  'refund-payment',
+]);
+
+/**
+ * A follow-on moves money in its original's currency: a capture, reversal, increment or refund in another currency
+ * is refused by the gateway (for a converted family A authorization that currency is the billing one).
+ */
+function followOnCurrency(view: MessageView, state: SessionState): Finding[] {
+  if (!CURRENCY_FOLLOW_ONS.has(view.service)) return [];
+  const path = 'orderInformation.amountDetails.currency';
+  const currency = text(view.message.body, path);
+  if (currency === undefined) return [];
+  let original: { currency: string | undefined; index: number } | undefined;
+  if (view.targetId !== undefined) {
+    const tx = state.byGatewayId.get(view.targetId);
+    if (tx !== undefined) original = { currency: tx.currency, index: tx.view.index };
+  } else if (view.service === 'timeout-reversal') {
+    const id = text(view.message.body, 'clientReferenceInformation.transactionId');
+    const tx = id !== undefined ? state.byTransactionId.get(id) : undefined;
+    if (tx !== undefined) original = { currency: text(tx.view.message.body, path), index: tx.view.index };
+  }
+  if (original?.currency === undefined || original.currency === currency) return [];
+  return [
+    finding(
+      'IC-FOLLOW-ON-CURRENCY',
+      path,
+      `${path} must be ${original.currency}, the currency of the original (message ${original.index})`,
+    ),
+  ];
+}
+
 function zeroAmount(view: MessageView): Finding[] {
   if (view.service !== 'sale') return [];
   if (requestAmount(view) !== 0) return [];
@@ -236,6 +276,8 @@ function transactionIds(view: MessageView, state: SessionState): Finding[] {
   if (!isServiceName(service)) return [];
   const path = 'clientReferenceInformation.transactionId';
   const id = text(view.message.body, path);
+  // A transactionId a capture masked (it looked like card data) names nothing that can be compared.
+  if (isMasked(id)) return [];
   const timeout = TIMEOUT_TARGETS[service];
   if (timeout !== undefined) {
     if (id === undefined) return [];
@@ -284,6 +326,7 @@ export function checkInterchange(view: MessageView, state: SessionState): Findin
     ...tagsForEntryMode(view),
     ...followOnTags(view, state),
     ...amounts(view, state),
+    ...followOnCurrency(view, state),
     ...zeroAmount(view),
     ...transactionIds(view, state),
   ];

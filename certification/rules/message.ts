@@ -18,6 +18,28 @@ export interface MessageView {
   readonly tags: ReadonlyMap<string, string> | undefined;
   /** Why `emv.tags` could not be decoded (no tag rule runs then). */
   readonly tagsError: string | undefined;
+  /**
+   * Tags sent whose values a capture masked (card data): present, value unknown. When the whole of `emv.tags` is
+   * masked, {@link tagsMasked} is set and `tags` is undefined.
+   */
+  readonly maskedTags: ReadonlySet<string>;
+  /** `emv.tags` was sent but masked whole (`[REDACTED]`): present, nothing readable. */
+  readonly tagsMasked: boolean;
+}
+
+/**
+ * Whether a value is card data masked by a capture rather than a value the terminal sent: starred digits
+ * (`476173******0119=****`), `#` fill, a run of X, or a redaction marker (`[REDACTED]`, `[…]`). The one test every
+ * rule uses: a masked value is skipped, never reported (captures keep no card data, DESIGN.md money rule 4).
+ */
+export function isMasked(value: unknown): boolean {
+  if (typeof value !== 'string') return false;
+  return /[*#…]|X{4,}|x{4,}|\[(?:REDACTED|MASKED)\]/i.test(value) || /^(?:REDACTED|MASKED)$/i.test(value);
+}
+
+/** Whether `tag` was sent, readable or masked. */
+export function hasTag(view: MessageView, tag: string): boolean {
+  return view.tags?.has(tag) === true || view.maskedTags.has(tag);
 }
 
 /** The value at a dotted path of the body, or undefined. */
@@ -63,19 +85,48 @@ export function tagDigits(tags: ReadonlyMap<string, string> | undefined, tag: st
   }
 }
 
-function decodeTags(body: unknown): { tags?: Map<string, string>; error?: string } {
+const NO_TAGS: ReadonlySet<string> = new Set();
+
+function decodeHex(hex: string): Map<string, string> {
+  const tags = new Map<string, string>();
+  for (const entry of flattenTlv(decodeTlv(hexToBytes(hex)))) {
+    if (!tags.has(entry.tag)) tags.set(entry.tag, bytesToHex(entry.value));
+  }
+  return tags;
+}
+
+interface DecodedTags {
+  tags?: Map<string, string>;
+  masked?: Set<string>;
+  wholeMasked?: boolean;
+  error?: string;
+}
+
+function decodeTags(body: unknown): DecodedTags {
   const raw = field(body, TAGS_FIELD);
   if (raw === undefined) return {};
   if (typeof raw !== 'string') return { error: 'emv.tags must be a hex string' };
   try {
-    const nodes = decodeTlv(hexToBytes(raw));
-    const tags = new Map<string, string>();
-    for (const entry of flattenTlv(nodes)) {
-      if (!tags.has(entry.tag)) tags.set(entry.tag, bytesToHex(entry.value));
+    if (/^[0-9A-Fa-f*]*$/.test(raw) && raw.includes('*')) {
+      // A capture starred the values of card-data tags and kept their tag and length: decode twice with the stars
+      // as 0 and as F; a tag whose value differs between the two was masked.
+      const low = decodeHex(raw.replaceAll('*', '0'));
+      const high = decodeHex(raw.replaceAll('*', 'F'));
+      const tags = new Map<string, string>();
+      const masked = new Set<string>();
+      for (const [tag, value] of low) {
+        if (high.get(tag) === value) tags.set(tag, value);
+        else masked.add(tag);
+      }
+      return { tags, masked };
     }
-    return { tags };
+    if (isMasked(raw)) return { wholeMasked: true };
+    return { tags: decodeHex(raw) };
   } catch (e) {
-    if (e instanceof TlvError) return { error: `malformed TLV (${e.code} at offset ${e.offset})` };
+    if (e instanceof TlvError) {
+      if (isMasked(raw)) return { wholeMasked: true };
+      return { error: `malformed TLV (${e.code} at offset ${e.offset})` };
+    }
     throw e;
   }
 }
@@ -86,6 +137,15 @@ export function viewMessage(
   service: CertifiedService,
   targetId: string | undefined,
 ): MessageView {
-  const { tags, error } = decodeTags(message.body);
-  return { index, message, service, targetId, tags, tagsError: error };
+  const { tags, masked, wholeMasked, error } = decodeTags(message.body);
+  return {
+    index,
+    message,
+    service,
+    targetId,
+    tags,
+    tagsError: error,
+    maskedTags: masked ?? NO_TAGS,
+    tagsMasked: wholeMasked === true,
+  };
 }

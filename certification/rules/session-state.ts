@@ -3,7 +3,8 @@
  * each authorization, capture and sale holds, the originals by transactionId, the terminal's country.
  */
 import { isServiceName, type ServiceName } from '../../src/vocabulary/services.js';
-import { field, minorUnits, tagDigits, text, type MessageView } from './message.js';
+import { dccAuthorizationOf, offerRates, type DccAuthorization, type DccOfferRate } from './dcc-terms.js';
+import { field, isMasked, minorUnits, tagDigits, text, type MessageView } from './message.js';
 
 /** One original transaction of the session, by the gateway id its answer gave it. */
 export interface SessionTransaction {
@@ -15,6 +16,11 @@ export interface SessionTransaction {
   authorizedMinor: number | undefined;
   capturedMinor: number;
   refundedMinor: number;
+  /**
+   * The conversion its authorization made (a capture or refund inherits its authorization's), or null when it was
+   * made in the local currency.
+   */
+  readonly dcc: DccAuthorization | null;
 }
 
 const APPROVED = new Set([
@@ -52,6 +58,11 @@ export class SessionState {
   readonly byTransactionId = new Map<string, { view: MessageView; requestedMinor: number | undefined }>();
   /** The terminal's country (9F1A) as first sent, with the index of that message. */
   country: { digits: string; index: number } | undefined;
+  /** The rates the session's DCC offers gave, in order. */
+  readonly offers: DccOfferRate[] = [];
+  /** How many DCC offer requests the session sent, and how many of them have no known answer. */
+  offerMessages = 0;
+  unansweredOffers = 0;
 
   /** Whether `id` is the gateway id of a refund of this session. */
   isRefundId(id: string): boolean {
@@ -62,13 +73,24 @@ export class SessionState {
   /** Files what `view` established, after its rules ran. */
   record(view: MessageView): void {
     const service = view.service;
+    if (service === 'dcc-offer') {
+      this.offerMessages += 1;
+      if (view.message.response === undefined) this.unansweredOffers += 1;
+      this.offers.push(...offerRates(view));
+      return;
+    }
     if (!isServiceName(service)) return;
     const country = tagDigits(view.tags, '9F1A');
     if (country !== undefined && this.country === undefined)
       this.country = { digits: country, index: view.index };
     const requested = requestAmount(view);
     const transactionId = text(view.message.body, 'clientReferenceInformation.transactionId');
-    if (transactionId !== undefined && ORIGINALS.has(service) && !this.byTransactionId.has(transactionId))
+    if (
+      transactionId !== undefined &&
+      !isMasked(transactionId) &&
+      ORIGINALS.has(service) &&
+      !this.byTransactionId.has(transactionId)
+    )
       this.byTransactionId.set(transactionId, { view, requestedMinor: requested });
     const status = responseStatus(view);
     const answered = view.message.response !== undefined;
@@ -98,6 +120,7 @@ export class SessionState {
       // A sale is captured as it is approved; a capture holds what it captured (refunds refer to it).
       capturedMinor: service === 'sale' || service === 'capture' ? (authorized ?? 0) : 0,
       refundedMinor: 0,
+      dcc: target !== undefined ? target.dcc : dccAuthorizationOf(view),
     });
   }
 }

@@ -44,13 +44,14 @@ dl.facts { display: grid; grid-template-columns: max-content 1fr; gap: 1pt 10pt;
 dl.facts dt { font-weight: bold; }
 dl.facts dd { margin: 0; overflow-wrap: anywhere; }
 table { border-collapse: collapse; width: 100%; margin: 4pt 0 8pt; font-size: 9pt; }
-th, td { border: 0.75pt solid var(--rule); padding: 2pt 4pt; text-align: left; vertical-align: top; overflow-wrap: anywhere; }
+th, td { border: 0.75pt solid var(--rule); padding: 2pt 4pt; text-align: left; vertical-align: top; overflow-wrap: break-word; }
+table.cases tbody th, .nowrap { white-space: nowrap; }
 thead th { background: #e8e8e8; border-bottom: 1.5pt solid var(--ink); }
 tbody th { font-weight: normal; }
 tr { break-inside: avoid; page-break-inside: avoid; }
 thead { display: table-header-group; }
 .counts td, .counts th { text-align: center; font-size: 11pt; }
-.verdict { display: inline-block; font-weight: bold; letter-spacing: 0.05em; padding: 0 4pt; border: 1pt solid currentColor; }
+.verdict { display: inline-block; white-space: nowrap; font-weight: bold; letter-spacing: 0.05em; padding: 0 4pt; border: 1pt solid currentColor; }
 .verdict-passed { color: var(--pass); }
 .verdict-failed { color: var(--fail); border-width: 2pt; }
 .verdict-skipped { color: var(--skip); border-style: dashed; }
@@ -85,6 +86,12 @@ function messageAnchor(fileName: string, index: number): string {
 
 function verdictBadge(v: Verdict): string {
   return `<span class="verdict verdict-${a(v)}">${t(v.toUpperCase())}</span>`;
+}
+
+/** `2025-03-01 09:30:00 UTC` for an ISO 8601 time; anything unparsable as it is. */
+function when(iso: string): string {
+  const ms = Date.parse(iso);
+  return Number.isNaN(ms) ? iso : `${new Date(ms).toISOString().slice(0, 19).replace('T', ' ')} UTC`;
 }
 
 function seconds(ms: number): string {
@@ -192,7 +199,7 @@ ${facts([
   ['Step', m.step === null ? 'after the last step' : t(m.step + 1)],
   ['Status', t(m.status)],
   ['HTTP status', m.httpStatus === null ? 'no answer' : t(m.httpStatus)],
-  ['Sent at', `${t(m.at)} (${t(`${m.durationMs} ms`)})`],
+  ['Sent at', `${t(m.at)} (took ${t(`${m.durationMs} ms`)})`],
   ['transactionId', m.transactionId !== undefined ? `<code>${t(m.transactionId)}</code>` : '—'],
   ['Gateway id', m.gatewayId !== undefined ? `<code>${t(m.gatewayId)}</code>` : '—'],
   ['Amount', amount],
@@ -224,7 +231,7 @@ ${facts([
   ['Card profile', t(c.card)],
   ['Parent case', c.parent !== undefined ? t(c.parent) : '—'],
   ['Currency', t(c.currency)],
-  ['Run', `${t(c.startedAt)} to ${t(c.finishedAt)} (${t(seconds(c.durationMs))})`],
+  ['Run', `${t(when(c.startedAt))} to ${t(when(c.finishedAt))} (${t(seconds(c.durationMs))})`],
   [
     'transactionIds',
     c.transactionIds.length > 0 ? c.transactionIds.map((id) => `<code>${t(id)}</code>`).join(', ') : '—',
@@ -285,7 +292,7 @@ export function renderHtml(report: RunReport, fileNames: readonly string[]): str
 <body>
 <header>
 <h1>${t(title)}</h1>
-<p class="subtitle">${t(`Pack ${report.pack.name} ${report.pack.version}`)}, ${t(`run ${report.startedAt}`)}</p>
+<p class="subtitle">${t(`Pack ${report.pack.name} ${report.pack.version}`)}, ${t(`run of ${when(report.startedAt)}`)}</p>
 </header>
 <main>
 <section id="summary" aria-labelledby="summary-title">
@@ -299,7 +306,10 @@ ${facts([
   ['Terminal id', `<code>${t(report.terminal.terminalId)}</code>`],
   ['Merchant id', `<code>${t(report.terminal.merchantId)}</code>`],
   ['Country / currency', `${t(report.terminal.country)} / ${t(report.terminal.currency)}`],
-  ['Date', `${t(report.startedAt)} to ${t(report.finishedAt)} (${t(seconds(report.durationMs))})`],
+  [
+    'Date',
+    `${t(when(report.startedAt))} to ${t(when(report.finishedAt))} (${t(seconds(report.durationMs))})`,
+  ],
   ['Tool', t(`${report.tool.name} ${report.tool.version}`)],
 ])}
 ${table(
@@ -326,6 +336,8 @@ ${
         'Every case of the run; the id links to its section.',
         ['Case', 'Title', 'Model', 'Network', 'Entry mode', 'Attended', 'Verdict'],
         caseRows,
+        true,
+        'cases',
       )
     : '<p>The run has no cases.</p>'
 }

@@ -9,4 +9,5 @@ export const BENCHMARK_GROUPS: ReadonlyArray<() => Promise<{ benchmarks: Benchma
   () => import('./journal.js'),
   () => import('./gateway.js'),
   () => import('./sandbox.js'),
+  () => import('./certify.js'),
 ];

@@ -1,10 +1,11 @@
 /**
  * The payment services (spec 001; reference/gateway.md §2–4, §7): authorization, pre-authorization, sale,
- * zero-amount account verification, incremental authorization, reversal, timeout reversal, capture, refunds,
- * standalone credit, the four voids, timeout void, GET and status checks. Every money rule is enforced here and
- * every change is committed to the store before the answer is built.
+ * zero-amount account verification, incremental authorization, reversal, capture, refunds, standalone credit, the
+ * four voids, GET and status checks (timeout requests: timeout-requests.ts). Each service has its request's fields
+ * checked by its validator (validators/), applies the money rules (money-rules.ts) and the state transition, and
+ * commits every change to the store before the answer (answers.ts) is built.
  */
-import { currencyByAlpha, parseDecimal, toDecimalString } from '../money/index.js';
+import { currencyByAlpha, parseDecimal } from '../money/index.js';
 import { maskPan } from '../emv/index.js';
 import {
   captureAnswer,
@@ -15,16 +16,21 @@ import {
   paymentAnswer,
   refundAnswer,
   reversalAnswer,
-  voidAnswer,
-  voidOfNothingAnswer,
 } from './answers.js';
 import { isExpired } from './card.js';
+import {
+  approved,
+  effectiveCaptured,
+  followOnFault,
+  PaymentLedger,
+  remainingHold,
+} from './payment-ledger.js';
 import { dccTermsOf, recordDccAuthorization } from './dcc.js';
 import { GatewayAnswer } from './errors.js';
-import { FieldReader, invalidRequest, isoSeconds, valueAt } from './fields.js';
-import { fingerprint, newId } from './ids.js';
-import { captureRule, heldAmount, refundRule, reversalRule, type MoneyRefusal } from './money-rules.js';
-import type { ApiCall, ApiOutcome, ServiceContext } from './service-types.js';
+import { FieldReader, isoSeconds, valueAt } from './fields.js';
+import { newId } from './ids.js';
+import { captureRule, refundRule, reversalRule } from './money-rules.js';
+import type { ApiCall, ApiOutcome } from './service-types.js';
 import type { LedgerTransaction, TxKind } from './store.js';
 import {
   amountTrigger,
@@ -39,141 +45,19 @@ import { validateCapture } from './validators/capture.js';
 import { validateCredit } from './validators/credit.js';
 import { validateIncrement } from './validators/incremental.js';
 import { validateRefund } from './validators/refund.js';
-import { validateReversal, validateTimeoutReversal } from './validators/reversal.js';
-import { validateTimeoutVoid, validateVoid, VOID_TARGETS, type VoidCollection } from './validators/void.js';
+import { validateReversal } from './validators/reversal.js';
+import { validateVoid, VOID_TARGETS, type VoidCollection } from './validators/void.js';
 
 export type { ApiCall, ApiOutcome, ServiceContext } from './service-types.js';
+export { remainingHold } from './payment-ledger.js';
 
-const ORIGINAL_KINDS: ReadonlySet<TxKind> = new Set([
-  'authorization',
-  'sale',
-  'verification',
-  'capture',
-  'refund',
-  'credit',
-]);
-const MONEY_OUT_KINDS: ReadonlySet<TxKind> = new Set(['capture', 'sale', 'refund', 'credit']);
 /** Refunds are accepted within 180 days of the authorization (reference/gateway.md §7). */
 const REFUND_WINDOW_MS = 180 * 24 * 3600 * 1000;
 /** A lodging guide caps increments at 100 per authorization (reference/gateway.md §7). */
 const MAX_INCREMENTS = 100;
 
-function approved(tx: LedgerTransaction): boolean {
-  return tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || tx.status === 'PENDING';
-}
-
-/**
- * The fault an amount trigger selects for a follow-on that cannot decline or be partial (capture, refund): only
- * parking (card-present) requests react to triggers.
- */
-function followOnFault(parking: boolean, amount: number): FaultKind | undefined {
-  if (!parking) return undefined;
-  const trigger = amountTrigger(amount, { canDecline: false, canBePartial: false });
-  return trigger.kind === 'fault' ? trigger.fault : undefined;
-}
-
-/** Effective captured amount: a voided capture or sale has moved nothing. */
-function effectiveCaptured(tx: LedgerTransaction): number {
-  return tx.voided ? 0 : tx.amounts.captured;
-}
-
-/** Amount still held on an authorization. */
-export function remainingHold(auth: LedgerTransaction): number {
-  return heldAmount(auth.amounts);
-}
-
 /** The payment services over one store. */
-export class PaymentService {
-  constructor(private readonly ctx: ServiceContext) {}
-
-  private fail(
-    reason: string,
-    message: string,
-    field?: string,
-    kind: 'MISSING_FIELD' | 'INVALID_DATA' = 'INVALID_DATA',
-  ): GatewayAnswer {
-    return invalidRequest(this.ctx.now(), reason, message, field ? [{ field, reason: kind }] : []);
-  }
-
-  /** The 400 answer of a money rule's refusal (money-rules.ts). */
-  private refuse(refusal: MoneyRefusal): GatewayAnswer {
-    return this.fail(refusal.reason, refusal.message, refusal.field);
-  }
-
-  private target(call: ApiCall, id: string): LedgerTransaction | undefined {
-    const tx = this.ctx.store.transactions.get(id);
-    if (!tx || tx.merchantId !== call.merchantId) return undefined;
-    call.target = tx;
-    return tx;
-  }
-
-  /** Finds an earlier original with the same transactionId: replays an identical request, refuses a different one. */
-  private duplicate(call: ApiCall, transactionId: string | undefined): ApiOutcome | undefined {
-    if (transactionId === undefined) return undefined;
-    for (const tx of this.ctx.store.withTransactionId(call.merchantId, transactionId)) {
-      if (!ORIGINAL_KINDS.has(tx.kind)) continue;
-      call.target = tx;
-      if (tx.bodyFingerprint === fingerprint(call.body))
-        return {
-          httpStatus: tx.answer.httpStatus,
-          body: tx.answer.body,
-          created: [],
-          touched: [tx],
-          replayOf: tx,
-        };
-      throw this.fail(
-        'DUPLICATE_REQUEST',
-        'clientReferenceInformation.transactionId was already used with a different request',
-        'clientReferenceInformation.transactionId',
-      );
-    }
-    return undefined;
-  }
-
-  private newTx(
-    call: ApiCall,
-    kind: TxKind,
-    currency: string,
-    fields: Partial<LedgerTransaction>,
-  ): LedgerTransaction {
-    const now = this.ctx.now();
-    const code = valueAt(call.body, 'clientReferenceInformation.code');
-    const comments = valueAt(call.body, 'clientReferenceInformation.comments');
-    const transactionId = valueAt(call.body, 'clientReferenceInformation.transactionId');
-    return {
-      id: newId(),
-      kind,
-      merchantId: call.merchantId,
-      ...(typeof transactionId === 'string' ? { transactionId } : {}),
-      ...(typeof code === 'string' ? { code } : {}),
-      ...(typeof comments === 'string' ? { comments } : {}),
-      status: 'PENDING',
-      currency,
-      amounts: { requested: 0, authorized: 0, captured: 0, reversed: 0, refunded: 0 },
-      voided: false,
-      createdAt: now.toISOString(),
-      outcomeUnknown: false,
-      answer: { httpStatus: 201, body: {} },
-      bodyFingerprint: fingerprint(call.body),
-      requests: [],
-      ...fields,
-    };
-  }
-
-  /** Stores a transaction with its answer and returns the outcome. */
-  private commit(
-    tx: LedgerTransaction,
-    httpStatus: number,
-    body: Record<string, unknown>,
-    touched: LedgerTransaction[],
-    fault?: FaultKind,
-  ): ApiOutcome {
-    tx.answer = { httpStatus, body };
-    this.ctx.store.saveTx(tx);
-    for (const t of touched) this.ctx.store.saveTx(t);
-    return { httpStatus, body, created: [tx], touched, ...(fault ? { fault } : {}) };
-  }
-
+export class PaymentService extends PaymentLedger {
   /** POST /pts/v2/payments: authorization, pre-authorization, sale, account verification (card present or not). */
   createPayment(call: ApiCall): ApiOutcome {
     const now = this.ctx.now();
@@ -381,129 +265,6 @@ export class PaymentService {
     return this.commit(tx, 201, reversalAnswer(tx, now, amount), [auth]);
   }
 
-  /**
-   * A timeout reversal keyed by the transactionId of an incremental authorization: takes back that increment only
-   * (the authorization keeps what was authorized before it), for the amount the increment requested.
-   */
-  private timeoutReversalOfIncrement(
-    call: ApiCall,
-    increment: LedgerTransaction,
-    r: { currency: string; amount: number; now: Date },
-  ): ApiOutcome {
-    call.target = increment;
-    const auth =
-      increment.parentId !== undefined ? this.ctx.store.transactions.get(increment.parentId) : undefined;
-    if (r.currency !== increment.currency || r.amount !== increment.amounts.requested)
-      throw this.fail(
-        'INVALID_AMOUNT',
-        'a timeout reversal carries the amount that was requested',
-        'reversalInformation.amountDetails.totalAmount',
-      );
-    if (auth && auth.amounts.captured > 0)
-      throw this.fail(
-        'TRANSACTION_ALREADY_SETTLED',
-        'the authorization is captured',
-        'clientReferenceInformation.transactionId',
-      );
-    const released =
-      auth && approved(increment) ? Math.min(increment.amounts.authorized, remainingHold(auth)) : 0;
-    const tx = this.newTx(call, 'timeout-reversal', r.currency, {
-      parentId: increment.id,
-      status: 'REVERSED',
-      originalFound: true,
-      amounts: { requested: r.amount, authorized: 0, captured: 0, reversed: released, refunded: 0 },
-      delayAfterOriginalMs: r.now.getTime() - Date.parse(increment.createdAt),
-    });
-    const touched: LedgerTransaction[] = [increment];
-    if (released > 0 && auth) {
-      // The increment never happened for the card: the authorization is back to its total before it.
-      auth.amounts.authorized -= released;
-      increment.amounts.reversed += released;
-      increment.status = 'REVERSED';
-      touched.push(auth);
-    }
-    return this.commit(tx, 201, reversalAnswer(tx, r.now, released), touched);
-  }
-
-  /** POST /pts/v2/reversals: timeout reversal by the original's transactionId; found or not; idempotent. */
-  timeoutReversal(call: ApiCall): ApiOutcome {
-    const now = this.ctx.now();
-    const {
-      transactionId,
-      currency,
-      amountMinor: amount,
-      comments,
-    } = validateTimeoutReversal(new FieldReader(call.body, now), now);
-    const txs = this.ctx.store.withTransactionId(call.merchantId, transactionId);
-    const earlier = txs.find((t) => t.kind === 'timeout-reversal');
-    if (earlier) {
-      call.target = earlier;
-      return {
-        httpStatus: earlier.answer.httpStatus,
-        body: earlier.answer.body,
-        created: [],
-        touched: [earlier],
-        replayOf: earlier,
-      };
-    }
-    const increment = txs.find((t) => t.kind === 'incremental');
-    if (increment && !txs.some((t) => ORIGINAL_KINDS.has(t.kind)))
-      return this.timeoutReversalOfIncrement(call, increment, { currency, amount, now });
-    const original = txs.find((t) => ORIGINAL_KINDS.has(t.kind));
-    if (original) {
-      call.target = original;
-      if (original.kind !== 'authorization' && original.kind !== 'verification')
-        throw this.fail(
-          'TRANSACTION_ALREADY_SETTLED',
-          'timeout reversal is for authorizations; use a timeout void',
-          'clientReferenceInformation.transactionId',
-        );
-      if (original.card?.entryMode !== undefined && comments === undefined)
-        throw this.fail(
-          'MISSING_FIELD',
-          'clientReferenceInformation.comments is required',
-          'clientReferenceInformation.comments',
-          'MISSING_FIELD',
-        );
-      if (original.amounts.captured > 0)
-        throw this.fail(
-          'TRANSACTION_ALREADY_SETTLED',
-          'the authorization is captured',
-          'clientReferenceInformation.transactionId',
-        );
-      if (currency !== original.currency || amount !== original.amounts.requested)
-        throw this.fail(
-          'INVALID_AMOUNT',
-          'a timeout reversal carries the amount that was requested',
-          'reversalInformation.amountDetails.totalAmount',
-        );
-    }
-    const released = original && approved(original) ? remainingHold(original) : 0;
-    const tx = this.newTx(call, 'timeout-reversal', currency, {
-      ...(original ? { parentId: original.id } : {}),
-      status: 'REVERSED',
-      originalFound: original !== undefined,
-      amounts: { requested: amount, authorized: 0, captured: 0, reversed: released, refunded: 0 },
-      ...(original ? { delayAfterOriginalMs: now.getTime() - Date.parse(original.createdAt) } : {}),
-    });
-    const touched: LedgerTransaction[] = [];
-    if (original) {
-      if (approved(original)) {
-        original.amounts.reversed += released;
-        original.status = 'REVERSED';
-      }
-      touched.push(original);
-    }
-    // gateway.md §7: when the original never reached the gateway the answer carries originalTransactionAmount.
-    const body = reversalAnswer(
-      tx,
-      now,
-      released,
-      original ? {} : { originalTransactionAmount: toDecimalString(amount, currency) },
-    );
-    return this.commit(tx, 201, body, touched);
-  }
-
   /** POST /pts/v2/{payments|captures|refunds|credits}/{id}/voids. */
   voidOne(call: ApiCall, collection: VoidCollection, id: string): ApiOutcome {
     const now = this.ctx.now();
@@ -514,94 +275,6 @@ export class PaymentService {
     if (target.kind !== want.kind)
       throw this.fail('NOT_VOIDABLE', `only a ${want.kind} can be voided at this path`, 'id');
     return this.applyVoid(call, target, 'void', now);
-  }
-
-  private applyVoid(
-    call: ApiCall,
-    target: LedgerTransaction,
-    kind: 'void' | 'timeout-void',
-    now: Date,
-  ): ApiOutcome {
-    if (target.voided) throw this.fail('NOT_VOIDABLE', 'already voided', 'id');
-    if (!approved(target) && target.status !== 'PENDING')
-      throw this.fail('NOT_VOIDABLE', `a ${target.status} transaction cannot be voided`, 'id');
-    if (!this.ctx.voidable(new Date(target.createdAt)))
-      throw this.fail('NOT_VOIDABLE', 'the settlement cut-off has passed; refund instead', 'id');
-    if ((target.kind === 'capture' || target.kind === 'sale') && target.amounts.refunded > 0)
-      throw this.fail('NOT_VOIDABLE', 'refunds exist; void them first', 'id');
-    const touched: LedgerTransaction[] = [target];
-    const amount =
-      target.kind === 'capture' || target.kind === 'sale'
-        ? target.amounts.captured
-        : target.amounts.requested;
-    target.voided = true;
-    target.status = 'VOIDED';
-    const parent =
-      target.parentId !== undefined ? this.ctx.store.transactions.get(target.parentId) : undefined;
-    if (parent && target.kind === 'capture') {
-      // gateway.md §7: voiding a capture leaves the authorization hold in place.
-      parent.amounts.captured -= amount;
-      touched.push(parent);
-    } else if (parent && target.kind === 'refund') {
-      parent.amounts.refunded -= amount;
-      touched.push(parent);
-    }
-    const tx = this.newTx(call, kind, target.currency, {
-      parentId: target.id,
-      status: 'VOIDED',
-      amounts: { requested: amount, authorized: 0, captured: 0, reversed: 0, refunded: 0 },
-      ...(kind === 'timeout-void' ? { originalFound: true } : {}),
-    });
-    return this.commit(tx, 201, voidAnswer(tx, now, amount), touched);
-  }
-
-  /** POST /pts/v2/voids: timeout void by the original's transactionId; found or not; idempotent. */
-  timeoutVoid(call: ApiCall): ApiOutcome {
-    const now = this.ctx.now();
-    const { transactionId, comments } = validateTimeoutVoid(new FieldReader(call.body, now), now);
-    const txs = this.ctx.store.withTransactionId(call.merchantId, transactionId);
-    const earlier = txs.find((t) => t.kind === 'timeout-void');
-    if (earlier) {
-      call.target = earlier;
-      return {
-        httpStatus: earlier.answer.httpStatus,
-        body: earlier.answer.body,
-        created: [],
-        touched: [earlier],
-        replayOf: earlier,
-      };
-    }
-    const original = txs.find((t) => ORIGINAL_KINDS.has(t.kind));
-    if (original) {
-      call.target = original;
-      if (!MONEY_OUT_KINDS.has(original.kind))
-        throw this.fail(
-          'NOT_VOIDABLE',
-          'an authorization is reversed (timeout reversal), not voided',
-          'clientReferenceInformation.transactionId',
-        );
-      if (original.card?.entryMode !== undefined && comments === undefined)
-        throw this.fail(
-          'MISSING_FIELD',
-          'clientReferenceInformation.comments is required',
-          'clientReferenceInformation.comments',
-          'MISSING_FIELD',
-        );
-      if (original.status === 'DECLINED' || original.voided) {
-        const tx = this.newTx(call, 'timeout-void', original.currency, {
-          parentId: original.id,
-          status: 'VOIDED',
-          originalFound: true,
-        });
-        return this.commit(tx, 201, voidAnswer(tx, now, 0), [original]);
-      }
-      return this.applyVoid(call, original, 'timeout-void', now);
-    }
-    // Nothing reached the gateway under this transactionId: nothing to void, still a success for the terminal.
-    // ISO 4217 "XXX" (no currency) marks the ledger entry; the answer carries no amount.
-    const tx = this.newTx(call, 'timeout-void', 'XXX', { status: 'VOIDED', originalFound: false });
-    const body = voidOfNothingAnswer(tx, now);
-    return this.commit(tx, 201, body, []);
   }
 
   /** POST /pts/v2/captures/{id}/refunds and /pts/v2/payments/{id}/refunds (sum of refunds ≤ captured). */

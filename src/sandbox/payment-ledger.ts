@@ -1,0 +1,178 @@
+/**
+ * What every payment service does to the ledger (spec 001; reference/gateway.md §7): finds the transaction a path
+ * names, replays an identical repeated request, creates and commits transactions with their answers, voids.
+ */
+import type { GatewayAnswer } from './errors.js';
+import { invalidRequest, valueAt } from './fields.js';
+import { voidAnswer } from './answers.js';
+import { fingerprint, newId } from './ids.js';
+import { heldAmount, type MoneyRefusal } from './money-rules.js';
+import type { ApiCall, ApiOutcome, ServiceContext } from './service-types.js';
+import type { LedgerTransaction, TxKind } from './store.js';
+import { amountTrigger, type FaultKind } from './triggers.js';
+
+export const ORIGINAL_KINDS: ReadonlySet<TxKind> = new Set([
+  'authorization',
+  'sale',
+  'verification',
+  'capture',
+  'refund',
+  'credit',
+]);
+export const MONEY_OUT_KINDS: ReadonlySet<TxKind> = new Set(['capture', 'sale', 'refund', 'credit']);
+export function approved(tx: LedgerTransaction): boolean {
+  return tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || tx.status === 'PENDING';
+}
+
+/**
+ * The fault an amount trigger selects for a follow-on that cannot decline or be partial (capture, refund): only
+ * parking (card-present) requests react to triggers.
+ */
+export function followOnFault(parking: boolean, amount: number): FaultKind | undefined {
+  if (!parking) return undefined;
+  const trigger = amountTrigger(amount, { canDecline: false, canBePartial: false });
+  return trigger.kind === 'fault' ? trigger.fault : undefined;
+}
+
+/** Effective captured amount: a voided capture or sale has moved nothing. */
+export function effectiveCaptured(tx: LedgerTransaction): number {
+  return tx.voided ? 0 : tx.amounts.captured;
+}
+
+/** Amount still held on an authorization. */
+export function remainingHold(auth: LedgerTransaction): number {
+  return heldAmount(auth.amounts);
+}
+
+/** The ledger side of the payment services over one store. */
+export class PaymentLedger {
+  constructor(protected readonly ctx: ServiceContext) {}
+
+  protected fail(
+    reason: string,
+    message: string,
+    field?: string,
+    kind: 'MISSING_FIELD' | 'INVALID_DATA' = 'INVALID_DATA',
+  ): GatewayAnswer {
+    return invalidRequest(this.ctx.now(), reason, message, field ? [{ field, reason: kind }] : []);
+  }
+
+  /** The 400 answer of a money rule's refusal (money-rules.ts). */
+  protected refuse(refusal: MoneyRefusal): GatewayAnswer {
+    return this.fail(refusal.reason, refusal.message, refusal.field);
+  }
+
+  protected target(call: ApiCall, id: string): LedgerTransaction | undefined {
+    const tx = this.ctx.store.transactions.get(id);
+    if (!tx || tx.merchantId !== call.merchantId) return undefined;
+    call.target = tx;
+    return tx;
+  }
+
+  /** Finds an earlier original with the same transactionId: replays an identical request, refuses a different one. */
+  protected duplicate(call: ApiCall, transactionId: string | undefined): ApiOutcome | undefined {
+    if (transactionId === undefined) return undefined;
+    for (const tx of this.ctx.store.withTransactionId(call.merchantId, transactionId)) {
+      if (!ORIGINAL_KINDS.has(tx.kind)) continue;
+      call.target = tx;
+      if (tx.bodyFingerprint === fingerprint(call.body))
+        return {
+          httpStatus: tx.answer.httpStatus,
+          body: tx.answer.body,
+          created: [],
+          touched: [tx],
+          replayOf: tx,
+        };
+      throw this.fail(
+        'DUPLICATE_REQUEST',
+        'clientReferenceInformation.transactionId was already used with a different request',
+        'clientReferenceInformation.transactionId',
+      );
+    }
+    return undefined;
+  }
+
+  protected newTx(
+    call: ApiCall,
+    kind: TxKind,
+    currency: string,
+    fields: Partial<LedgerTransaction>,
+  ): LedgerTransaction {
+    const now = this.ctx.now();
+    const code = valueAt(call.body, 'clientReferenceInformation.code');
+    const comments = valueAt(call.body, 'clientReferenceInformation.comments');
+    const transactionId = valueAt(call.body, 'clientReferenceInformation.transactionId');
+    return {
+      id: newId(),
+      kind,
+      merchantId: call.merchantId,
+      ...(typeof transactionId === 'string' ? { transactionId } : {}),
+      ...(typeof code === 'string' ? { code } : {}),
+      ...(typeof comments === 'string' ? { comments } : {}),
+      status: 'PENDING',
+      currency,
+      amounts: { requested: 0, authorized: 0, captured: 0, reversed: 0, refunded: 0 },
+      voided: false,
+      createdAt: now.toISOString(),
+      outcomeUnknown: false,
+      answer: { httpStatus: 201, body: {} },
+      bodyFingerprint: fingerprint(call.body),
+      requests: [],
+      ...fields,
+    };
+  }
+
+  /** Stores a transaction with its answer and returns the outcome. */
+  protected commit(
+    tx: LedgerTransaction,
+    httpStatus: number,
+    body: Record<string, unknown>,
+    touched: LedgerTransaction[],
+    fault?: FaultKind,
+  ): ApiOutcome {
+    tx.answer = { httpStatus, body };
+    this.ctx.store.saveTx(tx);
+    for (const t of touched) this.ctx.store.saveTx(t);
+    return { httpStatus, body, created: [tx], touched, ...(fault ? { fault } : {}) };
+  }
+
+  /** Voids `target` (a void or a timeout void): the money it moved is given back, the hold stays. */
+  protected applyVoid(
+    call: ApiCall,
+    target: LedgerTransaction,
+    kind: 'void' | 'timeout-void',
+    now: Date,
+  ): ApiOutcome {
+    if (target.voided) throw this.fail('NOT_VOIDABLE', 'already voided', 'id');
+    if (!approved(target) && target.status !== 'PENDING')
+      throw this.fail('NOT_VOIDABLE', `a ${target.status} transaction cannot be voided`, 'id');
+    if (!this.ctx.voidable(new Date(target.createdAt)))
+      throw this.fail('NOT_VOIDABLE', 'the settlement cut-off has passed; refund instead', 'id');
+    if ((target.kind === 'capture' || target.kind === 'sale') && target.amounts.refunded > 0)
+      throw this.fail('NOT_VOIDABLE', 'refunds exist; void them first', 'id');
+    const touched: LedgerTransaction[] = [target];
+    const amount =
+      target.kind === 'capture' || target.kind === 'sale'
+        ? target.amounts.captured
+        : target.amounts.requested;
+    target.voided = true;
+    target.status = 'VOIDED';
+    const parent =
+      target.parentId !== undefined ? this.ctx.store.transactions.get(target.parentId) : undefined;
+    if (parent && target.kind === 'capture') {
+      // gateway.md §7: voiding a capture leaves the authorization hold in place.
+      parent.amounts.captured -= amount;
+      touched.push(parent);
+    } else if (parent && target.kind === 'refund') {
+      parent.amounts.refunded -= amount;
+      touched.push(parent);
+    }
+    const tx = this.newTx(call, kind, target.currency, {
+      parentId: target.id,
+      status: 'VOIDED',
+      amounts: { requested: amount, authorized: 0, captured: 0, reversed: 0, refunded: 0 },
+      ...(kind === 'timeout-void' ? { originalFound: true } : {}),
+    });
+    return this.commit(tx, 201, voidAnswer(tx, now, amount), touched);
+  }
+}

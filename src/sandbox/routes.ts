@@ -1,0 +1,187 @@
+/**
+ * Every route the sandbox answers, in one place: the gateway's API (authenticated, JSON, filed in the ledger;
+ * reference/gateway.md §2) and the host's own pages (admin endpoints, OAuth consent and token, the hosted payment
+ * page). The server matches a request here and dispatches to what the route names; nothing else routes.
+ */
+import type { PaymentService } from './payments.js';
+import type { ApiCall, ApiOutcome } from './service-types.js';
+import type { TimeoutRequests } from './timeout-requests.js';
+import type { VoidCollection } from './validators/void.js';
+
+/** The parameters a pattern's `{name}` segments captured, decoded. */
+export type RouteParams = Readonly<Record<string, string>>;
+
+/** What the API routes hand a request to. */
+export interface ApiServices {
+  payments: PaymentService;
+  timeouts: TimeoutRequests;
+  /** `POST /vas/v1/currencyconversion` (dcc.ts). */
+  offer(call: ApiCall): ApiOutcome;
+  createLink(call: ApiCall): ApiOutcome;
+  listLinks(call: ApiCall, query: URLSearchParams): ApiOutcome;
+  getLink(call: ApiCall, id: string): ApiOutcome;
+  updateLink(call: ApiCall, id: string): ApiOutcome;
+}
+
+/** One route of the gateway's API. */
+export interface ApiRoute {
+  method: 'GET' | 'POST' | 'PATCH';
+  /**
+   * Literal segments and `{name}` parameters; `{name:a|b}` accepts the listed values only. Matched segment by
+   * segment, empty segments ignored and each segment decoded, unless `exact`.
+   */
+  pattern: string;
+  /** Matched against the path exactly as received (the offer service: its header check keys on that path). */
+  exact?: boolean;
+  answer(services: ApiServices, call: ApiCall, params: RouteParams, query: URLSearchParams): ApiOutcome;
+}
+
+/** The parameter of a matched route, which the pattern guarantees. */
+function param(params: RouteParams, name: string): string {
+  return params[name] ?? '';
+}
+
+/** The gateway API the sandbox answers (reference/gateway.md §2; spec 001 and 000). */
+export const API_ROUTES: readonly ApiRoute[] = [
+  // Authorization, pre-authorization, sale, account verification: the body decides the variant.
+  { method: 'POST', pattern: '/pts/v2/payments', answer: (s, c) => s.payments.createPayment(c) },
+  { method: 'POST', pattern: '/pts/v2/reversals', answer: (s, c) => s.timeouts.timeoutReversal(c) },
+  { method: 'POST', pattern: '/pts/v2/voids', answer: (s, c) => s.timeouts.timeoutVoid(c) },
+  { method: 'POST', pattern: '/pts/v2/credits', answer: (s, c) => s.payments.credit(c) },
+  {
+    method: 'GET',
+    pattern: '/pts/v2/{collection}/{id}',
+    answer: (s, c, p) => s.payments.get(c, param(p, 'collection'), param(p, 'id')),
+  },
+  {
+    method: 'PATCH',
+    pattern: '/pts/v2/payments/{id}',
+    answer: (s, c, p) => s.payments.increment(c, param(p, 'id')),
+  },
+  {
+    method: 'POST',
+    pattern: '/pts/v2/refresh-payment-status/{id}',
+    answer: (s, c, p) => s.payments.refreshStatus(c, param(p, 'id')),
+  },
+  {
+    method: 'POST',
+    pattern: '/pts/v2/payments/{id}/captures',
+    answer: (s, c, p) => s.payments.capture(c, param(p, 'id')),
+  },
+  {
+    method: 'POST',
+    pattern: '/pts/v2/payments/{id}/reversals',
+    answer: (s, c, p) => s.payments.reverse(c, param(p, 'id')),
+  },
+  {
+    method: 'POST',
+    pattern: '/pts/v2/{collection:payments|captures}/{id}/refunds',
+    answer: (s, c, p) =>
+      s.payments.refund(c, param(p, 'collection') as 'payments' | 'captures', param(p, 'id')),
+  },
+  {
+    method: 'POST',
+    pattern: '/pts/v2/{collection:payments|captures|refunds|credits}/{id}/voids',
+    answer: (s, c, p) => s.payments.voidOne(c, param(p, 'collection') as VoidCollection, param(p, 'id')),
+  },
+  { method: 'POST', pattern: '/vas/v1/currencyconversion', exact: true, answer: (s, c) => s.offer(c) },
+  { method: 'POST', pattern: '/ipl/v2/payment-links', answer: (s, c) => s.createLink(c) },
+  { method: 'GET', pattern: '/ipl/v2/payment-links', answer: (s, c, _p, q) => s.listLinks(c, q) },
+  { method: 'GET', pattern: '/ipl/v2/payment-links/{id}', answer: (s, c, p) => s.getLink(c, param(p, 'id')) },
+  {
+    method: 'PATCH',
+    pattern: '/ipl/v2/payment-links/{id}',
+    answer: (s, c, p) => s.updateLink(c, param(p, 'id')),
+  },
+];
+
+/** The pages of the sandbox host itself, answered before (and without) the API's authentication. */
+export type HostPage = 'admin' | 'oauth-consent' | 'oauth-token' | 'payment-page';
+
+/** One route of the host's own pages; any method (the page answers a wrong one itself). */
+export interface HostRoute {
+  /** Literal segments and `{name}` parameters, matched exactly; with `prefix`, the start of the path. */
+  pattern: string;
+  prefix?: boolean;
+  page: HostPage;
+}
+
+/** The host's own pages. A path none of them matches goes to the API. */
+export const HOST_ROUTES: readonly HostRoute[] = [
+  // Test-only admin endpoints (admin.ts): ledger, clock, faults, reset.
+  { pattern: '/__sandbox/', prefix: true, page: 'admin' },
+  // Spec 000: the consent page of the OAuth partner flow, and the token endpoint under both documented paths.
+  { pattern: '/ebc2/oauth/authorize', page: 'oauth-consent' },
+  { pattern: '/oauth2/v3/token', page: 'oauth-token' },
+  { pattern: '/oauth/v3/token', page: 'oauth-token' },
+  // The hosted page of a payment link.
+  { pattern: '/pay/{linkId}', page: 'payment-page' },
+];
+
+/** Matches `segments` against a pattern's segments; the captured parameters, or undefined. */
+function matchSegments(
+  patternSegments: readonly string[],
+  segments: readonly string[],
+  alreadyDecoded: boolean,
+): RouteParams | undefined {
+  if (patternSegments.length !== segments.length) return undefined;
+  const params: Record<string, string> = {};
+  for (let i = 0; i < segments.length; i++) {
+    const want = patternSegments[i] ?? '';
+    const got = segments[i] ?? '';
+    const named = /^\{(\w+)(?::([^}]+))?\}$/.exec(want);
+    if (named?.[1] === undefined) {
+      if (want !== got) return undefined;
+      continue;
+    }
+    if (got === '') return undefined;
+    const value = alreadyDecoded ? got : decodeURIComponent(got);
+    if (named[2] !== undefined && !named[2].split('|').includes(value)) return undefined;
+    params[named[1]] = value;
+  }
+  return params;
+}
+
+/** A matched API route with its parameters. */
+export interface ApiMatch {
+  route: ApiRoute;
+  params: RouteParams;
+}
+
+/**
+ * The API route of `method` and `path` (path without query), or undefined (the server answers 404). Segments are
+ * decoded as the sandbox always matched them: `%` escapes of a malformed path throw (a 500, as before).
+ */
+export function matchApiRoute(method: string, path: string): ApiMatch | undefined {
+  let segments: string[] | undefined;
+  for (const route of API_ROUTES) {
+    if (route.method !== method) continue;
+    if (route.exact) {
+      if (path === route.pattern) return { route, params: {} };
+      continue;
+    }
+    segments ??= path.split('/').filter(Boolean).map(decodeURIComponent);
+    const params = matchSegments(route.pattern.split('/').filter(Boolean), segments, true);
+    if (params) return { route, params };
+  }
+  return undefined;
+}
+
+/** A matched host page with its parameters. */
+export interface HostMatch {
+  page: HostPage;
+  params: RouteParams;
+}
+
+/** The host page `path` names, or undefined when the path belongs to the API. */
+export function matchHostRoute(path: string): HostMatch | undefined {
+  for (const route of HOST_ROUTES) {
+    if (route.prefix) {
+      if (path.startsWith(route.pattern)) return { page: route.page, params: {} };
+      continue;
+    }
+    const params = matchSegments(route.pattern.split('/'), path.split('/'), false);
+    if (params) return { page: route.page, params };
+  }
+  return undefined;
+}

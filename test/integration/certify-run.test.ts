@@ -5,7 +5,7 @@
  * request and nothing left open.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -78,7 +78,8 @@ interface Summary {
 
 describe('certify run against the embedded sandbox', () => {
   it('passes the subset, a progress line per case, the keyed case skipped with its reason', async () => {
-    const r = await cli(['certify', 'run', '--case', CASES.join(',')]);
+    const reportDir = join(dir, 'report');
+    const r = await cli(['certify', 'run', '--case', CASES.join(','), '--report', reportDir]);
     const summary = r.json.summary as Summary;
     expect(r.json.failed).toEqual([]);
     expect(r.code).toBe(0);
@@ -89,6 +90,26 @@ describe('certify run against the embedded sandbox', () => {
     const lines = r.progress.trim().split('\n');
     expect(lines).toHaveLength(CASES.length);
     expect(lines[0]).toMatch(/^\[1\/27\] PK-ATT-N1-CT-01 passed \d+\.\d s$/);
+
+    // The reports and the evidence: a capture file of the run is a session `certify check` accepts and passes.
+    expect(r.json.report).toMatchObject({ dir: reportDir });
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as { summary: Summary };
+    expect(report.summary).toEqual(summary);
+    const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');
+    expect(junit).toContain(`tests="${CASES.length}"`);
+    expect(junit).toContain('failures="0"');
+    const html = readFileSync(join(reportDir, 'report.html'), 'utf8');
+    for (const id of CASES) expect(html).toContain(id);
+    expect(html).not.toMatch(/4761739001010119|5413339000001513/);
+    const bundle = JSON.parse(readFileSync(join(reportDir, 'cases', 'PK-ATT-N2-CT-06.json'), 'utf8')) as {
+      messages: Array<{ service: string; body: { pointOfSaleInformation?: { trackData?: string } } }>;
+      transactionIds: string[];
+    };
+    expect(bundle.messages.map((m) => m.service)).toEqual(['sale', 'refund-payment', 'void-refund']);
+    expect(new Set(bundle.transactionIds).size).toBeGreaterThanOrEqual(2);
+    const checked = await cli(['certify', 'check', join(reportDir, 'cases', 'PK-ATT-N2-CT-06.capture.json')]);
+    expect(checked.code).toBe(0);
+    expect(checked.json).toMatchObject({ ok: true });
   }, 120_000);
 
   it('refuses a bad pack, an unknown case and a bad gateway with exit 2', async () => {

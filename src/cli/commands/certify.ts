@@ -3,13 +3,9 @@ import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { CertifyInputError, checkSession } from '../../../certification/check.js';
+import { writeReports } from '../../../certification/report/index.js';
 import type { CaseResult } from '../../../certification/results.js';
-import {
-  loadPack,
-  PackError,
-  runPack,
-  UnknownCaseError,
-} from '../../../certification/runner/index.js';
+import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
 import { ConfigError, loadConfigFile } from '../../config/index.js';
 import { parseCommandArgs } from '../args.js';
@@ -121,6 +117,18 @@ async function run(args: string[], io: CliIo): Promise<number> {
     if (e instanceof UnknownCaseError) throw new UsageError(e.code, e.message);
     throw e;
   }
+  let written: Awaited<ReturnType<typeof writeReports>> | undefined;
+  if (values.report !== undefined) {
+    const dir = resolve(io.cwd, values.report);
+    try {
+      written = await writeReports(report, dir);
+    } catch (e) {
+      throw new UsageError(
+        'REPORT_UNWRITABLE',
+        `cannot write the reports into ${dir}: ${(e as Error).message}`,
+      );
+    }
+  }
   printJson(io, {
     ok: report.summary.failed === 0,
     pack: report.pack,
@@ -132,6 +140,15 @@ async function run(args: string[], io: CliIo): Promise<number> {
     skipped: report.cases
       .filter((c) => c.verdict === 'skipped')
       .map((c) => ({ id: c.id, reason: c.skipReason })),
+    ...(written && values.report !== undefined
+      ? {
+          report: {
+            dir: resolve(io.cwd, values.report),
+            files: written.files.length,
+            pdf: written.pdf.written ? written.pdf.file : `not written: ${written.pdf.reason}`,
+          },
+        }
+      : {}),
   });
   return report.summary.failed === 0 ? EXIT_OK : EXIT_FINDINGS;
 }

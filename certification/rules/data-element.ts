@@ -4,7 +4,7 @@ import { currencyByAlpha } from '../../src/money/index.js';
 import { isServiceName } from '../../src/vocabulary/services.js';
 import type { Finding } from '../session.js';
 import { finding, tagField, type RuleId } from './catalog.js';
-import { field, text, TAGS_FIELD, type MessageView } from './message.js';
+import { amountPattern, field, text, TAGS_FIELD, type MessageView } from './message.js';
 import {
   ATTENDED_SALE_FIELDS,
   CAT_LEVELS,
@@ -225,8 +225,7 @@ function amounts(view: MessageView): Finding[] {
         out.push(finding('DE-AMOUNT-FORMAT', row.path, `${row.path} must be a decimal string`));
       continue;
     }
-    const re = currency.exponent === 0 ? /^\d+$/ : new RegExp(`^\\d+\\.\\d{${currency.exponent}}$`);
-    if (typeof raw !== 'string' || !re.test(raw))
+    if (typeof raw !== 'string' || !amountPattern(currency.exponent).test(raw))
       out.push(
         finding(
           'DE-AMOUNT-FORMAT',

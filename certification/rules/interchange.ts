@@ -25,9 +25,11 @@ const TIMEOUT_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<ServiceN
   'timeout-void': new Set<ServiceName>(['capture', 'sale', 'refund-capture', 'refund-payment', 'credit']),
 };
 
-function presence(tag: string, cardType: CardType, service: TagSetService): Presence | undefined {
-  const row = NETWORK_TAG_TABLE.find((r) => r.tag === tag);
-  if (row === undefined) return undefined;
+function presence(
+  row: (typeof NETWORK_TAG_TABLE)[number],
+  cardType: CardType,
+  service: TagSetService,
+): Presence {
   const rule = row.rules[cardType];
   return typeof rule === 'string' ? rule : rule[service];
 }
@@ -56,7 +58,7 @@ function networkTable(view: MessageView): Finding[] {
   const out: Finding[] = [];
   const network = type === '002' ? 'N1' : 'N2';
   for (const row of NETWORK_TAG_TABLE) {
-    const rule = presence(row.tag, type, tagSetService);
+    const rule = presence(row, type, tagSetService);
     if (rule === 'P' && hasTag(view, row.tag))
       out.push(
         finding(

@@ -42,10 +42,23 @@ export function hasTag(view: MessageView, tag: string): boolean {
   return view.tags?.has(tag) === true || view.maskedTags.has(tag);
 }
 
+/** Dotted paths split once: the rules read the same few dozen paths in every message. */
+const PATH_KEYS = new Map<string, readonly string[]>();
+
+function keysOf(path: string): readonly string[] {
+  let keys = PATH_KEYS.get(path);
+  if (keys === undefined) {
+    keys = path.split('.');
+    // Bounded: paths come from the rule tables, but a finding path built from data must not grow the cache forever.
+    if (PATH_KEYS.size < 4096) PATH_KEYS.set(path, keys);
+  }
+  return keys;
+}
+
 /** The value at a dotted path of the body, or undefined. */
 export function field(body: unknown, path: string): unknown {
   let at: unknown = body;
-  for (const key of path.split('.')) {
+  for (const key of keysOf(path)) {
     if (typeof at !== 'object' || at === null || Array.isArray(at)) return undefined;
     at = (at as Record<string, unknown>)[key];
   }
@@ -60,6 +73,18 @@ export function text(body: unknown, path: string): string | undefined {
   return undefined;
 }
 
+const AMOUNT_PATTERNS = new Map<number, RegExp>();
+
+/** `^(digits)\.(exponent digits)$` (no point for exponent 0), built once per exponent. */
+export function amountPattern(exponent: number): RegExp {
+  let re = AMOUNT_PATTERNS.get(exponent);
+  if (re === undefined) {
+    re = exponent === 0 ? /^(\d+)$/ : new RegExp(`^(\\d+)\\.(\\d{${exponent}})$`);
+    AMOUNT_PATTERNS.set(exponent, re);
+  }
+  return re;
+}
+
 /**
  * An amount in minor units when it is a plain decimal string with exactly the currency's exponent, else undefined.
  */
@@ -67,8 +92,7 @@ export function minorUnits(amount: unknown, currency: string | undefined): numbe
   if (typeof amount !== 'string' || currency === undefined) return undefined;
   const c = currencyByAlpha(currency);
   if (c === undefined) return undefined;
-  const re = c.exponent === 0 ? /^(\d+)$/ : new RegExp(`^(\\d+)\\.(\\d{${c.exponent}})$`);
-  const m = re.exec(amount);
+  const m = amountPattern(c.exponent).exec(amount);
   if (!m) return undefined;
   const minor = Number(`${m[1] ?? ''}${m[2] ?? ''}`);
   return Number.isSafeInteger(minor) ? minor : undefined;
@@ -120,7 +144,7 @@ function decodeTags(body: unknown): DecodedTags {
       }
       return { tags, masked };
     }
-    if (isMasked(raw)) return { wholeMasked: true };
+    // Hex never looks masked: a redaction marker shows only when decoding fails.
     return { tags: decodeHex(raw) };
   } catch (e) {
     if (e instanceof TlvError) {

@@ -39,8 +39,6 @@ import { TimeoutRequests } from './timeout-requests.js';
 import { selfSignedCertificate } from './tls.js';
 import type { Fault } from './triggers.js';
 
-export { maskBody } from './masking.js';
-
 /** The public demo merchant of the gateway SDK samples (issue: sample code runs unchanged against the sandbox). */
 export const DEMO_MERCHANT: MerchantKey = {
   merchantId: 'testrest',

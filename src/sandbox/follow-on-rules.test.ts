@@ -1,0 +1,183 @@
+/**
+ * What the certification pack checks of follow-ons, enforced by the running sandbox as the gateway would: a reversal
+ * of an EMV original repeats its tags; the follow-ons of a converted (DCC) authorization repeat its field set at its
+ * rate; a DCC offer call carries the `Authorization` and `keyId` headers.
+ */
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { signRequest } from './request-signer.js';
+import { sampleCapture, samplePayment, sampleReversal } from './sample-requests.js';
+import { DEMO_MERCHANT, startSandbox, type Sandbox } from './server.js';
+import { createSignedClient, type SignedClient } from './testing/signed-client.js';
+
+let sandbox: Sandbox;
+let client: SignedClient;
+let seq = 0;
+const txId = (label: string): string => `rules-${label}-${++seq}`;
+
+beforeAll(async () => {
+  sandbox = await startSandbox();
+  client = createSignedClient(sandbox.url);
+});
+afterAll(async () => {
+  await sandbox.close();
+});
+beforeEach(() => sandbox.reset());
+
+const OFFER = {
+  orderInformation: {
+    amountDetails: { originalAmount: '20.00', originalCurrency: 'EUR' },
+    currencyConversion: { type: 'DCC' },
+  },
+  paymentInformation: { card: { number: '41111111' } },
+  pointOfSaleInformation: { entryMode: 'CONTACTLESS', terminalId: 'T1' },
+};
+
+/** A family A converted pre-authorization of 20.00 EUR; its id, the offer's rate and billing amount. */
+async function convertedAuthorization(): Promise<{
+  id: string;
+  rate: string;
+  billing: string;
+  tags: string;
+}> {
+  const offered = await client.send('POST', '/vas/v1/currencyconversion', OFFER);
+  expect(offered.status).toBe(201);
+  const conversion = (offered.body.orderInformation as { currencyConversion: Record<string, unknown> })
+    .currencyConversion;
+  const offer = (conversion.offer as Array<Record<string, string>>)[0] ?? {};
+  const billing = offer.amount ?? '';
+  const rate = offer.exchangeRate ?? '';
+  const body = samplePayment({
+    amountMinor: Math.round(Number(billing) * 100),
+    currency: 'USD',
+    transactionId: txId('dcc'),
+  });
+  Object.assign((body.orderInformation as { amountDetails: Record<string, unknown> }).amountDetails, {
+    originalAmount: '20.00',
+    originalCurrency: 'EUR',
+    exchangeRate: rate,
+    exchangeRateTimeStamp: '2026-11-22T10:15:00Z',
+    currencyConversion: { indicator: '1', reconciliationId: conversion.reconciliationId },
+  });
+  const a = await client.send('POST', '/pts/v2/payments', body);
+  expect(a.status).toBe(201);
+  const tags = (body.pointOfSaleInformation as { emv: { tags: string } }).emv.tags;
+  return { id: String(a.body.id), rate, billing, tags };
+}
+
+function withDcc(body: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
+  Object.assign((body.orderInformation as { amountDetails: Record<string, unknown> }).amountDetails, fields);
+  return body;
+}
+
+describe('a reversal of an EMV original repeats its tags (reference/gateway.md §7, spec 001)', () => {
+  it('refuses a reversal of a contactless pre-authorization without emv.tags, naming the field', async () => {
+    const auth = await client.send(
+      'POST',
+      '/pts/v2/payments',
+      samplePayment({ amountMinor: 2000, transactionId: txId('a') }),
+    );
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${String(auth.body.id)}/reversals`,
+      sampleReversal(2000),
+    );
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'MISSING_FIELD' });
+    expect(a.body.message).toContain('pointOfSaleInformation.emv.tags');
+    expect(a.body.details).toEqual([{ field: 'pointOfSaleInformation.emv.tags', reason: 'MISSING_FIELD' }]);
+  });
+
+  it('refuses it after a contact read too, and reverses when the tags are repeated', async () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: txId('c'), entryMode: 'contact' });
+    const auth = await client.send('POST', '/pts/v2/payments', body);
+    const path = `/pts/v2/payments/${String(auth.body.id)}/reversals`;
+    expect((await client.send('POST', path, sampleReversal(2000))).status).toBe(400);
+    const tags = (body.pointOfSaleInformation as { emv: { tags: string } }).emv.tags;
+    const a = await client.send('POST', path, sampleReversal(2000, 'EUR', tags));
+    expect(a.status).toBe(201);
+    expect(a.body.status).toBe('REVERSED');
+  });
+
+  it('asks no tags of the reversal of a swiped pre-authorization', async () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: txId('s'), entryMode: 'swiped' });
+    const auth = await client.send('POST', '/pts/v2/payments', body);
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${String(auth.body.id)}/reversals`,
+      sampleReversal(2000),
+    );
+    expect(a.status).toBe(201);
+  });
+});
+
+describe('the follow-ons of a converted authorization (spec 001, DCC)', () => {
+  it('refuses a capture without the DCC field set, naming each missing field', async () => {
+    const auth = await convertedAuthorization();
+    const amount = Math.round(Number(auth.billing) * 100);
+    const a = await client.send(
+      'POST',
+      `/pts/v2/payments/${auth.id}/captures`,
+      sampleCapture(amount, amount, txId('cap'), 'USD'),
+    );
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'MISSING_FIELD' });
+    expect(a.body.details).toContainEqual({
+      field: 'orderInformation.amountDetails.exchangeRate',
+      reason: 'MISSING_FIELD',
+    });
+  });
+
+  it("refuses a reversal at another rate than the authorization's, naming exchangeRate", async () => {
+    const auth = await convertedAuthorization();
+    const amount = Math.round(Number(auth.billing) * 100);
+    const body = withDcc(sampleReversal(amount, 'USD', auth.tags), {
+      exchangeRate: '1.5',
+      originalAmount: '20.00',
+      originalCurrency: 'EUR',
+    });
+    const a = await client.send('POST', `/pts/v2/payments/${auth.id}/reversals`, body);
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'INVALID_DATA' });
+    expect(a.body.details).toEqual([
+      { field: 'orderInformation.amountDetails.exchangeRate', reason: 'INVALID_DATA' },
+    ]);
+  });
+
+  it("reverses with the field set at the authorization's rate, and without any DCC field", async () => {
+    const first = await convertedAuthorization();
+    const amount = Math.round(Number(first.billing) * 100);
+    const full = withDcc(sampleReversal(amount, 'USD', first.tags), {
+      exchangeRate: first.rate,
+      originalAmount: '20.00',
+      originalCurrency: 'EUR',
+    });
+    expect((await client.send('POST', `/pts/v2/payments/${first.id}/reversals`, full)).status).toBe(201);
+    const second = await convertedAuthorization();
+    const bare = sampleReversal(amount, 'USD', second.tags);
+    expect((await client.send('POST', `/pts/v2/payments/${second.id}/reversals`, bare)).status).toBe(201);
+  });
+});
+
+describe('DCC offer calls carry the Authorization and keyId headers (spec 001)', () => {
+  it.each(['authorization', 'keyid'] as const)('answers 401 to an offer call without %s', async (omit) => {
+    const text = JSON.stringify(OFFER);
+    const path = '/vas/v1/currencyconversion';
+    const signed = signRequest({
+      method: 'POST',
+      path,
+      host: new URL(sandbox.url).host,
+      body: text,
+      merchant: DEMO_MERCHANT,
+      date: new Date().toUTCString(),
+    });
+    const headers: Record<string, string> = {
+      ...signed,
+      authorization: `Signature ${signed.signature ?? ''}`,
+      keyid: DEMO_MERCHANT.keyId,
+      'content-type': 'application/json',
+    };
+    delete headers[omit];
+    const res = await fetch(`${sandbox.url}${path}`, { method: 'POST', headers, body: text });
+    expect(res.status).toBe(401);
+  });
+});

@@ -1,0 +1,91 @@
+import { describe, expect, it } from 'vitest';
+import { FieldReader } from '../fields.js';
+import { samplePayment } from '../sample-requests.js';
+import { validatePayment, type PaymentRequest } from './authorization.js';
+import { callOf, DCC_TERMS, NOW, refusalOf } from './testing/fixtures.js';
+
+function validate(body: Record<string, unknown>, dcc = false): PaymentRequest {
+  return validatePayment(new FieldReader(body, NOW), callOf(body), NOW, () => (dcc ? DCC_TERMS : undefined));
+}
+
+describe('validatePayment (POST /pts/v2/payments)', () => {
+  it('accepts a contactless parking pre-authorization and reads the card', () => {
+    const p = validate(samplePayment({ amountMinor: 2000, transactionId: 'tx-1' }));
+    expect(p).toMatchObject({
+      service: 'authorization',
+      currency: 'EUR',
+      totalMinor: 2000,
+      cardPresent: true,
+      pan: '4111111111111111',
+      cardType: '001',
+      entryMode: 'contactless',
+    });
+    expect(p.emv?.length).toBeGreaterThan(0);
+  });
+
+  it('tells a sale and an account verification from the body', () => {
+    expect(validate(samplePayment({ amountMinor: 2000, transactionId: 'tx-2', sale: true })).service).toBe(
+      'sale',
+    );
+    expect(validate(samplePayment({ amountMinor: 0, transactionId: 'tx-3' })).service).toBe('verification');
+  });
+
+  it('refuses a card-present request without catLevel, naming the field', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-4' });
+    delete (body.pointOfSaleInformation as Record<string, unknown>).catLevel;
+    const a = refusalOf(() => validate(body));
+    expect(a.httpStatus).toBe(400);
+    expect(a.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'MISSING_FIELD' });
+    expect(a.body.details).toEqual([{ field: 'pointOfSaleInformation.catLevel', reason: 'MISSING_FIELD' }]);
+  });
+
+  it('refuses a contactless read without EMV tags', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-5' });
+    delete (body.pointOfSaleInformation as Record<string, unknown>).emv;
+    const a = refusalOf(() => validate(body));
+    expect(a.body.details).toEqual([{ field: 'pointOfSaleInformation.emv.tags', reason: 'MISSING_FIELD' }]);
+  });
+
+  it('refuses comments that name another service', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-6', sale: true });
+    (body.clientReferenceInformation as Record<string, unknown>).comments = 'Parking Authorization';
+    const a = refusalOf(() => validate(body));
+    expect(a.body).toMatchObject({ reason: 'INVALID_DATA' });
+    expect(a.body.details).toEqual([
+      { field: 'clientReferenceInformation.comments', reason: 'INVALID_DATA' },
+    ]);
+  });
+
+  it('refuses a card type other than 001 and 002 at once: CARD_TYPE_NOT_ACCEPTED', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-7' });
+    (body.paymentInformation as { card: Record<string, unknown> }).card.type = '003';
+    expect(refusalOf(() => validate(body)).body).toMatchObject({
+      reason: 'CARD_TYPE_NOT_ACCEPTED',
+      details: [{ field: 'paymentInformation.card.type', reason: 'INVALID_DATA' }],
+    });
+  });
+
+  it('returns the terms of a converted authorization', () => {
+    const body = samplePayment({ amountMinor: 2241, currency: 'USD', transactionId: 'tx-8' });
+    Object.assign((body.orderInformation as { amountDetails: Record<string, unknown> }).amountDetails, {
+      currencyConversion: { indicator: '1' },
+    });
+    expect(validate(body, true).dcc).toBe(DCC_TERMS);
+  });
+
+  it('accepts a card-not-present SDK sample and refuses one whose card number fails Luhn', () => {
+    const body = {
+      clientReferenceInformation: { code: 'TC50171_3' },
+      orderInformation: { amountDetails: { totalAmount: '102.21', currency: 'USD' } },
+      paymentInformation: {
+        card: { number: '4111111111111111', expirationMonth: '12', expirationYear: '2031' },
+      },
+    };
+    expect(validate(body)).toMatchObject({ service: 'authorization', cardPresent: false, cardType: '001' });
+    body.paymentInformation.card.number = '4111111111111112';
+    expect(refusalOf(() => validate(body)).body).toMatchObject({
+      reason: 'INVALID_CARD',
+      details: [{ field: 'paymentInformation.card.number', reason: 'INVALID_DATA' }],
+    });
+  });
+});

@@ -264,6 +264,11 @@ const DCC = 'orderInformation.amountDetails';
 
 const DEFECTS: Defect[] = [
   {
+    rule: 'CE-CAT-LEVEL-ATTENDED',
+    field: `${POS}.catLevel`,
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F35', '22')),
+  },
+  {
     rule: 'IC-DCC-FOLLOW-ON-FIELDS',
     field: `${DCC}.exchangeRate`,
     seed: seeded('meterDccA', 'capture', (m) => set(m.body, `${DCC}.exchangeRate`, undefined)),
@@ -830,6 +835,38 @@ describe('certify check: currency conversion (DCC)', () => {
     const s = copy('meterDccA');
     const capture = message(s, 'capture');
     set(capture.body, `${AMOUNTS}.currencyConversion`, { indicator: '1' });
+    expect(errors(checkSession(s))).toEqual([]);
+  });
+});
+
+describe('certify check: legitimate sessions that look unusual', () => {
+  it('passes a partial approval captured for the approved amount, and refunds within it', () => {
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    set(auth.response as Record<string, unknown>, 'status', 'PARTIAL_AUTHORIZED');
+    set(auth.response as Record<string, unknown>, 'orderInformation.amountDetails.authorizedAmount', '10.00');
+    const capture = message(s, 'capture');
+    set(capture.body, TOTAL, '10.00');
+    set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
+    set(message(s, 'refund-capture').body, TOTAL, '10.00');
+    expect(errors(checkSession(s))).toEqual([]);
+    set(capture.body, TOTAL, '10.50');
+    expect(errors(checkSession(s))).toContainEqual(
+      expect.objectContaining({ rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL }),
+    );
+  });
+
+  it('passes a chip card swiped in fallback (service code 201, no tags)', () => {
+    const s = copy('kioskSwipe');
+    const sale = message(s, 'sale');
+    set(sale.body, `${POS}.trackData`, ';5413339000001513=28122011973393000?');
+    set(sale.body, `${POS}.serviceCode`, '201');
+    expect(errors(checkSession(s))).toEqual([]);
+  });
+
+  it('passes a terminal type (9F35) that agrees with catLevel', () => {
+    const s = copy('meterContact');
+    setTag(message(s, 'preauth'), '9F35', '25');
     expect(errors(checkSession(s))).toEqual([]);
   });
 });

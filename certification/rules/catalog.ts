@@ -153,8 +153,8 @@ export const RULES = {
   'CE-CAT-LEVEL-ATTENDED': rule(
     CE,
     'error',
-    'gateway.md §3; spec 001',
-    'catLevel agrees with an attended or unattended operatingEnvironment',
+    'gateway.md §3; spec 001; reference/emv.md Dictionary (9F35)',
+    'catLevel agrees with an attended or unattended operatingEnvironment and terminal type (9F35)',
   ),
   'CE-DEDICATED-HARDWARE': rule(
     CE,

@@ -134,6 +134,22 @@ function attendance(view: MessageView): Finding[] {
         ),
       );
   }
+  // 9F35 (Terminal Type), when sent: its second digit is 1-3 for an attended terminal, 4-6 for an unattended one
+  // (EMV Book 4, Annex A1).
+  const terminalType = tagDigits(view.tags, '9F35');
+  const operated =
+    terminalType !== undefined && /^[123][1-6]$/.test(terminalType) ? terminalType[1] : undefined;
+  if (catLevel !== undefined && operated !== undefined && out.length === 0) {
+    const expected = operated <= '3' ? CAT_LEVEL_BY_ATTENDANCE.attended : CAT_LEVEL_BY_ATTENDANCE.unattended;
+    if (catLevel !== expected)
+      out.push(
+        finding(
+          'CE-CAT-LEVEL-ATTENDED',
+          'pointOfSaleInformation.catLevel',
+          `9F35 ${terminalType} is an ${operated <= '3' ? 'attended' : 'unattended'} terminal: catLevel ${expected}`,
+        ),
+      );
+  }
   const attended =
     catLevel === CAT_LEVEL_BY_ATTENDANCE.attended ||
     (knownEnvironment && ATTENDED_ENVIRONMENTS.includes(environment));

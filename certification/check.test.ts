@@ -372,6 +372,15 @@ const DEFECTS: Defect[] = [
     }),
   },
   {
+    // Converted consistently, but not the price the customer was offered.
+    rule: 'IC-DCC-OFFER-RATE',
+    field: `${DCC}.originalAmount`,
+    seed: seeded('saleDccA', 'sale', (m) => {
+      set(m.body, `${DCC}.originalAmount`, '12.00');
+      set(m.body, `${DCC}.totalAmount`, '2004');
+    }),
+  },
+  {
     rule: 'DE-REQUIRED-FIELD',
     field: `${DCC}.exchangeRateTimeStamp`,
     seed: seeded('meterDccA', 'preauth', (m) => set(m.body, `${DCC}.exchangeRateTimeStamp`, undefined)),

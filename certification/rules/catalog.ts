@@ -281,7 +281,7 @@ export const RULES = {
     IC,
     'error',
     'spec 001 Currency conversion (DCC): flow steps 1-5, DCC authorization',
-    "a converted authorization uses the rate and currencies of the session's offer",
+    "a converted authorization uses the rate, currencies and amounts of the session's offer",
   ),
   'CE-DCC-CONVERTED-AMOUNT': rule(
     CE,

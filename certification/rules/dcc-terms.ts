@@ -72,6 +72,9 @@ export interface DccOfferRate {
   inverted: boolean;
   originalCurrency: string | undefined;
   currency: string | undefined;
+  /** The offered local price and its converted amount, as decimal strings. */
+  originalAmount: unknown;
+  amount: unknown;
 }
 
 function side(body: unknown, amountField: string, currencyField: string): Side {
@@ -138,6 +141,8 @@ export function offerRates(view: MessageView): DccOfferRate[] {
       inverted: field(offer, 'exchangeRateInverted') === true,
       originalCurrency: text(offer, 'originalCurrency'),
       currency: text(offer, 'currency'),
+      originalAmount: field(offer, 'originalAmount'),
+      amount: field(offer, 'amount'),
     });
   }
   return out;

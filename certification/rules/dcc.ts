@@ -129,6 +129,23 @@ function againstOffer(view: MessageView, set: DccFieldSet, state: SessionState):
         `the local currency is the offer's ${offer.originalCurrency} (message ${offer.index})`,
       ),
     );
+  if (out.length > 0) return out;
+  // spec 001 DCC flow: the customer chose between the two prices of the offer; the authorization is for them.
+  for (const [side, offered] of [
+    [set.local, offer.originalAmount],
+    [set.billing, offer.amount],
+  ] as const) {
+    const sent = minorUnits(side.amount, side.currency);
+    const expected = minorUnits(offered, side.currency);
+    if (sent !== undefined && expected !== undefined && sent !== expected)
+      out.push(
+        finding(
+          'IC-DCC-OFFER-RATE',
+          side.amountField,
+          `${side.amountField} must be the offer's ${String(offered)} ${side.currency ?? ''} (message ${offer.index})`,
+        ),
+      );
+  }
   return out;
 }
 

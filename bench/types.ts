@@ -24,6 +24,11 @@ export interface BenchOptions {
 export interface Benchmark {
   /** Dotted name, e.g. "tlv.decode"; `bench --only tlv` selects every name starting with "tlv". */
   readonly name: string;
+  /**
+   * For the help text: what the figure measures, against which peer, and what limits it (one or two sentences).
+   * Optional: benchmarks whose module comment says it leave it out.
+   */
+  readonly description?: string;
   run(options: BenchOptions): Promise<BenchResult[]>;
 }
 

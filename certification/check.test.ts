@@ -950,6 +950,16 @@ describe('certify check: capture files and evidence bundles', () => {
     expect(errors(checkSession([original, reversal]))).toEqual([]);
   });
 
+  it('compares the BIN a masked track keeps with the card type', () => {
+    const s = copy('meterContact');
+    set(message(s, 'preauth').body, `${POS}.trackData`, ';541333******1513=*****************?');
+    expect(errors(checkSession(s))).toEqual([
+      expect.objectContaining({ rule: 'DM-TRACK-PAN', field: `${POS}.trackData` }),
+    ]);
+    set(message(s, 'preauth').body, `${POS}.trackData`, '%B476173******0119^*********************?');
+    expect(checkSession(s).messages.flatMap((m) => m.findings)).toEqual([]);
+  });
+
   it('still reports a never-send tag whose value a capture masked', () => {
     const s = copy('meterContact');
     const a = message(s, 'preauth');

@@ -293,7 +293,7 @@ export const RULES = {
     DM,
     'error',
     'spec 001; gateway.md §6',
-    'the PAN in trackData is of the card type sent',
+    'the PAN in trackData (the BIN of a masked track) is of the card type sent',
   ),
   'DM-TRACK-SERVICE-CODE': rule(
     DM,

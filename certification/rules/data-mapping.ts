@@ -31,11 +31,28 @@ function parseTracks(track: string): CardData[] | undefined {
   return out;
 }
 
+function panFinding(detected: string | null, cardType: string): Finding {
+  return finding(
+    'DM-TRACK-PAN',
+    TRACK,
+    `the PAN in ${TRACK} is ${detected === null ? 'of no parking card type' : `of card type ${detected}`}, not paymentInformation.card.type ${cardType}`,
+  );
+}
+
+function maskedTrackData(track: string, cardType: string | undefined): Finding[] {
+  const bin = /^(?:%?B|;)?(\d{6})/.exec(track)?.[1];
+  if (bin === undefined || cardType === undefined) return [];
+  const detected = detectNetwork(bin).cardType;
+  return detected === cardType ? [] : [panFinding(detected, cardType)];
+}
+
 function trackData(view: MessageView): Finding[] {
   const body = view.message.body;
   const track = text(body, TRACK);
-  // Masked or redacted track data (captures keep no card data): nothing to compare.
-  if (track === undefined || isMasked(track)) return [];
+  if (track === undefined) return [];
+  // Masked track data (captures keep no card data) is not read as a track; a PAN masked to its first 6 and last 4
+  // digits still shows the BIN, the one thing the card type is compared with.
+  if (isMasked(track)) return maskedTrackData(track, text(body, 'paymentInformation.card.type'));
   const cards = parseTracks(track);
   if (cards === undefined)
     return [finding('DE-TRACK-DATA', TRACK, `${TRACK} is not readable track 1 or 2 data`)];
@@ -44,14 +61,7 @@ function trackData(view: MessageView): Finding[] {
   const serviceCode = text(body, 'pointOfSaleInformation.serviceCode');
   for (const card of cards) {
     const detected = detectNetwork(card.pan).cardType;
-    if (cardType !== undefined && detected !== cardType)
-      out.push(
-        finding(
-          'DM-TRACK-PAN',
-          TRACK,
-          `the PAN in ${TRACK} is ${detected === null ? 'of no parking card type' : `of card type ${detected}`}, not paymentInformation.card.type ${cardType}`,
-        ),
-      );
+    if (cardType !== undefined && detected !== cardType) out.push(panFinding(detected, cardType));
     if (serviceCode !== undefined && serviceCode !== card.serviceCode)
       out.push(
         finding(

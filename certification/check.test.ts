@@ -264,6 +264,19 @@ const DCC = 'orderInformation.amountDetails';
 
 const DEFECTS: Defect[] = [
   {
+    // The first message already: a UK terminal pricing in GBP is in country 826.
+    rule: 'CE-9F1A-COUNTRY',
+    field: TAG('9F1A'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F1A', '0840')),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'clientReferenceInformation.transactionId',
+    seed: seeded('meterContact', 'capture', (m) =>
+      set(m.body, 'clientReferenceInformation.transactionId', undefined),
+    ),
+  },
+  {
     rule: 'CE-CAT-LEVEL-ATTENDED',
     field: `${POS}.catLevel`,
     seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F35', '22')),

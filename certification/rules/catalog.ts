@@ -136,7 +136,7 @@ export const RULES = {
     CE,
     'error',
     'spec 001 EMV tags',
-    "9F1A is the terminal's one country throughout the session",
+    "9F1A is the terminal's one country throughout the session, a country of its (single-country) currency",
   ),
   'CE-9C-SERVICE': rule(
     CE,

@@ -1,5 +1,5 @@
 /** Cross-edit rules: fields of one message that must agree with each other (and the session's terminal). */
-import { currencyByAlpha } from '../../src/money/index.js';
+import { currencyByAlpha, currencyByNumeric } from '../../src/money/index.js';
 import { isServiceName } from '../../src/vocabulary/services.js';
 import type { Finding } from '../session.js';
 import { finding, tagField } from './catalog.js';
@@ -9,6 +9,7 @@ import {
   ALLOWED_COMMENTS,
   ATTENDED_ENVIRONMENTS,
   CAT_LEVEL_BY_ATTENDANCE,
+  CURRENCY_COUNTRIES,
   OPERATING_ENVIRONMENTS,
   buildsTags,
   TRANSACTION_TYPE,
@@ -77,7 +78,24 @@ function dates(view: MessageView, state: SessionState): Finding[] {
       );
   }
   const country = tagDigits(view.tags, '9F1A');
-  if (country !== undefined && state.country !== undefined && state.country.digits !== country)
+  const currencyCode = tagDigits(view.tags, '5F2A');
+  const pricing =
+    currencyCode !== undefined ? currencyByNumeric(currencyCode.padStart(4, '0').slice(1)) : undefined;
+  const countries = pricing !== undefined ? CURRENCY_COUNTRIES[pricing.alpha] : undefined;
+  if (
+    buildsTags(view.service) &&
+    country !== undefined &&
+    countries !== undefined &&
+    !countries.includes(country.padStart(4, '0').slice(1))
+  )
+    out.push(
+      finding(
+        'CE-9F1A-COUNTRY',
+        tagField('9F1A'),
+        `9F1A ${country} is not the country of a terminal pricing in ${pricing?.alpha ?? ''} (5F2A)`,
+      ),
+    );
+  else if (country !== undefined && state.country !== undefined && state.country.digits !== country)
     out.push(
       finding(
         'CE-9F1A-COUNTRY',

@@ -80,9 +80,10 @@ export const REQUIRED_FIELDS: Readonly<Record<ServiceName, readonly string[]>> =
     'orderInformation.amountDetails.currency',
     'reversalInformation.amountDetails.totalAmount',
   ],
-  capture: [...REFERENCE, ...AMOUNT],
-  'refund-capture': [...REFERENCE, ...AMOUNT],
-  'refund-payment': [...REFERENCE, ...AMOUNT],
+  // gateway.md §2: every original (authorization, capture, sale, refund, credit) carries a transactionId of its own.
+  capture: [...REFERENCE, 'clientReferenceInformation.transactionId', ...AMOUNT],
+  'refund-capture': [...REFERENCE, 'clientReferenceInformation.transactionId', ...AMOUNT],
+  'refund-payment': [...REFERENCE, 'clientReferenceInformation.transactionId', ...AMOUNT],
   'void-capture': ['clientReferenceInformation.comments'],
   'void-payment': ['clientReferenceInformation.comments'],
   'void-refund': ['clientReferenceInformation.comments'],
@@ -167,6 +168,22 @@ export const CAT_LEVEL_BY_ATTENDANCE = { attended: '6', unattended: '2' } as con
 export const RID_CARD_TYPE: Readonly<Record<string, CardType>> = {
   A000000003: '001',
   A000000004: '002',
+};
+
+/**
+ * Currencies of a single country (or of a country and its dependencies), with the ISO 3166 numeric codes a terminal
+ * pricing in them stands in: 9F1A (Terminal Country Code) is one of them. Multi-country currencies (EUR, USD, XOF …)
+ * are not listed: their 9F1A is only held to the session's one country.
+ */
+export const CURRENCY_COUNTRIES: Readonly<Record<string, readonly string[]>> = {
+  GBP: ['826', '831', '832', '833'],
+  JPY: ['392'],
+  CHF: ['756', '438'],
+  SEK: ['752'],
+  PLN: ['616'],
+  CZK: ['203'],
+  HUF: ['348'],
+  CAD: ['124'],
 };
 
 /** 9F39 (POS Entry Mode) values and the entryMode each agrees with. */

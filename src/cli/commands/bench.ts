@@ -21,7 +21,11 @@ const command: Command = {
   usage: `parking-terminal bench [--only NAME] [--json] [--quick]
   --only NAME  run the benchmarks whose name starts with NAME (e.g. tlv, sale.cost)
   --json       print {"results": [{name, unit, ours, peer, peerValue, ratio}]}
-  --quick      fewer iterations (smoke test of the harness; figures are not comparable)`,
+  --quick      fewer iterations (smoke test of the harness; figures are not comparable)
+  --list       print each benchmark's name and what it measures, its peer and what limits it
+  certify.check: messages per second and CPU µs per message of certify check (JSON.parse and every rule) over
+               10,000 captured messages, against Ajv (a JSON Schema of the same requests, compiled once,
+               allErrors: false) and against JSON.parse of the same bytes (the floor of any validator)`,
   async run(args, io) {
     const { values } = parseCommandArgs(
       args,
@@ -29,11 +33,17 @@ const command: Command = {
         only: { type: 'string' },
         json: { type: 'boolean' },
         quick: { type: 'boolean' },
+        list: { type: 'boolean' },
       },
       false,
     );
     const only = values.only;
     const groups = await Promise.all(BENCHMARK_GROUPS.map((load) => load()));
+    if (values.list) {
+      for (const b of groups.flatMap((g) => g.benchmarks))
+        io.stdout.write(`${b.name}\n${b.description ? `  ${b.description}\n` : ''}`);
+      return 0;
+    }
     const selected = groups
       .flatMap((g) => g.benchmarks)
       .filter((b) => !only || b.name === only || b.name.startsWith(`${only}.`) || b.name.startsWith(only));

@@ -110,7 +110,7 @@ describe('parking-terminal certify check', () => {
       code: 2,
       json: { error: { code: 'BAD_ARGUMENTS' } },
     });
-    expect(await run(['certify', 'run'])).toMatchObject({
+    expect(await run(['certify', 'frobnicate'])).toMatchObject({
       code: 2,
       json: { error: { code: 'BAD_ARGUMENTS' } },
     });

@@ -25,7 +25,7 @@ const elements = [
   { type: 'devices', pattern: 'devices/**' },
   { type: 'main', pattern: 'main/**' },
   { type: 'renderer', pattern: 'renderer/**' },
-  { type: 'certification-runner', pattern: 'certification/runner/**' },
+  { type: 'certification-runner', pattern: ['certification/runner/**', 'certification/pack/**'] },
   { type: 'certification', pattern: 'certification/**' },
   { type: 'bench', pattern: 'bench/**' },
   { type: 'test', pattern: 'test/**' },

@@ -120,14 +120,39 @@ export interface RunReport {
   startedAt: string;
   finishedAt: string;
   durationMs: number;
-  summary: {
-    cases: number;
-    passed: number;
-    failed: number;
-    skipped: number;
-    messages: number;
-    errorFindings: number;
-    warningFindings: number;
-  };
+  summary: RunTally;
   cases: CaseResult[];
+}
+
+/** The counts of a run, taken from the cases themselves so that a summary can never disagree with them. */
+export interface RunTally {
+  cases: number;
+  passed: number;
+  failed: number;
+  skipped: number;
+  messages: number;
+  errorFindings: number;
+  warningFindings: number;
+}
+
+export function tallyRun(report: Pick<RunReport, 'cases'>): RunTally {
+  const t: RunTally = {
+    cases: 0,
+    passed: 0,
+    failed: 0,
+    skipped: 0,
+    messages: 0,
+    errorFindings: 0,
+    warningFindings: 0,
+  };
+  for (const c of report.cases) {
+    t.cases += 1;
+    t[c.verdict] += 1;
+    t.messages += c.messages.length;
+    for (const f of c.findings) {
+      if (f.severity === 'error') t.errorFindings += 1;
+      else t.warningFindings += 1;
+    }
+  }
+  return t;
 }

@@ -5,6 +5,7 @@
  * row of it, played through the real terminal rather than typed into a request.
  */
 import { z } from 'zod';
+import { FAULT_KINDS } from '../../src/sandbox/index.js';
 import { SERVICE_NAMES } from '../../src/vocabulary/services.js';
 
 /** A decimal amount as the script writes it: `25.00`, `9900.00` (quoted or not in YAML). */
@@ -27,15 +28,7 @@ export const expectedMessageSchema = z.strictObject({
 
 /** A fault the gateway injects before the step (sandbox `/__sandbox/faults`): the outcome of one request is lost. */
 export const faultSchema = z.strictObject({
-  kind: z.enum([
-    'server-error-502',
-    'reset-before-commit',
-    'timeout-502',
-    'late-response',
-    'reset-after-commit',
-    'status-500',
-    'status-202',
-  ]),
+  kind: z.enum(FAULT_KINDS),
   /** Only requests whose path contains this (e.g. `/captures`, `/refunds`, `/pts/v2/payments`). */
   path: z.string().startsWith('/').optional(),
   method: z.enum(['GET', 'POST', 'PATCH']).optional(),

@@ -1,37 +1,6 @@
-import type { CapturedExchange, CaseResult, RunReport } from '../results.js';
+import type { CapturedExchange, CaseResult } from '../results.js';
 
-/** The counts both reports print, taken from the cases themselves so that a summary can never disagree with them. */
-export interface RunTally {
-  cases: number;
-  passed: number;
-  failed: number;
-  skipped: number;
-  messages: number;
-  errorFindings: number;
-  warningFindings: number;
-}
-
-export function tallyRun(report: Pick<RunReport, 'cases'>): RunTally {
-  const t: RunTally = {
-    cases: 0,
-    passed: 0,
-    failed: 0,
-    skipped: 0,
-    messages: 0,
-    errorFindings: 0,
-    warningFindings: 0,
-  };
-  for (const c of report.cases) {
-    t.cases += 1;
-    t[c.verdict] += 1;
-    t.messages += c.messages.length;
-    for (const f of c.findings) {
-      if (f.severity === 'error') t.errorFindings += 1;
-      else t.warningFindings += 1;
-    }
-  }
-  return t;
-}
+export { tallyRun, type RunTally } from '../results.js';
 
 /** The error findings of a case, in message order. */
 export function errorFindings(result: CaseResult): CaseResult['findings'] {

@@ -4,7 +4,7 @@
  */
 import { readFileSync } from 'node:fs';
 import { silentLogger, type Logger } from '../../src/log/index.js';
-import type { CaseResult, RunReport } from '../results.js';
+import { tallyRun, type CaseResult, type RunReport } from '../results.js';
 import { caseChain } from '../pack/load.js';
 import type { Pack } from '../pack/schema.js';
 import { embeddedHost, remoteHost, type TestHost } from './gateway-host.js';
@@ -78,7 +78,6 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
   const finished = new Date();
   const terminal = (baseConfig.terminal ?? {}) as Record<string, unknown>;
   const gateway = (baseConfig.gateway ?? {}) as Record<string, unknown>;
-  const all = cases.flatMap((c) => c.findings);
   return {
     tool: { name: 'parking-terminal certify', version: version() },
     pack: { name: pack.pack, title: pack.title, file: options.packFile, version: pack.version },
@@ -92,15 +91,7 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
-    summary: {
-      cases: cases.length,
-      passed: cases.filter((c) => c.verdict === 'passed').length,
-      failed: cases.filter((c) => c.verdict === 'failed').length,
-      skipped: cases.filter((c) => c.verdict === 'skipped').length,
-      messages: cases.reduce((n, c) => n + c.messages.length, 0),
-      errorFindings: all.filter((f) => f.severity === 'error').length,
-      warningFindings: all.filter((f) => f.severity === 'warning').length,
-    },
+    summary: tallyRun({ cases }),
     cases,
   };
 }

@@ -11,6 +11,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { RunTally } from '../../certification/results.js';
 import { main } from '../../src/cli/main.js';
 
 const CASES = [
@@ -67,14 +68,7 @@ async function cli(
   return { code, json: JSON.parse(out) as Record<string, unknown>, progress: err };
 }
 
-interface Summary {
-  cases: number;
-  passed: number;
-  failed: number;
-  skipped: number;
-  messages: number;
-  errorFindings: number;
-}
+type Summary = RunTally;
 
 describe('certify run against the embedded sandbox', () => {
   it('passes the subset, a progress line per case, the keyed case skipped with its reason', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 
@@ -26,19 +27,8 @@ async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnaps
   return r.value;
 }
 
-async function waitForScreen(
-  host: TerminalHost,
-  screens: string[],
-  timeoutMs = 15_000,
-): Promise<TerminalSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await host.snapshot();
-    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
-    if (Date.now() > deadline)
-      throw new Error(`screen is ${r.ok ? r.value.customer.screen : '?'}, wanted ${screens.join('|')}`);
-    await new Promise((res) => setTimeout(res, 20));
-  }
+function waitForScreen(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<TerminalSnapshot> {
+  return waitFor(host, screens, timeoutMs);
 }
 
 function ticketEnteredMinutesAgo(minutes: number): string {

@@ -96,6 +96,55 @@ export const readerSchema = z
   })
   .prefault({});
 
+/** The receipt printer (ESC/POS), like the reader: `sim` by default so that `npm start` prints to a simulator. */
+export const printerSchema = z
+  .strictObject({
+    /** `none`: no printer (receipts on screen and by QR only); `usb`: a raw printer device file such as /dev/usb/lp0. */
+    kind: z.enum(['none', 'sim', 'serial', 'usb']).default('sim'),
+    serial: z
+      .strictObject({
+        path: z.string().min(1).optional(),
+        /** ESC/POS thermal printers with a serial interface commonly ship at 38400 baud, 8N1. */
+        baudRate: z.number().int().positive().default(38_400),
+      })
+      .prefault({}),
+    usb: z
+      .strictObject({
+        path: z.string().min(1).default('/dev/usb/lp0'),
+      })
+      .prefault({}),
+    /** Characters per line in font A: 42 (80 mm paper on TM-T88 class printers) or 48 (TM-T20 class). */
+    widthChars: z.union([z.literal(42), z.literal(48)]).default(42),
+    /** Character code table selected with ESC t (Epson numbering); cp858 has both £ and €. */
+    codepage: z
+      .enum(['cp437', 'cp850', 'cp852', 'cp858', 'cp860', 'cp863', 'cp865', 'cp866', 'windows1252'])
+      .default('cp858'),
+    /** Milliseconds to wait for the answer to a real-time status request (DLE EOT) before reporting `offline`. */
+    statusTimeoutMs: z.number().int().min(50).max(10_000).default(1_000),
+  })
+  .prefault({});
+
+/** What a receipt says beyond the payment itself, and when none is offered. */
+export const receiptsSchema = z
+  .strictObject({
+    /** Printed at the top of every receipt (kiosk.md §3: merchant name and location). */
+    merchantName: z.string().min(1).max(48).default('Parking'),
+    merchantLocation: z.string().min(1).max(96).optional(),
+    /**
+     * Unattended terminals only: below this amount (minor units of the terminal's currency) no receipt is offered.
+     * Card rules allow it for small unattended amounts (Visa: up to USD 25, parking cited); above it a receipt must
+     * be available on request. 0 (the default) always offers one.
+     */
+    noReceiptBelowMinor: z.number().int().min(0).default(0),
+    /** Base URL of e-receipts: the QR carries it with the transaction reference. Without it the QR holds the text. */
+    eReceiptUrl: z.url().optional(),
+    /** Who converts the currency (printed on converted receipts, kiosk.md §1). */
+    dccProvider: z.string().min(1).max(96).default('Gateway currency conversion service'),
+    /** The reference the markup is stated against (EU Regulation 2021/1230: the latest ECB euro reference rate). */
+    dccRateSource: z.string().min(1).max(96).default('ECB euro reference rate'),
+  })
+  .prefault({});
+
 export const gatewaySchema = z
   .strictObject({
     /** `sandbox`: the embedded sandbox in-process. `remote`: a real gateway at baseUrl. */
@@ -232,9 +281,23 @@ export const logSchema = z
   })
   .prefault({});
 
+/** The customer's time on input screens (WCAG 2.2.1): the question "Do you need more time?", then the attract screen. */
+export const customerSchema = z
+  .strictObject({
+    /** Seconds without input on a ticket, duration, amount or confirmation screen before the question. */
+    inactivitySeconds: z.number().int().min(10).max(600).default(45),
+    /** Seconds the question waits for an answer (WCAG 2.2.1: at least 20) before the attract screen. */
+    moreTimeSeconds: z.number().int().min(20).max(300).default(20),
+    /** Both are multiplied by this in accessibility mode. */
+    accessibilityFactor: z.number().min(1).max(10).default(2),
+  })
+  .prefault({});
+
 export const configSchema = z.strictObject({
   terminal: terminalSchema,
   reader: readerSchema,
+  printer: printerSchema,
+  receipts: receiptsSchema,
   gateway: gatewaySchema,
   journal: journalSchema,
   offline: offlineSchema,
@@ -243,6 +306,7 @@ export const configSchema = z.strictObject({
   oauth: oauthSchema,
   bridge: bridgeSchema,
   log: logSchema,
+  customer: customerSchema,
 });
 
 /** The validated configuration, every default filled in. */

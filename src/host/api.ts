@@ -88,6 +88,10 @@ export interface CustomerView {
   session?: { id: string; startedAt: string; paidUntil?: string; held?: DisplayAmount };
   /** Events the UI may send on this screen. */
   actions: UserEvent['type'][];
+  /** Accessibility mode of this customer (large text, high contrast, speech, longer time limits). */
+  accessibility?: boolean;
+  /** "Do you need more time?": asked on an input screen left without input; `expiresAt` is when it is left. */
+  prompt?: { kind: 'more-time'; expiresAt: string; seconds: number };
 }
 
 export interface RecoveryItem {
@@ -148,6 +152,10 @@ export type UserEvent =
   /** Attended: start a standalone credit (spec 001 `Parking Standalone Credit`) instead of a sale. */
   | { type: 'CREDIT' }
   | { type: 'CANCEL' }
+  /** Accessibility mode on or off for this customer: large text, high contrast, speech, longer time limits. */
+  | { type: 'SET_ACCESSIBILITY'; on: boolean }
+  /** The answer "yes" to "Do you need more time?". */
+  | { type: 'MORE_TIME' }
   | { type: 'DONE' };
 
 /** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */

@@ -58,6 +58,7 @@ import { OperatorPin } from './operator-pin.js';
 import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
+import { InactivityWatch } from './inactivity.js';
 import { customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
@@ -136,6 +137,10 @@ export class TerminalHost implements TerminalApi {
   private recoveryInFlight = 0;
   private runtime: FlowRuntime | undefined;
   private lastReceipt: ReceiptData | undefined;
+  /** This customer's accessibility mode; back to off when the terminal returns to its attract screen. */
+  private accessible = false;
+  private lastScreen: string | undefined;
+  private readonly inactivity: InactivityWatch;
 
   readonly sender: JournaledSender;
   readonly payments: PaymentService;
@@ -300,6 +305,20 @@ export class TerminalHost implements TerminalApi {
       changed: () => this.changed(),
     });
     reader.on('health', () => this.changed());
+    this.inactivity = new InactivityWatch({
+      timeoutMs: config.customer.inactivitySeconds * 1000,
+      promptMs: config.customer.moreTimeSeconds * 1000,
+      accessibilityFactor: config.customer.accessibilityFactor,
+      onPrompt: () => this.changed(),
+      onExpire: () => this.leaveInput(),
+    });
+  }
+
+  /** Nobody answered "Do you need more time?": the input is cancelled and the attract screen comes back. */
+  private leaveInput(): void {
+    const snap = this.runtime?.actor.getSnapshot() as SnapshotFrom<AnyStateMachine> | undefined;
+    if (snap?.can({ type: 'CANCEL' })) this.runtime?.actor.send({ type: 'CANCEL' });
+    this.changed();
   }
 
   /**
@@ -499,6 +518,13 @@ export class TerminalHost implements TerminalApi {
 
   private changed(): void {
     this.seq += 1;
+    const snapshot = this.buildSnapshot();
+    const screen = snapshot.customer.screen;
+    // Back on the attract screen after a customer: the next one starts without the last one's choices.
+    if (screen === 'idle' && this.lastScreen !== undefined && this.lastScreen !== 'idle')
+      this.accessible = false;
+    this.lastScreen = screen;
+    this.inactivity.observe(screen, this.accessible);
     if (this.emitter.listenerCount('snapshot') === 0) return;
     this.emitter.emit('snapshot', this.buildSnapshot());
   }
@@ -518,19 +544,51 @@ export class TerminalHost implements TerminalApi {
 
   private buildSnapshot(): TerminalSnapshot {
     const c = this.config;
+    const customer = customerScreen({
+      phase: this.phase,
+      runtime: this.runtime,
+      config: c,
+      readerHealth: this.reader.health,
+      lastReceipt: this.lastReceipt,
+    });
+    const prompt = this.inactivity.prompt;
     return {
       seq: this.seq,
       model: c.terminal.model,
       locale: c.terminal.locale,
       status: this.status(),
-      customer: customerScreen({
-        phase: this.phase,
-        runtime: this.runtime,
-        config: c,
-        readerHealth: this.reader.health,
-        lastReceipt: this.lastReceipt,
-      }),
+      customer: {
+        ...customer,
+        ...(this.accessible ? { accessibility: true } : {}),
+        ...(prompt && customer.screen === this.lastScreen
+          ? {
+              prompt: {
+                kind: prompt.kind,
+                expiresAt: new Date(prompt.expiresAtMs).toISOString(),
+                seconds: Math.max(0, Math.ceil((prompt.expiresAtMs - Date.now()) / 1000)),
+              },
+              actions: [...customer.actions, 'MORE_TIME' as const],
+            }
+          : {}),
+      },
     };
+  }
+
+  /** Presentation events: the customer's own settings, handled here, never by the machines. */
+  private presentation(event: UserEvent): Result<TerminalSnapshot> | undefined {
+    if (event.type === 'SET_ACCESSIBILITY') {
+      this.accessible = event.on;
+      this.inactivity.activity();
+      this.changed();
+      return ok(this.buildSnapshot());
+    }
+    if (event.type === 'MORE_TIME') {
+      if (!this.inactivity.prompt) return fail('NOT_ALLOWED_NOW', 'no question is being asked');
+      this.inactivity.activity();
+      this.changed();
+      return ok(this.buildSnapshot());
+    }
+    return undefined;
   }
 
   snapshot(): Promise<Result<TerminalSnapshot>> {
@@ -542,6 +600,9 @@ export class TerminalHost implements TerminalApi {
       return Promise.resolve(fail('OUT_OF_SERVICE', 'the terminal is out of service'));
     if (this.phase !== 'ready' || !this.runtime)
       return Promise.resolve(fail('NOT_READY', 'the terminal is not ready yet'));
+    const handled = this.presentation(event);
+    if (handled) return Promise.resolve(handled);
+    this.inactivity.activity();
     const snap = this.runtime.actor.getSnapshot() as SnapshotFrom<AnyStateMachine>;
     if (!snap.can(event))
       return Promise.resolve(fail('NOT_ALLOWED_NOW', `${event.type} is not possible on this screen`));
@@ -584,6 +645,7 @@ export class TerminalHost implements TerminalApi {
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
+    this.inactivity.stop();
     this.holdWatch.stop();
     this.openAuthorizations.stop();
     this.runtime?.actor.stop();

@@ -40,6 +40,8 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('TAP_EXIT') }),
   z.strictObject({ type: z.literal('CREDIT') }),
   z.strictObject({ type: z.literal('CANCEL') }),
+  z.strictObject({ type: z.literal('SET_ACCESSIBILITY'), on: z.boolean() }),
+  z.strictObject({ type: z.literal('MORE_TIME') }),
   z.strictObject({ type: z.literal('DONE') }),
 ]);
 

@@ -1,0 +1,71 @@
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { InactivityWatch, TIMED_SCREENS } from './inactivity.js';
+
+describe('InactivityWatch', () => {
+  beforeEach(() => vi.useFakeTimers());
+  afterEach(() => vi.useRealTimers());
+
+  function watch(): { w: InactivityWatch; prompts: number; expiries: number } {
+    const state = { prompts: 0, expiries: 0 };
+    const w = new InactivityWatch({
+      timeoutMs: 30_000,
+      promptMs: 20_000,
+      accessibilityFactor: 2,
+      onPrompt: () => state.prompts++,
+      onExpire: () => state.expiries++,
+      now: () => Date.now(),
+    });
+    return Object.assign(state, { w }) as { w: InactivityWatch; prompts: number; expiries: number };
+  }
+
+  it('asks after the timeout on an input screen, then leaves it when nobody answers', () => {
+    const s = watch();
+    s.w.observe('enter-ticket', false);
+    vi.advanceTimersByTime(29_999);
+    expect(s.prompts).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(s.prompts).toBe(1);
+    expect(s.w.prompt).toEqual({ kind: 'more-time', expiresAtMs: Date.now() + 20_000 });
+    vi.advanceTimersByTime(20_000);
+    expect(s.expiries).toBe(1);
+    expect(s.w.prompt).toBeUndefined();
+  });
+
+  it('gives more time when the customer answers or acts', () => {
+    const s = watch();
+    s.w.observe('confirm', false);
+    vi.advanceTimersByTime(30_000);
+    expect(s.w.prompt).toBeDefined();
+    s.w.activity();
+    expect(s.w.prompt).toBeUndefined();
+    vi.advanceTimersByTime(29_000);
+    expect(s.prompts).toBe(1);
+    expect(s.expiries).toBe(0);
+  });
+
+  it('doubles both limits in accessibility mode', () => {
+    const s = watch();
+    s.w.observe('choose-duration', true);
+    vi.advanceTimersByTime(59_999);
+    expect(s.prompts).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(s.prompts).toBe(1);
+    vi.advanceTimersByTime(39_999);
+    expect(s.expiries).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(s.expiries).toBe(1);
+  });
+
+  it('never times a screen where a card is being read or a payment is in progress', () => {
+    for (const screen of ['present-card', 'processing', 'choose-currency', 'approved', 'idle', 'session']) {
+      expect(TIMED_SCREENS.has(screen)).toBe(false);
+      const s = watch();
+      s.w.observe('enter-amount', false);
+      vi.advanceTimersByTime(10_000);
+      s.w.observe(screen, false);
+      vi.advanceTimersByTime(10 * 60_000);
+      expect(s.prompts).toBe(0);
+      expect(s.expiries).toBe(0);
+    }
+  });
+});

@@ -1,0 +1,104 @@
+/**
+ * Time limits on the customer's input screens (WCAG 2.2.1 "Timing adjustable"): a customer who stops answering is
+ * asked "Do you need more time?" and, with no answer, the screen goes back to the attract screen. Only screens where
+ * the customer is choosing or typing are timed: once a card is being read, a currency chosen for it or a payment is
+ * with the gateway, nothing here interrupts (a payment in progress is never abandoned by a timer).
+ */
+
+/** The customer screens that wait for the customer's input, and nothing else. */
+export const TIMED_SCREENS: ReadonlySet<string> = new Set([
+  'enter-ticket',
+  'choose-duration',
+  'enter-amount',
+  'confirm',
+]);
+
+export interface InactivityOptions {
+  /** Milliseconds of silence on a timed screen before the question. */
+  timeoutMs: number;
+  /** Milliseconds the question waits for an answer before the screen is left. */
+  promptMs: number;
+  /** Both are multiplied by it in accessibility mode. */
+  accessibilityFactor: number;
+  /** The question is asked (the customer view must change). */
+  onPrompt(): void;
+  /** Nobody answered: leave the screen (the host cancels the machine's input). */
+  onExpire(): void;
+  now?: () => number;
+}
+
+/** The question on screen: when it expires. */
+export interface MoreTimePrompt {
+  kind: 'more-time';
+  /** Epoch milliseconds at which the screen is left without an answer. */
+  expiresAtMs: number;
+}
+
+export class InactivityWatch {
+  private screen: string | undefined;
+  private timer: NodeJS.Timeout | undefined;
+  private asked: MoreTimePrompt | undefined;
+  private accessible = false;
+  private readonly now: () => number;
+
+  constructor(private readonly options: InactivityOptions) {
+    this.now = options.now ?? Date.now;
+  }
+
+  /** The question, while it is asked. */
+  get prompt(): MoreTimePrompt | undefined {
+    return this.asked;
+  }
+
+  private scale(ms: number): number {
+    return this.accessible ? ms * this.options.accessibilityFactor : ms;
+  }
+
+  private clear(): void {
+    if (this.timer !== undefined) clearTimeout(this.timer);
+    this.timer = undefined;
+  }
+
+  private arm(): void {
+    this.clear();
+    this.asked = undefined;
+    if (this.screen === undefined || !TIMED_SCREENS.has(this.screen)) return;
+    this.timer = setTimeout(() => this.ask(), this.scale(this.options.timeoutMs));
+    this.timer.unref();
+  }
+
+  private ask(): void {
+    this.asked = { kind: 'more-time', expiresAtMs: this.now() + this.scale(this.options.promptMs) };
+    this.timer = setTimeout(() => this.expire(), this.scale(this.options.promptMs));
+    this.timer.unref();
+    this.options.onPrompt();
+  }
+
+  private expire(): void {
+    this.clear();
+    this.asked = undefined;
+    this.options.onExpire();
+  }
+
+  /**
+   * Tells the watch which screen the customer sees now and whether accessibility mode is on. A new screen (or a
+   * change of mode) starts the clock again; a screen that is not timed stops it.
+   */
+  observe(screen: string, accessible: boolean): void {
+    if (screen === this.screen && accessible === this.accessible) return;
+    this.screen = screen;
+    this.accessible = accessible;
+    this.arm();
+  }
+
+  /** The customer did something: the clock starts again and any question goes away. */
+  activity(): void {
+    this.arm();
+  }
+
+  stop(): void {
+    this.clear();
+    this.asked = undefined;
+    this.screen = undefined;
+  }
+}

@@ -1,0 +1,91 @@
+/**
+ * The customer's time limits on a running terminal (issue 13, "Time"; WCAG 2.2.1): an input screen left alone asks
+ * "Do you need more time?", a yes gives the time again, no answer returns to the attract screen; accessibility mode
+ * doubles both limits and ends with the customer.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { waitFor } from '../../src/host/drive.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+
+let host: TerminalHost | undefined;
+afterEach(async () => {
+  vi.useRealTimers();
+  await host?.close();
+  host = undefined;
+});
+
+async function start(): Promise<TerminalHost> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-inactivity-'));
+  host = await createTerminalHost(
+    parseConfig({ customer: { inactivitySeconds: 45, moreTimeSeconds: 20, accessibilityFactor: 2 } }),
+    { logger: silentLogger(), cwd },
+  );
+  await waitFor(host, ['idle'], 10_000);
+  // Time runs as usual, and the test can jump it forward.
+  vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+  return host;
+}
+
+async function send(h: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
+  const r = await h.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code}`);
+  return r.value;
+}
+
+async function now(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
+  const r = await h.snapshot();
+  if (!r.ok) throw new Error(r.error.message);
+  return r.value.customer;
+}
+
+describe('time limits on the customer screens', () => {
+  it('asks after the limit, gives more time on yes, and returns to the attract screen without an answer', async () => {
+    const h = await start();
+    expect((await send(h, { type: 'START' })).customer.screen).toBe('enter-ticket');
+    await vi.advanceTimersByTimeAsync(44_000);
+    expect((await now(h)).prompt).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1_500);
+    const asked = await now(h);
+    expect(asked.screen).toBe('enter-ticket');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    expect(asked.actions).toContain('MORE_TIME');
+
+    const more = await send(h, { type: 'MORE_TIME' });
+    expect(more.customer.prompt).toBeUndefined();
+    expect(more.customer.screen).toBe('enter-ticket');
+
+    await vi.advanceTimersByTimeAsync(46_000);
+    expect((await now(h)).prompt).toBeDefined();
+    await vi.advanceTimersByTimeAsync(21_000);
+    const left = await now(h);
+    expect(left.screen).toBe('idle');
+    expect(left.prompt).toBeUndefined();
+  }, 30_000);
+
+  it('gives twice the time in accessibility mode, and forgets the mode when the customer is gone', async () => {
+    const h = await start();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    expect((await send(h, { type: 'START' })).customer.accessibility).toBe(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect((await now(h)).prompt).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(31_000);
+    expect((await now(h)).prompt).toBeDefined();
+    await vi.advanceTimersByTimeAsync(41_000);
+    const back = await now(h);
+    expect(back.screen).toBe('idle');
+    expect(back.accessibility).toBeUndefined();
+  }, 30_000);
+
+  it('refuses "more time" when nothing was asked', async () => {
+    const h = await start();
+    const r = await h.send({ type: 'MORE_TIME' });
+    expect(r.ok).toBe(false);
+    if (!r.ok) expect(r.error.code).toBe('NOT_ALLOWED_NOW');
+  }, 30_000);
+});

@@ -5,9 +5,15 @@ describe('InactivityWatch', () => {
   beforeEach(() => vi.useFakeTimers());
   afterEach(() => vi.useRealTimers());
 
-  function watch(): { w: InactivityWatch; prompts: number; expiries: number } {
-    const state = { prompts: 0, expiries: 0 };
-    const w = new InactivityWatch({
+  interface Watched {
+    w: InactivityWatch;
+    prompts: number;
+    expiries: number;
+  }
+
+  function watch(): Watched {
+    const state: Watched = { w: undefined as unknown as InactivityWatch, prompts: 0, expiries: 0 };
+    state.w = new InactivityWatch({
       timeoutMs: 30_000,
       promptMs: 20_000,
       accessibilityFactor: 2,
@@ -15,7 +21,7 @@ describe('InactivityWatch', () => {
       onExpire: () => state.expiries++,
       now: () => Date.now(),
     });
-    return Object.assign(state, { w }) as { w: InactivityWatch; prompts: number; expiries: number };
+    return state;
   }
 
   it('asks after the timeout on an input screen, then leaves it when nobody answers', () => {

@@ -8,4 +8,5 @@ export * from './offline-queue.js';
 export * from './holds.js';
 export * from './authorization-data.js';
 export * from './follow-ups.js';
+export * from './audit.js';
 export * from './legacy-import.js';

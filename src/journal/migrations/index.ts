@@ -6,6 +6,7 @@ import { migration0003 } from './0003-resolution-links.js';
 import { migration0004 } from './0004-holds.js';
 import { migration0005 } from './0005-authorization-data.js';
 import { migration0006 } from './0006-follow-ups.js';
+import { migration0007 } from './0007-audit-log.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -18,6 +19,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0004,
   migration0005,
   migration0006,
+  migration0007,
 ];
 
 /** The schema version a fully migrated database has. */

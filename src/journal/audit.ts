@@ -1,0 +1,268 @@
+import Database from 'better-sqlite3';
+import { redactString, redactValue } from '../log/index.js';
+import { JournalError } from './errors.js';
+import { checkEpochMs, checkObject, checkText, readOn, type JournalConnection } from './field-checks.js';
+import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
+import { migration0007 } from './migrations/0007-audit-log.js';
+
+/** Who did it: the operator behind the PIN, the terminal itself (recovery, start), the operator's fleet (MQTT). */
+export const AUDIT_ACTORS = ['operator', 'system', 'fleet'] as const;
+export type AuditActor = (typeof AUDIT_ACTORS)[number];
+
+/**
+ * What was done. `sign-in` is a PIN check that opened an operator session, `sign-in-failed` a PIN check that failed
+ * (wrong PIN, or operator mode locked after too many); `export` a copy of this log taken out of the terminal.
+ */
+export const AUDIT_ACTIONS = [
+  'sign-in',
+  'sign-in-failed',
+  'refund',
+  'void',
+  'queue-flush',
+  'service-mode-on',
+  'service-mode-off',
+  'configuration-change',
+  'recovery',
+  'reader-self-test',
+  'test-print',
+  'reprint',
+  'export',
+] as const;
+export type AuditAction = (typeof AUDIT_ACTIONS)[number];
+
+/** `ok` done; `refused` not done, by a rule (wrong PIN, a decline, not voidable …); `failed` could not be done. */
+export const AUDIT_RESULTS = ['ok', 'refused', 'failed'] as const;
+export type AuditResult = (typeof AUDIT_RESULTS)[number];
+
+/** Longest `details` accepted, as JSON text: the log records facts, not payloads. */
+export const AUDIT_DETAILS_MAX_CHARS = 2_048;
+/** Most records one {@link AuditStore.list} returns. */
+export const AUDIT_LIST_MAX = 100_000;
+
+/** A record to append. */
+export interface NewAuditRecord {
+  actor: AuditActor;
+  action: AuditAction;
+  /** What it acted on, e.g. a transactionId or a configuration key (at most 128 characters). */
+  subject?: string;
+  result: AuditResult;
+  /** The stable code of the result, e.g. `APPROVED`, `OPERATOR_PIN`, `NOT_VOIDABLE` (at most 64 characters). */
+  code?: string;
+  /**
+   * A small JSON object of facts (amounts in minor units, counts, the old and new value of a setting). Card data is
+   * redacted before it is written, whatever the caller passed (DESIGN.md, money safety rule 4); never pass a PIN.
+   */
+  details?: Record<string, unknown>;
+}
+
+/** A stored record. */
+export interface AuditRecord {
+  /** Increases with every record: the order of the log. */
+  readonly id: number;
+  /** ISO 8601 (UTC). */
+  readonly time: string;
+  readonly actor: AuditActor;
+  readonly action: AuditAction;
+  readonly subject?: string;
+  readonly result: AuditResult;
+  readonly code?: string;
+  readonly details: Record<string, unknown>;
+}
+
+/** Which records {@link AuditStore.list} returns. */
+export interface AuditQuery {
+  /** Only records at or after this time (epoch milliseconds). */
+  sinceMs?: number;
+  /** At most this many: the newest ones (1…{@link AUDIT_LIST_MAX}, default 100). */
+  limit?: number;
+}
+
+interface Row {
+  id: number;
+  at: number;
+  actor: string;
+  action: string;
+  subject: string | null;
+  result: string;
+  code: string | null;
+  details: string;
+}
+
+function toRecord(r: Row): AuditRecord {
+  return {
+    id: r.id,
+    time: new Date(r.at).toISOString(),
+    actor: r.actor as AuditActor,
+    action: r.action as AuditAction,
+    ...(r.subject !== null ? { subject: r.subject } : {}),
+    result: r.result as AuditResult,
+    ...(r.code !== null ? { code: r.code } : {}),
+    details: JSON.parse(r.details) as Record<string, unknown>,
+  };
+}
+
+function checkOneOf<T extends string>(
+  value: unknown,
+  allowed: readonly T[],
+  what: string,
+): asserts value is T {
+  if (!(allowed as readonly unknown[]).includes(value))
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `${what} "${String(value)}" is not one of ${allowed.join(', ')}`,
+    );
+}
+
+/** JSON text of `details` with card data redacted; `JOURNAL_INVALID` when it is not a small JSON object. */
+function detailsJson(details: unknown): string {
+  if (details === undefined) return '{}';
+  checkObject(details, 'details');
+  let text: string | undefined;
+  try {
+    // Redacted first (PANs, track data, card-named keys), then through JSON: undefined and functions drop out.
+    text = JSON.stringify(redactValue(details));
+  } catch (cause) {
+    throw new JournalError('JOURNAL_INVALID', 'details must be plain JSON data', { cause });
+  }
+  if (text === undefined || text.length > AUDIT_DETAILS_MAX_CHARS)
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `details must be a JSON object of at most ${AUDIT_DETAILS_MAX_CHARS} characters`,
+    );
+  return text;
+}
+
+function checkQuery(query: AuditQuery): { since: number; limit: number } {
+  // Not checkObject: its assertion would narrow the fields below to unknown.
+  if (typeof query !== 'object' || query === null)
+    throw new JournalError('JOURNAL_INVALID', 'audit query must be an object');
+  const { sinceMs, limit = 100 } = query;
+  if (sinceMs !== undefined) checkEpochMs(sinceMs, 'sinceMs');
+  if (!Number.isSafeInteger(limit) || limit < 1 || limit > AUDIT_LIST_MAX)
+    throw new JournalError('JOURNAL_INVALID', `limit must be a whole number from 1 to ${AUDIT_LIST_MAX}`);
+  return { since: sinceMs ?? 0, limit };
+}
+
+function listStatement(db: Database.Database) {
+  // The newest `limit` records at or after `since`, returned oldest first (the order they happened in).
+  return db.prepare<{ since: number; limit: number }, Row>(`SELECT * FROM (
+      SELECT * FROM audit_log WHERE at >= @since ORDER BY id DESC LIMIT @limit
+    ) ORDER BY id`);
+}
+
+/**
+ * The append-only audit log of operator and terminal actions (issue 13, item 7) in the journal database (DESIGN.md,
+ * money safety rule 6): who did what, to what, when, with which result. There is no way to change or remove a
+ * record: this class has no UPDATE or DELETE, and the table's triggers refuse both (migration 0007).
+ *
+ * Every method is synchronous; {@link append} commits durably through {@link JournalConnection.atomically}, so a
+ * record written inside the caller's transaction commits or rolls back with it.
+ */
+export class AuditStore {
+  private readonly stmts;
+
+  constructor(private readonly connection: JournalConnection) {
+    const db = connection.db;
+    this.stmts = {
+      insert: db.prepare<{
+        at: number;
+        actor: string;
+        action: string;
+        subject: string | null;
+        result: string;
+        code: string | null;
+        details: string;
+      }>(`INSERT INTO audit_log (at, actor, action, subject, result, code, details)
+        VALUES (@at, @actor, @action, @subject, @result, @code, @details)`),
+      byId: db.prepare<[number], Row>('SELECT * FROM audit_log WHERE id = ?'),
+      list: listStatement(db),
+    };
+  }
+
+  /**
+   * Appends one record, durably, stamped with the journal's clock, and returns it as stored. `subject`, `code` and
+   * `details` are redacted of card data first (a PAN passed by mistake is stored as `[REDACTED]`, never in clear).
+   * `JOURNAL_INVALID` for an unknown actor, action or result, or an over-long field.
+   */
+  append(input: NewAuditRecord): AuditRecord {
+    checkObject(input, 'audit record');
+    checkOneOf(input.actor, AUDIT_ACTORS, 'actor');
+    checkOneOf(input.action, AUDIT_ACTIONS, 'action');
+    checkOneOf(input.result, AUDIT_RESULTS, 'result');
+    if (input.subject !== undefined) checkText(input.subject, 'subject', 128);
+    if (input.code !== undefined) checkText(input.code, 'code', 64);
+    const details = detailsJson(input.details);
+    return this.connection.atomically(true, () => {
+      const id = Number(
+        this.stmts.insert.run({
+          at: this.connection.now().getTime(),
+          actor: input.actor,
+          action: input.action,
+          subject: input.subject === undefined ? null : redactString(input.subject),
+          result: input.result,
+          code: input.code === undefined ? null : redactString(input.code),
+          details,
+        }).lastInsertRowid,
+      );
+      const row = this.stmts.byId.get(id);
+      if (row === undefined) throw new JournalError('JOURNAL_IO', `audit record ${id} was not written`);
+      return toRecord(row);
+    });
+  }
+
+  /**
+   * The newest `limit` records (default 100) at or after `sinceMs`, oldest first. `JOURNAL_INVALID` for a bad query.
+   */
+  list(query: AuditQuery = {}): AuditRecord[] {
+    const q = checkQuery(query);
+    return readOn(this.connection, () => this.stmts.list.all(q).map(toRecord));
+  }
+}
+
+/** A read-only view of the audit log of a journal file (see {@link openAuditLogReadOnly}). */
+export interface AuditLogReader {
+  /** As {@link AuditStore.list}. */
+  list(query?: AuditQuery): AuditRecord[];
+  close(): void;
+}
+
+/**
+ * Opens the audit log of the journal at `path` read-only, for `parking-terminal audit` while the terminal runs: no
+ * write, no migration, no sender lock (SQLite's WAL mode lets a reader in beside the writer). A journal older than the
+ * audit log (schema before migration 0007) has no records yet: an empty log. `JOURNAL_IO` when the file cannot be
+ * opened, `JOURNAL_MIGRATION` when a newer terminal wrote it.
+ */
+export function openAuditLogReadOnly(path: string, options: { busyTimeoutMs?: number } = {}): AuditLogReader {
+  let db: Database.Database;
+  try {
+    db = new Database(path, { readonly: true, fileMustExist: true });
+  } catch (cause) {
+    throw new JournalError('JOURNAL_IO', `cannot open the journal ${path} to read`, { cause });
+  }
+  try {
+    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
+    const version = schemaVersion(db);
+    if (version > LATEST_VERSION)
+      throw new JournalError(
+        'JOURNAL_MIGRATION',
+        `the journal has schema version ${version}, newer than this terminal (${LATEST_VERSION})`,
+      );
+    if (version < migration0007.version) {
+      db.close();
+      return { list: (query = {}) => (checkQuery(query), []), close: () => undefined };
+    }
+    const store = new AuditStore({
+      db,
+      now: () => new Date(),
+      // Never reached: the reader offers no write.
+      atomically: () => {
+        throw new JournalError('JOURNAL_IO', 'the audit log was opened read-only');
+      },
+    });
+    return { list: (query) => store.list(query), close: () => db.close() };
+  } catch (cause) {
+    db.close();
+    if (cause instanceof JournalError) throw cause;
+    throw new JournalError('JOURNAL_IO', `cannot read the journal ${path}`, { cause });
+  }
+}

@@ -15,6 +15,7 @@ const elements = [
   { type: 'emv', pattern: 'src/emv/**' },
   { type: 'log', pattern: 'src/log/**' },
   { type: 'config', pattern: 'src/config/**' },
+  { type: 'i18n', pattern: 'src/i18n/**' },
   { type: 'gateway', pattern: 'src/gateway/**' },
   { type: 'journal', pattern: 'src/journal/**' },
   { type: 'flows', pattern: 'src/flows/**' },
@@ -40,15 +41,17 @@ const dependencyRules = [
   { from: 'emv', allow: [] },
   { from: 'log', allow: ['emv'] },
   { from: 'config', allow: ['money', 'emv'] },
+  // The customer texts: catalogues, translator, amount/duration formatting; only money's formatter below it.
+  { from: 'i18n', allow: ['money'] },
   { from: 'devices', allow: ['money', 'emv', 'log'] },
   // gateway, journal and flows never import each other: the host wires them through their interfaces.
   { from: 'gateway', allow: below },
   { from: 'journal', allow: below },
-  { from: 'flows', allow: below },
+  { from: 'flows', allow: [...below, 'i18n'] },
   { from: 'host-api', allow: ['money', 'emv'] },
   {
     from: 'host',
-    allow: [...below, 'gateway', 'journal', 'flows', 'devices', 'sandbox', 'host-api'],
+    allow: [...below, 'i18n', 'gateway', 'journal', 'flows', 'devices', 'sandbox', 'host-api'],
   },
   // The sandbox is an independent server: it must never share request-building or signing code with the client.
   { from: 'sandbox', allow: ['money', 'emv', 'log'] },
@@ -78,6 +81,7 @@ const dependencyRules = [
     from: 'cli',
     allow: [
       ...below,
+      'i18n',
       'gateway',
       'journal',
       'flows',

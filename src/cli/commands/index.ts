@@ -15,6 +15,7 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   card: () => import('./card.js'),
   emv: () => import('./emv.js'),
   queue: () => import('./queue.js'),
+  audit: () => import('./audit.js'),
   sandbox: () => import('./sandbox.js'),
   certify: () => import('./certify.js'),
 };

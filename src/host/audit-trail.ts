@@ -1,0 +1,109 @@
+import type {
+  AuditActor,
+  AuditQuery,
+  AuditRecord,
+  AuditStore,
+  NewAuditRecord,
+  RecoveryItem,
+} from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+
+/** Configuration keys whose values are secrets or name them: recorded as changed, never with their values. */
+const SECRET_KEY = /pin|secret|password|passphrase|token|private|key/i;
+
+/** A value of a configuration setting as the audit log keeps it. */
+export type SettingValue = string | number | boolean | null;
+
+/**
+ * The host's side of the audit log (issue 13, item 7): what the operator desk, recovery, service mode and the
+ * configuration record, in the words of the host, over the journal's append-only {@link AuditStore}.
+ *
+ * Recording never stands in the way of what it records: the action has happened (or been refused) by the time it is
+ * recorded, and its money truth is in the journal, so a record that cannot be written is logged as an error and
+ * dropped rather than turned into a failure of the refund, the void or the sign-in.
+ */
+export class AuditTrail {
+  constructor(
+    private readonly store: AuditStore,
+    private readonly logger: Logger,
+  ) {}
+
+  /** Appends one record; returns it, or undefined when it could not be written (logged). */
+  record(entry: NewAuditRecord): AuditRecord | undefined {
+    try {
+      return this.store.append(entry);
+    } catch (err) {
+      this.logger.error(
+        { err, action: entry.action, result: entry.result },
+        'the audit log could not record an action',
+      );
+      return undefined;
+    }
+  }
+
+  /**
+   * An in-flight journal entry that recovery resolved (the `onResolved` of TimeoutRecovery): `ok` when it is settled,
+   * `refused` when it needs the operator (e.g. a void refused after the settlement cut-off, a refund may be due). The
+   * code is the resolution (`timeout-reversal`, `timeout-void`, `already-reversed`, `not-voidable` …).
+   */
+  recovery(item: RecoveryItem): AuditRecord | undefined {
+    return this.record({
+      actor: 'system',
+      action: 'recovery',
+      subject: item.transactionId ?? `entry-${item.entryId}`,
+      result: item.needsOperator ? 'refused' : 'ok',
+      code: item.resolution,
+      details: {
+        entryId: item.entryId,
+        service: item.service,
+        ...(item.amountMinor !== undefined ? { amountMinor: item.amountMinor, currency: item.currency } : {}),
+        attempts: item.attempts,
+        needsOperator: item.needsOperator,
+        ...(item.resolvedByEntryId !== undefined ? { resolvedByEntryId: item.resolvedByEntryId } : {}),
+      },
+    });
+  }
+
+  /**
+   * A configuration setting changed (`key` as in the configuration file, e.g. `offline.policy`), with its old and new
+   * value. A key that names a secret (PIN, key, password, token …) is recorded without its values.
+   */
+  configurationChange(change: {
+    actor: AuditActor;
+    key: string;
+    from?: SettingValue;
+    to?: SettingValue;
+    result?: 'ok' | 'refused' | 'failed';
+    code?: string;
+  }): AuditRecord | undefined {
+    const secret = SECRET_KEY.test(change.key);
+    return this.record({
+      actor: change.actor,
+      action: 'configuration-change',
+      subject: change.key,
+      result: change.result ?? 'ok',
+      ...(change.code !== undefined ? { code: change.code } : {}),
+      details: secret
+        ? { values: 'not recorded (secret)' }
+        : {
+            ...(change.from !== undefined ? { from: change.from } : {}),
+            ...(change.to !== undefined ? { to: change.to } : {}),
+          },
+    });
+  }
+
+  /** Service mode turned on (out of service, with the reason customers are shown) or off. */
+  serviceMode(change: { actor: AuditActor; on: boolean; reason?: string }): AuditRecord | undefined {
+    return this.record({
+      actor: change.actor,
+      action: change.on ? 'service-mode-on' : 'service-mode-off',
+      result: 'ok',
+      details: change.reason !== undefined ? { reason: change.reason } : {},
+    });
+  }
+
+  /** As {@link AuditStore.list}: the newest `limit` records at or after `sinceMs`, oldest first. */
+  list(query: AuditQuery = {}): AuditRecord[] {
+    return this.store.list(query);
+  }
+}

@@ -1,0 +1,248 @@
+import { EventEmitter } from 'node:events';
+import type { Logger } from '../../src/log/index.js';
+import type { Transport, TransportConnection } from '../transports/transport.js';
+import { encodeReceipt, type PrinterCodepage } from './escpos.js';
+import {
+  PrinterError,
+  type PrintableReceipt,
+  type PrinterEvents,
+  type PrinterStatus,
+  type ReceiptPrinter,
+} from './printer.js';
+import { decodeStatus, isStatusByte, printerStatusOf, STATUS_SEQUENCE, statusRequest } from './status.js';
+
+export interface EscPosPrinterOptions {
+  /** Characters per line in font A (42 or 48). */
+  readonly widthChars: number;
+  readonly codepage: PrinterCodepage;
+  /** Milliseconds to wait for each real-time status answer before the printer counts as offline. */
+  readonly statusTimeoutMs: number;
+  /** Milliseconds a job may take to come out whole (its end marker answered) before it fails as offline. */
+  readonly printTimeoutMs?: number;
+  /** Milliseconds between the real-time status checks made while a job prints. */
+  readonly printPollMs?: number;
+}
+
+/** GS r 1: answered only when the printer reaches it, i.e. after the job before it has printed. */
+const JOB_END_MARKER = Uint8Array.of(0x1d, 0x72, 0x01);
+/** A GS r answer has bits 4 and 7 clear; a real-time (DLE EOT) answer has bit 4 set. */
+const isJobEndAnswer = (b: number): boolean => (b & 0x90) === 0;
+
+function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string): PrinterError {
+  switch (status) {
+    case 'paper-out':
+      return new PrinterError('PRINTER_PAPER_OUT', `the printer is out of paper (${when})`);
+    case 'cover-open':
+      return new PrinterError('PRINTER_COVER_OPEN', `the printer's cover is open (${when})`);
+    case 'offline':
+      return new PrinterError('PRINTER_OFFLINE', `the printer is offline (${when})`);
+  }
+}
+
+/**
+ * An ESC/POS thermal printer over any byte transport (serial, a USB device file, the simulator's stream). Receipts
+ * are encoded by {@link encodeReceipt}; the state comes from real-time status requests (DLE EOT 1, 2, 4), and a job's
+ * completion from a GS r 1 sent after it. The connection is opened again on demand after it was lost, so a printer
+ * plugged in (or switched on) later is found by the next status request or print.
+ */
+export class EscPosPrinter extends EventEmitter<PrinterEvents> implements ReceiptPrinter {
+  private connection: TransportConnection | undefined;
+  private opening: Promise<TransportConnection> | undefined;
+  private current: PrinterStatus = 'offline';
+  private busy = false;
+  private closed = false;
+  private realTimeWaiters: Array<(b: number | undefined) => void> = [];
+  private jobEndWaiters: Array<(printed: boolean) => void> = [];
+
+  constructor(
+    private readonly transport: Transport,
+    private readonly options: EscPosPrinterOptions,
+    private readonly logger?: Logger,
+  ) {
+    super();
+  }
+
+  async connect(): Promise<void> {
+    this.closed = false;
+    await this.ensureOpen();
+    await this.queryStatus();
+  }
+
+  status(): PrinterStatus {
+    return this.current;
+  }
+
+  async refreshStatus(): Promise<PrinterStatus> {
+    if (this.busy) throw new PrinterError('PRINTER_BUSY', 'a print is outstanding');
+    this.busy = true;
+    try {
+      return await this.queryStatus();
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async print(receipt: PrintableReceipt): Promise<void> {
+    if (this.busy) throw new PrinterError('PRINTER_BUSY', 'a print is outstanding');
+    this.busy = true;
+    try {
+      const before = await this.queryStatus();
+      if (before !== 'ready') throw errorFor(before, 'nothing was printed');
+      const connection = this.connection;
+      if (!connection) throw errorFor('offline', 'nothing was printed');
+      const bytes = encodeReceipt(receipt, this.options);
+      const printed = this.nextJobEnd();
+      try {
+        await connection.write(bytes);
+        await connection.write(JOB_END_MARKER);
+      } catch (e) {
+        this.lost();
+        throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', { cause: e });
+      }
+      await this.awaitJob(printed);
+      this.logger?.info({ lines: receipt.fields.length }, 'receipt printed');
+    } finally {
+      this.busy = false;
+    }
+  }
+
+  async close(): Promise<void> {
+    this.closed = true;
+    const connection = this.connection;
+    this.connection = undefined;
+    await connection?.close();
+    await this.transport.dispose?.();
+    this.failWaiters();
+    this.setStatus('offline');
+  }
+
+  /** Waits for the job's end marker while checking every poll that the printer has not stopped. */
+  private async awaitJob(printed: Promise<boolean>): Promise<void> {
+    const deadline = Date.now() + (this.options.printTimeoutMs ?? 30_000);
+    const pollMs = this.options.printPollMs ?? 200;
+    for (;;) {
+      const done = await Promise.race([printed, delay(pollMs).then(() => undefined)]);
+      if (done === true) {
+        const after = await this.queryStatus();
+        // Paper can run out on the job's last line: the job is whole, the next one would not be.
+        if (after === 'offline') throw errorFor(after, 'after the receipt');
+        return;
+      }
+      if (done === false) throw errorFor('offline', 'the connection ended during the receipt');
+      const status = await this.queryStatus();
+      if (status !== 'ready') throw errorFor(status, 'the receipt may be incomplete');
+      if (Date.now() > deadline) throw errorFor('offline', 'the receipt did not finish printing');
+    }
+  }
+
+  private nextJobEnd(): Promise<boolean> {
+    // Resolves false when the connection is lost first.
+    return new Promise((resolve) => this.jobEndWaiters.push(resolve));
+  }
+
+  private async ensureOpen(): Promise<TransportConnection> {
+    if (this.connection) return this.connection;
+    this.opening ??= this.transport
+      .open({
+        data: (chunk) => this.onData(chunk),
+        closed: (error) => {
+          this.logger?.warn({ err: error }, 'printer connection lost');
+          this.lost();
+        },
+      })
+      .then(
+        (c) => {
+          this.opening = undefined;
+          if (this.closed) {
+            void c.close();
+            throw new PrinterError('PRINTER_OFFLINE', 'the printer was closed');
+          }
+          this.connection = c;
+          return c;
+        },
+        (e: unknown) => {
+          this.opening = undefined;
+          this.setStatus('offline');
+          throw e instanceof PrinterError
+            ? e
+            : new PrinterError('PRINTER_UNAVAILABLE', e instanceof Error ? e.message : String(e), {
+                cause: e,
+              });
+        },
+      );
+    return this.opening;
+  }
+
+  private lost(): void {
+    this.connection = undefined;
+    this.failWaiters();
+    this.setStatus('offline');
+  }
+
+  private failWaiters(): void {
+    const realTime = this.realTimeWaiters;
+    const jobEnd = this.jobEndWaiters;
+    this.realTimeWaiters = [];
+    this.jobEndWaiters = [];
+    for (const w of realTime) w(undefined);
+    for (const w of jobEnd) w(false);
+  }
+
+  private onData(chunk: Uint8Array): void {
+    for (const b of chunk) {
+      if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
+      else if (isJobEndAnswer(b)) this.jobEndWaiters.shift()?.(true);
+      // Anything else (automatic status back, noise) is not an answer to a request of ours.
+    }
+  }
+
+  /** Asks DLE EOT 1, 2 and 4 and sets the status; `offline` when the device cannot be opened or does not answer. */
+  private async queryStatus(): Promise<PrinterStatus> {
+    let connection: TransportConnection;
+    try {
+      connection = await this.ensureOpen();
+    } catch {
+      return this.setStatus('offline');
+    }
+    const answers: number[] = [];
+    for (const n of STATUS_SEQUENCE) {
+      const answer = await this.realTimeRequest(connection, n);
+      if (answer === undefined) return this.setStatus('offline');
+      answers.push(answer);
+    }
+    const [printer = 0, offlineCause = 0, paperSensor = 0] = answers;
+    return this.setStatus(printerStatusOf(decodeStatus({ printer, offlineCause, paperSensor })));
+  }
+
+  private realTimeRequest(connection: TransportConnection, n: 1 | 2 | 4): Promise<number | undefined> {
+    return new Promise((resolve) => {
+      const waiter = (b: number | undefined): void => {
+        clearTimeout(timer);
+        resolve(b);
+      };
+      const timer = setTimeout(() => {
+        this.realTimeWaiters = this.realTimeWaiters.filter((w) => w !== waiter);
+        resolve(undefined);
+      }, this.options.statusTimeoutMs);
+      this.realTimeWaiters.push(waiter);
+      connection.write(statusRequest(n)).catch(() => {
+        clearTimeout(timer);
+        this.realTimeWaiters = this.realTimeWaiters.filter((w) => w !== waiter);
+        this.lost();
+        resolve(undefined);
+      });
+    });
+  }
+
+  private setStatus(status: PrinterStatus): PrinterStatus {
+    if (status !== this.current) {
+      this.current = status;
+      this.emit('status', status);
+    }
+    return status;
+  }
+}
+
+function delay(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms));
+}

@@ -1,0 +1,74 @@
+import { describe, expect, it } from 'vitest';
+import { encodeReceipt } from './escpos.js';
+import { receiptTextLines } from './layout.js';
+import type { PrintableReceipt } from './printer.js';
+import { PrinterSimulator, type PrintedReceipt } from './sim/printer-simulator.js';
+
+/** Feeds bytes to a fresh simulator, as a printer would receive them, and returns what it cut. */
+function printOn(
+  bytes: Uint8Array,
+  chunk = bytes.length,
+): { receipts: readonly PrintedReceipt[]; errors: readonly string[] } {
+  const sim = new PrinterSimulator();
+  const endpoint = sim.attach({ send: () => undefined, unplugged: () => undefined });
+  for (let i = 0; i < bytes.length; i += chunk) endpoint.deliver(bytes.subarray(i, i + chunk));
+  return { receipts: sim.receipts, errors: sim.protocolErrors };
+}
+
+const RECEIPT: PrintableReceipt = {
+  title: 'Parking Sale',
+  fields: [
+    { label: 'Merchant', value: 'Car park Münster-Süd' },
+    { label: 'Amount', value: '£12.50' },
+    { label: 'Card', value: '**** **** **** 0119' },
+    { label: 'Transaction amount (EUR)', value: '€14.67' },
+    {
+      label: 'Currency conversion',
+      value:
+        'I have been offered a choice of currencies and agree to pay in EUR. The exchange rate includes a margin of 3.5%.',
+    },
+  ],
+  qr: 'https://receipts.example/r?ref=01JABCDEF',
+};
+
+describe('ESC/POS receipt encoding', () => {
+  for (const widthChars of [42, 48] as const)
+    it(`decodes back to the receipt's laid-out lines at ${widthChars} characters`, () => {
+      const { receipts, errors } = printOn(encodeReceipt(RECEIPT, { widthChars, codepage: 'cp858' }));
+      expect(errors).toEqual([]);
+      expect(receipts).toHaveLength(1);
+      expect(receipts[0]?.lines).toEqual(receiptTextLines(RECEIPT, widthChars));
+      expect(receipts[0]?.qrCodes).toEqual([RECEIPT.qr]);
+      for (const line of receipts[0]?.lines ?? []) expect(line.length).toBeLessThanOrEqual(widthChars);
+    });
+
+  it('decodes the same when the bytes arrive one at a time', () => {
+    const { receipts, errors } = printOn(encodeReceipt(RECEIPT, { widthChars: 42, codepage: 'cp858' }), 1);
+    expect(errors).toEqual([]);
+    expect(receipts[0]?.lines).toEqual(receiptTextLines(RECEIPT, 42));
+  });
+
+  it('prints £, € and accented letters through the selected code table', () => {
+    const text = printOn(
+      encodeReceipt(RECEIPT, { widthChars: 42, codepage: 'windows1252' }),
+    ).receipts[0]?.lines.join('\n');
+    expect(text).toContain('£12.50');
+    expect(text).toContain('€14.67');
+    expect(text).toContain('Münster-Süd');
+  });
+
+  it('lays a field out on one line when it fits and under its label when it does not', () => {
+    const lines = receiptTextLines(RECEIPT, 42);
+    expect(lines).toContain(`Amount${' '.repeat(42 - 'Amount'.length - '£12.50'.length)}£12.50`);
+    const at = lines.indexOf('Currency conversion');
+    expect(at).toBeGreaterThan(0);
+    expect(lines[at + 1]).toMatch(/^ {2}I have been offered/);
+  });
+
+  it('prints no QR code when the receipt has none', () => {
+    const { receipts } = printOn(
+      encodeReceipt({ title: 'T', fields: [] }, { widthChars: 42, codepage: 'cp858' }),
+    );
+    expect(receipts[0]?.qrCodes).toEqual([]);
+  });
+});

@@ -1,0 +1,115 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { createPrinter, DEFAULT_PRINTER_OPTIONS, getPrinterSimulator, receiptTextLines } from './index.js';
+import { CONTRACT_RECEIPT, describePrinterContract } from './printer.contract.js';
+import { PrinterSimulator } from './sim/printer-simulator.js';
+
+// The contract against the ESC/POS driver over the in-memory stream to the simulator (printer kind `sim`).
+describePrinterContract(
+  'ESC/POS driver over the simulator (in-process stream)',
+  () => {
+    const printer = createPrinter({ ...DEFAULT_PRINTER_OPTIONS, kind: 'sim', statusTimeoutMs: 100 });
+    if (!printer) throw new Error('no printer');
+    const control = getPrinterSimulator(printer);
+    return Promise.resolve({ printer, ...(control ? { control } : {}), widthChars: 42 });
+  },
+  true,
+);
+
+describePrinterContract(
+  'ESC/POS driver over the simulator, 48 characters, windows-1252',
+  () => {
+    const printer = createPrinter({
+      ...DEFAULT_PRINTER_OPTIONS,
+      widthChars: 48,
+      codepage: 'windows1252',
+      statusTimeoutMs: 100,
+    });
+    if (!printer) throw new Error('no printer');
+    const control = getPrinterSimulator(printer);
+    return Promise.resolve({ printer, ...(control ? { control } : {}), widthChars: 48 });
+  },
+  true,
+);
+
+describe('createPrinter', () => {
+  it('builds no printer for kind none', () => {
+    expect(createPrinter({ ...DEFAULT_PRINTER_OPTIONS, kind: 'none' })).toBeNull();
+  });
+
+  it('refuses a serial printer without a path', () => {
+    expect(() => createPrinter({ ...DEFAULT_PRINTER_OPTIONS, kind: 'serial' })).toThrow(
+      expect.objectContaining({ code: 'PRINTER_UNAVAILABLE' }),
+    );
+  });
+
+  it('rejects connect with PRINTER_UNAVAILABLE when the USB device file does not exist', async () => {
+    const printer = createPrinter({
+      ...DEFAULT_PRINTER_OPTIONS,
+      kind: 'usb',
+      usb: { path: '/nonexistent/lp9' },
+    });
+    await expect(printer?.connect()).rejects.toMatchObject({ code: 'PRINTER_UNAVAILABLE' });
+    expect(printer?.status()).toBe('offline');
+    expect(printer && getPrinterSimulator(printer)).toBeUndefined();
+    await printer?.close();
+  });
+
+  it('reports a USB printer that never answers as offline, having written only status requests', async () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'printer-')), 'lp0');
+    writeFileSync(path, '');
+    const printer = createPrinter({
+      ...DEFAULT_PRINTER_OPTIONS,
+      kind: 'usb',
+      usb: { path },
+      statusTimeoutMs: 60,
+    });
+    await printer?.connect();
+    expect(printer?.status()).toBe('offline');
+    await expect(printer?.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    await printer?.close();
+    // DLE EOT 1 (connect), DLE EOT 1 (print's check): nothing else was sent to a printer that did not answer.
+    expect([...readFileSync(path)]).toEqual([0x10, 0x04, 0x01, 0x10, 0x04, 0x01]);
+  });
+});
+
+describe('PrinterSimulator', () => {
+  it('holds a job while out of paper and prints it once paper is loaded', () => {
+    const sim = new PrinterSimulator();
+    const endpoint = sim.attach({ send: () => undefined, unplugged: () => undefined });
+    sim.setPaper('out');
+    endpoint.deliver(new TextEncoder().encode('held\n'));
+    endpoint.deliver(Uint8Array.of(0x1d, 0x56, 0x01));
+    expect(sim.receipts).toHaveLength(0);
+    sim.setPaper('ok');
+    expect(sim.receipts.map((r) => r.lines)).toEqual([['held']]);
+  });
+
+  it('answers status requests while it cannot print', () => {
+    const sim = new PrinterSimulator();
+    const answers: number[] = [];
+    const endpoint = sim.attach({ send: (b) => answers.push(...b), unplugged: () => undefined });
+    sim.setCover('open');
+    endpoint.deliver(Uint8Array.of(0x41, 0x10, 0x04, 0x02));
+    expect(answers).toEqual([0x16]);
+  });
+
+  it('records bytes it does not understand', () => {
+    const sim = new PrinterSimulator();
+    const endpoint = sim.attach({ send: () => undefined, unplugged: () => undefined });
+    endpoint.deliver(Uint8Array.of(0x1b, 0x7e, 0x01));
+    expect(sim.protocolErrors).not.toEqual([]);
+  });
+
+  it('refuses a second connection', () => {
+    const sim = new PrinterSimulator();
+    sim.attach({ send: () => undefined, unplugged: () => undefined });
+    expect(() => sim.attach({ send: () => undefined, unplugged: () => undefined })).toThrow();
+  });
+
+  it('lays the contract receipt out within the width', () => {
+    for (const line of receiptTextLines(CONTRACT_RECEIPT, 42)) expect(line.length).toBeLessThanOrEqual(42);
+  });
+});

@@ -11,7 +11,7 @@ import { DeviceFileTransport } from './transports/device-file.js';
 export * from './printer.js';
 export { EscPosPrinter, type EscPosPrinterOptions } from './escpos-printer.js';
 export { encodeReceipt, type PrinterCodepage } from './escpos.js';
-export { receiptTextLines } from './layout.js';
+export { printableText, receiptTextLines } from './layout.js';
 export {
   PrinterSimulator,
   type PrintedReceipt,

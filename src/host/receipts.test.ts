@@ -1,0 +1,423 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import type { CardRead } from '../../devices/reader.js';
+import { parseConfig } from '../config/index.js';
+import { hexToBytes } from '../emv/index.js';
+import { dccReceiptLines, type DccOfferSummary, type ReceiptData } from '../flows/index.js';
+import {
+  buildReceipt,
+  cvmStatement,
+  eReceiptQr,
+  lastFourOnly,
+  MACHINE_DCC_LABELS,
+  RECEIPT_LABELS,
+  ReceiptFactsLog,
+  receiptCardOf,
+  receiptOffered,
+  receiptSettingsFromConfig,
+  receiptText,
+  screenReceipt,
+  withoutCardData,
+  type ReceiptDocument,
+  type ReceiptSettings,
+} from './receipts.js';
+
+const SETTINGS: ReceiptSettings = {
+  merchantName: 'City Car Park',
+  merchantLocation: '1 High Street, Leeds',
+  merchantId: 'testrest',
+  terminalId: 'PT000001',
+  catLevel: 2,
+  currency: 'GBP',
+  locale: 'en-GB',
+  timeZone: 'Europe/London',
+  noReceiptBelowMinor: 0,
+  dccProvider: 'Example Currency Services Ltd',
+  dccRateSource: 'ECB euro reference rate',
+};
+
+const OFFER: DccOfferSummary = {
+  offerId: 'offer-1',
+  reconciliationId: 'rec-1',
+  localAmountMinor: 600,
+  localCurrency: 'GBP',
+  billingAmountMinor: 799,
+  billingCurrency: 'USD',
+  exchangeRate: '1.331838',
+  exchangeRateInverted: false,
+  marginRate: '3.5',
+  rateTimeUtc: '2026-11-24T08:00:00Z',
+  expiresAtUtc: '2026-11-24T08:10:00Z',
+  disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
+};
+
+/** A sale as the kiosk machine issues it (src/flows/kiosk.ts). */
+function sale(overrides: Partial<ReceiptData> = {}): ReceiptData {
+  return {
+    service: 'sale',
+    comments: 'Parking Sale',
+    amountMinor: 600,
+    currency: 'GBP',
+    maskedPan: '476173******0119',
+    transactionId: '01JD5Z8C4M3Q7R9T1V2W3X4Y5Z',
+    gatewayId: '7312345678901234567890',
+    atMs: Date.UTC(2026, 10, 24, 9, 5, 7),
+    lines: [
+      { label: 'Ticket', value: '2026112407300001' },
+      { label: 'Stay', value: '95 min' },
+    ],
+    ...overrides,
+  };
+}
+
+const CARD_READ: CardRead = {
+  entryMode: 'contact',
+  tlvs: [
+    { tag: '5A', value: hexToBytes('4761739001010119') },
+    { tag: '5F24', value: hexToBytes('271231') },
+    { tag: '4F', value: hexToBytes('A0000000031010') },
+    { tag: '50', value: new TextEncoder().encode('VISA CREDIT') },
+    { tag: '9F34', value: hexToBytes('1F0302') },
+  ],
+  maskedPan: '476173******0119',
+  fallback: false,
+  readerStatus: 'online-requested',
+};
+
+const valueOf = (doc: ReceiptDocument, label: string): string | undefined =>
+  doc.fields.find((f) => f.label === label)?.value;
+
+describe('buildReceipt', () => {
+  it('states the merchant, terminal, date, type, amount, card, AID, entry, verification and references', () => {
+    const doc = buildReceipt(sale(), { card: receiptCardOf(CARD_READ), approvalCode: '831000' }, SETTINGS);
+    expect(doc.title).toBe('City Car Park');
+    expect(doc.fields).toEqual([
+      { label: 'Location', value: '1 High Street, Leeds' },
+      { label: 'Merchant ID', value: 'testrest' },
+      { label: 'Terminal ID', value: 'PT000001' },
+      { label: 'Date', value: '2026-11-24' },
+      { label: 'Time', value: '09:05:07' },
+      { label: 'Type', value: 'Sale' },
+      { label: 'Ticket', value: '2026112407300001' },
+      { label: 'Stay', value: '95 min' },
+      { label: 'Amount', value: '£6.00' },
+      { label: 'Card', value: '**** **** **** 0119' },
+      { label: 'Application', value: 'VISA CREDIT' },
+      { label: 'AID', value: 'A0000000031010' },
+      { label: 'Entry', value: 'Chip' },
+      { label: 'Verification', value: 'No signature required' },
+      { label: 'Approval code', value: '831000' },
+      { label: 'Transaction', value: '01JD5Z8C4M3Q7R9T1V2W3X4Y5Z' },
+      { label: 'Reference', value: '7312345678901234567890' },
+    ]);
+    expect(doc.converted).toBe(false);
+  });
+
+  it('names the card by its network when the card gave no application label', () => {
+    const doc = buildReceipt(sale({ maskedPan: '555555******4444' }), {}, SETTINGS);
+    expect(valueOf(doc, RECEIPT_LABELS.application)).toBe('Mastercard');
+    expect(valueOf(doc, RECEIPT_LABELS.entry)).toBeUndefined();
+    expect(valueOf(doc, RECEIPT_LABELS.verification)).toBe('No signature required');
+  });
+
+  it('leaves out the approval code, reference and card lines it does not know', () => {
+    const { maskedPan: _, gatewayId: __, ...bare } = sale();
+    const doc = buildReceipt(bare, {}, SETTINGS);
+    const labels = doc.fields.map((f) => f.label);
+    for (const absent of ['Approval code', 'Reference', 'Card', 'Application', 'AID', 'Verification'])
+      expect(labels).not.toContain(absent);
+  });
+
+  it('words the transaction type for the customer, per service', () => {
+    expect(valueOf(buildReceipt(sale({ service: 'capture' }), {}, SETTINGS), 'Type')).toBe('Payment');
+    expect(valueOf(buildReceipt(sale({ service: 'refund-payment' }), {}, SETTINGS), 'Type')).toBe('Refund');
+    expect(valueOf(buildReceipt(sale({ service: 'void-payment' }), {}, SETTINGS), 'Type')).toBe('Void');
+  });
+
+  it('prints dates in the terminal time zone', () => {
+    const doc = buildReceipt(sale({ atMs: Date.UTC(2026, 6, 1, 23, 30, 0) }), {}, SETTINGS);
+    expect(valueOf(doc, 'Date')).toBe('2026-07-02');
+    expect(valueOf(doc, 'Time')).toBe('00:30:00');
+  });
+
+  describe('DCC disclosure (gateway.md §5, kiosk.md §1)', () => {
+    const converted = (): ReceiptDocument =>
+      buildReceipt(
+        sale({
+          lines: [{ label: 'Ticket', value: 'T1' }, ...dccReceiptLines({ indicator: '1', offer: OFFER })],
+        }),
+        { conversion: OFFER },
+        SETTINGS,
+      );
+
+    it('states both amounts, the rate, the markup over the ECB rate, the provider and the choice of currencies', () => {
+      const doc = converted();
+      expect(doc.converted).toBe(true);
+      expect(valueOf(doc, 'Amount')).toBe('£6.00');
+      expect(valueOf(doc, 'Transaction amount (USD)')).toBe('US$7.99');
+      expect(valueOf(doc, 'Exchange rate')).toBe('1 GBP = 1.331838 USD');
+      expect(valueOf(doc, 'Markup')).toBe('3.5% over the ECB euro reference rate');
+      expect(valueOf(doc, 'Rate source')).toBe('ECB euro reference rate');
+      expect(valueOf(doc, 'Rate time (UTC)')).toBe('2026-11-24T08:00:00Z');
+      expect(valueOf(doc, 'Conversion provider')).toBe('Example Currency Services Ltd');
+      expect(valueOf(doc, 'Currency choice')).toBe(
+        'You were offered a choice of currencies and chose to pay in USD.',
+      );
+    });
+
+    it('prints the gateway disclaimer verbatim', () => {
+      expect(valueOf(converted(), 'Disclaimer')).toBe(OFFER.disclaimer);
+    });
+
+    it("replaces the machine's DCC lines by the full disclosure, once", () => {
+      const labels = converted().fields.map((f) => f.label);
+      expect(labels).not.toContain('Paid in card currency');
+      expect(labels).not.toContain('Currency conversion');
+      expect(labels.filter((l) => l === 'Exchange rate')).toHaveLength(1);
+      expect(labels.filter((l) => l === 'Markup')).toHaveLength(1);
+      expect(labels).toContain('Ticket');
+    });
+
+    it('converts a capture below the offered amount at the offer rate', () => {
+      const doc = buildReceipt(
+        sale({ service: 'capture', amountMinor: 300 }),
+        { conversion: OFFER },
+        SETTINGS,
+      );
+      expect(valueOf(doc, 'Transaction amount (USD)')).toBe('US$4.00');
+    });
+
+    it('has no DCC block when the payment was not converted', () => {
+      const doc = buildReceipt(sale(), {}, SETTINGS);
+      const labels = doc.fields.map((f) => f.label);
+      for (const l of [
+        'Exchange rate',
+        'Markup',
+        'Rate source',
+        'Conversion provider',
+        'Currency choice',
+        'Disclaimer',
+      ])
+        expect(labels).not.toContain(l);
+      expect(labels.some((l) => l.startsWith('Transaction amount'))).toBe(false);
+    });
+
+    it('knows every label the machines give their DCC lines', () => {
+      for (const line of dccReceiptLines({ indicator: '1', offer: OFFER }))
+        expect(MACHINE_DCC_LABELS.has(line.label)).toBe(true);
+    });
+  });
+});
+
+describe('card data on receipts', () => {
+  it('shows the last four digits only', () => {
+    expect(lastFourOnly('476173******0119')).toBe('**** **** **** 0119');
+    expect(lastFourOnly('4761739001010119')).toBe('**** **** **** 0119');
+  });
+
+  it('removes PANs and track data from free text but keeps ticket numbers and ids', () => {
+    expect(withoutCardData('card 4761 7390 0101 0119 used')).toBe('card **** used');
+    expect(withoutCardData(';4761739001010119=27122011000000000000?')).toBe('****');
+    expect(withoutCardData('%B4761739001010119^DOE/J^2712201')).toBe('****');
+    expect(withoutCardData('4761739001010119D27122011000F')).toBe('****');
+    expect(withoutCardData('2026112407300001')).toBe('2026112407300001');
+    expect(withoutCardData('7312345678901234567890')).toBe('7312345678901234567890');
+  });
+
+  /** Luhn-valid PANs of the networks a terminal meets. */
+  const pan = fc
+    .tuple(
+      fc.constantFrom('4', '51', '55', '2221', '2720', '34', '37', '6011', '36'),
+      fc.integer({ min: 13, max: 19 }),
+      fc.array(fc.integer({ min: 0, max: 9 }), { minLength: 19, maxLength: 19 }),
+    )
+    .map(([prefix, length, digits]) => {
+      const body = (prefix + digits.join('')).slice(0, length - 1);
+      let sum = 0;
+      for (let i = 0; i < body.length; i++) {
+        let d = Number(body[body.length - 1 - i]);
+        if (i % 2 === 0) {
+          d *= 2;
+          if (d > 9) d -= 9;
+        }
+        sum += d;
+      }
+      return body + String((10 - (sum % 10)) % 10);
+    });
+  const expiry = fc
+    .tuple(fc.integer({ min: 24, max: 40 }), fc.integer({ min: 1, max: 12 }))
+    .map(([y, m]) => `${y}${String(m).padStart(2, '0')}`);
+
+  it('never prints a full PAN or an expiry, whatever the machine and the host hand over', () => {
+    fc.assert(
+      fc.property(pan, expiry, fc.string(), fc.boolean(), (p, exp, noise, contact) => {
+        const grouped = p.replace(/(\d{4})(?=\d)/g, '$1 ');
+        const leaks = [
+          p,
+          grouped,
+          `;${p}=${exp}2011000?`,
+          `%B${p}^DOE/JOHN^${exp}201`,
+          `${p}D${exp}2010000F`,
+          `${noise} ${p} ${noise}`,
+        ];
+        const data = sale({
+          maskedPan: p, // a full PAN where a masked one belongs
+          transactionId: `tx ${p}`,
+          gatewayId: `;${p}=${exp}`,
+          lines: leaks.map((value, i) => ({ label: i === 0 ? `Ticket ${p}` : `Line ${i}`, value })),
+        });
+        const read: CardRead = {
+          ...CARD_READ,
+          entryMode: contact ? 'contact' : 'contactless',
+          tlvs: [
+            ...CARD_READ.tlvs,
+            {
+              tag: '57',
+              value: hexToBytes(`${p}D${exp}201`.length % 2 ? `${p}D${exp}201F` : `${p}D${exp}201`),
+            },
+          ],
+        };
+        const doc = buildReceipt(
+          data,
+          {
+            card: receiptCardOf(read),
+            conversion: { ...OFFER, disclaimer: `${OFFER.disclaimer} ${leaks.join(' ')}` },
+          },
+          SETTINGS,
+        );
+        const texts = [receiptText(doc), JSON.stringify(screenReceipt(doc))];
+        for (const text of texts) {
+          expect(text.replace(/[ -]/g, '')).not.toContain(p);
+          for (const marker of ['=', '^', 'D']) expect(text).not.toContain(`${p.slice(-4)}${marker}${exp}`);
+          expect(text).not.toMatch(new RegExp(`[=^]${exp}`));
+        }
+        expect(valueOf(doc, 'Card')).toBe(`**** **** **** ${p.slice(-4)}`);
+      }),
+      { numRuns: 300 },
+    );
+  });
+});
+
+describe('receiptCardOf and cvmStatement', () => {
+  it('keeps the AID (4F, else 84), the application label and the CVM results, and no card data', () => {
+    const card = receiptCardOf(CARD_READ);
+    expect(card).toEqual({
+      entryMode: 'contact',
+      aid: 'A0000000031010',
+      applicationLabel: 'VISA CREDIT',
+      cvmResults: '1F0302',
+    });
+    const dfOnly = receiptCardOf({
+      ...CARD_READ,
+      tlvs: [{ tag: '84', value: hexToBytes('A0000000041010') }],
+    });
+    expect(dfOnly.aid).toBe('A0000000041010');
+    expect(JSON.stringify(card)).not.toContain('4761739001010119');
+  });
+
+  it('states the verification the card reports', () => {
+    const with9F34 = (cvmResults: string, entryMode: 'contact' | 'contactless' = 'contact'): string =>
+      cvmStatement({ entryMode, cvmResults });
+    expect(cvmStatement(undefined)).toBe('No signature required');
+    expect(with9F34('1F0302')).toBe('No signature required');
+    expect(with9F34('3F0000')).toBe('No signature required');
+    expect(with9F34('420300')).toBe('PIN verified');
+    expect(with9F34('410302')).toBe('PIN verified');
+    expect(with9F34('410301')).toBe('No signature required');
+    expect(with9F34('010002', 'contactless')).toBe('Verified on the cardholder\u2019s device');
+    expect(with9F34('1E0300')).toBe('Signature required');
+  });
+});
+
+describe('receiptOffered (receipts.noReceiptBelowMinor)', () => {
+  const doc = (amountMinor: number): ReceiptDocument => buildReceipt(sale({ amountMinor }), {}, SETTINGS);
+
+  it('always offers a receipt by default', () => {
+    expect(receiptOffered(doc(1), SETTINGS)).toBe(true);
+  });
+
+  it('offers none below the threshold at an unattended terminal, and one from the threshold up', () => {
+    const settings = { ...SETTINGS, noReceiptBelowMinor: 2_000 };
+    expect(receiptOffered(doc(1_999), settings)).toBe(false);
+    expect(receiptOffered(doc(2_000), settings)).toBe(true);
+  });
+
+  it('always offers one at an attended terminal', () => {
+    expect(receiptOffered(doc(1), { ...SETTINGS, catLevel: 6, noReceiptBelowMinor: 2_000 })).toBe(true);
+  });
+});
+
+describe('screenReceipt and eReceiptQr', () => {
+  it('shows the same fields as the document, in order', () => {
+    const doc = buildReceipt(sale(), { card: receiptCardOf(CARD_READ) }, SETTINGS);
+    const screen = screenReceipt(doc);
+    expect(screen.title).toBe(doc.title);
+    expect(screen.lines).toEqual(doc.fields);
+    expect(screen.link).toBeUndefined();
+  });
+
+  it('encodes the e-receipt URL with the transaction reference when one is configured', async () => {
+    const doc = buildReceipt(sale(), {}, SETTINGS);
+    const qr = await eReceiptQr(doc, { ...SETTINGS, eReceiptUrl: 'https://receipts.example/r' });
+    expect(qr.url).toBe('https://receipts.example/r?ref=01JD5Z8C4M3Q7R9T1V2W3X4Y5Z');
+    expect(qr.payload).toBe(qr.url);
+    expect(qr.svg).toMatch(/^<svg[\s\S]*<\/svg>\s*$/);
+    expect(screenReceipt(doc, qr).link).toEqual({ url: qr.url, qrSvg: qr.svg });
+  });
+
+  it("encodes the receipt's text when there is no URL, with the last four digits at most", async () => {
+    const doc = buildReceipt(sale(), { card: receiptCardOf(CARD_READ), conversion: OFFER }, SETTINGS);
+    const qr = await eReceiptQr(doc, SETTINGS);
+    expect(qr.url).toBeUndefined();
+    expect(qr.payload).toBe(receiptText(doc));
+    expect(qr.payload).toContain('Card: **** **** **** 0119');
+    expect(qr.payload).not.toContain('476173');
+    expect(qr.svg).toContain('<svg');
+  });
+});
+
+describe('ReceiptFactsLog', () => {
+  it('remembers the card and the accepted offer of a sale, and a capture inherits those of its authorization', () => {
+    const log = new ReceiptFactsLog();
+    log.noteSubmit(
+      { cardRef: 'c1', dcc: { indicator: '1', offer: OFFER } },
+      { transactionId: 'A1' },
+      CARD_READ,
+    );
+    log.noteSubmit({ original: { transactionId: 'A1' } }, { transactionId: 'C1', approvalCode: '123456' });
+    expect(log.factsFor('C1')).toEqual({
+      card: receiptCardOf(CARD_READ),
+      conversion: OFFER,
+      approvalCode: '123456',
+    });
+    expect(log.factsFor('unknown')).toEqual({});
+  });
+
+  it('keeps no conversion for a refused offer (indicator 3)', () => {
+    const log = new ReceiptFactsLog();
+    log.noteSubmit({ dcc: { indicator: '3' } }, { transactionId: 'A1' });
+    expect(log.factsFor('A1').conversion).toBeUndefined();
+  });
+
+  it('forgets the oldest transactions beyond its capacity', () => {
+    const log = new ReceiptFactsLog(2);
+    for (const id of ['T1', 'T2', 'T3']) log.noteSubmit({}, { transactionId: id, approvalCode: id });
+    expect(log.factsFor('T1')).toEqual({});
+    expect(log.factsFor('T3').approvalCode).toBe('T3');
+  });
+});
+
+describe('receiptSettingsFromConfig', () => {
+  it('reads the receipts section, the merchant id and the terminal with their defaults', () => {
+    const settings = receiptSettingsFromConfig(parseConfig({}, 'defaults'));
+    expect(settings).toMatchObject({
+      merchantName: 'Parking',
+      merchantId: 'testrest',
+      terminalId: 'PT000001',
+      catLevel: 2,
+      noReceiptBelowMinor: 0,
+      dccRateSource: 'ECB euro reference rate',
+    });
+    expect(settings.eReceiptUrl).toBeUndefined();
+  });
+});

@@ -70,16 +70,16 @@ export const attendedMachine = setup({
         enqueueActions(({ context, enqueue }) => {
           for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
         }),
-        assign(() => ({ ...emptyView('Ready'), mode: 'sale' as const, cardRefs: [] })),
+        assign(() => ({ ...emptyView({ key: 'attended.ready' }), mode: 'sale' as const, cardRefs: [] })),
       ],
       on: {
         START: {
           target: 'enteringAmount',
-          actions: assign({ mode: 'sale' as const, message: 'Enter the amount' }),
+          actions: assign({ mode: 'sale' as const, message: { key: 'attended.enterAmount' } }),
         },
         CREDIT: {
           target: 'enteringAmount',
-          actions: assign({ mode: 'credit' as const, message: 'Enter the amount to credit' }),
+          actions: assign({ mode: 'credit' as const, message: { key: 'attended.enterCreditAmount' } }),
         },
       },
     },
@@ -146,7 +146,9 @@ export const attendedMachine = setup({
                   },
                 });
               }),
-              assign(({ context }) => ({ message: context.mode === 'sale' ? 'Paid' : 'Credited' })),
+              assign(({ context }) => ({
+                message: { key: context.mode === 'sale' ? 'attended.paid' : 'attended.credited' },
+              })),
             ],
           },
           ...unsuccessfulTransaction(),

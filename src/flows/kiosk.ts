@@ -82,7 +82,7 @@ export const kioskMachine = setup({
           for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
         }),
         assign(() => ({
-          ...emptyView('Insert your ticket or enter your plate'),
+          ...emptyView({ key: 'kiosk.insertTicket' }),
           ticket: undefined,
           stayMinutes: undefined,
           cardRefs: [],
@@ -104,7 +104,7 @@ export const kioskMachine = setup({
             ticket: 'LOST',
             stayMinutes: undefined,
             amountMinor: lostTicketFee(context.settings.tariff),
-            message: 'Lost ticket fee',
+            message: { key: 'kiosk.lostTicketFee' },
           })),
         },
         CANCEL: 'idle',
@@ -128,21 +128,21 @@ export const kioskMachine = setup({
               return {
                 stayMinutes: fee.stayMinutes,
                 amountMinor: fee.feeMinor,
-                message: `Parking fee for ${fee.stayMinutes} minutes`,
+                message: { key: 'kiosk.parkingFee', params: { minutes: fee.stayMinutes } },
               };
             }),
           },
           {
             target: 'enteringTicket',
             actions: assign({
-              message: 'Ticket not found: try again or choose lost ticket',
+              message: { key: 'kiosk.ticketUnknown' },
               reason: 'TICKET_NOT_FOUND',
             }),
           },
         ],
         onError: {
           target: 'failed',
-          actions: assign({ message: 'The ticket could not be checked', reason: 'TICKET_LOOKUP_FAILED' }),
+          actions: assign({ message: { key: 'kiosk.ticketLookupFailed' }, reason: 'TICKET_LOOKUP_FAILED' }),
         },
       },
     },
@@ -153,7 +153,7 @@ export const kioskMachine = setup({
           // Within the grace period nothing is owed: no card, no sale.
           guard: 'nothingToPay',
           target: 'paid',
-          actions: assign({ message: 'Nothing to pay: have a good journey', reason: 'NOTHING_DUE' }),
+          actions: assign({ message: { key: 'kiosk.nothingDue' }, reason: 'NOTHING_DUE' }),
         },
         { target: 'confirming' },
       ],
@@ -207,7 +207,7 @@ export const kioskMachine = setup({
                   },
                 });
               }),
-              assign({ message: 'Paid: have a good journey' }),
+              assign({ message: { key: 'kiosk.paid' } }),
             ],
           },
           ...unsuccessfulTransaction(),

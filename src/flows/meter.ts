@@ -1,5 +1,5 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
-import { formatMoney } from '../money/index.js';
+import type { AmountParam, MessageRef } from '../i18n/index.js';
 import { dccReceiptLines } from './dcc.js';
 import type { CardType, DccSelection, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
@@ -111,37 +111,49 @@ function priceOr(settings: FlowSettings, minutes: number): number | undefined {
   }
 }
 
-function money(context: Ctx, minor: number): string {
-  return formatMoney(minor, context.settings.currency);
+function money(context: Ctx, minor: number): AmountParam {
+  return { minor, currency: context.settings.currency };
 }
 
 /** The confirm screen: the chosen time, its price and — when it differs — what the card is asked to hold. */
-function confirmText(context: Ctx, minutes: number, holdMinor: number): string {
-  const price = priceOr(context.settings, minutes) ?? 0;
-  const text = `Park for ${minutes} minutes: ${money(context, price)}`;
+function confirmText(context: Ctx, minutes: number, holdMinor: number): MessageRef {
+  const price = money(context, priceOr(context.settings, minutes) ?? 0);
   switch (context.settings.tariff.meterAuthorization) {
     case 'maximum':
-      return (
-        `${text}. ${money(context, holdMinor)} (the longest stay, ${context.settings.tariff.maxStayMinutes} ` +
-        'minutes) will be held on your card: you pay only for the time you park, the rest is released'
-      );
+      return {
+        key: 'meter.confirmHoldMaximum',
+        params: {
+          minutes,
+          price,
+          held: money(context, holdMinor),
+          maxMinutes: context.settings.tariff.maxStayMinutes,
+        },
+      };
     case 'chosen':
-      return text;
+      return { key: 'meter.confirm', params: { minutes, price } };
   }
 }
 
-/** The session screen: what is held and what the time paid for costs (the fee of the actual stay is charged). */
-function sessionText(context: Ctx, heldMinor: number, paidMinutes: number, opening: string): string {
+/**
+ * The session screen, opened (`added` undefined) or extended by `added` minutes: what is held and what the time paid
+ * for costs (the fee of the actual stay is charged).
+ */
+function sessionText(context: Ctx, heldMinor: number, paidMinutes: number, added?: number): MessageRef {
   switch (context.settings.tariff.meterAuthorization) {
     case 'maximum': {
-      const price = priceOr(context.settings, paidMinutes) ?? 0;
-      return (
-        `${opening}: ${money(context, heldMinor)} held on your card; ${paidMinutes} minutes cost ` +
-        `${money(context, price)}, you pay for the time you park`
-      );
+      const params = {
+        held: money(context, heldMinor),
+        minutes: paidMinutes,
+        price: money(context, priceOr(context.settings, paidMinutes) ?? 0),
+      };
+      return added === undefined
+        ? { key: 'meter.sessionOpenHeld', params }
+        : { key: 'meter.extendedHeld', params: { ...params, added } };
     }
     case 'chosen':
-      return opening;
+      return added === undefined
+        ? { key: 'meter.sessionOpen' }
+        : { key: 'meter.extended', params: { added } };
   }
 }
 
@@ -275,7 +287,7 @@ export const meterMachine = setup({
           for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
         }),
         assign(({ context }) => ({
-          ...emptyView('Choose how long to park'),
+          ...emptyView({ key: 'meter.chooseDuration' }),
           minutes: 0,
           paidMinutes: 0,
           holds: [],
@@ -335,7 +347,7 @@ export const meterMachine = setup({
                 maskedPan: hold.maskedPan,
                 paidMinutes: context.minutes,
                 startedAtMs: context.clock.now(),
-                message: sessionText(context, hold.authorizedMinor, context.minutes, 'Parking session open'),
+                message: sessionText(context, hold.authorizedMinor, context.minutes),
                 reason: 'APPROVED',
               };
             }),
@@ -417,7 +429,7 @@ export const meterMachine = setup({
               context,
               totalAuthorized(context),
               context.paidMinutes + context.minutes,
-              `Extended by ${context.minutes} minutes`,
+              context.minutes,
             ),
             reason: 'APPROVED',
           })),
@@ -466,7 +478,7 @@ export const meterMachine = setup({
               return {
                 holds,
                 paidMinutes: context.paidMinutes + context.minutes,
-                message: `Extended by ${context.minutes} minutes`,
+                message: { key: 'meter.extended', params: { added: context.minutes } },
                 reason: 'APPROVED',
               };
             }),
@@ -475,7 +487,7 @@ export const meterMachine = setup({
             target: 'session',
             actions: assign(({ event }) => ({
               ...failureText(event.output),
-              message: 'The extension was not approved',
+              message: { key: 'meter.extensionNotApproved' },
             })),
           },
         ],
@@ -503,7 +515,7 @@ export const meterMachine = setup({
                 holds: [...context.holds, hold],
                 cardRefs: [...context.cardRefs, hold.cardRef],
                 paidMinutes: context.paidMinutes + context.minutes,
-                message: `Extended by ${context.minutes} minutes`,
+                message: { key: 'meter.extended', params: { added: context.minutes } },
                 reason: 'APPROVED',
               };
             }),
@@ -514,7 +526,7 @@ export const meterMachine = setup({
               { type: 'noteCard', params: ({ event }) => event.output },
               assign(({ event }) => ({
                 ...failureText(event.output),
-                message: 'The extension was not approved',
+                message: { key: 'meter.extensionNotApproved' },
               })),
             ],
           },
@@ -657,7 +669,7 @@ export const meterMachine = setup({
           guard: 'settleFailed',
           target: 'failed',
           actions: assign({
-            message: 'The session could not be closed: please contact the operator',
+            message: { key: 'meter.closeFailed' },
             reason: 'SETTLEMENT_FAILED',
           }),
         },
@@ -666,7 +678,7 @@ export const meterMachine = setup({
           target: 'ended',
           actions: assign(({ context }) => ({
             amountMinor: context.capturedMinor,
-            message: context.capturedMinor > 0 ? 'Thank you' : 'Nothing to pay: the hold was released',
+            message: { key: context.capturedMinor > 0 ? 'meter.thankYou' : 'meter.holdReleased' },
             reason: 'APPROVED',
           })),
         },

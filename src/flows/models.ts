@@ -1,3 +1,4 @@
+import type { MessageRef } from '../i18n/index.js';
 import type { CardSummary, FlowClock, ReceiptData } from './effects.js';
 import type { FlowSettings } from './settings.js';
 import type { TransactionResult } from './transaction.js';
@@ -45,8 +46,9 @@ export interface ViewContext {
   /** Amount on screen, minor units of settings.currency. */
   amountMinor: number | undefined;
   maskedPan: string | undefined;
-  /** Short customer text for the current screen (English; the host may translate by `reason`). */
-  message: string;
+  /** Short customer text for the current screen: a catalogue key and its parameters (src/i18n); the host words it in
+   * the customer's language. */
+  message: MessageRef;
   /** Stable code of the last failure or result, e.g. "DECLINED", "READ_TIMEOUT", "PARTIAL_APPROVAL". */
   reason: string | undefined;
   session: FlowSession | undefined;
@@ -54,7 +56,7 @@ export interface ViewContext {
   receipt: ReceiptData | undefined;
 }
 
-export function emptyView(message = ''): ViewContext {
+export function emptyView(message: MessageRef = { key: 'flow.none' }): ViewContext {
   return {
     amountMinor: undefined,
     maskedPan: undefined,
@@ -66,37 +68,34 @@ export function emptyView(message = ''): ViewContext {
 }
 
 /** The customer text and reason code for a transaction that did not end approved. */
-export function failureText(result: TransactionResult): { message: string; reason: string } {
+export function failureText(result: TransactionResult): { message: MessageRef; reason: string } {
   switch (result.kind) {
     case 'approved':
-      return { message: 'Approved', reason: 'APPROVED' };
+      return { message: { key: 'result.approved' }, reason: 'APPROVED' };
     case 'declined':
       return {
-        message:
-          result.reason === 'PARTIAL_APPROVAL'
-            ? 'Only part of the amount was approved: nothing was charged'
-            : 'Card declined',
+        message: { key: result.reason === 'PARTIAL_APPROVAL' ? 'result.partialApproval' : 'result.declined' },
         reason: result.reason,
       };
     case 'rejected':
-      return { message: 'The payment could not be processed', reason: result.reason };
+      return { message: { key: 'result.notProcessed' }, reason: result.reason };
     case 'unknown':
       return {
-        message: result.resolved
-          ? 'No answer from the bank: the payment was cancelled, nothing was charged'
-          : 'No answer from the bank: the payment is being checked',
+        message: { key: result.resolved ? 'result.timeoutResolved' : 'result.timeoutUnresolved' },
         reason: result.resolved ? 'TIMEOUT_RESOLVED' : 'TIMEOUT_UNRESOLVED',
       };
     case 'cancelled':
-      return { message: 'Cancelled', reason: 'CANCELLED' };
+      return { message: { key: 'result.cancelled' }, reason: 'CANCELLED' };
     case 'card-error':
       return {
-        message:
-          result.code === 'CARD_NOT_SUPPORTED'
-            ? 'This card is not accepted here'
-            : result.code === 'CURRENCY_CHOICE_TIMEOUT'
-              ? 'No currency was chosen: nothing was charged'
-              : 'The card could not be read',
+        message: {
+          key:
+            result.code === 'CARD_NOT_SUPPORTED'
+              ? 'result.cardNotSupported'
+              : result.code === 'CURRENCY_CHOICE_TIMEOUT'
+                ? 'result.currencyChoiceTimeout'
+                : 'result.cardUnreadable',
+        },
         reason: result.code,
       };
   }

@@ -125,7 +125,7 @@ export const tapAndGoMachine = setup({
           for (const cardRef of context.cardRefs) enqueue({ type: 'releaseCard', params: { cardRef } });
         }),
         assign(() => ({
-          ...emptyView('Tap your card'),
+          ...emptyView({ key: 'tapAndGo.tapCard' }),
           card: undefined,
           hold: undefined,
           feeMinor: 0,
@@ -244,7 +244,7 @@ export const tapAndGoMachine = setup({
             return {
               // The open hold owns the card read now: the host wipes it on closeHold.
               cardRefs: context.cardRefs.filter((ref) => ref !== hold.cardRef),
-              message: 'Welcome: the gate opens',
+              message: { key: 'tapAndGo.entryOpens' },
               reason: 'APPROVED',
               amountMinor: hold.authorizedMinor,
               session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: hold.authorizedMinor },
@@ -265,7 +265,7 @@ export const tapAndGoMachine = setup({
         onDone: {
           target: 'failed',
           actions: assign({
-            message: 'Entry not possible: please contact the operator',
+            message: { key: 'tapAndGo.entryRefused' },
             reason: 'HOLD_NOT_STORED',
           }),
         },
@@ -297,11 +297,14 @@ export const tapAndGoMachine = setup({
         },
         onError: {
           target: 'failed',
-          actions: assign({ message: 'The card could not be read', reason: 'READ_FAILED' }),
+          actions: assign({ message: { key: 'result.cardUnreadable' }, reason: 'READ_FAILED' }),
         },
       },
       after: {
-        readTimeout: { target: 'failed', actions: assign({ message: 'No card', reason: 'READ_TIMEOUT' }) },
+        readTimeout: {
+          target: 'failed',
+          actions: assign({ message: { key: 'tapAndGo.noCard' }, reason: 'READ_TIMEOUT' }),
+        },
       },
       on: { CANCEL: 'idle' },
     },
@@ -329,14 +332,14 @@ export const tapAndGoMachine = setup({
           {
             target: 'declined',
             actions: assign({
-              message: 'No entry found for this card: please use the pay station',
+              message: { key: 'tapAndGo.noEntry' },
               reason: 'NO_ENTRY',
             }),
           },
         ],
         onError: {
           target: 'failed',
-          actions: assign({ message: 'The entry could not be checked', reason: 'HOLD_LOOKUP_FAILED' }),
+          actions: assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
         },
       },
     },
@@ -442,7 +445,7 @@ export const tapAndGoMachine = setup({
               }),
               assign(({ context }) => ({
                 amountMinor: captureAmount(context),
-                message: 'Thank you: the gate opens',
+                message: { key: 'tapAndGo.exitPaid' },
               })),
             ],
           },
@@ -500,7 +503,7 @@ export const tapAndGoMachine = setup({
                 type: 'closeHold',
                 params: ({ context }) => ({ hold: requireHold(context), resolution: 'reversed' as const }),
               },
-              assign({ amountMinor: 0, message: 'Nothing to pay: the gate opens' }),
+              assign({ amountMinor: 0, message: { key: 'tapAndGo.nothingDue' } }),
             ],
           },
           {

@@ -1,4 +1,5 @@
 import type { AnyMachineSnapshot } from 'xstate';
+import { BASE_LOCALE, formatMessage, type MessageKey, type MessageParams } from '../i18n/index.js';
 import type { DccOfferSummary, ReceiptData } from './effects.js';
 import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
 import { FLOW_SCREENS, type FlowScreen } from './screen.js';
@@ -17,7 +18,11 @@ export interface FlowView {
   amountMinor?: number;
   currency: string;
   maskedPan?: string;
+  /** The screen's message in en_GB (logs, tests); the host words `messageKey` in the customer's language. */
   message: string;
+  /** The catalogue key of the screen's message (src/i18n) and its parameters. */
+  messageKey: MessageKey;
+  messageParams?: MessageParams;
   reason?: string;
   session?: FlowSession;
   receipt?: ReceiptData;
@@ -91,8 +96,10 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
     screen,
     actions,
     currency: context.settings.currency,
-    message: context.message,
+    message: formatMessage(context.message, BASE_LOCALE),
+    messageKey: context.message.key,
   };
+  if (context.message.params !== undefined) view.messageParams = context.message.params;
   if (context.amountMinor !== undefined) view.amountMinor = context.amountMinor;
   if (context.maskedPan !== undefined) view.maskedPan = context.maskedPan;
   if (context.reason !== undefined) view.reason = context.reason;

@@ -27,11 +27,14 @@ export function actionLabel(type: UserEvent['type']): string | null {
       return 'Cancel';
     case 'DONE':
       return 'Done';
+    case 'MORE_TIME':
+      return 'Yes, I need more time';
     case 'ENTER_TICKET':
     case 'CHOOSE_DURATION':
     case 'ENTER_AMOUNT':
     case 'CHOOSE_CURRENCY':
     case 'EXTEND':
+    case 'SET_ACCESSIBILITY':
       return null;
   }
 }

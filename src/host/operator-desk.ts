@@ -8,14 +8,48 @@ import {
   type OperatorResult,
   type OriginalTransaction,
 } from '../flows/index.js';
-import type { JournalEntry, SqliteJournal } from '../journal/index.js';
+import {
+  AUDIT_LIST_MAX,
+  AuditStore,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditResult,
+  type JournalEntry,
+  type SqliteJournal,
+} from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { formatMoney } from '../money/index.js';
 import type { OperatorRequest, OperatorResponse, Result, TransactionSummary } from './api.js';
+import { auditCsv } from './audit-csv.js';
+import { AuditTrail } from './audit-trail.js';
 import { sameLocalDay } from './local-time.js';
 import type { OperatorPin } from './operator-pin.js';
 
 const REFUNDABLE_OR_VOIDABLE = new Set(['capture', 'sale', 'refund-capture', 'refund-payment', 'credit']);
+
+/**
+ * Every operator request carries the PIN (the panel signs in with its first one): a successful PIN check is recorded
+ * as a sign-in when it opens an operator session — the first one, or the first after a failed check or after this
+ * long without an operator request — so that a panel reloading its list is not one sign-in per reload.
+ */
+export const OPERATOR_SESSION_IDLE_MS = 5 * 60_000;
+
+/** How an operator machine's outcome reads in the audit log. */
+function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
+  switch (outcome) {
+    case 'approved':
+      return 'ok';
+    case 'declined':
+    case 'rejected':
+    case 'refused':
+    case 'not-found':
+    case 'not-allowed':
+      return 'refused';
+    // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then).
+    case 'unknown':
+      return 'failed';
+  }
+}
 
 function ok<T>(value: T): Result<T> {
   return { ok: true, value };
@@ -90,9 +124,15 @@ export function findTransaction(
 /**
  * Operator mode behind the PIN (DESIGN.md: operator actions need the PIN): the recent transactions with what each
  * allows, refunds and voids — run by the flows' operator machine, the one the unit tests drive — and a flush of the
- * offline queue.
+ * offline queue. Every PIN check that fails, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and
+ * queue flush is recorded in the audit log; never the PIN.
  */
 export class OperatorDesk {
+  /** The audit log the desk records in (given, or over the desk's journal). */
+  readonly audit: AuditTrail;
+  /** Epoch milliseconds of the last operator request with a good PIN; undefined when no session is open. */
+  private sessionSeenMs: number | undefined;
+
   constructor(
     private readonly deps: {
       config: Config;
@@ -111,8 +151,12 @@ export class OperatorDesk {
       ) => { minor: number; currency: string };
       flushQueue: () => Promise<{ forwarded: number; declined: number; remaining: number }>;
       changed: () => void;
+      /** Where operator actions are recorded; default: the audit log of `journal`. */
+      audit?: AuditTrail;
     },
-  ) {}
+  ) {
+    this.audit = deps.audit ?? new AuditTrail(new AuditStore(deps.journal), deps.logger);
+  }
 
   find(transactionId: string): OriginalTransaction | null {
     const { config } = this.deps;
@@ -127,10 +171,22 @@ export class OperatorDesk {
 
   async handle(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     const check = this.deps.pin.check(request.pin);
-    if (check === 'locked')
-      return fail('OPERATOR_LOCKED', 'too many wrong PINs: operator mode is locked for a few minutes');
-    if (check === 'wrong') return fail('OPERATOR_PIN', 'wrong operator PIN');
     const a = request.action;
+    if (check !== 'ok') {
+      const code = check === 'locked' ? 'OPERATOR_LOCKED' : 'OPERATOR_PIN';
+      this.sessionSeenMs = undefined;
+      this.audit.record({
+        actor: 'operator',
+        action: 'sign-in-failed',
+        result: 'refused',
+        code,
+        details: { requested: a.type },
+      });
+      return check === 'locked'
+        ? fail(code, 'too many wrong PINs: operator mode is locked for a few minutes')
+        : fail(code, 'wrong operator PIN');
+    }
+    this.signedIn(a.type);
     switch (a.type) {
       case 'transactions':
         return ok({
@@ -151,7 +207,76 @@ export class OperatorDesk {
       case 'void':
         return ok(await this.run({ type: 'void', transactionId: a.transactionId }, request.pin));
       case 'flush-queue':
-        return ok({ type: 'flush-queue', ...(await this.deps.flushQueue()) });
+        return ok({ type: 'flush-queue', ...(await this.flushQueue()) });
+    }
+  }
+
+  /**
+   * The audit log for operator mode: the newest `limit` records (default 100) at or after `sinceMs`, oldest first.
+   * Call only behind a good PIN (from {@link handle}).
+   */
+  auditLog(query: AuditQuery = {}): AuditRecord[] {
+    return this.audit.list(query);
+  }
+
+  /**
+   * Operator mode's view of the audit log, for an operator action `{type: 'audit', since?, limit?, format?}`: the
+   * records (newest `limit`, default 100, at or after the ISO 8601 `since`, oldest first), and with `format: 'csv'`
+   * the CSV export too (recorded as an `export`). Call only behind a good PIN (from {@link handle}).
+   */
+  auditView(query: {
+    since?: string;
+    limit?: number;
+    format?: 'json' | 'csv';
+  }): Result<{ type: 'audit'; records: AuditRecord[]; csv?: string }> {
+    const sinceMs = query.since === undefined ? undefined : Date.parse(query.since);
+    if (sinceMs !== undefined && !(Number.isSafeInteger(sinceMs) && sinceMs >= 0))
+      return fail('BAD_REQUEST', 'since must be an ISO 8601 date-time');
+    const limit = query.limit ?? 100;
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > AUDIT_LIST_MAX)
+      return fail('BAD_REQUEST', `limit must be a whole number from 1 to ${AUDIT_LIST_MAX}`);
+    const q: AuditQuery = { limit, ...(sinceMs !== undefined ? { sinceMs } : {}) };
+    const records = this.audit.list(q);
+    return ok(
+      query.format === 'csv'
+        ? { type: 'audit', records, csv: this.exported(records, q) }
+        : { type: 'audit', records },
+    );
+  }
+
+  /** `records` as CSV, the export recorded in the log. */
+  private exported(records: AuditRecord[], query: AuditQuery): string {
+    this.audit.record({
+      actor: 'operator',
+      action: 'export',
+      subject: 'audit-log',
+      result: 'ok',
+      details: {
+        format: 'csv',
+        records: records.length,
+        ...(query.sinceMs !== undefined ? { since: new Date(query.sinceMs).toISOString() } : {}),
+      },
+    });
+    return auditCsv(records);
+  }
+
+  /** A good PIN: records a sign-in when it opens a session (see {@link OPERATOR_SESSION_IDLE_MS}). */
+  private signedIn(requested: string): void {
+    const at = this.deps.now().getTime();
+    const open = this.sessionSeenMs !== undefined && at - this.sessionSeenMs < OPERATOR_SESSION_IDLE_MS;
+    this.sessionSeenMs = at;
+    if (!open)
+      this.audit.record({ actor: 'operator', action: 'sign-in', result: 'ok', details: { requested } });
+  }
+
+  private async flushQueue(): Promise<{ forwarded: number; declined: number; remaining: number }> {
+    try {
+      const report = await this.deps.flushQueue();
+      this.audit.record({ actor: 'operator', action: 'queue-flush', result: 'ok', details: { ...report } });
+      return report;
+    } catch (e) {
+      this.audit.record({ actor: 'operator', action: 'queue-flush', result: 'failed', code: errorCode(e) });
+      throw e;
     }
   }
 
@@ -160,12 +285,43 @@ export class OperatorDesk {
     const actor = createActor(provideFlowEffects.operator(this.deps.effects), {
       input: { settings: this.deps.settings, clock: this.deps.clock, pin, command },
     });
-    const result = await new Promise<OperatorResult>((resolve, reject) => {
-      actor.subscribe({
-        complete: () => resolve(actor.getSnapshot().output as OperatorResult),
-        error: reject,
+    let result: OperatorResult;
+    try {
+      result = await new Promise<OperatorResult>((resolve, reject) => {
+        actor.subscribe({
+          complete: () => resolve(actor.getSnapshot().output as OperatorResult),
+          error: reject,
+        });
+        actor.start();
       });
-      actor.start();
+    } catch (e) {
+      this.audit.record({
+        actor: 'operator',
+        action: command.type,
+        subject: command.transactionId,
+        result: 'failed',
+        code: errorCode(e),
+        details:
+          command.type === 'refund' && command.amountMinor !== undefined
+            ? { amountMinor: command.amountMinor }
+            : {},
+      });
+      throw e;
+    }
+    this.audit.record({
+      actor: 'operator',
+      action: command.type,
+      subject: command.transactionId,
+      result: auditResultOf(result.outcome),
+      code: result.code,
+      details: {
+        outcome: result.outcome,
+        ...(command.type === 'refund' && command.amountMinor !== undefined
+          ? { amountMinor: command.amountMinor }
+          : {}),
+        ...(result.service !== undefined ? { service: result.service } : {}),
+        ...(result.transactionId !== undefined ? { sentTransactionId: result.transactionId } : {}),
+      },
     });
     this.deps.logger.info(
       { action: command.type, outcome: result.outcome, code: result.code, service: result.service },
@@ -206,4 +362,10 @@ export class OperatorDesk {
       allowed,
     };
   }
+}
+
+/** The stable code of an error, for the audit log. */
+function errorCode(e: unknown): string {
+  const code = (e as { code?: unknown } | null)?.code;
+  return typeof code === 'string' && code.length > 0 ? code.slice(0, 64) : 'ERROR';
 }

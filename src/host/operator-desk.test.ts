@@ -1,0 +1,222 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../config/index.js';
+import { FakeTerminal, testSettings } from '../flows/testing/fake-terminal.js';
+import { openJournal, type AuditRecord, type SqliteJournal } from '../journal/index.js';
+import { silentLogger } from '../log/index.js';
+import type { OperatorStatus } from './api.js';
+import { OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
+import { OperatorPin } from './operator-pin.js';
+
+const T0 = Date.parse('2030-01-01T08:00:00Z');
+let t = T0;
+const now = (): Date => new Date(t);
+
+/** The status bar is not what these tests are about. */
+const STATUS = { terminalId: 'T-1' } as OperatorStatus;
+
+const journals: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of journals.splice(0)) j.close();
+  t = T0;
+});
+
+/** A desk over a fresh journal, with the flows' fake effects holding one approved sale `S1` of £6.00. */
+function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 })) {
+  const journal = openJournal(':memory:', { now });
+  journals.push(journal);
+  const pin = new OperatorPin(undefined, () => t);
+  const goodPin = pin.generated ?? '';
+  const fake = new FakeTerminal(T0);
+  fake.pin = goodPin;
+  fake.settled.set('G-S1', {
+    service: 'sale',
+    transactionId: 'S1',
+    gatewayId: 'G-S1',
+    amountMinor: 600,
+    refundedMinor: 0,
+    voided: false,
+  });
+  // A variable, not a literal: the desk takes what it needs of it.
+  const deps = {
+    config: parseConfig({}),
+    journal,
+    pin,
+    effects: fake,
+    settings: testSettings(),
+    clock: fake.clock,
+    now,
+    logger: silentLogger(),
+    authorizedTotal: () => undefined,
+    toLocal: (_tx: string, minor: number, currency: string) => ({ minor, currency }),
+    flushQueue,
+    changed: () => undefined,
+    status: () => STATUS,
+  };
+  const desk = new OperatorDesk(deps);
+  const wrongPin = goodPin === '000000' ? '111111' : '000000';
+  return { desk, journal, fake, goodPin, wrongPin };
+}
+
+/** The log as the operator reads it, without ids and times. */
+function log(desk: OperatorDesk): Omit<AuditRecord, 'id' | 'time'>[] {
+  return desk.auditLog().map(({ id: _id, time: _time, ...r }) => r);
+}
+
+describe('OperatorDesk audit log', () => {
+  it('records a failed PIN check and a sign-in, never the PIN', async () => {
+    const { desk, journal, goodPin, wrongPin } = setup();
+    const refused = await desk.handle({ pin: wrongPin, action: { type: 'transactions' } });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'OPERATOR_PIN' } });
+    expect(await desk.handle({ pin: goodPin, action: { type: 'transactions' } })).toMatchObject({ ok: true });
+    expect(log(desk)).toEqual([
+      {
+        actor: 'operator',
+        action: 'sign-in-failed',
+        result: 'refused',
+        code: 'OPERATOR_PIN',
+        details: { requested: 'transactions' },
+      },
+      { actor: 'operator', action: 'sign-in', result: 'ok', details: { requested: 'transactions' } },
+    ]);
+    const stored = JSON.stringify(journal.db.prepare('SELECT * FROM audit_log').all());
+    expect(stored).not.toContain(goodPin);
+    expect(stored).not.toContain(wrongPin);
+  });
+
+  it('records every PIN check refused while operator mode is locked', async () => {
+    const { desk, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: { type: 'transactions' } });
+    expect(await desk.handle({ pin: goodPin, action: { type: 'transactions' } })).toMatchObject({
+      ok: false,
+      error: { code: 'OPERATOR_LOCKED' },
+    });
+    const codes = desk.auditLog().map((r) => `${r.action}:${r.code ?? ''}`);
+    expect(codes).toEqual([
+      ...Array<string>(5).fill('sign-in-failed:OPERATOR_PIN'),
+      'sign-in-failed:OPERATOR_LOCKED',
+    ]);
+  });
+
+  it('records one sign-in per operator session, and a new one after a failure or a long pause', async () => {
+    const { desk, goodPin, wrongPin } = setup();
+    await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    t += 60_000;
+    await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    t += 60_000;
+    await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    expect(desk.auditLog().map((r) => r.action)).toEqual(['sign-in']);
+    t += OPERATOR_SESSION_IDLE_MS;
+    await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    await desk.handle({ pin: wrongPin, action: { type: 'transactions' } });
+    await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    expect(desk.auditLog().map((r) => r.action)).toEqual(['sign-in', 'sign-in', 'sign-in-failed', 'sign-in']);
+  });
+
+  it('records an approved refund with its amount and the refund sent', async () => {
+    const { desk, goodPin, fake } = setup();
+    const r = await desk.handle({
+      pin: goodPin,
+      action: { type: 'refund', transactionId: 'S1', amountMinor: 250 },
+    });
+    expect(r).toMatchObject({ ok: true, value: { type: 'refund', outcome: 'approved' } });
+    const refundTx = fake.sent.find((s) => s.service === 'refund-payment')?.transactionId;
+    expect(log(desk).at(-1)).toEqual({
+      actor: 'operator',
+      action: 'refund',
+      subject: 'S1',
+      result: 'ok',
+      code: 'APPROVED',
+      details: {
+        outcome: 'approved',
+        amountMinor: 250,
+        service: 'refund-payment',
+        sentTransactionId: refundTx,
+      },
+    });
+  });
+
+  it('records a declined refund as refused, with the outcome', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.script('refund-payment', 'declined');
+    const r = await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1' } });
+    expect(r).toMatchObject({ ok: true, value: { outcome: 'declined' } });
+    expect(log(desk).at(-1)).toMatchObject({
+      action: 'refund',
+      subject: 'S1',
+      result: 'refused',
+      details: { outcome: 'declined', service: 'refund-payment' },
+    });
+  });
+
+  it('records an approved void and a void refused after the settlement cut-off', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.voidable = false;
+    await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S1' } });
+    fake.voidable = true;
+    await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S1' } });
+    await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'NOPE' } });
+    expect(
+      desk
+        .auditLog()
+        .filter((r) => r.action === 'void')
+        .map((r) => [r.subject, r.result, r.code]),
+    ).toEqual([
+      ['S1', 'refused', 'NOT_VOIDABLE'],
+      ['S1', 'ok', 'APPROVED'],
+      ['NOPE', 'refused', 'NOT_FOUND'],
+    ]);
+  });
+
+  it('records a queue flush and its figures, or its failure', async () => {
+    let fails = false;
+    const { desk, goodPin } = setup(() =>
+      fails
+        ? Promise.reject(Object.assign(new Error('gateway down'), { code: 'GW_CONNECTION' }))
+        : Promise.resolve({ forwarded: 2, declined: 1, remaining: 0 }),
+    );
+    await desk.handle({ pin: goodPin, action: { type: 'flush-queue' } });
+    fails = true;
+    await expect(desk.handle({ pin: goodPin, action: { type: 'flush-queue' } })).rejects.toThrow(
+      'gateway down',
+    );
+    expect(log(desk).slice(1)).toEqual([
+      {
+        actor: 'operator',
+        action: 'queue-flush',
+        result: 'ok',
+        details: { forwarded: 2, declined: 1, remaining: 0 },
+      },
+      { actor: 'operator', action: 'queue-flush', result: 'failed', code: 'GW_CONNECTION', details: {} },
+    ]);
+  });
+
+  it('lists the log for operator mode and exports it as CSV, recording the export', async () => {
+    const { desk, goodPin } = setup();
+    await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    const view = desk.auditView({ since: '2030-01-01T08:00:00Z', limit: 10 });
+    expect(view).toMatchObject({ ok: true, value: { type: 'audit', records: [{ action: 'sign-in' }] } });
+    expect(view.ok && view.value).not.toHaveProperty('csv');
+    const exported = desk.auditView({ format: 'csv' });
+    if (!exported.ok) throw new Error(exported.error.message);
+    const rows = (exported.value.csv ?? '').split('\r\n');
+    expect(rows[0]).toBe('id,time,actor,action,subject,result,code,details');
+    expect(rows[1]).toContain(',operator,sign-in,,ok,,');
+    expect(desk.auditLog().at(-1)).toMatchObject({
+      action: 'export',
+      subject: 'audit-log',
+      details: { format: 'csv', records: 1 },
+    });
+    expect(desk.auditView({ since: 'yesterday' })).toMatchObject({
+      ok: false,
+      error: { code: 'BAD_REQUEST' },
+    });
+    expect(desk.auditView({ limit: 0 })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
+  });
+
+  it('goes on when the audit log cannot be written: the refund stands', async () => {
+    const { desk, goodPin, journal } = setup();
+    journal.db.exec('DROP TABLE audit_log');
+    const r = await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1' } });
+    expect(r).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+  });
+});

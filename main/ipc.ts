@@ -1,4 +1,5 @@
-import { IPC_CHANNELS, type Result, type TerminalApi, type TerminalSnapshot } from '../src/host/api.js';
+import { IPC_CHANNELS, type CustomerSnapshot, type Result, type TerminalApi } from '../src/host/api.js';
+import { customerFacing } from '../src/host/customer-facing.js';
 import { operatorRequestSchema, userEventSchema } from '../src/host/bridge/protocol.js';
 
 /** The part of Electron's ipcMain used here (injected so that tests need no Electron). */
@@ -14,7 +15,7 @@ export interface IpcSenderEvent {
 
 /** Where snapshots are pushed: the window's webContents. */
 export interface SnapshotTarget {
-  send(channel: string, snapshot: TerminalSnapshot): void;
+  send(channel: string, snapshot: CustomerSnapshot): void;
   isDestroyed(): boolean;
 }
 
@@ -23,17 +24,19 @@ function refused<T>(code: string, message: string): Result<T> {
 }
 
 /**
- * Serves TerminalApi on IPC_CHANNELS for the window. Arguments are validated with the same schemas as the bridge's
+ * Serves the terminal on IPC_CHANNELS for the window, as the customer sees it (`customerFacing`: no operator status). Arguments are validated with the same schemas as the bridge's
  * WebSocket messages (a compromised page is as untrusted as a socket), and only frames of the app itself may call
  * (`isTrustedSender`: a navigated-away or embedded frame gets NOT_ALLOWED). Every snapshot is pushed to `target` on
  * IPC_CHANNELS.update. Returns the function that removes the handlers and the subscription.
  */
 export function registerTerminalIpc(
   ipc: MainIpc,
-  host: TerminalApi,
+  terminal: TerminalApi,
   target: SnapshotTarget,
   isTrustedSender: (url: string) => boolean,
 ): () => void {
+  // The window is the customer's screen: snapshots reach it without the operator status.
+  const host = customerFacing(terminal);
   const guard = async <T>(event: IpcSenderEvent, run: () => Promise<Result<T>>): Promise<Result<T>> => {
     const url = event.senderFrame?.url ?? '';
     if (!isTrustedSender(url)) return refused('NOT_ALLOWED', 'IPC from a frame outside the app');

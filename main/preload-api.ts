@@ -3,8 +3,8 @@ import {
   type OperatorRequest,
   type OperatorResponse,
   type Result,
-  type TerminalApi,
-  type TerminalSnapshot,
+  type CustomerApi,
+  type CustomerSnapshot,
   type UserEvent,
 } from '../src/host/api.js';
 
@@ -16,17 +16,17 @@ export interface PreloadIpc {
 }
 
 /**
- * TerminalApi over IPC, exactly and only: four functions on fixed channels (IPC_CHANNELS). The page never sees
+ * CustomerApi over IPC, exactly and only: four functions on fixed channels (IPC_CHANNELS). The page never sees
  * ipcRenderer itself (it could then call any channel), only these closures.
  */
-export function createPreloadApi(ipc: PreloadIpc): TerminalApi {
+export function createPreloadApi(ipc: PreloadIpc): CustomerApi {
   return {
-    snapshot: () => ipc.invoke(IPC_CHANNELS.snapshot) as Promise<Result<TerminalSnapshot>>,
-    send: (event: UserEvent) => ipc.invoke(IPC_CHANNELS.send, event) as Promise<Result<TerminalSnapshot>>,
+    snapshot: () => ipc.invoke(IPC_CHANNELS.snapshot) as Promise<Result<CustomerSnapshot>>,
+    send: (event: UserEvent) => ipc.invoke(IPC_CHANNELS.send, event) as Promise<Result<CustomerSnapshot>>,
     operator: (request: OperatorRequest) =>
       ipc.invoke(IPC_CHANNELS.operator, request) as Promise<Result<OperatorResponse>>,
-    subscribe(listener: (snapshot: TerminalSnapshot) => void) {
-      const forward = (_event: unknown, snapshot: unknown): void => listener(snapshot as TerminalSnapshot);
+    subscribe(listener: (snapshot: CustomerSnapshot) => void) {
+      const forward = (_event: unknown, snapshot: unknown): void => listener(snapshot as CustomerSnapshot);
       ipc.on(IPC_CHANNELS.update, forward);
       return () => {
         ipc.removeListener(IPC_CHANNELS.update, forward);

@@ -2,28 +2,28 @@ import type {
   OperatorRequest,
   OperatorResponse,
   Result,
-  TerminalApi,
-  TerminalSnapshot,
+  CustomerApi,
+  CustomerSnapshot,
   UserEvent,
   WsMessage,
   WsRequest,
 } from '../../src/host/api.js';
 
 /**
- * The renderer's one door to the terminal: TerminalApi over the preload (`window.terminal`, Electron) or over the
+ * The renderer's one door to the terminal: CustomerApi over the preload (`window.terminal`, Electron) or over the
  * headless bridge's WebSocket (any browser). Nothing else in the renderer talks to the outside world.
  */
 
 declare global {
   interface Window {
     /** Exposed by main/preload.ts through contextBridge; absent in a plain browser. */
-    readonly terminal?: TerminalApi;
+    readonly terminal?: CustomerApi;
   }
 }
 
 export type ConnectionState = 'connecting' | 'open' | 'closed';
 
-export interface TerminalClient extends TerminalApi {
+export interface TerminalClient extends CustomerApi {
   /** Which transport carries the API. */
   readonly transport: 'ipc' | 'websocket';
   /** Called on every connection change; 'open' is the moment to ask for a fresh snapshot. */
@@ -51,7 +51,7 @@ class WebSocketClient implements TerminalClient {
   #socket: WebSocket | undefined;
   #nextId = 1;
   #pending = new Map<number, { resolve: (r: Result<unknown>) => void; timer: number }>();
-  #listeners = new Set<(s: TerminalSnapshot) => void>();
+  #listeners = new Set<(s: CustomerSnapshot) => void>();
   #connectionListeners = new Set<(s: ConnectionState) => void>();
   #delay = RECONNECT_MIN_MS;
 
@@ -118,11 +118,11 @@ class WebSocketClient implements TerminalClient {
     });
   }
 
-  snapshot(): Promise<Result<TerminalSnapshot>> {
+  snapshot(): Promise<Result<CustomerSnapshot>> {
     return this.#request((id) => ({ id, method: 'snapshot' }));
   }
 
-  send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
+  send(event: UserEvent): Promise<Result<CustomerSnapshot>> {
     return this.#request((id) => ({ id, method: 'send', params: event }));
   }
 
@@ -130,7 +130,7 @@ class WebSocketClient implements TerminalClient {
     return this.#request((id) => ({ id, method: 'operator', params: request }));
   }
 
-  subscribe(listener: (snapshot: TerminalSnapshot) => void): () => void {
+  subscribe(listener: (snapshot: CustomerSnapshot) => void): () => void {
     this.#listeners.add(listener);
     return () => this.#listeners.delete(listener);
   }
@@ -143,17 +143,17 @@ class WebSocketClient implements TerminalClient {
 /** The preload's API: always connected while the window lives. */
 class IpcClient implements TerminalClient {
   readonly transport = 'ipc' as const;
-  constructor(private readonly api: TerminalApi) {}
-  snapshot(): Promise<Result<TerminalSnapshot>> {
+  constructor(private readonly api: CustomerApi) {}
+  snapshot(): Promise<Result<CustomerSnapshot>> {
     return this.api.snapshot();
   }
-  send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
+  send(event: UserEvent): Promise<Result<CustomerSnapshot>> {
     return this.api.send(event);
   }
   operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     return this.api.operator(request);
   }
-  subscribe(listener: (snapshot: TerminalSnapshot) => void): () => void {
+  subscribe(listener: (snapshot: CustomerSnapshot) => void): () => void {
     return this.api.subscribe(listener);
   }
   onConnection(listener: (state: ConnectionState) => void): void {

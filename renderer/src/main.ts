@@ -1,24 +1,22 @@
 import './styles.css';
-import type { Screen, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import type { Screen, CustomerSnapshot, UserEvent } from '../../src/host/api.js';
 import { connectTerminal, type ConnectionState, type TerminalClient } from './client.js';
 import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
 import { OperatorPanel } from './operator-panel.js';
-import { renderStatusBar } from './status-bar.js';
 
 /**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
  * customer's events; the terminal's answer (or its next pushed snapshot) decides what comes next.
  */
 class App {
-  #snapshot: TerminalSnapshot | undefined;
+  #snapshot: CustomerSnapshot | undefined;
   #connection: ConnectionState = 'connecting';
   #renderedCustomer = '';
   #renderedScreen: Screen | undefined;
   #pending = false;
   #problem: string | undefined;
   readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '' };
-  readonly #statusSlot = h('div', { class: 'status-slot' });
   readonly #customerSlot = h('main', { class: 'customer-slot', testid: 'customer-slot' });
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #operator: OperatorPanel;
@@ -29,16 +27,42 @@ class App {
   ) {
     this.#operator = new OperatorPanel(client);
     root.dataset.transport = client.transport;
-    replaceChildren(root, this.#statusSlot, this.#problemSlot, this.#customerSlot, this.#operator.element);
+    replaceChildren(root, this.#problemSlot, this.#customerSlot, this.#operator.element);
+    this.#listenForOperator(root);
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
       if (state === 'open') void this.#refresh();
-      this.#renderStatus();
       this.#renderProblem();
     });
-    this.#renderStatus();
     this.#renderProblem();
+  }
+
+  /**
+   * Operator mode is entered discreetly, never from a button a customer sees: the key combination Ctrl+Alt+O (a
+   * service keyboard inside the cabinet), or a press held for three seconds on the top-left corner of the screen
+   * (a touch screen). Either only opens the PIN prompt.
+   */
+  #listenForOperator(root: HTMLElement): void {
+    document.addEventListener('keydown', (e) => {
+      if (e.ctrlKey && e.altKey && (e.key === 'o' || e.key === 'O')) {
+        e.preventDefault();
+        this.#operator.open();
+      }
+    });
+    let held: ReturnType<typeof setTimeout> | undefined;
+    const release = (): void => {
+      if (held !== undefined) clearTimeout(held);
+      held = undefined;
+    };
+    root.addEventListener('pointerdown', (e) => {
+      if (e.clientX > 64 || e.clientY > 64) return;
+      release();
+      held = setTimeout(() => this.#operator.open(), 3_000);
+    });
+    root.addEventListener('pointerup', release);
+    root.addEventListener('pointercancel', release);
+    root.addEventListener('pointerleave', release);
   }
 
   async #refresh(): Promise<void> {
@@ -53,11 +77,10 @@ class App {
     }
   }
 
-  #apply(snapshot: TerminalSnapshot): void {
+  #apply(snapshot: CustomerSnapshot): void {
     if (this.#snapshot && snapshot.seq <= this.#snapshot.seq) return;
     this.#snapshot = snapshot;
     this.root.lang = snapshot.locale.split('-')[0] ?? 'en';
-    this.#renderStatus();
     this.#renderCustomer();
   }
 
@@ -80,13 +103,6 @@ class App {
     this.#customerSlot.inert = busy;
     if (busy) this.#customerSlot.setAttribute('aria-busy', 'true');
     else this.#customerSlot.removeAttribute('aria-busy');
-  }
-
-  #renderStatus(): void {
-    replaceChildren(
-      this.#statusSlot,
-      renderStatusBar(this.#snapshot?.status, this.#connection, () => this.#operator.open()),
-    );
   }
 
   #renderProblem(): void {

@@ -2,12 +2,14 @@ import type {
   ApiError,
   OperatorAction,
   OperatorResponse,
+  OperatorStatus,
   Result,
   TransactionSummary,
 } from '../../src/host/api.js';
 import { parseDecimal } from '../../src/money/index.js';
 import type { TerminalClient } from './client.js';
 import { button, h, replaceChildren } from './dom.js';
+import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
 interface Armed {
@@ -30,6 +32,8 @@ export class OperatorPanel {
   #armed: Armed | undefined;
   #busy = false;
   #refundDrafts = new Map<string, string>();
+  #status: OperatorStatus | undefined;
+  #statusTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly client: TerminalClient) {
     this.element = h('div', {
@@ -45,6 +49,9 @@ export class OperatorPanel {
   }
 
   close(): void {
+    if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
+    this.#statusTimer = undefined;
+    this.#status = undefined;
     this.#pin = '';
     this.#transactions = undefined;
     this.#notice = undefined;
@@ -79,6 +86,18 @@ export class OperatorPanel {
     this.#pin = pin;
     this.#notice = undefined;
     this.#accept(r.value);
+    // The status figures come only to a signed-in operator, and stay fresh while the panel is open.
+    await this.#refreshStatus();
+    this.#statusTimer = setInterval(() => void this.#refreshStatus(), 2_000);
+  }
+
+  async #refreshStatus(): Promise<void> {
+    if (this.#pin === '') return;
+    const r = await this.client.operator({ pin: this.#pin, action: { type: 'status' } });
+    if (r.ok && r.value.type === 'status') {
+      this.#status = r.value.status;
+      this.#render();
+    }
   }
 
   async #reload(): Promise<void> {
@@ -98,6 +117,9 @@ export class OperatorPanel {
           text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}`,
           error: false,
         };
+        break;
+      case 'status':
+        this.#status = response.status;
         break;
       case 'flush-queue':
         this.#notice = {
@@ -177,12 +199,14 @@ export class OperatorPanel {
         })
       : null;
     const body = this.#pin === '' ? this.#renderSignIn() : this.#renderSignedIn();
+    const status = this.#pin !== '' && this.#status ? renderStatusBar(this.#status) : null;
     replaceChildren(
       this.element,
       h(
         'div',
         { class: 'operator-sheet', attrs: this.#busy ? { 'aria-busy': 'true' } : {} },
         header,
+        status,
         notice,
         body,
       ),

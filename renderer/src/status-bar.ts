@@ -1,16 +1,12 @@
 import type { OperatorStatus } from '../../src/host/api.js';
-import type { ConnectionState } from './client.js';
-import { button, h } from './dom.js';
+import { h } from './dom.js';
 
 /**
- * The operator status bar: reader health, gateway, offline queue, recovery and journal. It sits apart from the
- * customer area (DESIGN.md: the status bar is for the operator, never the customer screen) in small type.
+ * The operator status bar: reader health, gateway, offline queue, recovery and journal. Shown only inside the operator
+ * panel once the PIN was accepted (issue 13: no operator figure on any customer screen); the figures come from the
+ * operator request `{type: 'status'}`, never from the customer's snapshots.
  */
-export function renderStatusBar(
-  status: OperatorStatus | undefined,
-  connection: ConnectionState,
-  openOperator: () => void,
-): HTMLElement {
+export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement {
   const item = (testid: string, label: string, value: string, level: 'ok' | 'warn' | 'bad'): HTMLElement =>
     h(
       'span',
@@ -71,13 +67,10 @@ export function renderStatusBar(
       ),
     );
   }
-  const link = connection === 'open' ? 'connected' : connection;
   return h(
-    'header',
-    { class: 'status-bar', testid: 'status-bar' },
+    'div',
+    { class: 'status-bar', testid: 'status-bar', attrs: { role: 'status' } },
     h('span', { class: 'status-terminal', testid: 'status-terminal', text: status?.terminalId ?? '…' }),
     ...items,
-    item('status-link', 'Link', link, connection === 'open' ? 'ok' : 'bad'),
-    button('Operator', 'operator-open', openOperator, 'btn btn-small'),
   );
 }

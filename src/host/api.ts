@@ -127,6 +127,13 @@ export interface OperatorStatus {
   outOfService?: string;
 }
 
+/**
+ * What the customer's screen receives (the headless bridge, Electron IPC): a {@link TerminalSnapshot} without the
+ * operator status — reader, gateway, queue and journal figures reach the UI only through an operator request with the
+ * PIN (`{type: 'status'}`).
+ */
+export type CustomerSnapshot = Omit<TerminalSnapshot, 'status'>;
+
 export interface TerminalSnapshot {
   /** Increases with every change; a client ignores snapshots older than the one it has. */
   seq: number;
@@ -163,7 +170,9 @@ export type OperatorAction =
   | { type: 'transactions'; limit?: number }
   | { type: 'refund'; transactionId: string; amountMinor?: number }
   | { type: 'void'; transactionId: string }
-  | { type: 'flush-queue' };
+  | { type: 'flush-queue' }
+  /** The operator status (the figures the customer never sees). */
+  | { type: 'status' };
 
 export interface OperatorRequest {
   pin: string;
@@ -184,6 +193,7 @@ export interface TransactionSummary {
 }
 
 export type OperatorResponse =
+  | { type: 'status'; status: OperatorStatus }
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
@@ -220,4 +230,12 @@ export type WsRequest =
   | { id: number; method: 'operator'; params: OperatorRequest };
 
 export type WsMessage =
-  { id: number | null; result: Result<unknown> } | { type: 'snapshot'; snapshot: TerminalSnapshot };
+  { id: number | null; result: Result<unknown> } | { type: 'snapshot'; snapshot: CustomerSnapshot };
+
+/** The terminal as the UI transports serve it: customer snapshots only (see {@link CustomerSnapshot}). */
+export interface CustomerApi {
+  snapshot(): Promise<Result<CustomerSnapshot>>;
+  send(event: UserEvent): Promise<Result<CustomerSnapshot>>;
+  operator(request: OperatorRequest): Promise<Result<OperatorResponse>>;
+  subscribe(listener: (snapshot: CustomerSnapshot) => void): () => void;
+}

@@ -19,7 +19,7 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { formatMoney } from '../money/index.js';
-import type { OperatorRequest, OperatorResponse, Result, TransactionSummary } from './api.js';
+import type { OperatorRequest, OperatorResponse, OperatorStatus, Result, TransactionSummary } from './api.js';
 import { auditCsv } from './audit-csv.js';
 import { AuditTrail } from './audit-trail.js';
 import { sameLocalDay } from './local-time.js';
@@ -151,6 +151,8 @@ export class OperatorDesk {
       ) => { minor: number; currency: string };
       flushQueue: () => Promise<{ forwarded: number; declined: number; remaining: number }>;
       changed: () => void;
+      /** The operator status bar's figures (never on a customer screen: only through here, with the PIN). */
+      status: () => OperatorStatus;
       /** Where operator actions are recorded; default: the audit log of `journal`. */
       audit?: AuditTrail;
     },
@@ -188,6 +190,8 @@ export class OperatorDesk {
     }
     this.signedIn(a.type);
     switch (a.type) {
+      case 'status':
+        return ok({ type: 'status', status: this.deps.status() });
       case 'transactions':
         return ok({
           type: 'transactions',

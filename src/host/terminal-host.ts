@@ -290,6 +290,7 @@ export class TerminalHost implements TerminalApi {
       toLocal: (tx, minor, currency) => this.payments.toLocal(tx, minor, currency),
       flushQueue: () => this.background.forward(),
       changed: () => this.changed(),
+      status: () => this.status(),
     });
     this.background = new BackgroundWork({
       config,

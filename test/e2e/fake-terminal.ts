@@ -223,6 +223,8 @@ export class FakeTerminal implements TerminalApi {
       case 'TAP_ENTRY':
       case 'TAP_EXIT':
       case 'CREDIT':
+      case 'SET_ACCESSIBILITY':
+      case 'MORE_TIME':
         return refuse();
     }
     return this.snapshot();
@@ -262,6 +264,8 @@ export class FakeTerminal implements TerminalApi {
           ok: true,
           value: { type: 'flush-queue', forwarded: 0, declined: 0, remaining: 0 },
         });
+      case 'status':
+        return Promise.resolve({ ok: true, value: { type: 'status', status: this.#snapshot().status } });
     }
   }
 

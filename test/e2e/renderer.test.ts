@@ -94,9 +94,12 @@ describe('renderer in a real browser', () => {
     // The secret left the address bar: it was exchanged for a cookie.
     expect(page.url()).toBe(`http://127.0.0.1:${bridge.port}/`);
     await onScreen(page, 'idle');
-    await expect
-      .poll(() => page.getByTestId('status-reader').textContent(), { timeout: 10_000 })
-      .toContain('sim ok');
+    // The customer's screen is the customer's: no status bar, no operator figure, no operator button.
+    expect(await page.getByTestId('status-bar').count()).toBe(0);
+    expect(await page.getByTestId('operator-open').count()).toBe(0);
+    const text = (await page.locator('body').innerText()).toLowerCase();
+    for (const figure of ['journal', 'offline queue', 'sandbox', 'sim-1.0', 'pt000001'])
+      expect(text).not.toContain(figure);
     await page.getByTestId('action-START').click();
     await onScreen(page, 'enter-ticket');
     for (const key of ['4', '2', '0', '0', '7']) await page.getByTestId(`ticket-key-${key}`).click();
@@ -207,7 +210,8 @@ describe('renderer in a real browser', () => {
     await page.getByTestId('action-CONFIRM').click();
     await onScreen(page, 'approved');
 
-    await page.getByTestId('operator-open').click();
+    // Entered discreetly: the service key combination opens the PIN prompt, nothing the customer can see.
+    await page.keyboard.press('Control+Alt+O');
     await page.getByTestId('operator-pin').fill('9999');
     await page.getByTestId('operator-login').click();
     await expect
@@ -219,6 +223,10 @@ describe('renderer in a real browser', () => {
     await page.getByTestId('operator-login').click();
     const row = page.locator('[data-testid^="txn-T"]').first();
     await row.waitFor();
+    // The status figures show inside the panel, to the signed-in operator only.
+    await expect
+      .poll(() => page.getByTestId('status-reader').textContent(), { timeout: 10_000 })
+      .toContain('sim ok');
     const id = ((await row.getAttribute('data-testid')) ?? '').slice('txn-'.length);
     await page.getByTestId(`void-${id}`).click();
     await page.getByTestId('confirm-void').click();
@@ -232,7 +240,11 @@ describe('renderer in a real browser', () => {
     await page.getByTestId('operator-close').click();
     expect(await page.getByTestId('operator-panel').isHidden()).toBe(true);
 
-    expect(fake.operatorRequests.map((r) => [r.pin, r.action.type])).toEqual([
+    expect(fake.operatorRequests.some((r) => r.action.type === 'status' && r.pin === FAKE_PIN)).toBe(true);
+    expect(fake.operatorRequests.some((r) => r.action.type === 'status' && r.pin !== FAKE_PIN)).toBe(false);
+    expect(
+      fake.operatorRequests.filter((r) => r.action.type !== 'status').map((r) => [r.pin, r.action.type]),
+    ).toEqual([
       ['9999', 'transactions'],
       [FAKE_PIN, 'transactions'],
       [FAKE_PIN, 'void'],

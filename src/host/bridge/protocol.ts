@@ -56,6 +56,7 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
   z.strictObject({ type: z.literal('refund'), transactionId, amountMinor: minor.optional() }),
   z.strictObject({ type: z.literal('void'), transactionId }),
   z.strictObject({ type: z.literal('flush-queue') }),
+  z.strictObject({ type: z.literal('status') }),
 ]);
 
 export const operatorRequestSchema: z.ZodType<OperatorRequest> = z.strictObject({

@@ -167,7 +167,10 @@ describe('bridge WebSocket', () => {
     const log = await connect();
     const snap = await log.ask(JSON.stringify({ id: 1, method: 'snapshot' }), 1);
     expect(snap).toMatchObject({ id: 1, result: { ok: true, value: { customer: { screen: 'idle' } } } });
+    // The page is the customer's screen: the operator status never travels to it with a snapshot.
+    expect(JSON.stringify(snap)).not.toContain('"status"');
     const sent = await log.ask(JSON.stringify({ id: 2, method: 'send', params: { type: 'START' } }), 2);
+    expect(JSON.stringify(sent)).not.toContain('"status"');
     expect(sent).toMatchObject({
       id: 2,
       result: { ok: true, value: { customer: { screen: 'enter-ticket' } } },

@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { silentLogger, type Logger } from '../../log/index.js';
 import type { Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
+import { customerFacing } from '../customer-facing.js';
 import {
   checkRequestSource,
   newSecret,
@@ -109,7 +110,9 @@ function refusalText(refusal: Refusal): string {
  * cookie (a non-browser client may present `?s=SECRET` on `/ws` instead). Every snapshot of `api` is pushed to every
  * open socket as `{type: "snapshot", snapshot}`.
  */
-export async function startBridge(api: TerminalApi, options: BridgeOptions): Promise<Bridge> {
+export async function startBridge(terminal: TerminalApi, options: BridgeOptions): Promise<Bridge> {
+  // The page is the customer's screen: snapshots reach it without the operator status.
+  const api = customerFacing(terminal);
   const logger = options.logger ?? silentLogger();
   let root: string;
   try {

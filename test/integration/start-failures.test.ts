@@ -9,7 +9,7 @@ import { WebSocket } from 'ws';
 import { main } from '../../src/cli/main.js';
 import type { ProcessBoundary } from '../../src/cli/output.js';
 import { fileKeyProvider, openJournal } from '../../src/journal/index.js';
-import type { TerminalSnapshot, WsMessage } from '../../src/host/api.js';
+import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -267,7 +267,8 @@ describe('parking-terminal start stopped by SIGTERM', () => {
 });
 
 /** Opens the bridge's WebSocket with the start's secret and asks for one snapshot. */
-async function snapshotOf(port: string, secret: string): Promise<TerminalSnapshot> {
+/** One request over the bridge's WebSocket, answered by its result. */
+async function ask(port: string, secret: string, request: Record<string, unknown>): Promise<unknown> {
   const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
     headers: { Origin: `http://127.0.0.1:${port}` },
   });
@@ -282,13 +283,18 @@ async function snapshotOf(port: string, secret: string): Promise<TerminalSnapsho
         if ('id' in m && m.id === 1) done(m);
       }),
     );
-    ws.send(JSON.stringify({ id: 1, method: 'snapshot' }));
+    ws.send(JSON.stringify({ id: 1, ...request }));
     const m = await answer;
-    if (!('result' in m) || !m.result.ok) throw new Error(`snapshot refused: ${JSON.stringify(m)}`);
-    return m.result.value as TerminalSnapshot;
+    if (!('result' in m) || !m.result.ok) throw new Error(`request refused: ${JSON.stringify(m)}`);
+    return m.result.value;
   } finally {
     ws.terminate();
   }
+}
+
+/** What the customer's screen receives: no operator status. */
+async function snapshotOf(port: string, secret: string): Promise<CustomerSnapshot> {
+  return (await ask(port, secret, { method: 'snapshot' })) as CustomerSnapshot;
 }
 
 describe('parking-terminal start and an unexpected error', () => {
@@ -332,7 +338,14 @@ describe('parking-terminal start and an unexpected error', () => {
     raise!(new Error('a bug in the core'), 'unhandledRejection');
     const snapshot = await snapshotOf(port!, secret!);
     expect(snapshot.customer.screen).toBe('out-of-service');
-    expect(snapshot.status.outOfService).toContain('a bug in the core');
+    // The reason is the operator's: not on the customer's screen, in the status with the PIN.
+    expect(JSON.stringify(snapshot)).not.toContain('a bug in the core');
+    const pin = /Operator PIN for this start: (\d+)/.exec(out)?.[1] ?? '';
+    const status = (await ask(port!, secret!, {
+      method: 'operator',
+      params: { pin, action: { type: 'status' } },
+    })) as { status: OperatorStatus };
+    expect(status.status.outOfService).toContain('a bug in the core');
 
     stop.abort();
     expect(await exit).toBe(1);

@@ -8,6 +8,8 @@ import {
   formatKeyed,
   isWaitScreen,
   keyedMinor,
+  labelFor,
+  langTag,
   pressKey,
   svgDataUrl,
 } from './view-model.js';
@@ -26,29 +28,40 @@ const MAX_TICKET = 32;
 
 /** The customer area for one snapshot: title, message, amount, the screen's widget and its buttons. */
 export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLElement {
+  const label = (key: string, fallback: string): string => labelFor(view.labels, key, fallback);
+  if (view.language) {
+    // The whole document speaks the customer's language: screen readers pick the voice, ar_AE lays out right to left.
+    document.documentElement.lang = langTag(view.language.current);
+    document.documentElement.dir = view.language.direction;
+  }
   const offered = new Set(view.actions);
   const dccScreen = view.screen === 'choose-currency';
-  const title = dccScreen ? DCC_TITLE : view.title || defaultTitle(view.screen);
+  const title = dccScreen ? view.dcc?.title || DCC_TITLE : view.title || defaultTitle(view.screen);
   const body: Child[] = [];
 
-  if (offered.has('ENTER_TICKET')) body.push(ticketEntry(ctx));
-  if (offered.has('ENTER_AMOUNT')) body.push(amountEntry(view, ctx));
+  if (offered.has('ENTER_TICKET')) body.push(ticketEntry(ctx, label));
+  if (offered.has('ENTER_AMOUNT')) body.push(amountEntry(view, ctx, label));
   if (offered.has('CHOOSE_DURATION') && view.durations)
     body.push(durationList(view.durations, 'CHOOSE_DURATION', ctx));
   if (offered.has('CHOOSE_CURRENCY')) body.push(currencyChoice(view, ctx));
-  if (view.session) body.push(sessionPanel(view.session));
+  if (view.session) body.push(sessionPanel(view.session, label));
   if (offered.has('EXTEND') && view.durations) body.push(durationList(view.durations, 'EXTEND', ctx));
   if (view.screen === 'present-card') body.push(h('div', { class: 'card-slot', testid: 'card-slot' }));
   if (isWaitScreen(view.screen)) body.push(h('div', { class: 'spinner', testid: 'spinner' }));
-  if (view.receipt) body.push(receipt(view.receipt));
+  if (view.receipt) body.push(receipt(view.receipt, label));
 
   const buttons = view.actions
     .map((type) => {
-      const label = actionLabel(type);
-      if (label === null) return null;
+      const fallback = actionLabel(type);
+      if (fallback === null) return null;
       const kind = type === 'CANCEL' ? 'btn btn-secondary' : 'btn btn-primary';
       // `actionLabel` returned a label, so the event carries no data.
-      return button(label, `action-${type}`, () => ctx.send({ type } as UserEvent), kind);
+      return button(
+        label(`action.${type}`, fallback),
+        `action-${type}`,
+        () => ctx.send({ type } as UserEvent),
+        kind,
+      );
     })
     .filter((b) => b !== null);
 
@@ -62,14 +75,58 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
       ? h('p', { class: 'amount', testid: 'customer-amount', text: view.amount.text })
       : null,
     view.maskedPan && !dccScreen
-      ? h('p', { class: 'masked-pan', testid: 'masked-pan', text: `Card ${view.maskedPan}` })
+      ? h('p', {
+          class: 'masked-pan',
+          testid: 'masked-pan',
+          text: `${label('card', 'Card')} ${view.maskedPan}`,
+        })
       : null,
     ...body,
     buttons.length > 0 ? h('div', { class: 'actions', testid: 'actions' }, ...buttons) : null,
+    view.language ? languageChoice(view.language, ctx, label) : null,
   );
 }
 
-function ticketEntry(ctx: CustomerContext): HTMLElement {
+type Label = (key: string, fallback: string) => string;
+
+/**
+ * The language button, on every screen: opens the list of languages, each by its own name and in its own `lang`, and
+ * sends SET_LANGUAGE; the terminal answers with the screen in that language.
+ */
+function languageChoice(
+  language: NonNullable<CustomerView['language']>,
+  ctx: CustomerContext,
+  label: Label,
+): HTMLElement {
+  const list = h(
+    'div',
+    { class: 'language-list', testid: 'language-list', attrs: { role: 'group', hidden: '' } },
+    ...language.available.map((option) => {
+      const b = button(
+        option.name,
+        `language-${option.locale}`,
+        () => ctx.send({ type: 'SET_LANGUAGE', locale: option.locale }),
+        'btn btn-secondary language-option',
+      );
+      b.lang = langTag(option.locale);
+      if (option.locale === language.current) b.setAttribute('aria-current', 'true');
+      return b;
+    }),
+  );
+  const toggle = button(
+    label('language', 'Language'),
+    'language-button',
+    () => {
+      list.hidden = !list.hidden;
+      toggle.setAttribute('aria-expanded', String(!list.hidden));
+    },
+    'btn btn-secondary language-button',
+  );
+  toggle.setAttribute('aria-expanded', 'false');
+  return h('nav', { class: 'language', testid: 'language' }, toggle, list);
+}
+
+function ticketEntry(ctx: CustomerContext, label: Label): HTMLElement {
   const input = h('input', {
     class: 'ticket-input',
     testid: 'ticket-input',
@@ -80,7 +137,7 @@ function ticketEntry(ctx: CustomerContext): HTMLElement {
       autocapitalize: 'characters',
       spellcheck: 'false',
       maxlength: String(MAX_TICKET),
-      'aria-label': 'Ticket number or licence plate',
+      'aria-label': label('ticketInput', 'Ticket number or licence plate'),
     },
   });
   input.value = ctx.drafts.ticket;
@@ -95,8 +152,9 @@ function ticketEntry(ctx: CustomerContext): HTMLElement {
     if (e.key === 'Enter') submit();
   });
   const keys = ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'back', '0', 'clear'].map((key) =>
-    button(
-      keyLabel(key),
+    keyButton(
+      key,
+      label,
       `ticket-key-${key}`,
       () => {
         if (key === 'back') input.value = input.value.slice(0, -1);
@@ -112,17 +170,25 @@ function ticketEntry(ctx: CustomerContext): HTMLElement {
     { class: 'entry', testid: 'ticket-entry' },
     input,
     h('div', { class: 'keypad' }, ...keys),
-    button('Continue', 'action-ENTER_TICKET', submit, 'btn btn-primary'),
+    button(label('continue', 'Continue'), 'action-ENTER_TICKET', submit, 'btn btn-primary'),
   );
 }
 
-function keyLabel(key: string): string {
-  if (key === 'back') return '⌫';
-  if (key === 'clear') return 'Clear';
-  return key;
+/** A keypad key: digits as themselves, `clear` by its label, `back` as ⌫ named by its label for screen readers. */
+function keyButton(
+  key: string,
+  label: Label,
+  testid: string,
+  onClick: () => void,
+  kind: string,
+): HTMLElement {
+  if (key === 'clear') return button(label('keypad.clear', 'Clear'), testid, onClick, kind);
+  const b = button(key === 'back' ? '⌫' : key, testid, onClick, kind);
+  if (key === 'back') b.setAttribute('aria-label', label('keypad.back', 'Delete last character'));
+  return b;
 }
 
-function amountEntry(view: CustomerView, ctx: CustomerContext): HTMLElement {
+function amountEntry(view: CustomerView, ctx: CustomerContext, label: Label): HTMLElement {
   const currency = view.amount?.currency;
   const display = h('output', {
     class: 'keyed-amount',
@@ -130,8 +196,9 @@ function amountEntry(view: CustomerView, ctx: CustomerContext): HTMLElement {
     text: formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale),
   });
   const keys = ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'clear', '0', 'back'].map((key) =>
-    button(
-      keyLabel(key),
+    keyButton(
+      key,
+      label,
       `amount-key-${key}`,
       () => {
         ctx.drafts.amountDigits = pressKey(ctx.drafts.amountDigits, key);
@@ -146,7 +213,7 @@ function amountEntry(view: CustomerView, ctx: CustomerContext): HTMLElement {
     display,
     h('div', { class: 'keypad' }, ...keys),
     button(
-      'Continue',
+      label('continue', 'Continue'),
       'action-ENTER_AMOUNT',
       () => {
         const minor = keyedMinor(ctx.drafts.amountDigits);
@@ -220,22 +287,22 @@ function currencyChoice(view: CustomerView, ctx: CustomerContext): HTMLElement {
   );
 }
 
-function sessionPanel(session: NonNullable<CustomerView['session']>): HTMLElement {
-  const row = (label: string, value: string | undefined, testid: string): Child =>
+function sessionPanel(session: NonNullable<CustomerView['session']>, label: Label): HTMLElement {
+  const row = (name: string, value: string | undefined, testid: string): Child =>
     value === undefined
       ? null
-      : h('div', { class: 'row', testid }, h('dt', { text: label }), h('dd', { text: value }));
+      : h('div', { class: 'row', testid }, h('dt', { text: name }), h('dd', { text: value }));
   return h(
     'dl',
     { class: 'session', testid: 'session' },
-    row('Session', session.id, 'session-id'),
-    row('Since', session.startedAt, 'session-started'),
-    row('Paid until', session.paidUntil, 'session-paid-until'),
-    row('Held on card', session.held?.text, 'session-held'),
+    row(label('session.id', 'Session'), session.id, 'session-id'),
+    row(label('session.since', 'Since'), session.startedAt, 'session-started'),
+    row(label('session.paidUntil', 'Paid until'), session.paidUntil, 'session-paid-until'),
+    row(label('session.held', 'Held on card'), session.held?.text, 'session-held'),
   );
 }
 
-function receipt(r: Receipt): HTMLElement {
+function receipt(r: Receipt, label: Label): HTMLElement {
   return h(
     'div',
     { class: 'receipt', testid: 'receipt' },
@@ -260,7 +327,7 @@ function receipt(r: Receipt): HTMLElement {
             testid: 'receipt-qr',
             attrs: {
               src: svgDataUrl(r.link.qrSvg),
-              alt: 'QR code of your receipt link',
+              alt: label('receiptQr', 'QR code of your receipt link'),
               width: '220',
               height: '220',
             },

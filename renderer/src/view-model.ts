@@ -35,8 +35,20 @@ export function actionLabel(type: UserEvent['type']): string | null {
     case 'CHOOSE_CURRENCY':
     case 'EXTEND':
     case 'SET_ACCESSIBILITY':
+    case 'SET_LANGUAGE':
       return null;
   }
+}
+
+/** A label from the terminal's snapshot (in the customer's language), or the renderer's en_GB one without it. */
+export function labelFor(labels: Record<string, string> | undefined, key: string, fallback: string): string {
+  const label = labels?.[key];
+  return label !== undefined && label.length > 0 ? label : fallback;
+}
+
+/** The BCP 47 tag of a terminal locale (`ar_AE` → `ar-AE`), for `lang` attributes. */
+export function langTag(locale: string): string {
+  return locale.replace('_', '-');
 }
 
 /** The title shown when the terminal sends none. */

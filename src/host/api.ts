@@ -92,6 +92,17 @@ export interface CustomerView {
   accessibility?: boolean;
   /** "Do you need more time?": asked on an input screen left without input; `expiresAt` is when it is left. */
   prompt?: { kind: 'more-time'; expiresAt: string; seconds: number };
+  /**
+   * The customer's language (`de_DE`), its writing direction and the languages on offer by their own names (the
+   * language button; SET_LANGUAGE with one of their `locale`s). Every text of this view is in `current`.
+   */
+  language?: { current: string; direction: 'ltr' | 'rtl'; available: { locale: string; name: string }[] };
+  /**
+   * Button and field labels in the customer's language, by key: `action.<event type>` for the plain buttons,
+   * `continue`, `extend`, `language`, `keypad.clear`, `keypad.back`, `ticketInput`, `card`, `session.id`,
+   * `session.since`, `session.paidUntil`, `session.held`, `receiptQr`.
+   */
+  labels?: Record<string, string>;
 }
 
 export interface RecoveryItem {
@@ -163,6 +174,11 @@ export type UserEvent =
   | { type: 'SET_ACCESSIBILITY'; on: boolean }
   /** The answer "yes" to "Do you need more time?". */
   | { type: 'MORE_TIME' }
+  /**
+   * The customer's language for this session (a `locale` of `CustomerView.language.available`), accepted on every
+   * customer screen; back to `terminal.locale` after the session. An unknown locale: error BAD_LOCALE, nothing changes.
+   */
+  | { type: 'SET_LANGUAGE'; locale: string }
   | { type: 'DONE' };
 
 /** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */

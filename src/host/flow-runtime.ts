@@ -1,7 +1,6 @@
 import { createActor, type AnyActorRef } from 'xstate';
 import type { Config } from '../config/index.js';
 import {
-  dccMarkupText,
   dccRateText,
   describeView,
   flowSettingsFromConfig,
@@ -10,8 +9,19 @@ import {
   type FlowSettings,
   type ReceiptData,
 } from '../flows/index.js';
+import {
+  BASE_LOCALE,
+  CATALOGUES,
+  formatAmount,
+  formatClockTime,
+  formatDuration,
+  MESSAGE_KEYS,
+  translator,
+  type MessageKey,
+  type SupportedLocale,
+  type Translator,
+} from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
-import { formatMoney } from '../money/index.js';
 import type { CustomerView, DisplayAmount, Screen, UserEvent } from './api.js';
 import { localDateTime } from './local-time.js';
 
@@ -49,55 +59,54 @@ export function createFlowActor(
   return { actor, settings, clock };
 }
 
-const TITLES: Record<Screen, string> = {
-  starting: 'Starting',
-  recovering: 'One moment',
-  idle: 'Welcome',
-  'enter-ticket': 'Your ticket',
-  'choose-duration': 'How long will you stay?',
-  'enter-amount': 'Amount',
-  confirm: 'Please confirm',
-  'choose-currency': 'Select currency',
-  'present-card': 'Present your card',
-  processing: 'Processing',
-  approved: 'Approved',
-  declined: 'Declined',
-  session: 'Your parking',
-  error: 'Sorry',
-  'out-of-service': 'Out of service',
+/** The catalogue key of each screen's title. */
+export const TITLE_KEYS: Record<Screen, MessageKey> = {
+  starting: 'screen.starting.title',
+  recovering: 'screen.recovering.title',
+  idle: 'screen.idle.title',
+  'enter-ticket': 'screen.enterTicket.title',
+  'choose-duration': 'screen.chooseDuration.title',
+  'enter-amount': 'screen.enterAmount.title',
+  confirm: 'screen.confirm.title',
+  'choose-currency': 'screen.chooseCurrency.title',
+  'present-card': 'screen.presentCard.title',
+  processing: 'screen.processing.title',
+  approved: 'screen.approved.title',
+  declined: 'screen.declined.title',
+  session: 'screen.session.title',
+  error: 'screen.error.title',
+  'out-of-service': 'screen.outOfService.title',
 };
 
-function display(minor: number, currency: string, locale: string): DisplayAmount {
-  return { minor, currency, text: formatMoney(minor, currency, locale) };
+function display(minor: number, currency: string, locale: SupportedLocale): DisplayAmount {
+  return { minor, currency, text: formatAmount(minor, currency, locale) };
 }
 
-/** `HH:MM` in the terminal's time zone, with the date when it is not today (`22/11 14:05`). */
-function clockTime(atMs: number, timeZone: string): string {
-  const t = localDateTime(new Date(atMs), timeZone);
-  const today = localDateTime(new Date(), timeZone).slice(0, 8);
-  const hm = `${t.slice(8, 10)}:${t.slice(10, 12)}`;
-  return t.slice(0, 8) === today ? hm : `${t.slice(6, 8)}/${t.slice(4, 6)} ${hm}`;
-}
+/**
+ * The key of a receipt line label the machines write in en_GB (`Ticket`, `Paid in card currency`): receipt lines are
+ * the record of a payment, shared with the printer, so they keep their en_GB label; the screen shows it translated.
+ * A label without a `receipt.` message stays as it is.
+ */
+const RECEIPT_LABEL_KEYS = new Map<string, MessageKey>(
+  MESSAGE_KEYS.filter((key) => key.startsWith('receipt.')).map((key) => [CATALOGUES[BASE_LOCALE][key], key]),
+);
 
-function durationLabel(minutes: number): string {
-  const h = Math.floor(minutes / 60);
-  const m = minutes % 60;
-  if (h === 0) return `${m} min`;
-  return m === 0 ? `${h} h` : `${h} h ${m} min`;
-}
-
-function receiptView(r: ReceiptData, locale: string, timeZone: string): NonNullable<CustomerView['receipt']> {
+function receiptView(r: ReceiptData, tr: Translator, timeZone: string): NonNullable<CustomerView['receipt']> {
   const t = localDateTime(new Date(r.atMs), timeZone);
   const when = `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)} ${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}`;
+  const label = (text: string): string => {
+    const key = RECEIPT_LABEL_KEYS.get(text);
+    return key === undefined ? text : tr.t(key);
+  };
   return {
     title: r.comments,
     lines: [
-      { label: 'Amount', value: formatMoney(r.amountMinor, r.currency, locale) },
-      ...(r.maskedPan ? [{ label: 'Card', value: r.maskedPan }] : []),
-      ...r.lines,
-      { label: 'Transaction', value: r.transactionId },
-      ...(r.gatewayId ? [{ label: 'Reference', value: r.gatewayId }] : []),
-      { label: 'Date', value: when },
+      { label: tr.t('receipt.amount'), value: formatAmount(r.amountMinor, r.currency, tr.locale) },
+      ...(r.maskedPan ? [{ label: tr.t('receipt.card'), value: r.maskedPan }] : []),
+      ...r.lines.map((line) => ({ ...line, label: label(line.label) })),
+      { label: tr.t('receipt.transaction'), value: r.transactionId },
+      ...(r.gatewayId ? [{ label: tr.t('receipt.reference'), value: r.gatewayId }] : []),
+      { label: tr.t('receipt.date'), value: when },
     ],
   };
 }
@@ -107,15 +116,17 @@ export function customerView(
   runtime: FlowRuntime,
   config: Config,
   lastReceipt: ReceiptData | undefined,
+  language: string = config.terminal.locale,
 ): CustomerView {
-  const locale = config.terminal.locale;
+  const tr = translator(language);
+  const locale = tr.locale;
   const view = describeView(runtime.actor.getSnapshot() as Parameters<typeof describeView>[0]);
   const screen: Screen = view.screen;
   const actions: UserEvent['type'][] = view.actions;
   const result: CustomerView = {
     screen,
-    title: screen === 'approved' && view.reason === 'OFFLINE_STORED' ? 'Approved' : TITLES[screen],
-    message: view.message,
+    title: tr.t(TITLE_KEYS[screen]),
+    message: tr.t(view.messageKey, view.messageParams),
     actions,
   };
   if (view.amountMinor !== undefined) result.amount = display(view.amountMinor, view.currency, locale);
@@ -125,29 +136,32 @@ export function customerView(
     result.durations = view.durations.map((d) => ({
       minutes: d.minutes,
       amount: display(d.amountMinor, view.currency, locale),
-      label: screen === 'session' ? `+${durationLabel(d.minutes)}` : durationLabel(d.minutes),
+      label:
+        screen === 'session'
+          ? tr.t('duration.extension', { duration: formatDuration(d.minutes, locale) })
+          : formatDuration(d.minutes, locale),
     }));
   if (view.dcc) {
     // gateway.md §5: both amounts formatted alike, the rate with its markup directly under it, the disclaimer
     // verbatim, a neutral title; the renderer shows the two as equal options with none pre-selected.
     const offer = view.dcc;
     result.dcc = {
-      title: TITLES['choose-currency'],
+      title: tr.t(TITLE_KEYS['choose-currency']),
       local: display(offer.localAmountMinor, offer.localCurrency, locale),
       card: display(offer.billingAmountMinor, offer.billingCurrency, locale),
       rate: dccRateText(offer),
-      markup: dccMarkupText(offer),
+      markup: tr.t('dcc.markup', { margin: offer.marginRate }),
       disclaimer: offer.disclaimer,
       expiresAt: offer.expiresAtUtc,
     };
   }
   if (view.session) {
+    const clockTime = (atMs: number): string =>
+      formatClockTime(atMs, Date.now(), config.terminal.timezone, locale);
     result.session = {
       id: view.session.id,
-      startedAt: clockTime(view.session.startedAtMs, config.terminal.timezone),
-      ...(view.session.paidUntilMs !== undefined
-        ? { paidUntil: clockTime(view.session.paidUntilMs, config.terminal.timezone) }
-        : {}),
+      startedAt: clockTime(view.session.startedAtMs),
+      ...(view.session.paidUntilMs !== undefined ? { paidUntil: clockTime(view.session.paidUntilMs) } : {}),
       ...(view.session.heldMinor !== undefined
         ? { held: display(view.session.heldMinor, view.currency, locale) }
         : {}),
@@ -156,9 +170,9 @@ export function customerView(
   if (screen === 'enter-ticket' && config.reader.kind === 'sim') {
     // With the simulated reader there is no ticket machine either: offer a ticket taken 95 minutes ago.
     const ticket = `${localDateTime(new Date(runtime.clock.now() - 95 * 60_000), config.terminal.timezone).slice(0, 12)}0001`;
-    result.message = `${view.message} (demo ticket, entered 95 minutes ago: ${ticket})`;
+    result.message = tr.t('host.demoTicket', { message: result.message, minutes: 95, ticket });
   }
   const receipt = view.receipt ?? (screen === 'approved' ? lastReceipt : undefined);
-  if (receipt) result.receipt = receiptView(receipt, locale, config.terminal.timezone);
+  if (receipt) result.receipt = receiptView(receipt, tr, config.terminal.timezone);
   return result;
 }

@@ -1,15 +1,83 @@
 import type { Config } from '../config/index.js';
 import type { ReaderHealth } from '../../devices/index.js';
-import type { ReceiptData } from '../flows/index.js';
+import { screenOf, type ReceiptData } from '../flows/index.js';
+import {
+  CATALOGUES,
+  LABEL_PREFIX,
+  LOCALES,
+  localeInfo,
+  MESSAGE_KEYS,
+  resolveLocale,
+  supportedLocale,
+  translator,
+  type SupportedLocale,
+} from '../i18n/index.js';
 import type { CustomerView } from './api.js';
-import { customerView, type FlowRuntime } from './flow-runtime.js';
+import { customerView, TITLE_KEYS, type FlowRuntime } from './flow-runtime.js';
 
 /** Where the terminal is in its life: a card is taken only when `ready` (money safety rule 3). */
 export type HostPhase = 'starting' | 'recovering' | 'ready' | 'out-of-service' | 'closed';
 
 /**
+ * The customer's language: the terminal's `terminal.locale` (by the fallback rule) until the customer chooses
+ * another with SET_LANGUAGE, and again once the machine is back on its idle screen after a session. Presentation
+ * only: the machines never see it.
+ */
+export class CustomerLanguage {
+  readonly initial: SupportedLocale;
+  private chosen: SupportedLocale;
+  private lastScreen: string | undefined;
+
+  constructor(terminalLocale: string) {
+    this.initial = resolveLocale(terminalLocale);
+    this.chosen = this.initial;
+  }
+
+  get current(): SupportedLocale {
+    return this.chosen;
+  }
+
+  /** Sets the language; false (and nothing changes) for a locale that has no catalogue. */
+  choose(tag: string): boolean {
+    const locale = supportedLocale(tag);
+    if (locale === undefined) return false;
+    this.chosen = locale;
+    return true;
+  }
+
+  /** Called on every machine change: back on idle after another screen, the session is over. */
+  follow(runtime: FlowRuntime): void {
+    const screen = screenOf(runtime.actor.getSnapshot() as Parameters<typeof screenOf>[0]);
+    if (screen === 'idle' && this.lastScreen !== undefined && this.lastScreen !== 'idle')
+      this.chosen = this.initial;
+    this.lastScreen = screen;
+  }
+}
+
+/** The button and field labels of the renderer in `locale`, by their key without `label.` (`action.CANCEL`). */
+function labelsOf(locale: SupportedLocale): Record<string, string> {
+  const labels: Record<string, string> = {};
+  for (const key of MESSAGE_KEYS)
+    if (key.startsWith(LABEL_PREFIX)) labels[key.slice(LABEL_PREFIX.length)] = CATALOGUES[locale][key];
+  return labels;
+}
+
+function withLanguage(view: CustomerView, locale: SupportedLocale): CustomerView {
+  return {
+    ...view,
+    language: {
+      current: locale,
+      direction: localeInfo(locale).direction,
+      available: LOCALES.map(({ locale: id, name }) => ({ locale: id, name })),
+    },
+    labels: labelsOf(locale),
+  };
+}
+
+/**
  * The customer's screen: the machine's view while the terminal can take a card, otherwise a plain screen saying why
- * not (starting, checking earlier payments, out of service) — never operator detail.
+ * not (starting, checking earlier payments, out of service) — never operator detail. Every text is in `locale` (the
+ * customer's language; `terminal.locale` when absent).
  */
 export function customerScreen(input: {
   phase: HostPhase;
@@ -17,41 +85,54 @@ export function customerScreen(input: {
   config: Config;
   readerHealth: ReaderHealth;
   lastReceipt: ReceiptData | undefined;
+  locale?: string;
 }): CustomerView {
   const { phase, runtime, config, readerHealth } = input;
+  const { t, locale } = translator(resolveLocale(input.locale, config.terminal.locale));
   if (phase === 'out-of-service' || phase === 'closed')
-    return {
-      screen: 'out-of-service',
-      title: 'Out of service',
-      message: 'This machine cannot take payments at the moment. Please use another machine.',
-      actions: [],
-    };
-  if (phase !== 'ready' || !runtime)
-    return {
-      screen: phase === 'recovering' ? 'recovering' : 'starting',
-      title: phase === 'recovering' ? 'One moment' : 'Starting',
-      message:
-        phase === 'recovering'
-          ? 'Checking earlier payments before taking a new card'
-          : 'The terminal is starting',
-      actions: [],
-    };
-  const customer = customerView(runtime, config, input.lastReceipt);
+    return withLanguage(
+      {
+        screen: 'out-of-service',
+        title: t(TITLE_KEYS['out-of-service']),
+        message: t('host.outOfService'),
+        actions: [],
+      },
+      locale,
+    );
+  if (phase !== 'ready' || !runtime) {
+    const screen = phase === 'recovering' ? 'recovering' : 'starting';
+    return withLanguage(
+      {
+        screen,
+        title: t(TITLE_KEYS[screen]),
+        message: t(phase === 'recovering' ? 'host.recovering' : 'host.starting'),
+        actions: [],
+      },
+      locale,
+    );
+  }
+  const customer = customerView(runtime, config, input.lastReceipt, locale);
   if (customer.screen === 'idle' && readerHealth === 'connecting')
-    return {
-      ...customer,
-      screen: 'starting',
-      title: 'Starting',
-      message: 'Connecting to the card reader',
-      actions: [],
-    };
+    return withLanguage(
+      {
+        ...customer,
+        screen: 'starting',
+        title: t(TITLE_KEYS.starting),
+        message: t('host.readerConnecting'),
+        actions: [],
+      },
+      locale,
+    );
   if (customer.screen === 'idle' && (readerHealth === 'disconnected' || readerHealth === 'reconnecting'))
-    return {
-      ...customer,
-      screen: 'out-of-service',
-      title: 'Out of service',
-      message: 'The card reader is not available. Please use another machine.',
-      actions: [],
-    };
-  return customer;
+    return withLanguage(
+      {
+        ...customer,
+        screen: 'out-of-service',
+        title: t(TITLE_KEYS['out-of-service']),
+        message: t('host.readerUnavailable'),
+        actions: [],
+      },
+      locale,
+    );
+  return withLanguage(customer, locale);
 }

@@ -59,7 +59,7 @@ import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 import { InactivityWatch } from './inactivity.js';
-import { customerScreen, type HostPhase } from './screens.js';
+import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
 import { createFlowEffects } from './flow-effects.js';
@@ -139,6 +139,8 @@ export class TerminalHost implements TerminalApi {
   private lastReceipt: ReceiptData | undefined;
   /** This customer's accessibility mode; back to off when the terminal returns to its attract screen. */
   private accessible = false;
+  /** The customer's language: terminal.locale until SET_LANGUAGE, and again after the session. */
+  private readonly language: CustomerLanguage;
   private lastScreen: string | undefined;
   private readonly inactivity: InactivityWatch;
 
@@ -175,6 +177,7 @@ export class TerminalHost implements TerminalApi {
     private readonly parkingClock: { now(): number },
   ) {
     this.settings = flowSettingsFromConfig(config);
+    this.language = new CustomerLanguage(config.terminal.locale);
     this.board = new StatusBoard(config);
     this.cards = new CardStore(loadOrCreateSecret(paths.fingerprintKey));
     this.pin = new OperatorPin(config.terminal.operatorPinFile, () => this.now().getTime());
@@ -430,7 +433,11 @@ export class TerminalHost implements TerminalApi {
     this.recoveryInFlight = 0;
     this.offline.reconcile();
     this.runtime = createFlowActor(this.config, this.effects, this.logger, this.parkingClock);
-    this.runtime.actor.subscribe(() => this.changed());
+    const runtime = this.runtime;
+    runtime.actor.subscribe(() => {
+      this.language.follow(runtime);
+      this.changed();
+    });
     this.runtime.actor.start();
     this.holdWatch.watchAll();
     await this.openAuthorizations.settle();
@@ -551,6 +558,7 @@ export class TerminalHost implements TerminalApi {
       config: c,
       readerHealth: this.reader.health,
       lastReceipt: this.lastReceipt,
+      locale: this.language.current,
     });
     const prompt = this.inactivity.prompt;
     return {
@@ -592,11 +600,19 @@ export class TerminalHost implements TerminalApi {
     return undefined;
   }
 
+  private setLanguage(locale: string): Result<TerminalSnapshot> {
+    if (!this.language.choose(locale)) return fail('BAD_LOCALE', `no catalogue for locale ${locale}`);
+    this.changed();
+    return ok(this.buildSnapshot());
+  }
+
   snapshot(): Promise<Result<TerminalSnapshot>> {
     return Promise.resolve(ok(this.buildSnapshot()));
   }
 
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
+    // The language is the customer's on every screen, out of service included (presentation, never the machines').
+    if (event.type === 'SET_LANGUAGE') return Promise.resolve(this.setLanguage(event.locale));
     if (this.phase === 'out-of-service')
       return Promise.resolve(fail('OUT_OF_SERVICE', 'the terminal is out of service'));
     if (this.phase !== 'ready' || !this.runtime)

@@ -1,8 +1,16 @@
 import './styles.css';
 import type { Screen, CustomerSnapshot, UserEvent } from '../../src/host/api.js';
 import { connectTerminal, type ConnectionState, type TerminalClient } from './client.js';
+import {
+  accessibilityButton,
+  applyAccessibilityMode,
+  moreTimeDialog,
+  ScreenAnnouncer,
+  type MoreTimeDialog,
+} from './accessibility.js';
 import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
+import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
 
 /**
@@ -14,11 +22,19 @@ class App {
   #connection: ConnectionState = 'connecting';
   #renderedCustomer = '';
   #renderedScreen: Screen | undefined;
+  /** `expiresAt` of the "more time" question on the page, if one is. */
+  #renderedPrompt: string | undefined;
+  #dialog: MoreTimeDialog | undefined;
+  /** Where focus was when the question appeared: it goes back there when the question is answered. */
+  #focusBeforeDialog: string | undefined;
+  /** The control the customer last used to send an event: the area is inert meanwhile, which takes focus away. */
+  #focusBeforeSend: string | undefined;
   #pending = false;
   #problem: string | undefined;
   readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '' };
   readonly #customerSlot = h('main', { class: 'customer-slot', testid: 'customer-slot' });
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
+  readonly #announcer = new ScreenAnnouncer();
   readonly #operator: OperatorPanel;
 
   constructor(
@@ -27,8 +43,15 @@ class App {
   ) {
     this.#operator = new OperatorPanel(client);
     root.dataset.transport = client.transport;
-    replaceChildren(root, this.#problemSlot, this.#customerSlot, this.#operator.element);
+    replaceChildren(
+      root,
+      this.#announcer.element,
+      this.#problemSlot,
+      this.#customerSlot,
+      this.#operator.element,
+    );
     this.#listenForOperator(root);
+    installKeypad(this.#customerSlot);
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
@@ -88,6 +111,7 @@ class App {
     if (this.#pending) return;
     this.#pending = true;
     this.#problem = undefined;
+    this.#focusBeforeSend = this.#focusedTestId();
     this.#setBusy(true);
     void this.client.send(event).then((r) => {
       this.#pending = false;
@@ -122,35 +146,64 @@ class App {
     replaceChildren(this.#problemSlot, ...lines);
   }
 
+  /** The `data-testid` of the focused control of the customer area, if focus is there. */
+  #focusedTestId(): string | undefined {
+    const active = document.activeElement;
+    return active instanceof HTMLElement && this.#customerSlot.contains(active)
+      ? active.dataset.testid
+      : undefined;
+  }
+
   #renderCustomer(): void {
     const snapshot = this.#snapshot;
     if (!snapshot) return;
     const view = snapshot.customer;
     const key = JSON.stringify(view);
     if (key === this.#renderedCustomer) return;
-    if (view.screen !== this.#renderedScreen) {
+    const screenChanged = view.screen !== this.#renderedScreen;
+    if (screenChanged) {
       this.#drafts.ticket = '';
       this.#drafts.amountDigits = '';
       this.#problem = undefined;
       this.#renderProblem();
     }
-    const active = document.activeElement;
-    const focused =
-      active instanceof HTMLElement && this.#customerSlot.contains(active)
-        ? active.dataset.testid
-        : undefined;
-    const el = renderCustomer(view, {
-      send: (e) => this.#send(e),
-      locale: snapshot.locale,
-      drafts: this.#drafts,
-    });
-    replaceChildren(this.#customerSlot, el);
+    const hadDialog = this.#dialog !== undefined;
+    let focused = this.#focusedTestId() ?? this.#focusBeforeSend;
+    this.#focusBeforeSend = undefined;
+    if (hadDialog && !view.prompt) focused = this.#focusBeforeDialog;
+    applyAccessibilityMode(view.accessibility === true);
+    const send = (e: UserEvent): void => this.#send(e);
+    const el = renderCustomer(view, { send, locale: snapshot.locale, drafts: this.#drafts });
+    const tools = h(
+      'div',
+      { class: 'customer-tools', testid: 'customer-tools' },
+      accessibilityButton(view, send),
+    );
+    this.#dialog?.dispose();
+    this.#dialog = view.prompt ? moreTimeDialog(view, view.prompt, snapshot.locale, send) : undefined;
+    // While the question is asked, the screen behind it is out of reach (a modal dialog).
+    el.inert = this.#dialog !== undefined;
+    tools.inert = this.#dialog !== undefined;
+    replaceChildren(this.#customerSlot, el, tools, this.#dialog?.element);
+    const promptAppeared = view.prompt !== undefined && view.prompt.expiresAt !== this.#renderedPrompt;
     this.#renderedCustomer = key;
     this.#renderedScreen = view.screen;
-    // Keep the cursor in a field the customer was typing in; never focus anything else (gateway.md §5: nothing
-    // pre-selected on the currency choice).
-    const again = focused ? el.querySelector<HTMLElement>(`[data-testid="${CSS.escape(focused)}"]`) : null;
-    if (again instanceof HTMLInputElement) again.focus();
+    this.#renderedPrompt = view.prompt?.expiresAt;
+    if (screenChanged) this.#announcer.announce(el);
+
+    if (this.#dialog && promptAppeared) {
+      if (!hadDialog) this.#focusBeforeDialog = focused;
+      this.#dialog.yes.focus();
+      return;
+    }
+    // On the same screen, focus stays on the control the customer was using (a field, the accessibility button, a
+    // key). On a new screen nothing is focused: nothing may look pre-selected (gateway.md §5, the currency choice),
+    // and the announcer reads the new screen; Tab starts from its top.
+    const again =
+      !screenChanged && focused
+        ? this.#customerSlot.querySelector<HTMLElement>(`[data-testid="${CSS.escape(focused)}"]`)
+        : null;
+    if (again && !again.closest('[inert]')) again.focus();
     else if (
       document.activeElement instanceof HTMLElement &&
       this.#customerSlot.contains(document.activeElement)

@@ -73,6 +73,8 @@ export class FakeTerminal implements TerminalApi {
   #listeners = new Set<(s: TerminalSnapshot) => void>();
   #timers = new Set<NodeJS.Timeout>();
   #transactions: TransactionSummary[] = [];
+  /** This customer's accessibility mode (SET_ACCESSIBILITY); off again when the customer is done or cancels. */
+  #accessible = false;
 
   constructor(private readonly options: FakeTerminalOptions = {}) {}
 
@@ -93,7 +95,7 @@ export class FakeTerminal implements TerminalApi {
 
   #show(customer: CustomerView): void {
     this.#seq += 1;
-    this.#customer = customer;
+    this.#customer = this.#accessible ? { ...customer, accessibility: true } : customer;
     const snap = this.#snapshot();
     for (const l of this.#listeners) l(snap);
   }
@@ -150,8 +152,38 @@ export class FakeTerminal implements TerminalApi {
     return Promise.resolve({ ok: true, value: this.#snapshot() });
   }
 
+  /**
+   * Shows any customer screen as it is (declined, out of service, a DCC choice …), for tests that must reach a screen
+   * the scripted sale does not; the accessibility mode still applies.
+   */
+  present(customer: CustomerView): void {
+    for (const t of this.#timers) clearTimeout(t);
+    this.#timers.clear();
+    this.#show(customer);
+  }
+
+  /**
+   * Asks "Do you need more time?" on the current screen, as the host's inactivity watch does: the prompt with its
+   * expiry and the MORE_TIME action added.
+   */
+  askMoreTime(seconds = 30): void {
+    const { prompt: _asked, ...customer } = this.#customer;
+    this.#show({
+      ...customer,
+      prompt: { kind: 'more-time', expiresAt: new Date(Date.now() + seconds * 1000).toISOString(), seconds },
+      actions: [...customer.actions.filter((a) => a !== 'MORE_TIME'), 'MORE_TIME'],
+    });
+  }
+
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
     this.events.push(event);
+    // Presentation events, as the host takes them: on every screen, never through the flow.
+    if (event.type === 'SET_ACCESSIBILITY') {
+      this.#accessible = event.on;
+      const { accessibility: _was, ...customer } = this.#customer;
+      this.#show(customer);
+      return this.snapshot();
+    }
     const screen = this.#customer.screen;
     const refuse = (): Promise<Result<TerminalSnapshot>> =>
       Promise.resolve({
@@ -205,10 +237,16 @@ export class FakeTerminal implements TerminalApi {
       case 'CHOOSE_CURRENCY':
         this.#authorize(event.currency);
         break;
+      case 'MORE_TIME': {
+        const { prompt: _answered, ...customer } = this.#customer;
+        this.#show({ ...customer, actions: customer.actions.filter((a) => a !== 'MORE_TIME') });
+        break;
+      }
       case 'CANCEL':
       case 'DONE':
         for (const t of this.#timers) clearTimeout(t);
         this.#timers.clear();
+        this.#accessible = false;
         this.#show({
           screen: 'idle',
           title: 'Welcome',
@@ -223,8 +261,7 @@ export class FakeTerminal implements TerminalApi {
       case 'TAP_ENTRY':
       case 'TAP_EXIT':
       case 'CREDIT':
-      case 'SET_ACCESSIBILITY':
-      case 'MORE_TIME':
+      case 'SET_LANGUAGE':
         return refuse();
     }
     return this.snapshot();

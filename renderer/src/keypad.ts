@@ -1,0 +1,104 @@
+/**
+ * The kiosk's tactile keypad (EN 301 549 5.1.6, ADA §707.6): a 12-key pad with a marked 5 and the function keys
+ * Enter ○, Clear ← and Cancel ✕, wired as a keyboard. Every function of a customer screen is reachable from it:
+ * - `0`–`9` type into the ticket or amount field (through the on-screen keys, so the screen sees the same presses);
+ * - Enter: the screen's main action (continue, confirm, start, done; "Yes" while "Do you need more time?" is asked);
+ *   a focused button or field keeps its own Enter;
+ * - Backspace deletes the last character, Delete clears the field;
+ * - Escape: cancel ("No" while the question is asked).
+ * The keypad never chooses a currency or a duration: those are the customer's active choices (gateway.md §5).
+ */
+
+/** The main action per screen, by the `data-testid` of its button; the first one present wins. */
+export const MAIN_ACTIONS = [
+  'more-time-yes',
+  'action-ENTER_TICKET',
+  'action-ENTER_AMOUNT',
+  'action-CONFIRM',
+  'action-START',
+  'action-DONE',
+] as const;
+
+/** What a key does on a customer screen, or null when the keypad leaves the key alone. */
+export type KeypadCommand =
+  | { kind: 'digit'; digit: string }
+  | { kind: 'back' }
+  | { kind: 'clear' }
+  | { kind: 'main' }
+  | { kind: 'cancel' };
+
+/**
+ * The command of `key` (KeyboardEvent.key). `typing` is true while focus is in a text field, which takes digits and
+ * editing keys itself; `onControl` is true while focus is on a button or field, which keeps its own Enter.
+ */
+export function keypadCommand(key: string, typing: boolean, onControl: boolean): KeypadCommand | null {
+  if (/^[0-9]$/.test(key)) return typing ? null : { kind: 'digit', digit: key };
+  switch (key) {
+    case 'Backspace':
+      return typing ? null : { kind: 'back' };
+    case 'Delete':
+      return typing ? null : { kind: 'clear' };
+    case 'Enter':
+      return onControl ? null : { kind: 'main' };
+    case 'Escape':
+      return { kind: 'cancel' };
+    default:
+      return null;
+  }
+}
+
+/** A button that can be pressed now: present, enabled and not inside an inert part of the page. */
+function pressable(scope: ParentNode, testid: string): HTMLElement | null {
+  const el = scope.querySelector<HTMLElement>(`[data-testid="${testid}"]`);
+  if (!el || el.closest('[inert]') || (el instanceof HTMLButtonElement && el.disabled)) return null;
+  return el;
+}
+
+/** Presses the on-screen control the command stands for; true when there was one. */
+function run(command: KeypadCommand, scope: ParentNode): boolean {
+  const press = (...testids: string[]): boolean => {
+    for (const id of testids) {
+      const el = pressable(scope, id);
+      if (el) {
+        el.click();
+        return true;
+      }
+    }
+    return false;
+  };
+  switch (command.kind) {
+    case 'digit':
+      return press(`ticket-key-${command.digit}`, `amount-key-${command.digit}`);
+    case 'back':
+      return press('ticket-key-back', 'amount-key-back');
+    case 'clear':
+      return press('ticket-key-clear', 'amount-key-clear');
+    case 'main':
+      return press(...MAIN_ACTIONS);
+    case 'cancel':
+      return press('more-time-no', 'action-CANCEL');
+  }
+}
+
+/**
+ * Listens for keypad keys on the document and presses the matching control of the customer area `slot`. Keys typed
+ * elsewhere (the operator panel) are not the customer's and are left alone; while the "more time" dialog is open only
+ * its own buttons answer.
+ */
+export function installKeypad(slot: HTMLElement): void {
+  document.addEventListener('keydown', (e) => {
+    if (e.ctrlKey || e.altKey || e.metaKey || e.defaultPrevented) return;
+    const target = e.target;
+    const inCustomerArea =
+      target === document.body ||
+      target === document.documentElement ||
+      (target instanceof Node && slot.contains(target));
+    if (!inCustomerArea) return;
+    const typing = target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement;
+    const onControl = typing || target instanceof HTMLButtonElement || target instanceof HTMLAnchorElement;
+    const command = keypadCommand(e.key, typing, onControl);
+    if (!command) return;
+    const dialog = slot.querySelector<HTMLElement>('[role="alertdialog"]');
+    if (run(command, dialog ?? slot)) e.preventDefault();
+  });
+}

@@ -58,6 +58,15 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
         rec.running ? 'warn' : 'ok',
       ),
     );
+    if (status.printer)
+      items.push(
+        item(
+          'status-printer',
+          'Printer',
+          `${status.printer.kind} ${status.printer.status}${status.printer.lastError ? ` (${status.printer.lastError})` : ''}`,
+          status.printer.status === 'ready' || status.printer.status === 'none' ? 'ok' : 'bad',
+        ),
+      );
     items.push(
       item(
         'status-journal',

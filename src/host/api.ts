@@ -136,6 +136,8 @@ export interface OperatorStatus {
   journal: { entries: number; unknown: number };
   /** Why the terminal is out of service, when it is (an unexpected error, a service decision). */
   outOfService?: string;
+  /** The receipt printer: its kind, its status (paper out, cover open …) and why the last receipt did not print. */
+  printer?: { kind: string; status: string; lastError?: string };
 }
 
 /**

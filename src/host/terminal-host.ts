@@ -24,6 +24,7 @@ import {
   AuthorizationDataStore,
   fileKeyProvider,
   FollowUpStore,
+  AuditStore,
   HoldStore,
   importLegacySideFiles,
   JournaledSender,
@@ -58,7 +59,9 @@ import { OperatorPin } from './operator-pin.js';
 import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
+import { AuditTrail } from './audit-trail.js';
 import { InactivityWatch } from './inactivity.js';
+import { ReceiptDesk } from './receipt-desk.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
@@ -151,6 +154,10 @@ export class TerminalHost implements TerminalApi {
   readonly offline: OfflineQueue;
   readonly holds: HoldStore;
   readonly followUps: FollowUpStore;
+  /** The append-only audit log (src/host/audit-trail.ts): operator actions, recoveries, service mode. */
+  readonly audit: AuditTrail;
+  /** Receipts on paper: the printer, the last receipt for a reprint (src/host/receipt-desk.ts). */
+  readonly receipts: ReceiptDesk;
   readonly pin: OperatorPin;
   /** Currency conversion offers for the cards held (src/host/dcc.ts); `simulate` lists its exchanges. */
   readonly dcc: DccOffers;
@@ -237,6 +244,8 @@ export class TerminalHost implements TerminalApi {
       authorizationReversed: (tx) => this.authorizationReversed(tx),
       changed: () => this.changed(),
     });
+    this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
+    this.receipts = new ReceiptDesk(config, logger.child({ component: 'printer' }));
     this.effects = createFlowEffects({
       config,
       reader,
@@ -247,10 +256,20 @@ export class TerminalHost implements TerminalApi {
       holds: this.holds,
       holdWatch: () => this.holdWatch,
       takingCards: () => this.phase === 'ready',
-      submit: (request) => this.router.submit(request),
+      submit: async (request) => {
+        const outcome = await this.router.submit(request);
+        // What the receipt needs of the card and the conversion, noted while the card is still held.
+        this.receipts.facts.noteSubmit(
+          request,
+          outcome,
+          request.cardRef ? this.cards.get(request.cardRef)?.read : undefined,
+        );
+        return outcome;
+      },
       findTransaction: (tx) => this.desk.find(tx),
       receipt: (receipt) => {
         this.lastReceipt = receipt;
+        this.receipts.issue(receipt);
         this.changed();
       },
     });
@@ -294,6 +313,7 @@ export class TerminalHost implements TerminalApi {
       flushQueue: () => this.background.forward(),
       changed: () => this.changed(),
       status: () => this.status(),
+      audit: this.audit,
     });
     this.background = new BackgroundWork({
       config,
@@ -425,6 +445,7 @@ export class TerminalHost implements TerminalApi {
 
   private async start(): Promise<void> {
     this.connectReader();
+    void this.receipts.start();
     this.phase = 'recovering';
     this.recoveryInFlight = this.journal.inFlight().length;
     this.changed();
@@ -484,6 +505,7 @@ export class TerminalHost implements TerminalApi {
   }
 
   private noteRecovered(item: JournalRecoveryItem): void {
+    this.audit.recovery(item);
     if (item.transactionId && ['timeout-reversal', 'already-reversed'].includes(item.resolution))
       this.authorizationReversed(item.transactionId);
     // A void of a capture finished by recovery: the hold of its authorization must still be released.
@@ -539,15 +561,18 @@ export class TerminalHost implements TerminalApi {
 
   /** The operator status bar; `queue status` prints the same offline numbers. */
   status(): OperatorStatus {
-    return this.board.status({
-      phase: this.phase,
-      outOfService: this.outOfServiceReason,
-      readerHealth: this.reader.health,
-      baseUrl: this.baseUrl,
-      offline: this.offline.status(),
-      journal: this.journal.counts(),
-      recoveryInFlight: this.recoveryInFlight,
-    });
+    return {
+      ...this.board.status({
+        phase: this.phase,
+        outOfService: this.outOfServiceReason,
+        readerHealth: this.reader.health,
+        baseUrl: this.baseUrl,
+        offline: this.offline.status(),
+        journal: this.journal.counts(),
+        recoveryInFlight: this.recoveryInFlight,
+      }),
+      printer: this.receipts.summary(),
+    };
   }
 
   private buildSnapshot(): TerminalSnapshot {
@@ -602,6 +627,7 @@ export class TerminalHost implements TerminalApi {
 
   private setLanguage(locale: string): Result<TerminalSnapshot> {
     if (!this.language.choose(locale)) return fail('BAD_LOCALE', `no catalogue for locale ${locale}`);
+    this.inactivity.activity();
     this.changed();
     return ok(this.buildSnapshot());
   }
@@ -668,6 +694,7 @@ export class TerminalHost implements TerminalApi {
     this.runtime?.actor.stop();
     await this.sender.drain();
     await this.background.stop();
+    await this.receipts.close();
     await release(this.opened, this.logger);
   }
 }

@@ -1,0 +1,78 @@
+/**
+ * The receipt printer on a running terminal: a pay-station sale prints its receipt on the (simulated) ESC/POS printer —
+ * the card as its last four digits, never the expiry — and the operator status shows the printer; paper out is a
+ * status for the operator, and the payment stands.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { getPrinterSimulator } from '../../devices/printer/index.js';
+import { parseConfig } from '../../src/config/index.js';
+import type { UserEvent } from '../../src/host/api.js';
+import { waitFor } from '../../src/host/drive.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+
+let host: TerminalHost | undefined;
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+});
+
+async function send(h: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await h.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code}`);
+}
+
+async function sale(h: TerminalHost): Promise<void> {
+  await waitFor(h, ['idle'], 10_000);
+  await send(h, { type: 'START' });
+  await send(h, { type: 'LOST_TICKET' });
+  await waitFor(h, ['confirm'], 5_000);
+  await send(h, { type: 'CONFIRM' });
+  expect((await waitFor(h, ['approved', 'declined', 'error'], 20_000)).customer.screen).toBe('approved');
+}
+
+async function start(): Promise<TerminalHost> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-printer-'));
+  host = await createTerminalHost(
+    parseConfig({
+      reader: { sim: { presentDelayMs: 20 } },
+      receipts: { merchantName: 'City Car Park' },
+      printer: { kind: 'sim' },
+    }),
+    { logger: silentLogger(), cwd },
+  );
+  return host;
+}
+
+describe('the receipt printer on a running terminal', () => {
+  it('prints the receipt of a sale, the card as its last four digits, and shows the printer to the operator', async () => {
+    const h = await start();
+    const sim = getPrinterSimulator(h.receipts.printer!)!;
+    const printed = sim.nextReceipt();
+    await sale(h);
+    const paper = (await printed).lines.join('\n');
+    expect(paper).toContain('City Car Park');
+    expect(paper).toContain('0119');
+    expect(paper).not.toMatch(/476173|4761739001010119|3012/);
+    const journal = h.journal.list({ limit: 5 }).find((e) => e.service === 'sale');
+    expect(paper).toContain(journal!.transactionId);
+    expect(h.status().printer).toEqual({ kind: 'sim', status: 'ready' });
+  }, 30_000);
+
+  it('reports paper out to the operator and the payment stands', async () => {
+    const h = await start();
+    const sim = getPrinterSimulator(h.receipts.printer!)!;
+    await waitFor(h, ['idle'], 10_000);
+    sim.setPaper('out');
+    await sale(h);
+    await expect
+      .poll(() => h.status().printer?.lastError ?? '', { timeout: 5_000 })
+      .toContain('PRINTER_PAPER_OUT');
+    expect(h.journal.list({ limit: 5 }).some((e) => e.service === 'sale' && e.state === 'approved')).toBe(
+      true,
+    );
+  }, 30_000);
+});

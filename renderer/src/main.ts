@@ -27,6 +27,8 @@ class App {
   #dialog: MoreTimeDialog | undefined;
   /** Where focus was when the question appeared: it goes back there when the question is answered. */
   #focusBeforeDialog: string | undefined;
+  /** The control to focus once the area can take focus: a `data-testid`, null for none, undefined for no change. */
+  #wantFocus: string | null | undefined;
   /** The control the customer last used to send an event: the area is inert meanwhile, which takes focus away. */
   #focusBeforeSend: string | undefined;
   #pending = false;
@@ -117,8 +119,13 @@ class App {
       this.#pending = false;
       this.#setBusy(false);
       if (r.ok) this.#apply(r.value);
-      else this.#problem = r.error.message;
+      else {
+        this.#problem = r.error.message;
+        // Refused: the screen stays, and so does the customer's place on it.
+        this.#wantFocus ??= this.#focusBeforeSend;
+      }
       this.#renderProblem();
+      this.#applyFocus();
     });
   }
 
@@ -193,17 +200,28 @@ class App {
 
     if (this.#dialog && promptAppeared) {
       if (!hadDialog) this.#focusBeforeDialog = focused;
-      this.#dialog.yes.focus();
-      return;
+      this.#wantFocus = 'more-time-yes';
+    } else {
+      // On the same screen, focus stays on the control the customer was using (a field, the accessibility button, a
+      // key). On a new screen nothing is focused: nothing may look pre-selected (gateway.md §5, the currency choice),
+      // and the announcer reads the new screen; Tab starts from its top.
+      this.#wantFocus = !screenChanged && focused ? focused : null;
     }
-    // On the same screen, focus stays on the control the customer was using (a field, the accessibility button, a
-    // key). On a new screen nothing is focused: nothing may look pre-selected (gateway.md §5, the currency choice),
-    // and the announcer reads the new screen; Tab starts from its top.
-    const again =
-      !screenChanged && focused
-        ? this.#customerSlot.querySelector<HTMLElement>(`[data-testid="${CSS.escape(focused)}"]`)
-        : null;
-    if (again && !again.closest('[inert]')) again.focus();
+    this.#applyFocus();
+  }
+
+  /**
+   * Moves focus where the last render wants it. While an event is on its way the area is inert and cannot take focus:
+   * the move waits for the answer.
+   */
+  #applyFocus(): void {
+    const want = this.#wantFocus;
+    if (want === undefined || this.#customerSlot.inert) return;
+    this.#wantFocus = undefined;
+    const target = want
+      ? this.#customerSlot.querySelector<HTMLElement>(`[data-testid="${CSS.escape(want)}"]`)
+      : null;
+    if (target && !target.closest('[inert]')) target.focus();
     else if (
       document.activeElement instanceof HTMLElement &&
       this.#customerSlot.contains(document.activeElement)

@@ -1,0 +1,404 @@
+import { readFileSync } from 'node:fs';
+import { createRequire } from 'node:module';
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import type { CustomerView } from '../../src/host/api.js';
+import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
+import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
+import {
+  accessibleDocument,
+  axeLoaded,
+  focusedTestId,
+  focusOutline,
+  runAxe,
+  type AxeFinding,
+} from './accessibility-scripts.js';
+import { launchBrowser, type LaunchedBrowser } from './browser.js';
+import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
+import { installWatchers, violationsSeen } from './page-scripts.js';
+
+/**
+ * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
+ * customer screen in normal and in accessibility mode, and a kiosk sale by the keypad alone.
+ */
+
+/** axe-core's tags for WCAG 2.0, 2.1 and 2.2, levels A and AA. */
+const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
+
+const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
+
+let staticDir: string;
+let launched: LaunchedBrowser;
+const open: { bridge: Bridge; fake: FakeTerminal }[] = [];
+
+beforeAll(async () => {
+  staticDir = await buildRenderer();
+  launched = await launchBrowser();
+});
+
+afterAll(async () => {
+  await launched?.close();
+});
+
+afterEach(async () => {
+  for (const { bridge, fake } of open.splice(0)) {
+    fake.dispose();
+    await bridge.close();
+  }
+});
+
+async function start(): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page }> {
+  const fake = new FakeTerminal();
+  const bridge = await startBridge(fake, { port: 0, staticDir });
+  open.push({ bridge, fake });
+  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  await page.addInitScript(installWatchers);
+  const response = await page.goto(bridge.url);
+  expect(response?.status()).toBe(200);
+  return { bridge, fake, page };
+}
+
+async function onScreen(page: Page, screen: string): Promise<void> {
+  await page.locator(`[data-testid="customer"][data-screen="${screen}"]`).waitFor();
+}
+
+/**
+ * Loads axe-core into the page. The bridge's CSP (script-src 'self') refuses an injected <script>, and the test must
+ * not weaken it: the source is evaluated through the DevTools protocol, which the page's CSP does not govern.
+ */
+async function loadAxe(page: Page): Promise<void> {
+  if (await page.evaluate(axeLoaded)) return;
+  await page.evaluate(axeSource);
+  expect(await page.evaluate(axeLoaded)).toBe(true);
+}
+
+function describeFindings(findings: AxeFinding[]): string {
+  return findings.map((f) => `${f.id} (${f.impact}) at ${f.target}: ${f.summary}`).join('\n');
+}
+
+const LANGUAGE: NonNullable<CustomerView['language']> = {
+  current: 'en_GB',
+  direction: 'ltr',
+  available: [
+    { locale: 'en_GB', name: 'English' },
+    { locale: 'de_DE', name: 'Deutsch' },
+    { locale: 'ar_AE', name: 'العربية' },
+  ],
+};
+
+const AMOUNT = { minor: 1250, currency: 'EUR', text: '€12.50' };
+
+const ENTER_TICKET: CustomerView = {
+  screen: 'enter-ticket',
+  title: 'Your ticket',
+  message: 'Enter the number printed on your ticket',
+  actions: ['ENTER_TICKET', 'LOST_TICKET', 'CANCEL'],
+};
+
+/** Every screen a customer can meet, kiosk and the other models, each with the language button. */
+const SCREENS: { name: string; view: CustomerView }[] = [
+  { name: 'starting', view: { screen: 'starting', title: 'Starting', message: 'One moment', actions: [] } },
+  {
+    name: 'recovering',
+    view: {
+      screen: 'recovering',
+      title: 'Please wait',
+      message: 'The terminal is getting ready',
+      actions: [],
+    },
+  },
+  {
+    name: 'idle',
+    view: { screen: 'idle', title: 'Welcome', message: 'Pay for your parking here', actions: ['START'] },
+  },
+  { name: 'enter-ticket', view: ENTER_TICKET },
+  {
+    name: 'choose-duration',
+    view: {
+      screen: 'choose-duration',
+      title: 'How long will you park?',
+      message: 'Choose a duration',
+      durations: [
+        { minutes: 30, label: '30 min', amount: { minor: 150, currency: 'EUR', text: '€1.50' } },
+        { minutes: 60, label: '1 hour', amount: { minor: 300, currency: 'EUR', text: '€3.00' } },
+      ],
+      actions: ['CHOOSE_DURATION', 'CANCEL'],
+    },
+  },
+  {
+    name: 'enter-amount',
+    view: {
+      screen: 'enter-amount',
+      title: 'Amount',
+      message: 'Key the amount',
+      amount: { minor: 0, currency: 'EUR', text: '€0.00' },
+      actions: ['ENTER_AMOUNT', 'CANCEL'],
+    },
+  },
+  {
+    name: 'confirm',
+    view: {
+      screen: 'confirm',
+      title: 'Parking fee',
+      message: 'Ticket 42007: 2 h 10 min',
+      amount: AMOUNT,
+      actions: ['CONFIRM', 'CANCEL'],
+    },
+  },
+  {
+    name: 'present-card',
+    view: {
+      screen: 'present-card',
+      title: 'Present your card',
+      message: 'Insert, tap or swipe',
+      amount: AMOUNT,
+      actions: ['CANCEL'],
+    },
+  },
+  {
+    name: 'choose-currency',
+    view: {
+      screen: 'choose-currency',
+      title: SAMPLE_DCC.title,
+      message: '',
+      amount: AMOUNT,
+      dcc: SAMPLE_DCC,
+      maskedPan: '476173******0119',
+      actions: ['CHOOSE_CURRENCY', 'CANCEL'],
+    },
+  },
+  {
+    name: 'processing',
+    view: { screen: 'processing', title: 'Processing', message: 'Please wait', amount: AMOUNT, actions: [] },
+  },
+  {
+    name: 'approved',
+    view: {
+      screen: 'approved',
+      title: 'Approved',
+      message: 'Thank you — have a good journey',
+      amount: AMOUNT,
+      maskedPan: '476173******0119',
+      receipt: {
+        title: 'Receipt',
+        lines: [
+          { label: 'Amount', value: AMOUNT.text },
+          { label: 'Card', value: '**** 0119' },
+        ],
+        link: { url: 'https://pay.example/r/abc', qrSvg: FAKE_QR_SVG },
+      },
+      actions: ['DONE'],
+    },
+  },
+  {
+    name: 'declined',
+    view: {
+      screen: 'declined',
+      title: 'Declined',
+      message: 'Your card was declined. Please try another card.',
+      amount: AMOUNT,
+      actions: ['DONE'],
+    },
+  },
+  {
+    name: 'session',
+    view: {
+      screen: 'session',
+      title: 'Your parking',
+      message: 'Extend or end your parking',
+      session: { id: 'S-1042', startedAt: '14:05', paidUntil: '15:05', held: AMOUNT },
+      durations: [{ minutes: 30, label: '+30 min', amount: { minor: 150, currency: 'EUR', text: '€1.50' } }],
+      actions: ['EXTEND', 'END_SESSION'],
+    },
+  },
+  {
+    name: 'error',
+    view: { screen: 'error', title: 'Sorry', message: 'Something went wrong', actions: ['DONE'] },
+  },
+  {
+    name: 'out-of-service',
+    view: {
+      screen: 'out-of-service',
+      title: 'Out of service',
+      message: 'This pay station cannot take cards at the moment. Please use another one.',
+      actions: [],
+    },
+  },
+];
+
+/** Shows each screen (and the "more time" question, and the open language list) and collects axe's findings. */
+async function auditEveryScreen(
+  fake: FakeTerminal,
+  page: Page,
+  audit: (where: string) => Promise<string[]>,
+): Promise<string[]> {
+  const failures: string[] = [];
+  for (const { name, view } of SCREENS) {
+    fake.present({ ...view, language: LANGUAGE });
+    await onScreen(page, view.screen);
+    failures.push(...(await audit(name)));
+  }
+  fake.present({ ...ENTER_TICKET, language: LANGUAGE });
+  await onScreen(page, 'enter-ticket');
+  await page.getByTestId('language-button').press('Enter');
+  await page.getByTestId('language-list').waitFor();
+  failures.push(...(await audit('enter-ticket, language list open')));
+  fake.askMoreTime(60);
+  await page.getByTestId('more-time').waitFor();
+  failures.push(...(await audit('"Do you need more time?"')));
+  return failures;
+}
+
+function axeAudit(page: Page, request: { kind: 'tag' | 'rule'; values: string[] }) {
+  return async (where: string): Promise<string[]> => {
+    await loadAxe(page);
+    const findings = await page.evaluate(runAxe, request);
+    return findings.length === 0 ? [] : [`${where}:\n${describeFindings(findings)}`];
+  };
+}
+
+describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => {
+  it('finds no WCAG 2.0/2.1/2.2 A or AA violation on any customer screen in normal mode', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    expect(await page.evaluate(accessibleDocument)).toBe(false);
+    const failures = await auditEveryScreen(fake, page, axeAudit(page, { kind: 'tag', values: WCAG_AA }));
+    expect(failures.join('\n\n')).toBe('');
+    // axe came in through the DevTools protocol: the page's CSP was never bent.
+    expect(await page.evaluate(violationsSeen)).toEqual([]);
+  });
+
+  it('finds no violation in accessibility mode, and text contrast reaches 7:1 there', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    const toggle = page.getByTestId('accessibility-button');
+    expect(await toggle.getAttribute('aria-pressed')).toBe('false');
+    await toggle.press('Enter');
+    await page.locator('[data-testid="accessibility-button"][aria-pressed="true"]').waitFor();
+    expect(await page.evaluate(accessibleDocument)).toBe(true);
+    expect(fake.events).toContainEqual({ type: 'SET_ACCESSIBILITY', on: true });
+    const aa = axeAudit(page, { kind: 'tag', values: WCAG_AA });
+    // WCAG 1.4.6 (AAA, contrast 7:1) is the bar for accessibility mode.
+    const enhanced = axeAudit(page, { kind: 'rule', values: ['color-contrast-enhanced'] });
+    const failures = await auditEveryScreen(fake, page, async (where) => {
+      expect(await page.evaluate(accessibleDocument)).toBe(true);
+      return [...(await aa(where)), ...(await enhanced(where))];
+    });
+    expect(failures.join('\n\n')).toBe('');
+  });
+});
+
+describe('the renderer by keys alone', () => {
+  it('walks a kiosk sale from idle to "Approved" with the keypad and Tab, never the mouse', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    // Tab order on the attract screen: the main action, then the accessibility button; focus is visible.
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('action-START');
+    expect(await page.evaluate(focusOutline)).toMatch(/^solid ([4-9]|\d\d)/);
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('accessibility-button');
+    await page.keyboard.press('Shift+Tab');
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'enter-ticket');
+    // The new screen is announced.
+    await expect
+      .poll(() => page.getByTestId('screen-announcer').textContent())
+      .toBe('Your ticket. Enter the number printed on your ticket');
+
+    // Keypad digits type into the ticket field; Backspace takes the last one back.
+    for (const key of ['4', '2', '0', '0', '9', 'Backspace', '7']) await page.keyboard.press(key);
+    expect(await page.getByTestId('ticket-input').inputValue()).toBe('42007');
+    // Enter = the screen's main action (continue).
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'confirm');
+    expect(fake.events).toContainEqual({ type: 'ENTER_TICKET', ticket: '42007' });
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'approved');
+    expect(await page.getByTestId('customer-title').textContent()).toBe('Approved');
+    expect(fake.events.map((e) => e.type)).toEqual(['START', 'ENTER_TICKET', 'CONFIRM']);
+
+    // Done, by Enter again; then Escape cancels a started sale.
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'idle');
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'enter-ticket');
+    await page.keyboard.press('Escape');
+    await onScreen(page, 'idle');
+    expect(fake.events.map((e) => e.type).slice(-3)).toEqual(['DONE', 'START', 'CANCEL']);
+  });
+
+  it('types into the focused ticket field and submits it with Enter', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'enter-ticket');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('ticket-input');
+    await page.keyboard.type('AB123');
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'confirm');
+    expect(fake.events).toContainEqual({ type: 'ENTER_TICKET', ticket: 'AB123' });
+  });
+
+  it('asks "Do you need more time?" as a modal dialog with focus on Yes, and gives focus back after', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'enter-ticket');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('ticket-input');
+    fake.askMoreTime(40);
+    const dialog = page.getByTestId('more-time');
+    await dialog.waitFor();
+    expect(await dialog.getAttribute('role')).toBe('alertdialog');
+    expect(await dialog.getAttribute('aria-modal')).toBe('true');
+    expect(await page.getByRole('alertdialog', { name: 'Do you need more time?' }).count()).toBe(1);
+    await expect.poll(() => page.evaluate(focusedTestId)).toBe('more-time-yes');
+    expect(await page.getByTestId('more-time-countdown').getAttribute('role')).toBe('timer');
+    expect(await page.getByTestId('more-time-countdown').textContent()).toMatch(/^Time left: \d+ seconds$/);
+    expect(await page.getByTestId('more-time-live').getAttribute('aria-live')).toBe('polite');
+    // The screen behind is out of reach; Tab goes round Yes and No.
+    expect(await page.getByTestId('customer').getAttribute('inert')).toBe('');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('more-time-no');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('more-time-yes');
+    // Digits do not reach the field behind the question.
+    await page.keyboard.press('3');
+    expect(await page.getByTestId('ticket-input').inputValue()).toBe('');
+    await page.keyboard.press('Enter');
+    await dialog.waitFor({ state: 'detached' });
+    expect(fake.events.at(-1)).toEqual({ type: 'MORE_TIME' });
+    await expect.poll(() => page.evaluate(focusedTestId)).toBe('ticket-input');
+
+    // Asked again, Escape answers No: the sale is cancelled.
+    fake.askMoreTime(40);
+    await dialog.waitFor();
+    await page.keyboard.press('Escape');
+    await onScreen(page, 'idle');
+    expect(fake.events.at(-1)).toEqual({ type: 'CANCEL' });
+  });
+
+  it('switches accessibility mode from the keyboard and keeps focus on the button', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    await page.keyboard.press('Tab');
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toBe('accessibility-button');
+    await page.keyboard.press('Space');
+    await page.locator('[data-testid="accessibility-button"][aria-pressed="true"]').waitFor();
+    expect(await page.evaluate(accessibleDocument)).toBe(true);
+    expect(await page.evaluate(focusedTestId)).toBe('accessibility-button');
+    expect(await page.evaluate(focusOutline)).toMatch(/^solid ([6-9]|\d\d)/);
+    await page.keyboard.press('Space');
+    await page.locator('[data-testid="accessibility-button"][aria-pressed="false"]').waitFor();
+    expect(await page.evaluate(accessibleDocument)).toBe(false);
+    expect(fake.events).toEqual([
+      { type: 'SET_ACCESSIBILITY', on: true },
+      { type: 'SET_ACCESSIBILITY', on: false },
+    ]);
+  });
+});

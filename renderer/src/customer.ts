@@ -52,6 +52,8 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
 
   const buttons = view.actions
     .map((type) => {
+      // "Do you need more time?" is asked, and answered, in its own dialog (accessibility.ts).
+      if (type === 'MORE_TIME') return null;
       const fallback = actionLabel(type);
       if (fallback === null) return null;
       const kind = type === 'CANCEL' ? 'btn btn-secondary' : 'btn btn-primary';
@@ -100,7 +102,11 @@ function languageChoice(
 ): HTMLElement {
   const list = h(
     'div',
-    { class: 'language-list', testid: 'language-list', attrs: { role: 'group', hidden: '' } },
+    {
+      class: 'language-list',
+      testid: 'language-list',
+      attrs: { role: 'group', hidden: '', id: 'language-list', 'aria-label': label('language', 'Language') },
+    },
     ...language.available.map((option) => {
       const b = button(
         option.name,
@@ -123,6 +129,7 @@ function languageChoice(
     'btn btn-secondary language-button',
   );
   toggle.setAttribute('aria-expanded', 'false');
+  toggle.setAttribute('aria-controls', 'language-list');
   return h('nav', { class: 'language', testid: 'language' }, toggle, list);
 }
 
@@ -169,8 +176,17 @@ function ticketEntry(ctx: CustomerContext, label: Label): HTMLElement {
     'div',
     { class: 'entry', testid: 'ticket-entry' },
     input,
-    h('div', { class: 'keypad' }, ...keys),
+    keypad(keys, label),
     button(label('continue', 'Continue'), 'action-ENTER_TICKET', submit, 'btn btn-primary'),
+  );
+}
+
+/** The on-screen keypad, one named group (the tactile keypad does the same through keypad.ts). */
+function keypad(keys: HTMLElement[], label: Label): HTMLElement {
+  return h(
+    'div',
+    { class: 'keypad', attrs: { role: 'group', 'aria-label': label('keypad', 'Keypad') } },
+    ...keys,
   );
 }
 
@@ -211,7 +227,7 @@ function amountEntry(view: CustomerView, ctx: CustomerContext, label: Label): HT
     'div',
     { class: 'entry', testid: 'amount-entry' },
     display,
-    h('div', { class: 'keypad' }, ...keys),
+    keypad(keys, label),
     button(
       label('continue', 'Continue'),
       'action-ENTER_AMOUNT',

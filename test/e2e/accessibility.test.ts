@@ -362,6 +362,8 @@ describe('the renderer by keys alone', () => {
     expect(await page.getByTestId('more-time-live').getAttribute('aria-live')).toBe('polite');
     // The screen behind is out of reach; Tab goes round Yes and No.
     expect(await page.getByTestId('customer').getAttribute('inert')).toBe('');
+    // Asked once: no second "Yes" among the screen's own buttons.
+    expect(await page.getByTestId('action-MORE_TIME').count()).toBe(0);
     await page.keyboard.press('Tab');
     expect(await page.evaluate(focusedTestId)).toBe('more-time-no');
     await page.keyboard.press('Tab');

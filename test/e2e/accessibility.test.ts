@@ -1,18 +1,10 @@
-import { readFileSync } from 'node:fs';
-import { createRequire } from 'node:module';
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import type { CustomerView } from '../../src/host/api.js';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
-import {
-  accessibleDocument,
-  axeLoaded,
-  focusedTestId,
-  focusOutline,
-  runAxe,
-  type AxeFinding,
-} from './accessibility-scripts.js';
+import { accessibleDocument, focusedTestId, focusOutline } from './accessibility-scripts.js';
+import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
 import { installWatchers, violationsSeen } from './page-scripts.js';
@@ -21,11 +13,6 @@ import { installWatchers, violationsSeen } from './page-scripts.js';
  * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
  * customer screen in normal and in accessibility mode, and a kiosk sale by the keypad alone.
  */
-
-/** axe-core's tags for WCAG 2.0, 2.1 and 2.2, levels A and AA. */
-const WCAG_AA = ['wcag2a', 'wcag2aa', 'wcag21a', 'wcag21aa', 'wcag22a', 'wcag22aa'];
-
-const axeSource = readFileSync(createRequire(import.meta.url).resolve('axe-core/axe.min.js'), 'utf8');
 
 let staticDir: string;
 let launched: LaunchedBrowser;
@@ -62,20 +49,6 @@ async function start(): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page
 
 async function onScreen(page: Page, screen: string): Promise<void> {
   await page.locator(`[data-testid="customer"][data-screen="${screen}"]`).waitFor();
-}
-
-/**
- * Loads axe-core into the page. The bridge's CSP (script-src 'self') refuses an injected <script>, and the test must
- * not weaken it: the source is evaluated through the DevTools protocol, which the page's CSP does not govern.
- */
-async function loadAxe(page: Page): Promise<void> {
-  if (await page.evaluate(axeLoaded)) return;
-  await page.evaluate(axeSource);
-  expect(await page.evaluate(axeLoaded)).toBe(true);
-}
-
-function describeFindings(findings: AxeFinding[]): string {
-  return findings.map((f) => `${f.id} (${f.impact}) at ${f.target}: ${f.summary}`).join('\n');
 }
 
 const LANGUAGE: NonNullable<CustomerView['language']> = {
@@ -252,11 +225,7 @@ async function auditEveryScreen(
 }
 
 function axeAudit(page: Page, request: { kind: 'tag' | 'rule'; values: string[] }) {
-  return async (where: string): Promise<string[]> => {
-    await loadAxe(page);
-    const findings = await page.evaluate(runAxe, request);
-    return findings.length === 0 ? [] : [`${where}:\n${describeFindings(findings)}`];
-  };
+  return (where: string): Promise<string[]> => audit(page, where, request);
 }
 
 describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => {
@@ -266,7 +235,7 @@ describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => 
     expect(await page.evaluate(accessibleDocument)).toBe(false);
     const failures = await auditEveryScreen(fake, page, axeAudit(page, { kind: 'tag', values: WCAG_AA }));
     expect(failures.join('\n\n')).toBe('');
-    // axe came in through the DevTools protocol: the page's CSP was never bent.
+    // axe came in through the DevTools protocol (axe.ts): the page's CSP was never bent.
     expect(await page.evaluate(violationsSeen)).toEqual([]);
   });
 
@@ -281,7 +250,7 @@ describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => 
     expect(fake.events).toContainEqual({ type: 'SET_ACCESSIBILITY', on: true });
     const aa = axeAudit(page, { kind: 'tag', values: WCAG_AA });
     // WCAG 1.4.6 (AAA, contrast 7:1) is the bar for accessibility mode.
-    const enhanced = axeAudit(page, { kind: 'rule', values: ['color-contrast-enhanced'] });
+    const enhanced = axeAudit(page, { kind: 'rule', values: ENHANCED_CONTRAST });
     const failures = await auditEveryScreen(fake, page, async (where) => {
       expect(await page.evaluate(accessibleDocument)).toBe(true);
       return [...(await aa(where)), ...(await enhanced(where))];

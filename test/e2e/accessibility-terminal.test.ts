@@ -1,0 +1,151 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { accessibleDocument } from './accessibility-scripts.js';
+import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
+import { launchBrowser, type LaunchedBrowser } from './browser.js';
+import { installWatchers } from './page-scripts.js';
+
+/**
+ * axe-core on the screens of the real terminal (`parking-terminal start --headless`: host, catalogues, simulated
+ * reader, embedded sandbox) in a real browser, in the customer's own language: German in the normal mode, Arabic
+ * (right to left) in accessibility mode. The fake terminal's walk (accessibility.test.ts) reaches every screen; this
+ * one checks the real words, labels and layout direction.
+ */
+
+const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
+
+let cwd: string;
+let child: ChildProcess;
+let launched: LaunchedBrowser;
+let url: string;
+let output = '';
+
+/** A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. */
+function ticketFor(minutesAgo: number, timeZone: string): string {
+  const parts = new Intl.DateTimeFormat('en-GB', {
+    timeZone,
+    year: 'numeric',
+    month: '2-digit',
+    day: '2-digit',
+    hour: '2-digit',
+    minute: '2-digit',
+    hourCycle: 'h23',
+  }).formatToParts(new Date(Date.now() - minutesAgo * 60_000));
+  const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
+  return `${get('year')}${get('month')}${get('day')}${get('hour')}${get('minute')}0042`;
+}
+
+beforeAll(async () => {
+  cwd = await mkdtemp(join(tmpdir(), 'pt-a11y-'));
+  child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0'], {
+    cwd,
+    env: { ...process.env, NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  child.stderr?.on('data', (c: Buffer) => {
+    output += c.toString('utf8');
+  });
+  const lines = createInterface({ input: child.stdout! });
+  await new Promise<void>((ready, failed) => {
+    child.once('exit', (code) => failed(new Error(`start exited with ${code}: ${output}`)));
+    lines.on('line', (line) => {
+      output += `${line}\n`;
+      const printed = /(http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]+)/.exec(line);
+      if (printed?.[1] && line.includes('ready')) {
+        url = printed[1];
+        ready();
+      }
+    });
+  });
+  launched = await launchBrowser();
+});
+
+afterAll(async () => {
+  await launched?.close();
+  if (child && child.exitCode === null) {
+    const exited = new Promise((r) => child.once('exit', r));
+    child.kill('SIGTERM');
+    await exited;
+  }
+  await rm(cwd, { recursive: true, force: true });
+});
+
+async function onScreen(page: Page, screen: string): Promise<void> {
+  await page.locator(`[data-testid="customer"][data-screen="${screen}"]`).waitFor();
+}
+
+/**
+ * Sells parking in `locale`, optionally in accessibility mode, auditing each screen the customer stops at. The
+ * language and the mode are chosen on the welcome screen, by keys, as a customer would.
+ */
+async function auditSale(locale: string, accessible: boolean): Promise<{ failures: string[]; dir: string }> {
+  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(30_000);
+  await page.addInitScript(installWatchers);
+  expect((await page.goto(url))?.status()).toBe(200);
+  await onScreen(page, 'idle');
+  await page.getByTestId('language-button').press('Enter');
+  await page.getByTestId(`language-${locale}`).press('Enter');
+  await page.locator(`html[lang="${locale.replace('_', '-')}"]`).waitFor();
+  if (accessible) {
+    await page.getByTestId('accessibility-button').press('Enter');
+    await page.locator('[data-testid="accessibility-button"][aria-pressed="true"]').waitFor();
+  }
+  const failures: string[] = [];
+  const check = async (where: string): Promise<void> => {
+    expect(await page.evaluate(accessibleDocument)).toBe(accessible);
+    failures.push(...(await audit(page, `${locale} ${where}`, { kind: 'tag', values: WCAG_AA })));
+    if (accessible)
+      failures.push(
+        ...(await audit(page, `${locale} ${where}`, { kind: 'rule', values: ENHANCED_CONTRAST })),
+      );
+  };
+  await check('idle');
+  await page.getByTestId('action-START').press('Enter');
+  await onScreen(page, 'enter-ticket');
+  await check('enter-ticket');
+  await page.getByTestId('ticket-input').fill(ticketFor(130, 'Europe/London'));
+  await page.getByTestId('action-ENTER_TICKET').press('Enter');
+  await onScreen(page, 'confirm');
+  await check('confirm');
+  await page.getByTestId('action-CONFIRM').press('Enter');
+  const done = page.locator(
+    ['approved', 'declined', 'error', 'choose-currency']
+      .map((s) => `[data-testid="customer"][data-screen="${s}"]`)
+      .join(', '),
+  );
+  await done.first().waitFor();
+  if ((await page.getByTestId('customer').getAttribute('data-screen')) === 'choose-currency') {
+    await check('choose-currency');
+    await page.locator('[data-testid^="dcc-option-"]').first().press('Enter');
+    await onScreen(page, 'approved');
+  }
+  expect(await page.getByTestId('customer').getAttribute('data-screen')).toBe('approved');
+  await check('approved');
+  const dir = (await page.locator('html').getAttribute('dir')) ?? '';
+  // Done by the keypad's Enter: the terminal is back on its welcome screen for the next customer.
+  await page.keyboard.press('Enter');
+  await onScreen(page, 'idle');
+  await context.close();
+  return { failures, dir };
+}
+
+describe('accessibility of the real terminal in the customer language', () => {
+  it('finds no WCAG 2.2 A or AA violation on a German sale in normal mode', async () => {
+    const { failures, dir } = await auditSale('de_DE', false);
+    expect(dir).toBe('ltr');
+    expect(failures.join('\n\n')).toBe('');
+  });
+
+  it('finds no violation, and 7:1 text contrast, on an Arabic sale (right to left) in accessibility mode', async () => {
+    const { failures, dir } = await auditSale('ar_AE', true);
+    expect(dir).toBe('rtl');
+    expect(failures.join('\n\n')).toBe('');
+  });
+});

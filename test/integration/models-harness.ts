@@ -8,7 +8,7 @@ import { flowSettingsFromConfig, type FlowSettings } from '../../src/flows/setti
 import type { CardSummary, ServiceName } from '../../src/flows/effects.js';
 import { resolutionFor } from '../../src/flows/services.js';
 import type { TransactionRequest, TransactionResult } from '../../src/flows/transaction.js';
-import { screenOf } from '../../src/flows/view.js';
+import { describeView, screenOf } from '../../src/flows/view.js';
 import type { ParkingModel, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -345,7 +345,8 @@ export async function waitForScreen(
 /** Waits until the host shows what the abstract snapshot shows: same screen, same message, same machine state. */
 export async function waitForModelState(host: TerminalHost, expected: AnyMachineSnapshot): Promise<void> {
   const screen = screenOf(expected);
-  const message = (expected.context as { message: string }).message;
+  // The machine carries a catalogue key; the host shows its en_GB text, which describeView gives too.
+  const message = describeView(expected).message;
   const value = JSON.stringify(expected.value);
   await waitForScreen(
     host,

@@ -9,6 +9,7 @@ import { accessibleDocument } from './accessibility-scripts.js';
 import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { installWatchers } from './page-scripts.js';
+import { localDateTime } from '../../src/host/local-time.js';
 
 /**
  * axe-core on the screens of the real terminal (`parking-terminal start --headless`: host, catalogues, simulated
@@ -27,17 +28,7 @@ let output = '';
 
 /** A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. */
 function ticketFor(minutesAgo: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(Date.now() - minutesAgo * 60_000));
-  const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
-  return `${get('year')}${get('month')}${get('day')}${get('hour')}${get('minute')}0042`;
+  return `${localDateTime(new Date(Date.now() - minutesAgo * 60_000), timeZone).slice(0, 12)}0042`;
 }
 
 beforeAll(async () => {

@@ -6,6 +6,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { installWatchers, screensSeen, violationsSeen } from './page-scripts.js';
+import { localDateTime } from '../../src/host/local-time.js';
 
 /**
  * Issue 2, "Done when": a person opens the URL printed by `parking-terminal start --headless`, buys parking at the
@@ -26,17 +27,7 @@ let stderr = '';
 
 /** A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. */
 function ticketFor(minutesAgo: number, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(new Date(Date.now() - minutesAgo * 60_000));
-  const get = (type: string): string => parts.find((p) => p.type === type)?.value ?? '';
-  return `${get('year')}${get('month')}${get('day')}${get('hour')}${get('minute')}0042`;
+  return `${localDateTime(new Date(Date.now() - minutesAgo * 60_000), timeZone).slice(0, 12)}0042`;
 }
 
 beforeAll(async () => {

@@ -47,8 +47,13 @@ async function start(): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page
   return { bridge, fake, page };
 }
 
+/**
+ * Waits for `screen` and for the answer to the last key: the screen may arrive (pushed) before the answer to the event
+ * that caused it, and until then the customer area is inert — a key pressed then is not taken, as on the terminal.
+ */
 async function onScreen(page: Page, screen: string): Promise<void> {
   await page.locator(`[data-testid="customer"][data-screen="${screen}"]`).waitFor();
+  await page.locator('[data-testid="customer-slot"]:not([aria-busy])').waitFor();
 }
 
 const LANGUAGE: NonNullable<CustomerView['language']> = {

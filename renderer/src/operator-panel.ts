@@ -4,6 +4,7 @@ import type {
   OperatorResponse,
   OperatorStatus,
   Result,
+  ServiceTask,
   TransactionSummary,
 } from '../../src/host/api.js';
 import { parseDecimal } from '../../src/money/index.js';
@@ -121,6 +122,9 @@ export class OperatorPanel {
       case 'status':
         this.#status = response.status;
         break;
+      case 'service':
+        this.#notice = { text: `${response.task}: ${response.message}`, error: response.outcome !== 'ok' };
+        break;
       case 'flush-queue':
         this.#notice = {
           text: `Queue flushed: ${response.forwarded} forwarded, ${response.declined} declined, ${response.remaining} remaining`,
@@ -145,6 +149,44 @@ export class OperatorPanel {
     if (!r.ok) return this.#fail(r.error);
     this.#accept(r.value);
     await this.#reload();
+  }
+
+  /** Service mode: out of service with a notice for customers, back in service, self-test, prints, recovery. */
+  #renderService(): HTMLElement {
+    const notice = h('input', {
+      class: 'service-notice',
+      testid: 'service-notice',
+      attrs: {
+        type: 'text',
+        maxlength: '120',
+        'aria-label': 'Notice for customers while out of service',
+        placeholder: 'Notice for customers (optional)',
+      },
+    });
+    const run = (task: ServiceTask, label: string): HTMLElement =>
+      button(label, `service-${task}`, () => void this.#service(task, notice.value.trim()), 'btn btn-small');
+    return h(
+      'div',
+      { class: 'operator-tools', attrs: { role: 'group', 'aria-label': 'Service mode' } },
+      notice,
+      run('on', 'Out of service'),
+      run('off', 'Back in service'),
+      run('reader-self-test', 'Reader self-test'),
+      run('test-print', 'Test print'),
+      run('reprint', 'Reprint last receipt'),
+      run('rerun-recovery', 'Re-run recovery'),
+    );
+  }
+
+  async #service(task: ServiceTask, notice: string): Promise<void> {
+    const r = await this.#call({
+      type: 'service',
+      task,
+      ...(task === 'on' && notice !== '' ? { reason: notice } : {}),
+    });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+    await this.#refreshStatus();
   }
 
   async #flush(): Promise<void> {
@@ -276,6 +318,7 @@ export class OperatorPanel {
         button('Reload', 'operator-reload', () => void this.#reload(), 'btn btn-small'),
         button('Flush offline queue', 'operator-flush', () => void this.#flush(), 'btn btn-small'),
       ),
+      this.#renderService(),
       confirm,
       rows.length === 0
         ? h('p', { testid: 'operator-empty', text: 'No transactions' })

@@ -190,7 +190,14 @@ export type OperatorAction =
   | { type: 'void'; transactionId: string }
   | { type: 'flush-queue' }
   /** The operator status (the figures the customer never sees). */
-  | { type: 'status' };
+  | { type: 'status' }
+  /**
+   * Service mode: out of service with a reason the customers see (`on`), back in service (`off`), a reader self-test,
+   * a test receipt, the last receipt again, or recovery of the journal run again now.
+   */
+  | { type: 'service'; task: ServiceTask; reason?: string };
+
+export type ServiceTask = 'on' | 'off' | 'reader-self-test' | 'test-print' | 'reprint' | 'rerun-recovery';
 
 export interface OperatorRequest {
   pin: string;
@@ -212,6 +219,7 @@ export interface TransactionSummary {
 
 export type OperatorResponse =
   | { type: 'status'; status: OperatorStatus }
+  | { type: 'service'; task: ServiceTask; outcome: 'ok' | 'failed'; message: string }
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason

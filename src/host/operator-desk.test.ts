@@ -51,6 +51,12 @@ function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, r
     flushQueue,
     changed: () => undefined,
     status: () => STATUS,
+    service: (task: string) =>
+      Promise.resolve(
+        task === 'reprint'
+          ? { outcome: 'failed' as const, message: 'no receipt to print again' }
+          : { outcome: 'ok' as const, message: `${task} done` },
+      ),
   };
   const desk = new OperatorDesk(deps);
   const wrongPin = goodPin === '000000' ? '111111' : '000000';

@@ -19,7 +19,14 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { formatMoney } from '../money/index.js';
-import type { OperatorRequest, OperatorResponse, OperatorStatus, Result, TransactionSummary } from './api.js';
+import type {
+  OperatorRequest,
+  OperatorResponse,
+  OperatorStatus,
+  Result,
+  ServiceTask,
+  TransactionSummary,
+} from './api.js';
 import { auditCsv } from './audit-csv.js';
 import { AuditTrail } from './audit-trail.js';
 import { sameLocalDay } from './local-time.js';
@@ -127,6 +134,16 @@ export function findTransaction(
  * offline queue. Every PIN check that fails, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and
  * queue flush is recorded in the audit log; never the PIN.
  */
+/** How each service-mode task is named in the audit log. */
+const SERVICE_AUDIT_ACTION = {
+  on: 'service-mode-on',
+  off: 'service-mode-off',
+  'reader-self-test': 'reader-self-test',
+  'test-print': 'test-print',
+  reprint: 'reprint',
+  'rerun-recovery': 'recovery',
+} as const satisfies Record<ServiceTask, string>;
+
 export class OperatorDesk {
   /** The audit log the desk records in (given, or over the desk's journal). */
   readonly audit: AuditTrail;
@@ -153,6 +170,8 @@ export class OperatorDesk {
       changed: () => void;
       /** The operator status bar's figures (never on a customer screen: only through here, with the PIN). */
       status: () => OperatorStatus;
+      /** Carries out a service-mode task (src/host/terminal-host.ts); never throws. */
+      service: (task: ServiceTask, reason?: string) => Promise<{ outcome: 'ok' | 'failed'; message: string }>;
       /** Where operator actions are recorded; default: the audit log of `journal`. */
       audit?: AuditTrail;
     },
@@ -212,6 +231,16 @@ export class OperatorDesk {
         return ok(await this.run({ type: 'void', transactionId: a.transactionId }, request.pin));
       case 'flush-queue':
         return ok({ type: 'flush-queue', ...(await this.flushQueue()) });
+      case 'service': {
+        const done = await this.deps.service(a.task, a.reason);
+        this.audit.record({
+          actor: 'operator',
+          action: SERVICE_AUDIT_ACTION[a.task],
+          result: done.outcome === 'ok' ? 'ok' : 'failed',
+          details: { message: done.message, ...(a.reason !== undefined ? { reason: a.reason } : {}) },
+        });
+        return ok({ type: 'service', task: a.task, ...done });
+      }
     }
   }
 

@@ -86,6 +86,8 @@ export function customerScreen(input: {
   readerHealth: ReaderHealth;
   lastReceipt: ReceiptData | undefined;
   locale?: string;
+  /** The operator's notice on the out-of-service screen (service mode), shown as the operator wrote it. */
+  serviceNotice?: string;
 }): CustomerView {
   const { phase, runtime, config, readerHealth } = input;
   const { t, locale } = translator(resolveLocale(input.locale, config.terminal.locale));
@@ -94,7 +96,7 @@ export function customerScreen(input: {
       {
         screen: 'out-of-service',
         title: t(TITLE_KEYS['out-of-service']),
-        message: t('host.outOfService'),
+        message: input.serviceNotice ?? t('host.outOfService'),
         actions: [],
       },
       locale,

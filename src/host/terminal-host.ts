@@ -40,6 +40,7 @@ import type {
   OperatorRequest,
   OperatorResponse,
   OperatorStatus,
+  ServiceTask,
   Result,
   TerminalApi,
   TerminalSnapshot,
@@ -137,6 +138,8 @@ export class TerminalHost implements TerminalApi {
   private seq = 0;
   private phase: HostPhase = 'starting';
   private outOfServiceReason: string | undefined;
+  /** Out of service by the operator's choice (service mode), with the notice customers read; undefined otherwise. */
+  private serviceMode: { notice: string | undefined } | undefined;
   private recoveryInFlight = 0;
   private runtime: FlowRuntime | undefined;
   private lastReceipt: ReceiptData | undefined;
@@ -313,6 +316,7 @@ export class TerminalHost implements TerminalApi {
       flushQueue: () => this.background.forward(),
       changed: () => this.changed(),
       status: () => this.status(),
+      service: (task, reason) => this.service(task, reason),
       audit: this.audit,
     });
     this.background = new BackgroundWork({
@@ -493,6 +497,56 @@ export class TerminalHost implements TerminalApi {
     this.changed();
   }
 
+  /**
+   * Service mode, from operator mode: out of service with the notice customers read (what is in flight finishes as
+   * usual), back in service (only out of a service mode the operator chose: an unexpected error needs a restart), a
+   * reader self-test, a test receipt, the last receipt again, recovery of the journal run again now.
+   */
+  private async service(
+    task: ServiceTask,
+    reason?: string,
+  ): Promise<{ outcome: 'ok' | 'failed'; message: string }> {
+    const failed = (message: string): { outcome: 'failed'; message: string } => ({
+      outcome: 'failed',
+      message,
+    });
+    try {
+      switch (task) {
+        case 'on':
+          if (this.phase !== 'ready') return failed(`the terminal is ${this.phase}`);
+          this.serviceMode = { notice: reason };
+          this.outOfService(`service mode${reason ? `: ${reason}` : ''}`);
+          this.audit.serviceMode({ actor: 'operator', on: true, ...(reason ? { reason } : {}) });
+          return { outcome: 'ok', message: 'out of service' };
+        case 'off':
+          if (this.phase !== 'out-of-service' || !this.serviceMode)
+            return failed('not in service mode (an unexpected error needs a restart)');
+          this.serviceMode = undefined;
+          this.outOfServiceReason = undefined;
+          this.phase = 'ready';
+          this.audit.serviceMode({ actor: 'operator', on: false });
+          this.changed();
+          return { outcome: 'ok', message: 'back in service' };
+        case 'reader-self-test': {
+          const firmware = await this.reader.firmwareVersion();
+          return { outcome: 'ok', message: `reader ${this.reader.health}, firmware ${firmware}` };
+        }
+        case 'test-print':
+          await this.receipts.testPrint();
+          return { outcome: 'ok', message: 'test receipt printed' };
+        case 'reprint':
+          await this.receipts.reprint();
+          return { outcome: 'ok', message: 'last receipt printed again' };
+        case 'rerun-recovery': {
+          const report = await this.recovery.recoverAll();
+          return { outcome: 'ok', message: `recovery resolved ${report.resolved.length}` };
+        }
+      }
+    } catch (e) {
+      return failed(e instanceof Error ? e.message : String(e));
+    }
+  }
+
   /** An authorization was reversed: a tap-and-go hold on it is over, its follow-ups are done, its data wiped. */
   private authorizationReversed(transactionId: string): void {
     this.openAuthorizations.forget(transactionId);
@@ -584,6 +638,7 @@ export class TerminalHost implements TerminalApi {
       readerHealth: this.reader.health,
       lastReceipt: this.lastReceipt,
       locale: this.language.current,
+      ...(this.serviceMode?.notice !== undefined ? { serviceNotice: this.serviceMode.notice } : {}),
     });
     const prompt = this.inactivity.prompt;
     return {

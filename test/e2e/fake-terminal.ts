@@ -303,6 +303,11 @@ export class FakeTerminal implements TerminalApi {
         });
       case 'status':
         return Promise.resolve({ ok: true, value: { type: 'status', status: this.#snapshot().status } });
+      case 'service':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'service', task: action.task, outcome: 'ok', message: `${action.task} done` },
+        });
     }
   }
 

@@ -76,3 +76,42 @@ describe('the receipt printer on a running terminal', () => {
     );
   }, 30_000);
 });
+
+describe('service mode from operator mode', () => {
+  it('takes the terminal out of service with the notice customers read, prints a test receipt, and comes back', async () => {
+    const h = await start();
+    await waitFor(h, ['idle'], 10_000);
+    const pin = h.generatedOperatorPin ?? '';
+    const off = await h.operator({
+      pin,
+      action: { type: 'service', task: 'on', reason: 'Paper being refilled' },
+    });
+    expect(off).toMatchObject({ ok: true, value: { type: 'service', outcome: 'ok' } });
+    const shown = await h.snapshot();
+    expect(shown.ok && shown.value.customer).toMatchObject({
+      screen: 'out-of-service',
+      message: 'Paper being refilled',
+    });
+    expect((await h.send({ type: 'START' })).ok).toBe(false);
+
+    const sim = getPrinterSimulator(h.receipts.printer!)!;
+    const test = sim.nextReceipt();
+    expect(await h.operator({ pin, action: { type: 'service', task: 'test-print' } })).toMatchObject({
+      ok: true,
+      value: { outcome: 'ok' },
+    });
+    expect((await test).lines.join('\n')).toContain('Test receipt');
+    expect(await h.operator({ pin, action: { type: 'service', task: 'reader-self-test' } })).toMatchObject({
+      ok: true,
+      value: { outcome: 'ok' },
+    });
+
+    expect(await h.operator({ pin, action: { type: 'service', task: 'off' } })).toMatchObject({
+      ok: true,
+      value: { outcome: 'ok', message: 'back in service' },
+    });
+    expect((await waitFor(h, ['idle'], 5_000)).customer.screen).toBe('idle');
+    const actions = h.audit.list({}).map((r) => r.action);
+    expect(actions).toEqual(expect.arrayContaining(['service-mode-on', 'test-print', 'service-mode-off']));
+  }, 30_000);
+});

@@ -58,6 +58,11 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
   z.strictObject({ type: z.literal('void'), transactionId }),
   z.strictObject({ type: z.literal('flush-queue') }),
   z.strictObject({ type: z.literal('status') }),
+  z.strictObject({
+    type: z.literal('service'),
+    task: z.enum(['on', 'off', 'reader-self-test', 'test-print', 'reprint', 'rerun-recovery']),
+    reason: z.string().trim().min(1).max(120).optional(),
+  }),
 ]);
 
 export const operatorRequestSchema: z.ZodType<OperatorRequest> = z.strictObject({

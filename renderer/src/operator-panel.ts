@@ -1,5 +1,6 @@
 import type {
   ApiError,
+  AuditEntry,
   OperatorAction,
   OperatorResponse,
   OperatorStatus,
@@ -34,6 +35,7 @@ export class OperatorPanel {
   #busy = false;
   #refundDrafts = new Map<string, string>();
   #status: OperatorStatus | undefined;
+  #audit: AuditEntry[] | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
 
   constructor(private readonly client: TerminalClient) {
@@ -53,6 +55,7 @@ export class OperatorPanel {
     if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
     this.#statusTimer = undefined;
     this.#status = undefined;
+    this.#audit = undefined;
     this.#pin = '';
     this.#transactions = undefined;
     this.#notice = undefined;
@@ -122,6 +125,9 @@ export class OperatorPanel {
       case 'status':
         this.#status = response.status;
         break;
+      case 'audit':
+        this.#audit = response.records;
+        break;
       case 'service':
         this.#notice = { text: `${response.task}: ${response.message}`, error: response.outcome !== 'ok' };
         break;
@@ -175,6 +181,52 @@ export class OperatorPanel {
       run('test-print', 'Test print'),
       run('reprint', 'Reprint last receipt'),
       run('rerun-recovery', 'Re-run recovery'),
+      button('Audit log', 'operator-audit', () => void this.#loadAudit('json'), 'btn btn-small'),
+      button(
+        'Export audit log (CSV)',
+        'operator-audit-csv',
+        () => void this.#loadAudit('csv'),
+        'btn btn-small',
+      ),
+    );
+  }
+
+  /** The audit log's newest records; with `csv`, also the export as a file the operator saves. */
+  async #loadAudit(format: 'json' | 'csv'): Promise<void> {
+    const r = await this.#call({ type: 'audit', limit: 50, format });
+    if (!r.ok) return this.#fail(r.error);
+    if (r.value.type === 'audit' && r.value.csv !== undefined) {
+      const link = document.createElement('a');
+      link.href = URL.createObjectURL(new Blob([r.value.csv], { type: 'text/csv' }));
+      link.download = 'audit-log.csv';
+      link.click();
+      URL.revokeObjectURL(link.href);
+    }
+    this.#accept(r.value);
+  }
+
+  #renderAudit(): HTMLElement | null {
+    if (!this.#audit) return null;
+    const head = ['Time', 'Actor', 'Action', 'Subject', 'Result'];
+    return h(
+      'table',
+      { class: 'transactions', testid: 'operator-audit-log', attrs: { 'aria-label': 'Audit log' } },
+      h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
+      h(
+        'tbody',
+        {},
+        ...this.#audit.map((e) =>
+          h(
+            'tr',
+            { testid: `audit-${e.id}` },
+            h('td', { text: e.time }),
+            h('td', { text: e.actor }),
+            h('td', { text: e.action }),
+            h('td', { text: e.subject ?? '' }),
+            h('td', { text: e.code ? `${e.result} (${e.code})` : e.result }),
+          ),
+        ),
+      ),
     );
   }
 
@@ -319,6 +371,7 @@ export class OperatorPanel {
         button('Flush offline queue', 'operator-flush', () => void this.#flush(), 'btn btn-small'),
       ),
       this.#renderService(),
+      this.#renderAudit(),
       confirm,
       rows.length === 0
         ? h('p', { testid: 'operator-empty', text: 'No transactions' })

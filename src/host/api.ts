@@ -195,7 +195,21 @@ export type OperatorAction =
    * Service mode: out of service with a reason the customers see (`on`), back in service (`off`), a reader self-test,
    * a test receipt, the last receipt again, or recovery of the journal run again now.
    */
-  | { type: 'service'; task: ServiceTask; reason?: string };
+  | { type: 'service'; task: ServiceTask; reason?: string }
+  /** The audit log: the newest `limit` records (default 100) at or after `since`, oldest first; with its CSV. */
+  | { type: 'audit'; since?: string; limit?: number; format?: 'json' | 'csv' };
+
+/** One record of the audit log (src/journal/audit.ts): who did what, when, with which result. Never card data. */
+export interface AuditEntry {
+  id: number;
+  time: string;
+  actor: string;
+  action: string;
+  subject?: string;
+  result: 'ok' | 'refused' | 'failed';
+  code?: string;
+  details: Record<string, unknown>;
+}
 
 export type ServiceTask = 'on' | 'off' | 'reader-self-test' | 'test-print' | 'reprint' | 'rerun-recovery';
 
@@ -220,6 +234,7 @@ export interface TransactionSummary {
 export type OperatorResponse =
   | { type: 'status'; status: OperatorStatus }
   | { type: 'service'; task: ServiceTask; outcome: 'ok' | 'failed'; message: string }
+  | { type: 'audit'; records: AuditEntry[]; csv?: string }
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason

@@ -231,6 +231,8 @@ export class OperatorDesk {
         return ok(await this.run({ type: 'void', transactionId: a.transactionId }, request.pin));
       case 'flush-queue':
         return ok({ type: 'flush-queue', ...(await this.flushQueue()) });
+      case 'audit':
+        return this.auditView(a);
       case 'service': {
         const done = await this.deps.service(a.task, a.reason);
         this.audit.record({

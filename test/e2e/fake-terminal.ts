@@ -303,6 +303,11 @@ export class FakeTerminal implements TerminalApi {
         });
       case 'status':
         return Promise.resolve({ ok: true, value: { type: 'status', status: this.#snapshot().status } });
+      case 'audit':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'audit', records: [], ...(action.format === 'csv' ? { csv: 'id,time\r\n' } : {}) },
+        });
       case 'service':
         return Promise.resolve({
           ok: true,

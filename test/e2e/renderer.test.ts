@@ -237,6 +237,8 @@ describe('renderer in a real browser', () => {
     await expect
       .poll(() => page.getByTestId('operator-result').textContent(), { timeout: 10_000 })
       .toContain('0 remaining');
+    await page.getByTestId('operator-audit').click();
+    await page.getByTestId('operator-audit-log').waitFor();
     await page.getByTestId('operator-close').click();
     expect(await page.getByTestId('operator-panel').isHidden()).toBe(true);
 
@@ -250,6 +252,7 @@ describe('renderer in a real browser', () => {
       [FAKE_PIN, 'void'],
       [FAKE_PIN, 'transactions'],
       [FAKE_PIN, 'flush-queue'],
+      [FAKE_PIN, 'audit'],
     ]);
     expect(problems).toEqual([]);
     await page.context().close();

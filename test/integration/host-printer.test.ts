@@ -115,3 +115,23 @@ describe('service mode from operator mode', () => {
     expect(actions).toEqual(expect.arrayContaining(['service-mode-on', 'test-print', 'service-mode-off']));
   }, 30_000);
 });
+
+describe('the audit log from operator mode', () => {
+  it('lists what the operator did and exports it as CSV, recording the export', async () => {
+    const h = await start();
+    await waitFor(h, ['idle'], 10_000);
+    const pin = h.generatedOperatorPin ?? '';
+    expect((await h.operator({ pin: '0', action: { type: 'status' } })).ok).toBe(false);
+    await h.operator({ pin, action: { type: 'service', task: 'reader-self-test' } });
+    const listed = await h.operator({ pin, action: { type: 'audit', limit: 50 } });
+    if (!listed.ok || listed.value.type !== 'audit') throw new Error('no audit answer');
+    expect(listed.value.records.map((r) => r.action)).toEqual(
+      expect.arrayContaining(['sign-in-failed', 'sign-in', 'reader-self-test']),
+    );
+    expect(JSON.stringify(listed.value.records)).not.toContain(pin);
+    const exported = await h.operator({ pin, action: { type: 'audit', format: 'csv' } });
+    if (!exported.ok || exported.value.type !== 'audit') throw new Error('no audit answer');
+    expect(exported.value.csv?.split('\r\n')[0]).toContain('action');
+    expect(h.audit.list({}).some((r) => r.action === 'export')).toBe(true);
+  }, 30_000);
+});

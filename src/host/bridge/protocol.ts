@@ -63,6 +63,12 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
     task: z.enum(['on', 'off', 'reader-self-test', 'test-print', 'reprint', 'rerun-recovery']),
     reason: z.string().trim().min(1).max(120).optional(),
   }),
+  z.strictObject({
+    type: z.literal('audit'),
+    since: z.iso.datetime({ offset: true }).optional(),
+    limit: z.number().int().min(1).max(100_000).optional(),
+    format: z.enum(['json', 'csv']).optional(),
+  }),
 ]);
 
 export const operatorRequestSchema: z.ZodType<OperatorRequest> = z.strictObject({

@@ -128,7 +128,6 @@ export function captureAnswer(
   now: Date,
 ): Record<string, unknown> {
   const amount = tx.amounts.captured;
-  const auth = { currency: tx.currency };
   return {
     _links: {
       self: link(`/pts/v2/captures/${tx.id}`, 'GET'),
@@ -141,13 +140,13 @@ export function captureAnswer(
     reconciliationId: tx.id.slice(-12),
     clientReferenceInformation: clientRef(tx),
     orderInformation: {
-      amountDetails: { totalAmount: toDecimalString(amount, auth.currency), currency: auth.currency },
+      amountDetails: { totalAmount: toDecimalString(amount, tx.currency), currency: tx.currency },
     },
     ...(partialReversal > 0
       ? {
           reversalAmountDetails: {
-            reversedAmount: toDecimalString(partialReversal, auth.currency),
-            currency: auth.currency,
+            reversedAmount: toDecimalString(partialReversal, tx.currency),
+            currency: tx.currency,
           },
         }
       : {}),
@@ -203,7 +202,6 @@ export function voidOfNothingAnswer(tx: LedgerTransaction, now: Date): Record<st
 /** The answer to a refund. */
 export function refundAnswer(tx: LedgerTransaction, now: Date): Record<string, unknown> {
   const amount = tx.amounts.refunded;
-  const target = { currency: tx.currency };
   return {
     _links: {
       self: link(`/pts/v2/refunds/${tx.id}`, 'GET'),
@@ -215,8 +213,8 @@ export function refundAnswer(tx: LedgerTransaction, now: Date): Record<string, u
     reconciliationId: tx.id.slice(-12),
     clientReferenceInformation: clientRef(tx),
     refundAmountDetails: {
-      refundAmount: toDecimalString(amount, target.currency),
-      currency: target.currency,
+      refundAmount: toDecimalString(amount, tx.currency),
+      currency: tx.currency,
     },
   };
 }

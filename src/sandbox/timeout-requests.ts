@@ -13,6 +13,17 @@ import { validateTimeoutVoid } from './validators/void.js';
 
 /** Timeout reversals and timeout voids over one store. */
 export class TimeoutRequests extends PaymentLedger {
+  /** A timeout request for a card-present original names itself in `comments` (spec 001: REVERSAL/VOID Timeout). */
+  private requireCommentsForCard(original: LedgerTransaction, comments: string | undefined): void {
+    if (original.card?.entryMode !== undefined && comments === undefined)
+      throw this.fail(
+        'MISSING_FIELD',
+        'clientReferenceInformation.comments is required',
+        'clientReferenceInformation.comments',
+        'MISSING_FIELD',
+      );
+  }
+
   /**
    * A timeout reversal keyed by the transactionId of an incremental authorization: takes back that increment only
    * (the authorization keeps what was authorized before it), for the amount the increment requested.
@@ -90,13 +101,7 @@ export class TimeoutRequests extends PaymentLedger {
           'timeout reversal is for authorizations; use a timeout void',
           'clientReferenceInformation.transactionId',
         );
-      if (original.card?.entryMode !== undefined && comments === undefined)
-        throw this.fail(
-          'MISSING_FIELD',
-          'clientReferenceInformation.comments is required',
-          'clientReferenceInformation.comments',
-          'MISSING_FIELD',
-        );
+      this.requireCommentsForCard(original, comments);
       if (original.amounts.captured > 0)
         throw this.fail(
           'TRANSACTION_ALREADY_SETTLED',
@@ -161,13 +166,7 @@ export class TimeoutRequests extends PaymentLedger {
           'an authorization is reversed (timeout reversal), not voided',
           'clientReferenceInformation.transactionId',
         );
-      if (original.card?.entryMode !== undefined && comments === undefined)
-        throw this.fail(
-          'MISSING_FIELD',
-          'clientReferenceInformation.comments is required',
-          'clientReferenceInformation.comments',
-          'MISSING_FIELD',
-        );
+      this.requireCommentsForCard(original, comments);
       if (original.status === 'DECLINED' || original.voided) {
         const tx = this.newTx(call, 'timeout-void', original.currency, {
           parentId: original.id,

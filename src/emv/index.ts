@@ -7,3 +7,4 @@ export * from './dictionary.js';
 export * from './networks.js';
 export * from './tagset.js';
 export * from './card.js';
+export * from './card-numbers-in-text.js';

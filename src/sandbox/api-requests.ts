@@ -26,6 +26,7 @@ import type { PaymentService } from './payments.js';
 import { findPersonalData } from './personal-data.js';
 import { RequestRecord } from './request-record.js';
 import { matchApiRoute, type ApiServices } from './routes.js';
+import type { AltPaymentService } from './alt-payments.js';
 import type { ApiCall, ApiOutcome } from './service-types.js';
 import type { LedgerTransaction, SandboxStore } from './store.js';
 import type { TimeoutRequests } from './timeout-requests.js';
@@ -45,6 +46,7 @@ export interface ApiDeps {
   /** JWT ids seen (replay protection), cleared by a reset. */
   seenJti: Set<string>;
   payments: PaymentService;
+  altPayments: AltPaymentService;
   timeouts: TimeoutRequests;
   links: PaymentLinkService;
   oauth: OAuthService;
@@ -88,6 +90,7 @@ export class ApiRequests {
     });
     this.services = {
       payments: deps.payments,
+      altPayments: deps.altPayments,
       timeouts: deps.timeouts,
       offer: (call) =>
         plain(

@@ -185,12 +185,27 @@ export function checkConsistency(store: SandboxStore, options: ConsistencyOption
             );
         }
         break;
+      case 'ap-sale':
+        if (a.refunded > a.captured)
+          problems.push(
+            problem(tx, 'REFUND_ABOVE_CAPTURE', `refunded ${a.refunded} above settled ${a.captured}`),
+          );
+        break;
       case 'incremental':
       case 'reversal':
       case 'void':
       case 'timeout-void':
         break;
     }
+    // Spec 001: alternative-method status checks every 60 minutes at most.
+    if ((tx.altPayment?.statusChecksTooEarly ?? 0) > 0)
+      problems.push(
+        problem(
+          tx,
+          'STATUS_POLLED_TOO_OFTEN',
+          `${tx.altPayment?.statusChecksTooEarly ?? 0} status checks sooner than 60 minutes after the previous one`,
+        ),
+      );
   }
   for (const list of salesByCode.values()) {
     if (list.length > 1)

@@ -144,7 +144,8 @@ export class PaymentLedger {
     now: Date,
   ): ApiOutcome {
     if (target.voided) throw this.fail('NOT_VOIDABLE', 'already voided', 'id');
-    if (!approved(target) && target.status !== 'PENDING')
+    // REFUNDED: an alternative-method refund (spec 001) that its timeout void takes back.
+    if (!approved(target) && target.status !== 'PENDING' && target.status !== 'REFUNDED')
       throw this.fail('NOT_VOIDABLE', `a ${target.status} transaction cannot be voided`, 'id');
     if (!this.ctx.voidable(new Date(target.createdAt)))
       throw this.fail('NOT_VOIDABLE', 'the settlement cut-off has passed; refund instead', 'id');

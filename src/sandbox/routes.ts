@@ -3,6 +3,7 @@
  * reference/gateway.md §2) and the host's own pages (admin endpoints, OAuth consent and token, the hosted payment
  * page). The server matches a request here and dispatches to what the route names; nothing else routes.
  */
+import type { AltPaymentService } from './alt-payments.js';
 import type { PaymentService } from './payments.js';
 import type { ApiCall, ApiOutcome } from './service-types.js';
 import type { TimeoutRequests } from './timeout-requests.js';
@@ -14,6 +15,8 @@ export type RouteParams = Readonly<Record<string, string>>;
 /** What the API routes hand a request to. */
 export interface ApiServices {
   payments: PaymentService;
+  /** Alternative methods (spec 001): AP_SALE, AP_STATUS, AP_REFUND (alt-payments.ts). */
+  altPayments: AltPaymentService;
   timeouts: TimeoutRequests;
   /** `POST /vas/v1/currencyconversion` (dcc.ts). */
   offer(call: ApiCall): ApiOutcome;
@@ -44,7 +47,11 @@ function param(params: RouteParams, name: string): string {
 /** The gateway API the sandbox answers (reference/gateway.md §2; spec 001 and 000). */
 export const API_ROUTES: readonly ApiRoute[] = [
   // Authorization, pre-authorization, sale, account verification: the body decides the variant.
-  { method: 'POST', pattern: '/pts/v2/payments', answer: (s, c) => s.payments.createPayment(c) },
+  {
+    method: 'POST',
+    pattern: '/pts/v2/payments',
+    answer: (s, c) => (s.altPayments.claimsSale(c) ? s.altPayments.sale(c) : s.payments.createPayment(c)),
+  },
   { method: 'POST', pattern: '/pts/v2/reversals', answer: (s, c) => s.timeouts.timeoutReversal(c) },
   { method: 'POST', pattern: '/pts/v2/voids', answer: (s, c) => s.timeouts.timeoutVoid(c) },
   { method: 'POST', pattern: '/pts/v2/credits', answer: (s, c) => s.payments.credit(c) },
@@ -61,7 +68,10 @@ export const API_ROUTES: readonly ApiRoute[] = [
   {
     method: 'POST',
     pattern: '/pts/v2/refresh-payment-status/{id}',
-    answer: (s, c, p) => s.payments.refreshStatus(c, param(p, 'id')),
+    answer: (s, c, p) =>
+      s.altPayments.owns(c, param(p, 'id'))
+        ? s.altPayments.status(c, param(p, 'id'))
+        : s.payments.refreshStatus(c, param(p, 'id')),
   },
   {
     method: 'POST',
@@ -77,7 +87,9 @@ export const API_ROUTES: readonly ApiRoute[] = [
     method: 'POST',
     pattern: '/pts/v2/{collection:payments|captures}/{id}/refunds',
     answer: (s, c, p) =>
-      s.payments.refund(c, param(p, 'collection') as 'payments' | 'captures', param(p, 'id')),
+      param(p, 'collection') === 'payments' && s.altPayments.owns(c, param(p, 'id'))
+        ? s.altPayments.refund(c, param(p, 'id'))
+        : s.payments.refund(c, param(p, 'collection') as 'payments' | 'captures', param(p, 'id')),
   },
   {
     method: 'POST',
@@ -96,7 +108,7 @@ export const API_ROUTES: readonly ApiRoute[] = [
 ];
 
 /** The pages of the sandbox host itself, answered before (and without) the API's authentication. */
-export type HostPage = 'admin' | 'oauth-consent' | 'oauth-token' | 'payment-page';
+export type HostPage = 'admin' | 'oauth-consent' | 'oauth-token' | 'payment-page' | 'alt-payment-page';
 
 /** One route of the host's own pages; any method (the page answers a wrong one itself). */
 export interface HostRoute {
@@ -116,6 +128,8 @@ export const HOST_ROUTES: readonly HostRoute[] = [
   { pattern: '/oauth/v3/token', page: 'oauth-token' },
   // The hosted page of a payment link.
   { pattern: '/pay/{linkId}', page: 'payment-page' },
+  // The page an alternative-method sale's paymentUrl leads to (alt-payments.ts).
+  { pattern: '/ap/{saleId}', page: 'alt-payment-page' },
 ];
 
 /** Matches `segments` against a pattern's segments; the captured parameters, or undefined. */

@@ -13,6 +13,7 @@ import { createServer as createHttpsServer } from 'node:https';
 import type { AddressInfo } from 'node:net';
 import { silentLogger, type Logger } from '../log/index.js';
 import { adminAnswer, type AdminHost } from './admin.js';
+import { AltPaymentService } from './alt-payments.js';
 import { ApiRequests } from './api-requests.js';
 import type { MerchantKey } from './auth.js';
 import { SandboxClock } from './clock.js';
@@ -222,6 +223,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     checkDccAuthorization: (r, merchantId, at) => checkDccAuthorization(store, r, merchantId, at),
   };
   const payments = new PaymentService(serviceContext);
+  const altPayments = new AltPaymentService(serviceContext, (id) => `${url}/ap/${encodeURIComponent(id)}`);
   const timeouts = new TimeoutRequests(serviceContext);
   const links = new PaymentLinkService(store, now, (id) => `${url}/pay/${encodeURIComponent(id)}`);
   const oauth = new OAuthService(store, options.oauthClients ?? [DEFAULT_OAUTH_CLIENT], now);
@@ -235,6 +237,7 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
     merchants,
     seenJti,
     payments,
+    altPayments,
     timeouts,
     links,
     oauth,
@@ -302,6 +305,8 @@ export async function startSandbox(options: SandboxOptions = {}): Promise<Sandbo
         return pages.token(req, res, query, body);
       case 'payment-page':
         return pages.payPage(req, res, host.params.linkId ?? '', query, body);
+      case 'alt-payment-page':
+        return altPayments.page(req, res, host.params.saleId ?? '', body);
     }
   }
 

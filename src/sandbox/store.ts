@@ -23,7 +23,9 @@ export type TxKind =
   | 'credit'
   | 'void'
   | 'timeout-void'
-  | 'link-payment';
+  | 'link-payment'
+  /** A redirect-based alternative-method sale (spec 001, AP_SALE); its refunds are `refund`s with `altPayment`. */
+  | 'ap-sale';
 
 /** One request the sandbox received, as the ledger shows it. Card data is masked before it is stored. */
 export interface LedgerRequest {
@@ -106,11 +108,29 @@ export interface LedgerTransaction {
   originalFound?: boolean;
   /** Incremental authorizations recorded on the authorization. */
   increments?: number;
+  /** Alternative-method sales and their refunds: the method and the status-check history (alt-payments.ts). */
+  altPayment?: AltPaymentState;
   /** The first answer, replayed for an identical repeated request. */
   answer: { httpStatus: number; body: Record<string, unknown> };
   /** Canonical body of the original request, for DUPLICATE_REQUEST. */
   bodyFingerprint?: string;
   requests: LedgerRequest[];
+}
+
+/** What the ledger keeps of an alternative-method sale or refund besides the common fields. */
+export interface AltPaymentState {
+  profile: number;
+  methodName: string;
+  paymentTypeName: string;
+  /** What the customer did on the sandbox's payment page; absent while nothing was done there. */
+  customer?: 'paid' | 'failed' | 'cancelled';
+  /** Sandbox time the sale settled (the customer paid). */
+  settledAt?: string;
+  /** Sandbox time of the last status check answered. */
+  lastStatusCheckAt?: string;
+  statusChecks: number;
+  /** Status checks refused because they came sooner than spec 001's interval after the previous one. */
+  statusChecksTooEarly: number;
 }
 
 /** What a stored record is. */

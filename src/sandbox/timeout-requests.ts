@@ -167,7 +167,8 @@ export class TimeoutRequests extends PaymentLedger {
           'clientReferenceInformation.transactionId',
         );
       this.requireCommentsForCard(original, comments);
-      if (original.status === 'DECLINED' || original.voided) {
+      // FAILED: an alternative-method refund that moved nothing (spec 001).
+      if (original.status === 'DECLINED' || original.status === 'FAILED' || original.voided) {
         const tx = this.newTx(call, 'timeout-void', original.currency, {
           parentId: original.id,
           status: 'VOIDED',

@@ -436,7 +436,10 @@ describe('GatewayClient reads and offers', () => {
         ...input,
         lineItems: [{ productName: 'Card 4111 1111 1111 1111', unitPriceMinor: 300 }],
       }),
-    ).rejects.toMatchObject({ code: 'GW_INVALID_REQUEST' });
+    ).rejects.toMatchObject({
+      code: 'LINK_PERSONAL_DATA',
+      field: 'orderInformation.lineItems[0].productName',
+    });
   });
 
   it('lists payment links with offset and limit and reads the next page', async () => {

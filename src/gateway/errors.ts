@@ -20,7 +20,11 @@ export type GatewayErrorCode =
   | 'GW_OAUTH_TOKEN'
   | 'GW_OAUTH_REAUTHORIZE'
   | 'GW_OAUTH_STATE'
-  | 'GW_OAUTH_DENIED';
+  | 'GW_OAUTH_DENIED'
+  /** A payment-link field holds personal data (spec 000): refused before sending (personal-data.ts). */
+  | 'LINK_PERSONAL_DATA'
+  /** A payment-link notification whose signature, merchant, time or body is not acceptable (link-notifications.ts). */
+  | 'LINK_NOTIFICATION';
 
 export interface GatewayErrorOptions {
   /** True when the request may have been processed by the gateway (see the class comment). Default false. */

@@ -81,8 +81,15 @@ export { NEVER_SEND_TAGS, CONTACT_FOLLOW_ON_TAGS, inspectEmvTags } from './servi
 export type { DccOfferRequest, DccOffer, DccOfferResult } from './services/dcc.js';
 export {
   MAX_LIST_LIMIT,
+  statusUpdateOf,
   type PaymentLink,
   type PaymentLinkInput,
   type PaymentLinkLineItem,
   type PaymentLinkPage,
 } from './services/payment-links.js';
+export {
+  assertNoPersonalData,
+  personalDataIn,
+  PersonalDataError,
+  type PersonalDataKind,
+} from './personal-data.js';

@@ -57,6 +57,10 @@ export function shouldRetry(d: RetryDecision): boolean {
     case 'GW_OAUTH_STATE':
     case 'GW_OAUTH_DENIED':
       return false;
+    // Refused by the terminal itself before sending (payment links): nothing went out, nothing to retry.
+    case 'LINK_PERSONAL_DATA':
+    case 'LINK_NOTIFICATION':
+      return false;
   }
 }
 

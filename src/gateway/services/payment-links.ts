@@ -1,5 +1,6 @@
 import { AmountError, parseDecimal, requireCurrency, toDecimalString } from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
+import { assertNoPersonalData } from '../personal-data.js';
 
 /** One line item of a payment link. Non-personal data only (spec 000, Payment links). */
 export interface PaymentLinkLineItem {
@@ -43,7 +44,16 @@ export interface PaymentLink {
   minAmountMinor?: number;
   maxAmountMinor?: number;
   createdDate?: string;
-  lineItems: Array<{ productName: string; unitPriceMinor?: number; quantity?: number }>;
+  lineItems: Array<{
+    productName: string;
+    unitPriceMinor?: number;
+    quantity?: number;
+    productDescription?: string;
+    productSku?: string;
+  }>;
+  requestPhone?: boolean;
+  requestShipping?: boolean;
+  partner?: { developerId?: string; solutionId?: string };
 }
 
 /** One page of `GET /ipl/v2/payment-links`. */
@@ -56,37 +66,6 @@ export interface PaymentLinkPage {
 
 /** Largest `limit` of a list request (reference/gateway.md §2). */
 export const MAX_LIST_LIMIT = 1000;
-
-function luhn(digits: string): boolean {
-  let sum = 0;
-  for (let i = 0; i < digits.length; i++) {
-    let d = digits.charCodeAt(digits.length - 1 - i) - 48;
-    if (i % 2 === 1) {
-      d *= 2;
-      if (d > 9) d -= 9;
-    }
-    sum += d;
-  }
-  return sum % 10 === 0;
-}
-
-/**
- * Refuses text that looks like a card number (a Luhn-valid run of 13–19 digits, spaces or dashes allowed between
- * them): spec 000 suspends a merchant that puts card numbers or other personal data in any payment-link field.
- */
-function refuseCardNumbers(field: string, text: string | undefined): void {
-  if (text === undefined) return;
-  for (const m of text.matchAll(/\d(?:[ -]?\d){12,18}/g)) {
-    const digits = m[0].replace(/[ -]/g, '');
-    if (digits.length >= 13 && digits.length <= 19 && luhn(digits)) {
-      throw new GatewayInvalidRequestError(
-        field,
-        'INVALID_DATA',
-        `${field} looks like a card number (spec 000 forbids personal data)`,
-      );
-    }
-  }
-}
 
 function money(minor: number, currency: string, field: string): string {
   try {
@@ -101,7 +80,11 @@ function money(minor: number, currency: string, field: string): string {
   }
 }
 
-/** Body of a create (POST) or update (PATCH) of a payment link; required fields per spec 000 are checked. */
+/**
+ * Body of a create (POST) or update (PATCH) of a payment link; required fields per spec 000 are checked.
+ * @throws GatewayInvalidRequestError for a missing or invalid field; PersonalDataError (`LINK_PERSONAL_DATA`) when
+ *   any field holds a card number, national id, address or security code (src/gateway/personal-data.ts).
+ */
 export function buildPaymentLinkBody(link: PaymentLinkInput, update: boolean): Buffer {
   let currency: string;
   try {
@@ -135,14 +118,10 @@ export function buildPaymentLinkBody(link: PaymentLinkInput, update: boolean): B
       'a DONATION link needs minAmount',
     );
   }
-  refuseCardNumbers('purchaseInformation.purchaseNumber', link.purchaseNumber);
   const lineItems = link.lineItems.map((item, i) => {
     const f = `orderInformation.lineItems[${i}]`;
     if (item.productName === '')
       throw new GatewayInvalidRequestError(`${f}.productName`, 'MISSING_FIELD', 'productName is required');
-    refuseCardNumbers(`${f}.productName`, item.productName);
-    refuseCardNumbers(`${f}.productDescription`, item.productDescription);
-    refuseCardNumbers(`${f}.productSku`, item.productSku);
     if (item.quantity !== undefined && (!Number.isInteger(item.quantity) || item.quantity < 1)) {
       throw new GatewayInvalidRequestError(
         `${f}.quantity`,
@@ -179,6 +158,8 @@ export function buildPaymentLinkBody(link: PaymentLinkInput, update: boolean): B
     orderInformation: { amountDetails, lineItems },
     ...(update && link.status !== undefined ? { status: link.status } : {}),
   };
+  // Spec 000 suspends a merchant whose link fields carry personal data: every field is checked, nothing is sent.
+  assertNoPersonalData(body);
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
@@ -254,13 +235,28 @@ export function parsePaymentLink(v: unknown): PaymentLink {
     out.lineItems = items.map((it) => {
       const i = obj(it);
       const unit = amountOf(i.unitPrice, currency);
+      const description = str(i.productDescription);
+      const sku = str(i.productSku);
       return {
         productName: str(i.productName) ?? '',
         ...(unit !== undefined ? { unitPriceMinor: unit } : {}),
         ...(typeof i.quantity === 'number' ? { quantity: i.quantity } : {}),
+        ...(description !== undefined ? { productDescription: description } : {}),
+        ...(sku !== undefined ? { productSku: sku } : {}),
       };
     });
   }
+  const processing = obj(b.processingInformation);
+  if (typeof processing.requestPhone === 'boolean') out.requestPhone = processing.requestPhone;
+  if (typeof processing.requestShipping === 'boolean') out.requestShipping = processing.requestShipping;
+  const partner = obj(obj(b.clientReferenceInformation).partner);
+  const developerId = str(partner.developerId);
+  const solutionId = str(partner.solutionId);
+  if (developerId !== undefined || solutionId !== undefined)
+    out.partner = {
+      ...(developerId !== undefined ? { developerId } : {}),
+      ...(solutionId !== undefined ? { solutionId } : {}),
+    };
   return out;
 }
 
@@ -278,4 +274,42 @@ export function parsePaymentLinkPage(v: unknown): PaymentLinkPage {
     if (Number.isInteger(offset) && Number.isInteger(limit) && limit > 0) page.next = { offset, limit };
   }
   return page;
+}
+
+/**
+ * The update that changes only the status of `link` as the gateway returned it (a get, not a list item: list items
+ * leave fields out). Spec 000: an update must repeat every field of the creation, an omitted one is removed.
+ * @throws GatewayError GW_PARSE when the link lacks what an update must repeat (currency, amount, line item prices).
+ */
+export function statusUpdateOf(link: PaymentLink, status: 'ACTIVE' | 'INACTIVE'): PaymentLinkInput {
+  const { currency, totalAmountMinor } = link;
+  if (currency === undefined || totalAmountMinor === undefined)
+    throw new GatewayError(
+      'GW_PARSE',
+      `payment link ${link.id}: no currency or amount to repeat in the update`,
+    );
+  const linkType = link.linkType === 'DONATION' ? 'DONATION' : 'PURCHASE';
+  return {
+    linkType,
+    purchaseNumber: link.purchaseNumber ?? link.id,
+    currency,
+    totalAmountMinor,
+    ...(link.minAmountMinor !== undefined ? { minAmountMinor: link.minAmountMinor } : {}),
+    ...(link.maxAmountMinor !== undefined ? { maxAmountMinor: link.maxAmountMinor } : {}),
+    lineItems: link.lineItems.map((item) => {
+      if (item.unitPriceMinor === undefined)
+        throw new GatewayError('GW_PARSE', `payment link ${link.id}: a line item without its unit price`);
+      return {
+        productName: item.productName,
+        unitPriceMinor: item.unitPriceMinor,
+        ...(item.quantity !== undefined ? { quantity: item.quantity } : {}),
+        ...(item.productDescription !== undefined ? { productDescription: item.productDescription } : {}),
+        ...(item.productSku !== undefined ? { productSku: item.productSku } : {}),
+      };
+    }),
+    ...(link.requestPhone !== undefined ? { requestPhone: link.requestPhone } : {}),
+    ...(link.requestShipping !== undefined ? { requestShipping: link.requestShipping } : {}),
+    ...(link.partner !== undefined ? { partner: link.partner } : {}),
+    status,
+  };
 }

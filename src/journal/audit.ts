@@ -11,7 +11,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
 
 /**
  * What was done. `sign-in` is a PIN check that opened an operator session, `sign-in-failed` a PIN check that failed
- * (wrong PIN, or operator mode locked after too many); `export` a copy of this log taken out of the terminal.
+ * (wrong PIN, or operator mode locked after too many); `export` a copy of this log taken out of the terminal;
+ * `link-paid`, `link-deactivate`, `link-reactivate` a payment link of the terminal paid, made INACTIVE (after payment,
+ * cancel, timeout, recovery or by the operator) or made ACTIVE again.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -27,6 +29,9 @@ export const AUDIT_ACTIONS = [
   'test-print',
   'reprint',
   'export',
+  'link-paid',
+  'link-deactivate',
+  'link-reactivate',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -9,4 +9,5 @@ export * from './holds.js';
 export * from './authorization-data.js';
 export * from './follow-ups.js';
 export * from './audit.js';
+export * from './payment-links.js';
 export * from './legacy-import.js';

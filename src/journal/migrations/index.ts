@@ -7,6 +7,7 @@ import { migration0004 } from './0004-holds.js';
 import { migration0005 } from './0005-authorization-data.js';
 import { migration0006 } from './0006-follow-ups.js';
 import { migration0007 } from './0007-audit-log.js';
+import { migration0008 } from './0008-payment-links.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -20,6 +21,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0005,
   migration0006,
   migration0007,
+  migration0008,
 ];
 
 /** The schema version a fully migrated database has. */

@@ -1,0 +1,80 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { openJournal, type SqliteJournal } from './journal.js';
+import { PaymentLinkStore } from './payment-links.js';
+
+let journal: SqliteJournal;
+let store: PaymentLinkStore;
+let nowMs = 1_000;
+
+beforeEach(() => {
+  journal = openJournal(':memory:', { now: () => new Date(nowMs) });
+  store = new PaymentLinkStore(journal);
+});
+afterEach(() => journal.close());
+
+const link = {
+  linkId: 'T-1',
+  reference: 'T-1',
+  purpose: 'fee' as const,
+  amountMinor: 450,
+  currency: 'GBP',
+  watchUntilMs: 60_000,
+};
+
+describe('PaymentLinkStore', () => {
+  it('writes a link as creating before its request, then follows it to paid and closed', () => {
+    expect(store.begin(link)).toMatchObject({
+      state: 'creating',
+      gatewayInactive: false,
+      createdAtMs: 1_000,
+    });
+    expect(store.open().map((l) => l.linkId)).toEqual(['T-1']);
+    nowMs = 2_000;
+    expect(store.activated('T-1', 'https://pay.test/pay/T-1')).toMatchObject({
+      state: 'active',
+      url: 'https://pay.test/pay/T-1',
+      updatedAtMs: 2_000,
+    });
+    expect(store.paid('T-1', '7000000000000000000001')).toMatchObject({ state: 'paid', closeReason: 'paid' });
+    // Paid but still ACTIVE at the gateway: open until deactivated (one use).
+    expect(store.open()).toHaveLength(1);
+    expect(store.deactivated('T-1')).toMatchObject({ state: 'paid', gatewayInactive: true });
+    expect(store.open()).toEqual([]);
+  });
+
+  it('keeps the first reason to close, and a cancelled link ends deactivated', () => {
+    store.begin(link);
+    store.activated('T-1', undefined);
+    store.closing('T-1', 'cancelled');
+    expect(store.closing('T-1', 'timeout').closeReason).toBe('cancelled');
+    expect(store.open()).toHaveLength(1);
+    expect(store.deactivated('T-1')).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
+    expect(store.open()).toEqual([]);
+    expect(store.reactivated('T-1', 90_000)).toMatchObject({ state: 'active', gatewayInactive: false });
+    expect(store.get('T-1')?.closeReason).toBeUndefined();
+  });
+
+  it('refuses a second link with the same id and bad fields', () => {
+    store.begin(link);
+    expect(() => store.begin(link)).toThrow(expect.objectContaining({ code: 'JOURNAL_DUPLICATE' }));
+    expect(() => store.begin({ ...link, linkId: 'T-2', amountMinor: 0 })).toThrow(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }),
+    );
+    expect(() => store.begin({ ...link, linkId: 'T 3' })).toThrow(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }),
+    );
+    expect(() => store.activated('nope', undefined)).toThrow(
+      expect.objectContaining({ code: 'JOURNAL_NOT_FOUND' }),
+    );
+  });
+
+  it('marks a refused create failed, which leaves nothing open', () => {
+    store.begin(link);
+    expect(store.failed('T-1', 'GW_INVALID_REQUEST')).toMatchObject({
+      state: 'failed',
+      lastError: 'GW_INVALID_REQUEST',
+    });
+    expect(store.open()).toEqual([]);
+    expect(store.recent().map((l) => l.linkId)).toEqual(['T-1']);
+  });
+});

@@ -27,6 +27,18 @@ import {
   type PaymentLinkInput,
   type PaymentLinkPage,
 } from './services/payment-links.js';
+import {
+  buildAltStatus,
+  parseAltSaleAnswer,
+  parseAltStatusAnswer,
+  type AltRefundStatus,
+  type AltSaleRequest,
+  type AltSaleResult,
+  type AltSaleStatus,
+  type AltStatusRequest,
+  type AltStatusResult,
+  type PreparedAltCall,
+} from './services/alt-payments.js';
 import { preparePayment, type PaymentBuilderOptions } from './services/payments.js';
 import type { PreparedRequest, ServiceRequest } from './services/types.js';
 import { createTransport, type Answer, type RetryOptions, type Timeouts } from './transport.js';
@@ -115,9 +127,33 @@ export interface GatewayClient {
     request: PaymentStatusRequest,
     options?: { signal?: AbortSignal },
   ): Promise<PaymentStatusResult>;
+  /**
+   * The redirect-based alternative methods of spec 001 (services/alt-payments.ts). Each call is sent ONCE, never
+   * retried: a resent status check would break spec 001's 60-minute interval, a resent sale would open a second
+   * redirect. `AP_REFUND` moves money and goes through `send` (journaled) with `buildAltRefund`.
+   */
+  readonly alternativeMethods: {
+    /**
+     * `AP_SALE`: PENDING with the paymentUrl, or FAILED. Pass a request built once by `buildAltSale` (its
+     * transactionId is journaled before the call).
+     * @throws GatewayError (GatewayInvalidRequestError on 400, AltPaymentAnswerError when undocumented).
+     */
+    sale(prepared: PreparedAltCall, options?: { signal?: AbortSignal }): Promise<AltSaleResult>;
+    /**
+     * `AP_STATUS` of a sale or a refund.
+     * @throws GatewayError (AltPaymentAnswerError `too-early` when the gateway says it came before the interval).
+     */
+    status<K extends 'sale' | 'refund'>(
+      of: K,
+      request: AltStatusRequest,
+      options?: { signal?: AbortSignal },
+    ): Promise<AltStatusResult<K extends 'sale' ? AltSaleStatus : AltRefundStatus>>;
+  };
   /** Closes the connection pool; in-flight requests finish first. */
   close(): Promise<void>;
 }
+
+export type { AltSaleRequest };
 
 const DEFAULT_RETRY: RetryOptions = { maxAttempts: 3, initialDelayMs: 200, maxDelayMs: 5_000 };
 
@@ -336,6 +372,33 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         ...(typeof responseCode === 'string' ? { responseCode } : {}),
         body: answer,
       };
+    },
+
+    alternativeMethods: {
+      async sale(prepared, o) {
+        // moneyMoving here only tells the transport "send once": see alternativeMethods.
+        const answer = await transport.send({
+          label: 'ap-sale',
+          method: prepared.method,
+          path: prepared.path,
+          body: prepared.body,
+          moneyMoving: true,
+          ...(o?.signal !== undefined ? { signal: o.signal } : {}),
+        });
+        return parseAltSaleAnswer(answer.httpStatus, answer.body);
+      },
+      async status(of, request, o) {
+        const prepared = buildAltStatus(request);
+        const answer = await transport.send({
+          label: 'ap-status',
+          method: prepared.method,
+          path: prepared.path,
+          body: prepared.body,
+          moneyMoving: true,
+          ...(o?.signal !== undefined ? { signal: o.signal } : {}),
+        });
+        return parseAltStatusAnswer(of, answer.httpStatus, answer.body);
+      },
     },
 
     close: () => transport.close(),

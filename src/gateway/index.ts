@@ -93,3 +93,19 @@ export {
   PersonalDataError,
   type PersonalDataKind,
 } from './personal-data.js';
+export {
+  AltPaymentAnswerError,
+  ALT_REFUND_STATUSES,
+  ALT_SALE_STATUSES,
+  buildAltRefund,
+  buildAltSale,
+  buildAltStatus,
+  type AltAnswerProblem,
+  type AltCustomer,
+  type AltMethod,
+  type AltRefundStatus,
+  type AltSaleResult,
+  type AltSaleStatus,
+  type AltStatusResult,
+  type PreparedAltCall,
+} from './services/alt-payments.js';

@@ -22,6 +22,8 @@ export type Outcome =
       amountMinor?: number;
       /** Approved for less than requested (status PARTIAL_AUTHORIZED or a smaller authorized amount). */
       partial: boolean;
+      /** `processorInformation.approvalCode`: the issuer's authorization code, printed on the receipt. */
+      approvalCode?: string;
       httpStatus: number;
       body: unknown;
     }
@@ -86,7 +88,12 @@ const STATUSES: Readonly<Record<ServiceName, StatusSets>> = {
   'timeout-reversal': { approved: ['REVERSED'], declined: [], rejected: [] },
   capture: { approved: ['PENDING', 'TRANSMITTED'], declined: [], rejected: [] },
   'refund-capture': { approved: ['PENDING'], declined: ['DECLINED'], rejected: ['INVALID_REQUEST'] },
-  'refund-payment': { approved: ['PENDING'], declined: ['DECLINED'], rejected: ['INVALID_REQUEST'] },
+  // The same endpoint refunds an alternative-method sale (spec 001, AP_REFUND): REFUNDED (accepted) or FAILED.
+  'refund-payment': {
+    approved: ['PENDING', 'REFUNDED'],
+    declined: ['DECLINED', 'FAILED'],
+    rejected: ['INVALID_REQUEST'],
+  },
   credit: {
     approved: ['PENDING', 'AUTHORIZED', 'COMPLETED'],
     declined: ['DECLINED'],
@@ -250,6 +257,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       const amountCurrency =
         str(at(body, processedPath?.replace(/\.[^.]+$/, '.currency') ?? '')) ?? currency ?? prepared.currency;
       const amountMinor = processedPath ? amountAt(body, processedPath, amountCurrency) : undefined;
+      const approvalCode = str(at(body, 'processorInformation.approvalCode'));
       return {
         kind: 'approved',
         gatewayId,
@@ -257,6 +265,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
         ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
         ...(amountMinor !== undefined ? { amountMinor } : {}),
         partial,
+        ...(approvalCode !== undefined ? { approvalCode } : {}),
         httpStatus,
         body,
       };

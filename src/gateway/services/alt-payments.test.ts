@@ -1,0 +1,136 @@
+import { describe, expect, it } from 'vitest';
+import { classifyPaymentAnswer } from '../outcome.js';
+import { GatewayInvalidRequestError } from '../errors.js';
+import {
+  AltPaymentAnswerError,
+  buildAltRefund,
+  buildAltSale,
+  buildAltStatus,
+  parseAltSaleAnswer,
+  parseAltStatusAnswer,
+  type AltSaleRequest,
+} from './alt-payments.js';
+
+const method = { methodName: 'METHOD_1', paymentTypeName: 'bankTransfer' };
+const sale: AltSaleRequest = {
+  code: 'TICKET-7',
+  amountMinor: 1250,
+  currency: 'EUR',
+  method,
+  customer: { email: 'a@example.com', firstName: 'Ana', lastName: 'Ruiz', country: 'ES' },
+  urls: {
+    successUrl: 'https://t.example/ok',
+    cancelUrl: 'https://t.example/cancel',
+    failureUrl: 'https://t.example/fail',
+  },
+};
+const json = (v: unknown): Buffer => Buffer.from(JSON.stringify(v));
+
+describe('alternative-method request builders', () => {
+  it('builds an AP_SALE with every field spec 001 requires and a transactionId of its own', () => {
+    const built = buildAltSale(sale);
+    const body = JSON.parse(built.body.toString('utf8')) as Record<string, unknown>;
+    expect(built.path).toBe('/pts/v2/payments');
+    expect(body).toMatchObject({
+      clientReferenceInformation: { code: 'TICKET-7', transactionId: built.transactionId },
+      merchantInformation: sale.urls,
+      orderInformation: {
+        amountDetails: { totalAmount: '12.50', currency: 'EUR' },
+        billTo: { country: 'ES', email: 'a@example.com', firstName: 'Ana', lastName: 'Ruiz' },
+      },
+      paymentInformation: { paymentType: { name: 'bankTransfer', method: { name: 'METHOD_1' } } },
+      processingInformation: { actionList: ['AP_SALE'] },
+    });
+  });
+
+  it('refuses a sale without a required field, naming it', () => {
+    expect(() => buildAltSale({ ...sale, customer: { ...sale.customer, email: '' } })).toThrow(
+      GatewayInvalidRequestError,
+    );
+    try {
+      buildAltSale({ ...sale, urls: { ...sale.urls, cancelUrl: ' ' } });
+    } catch (e) {
+      expect((e as GatewayInvalidRequestError).field).toBe('merchantInformation.cancelUrl');
+    }
+  });
+
+  it('builds AP_STATUS with a single-string actionList and AP_REFUND as a journaled refund-payment', () => {
+    const status = buildAltStatus({ id: '123', code: 'TICKET-7', method });
+    expect(status.path).toBe('/pts/v2/refresh-payment-status/123');
+    expect(JSON.parse(status.body.toString('utf8'))).toMatchObject({
+      processingInformation: { actionList: 'AP_STATUS' },
+    });
+    const refund = buildAltRefund({
+      saleId: '123',
+      code: 'TICKET-7',
+      amountMinor: 500,
+      currency: 'EUR',
+      method,
+    });
+    expect(refund).toMatchObject({
+      service: 'refund-payment',
+      path: '/pts/v2/payments/123/refunds',
+      moneyMoving: true,
+      amountMinor: 500,
+    });
+    expect(refund.transactionId).toBeDefined();
+    expect(() => buildAltStatus({ id: '../x', code: 'c', method })).toThrow(GatewayInvalidRequestError);
+  });
+});
+
+describe('alternative-method answers', () => {
+  it('reads a PENDING sale with its paymentUrl, and a FAILED one', () => {
+    expect(
+      parseAltSaleAnswer(
+        201,
+        json({ id: '9', status: 'PENDING', processorInformation: { paymentUrl: 'https://g.example/ap/9' } }),
+      ),
+    ).toEqual({ status: 'PENDING', id: '9', paymentUrl: 'https://g.example/ap/9' });
+    expect(
+      parseAltSaleAnswer(201, json({ id: '9', status: 'FAILED', errorInformation: { reason: 'X' } })),
+    ).toEqual({ status: 'FAILED', id: '9', reason: 'X' });
+  });
+
+  it('raises typed errors for undocumented or unusable answers', () => {
+    const problem = (f: () => unknown): string | undefined => {
+      try {
+        f();
+      } catch (e) {
+        return e instanceof AltPaymentAnswerError ? e.problem : (e as Error).name;
+      }
+      return undefined;
+    };
+    expect(problem(() => parseAltSaleAnswer(201, json({ id: '9', status: 'AUTHORIZED' })))).toBe(
+      'undocumented',
+    );
+    expect(problem(() => parseAltSaleAnswer(201, json({ id: '9', status: 'PENDING' })))).toBe('unreadable');
+    expect(problem(() => parseAltSaleAnswer(500, Buffer.alloc(0)))).toBe('undocumented');
+    expect(problem(() => parseAltStatusAnswer('sale', 429, json({})))).toBe('too-early');
+    expect(problem(() => parseAltStatusAnswer('sale', 200, json({ id: '9', status: 'REFUNDED' })))).toBe(
+      'undocumented',
+    );
+    expect(problem(() => parseAltStatusAnswer('refund', 200, json({ id: '9', status: 'SETTLED' })))).toBe(
+      'undocumented',
+    );
+    expect(problem(() => parseAltStatusAnswer('sale', 400, json({ reason: 'MISSING_FIELD' })))).toBe(
+      'GatewayInvalidRequestError',
+    );
+    expect(parseAltStatusAnswer('sale', 200, json({ id: '9', status: 'SETTLED' })).status).toBe('SETTLED');
+  });
+
+  it('classifies an AP refund answer with the one classification: REFUNDED approved, FAILED declined', () => {
+    const refund = buildAltRefund({ saleId: '1', code: 'c', amountMinor: 500, currency: 'EUR', method });
+    const ok = classifyPaymentAnswer(
+      refund,
+      201,
+      json({ id: 'r1', status: 'REFUNDED', refundAmountDetails: { refundAmount: '5.00', currency: 'EUR' } }),
+    );
+    expect(ok).toMatchObject({ kind: 'approved', gatewayId: 'r1', amountMinor: 500 });
+    const failed = classifyPaymentAnswer(
+      refund,
+      201,
+      json({ id: 'r2', status: 'FAILED', errorInformation: { reason: 'INVALID_AMOUNT' } }),
+    );
+    expect(failed).toMatchObject({ kind: 'declined', reason: 'INVALID_AMOUNT' });
+  });
+});

@@ -109,3 +109,12 @@ export {
   type AltStatusResult,
   type PreparedAltCall,
 } from './services/alt-payments.js';
+export {
+  LinkNotificationError,
+  LinkNotificationListener,
+  verifyLinkNotification,
+  type LinkNotificationKey,
+  type LinkNotificationListenerOptions,
+  type LinkNotificationProblem,
+  type LinkPaymentNotification,
+} from './link-notifications.js';

@@ -1,0 +1,220 @@
+/**
+ * The payment-link "paid" notification (issue 14, item 1). Spec 000 mentions a webhook when a link is paid but not its
+ * delivery, payload or signing ("not shown"); the terminal follows what the gateway sandbox documents (README,
+ * "Sandbox"): a POST with `Content-Type: application/json`, headers `v-c-merchant-id` and
+ * `v-c-signature: t=<unix seconds>,sig=<base64 HMAC-SHA256 over "<t>.<body>" keyed with the base64-decoded shared
+ * secret>`, and the body `{eventType: "payByLink.payment", eventDate, merchantId, payload: {paymentLinkId,
+ * purchaseNumber, paymentId, status, amount, currency, card}}`.
+ *
+ * Verification is the terminal's own code (the sandbox keeps its own, DESIGN.md): the MAC over the exact bytes
+ * received, compared in constant time; the time within a tolerance (a replayed old notification is refused); the
+ * merchant header and body equal to the terminal's merchant. The masked card of the payload is never kept.
+ */
+import { createHmac, timingSafeEqual } from 'node:crypto';
+import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { parseDecimal } from '../money/index.js';
+import { silentLogger, type Logger } from '../log/index.js';
+import { GatewayError } from './errors.js';
+
+/** A verified payment made through a payment link. */
+export interface LinkPaymentNotification {
+  /** ISO 8601, as the gateway wrote it. */
+  eventDate: string;
+  /** The link's id (its purchase number). */
+  linkId: string;
+  /** Gateway id of the payment. */
+  paymentId: string;
+  /** The payment's status: `AUTHORIZED` (paid) or a decline such as `DECLINED` (the link stays usable). */
+  status: string;
+  amountMinor: number;
+  currency: string;
+}
+
+/** Why a notification was refused. */
+export type LinkNotificationProblem = 'signature' | 'stale' | 'merchant' | 'body';
+
+/** A notification that is not accepted: nothing of it is used. */
+export class LinkNotificationError extends GatewayError {
+  override readonly name = 'LinkNotificationError';
+  constructor(
+    readonly problem: LinkNotificationProblem,
+    message: string,
+  ) {
+    super('LINK_NOTIFICATION', message);
+  }
+}
+
+/** What verifying needs. */
+export interface LinkNotificationKey {
+  /** The terminal's merchant id (`v-c-merchant-id`). */
+  merchantId: string;
+  /** The shared secret, base64 as configured (the HTTP-signature key). */
+  sharedSecretBase64: string;
+  /** Most seconds between the signed time and now, either way (default 300). */
+  toleranceSeconds?: number;
+}
+
+const SIGNATURE = /^t=(\d{1,12}),sig=([A-Za-z0-9+/]+={0,2})$/;
+
+const obj = (v: unknown): Record<string, unknown> =>
+  v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
+const text = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
+
+function header(headers: IncomingMessage['headers'], name: string): string | undefined {
+  const v = headers[name];
+  return Array.isArray(v) ? undefined : v;
+}
+
+/**
+ * Verifies and reads one notification: `body` is the exact bytes received.
+ * @throws LinkNotificationError `signature` (missing, malformed or wrong MAC), `stale` (signed time outside the
+ *   tolerance), `merchant` (another merchant), `body` (not the payment event, or a field missing).
+ */
+export function verifyLinkNotification(
+  headers: IncomingMessage['headers'],
+  body: Buffer,
+  key: LinkNotificationKey,
+  nowMs: number,
+): LinkPaymentNotification {
+  const m = SIGNATURE.exec(header(headers, 'v-c-signature') ?? '');
+  if (!m?.[1] || !m[2])
+    throw new LinkNotificationError('signature', 'no v-c-signature of the form t=…,sig=…');
+  const t = m[1];
+  const expected = createHmac('sha256', Buffer.from(key.sharedSecretBase64, 'base64'))
+    .update(`${t}.`)
+    .update(body)
+    .digest();
+  const given = Buffer.from(m[2], 'base64');
+  if (given.length !== expected.length || !timingSafeEqual(given, expected))
+    throw new LinkNotificationError('signature', 'the signature does not verify');
+  const tolerance = key.toleranceSeconds ?? 300;
+  if (Math.abs(nowMs / 1000 - Number(t)) > tolerance)
+    throw new LinkNotificationError('stale', `signed at ${t}, more than ${tolerance} s from now`);
+  if (header(headers, 'v-c-merchant-id') !== key.merchantId)
+    throw new LinkNotificationError('merchant', 'v-c-merchant-id is not this terminal’s merchant');
+  let parsed: unknown;
+  try {
+    parsed = JSON.parse(body.toString('utf8'));
+  } catch {
+    throw new LinkNotificationError('body', 'the body is not JSON');
+  }
+  const b = obj(parsed);
+  if (b.eventType !== 'payByLink.payment')
+    throw new LinkNotificationError('body', `event ${String(b.eventType)} is not a payment-link payment`);
+  if (b.merchantId !== undefined && b.merchantId !== key.merchantId)
+    throw new LinkNotificationError('merchant', 'the body names another merchant');
+  const p = obj(b.payload);
+  const linkId = text(p.paymentLinkId) ?? text(p.purchaseNumber);
+  const paymentId = text(p.paymentId);
+  const status = text(p.status);
+  const currency = text(p.currency);
+  const amount = p.amount;
+  if (
+    !linkId ||
+    !paymentId ||
+    !status ||
+    !currency ||
+    (typeof amount !== 'string' && typeof amount !== 'number')
+  )
+    throw new LinkNotificationError(
+      'body',
+      'the payload lacks the link, payment, status, amount or currency',
+    );
+  let amountMinor: number;
+  try {
+    amountMinor = parseDecimal(amount, currency);
+  } catch {
+    throw new LinkNotificationError('body', 'the amount or currency is not readable');
+  }
+  return { eventDate: text(b.eventDate) ?? '', linkId, paymentId, status, amountMinor, currency };
+}
+
+/** Options of {@link LinkNotificationListener.start}. */
+export interface LinkNotificationListenerOptions {
+  host: string;
+  /** 0 picks a free port. */
+  port: number;
+  /** The path notifications are POSTed to (default `/payment-links/notifications`). */
+  path?: string;
+  key: LinkNotificationKey;
+  /** Called once per verified notification; a throw answers 500 so that the sender tries again. */
+  onNotification(notification: LinkPaymentNotification): void;
+  now?: () => number;
+  logger?: Logger;
+}
+
+/** Largest notification body read (the sandbox's is well under 1 KiB). */
+const MAX_BODY_BYTES = 64 * 1024;
+
+/**
+ * The HTTP listener the terminal runs for payment-link notifications when `links.notifications.listen` is
+ * configured: POST on one path, verified, answered 204; a refused one 401 (signature, time, merchant) or 400 (body).
+ */
+export class LinkNotificationListener {
+  private constructor(
+    private readonly server: Server,
+    /** e.g. `http://127.0.0.1:8471/payment-links/notifications`. */
+    readonly url: string,
+  ) {}
+
+  static async start(options: LinkNotificationListenerOptions): Promise<LinkNotificationListener> {
+    const path = options.path ?? '/payment-links/notifications';
+    const logger = options.logger ?? silentLogger();
+    const now = options.now ?? Date.now;
+    const answer = (res: ServerResponse, status: number): void => {
+      res.writeHead(status, { 'content-length': 0 }).end();
+    };
+    const server = createServer((req, res) => {
+      if (new URL(req.url ?? '/', 'http://listener.invalid').pathname !== path) return answer(res, 404);
+      if (req.method !== 'POST') return answer(res, 405);
+      const chunks: Buffer[] = [];
+      let size = 0;
+      req.on('data', (c: Buffer) => {
+        size += c.length;
+        if (size > MAX_BODY_BYTES) {
+          answer(res, 413);
+          req.destroy();
+          return;
+        }
+        chunks.push(c);
+      });
+      req.on('end', () => {
+        if (res.headersSent) return;
+        let notification: LinkPaymentNotification;
+        try {
+          notification = verifyLinkNotification(req.headers, Buffer.concat(chunks), options.key, now());
+        } catch (e) {
+          const problem = e instanceof LinkNotificationError ? e.problem : 'body';
+          logger.warn({ problem }, 'payment-link notification refused');
+          return answer(res, problem === 'body' ? 400 : 401);
+        }
+        try {
+          options.onNotification(notification);
+          answer(res, 204);
+        } catch (err) {
+          logger.error({ err, linkId: notification.linkId }, 'payment-link notification not recorded');
+          answer(res, 500);
+        }
+      });
+    });
+    await new Promise<void>((resolve, reject) => {
+      server.once('error', reject);
+      server.listen(options.port, options.host, () => {
+        server.off('error', reject);
+        resolve();
+      });
+    });
+    const { port } = server.address() as AddressInfo;
+    const host = options.host.includes(':') ? `[${options.host}]` : options.host;
+    return new LinkNotificationListener(server, `http://${host}:${port}${path}`);
+  }
+
+  /** Stops listening and drops open connections. */
+  close(): Promise<void> {
+    return new Promise((resolve) => {
+      this.server.close(() => resolve());
+      this.server.closeAllConnections();
+    });
+  }
+}

@@ -33,7 +33,32 @@ describe('keypadCommand', () => {
     expect(keypadCommand('Tab', false, false)).toBeNull();
   });
 
+  it('maps the speech keys: * repeats, # stops, + and - (or the volume keys) change the volume', () => {
+    expect(keypadCommand('*', false, false)).toEqual({ kind: 'speech', command: 'repeat' });
+    expect(keypadCommand('#', true, true)).toEqual({ kind: 'speech', command: 'stop' });
+    expect(keypadCommand('+', false, true)).toEqual({ kind: 'speech', command: 'louder' });
+    expect(keypadCommand('-', false, false)).toEqual({ kind: 'speech', command: 'softer' });
+    expect(keypadCommand('AudioVolumeUp', true, true)).toEqual({ kind: 'speech', command: 'louder' });
+    expect(keypadCommand('AudioVolumeDown', true, true)).toEqual({ kind: 'speech', command: 'softer' });
+  });
+
+  it('leaves + and - to a focused text field (a plate may carry a dash)', () => {
+    expect(keypadCommand('-', true, true)).toBeNull();
+    expect(keypadCommand('+', true, true)).toBeNull();
+  });
+
   it('never makes a currency or duration choice the main action (gateway.md §5)', () => {
     for (const id of MAIN_ACTIONS) expect(id).not.toMatch(/dcc|duration|extend|CURRENCY/i);
+  });
+
+  it('takes the main actions in the terminal’s order, which speech names as the Enter key’s', () => {
+    expect(MAIN_ACTIONS).toEqual([
+      'more-time-yes',
+      'action-ENTER_TICKET',
+      'action-ENTER_AMOUNT',
+      'action-CONFIRM',
+      'action-START',
+      'action-DONE',
+    ]);
   });
 });

@@ -1,3 +1,5 @@
+import { KEYPAD_MAIN_EVENTS, type SpeechCommand } from '../../src/host/api.js';
+
 /**
  * The kiosk's tactile keypad (EN 301 549 5.1.6, ADA §707.6): a 12-key pad with a marked 5 and the function keys
  * Enter ○, Clear ← and Cancel ✕, wired as a keyboard. Every function of a customer screen is reachable from it:
@@ -5,19 +7,20 @@
  * - Enter: the screen's main action (continue, confirm, start, done; "Yes" while "Do you need more time?" is asked);
  *   a focused button or field keeps its own Enter;
  * - Backspace deletes the last character, Delete clears the field;
- * - Escape: cancel ("No" while the question is asked).
+ * - Escape: cancel ("No" while the question is asked);
+ * - the speech keys of accessibility mode (EN 301 549 5.1.3: speech can be interrupted and repeated, volume adjusted):
+ *   `*` repeats the screen (and, with accessibility mode off, turns it on: the tactile way in), `#` stops the speech,
+ *   `+` and `-` (or the volume keys) make it louder or softer.
  * The keypad never chooses a currency or a duration: those are the customer's active choices (gateway.md §5).
  */
 
-/** The main action per screen, by the `data-testid` of its button; the first one present wins. */
-export const MAIN_ACTIONS = [
-  'more-time-yes',
-  'action-ENTER_TICKET',
-  'action-ENTER_AMOUNT',
-  'action-CONFIRM',
-  'action-START',
-  'action-DONE',
-] as const;
+/**
+ * The main action per screen, by the `data-testid` of its button; the first one present wins. The order is the
+ * terminal's (KEYPAD_MAIN_EVENTS), which the speech output names as the Enter key's.
+ */
+export const MAIN_ACTIONS: readonly string[] = KEYPAD_MAIN_EVENTS.map((type) =>
+  type === 'MORE_TIME' ? 'more-time-yes' : `action-${type}`,
+);
 
 /** What a key does on a customer screen, or null when the keypad leaves the key alone. */
 export type KeypadCommand =
@@ -25,7 +28,8 @@ export type KeypadCommand =
   | { kind: 'back' }
   | { kind: 'clear' }
   | { kind: 'main' }
-  | { kind: 'cancel' };
+  | { kind: 'cancel' }
+  | { kind: 'speech'; command: SpeechCommand };
 
 /**
  * The command of `key` (KeyboardEvent.key). `typing` is true while focus is in a text field, which takes digits and
@@ -42,6 +46,20 @@ export function keypadCommand(key: string, typing: boolean, onControl: boolean):
       return onControl ? null : { kind: 'main' };
     case 'Escape':
       return { kind: 'cancel' };
+    // No ticket or plate has these characters: the speech keys work in a field as well.
+    case '*':
+      return { kind: 'speech', command: 'repeat' };
+    case '#':
+      return { kind: 'speech', command: 'stop' };
+    case 'AudioVolumeUp':
+      return { kind: 'speech', command: 'louder' };
+    case 'AudioVolumeDown':
+      return { kind: 'speech', command: 'softer' };
+    // A plate may carry a dash: in a field, + and - are typed.
+    case '+':
+      return typing ? null : { kind: 'speech', command: 'louder' };
+    case '-':
+      return typing ? null : { kind: 'speech', command: 'softer' };
     default:
       return null;
   }
@@ -77,6 +95,8 @@ function run(command: KeypadCommand, scope: ParentNode): boolean {
       return press(...MAIN_ACTIONS);
     case 'cancel':
       return press('more-time-no', 'action-CANCEL');
+    case 'speech':
+      return false;
   }
 }
 
@@ -85,7 +105,7 @@ function run(command: KeypadCommand, scope: ParentNode): boolean {
  * elsewhere (the operator panel) are not the customer's and are left alone; while the "more time" dialog is open only
  * its own buttons answer.
  */
-export function installKeypad(slot: HTMLElement): void {
+export function installKeypad(slot: HTMLElement, speech?: (command: SpeechCommand) => boolean): void {
   document.addEventListener('keydown', (e) => {
     if (e.ctrlKey || e.altKey || e.metaKey || e.defaultPrevented) return;
     const target = e.target;
@@ -98,6 +118,11 @@ export function installKeypad(slot: HTMLElement): void {
     const onControl = typing || target instanceof HTMLButtonElement || target instanceof HTMLAnchorElement;
     const command = keypadCommand(e.key, typing, onControl);
     if (!command) return;
+    // Speech keys act on the whole screen, the "more time" question included.
+    if (command.kind === 'speech') {
+      if (speech?.(command.command)) e.preventDefault();
+      return;
+    }
     const dialog = slot.querySelector<HTMLElement>('[role="alertdialog"]');
     if (run(command, dialog ?? slot)) e.preventDefault();
   });

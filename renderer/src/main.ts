@@ -1,5 +1,5 @@
 import './styles.css';
-import type { Screen, CustomerSnapshot, UserEvent } from '../../src/host/api.js';
+import type { Screen, CustomerSnapshot, SpeechCommand, UserEvent } from '../../src/host/api.js';
 import { connectTerminal, type ConnectionState, type TerminalClient } from './client.js';
 import {
   accessibilityButton,
@@ -12,6 +12,7 @@ import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
+import { ScreenSpeech, speechButtons } from './speech.js';
 
 /**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
@@ -38,6 +39,7 @@ class App {
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #announcer = new ScreenAnnouncer();
   readonly #operator: OperatorPanel;
+  readonly #speech = new ScreenSpeech((e) => this.#send(e));
 
   constructor(
     private readonly root: HTMLElement,
@@ -53,7 +55,7 @@ class App {
       this.#operator.element,
     );
     this.#listenForOperator(root);
-    installKeypad(this.#customerSlot);
+    installKeypad(this.#customerSlot, (command) => this.#speechKey(command));
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
@@ -136,6 +138,21 @@ class App {
     else this.#customerSlot.removeAttribute('aria-busy');
   }
 
+  /**
+   * A speech key (keypad or screen). With accessibility mode off, `*` turns it on: the tactile way into speech
+   * (kiosk.md §2), for a customer who cannot see the accessibility button.
+   */
+  #speechKey(command: SpeechCommand): boolean {
+    const view = this.#snapshot?.customer;
+    if (!view) return false;
+    if (view.accessibility !== true) {
+      if (command !== 'repeat') return false;
+      this.#send({ type: 'SET_ACCESSIBILITY', on: true });
+      return true;
+    }
+    return this.#speech.command(command);
+  }
+
   #renderProblem(): void {
     const lines: HTMLElement[] = [];
     if (this.#connection !== 'open')
@@ -179,12 +196,14 @@ class App {
     this.#focusBeforeSend = undefined;
     if (hadDialog && !view.prompt) focused = this.#focusBeforeDialog;
     applyAccessibilityMode(view.accessibility === true);
+    this.#speech.update(view);
     const send = (e: UserEvent): void => this.#send(e);
     const el = renderCustomer(view, { send, locale: snapshot.locale, drafts: this.#drafts });
     const tools = h(
       'div',
       { class: 'customer-tools', testid: 'customer-tools' },
       accessibilityButton(view, send),
+      speechButtons(view, (command) => void this.#speechKey(command)),
     );
     this.#dialog?.dispose();
     this.#dialog = view.prompt ? moreTimeDialog(view, view.prompt, snapshot.locale, send) : undefined;

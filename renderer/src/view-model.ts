@@ -36,6 +36,7 @@ export function actionLabel(type: UserEvent['type']): string | null {
     case 'EXTEND':
     case 'SET_ACCESSIBILITY':
     case 'SET_LANGUAGE':
+    case 'SPEECH':
       return null;
   }
 }

@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { currencyByAlpha } from '../money/index.js';
+import { alternativeMethodsSchema } from './alt-methods.js';
 
 /**
  * The one configuration schema. Every key has an embedded default so that an empty file (or none) runs the terminal
@@ -251,6 +252,61 @@ export const dccSchema = z
     enabled: z.boolean().default(true),
     /** Processor family for DCC authorization fields (spec 001): A or B. */
     processorFamily: z.enum(['A', 'B']).default('A'),
+    /**
+     * Offer the currency choice again at completion (reference/kiosk.md §1: some acquirers ask for the choice at the
+     * pre-authorization and again at completion). Meter only: when the session's hold was converted and a fee is owed
+     * at the end of the session, the customer chooses again between the fee in the local currency and in the card's
+     * currency at the authorization's rate; anything but the card's currency (the local currency, cancel, a timeout)
+     * takes the fee as a new sale in the local currency and reverses the converted hold.
+     */
+    choiceAtCompletion: z.boolean().default(false),
+  })
+  .prefault({});
+
+/**
+ * Payment links (issue 14; spec 000): how long the terminal waits for a link it shows to be paid, how it learns that it
+ * was (the signed notification, received by a listener of the terminal or fetched from a relay; and a look at the
+ * link's status through the API meanwhile), and the line item it sells.
+ */
+export const linksSchema = z
+  .strictObject({
+    /** Seconds the terminal waits for the payment of a link before it deactivates it (the customer walked away). */
+    waitSeconds: z.number().int().min(30).max(86_400).default(600),
+    /** Seconds between looks at a watched link's status through the API (fallback: sees a link made INACTIVE). */
+    pollSeconds: z.number().int().min(5).max(3_600).default(30),
+    /** The line item's product name (checked by the personal-data guard like every field). */
+    productName: z.string().min(1).max(64).default('Parking'),
+    notifications: z
+      .strictObject({
+        /** An HTTP listener of the terminal that the gateway POSTs notifications to (absent: none). */
+        listen: z
+          .strictObject({
+            host: z.string().min(1).default('127.0.0.1'),
+            /** 0 picks a free port (the embedded sandbox is told the URL). */
+            port: z.number().int().min(0).max(65_535).default(8_471),
+            path: z
+              .string()
+              .regex(/^\/[A-Za-z0-9/_-]*$/)
+              .default('/payment-links/notifications'),
+          })
+          .optional(),
+        /**
+         * A relay that receives notifications for a terminal the gateway cannot reach: the terminal fetches them
+         * (GET, answer `{notifications: [{headers, body}]}` with each body as the exact text received) and verifies
+         * each itself.
+         */
+        relay: z
+          .strictObject({
+            url: z.url(),
+            pollSeconds: z.number().int().min(1).max(600).default(5),
+          })
+          .optional(),
+        /** File holding the base64 key notifications are signed with; default the gateway's shared secret. */
+        secretFile: z.string().min(1).optional(),
+        /** Most seconds between a notification's signed time and the terminal's clock. */
+        toleranceSeconds: z.number().int().min(30).max(3_600).default(300),
+      })
+      .prefault({}),
   })
   .prefault({});
 
@@ -290,6 +346,22 @@ export const customerSchema = z
     moreTimeSeconds: z.number().int().min(20).max(300).default(20),
     /** Both are multiplied by this in accessibility mode. */
     accessibilityFactor: z.number().min(1).max(10).default(2),
+    /**
+     * Speech output in accessibility mode (EN 301 549 5.1.3): `platform` — the screen speaks through the platform's
+     * speech synthesis (Web Speech API in Electron or Chromium); `espeak-ng` — the terminal speaks itself through
+     * espeak-ng (Linux kiosks); `none`.
+     */
+    speech: z
+      .strictObject({
+        engine: z.enum(['platform', 'espeak-ng', 'none']).default('platform'),
+        /** Volume each customer starts with, 0–1 (set it so that it stays at or below 65 dBA, kiosk.md §2). */
+        volume: z.number().min(0.1).max(1).default(0.6),
+        /** Speaking rate, 1 is normal. */
+        rate: z.number().min(0.5).max(2).default(1),
+        /** The espeak-ng program (a name on PATH or an absolute path). */
+        espeakPath: z.string().min(1).default('espeak-ng'),
+      })
+      .prefault({}),
   })
   .prefault({});
 
@@ -304,9 +376,12 @@ export const configSchema = z.strictObject({
   tariff: tariffSchema,
   dcc: dccSchema,
   oauth: oauthSchema,
+  links: linksSchema,
   bridge: bridgeSchema,
   log: logSchema,
   customer: customerSchema,
+  /** Redirect-based alternative methods (spec 001 profiles): alt-methods.ts. */
+  alternativeMethods: alternativeMethodsSchema,
 });
 
 /** The validated configuration, every default filled in. */

@@ -60,11 +60,26 @@ export interface ReceiptLine {
   value: string;
 }
 
+/**
+ * The on-screen receipt: the very document the printer prints (src/host/receipts.ts), field for field, in the
+ * language it was issued in — the customer's, or `terminal.locale` when the printer cannot print the customer's script.
+ */
 export interface Receipt {
+  /** The merchant's name, as printed. */
   title: string;
+  /** The printed fields in order; empty when no receipt is offered for this small amount (then `notice` says so). */
   lines: ReceiptLine[];
-  /** Payment link for a later receipt/payment, as URL and SVG QR code. */
-  link?: { url: string; qrSvg: string };
+  /** The language of the receipt (`de_DE`) and its writing direction: it may differ from the screen's. */
+  locale: string;
+  direction: 'ltr' | 'rtl';
+  /**
+   * The e-receipt QR code, the same payload as the printed one: the e-receipt URL when one is configured (then also
+   * `url`, its text alternative), else the receipt's text. `svg` is dark on light with a quiet zone of 4 modules;
+   * `alt` describes it in the customer's language.
+   */
+  qr?: { svg: string; alt: string; url?: string };
+  /** In the customer's language: why no paper receipt comes (the printer cannot print; none for this amount). */
+  notice?: string;
 }
 
 export interface DurationOption {
@@ -103,7 +118,49 @@ export interface CustomerView {
    * `session.since`, `session.paidUntil`, `session.held`, `receiptQr`.
    */
   labels?: Record<string, string>;
+  /**
+   * Speech output in accessibility mode (EN 301 549 5.1.3; ADA §707.5), in the customer's language; absent when the
+   * mode is off or `customer.speech.engine` is `none`. Never a PIN, never more of a card than its last four digits.
+   */
+  speech?: SpeechView;
 }
+
+/** What the terminal says of the customer's screen, and who says it. */
+export interface SpeechView {
+  /** Increases with every utterance: the renderer speaks each id once, a new one interrupting the previous one. */
+  id: number;
+  /** What to say now: the whole screen when it is new, else what changed (a new message, the question, an error). */
+  text: string;
+  /** The whole screen as spoken, for the repeat key. */
+  screen: string;
+  /** BCP 47 tag of the language (`de-DE`), for the voice. */
+  lang: string;
+  /** 0–1; back to `customer.speech.volume` after each session (kiosk.md §2: reset after each use). */
+  volume: number;
+  /** Speaking rate, 1 is normal (0.5–2). */
+  rate: number;
+  /**
+   * Who speaks: `renderer` through the platform's speech synthesis (Web Speech API), `terminal` by itself (espeak-ng);
+   * then the renderer only sends the speech keys as SPEECH events.
+   */
+  by: 'renderer' | 'terminal';
+}
+
+/** The speech keys of accessibility mode: say the screen again, stop talking, louder, softer. */
+export type SpeechCommand = 'repeat' | 'stop' | 'louder' | 'softer';
+
+/**
+ * The tactile keypad's Enter (the screen's main action): the first of these events the screen offers. MORE_TIME is
+ * "Yes" while "Do you need more time?" is asked. The keypad never chooses a currency or a duration (gateway.md §5).
+ */
+export const KEYPAD_MAIN_EVENTS = [
+  'MORE_TIME',
+  'ENTER_TICKET',
+  'ENTER_AMOUNT',
+  'CONFIRM',
+  'START',
+  'DONE',
+] as const;
 
 export interface RecoveryItem {
   transactionId: string;
@@ -138,6 +195,8 @@ export interface OperatorStatus {
   outOfService?: string;
   /** The receipt printer: its kind, its status (paper out, cover open …) and why the last receipt did not print. */
   printer?: { kind: string; status: string; lastError?: string };
+  /** Speech output: its engine and why it cannot speak (espeak-ng not installed …), when it cannot. */
+  speech?: { engine: string; lastError?: string };
 }
 
 /**
@@ -181,6 +240,8 @@ export type UserEvent =
    * customer screen; back to `terminal.locale` after the session. An unknown locale: error BAD_LOCALE, nothing changes.
    */
   | { type: 'SET_LANGUAGE'; locale: string }
+  /** A speech key in accessibility mode; refused with NOT_ALLOWED_NOW when the mode is off. */
+  | { type: 'SPEECH'; command: SpeechCommand }
   | { type: 'DONE' };
 
 /** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */

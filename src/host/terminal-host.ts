@@ -15,7 +15,6 @@ import {
   flowSettingsFromConfig,
   type FlowEffects,
   type FlowSettings,
-  type ReceiptData,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
 } from '../flows/index.js';
@@ -25,6 +24,7 @@ import {
   fileKeyProvider,
   FollowUpStore,
   AuditStore,
+  ConfigurationState,
   HoldStore,
   importLegacySideFiles,
   JournaledSender,
@@ -61,7 +61,9 @@ import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 import { AuditTrail } from './audit-trail.js';
+import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
+import { SpeechOutput } from './speech-output.js';
 import { ReceiptDesk } from './receipt-desk.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
@@ -142,13 +144,16 @@ export class TerminalHost implements TerminalApi {
   private serviceMode: { notice: string | undefined } | undefined;
   private recoveryInFlight = 0;
   private runtime: FlowRuntime | undefined;
-  private lastReceipt: ReceiptData | undefined;
+  /** The transactionId of the receipt issued last: the screen shows it (src/host/receipt-desk.ts keeps it). */
+  private lastReceiptId: string | undefined;
   /** This customer's accessibility mode; back to off when the terminal returns to its attract screen. */
   private accessible = false;
   /** The customer's language: terminal.locale until SET_LANGUAGE, and again after the session. */
   private readonly language: CustomerLanguage;
   private lastScreen: string | undefined;
   private readonly inactivity: InactivityWatch;
+  /** Speech output of the customer's screens in accessibility mode (src/host/speech-output.ts). */
+  readonly speech: SpeechOutput;
 
   readonly sender: JournaledSender;
   readonly payments: PaymentService;
@@ -249,6 +254,8 @@ export class TerminalHost implements TerminalApi {
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
     this.receipts = new ReceiptDesk(config, logger.child({ component: 'printer' }));
+    // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.
+    this.receipts.onChange(() => this.changed());
     this.effects = createFlowEffects({
       config,
       reader,
@@ -271,8 +278,9 @@ export class TerminalHost implements TerminalApi {
       },
       findTransaction: (tx) => this.desk.find(tx),
       receipt: (receipt) => {
-        this.lastReceipt = receipt;
-        this.receipts.issue(receipt);
+        // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
+        this.lastReceiptId = receipt.transactionId;
+        this.receipts.issue(receipt, this.language.current);
         this.changed();
       },
     });
@@ -333,6 +341,7 @@ export class TerminalHost implements TerminalApi {
       changed: () => this.changed(),
     });
     reader.on('health', () => this.changed());
+    this.speech = new SpeechOutput(config.customer.speech, logger.child({ component: 'speech' }));
     this.inactivity = new InactivityWatch({
       timeoutMs: config.customer.inactivitySeconds * 1000,
       promptMs: config.customer.moreTimeSeconds * 1000,
@@ -442,12 +451,33 @@ export class TerminalHost implements TerminalApi {
     return getSimulatorControl(this.reader);
   }
 
+  /**
+   * Records in the audit log what changed in the configuration since the last start (src/host/configuration-audit.ts).
+   * A journal that cannot record it is logged; the terminal still starts (its money state is not at stake).
+   */
+  private recordConfiguration(): void {
+    try {
+      const changes = recordConfiguration(
+        this.journal,
+        new ConfigurationState(this.journal),
+        this.audit,
+        this.config,
+        'system',
+      );
+      if (changes.length > 0)
+        this.logger.info({ keys: changes.map((c) => c.key) }, 'configuration changed since the last start');
+    } catch (err) {
+      this.logger.error({ err }, 'configuration changes could not be recorded');
+    }
+  }
+
   /** Meter authorizations whose reversal at the end of the capture window is scheduled (tests, crash suite). */
   watchedAuthorizations(): string[] {
     return this.openAuthorizations.watched();
   }
 
   private async start(): Promise<void> {
+    this.recordConfiguration();
     this.connectReader();
     void this.receipts.start();
     this.phase = 'recovering';
@@ -609,6 +639,7 @@ export class TerminalHost implements TerminalApi {
       this.accessible = false;
     this.lastScreen = screen;
     this.inactivity.observe(screen, this.accessible);
+    this.speech.observe(snapshot.customer, this.accessible);
     if (this.emitter.listenerCount('snapshot') === 0) return;
     this.emitter.emit('snapshot', this.buildSnapshot());
   }
@@ -626,6 +657,7 @@ export class TerminalHost implements TerminalApi {
         recoveryInFlight: this.recoveryInFlight,
       }),
       printer: this.receipts.summary(),
+      speech: this.speech.summary(),
     };
   }
 
@@ -636,7 +668,7 @@ export class TerminalHost implements TerminalApi {
       runtime: this.runtime,
       config: c,
       readerHealth: this.reader.health,
-      lastReceipt: this.lastReceipt,
+      lastReceipt: this.receipts.issued(this.lastReceiptId),
       locale: this.language.current,
       ...(this.serviceMode?.notice !== undefined ? { serviceNotice: this.serviceMode.notice } : {}),
     });
@@ -649,6 +681,7 @@ export class TerminalHost implements TerminalApi {
       customer: {
         ...customer,
         ...(this.accessible ? { accessibility: true } : {}),
+        ...(this.accessible && this.speech.view() ? { speech: this.speech.view() } : {}),
         ...(prompt && customer.screen === this.lastScreen
           ? {
               prompt: {
@@ -673,6 +706,13 @@ export class TerminalHost implements TerminalApi {
     }
     if (event.type === 'MORE_TIME') {
       if (!this.inactivity.prompt) return fail('NOT_ALLOWED_NOW', 'no question is being asked');
+      this.inactivity.activity();
+      this.changed();
+      return ok(this.buildSnapshot());
+    }
+    if (event.type === 'SPEECH') {
+      if (!this.accessible || !this.speech.command(event.command))
+        return fail('NOT_ALLOWED_NOW', 'speech output is off');
       this.inactivity.activity();
       this.changed();
       return ok(this.buildSnapshot());
@@ -707,7 +747,7 @@ export class TerminalHost implements TerminalApi {
     const screen = this.buildSnapshot().customer.screen;
     if (screen === 'starting' || screen === 'out-of-service')
       return Promise.resolve(fail('NOT_ALLOWED_NOW', 'the card reader is not ready'));
-    if (event.type === 'START' || event.type === 'DONE') this.lastReceipt = undefined;
+    if (event.type === 'START' || event.type === 'DONE') this.lastReceiptId = undefined;
     this.runtime.actor.send(event);
     return this.snapshot();
   }
@@ -744,6 +784,7 @@ export class TerminalHost implements TerminalApi {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
     this.inactivity.stop();
+    this.speech.end();
     this.holdWatch.stop();
     this.openAuthorizations.stop();
     this.runtime?.actor.stop();

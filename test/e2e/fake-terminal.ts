@@ -21,6 +21,11 @@ export interface FakeTerminalOptions {
   dcc?: DccChoice | undefined;
   /** Milliseconds between automatic steps (card read, gateway answer). */
   stepMs?: number;
+  /**
+   * In accessibility mode, speak each screen through the renderer (`customer.speech.engine: platform`): the title
+   * and message, as the host's speech output would start it.
+   */
+  speech?: boolean;
 }
 
 export const FAKE_PIN = '1234';
@@ -96,6 +101,13 @@ export class FakeTerminal implements TerminalApi {
   #show(customer: CustomerView): void {
     this.#seq += 1;
     this.#customer = this.#accessible ? { ...customer, accessibility: true } : customer;
+    if (this.#accessible && this.options.speech && !customer.speech) {
+      const text = [customer.title, customer.message].filter((t) => t.length > 0).join('. ');
+      this.#customer = {
+        ...this.#customer,
+        speech: { id: this.#seq, text, screen: text, lang: 'en-GB', volume: 0.6, rate: 1, by: 'renderer' },
+      };
+    }
     const snap = this.#snapshot();
     for (const l of this.#listeners) l(snap);
   }
@@ -141,7 +153,9 @@ export class FakeTerminal implements TerminalApi {
             { label: 'Amount', value: AMOUNT.text },
             { label: 'Currency', value: currency },
           ],
-          link: { url: 'https://pay.example/r/abc', qrSvg: FAKE_QR_SVG },
+          locale: 'en_GB',
+          direction: 'ltr',
+          qr: { svg: FAKE_QR_SVG, alt: 'QR code of your receipt link', url: 'https://pay.example/r/abc' },
         },
         actions: ['DONE'],
       });
@@ -180,10 +194,14 @@ export class FakeTerminal implements TerminalApi {
     // Presentation events, as the host takes them: on every screen, never through the flow.
     if (event.type === 'SET_ACCESSIBILITY') {
       this.#accessible = event.on;
-      const { accessibility: _was, ...customer } = this.#customer;
+      const { accessibility: _was, speech: _said, ...customer } = this.#customer;
       this.#show(customer);
       return this.snapshot();
     }
+    if (event.type === 'SPEECH')
+      return this.#accessible
+        ? this.snapshot()
+        : Promise.resolve({ ok: false, error: { code: 'NOT_ALLOWED_NOW', message: 'speech output is off' } });
     const screen = this.#customer.screen;
     const refuse = (): Promise<Result<TerminalSnapshot>> =>
       Promise.resolve({

@@ -1,0 +1,111 @@
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import type { CustomerView, SpeechView, UserEvent } from '../../src/host/api.js';
+import { ScreenSpeech, voiceFor, type Synthesis } from './speech.js';
+
+/** The Web Speech API's utterance as far as the renderer uses it (node has none). */
+class FakeUtterance {
+  lang = '';
+  volume = 1;
+  rate = 1;
+  voice: SpeechSynthesisVoice | null = null;
+  constructor(readonly text: string) {}
+}
+
+const original = (globalThis as { SpeechSynthesisUtterance?: unknown }).SpeechSynthesisUtterance;
+beforeAll(() => {
+  (globalThis as { SpeechSynthesisUtterance?: unknown }).SpeechSynthesisUtterance = FakeUtterance;
+});
+afterAll(() => {
+  (globalThis as { SpeechSynthesisUtterance?: unknown }).SpeechSynthesisUtterance = original;
+});
+
+const voice = (lang: string): SpeechSynthesisVoice => ({ lang, name: lang }) as SpeechSynthesisVoice;
+
+function synthesis(): Synthesis & { spoken: FakeUtterance[]; cancels: number } {
+  const s = {
+    spoken: [] as FakeUtterance[],
+    cancels: 0,
+    speak: (u: SpeechSynthesisUtterance) => void s.spoken.push(u),
+    cancel: () => void (s.cancels += 1),
+    getVoices: () => [voice('en-US'), voice('de-DE'), voice('ar')],
+  };
+  return s;
+}
+
+const SPEECH: SpeechView = {
+  id: 1,
+  text: 'Welcome. Pay here.',
+  screen: 'Welcome. Pay here.',
+  lang: 'de-DE',
+  volume: 0.6,
+  rate: 1,
+  by: 'renderer',
+};
+const VIEW: CustomerView = {
+  screen: 'idle',
+  title: 'Welcome',
+  message: 'Pay here',
+  actions: ['START'],
+  accessibility: true,
+  speech: SPEECH,
+};
+
+describe('ScreenSpeech', () => {
+  it('says each utterance once, with its language, volume and rate, cutting off the one before', () => {
+    const s = synthesis();
+    const speech = new ScreenSpeech(() => undefined, s);
+    speech.update(VIEW);
+    speech.update(VIEW);
+    expect(s.spoken.map((u) => u.text)).toEqual(['Welcome. Pay here.']);
+    expect(s.spoken[0]).toMatchObject({ lang: 'de-DE', volume: 0.6, rate: 1 });
+    expect(s.spoken[0]?.voice?.lang).toBe('de-DE');
+    speech.update({ ...VIEW, speech: { ...SPEECH, id: 2, text: 'Card declined.' } });
+    expect(s.spoken.map((u) => u.text)).toEqual(['Welcome. Pay here.', 'Card declined.']);
+    expect(s.cancels).toBe(2);
+  });
+
+  it('repeats and stops by itself, and leaves the volume to the terminal', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    expect(speech.command('repeat')).toBe(false);
+    speech.update({ ...VIEW, speech: { ...SPEECH, text: 'Volume 70%.' } });
+    expect(speech.command('repeat')).toBe(true);
+    expect(s.spoken.at(-1)?.text).toBe('Welcome. Pay here.');
+    const cancels = s.cancels;
+    speech.command('stop');
+    expect(s.cancels).toBe(cancels + 1);
+    speech.command('louder');
+    expect(sent).toEqual([{ type: 'SPEECH', command: 'louder' }]);
+  });
+
+  it('says nothing in normal mode, and stops when the mode ends', () => {
+    const s = synthesis();
+    const speech = new ScreenSpeech(() => undefined, s);
+    speech.update({ ...VIEW, accessibility: undefined });
+    expect(s.spoken).toEqual([]);
+    speech.update(VIEW);
+    const cancels = s.cancels;
+    speech.update({ ...VIEW, accessibility: undefined, speech: undefined });
+    expect(s.cancels).toBe(cancels + 1);
+    expect(speech.on).toBe(false);
+  });
+
+  it('sends every key to the terminal when the terminal speaks itself', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    speech.update({ ...VIEW, speech: { ...SPEECH, by: 'terminal' } });
+    speech.command('repeat');
+    speech.command('stop');
+    expect(s.spoken).toEqual([]);
+    expect(sent.map((e) => e.type === 'SPEECH' && e.command)).toEqual(['repeat', 'stop']);
+  });
+
+  it('picks the voice of the language and region, else of the language', () => {
+    const voices = [voice('en-US'), voice('en-GB'), voice('ar')];
+    expect(voiceFor(voices, 'en-GB')?.lang).toBe('en-GB');
+    expect(voiceFor(voices, 'ar-AE')?.lang).toBe('ar');
+    expect(voiceFor(voices, 'pl-PL')).toBeUndefined();
+  });
+});

@@ -1,0 +1,109 @@
+import type { CustomerView, SpeechCommand, SpeechView, UserEvent } from '../../src/host/api.js';
+import { button, h } from './dom.js';
+import { labelFor } from './view-model.js';
+
+/**
+ * Speech output in the browser (EN 301 549 5.1.3): when the terminal's view carries `speech` spoken `by: 'renderer'`
+ * (`customer.speech.engine: platform`), the page says it through the platform's speech synthesis (Web Speech API:
+ * Electron and Chromium use the system's synthesiser), each utterance id once, a new one cutting off the one before.
+ * The terminal decides what is said and when (only in accessibility mode; never a PIN, never more of a card than its
+ * last four digits); the renderer only says it, repeats it, stops it. When the terminal speaks itself (espeak-ng),
+ * the speech keys go to it as SPEECH events.
+ */
+
+/** The part of `window.speechSynthesis` used here (tests stub it). */
+export type Synthesis = Pick<SpeechSynthesis, 'speak' | 'cancel' | 'getVoices'>;
+
+/** The voice for a BCP 47 tag: the exact language and region, else the language alone, else the platform's choice. */
+export function voiceFor(
+  voices: readonly SpeechSynthesisVoice[],
+  lang: string,
+): SpeechSynthesisVoice | undefined {
+  const wanted = lang.toLowerCase().replace('_', '-');
+  const language = wanted.split('-')[0] ?? wanted;
+  return (
+    voices.find((v) => v.lang.toLowerCase().replace('_', '-') === wanted) ??
+    voices.find((v) => v.lang.toLowerCase().split(/[-_]/)[0] === language)
+  );
+}
+
+export class ScreenSpeech {
+  #speech: SpeechView | undefined;
+  #spokenId: number | undefined;
+
+  constructor(
+    private readonly send: (event: UserEvent) => void,
+    private readonly synthesis: Synthesis | undefined = globalThis.speechSynthesis,
+  ) {}
+
+  /** Called with every view shown: says a new utterance; stops talking when speech is off (the session is over). */
+  update(view: CustomerView): void {
+    const speech = view.accessibility === true ? view.speech : undefined;
+    if (!speech) {
+      if (this.#speech?.by === 'renderer') this.synthesis?.cancel();
+      this.#speech = undefined;
+      this.#spokenId = undefined;
+      return;
+    }
+    this.#speech = speech;
+    if (speech.by !== 'renderer' || speech.id === this.#spokenId) return;
+    this.#spokenId = speech.id;
+    this.#say(speech.text, speech);
+  }
+
+  /** Whether the screen is spoken now (the speech keys act only then). */
+  get on(): boolean {
+    return this.#speech !== undefined;
+  }
+
+  /**
+   * A speech key: `repeat` says the whole screen again and `stop` stops talking, here when the page speaks; `louder`
+   * and `softer` (and everything when the terminal speaks) go to the terminal, which keeps the customer's volume and
+   * resets it after the session. False when speech is off.
+   */
+  command(command: SpeechCommand): boolean {
+    const speech = this.#speech;
+    if (!speech) return false;
+    if (speech.by === 'renderer' && command === 'repeat') this.#say(speech.screen, speech);
+    else if (speech.by === 'renderer' && command === 'stop') this.synthesis?.cancel();
+    else this.send({ type: 'SPEECH', command });
+    return true;
+  }
+
+  #say(text: string, speech: SpeechView): void {
+    const synthesis = this.synthesis;
+    if (!synthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
+    synthesis.cancel();
+    const utterance = new SpeechSynthesisUtterance(text);
+    utterance.lang = speech.lang;
+    utterance.volume = speech.volume;
+    utterance.rate = speech.rate;
+    const voice = voiceFor(synthesis.getVoices(), speech.lang);
+    if (voice) utterance.voice = voice;
+    synthesis.speak(utterance);
+  }
+}
+
+/**
+ * The speech keys on screen, in accessibility mode while the screen is spoken: repeat (the keypad's `*`), stop (`#`),
+ * louder (`+`) and softer (`-`). Null otherwise.
+ */
+export function speechButtons(view: CustomerView, command: (c: SpeechCommand) => void): HTMLElement | null {
+  if (view.accessibility !== true || !view.speech) return null;
+  const label = (key: string, fallback: string): string => labelFor(view.labels, key, fallback);
+  const key = (c: SpeechCommand, fallback: string): HTMLButtonElement =>
+    button(
+      label(`speech.${c}`, fallback),
+      `speech-${c}`,
+      () => command(c),
+      'btn btn-secondary speech-button',
+    );
+  return h(
+    'div',
+    { class: 'speech-keys', testid: 'speech-keys' },
+    key('repeat', 'Repeat (star)'),
+    key('stop', 'Stop speech (hash)'),
+    key('louder', 'Louder (plus)'),
+    key('softer', 'Softer (minus)'),
+  );
+}

@@ -1,0 +1,108 @@
+import { describe, expect, it } from 'vitest';
+import { parseConfig } from '../config/index.js';
+import { silentLogger } from '../log/index.js';
+import type { CustomerView } from './api.js';
+import { SpeechOutput } from './speech-output.js';
+import type { Speaker, SpeechEnd, Utterance } from './speech-speakers.js';
+
+/** A speaker that records what it was asked to say. */
+class RecordingSpeaker implements Speaker {
+  readonly engine = 'espeak-ng' as const;
+  readonly by = 'terminal' as const;
+  readonly error = undefined;
+  readonly said: Utterance[] = [];
+  stops = 0;
+  speak(utterance: Utterance): Promise<SpeechEnd> {
+    this.said.push(utterance);
+    return Promise.resolve('done');
+  }
+  stop(): void {
+    this.stops += 1;
+  }
+}
+
+const IDLE: CustomerView = { screen: 'idle', title: 'Welcome', message: 'Pay here', actions: ['START'] };
+const TICKET: CustomerView = {
+  screen: 'enter-ticket',
+  title: 'Your ticket',
+  message: 'Insert your ticket',
+  actions: ['ENTER_TICKET', 'CANCEL'],
+  language: { current: 'de_DE', direction: 'ltr', available: [] },
+};
+
+function output(speaker = new RecordingSpeaker()): { out: SpeechOutput; speaker: RecordingSpeaker } {
+  const settings = parseConfig({ customer: { speech: { engine: 'espeak-ng', volume: 0.5 } } }).customer
+    .speech;
+  return { out: new SpeechOutput(settings, silentLogger(), speaker), speaker };
+}
+
+describe('speech output of the customer screens', () => {
+  it('has its defaults in the configuration and rejects what it does not know', () => {
+    expect(parseConfig({}).customer.speech).toEqual({
+      engine: 'platform',
+      volume: 0.6,
+      rate: 1,
+      espeakPath: 'espeak-ng',
+    });
+    expect(() => parseConfig({ customer: { speech: { engine: 'festival' } } })).toThrow();
+    expect(() => parseConfig({ customer: { speech: { volume: 2 } } })).toThrow();
+    expect(() => parseConfig({ customer: { speech: { loud: true } } })).toThrow();
+  });
+
+  it('says nothing while accessibility mode is off', () => {
+    const { out, speaker } = output();
+    out.observe(IDLE, false);
+    out.observe(TICKET, false);
+    expect(speaker.said).toEqual([]);
+    expect(out.view()).toBeUndefined();
+  });
+
+  it('says each new screen in the customer’s language, and the view carries the utterance', () => {
+    const { out, speaker } = output();
+    out.observe(IDLE, true);
+    expect(speaker.said[0]?.text).toMatch(/^Speech is on\..*Welcome\. Pay here\./);
+    expect(out.view()).toMatchObject({ id: 1, lang: 'en-GB', volume: 0.5, rate: 1, by: 'terminal' });
+    out.observe(IDLE, true);
+    expect(speaker.said).toHaveLength(1);
+    out.observe(TICKET, true);
+    expect(speaker.said[1]).toMatchObject({ locale: 'de_DE', volume: 0.5 });
+    expect(speaker.said[1]?.text).toContain('Abbruch-Taste');
+    expect(out.view()).toMatchObject({ id: 2, lang: 'de-DE' });
+  });
+
+  it('repeats the screen, stops, and changes the volume for this customer only', () => {
+    const { out, speaker } = output();
+    out.observe(TICKET, true);
+    expect(out.command('repeat')).toBe(true);
+    expect(speaker.said[1]?.text).toBe(out.view()?.screen);
+    expect(out.command('stop')).toBe(true);
+    expect(speaker.stops).toBeGreaterThan(0);
+    out.command('louder');
+    out.command('louder');
+    expect(out.view()?.volume).toBe(0.7);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'Lautstärke 70\u00a0%.', volume: 0.7 });
+    for (let i = 0; i < 12; i++) out.command('softer');
+    expect(out.view()?.volume).toBe(0.1);
+  });
+
+  it('stops and resets the volume at the end of the session', () => {
+    const { out, speaker } = output();
+    out.observe(TICKET, true);
+    out.command('louder');
+    const stops = speaker.stops;
+    out.observe(IDLE, false);
+    expect(speaker.stops).toBe(stops + 1);
+    expect(out.view()).toBeUndefined();
+    expect(out.command('repeat')).toBe(false);
+    out.observe(IDLE, true);
+    expect(out.view()?.volume).toBe(0.5);
+  });
+
+  it('says nothing with the engine `none`', () => {
+    const settings = parseConfig({ customer: { speech: { engine: 'none' } } }).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger());
+    out.observe(IDLE, true);
+    expect(out.view()).toBeUndefined();
+    expect(out.summary()).toEqual({ engine: 'none' });
+  });
+});

@@ -1,0 +1,125 @@
+/**
+ * Speech output of the customer's screens (EN 301 549 5.1.3; ADA §707.5; kiosk.md §2), the host's side: only while
+ * the customer has accessibility mode on, each new screen is said in full and each change on a screen (a new
+ * message, the question "Do you need more time?", an error) by itself, in the customer's language; the speech keys
+ * repeat, stop, and make it louder or softer; at the end of the session speech stops and the volume goes back to
+ * `customer.speech.volume`. What is said comes from src/host/speech.ts (never a PIN, never more of a card number than
+ * its last four digits); who says it from the {@link Speaker} of `customer.speech.engine`.
+ */
+import type { Config } from '../config/index.js';
+import type { Logger } from '../log/index.js';
+import { intlLocale, resolveLocale, translator } from '../i18n/index.js';
+import type { CustomerView, SpeechCommand, SpeechView } from './api.js';
+import { speechFor } from './speech.js';
+import { createSpeaker, type Speaker, type SpeechError } from './speech-speakers.js';
+
+/** How much one press of the louder or softer key changes the volume. */
+export const VOLUME_STEP = 0.1;
+const MIN_VOLUME = 0.1;
+
+/** What the operator status says of speech output. */
+export interface SpeechSummary {
+  engine: string;
+  lastError?: string;
+}
+
+export class SpeechOutput {
+  readonly speaker: Speaker;
+  private nextId = 0;
+  /** The last utterance, as the renderer receives it; undefined while nothing is said to this customer. */
+  private said: SpeechView | undefined;
+  /** The screen last spoken: the next view is compared with it. */
+  private lastView: CustomerView | undefined;
+  private volume: number;
+
+  constructor(
+    private readonly settings: Config['customer']['speech'],
+    private readonly logger: Logger,
+    speaker?: Speaker,
+  ) {
+    this.volume = settings.volume;
+    this.speaker = speaker ?? createSpeaker(settings, (e) => this.report(e));
+  }
+
+  /**
+   * Called with every customer view the terminal shows. `accessible`: the customer's accessibility mode; when it is
+   * off (never on, turned off, or the session is over), speech stops and the volume is reset.
+   */
+  observe(view: CustomerView, accessible: boolean): void {
+    if (!accessible || this.speaker.by === undefined) {
+      this.end();
+      return;
+    }
+    const spoken = speechFor(view, this.lastView);
+    this.lastView = view;
+    const locale = view.language?.current ?? this.said?.lang ?? 'en_GB';
+    if (spoken) this.say(spoken.text, spoken.screen, locale);
+  }
+
+  /**
+   * A speech key. `repeat` says the whole screen again, `stop` stops talking, `louder` and `softer` change the volume
+   * by {@link VOLUME_STEP} for this customer and say the new volume. False when there is nothing to act on.
+   */
+  command(command: SpeechCommand): boolean {
+    const said = this.said;
+    if (!said) return false;
+    switch (command) {
+      case 'repeat':
+        this.say(said.screen, said.screen, said.lang);
+        return true;
+      case 'stop':
+        this.speaker.stop();
+        return true;
+      case 'louder':
+      case 'softer': {
+        const step = command === 'louder' ? VOLUME_STEP : -VOLUME_STEP;
+        this.volume = Math.round(Math.min(1, Math.max(MIN_VOLUME, this.volume + step)) * 100) / 100;
+        const level = new Intl.NumberFormat(intlLocale(resolveLocale(said.lang)), {
+          style: 'percent',
+        }).format(this.volume);
+        this.say(translator(said.lang).t('speech.volume', { level }), said.screen, said.lang);
+        return true;
+      }
+    }
+  }
+
+  /** The speech of the view the renderer receives, while something is said to this customer. */
+  view(): SpeechView | undefined {
+    return this.said;
+  }
+
+  /** Stops talking, forgets the screen and resets the volume: the next customer starts afresh. */
+  end(): void {
+    if (this.said) this.speaker.stop();
+    this.said = undefined;
+    this.lastView = undefined;
+    this.volume = this.settings.volume;
+  }
+
+  summary(): SpeechSummary {
+    const error = this.speaker.error;
+    return {
+      engine: this.settings.engine,
+      ...(error ? { lastError: `${error.code}: ${error.message}` } : {}),
+    };
+  }
+
+  private say(text: string, screen: string, locale: string): void {
+    this.nextId += 1;
+    const lang = resolveLocale(locale);
+    this.said = {
+      id: this.nextId,
+      text,
+      screen,
+      lang: intlLocale(lang),
+      volume: this.volume,
+      rate: this.settings.rate,
+      by: this.speaker.by ?? 'renderer',
+    };
+    void this.speaker.speak({ text, locale: lang, volume: this.volume, rate: this.settings.rate });
+  }
+
+  private report(error: SpeechError): void {
+    this.logger.error({ err: error, code: error.code }, 'speech output cannot speak');
+  }
+}

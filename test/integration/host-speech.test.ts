@@ -1,0 +1,75 @@
+/**
+ * Speech output on a running terminal (issue 13, "Accessibility"; EN 301 549 5.1.3): only in accessibility mode, each
+ * screen in the customer's language, the speech keys as SPEECH events, and nothing left of it after the session.
+ */
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { waitFor } from '../../src/host/drive.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+
+let host: TerminalHost | undefined;
+afterEach(async () => {
+  await host?.close();
+  host = undefined;
+});
+
+async function start(config: ConfigInput = {}): Promise<TerminalHost> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-speech-'));
+  host = await createTerminalHost(parseConfig(config), { logger: silentLogger(), cwd });
+  await waitFor(host, ['idle'], 10_000);
+  return host;
+}
+
+async function send(h: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
+  const r = await h.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code}`);
+  return r.value;
+}
+
+describe('speech output on the terminal', () => {
+  it('speaks through the renderer only in accessibility mode, in the customer’s language, until the session ends', async () => {
+    const h = await start();
+    const idle = await h.snapshot();
+    expect(idle.ok && idle.value.customer.speech).toBeFalsy();
+    expect((await h.send({ type: 'SPEECH', command: 'repeat' })).ok).toBe(false);
+
+    const on = await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    expect(on.customer.speech).toMatchObject({ by: 'renderer', lang: 'en-GB', volume: 0.6 });
+    expect(on.customer.speech?.text).toContain('Speech is on.');
+
+    await send(h, { type: 'SET_LANGUAGE', locale: 'de_DE' });
+    const ticket = await send(h, { type: 'START' });
+    expect(ticket.customer.screen).toBe('enter-ticket');
+    expect(ticket.customer.speech?.lang).toBe('de-DE');
+    expect(ticket.customer.speech?.text).toContain(ticket.customer.title);
+    expect(ticket.customer.speech?.text).toContain('Enter-Taste');
+    const id = ticket.customer.speech?.id ?? 0;
+
+    const louder = await send(h, { type: 'SPEECH', command: 'louder' });
+    expect(louder.customer.speech).toMatchObject({ volume: 0.7 });
+    expect(louder.customer.speech?.id).toBeGreaterThan(id);
+
+    const back = await send(h, { type: 'CANCEL' });
+    expect(back.customer.screen).toBe('idle');
+    expect(back.customer.speech).toBeUndefined();
+    expect(h.status().speech).toEqual({ engine: 'platform' });
+    // The next customer starts at the configured volume.
+    expect((await send(h, { type: 'SET_ACCESSIBILITY', on: true })).customer.speech?.volume).toBe(0.6);
+  });
+
+  it('reports a missing espeak-ng in the operator status and goes on taking customers', async () => {
+    const h = await start({
+      customer: { speech: { engine: 'espeak-ng', espeakPath: '/nonexistent/espeak-ng' } },
+    });
+    const on = await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    expect(on.customer.speech?.by).toBe('terminal');
+    await new Promise((r) => setTimeout(r, 100));
+    expect(h.status().speech?.lastError).toMatch(/^SPEECH_ENGINE_MISSING/);
+    expect((await send(h, { type: 'START' })).customer.screen).toBe('enter-ticket');
+  });
+});

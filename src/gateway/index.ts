@@ -81,6 +81,7 @@ export { NEVER_SEND_TAGS, CONTACT_FOLLOW_ON_TAGS, inspectEmvTags } from './servi
 export type { DccOfferRequest, DccOffer, DccOfferResult } from './services/dcc.js';
 export {
   MAX_LIST_LIMIT,
+  buildPaymentLinkBody,
   statusUpdateOf,
   type PaymentLink,
   type PaymentLinkInput,

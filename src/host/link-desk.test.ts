@@ -1,0 +1,248 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  GatewayError,
+  type GatewayClient,
+  type PaymentLink,
+  type PaymentLinkInput,
+} from '../gateway/index.js';
+import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../journal/index.js';
+import { silentLogger } from '../log/index.js';
+import { AuditTrail } from './audit-trail.js';
+import { LinkDesk, purchaseNumberBase, type LinkView } from './link-desk.js';
+
+/** The gateway's payment links, in memory, with every call recorded. */
+class FakeLinks {
+  readonly links = new Map<string, PaymentLink>();
+  readonly calls: string[] = [];
+  /** Set to make the next create fail this way (after recording it as made, for an unknown outcome). */
+  failCreate: GatewayError | undefined;
+  makeDespiteFailure = false;
+  seenAtCreate: string | undefined;
+  constructor(private readonly store: () => PaymentLinkStore) {}
+
+  readonly api: GatewayClient['paymentLinks'] = {
+    create: (input: PaymentLinkInput) => {
+      this.calls.push(`create ${input.purchaseNumber}`);
+      this.seenAtCreate = this.store().get(input.purchaseNumber)?.state;
+      const link = this.toLink(input, 'ACTIVE');
+      if (this.failCreate) {
+        if (this.makeDespiteFailure) this.links.set(link.id, link);
+        return Promise.reject(this.failCreate);
+      }
+      this.links.set(link.id, link);
+      return Promise.resolve(link);
+    },
+    update: (id: string, input: PaymentLinkInput) => {
+      this.calls.push(`update ${id} ${input.status ?? ''}`);
+      const link = this.toLink(input, input.status ?? 'ACTIVE');
+      this.links.set(id, link);
+      return Promise.resolve(link);
+    },
+    get: (id: string) => {
+      this.calls.push(`get ${id}`);
+      const link = this.links.get(id);
+      return link
+        ? Promise.resolve(link)
+        : Promise.reject(new GatewayError('GW_NOT_FOUND', 'not found', { httpStatus: 404 }));
+    },
+    list: () => Promise.resolve({ links: [...this.links.values()] }),
+  };
+
+  private toLink(input: PaymentLinkInput, status: string): PaymentLink {
+    return {
+      id: input.purchaseNumber,
+      status,
+      linkType: input.linkType,
+      purchaseNumber: input.purchaseNumber,
+      ...(status === 'ACTIVE' ? { paymentLink: `https://pay.example.test/pay/${input.purchaseNumber}` } : {}),
+      currency: input.currency,
+      totalAmountMinor: input.totalAmountMinor,
+      lineItems: input.lineItems.map((i) => ({
+        productName: i.productName,
+        unitPriceMinor: i.unitPriceMinor,
+        quantity: i.quantity ?? 1,
+      })),
+    };
+  }
+}
+
+let journal: SqliteJournal;
+let store: PaymentLinkStore;
+let audit: AuditTrail;
+let gateway: FakeLinks;
+let desk: LinkDesk;
+let nowMs: number;
+
+function makeDesk(waitMs = 60_000): LinkDesk {
+  return new LinkDesk({
+    store,
+    gateway: { paymentLinks: gateway.api },
+    audit,
+    logger: silentLogger(),
+    now: () => new Date(nowMs),
+    waitMs,
+    pollMs: 60_000,
+    productName: 'Parking',
+    partner: { developerId: '12345678', solutionId: 'PARKTERM' },
+  });
+}
+
+beforeEach(() => {
+  nowMs = Date.now();
+  journal = openJournal(':memory:', { now: () => new Date(nowMs) });
+  store = new PaymentLinkStore(journal);
+  audit = new AuditTrail(new AuditStore(journal), silentLogger());
+  gateway = new FakeLinks(() => store);
+  desk = makeDesk();
+});
+afterEach(() => {
+  desk.stop();
+  journal.close();
+});
+
+const paid = (linkId: string, amountMinor = 450) => ({
+  eventDate: new Date(nowMs).toISOString(),
+  linkId,
+  paymentId: '7000000000000000000001',
+  status: 'AUTHORIZED',
+  amountMinor,
+  currency: 'GBP',
+});
+
+describe('LinkDesk', () => {
+  it('journals the link before the create is sent, shows its URL and domain, and settles on the notification', async () => {
+    const views: LinkView[] = [];
+    desk.subscribe((v) => views.push(v));
+    const view = await desk.createForFee({ reference: 'T-202611241305', amountMinor: 450, currency: 'GBP' });
+    expect(gateway.seenAtCreate).toBe('creating');
+    expect(view).toMatchObject({
+      linkId: 'T-202611241305',
+      state: 'active',
+      url: 'https://pay.example.test/pay/T-202611241305',
+      domain: 'pay.example.test',
+      closing: false,
+    });
+    const waiting = desk.watch(view.linkId);
+    desk.notify(paid(view.linkId));
+    expect(await waiting).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+    await desk.sweep();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(gateway.calls).toContain(`update ${view.linkId} INACTIVE`);
+    expect(audit.list().map((r) => `${r.action}:${r.code ?? ''}`)).toEqual([
+      'link-paid:PAID',
+      'link-deactivate:paid',
+    ]);
+    expect(views.at(-1)).toMatchObject({ state: 'paid', closing: false, closeReason: 'paid' });
+  });
+
+  it('a declined attempt leaves the link waiting; a different amount does not settle it', async () => {
+    const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    desk.notify({ ...paid(view.linkId), status: 'DECLINED' });
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'active', lastAttemptDeclined: true });
+    desk.notify(paid(view.linkId, 1));
+    expect(desk.get(view.linkId)?.state).toBe('active');
+    expect(audit.list().map((r) => r.code)).toEqual(['AMOUNT_MISMATCH']);
+  });
+
+  it('deactivates the link when the customer cancels, and when the wait runs out', async () => {
+    const a = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    expect(await desk.cancel(a.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
+    expect(gateway.links.get(a.linkId)?.status).toBe('INACTIVE');
+
+    desk.stop();
+    desk = makeDesk(30);
+    const b = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    expect(b.linkId).toBe('T-1-2');
+    expect(await desk.watch(b.linkId)).toMatchObject({ closing: true });
+    await new Promise((r) => setTimeout(r, 50));
+    expect(store.get(b.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
+  it('refuses personal data before anything is journaled or sent', async () => {
+    await expect(
+      desk.createForFee({ reference: 'card 4111 1111 1111 1111', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({ code: 'LINK_PERSONAL_DATA', field: 'purchaseInformation.purchaseNumber' });
+    expect(store.recent()).toEqual([]);
+    expect(gateway.calls).toEqual([]);
+  });
+
+  it('marks a refused create failed, and deactivates a link whose create had no answer once it is found', async () => {
+    gateway.failCreate = new GatewayError('GW_INVALID_REQUEST', 'refused', { httpStatus: 400 });
+    await expect(
+      desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({
+      code: 'LINK_REFUSED',
+    });
+    expect(store.get('T-1')?.state).toBe('failed');
+
+    gateway.failCreate = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    gateway.makeDespiteFailure = true;
+    await expect(
+      desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({
+      code: 'LINK_UNAVAILABLE',
+    });
+    expect(store.get('T-1-2')).toMatchObject({ state: 'creating', closeReason: 'cancelled' });
+    await desk.sweep();
+    expect(store.get('T-1-2')).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+    expect(gateway.links.get('T-1-2')?.status).toBe('INACTIVE');
+    expect(store.open()).toEqual([]);
+  });
+
+  it('after a restart watches a link within its wait and deactivates the others; a link never made is failed', async () => {
+    const within = await desk.createForFee({ reference: 'A', amountMinor: 450, currency: 'GBP' });
+    const late = await desk.createForFee({ reference: 'B', amountMinor: 450, currency: 'GBP' });
+    desk.stop();
+    // B was created long ago; C was journaled but the process died before sending; D was sent but not answered.
+    journal.db.prepare(`UPDATE payment_links SET watch_until = 1 WHERE link_id = ?`).run(late.linkId);
+    store.begin({
+      linkId: 'C',
+      reference: 'C',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    store.begin({
+      linkId: 'D',
+      reference: 'D',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    gateway.links.set('D', { ...gateway.links.get(within.linkId)!, id: 'D', purchaseNumber: 'D' });
+
+    desk = makeDesk();
+    const taken = await desk.recover();
+    expect(taken.map((v) => `${v.linkId}:${v.state}`).sort()).toEqual([
+      'A:active',
+      'B:deactivated',
+      'C:failed',
+      'D:active',
+    ]);
+    expect(
+      store
+        .open()
+        .map((l) => l.linkId)
+        .sort(),
+    ).toEqual(['A', 'D']);
+    expect(
+      audit
+        .list()
+        .filter((r) => r.code === 'link-watched')
+        .map((r) => r.subject)
+        .sort(),
+    ).toEqual(['A', 'D']);
+    // Still watched: a payment after the restart settles it.
+    desk.notify(paid('A'));
+    expect(desk.get('A')?.state).toBe('paid');
+  });
+
+  it('makes purchase numbers from references that fit a link id', () => {
+    expect(purchaseNumberBase('T 2026/11/24 #5')).toBe('T-2026-11-24-5');
+    expect(purchaseNumberBase('***')).toBe('PARKING');
+    expect(purchaseNumberBase('x'.repeat(80))).toHaveLength(56);
+  });
+});

@@ -1,0 +1,535 @@
+import {
+  buildPaymentLinkBody,
+  GatewayError,
+  statusUpdateOf,
+  type GatewayClient,
+  type LinkPaymentNotification,
+  type PaymentLinkInput,
+} from '../gateway/index.js';
+import type {
+  LinkCloseReason,
+  LinkPurpose,
+  LinkState,
+  PaymentLinkStore,
+  StoredLink,
+} from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+import type { AuditTrail } from './audit-trail.js';
+
+/**
+ * What the customer's screen shows of a payment link (issue 14, item 1): the QR code's content, the domain printed
+ * under it (reference/kiosk.md §4: a QR code bound to the session and amount, with a short expiry and the domain as
+ * text), and how the wait ends.
+ */
+export interface LinkView {
+  linkId: string;
+  /** The ticket or session reference the link charges for. */
+  reference: string;
+  purpose: LinkPurpose;
+  amountMinor: number;
+  currency: string;
+  /**
+   * `creating` (no URL yet), `active` (show the QR code and wait), `paid`, `deactivated` (cancelled, timed out or
+   * closed by the operator), `failed` (never created).
+   */
+  state: LinkState;
+  /** The hosted payment page: the content of the QR code, and the text read out in accessibility mode. */
+  url?: string;
+  /** The host of `url`, to print under the QR code. */
+  domain?: string;
+  /** When the terminal stops waiting and deactivates the link (ISO 8601). */
+  expiresAt: string;
+  /** The terminal is deactivating the link (the customer cancelled, the wait ended, it was paid). */
+  closing: boolean;
+  /** Why it was closed, once it is. */
+  closeReason?: LinkCloseReason;
+  /** A payment on the hosted page was declined: the customer may try again with another card while it is active. */
+  lastAttemptDeclined?: boolean;
+  /** Gateway id of the payment, once paid. */
+  paymentId?: string;
+}
+
+/** Codes of {@link LinkDeskError}. */
+export type LinkDeskErrorCode =
+  | 'LINK_UNAVAILABLE' // the gateway could not be reached or did not answer: no link to show
+  | 'LINK_REFUSED' // the gateway refused the create (400)
+  | 'LINK_NOT_FOUND' // no link of this terminal has that id
+  | 'LINK_BAD_REQUEST'; // an amount, currency or reference the desk cannot use
+
+export class LinkDeskError extends Error {
+  override readonly name = 'LinkDeskError';
+  constructor(
+    readonly code: LinkDeskErrorCode,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  }
+}
+
+/** A link to create for a fee. */
+export interface FeeLinkRequest {
+  /** Ticket or session reference: the purchase number (made unique with a suffix when the terminal used it before). */
+  reference: string;
+  amountMinor: number;
+  currency: string;
+  /** Default `fee`; `pay-later` for an amount owed after a failed capture. */
+  purpose?: LinkPurpose;
+}
+
+/** What the desk needs; the host provides it. */
+export interface LinkDeskDeps {
+  store: PaymentLinkStore;
+  gateway: Pick<GatewayClient, 'paymentLinks'>;
+  audit: AuditTrail;
+  logger: Logger;
+  now: () => Date;
+  /** Milliseconds a link waits for its payment (`links.waitSeconds`). */
+  waitMs: number;
+  /** Milliseconds between looks at the open links through the API (`links.pollSeconds`). */
+  pollMs: number;
+  /** The line item's product name (`links.productName`). */
+  productName: string;
+  partner: { developerId: string; solutionId: string };
+}
+
+/** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
+const MAX_BASE = 56;
+
+/** A purchase number from a reference: letters, digits, `.`, `_`, `-` only (it becomes a path segment). */
+export function purchaseNumberBase(reference: string): string {
+  const base = reference
+    .replace(/[^A-Za-z0-9_.-]+/g, '-')
+    .replace(/^-+|-+$/g, '')
+    .slice(0, MAX_BASE);
+  return base === '' ? 'PARKING' : base;
+}
+
+function domainOf(url: string | undefined): string | undefined {
+  if (url === undefined || !URL.canParse(url)) return undefined;
+  return new URL(url).host;
+}
+
+function viewOf(link: StoredLink, declined: boolean): LinkView {
+  const open = link.state === 'creating' || link.state === 'active';
+  const domain = domainOf(link.url);
+  return {
+    linkId: link.linkId,
+    reference: link.reference,
+    purpose: link.purpose,
+    amountMinor: link.amountMinor,
+    currency: link.currency,
+    state: link.state,
+    ...(link.url !== undefined && link.state === 'active' && link.closeReason === undefined
+      ? { url: link.url }
+      : {}),
+    ...(domain !== undefined && link.state === 'active' ? { domain } : {}),
+    expiresAt: new Date(link.watchUntilMs).toISOString(),
+    closing: open && link.closeReason !== undefined,
+    ...(!open && link.closeReason !== undefined ? { closeReason: link.closeReason } : {}),
+    ...(declined ? { lastAttemptDeclined: true } : {}),
+    ...(link.paymentId !== undefined ? { paymentId: link.paymentId } : {}),
+  };
+}
+
+/** A wait is over for the customer: paid, closed or never created, or the terminal decided to close it. */
+function ended(link: StoredLink): boolean {
+  return (
+    link.state === 'paid' ||
+    link.state === 'deactivated' ||
+    link.state === 'failed' ||
+    link.closeReason !== undefined
+  );
+}
+
+const errorText = (e: unknown): string =>
+  e instanceof GatewayError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
+
+/**
+ * Pay by phone with a payment link (issue 14, item 1), the host's side: creates a fixed-price `PURCHASE` link for a
+ * fee, journaled before it is sent; waits for its payment (the verified notification handed to {@link notify}, and a
+ * look at every open link through the API each `pollMs`); deactivates it when it is paid (one use), cancelled or the
+ * wait ends; and at start ({@link recover}) takes every link a restart left open — it is watched again while its wait
+ * lasts, deactivated otherwise. Nothing active is left unwatched: the same sweep that polls adopts any open link of
+ * the journal that nobody watches (e.g. reactivated by the operator).
+ *
+ * The kiosk screens use {@link createForFee}, {@link watch}, {@link cancel}, {@link get} and {@link subscribe}; a
+ * paid link's reference is then settled by the caller (the ticket or session is the machine's).
+ */
+export class LinkDesk {
+  private readonly listeners = new Set<(view: LinkView) => void>();
+  private readonly waiters = new Map<string, Array<(view: LinkView) => void>>();
+  private readonly deadlines = new Map<string, NodeJS.Timeout>();
+  private readonly declined = new Set<string>();
+  /** Links with a gateway request of the desk in flight (one at a time per link). */
+  private readonly busy = new Set<string>();
+  private sweepTimer: NodeJS.Timeout | undefined;
+  private closed = false;
+
+  constructor(private readonly deps: LinkDeskDeps) {}
+
+  /**
+   * Creates the link for a fee and starts waiting for its payment. The request is checked (required fields and the
+   * personal-data guard) before anything is written or sent, then journaled as `creating`, then sent once.
+   * @throws PersonalDataError (`LINK_PERSONAL_DATA`) before anything is sent; LinkDeskError `LINK_BAD_REQUEST`,
+   *   `LINK_REFUSED` (the gateway refused it), `LINK_UNAVAILABLE` (no answer: the link, if the gateway made it, is
+   *   deactivated by the sweep).
+   */
+  async createForFee(request: FeeLinkRequest): Promise<LinkView> {
+    if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
+    if (!Number.isSafeInteger(request.amountMinor) || request.amountMinor <= 0)
+      throw new LinkDeskError('LINK_BAD_REQUEST', 'the amount must be a positive number of minor units');
+    const linkId = this.freshId(request.reference);
+    const input: PaymentLinkInput = {
+      linkType: 'PURCHASE',
+      purchaseNumber: linkId,
+      currency: request.currency,
+      totalAmountMinor: request.amountMinor,
+      lineItems: [{ productName: this.deps.productName, unitPriceMinor: request.amountMinor, quantity: 1 }],
+      partner: { ...this.deps.partner },
+    };
+    try {
+      // Every check of the request, the personal-data guard included, before the journal and the wire.
+      buildPaymentLinkBody(input, false);
+    } catch (e) {
+      if (e instanceof GatewayError && e.code === 'GW_INVALID_REQUEST')
+        throw new LinkDeskError('LINK_BAD_REQUEST', e.message, { cause: e });
+      throw e;
+    }
+    const now = this.deps.now().getTime();
+    this.deps.store.begin({
+      linkId,
+      reference: request.reference.slice(0, 128) || linkId,
+      purpose: request.purpose ?? 'fee',
+      amountMinor: request.amountMinor,
+      currency: request.currency,
+      watchUntilMs: now + this.deps.waitMs,
+    });
+    this.busy.add(linkId);
+    try {
+      const created = await this.deps.gateway.paymentLinks.create(input);
+      const link = this.deps.store.activated(linkId, created.paymentLink);
+      this.deps.logger.info({ linkId, amountMinor: link.amountMinor }, 'payment link created');
+      this.watchLink(link);
+      return this.publish(link);
+    } catch (e) {
+      const known = e instanceof GatewayError && !e.outcomeUnknown;
+      if (known) {
+        const link = this.deps.store.failed(linkId, errorText(e));
+        this.publish(link);
+        throw new LinkDeskError(
+          e.code === 'GW_INVALID_REQUEST' ? 'LINK_REFUSED' : 'LINK_UNAVAILABLE',
+          `the payment link could not be created (${e.code})`,
+          { cause: e },
+        );
+      }
+      // The gateway may have made it: the customer is told no, and the sweep deactivates it if it exists.
+      this.deps.store.noteError(linkId, errorText(e));
+      this.deps.store.closing(linkId, 'cancelled');
+      this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link create: outcome unknown');
+      throw new LinkDeskError('LINK_UNAVAILABLE', 'the gateway did not answer the payment link request', {
+        cause: e,
+      });
+    } finally {
+      this.busy.delete(linkId);
+    }
+  }
+
+  /** The link as the customer view shows it; undefined when this terminal has no such link. */
+  get(linkId: string): LinkView | undefined {
+    const link = this.deps.store.get(linkId);
+    return link === undefined ? undefined : viewOf(link, this.declined.has(linkId));
+  }
+
+  /**
+   * Resolves when the wait for the link is over: paid, or the terminal closes it (cancel, the wait ran out, the
+   * operator), or it was never created. The view tells which.
+   */
+  watch(linkId: string): Promise<LinkView> {
+    const link = this.deps.store.get(linkId);
+    if (link === undefined)
+      return Promise.reject(new LinkDeskError('LINK_NOT_FOUND', `no payment link ${linkId}`));
+    if (ended(link)) return Promise.resolve(viewOf(link, this.declined.has(linkId)));
+    return new Promise((resolve) => {
+      const list = this.waiters.get(linkId) ?? [];
+      list.push(resolve);
+      this.waiters.set(linkId, list);
+    });
+  }
+
+  /**
+   * The customer walked away (or chose another way to pay): the link is deactivated. The intent is journaled first,
+   * so a failure to reach the gateway now is finished by the sweep or the next start.
+   */
+  async cancel(linkId: string, reason: LinkCloseReason = 'cancelled'): Promise<LinkView> {
+    const link = this.deps.store.get(linkId);
+    if (link === undefined) throw new LinkDeskError('LINK_NOT_FOUND', `no payment link ${linkId}`);
+    if (link.state === 'paid' || link.state === 'failed' || link.state === 'deactivated')
+      return viewOf(link, false);
+    await this.deactivate(linkId, reason);
+    return this.get(linkId) ?? viewOf(link, false);
+  }
+
+  /** Every change of a link, as the customer view shows it. Returns the function that unsubscribes. */
+  subscribe(listener: (view: LinkView) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * A verified payment notification (src/gateway/link-notifications.ts). An approved payment of the link's amount
+   * makes it `paid` (journaled before this returns) and deactivates it; a decline leaves it active for another try.
+   * A notification for a link this terminal does not know is ignored. Synchronous: the listener answers once the
+   * payment is journaled.
+   */
+  notify(n: LinkPaymentNotification): void {
+    const link = this.deps.store.get(n.linkId);
+    if (link === undefined) {
+      this.deps.logger.warn({ linkId: n.linkId }, 'payment-link notification for a link of another terminal');
+      return;
+    }
+    if (link.state === 'paid') return; // the same payment again, or a second one the gateway should not allow
+    if (n.status !== 'AUTHORIZED') {
+      this.declined.add(link.linkId);
+      this.deps.logger.info({ linkId: link.linkId, status: n.status }, 'payment-link payment not approved');
+      this.publish(link);
+      return;
+    }
+    if (n.amountMinor !== link.amountMinor || n.currency !== link.currency) {
+      this.deps.audit.record({
+        actor: 'system',
+        action: 'link-paid',
+        subject: link.linkId,
+        result: 'refused',
+        code: 'AMOUNT_MISMATCH',
+        details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
+      });
+      return;
+    }
+    const wasClosed =
+      link.state === 'deactivated' || link.state === 'failed' || link.closeReason !== undefined;
+    const paid = this.deps.store.paid(link.linkId, n.paymentId);
+    this.declined.delete(link.linkId);
+    this.deps.audit.record({
+      actor: 'system',
+      action: 'link-paid',
+      subject: link.linkId,
+      // A payment after the terminal gave up on the link still happened: the operator settles or refunds it.
+      result: wasClosed ? 'refused' : 'ok',
+      code: wasClosed ? 'PAID_AFTER_CLOSE' : 'PAID',
+      details: {
+        reference: link.reference,
+        paymentId: n.paymentId,
+        amountMinor: n.amountMinor,
+        currency: n.currency,
+      },
+    });
+    this.publish(paid);
+    if (!paid.gatewayInactive) void this.deactivate(paid.linkId, 'paid');
+  }
+
+  /**
+   * At start, before the terminal takes a card: every open link of the journal is watched again while its wait lasts
+   * or deactivated; a link left `creating` is looked up first. Then the sweep runs every `pollMs`.
+   * Returns the links taken.
+   */
+  async recover(): Promise<LinkView[]> {
+    const open = this.deps.store.open();
+    for (const link of open) {
+      await this.resolve(link, true);
+    }
+    this.startSweep();
+    return open.map((l) => this.get(l.linkId)).filter((v): v is LinkView => v !== undefined);
+  }
+
+  /** Stops the timers (the journal keeps the links; the next start recovers them). */
+  stop(): void {
+    this.closed = true;
+    if (this.sweepTimer) clearInterval(this.sweepTimer);
+    for (const t of this.deadlines.values()) clearTimeout(t);
+    this.deadlines.clear();
+  }
+
+  /** One pass over the open links (the sweep; tests). */
+  async sweep(): Promise<void> {
+    for (const link of this.deps.store.open()) {
+      if (this.closed) return;
+      await this.resolve(link, false);
+    }
+  }
+
+  // ---- internals ----
+
+  private startSweep(): void {
+    if (this.sweepTimer || this.closed) return;
+    this.sweepTimer = setInterval(() => {
+      void this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'payment-link sweep failed'));
+    }, this.deps.pollMs);
+    this.sweepTimer.unref();
+  }
+
+  /** A purchase number the journal has not used: the reference, else the reference with `-2`, `-3` … */
+  private freshId(reference: string): string {
+    const base = purchaseNumberBase(reference);
+    if (this.deps.store.get(base) === undefined) return base;
+    for (let n = 2; ; n++) {
+      const id = `${base}-${n}`;
+      if (this.deps.store.get(id) === undefined) return id;
+    }
+  }
+
+  private publish(link: StoredLink): LinkView {
+    const view = viewOf(link, this.declined.has(link.linkId));
+    for (const l of this.listeners) {
+      try {
+        l(view);
+      } catch (err) {
+        this.deps.logger.error({ err }, 'payment-link listener failed');
+      }
+    }
+    if (ended(link)) {
+      const list = this.waiters.get(link.linkId);
+      this.waiters.delete(link.linkId);
+      for (const w of list ?? []) w(view);
+    }
+    return view;
+  }
+
+  private watchLink(link: StoredLink): void {
+    const old = this.deadlines.get(link.linkId);
+    if (old) clearTimeout(old);
+    const ms = Math.max(0, link.watchUntilMs - this.deps.now().getTime());
+    const timer = setTimeout(() => {
+      this.deadlines.delete(link.linkId);
+      void this.deactivate(link.linkId, 'timeout');
+    }, ms);
+    timer.unref();
+    this.deadlines.set(link.linkId, timer);
+  }
+
+  /**
+   * What an open link needs now (recovery and the sweep): a `creating` link is looked up; a link the terminal decided
+   * to close (or paid, or past its wait) is deactivated; an active one within its wait is watched, and its status read.
+   */
+  private async resolve(link: StoredLink, atStart: boolean): Promise<void> {
+    if (this.busy.has(link.linkId)) return;
+    const now = this.deps.now().getTime();
+    let current = link;
+    if (current.state === 'creating') {
+      this.busy.add(link.linkId);
+      try {
+        const found = await this.deps.gateway.paymentLinks.get(link.linkId);
+        current =
+          found.status === 'ACTIVE'
+            ? this.deps.store.activated(link.linkId, found.paymentLink)
+            : this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId);
+      } catch (e) {
+        if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
+          this.publish(this.deps.store.failed(link.linkId, 'the gateway has no such link'));
+        } else {
+          this.deps.store.noteError(link.linkId, errorText(e));
+        }
+        return;
+      } finally {
+        this.busy.delete(link.linkId);
+      }
+      if (current.state !== 'active') {
+        this.publish(current);
+        return;
+      }
+    }
+    if (current.closeReason !== undefined || current.state === 'paid') {
+      await this.deactivate(current.linkId, current.closeReason ?? 'paid');
+      return;
+    }
+    if (now >= current.watchUntilMs) {
+      await this.deactivate(current.linkId, atStart ? 'recovery' : 'timeout');
+      return;
+    }
+    if (!this.deadlines.has(current.linkId)) {
+      this.watchLink(current);
+      if (atStart || link.state === 'creating')
+        this.deps.audit.record({
+          actor: 'system',
+          action: 'recovery',
+          subject: current.linkId,
+          result: 'ok',
+          code: 'link-watched',
+          details: { reference: current.reference, watchUntil: new Date(current.watchUntilMs).toISOString() },
+        });
+      this.publish(current);
+      if (atStart) return;
+    }
+    await this.pollStatus(current);
+  }
+
+  /** The fallback look through the API: a link made INACTIVE elsewhere, or gone, ends the wait. */
+  private async pollStatus(link: StoredLink): Promise<void> {
+    if (this.busy.has(link.linkId)) return;
+    this.busy.add(link.linkId);
+    try {
+      const found = await this.deps.gateway.paymentLinks.get(link.linkId);
+      if (found.status === 'INACTIVE') {
+        this.deps.store.closing(link.linkId, 'gone');
+        this.finishDeactivation(link.linkId);
+      }
+    } catch (e) {
+      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
+        this.deps.store.closing(link.linkId, 'gone');
+        this.finishDeactivation(link.linkId);
+      } else this.deps.logger.warn({ linkId: link.linkId, err: errorText(e) }, 'payment-link status unknown');
+    } finally {
+      this.busy.delete(link.linkId);
+    }
+  }
+
+  /** Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000). */
+  private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
+    const before = this.deps.store.get(linkId);
+    if (before === undefined || before.gatewayInactive || before.state === 'failed') return;
+    const intent = this.deps.store.closing(linkId, reason);
+    this.publish(intent);
+    if (this.busy.has(linkId)) return; // the request in flight finishes; the sweep comes back to it
+    this.busy.add(linkId);
+    try {
+      const current = await this.deps.gateway.paymentLinks.get(linkId);
+      if (current.status !== 'INACTIVE')
+        await this.deps.gateway.paymentLinks.update(linkId, statusUpdateOf(current, 'INACTIVE'));
+      this.finishDeactivation(linkId);
+    } catch (e) {
+      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
+        this.finishDeactivation(linkId);
+        return;
+      }
+      this.deps.store.noteError(linkId, errorText(e));
+      this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link not deactivated yet; retried');
+      this.deps.audit.record({
+        actor: 'system',
+        action: 'link-deactivate',
+        subject: linkId,
+        result: 'failed',
+        code: e instanceof GatewayError ? e.code : 'ERROR',
+        details: { reason: intent.closeReason ?? reason },
+      });
+    } finally {
+      this.busy.delete(linkId);
+    }
+  }
+
+  private finishDeactivation(linkId: string): void {
+    const t = this.deadlines.get(linkId);
+    if (t) clearTimeout(t);
+    this.deadlines.delete(linkId);
+    const link = this.deps.store.deactivated(linkId);
+    this.deps.audit.record({
+      actor: 'system',
+      action: 'link-deactivate',
+      subject: linkId,
+      result: 'ok',
+      code: link.closeReason ?? 'closed',
+      details: { reference: link.reference, state: link.state },
+    });
+    this.deps.logger.info({ linkId, reason: link.closeReason }, 'payment link deactivated');
+    this.publish(link);
+  }
+}

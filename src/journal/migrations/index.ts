@@ -8,6 +8,8 @@ import { migration0005 } from './0005-authorization-data.js';
 import { migration0006 } from './0006-follow-ups.js';
 import { migration0007 } from './0007-audit-log.js';
 import { migration0008 } from './0008-payment-links.js';
+import { migration0009 } from './0009-alt-payments.js';
+import { migration0010 } from './0010-configuration-state.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -22,6 +24,8 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0006,
   migration0007,
   migration0008,
+  migration0009,
+  migration0010,
 ];
 
 /** The schema version a fully migrated database has. */

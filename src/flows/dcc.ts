@@ -77,6 +77,16 @@ export function convertAtOfferRate(localMinor: number, offer: DccRate): number {
 }
 
 /**
+ * The currency choice offered again at completion (reference/kiosk.md §1: some acquirers ask for the choice at the
+ * pre-authorization and again at completion) for `feeMinor` of a converted authorization: the authorization's rate,
+ * markup and disclaimer, with the fee in the local currency and in the card's currency at that rate (spec 001: a
+ * capture uses the exchange rate of the authorization). The card amount is the one the capture would carry.
+ */
+export function offerAtAuthorizationRate(feeMinor: number, offer: DccOfferSummary): DccOfferSummary {
+  return { ...offer, localAmountMinor: feeMinor, billingAmountMinor: convertAtOfferRate(feeMinor, offer) };
+}
+
+/**
  * Receipt lines of a converted payment (spec 001, DCC requirements: both amounts, the rate and the markup, and the
  * disclaimer unchanged). The receipt's own amount is the local price `localMinor`; none for a payment in the local
  * currency.

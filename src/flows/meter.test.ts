@@ -5,6 +5,8 @@ import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { describeView } from './view.js';
 import type { FlowSettings } from './settings.js';
+import { convertAtOfferRate } from './dcc.js';
+import type { DccOfferSummary } from './effects.js';
 
 const MIN = 60_000;
 
@@ -22,6 +24,8 @@ function meterSettings(
 }
 
 const chosen = (overrides: Partial<FlowSettings> = {}) => meterSettings('chosen', overrides);
+
+type MeterActor = ReturnType<typeof start>;
 
 function start(fake: FakeTerminal, settings: FlowSettings = testSettings()) {
   const actor = createActor(provideFlowEffects.meter(fake), {
@@ -303,5 +307,247 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
     expect(view.screen).toBe('choose-duration');
     expect(view.durations?.[0]).toEqual({ minutes: 30, amountMinor: 150 });
     expect(view.actions).toEqual(['CHOOSE_DURATION', 'CANCEL']);
+  });
+});
+
+/** An offer for the meter's hold (the fake fills in the local side: the maximum stay, 1200). */
+const OFFER: DccOfferSummary = {
+  offerId: 'offer-1',
+  reconciliationId: 'rec-1',
+  localAmountMinor: 1_200,
+  localCurrency: 'GBP',
+  billingAmountMinor: 1_598,
+  billingCurrency: 'USD',
+  exchangeRate: '1.331838',
+  exchangeRateInverted: false,
+  marginRate: '3.5',
+  rateTimeUtc: '2025-01-06T08:00:00Z',
+  expiresAtUtc: '2025-01-06T08:10:00Z',
+  disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
+};
+
+const ASK_AGAIN = testSettings({ dcc: { enabled: true, processorFamily: 'A', choiceAtCompletion: true } });
+
+/** A session whose 1200 hold was converted to USD at the pre-authorization, ended after 90 minutes (fee 450). */
+async function convertedSessionEnded(fake: FakeTerminal, settings: FlowSettings = ASK_AGAIN) {
+  fake.offers.push(OFFER);
+  const actor = await openSession(fake, 60, settings);
+  expect(describeView(actor.getSnapshot()).screen).toBe('choose-currency');
+  actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+  await settle();
+  expect(describeView(actor.getSnapshot()).screen).toBe('session');
+  fake.clock.increment(90 * MIN);
+  actor.send({ type: 'END_SESSION' });
+  await settle();
+  return actor;
+}
+
+const summary = (fake: FakeTerminal) =>
+  fake.sent.map((r) => [r.service, r.amountMinor, r.currency, r.dcc?.indicator ?? null]);
+
+describe('meter machine: the currency choice again at completion (dcc.choiceAtCompletion)', () => {
+  it('shows the fee in both currencies at the authorization rate, with its rate, markup and disclaimer', async () => {
+    const fake = new FakeTerminal();
+    const actor = await convertedSessionEnded(fake);
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'choose-currency',
+      amountMinor: 450,
+      message: 'Choose the currency of your parking fee',
+      actions: ['CHOOSE_CURRENCY', 'CANCEL'],
+    });
+    // The card amount is the one the capture carries: the fee at the authorization's rate (spec 001).
+    expect(view.dcc).toEqual({
+      ...OFFER,
+      localAmountMinor: 450,
+      billingAmountMinor: convertAtOfferRate(450, OFFER),
+    });
+    expect(view.dcc?.billingAmountMinor).toBe(599);
+    // Nothing is sent while the customer chooses.
+    expect(summary(fake)).toEqual([['preauth', 1_200, 'GBP', '1']]);
+  });
+
+  it('captures in the card currency at the authorization rate when the card currency is chosen', async () => {
+    const fake = new FakeTerminal();
+    const actor = await convertedSessionEnded(fake);
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    expect(summary(fake)).toEqual([
+      ['preauth', 1_200, 'GBP', '1'],
+      ['capture', 450, 'GBP', '1'],
+    ]);
+    // The capture repeats the authorization's terms: the host converts at that offer's rate.
+    expect(fake.sent[1]?.dcc).toEqual({ indicator: '1', offer: OFFER });
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
+    expect(fake.receipts.map((r) => r.lines.find((l) => l.label === 'Paid in card currency')?.value)).toEqual(
+      ['5.99 USD'],
+    );
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(450);
+  });
+
+  it('asks for the card again with the fee in the local currency on the card prompt, and no new offer', async () => {
+    const fake = new FakeTerminal();
+    const actor = await convertedSessionEnded(fake);
+    fake.reads.push('hang');
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'present-card',
+      amountMinor: 450,
+      message: 'Present your card to pay the parking fee of £4.50',
+      actions: ['CANCEL'],
+    });
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.offerRequests).toHaveLength(1);
+  });
+
+  for (const [how, decline] of [
+    ['chooses the local currency', (a: MeterActor) => a.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' })],
+    ['cancels the choice', (a: MeterActor) => a.send({ type: 'CANCEL' })],
+    ['lets the choice time out', (_a: MeterActor, f: FakeTerminal) => f.clock.increment(65_000)],
+  ] as const)
+    it(`never converts when the customer ${how}: a local sale, then the converted hold reversed in full`, async () => {
+      const fake = new FakeTerminal();
+      const actor = await convertedSessionEnded(fake);
+      decline(actor, fake);
+      await settle();
+      expect(summary(fake)).toEqual([
+        ['preauth', 1_200, 'GBP', '1'],
+        ['sale', 450, 'GBP', '3'],
+        ['reversal', 1_200, 'GBP', '1'],
+      ]);
+      // No new offer for the sale; the reversal carries the authorization's conversion terms.
+      expect(fake.offerRequests).toHaveLength(1);
+      expect(fake.sent[1]).toMatchObject({ comments: 'Parking Sale', dcc: { indicator: '3' } });
+      expect(fake.sent[2]).toMatchObject({ comments: 'REVERSAL', dcc: { indicator: '1', offer: OFFER } });
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'approved',
+        amountMinor: 450,
+        message: 'Thank you',
+      });
+      // The receipt is the sale's, in the local currency: no conversion lines.
+      expect(fake.receipts).toHaveLength(1);
+      expect(fake.receipts[0]).toMatchObject({ service: 'sale', amountMinor: 450, currency: 'GBP' });
+      expect(fake.receipts[0]?.lines.map((l) => l.label)).toEqual(['Parking']);
+      actor.send({ type: 'DONE' });
+      expect(fake.balanceProblems()).toEqual([]);
+      expect(fake.openAuthorizations()).toEqual([]);
+      expect(fake.netChargedMinor()).toBe(450);
+    });
+
+  for (const [how, act] of [
+    [
+      'cancels at the card prompt',
+      async (a: MeterActor, f: FakeTerminal) => {
+        f.reads.push('hang');
+        a.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+        await settle();
+        a.send({ type: 'CANCEL' });
+      },
+    ],
+    [
+      'walks away (the choice and then the card read time out)',
+      async (_a: MeterActor, f: FakeTerminal) => {
+        f.reads.push('hang');
+        f.clock.increment(65_000);
+        await settle();
+        f.clock.increment(65_000);
+      },
+    ],
+    [
+      'presents a card that cannot be read',
+      (a: MeterActor, f: FakeTerminal) => {
+        f.reads.push('CARD_ERROR');
+        a.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+        return Promise.resolve();
+      },
+    ],
+  ] as const)
+    it(`releases the converted hold and records the fee as not collected when the customer ${how}`, async () => {
+      const fake = new FakeTerminal();
+      const actor = await convertedSessionEnded(fake);
+      await act(actor, fake);
+      await settle();
+      // Never a capture in the card currency the customer did not choose at completion.
+      expect(summary(fake)).toEqual([
+        ['preauth', 1_200, 'GBP', '1'],
+        ['reversal', 1_200, 'GBP', '1'],
+      ]);
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'error',
+        reason: 'FEE_NOT_COLLECTED',
+        amountMinor: 450,
+        message: 'The parking fee was not paid. The amount held on your card has been released',
+      });
+      expect(fake.receipts).toEqual([]);
+      actor.send({ type: 'DONE' });
+      expect(fake.balanceProblems()).toEqual([]);
+      expect(fake.openAuthorizations()).toEqual([]);
+      expect(fake.netChargedMinor()).toBe(0);
+    });
+
+  it('releases the hold when the local sale is declined, and when its outcome is unknown after voiding it', async () => {
+    for (const kind of ['declined', 'unknown'] as const) {
+      const fake = new FakeTerminal();
+      const actor = await convertedSessionEnded(fake);
+      fake.script('sale', kind);
+      actor.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+      await settle();
+      expect(summary(fake)).toEqual([
+        ['preauth', 1_200, 'GBP', '1'],
+        ['sale', 450, 'GBP', '3'],
+        ...(kind === 'unknown' ? [['timeout-void', 450, 'GBP', null]] : []),
+        ['reversal', 1_200, 'GBP', '1'],
+      ]);
+      expect(describeView(actor.getSnapshot()).reason).toBe('FEE_NOT_COLLECTED');
+      actor.send({ type: 'DONE' });
+      expect(fake.balanceProblems()).toEqual([]);
+      expect(fake.netChargedMinor()).toBe(0);
+    }
+  });
+
+  it('ignores a currency that is not one of the two shown', async () => {
+    const fake = new FakeTerminal();
+    const actor = await convertedSessionEnded(fake);
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'EUR' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('choose-currency');
+    expect(fake.sent).toHaveLength(1);
+  });
+
+  it('asks nothing when the option is off, the hold was not converted, or nothing is owed', async () => {
+    // The option off (the default): the converted capture as before.
+    const off = new FakeTerminal();
+    await convertedSessionEnded(off, testSettings({ dcc: { enabled: true, processorFamily: 'A' } }));
+    expect(summary(off).map((r) => r[0])).toEqual(['preauth', 'capture']);
+    // The customer chose the local currency at the pre-authorization: nothing to choose again.
+    const local = new FakeTerminal();
+    local.offers.push(OFFER);
+    const actor = await openSession(local, 60, ASK_AGAIN);
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+    await settle();
+    local.clock.increment(90 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(summary(local)).toEqual([
+      ['preauth', 1_200, 'GBP', '3'],
+      ['capture', 450, 'GBP', null],
+    ]);
+    // Ended within the grace period: no fee, the converted hold is reversed without asking.
+    const free = new FakeTerminal();
+    free.offers.push(OFFER);
+    const freeActor = await openSession(free, 60, ASK_AGAIN);
+    freeActor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    free.clock.increment(5 * MIN);
+    freeActor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(summary(free)).toEqual([
+      ['preauth', 1_200, 'GBP', '1'],
+      ['reversal', 1_200, 'GBP', '1'],
+    ]);
+    expect(describeView(freeActor.getSnapshot()).screen).toBe('approved');
   });
 });

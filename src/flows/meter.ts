@@ -1,7 +1,7 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { AmountParam, MessageRef } from '../i18n/index.js';
-import { dccReceiptLines } from './dcc.js';
-import type { CardType, DccSelection, ReceiptData } from './effects.js';
+import { dccReceiptLines, offerAtAuthorizationRate } from './dcc.js';
+import type { CardType, DccOfferSummary, DccSelection, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -31,6 +31,25 @@ import type { FlowClock } from './effects.js';
  * lower: the gateway reverses the rest itself, spec 001 and gateway.md §7) or a REVERSAL of a hold nothing is owed
  * on. A session left open for the capture window is reversed automatically (`captureWindow` delay,
  * tariff.captureWindowMinutes).
+ *
+ * The currency choice again at completion (config `dcc.choiceAtCompletion`; reference/kiosk.md §1: some acquirers ask
+ * for it at the pre-authorization and again at completion). When a hold was converted (DCC indicator 1) and the fee
+ * owed on it at END_SESSION is above zero, the meter shows the choice for that fee: the local amount and the card
+ * amount at the authorization's rate (spec 001: a capture uses the authorization's exchange rate), with the same rate,
+ * markup and disclaimer (`choosingFeeCurrency`). Then:
+ * - the card's currency: the converted capture, as without the choice;
+ * - the local currency, CANCEL, or no choice in time (a timeout or cancel never falls back to conversion): the card is
+ *   asked for again and the fee is taken as a new sale in the local currency (DCC indicator 3, no new offer), and
+ *   whatever that sale's outcome, the converted hold is then reversed in full with its conversion terms. A converted
+ *   hold cannot be captured in the local currency (spec 001: a DCC capture carries the authorization's field set), so
+ *   the sale comes first — the hold still guarantees nothing is lost while it is out — and the reversal always follows
+ *   it: no path leaves the hold captured as well as the fee sold, and none captures in the card's currency without
+ *   the customer choosing it at completion.
+ * - the card not presented again (cancel, read timeout, card error), the sale declined or its outcome unknown: the
+ *   hold is reversed all the same and the fee is not collected. The result screen says so and the journal records the
+ *   sale's outcome and the reversal. Capturing the converted hold instead would take the card currency after the
+ *   customer declined it at completion (or, for an unknown sale, could charge twice): the terminal prefers the
+ *   uncollected fee.
  */
 
 /** One authorization held for the session. */
@@ -76,6 +95,12 @@ export interface MeterContext extends ViewContext {
   settleFailures: number;
   /** Card reads to release when the session is over. */
   cardRefs: string[];
+  /** The hold (settleIndex) whose fee currency was chosen at completion; -1 for none yet. */
+  feeChoiceIndex: number;
+  /** The choice at completion on `choosingFeeCurrency`: the fee at the authorization's rate. */
+  dccChoice: DccOfferSummary | undefined;
+  /** Fee the customer was asked to pay in the local currency at completion and did not pay, minor units. */
+  uncollectedMinor: number;
 }
 
 type Ctx = MeterContext;
@@ -90,6 +115,22 @@ function captureShare(context: Ctx): number {
   const hold = context.holds[context.settleIndex];
   if (hold === undefined) return 0;
   return Math.max(0, Math.min(hold.authorizedMinor, context.feeMinor - before));
+}
+
+/**
+ * The converted hold at settleIndex asks for the currency again before its capture (config dcc.choiceAtCompletion):
+ * the session ended at the terminal (not by the capture window), a fee is owed on it, and the customer has not chosen
+ * for it yet.
+ */
+function asksCurrencyAgain(context: Ctx): boolean {
+  const hold = context.holds[context.settleIndex];
+  return (
+    context.settings.dcc.choiceAtCompletion === true &&
+    context.settleMode === 'end' &&
+    hold?.dcc !== undefined &&
+    context.feeChoiceIndex !== context.settleIndex &&
+    captureShare(context) > 0
+  );
 }
 
 function currentHold(context: Ctx): MeterHold {
@@ -222,10 +263,22 @@ export const meterMachine = setup({
   },
   delays: {
     resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
+    // As long as the transaction's own choice screen waits for a choice (its read timeout).
+    feeChoiceTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
     captureWindow: ({ context }) =>
       Math.max(0, (context.startedAtMs ?? 0) + context.settings.captureWindowMs - context.clock.now()),
   },
   guards: {
+    asksCurrencyAgain: ({ context }) => asksCurrencyAgain(context),
+    // Only the two amounts shown can be chosen; anything else is ignored and the screen stays (no default).
+    choseFeeInCardCurrency: ({ context, event }) =>
+      event.type === 'CHOOSE_CURRENCY' &&
+      context.dccChoice !== undefined &&
+      event.currency === context.dccChoice.billingCurrency,
+    choseFeeInLocalCurrency: ({ context, event }) =>
+      event.type === 'CHOOSE_CURRENCY' &&
+      context.dccChoice !== undefined &&
+      event.currency === context.dccChoice.localCurrency,
     validDuration: ({ context, event }) => {
       if (event.type !== 'CHOOSE_DURATION') return false;
       if (!Number.isSafeInteger(event.minutes) || event.minutes <= 0) return false;
@@ -277,6 +330,9 @@ export const meterMachine = setup({
     settleMode: 'end',
     settleFailures: 0,
     cardRefs: [],
+    feeChoiceIndex: -1,
+    dccChoice: undefined,
+    uncollectedMinor: 0,
   }),
   initial: 'idle',
   states: {
@@ -298,6 +354,9 @@ export const meterMachine = setup({
           settleMode: 'end' as const,
           settleFailures: 0,
           cardRefs: [],
+          feeChoiceIndex: -1,
+          dccChoice: undefined,
+          uncollectedMinor: 0,
           settings: context.settings,
           clock: context.clock,
         })),
@@ -400,6 +459,8 @@ export const meterMachine = setup({
               settleMode: 'end' as const,
               settleFailures: 0,
               capturedMinor: 0,
+              feeChoiceIndex: -1,
+              uncollectedMinor: 0,
             };
           }),
         },
@@ -547,9 +608,100 @@ export const meterMachine = setup({
       tags: ['processing'],
       always: [
         { guard: 'allSettled', target: 'settled' },
+        { guard: 'asksCurrencyAgain', target: 'choosingFeeCurrency' },
         { guard: 'somethingToCapture', target: 'capturing' },
         { target: 'reversing' },
       ],
+    },
+    choosingFeeCurrency: {
+      // reference/kiosk.md §1: an active choice, never a default; the screen is the one of the pre-authorization
+      // (the same rules), for the fee at the authorization's rate.
+      tags: ['choose-currency'],
+      entry: assign(({ context }) => {
+        const hold = currentHold(context);
+        const fee = captureShare(context);
+        return {
+          dccChoice: offerAtAuthorizationRate(fee, (hold.dcc as NonNullable<MeterHold['dcc']>).offer),
+          amountMinor: fee,
+          message: { key: 'meter.chooseFeeCurrency' },
+        };
+      }),
+      exit: assign(({ context }) => ({ dccChoice: undefined, feeChoiceIndex: context.settleIndex })),
+      on: {
+        CHOOSE_CURRENCY: [
+          { guard: 'choseFeeInCardCurrency', target: 'capturing' },
+          { guard: 'choseFeeInLocalCurrency', target: 'payingFeeLocally' },
+        ],
+        CANCEL: 'payingFeeLocally',
+      },
+      after: { feeChoiceTimeout: 'payingFeeLocally' },
+    },
+    payingFeeLocally: {
+      // The fee as a new sale in the local currency: the converted hold cannot be captured in it. The customer
+      // declined conversion (indicator 3); no new offer is asked for.
+      entry: assign(({ context }) => ({
+        message: { key: 'meter.payFeeLocally', params: { fee: money(context, captureShare(context)) } },
+      })),
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => ({
+          settings: context.settings,
+          request: {
+            service: 'sale' as const,
+            comments: commentsFor('sale', context.settings),
+            amountMinor: captureShare(context),
+            read: { purpose: 'sale' as const, transactionType: '00' as const },
+            includeEmvTags: false,
+            authIndicator: '1' as const,
+            acceptPartial: false,
+            cancellable: true,
+            dcc: { indicator: '3' as const },
+          },
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => isApproved(event.output),
+            // The fee is paid: the converted hold is released in full (its reversal carries its conversion terms).
+            target: 'reversing',
+            actions: [
+              { type: 'noteCard', params: ({ event }) => event.output },
+              enqueueActions(({ context, event, enqueue }) => {
+                const output = event.output as TransactionResult & { kind: 'approved' };
+                enqueue({
+                  type: 'issueReceipt',
+                  params: {
+                    service: 'sale',
+                    comments: commentsFor('sale', context.settings),
+                    amountMinor: captureShare(context),
+                    currency: context.settings.currency,
+                    ...(output.card !== undefined ? { maskedPan: output.card.maskedPan } : {}),
+                    transactionId: output.transactionId,
+                    ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    atMs: context.clock.now(),
+                    lines: [{ label: 'Parking', value: 'On-street meter' }],
+                  },
+                });
+              }),
+              assign(({ context }) => ({ capturedMinor: context.capturedMinor + captureShare(context) })),
+            ],
+          },
+          {
+            // Not paid (the card not presented again, declined, or unknown — recovery owns an unknown sale): the
+            // converted hold is released all the same and the fee is not collected (see the machine's comment).
+            target: 'reversing',
+            actions: [
+              { type: 'noteCard', params: ({ event }) => event.output },
+              assign(({ context }) => ({
+                uncollectedMinor: context.uncollectedMinor + captureShare(context),
+              })),
+            ],
+          },
+        ],
+      },
+      on: {
+        CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) },
+      },
     },
     capturing: {
       tags: ['processing'],
@@ -672,6 +824,15 @@ export const meterMachine = setup({
             message: { key: 'meter.closeFailed' },
             reason: 'SETTLEMENT_FAILED',
           }),
+        },
+        {
+          guard: ({ context }) => context.uncollectedMinor > 0,
+          target: 'failed',
+          actions: assign(({ context }) => ({
+            amountMinor: context.uncollectedMinor,
+            message: { key: 'meter.feeNotCollected' },
+            reason: 'FEE_NOT_COLLECTED',
+          })),
         },
         { guard: 'expired', target: 'idle' },
         {

@@ -50,9 +50,10 @@ export interface FlowSettings {
   /**
    * Currency conversion (spec 001, DCC): when `enabled`, a sale or pre-authorization of a model that can show the
    * choice asks for an offer after the card read. `processorFamily` decides the authorization fields (A: original*,
-   * B: foreign*); the host builds them.
+   * B: foreign*); the host builds them. `choiceAtCompletion`: the meter asks again at the end of a session whose
+   * hold was converted (config `dcc.choiceAtCompletion`; absent: no).
    */
-  dcc: { enabled: boolean; processorFamily: 'A' | 'B' };
+  dcc: { enabled: boolean; processorFamily: 'A' | 'B'; choiceAtCompletion?: boolean };
 }
 
 const MINUTE_MS = 60_000;
@@ -72,7 +73,11 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
     captureWindowMs: config.tariff.captureWindowMinutes * MINUTE_MS,
     tapAndGoMaxStayMs: config.tariff.tapAndGoMaxStayMinutes * MINUTE_MS,
     tapAndGoHoldMinor: config.tariff.tapAndGoHoldMinor,
-    dcc: { enabled: config.dcc.enabled, processorFamily: config.dcc.processorFamily },
+    dcc: {
+      enabled: config.dcc.enabled,
+      processorFamily: config.dcc.processorFamily,
+      choiceAtCompletion: config.dcc.choiceAtCompletion,
+    },
     timing: {
       readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),

@@ -35,7 +35,12 @@ export interface FlowView {
   dcc?: DccOfferSummary;
 }
 
-type ModelContext = ViewContext & { settings: FlowSettings; paidMinutes?: number };
+type ModelContext = ViewContext & {
+  settings: FlowSettings;
+  paidMinutes?: number;
+  /** A choice the model shows itself (the meter's currency choice at completion), outside any transaction. */
+  dccChoice?: DccOfferSummary;
+};
 
 function screenFromTags(snapshot: { hasTag(tag: string): boolean }): FlowScreen | undefined {
   return FLOW_SCREENS.find((screen) => snapshot.hasTag(screen));
@@ -106,7 +111,7 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   if (context.session !== undefined) view.session = context.session;
   if (context.receipt !== undefined) view.receipt = context.receipt;
   if (screen === 'choose-currency') {
-    const offer = transactionContext(snapshot)?.offer;
+    const offer = transactionContext(snapshot)?.offer ?? context.dccChoice;
     if (offer !== undefined) view.dcc = offer;
   }
   if (screen === 'choose-duration') {

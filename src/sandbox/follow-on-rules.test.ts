@@ -127,6 +127,26 @@ describe('the follow-ons of a converted authorization (spec 001, DCC)', () => {
     });
   });
 
+  it('refuses a capture in the local currency as the customer declining conversion at completion (indicator 3)', async () => {
+    // spec 001: a capture of a converted authorization repeats its field set at its rate. A customer who declines
+    // conversion at completion pays with a new sale in the local currency; the converted hold is reversed.
+    const auth = await convertedAuthorization();
+    const body = withDcc(sampleCapture(1_000, 2_000, txId('cap'), 'EUR'), {
+      currencyConversion: { indicator: '3' },
+    });
+    const a = await client.send('POST', `/pts/v2/payments/${auth.id}/captures`, body);
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ status: 'INVALID_REQUEST' });
+    const fields = (a.body.details as { field: string }[]).map((d) => d.field);
+    expect(fields).toEqual(
+      expect.arrayContaining([
+        'orderInformation.amountDetails.currency',
+        'orderInformation.amountDetails.currencyConversion.indicator',
+        'orderInformation.amountDetails.exchangeRate',
+      ]),
+    );
+  });
+
   it("refuses a reversal at another rate than the authorization's, naming exchangeRate", async () => {
     const auth = await convertedAuthorization();
     const amount = Math.round(Number(auth.billing) * 100);

@@ -1,3 +1,4 @@
+import CodepageEncoder from '@point-of-sale/codepage-encoder';
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
 import { centred, receiptTextLines } from './layout.js';
 import type { PrintableReceipt } from './printer.js';
@@ -19,6 +20,48 @@ export const ESC_T_CODEPAGES: Readonly<Record<number, PrinterCodepage>> = {
   19: 'cp858',
 };
 
+const tableChars = new Map<PrinterCodepage, ReadonlySet<number>>();
+function charsOf(codepage: PrinterCodepage): ReadonlySet<number> {
+  let chars = tableChars.get(codepage);
+  if (chars === undefined) {
+    chars = new Set(CodepageEncoder.getCodepoints(codepage, true));
+    tableChars.set(codepage, chars);
+  }
+  return chars;
+}
+
+/** Whether every character of `text` is in the code table (whitespace prints as a space). */
+export function encodableIn(text: string, codepage: PrinterCodepage): boolean {
+  const chars = charsOf(codepage);
+  for (const ch of text.replace(/\s/g, ' ')) if (!chars.has(ch.codePointAt(0) ?? 0)) return false;
+  return true;
+}
+
+/**
+ * The code table a receipt prints in: `preferred` (the configured one) when it holds every character of the title
+ * and the fields, else the first table of {@link ESC_T_CODEPAGES} that does (Polish needs cp852, which cp858 lacks);
+ * undefined when none does. Scripts written right to left with joined letters (Arabic) are in none of them on
+ * purpose: a printer in text mode prints one isolated glyph per byte, left to right, so Arabic from cp864 or
+ * windows-1256 would come out as unjoined letters in reverse order.
+ */
+export function receiptCodepage(
+  receipt: Pick<PrintableReceipt, 'title' | 'fields'>,
+  preferred: PrinterCodepage,
+): PrinterCodepage | undefined {
+  const text = [receipt.title, ...receipt.fields.flatMap((f) => [f.label, f.value])].join(' ');
+  const candidates = [preferred, ...Object.values(ESC_T_CODEPAGES).filter((c) => c !== preferred)];
+  return candidates.find((codepage) => encodableIn(text, codepage));
+}
+
+/**
+ * A QR code's data as the encoder takes it. The encoder writes each character of the data as one ISO 8859-1 byte, so
+ * text beyond it ("ł", "€") would print as "?": the payload goes in as its UTF-8 bytes, one character per byte — the
+ * same bytes the on-screen QR code (qrcode) holds, and what phone cameras read.
+ */
+function qrData(payload: string): string {
+  return Buffer.from(payload, 'utf8').toString('latin1');
+}
+
 export interface EscPosLayout {
   /** Characters per line in font A (42 or 48). */
   readonly widthChars: number;
@@ -27,7 +70,7 @@ export interface EscPosLayout {
 
 /**
  * The ESC/POS bytes of one receipt, through `@point-of-sale/receipt-printer-encoder`: initialise (ESC @), the code
- * table (ESC t), the lines of {@link receiptTextLines} (the title in bold), the QR code when there is one (GS ( k,
+ * table (ESC t: {@link receiptCodepage}, the configured one when it can print the receipt), the lines of {@link receiptTextLines} (the title in bold), the QR code when there is one (GS ( k,
  * model 2, error correction M: kiosk.md §4), then a feed and a partial cut (GS V). A character the code table lacks
  * prints as "?".
  */
@@ -38,13 +81,13 @@ export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): 
     codepageMapping: 'epson',
     feedBeforeCut: 4,
   });
-  encoder.initialize().codepage(layout.codepage);
+  encoder.initialize().codepage(receiptCodepage(receipt, layout.codepage) ?? layout.codepage);
   const titleLines = centred(receipt.title, layout.widthChars).length;
   receiptTextLines(receipt, layout.widthChars).forEach((line, i) => {
     if (i < titleLines) encoder.bold(true).line(line).bold(false);
     else encoder.line(line);
   });
   if (receipt.qr !== undefined && receipt.qr !== '')
-    encoder.align('center').qrcode(receipt.qr, { model: 2, size: 5, errorlevel: 'm' }).align('left');
+    encoder.align('center').qrcode(qrData(receipt.qr), { model: 2, size: 5, errorlevel: 'm' }).align('left');
   return encoder.cut('partial').encode();
 }

@@ -10,7 +10,7 @@ import { DeviceFileTransport } from './transports/device-file.js';
 
 export * from './printer.js';
 export { EscPosPrinter, type EscPosPrinterOptions } from './escpos-printer.js';
-export { encodeReceipt, type PrinterCodepage } from './escpos.js';
+export { encodableIn, encodeReceipt, receiptCodepage, type PrinterCodepage } from './escpos.js';
 export { printableText, receiptTextLines } from './layout.js';
 export {
   PrinterSimulator,

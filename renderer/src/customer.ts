@@ -48,7 +48,7 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
   if (offered.has('EXTEND') && view.durations) body.push(durationList(view.durations, 'EXTEND', ctx));
   if (view.screen === 'present-card') body.push(h('div', { class: 'card-slot', testid: 'card-slot' }));
   if (isWaitScreen(view.screen)) body.push(h('div', { class: 'spinner', testid: 'spinner' }));
-  if (view.receipt) body.push(receipt(view.receipt, label));
+  if (view.receipt) body.push(receipt(view.receipt));
 
   const buttons = view.actions
     .map((type) => {
@@ -318,37 +318,47 @@ function sessionPanel(session: NonNullable<CustomerView['session']>, label: Labe
   );
 }
 
-function receipt(r: Receipt, label: Label): HTMLElement {
+/**
+ * The receipt as printed (same fields, same order, in the receipt's own language and direction, which may differ from
+ * the screen's), the notice when no paper receipt comes, and the e-receipt QR code with its text alternative: its
+ * description and, when it carries a link, the link as text.
+ */
+function receipt(r: Receipt): HTMLElement {
   return h(
     'div',
-    { class: 'receipt', testid: 'receipt' },
+    { class: 'receipt', testid: 'receipt', attrs: { lang: langTag(r.locale), dir: r.direction } },
     h('h2', { text: r.title }),
-    h(
-      'dl',
-      {},
-      ...r.lines.map((l) =>
-        h(
-          'div',
-          { class: 'row', testid: 'receipt-line' },
-          h('dt', { text: l.label }),
-          h('dd', { text: l.value }),
-        ),
-      ),
-    ),
-    r.link
+    r.notice !== undefined
+      ? h('p', {
+          class: 'receipt-notice',
+          testid: 'receipt-notice',
+          attrs: { role: 'status' },
+          text: r.notice,
+        })
+      : null,
+    r.lines.length > 0
+      ? h(
+          'dl',
+          {},
+          ...r.lines.map((l) =>
+            h(
+              'div',
+              { class: 'row', testid: 'receipt-line' },
+              h('dt', { text: l.label }),
+              h('dd', { text: l.value }),
+            ),
+          ),
+        )
+      : null,
+    r.qr
       ? h(
           'figure',
           { class: 'qr', testid: 'receipt-link' },
           h('img', {
             testid: 'receipt-qr',
-            attrs: {
-              src: svgDataUrl(r.link.qrSvg),
-              alt: label('receiptQr', 'QR code of your receipt link'),
-              width: '220',
-              height: '220',
-            },
+            attrs: { src: svgDataUrl(r.qr.svg), alt: r.qr.alt, width: '220', height: '220' },
           }),
-          h('figcaption', { text: r.link.url }),
+          r.qr.url !== undefined ? h('figcaption', { text: r.qr.url }) : null,
         )
       : null,
   );

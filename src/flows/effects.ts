@@ -176,6 +176,8 @@ export interface SubmitOutcome {
   authorizedMinor?: number;
   /** True when the gateway approved less than requested (PARTIAL_AUTHORIZED). */
   partial?: boolean;
+  /** The issuer's approval code of an approved authorization (`processorInformation.approvalCode`): receipt only. */
+  approvalCode?: string;
   /** `errorInformation.reason` / 400 `reason` / 502 reason; never card data. */
   reason?: string;
 }

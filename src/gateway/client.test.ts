@@ -138,6 +138,22 @@ describe('GatewayClient.send', () => {
     });
   });
 
+  it("reads the issuer's approval code for the receipt, and leaves it out when the answer has none", async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(201, { ...approved, processorInformation: { responseCode: '00', approvalCode: '831000' } });
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'approved',
+      approvalCode: '831000',
+    });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(201, { ...approved, processorInformation: { responseCode: '00' } });
+    expect(await client.send(client.prepare(preauth))).not.toHaveProperty('approvalCode');
+  });
+
   it('marks a partial approval and reads amounts given as numbers', async () => {
     agent
       .get(ORIGIN)

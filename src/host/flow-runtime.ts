@@ -7,23 +7,19 @@ import {
   provideFlowEffects,
   type FlowEffects,
   type FlowSettings,
-  type ReceiptData,
 } from '../flows/index.js';
 import {
-  BASE_LOCALE,
-  CATALOGUES,
   formatAmount,
   formatClockTime,
   formatDuration,
-  MESSAGE_KEYS,
   translator,
   type MessageKey,
   type SupportedLocale,
-  type Translator,
 } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
 import type { CustomerView, DisplayAmount, Screen, UserEvent } from './api.js';
 import { localDateTime } from './local-time.js';
+import { screenReceipt, type IssuedReceipt } from './receipts.js';
 
 /** The running machine of the configured parking model. */
 export interface FlowRuntime {
@@ -82,40 +78,11 @@ function display(minor: number, currency: string, locale: SupportedLocale): Disp
   return { minor, currency, text: formatAmount(minor, currency, locale) };
 }
 
-/**
- * The key of a receipt line label the machines write in en_GB (`Ticket`, `Paid in card currency`): receipt lines are
- * the record of a payment, shared with the printer, so they keep their en_GB label; the screen shows it translated.
- * A label without a `receipt.` message stays as it is.
- */
-const RECEIPT_LABEL_KEYS = new Map<string, MessageKey>(
-  MESSAGE_KEYS.filter((key) => key.startsWith('receipt.')).map((key) => [CATALOGUES[BASE_LOCALE][key], key]),
-);
-
-function receiptView(r: ReceiptData, tr: Translator, timeZone: string): NonNullable<CustomerView['receipt']> {
-  const t = localDateTime(new Date(r.atMs), timeZone);
-  const when = `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)} ${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}`;
-  const label = (text: string): string => {
-    const key = RECEIPT_LABEL_KEYS.get(text);
-    return key === undefined ? text : tr.t(key);
-  };
-  return {
-    title: r.comments,
-    lines: [
-      { label: tr.t('receipt.amount'), value: formatAmount(r.amountMinor, r.currency, tr.locale) },
-      ...(r.maskedPan ? [{ label: tr.t('receipt.card'), value: r.maskedPan }] : []),
-      ...r.lines.map((line) => ({ ...line, label: label(line.label) })),
-      { label: tr.t('receipt.transaction'), value: r.transactionId },
-      ...(r.gatewayId ? [{ label: tr.t('receipt.reference'), value: r.gatewayId }] : []),
-      { label: tr.t('receipt.date'), value: when },
-    ],
-  };
-}
-
 /** The customer screen for the machine's current state. */
 export function customerView(
   runtime: FlowRuntime,
   config: Config,
-  lastReceipt: ReceiptData | undefined,
+  lastReceipt: IssuedReceipt | undefined,
   language: string = config.terminal.locale,
 ): CustomerView {
   const tr = translator(language);
@@ -172,7 +139,10 @@ export function customerView(
     const ticket = `${localDateTime(new Date(runtime.clock.now() - 95 * 60_000), config.terminal.timezone).slice(0, 12)}0001`;
     result.message = tr.t('host.demoTicket', { message: result.message, minutes: 95, ticket });
   }
-  const receipt = view.receipt ?? (screen === 'approved' ? lastReceipt : undefined);
-  if (receipt) result.receipt = receiptView(receipt, tr, config.terminal.timezone);
+  // The receipt the host issued for this transaction (printed, on screen and in the QR alike), never a second wording.
+  const shown =
+    view.receipt?.transactionId ?? (screen === 'approved' ? lastReceipt?.document.transactionId : undefined);
+  if (lastReceipt && shown === lastReceipt.document.transactionId)
+    result.receipt = screenReceipt(lastReceipt, locale);
   return result;
 }

@@ -33,6 +33,7 @@ export function toSendOutcome(outcome: Outcome): TransmitOutcome {
         ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
         ...(outcome.amountMinor !== undefined ? { amountMinor: outcome.amountMinor } : {}),
         partial: outcome.partial,
+        ...(outcome.approvalCode !== undefined ? { approvalCode: outcome.approvalCode } : {}),
       };
     case 'declined':
       return {

@@ -441,6 +441,7 @@ export class PaymentService {
           gatewayId: outcome.gatewayId,
           ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
           partial: outcome.partial === true,
+          ...(outcome.approvalCode !== undefined ? { approvalCode: outcome.approvalCode } : {}),
         };
       }
       case 'declined':

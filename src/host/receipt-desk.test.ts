@@ -34,8 +34,8 @@ describe('ReceiptDesk', () => {
     const d = await start();
     const sim = getPrinterSimulator(d.printer!)!;
     const printed = sim.nextReceipt();
-    const doc = d.issue(SALE);
-    expect(doc).toBeDefined();
+    const issued = d.issue(SALE);
+    expect(issued.paper).toBe('printing');
     const paper = await printed;
     const text = paper.lines.join('\n');
     expect(text).toContain('0119');
@@ -43,6 +43,31 @@ describe('ReceiptDesk', () => {
     expect(text).toContain('T01TESTRECEIPT');
     expect(paper.qrCodes).toHaveLength(1);
     expect(d.summary()).toEqual({ kind: 'sim', status: 'ready' });
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
+    // The screen's QR code carries what the printed one does.
+    expect(d.issued(SALE.transactionId)?.qr?.payload).toBe(paper.qrCodes[0]);
+  });
+
+  it('tells the screen when the paper receipt could not be printed, and the e-receipt is still there', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    let changes = 0;
+    d.onChange(() => (changes += 1));
+    sim.setCover('open');
+    d.issue(SALE, 'de_DE');
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('unavailable');
+    await expect.poll(() => d.issued(SALE.transactionId)?.qr).toBeDefined();
+    expect(d.issued(SALE.transactionId)?.document.locale).toBe('de_DE');
+    expect(changes).toBeGreaterThanOrEqual(2);
+  });
+
+  it('prints nothing below receipts.noReceiptBelowMinor at an unattended terminal, and says so', async () => {
+    const d = await start({ receipts: { noReceiptBelowMinor: 1_000 } });
+    const sim = getPrinterSimulator(d.printer!)!;
+    expect(d.issue(SALE).paper).toBe('not-offered');
+    await expect.poll(() => d.issued(SALE.transactionId)?.qr).toBeDefined();
+    expect(sim.receipts).toHaveLength(0);
+    await expect(d.reprint()).rejects.toMatchObject({ code: 'PRINTER_UNAVAILABLE' });
   });
 
   it('reports paper out to the operator and loses nothing: the receipt can be printed again', async () => {
@@ -68,7 +93,7 @@ describe('ReceiptDesk', () => {
     await d.close();
     desk = await start({ printer: { kind: 'none' } });
     expect(desk.summary()).toEqual({ kind: 'none', status: 'none' });
-    expect(desk.issue(SALE)).toBeDefined();
+    expect(desk.issue(SALE).paper).toBe('none');
     await expect(desk.testPrint()).rejects.toMatchObject({ code: 'PRINTER_UNAVAILABLE' });
   });
 });

@@ -1,8 +1,10 @@
 /**
- * Receipts on paper: the host's side of the receipt printer. On every receipt a machine issues, the document is built
- * (src/host/receipts.ts: last four digits only, the DCC disclosure when converted) and printed with its e-receipt QR;
- * a printer out of paper, with its cover open or gone is a status for the operator and a notice for the customer, never
- * a lost or failed payment. The last receipt can be printed again from operator mode, and a test receipt printed.
+ * Receipts: the host's side of the receipt printer and of the on-screen receipt. On every receipt a machine issues,
+ * the one document is built (src/host/receipts.ts: last four digits only, the DCC disclosure when converted, in the
+ * customer's language when the printer can print it, see `issuedReceipt`), its e-receipt QR drawn, and it is printed
+ * with that QR; the customer's screen shows the same document ({@link ReceiptDesk.issued}). A printer out of paper,
+ * with its cover open or gone is a status for the operator and a notice for the customer, never a lost or failed
+ * payment. The last receipt can be printed again from operator mode, and a test receipt printed.
  */
 import {
   createPrinter,
@@ -14,14 +16,19 @@ import type { Config } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
 import type { Logger } from '../log/index.js';
 import {
-  buildReceipt,
   eReceiptQr,
+  issuedReceipt,
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
+  type IssuedReceipt,
+  type PaperCopy,
   type ReceiptDocument,
   type ReceiptSettings,
 } from './receipts.js';
+
+/** How many issued receipts are kept for the screen (the current customer's, and a few before). */
+const ISSUED_KEPT = 8;
 
 /** What the operator status says of the printer. */
 export interface PrinterSummary {
@@ -38,6 +45,8 @@ export class ReceiptDesk {
   private last: ReceiptDocument | undefined;
   private lastError: string | undefined;
   private printing: Promise<void> = Promise.resolve();
+  private readonly recent = new Map<string, IssuedReceipt>();
+  private readonly listeners = new Set<() => void>();
 
   constructor(
     private readonly config: Config,
@@ -63,20 +72,66 @@ export class ReceiptDesk {
     };
   }
 
-  /** The receipt of a completed transaction: built, kept for a reprint, printed when a printer is attached. */
-  issue(data: ReceiptData): ReceiptDocument | undefined {
-    const doc = buildReceipt(data, this.facts.factsFor(data.transactionId), this.settings);
-    if (!receiptOffered(doc, this.settings)) return undefined;
-    this.last = doc;
-    void this.print(doc);
-    return doc;
+  /** Calls `listener` whenever an issued receipt changes (its QR drawn, its paper copy printed or not). */
+  onChange(listener: () => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  /**
+   * The receipt of a completed transaction, in the customer's language `locale` (the rule of `issuedReceipt`): built,
+   * kept for the screen and a reprint, its e-receipt QR drawn, and printed when a printer is attached and a receipt is
+   * offered for the amount. Returns at once; the QR and the paper copy's fate follow ({@link onChange}).
+   */
+  issue(data: ReceiptData, locale: string = this.settings.locale): IssuedReceipt {
+    const document = issuedReceipt(data, this.facts.factsFor(data.transactionId), this.settings, locale);
+    const offered = receiptOffered(document, this.settings);
+    const paper: PaperCopy = !offered
+      ? 'not-offered'
+      : !this.printer
+        ? 'none'
+        : this.printer.status() === 'ready'
+          ? 'printing'
+          : 'unavailable';
+    const issued: IssuedReceipt = { document, paper };
+    this.recent.delete(document.transactionId);
+    this.recent.set(document.transactionId, issued);
+    while (this.recent.size > ISSUED_KEPT) {
+      const oldest = this.recent.keys().next().value;
+      if (oldest === undefined) break;
+      this.recent.delete(oldest);
+    }
+    void eReceiptQr(document, this.settings).then(
+      (qr) => this.update(document.transactionId, { qr }),
+      (e: unknown) => this.logger.warn({ err: e, transactionId: document.transactionId }, 'no e-receipt QR'),
+    );
+    if (offered) this.last = document;
+    if (offered && this.printer) {
+      // A printer that is not ready is still asked: it may have been refilled since its status was last read.
+      void this.print(document).then((printed) =>
+        this.update(document.transactionId, { paper: printed ? 'printed' : 'unavailable' }),
+      );
+    }
+    return issued;
+  }
+
+  /** An issued receipt as it stands now (document, QR once drawn, paper copy); undefined when not (or no longer) kept. */
+  issued(transactionId: string | undefined): IssuedReceipt | undefined {
+    return transactionId === undefined ? undefined : this.recent.get(transactionId);
+  }
+
+  private update(transactionId: string, change: Partial<Pick<IssuedReceipt, 'qr' | 'paper'>>): void {
+    const current = this.recent.get(transactionId);
+    if (!current) return;
+    this.recent.set(transactionId, { ...current, ...change });
+    for (const listener of this.listeners) listener();
   }
 
   /** Prints the last receipt again (operator mode). */
   reprint(): Promise<void> {
     if (!this.last)
       return Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no receipt to print again'));
-    return this.print(this.last, true);
+    return this.print(this.last, true).then(() => undefined);
   }
 
   /** Prints a test receipt (service mode). */
@@ -92,28 +147,35 @@ export class ReceiptDesk {
         amountMinor: 0,
         currency: this.config.terminal.currency,
         converted: false,
+        locale: 'en_GB',
       },
       true,
-    );
+    ).then(() => undefined);
   }
 
-  /** One job at a time, in order; a failure is remembered for the operator and, unless asked for, never thrown. */
-  private print(doc: ReceiptDocument, rethrow = false): Promise<void> {
+  /**
+   * One job at a time, in order; resolves whether it printed. A failure is remembered for the operator and, unless
+   * asked for, never thrown.
+   */
+  private print(doc: ReceiptDocument, rethrow = false): Promise<boolean> {
     const printer = this.printer;
     if (!printer)
       return rethrow
         ? Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no printer configured'))
-        : Promise.resolve();
+        : Promise.resolve(false);
     const job = this.printing.then(async () => {
       const qr = await eReceiptQr(doc, this.settings);
       await printer.print({ title: doc.title, fields: doc.fields, qr: qr.payload });
       this.lastError = undefined;
+      return true;
     });
-    this.printing = job.catch((e: unknown) => {
+    const settled = job.catch((e: unknown) => {
       this.lastError = e instanceof PrinterError ? `${e.code}: ${e.message}` : String(e);
       this.logger.warn({ err: e, transactionId: doc.transactionId }, 'receipt not printed');
+      return false;
     });
-    return rethrow ? job : this.printing;
+    this.printing = settled.then(() => undefined);
+    return rethrow ? job : settled;
   }
 
   async close(): Promise<void> {

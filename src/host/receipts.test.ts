@@ -2,11 +2,14 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import type { CardRead } from '../../devices/reader.js';
 import { parseConfig } from '../config/index.js';
+import { receiptCodepage } from '../../devices/printer/index.js';
 import { hexToBytes } from '../emv/index.js';
+import { CATALOGUES, MESSAGE_KEYS, SUPPORTED_LOCALES } from '../i18n/index.js';
 import { dccReceiptLines, type DccOfferSummary, type ReceiptData } from '../flows/index.js';
 import {
   buildReceipt,
   cvmStatement,
+  issuedReceipt,
   eReceiptQr,
   lastFourOnly,
   MACHINE_DCC_LABELS,
@@ -95,7 +98,7 @@ describe('buildReceipt', () => {
       { label: 'Location', value: '1 High Street, Leeds' },
       { label: 'Merchant ID', value: 'testrest' },
       { label: 'Terminal ID', value: 'PT000001' },
-      { label: 'Date', value: '2026-11-24' },
+      { label: 'Date', value: '24/11/2026' },
       { label: 'Time', value: '09:05:07' },
       { label: 'Type', value: 'Sale' },
       { label: 'Ticket', value: '2026112407300001' },
@@ -136,7 +139,7 @@ describe('buildReceipt', () => {
 
   it('prints dates in the terminal time zone', () => {
     const doc = buildReceipt(sale({ atMs: Date.UTC(2026, 6, 1, 23, 30, 0) }), {}, SETTINGS);
-    expect(valueOf(doc, 'Date')).toBe('2026-07-02');
+    expect(valueOf(doc, 'Date')).toBe('02/07/2026');
     expect(valueOf(doc, 'Time')).toBe('00:30:00');
   });
 
@@ -285,7 +288,7 @@ describe('card data on receipts', () => {
           },
           SETTINGS,
         );
-        const texts = [receiptText(doc), JSON.stringify(screenReceipt(doc))];
+        const texts = [receiptText(doc), JSON.stringify(screenReceipt({ document: doc, paper: 'printed' }))];
         for (const text of texts) {
           expect(text.replace(/[ -]/g, '')).not.toContain(p);
           for (const marker of ['=', '^', 'D']) expect(text).not.toContain(`${p.slice(-4)}${marker}${exp}`);
@@ -324,7 +327,7 @@ describe('receiptCardOf and cvmStatement', () => {
     expect(with9F34('420300')).toBe('PIN verified');
     expect(with9F34('410302')).toBe('PIN verified');
     expect(with9F34('410301')).toBe('No signature required');
-    expect(with9F34('010002', 'contactless')).toBe('Verified on the cardholder\u2019s device');
+    expect(with9F34('010002', 'contactless')).toBe("Verified on the cardholder's device");
     expect(with9F34('1E0300')).toBe('Signature required');
   });
 });
@@ -350,10 +353,12 @@ describe('receiptOffered (receipts.noReceiptBelowMinor)', () => {
 describe('screenReceipt and eReceiptQr', () => {
   it('shows the same fields as the document, in order', () => {
     const doc = buildReceipt(sale(), { card: receiptCardOf(CARD_READ) }, SETTINGS);
-    const screen = screenReceipt(doc);
+    const screen = screenReceipt({ document: doc, paper: 'printed' });
     expect(screen.title).toBe(doc.title);
     expect(screen.lines).toEqual(doc.fields);
-    expect(screen.link).toBeUndefined();
+    expect(screen.qr).toBeUndefined();
+    expect(screen.notice).toBeUndefined();
+    expect(screen).toMatchObject({ locale: 'en_GB', direction: 'ltr' });
   });
 
   it('encodes the e-receipt URL with the transaction reference when one is configured', async () => {
@@ -362,7 +367,11 @@ describe('screenReceipt and eReceiptQr', () => {
     expect(qr.url).toBe('https://receipts.example/r?ref=01JD5Z8C4M3Q7R9T1V2W3X4Y5Z');
     expect(qr.payload).toBe(qr.url);
     expect(qr.svg).toMatch(/^<svg[\s\S]*<\/svg>\s*$/);
-    expect(screenReceipt(doc, qr).link).toEqual({ url: qr.url, qrSvg: qr.svg });
+    expect(screenReceipt({ document: doc, paper: 'printed', qr }).qr).toEqual({
+      svg: qr.svg,
+      alt: 'QR code of your receipt link',
+      url: qr.url,
+    });
   });
 
   it("encodes the receipt's text when there is no URL, with the last four digits at most", async () => {
@@ -393,6 +402,19 @@ describe('ReceiptFactsLog', () => {
     expect(log.factsFor('unknown')).toEqual({});
   });
 
+  it("gives a capture its authorization's approval code when its own answer has none, and a refund never", () => {
+    const log = new ReceiptFactsLog();
+    log.noteSubmit(
+      { service: 'preauth', cardRef: 'c1' },
+      { transactionId: 'A1', approvalCode: '831000' },
+      CARD_READ,
+    );
+    log.noteSubmit({ service: 'capture', original: { transactionId: 'A1' } }, { transactionId: 'C1' });
+    log.noteSubmit({ service: 'refund-capture', original: { transactionId: 'C1' } }, { transactionId: 'R1' });
+    expect(log.factsFor('C1').approvalCode).toBe('831000');
+    expect(log.factsFor('R1').approvalCode).toBeUndefined();
+  });
+
   it('keeps no conversion for a refused offer (indicator 3)', () => {
     const log = new ReceiptFactsLog();
     log.noteSubmit({ dcc: { indicator: '3' } }, { transactionId: 'A1' });
@@ -404,6 +426,91 @@ describe('ReceiptFactsLog', () => {
     for (const id of ['T1', 'T2', 'T3']) log.noteSubmit({}, { transactionId: id, approvalCode: id });
     expect(log.factsFor('T1')).toEqual({});
     expect(log.factsFor('T3').approvalCode).toBe('T3');
+  });
+});
+
+describe("the receipt in the customer's language", () => {
+  const facts = { card: receiptCardOf(CARD_READ), approvalCode: '831000' };
+
+  it('writes labels and fixed texts from the catalogues, amounts and dates through Intl (de_DE)', () => {
+    const doc = buildReceipt(sale(), facts, SETTINGS, 'de_DE');
+    expect(doc.locale).toBe('de_DE');
+    expect(doc.fields).toEqual([
+      { label: 'Ort', value: '1 High Street, Leeds' },
+      { label: 'Händler-ID', value: 'testrest' },
+      { label: 'Terminal-ID', value: 'PT000001' },
+      { label: 'Datum', value: '24.11.2026' },
+      { label: 'Uhrzeit', value: '09:05:07' },
+      { label: 'Art', value: 'Verkauf' },
+      { label: 'Ticket', value: '2026112407300001' },
+      { label: 'Parkdauer', value: '95 min' },
+      { label: 'Betrag', value: '6,00 £' },
+      { label: 'Karte', value: '**** **** **** 0119' },
+      { label: 'Anwendung', value: 'VISA CREDIT' },
+      { label: 'AID', value: 'A0000000031010' },
+      { label: 'Eingabe', value: 'Chip' },
+      { label: 'Verifizierung', value: 'Keine Unterschrift erforderlich' },
+      { label: 'Genehmigungscode', value: '831000' },
+      { label: 'Transaktion', value: '01JD5Z8C4M3Q7R9T1V2W3X4Y5Z' },
+      { label: 'Referenz', value: '7312345678901234567890' },
+    ]);
+  });
+
+  it('translates the labels and fixed values of machine lines, and keeps the rest as the machine wrote it', () => {
+    const doc = buildReceipt(
+      sale({
+        lines: [
+          { label: 'Parking', value: 'On-street meter' },
+          { label: 'Plate', value: 'AB12 CDE' },
+        ],
+      }),
+      {},
+      SETTINGS,
+      'fr_FR',
+    );
+    expect(doc.fields).toContainEqual({ label: 'Stationnement', value: 'Horodateur' });
+    expect(doc.fields).toContainEqual({ label: 'Plate', value: 'AB12 CDE' });
+  });
+
+  it('states the DCC disclosure in the language, and the gateway disclaimer verbatim', () => {
+    const doc = buildReceipt(sale(), { conversion: OFFER }, SETTINGS, 'de_DE');
+    expect(valueOf(doc, 'Transaktionsbetrag (USD)')).toBe('7,99 $');
+    expect(valueOf(doc, 'Währungswahl')).toBe(
+      'Ihnen wurde eine Auswahl an Währungen angeboten, und Sie haben die Zahlung in USD gewählt.',
+    );
+    expect(valueOf(doc, 'Hinweis')).toBe(OFFER.disclaimer);
+  });
+
+  it("prints the customer's language when the printer can (cp852 for Polish), else the terminal's", () => {
+    const printing: ReceiptSettings = { ...SETTINGS, printerCodepage: 'cp858' };
+    expect(issuedReceipt(sale(), facts, printing, 'de_DE').locale).toBe('de_DE');
+    expect(issuedReceipt(sale(), facts, printing, 'pl_PL').locale).toBe('pl_PL');
+    // Arabic is in no code table a printer prints as text: the receipt is the terminal's language, on screen too.
+    const arabic = issuedReceipt(sale(), facts, printing, 'ar_AE');
+    expect(arabic.locale).toBe('en_GB');
+    expect(arabic).toEqual(buildReceipt(sale(), facts, SETTINGS, 'en_GB'));
+    // Without a printer nothing limits the screen.
+    expect(issuedReceipt(sale(), facts, SETTINGS, 'ar_AE').locale).toBe('ar_AE');
+  });
+
+  it('every receipt text of every Latin-script locale fits a code table the printer carries', () => {
+    for (const locale of SUPPORTED_LOCALES.filter((l) => l !== 'ar_AE')) {
+      const fields = MESSAGE_KEYS.filter((k) => k.startsWith('receipt.')).map((k) => ({
+        label: k,
+        value: CATALOGUES[locale][k],
+      }));
+      expect(receiptCodepage({ title: '', fields }, 'cp858'), locale).toBeDefined();
+    }
+  });
+
+  it('tells the customer, in their language, why no paper receipt comes', () => {
+    const doc = buildReceipt(sale(), facts, SETTINGS, 'en_GB');
+    const failed = screenReceipt({ document: doc, paper: 'unavailable' }, 'nl_NL');
+    expect(failed.notice).toBe(CATALOGUES.nl_NL['receipt.notice.unavailable']);
+    expect(failed.lines).toEqual(doc.fields);
+    const small = screenReceipt({ document: doc, paper: 'not-offered' }, 'en_GB');
+    expect(small.notice).toBe(CATALOGUES.en_GB['receipt.notice.notOffered']);
+    expect(small.lines).toEqual([]);
   });
 });
 

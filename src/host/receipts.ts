@@ -1,8 +1,14 @@
 import QRCode from 'qrcode';
-import { printableText, type PrintableField, type PrintableReceipt } from '../../devices/printer/index.js';
+import {
+  printableText,
+  receiptCodepage,
+  type PrintableField,
+  type PrintableReceipt,
+  type PrinterCodepage,
+} from '../../devices/printer/index.js';
 import type { CardRead } from '../../devices/reader.js';
 import type { Config } from '../config/index.js';
-import { bytesToHex, detectNetwork, luhnValid, type CardNetwork } from '../emv/index.js';
+import { bytesToHex, detectNetwork, maskCardNumbers, type CardNetwork } from '../emv/index.js';
 import {
   convertAtOfferRate,
   dccRateText,
@@ -11,14 +17,31 @@ import {
   type ReceiptData,
   type ServiceName,
 } from '../flows/index.js';
-import { formatMoney } from '../money/index.js';
+import {
+  BASE_LOCALE,
+  CATALOGUES,
+  directionOf,
+  formatAmount,
+  intlLocale,
+  MESSAGE_KEYS,
+  resolveLocale,
+  translator,
+  type MessageKey,
+  type SupportedLocale,
+  type Translator,
+} from '../i18n/index.js';
 import type { Receipt } from './api.js';
-import { localDateTime } from './local-time.js';
 
 /**
  * The one receipt builder: what the terminal knows of a completed payment → a {@link ReceiptDocument}, the same
  * labelled fields for the customer's screen ({@link screenReceipt}), the printer (devices/printer) and the e-receipt
  * QR code ({@link eReceiptQr}).
+ *
+ * Language: every label and fixed text (transaction type, entry mode, verification statement, the DCC markup and
+ * "choice of currencies" statement) comes from the `receipt.` messages of the catalogues (src/i18n), amounts, dates
+ * and times through `Intl`, in the locale the document is built in ({@link issuedReceipt} says which). What stays as
+ * it came: the merchant's name and location, ids and references, the card's application label, and the gateway's DCC
+ * disclaimer (verbatim, never translated).
  *
  * Content (kiosk.md §3, §1; gateway.md §5): merchant, merchant and terminal ids, date and time, transaction type,
  * amount, the card as its last four digits only, application label and AID, entry mode, the cardholder verification
@@ -60,12 +83,15 @@ export interface ReceiptSettings {
   readonly catLevel: 2 | 6;
   /** The terminal's currency: `noReceiptBelowMinor` is in its minor units. */
   readonly currency: string;
+  /** `terminal.locale`: the language of a receipt whose customer's language the printer cannot print. */
   readonly locale: string;
   readonly timeZone: string;
   readonly noReceiptBelowMinor: number;
   readonly eReceiptUrl?: string;
   readonly dccProvider: string;
   readonly dccRateSource: string;
+  /** The printer's configured code table; absent when no printer is attached (`printer.kind` none). */
+  readonly printerCodepage?: PrinterCodepage;
 }
 
 export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
@@ -84,6 +110,7 @@ export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
     ...(config.receipts.eReceiptUrl !== undefined ? { eReceiptUrl: config.receipts.eReceiptUrl } : {}),
     dccProvider: config.receipts.dccProvider,
     dccRateSource: config.receipts.dccRateSource,
+    ...(config.printer.kind !== 'none' ? { printerCodepage: config.printer.codepage } : {}),
   };
 }
 
@@ -96,34 +123,47 @@ export interface ReceiptDocument extends PrintableReceipt {
   readonly amountMinor: number;
   readonly currency: string;
   readonly converted: boolean;
+  /** The language the document is written in. */
+  readonly locale: SupportedLocale;
 }
 
-/** Labels of the fields, so that tests and callers do not repeat the wording. */
-export const RECEIPT_LABELS = {
-  location: 'Location',
-  merchantId: 'Merchant ID',
-  terminalId: 'Terminal ID',
-  date: 'Date',
-  time: 'Time',
-  type: 'Type',
-  amount: 'Amount',
-  convertedAmount: (currency: string) => `Transaction amount (${currency})`,
-  rate: 'Exchange rate',
-  markup: 'Markup',
-  rateSource: 'Rate source',
-  rateTime: 'Rate time (UTC)',
-  provider: 'Conversion provider',
-  currencyChoice: 'Currency choice',
-  disclaimer: 'Disclaimer',
-  card: 'Card',
-  application: 'Application',
-  aid: 'AID',
-  entry: 'Entry',
-  verification: 'Verification',
-  approvalCode: 'Approval code',
-  transaction: 'Transaction',
-  reference: 'Reference',
-} as const;
+/** The catalogue key of each field's label. */
+const LABEL_KEYS = {
+  location: 'receipt.location',
+  merchantId: 'receipt.merchantId',
+  terminalId: 'receipt.terminalId',
+  date: 'receipt.date',
+  time: 'receipt.time',
+  type: 'receipt.type',
+  amount: 'receipt.amount',
+  rate: 'receipt.exchangeRate',
+  markup: 'receipt.markup',
+  rateSource: 'receipt.rateSource',
+  rateTime: 'receipt.rateTime',
+  provider: 'receipt.provider',
+  currencyChoice: 'receipt.currencyChoice',
+  disclaimer: 'receipt.disclaimer',
+  card: 'receipt.card',
+  application: 'receipt.application',
+  aid: 'receipt.aid',
+  entry: 'receipt.entry',
+  verification: 'receipt.verification',
+  approvalCode: 'receipt.approvalCode',
+  transaction: 'receipt.transaction',
+  reference: 'receipt.reference',
+} as const satisfies Record<string, MessageKey>;
+
+type FieldName = keyof typeof LABEL_KEYS;
+
+/** The labels in en_GB (the base catalogue), so that tests and callers do not repeat the wording. */
+export const RECEIPT_LABELS: Readonly<Record<FieldName, string>> & {
+  readonly convertedAmount: (currency: string) => string;
+} = {
+  ...(Object.fromEntries(
+    Object.entries(LABEL_KEYS).map(([name, key]) => [name, CATALOGUES[BASE_LOCALE][key]]),
+  ) as Record<FieldName, string>),
+  convertedAmount: (currency) => translator(BASE_LOCALE).t('receipt.convertedAmount', { currency }),
+};
 
 /**
  * Labels of the DCC lines the machines add to {@link ReceiptData.lines} (src/flows/dcc.ts `dccReceiptLines`). When
@@ -136,29 +176,57 @@ export const MACHINE_DCC_LABELS: ReadonlySet<string> = new Set([
   'Currency conversion',
 ]);
 
-const TRANSACTION_TYPES: Readonly<Record<ServiceName, string>> = {
-  avr: 'Card check',
-  preauth: 'Pre-authorization',
-  incremental: 'Additional authorization',
-  reversal: 'Cancellation',
-  'timeout-reversal': 'Cancellation',
-  capture: 'Payment',
-  sale: 'Sale',
-  'refund-capture': 'Refund',
-  'refund-payment': 'Refund',
-  credit: 'Refund',
-  'void-capture': 'Void',
-  'void-payment': 'Void',
-  'void-refund': 'Void',
-  'void-credit': 'Void',
-  'timeout-void': 'Void',
+/**
+ * The machines write their receipt lines in en_GB (`Ticket`, `Paid in card currency`, `Parking: On-street meter`):
+ * they are the record of a payment and carry no language. A label (or a fixed value) that is the en_GB text of a
+ * `receipt.` message is shown in the document's language through that message; anything else (a ticket number, an
+ * amount) stays as it is. Labels are the one-level keys (`receipt.ticket`), fixed values those under `receipt.value.`.
+ */
+const MACHINE_LABEL_KEYS = new Map<string, MessageKey>(
+  MESSAGE_KEYS.filter(
+    (key) => /^receipt\.[A-Za-z]+$/.test(key) && !CATALOGUES[BASE_LOCALE][key].includes('{'),
+  ).map((key) => [CATALOGUES[BASE_LOCALE][key], key]),
+);
+const MACHINE_VALUE_KEYS = new Map<string, MessageKey>(
+  MESSAGE_KEYS.filter((key) => key.startsWith('receipt.value.')).map((key) => [
+    CATALOGUES[BASE_LOCALE][key],
+    key,
+  ]),
+);
+
+/** A machine's receipt line in `tr`'s language (see {@link MACHINE_LABEL_KEYS}). */
+export function machineLine(line: { label: string; value: string }, tr: Translator): PrintableField {
+  const labelKey = MACHINE_LABEL_KEYS.get(line.label);
+  const valueKey = MACHINE_VALUE_KEYS.get(line.value);
+  return {
+    label: labelKey === undefined ? line.label : tr.t(labelKey),
+    value: valueKey === undefined ? line.value : tr.t(valueKey),
+  };
+}
+
+const TRANSACTION_TYPES: Readonly<Record<ServiceName, MessageKey>> = {
+  avr: 'receipt.kind.cardCheck',
+  preauth: 'receipt.kind.preauth',
+  incremental: 'receipt.kind.incremental',
+  reversal: 'receipt.kind.cancellation',
+  'timeout-reversal': 'receipt.kind.cancellation',
+  capture: 'receipt.kind.payment',
+  sale: 'receipt.kind.sale',
+  'refund-capture': 'receipt.kind.refund',
+  'refund-payment': 'receipt.kind.refund',
+  credit: 'receipt.kind.refund',
+  'void-capture': 'receipt.kind.void',
+  'void-payment': 'receipt.kind.void',
+  'void-refund': 'receipt.kind.void',
+  'void-credit': 'receipt.kind.void',
+  'timeout-void': 'receipt.kind.void',
 };
 
-const ENTRY_MODES: Readonly<Record<EntryMode, string>> = {
-  contact: 'Chip',
-  contactless: 'Contactless',
-  swiped: 'Magnetic stripe',
-  msd: 'Contactless (magnetic stripe mode)',
+const ENTRY_MODES: Readonly<Record<EntryMode, MessageKey>> = {
+  contact: 'receipt.entryMode.contact',
+  contactless: 'receipt.entryMode.contactless',
+  swiped: 'receipt.entryMode.swiped',
+  msd: 'receipt.entryMode.msd',
 };
 
 const NETWORK_NAMES: Readonly<Record<CardNetwork, string | undefined>> = {
@@ -176,40 +244,6 @@ const NETWORK_NAMES: Readonly<Record<CardNetwork, string | undefined>> = {
 // Magnetic-stripe track data and the tag 57 nibble form: a PAN followed by the expiry (YYMM).
 const TRACK1 = /%?B\d{8,19}\^[^^]{0,26}\^\d*/g;
 const TRACK2 = /;?\d{8,19}[=Dd]\d{4}[\dA-Fa-f=]*\??/g;
-// Digit groups joined by single spaces or dashes ("4111 1111 1111 1111", "ticket 2026 0001").
-const DIGIT_GROUPS = /\d+(?:[ -]\d+)*/g;
-
-const isCardNumber = (digits: string): boolean =>
-  digits.length >= 13 &&
-  digits.length <= 19 &&
-  luhnValid(digits) &&
-  detectNetwork(digits).network !== 'unknown';
-
-/**
- * A run of digit groups with every sequence of whole groups that forms a card number replaced by `****`. Groups are
- * never split: a 22-digit gateway id stays whole, and a PAN run together with other digits without any separator is
- * not recognised (no text the terminal builds does that).
- */
-function maskCardNumbers(run: string): string {
-  const parts = run.split(/([ -])/);
-  const groups = parts.filter((_, i) => i % 2 === 0);
-  const masked = groups.map(() => false);
-  for (let i = 0; i < groups.length; i++) {
-    let digits = '';
-    for (let j = i; j < groups.length && digits.length <= 19; j++) {
-      digits += groups[j] ?? '';
-      if (isCardNumber(digits)) masked.fill(true, i, j + 1);
-    }
-  }
-  if (!masked.includes(true)) return run;
-  let out = '';
-  groups.forEach((group, i) => {
-    if (i > 0 && !(masked[i] && masked[i - 1])) out += parts[2 * i - 1] ?? ' ';
-    if (!masked[i]) out += group;
-    else if (i === 0 || !masked[i - 1]) out += '****';
-  });
-  return out;
-}
 
 /**
  * `text` with card data replaced by `****`: track data (which carries the expiry after the PAN) always, and any
@@ -217,7 +251,7 @@ function maskCardNumbers(run: string): string {
  * (they start with the year, a prefix no network issues under) stay readable.
  */
 export function withoutCardData(text: string): string {
-  return text.replace(TRACK1, '****').replace(TRACK2, '****').replace(DIGIT_GROUPS, maskCardNumbers);
+  return maskCardNumbers(text.replace(TRACK1, '****').replace(TRACK2, '****'));
 }
 
 /** The text a receipt field carries: card data removed, whitespace runs as single spaces (as it prints). */
@@ -252,8 +286,8 @@ export function receiptCardOf(read: CardRead): ReceiptCard {
  * The cardholder verification statement, from the CVM results (9F34, EMV Book 3 Annex C3) when the card gave them.
  * Unattended parking uses no CVM; an online PIN is verified by the issuer, so on an approved payment it was.
  */
-export function cvmStatement(card: ReceiptCard | undefined): string {
-  const noCvm = 'No signature required';
+export function cvmStatementKey(card: ReceiptCard | undefined): MessageKey {
+  const noCvm = 'receipt.cvm.none';
   const results = card?.cvmResults;
   if (!results || !/^[0-9A-F]{6}$/.test(results)) return noCvm;
   const code = Number.parseInt(results.slice(0, 2), 16) & 0x3f;
@@ -262,16 +296,21 @@ export function cvmStatement(card: ReceiptCard | undefined): string {
     case 0x01: // plaintext PIN verified by the ICC; on a contactless read, the confirmation code of a phone or watch
     case 0x04: // enciphered PIN verified by the ICC
       if (result !== '02') return noCvm;
-      return card?.entryMode === 'contactless' ? 'Verified on the cardholder\u2019s device' : 'PIN verified';
+      return card?.entryMode === 'contactless' ? 'receipt.cvm.device' : 'receipt.cvm.pin';
     case 0x02: // enciphered PIN verified online
-      return 'PIN verified';
+      return 'receipt.cvm.pin';
     case 0x03: // plaintext PIN by ICC and signature
     case 0x05: // enciphered PIN by ICC and signature
     case 0x1e: // signature
-      return 'Signature required';
+      return 'receipt.cvm.signature';
     default: // 0x00 fail, 0x1F no CVM required, 0x3F no CVM performed
       return noCvm;
   }
+}
+
+/** The verification statement in `locale` (en_GB unless told). */
+export function cvmStatement(card: ReceiptCard | undefined, locale: string = BASE_LOCALE): string {
+  return translator(locale).t(cvmStatementKey(card));
 }
 
 /** The card's name: its application label, else its network from the BIN of the masked PAN. */
@@ -290,59 +329,94 @@ function conversionFields(
   data: ReceiptData,
   offer: DccOfferSummary,
   settings: ReceiptSettings,
+  tr: Translator,
 ): PrintableField[] {
   const billingMinor =
     data.currency === offer.localCurrency
       ? convertAtOfferRate(data.amountMinor, offer)
       : offer.billingAmountMinor;
+  const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
   return [
     field(
-      RECEIPT_LABELS.convertedAmount(offer.billingCurrency),
-      formatMoney(billingMinor, offer.billingCurrency, settings.locale),
+      tr.t('receipt.convertedAmount', { currency: offer.billingCurrency }),
+      formatAmount(billingMinor, offer.billingCurrency, tr.locale),
     ),
-    field(RECEIPT_LABELS.rate, dccRateText(offer)),
-    field(RECEIPT_LABELS.markup, `${offer.marginRate}% over the ${settings.dccRateSource}`),
-    field(RECEIPT_LABELS.rateSource, settings.dccRateSource),
-    field(RECEIPT_LABELS.rateTime, offer.rateTimeUtc),
-    field(RECEIPT_LABELS.provider, settings.dccProvider),
+    field(label('rate'), dccRateText(offer)),
     field(
-      RECEIPT_LABELS.currencyChoice,
-      `You were offered a choice of currencies and chose to pay in ${offer.billingCurrency}.`,
+      label('markup'),
+      tr.t('receipt.dcc.markup', { margin: offer.marginRate, source: settings.dccRateSource }),
     ),
-    field(RECEIPT_LABELS.disclaimer, offer.disclaimer),
+    field(label('rateSource'), settings.dccRateSource),
+    field(label('rateTime'), offer.rateTimeUtc),
+    field(label('provider'), settings.dccProvider),
+    field(label('currencyChoice'), tr.t('receipt.dcc.choice', { currency: offer.billingCurrency })),
+    // The gateway's words, as they came (gateway.md §5): never translated.
+    field(label('disclaimer'), offer.disclaimer),
   ];
 }
 
-/** Builds the receipt of a completed transaction. Pure: the same input gives the same document. */
+/** Date and time of a receipt in the terminal's time zone, written the way `locale` writes them. */
+function dateAndTime(
+  atMs: number,
+  timeZone: string,
+  locale: SupportedLocale,
+): { date: string; time: string } {
+  const tag = intlLocale(locale);
+  return {
+    date: new Intl.DateTimeFormat(tag, {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+    }).format(atMs),
+    time: new Intl.DateTimeFormat(tag, {
+      timeZone,
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+    }).format(atMs),
+  };
+}
+
+/**
+ * Builds the receipt of a completed transaction in `locale` (`settings.locale`, the terminal's, when not given; an
+ * unsupported one by the fallback rule of src/i18n). Pure: the same input gives the same document.
+ */
 export function buildReceipt(
   data: ReceiptData,
   facts: ReceiptFacts,
   settings: ReceiptSettings,
+  locale: string = settings.locale,
 ): ReceiptDocument {
-  const t = localDateTime(new Date(data.atMs), settings.timeZone);
+  const tr = translator(resolveLocale(locale, settings.locale));
+  const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
+  const { date, time } = dateAndTime(data.atMs, settings.timeZone, tr.locale);
   const converted = facts.conversion !== undefined;
   const modelLines = data.lines.filter((l) => !(converted && MACHINE_DCC_LABELS.has(l.label)));
   const name = cardName(data, facts.card);
   const fields: PrintableField[] = [
-    ...(settings.merchantLocation ? [field(RECEIPT_LABELS.location, settings.merchantLocation)] : []),
-    field(RECEIPT_LABELS.merchantId, settings.merchantId),
-    field(RECEIPT_LABELS.terminalId, settings.terminalId),
-    field(RECEIPT_LABELS.date, `${t.slice(0, 4)}-${t.slice(4, 6)}-${t.slice(6, 8)}`),
-    field(RECEIPT_LABELS.time, `${t.slice(8, 10)}:${t.slice(10, 12)}:${t.slice(12, 14)}`),
-    field(RECEIPT_LABELS.type, TRANSACTION_TYPES[data.service]),
-    ...modelLines.map((l) => field(l.label, l.value)),
-    field(RECEIPT_LABELS.amount, formatMoney(data.amountMinor, data.currency, settings.locale)),
-    ...(facts.conversion ? conversionFields(data, facts.conversion, settings) : []),
-    ...(data.maskedPan !== undefined ? [field(RECEIPT_LABELS.card, lastFourOnly(data.maskedPan))] : []),
-    ...(name ? [field(RECEIPT_LABELS.application, name)] : []),
-    ...(facts.card?.aid ? [field(RECEIPT_LABELS.aid, facts.card.aid)] : []),
-    ...(facts.card ? [field(RECEIPT_LABELS.entry, ENTRY_MODES[facts.card.entryMode])] : []),
+    ...(settings.merchantLocation ? [field(label('location'), settings.merchantLocation)] : []),
+    field(label('merchantId'), settings.merchantId),
+    field(label('terminalId'), settings.terminalId),
+    field(label('date'), date),
+    field(label('time'), time),
+    field(label('type'), tr.t(TRANSACTION_TYPES[data.service])),
+    ...modelLines.map((l) => {
+      const line = machineLine(l, tr);
+      return field(line.label, line.value);
+    }),
+    field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
+    ...(facts.conversion ? conversionFields(data, facts.conversion, settings, tr) : []),
+    ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
+    ...(name ? [field(label('application'), name)] : []),
+    ...(facts.card?.aid ? [field(label('aid'), facts.card.aid)] : []),
+    ...(facts.card ? [field(label('entry'), tr.t(ENTRY_MODES[facts.card.entryMode]))] : []),
     ...(data.maskedPan !== undefined || facts.card
-      ? [field(RECEIPT_LABELS.verification, cvmStatement(facts.card))]
+      ? [field(label('verification'), tr.t(cvmStatementKey(facts.card)))]
       : []),
-    ...(facts.approvalCode ? [field(RECEIPT_LABELS.approvalCode, facts.approvalCode)] : []),
-    field(RECEIPT_LABELS.transaction, data.transactionId),
-    ...(data.gatewayId ? [field(RECEIPT_LABELS.reference, data.gatewayId)] : []),
+    ...(facts.approvalCode ? [field(label('approvalCode'), facts.approvalCode)] : []),
+    field(label('transaction'), data.transactionId),
+    ...(data.gatewayId ? [field(label('reference'), data.gatewayId)] : []),
   ];
   return {
     title: clean(settings.merchantName),
@@ -351,7 +425,32 @@ export function buildReceipt(
     amountMinor: data.amountMinor,
     currency: data.currency,
     converted,
+    locale: tr.locale,
   };
+}
+
+/**
+ * The receipt a customer gets, on paper and on screen alike (one document, so the two always match):
+ * - in the customer's language (`customerLocale`, the session's) when the printer can print it — some code table it
+ *   carries holds every character of it (devices/printer `receiptCodepage`: cp858 for most Western European text,
+ *   cp852 for Polish …), or when no printer is attached;
+ * - otherwise in the terminal's language (`terminal.locale`), when the printer can print that: Arabic, for one, is
+ *   in no table a printer prints as text (its letters join and run right to left), so an ar_AE customer's receipt is
+ *   the terminal's language on paper, and the screen shows that same document;
+ * - when neither can be printed whole (a merchant name in another script, say), in the customer's language: the
+ *   terminal's would not print any better.
+ */
+export function issuedReceipt(
+  data: ReceiptData,
+  facts: ReceiptFacts,
+  settings: ReceiptSettings,
+  customerLocale: string,
+): ReceiptDocument {
+  const own = buildReceipt(data, facts, settings, customerLocale);
+  const codepage = settings.printerCodepage;
+  if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
+  const terminal = buildReceipt(data, facts, settings, settings.locale);
+  return receiptCodepage(terminal, codepage) !== undefined ? terminal : own;
 }
 
 /**
@@ -365,12 +464,53 @@ export function receiptOffered(doc: ReceiptDocument, settings: ReceiptSettings):
   return doc.amountMinor >= settings.noReceiptBelowMinor;
 }
 
-/** The on-screen receipt: the document's title and fields, and the e-receipt link when there is a URL. */
-export function screenReceipt(doc: ReceiptDocument, eReceipt?: EReceiptQr): Receipt {
+/**
+ * What became of a receipt's paper copy: `none` (no printer attached), `printing`, `printed`, `unavailable` (the
+ * printer could not print it: paper out, cover open, offline, an error — the e-receipt is offered instead) or
+ * `not-offered` (no receipt for this small unattended amount, {@link receiptOffered}).
+ */
+export type PaperCopy = 'none' | 'printing' | 'printed' | 'unavailable' | 'not-offered';
+
+/** A receipt the terminal issued: its document, its e-receipt QR once drawn, and its paper copy. */
+export interface IssuedReceipt {
+  readonly document: ReceiptDocument;
+  readonly paper: PaperCopy;
+  readonly qr?: EReceiptQr;
+}
+
+/**
+ * The on-screen receipt: the document's title and fields exactly as printed (same order, same values, in the
+ * document's language), its e-receipt QR code (the printed one's payload), and, in the customer's language
+ * (`customerLocale`), a notice when no paper copy comes: the printer could not print it, or none is offered for this
+ * amount — then the fields are left out too and only the e-receipt is offered.
+ */
+export function screenReceipt(
+  issued: IssuedReceipt,
+  customerLocale: string = issued.document.locale,
+): Receipt {
+  const { document: doc, paper, qr } = issued;
+  const { t } = translator(customerLocale);
+  const notice: MessageKey | undefined =
+    paper === 'unavailable'
+      ? 'receipt.notice.unavailable'
+      : paper === 'not-offered'
+        ? 'receipt.notice.notOffered'
+        : undefined;
   return {
     title: doc.title,
-    lines: doc.fields.map((f) => ({ label: f.label, value: f.value })),
-    ...(eReceipt?.url !== undefined ? { link: { url: eReceipt.url, qrSvg: eReceipt.svg } } : {}),
+    lines: paper === 'not-offered' ? [] : doc.fields.map((f) => ({ label: f.label, value: f.value })),
+    locale: doc.locale,
+    direction: directionOf(doc.locale),
+    ...(qr !== undefined
+      ? {
+          qr: {
+            svg: qr.svg,
+            alt: t(qr.url !== undefined ? 'receipt.qr.link' : 'receipt.qr.text'),
+            ...(qr.url !== undefined ? { url: qr.url } : {}),
+          },
+        }
+      : {}),
+    ...(notice !== undefined ? { notice: t(notice) } : {}),
   };
 }
 
@@ -423,6 +563,7 @@ export async function eReceiptQr(doc: ReceiptDocument, settings: ReceiptSettings
 
 /** What {@link ReceiptFactsLog.noteSubmit} needs of a request: the ServiceRequest of src/flows/effects.ts fits. */
 export interface SubmittedRequest {
+  readonly service?: ServiceName;
   readonly cardRef?: string;
   readonly original?: { readonly transactionId: string };
   readonly dcc?: { readonly indicator: '1'; readonly offer: DccOfferSummary } | { readonly indicator: '3' };
@@ -450,11 +591,14 @@ export class ReceiptFactsLog {
     const inherited = request.original ? this.facts.get(request.original.transactionId) : undefined;
     const card = read ? receiptCardOf(read) : inherited?.card;
     const conversion = request.dcc?.indicator === '1' ? request.dcc.offer : inherited?.conversion;
+    // A capture's approval is its authorization's: the code the issuer gave then is the one the receipt states.
+    const approvalCode =
+      outcome.approvalCode ?? (request.service === 'capture' ? inherited?.approvalCode : undefined);
     this.facts.delete(outcome.transactionId);
     this.facts.set(outcome.transactionId, {
       ...(card ? { card } : {}),
       ...(conversion ? { conversion } : {}),
-      ...(outcome.approvalCode ? { approvalCode: outcome.approvalCode } : {}),
+      ...(approvalCode ? { approvalCode } : {}),
     });
     while (this.facts.size > this.capacity) {
       const oldest = this.facts.keys().next().value;

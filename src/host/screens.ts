@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { ReaderHealth } from '../../devices/index.js';
-import { screenOf, type ReceiptData } from '../flows/index.js';
+import { screenOf } from '../flows/index.js';
 import {
   CATALOGUES,
   LABEL_PREFIX,
@@ -14,6 +14,7 @@ import {
 } from '../i18n/index.js';
 import type { CustomerView } from './api.js';
 import { customerView, TITLE_KEYS, type FlowRuntime } from './flow-runtime.js';
+import type { IssuedReceipt } from './receipts.js';
 
 /** Where the terminal is in its life: a card is taken only when `ready` (money safety rule 3). */
 export type HostPhase = 'starting' | 'recovering' | 'ready' | 'out-of-service' | 'closed';
@@ -84,7 +85,8 @@ export function customerScreen(input: {
   runtime: FlowRuntime | undefined;
   config: Config;
   readerHealth: ReaderHealth;
-  lastReceipt: ReceiptData | undefined;
+  /** The receipt issued last (src/host/receipt-desk.ts): shown on the screen of its transaction. */
+  lastReceipt: IssuedReceipt | undefined;
   locale?: string;
   /** The operator's notice on the out-of-service screen (service mode), shown as the operator wrote it. */
   serviceNotice?: string;

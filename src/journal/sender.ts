@@ -45,6 +45,8 @@ export interface SendOutcome {
   readonly amountMinor?: number;
   /** Approved for less than requested (PARTIAL_AUTHORIZED). */
   readonly partial?: boolean;
+  /** The issuer's approval code (`processorInformation.approvalCode`), for the receipt; not journaled. */
+  readonly approvalCode?: string;
   /** Decline or rejection reason (e.g. AUTH_ALREADY_REVERSED, NOT_VOIDABLE). */
   readonly reason?: string;
   /** What made the outcome unknown (timeout, reset, 5xx). */

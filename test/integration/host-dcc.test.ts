@@ -112,10 +112,12 @@ describe('terminal host: currency conversion (DCC)', () => {
     await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
     const done = await waitForScreen(host, ['approved', 'declined', 'error']);
     expect(done.customer.screen).toBe('approved');
+    // The receipt (the printed document, on screen): both amounts and the gateway's disclaimer verbatim.
     expect(done.customer.receipt?.lines).toEqual(
       expect.arrayContaining([
-        { label: 'Paid in card currency', value: `${dcc?.card.minor} JPY` },
-        { label: 'Currency conversion', value: DEFAULT_DCC_TABLE.disclaimer },
+        { label: 'Amount', value: dcc?.local.text },
+        { label: 'Transaction amount (JPY)', value: dcc?.card.text },
+        { label: 'Disclaimer', value: DEFAULT_DCC_TABLE.disclaimer },
       ]),
     );
 

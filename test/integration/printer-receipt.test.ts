@@ -1,8 +1,7 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { createPrinter, DEFAULT_PRINTER_OPTIONS, getPrinterSimulator } from '../../devices/printer/index.js';
-import type { PrintableField, ReceiptPrinter } from '../../devices/printer/index.js';
-import { VALUE_INDENT } from '../../devices/printer/layout.js';
+import type { ReceiptPrinter } from '../../devices/printer/index.js';
 import { createReader, DEFAULT_READER_OPTIONS, type CardRead } from '../../devices/index.js';
 import { parseConfig } from '../../src/config/index.js';
 import { provideFlowEffects, type DccOfferSummary, type ReceiptData } from '../../src/flows/index.js';
@@ -15,6 +14,7 @@ import {
   screenReceipt,
   type ReceiptDocument,
 } from '../../src/host/receipts.js';
+import { readPrintedReceipt } from './printed-receipt.js';
 
 // The kiosk machine pays a lost-ticket fee with a card the simulated reader reads; its receipt goes through the one
 // builder to the screen and, through the ESC/POS driver, to the simulated printer. What the printer decoded must say
@@ -100,34 +100,6 @@ async function kioskSale(
   return { data, log };
 }
 
-/**
- * Reads fields back from printed lines (layout of devices/printer/layout.ts): `label  value` on one line, or the
- * label alone with the value wrapped under it, indented.
- */
-function readPrintedReceipt(lines: readonly string[]): { title: string; fields: PrintableField[] } {
-  const rules = lines.flatMap((l, i) => (/^-+$/.test(l) ? [i] : []));
-  const [open, close] = [rules[0] ?? -1, rules[rules.length - 1] ?? -1];
-  expect(open).toBeGreaterThan(0);
-  const title = lines
-    .slice(0, open)
-    .map((l) => l.trim())
-    .join(' ');
-  const fields: PrintableField[] = [];
-  for (const line of lines.slice(open + 1, close)) {
-    const last = fields[fields.length - 1];
-    if (line.startsWith(VALUE_INDENT) && last) {
-      fields[fields.length - 1] = {
-        label: last.label,
-        value: [last.value, line.trim()].filter(Boolean).join(' '),
-      };
-      continue;
-    }
-    const m = /^(\S.*?\S|\S) {2,}(\S.*)$/.exec(line);
-    fields.push(m ? { label: m[1] ?? '', value: m[2] ?? '' } : { label: line, value: '' });
-  }
-  return { title, fields };
-}
-
 describe('printed receipt = on-screen receipt', () => {
   let printer: ReceiptPrinter | null = null;
   afterEach(async () => {
@@ -149,7 +121,7 @@ describe('printed receipt = on-screen receipt', () => {
     await printer.print(doc);
     const printed = await next;
     expect(control.protocolErrors).toEqual([]);
-    const screen = screenReceipt(doc);
+    const screen = screenReceipt({ document: doc, paper: 'printed' });
     const read = readPrintedReceipt(printed.lines);
     expect(read.title).toBe(screen.title);
     expect(read.fields).toEqual(screen.lines);

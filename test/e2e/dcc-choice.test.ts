@@ -247,7 +247,12 @@ const catalogues: { locale: string; messages: Record<string, string> }[] = readd
   }));
 
 /** The catalogue strings a customer can read on the currency choice screen, the one at completion included. */
-const CHOICE_SCREEN_KEYS = ['screen.chooseCurrency.title', 'dcc.markup', 'label.action.CANCEL'];
+const CHOICE_SCREEN_KEYS = [
+  'screen.chooseCurrency.title',
+  'dcc.markup',
+  'label.action.CANCEL',
+  'meter.chooseFeeCurrency',
+];
 
 /**
  * Words that present one option as the better one, in the nine shipped languages: save, recommended, best, better,

@@ -43,6 +43,7 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('SET_ACCESSIBILITY'), on: z.boolean() }),
   z.strictObject({ type: z.literal('MORE_TIME') }),
   z.strictObject({ type: z.literal('SET_LANGUAGE'), locale: z.string().min(1).max(35) }),
+  z.strictObject({ type: z.literal('SPEECH'), command: z.enum(['repeat', 'stop', 'louder', 'softer']) }),
   z.strictObject({ type: z.literal('DONE') }),
 ]);
 

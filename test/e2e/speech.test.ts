@@ -1,0 +1,149 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
+import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
+import { launchBrowser, type LaunchedBrowser } from './browser.js';
+import { FakeTerminal } from './fake-terminal.js';
+
+/**
+ * Speech output in a real headless Chromium (EN 301 549 5.1.3): with `customer.speech.engine: platform` the renderer
+ * says what the terminal's view carries through `speechSynthesis`, repeats it on `*`, stops on `#`, and says nothing
+ * in normal mode. The page's `speechSynthesis` is replaced by a recorder before the renderer starts.
+ */
+
+let staticDir: string;
+let launched: LaunchedBrowser;
+const open: { bridge: Bridge; fake: FakeTerminal }[] = [];
+
+beforeAll(async () => {
+  staticDir = await buildRenderer();
+  launched = await launchBrowser();
+});
+
+afterAll(async () => {
+  await launched?.close();
+});
+
+afterEach(async () => {
+  for (const { bridge, fake } of open.splice(0)) {
+    fake.dispose();
+    await bridge.close();
+  }
+});
+
+interface Said {
+  text: string;
+  lang: string;
+  volume: number;
+  rate: number;
+}
+
+/** Runs in the page before its scripts: a `speechSynthesis` that records utterances and cancellations. */
+function recordSpeech(): void {
+  const record = { spoken: [] as Said[], cancels: 0 };
+  (window as unknown as { __speech: typeof record }).__speech = record;
+  const synthesis = {
+    speak(u: SpeechSynthesisUtterance): void {
+      record.spoken.push({ text: u.text, lang: u.lang, volume: u.volume, rate: u.rate });
+    },
+    cancel(): void {
+      record.cancels += 1;
+    },
+    getVoices: (): SpeechSynthesisVoice[] => [],
+    pause(): void {},
+    resume(): void {},
+    speaking: false,
+    pending: false,
+    paused: false,
+  };
+  Object.defineProperty(window, 'speechSynthesis', { value: synthesis, configurable: true });
+}
+
+async function start(): Promise<{ fake: FakeTerminal; page: Page }> {
+  const fake = new FakeTerminal({ speech: true });
+  const bridge = await startBridge(fake, { port: 0, staticDir });
+  open.push({ bridge, fake });
+  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  await page.addInitScript(recordSpeech);
+  const response = await page.goto(bridge.url);
+  expect(response?.status()).toBe(200);
+  await onScreen(page, 'idle');
+  return { fake, page };
+}
+
+async function onScreen(page: Page, screen: string): Promise<void> {
+  await page.locator(`[data-testid="customer"][data-screen="${screen}"]`).waitFor();
+  await page.locator('[data-testid="customer-slot"]:not([aria-busy])').waitFor();
+}
+
+function spoken(page: Page): Promise<{ spoken: Said[]; cancels: number }> {
+  return page.evaluate(
+    () => (window as unknown as { __speech: { spoken: Said[]; cancels: number } }).__speech,
+  );
+}
+
+async function saidCount(page: Page, n: number): Promise<Said[]> {
+  await page.waitForFunction(
+    (count) => (window as unknown as { __speech: { spoken: unknown[] } }).__speech.spoken.length >= count,
+    n,
+  );
+  return (await spoken(page)).spoken;
+}
+
+describe('speech output in the browser', () => {
+  it('says each screen in accessibility mode, repeats it on *, stops on #', async () => {
+    const { fake, page } = await start();
+    await page.getByTestId('accessibility-button').click();
+    await page.locator('html.accessible').waitFor();
+    const first = await saidCount(page, 1);
+    expect(first[0]).toMatchObject({ text: 'Welcome. Pay for your parking here', lang: 'en-GB', rate: 1 });
+    // The platform keeps the volume as a 32-bit float.
+    expect(first[0]?.volume).toBeCloseTo(0.6, 5);
+    await expect(page.getByTestId('speech-keys').isVisible()).resolves.toBe(true);
+
+    await page.keyboard.press('*');
+    const repeated = await saidCount(page, 2);
+    expect(repeated[1]?.text).toBe('Welcome. Pay for your parking here');
+
+    const before = (await spoken(page)).cancels;
+    await page.keyboard.press('#');
+    await page.waitForFunction(
+      (n) => (window as unknown as { __speech: { cancels: number } }).__speech.cancels > n,
+      before,
+    );
+
+    await page.getByTestId('action-START').click();
+    await onScreen(page, 'enter-ticket');
+    const next = await saidCount(page, 3);
+    expect(next[2]?.text).toBe('Your ticket. Enter the number printed on your ticket');
+
+    await page.getByTestId('speech-repeat').click();
+    expect((await saidCount(page, 4))[3]?.text).toBe('Your ticket. Enter the number printed on your ticket');
+    // The volume is the terminal's: the key goes to it.
+    await page.getByTestId('speech-louder').click();
+    await expect
+      .poll(() => fake.events.some((e) => e.type === 'SPEECH' && e.command === 'louder'))
+      .toBe(true);
+  });
+
+  it('says nothing in normal mode', async () => {
+    const { page } = await start();
+    await page.getByTestId('action-START').click();
+    await onScreen(page, 'enter-ticket');
+    await page.keyboard.press('#');
+    await page.getByTestId('action-CANCEL').click();
+    await onScreen(page, 'idle');
+    expect((await spoken(page)).spoken).toEqual([]);
+    expect(await page.getByTestId('speech-keys').count()).toBe(0);
+  });
+
+  it('turns accessibility mode on with * (the tactile way in), and speech starts', async () => {
+    const { fake, page } = await start();
+    await page.keyboard.press('*');
+    await page.locator('html.accessible').waitFor();
+    expect(fake.events).toContainEqual({ type: 'SET_ACCESSIBILITY', on: true });
+    expect((await saidCount(page, 1))[0]?.text).toBe('Welcome. Pay for your parking here');
+  });
+});

@@ -10,7 +10,11 @@ import {
   type SimulatedReaderControl,
 } from '../../devices/index.js';
 import { ConfigError, type Config } from '../config/index.js';
-import { assertConfiguredSecretFiles, withSecretFilesResolved } from '../config/secret-file.js';
+import {
+  assertConfiguredSecretFiles,
+  readSecretText,
+  withSecretFilesResolved,
+} from '../config/secret-file.js';
 import {
   flowSettingsFromConfig,
   type FlowEffects,
@@ -18,7 +22,14 @@ import {
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
 } from '../flows/index.js';
-import { createGatewayClient, type GatewayClient, type OAuthTokenManager } from '../gateway/index.js';
+import {
+  createGatewayClient,
+  LinkNotificationListener,
+  type GatewayClient,
+  type LinkNotificationKey,
+  type LinkPaymentNotification,
+  type OAuthTokenManager,
+} from '../gateway/index.js';
 import {
   AuthorizationDataStore,
   fileKeyProvider,
@@ -30,6 +41,7 @@ import {
   JournaledSender,
   openJournal,
   OfflineQueue,
+  PaymentLinkStore,
   TimeoutRecovery,
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
@@ -60,6 +72,7 @@ import { OperatorPin } from './operator-pin.js';
 import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
+import { AltPaymentDesk } from './alt-payment-desk.js';
 import { AuditTrail } from './audit-trail.js';
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
@@ -69,8 +82,10 @@ import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
 import { createFlowEffects } from './flow-effects.js';
+import { LinkDesk } from './link-desk.js';
 
-export { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+export { SANDBOX_SHARED_SECRET };
 export { lookupTicket } from './local-time.js';
 
 export interface TerminalHostOptions {
@@ -108,11 +123,13 @@ interface Opened {
   gateway?: GatewayClient;
   oauth?: OAuthTokenManager;
   reader?: CardReader;
+  linkNotifications?: LinkNotificationListener;
 }
 
 async function release(opened: Opened, logger: Logger): Promise<void> {
   const steps: Array<[string, () => unknown]> = [
     ['reader', () => opened.reader?.close()],
+    ['link notifications', () => opened.linkNotifications?.close()],
     ['gateway', () => opened.gateway?.close()],
     ['oauth', () => opened.oauth?.close()],
     ['sandbox', () => opened.sandbox?.close()],
@@ -156,6 +173,8 @@ export class TerminalHost implements TerminalApi {
   readonly speech: SpeechOutput;
 
   readonly sender: JournaledSender;
+  /** Redirect-based alternative methods (spec 001): sales, status checks from the journal, refunds. */
+  readonly altPayments: AltPaymentDesk;
   readonly payments: PaymentService;
   readonly cards: CardStore;
   readonly recovery: TimeoutRecovery;
@@ -169,6 +188,8 @@ export class TerminalHost implements TerminalApi {
   readonly pin: OperatorPin;
   /** Currency conversion offers for the cards held (src/host/dcc.ts); `simulate` lists its exchanges. */
   readonly dcc: DccOffers;
+  /** Pay by phone: the terminal's payment links (src/host/link-desk.ts). */
+  readonly links: LinkDesk;
   private readonly settings: FlowSettings;
   private readonly router: PaymentRouter;
   private readonly holdWatch: HoldWatch;
@@ -253,6 +274,17 @@ export class TerminalHost implements TerminalApi {
       changed: () => this.changed(),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
+    this.links = new LinkDesk({
+      store: new PaymentLinkStore(journal),
+      gateway,
+      audit: this.audit,
+      logger: logger.child({ component: 'links' }),
+      now,
+      waitMs: config.links.waitSeconds * 1000,
+      pollMs: config.links.pollSeconds * 1000,
+      productName: config.links.productName,
+      partner: config.terminal.partner,
+    });
     this.receipts = new ReceiptDesk(config, logger.child({ component: 'printer' }));
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.
     this.receipts.onChange(() => this.changed());
@@ -340,6 +372,19 @@ export class TerminalHost implements TerminalApi {
       gatewaySeen: (online) => this.setGateway(online),
       changed: () => this.changed(),
     });
+    this.altPayments = new AltPaymentDesk({
+      journal,
+      sender: this.sender,
+      gateway,
+      config: config.alternativeMethods,
+      now,
+      resolveUnknown: (entryId) => {
+        this.recovery.recover(entryId).catch((e: unknown) => {
+          logger.error({ err: e, entryId }, 'recovery of an alternative-method refund failed');
+        });
+      },
+      logger: logger.child({ component: 'alt-payments' }),
+    });
     reader.on('health', () => this.changed());
     this.speech = new SpeechOutput(config.customer.speech, logger.child({ component: 'speech' }));
     this.inactivity = new InactivityWatch({
@@ -388,9 +433,28 @@ export class TerminalHost implements TerminalApi {
         tagVaultPath: resolve(dirname(journalPath), 'authorization-tags.json'),
         key: atRestKey,
       });
+      // Payment-link notifications reach the terminal through its own listener, when configured; they are handed to
+      // the link desk once it exists (no link can be paid before).
+      let deliver: (n: LinkPaymentNotification) => void = () => {
+        throw new Error('the terminal is starting');
+      };
+      const listen = config.links.notifications.listen;
+      if (listen) {
+        opened.linkNotifications = await LinkNotificationListener.start({
+          ...listen,
+          key: linkNotificationKey(config, options.cwd),
+          onNotification: (n) => deliver(n),
+          now: () => now().getTime(),
+          logger: logger.child({ component: 'links' }),
+        });
+      }
       let baseUrl = options.gatewayUrlOverride ?? config.gateway.baseUrl;
       if (!options.gatewayUrlOverride && config.gateway.kind === 'sandbox') {
-        opened.sandbox = await startSandbox({ port: 0, logger: logger.child({ component: 'sandbox' }) });
+        opened.sandbox = await startSandbox({
+          port: 0,
+          logger: logger.child({ component: 'sandbox' }),
+          ...(opened.linkNotifications ? { webhookUrl: opened.linkNotifications.url } : {}),
+        });
         baseUrl = opened.sandbox.url;
       }
       if (!baseUrl)
@@ -428,6 +492,7 @@ export class TerminalHost implements TerminalApi {
         { fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'), atRestKey, offlineKey },
         options.parkingClock ?? { now: () => now().getTime() },
       );
+      deliver = (n) => host.links.notify(n);
       await host.start();
       return host;
     } catch (e) {
@@ -485,13 +550,22 @@ export class TerminalHost implements TerminalApi {
     this.changed();
     const report = await this.recovery.recoverAll();
     this.logger.info({ resolved: report.resolved.length }, 'journal recovery finished');
+    // Payment links a restart left open: watched again within their wait, deactivated otherwise (issue 14).
+    const links = await this.links.recover();
+    if (links.length > 0) this.logger.info({ links: links.length }, 'payment links recovered');
     this.recoveryInFlight = 0;
     this.offline.reconcile();
+    this.altPayments.resume();
     this.runtime = createFlowActor(this.config, this.effects, this.logger, this.parkingClock);
     const runtime = this.runtime;
     runtime.actor.subscribe(() => {
       this.language.follow(runtime);
       this.changed();
+    });
+    // A screen can change inside an invoked actor without a change of the machine's own snapshot (the transaction's
+    // currency choice once the offer is in): the customer's screen follows every actor of the machine's system.
+    runtime.actor.system.inspect((e) => {
+      if (e.type === '@xstate.snapshot' && e.actorRef !== runtime.actor) this.changed();
     });
     this.runtime.actor.start();
     this.holdWatch.watchAll();
@@ -785,14 +859,41 @@ export class TerminalHost implements TerminalApi {
     this.phase = 'closed';
     this.inactivity.stop();
     this.speech.end();
+    this.links.stop();
     this.holdWatch.stop();
     this.openAuthorizations.stop();
     this.runtime?.actor.stop();
+    await this.altPayments.close();
     await this.sender.drain();
     await this.background.stop();
     await this.receipts.close();
     await release(this.opened, this.logger);
   }
+}
+
+/**
+ * The key payment-link notifications are verified with: `links.notifications.secretFile`, else the gateway's shared
+ * secret (HTTP signature), else — with the embedded sandbox — its public demo key.
+ */
+function linkNotificationKey(config: Config, cwd: string): LinkNotificationKey {
+  const n = config.links.notifications;
+  const merchantId = config.gateway.merchantId;
+  const key = (sharedSecretBase64: string): LinkNotificationKey => ({
+    merchantId,
+    sharedSecretBase64,
+    toleranceSeconds: n.toleranceSeconds,
+  });
+  if (n.secretFile !== undefined)
+    return key(readSecretText(resolve(cwd, n.secretFile), 'links.notifications.secretFile'));
+  if (config.gateway.auth.sharedSecretFile !== undefined)
+    return key(readSecretText(config.gateway.auth.sharedSecretFile, 'gateway.auth.sharedSecretFile'));
+  if (config.gateway.kind === 'sandbox') return key(SANDBOX_SHARED_SECRET);
+  throw new ConfigError(
+    'CONFIG_INVALID',
+    'payment-link notifications need links.notifications.secretFile (or gateway.auth.sharedSecretFile)',
+    '<configuration>',
+    'links.notifications.secretFile',
+  );
 }
 
 /** Builds and starts the terminal from a validated configuration: recovery has finished when it resolves. */

@@ -21,6 +21,7 @@ import {
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
+  type EReceiptQr,
   type IssuedReceipt,
   type PaperCopy,
   type ReceiptDocument,
@@ -101,14 +102,16 @@ export class ReceiptDesk {
       if (oldest === undefined) break;
       this.recent.delete(oldest);
     }
-    void eReceiptQr(document, this.settings).then(
+    // Drawn once: the screen shows it, and the printer prints its payload.
+    const qr = eReceiptQr(document, this.settings);
+    void qr.then(
       (qr) => this.update(document.transactionId, { qr }),
       (e: unknown) => this.logger.warn({ err: e, transactionId: document.transactionId }, 'no e-receipt QR'),
     );
     if (offered) this.last = document;
     if (offered && this.printer) {
       // A printer that is not ready is still asked: it may have been refilled since its status was last read.
-      void this.print(document).then((printed) =>
+      void this.print(document, false, qr).then((printed) =>
         this.update(document.transactionId, { paper: printed ? 'printed' : 'unavailable' }),
       );
     }
@@ -157,15 +160,18 @@ export class ReceiptDesk {
    * One job at a time, in order; resolves whether it printed. A failure is remembered for the operator and, unless
    * asked for, never thrown.
    */
-  private print(doc: ReceiptDocument, rethrow = false): Promise<boolean> {
+  private print(
+    doc: ReceiptDocument,
+    rethrow = false,
+    qr: Promise<EReceiptQr> = eReceiptQr(doc, this.settings),
+  ): Promise<boolean> {
     const printer = this.printer;
     if (!printer)
       return rethrow
         ? Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no printer configured'))
         : Promise.resolve(false);
     const job = this.printing.then(async () => {
-      const qr = await eReceiptQr(doc, this.settings);
-      await printer.print({ title: doc.title, fields: doc.fields, qr: qr.payload });
+      await printer.print({ title: doc.title, fields: doc.fields, qr: (await qr).payload });
       this.lastError = undefined;
       return true;
     });

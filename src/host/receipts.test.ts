@@ -489,6 +489,10 @@ describe("the receipt in the customer's language", () => {
     const arabic = issuedReceipt(sale(), facts, printing, 'ar_AE');
     expect(arabic.locale).toBe('en_GB');
     expect(arabic).toEqual(buildReceipt(sale(), facts, SETTINGS, 'en_GB'));
+    // A terminal whose own language is Arabic prints in en_GB, which every table holds.
+    const uae = issuedReceipt(sale(), facts, { ...printing, locale: 'ar_AE' }, 'ar_AE');
+    expect(uae.locale).toBe('en_GB');
+    expect(issuedReceipt(sale(), facts, { ...printing, locale: 'ar_AE' }, 'de_DE').locale).toBe('de_DE');
     // Without a printer nothing limits the screen.
     expect(issuedReceipt(sale(), facts, SETTINGS, 'ar_AE').locale).toBe('ar_AE');
   });

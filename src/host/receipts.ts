@@ -437,8 +437,9 @@ export function buildReceipt(
  * - otherwise in the terminal's language (`terminal.locale`), when the printer can print that: Arabic, for one, is
  *   in no table a printer prints as text (its letters join and run right to left), so an ar_AE customer's receipt is
  *   the terminal's language on paper, and the screen shows that same document;
- * - when neither can be printed whole (a merchant name in another script, say), in the customer's language: the
- *   terminal's would not print any better.
+ * - otherwise (a terminal whose own language is Arabic) in en_GB, the base catalogue, which every table prints;
+ * - when none of them can be printed whole (a merchant name in another script, say), in the customer's language: no
+ *   other language would print any better.
  */
 export function issuedReceipt(
   data: ReceiptData,
@@ -449,8 +450,12 @@ export function issuedReceipt(
   const own = buildReceipt(data, facts, settings, customerLocale);
   const codepage = settings.printerCodepage;
   if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
-  const terminal = buildReceipt(data, facts, settings, settings.locale);
-  return receiptCodepage(terminal, codepage) !== undefined ? terminal : own;
+  const fallbacks = [settings.locale, BASE_LOCALE].filter((locale) => resolveLocale(locale) !== own.locale);
+  for (const locale of fallbacks) {
+    const doc = buildReceipt(data, facts, settings, locale);
+    if (receiptCodepage(doc, codepage) !== undefined) return doc;
+  }
+  return own;
 }
 
 /**

@@ -38,18 +38,26 @@ interface Said {
   rate: number;
 }
 
+interface Recorder {
+  spoken: Said[];
+  cancels: number;
+}
+
+// The root tsconfig has no DOM library: the page's shapes used here, in this module's scope only.
+declare const window: { __speech: Recorder };
+
 /** Runs in the page before its scripts: a `speechSynthesis` that records utterances and cancellations. */
 function recordSpeech(): void {
-  const record = { spoken: [] as Said[], cancels: 0 };
-  (window as unknown as { __speech: typeof record }).__speech = record;
+  const record: Recorder = { spoken: [], cancels: 0 };
+  window.__speech = record;
   const synthesis = {
-    speak(u: SpeechSynthesisUtterance): void {
+    speak(u: Said): void {
       record.spoken.push({ text: u.text, lang: u.lang, volume: u.volume, rate: u.rate });
     },
     cancel(): void {
       record.cancels += 1;
     },
-    getVoices: (): SpeechSynthesisVoice[] => [],
+    getVoices: (): unknown[] => [],
     pause(): void {},
     resume(): void {},
     speaking: false,
@@ -80,15 +88,12 @@ async function onScreen(page: Page, screen: string): Promise<void> {
 
 function spoken(page: Page): Promise<{ spoken: Said[]; cancels: number }> {
   return page.evaluate(
-    () => (window as unknown as { __speech: { spoken: Said[]; cancels: number } }).__speech,
+    () => (window).__speech,
   );
 }
 
 async function saidCount(page: Page, n: number): Promise<Said[]> {
-  await page.waitForFunction(
-    (count) => (window as unknown as { __speech: { spoken: unknown[] } }).__speech.spoken.length >= count,
-    n,
-  );
+  await page.waitForFunction((count) => window.__speech.spoken.length >= count, n);
   return (await spoken(page)).spoken;
 }
 
@@ -109,10 +114,7 @@ describe('speech output in the browser', () => {
 
     const before = (await spoken(page)).cancels;
     await page.keyboard.press('#');
-    await page.waitForFunction(
-      (n) => (window as unknown as { __speech: { cancels: number } }).__speech.cancels > n,
-      before,
-    );
+    await page.waitForFunction((n) => window.__speech.cancels > n, before);
 
     await page.getByTestId('action-START').click();
     await onScreen(page, 'enter-ticket');

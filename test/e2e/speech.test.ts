@@ -87,9 +87,7 @@ async function onScreen(page: Page, screen: string): Promise<void> {
 }
 
 function spoken(page: Page): Promise<{ spoken: Said[]; cancels: number }> {
-  return page.evaluate(
-    () => (window).__speech,
-  );
+  return page.evaluate(() => window.__speech);
 }
 
 async function saidCount(page: Page, n: number): Promise<Said[]> {

@@ -113,9 +113,11 @@ export {
 export {
   LinkNotificationError,
   LinkNotificationListener,
+  LinkNotificationRelay,
   verifyLinkNotification,
   type LinkNotificationKey,
   type LinkNotificationListenerOptions,
+  type LinkNotificationRelayOptions,
   type LinkNotificationProblem,
   type LinkPaymentNotification,
 } from './link-notifications.js';

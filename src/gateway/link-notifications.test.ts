@@ -1,7 +1,10 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import {
   LinkNotificationListener,
+  LinkNotificationRelay,
   verifyLinkNotification,
   type LinkPaymentNotification,
 } from './link-notifications.js';
@@ -92,5 +95,40 @@ describe('LinkNotificationListener', () => {
     expect(await post(signed(notJson), notJson)).toBe(400);
     expect(await post(signed(body), body, listener.url.replace('notifications', 'other'))).toBe(404);
     expect(got.map((n) => n.linkId)).toEqual(['T-1']);
+  });
+});
+
+describe('LinkNotificationRelay', () => {
+  it('fetches relayed notifications and verifies each itself', async () => {
+    const body = JSON.stringify(event);
+    const forged = body.replace('4.50', '0.01');
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          notifications: [
+            { headers: signed(body), body },
+            { headers: signed(body), body: forged },
+          ],
+        }),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const got: LinkPaymentNotification[] = [];
+    const relay = LinkNotificationRelay.start({
+      url: `http://127.0.0.1:${port}/relay`,
+      pollMs: 60_000,
+      key,
+      now: () => NOW,
+      onNotification: (n) => got.push(n),
+    });
+    try {
+      await relay.fetchOnce();
+      expect(got.map((n) => n.amountMinor)).toEqual([450]);
+    } finally {
+      relay.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
   });
 });

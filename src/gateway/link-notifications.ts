@@ -218,3 +218,79 @@ export class LinkNotificationListener {
     });
   }
 }
+
+/** Options of {@link LinkNotificationRelay.start}. */
+export interface LinkNotificationRelayOptions {
+  /** GET answers `{notifications: [{headers: {name: value}, body: "<the exact text received>"}]}`. */
+  url: string;
+  pollMs: number;
+  key: LinkNotificationKey;
+  /** Called once per verified notification (a relay may deliver one again: the receiver is idempotent). */
+  onNotification(notification: LinkPaymentNotification): void;
+  now?: () => number;
+  logger?: Logger;
+}
+
+/**
+ * Notifications through a relay, for a terminal the gateway cannot reach (`links.notifications.relay`): the relay
+ * receives them and the terminal fetches them every `pollMs`, verifying each itself exactly as the listener does — a
+ * relay is trusted with nothing.
+ */
+export class LinkNotificationRelay {
+  private timer: NodeJS.Timeout | undefined;
+  private running: Promise<void> | undefined;
+
+  private constructor(private readonly options: LinkNotificationRelayOptions) {}
+
+  static start(options: LinkNotificationRelayOptions): LinkNotificationRelay {
+    const relay = new LinkNotificationRelay(options);
+    relay.timer = setInterval(() => void relay.fetchOnce(), options.pollMs);
+    relay.timer.unref();
+    return relay;
+  }
+
+  /** One fetch (the timer's; tests). Failures are logged, never thrown. */
+  fetchOnce(): Promise<void> {
+    this.running ??= this.fetch().finally(() => (this.running = undefined));
+    return this.running;
+  }
+
+  private async fetch(): Promise<void> {
+    const logger = this.options.logger ?? silentLogger();
+    const now = this.options.now ?? Date.now;
+    let items: unknown[];
+    try {
+      const res = await fetch(this.options.url, { signal: AbortSignal.timeout(10_000) });
+      if (!res.ok) throw new Error(`HTTP ${res.status}`);
+      const body = obj(await res.json()).notifications;
+      items = Array.isArray(body) ? body : [];
+    } catch (err) {
+      logger.warn(
+        { err: err instanceof Error ? err.message : String(err) },
+        'notification relay not reached',
+      );
+      return;
+    }
+    for (const item of items) {
+      const i = obj(item);
+      const headers: IncomingMessage['headers'] = {};
+      for (const [k, v] of Object.entries(obj(i.headers)))
+        if (typeof v === 'string') headers[k.toLowerCase()] = v;
+      if (typeof i.body !== 'string') continue;
+      try {
+        this.options.onNotification(
+          verifyLinkNotification(headers, Buffer.from(i.body, 'utf8'), this.options.key, now()),
+        );
+      } catch (e) {
+        logger.warn(
+          { problem: e instanceof LinkNotificationError ? e.problem : 'handler' },
+          'relayed payment-link notification refused',
+        );
+      }
+    }
+  }
+
+  close(): void {
+    if (this.timer) clearInterval(this.timer);
+  }
+}

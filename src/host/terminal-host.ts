@@ -25,6 +25,7 @@ import {
 import {
   createGatewayClient,
   LinkNotificationListener,
+  LinkNotificationRelay,
   type GatewayClient,
   type LinkNotificationKey,
   type LinkPaymentNotification,
@@ -124,12 +125,14 @@ interface Opened {
   oauth?: OAuthTokenManager;
   reader?: CardReader;
   linkNotifications?: LinkNotificationListener;
+  linkRelay?: LinkNotificationRelay;
 }
 
 async function release(opened: Opened, logger: Logger): Promise<void> {
   const steps: Array<[string, () => unknown]> = [
     ['reader', () => opened.reader?.close()],
     ['link notifications', () => opened.linkNotifications?.close()],
+    ['link relay', () => opened.linkRelay?.close()],
     ['gateway', () => opened.gateway?.close()],
     ['oauth', () => opened.oauth?.close()],
     ['sandbox', () => opened.sandbox?.close()],
@@ -442,6 +445,17 @@ export class TerminalHost implements TerminalApi {
       if (listen) {
         opened.linkNotifications = await LinkNotificationListener.start({
           ...listen,
+          key: linkNotificationKey(config, options.cwd),
+          onNotification: (n) => deliver(n),
+          now: () => now().getTime(),
+          logger: logger.child({ component: 'links' }),
+        });
+      }
+      const relay = config.links.notifications.relay;
+      if (relay) {
+        opened.linkRelay = LinkNotificationRelay.start({
+          url: relay.url,
+          pollMs: relay.pollSeconds * 1000,
           key: linkNotificationKey(config, options.cwd),
           onNotification: (n) => deliver(n),
           now: () => now().getTime(),

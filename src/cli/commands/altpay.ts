@@ -1,0 +1,193 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, type Config } from '../../config/index.js';
+import { createGatewayClient, GatewayError, type GatewayClient } from '../../gateway/index.js';
+import { AltPaymentDesk, AltPaymentError, type AltSaleView } from '../../host/alt-payment-desk.js';
+import { gatewayAuthFromConfig, gatewayTransmitter } from '../../host/gateway-adapters.js';
+import type { AltSaleState } from '../../journal/alt-sales.js';
+import { fileKeyProvider, JournaledSender, openJournal, type SqliteJournal } from '../../journal/index.js';
+import { createLogger, silentLogger } from '../../log/index.js';
+import { AmountError, parseDecimal } from '../../money/index.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
+
+const STATES: readonly AltSaleState[] = [
+  'sending',
+  'unknown',
+  'PENDING',
+  'SETTLED',
+  'FUNDED',
+  'FAILED',
+  'ABANDONED',
+];
+
+const USAGE = `parking-terminal altpay list [--state S] [--config FILE]
+parking-terminal altpay show ID [--config FILE]
+parking-terminal altpay refund ID [--amount X] [--gateway URL] [--config FILE]
+  alternative-method sales of spec 001 (pending, settled, funded, failed, abandoned) and their refunds
+  list          {"sales": [...]}, newest first; --state PENDING|SETTLED|FUNDED|FAILED|ABANDONED|unknown (repeatable
+                as a comma list); read-only, safe while the terminal runs
+  show ID       {"sale": {...}} with its refunds
+  refund ID     AP_REFUND of --amount X (a decimal in the sale's currency, e.g. 5.00; default: all that remains),
+                within the settled amount; journaled before it is sent, never resent. Refused while the terminal
+                runs (its operator panel refunds then). Exit 1 when the refund failed or its outcome is unknown
+                (the terminal's recovery voids it at its next start)
+  --gateway URL base URL of the gateway (default gateway.baseUrl; required with the embedded sandbox)`;
+
+/** A gateway that the read-only actions never call. */
+const NO_GATEWAY: Pick<GatewayClient, 'alternativeMethods'> = {
+  alternativeMethods: {
+    sale: () => Promise.reject(new GatewayError('GW_CONFIG', 'read-only')),
+    status: () => Promise.reject(new GatewayError('GW_CONFIG', 'read-only')),
+  },
+};
+
+function parseStates(value: string | undefined): AltSaleState[] | undefined {
+  if (value === undefined) return undefined;
+  const states = value.split(',').map((s) => s.trim());
+  for (const s of states)
+    if (!STATES.includes(s as AltSaleState))
+      throw new UsageError('BAD_ARGUMENTS', `--state takes ${STATES.join(', ')}; got "${s}"`);
+  return states as AltSaleState[];
+}
+
+function parseId(value: string | undefined): number {
+  const n = value !== undefined && /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < 1) throw new UsageError('BAD_ARGUMENTS', 'ID is the number of a sale');
+  return n;
+}
+
+function readOnlyDesk(journal: SqliteJournal, config: Config): AltPaymentDesk {
+  return new AltPaymentDesk({
+    journal,
+    sender: new JournaledSender(journal, {
+      transmit: () => Promise.resolve({ kind: 'not-sent', reason: 'read-only' }),
+    }),
+    gateway: NO_GATEWAY,
+    config: config.alternativeMethods,
+  });
+}
+
+/** `parking-terminal altpay list|show|refund`. */
+export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayClient } = {}): Command {
+  return {
+    name: 'altpay',
+    summary: 'alternative-method sales (spec 001): list, show, refund',
+    usage: USAGE,
+    async run(args, io) {
+      const { values, positionals } = parseCommandArgs(args, {
+        config: { type: 'string' },
+        state: { type: 'string' },
+        amount: { type: 'string' },
+        gateway: { type: 'string' },
+      });
+      const [action, idText, ...extra] = positionals;
+      if (extra.length > 0 || (action !== 'list' && action !== 'show' && action !== 'refund'))
+        throw new UsageError(
+          'BAD_ARGUMENTS',
+          'usage: altpay list | altpay show ID | altpay refund ID (see --help)',
+        );
+      if (action === 'list' && idText !== undefined)
+        throw new UsageError('BAD_ARGUMENTS', 'list takes no ID');
+      const config = loadConfig(values.config ? resolve(io.cwd, values.config) : undefined);
+      const journalPath = resolve(io.cwd, config.journal.path);
+      const now = deps.now ?? (() => new Date());
+
+      if (action === 'list' || action === 'show') {
+        if (values.amount !== undefined || values.gateway !== undefined)
+          throw new UsageError('BAD_ARGUMENTS', '--amount and --gateway apply to refund');
+        const states = parseStates(values.state);
+        const id = action === 'show' ? parseId(idText) : undefined;
+        // Reading must not create a journal where none exists.
+        if (!existsSync(journalPath)) {
+          if (action === 'show')
+            throw new UsageError('ALT_NOT_FOUND', `no alternative-method sale ${String(id)}`);
+          printJson(io, { sales: [] });
+          return EXIT_OK;
+        }
+        const journal = openJournal(journalPath, { now });
+        try {
+          const desk = readOnlyDesk(journal, config);
+          if (id === undefined) {
+            printJson(io, { sales: desk.list(states ? { states } : {}) });
+            return EXIT_OK;
+          }
+          const sale = desk.get(id);
+          if (!sale) throw new UsageError('ALT_NOT_FOUND', `no alternative-method sale ${id}`);
+          printJson(io, { sale });
+          return EXIT_OK;
+        } finally {
+          journal.close();
+        }
+      }
+
+      const id = parseId(idText);
+      const baseUrl =
+        values.gateway ?? (config.gateway.kind === 'remote' ? config.gateway.baseUrl : undefined);
+      if (baseUrl === undefined && deps.gateway === undefined)
+        throw new UsageError(
+          'ALT_NO_GATEWAY',
+          'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
+        );
+      if (baseUrl !== undefined && !URL.canParse(baseUrl))
+        throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
+      const logger = config.log.file
+        ? createLogger({ level: config.log.level, destination: config.log.file })
+        : silentLogger();
+      const journal = openJournal(journalPath, {
+        now,
+        logger,
+        key: fileKeyProvider(resolve(io.cwd, config.offline.keyFile)).loadKey(),
+      });
+      let gateway: GatewayClient | undefined;
+      try {
+        // One sender per journal: refused while the terminal runs.
+        journal.acquireSenderLock('parking-terminal altpay refund');
+        gateway =
+          deps.gateway ??
+          createGatewayClient({
+            baseUrl: baseUrl ?? '',
+            merchantId: config.gateway.merchantId,
+            auth: gatewayAuthFromConfig(config, { baseUrl: baseUrl ?? '', cwd: io.cwd, logger })
+              .authenticator,
+            timeouts: config.gateway.timeouts,
+            retry: config.gateway.retry,
+            logger,
+            now,
+          });
+        const desk = new AltPaymentDesk({
+          journal,
+          sender: new JournaledSender(journal, gatewayTransmitter(gateway), { logger }),
+          gateway,
+          config: config.alternativeMethods,
+          now,
+          logger,
+        });
+        const before = desk.get(id);
+        if (!before) throw new UsageError('ALT_NOT_FOUND', `no alternative-method sale ${id}`);
+        const amountMinor = values.amount !== undefined ? parseAmount(values.amount, before) : undefined;
+        const refund = await desk.refund(id, amountMinor).catch((e: unknown) => {
+          if (e instanceof AltPaymentError) throw new UsageError(e.code, e.message);
+          throw e;
+        });
+        printJson(io, { refund, sale: desk.get(id) });
+        return refund.state === 'accepted' || refund.state === 'refunded' ? EXIT_OK : EXIT_FINDINGS;
+      } finally {
+        if (gateway !== undefined && deps.gateway === undefined) await gateway.close();
+        journal.close();
+      }
+    },
+  };
+}
+
+function parseAmount(text: string, sale: AltSaleView): number {
+  try {
+    return parseDecimal(text, sale.currency);
+  } catch (e) {
+    if (e instanceof AmountError)
+      throw new UsageError('BAD_ARGUMENTS', `--amount: "${text}" is not an amount of ${sale.currency}`);
+    throw e;
+  }
+}
+
+export default createAltPayCommand();

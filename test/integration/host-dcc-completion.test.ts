@@ -51,7 +51,7 @@ function certificationFindings(
 
 const clock = { offsetMs: 0, now: () => Date.now() + clock.offsetMs };
 
-async function startMeter(): Promise<TerminalHost> {
+async function startMeter(processorFamily: 'A' | 'B' = 'A'): Promise<TerminalHost> {
   clock.offsetMs = 0;
   const config = parseConfig({
     terminal: {
@@ -62,7 +62,7 @@ async function startMeter(): Promise<TerminalHost> {
       timezone: 'Europe/Berlin',
     },
     reader: { sim: { card: 'n2-contact', presentDelayMs: 50 } },
-    dcc: { choiceAtCompletion: true },
+    dcc: { choiceAtCompletion: true, processorFamily },
   });
   const recorder = new ExchangeRecorder(config.gateway.timeouts);
   const host = await createTerminalHost(config, {
@@ -96,6 +96,7 @@ async function waitForScreen(host: TerminalHost, screens: string[]): Promise<Ter
 /** A session pre-authorized in JPY, ended after 45 minutes: the choice at completion on screen. */
 async function convertedSessionEnded(host: TerminalHost): Promise<TerminalSnapshot> {
   await waitForScreen(host, ['idle']);
+  const startedAt = clock.offsetMs;
   await send(host, { type: 'START' });
   await send(host, { type: 'CHOOSE_DURATION', minutes: 120 });
   await send(host, { type: 'CONFIRM' });
@@ -104,7 +105,7 @@ async function convertedSessionEnded(host: TerminalHost): Promise<TerminalSnapsh
   );
   await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
   expect((await waitForScreen(host, ['session', 'declined', 'error'])).customer.screen).toBe('session');
-  clock.offsetMs = 45 * 60_000;
+  clock.offsetMs = startedAt + 45 * 60_000;
   await send(host, { type: 'END_SESSION' });
   return waitForScreen(host, ['choose-currency', 'approved', 'declined', 'error']);
 }
@@ -247,6 +248,28 @@ describe('terminal host: the currency choice again at completion (dcc.choiceAtCo
     expect(ledgerOf(host)).toEqual([
       { kind: 'authorization', status: 'REVERSED', currency: 'JPY', comments: 'Parking Auth' },
       { kind: 'reversal', status: 'REVERSED', currency: 'JPY', comments: 'REVERSAL' },
+    ]);
+    expect(host.sandbox!.consistency({ requireResolved: true })).toMatchObject({ ok: true });
+    expect(certificationFindings(host)).toEqual([]);
+  });
+
+  it('takes the same paths with processor family B: a local sale and the reversal, or the converted capture', async () => {
+    const host = await startMeter('B');
+    for (const choice of ['EUR', 'JPY'] as const) {
+      if (choice === 'JPY') {
+        // A second session on the same terminal, this time captured in the card currency.
+        await send(host, { type: 'DONE' });
+      }
+      expect((await convertedSessionEnded(host)).customer.screen).toBe('choose-currency');
+      await send(host, { type: 'CHOOSE_CURRENCY', currency: choice });
+      expect((await waitForScreen(host, ['approved', 'error', 'declined'])).customer.screen).toBe('approved');
+    }
+    expect(ledgerOf(host).map((t) => [t.kind, t.status, t.currency])).toEqual([
+      ['authorization', 'REVERSED', 'EUR'],
+      ['sale', 'AUTHORIZED', 'EUR'],
+      ['reversal', 'REVERSED', 'EUR'],
+      ['authorization', 'AUTHORIZED', 'EUR'],
+      ['capture', 'PENDING', 'EUR'],
     ]);
     expect(host.sandbox!.consistency({ requireResolved: true })).toMatchObject({ ok: true });
     expect(certificationFindings(host)).toEqual([]);

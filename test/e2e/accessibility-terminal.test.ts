@@ -1,69 +1,31 @@
-import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { accessibleDocument } from './accessibility-scripts.js';
 import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { installWatchers } from './page-scripts.js';
-import { localDateTime } from '../../src/host/local-time.js';
+import { startTerminal, ticketFor, type RunningTerminal } from './terminal-process.js';
 
 /**
  * axe-core on the screens of the real terminal (`parking-terminal start --headless`: host, catalogues, simulated
  * reader, embedded sandbox) in a real browser, in the customer's own language: German in the normal mode, Arabic
  * (right to left) in accessibility mode. The fake terminal's walk (accessibility.test.ts) reaches every screen; this
- * one checks the real words, labels and layout direction.
+ * one checks the real words, labels and layout direction, with the keys alone.
  */
 
-const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
-
-let cwd: string;
-let child: ChildProcess;
+let terminal: RunningTerminal;
 let launched: LaunchedBrowser;
 let url: string;
-let output = '';
-
-/** A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. */
-function ticketFor(minutesAgo: number, timeZone: string): string {
-  return `${localDateTime(new Date(Date.now() - minutesAgo * 60_000), timeZone).slice(0, 12)}0042`;
-}
 
 beforeAll(async () => {
-  cwd = await mkdtemp(join(tmpdir(), 'pt-a11y-'));
-  child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0'], {
-    cwd,
-    env: { ...process.env, NODE_ENV: 'test' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  child.stderr?.on('data', (c: Buffer) => {
-    output += c.toString('utf8');
-  });
-  const lines = createInterface({ input: child.stdout! });
-  await new Promise<void>((ready, failed) => {
-    child.once('exit', (code) => failed(new Error(`start exited with ${code}: ${output}`)));
-    lines.on('line', (line) => {
-      output += `${line}\n`;
-      const printed = /(http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]+)/.exec(line);
-      if (printed?.[1] && line.includes('ready')) {
-        url = printed[1];
-        ready();
-      }
-    });
-  });
+  terminal = await startTerminal({}, { prefix: 'pt-a11y-' });
+  url = terminal.url;
   launched = await launchBrowser();
 });
 
 afterAll(async () => {
   await launched?.close();
-  if (child && child.exitCode === null) {
-    const exited = new Promise((r) => child.once('exit', r));
-    child.kill('SIGTERM');
-    await exited;
-  }
-  await rm(cwd, { recursive: true, force: true });
+  await terminal?.stop();
 });
 
 async function onScreen(page: Page, screen: string): Promise<void> {

@@ -59,7 +59,7 @@ const KIND_WORDS: Readonly<Record<PersonalDataKind, string>> = {
 
 const SSN = /(?<![\p{L}\p{N}])\d{3}[-\s.]\d{2}[-\s.]\d{4}(?![\p{L}\p{N}])/u;
 // Same first-letter class for both letters as the gateway sandbox: a superset of the official prefix rules.
-const UK_NINO = /\b[A-CEGHJ-PR-TW-Z]{2}\s?\d{2}\s?\d{2}\s?\d{2}\s?[A-D]\b/i;
+const UK_NINO = /\b[A-CEGHJ-PR-TW-Z]{2}[\s.-]?\d{2}[\s.-]?\d{2}[\s.-]?\d{2}[\s.-]?[A-D]\b/i;
 const IBAN = /\b[A-Z]{2}\d{2}(?:\s?[A-Z0-9]{4}){3,7}/;
 const FR_NIR = /(?<!\d)([12])\s?(\d{2})\s?(\d{2})\s?(\d{2}|2[AB])\s?(\d{3})\s?(\d{3})\s?(\d{2})(?!\d)/i;
 const ES_DNI = /(?<![\p{L}\p{N}])(\d{8})[-\s]?([A-Z])(?![\p{L}\p{N}])/iu;

@@ -1,6 +1,8 @@
 import {
   buildPaymentLinkBody,
   GatewayError,
+  PersonalDataError,
+  personalDataIn,
   statusUpdateOf,
   type GatewayClient,
   type LinkPaymentNotification,
@@ -179,6 +181,10 @@ export class LinkDesk {
     if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
     if (!Number.isSafeInteger(request.amountMinor) || request.amountMinor <= 0)
       throw new LinkDeskError('LINK_BAD_REQUEST', 'the amount must be a positive number of minor units');
+    // The reference as given, before it is made into a purchase number (which could hide a shape, e.g. spaces made
+    // dashes).
+    const kind = personalDataIn(request.reference);
+    if (kind !== undefined) throw new PersonalDataError('purchaseInformation.purchaseNumber', kind);
     const linkId = this.freshId(request.reference);
     const input: PaymentLinkInput = {
       linkType: 'PURCHASE',

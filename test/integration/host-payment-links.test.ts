@@ -1,0 +1,234 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import fc from 'fast-check';
+import { Agent, type Dispatcher } from 'undici';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import { personalDataIn } from '../../src/gateway/index.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { openJournal, PaymentLinkStore } from '../../src/journal/index.js';
+import { findPersonalData } from '../../src/sandbox/personal-data.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+async function until<T>(what: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await what();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+/** Pays on the sandbox's hosted page the way its form does. */
+async function payOnHostedPage(url: string): Promise<string> {
+  const page = await fetch(url);
+  expect(page.status).toBe(200);
+  const paid = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      cardNumber: '4111 1111 1111 1111',
+      expiry: '12/30',
+      securityCode: '123',
+    }).toString(),
+  });
+  return paid.text();
+}
+
+/** Counts every request the terminal's gateway client sends. */
+class CountingAgent extends Agent {
+  requests = 0;
+  override dispatch(options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler): boolean {
+    this.requests += 1;
+    return super.dispatch(options, handler);
+  }
+}
+
+async function host(
+  config: ConfigInput,
+  extra: { gatewayUrlOverride?: string; dispatcher?: Dispatcher; cwd?: string } = {},
+) {
+  const cwd = extra.cwd ?? mkdtempSync(join(tmpdir(), 'pt-links-'));
+  const h: TerminalHost = await createTerminalHost(parseConfig(config), {
+    logger: silentLogger(),
+    cwd,
+    ...(extra.gatewayUrlOverride ? { gatewayUrlOverride: extra.gatewayUrlOverride } : {}),
+    ...(extra.dispatcher ? { gatewayDispatcher: extra.dispatcher } : {}),
+  });
+  open.push(h);
+  return { h, cwd };
+}
+
+describe('pay by phone with a payment link, through the embedded sandbox', () => {
+  it('creates the link, is paid on the hosted page, learns it from the signed notification and deactivates the link', async () => {
+    const { h } = await host({ links: { notifications: { listen: { port: 0 } } } });
+    const view = await h.links.createForFee({
+      reference: 'T-202611241305',
+      amountMinor: 450,
+      currency: 'GBP',
+    });
+    expect(view).toMatchObject({ state: 'active', linkId: 'T-202611241305' });
+    expect(view.url).toBe(`${h.sandboxUrl!}/pay/T-202611241305`);
+    expect(view.domain).toBe(new URL(h.sandboxUrl!).host);
+    const link = await h.gateway.paymentLinks.get(view.linkId);
+    expect(link).toMatchObject({ linkType: 'PURCHASE', totalAmountMinor: 450, currency: 'GBP' });
+    expect(link.lineItems).toEqual([
+      expect.objectContaining({ productName: 'Parking', unitPriceMinor: 450 }),
+    ]);
+
+    const waiting = h.links.watch(view.linkId);
+    expect(await payOnHostedPage(view.url!)).toContain('Payment approved');
+    expect(await waiting).toMatchObject({ state: 'paid' });
+    // One use: INACTIVE at the gateway, and the hosted page no longer takes a payment.
+    await until(async () =>
+      (await h.gateway.paymentLinks.get(view.linkId)).status === 'INACTIVE' ? true : undefined,
+    );
+    expect((await fetch(view.url!)).status).toBe(404);
+    await until(() => (h.links.get(view.linkId)?.closeReason === 'paid' ? true : undefined));
+    const audit = h.audit.list().filter((r) => r.subject === view.linkId);
+    expect(audit.map((r) => `${r.action}:${r.code ?? ''}`)).toEqual([
+      'link-paid:PAID',
+      'link-deactivate:paid',
+    ]);
+    expect(JSON.stringify(h.audit.list())).not.toContain('4111111111111111');
+  });
+
+  it('deactivates the link when the customer cancels', async () => {
+    const { h } = await host({ links: { notifications: { listen: { port: 0 } } } });
+    const view = await h.links.createForFee({ reference: 'T-2', amountMinor: 300, currency: 'GBP' });
+    expect(await h.links.cancel(view.linkId)).toMatchObject({
+      state: 'deactivated',
+      closeReason: 'cancelled',
+    });
+    expect((await h.gateway.paymentLinks.get(view.linkId)).status).toBe('INACTIVE');
+  });
+
+  it('refuses hostile link values before a single request leaves, and lets ordinary ones through', async () => {
+    const counter = new CountingAgent();
+    open.push(counter);
+    const { h } = await host({}, { dispatcher: counter });
+    const hostile = [
+      'card 4111 1111 1111 1111',
+      '5555-5555-5555-4444',
+      '4111.1111.1111.1111',
+      'ref 2222 4200 0000 1113',
+      'SSN 123-45-6789',
+      'AB 12 34 56 C',
+      '221B Baker Street',
+      'Hauptstraße 5',
+      'CVV 123',
+      'security code 1234',
+    ];
+    const before = counter.requests;
+    for (const reference of hostile)
+      await expect(
+        h.links.createForFee({ reference, amountMinor: 450, currency: 'GBP' }),
+      ).rejects.toMatchObject({
+        code: 'LINK_PERSONAL_DATA',
+      });
+    expect(counter.requests).toBe(before);
+    const ok = await h.links.createForFee({
+      reference: 'Level 3 car park',
+      amountMinor: 450,
+      currency: 'GBP',
+    });
+    expect(ok.state).toBe('active');
+    expect(counter.requests).toBe(before + 1);
+    // The merchant was never suspended by the gateway.
+    expect(h.sandbox!.ledger().merchants).not.toContainEqual(expect.objectContaining({ suspended: true }));
+  });
+
+  it('refuses at least everything the gateway sandbox would suspend the merchant for', () => {
+    const pieces = fc.constantFrom(
+      '4111 1111 1111 1111',
+      '4111-1111-1111-1111',
+      '123-45-6789',
+      'QQ123456C',
+      'DE89 3704 0044 0532 0130 00',
+      '12 High Street',
+      '5 rue de Rivoli',
+      'Parking',
+      'Zone B',
+      '2026',
+      '450',
+      ' ',
+      '-',
+    );
+    fc.assert(
+      fc.property(fc.array(pieces, { minLength: 1, maxLength: 5 }), (parts) => {
+        const text = parts.join(' ');
+        if (findPersonalData(text) !== undefined) expect(personalDataIn(text), text).toBeDefined();
+      }),
+      { numRuns: 500 },
+    );
+  });
+});
+
+describe('payment links across a restart', () => {
+  it('after a restart a link within its wait is watched again and its payment settles it; an expired one is deactivated, one never sent is failed', async () => {
+    const port = await freePort();
+    const sandbox: Sandbox = await startSandbox({
+      port: 0,
+      logger: silentLogger(),
+      webhookUrl: `http://127.0.0.1:${port}/payment-links/notifications`,
+    });
+    open.push(sandbox);
+    const config: ConfigInput = { links: { notifications: { listen: { port } } } };
+    const first = await host(config, { gatewayUrlOverride: sandbox.url });
+    const view = await first.h.links.createForFee({ reference: 'S-77', amountMinor: 600, currency: 'GBP' });
+    const expired = await first.h.links.createForFee({
+      reference: 'S-80',
+      amountMinor: 600,
+      currency: 'GBP',
+    });
+    await first.h.close();
+    open.splice(open.indexOf(first.h), 1);
+    // While the terminal was down: S-80's wait ran out, and S-78 was journaled by a process that died before sending.
+    const journal = openJournal(join(first.cwd, 'var/journal.db'));
+    journal.db.prepare('UPDATE payment_links SET watch_until = 1 WHERE link_id = ?').run(expired.linkId);
+    new PaymentLinkStore(journal).begin({
+      linkId: 'S-78',
+      reference: 'S-78',
+      purpose: 'fee',
+      amountMinor: 600,
+      currency: 'GBP',
+      watchUntilMs: Date.now() + 600_000,
+    });
+    journal.close();
+
+    const second = await host(config, { gatewayUrlOverride: sandbox.url, cwd: first.cwd });
+    expect(second.h.links.get(view.linkId)).toMatchObject({ state: 'active', closing: false });
+    expect(second.h.audit.list().map((r) => `${r.action}:${r.subject ?? ''}:${r.code ?? ''}`)).toContain(
+      `recovery:${view.linkId}:link-watched`,
+    );
+    expect(second.h.links.get(expired.linkId)).toMatchObject({
+      state: 'deactivated',
+      closeReason: 'recovery',
+    });
+    expect((await second.h.gateway.paymentLinks.get(expired.linkId)).status).toBe('INACTIVE');
+    expect(second.h.links.get('S-78')).toMatchObject({ state: 'failed' });
+    const waiting = second.h.links.watch(view.linkId);
+    expect(await payOnHostedPage(view.url!)).toContain('Payment approved');
+    expect(await waiting).toMatchObject({ state: 'paid' });
+    await until(async () =>
+      (await second.h.gateway.paymentLinks.get(view.linkId)).status === 'INACTIVE' ? true : undefined,
+    );
+  });
+});

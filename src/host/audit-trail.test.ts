@@ -73,10 +73,19 @@ describe('AuditTrail', () => {
       from: 'online-only',
       to: 'prefer-online',
     });
+    // The path of a secret file and a public key id are not secrets; a key that could hold one is never recorded.
     trail.configurationChange({ actor: 'fleet', key: 'terminal.operatorPinFile', from: '/a', to: '/b' });
+    trail.configurationChange({ actor: 'fleet', key: 'gateway.auth.keyId', from: 'k1', to: 'k2' });
+    trail.configurationChange({ actor: 'fleet', key: 'fleet.signingKey', from: 'abc', to: 'def' });
+    trail.configurationChange({ actor: 'fleet', key: 'terminal.operatorPin', to: '1234' });
+    trail.configurationChange({ actor: 'system', key: 'tariff.bands', from: 'x'.repeat(5_000), to: '[]' });
     expect(trail.list().map((r) => [r.actor, r.subject, r.details])).toEqual([
       ['operator', 'offline.policy', { from: 'online-only', to: 'prefer-online' }],
-      ['fleet', 'terminal.operatorPinFile', { values: 'not recorded (secret)' }],
+      ['fleet', 'terminal.operatorPinFile', { from: '/a', to: '/b' }],
+      ['fleet', 'gateway.auth.keyId', { from: 'k1', to: 'k2' }],
+      ['fleet', 'fleet.signingKey', { values: 'not recorded (secret)' }],
+      ['fleet', 'terminal.operatorPin', { values: 'not recorded (secret)' }],
+      ['system', 'tariff.bands', { from: `${'x'.repeat(240)}… (5000 characters)`, to: '[]' }],
     ]);
   });
 

@@ -1,5 +1,6 @@
 import type {
   AuditActor,
+  SettingValue,
   AuditQuery,
   AuditRecord,
   AuditStore,
@@ -8,11 +9,23 @@ import type {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
-/** Configuration keys whose values are secrets or name them: recorded as changed, never with their values. */
-const SECRET_KEY = /pin|secret|password|passphrase|token|private|key/i;
+/**
+ * Configuration keys whose values could be secrets: recorded as changed, never with their values. The configuration
+ * holds only the paths of secret files (`…File`) and public identifiers (`…Id`), which are recorded; the rule guards a
+ * key added later.
+ */
+function secretKey(key: string): boolean {
+  const last = key.slice(key.lastIndexOf('.') + 1);
+  return !/(File|Id|Url)$/.test(last) && /pin|secret|password|passphrase|token|private|key/i.test(last);
+}
 
-/** A value of a configuration setting as the audit log keeps it. */
-export type SettingValue = string | number | boolean | null;
+/** Longest value of a setting the log keeps whole; a longer one (a tariff's bands) is cut, with its length. */
+const SETTING_VALUE_MAX = 240;
+
+function keptValue(value: SettingValue): SettingValue {
+  if (typeof value !== 'string' || value.length <= SETTING_VALUE_MAX) return value;
+  return `${value.slice(0, SETTING_VALUE_MAX)}… (${value.length} characters)`;
+}
 
 /**
  * The host's side of the audit log (issue 13, item 7): what the operator desk, recovery, service mode and the
@@ -76,7 +89,7 @@ export class AuditTrail {
     result?: 'ok' | 'refused' | 'failed';
     code?: string;
   }): AuditRecord | undefined {
-    const secret = SECRET_KEY.test(change.key);
+    const secret = secretKey(change.key);
     return this.record({
       actor: change.actor,
       action: 'configuration-change',
@@ -86,8 +99,8 @@ export class AuditTrail {
       details: secret
         ? { values: 'not recorded (secret)' }
         : {
-            ...(change.from !== undefined ? { from: change.from } : {}),
-            ...(change.to !== undefined ? { to: change.to } : {}),
+            ...(change.from !== undefined ? { from: keptValue(change.from) } : {}),
+            ...(change.to !== undefined ? { to: keptValue(change.to) } : {}),
           },
     });
   }

@@ -10,4 +10,5 @@ export * from './authorization-data.js';
 export * from './follow-ups.js';
 export * from './audit.js';
 export * from './payment-links.js';
+export * from './configuration-state.js';
 export * from './legacy-import.js';

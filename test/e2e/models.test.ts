@@ -101,8 +101,10 @@ function walkAndCheck(
 }
 
 describe.concurrent('every model on the real terminal, in a real browser', () => {
-  for (const model of MODELS)
-    for (const { locale, accessible } of LOCALES)
+  // Interleaved by model: the tests run a few at a time (vitest's maxConcurrency), and each model's terminal serves
+  // one customer at a time, so that the first few are one per model.
+  for (const { locale, accessible } of LOCALES)
+    for (const model of MODELS)
       it(`${model} in ${locale}${accessible ? ' in accessibility mode' : ''}: the customer journey, every screen checked`, async ({
         expect,
       }) => {

@@ -9,6 +9,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
+import { runAltMethodSimulation } from '../../src/host/alt-simulation.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -116,4 +117,18 @@ describe('alternative-method sales through the embedded sandbox', () => {
     expect(w.saleAt(sale.gatewayId)?.altPayment).toMatchObject({ statusChecks: 2, statusChecksTooEarly: 0 });
     expect(w.sandbox.consistency().ok).toBe(true);
   });
+
+  it.each([1, 3, 8])(
+    'simulate kiosk --alt-method %i: AP_SALE, AP_STATUS SETTLED, a partial AP_REFUND',
+    async (n) => {
+      const result = await runAltMethodSimulation(n);
+      expect(result.messages.map((m) => [m.service, m.httpStatus, m.status])).toEqual([
+        ['AP_SALE', 201, 'PENDING'],
+        ['AP_STATUS', 200, 'SETTLED'],
+        ['AP_REFUND', 201, 'REFUNDED'],
+      ]);
+      expect(result.altSale).toMatchObject({ state: 'SETTLED', settledMinor: 1250, refundedMinor: 500 });
+      expect(result.ledger.consistency.ok).toBe(true);
+    },
+  );
 });

@@ -1,6 +1,7 @@
 import { resolve } from 'node:path';
 import { parseDecimal } from '../../money/index.js';
 import { loadConfig } from '../../config/index.js';
+import { runAltMethodSimulation } from '../../host/alt-simulation.js';
 import { runSimulation, type Scenario, type SimulatedModel } from '../../host/simulation.js';
 import { parseCommandArgs, parseWholeNumber } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
@@ -44,6 +45,9 @@ const command: Command = {
   --dcc card|local     kiosk / attended / meter: answer a currency conversion offer with the card's or the local
                        currency; without --config the terminal prices in EUR, which the sandbox converts for the
                        simulated N2 card's BIN (billed in JPY)
+  --alt-method N       kiosk: an alternative-method sale of spec 001 profile N (1–8) instead of a card: AP_SALE,
+                       the sandbox's payment page completed, AP_STATUS SETTLED after the 60-minute interval (the
+                       clock is moved), a partial AP_REFUND; profile N from --config, else spec 001's values
   --config FILE        start from this configuration (tariff, terminal …)
 Prints {"model","messages":[{service,method,path,comments,amount,httpStatus,status}],"outcome","ledger"}; exit 1
 when the sandbox ledger is inconsistent or an authorization is left open (neither captured nor reversed): the
@@ -63,11 +67,28 @@ problems are in ledger.consistency.problems.`,
       timeout: { type: 'boolean' },
       'reversal-delay': { type: 'string' },
       dcc: { type: 'string' },
+      'alt-method': { type: 'string' },
       config: { type: 'string' },
     });
     const model = positionals[0] as SimulatedModel | undefined;
     if (!model || !MODELS.includes(model) || positionals.length > 1)
       throw new UsageError('BAD_ARGUMENTS', `simulate takes one model: ${MODELS.join(', ')}`);
+    if (values['alt-method'] !== undefined) {
+      const profile = /^[1-8]$/.test(values['alt-method']) ? Number(values['alt-method']) : NaN;
+      if (model !== 'kiosk' || Number.isNaN(profile))
+        throw new UsageError(
+          'BAD_ARGUMENTS',
+          '--alt-method takes a profile 1–8 of spec 001, with the kiosk model',
+        );
+      const altResult = await runAltMethodSimulation(
+        profile,
+        values.config ? { config: loadConfig(resolve(io.cwd, values.config)) } : {},
+      );
+      printJson(io, altResult);
+      return altResult.ledger.consistency.ok && altResult.altSale?.state === 'SETTLED'
+        ? EXIT_OK
+        : EXIT_FINDINGS;
+    }
     const dcc = values.dcc;
     if (dcc !== undefined && dcc !== 'card' && dcc !== 'local')
       throw new UsageError('BAD_ARGUMENTS', '--dcc takes card or local');

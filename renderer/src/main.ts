@@ -12,7 +12,7 @@ import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
-import { ScreenSpeech, speechButtons } from './speech.js';
+import { ScreenSpeech, speechButtons, spokenName } from './speech.js';
 
 /**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
@@ -56,6 +56,7 @@ class App {
     );
     this.#listenForOperator(root);
     installKeypad(this.#customerSlot, (command) => this.#speechKey(command));
+    this.#listenForEcho();
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
@@ -136,6 +137,32 @@ class App {
     this.#customerSlot.inert = busy;
     if (busy) this.#customerSlot.setAttribute('aria-busy', 'true');
     else this.#customerSlot.removeAttribute('aria-busy');
+  }
+
+  /**
+   * Input echo in accessibility mode: the key of the screen keypad just pressed (by touch or the tactile keypad), and
+   * the control Tab moved to — only a move the customer made, so that focus the page moves itself (the "more time"
+   * question) does not cut off what is being said.
+   */
+  #listenForEcho(): void {
+    let tabbedAt = 0;
+    document.addEventListener(
+      'keydown',
+      (e) => {
+        if (e.key === 'Tab') tabbedAt = Date.now();
+      },
+      true,
+    );
+    this.#customerSlot.addEventListener('focusin', (e) => {
+      if (Date.now() - tabbedAt < 1_000) this.#speech.echo(spokenName(e.target));
+    });
+    this.#customerSlot.addEventListener('click', (e) => {
+      const key =
+        e.target instanceof Element
+          ? e.target.closest('[data-testid^="ticket-key-"], [data-testid^="amount-key-"]')
+          : null;
+      if (key) this.#speech.echo(spokenName(key));
+    });
   }
 
   /**

@@ -102,6 +102,18 @@ describe('ScreenSpeech', () => {
     expect(sent.map((e) => e.type === 'SPEECH' && e.command)).toEqual(['repeat', 'stop']);
   });
 
+  it('echoes a key or control when the page speaks, never a masked entry', () => {
+    const s = synthesis();
+    const speech = new ScreenSpeech(() => undefined, s);
+    speech.echo('5');
+    expect(s.spoken).toEqual([]);
+    speech.update(VIEW);
+    speech.echo('5');
+    speech.echo('••••');
+    speech.echo('  ');
+    expect(s.spoken.map((u) => u.text)).toEqual(['Welcome. Pay here.', '5']);
+  });
+
   it('picks the voice of the language and region, else of the language', () => {
     const voices = [voice('en-US'), voice('en-GB'), voice('ar')];
     expect(voiceFor(voices, 'en-GB')?.lang).toBe('en-GB');

@@ -70,6 +70,17 @@ export class ScreenSpeech {
     return true;
   }
 
+  /**
+   * Input echo (EN 301 549 5.1.3): says what the customer just pressed or moved to — a key of the screen keypad, the
+   * control Tab reached — when the page is the one speaking. A text with a masked run (a PIN's dots) is never said.
+   */
+  echo(text: string): void {
+    const speech = this.#speech;
+    const said = text.trim();
+    if (!speech || speech.by !== 'renderer' || said.length === 0 || /[*•●]{2,}/.test(said)) return;
+    this.#say(said, speech);
+  }
+
   #say(text: string, speech: SpeechView): void {
     const synthesis = this.synthesis;
     if (!synthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
@@ -82,6 +93,18 @@ export class ScreenSpeech {
     if (voice) utterance.voice = voice;
     synthesis.speak(utterance);
   }
+}
+
+/**
+ * What a control is called, as a screen reader would say it: its `aria-label`, its label element, else its text. A
+ * password field (a masked entry) is never named by its content.
+ */
+export function spokenName(target: EventTarget | null): string {
+  if (!(target instanceof HTMLElement)) return '';
+  const label = target.getAttribute('aria-label');
+  if (label) return label;
+  if (target instanceof HTMLInputElement) return target.labels?.[0]?.textContent ?? '';
+  return target.textContent ?? '';
 }
 
 /**

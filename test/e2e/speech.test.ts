@@ -45,6 +45,7 @@ interface Recorder {
 
 // The root tsconfig has no DOM library: the page's shapes used here, in this module's scope only.
 declare const window: { __speech: Recorder };
+declare const document: { activeElement: { getAttribute(name: string): string | null } | null };
 
 /** Runs in the page before its scripts: a `speechSynthesis` that records utterances and cancellations. */
 function recordSpeech(): void {
@@ -126,6 +127,24 @@ describe('speech output in the browser', () => {
     await expect
       .poll(() => fake.events.some((e) => e.type === 'SPEECH' && e.command === 'louder'))
       .toBe(true);
+  });
+
+  it('echoes the keys pressed and the control Tab reaches, in accessibility mode', async () => {
+    const { page } = await start();
+    await page.getByTestId('accessibility-button').click();
+    await saidCount(page, 1);
+    await page.getByTestId('action-START').click();
+    await onScreen(page, 'enter-ticket');
+    const n = (await saidCount(page, 2)).length;
+    await page.getByTestId('ticket-key-4').click();
+    expect((await saidCount(page, n + 1)).at(-1)?.text).toBe('4');
+    await page.getByTestId('ticket-key-back').click();
+    expect((await saidCount(page, n + 2)).at(-1)?.text).toBe('Delete last character');
+    await page.keyboard.press('Tab');
+    const focused = await page.evaluate(() => document.activeElement?.getAttribute('data-testid') ?? '');
+    expect(focused).not.toBe('');
+    const said = await saidCount(page, n + 3);
+    expect(said.at(-1)?.text.length).toBeGreaterThan(0);
   });
 
   it('says nothing in normal mode', async () => {

@@ -16,6 +16,7 @@ import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import type { FlowSettings } from './settings.js';
 import type { TransactionResult } from './transaction.js';
 import type { FlowEvent } from './models.js';
+import type { DccOfferSummary } from './effects.js';
 
 /**
  * Model-based tests: @xstate/graph generates the shortest path to every state of each model machine, over the user
@@ -27,13 +28,16 @@ import type { FlowEvent } from './models.js';
  * reversed, no hold, no card read kept.
  */
 
-type Kind = 'meter' | 'meterChosen' | 'kiosk' | 'attended' | 'tapAndGo';
+type Kind = 'meter' | 'meterChosen' | 'meterDcc' | 'kiosk' | 'attended' | 'tapAndGo';
 
 const MACHINES: Record<Kind, AnyStateMachine> = {
   meter: meterMachine,
   // The same machine pre-authorizing the chosen duration (tariff.meterAuthorization: chosen): extensions are
   // incremental authorizations.
   meterChosen: meterMachine,
+  // The meter whose pre-authorizations are converted (DCC indicator 1), asking for the currency again at completion
+  // (dcc.choiceAtCompletion): the card currency, the local currency (a sale, then the reversal) or a cancel.
+  meterDcc: meterMachine,
   kiosk: kioskMachine,
   attended: attendedMachine,
   tapAndGo: tapAndGoMachine,
@@ -67,6 +71,33 @@ const OUTCOMES: TransactionResult[] = [
   { kind: 'unknown', transactionId: 'T', resolved: true },
 ];
 
+/** The offer every converted pre-authorization of `meterDcc` was made against (the fake fills the local side). */
+const OFFER: DccOfferSummary = {
+  offerId: 'offer-1',
+  reconciliationId: 'rec-1',
+  localAmountMinor: 1_200,
+  localCurrency: 'GBP',
+  billingAmountMinor: 1_598,
+  billingCurrency: 'USD',
+  exchangeRate: '1.331838',
+  exchangeRateInverted: false,
+  marginRate: '3.5',
+  rateTimeUtc: '2025-01-06T08:00:00Z',
+  expiresAtUtc: '2025-01-06T08:10:00Z',
+  disclaimer: 'I have chosen to pay in the card currency.',
+};
+
+/**
+ * The outcomes of `meterDcc`: an approval of a pre-authorization is a converted one, for the price of the maximum
+ * stay the meter asks for (as the fake approves it), so that the model and the replay agree on what an extension needs.
+ */
+function outcomesOf(kind: Kind): TransactionResult[] {
+  if (kind !== 'meterDcc') return OUTCOMES;
+  return OUTCOMES.map((o) =>
+    o.kind === 'approved' ? { ...o, authorizedMinor: 1_200, dcc: { indicator: '1', offer: OFFER } } : o,
+  );
+}
+
 const METER_EVENTS: FlowEvent[] = [
   { type: 'START' },
   { type: 'CHOOSE_DURATION', minutes: 60 },
@@ -80,6 +111,11 @@ const METER_EVENTS: FlowEvent[] = [
 const USER_EVENTS: Record<Kind, FlowEvent[]> = {
   meter: METER_EVENTS,
   meterChosen: METER_EVENTS,
+  meterDcc: [
+    ...METER_EVENTS,
+    { type: 'CHOOSE_CURRENCY', currency: 'USD' },
+    { type: 'CHOOSE_CURRENCY', currency: 'GBP' },
+  ],
   kiosk: [
     { type: 'START' },
     { type: 'ENTER_TICKET', ticket: 'T1' },
@@ -132,6 +168,7 @@ function extraEvents(kind: Kind): EventObject[] {
       ] as unknown as EventObject[];
     case 'meter':
     case 'meterChosen':
+    case 'meterDcc':
     case 'attended':
       return [];
   }
@@ -141,6 +178,7 @@ function extraEvents(kind: Kind): EventObject[] {
 const WAITING: Record<Kind, string[]> = {
   meter: ['authorizing', 'incrementing', 'reauthorizing', 'capturing', 'reversing'],
   meterChosen: ['authorizing', 'incrementing', 'reauthorizing', 'capturing', 'reversing'],
+  meterDcc: ['authorizing', 'incrementing', 'reauthorizing', 'capturing', 'reversing', 'payingFeeLocally'],
   kiosk: ['lookingUp', 'paying'],
   attended: ['paying'],
   tapAndGo: [
@@ -161,6 +199,7 @@ const WAITING: Record<Kind, string[]> = {
 const READING: Record<Kind, string[]> = {
   meter: ['authorizing', 'reauthorizing'],
   meterChosen: ['authorizing', 'reauthorizing'],
+  meterDcc: ['authorizing', 'reauthorizing', 'payingFeeLocally'],
   kiosk: ['paying'],
   attended: ['paying'],
   tapAndGo: ['entryVerifying'],
@@ -170,7 +209,19 @@ function settingsFor(kind: Kind): FlowSettings {
   const settings = testSettings(kind === 'attended' ? { catLevel: 6 } : {});
   if (kind === 'meterChosen')
     return { ...settings, tariff: { ...settings.tariff, meterAuthorization: 'chosen' } };
+  if (kind === 'meterDcc')
+    return { ...settings, dcc: { enabled: true, processorFamily: 'A', choiceAtCompletion: true } };
   return settings;
+}
+
+/**
+ * The parking clock the model reads. `meterDcc` needs a fee at the end of every session (the choice is only asked
+ * for a fee): its clock moves 20 minutes, beyond the grace period, each time the meter reads it.
+ */
+function parkingClock(kind: Kind, fake: FakeTerminal): { now(): number } {
+  if (kind !== 'meterDcc') return fake.clock;
+  let t = fake.clock.now();
+  return { now: () => (t += 20 * 60_000) };
 }
 
 /** The service of the transaction the snapshot waits on, if any. */
@@ -197,14 +248,16 @@ function pathsOf(kind: Kind) {
   const fake = new FakeTerminal();
   const events = (snapshot: AnyMachineSnapshot) => [
     ...USER_EVENTS[kind],
-    ...OUTCOMES.filter((o) => possibleOutcome(kind, snapshot, o)).map((output) => ({
-      type: DONE_TRANSACTION,
-      output,
-    })),
+    ...outcomesOf(kind)
+      .filter((o) => possibleOutcome(kind, snapshot, o))
+      .map((output) => ({
+        type: DONE_TRANSACTION,
+        output,
+      })),
     ...extraEvents(kind),
   ];
   return getShortestPaths(MACHINES[kind], {
-    input: { settings: settingsFor(kind), clock: fake.clock },
+    input: { settings: settingsFor(kind), clock: parkingClock(kind, fake) },
     events,
     // Distinguish states by why they were reached, so that every outcome into a state gets its own path.
     serializeState: (snapshot: AnyMachineSnapshot) => {
@@ -213,8 +266,17 @@ function pathsOf(kind: Kind) {
         paidMinutes?: number;
         holds?: unknown[];
         mode?: string;
+        uncollectedMinor?: number;
       };
-      return JSON.stringify([snapshot.value, c.reason, c.paidMinutes, c.holds?.length, c.mode]);
+      // meterDcc: a fee not collected at completion is its own way to the same state.
+      return JSON.stringify([
+        snapshot.value,
+        c.reason,
+        c.paidMinutes,
+        c.holds?.length,
+        c.mode,
+        c.uncollectedMinor ?? 0,
+      ]);
     },
   } as never);
 }
@@ -238,6 +300,16 @@ function scriptOutcome(fake: FakeTerminal, outcome: TransactionResult): void {
       fake.reads.push('CARD_ERROR');
       return;
   }
+}
+
+/** The transaction waits on its own currency choice (an offer on screen). */
+function offerShown(actor: AnyActorRef): boolean {
+  const children = (actor.getSnapshot() as AnyMachineSnapshot).children as Record<
+    string,
+    AnyActorRef | undefined
+  >;
+  const child = children['transaction']?.getSnapshot() as { value?: unknown } | undefined;
+  return child?.value === 'choosingCurrency';
 }
 
 function awaitingResolution(actor: AnyActorRef): boolean {
@@ -282,9 +354,11 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     fake.clock.increment(STAY_MS);
   }
   if (kind === 'kiosk') fake.tickets.set('T1', fake.clock.now() - 95 * 60_000);
-  const machine = (kind === 'meterChosen' ? provideFlowEffects.meter : provideFlowEffects[kind])(fake);
+  const machine = (
+    kind === 'meterChosen' || kind === 'meterDcc' ? provideFlowEffects.meter : provideFlowEffects[kind]
+  )(fake);
   const actor = createActor(machine, {
-    input: { settings, clock: fake.clock },
+    input: { settings, clock: parkingClock(kind, fake) },
     clock: fake.clock,
   }) as AnyActorRef;
   actor.start();
@@ -305,6 +379,9 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
       if (e.type === DONE_TRANSACTION) following.push((e as unknown as { output: TransactionResult }).output);
     }
     for (const outcome of following) scriptOutcome(fake, outcome);
+    // A converted approval: the gateway offers, and the customer chooses the card's currency on the offer screen.
+    const converted = following.some((o) => o.kind === 'approved' && o.dcc?.indicator === '1');
+    if (converted) fake.offers.push(OFFER);
     const cancelAfter = following[0]?.kind === 'cancelled';
     const unknown = following.some((o) => o.kind === 'unknown');
     if (next?.type === 'xstate.done.actor.lookupTicket') {
@@ -313,6 +390,11 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     }
     actor.send(event);
     await settle();
+    if (converted && offerShown(actor)) {
+      actor.send({ type: 'CHOOSE_CURRENCY', currency: OFFER.billingCurrency });
+      await settle();
+    }
+    fake.offers.length = 0;
     if (cancelAfter) {
       actor.send({ type: 'CANCEL' });
       await settle();
@@ -324,6 +406,7 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     fake.nextKinds.length = 0;
     // Outcomes scripted for an original that this path did not use must not leak into the next step.
     for (const key of Object.keys(fake.outcomes)) delete fake.outcomes[key as keyof typeof fake.outcomes];
+    fake.reads.length = 0;
   }
   return { fake, actor, snapshot: actor.getSnapshot() as AnyMachineSnapshot };
 }
@@ -346,9 +429,12 @@ async function finish(kind: Kind, fake: FakeTerminal, actor: AnyActorRef): Promi
       }
   };
   await dismiss();
+  // A currency choice at completion dismissed with CANCEL goes on to a result screen: dismiss that too.
+  await dismiss();
   if (snapshot().matches('session')) {
     actor.send({ type: 'END_SESSION' });
     await settle();
+    await dismiss();
     await dismiss();
   }
   if (kind === 'tapAndGo') {
@@ -379,6 +465,13 @@ describe('model-based paths through each model machine', () => {
     it(`${kind}: every generated path ends where the model says and leaves a balanced ledger`, async () => {
       const paths = pathsOf(kind);
       expect(paths.length).toBeGreaterThan(5);
+      if (kind === 'meterDcc') {
+        // The choice at completion and each of its ways on are among the generated paths.
+        const reached = new Set(paths.map((p) => String(p.state.value)));
+        expect([...reached]).toEqual(expect.arrayContaining(['choosingFeeCurrency', 'payingFeeLocally']));
+        const reasons = new Set(paths.map((p) => (p.state.context as { reason?: string }).reason));
+        expect([...reasons]).toContain('FEE_NOT_COLLECTED');
+      }
       const ending = paths.filter((p) => !WAITING[kind].includes(String(p.state.value)));
       expect(ending.length).toBeGreaterThan(3);
       for (const path of ending) {

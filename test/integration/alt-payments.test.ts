@@ -131,4 +131,25 @@ describe('alternative-method sales through the embedded sandbox', () => {
       expect(result.ledger.consistency.ok).toBe(true);
     },
   );
+
+  it('an AP refund whose answer is lost is voided by recovery (timeout void by its transactionId), never resent', async () => {
+    const w = await world();
+    const host = await w.host();
+    const sale = await host.altPayments.start(1, { code: 'TICKET-44', amountMinor: 1000, customer });
+    await pay(sale.paymentUrl ?? '');
+    w.advance(60 * MINUTE);
+    await host.altPayments.runDue();
+    w.sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/refunds', method: 'POST' }]);
+    const refund = await host.altPayments.refund(sale.id, 400);
+    expect(refund.state).toBe('in-flight');
+    await host.settle(30_000);
+    const after = host.altPayments.get(sale.id);
+    expect(after?.refunds.map((r) => r.state)).toEqual(['voided']);
+    expect(after?.refundableMinor).toBe(1000);
+    const kinds = w.sandbox.ledger().transactions.map((t) => t.kind);
+    expect(kinds.filter((k) => k === 'refund')).toHaveLength(1);
+    expect(kinds).toContain('timeout-void');
+    expect(w.saleAt(sale.gatewayId)?.amounts.refunded).toBe(0);
+    expect(w.sandbox.consistency({ requireResolved: true }).ok).toBe(true);
+  });
 });

@@ -16,6 +16,7 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   emv: () => import('./emv.js'),
   queue: () => import('./queue.js'),
   audit: () => import('./audit.js'),
+  links: () => import('./links.js'),
   altpay: () => import('./altpay.js'),
   sandbox: () => import('./sandbox.js'),
   certify: () => import('./certify.js'),

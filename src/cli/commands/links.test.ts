@@ -1,0 +1,123 @@
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import { AuditStore, openJournal, PaymentLinkStore } from '../../journal/index.js';
+import { startSandbox, type Sandbox } from '../../sandbox/index.js';
+import { createSignedClient } from '../../sandbox/testing/signed-client.js';
+import { main } from '../main.js';
+
+let sandbox: Sandbox;
+beforeAll(async () => {
+  sandbox = await startSandbox({ port: 0 });
+});
+afterAll(() => sandbox.close());
+
+function terminalDir(): string {
+  const dir = mkdtempSync(join(tmpdir(), 'links-cli-'));
+  writeFileSync(join(dir, 'terminal.json'), JSON.stringify({ journal: { path: 'var/j.db' } }));
+  return dir;
+}
+
+async function run(dir: string, args: string[]): Promise<{ code: number; out: Record<string, unknown> }> {
+  const stdout = new PassThrough();
+  let text = '';
+  stdout.on('data', (c: Buffer) => (text += c.toString()));
+  const code = await main(['links', ...args, '--config', 'terminal.json', '--gateway', sandbox.url], {
+    stdout,
+    stderr: new PassThrough(),
+    cwd: dir,
+    signal: new AbortController().signal,
+  });
+  return { code, out: JSON.parse(text) as Record<string, unknown> };
+}
+
+async function createLink(id: string): Promise<void> {
+  const created = await createSignedClient(sandbox.url).send('POST', '/ipl/v2/payment-links', {
+    processingInformation: { linkType: 'PURCHASE' },
+    purchaseInformation: { purchaseNumber: id },
+    orderInformation: {
+      amountDetails: { currency: 'GBP', totalAmount: '4.50' },
+      lineItems: [{ productName: 'Parking', unitPrice: '4.50', productSku: 'ZONE-A' }],
+    },
+  });
+  expect(created.status).toBe(201);
+}
+
+beforeEach(() => sandbox.reset());
+
+describe('parking-terminal links', () => {
+  it('lists the links a page at a time with offset and limit', async () => {
+    for (const id of ['L-1', 'L-2', 'L-3']) await createLink(id);
+    const dir = terminalDir();
+    const first = await run(dir, ['list', '--limit', '2', '--json']);
+    expect(first.code).toBe(0);
+    expect(first.out).toMatchObject({ offset: 0, limit: 2, totalLinks: 3, next: { offset: 2, limit: 2 } });
+    expect((first.out.links as Array<{ id: string }>).map((l) => l.id)).toEqual(['L-1', 'L-2']);
+    const second = await run(dir, ['list', '--offset', '2', '--limit', '2']);
+    expect((second.out.links as Array<{ id: string }>).map((l) => l.id)).toEqual(['L-3']);
+    expect(second.out.next).toBeUndefined();
+    expect(second.out.links).toEqual([
+      expect.objectContaining({
+        status: 'ACTIVE',
+        amountMinor: 450,
+        currency: 'GBP',
+        url: `${sandbox.url}/pay/L-3`,
+      }),
+    ]);
+  });
+
+  it('deactivates and reactivates a link, keeping its fields, and records both in the audit log', async () => {
+    await createLink('L-9');
+    const dir = terminalDir();
+    // The terminal created L-9: its journal knows it.
+    const journal = openJournal(join(dir, 'var/j.db'));
+    const store = new PaymentLinkStore(journal);
+    store.begin({
+      linkId: 'L-9',
+      reference: 'T-9',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: 1,
+    });
+    store.activated('L-9', `${sandbox.url}/pay/L-9`);
+    journal.close();
+
+    const off = await run(dir, ['deactivate', 'L-9']);
+    expect(off.code).toBe(0);
+    expect(off.out.link).toMatchObject({
+      id: 'L-9',
+      status: 'INACTIVE',
+      terminal: { state: 'deactivated', closeReason: 'operator', reference: 'T-9' },
+    });
+    const shown = await run(dir, ['show', 'L-9']);
+    expect(shown.out.link).toMatchObject({
+      status: 'INACTIVE',
+      lineItems: [expect.objectContaining({ productName: 'Parking', productSku: 'ZONE-A' })],
+    });
+    const on = await run(dir, ['reactivate', 'L-9']);
+    expect(on.out.link).toMatchObject({ status: 'ACTIVE', terminal: { state: 'active' } });
+
+    const check = openJournal(join(dir, 'var/j.db'));
+    const records = new AuditStore(check).list();
+    check.close();
+    expect(records.map((r) => `${r.actor}:${r.action}:${r.subject ?? ''}:${r.result}`)).toEqual([
+      'operator:link-deactivate:L-9:ok',
+      'operator:link-reactivate:L-9:ok',
+    ]);
+  });
+
+  it('answers exit 1 with an error document for an unknown link, exit 2 for bad input', async () => {
+    const dir = terminalDir();
+    const missing = await run(dir, ['show', 'NOPE']);
+    expect(missing).toMatchObject({ code: 1, out: { error: { code: 'LINK_NOT_FOUND' } } });
+    expect((await run(dir, ['deactivate'])).code).toBe(2);
+    expect((await run(dir, ['list', '--limit', '1001'])).out).toMatchObject({
+      error: { code: 'BAD_ARGUMENTS' },
+    });
+    expect((await run(dir, ['show', 'a/b'])).code).toBe(2);
+    expect((await run(dir, ['list', '--status', 'PAID'])).code).toBe(2);
+  });
+});

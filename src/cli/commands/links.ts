@@ -1,0 +1,252 @@
+import { existsSync } from 'node:fs';
+import { resolve } from 'node:path';
+import { loadConfig, type Config } from '../../config/index.js';
+import {
+  createGatewayClient,
+  GatewayError,
+  MAX_LIST_LIMIT,
+  statusUpdateOf,
+  type GatewayClient,
+  type PaymentLink,
+} from '../../gateway/index.js';
+import { gatewayAuthFromConfig } from '../../host/gateway-adapters.js';
+import {
+  AuditStore,
+  openJournal,
+  PaymentLinkStore,
+  type SqliteJournal,
+  type StoredLink,
+} from '../../journal/index.js';
+import { createLogger, silentLogger, type Logger } from '../../log/index.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_FINDINGS, EXIT_OK, printError, printJson, UsageError, type Command } from '../output.js';
+
+const DEFAULT_LIMIT = 100;
+
+const USAGE = `parking-terminal links list [--offset N] [--limit N] [--status ACTIVE|INACTIVE] [--json] [--config FILE] [--gateway URL]
+parking-terminal links show ID [--json] [--config FILE] [--gateway URL]
+parking-terminal links deactivate ID [--json] [--config FILE] [--gateway URL]
+parking-terminal links reactivate ID [--json] [--config FILE] [--gateway URL]
+  payment links of the merchant at the gateway (spec 000), with the terminal's own record of the links it created
+  list          one page of the gateway's list (offset/limit paging, limit 1…${MAX_LIST_LIMIT}, default ${DEFAULT_LIMIT}):
+                {"offset", "limit", "totalLinks", "next": {offset, limit}?, "links": [{id, status, linkType,
+                purchaseNumber, amountMinor, currency, createdDate, url?, terminal?}]}
+  show ID       one link: {"link": {…, lineItems, terminal?}}; terminal = the journal's record (state, reference,
+                purpose, closeReason, paymentId, watchUntil) when this terminal created it
+  deactivate ID set the link INACTIVE (every field repeated, spec 000); recorded in the audit log
+  reactivate ID set it ACTIVE again; a link of this terminal is watched again by the running terminal (its
+                sweep) for links.waitSeconds; recorded in the audit log
+  --json        JSON output (the default: every diagnostic command prints one JSON document)
+  --config FILE configuration (JSON or YAML); embedded defaults otherwise
+  --gateway URL base URL of the gateway (default gateway.baseUrl; required with the embedded sandbox, which lives
+                inside the running terminal — give the standalone sandbox's URL)
+  exit 0 ok, 1 the gateway refused or failed (error document), 2 bad input`;
+
+/** What `links` needs of the gateway; `close` releases it (injected by tests). */
+export type ConnectLinks = (
+  config: Config,
+  options: { baseUrl: string; logger: Logger; cwd: string },
+) => Pick<GatewayClient, 'paymentLinks' | 'close'>;
+
+const connectGateway: ConnectLinks = (config, { baseUrl, logger, cwd }) =>
+  createGatewayClient({
+    baseUrl,
+    merchantId: config.gateway.merchantId,
+    auth: gatewayAuthFromConfig(config, { baseUrl, cwd, logger }).authenticator,
+    timeouts: config.gateway.timeouts,
+    retry: config.gateway.retry,
+    logger,
+  });
+
+function wholeNumber(
+  value: string | undefined,
+  option: string,
+  min: number,
+  max: number,
+  fallback: number,
+): number {
+  if (value === undefined) return fallback;
+  const n = /^\d+$/.test(value) ? Number(value) : NaN;
+  if (!Number.isSafeInteger(n) || n < min || n > max)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `${option} takes a whole number from ${min} to ${max}, got "${value}"`,
+    );
+  return n;
+}
+
+function terminalRecord(link: StoredLink | undefined): Record<string, unknown> | undefined {
+  if (link === undefined) return undefined;
+  return {
+    state: link.state,
+    reference: link.reference,
+    purpose: link.purpose,
+    ...(link.closeReason !== undefined ? { closeReason: link.closeReason } : {}),
+    gatewayInactive: link.gatewayInactive,
+    ...(link.paymentId !== undefined ? { paymentId: link.paymentId } : {}),
+    watchUntil: new Date(link.watchUntilMs).toISOString(),
+    createdAt: new Date(link.createdAtMs).toISOString(),
+    ...(link.lastError !== undefined ? { lastError: link.lastError } : {}),
+  };
+}
+
+function linkJson(link: PaymentLink, mine: StoredLink | undefined, full: boolean): Record<string, unknown> {
+  const terminal = terminalRecord(mine);
+  return {
+    id: link.id,
+    status: link.status,
+    ...(link.linkType !== undefined ? { linkType: link.linkType } : {}),
+    ...(link.purchaseNumber !== undefined ? { purchaseNumber: link.purchaseNumber } : {}),
+    ...(link.totalAmountMinor !== undefined ? { amountMinor: link.totalAmountMinor } : {}),
+    ...(link.currency !== undefined ? { currency: link.currency } : {}),
+    ...(link.createdDate !== undefined ? { createdDate: link.createdDate } : {}),
+    ...(link.paymentLink !== undefined ? { url: link.paymentLink } : {}),
+    ...(full ? { lineItems: link.lineItems } : {}),
+    ...(terminal !== undefined ? { terminal } : {}),
+  };
+}
+
+/** The error document of a gateway failure (exit 1); other errors go up (exit 2 by main). */
+function gatewayFailure(io: Parameters<Command['run']>[1], e: unknown): number {
+  if (!(e instanceof GatewayError)) throw e;
+  const code = e.code === 'GW_NOT_FOUND' ? 'LINK_NOT_FOUND' : e.code;
+  printError(io, code, e.message, {
+    ...(e.httpStatus !== undefined ? { httpStatus: e.httpStatus } : {}),
+    ...('field' in e && typeof e.field === 'string' ? { field: e.field } : {}),
+  });
+  return EXIT_FINDINGS;
+}
+
+/** `parking-terminal links list|show|deactivate|reactivate`, with the gateway connection injectable. */
+export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => Date } = {}): Command {
+  const connect = deps.connect ?? connectGateway;
+  return {
+    name: 'links',
+    summary: 'payment links: list (offset/limit paging), show, deactivate, reactivate',
+    usage: USAGE,
+    async run(args, io) {
+      const { values, positionals } = parseCommandArgs(args, {
+        config: { type: 'string' },
+        gateway: { type: 'string' },
+        offset: { type: 'string' },
+        limit: { type: 'string' },
+        status: { type: 'string' },
+        json: { type: 'boolean' },
+      });
+      const [action, id, ...extra] = positionals;
+      const needsId = action === 'show' || action === 'deactivate' || action === 'reactivate';
+      if (
+        extra.length > 0 ||
+        !(action === 'list' || needsId) ||
+        (needsId ? id === undefined : id !== undefined)
+      )
+        throw new UsageError(
+          'BAD_ARGUMENTS',
+          'usage: links list | links show|deactivate|reactivate ID (see links --help)',
+        );
+      if (id !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(id))
+        throw new UsageError('BAD_ARGUMENTS', 'a payment link id is 1–64 letters, digits, . _ or -');
+      if (action !== 'list' && (values.offset ?? values.limit ?? values.status) !== undefined)
+        throw new UsageError('BAD_ARGUMENTS', '--offset, --limit and --status apply to links list');
+      const offset = wholeNumber(values.offset, '--offset', 0, Number.MAX_SAFE_INTEGER, 0);
+      const limit = wholeNumber(values.limit, '--limit', 1, MAX_LIST_LIMIT, DEFAULT_LIMIT);
+      const status = values.status;
+      if (status !== undefined && status !== 'ACTIVE' && status !== 'INACTIVE')
+        throw new UsageError('BAD_ARGUMENTS', `--status takes ACTIVE or INACTIVE, got "${status}"`);
+
+      const config = loadConfig(values.config ? resolve(io.cwd, values.config) : undefined);
+      const baseUrl =
+        values.gateway ?? (config.gateway.kind === 'remote' ? config.gateway.baseUrl : undefined);
+      if (baseUrl === undefined)
+        throw new UsageError(
+          'LINKS_NO_GATEWAY',
+          'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
+        );
+      if (!URL.canParse(baseUrl))
+        throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
+      const logger = config.log.file
+        ? createLogger({ level: config.log.level, destination: config.log.file })
+        : silentLogger();
+      const now = deps.now ?? (() => new Date());
+      const journalPath = resolve(io.cwd, config.journal.path);
+      // The terminal's own record; never created here when the terminal has not run yet.
+      const journal: SqliteJournal | undefined = existsSync(journalPath)
+        ? openJournal(journalPath, { now })
+        : undefined;
+      const store = journal ? new PaymentLinkStore(journal) : undefined;
+      const gateway = connect(config, { baseUrl, logger, cwd: io.cwd });
+      try {
+        if (action === 'list') {
+          try {
+            const page = await gateway.paymentLinks.list({
+              offset,
+              limit,
+              ...(status !== undefined ? { status } : {}),
+            });
+            printJson(io, {
+              offset,
+              limit,
+              ...(page.totalLinks !== undefined ? { totalLinks: page.totalLinks } : {}),
+              ...(page.next !== undefined ? { next: page.next } : {}),
+              links: page.links.map((l) => linkJson(l, store?.get(l.id), false)),
+            });
+            return EXIT_OK;
+          } catch (e) {
+            return gatewayFailure(io, e);
+          }
+        }
+        const linkId = id ?? '';
+        if (action === 'show') {
+          try {
+            printJson(io, {
+              link: linkJson(await gateway.paymentLinks.get(linkId), store?.get(linkId), true),
+            });
+            return EXIT_OK;
+          } catch (e) {
+            return gatewayFailure(io, e);
+          }
+        }
+        const target = action === 'deactivate' ? 'INACTIVE' : 'ACTIVE';
+        const audit = journal ? new AuditStore(journal) : undefined;
+        const mine = store?.get(linkId);
+        try {
+          if (target === 'INACTIVE' && mine && !mine.gatewayInactive) store?.closing(linkId, 'operator');
+          const current = await gateway.paymentLinks.get(linkId);
+          const updated =
+            current.status === target
+              ? current
+              : await gateway.paymentLinks.update(linkId, statusUpdateOf(current, target));
+          if (mine && store) {
+            if (target === 'INACTIVE') store.deactivated(linkId);
+            else store.reactivated(linkId, now().getTime() + config.links.waitSeconds * 1000);
+          }
+          audit?.append({
+            actor: 'operator',
+            action: target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate',
+            subject: linkId,
+            result: 'ok',
+            code: target === 'INACTIVE' ? 'operator' : 'ACTIVE',
+            details: { terminalLink: mine !== undefined, wasStatus: current.status },
+          });
+          printJson(io, { link: linkJson(updated, store?.get(linkId), true) });
+          return EXIT_OK;
+        } catch (e) {
+          if (e instanceof GatewayError)
+            audit?.append({
+              actor: 'operator',
+              action: target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate',
+              subject: linkId,
+              result: e.code === 'GW_NOT_FOUND' || e.code === 'LINK_PERSONAL_DATA' ? 'refused' : 'failed',
+              code: e.code,
+            });
+          return gatewayFailure(io, e);
+        }
+      } finally {
+        await gateway.close();
+        journal?.close();
+      }
+    },
+  };
+}
+
+export default createLinksCommand();

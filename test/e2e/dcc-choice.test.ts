@@ -465,6 +465,71 @@ describe('the currency choice screen follows the card networks presentation rule
     expect(await asked('tap-and-go')).toEqual({ offers: 0, screen: 'session' });
     expect(await asked('meter')).toEqual({ offers: 1, screen: 'choose-currency' });
   });
+
+  it("draws the real meter host's choice again at completion by the same rules, in normal and accessibility mode", async () => {
+    // A meter pricing in EUR with dcc.choiceAtCompletion; the simulator's N2 card is billed in JPY. The hold is
+    // converted at the pre-authorization; after 45 minutes the fee is offered again at the authorization's rate.
+    let offsetMs = 0;
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: {
+          model: 'meter',
+          currency: 'EUR',
+          country: 'DE',
+          countryNumeric: '276',
+          timezone: 'Europe/Berlin',
+        },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 20 } },
+        dcc: { choiceAtCompletion: true },
+      }),
+      {
+        logger: silentLogger(),
+        cwd: mkdtempSync(join(tmpdir(), 'pt-dcc-completion-e2e-')),
+        parkingClock: { now: () => Date.now() + offsetMs },
+      },
+    );
+    const bridge = await startBridge(host, { port: 0, staticDir });
+    const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+    try {
+      await until(host, ['idle']);
+      await sendOk(host, { type: 'START' });
+      await sendOk(host, { type: 'CHOOSE_DURATION', minutes: 120 });
+      await sendOk(host, { type: 'CONFIRM' });
+      await until(host, ['choose-currency']);
+      await sendOk(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+      await until(host, ['session']);
+      offsetMs = 45 * 60_000;
+      await sendOk(host, { type: 'END_SESSION' });
+      const view = (await until(host, ['choose-currency'])).customer;
+      const page = await context.newPage();
+      page.setDefaultTimeout(15_000);
+      expect((await page.goto(bridge.url))?.status()).toBe(200);
+      for (const mode of MODES) {
+        if (mode === 'accessibility') await sendOk(host, { type: 'SET_ACCESSIBILITY', on: true });
+        await page.locator('[data-testid="customer"][data-screen="choose-currency"]').waitFor();
+        if (mode === 'accessibility') await page.locator('html.accessible').waitFor();
+        const screen = await measure(page);
+        expect(screen.title).toBe('Select currency');
+        expect(screen.options.map((o) => o.testId)).toEqual(['dcc-option-EUR', 'dcc-option-JPY']);
+        expect(screen.options.map((o) => o.amount.text)).toEqual([view.dcc!.local.text, view.dcc!.card.text]);
+        const [local, card] = screen.options;
+        expect(card!.style).toEqual(local!.style);
+        expect(card!.amount.style.fontSize).toBe(local!.amount.style.fontSize);
+        expect(local!.marks).toEqual({});
+        expect(screen.focused === 'dcc-option-EUR' || screen.focused === 'dcc-option-JPY').toBe(false);
+        expect(screen.rate?.text).toBe(view.dcc!.rate);
+        expect(screen.rate?.next).toBe('dcc-markup');
+        expect(screen.markup!.rect.top - screen.rate!.rect.bottom).toBeLessThanOrEqual(8);
+        expect(screen.disclaimer?.textContent).toBe(view.dcc!.disclaimer);
+        // The gateway's disclaimer is shown as sent, whatever its words; the terminal's own words never promote.
+        expect(screen.text.replace(view.dcc!.disclaimer, '')).not.toMatch(PROMOTING);
+      }
+    } finally {
+      await context.close();
+      await bridge.close();
+      await host.close();
+    }
+  });
 });
 
 async function sendOk(host: TerminalHost, event: Parameters<TerminalHost['send']>[0]): Promise<void> {

@@ -1,4 +1,4 @@
-import type { Browser, Page } from 'playwright-core';
+import type { Browser, Locator, Page } from 'playwright-core';
 import type { ConfigInput } from '../../src/config/index.js';
 import { installWatchers } from './page-scripts.js';
 import { HELD_SCREENS, ScreenGate } from './screen-gate.js';
@@ -142,43 +142,44 @@ export class CustomerWalk {
    * `screen` itself as `step` (unless `visit` is false).
    */
   async reach(screen: string, step = screen, visit = true): Promise<void> {
-    for (;;) {
-      const held = await this.#next(screen);
-      if (held === undefined) break;
-      await this.#settledHeld(held);
-      await this.#visit(held);
-      this.gate.release();
-      if (held === screen) return;
+    if (HELD_SCREENS.includes(screen)) {
+      // A held screen is visited as it is held; the ones before it too.
+      while ((await this.#visitHeld(await this.gate.holding())) !== screen);
+      return;
     }
+    await this.#follow(this.page.locator(customerOn(screen)));
     await this.#settled(screen);
     if (visit) await this.#visit(screen, step);
   }
 
-  /** The held screen the terminal moves to next, or undefined once `screen` (not a held one) is shown. */
-  async #next(screen: string): Promise<string | undefined> {
-    if (this.gate.held !== undefined) return this.gate.held;
-    if (HELD_SCREENS.includes(screen)) return this.gate.holding();
-    const shown = this.page
-      .locator(customerOn(screen))
-      .waitFor()
-      .then(() => undefined);
-    const held = this.gate.holding();
-    const first = await Promise.race([shown, held]);
-    // The losing wait ends on its own (at its time limit when nothing comes): its failure is nobody's.
-    shown.catch(() => undefined);
-    return first ?? this.gate.held;
-  }
-
-  /** A held screen: shown, and the page's answer to the last press in, unless the gate holds the answer itself. */
-  async #settledHeld(screen: string): Promise<void> {
-    await this.page.locator(customerOn(screen)).waitFor();
-  }
-
-  /** Waits for a change on the screen shown (e.g. a new "paid until" time), then visits it as `step`. */
+  /** Waits for a change on the screen (e.g. a new "paid until" time), held screens visited on the way; visits it. */
   async changed(screen: string, testId: string, before: string, step: string): Promise<void> {
-    await this.page.getByTestId(testId).filter({ hasNotText: before }).waitFor();
+    await this.#follow(this.page.getByTestId(testId).filter({ hasNotText: before }));
     await this.#settled(screen);
     await this.#visit(screen, step);
+  }
+
+  /** Visits and releases every screen the gate holds until `until` is on the page. */
+  async #follow(until: Locator): Promise<void> {
+    for (;;) {
+      if (this.gate.held !== undefined) {
+        await this.#visitHeld(this.gate.held);
+        continue;
+      }
+      const shown = until.waitFor().then(() => undefined);
+      const held = await Promise.race([shown, this.gate.holding()]);
+      // The losing wait ends on its own (at its time limit when nothing comes): its failure is nobody's.
+      shown.catch(() => undefined);
+      if (held === undefined && this.gate.held === undefined) return;
+    }
+  }
+
+  /** Visits the held screen, once the page shows it, and lets the terminal's next messages through. */
+  async #visitHeld(screen: string): Promise<string> {
+    await this.page.locator(customerOn(screen)).waitFor();
+    await this.#visit(screen);
+    this.gate.release();
+    return screen;
   }
 
   /** Operator mode (Ctrl+Alt+O and the PIN) puts the terminal out of service, or back in service. */

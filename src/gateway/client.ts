@@ -121,6 +121,8 @@ export interface GatewayClient {
   };
   /**
    * Status of an alternative-method payment (`POST /pts/v2/refresh-payment-status/{id}`); retried: it is a read.
+   * A retry is a second check inside spec 001's 60-minute interval: polling code uses `alternativeMethods.status`,
+   * which is sent once.
    * @throws GatewayError when no usable answer arrives.
    */
   paymentStatus(

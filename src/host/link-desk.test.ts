@@ -84,6 +84,7 @@ function makeDesk(waitMs = 60_000): LinkDesk {
     pollMs: 60_000,
     productName: 'Parking',
     partner: { developerId: '12345678', solutionId: 'PARKTERM' },
+    notificationsReceived: true,
   });
 }
 
@@ -238,6 +239,15 @@ describe('LinkDesk', () => {
     // Still watched: a payment after the restart settles it.
     desk.notify(paid('A'));
     expect(desk.get('A')?.state).toBe('paid');
+  });
+
+  it('ends every wait when the terminal stops, and is no longer available', async () => {
+    expect(desk.available).toBe(true);
+    const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    const waiting = desk.watch(view.linkId);
+    desk.stop();
+    expect(await waiting).toMatchObject({ state: 'active' });
+    expect(desk.available).toBe(false);
   });
 
   it('makes purchase numbers from references that fit a link id', () => {

@@ -93,6 +93,11 @@ export interface LinkDeskDeps {
   /** The line item's product name (`links.productName`). */
   productName: string;
   partner: { developerId: string; solutionId: string };
+  /**
+   * Whether the terminal can learn that a link was paid (a notification listener or relay runs). Without one the API
+   * alone cannot tell (a link's status says nothing of its payments): the screens should not offer pay by phone.
+   */
+  notificationsReceived: boolean;
 }
 
 /** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
@@ -169,6 +174,11 @@ export class LinkDesk {
   private closed = false;
 
   constructor(private readonly deps: LinkDeskDeps) {}
+
+  /** Whether pay by phone can be offered: the terminal receives payment notifications and is not closing. */
+  get available(): boolean {
+    return this.deps.notificationsReceived && !this.closed;
+  }
 
   /**
    * Creates the link for a fee and starts waiting for its payment. The request is checked (required fields and the
@@ -354,6 +364,12 @@ export class LinkDesk {
     if (this.sweepTimer) clearInterval(this.sweepTimer);
     for (const t of this.deadlines.values()) clearTimeout(t);
     this.deadlines.clear();
+    // Nobody waits past the terminal's end: each wait ends with the link as it stands (recovered at the next start).
+    for (const [linkId, list] of this.waiters) {
+      const view = this.get(linkId);
+      if (view) for (const w of list) w(view);
+    }
+    this.waiters.clear();
   }
 
   /** One pass over the open links (the sweep; tests). */

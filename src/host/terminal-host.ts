@@ -287,6 +287,7 @@ export class TerminalHost implements TerminalApi {
       pollMs: config.links.pollSeconds * 1000,
       productName: config.links.productName,
       partner: config.terminal.partner,
+      notificationsReceived: opened.linkNotifications !== undefined || opened.linkRelay !== undefined,
     });
     this.receipts = new ReceiptDesk(config, logger.child({ component: 'printer' }));
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.
@@ -441,7 +442,14 @@ export class TerminalHost implements TerminalApi {
       let deliver: (n: LinkPaymentNotification) => void = () => {
         throw new Error('the terminal is starting');
       };
-      const listen = config.links.notifications.listen;
+      // With the embedded sandbox and nothing configured, a listener on a free local port: pay by phone works out of
+      // the box (the sandbox is told where to send).
+      const embedded = !options.gatewayUrlOverride && config.gateway.kind === 'sandbox';
+      const listen =
+        config.links.notifications.listen ??
+        (embedded && !config.links.notifications.relay
+          ? { host: '127.0.0.1', port: 0, path: '/payment-links/notifications' }
+          : undefined);
       if (listen) {
         opened.linkNotifications = await LinkNotificationListener.start({
           ...listen,

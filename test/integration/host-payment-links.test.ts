@@ -78,7 +78,9 @@ async function host(
 
 describe('pay by phone with a payment link, through the embedded sandbox', () => {
   it('creates the link, is paid on the hosted page, learns it from the signed notification and deactivates the link', async () => {
-    const { h } = await host({ links: { notifications: { listen: { port: 0 } } } });
+    // No links configuration: with the embedded sandbox the terminal listens on a free local port by itself.
+    const { h } = await host({});
+    expect(h.links.available).toBe(true);
     const view = await h.links.createForFee({
       reference: 'T-202611241305',
       amountMinor: 450,
@@ -191,6 +193,8 @@ describe('payment links across a restart', () => {
     });
     open.push(sandbox);
     const config: ConfigInput = { links: { notifications: { listen: { port } } } };
+    // Against a gateway of its own, the terminal receives notifications only where configured.
+    expect((await host({}, { gatewayUrlOverride: sandbox.url })).h.links.available).toBe(false);
     const first = await host(config, { gatewayUrlOverride: sandbox.url });
     const view = await first.h.links.createForFee({ reference: 'S-77', amountMinor: 600, currency: 'GBP' });
     const expired = await first.h.links.createForFee({

@@ -22,6 +22,7 @@ import {
 } from '../journal/alt-sales.js';
 import type { JournalEntry, JournaledSender, SqliteJournal } from '../journal/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
+import type { AuditTrail } from './audit-trail.js';
 
 /**
  * Redirect-based alternative methods at the terminal (spec 001; issue 14 item 5): the host-level API the kiosk's
@@ -138,6 +139,8 @@ export interface AltPaymentDeskOptions {
   resolveUnknown?: (entryId: number) => void;
   logger?: Logger;
   timers?: DeskTimers;
+  /** Where refunds are recorded (the operator's audit log): amounts and ids only, never the customer. */
+  audit?: Pick<AuditTrail, 'record'>;
 }
 
 const REFUND_STANDS: ReadonlySet<AltRefundView['state']> = new Set([
@@ -277,7 +280,25 @@ export class AltPaymentDesk {
    * @throws AltPaymentError ALT_NOT_FOUND, ALT_NOT_REFUNDABLE, ALT_BAD_AMOUNT, ALT_REFUND_ABOVE_SETTLED.
    */
   refund(id: number, amountMinor?: number): Promise<AltRefundView> {
-    const run = this.refundQueue.then(() => this.refundNow(id, amountMinor));
+    const run = this.refundQueue
+      .then(() => this.refundNow(id, amountMinor))
+      .then(
+        (refund) => {
+          const ok = refund.state === 'accepted' || refund.state === 'refunded';
+          this.recordRefund(id, ok ? 'ok' : refund.state === 'failed' ? 'refused' : 'failed', refund.state, {
+            amountMinor: refund.amountMinor,
+            currency: refund.currency,
+            entryId: refund.entryId,
+          });
+          return refund;
+        },
+        (e: unknown) => {
+          this.recordRefund(id, 'refused', e instanceof AltPaymentError ? e.code : 'ERROR', {
+            ...(amountMinor !== undefined ? { amountMinor } : {}),
+          });
+          throw e;
+        },
+      );
     this.refundQueue = run.catch(() => undefined);
     return run;
   }
@@ -321,6 +342,22 @@ export class AltPaymentDesk {
     this.emit(sale.id);
     this.schedule();
     return this.refundView(entry);
+  }
+
+  private recordRefund(
+    id: number,
+    result: 'ok' | 'refused' | 'failed',
+    code: string,
+    details: Record<string, unknown>,
+  ): void {
+    this.options.audit?.record({
+      actor: 'operator',
+      action: 'refund',
+      subject: altRefundFlowId(id),
+      result,
+      code,
+      details,
+    });
   }
 
   /** Subscribes to sale changes; returns the unsubscribe. */

@@ -388,6 +388,7 @@ export class TerminalHost implements TerminalApi {
         });
       },
       logger: logger.child({ component: 'alt-payments' }),
+      audit: this.audit,
     });
     reader.on('health', () => this.changed());
     this.speech = new SpeechOutput(config.customer.speech, logger.child({ component: 'speech' }));

@@ -7,7 +7,7 @@ import { loadConfig } from '../../config/index.js';
 import { createAuthenticator, createGatewayClient } from '../../gateway/index.js';
 import { AltPaymentDesk } from '../../host/alt-payment-desk.js';
 import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from '../../host/gateway-adapters.js';
-import { fileKeyProvider, JournaledSender, openJournal } from '../../journal/index.js';
+import { AuditStore, fileKeyProvider, JournaledSender, openJournal } from '../../journal/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createAltPayCommand } from './altpay.js';
 
@@ -108,6 +108,15 @@ describe('parking-terminal altpay', () => {
     expect(await command.run(['show', '1', '--config', 'terminal.json'], show.io)).toBe(0);
     expect(show.out()).toMatchObject({ sale: { refunds: [{ amountMinor: 500, state: 'accepted' }] } });
     expect(sandbox.consistency().ok).toBe(true);
+
+    // Both refunds, done and refused, are in the operator's audit log.
+    const journal = openJournal(join(dir, 'var/j.db'));
+    const records = new AuditStore(journal).list({});
+    journal.close();
+    expect(records.map((r) => [r.action, r.subject, r.result, r.code])).toEqual([
+      ['refund', 'alt-sale:1', 'ok', 'accepted'],
+      ['refund', 'alt-sale:1', 'refused', 'ALT_REFUND_ABOVE_SETTLED'],
+    ]);
   });
 
   it('refuses bad usage', async () => {

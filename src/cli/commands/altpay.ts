@@ -3,9 +3,16 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { createGatewayClient, GatewayError, type GatewayClient } from '../../gateway/index.js';
 import { AltPaymentDesk, AltPaymentError, type AltSaleView } from '../../host/alt-payment-desk.js';
+import { AuditTrail } from '../../host/audit-trail.js';
 import { gatewayAuthFromConfig, gatewayTransmitter } from '../../host/gateway-adapters.js';
 import type { AltSaleState } from '../../journal/alt-sales.js';
-import { fileKeyProvider, JournaledSender, openJournal, type SqliteJournal } from '../../journal/index.js';
+import {
+  AuditStore,
+  fileKeyProvider,
+  JournaledSender,
+  openJournal,
+  type SqliteJournal,
+} from '../../journal/index.js';
 import { createLogger, silentLogger } from '../../log/index.js';
 import { AmountError, parseDecimal } from '../../money/index.js';
 import { parseCommandArgs } from '../args.js';
@@ -162,6 +169,7 @@ export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayC
           config: config.alternativeMethods,
           now,
           logger,
+          audit: new AuditTrail(new AuditStore(journal), logger),
         });
         const before = desk.get(id);
         if (!before) throw new UsageError('ALT_NOT_FOUND', `no alternative-method sale ${id}`);

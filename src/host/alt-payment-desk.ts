@@ -143,6 +143,13 @@ export interface AltPaymentDeskOptions {
   audit?: Pick<AuditTrail, 'record'>;
 }
 
+/**
+ * Added to the configured interval: the gateway measures the interval between the ARRIVALS of two checks, so a
+ * first check slowed by the network and a second one that is not would look closer than the interval at the
+ * gateway. A minute covers any latency the client's timeouts allow.
+ */
+export const STATUS_CHECK_GUARD_MS = 60_000;
+
 const REFUND_STANDS: ReadonlySet<AltRefundView['state']> = new Set([
   'in-flight',
   'accepted',
@@ -174,7 +181,7 @@ export class AltPaymentDesk {
       setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
       clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
     };
-    this.intervalMs = options.config.statusCheckMinutes * 60_000;
+    this.intervalMs = options.config.statusCheckMinutes * 60_000 + STATUS_CHECK_GUARD_MS;
   }
 
   /** The configured methods, in button order, with what each asks of the customer. */

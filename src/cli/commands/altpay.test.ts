@@ -71,8 +71,9 @@ async function settledSale(sandbox: Sandbox) {
     headers: { 'content-type': 'application/x-www-form-urlencoded' },
     body: 'action=pay',
   });
-  clock.offset += HOUR;
-  sandbox.advanceClock(HOUR);
+  // An hour and the desk's guard minute: the first status check is due.
+  clock.offset += HOUR + 60_000;
+  sandbox.advanceClock(HOUR + 60_000);
   await desk.runDue();
   await desk.close();
   journal.close();

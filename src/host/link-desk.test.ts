@@ -1,6 +1,8 @@
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
   GatewayError,
+  personalDataIn,
   type GatewayClient,
   type PaymentLink,
   type PaymentLinkInput,
@@ -8,7 +10,7 @@ import {
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import { AuditTrail } from './audit-trail.js';
-import { LinkDesk, purchaseNumberBase, type LinkView } from './link-desk.js';
+import { LinkDesk, purchaseNumberBase, withoutLongDigitRuns, type LinkView } from './link-desk.js';
 
 /** The gateway's payment links, in memory, with every call recorded. */
 class FakeLinks {
@@ -248,6 +250,26 @@ describe('LinkDesk', () => {
     desk.stop();
     expect(await waiting).toMatchObject({ state: 'active' });
     expect(desk.available).toBe(false);
+  });
+
+  it('makes purchase numbers of kiosk tickets that can never read as a card number', async () => {
+    // Luhn-valid 16-digit ticket (YYYYMMDDhhmm + serial): as it is, the gateway would suspend the merchant for it.
+    const ticket = '2026112413050005';
+    expect(personalDataIn(ticket)).toBe('card-number');
+    const view = await desk.createForFee({ reference: ticket, amountMinor: 450, currency: 'GBP' });
+    expect(view).toMatchObject({ linkId: '202611241305N0005', reference: ticket, state: 'active' });
+    fc.assert(
+      fc.property(fc.stringMatching(/^20\d{10,18}$/), fc.integer({ min: 1, max: 30 }), (t, n) => {
+        const id = withoutLongDigitRuns(n === 1 ? t : `${t}-${n}`);
+        expect(personalDataIn(id)).toBeUndefined();
+      }),
+    );
+    // A reference that is itself a card number of a known network is refused, not disguised.
+    await expect(
+      desk.createForFee({ reference: '4111111111111111', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({
+      code: 'LINK_PERSONAL_DATA',
+    });
   });
 
   it('makes purchase numbers from references that fit a link id', () => {

@@ -15,6 +15,7 @@ import type {
   PaymentLinkStore,
   StoredLink,
 } from '../journal/index.js';
+import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
 
@@ -112,6 +113,32 @@ export function purchaseNumberBase(reference: string): string {
   return base === '' ? 'PARKING' : base;
 }
 
+/** Most digits a purchase number carries without a letter between them: fewer than any card number has (13). */
+const MAX_DIGIT_RUN = 12;
+
+/**
+ * `id` with a letter `N` put into every run of more than 12 digits (digits joined by `.`, `_`, `-` count as one run,
+ * as the personal-data guard and the gateway read them), so that no purchase number can have the shape of a card
+ * number: a kiosk ticket (`YYYYMMDDhhmm` and up to 8 digits of serial) is Luhn-valid one time in ten, and the gateway
+ * suspends the merchant for a Luhn-valid run of 13–19 digits (spec 000). "2026112413050001" → "202611241305N0001".
+ */
+export function withoutLongDigitRuns(id: string): string {
+  let out = '';
+  let digits = 0;
+  for (const ch of id) {
+    if (/[A-Za-z]/.test(ch)) digits = 0;
+    else if (/\d/.test(ch)) {
+      if (digits === MAX_DIGIT_RUN) {
+        out += 'N';
+        digits = 0;
+      }
+      digits += 1;
+    }
+    out += ch;
+  }
+  return out;
+}
+
 function domainOf(url: string | undefined): string | undefined {
   if (url === undefined || !URL.canParse(url)) return undefined;
   return new URL(url).host;
@@ -191,9 +218,15 @@ export class LinkDesk {
     if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
     if (!Number.isSafeInteger(request.amountMinor) || request.amountMinor <= 0)
       throw new LinkDeskError('LINK_BAD_REQUEST', 'the amount must be a positive number of minor units');
-    // The reference as given, before it is made into a purchase number (which could hide a shape, e.g. spaces made
-    // dashes).
-    const kind = personalDataIn(request.reference);
+    // The reference as given, before it is made into a purchase number (which could hide a shape: spaces made dashes,
+    // a letter put into a long digit run). A reference of digits only is the terminal's own ticket or session number
+    // and is refused only when it is a card number of a known network; its long runs are then split.
+    const digitsOnly = /^\d+$/.test(request.reference);
+    const kind = digitsOnly
+      ? isCardNumber(request.reference)
+        ? 'card-number'
+        : undefined
+      : personalDataIn(request.reference);
     if (kind !== undefined) throw new PersonalDataError('purchaseInformation.purchaseNumber', kind);
     const linkId = this.freshId(request.reference);
     const input: PaymentLinkInput = {
@@ -393,9 +426,10 @@ export class LinkDesk {
   /** A purchase number the journal has not used: the reference, else the reference with `-2`, `-3` … */
   private freshId(reference: string): string {
     const base = purchaseNumberBase(reference);
-    if (this.deps.store.get(base) === undefined) return base;
+    const first = withoutLongDigitRuns(base);
+    if (this.deps.store.get(first) === undefined) return first;
     for (let n = 2; ; n++) {
-      const id = `${base}-${n}`;
+      const id = withoutLongDigitRuns(`${base}-${n}`);
       if (this.deps.store.get(id) === undefined) return id;
     }
   }

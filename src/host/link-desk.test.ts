@@ -137,6 +137,14 @@ describe('LinkDesk', () => {
       'link-deactivate:paid',
     ]);
     expect(views.at(-1)).toMatchObject({ state: 'paid', closing: false, closeReason: 'paid' });
+    // The same notification again changes nothing; a second payment is for the operator to refund.
+    desk.notify(paid(view.linkId));
+    desk.notify({ ...paid(view.linkId), paymentId: '7000000000000000000002' });
+    expect(audit.list().map((r) => `${r.action}:${r.code ?? ''}`)).toEqual([
+      'link-paid:PAID',
+      'link-deactivate:paid',
+      'link-paid:PAID_TWICE',
+    ]);
   });
 
   it('a declined attempt leaves the link waiting; a different amount does not settle it', async () => {

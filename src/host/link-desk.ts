@@ -337,7 +337,20 @@ export class LinkDesk {
       this.deps.logger.warn({ linkId: n.linkId }, 'payment-link notification for a link of another terminal');
       return;
     }
-    if (link.state === 'paid') return; // the same payment again, or a second one the gateway should not allow
+    if (link.state === 'paid') {
+      // The same notification again is nothing new; a second approved payment (paid in the moment before the link was
+      // deactivated) is money the operator must refund.
+      if (n.paymentId !== link.paymentId && n.status === 'AUTHORIZED')
+        this.deps.audit.record({
+          actor: 'system',
+          action: 'link-paid',
+          subject: link.linkId,
+          result: 'refused',
+          code: 'PAID_TWICE',
+          details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
+        });
+      return;
+    }
     if (n.status !== 'AUTHORIZED') {
       this.declined.add(link.linkId);
       this.deps.logger.info({ linkId: link.linkId, status: n.status }, 'payment-link payment not approved');

@@ -54,6 +54,15 @@ describe('PaymentLinkStore', () => {
     expect(store.get('T-1')?.closeReason).toBeUndefined();
   });
 
+  it('keeps a link paid when the answer of its create arrives after the payment notification', () => {
+    store.begin(link);
+    store.paid('T-1', '7000000000000000000001');
+    expect(store.activated('T-1', 'https://pay.test/pay/T-1')).toMatchObject({
+      state: 'paid',
+      url: 'https://pay.test/pay/T-1',
+    });
+  });
+
   it('refuses a second link with the same id and bad fields', () => {
     store.begin(link);
     expect(() => store.begin(link)).toThrow(expect.objectContaining({ code: 'JOURNAL_DUPLICATE' }));

@@ -167,9 +167,16 @@ export class PaymentLinkStore {
     return readOn(this.connection, () => this.stmts.recent.all(limit).map(toLink));
   }
 
-  /** The gateway created it: `active`, with its hosted page. */
+  /**
+   * The gateway created it: `active`, with its hosted page. Only a `creating` link changes state: a payment notified
+   * while the create's answer was on its way has made it `paid` already, and that stays.
+   */
   activated(linkId: string, url: string | undefined): StoredLink {
-    return this.change(linkId, (l) => ({ ...l, state: 'active', ...(url !== undefined ? { url } : {}) }));
+    return this.change(linkId, (l) => ({
+      ...l,
+      state: l.state === 'creating' ? 'active' : l.state,
+      ...(url !== undefined ? { url } : {}),
+    }));
   }
 
   /** The gateway refused the create or has no such link: `failed` (nothing to deactivate). */

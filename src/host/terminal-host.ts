@@ -831,8 +831,13 @@ export class TerminalHost implements TerminalApi {
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
     // The language is the customer's on every screen, out of service included (presentation, never the machines').
     if (event.type === 'SET_LANGUAGE') return Promise.resolve(this.setLanguage(event.locale));
-    if (this.phase === 'out-of-service')
-      return Promise.resolve(fail('OUT_OF_SERVICE', 'the terminal is out of service'));
+    if (this.phase === 'out-of-service') {
+      // A blind customer must still hear why the terminal takes no card: accessibility mode and the speech keys work
+      // on the out-of-service screen too (presentation only); every other event is refused.
+      const handled =
+        event.type === 'SET_ACCESSIBILITY' || event.type === 'SPEECH' ? this.presentation(event) : undefined;
+      return Promise.resolve(handled ?? fail('OUT_OF_SERVICE', 'the terminal is out of service'));
+    }
     if (this.phase !== 'ready' || !this.runtime)
       return Promise.resolve(fail('NOT_READY', 'the terminal is not ready yet'));
     const handled = this.presentation(event);

@@ -59,7 +59,7 @@ describe('recordConfiguration', () => {
         'configuration-change',
         'offline.policy',
         null,
-        { from: expect.any(String), to: 'prefer-online' },
+        { from: 'online-only', to: 'prefer-online' },
       ],
       ['system', 'configuration-change', 'terminal.model', null, { from: 'kiosk', to: 'meter' }],
     ]);

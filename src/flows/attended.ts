@@ -89,7 +89,12 @@ export const attendedMachine = setup({
         ENTER_AMOUNT: {
           guard: 'validAmount',
           target: 'confirming',
-          actions: assign({ amountMinor: ({ event }) => event.minor }),
+          actions: assign({
+            amountMinor: ({ event }) => event.minor,
+            message: ({ context }) => ({
+              key: context.mode === 'sale' ? 'attended.confirmSale' : 'attended.confirmCredit',
+            }),
+          }),
         },
         CANCEL: 'idle',
       },

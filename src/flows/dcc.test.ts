@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import { convertAtOfferRate, dccReceiptLines } from './dcc.js';
+import { convertAtOfferRate, dccMarginText, dccRateText, dccReceiptLines } from './dcc.js';
 import type { DccOfferSummary } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import type { FlowSettings } from './settings.js';
@@ -315,5 +315,16 @@ describe('convertAtOfferRate', () => {
   it('writes no receipt line for a payment in the local currency', () => {
     expect(dccReceiptLines({ indicator: '3' })).toEqual([]);
     expect(dccReceiptLines(undefined)).toEqual([]);
+  });
+
+  it('writes the rate and the margin the way the customer writes numbers, every digit of the gateway kept', () => {
+    expect(dccRateText(OFFER)).toBe('1 GBP = 1.331838 USD');
+    expect(dccRateText(OFFER, 'de_DE')).toBe('1 GBP = 1,331838 USD');
+    expect(dccRateText({ ...OFFER, exchangeRate: '0.7500', exchangeRateInverted: true }, 'fr_FR')).toBe(
+      '1 USD = 0,7500 GBP',
+    );
+    expect(dccRateText(OFFER, 'ar_AE')).toBe('1 GBP = 1.331838 USD');
+    expect(dccMarginText(OFFER, 'de_DE')).toBe('3,5');
+    expect(dccMarginText(OFFER, 'en_GB')).toBe('3.5');
   });
 });

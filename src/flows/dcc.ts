@@ -1,3 +1,4 @@
+import { BASE_LOCALE, formatDecimal } from '../i18n/index.js';
 import { requireCurrency, toDecimalString } from '../money/index.js';
 import type { DccOfferSummary, DccSelection } from './effects.js';
 
@@ -6,16 +7,34 @@ import type { DccOfferSummary, DccSelection } from './effects.js';
  * markup (spec 001, DCC flow steps 3 and 4: the confirmation or receipt repeats what the choice showed).
  */
 
-/** The rate as the offer states it, e.g. "1 GBP = 1.331838 USD" (the gateway's digits, unrounded). */
-export function dccRateText(offer: DccOfferSummary): string {
+/**
+ * The rate as the offer states it, in the customer's way of writing numbers: "1 GBP = 1.331838 USD" (en_GB),
+ * "1 GBP = 1,331838 USD" (de_DE); the gateway's digits, unrounded. The choice screen and the receipt both word it
+ * here.
+ */
+export function dccRateText(
+  offer: Pick<DccOfferSummary, DccRateField>,
+  locale: string = BASE_LOCALE,
+): string {
+  const rate = formatDecimal(offer.exchangeRate, locale);
   return offer.exchangeRateInverted
-    ? `1 ${offer.billingCurrency} = ${offer.exchangeRate} ${offer.localCurrency}`
-    : `1 ${offer.localCurrency} = ${offer.exchangeRate} ${offer.billingCurrency}`;
+    ? `1 ${offer.billingCurrency} = ${rate} ${offer.localCurrency}`
+    : `1 ${offer.localCurrency} = ${rate} ${offer.billingCurrency}`;
+}
+
+type DccRateField = 'exchangeRate' | 'exchangeRateInverted' | 'localCurrency' | 'billingCurrency';
+
+/** The markup percentage of an offer in the customer's way of writing numbers ("3.5", "3,5"), for the catalogues. */
+export function dccMarginText(
+  offer: Pick<DccOfferSummary, 'marginRate'>,
+  locale: string = BASE_LOCALE,
+): string {
+  return formatDecimal(offer.marginRate, locale);
 }
 
 /** The markup line shown directly under the rate (gateway.md §5). */
 export function dccMarkupText(offer: DccOfferSummary): string {
-  return `includes ${offer.marginRate}% margin over the wholesale rate`;
+  return `includes ${dccMarginText(offer)}% margin over the wholesale rate`;
 }
 
 /** A decimal string as an integer and its number of decimals ("1.331838" → 1331838n, 6). */

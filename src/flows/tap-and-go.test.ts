@@ -33,6 +33,11 @@ describe('tap-and-go machine', () => {
       ['Parking Capture Less Than Auth', 600],
     ]);
     expect(fake.closedHolds).toEqual([{ holdId: fake.sent[1]?.transactionId, resolution: 'captured' }]);
+    // The hold is captured: the approved screen shows the stay, and no amount held on the card any more.
+    const approved = describeView(actor.getSnapshot());
+    expect(approved).toMatchObject({ screen: 'approved', amountMinor: 600 });
+    expect(approved.session).toBeDefined();
+    expect(approved.session?.heldMinor).toBeUndefined();
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
   });

@@ -108,7 +108,11 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   if (context.amountMinor !== undefined) view.amountMinor = context.amountMinor;
   if (context.maskedPan !== undefined) view.maskedPan = context.maskedPan;
   if (context.reason !== undefined) view.reason = context.reason;
-  if (context.session !== undefined) view.session = context.session;
+  if (context.session !== undefined) {
+    // A model is approved at the end of a stay, once the fee is captured: nothing is held on the card any more.
+    const { heldMinor: _released, ...afterCapture } = context.session;
+    view.session = screen === 'approved' ? afterCapture : context.session;
+  }
   if (context.receipt !== undefined) view.receipt = context.receipt;
   if (screen === 'choose-currency') {
     const offer = transactionContext(snapshot)?.offer ?? context.dccChoice;

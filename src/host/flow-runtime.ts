@@ -1,6 +1,7 @@
 import { createActor, type AnyActorRef } from 'xstate';
 import type { Config } from '../config/index.js';
 import {
+  dccMarginText,
   dccRateText,
   describeView,
   flowSettingsFromConfig,
@@ -116,8 +117,8 @@ export function customerView(
       title: tr.t(TITLE_KEYS['choose-currency']),
       local: display(offer.localAmountMinor, offer.localCurrency, locale),
       card: display(offer.billingAmountMinor, offer.billingCurrency, locale),
-      rate: dccRateText(offer),
-      markup: tr.t('dcc.markup', { margin: offer.marginRate }),
+      rate: dccRateText(offer, locale),
+      markup: tr.t('dcc.markup', { margin: dccMarginText(offer, locale) }),
       disclaimer: offer.disclaimer,
       expiresAt: offer.expiresAtUtc,
     };

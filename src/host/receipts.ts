@@ -11,6 +11,7 @@ import type { Config } from '../config/index.js';
 import { bytesToHex, detectNetwork, maskCardNumbers, type CardNetwork } from '../emv/index.js';
 import {
   convertAtOfferRate,
+  dccMarginText,
   dccRateText,
   type DccOfferSummary,
   type EntryMode,
@@ -341,10 +342,10 @@ function conversionFields(
       tr.t('receipt.convertedAmount', { currency: offer.billingCurrency }),
       formatAmount(billingMinor, offer.billingCurrency, tr.locale),
     ),
-    field(label('rate'), dccRateText(offer)),
+    field(label('rate'), dccRateText(offer, tr.locale)),
     field(
       label('markup'),
-      tr.t('receipt.dcc.markup', { margin: offer.marginRate, source: settings.dccRateSource }),
+      tr.t('receipt.dcc.markup', { margin: dccMarginText(offer, tr.locale), source: settings.dccRateSource }),
     ),
     field(label('rateSource'), settings.dccRateSource),
     field(label('rateTime'), offer.rateTimeUtc),

@@ -48,3 +48,19 @@ export function formatDateTime(atMs: number, timeZone: string, locale: string): 
     second: '2-digit',
   }).format(atMs);
 }
+
+/**
+ * A decimal as the gateway sent it (`167.01795`, an exchange rate or a margin) written the way `locale` writes numbers
+ * (`167,01795` in de_DE), every digit kept: no rounding, no digit added or dropped (spec 001: the rate is shown as
+ * offered). A text that is not a plain decimal is returned unchanged.
+ */
+export function formatDecimal(text: string, locale: string): string {
+  const m = /^\d+(?:\.(\d+))?$/.exec(text);
+  if (m === null) return text;
+  const decimals = m[1]?.length ?? 0;
+  return new Intl.NumberFormat(intlLocale(resolveLocale(locale)), {
+    minimumFractionDigits: decimals,
+    maximumFractionDigits: decimals,
+    // The text itself, not a float: Intl formats a decimal string exactly.
+  }).format(text as `${number}`);
+}

@@ -3,6 +3,7 @@ import {
   directionOf,
   formatAmount,
   formatClockTime,
+  formatDecimal,
   formatDuration,
   LOCALES,
   resolveLocale,
@@ -37,6 +38,16 @@ describe('formatting per locale', () => {
     expect(formatAmount(600, 'GBP', 'en_GB')).toBe('£6.00');
     expect(formatAmount(123456, 'EUR', 'fr_FR')).toMatch(/^1\s234,56\s€$/);
     expect(formatAmount(600, 'JPY', 'en_GB')).toBe('JP¥600');
+  });
+
+  it('writes a decimal of the gateway with the separators of the locale, every digit kept', () => {
+    expect(formatDecimal('167.01795', 'de_DE')).toBe('167,01795');
+    expect(formatDecimal('167.01795', 'en_GB')).toBe('167.01795');
+    expect(formatDecimal('0.123456789012', 'pl_PL')).toBe('0,123456789012');
+    expect(formatDecimal('3.50', 'fr_FR')).toBe('3,50');
+    expect(formatDecimal('1234.5', 'de_DE')).toBe('1.234,5');
+    expect(formatDecimal('3', 'it_IT')).toBe('3');
+    expect(formatDecimal('n/a', 'de_DE')).toBe('n/a');
   });
 
   it('formats durations as today in en_GB', () => {

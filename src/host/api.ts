@@ -258,7 +258,106 @@ export type OperatorAction =
    */
   | { type: 'service'; task: ServiceTask; reason?: string }
   /** The audit log: the newest `limit` records (default 100) at or after `since`, oldest first; with its CSV. */
-  | { type: 'audit'; since?: string; limit?: number; format?: 'json' | 'csv' };
+  | { type: 'audit'; since?: string; limit?: number; format?: 'json' | 'csv' }
+  /**
+   * One page of the merchant's payment links from the gateway's list (spec 000, `offset`/`limit` paging; limit 1–1000,
+   * default 20), each with what this terminal's journal knows of it.
+   */
+  | { type: 'links'; offset?: number; limit?: number }
+  /** Sets a link this terminal created INACTIVE / ACTIVE again (every field repeated, spec 000). */
+  | { type: 'link-deactivate'; linkId: string }
+  | { type: 'link-reactivate'; linkId: string }
+  /** Alternative-method sales (spec 001), newest first; `status` filters (default: all). */
+  | { type: 'alt-sales'; status?: AltSaleStatus[]; limit?: number }
+  /**
+   * Refunds `amountMinor` (default: all that remains) of a settled alternative-method sale; above what remains of the
+   * settled amount it is refused with ALT_REFUND_ABOVE_SETTLED, a sale not settled with ALT_NOT_REFUNDABLE.
+   */
+  | { type: 'alt-refund'; saleId: number; amountMinor?: number };
+
+/** What this terminal's journal knows of a payment link it created (src/journal/payment-links.ts). */
+export interface TerminalLinkRecord {
+  /** creating | active | paid | deactivated | failed */
+  state: string;
+  /** The ticket or session reference the link charges for. */
+  reference: string;
+  /** fee | pay-later */
+  purpose: string;
+  /** Why the terminal closed it (paid, cancelled, timeout, recovery, operator, gone). */
+  closeReason?: string;
+  gatewayInactive: boolean;
+  paymentId?: string;
+  /** ISO 8601: the terminal waits for the payment until then. */
+  watchUntil: string;
+  createdAt: string;
+  lastError?: string;
+}
+
+/**
+ * A payment link as the gateway lists it, with the journal's record when this terminal created it (`terminal`). The
+ * `links list` command prints the same fields. Link fields carry no personal data (the guard refuses it on create).
+ */
+export interface PaymentLinkSummary {
+  id: string;
+  /** The gateway's status: ACTIVE or INACTIVE. */
+  status: string;
+  linkType?: string;
+  purchaseNumber?: string;
+  amountMinor?: number;
+  currency?: string;
+  createdDate?: string;
+  /** The hosted payment page (ACTIVE links only). */
+  url?: string;
+  terminal?: TerminalLinkRecord;
+}
+
+/** A payment link in operator mode: its amount ready to show, and what the operator may do with it now. */
+export interface OperatorLink extends PaymentLinkSummary {
+  amount?: DisplayAmount;
+  /** Only for links this terminal created: deactivate an ACTIVE one, reactivate an INACTIVE one never paid. */
+  allowed: ('deactivate' | 'reactivate')[];
+}
+
+/**
+ * The operator's grouping of an alternative-method sale: `pending` (sent or PENDING, the customer may still pay),
+ * `settled` (SETTLED or FUNDED), `failed`, `abandoned`, `unknown` (the sale's answer was lost: nobody saw its page).
+ */
+export type AltSaleStatus = 'pending' | 'settled' | 'failed' | 'abandoned' | 'unknown';
+
+/** A refund of an alternative-method sale (see AltRefundView of src/host/alt-payment-desk.ts for the states). */
+export interface AltRefundSummary {
+  entryId: number;
+  amount: DisplayAmount;
+  state: 'in-flight' | 'accepted' | 'refunded' | 'failed' | 'voided' | 'needs-operator';
+  gatewayId?: string;
+  reason?: string;
+  at: string;
+}
+
+/** An alternative-method sale in operator mode. Never personal data: no e-mail, no name, no payment page. */
+export interface AltSaleSummary {
+  id: number;
+  /** The method's button label, and its gateway name. */
+  label: string;
+  methodName: string;
+  /** The ticket or session reference. */
+  reference: string;
+  status: AltSaleStatus;
+  /** The gateway's status as recorded (PENDING, SETTLED, FUNDED, FAILED, ABANDONED, sending, unknown). */
+  state: string;
+  amount: DisplayAmount;
+  settled: DisplayAmount;
+  refunded: DisplayAmount;
+  /** What may still be refunded (0 unless settled). */
+  refundable: DisplayAmount;
+  gatewayId?: string;
+  reason?: string;
+  at: string;
+  lastCheckAt?: string;
+  nextCheckAt?: string;
+  refunds: AltRefundSummary[];
+  allowed: 'refund'[];
+}
 
 /** One record of the audit log (src/journal/audit.ts): who did what, when, with which result. Never card data. */
 export interface AuditEntry {
@@ -302,7 +401,20 @@ export type OperatorResponse =
    * (APPROVED, NOT_VOIDABLE, REFUND_EXCEEDS_CAPTURED, HOLD_NOT_RELEASED, a gateway reason …).
    */
   | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
-  | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number };
+  | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number }
+  | {
+      type: 'links';
+      offset: number;
+      limit: number;
+      totalLinks?: number;
+      /** The next page, when there is one. */
+      next?: { offset: number; limit: number };
+      links: OperatorLink[];
+    }
+  | { type: 'link-deactivate' | 'link-reactivate'; link: OperatorLink }
+  | { type: 'alt-sales'; sales: AltSaleSummary[] }
+  /** The refund as journaled after its answer, and the sale after it. */
+  | { type: 'alt-refund'; saleId: number; refund: AltRefundSummary; sale: AltSaleSummary };
 
 /** The API itself, as the UI sees it on either transport. */
 export interface TerminalApi {

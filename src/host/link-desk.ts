@@ -6,7 +6,9 @@ import {
   statusUpdateOf,
   type GatewayClient,
   type LinkPaymentNotification,
+  type PaymentLink,
   type PaymentLinkInput,
+  type PaymentLinkPage,
 } from '../gateway/index.js';
 import type {
   LinkCloseReason,
@@ -18,6 +20,7 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
+import { paymentLinkPage, setLinkStatus } from './link-status.js';
 
 /**
  * What the customer's screen shows of a payment link (issue 14, item 1): the QR code's content, the domain printed
@@ -57,7 +60,9 @@ export type LinkDeskErrorCode =
   | 'LINK_UNAVAILABLE' // the gateway could not be reached or did not answer: no link to show
   | 'LINK_REFUSED' // the gateway refused the create (400)
   | 'LINK_NOT_FOUND' // no link of this terminal has that id
-  | 'LINK_BAD_REQUEST'; // an amount, currency or reference the desk cannot use
+  | 'LINK_BAD_REQUEST' // an amount, currency or reference the desk cannot use
+  | 'LINK_NOT_ALLOWED' // the operator's change does not apply to this link now (see operatorLinkActions)
+  | 'LINK_BUSY'; // a request of the terminal about this link is in flight: try again in a moment
 
 export class LinkDeskError extends Error {
   override readonly name = 'LinkDeskError';
@@ -137,6 +142,20 @@ export function withoutLongDigitRuns(id: string): string {
     out += ch;
   }
   return out;
+}
+
+/**
+ * What the operator may do with a link the gateway lists with `status`: only with a link this terminal created
+ * (`mine`) — a link of another terminal of the merchant belongs to that terminal's customer. Deactivate one that is not
+ * INACTIVE; reactivate an INACTIVE one that was created and never paid (a link is paid once).
+ */
+export function operatorLinkActions(
+  status: string,
+  mine: StoredLink | undefined,
+): ('deactivate' | 'reactivate')[] {
+  if (mine === undefined || mine.state === 'failed' || mine.state === 'creating') return [];
+  if (status !== 'INACTIVE') return ['deactivate'];
+  return mine.state === 'paid' ? [] : ['reactivate'];
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -317,6 +336,71 @@ export class LinkDesk {
       return viewOf(link, false);
     await this.deactivate(linkId, reason);
     return this.get(linkId) ?? viewOf(link, false);
+  }
+
+  /** Operator mode: one page of the gateway's list (offset/limit), each link with the journal's record of it. */
+  operatorPage(query: {
+    offset: number;
+    limit: number;
+  }): Promise<{ page: PaymentLinkPage; links: { link: PaymentLink; mine: StoredLink | undefined }[] }> {
+    return paymentLinkPage({ gateway: this.deps.gateway, store: this.deps.store }, query);
+  }
+
+  /**
+   * Operator mode: sets a link this terminal created INACTIVE or ACTIVE again (src/host/link-status.ts, the same
+   * change as `parking-terminal links deactivate|reactivate`). A customer waiting on a deactivated link is told; a
+   * reactivated link is watched again for `waitMs`, then deactivated. Recorded in the audit log, refusals too.
+   * @throws LinkDeskError LINK_NOT_FOUND (not a link of this terminal), LINK_NOT_ALLOWED (see
+   *   {@link operatorLinkActions}: never created, or paid), LINK_BUSY, LINK_UNAVAILABLE (closing); GatewayError.
+   */
+  async setStatusByOperator(
+    linkId: string,
+    target: 'INACTIVE' | 'ACTIVE',
+  ): Promise<{ link: PaymentLink; mine: StoredLink | undefined }> {
+    const action = target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate';
+    const mine = this.deps.store.get(linkId);
+    const refuse = (code: LinkDeskErrorCode, message: string): never => {
+      this.deps.audit.record({ actor: 'operator', action, subject: linkId, result: 'refused', code });
+      throw new LinkDeskError(code, message);
+    };
+    if (this.closed) refuse('LINK_UNAVAILABLE', 'the terminal is closing');
+    if (mine === undefined) return refuse('LINK_NOT_FOUND', `no payment link ${linkId} of this terminal`);
+    if (mine.state === 'failed' || mine.state === 'creating')
+      refuse('LINK_NOT_ALLOWED', `the link is ${mine.state === 'failed' ? 'not created' : 'being created'}`);
+    if (target === 'ACTIVE' && mine.state === 'paid')
+      refuse('LINK_NOT_ALLOWED', 'the link is paid: a payment link is paid once');
+    if (this.busy.has(linkId)) refuse('LINK_BUSY', 'the terminal is talking to the gateway about this link');
+    this.busy.add(linkId);
+    try {
+      const done = await setLinkStatus(
+        {
+          gateway: this.deps.gateway,
+          store: this.deps.store,
+          audit: this.deps.audit,
+          now: this.deps.now,
+          waitMs: this.deps.waitMs,
+        },
+        linkId,
+        target,
+      );
+      const after = this.deps.store.get(linkId);
+      if (after !== undefined) {
+        this.declined.delete(linkId);
+        if (target === 'INACTIVE') {
+          const t = this.deadlines.get(linkId);
+          if (t) clearTimeout(t);
+          this.deadlines.delete(linkId);
+        } else this.watchLink(after);
+        this.publish(after);
+      }
+      return done;
+    } catch (e) {
+      const after = this.deps.store.get(linkId);
+      if (after !== undefined) this.publish(after);
+      throw e;
+    } finally {
+      this.busy.delete(linkId);
+    }
   }
 
   /** Every change of a link, as the customer view shows it. Returns the function that unsubscribes. */

@@ -57,6 +57,12 @@ function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, r
           ? { outcome: 'failed' as const, message: 'no receipt to print again' }
           : { outcome: 'ok' as const, message: `${task} done` },
       ),
+    // Payment links and alternative-method sales: src/host/operator-payments.test.ts.
+    links: {
+      operatorPage: () => Promise.reject(new Error('not in these tests')),
+      setStatusByOperator: () => Promise.reject(new Error('not in these tests')),
+    },
+    altPayments: { list: () => [], get: () => undefined, refund: () => Promise.reject(new Error('no sale')) },
   };
   const desk = new OperatorDesk(deps);
   const wrongPin = goodPin === '000000' ? '111111' : '000000';

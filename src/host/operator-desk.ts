@@ -29,7 +29,10 @@ import type {
 } from './api.js';
 import { auditCsv } from './audit-csv.js';
 import { AuditTrail } from './audit-trail.js';
+import type { AltPaymentDesk } from './alt-payment-desk.js';
+import type { LinkDesk } from './link-desk.js';
 import { sameLocalDay } from './local-time.js';
+import { OperatorPayments } from './operator-payments.js';
 import type { OperatorPin } from './operator-pin.js';
 
 const REFUNDABLE_OR_VOIDABLE = new Set(['capture', 'sale', 'refund-capture', 'refund-payment', 'credit']);
@@ -131,8 +134,9 @@ export function findTransaction(
 /**
  * Operator mode behind the PIN (DESIGN.md: operator actions need the PIN): the recent transactions with what each
  * allows, refunds and voids — run by the flows' operator machine, the one the unit tests drive — and a flush of the
- * offline queue. Every PIN check that fails, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and
- * queue flush is recorded in the audit log; never the PIN.
+ * offline queue; the terminal's payment links and alternative-method sales (src/host/operator-payments.ts). Every PIN
+ * check that fails, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and queue flush is recorded in
+ * the audit log (a link's change and an alternative-method refund by the desk that makes it); never the PIN.
  */
 /** How each service-mode task is named in the audit log. */
 const SERVICE_AUDIT_ACTION = {
@@ -149,6 +153,8 @@ export class OperatorDesk {
   readonly audit: AuditTrail;
   /** Epoch milliseconds of the last operator request with a good PIN; undefined when no session is open. */
   private sessionSeenMs: number | undefined;
+  /** Payment links and alternative-method sales in operator mode. */
+  private readonly payments: OperatorPayments;
 
   constructor(
     private readonly deps: {
@@ -174,9 +180,18 @@ export class OperatorDesk {
       service: (task: ServiceTask, reason?: string) => Promise<{ outcome: 'ok' | 'failed'; message: string }>;
       /** Where operator actions are recorded; default: the audit log of `journal`. */
       audit?: AuditTrail;
+      /** The terminal's payment links (they record the operator's changes in the audit log themselves). */
+      links: Pick<LinkDesk, 'operatorPage' | 'setStatusByOperator'>;
+      /** Alternative-method sales (the desk records the operator's refunds in the audit log itself). */
+      altPayments: Pick<AltPaymentDesk, 'list' | 'get' | 'refund'>;
     },
   ) {
     this.audit = deps.audit ?? new AuditTrail(new AuditStore(deps.journal), deps.logger);
+    this.payments = new OperatorPayments({
+      links: deps.links,
+      altPayments: deps.altPayments,
+      locale: deps.config.terminal.locale,
+    });
   }
 
   find(transactionId: string): OriginalTransaction | null {
@@ -243,6 +258,16 @@ export class OperatorDesk {
         });
         return ok({ type: 'service', task: a.task, ...done });
       }
+      case 'links':
+        return this.payments.links(a);
+      case 'link-deactivate':
+        return this.payments.setLinkStatus(a.linkId, 'INACTIVE');
+      case 'link-reactivate':
+        return this.payments.setLinkStatus(a.linkId, 'ACTIVE');
+      case 'alt-sales':
+        return this.payments.altSales(a);
+      case 'alt-refund':
+        return this.payments.altRefund(a);
     }
   }
 

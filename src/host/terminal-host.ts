@@ -362,6 +362,13 @@ export class TerminalHost implements TerminalApi {
       status: () => this.status(),
       service: (task, reason) => this.service(task, reason),
       audit: this.audit,
+      links: this.links,
+      // Built below; asked only once the host is running.
+      altPayments: {
+        list: (options) => this.altPayments.list(options),
+        get: (id) => this.altPayments.get(id),
+        refund: (id, amountMinor) => this.altPayments.refund(id, amountMinor),
+      },
     });
     this.background = new BackgroundWork({
       config,

@@ -10,6 +10,7 @@ import type {
   TransactionSummary,
   UserEvent,
 } from '../../src/host/api.js';
+import { FakeOperatorPayments } from './fake-operator-payments.js';
 
 /**
  * A scripted TerminalApi for tests of the bridge and the renderer: a kiosk pay station (ticket → confirm → card →
@@ -67,6 +68,8 @@ const AMOUNT = { minor: 1250, currency: 'EUR', text: '€12.50' };
 export class FakeTerminal implements TerminalApi {
   readonly events: UserEvent[] = [];
   readonly operatorRequests: OperatorRequest[] = [];
+  /** The operator's payment links and alternative-method sales. */
+  readonly payments = new FakeOperatorPayments();
   #seq = 0;
   #customer: CustomerView = {
     screen: 'idle',
@@ -331,6 +334,12 @@ export class FakeTerminal implements TerminalApi {
           ok: true,
           value: { type: 'service', task: action.task, outcome: 'ok', message: `${action.task} done` },
         });
+      case 'links':
+      case 'link-deactivate':
+      case 'link-reactivate':
+      case 'alt-sales':
+      case 'alt-refund':
+        return Promise.resolve(this.payments.handle(action));
     }
   }
 

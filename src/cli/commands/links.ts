@@ -5,18 +5,11 @@ import {
   createGatewayClient,
   GatewayError,
   MAX_LIST_LIMIT,
-  statusUpdateOf,
   type GatewayClient,
-  type PaymentLink,
 } from '../../gateway/index.js';
 import { gatewayAuthFromConfig } from '../../host/gateway-adapters.js';
-import {
-  AuditStore,
-  openJournal,
-  PaymentLinkStore,
-  type SqliteJournal,
-  type StoredLink,
-} from '../../journal/index.js';
+import { paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
+import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
 import { createLogger, silentLogger, type Logger } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printError, printJson, UsageError, type Command } from '../output.js';
@@ -73,37 +66,6 @@ function wholeNumber(
       `${option} takes a whole number from ${min} to ${max}, got "${value}"`,
     );
   return n;
-}
-
-function terminalRecord(link: StoredLink | undefined): Record<string, unknown> | undefined {
-  if (link === undefined) return undefined;
-  return {
-    state: link.state,
-    reference: link.reference,
-    purpose: link.purpose,
-    ...(link.closeReason !== undefined ? { closeReason: link.closeReason } : {}),
-    gatewayInactive: link.gatewayInactive,
-    ...(link.paymentId !== undefined ? { paymentId: link.paymentId } : {}),
-    watchUntil: new Date(link.watchUntilMs).toISOString(),
-    createdAt: new Date(link.createdAtMs).toISOString(),
-    ...(link.lastError !== undefined ? { lastError: link.lastError } : {}),
-  };
-}
-
-function linkJson(link: PaymentLink, mine: StoredLink | undefined, full: boolean): Record<string, unknown> {
-  const terminal = terminalRecord(mine);
-  return {
-    id: link.id,
-    status: link.status,
-    ...(link.linkType !== undefined ? { linkType: link.linkType } : {}),
-    ...(link.purchaseNumber !== undefined ? { purchaseNumber: link.purchaseNumber } : {}),
-    ...(link.totalAmountMinor !== undefined ? { amountMinor: link.totalAmountMinor } : {}),
-    ...(link.currency !== undefined ? { currency: link.currency } : {}),
-    ...(link.createdDate !== undefined ? { createdDate: link.createdDate } : {}),
-    ...(link.paymentLink !== undefined ? { url: link.paymentLink } : {}),
-    ...(full ? { lineItems: link.lineItems } : {}),
-    ...(terminal !== undefined ? { terminal } : {}),
-  };
 }
 
 /** The error document of a gateway failure (exit 1); other errors go up (exit 2 by main). */
@@ -178,17 +140,16 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
       try {
         if (action === 'list') {
           try {
-            const page = await gateway.paymentLinks.list({
-              offset,
-              limit,
-              ...(status !== undefined ? { status } : {}),
-            });
+            const { page, links } = await paymentLinkPage(
+              { gateway, store },
+              { offset, limit, ...(status !== undefined ? { status } : {}) },
+            );
             printJson(io, {
               offset,
               limit,
               ...(page.totalLinks !== undefined ? { totalLinks: page.totalLinks } : {}),
               ...(page.next !== undefined ? { next: page.next } : {}),
-              links: page.links.map((l) => linkJson(l, store?.get(l.id), false)),
+              links: links.map(({ link, mine }) => paymentLinkSummary(link, mine)),
             });
             return EXIT_OK;
           } catch (e) {
@@ -199,46 +160,31 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
         if (action === 'show') {
           try {
             printJson(io, {
-              link: linkJson(await gateway.paymentLinks.get(linkId), store?.get(linkId), true),
+              link: paymentLinkSummary(await gateway.paymentLinks.get(linkId), store?.get(linkId), {
+                lineItems: true,
+              }),
             });
             return EXIT_OK;
           } catch (e) {
             return gatewayFailure(io, e);
           }
         }
-        const target = action === 'deactivate' ? 'INACTIVE' : 'ACTIVE';
         const audit = journal ? new AuditStore(journal) : undefined;
-        const mine = store?.get(linkId);
         try {
-          if (target === 'INACTIVE' && mine && !mine.gatewayInactive) store?.closing(linkId, 'operator');
-          const current = await gateway.paymentLinks.get(linkId);
-          const updated =
-            current.status === target
-              ? current
-              : await gateway.paymentLinks.update(linkId, statusUpdateOf(current, target));
-          if (mine && store) {
-            if (target === 'INACTIVE') store.deactivated(linkId);
-            else store.reactivated(linkId, now().getTime() + config.links.waitSeconds * 1000);
-          }
-          audit?.append({
-            actor: 'operator',
-            action: target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate',
-            subject: linkId,
-            result: 'ok',
-            code: target === 'INACTIVE' ? 'operator' : 'ACTIVE',
-            details: { terminalLink: mine !== undefined, wasStatus: current.status },
-          });
-          printJson(io, { link: linkJson(updated, store?.get(linkId), true) });
+          const { link, mine } = await setLinkStatus(
+            {
+              gateway,
+              store,
+              audit: audit && { record: (entry) => audit.append(entry) },
+              now,
+              waitMs: config.links.waitSeconds * 1000,
+            },
+            linkId,
+            action === 'deactivate' ? 'INACTIVE' : 'ACTIVE',
+          );
+          printJson(io, { link: paymentLinkSummary(link, mine, { lineItems: true }) });
           return EXIT_OK;
         } catch (e) {
-          if (e instanceof GatewayError)
-            audit?.append({
-              actor: 'operator',
-              action: target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate',
-              subject: linkId,
-              result: e.code === 'GW_NOT_FOUND' || e.code === 'LINK_PERSONAL_DATA' ? 'refused' : 'failed',
-              code: e.code,
-            });
           return gatewayFailure(io, e);
         }
       } finally {

@@ -53,6 +53,13 @@ const transactionId = z
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/);
 
+/** A payment link id: its purchase number (spec 000), a path segment at the gateway. */
+const linkId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_.-]+$/);
+
 const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('transactions'), limit: z.number().int().min(1).max(1000).optional() }),
   z.strictObject({ type: z.literal('refund'), transactionId, amountMinor: minor.optional() }),
@@ -69,6 +76,26 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
     since: z.iso.datetime({ offset: true }).optional(),
     limit: z.number().int().min(1).max(100_000).optional(),
     format: z.enum(['json', 'csv']).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('links'),
+    offset: z.number().int().min(0).max(Number.MAX_SAFE_INTEGER).optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+  }),
+  z.strictObject({ type: z.literal('link-deactivate'), linkId }),
+  z.strictObject({ type: z.literal('link-reactivate'), linkId }),
+  z.strictObject({
+    type: z.literal('alt-sales'),
+    status: z
+      .array(z.enum(['pending', 'settled', 'failed', 'abandoned', 'unknown']))
+      .max(5)
+      .optional(),
+    limit: z.number().int().min(1).max(1000).optional(),
+  }),
+  z.strictObject({
+    type: z.literal('alt-refund'),
+    saleId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    amountMinor: minor.optional(),
   }),
 ]);
 

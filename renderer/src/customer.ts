@@ -1,4 +1,5 @@
 import type { CustomerView, DccChoice, DurationOption, Receipt, UserEvent } from '../../src/host/api.js';
+import { showValue, value } from './bidi.js';
 import { button, h, type Child } from './dom.js';
 import {
   actionLabel,
@@ -10,6 +11,8 @@ import {
   keyedMinor,
   labelFor,
   langTag,
+  linkQrPixels,
+  timeLeftText,
   pressKey,
   svgDataUrl,
 } from './view-model.js';
@@ -48,6 +51,7 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
   if (offered.has('EXTEND') && view.durations) body.push(durationList(view.durations, 'EXTEND', ctx));
   if (view.screen === 'present-card') body.push(h('div', { class: 'card-slot', testid: 'card-slot' }));
   if (isWaitScreen(view.screen)) body.push(h('div', { class: 'spinner', testid: 'spinner' }));
+  if (view.payByPhone) body.push(payByPhone(view.payByPhone, label));
   if (view.receipt) body.push(receipt(view.receipt));
 
   const buttons = view.actions
@@ -74,14 +78,15 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
     view.message ? h('p', { class: 'message', testid: 'customer-message', text: view.message }) : null,
     // On the DCC screen the amounts appear only inside the two equal options (gateway.md §5).
     view.amount && !dccScreen
-      ? h('p', { class: 'amount', testid: 'customer-amount', text: view.amount.text })
+      ? h('p', { class: 'amount', testid: 'customer-amount' }, value(view.amount.text))
       : null,
     view.maskedPan && !dccScreen
-      ? h('p', {
-          class: 'masked-pan',
-          testid: 'masked-pan',
-          text: `${label('card', 'Card')} ${view.maskedPan}`,
-        })
+      ? h(
+          'p',
+          { class: 'masked-pan', testid: 'masked-pan' },
+          `${label('card', 'Card')} `,
+          value(view.maskedPan, { testid: 'masked-pan-number' }),
+        )
       : null,
     ...body,
     buttons.length > 0 ? h('div', { class: 'actions', testid: 'actions' }, ...buttons) : null,
@@ -206,11 +211,10 @@ function keyButton(
 
 function amountEntry(view: CustomerView, ctx: CustomerContext, label: Label): HTMLElement {
   const currency = view.amount?.currency;
-  const display = h('output', {
-    class: 'keyed-amount',
-    testid: 'amount-display',
-    text: formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale),
-  });
+  const display = showValue(
+    h('output', { class: 'keyed-amount', testid: 'amount-display' }),
+    formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale),
+  );
   const keys = ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'clear', '0', 'back'].map((key) =>
     keyButton(
       key,
@@ -218,7 +222,7 @@ function amountEntry(view: CustomerView, ctx: CustomerContext, label: Label): HT
       `amount-key-${key}`,
       () => {
         ctx.drafts.amountDigits = pressKey(ctx.drafts.amountDigits, key);
-        display.textContent = formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale);
+        showValue(display, formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale));
       },
       'btn key',
     ),
@@ -258,8 +262,8 @@ function durationList(
           attrs: { type: 'button' },
           onClick: () => ctx.send({ type, minutes: o.minutes }),
         },
-        h('span', { class: 'choice-label', text: o.label }),
-        h('span', { class: 'choice-amount', text: o.amount.text }),
+        value(o.label, { class: 'choice-label' }),
+        value(o.amount.text, { class: 'choice-amount' }),
       ),
     ),
   );
@@ -282,8 +286,8 @@ function currencyChoice(view: CustomerView, ctx: CustomerContext): HTMLElement {
         attrs: { type: 'button' },
         onClick: () => ctx.send({ type: 'CHOOSE_CURRENCY', currency: amount.currency }),
       },
-      h('span', { class: 'dcc-amount', text: amount.text }),
-      h('span', { class: 'dcc-currency', text: amount.currency }),
+      value(amount.text, { class: 'dcc-amount' }),
+      value(amount.currency, { class: 'dcc-currency' }),
     );
   if (!dcc || !dccComplete(dcc)) {
     const local = dcc?.local ?? view.amount;
@@ -296,18 +300,19 @@ function currencyChoice(view: CustomerView, ctx: CustomerContext): HTMLElement {
     h(
       'div',
       { class: 'dcc-rate-block' },
-      h('p', { class: 'dcc-rate', testid: 'dcc-rate', text: dcc.rate }),
+      showValue(h('p', { class: 'dcc-rate', testid: 'dcc-rate' }), dcc.rate),
       h('p', { class: 'dcc-markup', testid: 'dcc-markup', text: dcc.markup }),
     ),
-    h('p', { class: 'dcc-disclaimer', testid: 'dcc-disclaimer', text: dcc.disclaimer }),
+    // The gateway's words as it sent them, in their own language and direction.
+    showValue(h('p', { class: 'dcc-disclaimer', testid: 'dcc-disclaimer' }), dcc.disclaimer),
   );
 }
 
 function sessionPanel(session: NonNullable<CustomerView['session']>, label: Label): HTMLElement {
-  const row = (name: string, value: string | undefined, testid: string): Child =>
-    value === undefined
+  const row = (name: string, text: string | undefined, testid: string): Child =>
+    text === undefined
       ? null
-      : h('div', { class: 'row', testid }, h('dt', { text: name }), h('dd', { text: value }));
+      : h('div', { class: 'row', testid }, h('dt', { text: name }), h('dd', {}, value(text)));
   return h(
     'dl',
     { class: 'session', testid: 'session' },
@@ -345,7 +350,7 @@ function receipt(r: Receipt): HTMLElement {
               'div',
               { class: 'row', testid: 'receipt-line' },
               h('dt', { text: l.label }),
-              h('dd', { text: l.value }),
+              h('dd', {}, value(l.value)),
             ),
           ),
         )
@@ -358,8 +363,63 @@ function receipt(r: Receipt): HTMLElement {
             testid: 'receipt-qr',
             attrs: { src: svgDataUrl(r.qr.svg), alt: r.qr.alt, width: '220', height: '220' },
           }),
-          r.qr.url !== undefined ? h('figcaption', { text: r.qr.url }) : null,
+          r.qr.url !== undefined ? showValue(h('figcaption'), r.qr.url) : null,
         )
       : null,
+  );
+}
+
+/**
+ * Pay by phone (reference/kiosk.md §4): the payment link's QR code as the terminal drew it (dark on light, its quiet
+ * zone inside), in whole CSS pixels per module — at least 4, about 4.5 cm in all — the URL as text under it, left to
+ * right in every language (it is an address, not a sentence), and the time left, ticking every second.
+ */
+function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label): HTMLElement {
+  const size = String(linkQrPixels(link.qr.modules));
+  const expiresAt = Date.parse(link.expiresAt);
+  const left = (): number =>
+    Number.isNaN(expiresAt) ? link.seconds : Math.max(0, Math.ceil((expiresAt - Date.now()) / 1000));
+  const remaining = (): string =>
+    label('payByPhone.timeLeft', 'Time left: {time}').replace('{time}', timeLeftText(left()));
+  const timer = h('p', {
+    class: 'link-countdown',
+    testid: 'pay-by-phone-countdown',
+    text: remaining(),
+    attrs: { role: 'timer' },
+  });
+  const tick = setInterval(() => {
+    if (!timer.isConnected && timer.dataset['started'] === 'yes') {
+      clearInterval(tick);
+      return;
+    }
+    if (timer.isConnected) timer.dataset['started'] = 'yes';
+    timer.textContent = remaining();
+  }, 1000);
+  return h(
+    'div',
+    { class: 'pay-by-phone', testid: 'pay-by-phone' },
+    h(
+      'figure',
+      { class: 'link-qr', testid: 'pay-by-phone-link' },
+      h('img', {
+        testid: 'pay-by-phone-qr',
+        attrs: { src: svgDataUrl(link.qr.svg), alt: link.qr.alt, width: size, height: size },
+      }),
+      h(
+        'figcaption',
+        {},
+        h('span', {
+          class: 'link-url-label',
+          text: label('payByPhone.url', 'Or open this address on your phone'),
+        }),
+        h('span', {
+          class: 'link-url',
+          testid: 'pay-by-phone-url',
+          text: link.url,
+          attrs: { dir: 'ltr', lang: 'en' },
+        }),
+      ),
+    ),
+    timer,
   );
 }

@@ -15,6 +15,8 @@ export function actionLabel(type: UserEvent['type']): string | null {
       return 'Lost ticket';
     case 'CONFIRM':
       return 'Pay now';
+    case 'PAY_BY_LINK':
+      return 'Pay by phone';
     case 'END_SESSION':
       return 'End parking';
     case 'TAP_ENTRY':
@@ -81,11 +83,28 @@ export function defaultTitle(screen: Screen): string {
       return 'Declined';
     case 'session':
       return 'Your parking';
+    case 'pay-by-phone':
+      return 'Pay by phone';
     case 'error':
       return 'Sorry';
     case 'out-of-service':
       return 'Out of service';
   }
+}
+
+/**
+ * The pay-by-phone QR code's width in CSS pixels (reference/kiosk.md §4): whole pixels per module, never fewer than 4,
+ * and about 4.5 cm (170 CSS px) in all for scanning at 30–50 cm.
+ */
+export function linkQrPixels(modules: number): number {
+  const perModule = Math.max(4, Math.round(180 / Math.max(1, modules)));
+  return modules * perModule;
+}
+
+/** "4:05": minutes and seconds left, the same in every language (digits and a colon). */
+export function timeLeftText(seconds: number): string {
+  const s = Math.max(0, Math.floor(seconds));
+  return `${Math.floor(s / 60)}:${String(s % 60).padStart(2, '0')}`;
 }
 
 /** Screens on which the terminal is busy and the customer only waits. */

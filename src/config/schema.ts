@@ -276,6 +276,24 @@ export const linksSchema = z
     pollSeconds: z.number().int().min(5).max(3_600).default(30),
     /** The line item's product name (checked by the personal-data guard like every field). */
     productName: z.string().min(1).max(64).default('Parking'),
+    /**
+     * Pay by phone at the terminal: a "Pay by phone" choice beside the card where a fee is due (the pay station's
+     * confirmation, the meter's confirmation of the time bought, the tap-and-go exit), on the models listed. The screen
+     * shows the link's QR code and URL and waits `waitSeconds` (times the accessibility factor in accessibility mode)
+     * before it deactivates the link. Offered only while the terminal receives the link-paid notifications.
+     */
+    payByPhone: z
+      .strictObject({
+        enabled: z.boolean().default(true),
+        models: z.array(z.enum(['kiosk', 'meter', 'tap-and-go'])).default(['kiosk', 'meter', 'tap-and-go']),
+        waitSeconds: z.number().int().min(30).max(3_600).default(300),
+      })
+      .prefault({}),
+    /**
+     * Pay later: when the tap-and-go exit's capture or the meter's capture cannot be completed (declined, the card
+     * gone), the terminal issues a link for the amount owed, shows it and prints it on the receipt printer.
+     */
+    payLater: z.boolean().default(false),
     notifications: z
       .strictObject({
         /** An HTTP listener of the terminal that the gateway POSTs notifications to (absent: none). */

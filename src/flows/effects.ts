@@ -254,6 +254,46 @@ export interface ReceiptData {
   lines: { label: string; value: string }[];
 }
 
+/** Why a payment link is asked for: the fee due now (pay by phone), or an amount owed after a failed capture. */
+export type LinkPurpose = 'fee' | 'pay-later';
+
+/** Input of {@link FlowEffects.createLink}: a fixed-price link for a fee (issue 14, pay by phone). No personal data. */
+export interface LinkRequest {
+  /** The ticket or session reference (the purchase number; the host keeps it free of card-number shapes). */
+  reference: string;
+  /** Minor units of `currency`. */
+  amountMinor: number;
+  currency: string;
+  purpose: LinkPurpose;
+  /** How long the terminal waits for the payment before it deactivates the link, ms (the host may lengthen it). */
+  waitMs: number;
+}
+
+/** A link created and shown: what the screen needs (the QR code's content and the wait's end). */
+export interface LinkShown {
+  linkId: string;
+  /** The hosted payment page: the QR code's content, shown and read out as text. */
+  url: string;
+  /** The host of `url`, printed under the QR code. */
+  domain?: string;
+  /** Epoch milliseconds at which the terminal deactivates the link if it was not paid. */
+  expiresAtMs: number;
+}
+
+/** How the wait for a link ended. */
+export type LinkOutcome =
+  | {
+      kind: 'paid';
+      linkId: string;
+      /** The gateway's id of the payment on the hosted page. */ paymentId: string;
+    }
+  | {
+      kind: 'closed';
+      linkId: string;
+      /** `cancelled`, `timeout`, `failed`, or what else closed it (the operator, the gateway). */
+      reason: string;
+    };
+
 /**
  * Everything the machines ask of the outside world. All promise-returning effects receive an AbortSignal: the signal
  * aborts when the machine leaves the waiting state (customer CANCEL, a reader or gateway timeout of the machine).
@@ -301,6 +341,27 @@ export interface FlowEffects {
   releaseCard(input: { cardRef: string }): void;
   /** A payment, refund, void or reversal completed: print and/or show its receipt. */
   issueReceipt(receipt: ReceiptData): void;
+  /**
+   * Pay by phone: creates a fixed-price payment link for a fee (journaled before it is sent, created once) and starts
+   * waiting for its payment. Rejects with an error whose `code` says why there is no link to show (LINK_UNAVAILABLE,
+   * LINK_REFUSED, LINK_BAD_REQUEST, LINK_PERSONAL_DATA); nothing is owed then.
+   */
+  createLink(input: LinkRequest, signal: AbortSignal): Promise<LinkShown>;
+  /**
+   * Resolves when the wait for a link is over: paid (journaled), or closed by the terminal (its wait ran out, the
+   * operator). An abort only stops listening: the link stays watched by the host until it is closed.
+   */
+  awaitLink(input: { linkId: string }, signal: AbortSignal): Promise<LinkOutcome>;
+  /**
+   * The customer cancelled or walked away: the link is deactivated (the intent journaled first). Resolves with how
+   * the link ended — `paid` when the payment came first.
+   */
+  closeLink(
+    input: { linkId: string; reason: 'cancelled' | 'timeout' },
+    signal: AbortSignal,
+  ): Promise<LinkOutcome>;
+  /** Pay later: prints the link (its QR code and URL) on the receipt printer for the customer to take. */
+  printLink(input: LinkShown & { amountMinor: number; currency: string; reference: string }): void;
 }
 
 /** Epoch-millisecond clock. xstate's `SimulatedClock` satisfies it; the host passes `{ now: Date.now }`. */

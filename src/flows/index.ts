@@ -5,6 +5,7 @@ export * from './screen.js';
 export * from './services.js';
 export * from './tariff.js';
 export * from './transaction.js';
+export * from './pay-by-link.js';
 export * from './models.js';
 export * from './meter.js';
 export * from './kiosk.js';

@@ -14,6 +14,7 @@ import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween, lostTicketFee } from './tariff.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
+import { linkReceipt, payByLinkMachine, payByLinkRequest, type PayByLinkResult } from './pay-by-link.js';
 
 /**
  * Pay station (kiosk or booth), unattended: ticket or plate → fee from the tariff (entry and exit times, grace period,
@@ -38,6 +39,7 @@ export const kioskMachine = setup({
   },
   actors: {
     transaction: transactionMachine,
+    payByLink: payByLinkMachine,
     lookupTicket: fromPromise<TicketLookup, { ticket: string }>(() =>
       Promise.reject(
         new FlowEffectError('EFFECT_NOT_PROVIDED', 'effect lookupTicket was not provided by the host'),
@@ -62,6 +64,8 @@ export const kioskMachine = setup({
       typeof event.ticket === 'string' &&
       /^[A-Za-z0-9-]{1,32}$/.test(event.ticket),
     nothingToPay: ({ context }) => context.amountMinor === 0,
+    payByPhoneOffered: ({ context }) =>
+      context.settings.payByPhone !== undefined && (context.amountMinor ?? 0) > 0,
   },
 }).createMachine({
   id: 'kiosk',
@@ -160,7 +164,60 @@ export const kioskMachine = setup({
     },
     confirming: {
       tags: ['confirm'],
-      on: { CONFIRM: 'paying', CANCEL: 'idle' },
+      on: {
+        CONFIRM: 'paying',
+        PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
+        CANCEL: 'idle',
+      },
+    },
+    payingByLink: {
+      // Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the
+      // link payment; cancelled, timed out or no link → back to the choice between card and phone.
+      entry: assign({ message: { key: 'payByPhone.scan' } }),
+      invoke: {
+        id: 'payByLink',
+        src: 'payByLink',
+        input: ({ context }) => ({
+          clock: context.clock,
+          request: payByLinkRequest(context.settings, context.ticket ?? 'TICKET', context.amountMinor ?? 0),
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'paid',
+            target: 'paid',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                const lines = [{ label: 'Ticket', value: context.ticket ?? '' }];
+                if (context.stayMinutes !== undefined)
+                  lines.push({ label: 'Stay', value: `${context.stayMinutes} min` });
+                enqueue({
+                  type: 'issueReceipt',
+                  params: linkReceipt(
+                    event.output as PayByLinkResult & { kind: 'paid' },
+                    context.settings,
+                    context.clock.now(),
+                    lines,
+                  ),
+                });
+              }),
+              assign({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }),
+            ],
+          },
+          {
+            target: 'confirming',
+            actions: assign(({ event }) => ({
+              message: {
+                key:
+                  event.output.kind === 'not-paid' && event.output.linkId === undefined
+                    ? ('payByPhone.unavailable' as const)
+                    : ('payByPhone.notPaid' as const),
+              },
+              reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
+            })),
+          },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     paying: {
       invoke: {

@@ -14,6 +14,7 @@ import {
 } from './tariff.js';
 import { transactionMachine, type TransactionRequest, type TransactionResult } from './transaction.js';
 import type { FlowClock } from './effects.js';
+import { linkReceipt, payByLinkMachine, payByLinkRequest, type PayByLinkResult } from './pay-by-link.js';
 
 /**
  * On-street meter (spec 001, "Card-present parking": pre-authorize the maximum time, capture the actual, reverse the
@@ -248,7 +249,7 @@ export const meterMachine = setup({
     input: {} as FlowInput,
     events: {} as FlowEvent,
   },
-  actors: { transaction: transactionMachine },
+  actors: { transaction: transactionMachine, payByLink: payByLinkMachine },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
     releaseCard: (_, _params: { cardRef: string }) => {},
@@ -267,9 +268,14 @@ export const meterMachine = setup({
     feeChoiceTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
     captureWindow: ({ context }) =>
       Math.max(0, (context.startedAtMs ?? 0) + context.settings.captureWindowMs - context.clock.now()),
+    // A session paid by phone ends by itself when its time is up.
+    paidTimeUp: ({ context }) =>
+      Math.max(0, (context.startedAtMs ?? 0) + context.paidMinutes * 60_000 - context.clock.now()),
   },
   guards: {
     asksCurrencyAgain: ({ context }) => asksCurrencyAgain(context),
+    payByPhoneOffered: ({ context }) =>
+      context.settings.payByPhone !== undefined && (priceOr(context.settings, context.minutes) ?? 0) > 0,
     // Only the two amounts shown can be chosen; anything else is ignored and the screen stays (no default).
     choseFeeInCardCurrency: ({ context, event }) =>
       event.type === 'CHOOSE_CURRENCY' &&
@@ -384,7 +390,90 @@ export const meterMachine = setup({
     },
     confirming: {
       tags: ['confirm'],
-      on: { CONFIRM: 'authorizing', CANCEL: 'idle' },
+      on: {
+        CONFIRM: 'authorizing',
+        PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
+        CANCEL: 'idle',
+      },
+    },
+    payingByLink: {
+      // Pay by phone (issue 14): the price of the time chosen (nothing is held on a card), as a payment link; paid →
+      // the session starts for that time; cancelled, timed out or no link → back to the choice.
+      entry: assign({ message: { key: 'payByPhone.scan' } }),
+      invoke: {
+        id: 'payByLink',
+        src: 'payByLink',
+        input: ({ context }) => ({
+          clock: context.clock,
+          request: payByLinkRequest(
+            context.settings,
+            `METER-${context.clock.now()}`,
+            priceOr(context.settings, context.minutes) ?? 0,
+          ),
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'paid',
+            target: 'linkSession',
+            actions: [
+              assign(({ context, event }) => {
+                const paid = event.output as PayByLinkResult & { kind: 'paid' };
+                const now = context.clock.now();
+                return {
+                  paidMinutes: context.minutes,
+                  startedAtMs: now,
+                  amountMinor: paid.amountMinor,
+                  session: {
+                    id: paid.linkId,
+                    startedAtMs: now,
+                    paidUntilMs: now + context.minutes * 60_000,
+                  },
+                  message: { key: 'payByPhone.sessionPaid' as const, params: { minutes: context.minutes } },
+                  reason: 'PAID_BY_LINK',
+                };
+              }),
+              enqueueActions(({ context, event, enqueue }) => {
+                enqueue({
+                  type: 'issueReceipt',
+                  params: linkReceipt(
+                    event.output as PayByLinkResult & { kind: 'paid' },
+                    context.settings,
+                    context.clock.now(),
+                    [
+                      { label: 'Parking', value: 'On-street meter' },
+                      { label: 'Stay', value: `${context.minutes} min` },
+                    ],
+                  ),
+                });
+              }),
+            ],
+          },
+          {
+            target: 'confirming',
+            actions: assign(({ event }) => ({
+              message: {
+                key:
+                  event.output.kind === 'not-paid' && event.output.linkId === undefined
+                    ? ('payByPhone.unavailable' as const)
+                    : ('payByPhone.notPaid' as const),
+              },
+              reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
+            })),
+          },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
+    },
+    linkSession: {
+      // Paid in advance by phone: nothing is held on a card, so nothing is captured or reversed at the end.
+      tags: ['session'],
+      on: {
+        END_SESSION: {
+          target: 'ended',
+          actions: assign({ message: { key: 'meter.thankYou' }, reason: 'APPROVED' }),
+        },
+      },
+      after: { paidTimeUp: 'idle' },
     },
     authorizing: {
       invoke: {

@@ -21,6 +21,8 @@ export type FlowEvent =
   | { type: 'CHOOSE_DURATION'; minutes: number }
   | { type: 'ENTER_AMOUNT'; minor: number }
   | { type: 'CONFIRM' }
+  /** Pay by phone with a payment link instead of the card (issue 14). */
+  | { type: 'PAY_BY_LINK' }
   | { type: 'CHOOSE_CURRENCY'; currency: string }
   | { type: 'EXTEND'; minutes: number }
   | { type: 'END_SESSION' }

@@ -5,6 +5,9 @@ import type {
   DccOfferSummary,
   FlowEffects,
   HoldRecord,
+  LinkOutcome,
+  LinkRequest,
+  LinkShown,
   OriginalTransaction,
   ReadCardInput,
   ServiceRequest,
@@ -16,6 +19,7 @@ import { holdExpiryMachine } from './hold.js';
 import { kioskMachine } from './kiosk.js';
 import { meterMachine } from './meter.js';
 import { operatorMachine } from './operator.js';
+import { payByLinkMachine } from './pay-by-link.js';
 import { tapAndGoMachine } from './tap-and-go.js';
 import { transactionMachine } from './transaction.js';
 
@@ -48,6 +52,23 @@ function transaction(effects: FlowEffects) {
   });
 }
 
+/** Pay by phone (src/flows/pay-by-link.ts) with the host's payment links. */
+function payByLink(effects: FlowEffects) {
+  return payByLinkMachine.provide({
+    actors: {
+      createLink: fromPromise<LinkShown, LinkRequest>(({ input, signal }) =>
+        effects.createLink(input, signal),
+      ),
+      awaitLink: fromPromise<LinkOutcome, { linkId: string }>(({ input, signal }) =>
+        effects.awaitLink(input, signal),
+      ),
+      closeLink: fromPromise<LinkOutcome, { linkId: string; reason: 'cancelled' | 'timeout' }>(
+        ({ input, signal }) => effects.closeLink(input, signal),
+      ),
+    },
+  });
+}
+
 function cardActions(effects: FlowEffects) {
   return {
     issueReceipt: (_: unknown, receipt: Parameters<FlowEffects['issueReceipt']>[0]) =>
@@ -58,12 +79,17 @@ function cardActions(effects: FlowEffects) {
 
 export const provideFlowEffects = {
   transaction,
+  payByLink,
   meter: (effects: FlowEffects) =>
-    meterMachine.provide({ actors: { transaction: transaction(effects) }, actions: cardActions(effects) }),
+    meterMachine.provide({
+      actors: { transaction: transaction(effects), payByLink: payByLink(effects) },
+      actions: cardActions(effects),
+    }),
   kiosk: (effects: FlowEffects) =>
     kioskMachine.provide({
       actors: {
         transaction: transaction(effects),
+        payByLink: payByLink(effects),
         lookupTicket: fromPromise<TicketLookup, { ticket: string }>(({ input, signal }) =>
           effects.lookupTicket(input, signal),
         ),

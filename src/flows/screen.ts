@@ -15,6 +15,7 @@ export type FlowScreen =
   | 'approved'
   | 'declined'
   | 'session'
+  | 'pay-by-phone'
   | 'error';
 
 export const FLOW_SCREENS: readonly FlowScreen[] = [
@@ -29,5 +30,6 @@ export const FLOW_SCREENS: readonly FlowScreen[] = [
   'approved',
   'declined',
   'session',
+  'pay-by-phone',
   'error',
 ];

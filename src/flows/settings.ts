@@ -54,6 +54,13 @@ export interface FlowSettings {
    * hold was converted (config `dcc.choiceAtCompletion`; absent: no).
    */
   dcc: { enabled: boolean; processorFamily: 'A' | 'B'; choiceAtCompletion?: boolean };
+  /**
+   * Pay by phone with a payment link (issue 14): present when this model offers the choice beside the card (config
+   * `links.payByPhone`, and the terminal receives link-paid notifications); `waitMs` is the wait for the payment.
+   */
+  payByPhone?: { waitMs: number };
+  /** Pay later: a link for the amount owed when a capture cannot be completed (config `links.payLater`). */
+  payLater?: boolean;
 }
 
 const MINUTE_MS = 60_000;
@@ -78,6 +85,11 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
       processorFamily: config.dcc.processorFamily,
       choiceAtCompletion: config.dcc.choiceAtCompletion,
     },
+    ...(config.links.payByPhone.enabled &&
+    (config.links.payByPhone.models as string[]).includes(config.terminal.model)
+      ? { payByPhone: { waitMs: config.links.payByPhone.waitSeconds * 1_000 } }
+      : {}),
+    ...(config.links.payLater ? { payLater: true } : {}),
     timing: {
       readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),

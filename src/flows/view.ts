@@ -1,6 +1,6 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import { BASE_LOCALE, formatMessage, type MessageKey, type MessageParams } from '../i18n/index.js';
-import type { DccOfferSummary, ReceiptData } from './effects.js';
+import type { DccOfferSummary, LinkPurpose, LinkShown, ReceiptData } from './effects.js';
 import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
 import { FLOW_SCREENS, type FlowScreen } from './screen.js';
 import type { FlowSettings } from './settings.js';
@@ -33,6 +33,8 @@ export interface FlowView {
   durations?: { minutes: number; amountMinor: number }[];
   /** choose-currency: the conversion offer the customer chooses against (both currencies are options). */
   dcc?: DccOfferSummary;
+  /** pay-by-phone: the payment link shown (its URL is the QR code's content), when the wait ends, what it is for. */
+  link?: LinkShown & { purpose: LinkPurpose };
 }
 
 type ModelContext = ViewContext & {
@@ -53,15 +55,31 @@ function transactionContext(snapshot: AnyMachineSnapshot): { offer?: DccOfferSum
   return childSnapshot?.context;
 }
 
-/** The screen of a snapshot: its own tag, or, while a transaction runs, the transaction's (present-card, processing). */
+/** The running pay-by-phone child's link, if it shows one. */
+function linkShown(snapshot: AnyMachineSnapshot): (LinkShown & { purpose: LinkPurpose }) | undefined {
+  const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)['payByLink'];
+  const childSnapshot = child?.getSnapshot() as
+    { context?: { link?: LinkShown; request?: { purpose: LinkPurpose } } } | undefined;
+  const link = childSnapshot?.context?.link;
+  return link === undefined
+    ? undefined
+    : { ...link, purpose: childSnapshot?.context?.request?.purpose ?? 'fee' };
+}
+
+/**
+ * The screen of a snapshot: its own tag, or, while a transaction runs, the transaction's (present-card, processing),
+ * or while pay by phone runs, its own (pay-by-phone, processing).
+ */
 export function screenOf(snapshot: AnyMachineSnapshot): FlowScreen {
   const own = screenFromTags(snapshot);
   if (own !== undefined) return own;
-  const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)['transaction'];
-  const childSnapshot = child?.getSnapshot() as { hasTag?: (tag: string) => boolean } | undefined;
-  if (childSnapshot?.hasTag !== undefined) {
-    const fromChild = screenFromTags(childSnapshot as { hasTag(tag: string): boolean });
-    if (fromChild !== undefined) return fromChild;
+  for (const id of ['transaction', 'payByLink']) {
+    const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)[id];
+    const childSnapshot = child?.getSnapshot() as { hasTag?: (tag: string) => boolean } | undefined;
+    if (childSnapshot?.hasTag !== undefined) {
+      const fromChild = screenFromTags(childSnapshot as { hasTag(tag: string): boolean });
+      if (fromChild !== undefined) return fromChild;
+    }
   }
   return 'processing';
 }
@@ -76,6 +94,7 @@ function sampleEvents(settings: FlowSettings, paidMinutes: number): FlowEvent[] 
     { type: 'CHOOSE_DURATION', minutes: first },
     { type: 'ENTER_AMOUNT', minor: 1 },
     { type: 'CONFIRM' },
+    { type: 'PAY_BY_LINK' },
     { type: 'CHOOSE_CURRENCY', currency: settings.currency },
     { type: 'EXTEND', minutes: Math.min(unit, Math.max(1, settings.tariff.maxStayMinutes - paidMinutes)) },
     { type: 'END_SESSION' },
@@ -117,6 +136,10 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   if (screen === 'choose-currency') {
     const offer = transactionContext(snapshot)?.offer ?? context.dccChoice;
     if (offer !== undefined) view.dcc = offer;
+  }
+  if (screen === 'pay-by-phone') {
+    const link = linkShown(snapshot);
+    if (link !== undefined) view.link = link;
   }
   if (screen === 'choose-duration') {
     view.durations = durationOptions(context.settings.tariff).map((minutes) => ({

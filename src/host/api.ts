@@ -31,6 +31,7 @@ export type Screen =
   | 'approved'
   | 'declined'
   | 'session' // meter / tap-and-go: an open parking session (extend, end)
+  | 'pay-by-phone' // a payment link's QR code and URL, waiting for the payment on the customer's phone
   | 'error'
   | 'out-of-service'; // reader unavailable and not recovering
 
@@ -98,6 +99,8 @@ export interface CustomerView {
   receipt?: Receipt;
   /** Masked PAN (first 6 + last 4 at most) once a card was read. */
   maskedPan?: string;
+  /** pay-by-phone: the payment link to pay on the customer's phone (kiosk.md §4). */
+  payByPhone?: PayByPhoneView;
   /** Open parking session (meter, tap-and-go). */
   /** `startedAt` and `paidUntil` are display times in the terminal's time zone (`14:05`, or `23/11 09:30`). */
   session?: { id: string; startedAt: string; paidUntil?: string; held?: DisplayAmount };
@@ -123,6 +126,25 @@ export interface CustomerView {
    * mode is off or `customer.speech.engine` is `none`. Never a PIN, never more of a card than its last four digits.
    */
   speech?: SpeechView;
+}
+
+/**
+ * A payment link on screen (reference/kiosk.md §4): the QR code drawn by the terminal for this fee and this wait (error
+ * correction M, a quiet zone of 4 modules, dark on light), the URL as text under it (also read out in accessibility
+ * mode), the domain, and the countdown to the end of the wait.
+ */
+export interface PayByPhoneView {
+  /** The hosted payment page: the QR code's content. Left to right in every language. */
+  url: string;
+  /** The host of `url`, printed as text so that a customer can check where the code leads. */
+  domain?: string;
+  /** `svg` dark on light with its quiet zone; `modules` its width in modules, quiet zone included; `alt` its name. */
+  qr: { svg: string; modules: number; alt: string };
+  /** When the terminal stops waiting and deactivates the link (ISO 8601), and the seconds left at this snapshot. */
+  expiresAt: string;
+  seconds: number;
+  /** `pay-later`: the link is for an amount owed after a card payment that could not be completed (also printed). */
+  purpose: 'fee' | 'pay-later';
 }
 
 /** What the terminal says of the customer's screen, and who says it. */
@@ -223,6 +245,8 @@ export type UserEvent =
   | { type: 'CHOOSE_DURATION'; minutes: number }
   | { type: 'ENTER_AMOUNT'; minor: number }
   | { type: 'CONFIRM' }
+  /** Pay by phone with a payment link instead of the card (issue 14). */
+  | { type: 'PAY_BY_LINK' }
   | { type: 'CHOOSE_CURRENCY'; currency: string }
   | { type: 'EXTEND'; minutes: number }
   | { type: 'END_SESSION' }

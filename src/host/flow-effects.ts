@@ -5,6 +5,7 @@ import type {
   FlowEffects,
   OriginalTransaction,
   ReceiptData,
+  LinkOutcome,
   ServiceRequest as FlowRequest,
   SubmitOutcome,
 } from '../flows/index.js';
@@ -15,6 +16,7 @@ import type { DccOffers } from './dcc.js';
 import type { HoldWatch } from './hold-watch.js';
 import { lookupTicket } from './local-time.js';
 import type { OperatorPin } from './operator-pin.js';
+import type { LinkDesk, LinkView } from './link-desk.js';
 import type { PaymentService } from './payments.js';
 
 /**
@@ -37,6 +39,12 @@ export function createFlowEffects(deps: {
   submit: (request: FlowRequest) => Promise<SubmitOutcome>;
   findTransaction: (transactionId: string) => OriginalTransaction | null;
   receipt: (receipt: ReceiptData) => void;
+  /** Pay by phone: the terminal's payment links. */
+  links: LinkDesk;
+  /** How much longer than configured a customer is given (the accessibility factor in accessibility mode, else 1). */
+  waitFactor: () => number;
+  /** Pay later: the link printed on the receipt printer. */
+  printLink: FlowEffects['printLink'];
 }): FlowEffects {
   const { config, reader, cards } = deps;
   return {
@@ -78,5 +86,32 @@ export function createFlowEffects(deps: {
       deps.payments.forgetCard(cardRef);
     },
     issueReceipt: (receipt) => deps.receipt(receipt),
+    createLink: async (input) => {
+      const view = await deps.links.createForFee({
+        reference: input.reference,
+        amountMinor: input.amountMinor,
+        currency: input.currency,
+        purpose: input.purpose,
+        waitMs: Math.round(input.waitMs * deps.waitFactor()),
+      });
+      if (view.url === undefined)
+        throw Object.assign(new Error('the payment link has no URL to show'), { code: 'LINK_UNAVAILABLE' });
+      return {
+        linkId: view.linkId,
+        url: view.url,
+        ...(view.domain !== undefined ? { domain: view.domain } : {}),
+        expiresAtMs: Date.parse(view.expiresAt),
+      };
+    },
+    // An abort only stops this wait: the desk keeps watching the link until it is paid or closed.
+    awaitLink: async ({ linkId }) => linkOutcome(await deps.links.watch(linkId)),
+    closeLink: async ({ linkId, reason }) => linkOutcome(await deps.links.cancel(linkId, reason)),
+    printLink: (input) => deps.printLink(input),
   };
+}
+
+/** How a link's wait ended, as the machines see it: paid, or closed for a reason. */
+function linkOutcome(view: LinkView): LinkOutcome {
+  if (view.state === 'paid') return { kind: 'paid', linkId: view.linkId, paymentId: view.paymentId ?? '' };
+  return { kind: 'closed', linkId: view.linkId, reason: view.closeReason ?? view.state };
 }

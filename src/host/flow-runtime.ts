@@ -19,6 +19,7 @@ import {
 } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
 import type { CustomerView, DisplayAmount, Screen, UserEvent } from './api.js';
+import { payByPhoneView } from './link-screen.js';
 import { localDateTime } from './local-time.js';
 import { screenReceipt, type IssuedReceipt } from './receipts.js';
 
@@ -36,8 +37,13 @@ export function createFlowActor(
   effects: FlowEffects,
   logger: Logger,
   clock: { now(): number } = { now: Date.now },
+  options: { payByLink?: boolean } = {},
 ): FlowRuntime {
-  const settings = flowSettingsFromConfig(config);
+  const configured = flowSettingsFromConfig(config);
+  // Without a way to learn that a link was paid (no notification listener or relay), pay by phone is not offered.
+  const { payByPhone, ...rest } = configured;
+  const settings: FlowSettings =
+    options.payByLink === false || payByPhone === undefined ? rest : { ...rest, payByPhone };
   const input = { settings, clock };
   const machine = (() => {
     switch (config.terminal.model) {
@@ -71,6 +77,7 @@ export const TITLE_KEYS: Record<Screen, MessageKey> = {
   approved: 'screen.approved.title',
   declined: 'screen.declined.title',
   session: 'screen.session.title',
+  'pay-by-phone': 'screen.payByPhone.title',
   error: 'screen.error.title',
   'out-of-service': 'screen.outOfService.title',
 };
@@ -100,6 +107,7 @@ export function customerView(
   if (view.amountMinor !== undefined) result.amount = display(view.amountMinor, view.currency, locale);
   else if (screen === 'enter-amount') result.amount = display(0, view.currency, locale);
   if (view.maskedPan !== undefined) result.maskedPan = view.maskedPan;
+  if (view.link !== undefined) result.payByPhone = payByPhoneView(view.link, tr);
   if (view.durations)
     result.durations = view.durations.map((d) => ({
       minutes: d.minutes,

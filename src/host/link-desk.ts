@@ -83,6 +83,8 @@ export interface FeeLinkRequest {
   currency: string;
   /** Default `fee`; `pay-later` for an amount owed after a failed capture. */
   purpose?: LinkPurpose;
+  /** Milliseconds this link waits for its payment (default `waitMs` of the desk): the screen's own wait. */
+  waitMs?: number;
 }
 
 /** What the desk needs; the host provides it. */
@@ -271,7 +273,7 @@ export class LinkDesk {
       purpose: request.purpose ?? 'fee',
       amountMinor: request.amountMinor,
       currency: request.currency,
-      watchUntilMs: now + this.deps.waitMs,
+      watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
     this.busy.add(linkId);
     try {

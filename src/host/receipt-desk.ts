@@ -18,11 +18,13 @@ import type { Logger } from '../log/index.js';
 import {
   eReceiptQr,
   issuedReceipt,
+  linkSlip,
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
   type EReceiptQr,
   type IssuedReceipt,
+  type LinkSlipData,
   type PaperCopy,
   type ReceiptDocument,
   type ReceiptSettings,
@@ -128,6 +130,15 @@ export class ReceiptDesk {
     if (!current) return;
     this.recent.set(transactionId, { ...current, ...change });
     for (const listener of this.listeners) listener();
+  }
+
+  /**
+   * Pay later: prints the slip of a payment link (its QR code is the link's URL, the URL also as text), in the
+   * customer's language when the printer can print it. Resolves whether it printed; a failure is the operator's status.
+   */
+  printLink(data: LinkSlipData, locale: string = this.settings.locale): Promise<boolean> {
+    const slip = linkSlip(data, this.settings, locale);
+    return this.print(slip, false, Promise.resolve({ payload: data.url, url: data.url, svg: '' }));
   }
 
   /** Prints the last receipt again (operator mode). */

@@ -459,6 +459,63 @@ export function issuedReceipt(
   return own;
 }
 
+/** A payment link to pay later, as printed (pay later, issue 14 item 2). */
+export interface LinkSlipData {
+  linkId: string;
+  url: string;
+  /** The ticket or session reference the amount is owed for. */
+  reference: string;
+  amountMinor: number;
+  currency: string;
+  /** Epoch milliseconds: the link is deactivated after it. */
+  expiresAtMs: number;
+  atMs: number;
+}
+
+/**
+ * The slip of a payment link to pay later: what is owed, for what, until when, and the link's address as text under
+ * its QR code (the printer draws the QR of the URL). In the customer's language when the printer can print it, else by
+ * the fallbacks of {@link issuedReceipt}. No card data: the link is paid on the customer's phone.
+ */
+export function linkSlip(
+  data: LinkSlipData,
+  settings: ReceiptSettings,
+  customerLocale: string,
+): ReceiptDocument {
+  const build = (locale: string): ReceiptDocument => {
+    const tr = translator(resolveLocale(locale, settings.locale));
+    const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
+    const { date, time } = dateAndTime(data.atMs, settings.timeZone, tr.locale);
+    const until = dateAndTime(data.expiresAtMs, settings.timeZone, tr.locale);
+    return {
+      title: `${clean(settings.merchantName)}: ${tr.t('slip.payLater.title')}`,
+      fields: [
+        field(label('terminalId'), settings.terminalId),
+        field(label('date'), date),
+        field(label('time'), time),
+        field(tr.t('receipt.ticket'), data.reference),
+        field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
+        field(tr.t('slip.payLater.until'), `${until.date} ${until.time}`),
+        field(tr.t('slip.payLater.title'), tr.t('slip.payLater.instructions')),
+        field(tr.t('receipt.paidBy'), data.url),
+      ],
+      transactionId: data.linkId,
+      amountMinor: data.amountMinor,
+      currency: data.currency,
+      converted: false,
+      locale: tr.locale,
+    };
+  };
+  const own = build(customerLocale);
+  const codepage = settings.printerCodepage;
+  if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
+  for (const locale of [settings.locale, BASE_LOCALE]) {
+    const doc = build(locale);
+    if (receiptCodepage(doc, codepage) !== undefined) return doc;
+  }
+  return own;
+}
+
 /**
  * Whether a receipt is offered at all. Card rules let an unattended terminal skip the receipt of a small amount
  * (Visa: up to USD 25 at unattended terminals, parking cited, kiosk.md §3); `receipts.noReceiptBelowMinor` sets that

@@ -204,6 +204,17 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
       add('session-until', `${tr.t('label.session.paidUntil')}: ${session.paidUntil}`);
     if (session.held) add('session-held', `${tr.t('label.session.held')}: ${spokenAmount(session.held, tr)}`);
   }
+  if (view.payByPhone) {
+    // The QR code's non-visual alternative (kiosk.md §4): the address read out, and the time left to pay.
+    const link = view.payByPhone;
+    add('link', tr.t('speech.payByPhone', { url: link.url }));
+    add(
+      `link-time:${link.expiresAt}`,
+      tr.t('label.payByPhone.timeLeft', {
+        time: spokenDuration(Math.max(1, Math.ceil(link.seconds / 60)), tr),
+      }),
+    );
+  }
   if (view.receipt) {
     const { receipt } = view;
     // The receipt's labels are in the language it was issued in, which may differ from the screen's.
@@ -273,7 +284,10 @@ export function speechFor(
   if (!sameScreen) return { text: joined(parts, tr), screen };
   const before = new Set(screenParts(previous, tr, false).map((p) => `${p.id}\u0000${p.text}`));
   const fresh = parts.filter(
-    (p) => !before.has(`${p.id}\u0000${p.text}`) && !p.id.startsWith('prompt-time:'),
+    (p) =>
+      !before.has(`${p.id}\u0000${p.text}`) &&
+      !p.id.startsWith('prompt-time:') &&
+      !p.id.startsWith('link-time:'),
   );
   // The countdown is said with its question, never alone: its seconds change with every snapshot.
   const question = fresh.some((p) => p.id.startsWith('prompt:'));

@@ -319,6 +319,23 @@ export class TerminalHost implements TerminalApi {
         this.receipts.issue(receipt, this.language.current);
         this.changed();
       },
+      links: this.links,
+      // A customer in accessibility mode is given the longer time limits on the pay-by-phone screen too.
+      waitFactor: () => (this.accessible ? config.customer.accessibilityFactor : 1),
+      printLink: (link) => {
+        void this.receipts.printLink(
+          {
+            linkId: link.linkId,
+            url: link.url,
+            reference: link.reference,
+            amountMinor: link.amountMinor,
+            currency: link.currency,
+            expiresAtMs: link.expiresAtMs,
+            atMs: this.now().getTime(),
+          },
+          this.language.current,
+        );
+      },
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,
@@ -586,7 +603,10 @@ export class TerminalHost implements TerminalApi {
     this.recoveryInFlight = 0;
     this.offline.reconcile();
     this.altPayments.resume();
-    this.runtime = createFlowActor(this.config, this.effects, this.logger, this.parkingClock);
+    // Pay by phone is offered only while the terminal learns of the payments (a notification listener or relay).
+    this.runtime = createFlowActor(this.config, this.effects, this.logger, this.parkingClock, {
+      payByLink: this.links.available,
+    });
     const runtime = this.runtime;
     runtime.actor.subscribe(() => {
       this.language.follow(runtime);

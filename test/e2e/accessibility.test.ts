@@ -3,6 +3,7 @@ import type { Page } from 'playwright-core';
 import type { CustomerView } from '../../src/host/api.js';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
+import { drawQr } from '../../src/host/link-screen.js';
 import { accessibleDocument, focusedTestId, focusOutline } from './accessibility-scripts.js';
 import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
@@ -67,6 +68,8 @@ const LANGUAGE: NonNullable<CustomerView['language']> = {
 };
 
 const AMOUNT = { minor: 1250, currency: 'EUR', text: '€12.50' };
+/** A payment link as the sandbox makes them, for the pay-by-phone screen. */
+const PAY_URL = 'http://127.0.0.1:41234/pay/202611241305N0042';
 
 const ENTER_TICKET: CustomerView = {
   screen: 'enter-ticket',
@@ -212,6 +215,28 @@ const SCREENS: { name: string; view: CustomerView }[] = [
       session: { id: 'S-1042', startedAt: '14:05', paidUntil: '15:05', held: AMOUNT },
       durations: [{ minutes: 30, label: '+30 min', amount: { minor: 150, currency: 'EUR', text: '€1.50' } }],
       actions: ['EXTEND', 'END_SESSION'],
+    },
+  },
+  {
+    name: 'pay-by-phone',
+    view: {
+      screen: 'pay-by-phone',
+      title: 'Pay by phone',
+      message: 'Scan the QR code with your phone and pay on the page that opens.',
+      amount: AMOUNT,
+      payByPhone: {
+        url: PAY_URL,
+        domain: 'pay.example.com',
+        qr: { ...drawQr(PAY_URL), alt: 'QR code of the payment link' },
+        expiresAt: new Date(Date.now() + 300_000).toISOString(),
+        seconds: 300,
+        purpose: 'fee',
+      },
+      labels: {
+        'payByPhone.url': 'Or open this address on your phone',
+        'payByPhone.timeLeft': 'Time left: {time}',
+      },
+      actions: ['CANCEL'],
     },
   },
   {

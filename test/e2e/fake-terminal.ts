@@ -282,6 +282,7 @@ export class FakeTerminal implements TerminalApi {
       case 'TAP_ENTRY':
       case 'TAP_EXIT':
       case 'CREDIT':
+      case 'PAY_BY_LINK':
       case 'SET_LANGUAGE':
         return refuse();
     }

@@ -6,6 +6,9 @@ import type {
   FlowEffects,
   HoldRecord,
   HoldResolution,
+  LinkOutcome,
+  LinkRequest,
+  LinkShown,
   OriginalTransaction,
   ReadCardInput,
   ReceiptData,
@@ -438,6 +441,67 @@ export class FakeTerminal implements FlowEffects {
 
   issueReceipt(receipt: ReceiptData): void {
     this.receipts.push(receipt);
+  }
+
+  // ---- payment links (pay by phone) ----
+
+  /** Links created, in order; `linkOutcomes` decides how each wait ends (default: it waits for `payLink`/a close). */
+  readonly links: (LinkRequest & LinkShown & { state: 'active' | 'paid' | 'closed'; reason?: string })[] = [];
+  /** Next creates: 'ok' (default) or an error code to reject with. */
+  readonly linkCreates: string[] = [];
+  readonly printedLinks: string[] = [];
+  private readonly linkWaiters = new Map<string, (o: LinkOutcome) => void>();
+
+  createLink(input: LinkRequest, _signal: AbortSignal): Promise<LinkShown> {
+    const next = this.linkCreates.shift() ?? 'ok';
+    if (next !== 'ok') return Promise.reject(Object.assign(new Error(next), { code: next }));
+    const linkId = `${input.reference}-L${this.links.length + 1}`;
+    const shown: LinkShown = {
+      linkId,
+      url: `https://pay.example/pay/${linkId}`,
+      domain: 'pay.example',
+      expiresAtMs: this.clock.now() + input.waitMs,
+    };
+    this.links.push({ ...input, ...shown, state: 'active' });
+    return Promise.resolve(shown);
+  }
+
+  awaitLink({ linkId }: { linkId: string }, _signal: AbortSignal): Promise<LinkOutcome> {
+    const link = this.links.find((l) => l.linkId === linkId);
+    if (link?.state === 'paid') return Promise.resolve({ kind: 'paid', linkId, paymentId: `pay-${linkId}` });
+    if (link?.state === 'closed')
+      return Promise.resolve({ kind: 'closed', linkId, reason: link.reason ?? '' });
+    return new Promise((resolve) => this.linkWaiters.set(linkId, resolve));
+  }
+
+  closeLink(
+    { linkId, reason }: { linkId: string; reason: 'cancelled' | 'timeout' },
+    _signal: AbortSignal,
+  ): Promise<LinkOutcome> {
+    const link = this.links.find((l) => l.linkId === linkId);
+    if (link?.state === 'paid') return Promise.resolve({ kind: 'paid', linkId, paymentId: `pay-${linkId}` });
+    if (link) Object.assign(link, { state: 'closed', reason });
+    return Promise.resolve({ kind: 'closed', linkId, reason });
+  }
+
+  printLink(input: LinkShown): void {
+    this.printedLinks.push(input.linkId);
+  }
+
+  /** The customer pays the link on the phone: the wait ends paid. */
+  payLink(linkId = this.links.at(-1)?.linkId ?? ''): void {
+    const link = this.links.find((l) => l.linkId === linkId);
+    if (link) link.state = 'paid';
+    this.linkWaiters.get(linkId)?.({ kind: 'paid', linkId, paymentId: `pay-${linkId}` });
+    this.linkWaiters.delete(linkId);
+  }
+
+  /** The terminal closed the link by itself (its wait ran out). */
+  expireLink(linkId = this.links.at(-1)?.linkId ?? ''): void {
+    const link = this.links.find((l) => l.linkId === linkId);
+    if (link) Object.assign(link, { state: 'closed', reason: 'timeout' });
+    this.linkWaiters.get(linkId)?.({ kind: 'closed', linkId, reason: 'timeout' });
+    this.linkWaiters.delete(linkId);
   }
 }
 

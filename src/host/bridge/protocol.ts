@@ -33,6 +33,7 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('CHOOSE_DURATION'), minutes }),
   z.strictObject({ type: z.literal('ENTER_AMOUNT'), minor }),
   z.strictObject({ type: z.literal('CONFIRM') }),
+  z.strictObject({ type: z.literal('PAY_BY_LINK') }),
   z.strictObject({ type: z.literal('CHOOSE_CURRENCY'), currency: z.string().regex(/^[A-Z]{3}$/) }),
   z.strictObject({ type: z.literal('EXTEND'), minutes }),
   z.strictObject({ type: z.literal('END_SESSION') }),

@@ -1,0 +1,169 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { provideFlowEffects } from './provide.js';
+import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import { describeView } from './view.js';
+
+const MIN = 60_000;
+const WAIT_MS = 5 * MIN;
+
+function kiosk(fake: FakeTerminal, offered = true) {
+  fake.tickets.set('T-1', fake.clock.now() - 100 * MIN);
+  const actor = createActor(provideFlowEffects.kiosk(fake), {
+    input: {
+      settings: testSettings(offered ? { payByPhone: { waitMs: WAIT_MS } } : {}),
+      clock: fake.clock,
+    },
+    clock: fake.clock,
+  });
+  actor.start();
+  return actor;
+}
+
+async function atConfirm(fake: FakeTerminal, offered = true) {
+  const actor = kiosk(fake, offered);
+  actor.send({ type: 'START' });
+  actor.send({ type: 'ENTER_TICKET', ticket: 'T-1' });
+  await settle();
+  return actor;
+}
+
+describe('pay by phone at the pay station', () => {
+  it('offers the phone beside the card only when configured', async () => {
+    const off = await atConfirm(new FakeTerminal(), false);
+    expect(describeView(off.getSnapshot()).actions).not.toContain('PAY_BY_LINK');
+    const on = await atConfirm(new FakeTerminal());
+    expect(describeView(on.getSnapshot())).toMatchObject({ screen: 'confirm' });
+    expect(describeView(on.getSnapshot()).actions).toEqual(
+      expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK', 'CANCEL']),
+    );
+  });
+
+  it('shows the link, and once it is paid the ticket is paid with a receipt of the link payment', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    const fee = describeView(actor.getSnapshot()).amountMinor;
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    const shown = describeView(actor.getSnapshot());
+    expect(shown).toMatchObject({ screen: 'pay-by-phone', actions: ['CANCEL'] });
+    expect(shown.link?.url).toContain('/pay/T-1');
+    expect(shown.link?.purpose).toBe('fee');
+    expect(fake.links[0]).toMatchObject({
+      reference: 'T-1',
+      amountMinor: fee,
+      purpose: 'fee',
+      waitMs: WAIT_MS,
+    });
+    fake.payLink();
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+    expect(fake.receipts).toHaveLength(1);
+    expect(fake.receipts[0]).toMatchObject({
+      service: 'sale',
+      amountMinor: fee,
+      transactionId: fake.links[0]?.linkId,
+      gatewayId: `pay-${fake.links[0]?.linkId}`,
+    });
+    expect(fake.receipts[0]?.lines).toContainEqual({ label: 'Paid by', value: 'Payment link' });
+    // No card, no gateway request of the terminal's own: the customer paid on the hosted page.
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('closes the link on cancel and goes back to the choice', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(fake.links[0]).toMatchObject({ state: 'closed', reason: 'cancelled' });
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'confirm',
+      messageKey: 'payByPhone.notPaid',
+    });
+    // The card is still there as a choice.
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(fake.comments()).toEqual(['Parking Sale']);
+  });
+
+  it('a payment that came before the cancel still pays the ticket', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    const link = fake.links[0]!;
+    link.state = 'paid';
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved' });
+  });
+
+  it('a CANCEL while the link is being created closes it as soon as it exists', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(fake.links[0]).toMatchObject({ state: 'closed', reason: 'cancelled' });
+    expect(describeView(actor.getSnapshot()).screen).toBe('confirm');
+  });
+
+  it('the wait ends: closed by the terminal, or by the machine itself after the deadline', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    fake.expireLink();
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('confirm');
+
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    fake.clock.increment(WAIT_MS + MIN);
+    await settle();
+    expect(fake.links[1]).toMatchObject({ state: 'closed', reason: 'timeout' });
+    expect(describeView(actor.getSnapshot()).screen).toBe('confirm');
+  });
+
+  it('no link to show: back to the choice, told that the phone is not available now', async () => {
+    const fake = new FakeTerminal();
+    fake.linkCreates.push('LINK_UNAVAILABLE');
+    const actor = await atConfirm(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'confirm',
+      messageKey: 'payByPhone.unavailable',
+      reason: 'LINK_UNAVAILABLE',
+    });
+  });
+});
+
+describe('pay by phone at the meter', () => {
+  it('the price of the time chosen, paid by phone, starts the session; nothing is held or captured', async () => {
+    const fake = new FakeTerminal();
+    const actor = createActor(provideFlowEffects.meter(fake), {
+      input: { settings: testSettings({ payByPhone: { waitMs: WAIT_MS } }), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('pay-by-phone');
+    expect(fake.links[0]).toMatchObject({ amountMinor: 300, purpose: 'fee' });
+    fake.payLink();
+    await settle();
+    const session = describeView(actor.getSnapshot());
+    expect(session).toMatchObject({ screen: 'session', messageKey: 'payByPhone.sessionPaid' });
+    expect(session.session?.paidUntilMs).toBe(fake.clock.now() + 60 * MIN);
+    expect(fake.receipts).toHaveLength(1);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+    expect(fake.sent).toEqual([]);
+  });
+});

@@ -1,0 +1,74 @@
+import QRCode from 'qrcode';
+import type { LinkShown } from '../flows/index.js';
+import type { Translator } from '../i18n/index.js';
+import type { PayByPhoneView } from './api.js';
+
+/**
+ * The pay-by-phone screen's payment link (issue 14; reference/kiosk.md §4): the QR code of the link's URL drawn by the
+ * terminal — error correction M, a quiet zone of 4 modules, dark on light — with the URL and its domain as text and
+ * the time left. The renderer scales it to whole CSS pixels per module (at least 4) and about 4.5 cm.
+ */
+
+/** Quiet zone, modules on each side (ISO/IEC 18004). */
+export const QUIET_ZONE = 4;
+
+export interface LinkQr {
+  svg: string;
+  /** Width in modules, quiet zone included. */
+  modules: number;
+}
+
+/** The QR code of `text` as SVG: one path of the dark modules over a light square, crisp edges. */
+export function drawQr(text: string): LinkQr {
+  const code = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const size = code.modules.size;
+  const total = size + 2 * QUIET_ZONE;
+  let path = '';
+  for (let row = 0; row < size; row += 1) {
+    let col = 0;
+    while (col < size) {
+      if (!code.modules.get(row, col)) {
+        col += 1;
+        continue;
+      }
+      // One run of dark modules in the row as one rectangle.
+      const start = col;
+      while (col < size && code.modules.get(row, col)) col += 1;
+      path += `M${start + QUIET_ZONE} ${row + QUIET_ZONE}h${col - start}v1h${start - col}z`;
+    }
+  }
+  const svg =
+    `<svg xmlns="http://www.w3.org/2000/svg" viewBox="0 0 ${total} ${total}" shape-rendering="crispEdges">` +
+    `<rect width="${total}" height="${total}" fill="#ffffff"/><path fill="#000000" d="${path}"/></svg>`;
+  return { svg, modules: total };
+}
+
+/** The last codes drawn (a link's screen is drawn again with every snapshot). */
+const drawn = new Map<string, LinkQr>();
+const KEEP = 8;
+
+function qrOf(url: string): LinkQr {
+  const known = drawn.get(url);
+  if (known) return known;
+  const qr = drawQr(url);
+  drawn.set(url, qr);
+  while (drawn.size > KEEP) drawn.delete(drawn.keys().next().value as string);
+  return qr;
+}
+
+/** The customer view's part of a payment link on screen, in the customer's language. */
+export function payByPhoneView(
+  link: LinkShown & { purpose: 'fee' | 'pay-later' },
+  tr: Translator,
+  nowMs: number = Date.now(),
+): PayByPhoneView {
+  const qr = qrOf(link.url);
+  return {
+    url: link.url,
+    ...(link.domain !== undefined ? { domain: link.domain } : {}),
+    qr: { ...qr, alt: tr.t('label.payByPhone.qr') },
+    expiresAt: new Date(link.expiresAtMs).toISOString(),
+    seconds: Math.max(0, Math.ceil((link.expiresAtMs - nowMs) / 1000)),
+    purpose: link.purpose,
+  };
+}

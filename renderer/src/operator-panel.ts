@@ -11,6 +11,7 @@ import type {
 import { parseDecimal } from '../../src/money/index.js';
 import type { TerminalClient } from './client.js';
 import { button, h, replaceChildren } from './dom.js';
+import { OperatorPaymentSections } from './operator-payments.js';
 import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
@@ -37,8 +38,19 @@ export class OperatorPanel {
   #status: OperatorStatus | undefined;
   #audit: AuditEntry[] | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
+  /** Payment links and phone / alternative-method sales. */
+  readonly #payments: OperatorPaymentSections;
 
   constructor(private readonly client: TerminalClient) {
+    this.#payments = new OperatorPaymentSections({
+      call: (action) => this.#call(action),
+      fail: (error) => this.#fail(error),
+      notice: (text) => {
+        this.#notice = { text, error: false };
+        this.#render();
+      },
+      render: () => this.#render(),
+    });
     this.element = h('div', {
       class: 'operator-overlay',
       testid: 'operator-panel',
@@ -61,6 +73,7 @@ export class OperatorPanel {
     this.#notice = undefined;
     this.#armed = undefined;
     this.#refundDrafts.clear();
+    this.#payments.clear();
     this.element.hidden = true;
     replaceChildren(this.element);
   }
@@ -136,6 +149,13 @@ export class OperatorPanel {
           text: `Queue flushed: ${response.forwarded} forwarded, ${response.declined} declined, ${response.remaining} remaining`,
           error: false,
         };
+        break;
+      // Shown by their sections (renderer/src/operator-payments.ts), which ask for them.
+      case 'links':
+      case 'link-deactivate':
+      case 'link-reactivate':
+      case 'alt-sales':
+      case 'alt-refund':
         break;
     }
     this.#render();
@@ -391,6 +411,7 @@ export class OperatorPanel {
             ),
             h('tbody', {}, ...rows),
           ),
+      this.#payments.render(),
     );
   }
 

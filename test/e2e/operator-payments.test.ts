@@ -1,0 +1,146 @@
+import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
+import type { Page } from 'playwright-core';
+import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
+import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
+import { audit, WCAG_AA } from './axe.js';
+import { launchBrowser, type LaunchedBrowser } from './browser.js';
+import { FAKE_PIN, FakeTerminal } from './fake-terminal.js';
+
+/**
+ * The operator panel's payment links and phone / alternative-method sales in a real headless Chromium, through the
+ * real bridge, against the FakeTerminal's operator (twelve links, eight of them this terminal's; a pending, a settled,
+ * a failed and an abandoned sale): paging, a deactivation, a partial refund and a refused one, by keyboard where an
+ * operator would use it, and axe-core on the panel with both sections shown.
+ */
+
+let staticDir: string;
+let launched: LaunchedBrowser;
+const open: { bridge: Bridge; fake: FakeTerminal }[] = [];
+
+beforeAll(async () => {
+  staticDir = await buildRenderer();
+  launched = await launchBrowser();
+});
+
+afterAll(async () => {
+  await launched?.close();
+});
+
+afterEach(async () => {
+  for (const { bridge, fake } of open.splice(0)) {
+    fake.dispose();
+    await bridge.close();
+  }
+});
+
+async function signedIn(): Promise<{ page: Page; fake: FakeTerminal; problems: string[] }> {
+  const fake = new FakeTerminal();
+  const bridge = await startBridge(fake, { port: 0, staticDir });
+  open.push({ bridge, fake });
+  const context = await launched.browser.newContext({ viewport: { width: 1280, height: 1600 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  const problems: string[] = [];
+  page.on('pageerror', (e) => problems.push(`pageerror: ${e.message}`));
+  page.on('console', (m) => {
+    if (m.type() === 'error') problems.push(`console: ${m.text()}`);
+  });
+  await page.goto(bridge.url);
+  await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
+  await page.keyboard.press('Control+Alt+O');
+  await page.getByTestId('operator-pin').fill(FAKE_PIN);
+  await page.keyboard.press('Enter');
+  await page.getByTestId('operator-links-load').waitFor();
+  return { page, fake, problems };
+}
+
+const text = (page: Page, testid: string): Promise<string | null> => page.getByTestId(testid).textContent();
+
+describe('operator panel: payment links and alternative payments', () => {
+  it('pages through the links and deactivates one of the terminal', async () => {
+    const { page, fake, problems } = await signedIn();
+    await page.getByTestId('operator-links-load').focus();
+    await page.keyboard.press('Enter');
+    await page.getByTestId('operator-links').waitFor();
+    expect(await text(page, 'operator-links-range')).toBe('Links 1–10 of 12');
+    expect(await page.locator('[data-testid="operator-links"] tbody tr').count()).toBe(10);
+    expect(await page.getByTestId('operator-links-previous').isDisabled()).toBe(true);
+
+    await page.getByTestId('operator-links-next').click();
+    await expect.poll(() => text(page, 'operator-links-range')).toBe('Links 11–12 of 12');
+    // Links of another terminal of the merchant are listed, never offered for a change.
+    expect(await text(page, 'link-terminal-PARK-12')).toBe('another terminal');
+    expect(await page.locator('[data-testid="link-PARK-12"] button').count()).toBe(0);
+    expect(await page.getByTestId('operator-links-next').isDisabled()).toBe(true);
+    await page.getByTestId('operator-links-previous').click();
+    await expect.poll(() => text(page, 'operator-links-range')).toBe('Links 1–10 of 12');
+
+    expect(await text(page, 'link-status-PARK-01')).toBe('ACTIVE');
+    await page.getByTestId('link-deactivate-PARK-01').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => text(page, 'link-status-PARK-01')).toBe('INACTIVE');
+    expect(await text(page, 'operator-result')).toContain('Link PARK-01 deactivated');
+    expect(await text(page, 'link-terminal-PARK-01')).toBe('deactivated');
+    expect(await page.getByTestId('link-reactivate-PARK-01').isVisible()).toBe(true);
+    expect(fake.payments.links[0]?.status).toBe('INACTIVE');
+
+    const asked = fake.operatorRequests.filter((r) => r.action.type.startsWith('link'));
+    expect(asked.map((r) => [r.pin, r.action])).toEqual([
+      [FAKE_PIN, { type: 'links', offset: 0, limit: 10 }],
+      [FAKE_PIN, { type: 'links', offset: 10, limit: 10 }],
+      [FAKE_PIN, { type: 'links', offset: 0, limit: 10 }],
+      [FAKE_PIN, { type: 'link-deactivate', linkId: 'PARK-01' }],
+      [FAKE_PIN, { type: 'links', offset: 0, limit: 10 }],
+    ]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('lists the alternative-method sales, refunds part of a settled one and shows a refusal; axe finds nothing', async () => {
+    const { page, fake, problems } = await signedIn();
+    await page.getByTestId('operator-alt-load').click();
+    await page.getByTestId('operator-alt-sales').waitFor();
+    expect(await text(page, 'alt-status-1')).toBe('pending');
+    expect(await text(page, 'alt-status-2')).toBe('settled');
+    expect(await text(page, 'alt-status-3')).toBe('failed');
+    expect(await text(page, 'alt-status-4')).toBe('abandoned');
+    expect(await text(page, 'alt-refundable-2')).toBe('€12.50');
+    // Only the settled sale can be refunded.
+    expect(await page.locator('[data-testid^="alt-refund-amount-"]').count()).toBe(1);
+
+    // By keyboard: the amount, Enter to ask, then the confirmation.
+    await page.getByTestId('alt-refund-amount-2').fill('5.00');
+    await page.getByTestId('alt-refund-amount-2').press('Enter');
+    await page.getByTestId('operator-alt-confirm').waitFor();
+    expect(await text(page, 'operator-alt-confirm')).toContain('5.00 EUR of sale 2');
+    await page.getByTestId('confirm-alt-refund').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => text(page, 'alt-refundable-2')).toBe('€7.50');
+    expect(await text(page, 'alt-refunded-2')).toBe('€5.00');
+    expect(await text(page, 'operator-result')).toContain('Refund of €5.00 of sale 2: accepted');
+
+    await page.getByTestId('alt-refund-amount-2').fill('8.00');
+    await page.getByTestId('alt-refund-2').click();
+    await page.getByTestId('confirm-alt-refund').click();
+    await expect.poll(() => text(page, 'operator-result')).toContain('ALT_REFUND_ABOVE_SETTLED');
+    expect(await text(page, 'alt-refundable-2')).toBe('€7.50');
+
+    expect(
+      fake.operatorRequests.filter((r) => r.action.type === 'alt-refund').map((r) => [r.pin, r.action]),
+    ).toEqual([
+      [FAKE_PIN, { type: 'alt-refund', saleId: 2, amountMinor: 500 }],
+      [FAKE_PIN, { type: 'alt-refund', saleId: 2, amountMinor: 800 }],
+    ]);
+
+    // Both sections shown at once, for the accessibility check.
+    await page.getByTestId('operator-links-load').click();
+    await page.getByTestId('operator-links').waitFor();
+    expect(
+      await audit(page, 'operator panel with payment links and sales', { kind: 'tag', values: WCAG_AA }),
+    ).toEqual([]);
+    const panel = await page.getByTestId('operator-panel').innerText();
+    expect(panel).not.toMatch(/@|https?:\/\/g\.example/);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

@@ -40,6 +40,8 @@ export class OperatorPanel {
   #statusTimer: ReturnType<typeof setInterval> | undefined;
   /** Payment links and phone / alternative-method sales. */
   readonly #payments: OperatorPaymentSections;
+  /** What the operator typed as the out-of-service notice so far: the panel redraws while they type. */
+  #serviceNotice = '';
 
   constructor(private readonly client: TerminalClient) {
     this.#payments = new OperatorPaymentSections({
@@ -54,7 +56,8 @@ export class OperatorPanel {
     this.element = h('div', {
       class: 'operator-overlay',
       testid: 'operator-panel',
-      attrs: { hidden: '', role: 'dialog', 'aria-label': 'Operator' },
+      // The operator's panel is in English, left to right, whatever the customer's language and direction.
+      attrs: { hidden: '', role: 'dialog', 'aria-label': 'Operator', lang: 'en', dir: 'ltr' },
     });
   }
 
@@ -74,6 +77,7 @@ export class OperatorPanel {
     this.#armed = undefined;
     this.#refundDrafts.clear();
     this.#payments.clear();
+    this.#serviceNotice = '';
     this.element.hidden = true;
     replaceChildren(this.element);
   }
@@ -188,6 +192,10 @@ export class OperatorPanel {
         'aria-label': 'Notice for customers while out of service',
         placeholder: 'Notice for customers (optional)',
       },
+    });
+    notice.value = this.#serviceNotice;
+    notice.addEventListener('input', () => {
+      this.#serviceNotice = notice.value;
     });
     const run = (task: ServiceTask, label: string): HTMLElement =>
       button(label, `service-${task}`, () => void this.#service(task, notice.value.trim()), 'btn btn-small');
@@ -314,6 +322,7 @@ export class OperatorPanel {
       : null;
     const body = this.#pin === '' ? this.#renderSignIn() : this.#renderSignedIn();
     const status = this.#pin !== '' && this.#status ? renderStatusBar(this.#status) : null;
+    const typing = this.#typing();
     replaceChildren(
       this.element,
       h(
@@ -325,6 +334,25 @@ export class OperatorPanel {
         body,
       ),
     );
+    if (typing) this.#resumeTyping(typing);
+  }
+
+  /** The field the operator is typing in (its value is kept in a draft), with the caret, before a redraw. */
+  #typing(): { testid: string; start: number | null; end: number | null } | undefined {
+    const active = document.activeElement;
+    if (!(active instanceof HTMLInputElement) || !this.element.contains(active) || !active.dataset.testid)
+      return undefined;
+    return { testid: active.dataset.testid, start: active.selectionStart, end: active.selectionEnd };
+  }
+
+  /** After a redraw (the status refresh every 2 s among others), the same field has focus and the caret again. */
+  #resumeTyping(typing: { testid: string; start: number | null; end: number | null }): void {
+    const field = this.element.querySelector<HTMLInputElement>(
+      `input[data-testid="${CSS.escape(typing.testid)}"]`,
+    );
+    if (!field) return;
+    field.focus();
+    if (typing.start !== null && typing.end !== null) field.setSelectionRange(typing.start, typing.end);
   }
 
   #renderSignIn(): HTMLElement {

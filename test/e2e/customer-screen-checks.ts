@@ -5,6 +5,7 @@ import type { Screen } from '../../src/host/api.js';
 import { accessibleDocument } from './accessibility-scripts.js';
 import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import type { Stop } from './journeys.js';
+import { laidOutValues, overflowingButtons } from './layout-scripts.js';
 
 /**
  * What every customer screen of the real terminal must be, checked where a journey stops: no WCAG 2.x A or AA
@@ -77,5 +78,45 @@ export async function checkCustomerScreen(
     failures.push(`${where}: the terminal id ${expected.terminalId} is on the screen outside the receipt`);
   if ((await page.getByTestId('status-bar').count()) > 0)
     failures.push(`${where}: the status bar is on the customer screen`);
+
+  // No word clipped by, or spilling out of, its button (German on a keypad key, large text beside the speech keys).
+  for (const overflow of await page.evaluate(overflowingButtons))
+    failures.push(`${where}: text overflows its button: ${overflow}`);
+
+  failures.push(...(await isolatedValueFailures(page, stop, where, wantedDir)));
+  return failures;
+}
+
+/**
+ * Card numbers, rates, references, ids, URLs, amounts and the gateway's disclaimer (the values renderer/src/bidi.ts
+ * isolates) are drawn left to right inside right-to-left text: the first character of the value left of its last,
+ * its text as sent. On a right-to-left screen that shows a card (every approved screen does), the masked card number
+ * must be among them: a check that finds no value proves nothing.
+ */
+async function isolatedValueFailures(
+  page: Page,
+  stop: Stop,
+  where: string,
+  direction: 'ltr' | 'rtl',
+): Promise<string[]> {
+  const failures: string[] = [];
+  const values = await page.evaluate(laidOutValues);
+  for (const v of values) {
+    if (v.unicodeBidi !== 'isolate')
+      failures.push(`${where}: "${v.text}" is not isolated (unicode-bidi: ${v.unicodeBidi})`);
+    if (v.dir !== 'ltr') continue;
+    if (v.direction !== 'ltr') failures.push(`${where}: "${v.text}" runs ${v.direction}, not ltr`);
+    if (v.visualOrder === 'rtl') failures.push(`${where}: "${v.text}" is drawn right to left`);
+  }
+  if (direction === 'rtl' && stop.screen === 'approved') {
+    const pan = values.find((v) => v.testid === 'masked-pan-number');
+    if (!pan) failures.push(`${where}: no isolated masked card number on the screen`);
+    else {
+      if (!/^\d{6}\*+\d{4}$/.test(pan.text))
+        failures.push(`${where}: the masked card number reads "${pan.text}", not BIN, stars, last four`);
+      if (pan.direction !== 'ltr' || pan.visualOrder !== 'ltr')
+        failures.push(`${where}: the masked card number "${pan.text}" is not drawn left to right`);
+    }
+  }
   return failures;
 }

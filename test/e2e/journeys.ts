@@ -182,11 +182,19 @@ export class CustomerWalk {
     return screen;
   }
 
-  /** Operator mode (Ctrl+Alt+O and the PIN) puts the terminal out of service, or back in service. */
-  async operatorService(pin: string, task: 'on' | 'off'): Promise<void> {
+  /**
+   * Operator mode (Ctrl+Alt+O and the PIN) puts the terminal out of service, with `notice` for customers typed key by
+   * key as an operator types it (slower than the panel's status refresh every 2 s), or back in service.
+   */
+  async operatorService(pin: string, task: 'on' | 'off', notice?: string): Promise<void> {
     await this.page.keyboard.press('Control+Alt+O');
     await this.page.getByTestId('operator-pin').fill(pin);
     await this.page.getByTestId('operator-login').click();
+    if (notice !== undefined) {
+      const field = this.page.getByTestId('service-notice');
+      await field.click();
+      await field.pressSequentially(notice, { delay: Math.ceil(3_000 / notice.length) });
+    }
     await this.page.getByTestId(`service-${task}`).click();
     await this.page.getByTestId('operator-result').waitFor();
     await this.page.getByTestId('operator-close').click();
@@ -290,15 +298,22 @@ export function attendedDeclined(walk: CustomerWalk): Promise<void> {
   return attendedSale(walk, '1001', 'declined');
 }
 
+/** The notice the operator types for customers in the out-of-service journey. */
+export const SERVICE_NOTICE = 'Card reader being replaced. Please pay at the machine by the exit.';
+
 /**
- * A customer at the welcome screen; the operator puts the terminal out of service from operator mode (Ctrl+Alt+O and
- * the PIN); the customer reads the out-of-service screen in their language; the operator puts it back in service and
- * the welcome screen returns. Resolves with the message the customer read.
+ * The operator puts the terminal out of service from operator mode (Ctrl+Alt+O and the PIN), typing a notice for
+ * customers; a customer comes to the out-of-service screen and chooses the language and accessibility mode there,
+ * as a visitor or a blind customer would to learn why no card is taken; the operator puts it back in service and the
+ * welcome screen returns. Resolves with the message the customer read.
  */
-export async function outOfService(walk: CustomerWalk, pin: string): Promise<string> {
-  await walk.arrive();
-  await walk.operatorService(pin, 'on');
-  await walk.reach('out-of-service');
+export async function outOfService(
+  walk: CustomerWalk,
+  pin: string,
+  notice: string = SERVICE_NOTICE,
+): Promise<string> {
+  await walk.operatorService(pin, 'on', notice);
+  await walk.arrive('out-of-service');
   const message = (await walk.page.getByTestId('customer-message').textContent()) ?? '';
   await walk.operatorService(pin, 'off');
   await walk.reach('idle', 'idle', false);

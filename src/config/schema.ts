@@ -285,7 +285,8 @@ export const linksSchema = z
     payByPhone: z
       .strictObject({
         enabled: z.boolean().default(true),
-        models: z.array(z.enum(['kiosk', 'meter', 'tap-and-go'])).default(['kiosk', 'meter', 'tap-and-go']),
+        /** The tap-and-go exit asks card or phone only when listed (its exit is otherwise one tap). */
+        models: z.array(z.enum(['kiosk', 'meter', 'tap-and-go'])).default(['kiosk', 'meter']),
         waitSeconds: z.number().int().min(30).max(3_600).default(300),
       })
       .prefault({}),

@@ -14,7 +14,13 @@ import {
 } from './tariff.js';
 import { transactionMachine, type TransactionRequest, type TransactionResult } from './transaction.js';
 import type { FlowClock } from './effects.js';
-import { linkReceipt, payByLinkMachine, payByLinkRequest, type PayByLinkResult } from './pay-by-link.js';
+import {
+  linkReceipt,
+  payByLinkMachine,
+  payByLinkRequest,
+  sessionReference,
+  type PayByLinkResult,
+} from './pay-by-link.js';
 
 /**
  * On-street meter (spec 001, "Card-present parking": pre-authorize the maximum time, capture the actual, reverse the
@@ -102,6 +108,11 @@ export interface MeterContext extends ViewContext {
   dccChoice: DccOfferSummary | undefined;
   /** Fee the customer was asked to pay in the local currency at completion and did not pay, minor units. */
   uncollectedMinor: number;
+  /**
+   * Fee a capture or the local sale did not take while no money moved (declined, refused, the card not presented
+   * again): with `links.payLater` it becomes a payment link at the end (pay later), minor units.
+   */
+  owedMinor: number;
 }
 
 type Ctx = MeterContext;
@@ -339,6 +350,7 @@ export const meterMachine = setup({
     feeChoiceIndex: -1,
     dccChoice: undefined,
     uncollectedMinor: 0,
+    owedMinor: 0,
   }),
   initial: 'idle',
   states: {
@@ -363,6 +375,7 @@ export const meterMachine = setup({
           feeChoiceIndex: -1,
           dccChoice: undefined,
           uncollectedMinor: 0,
+          owedMinor: 0,
           settings: context.settings,
           clock: context.clock,
         })),
@@ -407,7 +420,7 @@ export const meterMachine = setup({
           clock: context.clock,
           request: payByLinkRequest(
             context.settings,
-            `METER-${context.clock.now()}`,
+            sessionReference('METER', context.clock.now()),
             priceOr(context.settings, context.minutes) ?? 0,
           ),
         }),
@@ -781,8 +794,9 @@ export const meterMachine = setup({
             target: 'reversing',
             actions: [
               { type: 'noteCard', params: ({ event }) => event.output },
-              assign(({ context }) => ({
+              assign(({ context, event }) => ({
                 uncollectedMinor: context.uncollectedMinor + captureShare(context),
+                owedMinor: context.owedMinor + (event.output.kind === 'unknown' ? 0 : captureShare(context)),
               })),
             ],
           },
@@ -862,7 +876,16 @@ export const meterMachine = setup({
             // The capture did not stand (declined, refused, or unknown and voided): the fee is not collected, and
             // the hold must not stay on the card with nobody owning it — release it.
             target: 'reversing',
-            actions: assign(({ context }) => ({ settleFailures: context.settleFailures + 1 })),
+            actions: assign(({ context, event }) => ({
+              settleFailures: context.settleFailures + 1,
+              // Declined or refused: no money moved, the fee is still owed (pay later). An unknown outcome was voided
+              // or is recovery's: nothing is asked for again.
+              owedMinor:
+                context.owedMinor +
+                (event.output.kind === 'declined' || event.output.kind === 'rejected'
+                  ? captureShare(context)
+                  : 0),
+            })),
           },
         ],
       },
@@ -907,6 +930,11 @@ export const meterMachine = setup({
       tags: ['processing'],
       always: [
         {
+          guard: ({ context }) =>
+            context.settings.payLater !== undefined && context.settleMode === 'end' && context.owedMinor > 0,
+          target: 'payingLater',
+        },
+        {
           guard: 'settleFailed',
           target: 'failed',
           actions: assign({
@@ -933,6 +961,49 @@ export const meterMachine = setup({
           })),
         },
       ],
+    },
+    payingLater: {
+      // Pay later (issue 14 item 2): the fee the card did not pay, as a payment link printed and shown.
+      entry: assign(({ context }) => ({ amountMinor: context.owedMinor, message: { key: 'payLater.scan' } })),
+      invoke: {
+        id: 'payByLink',
+        src: 'payByLink',
+        input: ({ context }) => ({
+          clock: context.clock,
+          showMs: context.settings.timing.resultScreenMs * 3,
+          request: payByLinkRequest(
+            context.settings,
+            sessionReference('METER', context.startedAtMs ?? context.clock.now()),
+            context.owedMinor,
+            'pay-later',
+          ),
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'paid',
+            target: 'ended',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                enqueue({
+                  type: 'issueReceipt',
+                  params: linkReceipt(
+                    event.output as PayByLinkResult & { kind: 'paid' },
+                    context.settings,
+                    context.clock.now(),
+                    [{ label: 'Parking', value: 'On-street meter' }],
+                  ),
+                });
+              }),
+              assign({ message: { key: 'meter.thankYou' }, reason: 'PAID_BY_LINK' }),
+            ],
+          },
+          { target: 'idle' },
+        ],
+      },
+      on: {
+        CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) },
+        DONE: { actions: sendTo('payByLink', { type: 'DONE' }) },
+      },
     },
     ended: {
       tags: ['approved'],

@@ -167,3 +167,97 @@ describe('pay by phone at the meter', () => {
     expect(fake.sent).toEqual([]);
   });
 });
+
+describe('pay by phone at the tap-and-go exit', () => {
+  function gate(fake: FakeTerminal, overrides: Parameters<typeof testSettings>[0]) {
+    const actor = createActor(provideFlowEffects.tapAndGo(fake), {
+      input: { settings: testSettings(overrides), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    return actor;
+  }
+
+  it('asks card or phone; paid by phone, the entry hold is reversed in full and the exit opens', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake, { payByPhone: { waitMs: WAIT_MS } });
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(100 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'confirm', amountMinor: 600 });
+    expect(describeView(actor.getSnapshot()).actions).toEqual(
+      expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK', 'CANCEL']),
+    );
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('pay-by-phone');
+    expect(fake.links[0]).toMatchObject({ amountMinor: 600, reference: 'GATE20250106T080000' });
+    fake.payLink();
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking AVR', 0],
+      ['Parking Auth', 2_000],
+      ['REVERSAL', 2_000],
+    ]);
+    expect(fake.closedHolds.at(-1)?.resolution).toBe('reversed');
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
+  it('pay later: a declined capture leaves the fee as a printed payment link; the hold goes back to its watch', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake, { payLater: { waitMs: 10 * MIN } });
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(100 * MIN);
+    fake.script('capture', 'declined');
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'pay-by-phone',
+      messageKey: 'payLater.scan',
+    });
+    expect(fake.links[0]).toMatchObject({ amountMinor: 600, purpose: 'pay-later', waitMs: 10 * MIN });
+    expect(fake.printedLinks).toEqual([fake.links[0]?.linkId]);
+    expect(fake.closedHolds.at(-1)?.resolution).toBe('returned');
+    // The customer leaves with the slip: the link stays active for its wait (the host watches it).
+    actor.send({ type: 'DONE' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('idle');
+    expect(fake.links[0]?.state).toBe('active');
+  });
+});
+
+describe('pay later at the meter', () => {
+  it('a declined capture at the end of the session is owed as a printed payment link', async () => {
+    const fake = new FakeTerminal();
+    const actor = createActor(provideFlowEffects.meter(fake), {
+      input: { settings: testSettings({ payLater: { waitMs: 10 * MIN } }), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    fake.clock.increment(50 * MIN);
+    fake.script('capture', 'declined');
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'pay-by-phone', amountMinor: 300 });
+    expect(fake.links[0]).toMatchObject({ purpose: 'pay-later', amountMinor: 300 });
+    expect(fake.printedLinks).toHaveLength(1);
+    // The hold was released after the declined capture (nothing left on the card).
+    expect(fake.comments()).toContain('REVERSAL');
+    fake.payLink();
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+});

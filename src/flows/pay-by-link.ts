@@ -1,4 +1,4 @@
-import { assign, fromPromise, setup } from 'xstate';
+import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type LinkOutcome, type LinkRequest, type LinkShown } from './effects.js';
 import type { FlowClock, LinkPurpose, ReceiptData } from './effects.js';
 import { commentsFor } from './services.js';
@@ -14,6 +14,10 @@ import type { FlowSettings } from './settings.js';
  *
  * A CANCEL while the link is being created is kept and the link closed as soon as it exists: a link the gateway made
  * is never left active for nobody.
+ *
+ * Pay later (purpose `pay-later`, issue 14 item 2): the link for an amount owed is printed (`printLink`) and shown for
+ * `showMs`; Done, Cancel or that time leave the screen and the link stays active — the host watches it for its wait
+ * and deactivates it once paid or when the wait ends. A payment while it is on screen is still reported as paid.
  */
 
 /** How pay by phone ended, for the model. */
@@ -28,11 +32,14 @@ export type PayByLinkResult =
 export interface PayByLinkInput {
   request: LinkRequest;
   clock: FlowClock;
+  /** Pay later: how long the link stays on screen (the customer takes the printed slip), ms. */
+  showMs?: number;
 }
 
 export interface PayByLinkContext {
   request: LinkRequest;
   clock: FlowClock;
+  showMs: number;
   link: LinkShown | undefined;
   /** The customer cancelled while the link was being created. */
   cancelRequested: boolean;
@@ -55,8 +62,20 @@ export function payByLinkRequest(
     amountMinor,
     currency: settings.currency,
     purpose,
-    waitMs: settings.payByPhone?.waitMs ?? 300_000,
+    waitMs:
+      purpose === 'pay-later'
+        ? (settings.payLater?.waitMs ?? 600_000)
+        : (settings.payByPhone?.waitMs ?? 300_000),
   };
+}
+
+/**
+ * A reference for a session that has no ticket: a prefix and the time in UTC with letters between the digit runs
+ * (`METER20261124T140512`), so that it never has the shape of a card number.
+ */
+export function sessionReference(prefix: string, atMs: number): string {
+  const iso = new Date(atMs).toISOString();
+  return `${prefix}${iso.slice(0, 10).replace(/-/g, '')}T${iso.slice(11, 19).replace(/:/g, '')}`;
 }
 
 /**
@@ -96,8 +115,17 @@ export const payByLinkMachine = setup({
   types: {
     context: {} as PayByLinkContext,
     input: {} as PayByLinkInput,
-    events: {} as { type: 'CANCEL' },
+    events: {} as { type: 'CANCEL' } | { type: 'DONE' },
     output: {} as PayByLinkResult,
+  },
+  actions: {
+    printLink: (_, _link: LinkShown & { amountMinor: number; currency: string; reference: string }) => {},
+    leaveForLater: assign(({ context }) => ({
+      outcome: { kind: 'closed' as const, linkId: context.link?.linkId ?? '', reason: 'later' },
+    })),
+  },
+  guards: {
+    payLater: ({ context }) => context.request.purpose === 'pay-later',
   },
   actors: {
     createLink: fromPromise<LinkShown, LinkRequest>(notProvided('createLink')),
@@ -109,12 +137,14 @@ export const payByLinkMachine = setup({
   delays: {
     linkWait: ({ context }) =>
       Math.max(0, (context.link?.expiresAtMs ?? context.clock.now()) - context.clock.now()) + BACKSTOP_MS,
+    payLaterScreen: ({ context }) => context.showMs,
   },
 }).createMachine({
   id: 'payByLink',
   context: ({ input }) => ({
     request: input.request,
     clock: input.clock,
+    showMs: input.showMs ?? 30_000,
     link: undefined,
     cancelRequested: false,
     closeReason: 'cancelled',
@@ -146,6 +176,19 @@ export const payByLinkMachine = setup({
     },
     waiting: {
       tags: ['pay-by-phone'],
+      entry: enqueueActions(({ context, enqueue, check }) => {
+        const link = context.link;
+        if (link !== undefined && check('payLater'))
+          enqueue({
+            type: 'printLink',
+            params: {
+              ...link,
+              amountMinor: context.request.amountMinor,
+              currency: context.request.currency,
+              reference: context.request.reference,
+            },
+          });
+      }),
       invoke: {
         id: 'awaitLink',
         src: 'awaitLink',
@@ -154,8 +197,18 @@ export const payByLinkMachine = setup({
         // The host could not tell: the link is closed (a payment that came first is still reported).
         onError: { target: 'closing', actions: assign({ closeReason: 'timeout' as const }) },
       },
-      on: { CANCEL: { target: 'closing', actions: assign({ closeReason: 'cancelled' as const }) } },
-      after: { linkWait: { target: 'closing', actions: assign({ closeReason: 'timeout' as const }) } },
+      on: {
+        // Pay later: the customer leaves with the slip; the link stays active for its wait, watched by the host.
+        CANCEL: [
+          { guard: 'payLater', target: 'done', actions: 'leaveForLater' },
+          { target: 'closing', actions: assign({ closeReason: 'cancelled' as const }) },
+        ],
+        DONE: { guard: 'payLater', target: 'done', actions: 'leaveForLater' },
+      },
+      after: {
+        payLaterScreen: { guard: 'payLater', target: 'done', actions: 'leaveForLater' },
+        linkWait: { target: 'closing', actions: assign({ closeReason: 'timeout' as const }) },
+      },
     },
     closing: {
       tags: ['processing'],

@@ -55,6 +55,9 @@ function transaction(effects: FlowEffects) {
 /** Pay by phone (src/flows/pay-by-link.ts) with the host's payment links. */
 function payByLink(effects: FlowEffects) {
   return payByLinkMachine.provide({
+    actions: {
+      printLink: (_: unknown, link: Parameters<FlowEffects['printLink']>[0]) => effects.printLink(link),
+    },
     actors: {
       createLink: fromPromise<LinkShown, LinkRequest>(({ input, signal }) =>
         effects.createLink(input, signal),
@@ -102,6 +105,7 @@ export const provideFlowEffects = {
     tapAndGoMachine.provide({
       actors: {
         transaction: transaction(effects),
+        payByLink: payByLink(effects),
         readCard: readCard(effects),
         openHold: fromPromise<void, HoldRecord>(({ input, signal }) => effects.openHold(input, signal)),
         claimHold: fromPromise<HoldRecord | null, { fingerprint: string }>(({ input, signal }) =>

@@ -59,8 +59,11 @@ export interface FlowSettings {
    * `links.payByPhone`, and the terminal receives link-paid notifications); `waitMs` is the wait for the payment.
    */
   payByPhone?: { waitMs: number };
-  /** Pay later: a link for the amount owed when a capture cannot be completed (config `links.payLater`). */
-  payLater?: boolean;
+  /**
+   * Pay later: a link for the amount owed when a capture cannot be completed (config `links.payLater`), printed and
+   * shown; the terminal waits `waitMs` for its payment (`links.waitSeconds`).
+   */
+  payLater?: { waitMs: number };
 }
 
 const MINUTE_MS = 60_000;
@@ -89,7 +92,7 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
     (config.links.payByPhone.models as string[]).includes(config.terminal.model)
       ? { payByPhone: { waitMs: config.links.payByPhone.waitSeconds * 1_000 } }
       : {}),
-    ...(config.links.payLater ? { payLater: true } : {}),
+    ...(config.links.payLater ? { payLater: { waitMs: config.links.waitSeconds * 1_000 } } : {}),
     timing: {
       readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),

@@ -20,6 +20,13 @@ import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween } from './tariff.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
+import {
+  linkReceipt,
+  payByLinkMachine,
+  payByLinkRequest,
+  sessionReference,
+  type PayByLinkResult,
+} from './pay-by-link.js';
 
 /**
  * Tap-and-go gate (spec 001: account verification before entry, pre-authorize on entry, capture on exit, incremental
@@ -27,6 +34,12 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
  * persists the hold and watches its expiry with `holdExpiryMachine`). Exit: the card is read, matched to its hold by
  * the keyed fingerprint (`claimHold`), and charged the fee: an incremental authorization first when the fee exceeds
  * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed.
+ *
+ * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
+ * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
+ * once paid, the entry's hold is reversed in full through the same transaction actor and the exit opens). Pay later
+ * (config `links.payLater`): a capture that did not stand (declined or refused) leaves the fee as a printed and shown
+ * payment link; the hold goes back under expiry watch as before.
  */
 
 export interface TapAndGoContext extends ViewContext {
@@ -83,6 +96,7 @@ export const tapAndGoMachine = setup({
   },
   actors: {
     transaction: transactionMachine,
+    payByLink: payByLinkMachine,
     readCard: fromPromise<CardSummary, ReadCardInput>(notProvided('readCard')),
     openHold: fromPromise<void, HoldRecord>(notProvided('openHold')),
     claimHold: fromPromise<HoldRecord | null, { fingerprint: string }>(notProvided('claimHold')),
@@ -103,6 +117,8 @@ export const tapAndGoMachine = setup({
   },
   guards: {
     nothingOwed: ({ context }) => context.feeMinor === 0,
+    phoneOffered: ({ context }) => context.settings.payByPhone !== undefined && context.feeMinor > 0,
+    payLater: ({ context }) => context.settings.payLater !== undefined && context.feeMinor > 0,
     feeAboveHold: ({ context }) => context.feeMinor > requireHold(context).authorizedMinor,
   },
 }).createMachine({
@@ -317,7 +333,7 @@ export const tapAndGoMachine = setup({
         onDone: [
           {
             guard: ({ event }) => event.output !== null,
-            target: 'pricing',
+            target: 'exitOffering',
             actions: assign(({ context, event }) => {
               const hold = event.output as HoldRecord;
               const now = context.clock.now();
@@ -341,6 +357,143 @@ export const tapAndGoMachine = setup({
           target: 'failed',
           actions: assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
         },
+      },
+    },
+    exitOffering: {
+      tags: ['processing'],
+      always: [{ guard: 'phoneOffered', target: 'exitChoosing' }, { target: 'pricing' }],
+    },
+    exitChoosing: {
+      // The fee, and two ways to pay it: the card tapped, or the phone.
+      tags: ['confirm'],
+      entry: assign(({ context }) => ({
+        amountMinor: context.feeMinor,
+        message: { key: 'tapAndGo.exitChoose' },
+      })),
+      on: {
+        CONFIRM: 'pricing',
+        PAY_BY_LINK: 'exitPayingByLink',
+        // Nobody chose (or the customer left the lane): the hold goes back under expiry watch, the gate stays shut.
+        CANCEL: {
+          target: 'idle',
+          actions: {
+            type: 'closeHold',
+            params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
+          },
+        },
+      },
+    },
+    exitPayingByLink: {
+      entry: assign({ message: { key: 'payByPhone.scan' } }),
+      invoke: {
+        id: 'payByLink',
+        src: 'payByLink',
+        input: ({ context }) => ({
+          clock: context.clock,
+          request: payByLinkRequest(
+            context.settings,
+            sessionReference('GATE', requireHold(context).enteredAtMs),
+            context.feeMinor,
+          ),
+        }),
+        onDone: [
+          {
+            // Paid by phone: the entry's hold is released in full, then the exit opens.
+            guard: ({ event }) => event.output.kind === 'paid',
+            target: 'exitReleasingPaid',
+            actions: enqueueActions(({ context, event, enqueue }) => {
+              enqueue({
+                type: 'issueReceipt',
+                params: linkReceipt(
+                  event.output as PayByLinkResult & { kind: 'paid' },
+                  context.settings,
+                  context.clock.now(),
+                  [{ label: 'Parking', value: 'Tap-and-go' }],
+                ),
+              });
+            }),
+          },
+          {
+            target: 'exitChoosing',
+            actions: assign(({ event }) => ({
+              reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
+            })),
+          },
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
+    },
+    exitReleasingPaid: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => holdReversal(context),
+        onDone: {
+          target: 'exited',
+          actions: [
+            {
+              type: 'closeHold',
+              // A reversal that did not stand leaves the hold to its expiry watch, which reverses it again.
+              params: ({ context, event }) => ({
+                hold: requireHold(context),
+                resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
+              }),
+            },
+            assign(({ context }) => ({
+              amountMinor: context.feeMinor,
+              message: { key: 'tapAndGo.exitPaid' },
+              reason: 'PAID_BY_LINK',
+            })),
+          ],
+        },
+      },
+    },
+    payingLater: {
+      // Pay later: the fee the capture could not take, as a payment link printed and shown.
+      entry: assign({ message: { key: 'payLater.scan' } }),
+      invoke: {
+        id: 'payByLink',
+        src: 'payByLink',
+        input: ({ context }) => ({
+          clock: context.clock,
+          showMs: context.settings.timing.resultScreenMs * 3,
+          request: payByLinkRequest(
+            context.settings,
+            sessionReference('GATE', requireHold(context).enteredAtMs),
+            context.feeMinor,
+            'pay-later',
+          ),
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'paid',
+            target: 'exited',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                enqueue({
+                  type: 'issueReceipt',
+                  params: linkReceipt(
+                    event.output as PayByLinkResult & { kind: 'paid' },
+                    context.settings,
+                    context.clock.now(),
+                    [{ label: 'Parking', value: 'Tap-and-go' }],
+                  ),
+                });
+              }),
+              assign(({ context }) => ({
+                amountMinor: context.feeMinor,
+                message: { key: 'tapAndGo.exitPaid' },
+                reason: 'PAID_BY_LINK',
+              })),
+            ],
+          },
+          { target: 'idle' },
+        ],
+      },
+      on: {
+        CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) },
+        DONE: { actions: sendTo('payByLink', { type: 'DONE' }) },
       },
     },
     pricing: {
@@ -456,6 +609,18 @@ export const tapAndGoMachine = setup({
             guard: ({ event }) => event.output.kind === 'unknown',
             target: 'exitReleasing',
             actions: { type: 'noteResult', params: ({ event }) => event.output },
+          },
+          {
+            // Pay later: the capture was declined or refused (money did not move); the fee becomes a payment link.
+            guard: 'payLater',
+            target: 'payingLater',
+            actions: [
+              {
+                type: 'closeHold',
+                params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
+              },
+              { type: 'noteResult', params: ({ event }) => event.output },
+            ],
           },
           {
             target: 'failed',

@@ -1,0 +1,181 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { getPrinterSimulator } from '../../devices/printer/index.js';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { CustomerView, UserEvent } from '../../src/host/api.js';
+import { waitFor } from '../../src/host/drive.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ticketFor } from '../e2e/terminal-process.js';
+
+/**
+ * Pay by phone on the running terminal (issue 14): the customer's screen drives the kiosk machine, the link desk makes
+ * and watches the link at a sandbox, and every way the wait ends leaves the link INACTIVE at the gateway — cancel, the
+ * end of the wait, a restart between the link's creation and its payment (recovered at the next start, before the
+ * next card); and the pay-later slip as the receipt printer prints it.
+ */
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const { port } = server.address() as { port: number };
+  await new Promise<void>((r) => server.close(() => r()));
+  return port;
+}
+
+async function host(config: ConfigInput, extra: { cwd?: string; gatewayUrlOverride?: string } = {}) {
+  const cwd = extra.cwd ?? mkdtempSync(join(tmpdir(), 'pt-phone-'));
+  const h = await createTerminalHost(
+    parseConfig({ terminal: { model: 'kiosk', timezone: 'Europe/London' }, ...config }),
+    {
+      logger: silentLogger(),
+      cwd,
+      ...(extra.gatewayUrlOverride ? { gatewayUrlOverride: extra.gatewayUrlOverride } : {}),
+    },
+  );
+  open.push(h);
+  return { h, cwd };
+}
+
+async function send(h: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await h.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+}
+
+/** A kiosk customer up to the pay-by-phone screen; resolves with it. */
+async function toPayByPhone(h: TerminalHost): Promise<CustomerView & { payByPhone: object }> {
+  await waitFor(h, ['idle'], 10_000);
+  await send(h, { type: 'START' });
+  await send(h, { type: 'ENTER_TICKET', ticket: ticketFor(130, 'Europe/London') });
+  await waitFor(h, ['confirm'], 5_000);
+  await send(h, { type: 'PAY_BY_LINK' });
+  const shown = (await waitFor(h, ['pay-by-phone'], 10_000)).customer;
+  expect(shown.payByPhone).toBeDefined();
+  return shown as CustomerView & { payByPhone: object };
+}
+
+function linkIdOf(view: CustomerView): string {
+  return decodeURIComponent(new URL(view.payByPhone?.url ?? '').pathname.split('/').pop() ?? '');
+}
+
+async function payOnHostedPage(url: string): Promise<string> {
+  const paid = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({
+      cardNumber: '4111 1111 1111 1111',
+      expiry: '12/30',
+      securityCode: '123',
+    }).toString(),
+  });
+  return paid.text();
+}
+
+async function statusAt(h: TerminalHost, linkId: string): Promise<string> {
+  return (await h.gateway.paymentLinks.get(linkId)).status;
+}
+
+describe('pay by phone on the running terminal', () => {
+  it('cancel: the link is INACTIVE at the gateway and the customer is back at the choice', async () => {
+    const { h } = await host({});
+    const shown = await toPayByPhone(h);
+    const linkId = linkIdOf(shown);
+    expect(await statusAt(h, linkId)).toBe('ACTIVE');
+    await send(h, { type: 'CANCEL' });
+    const back = (await waitFor(h, ['confirm'], 10_000)).customer;
+    expect(back.actions).toEqual(expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK']));
+    expect(await statusAt(h, linkId)).toBe('INACTIVE');
+    expect(h.links.get(linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
+    // The hosted page takes no payment any more.
+    expect((await fetch(shown.payByPhone.url)).status).toBe(404);
+  }, 30_000);
+
+  it('the end of the wait: the link is INACTIVE and the customer is back at the choice', async () => {
+    const { h } = await host({ links: { payByPhone: { waitSeconds: 30 } } });
+    const shown = await toPayByPhone(h);
+    expect(shown.payByPhone.seconds).toBeLessThanOrEqual(30);
+    const linkId = linkIdOf(shown);
+    await waitFor(h, ['confirm'], 45_000);
+    await expect.poll(() => statusAt(h, linkId), { timeout: 10_000 }).toBe('INACTIVE');
+    expect(h.links.get(linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  }, 70_000);
+
+  it('a restart between the link and its payment: watched again at start, its payment recorded, then INACTIVE', async () => {
+    const port = await freePort();
+    const sandbox: Sandbox = await startSandbox({
+      port: 0,
+      logger: silentLogger(),
+      webhookUrl: `http://127.0.0.1:${port}/payment-links/notifications`,
+    });
+    open.push(sandbox);
+    const config: ConfigInput = { links: { notifications: { listen: { port } } } };
+    const first = await host(config, { gatewayUrlOverride: sandbox.url });
+    const shown = await toPayByPhone(first.h);
+    const linkId = linkIdOf(shown);
+    // The terminal stops with the QR code on screen (a power cut, an update): the link is still active.
+    await first.h.close();
+    open.splice(open.indexOf(first.h), 1);
+    expect(await fetch(shown.payByPhone.url).then((r) => r.status)).toBe(200);
+
+    const second = await host(config, { gatewayUrlOverride: sandbox.url, cwd: first.cwd });
+    // Recovered before the terminal took the next card: watched again within its wait.
+    expect(second.h.links.get(linkId)).toMatchObject({ state: 'active', closing: false });
+    expect((await second.h.snapshot()).ok).toBe(true);
+    const waiting = second.h.links.watch(linkId);
+    expect(await payOnHostedPage(shown.payByPhone.url)).toContain('Payment approved');
+    expect(await waiting).toMatchObject({ state: 'paid' });
+    await expect.poll(() => statusAt(second.h, linkId), { timeout: 10_000 }).toBe('INACTIVE');
+    // The payment the customer made is on the operator's record (the ticket's screen was gone with the restart).
+    expect(
+      second.h.audit
+        .list()
+        .some((r) => r.action === 'link-paid' && r.subject === linkId && r.code === 'PAID'),
+    ).toBe(true);
+  }, 60_000);
+});
+
+describe('pay later on the receipt printer', () => {
+  it('prints the link of the amount owed: its QR code is the URL, the URL and the amount are on the slip', async () => {
+    const { h } = await host({ printer: { kind: 'sim' }, receipts: { merchantName: 'City Car Park' } });
+    await waitFor(h, ['idle'], 10_000);
+    const sim = getPrinterSimulator(h.receipts.printer!)!;
+    const link = await h.links.createForFee({
+      reference: 'GATE20261124T101500',
+      amountMinor: 650,
+      currency: 'GBP',
+      purpose: 'pay-later',
+    });
+    const printed = sim.nextReceipt();
+    expect(
+      await h.receipts.printLink(
+        {
+          linkId: link.linkId,
+          url: link.url!,
+          reference: link.reference,
+          amountMinor: 650,
+          currency: 'GBP',
+          expiresAtMs: Date.parse(link.expiresAt),
+          atMs: Date.now(),
+        },
+        'en_GB',
+      ),
+    ).toBe(true);
+    const slip = await printed;
+    expect(slip.qrCodes).toEqual([link.url]);
+    const text = slip.lines.join('\n');
+    expect(text).toContain('Pay later');
+    expect(text).toContain('£6.50');
+    expect(text).toContain('GATE20261124T101500');
+    expect(text.replace(/\s+/g, '')).toContain(link.url!);
+    await h.links.cancel(link.linkId);
+  }, 30_000);
+});

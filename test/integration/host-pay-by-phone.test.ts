@@ -7,6 +7,7 @@ import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { CustomerView, UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
+import { runPayByLinkSimulation } from '../../src/host/link-simulation.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -178,4 +179,20 @@ describe('pay later on the receipt printer', () => {
     expect(text.replace(/\s+/g, '')).toContain(link.url!);
     await h.links.cancel(link.linkId);
   }, 30_000);
+});
+
+describe('simulate kiosk --pay-by-link', () => {
+  it('shows the link messages and a ledger with the link payment; the link ends paid and INACTIVE', async () => {
+    const result = await runPayByLinkSimulation();
+    expect(result.outcome.screen).toBe('approved');
+    expect(result.messages.map((m) => m.service)).toEqual(
+      expect.arrayContaining(['payment-link create', 'payment-link update']),
+    );
+    expect(result.messages[0]).toMatchObject({ method: 'POST', httpStatus: 201, status: 'ACTIVE' });
+    expect(result.link).toMatchObject({ state: 'paid', gatewayStatus: 'INACTIVE' });
+    expect(result.ledger.transactions).toEqual([
+      expect.objectContaining({ kind: 'link-payment', status: 'AUTHORIZED' }),
+    ]);
+    expect(result.ledger.consistency.ok).toBe(true);
+  }, 60_000);
 });

@@ -2,6 +2,7 @@ import { resolve } from 'node:path';
 import { parseDecimal } from '../../money/index.js';
 import { loadConfig } from '../../config/index.js';
 import { runAltMethodSimulation } from '../../host/alt-simulation.js';
+import { runPayByLinkSimulation } from '../../host/link-simulation.js';
 import { runSimulation, type Scenario, type SimulatedModel } from '../../host/simulation.js';
 import { parseCommandArgs, parseWholeNumber } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
@@ -48,6 +49,9 @@ const command: Command = {
   --alt-method N       kiosk: an alternative-method sale of spec 001 profile N (1–8) instead of a card: AP_SALE,
                        the sandbox's payment page completed, AP_STATUS SETTLED after the 60-minute interval (the
                        clock is moved), a partial AP_REFUND; profile N from --config, else spec 001's values
+  --pay-by-link        kiosk: pay by phone instead of a card: the payment link created, paid on the sandbox's
+                       hosted page with a test card, the signed notification received, the ticket paid and the link
+                       deactivated (one use); the output adds "link" (the terminal's record and gatewayStatus)
   --config FILE        start from this configuration (tariff, terminal …)
 Prints {"model","messages":[{service,method,path,comments,amount,httpStatus,status}],"outcome","ledger"}; exit 1
 when the sandbox ledger is inconsistent or an authorization is left open (neither captured nor reversed): the
@@ -68,6 +72,7 @@ problems are in ledger.consistency.problems.`,
       'reversal-delay': { type: 'string' },
       dcc: { type: 'string' },
       'alt-method': { type: 'string' },
+      'pay-by-link': { type: 'boolean' },
       config: { type: 'string' },
     });
     const model = positionals[0] as SimulatedModel | undefined;
@@ -86,6 +91,20 @@ problems are in ledger.consistency.problems.`,
       );
       printJson(io, altResult);
       return altResult.ledger.consistency.ok && altResult.altSale?.state === 'SETTLED'
+        ? EXIT_OK
+        : EXIT_FINDINGS;
+    }
+    if (values['pay-by-link'] === true) {
+      if (model !== 'kiosk') throw new UsageError('BAD_ARGUMENTS', '--pay-by-link goes with the kiosk model');
+      const linkResult = await runPayByLinkSimulation({
+        ticketMinutes: minutes(values['ticket-minutes'], '--ticket-minutes', 95),
+        ...(values.config ? { config: loadConfig(resolve(io.cwd, values.config)) } : {}),
+      });
+      printJson(io, linkResult);
+      return linkResult.ledger.consistency.ok &&
+        linkResult.outcome.screen === 'approved' &&
+        linkResult.link?.state === 'paid' &&
+        linkResult.link.gatewayStatus === 'INACTIVE'
         ? EXIT_OK
         : EXIT_FINDINGS;
     }

@@ -1,0 +1,39 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { provideFlowEffects } from './provide.js';
+import { FakeTerminal, testSettings } from './testing/fake-terminal.js';
+import { describeView } from './view.js';
+
+function attended(fake: FakeTerminal) {
+  const actor = createActor(provideFlowEffects.attended(fake), {
+    input: { settings: testSettings(), clock: fake.clock },
+    clock: fake.clock,
+  });
+  actor.start();
+  return actor;
+}
+
+describe('attended machine', () => {
+  it('asks for the amount, then for a confirmation of it, for a sale and for a credit', () => {
+    for (const [start, enter, confirm] of [
+      ['START', 'attended.enterAmount', 'attended.confirmSale'],
+      ['CREDIT', 'attended.enterCreditAmount', 'attended.confirmCredit'],
+    ] as const) {
+      const actor = attended(new FakeTerminal());
+      actor.send({ type: start });
+      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'enter-amount', messageKey: enter });
+      actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'confirm',
+        messageKey: confirm,
+        amountMinor: 850,
+      });
+      actor.send({ type: 'CANCEL' });
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'idle',
+        messageKey: 'attended.ready',
+      });
+      actor.stop();
+    }
+  });
+});

@@ -10,8 +10,10 @@ import { laidOutValues, overflowingButtons } from './layout-scripts.js';
 /**
  * What every customer screen of the real terminal must be, checked where a journey stops: no WCAG 2.x A or AA
  * violation (and 7:1 text contrast in accessibility mode), the document in the customer's language and direction,
- * the screen's title from that language's catalogue, and no operator figure anywhere in the text a customer can read
- * (issue 13: the customer's screen is the customer's).
+ * the screen's title from that language's catalogue, no operator figure anywhere in the text a customer can read
+ * (issue 13: the customer's screen is the customer's), no word clipped by or spilling out of its button, and every
+ * left-to-right value (card number, rate, reference, amount, the gateway's disclaimer) drawn left to right in a
+ * right-to-left screen.
  */
 
 export interface CustomerScreenExpectations {

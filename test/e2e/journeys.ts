@@ -226,6 +226,25 @@ export async function kioskSale(walk: CustomerWalk): Promise<void> {
   await walk.reach('idle', 'idle', false);
 }
 
+/**
+ * Pay station, pay by phone (issue 14): welcome → ticket → fee → Pay by phone → the payment link's QR code and URL
+ * with the time left; Cancel (the link is deactivated) → back at the fee; Cancel.
+ */
+export async function kioskPayByPhone(walk: CustomerWalk): Promise<void> {
+  await walk.arrive();
+  await walk.press('action-START');
+  await walk.reach('enter-ticket');
+  await walk.page.getByTestId('ticket-input').fill(kioskTicket());
+  await walk.press('action-ENTER_TICKET');
+  await walk.reach('confirm');
+  await walk.press('action-PAY_BY_LINK');
+  await walk.reach('pay-by-phone');
+  await walk.press('action-CANCEL');
+  await walk.reach('confirm', 'confirm', false);
+  await walk.press('action-CANCEL');
+  await walk.reach('idle', 'idle', false);
+}
+
 /** Pay station, lost ticket: the fee (€30.01, a decline trigger) in euros → card → declined; Done. */
 export async function kioskLostTicketDeclined(walk: CustomerWalk): Promise<void> {
   await walk.arrive();

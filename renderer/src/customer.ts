@@ -323,6 +323,9 @@ function sessionPanel(session: NonNullable<CustomerView['session']>, label: Labe
   );
 }
 
+/** Receipt values up to this many characters are kept on one line. */
+const SHORT_VALUE = 16;
+
 /**
  * The receipt as printed (same fields, same order, in the receipt's own language and direction, which may differ from
  * the screen's), the notice when no paper receipt comes, and the e-receipt QR code with its text alternative: its
@@ -350,7 +353,8 @@ function receipt(r: Receipt): HTMLElement {
               'div',
               { class: 'row', testid: 'receipt-line' },
               h('dt', { text: l.label }),
-              h('dd', {}, value(l.value)),
+              // A short value (an amount, a date, a time) never breaks; a long reference wraps anywhere.
+              h('dd', l.value.length <= SHORT_VALUE ? { class: 'short' } : {}, value(l.value)),
             ),
           ),
         )

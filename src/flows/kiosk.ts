@@ -288,7 +288,13 @@ export const kioskMachine = setup({
     },
     declined: {
       tags: ['declined'],
-      on: { DONE: 'idle', START: 'idle', CONFIRM: 'paying' },
+      // Another card, or the phone (a declined card is no dead end).
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        CONFIRM: 'paying',
+        PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
+      },
       after: { resultScreen: 'idle' },
     },
     failed: {

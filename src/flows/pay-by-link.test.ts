@@ -261,3 +261,21 @@ describe('pay later at the meter', () => {
     expect(fake.balanceProblems()).toEqual([]);
   });
 });
+
+describe('pay by phone after a declined card', () => {
+  it('the pay station offers the phone on the declined screen too', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    fake.script('sale', 'declined');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'declined' });
+    expect(describeView(actor.getSnapshot()).actions).toContain('PAY_BY_LINK');
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('pay-by-phone');
+    fake.payLink();
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+  });
+});

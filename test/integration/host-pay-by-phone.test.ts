@@ -144,6 +144,57 @@ describe('pay by phone on the running terminal', () => {
   }, 60_000);
 });
 
+describe('pay by phone at the meter and at the tap-and-go exit', () => {
+  it('meter: the time bought is paid by phone and the session starts; nothing is held on a card', async () => {
+    const { h } = await host({ terminal: { model: 'meter', timezone: 'Europe/London' } });
+    await waitFor(h, ['idle'], 10_000);
+    await send(h, { type: 'START' });
+    await send(h, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await waitFor(h, ['confirm'], 5_000);
+    await send(h, { type: 'PAY_BY_LINK' });
+    const shown = (await waitFor(h, ['pay-by-phone'], 10_000)).customer;
+    expect(await payOnHostedPage(shown.payByPhone!.url)).toContain('Payment approved');
+    const session = (await waitFor(h, ['session'], 10_000)).customer;
+    expect(session.session?.paidUntil).toBeDefined();
+    expect(session.session?.held).toBeUndefined();
+    await expect.poll(() => statusAt(h, linkIdOf(shown)), { timeout: 10_000 }).toBe('INACTIVE');
+    await send(h, { type: 'END_SESSION' });
+    await waitFor(h, ['approved'], 5_000);
+    const ledger = h.sandbox!.ledger();
+    expect(ledger.transactions.map((t) => t.kind)).toEqual(['link-payment']);
+  }, 30_000);
+
+  it('tap-and-go: paid by phone at the exit, the entry pre-authorization is reversed in full and the gate opens', async () => {
+    const { h } = await host({
+      terminal: { model: 'tap-and-go', timezone: 'Europe/London' },
+      reader: { sim: { presentDelayMs: 20 } },
+      tariff: { graceMinutes: 0 },
+      links: { payByPhone: { models: ['tap-and-go'] } },
+    });
+    await waitFor(h, ['idle'], 10_000);
+    await send(h, { type: 'TAP_ENTRY' });
+    await waitFor(h, ['session'], 15_000);
+    await send(h, { type: 'DONE' });
+    await waitFor(h, ['idle'], 5_000);
+    await send(h, { type: 'TAP_EXIT' });
+    const choice = (await waitFor(h, ['confirm'], 15_000)).customer;
+    expect(choice.actions).toEqual(expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK', 'CANCEL']));
+    await send(h, { type: 'PAY_BY_LINK' });
+    const shown = (await waitFor(h, ['pay-by-phone'], 10_000)).customer;
+    expect(await payOnHostedPage(shown.payByPhone!.url)).toContain('Payment approved');
+    await waitFor(h, ['approved'], 15_000);
+    await h.settle();
+    const ledger = h.sandbox!.ledger();
+    const hold = ledger.transactions.find((t) => t.kind === 'authorization' && t.amounts.authorized > 0);
+    expect(hold?.status).toBe('REVERSED');
+    expect(ledger.transactions.some((t) => t.kind === 'link-payment' && t.status === 'AUTHORIZED')).toBe(
+      true,
+    );
+    expect(h.sandbox!.consistency({ requireResolved: true })).toMatchObject({ ok: true });
+    await expect.poll(() => statusAt(h, linkIdOf(shown)), { timeout: 10_000 }).toBe('INACTIVE');
+  }, 60_000);
+});
+
 describe('pay later on the receipt printer', () => {
   it('prints the link of the amount owed: its QR code is the URL, the URL and the amount are on the slip', async () => {
     const { h } = await host({ printer: { kind: 'sim' }, receipts: { merchantName: 'City Car Park' } });

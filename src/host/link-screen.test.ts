@@ -1,0 +1,81 @@
+import jsQRModule from 'jsqr';
+import { describe, expect, it } from 'vitest';
+import { translator } from '../i18n/index.js';
+import type { CustomerView } from './api.js';
+import { drawQr, payByPhoneView, QUIET_ZONE } from './link-screen.js';
+import { spokenScreen } from './speech.js';
+
+const jsQR = jsQRModule as unknown as (
+  data: Uint8ClampedArray,
+  width: number,
+  height: number,
+) => { data: string } | null;
+
+/** The SVG's dark rectangles painted into an RGBA bitmap, `scale` pixels per module, as a camera would see them. */
+function rasterize(svg: string, scale: number): { data: Uint8ClampedArray; size: number } {
+  const total = Number(/viewBox="0 0 (\d+) \d+"/.exec(svg)?.[1]);
+  const size = total * scale;
+  const data = new Uint8ClampedArray(size * size * 4).fill(255);
+  const path = /<path[^>]* d="([^"]*)"/.exec(svg)?.[1] ?? '';
+  for (const m of path.matchAll(/M(\d+) (\d+)h(\d+)v1h-\d+z/g)) {
+    const [x, y, w] = [Number(m[1]), Number(m[2]), Number(m[3])];
+    for (let py = y * scale; py < (y + 1) * scale; py += 1)
+      for (let px = x * scale; px < (x + w) * scale; px += 1) {
+        const i = (py * size + px) * 4;
+        data[i] = data[i + 1] = data[i + 2] = 0;
+      }
+  }
+  return { data, size };
+}
+
+describe('the payment link on screen', () => {
+  it('draws a QR code that reads back as the URL: dark on light, with a quiet zone of 4 modules', () => {
+    const url = 'http://127.0.0.1:41234/pay/202611241305N0042';
+    const qr = drawQr(url);
+    expect(qr.svg).toContain('fill="#ffffff"');
+    expect(qr.svg).toContain('fill="#000000"');
+    const image = rasterize(qr.svg, 4);
+    expect(jsQR(image.data, image.size, image.size)?.data).toBe(url);
+    // Nothing dark in the quiet zone.
+    const starts = [...qr.svg.matchAll(/M(\d+) (\d+)h(\d+)/g)].map((m) => [Number(m[1]), Number(m[2])]);
+    expect(Math.min(...starts.map(([x]) => x!))).toBe(QUIET_ZONE);
+    expect(Math.min(...starts.map(([, y]) => y!))).toBe(QUIET_ZONE);
+    expect(qr.modules % 4).toBe(1); // 21 + 4k modules of a QR code, plus 2 × 4 of quiet zone
+  });
+
+  it('gives the time left, the URL and the QR code its name in the customer language', () => {
+    const view = payByPhoneView(
+      {
+        linkId: 'T1',
+        url: 'http://127.0.0.1:1/pay/T1',
+        domain: '127.0.0.1:1',
+        expiresAtMs: 1_000_000 + 90_500,
+        purpose: 'fee',
+      },
+      translator('de_DE'),
+      1_000_000,
+    );
+    expect(view).toMatchObject({ seconds: 91, domain: '127.0.0.1:1', purpose: 'fee' });
+    expect(view.qr.alt).toBe('QR-Code des Zahlungslinks');
+  });
+
+  it('reads the address out in accessibility mode, with the time left', () => {
+    const url = 'http://127.0.0.1:1/pay/T1';
+    const screen: CustomerView = {
+      screen: 'pay-by-phone',
+      title: 'Pay by phone',
+      message: 'Scan the QR code with your phone and pay on the page that opens.',
+      actions: ['CANCEL'],
+      payByPhone: {
+        url,
+        qr: { svg: '', modules: 33, alt: 'QR code of the payment link' },
+        expiresAt: new Date(Date.now() + 300_000).toISOString(),
+        seconds: 300,
+        purpose: 'fee',
+      },
+    };
+    const said = spokenScreen(screen, 'en_GB');
+    expect(said).toContain(url);
+    expect(said).toContain('Time left: 5 minutes');
+  });
+});

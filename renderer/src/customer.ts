@@ -424,6 +424,14 @@ function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label)
         }),
       ),
     ),
+    link.notice !== undefined
+      ? h('p', {
+          class: 'link-notice',
+          testid: 'pay-by-phone-notice',
+          attrs: { role: 'status' },
+          text: link.notice,
+        })
+      : null,
     timer,
   );
 }

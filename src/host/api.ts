@@ -134,6 +134,7 @@ export interface CustomerView {
  * mode), the domain, and the countdown to the end of the wait.
  */
 export interface PayByPhoneView {
+  linkId: string;
   /** The hosted payment page: the QR code's content. Left to right in every language. */
   url: string;
   /** The host of `url`, printed as text so that a customer can check where the code leads. */
@@ -145,6 +146,8 @@ export interface PayByPhoneView {
   seconds: number;
   /** `pay-later`: the link is for an amount owed after a card payment that could not be completed (also printed). */
   purpose: 'fee' | 'pay-later';
+  /** In the customer's language: the last payment on the phone was declined, another card can be tried. */
+  notice?: string;
 }
 
 /** What the terminal says of the customer's screen, and who says it. */
@@ -197,7 +200,14 @@ export interface OperatorStatus {
   terminalId: string;
   model: ParkingModel;
   reader: { kind: string; health: string; firmware?: string };
-  gateway: { kind: 'sandbox' | 'remote'; baseUrl: string; online: boolean | null; lastError?: string };
+  gateway: {
+    kind: 'sandbox' | 'remote';
+    baseUrl: string;
+    online: boolean | null;
+    lastError?: string;
+    /** This terminal's clock minus the gateway's (`Date` of its last answer), whole seconds; absent before one. */
+    clockSkewSeconds?: number;
+  };
   offline: {
     policy: string;
     depth: number;

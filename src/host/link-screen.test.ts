@@ -2,7 +2,7 @@ import jsQRModule from 'jsqr';
 import { describe, expect, it } from 'vitest';
 import { translator } from '../i18n/index.js';
 import type { CustomerView } from './api.js';
-import { drawQr, payByPhoneView, QUIET_ZONE } from './link-screen.js';
+import { drawQr, payByPhoneView, QUIET_ZONE, withDeclinedNotice } from './link-screen.js';
 import { spokenScreen } from './speech.js';
 
 const jsQR = jsQRModule as unknown as (
@@ -67,6 +67,7 @@ describe('the payment link on screen', () => {
       message: 'Scan the QR code with your phone and pay on the page that opens.',
       actions: ['CANCEL'],
       payByPhone: {
+        linkId: 'T1',
         url,
         qr: { svg: '', modules: 33, alt: 'QR code of the payment link' },
         expiresAt: new Date(Date.now() + 300_000).toISOString(),
@@ -77,5 +78,23 @@ describe('the payment link on screen', () => {
     const said = spokenScreen(screen, 'en_GB');
     expect(said).toContain(url);
     expect(said).toContain('Time left: 5 minutes');
+  });
+});
+
+describe('a payment on the phone that was declined', () => {
+  it('is told on the screen (and spoken) while the link stays open for another card', () => {
+    const tr = translator('en_GB');
+    const view = payByPhoneView(
+      { linkId: 'T1', url: 'http://127.0.0.1:1/pay/T1', expiresAtMs: Date.now() + 60_000, purpose: 'fee' },
+      tr,
+    );
+    expect(withDeclinedNotice(view, false, tr).notice).toBeUndefined();
+    const told = withDeclinedNotice(view, true, tr);
+    expect(told.notice).toBe('The payment on your phone was declined. You can try again with another card.');
+    const said = spokenScreen(
+      { screen: 'pay-by-phone', title: 'Pay by phone', message: '', actions: ['CANCEL'], payByPhone: told },
+      'en_GB',
+    );
+    expect(said).toContain('was declined');
   });
 });

@@ -64,6 +64,7 @@ export function payByPhoneView(
 ): PayByPhoneView {
   const qr = qrOf(link.url);
   return {
+    linkId: link.linkId,
     url: link.url,
     ...(link.domain !== undefined ? { domain: link.domain } : {}),
     qr: { ...qr, alt: tr.t('label.payByPhone.qr') },
@@ -71,4 +72,9 @@ export function payByPhoneView(
     seconds: Math.max(0, Math.ceil((link.expiresAtMs - nowMs) / 1000)),
     purpose: link.purpose,
   };
+}
+
+/** The screen's link with the notice of a payment on the phone that was declined (the link stays open for another). */
+export function withDeclinedNotice(view: PayByPhoneView, declined: boolean, tr: Translator): PayByPhoneView {
+  return declined ? { ...view, notice: tr.t('payByPhone.declined') } : view;
 }

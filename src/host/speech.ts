@@ -208,6 +208,7 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
     // The QR code's non-visual alternative (kiosk.md §4): the address read out, and the time left to pay.
     const link = view.payByPhone;
     add('link', tr.t('speech.payByPhone', { url: link.url }));
+    if (link.notice !== undefined) add('link-notice', link.notice);
     add(
       `link-time:${link.expiresAt}`,
       tr.t('label.payByPhone.timeLeft', {

@@ -83,7 +83,9 @@ import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
 import { createFlowEffects } from './flow-effects.js';
+import { translator } from '../i18n/index.js';
 import { LinkDesk } from './link-desk.js';
+import { withDeclinedNotice } from './link-screen.js';
 
 import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 export { SANDBOX_SHARED_SECRET };
@@ -292,6 +294,8 @@ export class TerminalHost implements TerminalApi {
     this.receipts = new ReceiptDesk(config, logger.child({ component: 'printer' }));
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.
     this.receipts.onChange(() => this.changed());
+    // A link paid, closed, or a payment on the phone declined: the pay-by-phone screen follows.
+    this.links.subscribe(() => this.changed());
     this.effects = createFlowEffects({
       config,
       reader,
@@ -513,6 +517,12 @@ export class TerminalHost implements TerminalApi {
         );
       const auth = gatewayAuthFromConfig(config, { baseUrl, cwd: options.cwd, logger });
       opened.oauth = auth.oauth;
+      // The gateway's Date of each answer, for the clock skew of the status (the host exists once the client does).
+      let dated: (answer: {
+        date: string | undefined;
+        sentAtMs: number;
+        receivedAtMs: number;
+      }) => void = () => undefined;
       const gateway = createGatewayClient({
         baseUrl,
         merchantId: config.gateway.merchantId,
@@ -522,6 +532,7 @@ export class TerminalHost implements TerminalApi {
         logger: logger.child({ component: 'gateway' }),
         now,
         ...(options.gatewayDispatcher !== undefined ? { dispatcher: options.gatewayDispatcher } : {}),
+        onAnswer: (answer) => dated(answer),
       });
       opened.gateway = gateway;
       const reader = createReader(config.reader, { logger, ...options.readerDeps });
@@ -540,6 +551,7 @@ export class TerminalHost implements TerminalApi {
         options.parkingClock ?? { now: () => now().getTime() },
       );
       deliver = (n) => host.links.notify(n);
+      dated = (answer) => host.board.gatewayDated(answer);
       await host.start();
       return host;
     } catch (e) {
@@ -656,9 +668,11 @@ export class TerminalHost implements TerminalApi {
    * usual), back in service (only out of a service mode the operator chose: an unexpected error needs a restart), a
    * reader self-test, a test receipt, the last receipt again, recovery of the journal run again now.
    */
-  private async service(
+  async service(
     task: ServiceTask,
     reason?: string,
+    /** Who asks: the operator behind the PIN, or the fleet (a signed command, src/host/fleet-terminal.ts). */
+    actor: 'operator' | 'fleet' = 'operator',
   ): Promise<{ outcome: 'ok' | 'failed'; message: string }> {
     const failed = (message: string): { outcome: 'failed'; message: string } => ({
       outcome: 'failed',
@@ -670,7 +684,7 @@ export class TerminalHost implements TerminalApi {
           if (this.phase !== 'ready') return failed(`the terminal is ${this.phase}`);
           this.serviceMode = { notice: reason };
           this.outOfService(`service mode${reason ? `: ${reason}` : ''}`);
-          this.audit.serviceMode({ actor: 'operator', on: true, ...(reason ? { reason } : {}) });
+          this.audit.serviceMode({ actor, on: true, ...(reason ? { reason } : {}) });
           return { outcome: 'ok', message: 'out of service' };
         case 'off':
           if (this.phase !== 'out-of-service' || !this.serviceMode)
@@ -678,7 +692,7 @@ export class TerminalHost implements TerminalApi {
           this.serviceMode = undefined;
           this.outOfServiceReason = undefined;
           this.phase = 'ready';
-          this.audit.serviceMode({ actor: 'operator', on: false });
+          this.audit.serviceMode({ actor, on: false });
           this.changed();
           return { outcome: 'ok', message: 'back in service' };
         case 'reader-self-test': {
@@ -796,6 +810,12 @@ export class TerminalHost implements TerminalApi {
       locale: this.language.current,
       ...(this.serviceMode?.notice !== undefined ? { serviceNotice: this.serviceMode.notice } : {}),
     });
+    if (customer.payByPhone !== undefined)
+      customer.payByPhone = withDeclinedNotice(
+        customer.payByPhone,
+        this.links.get(customer.payByPhone.linkId)?.lastAttemptDeclined === true,
+        translator(this.language.current),
+      );
     const prompt = this.inactivity.prompt;
     return {
       seq: this.seq,

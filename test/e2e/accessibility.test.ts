@@ -225,7 +225,9 @@ const SCREENS: { name: string; view: CustomerView }[] = [
       message: 'Scan the QR code with your phone and pay on the page that opens.',
       amount: AMOUNT,
       payByPhone: {
+        linkId: '202611241305N0042',
         url: PAY_URL,
+        notice: 'The payment on your phone was declined. You can try again with another card.',
         domain: 'pay.example.com',
         qr: { ...drawQr(PAY_URL), alt: 'QR code of the payment link' },
         expiresAt: new Date(Date.now() + 300_000).toISOString(),

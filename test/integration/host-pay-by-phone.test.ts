@@ -81,6 +81,15 @@ async function payOnHostedPage(url: string): Promise<string> {
   return paid.text();
 }
 
+async function payWith(url: string, cardNumber: string): Promise<string> {
+  const paid = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ cardNumber, expiry: '12/30', securityCode: '123' }).toString(),
+  });
+  return paid.text();
+}
+
 async function statusAt(h: TerminalHost, linkId: string): Promise<string> {
   return (await h.gateway.paymentLinks.get(linkId)).status;
 }
@@ -98,6 +107,20 @@ describe('pay by phone on the running terminal', () => {
     expect(h.links.get(linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
     // The hosted page takes no payment any more.
     expect((await fetch(shown.payByPhone.url)).status).toBe(404);
+  }, 30_000);
+
+  it('a declined payment on the phone is told on the screen; another card then pays the ticket', async () => {
+    const { h } = await host({});
+    const shown = await toPayByPhone(h);
+    expect(await payWith(shown.payByPhone.url, '4000000000000002')).toContain('Payment declined');
+    await expect
+      .poll(async () => {
+        const s = await h.snapshot();
+        return s.ok ? (s.value.customer.payByPhone?.notice ?? '') : '';
+      })
+      .toContain('declined');
+    expect(await payOnHostedPage(shown.payByPhone.url)).toContain('Payment approved');
+    await waitFor(h, ['approved'], 10_000);
   }, 30_000);
 
   it('the end of the wait: the link is INACTIVE and the customer is back at the choice', async () => {

@@ -208,7 +208,7 @@ describe('pay by phone at the tap-and-go exit', () => {
     expect(fake.balanceProblems()).toEqual([]);
   });
 
-  it('pay later: a declined capture leaves the fee as a printed payment link; the hold goes back to its watch', async () => {
+  it('pay later: a declined capture releases the hold and leaves the fee as a printed payment link', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake, { payLater: { waitMs: 10 * MIN } });
     actor.send({ type: 'TAP_ENTRY' });
@@ -224,7 +224,9 @@ describe('pay by phone at the tap-and-go exit', () => {
     });
     expect(fake.links[0]).toMatchObject({ amountMinor: 600, purpose: 'pay-later', waitMs: 10 * MIN });
     expect(fake.printedLinks).toEqual([fake.links[0]?.linkId]);
-    expect(fake.closedHolds.at(-1)?.resolution).toBe('returned');
+    // The hold is released in full first: the fee is owed through the link now.
+    expect(fake.comments().slice(-2)).toEqual(['Parking Capture Less Than Auth', 'REVERSAL']);
+    expect(fake.closedHolds.at(-1)?.resolution).toBe('reversed');
     // The customer leaves with the slip: the link stays active for its wait (the host watches it).
     actor.send({ type: 'DONE' });
     await settle();

@@ -39,7 +39,7 @@ import {
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
  * once paid, the entry's hold is reversed in full through the same transaction actor and the exit opens). Pay later
  * (config `links.payLater`): a capture that did not stand (declined or refused) leaves the fee as a printed and shown
- * payment link; the hold goes back under expiry watch as before.
+ * payment link, after the hold is reversed in full (a reversal that does not stand leaves it to its expiry watch).
  */
 
 export interface TapAndGoContext extends ViewContext {
@@ -449,6 +449,25 @@ export const tapAndGoMachine = setup({
         },
       },
     },
+    exitReleasingForLater: {
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => holdReversal(context),
+        onDone: {
+          target: 'payingLater',
+          actions: {
+            type: 'closeHold',
+            // A reversal that did not stand leaves the hold to its expiry watch, which reverses it again.
+            params: ({ context, event }) => ({
+              hold: requireHold(context),
+              resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
+            }),
+          },
+        },
+      },
+    },
     payingLater: {
       // Pay later: the fee the capture could not take, as a payment link printed and shown.
       entry: assign({ message: { key: 'payLater.scan' } }),
@@ -611,16 +630,11 @@ export const tapAndGoMachine = setup({
             actions: { type: 'noteResult', params: ({ event }) => event.output },
           },
           {
-            // Pay later: the capture was declined or refused (money did not move); the fee becomes a payment link.
+            // Pay later: the capture was declined or refused (money did not move). The hold is released (it would
+            // only block the customer's money until its expiry) and the fee becomes a payment link.
             guard: 'payLater',
-            target: 'payingLater',
-            actions: [
-              {
-                type: 'closeHold',
-                params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
-              },
-              { type: 'noteResult', params: ({ event }) => event.output },
-            ],
+            target: 'exitReleasingForLater',
+            actions: { type: 'noteResult', params: ({ event }) => event.output },
           },
           {
             target: 'failed',

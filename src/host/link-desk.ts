@@ -504,6 +504,14 @@ export class LinkDesk {
     this.waiters.clear();
   }
 
+  /**
+   * Resolves once no gateway request of the desk is in flight (each is bounded by the gateway client's timeouts): the
+   * terminal's close waits for it, so that an answer is journaled before the journal closes.
+   */
+  async settled(): Promise<void> {
+    while (this.busy.size > 0) await new Promise((r) => setTimeout(r, 20));
+  }
+
   /** One pass over the open links (the sweep; tests). */
   async sweep(): Promise<void> {
     for (const link of this.deps.store.open()) {

@@ -940,6 +940,8 @@ export class TerminalHost implements TerminalApi {
     this.runtime?.actor.stop();
     await this.altPayments.close();
     await this.sender.drain();
+    // A link's create or deactivation still out: its answer is journaled before the journal closes.
+    await this.links.settled();
     await this.background.stop();
     await this.receipts.close();
     await release(this.opened, this.logger);

@@ -192,6 +192,21 @@ export const journalSchema = z
     timeoutReversalDelayMs: z.number().int().min(0).max(3_600_000).default(60_000),
     /** Milliseconds between retries of a resolution request that failed. */
     resolutionRetryMs: z.number().int().min(10).max(3_600_000).default(5_000),
+    /**
+     * Group commit (src/journal/journal.ts, `commitDurably`): durable writes that arrive together (requests in flight,
+     * a sale and a recovery) share one transaction and one disk sync; each caller resumes only after that commit.
+     */
+    groupCommit: z
+      .strictObject({
+        /** Most writes one commit carries; more wait for the next commit, which starts at once. */
+        maxBatch: z.number().int().min(1).max(1_024).default(64),
+        /**
+         * Longest a write waits for others before its commit starts, ms. 0: the writes queued in the same turn of the
+         * event loop commit together, with no added delay.
+         */
+        maxWaitMs: z.number().int().min(0).max(50).default(0),
+      })
+      .prefault({}),
   })
   .prefault({});
 

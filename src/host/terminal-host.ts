@@ -456,6 +456,7 @@ export class TerminalHost implements TerminalApi {
         logger: logger.child({ component: 'journal' }),
         now,
         key: atRestKey,
+        groupCommit: config.journal.groupCommit,
       });
       opened.journal = journal;
       // One sender per journal, across processes: a `queue flush` cannot forward while the terminal runs.

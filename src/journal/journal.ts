@@ -145,6 +145,31 @@ export interface OpenJournalOptions {
   key?: Buffer;
   /** Milliseconds to wait for another process (e.g. `queue flush`) holding the write lock. Default 5000. */
   busyTimeoutMs?: number;
+  /** Bounds of the group commit of {@link SqliteJournal.commitDurably} (config `journal.groupCommit`). */
+  groupCommit?: Partial<GroupCommitOptions>;
+}
+
+/**
+ * Bounds of the journal's group commit: durable writes that arrive together share one transaction and one disk sync.
+ */
+export interface GroupCommitOptions {
+  /** Most writes one commit carries; the rest wait for the next commit, which starts at once. 1 = a commit per write. */
+  readonly maxBatch: number;
+  /**
+   * Longest a queued write waits for others before its commit starts, in milliseconds. 0: the commit starts as soon as
+   * the writes queued in the current turn of the event loop are in (`setImmediate`), adding no timer delay.
+   */
+  readonly maxWaitMs: number;
+}
+
+/** Defaults of {@link GroupCommitOptions}: a commit per event-loop turn, at most 64 writes. */
+export const GROUP_COMMIT_DEFAULTS: GroupCommitOptions = { maxBatch: 64, maxWaitMs: 0 };
+
+/** A write queued for the next group commit, with its caller's promise. */
+interface QueuedWrite {
+  readonly write: () => unknown;
+  readonly resolve: (value: unknown) => void;
+  readonly reject: (error: unknown) => void;
 }
 
 interface Row {
@@ -324,6 +349,23 @@ function isConstraint(e: unknown): boolean {
   return e instanceof Error && (e as { code?: unknown }).code === 'SQLITE_CONSTRAINT_UNIQUE';
 }
 
+/** A failed write as the journal reports it: `JOURNAL_DUPLICATE` for a unique transactionId, else `JOURNAL_IO`. */
+function writeError(e: unknown): unknown {
+  if (e instanceof JournalError) return e;
+  if (isConstraint(e))
+    return new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled', { cause: e });
+  return new JournalError('JOURNAL_IO', 'journal write failed', { cause: e });
+}
+
+function checkGroupCommit(given: Partial<GroupCommitOptions> | undefined): GroupCommitOptions {
+  const o = { ...GROUP_COMMIT_DEFAULTS, ...given };
+  if (!Number.isSafeInteger(o.maxBatch) || o.maxBatch < 1)
+    throw new JournalError('JOURNAL_INVALID', 'groupCommit.maxBatch must be a positive integer');
+  if (!Number.isFinite(o.maxWaitMs) || o.maxWaitMs < 0)
+    throw new JournalError('JOURNAL_INVALID', 'groupCommit.maxWaitMs must be a non-negative number');
+  return o;
+}
+
 /**
  * The SQLite journal: WAL mode, `synchronous=FULL` for every money-moving write (the commit is on disk when the call
  * returns) and `NORMAL` for the rest. One connection per process; several processes (the terminal and `queue flush`)
@@ -338,6 +380,13 @@ export class SqliteJournal implements Journal {
   private sync: 'FULL' | 'NORMAL' = 'FULL';
   private closed = false;
   private lockHeld = false;
+  private readonly groupCommit: GroupCommitOptions;
+  /** Writes waiting for the next group commit, in the order they were queued. */
+  private readonly queued: QueuedWrite[] = [];
+  private flushScheduled:
+    { kind: 'immediate'; handle: NodeJS.Immediate } | { kind: 'timer'; handle: NodeJS.Timeout } | undefined;
+  private durableCommitCount = 0;
+  private readonly setSync: { FULL: Database.Statement; NORMAL: Database.Statement };
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
   /** One cached transaction wrapper: better-sqlite3 builds BEGIN/COMMIT statements per wrapper. */
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -348,6 +397,7 @@ export class SqliteJournal implements Journal {
     if (options.key !== undefined && (!Buffer.isBuffer(options.key) || options.key.length !== KEY_BYTES))
       throw new JournalError('JOURNAL_KEY', `the journal key must be ${KEY_BYTES} bytes`);
     this.key = options.key ?? randomBytes(KEY_BYTES);
+    this.groupCommit = checkGroupCommit(options.groupCommit);
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path);
@@ -363,6 +413,10 @@ export class SqliteJournal implements Journal {
       this.db.pragma('secure_delete = ON');
       migrate(this.db);
       this.stmts = this.prepare();
+      this.setSync = {
+        FULL: this.db.prepare('PRAGMA synchronous = FULL'),
+        NORMAL: this.db.prepare('PRAGMA synchronous = NORMAL'),
+      };
       this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
     } catch (cause) {
       this.db.close();
@@ -441,17 +495,88 @@ export class SqliteJournal implements Journal {
       if (!this.db.inTransaction) {
         const wanted = full ? 'FULL' : 'NORMAL';
         if (this.sync !== wanted) {
-          this.db.pragma(`synchronous = ${wanted}`);
+          this.setSync[wanted].run();
           this.sync = wanted;
         }
       }
       return fn();
     } catch (e) {
-      if (e instanceof JournalError) throw e;
-      if (isConstraint(e))
-        throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled', { cause: e });
-      throw new JournalError('JOURNAL_IO', 'journal write failed', { cause: e });
+      throw writeError(e);
     }
+  }
+
+  /**
+   * Group commit: queues `write` (synchronous statements, e.g. {@link begin} or {@link recordOutcome}) for the next
+   * durable commit and resolves with its result once that commit is on disk (`BEGIN IMMEDIATE` … `COMMIT` with
+   * `synchronous=FULL`). Writes queued together — many forwards in flight, a sale and a recovery — share that one
+   * transaction and its one disk sync; each caller resumes only after the COMMIT that includes its write returned.
+   *
+   * The commit starts once the writes queued in the current turn of the event loop are in, or `maxWaitMs` after the
+   * first one (config `journal.groupCommit`), and carries at most `maxBatch` writes in queue order. Each write runs in
+   * its own savepoint: a write that throws is undone alone and its caller alone rejected with the error; when the
+   * commit itself fails, nothing of the batch is written and every caller is rejected (`JOURNAL_IO`).
+   */
+  commitDurably<T>(write: () => T): Promise<T> {
+    if (this.closed) return Promise.reject(new JournalError('JOURNAL_CLOSED', 'the journal is closed'));
+    return new Promise<T>((resolve, reject) => {
+      this.queued.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      this.scheduleFlush();
+    });
+  }
+
+  /** Durable commits made so far by {@link commitDurably} (each is one disk sync of the write-ahead log). */
+  get durableCommits(): number {
+    return this.durableCommitCount;
+  }
+
+  private scheduleFlush(): void {
+    const full = this.queued.length >= this.groupCommit.maxBatch;
+    const scheduled = this.flushScheduled;
+    if (scheduled?.kind === 'immediate' || (scheduled && !full)) return;
+    this.cancelFlush();
+    this.flushScheduled =
+      full || this.groupCommit.maxWaitMs === 0
+        ? { kind: 'immediate', handle: setImmediate(() => this.flush()) }
+        : { kind: 'timer', handle: setTimeout(() => this.flush(), this.groupCommit.maxWaitMs) };
+  }
+
+  private cancelFlush(): void {
+    const scheduled = this.flushScheduled;
+    if (scheduled?.kind === 'immediate') clearImmediate(scheduled.handle);
+    else if (scheduled) clearTimeout(scheduled.handle);
+    this.flushScheduled = undefined;
+  }
+
+  /** Commits the next batch of queued writes in one durable transaction, then settles each caller. */
+  private flush(): void {
+    this.flushScheduled = undefined;
+    const batch = this.queued.splice(0, this.groupCommit.maxBatch);
+    if (this.queued.length > 0) this.scheduleFlush();
+    if (batch.length === 0) return;
+    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
+    try {
+      this.write(true, () =>
+        this.runInTransaction.immediate(() => {
+          for (const w of batch) {
+            try {
+              // Nested: a savepoint, rolled back alone when this write throws.
+              results.push({ ok: true, value: this.runInTransaction(w.write) });
+            } catch (error) {
+              results.push({ ok: false, error: writeError(error) });
+            }
+          }
+        }),
+      );
+    } catch (e) {
+      for (const w of batch) w.reject(e);
+      return;
+    }
+    this.durableCommitCount += 1;
+    batch.forEach((w, i) => {
+      const r = results[i];
+      if (r?.ok) w.resolve(r.value);
+      else w.reject(r?.error);
+    });
   }
 
   private read<T>(fn: () => T): T {
@@ -521,13 +646,19 @@ export class SqliteJournal implements Journal {
     });
   }
 
+  /** {@link begin} through the group commit: resolves once the entry is on disk (shares the sync with others). */
+  beginDurably(entry: BeginEntry): Promise<JournalEntry> {
+    return this.commitDurably(() => this.begin(entry));
+  }
+
   markSent(entryId: number): void {
     // Not synced on its own: recovery treats a `pending` entry exactly like a `sent` one (it may have left), so
-    // losing this write in a power cut changes nothing; the outcome's synced commit makes it durable with it.
-    this.atomically(false, () => {
+    // losing this write in a power cut changes nothing; the outcome's synced commit makes it durable with it. One
+    // conditional UPDATE is atomic by itself: no transaction, and the row is read only when it did not apply.
+    this.write(false, () => {
+      if (this.stmts.markSent.run(this.now().getTime(), entryId).changes === 1) return;
       const r = this.row(entryId);
-      if (r.state === 'sent') return;
-      if (this.stmts.markSent.run(this.now().getTime(), entryId).changes !== 1)
+      if (r.state !== 'sent')
         throw new JournalError('JOURNAL_BAD_TRANSITION', `entry ${entryId} is ${r.state}, not pending`);
     });
   }
@@ -673,6 +804,12 @@ export class SqliteJournal implements Journal {
 
   close(): void {
     if (this.closed) return;
+    // Writes still queued are committed (their callers resume) before the connection goes.
+    this.cancelFlush();
+    while (this.queued.length > 0) {
+      this.flush();
+      this.cancelFlush();
+    }
     if (this.lockHeld) {
       try {
         this.db

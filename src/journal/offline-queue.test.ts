@@ -432,17 +432,24 @@ describe('offline queue', () => {
     const p = queue.store(payment());
     const f = fakeForwarder();
     let released = false;
-    // Another process's reconcile runs between this process's claim and its mark-sent.
+    // Another process's reconcile runs between this process's claim and its mark-sent: after the claim's commit,
+    // before the commit that carries the mark-sent (another connection cannot write inside this one's transaction).
     const orig = journal.markSent.bind(journal);
+    const commit = journal.commitDurably.bind(journal);
     journal.markSent = (id: number) => {
-      if (!released) {
+      if (!released) throw new Error('the claim was not released first');
+      orig(id);
+    };
+    journal.commitDurably = <T>(write: () => T): Promise<T> => {
+      const entryId = queue.get(p.id)?.journalEntryId;
+      if (!released && entryId !== undefined) {
         released = true;
-        journal.resolve(id, NOT_SENT);
+        journal.resolve(entryId, NOT_SENT);
         journal.db
           .prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL WHERE id = ?`)
           .run(p.id);
       }
-      orig(id);
+      return commit(write);
     };
     const report = await queue.forwardPending(f.forwarder, { concurrency: 1 });
     expect(f.sends.get(p.transactionId)).toBe(1);

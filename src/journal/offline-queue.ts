@@ -274,8 +274,6 @@ export class OfflineQueue {
   private readonly limits: OfflineLimits;
   private readonly now: () => Date;
   private readonly logger: Logger;
-  private readonly pendingWrites: { write: () => void; resolve: () => void; reject: (e: unknown) => void }[] =
-    [];
   private readonly stmts: {
     insert: Statement;
     get: Statement<[number], Row>;
@@ -554,10 +552,11 @@ export class OfflineQueue {
 
   /**
    * Claims up to `max` of the oldest stored payments and journals their forwards (begun and marked sent), in one
-   * transaction: a payment is claimed exactly when its journal entry exists, so it can never be sent twice.
+   * transaction: a payment is claimed exactly when its journal entry exists, so it can never be sent twice. Through
+   * the group commit: the claim shares its disk sync with the outcomes and marks of the forwards in flight.
    */
-  private claimBatch(max: number): Claimed[] {
-    return this.journal.atomically(true, () =>
+  private claimBatch(max: number): Promise<Claimed[]> {
+    return this.journal.commitDurably(() =>
       this.stmts.next.all(max).map((row) => {
         if (row.body_enc === null)
           throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
@@ -588,39 +587,6 @@ export class OfflineQueue {
   }
 
   /**
-   * Commits `write` durably together with every other write queued in the same tick (group commit): outcomes that
-   * arrive together share one disk sync. Resolves once the write is on disk.
-   */
-  private commitSoon(write: () => void): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
-      this.pendingWrites.push({ write, resolve, reject });
-      if (this.pendingWrites.length > 1) return;
-      setImmediate(() => {
-        const batch = this.pendingWrites.splice(0);
-        const failed = new Map<(typeof batch)[number], unknown>();
-        try {
-          this.journal.atomically(true, () => {
-            for (const w of batch) {
-              // A write that throws changed nothing (every write checks before it updates); the others commit.
-              try {
-                w.write();
-              } catch (e) {
-                failed.set(w, e);
-              }
-            }
-          });
-          for (const w of batch) {
-            if (failed.has(w)) w.reject(failed.get(w));
-            else w.resolve();
-          }
-        } catch (e) {
-          for (const w of batch) w.reject(e);
-        }
-      });
-    });
-  }
-
-  /**
    * Forwards stored payments, oldest first, with at most `concurrency` in flight, through the journal's one sender.
    * Each is journaled and durably marked sent before it goes out, sent once, and its outcome and the wipe of its card
    * data are committed together. Stops early (leaving the rest stored) when the gateway cannot be reached or `signal`
@@ -646,7 +612,7 @@ export class OfflineQueue {
     for (;;) {
       const free = concurrency - inFlight.size;
       if (free > 0 && !tally.stop && !options.signal?.aborted)
-        for (const claimed of this.claimBatch(free)) {
+        for (const claimed of await this.claimBatch(free)) {
           const run: Promise<void> = this.forwardOne(claimed, sender, tally).finally(() =>
             inFlight.delete(run),
           );
@@ -678,7 +644,6 @@ export class OfflineQueue {
         // Durably 'sent' before the first byte (DESIGN.md rule 1): a forward still 'pending' after a crash provably
         // never left and goes back to the queue. Refused when another process's recovery released the claim.
         durableMarkSent: true,
-        commit: (write) => this.commitSoon(write),
         failpoints: { answered: 'offline.forwarded' },
         // The stored payment changes in the same transaction as its journal entry.
         onOutcome: (_entry, o) => {

@@ -1,6 +1,12 @@
 import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
-import { NOT_SENT, type JournalEntry, type RecordedOutcome, type SqliteJournal } from './journal.js';
+import {
+  NOT_SENT,
+  type BeginEntry,
+  type JournalEntry,
+  type RecordedOutcome,
+  type SqliteJournal,
+} from './journal.js';
 
 /**
  * The journal's protocol, written once (DESIGN.md, money safety rules 1–3; STYLE.md §16): every gateway request the
@@ -111,8 +117,11 @@ export interface BegunSendOptions extends SendOptions {
    * (an offline forward goes back to the queue); live payments skip it — recovery treats pending like sent.
    */
   durableMarkSent?: boolean;
-  /** Commits a write durably (default: at once; the offline queue passes its group commit). */
-  commit?: (write: () => void) => Promise<void>;
+  /**
+   * Commits a write durably and resolves with its result once it is on disk (default: the journal's group commit,
+   * {@link SqliteJournal.commitDurably}).
+   */
+  commit?: <T>(write: () => T) => Promise<T>;
 }
 
 /** What one send left in the journal. */
@@ -144,9 +153,13 @@ export class JournaledSender {
     this.logger = options.logger ?? silentLogger();
   }
 
-  /** Journals `request` durably, then sends it once and journals the outcome. */
+  /**
+   * Journals `request` durably, then sends it once and journals the outcome. Both writes go through the journal's
+   * group commit ({@link SqliteJournal.commitDurably}): they share their disk sync with writes of other requests in
+   * flight, and the send starts only after the commit that holds this request's entry returned (rule 1).
+   */
   async send(request: OutgoingRequest, options: SendOptions = {}): Promise<SentRequest> {
-    const entry = this.journal.begin({
+    const begin: BeginEntry = {
       ...(request.transactionId !== undefined ? { transactionId: request.transactionId } : {}),
       ...((request.referencedTransactionId ?? options.referencedTransactionId) !== undefined
         ? { referencedTransactionId: request.referencedTransactionId ?? options.referencedTransactionId }
@@ -164,26 +177,47 @@ export class JournaledSender {
       ...(options.maskedPan !== undefined ? { maskedPan: options.maskedPan } : {}),
       moneyMoving: request.moneyMoving,
       ...(options.resolvesEntryId !== undefined ? { resolvesEntryId: options.resolvesEntryId } : {}),
-    });
-    return this.sendBegun(entry, request, options);
+    };
+    // Owned from inside the write that creates it: no moment exists where the entry is in the journal and nobody
+    // owns it (a sweep for unowned entries could otherwise take it between the commit and this caller's turn).
+    let release: (() => void) | undefined;
+    let entry: JournalEntry;
+    try {
+      entry = await this.journal.commitDurably(() => {
+        const begun = this.journal.begin(begin);
+        release = this.own(begun.id);
+        return begun;
+      });
+    } catch (e) {
+      release?.();
+      throw e;
+    }
+    return this.transmitAndRecord(entry, request, options, release ?? this.own(entry.id));
   }
 
   /**
    * Sends a request whose entry the caller has begun (e.g. in the same transaction as claiming a stored payment).
    * The sender owns the entry from here until its outcome is recorded.
    */
-  async sendBegun(
+  sendBegun(
     entry: JournalEntry,
     request: OutgoingRequest,
     options: BegunSendOptions = {},
   ): Promise<SentRequest> {
-    const release = this.own(entry.id);
+    return this.transmitAndRecord(entry, request, options, this.own(entry.id));
+  }
+
+  private async transmitAndRecord(
+    entry: JournalEntry,
+    request: OutgoingRequest,
+    options: BegunSendOptions,
+    release: () => void,
+  ): Promise<SentRequest> {
     try {
       const fire = (name: string | undefined): void => {
         if (name !== undefined) this.options.failpoint?.(name);
       };
-      const commit =
-        options.commit ?? ((write: () => void) => Promise.resolve(this.journal.atomically(true, write)));
+      const commit = options.commit ?? ((write: () => void) => this.journal.commitDurably(write));
       fire(options.failpoints?.begun);
       if (options.durableMarkSent) await commit(() => this.journal.markSent(entry.id));
       else this.journal.markSent(entry.id);
@@ -198,13 +232,14 @@ export class JournaledSender {
         };
       }
       fire(options.failpoints?.answered);
-      await commit(() => {
+      const after = await commit(() => {
         if (outcome.kind === 'not-sent') this.journal.resolve(entry.id, NOT_SENT);
         else this.journal.recordOutcome(entry.id, recorded(outcome));
         options.onOutcome?.(entry, outcome);
+        return this.journal.get(entry.id);
       });
       fire(options.failpoints?.recorded);
-      return { entry: this.journal.get(entry.id) ?? entry, outcome };
+      return { entry: after ?? this.journal.get(entry.id) ?? entry, outcome };
     } finally {
       release();
     }

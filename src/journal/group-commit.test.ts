@@ -1,0 +1,241 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, describe, expect, it, vi } from 'vitest';
+import { JournalError } from './errors.js';
+import { openJournal, type BeginEntry, type GroupCommitOptions, type SqliteJournal } from './journal.js';
+import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
+
+const KEY = Buffer.alloc(32, 9);
+const cleanups: (() => void)[] = [];
+
+afterEach(() => {
+  vi.useRealTimers();
+  for (const c of cleanups.splice(0).reverse()) c();
+});
+
+/** A journal in a file, and a second connection to the same file that sees only what was committed. */
+function fileJournal(groupCommit?: Partial<GroupCommitOptions>): {
+  journal: SqliteJournal;
+  committedRows: () => number;
+} {
+  const dir = mkdtempSync(join(tmpdir(), 'pt-group-commit-'));
+  const path = join(dir, 'journal.db');
+  const journal = openJournal(path, { key: KEY, ...(groupCommit ? { groupCommit } : {}) });
+  const other = new Database(path, { readonly: true });
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  cleanups.push(() => journal.close());
+  cleanups.push(() => other.close());
+  const count = other.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM journal_entries');
+  return { journal, committedRows: () => count.get()?.n ?? -1 };
+}
+
+function sale(transactionId: string): BeginEntry {
+  return {
+    transactionId,
+    service: 'sale',
+    comments: 'Parking Sale',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from(`{"clientReferenceInformation":{"transactionId":"${transactionId}"}}`),
+    amountMinor: 600,
+    currency: 'GBP',
+    moneyMoving: true,
+  };
+}
+
+function request(transactionId: string): OutgoingRequest {
+  const e = sale(transactionId);
+  return {
+    service: e.service,
+    method: e.method,
+    path: e.path,
+    body: e.body,
+    comments: e.comments,
+    transactionId,
+    amountMinor: 600,
+    currency: 'GBP',
+    moneyMoving: true,
+  };
+}
+
+describe('group commit', () => {
+  it('resumes a caller only after the commit that holds its write', async () => {
+    const { journal, committedRows } = fileJournal();
+    const begun = journal.beginDurably(sale('T1'));
+    // Queued, not yet written: nothing is visible to another connection.
+    expect(committedRows()).toBe(0);
+    const entry = await begun;
+    expect(committedRows()).toBe(1);
+    expect(journal.get(entry.id)?.state).toBe('pending');
+    expect(journal.durableCommits).toBe(1);
+  });
+
+  it('commits writes queued together in one transaction, in the order they were queued', async () => {
+    const { journal, committedRows } = fileJournal();
+    const ids = ['A', 'B', 'C', 'D', 'E'];
+    const seenAtResume: number[] = [];
+    const entries = await Promise.all(
+      ids.map((id) =>
+        journal.beginDurably(sale(id)).then((e) => {
+          seenAtResume.push(committedRows());
+          return e;
+        }),
+      ),
+    );
+    expect(journal.durableCommits).toBe(1);
+    // Every caller resumed after all five rows were committed together.
+    expect(seenAtResume).toEqual([5, 5, 5, 5, 5]);
+    expect(entries.map((e) => e.transactionId)).toEqual(ids);
+    const entryIds = entries.map((e) => e.id);
+    expect(entryIds).toEqual([...entryIds].sort((a, b) => a - b));
+  });
+
+  it('carries at most maxBatch writes per commit and commits the rest next, in order', async () => {
+    const { journal } = fileJournal({ maxBatch: 3 });
+    const order: string[] = [];
+    const ids = ['1', '2', '3', '4', '5', '6', '7'];
+    await Promise.all(
+      ids.map((id) =>
+        journal
+          .commitDurably(() => journal.begin(sale(`T${id}`)))
+          .then((e) => order.push(e.transactionId ?? '')),
+      ),
+    );
+    expect(journal.durableCommits).toBe(3);
+    expect(order).toEqual(ids.map((id) => `T${id}`));
+  });
+
+  it('waits at most maxWaitMs for more writes before it commits', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { journal, committedRows } = fileJournal({ maxWaitMs: 20 });
+    const first = journal.beginDurably(sale('W1'));
+    // A later turn of the event loop: without a wait, the first write would have committed alone by now.
+    await new Promise<void>((r) => setImmediate(r));
+    expect(committedRows()).toBe(0);
+    const second = journal.beginDurably(sale('W2'));
+    vi.advanceTimersByTime(20);
+    await Promise.all([first, second]);
+    expect(committedRows()).toBe(2);
+    expect(journal.durableCommits).toBe(1);
+  });
+
+  it('commits at once, without waiting, when a batch is full', async () => {
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    const { journal } = fileJournal({ maxWaitMs: 60_000, maxBatch: 2 });
+    await Promise.all([journal.beginDurably(sale('F1')), journal.beginDurably(sale('F2'))]);
+    expect(journal.durableCommits).toBe(1);
+  });
+
+  it('undoes a write that throws and rejects its caller alone; the others commit', async () => {
+    const { journal, committedRows } = fileJournal();
+    journal.begin(sale('DUP'));
+    const results = await Promise.allSettled([
+      journal.beginDurably(sale('OK1')),
+      journal.commitDurably(() => {
+        journal.begin(sale('HALF'));
+        journal.begin(sale('DUP'));
+      }),
+      journal.beginDurably(sale('OK2')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'fulfilled']);
+    const failed = results[1];
+    expect(failed?.status === 'rejected' ? (failed.reason as JournalError).code : '').toBe(
+      'JOURNAL_DUPLICATE',
+    );
+    // HALF was written by the failing write before it threw: undone with it.
+    expect(journal.findByTransactionId('HALF')).toBeUndefined();
+    expect(committedRows()).toBe(3);
+  });
+
+  it('rejects every caller of a batch whose commit fails, and writes nothing of it', async () => {
+    const { journal, committedRows } = fileJournal();
+    // A deferred foreign key is checked at COMMIT: a dangling reference makes the commit itself fail.
+    journal.db.exec(
+      `CREATE TABLE probe (entry_id INTEGER REFERENCES journal_entries(id) DEFERRABLE INITIALLY DEFERRED)`,
+    );
+    const results = await Promise.allSettled([
+      journal.beginDurably(sale('B1')),
+      journal.commitDurably(() => journal.db.prepare('INSERT INTO probe (entry_id) VALUES (424242)').run()),
+      journal.beginDurably(sale('B2')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['rejected', 'rejected', 'rejected']);
+    for (const r of results)
+      expect(r.status === 'rejected' && r.reason instanceof JournalError ? r.reason.code : '').toBe(
+        'JOURNAL_IO',
+      );
+    expect(committedRows()).toBe(0);
+    expect(journal.db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM probe').get()?.n).toBe(0);
+    expect(journal.durableCommits).toBe(0);
+    // The journal goes on: the next batch commits.
+    await journal.beginDurably(sale('B3'));
+    expect(committedRows()).toBe(1);
+  });
+
+  it('commits writes still queued when the journal closes', async () => {
+    const { journal, committedRows } = fileJournal();
+    const pending = journal.beginDurably(sale('C1'));
+    journal.close();
+    await expect(pending).resolves.toMatchObject({ transactionId: 'C1' });
+    expect(committedRows()).toBe(1);
+  });
+});
+
+describe('the journaled sender over the group commit', () => {
+  it('starts each send only after the commit that holds its entry, and shares commits between sends in flight', async () => {
+    const { journal, committedRows } = fileJournal();
+    const seen: { transactionId: string; committed: number; state: string | undefined }[] = [];
+    const sender = new JournaledSender(journal, {
+      transmit: (r: OutgoingRequest): Promise<TransmitOutcome> => {
+        const entry = journal.findByTransactionId(r.transactionId ?? '');
+        seen.push({ transactionId: r.transactionId ?? '', committed: committedRows(), state: entry?.state });
+        return Promise.resolve({
+          kind: 'approved',
+          status: 'AUTHORIZED',
+          gatewayId: `g-${r.transactionId ?? ''}`,
+        });
+      },
+    });
+    const ids = ['S1', 'S2', 'S3', 'S4'];
+    const sent = await Promise.all(ids.map((id) => sender.send(request(id))));
+    // Every entry was on disk (visible to another connection) before its request went out.
+    expect(seen.map((s) => s.committed)).toEqual([4, 4, 4, 4]);
+    expect(seen.map((s) => s.state)).toEqual(['sent', 'sent', 'sent', 'sent']);
+    expect(sent.map((s) => s.entry.state)).toEqual(['approved', 'approved', 'approved', 'approved']);
+    // One commit for the four begins, one for the four outcomes.
+    expect(journal.durableCommits).toBe(2);
+    expect(sender.inFlight).toBe(0);
+  });
+
+  it('sends nothing when its entry cannot be journaled', async () => {
+    const { journal } = fileJournal();
+    journal.begin(sale('TAKEN'));
+    let sends = 0;
+    const sender = new JournaledSender(journal, {
+      transmit: () => {
+        sends++;
+        return Promise.resolve({ kind: 'approved' });
+      },
+    });
+    await expect(sender.send(request('TAKEN'))).rejects.toMatchObject({ code: 'JOURNAL_DUPLICATE' });
+    expect(sends).toBe(0);
+    expect(sender.inFlight).toBe(0);
+  });
+
+  it('owns an entry from the commit that creates it', async () => {
+    const { journal } = fileJournal();
+    let ownedAtCommit: boolean | undefined;
+    const sender = new JournaledSender(journal, {
+      transmit: () => Promise.resolve({ kind: 'approved' }),
+    });
+    // A write committed in the same batch, right after the sender's begin, sees the entry owned.
+    const sending = sender.send(request('O1'));
+    const probe = journal.commitDurably(() => {
+      const e = journal.findByTransactionId('O1');
+      ownedAtCommit = e !== undefined && sender.owns(e.id);
+    });
+    await Promise.all([sending, probe]);
+    expect(ownedAtCommit).toBe(true);
+  });
+});

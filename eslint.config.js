@@ -19,6 +19,7 @@ const elements = [
   { type: 'gateway', pattern: 'src/gateway/**' },
   { type: 'journal', pattern: 'src/journal/**' },
   { type: 'flows', pattern: 'src/flows/**' },
+  { type: 'fleet', pattern: 'src/fleet/**' },
   { type: 'host-api', pattern: 'src/host/api.ts', mode: 'full' },
   { type: 'host', pattern: 'src/host/**' },
   { type: 'sandbox', pattern: 'src/sandbox/**' },
@@ -48,10 +49,13 @@ const dependencyRules = [
   { from: 'gateway', allow: below },
   { from: 'journal', allow: below },
   { from: 'flows', allow: [...below, 'i18n'] },
+  // The MQTT fleet link: configuration and logs only; it reaches the terminal through the FleetTerminal interface the
+  // host implements (src/host/fleet-terminal.ts).
+  { from: 'fleet', allow: ['config', 'log'] },
   { from: 'host-api', allow: ['money', 'emv'] },
   {
     from: 'host',
-    allow: [...below, 'i18n', 'gateway', 'journal', 'flows', 'devices', 'sandbox', 'host-api'],
+    allow: [...below, 'i18n', 'gateway', 'journal', 'flows', 'devices', 'sandbox', 'host-api', 'fleet'],
   },
   // The sandbox is an independent server: it must never share request-building or signing code with the client.
   { from: 'sandbox', allow: ['money', 'emv', 'log'] },
@@ -85,6 +89,7 @@ const dependencyRules = [
       'gateway',
       'journal',
       'flows',
+      'fleet',
       'devices',
       'sandbox',
       'host',

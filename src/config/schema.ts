@@ -399,6 +399,52 @@ export const customerSchema = z
   })
   .prefault({});
 
+/** A time of day `HH:MM` (24 h), in `terminal.timezone`. */
+const timeOfDay = z.string().regex(/^([01]\d|2[0-3]):[0-5]\d$/, { message: 'a time of day HH:MM (24 h)' });
+
+/**
+ * The fleet link (issue 15): the terminal reports to the operator's MQTT broker and takes signed commands from it
+ * (src/fleet/). Absent: no fleet link. Secrets (the TLS key, the password, the fleet key) are files, checked like every
+ * secret file (src/config/secret-file.ts).
+ */
+export const fleetSchema = z.strictObject({
+  /** The broker: `mqtts://host:8883` (TLS), `mqtt://`, `wss://` or `ws://`. */
+  url: z
+    .string()
+    .url()
+    .refine((u) => /^(mqtts?|wss?):\/\//.test(u), { message: 'an mqtt://, mqtts://, ws:// or wss:// URL' }),
+  /** MQTT client id; default `parking-terminal-<terminal.id>` (stable, so the broker keeps the session). */
+  clientId: z.string().min(1).max(128).optional(),
+  /** CA certificate(s) (PEM) the broker's certificate must chain to; the system's CAs when absent. */
+  caFile: z.string().min(1).optional(),
+  /** Client certificate (PEM) for brokers that authenticate terminals by certificate, with `keyFile`. */
+  certFile: z.string().min(1).optional(),
+  keyFile: z.string().min(1).optional(),
+  /** Files holding the broker user name and password. */
+  usernameFile: z.string().min(1).optional(),
+  passwordFile: z.string().min(1).optional(),
+  /** Topics are `<topicPrefix>/<terminal.id>/…`. */
+  topicPrefix: z
+    .string()
+    .regex(/^[A-Za-z0-9_-]+(\/[A-Za-z0-9_-]+)*$/, { message: 'topic levels of letters, digits, _ and -' })
+    .default('parking'),
+  /** Seconds between heartbeats. */
+  heartbeatSeconds: z.number().int().min(1).max(3_600).default(60),
+  /** Longest wait between two reconnection attempts (the wait doubles from 1 s up to it). */
+  reconnectMaxSeconds: z.number().int().min(1).max(3_600).default(60),
+  /**
+   * The fleet key commands are signed with: an Ed25519 public key (PEM), or a shared HMAC-SHA256 key (the file's
+   * text, at least 32 characters). Without it every command is refused (status and heartbeat still flow).
+   */
+  commandKeyFile: z.string().min(1).optional(),
+  /** Longest validity (expiresAt − issuedAt) of a command the terminal accepts, seconds. */
+  commandMaxAgeSeconds: z.number().int().min(10).max(86_400).default(600),
+  /** When a `restart` command may restart the terminal, in `terminal.timezone` (end before start spans midnight). */
+  maintenanceWindow: z
+    .strictObject({ start: timeOfDay.default('03:00'), end: timeOfDay.default('05:00') })
+    .prefault({}),
+});
+
 export const configSchema = z.strictObject({
   terminal: terminalSchema,
   reader: readerSchema,
@@ -416,6 +462,8 @@ export const configSchema = z.strictObject({
   customer: customerSchema,
   /** Redirect-based alternative methods (spec 001 profiles): alt-methods.ts. */
   alternativeMethods: alternativeMethodsSchema,
+  /** The MQTT fleet link (src/fleet/); absent = no fleet link. */
+  fleet: fleetSchema.optional(),
 });
 
 /** The validated configuration, every default filled in. */

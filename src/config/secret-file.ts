@@ -104,6 +104,10 @@ export function configuredSecretFiles(config: Config, cwd: string): Array<{ key:
     ['gateway.auth.pkcs12PasswordFile', auth.pkcs12PasswordFile],
     ['oauth.clientSecretFile', config.oauth.clientSecretFile],
     ['terminal.operatorPinFile', config.terminal.operatorPinFile],
+    // The fleet link: its TLS key, broker password and fleet key (the CA, certificate and user name are public).
+    ['fleet.keyFile', config.fleet?.keyFile],
+    ['fleet.passwordFile', config.fleet?.passwordFile],
+    ['fleet.commandKeyFile', config.fleet?.commandKeyFile],
   ];
   return named.flatMap(([key, file]) => (file === undefined ? [] : [{ key, file: resolve(cwd, file) }]));
 }
@@ -141,5 +145,18 @@ export function withSecretFilesResolved(config: Config, cwd: string): Config {
       },
     },
     oauth: { ...config.oauth, ...pick('clientSecretFile', config.oauth.clientSecretFile) },
+    ...(config.fleet
+      ? {
+          fleet: {
+            ...config.fleet,
+            ...pick('caFile', config.fleet.caFile),
+            ...pick('certFile', config.fleet.certFile),
+            ...pick('keyFile', config.fleet.keyFile),
+            ...pick('usernameFile', config.fleet.usernameFile),
+            ...pick('passwordFile', config.fleet.passwordFile),
+            ...pick('commandKeyFile', config.fleet.commandKeyFile),
+          },
+        }
+      : {}),
   };
 }

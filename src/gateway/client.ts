@@ -41,7 +41,13 @@ import {
 } from './services/alt-payments.js';
 import { preparePayment, type PaymentBuilderOptions } from './services/payments.js';
 import type { PreparedRequest, ServiceRequest } from './services/types.js';
-import { createTransport, type Answer, type RetryOptions, type Timeouts } from './transport.js';
+import {
+  createTransport,
+  type Answer,
+  type RetryOptions,
+  type Timeouts,
+  type TransportOptions,
+} from './transport.js';
 
 /** Options of {@link createGatewayClient}. */
 export interface GatewayClientOptions {
@@ -67,6 +73,8 @@ export interface GatewayClientOptions {
    * Sockets open on demand, so a terminal with one request in flight keeps one.
    */
   maxConnections?: number;
+  /** As the transport's `onAnswer`: each answer's `Date` header and its timing (the clock skew). */
+  onAnswer?: TransportOptions['onAnswer'];
 }
 
 /** Status check of an alternative-method payment (spec 001, Check status). */
@@ -225,6 +233,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
     ...(options.random !== undefined ? { random: options.random } : {}),
     ...(options.maxConnections !== undefined ? { maxConnections: options.maxConnections } : {}),
+    ...(options.onAnswer !== undefined ? { onAnswer: options.onAnswer } : {}),
   });
   const builder = options.builder ?? {};
 

@@ -222,6 +222,11 @@ export interface TransportOptions {
   random?: () => number;
   /** Most keep-alive connections to the gateway at once; sockets open on demand (default 16). */
   maxConnections?: number;
+  /**
+   * Told of every answer's `Date` header with when the request went out and the answer came (epoch ms): the host's
+   * clock skew against the gateway (the fleet heartbeat reports it).
+   */
+  onAnswer?: (answer: { date: string | undefined; sentAtMs: number; receivedAtMs: number }) => void;
 }
 
 export interface Transport {
@@ -303,6 +308,12 @@ export function createTransport(options: TransportOptions): Transport {
       let error: GatewayError | undefined;
       try {
         answer = await once(x, await credentials(x));
+        const date = answer.headers.date;
+        options.onAnswer?.({
+          date: typeof date === 'string' ? date : undefined,
+          sentAtMs: started,
+          receivedAtMs: Date.now(),
+        });
         options.logger.debug(
           {
             label: x.label,

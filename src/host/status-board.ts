@@ -18,6 +18,7 @@ export class StatusBoard {
   private lastError: string | undefined;
   /** Firmware version read from the reader at connect. */
   firmware: string | undefined;
+  private clockSkewSeconds: number | undefined;
 
   constructor(private readonly config: Config) {}
 
@@ -30,6 +31,16 @@ export class StatusBoard {
     this.online = online;
     this.lastError = online ? undefined : reason;
     return { changed: was !== online, cameBack: online && was === false };
+  }
+
+  /**
+   * The gateway's `Date` of an answer: the skew is our clock at the middle of the exchange minus the gateway's (the
+   * header has whole seconds, so the skew is known to about a second).
+   */
+  gatewayDated(answer: { date: string | undefined; sentAtMs: number; receivedAtMs: number }): void {
+    const theirs = answer.date === undefined ? NaN : Date.parse(answer.date);
+    if (!Number.isFinite(theirs)) return;
+    this.clockSkewSeconds = Math.round(((answer.sentAtMs + answer.receivedAtMs) / 2 - theirs - 500) / 1000);
   }
 
   /** Something resolved (or left for the operator), newest first. */
@@ -84,6 +95,7 @@ export class StatusBoard {
         baseUrl: input.baseUrl,
         online: this.online,
         ...(this.lastError ? { lastError: this.lastError } : {}),
+        ...(this.clockSkewSeconds !== undefined ? { clockSkewSeconds: this.clockSkewSeconds } : {}),
       },
       offline: {
         policy: q.policy,

@@ -11,4 +11,5 @@ export * from './follow-ups.js';
 export * from './audit.js';
 export * from './payment-links.js';
 export * from './configuration-state.js';
+export * from './fleet-commands.js';
 export * from './legacy-import.js';

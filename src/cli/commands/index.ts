@@ -17,6 +17,7 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   queue: () => import('./queue.js'),
   audit: () => import('./audit.js'),
   links: () => import('./links.js'),
+  fleet: () => import('./fleet.js'),
   altpay: () => import('./altpay.js'),
   sandbox: () => import('./sandbox.js'),
   certify: () => import('./certify.js'),

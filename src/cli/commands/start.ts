@@ -6,9 +6,17 @@ import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { createTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
+import { startFleetLink } from '../../host/fleet-terminal.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
+
+/**
+ * The exit code of a restart the terminal asked for itself (a fleet `restart` in the maintenance window, a new
+ * configuration applied): EX_TEMPFAIL of sysexits.h. The service manager starts the terminal again on it (systemd:
+ * `Restart=always`, or `RestartForceExitStatus=75`).
+ */
+export const EXIT_RESTART = 75;
 
 /** Resolves when `signal` aborts (at once when it already has). */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -49,7 +57,9 @@ Prints the URL of the screen (with this start's secret) and, when none is config
 for this start. A configuration that cannot be used (a secret or PIN file missing, or readable by group or others)
 prints {"error":{code,message,key,file}} and exits 2 with nothing left running. SIGINT/SIGTERM stops the terminal
 (what is in flight is finished or journaled first) and exits 0; a second signal forces the exit. An unexpected error
-puts the terminal out of service (logged); it then exits 1 when stopped.`,
+puts the terminal out of service (logged); it then exits 1 when stopped. With \`fleet\` configured it reports to the
+operator's MQTT broker and takes signed commands; a restart asked by the fleet exits ${EXIT_RESTART} (the service manager
+starts it again).`,
   endsProcess: true,
   async run(args, io) {
     const { values } = parseCommandArgs(
@@ -83,6 +93,9 @@ puts the terminal out of service (logged); it then exits 1 when stopped.`,
     });
     let host: TerminalHost | undefined;
     let bridge: Bridge | undefined;
+    let fleet: ReturnType<typeof startFleetLink> = undefined;
+    let restartAsked: (reason: string) => void = () => undefined;
+    const restart = new Promise<string>((r) => (restartAsked = r));
     const faults: string[] = [];
     // The process boundary (issue 11, bug 7): an error nothing else caught is logged and puts the terminal out of
     // service, so that no new card is taken while recovery keeps the journal consistent — never a silent death.
@@ -104,13 +117,26 @@ puts the terminal out of service (logged); it then exits 1 when stopped.`,
       out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
       if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
       if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
-      await aborted(io.signal);
+      // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
+      fleet = startFleetLink(host, {
+        configFile,
+        cwd: io.cwd,
+        logger,
+        restart: (reason) => restartAsked(reason),
+      });
+      if (fleet && config.fleet) out(`Fleet link: ${new URL(config.fleet.url).host}`);
+      const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
+      if (restarting !== undefined) {
+        logger.info({ reason: restarting }, 'restarting the terminal');
+        return EXIT_RESTART;
+      }
       logger.info('stopping the terminal');
       return faults.length > 0 ? EXIT_FINDINGS : EXIT_OK;
     } catch (e) {
       logger.error({ err: e }, 'the terminal could not start');
       throw e;
     } finally {
+      await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
       await closeAll(logger, host, bridge);
       removeFaultHandler?.();
       logger.flush();

@@ -10,6 +10,7 @@ import { migration0007 } from './0007-audit-log.js';
 import { migration0008 } from './0008-payment-links.js';
 import { migration0009 } from './0009-alt-payments.js';
 import { migration0010 } from './0010-configuration-state.js';
+import { migration0011 } from './0011-fleet-commands.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -26,6 +27,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0008,
   migration0009,
   migration0010,
+  migration0011,
 ];
 
 /** The schema version a fully migrated database has. */

@@ -1,0 +1,292 @@
+import { randomUUID } from 'node:crypto';
+import { readFileSync } from 'node:fs';
+import { extname, resolve } from 'node:path';
+import { parse as parseYaml } from 'yaml';
+import { loadConfigFile, type Config } from '../../config/index.js';
+import { withSecretFilesResolved } from '../../config/secret-file.js';
+import {
+  FLEET_COMMANDS,
+  FleetView,
+  readFleetKey,
+  signCommand,
+  type BrokerSettings,
+  type FleetKey,
+  type TerminalRow,
+} from '../../fleet/index.js';
+import { parseCommandArgs } from '../args.js';
+import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
+
+const USAGE = `parking-terminal fleet status [--json] [--wait S] [connection options]
+parking-terminal fleet watch [connection options]
+parking-terminal fleet send TERMINAL COMMAND [--args JSON] [--new-config FILE] [--timeout S] [--expires S] [connection options]
+  status          every terminal on the broker (their retained status and heartbeat): online, seconds since the last
+                  heartbeat, offline queue depth, alerts; a table, or one JSON document with --json
+  watch           the same table, kept current until Ctrl-C
+  send            signs COMMAND for TERMINAL with the fleet key, publishes it (QoS 1), waits for the reply and prints
+                  it; exit 0 when done, 1 when refused, failed or unanswered, 2 on bad input
+  COMMAND         ${FLEET_COMMANDS.join(', ')}
+  --args JSON     the command's arguments, e.g. '{"notice":"closed for works"}' (out-of-service),
+                  '{"since":"2026-01-01T00:00:00Z","limit":50}' (audit-log)
+  --new-config FILE  apply-config: the new configuration (JSON or YAML) sent as args.config
+  --wait S        status: longest wait for the retained messages (default 5)
+  --timeout S     send: how long to wait for the reply (default 30)
+  --expires S     send: the command's validity (default 300; at most the terminal's fleet.commandMaxAgeSeconds)
+connection options (default: the fleet section of --config):
+  --config FILE   a configuration (JSON or YAML) with a fleet section: url, caFile, certFile, keyFile, usernameFile,
+                  passwordFile, topicPrefix, commandKeyFile (the fleet key: the Ed25519 private key, or the HMAC key)
+  --url URL  --ca FILE  --cert FILE  --key FILE  --username-file FILE  --password-file FILE  --prefix P
+  --fleet-key FILE`;
+
+const OPTIONS = {
+  config: { type: 'string' },
+  url: { type: 'string' },
+  ca: { type: 'string' },
+  cert: { type: 'string' },
+  key: { type: 'string' },
+  'username-file': { type: 'string' },
+  'password-file': { type: 'string' },
+  prefix: { type: 'string' },
+  'fleet-key': { type: 'string' },
+  json: { type: 'boolean' },
+  wait: { type: 'string' },
+  timeout: { type: 'string' },
+  expires: { type: 'string' },
+  args: { type: 'string' },
+  'new-config': { type: 'string' },
+} as const;
+
+type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
+
+function seconds(value: string | undefined, option: string, fallback: number, max: number): number {
+  if (value === undefined) return fallback;
+  const n = Number(value);
+  if (!Number.isFinite(n) || n <= 0 || n > max)
+    throw new UsageError('BAD_ARGUMENTS', `${option} takes seconds from 0 to ${max}, got "${value}"`);
+  return n;
+}
+
+/** The broker settings, prefix and fleet key file from --config and the options (options win). */
+function connection(
+  values: Values,
+  cwd: string,
+): { settings: BrokerSettings; prefix: string; keyFile: string | undefined } {
+  let fleet: Config['fleet'];
+  if (values.config) {
+    const config = withSecretFilesResolved(loadConfigFile(resolve(cwd, values.config)), cwd);
+    fleet = config.fleet;
+    if (!fleet) throw new UsageError('BAD_ARGUMENTS', `${values.config} has no fleet section`);
+  }
+  const at = (file: string | undefined): string | undefined =>
+    file === undefined ? undefined : resolve(cwd, file);
+  const url = values.url ?? fleet?.url;
+  if (!url)
+    throw new UsageError('BAD_ARGUMENTS', 'the broker: --url URL or --config FILE with a fleet section');
+  if (!/^(mqtts?|wss?):\/\//.test(url) || !URL.canParse(url))
+    throw new UsageError('BAD_ARGUMENTS', `--url: "${url}" is not an mqtt://, mqtts://, ws:// or wss:// URL`);
+  const pick = (option: string | undefined, configured: string | undefined): string | undefined =>
+    at(option) ?? configured;
+  const caFile = pick(values.ca, fleet?.caFile);
+  const certFile = pick(values.cert, fleet?.certFile);
+  const keyFile = pick(values.key, fleet?.keyFile);
+  const usernameFile = pick(values['username-file'], fleet?.usernameFile);
+  const passwordFile = pick(values['password-file'], fleet?.passwordFile);
+  return {
+    settings: {
+      url,
+      reconnectMaxSeconds: fleet?.reconnectMaxSeconds ?? 10,
+      ...(caFile ? { caFile } : {}),
+      ...(certFile ? { certFile } : {}),
+      ...(keyFile ? { keyFile } : {}),
+      ...(usernameFile ? { usernameFile } : {}),
+      ...(passwordFile ? { passwordFile } : {}),
+    },
+    prefix: values.prefix ?? fleet?.topicPrefix ?? 'parking',
+    keyFile: pick(values['fleet-key'], fleet?.commandKeyFile),
+  };
+}
+
+function age(s: number | null): string {
+  if (s === null) return '-';
+  if (s < 120) return `${s}s`;
+  if (s < 7200) return `${Math.round(s / 60)}m`;
+  return `${Math.round(s / 3600)}h`;
+}
+
+/** The rows as a text table. */
+export function fleetTable(rows: TerminalRow[]): string {
+  const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS']];
+  for (const r of rows)
+    lines.push([
+      r.terminalId,
+      r.online === undefined ? '?' : r.online ? 'yes' : 'no',
+      age(r.heartbeatAgeSeconds),
+      r.queueDepth === null ? '-' : String(r.queueDepth),
+      r.heartbeat?.appVersion ?? '-',
+      r.alerts.join(',') || '-',
+    ]);
+  const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
+  const text = lines.map((l) =>
+    l
+      .map((c, i) => c.padEnd(widths[i]!))
+      .join('  ')
+      .trimEnd(),
+  );
+  return `${text.join('\n')}\n${rows.length} terminal(s)\n`;
+}
+
+function statusDocument(rows: TerminalRow[]): unknown {
+  return {
+    terminals: rows.map((r) => ({
+      terminalId: r.terminalId,
+      online: r.online ?? null,
+      heartbeatAgeSeconds: r.heartbeatAgeSeconds,
+      queueDepth: r.queueDepth,
+      alerts: r.alerts,
+      ...(r.heartbeat ? { heartbeat: r.heartbeat } : {}),
+    })),
+  };
+}
+
+function readNewConfig(file: string, cwd: string): unknown {
+  const path = resolve(cwd, file);
+  let text: string;
+  try {
+    text = readFileSync(path, 'utf8');
+  } catch {
+    throw new UsageError('BAD_ARGUMENTS', `--new-config: cannot read ${path}`);
+  }
+  try {
+    return ['.yml', '.yaml'].includes(extname(path).toLowerCase()) ? parseYaml(text) : JSON.parse(text);
+  } catch (e) {
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `--new-config: ${path}: ${e instanceof Error ? e.message : String(e)}`,
+    );
+  }
+}
+
+function aborted(signal: AbortSignal): Promise<void> {
+  return new Promise((done) => {
+    if (signal.aborted) done();
+    else signal.addEventListener('abort', () => done(), { once: true });
+  });
+}
+
+async function send(values: Values, positionals: string[], io: CliIo): Promise<number> {
+  const [terminalId, name, ...extra] = positionals;
+  if (!terminalId || !name || extra.length > 0)
+    throw new UsageError('BAD_ARGUMENTS', 'usage: fleet send TERMINAL COMMAND (see fleet --help)');
+  if (!(FLEET_COMMANDS as readonly string[]).includes(name))
+    throw new UsageError('BAD_ARGUMENTS', `no command "${name}"; one of ${FLEET_COMMANDS.join(', ')}`);
+  let args: Record<string, unknown> = {};
+  if (values.args !== undefined) {
+    let parsed: unknown;
+    try {
+      parsed = JSON.parse(values.args);
+    } catch {
+      throw new UsageError('BAD_ARGUMENTS', '--args: not JSON');
+    }
+    if (typeof parsed !== 'object' || parsed === null || Array.isArray(parsed))
+      throw new UsageError('BAD_ARGUMENTS', '--args: a JSON object');
+    args = parsed as Record<string, unknown>;
+  }
+  if (values['new-config'] !== undefined)
+    args = { ...args, config: readNewConfig(values['new-config'], io.cwd) };
+  const timeout = seconds(values.timeout, '--timeout', 30, 3_600);
+  const expires = seconds(values.expires, '--expires', 300, 86_400);
+  const { settings, prefix, keyFile } = connection(values, io.cwd);
+  if (!keyFile)
+    throw new UsageError('BAD_ARGUMENTS', 'the fleet key: --fleet-key FILE or fleet.commandKeyFile');
+  let key: FleetKey;
+  try {
+    key = readFleetKey(keyFile, values['fleet-key'] ? '--fleet-key' : 'fleet.commandKeyFile');
+  } catch (e) {
+    if (e instanceof Error && !('code' in e)) throw new UsageError('FLEET_KEY', e.message);
+    throw e;
+  }
+  const issued = new Date();
+  let command;
+  try {
+    command = signCommand(
+      {
+        v: 1,
+        id: randomUUID(),
+        terminalId,
+        command: name,
+        args,
+        issuedAt: issued.toISOString(),
+        expiresAt: new Date(issued.getTime() + expires * 1000).toISOString(),
+      },
+      key,
+    );
+  } catch (e) {
+    throw new UsageError('FLEET_KEY', e instanceof Error ? e.message : String(e));
+  }
+  const view = await FleetView.connect(settings, prefix);
+  try {
+    const reply = await view.send(command, timeout * 1000);
+    if (!reply) {
+      printJson(io, {
+        error: {
+          code: 'NO_REPLY',
+          message: `no reply from ${terminalId} within ${timeout} s`,
+          id: command.id,
+        },
+      });
+      return EXIT_FINDINGS;
+    }
+    printJson(io, reply);
+    return reply.ok ? EXIT_OK : EXIT_FINDINGS;
+  } finally {
+    view.close();
+  }
+}
+
+const command: Command = {
+  name: 'fleet',
+  summary: "the operator's view of terminals on the MQTT broker: status, watch, send a signed command",
+  usage: USAGE,
+  async run(args, io) {
+    const { values, positionals } = parseCommandArgs(args, OPTIONS);
+    const [action, ...rest] = positionals;
+    if (action === 'send') return send(values, rest, io);
+    if ((action !== 'status' && action !== 'watch') || rest.length > 0)
+      throw new UsageError(
+        'BAD_ARGUMENTS',
+        'usage: fleet status | fleet watch | fleet send TERMINAL COMMAND',
+      );
+    const wait = seconds(values.wait, '--wait', 5, 600);
+    const { settings, prefix } = connection(values, io.cwd);
+    const view = await FleetView.connect(settings, prefix);
+    try {
+      await view.settle({ maxMs: wait * 1000 });
+      if (action === 'status') {
+        const rows = view.rows();
+        if (values.json) printJson(io, statusDocument(rows));
+        else io.stdout.write(fleetTable(rows));
+        return EXIT_OK;
+      }
+      // watch: the table again at each change (at most twice a second), until Ctrl-C.
+      let timer: NodeJS.Timeout | undefined;
+      const draw = (): void => {
+        timer = undefined;
+        const clear = (io.stdout as { isTTY?: boolean }).isTTY ? '\x1b[2J\x1b[H' : '';
+        io.stdout.write(`${clear}${new Date().toISOString()}\n${fleetTable(view.rows())}`);
+      };
+      draw();
+      const stop = view.onChange(() => {
+        timer ??= setTimeout(draw, 500);
+      });
+      // Ages move on without messages: the table is redrawn every 5 s too.
+      const tick = setInterval(draw, 5_000);
+      await aborted(io.signal);
+      stop();
+      clearInterval(tick);
+      if (timer) clearTimeout(timer);
+      return EXIT_OK;
+    } finally {
+      view.close();
+    }
+  },
+};
+export default command;

@@ -1,0 +1,283 @@
+import type { MqttClient } from 'mqtt';
+import { redactValue, type Logger } from '../log/index.js';
+import { checkCommand, readFleetKey, type FleetKey } from './command-signature.js';
+import { connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
+import {
+  FLEET_COMMANDS,
+  signedCommandSchema,
+  type CommandReply,
+  type FleetCommandName,
+  type FleetEvent,
+  type Heartbeat,
+  type ReplyCode,
+} from './messages.js';
+import type { FleetTerminal } from './terminal.js';
+import { terminalTopics, type TerminalTopics } from './topics.js';
+
+/** Most events kept while the broker is away (the oldest go first); the heartbeat says the rest. */
+const EVENTS_KEPT_OFFLINE = 100;
+/** Largest command accepted, bytes (a configuration fits with room to spare). */
+const COMMAND_MAX_BYTES = 256 * 1024;
+
+export interface FleetLinkOptions {
+  config: FleetConfig;
+  terminal: FleetTerminal;
+  logger: Logger;
+  now?: () => Date;
+  /** The fleet key, when the caller read it already (the simulated fleet shares one); else `config.commandKeyFile`. */
+  key?: FleetKey;
+}
+
+/**
+ * The terminal's link to the operator's MQTT broker (issue 15; README, Fleet): a retained `status` (`online`, and
+ * the last will `offline`), a retained `heartbeat` every `fleet.heartbeatSeconds`, `events`, and signed `commands`
+ * answered on `replies` — each executed at most once (its id journaled before it runs) and recorded in the audit log.
+ *
+ * The terminal works the same without it: nothing here is awaited by a payment, publishing never blocks, and while
+ * the broker is away heartbeats are skipped (not queued) and at most {@link EVENTS_KEPT_OFFLINE} events wait.
+ */
+export class FleetLink {
+  private readonly client: MqttClient;
+  private readonly backoff: ReconnectBackoff;
+  private readonly topics: TerminalTopics;
+  private readonly key: FleetKey | undefined;
+  private readonly now: () => Date;
+  private readonly heartbeatTimer: NodeJS.Timeout;
+  private readonly stopEvents: () => void;
+  private readonly pendingEvents: string[] = [];
+  /** Commands run one after the other, in the order they arrive. */
+  private commandChain: Promise<void> = Promise.resolve();
+  private closed = false;
+  /** Heartbeats published (tests, the benchmark). */
+  heartbeats = 0;
+
+  private constructor(private readonly options: FleetLinkOptions) {
+    const { config, terminal } = options;
+    this.now = options.now ?? (() => new Date());
+    this.topics = terminalTopics(config.topicPrefix, terminal.terminalId);
+    this.key = options.key ?? (config.commandKeyFile ? readFleetKey(config.commandKeyFile) : undefined);
+    const { client, backoff } = connectBroker(config, {
+      clientId: config.clientId ?? `parking-terminal-${terminal.terminalId}`,
+      // A persistent session: QoS 1 commands sent while the terminal is away wait at the broker (bounded there by
+      // max_queued_messages; a command past its signed expiry is refused anyway).
+      clean: false,
+      keepalive: Math.max(10, Math.min(60, config.heartbeatSeconds)),
+      will: { topic: this.topics.status, payload: Buffer.from('offline'), qos: 1, retain: true },
+    });
+    this.client = client;
+    this.backoff = backoff;
+    client.on('connect', () => this.connected());
+    client.on('message', (topic, payload) => {
+      if (topic === this.topics.commands) this.received(payload);
+    });
+    client.on('error', (err) => options.logger.warn({ err: { message: err.message } }, 'fleet broker error'));
+    client.on('close', () => {
+      if (!this.closed) options.logger.debug('fleet broker connection closed; reconnecting with backoff');
+    });
+    this.heartbeatTimer = setInterval(() => this.heartbeat(), config.heartbeatSeconds * 1000);
+    this.heartbeatTimer.unref();
+    this.stopEvents = terminal.onEvent((event) => this.event(event));
+  }
+
+  /**
+   * Starts the link: reads the TLS files, credentials and fleet key (a file that cannot be used throws here, at the
+   * terminal's start) and connects in the background; it returns at once, whether the broker answers or not.
+   */
+  static start(options: FleetLinkOptions): FleetLink {
+    return new FleetLink(options);
+  }
+
+  /** Whether the broker connection is up. */
+  get isConnected(): boolean {
+    return this.client.connected;
+  }
+
+  /** Resolves once the broker connection is up (at once when it is). */
+  whenConnected(): Promise<void> {
+    if (this.client.connected) return Promise.resolve();
+    return new Promise((resolve) => this.client.once('connect', () => resolve()));
+  }
+
+  /** Calls `listener` once, when the broker connection next closes (tests). */
+  onceDisconnected(listener: () => void): void {
+    this.client.once('close', listener);
+  }
+
+  private connected(): void {
+    const log = this.options.logger;
+    log.info({ broker: this.options.config.url }, 'fleet link connected');
+    this.publish(this.topics.status, 'online', { qos: 1, retain: true });
+    this.client.subscribe(this.topics.commands, { qos: 1 }, (err) => {
+      if (err) log.error({ err: { message: err.message } }, 'fleet commands: subscription refused');
+    });
+    this.heartbeat();
+    for (const payload of this.pendingEvents.splice(0)) this.publish(this.topics.events, payload, { qos: 1 });
+  }
+
+  private publish(topic: string, payload: string, opts: { qos: 0 | 1; retain?: boolean }): void {
+    this.client.publish(topic, payload, { qos: opts.qos, retain: opts.retain ?? false }, (err) => {
+      if (err && !this.closed)
+        this.options.logger.debug({ topic, err: { message: err.message } }, 'not published');
+    });
+  }
+
+  /** The heartbeat now (skipped while offline: the next one says the same, newer). */
+  heartbeat(): void {
+    if (!this.client.connected) return;
+    let health;
+    try {
+      health = this.options.terminal.health();
+    } catch (err) {
+      this.options.logger.error({ err }, 'fleet heartbeat: the health could not be read');
+      return;
+    }
+    const beat: Heartbeat = {
+      ...health,
+      terminalId: this.options.terminal.terminalId,
+      at: this.now().toISOString(),
+      intervalSeconds: this.options.config.heartbeatSeconds,
+    };
+    this.publish(this.topics.heartbeat, JSON.stringify(redactValue(beat)), { qos: 0, retain: true });
+    this.heartbeats += 1;
+  }
+
+  private event(event: FleetEvent): void {
+    const payload = JSON.stringify(
+      redactValue({ ...event, terminalId: this.options.terminal.terminalId, at: this.now().toISOString() }),
+    );
+    if (this.client.connected) this.publish(this.topics.events, payload, { qos: 1 });
+    else {
+      this.pendingEvents.push(payload);
+      this.pendingEvents.splice(0, Math.max(0, this.pendingEvents.length - EVENTS_KEPT_OFFLINE));
+    }
+  }
+
+  private received(payload: Buffer): void {
+    this.commandChain = this.commandChain
+      .then(() => this.handle(payload))
+      .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
+  }
+
+  private reply(reply: Omit<CommandReply, 'v' | 'terminalId' | 'at'>): CommandReply {
+    const full: CommandReply = {
+      v: 1,
+      terminalId: this.options.terminal.terminalId,
+      at: this.now().toISOString(),
+      ...reply,
+    };
+    this.publish(this.topics.replies, JSON.stringify(redactValue(full)), { qos: 1 });
+    return full;
+  }
+
+  private refuse(id: string | null, command: string | undefined, code: ReplyCode, message: string): void {
+    this.options.logger.warn({ id, command, code, message }, 'fleet command refused');
+    this.options.terminal.audit({ id, ...(command ? { command } : {}), result: 'refused', code });
+    this.reply({ id, ...(command ? { command } : {}), ok: false, code, message });
+  }
+
+  private async handle(payload: Buffer): Promise<void> {
+    const { terminal, config } = this.options;
+    let parsed: unknown;
+    try {
+      if (payload.length > COMMAND_MAX_BYTES) throw new Error('too large');
+      parsed = JSON.parse(payload.toString('utf8'));
+    } catch {
+      return this.refuse(null, undefined, 'BAD_COMMAND', 'not a JSON command');
+    }
+    const rawId = (parsed as { id?: unknown } | null)?.id;
+    const looseId = typeof rawId === 'string' && rawId.length <= 128 ? rawId : null;
+    const result = signedCommandSchema.safeParse(parsed);
+    if (!result.success) {
+      const issue = result.error.issues[0];
+      return this.refuse(
+        looseId,
+        undefined,
+        'BAD_COMMAND',
+        `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+      );
+    }
+    const command = result.data;
+    if (!this.key)
+      return this.refuse(command.id, command.command, 'COMMANDS_DISABLED', 'no fleet key configured');
+    const check = checkCommand(command, {
+      key: this.key,
+      terminalId: terminal.terminalId,
+      nowMs: this.now().getTime(),
+      maxAgeMs: config.commandMaxAgeSeconds * 1000,
+    });
+    if (!check.ok) return this.refuse(command.id, command.command, check.code, check.message);
+    if (!(FLEET_COMMANDS as readonly string[]).includes(command.command))
+      return this.refuse(command.id, command.command, 'UNKNOWN_COMMAND', `no command ${command.command}`);
+    const name = command.command as FleetCommandName;
+    // At most once: the id is durable before anything is done; a redelivery finds it.
+    const claim = terminal.claimCommand({
+      id: command.id,
+      command: name,
+      expiresAtMs: Date.parse(command.expiresAt),
+    });
+    if (!claim.fresh) {
+      this.options.terminal.audit({ id: command.id, command: name, result: 'refused', code: 'DUPLICATE' });
+      this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'DUPLICATE',
+        message: 'this command id was executed before; not executed again',
+        ...(claim.reply ? { first: claim.reply } : {}),
+      });
+      return;
+    }
+    this.options.logger.info({ id: command.id, command: name }, 'fleet command');
+    const outcome = await terminal.execute(name, command.args);
+    const reply = this.reply(
+      outcome.ok
+        ? {
+            id: command.id,
+            command: name,
+            ok: true,
+            code: 'OK',
+            ...(outcome.message ? { message: outcome.message } : {}),
+            ...(outcome.result !== undefined ? { result: outcome.result } : {}),
+          }
+        : { id: command.id, command: name, ok: false, code: outcome.code, message: outcome.message },
+    );
+    terminal.finishCommand(command.id, {
+      ok: reply.ok,
+      code: reply.code,
+      ...(reply.message !== undefined ? { message: reply.message } : {}),
+      at: reply.at,
+    });
+    terminal.audit({
+      id: command.id,
+      command: name,
+      result: outcome.ok ? 'ok' : outcome.failed ? 'failed' : 'refused',
+      code: reply.code,
+    });
+  }
+
+  /**
+   * Stops the link: `offline` published (retained) when connected, then the connection closed. The terminal's own
+   * close does not wait on a broker that is away for more than `timeoutMs`.
+   */
+  async close(timeoutMs = 2_000): Promise<void> {
+    if (this.closed) return;
+    this.closed = true;
+    clearInterval(this.heartbeatTimer);
+    this.stopEvents();
+    this.backoff.stop();
+    await this.commandChain;
+    const done = new Promise<void>((resolve) => {
+      if (!this.client.connected) {
+        this.client.end(true, {}, () => resolve());
+        return;
+      }
+      this.client.publish(this.topics.status, 'offline', { qos: 1, retain: true }, () => {
+        this.client.end(false, {}, () => resolve());
+      });
+    });
+    let timer: NodeJS.Timeout | undefined;
+    await Promise.race([done, new Promise<void>((r) => (timer = setTimeout(r, timeoutMs)))]);
+    clearTimeout(timer);
+    if (!this.client.disconnected) this.client.end(true);
+  }
+}

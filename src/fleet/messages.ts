@@ -1,0 +1,173 @@
+import { z } from 'zod';
+
+/**
+ * The payloads of the fleet topics (README, Fleet). No money state and no card data travel here (DESIGN.md, money
+ * safety rules): the heartbeat carries counts and totals of what the terminal owes, never a payment; every payload goes
+ * through the log's card-data redaction before it is published (src/fleet/link.ts).
+ */
+
+/** The health a terminal reports, as its operator status shows it (src/host/fleet-terminal.ts builds it). */
+export interface TerminalHealth {
+  /** The terminal's application version (package.json). */
+  appVersion: string;
+  model: string;
+  /** False while out of service (an error, or the operator's or the fleet's service mode). */
+  inService: boolean;
+  /** Why it is out of service. */
+  outOfService?: string;
+  /** A customer is in the middle of something (any screen but the attract screen). */
+  customerSession: boolean;
+  reader: { kind: string; health: string; firmware?: string };
+  gateway: {
+    /** As the last answers told it; null before the first. */
+    online: boolean | null;
+    lastError?: string;
+    /** The terminal's clock minus the gateway's `Date` of its last answer, seconds; null before one. */
+    clockSkewSeconds: number | null;
+  };
+  offline: {
+    depth: number;
+    totals: Array<{ currency: string; minor: number }>;
+    oldestAgeSeconds: number | null;
+    declinedAfterForward: number;
+  };
+  /** Authorizations the terminal holds open: tap-and-go holds, watched meter authorizations, open follow-ups. */
+  openAuthorizations: number;
+  /** Journal entries whose outcome is unknown, and entries in flight. */
+  journal: { unknown: number; inFlight: number };
+  /** Free bytes on the journal's file system; null when it cannot be read. */
+  diskFreeBytes: number | null;
+}
+
+/** One heartbeat: the health, stamped. */
+export interface Heartbeat extends TerminalHealth {
+  terminalId: string;
+  /** ISO 8601, the terminal's clock. */
+  at: string;
+  /** Seconds until the next heartbeat (`fleet.heartbeatSeconds`). */
+  intervalSeconds: number;
+}
+
+/** Something the operator should hear of at once. */
+export type FleetEvent =
+  | { type: 'out-of-service'; reason: string }
+  | { type: 'in-service' }
+  /** Stored offline payments declined once forwarded: the total count so far. */
+  | { type: 'declined-after-forward'; count: number }
+  /** Recovery resolved an entry (or left it for the operator). No amount: no money state on the broker. */
+  | { type: 'recovery'; transactionId: string; service: string; resolution: string };
+
+/** An event as published on `events`. */
+export type PublishedEvent = FleetEvent & { terminalId: string; at: string };
+
+/** The commands a terminal takes (README, Fleet, Commands). */
+export const FLEET_COMMANDS = [
+  'out-of-service',
+  'in-service',
+  'flush-queue',
+  'rerun-recovery',
+  'audit-log',
+  'apply-config',
+  'restart',
+] as const;
+export type FleetCommandName = (typeof FLEET_COMMANDS)[number];
+
+/** Signature algorithms of a command. */
+export const SIGNATURE_ALGORITHMS = ['hmac-sha256', 'ed25519'] as const;
+export type SignatureAlgorithm = (typeof SIGNATURE_ALGORITHMS)[number];
+
+/** What is signed: every field of a command but the signature. */
+export const unsignedCommandSchema = z.strictObject({
+  v: z.literal(1),
+  /** Unique per command (a UUID); the terminal executes an id at most once. */
+  id: z
+    .string()
+    .min(1)
+    .max(128)
+    .regex(/^[\x21-\x7e]+$/, { message: 'printable ASCII without spaces' }),
+  /** The one terminal the command is for: a command cannot be replayed on another. */
+  terminalId: z.string().min(1).max(64),
+  command: z.string().min(1).max(64),
+  args: z.record(z.string(), z.unknown()).default({}),
+  /** ISO 8601: when it was signed, and until when it may be executed. */
+  issuedAt: z.iso.datetime({ offset: true }),
+  expiresAt: z.iso.datetime({ offset: true }),
+});
+export type UnsignedCommand = z.infer<typeof unsignedCommandSchema>;
+
+export const signedCommandSchema = unsignedCommandSchema.extend({
+  signature: z.strictObject({ alg: z.enum(SIGNATURE_ALGORITHMS), value: z.base64() }),
+});
+export type SignedCommand = z.infer<typeof signedCommandSchema>;
+
+/** The stable codes of a reply: `OK`, or why the command was refused or failed. */
+export const REPLY_CODES = [
+  'OK',
+  /** Not a command: not JSON, a field missing or of the wrong type. */
+  'BAD_COMMAND',
+  'UNKNOWN_COMMAND',
+  /** The terminal has no fleet key (`fleet.commandKeyFile`): it takes no command. */
+  'COMMANDS_DISABLED',
+  'BAD_SIGNATURE',
+  /** Signed for another terminal. */
+  'WRONG_TERMINAL',
+  'EXPIRED',
+  'NOT_YET_VALID',
+  /** Valid for longer than `fleet.commandMaxAgeSeconds`. */
+  'VALIDITY_TOO_LONG',
+  /** Its id was executed before (the reply then repeats the first one's under `first`). */
+  'DUPLICATE',
+  /** The terminal is not idle: a customer session, an open authorization or an unknown journal entry. */
+  'BUSY',
+  /** Not possible in the terminal's state (e.g. back in service when not in service mode). */
+  'NOT_ALLOWED',
+  /** The arguments are wrong. */
+  'BAD_ARGUMENTS',
+  /** The new configuration does not validate: the schema's error, with its key. */
+  'CONFIG_INVALID',
+  /** The terminal was started without a configuration file: there is nothing to replace. */
+  'NO_CONFIG_FILE',
+  'FAILED',
+] as const;
+export type ReplyCode = (typeof REPLY_CODES)[number];
+
+/** What the terminal answers on `replies`. */
+export interface CommandReply {
+  v: 1;
+  /** The command's id; null when the command could not be read. */
+  id: string | null;
+  terminalId: string;
+  command?: string;
+  ok: boolean;
+  code: ReplyCode;
+  message?: string;
+  result?: unknown;
+  /** ISO 8601, the terminal's clock. */
+  at: string;
+  /** With DUPLICATE: the reply the command got when it was executed, when it finished. */
+  first?: unknown;
+}
+
+/** What the operator should look at for a terminal (the `fleet status` table's alerts). */
+export function alertsOf(input: {
+  online: boolean | undefined;
+  heartbeat?: Heartbeat;
+  ageSeconds?: number;
+}): string[] {
+  const alerts: string[] = [];
+  if (input.online === false) alerts.push('offline');
+  const h = input.heartbeat;
+  if (!h) return [...alerts, 'no-heartbeat'];
+  if (input.ageSeconds !== undefined && input.ageSeconds > 3 * h.intervalSeconds)
+    alerts.push('heartbeat-late');
+  if (!h.inService) alerts.push('out-of-service');
+  if (h.gateway.online === false) alerts.push('gateway-unreachable');
+  if (h.reader.health !== 'ready' && h.reader.health !== 'busy') alerts.push(`reader-${h.reader.health}`);
+  if (h.journal.unknown > 0) alerts.push('journal-unknown');
+  if (h.offline.depth > 0) alerts.push('offline-queue');
+  if (h.offline.declinedAfterForward > 0) alerts.push('declined-after-forward');
+  if (h.diskFreeBytes !== null && h.diskFreeBytes < 512 * 1024 * 1024) alerts.push('disk-low');
+  if (h.gateway.clockSkewSeconds !== null && Math.abs(h.gateway.clockSkewSeconds) > 30)
+    alerts.push('clock-skew');
+  return alerts;
+}

@@ -1,0 +1,38 @@
+import type { ReplyCode, TerminalHealth, FleetEvent, FleetCommandName } from './messages.js';
+
+/** What a command did: its result, or why it was refused or failed. */
+export type CommandOutcome =
+  | { ok: true; message?: string; result?: unknown }
+  | { ok: false; code: Exclude<ReplyCode, 'OK'>; message: string; failed?: boolean };
+
+/**
+ * The terminal as the fleet link sees it (DESIGN.md: src/fleet talks to the host only through an interface the host
+ * implements; src/host/fleet-terminal.ts is the implementation, the fleet tests' simulated terminals another).
+ */
+export interface FleetTerminal {
+  readonly terminalId: string;
+  /** The health for the next heartbeat, read from the operator status at each call. */
+  health(): TerminalHealth;
+  /** Calls `listener` for each event from now on; returns the function that stops it. */
+  onEvent(listener: (event: FleetEvent) => void): () => void;
+  /**
+   * Records the command id, durably, before the command is carried out (at most once): `fresh` when it is new.
+   * Otherwise the reply the id got, when it finished.
+   */
+  claimCommand(input: {
+    id: string;
+    command: string;
+    expiresAtMs: number;
+  }): { fresh: true } | { fresh: false; reply?: Record<string, unknown> };
+  /** Records the reply of a claimed command. */
+  finishCommand(id: string, reply: Record<string, unknown>): void;
+  /** Carries out a verified, claimed command. Never throws: a failure is an outcome. */
+  execute(command: FleetCommandName, args: Record<string, unknown>): Promise<CommandOutcome>;
+  /** Records a command carried out, refused or failed in the audit log (actor `fleet`). */
+  audit(entry: {
+    id: string | null;
+    command?: string;
+    result: 'ok' | 'refused' | 'failed';
+    code: ReplyCode;
+  }): void;
+}

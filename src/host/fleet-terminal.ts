@@ -1,0 +1,391 @@
+import { existsSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
+import { dirname, extname, join, resolve } from 'node:path';
+import { stringify as toYaml } from 'yaml';
+import { ConfigError, parseConfig, type Config } from '../config/index.js';
+import {
+  assertConfiguredSecretFiles,
+  SecretFileError,
+  withSecretFilesResolved,
+} from '../config/secret-file.js';
+import {
+  FleetLink,
+  inMaintenanceWindow,
+  type CommandOutcome,
+  type FleetCommandName,
+  type FleetEvent,
+  type FleetTerminal,
+  type TerminalHealth,
+} from '../fleet/index.js';
+import { ConfigurationState, FleetCommandLog, type AuditQuery } from '../journal/index.js';
+import type { Logger } from '../log/index.js';
+import type { OperatorStatus, RecoveryItem } from './api.js';
+import { recordConfiguration } from './configuration-audit.js';
+import type { TerminalHost } from './terminal-host.js';
+
+/** How often a scheduled restart looks whether the maintenance window has come and the terminal is idle. */
+const RESTART_CHECK_MS = 30_000;
+/** Most audit records one `audit-log` command returns (an MQTT message stays small). */
+const AUDIT_RECORDS_MAX = 500;
+
+/** The screens on which no customer is in the middle of anything. */
+const NO_CUSTOMER = new Set(['idle', 'starting', 'recovering', 'out-of-service']);
+
+export interface HostFleetOptions {
+  /** The configuration file the terminal was started with; `apply-config` replaces it. None: embedded defaults. */
+  configFile: string | undefined;
+  /** Relative paths of the configuration resolve against it. */
+  cwd: string;
+  /**
+   * Restarts the terminal: `parking-terminal start` stops it (what is in flight finishes and is journaled) and exits
+   * with its restart code, which the service manager restarts on (README, Fleet).
+   */
+  restart: (reason: string) => void;
+  logger: Logger;
+  now?: () => Date;
+}
+
+/** The application version of package.json (the nearest one named parking-terminal above this file). */
+function appVersion(): string {
+  let dir = import.meta.dirname;
+  for (let i = 0; i < 6; i++) {
+    const file = join(dir, 'package.json');
+    if (existsSync(file)) {
+      try {
+        const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+        if (pkg.name === 'parking-terminal' && pkg.version) return pkg.version;
+      } catch {
+        // not ours: keep looking
+      }
+    }
+    dir = dirname(dir);
+  }
+  return 'unknown';
+}
+
+/**
+ * The terminal as the fleet link sees it (src/fleet/terminal.ts): the heartbeat read from the operator status the
+ * status bar shows (nothing computed twice), events from its changes, command ids in the journal database
+ * (migration 0011), and the commands carried out through the host's own paths — service mode, the offline queue's
+ * forwarding, recovery, the audit log, the configuration recorded by configuration-audit.ts — never around the
+ * journal or its sender.
+ */
+export class HostFleetTerminal implements FleetTerminal {
+  readonly terminalId: string;
+  private readonly commands: FleetCommandLog;
+  private readonly version = appVersion();
+  private readonly now: () => Date;
+  private screen = 'starting';
+  private readonly listeners = new Set<(event: FleetEvent) => void>();
+  private readonly stopWatching: () => void;
+  private last: { outOfService: string | undefined; declined: number; seen: WeakSet<RecoveryItem> };
+  private restartTimer: NodeJS.Timeout | undefined;
+
+  constructor(
+    private readonly host: TerminalHost,
+    private readonly options: HostFleetOptions,
+  ) {
+    this.terminalId = host.config.terminal.id;
+    this.commands = new FleetCommandLog(host.journal);
+    this.now = options.now ?? (() => new Date());
+    const status = host.status();
+    this.last = {
+      outOfService: status.outOfService,
+      declined: status.offline.declinedAfterForward,
+      seen: new WeakSet(status.recovery.resolved),
+    };
+    void host.snapshot().then((r) => {
+      if (r.ok) this.screen = r.value.customer.screen;
+    });
+    this.stopWatching = host.subscribe((snapshot) => {
+      this.screen = snapshot.customer.screen;
+      this.changed(snapshot.status);
+    });
+  }
+
+  /** Events from a change of the operator status: service, declines after forwarding, what recovery resolved. */
+  private changed(status: OperatorStatus): void {
+    const events: FleetEvent[] = [];
+    if (status.outOfService !== this.last.outOfService)
+      events.push(
+        status.outOfService !== undefined
+          ? { type: 'out-of-service', reason: status.outOfService }
+          : { type: 'in-service' },
+      );
+    if (status.offline.declinedAfterForward > this.last.declined)
+      events.push({ type: 'declined-after-forward', count: status.offline.declinedAfterForward });
+    for (const item of [...status.recovery.resolved].reverse())
+      if (!this.last.seen.has(item)) {
+        this.last.seen.add(item);
+        events.push({
+          type: 'recovery',
+          transactionId: item.transactionId,
+          service: item.service,
+          resolution: item.resolution,
+        });
+      }
+    this.last.outOfService = status.outOfService;
+    this.last.declined = status.offline.declinedAfterForward;
+    for (const event of events) for (const listener of this.listeners) listener(event);
+  }
+
+  onEvent(listener: (event: FleetEvent) => void): () => void {
+    this.listeners.add(listener);
+    return () => this.listeners.delete(listener);
+  }
+
+  private openAuthorizations(): number {
+    return (
+      this.host.holds.size + this.host.watchedAuthorizations().length + this.host.followUps.open().length
+    );
+  }
+
+  private diskFreeBytes(): number | null {
+    try {
+      const fs = statfsSync(dirname(resolve(this.options.cwd, this.host.config.journal.path)));
+      return fs.bavail * fs.bsize;
+    } catch {
+      return null;
+    }
+  }
+
+  health(): TerminalHealth {
+    const s = this.host.status();
+    const counts = this.host.journal.counts();
+    return {
+      appVersion: this.version,
+      model: s.model,
+      inService: s.outOfService === undefined,
+      ...(s.outOfService !== undefined ? { outOfService: s.outOfService } : {}),
+      customerSession: !NO_CUSTOMER.has(this.screen),
+      reader: {
+        kind: s.reader.kind,
+        health: s.reader.health,
+        ...(s.reader.firmware ? { firmware: s.reader.firmware } : {}),
+      },
+      gateway: {
+        online: s.gateway.online,
+        ...(s.gateway.lastError ? { lastError: s.gateway.lastError } : {}),
+        clockSkewSeconds: s.gateway.clockSkewSeconds ?? null,
+      },
+      offline: {
+        depth: s.offline.depth,
+        totals: s.offline.totals.map((t) => ({ currency: t.currency, minor: t.minor })),
+        oldestAgeSeconds: s.offline.oldestAgeSeconds,
+        declinedAfterForward: s.offline.declinedAfterForward,
+      },
+      openAuthorizations: this.openAuthorizations(),
+      journal: { unknown: counts.unknown, inFlight: counts.inFlight },
+      diskFreeBytes: this.diskFreeBytes(),
+    };
+  }
+
+  /**
+   * Idle: no customer session, no open authorization, no journal entry unknown or in flight, recovery not running.
+   * Only an idle terminal takes a new configuration or restarts.
+   */
+  idle(): { idle: true } | { idle: false; why: string } {
+    const h = this.health();
+    if (h.customerSession) return { idle: false, why: 'a customer session is in progress' };
+    if (h.openAuthorizations > 0)
+      return { idle: false, why: `${h.openAuthorizations} authorization(s) open` };
+    if (h.journal.unknown > 0 || h.journal.inFlight > 0)
+      return { idle: false, why: 'journal entries are in flight or of unknown outcome' };
+    if (this.host.status().recovery.running) return { idle: false, why: 'recovery is running' };
+    return { idle: true };
+  }
+
+  claimCommand(input: { id: string; command: string; expiresAtMs: number }) {
+    return this.commands.claim(input);
+  }
+
+  finishCommand(id: string, reply: Record<string, unknown>): void {
+    this.commands.finish(id, reply);
+  }
+
+  audit(entry: {
+    id: string | null;
+    command?: string;
+    result: 'ok' | 'refused' | 'failed';
+    code: string;
+  }): void {
+    this.host.audit.record({
+      actor: 'fleet',
+      action: 'fleet-command',
+      subject: entry.id ?? '(unreadable command)',
+      result: entry.result,
+      code: entry.code,
+      details: entry.command ? { command: entry.command } : {},
+    });
+  }
+
+  async execute(command: FleetCommandName, args: Record<string, unknown>): Promise<CommandOutcome> {
+    try {
+      switch (command) {
+        case 'out-of-service': {
+          const notice = args.notice;
+          if (notice !== undefined && (typeof notice !== 'string' || notice.length > 200))
+            return { ok: false, code: 'BAD_ARGUMENTS', message: 'notice: a text of at most 200 characters' };
+          return this.serviceOutcome(await this.host.service('on', notice, 'fleet'));
+        }
+        case 'in-service':
+          return this.serviceOutcome(await this.host.service('off', undefined, 'fleet'));
+        case 'rerun-recovery':
+          return this.serviceOutcome(await this.host.service('rerun-recovery', undefined, 'fleet'));
+        case 'flush-queue': {
+          const summary = await this.host.startForwarding();
+          return { ok: true, message: `forwarded ${summary.forwarded}`, result: summary };
+        }
+        case 'audit-log':
+          return this.auditLog(args);
+        case 'apply-config':
+          return this.applyConfig(args);
+        case 'restart':
+          return this.restart();
+      }
+    } catch (e) {
+      return { ok: false, code: 'FAILED', failed: true, message: e instanceof Error ? e.message : String(e) };
+    }
+  }
+
+  private serviceOutcome(done: { outcome: 'ok' | 'failed'; message: string }): CommandOutcome {
+    return done.outcome === 'ok'
+      ? { ok: true, message: done.message }
+      : { ok: false, code: 'NOT_ALLOWED', message: done.message };
+  }
+
+  private auditLog(args: Record<string, unknown>): CommandOutcome {
+    const query: AuditQuery = {};
+    if (args.since !== undefined) {
+      const since = typeof args.since === 'string' ? Date.parse(args.since) : NaN;
+      if (!Number.isFinite(since) || since < 0)
+        return { ok: false, code: 'BAD_ARGUMENTS', message: 'since: an ISO 8601 time' };
+      query.sinceMs = since;
+    }
+    const limit = args.limit ?? 100;
+    if (typeof limit !== 'number' || !Number.isSafeInteger(limit) || limit < 1 || limit > AUDIT_RECORDS_MAX)
+      return { ok: false, code: 'BAD_ARGUMENTS', message: `limit: 1 to ${AUDIT_RECORDS_MAX}` };
+    query.limit = limit;
+    const records = this.host.audit.list(query);
+    return { ok: true, message: `${records.length} record(s)`, result: { records } };
+  }
+
+  /**
+   * A new configuration: validated by the schema (refused with its error), its secret files checked, accepted only
+   * when idle; then the file replaced atomically, the change recorded in the audit log (actor fleet), and the terminal
+   * restarted to run it.
+   */
+  private applyConfig(args: Record<string, unknown>): CommandOutcome {
+    const input = args.config;
+    if (typeof input !== 'object' || input === null || Array.isArray(input))
+      return { ok: false, code: 'BAD_ARGUMENTS', message: 'config: the new configuration as an object' };
+    let config: Config;
+    try {
+      config = parseConfig(input, 'the configuration of the command');
+      assertConfiguredSecretFiles(config, this.options.cwd);
+    } catch (e) {
+      if (e instanceof ConfigError || e instanceof SecretFileError)
+        return { ok: false, code: 'CONFIG_INVALID', message: e.message };
+      throw e;
+    }
+    const file = this.options.configFile;
+    if (!file)
+      return {
+        ok: false,
+        code: 'NO_CONFIG_FILE',
+        message: 'the terminal runs on its embedded defaults (no --config)',
+      };
+    const idle = this.idle();
+    if (!idle.idle) return { ok: false, code: 'BUSY', message: `not idle: ${idle.why}` };
+    const yaml = ['.yml', '.yaml'].includes(extname(file).toLowerCase());
+    const temporary = `${file}.new`;
+    writeFileSync(temporary, yaml ? toYaml(input) : `${JSON.stringify(input, null, 2)}\n`, { mode: 0o600 });
+    renameSync(temporary, file);
+    const changes = recordConfiguration(
+      this.host.journal,
+      new ConfigurationState(this.host.journal),
+      this.host.audit,
+      withSecretFilesResolved(config, this.options.cwd),
+      'fleet',
+    );
+    this.options.logger.info(
+      { keys: changes.map((c) => c.key) },
+      'configuration replaced by the fleet: restarting',
+    );
+    this.options.restart('a new configuration from the fleet');
+    return {
+      ok: true,
+      message: `configuration applied (${changes.length} change(s)); restarting`,
+      result: { changes: changes.length },
+    };
+  }
+
+  /** Restarts now when inside the maintenance window and idle; otherwise at the first moment both hold. */
+  private restart(): CommandOutcome {
+    const fleet = this.host.config.fleet;
+    if (!fleet) return { ok: false, code: 'NOT_ALLOWED', message: 'no fleet configuration' };
+    const due = (): boolean =>
+      inMaintenanceWindow(this.now(), fleet.maintenanceWindow, this.host.config.terminal.timezone) &&
+      this.idle().idle;
+    const window = `${fleet.maintenanceWindow.start}–${fleet.maintenanceWindow.end} ${this.host.config.terminal.timezone}`;
+    if (due()) {
+      this.options.restart('a restart from the fleet');
+      return { ok: true, message: 'restarting', result: { restarting: true } };
+    }
+    if (this.restartTimer === undefined) {
+      this.restartTimer = setInterval(() => {
+        if (!due()) return;
+        this.stop();
+        this.options.restart('a restart from the fleet, in the maintenance window');
+      }, RESTART_CHECK_MS);
+      this.restartTimer.unref();
+    }
+    return {
+      ok: true,
+      message: `restart scheduled in the maintenance window ${window}`,
+      result: { scheduled: window },
+    };
+  }
+
+  stop(): void {
+    if (this.restartTimer) clearInterval(this.restartTimer);
+    this.restartTimer = undefined;
+  }
+
+  /** Stops watching the host. */
+  close(): void {
+    this.stop();
+    this.stopWatching();
+  }
+}
+
+/**
+ * Starts the fleet link of a running terminal when `fleet` is configured (undefined otherwise). Its files are read
+ * here: one that cannot be used stops the start, like every other configuration error.
+ */
+export function startFleetLink(
+  host: TerminalHost,
+  options: HostFleetOptions,
+): { link: FleetLink; terminal: HostFleetTerminal; close(): Promise<void> } | undefined {
+  const config = host.config.fleet;
+  if (!config) return undefined;
+  const terminal = new HostFleetTerminal(host, options);
+  try {
+    const link = FleetLink.start({
+      config,
+      terminal,
+      logger: options.logger.child({ component: 'fleet' }),
+      ...(options.now ? { now: options.now } : {}),
+    });
+    return {
+      link,
+      terminal,
+      close: async () => {
+        terminal.close();
+        await link.close();
+      },
+    };
+  } catch (e) {
+    terminal.close();
+    throw e;
+  }
+}

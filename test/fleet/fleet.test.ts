@@ -1,0 +1,428 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { Writable } from 'node:stream';
+import type { MqttClient } from 'mqtt';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { main } from '../../src/cli/main.js';
+import {
+  connectBroker,
+  FleetLink,
+  FleetView,
+  readFleetKey,
+  signCommand,
+  type BrokerSettings,
+  type CommandReply,
+  type FleetConfig,
+  type FleetKey,
+  type SignedCommand,
+} from '../../src/fleet/index.js';
+import { SimulatedFleetTerminal } from '../../src/fleet/testing/simulated-terminal.js';
+import { silentLogger } from '../../src/log/index.js';
+import { MOSQUITTO, startMosquitto, type Broker } from './mosquitto.js';
+
+/**
+ * The fleet link against a real Mosquitto (issue 15): TLS with a CA made here, a password file, an ACL per terminal.
+ * A real terminal process (`parking-terminal start`) and simulated terminals running the real FleetLink in this process.
+ */
+
+const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
+const PREFIX = 'parking';
+const TERMINAL = 'PTFLEET1';
+const SIMULATED = Array.from({ length: 200 }, (_, i) => `S${String(i + 1).padStart(4, '0')}`);
+const password = (user: string): string => `pw-${user}-${user.length}`;
+
+const suite = MOSQUITTO ? describe : describe.skip;
+
+suite('fleet link over a real Mosquitto', () => {
+  let broker: Broker;
+  let dir: string;
+  let operator: BrokerSettings;
+  let operatorConfig: string;
+  let fleetKey: FleetKey;
+  let wrongKey: FleetKey;
+  let hmacKey: FleetKey;
+  let hmacKeyFile: string;
+  let replies: MqttClient;
+  const received: CommandReply[] = [];
+
+  const settingsFor = async (user: string): Promise<BrokerSettings> => ({
+    url: broker.url,
+    caFile: broker.caFile,
+    usernameFile: await broker.secret(`${user}.user`, user),
+    passwordFile: await broker.secret(`${user}.password`, password(user)),
+    reconnectMaxSeconds: 2,
+  });
+
+  const command = (terminalId: string, name: string, args: Record<string, unknown> = {}, key = fleetKey) => {
+    const now = Date.now();
+    return signCommand(
+      {
+        v: 1,
+        id: randomUUID(),
+        terminalId,
+        command: name,
+        args,
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 120_000).toISOString(),
+      },
+      key,
+    );
+  };
+
+  /** The replies with `id`, once `count` of them arrived. */
+  const repliesTo = (id: string, count = 1): Promise<CommandReply[]> =>
+    new Promise((done, failed) => {
+      const timer = setTimeout(() => failed(new Error(`no ${count} replies to ${id}`)), 15_000);
+      const check = (): void => {
+        const mine = received.filter((r) => r.id === id);
+        if (mine.length < count) return;
+        clearTimeout(timer);
+        replies.off('message', check);
+        done(mine);
+      };
+      replies.on('message', check);
+      check();
+    });
+
+  /** Resolves once `predicate` holds for the view's rows (checked at each status or heartbeat). */
+  const until = (view: FleetView, predicate: () => boolean, what: string): Promise<void> =>
+    new Promise((done, failed) => {
+      const timer = setTimeout(() => {
+        stop();
+        failed(new Error(`timed out waiting for ${what}`));
+      }, 20_000);
+      const stop = view.onChange(() => {
+        if (!predicate()) return;
+        clearTimeout(timer);
+        stop();
+        done();
+      });
+      if (predicate()) {
+        clearTimeout(timer);
+        stop();
+        done();
+      }
+    });
+
+  beforeAll(async () => {
+    broker = await startMosquitto({
+      prefix: PREFIX,
+      terminals: [TERMINAL, 'RECON1', ...SIMULATED].map((name) => ({ name, password: password(name) })),
+      operators: [{ name: 'operator', password: password('operator') }],
+      others: [{ name: 'intruder', password: password('intruder') }],
+    });
+    dir = await mkdtemp(join(tmpdir(), 'pt-fleet-'));
+    const pair = generateKeyPairSync('ed25519');
+    await writeFile(join(dir, 'fleet-public.pem'), pair.publicKey.export({ type: 'spki', format: 'pem' }), {
+      mode: 0o600,
+    });
+    await writeFile(
+      join(dir, 'fleet-private.pem'),
+      pair.privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      {
+        mode: 0o600,
+      },
+    );
+    await writeFile(
+      join(dir, 'wrong-private.pem'),
+      generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
+      { mode: 0o600 },
+    );
+    fleetKey = readFleetKey(join(dir, 'fleet-private.pem'));
+    wrongKey = readFleetKey(join(dir, 'wrong-private.pem'));
+    hmacKeyFile = await broker.secret('fleet.hmac', 'a shared fleet key of at least thirty-two characters');
+    hmacKey = readFleetKey(hmacKeyFile);
+    operator = await settingsFor('operator');
+    operatorConfig = join(dir, 'operator.json');
+    await writeFile(
+      operatorConfig,
+      JSON.stringify({
+        fleet: {
+          url: operator.url,
+          caFile: operator.caFile,
+          usernameFile: operator.usernameFile,
+          passwordFile: operator.passwordFile,
+          topicPrefix: PREFIX,
+          commandKeyFile: join(dir, 'fleet-private.pem'),
+        },
+      }),
+    );
+    replies = connectBroker(operator, { clientId: 'test-replies', clean: true }).client;
+    await new Promise<void>((r) => replies.once('connect', () => r()));
+    replies.on('message', (_topic, payload) =>
+      received.push(JSON.parse(payload.toString('utf8')) as CommandReply),
+    );
+    await replies.subscribeAsync(`${PREFIX}/+/replies`, { qos: 1 });
+  });
+
+  afterAll(async () => {
+    replies?.end(true);
+    await broker?.close();
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('a terminal process: retained status, heartbeats, commands executed once, refusals, last will on SIGKILL', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'pt-fleet-terminal-'));
+    const terminal = await settingsFor(TERMINAL);
+    await writeFile(join(cwd, 'operator.pin'), '73914826\n', { mode: 0o600 });
+    await writeFile(
+      join(cwd, 'config.json'),
+      JSON.stringify({
+        terminal: { id: TERMINAL, operatorPinFile: 'operator.pin' },
+        log: { level: 'warn' },
+        fleet: {
+          url: terminal.url,
+          caFile: terminal.caFile,
+          usernameFile: terminal.usernameFile,
+          passwordFile: terminal.passwordFile,
+          topicPrefix: PREFIX,
+          heartbeatSeconds: 1,
+          commandKeyFile: join(dir, 'fleet-public.pem'),
+        },
+      }),
+    );
+    const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-view' });
+    let child: ChildProcess | undefined;
+    let output = '';
+    try {
+      child = spawn(
+        process.execPath,
+        [BIN, 'start', '--headless', '--port', '0', '--config', 'config.json'],
+        {
+          cwd,
+          env: { ...process.env, NODE_ENV: 'test' },
+          stdio: ['ignore', 'pipe', 'pipe'],
+        },
+      );
+      child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+      createInterface({ input: child.stdout! }).on('line', (line) => (output += `${line}\n`));
+      const row = () => view.rows().find((r) => r.terminalId === TERMINAL);
+
+      // Online, and a heartbeat, then another one (periodic).
+      await until(
+        view,
+        () => row()?.online === true && row()?.heartbeat !== undefined,
+        'online and a heartbeat',
+      );
+      const first = row()!.heartbeat!;
+      await until(view, () => row()!.heartbeat!.at !== first.at, 'a second heartbeat');
+      const beat = row()!.heartbeat!;
+      expect(beat).toMatchObject({
+        terminalId: TERMINAL,
+        appVersion: '0.1.0',
+        model: 'kiosk',
+        inService: true,
+        reader: { kind: 'sim' },
+        offline: { depth: 0, declinedAfterForward: 0 },
+        openAuthorizations: 0,
+        journal: { unknown: 0, inFlight: 0 },
+        intervalSeconds: 1,
+      });
+      expect(beat.diskFreeBytes).toBeGreaterThan(0);
+      expect(
+        typeof beat.gateway.clockSkewSeconds === 'number' || beat.gateway.clockSkewSeconds === null,
+      ).toBe(true);
+
+      // The status is retained: a client connecting now reads it at once.
+      const late = await FleetView.connect(operator, PREFIX, { clientId: 'test-late-view' });
+      await until(
+        late,
+        () => late.rows().some((r) => r.terminalId === TERMINAL && r.online === true),
+        'retained',
+      );
+      late.close();
+
+      // A command delivered twice is executed once: the second delivery is answered DUPLICATE.
+      const off = command(TERMINAL, 'out-of-service', { notice: 'works on the barrier' });
+      await view.publishRaw(TERMINAL, JSON.stringify(off));
+      await view.publishRaw(TERMINAL, JSON.stringify(off));
+      const [once, twice] = await repliesTo(off.id, 2);
+      expect(once).toMatchObject({ ok: true, code: 'OK', command: 'out-of-service' });
+      expect(twice).toMatchObject({ ok: false, code: 'DUPLICATE', first: { ok: true, code: 'OK' } });
+      await until(view, () => row()!.heartbeat!.inService === false, 'out of service in the heartbeat');
+      expect(row()!.alerts).toContain('out-of-service');
+
+      // A wrongly signed command from a client the ACL allows: refused with a typed code.
+      const forged = command(TERMINAL, 'in-service', {}, wrongKey);
+      await view.publishRaw(TERMINAL, JSON.stringify(forged));
+      expect((await repliesTo(forged.id))[0]).toMatchObject({ ok: false, code: 'BAD_SIGNATURE' });
+      // Signed for another terminal: not replayable here.
+      const elsewhere = command('PTOTHER1', 'in-service');
+      await view.publishRaw(TERMINAL, JSON.stringify(elsewhere));
+      expect((await repliesTo(elsewhere.id))[0]).toMatchObject({ ok: false, code: 'WRONG_TERMINAL' });
+      // An invalid configuration: refused with the schema's error.
+      const bad = command(TERMINAL, 'apply-config', { config: { offline: { policy: 'sometimes' } } });
+      await view.publishRaw(TERMINAL, JSON.stringify(bad));
+      const badReply = (await repliesTo(bad.id))[0]!;
+      expect(badReply).toMatchObject({ ok: false, code: 'CONFIG_INVALID' });
+      expect(badReply.message).toContain('offline.policy');
+
+      // A client the ACL does not allow to write commands: its correctly signed command never reaches the terminal.
+      const intruder = connectBroker(await settingsFor('intruder'), {
+        clientId: 'test-intruder',
+        clean: true,
+      }).client;
+      await new Promise<void>((r) => intruder.once('connect', () => r()));
+      const sneaked: SignedCommand = command(TERMINAL, 'in-service');
+      await intruder.publishAsync(`${PREFIX}/${TERMINAL}/commands`, JSON.stringify(sneaked), { qos: 1 });
+      intruder.end(true);
+
+      // Back in service through the CLI (signs with the fleet key, waits for the reply): exit 0.
+      const out = new Capture();
+      const code = await main(
+        ['fleet', 'send', TERMINAL, 'in-service', '--config', operatorConfig, '--timeout', '15'],
+        { stdout: out, stderr: new Capture(), signal: new AbortController().signal, cwd: dir },
+      );
+      expect(code, out.text).toBe(0);
+      expect(JSON.parse(out.text)).toMatchObject({ ok: true, code: 'OK', command: 'in-service' });
+      // Commands run in the order they arrive: had the intruder's command arrived, it would have been answered first.
+      expect(received.filter((r) => r.id === sneaked.id)).toEqual([]);
+
+      // The audit log, fetched by a command: service mode once each way, by the fleet; refusals recorded.
+      const audit = command(TERMINAL, 'audit-log', { limit: 100 });
+      await view.publishRaw(TERMINAL, JSON.stringify(audit));
+      const records = ((await repliesTo(audit.id))[0]!.result as { records: Array<Record<string, unknown>> })
+        .records;
+      expect(records.filter((r) => r.action === 'service-mode-on')).toMatchObject([{ actor: 'fleet' }]);
+      expect(records.filter((r) => r.action === 'service-mode-off')).toMatchObject([{ actor: 'fleet' }]);
+      const fleetRecords = records.filter((r) => r.action === 'fleet-command');
+      expect(fleetRecords.map((r) => [r.subject, r.result, r.code])).toEqual(
+        expect.arrayContaining([
+          [off.id, 'ok', 'OK'],
+          [off.id, 'refused', 'DUPLICATE'],
+          [forged.id, 'refused', 'BAD_SIGNATURE'],
+          [elsewhere.id, 'refused', 'WRONG_TERMINAL'],
+          [bad.id, 'refused', 'CONFIG_INVALID'],
+        ]),
+      );
+      expect(fleetRecords.every((r) => r.actor === 'fleet')).toBe(true);
+      expect(records.some((r) => r.subject === sneaked.id)).toBe(false);
+
+      // SIGKILL: the broker publishes the last will, retained.
+      const exited = new Promise((r) => child!.once('exit', r));
+      child.kill('SIGKILL');
+      await exited;
+      await until(view, () => row()?.online === false, 'the last will');
+      expect(row()!.alerts).toContain('offline');
+    } catch (e) {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- terminal output ---\n${output}`);
+    } finally {
+      if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      view.close();
+      await rm(cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('reconnects after the broker restarts, and says online again', async () => {
+    const sim = new SimulatedFleetTerminal('RECON1');
+    const config: FleetConfig = {
+      ...(await settingsFor('RECON1')),
+      topicPrefix: PREFIX,
+      heartbeatSeconds: 30,
+      reconnectMaxSeconds: 2,
+      commandMaxAgeSeconds: 600,
+      maintenanceWindow: { start: '03:00', end: '05:00' },
+    };
+    const link = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey });
+    try {
+      await link.whenConnected();
+      const closed = new Promise<void>((r) => link.onceDisconnected(r));
+      await broker.stop();
+      await closed;
+      expect(link.isConnected).toBe(false);
+      // Events while the broker is away wait (bounded); heartbeats are not queued.
+      sim.emit({ type: 'out-of-service', reason: 'test' });
+      await broker.start();
+      await link.whenConnected();
+      // The retained status is gone with the broker (no persistence): the link published it again.
+      const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-recon-view' });
+      try {
+        await until(
+          view,
+          () => view.rows().some((r) => r.terminalId === 'RECON1' && r.online === true),
+          'online',
+        );
+      } finally {
+        view.close();
+      }
+    } finally {
+      await link.close();
+    }
+    // The replies subscription of this test's client reconnects too.
+    await new Promise<void>((r) => (replies.connected ? r() : replies.once('connect', () => r())));
+  }, 30_000);
+
+  it('200 simulated terminals report to one broker; fleet status lists them all within one heartbeat interval', async () => {
+    const heartbeatSeconds = 30;
+    const started = Date.now();
+    const links = await Promise.all(
+      SIMULATED.map(async (id) =>
+        FleetLink.start({
+          config: {
+            ...(await settingsFor(id)),
+            topicPrefix: PREFIX,
+            heartbeatSeconds,
+            reconnectMaxSeconds: 5,
+            commandMaxAgeSeconds: 600,
+            maintenanceWindow: { start: '03:00', end: '05:00' },
+          },
+          terminal: new SimulatedFleetTerminal(id),
+          logger: silentLogger(),
+          key: hmacKey,
+        }),
+      ),
+    );
+    try {
+      await Promise.all(links.map((l) => l.whenConnected()));
+      const out = new Capture();
+      const code = await main(['fleet', 'status', '--json', '--config', operatorConfig, '--wait', '20'], {
+        stdout: out,
+        stderr: new Capture(),
+        signal: new AbortController().signal,
+        cwd: dir,
+      });
+      expect(code, out.text).toBe(0);
+      const doc = JSON.parse(out.text) as {
+        terminals: Array<{ terminalId: string; online: boolean; queueDepth: number; alerts: string[] }>;
+      };
+      const simulated = doc.terminals.filter((t) => t.terminalId.startsWith('S'));
+      expect(simulated.map((t) => t.terminalId)).toEqual(SIMULATED);
+      expect(simulated.every((t) => t.online && t.queueDepth === 0 && t.alerts.length === 0)).toBe(true);
+      expect(Date.now() - started).toBeLessThan(heartbeatSeconds * 1000);
+
+      // A command to one of them with the shared HMAC key, through the CLI.
+      const sent = new Capture();
+      const sendCode = await main(
+        ['fleet', 'send', 'S0042', 'flush-queue', '--config', operatorConfig, '--fleet-key', hmacKeyFile],
+        { stdout: sent, stderr: new Capture(), signal: new AbortController().signal, cwd: dir },
+      );
+      expect(sendCode, sent.text).toBe(0);
+      expect(JSON.parse(sent.text)).toMatchObject({ ok: true, command: 'flush-queue', terminalId: 'S0042' });
+
+      // The table form lists them too.
+      const table = new Capture();
+      await main(['fleet', 'status', '--config', operatorConfig, '--wait', '20'], {
+        stdout: table,
+        stderr: new Capture(),
+        signal: new AbortController().signal,
+        cwd: dir,
+      });
+      expect(table.text).toMatch(/^TERMINAL\s+ONLINE\s+HEARTBEAT\s+QUEUE/);
+      expect(table.text).toContain('S0200');
+    } finally {
+      await Promise.all(links.map((l) => l.close()));
+    }
+  }, 60_000);
+});
+
+class Capture extends Writable {
+  text = '';
+  override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
+    this.text += chunk.toString('utf8');
+    done();
+  }
+}

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -22,6 +22,7 @@ import {
 } from '../../src/fleet/index.js';
 import { SimulatedFleetTerminal } from '../../src/fleet/testing/simulated-terminal.js';
 import { silentLogger } from '../../src/log/index.js';
+import { findCardData, TEST_PANS } from '../crash/card-scan.js';
 import { MOSQUITTO, startMosquitto, type Broker } from './mosquitto.js';
 
 /**
@@ -35,7 +36,8 @@ const TERMINAL = 'PTFLEET1';
 const SIMULATED = Array.from({ length: 200 }, (_, i) => `S${String(i + 1).padStart(4, '0')}`);
 const password = (user: string): string => `pw-${user}-${user.length}`;
 
-const suite = MOSQUITTO ? describe : describe.skip;
+// Skipped without Mosquitto on a developer's machine; CI installs it (.ci/run), so there a missing broker fails.
+const suite = MOSQUITTO || process.env.CI ? describe : describe.skip;
 
 suite('fleet link over a real Mosquitto', () => {
   let broker: Broker;
@@ -48,6 +50,9 @@ suite('fleet link over a real Mosquitto', () => {
   let hmacKeyFile: string;
   let replies: MqttClient;
   const received: CommandReply[] = [];
+  /** Every message the operator's client saw (status, heartbeats, events, replies): scanned for card data. */
+  const traffic: Buffer[] = [];
+  const events: Array<Record<string, unknown>> = [];
 
   const settingsFor = async (user: string): Promise<BrokerSettings> => ({
     url: broker.url,
@@ -153,10 +158,16 @@ suite('fleet link over a real Mosquitto', () => {
     );
     replies = connectBroker(operator, { clientId: 'test-replies', clean: true }).client;
     await new Promise<void>((r) => replies.once('connect', () => r()));
-    replies.on('message', (_topic, payload) =>
-      received.push(JSON.parse(payload.toString('utf8')) as CommandReply),
+    replies.on('message', (topic, payload) => {
+      traffic.push(payload);
+      if (topic.endsWith('/replies')) received.push(JSON.parse(payload.toString('utf8')) as CommandReply);
+      if (topic.endsWith('/events'))
+        events.push(JSON.parse(payload.toString('utf8')) as Record<string, unknown>);
+    });
+    await replies.subscribeAsync(
+      ['replies', 'events', 'status', 'heartbeat'].map((leaf) => `${PREFIX}/+/${leaf}`),
+      { qos: 1 },
     );
-    await replies.subscribeAsync(`${PREFIX}/+/replies`, { qos: 1 });
   });
 
   afterAll(async () => {
@@ -188,18 +199,19 @@ suite('fleet link over a real Mosquitto', () => {
     const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-view' });
     let child: ChildProcess | undefined;
     let output = '';
-    try {
-      child = spawn(
+    /** `parking-terminal start`, as the service manager runs it. */
+    const startTerminal = (): ChildProcess => {
+      const started = spawn(
         process.execPath,
         [BIN, 'start', '--headless', '--port', '0', '--config', 'config.json'],
-        {
-          cwd,
-          env: { ...process.env, NODE_ENV: 'test' },
-          stdio: ['ignore', 'pipe', 'pipe'],
-        },
+        { cwd, env: { ...process.env, NODE_ENV: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] },
       );
-      child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-      createInterface({ input: child.stdout! }).on('line', (line) => (output += `${line}\n`));
+      started.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+      createInterface({ input: started.stdout }).on('line', (line) => (output += `${line}\n`));
+      return started;
+    };
+    try {
+      child = startTerminal();
       const row = () => view.rows().find((r) => r.terminalId === TERMINAL);
 
       // Online, and a heartbeat, then another one (periodic).
@@ -237,7 +249,10 @@ suite('fleet link over a real Mosquitto', () => {
       late.close();
 
       // A command delivered twice is executed once: the second delivery is answered DUPLICATE.
-      const off = command(TERMINAL, 'out-of-service', { notice: 'works on the barrier' });
+      // The notice carries a card number by mistake: it must not reach the broker.
+      const off = command(TERMINAL, 'out-of-service', {
+        notice: `works on the barrier, call ${TEST_PANS[0]}`,
+      });
       await view.publishRaw(TERMINAL, JSON.stringify(off));
       await view.publishRaw(TERMINAL, JSON.stringify(off));
       const [once, twice] = await repliesTo(off.id, 2);
@@ -245,6 +260,9 @@ suite('fleet link over a real Mosquitto', () => {
       expect(twice).toMatchObject({ ok: false, code: 'DUPLICATE', first: { ok: true, code: 'OK' } });
       await until(view, () => row()!.heartbeat!.inService === false, 'out of service in the heartbeat');
       expect(row()!.alerts).toContain('out-of-service');
+      expect(events).toContainEqual(
+        expect.objectContaining({ terminalId: TERMINAL, type: 'out-of-service' }),
+      );
 
       // A wrongly signed command from a client the ACL allows: refused with a typed code.
       const forged = command(TERMINAL, 'in-service', {}, wrongKey);
@@ -302,12 +320,43 @@ suite('fleet link over a real Mosquitto', () => {
       expect(fleetRecords.every((r) => r.actor === 'fleet')).toBe(true);
       expect(records.some((r) => r.subject === sneaked.id)).toBe(false);
 
+      // A new configuration, applied while idle: the file replaced, the change audited (actor fleet), the terminal
+      // restarted through its restart exit code; started again as the service manager would, it runs the new one.
+      const current = JSON.parse(await readFile(join(cwd, 'config.json'), 'utf8')) as Record<string, unknown>;
+      const next = { ...current, fleet: { ...(current.fleet as object), heartbeatSeconds: 2 } };
+      const apply = command(TERMINAL, 'apply-config', { config: next });
+      const restartCode = new Promise<number | null>((r) => child!.once('exit', (code) => r(code)));
+      await view.publishRaw(TERMINAL, JSON.stringify(apply));
+      expect((await repliesTo(apply.id))[0]).toMatchObject({ ok: true, code: 'OK' });
+      expect(await restartCode).toBe(75);
+      expect(JSON.parse(await readFile(join(cwd, 'config.json'), 'utf8'))).toEqual(next);
+      await until(view, () => row()?.online === false, 'offline after the restart exit');
+      child = startTerminal();
+      await until(
+        view,
+        () => row()?.online === true && row()?.heartbeat?.intervalSeconds === 2,
+        'the new configuration running',
+      );
+      // The id of a command executed before the restart is still known: not executed again.
+      await view.publishRaw(TERMINAL, JSON.stringify(off));
+      expect((await repliesTo(off.id, 3))[2]).toMatchObject({ code: 'DUPLICATE' });
+      const audit2 = command(TERMINAL, 'audit-log', { limit: 200 });
+      await view.publishRaw(TERMINAL, JSON.stringify(audit2));
+      const after = ((await repliesTo(audit2.id))[0]!.result as { records: Array<Record<string, unknown>> })
+        .records;
+      expect(after.filter((r) => r.action === 'configuration-change' && r.actor === 'fleet')).toMatchObject([
+        { subject: 'fleet.heartbeatSeconds', details: { from: 1, to: 2 } },
+      ]);
+
       // SIGKILL: the broker publishes the last will, retained.
       const exited = new Promise((r) => child!.once('exit', r));
       child.kill('SIGKILL');
       await exited;
       await until(view, () => row()?.online === false, 'the last will');
       expect(row()!.alerts).toContain('offline');
+      // Nothing that crossed the broker carries card data.
+      expect(traffic.length).toBeGreaterThan(10);
+      expect(traffic.flatMap((t) => findCardData(t))).toEqual([]);
     } catch (e) {
       throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- terminal output ---\n${output}`);
     } finally {

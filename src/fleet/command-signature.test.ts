@@ -1,0 +1,92 @@
+import { generateKeyPairSync } from 'node:crypto';
+import { mkdtempSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import {
+  canonicalCommandBytes,
+  canonicalJson,
+  checkCommand,
+  readFleetKey,
+  signCommand,
+  signatureValid,
+} from './command-signature.js';
+import type { UnsignedCommand } from './messages.js';
+
+const dir = mkdtempSync(join(tmpdir(), 'pt-fleet-key-'));
+const file = (name: string, text: string, mode = 0o600): string => {
+  const path = join(dir, name);
+  writeFileSync(path, text, { mode });
+  return path;
+};
+const pair = generateKeyPairSync('ed25519');
+const privateFile = file('private.pem', pair.privateKey.export({ type: 'pkcs8', format: 'pem' }) as string);
+const publicFile = file('public.pem', pair.publicKey.export({ type: 'spki', format: 'pem' }) as string);
+const hmacFile = file('hmac.key', 'x'.repeat(40));
+
+const NOW = Date.parse('2026-11-24T12:00:00Z');
+const unsigned: UnsignedCommand = {
+  v: 1,
+  id: 'c-1',
+  terminalId: 'PT000001',
+  command: 'out-of-service',
+  args: { notice: 'works', nested: { b: 1, a: [true, null] } },
+  issuedAt: '2026-11-24T12:00:00Z',
+  expiresAt: '2026-11-24T12:05:00Z',
+};
+const expectFor = (key: ReturnType<typeof readFleetKey>) => ({
+  key,
+  terminalId: 'PT000001',
+  nowMs: NOW,
+  maxAgeMs: 600_000,
+});
+
+describe('command signatures', () => {
+  it('canonical JSON sorts keys at every level, whatever the order they were written in', () => {
+    expect(canonicalJson({ b: 1, a: { d: [1, { z: 0, y: 'x' }], c: null } })).toBe(
+      '{"a":{"c":null,"d":[1,{"y":"x","z":0}]},"b":1}',
+    );
+    expect(
+      canonicalCommandBytes({ ...unsigned, args: { nested: { a: [true, null], b: 1 }, notice: 'works' } }),
+    ).toEqual(canonicalCommandBytes(unsigned));
+    expect(() => canonicalJson(Number.NaN)).toThrow();
+  });
+
+  it('an Ed25519 signature made with the private key verifies with the public key alone', () => {
+    const signed = signCommand(unsigned, readFleetKey(privateFile));
+    expect(signed.signature.alg).toBe('ed25519');
+    expect(checkCommand(signed, expectFor(readFleetKey(publicFile)))).toEqual({ ok: true });
+    expect(() => signCommand(unsigned, readFleetKey(publicFile))).toThrow(/cannot sign/);
+  });
+
+  it('an HMAC-SHA256 signature verifies with the same key, and not with an Ed25519 key', () => {
+    const signed = signCommand(unsigned, readFleetKey(hmacFile));
+    expect(signed.signature.alg).toBe('hmac-sha256');
+    expect(signatureValid(signed, readFleetKey(hmacFile))).toBe(true);
+    expect(signatureValid(signed, readFleetKey(publicFile))).toBe(false);
+  });
+
+  it('refuses a changed argument, another terminal, an expired or too long-lived command', () => {
+    const key = readFleetKey(privateFile);
+    const signed = signCommand(unsigned, key);
+    const check = (c: typeof signed, now = NOW) => checkCommand(c, { ...expectFor(key), nowMs: now });
+    expect(check({ ...signed, args: { notice: 'other' } })).toMatchObject({
+      ok: false,
+      code: 'BAD_SIGNATURE',
+    });
+    expect(check({ ...signed, terminalId: 'PT000002' })).toMatchObject({ code: 'BAD_SIGNATURE' });
+    expect(check(signCommand({ ...unsigned, terminalId: 'PT000002' }, key))).toMatchObject({
+      code: 'WRONG_TERMINAL',
+    });
+    expect(check(signed, Date.parse(unsigned.expiresAt))).toMatchObject({ code: 'EXPIRED' });
+    expect(check(signed, NOW - 120_000)).toMatchObject({ code: 'NOT_YET_VALID' });
+    expect(check(signCommand({ ...unsigned, expiresAt: '2026-11-25T12:00:00Z' }, key))).toMatchObject({
+      code: 'VALIDITY_TOO_LONG',
+    });
+  });
+
+  it('reads keys from owner-only files; a short HMAC key is refused', () => {
+    expect(() => readFleetKey(file('short.key', 'too short'))).toThrow(/too short/);
+    expect(() => readFleetKey(file('open.key', 'y'.repeat(40), 0o644))).toThrow(/group or others/);
+  });
+});

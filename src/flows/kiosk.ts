@@ -14,7 +14,7 @@ import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween, lostTicketFee } from './tariff.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
-import { linkReceipt, payByLinkMachine, payByLinkRequest, type PayByLinkResult } from './pay-by-link.js';
+import { payByLinkMachine, payByLinkState } from './pay-by-link.js';
 
 /**
  * Pay station (kiosk or booth), unattended: ticket or plate → fee from the tariff (entry and exit times, grace period,
@@ -29,6 +29,13 @@ export interface KioskContext extends ViewContext {
   /** Minutes of the stay (undefined for a lost ticket). */
   stayMinutes: number | undefined;
   cardRefs: string[];
+}
+
+/** What a receipt of the kiosk says of the stay: the ticket, and its length when the ticket was not lost. */
+function ticketLines(context: KioskContext): ReceiptData['lines'] {
+  const lines = [{ label: 'Ticket', value: context.ticket ?? '' }];
+  if (context.stayMinutes !== undefined) lines.push({ label: 'Stay', value: `${context.stayMinutes} min` });
+  return lines;
 }
 
 export const kioskMachine = setup({
@@ -48,6 +55,7 @@ export const kioskMachine = setup({
   },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
+    noteLink: assign((_, update: Partial<KioskContext>) => update),
     releaseCard: (_, _params: { cardRef: string }) => {},
     noteResult: assign(({ context }, result: TransactionResult) => ({
       ...failureText(result),
@@ -173,50 +181,16 @@ export const kioskMachine = setup({
     payingByLink: {
       // Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the
       // link payment; cancelled, timed out or no link → back to the choice between card and phone.
-      entry: assign({ message: { key: 'payByPhone.scan' } }),
-      invoke: {
-        id: 'payByLink',
-        src: 'payByLink',
-        input: ({ context }) => ({
-          clock: context.clock,
-          request: payByLinkRequest(context.settings, context.ticket ?? 'TICKET', context.amountMinor ?? 0),
+      ...payByLinkState({
+        purpose: 'fee',
+        link: (context: KioskContext) => ({
+          reference: context.ticket ?? 'TICKET',
+          amountMinor: context.amountMinor ?? 0,
         }),
-        onDone: [
-          {
-            guard: ({ event }) => event.output.kind === 'paid',
-            target: 'paid',
-            actions: [
-              enqueueActions(({ context, event, enqueue }) => {
-                const lines = [{ label: 'Ticket', value: context.ticket ?? '' }];
-                if (context.stayMinutes !== undefined)
-                  lines.push({ label: 'Stay', value: `${context.stayMinutes} min` });
-                enqueue({
-                  type: 'issueReceipt',
-                  params: linkReceipt(
-                    event.output as PayByLinkResult & { kind: 'paid' },
-                    context.settings,
-                    context.clock.now(),
-                    lines,
-                  ),
-                });
-              }),
-              assign({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }),
-            ],
-          },
-          {
-            target: 'confirming',
-            actions: assign(({ event }) => ({
-              message: {
-                key:
-                  event.output.kind === 'not-paid' && event.output.linkId === undefined
-                    ? ('payByPhone.unavailable' as const)
-                    : ('payByPhone.notPaid' as const),
-              },
-              reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
-            })),
-          },
-        ],
-      },
+        receiptLines: (context) => ticketLines(context),
+        paid: { target: 'paid', note: () => ({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }) },
+        notPaid: 'confirming',
+      }),
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     paying: {
@@ -245,10 +219,7 @@ export const kioskMachine = setup({
               { type: 'noteResult', params: ({ event }) => event.output },
               enqueueActions(({ context, event, enqueue }) => {
                 const output = event.output as TransactionResult & { kind: 'approved' };
-                const lines = [{ label: 'Ticket', value: context.ticket ?? '' }];
-                if (context.stayMinutes !== undefined)
-                  lines.push({ label: 'Stay', value: `${context.stayMinutes} min` });
-                lines.push(...dccReceiptLines(output.dcc));
+                const lines = [...ticketLines(context), ...dccReceiptLines(output.dcc)];
                 enqueue({
                   type: 'issueReceipt',
                   params: {

@@ -14,13 +14,7 @@ import {
 } from './tariff.js';
 import { transactionMachine, type TransactionRequest, type TransactionResult } from './transaction.js';
 import type { FlowClock } from './effects.js';
-import {
-  linkReceipt,
-  payByLinkMachine,
-  payByLinkRequest,
-  sessionReference,
-  type PayByLinkResult,
-} from './pay-by-link.js';
+import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
 /**
  * On-street meter (spec 001, "Card-present parking": pre-authorize the maximum time, capture the actual, reverse the
@@ -263,6 +257,7 @@ export const meterMachine = setup({
   actors: { transaction: transactionMachine, payByLink: payByLinkMachine },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
+    noteLink: assign((_, update: Partial<MeterContext>) => update),
     releaseCard: (_, _params: { cardRef: string }) => {},
     noteCard: assign(({ context }, result: TransactionResult) => ({
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
@@ -412,69 +407,32 @@ export const meterMachine = setup({
     payingByLink: {
       // Pay by phone (issue 14): the price of the time chosen (nothing is held on a card), as a payment link; paid →
       // the session starts for that time; cancelled, timed out or no link → back to the choice.
-      entry: assign({ message: { key: 'payByPhone.scan' } }),
-      invoke: {
-        id: 'payByLink',
-        src: 'payByLink',
-        input: ({ context }) => ({
-          clock: context.clock,
-          request: payByLinkRequest(
-            context.settings,
-            sessionReference('METER', context.clock.now()),
-            priceOr(context.settings, context.minutes) ?? 0,
-          ),
+      ...payByLinkState({
+        purpose: 'fee',
+        link: (context: MeterContext) => ({
+          reference: sessionReference('METER', context.clock.now()),
+          amountMinor: priceOr(context.settings, context.minutes) ?? 0,
         }),
-        onDone: [
-          {
-            guard: ({ event }) => event.output.kind === 'paid',
-            target: 'linkSession',
-            actions: [
-              assign(({ context, event }) => {
-                const paid = event.output as PayByLinkResult & { kind: 'paid' };
-                const now = context.clock.now();
-                return {
-                  paidMinutes: context.minutes,
-                  startedAtMs: now,
-                  amountMinor: paid.amountMinor,
-                  session: {
-                    id: paid.linkId,
-                    startedAtMs: now,
-                    paidUntilMs: now + context.minutes * 60_000,
-                  },
-                  message: { key: 'payByPhone.sessionPaid' as const, params: { minutes: context.minutes } },
-                  reason: 'PAID_BY_LINK',
-                };
-              }),
-              enqueueActions(({ context, event, enqueue }) => {
-                enqueue({
-                  type: 'issueReceipt',
-                  params: linkReceipt(
-                    event.output as PayByLinkResult & { kind: 'paid' },
-                    context.settings,
-                    context.clock.now(),
-                    [
-                      { label: 'Parking', value: 'On-street meter' },
-                      { label: 'Stay', value: `${context.minutes} min` },
-                    ],
-                  ),
-                });
-              }),
-            ],
-          },
-          {
-            target: 'confirming',
-            actions: assign(({ event }) => ({
-              message: {
-                key:
-                  event.output.kind === 'not-paid' && event.output.linkId === undefined
-                    ? ('payByPhone.unavailable' as const)
-                    : ('payByPhone.notPaid' as const),
-              },
-              reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
-            })),
-          },
+        receiptLines: (context) => [
+          { label: 'Parking', value: 'On-street meter' },
+          { label: 'Stay', value: `${context.minutes} min` },
         ],
-      },
+        paid: {
+          target: 'linkSession',
+          note: (context, paid) => {
+            const now = context.clock.now();
+            return {
+              paidMinutes: context.minutes,
+              startedAtMs: now,
+              amountMinor: paid.amountMinor,
+              session: { id: paid.linkId, startedAtMs: now, paidUntilMs: now + context.minutes * 60_000 },
+              message: { key: 'payByPhone.sessionPaid', params: { minutes: context.minutes } },
+              reason: 'PAID_BY_LINK',
+            };
+          },
+        },
+        notPaid: 'confirming',
+      }),
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     linkSession: {
@@ -964,42 +922,20 @@ export const meterMachine = setup({
     },
     payingLater: {
       // Pay later (issue 14 item 2): the fee the card did not pay, as a payment link printed and shown.
-      entry: assign(({ context }) => ({ amountMinor: context.owedMinor, message: { key: 'payLater.scan' } })),
-      invoke: {
-        id: 'payByLink',
-        src: 'payByLink',
-        input: ({ context }) => ({
-          clock: context.clock,
-          showMs: context.settings.timing.resultScreenMs * 3,
-          request: payByLinkRequest(
-            context.settings,
-            sessionReference('METER', context.startedAtMs ?? context.clock.now()),
-            context.owedMinor,
-            'pay-later',
-          ),
+      ...payByLinkState({
+        purpose: 'pay-later',
+        link: (context: MeterContext) => ({
+          reference: sessionReference('METER', context.startedAtMs ?? context.clock.now()),
+          amountMinor: context.owedMinor,
         }),
-        onDone: [
-          {
-            guard: ({ event }) => event.output.kind === 'paid',
-            target: 'ended',
-            actions: [
-              enqueueActions(({ context, event, enqueue }) => {
-                enqueue({
-                  type: 'issueReceipt',
-                  params: linkReceipt(
-                    event.output as PayByLinkResult & { kind: 'paid' },
-                    context.settings,
-                    context.clock.now(),
-                    [{ label: 'Parking', value: 'On-street meter' }],
-                  ),
-                });
-              }),
-              assign({ message: { key: 'meter.thankYou' }, reason: 'PAID_BY_LINK' }),
-            ],
-          },
-          { target: 'idle' },
-        ],
-      },
+        showsAmount: true,
+        receiptLines: () => [{ label: 'Parking', value: 'On-street meter' }],
+        paid: {
+          target: 'ended',
+          note: () => ({ message: { key: 'meter.thankYou' }, reason: 'PAID_BY_LINK' }),
+        },
+        notPaid: 'idle',
+      }),
       on: {
         CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) },
         DONE: { actions: sendTo('payByLink', { type: 'DONE' }) },

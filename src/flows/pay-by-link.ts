@@ -2,6 +2,7 @@ import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type LinkOutcome, type LinkRequest, type LinkShown } from './effects.js';
 import type { FlowClock, LinkPurpose, ReceiptData } from './effects.js';
 import { commentsFor } from './services.js';
+import type { ViewContext } from './models.js';
 import type { FlowSettings } from './settings.js';
 
 /**
@@ -97,6 +98,108 @@ export function linkReceipt(
     gatewayId: paid.paymentId,
     atMs,
     lines: [...lines, { label: 'Paid by', value: 'Payment link' }],
+  };
+}
+
+type PaidByLink = PayByLinkResult & { kind: 'paid' };
+type LinkDone = { event: { output: PayByLinkResult } };
+
+/** What a model needs of its own context to offer a payment link. */
+export interface PayByLinkParentContext extends ViewContext {
+  settings: FlowSettings;
+  clock: FlowClock;
+}
+
+export interface PayByLinkStateOptions<TContext extends PayByLinkParentContext> {
+  /** `fee`: pay by phone, the customer's choice; `pay-later`: the amount the card did not pay, printed and shown. */
+  purpose: LinkPurpose;
+  /** The link's reference (never card-number shaped) and amount, minor units of the terminal's currency. */
+  link: (context: TContext) => { reference: string; amountMinor: number };
+  /** The link's amount is the amount on screen while it is shown. */
+  showsAmount?: boolean;
+  /** What the receipt of a paid link describes; its `Paid by` line is added. */
+  receiptLines: (context: TContext) => ReceiptData['lines'];
+  /** The model's state once the link is paid, and what the model notes then (its screen, its session). */
+  paid: { target: string; note?: (context: TContext, paid: PaidByLink) => Partial<TContext> };
+  /**
+   * The model's state when the link is not paid. Pay by phone goes back to the choice and says why (no link, or a
+   * link not paid); pay later leaves quietly: the link stays active, watched by the host.
+   */
+  notPaid: string;
+}
+
+/**
+ * The state in which a model runs `payByLinkMachine`: the screen's text, the link asked for, the receipt of a paid
+ * link (`linkReceipt`) and what the model notes. The model adds its `on`, handing the customer's CANCEL (and, for pay
+ * later, DONE) to the child `payByLink`. The model's setup provides the child as the actor `payByLink` and two actions: `issueReceipt` and
+ * `noteLink`, an assign of the update it is given (`assign((_, update: Partial<Context>) => update)`).
+ */
+export function payByLinkState<TContext extends PayByLinkParentContext>(
+  options: PayByLinkStateOptions<TContext>,
+) {
+  const payLater = options.purpose === 'pay-later';
+  const paid = (event: LinkDone['event']) => event.output as PaidByLink;
+  const notPaid = payLater
+    ? { target: options.notPaid }
+    : {
+        target: options.notPaid,
+        actions: {
+          type: 'noteLink' as const,
+          params: ({ event }: LinkDone): Partial<ViewContext> => ({
+            message: {
+              key:
+                event.output.kind === 'not-paid' && event.output.linkId === undefined
+                  ? 'payByPhone.unavailable'
+                  : 'payByPhone.notPaid',
+            },
+            reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
+          }),
+        },
+      };
+  return {
+    entry: {
+      type: 'noteLink' as const,
+      params: ({ context }: { context: TContext }): Partial<ViewContext> => ({
+        ...(options.showsAmount === true ? { amountMinor: options.link(context).amountMinor } : {}),
+        message: { key: payLater ? 'payLater.scan' : 'payByPhone.scan' },
+      }),
+    },
+    invoke: {
+      id: 'payByLink' as const,
+      src: 'payByLink' as const,
+      input: ({ context }: { context: TContext }): PayByLinkInput => {
+        const { reference, amountMinor } = options.link(context);
+        return {
+          clock: context.clock,
+          ...(payLater ? { showMs: context.settings.timing.resultScreenMs * 3 } : {}),
+          request: payByLinkRequest(context.settings, reference, amountMinor, options.purpose),
+        };
+      },
+      onDone: [
+        {
+          guard: ({ event }: LinkDone) => event.output.kind === 'paid',
+          target: options.paid.target,
+          actions: [
+            {
+              type: 'issueReceipt' as const,
+              params: ({ context, event }: { context: TContext } & LinkDone) =>
+                linkReceipt(
+                  paid(event),
+                  context.settings,
+                  context.clock.now(),
+                  options.receiptLines(context),
+                ),
+            },
+            {
+              type: 'noteLink' as const,
+              params: ({ context, event }: { context: TContext } & LinkDone): Partial<TContext> =>
+                options.paid.note?.(context, paid(event)) ?? {},
+            },
+          ],
+        },
+        notPaid,
+      ],
+    },
   };
 }
 

@@ -20,13 +20,7 @@ import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween } from './tariff.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
-import {
-  linkReceipt,
-  payByLinkMachine,
-  payByLinkRequest,
-  sessionReference,
-  type PayByLinkResult,
-} from './pay-by-link.js';
+import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
 /**
  * Tap-and-go gate (spec 001: account verification before entry, pre-authorize on entry, capture on exit, incremental
@@ -70,6 +64,14 @@ function holdOriginal(hold: HoldRecord) {
   return { gatewayId: hold.gatewayId, transactionId: hold.transactionId, service: 'preauth' as const };
 }
 
+/** The link for the exit's fee, its reference the time of the entry. */
+function gateLink(context: TapAndGoContext) {
+  return {
+    reference: sessionReference('GATE', requireHold(context).enteredAtMs),
+    amountMinor: context.feeMinor,
+  };
+}
+
 /** The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total). */
 function holdReversal(context: TapAndGoContext) {
   const hold = requireHold(context);
@@ -103,6 +105,7 @@ export const tapAndGoMachine = setup({
   },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
+    noteLink: assign((_, update: Partial<TapAndGoContext>) => update),
     releaseCard: (_, _params: { cardRef: string }) => {},
     closeHold: (_, _params: { hold: HoldRecord; resolution: HoldResolution }) => {},
     noteResult: assign(({ context }, result: TransactionResult) => ({
@@ -384,43 +387,14 @@ export const tapAndGoMachine = setup({
       },
     },
     exitPayingByLink: {
-      entry: assign({ message: { key: 'payByPhone.scan' } }),
-      invoke: {
-        id: 'payByLink',
-        src: 'payByLink',
-        input: ({ context }) => ({
-          clock: context.clock,
-          request: payByLinkRequest(
-            context.settings,
-            sessionReference('GATE', requireHold(context).enteredAtMs),
-            context.feeMinor,
-          ),
-        }),
-        onDone: [
-          {
-            // Paid by phone: the entry's hold is released in full, then the exit opens.
-            guard: ({ event }) => event.output.kind === 'paid',
-            target: 'exitReleasingPaid',
-            actions: enqueueActions(({ context, event, enqueue }) => {
-              enqueue({
-                type: 'issueReceipt',
-                params: linkReceipt(
-                  event.output as PayByLinkResult & { kind: 'paid' },
-                  context.settings,
-                  context.clock.now(),
-                  [{ label: 'Parking', value: 'Tap-and-go' }],
-                ),
-              });
-            }),
-          },
-          {
-            target: 'exitChoosing',
-            actions: assign(({ event }) => ({
-              reason: event.output.kind === 'not-paid' ? event.output.reason : undefined,
-            })),
-          },
-        ],
-      },
+      // Paid by phone: the entry's hold is released in full, then the exit opens; otherwise back to the choice.
+      ...payByLinkState({
+        purpose: 'fee',
+        link: gateLink,
+        receiptLines: () => [{ label: 'Parking', value: 'Tap-and-go' }],
+        paid: { target: 'exitReleasingPaid' },
+        notPaid: 'exitChoosing',
+      }),
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     exitReleasingPaid: {
@@ -470,46 +444,20 @@ export const tapAndGoMachine = setup({
     },
     payingLater: {
       // Pay later: the fee the capture could not take, as a payment link printed and shown.
-      entry: assign({ message: { key: 'payLater.scan' } }),
-      invoke: {
-        id: 'payByLink',
-        src: 'payByLink',
-        input: ({ context }) => ({
-          clock: context.clock,
-          showMs: context.settings.timing.resultScreenMs * 3,
-          request: payByLinkRequest(
-            context.settings,
-            sessionReference('GATE', requireHold(context).enteredAtMs),
-            context.feeMinor,
-            'pay-later',
-          ),
-        }),
-        onDone: [
-          {
-            guard: ({ event }) => event.output.kind === 'paid',
-            target: 'exited',
-            actions: [
-              enqueueActions(({ context, event, enqueue }) => {
-                enqueue({
-                  type: 'issueReceipt',
-                  params: linkReceipt(
-                    event.output as PayByLinkResult & { kind: 'paid' },
-                    context.settings,
-                    context.clock.now(),
-                    [{ label: 'Parking', value: 'Tap-and-go' }],
-                  ),
-                });
-              }),
-              assign(({ context }) => ({
-                amountMinor: context.feeMinor,
-                message: { key: 'tapAndGo.exitPaid' },
-                reason: 'PAID_BY_LINK',
-              })),
-            ],
-          },
-          { target: 'idle' },
-        ],
-      },
+      ...payByLinkState({
+        purpose: 'pay-later',
+        link: gateLink,
+        receiptLines: () => [{ label: 'Parking', value: 'Tap-and-go' }],
+        paid: {
+          target: 'exited',
+          note: (context) => ({
+            amountMinor: context.feeMinor,
+            message: { key: 'tapAndGo.exitPaid' },
+            reason: 'PAID_BY_LINK',
+          }),
+        },
+        notPaid: 'idle',
+      }),
       on: {
         CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) },
         DONE: { actions: sendTo('payByLink', { type: 'DONE' }) },

@@ -462,16 +462,78 @@ suite('fleet link over a real Mosquitto', () => {
       });
       expect(table.text).toMatch(/^TERMINAL\s+ONLINE\s+HEARTBEAT\s+QUEUE/);
       expect(table.text).toContain('S0200');
+
+      // watch: the live table, until Ctrl-C (the signal); a terminal going away shows as it happens.
+      const live = new Capture();
+      const stop = new AbortController();
+      const watching = main(['fleet', 'watch', '--config', operatorConfig, '--wait', '20'], {
+        stdout: live,
+        stderr: new Capture(),
+        signal: stop.signal,
+        cwd: dir,
+      });
+      await live.until((text) => text.includes('S0200'));
+      await links[0]!.close();
+      await live.until((text) => /S0001\s+no\s/.test(text.slice(text.lastIndexOf('TERMINAL'))));
+      stop.abort();
+      expect(await watching).toBe(0);
     } finally {
       await Promise.all(links.map((l) => l.close()));
     }
   }, 60_000);
+
+  it('starts, heartbeats and closes without delay while the broker is unreachable', async () => {
+    const sim = new SimulatedFleetTerminal('RECON1');
+    const started = Date.now();
+    const link = FleetLink.start({
+      config: {
+        ...(await settingsFor('RECON1')),
+        url: 'mqtts://127.0.0.1:1',
+        topicPrefix: PREFIX,
+        heartbeatSeconds: 1,
+        reconnectMaxSeconds: 1,
+        commandMaxAgeSeconds: 600,
+        maintenanceWindow: { start: '03:00', end: '05:00' },
+      },
+      terminal: sim,
+      logger: silentLogger(),
+    });
+    expect(Date.now() - started).toBeLessThan(500);
+    const refused = new Promise<void>((r) => link.onceDisconnected(r));
+    link.heartbeat();
+    await refused;
+    expect(link.isConnected).toBe(false);
+    expect(link.heartbeats).toBe(0);
+    const closing = Date.now();
+    await link.close();
+    expect(Date.now() - closing).toBeLessThan(1_000);
+  });
 });
 
 class Capture extends Writable {
   text = '';
+  private readonly waiting = new Set<() => void>();
   override _write(chunk: Buffer, _enc: BufferEncoding, done: () => void): void {
     this.text += chunk.toString('utf8');
+    for (const check of this.waiting) check();
     done();
+  }
+
+  /** Resolves once the text written so far satisfies `predicate`. */
+  until(predicate: (text: string) => boolean): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const timer = setTimeout(() => {
+        this.waiting.delete(check);
+        reject(new Error(`not written in time; so far:\n${this.text.slice(-2000)}`));
+      }, 20_000);
+      const check = (): void => {
+        if (!predicate(this.text)) return;
+        clearTimeout(timer);
+        this.waiting.delete(check);
+        resolve();
+      };
+      this.waiting.add(check);
+      check();
+    });
   }
 }

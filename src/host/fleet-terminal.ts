@@ -287,6 +287,14 @@ export class HostFleetTerminal implements FleetTerminal {
         return { ok: false, code: 'CONFIG_INVALID', message: e.message };
       throw e;
     }
+    // A configuration without the fleet link would leave the terminal out of the operator's reach: refused here (a
+    // terminal's fleet link is removed on the terminal itself).
+    if (!config.fleet)
+      return {
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message: 'the configuration of the command: "fleet": required when applied through the fleet',
+      };
     const file = this.options.configFile;
     if (!file)
       return {

@@ -1,0 +1,100 @@
+import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../config/index.js';
+import { silentLogger } from '../log/index.js';
+import { waitFor } from './drive.js';
+import { HostFleetTerminal } from './fleet-terminal.js';
+import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+
+const hosts: TerminalHost[] = [];
+afterEach(async () => {
+  while (hosts.length > 0) await hosts.pop()?.close();
+});
+
+const FLEET = { url: 'mqtts://broker.invalid:8883', heartbeatSeconds: 5 };
+
+async function fleetTerminal(): Promise<{
+  host: TerminalHost;
+  fleet: HostFleetTerminal;
+  file: string;
+  restarts: string[];
+}> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-fleet-host-'));
+  const file = join(cwd, 'config.json');
+  const input = { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET };
+  writeFileSync(file, JSON.stringify(input));
+  const host = await createTerminalHost(parseConfig(input), { logger: silentLogger(), cwd });
+  hosts.push(host);
+  await waitFor(host, ['idle'], 15_000);
+  const restarts: string[] = [];
+  const fleet = new HostFleetTerminal(host, {
+    configFile: file,
+    cwd,
+    logger: silentLogger(),
+    restart: (reason) => restarts.push(reason),
+  });
+  return { host, fleet, file, restarts };
+}
+
+describe('the terminal under the fleet', () => {
+  it('reports its health from the operator status, and service mode as events, audited as the fleet', async () => {
+    const { host, fleet } = await fleetTerminal();
+    const health = fleet.health();
+    expect(health).toMatchObject({
+      inService: true,
+      customerSession: false,
+      reader: { kind: 'sim' },
+      offline: { depth: 0 },
+      openAuthorizations: 0,
+      journal: { unknown: 0, inFlight: 0 },
+    });
+    const events: unknown[] = [];
+    fleet.onEvent((e) => events.push(e));
+    expect(await fleet.execute('out-of-service', { notice: 'works' })).toMatchObject({ ok: true });
+    expect(await fleet.execute('out-of-service', {})).toMatchObject({ ok: false, code: 'NOT_ALLOWED' });
+    expect(await fleet.execute('in-service', {})).toMatchObject({ ok: true });
+    expect(events).toEqual([
+      { type: 'out-of-service', reason: 'service mode: works' },
+      { type: 'in-service' },
+    ]);
+    expect(
+      host.audit
+        .list()
+        .filter((r) => r.action.startsWith('service-mode'))
+        .map((r) => [r.action, r.actor]),
+    ).toEqual([
+      ['service-mode-on', 'fleet'],
+      ['service-mode-off', 'fleet'],
+    ]);
+    fleet.close();
+  });
+
+  it('takes a new configuration only when idle: BUSY during a customer session, then applied and restarted', async () => {
+    const { host, fleet, file, restarts } = await fleetTerminal();
+    const next = { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET };
+    expect(await fleet.execute('apply-config', { config: { fleet: { url: 'ftp://x' } } })).toMatchObject({
+      ok: false,
+      code: 'CONFIG_INVALID',
+    });
+    expect(await fleet.execute('apply-config', { config: { reader: {} } })).toMatchObject({
+      ok: false,
+      code: 'CONFIG_INVALID',
+    });
+    const started = await host.send({ type: 'START' });
+    expect(started.ok).toBe(true);
+    await waitFor(host, ['enter-ticket'], 5_000);
+    expect(await fleet.execute('apply-config', { config: next })).toMatchObject({ ok: false, code: 'BUSY' });
+    expect(restarts).toEqual([]);
+    expect((await host.send({ type: 'CANCEL' })).ok).toBe(true);
+    await waitFor(host, ['idle'], 5_000);
+    expect(await fleet.execute('apply-config', { config: next })).toMatchObject({ ok: true });
+    expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(next);
+    expect(restarts).toHaveLength(1);
+    expect(
+      host.audit.list().filter((r) => r.action === 'configuration-change' && r.actor === 'fleet'),
+    ).toMatchObject([{ subject: 'reader.sim.presentDelayMs', details: { from: 50, to: 60 } }]);
+    fleet.close();
+  });
+});

@@ -90,6 +90,31 @@ function holdReversal(context: TapAndGoContext) {
   };
 }
 
+/**
+ * The hold closed after its full reversal: reversed if the reversal stood; otherwise returned, left to its expiry
+ * watch, which reverses it again.
+ */
+const closeReleasedHold = {
+  type: 'closeHold' as const,
+  params: ({ context, event }: { context: TapAndGoContext; event: { output: TransactionResult } }) => ({
+    hold: requireHold(context),
+    resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
+  }),
+};
+
+/** A state that releases the whole hold (`holdReversal`) and goes on to `target` whatever the reversal's outcome. */
+function releasingHold(target: string) {
+  return {
+    tags: ['processing'],
+    invoke: {
+      id: 'transaction' as const,
+      src: 'transaction' as const,
+      input: ({ context }: { context: TapAndGoContext }) => holdReversal(context),
+      onDone: { target, actions: closeReleasedHold },
+    },
+  };
+}
+
 export const tapAndGoMachine = setup({
   types: {
     context: {} as TapAndGoContext,
@@ -406,14 +431,7 @@ export const tapAndGoMachine = setup({
         onDone: {
           target: 'exited',
           actions: [
-            {
-              type: 'closeHold',
-              // A reversal that did not stand leaves the hold to its expiry watch, which reverses it again.
-              params: ({ context, event }) => ({
-                hold: requireHold(context),
-                resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
-              }),
-            },
+            closeReleasedHold,
             assign(({ context }) => ({
               amountMinor: context.feeMinor,
               message: { key: 'tapAndGo.exitPaid' },
@@ -423,25 +441,7 @@ export const tapAndGoMachine = setup({
         },
       },
     },
-    exitReleasingForLater: {
-      tags: ['processing'],
-      invoke: {
-        id: 'transaction',
-        src: 'transaction',
-        input: ({ context }) => holdReversal(context),
-        onDone: {
-          target: 'payingLater',
-          actions: {
-            type: 'closeHold',
-            // A reversal that did not stand leaves the hold to its expiry watch, which reverses it again.
-            params: ({ context, event }) => ({
-              hold: requireHold(context),
-              resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
-            }),
-          },
-        },
-      },
-    },
+    exitReleasingForLater: releasingHold('payingLater'),
     payingLater: {
       // Pay later: the fee the capture could not take, as a payment link printed and shown.
       ...payByLinkState({
@@ -597,24 +597,7 @@ export const tapAndGoMachine = setup({
         ],
       },
     },
-    exitReleasing: {
-      tags: ['processing'],
-      invoke: {
-        id: 'transaction',
-        src: 'transaction',
-        input: ({ context }) => holdReversal(context),
-        onDone: {
-          target: 'failed',
-          actions: {
-            type: 'closeHold',
-            params: ({ context, event }) => ({
-              hold: requireHold(context),
-              resolution: event.output.kind === 'approved' ? ('reversed' as const) : ('returned' as const),
-            }),
-          },
-        },
-      },
-    },
+    exitReleasing: releasingHold('failed'),
     exitReversing: {
       tags: ['processing'],
       invoke: {

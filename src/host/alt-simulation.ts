@@ -13,7 +13,12 @@ import { toDecimalString } from '../money/index.js';
 import type { LedgerRequest } from '../sandbox/index.js';
 import type { AltSaleView } from './alt-payment-desk.js';
 import { waitFor } from './drive.js';
-import type { SimulatedMessage, SimulationResult } from './simulation.js';
+import {
+  recordedMessage,
+  reportedLedger,
+  type SimulatedMessage,
+  type SimulationResult,
+} from './simulation.js';
 import { createTerminalHost } from './terminal-host.js';
 
 /**
@@ -57,15 +62,6 @@ function serviceOf(r: LedgerRequest): string {
     ?.processingInformation?.actionList;
   const action: unknown = Array.isArray(actions) ? (actions as unknown[])[0] : actions;
   return typeof action === 'string' ? action : '';
-}
-
-function amountOf(r: LedgerRequest): string | undefined {
-  const d = (
-    r.body as { orderInformation?: { amountDetails?: { totalAmount?: unknown; currency?: unknown } } }
-  )?.orderInformation?.amountDetails;
-  return typeof d?.totalAmount === 'string' && typeof d.currency === 'string'
-    ? `${d.totalAmount} ${d.currency}`
-    : undefined;
 }
 
 export async function runAltMethodSimulation(
@@ -125,24 +121,12 @@ export async function runAltMethodSimulation(
       }
     }
     await host.settle(30_000);
-    const ledger = sandbox.ledger();
-    const messages: SimulatedMessage[] = ledger.transactions
-      .flatMap((t) => t.requests)
+    const messages: SimulatedMessage[] = sandbox
+      .ledger()
+      .transactions.flatMap((t) => t.requests)
       .filter((r) => r.path.startsWith('/pts/'))
       .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
-      .map((r) => {
-        const amount = amountOf(r);
-        const status = (r.response as { status?: unknown } | undefined)?.status;
-        return {
-          service: serviceOf(r),
-          method: r.method,
-          path: r.path,
-          comments: '',
-          ...(amount !== undefined ? { amount } : {}),
-          httpStatus: r.httpStatus,
-          status: typeof status === 'string' ? status : '',
-        };
-      });
+      .map((r) => recordedMessage(r, serviceOf(r), (r.response as { status?: unknown } | undefined)?.status));
     const money = (minor: number): string => `${toDecimalString(minor, view.currency)} ${view.currency}`;
     return {
       model: 'kiosk',
@@ -153,18 +137,7 @@ export async function runAltMethodSimulation(
         message: `${view.state}; ${money(view.settledMinor)} settled, ${money(view.refundedMinor)} refunded`,
       },
       altSale: view,
-      ledger: {
-        transactions: ledger.transactions.map((t) => ({
-          id: t.id,
-          kind: t.kind,
-          ...(t.comments ? { comments: t.comments } : {}),
-          status: t.status,
-          currency: t.currency,
-          amounts: { ...t.amounts },
-          ...(t.parentId ? { parentId: t.parentId } : {}),
-        })),
-        consistency: sandbox.consistency({ requireResolved: true }),
-      },
+      ledger: reportedLedger(sandbox),
     };
   } finally {
     await host.close();

@@ -7,7 +7,12 @@ import type { LedgerRequest } from '../sandbox/index.js';
 import type { LinkView } from './link-desk.js';
 import { localDateTime } from './local-time.js';
 import { send, waitFor } from './drive.js';
-import type { SimulatedMessage, SimulationResult } from './simulation.js';
+import {
+  recordedMessage,
+  reportedLedger,
+  type SimulatedMessage,
+  type SimulationResult,
+} from './simulation.js';
 import { createTerminalHost } from './terminal-host.js';
 
 /**
@@ -17,20 +22,6 @@ import { createTerminalHost } from './terminal-host.js';
  * phone's browser sends it), the signed notification reaches the terminal's listener, the ticket is paid and the link
  * deactivated. The messages are the link API's requests and the hosted page's payment, in order.
  */
-
-function amountOf(r: LedgerRequest): string | undefined {
-  const info = (
-    r.body as
-      | {
-          orderInformation?: { amountDetails?: { totalAmount?: unknown; currency?: unknown } };
-          purchaseInformation?: { status?: unknown };
-        }
-      | undefined
-  )?.orderInformation?.amountDetails;
-  return typeof info?.totalAmount === 'string' && typeof info.currency === 'string'
-    ? `${info.totalAmount} ${info.currency}`
-    : undefined;
-}
 
 /** The link API call a request is, in words. */
 function serviceOf(r: LedgerRequest): string {
@@ -103,18 +94,8 @@ export async function runPayByLinkSimulation(
       .filter((r) => r.path.startsWith('/ipl/') || r.path.startsWith('/pay/'))
       .sort((a, b) => Date.parse(a.at) - Date.parse(b.at))
       .map((r) => {
-        const amount = amountOf(r);
         const response = r.response as { status?: unknown; purchaseInformation?: { status?: unknown } };
-        const status = response?.status ?? response?.purchaseInformation?.status;
-        return {
-          service: serviceOf(r),
-          method: r.method,
-          path: r.path.replace(/\?.*$/, ''),
-          comments: '',
-          ...(amount !== undefined ? { amount } : {}),
-          httpStatus: r.httpStatus,
-          status: typeof status === 'string' ? status : '',
-        };
+        return recordedMessage(r, serviceOf(r), response?.status ?? response?.purchaseInformation?.status);
       });
     return {
       model: 'kiosk',
@@ -125,18 +106,7 @@ export async function runPayByLinkSimulation(
         message: last.customer.message,
       },
       ...(link !== undefined ? { link } : {}),
-      ledger: {
-        transactions: ledger.transactions.map((t) => ({
-          id: t.id,
-          kind: t.kind,
-          ...(t.comments ? { comments: t.comments } : {}),
-          status: t.status,
-          currency: t.currency,
-          amounts: { ...t.amounts },
-          ...(t.parentId ? { parentId: t.parentId } : {}),
-        })),
-        consistency: sandbox.consistency({ requireResolved: true }),
-      },
+      ledger: reportedLedger(sandbox),
     };
   } finally {
     await host.close();

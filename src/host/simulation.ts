@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { parseConfig, type Config, type ConfigInput } from '../config/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { toDecimalString } from '../money/index.js';
-import type { Fault } from '../sandbox/index.js';
+import type { Fault, LedgerRequest, Sandbox } from '../sandbox/index.js';
 import type { OperatorResponse, TerminalSnapshot } from './api.js';
 import { localDateTime } from './local-time.js';
 import { createTerminalHost } from './terminal-host.js';
@@ -72,6 +72,47 @@ export interface SimulationResult {
     }>;
     /** The sandbox's invariants with `requireResolved`: an authorization neither captured nor reversed is a problem. */
     consistency: { ok: boolean; problems: unknown[] };
+  };
+}
+
+/**
+ * The sandbox's ledger as a simulation reports it. At the end of a simulation every authorization must be captured or
+ * reversed (issue 11, bug 8): a hold left on the customer's card is a finding, not a success.
+ */
+export function reportedLedger(sandbox: Sandbox): SimulationResult['ledger'] {
+  return {
+    transactions: sandbox.ledger().transactions.map((t) => ({
+      id: t.id,
+      kind: t.kind,
+      ...(t.comments ? { comments: t.comments } : {}),
+      status: t.status,
+      currency: t.currency,
+      amounts: { ...t.amounts },
+      ...(t.parentId ? { parentId: t.parentId } : {}),
+    })),
+    consistency: sandbox.consistency({ requireResolved: true }),
+  };
+}
+
+/**
+ * A request the sandbox recorded, as a simulation lists it: `service` and `status` in the words of its API, the path
+ * without its query, the amount of its `orderInformation` if it has one.
+ */
+export function recordedMessage(r: LedgerRequest, service: string, status: unknown): SimulatedMessage {
+  const amount = (
+    r.body as
+      { orderInformation?: { amountDetails?: { totalAmount?: unknown; currency?: unknown } } } | undefined
+  )?.orderInformation?.amountDetails;
+  return {
+    service,
+    method: r.method,
+    path: r.path.replace(/\?.*$/, ''),
+    comments: '',
+    ...(typeof amount?.totalAmount === 'string' && typeof amount.currency === 'string'
+      ? { amount: `${amount.totalAmount} ${amount.currency}` }
+      : {}),
+    httpStatus: r.httpStatus,
+    status: typeof status === 'string' ? status : '',
   };
 }
 
@@ -239,7 +280,6 @@ export async function runSimulation(
     const messages: SimulatedMessage[] = [...offers, ...journaled]
       .sort((a, b) => a.at - b.at)
       .map((m) => m.message);
-    const ledger = host.sandbox!.ledger();
     return {
       model: scenario.model,
       messages,
@@ -249,20 +289,7 @@ export async function runSimulation(
         message: last.customer.message,
         ...(operator.length ? { operator } : {}),
       },
-      ledger: {
-        transactions: ledger.transactions.map((t) => ({
-          id: t.id,
-          kind: t.kind,
-          ...(t.comments ? { comments: t.comments } : {}),
-          status: t.status,
-          currency: t.currency,
-          amounts: { ...t.amounts },
-          ...(t.parentId ? { parentId: t.parentId } : {}),
-        })),
-        // At the end of a simulation every authorization must be captured or reversed (issue 11, bug 8): a hold left
-        // on the customer's card is a finding, not a success.
-        consistency: host.sandbox!.consistency({ requireResolved: true }),
-      },
+      ledger: reportedLedger(host.sandbox!),
     };
   } finally {
     await host.close();

@@ -5,7 +5,7 @@ import {
   newTransactionId,
   type ServiceRequest,
 } from '../src/gateway/index.js';
-import { sandboxProcess } from './server-process.js';
+import { cannedGatewayProcess, sandboxProcess } from './server-process.js';
 import { ratioOf, type Benchmark, type BenchResult } from './types.js';
 
 const MERCHANT = 'testrest';
@@ -18,7 +18,7 @@ function tlv(tag: string, value: string): string {
 }
 
 /** The same card-present pre-authorization for both clients (an amount that the sandbox approves). */
-const AUTHORIZATION: ServiceRequest = {
+export const AUTHORIZATION: ServiceRequest = {
   service: 'preauth',
   code: 'BENCH-1',
   partner: { developerId: '12345678', solutionId: 'PARKTERM', thirdPartyCertificationNumber: 'PT0000000001' },
@@ -226,9 +226,12 @@ const authorize: Benchmark = {
           name: 'gateway.authorize',
           unit: 'req/s',
           ours: Math.round(rate(o.concurrent)),
-          peer: PEER,
-          peerValue: Math.round(rate(p.concurrent)),
-          ratio: ratioOf(rate(o.concurrent), rate(p.concurrent), true),
+          // The peer at its best: the SDK with its logs sent to a no-op logger (its default settings in extra).
+          peer: `${PEER} (no-op external logger, its cheapest setting)`,
+          peerValue: Math.round(rate(q.concurrent)),
+          ratio: ratioOf(rate(o.concurrent), rate(q.concurrent), true),
+          cpuMicrosPerOp: cpuPerRequest(both(o)),
+          peerCpuMicrosPerOp: cpuPerRequest(both(q)),
           extra: {
             concurrency: CONCURRENCY,
             requestsPerClientAndMode: perBatch * rounds,
@@ -245,6 +248,9 @@ const authorize: Benchmark = {
             sequentialPeerQuietLoggerReqPerSec: Math.round(rate(q.sequential)),
             peerQuietLoggerCpuMicrosPerRequest: cpuPerRequest(both(q)),
             concurrentRatioToQuietLogger: ratioOf(rate(o.concurrent), rate(q.concurrent), true),
+            cpuRatioToQuietLogger: ratioOf(cpuPerRequest(both(o)), cpuPerRequest(both(q)), false),
+            // The SDK with its default settings as the peer (the headline peer before it was the cheapest setting).
+            concurrentRatioToDefaultSettings: ratioOf(rate(o.concurrent), rate(p.concurrent), true),
             // Share of the concurrent run our process spent off the CPU, waiting for answers: near 1, the sandbox
             // (or the machine), not our client, sets the pace.
             oursWaitingShareConcurrent:
@@ -269,4 +275,127 @@ const authorize: Benchmark = {
   },
 };
 
-export const benchmarks: Benchmark[] = [authorize];
+/** A request function of the SDK: the same authorization with a fresh transactionId, approved or the run fails. */
+function sdkAuthorize(
+  sdk: SdkPayments,
+  template: { clientReferenceInformation: object },
+): () => Promise<void> {
+  return () =>
+    new Promise((resolve, reject) => {
+      const body = {
+        ...template,
+        clientReferenceInformation: {
+          ...template.clientReferenceInformation,
+          transactionId: newTransactionId(),
+        },
+      };
+      sdk.createPayment(body, (error, data) => {
+        const status = (data as { status?: unknown } | undefined)?.status;
+        if (error || status !== 'AUTHORIZED') reject(new Error(`${PEER}: ${String(status ?? error)}`));
+        else resolve();
+      });
+    });
+}
+
+/**
+ * gateway.throughput: client requests per second, and client CPU µs per request, against a server in its own process
+ * that answers a canned approval (bench/server-process.ts): no verification, no ledger, so the client — ours, or the
+ * official SDK at its cheapest setting (logs to a no-op external logger) against the same server — sets the pace, not
+ * the sandbox. {@link CONCURRENCY} requests in flight, rounds alternating between the clients. The limit is the
+ * client's own CPU: 1e6 / (CPU µs per request) requests per second on one core.
+ */
+const throughput: Benchmark = {
+  name: 'gateway.throughput',
+  description:
+    'authorizations per second and client CPU µs per authorization (build, validate, serialise, sign, send, parse, ' +
+    'classify) with 16 in flight against a canned server in its own process; peer: cybersource-rest-client at its ' +
+    'cheapest setting (no-op external logger) against the same server, in the same run. Limited by the client CPU ' +
+    '(limit = 1e6 / CPU µs per request, one core), not by the server (serverCpuMicrosPerRequest).',
+  async run({ quick }): Promise<BenchResult[]> {
+    const perBatch = quick ? 50 : 2_000;
+    const rounds = quick ? 1 : 4;
+    const server = await cannedGatewayProcess();
+    const client = createGatewayClient({
+      baseUrl: server.url,
+      merchantId: MERCHANT,
+      auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
+      timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
+      maxConnections: CONCURRENCY,
+    });
+    try {
+      const template = JSON.parse(client.prepare(AUTHORIZATION).body.toString('utf8')) as {
+        clientReferenceInformation: { transactionId: string };
+      };
+      const clients = {
+        ours: async (): Promise<void> => {
+          const outcome = await client.send(client.prepare(AUTHORIZATION));
+          if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
+        },
+        peer: sdkAuthorize(sdkPayments(server.url, true), template),
+      };
+      type Who = keyof typeof clients;
+      const tally: Record<
+        Who,
+        { requests: number; seconds: number; cpuMicros: number; serverCpuMicros: number | undefined }
+      > = {
+        ours: { requests: 0, seconds: 0, cpuMicros: 0, serverCpuMicros: 0 },
+        peer: { requests: 0, seconds: 0, cpuMicros: 0, serverCpuMicros: 0 },
+      };
+      for (const one of Object.values(clients)) await timed(Math.min(perBatch, 500), CONCURRENCY, one);
+      for (let round = 0; round < rounds; round++) {
+        const order: Who[] = round % 2 === 0 ? ['ours', 'peer'] : ['peer', 'ours'];
+        for (const who of order) {
+          const before = server.cpuMicros();
+          const t = await timed(perBatch, CONCURRENCY, clients[who]);
+          const after = server.cpuMicros();
+          const x = tally[who];
+          x.requests += perBatch;
+          x.seconds += t.seconds;
+          x.cpuMicros += t.cpuMicros;
+          x.serverCpuMicros =
+            x.serverCpuMicros !== undefined && before !== undefined && after !== undefined
+              ? x.serverCpuMicros + after - before
+              : undefined;
+        }
+      }
+      const perSecond = (w: Who): number => tally[w].requests / tally[w].seconds;
+      const cpu = (w: Who): number => tally[w].cpuMicros / tally[w].requests;
+      const serverCpu = tally.ours.serverCpuMicros;
+      return [
+        {
+          name: 'gateway.throughput',
+          unit: 'req/s',
+          ours: Math.round(perSecond('ours')),
+          peer: `${PEER} (no-op external logger, its cheapest setting)`,
+          peerValue: Math.round(perSecond('peer')),
+          ratio: ratioOf(perSecond('ours'), perSecond('peer'), true),
+          cpuMicrosPerOp: Math.round(cpu('ours')),
+          peerCpuMicrosPerOp: Math.round(cpu('peer')),
+          limit: {
+            what: 'client CPU on one core (1e6 / CPU µs per request)',
+            value: Math.round(1e6 / cpu('ours')),
+            unit: 'req/s',
+          },
+          extra: {
+            concurrency: CONCURRENCY,
+            requestsPerClient: perBatch * rounds,
+            oursCpuMicrosPerRequest: Math.round(cpu('ours')),
+            peerCpuMicrosPerRequest: Math.round(cpu('peer')),
+            cpuRatio: ratioOf(cpu('ours'), cpu('peer'), false),
+            limitReqPerSec: Math.round(1e6 / cpu('ours')),
+            ofLimit: Math.round((100 * perSecond('ours')) / (1e6 / cpu('ours'))) / 100,
+            server: 'child process answering a canned 201 AUTHORIZED',
+            ...(serverCpu !== undefined
+              ? { serverCpuMicrosPerRequest: Math.round(serverCpu / tally.ours.requests) }
+              : {}),
+          },
+        },
+      ];
+    } finally {
+      await client.close();
+      await server.close();
+    }
+  },
+};
+
+export const benchmarks: Benchmark[] = [authorize, throughput];

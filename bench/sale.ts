@@ -13,6 +13,7 @@ import { journalFollowOnStore } from '../src/host/follow-on-store.js';
 import { gatewayTransmitter } from '../src/host/gateway-adapters.js';
 import { silentLogger } from '../src/log/index.js';
 import { startSandbox } from '../src/sandbox/index.js';
+import { fsyncMicros } from './journal.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
 
 function copyRead(read: CardRead): CardRead {
@@ -89,12 +90,17 @@ const saleCost: Benchmark = {
       }
       const ours: number[] = [];
       const peer: number[] = [];
+      let oursCpuMicros = 0;
+      const commitsBefore = journal.durableCommits;
       for (let i = 0; i < n; i++) {
         // Interleaved so that both see the same machine state.
         const held = cards.hold(copyRead(read));
+        const cpu = process.cpuUsage();
         const t0 = performance.now();
         const record = await payments.submit(sale(held.ref));
         ours.push(performance.now() - t0);
+        const used = process.cpuUsage(cpu);
+        oursCpuMicros += used.user + used.system;
         if (record.outcome.kind !== 'approved') throw new Error(`sale ${i} was ${record.outcome.kind}`);
         const request = payments.toGatewayRequest(sale(held.ref));
         const prepared = gateway.prepare(request);
@@ -104,8 +110,19 @@ const saleCost: Benchmark = {
         if (outcome.kind !== 'approved') throw new Error(`peer sale ${i} was ${outcome.kind}`);
         cards.release(held.ref);
       }
+      const durablePerSale = (journal.durableCommits - commitsBefore) / n;
       const median = percentile(ours, 50);
       const peerMedian = percentile(peer, 50);
+      const dir2 = mkdtempSync(join(tmpdir(), 'pt-bench-fsync-'));
+      let fsync: number;
+      try {
+        fsync = fsyncMicros(dir2, quick ? 50 : 300);
+      } finally {
+        rmSync(dir2, { recursive: true, force: true });
+      }
+      // The floor of a sale that keeps the money rules: its round trip and two disk syncs (the entry before the first
+      // byte, the outcome after the answer).
+      const floorMs = peerMedian + (2 * fsync) / 1000;
       return [
         {
           name: 'sale.cost',
@@ -114,11 +131,21 @@ const saleCost: Benchmark = {
           peer: 'gateway round trip alone (no tag set, no journal)',
           peerValue: round(peerMedian),
           ratio: round(peerMedian / median),
+          cpuMicrosPerOp: Math.round(oursCpuMicros / n),
+          limit: {
+            what: 'round trip + 2 fdatasync (entry before sending, outcome after)',
+            value: round(floorMs),
+            unit: 'ms',
+          },
           extra: {
             p99: round(percentile(ours, 99)),
             peerP99: round(percentile(peer, 99)),
             sales: n,
             overheadMs: round(median - peerMedian),
+            durableCommitsPerSale: round(durablePerSale),
+            fsyncMicros: Math.round(fsync),
+            floorMs: round(floorMs),
+            cpuMicrosPerSale: Math.round(oursCpuMicros / n),
           },
         },
       ];

@@ -75,3 +75,37 @@ export function sandboxProcess(): Promise<ServerProcess> {
     '0',
   ]);
 }
+
+/**
+ * A server in its own process that answers every request with a canned gateway answer (a 201 AUTHORIZED of the shape
+ * the gateway gives a card-present authorization) after reading the whole body: it does no work per request beyond
+ * HTTP, so a client driving it is limited by itself, not by a borrowed limit (the sandbox's verification and ledger).
+ */
+export function cannedGatewayProcess(): Promise<ServerProcess> {
+  return serverProcess(['-e', CANNED_GATEWAY]);
+}
+
+const CANNED_GATEWAY = `
+const { createServer } = require('node:http');
+const canned = Buffer.from(JSON.stringify({
+  _links: { self: { href: '/pts/v2/payments/7000000000000000000001', method: 'GET' } },
+  id: '7000000000000000000001',
+  submitTimeUtc: '2026-01-01T12:00:00Z',
+  status: 'AUTHORIZED',
+  reconciliationId: '7000000000000000000001',
+  clientReferenceInformation: { code: 'BENCH-1' },
+  orderInformation: { amountDetails: { authorizedAmount: '12.50', currency: 'GBP' } },
+  processorInformation: { approvalCode: '831000', responseCode: '00', transactionId: '558196000003814' },
+  pointOfSaleInformation: { emv: { tags: '910AF0D7A5E8C8B1E6C30012' } },
+}));
+const server = createServer((req, res) => {
+  req.resume();
+  req.on('end', () => {
+    res.writeHead(201, { 'content-type': 'application/hal+json', 'content-length': canned.length });
+    res.end(canned);
+  });
+});
+server.keepAliveTimeout = 60000;
+server.listen(0, '127.0.0.1', () => process.stdout.write('http://127.0.0.1:' + server.address().port + '\\n'));
+process.on('SIGTERM', () => process.exit(0));
+`;

@@ -12,6 +12,15 @@ export interface BenchResult {
    * above 1 always means "we are better"); null without a peer.
    */
   readonly ratio: number | null;
+  /** CPU time (user + system) of our process per operation, microseconds, where measured. */
+  readonly cpuMicrosPerOp?: number;
+  /** The peer's CPU time per operation in the same run, microseconds, where measured. */
+  readonly peerCpuMicrosPerOp?: number;
+  /**
+   * The physical limit the figure is measured against, where one applies (e.g. one disk sync per commit), in `unit`
+   * or its own unit.
+   */
+  readonly limit?: { readonly what: string; readonly value: number; readonly unit: string };
   /** Extra figures (p99, totals, per-second rates beside a total time) for the human report. */
   readonly extra?: Record<string, number | string>;
 }

@@ -308,7 +308,10 @@ export class OfflineQueue {
           @masked_pan, @flow_id, 'stored', @stored_at)`),
       get: db.prepare('SELECT * FROM offline_payments WHERE id = ?'),
       byTx: db.prepare('SELECT * FROM offline_payments WHERE transaction_id = ?'),
-      next: db.prepare(`SELECT * FROM offline_payments WHERE state = 'stored' ORDER BY id LIMIT ?`),
+      // The partial index's own condition repeated, so that SQLite proves the index applies and reads the oldest
+      // stored payments from it instead of scanning every payment ever forwarded (each claim would cost O(n)).
+      next: db.prepare(`SELECT * FROM offline_payments
+        WHERE state = 'stored' AND state IN ('stored', 'forwarding') ORDER BY id LIMIT ?`),
       open: db.prepare(`SELECT COUNT(*) AS n, MIN(stored_at) AS oldest FROM offline_payments
         WHERE state IN ('stored', 'forwarding')`),
       openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
@@ -323,7 +326,8 @@ export class OfflineQueue {
       unclaim:
         db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
         WHERE id = ? AND state = 'forwarding'`),
-      forwarding: db.prepare(`SELECT * FROM offline_payments WHERE state = 'forwarding' ORDER BY id`),
+      forwarding: db.prepare(`SELECT * FROM offline_payments
+        WHERE state = 'forwarding' AND state IN ('stored', 'forwarding') ORDER BY id`),
       list: db.prepare('SELECT * FROM offline_payments ORDER BY id DESC LIMIT ?'),
       declined: db.prepare(`SELECT * FROM offline_payments
         WHERE state IN ('declined', 'rejected', 'unknown') AND decline_acknowledged = 0 ORDER BY id`),

@@ -7,12 +7,17 @@ function formatRow(r: BenchResult): string {
   const fmt = (n: number | null): string => (n === null ? '-' : n >= 100 ? n.toFixed(0) : n.toPrecision(4));
   const peer = r.peer ? `${r.peer} ${fmt(r.peerValue)} ${r.unit}` : 'no peer';
   const ratio = r.ratio === null ? '' : `  ratio ${r.ratio.toFixed(2)}x`;
+  const cpu =
+    r.cpuMicrosPerOp === undefined
+      ? ''
+      : `  cpu ${fmt(r.cpuMicrosPerOp)} µs/op${r.peerCpuMicrosPerOp === undefined ? '' : ` (peer ${fmt(r.peerCpuMicrosPerOp)})`}`;
+  const limit = r.limit ? `  limit ${fmt(r.limit.value)} ${r.limit.unit} (${r.limit.what})` : '';
   const extra = r.extra
     ? `  ${Object.entries(r.extra)
         .map(([k, v]) => `${k}=${typeof v === 'number' ? fmt(v) : v}`)
         .join(' ')}`
     : '';
-  return `${r.name.padEnd(22)} ${fmt(r.ours).padStart(10)} ${r.unit.padEnd(6)} vs ${peer}${ratio}${extra}`;
+  return `${r.name.padEnd(22)} ${fmt(r.ours).padStart(10)} ${r.unit.padEnd(6)} vs ${peer}${ratio}${cpu}${limit}${extra}`;
 }
 
 const command: Command = {
@@ -20,9 +25,31 @@ const command: Command = {
   summary: 'run the benchmarks, each against a named peer in the same run',
   usage: `parking-terminal bench [--only NAME] [--json] [--quick]
   --only NAME  run the benchmarks whose name starts with NAME (e.g. tlv, sale.cost)
-  --json       print {"results": [{name, unit, ours, peer, peerValue, ratio}]}
+  --json       print {"results": [{name, unit, ours, peer, peerValue, ratio, cpuMicrosPerOp?, peerCpuMicrosPerOp?,
+               limit?: {what, value, unit}, extra?}]}
   --quick      fewer iterations (smoke test of the harness; figures are not comparable)
   --list       print each benchmark's name and what it measures, its peer and what limits it
+Each figure is measured against its peer at the peer's best setting in the same run (ratio > 1: better than the
+peer), with the CPU time per operation and, where one applies, the physical limit it is measured against:
+  sale.cost: median ms of one unattended sale (tag set, request, signature, the durable journal write before sending
+               and the one after, the HTTP round trip to the in-process sandbox), p99 in extra; peer: the round trip
+               alone. Limit: the round trip plus two fdatasync on this disk (fsyncMicros), the cost of the money rules.
+  journal.append: durable appends per second, 1 caller waiting for its own write (headline) and 4, 16, 32 in flight
+               sharing group commits; peer: a bare better-sqlite3 insert, same durability (WAL, synchronous=FULL), one
+               commit per row alone or as many rows per transaction as arrive together. Limit: one fdatasync per
+               commit (1e6 / fsyncMicros per second; N in flight, N times that).
+  queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each journaled, marked sent durably, sent
+               and completed; peer: the same sends without journal or queue. Limited by the gateway round trips and
+               the disk syncs the group commit shares (commitsPerPayment in extra).
+  gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
+               SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the
+               sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read.
+  gateway.throughput: the same authorizations against a canned server in its own process, so the client sets the
+               pace; peer: the SDK at its cheapest setting against the same server. Limit: the client's CPU on one
+               core (1e6 / CPU µs per request).
+  sandbox.throughput: authorizations per second the sandbox answers to 50 clients; peer: node:http answering a
+               canned 201. Limited by the sandbox's verification, validation and ledger.
+  tlv.decode, tlv.encode: a 258-byte field 55; peers node-tlv and ber-tlv. CPU-bound.
   certify.check: messages per second and CPU µs per message of certify check (JSON.parse and every rule) over
                10,000 captured messages, against Ajv (a JSON Schema of the same requests, compiled once,
                allErrors: false) and against JSON.parse of the same bytes (the floor of any validator)`,

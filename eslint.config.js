@@ -104,6 +104,7 @@ const dependencyRules = [
     from: 'bench',
     allow: [
       ...below,
+      'fleet',
       'gateway',
       'journal',
       'flows',

@@ -10,4 +10,5 @@ export const BENCHMARK_GROUPS: ReadonlyArray<() => Promise<{ benchmarks: Benchma
   () => import('./gateway.js'),
   () => import('./sandbox.js'),
   () => import('./certify.js'),
+  () => import('./fleet.js'),
 ];

@@ -23,7 +23,7 @@ import {
 import { SimulatedFleetTerminal } from '../../src/fleet/testing/simulated-terminal.js';
 import { silentLogger } from '../../src/log/index.js';
 import { findCardData, TEST_PANS } from '../crash/card-scan.js';
-import { MOSQUITTO, startMosquitto, type Broker } from './mosquitto.js';
+import { MOSQUITTO, startMosquitto, type Broker } from '../../src/fleet/testing/mosquitto.js';
 
 /**
  * The fleet link against a real Mosquitto (issue 15): TLS with a CA made here, a password file, an ACL per terminal.

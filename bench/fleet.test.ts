@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { MOSQUITTO } from '../src/fleet/testing/mosquitto.js';
+import { MOSQUITTO } from './mosquitto.js';
 import { benchmarks } from './fleet.js';
 
 describe.skipIf(!MOSQUITTO && !process.env.CI)('fleet benchmark', () => {

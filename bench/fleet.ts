@@ -13,8 +13,8 @@ import {
   type BrokerSettings,
   type FleetConfig,
 } from '../src/fleet/index.js';
-import { MOSQUITTO, startMosquitto, type Broker } from '../src/fleet/testing/mosquitto.js';
-import { SimulatedFleetTerminal } from '../src/fleet/testing/simulated-terminal.js';
+import { MOSQUITTO, startMosquitto, type Broker } from './mosquitto.js';
+import { SimulatedFleetTerminal } from '../src/fleet/simulated-terminal.js';
 import { silentLogger } from '../src/log/index.js';
 import { ratioOf, type Benchmark, type BenchOptions, type BenchResult } from './types.js';
 

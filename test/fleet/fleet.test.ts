@@ -20,10 +20,10 @@ import {
   type FleetKey,
   type SignedCommand,
 } from '../../src/fleet/index.js';
-import { SimulatedFleetTerminal } from '../../src/fleet/testing/simulated-terminal.js';
+import { SimulatedFleetTerminal } from '../../src/fleet/simulated-terminal.js';
 import { silentLogger } from '../../src/log/index.js';
 import { findCardData, TEST_PANS } from '../crash/card-scan.js';
-import { MOSQUITTO, startMosquitto, type Broker } from '../../src/fleet/testing/mosquitto.js';
+import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js';
 
 /**
  * The fleet link against a real Mosquitto (issue 15): TLS with a CA made here, a password file, an ACL per terminal.

@@ -6,10 +6,11 @@ import { tmpdir, userInfo } from 'node:os';
 import { join } from 'node:path';
 
 /**
- * A real Mosquitto for the fleet tests and benchmark, on a free port of 127.0.0.1, with a configuration generated here: TLS (a CA
- * and a server certificate for 127.0.0.1 made with openssl), a password file hashed by mosquitto_passwd, and an ACL
- * that lets each terminal (user name = terminal id) write only its own status, heartbeat, events and replies and read
- * only its own commands, and the operator read everything and write commands.
+ * A real Mosquitto for the fleet benchmark (`fleet.heartbeats`) and the fleet tests (test/fleet/), on a free port of
+ * 127.0.0.1, with a configuration generated here: TLS (a CA and a server certificate for 127.0.0.1 made with
+ * openssl), a password file hashed by mosquitto_passwd, and an ACL that lets each terminal (user name = terminal id)
+ * write only its own status, heartbeat, events and replies and read only its own commands, and the operator read
+ * everything and write commands.
  */
 
 export const MOSQUITTO = ['/usr/sbin/mosquitto', '/usr/bin/mosquitto'].find((p) => existsSync(p));

@@ -1,9 +1,10 @@
-import type { FleetEvent, FleetCommandName, TerminalHealth } from '../messages.js';
-import type { CommandOutcome, FleetTerminal } from '../terminal.js';
+import type { FleetEvent, FleetCommandName, TerminalHealth } from './messages.js';
+import type { CommandOutcome, FleetTerminal } from './terminal.js';
 
 /**
- * A terminal for the fleet's tests and benchmark: the real {@link FleetLink} runs over it, so hundreds of terminals
- * can report to one broker from one process. Command ids are kept in memory (the real terminal keeps them in the
+ * A simulated terminal for the fleet benchmark (`parking-terminal bench --only fleet`) and tests, as devices/sim is a
+ * simulated reader: the real {@link FleetLink} runs over it, so hundreds of terminals can report to one broker from
+ * one process. Command ids are kept in memory (the real terminal keeps them in the
  * journal database, src/host/fleet-terminal.ts); `executed` counts what ran.
  */
 export class SimulatedFleetTerminal implements FleetTerminal {

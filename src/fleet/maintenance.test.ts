@@ -37,7 +37,7 @@ describe('topics and alerts', () => {
       offline: { depth: 2, totals: [], oldestAgeSeconds: 10, declinedAfterForward: 1 },
       openAuthorizations: 0,
       journal: { unknown: 1, inFlight: 0 },
-      diskFreeBytes: 1024,
+      diskFreeMegabytes: 100,
     };
     expect(alertsOf({ online: false, heartbeat, ageSeconds: 400 })).toEqual([
       'offline',

@@ -35,8 +35,11 @@ export interface TerminalHealth {
   openAuthorizations: number;
   /** Journal entries whose outcome is unknown, and entries in flight. */
   journal: { unknown: number; inFlight: number };
-  /** Free bytes on the journal's file system; null when it cannot be read. */
-  diskFreeBytes: number | null;
+  /**
+   * Free space on the journal's file system, MiB (whole: a byte count of a large disk would pass the card-number
+   * redaction as text); null when it cannot be read.
+   */
+  diskFreeMegabytes: number | null;
 }
 
 /** One heartbeat: the health, stamped. */
@@ -166,7 +169,7 @@ export function alertsOf(input: {
   if (h.journal.unknown > 0) alerts.push('journal-unknown');
   if (h.offline.depth > 0) alerts.push('offline-queue');
   if (h.offline.declinedAfterForward > 0) alerts.push('declined-after-forward');
-  if (h.diskFreeBytes !== null && h.diskFreeBytes < 512 * 1024 * 1024) alerts.push('disk-low');
+  if (h.diskFreeMegabytes !== null && h.diskFreeMegabytes < 512) alerts.push('disk-low');
   if (h.gateway.clockSkewSeconds !== null && Math.abs(h.gateway.clockSkewSeconds) > 30)
     alerts.push('clock-skew');
   return alerts;

@@ -33,7 +33,7 @@ export class SimulatedFleetTerminal implements FleetTerminal {
       offline: { depth: 0, totals: [], oldestAgeSeconds: null, declinedAfterForward: 0 },
       openAuthorizations: 0,
       journal: { unknown: 0, inFlight: 0 },
-      diskFreeBytes: 10 * 1024 ** 3,
+      diskFreeMegabytes: 10 * 1024,
       ...this.overrides,
     };
   }

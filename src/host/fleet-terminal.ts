@@ -139,10 +139,10 @@ export class HostFleetTerminal implements FleetTerminal {
     );
   }
 
-  private diskFreeBytes(): number | null {
+  private diskFreeMegabytes(): number | null {
     try {
       const fs = statfsSync(dirname(resolve(this.options.cwd, this.host.config.journal.path)));
-      return fs.bavail * fs.bsize;
+      return Math.floor((fs.bavail * fs.bsize) / (1024 * 1024));
     } catch {
       return null;
     }
@@ -175,7 +175,7 @@ export class HostFleetTerminal implements FleetTerminal {
       },
       openAuthorizations: this.openAuthorizations(),
       journal: { unknown: counts.unknown, inFlight: counts.inFlight },
-      diskFreeBytes: this.diskFreeBytes(),
+      diskFreeMegabytes: this.diskFreeMegabytes(),
     };
   }
 

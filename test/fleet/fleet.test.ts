@@ -234,7 +234,7 @@ suite('fleet link over a real Mosquitto', () => {
         journal: { unknown: 0, inFlight: 0 },
         intervalSeconds: 1,
       });
-      expect(beat.diskFreeBytes).toBeGreaterThan(0);
+      expect(beat.diskFreeMegabytes).toBeGreaterThan(0);
       expect(
         typeof beat.gateway.clockSkewSeconds === 'number' || beat.gateway.clockSkewSeconds === null,
       ).toBe(true);

@@ -1,10 +1,10 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import { createGatewayClient, GatewayError, type GatewayClient } from '../../gateway/index.js';
+import { GatewayError, type GatewayClient } from '../../gateway/index.js';
 import { AltPaymentDesk, AltPaymentError, type AltSaleView } from '../../host/alt-payment-desk.js';
 import { AuditTrail } from '../../host/audit-trail.js';
-import { gatewayAuthFromConfig, gatewayTransmitter } from '../../host/gateway-adapters.js';
+import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import type { AltSaleState } from '../../journal/alt-sales.js';
 import {
   AuditStore,
@@ -13,9 +13,9 @@ import {
   openJournal,
   type SqliteJournal,
 } from '../../journal/index.js';
-import { createLogger, silentLogger } from '../../log/index.js';
 import { AmountError, parseDecimal } from '../../money/index.js';
 import { parseCommandArgs } from '../args.js';
+import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
 const STATES: readonly AltSaleState[] = [
@@ -130,17 +130,8 @@ export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayC
 
       const id = parseId(idText);
       const baseUrl =
-        values.gateway ?? (config.gateway.kind === 'remote' ? config.gateway.baseUrl : undefined);
-      if (baseUrl === undefined && deps.gateway === undefined)
-        throw new UsageError(
-          'ALT_NO_GATEWAY',
-          'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
-        );
-      if (baseUrl !== undefined && !URL.canParse(baseUrl))
-        throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
-      const logger = config.log.file
-        ? createLogger({ level: config.log.level, destination: config.log.file })
-        : silentLogger();
+        deps.gateway === undefined ? commandGatewayUrl(config, values.gateway, 'ALT_NO_GATEWAY') : undefined;
+      const logger = commandLogger(config);
       const journal = openJournal(journalPath, {
         now,
         logger,
@@ -152,16 +143,7 @@ export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayC
         journal.acquireSenderLock('parking-terminal altpay refund');
         gateway =
           deps.gateway ??
-          createGatewayClient({
-            baseUrl: baseUrl ?? '',
-            merchantId: config.gateway.merchantId,
-            auth: gatewayAuthFromConfig(config, { baseUrl: baseUrl ?? '', cwd: io.cwd, logger })
-              .authenticator,
-            timeouts: config.gateway.timeouts,
-            retry: config.gateway.retry,
-            logger,
-            now,
-          });
+          connectConfiguredGateway(config, { baseUrl: baseUrl ?? '', logger, cwd: io.cwd, now });
         const desk = new AltPaymentDesk({
           journal,
           sender: new JournaledSender(journal, gatewayTransmitter(gateway), { logger }),

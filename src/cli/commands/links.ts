@@ -1,17 +1,12 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import {
-  createGatewayClient,
-  GatewayError,
-  MAX_LIST_LIMIT,
-  type GatewayClient,
-} from '../../gateway/index.js';
-import { gatewayAuthFromConfig } from '../../host/gateway-adapters.js';
+import { GatewayError, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
 import { paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
-import { createLogger, silentLogger, type Logger } from '../../log/index.js';
+import type { Logger } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
+import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
 import { EXIT_FINDINGS, EXIT_OK, printError, printJson, UsageError, type Command } from '../output.js';
 
 const DEFAULT_LIMIT = 100;
@@ -41,15 +36,7 @@ export type ConnectLinks = (
   options: { baseUrl: string; logger: Logger; cwd: string },
 ) => Pick<GatewayClient, 'paymentLinks' | 'close'>;
 
-const connectGateway: ConnectLinks = (config, { baseUrl, logger, cwd }) =>
-  createGatewayClient({
-    baseUrl,
-    merchantId: config.gateway.merchantId,
-    auth: gatewayAuthFromConfig(config, { baseUrl, cwd, logger }).authenticator,
-    timeouts: config.gateway.timeouts,
-    retry: config.gateway.retry,
-    logger,
-  });
+const connectGateway: ConnectLinks = connectConfiguredGateway;
 
 function wholeNumber(
   value: string | undefined,
@@ -117,18 +104,8 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
         throw new UsageError('BAD_ARGUMENTS', `--status takes ACTIVE or INACTIVE, got "${status}"`);
 
       const config = loadConfig(values.config ? resolve(io.cwd, values.config) : undefined);
-      const baseUrl =
-        values.gateway ?? (config.gateway.kind === 'remote' ? config.gateway.baseUrl : undefined);
-      if (baseUrl === undefined)
-        throw new UsageError(
-          'LINKS_NO_GATEWAY',
-          'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
-        );
-      if (!URL.canParse(baseUrl))
-        throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
-      const logger = config.log.file
-        ? createLogger({ level: config.log.level, destination: config.log.file })
-        : silentLogger();
+      const baseUrl = commandGatewayUrl(config, values.gateway, 'LINKS_NO_GATEWAY');
+      const logger = commandLogger(config);
       const now = deps.now ?? (() => new Date());
       const journalPath = resolve(io.cwd, config.journal.path);
       // The terminal's own record; never created here when the terminal has not run yet.

@@ -1,8 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import { createGatewayClient } from '../../gateway/index.js';
-import { gatewayAuthFromConfig, gatewayTransmitter } from '../../host/gateway-adapters.js';
+import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import {
   fileKeyProvider,
   JournaledSender,
@@ -12,8 +11,9 @@ import {
   type OfflineStatus,
   type Transmitter,
 } from '../../journal/index.js';
-import { createLogger, silentLogger, type Logger } from '../../log/index.js';
+import type { Logger } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
+import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
 /** What `queue flush` needs to reach the gateway; `close` releases it. */
@@ -30,14 +30,7 @@ export type ConnectForwarder = (
 ) => Promise<FlushConnection>;
 
 const connectGateway: ConnectForwarder = (config, { baseUrl, logger, cwd }) => {
-  const gateway = createGatewayClient({
-    baseUrl,
-    merchantId: config.gateway.merchantId,
-    auth: gatewayAuthFromConfig(config, { baseUrl, cwd, logger }).authenticator,
-    timeouts: config.gateway.timeouts,
-    retry: config.gateway.retry,
-    logger,
-  });
+  const gateway = connectConfiguredGateway(config, { baseUrl, logger, cwd });
   return Promise.resolve({ transmitter: gatewayTransmitter(gateway), close: () => gateway.close() });
 };
 
@@ -99,18 +92,8 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         return EXIT_OK;
       }
 
-      const baseUrl =
-        values.gateway ?? (config.gateway.kind === 'remote' ? config.gateway.baseUrl : undefined);
-      if (baseUrl === undefined)
-        throw new UsageError(
-          'QUEUE_NO_GATEWAY',
-          'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
-        );
-      if (!URL.canParse(baseUrl))
-        throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
-      const logger = config.log.file
-        ? createLogger({ level: config.log.level, destination: config.log.file })
-        : silentLogger();
+      const baseUrl = commandGatewayUrl(config, values.gateway, 'QUEUE_NO_GATEWAY');
+      const logger = commandLogger(config);
       const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
       const journal = openJournal(journalPath, { now, logger, key: keyProvider.loadKey() });
       try {

@@ -64,6 +64,17 @@ export interface AltRefundView {
 }
 
 /** A sale as the kiosk and the operator see it. Never carries personal data. */
+/** Every state an alternative-method sale is journaled in: what the operator and `altpay list --state` filter on. */
+export const ALT_SALE_STATES: readonly AltSaleState[] = [
+  'sending',
+  'unknown',
+  'PENDING',
+  'SETTLED',
+  'FUNDED',
+  'FAILED',
+  'ABANDONED',
+];
+
 export interface AltSaleView {
   readonly id: number;
   readonly profile: number;

@@ -3,6 +3,7 @@ import type { AltSaleState } from '../journal/alt-sales.js';
 import type { StoredLink } from '../journal/index.js';
 import { formatMoney } from '../money/index.js';
 import {
+  ALT_SALE_STATES,
   AltPaymentError,
   type AltPaymentDesk,
   type AltRefundView,
@@ -43,16 +44,6 @@ function altSaleStatus(state: AltSaleState): AltSaleStatus {
       return 'unknown';
   }
 }
-
-const ALT_SALE_STATES: readonly AltSaleState[] = [
-  'sending',
-  'unknown',
-  'PENDING',
-  'SETTLED',
-  'FUNDED',
-  'FAILED',
-  'ABANDONED',
-];
 
 type Answer<T extends OperatorResponse['type']> = Result<Extract<OperatorResponse, { type: T }>>;
 

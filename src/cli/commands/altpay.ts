@@ -2,7 +2,12 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { GatewayError, type GatewayClient } from '../../gateway/index.js';
-import { AltPaymentDesk, AltPaymentError, type AltSaleView } from '../../host/alt-payment-desk.js';
+import {
+  ALT_SALE_STATES,
+  AltPaymentDesk,
+  AltPaymentError,
+  type AltSaleView,
+} from '../../host/alt-payment-desk.js';
 import { AuditTrail } from '../../host/audit-trail.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import type { AltSaleState } from '../../journal/alt-sales.js';
@@ -17,16 +22,6 @@ import { AmountError, parseDecimal } from '../../money/index.js';
 import { parseCommandArgs } from '../args.js';
 import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
-
-const STATES: readonly AltSaleState[] = [
-  'sending',
-  'unknown',
-  'PENDING',
-  'SETTLED',
-  'FUNDED',
-  'FAILED',
-  'ABANDONED',
-];
 
 const USAGE = `parking-terminal altpay list [--state S] [--config FILE]
 parking-terminal altpay show ID [--config FILE]
@@ -53,8 +48,8 @@ function parseStates(value: string | undefined): AltSaleState[] | undefined {
   if (value === undefined) return undefined;
   const states = value.split(',').map((s) => s.trim());
   for (const s of states)
-    if (!STATES.includes(s as AltSaleState))
-      throw new UsageError('BAD_ARGUMENTS', `--state takes ${STATES.join(', ')}; got "${s}"`);
+    if (!ALT_SALE_STATES.includes(s as AltSaleState))
+      throw new UsageError('BAD_ARGUMENTS', `--state takes ${ALT_SALE_STATES.join(', ')}; got "${s}"`);
   return states as AltSaleState[];
 }
 

@@ -66,7 +66,7 @@ export class AltPaymentService extends PaymentLedger {
   sale(call: ApiCall): ApiOutcome {
     const now = this.ctx.now();
     const r = new FieldReader(call.body, now);
-    const replay = this.replay(call, r.text('clientReferenceInformation.transactionId', false));
+    const replay = this.repeatedSale(call, r.text('clientReferenceInformation.transactionId', false));
     if (replay) return replay;
     const fields = validateAltSale(r);
     const trigger = amountTrigger(fields.amountMinor, { canDecline: true, canBePartial: false });
@@ -319,7 +319,7 @@ export class AltPaymentService extends PaymentLedger {
   }
 
   /** An identical repeated sale gets its first answer; a different one with the same transactionId is refused. */
-  private replay(call: ApiCall, transactionId: string | undefined): ApiOutcome | undefined {
+  private repeatedSale(call: ApiCall, transactionId: string | undefined): ApiOutcome | undefined {
     if (transactionId === undefined) return undefined;
     const earlier = this.ctx.store
       .withTransactionId(call.merchantId, transactionId)
@@ -332,13 +332,7 @@ export class AltPaymentService extends PaymentLedger {
         'clientReferenceInformation.transactionId was already used with a different request',
         'clientReferenceInformation.transactionId',
       );
-    return {
-      httpStatus: earlier.answer.httpStatus,
-      body: earlier.answer.body,
-      created: [],
-      touched: [earlier],
-      replayOf: earlier,
-    };
+    return this.replay(call, earlier);
   }
 }
 

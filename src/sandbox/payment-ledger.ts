@@ -69,20 +69,25 @@ export class PaymentLedger {
     return tx;
   }
 
+  /** The first answer again, for a request that repeats `earlier` (an idempotent resend). */
+  protected replay(call: ApiCall, earlier: LedgerTransaction): ApiOutcome {
+    call.target = earlier;
+    return {
+      httpStatus: earlier.answer.httpStatus,
+      body: earlier.answer.body,
+      created: [],
+      touched: [earlier],
+      replayOf: earlier,
+    };
+  }
+
   /** Finds an earlier original with the same transactionId: replays an identical request, refuses a different one. */
   protected duplicate(call: ApiCall, transactionId: string | undefined): ApiOutcome | undefined {
     if (transactionId === undefined) return undefined;
     for (const tx of this.ctx.store.withTransactionId(call.merchantId, transactionId)) {
       if (!ORIGINAL_KINDS.has(tx.kind)) continue;
       call.target = tx;
-      if (tx.bodyFingerprint === fingerprint(call.body))
-        return {
-          httpStatus: tx.answer.httpStatus,
-          body: tx.answer.body,
-          created: [],
-          touched: [tx],
-          replayOf: tx,
-        };
+      if (tx.bodyFingerprint === fingerprint(call.body)) return this.replay(call, tx);
       throw this.fail(
         'DUPLICATE_REQUEST',
         'clientReferenceInformation.transactionId was already used with a different request',

@@ -79,16 +79,7 @@ export class TimeoutRequests extends PaymentLedger {
     } = validateTimeoutReversal(new FieldReader(call.body, now), now);
     const txs = this.ctx.store.withTransactionId(call.merchantId, transactionId);
     const earlier = txs.find((t) => t.kind === 'timeout-reversal');
-    if (earlier) {
-      call.target = earlier;
-      return {
-        httpStatus: earlier.answer.httpStatus,
-        body: earlier.answer.body,
-        created: [],
-        touched: [earlier],
-        replayOf: earlier,
-      };
-    }
+    if (earlier) return this.replay(call, earlier);
     const increment = txs.find((t) => t.kind === 'incremental');
     if (increment && !txs.some((t) => ORIGINAL_KINDS.has(t.kind)))
       return this.reversalOfIncrement(call, increment, { currency, amount, now });
@@ -147,16 +138,7 @@ export class TimeoutRequests extends PaymentLedger {
     const { transactionId, comments } = validateTimeoutVoid(new FieldReader(call.body, now), now);
     const txs = this.ctx.store.withTransactionId(call.merchantId, transactionId);
     const earlier = txs.find((t) => t.kind === 'timeout-void');
-    if (earlier) {
-      call.target = earlier;
-      return {
-        httpStatus: earlier.answer.httpStatus,
-        body: earlier.answer.body,
-        created: [],
-        touched: [earlier],
-        replayOf: earlier,
-      };
-    }
+    if (earlier) return this.replay(call, earlier);
     const original = txs.find((t) => ORIGINAL_KINDS.has(t.kind));
     if (original) {
       call.target = original;

@@ -7,8 +7,10 @@ import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
 import { createTerminalHost } from '../src/host/terminal-host.js';
+import { startKioskService } from '../src/host/kiosk-service.js';
 import { registerTerminalIpc } from './ipc.js';
 import { buildPreload } from './preload-build.js';
+import { RendererRecovery } from './renderer-recovery.js';
 import { APP_HOST, APP_SCHEME, APP_URL, isAppUrl, windowOptions, withSecurityHeaders } from './security.js';
 
 /** A TerminalHost as the Electron shell needs it: the API plus an orderly shutdown. */
@@ -24,7 +26,18 @@ export interface ElectronOptions {
   /** Full screen without kiosk lock. */
   fullscreen?: boolean;
   logger?: Logger;
+  /**
+   * Started once the window exists: the kiosk service (health loop with the renderer's last sign of life, daily
+   * restart). `restart` closes the window and the terminal and exits with the restart code (75).
+   */
+  service?: (
+    uiAliveMs: () => number | undefined,
+    restart: (reason: string) => void,
+  ) => Promise<{ close(): Promise<void> }>;
 }
+
+/** The exit code of a restart the terminal asks for itself (src/cli/commands/start.ts, EXIT_RESTART). */
+const EXIT_RESTART = 75;
 
 /**
  * Runs the kiosk window against `host` inside Electron's main process (DESIGN.md, Runtime shape): a hardened
@@ -84,18 +97,31 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   );
   const dispose = registerTerminalIpc(ipcMain, host, win.webContents, isAppUrl);
   win.once('ready-to-show', () => win.show());
-  win.webContents.on('render-process-gone', (_e, details) => {
-    logger?.error({ reason: details.reason }, 'renderer process gone; reloading');
-    if (!win.isDestroyed()) void win.loadURL(APP_URL);
-  });
+  // A renderer that dies or hangs is loaded again (main/renderer-recovery.ts); its probes feed the UI health check.
+  const recovery = new RendererRecovery(win, {
+    url: APP_URL,
+    log: (message, details) => logger?.error(details, message),
+  }).start();
+  let exitCode = 0;
+  const service = await options.service?.(
+    () => recovery.lastAliveMs,
+    (reason) => {
+      logger?.info({ reason }, 'restarting the terminal');
+      exitCode = EXIT_RESTART;
+      if (!win.isDestroyed()) win.close();
+    },
+  );
 
   await new Promise<void>((resolve) => {
     app.once('window-all-closed', () => resolve());
     void win.loadURL(APP_URL);
   });
+  recovery.stop();
+  await service?.close();
   dispose();
   await host.close();
-  app.quit();
+  if (exitCode !== 0) app.exit(exitCode);
+  else app.quit();
 }
 
 /**
@@ -129,7 +155,14 @@ async function electronEntry(): Promise<void> {
   process.on('unhandledRejection', fault('unhandledRejection'));
   process.on('uncaughtException', fault('uncaughtException'));
   const kiosk = process.env.PARKING_TERMINAL_KIOSK !== '0';
-  await runElectron(host, { staticDir, preload, kiosk, logger });
+  await runElectron(host, {
+    staticDir,
+    preload,
+    kiosk,
+    logger,
+    service: (uiAliveMs, restart) =>
+      startKioskService(host, { uiAliveMs, restart, configFile, cwd: process.cwd(), logger }),
+  });
 }
 
 if (process.versions.electron !== undefined && process.type === 'browser') {

@@ -445,6 +445,38 @@ export const fleetSchema = z.strictObject({
     .prefault({}),
 });
 
+/**
+ * The kiosk service (deploy/systemd/parking-terminal.service; README, Running as a kiosk service): the health loop
+ * behind systemd's watchdog and the daily restart in the maintenance window (`fleet.maintenanceWindow`, its default
+ * without a fleet link).
+ */
+export const serviceSchema = z
+  .strictObject({
+    /** Restart once a day in the maintenance window, at the first moment no customer and no money is in flight. */
+    dailyRestart: z.boolean().default(true),
+    /** Seconds the reader link may stay down before the watchdog stops being fed (a restart resets the link). */
+    readerGraceSeconds: z.number().int().min(10).max(86_400).default(300),
+    /** Seconds without a sign of life of the UI (the kiosk window's renderer) before the watchdog stops being fed. */
+    uiStaleSeconds: z.number().int().min(5).max(3_600).default(60),
+  })
+  .prefault({});
+
+/**
+ * Updates of the packaged kiosk app (electron-updater; README, Updates): downloaded any time, installed only in the
+ * maintenance window when nothing is in flight. Absent: no updates.
+ */
+export const updatesSchema = z.strictObject({
+  /** The update server (a generic provider: the folder holding `latest-linux.yml` and the packages). */
+  url: z
+    .string()
+    .url()
+    .refine((u) => /^https?:\/\//.test(u), { message: 'an http:// or https:// URL' }),
+  /** The channel (electron-updater: `latest`, `beta`, `alpha`); a terminal takes its own and the more stable ones. */
+  channel: z.enum(['latest', 'beta', 'alpha']).default('latest'),
+  /** Hours between two checks for a new version. */
+  checkHours: z.number().int().min(1).max(168).default(4),
+});
+
 export const configSchema = z.strictObject({
   terminal: terminalSchema,
   reader: readerSchema,
@@ -464,6 +496,10 @@ export const configSchema = z.strictObject({
   alternativeMethods: alternativeMethodsSchema,
   /** The MQTT fleet link (src/fleet/); absent = no fleet link. */
   fleet: fleetSchema.optional(),
+  /** The kiosk service: watchdog health loop, daily restart. */
+  service: serviceSchema,
+  /** Updates of the packaged app; absent = no updates. */
+  updates: updatesSchema.optional(),
 });
 
 /** The validated configuration, every default filled in. */

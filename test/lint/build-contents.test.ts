@@ -64,7 +64,13 @@ describe('build contents', () => {
   const built = buildFiles();
 
   it('compiles the product: the kiosk main process, the command, the core and the drivers', () => {
-    for (const file of ['main/main.ts', 'src/cli/main.ts', 'src/host/terminal-host.ts', 'devices/reader.ts'])
+    for (const file of [
+      'main/main.ts',
+      'src/cli/main.ts',
+      'src/cli/run.ts',
+      'src/host/terminal-host.ts',
+      'devices/reader.ts',
+    ])
       expect(built, file).toContain(file);
   });
 

@@ -7,6 +7,7 @@ import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { createTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
+import { startKioskService, type KioskService } from '../../host/kiosk-service.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
@@ -94,6 +95,7 @@ starts it again).`,
     let host: TerminalHost | undefined;
     let bridge: Bridge | undefined;
     let fleet: ReturnType<typeof startFleetLink> = undefined;
+    let service: KioskService | undefined;
     let restartAsked: (reason: string) => void = () => undefined;
     const restart = new Promise<string>((r) => (restartAsked = r));
     const faults: string[] = [];
@@ -125,6 +127,16 @@ starts it again).`,
         restart: (reason) => restartAsked(reason),
       });
       if (fleet && config.fleet) out(`Fleet link: ${new URL(config.fleet.url).host}`);
+      // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,
+      // the UI is a browser outside this process: its check is the bridge serving.
+      service = await startKioskService(host, {
+        uiAliveMs: () => (bridge ? Date.now() : undefined),
+        restart: (reason) => restartAsked(reason),
+        ...(fleet ? { idle: fleet.terminal } : {}),
+        configFile,
+        cwd: io.cwd,
+        logger,
+      });
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
       if (restarting !== undefined) {
         logger.info({ reason: restarting }, 'restarting the terminal');
@@ -136,6 +148,9 @@ starts it again).`,
       logger.error({ err: e }, 'the terminal could not start');
       throw e;
     } finally {
+      await service
+        ?.close()
+        .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));
       await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
       await closeAll(logger, host, bridge);
       removeFaultHandler?.();

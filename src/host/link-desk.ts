@@ -411,6 +411,22 @@ export class LinkDesk {
     return () => this.listeners.delete(listener);
   }
 
+  /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
+  private auditRefusedPayment(
+    linkId: string,
+    n: LinkPaymentNotification,
+    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH',
+  ): void {
+    this.deps.audit.record({
+      actor: 'system',
+      action: 'link-paid',
+      subject: linkId,
+      result: 'refused',
+      code,
+      details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
+    });
+  }
+
   /**
    * A verified payment notification (src/gateway/link-notifications.ts). An approved payment of the link's amount
    * makes it `paid` (journaled before this returns) and deactivates it; a decline leaves it active for another try.
@@ -427,14 +443,7 @@ export class LinkDesk {
       // The same notification again is nothing new; a second approved payment (paid in the moment before the link was
       // deactivated) is money the operator must refund.
       if (n.paymentId !== link.paymentId && n.status === 'AUTHORIZED')
-        this.deps.audit.record({
-          actor: 'system',
-          action: 'link-paid',
-          subject: link.linkId,
-          result: 'refused',
-          code: 'PAID_TWICE',
-          details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
-        });
+        this.auditRefusedPayment(link.linkId, n, 'PAID_TWICE');
       return;
     }
     if (n.status !== 'AUTHORIZED') {
@@ -444,14 +453,7 @@ export class LinkDesk {
       return;
     }
     if (n.amountMinor !== link.amountMinor || n.currency !== link.currency) {
-      this.deps.audit.record({
-        actor: 'system',
-        action: 'link-paid',
-        subject: link.linkId,
-        result: 'refused',
-        code: 'AMOUNT_MISMATCH',
-        details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
-      });
+      this.auditRefusedPayment(link.linkId, n, 'AMOUNT_MISMATCH');
       return;
     }
     const wasClosed =

@@ -23,6 +23,18 @@ import { createTerminalHost } from './terminal-host.js';
  * deactivated. The messages are the link API's requests and the hosted page's payment, in order.
  */
 
+/**
+ * The customer's payment on the sandbox's hosted page, posted the way its form posts it (a phone's browser): a test
+ * card that the sandbox approves unless another is given.
+ */
+export function payOnHostedPage(url: string, cardNumber = '4111 1111 1111 1111'): Promise<Response> {
+  return fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/x-www-form-urlencoded' },
+    body: new URLSearchParams({ cardNumber, expiry: '12/30', securityCode: '123' }).toString(),
+  });
+}
+
 /** The link API call a request is, in words. */
 function serviceOf(r: LedgerRequest): string {
   if (r.path.startsWith('/pay/')) return 'hosted-page payment';
@@ -66,15 +78,7 @@ export async function runPayByLinkSimulation(
     let link: (LinkView & { gatewayStatus?: string }) | undefined;
     if (last.customer.screen === 'pay-by-phone' && url !== undefined) {
       const linkId = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
-      const page = await fetch(url, {
-        method: 'POST',
-        headers: { 'content-type': 'application/x-www-form-urlencoded' },
-        body: new URLSearchParams({
-          cardNumber: '4111 1111 1111 1111',
-          expiry: '12/30',
-          securityCode: '123',
-        }).toString(),
-      });
+      const page = await payOnHostedPage(url);
       if (page.status !== 200) throw new Error(`the hosted page answered ${page.status}`);
       last = await waitFor(host, ['approved', 'confirm', 'error'], 15_000);
       // One use: the link is INACTIVE at the gateway once the terminal has deactivated it.

@@ -1,5 +1,4 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,6 +11,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ticketFor } from '../e2e/terminal-process.js';
+import { freePort, hostedPageAnswer } from './link-harness.js';
 
 /**
  * Pay by phone on the running terminal (issue 14): the customer's screen drives the kiosk machine, the link desk makes
@@ -24,14 +24,6 @@ const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function host(config: ConfigInput, extra: { cwd?: string; gatewayUrlOverride?: string } = {}) {
   const cwd = extra.cwd ?? mkdtempSync(join(tmpdir(), 'pt-phone-'));
@@ -68,28 +60,6 @@ function linkIdOf(view: CustomerView): string {
   return decodeURIComponent(new URL(view.payByPhone?.url ?? '').pathname.split('/').pop() ?? '');
 }
 
-async function payOnHostedPage(url: string): Promise<string> {
-  const paid = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      cardNumber: '4111 1111 1111 1111',
-      expiry: '12/30',
-      securityCode: '123',
-    }).toString(),
-  });
-  return paid.text();
-}
-
-async function payWith(url: string, cardNumber: string): Promise<string> {
-  const paid = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({ cardNumber, expiry: '12/30', securityCode: '123' }).toString(),
-  });
-  return paid.text();
-}
-
 async function statusAt(h: TerminalHost, linkId: string): Promise<string> {
   return (await h.gateway.paymentLinks.get(linkId)).status;
 }
@@ -112,14 +82,14 @@ describe('pay by phone on the running terminal', () => {
   it('a declined payment on the phone is told on the screen; another card then pays the ticket', async () => {
     const { h } = await host({});
     const shown = await toPayByPhone(h);
-    expect(await payWith(shown.payByPhone.url, '4000000000000002')).toContain('Payment declined');
+    expect(await hostedPageAnswer(shown.payByPhone.url, '4000000000000002')).toContain('Payment declined');
     await expect
       .poll(async () => {
         const s = await h.snapshot();
         return s.ok ? (s.value.customer.payByPhone?.notice ?? '') : '';
       })
       .toContain('declined');
-    expect(await payOnHostedPage(shown.payByPhone.url)).toContain('Payment approved');
+    expect(await hostedPageAnswer(shown.payByPhone.url)).toContain('Payment approved');
     await waitFor(h, ['approved'], 10_000);
   }, 30_000);
 
@@ -155,7 +125,7 @@ describe('pay by phone on the running terminal', () => {
     expect(second.h.links.get(linkId)).toMatchObject({ state: 'active', closing: false });
     expect((await second.h.snapshot()).ok).toBe(true);
     const waiting = second.h.links.watch(linkId);
-    expect(await payOnHostedPage(shown.payByPhone.url)).toContain('Payment approved');
+    expect(await hostedPageAnswer(shown.payByPhone.url)).toContain('Payment approved');
     expect(await waiting).toMatchObject({ state: 'paid' });
     await expect.poll(() => statusAt(second.h, linkId), { timeout: 10_000 }).toBe('INACTIVE');
     // The payment the customer made is on the operator's record (the ticket's screen was gone with the restart).
@@ -176,7 +146,7 @@ describe('pay by phone at the meter and at the tap-and-go exit', () => {
     await waitFor(h, ['confirm'], 5_000);
     await send(h, { type: 'PAY_BY_LINK' });
     const shown = (await waitFor(h, ['pay-by-phone'], 10_000)).customer;
-    expect(await payOnHostedPage(shown.payByPhone!.url)).toContain('Payment approved');
+    expect(await hostedPageAnswer(shown.payByPhone!.url)).toContain('Payment approved');
     const session = (await waitFor(h, ['session'], 10_000)).customer;
     expect(session.session?.paidUntil).toBeDefined();
     expect(session.session?.held).toBeUndefined();
@@ -204,7 +174,7 @@ describe('pay by phone at the meter and at the tap-and-go exit', () => {
     expect(choice.actions).toEqual(expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK', 'CANCEL']));
     await send(h, { type: 'PAY_BY_LINK' });
     const shown = (await waitFor(h, ['pay-by-phone'], 10_000)).customer;
-    expect(await payOnHostedPage(shown.payByPhone!.url)).toContain('Payment approved');
+    expect(await hostedPageAnswer(shown.payByPhone!.url)).toContain('Payment approved');
     await waitFor(h, ['approved'], 15_000);
     await h.settle();
     const ledger = h.sandbox!.ledger();

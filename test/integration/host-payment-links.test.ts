@@ -1,5 +1,4 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -12,19 +11,12 @@ import { silentLogger } from '../../src/log/index.js';
 import { openJournal, PaymentLinkStore } from '../../src/journal/index.js';
 import { findPersonalData } from '../../src/sandbox/personal-data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { freePort, hostedPageAnswer } from './link-harness.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
-
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const { port } = server.address() as { port: number };
-  await new Promise<void>((r) => server.close(() => r()));
-  return port;
-}
 
 async function until<T>(what: () => T | undefined | Promise<T | undefined>, timeoutMs = 10_000): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -40,16 +32,7 @@ async function until<T>(what: () => T | undefined | Promise<T | undefined>, time
 async function payOnHostedPage(url: string): Promise<string> {
   const page = await fetch(url);
   expect(page.status).toBe(200);
-  const paid = await fetch(url, {
-    method: 'POST',
-    headers: { 'content-type': 'application/x-www-form-urlencoded' },
-    body: new URLSearchParams({
-      cardNumber: '4111 1111 1111 1111',
-      expiry: '12/30',
-      securityCode: '123',
-    }).toString(),
-  });
-  return paid.text();
+  return hostedPageAnswer(url);
 }
 
 /** Counts every request the terminal's gateway client sends. */

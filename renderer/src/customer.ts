@@ -23,7 +23,13 @@ export interface CustomerContext {
   send(event: UserEvent): void;
   locale: string;
   /** What the customer typed on this screen so far; kept by the app across re-renders of the same screen. */
-  drafts: { ticket: string; amountDigits: string };
+  drafts: {
+    ticket: string;
+    amountDigits: string;
+    /** The alternative method's field being typed (`altField`) and what was typed in it (never sent until Next). */
+    alt: string;
+    altField: string;
+  };
 }
 
 /** Longest ticket or plate the entry field takes. */
@@ -52,6 +58,9 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
   if (view.screen === 'present-card') body.push(h('div', { class: 'card-slot', testid: 'card-slot' }));
   if (isWaitScreen(view.screen)) body.push(h('div', { class: 'spinner', testid: 'spinner' }));
   if (view.payByPhone) body.push(payByPhone(view.payByPhone, label));
+  if (view.altMethods && offered.has('ALT_METHOD')) body.push(altMethodChoice(view.altMethods, ctx));
+  if (view.altField && offered.has('ALT_FIELD')) body.push(altFieldEntry(view.altField, ctx, label));
+  if (view.altPending) body.push(altPending(view.altPending, label));
   if (view.receipt) body.push(receipt(view.receipt));
 
   const buttons = view.actions
@@ -379,7 +388,6 @@ function receipt(r: Receipt): HTMLElement {
  * right in every language (it is an address, not a sentence), and the time left, ticking every second.
  */
 function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label): HTMLElement {
-  const size = String(linkQrPixels(link.qr.modules));
   const expiresAt = Date.parse(link.expiresAt);
   const left = (): number =>
     Number.isNaN(expiresAt) ? link.seconds : Math.max(0, Math.ceil((expiresAt - Date.now()) / 1000));
@@ -402,27 +410,11 @@ function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label)
   return h(
     'div',
     { class: 'pay-by-phone', testid: 'pay-by-phone' },
-    h(
-      'figure',
-      { class: 'link-qr', testid: 'pay-by-phone-link' },
-      h('img', {
-        testid: 'pay-by-phone-qr',
-        attrs: { src: svgDataUrl(link.qr.svg), alt: link.qr.alt, width: size, height: size },
-      }),
-      h(
-        'figcaption',
-        {},
-        h('span', {
-          class: 'link-url-label',
-          text: label('payByPhone.url', 'Or open this address on your phone'),
-        }),
-        h('span', {
-          class: 'link-url',
-          testid: 'pay-by-phone-url',
-          text: link.url,
-          attrs: { dir: 'ltr', lang: 'en' },
-        }),
-      ),
+    qrFigure(
+      link.qr,
+      link.url,
+      label('payByPhone.url', 'Or open this address on your phone'),
+      'pay-by-phone',
     ),
     link.notice !== undefined
       ? h('p', {
@@ -433,5 +425,214 @@ function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label)
         })
       : null,
     timer,
+  );
+}
+
+/**
+ * A payment page's QR code as the terminal drew it (dark on light, its quiet zone inside) in whole CSS pixels per
+ * module — at least 4, about 4.5 cm in all — with the URL as text under it, left to right in every language (it is an
+ * address, not a sentence). Pay by phone and the alternative methods' pending sale show it alike.
+ */
+function qrFigure(
+  qr: { svg: string; modules: number; alt: string },
+  url: string,
+  urlLabel: string,
+  testPrefix: string,
+): HTMLElement {
+  const size = String(linkQrPixels(qr.modules));
+  return h(
+    'figure',
+    { class: 'link-qr', testid: `${testPrefix}-link` },
+    h('img', {
+      testid: `${testPrefix}-qr`,
+      attrs: { src: svgDataUrl(qr.svg), alt: qr.alt, width: size, height: size },
+    }),
+    h(
+      'figcaption',
+      {},
+      h('span', { class: 'link-url-label', text: urlLabel }),
+      h('span', {
+        class: 'link-url',
+        testid: `${testPrefix}-url`,
+        text: url,
+        attrs: { dir: 'ltr', lang: 'en' },
+      }),
+    ),
+  );
+}
+
+/** The alternative methods beside the card and pay by phone, each by its label. */
+function altMethodChoice(
+  methods: NonNullable<CustomerView['altMethods']>,
+  ctx: CustomerContext,
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'alt-methods actions', testid: 'alt-methods' },
+    ...methods.map((m) =>
+      button(
+        m.label,
+        `alt-method-${m.profile}`,
+        () => ctx.send({ type: 'ALT_METHOD', profile: m.profile }),
+        'btn btn-primary',
+      ),
+    ),
+  );
+}
+
+/** Longest value the on-screen keyboard takes (spec 001 e-mail: 254). */
+const MAX_ALT_VALUE = 254;
+
+/**
+ * One field an alternative method asks for, on an on-screen keyboard (letters, digits, the characters of e-mail
+ * addresses and names; Shift for capitals) operable by touch, by Tab and Enter from the tactile keypad, and by typing
+ * on a physical keyboard into the field. Nothing is autocompleted or remembered: the value is personal data, sent
+ * only with Next, and the terminal checks it (its problem comes back in the customer's language).
+ */
+function altFieldEntry(
+  field: NonNullable<CustomerView['altField']>,
+  ctx: CustomerContext,
+  label: Label,
+): HTMLElement {
+  if (ctx.drafts.altField !== field.field) {
+    ctx.drafts.altField = field.field;
+    ctx.drafts.alt = '';
+  }
+  const problemId = 'alt-field-problem';
+  const input = h('input', {
+    class: 'alt-input',
+    testid: 'alt-input',
+    attrs: {
+      type: 'text',
+      inputmode: field.inputMode,
+      autocomplete: 'off',
+      autocapitalize: field.inputMode === 'text' ? 'words' : 'off',
+      spellcheck: 'false',
+      maxlength: String(MAX_ALT_VALUE),
+      'aria-label': field.label,
+      ...(field.problem !== undefined ? { 'aria-invalid': 'true', 'aria-describedby': problemId } : {}),
+    },
+  });
+  input.value = ctx.drafts.alt;
+  let shift = false;
+  const letterKeys: HTMLElement[] = [];
+  const type = (text: string): void => {
+    if (input.value.length + text.length > MAX_ALT_VALUE) return;
+    input.value += text;
+    ctx.drafts.alt = input.value;
+  };
+  const submit = (): void => ctx.send({ type: 'ALT_FIELD', value: input.value });
+  input.addEventListener('input', () => {
+    ctx.drafts.alt = input.value;
+  });
+  input.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') submit();
+  });
+  const key = (text: string, testid: string): HTMLElement =>
+    button(text, testid, () => type(shift ? text.toUpperCase() : text), 'btn key alt-key');
+  const rows = [
+    ['1', '2', '3', '4', '5', '6', '7', '8', '9', '0'],
+    ['q', 'w', 'e', 'r', 't', 'y', 'u', 'i', 'o', 'p'],
+    ['a', 's', 'd', 'f', 'g', 'h', 'j', 'k', 'l', '@'],
+    ['z', 'x', 'c', 'v', 'b', 'n', 'm', '.', '-', '_'],
+  ].map((row) =>
+    h(
+      'div',
+      { class: 'alt-keyboard-row' },
+      ...row.map((k) => {
+        const b = key(k, `alt-key-${k}`);
+        if (/^[a-z]$/.test(k)) letterKeys.push(b);
+        return b;
+      }),
+    ),
+  );
+  const shiftKey = button(
+    '⇧',
+    'alt-key-shift',
+    () => {
+      shift = !shift;
+      shiftKey.setAttribute('aria-pressed', String(shift));
+      for (const b of letterKeys)
+        b.textContent = shift ? (b.textContent ?? '').toUpperCase() : (b.textContent ?? '').toLowerCase();
+    },
+    'btn key alt-key',
+  );
+  shiftKey.setAttribute('aria-pressed', 'false');
+  shiftKey.setAttribute('aria-label', label('alt.shift', 'Capital letters'));
+  const back = keyButton(
+    'back',
+    label,
+    'alt-key-back',
+    () => {
+      input.value = input.value.slice(0, -1);
+      ctx.drafts.alt = input.value;
+    },
+    'btn key alt-key',
+  );
+  const clear = keyButton(
+    'clear',
+    label,
+    'alt-key-clear',
+    () => {
+      input.value = '';
+      ctx.drafts.alt = '';
+    },
+    'btn key alt-key',
+  );
+  const space = button(
+    label('alt.space', 'Space'),
+    'alt-key-space',
+    () => type(' '),
+    'btn key alt-key alt-key-space',
+  );
+  const extra = h(
+    'div',
+    { class: 'alt-keyboard-row' },
+    shiftKey,
+    key("'", 'alt-key-apostrophe'),
+    key('+', 'alt-key-plus'),
+    space,
+    back,
+    clear,
+  );
+  return h(
+    'div',
+    { class: 'entry alt-entry', testid: 'alt-entry' },
+    h('p', { class: 'alt-step', testid: 'alt-step' }, `${field.method} · ${field.stepText}`),
+    h('label', { class: 'alt-label', testid: 'alt-label', text: field.label }),
+    input,
+    field.problem !== undefined
+      ? h('p', {
+          class: 'alt-problem',
+          testid: 'alt-problem',
+          attrs: { id: problemId, role: 'alert' },
+          text: field.problem,
+        })
+      : null,
+    h(
+      'div',
+      {
+        class: 'alt-keyboard',
+        testid: 'alt-keyboard',
+        attrs: { role: 'group', 'aria-label': label('alt.keyboard', 'Keyboard') },
+      },
+      ...rows,
+      extra,
+    ),
+    button(label('alt.next', 'Next'), 'action-ALT_FIELD', submit, 'btn btn-primary'),
+  );
+}
+
+/**
+ * An alternative-method sale left pending: its payment page as a QR code (drawn like a payment link's) with the URL as
+ * text, the ticket's reference, and where the receipt goes; the customer may leave (Done).
+ */
+function altPending(pending: NonNullable<CustomerView['altPending']>, label: Label): HTMLElement {
+  return h(
+    'div',
+    { class: 'pay-by-phone alt-pending', testid: 'alt-pending' },
+    qrFigure(pending.qr, pending.url, label('alt.url', 'Or open this address on your phone'), 'alt-pending'),
+    h('p', { class: 'alt-reference', testid: 'alt-reference' }, value(pending.reference)),
+    h('p', { class: 'alt-note', testid: 'alt-note', text: pending.note }),
   );
 }

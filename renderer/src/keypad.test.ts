@@ -56,6 +56,7 @@ describe('keypadCommand', () => {
       'more-time-yes',
       'action-ENTER_TICKET',
       'action-ENTER_AMOUNT',
+      'action-ALT_FIELD',
       'action-CONFIRM',
       'action-START',
       'action-DONE',

@@ -86,11 +86,11 @@ function run(command: KeypadCommand, scope: ParentNode): boolean {
   };
   switch (command.kind) {
     case 'digit':
-      return press(`ticket-key-${command.digit}`, `amount-key-${command.digit}`);
+      return press(`ticket-key-${command.digit}`, `amount-key-${command.digit}`, `alt-key-${command.digit}`);
     case 'back':
-      return press('ticket-key-back', 'amount-key-back');
+      return press('ticket-key-back', 'amount-key-back', 'alt-key-back');
     case 'clear':
-      return press('ticket-key-clear', 'amount-key-clear');
+      return press('ticket-key-clear', 'amount-key-clear', 'alt-key-clear');
     case 'main':
       return press(...MAIN_ACTIONS);
     case 'cancel':

@@ -34,7 +34,7 @@ class App {
   #focusBeforeSend: string | undefined;
   #pending = false;
   #problem: string | undefined;
-  readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '' };
+  readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '', alt: '', altField: '' };
   readonly #customerSlot = h('main', { class: 'customer-slot', testid: 'customer-slot' });
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #announcer = new ScreenAnnouncer();
@@ -215,6 +215,9 @@ class App {
     if (screenChanged) {
       this.#drafts.ticket = '';
       this.#drafts.amountDigits = '';
+      // What was typed for an alternative method is personal data: gone as soon as its screen is.
+      this.#drafts.alt = '';
+      this.#drafts.altField = '';
       this.#problem = undefined;
       this.#renderProblem();
     }

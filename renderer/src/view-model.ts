@@ -17,6 +17,10 @@ export function actionLabel(type: UserEvent['type']): string | null {
       return 'Pay now';
     case 'PAY_BY_LINK':
       return 'Pay by phone';
+    // The methods are buttons of their own, by label; the field's value comes from the on-screen keyboard.
+    case 'ALT_METHOD':
+    case 'ALT_FIELD':
+      return null;
     case 'END_SESSION':
       return 'End parking';
     case 'TAP_ENTRY':
@@ -85,6 +89,10 @@ export function defaultTitle(screen: Screen): string {
       return 'Your parking';
     case 'pay-by-phone':
       return 'Pay by phone';
+    case 'alt-details':
+      return 'Your details';
+    case 'alt-pending':
+      return 'Payment pending';
     case 'error':
       return 'Sorry';
     case 'out-of-service':

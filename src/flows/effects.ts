@@ -1,3 +1,4 @@
+import type { CustomerField } from '../config/index.js';
 import type { ParkingComments, ServiceName } from '../vocabulary/services.js';
 
 /**
@@ -295,6 +296,36 @@ export type LinkOutcome =
     };
 
 /**
+ * Input of {@link FlowEffects.startAltSale}: a redirect-based alternative-method sale of spec 001 for a fee. The
+ * `customer` values are personal data: they go into the sale request and nowhere else (never logged, never stored).
+ */
+export interface AltSaleRequest {
+  /** The spec 001 profile (a configured one). */
+  profile: number;
+  /** The ticket reference (`clientReferenceInformation.code`). */
+  reference: string;
+  /** Minor units of `currency` (the terminal's: the kiosk offers only methods in its currency). */
+  amountMinor: number;
+  currency: string;
+  customer: Partial<Record<CustomerField, string>>;
+}
+
+/** How an alternative-method sale started: PENDING with the page where the customer pays, or not. */
+export type AltSaleStarted =
+  | {
+      kind: 'pending';
+      /** The terminal's record of the sale (the journal's `alt_sales` id). */
+      saleId: number;
+      /** Where the customer pays: shown as a QR code and as text. */
+      paymentUrl: string;
+    }
+  | {
+      kind: 'failed';
+      /** FAILED at the gateway, refused before sending, or no answer (the operator sees it as unknown). */
+      reason: string;
+    };
+
+/**
  * Everything the machines ask of the outside world. All promise-returning effects receive an AbortSignal: the signal
  * aborts when the machine leaves the waiting state (customer CANCEL, a reader or gateway timeout of the machine).
  */
@@ -362,6 +393,11 @@ export interface FlowEffects {
   ): Promise<LinkOutcome>;
   /** Pay later: prints the link (its QR code and URL) on the receipt printer for the customer to take. */
   printLink(input: LinkShown & { amountMinor: number; currency: string; reference: string }): void;
+  /**
+   * Kiosk: sends an alternative-method sale (`AP_SALE`, journaled before it is sent, sent once). Resolves with its
+   * payment page when PENDING; its status checks are the host's from then on (spec 001's hourly interval).
+   */
+  startAltSale(input: AltSaleRequest, signal: AbortSignal): Promise<AltSaleStarted>;
 }
 
 /** Epoch-millisecond clock. xstate's `SimulatedClock` satisfies it; the host passes `{ now: Date.now }`. */

@@ -1,5 +1,7 @@
 import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
+import { checkCustomerField, type CustomerField, type CustomerFieldProblem } from '../config/index.js';
 import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.js';
+import type { AltSaleRequest, AltSaleStarted } from './effects.js';
 import type { FlowClock } from './effects.js';
 import {
   emptyView,
@@ -14,7 +16,7 @@ import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween, lostTicketFee } from './tariff.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
-import { payByLinkMachine, payByLinkState } from './pay-by-link.js';
+import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
 /**
  * Pay station (kiosk or booth), unattended: ticket or plate → fee from the tariff (entry and exit times, grace period,
@@ -29,6 +31,55 @@ export interface KioskContext extends ViewContext {
   /** Minutes of the stay (undefined for a lost ticket). */
   stayMinutes: number | undefined;
   cardRefs: string[];
+  /**
+   * An alternative method being chosen (issue 14 item 5): its fields in keyboard order, the one asked for now, the
+   * values accepted so far (personal data: kept only until the sale is sent or the customer leaves the method) and
+   * why the last value was refused.
+   */
+  altEntry: AltEntry | undefined;
+  /** The alternative-method sale left pending: the page where the customer pays and the ticket's reference. */
+  altSale: AltPending | undefined;
+}
+
+/** The customer's details for an alternative method, field by field. */
+export interface AltEntry {
+  profile: number;
+  label: string;
+  fields: readonly CustomerField[];
+  /** Index into `fields` of the field asked for now. */
+  index: number;
+  values: Partial<Record<CustomerField, string>>;
+  problem?: CustomerFieldProblem;
+}
+
+/** An alternative-method sale PENDING: the customer pays on `paymentUrl`; it is confirmed later by status checks. */
+export interface AltPending {
+  saleId: number;
+  label: string;
+  paymentUrl: string;
+  /** The ticket's reference, shown to the customer. */
+  reference: string;
+}
+
+/** The screen's text while a field is asked for: the problem of the last value, else what to type. */
+function altFieldMessage(entry: AltEntry): KioskContext['message'] {
+  const field = entry.fields[entry.index] ?? 'email';
+  return entry.problem !== undefined
+    ? { key: `alt.problem.${entry.problem}` as const }
+    : { key: `alt.field.${field}` as const };
+}
+
+/** The fee's text on the choice between the card and the other ways to pay. */
+function feeMessage(context: KioskContext): KioskContext['message'] {
+  return context.stayMinutes !== undefined
+    ? { key: 'kiosk.parkingFee', params: { minutes: context.stayMinutes } }
+    : { key: 'kiosk.lostTicketFee' };
+}
+
+/** The reference of an alternative-method sale: the ticket, or for a lost ticket one made of the time. */
+function altReference(context: KioskContext): string {
+  const ticket = context.ticket ?? 'LOST';
+  return ticket === 'LOST' ? sessionReference('LOST', context.clock.now()) : ticket;
 }
 
 /** What a receipt of the kiosk says of the stay: the ticket, and its length when the ticket was not lost. */
@@ -52,6 +103,11 @@ export const kioskMachine = setup({
         new FlowEffectError('EFFECT_NOT_PROVIDED', 'effect lookupTicket was not provided by the host'),
       ),
     ),
+    startAltSale: fromPromise<AltSaleStarted, AltSaleRequest>(() =>
+      Promise.reject(
+        new FlowEffectError('EFFECT_NOT_PROVIDED', 'effect startAltSale was not provided by the host'),
+      ),
+    ),
   },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
@@ -62,9 +118,44 @@ export const kioskMachine = setup({
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
       maskedPan: result.card?.maskedPan ?? context.maskedPan,
     })),
+    chooseAltMethod: assign(({ context, event }) => {
+      const method = (context.settings.altMethods ?? []).find(
+        (m) => event.type === 'ALT_METHOD' && m.profile === event.profile,
+      );
+      const entry: AltEntry = {
+        profile: method?.profile ?? 0,
+        label: method?.label ?? '',
+        fields: method?.fields ?? [],
+        index: 0,
+        values: {},
+      };
+      return { altEntry: entry, message: altFieldMessage(entry), reason: undefined };
+    }),
+    /** The value of the field asked for: refused with its problem, or kept and the next field asked for. */
+    enterAltField: assign(({ context, event }) => {
+      const entry = context.altEntry;
+      if (entry === undefined || event.type !== 'ALT_FIELD') return {};
+      const field = entry.fields[entry.index] ?? 'email';
+      const problem = checkCustomerField(field, event.value);
+      const next: AltEntry =
+        problem !== undefined
+          ? { ...entry, problem }
+          : {
+              profile: entry.profile,
+              label: entry.label,
+              fields: entry.fields,
+              index: entry.index + 1,
+              values: { ...entry.values, [field]: event.value.trim() },
+            };
+      return { altEntry: next, message: altFieldMessage(next) };
+    }),
+    /** The customer's details are dropped as soon as they are not needed (sent, or the method left). */
+    forgetAltEntry: assign(({ context }) => ({ altEntry: undefined, message: feeMessage(context) })),
   },
   delays: {
     resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
+    /** The pending sale's QR code stays long enough to be scanned, then the customer may leave (Done ends it). */
+    altPendingScreen: ({ context }) => context.settings.timing.resultScreenMs * 12,
   },
   guards: {
     validTicket: ({ event }) =>
@@ -74,6 +165,13 @@ export const kioskMachine = setup({
     nothingToPay: ({ context }) => context.amountMinor === 0,
     payByPhoneOffered: ({ context }) =>
       context.settings.payByPhone !== undefined && (context.amountMinor ?? 0) > 0,
+    altMethodOffered: ({ context, event }) =>
+      event.type === 'ALT_METHOD' &&
+      (context.amountMinor ?? 0) > 0 &&
+      (context.settings.altMethods ?? []).some((m) => m.profile === event.profile),
+    /** Every field the method asks for has a value that passed its check. */
+    altEntryComplete: ({ context }) =>
+      context.altEntry !== undefined && context.altEntry.index >= context.altEntry.fields.length,
   },
 }).createMachine({
   id: 'kiosk',
@@ -84,6 +182,8 @@ export const kioskMachine = setup({
     ticket: undefined,
     stayMinutes: undefined,
     cardRefs: [],
+    altEntry: undefined,
+    altSale: undefined,
   }),
   initial: 'idle',
   states: {
@@ -98,6 +198,8 @@ export const kioskMachine = setup({
           ticket: undefined,
           stayMinutes: undefined,
           cardRefs: [],
+          altEntry: undefined,
+          altSale: undefined,
         })),
       ],
       on: { START: 'enteringTicket' },
@@ -175,8 +277,81 @@ export const kioskMachine = setup({
       on: {
         CONFIRM: 'paying',
         PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
+        ALT_METHOD: { guard: 'altMethodOffered', target: 'altDetails', actions: 'chooseAltMethod' },
         CANCEL: 'idle',
       },
+    },
+    altDetails: {
+      // Alternative method (spec 001; issue 14 item 5): the fields the profile asks for, one screen each, each value
+      // checked as the desk checks it (`checkCustomerField`); Cancel goes back to the choice and forgets them.
+      tags: ['alt-details'],
+      always: { guard: 'altEntryComplete', target: 'altStarting' },
+      on: {
+        ALT_FIELD: { actions: 'enterAltField' },
+        CANCEL: { target: 'confirming', actions: 'forgetAltEntry' },
+      },
+    },
+    altStarting: {
+      // AP_SALE is sent once: no cancel while it is out (the host journals it before it is sent).
+      tags: ['processing'],
+      invoke: {
+        id: 'startAltSale',
+        src: 'startAltSale',
+        input: ({ context }): AltSaleRequest => ({
+          profile: context.altEntry?.profile ?? 0,
+          reference: altReference(context),
+          amountMinor: context.amountMinor ?? 0,
+          currency: context.settings.currency,
+          customer: context.altEntry?.values ?? {},
+        }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'pending',
+            target: 'altPending',
+            actions: assign(({ context, event }) => {
+              const started = event.output as AltSaleStarted & { kind: 'pending' };
+              const label = context.altEntry?.label ?? '';
+              return {
+                altEntry: undefined,
+                altSale: {
+                  saleId: started.saleId,
+                  label,
+                  paymentUrl: started.paymentUrl,
+                  reference: altReference(context),
+                },
+                message: { key: 'alt.pending', params: { method: label } },
+                reason: 'PAYMENT_PENDING',
+              };
+            }),
+          },
+          {
+            target: 'confirming',
+            actions: assign(({ event }) => ({
+              altEntry: undefined,
+              message: { key: 'alt.failed' },
+              reason: event.output.kind === 'failed' ? event.output.reason : 'ALT_FAILED',
+            })),
+          },
+        ],
+        onError: {
+          target: 'confirming',
+          actions: assign(({ event }) => {
+            const code = (event.error as { code?: unknown } | undefined)?.code;
+            return {
+              altEntry: undefined,
+              message: { key: 'alt.failed' },
+              reason: typeof code === 'string' ? code : 'ALT_FAILED',
+            };
+          }),
+        },
+      },
+    },
+    altPending: {
+      // The ticket is recorded as payment pending by the method (the journal's `alt_sales` row under the ticket's
+      // reference): the customer may leave; the host's status checks confirm it later.
+      tags: ['alt-pending'],
+      on: { DONE: 'idle', START: 'idle' },
+      after: { altPendingScreen: 'idle' },
     },
     payingByLink: {
       // Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the
@@ -265,6 +440,7 @@ export const kioskMachine = setup({
         START: 'idle',
         CONFIRM: 'paying',
         PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
+        ALT_METHOD: { guard: 'altMethodOffered', target: 'altDetails', actions: 'chooseAltMethod' },
       },
       after: { resultScreen: 'idle' },
     },

@@ -23,6 +23,10 @@ export type FlowEvent =
   | { type: 'CONFIRM' }
   /** Pay by phone with a payment link instead of the card (issue 14). */
   | { type: 'PAY_BY_LINK' }
+  /** Kiosk: pay with the alternative method of this spec 001 profile (issue 14 item 5). */
+  | { type: 'ALT_METHOD'; profile: number }
+  /** Kiosk: the value of the field the alternative method asks for now (personal data: never logged or kept). */
+  | { type: 'ALT_FIELD'; value: string }
   | { type: 'CHOOSE_CURRENCY'; currency: string }
   | { type: 'EXTEND'; minutes: number }
   | { type: 'END_SESSION' }

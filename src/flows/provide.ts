@@ -1,5 +1,7 @@
 import { fromPromise } from 'xstate';
 import type {
+  AltSaleRequest,
+  AltSaleStarted,
   CardSummary,
   DccOfferInput,
   DccOfferSummary,
@@ -95,6 +97,9 @@ export const provideFlowEffects = {
         payByLink: payByLink(effects),
         lookupTicket: fromPromise<TicketLookup, { ticket: string }>(({ input, signal }) =>
           effects.lookupTicket(input, signal),
+        ),
+        startAltSale: fromPromise<AltSaleStarted, AltSaleRequest>(({ input, signal }) =>
+          effects.startAltSale(input, signal),
         ),
       },
       actions: cardActions(effects),

@@ -16,6 +16,8 @@ export type FlowScreen =
   | 'declined'
   | 'session'
   | 'pay-by-phone'
+  | 'alt-details'
+  | 'alt-pending'
   | 'error';
 
 export const FLOW_SCREENS: readonly FlowScreen[] = [
@@ -31,5 +33,7 @@ export const FLOW_SCREENS: readonly FlowScreen[] = [
   'declined',
   'session',
   'pay-by-phone',
+  'alt-details',
+  'alt-pending',
   'error',
 ];

@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js';
+import { resolveAltProfile, type Config, type CustomerField } from '../config/index.js';
 import type { CardType } from './effects.js';
 import type { TariffConfig } from './tariff.js';
 
@@ -64,6 +64,27 @@ export interface FlowSettings {
    * shown; the terminal waits `waitMs` for its payment (`links.waitSeconds`).
    */
   payLater?: { waitMs: number };
+  /**
+   * Kiosk: the alternative methods of spec 001 offered beside the card (config `alternativeMethods.profiles`, in
+   * button order) — only those whose currency is the terminal's: the fee is never converted.
+   */
+  altMethods?: AltMethodOffer[];
+}
+
+/** An alternative method on the kiosk's payment choice, and what it asks of the customer, in keyboard order. */
+export interface AltMethodOffer {
+  profile: number;
+  label: string;
+  fields: readonly CustomerField[];
+}
+
+/** The configured alternative methods the kiosk can offer: a sale in the terminal's own currency. */
+function altMethodsOf(config: Config): AltMethodOffer[] {
+  if (config.terminal.model !== 'kiosk') return [];
+  return config.alternativeMethods.profiles
+    .map(resolveAltProfile)
+    .filter((p) => p.currency === config.terminal.currency)
+    .map((p) => ({ profile: p.profile, label: p.label, fields: p.customerFields }));
 }
 
 const MINUTE_MS = 60_000;
@@ -93,6 +114,7 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
       ? { payByPhone: { waitMs: config.links.payByPhone.waitSeconds * 1_000 } }
       : {}),
     ...(config.links.payLater ? { payLater: { waitMs: config.links.waitSeconds * 1_000 } } : {}),
+    ...(altMethodsOf(config).length > 0 ? { altMethods: altMethodsOf(config) } : {}),
     timing: {
       readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),

@@ -4,6 +4,8 @@ import type { DccOfferSummary, LinkPurpose, LinkShown, ReceiptData } from './eff
 import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
 import { FLOW_SCREENS, type FlowScreen } from './screen.js';
 import type { FlowSettings } from './settings.js';
+import type { CustomerField, CustomerFieldProblem } from '../config/index.js';
+import type { AltEntry, AltPending } from './kiosk.js';
 import { durationOptions, priceForDuration } from './tariff.js';
 
 /**
@@ -35,6 +37,21 @@ export interface FlowView {
   dcc?: DccOfferSummary;
   /** pay-by-phone: the payment link shown (its URL is the QR code's content), when the wait ends, what it is for. */
   link?: LinkShown & { purpose: LinkPurpose };
+  /** confirm, declined: the alternative methods on offer beside the card (kiosk), by profile and label. */
+  altMethods?: { profile: number; label: string }[];
+  /**
+   * alt-details: the method chosen, the field asked for now (its place among the method's fields) and why the last
+   * value was refused. Never a value the customer typed.
+   */
+  altField?: {
+    label: string;
+    field: CustomerField;
+    step: number;
+    steps: number;
+    problem?: CustomerFieldProblem;
+  };
+  /** alt-pending: the sale's payment page (the QR code's content), the method and the ticket's reference. */
+  altSale?: { saleId: number; label: string; paymentUrl: string; reference: string };
 }
 
 type ModelContext = ViewContext & {
@@ -42,6 +59,9 @@ type ModelContext = ViewContext & {
   paidMinutes?: number;
   /** A choice the model shows itself (the meter's currency choice at completion), outside any transaction. */
   dccChoice?: DccOfferSummary;
+  /** Kiosk: the alternative method's details being typed, and the sale left pending. */
+  altEntry?: AltEntry;
+  altSale?: AltPending;
 };
 
 function screenFromTags(snapshot: { hasTag(tag: string): boolean }): FlowScreen | undefined {
@@ -95,6 +115,8 @@ function sampleEvents(settings: FlowSettings, paidMinutes: number): FlowEvent[] 
     { type: 'ENTER_AMOUNT', minor: 1 },
     { type: 'CONFIRM' },
     { type: 'PAY_BY_LINK' },
+    { type: 'ALT_METHOD', profile: settings.altMethods?.[0]?.profile ?? 0 },
+    { type: 'ALT_FIELD', value: '' },
     { type: 'CHOOSE_CURRENCY', currency: settings.currency },
     { type: 'EXTEND', minutes: Math.min(unit, Math.max(1, settings.tariff.maxStayMinutes - paidMinutes)) },
     { type: 'END_SESSION' },
@@ -141,6 +163,21 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
     const link = linkShown(snapshot);
     if (link !== undefined) view.link = link;
   }
+  if (actions.includes('ALT_METHOD') && context.settings.altMethods !== undefined)
+    view.altMethods = context.settings.altMethods.map(({ profile, label }) => ({ profile, label }));
+  const entry = context.altEntry;
+  if (screen === 'alt-details' && entry !== undefined) {
+    const field = entry.fields[entry.index];
+    if (field !== undefined)
+      view.altField = {
+        label: entry.label,
+        field,
+        step: entry.index + 1,
+        steps: entry.fields.length,
+        ...(entry.problem !== undefined ? { problem: entry.problem } : {}),
+      };
+  }
+  if (screen === 'alt-pending' && context.altSale !== undefined) view.altSale = { ...context.altSale };
   if (screen === 'choose-duration') {
     view.durations = durationOptions(context.settings.tariff).map((minutes) => ({
       minutes,

@@ -32,6 +32,8 @@ export type Screen =
   | 'declined'
   | 'session' // meter / tap-and-go: an open parking session (extend, end)
   | 'pay-by-phone' // a payment link's QR code and URL, waiting for the payment on the customer's phone
+  | 'alt-details' // kiosk, alternative method: the customer's details, one field at a time, on an on-screen keyboard
+  | 'alt-pending' // kiosk, alternative method: the sale is pending; its payment page as a QR code; the customer may leave
   | 'error'
   | 'out-of-service'; // reader unavailable and not recovering
 
@@ -101,6 +103,12 @@ export interface CustomerView {
   maskedPan?: string;
   /** pay-by-phone: the payment link to pay on the customer's phone (kiosk.md §4). */
   payByPhone?: PayByPhoneView;
+  /** confirm, declined (kiosk): the alternative methods on offer beside the card; ALT_METHOD with one's `profile`. */
+  altMethods?: { profile: number; label: string }[];
+  /** alt-details: the field to type now (ALT_FIELD sends its value). Never a value the customer typed. */
+  altField?: AltFieldView;
+  /** alt-pending: the sale's payment page, drawn like a payment link's, and the ticket's reference. */
+  altPending?: AltPendingView;
   /** Open parking session (meter, tap-and-go). */
   /** `startedAt` and `paidUntil` are display times in the terminal's time zone (`14:05`, or `23/11 09:30`). */
   session?: { id: string; startedAt: string; paidUntil?: string; held?: DisplayAmount };
@@ -150,6 +158,36 @@ export interface PayByPhoneView {
   notice?: string;
 }
 
+/** A field an alternative method asks for (spec 001 billTo), typed on the on-screen keyboard. */
+export interface AltFieldView {
+  /** The method's label. */
+  method: string;
+  field: 'email' | 'firstName' | 'lastName' | 'address1' | 'phoneNumber';
+  /** The field's name as the input's label (the screen's message says what to type, or why it was refused). */
+  label: string;
+  /** `step` of `steps` (1-based), in the customer's language too. */
+  step: number;
+  steps: number;
+  stepText: string;
+  /** Why the last value was refused, in the customer's language (also the screen's message). */
+  problem?: string;
+  /** The input's kind, for the keyboard's layout and the browser's hints. */
+  inputMode: 'email' | 'text' | 'tel';
+}
+
+/** An alternative-method sale left pending: where the customer pays (a QR code like a payment link's) and the reference. */
+export interface AltPendingView {
+  saleId: number;
+  method: string;
+  /** The method's payment page: the QR code's content, also shown as text. Left to right in every language. */
+  url: string;
+  qr: { svg: string; modules: number; alt: string };
+  /** "Reference: …" — the ticket's reference under which the sale is recorded. */
+  reference: string;
+  /** Where the receipt goes (the e-mail address given; sent by the gateway's method once confirmed). */
+  note: string;
+}
+
 /** What the terminal says of the customer's screen, and who says it. */
 export interface SpeechView {
   /** Increases with every utterance: the renderer speaks each id once, a new one interrupting the previous one. */
@@ -182,6 +220,7 @@ export const KEYPAD_MAIN_EVENTS = [
   'MORE_TIME',
   'ENTER_TICKET',
   'ENTER_AMOUNT',
+  'ALT_FIELD',
   'CONFIRM',
   'START',
   'DONE',
@@ -257,6 +296,10 @@ export type UserEvent =
   | { type: 'CONFIRM' }
   /** Pay by phone with a payment link instead of the card (issue 14). */
   | { type: 'PAY_BY_LINK' }
+  /** Kiosk: pay with the alternative method of this spec 001 profile (one of `CustomerView.altMethods`). */
+  | { type: 'ALT_METHOD'; profile: number }
+  /** Kiosk: the value of the field `CustomerView.altField` asks for (personal data: never logged, never stored). */
+  | { type: 'ALT_FIELD'; value: string }
   | { type: 'CHOOSE_CURRENCY'; currency: string }
   | { type: 'EXTEND'; minutes: number }
   | { type: 'END_SESSION' }

@@ -17,6 +17,7 @@ import type { HoldWatch } from './hold-watch.js';
 import { lookupTicket } from './local-time.js';
 import type { OperatorPin } from './operator-pin.js';
 import type { LinkDesk, LinkView } from './link-desk.js';
+import { AltPaymentError, type AltPaymentDesk } from './alt-payment-desk.js';
 import type { PaymentService } from './payments.js';
 
 /**
@@ -45,6 +46,8 @@ export function createFlowEffects(deps: {
   waitFactor: () => number;
   /** Pay later: the link printed on the receipt printer. */
   printLink: FlowEffects['printLink'];
+  /** Alternative methods (spec 001): the desk (built after the effects, asked only once the host runs). */
+  altPayments: () => AltPaymentDesk;
 }): FlowEffects {
   const { config, reader, cards } = deps;
   return {
@@ -107,6 +110,24 @@ export function createFlowEffects(deps: {
     awaitLink: async ({ linkId }) => linkOutcome(await deps.links.watch(linkId)),
     closeLink: async ({ linkId, reason }) => linkOutcome(await deps.links.cancel(linkId, reason)),
     printLink: (input) => deps.printLink(input),
+    // The desk journals the sale before AP_SALE goes out and keeps no personal data; the customer's values live only
+    // in this request. The currency is the terminal's: the kiosk offers only methods in it (src/flows/settings.ts).
+    startAltSale: async (input) => {
+      try {
+        const sale = await deps.altPayments().start(input.profile, {
+          code: input.reference,
+          amountMinor: input.amountMinor,
+          customer: input.customer,
+          flowId: `kiosk:${input.reference}`,
+        });
+        if (sale.state === 'PENDING' && sale.paymentUrl !== undefined)
+          return { kind: 'pending', saleId: sale.id, paymentUrl: sale.paymentUrl };
+        return { kind: 'failed', reason: sale.reason ?? sale.state };
+      } catch (e) {
+        if (e instanceof AltPaymentError) return { kind: 'failed', reason: e.code };
+        throw e;
+      }
+    },
   };
 }
 

@@ -19,7 +19,7 @@ import {
 } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
 import type { CustomerView, DisplayAmount, Screen, UserEvent } from './api.js';
-import { payByPhoneView } from './link-screen.js';
+import { altPendingView, payByPhoneView } from './link-screen.js';
 import { localDateTime } from './local-time.js';
 import { screenReceipt, type IssuedReceipt } from './receipts.js';
 
@@ -78,6 +78,8 @@ export const TITLE_KEYS: Record<Screen, MessageKey> = {
   declined: 'screen.declined.title',
   session: 'screen.session.title',
   'pay-by-phone': 'screen.payByPhone.title',
+  'alt-details': 'screen.altDetails.title',
+  'alt-pending': 'screen.altPending.title',
   error: 'screen.error.title',
   'out-of-service': 'screen.outOfService.title',
 };
@@ -108,6 +110,21 @@ export function customerView(
   else if (screen === 'enter-amount') result.amount = display(0, view.currency, locale);
   if (view.maskedPan !== undefined) result.maskedPan = view.maskedPan;
   if (view.link !== undefined) result.payByPhone = payByPhoneView(view.link, tr);
+  if (view.altMethods !== undefined) result.altMethods = view.altMethods;
+  if (view.altField !== undefined) {
+    const f = view.altField;
+    result.altField = {
+      method: f.label,
+      field: f.field,
+      label: tr.t(`alt.field.${f.field}`),
+      step: f.step,
+      steps: f.steps,
+      stepText: tr.t('label.alt.step', { step: f.step, steps: f.steps }),
+      ...(f.problem !== undefined ? { problem: tr.t(`alt.problem.${f.problem}`) } : {}),
+      inputMode: f.field === 'email' ? 'email' : f.field === 'phoneNumber' ? 'tel' : 'text',
+    };
+  }
+  if (view.altSale !== undefined) result.altPending = altPendingView(view.altSale, tr);
   if (view.durations)
     result.durations = view.durations.map((d) => ({
       minutes: d.minutes,

@@ -1,7 +1,7 @@
 import QRCode from 'qrcode';
 import type { LinkShown } from '../flows/index.js';
 import type { Translator } from '../i18n/index.js';
-import type { PayByPhoneView } from './api.js';
+import type { AltPendingView, PayByPhoneView } from './api.js';
 
 /**
  * The pay-by-phone screen's payment link (issue 14; reference/kiosk.md §4): the QR code of the link's URL drawn by the
@@ -71,6 +71,24 @@ export function payByPhoneView(
     expiresAt: new Date(link.expiresAtMs).toISOString(),
     seconds: Math.max(0, Math.ceil((link.expiresAtMs - nowMs) / 1000)),
     purpose: link.purpose,
+  };
+}
+
+/**
+ * The alternative-method sale left pending (issue 14 item 5): its payment page drawn exactly as a payment link's QR
+ * code, the URL as text, and the ticket's reference under which the sale is recorded.
+ */
+export function altPendingView(
+  sale: { saleId: number; label: string; paymentUrl: string; reference: string },
+  tr: Translator,
+): AltPendingView {
+  return {
+    saleId: sale.saleId,
+    method: sale.label,
+    url: sale.paymentUrl,
+    qr: { ...qrOf(sale.paymentUrl), alt: tr.t('label.alt.qr') },
+    reference: tr.t('label.alt.reference', { reference: sale.reference }),
+    note: tr.t('label.alt.receipt'),
   };
 }
 

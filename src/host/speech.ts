@@ -108,6 +108,9 @@ function list(items: string[], tr: Translator, type: 'conjunction' | 'disjunctio
 function actionName(type: UserEvent['type'], tr: Translator): string | undefined {
   if (type === 'ENTER_TICKET' || type === 'ENTER_AMOUNT') return tr.t('label.continue');
   if (type === 'MORE_TIME') return tr.t('label.moreTime.yes');
+  if (type === 'ALT_FIELD') return tr.t('label.alt.next');
+  // The alternative methods are named one by one, by their labels (screenParts).
+  if (type === 'ALT_METHOD') return undefined;
   return message(tr, `label.action.${type}`);
 }
 
@@ -215,6 +218,28 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
         time: spokenDuration(Math.max(1, Math.ceil(link.seconds / 60)), tr),
       }),
     );
+  }
+  if (view.altMethods && view.actions.includes('ALT_METHOD'))
+    add(
+      'alt-methods',
+      tr.t('speech.buttons', {
+        buttons: list(
+          view.altMethods.map((m) => m.label),
+          tr,
+          'conjunction',
+        ),
+      }),
+    );
+  if (view.altField) {
+    // The field and why its value was refused (the message); never what was typed — the terminal does not have it
+    // before Next, and an e-mail address or a name read out would be heard by whoever stands near.
+    add('alt-step', `${view.altField.method}: ${view.altField.stepText}`);
+  }
+  if (view.altPending) {
+    // The QR code's non-visual alternative, as for a payment link: the address read out; then the reference.
+    add('alt-link', tr.t('speech.payByPhone', { url: view.altPending.url }));
+    add('alt-reference', view.altPending.reference);
+    add('alt-note', view.altPending.note);
   }
   if (view.receipt) {
     const { receipt } = view;

@@ -340,6 +340,7 @@ export class TerminalHost implements TerminalApi {
           this.language.current,
         );
       },
+      altPayments: () => this.altPayments,
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,

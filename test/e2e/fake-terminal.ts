@@ -283,6 +283,8 @@ export class FakeTerminal implements TerminalApi {
       case 'TAP_EXIT':
       case 'CREDIT':
       case 'PAY_BY_LINK':
+      case 'ALT_METHOD':
+      case 'ALT_FIELD':
       case 'SET_LANGUAGE':
         return refuse();
     }

@@ -1,5 +1,7 @@
 import { SimulatedClock } from 'xstate';
 import type {
+  AltSaleRequest,
+  AltSaleStarted,
   CardSummary,
   DccOfferInput,
   DccOfferSummary,
@@ -502,6 +504,21 @@ export class FakeTerminal implements FlowEffects {
     if (link) Object.assign(link, { state: 'closed', reason: 'timeout' });
     this.linkWaiters.get(linkId)?.({ kind: 'closed', linkId, reason: 'timeout' });
     this.linkWaiters.delete(linkId);
+  }
+
+  // ---- alternative methods (spec 001) ----
+
+  /** Sales asked for, in order (the customer values included: a fake keeps what a test must check). */
+  readonly altSales: AltSaleRequest[] = [];
+  /** Next sales: 'PENDING' (default), or a reason the sale is not pending. */
+  readonly altAnswers: string[] = [];
+
+  startAltSale(input: AltSaleRequest, _signal: AbortSignal): Promise<AltSaleStarted> {
+    this.altSales.push(input);
+    const answer = this.altAnswers.shift() ?? 'PENDING';
+    if (answer !== 'PENDING') return Promise.resolve({ kind: 'failed', reason: answer });
+    const saleId = this.altSales.length;
+    return Promise.resolve({ kind: 'pending', saleId, paymentUrl: `https://pay.example/ap/${saleId}` });
   }
 }
 

@@ -34,6 +34,9 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('ENTER_AMOUNT'), minor }),
   z.strictObject({ type: z.literal('CONFIRM') }),
   z.strictObject({ type: z.literal('PAY_BY_LINK') }),
+  z.strictObject({ type: z.literal('ALT_METHOD'), profile: z.number().int().min(1).max(8) }),
+  // The machine checks the value (spec 001 field rules); the bound only keeps the socket's message small.
+  z.strictObject({ type: z.literal('ALT_FIELD'), value: z.string().max(512) }),
   z.strictObject({ type: z.literal('CHOOSE_CURRENCY'), currency: z.string().regex(/^[A-Z]{3}$/) }),
   z.strictObject({ type: z.literal('EXTEND'), minutes }),
   z.strictObject({ type: z.literal('END_SESSION') }),

@@ -207,17 +207,22 @@ function kioskTicket(): string {
   return ticketFor(130, MODEL_CONFIGS.kiosk.terminal?.timezone ?? 'Europe/London');
 }
 
-/**
- * Pay station: welcome → ticket → (ticket looked up) → fee to confirm → card → currency choice (the card's, JPY) →
- * approved with the receipt; Done.
- */
-export async function kioskSale(walk: CustomerWalk): Promise<void> {
+/** Pay station: welcome → ticket → (ticket looked up) → the fee to confirm. */
+async function kioskFee(walk: CustomerWalk): Promise<void> {
   await walk.arrive();
   await walk.press('action-START');
   await walk.reach('enter-ticket');
   await walk.page.getByTestId('ticket-input').fill(kioskTicket());
   await walk.press('action-ENTER_TICKET');
   await walk.reach('confirm');
+}
+
+/**
+ * Pay station: welcome → ticket → (ticket looked up) → fee to confirm → card → currency choice (the card's, JPY) →
+ * approved with the receipt; Done.
+ */
+export async function kioskSale(walk: CustomerWalk): Promise<void> {
+  await kioskFee(walk);
   await walk.press('action-CONFIRM');
   await walk.reach('choose-currency');
   await walk.press('dcc-option-JPY');
@@ -231,12 +236,7 @@ export async function kioskSale(walk: CustomerWalk): Promise<void> {
  * with the time left; Cancel (the link is deactivated) → back at the fee; Cancel.
  */
 export async function kioskPayByPhone(walk: CustomerWalk): Promise<void> {
-  await walk.arrive();
-  await walk.press('action-START');
-  await walk.reach('enter-ticket');
-  await walk.page.getByTestId('ticket-input').fill(kioskTicket());
-  await walk.press('action-ENTER_TICKET');
-  await walk.reach('confirm');
+  await kioskFee(walk);
   await walk.press('action-PAY_BY_LINK');
   await walk.reach('pay-by-phone');
   await walk.press('action-CANCEL');

@@ -7,7 +7,10 @@ import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
 import { createTerminalHost } from '../src/host/terminal-host.js';
+import { maintenanceWindowOf } from '../src/host/daily-restart.js';
 import { startKioskService } from '../src/host/kiosk-service.js';
+import { updateInstallGate } from '../src/host/update-gate.js';
+import { startAppUpdates, startOfVersion, versionReady, type Updater } from './app-updates.js';
 import { registerTerminalIpc } from './ipc.js';
 import { buildPreload } from './preload-build.js';
 import { RendererRecovery } from './renderer-recovery.js';
@@ -124,6 +127,17 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   else app.quit();
 }
 
+/** electron-updater's updater (a CommonJS module: its exports may sit on the default export). */
+async function loadUpdater(): Promise<Updater> {
+  const mod = (await import('electron-updater')) as unknown as {
+    autoUpdater?: Updater;
+    default?: { autoUpdater: Updater };
+  };
+  const updater = mod.autoUpdater ?? mod.default?.autoUpdater;
+  if (!updater) throw new Error('electron-updater has no autoUpdater');
+  return updater;
+}
+
 /**
  * The Electron entry (`electron dist/main/main.js`, launched by `parking-terminal start`): builds a TerminalHost from
  * the configuration named by PARKING_TERMINAL_CONFIG (embedded defaults when empty) and runs the window.
@@ -144,6 +158,24 @@ async function electronEntry(): Promise<void> {
   } catch {
     root = resolve(dirname(fileURLToPath(import.meta.url)), '..', '..');
   }
+  // A packaged AppImage under the service (README, Updates): a version on trial that keeps failing to reach READY
+  // gives way to the previous one before anything else runs.
+  const { app } = await import('electron');
+  const version = app.getVersion();
+  const appImage = process.env.APPIMAGE || undefined;
+  const stateDir = process.env.STATE_DIRECTORY?.split(':')[0] ?? process.cwd();
+  if (appImage) {
+    const decision = startOfVersion(stateDir, version, appImage);
+    if (decision.action === 'roll-back') {
+      logger.error(
+        { reason: decision.reason, to: decision.to.version },
+        'rolling back to the previous version',
+      );
+      logger.flush();
+      app.exit(EXIT_RESTART);
+      return;
+    }
+  }
   const [staticDir, preload] = await Promise.all([buildRenderer({ root }), buildPreload(root)]);
   const host = await createTerminalHost(config, { logger, cwd: process.cwd() });
   // The process boundary: an error nothing else caught is logged and puts the terminal out of service (no new card,
@@ -160,8 +192,42 @@ async function electronEntry(): Promise<void> {
     preload,
     kiosk,
     logger,
-    service: (uiAliveMs, restart) =>
-      startKioskService(host, { uiAliveMs, restart, configFile, cwd: process.cwd(), logger }),
+    service: async (uiAliveMs, restart) => {
+      const kiosk = await startKioskService(host, {
+        uiAliveMs,
+        restart,
+        configFile,
+        cwd: process.cwd(),
+        logger,
+      });
+      if (appImage) versionReady(stateDir, version);
+      const updates =
+        config.updates && appImage
+          ? startAppUpdates({
+              updater: await loadUpdater(),
+              settings: config.updates,
+              version,
+              appImage,
+              stateDir,
+              gate: () =>
+                updateInstallGate({
+                  now: new Date(),
+                  window: maintenanceWindowOf(config),
+                  timeZone: config.terminal.timezone,
+                  health: kiosk.terminal.health(),
+                  recoveryRunning: host.status().recovery.running,
+                }),
+              stopTakingCards: (reason) => host.outOfService(reason),
+              logger: logger.child({ component: 'updates' }),
+            })
+          : undefined;
+      return {
+        close: async () => {
+          updates?.stop();
+          await kiosk.close();
+        },
+      };
+    },
   });
 }
 

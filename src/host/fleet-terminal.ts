@@ -63,6 +63,23 @@ function appVersion(): string {
 }
 
 /**
+ * Idle, from a health reading: no customer session, no open authorization, no journal entry unknown or in flight,
+ * recovery not running. The one definition behind the fleet's restart and configuration, the daily restart and the
+ * update gate (src/host/update-gate.ts).
+ */
+export function idleOf(
+  h: Pick<TerminalHealth, 'customerSession' | 'openAuthorizations' | 'journal'>,
+  recoveryRunning: boolean,
+): { idle: true } | { idle: false; why: string } {
+  if (h.customerSession) return { idle: false, why: 'a customer session is in progress' };
+  if (h.openAuthorizations > 0) return { idle: false, why: `${h.openAuthorizations} authorization(s) open` };
+  if (h.journal.unknown > 0 || h.journal.inFlight > 0)
+    return { idle: false, why: 'journal entries are in flight or of unknown outcome' };
+  if (recoveryRunning) return { idle: false, why: 'recovery is running' };
+  return { idle: true };
+}
+
+/**
  * The terminal as the fleet link sees it (src/fleet/terminal.ts): the heartbeat read from the operator status the
  * status bar shows (nothing computed twice), events from its changes, command ids in the journal database
  * (migration 0011), and the commands carried out through the host's own paths — service mode, the offline queue's
@@ -184,14 +201,7 @@ export class HostFleetTerminal implements FleetTerminal {
    * Only an idle terminal takes a new configuration or restarts.
    */
   idle(): { idle: true } | { idle: false; why: string } {
-    const h = this.health();
-    if (h.customerSession) return { idle: false, why: 'a customer session is in progress' };
-    if (h.openAuthorizations > 0)
-      return { idle: false, why: `${h.openAuthorizations} authorization(s) open` };
-    if (h.journal.unknown > 0 || h.journal.inFlight > 0)
-      return { idle: false, why: 'journal entries are in flight or of unknown outcome' };
-    if (this.host.status().recovery.running) return { idle: false, why: 'recovery is running' };
-    return { idle: true };
+    return idleOf(this.health(), this.host.status().recovery.running);
   }
 
   claimCommand(input: { id: string; command: string; expiresAtMs: number }) {

@@ -1,5 +1,5 @@
 import type { Logger } from '../log/index.js';
-import { DailyRestart, maintenanceWindowOf, type IdleCheck } from './daily-restart.js';
+import { DailyRestart, maintenanceWindowOf } from './daily-restart.js';
 import { HostFleetTerminal } from './fleet-terminal.js';
 import { readerLinkCheck, ServiceWatchdog, uiCheck, type HealthCheck } from './service-watchdog.js';
 import { SystemdNotifier, watchdogIntervalMs, type ServiceNotifier } from './systemd-notify.js';
@@ -10,8 +10,8 @@ export interface KioskServiceOptions {
   uiAliveMs: () => number | undefined;
   /** Stops the terminal with the restart exit code (75). */
   restart: (reason: string) => void;
-  /** The fleet's idle check when the fleet link runs (one is made over the host otherwise). */
-  idle?: IdleCheck;
+  /** The fleet's view of the terminal when the fleet link runs (its idle check; one is made over the host otherwise). */
+  terminal?: HostFleetTerminal;
   /** The configuration file and directory the terminal runs with (for an idle check made here). */
   configFile: string | undefined;
   cwd: string;
@@ -22,8 +22,8 @@ export interface KioskServiceOptions {
 }
 
 export interface KioskService {
-  /** The idle check the daily restart uses (the update gate uses it too). */
-  readonly idle: IdleCheck;
+  /** The fleet's view of the terminal: the idle check of the daily restart, the health the update gate reads. */
+  readonly terminal: HostFleetTerminal;
   readonly watchdog: ServiceWatchdog;
   close(): Promise<void>;
 }
@@ -44,7 +44,7 @@ export async function startKioskService(
     options.notifier ??
     new SystemdNotifier(env, 'systemd-notify', (err) => logger.warn({ err }, 'sd_notify failed'));
   const own =
-    options.idle === undefined
+    options.terminal === undefined
       ? new HostFleetTerminal(host, {
           configFile: options.configFile,
           cwd: options.cwd,
@@ -52,7 +52,7 @@ export async function startKioskService(
           restart: options.restart,
         })
       : undefined;
-  const idle: IdleCheck = options.idle ?? own!;
+  const terminal = options.terminal ?? own!;
   const service = host.config.service;
   const startedMs = now();
   const checks: HealthCheck[] = [
@@ -80,13 +80,13 @@ export async function startKioskService(
       ? new DailyRestart({
           window: maintenanceWindowOf(host.config),
           timeZone: host.config.terminal.timezone,
-          idle,
+          idle: terminal,
           restart: options.restart,
         }).start()
       : undefined;
   await watchdog.ready(`taking cards (${host.config.terminal.model})`);
   return {
-    idle,
+    terminal,
     watchdog,
     async close() {
       daily?.stop();

@@ -132,7 +132,7 @@ starts it again).`,
       service = await startKioskService(host, {
         uiAliveMs: () => (bridge ? Date.now() : undefined),
         restart: (reason) => restartAsked(reason),
-        ...(fleet ? { idle: fleet.terminal } : {}),
+        ...(fleet ? { terminal: fleet.terminal } : {}),
         configFile,
         cwd: io.cwd,
         logger,

@@ -1,0 +1,90 @@
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+
+/**
+ * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
+ * socket standing in for systemd's `$NOTIFY_SOCKET` (Python's socket module: Node has no datagram unix sockets):
+ * READY=1 comes only once the terminal takes cards — after journal recovery, after the line `start` prints then —
+ * WATCHDOG=1 follows at half of `$WATCHDOG_USEC`, and SIGTERM says STOPPING=1 before the exit.
+ */
+
+const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
+const RECEIVER = `
+import os, socket, sys
+s = socket.socket(socket.AF_UNIX, socket.SOCK_DGRAM)
+s.bind(sys.argv[1])
+print("LISTENING", flush=True)
+while True:
+    msg, fds, _flags, _addr = socket.recv_fds(s, 4096, 8)
+    for fd in fds:
+        os.close(fd)
+    text = msg.decode()
+    if text != "BARRIER=1":
+        print(text.replace("\\n", "|"), flush=True)
+`;
+const tools =
+  spawnSync('systemd-notify', ['--version']).status === 0 &&
+  spawnSync('python3', ['-c', 'import socket; socket.recv_fds']).status === 0;
+
+let dir: string;
+const children: ChildProcess[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pt-kiosk-service-'));
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+/** Everything seen, in order: `notify: …` from the socket, `stdout: …` from the terminal. */
+function timeline(): { events: string[]; push: (e: string) => void } {
+  const events: string[] = [];
+  return { events, push: (e) => events.push(e) };
+}
+
+describe.skipIf(!tools)('kiosk service notifications', () => {
+  it('sends READY=1 after recovery, feeds the watchdog, and says STOPPING=1 on SIGTERM', async () => {
+    const socket = join(dir, 'notify.sock');
+    const seen = timeline();
+    const receiver = spawn('python3', ['-c', RECEIVER, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
+    children.push(receiver);
+    await new Promise<void>((listening) =>
+      createInterface({ input: receiver.stdout! }).on('line', (line) =>
+        line === 'LISTENING' ? listening() : seen.push(`notify: ${line}`),
+      ),
+    );
+    const config = join(dir, 'terminal.json');
+    writeFileSync(
+      config,
+      JSON.stringify({
+        journal: { path: join(dir, 'var', 'journal.db') },
+        offline: { keyFile: join(dir, 'var', 'offline.key') },
+      }),
+    );
+    const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', config], {
+      cwd: dir,
+      env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' },
+      stdio: ['ignore', 'pipe', 'ignore'],
+    });
+    children.push(child);
+    createInterface({ input: child.stdout! }).on('line', (line) => seen.push(`stdout: ${line}`));
+    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+
+    await expect
+      .poll(() => seen.events.filter((e) => e === 'notify: WATCHDOG=1').length, { timeout: 60_000 })
+      .toBeGreaterThanOrEqual(2);
+    const ready = seen.events.findIndex((e) => e.startsWith('notify: READY=1'));
+    const started = seen.events.findIndex((e) => /^stdout: Parking Terminal \(kiosk\) ready:/.test(e));
+    expect(started).toBeGreaterThanOrEqual(0);
+    expect(ready).toBeGreaterThan(started);
+    expect(seen.events.findIndex((e) => e === 'notify: WATCHDOG=1')).toBeGreaterThan(ready);
+
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    await expect.poll(() => seen.events.at(-1)).toBe('notify: STOPPING=1');
+  });
+});

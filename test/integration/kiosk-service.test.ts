@@ -53,7 +53,7 @@ describe.skipIf(!tools)('kiosk service notifications', () => {
     const receiver = spawn('python3', ['-c', RECEIVER, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
     children.push(receiver);
     await new Promise<void>((listening) =>
-      createInterface({ input: receiver.stdout! }).on('line', (line) =>
+      createInterface({ input: receiver.stdout }).on('line', (line) =>
         line === 'LISTENING' ? listening() : seen.push(`notify: ${line}`),
       ),
     );
@@ -71,7 +71,7 @@ describe.skipIf(!tools)('kiosk service notifications', () => {
       stdio: ['ignore', 'pipe', 'ignore'],
     });
     children.push(child);
-    createInterface({ input: child.stdout! }).on('line', (line) => seen.push(`stdout: ${line}`));
+    createInterface({ input: child.stdout }).on('line', (line) => seen.push(`stdout: ${line}`));
     const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
     await expect

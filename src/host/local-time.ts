@@ -1,15 +1,31 @@
+/**
+ * One formatter per time zone: building an `Intl.DateTimeFormat` costs far more than formatting with it, and every
+ * request of a sale asks for its local date and time. Bounded (a terminal has one zone; tests use a few).
+ */
+const LOCAL_FORMATS = new Map<string, Intl.DateTimeFormat>();
+
+function localFormat(timeZone: string): Intl.DateTimeFormat {
+  let format = LOCAL_FORMATS.get(timeZone);
+  if (format === undefined) {
+    format = new Intl.DateTimeFormat('en-GB', {
+      timeZone,
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      second: '2-digit',
+      hourCycle: 'h23',
+    });
+    if (LOCAL_FORMATS.size >= 64) LOCAL_FORMATS.clear();
+    LOCAL_FORMATS.set(timeZone, format);
+  }
+  return format;
+}
+
 /** `YYYYMMDDhhmmss` of `at` in the terminal's time zone (merchantInformation.transactionLocalDateTime). */
 export function localDateTime(at: Date, timeZone: string): string {
-  const parts = new Intl.DateTimeFormat('en-GB', {
-    timeZone,
-    year: 'numeric',
-    month: '2-digit',
-    day: '2-digit',
-    hour: '2-digit',
-    minute: '2-digit',
-    second: '2-digit',
-    hourCycle: 'h23',
-  }).formatToParts(at);
+  const parts = localFormat(timeZone).formatToParts(at);
   const get = (type: Intl.DateTimeFormatPartTypes): string =>
     parts.find((p) => p.type === type)?.value ?? '00';
   return `${get('year')}${get('month')}${get('day')}${get('hour')}${get('minute')}${get('second')}`;

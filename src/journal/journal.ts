@@ -665,7 +665,8 @@ export class SqliteJournal implements Journal {
 
   recordOutcome(entryId: number, outcome: RecordedOutcome): void {
     validateOutcome(outcome);
-    const moneyMoving = this.read(() => this.row(entryId)).money_moving === 1;
+    // Inside a transaction (a group commit) the outer commit decides durability: no read needed to choose it.
+    const moneyMoving = this.db.inTransaction || this.read(() => this.row(entryId)).money_moving === 1;
     this.atomically(moneyMoving, () => {
       const changes = this.stmts.outcome.run({
         id: entryId,

@@ -58,13 +58,14 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
   if (view.screen === 'present-card') body.push(h('div', { class: 'card-slot', testid: 'card-slot' }));
   if (isWaitScreen(view.screen)) body.push(h('div', { class: 'spinner', testid: 'spinner' }));
   if (view.payByPhone) body.push(payByPhone(view.payByPhone, label));
-  if (view.altMethods && offered.has('ALT_METHOD')) body.push(altMethodChoice(view.altMethods, ctx));
   if (view.altField && offered.has('ALT_FIELD')) body.push(altFieldEntry(view.altField, ctx, label));
   if (view.altPending) body.push(altPending(view.altPending, label));
   if (view.receipt) body.push(receipt(view.receipt));
 
   const buttons = view.actions
-    .map((type) => {
+    .flatMap((type) => {
+      // The alternative methods, each by its label, in the choice beside the card and pay by phone.
+      if (type === 'ALT_METHOD') return altMethodButtons(view.altMethods ?? [], ctx);
       // "Do you need more time?" is asked, and answered, in its own dialog (accessibility.ts).
       if (type === 'MORE_TIME') return null;
       const fallback = actionLabel(type);
@@ -461,21 +462,17 @@ function qrFigure(
   );
 }
 
-/** The alternative methods beside the card and pay by phone, each by its label. */
-function altMethodChoice(
+/** The alternative methods beside the card and pay by phone, each a button by its label. */
+function altMethodButtons(
   methods: NonNullable<CustomerView['altMethods']>,
   ctx: CustomerContext,
-): HTMLElement {
-  return h(
-    'div',
-    { class: 'alt-methods actions', testid: 'alt-methods' },
-    ...methods.map((m) =>
-      button(
-        m.label,
-        `alt-method-${m.profile}`,
-        () => ctx.send({ type: 'ALT_METHOD', profile: m.profile }),
-        'btn btn-primary',
-      ),
+): HTMLElement[] {
+  return methods.map((m) =>
+    button(
+      m.label,
+      `alt-method-${m.profile}`,
+      () => ctx.send({ type: 'ALT_METHOD', profile: m.profile }),
+      'btn btn-primary',
     ),
   );
 }
@@ -599,7 +596,6 @@ function altFieldEntry(
     'div',
     { class: 'entry alt-entry', testid: 'alt-entry' },
     h('p', { class: 'alt-step', testid: 'alt-step' }, `${field.method} · ${field.stepText}`),
-    h('label', { class: 'alt-label', testid: 'alt-label', text: field.label }),
     input,
     field.problem !== undefined
       ? h('p', {

@@ -60,7 +60,7 @@ describe('alternative methods at the pay station', () => {
     actor.send({ type: 'ALT_FIELD', value: 'not an address' });
     view = describeView(actor.getSnapshot());
     expect(view).toMatchObject({
-      messageKey: 'alt.problem.not-an-email',
+      messageKey: 'alt.field.email',
       altField: { field: 'email', problem: 'not-an-email' },
     });
     actor.send({ type: 'ALT_FIELD', value: ' driver@example.com ' });

@@ -61,12 +61,9 @@ export interface AltPending {
   reference: string;
 }
 
-/** The screen's text while a field is asked for: the problem of the last value, else what to type. */
+/** The screen's text while a field is asked for: what to type (the problem of a refused value is the view's). */
 function altFieldMessage(entry: AltEntry): KioskContext['message'] {
-  const field = entry.fields[entry.index] ?? 'email';
-  return entry.problem !== undefined
-    ? { key: `alt.problem.${entry.problem}` as const }
-    : { key: `alt.field.${field}` as const };
+  return { key: `alt.field.${entry.fields[entry.index] ?? 'email'}` as const };
 }
 
 /** The fee's text on the choice between the card and the other ways to pay. */

@@ -231,9 +231,10 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
       }),
     );
   if (view.altField) {
-    // The field and why its value was refused (the message); never what was typed — the terminal does not have it
+    // The field and why its value was refused; never what was typed — the terminal does not have it
     // before Next, and an e-mail address or a name read out would be heard by whoever stands near.
     add('alt-step', `${view.altField.method}: ${view.altField.stepText}`);
+    add('alt-problem', view.altField.problem);
   }
   if (view.altPending) {
     // The QR code's non-visual alternative, as for a payment link: the address read out; then the reference.

@@ -70,6 +70,8 @@ const LANGUAGE: NonNullable<CustomerView['language']> = {
 const AMOUNT = { minor: 1250, currency: 'EUR', text: '€12.50' };
 /** A payment link as the sandbox makes them, for the pay-by-phone screen. */
 const PAY_URL = 'http://127.0.0.1:41234/pay/202611241305N0042';
+/** An alternative-method sale's payment page as the sandbox makes them, for the alt-pending screen. */
+const ALT_URL = 'http://127.0.0.1:41234/ap/7204539021';
 
 const ENTER_TICKET: CustomerView = {
   screen: 'enter-ticket',
@@ -239,6 +241,59 @@ const SCREENS: { name: string; view: CustomerView }[] = [
         'payByPhone.timeLeft': 'Time left: {time}',
       },
       actions: ['CANCEL'],
+    },
+  },
+  {
+    name: 'confirm with alternative methods',
+    view: {
+      screen: 'confirm',
+      title: 'Please confirm',
+      message: 'Parking fee for 131 minutes',
+      amount: AMOUNT,
+      altMethods: [
+        { profile: 1, label: 'Bank transfer' },
+        { profile: 3, label: 'Online banking' },
+      ],
+      actions: ['CONFIRM', 'PAY_BY_LINK', 'ALT_METHOD', 'CANCEL'],
+    },
+  },
+  {
+    name: 'alt-details',
+    view: {
+      screen: 'alt-details',
+      title: 'Your details',
+      message: 'Enter your e-mail address. The receipt is sent there.',
+      amount: AMOUNT,
+      altField: {
+        method: 'Bank transfer',
+        field: 'email',
+        label: 'Enter your e-mail address. The receipt is sent there.',
+        step: 1,
+        steps: 3,
+        stepText: 'Step 1 of 3',
+        problem: 'This is not an e-mail address.',
+        inputMode: 'email',
+      },
+      actions: ['ALT_FIELD', 'CANCEL'],
+    },
+  },
+  {
+    name: 'alt-pending',
+    view: {
+      screen: 'alt-pending',
+      title: 'Payment pending',
+      message:
+        'Payment by Bank transfer pending: scan the code and pay on your phone. The payment is confirmed later; you may leave now.',
+      amount: AMOUNT,
+      altPending: {
+        saleId: 7,
+        method: 'Bank transfer',
+        url: ALT_URL,
+        qr: { ...drawQr(ALT_URL), alt: 'QR code of the payment page' },
+        reference: 'Reference: 2026112413050001',
+        note: 'The receipt is sent by e-mail once the payment is confirmed.',
+      },
+      actions: ['DONE'],
     },
   },
   {

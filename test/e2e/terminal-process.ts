@@ -25,6 +25,8 @@ export interface RunningTerminal {
   /** `terminal.id` of its configuration. */
   terminalId: string;
   pin: string;
+  /** The terminal's working directory (its `config.json`, journal and keys), for commands run beside it. */
+  cwd: string;
   /** What the process printed so far (stdout and stderr), for a failure's message. */
   output(): string;
   /** SIGTERM, waits for the exit, removes the directory. */
@@ -79,7 +81,7 @@ export async function startTerminal(
         if (url && sandboxUrl) ready({ url, sandboxUrl });
       });
     });
-    return { url, sandboxUrl, terminalId, pin: OPERATOR_PIN, output: () => output, stop };
+    return { url, sandboxUrl, terminalId, pin: OPERATOR_PIN, cwd, output: () => output, stop };
   } catch (e) {
     await stop();
     throw e;

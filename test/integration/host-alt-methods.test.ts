@@ -107,7 +107,7 @@ describe('alternative methods at the pay station', () => {
     });
     view = await send(h, { type: 'ALT_FIELD', value: 'ana.ruiz.example.com' });
     expect(view.altField).toMatchObject({ field: 'email', problem: 'This is not an e-mail address.' });
-    expect(view.message).toBe('This is not an e-mail address.');
+    expect(view.message).toBe('Enter your e-mail address. The receipt is sent there.');
     // In the customer's language.
     const german = await h.send({ type: 'SET_LANGUAGE', locale: 'de_DE' });
     expect(german.ok && german.value.customer.altField?.problem).toBe('Das ist keine E-Mail-Adresse.');

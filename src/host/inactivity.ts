@@ -11,6 +11,8 @@ export const TIMED_SCREENS: ReadonlySet<string> = new Set([
   'choose-duration',
   'enter-amount',
   'confirm',
+  // An alternative method's details: a customer who walks away must not leave an e-mail address half typed on screen.
+  'alt-details',
 ]);
 
 export interface InactivityOptions {

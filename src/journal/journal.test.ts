@@ -55,6 +55,26 @@ describe('journal', () => {
     expect(j.findByTransactionId('tx-1')?.id).toBe(e.id);
   });
 
+  it('syncs every money-moving write to disk from the first one on, and only those', async () => {
+    const j = journal(join(mkdtempSync(join(tmpdir(), 'pt-journal-sync-')), 'journal.db'));
+    // The connection's level after a write is the one that write committed with (2 = FULL: synced, 1 = NORMAL).
+    const level = (): unknown => j.db.pragma('synchronous', { simple: true });
+    const seen: unknown[] = [];
+    for (let i = 0; i < 3; i++) {
+      const e = j.begin(preauth({ transactionId: `sync-${i}` }));
+      seen.push(level());
+      j.markSent(e.id);
+      seen.push(level());
+      j.recordOutcome(e.id, { state: 'approved', gatewayId: `g-sync-${i}`, status: 'AUTHORIZED' });
+      seen.push(level());
+      seen.push(await j.commitDurably(level));
+      j.begin(preauth({ transactionId: `sync-info-${i}`, service: 'info', moneyMoving: false }));
+      seen.push(level());
+      seen.push(await j.commitDurably(level));
+    }
+    expect(seen).toEqual([2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2]);
+  });
+
   it('keeps the body of an unknown outcome until the entry is resolved', () => {
     const j = journal();
     const e = j.begin(preauth());

@@ -386,7 +386,6 @@ export class SqliteJournal implements Journal {
   private flushScheduled:
     { kind: 'immediate'; handle: NodeJS.Immediate } | { kind: 'timer'; handle: NodeJS.Timeout } | undefined;
   private durableCommitCount = 0;
-  private readonly setSync: { FULL: Database.Statement; NORMAL: Database.Statement };
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
   /** One cached transaction wrapper: better-sqlite3 builds BEGIN/COMMIT statements per wrapper. */
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -413,10 +412,6 @@ export class SqliteJournal implements Journal {
       this.db.pragma('secure_delete = ON');
       migrate(this.db);
       this.stmts = this.prepare();
-      this.setSync = {
-        FULL: this.db.prepare('PRAGMA synchronous = FULL'),
-        NORMAL: this.db.prepare('PRAGMA synchronous = NORMAL'),
-      };
       this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
     } catch (cause) {
       this.db.close();
@@ -495,7 +490,9 @@ export class SqliteJournal implements Journal {
       if (!this.db.inTransaction) {
         const wanted = full ? 'FULL' : 'NORMAL';
         if (this.sync !== wanted) {
-          this.setSync[wanted].run();
+          // Not a prepared statement: SQLite applies `PRAGMA synchronous = …` when the statement is compiled, so a
+          // kept statement's run() is a no-op the first time (and preparing both switches left the NORMAL one set).
+          this.db.pragma(`synchronous = ${wanted}`);
           this.sync = wanted;
         }
       }

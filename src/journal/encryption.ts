@@ -15,6 +15,8 @@ import { JournalError } from './errors.js';
 const FORMAT_V1 = 0x01;
 const NONCE_BYTES = 12;
 const TAG_BYTES = 16;
+/** What {@link seal} adds to a plaintext: format byte, nonce and tag. */
+export const SEAL_OVERHEAD_BYTES = 1 + NONCE_BYTES + TAG_BYTES;
 /** AES-256 key length in bytes. */
 export const KEY_BYTES = 32;
 
@@ -40,13 +42,35 @@ function requireKey(key: Buffer): Buffer {
   return key;
 }
 
+/** Random bytes drawn from the system's generator in blocks: one call per 512 nonces instead of one per message. */
+const NONCES_PER_DRAW = 512;
+let noncePool = Buffer.alloc(0);
+let nonceAt = 0;
+
+function freshNonce(): Buffer {
+  if (nonceAt + NONCE_BYTES > noncePool.length) {
+    noncePool = randomBytes(NONCE_BYTES * NONCES_PER_DRAW);
+    nonceAt = 0;
+  }
+  const nonce = noncePool.subarray(nonceAt, nonceAt + NONCE_BYTES);
+  nonceAt += NONCE_BYTES;
+  return nonce;
+}
+
 /** Encrypts `plaintext` under `key`, binding it to `context` (associated data, not secret). */
 export function seal(key: Buffer, plaintext: Buffer, context: string): Buffer {
-  const nonce = randomBytes(NONCE_BYTES);
+  const sealed = Buffer.allocUnsafe(SEAL_OVERHEAD_BYTES + plaintext.length);
+  sealed[0] = FORMAT_V1;
+  const nonce = freshNonce();
+  nonce.copy(sealed, 1);
   const cipher = createCipheriv('aes-256-gcm', requireKey(key), nonce);
   cipher.setAAD(Buffer.from(context, 'utf8'));
-  const body = Buffer.concat([cipher.update(plaintext), cipher.final()]);
-  return Buffer.concat([Buffer.from([FORMAT_V1]), nonce, body, cipher.getAuthTag()]);
+  // GCM is a stream mode: update() returns as many bytes as it was given and final() none.
+  let at = 1 + NONCE_BYTES;
+  at += cipher.update(plaintext).copy(sealed, at);
+  at += cipher.final().copy(sealed, at);
+  cipher.getAuthTag().copy(sealed, at);
+  return sealed;
 }
 
 /** Decrypts what {@link seal} produced with the same key and context; `JOURNAL_DECRYPT` otherwise. */

@@ -201,7 +201,7 @@ describe('the journaled sender over the group commit', () => {
     const sent = await Promise.all(ids.map((id) => sender.send(request(id))));
     // Every entry was on disk (visible to another connection) before its request went out.
     expect(seen.map((s) => s.committed)).toEqual([4, 4, 4, 4]);
-    expect(seen.map((s) => s.state)).toEqual(['sent', 'sent', 'sent', 'sent']);
+    expect(seen.map((s) => s.state)).toEqual(['pending', 'pending', 'pending', 'pending']);
     expect(sent.map((s) => s.entry.state)).toEqual(['approved', 'approved', 'approved', 'approved']);
     // One commit for the four begins, one for the four outcomes.
     expect(journal.durableCommits).toBe(2);

@@ -51,9 +51,12 @@ describe('the journaled sender', () => {
       },
     });
     const { entry, outcome } = await sender.send(sale('T1'));
-    expect(states).toEqual(['sent']);
+    // Pending while it is sent (recovery treats it as possibly sent); the time it was sent comes with the outcome.
+    expect(states).toEqual(['pending']);
     expect(outcome.kind).toBe('approved');
     expect(entry).toMatchObject({ state: 'approved', gatewayId: 'G1', hasBody: false });
+    expect(entry.sentAt).toBeDefined();
+    expect(Date.parse(entry.sentAt!)).toBeLessThanOrEqual(Date.parse(entry.outcomeAt!));
   });
 
   it('resolves a request that provably never left as not sent, freeing its transactionId', async () => {
@@ -85,7 +88,7 @@ describe('the journaled sender', () => {
       }),
     ).rejects.toThrow();
     // Neither the outcome nor the caller's write stands: recovery will resolve the entry.
-    expect(j.findByTransactionId('T4')?.state).toBe('sent');
+    expect(j.findByTransactionId('T4')?.state).toBe('pending');
     expect(sender.owns(j.findByTransactionId('T4')!.id)).toBe(false);
   });
 

@@ -11,7 +11,8 @@ import {
 /**
  * The journal's protocol, written once (DESIGN.md, money safety rules 1–3; STYLE.md §16): every gateway request the
  * terminal sends — a live payment, a stored offline payment being forwarded, a timeout reversal or void of recovery —
- * goes begin → mark sent → send → record through {@link JournaledSender}. An entry has one owner at a time: from its
+ * goes begin → mark sent → send → record through {@link JournaledSender} (a live payment's mark is written in the
+ * commit of its outcome; a forward's durably before its first byte). An entry has one owner at a time: from its
  * begin until its outcome is recorded it belongs to the sender, and nobody else (recovery, a sweep) may resolve it;
  * recovery waits for the request's own timeout instead.
  */
@@ -225,8 +226,10 @@ export class JournaledSender {
       };
       const commit = options.commit ?? ((write: () => void) => this.journal.commitDurably(write));
       fire(options.failpoints?.begun);
-      if (options.durableMarkSent) await commit(() => this.journal.markSent(entry.id));
-      else this.journal.markSent(entry.id);
+      // A live payment's mark is written with its outcome, in that one commit: a write of its own would not be synced
+      // (recovery treats a pending entry as possibly sent) and would cost a commit per payment for nothing.
+      const sentAt = this.journal.now();
+      if (options.durableMarkSent) await commit(() => this.journal.markSent(entry.id, sentAt));
       fire(options.failpoints?.sent);
       let outcome: TransmitOutcome;
       try {
@@ -239,6 +242,7 @@ export class JournaledSender {
       }
       fire(options.failpoints?.answered);
       const after = await commit(() => {
+        if (!options.durableMarkSent) this.journal.markSent(entry.id, sentAt);
         if (outcome.kind === 'not-sent') this.journal.resolve(entry.id, NOT_SENT);
         else this.journal.recordOutcome(entry.id, recorded(outcome));
         options.onOutcome?.(entry, outcome);

@@ -10,12 +10,11 @@
  * left out elsewhere): `sandboxCpuMicrosPerRequest` is what one authorization costs the sandbox, the figure that
  * decides whether it can keep up with a client.
  */
-import { fileURLToPath } from 'node:url';
 import { Pool } from 'undici';
 import { DEMO_MERCHANT } from '../src/sandbox/index.js';
 import { signRequest } from '../src/sandbox/request-signer.js';
 import { samplePayment } from '../src/sandbox/sample-requests.js';
-import { serverProcess, type ServerProcess } from './server-process.js';
+import { commandPath, serverProcess, type ServerProcess } from './server-process.js';
 import { ratioOf, type Benchmark, type BenchOptions, type BenchResult } from './types.js';
 
 const CONCURRENCY = 50;
@@ -89,7 +88,7 @@ async function ledgerConsistent(url: string): Promise<boolean> {
 
 async function throughput(options: BenchOptions): Promise<BenchResult[]> {
   const total = options.quick ? 200 : 6000;
-  const bin = fileURLToPath(new URL('../bin/parking-terminal.js', import.meta.url));
+  const bin = commandPath();
   const sandbox = await serverProcess([bin, 'sandbox', '--port', '0']);
   const peer = await serverProcess(['-e', CANNED_SERVER]).catch(async (e: unknown) => {
     await sandbox.close();

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { fileURLToPath } from 'node:url';
 
 /** A server in a child process of this Node (the sandbox, or a peer), as the gateway is another machine. */
@@ -66,14 +66,21 @@ export async function serverProcess(args: string[]): Promise<ServerProcess> {
   };
 }
 
+/**
+ * The `parking-terminal` command's script: `bin/` beside `bench/` in a checkout run from the sources, two levels up
+ * when this module is the compiled `dist/bench/`.
+ */
+export function commandPath(): string {
+  for (const relative of ['../bin/parking-terminal.js', '../../bin/parking-terminal.js']) {
+    const path = fileURLToPath(new URL(relative, import.meta.url));
+    if (existsSync(path)) return path;
+  }
+  throw new Error('bin/parking-terminal.js is not beside bench/ nor above dist/bench/');
+}
+
 /** `parking-terminal sandbox --port 0` in its own process. */
 export function sandboxProcess(): Promise<ServerProcess> {
-  return serverProcess([
-    fileURLToPath(new URL('../bin/parking-terminal.js', import.meta.url)),
-    'sandbox',
-    '--port',
-    '0',
-  ]);
+  return serverProcess([commandPath(), 'sandbox', '--port', '0']);
 }
 
 /**

@@ -83,11 +83,16 @@ const saleCost: Benchmark = {
           cardRef,
           includeEmvTags: false,
         }) as const;
+      // What the host does when a flow lets go of the card (src/host/flow-effects.ts).
+      const release = (cardRef: string): void => {
+        cards.release(cardRef);
+        payments.forgetCard(cardRef);
+      };
       // Warm up both paths (JIT, keep-alive connection, SQLite page cache).
       for (let i = 0; i < 30; i++) {
         const held = cards.hold(copyRead(read));
         await payments.submit(sale(held.ref));
-        cards.release(held.ref);
+        release(held.ref);
       }
       const ours: number[] = [];
       const peer: number[] = [];
@@ -109,7 +114,7 @@ const saleCost: Benchmark = {
         const outcome = await gateway.send(prepared);
         peer.push(performance.now() - t1);
         if (outcome.kind !== 'approved') throw new Error(`peer sale ${i} was ${outcome.kind}`);
-        cards.release(held.ref);
+        release(held.ref);
       }
       const durablePerSale = (journal.durableCommits - commitsBefore) / n;
       const median = percentile(ours, 50);

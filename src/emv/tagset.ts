@@ -124,6 +124,9 @@ const NETWORK_LENGTHS: Readonly<Record<string, Readonly<Record<CardType, readonl
 
 const MAX_N12 = 999_999_999_999;
 
+/** The tags of spec 001's table: a reader tag outside it is dropped. */
+const TABLE_TAGS: ReadonlySet<string> = new Set(NETWORK_TAG_TABLE.map((r) => r.tag));
+
 /** Builds the tag set; see {@link TagSetContext} and {@link TagSet}. Throws {@link TagSetError} only. */
 export function buildTagSet(
   readerTlvs: ReadonlyArray<{ tag: string; value: Uint8Array }>,
@@ -165,8 +168,7 @@ export function buildTagSet(
       fail('TAG_DUPLICATE', t, 'one value per tag', `tag ${t} was read twice with different values`);
     fromReader.set(t, value);
   }
-  const tableTags = new Set(NETWORK_TAG_TABLE.map((r) => r.tag));
-  for (const t of fromReader.keys()) if (!tableTags.has(t)) dropped.push({ tag: t, why: 'not-in-table' });
+  for (const t of fromReader.keys()) if (!TABLE_TAGS.has(t)) dropped.push({ tag: t, why: 'not-in-table' });
 
   const terminal = terminalValues(ctx, fromReader, fail);
 
@@ -174,7 +176,6 @@ export function buildTagSet(
   const nodes: TlvNode[] = [];
   for (const row of NETWORK_TAG_TABLE) {
     const presence: Presence = presenceOf(row, ctx.cardType, ctx.service);
-    const rule = `spec 001 EMV tags: ${row.tag} (${row.element}) is ${presence} for ${network} (card type ${ctx.cardType}) in ${ctx.service}`;
     const own = terminal.get(row.tag);
     const read = fromReader.get(row.tag);
     if (own !== undefined && read !== undefined && bytesToHex(own) !== bytesToHex(read))
@@ -190,7 +191,8 @@ export function buildTagSet(
         if (read !== undefined) dropped.push({ tag: row.tag, why: 'prohibited' });
         continue;
       case 'M':
-        if (value === undefined) fail('TAG_MISSING', row.tag, rule, `mandatory tag ${row.tag} is missing`);
+        if (value === undefined)
+          fail('TAG_MISSING', row.tag, tableRule(row, presence, ctx), `mandatory tag ${row.tag} is missing`);
         break;
       case 'O':
       case 'C':
@@ -201,7 +203,8 @@ export function buildTagSet(
     try {
       validateTagValue(row.tag, value);
     } catch (e) {
-      if (e instanceof EmvValueError) fail('TAG_INVALID', row.tag, rule, e.message, e);
+      if (e instanceof EmvValueError)
+        fail('TAG_INVALID', row.tag, tableRule(row, presence, ctx), e.message, e);
       throw e;
     }
     const range = NETWORK_LENGTHS[row.tag]?.[ctx.cardType];
@@ -226,6 +229,11 @@ export function buildTagSet(
     else result.cardSequenceNumber = digits;
   }
   return result;
+}
+
+/** The table's rule a tag broke, for its error (spelled out only then: it would cost more than the tag's checks). */
+function tableRule(row: (typeof NETWORK_TAG_TABLE)[number], presence: Presence, ctx: TagSetContext): string {
+  return `spec 001 EMV tags: ${row.tag} (${row.element}) is ${presence} for ${NETWORK_BY_CARD_TYPE[ctx.cardType]} (card type ${ctx.cardType}) in ${ctx.service}`;
 }
 
 /** The terminal-sourced tags, from the context (validated here, so that a bad context names its tag). */

@@ -84,8 +84,17 @@ const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = 
  * one sender (journaled durably before a byte goes out, sent once, outcome journaled — money safety rules 1 and 2).
  * Unknown outcomes stay in the journal as 'unknown' until recovery resolves them.
  */
+/**
+ * Authorized totals kept in memory: the authorizations a terminal is still working on are among its latest few; a
+ * kiosk that runs for months would otherwise keep one per payment it ever made.
+ */
+export const AUTHORIZED_KEPT = 256;
+
 export class PaymentService {
-  /** Authorized totals in the local currency by transactionId of the authorization (grows with incrementals). */
+  /**
+   * Authorized totals in the local currency by transactionId of the authorization (grows with incrementals): the
+   * latest {@link AUTHORIZED_KEPT}, most recently changed last; older ones are read from the journal.
+   */
   private readonly authorized = new Map<string, number>();
   /** Tag set of the authorization made with a card read, by card reference (for captures and reversals). */
   private readonly originalTags = new Map<string, string>();
@@ -108,6 +117,16 @@ export class PaymentService {
   /** Forgets what was kept for a card read once the card is released. */
   forgetCard(cardRef: string): void {
     this.originalTags.delete(cardRef);
+  }
+
+  /** Remembers an authorized total; the oldest goes once more than {@link AUTHORIZED_KEPT} are kept. */
+  private keepAuthorized(transactionId: string, authorizedMinor: number): void {
+    this.authorized.delete(transactionId);
+    this.authorized.set(transactionId, authorizedMinor);
+    if (this.authorized.size > AUTHORIZED_KEPT) {
+      const oldest = this.authorized.keys().next().value;
+      if (oldest !== undefined) this.authorized.delete(oldest);
+    }
   }
 
   /** The authorized total of an authorization we made (increments included), from memory or the journal. */
@@ -426,13 +445,13 @@ export class PaymentService {
         );
         if (authorizedMinor !== undefined) {
           if (request.service === 'incremental' && request.original) {
-            this.authorized.set(request.original.transactionId, authorizedMinor);
+            this.keepAuthorized(request.original.transactionId, authorizedMinor);
           } else if (
             request.service === 'preauth' ||
             request.service === 'sale' ||
             request.service === 'avr'
           ) {
-            this.authorized.set(transactionId, authorizedMinor);
+            this.keepAuthorized(transactionId, authorizedMinor);
           }
         }
         return {

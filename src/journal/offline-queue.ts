@@ -137,7 +137,8 @@ interface Claimed {
   row: Row;
   /** The stored request, decrypted: its body is wiped once sent. */
   request: OutgoingRequest;
-  entryId: number;
+  /** Its journal entry as begun in the claim's transaction (pending). */
+  entry: JournalEntry;
 }
 
 interface Tally {
@@ -585,7 +586,7 @@ export class OfflineQueue {
         // Left pending: it is marked sent just before it goes out, so a crash in between provably sent nothing.
         if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
           throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
-        return { row, request, entryId: entry.id };
+        return { row, request, entry };
       }),
     );
   }
@@ -636,12 +637,11 @@ export class OfflineQueue {
   }
 
   private async forwardOne(
-    { row, request, entryId }: Claimed,
+    { row, request, entry }: Claimed,
     sender: JournaledSender,
     tally: Tally,
   ): Promise<void> {
-    const entry = this.journal.get(entryId);
-    if (!entry) throw new JournalError('JOURNAL_NOT_FOUND', `no journal entry ${entryId}`);
+    const entryId = entry.id;
     let outcome: ForwardOutcome;
     try {
       ({ outcome } = await sender.sendBegun(entry, request, {

@@ -62,6 +62,45 @@ export function fsyncMicros(dir: string, n: number): number {
   return percentile(samples, 50);
 }
 
+/** The table the bare-SQLite peers write: the journal's columns, one unique index, no encryption or checks. */
+const BARE_TABLE = `CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, transaction_id TEXT UNIQUE, service TEXT,
+  comments TEXT, method TEXT, path TEXT, body BLOB, body_length INTEGER, amount_minor INTEGER, currency TEXT,
+  masked_pan TEXT, money_moving INTEGER, state TEXT, gateway_id TEXT, created_at INTEGER)`;
+
+/**
+ * What the two durable writes of a sale cost SQLite itself on this disk, in microseconds (medians of `n`): a row of
+ * the journal's size inserted in its own commit, then updated with an outcome (and its body wiped) in another, with
+ * WAL and synchronous=FULL. Each is one fsync plus the WAL frames of the pages it changes, the locks and SQLite's own
+ * work: the floor of any journal that keeps the money rules with SQLite here.
+ */
+export function bareCommitMicros(dir: string, n: number, bodyBytes: number): { insert: number; outcome: number } {
+  const db = new Database(join(dir, 'bare-commit.db'));
+  try {
+    db.pragma('journal_mode = WAL');
+    db.pragma('synchronous = FULL');
+    db.exec(BARE_TABLE);
+    const insert = db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body, body_length,
+      amount_minor, currency, masked_pan, money_moving, state, created_at)
+      VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', ?, ?, 600, 'GBP', '476173******0119', 1,
+      'pending', ?)`);
+    const outcome = db.prepare(`UPDATE t SET state = 'approved', gateway_id = ?, body = NULL WHERE id = ?`);
+    const inserts: number[] = [];
+    const outcomes: number[] = [];
+    for (let i = 0; i < n; i++) {
+      const body = randomBytes(bodyBytes);
+      let t = performance.now();
+      const id = insert.run(`C${i}`, body, body.length, Date.now()).lastInsertRowid;
+      inserts.push((performance.now() - t) * 1000);
+      t = performance.now();
+      outcome.run(`G${i}`, id);
+      outcomes.push((performance.now() - t) * 1000);
+    }
+    return { insert: percentile(inserts, 50), outcome: percentile(outcomes, 50) };
+  } finally {
+    db.close();
+  }
+}
+
 /** Appends per second and CPU µs per append of each side, for `inFlight` appends waiting at once. */
 interface AppendRates {
   ours: number;

@@ -8,11 +8,16 @@ import { createAuthenticator, createGatewayClient } from '../src/gateway/index.j
 import { CardStore } from '../src/host/card-store.js';
 import { PaymentService } from '../src/host/payments.js';
 import { SANDBOX_SHARED_SECRET } from '../src/host/terminal-host.js';
-import { AuthorizationDataStore, JournaledSender, openJournal } from '../src/journal/index.js';
+import {
+  AuthorizationDataStore,
+  JournaledSender,
+  openJournal,
+  SEAL_OVERHEAD_BYTES,
+} from '../src/journal/index.js';
 import { journalFollowOnStore } from '../src/host/follow-on-store.js';
 import { gatewayTransmitter } from '../src/host/gateway-adapters.js';
 import { silentLogger } from '../src/log/index.js';
-import { fsyncMicros } from './journal.js';
+import { bareCommitMicros, fsyncMicros } from './journal.js';
 import { sandboxProcess } from './server-process.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
 
@@ -95,6 +100,7 @@ const saleCost: Benchmark = {
         release(held.ref);
       }
       const ours: number[] = [];
+      let bodyBytes = 0;
       const peer: number[] = [];
       let oursCpuMicros = 0;
       const commitsBefore = journal.durableCommits;
@@ -110,6 +116,7 @@ const saleCost: Benchmark = {
         if (record.outcome.kind !== 'approved') throw new Error(`sale ${i} was ${record.outcome.kind}`);
         const request = payments.toGatewayRequest(sale(held.ref));
         const prepared = gateway.prepare(request);
+        bodyBytes = prepared.body.length;
         const t1 = performance.now();
         const outcome = await gateway.send(prepared);
         peer.push(performance.now() - t1);
@@ -121,14 +128,18 @@ const saleCost: Benchmark = {
       const peerMedian = percentile(peer, 50);
       const dir2 = mkdtempSync(join(tmpdir(), 'pt-bench-fsync-'));
       let fsync: number;
+      let commits: { insert: number; outcome: number };
       try {
         fsync = fsyncMicros(dir2, quick ? 50 : 300);
+        commits = bareCommitMicros(dir2, quick ? 50 : 300, bodyBytes + SEAL_OVERHEAD_BYTES);
       } finally {
         rmSync(dir2, { recursive: true, force: true });
       }
-      // The floor of a sale that keeps the money rules: its round trip and two disk syncs (the entry before the first
-      // byte, the outcome after the answer).
+      // The floor of a sale that keeps the money rules: its round trip and two durable writes (the entry before the
+      // first byte, the outcome after the answer) — at best two disk syncs, and what SQLite's two commits of such rows
+      // cost here.
       const floorMs = peerMedian + (2 * fsync) / 1000;
+      const sqliteFloorMs = peerMedian + (commits.insert + commits.outcome) / 1000;
       return [
         {
           name: 'sale.cost',
@@ -151,6 +162,10 @@ const saleCost: Benchmark = {
             durableCommitsPerSale: round(durablePerSale),
             fsyncMicros: Math.round(fsync),
             floorMs: round(floorMs),
+            sqliteEntryCommitMicros: Math.round(commits.insert),
+            sqliteOutcomeCommitMicros: Math.round(commits.outcome),
+            sqliteFloorMs: round(sqliteFloorMs),
+            overheadOverSqliteFloorMs: round(median - sqliteFloorMs),
             cpuMicrosPerSale: Math.round(oursCpuMicros / n),
           },
         },

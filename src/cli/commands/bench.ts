@@ -32,15 +32,19 @@ const command: Command = {
 Each figure is measured against its peer at the peer's best setting in the same run (ratio > 1: better than the
 peer), with the CPU time per operation and, where one applies, the physical limit it is measured against:
   sale.cost: median ms of one unattended sale (tag set, request, signature, the durable journal write before sending
-               and the one after, the HTTP round trip to the in-process sandbox), p99 in extra; peer: the round trip
-               alone. Limit: the round trip plus two fdatasync on this disk (fsyncMicros), the cost of the money rules.
+               and the one after, the HTTP round trip to the sandbox in its own process), p99 in extra; peer: the
+               round trip alone. Limit: the round trip plus two fdatasync on this disk (fsyncMicros), the cost of the
+               money rules; sqliteFloorMs: the round trip plus SQLite's own two commits of such rows on this disk (a
+               bare insert, then the outcome update), and overheadOverSqliteFloorMs what the terminal adds beyond.
   journal.append: durable appends per second, 1 caller waiting for its own write (headline) and 4, 16, 32 in flight
-               sharing group commits; peer: a bare better-sqlite3 insert, same durability (WAL, synchronous=FULL), one
-               commit per row alone or as many rows per transaction as arrive together. Limit: one fdatasync per
-               commit (1e6 / fsyncMicros per second; N in flight, N times that).
+               sharing group commits; peer: a bare better-sqlite3 insert of the same bytes (a random body as long as
+               the sealed one), same durability (WAL, synchronous=FULL), one commit per row alone or as many rows per
+               transaction as arrive together. Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in
+               flight, N times that).
   queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each journaled, marked sent durably, sent
-               and completed; peer: the same sends without journal or queue. Limited by the gateway round trips and
-               the disk syncs the group commit shares (commitsPerPayment in extra).
+               and completed; peer: the same sends without journal or queue. Limited by the round trips to the
+               in-process sandbox and the pages the three durable steps of each forward write, shared by group
+               commit (commitsPerPayment in extra).
   gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the
                sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read.

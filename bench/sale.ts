@@ -2,28 +2,11 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
-import { createReader, type CardRead } from '../devices/index.js';
-import { parseConfig } from '../src/config/index.js';
-import { createAuthenticator, createGatewayClient } from '../src/gateway/index.js';
-import { CardStore } from '../src/host/card-store.js';
-import { PaymentService } from '../src/host/payments.js';
-import { SANDBOX_SHARED_SECRET } from '../src/host/terminal-host.js';
-import {
-  AuthorizationDataStore,
-  JournaledSender,
-  openJournal,
-  SEAL_OVERHEAD_BYTES,
-} from '../src/journal/index.js';
-import { journalFollowOnStore } from '../src/host/follow-on-store.js';
-import { gatewayTransmitter } from '../src/host/gateway-adapters.js';
-import { silentLogger } from '../src/log/index.js';
+import { standalonePayments } from '../src/host/standalone-payments.js';
+import { SEAL_OVERHEAD_BYTES } from '../src/journal/index.js';
 import { bareCommitMicros, fsyncMicros } from './journal.js';
 import { sandboxProcess } from './server-process.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
-
-function copyRead(read: CardRead): CardRead {
-  return { ...read, tlvs: read.tlvs.map((t) => ({ tag: t.tag, value: Uint8Array.from(t.value) })) };
-}
 
 /**
  * `sale.cost`: what the terminal adds to one unattended sale — tag set, request building and validation, HTTP
@@ -37,47 +20,14 @@ const saleCost: Benchmark = {
   async run({ quick }): Promise<BenchResult[]> {
     const n = quick ? 60 : 1_000;
     const dir = mkdtempSync(join(tmpdir(), 'pt-bench-sale-'));
-    const logger = silentLogger();
-    const config = parseConfig({ journal: { path: join(dir, 'journal.db') } });
     // The sandbox in its own process, as the gateway is another machine: its CPU is not the terminal's.
     const sandbox = await sandboxProcess();
-    const gateway = createGatewayClient({
-      baseUrl: sandbox.url,
-      merchantId: config.gateway.merchantId,
-      auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
-        defaultSharedSecret: SANDBOX_SHARED_SECRET,
-      }),
-      timeouts: config.gateway.timeouts,
-      logger,
+    const service = await standalonePayments({ gatewayUrl: sandbox.url, dir }).catch(async (e: unknown) => {
+      await sandbox.close();
+      throw e;
     });
-    const key = Buffer.alloc(32, 5);
-    const journal = openJournal(join(dir, 'journal.db'), { logger, key });
-    const cards = new CardStore(Buffer.alloc(32, 7));
-    const payments = new PaymentService({
-      config,
-      gateway,
-      sender: new JournaledSender(journal, gatewayTransmitter(gateway)),
-      journal,
-      cards,
-      logger,
-      now: () => new Date(),
-      followOns: journalFollowOnStore(new AuthorizationDataStore(journal, key), 'A'),
-      health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
-    });
-    const reader = createReader(
-      { ...config.reader, sim: { ...config.reader.sim, presentDelayMs: 0 } },
-      { logger },
-    );
+    const { payments, cards, gateway, journal, release } = service;
     try {
-      await reader.connect();
-      const read = await reader.activate({
-        amountMinor: 600,
-        otherAmountMinor: 0,
-        currencyNumeric: '826',
-        countryNumeric: '826',
-        transactionType: '00',
-        timeoutSeconds: 30,
-      });
       const sale = (cardRef: string) =>
         ({
           service: 'sale',
@@ -88,14 +38,9 @@ const saleCost: Benchmark = {
           cardRef,
           includeEmvTags: false,
         }) as const;
-      // What the host does when a flow lets go of the card (src/host/flow-effects.ts).
-      const release = (cardRef: string): void => {
-        cards.release(cardRef);
-        payments.forgetCard(cardRef);
-      };
       // Warm up both paths (JIT, keep-alive connection, SQLite page cache).
       for (let i = 0; i < 30; i++) {
-        const held = cards.hold(copyRead(read));
+        const held = cards.hold(await service.readCard(600));
         await payments.submit(sale(held.ref));
         release(held.ref);
       }
@@ -106,7 +51,7 @@ const saleCost: Benchmark = {
       const commitsBefore = journal.durableCommits;
       for (let i = 0; i < n; i++) {
         // Interleaved so that both see the same machine state.
-        const held = cards.hold(copyRead(read));
+        const held = cards.hold(await service.readCard(600));
         const cpu = process.cpuUsage();
         const t0 = performance.now();
         const record = await payments.submit(sale(held.ref));
@@ -171,10 +116,8 @@ const saleCost: Benchmark = {
         },
       ];
     } finally {
-      await reader.close();
-      await gateway.close();
+      await service.close();
       await sandbox.close();
-      journal.close();
       rmSync(dir, { recursive: true, force: true });
     }
   },

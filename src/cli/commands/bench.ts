@@ -49,8 +49,9 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the
                sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read.
   gateway.throughput: the same authorizations against a canned server in its own process, so the client sets the
-               pace; peer: the SDK at its cheapest setting against the same server. Limit: the client's CPU on one
-               core (1e6 / CPU µs per request).
+               pace; peer: the SDK at its cheapest setting against the same server. Limited by the client's CPU on one
+               core (clientLimitReqPerSec); limit: the same bytes over raw keep-alive sockets, read as far as HTTP
+               framing needs (bareExchangeCpuMicrosPerRequest: the kernel's and event loop's cost per request).
   sandbox.throughput: authorizations per second the sandbox answers to 50 clients; peer: node:http answering a
                canned 201. Limited by the sandbox's verification, validation and ledger.
   tlv.decode, tlv.encode: a 258-byte field 55; peers node-tlv and ber-tlv. CPU-bound.

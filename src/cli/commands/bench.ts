@@ -42,9 +42,9 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                transaction as arrive together. Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in
                flight, N times that).
   queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each journaled, marked sent durably, sent
-               and completed; peer: the same sends without journal or queue. Limited by the round trips to the
-               in-process sandbox and the pages the three durable steps of each forward write, shared by group
-               commit (commitsPerPayment in extra).
+               and completed; peer: the same sends without journal or queue, to the same sandbox in its own
+               process. Limited by the pages the three durable steps of each forward write, shared by group commit
+               (commitsPerPayment in extra), and by the round trips.
   gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the
                sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read.

@@ -140,6 +140,10 @@ const rate = (t: Tally): number => t.requests / t.seconds;
  */
 const authorize: Benchmark = {
   name: 'gateway.authorize',
+  description:
+    'authorizations per second to the sandbox in its own process, 16 in flight (one at a time in extra), and the ' +
+    'client CPU µs per authorization; peer: cybersource-rest-client at its cheapest setting (no-op external logger; ' +
+    'its default settings in extra). Limited by the sandbox’s CPU per request (sandboxCpuMicrosPerRequest).',
   async run({ quick }): Promise<BenchResult[]> {
     const perBatch = quick ? 20 : 500;
     const rounds = quick ? 1 : 5;

@@ -74,13 +74,18 @@ const BARE_TABLE = `CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, transa
  * WAL and synchronous=FULL. Each is one fsync plus the WAL frames of the pages it changes, the locks and SQLite's own
  * work: the floor of any journal that keeps the money rules with SQLite here.
  */
-export function bareCommitMicros(dir: string, n: number, bodyBytes: number): { insert: number; outcome: number } {
+export function bareCommitMicros(
+  dir: string,
+  n: number,
+  bodyBytes: number,
+): { insert: number; outcome: number } {
   const db = new Database(join(dir, 'bare-commit.db'));
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.exec(BARE_TABLE);
-    const insert = db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body, body_length,
+    const insert =
+      db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body, body_length,
       amount_minor, currency, masked_pan, money_moving, state, created_at)
       VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', ?, ?, 600, 'GBP', '476173******0119', 1,
       'pending', ?)`);

@@ -17,6 +17,11 @@ import { percentile, type Benchmark, type BenchResult } from './types.js';
  */
 const saleCost: Benchmark = {
   name: 'sale.cost',
+  description:
+    'median ms of one unattended sale (tag set, request, signature, the durable journal write before sending and the ' +
+    'one after, the HTTP round trip to the sandbox in its own process), p99 in extra; peer: the same round trip alone. ' +
+    'Limit: the round trip plus two fdatasync on this disk; sqliteFloorMs: the round trip plus SQLite’s own two ' +
+    'commits of such rows here (overheadOverSqliteFloorMs: what the terminal adds beyond them).',
   async run({ quick }): Promise<BenchResult[]> {
     const n = quick ? 60 : 1_000;
     const dir = mkdtempSync(join(tmpdir(), 'pt-bench-sale-'));

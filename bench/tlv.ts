@@ -142,6 +142,8 @@ function checkSameDecode(): number {
 
 const decodeBench: Benchmark = {
   name: 'tlv.decode',
+  description:
+    'decodes per second of a 258-byte field 55 (33 objects); peers node-tlv and ber-tlv on the same bytes. CPU-bound.',
   run(options) {
     const objects = checkSameDecode();
     const input = Buffer.from(FIELD_55);
@@ -159,6 +161,7 @@ const decodeBench: Benchmark = {
 
 const encodeBench: Benchmark = {
   name: 'tlv.encode',
+  description: 'encodes per second of the same 33 objects; peers node-tlv and ber-tlv. CPU-bound.',
   run(options) {
     const objects = checkSameDecode();
     const nodes: TlvNode[] = decodeTlv(FIELD_55);

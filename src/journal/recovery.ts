@@ -113,10 +113,10 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * - zero-amount verification, and requests that move no money → resolved without a request.
  *
  * A `pending` forward of a stored offline payment goes back to the queue (the queue marks a forward sent durably
- * before its first byte, so it provably never left). Other entries still `pending` are treated like `unknown` ones: the contract says
- * nothing left, but a host that crashed between the send and `markSent` would make that a guess, and a timeout
- * reversal/void of a request the gateway never saw is a harmless, idempotent success (gateway.md §7). The clock of
- * the 60-second rule then starts at the entry's creation.
+ * before its first byte, so it provably never left). Other entries still `pending` are treated like `unknown` ones: a
+ * live request stays pending while it is sent (its time of sending is written with its outcome), so it may have
+ * reached the gateway, and a timeout reversal/void of a request the gateway never saw is a harmless, idempotent
+ * success (gateway.md §7). The clock of the 60-second rule then starts at the entry's creation, just before its send.
  *
  * Every resolution request is journaled (linked by `resolvesEntryId`) before it is sent and retried every `retryMs`
  * until it succeeds; there is no give-up, because an unresolved authorization is a customer's money.

@@ -117,8 +117,11 @@ export interface Journal {
    * sent alike, and the next synced commit (the outcome) carries it to disk.
    */
   markSent(entryId: number, at?: Date): void;
-  /** pending|sent → the outcome's state, durably. Wipes the encrypted body unless the outcome is 'unknown'. */
-  recordOutcome(entryId: number, outcome: RecordedOutcome): void;
+  /**
+   * pending|sent → the outcome's state, durably. Wipes the encrypted body unless the outcome is 'unknown'. `sentAt`:
+   * when the request went out, for an entry not marked sent before (a live payment's mark, written with its outcome).
+   */
+  recordOutcome(entryId: number, outcome: RecordedOutcome, sentAt?: Date): void;
   /**
    * pending|sent|unknown → 'resolved' with `how` (and the resolution request that did it), durably; wipes the body.
    * Idempotent when already resolved the same way. `how` = {@link NOT_SENT} only from pending or sent.
@@ -452,11 +455,25 @@ export class SqliteJournal implements Journal {
       markSent: db.prepare(
         `UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`,
       ),
-      outcome:
-        db.prepare(`UPDATE journal_entries SET state = @state, gateway_id = @gateway_id, status = @status,
-          http_status = @http_status, authorized_minor = @authorized_minor, reason = @reason, outcome_at = @at,
-          body_enc = CASE WHEN @state = 'unknown' THEN body_enc ELSE NULL END
-        WHERE id = @id AND state IN ('pending', 'sent')`),
+      // Positional (state, gateway_id, status, http_status, authorized_minor, reason, outcome_at, sent_at, state, id):
+      // binding by name costs a property lookup per column on every payment.
+      outcome: db.prepare<
+        [
+          string,
+          string | null,
+          string | null,
+          number | null,
+          number | null,
+          string | null,
+          number,
+          number | null,
+          string,
+          number,
+        ]
+      >(`UPDATE journal_entries SET state = ?, gateway_id = ?, status = ?, http_status = ?, authorized_minor = ?,
+          reason = ?, outcome_at = ?, sent_at = COALESCE(sent_at, ?),
+          body_enc = CASE WHEN ? = 'unknown' THEN body_enc ELSE NULL END
+        WHERE id = ? AND state IN ('pending', 'sent')`),
       resolve: db.prepare(`UPDATE journal_entries SET state = 'resolved', resolution = @how,
           resolved_by_entry_id = @by, resolved_at = @at, body_enc = NULL
         WHERE id = @id AND state IN ('pending', 'sent', 'unknown')`),
@@ -724,27 +741,31 @@ export class SqliteJournal implements Journal {
     });
   }
 
-  recordOutcome(entryId: number, outcome: RecordedOutcome): void {
+  recordOutcome(entryId: number, outcome: RecordedOutcome, sentAt?: Date): void {
     validateOutcome(outcome);
-    // Inside a transaction (a group commit) the outer commit decides durability: no read needed to choose it.
-    const moneyMoving = this.db.inTransaction || this.read(() => this.row(entryId)).money_moving === 1;
-    this.atomically(moneyMoving, () => {
-      const changes = this.stmts.outcome.run({
-        id: entryId,
-        state: outcome.state,
-        gateway_id: outcome.gatewayId ?? null,
-        status: outcome.status ?? null,
-        http_status: outcome.httpStatus ?? null,
-        authorized_minor: outcome.authorizedMinor ?? null,
-        reason: outcome.reason ?? null,
-        at: this.now().getTime(),
-      }).changes;
+    const update = (): void => {
+      const changes = this.stmts.outcome.run(
+        outcome.state,
+        outcome.gatewayId ?? null,
+        outcome.status ?? null,
+        outcome.httpStatus ?? null,
+        outcome.authorizedMinor ?? null,
+        outcome.reason ?? null,
+        this.now().getTime(),
+        sentAt?.getTime() ?? null,
+        outcome.state,
+        entryId,
+      ).changes;
       if (changes !== 1)
         throw new JournalError(
           'JOURNAL_BAD_TRANSITION',
           `entry ${entryId} is ${this.row(entryId).state}: an outcome is recorded only for a pending or sent entry`,
         );
-    });
+    };
+    // Inside a transaction (a group commit) the outer commit decides durability, and one UPDATE is atomic by itself:
+    // no savepoint, and no read to choose the durability.
+    if (this.db.inTransaction) this.write(true, update);
+    else this.atomically(this.read(() => this.row(entryId)).money_moving === 1, update);
   }
 
   resolve(entryId: number, how: string, resolvedByEntryId?: number): void {

@@ -242,9 +242,11 @@ export class JournaledSender {
       }
       fire(options.failpoints?.answered);
       const after = await commit(() => {
-        if (!options.durableMarkSent) this.journal.markSent(entry.id, sentAt);
-        if (outcome.kind === 'not-sent') this.journal.resolve(entry.id, NOT_SENT);
-        else this.journal.recordOutcome(entry.id, recorded(outcome));
+        const markedAt = options.durableMarkSent ? undefined : sentAt;
+        if (outcome.kind === 'not-sent') {
+          if (markedAt) this.journal.markSent(entry.id, markedAt);
+          this.journal.resolve(entry.id, NOT_SENT);
+        } else this.journal.recordOutcome(entry.id, recorded(outcome), markedAt);
         options.onOutcome?.(entry, outcome);
         return this.journal.get(entry.id);
       });

@@ -163,26 +163,10 @@ const authorize: Benchmark = {
       const outcome = await client.send(client.prepare(AUTHORIZATION));
       if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
     };
-    const viaSdk = (sdk: SdkPayments) => (): Promise<void> =>
-      new Promise((resolve, reject) => {
-        // A fresh transactionId per request, as the gateway requires of every original request.
-        const body = {
-          ...template,
-          clientReferenceInformation: {
-            ...template.clientReferenceInformation,
-            transactionId: newTransactionId(),
-          },
-        };
-        sdk.createPayment(body, (error, data) => {
-          const status = (data as { status?: unknown } | undefined)?.status;
-          if (error || status !== 'AUTHORIZED') reject(new Error(`${PEER}: ${String(status ?? error)}`));
-          else resolve();
-        });
-      });
     const clients = {
       ours,
-      peer: viaSdk(sdkPayments(sandbox.url, false)),
-      peerQuiet: viaSdk(sdkPayments(sandbox.url, true)),
+      peer: sdkAuthorize(sdkPayments(sandbox.url, false), template),
+      peerQuiet: sdkAuthorize(sdkPayments(sandbox.url, true), template),
     };
     type Who = keyof typeof clients;
     const empty = (): Tally => ({ requests: 0, seconds: 0, cpuMicros: 0, sandboxCpuMicros: 0 });

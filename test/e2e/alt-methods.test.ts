@@ -1,15 +1,14 @@
 import { execFile } from 'node:child_process';
 import { readFile } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { resolve } from 'node:path';
 import { promisify } from 'node:util';
-import jsQRModule from 'jsqr';
 import { parse as parseYaml } from 'yaml';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/index.js';
 import { audit, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { CustomerWalk } from './journeys.js';
+import { scanQr } from './qr-scan.js';
 import { startTerminal, ticketFor, type RunningTerminal } from './terminal-process.js';
 
 /**
@@ -38,29 +37,6 @@ afterAll(async () => {
   await launched?.close();
   await terminal?.stop();
 });
-
-/** jsqr's types do not resolve under this module setting: its one call, typed here. */
-const jsQR = jsQRModule as unknown as (
-  data: Uint8ClampedArray,
-  width: number,
-  height: number,
-) => { data: string } | null;
-
-/** pngjs ships no types: the one call used here. */
-const { PNG } = createRequire(import.meta.url)('pngjs') as {
-  PNG: { sync: { read(png: Buffer): { data: Buffer; width: number; height: number } } };
-};
-
-async function scan(walk: CustomerWalk, testId: string): Promise<string> {
-  const png = PNG.sync.read(await walk.page.getByTestId(testId).screenshot());
-  const code = jsQR(
-    new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length),
-    png.width,
-    png.height,
-  );
-  if (code === null) throw new Error('no QR code could be read from the screen');
-  return code.data;
-}
 
 /** Types `text` on the on-screen keyboard, Shift for capitals. */
 async function typeOnScreen(walk: CustomerWalk, text: string): Promise<void> {
@@ -131,7 +107,7 @@ describe('alternative methods at the pay station (issue 14 item 5)', () => {
       expect(await walk.page.getByTestId('alt-reference').textContent()).toBe(`Reference: ${ticket}`);
 
       // The phone scans the code: the address printed under it, the sandbox's page of the sale.
-      const url = await scan(walk, 'alt-pending-qr');
+      const url = await scanQr(walk.page, 'alt-pending-qr');
       expect(await walk.page.getByTestId('alt-pending-url').textContent()).toBe(url);
       expect(url.startsWith(`${terminal.sandboxUrl}/ap/`)).toBe(true);
       const phone = await launched.browser.newContext({ viewport: { width: 390, height: 844 } });

@@ -1,14 +1,13 @@
 import { execFile } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
-import { createRequire } from 'node:module';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { promisify } from 'node:util';
-import jsQRModule from 'jsqr';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { audit, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { CustomerWalk } from './journeys.js';
+import { scanQr } from './qr-scan.js';
 import { startTerminal, ticketFor, type RunningTerminal } from './terminal-process.js';
 
 /**
@@ -38,30 +37,6 @@ afterAll(async () => {
   await launched?.close();
   await terminal?.stop();
 });
-
-/** jsqr's types do not resolve under this module setting: its one call, typed here. */
-const jsQR = jsQRModule as unknown as (
-  data: Uint8ClampedArray,
-  width: number,
-  height: number,
-) => { data: string } | null;
-
-/** pngjs ships no types: the one call used here. */
-const { PNG } = createRequire(import.meta.url)('pngjs') as {
-  PNG: { sync: { read(png: Buffer): { data: Buffer; width: number; height: number } } };
-};
-
-/** The QR code of the element `testId`, read from a screenshot of it as a phone's camera would. */
-async function scan(walk: CustomerWalk, testId: string): Promise<string> {
-  const png = PNG.sync.read(await walk.page.getByTestId(testId).screenshot());
-  const code = jsQR(
-    new Uint8ClampedArray(png.data.buffer, png.data.byteOffset, png.data.length),
-    png.width,
-    png.height,
-  );
-  if (code === null) throw new Error('no QR code could be read from the screen');
-  return code.data;
-}
 
 /** The gateway's record of a payment link, through the operator's command. */
 async function linkAtGateway(id: string): Promise<{ status: string }> {
@@ -103,7 +78,7 @@ describe('pay by phone at the pay station (issue 14)', () => {
       expect(box?.width).toBeLessThanOrEqual(200);
 
       // The phone scans the code: the address is the one printed under it, the sandbox's hosted page.
-      const url = await scan(walk, 'pay-by-phone-qr');
+      const url = await scanQr(walk.page, 'pay-by-phone-qr');
       expect(await walk.page.getByTestId('pay-by-phone-url').textContent()).toBe(url);
       expect(url.startsWith(`${terminal.sandboxUrl}/pay/`)).toBe(true);
       const linkId = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
@@ -161,7 +136,7 @@ describe('pay by phone at the pay station (issue 14)', () => {
       expect(await walk.page.locator('html').getAttribute('dir')).toBe('rtl');
       const url = walk.page.getByTestId('pay-by-phone-url');
       expect(await url.getAttribute('dir')).toBe('ltr');
-      expect(await scan(walk, 'pay-by-phone-qr')).toBe(await url.textContent());
+      expect(await scanQr(walk.page, 'pay-by-phone-qr')).toBe(await url.textContent());
       expect(await audit(walk.page, 'pay-by-phone ar_AE', { kind: 'tag', values: WCAG_AA })).toEqual([]);
       // Cancel: back to the choice between card and phone.
       await walk.press('action-CANCEL');

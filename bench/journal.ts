@@ -276,8 +276,8 @@ const forward: Benchmark = {
     'seconds to forward 10,000 stored payments (32 in flight) through the queue and the journaled sender, each ' +
     'claimed, marked sent durably, sent once and completed durably; peer: the same sends by the gateway client ' +
     'without journal or queue, against the same sandbox in its own process. Limited by the pages the three durable ' +
-    'steps of each forward write (its journal entry and stored payment, their indexes, the wipe of both bodies), ' +
-    'shared by group commit (commitsPerPayment), and by the round trips.',
+    'steps of each forward write (its journal entry and stored payment, their indexes, the wipe of the stored ' +
+    'payment\u2019s encrypted body, its one copy), shared by group commit (commitsPerPayment), and by the round trips.',
   async run({ quick }) {
     const n = quick ? 200 : 10_000;
     const concurrency = 32;

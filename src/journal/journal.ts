@@ -48,6 +48,11 @@ export interface BeginEntry {
   moneyMoving: boolean;
   /** For a resolution request: the id of the entry it resolves. */
   resolvesEntryId?: number;
+  /**
+   * False when the request bytes are already kept encrypted in this database until the outcome is final (the stored
+   * payment an offline forward sends): the entry then keeps no second copy of them (`hasBody` false).
+   */
+  keepBody?: boolean;
 }
 
 /** One journal row. Never holds card data: the body is only available encrypted through {@link SqliteJournal.readBody}. */
@@ -435,7 +440,7 @@ export class SqliteJournal implements Journal {
           string,
           string,
           string,
-          Buffer,
+          Buffer | null,
           number,
           number | null,
           string | null,
@@ -646,16 +651,19 @@ export class SqliteJournal implements Journal {
     const createdAt = this.now().getTime();
     const transactionId = entry.transactionId ?? null;
     const referencedTransactionId = entry.referencedTransactionId ?? null;
-    const sealed = seal(
-      this.key,
-      entry.body,
-      bodyContext({
-        created_at: createdAt,
-        service: entry.service,
-        transaction_id: transactionId,
-        referenced_transaction_id: referencedTransactionId,
-      }),
-    );
+    const keepBody = entry.keepBody !== false;
+    const sealed = keepBody
+      ? seal(
+          this.key,
+          entry.body,
+          bodyContext({
+            created_at: createdAt,
+            service: entry.service,
+            transaction_id: transactionId,
+            referenced_transaction_id: referencedTransactionId,
+          }),
+        )
+      : null;
     const amountMinor = entry.amountMinor ?? null;
     const currency = entry.currency ?? null;
     const flowId = entry.flowId ?? null;
@@ -715,7 +723,7 @@ export class SqliteJournal implements Journal {
       resolution: undefined,
       resolvedByEntryId: undefined,
       resolvesEntryId: entry.resolvesEntryId,
-      hasBody: true,
+      hasBody: keepBody,
       bodyLength: entry.body.length,
       createdAt: new Date(createdAt).toISOString(),
       sentAt: undefined,

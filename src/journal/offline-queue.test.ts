@@ -224,6 +224,26 @@ describe('offline queue', () => {
     expect(again.forwarded).toBe(0);
   });
 
+  it('keeps one encrypted copy of a payment in flight: the stored one, not a second in its journal entry', async () => {
+    const { queue, journal } = setup();
+    const { transactionId } = queue.store(payment());
+    const seen: unknown[] = [];
+    const transmitter: Transmitter = {
+      transmit(r) {
+        // On the wire the bytes are whole; in the database only the stored payment holds them (encrypted).
+        seen.push(r.body.toString().includes('trackData'));
+        const entry = journal.findByTransactionId(transactionId);
+        seen.push(entry?.hasBody, entry && journal.readBody(entry.id), entry?.bodyLength);
+        seen.push(queue.findByTransactionId(transactionId)?.hasBody);
+        return Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g-one-copy' });
+      },
+    };
+    const report = await queue.forwardPending(new JournaledSender(journal, transmitter));
+    expect(report.approved).toBe(1);
+    expect(seen).toEqual([true, false, undefined, payment().body.length, true]);
+    expect(queue.findByTransactionId(transactionId)).toMatchObject({ state: 'approved', hasBody: false });
+  });
+
   it('never forwards a payment twice when two flushes run at once', async () => {
     const { queue } = setup();
     for (let i = 0; i < 5; i++) queue.store(payment({ amountMinor: 100 }));

@@ -582,6 +582,7 @@ export class OfflineQueue {
           transactionId: row.transaction_id,
           ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
           ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
+          keepBody: false,
         });
         // Left pending: it is marked sent just before it goes out, so a crash in between provably sent nothing.
         if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)

@@ -329,6 +329,7 @@ function sessionPanel(session: NonNullable<CustomerView['session']>, label: Labe
     row(label('session.id', 'Session'), session.id, 'session-id'),
     row(label('session.since', 'Since'), session.startedAt, 'session-started'),
     row(label('session.paidUntil', 'Paid until'), session.paidUntil, 'session-paid-until'),
+    row(label('session.ended', 'Ended'), session.endedAt, 'session-ended'),
     row(label('session.held', 'Held on card'), session.held?.text, 'session-held'),
   );
 }

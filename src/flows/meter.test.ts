@@ -62,6 +62,10 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
       ['capture', 'Parking Capture Less Than Auth', 450],
     ]);
     expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
+    // Ended now: the screen shows the end of the stay, not the 240 minutes the hold covered.
+    const session = describeView(actor.getSnapshot()).session;
+    expect(session).toMatchObject({ endedAtMs: fake.clock.now() });
+    expect(session?.paidUntilMs).toBeUndefined();
     expect(fake.receipts.map((r) => r.amountMinor)).toEqual([450]);
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
@@ -188,6 +192,10 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
       ['Parking Capture', 450],
     ]);
     expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
+    // Ended now: the screen shows the end of the stay, not the 240 minutes the hold covered.
+    const session = describeView(actor.getSnapshot()).session;
+    expect(session).toMatchObject({ endedAtMs: fake.clock.now() });
+    expect(session?.paidUntilMs).toBeUndefined();
     expect(fake.receipts.map((r) => r.amountMinor)).toEqual([450]);
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);

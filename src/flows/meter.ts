@@ -204,13 +204,16 @@ function sessionText(context: Ctx, heldMinor: number, paidMinutes: number, added
   }
 }
 
-function sessionView(context: Ctx): ViewContext['session'] {
+/** The session as the screens show it: open (the time paid for), or ended by the customer at `endedAtMs`. */
+function sessionView(context: Ctx, endedAtMs?: number): ViewContext['session'] {
   if (context.startedAtMs === undefined) return undefined;
   const first = context.holds[0];
   return {
     id: first?.transactionId ?? '',
     startedAtMs: context.startedAtMs,
-    paidUntilMs: context.startedAtMs + context.paidMinutes * 60_000,
+    ...(endedAtMs === undefined
+      ? { paidUntilMs: context.startedAtMs + context.paidMinutes * 60_000 }
+      : { endedAtMs }),
     heldMinor: totalAuthorized(context),
   };
 }
@@ -521,6 +524,8 @@ export const meterMachine = setup({
               capturedMinor: 0,
               feeChoiceIndex: -1,
               uncollectedMinor: 0,
+              // Ended now: the screens show the end, no longer the time the hold covered (the fee is for the stay).
+              session: sessionView(context, context.clock.now()),
             };
           }),
         },

@@ -43,6 +43,8 @@ export interface FlowSession {
   id: string;
   startedAtMs: number;
   paidUntilMs?: number;
+  /** When the customer ended the session at the terminal: shown instead of the time paid for, which no longer holds. */
+  endedAtMs?: number;
   /** Amount held on the card, minor units. */
   heldMinor?: number;
 }

@@ -109,9 +109,11 @@ export interface CustomerView {
   altField?: AltFieldView;
   /** alt-pending: the sale's payment page, drawn like a payment link's, and the ticket's reference. */
   altPending?: AltPendingView;
-  /** Open parking session (meter, tap-and-go). */
-  /** `startedAt` and `paidUntil` are display times in the terminal's time zone (`14:05`, or `23/11 09:30`). */
-  session?: { id: string; startedAt: string; paidUntil?: string; held?: DisplayAmount };
+  /**
+   * Open parking session (meter, tap-and-go). `startedAt`, `paidUntil` and `endedAt` (the customer ended it: shown
+   * instead of `paidUntil`) are display times in the terminal's time zone (`14:05`, or `23/11 09:30`).
+   */
+  session?: { id: string; startedAt: string; paidUntil?: string; endedAt?: string; held?: DisplayAmount };
   /** Events the UI may send on this screen. */
   actions: UserEvent['type'][];
   /** Accessibility mode of this customer (large text, high contrast, speech, longer time limits). */
@@ -126,7 +128,7 @@ export interface CustomerView {
   /**
    * Button and field labels in the customer's language, by key: `action.<event type>` for the plain buttons,
    * `continue`, `extend`, `language`, `keypad.clear`, `keypad.back`, `ticketInput`, `card`, `session.id`,
-   * `session.since`, `session.paidUntil`, `session.held`, `receiptQr`.
+   * `session.since`, `session.paidUntil`, `session.ended`, `session.held`, `receiptQr`.
    */
   labels?: Record<string, string>;
   /**

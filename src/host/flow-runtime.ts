@@ -155,6 +155,7 @@ export function customerView(
       id: view.session.id,
       startedAt: clockTime(view.session.startedAtMs),
       ...(view.session.paidUntilMs !== undefined ? { paidUntil: clockTime(view.session.paidUntilMs) } : {}),
+      ...(view.session.endedAtMs !== undefined ? { endedAt: clockTime(view.session.endedAtMs) } : {}),
       ...(view.session.heldMinor !== undefined
         ? { held: display(view.session.heldMinor, view.currency, locale) }
         : {}),

@@ -205,6 +205,8 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
     add('session-since', `${tr.t('label.session.since')}: ${session.startedAt}`);
     if (session.paidUntil !== undefined)
       add('session-until', `${tr.t('label.session.paidUntil')}: ${session.paidUntil}`);
+    if (session.endedAt !== undefined)
+      add('session-ended', `${tr.t('label.session.ended')}: ${session.endedAt}`);
     if (session.held) add('session-held', `${tr.t('label.session.held')}: ${spokenAmount(session.held, tr)}`);
   }
   if (view.payByPhone) {

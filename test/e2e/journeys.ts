@@ -277,6 +277,12 @@ export async function meterSession(walk: CustomerWalk): Promise<void> {
   await walk.changed('session', 'session-paid-until', paidUntil, 'session-extended');
   await walk.press('action-END_SESSION');
   await walk.reach('approved');
+  // Ended at the terminal: the screen shows when, no longer the time the hold covered.
+  const ended = (await walk.page.getByTestId('session-ended').textContent()) ?? '';
+  if (!/\d/.test(ended) || (await walk.page.getByTestId('session-paid-until').count()) !== 0)
+    throw new Error(
+      `the ended session shows "${ended}" and ${await walk.page.getByTestId('session-paid-until').count()} paid-until rows`,
+    );
   await walk.press('action-DONE');
   await walk.reach('idle', 'idle', false);
 }

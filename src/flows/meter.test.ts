@@ -192,7 +192,7 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
       ['Parking Capture', 450],
     ]);
     expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
-    // Ended now: the screen shows the end of the stay, not the 240 minutes the hold covered.
+    // Ended now: the screen shows the end of the stay, not the 90 minutes paid for.
     const session = describeView(actor.getSnapshot()).session;
     expect(session).toMatchObject({ endedAtMs: fake.clock.now() });
     expect(session?.paidUntilMs).toBeUndefined();

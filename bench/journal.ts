@@ -274,9 +274,9 @@ const forward: Benchmark = {
   name: 'queue.forward',
   description:
     'seconds to forward 10,000 stored payments (32 in flight) through the queue and the journaled sender, each ' +
-    'claimed, marked sent durably, sent once and completed durably; peer: the same sends by the gateway client ' +
-    'without journal or queue, against the same sandbox in its own process. Limited by the pages the three durable ' +
-    'steps of each forward write (its journal entry and stored payment, their indexes, the wipe of the stored ' +
+    'claimed (journaled and marked sent in one durable commit just before its send), sent once and completed durably; ' +
+    'peer: the same sends by the gateway client without journal or queue, against the same sandbox in its own ' +
+    'process. Limited by the pages the two durable steps of each forward write (its journal entry and stored payment, their indexes, the wipe of the stored ' +
     'payment\u2019s encrypted body, its one copy), shared by group commit (commitsPerPayment), and by the round trips.',
   async run({ quick }) {
     const n = quick ? 200 : 10_000;
@@ -372,8 +372,9 @@ const forward: Benchmark = {
             payments: n,
             'payments/s': n / ours,
             concurrency,
-            // Durable commits (one disk sync each) per forwarded payment: a forward needs three durable steps (claim,
-            // mark sent, outcome); the group commit shares each sync among the forwards in flight.
+            // Durable commits (one disk sync each) per forwarded payment: a forward needs two durable steps (the claim,
+            // which is its begin and mark, and the outcome); the group commit shares each sync among the forwards in
+            // flight.
             commitsPerPayment: round2(commitsPerPayment),
           },
         },

@@ -53,6 +53,11 @@ export interface BeginEntry {
    * payment an offline forward sends): the entry then keeps no second copy of them (`hasBody` false).
    */
   keepBody?: boolean;
+  /**
+   * Begun already marked sent at this time: the caller commits the begin durably right before the first byte (a
+   * claimed offline forward), so that one commit is both its begin and its mark.
+   */
+  sentAt?: Date;
 }
 
 /** One journal row. Never holds card data: the body is only available encrypted through {@link SqliteJournal.readBody}. */
@@ -307,6 +312,8 @@ function validateBegin(e: BeginEntry): void {
     throw new JournalError('JOURNAL_INVALID', 'maskedPan may show the first 6 and last 4 digits at most');
   if (e.resolvesEntryId !== undefined && !Number.isSafeInteger(e.resolvesEntryId))
     throw new JournalError('JOURNAL_INVALID', 'resolvesEntryId must be an entry id');
+  if (e.sentAt !== undefined && (!(e.sentAt instanceof Date) || !Number.isFinite(e.sentAt.getTime())))
+    throw new JournalError('JOURNAL_INVALID', 'sentAt must be a valid Date');
   if (!e.moneyMoving) return;
   // Every money-moving entry must be recoverable: recovery needs to know what undoes it (gateway.md §2).
   if (!isServiceName(e.service))
@@ -450,12 +457,14 @@ export class SqliteJournal implements Journal {
           number,
           number,
           number | null,
+          'pending' | 'sent',
+          number | null,
         ]
       >(`INSERT INTO journal_entries (
           transaction_id, referenced_transaction_id, service, comments, method, path, body_enc, body_length,
           amount_minor, currency, flow_id, parent_gateway_id, masked_pan, money_moving, created_at, resolves_entry_id,
-          state)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, 'pending')`),
+          state, sent_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       get: db.prepare<[number], Row>('SELECT * FROM journal_entries WHERE id = ?'),
       markSent: db.prepare(
         `UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`,
@@ -670,6 +679,7 @@ export class SqliteJournal implements Journal {
     const parentGatewayId = entry.parentGatewayId ?? null;
     const maskedPan = entry.maskedPan ?? null;
     const resolvesEntryId = entry.resolvesEntryId ?? null;
+    const sentAt = entry.sentAt?.getTime() ?? null;
     // Positional, in the statement's column order: binding by name costs a property lookup per column.
     const insert = (): number =>
       Number(
@@ -690,6 +700,8 @@ export class SqliteJournal implements Journal {
           entry.moneyMoving ? 1 : 0,
           createdAt,
           resolvesEntryId,
+          sentAt === null ? 'pending' : 'sent',
+          sentAt,
         ).lastInsertRowid,
       );
     const id =
@@ -714,7 +726,7 @@ export class SqliteJournal implements Journal {
       parentGatewayId: entry.parentGatewayId,
       maskedPan: entry.maskedPan,
       moneyMoving: entry.moneyMoving,
-      state: 'pending',
+      state: sentAt === null ? 'pending' : 'sent',
       gatewayId: undefined,
       status: undefined,
       httpStatus: undefined,
@@ -726,7 +738,7 @@ export class SqliteJournal implements Journal {
       hasBody: keepBody,
       bodyLength: entry.body.length,
       createdAt: new Date(createdAt).toISOString(),
-      sentAt: undefined,
+      sentAt: sentAt === null ? undefined : new Date(sentAt).toISOString(),
       outcomeAt: undefined,
       resolvedAt: undefined,
     };

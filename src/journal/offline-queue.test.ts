@@ -404,10 +404,10 @@ describe('offline queue', () => {
     );
   });
 
-  it('after a crash between claim and send, recovery puts the payment back and it is forwarded once', async () => {
+  it('puts back a forward an earlier release claimed but never marked sent, and forwards it once', async () => {
     const { queue, journal } = setup();
     const p = queue.store(payment());
-    // The claim as forwardPending writes it, then the process dies before marking it sent.
+    // A claim as releases that marked sent in a later commit wrote it; the process died before that mark.
     const e = journal.begin({
       transactionId: p.transactionId,
       service: 'sale',
@@ -447,32 +447,31 @@ describe('offline queue', () => {
     expect(sent).toEqual([p.transactionId]);
   });
 
-  it('does not send a payment whose claim was released by another process before it was marked sent', async () => {
-    const { queue, journal } = setup();
+  it('claims a payment already marked sent, in the one durable commit made before its send', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'queue-'));
+    const path = join(dir, 'q.db');
+    const { queue, journal } = setup(path);
     const p = queue.store(payment());
-    const f = fakeForwarder();
-    let released = false;
-    // Another process's reconcile runs between this process's claim and its mark-sent: after the claim's commit,
-    // before the commit that carries the mark-sent (another connection cannot write inside this one's transaction).
-    const orig = journal.markSent.bind(journal);
-    const commit = journal.commitDurably.bind(journal);
-    journal.markSent = (id: number) => {
-      if (!released) throw new Error('the claim was not released first');
-      orig(id);
+    const onDisk = openJournal(path, { now });
+    open.push(onDisk);
+    const seen: unknown[] = [];
+    const commitsBefore = journal.durableCommits;
+    const transmitter: Transmitter = {
+      transmit() {
+        // Another connection sees only what was committed: the claim, its entry marked sent.
+        const entry = onDisk.findByTransactionId(p.transactionId);
+        seen.push(entry?.state, entry?.sentAt, journal.durableCommits - commitsBefore);
+        seen.push(onDisk.db.prepare('SELECT state FROM offline_payments WHERE id = ?').pluck().get(p.id));
+        return Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g-claimed' });
+      },
     };
-    journal.commitDurably = <T>(write: () => T): Promise<T> => {
-      const entryId = queue.get(p.id)?.journalEntryId;
-      if (!released && entryId !== undefined) {
-        released = true;
-        journal.resolve(entryId, NOT_SENT);
-        journal.db
-          .prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL WHERE id = ?`)
-          .run(p.id);
-      }
-      return commit(write);
-    };
-    const report = await queue.forwardPending(f.forwarder, { concurrency: 1 });
-    expect(f.sends.get(p.transactionId)).toBe(1);
+    const report = await queue.forwardPending(new JournaledSender(journal, transmitter), { concurrency: 1 });
     expect(report.approved).toBe(1);
+    expect(seen).toEqual(['sent', now().toISOString(), 1, 'forwarding']);
+    expect(onDisk.findByTransactionId(p.transactionId)).toMatchObject({
+      state: 'approved',
+      sentAt: now().toISOString(),
+      gatewayId: 'g-claimed',
+    });
   });
 });

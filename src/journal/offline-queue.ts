@@ -137,7 +137,7 @@ interface Claimed {
   row: Row;
   /** The stored request, decrypted: its body is wiped once sent. */
   request: OutgoingRequest;
-  /** Its journal entry as begun in the claim's transaction (pending). */
+  /** Its journal entry as begun in the claim's transaction (already marked sent). */
   entry: JournalEntry;
 }
 
@@ -235,8 +235,9 @@ export function offlineQueueStatus(
 
 /**
  * For recovery: when `entryId` is the journaled forward of a stored payment that was claimed but never marked sent,
- * returns the payment to the queue and resolves the entry as not sent (the queue marks a forward sent durably before
- * its first byte, so a pending forward provably never left). Returns whether it did.
+ * returns the payment to the queue and resolves the entry as not sent, and returns whether it did. A forward is
+ * claimed already marked sent, so only a journal written by an earlier release, which claimed a payment and marked
+ * it sent in a later commit just before its first byte, holds such a pending forward: it provably never left.
  */
 export function releaseUnsentForward(journal: SqliteJournal, entryId: number): boolean {
   return journal.atomically(true, () => {
@@ -374,7 +375,7 @@ export class OfflineQueue {
         }
         switch (entry.state) {
           case 'pending':
-            // Claimed but never marked sent: provably not sent; it goes back to the queue.
+            // Claimed but never marked sent (an earlier release's claim): provably not sent; back to the queue.
             this.journal.resolve(entry.id, NOT_SENT);
             this.stmts.unclaim.run(r.id);
             break;
@@ -556,13 +557,16 @@ export class OfflineQueue {
   }
 
   /**
-   * Claims up to `max` of the oldest stored payments and journals their forwards (begun and marked sent), in one
-   * transaction: a payment is claimed exactly when its journal entry exists, so it can never be sent twice. Through
-   * the group commit: the claim shares its disk sync with the outcomes and marks of the forwards in flight.
+   * Claims up to `max` of the oldest stored payments and journals their forwards, begun already marked sent, in one
+   * durable transaction made right before they go out: a payment is claimed exactly when its journal entry exists, so
+   * it can never be sent twice, and that one commit is each forward's begin and mark (one durable write before the
+   * send, one after). Through the group commit: the claim shares its disk sync with the outcomes of the forwards in
+   * flight.
    */
   private claimBatch(max: number): Promise<Claimed[]> {
-    return this.journal.commitDurably(() =>
-      this.stmts.next.all(max).map((row) => {
+    return this.journal.commitDurably(() => {
+      const now = this.now();
+      return this.stmts.next.all(max).map((row) => {
         if (row.body_enc === null)
           throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
         const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
@@ -583,18 +587,18 @@ export class OfflineQueue {
           ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
           ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
           keepBody: false,
+          sentAt: now,
         });
-        // Left pending: it is marked sent just before it goes out, so a crash in between provably sent nothing.
-        if (this.stmts.claim.run(entry.id, this.now().getTime(), row.id).changes !== 1)
+        if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
           throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
         return { row, request, entry };
-      }),
-    );
+      });
+    });
   }
 
   /**
    * Forwards stored payments, oldest first, with at most `concurrency` in flight, through the journal's one sender.
-   * Each is journaled and durably marked sent before it goes out, sent once, and its outcome and the wipe of its card
+   * Each is claimed (journaled and marked sent in one durable commit) right before it goes out, sent once, and its outcome and the wipe of its card
    * data are committed together. Stops early (leaving the rest stored) when the gateway cannot be reached or `signal`
    * aborts.
    */
@@ -646,9 +650,8 @@ export class OfflineQueue {
     let outcome: ForwardOutcome;
     try {
       ({ outcome } = await sender.sendBegun(entry, request, {
-        // Durably 'sent' before the first byte (DESIGN.md rule 1): a forward still 'pending' after a crash provably
-        // never left and goes back to the queue. Refused when another process's recovery released the claim.
-        durableMarkSent: true,
+        // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1).
+        markedSent: true,
         failpoints: { answered: 'offline.forwarded' },
         // The stored payment changes in the same transaction as its journal entry.
         onOutcome: (_entry, o) => {

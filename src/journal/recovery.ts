@@ -112,8 +112,9 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * - a timeout reversal/void left in flight → sent again (idempotent);
  * - zero-amount verification, and requests that move no money → resolved without a request.
  *
- * A `pending` forward of a stored offline payment goes back to the queue (the queue marks a forward sent durably
- * before its first byte, so it provably never left). Other entries still `pending` are treated like `unknown` ones: a
+ * A `pending` forward of a stored offline payment goes back to the queue: forwards are claimed already marked sent,
+ * and an earlier release that marked them in a later commit before the first byte left a pending one only when it
+ * provably never left. Other entries still `pending` are treated like `unknown` ones: a
  * live request stays pending while it is sent (its time of sending is written with its outcome), so it may have
  * reached the gateway, and a timeout reversal/void of a request the gateway never saw is a harmless, idempotent
  * success (gateway.md §7). The clock of the 60-second rule then starts at the entry's creation, just before its send.

@@ -12,7 +12,7 @@ import {
  * The journal's protocol, written once (DESIGN.md, money safety rules 1–3; STYLE.md §16): every gateway request the
  * terminal sends — a live payment, a stored offline payment being forwarded, a timeout reversal or void of recovery —
  * goes begin → mark sent → send → record through {@link JournaledSender} (a live payment's mark is written in the
- * commit of its outcome; a forward's durably before its first byte). An entry has one owner at a time: from its
+ * commit of its outcome; a forward's with its begin, in the claim's durable commit just before its first byte). An entry has one owner at a time: from its
  * begin until its outcome is recorded it belongs to the sender, and nobody else (recovery, a sweep) may resolve it;
  * recovery waits for the request's own timeout instead.
  */
@@ -114,15 +114,10 @@ export interface SendOptions {
 
 export interface BegunSendOptions extends SendOptions {
   /**
-   * Mark the entry sent durably before the first byte. Needed when a `pending` entry is taken as provably not sent
-   * (an offline forward goes back to the queue); live payments skip it — recovery treats pending like sent.
+   * The entry was begun already marked sent, in a durable commit made just before this send (a claimed offline
+   * forward, {@link BeginEntry.sentAt}): its outcome's commit writes no mark.
    */
-  durableMarkSent?: boolean;
-  /**
-   * Commits a write durably and resolves with its result once it is on disk (default: the journal's group commit,
-   * {@link SqliteJournal.commitDurably}).
-   */
-  commit?: <T>(write: () => T) => Promise<T>;
+  markedSent?: boolean;
 }
 
 /** What one send left in the journal. */
@@ -224,12 +219,10 @@ export class JournaledSender {
       const fire = (name: string | undefined): void => {
         if (name !== undefined) this.options.failpoint?.(name);
       };
-      const commit = options.commit ?? ((write: () => void) => this.journal.commitDurably(write));
       fire(options.failpoints?.begun);
       // A live payment's mark is written with its outcome, in that one commit: a write of its own would not be synced
       // (recovery treats a pending entry as possibly sent) and would cost a commit per payment for nothing.
-      const sentAt = this.journal.now();
-      if (options.durableMarkSent) await commit(() => this.journal.markSent(entry.id, sentAt));
+      const markedAt = options.markedSent ? undefined : this.journal.now();
       fire(options.failpoints?.sent);
       let outcome: TransmitOutcome;
       try {
@@ -241,8 +234,7 @@ export class JournaledSender {
         };
       }
       fire(options.failpoints?.answered);
-      const after = await commit(() => {
-        const markedAt = options.durableMarkSent ? undefined : sentAt;
+      const after = await this.journal.commitDurably(() => {
         if (outcome.kind === 'not-sent') {
           if (markedAt) this.journal.markSent(entry.id, markedAt);
           this.journal.resolve(entry.id, NOT_SENT);

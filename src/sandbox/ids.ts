@@ -1,25 +1,42 @@
 /** Gateway ids and request fingerprints of the ledger. */
 import { createHash, randomFillSync } from 'node:crypto';
 
-/** Random bytes for ids, refilled a page at a time (one call into the CSPRNG per ~180 ids, not five per id). */
+/** Random bytes for ids, refilled a page at a time (one call into the CSPRNG per ~400 ids, not one per digit). */
 const ID_RANDOM = Buffer.alloc(4096);
 let idRandomPos = ID_RANDOM.length;
+/** Per-process sequence: ids issued in the same millisecond differ in it before their random digits. */
+let idSequence = 0;
 
-/** A 22-digit gateway id, like the real gateway's: first digit 1-9, then uniform digits (bytes 250-255 skipped). */
-export function newId(): string {
+function randomDigits(count: number): string {
   let s = '';
-  while (s.length < 22) {
+  while (s.length < count) {
     if (idRandomPos >= ID_RANDOM.length) {
       randomFillSync(ID_RANDOM);
       idRandomPos = 0;
     }
     const b = ID_RANDOM[idRandomPos++] ?? 255;
-    if (b >= 250) continue;
-    const digit = b % 10;
-    if (s.length === 0 && digit === 0) continue;
-    s += String(digit);
+    if (b < 250) s += String(b % 10);
   }
   return s;
+}
+
+/**
+ * A 22-digit gateway id shaped like the real gateway's request ids, which begin with the time they were issued: the
+ * Unix time in seconds without its leading digit (nine digits; the public example 4465837560045000001541 was issued
+ * at 1446583756), then three digits of milliseconds, four of a per-process sequence and six random ones. So ids rise
+ * with time as the real gateway's do, ids of one millisecond rise with the sequence, and no two ids of this process
+ * are equal unless 10,000 are issued in one millisecond and their random digits also agree.
+ */
+export function newId(now: Date): string {
+  const ms = Math.max(0, Math.floor(now.getTime()));
+  const seconds = Math.floor(ms / 1000) % 1_000_000_000;
+  idSequence = (idSequence + 1) % 10_000;
+  return (
+    String(seconds).padStart(9, '0') +
+    String(ms % 1000).padStart(3, '0') +
+    String(idSequence).padStart(4, '0') +
+    randomDigits(6)
+  );
 }
 
 /**

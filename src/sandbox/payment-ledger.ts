@@ -108,7 +108,7 @@ export class PaymentLedger {
     const comments = valueAt(call.body, 'clientReferenceInformation.comments');
     const transactionId = valueAt(call.body, 'clientReferenceInformation.transactionId');
     return {
-      id: newId(),
+      id: newId(now),
       kind,
       merchantId: call.merchantId,
       ...(typeof transactionId === 'string' ? { transactionId } : {}),

@@ -361,7 +361,7 @@ export class PaymentService extends PaymentLedger {
   ): LedgerTransaction {
     const now = this.ctx.now();
     const tx: LedgerTransaction = {
-      id: newId(),
+      id: newId(now),
       kind: 'link-payment',
       merchantId,
       code: linkId,

@@ -41,9 +41,10 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                the sealed one), same durability (WAL, synchronous=FULL), one commit per row alone or as many rows per
                transaction as arrive together. Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in
                flight, N times that).
-  queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each journaled, marked sent durably, sent
-               and completed; peer: the same sends without journal or queue, to the same sandbox in its own
-               process. Limited by the pages the three durable steps of each forward write, shared by group commit
+  queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each claimed (journaled and marked sent
+               in one durable commit just before its send), sent and completed; peer: the same sends without journal
+               or queue, to the same sandbox in its own process. Limited by the pages the two durable steps of each
+               forward write, shared by group commit
                (commitsPerPayment in extra), and by the round trips.
   gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the

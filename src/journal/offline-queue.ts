@@ -649,7 +649,7 @@ export class OfflineQueue {
     const entryId = entry.id;
     let outcome: ForwardOutcome;
     try {
-      ({ outcome } = await sender.sendBegun(entry, request, {
+      outcome = await sender.sendBegun(entry, request, {
         // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1).
         markedSent: true,
         failpoints: { answered: 'offline.forwarded' },
@@ -663,13 +663,17 @@ export class OfflineQueue {
               reason: o.reason ?? o.error?.code,
             });
         },
-      }));
+      });
     } catch (e) {
       if (this.journal.get(entryId)?.state === 'sent') {
         // Sent, but its outcome could not be journaled: recovery resolves it like any unknown outcome.
         this.logger.error({ err: e, offlineId: row.id }, 'forward outcome not journaled; left to recovery');
         tally.unknown.push(entryId);
-      } else this.logger.warn({ err: e, offlineId: row.id }, 'forward claim released elsewhere; not sent');
+      } else
+        this.logger.warn(
+          { err: e, offlineId: row.id },
+          'forward entry no longer in flight; outcome not journaled',
+        );
       return;
     } finally {
       request.body.fill(0);

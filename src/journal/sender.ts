@@ -194,19 +194,27 @@ export class JournaledSender {
     } finally {
       this.beginning.delete(begun);
     }
-    return this.transmitAndRecord(entry, request, options, release ?? this.own(entry.id));
+    const recorded = await this.transmitAndRecord(
+      entry,
+      request,
+      options,
+      release ?? this.own(entry.id),
+      true,
+    );
+    return { entry: recorded.entry ?? this.journal.get(entry.id) ?? entry, outcome: recorded.outcome };
   }
 
   /**
    * Sends a request whose entry the caller has begun (e.g. in the same transaction as claiming a stored payment).
-   * The sender owns the entry from here until its outcome is recorded.
+   * The sender owns the entry from here until its outcome is recorded. Resolves with the outcome once it is journaled;
+   * the entry is not read back (the caller has it, and its outcome is the one resolved with).
    */
-  sendBegun(
+  async sendBegun(
     entry: JournalEntry,
     request: OutgoingRequest,
     options: BegunSendOptions = {},
-  ): Promise<SentRequest> {
-    return this.transmitAndRecord(entry, request, options, this.own(entry.id));
+  ): Promise<TransmitOutcome> {
+    return (await this.transmitAndRecord(entry, request, options, this.own(entry.id), false)).outcome;
   }
 
   private async transmitAndRecord(
@@ -214,7 +222,8 @@ export class JournaledSender {
     request: OutgoingRequest,
     options: BegunSendOptions,
     release: () => void,
-  ): Promise<SentRequest> {
+    readBack: boolean,
+  ): Promise<{ entry: JournalEntry | undefined; outcome: TransmitOutcome }> {
     try {
       const fire = (name: string | undefined): void => {
         if (name !== undefined) this.options.failpoint?.(name);
@@ -240,10 +249,10 @@ export class JournaledSender {
           this.journal.resolve(entry.id, NOT_SENT);
         } else this.journal.recordOutcome(entry.id, recorded(outcome), markedAt);
         options.onOutcome?.(entry, outcome);
-        return this.journal.get(entry.id);
+        return readBack ? this.journal.get(entry.id) : undefined;
       });
       fire(options.failpoints?.recorded);
-      return { entry: after ?? this.journal.get(entry.id) ?? entry, outcome };
+      return { entry: after, outcome };
     } finally {
       release();
     }

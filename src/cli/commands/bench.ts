@@ -43,9 +43,9 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                flight, N times that).
   queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each claimed (journaled and marked sent
                in one durable commit just before its send), sent and completed; peer: the same sends without journal
-               or queue, to the same sandbox in its own process. Limited by the pages the two durable steps of each
-               forward write, shared by group commit
-               (commitsPerPayment in extra), and by the round trips.
+               or queue, to the same sandbox in its own process; the sides take turns in five chunks of 2,000
+               after a warm-up of 500 each. Limited by the pages the two durable steps of each forward write, shared
+               by group commit (commitsPerPayment in extra), and by the round trips.
   gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the
                sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read.

@@ -598,9 +598,9 @@ export class OfflineQueue {
 
   /**
    * Forwards stored payments, oldest first, with at most `concurrency` in flight, through the journal's one sender.
-   * Each is claimed (journaled and marked sent in one durable commit) right before it goes out, sent once, and its outcome and the wipe of its card
-   * data are committed together. Stops early (leaving the rest stored) when the gateway cannot be reached or `signal`
-   * aborts.
+   * Each is claimed (journaled and marked sent in one durable commit) right before it goes out, sent once, and its
+   * outcome and the wipe of its card data are committed together. Stops early (leaving the rest stored) when the
+   * gateway cannot be reached or `signal` aborts.
    */
   async forwardPending(
     sender: JournaledSender,

@@ -12,9 +12,9 @@ import {
  * The journal's protocol, written once (DESIGN.md, money safety rules 1–3; STYLE.md §16): every gateway request the
  * terminal sends — a live payment, a stored offline payment being forwarded, a timeout reversal or void of recovery —
  * goes begin → mark sent → send → record through {@link JournaledSender} (a live payment's mark is written in the
- * commit of its outcome; a forward's with its begin, in the claim's durable commit just before its first byte). An entry has one owner at a time: from its
- * begin until its outcome is recorded it belongs to the sender, and nobody else (recovery, a sweep) may resolve it;
- * recovery waits for the request's own timeout instead.
+ * commit of its outcome; a forward's with its begin, in the claim's durable commit just before its first byte). An
+ * entry has one owner at a time: from its begin until its outcome is recorded it belongs to the sender, and nobody
+ * else (recovery, a sweep) may resolve it; recovery waits for the request's own timeout instead.
  */
 
 /** A request built, validated and serialised once; the gateway client's prepared request has this shape. */

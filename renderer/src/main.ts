@@ -1,5 +1,5 @@
 import './styles.css';
-import type { Screen, CustomerSnapshot, SpeechCommand, UserEvent } from '../../src/host/api.js';
+import type { ApiError, Screen, CustomerSnapshot, SpeechCommand, UserEvent } from '../../src/host/api.js';
 import { connectTerminal, type ConnectionState, type TerminalClient } from './client.js';
 import {
   accessibilityButton,
@@ -13,6 +13,7 @@ import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
 import { ScreenSpeech, speechButtons, spokenName } from './speech.js';
+import { connectionText, problemText } from './view-model.js';
 
 /**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
@@ -33,7 +34,8 @@ class App {
   /** The control the customer last used to send an event: the area is inert meanwhile, which takes focus away. */
   #focusBeforeSend: string | undefined;
   #pending = false;
-  #problem: string | undefined;
+  /** The last refusal or failure of a request, until the next request or screen. */
+  #problem: ApiError | undefined;
   readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '', alt: '', altField: '' };
   readonly #customerSlot = h('main', { class: 'customer-slot', testid: 'customer-slot' });
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
@@ -100,7 +102,7 @@ class App {
       this.#snapshot = undefined;
       this.#apply(r.value);
     } else {
-      this.#problem = r.error.message;
+      this.#problem = r.error;
       this.#renderProblem();
     }
   }
@@ -123,9 +125,12 @@ class App {
       this.#setBusy(false);
       if (r.ok) this.#apply(r.value);
       else {
-        this.#problem = r.error.message;
+        this.#problem = r.error;
         // Refused: the screen stays, and so does the customer's place on it.
         this.#wantFocus ??= this.#focusBeforeSend;
+        // The terminal says its own refusals while the screen is spoken; a failure of the connection is the page's.
+        if (r.error.customerText === undefined)
+          this.#speech.echo(problemText(r.error, this.#snapshot?.customer.labels));
       }
       this.#renderProblem();
       this.#applyFocus();
@@ -182,18 +187,25 @@ class App {
 
   #renderProblem(): void {
     const lines: HTMLElement[] = [];
+    const labels = this.#snapshot?.customer.labels;
     if (this.#connection !== 'open')
       lines.push(
         h('p', {
           class: 'banner banner-connection',
           testid: 'connection-banner',
-          text:
-            this.#connection === 'connecting'
-              ? 'Connecting to the terminal…'
-              : 'Connection to the terminal lost — reconnecting…',
+          text: connectionText(this.#connection === 'connecting' ? 'connecting' : 'lost', labels),
         }),
       );
-    if (this.#problem) lines.push(h('p', { class: 'banner', testid: 'problem', text: this.#problem }));
+    const problem = this.#problem;
+    if (problem)
+      lines.push(
+        h('p', {
+          class: 'banner',
+          testid: 'problem',
+          text: problemText(problem, labels),
+          attrs: { 'data-code': problem.code },
+        }),
+      );
     replaceChildren(this.#problemSlot, ...lines);
   }
 

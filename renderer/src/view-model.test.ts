@@ -3,11 +3,13 @@ import type { UserEvent } from '../../src/host/api.js';
 import { SAMPLE_DCC } from '../../test/e2e/fake-terminal.js';
 import {
   actionLabel,
+  connectionText,
   dccComplete,
   formatKeyed,
   keyedMinor,
   MAX_KEYED_DIGITS,
   pressKey,
+  problemText,
   svgDataUrl,
 } from './view-model.js';
 
@@ -61,5 +63,30 @@ describe('view model', () => {
     const url = svgDataUrl('<svg onload="x()">"\'</svg>');
     expect(url.startsWith('data:image/svg+xml;charset=utf-8,')).toBe(true);
     expect(url).not.toMatch(/["<> ]/);
+  });
+
+  it('tells the customer why, in their language, and never shows a developer message', () => {
+    const labels = {
+      refused: 'Das hat nicht funktioniert. Bitte versuchen Sie es erneut.',
+      'connection.lost': 'Verbindung zum Automaten unterbrochen – neuer Verbindungsversuch…',
+      'connection.timeout': 'Der Automat hat nicht geantwortet. Bitte versuchen Sie es erneut.',
+      'connection.connecting': 'Verbindung zum Automaten wird hergestellt…',
+    };
+    const refused = { code: 'NOT_ALLOWED_NOW', message: 'CONFIRM is not possible on this screen' };
+    expect(problemText({ ...refused, customerText: 'Das ist gerade nicht möglich.' }, labels)).toBe(
+      'Das ist gerade nicht möglich.',
+    );
+    expect(problemText(refused, labels)).toBe(labels.refused);
+    expect(problemText({ code: 'BAD_EVENT', message: 'event.type must be a string' }, undefined)).toBe(
+      'That did not work. Please try again.',
+    );
+    expect(problemText({ code: 'DISCONNECTED', message: 'not connected to the terminal' }, labels)).toBe(
+      labels['connection.lost'],
+    );
+    expect(problemText({ code: 'TIMEOUT', message: 'the terminal did not answer' }, undefined)).toBe(
+      'The machine did not answer. Please try again.',
+    );
+    expect(connectionText('connecting', labels)).toBe(labels['connection.connecting']);
+    expect(connectionText('lost', undefined)).toBe('Connection to the machine lost — reconnecting…');
   });
 });

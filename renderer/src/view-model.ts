@@ -1,4 +1,4 @@
-import type { DccChoice, Screen, UserEvent } from '../../src/host/api.js';
+import type { ApiError, DccChoice, Screen, UserEvent } from '../../src/host/api.js';
 import { currencyByAlpha, formatMoney } from '../../src/money/index.js';
 
 /** Pure presentation decisions, kept apart from the DOM so that they are tested without a browser. */
@@ -51,6 +51,33 @@ export function actionLabel(type: UserEvent['type']): string | null {
 export function labelFor(labels: Record<string, string> | undefined, key: string, fallback: string): string {
   const label = labels?.[key];
   return label !== undefined && label.length > 0 ? label : fallback;
+}
+
+/**
+ * What the customer reads when an event is refused or the terminal cannot be reached: the terminal's own words in
+ * their language when it gave them (`customerText`), else the renderer's for its connection (`connection.*` labels of
+ * the last snapshot, en_GB without one), else a general "that did not work" — never the developer's `message`.
+ */
+export function problemText(error: ApiError, labels: Record<string, string> | undefined): string {
+  if (error.customerText !== undefined && error.customerText.length > 0) return error.customerText;
+  switch (error.code) {
+    case 'DISCONNECTED':
+      return connectionText('lost', labels);
+    case 'TIMEOUT':
+      return labelFor(labels, 'connection.timeout', 'The machine did not answer. Please try again.');
+    default:
+      return labelFor(labels, 'refused', 'That did not work. Please try again.');
+  }
+}
+
+/** The banner while the renderer is not connected to the terminal, in the language of the last snapshot. */
+export function connectionText(
+  state: 'connecting' | 'lost',
+  labels: Record<string, string> | undefined,
+): string {
+  return state === 'connecting'
+    ? labelFor(labels, 'connection.connecting', 'Connecting to the machine…')
+    : labelFor(labels, 'connection.lost', 'Connection to the machine lost — reconnecting…');
 }
 
 /** The BCP 47 tag of a terminal locale (`ar_AE` → `ar-AE`), for `lang` attributes. */

@@ -11,7 +11,13 @@ export type Result<T> = { ok: true; value: T } | { ok: false; error: ApiError };
 export interface ApiError {
   /** Stable code, e.g. "OPERATOR_PIN", "NOT_ALLOWED_NOW", "BAD_EVENT". */
   code: string;
+  /** For developers and logs (English). */
   message: string;
+  /**
+   * A customer event's refusal as the customer reads and hears it, in their language (`NOT_ALLOWED_NOW`, `NOT_READY`,
+   * `OUT_OF_SERVICE`: catalogue `label.refused.<code>`). The renderer never shows `message` to a customer.
+   */
+  customerText?: string;
 }
 
 export type ParkingModel = 'kiosk' | 'meter' | 'tap-and-go' | 'attended';
@@ -128,7 +134,8 @@ export interface CustomerView {
   /**
    * Button and field labels in the customer's language, by key: `action.<event type>` for the plain buttons,
    * `continue`, `extend`, `language`, `keypad.clear`, `keypad.back`, `ticketInput`, `card`, `session.id`,
-   * `session.since`, `session.paidUntil`, `session.ended`, `session.held`, `receiptQr`.
+   * `session.since`, `session.paidUntil`, `session.ended`, `session.held`, `receiptQr`, `refused` (an event refused
+   * for another reason), `connection.connecting`, `connection.lost`, `connection.timeout` (the renderer's own).
    */
   labels?: Record<string, string>;
   /**

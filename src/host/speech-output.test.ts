@@ -85,6 +85,19 @@ describe('speech output of the customer screens', () => {
     expect(out.view()?.volume).toBe(0.1);
   });
 
+  it('says a refusal beside the screen in the screen’s language, and repeat says the screen again', () => {
+    const { out, speaker } = output();
+    expect(out.aside('Das ist gerade nicht möglich.')).toBe(false);
+    expect(speaker.said).toEqual([]);
+    out.observe(TICKET, true);
+    const screen = out.view();
+    expect(out.aside('Das ist gerade nicht möglich.')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'Das ist gerade nicht möglich.', locale: 'de_DE' });
+    expect(out.view()).toMatchObject({ text: 'Das ist gerade nicht möglich.', screen: screen?.screen });
+    out.command('repeat');
+    expect(speaker.said.at(-1)?.text).toBe(screen?.screen);
+  });
+
   it('stops and resets the volume at the end of the session', () => {
     const { out, speaker } = output();
     out.observe(TICKET, true);

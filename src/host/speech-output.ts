@@ -83,6 +83,17 @@ export class SpeechOutput {
     }
   }
 
+  /**
+   * Says `text` beside the screen (the reason an event was refused) while something is said to this customer; the
+   * repeat key still says the screen. False when speech is off.
+   */
+  aside(text: string): boolean {
+    const said = this.said;
+    if (!said) return false;
+    this.say(text, said.screen, said.lang);
+    return true;
+  }
+
   /** The speech of the view the renderer receives, while something is said to this customer. */
   view(): SpeechView | undefined {
     return this.said;

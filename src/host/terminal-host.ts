@@ -851,19 +851,33 @@ export class TerminalHost implements TerminalApi {
       return ok(this.buildSnapshot());
     }
     if (event.type === 'MORE_TIME') {
-      if (!this.inactivity.prompt) return fail('NOT_ALLOWED_NOW', 'no question is being asked');
+      if (!this.inactivity.prompt) return this.refuse('NOT_ALLOWED_NOW', 'no question is being asked');
       this.inactivity.activity();
       this.changed();
       return ok(this.buildSnapshot());
     }
     if (event.type === 'SPEECH') {
       if (!this.accessible || !this.speech.command(event.command))
-        return fail('NOT_ALLOWED_NOW', 'speech output is off');
+        return this.refuse('NOT_ALLOWED_NOW', 'speech output is off');
       this.inactivity.activity();
       this.changed();
       return ok(this.buildSnapshot());
     }
     return undefined;
+  }
+
+  /**
+   * Refuses a customer's event: `message` for developers and logs, the reason in the customer's language for the
+   * screen (`customerText`) and, while the screen is spoken, for the ear too (a snapshot carries the utterance to the
+   * renderer's speech; espeak-ng says it at once).
+   */
+  private refuse(
+    code: 'NOT_ALLOWED_NOW' | 'NOT_READY' | 'OUT_OF_SERVICE',
+    message: string,
+  ): Result<TerminalSnapshot> {
+    const customerText = translator(this.language.current).t(`label.refused.${code}`);
+    if (this.accessible && this.speech.aside(customerText)) this.changed();
+    return { ok: false, error: { code, message, customerText } };
   }
 
   private setLanguage(locale: string): Result<TerminalSnapshot> {
@@ -885,19 +899,19 @@ export class TerminalHost implements TerminalApi {
       // on the out-of-service screen too (presentation only); every other event is refused.
       const handled =
         event.type === 'SET_ACCESSIBILITY' || event.type === 'SPEECH' ? this.presentation(event) : undefined;
-      return Promise.resolve(handled ?? fail('OUT_OF_SERVICE', 'the terminal is out of service'));
+      return Promise.resolve(handled ?? this.refuse('OUT_OF_SERVICE', 'the terminal is out of service'));
     }
     if (this.phase !== 'ready' || !this.runtime)
-      return Promise.resolve(fail('NOT_READY', 'the terminal is not ready yet'));
+      return Promise.resolve(this.refuse('NOT_READY', 'the terminal is not ready yet'));
     const handled = this.presentation(event);
     if (handled) return Promise.resolve(handled);
     this.inactivity.activity();
     const snap = this.runtime.actor.getSnapshot() as SnapshotFrom<AnyStateMachine>;
     if (!snap.can(event))
-      return Promise.resolve(fail('NOT_ALLOWED_NOW', `${event.type} is not possible on this screen`));
+      return Promise.resolve(this.refuse('NOT_ALLOWED_NOW', `${event.type} is not possible on this screen`));
     const screen = this.buildSnapshot().customer.screen;
     if (screen === 'starting' || screen === 'out-of-service')
-      return Promise.resolve(fail('NOT_ALLOWED_NOW', 'the card reader is not ready'));
+      return Promise.resolve(this.refuse('NOT_ALLOWED_NOW', 'the card reader is not ready'));
     if (event.type === 'START' || event.type === 'DONE') this.lastReceiptId = undefined;
     this.runtime.actor.send(event);
     return this.snapshot();

@@ -180,6 +180,14 @@ export class FakeTerminal implements TerminalApi {
   }
 
   /**
+   * Takes an action off the current screen without telling the page (the race of a screen the terminal has just
+   * left): the page's next press of it is refused, as the host refuses it.
+   */
+  withdraw(action: UserEvent['type']): void {
+    this.#customer = { ...this.#customer, actions: this.#customer.actions.filter((a) => a !== action) };
+  }
+
+  /**
    * Asks "Do you need more time?" on the current screen, as the host's inactivity watch does: the prompt with its
    * expiry and the MORE_TIME action added.
    */
@@ -209,7 +217,12 @@ export class FakeTerminal implements TerminalApi {
     const refuse = (): Promise<Result<TerminalSnapshot>> =>
       Promise.resolve({
         ok: false,
-        error: { code: 'NOT_ALLOWED_NOW', message: `${event.type} on ${screen}` },
+        // As the host refuses: the developer's message, and the reason in the customer's words (en_GB here).
+        error: {
+          code: 'NOT_ALLOWED_NOW',
+          message: `${event.type} on ${screen}`,
+          customerText: 'That is not possible right now.',
+        },
       });
     if (!this.#customer.actions.includes(event.type)) return refuse();
     switch (event.type) {

@@ -137,6 +137,21 @@ describe('renderer in a real browser', () => {
     await page.context().close();
   });
 
+  it('tells the customer why a press was refused, in words for customers, and keeps the screen', async () => {
+    const { bridge, fake } = await start();
+    const { page, problems } = await openTerminal(bridge);
+    await onScreen(page, 'idle');
+    fake.withdraw('START');
+    await page.getByTestId('action-START').click();
+    const banner = page.getByTestId('problem');
+    await expect.poll(() => banner.textContent()).toBe('That is not possible right now.');
+    expect(await banner.getAttribute('data-code')).toBe('NOT_ALLOWED_NOW');
+    expect(await page.locator('[data-testid="customer"]').getAttribute('data-screen')).toBe('idle');
+    expect(await page.locator('body').innerText()).not.toContain('START on idle');
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('shows the DCC choice as gateway.md §5 requires and sends the chosen currency', async () => {
     const { bridge, fake } = await start({ dcc: SAMPLE_DCC });
     const { page, problems } = await openTerminal(bridge);

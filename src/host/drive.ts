@@ -28,9 +28,11 @@ export async function waitFor(
   }
 }
 
-export async function send(host: TerminalHost, event: UserEvent): Promise<void> {
+/** Sends `event` and returns the terminal's snapshot after it; a refusal throws. */
+export async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
   const r = await host.send(event);
-  if (!r.ok) throw new SimulationError(`${event.type}: ${r.error.message}`);
+  if (!r.ok) throw new SimulationError(`${event.type}: ${r.error.code} ${r.error.message}`);
+  return r.value;
 }
 
 export const END = ['approved', 'declined', 'error'] as const;

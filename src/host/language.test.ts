@@ -1,31 +1,9 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig, type ConfigInput } from '../config/index.js';
-import { silentLogger } from '../log/index.js';
-import type { TerminalSnapshot, UserEvent } from './api.js';
-import { waitFor } from './drive.js';
-import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+import { closeHosts, startHost } from '../../test/integration/host-harness.js';
+import type { TerminalSnapshot } from './api.js';
+import { send, waitFor } from './drive.js';
 
-const hosts: TerminalHost[] = [];
-afterEach(async () => {
-  while (hosts.length > 0) await hosts.pop()?.close();
-});
-
-async function startHost(overrides: ConfigInput = {}): Promise<TerminalHost> {
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-language-'));
-  const config = parseConfig({ ...overrides, reader: { sim: { presentDelayMs: 50 } } });
-  const host = await createTerminalHost(config, { logger: silentLogger(), cwd });
-  hosts.push(host);
-  return host;
-}
-
-async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
-  const r = await host.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-  return r.value;
-}
+afterEach(closeHosts);
 
 describe('the customer language', () => {
   it('changes the texts of the current screen on SET_LANGUAGE and returns to terminal.locale after the session', async () => {

@@ -1,24 +1,20 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../config/index.js';
-import { silentLogger } from '../log/index.js';
+import { closeHosts, startHost } from '../../test/integration/host-harness.js';
 import type { ApiError, UserEvent } from './api.js';
-import { waitFor } from './drive.js';
-import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+import { send, waitFor } from './drive.js';
+import type { TerminalHost } from './terminal-host.js';
 
-const hosts: TerminalHost[] = [];
-afterEach(async () => {
-  while (hosts.length > 0) await hosts.pop()?.close();
-});
+afterEach(closeHosts);
 
 async function idleHost(): Promise<TerminalHost> {
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-refusals-'));
-  const config = parseConfig({ reader: { sim: { presentDelayMs: 50 } } });
-  const host = await createTerminalHost(config, { logger: silentLogger(), cwd });
-  hosts.push(host);
+  const host = await startHost();
   await waitFor(host, ['idle'], 15_000);
+  return host;
+}
+
+async function outOfServiceHost(): Promise<TerminalHost> {
+  const host = await idleHost();
+  host.outOfService('test');
   return host;
 }
 
@@ -27,6 +23,42 @@ async function refused(host: TerminalHost, event: UserEvent): Promise<ApiError> 
   if (r.ok) throw new Error(`${event.type} was accepted`);
   return r.error;
 }
+
+describe('the out-of-service screen', () => {
+  it('takes the language, accessibility mode and the speech keys, so that every customer can learn why', async () => {
+    const host = await outOfServiceHost();
+    const arabic = await send(host, { type: 'SET_LANGUAGE', locale: 'ar_AE' });
+    expect(arabic.customer.screen).toBe('out-of-service');
+    expect(arabic.customer.language?.direction).toBe('rtl');
+
+    const accessible = await send(host, { type: 'SET_ACCESSIBILITY', on: true });
+    expect(accessible.customer.screen).toBe('out-of-service');
+    expect(accessible.customer.accessibility).toBe(true);
+    expect(accessible.customer.speech?.text).toContain(accessible.customer.message);
+
+    const repeated = await send(host, { type: 'SPEECH', command: 'repeat' });
+    expect(repeated.customer.screen).toBe('out-of-service');
+
+    const off = await send(host, { type: 'SET_ACCESSIBILITY', on: false });
+    expect(off.customer.accessibility).toBeUndefined();
+  });
+
+  it('refuses every payment event with OUT_OF_SERVICE', async () => {
+    const host = await outOfServiceHost();
+    const events: UserEvent[] = [
+      { type: 'START' },
+      { type: 'CONFIRM' },
+      { type: 'ENTER_TICKET', ticket: '1' },
+      { type: 'CHOOSE_CURRENCY', currency: 'EUR' },
+      { type: 'MORE_TIME' },
+      { type: 'DONE' },
+    ];
+    for (const event of events) {
+      const r = await host.send(event);
+      expect(r.ok ? 'ok' : r.error.code, event.type).toBe('OUT_OF_SERVICE');
+    }
+  });
+});
 
 describe('a refused customer event', () => {
   it('is explained in the customer’s language, never in the developer’s message', async () => {

@@ -22,10 +22,11 @@ function randomDigits(count: number): string {
 
 /**
  * A 22-digit gateway id shaped like the real gateway's request ids, which begin with the time they were issued: the
- * Unix time in seconds without its leading digit (nine digits; the public example 4465837560045000001541 was issued
- * at 1446583756), then three digits of milliseconds, four of a per-process sequence and six random ones. So ids rise
- * with time as the real gateway's do, ids of one millisecond rise with the sequence, and no two ids of this process
- * are equal unless 10,000 are issued in one millisecond and their random digits also agree.
+ * Unix time in seconds without its leading digit (nine digits; the documented example 4465837560045000001541 begins
+ * with 446583756, the time 1446583756 of November 2015 without its 1), then three digits of milliseconds, four of a
+ * per-process sequence and six random ones. So ids rise with time as the real gateway's do, ids of one millisecond
+ * rise with the sequence, and no two ids of this process are equal unless 10,000 are issued in one millisecond and
+ * their random digits also agree.
  */
 export function newId(now: Date): string {
   const ms = Math.max(0, Math.floor(now.getTime()));

@@ -66,6 +66,8 @@ export interface ReaderDeps {
   readonly logger?: Logger;
   /** Opens the HID device instead of node-hid (tests; kind 'hid' only). */
   readonly openHidDevice?: () => Promise<HidDeviceLike>;
+  /** The terminal's time zone (IANA), to which the simulator's clock is set (kind 'sim' only; tag 9A). */
+  readonly timeZone?: string;
 }
 
 const simulators = new WeakMap<CardReader, ReaderSimulator>();
@@ -107,7 +109,11 @@ export function createReader(options: ReaderOptions, deps: ReaderDeps = {}): Car
           'READER_UNAVAILABLE',
           `reader.sim.card "${options.sim.card}" is not a virtual card; known: ${VIRTUAL_CARD_NAMES.join(', ')}`,
         );
-      const sim = new ReaderSimulator({ card: options.sim.card, presentDelayMs: options.sim.presentDelayMs });
+      const sim = new ReaderSimulator({
+        card: options.sim.card,
+        presentDelayMs: options.sim.presentDelayMs,
+        ...(deps.timeZone !== undefined ? { timeZone: deps.timeZone } : {}),
+      });
       simulator = sim;
       transport = simulatorTransport(sim, options.sim.transport);
       break;

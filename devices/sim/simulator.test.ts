@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { bytesToHex, decodeTlv, flattenTlv } from '../../src/emv/index.js';
-import { buildActivateData } from '../vivotech2/commands.js';
+import { buildActivateData, parseActivateReply } from '../vivotech2/commands.js';
 import { encodeHostFrame, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
 import { buildVirtualRead, VIRTUAL_CARD_NAMES, VIRTUAL_CARDS } from './cards.js';
@@ -121,6 +121,21 @@ describe('ReaderSimulator', () => {
       [0x0a, 0x41],
       [0x0a, 0x03],
     ]);
+  });
+
+  it('dates the read (9A) by its clock in the terminal’s time zone, as a reader set to local time does', async () => {
+    // 23:30 UTC on 24 November is already the 25th in Berlin.
+    const now = (): Date => new Date(Date.UTC(2026, 10, 24, 23, 30));
+    const dateOf = async (timeZone: string): Promise<string> => {
+      const w = wire(new ReaderSimulator({ card: 'n2-contact', presentDelayMs: 0, now, timeZone }));
+      w.send(0x02, 0x01, ACTIVATE);
+      const [, result] = await w.until(2);
+      const tag = parseActivateReply(result?.data ?? new Uint8Array()).tlvs.find((t) => t.tag === '9A');
+      return bytesToHex(tag?.value ?? new Uint8Array());
+    };
+    expect(await dateOf('Europe/Berlin')).toBe('261125');
+    expect(await dateOf('UTC')).toBe('261124');
+    expect(await dateOf('America/New_York')).toBe('261124');
   });
 
   it('reads a card for a zero-amount purchase (account verification) when zero amounts are enabled', async () => {

@@ -50,6 +50,11 @@ export interface SimulatorOptions {
   readonly firmware?: string;
   /** The current time, for tag 9A. */
   readonly now?: () => Date;
+  /**
+   * The time zone of the reader's clock (IANA name), for the date of tag 9A: a reader's clock is set to the
+   * terminal's local time, so the date the card sees is the terminal's. Default: the process's zone.
+   */
+  readonly timeZone?: string;
   /** Whether zero-amount purchases (account verification) are enabled in the reader's configuration; default true. */
   readonly acceptZeroAmount?: boolean;
 }
@@ -81,6 +86,8 @@ export class ReaderSimulator implements SimulatedReaderControl {
   private readonly cancelDelayMs: number;
   private readonly firmware: string;
   private readonly now: () => Date;
+  /** YYMMDD of tag 9A, in the reader clock's zone. */
+  private readonly dateFormat: Intl.DateTimeFormat;
   private link: SimulatorLink | undefined;
   private parser = new FrameParser('host-to-reader');
   private activeTimers: NodeJS.Timeout[] = [];
@@ -103,6 +110,12 @@ export class ReaderSimulator implements SimulatedReaderControl {
     this.cancelDelayMs = options.cancelDelayMs ?? 20;
     this.firmware = options.firmware ?? 'NEO2 SIM v1.00.000';
     this.now = options.now ?? (() => new Date());
+    this.dateFormat = new Intl.DateTimeFormat('en-GB', {
+      ...(options.timeZone !== undefined ? { timeZone: options.timeZone } : {}),
+      year: '2-digit',
+      month: '2-digit',
+      day: '2-digit',
+    });
     this.acceptZeroAmount = options.acceptZeroAmount ?? true;
   }
 
@@ -325,9 +338,9 @@ export class ReaderSimulator implements SimulatedReaderControl {
       case 'garbage':
       case 'bad-crc': {
         const entryMode = outcome.kind === 'read' ? outcome.entryMode : 'contact';
-        const d = this.now();
-        const date = [d.getFullYear() % 100, d.getMonth() + 1, d.getDate()]
-          .map((n) => String(n).padStart(2, '0'))
+        const parts = this.dateFormat.formatToParts(this.now());
+        const date = (['year', 'month', 'day'] as const)
+          .map((type) => parts.find((p) => p.type === type)?.value ?? '00')
           .join('');
         const read = buildVirtualRead(outcome.card, entryMode, { request, date, sequence: this.sequence++ });
         const data = encodeActivateReply({ ...read, track3Field: this.track3Field });

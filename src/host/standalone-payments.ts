@@ -66,7 +66,7 @@ export async function standalonePayments(options: {
   });
   const reader = createReader(
     { ...config.reader, sim: { ...config.reader.sim, presentDelayMs: 0 } },
-    { logger },
+    { logger, timeZone: config.terminal.timezone },
   );
   await reader.connect();
   const reads = new Map<number, CardRead>();

@@ -537,7 +537,11 @@ export class TerminalHost implements TerminalApi {
         onAnswer: (answer) => dated(answer),
       });
       opened.gateway = gateway;
-      const reader = createReader(config.reader, { logger, ...options.readerDeps });
+      const reader = createReader(config.reader, {
+        logger,
+        timeZone: config.terminal.timezone,
+        ...options.readerDeps,
+      });
       opened.reader = reader;
       const host = new TerminalHost(
         config,

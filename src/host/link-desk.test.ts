@@ -170,6 +170,30 @@ describe('LinkDesk', () => {
     expect(store.get(b.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
   });
 
+  it('deactivates a link whose wait ends while the sweep is asking for its status, as soon as the answer is in', async () => {
+    desk.stop();
+    desk = makeDesk(40);
+    const link = await desk.createForFee({ reference: 'T-9', amountMinor: 450, currency: 'GBP' });
+    const ended = desk.watch(link.linkId);
+    // The sweep's look at the status is in flight when the wait runs out.
+    const get = gateway.api.get;
+    let answer!: () => void;
+    gateway.api.get = (id) =>
+      new Promise((resolve, reject) => {
+        answer = () => void get(id).then(resolve, reject);
+      });
+    const sweeping = desk.sweep();
+    await new Promise((r) => setTimeout(r, 60));
+    expect(await ended).toMatchObject({ closing: true });
+    expect(gateway.links.get(link.linkId)?.status).toBe('ACTIVE');
+    gateway.api.get = get;
+    answer();
+    await sweeping;
+    await desk.settled();
+    expect(gateway.links.get(link.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(link.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
   it('refuses personal data before anything is journaled or sent', async () => {
     await expect(
       desk.createForFee({ reference: 'card 4111 1111 1111 1111', amountMinor: 450, currency: 'GBP' }),

@@ -218,6 +218,8 @@ export class LinkDesk {
   private readonly declined = new Set<string>();
   /** Links with a gateway request of the desk in flight (one at a time per link). */
   private readonly busy = new Set<string>();
+  /** Links whose deactivation waited for the request in flight about them: it runs as soon as that request ends. */
+  private readonly closeAfterBusy = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -301,7 +303,7 @@ export class LinkDesk {
         cause: e,
       });
     } finally {
-      this.busy.delete(linkId);
+      this.release(linkId);
     }
   }
 
@@ -401,7 +403,7 @@ export class LinkDesk {
       if (after !== undefined) this.publish(after);
       throw e;
     } finally {
-      this.busy.delete(linkId);
+      this.release(linkId);
     }
   }
 
@@ -596,7 +598,7 @@ export class LinkDesk {
         }
         return;
       } finally {
-        this.busy.delete(link.linkId);
+        this.release(link.linkId);
       }
       if (current.state !== 'active') {
         this.publish(current);
@@ -644,17 +646,32 @@ export class LinkDesk {
         this.finishDeactivation(link.linkId);
       } else this.deps.logger.warn({ linkId: link.linkId, err: errorText(e) }, 'payment-link status unknown');
     } finally {
-      this.busy.delete(link.linkId);
+      this.release(link.linkId);
     }
   }
 
   /** Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000). */
+  /** Ends a request about `linkId`; a deactivation that waited for it starts now. */
+  private release(linkId: string): void {
+    this.busy.delete(linkId);
+    if (!this.closeAfterBusy.delete(linkId)) return;
+    const link = this.deps.store.get(linkId);
+    if (link?.closeReason === undefined) return;
+    this.deactivate(linkId, link.closeReason).catch((e: unknown) =>
+      this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link not deactivated yet; retried'),
+    );
+  }
+
   private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
     const before = this.deps.store.get(linkId);
     if (before === undefined || before.gatewayInactive || before.state === 'failed') return;
     const intent = this.deps.store.closing(linkId, reason);
     this.publish(intent);
-    if (this.busy.has(linkId)) return; // the request in flight finishes; the sweep comes back to it
+    if (this.busy.has(linkId)) {
+      // A request about it is in flight (the sweep's look at its status): the deactivation follows at its end.
+      this.closeAfterBusy.add(linkId);
+      return;
+    }
     this.busy.add(linkId);
     try {
       const current = await this.deps.gateway.paymentLinks.get(linkId);
@@ -677,7 +694,7 @@ export class LinkDesk {
         details: { reason: intent.closeReason ?? reason },
       });
     } finally {
-      this.busy.delete(linkId);
+      this.release(linkId);
     }
   }
 

@@ -650,7 +650,6 @@ export class LinkDesk {
     }
   }
 
-  /** Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000). */
   /** Ends a request about `linkId`; a deactivation that waited for it starts now. */
   private release(linkId: string): void {
     this.busy.delete(linkId);
@@ -662,6 +661,7 @@ export class LinkDesk {
     );
   }
 
+  /** Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000). */
   private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
     const before = this.deps.store.get(linkId);
     if (before === undefined || before.gatewayInactive || before.state === 'failed') return;

@@ -537,7 +537,8 @@ const DEFECTS: Defect[] = [
   {
     rule: 'CE-9A-LOCAL-DATE',
     field: TAG('9A'),
-    seed: seeded('meterContact', 'preauth', (m) => set(m.body, LOCAL, '20261125101010')),
+    // A date no captured message carries: the captures are dated the day the tests run.
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, LOCAL, '20200101101010')),
   },
   {
     rule: 'CE-9F1A-COUNTRY',

@@ -28,6 +28,16 @@ describe('hex', () => {
     expect([odd?.code, odd?.offset]).toEqual(['TLV_BAD_HEX', 3]);
     const bad = errorOf(() => hexToBytes('9F 0G'));
     expect([bad?.code, bad?.offset]).toEqual(['TLV_BAD_HEX', 4]);
+    // Even length, no whitespace (the one-pass form): the same error, at the same index.
+    const unspaced = errorOf(() => hexToBytes('9F02x6'));
+    expect([unspaced?.code, unspaced?.offset]).toEqual(['TLV_BAD_HEX', 4]);
+    const wide = errorOf(() => hexToBytes('9F\u00e902'));
+    expect([wide?.code, wide?.offset]).toEqual(['TLV_BAD_HEX', 2]);
+  });
+
+  it('reads an even-length string whose whitespace comes late', () => {
+    expect(bytesToHex(hexToBytes('9F02  0600'))).toBe('9F020600');
+    expect(hexToBytes('')).toEqual(new Uint8Array(0));
   });
 
   it('tells canonical hex from text with spaces or odd length', () => {

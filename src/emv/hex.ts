@@ -37,6 +37,25 @@ function isWhitespace(c: number): boolean {
  * number of hex digits (offset = `hex.length`).
  */
 export function hexToBytes(hex: string): Uint8Array {
+  // One pass for the usual input (even length, no whitespace); the first whitespace sends it to the general pass.
+  if (hex.length % 2 === 0) {
+    const out = new Uint8Array(hex.length / 2);
+    let i = 0;
+    for (; i < hex.length; i += 2) {
+      const a = hex.charCodeAt(i);
+      const b = hex.charCodeAt(i + 1);
+      const hi = a < 128 ? (NIBBLE[a] ?? -1) : -1;
+      const lo = b < 128 ? (NIBBLE[b] ?? -1) : -1;
+      if (hi < 0 || lo < 0) break;
+      out[i >> 1] = (hi << 4) | lo;
+    }
+    if (i >= hex.length) return out;
+  }
+  return hexToBytesSpaced(hex);
+}
+
+/** {@link hexToBytes} of input with whitespace, an odd length or a bad character (which it reports). */
+function hexToBytesSpaced(hex: string): Uint8Array {
   let digits = 0;
   for (let i = 0; i < hex.length; i++) {
     const c = hex.charCodeAt(i);

@@ -61,17 +61,25 @@ function positive(minor: number, field: string): void {
   if (!(minor > 0)) invalid(field, `${field} must be above zero`);
 }
 
-/** Drops undefined and empty-string members so that "absent" is one thing for the required-field check. */
-function compact(obj: Json): Json {
+/**
+ * Drops undefined and empty-string members, and objects left empty, so that "absent" is one thing for the
+ * required-field check; undefined when nothing is left.
+ */
+function compact(obj: Json): Json | undefined {
   const out: Json = {};
-  for (const [k, v] of Object.entries(obj)) {
+  let kept = 0;
+  for (const k in obj) {
+    if (!Object.hasOwn(obj, k)) continue;
+    const v = obj[k];
     if (v === undefined || v === '') continue;
     if (v !== null && typeof v === 'object' && !Array.isArray(v)) {
       const inner = compact(v as Json);
-      if (Object.keys(inner).length > 0) out[k] = inner;
+      if (inner === undefined) continue;
+      out[k] = inner;
     } else out[k] = v;
+    kept++;
   }
-  return out;
+  return kept > 0 ? out : undefined;
 }
 
 function reference(code: string, comments: string, partner?: Partner, transactionId?: string): Json {
@@ -468,7 +476,7 @@ export function preparePayment(
   options: PaymentBuilderOptions = {},
 ): PreparedRequest {
   const built = build(request, options);
-  const body = compact(built.body);
+  const body = compact(built.body) ?? {};
   const missing = missingFields(request, body, built.context);
   const first = missing[0];
   if (first !== undefined) {

@@ -294,7 +294,7 @@ function sdkAuthorize(
  * signature, no validation: the kernel's and the event loop's cost of a round trip. Returns a request function that
  * sends one exchange on a free socket, and a close.
  */
-async function bareExchange(
+export async function bareExchange(
   url: string,
   sockets: number,
   headers: Record<string, string>,

@@ -5,7 +5,8 @@ import { performance } from 'node:perf_hooks';
 import { standalonePayments } from '../src/host/standalone-payments.js';
 import { SEAL_OVERHEAD_BYTES } from '../src/journal/index.js';
 import { bareCommitMicros, fsyncMicros } from './journal.js';
-import { sandboxProcess } from './server-process.js';
+import { bareExchange } from './gateway.js';
+import { cannedGatewayProcess, sandboxProcess, type ServerProcess } from './server-process.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
 
 /**
@@ -21,7 +22,9 @@ const saleCost: Benchmark = {
     'median ms of one unattended sale (tag set, request, signature, the durable journal write before sending and the ' +
     'one after, the HTTP round trip to the sandbox in its own process), p99 in extra; peer: the same round trip alone. ' +
     'Limit: the round trip plus two fdatasync on this disk; sqliteFloorMs: the round trip plus SQLite’s own two ' +
-    'commits of such rows here (overheadOverSqliteFloorMs: what the terminal adds beyond them).',
+    'commits of such rows here (overheadOverSqliteFloorMs: what the terminal adds beyond them). Limit of the p99: ' +
+    'bareExchangeP99Ms, the p99 of the sale’s bytes over a raw keep-alive socket to a canned server in its own ' +
+    'process (interleaved with the sales), the tail of one local exchange on this machine.',
   async run({ quick }): Promise<BenchResult[]> {
     const n = quick ? 60 : 1_000;
     const dir = mkdtempSync(join(tmpdir(), 'pt-bench-sale-'));
@@ -32,7 +35,12 @@ const saleCost: Benchmark = {
       throw e;
     });
     const { payments, cards, gateway, journal, release } = service;
+    // The tail of the machine itself: the sale's bytes over a raw keep-alive socket to a server answering a canned
+    // approval from its own process, read only as far as HTTP framing needs. No sale can have a shorter p99 here.
+    let canned: ServerProcess | undefined;
+    let bare: { one: () => Promise<void>; close: () => void } | undefined;
     try {
+      canned = await cannedGatewayProcess();
       const sale = (cardRef: string) =>
         ({
           service: 'sale',
@@ -49,9 +57,22 @@ const saleCost: Benchmark = {
         await payments.submit(sale(held.ref));
         release(held.ref);
       }
+      {
+        const held = cards.hold(await service.readCard(600));
+        const prepared = gateway.prepare(payments.toGatewayRequest(sale(held.ref)));
+        release(held.ref);
+        bare = await bareExchange(
+          canned.url,
+          1,
+          { 'content-type': 'application/json;charset=utf-8' },
+          prepared.body,
+        );
+        for (let i = 0; i < 30; i++) await bare.one();
+      }
       const ours: number[] = [];
       let bodyBytes = 0;
       const peer: number[] = [];
+      const bareTrips: number[] = [];
       let oursCpuMicros = 0;
       const commitsBefore = journal.durableCommits;
       for (let i = 0; i < n; i++) {
@@ -72,6 +93,9 @@ const saleCost: Benchmark = {
         peer.push(performance.now() - t1);
         if (outcome.kind !== 'approved') throw new Error(`peer sale ${i} was ${outcome.kind}`);
         release(held.ref);
+        const t2 = performance.now();
+        await bare.one();
+        bareTrips.push(performance.now() - t2);
       }
       const durablePerSale = (journal.durableCommits - commitsBefore) / n;
       const median = percentile(ours, 50);
@@ -107,6 +131,8 @@ const saleCost: Benchmark = {
           extra: {
             p99: round(percentile(ours, 99)),
             peerP99: round(percentile(peer, 99)),
+            bareExchangeMs: round(percentile(bareTrips, 50)),
+            bareExchangeP99Ms: round(percentile(bareTrips, 99)),
             sales: n,
             overheadMs: round(median - peerMedian),
             durableCommitsPerSale: round(durablePerSale),
@@ -121,6 +147,8 @@ const saleCost: Benchmark = {
         },
       ];
     } finally {
+      bare?.close();
+      await canned?.close();
       await service.close();
       await sandbox.close();
       rmSync(dir, { recursive: true, force: true });

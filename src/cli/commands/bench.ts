@@ -36,11 +36,15 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                round trip alone. Limit: the round trip plus two fdatasync on this disk (fsyncMicros), the cost of the
                money rules; sqliteFloorMs: the round trip plus SQLite's own two commits of such rows on this disk (a
                bare insert, then the outcome update), and overheadOverSqliteFloorMs what the terminal adds beyond.
+               Limit of the p99: bareExchangeP99Ms, the p99 of the sale's bytes over a raw keep-alive socket to a
+               canned server in its own process, interleaved with the sales: the tail of one local exchange here.
   journal.append: durable appends per second, 1 caller waiting for its own write (headline) and 4, 16, 32 in flight
                sharing group commits; peer: a bare better-sqlite3 insert of the same bytes (a random body as long as
                the sealed one), same durability (WAL, synchronous=FULL), one commit per row alone or as many rows per
                transaction as arrive together. Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in
-               flight, N times that).
+               flight, N times that). sealedPeerOpsPerSec: the same bare insert with the AES-256-GCM seal that each
+               body of card data needs (money safety rule 4), the peer that keeps the journal's own rule
+               (ratioToSealedPeer).
   queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each claimed (journaled and marked sent
                in one durable commit just before its send), sent and completed; peer: the same sends without journal
                or queue, to the same sandbox in its own process; the sides take turns in five chunks of 2,000

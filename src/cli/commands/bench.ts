@@ -37,7 +37,10 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                money rules; sqliteFloorMs: the round trip plus SQLite's own two commits of such rows on this disk (a
                bare insert, then the outcome update), and overheadOverSqliteFloorMs what the terminal adds beyond.
                Limit of the p99: bareExchangeP99Ms, the p99 of the sale's bytes over a raw keep-alive socket to a
-               canned server in its own process, interleaved with the sales: the tail of one local exchange here.
+               canned server in its own process, interleaved with the sales: the tail of one local exchange here;
+               stallsPerSecond, longestStallMs: how often and how long a thread that only reads the clock for 2 s
+               loses its CPU for more than 0.2 ms. Measured after 1,000 unmeasured sales (the JIT of this process and
+               of the sandbox's settle).
   journal.append: durable appends per second, 1 caller waiting for its own write (headline) and 4, 16, 32 in flight
                sharing group commits; peer: a bare better-sqlite3 insert of the same bytes (a random body as long as
                the sealed one), same durability (WAL, synchronous=FULL), one commit per row alone or as many rows per
@@ -57,6 +60,7 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                pace; peer: the SDK at its cheapest setting against the same server. Limited by the client's CPU on one
                core (clientLimitReqPerSec); limit: the same bytes over raw keep-alive sockets, read as far as HTTP
                framing needs (bareExchangeCpuMicrosPerRequest: the kernel's and event loop's cost per request).
+               Measured after three unmeasured rounds taking turns (the clients share one process's JIT and heap).
   sandbox.throughput: authorizations per second the sandbox answers to 50 clients; peer: node:http answering a
                canned 201. Limited by the sandbox's verification, validation and ledger.
   tlv.decode, tlv.encode: a 258-byte field 55; peers node-tlv and ber-tlv. CPU-bound.

@@ -10,6 +10,7 @@ interface PageStyle {
   fontSize: string;
   fontWeight: string;
   whiteSpace: string;
+  direction: string;
 }
 
 interface PageElement {
@@ -120,6 +121,11 @@ export function nextTestId(el: PageElement): string | null {
 
 export function whiteSpace(el: PageElement): string {
   return getComputedStyle(el).whiteSpace;
+}
+
+/** The element's writing direction as laid out (`ltr` or `rtl`). */
+export function direction(el: PageElement): string {
+  return getComputedStyle(el).direction;
 }
 
 /** Adds an inline <style>: the CSP must refuse it. */

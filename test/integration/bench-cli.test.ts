@@ -51,6 +51,9 @@ describe('parking-terminal bench', () => {
       'sqliteEntryCommitMicros',
       'sqliteOutcomeCommitMicros',
       'sqliteFloorMs',
+      'bareExchangeP99Ms',
+      'stallsPerSecond',
+      'longestStallMs',
     ])
       expect(typeof sale!.extra?.[k]).toBe('number');
   }, 150_000);
@@ -61,6 +64,8 @@ describe('parking-terminal bench', () => {
     expect(append).toBeDefined();
     wellFormed(append!);
     expect(append!.limit?.unit).toBe('ops/s');
+    expect(typeof append!.extra?.sealedPeerOpsPerSec).toBe('number');
+    expect(typeof append!.extra?.ratioToSealedPeer).toBe('number');
     const forward = (await bench('queue.forward'))[0];
     expect(forward?.name).toBe('queue.forward');
     wellFormed(forward!);

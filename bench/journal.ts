@@ -313,9 +313,10 @@ const forward: Benchmark = {
     'claimed (journaled and marked sent in one durable commit just before its send), sent once and completed ' +
     'durably; peer: the same sends by the gateway client without journal or queue, against the same sandbox in its ' +
     'own process. The sides take turns in five chunks of 2,000 (each going first in every other one) after two ' +
-    'unmeasured turns of 1,000 each, and each side\u2019s time is summed. Limited by the pages the two durable steps of each forward write (its journal entry and stored ' +
-    'payment, their indexes, the wipe of the stored payment\u2019s encrypted body, its one copy), shared by group ' +
-    'commit (commitsPerPayment), and by the round trips.',
+    'unmeasured turns of 1,000 each, and each side\u2019s time is summed. Limited by the pages the two durable ' +
+    'steps of each forward write (its journal entry and stored payment, their indexes, the wipe of the stored ' +
+    'payment\u2019s encrypted body, its one copy), shared by group commit (commitsPerPayment), and by the round ' +
+    'trips.',
   async run({ quick }) {
     const n = quick ? 200 : 10_000;
     const concurrency = 32;

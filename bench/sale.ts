@@ -9,6 +9,9 @@ import { bareExchange } from './gateway.js';
 import { cannedGatewayProcess, sandboxProcess, type ServerProcess } from './server-process.js';
 import { percentile, type Benchmark, type BenchResult } from './types.js';
 
+/** Sales made before the clock starts: the per-100 medians of sale and round trip settle after about 1,000. */
+const WARM_UP_SALES = 1_000;
+
 /**
  * `sale.cost`: what the terminal adds to one unattended sale — tag set, request building and validation, HTTP
  * signature, the durable journal writes before and after (synchronous=FULL) — measured around the HTTP round trip to
@@ -16,9 +19,6 @@ import { percentile, type Benchmark, type BenchResult } from './types.js';
  * alone (same request, prepared and signed, no tag set and no journal). The ratio peer/ours says how close a sale
  * comes to that floor.
  */
-/** Sales made before the clock starts: the per-100 medians of sale and round trip settle after about 1,000. */
-const WARM_UP_SALES = 1_000;
-
 const saleCost: Benchmark = {
   name: 'sale.cost',
   description:
@@ -42,7 +42,7 @@ const saleCost: Benchmark = {
     });
     const { payments, cards, gateway, journal, release } = service;
     // The tail of the machine itself: the sale's bytes over a raw keep-alive socket to a server answering a canned
-    // approval from its own process, read only as far as HTTP framing needs. No sale can have a shorter p99 here.
+    // approval from its own process, read only as far as HTTP framing needs: a sale's p99 cannot be below its p99.
     let canned: ServerProcess | undefined;
     let bare: { one: () => Promise<void>; close: () => void } | undefined;
     try {
@@ -172,7 +172,7 @@ const saleCost: Benchmark = {
  * 0.2 ms between two reads (the thread lost its CPU to the host or the kernel). A sale that crosses two processes
  * and lasts about a millisecond is hit by such stalls in proportion to their rate: they set the floor of its p99.
  */
-export function stallProbe(ms: number): { perSecond: number; longestMs: number } {
+function stallProbe(ms: number): { perSecond: number; longestMs: number } {
   let count = 0;
   let longest = 0;
   let last = performance.now();

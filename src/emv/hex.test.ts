@@ -31,7 +31,7 @@ describe('hex', () => {
     // Even length, no whitespace (the one-pass form): the same error, at the same index.
     const unspaced = errorOf(() => hexToBytes('9F02x6'));
     expect([unspaced?.code, unspaced?.offset]).toEqual(['TLV_BAD_HEX', 4]);
-    const wide = errorOf(() => hexToBytes('9F\u00e9020a'));
+    const wide = errorOf(() => hexToBytes('9F\u00e9020'));
     expect([wide?.code, wide?.offset]).toEqual(['TLV_BAD_HEX', 2]);
   });
 

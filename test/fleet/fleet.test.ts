@@ -184,7 +184,8 @@ suite('fleet link over a real Mosquitto', () => {
       join(cwd, 'config.json'),
       JSON.stringify({
         terminal: { id: TERMINAL, operatorPinFile: 'operator.pin' },
-        log: { level: 'warn' },
+        // Each command's arrival is logged at info: a failure's message then shows which ones the terminal took.
+        log: { level: 'info' },
         fleet: {
           url: terminal.url,
           caFile: terminal.caFile,

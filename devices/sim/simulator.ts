@@ -1,4 +1,4 @@
-import { decodeTlv, TlvError } from '../../src/emv/index.js';
+import { decodeTlv, localDateTime, TlvError } from '../../src/emv/index.js';
 import { COMMANDS, encodeActivateReply, parseActivateData } from '../vivotech2/commands.js';
 import { encodeReaderFrame, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
@@ -86,8 +86,8 @@ export class ReaderSimulator implements SimulatedReaderControl {
   private readonly cancelDelayMs: number;
   private readonly firmware: string;
   private readonly now: () => Date;
-  /** YYMMDD of tag 9A, in the reader clock's zone. */
-  private readonly dateFormat: Intl.DateTimeFormat;
+  /** The zone of the reader's clock (tag 9A). */
+  private readonly timeZone: string;
   private link: SimulatorLink | undefined;
   private parser = new FrameParser('host-to-reader');
   private activeTimers: NodeJS.Timeout[] = [];
@@ -110,12 +110,7 @@ export class ReaderSimulator implements SimulatedReaderControl {
     this.cancelDelayMs = options.cancelDelayMs ?? 20;
     this.firmware = options.firmware ?? 'NEO2 SIM v1.00.000';
     this.now = options.now ?? (() => new Date());
-    this.dateFormat = new Intl.DateTimeFormat('en-GB', {
-      ...(options.timeZone !== undefined ? { timeZone: options.timeZone } : {}),
-      year: '2-digit',
-      month: '2-digit',
-      day: '2-digit',
-    });
+    this.timeZone = options.timeZone ?? Intl.DateTimeFormat().resolvedOptions().timeZone;
     this.acceptZeroAmount = options.acceptZeroAmount ?? true;
   }
 
@@ -338,10 +333,7 @@ export class ReaderSimulator implements SimulatedReaderControl {
       case 'garbage':
       case 'bad-crc': {
         const entryMode = outcome.kind === 'read' ? outcome.entryMode : 'contact';
-        const parts = this.dateFormat.formatToParts(this.now());
-        const date = (['year', 'month', 'day'] as const)
-          .map((type) => parts.find((p) => p.type === type)?.value ?? '00')
-          .join('');
+        const date = localDateTime(this.now(), this.timeZone).slice(2, 8);
         const read = buildVirtualRead(outcome.card, entryMode, { request, date, sequence: this.sequence++ });
         const data = encodeActivateReply({ ...read, track3Field: this.track3Field });
         const status = read.de055Present ? STATUS.REQUEST_ONLINE_AUTHORIZATION : STATUS.OK;

@@ -8,3 +8,4 @@ export * from './networks.js';
 export * from './tagset.js';
 export * from './card.js';
 export * from './card-numbers-in-text.js';
+export * from './local-time.js';

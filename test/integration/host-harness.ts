@@ -9,11 +9,11 @@ const started: TerminalHost[] = [];
 
 /**
  * A terminal as `parking-terminal start` builds it, on the embedded sandbox and the simulated reader (cards presented
- * after 50 ms), in a directory of its own; {@link closeHosts} closes it.
+ * after 50 ms unless `overrides.reader` says otherwise), in a directory of its own; {@link closeHosts} closes it.
  */
 export async function startHost(overrides: ConfigInput = {}): Promise<TerminalHost> {
   const cwd = mkdtempSync(join(tmpdir(), 'pt-host-'));
-  const config = parseConfig({ ...overrides, reader: { sim: { presentDelayMs: 50 } } });
+  const config = parseConfig({ ...overrides, reader: { sim: { presentDelayMs: 50 }, ...overrides.reader } });
   const host = await createTerminalHost(config, { logger: silentLogger(), cwd });
   started.push(host);
   return host;

@@ -1,31 +1,10 @@
-import { mkdtempSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { parseConfig, type ConfigInput } from '../../src/config/index.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
-import { waitFor } from '../../src/host/drive.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
-import { silentLogger } from '../../src/log/index.js';
+import type { TerminalSnapshot } from '../../src/host/api.js';
+import type { TerminalHost } from '../../src/host/terminal-host.js';
+import { send, waitFor } from '../../src/host/drive.js';
+import { closeHosts, startHost } from './host-harness.js';
 
-const hosts: TerminalHost[] = [];
-afterEach(async () => {
-  while (hosts.length > 0) await hosts.pop()?.close();
-});
-
-async function startHost(overrides: ConfigInput = {}): Promise<TerminalHost> {
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-host-'));
-  const config = parseConfig({ ...overrides, reader: { sim: { presentDelayMs: 50 }, ...overrides.reader } });
-  const host = await createTerminalHost(config, { logger: silentLogger(), cwd });
-  hosts.push(host);
-  return host;
-}
-
-async function send(host: TerminalHost, event: UserEvent): Promise<TerminalSnapshot> {
-  const r = await host.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-  return r.value;
-}
+afterEach(closeHosts);
 
 function waitForScreen(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<TerminalSnapshot> {
   return waitFor(host, screens, timeoutMs);

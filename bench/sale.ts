@@ -25,7 +25,8 @@ const saleCost: Benchmark = {
     'median ms of one unattended sale (tag set, request, signature, the durable journal write before sending and the ' +
     'one after, the HTTP round trip to the sandbox in its own process), p99 in extra; peer: the same round trip alone. ' +
     'Limit: the round trip plus two fdatasync on this disk; sqliteFloorMs: the round trip plus SQLite’s own two ' +
-    'commits of such rows here (overheadOverSqliteFloorMs: what the terminal adds beyond them). Limit of the p99: ' +
+    'commits of such rows here, once the write-ahead log is reused as the journal’s is (overheadOverSqliteFloorMs: ' +
+    'what the terminal adds beyond them). Limit of the p99: ' +
     'bareExchangeP99Ms, the p99 of the sale’s bytes over a raw keep-alive socket to a canned server in its own ' +
     'process (interleaved with the sales), the tail of one local exchange on this machine; stallsPerSecond and ' +
     'longestStallMs: how often, and for how long at most, a thread that only reads the clock for 2 s loses its CPU ' +

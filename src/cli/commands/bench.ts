@@ -35,7 +35,8 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                and the one after, the HTTP round trip to the sandbox in its own process), p99 in extra; peer: the
                round trip alone. Limit: the round trip plus two fdatasync on this disk (fsyncMicros), the cost of the
                money rules; sqliteFloorMs: the round trip plus SQLite's own two commits of such rows on this disk (a
-               bare insert, then the outcome update), and overheadOverSqliteFloorMs what the terminal adds beyond.
+               bare insert, then the outcome update, once the write-ahead log is reused as the journal's is), and
+               overheadOverSqliteFloorMs what the terminal adds beyond.
                Limit of the p99: bareExchangeP99Ms, the p99 of the sale's bytes over a raw keep-alive socket to a
                canned server in its own process, interleaved with the sales: the tail of one local exchange here;
                stallsPerSecond, longestStallMs: how often and how long a thread that only reads the clock for 2 s

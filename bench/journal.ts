@@ -115,7 +115,7 @@ export function bareCommitMicros(
     };
     const walSize = (): number => statSync(join(dir, 'bare-commit.db-wal')).size;
     // Until the log's size has not moved for STEADY_PAIRS pairs (at most MAX_WARM_PAIRS).
-    for (let size = -1, same = 0; same < STEADY_PAIRS && next < MAX_WARM_PAIRS; ) {
+    for (let size = -1, same = 0; same < STEADY_PAIRS && next < MAX_WARM_PAIRS;) {
       pair(false);
       const now = walSize();
       same = now === size ? same + 1 : 0;

@@ -66,10 +66,10 @@ export class PaymentRouter {
     const record = await this.deps.payments.submit(request, {
       onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
     });
-    const { outcome, entry } = record;
+    const { outcome, entryId } = record;
     if (outcome.kind === 'approved' && request.service === 'reversal' && request.original?.transactionId)
       this.deps.authorizationReversed(request.original.transactionId);
-    if (outcome.kind === 'unknown' && entry) this.recoverInBackground(entry.id);
+    if (outcome.kind === 'unknown' && entryId !== undefined) this.recoverInBackground(entryId);
     if (record.unreachable) return this.storeOffline(request, record) ?? outcome;
     return outcome;
   }

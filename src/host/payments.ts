@@ -46,7 +46,8 @@ export interface GatewayHealthSink {
 
 /** What the host wants to know about a submitted request besides the machine's outcome. */
 export interface SubmitRecord {
-  entry?: JournalEntry;
+  /** The journal entry of the request (absent when nothing was built). */
+  entryId?: number;
   prepared?: PreparedRequest;
   outcome: SubmitOutcome;
   /** The journal's classification of the send (absent when nothing was built). */
@@ -379,7 +380,7 @@ export class PaymentService {
       };
     }
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
-    const { entry, outcome: sent } = await this.deps.sender.send(prepared, {
+    const { entryId, outcome: sent } = await this.deps.sender.sendForOutcome(prepared, {
       ...(request.original?.transactionId ? { referencedTransactionId: request.original.transactionId } : {}),
       ...(options.flowId ? { flowId: options.flowId } : {}),
       ...(request.original?.gatewayId ? { parentGatewayId: request.original.gatewayId } : {}),
@@ -403,9 +404,9 @@ export class PaymentService {
         health.gatewayUnreachable(sent.reason ?? 'NOT_SENT');
         break;
     }
-    const transactionId = prepared.transactionId ?? prepared.referencedTransactionId ?? `entry-${entry.id}`;
+    const transactionId = prepared.transactionId ?? prepared.referencedTransactionId ?? `entry-${entryId}`;
     return {
-      entry,
+      entryId,
       prepared,
       sent,
       outcome: this.toSubmitOutcome(request, sent, transactionId),

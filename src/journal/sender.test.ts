@@ -59,6 +59,32 @@ describe('the journaled sender', () => {
     expect(Date.parse(entry.sentAt!)).toBeLessThanOrEqual(Date.parse(entry.outcomeAt!));
   });
 
+  it('sends for the outcome alone: the same two durable writes, the entry not read back', async () => {
+    const j = journal();
+    const states: string[] = [];
+    const sender = new JournaledSender(j, {
+      transmit: () => {
+        states.push(j.findByTransactionId('T1B')?.state ?? 'absent');
+        return Promise.resolve({ kind: 'declined', gatewayId: 'G2', status: 'DECLINED', httpStatus: 201 });
+      },
+    });
+    const reads: number[] = [];
+    const get = j.get.bind(j);
+    j.get = (id: number) => (reads.push(id), get(id));
+    const { entryId, outcome } = await sender.sendForOutcome(sale('T1B'));
+    expect(states).toEqual(['pending']);
+    expect(outcome.kind).toBe('declined');
+    expect(reads).toEqual([]);
+    expect(j.durableCommits).toBe(2);
+    expect(j.get(entryId)).toMatchObject({
+      transactionId: 'T1B',
+      state: 'declined',
+      gatewayId: 'G2',
+      hasBody: false,
+    });
+    expect(sender.inFlight).toBe(0);
+  });
+
   it('resolves a request that provably never left as not sent, freeing its transactionId', async () => {
     const j = journal();
     const sender = new JournaledSender(j, {

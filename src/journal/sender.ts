@@ -157,6 +157,30 @@ export class JournaledSender {
    * flight, and the send starts only after the commit that holds this request's entry returned (rule 1).
    */
   async send(request: OutgoingRequest, options: SendOptions = {}): Promise<SentRequest> {
+    const { begun, recorded } = await this.beginAndSend(request, options, true);
+    return { entry: recorded.entry ?? this.journal.get(begun.id) ?? begun, outcome: recorded.outcome };
+  }
+
+  /**
+   * {@link send} for a caller that needs only the outcome and the entry's id (a live payment): the same two durable
+   * writes, without reading the entry back after its outcome.
+   */
+  async sendForOutcome(
+    request: OutgoingRequest,
+    options: SendOptions = {},
+  ): Promise<{ entryId: number; outcome: TransmitOutcome }> {
+    const { begun, recorded } = await this.beginAndSend(request, options, false);
+    return { entryId: begun.id, outcome: recorded.outcome };
+  }
+
+  private async beginAndSend(
+    request: OutgoingRequest,
+    options: SendOptions,
+    readBack: boolean,
+  ): Promise<{
+    begun: JournalEntry;
+    recorded: { entry: JournalEntry | undefined; outcome: TransmitOutcome };
+  }> {
     const begin: BeginEntry = {
       ...(request.transactionId !== undefined ? { transactionId: request.transactionId } : {}),
       ...((request.referencedTransactionId ?? options.referencedTransactionId) !== undefined
@@ -199,9 +223,9 @@ export class JournaledSender {
       request,
       options,
       release ?? this.own(entry.id),
-      true,
+      readBack,
     );
-    return { entry: recorded.entry ?? this.journal.get(entry.id) ?? entry, outcome: recorded.outcome };
+    return { begun: entry, recorded };
   }
 
   /**

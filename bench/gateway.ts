@@ -7,6 +7,7 @@ import {
   newTransactionId,
   type ServiceRequest,
 } from '../src/gateway/index.js';
+import { clientProcess, type ClientKind, type ClientProcess, type RoundTime } from './client-process.js';
 import { cannedGatewayProcess, sandboxProcess } from './server-process.js';
 import { ratioOf, type Benchmark, type BenchResult } from './types.js';
 
@@ -64,7 +65,7 @@ interface SdkPayments {
 }
 
 /** Requests in flight at once in the concurrent mode, for each client alike. */
-const CONCURRENCY = 16;
+export const CONCURRENCY = 16;
 
 const noop = (): void => undefined;
 
@@ -100,7 +101,7 @@ export function sdkPayments(url: string, quietLogger: boolean): SdkPayments {
 }
 
 /** Wall and CPU time of `total` calls of `one`, with `concurrency` of them in flight at once. */
-async function timed(
+export async function timed(
   total: number,
   concurrency: number,
   one: () => Promise<void>,
@@ -358,66 +359,94 @@ export async function bareExchange(
 }
 
 /**
+ * A client of `gateway.throughput` against `url` (the canned server), as its own process builds it
+ * (bench/client-process.ts): ours; the SDK at its cheapest setting, sending the same body; or the raw-socket exchange
+ * of the same bytes, signed once.
+ */
+export async function throughputClient(
+  kind: ClientKind,
+  url: string,
+): Promise<{ one: () => Promise<void>; close: () => Promise<void> }> {
+  const client = createGatewayClient({
+    baseUrl: url,
+    merchantId: MERCHANT,
+    auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
+    timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
+    maxConnections: CONCURRENCY,
+  });
+  if (kind === 'ours')
+    return {
+      one: async () => {
+        const outcome = await client.send(client.prepare(AUTHORIZATION));
+        if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
+      },
+      close: () => client.close(),
+    };
+  const prepared = client.prepare(AUTHORIZATION);
+  await client.close();
+  if (kind === 'peer') {
+    const template = JSON.parse(prepared.body.toString('utf8')) as {
+      clientReferenceInformation: { transactionId: string };
+    };
+    return { one: sdkAuthorize(sdkPayments(url, true), template), close: () => Promise.resolve() };
+  }
+  const signed = await httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET).authenticate({
+    method: 'POST',
+    host: new URL(url).host,
+    path: '/pts/v2/payments',
+    body: prepared.body,
+    now: new Date(),
+  });
+  const bare = await bareExchange(
+    url,
+    CONCURRENCY,
+    {
+      ...signed,
+      accept: 'application/hal+json;charset=utf-8, application/json',
+      'v-c-client-correlation-id': randomUUID(),
+      'content-type': 'application/json;charset=utf-8',
+    },
+    prepared.body,
+  );
+  return {
+    one: bare.one,
+    close: () => {
+      bare.close();
+      return Promise.resolve();
+    },
+  };
+}
+
+/**
  * gateway.throughput: client requests per second, and client CPU µs per request, against a server in its own process
  * that answers a canned approval (bench/server-process.ts): no verification, no ledger, so the client — ours, or the
  * official SDK at its cheapest setting (logs to a no-op external logger) against the same server — sets the pace, not
- * the sandbox. {@link CONCURRENCY} requests in flight, rounds alternating between the clients. The limit is the
- * client's own CPU: 1e6 / (CPU µs per request) requests per second on one core.
+ * the sandbox. Each client runs in a process of its own (bench/client-process.ts), as in a terminal: in one process,
+ * the SDK's garbage and JIT cost our client 30–50 % more CPU per request, and the SDK about 5 %.
+ * {@link CONCURRENCY} requests in flight, rounds alternating between the clients. The limit is the client's own CPU:
+ * 1e6 / (CPU µs per request) requests per second on one core.
  */
 const throughput: Benchmark = {
   name: 'gateway.throughput',
   description:
     'authorizations per second and client CPU µs per authorization (build, validate, serialise, sign, send, parse, ' +
     'classify) with 16 in flight against a canned server in its own process; peer: cybersource-rest-client at its ' +
-    'cheapest setting (no-op external logger) against the same server, in the same run. Limited by the client CPU ' +
-    '(clientLimitReqPerSec = 1e6 / CPU µs per request, one core), not by the server (serverCpuMicrosPerRequest). ' +
-    'Physical limit: the same bytes exchanged over raw keep-alive sockets, read as far as HTTP framing needs (1e6 / ' +
-    'bareExchangeCpuMicrosPerRequest): what the kernel and the event loop cost per request here. Measured after ' +
-    'three unmeasured rounds taking turns (the clients share one process’s JIT and heap).',
+    'cheapest setting (no-op external logger) against the same server, in the same run. Each client runs in a ' +
+    'process of its own, as in a terminal (no shared heap or JIT), its CPU read by that process, rounds taking ' +
+    'turns. Limited by the client CPU (clientLimitReqPerSec = 1e6 / CPU µs per request, one core), not by the ' +
+    'server (serverCpuMicrosPerRequest). Physical limit: the same bytes exchanged over raw keep-alive sockets, read ' +
+    'as far as HTTP framing needs (1e6 / bareExchangeCpuMicrosPerRequest): what the kernel and the event loop cost ' +
+    'per request here. Measured after three unmeasured rounds of each.',
   async run({ quick }): Promise<BenchResult[]> {
     const perBatch = quick ? 50 : 2_000;
     const rounds = quick ? 1 : 4;
     const server = await cannedGatewayProcess();
-    let bare: { one: () => Promise<void>; close: () => void } | undefined;
-    const client = createGatewayClient({
-      baseUrl: server.url,
-      merchantId: MERCHANT,
-      auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
-      timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
-      maxConnections: CONCURRENCY,
-    });
+    type Who = ClientKind;
+    const clients: Partial<Record<Who, ClientProcess>> = {};
     try {
-      const template = JSON.parse(client.prepare(AUTHORIZATION).body.toString('utf8')) as {
-        clientReferenceInformation: { transactionId: string };
-      };
-      const prepared = client.prepare(AUTHORIZATION);
-      const signed = await httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET).authenticate({
-        method: 'POST',
-        host: new URL(server.url).host,
-        path: '/pts/v2/payments',
-        body: prepared.body,
-        now: new Date(),
-      });
-      bare = await bareExchange(
-        server.url,
-        CONCURRENCY,
-        {
-          ...signed,
-          accept: 'application/hal+json;charset=utf-8, application/json',
-          'v-c-client-correlation-id': randomUUID(),
-          'content-type': 'application/json;charset=utf-8',
-        },
-        prepared.body,
-      );
-      const clients = {
-        ours: async (): Promise<void> => {
-          const outcome = await client.send(client.prepare(AUTHORIZATION));
-          if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
-        },
-        peer: sdkAuthorize(sdkPayments(server.url, true), template),
-        bare: bare.one,
-      };
-      type Who = keyof typeof clients;
+      for (const who of ['ours', 'peer', 'bare'] as const)
+        clients[who] = await clientProcess(who, server.url);
+      const round = (who: Who, n: number): Promise<RoundTime> => clients[who]!.round(n);
       const tally: Record<
         Who,
         { requests: number; seconds: number; cpuMicros: number; serverCpuMicros: number | undefined }
@@ -426,16 +455,15 @@ const throughput: Benchmark = {
         peer: { requests: 0, seconds: 0, cpuMicros: 0, serverCpuMicros: 0 },
         bare: { requests: 0, seconds: 0, cpuMicros: 0, serverCpuMicros: 0 },
       };
-      // Unmeasured rounds, taking turns as the measured ones do: the clients share this process's JIT and heap, and
-      // each reaches its steady CPU per request only after its code has settled beside the others' (several
-      // thousand requests each).
+      // Unmeasured rounds, taking turns as the measured ones do: each client's JIT reaches its steady cost only after
+      // a few thousand requests.
       for (let w = 0; w < (quick ? 1 : 3); w++)
-        for (const one of Object.values(clients)) await timed(quick ? 50 : perBatch, CONCURRENCY, one);
-      for (let round = 0; round < rounds; round++) {
-        const order: Who[] = round % 2 === 0 ? ['ours', 'peer', 'bare'] : ['bare', 'peer', 'ours'];
+        for (const who of ['ours', 'peer', 'bare'] as const) await round(who, perBatch);
+      for (let r = 0; r < rounds; r++) {
+        const order: Who[] = r % 2 === 0 ? ['ours', 'peer', 'bare'] : ['bare', 'peer', 'ours'];
         for (const who of order) {
           const before = server.cpuMicros();
-          const t = await timed(perBatch, CONCURRENCY, clients[who]);
+          const t = await round(who, perBatch);
           const after = server.cpuMicros();
           const x = tally[who];
           x.requests += perBatch;
@@ -488,8 +516,7 @@ const throughput: Benchmark = {
         },
       ];
     } finally {
-      bare?.close();
-      await client.close();
+      await Promise.all(Object.values(clients).map((c) => c.close()));
       await server.close();
     }
   },

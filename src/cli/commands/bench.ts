@@ -62,7 +62,8 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                pace; peer: the SDK at its cheapest setting against the same server. Limited by the client's CPU on one
                core (clientLimitReqPerSec); limit: the same bytes over raw keep-alive sockets, read as far as HTTP
                framing needs (bareExchangeCpuMicrosPerRequest: the kernel's and event loop's cost per request).
-               Measured after three unmeasured rounds taking turns (the clients share one process's JIT and heap).
+               Each client runs in a process of its own, as in a terminal (no shared heap or JIT; each process's
+               CPU is its client's alone), rounds taking turns, after three unmeasured rounds of each.
   sandbox.throughput: authorizations per second the sandbox answers to 50 clients; peer: node:http answering a
                canned 201. Limited by the sandbox's verification, validation and ledger.
   tlv.decode, tlv.encode: a 258-byte field 55; peers node-tlv and ber-tlv. CPU-bound.

@@ -422,7 +422,7 @@ export async function throughputClient(
  * that answers a canned approval (bench/server-process.ts): no verification, no ledger, so the client — ours, or the
  * official SDK at its cheapest setting (logs to a no-op external logger) against the same server — sets the pace, not
  * the sandbox. Each client runs in a process of its own (bench/client-process.ts), as in a terminal: in one process,
- * the SDK's garbage and JIT cost our client 30–50 % more CPU per request, and the SDK about 5 %.
+ * sharing one process (heap, garbage collector, JIT) cost our client 30–50 % more CPU per request here, and the SDK up to 12 %.
  * {@link CONCURRENCY} requests in flight, rounds alternating between the clients. The limit is the client's own CPU:
  * 1e6 / (CPU µs per request) requests per second on one core.
  */

@@ -4,6 +4,7 @@ import { createConnection, type Socket } from 'node:net';
 import {
   createGatewayClient,
   httpSignatureAuthenticator,
+  type GatewayClient,
   newTransactionId,
   type ServiceRequest,
 } from '../src/gateway/index.js';
@@ -100,6 +101,35 @@ export function sdkPayments(url: string, quietLogger: boolean): SdkPayments {
   return new sdk.PaymentsApi(config, new sdk.ApiClient());
 }
 
+/**
+ * Our client against `url` as both gateway benchmarks use it, and its request function: the benchmark's
+ * authorization, prepared and sent, approved or the run fails. One keep-alive connection per request in flight, as the
+ * SDK's agent opens for its calls.
+ */
+function ourClient(url: string): { client: GatewayClient; one: () => Promise<void> } {
+  const client = createGatewayClient({
+    baseUrl: url,
+    merchantId: MERCHANT,
+    auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
+    timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
+    maxConnections: CONCURRENCY,
+  });
+  return {
+    client,
+    one: async () => {
+      const outcome = await client.send(client.prepare(AUTHORIZATION));
+      if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
+    },
+  };
+}
+
+/** The body our client sends for the benchmark's authorization, which the SDK is given to send too. */
+function sdkTemplate(client: GatewayClient): { clientReferenceInformation: { transactionId: string } } {
+  return JSON.parse(client.prepare(AUTHORIZATION).body.toString('utf8')) as {
+    clientReferenceInformation: { transactionId: string };
+  };
+}
+
 /** Wall and CPU time of `total` calls of `one`, with `concurrency` of them in flight at once. */
 export async function timed(
   total: number,
@@ -149,21 +179,8 @@ const authorize: Benchmark = {
     const perBatch = quick ? 20 : 500;
     const rounds = quick ? 1 : 5;
     const sandbox = await sandboxProcess();
-    const client = createGatewayClient({
-      baseUrl: sandbox.url,
-      merchantId: MERCHANT,
-      auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
-      timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
-      // One keep-alive connection per request in flight, as the SDK's agent opens for its calls.
-      maxConnections: CONCURRENCY,
-    });
-    const template = JSON.parse(client.prepare(AUTHORIZATION).body.toString('utf8')) as {
-      clientReferenceInformation: { transactionId: string };
-    };
-    const ours = async (): Promise<void> => {
-      const outcome = await client.send(client.prepare(AUTHORIZATION));
-      if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
-    };
+    const { client, one: ours } = ourClient(sandbox.url);
+    const template = sdkTemplate(client);
     const clients = {
       ours,
       peer: sdkAuthorize(sdkPayments(sandbox.url, false), template),
@@ -367,29 +384,13 @@ export async function throughputClient(
   kind: ClientKind,
   url: string,
 ): Promise<{ one: () => Promise<void>; close: () => Promise<void> }> {
-  const client = createGatewayClient({
-    baseUrl: url,
-    merchantId: MERCHANT,
-    auth: httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET),
-    timeouts: { connectMs: 5_000, headersMs: 30_000, bodyMs: 30_000 },
-    maxConnections: CONCURRENCY,
-  });
-  if (kind === 'ours')
-    return {
-      one: async () => {
-        const outcome = await client.send(client.prepare(AUTHORIZATION));
-        if (outcome.kind !== 'approved') throw new Error(`our client: ${outcome.kind}`);
-      },
-      close: () => client.close(),
-    };
+  const { client, one } = ourClient(url);
+  if (kind === 'ours') return { one, close: () => client.close() };
+  const template = kind === 'peer' ? sdkTemplate(client) : undefined;
   const prepared = client.prepare(AUTHORIZATION);
   await client.close();
-  if (kind === 'peer') {
-    const template = JSON.parse(prepared.body.toString('utf8')) as {
-      clientReferenceInformation: { transactionId: string };
-    };
+  if (template)
     return { one: sdkAuthorize(sdkPayments(url, true), template), close: () => Promise.resolve() };
-  }
   const signed = await httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET).authenticate({
     method: 'POST',
     host: new URL(url).host,

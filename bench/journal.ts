@@ -1,15 +1,12 @@
 import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync, statSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { randomBytes } from 'node:crypto';
 import Database from 'better-sqlite3';
 import { createAuthenticator, createGatewayClient, type GatewayClient } from '../src/gateway/index.js';
 import {
   JournaledSender,
   openJournal,
   OfflineQueue,
-  SEAL_OVERHEAD_BYTES,
-  seal,
   staticKeyProvider,
   type BeginEntry,
 } from '../src/journal/index.js';
@@ -64,10 +61,13 @@ export function fsyncMicros(dir: string, n: number): number {
   return percentile(samples, 50);
 }
 
-/** The table the bare-SQLite peers write: the journal's columns, one unique index, no encryption or checks. */
+/**
+ * The table the bare-SQLite peers write: the journal's columns and key (the journal keeps a request's length, not its
+ * bytes), one unique index, no checks.
+ */
 const BARE_TABLE = `CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, transaction_id TEXT UNIQUE, service TEXT,
-  comments TEXT, method TEXT, path TEXT, body BLOB, body_length INTEGER, amount_minor INTEGER, currency TEXT,
-  masked_pan TEXT, money_moving INTEGER, state TEXT, gateway_id TEXT, created_at INTEGER)`;
+  comments TEXT, method TEXT, path TEXT, body_length INTEGER, amount_minor INTEGER, currency TEXT, masked_pan TEXT,
+  money_moving INTEGER, state TEXT, gateway_id TEXT, created_at INTEGER)`;
 
 /** {@link bareCommitMicros} warms up until the log's size has held for `STEADY_PAIRS` pairs, or for `MAX_WARM_PAIRS`. */
 const STEADY_PAIRS = 100;
@@ -75,7 +75,7 @@ const MAX_WARM_PAIRS = 5_000;
 
 /**
  * What the two durable writes of a sale cost SQLite itself on this disk, in microseconds (medians of `n`): a row of
- * the journal's size inserted in its own commit, then updated with an outcome (and its body wiped) in another, with
+ * the journal's columns inserted in its own commit, then updated with an outcome in another, with
  * WAL and synchronous=FULL. Each is one fsync plus the WAL frames of the pages it changes, the locks and SQLite's own
  * work: the floor of any journal that keeps the money rules with SQLite here.
  *
@@ -94,20 +94,17 @@ export function bareCommitMicros(
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
     db.exec(BARE_TABLE);
-    const insert =
-      db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body, body_length,
+    const insert = db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body_length,
       amount_minor, currency, masked_pan, money_moving, state, created_at)
-      VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', ?, ?, 600, 'GBP', '476173******0119', 1,
-      'pending', ?)`);
-    const outcome = db.prepare(`UPDATE t SET state = 'approved', gateway_id = ?, body = NULL WHERE id = ?`);
+      VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', ?, 600, 'GBP', '476173******0119', 1, 'pending', ?)`);
+    const outcome = db.prepare(`UPDATE t SET state = 'approved', gateway_id = ? WHERE id = ?`);
     const inserts: number[] = [];
     const outcomes: number[] = [];
     let next = 0;
     const pair = (measured: boolean): void => {
       const i = next++;
-      const body = randomBytes(bodyBytes);
       let t = performance.now();
-      const id = insert.run(`C${i}`, body, body.length, Date.now()).lastInsertRowid;
+      const id = insert.run(`C${i}`, bodyBytes, Date.now()).lastInsertRowid;
       if (measured) inserts.push((performance.now() - t) * 1000);
       t = performance.now();
       outcome.run(`G${i}`, id);
@@ -135,57 +132,42 @@ interface AppendRates {
   oursCpuMicros: number;
   peerCpuMicros: number;
   oursCommits: number;
-  /** One caller only: the bare insert with the AES-256-GCM seal of each body (rows per second, CPU µs per row). */
-  sealedPeer?: number;
-  sealedPeerCpuMicros?: number;
 }
 
 /**
  * Durable appends with `inFlight` callers each waiting for its own write: ours through the journal's group commit
- * (`Journal.beginDurably`: validation, AES-256-GCM, one BEGIN IMMEDIATE … COMMIT with synchronous=FULL shared by the
- * writes queued together). The peer is a bare better-sqlite3 insert of the same columns and as many random body bytes (what
- * the journal stores is ciphertext) with the same durability (WAL,
- * synchronous=FULL) at its best for that load: one autocommit per row alone, `inFlight` rows per transaction when
- * that many arrive together. The disk is shared, so the two sides run in alternating chunks and each side's time is
- * summed: both see the same conditions.
+ * (`Journal.beginDurably`: validation, one BEGIN IMMEDIATE … COMMIT with synchronous=FULL shared by the writes queued
+ * together). The peer is a bare better-sqlite3 insert of the same row (the journal's columns; a request's length, not
+ * its bytes) with the same durability (WAL, synchronous=FULL) at its best for that load: one autocommit per row
+ * alone, `inFlight` rows per transaction when that many arrive together. The disk is shared, so the two sides run in
+ * alternating chunks and each side's time is summed: both see the same conditions.
  */
 async function appendRates(n: number, inFlight: number, body: Buffer): Promise<AppendRates> {
   const dir = tempDir();
-  const journal = openJournal(join(dir, 'j.db'), { key: Buffer.alloc(32, 1) });
+  const journal = openJournal(join(dir, 'j.db'));
   const db = new Database(join(dir, 'bare.db'));
   try {
     db.pragma('journal_mode = WAL');
     db.pragma('synchronous = FULL');
-    db.exec(`CREATE TABLE t (id INTEGER PRIMARY KEY AUTOINCREMENT, transaction_id TEXT UNIQUE, service TEXT,
-      comments TEXT, method TEXT, path TEXT, body BLOB, body_length INTEGER, amount_minor INTEGER, currency TEXT,
-      masked_pan TEXT, money_moving INTEGER, state TEXT, created_at INTEGER)`);
-    const insert =
-      db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body, body_length,
+    db.exec(BARE_TABLE);
+    const insert = db.prepare(`INSERT INTO t (transaction_id, service, comments, method, path, body_length,
       amount_minor, currency, masked_pan, money_moving, state, created_at)
-      VALUES (?, 'preauth', 'Parking Authorization', 'POST', '/pts/v2/payments', ?, ?, 1000, 'GBP', '411111******1111',
+      VALUES (?, 'preauth', 'Parking Authorization', 'POST', '/pts/v2/payments', ?, 1000, 'GBP', '411111******1111',
       1, 'pending', ?)`);
-    // The peer writes the bytes the journal writes: a body as long as the sealed one, and as random (ciphertext). A
-    // constant or plain-text body is written faster by this machine's disk, which would measure the disk's content
-    // handling instead of the two writers.
-    const stored = Array.from({ length: 256 }, () => randomBytes(body.length + SEAL_OVERHEAD_BYTES));
-    const bodyOf = (i: number): Buffer => stored[i % stored.length]!;
     const insertMany = db.transaction((from: number, count: number) => {
-      for (let i = from; i < from + count; i++) insert.run(`T${i}`, bodyOf(i), body.length, Date.now());
+      for (let i = from; i < from + count; i++) insert.run(`T${i}`, body.length, Date.now());
     });
     const chunk = Math.max(50, inFlight * 4);
     let oursMs = 0;
     let peerMs = 0;
     let oursCpu = 0;
     let peerCpu = 0;
-    let sealedMs = 0;
-    let sealedCpu = 0;
-    const key = Buffer.alloc(32, 1);
     // Unmeasured chunks first, taking turns as the measured ones do: the JIT of each writer settles.
     const warm = chunk * Math.ceil(Math.min(n, 500) / chunk);
     let commitsBefore = journal.durableCommits;
     for (let done = 0; done < warm + n; done += chunk) {
       if (done === warm) {
-        oursMs = peerMs = sealedMs = oursCpu = peerCpu = sealedCpu = 0;
+        oursMs = peerMs = oursCpu = peerCpu = 0;
         commitsBefore = journal.durableCommits;
       }
       let cpu = process.cpuUsage();
@@ -204,28 +186,13 @@ async function appendRates(n: number, inFlight: number, body: Buffer): Promise<A
       cpu = process.cpuUsage();
       t = performance.now();
       if (inFlight === 1)
-        for (let i = done; i < done + chunk; i++) insert.run(`T${i}`, bodyOf(i), body.length, Date.now());
+        for (let i = done; i < done + chunk; i++) insert.run(`T${i}`, body.length, Date.now());
       else
         for (let i = done; i < done + chunk; i += inFlight)
           insertMany(i, Math.min(inFlight, done + chunk - i));
       peerMs += performance.now() - t;
       used = process.cpuUsage(cpu);
       peerCpu += used.user + used.system;
-      if (inFlight === 1) {
-        // The same insert, with the seal that card data needs before it reaches the disk (money safety rule 4).
-        cpu = process.cpuUsage();
-        t = performance.now();
-        for (let i = done; i < done + chunk; i++)
-          insert.run(
-            `S${i}`,
-            seal(key, body, `journal-body:${Date.now()}:preauth:S${i}:`),
-            body.length,
-            Date.now(),
-          );
-        sealedMs += performance.now() - t;
-        used = process.cpuUsage(cpu);
-        sealedCpu += used.user + used.system;
-      }
     }
     const total = Math.ceil(n / chunk) * chunk;
     return {
@@ -234,9 +201,6 @@ async function appendRates(n: number, inFlight: number, body: Buffer): Promise<A
       oursCpuMicros: oursCpu / total,
       peerCpuMicros: peerCpu / total,
       oursCommits: journal.durableCommits - commitsBefore,
-      ...(inFlight === 1
-        ? { sealedPeer: total / (sealedMs / 1000), sealedPeerCpuMicros: sealedCpu / total }
-        : {}),
     };
   } finally {
     journal.close();
@@ -251,13 +215,11 @@ const append: Benchmark = {
   name: 'journal.append',
   description:
     'durable journal appends per second with 1 caller waiting for its own write (headline), and with 4, 16 and 32 in ' +
-    'flight sharing group commits; peer: a bare better-sqlite3 insert of the same bytes (a random body as long as ' +
-    'the sealed one) with the same durability (WAL, ' +
-    'synchronous=FULL) at its best for the load (one commit per row alone, as many rows per transaction as arrive ' +
-    'together). Limited by the disk: one fdatasync per commit (fsyncMicros, measured here), so 1e6/fsyncMicros ' +
-    'commits per second is the limit (limitOpsPerSec; with N in flight, N times that). sealedPeerOpsPerSec: the ' +
-    'same bare insert with the AES-256-GCM seal each body of card data needs (money safety rule 4), the peer that ' +
-    'keeps the journal’s own rule (ratioToSealedPeer).',
+    'flight sharing group commits; peer: a bare better-sqlite3 insert of the same row (the journal\u2019s columns: ' +
+    'a request\u2019s length, not its bytes) with the same durability (WAL, synchronous=FULL) at its best for the ' +
+    'load (one commit per row alone, as many rows per transaction as arrive together). Limited by the disk: one ' +
+    'fdatasync per commit (fsyncMicros, measured here), so 1e6/fsyncMicros commits per second is the limit ' +
+    '(limitOpsPerSec; with N in flight, N times that).',
   async run({ quick }) {
     const n = quick ? 200 : 2_000;
     const body = sampleBody('T0');
@@ -279,9 +241,6 @@ const append: Benchmark = {
       ofLimit: round2(one.ours / limit),
       oursCpuMicrosPerOp: Math.round(one.oursCpuMicros),
       peerCpuMicrosPerOp: Math.round(one.peerCpuMicros),
-      sealedPeerOpsPerSec: Math.round(one.sealedPeer ?? 0),
-      sealedPeerCpuMicrosPerOp: Math.round(one.sealedPeerCpuMicros ?? 0),
-      ratioToSealedPeer: ratioOf(one.ours, one.sealedPeer ?? 0, true),
     };
     for (const k of IN_FLIGHT.slice(1)) {
       const r = rates.get(k)!;
@@ -354,7 +313,7 @@ const forward: Benchmark = {
     try {
       // Ours: payments stored offline (encrypted), then forwarded through the queue — each one claimed (journaled
       // and marked sent in one durable commit), sent, and its outcome and wipe committed durably.
-      const journal = openJournal(join(dir, 'q.db'), { key: Buffer.alloc(32, 2) });
+      const journal = openJournal(join(dir, 'q.db'));
       const limits = {
         maxTransactionMinor: 5_000,
         maxTotalMinorPerCurrency: (n + warmUp * warmRounds) * 1_000,

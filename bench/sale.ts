@@ -3,7 +3,6 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { performance } from 'node:perf_hooks';
 import { standalonePayments } from '../src/host/standalone-payments.js';
-import { SEAL_OVERHEAD_BYTES } from '../src/journal/index.js';
 import { bareCommitMicros, fsyncMicros } from './journal.js';
 import { bareExchange } from './gateway.js';
 import { cannedGatewayProcess, sandboxProcess, type ServerProcess } from './server-process.js';
@@ -115,7 +114,7 @@ const saleCost: Benchmark = {
       let commits: { insert: number; outcome: number };
       try {
         fsync = fsyncMicros(dir2, quick ? 50 : 300);
-        commits = bareCommitMicros(dir2, quick ? 50 : 300, bodyBytes + SEAL_OVERHEAD_BYTES);
+        commits = bareCommitMicros(dir2, quick ? 50 : 300, bodyBytes);
       } finally {
         rmSync(dir2, { recursive: true, force: true });
       }

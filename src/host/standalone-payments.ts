@@ -51,7 +51,7 @@ export async function standalonePayments(options: {
     logger,
   });
   const key = Buffer.alloc(32, 5);
-  const journal = openJournal(config.journal.path, { logger, key });
+  const journal = openJournal(config.journal.path, { logger });
   const cards = new CardStore(Buffer.alloc(32, 7));
   const payments = new PaymentService({
     config,

@@ -456,7 +456,6 @@ export class TerminalHost implements TerminalApi {
       const journal = openJournal(journalPath, {
         logger: logger.child({ component: 'journal' }),
         now,
-        key: atRestKey,
         groupCommit: config.journal.groupCommit,
       });
       opened.journal = journal;

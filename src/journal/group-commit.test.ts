@@ -7,7 +7,6 @@ import { JournalError } from './errors.js';
 import { openJournal, type BeginEntry, type GroupCommitOptions, type SqliteJournal } from './journal.js';
 import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 
-const KEY = Buffer.alloc(32, 9);
 const cleanups: (() => void)[] = [];
 
 afterEach(() => {
@@ -22,7 +21,7 @@ function fileJournal(groupCommit?: Partial<GroupCommitOptions>): {
 } {
   const dir = mkdtempSync(join(tmpdir(), 'pt-group-commit-'));
   const path = join(dir, 'journal.db');
-  const journal = openJournal(path, { key: KEY, ...(groupCommit ? { groupCommit } : {}) });
+  const journal = openJournal(path, groupCommit ? { groupCommit } : {});
   const other = new Database(path, { readonly: true });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanups.push(() => journal.close());

@@ -1,10 +1,8 @@
-import { randomBytes } from 'node:crypto';
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
-import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import { migrate } from './migrations/index.js';
 import {
@@ -32,7 +30,11 @@ export interface BeginEntry {
   comments: string;
   method: string;
   path: string;
-  /** The exact request bytes. Stored only encrypted (AES-256-GCM); may hold track data or EMV tags. */
+  /**
+   * The exact request bytes. The journal records their length only, never the bytes: recovery works from the clear
+   * columns (a timeout reversal or void is keyed by the transactionId, never a resend), and card data that is not
+   * needed is not kept (rule 4). A stored offline payment keeps its bytes, sealed, in its own row.
+   */
   body: Buffer;
   /** Requested amount in minor units of `currency` (for an incremental authorization: the additional amount). */
   amountMinor?: number;
@@ -49,18 +51,13 @@ export interface BeginEntry {
   /** For a resolution request: the id of the entry it resolves. */
   resolvesEntryId?: number;
   /**
-   * False when the request bytes are already kept encrypted in this database until the outcome is final (the stored
-   * payment an offline forward sends): the entry then keeps no second copy of them (`hasBody` false).
-   */
-  keepBody?: boolean;
-  /**
    * Begun already marked sent at this time: the caller commits the begin durably right before the first byte (a
    * claimed offline forward), so that one commit is both its begin and its mark.
    */
   sentAt?: Date;
 }
 
-/** One journal row. Never holds card data: the body is only available encrypted through {@link SqliteJournal.readBody}. */
+/** One journal row. Never holds card data: the request bytes are not kept (their length is). */
 export interface JournalEntry {
   readonly id: number;
   readonly transactionId?: string;
@@ -91,8 +88,6 @@ export interface JournalEntry {
   readonly resolvedByEntryId?: number;
   /** For a resolution request: the entry it resolves. */
   readonly resolvesEntryId?: number;
-  /** Whether the encrypted request bytes are still stored (they are wiped once the outcome is final). */
-  readonly hasBody: boolean;
   /** Length in bytes of the request body as sent. */
   readonly bodyLength: number;
   /** ISO 8601 instants. */
@@ -128,12 +123,12 @@ export interface Journal {
    */
   markSent(entryId: number, at?: Date): void;
   /**
-   * pending|sent → the outcome's state, durably. Wipes the encrypted body unless the outcome is 'unknown'. `sentAt`:
+   * pending|sent → the outcome's state, durably. `sentAt`:
    * when the request went out, for an entry not marked sent before (a live payment's mark, written with its outcome).
    */
   recordOutcome(entryId: number, outcome: RecordedOutcome, sentAt?: Date): void;
   /**
-   * pending|sent|unknown → 'resolved' with `how` (and the resolution request that did it), durably; wipes the body.
+   * pending|sent|unknown → 'resolved' with `how` (and the resolution request that did it), durably.
    * Idempotent when already resolved the same way. `how` = {@link NOT_SENT} only from pending or sent.
    */
   resolve(entryId: number, how: string, resolvedByEntryId?: number): void;
@@ -151,12 +146,6 @@ export interface Journal {
 export interface OpenJournalOptions {
   logger?: Logger;
   now?: () => Date;
-  /**
-   * AES-256 key (32 bytes) for request bodies at rest. Without one, a random key lives only as long as this process:
-   * bodies written before a restart can then no longer be read — recovery never needs them (it uses the clear
-   * columns), so losing them is the safe default.
-   */
-  key?: Buffer;
   /** Milliseconds to wait for another process (e.g. `queue flush`) holding the write lock. Default 5000. */
   busyTimeoutMs?: number;
   /** Bounds of the group commit of {@link SqliteJournal.commitDurably} (config `journal.groupCommit`). */
@@ -194,7 +183,6 @@ interface Row {
   comments: string;
   method: string;
   path: string;
-  body_enc: Buffer | null;
   body_length: number;
   amount_minor: number | null;
   currency: string | null;
@@ -251,19 +239,12 @@ function toEntry(r: Row): JournalEntry {
     resolution: opt(r.resolution),
     resolvedByEntryId: opt(r.resolved_by_entry_id),
     resolvesEntryId: opt(r.resolves_entry_id),
-    hasBody: r.body_enc !== null,
     bodyLength: r.body_length,
     createdAt: new Date(r.created_at).toISOString(),
     sentAt: iso(r.sent_at),
     outcomeAt: iso(r.outcome_at),
     resolvedAt: iso(r.resolved_at),
   };
-}
-
-function bodyContext(
-  r: Pick<Row, 'created_at' | 'service' | 'transaction_id' | 'referenced_transaction_id'>,
-): string {
-  return `journal-body:${r.created_at}:${r.service}:${r.transaction_id ?? ''}:${r.referenced_transaction_id ?? ''}`;
 }
 
 function checkAmount(amountMinor: number | undefined, what: string): void {
@@ -392,7 +373,6 @@ export class SqliteJournal implements Journal {
   readonly db: Database.Database;
   readonly logger: Logger;
   readonly now: () => Date;
-  private readonly key: Buffer;
   private sync: 'FULL' | 'NORMAL' = 'FULL';
   private closed = false;
   private lockHeld = false;
@@ -402,6 +382,8 @@ export class SqliteJournal implements Journal {
   private flushScheduled:
     { kind: 'immediate'; handle: NodeJS.Immediate } | { kind: 'timer'; handle: NodeJS.Timeout } | undefined;
   private durableCommitCount = 0;
+  /** Every entry with a lower id is final (approved, declined, rejected or resolved): {@link inFlight} starts here. */
+  private inFlightFloor = 0;
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
   /** One cached transaction wrapper: better-sqlite3 builds BEGIN/COMMIT statements per wrapper. */
   private readonly runInTransaction: Database.Transaction<(fn: () => unknown) => unknown>;
@@ -409,9 +391,6 @@ export class SqliteJournal implements Journal {
   constructor(path: string, options: OpenJournalOptions = {}) {
     this.logger = options.logger ?? silentLogger();
     this.now = options.now ?? (() => new Date());
-    if (options.key !== undefined && (!Buffer.isBuffer(options.key) || options.key.length !== KEY_BYTES))
-      throw new JournalError('JOURNAL_KEY', `the journal key must be ${KEY_BYTES} bytes`);
-    this.key = options.key ?? randomBytes(KEY_BYTES);
     this.groupCommit = checkGroupCommit(options.groupCommit);
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -424,7 +403,7 @@ export class SqliteJournal implements Journal {
       this.db.pragma('journal_mode = WAL');
       this.db.pragma('synchronous = FULL');
       this.db.pragma('foreign_keys = ON');
-      // Wiped card data (request bodies, kept tags) is overwritten, not left in free pages (money safety rule 4).
+      // Wiped card data (stored offline payments, kept tags) is overwritten, not left in free pages (money safety rule 4).
       this.db.pragma('secure_delete = ON');
       migrate(this.db);
       this.stmts = this.prepare();
@@ -447,7 +426,6 @@ export class SqliteJournal implements Journal {
           string,
           string,
           string,
-          Buffer | null,
           number,
           number | null,
           string | null,
@@ -461,15 +439,14 @@ export class SqliteJournal implements Journal {
           number | null,
         ]
       >(`INSERT INTO journal_entries (
-          transaction_id, referenced_transaction_id, service, comments, method, path, body_enc, body_length,
-          amount_minor, currency, flow_id, parent_gateway_id, masked_pan, money_moving, created_at, resolves_entry_id,
-          state, sent_at)
-        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
+          transaction_id, referenced_transaction_id, service, comments, method, path, body_length, amount_minor,
+          currency, flow_id, parent_gateway_id, masked_pan, money_moving, created_at, resolves_entry_id, state, sent_at)
+        VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`),
       get: db.prepare<[number], Row>('SELECT * FROM journal_entries WHERE id = ?'),
       markSent: db.prepare(
         `UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`,
       ),
-      // Positional (state, gateway_id, status, http_status, authorized_minor, reason, outcome_at, sent_at, state, id):
+      // Positional (state, gateway_id, status, http_status, authorized_minor, reason, outcome_at, sent_at, id):
       // binding by name costs a property lookup per column on every payment.
       outcome: db.prepare<
         [
@@ -481,19 +458,19 @@ export class SqliteJournal implements Journal {
           string | null,
           number,
           number | null,
-          string,
           number,
         ]
       >(`UPDATE journal_entries SET state = ?, gateway_id = ?, status = ?, http_status = ?, authorized_minor = ?,
-          reason = ?, outcome_at = ?, sent_at = COALESCE(sent_at, ?),
-          body_enc = CASE WHEN ? = 'unknown' THEN body_enc ELSE NULL END
+          reason = ?, outcome_at = ?, sent_at = COALESCE(sent_at, ?)
         WHERE id = ? AND state IN ('pending', 'sent')`),
       resolve: db.prepare(`UPDATE journal_entries SET state = 'resolved', resolution = @how,
-          resolved_by_entry_id = @by, resolved_at = @at, body_enc = NULL
+          resolved_by_entry_id = @by, resolved_at = @at
         WHERE id = @id AND state IN ('pending', 'sent', 'unknown')`),
-      inFlight: db.prepare<[], Row>(
-        `SELECT * FROM journal_entries WHERE state IN ('pending', 'sent', 'unknown') ORDER BY id`,
+      // From the oldest entry that may still be in flight (see inFlight): no index to keep on every write.
+      inFlightFrom: db.prepare<[number], Row>(
+        `SELECT * FROM journal_entries WHERE id >= ? AND state IN ('pending', 'sent', 'unknown') ORDER BY id`,
       ),
+      lastId: db.prepare<[], { id: number | null }>('SELECT max(id) AS id FROM journal_entries'),
       byTx: db.prepare<[string], Row>(
         'SELECT * FROM journal_entries WHERE transaction_id = ? ORDER BY id DESC LIMIT 1',
       ),
@@ -660,19 +637,6 @@ export class SqliteJournal implements Journal {
     const createdAt = this.now().getTime();
     const transactionId = entry.transactionId ?? null;
     const referencedTransactionId = entry.referencedTransactionId ?? null;
-    const keepBody = entry.keepBody !== false;
-    const sealed = keepBody
-      ? seal(
-          this.key,
-          entry.body,
-          bodyContext({
-            created_at: createdAt,
-            service: entry.service,
-            transaction_id: transactionId,
-            referenced_transaction_id: referencedTransactionId,
-          }),
-        )
-      : null;
     const amountMinor = entry.amountMinor ?? null;
     const currency = entry.currency ?? null;
     const flowId = entry.flowId ?? null;
@@ -690,7 +654,6 @@ export class SqliteJournal implements Journal {
           entry.comments,
           entry.method,
           entry.path,
-          sealed,
           entry.body.length,
           amountMinor,
           currency,
@@ -735,7 +698,6 @@ export class SqliteJournal implements Journal {
       resolution: undefined,
       resolvedByEntryId: undefined,
       resolvesEntryId: entry.resolvesEntryId,
-      hasBody: keepBody,
       bodyLength: entry.body.length,
       createdAt: new Date(createdAt).toISOString(),
       sentAt: sentAt === null ? undefined : new Date(sentAt).toISOString(),
@@ -773,7 +735,6 @@ export class SqliteJournal implements Journal {
         outcome.reason ?? null,
         this.now().getTime(),
         sentAt?.getTime() ?? null,
-        outcome.state,
         entryId,
       ).changes;
       if (changes !== 1)
@@ -813,8 +774,21 @@ export class SqliteJournal implements Journal {
     });
   }
 
+  /**
+   * Scans from the oldest entry that may still be in flight: every entry below {@link inFlightFloor} is final, and no
+   * final entry ever returns in flight; ids only grow (rows are never deleted). So no index of in-flight entries is
+   * kept, which every begin and every outcome would write a page of. Both reads see one snapshot, and the floor moves
+   * only from committed rows (not inside a transaction, whose rows a rollback may take back and whose ids reuse).
+   */
   inFlight(): JournalEntry[] {
-    return this.read(() => this.stmts.inFlight.all().map(toEntry));
+    return this.read(() => {
+      const settled = !this.db.inTransaction;
+      return this.runInTransaction(() => {
+        const rows = this.stmts.inFlightFrom.all(this.inFlightFloor);
+        if (settled) this.inFlightFloor = rows[0]?.id ?? (this.stmts.lastId.get()?.id ?? 0) + 1;
+        return rows.map(toEntry);
+      }) as JournalEntry[];
+    });
   }
 
   get(entryId: number): JournalEntry | undefined {
@@ -870,15 +844,6 @@ export class SqliteJournal implements Journal {
       const c = this.stmts.counts.get();
       return { entries: c?.entries ?? 0, unknown: c?.unknown ?? 0, inFlight: c?.inFlight ?? 0 };
     });
-  }
-
-  /**
-   * The request bytes of an entry while they are kept (until its outcome is final), decrypted; undefined once wiped.
-   * `JOURNAL_DECRYPT` when the journal was written under another key (e.g. an ephemeral key before a restart).
-   */
-  readBody(entryId: number): Buffer | undefined {
-    const r = this.read(() => this.row(entryId));
-    return r.body_enc === null ? undefined : openSealed(this.key, r.body_enc, bodyContext(r));
   }
 
   /**

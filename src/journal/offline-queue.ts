@@ -586,7 +586,6 @@ export class OfflineQueue {
           transactionId: row.transaction_id,
           ...(row.flow_id !== null ? { flowId: row.flow_id } : {}),
           ...(row.masked_pan !== null ? { maskedPan: row.masked_pan } : {}),
-          keepBody: false,
           sentAt: now,
         });
         if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)

@@ -54,7 +54,7 @@ describe('the journaled sender', () => {
     // Pending while it is sent (recovery treats it as possibly sent); the time it was sent comes with the outcome.
     expect(states).toEqual(['pending']);
     expect(outcome.kind).toBe('approved');
-    expect(entry).toMatchObject({ state: 'approved', gatewayId: 'G1', hasBody: false });
+    expect(entry).toMatchObject({ state: 'approved', gatewayId: 'G1' });
     expect(entry.sentAt).toBeDefined();
     expect(Date.parse(entry.sentAt!)).toBeLessThanOrEqual(Date.parse(entry.outcomeAt!));
   });
@@ -80,7 +80,6 @@ describe('the journaled sender', () => {
       transactionId: 'T1B',
       state: 'declined',
       gatewayId: 'G2',
-      hasBody: false,
     });
     expect(sender.inFlight).toBe(0);
   });

@@ -64,8 +64,8 @@ describe('parking-terminal bench', () => {
     expect(append).toBeDefined();
     wellFormed(append!);
     expect(append!.limit?.unit).toBe('ops/s');
-    expect(typeof append!.extra?.sealedPeerOpsPerSec).toBe('number');
-    expect(typeof append!.extra?.ratioToSealedPeer).toBe('number');
+    expect(typeof append!.extra?.fsyncMicros).toBe('number');
+    expect(typeof append!.extra?.inFlight32Ratio).toBe('number');
     const forward = (await bench('queue.forward'))[0];
     expect(forward?.name).toBe('queue.forward');
     wellFormed(forward!);

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import { main } from '../../src/cli/main.js';
 import type { ProcessBoundary } from '../../src/cli/output.js';
-import { fileKeyProvider, openJournal } from '../../src/journal/index.js';
+import { openJournal } from '../../src/journal/index.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
 
 /**
@@ -254,9 +254,7 @@ describe('parking-terminal start stopped by SIGTERM', () => {
     ws.terminate();
     expect(await exitOf(run)).toEqual({ code: 0, signal: null });
 
-    const journal = openJournal(join(dir, 'var', 'journal.db'), {
-      key: fileKeyProvider(join(dir, 'var', 'offline.key')).loadKey(),
-    });
+    const journal = openJournal(join(dir, 'var', 'journal.db'));
     try {
       expect(journal.list({ limit: 100 }).length).toBeGreaterThan(0);
       expect(journal.inFlight()).toEqual([]);
@@ -350,9 +348,7 @@ describe('parking-terminal start and an unexpected error', () => {
     stop.abort();
     expect(await exit).toBe(1);
     expect(removed).toBe(true);
-    const journal = openJournal(join(dir, 'var', 'journal.db'), {
-      key: fileKeyProvider(join(dir, 'var', 'offline.key')).loadKey(),
-    });
+    const journal = openJournal(join(dir, 'var', 'journal.db'));
     try {
       expect(journal.inFlight()).toEqual([]);
     } finally {

@@ -7,7 +7,7 @@ import { loadConfig } from '../../config/index.js';
 import { createAuthenticator, createGatewayClient } from '../../gateway/index.js';
 import { AltPaymentDesk } from '../../host/alt-payment-desk.js';
 import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from '../../host/gateway-adapters.js';
-import { AuditStore, fileKeyProvider, JournaledSender, openJournal } from '../../journal/index.js';
+import { AuditStore, JournaledSender, openJournal } from '../../journal/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createAltPayCommand } from './altpay.js';
 
@@ -50,10 +50,7 @@ async function settledSale(sandbox: Sandbox) {
     timeouts: config.gateway.timeouts,
     now,
   });
-  const journal = openJournal(join(dir, config.journal.path), {
-    now,
-    key: fileKeyProvider(join(dir, config.offline.keyFile)).loadKey(),
-  });
+  const journal = openJournal(join(dir, config.journal.path), { now });
   const desk = new AltPaymentDesk({
     journal,
     sender: new JournaledSender(journal, gatewayTransmitter(gateway)),

@@ -11,13 +11,7 @@ import {
 import { AuditTrail } from '../../host/audit-trail.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import type { AltSaleState } from '../../journal/alt-sales.js';
-import {
-  AuditStore,
-  fileKeyProvider,
-  JournaledSender,
-  openJournal,
-  type SqliteJournal,
-} from '../../journal/index.js';
+import { AuditStore, JournaledSender, openJournal, type SqliteJournal } from '../../journal/index.js';
 import { AmountError, parseDecimal } from '../../money/index.js';
 import { parseCommandArgs } from '../args.js';
 import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
@@ -127,11 +121,7 @@ export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayC
       const baseUrl =
         deps.gateway === undefined ? commandGatewayUrl(config, values.gateway, 'ALT_NO_GATEWAY') : undefined;
       const logger = commandLogger(config);
-      const journal = openJournal(journalPath, {
-        now,
-        logger,
-        key: fileKeyProvider(resolve(io.cwd, config.offline.keyFile)).loadKey(),
-      });
+      const journal = openJournal(journalPath, { now, logger });
       let gateway: GatewayClient | undefined;
       try {
         // One sender per journal: refused while the terminal runs.

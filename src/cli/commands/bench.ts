@@ -43,12 +43,11 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                loses its CPU for more than 0.2 ms. Measured after 1,000 unmeasured sales (the JIT of this process and
                of the sandbox's settle).
   journal.append: durable appends per second, 1 caller waiting for its own write (headline) and 4, 16, 32 in flight
-               sharing group commits; peer: a bare better-sqlite3 insert of the same bytes (a random body as long as
-               the sealed one), same durability (WAL, synchronous=FULL), one commit per row alone or as many rows per
-               transaction as arrive together; the sides take turns in chunks after 500 unmeasured appends each.
-               Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in flight, N times that).
-               sealedPeerOpsPerSec: the same bare insert with the AES-256-GCM seal that each body of card data
-               needs (money safety rule 4), the peer that keeps the journal's own rule (ratioToSealedPeer).
+               sharing group commits; peer: a bare better-sqlite3 insert of the same row (the journal's columns: a
+               request's length, not its bytes), same durability (WAL, synchronous=FULL), one commit per row alone
+               or as many rows per transaction as arrive together; the sides take turns in chunks after 500
+               unmeasured appends each. Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in flight,
+               N times that).
   queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each claimed (journaled and marked sent
                in one durable commit just before its send), sent and completed; peer: the same sends without journal
                or queue, to the same sandbox in its own process; the sides take turns in five chunks of 2,000,

@@ -34,7 +34,7 @@ function terminalDir(policy = 'prefer-online') {
 function storePayments(dir: string, amounts: number[]) {
   const config = loadConfig(join(dir, 'terminal.json'));
   const keyProvider = fileKeyProvider(join(dir, config.offline.keyFile));
-  const journal = openJournal(join(dir, config.journal.path), { key: keyProvider.loadKey() });
+  const journal = openJournal(join(dir, config.journal.path));
   const queue = new OfflineQueue(journal, { policy: 'prefer-online', limits: config.offline, keyProvider });
   amounts.forEach((amountMinor, i) =>
     queue.store({

@@ -95,7 +95,7 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
       const baseUrl = commandGatewayUrl(config, values.gateway, 'QUEUE_NO_GATEWAY');
       const logger = commandLogger(config);
       const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
-      const journal = openJournal(journalPath, { now, logger, key: keyProvider.loadKey() });
+      const journal = openJournal(journalPath, { now, logger });
       try {
         // One sender per journal: refused while the terminal runs (its operator mode flushes the queue instead).
         journal.acquireSenderLock('parking-terminal queue flush');

@@ -11,6 +11,7 @@ import { migration0008 } from './0008-payment-links.js';
 import { migration0009 } from './0009-alt-payments.js';
 import { migration0010 } from './0010-configuration-state.js';
 import { migration0011 } from './0011-fleet-commands.js';
+import { migration0012 } from './0012-journal-without-request-bytes.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -28,6 +29,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0009,
   migration0010,
   migration0011,
+  migration0012,
 ];
 
 /** The schema version a fully migrated database has. */

@@ -148,6 +148,30 @@ describe('group commit', () => {
     expect(committedRows()).toBe(3);
   });
 
+  it('commits a write of one statement by itself, alone or in a batch, and undoes it alone when it fails', async () => {
+    const { journal, committedRows } = fileJournal();
+    journal.begin(sale('TAKEN'));
+    await journal.beginDurably(sale('ALONE'));
+    expect(committedRows()).toBe(2);
+    const before = journal.durableCommits;
+    const results = await Promise.allSettled([
+      journal.beginDurably(sale('B1')),
+      journal.beginDurably(sale('TAKEN')),
+      journal.beginDurably({ ...sale('B3'), resolvesEntryId: 999 }),
+      journal.beginDurably(sale('B4')),
+    ]);
+    expect(results.map((r) => r.status)).toEqual(['fulfilled', 'rejected', 'rejected', 'fulfilled']);
+    expect(results.map((r) => (r.status === 'rejected' ? (r.reason as JournalError).code : ''))).toEqual([
+      '',
+      'JOURNAL_DUPLICATE',
+      'JOURNAL_NOT_FOUND',
+      '',
+    ]);
+    expect(journal.durableCommits).toBe(before + 1);
+    expect(committedRows()).toBe(4);
+    expect(journal.findByTransactionId('B3')).toBeUndefined();
+  });
+
   it('rejects every caller of a batch whose commit fails, and writes nothing of it', async () => {
     const { journal, committedRows } = fileJournal();
     // A deferred foreign key is checked at COMMIT: a dangling reference makes the commit itself fail.
@@ -170,6 +194,46 @@ describe('group commit', () => {
     // The journal goes on: the next batch commits.
     await journal.beginDurably(sale('B3'));
     expect(committedRows()).toBe(1);
+  });
+
+  it('commits a lone write before the event loop turns when no other write is expected', async () => {
+    const { journal, committedRows } = fileJournal();
+    let turned = false;
+    setImmediate(() => (turned = true));
+    await journal.beginDurably(sale('M1'));
+    expect(turned).toBe(false);
+    expect(committedRows()).toBe(1);
+  });
+
+  it('waits for the turn while a write is expected, so that a write of another callback shares the commit', async () => {
+    const { journal, committedRows } = fileJournal();
+    const arrived = journal.expectWrite();
+    let second: Promise<unknown> | undefined;
+    setImmediate(() => {
+      arrived();
+      second = journal.beginDurably(sale('W2'));
+    });
+    await journal.beginDurably(sale('W1'));
+    await second;
+    expect(committedRows()).toBe(2);
+    expect(journal.durableCommits).toBe(1);
+    // Once it came, a lone write commits at once again.
+    arrived();
+    await journal.beginDurably(sale('W3'));
+    expect(journal.durableCommits).toBe(2);
+  });
+
+  it('lets the event loop turn while a caller writes in a loop', async () => {
+    const { journal } = fileJournal();
+    let written = 0;
+    let turnedAfter = -1;
+    setImmediate(() => (turnedAfter = written));
+    for (let i = 0; i < 40; i++) {
+      await journal.beginDurably(sale(`L${i}`));
+      written++;
+    }
+    expect(turnedAfter).toBeGreaterThan(0);
+    expect(turnedAfter).toBeLessThanOrEqual(16);
   });
 
   it('commits writes still queued when the journal closes', async () => {

@@ -69,8 +69,14 @@ describe('journal', () => {
       j.begin(preauth({ transactionId: `sync-info-${i}`, service: 'info', moneyMoving: false }));
       seen.push(level());
       seen.push(await j.commitDurably(level));
+      // Through the group commit, a write that is not money-moving is synced too, alone and without a transaction.
+      j.begin(preauth({ transactionId: `sync-info-b-${i}`, service: 'info', moneyMoving: false }));
+      await j.beginDurably(
+        preauth({ transactionId: `sync-info-durable-${i}`, service: 'info', moneyMoving: false }),
+      );
+      seen.push(level());
     }
-    expect(seen).toEqual([2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2, 2, 1, 2]);
+    expect(seen).toEqual([2, 1, 2, 2, 1, 2, 2, 2, 1, 2, 2, 1, 2, 2, 2, 1, 2, 2, 1, 2, 2]);
   });
 
   it('keeps an unknown outcome in flight until the entry is resolved', () => {

@@ -7,8 +7,8 @@ import { JournalError } from './errors.js';
 import { migrate } from './migrations/index.js';
 import {
   AMOUNT_REQUIRED,
-  isServiceName,
   needsOwnTransactionId,
+  SERVICE_NAMES,
   SERVICE_ROLE,
 } from '../vocabulary/services.js';
 
@@ -159,8 +159,11 @@ export interface GroupCommitOptions {
   /** Most writes one commit carries; the rest wait for the next commit, which starts at once. 1 = a commit per write. */
   readonly maxBatch: number;
   /**
-   * Longest a queued write waits for others before its commit starts, in milliseconds. 0: the commit starts as soon as
-   * the writes queued in the current turn of the event loop are in (`setImmediate`), adding no timer delay.
+   * Longest a queued write waits for others before its commit starts, in milliseconds. 0: no timer. The commit starts
+   * as soon as the writes queued in the current turn of the event loop are in (`setImmediate`) while another write is
+   * expected ({@link SqliteJournal.expectWrite}: a request in flight whose answer will be journaled); with none
+   * expected, as soon as the writes queued with it in the current run of microtasks are in: nothing else could join
+   * it, and waiting for the turn would only delay it.
    */
   readonly maxWaitMs: number;
 }
@@ -168,9 +171,26 @@ export interface GroupCommitOptions {
 /** Defaults of {@link GroupCommitOptions}: a commit per event-loop turn, at most 64 writes. */
 export const GROUP_COMMIT_DEFAULTS: GroupCommitOptions = { maxBatch: 64, maxWaitMs: 0 };
 
+/** {@link DurableWriteOptions} of a write that is one statement (or makes its own transaction). */
+export const ONE_STATEMENT: DurableWriteOptions = { oneStatement: true };
+
+/** Commits one turn of the event loop may start in microtasks before the next waits for the turn. */
+const MICROTASK_COMMITS_PER_TURN = 16;
+
+/** How a write given to {@link SqliteJournal.commitDurably} is made atomic. */
+export interface DurableWriteOptions {
+  /**
+   * The write is one SQL statement (or a transaction of its own, e.g. {@link SqliteJournal.begin}): SQLite makes it
+   * atomic by itself. Alone in a commit it runs without BEGIN … COMMIT around it, as its own durable autocommit; in a
+   * batch it needs no savepoint (a statement that fails is undone alone). JavaScript around it must write nothing.
+   */
+  readonly oneStatement?: boolean;
+}
+
 /** A write queued for the next group commit, with its caller's promise. */
 interface QueuedWrite {
   readonly write: () => unknown;
+  readonly oneStatement: boolean;
   readonly resolve: (value: unknown) => void;
   readonly reject: (error: unknown) => void;
 }
@@ -247,6 +267,19 @@ function toEntry(r: Row): JournalEntry {
   };
 }
 
+function invalid(message: string): JournalError {
+  return new JournalError('JOURNAL_INVALID', message);
+}
+
+/** Whether `value` is a string of 1 to `max` characters. */
+function isText(value: unknown, max: number): boolean {
+  return typeof value === 'string' && value.length > 0 && value.length <= max;
+}
+
+function textError(what: string, max: number): JournalError {
+  return invalid(`${what} must be a non-empty string of at most ${max} characters`);
+}
+
 function checkAmount(amountMinor: number | undefined, what: string): void {
   if (amountMinor === undefined) return;
   if (!Number.isSafeInteger(amountMinor) || amountMinor < 0 || amountMinor > MAX_MINOR)
@@ -257,63 +290,82 @@ function checkAmount(amountMinor: number | undefined, what: string): void {
 }
 
 function checkText(value: unknown, what: string, max = 256): void {
-  if (typeof value !== 'string' || value.length === 0 || value.length > max)
-    throw new JournalError(
-      'JOURNAL_INVALID',
-      `${what} must be a non-empty string of at most ${max} characters`,
-    );
+  if (!isText(value, max)) throw textError(what, max);
 }
 
 function checkOptionalText(value: unknown, what: string, max = 256): void {
   if (value !== undefined) checkText(value, what, max);
 }
 
-/** Refuses anything that could put card data into a clear column. */
+/** What the entry of a money-moving service must carry so that recovery can undo it (gateway.md §2). */
+interface RecoveryNeeds {
+  /** Recovered by its own transactionId. */
+  readonly ownTransactionId: boolean;
+  /** A timeout request: names the transactionId it reverses or voids. */
+  readonly referencedTransactionId: boolean;
+  readonly amount: boolean;
+  /** A follow-on: names its original by transactionId or gateway id. */
+  readonly original: boolean;
+}
+
+/** {@link RecoveryNeeds} of each service, read once from the vocabulary: one lookup per begin. */
+const RECOVERY_NEEDS: ReadonlyMap<string, RecoveryNeeds> = new Map(
+  SERVICE_NAMES.map((service) => [
+    service,
+    {
+      ownTransactionId: needsOwnTransactionId(service),
+      referencedTransactionId: SERVICE_ROLE[service] === 'timeout',
+      amount: AMOUNT_REQUIRED[service],
+      original: SERVICE_ROLE[service] === 'follow-on',
+    },
+  ]),
+);
+
+/**
+ * Refuses anything that could put card data into a clear column, and a money-moving entry recovery could not undo.
+ * Every entry passes here before its commit: written as plain tests, in one function, the whole check costs less than
+ * a microsecond.
+ */
 function validateBegin(e: BeginEntry): void {
-  if (typeof e !== 'object' || e === null)
-    throw new JournalError('JOURNAL_INVALID', 'entry must be an object');
-  checkText(e.service, 'service', 64);
-  checkText(e.method, 'method', 16);
-  checkText(e.path, 'path', 512);
+  if (typeof e !== 'object' || e === null) throw invalid('entry must be an object');
+  if (!isText(e.service, 64)) throw textError('service', 64);
+  if (!isText(e.method, 16)) throw textError('method', 16);
+  if (!isText(e.path, 512)) throw textError('path', 512);
   if (typeof e.comments !== 'string' || e.comments.length > 256)
-    throw new JournalError('JOURNAL_INVALID', 'comments must be a string of at most 256 characters');
-  if (!Buffer.isBuffer(e.body)) throw new JournalError('JOURNAL_INVALID', 'body must be a Buffer');
-  if (typeof e.moneyMoving !== 'boolean')
-    throw new JournalError('JOURNAL_INVALID', 'moneyMoving must be a boolean');
-  checkOptionalText(e.transactionId, 'transactionId', 64);
-  checkOptionalText(e.referencedTransactionId, 'referencedTransactionId', 64);
-  checkOptionalText(e.flowId, 'flowId', 128);
-  checkOptionalText(e.parentGatewayId, 'parentGatewayId', 64);
-  checkAmount(e.amountMinor, 'amountMinor');
-  if (e.currency !== undefined && currencyByAlpha(e.currency) === undefined)
-    throw new JournalError('JOURNAL_INVALID', `currency "${String(e.currency)}" is not an ISO 4217 code`);
-  if ((e.amountMinor === undefined) !== (e.currency === undefined))
-    throw new JournalError('JOURNAL_INVALID', 'amountMinor and currency go together');
+    throw invalid('comments must be a string of at most 256 characters');
+  if (!Buffer.isBuffer(e.body)) throw invalid('body must be a Buffer');
+  if (typeof e.moneyMoving !== 'boolean') throw invalid('moneyMoving must be a boolean');
+  if (e.transactionId !== undefined && !isText(e.transactionId, 64)) throw textError('transactionId', 64);
+  if (e.referencedTransactionId !== undefined && !isText(e.referencedTransactionId, 64))
+    throw textError('referencedTransactionId', 64);
+  if (e.flowId !== undefined && !isText(e.flowId, 128)) throw textError('flowId', 128);
+  if (e.parentGatewayId !== undefined && !isText(e.parentGatewayId, 64))
+    throw textError('parentGatewayId', 64);
+  if (e.amountMinor !== undefined || e.currency !== undefined) {
+    checkAmount(e.amountMinor, 'amountMinor');
+    if (e.currency !== undefined && currencyByAlpha(e.currency) === undefined)
+      throw invalid(`currency "${String(e.currency)}" is not an ISO 4217 code`);
+    if ((e.amountMinor === undefined) !== (e.currency === undefined))
+      throw invalid('amountMinor and currency go together');
+  }
   if (e.maskedPan !== undefined && (typeof e.maskedPan !== 'string' || !MASKED_PAN.test(e.maskedPan)))
-    throw new JournalError('JOURNAL_INVALID', 'maskedPan may show the first 6 and last 4 digits at most');
+    throw invalid('maskedPan may show the first 6 and last 4 digits at most');
   if (e.resolvesEntryId !== undefined && !Number.isSafeInteger(e.resolvesEntryId))
-    throw new JournalError('JOURNAL_INVALID', 'resolvesEntryId must be an entry id');
+    throw invalid('resolvesEntryId must be an entry id');
   if (e.sentAt !== undefined && (!(e.sentAt instanceof Date) || !Number.isFinite(e.sentAt.getTime())))
-    throw new JournalError('JOURNAL_INVALID', 'sentAt must be a valid Date');
+    throw invalid('sentAt must be a valid Date');
   if (!e.moneyMoving) return;
   // Every money-moving entry must be recoverable: recovery needs to know what undoes it (gateway.md §2).
-  if (!isServiceName(e.service))
-    throw new JournalError('JOURNAL_INVALID', `money-moving service "${e.service}" has no recovery rule`);
-  const role = SERVICE_ROLE[e.service];
-  if (needsOwnTransactionId(e.service) && e.transactionId === undefined)
-    throw new JournalError(
-      'JOURNAL_INVALID',
-      `${e.service} is recovered by its own transactionId and needs it`,
-    );
-  if (role === 'timeout' && e.referencedTransactionId === undefined)
-    throw new JournalError('JOURNAL_INVALID', `${e.service} needs the referenced transactionId`);
-  if (AMOUNT_REQUIRED[e.service] && e.amountMinor === undefined)
-    throw new JournalError('JOURNAL_INVALID', `${e.service} needs amountMinor and currency`);
-  if (role === 'follow-on' && e.referencedTransactionId === undefined && e.parentGatewayId === undefined)
-    throw new JournalError(
-      'JOURNAL_INVALID',
-      `${e.service} needs referencedTransactionId or parentGatewayId`,
-    );
+  const needs = RECOVERY_NEEDS.get(e.service);
+  if (needs === undefined) throw invalid(`money-moving service "${e.service}" has no recovery rule`);
+  if (needs.ownTransactionId && e.transactionId === undefined)
+    throw invalid(`${e.service} is recovered by its own transactionId and needs it`);
+  if (needs.referencedTransactionId && e.referencedTransactionId === undefined)
+    throw invalid(`${e.service} needs the referenced transactionId`);
+  if (needs.amount && e.amountMinor === undefined)
+    throw invalid(`${e.service} needs amountMinor and currency`);
+  if (needs.original && e.referencedTransactionId === undefined && e.parentGatewayId === undefined)
+    throw invalid(`${e.service} needs referencedTransactionId or parentGatewayId`);
 }
 
 function validateOutcome(o: RecordedOutcome): void {
@@ -380,7 +432,16 @@ export class SqliteJournal implements Journal {
   /** Writes waiting for the next group commit, in the order they were queued. */
   private readonly queued: QueuedWrite[] = [];
   private flushScheduled:
-    { kind: 'immediate'; handle: NodeJS.Immediate } | { kind: 'timer'; handle: NodeJS.Timeout } | undefined;
+    | { kind: 'immediate'; handle: NodeJS.Immediate }
+    | { kind: 'timer'; handle: NodeJS.Timeout }
+    | { kind: 'microtask' }
+    | undefined;
+  /** A one-statement write of the group commit runs alone, as its own autocommit: every commit in it is synced. */
+  private committingAlone = false;
+  /** Writes expected from elsewhere: requests sent whose outcome will be journaled when the answer comes. */
+  private expectedWrites = 0;
+  /** Commits started in a microtask since the event loop last turned (at most {@link MICROTASK_COMMITS_PER_TURN}). */
+  private microtaskCommits = 0;
   private durableCommitCount = 0;
   /** Every entry with a lower id is final (approved, declined, rejected or resolved): {@link inFlight} starts here. */
   private inFlightFloor = 0;
@@ -514,7 +575,9 @@ export class SqliteJournal implements Journal {
     this.ensureOpen();
     try {
       if (!this.db.inTransaction) {
-        const wanted = full ? 'FULL' : 'NORMAL';
+        // A statement of a durable write that commits by itself (ONE_STATEMENT) is synced whatever it asks for, as a
+        // statement inside the group commit's transaction is by that transaction's commit.
+        const wanted = full || this.committingAlone ? 'FULL' : 'NORMAL';
         if (this.sync !== wanted) {
           // Not a prepared statement: SQLite applies `PRAGMA synchronous = …` when the statement is compiled, so a
           // kept statement's run() is a no-op the first time (and preparing both switches left the NORMAL one set).
@@ -539,10 +602,11 @@ export class SqliteJournal implements Journal {
    * its own savepoint: a write that throws is undone alone and its caller alone rejected with the error; when the
    * commit itself fails, nothing of the batch is written and every caller is rejected (`JOURNAL_IO`).
    */
-  commitDurably<T>(write: () => T): Promise<T> {
+  commitDurably<T>(write: () => T, options: DurableWriteOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new JournalError('JOURNAL_CLOSED', 'the journal is closed'));
+    const oneStatement = options.oneStatement === true;
     return new Promise<T>((resolve, reject) => {
-      this.queued.push({ write, resolve: resolve as (value: unknown) => void, reject });
+      this.queued.push({ write, oneStatement, resolve: resolve as (value: unknown) => void, reject });
       this.scheduleFlush();
     });
   }
@@ -552,21 +616,47 @@ export class SqliteJournal implements Journal {
     return this.durableCommitCount;
   }
 
+  /**
+   * Says that a durable write will come from elsewhere (a request sent whose outcome is journaled when its answer
+   * comes): until the returned call says it came (or will not), commits wait for the event loop's turn, so that the
+   * writes of answers arriving together share one. Calling the returned function again does nothing.
+   */
+  expectWrite(): () => void {
+    this.expectedWrites += 1;
+    let pending = true;
+    return () => {
+      if (!pending) return;
+      pending = false;
+      this.expectedWrites -= 1;
+    };
+  }
+
   private scheduleFlush(): void {
     const full = this.queued.length >= this.groupCommit.maxBatch;
     const scheduled = this.flushScheduled;
-    if (scheduled?.kind === 'immediate' || (scheduled && !full)) return;
+    if (scheduled !== undefined && (scheduled.kind !== 'timer' || !full)) return;
     this.cancelFlush();
-    this.flushScheduled =
-      full || this.groupCommit.maxWaitMs === 0
-        ? { kind: 'immediate', handle: setImmediate(() => this.flush()) }
-        : { kind: 'timer', handle: setTimeout(() => this.flush(), this.groupCommit.maxWaitMs) };
+    if (!full && this.groupCommit.maxWaitMs > 0)
+      this.flushScheduled = {
+        kind: 'timer',
+        handle: setTimeout(() => this.flush(), this.groupCommit.maxWaitMs),
+      };
+    else if (this.expectedWrites === 0 && this.microtaskCommits < MICROTASK_COMMITS_PER_TURN) {
+      // Nothing else could join this commit: it starts once the writes queued with it in this run of microtasks are
+      // in. Bounded, so that a caller writing in a loop still lets the event loop turn.
+      if (this.microtaskCommits++ === 0) setImmediate(() => (this.microtaskCommits = 0));
+      const token = { kind: 'microtask' } as const;
+      this.flushScheduled = token;
+      queueMicrotask(() => {
+        if (this.flushScheduled === token) this.flush();
+      });
+    } else this.flushScheduled = { kind: 'immediate', handle: setImmediate(() => this.flush()) };
   }
 
   private cancelFlush(): void {
     const scheduled = this.flushScheduled;
     if (scheduled?.kind === 'immediate') clearImmediate(scheduled.handle);
-    else if (scheduled) clearTimeout(scheduled.handle);
+    else if (scheduled?.kind === 'timer') clearTimeout(scheduled.handle);
     this.flushScheduled = undefined;
   }
 
@@ -578,13 +668,20 @@ export class SqliteJournal implements Journal {
     if (batch.length === 0) return;
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
-      // A write alone needs no savepoint: if it throws, its transaction is rolled back and it is the only caller.
+      // A write alone needs no savepoint: if it throws, its transaction is rolled back and it is the only caller. One
+      // statement needs no transaction either: it commits by itself, synced (synchronous=FULL), as a bare insert does.
       let value: unknown;
+      this.committingAlone = only.oneStatement;
       try {
-        value = this.write(true, () => this.runInTransaction.immediate(only.write));
+        value = this.write(
+          true,
+          only.oneStatement ? only.write : () => this.runInTransaction.immediate(only.write),
+        );
       } catch (e) {
         only.reject(writeError(e));
         return;
+      } finally {
+        this.committingAlone = false;
       }
       this.durableCommitCount += 1;
       only.resolve(value);
@@ -596,8 +693,8 @@ export class SqliteJournal implements Journal {
         this.runInTransaction.immediate(() => {
           for (const w of batch) {
             try {
-              // Nested: a savepoint, rolled back alone when this write throws.
-              results.push({ ok: true, value: this.runInTransaction(w.write) });
+              // Nested: a savepoint, rolled back alone when this write throws (one statement is undone alone anyway).
+              results.push({ ok: true, value: w.oneStatement ? w.write() : this.runInTransaction(w.write) });
             } catch (error) {
               results.push({ ok: false, error: writeError(error) });
             }
@@ -708,7 +805,7 @@ export class SqliteJournal implements Journal {
 
   /** {@link begin} through the group commit: resolves once the entry is on disk (shares the sync with others). */
   beginDurably(entry: BeginEntry): Promise<JournalEntry> {
-    return this.commitDurably(() => this.begin(entry));
+    return this.commitDurably(() => this.begin(entry), ONE_STATEMENT);
   }
 
   markSent(entryId: number, at: Date = this.now()): void {

@@ -2,6 +2,7 @@ import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
 import {
   NOT_SENT,
+  ONE_STATEMENT,
   type BeginEntry,
   type JournalEntry,
   type RecordedOutcome,
@@ -181,34 +182,35 @@ export class JournaledSender {
     begun: JournalEntry;
     recorded: { entry: JournalEntry | undefined; outcome: TransmitOutcome };
   }> {
+    // One literal with every field (undefined where absent): an object assembled from conditional spreads gets a shape
+    // of its own, and every read of it afterwards (validation, the insert) is a slow, megamorphic lookup.
+    const amount = request.amountMinor !== undefined && request.currency !== undefined;
     const begin: BeginEntry = {
-      ...(request.transactionId !== undefined ? { transactionId: request.transactionId } : {}),
-      ...((request.referencedTransactionId ?? options.referencedTransactionId) !== undefined
-        ? { referencedTransactionId: request.referencedTransactionId ?? options.referencedTransactionId }
-        : {}),
+      transactionId: request.transactionId,
+      referencedTransactionId: request.referencedTransactionId ?? options.referencedTransactionId,
       service: request.service,
       comments: request.comments,
       method: request.method,
       path: request.path,
       body: request.body,
-      ...(request.amountMinor !== undefined && request.currency !== undefined
-        ? { amountMinor: request.amountMinor, currency: request.currency }
-        : {}),
-      ...(options.flowId !== undefined ? { flowId: options.flowId } : {}),
-      ...(options.parentGatewayId !== undefined ? { parentGatewayId: options.parentGatewayId } : {}),
-      ...(options.maskedPan !== undefined ? { maskedPan: options.maskedPan } : {}),
+      amountMinor: amount ? request.amountMinor : undefined,
+      currency: amount ? request.currency : undefined,
+      flowId: options.flowId,
+      parentGatewayId: options.parentGatewayId,
+      maskedPan: options.maskedPan,
       moneyMoving: request.moneyMoving,
-      ...(options.resolvesEntryId !== undefined ? { resolvesEntryId: options.resolvesEntryId } : {}),
+      resolvesEntryId: options.resolvesEntryId,
     };
     // Owned from inside the write that creates it: no moment exists where the entry is in the journal and nobody
     // owns it (a sweep for unowned entries could otherwise take it between the commit and this caller's turn).
     let release: (() => void) | undefined;
     let entry: JournalEntry;
+    // Its entry is one INSERT (begin makes its own transaction when it must read first): no transaction around it.
     const begun = this.journal.commitDurably(() => {
       const created = this.journal.begin(begin);
       release = this.own(created.id);
       return created;
-    });
+    }, ONE_STATEMENT);
     this.beginning.add(begun);
     try {
       entry = await begun;
@@ -258,6 +260,9 @@ export class JournaledSender {
       const markedAt = options.markedSent ? undefined : this.journal.now();
       fire(options.failpoints?.sent);
       let outcome: TransmitOutcome;
+      // Its outcome's write is expected: writes of other answers meanwhile wait for the event loop's turn to share a
+      // commit with it and with each other.
+      const answered = this.journal.expectWrite();
       try {
         outcome = await this.transmitter.transmit(request);
       } catch (e) {
@@ -265,6 +270,8 @@ export class JournaledSender {
           kind: 'unknown',
           error: { code: 'SEND_FAILED', message: e instanceof Error ? e.message : String(e) },
         };
+      } finally {
+        answered();
       }
       fire(options.failpoints?.answered);
       const after = await this.journal.commitDurably(() => {
@@ -330,13 +337,12 @@ export class JournaledSender {
 
 /** The journal's record of an outcome. */
 function recorded(o: SendOutcome): RecordedOutcome {
-  const reason = o.reason ?? o.error?.code;
   return {
     state: o.kind,
-    ...(o.gatewayId !== undefined ? { gatewayId: o.gatewayId } : {}),
-    ...(o.status !== undefined ? { status: o.status } : {}),
-    ...(o.httpStatus !== undefined ? { httpStatus: o.httpStatus } : {}),
-    ...(o.authorizedMinor !== undefined ? { authorizedMinor: o.authorizedMinor } : {}),
-    ...(reason !== undefined ? { reason } : {}),
+    gatewayId: o.gatewayId,
+    status: o.status,
+    httpStatus: o.httpStatus,
+    authorizedMinor: o.authorizedMinor,
+    reason: o.reason ?? o.error?.code,
   };
 }

@@ -201,8 +201,9 @@ export const journalSchema = z
         /** Most writes one commit carries; more wait for the next commit, which starts at once. */
         maxBatch: z.number().int().min(1).max(1_024).default(64),
         /**
-         * Longest a write waits for others before its commit starts, ms. 0: the writes queued in the same turn of the
-         * event loop commit together, with no added delay.
+         * Longest a write waits for others before its commit starts, ms. 0: no added delay; the writes queued in the
+         * same turn of the event loop commit together while the answer of a request in flight is expected, and the
+         * writes queued in the same run of microtasks when none is.
          */
         maxWaitMs: z.number().int().min(0).max(50).default(0),
       })

@@ -380,11 +380,13 @@ export class PaymentService {
       };
     }
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
+    // A literal of every option (undefined where absent): the sender reads each one of them.
     const { entryId, outcome: sent } = await this.deps.sender.sendForOutcome(prepared, {
-      ...(request.original?.transactionId ? { referencedTransactionId: request.original.transactionId } : {}),
-      ...(options.flowId ? { flowId: options.flowId } : {}),
-      ...(request.original?.gatewayId ? { parentGatewayId: request.original.gatewayId } : {}),
-      ...(card ? { maskedPan: card.summary.maskedPan } : {}),
+      referencedTransactionId: request.original?.transactionId || undefined,
+      flowId: options.flowId || undefined,
+      parentGatewayId: request.original?.gatewayId || undefined,
+      maskedPan: card?.summary.maskedPan,
+      resolvesEntryId: undefined,
       failpoints: LIVE_FAILPOINTS,
       onOutcome: (e, o) => {
         if (o.kind === 'approved') this.keepFollowOnData(request, prepared);

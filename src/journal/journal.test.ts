@@ -1,7 +1,7 @@
-import { mkdtempSync, readFileSync, readdirSync } from 'node:fs';
+import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournalError } from './errors.js';
 import { NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
 
@@ -148,6 +148,29 @@ describe('journal', () => {
     ).toThrow();
     const next = mine.begin(preauth({ transactionId: 'next' }));
     expect(mine.inFlight().map((x) => x.id)).toEqual([next.id]);
+  });
+
+  it('checkpoints its write-ahead log by itself once it has written nothing for a second', () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const path = join(mkdtempSync(join(tmpdir(), 'journal-')), 'j.db');
+      const j = journal(path);
+      const size = (): number => statSync(path).size;
+      const before = size();
+      for (let i = 0; i < 50; i++) j.begin(preauth({ transactionId: `idle-${i}` }));
+      // Every page is still in the log.
+      expect(size()).toBe(before);
+      vi.advanceTimersByTime(1_000);
+      j.begin(preauth({ transactionId: 'idle-late' }));
+      vi.advanceTimersByTime(1_000);
+      // Written to within the last second: not yet.
+      expect(size()).toBe(before);
+      vi.advanceTimersByTime(1_000);
+      expect(size()).toBeGreaterThan(before);
+      expect(j.inFlight()).toHaveLength(51);
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('refuses a second live entry with the same transactionId', () => {

@@ -44,6 +44,7 @@ import type { PreparedRequest, ServiceRequest } from './services/types.js';
 import {
   createTransport,
   type Answer,
+  type Exchange,
   type RetryOptions,
   type Timeouts,
   type TransportOptions,
@@ -204,16 +205,42 @@ function jsonOf(answer: Answer, label: string): unknown {
  * request (`Authorization` and `keyId`, see {@link dccOfferAuthHeaders}); every other request is left as it is.
  */
 function withDccOfferHeaders(auth: Authenticator): Authenticator {
+  // Every request but the offer gets the authenticator's own promise: no second promise and await per request. (The
+  // transport calls this inside its try, where an authenticator that throws is the same failure as one that rejects.)
+  const authenticate: Authenticator['authenticate'] = (request) =>
+    request.method !== 'POST' || request.path !== DCC_OFFER_PATH
+      ? auth.authenticate(request)
+      : auth.authenticate(request).then((headers) => Object.assign(headers, dccOfferAuthHeaders(headers)));
+  return auth.renewAfterUnauthorized
+    ? {
+        method: auth.method,
+        authenticate,
+        renewAfterUnauthorized: auth.renewAfterUnauthorized.bind(auth),
+      }
+    : { method: auth.method, authenticate };
+}
+
+/**
+ * One exchange as the transport reads it, every member present (undefined where absent): every exchange has the
+ * same shape, so the transport's reads of it stay monomorphic.
+ */
+function exchange(
+  label: string,
+  method: Exchange['method'],
+  path: string,
+  body: Buffer | undefined,
+  moneyMoving: boolean,
+  signal: AbortSignal | undefined,
+): Exchange {
   return {
-    method: auth.method,
-    async authenticate(request) {
-      const headers = await auth.authenticate(request);
-      if (request.method !== 'POST' || request.path !== DCC_OFFER_PATH) return headers;
-      return Object.assign(headers, dccOfferAuthHeaders(headers));
-    },
-    ...(auth.renewAfterUnauthorized
-      ? { renewAfterUnauthorized: auth.renewAfterUnauthorized.bind(auth) }
-      : {}),
+    method,
+    path,
+    body,
+    moneyMoving,
+    contentType: undefined,
+    unauthenticated: undefined,
+    signal,
+    label,
   };
 }
 
@@ -245,14 +272,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     moneyMoving: boolean,
     signal: AbortSignal | undefined,
   ): Promise<unknown> {
-    const answer = await transport.send({
-      label,
-      method,
-      path,
-      ...(body !== undefined ? { body } : {}),
-      moneyMoving,
-      ...(signal !== undefined ? { signal } : {}),
-    });
+    const answer = await transport.send(exchange(label, method, path, body, moneyMoving, signal));
     if (answer.httpStatus !== 200 && answer.httpStatus !== 201) throw answerError(answer, label);
     return jsonOf(answer, label);
   }
@@ -262,23 +282,33 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
 
     async send(prepared, sendOptions) {
       try {
-        const answer = await transport.send({
-          label: prepared.service,
-          method: prepared.method,
-          path: prepared.path,
-          ...(prepared.method !== 'GET' ? { body: prepared.body } : {}),
-          moneyMoving: prepared.moneyMoving,
-          ...(sendOptions?.signal !== undefined ? { signal: sendOptions.signal } : {}),
-        });
+        const method = prepared.method;
+        const answer = await transport.send(
+          exchange(
+            prepared.service,
+            method,
+            prepared.path,
+            method !== 'GET' ? prepared.body : undefined,
+            prepared.moneyMoving,
+            sendOptions?.signal,
+          ),
+        );
         const outcome = classifyPaymentAnswer(prepared, answer.httpStatus, answer.body);
         logger.info(
-          {
-            service: prepared.service,
-            transactionId: prepared.transactionId,
-            httpStatus: answer.httpStatus,
-            outcome: outcome.kind,
-            ...(outcome.kind === 'approved' || outcome.kind === 'declined' ? { status: outcome.status } : {}),
-          },
+          outcome.kind === 'approved' || outcome.kind === 'declined'
+            ? {
+                service: prepared.service,
+                transactionId: prepared.transactionId,
+                httpStatus: answer.httpStatus,
+                outcome: outcome.kind,
+                status: outcome.status,
+              }
+            : {
+                service: prepared.service,
+                transactionId: prepared.transactionId,
+                httpStatus: answer.httpStatus,
+                outcome: outcome.kind,
+              },
           'gateway outcome',
         );
         return outcome;
@@ -388,26 +418,16 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     alternativeMethods: {
       async sale(prepared, o) {
         // moneyMoving here only tells the transport "send once": see alternativeMethods.
-        const answer = await transport.send({
-          label: 'ap-sale',
-          method: prepared.method,
-          path: prepared.path,
-          body: prepared.body,
-          moneyMoving: true,
-          ...(o?.signal !== undefined ? { signal: o.signal } : {}),
-        });
+        const answer = await transport.send(
+          exchange('ap-sale', prepared.method, prepared.path, prepared.body, true, o?.signal),
+        );
         return parseAltSaleAnswer(answer.httpStatus, answer.body);
       },
       async status(of, request, o) {
         const prepared = buildAltStatus(request);
-        const answer = await transport.send({
-          label: 'ap-status',
-          method: prepared.method,
-          path: prepared.path,
-          body: prepared.body,
-          moneyMoving: true,
-          ...(o?.signal !== undefined ? { signal: o.signal } : {}),
-        });
+        const answer = await transport.send(
+          exchange('ap-status', prepared.method, prepared.path, prepared.body, true, o?.signal),
+        );
         return parseAltStatusAnswer(of, answer.httpStatus, answer.body);
       },
     },

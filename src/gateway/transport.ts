@@ -272,16 +272,27 @@ export function createTransport(options: TransportOptions): Transport {
     if (x.body !== undefined) headers['content-type'] = x.contentType ?? JSON_CONTENT_TYPE;
     return new Promise<Answer>((resolve, reject) => {
       const exchange = new AnswerCollector(x.label, options.timeouts, resolve, reject, x.signal);
+      // Two plain literals rather than a conditional spread: undici reads these options on every request.
+      const path = `${prefix}${x.path}`;
       dispatcher.dispatch(
-        {
-          origin,
-          path: `${prefix}${x.path}`,
-          method: x.method,
-          headers,
-          ...(x.body !== undefined ? { body: x.body } : {}),
-          headersTimeout: options.timeouts.headersMs,
-          bodyTimeout: options.timeouts.bodyMs,
-        },
+        x.body !== undefined
+          ? {
+              origin,
+              path,
+              method: x.method,
+              headers,
+              body: x.body,
+              headersTimeout: options.timeouts.headersMs,
+              bodyTimeout: options.timeouts.bodyMs,
+            }
+          : {
+              origin,
+              path,
+              method: x.method,
+              headers,
+              headersTimeout: options.timeouts.headersMs,
+              bodyTimeout: options.timeouts.bodyMs,
+            },
         exchange,
       );
     });

@@ -50,14 +50,22 @@ export function httpSignatureAuthenticator(
 ): Authenticator {
   // Decoded once; fails at construction, not at the first payment, when the secret is not base64.
   const sign = createHttpSigner(merchantId, keyId, secretBase64);
+  // The date header names whole seconds: formatted once per second, not once per request.
+  let second = NaN;
+  let date = '';
   return {
     method: 'http-signature',
     authenticate(r) {
+      const now = r.now.getTime();
+      if (Math.floor(now / 1000) !== second) {
+        second = Math.floor(now / 1000);
+        date = r.now.toUTCString();
+      }
       const headers = sign({
         method: r.method,
         path: r.path,
         host: r.host,
-        date: r.now.toUTCString(),
+        date,
         body: r.body,
       });
       // A fresh object per request (the contract of `authenticate`); no copy needed.

@@ -1,4 +1,4 @@
-import { createHash, createHmac, createSecretKey } from 'node:crypto';
+import { createHmac, createSecretKey, hash } from 'node:crypto';
 import { GatewayAuthError } from '../errors.js';
 
 /** Inputs of {@link signRequest}: everything that goes into the signed string, and the key. */
@@ -44,7 +44,8 @@ const WITHOUT_DIGEST = 'host date request-target v-c-merchant-id';
 
 /** `SHA-256=<base64 of the SHA-256 of the bytes>`: a plain hash of the exact bytes sent, not an HMAC (§1). */
 export function digestHeader(body: Buffer | string): string {
-  return `SHA-256=${createHash('sha256').update(body).digest('base64')}`;
+  // The one-shot hash: no Hash object per request (a string is hashed as its UTF-8 bytes, as Hash.update does).
+  return `SHA-256=${hash('sha256', body, 'base64')}`;
 }
 
 /**
@@ -90,14 +91,26 @@ export type HttpSigner = (
  */
 export function createHttpSigner(merchantId: string, keyId: string, secretBase64: string): HttpSigner {
   const key = createSecretKey(decodeSharedSecret(secretBase64));
-  const prefix = `keyid="${keyId}", algorithm="HmacSHA256", headers="`;
+  // What does not change between requests is built once: the signature parameters before the MAC, and the last line
+  // of the signed string. The lines between are those of {@link signingString}, in the same order.
+  const prefixWithDigest = `keyid="${keyId}", algorithm="HmacSHA256", headers="${WITH_DIGEST}", signature="`;
+  const prefixWithoutDigest = `keyid="${keyId}", algorithm="HmacSHA256", headers="${WITHOUT_DIGEST}", signature="`;
+  const merchant = `\nv-c-merchant-id: ${merchantId}`;
   return (input) => {
-    const { headerList, text, digest } = signingString({ ...input, merchantId });
-    const mac = createHmac('sha256', key).update(text, 'utf8').digest('base64');
-    const signature = `${prefix}${headerList}", signature="${mac}"`;
-    return digest !== undefined
-      ? { host: input.host, date: input.date, digest, 'v-c-merchant-id': merchantId, signature }
-      : { host: input.host, date: input.date, 'v-c-merchant-id': merchantId, signature };
+    const { host, date } = input;
+    const method = input.method.toLowerCase();
+    const text = `host: ${host}\ndate: ${date}\nrequest-target: ${method} ${input.path}`;
+    if (!METHODS_WITH_DIGEST.has(method)) {
+      const mac = createHmac('sha256', key)
+        .update(text + merchant, 'utf8')
+        .digest('base64');
+      return { host, date, 'v-c-merchant-id': merchantId, signature: `${prefixWithoutDigest}${mac}"` };
+    }
+    const digest = digestHeader(input.body ?? EMPTY);
+    const mac = createHmac('sha256', key)
+      .update(`${text}\ndigest: ${digest}${merchant}`, 'utf8')
+      .digest('base64');
+    return { host, date, digest, 'v-c-merchant-id': merchantId, signature: `${prefixWithDigest}${mac}"` };
   };
 }
 

@@ -122,6 +122,11 @@ const PROCESSED_AMOUNT: Partial<Record<ServiceName, string>> = {
   'timeout-void': 'voidAmountDetails.voidAmount',
 };
 
+/** Where each service's answer states the currency of the amount it processed: beside the amount. */
+const PROCESSED_CURRENCY: Partial<Record<ServiceName, string>> = Object.fromEntries(
+  Object.entries(PROCESSED_AMOUNT).map(([service, path]) => [service, path.replace(/\.[^.]+$/, '.currency')]),
+);
+
 const AUTHORIZING: ReadonlySet<ServiceName> = new Set(['avr', 'preauth', 'sale', 'incremental']);
 
 const at = valueAt;
@@ -189,6 +194,43 @@ export function errorForStatus(httpStatus: number, body: unknown): GatewayError 
   });
 }
 
+type Approved = Extract<Outcome, { kind: 'approved' }>;
+
+/**
+ * An approval, its optional members present only when known (callers may test their presence), in one order. One
+ * literal per combination rather than conditional spreads, which give every object a shape of its own.
+ */
+function approved(
+  gatewayId: string,
+  status: string,
+  authorizedMinor: number | undefined,
+  amountMinor: number | undefined,
+  partial: boolean,
+  approvalCode: string | undefined,
+  httpStatus: number,
+  body: unknown,
+): Approved {
+  const kind = 'approved';
+  if (authorizedMinor !== undefined) {
+    if (amountMinor !== undefined) {
+      return approvalCode !== undefined
+        ? { kind, gatewayId, status, authorizedMinor, amountMinor, partial, approvalCode, httpStatus, body }
+        : { kind, gatewayId, status, authorizedMinor, amountMinor, partial, httpStatus, body };
+    }
+    return approvalCode !== undefined
+      ? { kind, gatewayId, status, authorizedMinor, partial, approvalCode, httpStatus, body }
+      : { kind, gatewayId, status, authorizedMinor, partial, httpStatus, body };
+  }
+  if (amountMinor !== undefined) {
+    return approvalCode !== undefined
+      ? { kind, gatewayId, status, amountMinor, partial, approvalCode, httpStatus, body }
+      : { kind, gatewayId, status, amountMinor, partial, httpStatus, body };
+  }
+  return approvalCode !== undefined
+    ? { kind, gatewayId, status, partial, approvalCode, httpStatus, body }
+    : { kind, gatewayId, status, partial, httpStatus, body };
+}
+
 /**
  * Classifies the answer to a prepared payment request (reference/gateway.md §4): decide on `status`, never on
  * `processorInformation.responseCode`; ignore unknown fields; amounts as strings or numbers.
@@ -254,21 +296,25 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
         }
       }
       const processedPath = PROCESSED_AMOUNT[prepared.service];
-      const amountCurrency =
-        str(at(body, processedPath?.replace(/\.[^.]+$/, '.currency') ?? '')) ?? currency ?? prepared.currency;
-      const amountMinor = processedPath ? amountAt(body, processedPath, amountCurrency) : undefined;
+      const amountMinor =
+        processedPath !== undefined
+          ? amountAt(
+              body,
+              processedPath,
+              str(at(body, PROCESSED_CURRENCY[prepared.service] ?? '')) ?? currency ?? prepared.currency,
+            )
+          : undefined;
       const approvalCode = str(at(body, 'processorInformation.approvalCode'));
-      return {
-        kind: 'approved',
+      return approved(
         gatewayId,
         status,
-        ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
-        ...(amountMinor !== undefined ? { amountMinor } : {}),
+        authorizedMinor,
+        amountMinor,
         partial,
-        ...(approvalCode !== undefined ? { approvalCode } : {}),
+        approvalCode,
         httpStatus,
         body,
-      };
+      );
     } catch (e) {
       if (e instanceof GatewayError) return { kind: 'unknown', error: e, httpStatus };
       throw e;

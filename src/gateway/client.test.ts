@@ -1,4 +1,5 @@
 import { createHash, createHmac } from 'node:crypto';
+import { createServer, type AddressInfo } from 'node:net';
 import { MockAgent } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { httpSignatureAuthenticator, type Authenticator } from './auth/authenticator.js';
@@ -125,6 +126,98 @@ describe('GatewayClient.send', () => {
     expect(seen!.headers['v-c-client-correlation-id']).toMatch(/^[0-9a-f-]{36}$/);
     expect(verifies('POST', '/pts/v2/payments', seen!.headers, seen!.body)).toBe(true);
   });
+
+  it('sends the same bytes for a given request: body, header order and signature as recorded', async () => {
+    // Recorded from the client before the send path was optimised: any change of the body bytes, the signed string,
+    // the HMAC or the headers sent (names, values, order) fails here.
+    client = createGatewayClient({
+      baseUrl: ORIGIN,
+      merchantId: 'testrest',
+      auth: httpSignatureAuthenticator('testrest', KEY_ID, SECRET),
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+      dispatcher: agent,
+      now: () => new Date(Date.UTC(2026, 0, 1, 12, 0, 0, 999)),
+      builder: { newTransactionId: () => 'T01KDWX0000000000000000000' },
+    });
+    let seen: { headers: unknown; body: string } | undefined;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply((opts) => {
+        seen = { headers: opts.headers, body: bodyText(opts.body) };
+        return { statusCode: 201, data: approved };
+      });
+    const prepared = client.prepare(preauth);
+    await client.send(prepared);
+    const body =
+      '{"clientReferenceInformation":{"code":"ORDER-1","comments":"Parking Auth","transactionId":' +
+      '"T01KDWX0000000000000000000","partner":{"developerId":"12345678","solutionId":"PARKTERM",' +
+      '"thirdPartyCertificationNumber":"PT0000000001"}},"processingInformation":{"commerceIndicator":"retail",' +
+      '"authorizationOptions":{"authIndicator":"0"}},"paymentInformation":{"card":{"type":"001"}},' +
+      '"orderInformation":{"amountDetails":{"totalAmount":"12.50","currency":"GBP"}},"pointOfSaleInformation":' +
+      '{"entryMode":"swiped","terminalCapability":2,"terminalPinCapability":0,"catLevel":2,"terminalId":"PT000001",' +
+      '"trackData":";4111111111111111=30121011234567890?"},"merchantInformation":{"transactionLocalDateTime":' +
+      '"20260101120000"}}';
+    expect(prepared.body.toString('utf8')).toBe(body);
+    expect(seen!.body).toBe(body);
+    const headers = Object.entries(seen!.headers as Record<string, string>);
+    expect(headers.map(([name]) => name)).toEqual([
+      'host',
+      'date',
+      'digest',
+      'v-c-merchant-id',
+      'signature',
+      'accept',
+      'v-c-client-correlation-id',
+      'content-type',
+    ]);
+    expect(Object.fromEntries(headers.filter(([name]) => name !== 'v-c-client-correlation-id'))).toEqual({
+      host: 'gateway.test',
+      date: 'Thu, 01 Jan 2026 12:00:00 GMT',
+      digest: 'SHA-256=KGjasdegqI7VTm2igZgo1bbAk0RPiJ0x0uKLm3WXY7A=',
+      'v-c-merchant-id': 'testrest',
+      signature:
+        'keyid="08c94330-f618-42a3-b09d-e1e43be5efda", algorithm="HmacSHA256", headers="host date request-target ' +
+        'digest v-c-merchant-id", signature="UVeqr7v/nfV1OJcrS1pi2veTJW6Hs6R8DqsLo/GSQuA="',
+      accept: 'application/hal+json;charset=utf-8, application/json',
+      'content-type': 'application/json;charset=utf-8',
+    });
+  });
+
+  it.each([
+    ['equal to', 300],
+    ['shorter than', 2000],
+  ])(
+    'turns an answer body that stalls into unknown (GW_TIMEOUT, body), with its deadline %s the headers one',
+    async (_, headersMs) => {
+      const server = createServer((socket) => {
+        socket.once('data', () => {
+          // The headers at once, then half the body, and nothing more.
+          socket.write(
+            'HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: 40\r\n\r\n{"id"',
+          );
+        });
+      });
+      await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+      const { port } = server.address() as AddressInfo;
+      const real = createGatewayClient({
+        baseUrl: `http://127.0.0.1:${port}`,
+        merchantId: 'testrest',
+        auth: httpSignatureAuthenticator('testrest', KEY_ID, SECRET),
+        timeouts: { connectMs: 1000, headersMs, bodyMs: 300 },
+      });
+      try {
+        const outcome = await real.send(real.prepare(preauth));
+        expect(outcome).toMatchObject({
+          kind: 'unknown',
+          error: { code: 'GW_TIMEOUT', phase: 'body', outcomeUnknown: true },
+        });
+      } finally {
+        await real.close();
+        server.close();
+      }
+    },
+  );
 
   it('classifies an authorization as approved with its authorized amount', async () => {
     agent.get(ORIGIN).intercept({ path: '/pts/v2/payments', method: 'POST' }).reply(201, approved);

@@ -131,16 +131,22 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     private readonly reject: (error: GatewayError) => void,
     private readonly signal: AbortSignal | undefined,
   ) {
-    this.timer = setTimeout(
-      () => this.fail(new GatewayTimeoutError('headers', `${label}: no answer in time`)),
-      timeouts.headersMs,
-    );
+    this.timer = setTimeout(() => this.expire(), timeouts.headersMs);
     if (signal !== undefined) {
       // The caller gave up: once a request may have left, its outcome is unknown.
       this.onCallerAbort = () =>
         this.fail(new GatewayError('GW_CANCELLED', `${label}: cancelled`, { outcomeUnknown: true }));
       signal.addEventListener('abort', this.onCallerAbort, { once: true });
     }
+  }
+
+  /** The deadline of the current phase passed. */
+  private expire(): void {
+    this.fail(
+      this.phase === 'headers'
+        ? new GatewayTimeoutError('headers', `${this.label}: no answer in time`)
+        : new GatewayTimeoutError('body', `${this.label}: answer body not complete in time`),
+    );
   }
 
   /** Settles with `error` now and stops the exchange (now, or as soon as undici hands over its controller). */
@@ -172,11 +178,12 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
     this.httpStatus = statusCode;
     this.headers = headers;
     this.phase = 'body';
-    clearTimeout(this.timer);
-    this.timer = setTimeout(
-      () => this.fail(new GatewayTimeoutError('body', `${this.label}: answer body not complete in time`)),
-      this.timeouts.bodyMs,
-    );
+    // The body's deadline runs from now: the same timer re-armed when both deadlines are equal.
+    if (this.timeouts.bodyMs === this.timeouts.headersMs) this.timer.refresh();
+    else {
+      clearTimeout(this.timer);
+      this.timer = setTimeout(() => this.expire(), this.timeouts.bodyMs);
+    }
   }
 
   onResponseData(_controller: Dispatcher.DispatchController, chunk: Buffer): void {

@@ -262,10 +262,13 @@ export class PaymentService {
     const dccOriginal = dccFieldsFor(request.dcc, request.amountMinor, family, true);
     const followOnTerms = this.followOnDcc(request);
     const dccFollowOn = dccFieldsFor(followOnTerms, request.amountMinor, family, false);
+    // Literals of every field: the gateway client reads each one, and an object spread from another gets a shape of its
+    // own that makes each of those reads a slow lookup.
     const cardPresent = (amountMinor: number): CardPresentFields => {
       if (!card) throw new PaymentBuildError('NO_CARD', `${request.service} needs a card read`);
       return {
-        ...common,
+        code: common.code,
+        partner: common.partner,
         amountMinor,
         currency: request.currency,
         transactionLocalDateTime: date,
@@ -279,18 +282,21 @@ export class PaymentService {
         return { service: 'avr', ...fields };
       }
       case 'preauth':
+      case 'sale': {
+        const f = cardPresent(request.amountMinor);
         return {
-          service: 'preauth',
-          ...cardPresent(request.amountMinor),
-          ...(dccOriginal ? { dcc: dccOriginal } : {}),
+          service: request.service,
+          code: f.code,
+          partner: f.partner,
+          amountMinor: f.amountMinor,
+          currency: f.currency,
+          transactionLocalDateTime: f.transactionLocalDateTime,
+          merchantCategoryCode: f.merchantCategoryCode,
+          pos: f.pos,
+          authIndicator: request.service === 'sale' ? request.authIndicator || undefined : undefined,
+          dcc: dccOriginal,
         };
-      case 'sale':
-        return {
-          service: 'sale',
-          ...cardPresent(request.amountMinor),
-          ...(request.authIndicator ? { authIndicator: request.authIndicator } : {}),
-          ...(dccOriginal ? { dcc: dccOriginal } : {}),
-        };
+      }
       case 'credit':
         return { service: 'credit', ...cardPresent(request.amountMinor) };
       case 'incremental':

@@ -4,7 +4,7 @@ import type { Logger } from '../log/index.js';
 import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
-import type { JournaledSender, OutgoingRequest, TransmitOutcome } from './sender.js';
+import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 
 /** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
 export type OfflinePolicy = 'online-only' | 'prefer-online';
@@ -581,24 +581,13 @@ export class OfflineQueue {
           currency: row.currency,
           moneyMoving: true,
         };
-        // A literal of every field: an entry spread from the request would get a shape of its own, slow to read.
-        const entry = this.journal.begin({
-          transactionId: row.transaction_id,
-          referencedTransactionId: undefined,
-          service: row.service,
-          comments: row.comments,
-          method: row.method,
-          path: row.path,
-          body,
-          amountMinor: row.amount_minor,
-          currency: row.currency,
-          flowId: row.flow_id ?? undefined,
-          parentGatewayId: undefined,
-          maskedPan: row.masked_pan ?? undefined,
-          moneyMoving: true,
-          resolvesEntryId: undefined,
-          sentAt: now,
-        });
+        const entry = this.journal.begin(
+          entryOf(request, {
+            flowId: row.flow_id ?? undefined,
+            maskedPan: row.masked_pan ?? undefined,
+            sentAt: now,
+          }),
+        );
         if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
           throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
         return { row, request, entry };

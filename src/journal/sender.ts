@@ -182,25 +182,7 @@ export class JournaledSender {
     begun: JournalEntry;
     recorded: { entry: JournalEntry | undefined; outcome: TransmitOutcome };
   }> {
-    // One literal with every field (undefined where absent): an object assembled from conditional spreads gets a shape
-    // of its own, and every read of it afterwards (validation, the insert) is a slow, megamorphic lookup.
-    const amount = request.amountMinor !== undefined && request.currency !== undefined;
-    const begin: BeginEntry = {
-      transactionId: request.transactionId,
-      referencedTransactionId: request.referencedTransactionId ?? options.referencedTransactionId,
-      service: request.service,
-      comments: request.comments,
-      method: request.method,
-      path: request.path,
-      body: request.body,
-      amountMinor: amount ? request.amountMinor : undefined,
-      currency: amount ? request.currency : undefined,
-      flowId: options.flowId,
-      parentGatewayId: options.parentGatewayId,
-      maskedPan: options.maskedPan,
-      moneyMoving: request.moneyMoving,
-      resolvesEntryId: options.resolvesEntryId,
-    };
+    const begin = entryOf(request, options);
     // Owned from inside the write that creates it: no moment exists where the entry is in the journal and nobody
     // owns it (a sweep for unowned entries could otherwise take it between the commit and this caller's turn).
     let release: (() => void) | undefined;
@@ -333,6 +315,32 @@ export class JournaledSender {
       release();
     };
   }
+}
+
+/**
+ * The journal entry of a request about to be sent, with what the caller knows of it (`sentAt`: begun already marked
+ * sent). One literal of every field, undefined where absent: an object assembled from conditional spreads gets a shape
+ * of its own, and every read of it afterwards (validation, the insert) is a slow, megamorphic lookup.
+ */
+export function entryOf(request: OutgoingRequest, options: SendOptions & { sentAt?: Date } = {}): BeginEntry {
+  const amount = request.amountMinor !== undefined && request.currency !== undefined;
+  return {
+    transactionId: request.transactionId,
+    referencedTransactionId: request.referencedTransactionId ?? options.referencedTransactionId,
+    service: request.service,
+    comments: request.comments,
+    method: request.method,
+    path: request.path,
+    body: request.body,
+    amountMinor: amount ? request.amountMinor : undefined,
+    currency: amount ? request.currency : undefined,
+    flowId: options.flowId,
+    parentGatewayId: options.parentGatewayId,
+    maskedPan: options.maskedPan,
+    moneyMoving: request.moneyMoving,
+    resolvesEntryId: options.resolvesEntryId,
+    sentAt: options.sentAt,
+  };
 }
 
 /** The journal's record of an outcome. */

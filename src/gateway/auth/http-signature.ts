@@ -71,12 +71,22 @@ export function signingString(input: Omit<SignRequestInput, 'keyId' | 'secretBas
   text: string;
   digest?: string;
 } {
+  const { text, digest } = signedLines(input, `\nv-c-merchant-id: ${input.merchantId}`);
+  return digest === undefined
+    ? { headerList: WITHOUT_DIGEST, text }
+    : { headerList: WITH_DIGEST, text, digest };
+}
+
+/** The lines of {@link signingString}, and the digest among them; `merchantLine` is the last one with its newline. */
+function signedLines(
+  input: Pick<SignRequestInput, 'method' | 'path' | 'host' | 'date' | 'body'>,
+  merchantLine: string,
+): { text: string; digest?: string } {
   const method = input.method.toLowerCase();
   const text = `host: ${input.host}\ndate: ${input.date}\nrequest-target: ${method} ${input.path}`;
-  const merchant = `\nv-c-merchant-id: ${input.merchantId}`;
-  if (!METHODS_WITH_DIGEST.has(method)) return { headerList: WITHOUT_DIGEST, text: text + merchant };
+  if (!METHODS_WITH_DIGEST.has(method)) return { text: text + merchantLine };
   const digest = digestHeader(input.body ?? EMPTY);
-  return { headerList: WITH_DIGEST, text: `${text}\ndigest: ${digest}${merchant}`, digest };
+  return { text: `${text}\ndigest: ${digest}${merchantLine}`, digest };
 }
 
 /** Signs requests for one key: the secret is decoded and checked once, not per request. */
@@ -92,25 +102,17 @@ export type HttpSigner = (
 export function createHttpSigner(merchantId: string, keyId: string, secretBase64: string): HttpSigner {
   const key = createSecretKey(decodeSharedSecret(secretBase64));
   // What does not change between requests is built once: the signature parameters before the MAC, and the last line
-  // of the signed string. The lines between are those of {@link signingString}, in the same order.
+  // of the signed string.
   const prefixWithDigest = `keyid="${keyId}", algorithm="HmacSHA256", headers="${WITH_DIGEST}", signature="`;
   const prefixWithoutDigest = `keyid="${keyId}", algorithm="HmacSHA256", headers="${WITHOUT_DIGEST}", signature="`;
   const merchant = `\nv-c-merchant-id: ${merchantId}`;
   return (input) => {
     const { host, date } = input;
-    const method = input.method.toLowerCase();
-    const text = `host: ${host}\ndate: ${date}\nrequest-target: ${method} ${input.path}`;
-    if (!METHODS_WITH_DIGEST.has(method)) {
-      const mac = createHmac('sha256', key)
-        .update(text + merchant, 'utf8')
-        .digest('base64');
-      return { host, date, 'v-c-merchant-id': merchantId, signature: `${prefixWithoutDigest}${mac}"` };
-    }
-    const digest = digestHeader(input.body ?? EMPTY);
-    const mac = createHmac('sha256', key)
-      .update(`${text}\ndigest: ${digest}${merchant}`, 'utf8')
-      .digest('base64');
-    return { host, date, digest, 'v-c-merchant-id': merchantId, signature: `${prefixWithDigest}${mac}"` };
+    const { text, digest } = signedLines(input, merchant);
+    const mac = createHmac('sha256', key).update(text, 'utf8').digest('base64');
+    return digest === undefined
+      ? { host, date, 'v-c-merchant-id': merchantId, signature: `${prefixWithoutDigest}${mac}"` }
+      : { host, date, digest, 'v-c-merchant-id': merchantId, signature: `${prefixWithDigest}${mac}"` };
   };
 }
 

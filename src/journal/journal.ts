@@ -180,6 +180,12 @@ export const ONE_STATEMENT: DurableWriteOptions = { oneStatement: true };
 /** Commits one turn of the event loop may start in microtasks before the next waits for the turn. */
 const MICROTASK_COMMITS_PER_TURN = 16;
 
+/**
+ * Queues a commit's microtask with `then`: `queueMicrotask` wraps each callback in an AsyncResource (an async id and
+ * the hooks' checks), which cost 0.02 of `journal.append`'s ratio to a bare insert, measured in alternating chunks.
+ */
+const SETTLED = Promise.resolve();
+
 /** How a write given to {@link SqliteJournal.commitDurably} is made atomic. */
 export interface DurableWriteOptions {
   /**
@@ -658,7 +664,7 @@ export class SqliteJournal implements Journal {
       if (this.microtaskCommits++ === 0) setImmediate(() => (this.microtaskCommits = 0));
       const token = { kind: 'microtask' } as const;
       this.flushScheduled = token;
-      queueMicrotask(() => {
+      void SETTLED.then(() => {
         if (this.flushScheduled === token) this.flush();
       });
     } else this.flushScheduled = { kind: 'immediate', handle: setImmediate(() => this.flush()) };

@@ -1,5 +1,6 @@
 /** Gateway ids and request fingerprints of the ledger. */
-import { createHash, randomFillSync } from 'node:crypto';
+import { hash, randomFillSync } from 'node:crypto';
+import { jsonString } from './json-text.js';
 
 /** Random bytes for ids, refilled a page at a time (one call into the CSPRNG per ~400 ids, not one per digit). */
 const ID_RANDOM = Buffer.alloc(4096);
@@ -42,22 +43,30 @@ export function newId(now: Date): string {
 
 /**
  * Canonical JSON of a parsed body: keys sorted at every level, otherwise exactly `JSON.stringify` (the text that
- * ledgers written before this function existed were fingerprinted over), built in one pass.
+ * ledgers written before this function existed were fingerprinted over), built in one pass. Keys already in order
+ * are not sorted again (`>` compares strings as the default sort does, by UTF-16 code units).
  */
 function canonicalJson(v: unknown): string {
+  if (typeof v === 'string') return jsonString(v);
   if (typeof v !== 'object' || v === null) return JSON.stringify(v) ?? 'null';
   if (Array.isArray(v)) {
     let out = '[';
     for (let i = 0; i < v.length; i++) out += (i > 0 ? ',' : '') + canonicalJson(v[i]);
     return `${out}]`;
   }
-  const keys = Object.keys(v).sort();
+  const keys = Object.keys(v);
+  for (let i = 1; i < keys.length; i++) {
+    if ((keys[i - 1] ?? '') > (keys[i] ?? '')) {
+      keys.sort();
+      break;
+    }
+  }
   let out = '{';
   let first = true;
   for (const k of keys) {
     const value = (v as Record<string, unknown>)[k];
     if (value === undefined || typeof value === 'function') continue;
-    out += `${first ? '' : ','}${JSON.stringify(k)}:${canonicalJson(value)}`;
+    out += `${first ? '' : ','}${jsonString(k)}:${canonicalJson(value)}`;
     first = false;
   }
   return `${out}}`;
@@ -65,5 +74,5 @@ function canonicalJson(v: unknown): string {
 
 /** Canonical JSON (sorted keys) for DUPLICATE_REQUEST; never stored in clear: hashed. */
 export function fingerprint(body: unknown): string {
-  return createHash('sha256').update(canonicalJson(body)).digest('base64');
+  return hash('sha256', canonicalJson(body), 'base64');
 }

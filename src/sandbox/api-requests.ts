@@ -20,7 +20,7 @@ import { sendJson } from './http-io.js';
 import type { MerchantStanding } from './ledger.js';
 import { isJsonContentType, jsonDepthExceeds, MAX_JSON_DEPTH, MAX_KEPT_BODY_BYTES } from './limits.js';
 import { linkError, type PaymentLinkService } from './links.js';
-import { maskBody } from './masking.js';
+import { maskedBodyJson } from './masking.js';
 import type { OAuthService } from './oauth.js';
 import type { PaymentService } from './payments.js';
 import { findPersonalData } from './personal-data.js';
@@ -273,11 +273,7 @@ export class ApiRequests {
     const hex = tags ? valueAt(r.parsed, 'pointOfSaleInformation.emv.tags') : undefined;
     const known = tags && typeof hex === 'string' ? { hex, tags } : undefined;
     r.entry.fileBody(
-      r.tooDeep
-        ? TOO_DEEP
-        : r.parsed === undefined
-          ? NOT_JSON
-          : JSON.stringify(maskBody(r.parsed, '', known)),
+      r.tooDeep ? TOO_DEEP : r.parsed === undefined ? NOT_JSON : maskedBodyJson(r.parsed, known),
       known,
     );
   }

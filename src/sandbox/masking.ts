@@ -5,6 +5,7 @@
 import { maskPan } from '../emv/index.js';
 import { luhnValid } from './card.js';
 import { NEVER_SEND_TAGS, decodeEmvTags, type DecodedTag } from './emv-rules.js';
+import { jsonString } from './json-text.js';
 
 /** Keys whose string value is replaced whole (track data, security codes, cryptograms, generic values). */
 const REDACTED_KEYS: ReadonlySet<string> = new Set([
@@ -54,30 +55,32 @@ function maskString(value: string, key: string, known: KnownEmvTags | undefined)
   });
 }
 
-function maskValue(value: unknown, key: string, known: KnownEmvTags | undefined): unknown {
-  if (typeof value === 'string') return maskString(value, key, known);
-  if (typeof value !== 'object' || value === null) return value;
+/** {@link maskedBodyJson} of a value found under `key` (`''` for the body itself and for array elements). */
+function maskedJsonOf(value: unknown, key: string, known: KnownEmvTags | undefined): string {
+  if (typeof value === 'string') return jsonString(maskString(value, key, known));
+  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
   if (Array.isArray(value)) {
-    const out: unknown[] = new Array<unknown>(value.length);
-    for (let i = 0; i < value.length; i++) out[i] = maskValue(value[i], '', known);
-    return out;
+    let out = '[';
+    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + maskedJsonOf(value[i], '', known);
+    return `${out}]`;
   }
-  const out: Record<string, unknown> = {};
+  let out = '{';
+  let first = true;
+  // Object.keys gives the order JSON.stringify writes; a JSON key "__proto__" is an own property and written as one.
   for (const k of Object.keys(value)) {
-    const v = maskValue((value as Record<string, unknown>)[k], k, known);
-    // A JSON key "__proto__" is an own property of the parsed body; keep it one (no prototype change).
-    if (k === '__proto__')
-      Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
-    else out[k] = v;
+    out += `${first ? '' : ','}${jsonString(k)}:${maskedJsonOf((value as Record<string, unknown>)[k], k, known)}`;
+    first = false;
   }
-  return out;
+  return `${out}}`;
 }
 
 /**
- * Masks card data in a request body before it is stored in the ledger (DESIGN.md, money safety rule 4): a copy
- * with PANs masked (first 6 + last 4), track data, security codes and cryptograms redacted, and an `emv.tags`
- * carrying a never-send tag redacted. `known` passes tags the service already decoded, so they are not decoded twice.
+ * The masked copy of a request body, as the JSON text the ledger keeps (DESIGN.md, money safety rule 4): PANs masked
+ * (first 6 + last 4), track data, security codes and cryptograms redacted, and an `emv.tags` carrying a never-send
+ * tag redacted. `body` is a parsed JSON body (what `JSON.parse` returns); the text is what `JSON.stringify` gives of
+ * its masked copy, written in one pass without making the copy. `known` passes tags the service already decoded, so
+ * they are not decoded twice.
  */
-export function maskBody(value: unknown, key = '', known?: KnownEmvTags): unknown {
-  return maskValue(value, key, known);
+export function maskedBodyJson(body: unknown, known?: KnownEmvTags): string {
+  return maskedJsonOf(body, '', known);
 }

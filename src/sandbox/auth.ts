@@ -3,13 +3,7 @@
  * the sandbox must never share signing code with the client). Every function here is pure: the server passes the
  * received headers, the exact body bytes and the sandbox clock.
  */
-import {
-  createHash,
-  createHmac,
-  createPublicKey,
-  timingSafeEqual,
-  verify as verifySignature,
-} from 'node:crypto';
+import { createHmac, createPublicKey, hash, timingSafeEqual, verify as verifySignature } from 'node:crypto';
 
 /** A merchant the sandbox knows, with the key its requests are signed with. */
 export interface MerchantKey {
@@ -79,7 +73,7 @@ function secretKey(base64: string): Buffer {
 }
 
 function sha256Base64(body: Uint8Array): string {
-  return createHash('sha256').update(body).digest('base64');
+  return hash('sha256', body, 'base64');
 }
 
 function equalText(a: string, b: string): boolean {
@@ -146,10 +140,7 @@ export function verifyHttpSignature(
   if (!key) return fail('unknown key id', merchantId);
   if (key.merchantId !== merchantId && !key.metaKeyFor?.includes(merchantId))
     return fail('key id does not belong to v-c-merchant-id', merchantId);
-  const names = list
-    .trim()
-    .split(/\s+/)
-    .map((n) => n.toLowerCase());
+  const names = list.trim().toLowerCase().split(/\s+/);
   const method = req.method.toUpperCase();
   const needs = ['host', 'v-c-merchant-id', ...(BODY_METHODS.has(method) ? ['digest'] : [])];
   for (const n of needs) if (!names.includes(n)) return fail(`signed headers omit ${n}`, merchantId);

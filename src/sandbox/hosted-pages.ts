@@ -17,7 +17,7 @@ import type { OAuthService } from './oauth.js';
 import { consentPage, HOSTED_LOCALES, messagePage, paymentPage, resultPage } from './pages.js';
 import type { PaymentService } from './payments.js';
 import type { LedgerTransaction } from './store.js';
-import { amountTrigger, DECLINING_CARDS } from './triggers.js';
+import { amountTrigger, decliningCard } from './triggers.js';
 
 /** What the hosted pages need of the running sandbox. */
 export interface HostedPagesDeps {
@@ -113,7 +113,7 @@ export class HostedPages {
         return sendHtml(res, 400, paymentPage(link, locale, 'The amount is outside the allowed range.'));
     }
     const at = this.deps.now();
-    let decline = DECLINING_CARDS[pan];
+    let decline = decliningCard(pan);
     if (!decline && isExpired(`${expiry[2]}${expiry[1]}`, at)) decline = 'EXPIRED_CARD';
     const trigger = amountTrigger(amount, { canDecline: true, canBePartial: false });
     if (!decline && trigger.kind === 'decline') decline = trigger.reason;

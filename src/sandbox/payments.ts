@@ -34,7 +34,7 @@ import type { ApiCall, ApiOutcome } from './service-types.js';
 import type { LedgerTransaction, TxKind } from './store.js';
 import {
   amountTrigger,
-  DECLINING_CARDS,
+  decliningCard,
   faultBeforeCommit,
   type DeclineReason,
   type FaultKind,
@@ -78,7 +78,7 @@ export class PaymentService extends PaymentLedger {
     } = validatePayment(r, call, now, (reader) =>
       this.ctx.checkDccAuthorization(reader, call.merchantId, now),
     );
-    let decline: DeclineReason | undefined = pan !== undefined ? DECLINING_CARDS[pan] : undefined;
+    let decline: DeclineReason | undefined = pan !== undefined ? decliningCard(pan) : undefined;
     if (!decline && expiry !== undefined && isExpired(expiry, now)) decline = 'EXPIRED_CARD';
     // Amount triggers apply to card-present requests (the terminal's); card-not-present SDK samples such as
     // 102.21 USD must run unchanged, so only the declining test cards act on them.
@@ -323,7 +323,7 @@ export class PaymentService extends PaymentLedger {
     const replay = this.duplicate(call, r.text('clientReferenceInformation.transactionId', true));
     if (replay) return replay;
     const { currency, amountMinor: amount, read } = validateCredit(r, call, now);
-    let decline: DeclineReason | undefined = read.pan !== undefined ? DECLINING_CARDS[read.pan] : undefined;
+    let decline: DeclineReason | undefined = read.pan !== undefined ? decliningCard(read.pan) : undefined;
     const trigger = amountTrigger(amount, { canDecline: true, canBePartial: false });
     let fault: FaultKind | undefined;
     if (!decline && trigger.kind === 'decline') decline = trigger.reason;

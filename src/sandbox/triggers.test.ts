@@ -2,7 +2,7 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { luhnValid } from './card.js';
 import { findPersonalData } from './personal-data.js';
-import { amountTrigger, DECLINING_CARDS } from './triggers.js';
+import { amountTrigger, DECLINING_CARDS, decliningCard } from './triggers.js';
 
 const all = { canDecline: true, canBePartial: true };
 
@@ -35,6 +35,12 @@ describe('amount triggers', () => {
 
   it('lists only Luhn-valid declining test cards', () => {
     for (const pan of Object.keys(DECLINING_CARDS)) expect(luhnValid(pan)).toBe(true);
+  });
+
+  it('declines each listed test card with its reason, and no other card', () => {
+    for (const [pan, reason] of Object.entries(DECLINING_CARDS)) expect(decliningCard(pan)).toBe(reason);
+    expect(decliningCard('4111111111111111')).toBeUndefined();
+    expect(decliningCard('constructor')).toBeUndefined();
   });
 });
 

@@ -132,29 +132,54 @@ export const HOST_ROUTES: readonly HostRoute[] = [
   { pattern: '/ap/{saleId}', page: 'alt-payment-page' },
 ];
 
+/** One segment of a pattern, read once: a literal, or a `{name}` parameter with the values it accepts, if listed. */
+type PatternSegment = { literal: string } | { name: string; allowed: readonly string[] | undefined };
+
+/** A pattern's segments, parsed once when the module loads (not on every request). */
+function compilePattern(patternSegments: readonly string[]): readonly PatternSegment[] {
+  return patternSegments.map((want) => {
+    const named = /^\{(\w+)(?::([^}]+))?\}$/.exec(want);
+    if (named?.[1] === undefined) return { literal: want };
+    return { name: named[1], allowed: named[2]?.split('|') };
+  });
+}
+
 /** Matches `segments` against a pattern's segments; the captured parameters, or undefined. */
 function matchSegments(
-  patternSegments: readonly string[],
+  pattern: readonly PatternSegment[],
   segments: readonly string[],
   alreadyDecoded: boolean,
 ): RouteParams | undefined {
-  if (patternSegments.length !== segments.length) return undefined;
-  const params: Record<string, string> = {};
+  if (pattern.length !== segments.length) return undefined;
+  let params: Record<string, string> | undefined;
   for (let i = 0; i < segments.length; i++) {
-    const want = patternSegments[i] ?? '';
+    const want = pattern[i];
     const got = segments[i] ?? '';
-    const named = /^\{(\w+)(?::([^}]+))?\}$/.exec(want);
-    if (named?.[1] === undefined) {
-      if (want !== got) return undefined;
+    if (want === undefined) return undefined;
+    if ('literal' in want) {
+      if (want.literal !== got) return undefined;
       continue;
     }
     if (got === '') return undefined;
     const value = alreadyDecoded ? got : decodeURIComponent(got);
-    if (named[2] !== undefined && !named[2].split('|').includes(value)) return undefined;
-    params[named[1]] = value;
+    if (want.allowed !== undefined && !want.allowed.includes(value)) return undefined;
+    params ??= {};
+    params[want.name] = value;
   }
-  return params;
+  return params ?? {};
 }
+
+/** Each API route with its pattern's segments (empty segments ignored, as the paths' are). */
+const COMPILED_API_ROUTES = API_ROUTES.map((route) => ({
+  route,
+  segments: compilePattern(route.pattern.split('/').filter(Boolean)),
+}));
+
+/** Each host route with its pattern's segments (matched exactly: empty segments count). */
+const COMPILED_HOST_ROUTES = HOST_ROUTES.map((route) => ({
+  route,
+  segments: compilePattern(route.pattern.split('/')),
+}));
 
 /** A matched API route with its parameters. */
 export interface ApiMatch {
@@ -168,14 +193,14 @@ export interface ApiMatch {
  */
 export function matchApiRoute(method: string, path: string): ApiMatch | undefined {
   let segments: string[] | undefined;
-  for (const route of API_ROUTES) {
+  for (const { route, segments: pattern } of COMPILED_API_ROUTES) {
     if (route.method !== method) continue;
     if (route.exact) {
       if (path === route.pattern) return { route, params: {} };
       continue;
     }
     segments ??= path.split('/').filter(Boolean).map(decodeURIComponent);
-    const params = matchSegments(route.pattern.split('/').filter(Boolean), segments, true);
+    const params = matchSegments(pattern, segments, true);
     if (params) return { route, params };
   }
   return undefined;
@@ -189,12 +214,14 @@ export interface HostMatch {
 
 /** The host page `path` names, or undefined when the path belongs to the API. */
 export function matchHostRoute(path: string): HostMatch | undefined {
-  for (const route of HOST_ROUTES) {
+  let segments: string[] | undefined;
+  for (const { route, segments: pattern } of COMPILED_HOST_ROUTES) {
     if (route.prefix) {
       if (path.startsWith(route.pattern)) return { page: route.page, params: {} };
       continue;
     }
-    const params = matchSegments(route.pattern.split('/'), path.split('/'), false);
+    segments ??= path.split('/');
+    const params = matchSegments(pattern, segments, false);
     if (params) return { page: route.page, params };
   }
   return undefined;

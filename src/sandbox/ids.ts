@@ -1,6 +1,5 @@
 /** Gateway ids and request fingerprints of the ledger. */
 import { hash, randomFillSync } from 'node:crypto';
-import { jsonString } from './json-text.js';
 
 /** Random bytes for ids, refilled a page at a time (one call into the CSPRNG per ~400 ids, not one per digit). */
 const ID_RANDOM = Buffer.alloc(4096);
@@ -39,6 +38,18 @@ export function newId(now: Date): string {
     String(idSequence).padStart(4, '0') +
     randomDigits(6)
   );
+}
+
+/**
+ * What may make `JSON.stringify` escape a character of a string: a quote, a backslash, a control character (it
+ * escapes U+0000–U+001F) or a lone surrogate. Without any, the JSON text of a string is the string in quotes; with one,
+ * `JSON.stringify` itself writes it.
+ */
+const ESCAPED_IN_JSON = /["\\\p{Cc}\p{Cs}]/u;
+
+/** `JSON.stringify(s)`, without calling it for the usual string that needs no escape. */
+function jsonString(s: string): string {
+  return ESCAPED_IN_JSON.test(s) ? JSON.stringify(s) : `"${s}"`;
 }
 
 /**

@@ -5,7 +5,6 @@
 import { maskPan } from '../emv/index.js';
 import { luhnValid } from './card.js';
 import { NEVER_SEND_TAGS, decodeEmvTags, type DecodedTag } from './emv-rules.js';
-import { jsonString } from './json-text.js';
 
 /** Keys whose string value is replaced whole (track data, security codes, cryptograms, generic values). */
 const REDACTED_KEYS: ReadonlySet<string> = new Set([
@@ -55,32 +54,16 @@ function maskString(value: string, key: string, known: KnownEmvTags | undefined)
   });
 }
 
-/** {@link maskedBodyJson} of a value found under `key` (`''` for the body itself and for array elements). */
-function maskedJsonOf(value: unknown, key: string, known: KnownEmvTags | undefined): string {
-  if (typeof value === 'string') return jsonString(maskString(value, key, known));
-  if (typeof value !== 'object' || value === null) return JSON.stringify(value) ?? 'null';
-  if (Array.isArray(value)) {
-    let out = '[';
-    for (let i = 0; i < value.length; i++) out += (i > 0 ? ',' : '') + maskedJsonOf(value[i], '', known);
-    return `${out}]`;
-  }
-  let out = '{';
-  let first = true;
-  // Object.keys gives the order JSON.stringify writes; a JSON key "__proto__" is an own property and written as one.
-  for (const k of Object.keys(value)) {
-    out += `${first ? '' : ','}${jsonString(k)}:${maskedJsonOf((value as Record<string, unknown>)[k], k, known)}`;
-    first = false;
-  }
-  return `${out}}`;
-}
-
 /**
  * The masked copy of a request body, as the JSON text the ledger keeps (DESIGN.md, money safety rule 4): PANs masked
  * (first 6 + last 4), track data, security codes and cryptograms redacted, and an `emv.tags` carrying a never-send
- * tag redacted. `body` is a parsed JSON body (what `JSON.parse` returns); the text is what `JSON.stringify` gives of
- * its masked copy, written in one pass without making the copy. `known` passes tags the service already decoded, so
- * they are not decoded twice.
+ * tag redacted. `body` is a parsed JSON body (what `JSON.parse` returns). `JSON.stringify` writes it, masking each
+ * string under its key as it goes: no copy of the body is made, and the text comes out flat (the ledger keeps one
+ * string per request, not a rope of its pieces). An array element's key is its index, which no rule names, as the
+ * body's own key `''` names none. `known` passes tags the service already decoded, so they are not decoded twice.
  */
 export function maskedBodyJson(body: unknown, known?: KnownEmvTags): string {
-  return maskedJsonOf(body, '', known);
+  return JSON.stringify(body, (key: string, value: unknown) =>
+    typeof value === 'string' ? maskString(value, key, known) : value,
+  );
 }

@@ -55,24 +55,27 @@ export const NEVER_SEND_TAGS: ReadonlySet<string> = new Set([
   '9F20',
 ]);
 
-/** Fixed value lengths in bytes (reference/emv.md dictionary) for the tags whose length never varies. */
-const FIXED_LENGTH: Readonly<Record<string, number>> = {
-  '9A': 3,
-  '9C': 1,
-  '5F2A': 2,
-  '9F1A': 2,
-  '9F02': 6,
-  '9F03': 6,
-  '5F34': 1,
-  '9F36': 2,
-  '82': 2,
-  '95': 5,
-  '9F26': 8,
-  '9F27': 1,
-  '9F33': 3,
-  '9F34': 3,
-  '9F37': 4,
-};
+/**
+ * Fixed value lengths in bytes (reference/emv.md dictionary) for the tags whose length never varies. A map: a decoded
+ * tag is a fresh string, a slow key for an object.
+ */
+const FIXED_LENGTH: ReadonlyMap<string, number> = new Map([
+  ['9A', 3],
+  ['9C', 1],
+  ['5F2A', 2],
+  ['9F1A', 2],
+  ['9F02', 6],
+  ['9F03', 6],
+  ['5F34', 1],
+  ['9F36', 2],
+  ['82', 2],
+  ['95', 5],
+  ['9F26', 8],
+  ['9F27', 1],
+  ['9F33', 3],
+  ['9F34', 3],
+  ['9F37', 4],
+]);
 
 /** One decoded primitive tag as the ledger shows it. Values of never-send tags are never kept. */
 export interface DecodedTag {
@@ -150,7 +153,7 @@ export function checkEmvTags(tags: readonly DecodedTag[], input: EmvCheckInput):
     }
   }
   for (const [tag, value] of present) {
-    const len = FIXED_LENGTH[tag];
+    const len = FIXED_LENGTH.get(tag);
     if (len !== undefined && value.length !== len * 2) problems.push(`tag ${tag} must be ${len} bytes`);
   }
   const amount = present.get('9F02');

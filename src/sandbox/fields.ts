@@ -167,7 +167,12 @@ export class FieldReader {
       this.invalid(path, `${path} must be 14 digits YYYYMMDDhhmmss`);
       return;
     }
-    const [y, mo, d, h, mi, s] = m.slice(1).map(Number) as [number, number, number, number, number, number];
+    const y = Number(m[1]);
+    const mo = Number(m[2]);
+    const d = Number(m[3]);
+    const h = Number(m[4]);
+    const mi = Number(m[5]);
+    const s = Number(m[6]);
     const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
     if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59)
       this.invalid(path, `${path} is not a valid date and time`);

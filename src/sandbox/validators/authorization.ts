@@ -56,13 +56,9 @@ function readKeyedCard(r: FieldReader, now: Date): { pan?: string; expiry?: stri
     pan = number;
     cardType ??= cardTypeOfPan(number);
   }
-  return {
-    ...(pan !== undefined ? { pan } : {}),
-    ...(month !== undefined && year !== undefined
-      ? { expiry: `${year.slice(-2)}${month.padStart(2, '0')}` }
-      : {}),
-    ...(cardType !== undefined ? { cardType } : {}),
-  };
+  const expiry =
+    month !== undefined && year !== undefined ? `${year.slice(-2)}${month.padStart(2, '0')}` : undefined;
+  return { pan, expiry, cardType };
 }
 
 /**
@@ -104,5 +100,17 @@ export function validatePayment(
   if (currency === undefined || total === undefined)
     throw refusal(now, 'MISSING_FIELD', 'amount and currency are required');
   if (service === 'sale' && !cardPresent && total === 0) service = 'verification';
-  return { service, currency, totalMinor: total, cardPresent, ...read, ...(dcc ? { dcc } : {}) };
+  // A literal of every field (absent ones undefined), not spread from the card read: one hidden class for all.
+  return {
+    service,
+    currency,
+    totalMinor: total,
+    cardPresent,
+    pan: read.pan,
+    expiry: read.expiry,
+    cardType: read.cardType,
+    entryMode: read.entryMode,
+    emv: read.emv,
+    dcc,
+  };
 }

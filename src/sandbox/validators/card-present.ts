@@ -14,6 +14,18 @@ import { refusal } from './refusal.js';
 /** The entry modes of the parking section. */
 export const ENTRY_MODES = ['contact', 'contactless', 'swiped', 'keyed', 'msd'];
 
+/*
+ * The accepted values of the card-present fields, made once (not on every request), and the 9C values each service
+ * expects.
+ */
+const TERMINAL_CAPABILITIES = ['1', '2', '3', '4', '5'];
+const PIN_CAPABILITIES = ['0', '1', '2', '4', '5', '6', '7', '8', '9', '10', '11', '12'];
+const COMMERCE_INDICATORS = ['retail'];
+const AUTH_INDICATORS = ['0', '1'];
+const DEDICATED_HARDWARE = ['0', '1'];
+const PURCHASE_TYPES = ['00'];
+const REFUND_TYPES = ['20'];
+
 /** The card-present services that carry a card read. */
 export type CardPresentService = 'authorization' | 'pre-authorization' | 'sale' | 'verification' | 'credit';
 
@@ -36,12 +48,13 @@ export function validateCardPresent(
   amountMinor: number | undefined,
   now: Date,
 ): CardRead {
-  for (const f of ['code', 'transactionId', 'comments']) r.text(`clientReferenceInformation.${f}`, true);
-  for (const f of ['developerId', 'solutionId', 'thirdPartyCertificationNumber'])
-    r.text(
-      `clientReferenceInformation.partner.${f}`,
-      service !== 'credit' || f === 'thirdPartyCertificationNumber',
-    );
+  r.text('clientReferenceInformation.code', true);
+  r.text('clientReferenceInformation.transactionId', true);
+  r.text('clientReferenceInformation.comments', true);
+  // A credit needs only the certification number of the partner fields.
+  r.text('clientReferenceInformation.partner.developerId', service !== 'credit');
+  r.text('clientReferenceInformation.partner.solutionId', service !== 'credit');
+  r.text('clientReferenceInformation.partner.thirdPartyCertificationNumber', true);
   r.localDateTime('merchantInformation.transactionLocalDateTime', true);
   const typeText = r.text('paymentInformation.card.type', true);
   let cardType: '001' | '002' | undefined;
@@ -63,26 +76,16 @@ export function validateCardPresent(
       'pointOfSaleInformation.catLevel',
       'parking catLevel must be 2 (unattended) or 6 (attended mobile)',
     );
-  const capability = r.oneOf(
-    'pointOfSaleInformation.terminalCapability',
-    ['1', '2', '3', '4', '5'],
-    true,
-    true,
-  );
+  const capability = r.oneOf('pointOfSaleInformation.terminalCapability', TERMINAL_CAPABILITIES, true, true);
   const emvRead = entryMode === 'contact' || entryMode === 'contactless';
   if (emvRead && capability !== undefined && capability !== '4' && capability !== '5')
     r.invalid('pointOfSaleInformation.terminalCapability', 'an EMV read needs terminalCapability 4 or 5');
-  r.oneOf(
-    'pointOfSaleInformation.terminalPinCapability',
-    ['0', '1', '2', '4', '5', '6', '7', '8', '9', '10', '11', '12'],
-    true,
-    true,
-  );
-  r.oneOf('processingInformation.commerceIndicator', ['retail'], true);
+  r.oneOf('pointOfSaleInformation.terminalPinCapability', PIN_CAPABILITIES, true, true);
+  r.oneOf('processingInformation.commerceIndicator', COMMERCE_INDICATORS, true);
   if (service !== 'credit') {
     const authIndicator = r.oneOf(
       'processingInformation.authorizationOptions.authIndicator',
-      ['0', '1'],
+      AUTH_INDICATORS,
       true,
       true,
     );
@@ -97,7 +100,7 @@ export function validateCardPresent(
     r.text('paymentInformation.initiationChannel', true);
     r.text('pointOfSaleInformation.serviceCode', true);
     if (cardType === '002')
-      r.oneOf('pointOfSaleInformation.isDedicatedHardwareTerminal', ['0', '1'], true, true);
+      r.oneOf('pointOfSaleInformation.isDedicatedHardwareTerminal', DEDICATED_HARDWARE, true, true);
   }
   const { pan, expiry } = readCardData(r, entryMode, cardType, now);
   const emv = emvRead
@@ -106,13 +109,9 @@ export function validateCardPresent(
       ? readEmvTags(r, call, false)
       : undefined;
   if (!emvRead) refuseNeverSendTags(r, emv);
-  return {
-    ...(pan !== undefined ? { pan } : {}),
-    ...(expiry !== undefined ? { expiry } : {}),
-    ...(cardType !== undefined ? { cardType } : {}),
-    ...(entryMode !== undefined ? { entryMode } : {}),
-    ...(emv !== undefined ? { emv } : {}),
-  };
+  // A literal of every field (absent ones undefined): a result shaped by conditional spreads gets a hidden class of
+  // its own per combination, and every later read of it goes megamorphic.
+  return { pan, expiry, cardType, entryMode, emv };
 }
 
 /** Card data: track data for stripe and chip reads, the number for keyed entry; the PAN must pass Luhn. */
@@ -151,7 +150,7 @@ function readCardData(
         'paymentInformation.card.type does not match the card number',
       );
   }
-  return { ...(pan !== undefined ? { pan } : {}), ...(expiry !== undefined ? { expiry } : {}) };
+  return { pan, expiry };
 }
 
 /** The tags of a chip read (contact or contactless): required, and checked against the request (emv-rules.ts). */
@@ -173,10 +172,10 @@ function readChipTags(
     const problems = checkEmvTags(emv, {
       cardType,
       context,
-      ...(amountMinor !== undefined && !dcc ? { amountMinor } : {}),
-      ...(currencyNumeric !== undefined && !dcc ? { currencyNumeric } : {}),
-      ...(csn !== undefined ? { cardSequenceNumber: csn } : {}),
-      transactionTypes: service === 'credit' ? ['20'] : ['00'],
+      amountMinor: dcc ? undefined : amountMinor,
+      currencyNumeric: dcc ? undefined : currencyNumeric,
+      cardSequenceNumber: csn,
+      transactionTypes: service === 'credit' ? REFUND_TYPES : PURCHASE_TYPES,
     });
     if (problems.length) r.invalid('pointOfSaleInformation.emv.tags', problems.join('; '));
   }

@@ -27,40 +27,50 @@ export function link(href: string, method: string): { href: string; method: stri
   return { href, method };
 }
 
-/** `clientReferenceInformation` of an answer: the code and transactionId the request sent. */
+/**
+ * `clientReferenceInformation` of an answer: the code and transactionId the request sent. Absent ones are undefined
+ * members, which the answer's JSON leaves out.
+ */
 export function clientRef(tx: LedgerTransaction): Record<string, unknown> {
-  return {
-    ...(tx.code !== undefined ? { code: tx.code } : {}),
-    ...(tx.transactionId !== undefined ? { transactionId: tx.transactionId } : {}),
-  };
+  return { code: tx.code, transactionId: tx.transactionId };
 }
 
-/** The answer to `POST /pts/v2/payments` (authorization, sale, verification), approved or declined. */
+/**
+ * The answer to `POST /pts/v2/payments` (authorization, sale, verification), approved or declined; `cardType` as the
+ * request stated it, `emv` whether it carried EMV tags. One literal of every member, absent ones undefined (the JSON
+ * leaves them out): an answer shaped by conditional spreads gets hidden classes of its own.
+ */
 export function paymentAnswer(
   tx: LedgerTransaction,
   service: 'authorization' | 'sale' | 'verification',
   decline: DeclineReason | undefined,
-  read: { cardType?: string; emv?: unknown },
+  cardType: string | undefined,
+  emv: boolean,
   now: Date,
 ): Record<string, unknown> {
-  const { cardType, emv } = read;
   const total = tx.amounts.requested;
   const currency = tx.currency;
   const base = `/pts/v2/payments/${tx.id}`;
-  const links: Record<string, unknown> = { self: link(base, 'GET') };
-  if (!decline && service === 'sale') {
-    links.void = link(`${base}/voids`, 'POST');
-    links.refund = link(`${base}/refunds`, 'POST');
-  } else if (!decline) {
-    links.authReversal = link(`${base}/reversals`, 'POST');
-    if (service === 'authorization') links.capture = link(`${base}/captures`, 'POST');
-  }
+  const sale = !decline && service === 'sale';
+  const held = !decline && service !== 'sale';
+  const links = {
+    self: link(base, 'GET'),
+    void: sale ? link(`${base}/voids`, 'POST') : undefined,
+    refund: sale ? link(`${base}/refunds`, 'POST') : undefined,
+    authReversal: held ? link(`${base}/reversals`, 'POST') : undefined,
+    capture: held && service === 'authorization' ? link(`${base}/captures`, 'POST') : undefined,
+  };
+  // The processor's references are the id's last digits; each is made once and written where the answer repeats it.
+  const last6 = tx.id.slice(-6);
+  const last12 = tx.id.slice(-12);
+  const last15 = tx.id.slice(-15);
+  const card = cardType !== undefined ? { card: { type: cardType } } : undefined;
   return {
     _links: links,
     id: tx.id,
     submitTimeUtc: isoSeconds(now),
     status: tx.status,
-    reconciliationId: tx.id.slice(-12),
+    reconciliationId: last12,
     clientReferenceInformation: clientRef(tx),
     orderInformation: {
       amountDetails: {
@@ -69,22 +79,18 @@ export function paymentAnswer(
         currency,
       },
     },
-    ...(cardType !== undefined
-      ? {
-          paymentAccountInformation: { card: { type: cardType } },
-          paymentInformation: { card: { type: cardType } },
-        }
-      : {}),
+    paymentAccountInformation: card,
+    paymentInformation: card,
     processorInformation: {
       responseCode: decline ? RESPONSE_CODES[decline] : '00',
-      ...(decline ? {} : { approvalCode: tx.id.slice(-6) }),
-      transactionId: tx.id.slice(-15),
-      networkTransactionId: tx.id.slice(-15),
-      systemTraceAuditNumber: tx.id.slice(-6),
-      retrievalReferenceNumber: tx.id.slice(-12),
+      approvalCode: decline ? undefined : last6,
+      transactionId: last15,
+      networkTransactionId: last15,
+      systemTraceAuditNumber: last6,
+      retrievalReferenceNumber: last12,
     },
-    ...(decline ? { errorInformation: { reason: decline, message: `Decline - ${decline}` } } : {}),
-    ...(emv ? { pointOfSaleInformation: { emv: { tags: decline ? '8A023035' : '8A023030' } } } : {}),
+    errorInformation: decline ? { reason: decline, message: `Decline - ${decline}` } : undefined,
+    pointOfSaleInformation: emv ? { emv: { tags: decline ? '8A023035' : '8A023030' } } : undefined,
   };
 }
 

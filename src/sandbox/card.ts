@@ -14,9 +14,9 @@ export interface CardRead {
 /** Reads track 2 (`;PAN=YYMMSSS...?`), track 1 (`%BPAN^NAME^YYMMSSS...?`) or both joined. Undefined when neither parses. */
 export function readTrackData(trackData: string): CardRead | undefined {
   const t2 = /;?(\d{12,19})[=Dd](\d{4})(\d{3})?/.exec(trackData);
-  if (t2?.[1] && t2[2]) return { pan: t2[1], expiry: t2[2], ...(t2[3] ? { serviceCode: t2[3] } : {}) };
+  if (t2?.[1] && t2[2]) return { pan: t2[1], expiry: t2[2], serviceCode: t2[3] || undefined };
   const t1 = /%?B(\d{12,19})\^[^^]{0,26}\^(\d{4})(\d{3})?/.exec(trackData);
-  if (t1?.[1] && t1[2]) return { pan: t1[1], expiry: t1[2], ...(t1[3] ? { serviceCode: t1[3] } : {}) };
+  if (t1?.[1] && t1[2]) return { pan: t1[1], expiry: t1[2], serviceCode: t1[3] || undefined };
   return undefined;
 }
 

@@ -2,13 +2,14 @@
  * What every payment service does to the ledger (spec 001; reference/gateway.md §7): finds the transaction a path
  * names, replays an identical repeated request, creates and commits transactions with their answers, voids.
  */
+import { maskPan } from '../emv/index.js';
 import type { GatewayAnswer } from './errors.js';
 import { invalidRequest, valueAt } from './fields.js';
 import { voidAnswer } from './answers.js';
 import { fingerprint, newId } from './ids.js';
 import { heldAmount, type MoneyRefusal } from './money-rules.js';
 import type { ApiCall, ApiOutcome, ServiceContext } from './service-types.js';
-import type { LedgerTransaction, TxKind } from './store.js';
+import type { AltPaymentState, LedgerTransaction, TxAmounts, TxKind } from './store.js';
 import { amountTrigger, type FaultKind } from './triggers.js';
 
 export const ORIGINAL_KINDS: ReadonlySet<TxKind> = new Set([
@@ -34,6 +35,26 @@ export function followOnFault(parking: boolean, amount: number): FaultKind | und
   return trigger.kind === 'fault' ? trigger.fault : undefined;
 }
 
+/**
+ * What the ledger keeps of a card-present read: the PAN masked (first 6 + last 4; DESIGN.md, money safety rule 4),
+ * the card type and the entry mode. Absent ones are undefined members, which the ledger's JSON leaves out.
+ */
+export function cardRecord(
+  pan: string | undefined,
+  cardType: string | undefined,
+  entryMode: string | undefined,
+): NonNullable<LedgerTransaction['card']> {
+  return { masked: pan !== undefined ? maskPan(pan) : undefined, type: cardType, entryMode };
+}
+
+/** Whether the original carried EMV data, and was an EMV contact read (the follow-ons' rules). */
+export function emvRecord(
+  emvPresent: boolean,
+  entryMode: string | undefined,
+): NonNullable<LedgerTransaction['emv']> {
+  return { present: emvPresent, contact: emvPresent && entryMode === 'contact' };
+}
+
 /** Effective captured amount: a voided capture or sale has moved nothing. */
 export function effectiveCaptured(tx: LedgerTransaction): number {
   return tx.voided ? 0 : tx.amounts.captured;
@@ -42,6 +63,21 @@ export function effectiveCaptured(tx: LedgerTransaction): number {
 /** Amount still held on an authorization. */
 export function remainingHold(auth: LedgerTransaction): number {
   return heldAmount(auth.amounts);
+}
+
+/**
+ * What a service states about a transaction it creates ({@link PaymentLedger.newTx}); absent amounts are all 0. The
+ * ledger's JSON writes these members after the common ones, in this order.
+ */
+export interface NewTxFields {
+  status: string;
+  amounts?: TxAmounts;
+  parentId?: string | undefined;
+  card?: LedgerTransaction['card'];
+  emv?: LedgerTransaction['emv'];
+  originalFound?: boolean;
+  delayAfterOriginalMs?: number | undefined;
+  altPayment?: AltPaymentState;
 }
 
 /** The ledger side of the payment services over one store. */
@@ -97,12 +133,12 @@ export class PaymentLedger {
     return undefined;
   }
 
-  protected newTx(
-    call: ApiCall,
-    kind: TxKind,
-    currency: string,
-    fields: Partial<LedgerTransaction>,
-  ): LedgerTransaction {
+  /**
+   * A new transaction of `call` with what the service states in `fields`; the rest (id, time, client reference,
+   * fingerprint) from the request. One literal of every member, absent ones undefined, so that every transaction has
+   * one hidden class; the ledger's JSON leaves undefined members out, and keeps the order of the members written.
+   */
+  protected newTx(call: ApiCall, kind: TxKind, currency: string, fields: NewTxFields): LedgerTransaction {
     const now = this.ctx.now();
     const code = valueAt(call.body, 'clientReferenceInformation.code');
     const comments = valueAt(call.body, 'clientReferenceInformation.comments');
@@ -111,19 +147,24 @@ export class PaymentLedger {
       id: newId(now),
       kind,
       merchantId: call.merchantId,
-      ...(typeof transactionId === 'string' ? { transactionId } : {}),
-      ...(typeof code === 'string' ? { code } : {}),
-      ...(typeof comments === 'string' ? { comments } : {}),
-      status: 'PENDING',
+      transactionId: typeof transactionId === 'string' ? transactionId : undefined,
+      code: typeof code === 'string' ? code : undefined,
+      comments: typeof comments === 'string' ? comments : undefined,
+      status: fields.status,
       currency,
-      amounts: { requested: 0, authorized: 0, captured: 0, reversed: 0, refunded: 0 },
+      amounts: fields.amounts ?? { requested: 0, authorized: 0, captured: 0, reversed: 0, refunded: 0 },
       voided: false,
       createdAt: now.toISOString(),
       outcomeUnknown: false,
       answer: { httpStatus: 201, body: {} },
       bodyFingerprint: fingerprint(call.body),
       requests: [],
-      ...fields,
+      parentId: fields.parentId,
+      card: fields.card,
+      emv: fields.emv,
+      originalFound: fields.originalFound,
+      delayAfterOriginalMs: fields.delayAfterOriginalMs,
+      altPayment: fields.altPayment,
     };
   }
 
@@ -138,7 +179,7 @@ export class PaymentLedger {
     tx.answer = { httpStatus, body };
     this.ctx.store.saveTx(tx);
     for (const t of touched) this.ctx.store.saveTx(t);
-    return { httpStatus, body, created: [tx], touched, ...(fault ? { fault } : {}) };
+    return { httpStatus, body, created: [tx], touched, fault };
   }
 
   /** Voids `target` (a void or a timeout void): the money it moved is given back, the hold stays. */

@@ -6,7 +6,6 @@
  * commits every change to the store before the answer (answers.ts) is built.
  */
 import { currencyByAlpha, parseDecimal } from '../money/index.js';
-import { maskPan } from '../emv/index.js';
 import {
   captureAnswer,
   clientRef,
@@ -20,7 +19,9 @@ import {
 import { isExpired } from './card.js';
 import {
   approved,
+  cardRecord,
   effectiveCaptured,
+  emvRecord,
   followOnFault,
   PaymentLedger,
   remainingHold,
@@ -130,20 +131,10 @@ export class PaymentService extends PaymentLedger {
         reversed: 0,
         refunded: 0,
       },
-      card: {
-        ...(pan !== undefined ? { masked: maskPan(pan) } : {}),
-        ...(cardType !== undefined ? { type: cardType } : {}),
-        ...(entryMode !== undefined ? { entryMode } : {}),
-      },
-      emv: { present: emv !== undefined, contact: emv !== undefined && entryMode === 'contact' },
+      card: cardRecord(pan, cardType, entryMode),
+      emv: emvRecord(emv !== undefined, entryMode),
     });
-    const body = paymentAnswer(
-      tx,
-      service,
-      decline,
-      { ...(cardType !== undefined ? { cardType } : {}), ...(emv !== undefined ? { emv } : {}) },
-      now,
-    );
+    const body = paymentAnswer(tx, service, decline, cardType, emv !== undefined, now);
     // Spec 001: a capture or refund of a converted payment repeats its terms; remember which offer it used.
     if (dcc !== undefined && !decline) recordDccAuthorization(this.ctx.store, dcc, tx.id);
     return this.commit(tx, 201, body, [], fault);
@@ -335,15 +326,8 @@ export class PaymentService extends PaymentLedger {
     const tx = this.newTx(call, 'credit', currency, {
       status: decline ? 'DECLINED' : 'PENDING',
       amounts: { requested: amount, authorized: 0, captured: 0, reversed: 0, refunded: decline ? 0 : amount },
-      card: {
-        ...(read.pan !== undefined ? { masked: maskPan(read.pan) } : {}),
-        ...(read.cardType !== undefined ? { type: read.cardType } : {}),
-        ...(read.entryMode !== undefined ? { entryMode: read.entryMode } : {}),
-      },
-      emv: {
-        present: read.emv !== undefined,
-        contact: read.emv !== undefined && read.entryMode === 'contact',
-      },
+      card: cardRecord(read.pan, read.cardType, read.entryMode),
+      emv: emvRecord(read.emv !== undefined, read.entryMode),
     });
     const body = creditAnswer(tx, amount, decline, now);
     return this.commit(tx, 201, body, [], fault);

@@ -56,6 +56,18 @@ describe('the masked body the ledger keeps', () => {
     expect(maskedBodyJson(body)).toBe(JSON.stringify(body));
   });
 
+  it('copies only what it masks: the keys around a masked value keep their order, a "__proto__" key stays a key', () => {
+    const body: unknown = JSON.parse(
+      '{"z":1,"2":"x","__proto__":{"a":[0,{"trackData":"t"}],"b":2},"list":[{"n":1},{"securityCode":"1"}],"a":"s"}',
+    );
+    const before = JSON.stringify(body);
+    expect(maskedBodyJson(body)).toBe(
+      '{"2":"x","z":1,"__proto__":{"a":[0,{"trackData":"[REDACTED]"}],"b":2},' +
+        '"list":[{"n":1},{"securityCode":"[REDACTED]"}],"a":"s"}',
+    );
+    expect(JSON.stringify(body)).toBe(before);
+  });
+
   it('leaves every value without card data as it is, so the text equals JSON.stringify of the body', () => {
     fc.assert(
       fc.property(fc.jsonValue({ stringUnit: 'binary' }), (v) => {

@@ -54,16 +54,56 @@ function maskString(value: string, key: string, known: KnownEmvTags | undefined)
   });
 }
 
+/** Sets own property `k` of `out`; a JSON key "__proto__" is an own property too (no prototype change). */
+function setOwn(out: Record<string, unknown>, k: string, v: unknown): void {
+  if (k === '__proto__')
+    Object.defineProperty(out, k, { value: v, enumerable: true, writable: true, configurable: true });
+  else out[k] = v;
+}
+
+/**
+ * `value` (found under `key`; `''` for the body and for array elements) with every string masked. An object or array
+ * in which nothing changes is returned as it is: only the path to a masked string is copied, so a body is not copied
+ * whole for the one or two values that change.
+ */
+function masked(value: unknown, key: string, known: KnownEmvTags | undefined): unknown {
+  if (typeof value === 'string') return maskString(value, key, known);
+  if (typeof value !== 'object' || value === null) return value;
+  if (Array.isArray(value)) {
+    let copy: unknown[] | undefined;
+    for (let i = 0; i < value.length; i++) {
+      const v: unknown = value[i];
+      const m = masked(v, '', known);
+      if (m === v) continue;
+      copy ??= value.slice();
+      copy[i] = m;
+    }
+    return copy ?? value;
+  }
+  const source = value as Record<string, unknown>;
+  const keys = Object.keys(source);
+  let copy: Record<string, unknown> | undefined;
+  for (let i = 0; i < keys.length; i++) {
+    const k = keys[i] ?? '';
+    const v = source[k];
+    const m = masked(v, k, known);
+    if (copy === undefined) {
+      if (m === v) continue;
+      copy = {};
+      for (let j = 0; j < i; j++) setOwn(copy, keys[j] ?? '', source[keys[j] ?? '']);
+    }
+    setOwn(copy, k, m);
+  }
+  return copy ?? value;
+}
+
 /**
  * The masked copy of a request body, as the JSON text the ledger keeps (DESIGN.md, money safety rule 4): PANs masked
  * (first 6 + last 4), track data, security codes and cryptograms redacted, and an `emv.tags` carrying a never-send
- * tag redacted. `body` is a parsed JSON body (what `JSON.parse` returns). `JSON.stringify` writes it, masking each
- * string under its key as it goes: no copy of the body is made, and the text comes out flat (the ledger keeps one
- * string per request, not a rope of its pieces). An array element's key is its index, which no rule names, as the
- * body's own key `''` names none. `known` passes tags the service already decoded, so they are not decoded twice.
+ * tag redacted. `body` is a parsed JSON body (what `JSON.parse` returns). Only the objects on the path to a masked
+ * value are copied, and `JSON.stringify` writes the text flat (one string per request in the ledger, not a rope).
+ * `known` passes tags the service already decoded, so they are not decoded twice.
  */
 export function maskedBodyJson(body: unknown, known?: KnownEmvTags): string {
-  return JSON.stringify(body, (key: string, value: unknown) =>
-    typeof value === 'string' ? maskString(value, key, known) : value,
-  );
+  return JSON.stringify(masked(body, '', known));
 }

@@ -44,6 +44,12 @@ describe('matchApiRoute', () => {
     expect(matchApiRoute('POST', '/pts/v2/reversals/1/voids')).toBeUndefined();
   });
 
+  it('matches a literal route also written with empty segments or escapes (its segments decide, not its text)', () => {
+    for (const path of ['/pts/v2/payments', '//pts/v2/payments', '/pts/v2/payments/', '/pts/v2/%70ayments'])
+      expect(matchApiRoute('POST', path)?.route.pattern).toBe('/pts/v2/payments');
+    expect(() => matchApiRoute('POST', '/pts/v2/%E0%A4%A')).toThrow(URIError);
+  });
+
   it('matches the offer service on its exact path only (its header check keys on that path)', () => {
     expect(matchApiRoute('POST', '/vas/v1/currencyconversion/')).toBeUndefined();
     expect(matchApiRoute('POST', '//vas/v1/currencyconversion')).toBeUndefined();
@@ -69,5 +75,7 @@ describe('matchHostRoute', () => {
     expect(matchHostRoute('/pay/a/b')).toBeUndefined();
     expect(matchHostRoute('/pay/')).toBeUndefined();
     expect(matchHostRoute('/__sandbox')).toBeUndefined();
+    expect(matchHostRoute('//pay/x')).toBeUndefined();
+    expect(matchHostRoute('/oauth2/v3/token/')).toBeUndefined();
   });
 });

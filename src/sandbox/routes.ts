@@ -169,17 +169,27 @@ function matchSegments(
   return params ?? {};
 }
 
-/** Each API route with its pattern's segments (empty segments ignored, as the paths' are). */
-const COMPILED_API_ROUTES = API_ROUTES.map((route) => ({
-  route,
-  segments: compilePattern(route.pattern.split('/').filter(Boolean)),
-}));
+/**
+ * Each API route with its pattern's segments (empty segments ignored, as the paths' are), and whether they are all
+ * literal: a path equal to such a pattern matches it without being split (the usual authorization).
+ */
+const COMPILED_API_ROUTES = API_ROUTES.map((route) => {
+  const segments = compilePattern(route.pattern.split('/').filter(Boolean));
+  return { route, segments, literal: segments.every((p) => 'literal' in p) };
+});
 
-/** Each host route with its pattern's segments (matched exactly: empty segments count). */
-const COMPILED_HOST_ROUTES = HOST_ROUTES.map((route) => ({
-  route,
-  segments: compilePattern(route.pattern.split('/')),
-}));
+/**
+ * Each host route with its pattern's segments (matched exactly: empty segments count), and the pattern up to its first
+ * parameter, which a path it matches begins with (a path that does not is not split for it).
+ */
+const COMPILED_HOST_ROUTES = HOST_ROUTES.map((route) => {
+  const brace = route.pattern.indexOf('{');
+  return {
+    route,
+    segments: compilePattern(route.pattern.split('/')),
+    head: brace < 0 ? route.pattern : route.pattern.slice(0, brace),
+  };
+});
 
 /** A matched API route with its parameters. */
 export interface ApiMatch {
@@ -193,12 +203,13 @@ export interface ApiMatch {
  */
 export function matchApiRoute(method: string, path: string): ApiMatch | undefined {
   let segments: string[] | undefined;
-  for (const { route, segments: pattern } of COMPILED_API_ROUTES) {
+  for (const { route, segments: pattern, literal } of COMPILED_API_ROUTES) {
     if (route.method !== method) continue;
     if (route.exact) {
       if (path === route.pattern) return { route, params: {} };
       continue;
     }
+    if (literal && path === route.pattern) return { route, params: {} };
     segments ??= path.split('/').filter(Boolean).map(decodeURIComponent);
     const params = matchSegments(pattern, segments, true);
     if (params) return { route, params };
@@ -215,11 +226,12 @@ export interface HostMatch {
 /** The host page `path` names, or undefined when the path belongs to the API. */
 export function matchHostRoute(path: string): HostMatch | undefined {
   let segments: string[] | undefined;
-  for (const { route, segments: pattern } of COMPILED_HOST_ROUTES) {
+  for (const { route, segments: pattern, head } of COMPILED_HOST_ROUTES) {
     if (route.prefix) {
       if (path.startsWith(route.pattern)) return { page: route.page, params: {} };
       continue;
     }
+    if (!path.startsWith(head)) continue;
     segments ??= path.split('/');
     const params = matchSegments(pattern, segments, false);
     if (params) return { page: route.page, params };

@@ -139,8 +139,11 @@ type RecordKind = 'tx' | 'unmatched' | 'link' | 'offer' | 'merchant' | 'oauth';
 /** Keyed records, written through to SQLite when a file is configured. */
 export class SandboxStore {
   readonly transactions = new Map<string, LedgerTransaction>();
-  /** Transactions by merchant and client transactionId (duplicate detection, timeout reversal and void). */
-  private readonly byClientId = new Map<string, LedgerTransaction | LedgerTransaction[]>();
+  /**
+   * Transactions by merchant, then client transactionId (duplicate detection, timeout reversal and void): two maps,
+   * not one keyed by a joined string, which would be a new string to hash on every lookup.
+   */
+  private readonly byClientId = new Map<string, Map<string, LedgerTransaction | LedgerTransaction[]>>();
   /**
    * Requests that neither created nor targeted a transaction (authentication failures, rejected requests): the last
    * `maxUnmatched` of them, oldest first. Complete after {@link flushRequests}.
@@ -210,12 +213,16 @@ export class SandboxStore {
 
   private index(tx: LedgerTransaction): void {
     if (!this.transactions.has(tx.id) && tx.transactionId !== undefined) {
-      const key = `${tx.merchantId}\u0000${tx.transactionId}`;
+      let ofMerchant = this.byClientId.get(tx.merchantId);
+      if (ofMerchant === undefined) {
+        ofMerchant = new Map();
+        this.byClientId.set(tx.merchantId, ofMerchant);
+      }
       // Nearly every transactionId names one transaction: no list until a second one shares it.
-      const found = this.byClientId.get(key);
-      if (found === undefined) this.byClientId.set(key, tx);
+      const found = ofMerchant.get(tx.transactionId);
+      if (found === undefined) ofMerchant.set(tx.transactionId, tx);
       else if (Array.isArray(found)) found.push(tx);
-      else this.byClientId.set(key, [found, tx]);
+      else ofMerchant.set(tx.transactionId, [found, tx]);
     }
     this.transactions.set(tx.id, tx);
   }
@@ -228,7 +235,7 @@ export class SandboxStore {
 
   /** Every transaction of `merchantId` that carried `transactionId`, in creation order. */
   withTransactionId(merchantId: string, transactionId: string): readonly LedgerTransaction[] {
-    const found = this.byClientId.get(`${merchantId}\u0000${transactionId}`);
+    const found = this.byClientId.get(merchantId)?.get(transactionId);
     return found === undefined ? [] : Array.isArray(found) ? found : [found];
   }
 

@@ -121,9 +121,10 @@ export class ApiRequests {
     body: Buffer,
   ): void {
     const method = (req.method ?? 'GET').toUpperCase();
-    const arrived = this.deps.now().getTime();
-    const auth = this.authenticate(req, target, body);
-    const entry = new RequestRecord(arrived, method, target, req.headers, auth);
+    // One reading of the sandbox clock for the checks made before a service runs (authentication, refusals).
+    const now = this.deps.now();
+    const auth = this.authenticate(req, target, body, now);
+    const entry = new RequestRecord(now.getTime(), method, target, req.headers, auth);
     // Nesting is bounded before parsing: masking, validation and the ledger walk the body recursively.
     const tooDeep = body.length > 0 && jsonDepthExceeds(body, MAX_JSON_DEPTH);
     let parsed: unknown = {};
@@ -136,7 +137,7 @@ export class ApiRequests {
       }
     }
     const r: Received = { req, res, method, path, target, query, body, entry, parsed, tooDeep };
-    const refusal = this.refusal(r, auth);
+    const refusal = this.refusal(r, auth, now);
     if (refusal !== undefined) {
       this.answer(r, refusal.status, refusal.body);
       return;
@@ -151,9 +152,9 @@ export class ApiRequests {
   private refusal(
     r: Received,
     auth: AuthResult,
+    now: Date,
   ): { status: number; body: Record<string, unknown> } | undefined {
     const { req, method, path, body } = r;
-    const now = this.deps.now();
     if (!auth.verified) {
       this.deps.logger.warn(
         { method, path, scheme: auth.scheme, reason: auth.reason },
@@ -295,9 +296,8 @@ export class ApiRequests {
     sendJson(r.res, status, payload);
   }
 
-  private authenticate(req: IncomingMessage, target: string, body: Buffer): AuthResult {
+  private authenticate(req: IncomingMessage, target: string, body: Buffer, now: Date): AuthResult {
     const { merchants, oauth, seenJti } = this.deps;
-    const now = (): Date => this.deps.now();
     const received = { method: req.method ?? 'GET', target, headers: req.headers, body };
     const authz = req.headers.authorization;
     if (authz !== undefined && !isSignatureAuthorization(authz)) {
@@ -309,7 +309,7 @@ export class ApiRequests {
       if (check.ok === true) return { scheme: 'oauth', verified: true, merchantId: check.merchantId };
       if (check.ok === false)
         return { scheme: 'oauth', verified: false, reason: check.error, oauthError: check.error };
-      if (looksLikeJwt(token)) return verifyJwt(received, token, merchants, now(), seenJti);
+      if (looksLikeJwt(token)) return verifyJwt(received, token, merchants, now, seenJti);
       return {
         scheme: 'oauth',
         verified: false,
@@ -317,7 +317,7 @@ export class ApiRequests {
         oauthError: 'UNAUTHORIZED_PARTNER',
       };
     }
-    if (req.headers.signature !== undefined) return verifyHttpSignature(received, merchants, now());
+    if (req.headers.signature !== undefined) return verifyHttpSignature(received, merchants, now);
     return { scheme: 'none', verified: false, reason: 'no signature or bearer token' };
   }
 

@@ -25,7 +25,8 @@ export function readBody(req: IncomingMessage): Promise<Buffer | undefined> {
       }
       chunks.push(c);
     });
-    req.on('end', () => resolve(Buffer.concat(chunks)));
+    // A body that came in one chunk (the usual small request) is that chunk, not a copy of it.
+    req.on('end', () => resolve(chunks.length === 1 ? chunks[0] : Buffer.concat(chunks)));
     req.on('error', reject);
   });
 }

@@ -39,10 +39,17 @@ export const MAX_CLOCK_SKEW_MS = 5 * 60 * 1000;
 
 const BODY_METHODS = new Set(['POST', 'PUT', 'PATCH']);
 
+/** The signed header lists must name these (reference/gateway.md §1), `digest` on POST/PUT/PATCH. */
+const SIGNED_WITH_BODY = ['host', 'v-c-merchant-id', 'digest'];
+const SIGNED_WITHOUT_BODY = ['host', 'v-c-merchant-id'];
+
+/** One `name="value"` parameter of a signature header and its separator; sticky, its lastIndex set before each use. */
+const SIGNATURE_PARAMETER = /\s*([A-Za-z]+)\s*=\s*"([^"]*)"\s*(?:,|$)/y;
+
 /** Parses `keyid="..", algorithm="..", headers="..", signature=".."`; undefined when malformed. */
 export function parseSignatureHeader(header: string): Record<string, string> | undefined {
   const out: Record<string, string> = {};
-  const re = /\s*([A-Za-z]+)\s*=\s*"([^"]*)"\s*(?:,|$)/y;
+  const re = SIGNATURE_PARAMETER;
   let pos = 0;
   while (pos < header.length) {
     re.lastIndex = pos;
@@ -90,9 +97,21 @@ function headerValue(
   return Array.isArray(v) ? v.join(', ') : v;
 }
 
+/** The last date header parsed and its time: the requests of one second carry the same text. */
+let lastDateText = '';
+let lastDateMs = Number.NaN;
+
+function parseDateHeader(dateText: string): number {
+  if (dateText !== lastDateText) {
+    lastDateMs = Date.parse(dateText);
+    lastDateText = dateText;
+  }
+  return lastDateMs;
+}
+
 function checkDate(dateText: string | undefined, now: Date): string | undefined {
   if (dateText === undefined) return 'date header missing';
-  const t = Date.parse(dateText);
+  const t = parseDateHeader(dateText);
   if (Number.isNaN(t)) return 'date header is not an RFC 1123 date';
   if (Math.abs(t - now.getTime()) > MAX_CLOCK_SKEW_MS)
     return 'date is more than 5 minutes away from the gateway clock';
@@ -142,7 +161,7 @@ export function verifyHttpSignature(
     return fail('key id does not belong to v-c-merchant-id', merchantId);
   const names = list.trim().toLowerCase().split(/\s+/);
   const method = req.method.toUpperCase();
-  const needs = ['host', 'v-c-merchant-id', ...(BODY_METHODS.has(method) ? ['digest'] : [])];
+  const needs = BODY_METHODS.has(method) ? SIGNED_WITH_BODY : SIGNED_WITHOUT_BODY;
   for (const n of needs) if (!names.includes(n)) return fail(`signed headers omit ${n}`, merchantId);
   if (!names.includes('date') && !names.includes('v-c-date'))
     return fail('signed headers omit date', merchantId);

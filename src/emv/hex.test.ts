@@ -19,6 +19,17 @@ describe('hex', () => {
     expect(hexToBytes(hex.toLowerCase())).toEqual(bytes);
   });
 
+  it('formats short and long values, and views into a larger buffer, alike', () => {
+    const reference = (b: Uint8Array): string =>
+      Array.from(b, (x) => x.toString(16).padStart(2, '0').toUpperCase()).join('');
+    const whole = Uint8Array.from({ length: 300 }, (_, i) => (i * 37 + 11) & 0xff);
+    for (const length of [0, 1, 15, 16, 17, 40, 258]) {
+      const view = whole.subarray(7, 7 + length);
+      expect(bytesToHex(view)).toBe(reference(view));
+      expect(bytesToHex(whole.slice(0, length))).toBe(reference(whole.slice(0, length)));
+    }
+  });
+
   it('ignores spaces, tabs and line breaks', () => {
     expect(bytesToHex(hexToBytes(' 9F 02\t06\n00 00 00 00 12 50 '))).toBe('9F0206000000001250');
   });

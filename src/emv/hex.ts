@@ -15,8 +15,17 @@ for (let i = 0; i < 6; i++) {
   NIBBLE[0x61 + i] = 10 + i;
 }
 
-/** Upper-case hex of `b` (empty string for an empty array). */
+/** Longest value {@link bytesToHex} formats by concatenation; longer ones are formatted natively. */
+const CONCAT_MAX_BYTES = 16;
+
+/**
+ * Upper-case hex of `b` (empty string for an empty array). Short values (most tags) are concatenated from the table;
+ * a longer one (a whole tag set, a field 55) goes through Node's native hex: concatenation makes a string object per
+ * byte for the garbage collector (200 bytes: 1.9-2.3 µs and about 8 KB of garbage, natively 0.4 µs).
+ */
 export function bytesToHex(b: Uint8Array): string {
+  if (b.length > CONCAT_MAX_BYTES)
+    return Buffer.from(b.buffer, b.byteOffset, b.byteLength).toString('hex').toUpperCase();
   let s = '';
   for (let i = 0; i < b.length; i++) s += BYTE_TO_HEX[b[i] ?? 0] ?? '';
   return s;

@@ -677,7 +677,14 @@ export class SqliteJournal implements Journal {
     this.flushScheduled = undefined;
   }
 
-  /** Commits the next batch of queued writes in one durable transaction, then settles each caller. */
+  /**
+   * Commits the next batch of queued writes in one durable transaction, then settles each caller.
+   *
+   * The disk sync runs inline, in the COMMIT, blocking the event loop for it. Committing with synchronous=NORMAL and
+   * syncing the log file on the thread pool before settling was measured with 32 forwards in flight and not kept:
+   * answers were journaled as they came instead of piling up behind the sync, so the batches were smaller (0.25–0.29
+   * commits per payment instead of 0.21) and each payment cost more CPU.
+   */
   private flush(): void {
     this.flushScheduled = undefined;
     const batch = this.queued.splice(0, this.groupCommit.maxBatch);

@@ -236,6 +236,55 @@ describe('group commit', () => {
     expect(turnedAfter).toBeLessThanOrEqual(16);
   });
 
+  it('syncs the log off the event loop while a write is expected, and starts no other commit until that sync is done', async () => {
+    const { journal, committedRows } = fileJournal();
+    const arrived = journal.expectWrite();
+    let rowsWhenFirstResumed = -1;
+    const first = journal.beginDurably(sale('Y1')).then((e) => {
+      rowsWhenFirstResumed = committedRows();
+      return e;
+    });
+    // Committed at the event loop's turn (a write is expected); its sync is on the thread pool, its caller waits.
+    await new Promise<void>((turn) => setImmediate(turn));
+    expect(committedRows()).toBe(1);
+    expect(rowsWhenFirstResumed).toBe(-1);
+    // Queued while that sync runs: committed only after it, in a commit of its own.
+    const second = journal.beginDurably(sale('Y2'));
+    await Promise.all([first, second]);
+    expect(rowsWhenFirstResumed).toBe(1);
+    expect(committedRows()).toBe(2);
+    expect(journal.durableCommits).toBe(2);
+    arrived();
+  });
+
+  it('rejects the callers of a commit whose sync fails', async () => {
+    const { journal } = fileJournal();
+    const arrived = journal.expectWrite();
+    // The log's descriptor, replaced by one that cannot be synced.
+    (journal as unknown as { logFd: number }).logFd = 2 ** 30;
+    const write = journal.beginDurably(sale('F1'));
+    await expect(write).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    expect(journal.durableCommits).toBe(0);
+    arrived();
+  });
+
+  it('settles the commit whose sync is in flight, and commits the writes behind it, when the journal closes', async () => {
+    const { journal, committedRows } = fileJournal();
+    journal.expectWrite();
+    let firstDone = false;
+    const first = journal.beginDurably(sale('Z1')).then((e) => {
+      firstDone = true;
+      return e;
+    });
+    await new Promise<void>((turn) => setImmediate(turn));
+    expect(firstDone).toBe(false);
+    const second = journal.beginDurably(sale('Z2'));
+    journal.close();
+    await expect(first).resolves.toMatchObject({ transactionId: 'Z1' });
+    await expect(second).resolves.toMatchObject({ transactionId: 'Z2' });
+    expect(committedRows()).toBe(2);
+  });
+
   it('commits writes still queued when the journal closes', async () => {
     const { journal, committedRows } = fileJournal();
     const pending = journal.beginDurably(sale('C1'));
@@ -269,6 +318,22 @@ describe('the journaled sender over the group commit', () => {
     // One commit for the four begins, one for the four outcomes.
     expect(journal.durableCommits).toBe(2);
     expect(sender.inFlight).toBe(0);
+  });
+
+  it('says a request is answered before its outcome is journaled', async () => {
+    const { journal } = fileJournal();
+    const sender = new JournaledSender(journal, {
+      transmit: () => Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g-A1' }),
+    });
+    const entry = await journal.beginDurably({ ...sale('A1'), sentAt: new Date() });
+    const atAnswer: unknown[] = [];
+    const outcome = await sender.sendBegun(entry, request('A1'), {
+      markedSent: true,
+      onAnswered: (o) => atAnswer.push(o.kind, journal.get(entry.id)?.state),
+    });
+    expect(atAnswer).toEqual(['approved', 'sent']);
+    expect(outcome.kind).toBe('approved');
+    expect(journal.get(entry.id)?.state).toBe('approved');
   });
 
   it('sends nothing when its entry cannot be journaled', async () => {

@@ -1,4 +1,4 @@
-import { mkdirSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
@@ -457,6 +457,13 @@ export class SqliteJournal implements Journal {
   /** Commits started in a microtask since the event loop last turned (at most {@link MICROTASK_COMMITS_PER_TURN}). */
   private microtaskCommits = 0;
   private durableCommitCount = 0;
+  /** A commit written to the log whose sync runs on the thread pool; its callers are settled when it is done. */
+  private syncInFlight: { settle: (syncError?: unknown) => void } | undefined;
+  /** The write-ahead log's file, for {@link syncInFlight} (null: it could not be opened; undefined: not yet). */
+  private logFd: number | null | undefined;
+  private readonly path: string;
+  /** Set by {@link close}: the writes still queued commit with their sync inline. */
+  private closing = false;
   /** Every entry with a lower id is final (approved, declined, rejected or resolved): {@link inFlight} starts here. */
   private inFlightFloor = 0;
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
@@ -467,6 +474,7 @@ export class SqliteJournal implements Journal {
     this.logger = options.logger ?? silentLogger();
     this.now = options.now ?? (() => new Date());
     this.groupCommit = checkGroupCommit(options.groupCommit);
+    this.path = path;
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
       this.db = new Database(path);
@@ -649,6 +657,8 @@ export class SqliteJournal implements Journal {
   }
 
   private scheduleFlush(): void {
+    // The sync in flight schedules the next commit when it is done.
+    if (this.syncInFlight) return;
     const full = this.queued.length >= this.groupCommit.maxBatch;
     const scheduled = this.flushScheduled;
     if (scheduled !== undefined && (scheduled.kind !== 'timer' || !full)) return;
@@ -678,63 +688,108 @@ export class SqliteJournal implements Journal {
   }
 
   /**
-   * Commits the next batch of queued writes in one durable transaction, then settles each caller.
+   * Commits the next batch of queued writes in one durable transaction, then settles each caller once it is on disk.
    *
-   * The disk sync runs inline, in the COMMIT, blocking the event loop for it. Committing with synchronous=NORMAL and
-   * syncing the log file on the thread pool before settling was measured with 32 forwards in flight and not kept:
-   * answers were journaled as they came instead of piling up behind the sync, so the batches were smaller (0.25–0.29
-   * commits per payment instead of 0.21) and each payment cost more CPU.
+   * With no other write expected, the disk sync runs inline, in the COMMIT (synchronous=FULL): a write alone (a sale's)
+   * resumes soonest that way. With requests in flight whose outcomes will be journaled ({@link expectWrite}), the
+   * COMMIT writes the log without syncing it (synchronous=NORMAL) and the log file is synced on the thread pool, while
+   * the event loop reads the answers that arrive meanwhile; no other commit starts until that sync is done, so those
+   * answers' writes pile up for the next one, and every commit is on disk before the next begins (the log is written
+   * in order, so a later durable commit never lands without an earlier one). Each caller resumes only after the sync.
    */
   private flush(): void {
     this.flushScheduled = undefined;
+    // The sync in flight schedules the next commit when it is done.
+    if (this.syncInFlight) return;
     const batch = this.queued.splice(0, this.groupCommit.maxBatch);
-    if (this.queued.length > 0) this.scheduleFlush();
     if (batch.length === 0) return;
+    const logFd = this.expectedWrites > 0 && !this.closing ? this.logFileForSync() : undefined;
+    const inline = logFd === undefined;
+    if (inline && this.queued.length > 0) this.scheduleFlush();
+    let results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
       // A write alone needs no savepoint: if it throws, its transaction is rolled back and it is the only caller. One
-      // statement needs no transaction either: it commits by itself, synced (synchronous=FULL), as a bare insert does.
-      let value: unknown;
-      this.committingAlone = only.oneStatement;
+      // statement needs no transaction either: it commits by itself (synced with synchronous=FULL, as a bare insert).
+      this.committingAlone = inline && only.oneStatement;
       try {
-        value = this.write(
-          true,
+        const value = this.write(
+          inline,
           only.oneStatement ? only.write : () => this.runInTransaction.immediate(only.write),
         );
+        results = [{ ok: true, value }];
       } catch (e) {
         only.reject(writeError(e));
+        if (!inline && this.queued.length > 0) this.scheduleFlush();
         return;
       } finally {
         this.committingAlone = false;
       }
-      this.durableCommitCount += 1;
-      only.resolve(value);
-      return;
-    }
-    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
-    try {
-      this.write(true, () =>
-        this.runInTransaction.immediate(() => {
-          for (const w of batch) {
-            try {
-              // Nested: a savepoint, rolled back alone when this write throws (one statement is undone alone anyway).
-              results.push({ ok: true, value: w.oneStatement ? w.write() : this.runInTransaction(w.write) });
-            } catch (error) {
-              results.push({ ok: false, error: writeError(error) });
+    } else {
+      results = [];
+      const done = results;
+      try {
+        this.write(inline, () =>
+          this.runInTransaction.immediate(() => {
+            for (const w of batch) {
+              try {
+                // Nested: a savepoint, rolled back alone when this write throws (one statement is undone alone anyway).
+                done.push({ ok: true, value: w.oneStatement ? w.write() : this.runInTransaction(w.write) });
+              } catch (error) {
+                done.push({ ok: false, error: writeError(error) });
+              }
             }
-          }
-        }),
-      );
-    } catch (e) {
-      for (const w of batch) w.reject(e);
+          }),
+        );
+      } catch (e) {
+        for (const w of batch) w.reject(e);
+        if (!inline && this.queued.length > 0) this.scheduleFlush();
+        return;
+      }
+    }
+    const settle = (syncError?: unknown): void => {
+      if (syncError !== undefined) {
+        const error = new JournalError('JOURNAL_IO', 'the journal could not sync its log to disk', {
+          cause: syncError,
+        });
+        for (const w of batch) w.reject(error);
+        return;
+      }
+      this.durableCommitCount += 1;
+      batch.forEach((w, i) => {
+        const r = results[i];
+        if (r?.ok) w.resolve(r.value);
+        else w.reject(r?.error);
+      });
+    };
+    if (inline) {
+      settle();
       return;
     }
-    this.durableCommitCount += 1;
-    batch.forEach((w, i) => {
-      const r = results[i];
-      if (r?.ok) w.resolve(r.value);
-      else w.reject(r?.error);
+    const sync = { settle };
+    this.syncInFlight = sync;
+    fdatasync(logFd, (err) => {
+      if (this.syncInFlight !== sync) return; // settled by close()
+      this.syncInFlight = undefined;
+      settle(err ?? undefined);
+      if (this.queued.length > 0 && !this.closed) this.scheduleFlush();
     });
+  }
+
+  /**
+   * The write-ahead log's file, opened once to be synced on the thread pool (an fdatasync of any descriptor of the
+   * file syncs its data). SQLite keeps that file, emptied or not, while this connection is open. Undefined for a
+   * journal in memory, or when it cannot be opened: the sync then runs inline.
+   */
+  private logFileForSync(): number | undefined {
+    if (this.logFd === undefined && this.path !== ':memory:') {
+      try {
+        this.logFd = openSync(`${this.path}-wal`, 'r');
+      } catch {
+        this.logFd = null;
+      }
+    }
+    return this.logFd ?? undefined;
   }
 
   private read<T>(fn: () => T): T {
@@ -1017,8 +1072,21 @@ export class SqliteJournal implements Journal {
   close(): void {
     if (this.closed) return;
     if (this.idleCheckpoints) clearInterval(this.idleCheckpoints);
-    // Writes still queued are committed (their callers resume) before the connection goes.
+    // Writes still queued are committed (their callers resume) before the connection goes: the commit whose sync is
+    // in flight first, synced here.
     this.cancelFlush();
+    const sync = this.syncInFlight;
+    if (sync) {
+      this.syncInFlight = undefined;
+      let syncError: unknown;
+      try {
+        fdatasyncSync(this.logFd as number);
+      } catch (e) {
+        syncError = e;
+      }
+      sync.settle(syncError);
+    }
+    this.closing = true;
     while (this.queued.length > 0) {
       this.flush();
       this.cancelFlush();
@@ -1033,6 +1101,12 @@ export class SqliteJournal implements Journal {
       }
     }
     this.closed = true;
+    if (typeof this.logFd === 'number')
+      try {
+        closeSync(this.logFd);
+      } catch (err) {
+        this.logger.warn({ err }, 'could not close the journal log file kept for syncing');
+      }
     this.db.close();
   }
 }

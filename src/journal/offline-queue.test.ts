@@ -474,4 +474,20 @@ describe('offline queue', () => {
       gatewayId: 'g-claimed',
     });
   });
+  it("claims the next payment when an answer is in, in the same commit as that answer's outcome", async () => {
+    const { queue, journal } = setup(':memory:', {
+      ...LIMITS,
+      maxCount: 100,
+      maxTotalMinorPerCurrency: 1_000_000,
+    });
+    for (let i = 0; i < 6; i++) queue.store(payment({ amountMinor: 100 }));
+    const f = fakeForwarder();
+    const commitsBefore = journal.durableCommits;
+    const report = await queue.forwardPending(f.forwarder, { concurrency: 1 });
+    expect(report.approved).toBe(6);
+    expect(f.maxInFlight()).toBe(1);
+    // The first claim, then one commit per answer (its outcome and the next claim), then the claim that finds none.
+    // A claim made only once the outcome was durable would take a commit of its own: 13.
+    expect(journal.durableCommits - commitsBefore).toBe(8);
+  });
 });

@@ -617,18 +617,49 @@ export class OfflineQueue {
       declined: [],
       unknown: [],
     };
+    // Forwards not yet finished, and of them those still on the wire (claimed, not yet answered): a slot frees when
+    // its answer is in, so the next claim is queued while that answer's outcome is, and shares its group commit.
     const inFlight = new Set<Promise<void>>();
+    let onWire = 0;
+    let changed = false;
+    let wake: (() => void) | undefined;
+    const signal = (): void => {
+      changed = true;
+      const w = wake;
+      wake = undefined;
+      w?.();
+    };
+    // Once a claim finds fewer stored than it asked for, the next is tried only when a forward finishes (as the
+    // payments left, and any stored meanwhile, are few), not at every answer.
+    let exhausted = false;
+    let finished = false;
     for (;;) {
-      const free = concurrency - inFlight.size;
-      if (free > 0 && !tally.stop && !options.signal?.aborted)
-        for (const claimed of await this.claimBatch(free)) {
-          const run: Promise<void> = this.forwardOne(claimed, sender, tally).finally(() =>
-            inFlight.delete(run),
-          );
+      const free = concurrency - onWire;
+      if (free > 0 && !tally.stop && !options.signal?.aborted && (!exhausted || finished)) {
+        finished = false;
+        const batch = await this.claimBatch(free);
+        exhausted = batch.length < free;
+        for (const claimed of batch) {
+          onWire += 1;
+          let onTheWire = true;
+          const answered = (): void => {
+            if (!onTheWire) return;
+            onTheWire = false;
+            onWire -= 1;
+            signal();
+          };
+          const run: Promise<void> = this.forwardOne(claimed, sender, tally, answered).finally(() => {
+            answered();
+            inFlight.delete(run);
+            finished = true;
+            signal();
+          });
           inFlight.add(run);
         }
+      }
       if (inFlight.size === 0) break;
-      await Promise.race(inFlight);
+      if (!changed) await new Promise<void>((resolve) => (wake = resolve));
+      changed = false;
     }
     return {
       forwarded: tally.forwarded,
@@ -644,6 +675,7 @@ export class OfflineQueue {
     { row, request, entry }: Claimed,
     sender: JournaledSender,
     tally: Tally,
+    answered: () => void,
   ): Promise<void> {
     const entryId = entry.id;
     let outcome: ForwardOutcome;
@@ -652,6 +684,11 @@ export class OfflineQueue {
         // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1).
         markedSent: true,
         failpoints: { answered: 'offline.forwarded' },
+        onAnswered: (o) => {
+          // Unreachable: no further claims (the loop reads the tally when woken).
+          if (o.kind === 'not-sent') tally.stop = true;
+          answered();
+        },
         // The stored payment changes in the same transaction as its journal entry.
         onOutcome: (_entry, o) => {
           if (o.kind === 'not-sent') this.stmts.unclaim.run(row.id);

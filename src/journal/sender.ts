@@ -119,6 +119,12 @@ export interface BegunSendOptions extends SendOptions {
    * forward, {@link BeginEntry.sentAt}): its outcome's commit writes no mark.
    */
   markedSent?: boolean;
+  /**
+   * Called once the answer (or the failure to get one) is in, before its outcome is journaled: the request is no
+   * longer on the wire. A forward loop starts its next send from here, so that the next claim shares the outcome's
+   * group commit.
+   */
+  onAnswered?: (outcome: TransmitOutcome) => void;
 }
 
 /** What one send left in the journal. */
@@ -256,6 +262,7 @@ export class JournaledSender {
         answered();
       }
       fire(options.failpoints?.answered);
+      options.onAnswered?.(outcome);
       const after = await this.journal.commitDurably(() => {
         if (outcome.kind === 'not-sent') {
           if (markedAt) this.journal.markSent(entry.id, markedAt);

@@ -1,4 +1,6 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { execFileSync } from 'node:child_process';
+import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
@@ -18,6 +20,7 @@ afterEach(() => {
 function fileJournal(groupCommit?: Partial<GroupCommitOptions>): {
   journal: SqliteJournal;
   committedRows: () => number;
+  dir: string;
 } {
   const dir = mkdtempSync(join(tmpdir(), 'pt-group-commit-'));
   const path = join(dir, 'journal.db');
@@ -27,7 +30,7 @@ function fileJournal(groupCommit?: Partial<GroupCommitOptions>): {
   cleanups.push(() => journal.close());
   cleanups.push(() => other.close());
   const count = other.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM journal_entries');
-  return { journal, committedRows: () => count.get()?.n ?? -1 };
+  return { journal, committedRows: () => count.get()?.n ?? -1, dir };
 }
 
 function sale(transactionId: string): BeginEntry {
@@ -255,6 +258,25 @@ describe('group commit', () => {
     expect(committedRows()).toBe(2);
     expect(journal.durableCommits).toBe(2);
     arrived();
+  });
+
+  it('syncs on the event loop instead when the thread pool stays taken', async () => {
+    const { journal, committedRows, dir } = fileJournal();
+    // Every thread of the pool waits to open a pipe nobody writes to, as host-name lookups hang while the network is
+    // down (the pool has UV_THREADPOOL_SIZE threads, 4 by default).
+    const pipe = join(dir, 'held');
+    execFileSync('mkfifo', [pipe]);
+    const held = Array.from({ length: Number(process.env.UV_THREADPOOL_SIZE ?? 4) }, () => open(pipe, 'r'));
+    const arrived = journal.expectWrite();
+    // Resolves (after the fallback's wait) although the pool's sync cannot start.
+    await journal.beginDurably(sale('H1'));
+    expect(committedRows()).toBe(1);
+    expect(journal.durableCommits).toBe(1);
+    arrived();
+    // The pool is freed: a writer lets every reader's open through.
+    const writer = openSync(pipe, 'w');
+    for (const reader of await Promise.all(held)) await reader.close();
+    closeSync(writer);
   });
 
   it('rejects the callers of a commit whose sync fails', async () => {

@@ -177,6 +177,20 @@ const IDLE_CHECKPOINT_MS = 1_000;
 /** {@link DurableWriteOptions} of a write that is one statement (or makes its own transaction). */
 export const ONE_STATEMENT: DurableWriteOptions = { oneStatement: true };
 
+/**
+ * Longest a commit's log sync may wait on the thread pool before it is done on the event loop instead (the pool's
+ * four threads may all be taken, e.g. by host-name lookups that hang while the network is down).
+ */
+const SYNC_ON_POOL_MAX_MS = 100;
+
+/** A commit written to the log whose sync runs on the thread pool. */
+interface SyncInFlight {
+  /** Settles the commit's callers: resolved, or all rejected when the sync failed. */
+  readonly settle: (syncError?: unknown) => void;
+  /** Syncs inline if the pool has not done it in {@link SYNC_ON_POOL_MAX_MS}. */
+  readonly fallback: NodeJS.Timeout;
+}
+
 /** Commits one turn of the event loop may start in microtasks before the next waits for the turn. */
 const MICROTASK_COMMITS_PER_TURN = 16;
 
@@ -458,7 +472,7 @@ export class SqliteJournal implements Journal {
   private microtaskCommits = 0;
   private durableCommitCount = 0;
   /** A commit written to the log whose sync runs on the thread pool; its callers are settled when it is done. */
-  private syncInFlight: { settle: (syncError?: unknown) => void } | undefined;
+  private syncInFlight: SyncInFlight | undefined;
   /** The write-ahead log's file, for {@link syncInFlight} (null: it could not be opened; undefined: not yet). */
   private logFd: number | null | undefined;
   private readonly path: string;
@@ -766,14 +780,35 @@ export class SqliteJournal implements Journal {
       settle();
       return;
     }
-    const sync = { settle };
+    // The thread pool may be busy for long (e.g. host-name lookups that hang while the network is down): after
+    // SYNC_ON_POOL_MAX_MS the log is synced here instead, and the pool's answer, when it comes, is ignored.
+    const sync: SyncInFlight = {
+      settle,
+      fallback: setTimeout(() => this.syncInline(sync), SYNC_ON_POOL_MAX_MS),
+    };
     this.syncInFlight = sync;
     fdatasync(logFd, (err) => {
-      if (this.syncInFlight !== sync) return; // settled by close()
+      if (this.syncInFlight !== sync) return; // synced and settled already (close, or the fallback)
       this.syncInFlight = undefined;
+      clearTimeout(sync.fallback);
       settle(err ?? undefined);
       if (this.queued.length > 0 && !this.closed) this.scheduleFlush();
     });
+  }
+
+  /** Syncs the log of the commit whose sync is on the thread pool here, blocking, and settles its callers. */
+  private syncInline(sync: SyncInFlight): void {
+    if (this.syncInFlight !== sync) return;
+    this.syncInFlight = undefined;
+    clearTimeout(sync.fallback);
+    let syncError: unknown;
+    try {
+      fdatasyncSync(this.logFd as number);
+    } catch (e) {
+      syncError = e;
+    }
+    sync.settle(syncError);
+    if (this.queued.length > 0 && !this.closed && !this.closing) this.scheduleFlush();
   }
 
   /**
@@ -1075,18 +1110,8 @@ export class SqliteJournal implements Journal {
     // Writes still queued are committed (their callers resume) before the connection goes: the commit whose sync is
     // in flight first, synced here.
     this.cancelFlush();
-    const sync = this.syncInFlight;
-    if (sync) {
-      this.syncInFlight = undefined;
-      let syncError: unknown;
-      try {
-        fdatasyncSync(this.logFd as number);
-      } catch (e) {
-        syncError = e;
-      }
-      sync.settle(syncError);
-    }
     this.closing = true;
+    if (this.syncInFlight) this.syncInline(this.syncInFlight);
     while (this.queued.length > 0) {
       this.flush();
       this.cancelFlush();

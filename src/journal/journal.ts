@@ -731,6 +731,11 @@ export class SqliteJournal implements Journal {
           inline,
           only.oneStatement ? only.write : () => this.runInTransaction.immediate(only.write),
         );
+        if (inline) {
+          this.durableCommitCount += 1;
+          only.resolve(value);
+          return;
+        }
         results = [{ ok: true, value }];
       } catch (e) {
         only.reject(writeError(e));

@@ -720,7 +720,7 @@ export class SqliteJournal implements Journal {
     const logFd = this.expectedWrites > 0 && !this.closing ? this.logFileForSync() : undefined;
     const inline = logFd === undefined;
     if (inline && this.queued.length > 0) this.scheduleFlush();
-    let results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[];
+    const results: ({ ok: true; value: unknown } | { ok: false; error: unknown })[] = [];
     const only = batch.length === 1 ? batch[0] : undefined;
     if (only) {
       // A write alone needs no savepoint: if it throws, its transaction is rolled back and it is the only caller. One
@@ -736,7 +736,7 @@ export class SqliteJournal implements Journal {
           only.resolve(value);
           return;
         }
-        results = [{ ok: true, value }];
+        results.push({ ok: true, value });
       } catch (e) {
         only.reject(writeError(e));
         if (!inline && this.queued.length > 0) this.scheduleFlush();
@@ -745,17 +745,18 @@ export class SqliteJournal implements Journal {
         this.committingAlone = false;
       }
     } else {
-      results = [];
-      const done = results;
       try {
         this.write(inline, () =>
           this.runInTransaction.immediate(() => {
             for (const w of batch) {
               try {
                 // Nested: a savepoint, rolled back alone when this write throws (one statement is undone alone anyway).
-                done.push({ ok: true, value: w.oneStatement ? w.write() : this.runInTransaction(w.write) });
+                results.push({
+                  ok: true,
+                  value: w.oneStatement ? w.write() : this.runInTransaction(w.write),
+                });
               } catch (error) {
-                done.push({ ok: false, error: writeError(error) });
+                results.push({ ok: false, error: writeError(error) });
               }
             }
           }),

@@ -12,6 +12,7 @@ import { migration0009 } from './0009-alt-payments.js';
 import { migration0010 } from './0010-configuration-state.js';
 import { migration0011 } from './0011-fleet-commands.js';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
+import { migration0013 } from './0013-state-checks-without-lists.js';
 import type { Migration } from './migration.js';
 
 export type { Migration } from './migration.js';
@@ -30,6 +31,7 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0010,
   migration0011,
   migration0012,
+  migration0013,
 ];
 
 /** The schema version a fully migrated database has. */
@@ -54,13 +56,21 @@ export function migrate(db: Database.Database, target: number = LATEST_VERSION):
   const applied: number[] = [];
   for (const m of MIGRATIONS) {
     if (m.version <= current || m.version > target) continue;
+    const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+    if (m.foreignKeysOff === true) db.pragma('foreign_keys = OFF');
     try {
       db.transaction(() => {
         m.up(db);
+        if (m.foreignKeysOff === true) {
+          const broken = db.pragma('foreign_key_check') as unknown[];
+          if (broken.length > 0) throw new Error(`${broken.length} references left dangling`);
+        }
         db.pragma(`user_version = ${m.version}`);
       })();
     } catch (cause) {
       throw new JournalError('JOURNAL_MIGRATION', `migration ${m.version} (${m.name}) failed`, { cause });
+    } finally {
+      if (m.foreignKeysOff === true) db.pragma(`foreign_keys = ${foreignKeys}`);
     }
     applied.push(m.version);
   }

@@ -10,6 +10,12 @@ export interface Migration {
   readonly version: number;
   /** Short kebab-case name, as in the file name. */
   readonly name: string;
+  /**
+   * The step rebuilds a table that others reference ({@link rebuildTable}): the runner turns foreign keys off around
+   * its transaction (SQLite ignores the switch inside one) and checks every reference before committing, as SQLite's
+   * procedure for such changes prescribes.
+   */
+  readonly foreignKeysOff?: boolean;
   /** Applies the step; runs inside a transaction opened by the runner. */
   up(db: Database.Database): void;
 }

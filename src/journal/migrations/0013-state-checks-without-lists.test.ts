@@ -1,0 +1,114 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { migrate, schemaVersion } from './index.js';
+
+/** A journal at version 12 with entries in several states, links between them and an offline payment. */
+function journalAt12(): Database.Database {
+  const db = new Database(':memory:');
+  db.pragma('foreign_keys = ON');
+  migrate(db, 12);
+  const entry =
+    db.prepare(`INSERT INTO journal_entries (transaction_id, referenced_transaction_id, service, comments,
+    method, path, body_length, amount_minor, currency, masked_pan, money_moving, state, created_at, resolves_entry_id)
+    VALUES (?, ?, ?, 'Parking', 'POST', '/pts/v2/payments', 64, 600, 'GBP', '476173******0119', 1, ?, 1, ?)`);
+  const auth = Number(entry.run('A1', null, 'preauth', 'resolved', null).lastInsertRowid);
+  const reversal = Number(entry.run(null, 'A1', 'timeout-reversal', 'approved', auth).lastInsertRowid);
+  db.prepare('UPDATE journal_entries SET resolved_by_entry_id = ? WHERE id = ?').run(reversal, auth);
+  entry.run('S1', null, 'sale', 'unknown', null);
+  const forwarded = Number(entry.run('Q1', null, 'sale', 'sent', null).lastInsertRowid);
+  // The sequence ahead of the rows: an id once given is never given again.
+  db.prepare("UPDATE sqlite_sequence SET seq = 40 WHERE name = 'journal_entries'").run();
+  db.prepare(
+    `INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc, amount_minor,
+    currency, entry_mode, state, journal_entry_id, stored_at) VALUES (?, 'sale', 'Parking', 'POST', '/pts/v2/payments',
+    ?, 600, 'GBP', 'contactless', ?, ?, 1)`,
+  ).run('Q1', Buffer.from('sealed'), 'forwarding', forwarded);
+  db.prepare(
+    `INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc, amount_minor,
+    currency, entry_mode, state, stored_at) VALUES ('Q2', 'sale', 'Parking', 'POST', '/pts/v2/payments', ?, 600, 'GBP',
+    'contactless', 'stored', 2)`,
+  ).run(Buffer.from('sealed too'));
+  return db;
+}
+
+/** What a migration must not change: every row, every index (by name and definition), the sequences. */
+function contents(db: Database.Database): unknown {
+  return {
+    entries: db.prepare('SELECT * FROM journal_entries ORDER BY id').all(),
+    payments: db.prepare('SELECT * FROM offline_payments ORDER BY id').all(),
+    indexes: db
+      .prepare(
+        "SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('journal_entries', 'offline_payments') ORDER BY name",
+      )
+      .all(),
+    sequences: db.prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name').all(),
+  };
+}
+
+/** How many temporary indexes one run of `sql` builds. */
+function ephemeralIndexes(db: Database.Database, sql: string, params: unknown[]): number {
+  return db
+    .prepare<unknown[], { opcode: string }>(`EXPLAIN ${sql}`)
+    .all(...params)
+    .filter((op) => op.opcode === 'OpenEphemeral').length;
+}
+
+const INSERT_ENTRY = `INSERT INTO journal_entries (transaction_id, service, comments, method, path, body_length,
+  money_moving, state, created_at) VALUES (?, 'sale', 'Parking', 'POST', '/pts/v2/payments', 64, 1, ?, 1)`;
+
+describe('migration 0013 (state checks without lists)', () => {
+  it('rebuilds both tables with the same rows, ids, indexes and sequences, and the same rule', () => {
+    const db = journalAt12();
+    const before = contents(db);
+    expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(1);
+    expect(migrate(db, 13)).toEqual([13]);
+    expect(schemaVersion(db)).toBe(13);
+    expect(contents(db)).toEqual(before);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    expect(db.pragma('foreign_key_check')).toEqual([]);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    // No temporary index per insert or state change any more.
+    expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(0);
+    expect(ephemeralIndexes(db, "UPDATE offline_payments SET state = 'approved' WHERE id = ?", [1])).toBe(0);
+    // The same rule: every state of the list is accepted, anything else refused.
+    for (const state of ['pending', 'sent', 'approved', 'declined', 'rejected', 'unknown', 'resolved'])
+      expect(() => db.prepare(INSERT_ENTRY).run(`T-${state}`, state)).not.toThrow();
+    expect(() => db.prepare(INSERT_ENTRY).run('T-bad', 'stored')).toThrow(/CHECK constraint failed/);
+    expect(() => db.prepare(INSERT_ENTRY).run('T-null', null)).toThrow(/NOT NULL/);
+    expect(() =>
+      db.prepare("UPDATE offline_payments SET state = 'resolved' WHERE transaction_id = 'Q2'").run(),
+    ).toThrow(/CHECK constraint failed/);
+    db.prepare("UPDATE offline_payments SET state = 'forwarding' WHERE transaction_id = 'Q2'").run();
+    // Ids continue after the sequence, not after the last row; references are enforced again.
+    expect(Number(db.prepare(INSERT_ENTRY).run('after', 'pending').lastInsertRowid)).toBe(41 + 7);
+    expect(() => db.prepare('UPDATE offline_payments SET journal_entry_id = 999 WHERE id = 2').run()).toThrow(
+      /FOREIGN KEY/,
+    );
+    db.close();
+  });
+
+  it('leaves the file at version 12, untouched, when a reference would be left dangling', () => {
+    const db = journalAt12();
+    db.pragma('foreign_keys = OFF');
+    db.prepare('UPDATE offline_payments SET journal_entry_id = 999 WHERE id = 2').run();
+    db.pragma('foreign_keys = ON');
+    const before = contents(db);
+    expect(() => migrate(db, 13)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_MIGRATION' }) as Error,
+    );
+    expect(schemaVersion(db)).toBe(12);
+    expect(contents(db)).toEqual(before);
+    expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(1);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
+    db.close();
+  });
+
+  it('brings a new file to the latest version with foreign keys as they were', () => {
+    const db = new Database(':memory:');
+    db.pragma('foreign_keys = OFF');
+    expect(migrate(db)).toContain(13);
+    expect(db.pragma('foreign_keys', { simple: true })).toBe(0);
+    expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(0);
+    db.close();
+  });
+});

@@ -1,0 +1,50 @@
+import type Database from 'better-sqlite3';
+
+/**
+ * Rebuilds `table` from its stored `CREATE TABLE` as `rewrite` changes it — for what SQLite cannot alter in place,
+ * such as a CHECK constraint — by SQLite's own procedure (https://www.sqlite.org/lang_altertable.html, "Making Other
+ * Kinds Of Table Schema Changes"): a new table from the rewritten statement, every row copied with its id, the old
+ * table dropped, the new one renamed to its name, the table's indexes and triggers created again from their stored
+ * SQL, and its AUTOINCREMENT sequence kept, so that no id is ever given twice.
+ *
+ * Runs inside the migration's transaction, with foreign keys off (the migration's `foreignKeysOff`): other tables'
+ * references to `table` are by name and hold again once the rebuilt table has it.
+ * @throws Error when `rewrite` changes nothing (the stored statement is not the one the migration expects).
+ */
+export function rebuildTable(
+  db: Database.Database,
+  table: string,
+  rewrite: (createTable: string) => string,
+): void {
+  const stored = db
+    .prepare<[string], { sql: string }>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?")
+    .get(table);
+  if (stored === undefined) throw new Error(`no table ${table}`);
+  const rewritten = rewrite(stored.sql);
+  if (rewritten === stored.sql)
+    throw new Error(`the stored CREATE TABLE of ${table} is not the one expected`);
+  const head = /^CREATE TABLE\s+("?)(\w+)\1\s*\(/i.exec(rewritten);
+  if (head?.[2] !== table) throw new Error(`the CREATE TABLE of ${table} does not start as expected`);
+  // Indexes SQLite makes itself (UNIQUE and PRIMARY KEY constraints) have no SQL: the new table makes them again.
+  const dependents = db
+    .prepare<[string], { sql: string }>(
+      "SELECT sql FROM sqlite_schema WHERE type IN ('index', 'trigger') AND tbl_name = ? AND sql IS NOT NULL ORDER BY rowid",
+    )
+    .all(table);
+  const sequence = db
+    .prepare<[string], { seq: number }>('SELECT seq FROM sqlite_sequence WHERE name = ?')
+    .get(table);
+  const columns = db
+    .prepare<[string], { name: string }>('SELECT name FROM pragma_table_info(?) ORDER BY cid')
+    .all(table)
+    .map((c) => `"${c.name}"`)
+    .join(', ');
+  const building = `${table}_rebuilt`;
+  db.exec(`CREATE TABLE "${building}" (${rewritten.slice(head[0].length)}`);
+  db.exec(`INSERT INTO "${building}" (${columns}) SELECT ${columns} FROM "${table}" ORDER BY rowid`);
+  db.exec(`DROP TABLE "${table}"`);
+  db.exec(`ALTER TABLE "${building}" RENAME TO "${table}"`);
+  for (const d of dependents) db.exec(d.sql);
+  if (sequence !== undefined)
+    db.prepare('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?').run(sequence.seq, table);
+}

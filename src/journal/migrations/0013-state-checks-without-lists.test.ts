@@ -87,6 +87,22 @@ describe('migration 0013 (state checks without lists)', () => {
     db.close();
   });
 
+  it('keeps the sequence of a table whose rows are all gone', () => {
+    const db = new Database(':memory:');
+    migrate(db, 12);
+    db.prepare(
+      `INSERT INTO offline_payments (id, transaction_id, service, comments, method, path, amount_minor,
+      currency, entry_mode, state, stored_at) VALUES (9, 'Q9', 'sale', 'Parking', 'POST', '/p', 600, 'GBP',
+      'contactless', 'approved', 1)`,
+    ).run();
+    db.prepare('DELETE FROM offline_payments').run();
+    expect(migrate(db, 13)).toEqual([13]);
+    expect(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'offline_payments'").get()).toEqual({
+      seq: 9,
+    });
+    db.close();
+  });
+
   it('leaves the file at version 12, untouched, when a reference would be left dangling', () => {
     const db = journalAt12();
     db.pragma('foreign_keys = OFF');

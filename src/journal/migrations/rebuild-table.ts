@@ -45,6 +45,12 @@ export function rebuildTable(
   db.exec(`DROP TABLE "${table}"`);
   db.exec(`ALTER TABLE "${building}" RENAME TO "${table}"`);
   for (const d of dependents) db.exec(d.sql);
-  if (sequence !== undefined)
-    db.prepare('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?').run(sequence.seq, table);
+  // The rebuilt table's sequence is its highest id copied, and it has none when no row was copied.
+  if (sequence !== undefined) {
+    const kept = db
+      .prepare('UPDATE sqlite_sequence SET seq = max(seq, ?) WHERE name = ?')
+      .run(sequence.seq, table);
+    if (kept.changes === 0)
+      db.prepare('INSERT INTO sqlite_sequence (name, seq) VALUES (?, ?)').run(table, sequence.seq);
+  }
 }

@@ -12,10 +12,10 @@ import { migration0009 } from './0009-alt-payments.js';
 import { migration0010 } from './0010-configuration-state.js';
 import { migration0011 } from './0011-fleet-commands.js';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
-import { migration0013 } from './0013-state-checks-without-lists.js';
-import type { Migration } from './migration.js';
+import type { Migration, SchemaRewrite } from './migration.js';
+import { stateChecksWithoutLists } from './state-checks.js';
 
-export type { Migration } from './migration.js';
+export type { Migration, SchemaRewrite } from './migration.js';
 
 /** Every migration, in order. */
 export const MIGRATIONS: readonly Migration[] = [
@@ -31,7 +31,6 @@ export const MIGRATIONS: readonly Migration[] = [
   migration0010,
   migration0011,
   migration0012,
-  migration0013,
 ];
 
 /** The schema version a fully migrated database has. */
@@ -42,9 +41,13 @@ export function schemaVersion(db: Database.Database): number {
   return db.pragma('user_version', { simple: true }) as number;
 }
 
+/** Every schema rewrite (no version of its own: see {@link SchemaRewrite}), in order. */
+export const REWRITES: readonly SchemaRewrite[] = [stateChecksWithoutLists];
+
 /**
  * Brings `db` to `target` (default: the latest), one migration per transaction so that a crash leaves the file at a
- * whole version. Refuses a file newer than this code. Returns the versions applied.
+ * whole version; at the latest version, then applies each {@link REWRITES} entry the file lacks, each in a
+ * transaction of its own. Refuses a file newer than this code. Returns the versions applied.
  */
 export function migrate(db: Database.Database, target: number = LATEST_VERSION): number[] {
   const current = schemaVersion(db);
@@ -56,23 +59,37 @@ export function migrate(db: Database.Database, target: number = LATEST_VERSION):
   const applied: number[] = [];
   for (const m of MIGRATIONS) {
     if (m.version <= current || m.version > target) continue;
-    const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
-    if (m.foreignKeysOff === true) db.pragma('foreign_keys = OFF');
     try {
       db.transaction(() => {
         m.up(db);
-        if (m.foreignKeysOff === true) {
-          const broken = db.pragma('foreign_key_check') as unknown[];
-          if (broken.length > 0) throw new Error(`${broken.length} references left dangling`);
-        }
         db.pragma(`user_version = ${m.version}`);
       })();
     } catch (cause) {
       throw new JournalError('JOURNAL_MIGRATION', `migration ${m.version} (${m.name}) failed`, { cause });
-    } finally {
-      if (m.foreignKeysOff === true) db.pragma(`foreign_keys = ${foreignKeys}`);
     }
     applied.push(m.version);
   }
+  if (target === LATEST_VERSION)
+    for (const r of REWRITES) if (schemaVersion(db) >= r.fromVersion && r.needed(db)) rewrite(db, r);
   return applied;
+}
+
+/**
+ * Applies `r` in one transaction with foreign keys off, and checks every reference before the commit (SQLite's
+ * procedure for rebuilding a table); the switch is put back as it was, whatever happens.
+ */
+function rewrite(db: Database.Database, r: SchemaRewrite): void {
+  const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
+  db.pragma('foreign_keys = OFF');
+  try {
+    db.transaction(() => {
+      r.apply(db);
+      const broken = db.pragma('foreign_key_check') as unknown[];
+      if (broken.length > 0) throw new Error(`${broken.length} references left dangling`);
+    })();
+  } catch (cause) {
+    throw new JournalError('JOURNAL_MIGRATION', `schema rewrite ${r.name} failed`, { cause });
+  } finally {
+    db.pragma(`foreign_keys = ${foreignKeys}`);
+  }
 }

@@ -7,9 +7,9 @@ import type Database from 'better-sqlite3';
  * table dropped, the new one renamed to its name, the table's indexes and triggers created again from their stored
  * SQL, and its AUTOINCREMENT sequence kept, so that no id is ever given twice.
  *
- * Runs inside the migration's transaction, with foreign keys off (the migration's `foreignKeysOff`): other tables'
+ * Runs inside the transaction of a schema rewrite, with foreign keys off (`SchemaRewrite`): other tables'
  * references to `table` are by name and hold again once the rebuilt table has it.
- * @throws Error when `rewrite` changes nothing (the stored statement is not the one the migration expects).
+ * @throws Error when `rewrite` changes nothing (the stored statement is not the one expected).
  */
 export function rebuildTable(
   db: Database.Database,

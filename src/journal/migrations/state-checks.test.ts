@@ -1,12 +1,23 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
-import { migrate, schemaVersion } from './index.js';
+import { migration0012 } from './0012-journal-without-request-bytes.js';
+import { LATEST_VERSION, migrate, schemaVersion } from './index.js';
+
+/** A file as the terminal of version 12 left it: migrations 1 to 12, no rewrite. */
+function writtenAt12(): Database.Database {
+  const db = new Database(':memory:');
+  migrate(db, 11);
+  db.transaction(() => {
+    migration0012.up(db);
+    db.pragma('user_version = 12');
+  })();
+  return db;
+}
 
 /** A journal at version 12 with entries in several states, links between them and an offline payment. */
 function journalAt12(): Database.Database {
-  const db = new Database(':memory:');
+  const db = writtenAt12();
   db.pragma('foreign_keys = ON');
-  migrate(db, 12);
   const entry =
     db.prepare(`INSERT INTO journal_entries (transaction_id, referenced_transaction_id, service, comments,
     method, path, body_length, amount_minor, currency, masked_pan, money_moving, state, created_at, resolves_entry_id)
@@ -56,13 +67,15 @@ function ephemeralIndexes(db: Database.Database, sql: string, params: unknown[])
 const INSERT_ENTRY = `INSERT INTO journal_entries (transaction_id, service, comments, method, path, body_length,
   money_moving, state, created_at) VALUES (?, 'sale', 'Parking', 'POST', '/pts/v2/payments', 64, 1, ?, 1)`;
 
-describe('migration 0013 (state checks without lists)', () => {
-  it('rebuilds both tables with the same rows, ids, indexes and sequences, and the same rule', () => {
+describe('schema rewrite: state checks without lists', () => {
+  it('rebuilds both tables with the same rows, ids, indexes and sequences, the same rule and version', () => {
+    expect(LATEST_VERSION).toBe(12);
     const db = journalAt12();
     const before = contents(db);
     expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(1);
-    expect(migrate(db, 13)).toEqual([13]);
-    expect(schemaVersion(db)).toBe(13);
+    expect(migrate(db)).toEqual([]);
+    // The version the previous terminal opens: nothing it reads or writes changed.
+    expect(schemaVersion(db)).toBe(12);
     expect(contents(db)).toEqual(before);
     expect(db.pragma('foreign_keys', { simple: true })).toBe(1);
     expect(db.pragma('foreign_key_check')).toEqual([]);
@@ -96,22 +109,20 @@ describe('migration 0013 (state checks without lists)', () => {
       'contactless', 'approved', 1)`,
     ).run();
     db.prepare('DELETE FROM offline_payments').run();
-    expect(migrate(db, 13)).toEqual([13]);
+    migrate(db);
     expect(db.prepare("SELECT seq FROM sqlite_sequence WHERE name = 'offline_payments'").get()).toEqual({
       seq: 9,
     });
     db.close();
   });
 
-  it('leaves the file at version 12, untouched, when a reference would be left dangling', () => {
+  it('leaves the file untouched when a reference would be left dangling', () => {
     const db = journalAt12();
     db.pragma('foreign_keys = OFF');
     db.prepare('UPDATE offline_payments SET journal_entry_id = 999 WHERE id = 2').run();
     db.pragma('foreign_keys = ON');
     const before = contents(db);
-    expect(() => migrate(db, 13)).toThrowError(
-      expect.objectContaining({ code: 'JOURNAL_MIGRATION' }) as Error,
-    );
+    expect(() => migrate(db)).toThrowError(expect.objectContaining({ code: 'JOURNAL_MIGRATION' }) as Error);
     expect(schemaVersion(db)).toBe(12);
     expect(contents(db)).toEqual(before);
     expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(1);
@@ -119,12 +130,25 @@ describe('migration 0013 (state checks without lists)', () => {
     db.close();
   });
 
-  it('brings a new file to the latest version with foreign keys as they were', () => {
+  it('brings a new file to the latest version with foreign keys as they were, and does it once', () => {
     const db = new Database(':memory:');
     db.pragma('foreign_keys = OFF');
-    expect(migrate(db)).toContain(13);
+    expect(migrate(db)).toEqual(Array.from({ length: LATEST_VERSION }, (_, i) => i + 1));
     expect(db.pragma('foreign_keys', { simple: true })).toBe(0);
     expect(ephemeralIndexes(db, INSERT_ENTRY, ['X', 'pending'])).toBe(0);
+    const schema = db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all();
+    expect(migrate(db)).toEqual([]);
+    expect(db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all()).toEqual(schema);
+    db.close();
+  });
+
+  it('leaves a file brought to an earlier version as its migrations made it', () => {
+    const db = new Database(':memory:');
+    migrate(db, 11);
+    const table = db
+      .prepare<[], { sql: string }>("SELECT sql FROM sqlite_schema WHERE name = 'journal_entries'")
+      .get();
+    expect(table?.sql).toContain("CHECK (state IN ('pending', 'sent', 'approved'");
     db.close();
   });
 });

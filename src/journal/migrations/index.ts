@@ -82,11 +82,14 @@ function rewrite(db: Database.Database, r: SchemaRewrite): void {
   const foreignKeys = db.pragma('foreign_keys', { simple: true }) as number;
   db.pragma('foreign_keys = OFF');
   try {
+    // IMMEDIATE, and asked again inside: another process opening the file at the same time waits for this one's
+    // commit (busy timeout), then finds the rewrite done.
     db.transaction(() => {
+      if (!r.needed(db)) return;
       r.apply(db);
       const broken = db.pragma('foreign_key_check') as unknown[];
       if (broken.length > 0) throw new Error(`${broken.length} references left dangling`);
-    })();
+    }).immediate();
   } catch (cause) {
     throw new JournalError('JOURNAL_MIGRATION', `schema rewrite ${r.name} failed`, { cause });
   } finally {

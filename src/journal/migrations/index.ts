@@ -69,8 +69,7 @@ export function migrate(db: Database.Database, target: number = LATEST_VERSION):
     }
     applied.push(m.version);
   }
-  if (target === LATEST_VERSION)
-    for (const r of REWRITES) if (schemaVersion(db) >= r.fromVersion && r.needed(db)) rewrite(db, r);
+  if (target === LATEST_VERSION) for (const r of REWRITES) if (r.needed(db)) rewrite(db, r);
   return applied;
 }
 

@@ -1,5 +1,12 @@
 import type Database from 'better-sqlite3';
 
+/** The `CREATE TABLE` statement SQLite keeps for `table`; undefined when there is no such table. */
+export function storedCreateTable(db: Database.Database, table: string): string | undefined {
+  return db
+    .prepare<[string], { sql: string }>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?")
+    .get(table)?.sql;
+}
+
 /**
  * Rebuilds `table` from its stored `CREATE TABLE` as `rewrite` changes it — for what SQLite cannot alter in place,
  * such as a CHECK constraint — by SQLite's own procedure (https://www.sqlite.org/lang_altertable.html, "Making Other
@@ -16,13 +23,10 @@ export function rebuildTable(
   table: string,
   rewrite: (createTable: string) => string,
 ): void {
-  const stored = db
-    .prepare<[string], { sql: string }>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?")
-    .get(table);
+  const stored = storedCreateTable(db, table);
   if (stored === undefined) throw new Error(`no table ${table}`);
-  const rewritten = rewrite(stored.sql);
-  if (rewritten === stored.sql)
-    throw new Error(`the stored CREATE TABLE of ${table} is not the one expected`);
+  const rewritten = rewrite(stored);
+  if (rewritten === stored) throw new Error(`the stored CREATE TABLE of ${table} is not the one expected`);
   const head = /^CREATE TABLE\s+("?)(\w+)\1\s*\(/i.exec(rewritten);
   if (head?.[2] !== table) throw new Error(`the CREATE TABLE of ${table} does not start as expected`);
   // Indexes SQLite makes itself (UNIQUE and PRIMARY KEY constraints) have no SQL: the new table makes them again.

@@ -1,6 +1,6 @@
 import type Database from 'better-sqlite3';
 import type { SchemaRewrite } from './migration.js';
-import { rebuildTable } from './rebuild-table.js';
+import { rebuildTable, storedCreateTable } from './rebuild-table.js';
 
 /** Each table's state CHECK as migrations 0001 and 0002 wrote it, and as the same rule in equalities. */
 const STATE_CHECKS: readonly { table: string; list: string; equalities: string }[] = [
@@ -18,12 +18,9 @@ const STATE_CHECKS: readonly { table: string; list: string; equalities: string }
   },
 ];
 
-function storedCreate(db: Database.Database, table: string): string {
-  return (
-    db
-      .prepare<[string], { sql: string }>("SELECT sql FROM sqlite_schema WHERE type = 'table' AND name = ?")
-      .get(table)?.sql ?? ''
-  );
+/** Whether `table`'s stored CREATE still has its state CHECK as a list. */
+function hasList(db: Database.Database, c: (typeof STATE_CHECKS)[number]): boolean {
+  return storedCreateTable(db, c.table)?.includes(c.list) === true;
 }
 
 /**
@@ -40,11 +37,9 @@ function storedCreate(db: Database.Database, table: string): string {
  */
 export const stateChecksWithoutLists: SchemaRewrite = {
   name: 'state-checks-without-lists',
-  fromVersion: 12,
-  needed: (db) => STATE_CHECKS.some((c) => storedCreate(db, c.table).includes(c.list)),
+  needed: (db) => STATE_CHECKS.some((c) => hasList(db, c)),
   apply(db) {
     for (const c of STATE_CHECKS)
-      if (storedCreate(db, c.table).includes(c.list))
-        rebuildTable(db, c.table, (sql) => sql.replace(c.list, c.equalities));
+      if (hasList(db, c)) rebuildTable(db, c.table, (sql) => sql.replace(c.list, c.equalities));
   },
 };

@@ -322,7 +322,7 @@ export class OperatorPanel {
       : null;
     const body = this.#pin === '' ? this.#renderSignIn() : this.#renderSignedIn();
     const status = this.#pin !== '' && this.#status ? renderStatusBar(this.#status) : null;
-    const typing = this.#typing();
+    const focused = this.#focused();
     replaceChildren(
       this.element,
       h(
@@ -334,25 +334,31 @@ export class OperatorPanel {
         body,
       ),
     );
-    if (typing) this.#resumeTyping(typing);
+    if (focused) this.#refocus(focused);
   }
 
-  /** The field the operator is typing in (its value is kept in a draft), with the caret, before a redraw. */
-  #typing(): { testid: string; start: number | null; end: number | null } | undefined {
+  /**
+   * The control that has focus before a redraw (a button, or a field with its caret; its value is kept in a draft), so
+   * that a keyboard or screen-reader operator does not lose their place when the panel is drawn again.
+   */
+  #focused(): { testid: string; start: number | null; end: number | null } | undefined {
     const active = document.activeElement;
-    if (!(active instanceof HTMLInputElement) || !this.element.contains(active) || !active.dataset.testid)
-      return undefined;
-    return { testid: active.dataset.testid, start: active.selectionStart, end: active.selectionEnd };
+    if (!(active instanceof HTMLElement) || !this.element.contains(active) || !active.dataset.testid) return undefined;
+    const field = active instanceof HTMLInputElement;
+    return {
+      testid: active.dataset.testid,
+      start: field ? active.selectionStart : null,
+      end: field ? active.selectionEnd : null,
+    };
   }
 
-  /** After a redraw (the status refresh every 2 s among others), the same field has focus and the caret again. */
-  #resumeTyping(typing: { testid: string; start: number | null; end: number | null }): void {
-    const field = this.element.querySelector<HTMLInputElement>(
-      `input[data-testid="${CSS.escape(typing.testid)}"]`,
-    );
-    if (!field) return;
-    field.focus();
-    if (typing.start !== null && typing.end !== null) field.setSelectionRange(typing.start, typing.end);
+  /** After a redraw (the status refresh every 2 s among others), the same control has focus again, a field its caret. */
+  #refocus(focused: { testid: string; start: number | null; end: number | null }): void {
+    const control = this.element.querySelector<HTMLElement>(`[data-testid="${CSS.escape(focused.testid)}"]`);
+    if (!control) return;
+    control.focus();
+    if (control instanceof HTMLInputElement && focused.start !== null && focused.end !== null)
+      control.setSelectionRange(focused.start, focused.end);
   }
 
   #renderSignIn(): HTMLElement {

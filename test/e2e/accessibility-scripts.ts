@@ -93,3 +93,8 @@ export function focusOutline(): string {
 export function accessibleDocument(): boolean {
   return document.documentElement.classList.contains('accessible');
 }
+
+/** Marks an element as drawn before a redraw: a redraw that replaces it leaves no element with the mark. */
+export function markDrawnBefore(el: { setAttribute(name: string, value: string): void }): void {
+  el.setAttribute('data-drawn', 'before');
+}

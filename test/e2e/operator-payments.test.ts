@@ -2,6 +2,7 @@ import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
+import { focusedTestId, markDrawnBefore } from './accessibility-scripts.js';
 import { audit, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FAKE_PIN, FakeTerminal } from './fake-terminal.js';
@@ -57,6 +58,23 @@ async function signedIn(): Promise<{ page: Page; fake: FakeTerminal; problems: s
 const text = (page: Page, testid: string): Promise<string | null> => page.getByTestId(testid).textContent();
 
 describe('operator panel: payment links and alternative payments', () => {
+  it('keeps focus on the control the operator is on when the status refresh draws the panel again', async () => {
+    const { page, problems } = await signedIn();
+    await page.getByTestId('operator-links-load').focus();
+    // Mark the button the operator is on; the refresh (every 2 s) replaces the panel's elements with new ones.
+    await page.getByTestId('operator-links-load').evaluate(markDrawnBefore);
+    await expect
+      .poll(() => page.locator('[data-testid="operator-links-load"][data-drawn="before"]').count(), {
+        timeout: 10_000,
+      })
+      .toBe(0);
+    expect(await page.evaluate(focusedTestId)).toBe('operator-links-load');
+    await page.keyboard.press('Enter');
+    await page.getByTestId('operator-links').waitFor();
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('pages through the links and deactivates one of the terminal', async () => {
     const { page, fake, problems } = await signedIn();
     await page.getByTestId('operator-links-load').focus();

@@ -453,10 +453,14 @@ export class TerminalHost implements TerminalApi {
     const opened: Opened = {};
     try {
       const atRestKey = fileKeyProvider(offlineKey).loadKey();
+      // A journal whose log could not be synced takes no more writes: the terminal goes out of service until it is
+      // restarted, and recovery then starts from what is on disk.
+      let journalSyncFailed: () => void = () => undefined;
       const journal = openJournal(journalPath, {
         logger: logger.child({ component: 'journal' }),
         now,
         groupCommit: config.journal.groupCommit,
+        onSyncFailure: () => journalSyncFailed(),
       });
       opened.journal = journal;
       // One sender per journal, across processes: a `queue flush` cannot forward while the terminal runs.
@@ -555,6 +559,10 @@ export class TerminalHost implements TerminalApi {
         { fingerprintKey: resolve(dirname(journalPath), 'fingerprint.key'), atRestKey, offlineKey },
         options.parkingClock ?? { now: () => now().getTime() },
       );
+      journalSyncFailed = () =>
+        host.outOfService(
+          'the journal could not sync its log to disk: restart the terminal to recover from the disk',
+        );
       deliver = (n) => host.links.notify(n);
       dated = (answer) => host.board.gatewayDated(answer);
       await host.start();

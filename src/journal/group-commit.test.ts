@@ -1,12 +1,18 @@
 import { execFileSync } from 'node:child_process';
-import { closeSync, mkdtempSync, openSync, rmSync } from 'node:fs';
+import { closeSync, fdatasyncSync, mkdtempSync, openSync, rmSync } from 'node:fs';
 import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournalError } from './errors.js';
-import { openJournal, type BeginEntry, type GroupCommitOptions, type SqliteJournal } from './journal.js';
+import {
+  openJournal,
+  type BeginEntry,
+  type GroupCommitOptions,
+  type OpenJournalOptions,
+  type SqliteJournal,
+} from './journal.js';
 import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 
 const cleanups: (() => void)[] = [];
@@ -17,20 +23,24 @@ afterEach(() => {
 });
 
 /** A journal in a file, and a second connection to the same file that sees only what was committed. */
-function fileJournal(groupCommit?: Partial<GroupCommitOptions>): {
+function fileJournal(
+  groupCommit?: Partial<GroupCommitOptions>,
+  options: OpenJournalOptions = {},
+): {
   journal: SqliteJournal;
   committedRows: () => number;
   dir: string;
+  path: string;
 } {
   const dir = mkdtempSync(join(tmpdir(), 'pt-group-commit-'));
   const path = join(dir, 'journal.db');
-  const journal = openJournal(path, groupCommit ? { groupCommit } : {});
+  const journal = openJournal(path, groupCommit ? { ...options, groupCommit } : options);
   const other = new Database(path, { readonly: true });
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   cleanups.push(() => journal.close());
   cleanups.push(() => other.close());
   const count = other.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM journal_entries');
-  return { journal, committedRows: () => count.get()?.n ?? -1, dir };
+  return { journal, committedRows: () => count.get()?.n ?? -1, dir, path };
 }
 
 function sale(transactionId: string): BeginEntry {
@@ -288,6 +298,62 @@ describe('group commit', () => {
     await expect(write).rejects.toMatchObject({ code: 'JOURNAL_IO' });
     expect(journal.durableCommits).toBe(0);
     arrived();
+  });
+
+  it('refuses every write once a commit it made could not be synced, and the journal opened again takes them', async () => {
+    // The disk fails the sync of the log on the thread pool (EIO), after SQLite made the commit.
+    const eio = (): NodeJS.ErrnoException =>
+      Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    const failures: JournalError[] = [];
+    const { journal, path } = fileJournal(undefined, {
+      logSync: { background: (_fd, done) => setImmediate(() => done(eio())), inline: fdatasyncSync },
+      onSyncFailure: (e) => failures.push(e),
+    });
+    const arrived = journal.expectWrite();
+    const first = journal.beginDurably(sale('B1'));
+    await new Promise<void>((turn) => setImmediate(turn));
+    // Queued while that sync runs: it must not be committed behind frames that may not be on disk.
+    const behind = journal.beginDurably(sale('B2'));
+    await expect(first).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    await expect(behind).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    expect(failures.map((e) => e.code)).toEqual(['JOURNAL_IO']);
+    // Every later write is refused, queued or made at once; reads still answer.
+    await expect(journal.beginDurably(sale('B3'))).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    expect(() => journal.begin(sale('B4'))).toThrow(JournalError);
+    expect(journal.findByTransactionId('B2')).toBeUndefined();
+    expect(journal.durableCommits).toBe(0);
+    expect(failures).toHaveLength(1);
+    arrived();
+    journal.close();
+    // Opened again (the terminal restarted), the journal starts from what is on disk and writes again.
+    const again = openJournal(path);
+    try {
+      expect(again.findByTransactionId('B2')).toBeUndefined();
+      await expect(again.beginDurably(sale('B5'))).resolves.toMatchObject({ transactionId: 'B5' });
+    } finally {
+      again.close();
+    }
+  });
+
+  it('refuses every write the same way when the sync on the event loop fails (the thread pool stayed taken)', async () => {
+    const failures: JournalError[] = [];
+    const { journal } = fileJournal(undefined, {
+      // The pool never answers; the fallback's sync on the event loop fails.
+      logSync: {
+        background: () => undefined,
+        inline: () => {
+          throw Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+        },
+      },
+      onSyncFailure: (e) => failures.push(e),
+    });
+    const arrived = journal.expectWrite();
+    await expect(journal.beginDurably(sale('P1'))).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    expect(failures).toHaveLength(1);
+    // No write expected any more: the next commit would sync inline, through SQLite, and succeed; it is refused.
+    arrived();
+    await expect(journal.beginDurably(sale('P2'))).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    expect(journal.findByTransactionId('P2')).toBeUndefined();
   });
 
   it('settles the commit whose sync is in flight, and commits the writes behind it, when the journal closes', async () => {

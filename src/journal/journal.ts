@@ -150,7 +150,23 @@ export interface OpenJournalOptions {
   busyTimeoutMs?: number;
   /** Bounds of the group commit of {@link SqliteJournal.commitDurably} (config `journal.groupCommit`). */
   groupCommit?: Partial<GroupCommitOptions>;
+  /**
+   * Called once when a commit's log could not be synced to disk after the commit was made: from then on the journal
+   * refuses every write (`JOURNAL_IO`) until it is opened again (see {@link SqliteJournal.commitDurably}). The
+   * terminal goes out of service.
+   */
+  onSyncFailure?: (error: JournalError) => void;
+  /** The log's disk sync on the thread pool and on the event loop; Node's `fdatasync` by default (tests give others). */
+  logSync?: LogSync;
 }
+
+/** How the journal syncs its write-ahead log's file, in the background (thread pool) and inline. */
+export interface LogSync {
+  background(fd: number, done: (err: NodeJS.ErrnoException | null) => void): void;
+  inline(fd: number): void;
+}
+
+const NODE_LOG_SYNC: LogSync = { background: fdatasync, inline: fdatasyncSync };
 
 /**
  * Bounds of the journal's group commit: durable writes that arrive together share one transaction and one disk sync.
@@ -478,6 +494,14 @@ export class SqliteJournal implements Journal {
   private readonly path: string;
   /** Set by {@link close}: the writes still queued commit with their sync inline. */
   private closing = false;
+  /**
+   * Set when the sync of a commit already made failed: the kernel may have dropped those pages of the log, and a
+   * later commit, synced, would sit behind frames that are not on disk, so that SQLite's recovery after a power cut
+   * would stop before it. Every write is refused from then on; opening the journal again recovers what is on disk.
+   */
+  private syncFailure: JournalError | undefined;
+  private readonly onSyncFailure: ((error: JournalError) => void) | undefined;
+  private readonly logSync: LogSync;
   /** Every entry with a lower id is final (approved, declined, rejected or resolved): {@link inFlight} starts here. */
   private inFlightFloor = 0;
   private readonly stmts: ReturnType<SqliteJournal['prepare']>;
@@ -488,6 +512,8 @@ export class SqliteJournal implements Journal {
     this.logger = options.logger ?? silentLogger();
     this.now = options.now ?? (() => new Date());
     this.groupCommit = checkGroupCommit(options.groupCommit);
+    this.onSyncFailure = options.onSyncFailure;
+    this.logSync = options.logSync ?? NODE_LOG_SYNC;
     this.path = path;
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
@@ -611,6 +637,7 @@ export class SqliteJournal implements Journal {
    */
   private write<T>(full: boolean, fn: () => T): T {
     this.ensureOpen();
+    if (this.syncFailure) throw this.syncFailure;
     this.writes += 1;
     try {
       if (!this.db.inTransaction) {
@@ -643,6 +670,7 @@ export class SqliteJournal implements Journal {
    */
   commitDurably<T>(write: () => T, options: DurableWriteOptions = {}): Promise<T> {
     if (this.closed) return Promise.reject(new JournalError('JOURNAL_CLOSED', 'the journal is closed'));
+    if (this.syncFailure) return Promise.reject(this.syncFailure);
     const oneStatement = options.oneStatement === true;
     return new Promise<T>((resolve, reject) => {
       this.queued.push({ write, oneStatement, resolve: resolve as (value: unknown) => void, reject });
@@ -769,9 +797,7 @@ export class SqliteJournal implements Journal {
     }
     const settle = (syncError?: unknown): void => {
       if (syncError !== undefined) {
-        const error = new JournalError('JOURNAL_IO', 'the journal could not sync its log to disk', {
-          cause: syncError,
-        });
+        const error = this.syncFailed(syncError);
         for (const w of batch) w.reject(error);
         return;
       }
@@ -793,7 +819,7 @@ export class SqliteJournal implements Journal {
       fallback: setTimeout(() => this.syncInline(sync), SYNC_ON_POOL_MAX_MS),
     };
     this.syncInFlight = sync;
-    fdatasync(logFd, (err) => {
+    this.logSync.background(logFd, (err) => {
       if (this.syncInFlight !== sync) return; // synced and settled already (close, or the fallback)
       this.syncInFlight = undefined;
       clearTimeout(sync.fallback);
@@ -809,12 +835,38 @@ export class SqliteJournal implements Journal {
     clearTimeout(sync.fallback);
     let syncError: unknown;
     try {
-      fdatasyncSync(this.logFd as number);
+      this.logSync.inline(this.logFd as number);
     } catch (e) {
       syncError = e;
     }
     sync.settle(syncError);
     if (this.queued.length > 0 && !this.closed && !this.closing) this.scheduleFlush();
+  }
+
+  /**
+   * A commit was made but its log could not be synced: the journal refuses every write from now on (see
+   * {@link syncFailure}), the writes queued behind it are rejected, and the terminal is told. Returns the error.
+   */
+  private syncFailed(cause: unknown): JournalError {
+    if (this.syncFailure) return this.syncFailure;
+    const error = new JournalError(
+      'JOURNAL_IO',
+      'the journal could not sync its log to disk; it takes no more writes until it is opened again',
+      { cause },
+    );
+    this.syncFailure = error;
+    this.cancelFlush();
+    for (const w of this.queued.splice(0)) w.reject(error);
+    this.logger.error(
+      { err: cause },
+      'journal log sync failed: the journal refuses writes until it is reopened',
+    );
+    try {
+      this.onSyncFailure?.(error);
+    } catch (err) {
+      this.logger.warn({ err }, 'the journal sync failure handler threw');
+    }
+    return error;
   }
 
   /**
@@ -1100,7 +1152,13 @@ export class SqliteJournal implements Journal {
       this.writesSeenIdle = writes;
       return;
     }
-    if (writes === this.writesCheckpointed || this.closed || this.db.inTransaction || this.queued.length > 0)
+    if (
+      writes === this.writesCheckpointed ||
+      this.closed ||
+      this.syncFailure ||
+      this.db.inTransaction ||
+      this.queued.length > 0
+    )
       return;
     this.writesCheckpointed = writes;
     try {
@@ -1122,7 +1180,9 @@ export class SqliteJournal implements Journal {
       this.flush();
       this.cancelFlush();
     }
-    if (this.lockHeld) {
+    // A journal whose log failed to sync writes nothing more: the lock names this process, which is gone at the next
+    // open.
+    if (this.lockHeld && !this.syncFailure) {
       try {
         this.db
           .prepare('DELETE FROM meta WHERE key = ? AND value LIKE ?')

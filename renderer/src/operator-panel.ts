@@ -343,7 +343,8 @@ export class OperatorPanel {
    */
   #focused(): { testid: string; start: number | null; end: number | null } | undefined {
     const active = document.activeElement;
-    if (!(active instanceof HTMLElement) || !this.element.contains(active) || !active.dataset.testid) return undefined;
+    if (!(active instanceof HTMLElement) || !this.element.contains(active) || !active.dataset.testid)
+      return undefined;
     const field = active instanceof HTMLInputElement;
     return {
       testid: active.dataset.testid,

@@ -44,6 +44,7 @@ import {
   OfflineQueue,
   PaymentLinkStore,
   TimeoutRecovery,
+  type LogSync,
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
 } from '../journal/index.js';
@@ -110,6 +111,8 @@ export interface TerminalHostOptions {
    * request and answer through it). Not closed by the terminal: its owner closes it.
    */
   gatewayDispatcher?: Dispatcher;
+  /** The journal's disk sync of its log (tests: a disk that fails it); Node's `fdatasync` by default. */
+  journalLogSync?: LogSync;
 }
 
 function ok<T>(value: T): Result<T> {
@@ -461,6 +464,7 @@ export class TerminalHost implements TerminalApi {
         now,
         groupCommit: config.journal.groupCommit,
         onSyncFailure: () => journalSyncFailed(),
+        ...(options.journalLogSync ? { logSync: options.journalLogSync } : {}),
       });
       opened.journal = journal;
       // One sender per journal, across processes: a `queue flush` cannot forward while the terminal runs.

@@ -1,0 +1,100 @@
+import { fdatasync, fdatasyncSync, mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import type { LogSync } from '../../src/journal/index.js';
+import { silentLogger } from '../../src/log/index.js';
+
+/**
+ * A terminal whose disk fails the sync of a journal commit: the journal takes no more writes (a commit behind one that
+ * may not be on disk could be lost with it), and the terminal goes out of service, with the reason for the operator,
+ * until it is restarted; restarted on a working disk, it takes a sale again.
+ */
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+async function until<T>(what: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const v = await what();
+    if (v !== undefined) return v;
+    if (Date.now() > deadline) throw new Error('condition not reached');
+    await new Promise((r) => setTimeout(r, 20));
+  }
+}
+
+async function screenOf(host: TerminalHost): Promise<string> {
+  const r = await host.snapshot();
+  return r.ok ? r.value.customer.screen : '?';
+}
+
+const eio = (): NodeJS.ErrnoException =>
+  Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+
+describe('a journal sync the disk fails', () => {
+  it('puts the terminal out of service until it is restarted, and a restarted terminal sells again', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-journal-sync-'));
+    cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+    const config = parseConfig({
+      terminal: { model: 'kiosk' },
+      reader: { sim: { presentDelayMs: 20 } },
+    });
+    let failing = false;
+    const disk: LogSync = {
+      background: (fd, done) => (failing ? setImmediate(() => done(eio())) : fdatasync(fd, done)),
+      inline: (fd) => {
+        if (failing) throw eio();
+        fdatasyncSync(fd);
+      },
+    };
+    const host = await createTerminalHost(config, { logger: silentLogger(), cwd, journalLogSync: disk });
+    let closed = false;
+    cleanups.push(async () => {
+      if (!closed) await host.close();
+    });
+    expect(await until(async () => ((await screenOf(host)) === 'idle' ? true : undefined))).toBe(true);
+
+    failing = true;
+    // A durable write while an answer is awaited: its commit is made, and its sync, on the thread pool, fails.
+    const answer = host.journal.expectWrite();
+    await expect(
+      host.journal.beginDurably({
+        transactionId: 'SYNC-1',
+        service: 'sale',
+        comments: 'Parking Sale',
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from('{}'),
+        amountMinor: 600,
+        currency: 'GBP',
+        moneyMoving: true,
+      }),
+    ).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    answer();
+
+    expect(await screenOf(host)).toBe('out-of-service');
+    expect(host.status().outOfService).toContain('the journal could not sync its log to disk');
+    // No customer can start a payment.
+    const start = await host.send({ type: 'START' });
+    expect(start.ok ? undefined : start.error.code).toBe('OUT_OF_SERVICE');
+    await host.close();
+    closed = true;
+
+    // Restarted (the disk works again): the journal opens from what is on disk and the terminal takes a sale.
+    failing = false;
+    const again = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    cleanups.push(() => again.close());
+    await until(async () => ((await screenOf(again)) === 'idle' ? true : undefined));
+    expect(again.status().outOfService).toBeUndefined();
+    // Recovery ran before the first card: nothing the failed commit left is still in flight.
+    expect(again.journal.inFlight()).toEqual([]);
+    expect(again.journal.findByTransactionId('SYNC-1')).toMatchObject({ state: 'resolved' });
+    const started = await again.send({ type: 'START' });
+    expect(started.ok).toBe(true);
+  }, 60_000);
+});

@@ -3,7 +3,7 @@ import type { FromChild } from './client-process.js';
 import { CONCURRENCY, throughputClient, timed } from './gateway.js';
 
 /**
- * The child process of {@link import('./client-process.js').clientProcess}: builds one client of `gateway.throughput`
+ * The child process of {@link import('./client-process.js').clientProcess}: builds one client of the gateway benchmarks
  * (argv: its kind and the server's URL), says it is ready, then makes the requests of each round it is sent.
  */
 async function serve(kind: string, url: string): Promise<void> {
@@ -11,14 +11,15 @@ async function serve(kind: string, url: string): Promise<void> {
     process.send?.(m);
   };
   try {
-    if (kind !== 'ours' && kind !== 'peer' && kind !== 'bare') throw new Error(`no client ${kind}`);
+    if (kind !== 'ours' && kind !== 'peer' && kind !== 'peer-default' && kind !== 'bare')
+      throw new Error(`no client ${kind}`);
     const client = await throughputClient(kind, url);
-    process.on('message', (m: { requests?: number; close?: boolean }) => {
+    process.on('message', (m: { requests?: number; concurrency?: number; close?: boolean }) => {
       if (m.close) {
         void client.close().finally(() => process.exit(0));
         return;
       }
-      timed(m.requests ?? 0, CONCURRENCY, client.one).then(send, (e: unknown) => {
+      timed(m.requests ?? 0, m.concurrency ?? CONCURRENCY, client.one).then(send, (e: unknown) => {
         send({ error: e instanceof Error ? e.message : String(e) });
         process.exit(1);
       });

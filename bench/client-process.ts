@@ -2,16 +2,19 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /**
- * One HTTP client of `gateway.throughput` in a process of its own, as a terminal runs its one client: the clients
+ * One HTTP client of `gateway.authorize` and `gateway.throughput` in a process of its own, as a terminal runs its one client: the clients
  * compared do not share a heap, a garbage collector or a JIT, and each process's CPU time is its client's alone.
  *
  * The parent forks bench/client-child.ts with the client's kind and the server's URL. Over the IPC channel it sends
- * `{ requests: n }`; the child makes n requests with the benchmark's concurrency and answers `{ seconds, cpuMicros }`.
+ * `{ requests: n, concurrency: c }`; the child makes n requests, c at a time, and answers `{ seconds, cpuMicros }`.
  * `{ close: true }` ends the child. A failure is answered `{ error }`, and the child exits.
  */
 
-/** Which client the process runs: ours, the official SDK at its cheapest setting, or the raw-socket exchange. */
-export type ClientKind = 'ours' | 'peer' | 'bare';
+/**
+ * Which client the process runs: ours, the official SDK at its cheapest setting (`peer`) or with its default settings
+ * (`peer-default`), or the raw-socket exchange.
+ */
+export type ClientKind = 'ours' | 'peer' | 'peer-default' | 'bare';
 
 export interface RoundTime {
   seconds: number;
@@ -19,8 +22,8 @@ export interface RoundTime {
 }
 
 export interface ClientProcess {
-  /** Makes `requests` requests in the child; its wall time and the child's CPU time meanwhile. */
-  round(requests: number): Promise<RoundTime>;
+  /** Makes `requests` requests in the child, `concurrency` at a time; its wall time and the child's CPU time meanwhile. */
+  round(requests: number, concurrency: number): Promise<RoundTime>;
   close(): Promise<void>;
 }
 
@@ -68,8 +71,8 @@ export async function clientProcess(kind: ClientKind, url: string): Promise<Clie
     throw e;
   }
   return {
-    round: async (requests) => {
-      child.send({ requests });
+    round: async (requests, concurrency) => {
+      child.send({ requests, concurrency });
       return expect((m): m is RoundTime => 'seconds' in m);
     },
     close: async () => {

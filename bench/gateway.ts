@@ -163,39 +163,41 @@ const rate = (t: Tally): number => t.requests / t.seconds;
 
 /**
  * gateway.authorize: the same card-present authorization sent by our client and by the official SDK to the same
- * sandbox in one run, one request at a time (sequential) and with {@link CONCURRENCY} in flight from one process
- * (how a fleet gateway or a multi-lane site uses one client; the SDK issues each call independently). Rounds of the
- * two clients alternate, so that load from elsewhere on the machine falls on both alike. Every answer must be an
- * approval, or the run fails. The headline figure is the concurrent one; both are in `extra`, with the client CPU
- * time per request, which the sandbox's speed does not affect.
+ * sandbox in one run, one request at a time (sequential: a terminal's own sale) and with {@link CONCURRENCY} in flight
+ * from one process (how a fleet gateway or a multi-lane site uses one client; the SDK issues each call
+ * independently). Each client runs in a process of its own (bench/client-process.ts), as in a terminal, and its CPU
+ * is read by that process. Rounds of the clients alternate, so that load from elsewhere on the machine falls on all
+ * alike. Every answer must be an approval, or the run fails. The headline rate is the concurrent one; both are in
+ * `extra`, with the client CPU time per request of each mode. One at a time, each request also pays for waking the
+ * other process over loopback and for caches the other process cooled meanwhile: the same client costs more CPU per
+ * request than with 16 in flight, where those costs are shared.
  */
 const authorize: Benchmark = {
   name: 'gateway.authorize',
   description:
     'authorizations per second to the sandbox in its own process, 16 in flight (one at a time in extra), and the ' +
-    'client CPU µs per authorization; peer: cybersource-rest-client at its cheapest setting (no-op external logger; ' +
-    'its default settings in extra). Limited by the sandbox’s CPU per request (sandboxCpuMicrosPerRequest).',
+    'client CPU µs per authorization (of each mode in extra); peer: cybersource-rest-client at its cheapest setting ' +
+    '(no-op external logger; its default settings in extra). Each client runs in a process of its own, as in a ' +
+    'terminal. Limited by the sandbox’s CPU per request (sandboxCpuMicrosPerRequest).',
   async run({ quick }): Promise<BenchResult[]> {
     const perBatch = quick ? 20 : 500;
     const rounds = quick ? 1 : 5;
     const sandbox = await sandboxProcess();
-    const { client, one: ours } = ourClient(sandbox.url);
-    const template = sdkTemplate(client);
-    const clients = {
-      ours,
-      peer: sdkAuthorize(sdkPayments(sandbox.url, false), template),
-      peerQuiet: sdkAuthorize(sdkPayments(sandbox.url, true), template),
-    };
-    type Who = keyof typeof clients;
+    // Each client in a process of its own, as in a terminal: no shared heap, garbage collector or JIT, and each
+    // process's CPU time is its client's alone.
+    type Who = 'ours' | 'peer' | 'peerQuiet';
+    const kinds: Record<Who, ClientKind> = { ours: 'ours', peer: 'peer-default', peerQuiet: 'peer' };
+    const clients: Partial<Record<Who, ClientProcess>> = {};
     const empty = (): Tally => ({ requests: 0, seconds: 0, cpuMicros: 0, sandboxCpuMicros: 0 });
     const tallies: Record<Who, { sequential: Tally; concurrent: Tally }> = {
       ours: { sequential: empty(), concurrent: empty() },
       peer: { sequential: empty(), concurrent: empty() },
       peerQuiet: { sequential: empty(), concurrent: empty() },
     };
+    const inFlight = (mode: 'sequential' | 'concurrent'): number => (mode === 'sequential' ? 1 : CONCURRENCY);
     const batch = async (who: Who, mode: 'sequential' | 'concurrent'): Promise<void> => {
       const sandboxBefore = sandbox.cpuMicros();
-      const t = await timed(perBatch, mode === 'sequential' ? 1 : CONCURRENCY, clients[who]);
+      const t = await clients[who]!.round(perBatch, inFlight(mode));
       const sandboxAfter = sandbox.cpuMicros();
       const tally = tallies[who][mode];
       tally.sandboxCpuMicros =
@@ -207,11 +209,12 @@ const authorize: Benchmark = {
       tally.cpuMicros += t.cpuMicros;
     };
     try {
+      for (const who of ['ours', 'peer', 'peerQuiet'] as const)
+        clients[who] = await clientProcess(kinds[who], sandbox.url);
       // A first round unmeasured: connections and the JIT warm for every client in both modes.
       for (const mode of ['sequential', 'concurrent'] as const) {
-        for (const one of Object.values(clients)) {
-          await timed(perBatch, mode === 'sequential' ? 1 : CONCURRENCY, one);
-        }
+        for (const who of ['ours', 'peer', 'peerQuiet'] as const)
+          await clients[who]!.round(perBatch, inFlight(mode));
       }
       for (let round = 0; round < rounds; round++) {
         const order: Who[] = round % 2 === 0 ? ['ours', 'peer', 'peerQuiet'] : ['peerQuiet', 'peer', 'ours'];
@@ -257,6 +260,21 @@ const authorize: Benchmark = {
             peerQuietLoggerCpuMicrosPerRequest: cpuPerRequest(both(q)),
             concurrentRatioToQuietLogger: ratioOf(rate(o.concurrent), rate(q.concurrent), true),
             cpuRatioToQuietLogger: ratioOf(cpuPerRequest(both(o)), cpuPerRequest(both(q)), false),
+            // The client CPU per request of each mode: one at a time (a terminal's sale) and 16 in flight.
+            sequentialOursCpuMicrosPerRequest: cpuPerRequest(o.sequential),
+            sequentialPeerQuietLoggerCpuMicrosPerRequest: cpuPerRequest(q.sequential),
+            sequentialCpuRatioToQuietLogger: ratioOf(
+              cpuPerRequest(o.sequential),
+              cpuPerRequest(q.sequential),
+              false,
+            ),
+            concurrentOursCpuMicrosPerRequest: cpuPerRequest(o.concurrent),
+            concurrentPeerQuietLoggerCpuMicrosPerRequest: cpuPerRequest(q.concurrent),
+            concurrentCpuRatioToQuietLogger: ratioOf(
+              cpuPerRequest(o.concurrent),
+              cpuPerRequest(q.concurrent),
+              false,
+            ),
             // The SDK with its default settings as the peer (the headline peer before it was the cheapest setting).
             concurrentRatioToDefaultSettings: ratioOf(rate(o.concurrent), rate(p.concurrent), true),
             // Share of the concurrent run our process spent off the CPU, waiting for answers: near 1, the sandbox
@@ -277,7 +295,7 @@ const authorize: Benchmark = {
         },
       ];
     } finally {
-      await client.close();
+      await Promise.all(Object.values(clients).map((c) => c.close()));
       await sandbox.close();
     }
   },
@@ -386,11 +404,14 @@ export async function throughputClient(
 ): Promise<{ one: () => Promise<void>; close: () => Promise<void> }> {
   const { client, one } = ourClient(url);
   if (kind === 'ours') return { one, close: () => client.close() };
-  const template = kind === 'peer' ? sdkTemplate(client) : undefined;
+  const template = kind === 'bare' ? undefined : sdkTemplate(client);
   const prepared = client.prepare(AUTHORIZATION);
   await client.close();
   if (template)
-    return { one: sdkAuthorize(sdkPayments(url, true), template), close: () => Promise.resolve() };
+    return {
+      one: sdkAuthorize(sdkPayments(url, kind === 'peer'), template),
+      close: () => Promise.resolve(),
+    };
   const signed = await httpSignatureAuthenticator(MERCHANT, KEY_ID, SECRET).authenticate({
     method: 'POST',
     host: new URL(url).host,
@@ -442,12 +463,12 @@ const throughput: Benchmark = {
     const perBatch = quick ? 50 : 2_000;
     const rounds = quick ? 1 : 4;
     const server = await cannedGatewayProcess();
-    type Who = ClientKind;
+    type Who = 'ours' | 'peer' | 'bare';
     const clients: Partial<Record<Who, ClientProcess>> = {};
     try {
       for (const who of ['ours', 'peer', 'bare'] as const)
         clients[who] = await clientProcess(who, server.url);
-      const round = (who: Who, n: number): Promise<RoundTime> => clients[who]!.round(n);
+      const round = (who: Who, n: number): Promise<RoundTime> => clients[who]!.round(n, CONCURRENCY);
       const tally: Record<
         Who,
         { requests: number; seconds: number; cpuMicros: number; serverCpuMicros: number | undefined }

@@ -79,4 +79,20 @@ describe('parking-terminal bench', () => {
     expect(typeof throughput!.extra?.bareExchangeCpuMicrosPerRequest).toBe('number');
     expect(throughput!.limit?.unit).toBe('req/s');
   }, 150_000);
+
+  it('measures the gateway client against the SDK at the sandbox, each in its own process, one at a time and 16 in flight', async () => {
+    const [authorize] = await bench('gateway.authorize');
+    expect(authorize?.name).toBe('gateway.authorize');
+    wellFormed(authorize!);
+    for (const mode of ['sequential', 'concurrent'])
+      for (const who of ['Ours', 'PeerQuietLogger']) {
+        const cpu = authorize!.extra?.[`${mode}${who}CpuMicrosPerRequest`];
+        expect(typeof cpu === 'number' && cpu > 0, `${mode}${who}CpuMicrosPerRequest`).toBe(true);
+      }
+    // Read in the client processes: the headline CPU lies between the two modes' figures.
+    const seq = authorize!.extra?.sequentialOursCpuMicrosPerRequest as number;
+    const conc = authorize!.extra?.concurrentOursCpuMicrosPerRequest as number;
+    expect(authorize!.cpuMicrosPerOp).toBeGreaterThanOrEqual(Math.min(seq, conc) - 1);
+    expect(authorize!.cpuMicrosPerOp).toBeLessThanOrEqual(Math.max(seq, conc) + 1);
+  }, 150_000);
 });

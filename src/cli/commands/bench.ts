@@ -56,7 +56,10 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                the round trips.
   gateway.authorize: authorizations per second to the sandbox in a child process, 16 in flight; peer: the official
                SDK at its cheapest setting (no-op external logger; its default settings in extra). Limited by the
-               sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read.
+               sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read,
+               for each mode in extra: one at a time (a terminal's sale; each request also pays for waking the
+               sandbox's process over loopback and for caches that process cooled) and 16 in flight. Each client
+               runs in a process of its own, as in a terminal.
   gateway.throughput: the same authorizations against a canned server in its own process, so the client sets the
                pace; peer: the SDK at its cheapest setting against the same server. Limited by the client's CPU on one
                core (clientLimitReqPerSec); limit: the same bytes over raw keep-alive sockets, read as far as HTTP

@@ -3,7 +3,8 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { waitFor } from '../../src/host/drive.js';
+import { createTerminalHost } from '../../src/host/terminal-host.js';
 import type { LogSync } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 
@@ -17,21 +18,6 @@ const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
-
-async function until<T>(what: () => Promise<T | undefined> | T | undefined, timeoutMs = 20_000): Promise<T> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const v = await what();
-    if (v !== undefined) return v;
-    if (Date.now() > deadline) throw new Error('condition not reached');
-    await new Promise((r) => setTimeout(r, 20));
-  }
-}
-
-async function screenOf(host: TerminalHost): Promise<string> {
-  const r = await host.snapshot();
-  return r.ok ? r.value.customer.screen : '?';
-}
 
 const eio = (): NodeJS.ErrnoException =>
   Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
@@ -57,7 +43,7 @@ describe('a journal sync the disk fails', () => {
     cleanups.push(async () => {
       if (!closed) await host.close();
     });
-    expect(await until(async () => ((await screenOf(host)) === 'idle' ? true : undefined))).toBe(true);
+    await waitFor(host, ['idle'], 20_000);
 
     failing = true;
     // A durable write while an answer is awaited: its commit is made, and its sync, on the thread pool, fails.
@@ -77,7 +63,8 @@ describe('a journal sync the disk fails', () => {
     ).rejects.toMatchObject({ code: 'JOURNAL_IO' });
     answer();
 
-    expect(await screenOf(host)).toBe('out-of-service');
+    // At once: the failure puts it out of service before the write's caller resumes.
+    await waitFor(host, ['out-of-service'], 0);
     expect(host.status().outOfService).toContain('the journal could not sync its log to disk');
     // No customer can start a payment.
     const start = await host.send({ type: 'START' });
@@ -89,7 +76,7 @@ describe('a journal sync the disk fails', () => {
     failing = false;
     const again = await createTerminalHost(config, { logger: silentLogger(), cwd });
     cleanups.push(() => again.close());
-    await until(async () => ((await screenOf(again)) === 'idle' ? true : undefined));
+    await waitFor(again, ['idle'], 20_000);
     expect(again.status().outOfService).toBeUndefined();
     // Recovery ran before the first card: nothing the failed commit left is still in flight.
     expect(again.journal.inFlight()).toEqual([]);

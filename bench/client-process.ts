@@ -2,8 +2,9 @@ import { fork, type ChildProcess } from 'node:child_process';
 import { fileURLToPath } from 'node:url';
 
 /**
- * One HTTP client of `gateway.authorize` and `gateway.throughput` in a process of its own, as a terminal runs its one client: the clients
- * compared do not share a heap, a garbage collector or a JIT, and each process's CPU time is its client's alone.
+ * One HTTP client of `gateway.authorize` and `gateway.throughput` in a process of its own, as a terminal runs its one
+ * client: the clients compared do not share a heap, a garbage collector or a JIT, and each process's CPU time is its
+ * client's alone.
  *
  * The parent forks bench/client-child.ts with the client's kind and the server's URL. Over the IPC channel it sends
  * `{ requests: n, concurrency: c }`; the child makes n requests, c at a time, and answers `{ seconds, cpuMicros }`.
@@ -22,7 +23,7 @@ export interface RoundTime {
 }
 
 export interface ClientProcess {
-  /** Makes `requests` requests in the child, `concurrency` at a time; its wall time and the child's CPU time meanwhile. */
+  /** Makes `requests` requests in the child, `concurrency` at a time; its wall time and the child's CPU time then. */
   round(requests: number, concurrency: number): Promise<RoundTime>;
   close(): Promise<void>;
 }

@@ -353,7 +353,7 @@ export class OperatorPanel {
     };
   }
 
-  /** After a redraw (the status refresh every 2 s among others), the same control has focus again, a field its caret. */
+  /** After a redraw (such as the status refresh every 2 s), the same control has focus again, a field its caret. */
   #refocus(focused: { testid: string; start: number | null; end: number | null }): void {
     const control = this.element.querySelector<HTMLElement>(`[data-testid="${CSS.escape(focused.testid)}"]`);
     if (!control) return;

@@ -156,7 +156,7 @@ export interface OpenJournalOptions {
    * terminal goes out of service.
    */
   onSyncFailure?: (error: JournalError) => void;
-  /** The log's disk sync on the thread pool and on the event loop; Node's `fdatasync` by default (tests give others). */
+  /** The log's disk sync on the thread pool and on the event loop: Node's `fdatasync` unless a test gives another. */
   logSync?: LogSync;
 }
 

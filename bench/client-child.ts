@@ -1,6 +1,6 @@
 import { pathToFileURL } from 'node:url';
 import type { FromChild } from './client-process.js';
-import { CONCURRENCY, throughputClient, timed } from './gateway.js';
+import { benchClient, CONCURRENCY, timed } from './gateway.js';
 
 /**
  * The child process of {@link import('./client-process.js').clientProcess}: builds one client of the gateway benchmarks
@@ -13,7 +13,7 @@ async function serve(kind: string, url: string): Promise<void> {
   try {
     if (kind !== 'ours' && kind !== 'peer' && kind !== 'peer-default' && kind !== 'bare')
       throw new Error(`no client ${kind}`);
-    const client = await throughputClient(kind, url);
+    const client = await benchClient(kind, url);
     process.on('message', (m: { requests?: number; concurrency?: number; close?: boolean }) => {
       if (m.close) {
         void client.close().finally(() => process.exit(0));

@@ -394,11 +394,11 @@ export async function bareExchange(
 }
 
 /**
- * A client of `gateway.throughput` against `url` (the canned server), as its own process builds it
- * (bench/client-process.ts): ours; the SDK at its cheapest setting, sending the same body; or the raw-socket exchange
- * of the same bytes, signed once.
+ * A client of the gateway benchmarks against `url` (the sandbox or the canned server), as its own process builds it
+ * (bench/client-process.ts): ours; the SDK at its cheapest or its default setting, sending the same body; or the
+ * raw-socket exchange of the same bytes, signed once.
  */
-export async function throughputClient(
+export async function benchClient(
   kind: ClientKind,
   url: string,
 ): Promise<{ one: () => Promise<void>; close: () => Promise<void> }> {

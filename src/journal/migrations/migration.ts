@@ -24,7 +24,7 @@ export interface Migration {
  * such changes prescribes.
  */
 export interface SchemaRewrite {
-  /** Short kebab-case name, as in the file name. */
+  /** Short kebab-case name, for its errors and the architecture document's table of rewrites. */
   readonly name: string;
   /** Whether the file still lacks the rewrite (read from the stored schema: applying it twice does nothing). */
   needed(db: Database.Database): boolean;

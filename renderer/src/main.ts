@@ -13,7 +13,7 @@ import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
 import { ScreenSpeech, speechButtons, spokenName } from './speech.js';
-import { connectionText, problemText } from './view-model.js';
+import { connectionText, langTag, problemText } from './view-model.js';
 
 /**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
@@ -110,7 +110,9 @@ class App {
   #apply(snapshot: CustomerSnapshot): void {
     if (this.#snapshot && snapshot.seq <= this.#snapshot.seq) return;
     this.#snapshot = snapshot;
-    this.root.lang = snapshot.locale.split('-')[0] ?? 'en';
+    // The customer's language (what every customer text is in), not the terminal's: a screen reader reads the screen
+    // in the language of its nearest `lang`, and this one holds every customer text.
+    this.root.lang = langTag(snapshot.customer.language?.current ?? snapshot.locale);
     this.#renderCustomer();
   }
 

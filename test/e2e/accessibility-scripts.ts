@@ -98,3 +98,10 @@ export function accessibleDocument(): boolean {
 export function markDrawnBefore(el: { setAttribute(name: string, value: string): void }): void {
   el.setAttribute('data-drawn', 'before');
 }
+
+/** The language a screen reader reads `el` in: the `lang` of its nearest element that has one. */
+export function languageOf(el: {
+  closest(selector: string): { getAttribute(name: string): string | null } | null;
+}): string | null {
+  return el.closest('[lang]')?.getAttribute('lang') ?? null;
+}

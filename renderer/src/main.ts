@@ -41,7 +41,8 @@ class App {
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #announcer = new ScreenAnnouncer();
   readonly #operator: OperatorPanel;
-  readonly #speech = new ScreenSpeech((e) => this.#send(e));
+  // An echo goes out by itself, never as the screen's pending event: the screen stays live, and the next key counts.
+  readonly #speech = new ScreenSpeech((e) => (e.type === 'ECHO' ? void this.client.send(e) : this.#send(e)));
 
   constructor(
     private readonly root: HTMLElement,

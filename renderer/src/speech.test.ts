@@ -114,6 +114,24 @@ describe('ScreenSpeech', () => {
     expect(s.spoken.map((u) => u.text)).toEqual(['Welcome. Pay here.', '5']);
   });
 
+  it('sends the echo to the terminal when the terminal speaks, never a masked entry', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    speech.echo('5');
+    expect(sent).toEqual([]);
+    speech.update({ ...VIEW, speech: { ...SPEECH, by: 'terminal' } });
+    speech.echo(' 5 ');
+    speech.echo('••••');
+    speech.echo('  ');
+    speech.echo('x'.repeat(300));
+    expect(s.spoken).toEqual([]);
+    expect(sent).toEqual([
+      { type: 'ECHO', text: '5' },
+      { type: 'ECHO', text: 'x'.repeat(200) },
+    ]);
+  });
+
   it('picks the voice of the language and region, else of the language', () => {
     const voices = [voice('en-US'), voice('en-GB'), voice('ar')];
     expect(voiceFor(voices, 'en-GB')?.lang).toBe('en-GB');

@@ -8,7 +8,7 @@ import { labelFor } from './view-model.js';
  * Electron and Chromium use the system's synthesiser), each utterance id once, a new one cutting off the one before.
  * The terminal decides what is said and when (only in accessibility mode; never a PIN, never more of a card than its
  * last four digits); the renderer only says it, repeats it, stops it. When the terminal speaks itself (espeak-ng),
- * the speech keys go to it as SPEECH events.
+ * the speech keys go to it as SPEECH events and the input echo as ECHO events.
  */
 
 /** The part of `window.speechSynthesis` used here (tests stub it). */
@@ -72,13 +72,15 @@ export class ScreenSpeech {
 
   /**
    * Input echo (EN 301 549 5.1.3): says what the customer just pressed or moved to — a key of the screen keypad, the
-   * control Tab reached — when the page is the one speaking. A text with a masked run (a PIN's dots) is never said.
+   * control Tab reached — here when the page is the one speaking, else by the terminal (an ECHO event). A text with a
+   * masked run (a PIN's dots) is never said, nor sent.
    */
   echo(text: string): void {
     const speech = this.#speech;
     const said = text.trim();
-    if (!speech || speech.by !== 'renderer' || said.length === 0 || /[*•●]{2,}/.test(said)) return;
-    this.#say(said, speech);
+    if (!speech || said.length === 0 || /[*•●]{2,}/.test(said)) return;
+    if (speech.by === 'renderer') this.#say(said, speech);
+    else this.send({ type: 'ECHO', text: said.slice(0, 200) });
   }
 
   #say(text: string, speech: SpeechView): void {

@@ -43,6 +43,7 @@ export function actionLabel(type: UserEvent['type']): string | null {
     case 'SET_ACCESSIBILITY':
     case 'SET_LANGUAGE':
     case 'SPEECH':
+    case 'ECHO':
       return null;
   }
 }

@@ -328,6 +328,14 @@ export type UserEvent =
   | { type: 'SET_LANGUAGE'; locale: string }
   /** A speech key in accessibility mode; refused with NOT_ALLOWED_NOW when the mode is off. */
   | { type: 'SPEECH'; command: SpeechCommand }
+  /**
+   * Input echo (EN 301 549 5.1.3) while the terminal speaks (`SpeechView.by` `terminal`): the name of the key of the
+   * screen keypad just pressed, or of the control Tab moved to, as the page would say it. Said at once in the
+   * customer's language (through the card-data guard; a masked entry never), without changing what the repeat key
+   * says; it counts as the customer's activity. Refused with NOT_ALLOWED_NOW, and nothing said, when speech is off,
+   * the page speaks itself, or the text holds a masked run.
+   */
+  | { type: 'ECHO'; text: string }
   | { type: 'DONE' };
 
 /** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */

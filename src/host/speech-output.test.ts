@@ -98,6 +98,35 @@ describe('speech output of the customer screens', () => {
     expect(speaker.said.at(-1)?.text).toBe(screen?.screen);
   });
 
+  it('echoes a key at once in the screen’s language, never a masked entry, and repeat still says the screen', () => {
+    const { out, speaker } = output();
+    expect(out.echo('5')).toBe(false);
+    expect(speaker.said).toEqual([]);
+    out.observe(TICKET, true);
+    const view = out.view();
+    expect(out.echo('5')).toBe(true);
+    expect(speaker.said.at(-1)).toEqual({ text: '5', locale: 'de_DE', volume: 0.5, rate: 1 });
+    // A PIN's dots are not said at all, not even as "hidden"; a card number a label carries by mistake is cut out.
+    const count = speaker.said.length;
+    expect(out.echo('••••')).toBe(false);
+    expect(out.echo('PIN 12••')).toBe(false);
+    expect(speaker.said).toHaveLength(count);
+    expect(out.echo('Karte 4111 1111 1111 1111')).toBe(true);
+    expect(speaker.said.at(-1)?.text).not.toMatch(/1111 1111/);
+    // The echo is not the screen: the view the renderer receives is unchanged, and repeat says the screen.
+    expect(out.view()).toEqual(view);
+    out.command('repeat');
+    expect(speaker.said.at(-1)?.text).toBe(view?.screen);
+  });
+
+  it('leaves the echo to the page when the page speaks', () => {
+    const settings = parseConfig({}).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger());
+    out.observe(IDLE, true);
+    expect(out.view()?.by).toBe('renderer');
+    expect(out.echo('5')).toBe(false);
+  });
+
   it('stops and resets the volume at the end of the session', () => {
     const { out, speaker } = output();
     out.observe(TICKET, true);

@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { CustomerView, SpeechCommand, SpeechView } from './api.js';
-import { speechFor } from './speech.js';
+import { hasMaskedRun, speakable, speechFor } from './speech.js';
 import { createSpeaker, type Speaker, type SpeechError } from './speech-speakers.js';
 
 /** How much one press of the louder or softer key changes the volume. */
@@ -91,6 +91,22 @@ export class SpeechOutput {
     const said = this.said;
     if (!said) return false;
     this.say(text, said.screen, said.lang);
+    return true;
+  }
+
+  /**
+   * Input echo while the terminal speaks: says `text` (a key's or a control's name, from the renderer) at once,
+   * through the card-data guard ({@link speakable}), without changing what the repeat key says. False, and nothing
+   * said, when nothing is said to this customer, when the page speaks (it echoes by itself), or when the text holds a
+   * masked run (a PIN's dots) or nothing speakable.
+   */
+  echo(text: string): boolean {
+    const said = this.said;
+    if (!said || this.speaker.by !== 'terminal' || hasMaskedRun(text)) return false;
+    const locale = resolveLocale(said.lang);
+    const spoken = speakable(text, translator(locale));
+    if (spoken.length === 0) return false;
+    void this.speaker.speak({ text: spoken, locale, volume: this.volume, rate: this.settings.rate });
     return true;
   }
 

@@ -8,7 +8,8 @@
  * Card data and masked entries: a card is spoken as "card ending 0 1 1 9" and never with more digits; a masked entry
  * (`****`, `••••`: a PIN, the hidden middle of a card number) is never spoken, not even its length; and every sentence
  * goes through {@link withoutCardData} (the receipts' guard), so that a card number a view carries by mistake is not
- * spoken either. Only the fields read below are spoken: nothing typed is echoed from here.
+ * spoken either. Only the fields read below are spoken; what the customer presses is echoed by name only (a key of
+ * the screen keypad, a control: `SpeechOutput.echo` in speech-output.ts), never what a field holds.
  *
  * Pure: no I/O, no clock.
  */
@@ -35,6 +36,12 @@ const KNOWN_KEYS: ReadonlySet<string> = new Set(MESSAGE_KEYS);
 const MASKED_PAN = /(?:\d[\d ]*)?[*•●]+[*•● ]*(\d{4})(?!\d)/g;
 // Any other masked run (a PIN as dots, the guard's own `****`): never spoken, not even its length.
 const MASKED_RUN = /[*•●]{2,}/g;
+
+/** Whether `text` holds a masked run (a PIN's dots, a card number's stars): an echo of it is not said at all. */
+export function hasMaskedRun(text: string): boolean {
+  MASKED_RUN.lastIndex = 0;
+  return MASKED_RUN.test(text);
+}
 
 function message(tr: Translator, key: string, params?: Record<string, string | number>): string | undefined {
   return KNOWN_KEYS.has(key) ? tr.t(key as MessageKey, params) : undefined;

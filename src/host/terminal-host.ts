@@ -878,6 +878,17 @@ export class TerminalHost implements TerminalApi {
       this.changed();
       return ok(this.buildSnapshot());
     }
+    if (event.type === 'ECHO') {
+      // Refused without a word: a spoken refusal would cut off the echo of every key of a customer whose page speaks.
+      if (!this.accessible || !this.speech.echo(event.text))
+        return fail(
+          'NOT_ALLOWED_NOW',
+          'no input echo: speech is off, the page speaks, or the text is masked',
+        );
+      // A key pressed while typing is the customer at work: no "Do you need more time?" meanwhile.
+      this.inactivity.activity();
+      return ok(this.buildSnapshot());
+    }
     return undefined;
   }
 
@@ -913,7 +924,9 @@ export class TerminalHost implements TerminalApi {
       // A blind customer must still hear why the terminal takes no card: accessibility mode and the speech keys work
       // on the out-of-service screen too (presentation only); every other event is refused.
       const handled =
-        event.type === 'SET_ACCESSIBILITY' || event.type === 'SPEECH' ? this.presentation(event) : undefined;
+        event.type === 'SET_ACCESSIBILITY' || event.type === 'SPEECH' || event.type === 'ECHO'
+          ? this.presentation(event)
+          : undefined;
       return Promise.resolve(handled ?? this.refuse('OUT_OF_SERVICE', 'the terminal is out of service'));
     }
     if (this.phase !== 'ready' || !this.runtime)

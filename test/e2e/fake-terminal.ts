@@ -23,10 +23,11 @@ export interface FakeTerminalOptions {
   /** Milliseconds between automatic steps (card read, gateway answer). */
   stepMs?: number;
   /**
-   * In accessibility mode, speak each screen through the renderer (`customer.speech.engine: platform`): the title
-   * and message, as the host's speech output would start it.
+   * In accessibility mode, speak each screen through the renderer (`customer.speech.engine: platform`), or say that
+   * the terminal speaks it (`'terminal'`: `espeak-ng`): the title and message, as the host's speech output would
+   * start it.
    */
-  speech?: boolean;
+  speech?: boolean | 'terminal';
 }
 
 export const FAKE_PIN = '1234';
@@ -108,7 +109,15 @@ export class FakeTerminal implements TerminalApi {
       const text = [customer.title, customer.message].filter((t) => t.length > 0).join('. ');
       this.#customer = {
         ...this.#customer,
-        speech: { id: this.#seq, text, screen: text, lang: 'en-GB', volume: 0.6, rate: 1, by: 'renderer' },
+        speech: {
+          id: this.#seq,
+          text,
+          screen: text,
+          lang: 'en-GB',
+          volume: 0.6,
+          rate: 1,
+          by: this.options.speech === 'terminal' ? 'terminal' : 'renderer',
+        },
       };
     }
     const snap = this.#snapshot();
@@ -209,7 +218,7 @@ export class FakeTerminal implements TerminalApi {
       this.#show(customer);
       return this.snapshot();
     }
-    if (event.type === 'SPEECH')
+    if (event.type === 'SPEECH' || event.type === 'ECHO')
       return this.#accessible
         ? this.snapshot()
         : Promise.resolve({ ok: false, error: { code: 'NOT_ALLOWED_NOW', message: 'speech output is off' } });

@@ -45,7 +45,10 @@ interface Recorder {
 
 // The root tsconfig has no DOM library: the page's shapes used here, in this module's scope only.
 declare const window: { __speech: Recorder };
-declare const document: { activeElement: { getAttribute(name: string): string | null } | null };
+declare const document: {
+  activeElement: { getAttribute(name: string): string | null } | null;
+  querySelector(selector: string): { click(): void };
+};
 
 /** Runs in the page before its scripts: a `speechSynthesis` that records utterances and cancellations. */
 function recordSpeech(): void {
@@ -68,8 +71,8 @@ function recordSpeech(): void {
   Object.defineProperty(window, 'speechSynthesis', { value: synthesis, configurable: true });
 }
 
-async function start(): Promise<{ fake: FakeTerminal; page: Page }> {
-  const fake = new FakeTerminal({ speech: true });
+async function start(speech: true | 'terminal' = true): Promise<{ fake: FakeTerminal; page: Page }> {
+  const fake = new FakeTerminal({ speech });
   const bridge = await startBridge(fake, { port: 0, staticDir });
   open.push({ bridge, fake });
   const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
@@ -145,6 +148,33 @@ describe('speech output in the browser', () => {
     expect(focused).not.toBe('');
     const said = await saidCount(page, n + 3);
     expect(said.at(-1)?.text.length).toBeGreaterThan(0);
+  });
+
+  it('sends the echo to the terminal when the terminal speaks, and every key still counts', async () => {
+    const { fake, page } = await start('terminal');
+    await page.getByTestId('accessibility-button').click();
+    await page.locator('html.accessible').waitFor();
+    await page.getByTestId('action-START').click();
+    await onScreen(page, 'enter-ticket');
+    // Two keys at once: an echo on its way does not make the screen busy, so the second key is not lost.
+    await page.getByTestId('ticket-key-4').click();
+    await page.getByTestId('ticket-key-2').click();
+    await expect
+      .poll(() => fake.events.filter((e) => e.type === 'ECHO'))
+      .toEqual([
+        { type: 'ECHO', text: '4' },
+        { type: 'ECHO', text: '2' },
+      ]);
+    await expect(page.getByTestId('ticket-input').inputValue()).resolves.toBe('42');
+    expect((await spoken(page)).spoken).toEqual([]);
+    // The last key and Continue in one breath: Continue is not dropped behind the echo still on its way.
+    await page.evaluate(() => {
+      for (const id of ['ticket-key-7', 'action-ENTER_TICKET'])
+        document.querySelector(`[data-testid="${id}"]`).click();
+    });
+    await onScreen(page, 'confirm');
+    expect(fake.events).toContainEqual({ type: 'ENTER_TICKET', ticket: '427' });
+    expect(fake.events).toContainEqual({ type: 'ECHO', text: '7' });
   });
 
   it('says nothing in normal mode', async () => {

@@ -2,10 +2,10 @@
  * Speech output on a running terminal (issue 13, "Accessibility"; EN 301 549 5.1.3): only in accessibility mode, each
  * screen in the customer's language, the speech keys as SPEECH events, and nothing left of it after the session.
  */
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
@@ -14,6 +14,7 @@ import { silentLogger } from '../../src/log/index.js';
 
 let host: TerminalHost | undefined;
 afterEach(async () => {
+  vi.useRealTimers();
   await host?.close();
   host = undefined;
 });
@@ -71,5 +72,56 @@ describe('speech output on the terminal', () => {
     await new Promise((r) => setTimeout(r, 100));
     expect(h.status().speech?.lastError).toMatch(/^SPEECH_ENGINE_MISSING/);
     expect((await send(h, { type: 'START' })).customer.screen).toBe('enter-ticket');
+  });
+
+  it('echoes the keys the customer presses through espeak-ng, and counts them as activity', async () => {
+    // A program behind espeak-ng's contract (the text on stdin): each utterance said to the end is a line in `said`.
+    const dir = mkdtempSync(join(tmpdir(), 'pt-echo-'));
+    const said = join(dir, 'said');
+    const program = join(dir, 'espeak-ng');
+    writeFileSync(said, '');
+    writeFileSync(program, `#!/bin/sh\ntext=$(cat)\nprintf '%s\\n' "$text" >> '${said}'\n`);
+    chmodSync(program, 0o755);
+    const h = await start({
+      customer: {
+        inactivitySeconds: 45,
+        accessibilityFactor: 2,
+        speech: { engine: 'espeak-ng', espeakPath: program },
+      },
+    });
+    const lines = (): string[] => readFileSync(said, 'utf8').split('\n').filter(Boolean);
+    const refused = await h.send({ type: 'ECHO', text: '5' });
+    expect(refused.ok === false && refused.error.code).toBe('NOT_ALLOWED_NOW');
+
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    // Each utterance is waited for: the next one would cut it off before the program has read it.
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(1);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+    const ticket = await send(h, { type: 'START' });
+    expect(ticket.customer.speech?.by).toBe('terminal');
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(2);
+
+    const echoed = await send(h, { type: 'ECHO', text: '5' });
+    expect(echoed.customer.speech).toEqual(ticket.customer.speech);
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(3);
+    expect(lines()[2]).toBe('5');
+
+    // A masked entry is refused without a word, and the repeat key still says the screen.
+    const masked = await h.send({ type: 'ECHO', text: '••••' });
+    expect(masked.ok === false && masked.error.code).toBe('NOT_ALLOWED_NOW');
+    await send(h, { type: 'SPEECH', command: 'repeat' });
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(4);
+    expect(lines()[3]).toBe(lines()[1]);
+
+    // Twice 80 s of a 90 s limit, with a key pressed between: no "Do you need more time?".
+    await vi.advanceTimersByTimeAsync(80_000);
+    await send(h, { type: 'ECHO', text: '5' });
+    await vi.advanceTimersByTimeAsync(80_000);
+    const customer = await h.snapshot();
+    expect(customer.ok && customer.value.customer.screen).toBe('enter-ticket');
+    expect(customer.ok && customer.value.customer.prompt).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(11_000);
+    const asked = await h.snapshot();
+    expect(asked.ok && asked.value.customer.prompt).toMatchObject({ kind: 'more-time' });
   });
 });

@@ -48,6 +48,8 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('MORE_TIME') }),
   z.strictObject({ type: z.literal('SET_LANGUAGE'), locale: z.string().min(1).max(35) }),
   z.strictObject({ type: z.literal('SPEECH'), command: z.enum(['repeat', 'stop', 'louder', 'softer']) }),
+  // A key's or a control's name: the bound only keeps the socket's message small.
+  z.strictObject({ type: z.literal('ECHO'), text: z.string().trim().min(1).max(200) }),
   z.strictObject({ type: z.literal('DONE') }),
 ]);
 

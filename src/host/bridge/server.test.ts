@@ -223,6 +223,18 @@ describe('bridge WebSocket', () => {
       8,
       'BAD_REQUEST',
     ],
+    [
+      'an echo longer than a control’s name',
+      `{"id": 10, "method": "send", "params": {"type": "ECHO", "text": "${'x'.repeat(201)}"}}`,
+      10,
+      'BAD_REQUEST',
+    ],
+    [
+      'an empty echo',
+      '{"id": 11, "method": "send", "params": {"type": "ECHO", "text": " "}}',
+      11,
+      'BAD_REQUEST',
+    ],
     ['a negative id', '{"id": -1, "method": "snapshot"}', null, 'BAD_REQUEST'],
     [
       'an operator request without PIN',

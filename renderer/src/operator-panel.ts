@@ -186,12 +186,7 @@ export class OperatorPanel {
     const notice = h('input', {
       class: 'service-notice',
       testid: 'service-notice',
-      attrs: {
-        type: 'text',
-        maxlength: '120',
-        'aria-label': 'Notice for customers while out of service',
-        placeholder: 'Notice for customers (optional)',
-      },
+      attrs: { type: 'text', maxlength: '120', id: 'service-notice' },
     });
     notice.value = this.#serviceNotice;
     notice.addEventListener('input', () => {
@@ -202,7 +197,13 @@ export class OperatorPanel {
     return h(
       'div',
       { class: 'operator-tools', attrs: { role: 'group', 'aria-label': 'Service mode' } },
-      notice,
+      // A visible label, not a placeholder that goes when the operator types.
+      h(
+        'label',
+        { class: 'service-notice-label', attrs: { for: 'service-notice' } },
+        h('span', { text: 'Notice for customers while out of service (optional)' }),
+        notice,
+      ),
       run('on', 'Out of service'),
       run('off', 'Back in service'),
       run('reader-self-test', 'Reader self-test'),

@@ -23,7 +23,8 @@
  * void outcome) is appended to DIR/told.jsonl the moment it is shown (test/crash/told.ts): the judge holds the
  * gateway's ledger against it.
  *
- * Usage: node --import tsx test/crash/driver.ts run|recover FLOW DIR GATEWAY_URL
+ * Usage: node --import tsx test/crash/driver.ts run|recover FLOW DIR GATEWAY_URL (the harness runs the same module
+ * bundled: test/crash/harness.ts, driverArgs).
  * Prints `{"phase":"start"}` before the terminal starts (recovery and forwarding run from there), `{"phase":"flow"}`
  * when the flow starts, then one JSON line: {"screens": [...]} after `run`, {"inFlight", "orphanWatch",
  * "offlineDepth"} after `recover`.

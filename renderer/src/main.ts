@@ -8,12 +8,27 @@ import {
   ScreenAnnouncer,
   type MoreTimeDialog,
 } from './accessibility.js';
+import { InputActivity } from './activity.js';
 import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
 import { ScreenSpeech, speechButtons, spokenName } from './speech.js';
 import { connectionText, langTag, problemText } from './view-model.js';
+
+/** The keys of the screen keypads and the details keyboard: what they type stays on the page until Continue. */
+const LOCAL_KEYS = '[data-testid^="ticket-key-"], [data-testid^="amount-key-"], [data-testid^="alt-key-"]';
+
+/** Keys that move between the controls or within a field, and send nothing. */
+const MOVING_KEYS: ReadonlySet<string> = new Set([
+  'Tab',
+  'ArrowLeft',
+  'ArrowRight',
+  'ArrowUp',
+  'ArrowDown',
+  'Home',
+  'End',
+]);
 
 /**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
@@ -43,6 +58,8 @@ class App {
   readonly #operator: OperatorPanel;
   // An echo goes out by itself, never as the screen's pending event: the screen stays live, and the next key counts.
   readonly #speech = new ScreenSpeech((e) => (e.type === 'ECHO' ? void this.client.send(e) : this.#send(e)));
+  // Likewise ACTIVITY: a Continue pressed right after a key is never dropped behind it.
+  readonly #activity = new InputActivity((e) => void this.client.send(e));
 
   constructor(
     private readonly root: HTMLElement,
@@ -60,6 +77,7 @@ class App {
     this.#listenForOperator(root);
     installKeypad(this.#customerSlot, (command) => this.#speechKey(command));
     this.#listenForEcho();
+    this.#listenForActivity();
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
@@ -170,6 +188,22 @@ class App {
           ? e.target.closest('[data-testid^="ticket-key-"], [data-testid^="amount-key-"]')
           : null;
       if (key) this.#speech.echo(spokenName(key));
+    });
+  }
+
+  /**
+   * Typing the terminal does not see until Continue counts as the customer's activity for its time limits (ACTIVITY):
+   * a key of a screen keypad (touched, or pressed through the tactile keypad, which presses it), a change of a text
+   * field, a move between controls or within a field. A press that sends an event of its own is not counted here.
+   */
+  #listenForActivity(): void {
+    const active = (): void => this.#activity.input(this.#snapshot?.customer);
+    this.#customerSlot.addEventListener('input', active);
+    this.#customerSlot.addEventListener('click', (e) => {
+      if (e.target instanceof Element && e.target.closest(LOCAL_KEYS)) active();
+    });
+    this.#customerSlot.addEventListener('keydown', (e) => {
+      if (MOVING_KEYS.has(e.key)) active();
     });
   }
 

@@ -44,6 +44,7 @@ export function actionLabel(type: UserEvent['type']): string | null {
     case 'SET_LANGUAGE':
     case 'SPEECH':
     case 'ECHO':
+    case 'ACTIVITY':
       return null;
   }
 }

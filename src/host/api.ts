@@ -43,6 +43,19 @@ export type Screen =
   | 'error'
   | 'out-of-service'; // reader unavailable and not recovering
 
+/**
+ * The customer screens the terminal times (`InactivityWatch`, src/host/inactivity.ts): those that wait for the
+ * customer's input, and nothing else. The renderer tells the terminal of typing on them (ACTIVITY).
+ */
+export const TIMED_SCREENS: ReadonlySet<string> = new Set([
+  'enter-ticket',
+  'choose-duration',
+  'enter-amount',
+  'confirm',
+  // An alternative method's details: a customer who walks away must not leave an e-mail address half typed on screen.
+  'alt-details',
+]);
+
 /** An amount ready to show: minor units, currency and the formatted text. */
 export interface DisplayAmount {
   minor: number;
@@ -336,6 +349,13 @@ export type UserEvent =
    * the page speaks itself, or the text holds a masked run.
    */
   | { type: 'ECHO'; text: string }
+  /**
+   * The customer is typing on a timed screen ({@link TIMED_SCREENS}) what stays on the page until Continue (a key of
+   * the screen keypad, a character in a field, a move between controls): the time limit starts again, and "Do you
+   * need more time?" goes away if it was asked. Carries nothing typed; the renderer sends it at most every five
+   * seconds. Refused without a word (OUT_OF_SERVICE, NOT_READY) when the terminal takes no customer.
+   */
+  | { type: 'ACTIVITY' }
   | { type: 'DONE' };
 
 /** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */

@@ -1,5 +1,6 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { InactivityWatch, TIMED_SCREENS } from './inactivity.js';
+import { TIMED_SCREENS } from './api.js';
+import { InactivityWatch } from './inactivity.js';
 
 describe('InactivityWatch', () => {
   beforeEach(() => vi.useFakeTimers());

@@ -4,16 +4,7 @@
  * the customer is choosing or typing are timed: once a card is being read, a currency chosen for it or a payment is
  * with the gateway, nothing here interrupts (a payment in progress is never abandoned by a timer).
  */
-
-/** The customer screens that wait for the customer's input, and nothing else. */
-export const TIMED_SCREENS: ReadonlySet<string> = new Set([
-  'enter-ticket',
-  'choose-duration',
-  'enter-amount',
-  'confirm',
-  // An alternative method's details: a customer who walks away must not leave an e-mail address half typed on screen.
-  'alt-details',
-]);
+import { TIMED_SCREENS } from './api.js';
 
 export interface InactivityOptions {
   /** Milliseconds of silence on a timed screen before the question. */

@@ -886,10 +886,23 @@ export class TerminalHost implements TerminalApi {
           'no input echo: speech is off, the page speaks, or the text is masked',
         );
       // A key pressed while typing is the customer at work: no "Do you need more time?" meanwhile.
-      this.inactivity.activity();
+      this.customerAtWork();
+      return ok(this.buildSnapshot());
+    }
+    if (event.type === 'ACTIVITY') {
+      this.customerAtWork();
       return ok(this.buildSnapshot());
     }
     return undefined;
+  }
+
+  /**
+   * The customer is typing what stays on the page (ECHO, ACTIVITY): the time limit starts again, and nothing anyone
+   * sees changes (no snapshot for a key). While "Do you need more time?" is asked only its own answer counts: a Tab
+   * between Yes and No, echoed, must not take the dialog away under the customer.
+   */
+  private customerAtWork(): void {
+    if (this.inactivity.prompt === undefined) this.inactivity.activity();
   }
 
   /**
@@ -920,6 +933,14 @@ export class TerminalHost implements TerminalApi {
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
     // The language is the customer's on every screen, out of service included (presentation, never the machines').
     if (event.type === 'SET_LANGUAGE') return Promise.resolve(this.setLanguage(event.locale));
+    // Typing on a page that takes no customer: nothing is timed. Refused without a word, as an echo is: a spoken
+    // refusal would talk over the customer every five seconds.
+    if (event.type === 'ACTIVITY' && (this.phase !== 'ready' || !this.runtime))
+      return Promise.resolve(
+        this.phase === 'out-of-service'
+          ? fail('OUT_OF_SERVICE', 'the terminal is out of service')
+          : fail('NOT_READY', 'the terminal is not ready yet'),
+      );
     if (this.phase === 'out-of-service') {
       // A blind customer must still hear why the terminal takes no card: accessibility mode and the speech keys work
       // on the out-of-service screen too (presentation only); every other event is refused.

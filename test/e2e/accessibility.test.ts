@@ -463,6 +463,24 @@ describe('the renderer by keys alone', () => {
     expect(fake.events.at(-1)).toEqual({ type: 'CANCEL' });
   });
 
+  it('tells the terminal that the customer is typing on the keypad, never what', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'enter-ticket');
+    expect(fake.activity).toBe(0);
+    // Three digits in a breath: one ACTIVITY (at most one every five seconds), and the ticket stays on the page.
+    for (const key of ['4', '2', '7']) await page.keyboard.press(key);
+    await expect.poll(() => fake.activity).toBe(1);
+    expect(await page.getByTestId('ticket-input').inputValue()).toBe('427');
+    expect(fake.events).toEqual([{ type: 'START' }]);
+    // Continue right after is not held back by it.
+    await page.keyboard.press('Enter');
+    await onScreen(page, 'confirm');
+    expect(fake.events).toEqual([{ type: 'START' }, { type: 'ENTER_TICKET', ticket: '427' }]);
+    expect(fake.activity).toBe(1);
+  });
+
   it('switches accessibility mode from the keyboard and keeps focus on the button', async () => {
     const { fake, page } = await start();
     await onScreen(page, 'idle');

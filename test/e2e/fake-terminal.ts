@@ -67,7 +67,10 @@ function status(): OperatorStatus {
 const AMOUNT = { minor: 1250, currency: 'EUR', text: '€12.50' };
 
 export class FakeTerminal implements TerminalApi {
+  /** What the page sent, ACTIVITY apart: how often the page sends it depends on the clock (`activity` counts it). */
   readonly events: UserEvent[] = [];
+  /** ACTIVITY events the page sent. */
+  activity = 0;
   readonly operatorRequests: OperatorRequest[] = [];
   /** The operator's payment links and alternative-method sales. */
   readonly payments = new FakeOperatorPayments();
@@ -210,6 +213,11 @@ export class FakeTerminal implements TerminalApi {
   }
 
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
+    // Accepted on every screen, as the ready host does; it changes nothing the page sees.
+    if (event.type === 'ACTIVITY') {
+      this.activity += 1;
+      return this.snapshot();
+    }
     this.events.push(event);
     // Presentation events, as the host takes them: on every screen, never through the flow.
     if (event.type === 'SET_ACCESSIBILITY') {

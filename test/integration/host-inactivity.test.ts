@@ -1,7 +1,7 @@
 /**
  * The customer's time limits on a running terminal (issue 13, "Time"; WCAG 2.2.1): an input screen left alone asks
  * "Do you need more time?", a yes gives the time again, no answer returns to the attract screen; accessibility mode
- * doubles both limits and ends with the customer.
+ * doubles both limits and ends with the customer; typing the page keeps to itself (ACTIVITY) counts as an answer.
  */
 import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -80,6 +80,59 @@ describe('time limits on the customer screens', () => {
     const back = await now(h);
     expect(back.screen).toBe('idle');
     expect(back.accessibility).toBeUndefined();
+  }, 30_000);
+
+  it('keeps the question away while the customer types on the page (ACTIVITY), and asks 45 s after the last key', async () => {
+    const h = await start();
+    expect((await send(h, { type: 'START' })).customer.screen).toBe('enter-ticket');
+    // Three minutes of typing a long ticket number, told every 30 s: never a question, never back to the start.
+    for (let typed = 0; typed < 6; typed += 1) {
+      await vi.advanceTimersByTimeAsync(30_000);
+      const seen = await now(h);
+      expect(seen.screen).toBe('enter-ticket');
+      expect(seen.prompt).toBeUndefined();
+      expect((await send(h, { type: 'ACTIVITY' })).customer.screen).toBe('enter-ticket');
+    }
+    await vi.advanceTimersByTimeAsync(44_000);
+    expect((await now(h)).prompt).toBeUndefined();
+    await vi.advanceTimersByTimeAsync(1_500);
+    expect((await now(h)).prompt).toMatchObject({ kind: 'more-time' });
+  }, 30_000);
+
+  it('leaves the question to its own answer while it is asked, and publishes nothing for a key', async () => {
+    const h = await start();
+    await send(h, { type: 'START' });
+    const published: TerminalSnapshot[] = [];
+    const unsubscribe = h.subscribe((s) => published.push(s));
+    await send(h, { type: 'ACTIVITY' });
+    expect(published).toHaveLength(0);
+    await vi.advanceTimersByTimeAsync(45_500);
+    const asked = await now(h);
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    // A key while the dialog is up (a Tab between Yes and No) neither answers nor hides it.
+    const count = published.length;
+    const again = await send(h, { type: 'ACTIVITY' });
+    expect(again.customer.prompt).toMatchObject({ kind: 'more-time' });
+    expect(again.customer.actions).toContain('MORE_TIME');
+    expect(published).toHaveLength(count);
+    unsubscribe();
+    // Its own answer does.
+    expect((await send(h, { type: 'MORE_TIME' })).customer.prompt).toBeUndefined();
+  }, 30_000);
+
+  it('refuses ACTIVITY out of service without a word, where a press is refused aloud', async () => {
+    const h = await start();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    h.outOfService('test');
+    const pressed = await h.send({ type: 'START' });
+    expect(!pressed.ok && pressed.error.code).toBe('OUT_OF_SERVICE');
+    expect(!pressed.ok && pressed.error.customerText).toBeTruthy();
+    const before = await h.snapshot();
+    const typed = await h.send({ type: 'ACTIVITY' });
+    expect(!typed.ok && typed.error.code).toBe('OUT_OF_SERVICE');
+    expect(!typed.ok && typed.error.customerText).toBeUndefined();
+    const after = await h.snapshot();
+    expect(after.ok && after.value.seq).toBe(before.ok && before.value.seq);
   }, 30_000);
 
   it('refuses "more time" when nothing was asked', async () => {

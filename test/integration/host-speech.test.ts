@@ -123,5 +123,11 @@ describe('speech output on the terminal', () => {
     await vi.advanceTimersByTimeAsync(11_000);
     const asked = await h.snapshot();
     expect(asked.ok && asked.value.customer.prompt).toMatchObject({ kind: 'more-time' });
+
+    // A key echoed while the question is asked (Tab onto Yes) is said, and leaves the question to its own answer.
+    const onYes = await send(h, { type: 'ECHO', text: 'Yes' });
+    expect(onYes.customer.prompt).toMatchObject({ kind: 'more-time' });
+    await expect.poll(lines, { timeout: 5_000 }).toContain('Yes');
+    expect((await send(h, { type: 'MORE_TIME' })).customer.prompt).toBeUndefined();
   });
 });

@@ -50,6 +50,8 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('SPEECH'), command: z.enum(['repeat', 'stop', 'louder', 'softer']) }),
   // A key's or a control's name: the bound only keeps the socket's message small.
   z.strictObject({ type: z.literal('ECHO'), text: z.string().trim().min(1).max(200) }),
+  // Nothing typed ever rides along: the strict object refuses any other field.
+  z.strictObject({ type: z.literal('ACTIVITY') }),
   z.strictObject({ type: z.literal('DONE') }),
 ]);
 

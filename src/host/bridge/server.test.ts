@@ -186,6 +186,9 @@ describe('bridge WebSocket', () => {
     expect(op).toMatchObject({ id: 3, result: { ok: true, value: { type: 'flush-queue' } } });
     const refused = await log.ask(JSON.stringify({ id: 4, method: 'send', params: { type: 'DONE' } }), 4);
     expect(refused).toMatchObject({ id: 4, result: { ok: false, error: { code: 'NOT_ALLOWED_NOW' } } });
+    const active = await log.ask(JSON.stringify({ id: 5, method: 'send', params: { type: 'ACTIVITY' } }), 5);
+    expect(active).toMatchObject({ id: 5, result: { ok: true } });
+    expect(fake.activity).toBe(1);
     log.socket.close();
   });
 
@@ -233,6 +236,12 @@ describe('bridge WebSocket', () => {
       'an empty echo',
       '{"id": 11, "method": "send", "params": {"type": "ECHO", "text": " "}}',
       11,
+      'BAD_REQUEST',
+    ],
+    [
+      'an activity carrying what was typed',
+      '{"id": 12, "method": "send", "params": {"type": "ACTIVITY", "text": "42"}}',
+      12,
       'BAD_REQUEST',
     ],
     ['a negative id', '{"id": -1, "method": "snapshot"}', null, 'BAD_REQUEST'],

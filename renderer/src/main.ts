@@ -31,6 +31,14 @@ const MOVING_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
+ * The customer's language as a BCP 47 tag (what `lang` and `Intl` take): the one chosen for this session, else the
+ * terminal's, which configuration may give as `de_DE` or `de-DE`.
+ */
+function customerLocale(snapshot: CustomerSnapshot): string {
+  return langTag(snapshot.customer.language?.current ?? snapshot.locale);
+}
+
+/**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
  * customer's events; the terminal's answer (or its next pushed snapshot) decides what comes next.
  */
@@ -131,7 +139,7 @@ class App {
     this.#snapshot = snapshot;
     // The customer's language (what every customer text is in), not the terminal's: a screen reader reads the screen
     // in the language of its nearest `lang`, and this one holds every customer text.
-    this.root.lang = langTag(snapshot.customer.language?.current ?? snapshot.locale);
+    this.root.lang = customerLocale(snapshot);
     this.#renderCustomer();
   }
 
@@ -277,7 +285,9 @@ class App {
     applyAccessibilityMode(view.accessibility === true);
     this.#speech.update(view);
     const send = (e: UserEvent): void => this.#send(e);
-    const el = renderCustomer(view, { send, locale: snapshot.locale, drafts: this.#drafts });
+    // Numbers the page formats itself (a keyed amount, the seconds left) in the customer's language too.
+    const locale = customerLocale(snapshot);
+    const el = renderCustomer(view, { send, locale, drafts: this.#drafts });
     const tools = h(
       'div',
       { class: 'customer-tools', testid: 'customer-tools' },
@@ -285,7 +295,7 @@ class App {
       speechButtons(view, (command) => void this.#speechKey(command)),
     );
     this.#dialog?.dispose();
-    this.#dialog = view.prompt ? moreTimeDialog(view, view.prompt, snapshot.locale, send) : undefined;
+    this.#dialog = view.prompt ? moreTimeDialog(view, view.prompt, locale, send) : undefined;
     // While the question is asked, the screen behind it is out of reach (a modal dialog).
     el.inert = this.#dialog !== undefined;
     tools.inert = this.#dialog !== undefined;

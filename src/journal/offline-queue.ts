@@ -5,6 +5,7 @@ import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './enc
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
+import { UNACKNOWLEDGED_DECLINE } from './migrations/lookup-indexes.js';
 
 /** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
 export type OfflinePolicy = 'online-only' | 'prefer-online';
@@ -211,8 +212,7 @@ export function offlineQueueStatus(
       .all();
     const declined = db
       .prepare<[], { n: number }>(
-        `SELECT COUNT(*) AS n FROM offline_payments
-         WHERE state IN ('declined', 'rejected', 'unknown') AND decline_acknowledged = 0`,
+        `SELECT COUNT(*) AS n FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE}`,
       )
       .get();
     return { totals, declined: declined?.n ?? 0 };
@@ -245,8 +245,9 @@ export function releaseUnsentForward(journal: SqliteJournal, entryId: number): b
     if (entry?.state !== 'pending') return false;
     const released = journal.db
       .prepare(
+        // The open index's own condition repeated, as in the queue's statements: otherwise every payment is read.
         `UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
-         WHERE journal_entry_id = ? AND state = 'forwarding'`,
+         WHERE journal_entry_id = ? AND state = 'forwarding' AND state IN ('stored', 'forwarding')`,
       )
       .run(entryId).changes;
     if (released !== 1) return false;
@@ -331,8 +332,7 @@ export class OfflineQueue {
       forwarding: db.prepare(`SELECT * FROM offline_payments
         WHERE state = 'forwarding' AND state IN ('stored', 'forwarding') ORDER BY id`),
       list: db.prepare('SELECT * FROM offline_payments ORDER BY id DESC LIMIT ?'),
-      declined: db.prepare(`SELECT * FROM offline_payments
-        WHERE state IN ('declined', 'rejected', 'unknown') AND decline_acknowledged = 0 ORDER BY id`),
+      declined: db.prepare(`SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE} ORDER BY id`),
       acknowledge: db.prepare(`UPDATE offline_payments SET decline_acknowledged = 1
         WHERE id = ? AND state IN ('declined', 'rejected', 'unknown')`),
     };

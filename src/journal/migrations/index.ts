@@ -13,6 +13,7 @@ import { migration0010 } from './0010-configuration-state.js';
 import { migration0011 } from './0011-fleet-commands.js';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
 import type { Migration, SchemaRewrite } from './migration.js';
+import { lookupIndexes } from './lookup-indexes.js';
 import { stateChecksWithoutLists } from './state-checks.js';
 
 export type { Migration, SchemaRewrite } from './migration.js';
@@ -42,7 +43,7 @@ export function schemaVersion(db: Database.Database): number {
 }
 
 /** Every schema rewrite (no version of its own: see {@link SchemaRewrite}), in order. */
-export const REWRITES: readonly SchemaRewrite[] = [stateChecksWithoutLists];
+export const REWRITES: readonly SchemaRewrite[] = [stateChecksWithoutLists, lookupIndexes];
 
 /**
  * Brings `db` to `target` (default: the latest), one migration per transaction so that a crash leaves the file at a

@@ -1,0 +1,228 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import type Database from 'better-sqlite3';
+import { afterEach, describe, expect, it } from 'vitest';
+import { staticKeyProvider } from './encryption.js';
+import { authorizedTotalOf, NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
+import { OfflineQueue, type OfflinePaymentInput } from './offline-queue.js';
+import { JournaledSender, type Transmitter } from './sender.js';
+
+const open: SqliteJournal[] = [];
+afterEach(() => {
+  for (const j of open.splice(0)) j.close();
+});
+
+function journal(): SqliteJournal {
+  const j = openJournal(':memory:');
+  open.push(j);
+  return j;
+}
+
+function entry(transactionId: string, overrides: Partial<BeginEntry> = {}): BeginEntry {
+  return {
+    transactionId,
+    service: 'sale',
+    comments: 'Parking Sale',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from('{}'),
+    amountMinor: 600,
+    currency: 'GBP',
+    moneyMoving: true,
+    ...overrides,
+  };
+}
+
+function offlinePayment(transactionId: string): OfflinePaymentInput {
+  const { comments, method, path, body } = entry(transactionId);
+  return {
+    transactionId,
+    service: 'sale',
+    comments,
+    method,
+    path,
+    body,
+    amountMinor: 100,
+    currency: 'GBP',
+    entryMode: 'contact',
+  };
+}
+
+/** An approved sale with its outcome, as most of a journal's entries are. */
+function sale(j: SqliteJournal, transactionId: string): number {
+  const e = j.begin(entry(transactionId));
+  j.recordOutcome(e.id, { state: 'approved', gatewayId: `G-${transactionId}`, status: 'AUTHORIZED' });
+  return e.id;
+}
+
+/** The statements (SQL and parameters) that better-sqlite3 runs while `fn` runs. */
+function statementsOf(db: Database.Database, fn: () => unknown): { sql: string; params: unknown[] }[] {
+  const proto = Object.getPrototypeOf(db.prepare('SELECT 1')) as Record<string, unknown>;
+  const seen: { sql: string; params: unknown[] }[] = [];
+  const originals = new Map<string, unknown>();
+  for (const method of ['get', 'all', 'run', 'iterate']) {
+    const original = proto[method] as (this: Database.Statement, ...a: unknown[]) => unknown;
+    originals.set(method, original);
+    proto[method] = function (this: Database.Statement, ...params: unknown[]) {
+      seen.push({ sql: this.source, params });
+      return original.apply(this, params);
+    };
+  }
+  try {
+    fn();
+  } finally {
+    for (const [method, original] of originals) proto[method] = original;
+  }
+  return seen;
+}
+
+/** The tables a statement reads from end to end (SQLite's plan says `SCAN t`, with no index to limit it). */
+function fullScans(db: Database.Database, sql: string, params: unknown[]): string[] {
+  return db
+    .prepare<unknown[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+    .all(...params)
+    .map((r) => /^SCAN (journal_entries|offline_payments)$/.exec(r.detail)?.[1])
+    .filter((t): t is string => t !== undefined);
+}
+
+describe('journal lookups', () => {
+  it('finds the newest entry of a transactionId, among entries resolved as never sent too', () => {
+    const j = journal();
+    const first = j.begin(entry('T1'));
+    j.resolve(first.id, NOT_SENT);
+    expect(j.findByTransactionId('T1')?.id).toBe(first.id);
+    const second = j.begin(entry('T1'));
+    j.resolve(second.id, NOT_SENT);
+    expect(j.findByTransactionId('T1')?.id).toBe(second.id);
+    const live = j.begin(entry('T1'));
+    expect(j.findByTransactionId('T1')?.id).toBe(live.id);
+    j.recordOutcome(live.id, { state: 'approved', gatewayId: 'G1' });
+    expect(j.findByTransactionId('T1')).toMatchObject({ id: live.id, state: 'approved' });
+    expect(j.findByTransactionId('T2')).toBeUndefined();
+  });
+
+  it('finds the increments of an authorization by its gateway id and by its transactionId, each once', () => {
+    const j = journal();
+    const auth = j.begin(entry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
+    j.recordOutcome(auth.id, { state: 'approved', gatewayId: 'GA1', authorizedMinor: 600 });
+    const byGatewayId = j.begin(
+      entry('I1', { service: 'incremental', parentGatewayId: 'GA1', amountMinor: 200 }),
+    );
+    j.recordOutcome(byGatewayId.id, { state: 'approved', gatewayId: 'GI1', authorizedMinor: 800 });
+    const byBoth = j.begin(
+      entry('I2', {
+        service: 'incremental',
+        parentGatewayId: 'GA1',
+        referencedTransactionId: 'A1',
+        amountMinor: 200,
+      }),
+    );
+    j.recordOutcome(byBoth.id, { state: 'approved', gatewayId: 'GI2', authorizedMinor: 1_000 });
+    const byTransactionId = j.begin(
+      entry('I3', { service: 'incremental', referencedTransactionId: 'A1', parentGatewayId: 'OTHER' }),
+    );
+    j.recordOutcome(byTransactionId.id, { state: 'declined', gatewayId: 'GI3' });
+    // Not increments: a capture of the same authorization, and an increment of another one.
+    j.begin(entry('C1', { service: 'capture', parentGatewayId: 'GA1', referencedTransactionId: 'A1' }));
+    j.begin(entry('I4', { service: 'incremental', parentGatewayId: 'GB1', referencedTransactionId: 'B1' }));
+    expect(j.incrementsOf(j.get(auth.id)!).map((e) => e.transactionId)).toEqual(['I1', 'I2', 'I3']);
+    expect(authorizedTotalOf(j, 'A1')).toBe(1_000);
+  });
+
+  it('counts entries, unknown and in-flight ones as a full count does, across commits, rollbacks and transactions', () => {
+    const j = journal();
+    const truth = (): { entries: number; unknown: number; inFlight: number } =>
+      j.db
+        .prepare<[], { entries: number; unknown: number; inFlight: number }>(
+          `SELECT COUNT(*) AS entries, COALESCE(SUM(state = 'unknown'), 0) AS unknown,
+            COALESCE(SUM(state IN ('pending', 'sent', 'unknown')), 0) AS inFlight FROM journal_entries`,
+        )
+        .get()!;
+    expect(j.counts()).toEqual({ entries: 0, unknown: 0, inFlight: 0 });
+    for (let i = 0; i < 5; i++) sale(j, `S${i}`);
+    expect(j.counts()).toEqual(truth());
+    const pending = j.begin(entry('P1'));
+    const unknown = j.begin(entry('U1'));
+    j.recordOutcome(unknown.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+    expect(j.counts()).toEqual({ entries: 7, unknown: 1, inFlight: 2 });
+    // Rows of a transaction rolled back are not counted, and their ids are given again.
+    expect(() =>
+      j.atomically(true, () => {
+        j.begin(entry('R1'));
+        expect(j.counts()).toEqual({ entries: 8, unknown: 1, inFlight: 3 });
+        throw new Error('rolled back');
+      }),
+    ).toThrow();
+    expect(j.counts()).toEqual(truth());
+    j.begin(entry('R2'));
+    expect(j.counts()).toEqual({ entries: 8, unknown: 1, inFlight: 3 });
+    // Entries leave the in-flight counts as they become final, the oldest first or not.
+    j.resolve(unknown.id, 'reversed');
+    j.recordOutcome(pending.id, { state: 'approved', gatewayId: 'GP1' });
+    expect(j.counts()).toEqual(truth());
+    for (let i = 5; i < 9; i++) sale(j, `S${i}`);
+    expect(j.counts()).toEqual(truth());
+    expect(j.counts()).toEqual({ entries: 12, unknown: 0, inFlight: 1 });
+  });
+
+  it('counts the rows another connection commits to the same file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'lookups-'));
+    try {
+      const path = join(dir, 'journal.db');
+      const ours = openJournal(path);
+      const theirs = openJournal(path);
+      try {
+        sale(ours, 'O1');
+        expect(ours.counts()).toEqual({ entries: 1, unknown: 0, inFlight: 0 });
+        sale(theirs, 'T1');
+        theirs.begin(entry('T2'));
+        expect(ours.counts()).toEqual({ entries: 3, unknown: 0, inFlight: 1 });
+      } finally {
+        ours.close();
+        theirs.close();
+      }
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
+  });
+
+  it('reads no table from end to end for the lookups of a payment, the operator status and the offline store', async () => {
+    const j = journal();
+    const queue = new OfflineQueue(j, {
+      policy: 'prefer-online',
+      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+    });
+    for (let i = 0; i < 50; i++) sale(j, `S${i}`);
+    const auth = j.begin(entry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
+    j.recordOutcome(auth.id, { state: 'approved', gatewayId: 'GA1', authorizedMinor: 600 });
+    j.begin(entry('I1', { service: 'incremental', parentGatewayId: 'GA1', referencedTransactionId: 'A1' }));
+    const notSent = j.begin(entry('N1'));
+    j.resolve(notSent.id, NOT_SENT);
+    // Forwarded payments, one declined: offline payments stay in their table once forwarded.
+    const stored = Array.from({ length: 4 }, (_, i) => queue.store(offlinePayment(`Q${i}`)));
+    const transmitter: Transmitter = {
+      transmit: (r) =>
+        Promise.resolve(
+          r.transactionId === stored[0]!.transactionId
+            ? { kind: 'declined', status: 'DECLINED', reason: 'INSUFFICIENT_FUND' }
+            : { kind: 'approved', status: 'AUTHORIZED', gatewayId: `G-${r.transactionId}` },
+        ),
+    };
+    expect((await queue.forwardPending(new JournaledSender(j, transmitter))).forwarded).toBe(4);
+    const run = statementsOf(j.db, () => {
+      expect(j.findByTransactionId('NOT-THERE')).toBeUndefined();
+      expect(j.findByTransactionId('S3')?.state).toBe('approved');
+      expect(j.findByTransactionId('N1')?.resolution).toBe(NOT_SENT);
+      expect(authorizedTotalOf(j, 'A1')).toBe(600);
+      expect(j.counts()).toEqual({ entries: 57, unknown: 0, inFlight: 1 });
+      expect(queue.status().declinedAfterForward).toBe(1);
+      expect(queue.declinedAfterForward()).toHaveLength(1);
+      queue.store(offlinePayment('Q9'));
+    });
+    expect(run.length).toBeGreaterThan(8);
+    const scans = run.flatMap((s) => fullScans(j.db, s.sql, s.params).map((table) => `${table}: ${s.sql}`));
+    expect(scans).toEqual([]);
+  });
+});

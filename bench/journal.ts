@@ -4,11 +4,14 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { createAuthenticator, createGatewayClient, type GatewayClient } from '../src/gateway/index.js';
 import {
+  authorizedTotalOf,
   JournaledSender,
+  NOT_SENT,
   openJournal,
   OfflineQueue,
   staticKeyProvider,
   type BeginEntry,
+  type SqliteJournal,
 } from '../src/journal/index.js';
 import { DEMO_MERCHANT } from '../src/sandbox/index.js';
 import { samplePayment } from '../src/sandbox/sample-requests.js';
@@ -450,4 +453,121 @@ const forward: Benchmark = {
   },
 };
 
-export const benchmarks: Benchmark[] = [append, forward];
+/**
+ * Writes `count` entries as a terminal's years of service leave them, in transactions of 10,000 (setup, not measured):
+ * approved sales; every 50th an approved pre-authorization with an approved incremental one; every 1,000th a sale
+ * resolved as never sent. Returns the transactionIds of the first sale and of the first pre-authorization.
+ */
+function fillJournal(journal: SqliteJournal, count: number): { firstSale: string; firstAuth: string } {
+  const body = Buffer.from('{}');
+  const approved = (e: { id: number }, gatewayId: string, authorizedMinor?: number): void =>
+    journal.recordOutcome(e.id, { state: 'approved', gatewayId, status: 'AUTHORIZED', authorizedMinor });
+  for (let from = 0; from < count; from += 10_000)
+    journal.atomically(false, () => {
+      for (let i = from; i < Math.min(count, from + 10_000); i++) {
+        const sale: BeginEntry = {
+          ...preauthEntry(`S${i}`, body),
+          service: 'sale',
+          comments: 'Parking Sale',
+        };
+        if (i % 1_000 === 999) journal.resolve(journal.begin(sale).id, NOT_SENT);
+        else if (i % 50 === 1) {
+          approved(journal.begin(preauthEntry(`A${i}`, body)), `GA${i}`, 1_000);
+          const increment = journal.begin({
+            ...preauthEntry(`I${i}`, body),
+            service: 'incremental',
+            comments: 'Parking Extension',
+            path: `/pts/v2/payments/GA${i}`,
+            method: 'PATCH',
+            parentGatewayId: `GA${i}`,
+            referencedTransactionId: `A${i}`,
+          });
+          approved(increment, `GI${i}`, 2_000);
+          i += 1;
+        } else approved(journal.begin(sale), `GS${i}`);
+      }
+    });
+  return { firstSale: 'S0', firstAuth: 'A1' };
+}
+
+/**
+ * The reads a terminal makes of its journal per payment and per operator snapshot, at a year's size against a new
+ * journal's. Each set: the counts of the status bar (every snapshot), a transactionId that is not there (every
+ * payment stored offline), the oldest sale by its transactionId (a refund or void of it), and the authorized total of
+ * the oldest pre-authorization (its original and its increments: a capture or an extension).
+ */
+const lookups: Benchmark = {
+  name: 'journal.lookups',
+  description:
+    'µs per set of the journal reads of a payment and an operator snapshot (the status counts, a transactionId that ' +
+    'is not there, the oldest sale by its transactionId, the authorized total of the oldest pre-authorization with ' +
+    'its increments) on a journal of 200,000 entries, about a busy pay station\u2019s year; peer: the same reads on a ' +
+    'journal of 1,000 entries. Each read is an index search (SQLite\u2019s B-tree depth grows with the log of the ' +
+    'entries): a ratio near 1 says no read grows with the journal.',
+  async run({ quick }) {
+    const large = quick ? 20_000 : 200_000;
+    const small = 1_000;
+    const dir = tempDir();
+    const journals = [openJournal(join(dir, 'large.db')), openJournal(join(dir, 'small.db'))] as const;
+    try {
+      const t = performance.now();
+      const ids = fillJournal(journals[0], large);
+      const fillSeconds = (performance.now() - t) / 1000;
+      fillJournal(journals[1], small);
+      const set = (j: SqliteJournal): void => {
+        j.counts();
+        if (j.findByTransactionId('NOT-THERE') !== undefined)
+          throw new Error('journal.lookups: found a ghost');
+        if (j.findByTransactionId(ids.firstSale)?.state !== 'approved')
+          throw new Error('journal.lookups: the oldest sale is missing');
+        if (authorizedTotalOf(j, ids.firstAuth) !== 2_000)
+          throw new Error('journal.lookups: wrong authorized total');
+      };
+      // About 0.1 s per round on the large journal, at most 500 sets: a read that grew with the journal (before each
+      // read was an index search, a set took 250 ms at 200,000 entries here) keeps the run short.
+      const probe = performance.now();
+      set(journals[0]);
+      const setMs = performance.now() - probe;
+      const perRound = Math.max(3, Math.min(quick ? 50 : 500, Math.floor(100 / setMs)));
+      const rounds = quick ? 3 : 15;
+      const samples: [number[], number[]] = [[], []];
+      const cpu: [number, number] = [0, 0];
+      for (let r = 0; r < rounds + 2; r++)
+        for (const side of [0, 1] as const) {
+          const c = process.cpuUsage();
+          const t0 = performance.now();
+          for (let i = 0; i < perRound; i++) set(journals[side]);
+          const used = process.cpuUsage(c);
+          // Two unmeasured rounds of each first (the JIT, the page cache).
+          if (r < 2) continue;
+          samples[side].push(((performance.now() - t0) * 1000) / perRound);
+          cpu[side] += (used.user + used.system) / perRound;
+        }
+      const ours = percentile(samples[0], 50);
+      const peer = percentile(samples[1], 50);
+      return [
+        {
+          name: 'journal.lookups',
+          unit: 'µs',
+          ours,
+          peer: `the same reads on a journal of ${small.toLocaleString('en')} entries`,
+          peerValue: peer,
+          ratio: ratioOf(ours, peer, false),
+          cpuMicrosPerOp: Math.round(cpu[0] / rounds),
+          peerCpuMicrosPerOp: Math.round(cpu[1] / rounds),
+          extra: {
+            entries: journals[0].counts().entries,
+            peerEntries: journals[1].counts().entries,
+            readsPerSet: 4,
+            fillSeconds: Math.round(fillSeconds * 10) / 10,
+          },
+        },
+      ];
+    } finally {
+      for (const j of journals) j.close();
+      rmSync(dir, { recursive: true, force: true });
+    }
+  },
+};
+
+export const benchmarks: Benchmark[] = [append, lookups, forward];

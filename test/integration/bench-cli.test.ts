@@ -66,6 +66,10 @@ describe('parking-terminal bench', () => {
     expect(append!.limit?.unit).toBe('ops/s');
     expect(typeof append!.extra?.fsyncMicros).toBe('number');
     expect(typeof append!.extra?.inFlight32Ratio).toBe('number');
+    const lookups = results.find((r) => r.name === 'journal.lookups');
+    expect(lookups).toBeDefined();
+    wellFormed(lookups!);
+    expect(lookups!.extra).toMatchObject({ entries: 20_000, peerEntries: 1_000, readsPerSet: 4 });
     const forward = (await bench('queue.forward'))[0];
     expect(forward?.name).toBe('queue.forward');
     wellFormed(forward!);

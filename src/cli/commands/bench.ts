@@ -48,6 +48,11 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                or as many rows per transaction as arrive together; the sides take turns in chunks after 500
                unmeasured appends each. Limit: one fdatasync per commit (1e6 / fsyncMicros per second; N in flight,
                N times that).
+  journal.lookups: µs per set of the journal's reads for a payment and an operator snapshot (the status counts, a
+               transactionId that is not there, the oldest sale by its transactionId, the authorized total of the
+               oldest pre-authorization with its increments) on a journal of 200,000 entries; peer: the same reads on
+               a journal of 1,000. Each read is an index search (B-tree depth grows with the log of the entries): a
+               ratio near 1 says no read grows with the journal.
   queue.forward: seconds to forward 10,000 stored payments, 32 in flight, each claimed (journaled and marked sent
                in one durable commit just before its send), sent and completed; peer: the same sends without journal
                or queue, to the same sandbox in its own process; the sides take turns in five chunks of 2,000,

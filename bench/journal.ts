@@ -504,7 +504,7 @@ const lookups: Benchmark = {
     'its increments) on a journal of 200,000 entries, about a busy pay station\u2019s year; peer: the same reads on a ' +
     'journal of 1,000 entries. Each read is an index search (SQLite\u2019s B-tree depth grows with the log of the ' +
     'entries): a ratio near 1 says no read grows with the journal.',
-  async run({ quick }) {
+  run({ quick }) {
     const large = quick ? 20_000 : 200_000;
     const small = 1_000;
     const dir = tempDir();
@@ -545,7 +545,7 @@ const lookups: Benchmark = {
         }
       const ours = percentile(samples[0], 50);
       const peer = percentile(samples[1], 50);
-      return [
+      return Promise.resolve([
         {
           name: 'journal.lookups',
           unit: 'µs',
@@ -562,7 +562,7 @@ const lookups: Benchmark = {
             fillSeconds: Math.round(fillSeconds * 10) / 10,
           },
         },
-      ];
+      ]);
     } finally {
       for (const j of journals) j.close();
       rmSync(dir, { recursive: true, force: true });

@@ -14,6 +14,7 @@ import {
   type SqliteJournal,
 } from './journal.js';
 import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
+import { saleEntry } from './testing/entries.js';
 
 const cleanups: (() => void)[] = [];
 
@@ -44,17 +45,9 @@ function fileJournal(
 }
 
 function sale(transactionId: string): BeginEntry {
-  return {
-    transactionId,
-    service: 'sale',
-    comments: 'Parking Sale',
-    method: 'POST',
-    path: '/pts/v2/payments',
+  return saleEntry(transactionId, {
     body: Buffer.from(`{"clientReferenceInformation":{"transactionId":"${transactionId}"}}`),
-    amountMinor: 600,
-    currency: 'GBP',
-    moneyMoving: true,
-  };
+  });
 }
 
 function request(transactionId: string): OutgoingRequest {

@@ -2,40 +2,17 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type Database from 'better-sqlite3';
-import { afterEach, describe, expect, it } from 'vitest';
+import { describe, expect, it } from 'vitest';
 import { staticKeyProvider } from './encryption.js';
-import { authorizedTotalOf, NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
+import { authorizedTotalOf, NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
 import { OfflineQueue, type OfflinePaymentInput } from './offline-queue.js';
+import { memoryJournals, saleEntry } from './testing/entries.js';
 import { JournaledSender, type Transmitter } from './sender.js';
 
-const open: SqliteJournal[] = [];
-afterEach(() => {
-  for (const j of open.splice(0)) j.close();
-});
-
-function journal(): SqliteJournal {
-  const j = openJournal(':memory:');
-  open.push(j);
-  return j;
-}
-
-function entry(transactionId: string, overrides: Partial<BeginEntry> = {}): BeginEntry {
-  return {
-    transactionId,
-    service: 'sale',
-    comments: 'Parking Sale',
-    method: 'POST',
-    path: '/pts/v2/payments',
-    body: Buffer.from('{}'),
-    amountMinor: 600,
-    currency: 'GBP',
-    moneyMoving: true,
-    ...overrides,
-  };
-}
+const journal = memoryJournals();
 
 function offlinePayment(transactionId: string): OfflinePaymentInput {
-  const { comments, method, path, body } = entry(transactionId);
+  const { comments, method, path, body } = saleEntry(transactionId);
   return {
     transactionId,
     service: 'sale',
@@ -51,7 +28,7 @@ function offlinePayment(transactionId: string): OfflinePaymentInput {
 
 /** An approved sale with its outcome, as most of a journal's entries are. */
 function sale(j: SqliteJournal, transactionId: string): number {
-  const e = j.begin(entry(transactionId));
+  const e = j.begin(saleEntry(transactionId));
   j.recordOutcome(e.id, { state: 'approved', gatewayId: `G-${transactionId}`, status: 'AUTHORIZED' });
   return e.id;
 }
@@ -89,13 +66,13 @@ function fullScans(db: Database.Database, sql: string, params: unknown[]): strin
 describe('journal lookups', () => {
   it('finds the newest entry of a transactionId, among entries resolved as never sent too', () => {
     const j = journal();
-    const first = j.begin(entry('T1'));
+    const first = j.begin(saleEntry('T1'));
     j.resolve(first.id, NOT_SENT);
     expect(j.findByTransactionId('T1')?.id).toBe(first.id);
-    const second = j.begin(entry('T1'));
+    const second = j.begin(saleEntry('T1'));
     j.resolve(second.id, NOT_SENT);
     expect(j.findByTransactionId('T1')?.id).toBe(second.id);
-    const live = j.begin(entry('T1'));
+    const live = j.begin(saleEntry('T1'));
     expect(j.findByTransactionId('T1')?.id).toBe(live.id);
     j.recordOutcome(live.id, { state: 'approved', gatewayId: 'G1' });
     expect(j.findByTransactionId('T1')).toMatchObject({ id: live.id, state: 'approved' });
@@ -104,14 +81,14 @@ describe('journal lookups', () => {
 
   it('finds the increments of an authorization by its gateway id and by its transactionId, each once', () => {
     const j = journal();
-    const auth = j.begin(entry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
+    const auth = j.begin(saleEntry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
     j.recordOutcome(auth.id, { state: 'approved', gatewayId: 'GA1', authorizedMinor: 600 });
     const byGatewayId = j.begin(
-      entry('I1', { service: 'incremental', parentGatewayId: 'GA1', amountMinor: 200 }),
+      saleEntry('I1', { service: 'incremental', parentGatewayId: 'GA1', amountMinor: 200 }),
     );
     j.recordOutcome(byGatewayId.id, { state: 'approved', gatewayId: 'GI1', authorizedMinor: 800 });
     const byBoth = j.begin(
-      entry('I2', {
+      saleEntry('I2', {
         service: 'incremental',
         parentGatewayId: 'GA1',
         referencedTransactionId: 'A1',
@@ -120,12 +97,14 @@ describe('journal lookups', () => {
     );
     j.recordOutcome(byBoth.id, { state: 'approved', gatewayId: 'GI2', authorizedMinor: 1_000 });
     const byTransactionId = j.begin(
-      entry('I3', { service: 'incremental', referencedTransactionId: 'A1', parentGatewayId: 'OTHER' }),
+      saleEntry('I3', { service: 'incremental', referencedTransactionId: 'A1', parentGatewayId: 'OTHER' }),
     );
     j.recordOutcome(byTransactionId.id, { state: 'declined', gatewayId: 'GI3' });
     // Not increments: a capture of the same authorization, and an increment of another one.
-    j.begin(entry('C1', { service: 'capture', parentGatewayId: 'GA1', referencedTransactionId: 'A1' }));
-    j.begin(entry('I4', { service: 'incremental', parentGatewayId: 'GB1', referencedTransactionId: 'B1' }));
+    j.begin(saleEntry('C1', { service: 'capture', parentGatewayId: 'GA1', referencedTransactionId: 'A1' }));
+    j.begin(
+      saleEntry('I4', { service: 'incremental', parentGatewayId: 'GB1', referencedTransactionId: 'B1' }),
+    );
     expect(j.incrementsOf(j.get(auth.id)!).map((e) => e.transactionId)).toEqual(['I1', 'I2', 'I3']);
     expect(authorizedTotalOf(j, 'A1')).toBe(1_000);
   });
@@ -142,20 +121,20 @@ describe('journal lookups', () => {
     expect(j.counts()).toEqual({ entries: 0, unknown: 0, inFlight: 0 });
     for (let i = 0; i < 5; i++) sale(j, `S${i}`);
     expect(j.counts()).toEqual(truth());
-    const pending = j.begin(entry('P1'));
-    const unknown = j.begin(entry('U1'));
+    const pending = j.begin(saleEntry('P1'));
+    const unknown = j.begin(saleEntry('U1'));
     j.recordOutcome(unknown.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
     expect(j.counts()).toEqual({ entries: 7, unknown: 1, inFlight: 2 });
     // Rows of a transaction rolled back are not counted, and their ids are given again.
     expect(() =>
       j.atomically(true, () => {
-        j.begin(entry('R1'));
+        j.begin(saleEntry('R1'));
         expect(j.counts()).toEqual({ entries: 8, unknown: 1, inFlight: 3 });
         throw new Error('rolled back');
       }),
     ).toThrow();
     expect(j.counts()).toEqual(truth());
-    j.begin(entry('R2'));
+    j.begin(saleEntry('R2'));
     expect(j.counts()).toEqual({ entries: 8, unknown: 1, inFlight: 3 });
     // Entries leave the in-flight counts as they become final, the oldest first or not.
     j.resolve(unknown.id, 'reversed');
@@ -176,7 +155,7 @@ describe('journal lookups', () => {
         sale(ours, 'O1');
         expect(ours.counts()).toEqual({ entries: 1, unknown: 0, inFlight: 0 });
         sale(theirs, 'T1');
-        theirs.begin(entry('T2'));
+        theirs.begin(saleEntry('T2'));
         expect(ours.counts()).toEqual({ entries: 3, unknown: 0, inFlight: 1 });
       } finally {
         ours.close();
@@ -195,10 +174,12 @@ describe('journal lookups', () => {
       keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
     });
     for (let i = 0; i < 50; i++) sale(j, `S${i}`);
-    const auth = j.begin(entry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
+    const auth = j.begin(saleEntry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
     j.recordOutcome(auth.id, { state: 'approved', gatewayId: 'GA1', authorizedMinor: 600 });
-    j.begin(entry('I1', { service: 'incremental', parentGatewayId: 'GA1', referencedTransactionId: 'A1' }));
-    const notSent = j.begin(entry('N1'));
+    j.begin(
+      saleEntry('I1', { service: 'incremental', parentGatewayId: 'GA1', referencedTransactionId: 'A1' }),
+    );
+    const notSent = j.begin(saleEntry('N1'));
     j.resolve(notSent.id, NOT_SENT);
     // Forwarded payments, one declined: offline payments stay in their table once forwarded.
     const stored = Array.from({ length: 4 }, (_, i) => queue.store(offlinePayment(`Q${i}`)));

@@ -1,18 +1,9 @@
-import { afterEach, describe, expect, it } from 'vitest';
-import { openJournal, type SqliteJournal } from './journal.js';
+import { describe, expect, it } from 'vitest';
 import { TimeoutRecovery } from './recovery.js';
 import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
+import { memoryJournals } from './testing/entries.js';
 
-const open: SqliteJournal[] = [];
-afterEach(() => {
-  for (const j of open.splice(0)) j.close();
-});
-
-function journal(): SqliteJournal {
-  const j = openJournal(':memory:');
-  open.push(j);
-  return j;
-}
+const journal = memoryJournals();
 
 function sale(transactionId: string): OutgoingRequest {
   return {

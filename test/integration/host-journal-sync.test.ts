@@ -6,6 +6,7 @@ import { parseConfig } from '../../src/config/index.js';
 import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost } from '../../src/host/terminal-host.js';
 import type { LogSync } from '../../src/journal/index.js';
+import { saleEntry } from '../../src/journal/testing/entries.js';
 import { silentLogger } from '../../src/log/index.js';
 
 /**
@@ -48,19 +49,9 @@ describe('a journal sync the disk fails', () => {
     failing = true;
     // A durable write while an answer is awaited: its commit is made, and its sync, on the thread pool, fails.
     const answer = host.journal.expectWrite();
-    await expect(
-      host.journal.beginDurably({
-        transactionId: 'SYNC-1',
-        service: 'sale',
-        comments: 'Parking Sale',
-        method: 'POST',
-        path: '/pts/v2/payments',
-        body: Buffer.from('{}'),
-        amountMinor: 600,
-        currency: 'GBP',
-        moneyMoving: true,
-      }),
-    ).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    await expect(host.journal.beginDurably(saleEntry('SYNC-1'))).rejects.toMatchObject({
+      code: 'JOURNAL_IO',
+    });
     answer();
 
     // At once: the failure puts it out of service before the write's caller resumes.

@@ -34,10 +34,12 @@ peer), with the CPU time per operation and, where one applies, the physical limi
   sale.cost: median ms of one unattended sale (tag set, request, signature, the durable journal write before sending
                and the one after, the HTTP round trip to the sandbox in its own process), p99 in extra; peer: the
                round trip alone. Limit: the round trip plus two fdatasync on this disk (fsyncMicros), the cost of the
-               money rules; sqliteFloorMs: the round trip plus SQLite's own two commits of such rows on this disk (a
-               bare insert, then the outcome update, once the write-ahead log is reused as the journal's is), and
-               overheadOverSqliteFloorMs what the terminal adds beyond.
-               Limit of the p99: bareExchangeP99Ms, the p99 of the sale's bytes over a raw keep-alive socket to a
+               money rules; sqliteFloorMs: the round trip made between SQLite's own two commits of such rows on
+               this disk, as a sale makes it (a bare insert before, the outcome update after, once the write-ahead
+               log is reused as the journal's is; the same commits in a tight loop, which cost less, in
+               sqlite*InALoopMicros), and overheadOverSqliteFloorMs what the terminal adds beyond.
+               Limits of the p99: sqliteFloorP99Ms, the p99 of that bare sale; bareExchangeP99Ms, the p99 of the
+               sale's bytes over a raw keep-alive socket to a
                canned server in its own process, interleaved with the sales: the tail of one local exchange here;
                stallsPerSecond, longestStallMs: how often and how long a thread that only reads the clock for 2 s
                loses its CPU for more than 0.2 ms. Measured after 1,000 unmeasured sales (the JIT of this process and

@@ -353,7 +353,8 @@ export type UserEvent =
    * The customer is typing on a timed screen ({@link TIMED_SCREENS}) what stays on the page until Continue (a key of
    * the screen keypad, a character in a field, a move between controls): the time limit starts again. While "Do you
    * need more time?" is asked it changes nothing: the question waits for its own answer. Carries nothing typed; the
-   * renderer sends it at most every five seconds. Refused without a word (OUT_OF_SERVICE, NOT_READY) when the terminal takes no customer.
+   * renderer sends it at most every five seconds. Refused without a word (OUT_OF_SERVICE, NOT_READY) when the
+   * terminal takes no customer.
    */
   | { type: 'ACTIVITY' }
   | { type: 'DONE' };

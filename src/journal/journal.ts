@@ -613,7 +613,8 @@ export class SqliteJournal implements Journal {
       listFlow: db.prepare<[string, number], Row>(
         'SELECT * FROM journal_entries WHERE flow_id = ? ORDER BY id DESC LIMIT ?',
       ),
-      // Two index searches: with `parent_gateway_id = @gid OR referenced_transaction_id = @tx`, SQLite read every entry.
+      // Two index searches: with `parent_gateway_id = @gid OR referenced_transaction_id = @tx`, SQLite read every
+      // entry.
       increments: db.prepare<{ gid: string | null; tx: string | null }, Row>(`SELECT * FROM journal_entries
         WHERE id IN (
           SELECT id FROM journal_entries WHERE parent_gateway_id = @gid AND service = 'incremental'
@@ -1074,10 +1075,18 @@ export class SqliteJournal implements Journal {
       const settled = !this.db.inTransaction;
       return this.runInTransaction(() => {
         const rows = this.stmts.inFlightFrom.all(this.inFlightFloor);
-        if (settled) this.inFlightFloor = rows[0]?.id ?? (this.stmts.lastId.get()?.id ?? 0) + 1;
+        if (settled) this.moveInFlightFloor(rows[0]?.id, () => this.stmts.lastId.get()?.id);
         return rows.map(toEntry);
       }) as JournalEntry[];
     });
+  }
+
+  /**
+   * Moves {@link inFlightFloor} to the oldest entry a read found in flight, or past the newest entry (`last`) when it
+   * found none. Only from committed rows: the callers do not call it inside a transaction.
+   */
+  private moveInFlightFloor(first: number | null | undefined, last: () => number | null | undefined): void {
+    this.inFlightFloor = first ?? (last() ?? 0) + 1;
   }
 
   get(entryId: number): JournalEntry | undefined {
@@ -1139,9 +1148,8 @@ export class SqliteJournal implements Journal {
       const c = this.stmts.countsFrom.get({ counted: this.counted.below, floor: this.inFlightFloor });
       const entries = this.counted.count + (c?.newer ?? 0);
       if (settled && c) {
-        const next = (c.last ?? 0) + 1;
-        this.counted = { below: next, count: entries };
-        this.inFlightFloor = c.first ?? next;
+        this.counted = { below: (c.last ?? 0) + 1, count: entries };
+        this.moveInFlightFloor(c.first, () => c.last);
       }
       return { entries, unknown: c?.unknown ?? 0, inFlight: c?.inFlight ?? 0 };
     });

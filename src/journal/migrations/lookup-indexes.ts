@@ -3,8 +3,8 @@ import type { SchemaRewrite } from './migration.js';
 
 /**
  * A stored payment declined (or left unknown) after forwarding that the operator has not acknowledged: the condition
- * of `offline_payments_declined`, which a query repeats as it is to read from it. Equalities, not `state IN (…)`: SQLite
- * would build a temporary index of that list for every change of a payment's state (see `state-checks.ts`).
+ * of `offline_payments_declined`, which a query repeats as it is to read from it. Equalities, not `state IN (…)`:
+ * SQLite would build a temporary index of that list for every change of a payment's state (see `state-checks.ts`).
  */
 export const UNACKNOWLEDGED_DECLINE =
   "(state = 'declined' OR state = 'rejected' OR state = 'unknown') AND decline_acknowledged = 0";

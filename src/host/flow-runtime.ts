@@ -29,6 +29,11 @@ export interface FlowRuntime {
   settings: FlowSettings;
   /** The parking clock the machine runs on. */
   clock: { now(): number };
+  /**
+   * The demo ticket offered on the ticket screen with the simulated reader, taken when that screen comes up and kept
+   * while it stays: a ticket does not change while the customer reads it, or hears it said again.
+   */
+  demoTicket?: string;
 }
 
 /** Creates (not starts) the actor of the configured model with the host's effects provided. */
@@ -163,9 +168,13 @@ export function customerView(
   }
   if (screen === 'enter-ticket' && config.reader.kind === 'sim') {
     // With the simulated reader there is no ticket machine either: offer a ticket taken 95 minutes ago.
-    const ticket = `${localDateTime(new Date(runtime.clock.now() - 95 * 60_000), config.terminal.timezone).slice(0, 12)}0001`;
-    result.message = tr.t('host.demoTicket', { message: result.message, minutes: 95, ticket });
-  }
+    runtime.demoTicket ??= `${localDateTime(new Date(runtime.clock.now() - 95 * 60_000), config.terminal.timezone).slice(0, 12)}0001`;
+    result.message = tr.t('host.demoTicket', {
+      message: result.message,
+      minutes: 95,
+      ticket: runtime.demoTicket,
+    });
+  } else runtime.demoTicket = undefined;
   // The receipt the host issued for this transaction (printed, on screen and in the QR alike), never a second wording.
   const shown =
     view.receipt?.transactionId ?? (screen === 'approved' ? lastReceipt?.document.transactionId : undefined);

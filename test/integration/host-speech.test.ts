@@ -63,6 +63,20 @@ describe('speech output on the terminal', () => {
     expect((await send(h, { type: 'SET_ACCESSIBILITY', on: true })).customer.speech?.volume).toBe(0.6);
   });
 
+  it('keeps the demo ticket it offers while the ticket screen is up, so that saying it again says the same', async () => {
+    const h = await start();
+    vi.useFakeTimers({ toFake: ['Date'], shouldAdvanceTime: true });
+    const shown = (await send(h, { type: 'START' })).customer.message;
+    expect(shown).toMatch(/demo ticket, entered 95 minutes ago: \d{16}\)/);
+    // Past the next minute: the ticket the customer is reading stays the same.
+    vi.setSystemTime(Date.now() + 61_000);
+    const later = await h.snapshot();
+    expect(later.ok && later.value.customer.message).toBe(shown);
+    // The next customer is offered a ticket of their own time.
+    await send(h, { type: 'CANCEL' });
+    expect((await send(h, { type: 'START' })).customer.message).not.toBe(shown);
+  });
+
   it('reports a missing espeak-ng in the operator status and goes on taking customers', async () => {
     const h = await start({
       customer: { speech: { engine: 'espeak-ng', espeakPath: '/nonexistent/espeak-ng' } },

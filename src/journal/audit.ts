@@ -1,6 +1,7 @@
 import Database from 'better-sqlite3';
 import { redactString, redactValue } from '../log/index.js';
 import { JournalError } from './errors.js';
+import { isoTime } from './iso-time.js';
 import { checkEpochMs, checkObject, checkText, readOn, type JournalConnection } from './field-checks.js';
 import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
 import { migration0007 } from './migrations/0007-audit-log.js';
@@ -98,7 +99,7 @@ interface Row {
 function toRecord(r: Row): AuditRecord {
   return {
     id: r.id,
-    time: new Date(r.at).toISOString(),
+    time: isoTime(r.at),
     actor: r.actor as AuditActor,
     action: r.action as AuditAction,
     ...(r.subject !== null ? { subject: r.subject } : {}),

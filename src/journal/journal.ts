@@ -5,6 +5,7 @@ import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
 import { migrate } from './migrations/index.js';
+import { isoTime } from './iso-time.js';
 import {
   AMOUNT_REQUIRED,
   needsOwnTransactionId,
@@ -267,7 +268,7 @@ interface Row {
 const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
 
 function iso(ms: number | null): string | undefined {
-  return ms === null ? undefined : new Date(ms).toISOString();
+  return ms === null ? undefined : isoTime(ms);
 }
 
 function opt<T>(v: T | null): T | undefined {
@@ -299,7 +300,7 @@ function toEntry(r: Row): JournalEntry {
     resolvedByEntryId: opt(r.resolved_by_entry_id),
     resolvesEntryId: opt(r.resolves_entry_id),
     bodyLength: r.body_length,
-    createdAt: new Date(r.created_at).toISOString(),
+    createdAt: isoTime(r.created_at),
     sentAt: iso(r.sent_at),
     outcomeAt: iso(r.outcome_at),
     resolvedAt: iso(r.resolved_at),
@@ -989,8 +990,8 @@ export class SqliteJournal implements Journal {
       resolvedByEntryId: undefined,
       resolvesEntryId: entry.resolvesEntryId,
       bodyLength: entry.body.length,
-      createdAt: new Date(createdAt).toISOString(),
-      sentAt: sentAt === null ? undefined : new Date(sentAt).toISOString(),
+      createdAt: isoTime(createdAt),
+      sentAt: iso(sentAt),
       outcomeAt: undefined,
       resolvedAt: undefined,
     };

@@ -3,6 +3,7 @@ import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
 import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
+import { isoTime } from './iso-time.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 import { UNACKNOWLEDGED_DECLINE } from './migrations/lookup-indexes.js';
@@ -168,9 +169,9 @@ function toPayment(r: Row): StoredPayment {
     ...(r.status !== null ? { status: r.status } : {}),
     ...(r.reason !== null ? { reason: r.reason } : {}),
     hasBody: r.body_enc !== null,
-    storedAt: new Date(r.stored_at).toISOString(),
-    ...(r.forwarded_at !== null ? { forwardedAt: new Date(r.forwarded_at).toISOString() } : {}),
-    ...(r.completed_at !== null ? { completedAt: new Date(r.completed_at).toISOString() } : {}),
+    storedAt: isoTime(r.stored_at),
+    ...(r.forwarded_at !== null ? { forwardedAt: isoTime(r.forwarded_at) } : {}),
+    ...(r.completed_at !== null ? { completedAt: isoTime(r.completed_at) } : {}),
   };
 }
 

@@ -17,7 +17,9 @@ describe('isoTime', () => {
   });
 
   it('leaves times outside 1970–9999 and fractions to toISOString', () => {
-    for (const ms of [-1, -62_198_755_200_000, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, 1_000.7, -0.5])
+    for (const ms of [
+      -1, -62_198_755_200_000, 253_402_300_799_999, 253_402_300_800_000, 8.64e15, 1_000.7, -0.5,
+    ])
       expect(isoTime(ms)).toBe(new Date(ms).toISOString());
   });
 

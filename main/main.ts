@@ -6,7 +6,7 @@ import { createLogger, type Logger } from '../src/log/index.js';
 import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
-import { createTerminalHost } from '../src/host/terminal-host.js';
+import { openTerminalHost } from '../src/host/terminal-host.js';
 import { maintenanceWindowOf } from '../src/host/daily-restart.js';
 import { startKioskService } from '../src/host/kiosk-service.js';
 import { updateInstallGate } from '../src/host/update-gate.js';
@@ -17,7 +17,11 @@ import { RendererRecovery } from './renderer-recovery.js';
 import { APP_HOST, APP_SCHEME, APP_URL, isAppUrl, windowOptions, withSecurityHeaders } from './security.js';
 
 /** A TerminalHost as the Electron shell needs it: the API plus an orderly shutdown. */
-export type ElectronHost = TerminalApi & { close(): Promise<void> };
+export type ElectronHost = TerminalApi & {
+  /** Starts the terminal (recovery of the journal); the window shows it meanwhile. */
+  begin(): Promise<void>;
+  close(): Promise<void>;
+};
 
 export interface ElectronOptions {
   /** The built renderer (dist/renderer). */
@@ -30,8 +34,9 @@ export interface ElectronOptions {
   fullscreen?: boolean;
   logger?: Logger;
   /**
-   * Started once the window exists: the kiosk service (health loop with the renderer's last sign of life, daily
-   * restart). `restart` closes the window and the terminal and exits with the restart code (75).
+   * Started once the window exists and the terminal has started: the kiosk service (health loop with the renderer's
+   * last sign of life, daily restart). `restart` closes the window and the terminal and exits with the restart code
+   * (75).
    */
   service?: (
     uiAliveMs: () => number | undefined,
@@ -106,19 +111,29 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
     log: (message, details) => logger?.error(details, message),
   }).start();
   let exitCode = 0;
-  const service = await options.service?.(
-    () => recovery.lastAliveMs,
-    (reason) => {
-      logger?.info({ reason }, 'restarting the terminal');
-      exitCode = EXIT_RESTART;
-      if (!win.isDestroyed()) win.close();
-    },
-  );
-
-  await new Promise<void>((resolve) => {
-    app.once('window-all-closed', () => resolve());
+  let quit = false;
+  const closed = new Promise<void>((resolve) => {
+    app.once('window-all-closed', () => {
+      quit = true;
+      resolve();
+    });
     void win.loadURL(APP_URL);
   });
+  // The window shows the terminal starting, and checking earlier payments, while the journal is recovered; closed
+  // meanwhile, the terminal is closed below (what recovery did not resolve waits for the next start).
+  await Promise.race([host.begin(), closed]);
+  const service = quit
+    ? undefined
+    : await options.service?.(
+        () => recovery.lastAliveMs,
+        (reason) => {
+          logger?.info({ reason }, 'restarting the terminal');
+          exitCode = EXIT_RESTART;
+          if (!win.isDestroyed()) win.close();
+        },
+      );
+
+  await closed;
   recovery.stop();
   await service?.close();
   dispose();
@@ -177,7 +192,8 @@ async function electronEntry(): Promise<void> {
     }
   }
   const [staticDir, preload] = await Promise.all([buildRenderer({ root }), buildPreload(root)]);
-  const host = await createTerminalHost(config, { logger, cwd: process.cwd() });
+  // Opened, not started: the window shows it while it recovers the journal (runElectron starts it).
+  const host = await openTerminalHost(config, { logger, cwd: process.cwd() });
   // The process boundary: an error nothing else caught is logged and puts the terminal out of service (no new card,
   // the journal consistent) — never a silent death of the kiosk.
   const fault = (origin: string) => (err: unknown) => {

@@ -43,6 +43,14 @@ export type Screen =
   | 'error'
   | 'out-of-service'; // reader unavailable and not recovering
 
+/** The screens on which no customer is in the middle of anything: the attract screen and the terminal's own. */
+export const NO_CUSTOMER_SCREENS: ReadonlySet<string> = new Set([
+  'idle',
+  'starting',
+  'recovering',
+  'out-of-service',
+]);
+
 /**
  * The customer screens the terminal times (`InactivityWatch`, src/host/inactivity.ts): those that wait for the
  * customer's input, and nothing else. The renderer tells the terminal of typing on them (ACTIVITY).

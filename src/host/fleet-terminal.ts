@@ -18,7 +18,7 @@ import {
 } from '../fleet/index.js';
 import { ConfigurationState, FleetCommandLog, type AuditQuery } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import type { OperatorStatus, RecoveryItem } from './api.js';
+import { NO_CUSTOMER_SCREENS, type OperatorStatus, type RecoveryItem } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
 import type { TerminalHost } from './terminal-host.js';
 
@@ -26,9 +26,6 @@ import type { TerminalHost } from './terminal-host.js';
 const RESTART_CHECK_MS = 30_000;
 /** Most audit records one `audit-log` command returns (an MQTT message stays small). */
 const AUDIT_RECORDS_MAX = 500;
-
-/** The screens on which no customer is in the middle of anything. */
-const NO_CUSTOMER = new Set(['idle', 'starting', 'recovering', 'out-of-service']);
 
 export interface HostFleetOptions {
   /** The configuration file the terminal was started with; `apply-config` replaces it. None: embedded defaults. */
@@ -173,7 +170,7 @@ export class HostFleetTerminal implements FleetTerminal {
       model: s.model,
       inService: s.outOfService === undefined,
       ...(s.outOfService !== undefined ? { outOfService: s.outOfService } : {}),
-      customerSession: !NO_CUSTOMER.has(this.screen),
+      customerSession: !NO_CUSTOMER_SCREENS.has(this.screen),
       reader: {
         kind: s.reader.kind,
         health: s.reader.health,

@@ -50,15 +50,16 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
-import type {
-  OperatorRequest,
-  OperatorResponse,
-  OperatorStatus,
-  ServiceTask,
-  Result,
-  TerminalApi,
-  TerminalSnapshot,
-  UserEvent,
+import {
+  NO_CUSTOMER_SCREENS,
+  type OperatorRequest,
+  type OperatorResponse,
+  type OperatorStatus,
+  type ServiceTask,
+  type Result,
+  type TerminalApi,
+  type TerminalSnapshot,
+  type UserEvent,
 } from './api.js';
 import { CardStore } from './card-store.js';
 import { DccOffers } from './dcc.js';
@@ -152,6 +153,16 @@ async function release(opened: Opened, logger: Logger): Promise<void> {
   }
 }
 
+/** The operator actions that move money or forward it: refused while the start recovers the journal. */
+const MOVES_MONEY: ReadonlySet<OperatorRequest['action']['type']> = new Set([
+  'refund',
+  'void',
+  'flush-queue',
+  'link-deactivate',
+  'link-reactivate',
+  'alt-refund',
+]);
+
 /**
  * The composition root (DESIGN.md, Runtime shape): it builds the reader, the gateway client (and the embedded
  * sandbox), the journal with its one sender, recovery, the offline queue and the stores of the journal database, and
@@ -168,11 +179,16 @@ export class TerminalHost implements TerminalApi {
   /** Out of service by the operator's choice (service mode), with the notice customers read; undefined otherwise. */
   private serviceMode: { notice: string | undefined } | undefined;
   private recoveryInFlight = 0;
+  /** The start {@link begin} runs, once; {@link close} aborts `stopping` to stop its recovery. */
+  private starting: Promise<void> | undefined;
+  private readonly stopping = new AbortController();
   private runtime: FlowRuntime | undefined;
   /** The transactionId of the receipt issued last: the screen shows it (src/host/receipt-desk.ts keeps it). */
   private lastReceiptId: string | undefined;
-  /** This customer's accessibility mode; back to off when the terminal returns to its attract screen. */
+  /** This customer's accessibility mode; back to off when the terminal returns to its attract screen after one. */
   private accessible = false;
+  /** A customer's screen was shown since the attract screen (the idle screen next ends their session). */
+  private served = false;
   /** The customer's language: terminal.locale until SET_LANGUAGE, and again after the session. */
   private readonly language: CustomerLanguage;
   private lastScreen: string | undefined;
@@ -440,11 +456,25 @@ export class TerminalHost implements TerminalApi {
     this.changed();
   }
 
+  /** {@link open}, then {@link begin}: recovery of the journal has finished when it resolves. */
+  static async create(config: Config, options: TerminalHostOptions): Promise<TerminalHost> {
+    const host = await TerminalHost.open(config, options);
+    try {
+      await host.begin();
+    } catch (e) {
+      await host.close();
+      throw e;
+    }
+    return host;
+  }
+
   /**
-   * Builds every component from the configuration; see {@link createTerminalHost}. A failure at any step releases
-   * what was opened before it (the embedded sandbox, the journal, the reader) and rethrows.
+   * Builds every component from the configuration, not started yet (phase `starting`): its screen can be served
+   * already, and says that the terminal is checking earlier payments while {@link begin} recovers the journal. A
+   * failure at any step releases what was opened before it (the embedded sandbox, the journal, the reader) and
+   * rethrows; once it has resolved, the caller closes the host.
    */
-  static async create(given: Config, options: TerminalHostOptions): Promise<TerminalHost> {
+  static async open(given: Config, options: TerminalHostOptions): Promise<TerminalHost> {
     const { logger } = options;
     // Every secret file is checked (owner-only, readable) before anything starts, and read from its absolute path.
     assertConfiguredSecretFiles(given, options.cwd);
@@ -569,7 +599,6 @@ export class TerminalHost implements TerminalApi {
         );
       deliver = (n) => host.links.notify(n);
       dated = (answer) => host.board.gatewayDated(answer);
-      await host.start();
       return host;
     } catch (e) {
       await release(opened, logger);
@@ -617,18 +646,44 @@ export class TerminalHost implements TerminalApi {
     return this.openAuthorizations.watched();
   }
 
+  /**
+   * Starts the terminal {@link open} built: recovery of every journal entry left in flight (it waits for the gateway
+   * as long as it must: money safety rule 3), the payment links a restart left open, then the machine of the parking
+   * model; resolves once a card can be taken. Called again, the same start. {@link close} meanwhile stops the
+   * recovery (what it did not resolve stays in the journal for the next start), and it then resolves with the
+   * terminal closed.
+   */
+  begin(): Promise<void> {
+    this.starting ??= this.start();
+    return this.starting;
+  }
+
+  /** Whether {@link close} has run (a method: the start reads it again after each of its waits). */
+  private isClosed(): boolean {
+    return this.phase === 'closed';
+  }
+
   private async start(): Promise<void> {
+    if (this.isClosed()) return;
     this.recordConfiguration();
     this.connectReader();
     void this.receipts.start();
     this.phase = 'recovering';
     this.recoveryInFlight = this.journal.inFlight().length;
     this.changed();
-    const report = await this.recovery.recoverAll();
-    this.logger.info({ resolved: report.resolved.length }, 'journal recovery finished');
+    const stopped = this.stopping.signal;
+    try {
+      const report = await this.recovery.recoverAll({ signal: stopped });
+      this.logger.info({ resolved: report.resolved.length }, 'journal recovery finished');
+    } catch (e) {
+      if (stopped.aborted) return;
+      throw e;
+    }
+    if (this.isClosed()) return;
     // Payment links a restart left open: watched again within their wait, deactivated otherwise (issue 14).
     const links = await this.links.recover();
     if (links.length > 0) this.logger.info({ links: links.length }, 'payment links recovered');
+    if (this.isClosed()) return;
     this.recoveryInFlight = 0;
     this.offline.reconcile();
     this.altPayments.resume();
@@ -649,7 +704,9 @@ export class TerminalHost implements TerminalApi {
     this.runtime.actor.start();
     this.holdWatch.watchAll();
     await this.openAuthorizations.settle();
-    this.phase = 'ready';
+    if (this.isClosed()) return;
+    // Put out of service meanwhile (an unexpected error during the start): it stays so.
+    if (this.phase === 'recovering') this.phase = 'ready';
     this.background.start();
     this.changed();
   }
@@ -789,9 +846,12 @@ export class TerminalHost implements TerminalApi {
     this.seq += 1;
     const snapshot = this.buildSnapshot();
     const screen = snapshot.customer.screen;
-    // Back on the attract screen after a customer: the next one starts without the last one's choices.
-    if (screen === 'idle' && this.lastScreen !== undefined && this.lastScreen !== 'idle')
-      this.accessible = false;
+    // Back on the attract screen after a customer: the next one starts without the last one's choices. A customer who
+    // turned speech on while the terminal started or was out of service, and nobody was served, keeps it.
+    if (screen === 'idle') {
+      if (this.served) this.accessible = false;
+      this.served = false;
+    } else if (!NO_CUSTOMER_SCREENS.has(screen)) this.served = true;
     this.lastScreen = screen;
     this.inactivity.observe(screen, this.accessible);
     this.speech.observe(snapshot.customer, this.accessible);
@@ -941,17 +1001,22 @@ export class TerminalHost implements TerminalApi {
           ? fail('OUT_OF_SERVICE', 'the terminal is out of service')
           : fail('NOT_READY', 'the terminal is not ready yet'),
       );
-    if (this.phase === 'out-of-service') {
+    if (this.phase !== 'ready' || !this.runtime) {
       // A blind customer must still hear why the terminal takes no card: accessibility mode and the speech keys work
-      // on the out-of-service screen too (presentation only); every other event is refused.
+      // out of service, while it starts and while it checks earlier payments (presentation only); every other event
+      // is refused.
       const handled =
-        event.type === 'SET_ACCESSIBILITY' || event.type === 'SPEECH' || event.type === 'ECHO'
+        this.phase !== 'closed' &&
+        (event.type === 'SET_ACCESSIBILITY' || event.type === 'SPEECH' || event.type === 'ECHO')
           ? this.presentation(event)
           : undefined;
-      return Promise.resolve(handled ?? this.refuse('OUT_OF_SERVICE', 'the terminal is out of service'));
+      return Promise.resolve(
+        handled ??
+          (this.phase === 'out-of-service'
+            ? this.refuse('OUT_OF_SERVICE', 'the terminal is out of service')
+            : this.refuse('NOT_READY', 'the terminal is not ready yet')),
+      );
     }
-    if (this.phase !== 'ready' || !this.runtime)
-      return Promise.resolve(this.refuse('NOT_READY', 'the terminal is not ready yet'));
     const handled = this.presentation(event);
     if (handled) return Promise.resolve(handled);
     this.inactivity.activity();
@@ -967,6 +1032,12 @@ export class TerminalHost implements TerminalApi {
   }
 
   operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
+    // While the start recovers the journal the operator can sign in and look (status, transactions, audit); what moves
+    // money or forwards it waits until the entries left in flight are resolved (rule 3).
+    if ((this.phase === 'starting' || this.phase === 'recovering') && MOVES_MONEY.has(request.action.type))
+      return Promise.resolve(
+        fail('NOT_READY', 'the terminal is checking earlier payments: try again once it has started'),
+      );
     return this.desk.handle(request);
   }
 
@@ -997,6 +1068,8 @@ export class TerminalHost implements TerminalApi {
   async close(): Promise<void> {
     if (this.phase === 'closed') return;
     this.phase = 'closed';
+    // A start still recovering stops at its next pause; a request it has out finishes below (the sender's drain).
+    this.stopping.abort();
     this.inactivity.stop();
     this.speech.end();
     this.links.stop();
@@ -1005,6 +1078,7 @@ export class TerminalHost implements TerminalApi {
     this.runtime?.actor.stop();
     await this.altPayments.close();
     await this.sender.drain();
+    await this.starting?.catch((err: unknown) => this.logger.error({ err }, 'the start failed'));
     // A link's create or deactivation still out: its answer is journaled before the journal closes.
     await this.links.settled();
     await this.background.stop();
@@ -1041,4 +1115,12 @@ function linkNotificationKey(config: Config, cwd: string): LinkNotificationKey {
 /** Builds and starts the terminal from a validated configuration: recovery has finished when it resolves. */
 export function createTerminalHost(config: Config, options: TerminalHostOptions): Promise<TerminalHost> {
   return TerminalHost.create(config, options);
+}
+
+/**
+ * Builds the terminal from a validated configuration without starting it: its screen can be served while
+ * {@link TerminalHost.begin} recovers the journal (`parking-terminal start`, the Electron shell).
+ */
+export function openTerminalHost(config: Config, options: TerminalHostOptions): Promise<TerminalHost> {
+  return TerminalHost.open(config, options);
 }

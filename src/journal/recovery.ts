@@ -164,7 +164,12 @@ export class TimeoutRecovery {
       // An attempt whose target is settled (or not in flight) has nothing left to do.
       if (!target || !isInFlight(target)) this.journal.resolve(e.id, 'superseded', target?.resolvedByEntryId);
     }
-    resolved.push(...(await Promise.all(roots.map((id) => this.recover(id, options)))));
+    // Every run settles before this does (stopped by `signal`, each at its next pause): nothing of it is left running.
+    const runs = await Promise.allSettled(roots.map((id) => this.recover(id, options)));
+    for (const run of runs) {
+      if (run.status === 'rejected') throw run.reason;
+      resolved.push(run.value);
+    }
     return { resolved, startedAt, finishedAt: this.now().toISOString() };
   }
 

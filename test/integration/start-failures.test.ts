@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
+import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -9,6 +10,7 @@ import { WebSocket } from 'ws';
 import { main } from '../../src/cli/main.js';
 import type { ProcessBoundary } from '../../src/cli/output.js';
 import { openJournal } from '../../src/journal/index.js';
+import { saleEntry } from '../../src/journal/testing/entries.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
 
 /**
@@ -351,6 +353,58 @@ describe('parking-terminal start and an unexpected error', () => {
     const journal = openJournal(join(dir, 'var', 'journal.db'));
     try {
       expect(journal.inFlight()).toEqual([]);
+    } finally {
+      journal.close();
+    }
+  }, 120_000);
+});
+
+describe('parking-terminal start with payments left in flight and the gateway down', () => {
+  it('serves the screen while recovery waits for the gateway, and SIGTERM stops it with the entry kept', async () => {
+    // A sale the last run sent and never heard back about.
+    mkdirSync(join(dir, 'var'), { recursive: true });
+    const left = openJournal(join(dir, 'var', 'journal.db'));
+    const entry = await left.beginDurably(saleEntry('LEFT-BY-LAST-RUN'));
+    left.markSent(entry.id);
+    left.close();
+    const secretFile = join(dir, 'shared-secret');
+    writeFileSync(secretFile, `${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
+    // A loopback port just released: nothing listens, every request is refused before a byte leaves.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const { port: down } = probe.address() as AddressInfo;
+    await new Promise<void>((r) => probe.close(() => r()));
+    const run = start(
+      writeConfig(
+        baseConfig({
+          gateway: {
+            kind: 'remote',
+            baseUrl: `http://127.0.0.1:${down}`,
+            auth: { method: 'http-signature', sharedSecretFile: secretFile },
+          },
+          journal: { path: join(dir, 'var', 'journal.db'), resolutionRetryMs: 100 },
+        }),
+      ),
+    );
+    const [, port, secret] = await printed(
+      run,
+      /resolving 1 journal entry left in flight before it takes a card: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+    );
+    const snapshot = await snapshotOf(port!, secret!);
+    expect(snapshot.customer.screen).toBe('recovering');
+    expect(run.lines.some((l) => l.includes(' ready: '))).toBe(false);
+    const pin = /Operator PIN for this start: (\d+)/.exec(run.lines.join('\n'))?.[1] ?? '';
+    const status = (await ask(port!, secret!, {
+      method: 'operator',
+      params: { pin, action: { type: 'status' } },
+    })) as { status: OperatorStatus };
+    expect(status.status.recovery).toMatchObject({ running: true, inFlight: 1 });
+
+    run.child.kill('SIGTERM');
+    expect(await exitOf(run)).toEqual({ code: 0, signal: null });
+    const journal = openJournal(join(dir, 'var', 'journal.db'));
+    try {
+      expect(journal.inFlight().map((e) => e.transactionId)).toEqual(['LEFT-BY-LAST-RUN']);
     } finally {
       journal.close();
     }

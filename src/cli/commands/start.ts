@@ -5,7 +5,7 @@ import { assertConfiguredSecretFiles } from '../../config/secret-file.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
-import { createTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
+import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startKioskService, type KioskService } from '../../host/kiosk-service.js';
 import { electronBinary } from '../../../main/electron-available.js';
@@ -55,7 +55,8 @@ const command: Command = {
   --headless     serve the UI on 127.0.0.1 for any browser instead of opening the Electron window
   --port N       port of the headless UI (default bridge.port of the configuration; 0 = any free port)
 Prints the URL of the screen (with this start's secret) and, when none is configured, the operator PIN generated
-for this start. A configuration that cannot be used (a secret or PIN file missing, or readable by group or others)
+for this start. Journal entries a last run left in flight are resolved before the first card (the screen is served
+meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used (a secret or PIN file missing, or readable by group or others)
 prints {"error":{code,message,key,file}} and exits 2 with nothing left running. SIGINT/SIGTERM stops the terminal
 (what is in flight is finished or journaled first) and exits 0; a second signal forces the exit. An unexpected error
 puts the terminal out of service (logged); it then exits 1 when stopped. With \`fleet\` configured it reports to the
@@ -109,16 +110,30 @@ starts it again).`,
       host?.outOfService(reason);
     });
     try {
-      host = await createTerminalHost(config, { logger, cwd: io.cwd });
+      host = await openTerminalHost(config, { logger, cwd: io.cwd });
       // A fault during start-up, before the host existed, counts as well.
       const [early] = faults;
       if (early !== undefined) host.outOfService(early);
       if (io.signal.aborted) return EXIT_OK;
       const staticDir = await buildRenderer();
+      // The screen and operator mode are served before the start: while recovery resolves what the last run left in
+      // flight (money safety rule 3; it waits for the gateway as long as it must), the customer reads that the
+      // terminal is checking earlier payments, and the operator can sign in and look.
       bridge = await startBridge(host, { port, staticDir, logger });
-      out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
       if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
       if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
+      const left = host.journal.inFlight().length;
+      if (left > 0)
+        out(
+          `Parking Terminal (${config.terminal.model}) resolving ${left} journal ${left === 1 ? 'entry' : 'entries'} ` +
+            `left in flight before it takes a card: ${bridge.url}`,
+        );
+      const started = await Promise.race([
+        host.begin().then(() => true),
+        aborted(io.signal).then(() => false),
+      ]);
+      if (!started) return EXIT_OK;
+      out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       fleet = startFleetLink(host, {
         configFile,

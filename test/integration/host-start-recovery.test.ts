@@ -1,0 +1,120 @@
+import { mkdtempSync } from 'node:fs';
+import { createServer } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig, type Config } from '../../src/config/index.js';
+import { send, waitFor } from '../../src/host/drive.js';
+import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { openJournal } from '../../src/journal/index.js';
+import { saleEntry } from '../../src/journal/testing/entries.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
+
+const open: Array<{ close(): Promise<void> }> = [];
+afterEach(async () => {
+  while (open.length > 0) await open.pop()?.close();
+});
+
+/** A port nothing listens on (yet): the gateway is down until a sandbox is started on it. */
+async function freePort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+  const address = server.address();
+  await new Promise<void>((r) => server.close(() => r()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}
+
+/**
+ * A terminal whose last run left a sale sent and unanswered in its journal, opened against a gateway that is down:
+ * its start stays in recovery (rule 3) until the gateway answers.
+ */
+async function terminalLeftInFlight(): Promise<{
+  host: TerminalHost;
+  port: number;
+  cwd: string;
+  config: Config;
+}> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-start-recovery-'));
+  const config = parseConfig({
+    reader: { sim: { presentDelayMs: 50 } },
+    journal: { resolutionRetryMs: 50 },
+  });
+  const journal = openJournal(join(cwd, config.journal.path));
+  const entry = await journal.beginDurably(saleEntry('LEFT-IN-FLIGHT-1'));
+  journal.markSent(entry.id);
+  journal.close();
+  const port = await freePort();
+  const host = await openTerminalHost(config, {
+    logger: silentLogger(),
+    cwd,
+    gatewayUrlOverride: `http://127.0.0.1:${port}`,
+  });
+  open.push(host);
+  return { host, port, cwd, config };
+}
+
+describe('the start of a terminal that must recover its journal first', () => {
+  it('shows the customer that it checks earlier payments, speaks it, and takes no card until the gateway answers', async () => {
+    const { host, port } = await terminalLeftInFlight();
+    const started = host.begin();
+    const recovering = await waitFor(host, ['recovering'], 10_000);
+    expect(recovering.customer.message).toBeTruthy();
+
+    // A blind customer turns speech on (the `*` key): the screen is said, the repeat key says it again.
+    const accessible = await send(host, { type: 'SET_ACCESSIBILITY', on: true });
+    expect(accessible.customer.screen).toBe('recovering');
+    expect(accessible.customer.speech?.text).toContain(recovering.customer.message);
+    expect((await send(host, { type: 'SPEECH', command: 'repeat' })).customer.screen).toBe('recovering');
+    const arabic = await send(host, { type: 'SET_LANGUAGE', locale: 'ar_AE' });
+    expect(arabic.customer.language?.direction).toBe('rtl');
+
+    // No card: every payment event is refused, in the customer's language.
+    const start = await host.send({ type: 'START' });
+    expect(start.ok ? 'ok' : start.error.code).toBe('NOT_READY');
+    expect(start.ok ? undefined : start.error.customerText).toBeTruthy();
+
+    // The operator can sign in and look; nothing that moves money runs before the recovery.
+    const pin = host.generatedOperatorPin ?? '';
+    const status = await host.operator({ pin, action: { type: 'status' } });
+    expect(status.ok && status.value.type === 'status' && status.value.status.recovery).toMatchObject({
+      running: true,
+      inFlight: 1,
+    });
+    const refund = await host.operator({
+      pin,
+      action: { type: 'refund', transactionId: 'LEFT-IN-FLIGHT-1' },
+    });
+    expect(refund.ok ? 'ok' : refund.error.code).toBe('NOT_READY');
+    const flush = await host.operator({ pin, action: { type: 'flush-queue' } });
+    expect(flush.ok ? 'ok' : flush.error.code).toBe('NOT_READY');
+    expect(host.journal.inFlight().map((e) => e.transactionId)).toContain('LEFT-IN-FLIGHT-1');
+
+    // The gateway comes back: the sale is voided (or found never taken), then the terminal takes cards, and the
+    // customer who waited keeps speech and language.
+    const sandbox = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(sandbox);
+    await started;
+    const idle = await waitFor(host, ['idle'], 10_000);
+    expect(idle.customer.accessibility).toBe(true);
+    expect(idle.customer.language?.current).toBe('ar_AE');
+    expect(host.journal.inFlight()).toEqual([]);
+    expect(host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')?.state).toBe('resolved');
+    expect((await host.send({ type: 'START' })).ok).toBe(true);
+  });
+
+  it('stops a recovery that waits for the gateway when the terminal is closed, and leaves the entry for the next start', async () => {
+    const { host, cwd, config } = await terminalLeftInFlight();
+    const started = host.begin();
+    await waitFor(host, ['recovering'], 10_000);
+    await host.close();
+    await started;
+    const journal = openJournal(join(cwd, config.journal.path));
+    try {
+      expect(journal.inFlight().map((e) => e.transactionId)).toEqual(['LEFT-IN-FLIGHT-1']);
+    } finally {
+      journal.close();
+    }
+  });
+});

@@ -321,7 +321,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
               code: e.code,
               outcomeUnknown: e.outcomeUnknown,
             },
-            'gateway outcome unknown',
+            // Not processed (refused before sending, a 5xx that committed nothing) is not "unknown" to the operator.
+            e.outcomeUnknown ? 'gateway outcome unknown' : 'gateway request failed, not processed',
           );
           return {
             kind: 'unknown',

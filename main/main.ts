@@ -8,6 +8,7 @@ import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer
 import { lookupStatic } from '../src/host/bridge/static-files.js';
 import { openTerminalHost } from '../src/host/terminal-host.js';
 import { maintenanceWindowOf } from '../src/host/daily-restart.js';
+import { startFleetLink } from '../src/host/fleet-terminal.js';
 import { startKioskService } from '../src/host/kiosk-service.js';
 import { updateInstallGate } from '../src/host/update-gate.js';
 import { startAppUpdates, startOfVersion, versionReady, type Updater } from './app-updates.js';
@@ -202,6 +203,17 @@ async function electronEntry(): Promise<void> {
   };
   process.on('unhandledRejection', fault('unhandledRejection'));
   process.on('uncaughtException', fault('uncaughtException'));
+  // The fleet link, as `parking-terminal start --headless` runs it: from before the recovery, so that the fleet reads
+  // the terminal as starting. A restart it asks for closes the window once that exists (while recovery runs the
+  // terminal is not idle, and the fleet's restart is refused BUSY).
+  let restartWindow = (reason: string): void =>
+    logger.warn({ reason }, 'a restart was asked for before the window exists: ignored');
+  const fleet = startFleetLink(host, {
+    configFile,
+    cwd: process.cwd(),
+    logger,
+    restart: (reason) => restartWindow(reason),
+  });
   const kiosk = process.env.PARKING_TERMINAL_KIOSK !== '0';
   await runElectron(host, {
     staticDir,
@@ -209,9 +221,11 @@ async function electronEntry(): Promise<void> {
     kiosk,
     logger,
     service: async (uiAliveMs, restart) => {
+      restartWindow = restart;
       const kiosk = await startKioskService(host, {
         uiAliveMs,
         restart,
+        ...(fleet ? { terminal: fleet.terminal } : {}),
         configFile,
         cwd: process.cwd(),
         logger,
@@ -241,6 +255,7 @@ async function electronEntry(): Promise<void> {
         close: async () => {
           updates?.stop();
           await kiosk.close();
+          await fleet?.close();
         },
       };
     },

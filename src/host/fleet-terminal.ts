@@ -60,6 +60,18 @@ function appVersion(): string {
 }
 
 /**
+ * Why the terminal takes no card, as the fleet reads it: out of service (an unexpected error, service mode), or still
+ * starting while recovery resolves what the last run left in flight (it may wait for the gateway).
+ */
+function notInServiceOf(status: OperatorStatus): string | undefined {
+  if (status.outOfService !== undefined) return status.outOfService;
+  const n = status.recovery.inFlight;
+  if (status.recovery.running)
+    return `starting: resolving ${n} journal ${n === 1 ? 'entry' : 'entries'} left in flight before the first card`;
+  return undefined;
+}
+
+/**
  * Idle, from a health reading: no customer session, no open authorization, no journal entry unknown or in flight,
  * recovery not running. The one definition behind the fleet's restart and configuration, the daily restart and the
  * update gate (src/host/update-gate.ts).
@@ -103,7 +115,7 @@ export class HostFleetTerminal implements FleetTerminal {
     this.now = options.now ?? (() => new Date());
     const status = host.status();
     this.last = {
-      outOfService: status.outOfService,
+      outOfService: notInServiceOf(status),
       declined: status.offline.declinedAfterForward,
       seen: new WeakSet(status.recovery.resolved),
     };
@@ -119,10 +131,11 @@ export class HostFleetTerminal implements FleetTerminal {
   /** Events from a change of the operator status: service, declines after forwarding, what recovery resolved. */
   private changed(status: OperatorStatus): void {
     const events: FleetEvent[] = [];
-    if (status.outOfService !== this.last.outOfService)
+    const notInService = notInServiceOf(status);
+    if (notInService !== this.last.outOfService)
       events.push(
-        status.outOfService !== undefined
-          ? { type: 'out-of-service', reason: status.outOfService }
+        notInService !== undefined
+          ? { type: 'out-of-service', reason: notInService }
           : { type: 'in-service' },
       );
     if (status.offline.declinedAfterForward > this.last.declined)
@@ -137,7 +150,7 @@ export class HostFleetTerminal implements FleetTerminal {
           resolution: item.resolution,
         });
       }
-    this.last.outOfService = status.outOfService;
+    this.last.outOfService = notInService;
     this.last.declined = status.offline.declinedAfterForward;
     for (const event of events) for (const listener of this.listeners) listener(event);
   }
@@ -165,11 +178,12 @@ export class HostFleetTerminal implements FleetTerminal {
   health(): TerminalHealth {
     const s = this.host.status();
     const counts = this.host.journal.counts();
+    const notInService = notInServiceOf(s);
     return {
       appVersion: this.version,
       model: s.model,
-      inService: s.outOfService === undefined,
-      ...(s.outOfService !== undefined ? { outOfService: s.outOfService } : {}),
+      inService: notInService === undefined,
+      ...(notInService !== undefined ? { outOfService: notInService } : {}),
       customerSession: !NO_CUSTOMER_SCREENS.has(this.screen),
       reader: {
         kind: s.reader.kind,
@@ -239,6 +253,9 @@ export class HostFleetTerminal implements FleetTerminal {
         case 'rerun-recovery':
           return this.serviceOutcome(await this.host.service('rerun-recovery', undefined, 'fleet'));
         case 'flush-queue': {
+          // Nothing is forwarded before the start has resolved what the last run left in flight (rule 3).
+          if (this.host.status().recovery.running)
+            return { ok: false, code: 'BUSY', message: 'recovery of the journal is running' };
           const summary = await this.host.startForwarding();
           return { ok: true, message: `forwarded ${summary.forwarded}`, result: summary };
         }

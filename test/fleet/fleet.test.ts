@@ -1,6 +1,7 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -8,6 +9,10 @@ import { Writable } from 'node:stream';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { SANDBOX_SHARED_SECRET } from '../../src/host/gateway-adapters.js';
+import { openJournal } from '../../src/journal/index.js';
+import { saleEntry } from '../../src/journal/testing/entries.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import {
   connectBroker,
   FleetLink,
@@ -33,6 +38,8 @@ import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js
 const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
 const PREFIX = 'parking';
 const TERMINAL = 'PTFLEET1';
+/** A terminal process whose start must first resolve what its last run left in flight. */
+const RECOVERING = 'PTRECOV1';
 const SIMULATED = Array.from({ length: 200 }, (_, i) => `S${String(i + 1).padStart(4, '0')}`);
 const password = (user: string): string => `pw-${user}-${user.length}`;
 
@@ -116,7 +123,10 @@ suite('fleet link over a real Mosquitto', () => {
   beforeAll(async () => {
     broker = await startMosquitto({
       prefix: PREFIX,
-      terminals: [TERMINAL, 'RECON1', ...SIMULATED].map((name) => ({ name, password: password(name) })),
+      terminals: [TERMINAL, RECOVERING, 'RECON1', ...SIMULATED].map((name) => ({
+        name,
+        password: password(name),
+      })),
       operators: [{ name: 'operator', password: password('operator') }],
       others: [{ name: 'intruder', password: password('intruder') }],
     });
@@ -363,6 +373,86 @@ suite('fleet link over a real Mosquitto', () => {
     } finally {
       if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
       view.close();
+      await rm(cwd, { recursive: true, force: true });
+    }
+  }, 60_000);
+
+  it('a terminal process recovering its journal: reported starting while the gateway is down, then in service', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'pt-fleet-recovering-'));
+    const settings = await settingsFor(RECOVERING);
+    // A sale the last run sent and never heard back about.
+    await mkdir(join(cwd, 'var'), { recursive: true });
+    const left = openJournal(join(cwd, 'var', 'journal.db'));
+    left.markSent((await left.beginDurably(saleEntry('LEFT-BY-LAST-RUN'))).id);
+    left.close();
+    // The gateway is down: a loopback port just released, where the sandbox comes up later.
+    const probe = createServer();
+    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
+    const { port } = probe.address() as AddressInfo;
+    await new Promise<void>((r) => probe.close(() => r()));
+    await writeFile(join(cwd, 'shared-secret'), `${SANDBOX_SHARED_SECRET}\n`, { mode: 0o600 });
+    await writeFile(
+      join(cwd, 'config.json'),
+      JSON.stringify({
+        terminal: { id: RECOVERING },
+        gateway: {
+          kind: 'remote',
+          baseUrl: `http://127.0.0.1:${port}`,
+          auth: { method: 'http-signature', sharedSecretFile: 'shared-secret' },
+        },
+        journal: { path: 'var/journal.db', resolutionRetryMs: 100 },
+        fleet: {
+          url: settings.url,
+          caFile: settings.caFile,
+          usernameFile: settings.usernameFile,
+          passwordFile: settings.passwordFile,
+          topicPrefix: PREFIX,
+          heartbeatSeconds: 1,
+        },
+      }),
+    );
+    const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-recovering-view' });
+    let output = '';
+    const child = spawn(
+      process.execPath,
+      [BIN, 'start', '--headless', '--port', '0', '--config', 'config.json'],
+      {
+        cwd,
+        env: { ...process.env, NODE_ENV: 'test' },
+        stdio: ['ignore', 'pipe', 'pipe'],
+      },
+    );
+    child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
+    createInterface({ input: child.stdout }).on('line', (line) => (output += `${line}\n`));
+    let sandbox: Sandbox | undefined;
+    try {
+      const row = () => view.rows().find((r) => r.terminalId === RECOVERING);
+      await until(
+        view,
+        () => row()?.online === true && row()?.heartbeat?.inService === false,
+        'a heartbeat of the terminal starting',
+      );
+      expect(row()!.heartbeat).toMatchObject({
+        outOfService: 'starting: resolving 1 journal entry left in flight before the first card',
+        journal: { inFlight: expect.any(Number) as number },
+      });
+      expect(row()!.alerts).toContain('out-of-service');
+      expect(output).not.toContain(' ready: ');
+
+      sandbox = await startSandbox({ port, logger: silentLogger() });
+      await until(view, () => row()?.heartbeat?.inService === true, 'in service once recovery is done');
+      expect(row()!.heartbeat).toMatchObject({ journal: { unknown: 0, inFlight: 0 } });
+      expect(events).toContainEqual(expect.objectContaining({ terminalId: RECOVERING, type: 'in-service' }));
+      expect(output).toContain(' ready: ');
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+    } catch (e) {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- terminal output ---\n${output}`);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      view.close();
+      await sandbox?.close();
       await rm(cwd, { recursive: true, force: true });
     }
   }, 60_000);

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { send, waitFor } from '../../src/host/drive.js';
+import { HostFleetTerminal } from '../../src/host/fleet-terminal.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { openJournal } from '../../src/journal/index.js';
 import { saleEntry } from '../../src/journal/testing/entries.js';
@@ -102,6 +103,35 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect(host.journal.inFlight()).toEqual([]);
     expect(host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')?.state).toBe('resolved');
     expect((await host.send({ type: 'START' })).ok).toBe(true);
+  });
+
+  it('is read by the fleet as not in service while it recovers, and forwards nothing before', async () => {
+    const { host, port, cwd } = await terminalLeftInFlight();
+    const fleet = new HostFleetTerminal(host, {
+      configFile: undefined,
+      cwd,
+      logger: silentLogger(),
+      restart: () => undefined,
+    });
+    open.push({ close: () => Promise.resolve(fleet.close()) });
+    const events: unknown[] = [];
+    fleet.onEvent((e) => events.push(e));
+    const started = host.begin();
+    await waitFor(host, ['recovering'], 10_000);
+    expect(fleet.health()).toMatchObject({
+      inService: false,
+      outOfService: 'starting: resolving 1 journal entry left in flight before the first card',
+      journal: { inFlight: expect.any(Number) as number },
+    });
+    expect(fleet.idle()).toMatchObject({ idle: false });
+    expect(await fleet.execute('flush-queue', {})).toMatchObject({ ok: false, code: 'BUSY' });
+
+    const sandbox = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(sandbox);
+    await started;
+    expect(fleet.health()).toMatchObject({ inService: true, journal: { inFlight: 0 } });
+    expect(events).toContainEqual({ type: 'in-service' });
+    expect(await fleet.execute('flush-queue', {})).toMatchObject({ ok: true });
   });
 
   it('stops a recovery that waits for the gateway when the terminal is closed, and leaves the entry for the next start', async () => {

@@ -122,19 +122,8 @@ starts it again).`,
       bridge = await startBridge(host, { port, staticDir, logger });
       if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
       if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
-      const left = host.journal.inFlight().length;
-      if (left > 0)
-        out(
-          `Parking Terminal (${config.terminal.model}) resolving ${left} journal ${left === 1 ? 'entry' : 'entries'} ` +
-            `left in flight before it takes a card: ${bridge.url}`,
-        );
-      const started = await Promise.race([
-        host.begin().then(() => true),
-        aborted(io.signal).then(() => false),
-      ]);
-      if (!started) return EXIT_OK;
-      out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
+      // Started before the recovery too: the fleet reads the terminal as starting, not as gone.
       fleet = startFleetLink(host, {
         configFile,
         cwd: io.cwd,
@@ -142,16 +131,31 @@ starts it again).`,
         restart: (reason) => restartAsked(reason),
       });
       if (fleet && config.fleet) out(`Fleet link: ${new URL(config.fleet.url).host}`);
-      // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,
-      // the UI is a browser outside this process: its check is the bridge serving.
-      service = await startKioskService(host, {
-        uiAliveMs: () => (bridge ? Date.now() : undefined),
-        restart: (reason) => restartAsked(reason),
-        ...(fleet ? { terminal: fleet.terminal } : {}),
-        configFile,
-        cwd: io.cwd,
-        logger,
-      });
+      const left = host.journal.inFlight().length;
+      if (left > 0)
+        out(
+          `Parking Terminal (${config.terminal.model}) resolving ${left} journal ${left === 1 ? 'entry' : 'entries'} ` +
+            `left in flight before it takes a card: ${bridge.url}`,
+        );
+      // Stopped, or a restart asked for, while recovery waits: the host's close below ends the wait.
+      const started = await Promise.race([
+        host.begin().then(() => true),
+        aborted(io.signal).then(() => false),
+        restart.then(() => false),
+      ]);
+      if (started) {
+        out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
+        // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,
+        // the UI is a browser outside this process: its check is the bridge serving.
+        service = await startKioskService(host, {
+          uiAliveMs: () => (bridge ? Date.now() : undefined),
+          restart: (reason) => restartAsked(reason),
+          ...(fleet ? { terminal: fleet.terminal } : {}),
+          configFile,
+          cwd: io.cwd,
+          logger,
+        });
+      }
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
       if (restarting !== undefined) {
         logger.info({ reason: restarting }, 'restarting the terminal');

@@ -1,11 +1,11 @@
 import { spawn } from 'node:child_process';
 import { buildSync } from 'esbuild';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openJournal, type JournalEntry } from '../../src/journal/index.js';
 import type { LedgerTransaction, Sandbox } from '../../src/sandbox/index.js';
+import { closedPort } from '../integration/closed-port.js';
 import { scanForCardData, type CardDataFinding } from './card-scan.js';
 import { readTold, type Told } from './told.js';
 
@@ -254,12 +254,7 @@ function lastJson<T>(stdout: string): T | undefined {
 
 /** A local port nothing listens on: the gateway is unreachable (connection refused, provably nothing sent). */
 async function closedPortUrl(): Promise<string> {
-  const server = createServer();
-  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
-  const address = server.address();
-  await new Promise<void>((ok) => server.close(() => ok()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return `http://127.0.0.1:${address.port}`;
+  return `http://127.0.0.1:${await closedPort()}`;
 }
 
 export interface IterationResult {

@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
 import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
-import { createServer, type AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -13,6 +12,7 @@ import { SANDBOX_SHARED_SECRET } from '../../src/host/gateway-adapters.js';
 import { openJournal } from '../../src/journal/index.js';
 import { saleEntry } from '../../src/journal/testing/entries.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { closedPort } from '../integration/closed-port.js';
 import {
   connectBroker,
   FleetLink,
@@ -386,10 +386,7 @@ suite('fleet link over a real Mosquitto', () => {
     left.markSent((await left.beginDurably(saleEntry('LEFT-BY-LAST-RUN'))).id);
     left.close();
     // The gateway is down: a loopback port just released, where the sandbox comes up later.
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const { port } = probe.address() as AddressInfo;
-    await new Promise<void>((r) => probe.close(() => r()));
+    const port = await closedPort();
     await writeFile(join(cwd, 'shared-secret'), `${SANDBOX_SHARED_SECRET}\n`, { mode: 0o600 });
     await writeFile(
       join(cwd, 'config.json'),

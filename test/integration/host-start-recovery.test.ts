@@ -1,5 +1,4 @@
 import { mkdtempSync } from 'node:fs';
-import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -11,21 +10,12 @@ import { openJournal } from '../../src/journal/index.js';
 import { saleEntry } from '../../src/journal/testing/entries.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
+import { closedPort } from './closed-port.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
-
-/** A port nothing listens on (yet): the gateway is down until a sandbox is started on it. */
-async function freePort(): Promise<number> {
-  const server = createServer();
-  await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
-  const address = server.address();
-  await new Promise<void>((r) => server.close(() => r()));
-  if (address === null || typeof address === 'string') throw new Error('no port');
-  return address.port;
-}
 
 /**
  * A terminal whose last run left a sale sent and unanswered in its journal, opened against a gateway that is down:
@@ -46,7 +36,7 @@ async function terminalLeftInFlight(): Promise<{
   const entry = await journal.beginDurably(saleEntry('LEFT-IN-FLIGHT-1'));
   journal.markSent(entry.id);
   journal.close();
-  const port = await freePort();
+  const port = await closedPort();
   const host = await openTerminalHost(config, {
     logger: silentLogger(),
     cwd,

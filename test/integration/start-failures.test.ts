@@ -1,7 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { createServer, type AddressInfo } from 'node:net';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { Writable } from 'node:stream';
@@ -12,6 +11,7 @@ import type { ProcessBoundary } from '../../src/cli/output.js';
 import { openJournal } from '../../src/journal/index.js';
 import { saleEntry } from '../../src/journal/testing/entries.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
+import { closedPort } from './closed-port.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -370,10 +370,7 @@ describe('parking-terminal start with payments left in flight and the gateway do
     const secretFile = join(dir, 'shared-secret');
     writeFileSync(secretFile, `${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
     // A loopback port just released: nothing listens, every request is refused before a byte leaves.
-    const probe = createServer();
-    await new Promise<void>((r) => probe.listen(0, '127.0.0.1', r));
-    const { port: down } = probe.address() as AddressInfo;
-    await new Promise<void>((r) => probe.close(() => r()));
+    const down = await closedPort();
     const run = start(
       writeConfig(
         baseConfig({

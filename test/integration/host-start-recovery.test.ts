@@ -124,6 +124,20 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect(await fleet.execute('flush-queue', {})).toMatchObject({ ok: true });
   });
 
+  it('closes a terminal opened and never started (stopped before its start), its entry left for the next start', async () => {
+    const { host, cwd, config } = await terminalLeftInFlight();
+    expect(await host.snapshot()).toMatchObject({ ok: true, value: { customer: { screen: 'starting' } } });
+    await host.close();
+    await host.begin();
+    const journal = openJournal(join(cwd, config.journal.path));
+    try {
+      expect(journal.inFlight().map((e) => e.transactionId)).toEqual(['LEFT-IN-FLIGHT-1']);
+      expect(journal.list({ limit: 10 })).toHaveLength(1);
+    } finally {
+      journal.close();
+    }
+  });
+
   it('stops a recovery that waits for the gateway when the terminal is closed, and leaves the entry for the next start', async () => {
     const { host, cwd, config } = await terminalLeftInFlight();
     const started = host.begin();

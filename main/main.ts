@@ -9,7 +9,7 @@ import { lookupStatic } from '../src/host/bridge/static-files.js';
 import { openTerminalHost } from '../src/host/terminal-host.js';
 import { maintenanceWindowOf } from '../src/host/daily-restart.js';
 import { startFleetLink } from '../src/host/fleet-terminal.js';
-import { startKioskService } from '../src/host/kiosk-service.js';
+import { startKioskService, startupProgress } from '../src/host/kiosk-service.js';
 import { updateInstallGate } from '../src/host/update-gate.js';
 import { startAppUpdates, startOfVersion, versionReady, type Updater } from './app-updates.js';
 import { registerTerminalIpc } from './ipc.js';
@@ -215,12 +215,17 @@ async function electronEntry(): Promise<void> {
     restart: (reason) => restartWindow(reason),
   });
   const kiosk = process.env.PARKING_TERMINAL_KIOSK !== '0';
+  // Started now (runElectron waits for it, and a failure is its): the window shows the recovery as it goes. Under
+  // systemd, until the terminal is ready: why not (STATUS), and the start timeout extended while recovery runs.
+  host.begin().catch(() => undefined);
+  const progress = startupProgress(host, { logger });
   await runElectron(host, {
     staticDir,
     preload,
     kiosk,
     logger,
     service: async (uiAliveMs, restart) => {
+      await progress.stop(false);
       restartWindow = restart;
       const kiosk = await startKioskService(host, {
         uiAliveMs,

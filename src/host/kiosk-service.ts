@@ -1,4 +1,4 @@
-import type { Logger } from '../log/index.js';
+import { redactString, type Logger } from '../log/index.js';
 import { DailyRestart, maintenanceWindowOf } from './daily-restart.js';
 import { HostFleetTerminal } from './fleet-terminal.js';
 import { readerLinkCheck, ServiceWatchdog, uiCheck, type HealthCheck } from './service-watchdog.js';
@@ -92,6 +92,53 @@ export async function startKioskService(
       daily?.stop();
       own?.close();
       await watchdog.stop();
+    },
+  };
+}
+
+/** How often a start that is still recovering tells the service manager it is alive (see {@link startupProgress}). */
+export const STARTUP_PROGRESS_MS = 60_000;
+
+/**
+ * While the start recovers the journal — it waits for the gateway as long as it must (money safety rule 3) — tells the
+ * service manager why the terminal is not ready (`STATUS=`) and that it is alive (`EXTEND_TIMEOUT_USEC=`, every
+ * `everyMs`, for three times that): a start that keeps recovering is not killed at `TimeoutStartSec` and started again
+ * for nothing, while one whose event loop hangs stops extending and is. Stop it once the start is over, `stopping`
+ * when the terminal is being stopped before it was ready (`STOPPING=1`); once ready, the kiosk service's `READY=1`
+ * and watchdog take over.
+ */
+export function startupProgress(
+  host: Pick<TerminalHost, 'status'>,
+  options: { env?: NodeJS.ProcessEnv; notifier?: ServiceNotifier; logger: Logger; everyMs?: number },
+): { stop(stopping: boolean): Promise<void> } {
+  const logger = options.logger.child({ component: 'service' });
+  const notifier =
+    options.notifier ??
+    new SystemdNotifier(options.env ?? process.env, 'systemd-notify', (err) =>
+      logger.warn({ err }, 'sd_notify failed'),
+    );
+  if (!notifier.active) return { stop: () => Promise.resolve() };
+  const everyMs = options.everyMs ?? STARTUP_PROGRESS_MS;
+  let sent = Promise.resolve();
+  const tell = (): void => {
+    const status = host.status();
+    const n = status.recovery.inFlight;
+    const why = status.recovery.running
+      ? `resolving ${n} journal ${n === 1 ? 'entry' : 'entries'} left in flight before taking cards` +
+        (status.gateway.lastError !== undefined ? ` (gateway: ${status.gateway.lastError})` : '')
+      : 'starting';
+    sent = sent.then(() =>
+      notifier.notify(`EXTEND_TIMEOUT_USEC=${everyMs * 3 * 1000}`, `STATUS=${redactString(why)}`),
+    );
+  };
+  tell();
+  const timer = setInterval(tell, everyMs);
+  timer.unref();
+  return {
+    async stop(stopping) {
+      clearInterval(timer);
+      await sent;
+      if (stopping) await notifier.notify('STOPPING=1');
     },
   };
 }

@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { send, waitFor } from '../../src/host/drive.js';
 import { HostFleetTerminal } from '../../src/host/fleet-terminal.js';
+import { startupProgress } from '../../src/host/kiosk-service.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { openJournal } from '../../src/journal/index.js';
 import { saleEntry } from '../../src/journal/testing/entries.js';
@@ -122,6 +123,36 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect(fleet.health()).toMatchObject({ inService: true, journal: { inFlight: 0 } });
     expect(events).toContainEqual({ type: 'in-service' });
     expect(await fleet.execute('flush-queue', {})).toMatchObject({ ok: true });
+  });
+
+  it('tells the service manager why it is not ready, and that it is alive, until the start is over', async () => {
+    const { host, port } = await terminalLeftInFlight();
+    const told: string[][] = [];
+    const notifier = {
+      active: true,
+      notify: (...lines: string[]) => {
+        told.push(lines);
+        return Promise.resolve();
+      },
+    };
+    const started = host.begin();
+    await waitFor(host, ['recovering'], 10_000);
+    const progress = startupProgress(host, { notifier, logger: silentLogger(), everyMs: 20 });
+    await expect.poll(() => told.length).toBeGreaterThanOrEqual(3);
+    expect(told[0]).toEqual([
+      'EXTEND_TIMEOUT_USEC=60000',
+      expect.stringMatching(/^STATUS=resolving 1 journal entry left in flight before taking cards/) as string,
+    ]);
+    expect(told.flat().some((l) => l.startsWith('READY=1'))).toBe(false);
+
+    const sandbox = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(sandbox);
+    await started;
+    await progress.stop(false);
+    const count = told.length;
+    await new Promise((r) => setTimeout(r, 60));
+    expect(told.length).toBe(count);
+    expect(told.flat()).not.toContain('STOPPING=1');
   });
 
   it('closes a terminal opened and never started (stopped before its start), its entry left for the next start', async () => {

@@ -7,7 +7,7 @@ import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
-import { startKioskService, type KioskService } from '../../host/kiosk-service.js';
+import { startKioskService, startupProgress, type KioskService } from '../../host/kiosk-service.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
@@ -137,12 +137,20 @@ starts it again).`,
           `Parking Terminal (${config.terminal.model}) resolving ${left} journal ${left === 1 ? 'entry' : 'entries'} ` +
             `left in flight before it takes a card: ${bridge.url}`,
         );
-      // Stopped, or a restart asked for, while recovery waits: the host's close below ends the wait.
-      const started = await Promise.race([
-        host.begin().then(() => true),
-        aborted(io.signal).then(() => false),
-        restart.then(() => false),
-      ]);
+      // Under systemd, until the terminal is ready: STATUS says why not, and the start timeout is extended while
+      // recovery keeps going. Stopped, or a restart asked for, while recovery waits: the host's close ends the wait.
+      const begun = host.begin().then(() => true);
+      const progress = startupProgress(host, { logger });
+      let started = false;
+      try {
+        started = await Promise.race([
+          begun,
+          aborted(io.signal).then(() => false),
+          restart.then(() => false),
+        ]);
+      } finally {
+        await progress.stop(!started);
+      }
       if (started) {
         out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
         // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,

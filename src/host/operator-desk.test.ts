@@ -4,7 +4,8 @@ import { FakeTerminal, testSettings } from '../flows/testing/fake-terminal.js';
 import { openJournal, type AuditRecord, type SqliteJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
-import { OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
+import { saleEntry } from '../journal/testing/entries.js';
+import { findTransaction, OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
 import { OperatorPin } from './operator-pin.js';
 
 const T0 = Date.parse('2030-01-01T08:00:00Z');
@@ -230,5 +231,29 @@ describe('OperatorDesk audit log', () => {
     journal.db.exec('DROP TABLE audit_log');
     const r = await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1' } });
     expect(r).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+  });
+});
+
+describe('findTransaction', () => {
+  it('counts every refund and void of a transaction, however many entries came after them', () => {
+    const journal = openJournal(':memory:', { now });
+    journals.push(journal);
+    const approved = (transactionId: string, overrides: Parameters<typeof saleEntry>[1] = {}): void => {
+      const entry = journal.begin(saleEntry(transactionId, overrides));
+      journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${transactionId}` });
+    };
+    approved('OLD');
+    approved('OLD-R1', { service: 'refund-payment', referencedTransactionId: 'OLD', amountMinor: 200 });
+    // A busy terminal: more than a thousand entries since.
+    for (let i = 0; i < 1_200; i++) approved(`LATER-${i}`);
+    approved('OLD-R2', { service: 'refund-payment', referencedTransactionId: 'OLD', amountMinor: 100 });
+    const options = {
+      now: now(),
+      timeZone: 'Europe/London',
+      currency: 'GBP',
+      authorizedTotal: () => undefined,
+    };
+    expect(findTransaction(journal, 'OLD', options)).toMatchObject({ amountMinor: 600, refundedMinor: 300 });
+    expect(journal.referencing('OLD').map((e) => e.transactionId)).toEqual(['OLD-R1', 'OLD-R2']);
   });
 });

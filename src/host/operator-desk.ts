@@ -96,7 +96,7 @@ export function findTransaction(
   if (!entry || entry.state !== 'approved' || !entry.gatewayId) return null;
   const service = entry.service;
   if (!REFUNDABLE_OR_VOIDABLE.has(service)) return null;
-  const related = journal.list({ limit: 1000 }).filter((e) => e.referencedTransactionId === transactionId);
+  const related = journal.referencing(transactionId);
   const refundedMinor = related
     .filter(
       (e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.state === 'approved',

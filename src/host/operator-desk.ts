@@ -229,7 +229,11 @@ export class OperatorDesk {
       case 'transactions':
         return ok({
           type: 'transactions',
-          transactions: this.deps.journal.list({ limit: a.limit ?? 50 }).map((e) => this.summarise(e)),
+          // Without the resolution requests that never left: a gateway down for an hour leaves hundreds of them,
+          // which would push every payment off the list (the status bar and the audit log report recovery).
+          transactions: this.deps.journal
+            .list({ limit: a.limit ?? 50, unsentAttempts: false })
+            .map((e) => this.summarise(e)),
         });
       case 'refund':
         return ok(

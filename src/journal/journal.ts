@@ -138,8 +138,11 @@ export interface Journal {
   get(entryId: number): JournalEntry | undefined;
   /** The live entry of that transactionId (the newest one when earlier sends were resolved as not sent). */
   findByTransactionId(id: string): JournalEntry | undefined;
-  /** Newest first; `limit` defaults to 100. */
-  list(options?: { limit?: number; flowId?: string }): JournalEntry[];
+  /**
+   * Newest first; `limit` defaults to 100. `unsentAttempts: false` leaves out the resolution requests that provably
+   * never left (resolved not-sent: recovery retries one every `journal.resolutionRetryMs` while the gateway is down).
+   */
+  list(options?: { limit?: number; flowId?: string; unsentAttempts?: boolean }): JournalEntry[];
   counts(): { entries: number; unknown: number; inFlight: number };
   close(): void;
 }
@@ -611,6 +614,8 @@ export class SqliteJournal implements Journal {
         'SELECT * FROM journal_entries WHERE gateway_id = ? ORDER BY id LIMIT 1',
       ),
       list: db.prepare<[number], Row>('SELECT * FROM journal_entries ORDER BY id DESC LIMIT ?'),
+      listWithoutUnsentAttempts: db.prepare<[number], Row>(`SELECT * FROM journal_entries
+        WHERE resolves_entry_id IS NULL OR resolution IS NOT '${NOT_SENT}' ORDER BY id DESC LIMIT ?`),
       listFlow: db.prepare<[string, number], Row>(
         'SELECT * FROM journal_entries WHERE flow_id = ? ORDER BY id DESC LIMIT ?',
       ),
@@ -1139,14 +1144,16 @@ export class SqliteJournal implements Journal {
     return this.read(() => this.stmts.attempts.all(entryId).map(toEntry));
   }
 
-  list(options: { limit?: number; flowId?: string } = {}): JournalEntry[] {
+  list(options: { limit?: number; flowId?: string; unsentAttempts?: boolean } = {}): JournalEntry[] {
     const limit = options.limit ?? 100;
     if (!Number.isInteger(limit) || limit < 1 || limit > 1_000_000)
       throw new JournalError('JOURNAL_INVALID', 'limit must be an integer from 1 to 1000000');
     return this.read(() =>
-      (options.flowId === undefined
-        ? this.stmts.list.all(limit)
-        : this.stmts.listFlow.all(options.flowId, limit)
+      (options.flowId !== undefined
+        ? this.stmts.listFlow.all(options.flowId, limit)
+        : options.unsentAttempts === false
+          ? this.stmts.listWithoutUnsentAttempts.all(limit)
+          : this.stmts.list.all(limit)
       ).map(toEntry),
     );
   }

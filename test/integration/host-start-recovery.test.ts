@@ -94,6 +94,18 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect(host.journal.inFlight()).toEqual([]);
     expect(host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')?.state).toBe('resolved');
     expect((await host.send({ type: 'START' })).ok).toBe(true);
+
+    // The operator's list: the sale and the void that resolved it, not the attempts that never left meanwhile.
+    const attempts = host.journal.resolutionAttempts(
+      host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')!.id,
+    );
+    expect(attempts.filter((a) => a.resolution === 'not-sent').length).toBeGreaterThan(0);
+    const listed = await host.operator({ pin, action: { type: 'transactions' } });
+    if (!listed.ok || listed.value.type !== 'transactions') throw new Error('no transactions');
+    expect(listed.value.transactions.map((t) => [t.service, t.state])).toEqual([
+      ['timeout-void', expect.stringMatching(/^(approved|rejected)/) as string],
+      ['sale', expect.stringMatching(/^resolved/) as string],
+    ]);
   });
 
   it('is read by the fleet as not in service while it recovers, and forwards nothing before', async () => {

@@ -204,10 +204,12 @@ async function electronEntry(): Promise<void> {
   process.on('unhandledRejection', fault('unhandledRejection'));
   process.on('uncaughtException', fault('uncaughtException'));
   // The fleet link, as `parking-terminal start --headless` runs it: from before the recovery, so that the fleet reads
-  // the terminal as starting. A restart it asks for closes the window once that exists (while recovery runs the
-  // terminal is not idle, and the fleet's restart is refused BUSY).
-  let restartWindow = (reason: string): void =>
-    logger.warn({ reason }, 'a restart was asked for before the window exists: ignored');
+  // the terminal as starting. A restart it asks for closes the window and the terminal; one asked for before the kiosk
+  // service runs (the fleet waits for the terminal to be idle, so hardly ever) is carried out once it does.
+  let restartAsked: string | undefined;
+  let restartWindow = (reason: string): void => {
+    restartAsked = reason;
+  };
   const fleet = startFleetLink(host, {
     configFile,
     cwd: process.cwd(),
@@ -227,6 +229,7 @@ async function electronEntry(): Promise<void> {
     service: async (uiAliveMs, restart) => {
       await progress.stop(false);
       restartWindow = restart;
+      if (restartAsked !== undefined) restart(restartAsked);
       const kiosk = await startKioskService(host, {
         uiAliveMs,
         restart,

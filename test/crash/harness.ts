@@ -5,7 +5,7 @@ import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openJournal, type JournalEntry } from '../../src/journal/index.js';
 import type { LedgerTransaction, Sandbox } from '../../src/sandbox/index.js';
-import { closedPort } from '../integration/closed-port.js';
+import { closedPort } from '../integration/down-gateway.js';
 import { scanForCardData, type CardDataFinding } from './card-scan.js';
 import { readTold, type Told } from './told.js';
 

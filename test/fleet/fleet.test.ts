@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { generateKeyPairSync, randomUUID } from 'node:crypto';
-import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,10 +9,8 @@ import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { SANDBOX_SHARED_SECRET } from '../../src/host/gateway-adapters.js';
-import { openJournal } from '../../src/journal/index.js';
-import { saleEntry } from '../../src/journal/testing/entries.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { closedPort } from '../integration/closed-port.js';
+import { closedPort, leaveSaleInFlight } from '../integration/down-gateway.js';
 import {
   connectBroker,
   FleetLink,
@@ -380,11 +378,7 @@ suite('fleet link over a real Mosquitto', () => {
   it('a terminal process recovering its journal: reported starting while the gateway is down, then in service', async () => {
     const cwd = await mkdtemp(join(tmpdir(), 'pt-fleet-recovering-'));
     const settings = await settingsFor(RECOVERING);
-    // A sale the last run sent and never heard back about.
-    await mkdir(join(cwd, 'var'), { recursive: true });
-    const left = openJournal(join(cwd, 'var', 'journal.db'));
-    left.markSent((await left.beginDurably(saleEntry('LEFT-BY-LAST-RUN'))).id);
-    left.close();
+    await leaveSaleInFlight(join(cwd, 'var', 'journal.db'), 'LEFT-BY-LAST-RUN');
     // The gateway is down: a loopback port just released, where the sandbox comes up later.
     const port = await closedPort();
     await writeFile(join(cwd, 'shared-secret'), `${SANDBOX_SHARED_SECRET}\n`, { mode: 0o600 });

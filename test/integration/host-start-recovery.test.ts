@@ -8,10 +8,9 @@ import { HostFleetTerminal } from '../../src/host/fleet-terminal.js';
 import { startupProgress } from '../../src/host/kiosk-service.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { openJournal } from '../../src/journal/index.js';
-import { saleEntry } from '../../src/journal/testing/entries.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
-import { closedPort } from './closed-port.js';
+import { closedPort, leaveSaleInFlight } from './down-gateway.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -33,10 +32,7 @@ async function terminalLeftInFlight(): Promise<{
     reader: { sim: { presentDelayMs: 50 } },
     journal: { resolutionRetryMs: 50 },
   });
-  const journal = openJournal(join(cwd, config.journal.path));
-  const entry = await journal.beginDurably(saleEntry('LEFT-IN-FLIGHT-1'));
-  journal.markSent(entry.id);
-  journal.close();
+  await leaveSaleInFlight(join(cwd, config.journal.path), 'LEFT-IN-FLIGHT-1');
   const port = await closedPort();
   const host = await openTerminalHost(config, {
     logger: silentLogger(),

@@ -1,12 +1,10 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { openJournal } from '../../src/journal/index.js';
-import { saleEntry } from '../../src/journal/testing/entries.js';
-import { closedPort } from './closed-port.js';
+import { closedPort, leaveSaleInFlight } from './down-gateway.js';
 
 /**
  * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
@@ -43,103 +41,78 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-/** Everything seen, in order: `notify: …` from the socket, `stdout: …` from the terminal. */
-function timeline(): { events: string[]; push: (e: string) => void } {
+/**
+ * `parking-terminal start` with `config` under a stand-in for systemd's notify socket (watchdog 0.4 s): everything seen,
+ * in order — `notify: …` from the socket, `stdout: …` from the terminal — and its exit.
+ */
+async function underServiceManager(
+  config: unknown,
+): Promise<{ events: string[]; child: ChildProcess; exited: Promise<number | null> }> {
+  const socket = join(dir, 'notify.sock');
   const events: string[] = [];
-  return { events, push: (e) => events.push(e) };
+  const receiver = spawn('python3', ['-c', RECEIVER, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
+  children.push(receiver);
+  await new Promise<void>((listening) =>
+    createInterface({ input: receiver.stdout }).on('line', (line) =>
+      line === 'LISTENING' ? listening() : events.push(`notify: ${line}`),
+    ),
+  );
+  const file = join(dir, 'terminal.json');
+  writeFileSync(file, JSON.stringify(config));
+  const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', file], {
+    cwd: dir,
+    env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' },
+    stdio: ['ignore', 'pipe', 'ignore'],
+  });
+  children.push(child);
+  createInterface({ input: child.stdout }).on('line', (line) => events.push(`stdout: ${line}`));
+  const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
+  return { events, child, exited };
 }
 
 describe.skipIf(!tools)('kiosk service notifications', () => {
   it('sends READY=1 after recovery, feeds the watchdog, and says STOPPING=1 on SIGTERM', async () => {
-    const socket = join(dir, 'notify.sock');
-    const seen = timeline();
-    const receiver = spawn('python3', ['-c', RECEIVER, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(receiver);
-    await new Promise<void>((listening) =>
-      createInterface({ input: receiver.stdout }).on('line', (line) =>
-        line === 'LISTENING' ? listening() : seen.push(`notify: ${line}`),
-      ),
-    );
-    const config = join(dir, 'terminal.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        journal: { path: join(dir, 'var', 'journal.db') },
-        offline: { keyFile: join(dir, 'var', 'offline.key') },
-      }),
-    );
-    const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', config], {
-      cwd: dir,
-      env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' },
-      stdio: ['ignore', 'pipe', 'ignore'],
+    const { events, child, exited } = await underServiceManager({
+      journal: { path: join(dir, 'var', 'journal.db') },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
     });
-    children.push(child);
-    createInterface({ input: child.stdout }).on('line', (line) => seen.push(`stdout: ${line}`));
-    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
     await expect
-      .poll(() => seen.events.filter((e) => e === 'notify: WATCHDOG=1').length, { timeout: 60_000 })
+      .poll(() => events.filter((e) => e === 'notify: WATCHDOG=1').length, { timeout: 60_000 })
       .toBeGreaterThanOrEqual(2);
-    const ready = seen.events.findIndex((e) => e.startsWith('notify: READY=1'));
-    const started = seen.events.findIndex((e) => /^stdout: Parking Terminal \(kiosk\) ready:/.test(e));
+    const ready = events.findIndex((e) => e.startsWith('notify: READY=1'));
+    const started = events.findIndex((e) => /^stdout: Parking Terminal \(kiosk\) ready:/.test(e));
     expect(started).toBeGreaterThanOrEqual(0);
     expect(ready).toBeGreaterThan(started);
-    expect(seen.events.findIndex((e) => e === 'notify: WATCHDOG=1')).toBeGreaterThan(ready);
+    expect(events.findIndex((e) => e === 'notify: WATCHDOG=1')).toBeGreaterThan(ready);
 
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    await expect.poll(() => seen.events.at(-1)).toBe('notify: STOPPING=1');
+    await expect.poll(() => events.at(-1)).toBe('notify: STOPPING=1');
   });
 
   it('while recovery waits for the gateway: STATUS says why, the start timeout is extended, no READY=1', async () => {
-    const socket = join(dir, 'notify.sock');
-    const seen = timeline();
-    const receiver = spawn('python3', ['-c', RECEIVER, socket], { stdio: ['ignore', 'pipe', 'inherit'] });
-    children.push(receiver);
-    await new Promise<void>((listening) =>
-      createInterface({ input: receiver.stdout }).on('line', (line) =>
-        line === 'LISTENING' ? listening() : seen.push(`notify: ${line}`),
-      ),
-    );
-    // A sale the last run sent and never heard back about; the gateway is down.
-    mkdirSync(join(dir, 'var'), { recursive: true });
-    const left = openJournal(join(dir, 'var', 'journal.db'));
-    left.markSent((await left.beginDurably(saleEntry('LEFT-BY-LAST-RUN'))).id);
-    left.close();
+    await leaveSaleInFlight(join(dir, 'var', 'journal.db'), 'LEFT-BY-LAST-RUN');
     writeFileSync(join(dir, 'shared-secret'), `${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
-    const config = join(dir, 'terminal.json');
-    writeFileSync(
-      config,
-      JSON.stringify({
-        journal: { path: join(dir, 'var', 'journal.db'), resolutionRetryMs: 100 },
-        offline: { keyFile: join(dir, 'var', 'offline.key') },
-        gateway: {
-          kind: 'remote',
-          baseUrl: `http://127.0.0.1:${await closedPort()}`,
-          auth: { method: 'http-signature', sharedSecretFile: join(dir, 'shared-secret') },
-        },
-      }),
-    );
-    const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', config], {
-      cwd: dir,
-      env: { ...process.env, NODE_ENV: 'test', NOTIFY_SOCKET: socket, WATCHDOG_USEC: '400000' },
-      stdio: ['ignore', 'pipe', 'ignore'],
+    const { events, child, exited } = await underServiceManager({
+      journal: { path: join(dir, 'var', 'journal.db'), resolutionRetryMs: 100 },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
+      gateway: {
+        kind: 'remote',
+        baseUrl: `http://127.0.0.1:${await closedPort()}`,
+        auth: { method: 'http-signature', sharedSecretFile: join(dir, 'shared-secret') },
+      },
     });
-    children.push(child);
-    createInterface({ input: child.stdout }).on('line', (line) => seen.push(`stdout: ${line}`));
-    const exited = new Promise<number | null>((done) => child.once('exit', (code) => done(code)));
 
     await expect
-      .poll(() => seen.events.find((e) => e.startsWith('notify: EXTEND_TIMEOUT_USEC=')), { timeout: 60_000 })
+      .poll(() => events.find((e) => e.startsWith('notify: EXTEND_TIMEOUT_USEC=')), { timeout: 60_000 })
       .toMatch(
         /^notify: EXTEND_TIMEOUT_USEC=180000000\|STATUS=resolving 1 journal entry left in flight before taking cards/,
       );
     child.kill('SIGTERM');
     expect(await exited).toBe(0);
-    await expect.poll(() => seen.events.at(-1)).toBe('notify: STOPPING=1');
-    expect(seen.events.some((e) => e.startsWith('notify: READY=1') || e === 'notify: WATCHDOG=1')).toBe(
-      false,
-    );
-    expect(seen.events.some((e) => / ready: /.test(e))).toBe(false);
+    await expect.poll(() => events.at(-1)).toBe('notify: STOPPING=1');
+    expect(events.some((e) => e.startsWith('notify: READY=1') || e === 'notify: WATCHDOG=1')).toBe(false);
+    expect(events.some((e) => / ready: /.test(e))).toBe(false);
   }, 90_000);
 });

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { chmodSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,9 +9,8 @@ import { WebSocket } from 'ws';
 import { main } from '../../src/cli/main.js';
 import type { ProcessBoundary } from '../../src/cli/output.js';
 import { openJournal } from '../../src/journal/index.js';
-import { saleEntry } from '../../src/journal/testing/entries.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
-import { closedPort } from './closed-port.js';
+import { closedPort, leaveSaleInFlight } from './down-gateway.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -361,12 +360,7 @@ describe('parking-terminal start and an unexpected error', () => {
 
 describe('parking-terminal start with payments left in flight and the gateway down', () => {
   it('serves the screen while recovery waits for the gateway, and SIGTERM stops it with the entry kept', async () => {
-    // A sale the last run sent and never heard back about.
-    mkdirSync(join(dir, 'var'), { recursive: true });
-    const left = openJournal(join(dir, 'var', 'journal.db'));
-    const entry = await left.beginDurably(saleEntry('LEFT-BY-LAST-RUN'));
-    left.markSent(entry.id);
-    left.close();
+    await leaveSaleInFlight(join(dir, 'var', 'journal.db'), 'LEFT-BY-LAST-RUN');
     const secretFile = join(dir, 'shared-secret');
     writeFileSync(secretFile, `${Buffer.alloc(32, 7).toString('base64')}\n`, { mode: 0o600 });
     // A loopback port just released: nothing listens, every request is refused before a byte leaves.

@@ -56,12 +56,12 @@ const command: Command = {
   --port N       port of the headless UI (default bridge.port of the configuration; 0 = any free port)
 Prints the URL of the screen (with this start's secret) and, when none is configured, the operator PIN generated
 for this start. Journal entries a last run left in flight are resolved before the first card (the screen is served
-meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used (a secret or PIN file missing, or readable by group or others)
-prints {"error":{code,message,key,file}} and exits 2 with nothing left running. SIGINT/SIGTERM stops the terminal
-(what is in flight is finished or journaled first) and exits 0; a second signal forces the exit. An unexpected error
-puts the terminal out of service (logged); it then exits 1 when stopped. With \`fleet\` configured it reports to the
-operator's MQTT broker and takes signed commands; a restart asked by the fleet exits ${EXIT_RESTART} (the service manager
-starts it again).`,
+meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used
+(a secret or PIN file missing, or readable by group or others) prints {"error":{code,message,key,file}} and exits 2
+with nothing left running. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
+and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
+exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
+a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again).`,
   endsProcess: true,
   async run(args, io) {
     const { values } = parseCommandArgs(

@@ -20,6 +20,7 @@ import { ConfigurationState, FleetCommandLog, type AuditQuery } from '../journal
 import type { Logger } from '../log/index.js';
 import { NO_CUSTOMER_SCREENS, type OperatorStatus, type RecoveryItem } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
+import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
 
 /** How often a scheduled restart looks whether the maintenance window has come and the terminal is idle. */
@@ -65,9 +66,8 @@ function appVersion(): string {
  */
 function notInServiceOf(status: OperatorStatus): string | undefined {
   if (status.outOfService !== undefined) return status.outOfService;
-  const n = status.recovery.inFlight;
   if (status.recovery.running)
-    return `starting: resolving ${n} journal ${n === 1 ? 'entry' : 'entries'} left in flight before the first card`;
+    return `starting: resolving ${leftInFlight(status.recovery.inFlight)} before the first card`;
   return undefined;
 }
 

@@ -3,6 +3,7 @@ import { DailyRestart, maintenanceWindowOf } from './daily-restart.js';
 import { HostFleetTerminal } from './fleet-terminal.js';
 import { readerLinkCheck, ServiceWatchdog, uiCheck, type HealthCheck } from './service-watchdog.js';
 import { SystemdNotifier, watchdogIntervalMs, type ServiceNotifier } from './systemd-notify.js';
+import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
 
 export interface KioskServiceOptions {
@@ -28,6 +29,11 @@ export interface KioskService {
   close(): Promise<void>;
 }
 
+/** The service manager's notify socket through `systemd-notify`; a failed send is logged, never thrown. */
+function systemdNotifier(env: NodeJS.ProcessEnv, logger: Logger): ServiceNotifier {
+  return new SystemdNotifier(env, 'systemd-notify', (err) => logger.warn({ err }, 'sd_notify failed'));
+}
+
 /**
  * The terminal as a systemd service (README, Running as a kiosk service), started once the host is ready — recovery of
  * the journal has finished, so `READY=1` means the terminal takes cards: the watchdog's health loop (event loop, reader
@@ -40,9 +46,7 @@ export async function startKioskService(
   const env = options.env ?? process.env;
   const now = options.now ?? Date.now;
   const logger = options.logger.child({ component: 'service' });
-  const notifier =
-    options.notifier ??
-    new SystemdNotifier(env, 'systemd-notify', (err) => logger.warn({ err }, 'sd_notify failed'));
+  const notifier = options.notifier ?? systemdNotifier(env, logger);
   const own =
     options.terminal === undefined
       ? new HostFleetTerminal(host, {
@@ -112,19 +116,14 @@ export function startupProgress(
   options: { env?: NodeJS.ProcessEnv; notifier?: ServiceNotifier; logger: Logger; everyMs?: number },
 ): { stop(stopping: boolean): Promise<void> } {
   const logger = options.logger.child({ component: 'service' });
-  const notifier =
-    options.notifier ??
-    new SystemdNotifier(options.env ?? process.env, 'systemd-notify', (err) =>
-      logger.warn({ err }, 'sd_notify failed'),
-    );
+  const notifier = options.notifier ?? systemdNotifier(options.env ?? process.env, logger);
   if (!notifier.active) return { stop: () => Promise.resolve() };
   const everyMs = options.everyMs ?? STARTUP_PROGRESS_MS;
   let sent = Promise.resolve();
   const tell = (): void => {
     const status = host.status();
-    const n = status.recovery.inFlight;
     const why = status.recovery.running
-      ? `resolving ${n} journal ${n === 1 ? 'entry' : 'entries'} left in flight before taking cards` +
+      ? `resolving ${leftInFlight(status.recovery.inFlight)} before taking cards` +
         (status.gateway.lastError !== undefined ? ` (gateway: ${status.gateway.lastError})` : '')
       : 'starting';
     sent = sent.then(() =>

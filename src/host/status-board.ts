@@ -4,6 +4,14 @@ import { formatMoney } from '../money/index.js';
 import type { OperatorStatus, RecoveryItem } from './api.js';
 import type { HostPhase } from './screens.js';
 
+/**
+ * "1 journal entry left in flight", "3 journal entries left in flight": what the start resolves before the first card,
+ * as `start`, the fleet's heartbeat and systemd's status say it.
+ */
+export function leftInFlight(n: number): string {
+  return `${n} journal ${n === 1 ? 'entry' : 'entries'} left in flight`;
+}
+
 /** How many resolved items the operator status keeps (newest first). */
 const ITEMS_KEPT = 20;
 

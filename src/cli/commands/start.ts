@@ -7,6 +7,7 @@ import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
+import { leftInFlight } from '../../host/status-board.js';
 import { startKioskService, startupProgress, type KioskService } from '../../host/kiosk-service.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
@@ -134,8 +135,8 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       const left = host.journal.inFlight().length;
       if (left > 0)
         out(
-          `Parking Terminal (${config.terminal.model}) resolving ${left} journal ${left === 1 ? 'entry' : 'entries'} ` +
-            `left in flight before it takes a card: ${bridge.url}`,
+          `Parking Terminal (${config.terminal.model}) resolving ${leftInFlight(left)} before it takes a card: ` +
+            bridge.url,
         );
       // Under systemd, until the terminal is ready: STATUS says why not, and the start timeout is extended while
       // recovery keeps going. Stopped, or a restart asked for, while recovery waits: the host's close ends the wait.

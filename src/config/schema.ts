@@ -190,7 +190,10 @@ export const journalSchema = z
     path: z.string().min(1).default('var/journal.db'),
     /** Milliseconds after an unanswered authorization before its timeout reversal (gateway.md §2: 60 s). */
     timeoutReversalDelayMs: z.number().int().min(0).max(3_600_000).default(60_000),
-    /** Milliseconds between retries of a resolution request that failed. */
+    /**
+     * Recovery's wait after a resolution request that did not succeed, milliseconds; it doubles with each further
+     * one, up to 12 times this, and is jittered (src/host/terminal-host.ts, `RESOLUTION_RETRY_MAX_FACTOR`).
+     */
     resolutionRetryMs: z.number().int().min(10).max(3_600_000).default(5_000),
     /**
      * Group commit (src/journal/journal.ts, `commitDurably`): durable writes that arrive together (requests in flight,

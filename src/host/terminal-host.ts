@@ -23,6 +23,7 @@ import {
   type SubmitOutcome,
 } from '../flows/index.js';
 import {
+  backoffDelayMs,
   createGatewayClient,
   LinkNotificationListener,
   LinkNotificationRelay,
@@ -153,6 +154,9 @@ async function release(opened: Opened, logger: Logger): Promise<void> {
   }
 }
 
+/** Recovery's longest wait between attempts, as a multiple of `journal.resolutionRetryMs`. */
+const RESOLUTION_RETRY_MAX_FACTOR = 12;
+
 /** The operator actions that move money or forward it: refused while the start recovers the journal. */
 const MOVES_MONEY: ReadonlySet<OperatorRequest['action']['type']> = new Set([
   'refund',
@@ -272,6 +276,13 @@ export class TerminalHost implements TerminalApi {
       {
         timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
         retryMs: config.journal.resolutionRetryMs,
+        // Doubling from `resolutionRetryMs` to 12 times it (5 s to 1 min by default), jittered: a gateway that is down
+        // costs a journal entry and a request per attempt, and terminals restarted together do not retry in lockstep.
+        retryWaitMs: (failed) =>
+          backoffDelayMs(failed, {
+            initialDelayMs: config.journal.resolutionRetryMs,
+            maxDelayMs: RESOLUTION_RETRY_MAX_FACTOR * config.journal.resolutionRetryMs,
+          }),
         now,
         logger: logger.child({ component: 'recovery' }),
         onResolved: (item) => this.noteRecovered(item),

@@ -200,6 +200,33 @@ describe('timeout recovery', () => {
     expect(j.inFlight()).toEqual([]);
   });
 
+  it('waits what retryWaitMs gives after each run of attempts that did not succeed', async () => {
+    const c = clock();
+    const j = openJournal(':memory:', { now: c.now });
+    open.push(j);
+    const r = scriptedResolver(c, [
+      { kind: 'not-sent', reason: 'GW_CONNECTION' },
+      { kind: 'not-sent', reason: 'GW_CONNECTION' },
+      { kind: 'unknown', error: { code: 'GW_TIMEOUT' } },
+    ]);
+    const failedCounts: number[] = [];
+    const recovery = new TimeoutRecovery(j, r.builder, new JournaledSender(j, r.transmitter), {
+      timeoutReversalDelayMs: 0,
+      retryMs: 5_000,
+      retryWaitMs: (failed) => {
+        failedCounts.push(failed);
+        return 1_000 * 2 ** failed;
+      },
+      now: c.now,
+      sleep: c.sleep,
+    });
+    entry(j, { service: 'sale', transactionId: 'S9', amountMinor: 300, currency: 'GBP' }, 'unknown');
+    await recovery.recoverAll();
+    expect(failedCounts).toEqual([1, 2, 3]);
+    expect(r.sent.slice(1).map((s, i) => s.at - r.sent[i]!.at)).toEqual([2_000, 4_000, 8_000]);
+    expect(j.inFlight()).toEqual([]);
+  });
+
   it('retries when the resolver throws or the request cannot be built', async () => {
     const { c, j } = setup();
     let calls = 0;

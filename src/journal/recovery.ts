@@ -63,6 +63,12 @@ export interface TimeoutRecoveryOptions {
   timeoutReversalDelayMs: number;
   /** Milliseconds between attempts of a resolution request that did not succeed. */
   retryMs: number;
+  /**
+   * Milliseconds to wait after `failed` attempts in a row did not resolve an entry (1 after the first); replaces the
+   * fixed `retryMs` (the host passes a growing, bounded wait: a gateway that is down stays down for a while, and each
+   * attempt is a journal entry and a request).
+   */
+  retryWaitMs?: (failed: number) => number;
   now?: () => Date;
   logger?: Logger;
   /** Waits `ms` (tests substitute a simulated clock); rejects when `signal` aborts. */
@@ -119,8 +125,9 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * reached the gateway, and a timeout reversal/void of a request the gateway never saw is a harmless, idempotent
  * success (gateway.md §7). The clock of the 60-second rule then starts at the entry's creation, just before its send.
  *
- * Every resolution request is journaled (linked by `resolvesEntryId`) before it is sent and retried every `retryMs`
- * until it succeeds; there is no give-up, because an unresolved authorization is a customer's money.
+ * Every resolution request is journaled (linked by `resolvesEntryId`) before it is sent and retried after `retryMs`
+ * (or the wait `retryWaitMs` gives) until it succeeds; there is no give-up, because an unresolved authorization is a
+ * customer's money.
  */
 export class TimeoutRecovery {
   private readonly running = new Map<number, Promise<RecoveryItem>>();
@@ -235,7 +242,7 @@ export class TimeoutRecovery {
       const result = await this.attempt(entry, plan);
       this.attempts.emit(`attempt:${entry.id}`);
       if (result) return this.done(entry.id, attempts, result.how, result.needsOperator);
-      await this.pause(this.options.retryMs, signal);
+      await this.pause(this.options.retryWaitMs?.(attempts) ?? this.options.retryMs, signal);
     }
   }
 

@@ -177,6 +177,29 @@ describe('the start of a terminal that must recover its journal first', () => {
     }
   });
 
+  it('waits longer after each attempt the down gateway did not take, up to 12 times journal.resolutionRetryMs', async () => {
+    const { host } = await terminalLeftInFlight();
+    const started = host.begin();
+    const sale = host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')!;
+    const deadline = Date.now() + 10_000;
+    while (host.journal.resolutionAttempts(sale.id).length < 6 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    const at = host.journal.resolutionAttempts(sale.id).map((a) => Date.parse(a.createdAt));
+    expect(at.length).toBeGreaterThanOrEqual(6);
+    // After the n-th attempt the wait is between half and all of min(50 × 2^(n−1), 600) ms (jittered): at least
+    // 25, 50, 100, 200, 300 ms — a fixed 50 ms would have sent more than twenty attempts by now.
+    const gaps = at.slice(1, 6).map((t, i) => t - at[i]!);
+    expect(gaps.map((g, i) => g >= Math.min(50 * 2 ** i, 600) / 2 - 2)).toEqual([
+      true,
+      true,
+      true,
+      true,
+      true,
+    ]);
+    await host.close();
+    await started;
+  });
+
   it('stops a recovery that waits for the gateway when the terminal is closed, and leaves the entry for the next start', async () => {
     const { host, cwd, config } = await terminalLeftInFlight();
     const started = host.begin();

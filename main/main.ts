@@ -43,6 +43,11 @@ export interface ElectronOptions {
     uiAliveMs: () => number | undefined,
     restart: (reason: string) => void,
   ) => Promise<{ close(): Promise<void> }>;
+  /**
+   * Runs once the window is closed, after the service (when it ran) and before the host closes, however the start
+   * ended: before the terminal was ready, or after.
+   */
+  closing?: (started: boolean) => Promise<void>;
 }
 
 /** The exit code of a restart the terminal asks for itself (src/cli/commands/start.ts, EXIT_RESTART). */
@@ -137,6 +142,7 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   await closed;
   recovery.stop();
   await service?.close();
+  await options.closing?.(service !== undefined);
   dispose();
   await host.close();
   if (exitCode !== 0) app.exit(exitCode);
@@ -226,6 +232,11 @@ async function electronEntry(): Promise<void> {
     preload,
     kiosk,
     logger,
+    // The fleet link and the start's progress end however the window closed, before the terminal closes.
+    closing: async (started) => {
+      await progress.stop(!started);
+      await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
+    },
     service: async (uiAliveMs, restart) => {
       await progress.stop(false);
       restartWindow = restart;
@@ -263,7 +274,6 @@ async function electronEntry(): Promise<void> {
         close: async () => {
           updates?.stop();
           await kiosk.close();
-          await fleet?.close();
         },
       };
     },

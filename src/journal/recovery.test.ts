@@ -6,7 +6,7 @@ import {
   type ResolutionRequest,
   type ResolutionTarget,
 } from './recovery.js';
-import { JournaledSender, type SendOutcome, type Transmitter } from './sender.js';
+import { JournaledSender, type SendOutcome, type TransmitOutcome, type Transmitter } from './sender.js';
 
 const open: SqliteJournal[] = [];
 afterEach(() => {
@@ -36,7 +36,7 @@ interface Sent {
 }
 
 /** Resolver whose answers are scripted per call; records what it built and when it was sent. */
-function scriptedResolver(c: ReturnType<typeof clock>, answers: SendOutcome[] = []) {
+function scriptedResolver(c: ReturnType<typeof clock>, answers: TransmitOutcome[] = []) {
   const sent: Sent[] = [];
   const built = new Map<ResolutionRequest, Sent>();
   const builder: ResolutionBuilder = {

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
-import type { FollowUp, FollowUpStore, HoldStore, JournalEntry, SqliteJournal } from '../journal/index.js';
+import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
 /** Reasons of a refused reversal that mean nothing is held any more (gateway.md §4, reversal reasons). */
@@ -129,46 +129,19 @@ export class OpenAuthorizations {
 
   private async settleOrphans(): Promise<void> {
     const { journal, holds, config } = this.deps;
-    const entries = journal.list({ limit: 10_000 });
-    const followOns = new Map<string, JournalEntry[]>();
-    for (const e of entries) {
-      if (!e.referencedTransactionId) continue;
-      const list = followOns.get(e.referencedTransactionId) ?? [];
-      list.push(e);
-      followOns.set(e.referencedTransactionId, list);
-    }
     const open = new Set(this.deps.followUps.open().map((f) => f.authorizationTransactionId));
     const windowMs = config.tariff.captureWindowMinutes * 60_000;
     const dueNow: Array<() => Promise<void>> = [];
-    for (const e of entries) {
-      if (e.service !== 'preauth' || e.state !== 'approved' || !e.transactionId || !e.gatewayId) continue;
+    // Approved, and neither captured (a capture that stands) nor reversed: the journal's rule, however old the entry.
+    for (const e of journal.unsettledAuthorizations()) {
+      if (!e.transactionId || !e.gatewayId) continue;
       if (holds.has(e.transactionId) || open.has(e.transactionId)) continue;
-      const related = followOns.get(e.transactionId) ?? [];
-      // A capture stands when the gateway approved it and it was not voided since (by the operator, or by recovery
-      // finishing a void whose answer was lost): voiding a capture leaves the hold in place (gateway.md §7).
-      const captureStands = (c: JournalEntry): boolean =>
-        c.service === 'capture' &&
-        c.state === 'approved' &&
-        !(followOns.get(c.transactionId ?? '') ?? []).some(
-          (v) =>
-            (v.service === 'void-capture' || v.service === 'timeout-void') &&
-            (v.state === 'approved' || (v.state === 'resolved' && v.resolution === 'timeout-void')),
-        );
-      // Settled: a capture that stands, or a reversal approved or taken over by recovery (which resolves it by
-      // reversing this authorization). A capture resolved by recovery was voided: the hold is still there.
-      const settled = related.some(
-        (f) =>
-          captureStands(f) ||
-          ((f.service === 'reversal' || f.service === 'timeout-reversal') &&
-            (f.state === 'approved' || f.state === 'resolved' || f.state === 'unknown')),
-      );
-      if (settled) continue;
       const { transactionId, gatewayId } = e;
       const total = this.deps.authorizedTotal(transactionId) ?? e.amountMinor ?? 0;
       const currency = e.currency ?? config.terminal.currency;
       // A capture was attempted and did not stand (voided by recovery, or provably not sent): the session ended, so
       // the hold is released now rather than at the end of the capture window.
-      const captureFailed = related.some((f) => f.service === 'capture');
+      const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');
       const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
       const reverse = (): Promise<void> =>
         this.deps

@@ -5,6 +5,7 @@ import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
 import { migrate } from './migrations/index.js';
+import { APPROVED_PREAUTH } from './migrations/lookup-indexes.js';
 import { isoTime } from './iso-time.js';
 import {
   AMOUNT_REQUIRED,
@@ -631,6 +632,23 @@ export class SqliteJournal implements Journal {
       attempts: db.prepare<[number], Row>(
         'SELECT * FROM journal_entries WHERE resolves_entry_id = ? ORDER BY id',
       ),
+      // The rule of `unsettledAuthorizations`. The approved pre-authorizations from their own index, each one's
+      // follow-ons from journal_entries_referenced (`IS NOT NULL` lets SQLite use that partial index).
+      unsettledAuthorizations: db.prepare<[], Row>(`SELECT * FROM journal_entries p
+        WHERE ${APPROVED_PREAUTH}
+          AND transaction_id IS NOT NULL AND gateway_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM journal_entries r
+            WHERE r.referenced_transaction_id = p.transaction_id AND r.referenced_transaction_id IS NOT NULL
+              AND (r.service = 'reversal' OR r.service = 'timeout-reversal')
+              AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'))
+          AND NOT EXISTS (SELECT 1 FROM journal_entries c
+            WHERE c.referenced_transaction_id = p.transaction_id AND c.referenced_transaction_id IS NOT NULL
+              AND c.service = 'capture' AND c.state = 'approved'
+              AND NOT EXISTS (SELECT 1 FROM journal_entries v
+                WHERE v.referenced_transaction_id = c.transaction_id AND v.referenced_transaction_id IS NOT NULL
+                  AND (v.service = 'void-capture' OR v.service = 'timeout-void')
+                  AND (v.state = 'approved' OR (v.state = 'resolved' AND v.resolution = 'timeout-void'))))
+        ORDER BY p.id`),
       // `IS NOT NULL` lets SQLite use the partial index journal_entries_referenced.
       referencing: db.prepare<[string], Row>(
         `SELECT * FROM journal_entries
@@ -1137,6 +1155,19 @@ export class SqliteJournal implements Journal {
    */
   referencing(transactionId: string): JournalEntry[] {
     return this.read(() => this.stmts.referencing.all(transactionId).map(toEntry));
+  }
+
+  /**
+   * The approved pre-authorizations nothing has settled, oldest first, however old: the holds on customers' cards
+   * that only a capture or a reversal releases. Settled means:
+   * - a capture that stands: approved, and not voided since (by the operator, or by recovery finishing a void whose
+   *   answer was lost): voiding a capture leaves the hold in place (gateway.md §7); or
+   * - a reversal approved, or taken over by recovery (resolved, or unknown: recovery resolves it by reversing this
+   *   authorization).
+   * One query over the index of approved pre-authorizations and, for each, the index of follow-ons.
+   */
+  unsettledAuthorizations(): JournalEntry[] {
+    return this.read(() => this.stmts.unsettledAuthorizations.all().map(toEntry));
   }
 
   /** The resolution requests journaled for an entry, oldest first. */

@@ -109,6 +109,53 @@ describe('journal lookups', () => {
     expect(authorizedTotalOf(j, 'A1')).toBe(1_000);
   });
 
+  it('finds the approved pre-authorizations that no capture standing and no reversal settled, however old', () => {
+    const j = journal();
+    /** An entry with its outcome (`state` undefined: left sent, its answer awaited). */
+    const entry = (
+      transactionId: string,
+      e: Parameters<typeof saleEntry>[1],
+      state?: 'approved' | 'declined' | 'unknown',
+    ): number => {
+      const { id } = j.begin(saleEntry(transactionId, e));
+      j.markSent(id);
+      if (state) j.recordOutcome(id, { state, gatewayId: `G-${transactionId}` });
+      return id;
+    };
+    const preauth = (tx: string): number =>
+      entry(tx, { service: 'preauth', comments: 'Parking Authorization' }, 'approved');
+    const followOn = (tx: string, service: string, of: string, state?: 'approved' | 'declined' | 'unknown') =>
+      entry(tx, { service, referencedTransactionId: of, parentGatewayId: `G-${of}` }, state);
+    preauth('OLD'); // written before everything else: an orphan however many entries follow
+    preauth('CAPTURED');
+    followOn('CAP1', 'capture', 'CAPTURED', 'approved');
+    preauth('REVERSED');
+    followOn('REV1', 'reversal', 'REVERSED', 'approved');
+    preauth('REVERSAL-UNKNOWN'); // recovery reverses it
+    followOn('REV2', 'reversal', 'REVERSAL-UNKNOWN', 'unknown');
+    preauth('REVERSAL-DECLINED');
+    followOn('REV3', 'reversal', 'REVERSAL-DECLINED', 'declined');
+    preauth('CAPTURE-VOIDED'); // voiding a capture leaves the hold in place
+    followOn('CAP2', 'capture', 'CAPTURE-VOIDED', 'approved');
+    followOn('VOID2', 'void-capture', 'CAP2', 'approved');
+    preauth('CAPTURE-TIMEOUT-VOIDED'); // recovery voided the capture (a void whose answer was lost)
+    followOn('CAP4', 'capture', 'CAPTURE-TIMEOUT-VOIDED', 'approved');
+    const timeoutVoid = followOn('TV4', 'timeout-void', 'CAP4');
+    j.resolve(timeoutVoid, 'timeout-void');
+    preauth('CAPTURE-VOID-DECLINED'); // the capture stands
+    followOn('CAP5', 'capture', 'CAPTURE-VOID-DECLINED', 'approved');
+    followOn('VOID5', 'void-capture', 'CAP5', 'declined');
+    entry('DECLINED', { service: 'preauth', comments: 'Parking Authorization' }, 'declined');
+    entry('SALE', {}, 'approved');
+    for (let i = 0; i < 10_050; i++) sale(j, `S${i}`);
+    expect(j.unsettledAuthorizations().map((e) => e.transactionId)).toEqual([
+      'OLD',
+      'REVERSAL-DECLINED',
+      'CAPTURE-VOIDED',
+      'CAPTURE-TIMEOUT-VOIDED',
+    ]);
+  });
+
   it('counts entries, unknown and in-flight ones as a full count does, across commits, rollbacks and transactions', () => {
     const j = journal();
     const truth = (): { entries: number; unknown: number; inFlight: number } =>
@@ -197,6 +244,7 @@ describe('journal lookups', () => {
       expect(j.findByTransactionId('S3')?.state).toBe('approved');
       expect(j.findByTransactionId('N1')?.resolution).toBe(NOT_SENT);
       expect(authorizedTotalOf(j, 'A1')).toBe(600);
+      expect(j.unsettledAuthorizations().map((e) => e.transactionId)).toEqual(['A1']);
       expect(j.counts()).toEqual({ entries: 57, unknown: 0, inFlight: 1 });
       expect(queue.status().declinedAfterForward).toBe(1);
       expect(queue.declinedAfterForward()).toHaveLength(1);

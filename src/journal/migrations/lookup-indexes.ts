@@ -9,6 +9,12 @@ import type { SchemaRewrite } from './migration.js';
 export const UNACKNOWLEDGED_DECLINE =
   "(state = 'declined' OR state = 'rejected' OR state = 'unknown') AND decline_acknowledged = 0";
 
+/**
+ * An approved pre-authorization, in the journal's own words: the condition of `journal_entries_approved_preauths`,
+ * which `unsettledAuthorizations` repeats as it is to read from it.
+ */
+export const APPROVED_PREAUTH = "service = 'preauth' AND state = 'approved'";
+
 /** Each index: its name, and the statement that creates it. */
 const LOOKUP_INDEXES: readonly { name: string; sql: string }[] = [
   {
@@ -18,6 +24,10 @@ const LOOKUP_INDEXES: readonly { name: string; sql: string }[] = [
   {
     name: 'journal_entries_increments',
     sql: `CREATE INDEX journal_entries_increments ON journal_entries(parent_gateway_id) WHERE service = 'incremental'`,
+  },
+  {
+    name: 'journal_entries_approved_preauths',
+    sql: `CREATE INDEX journal_entries_approved_preauths ON journal_entries(id) WHERE ${APPROVED_PREAUTH}`,
   },
   {
     name: 'offline_payments_declined',
@@ -46,6 +56,9 @@ function missing(db: Database.Database): (typeof LOOKUP_INDEXES)[number][] {
  *   it is resolved as not sent, never when it is written.
  * - `journal_entries_increments`: incremental authorizations by the gateway id of the authorization they extend
  *   (`incrementsOf`, read for the authorized total of a capture or an extension). Only incremental entries are in it.
+ * - `journal_entries_approved_preauths`: the approved pre-authorizations, which the start reads for the holds nothing
+ *   settled (`unsettledAuthorizations`). It read the newest 10,000 entries instead, and missed an older hold. An
+ *   entry enters it only when a pre-authorization is approved.
  * - `offline_payments_declined`: stored payments declined (or left unknown) after forwarding that the operator has
  *   not acknowledged, which the offline status counts for every operator snapshot. A payment leaves it once
  *   acknowledged.

@@ -59,6 +59,7 @@ describe('speech of the alternative methods', () => {
     };
     const said = spokenScreen(view, 'en_GB');
     expect(said).toContain('https://pay.example/ap/1');
-    expect(said).toContain('Reference: 2026112413050001');
+    // Said one digit at a time, as the customer will type or quote it.
+    expect(said).toContain('Reference: 2 0 2 6 1 1 2 4 1 3 0 5 0 0 0 1.');
   });
 });

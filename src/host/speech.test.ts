@@ -140,7 +140,7 @@ describe('what the terminal says of a screen', () => {
     const said = spokenScreen(APPROVED);
     expect(said).toBe(
       'Approved. Paid: have a good journey. Amount: 12.50 euros. Receipt. Parking. Amount: €12.50. ' +
-        'Card ending 0 1 1 9. Transaction: PT-000001-42. QR code of your receipt. Enter key: Done.',
+        'Card ending 0 1 1 9. Transaction: PT-0 0 0 0 0 1-42. QR code of your receipt. Enter key: Done.',
     );
   });
 
@@ -210,8 +210,13 @@ describe('card data in speech', () => {
     expect(speakable('Card 476173******0119 read', tr)).toBe('Card Card ending 0 1 1 9 read');
     expect(speakable('PIN ****', tr)).toBe('PIN hidden');
     expect(speakable('PIN ••••', tr)).toBe('PIN hidden');
-    // Ticket numbers and amounts stay readable.
-    expect(speakable('Ticket 2026112413050001: €12.50', tr)).toBe('Ticket 2026112413050001: €12.50');
+    // Ticket numbers stay, said one digit at a time; amounts, rates and short numbers as they are.
+    expect(speakable('Ticket 2026112413050001: €12.50', tr)).toBe(
+      'Ticket 2 0 2 6 1 1 2 4 1 3 0 5 0 0 0 1: €12.50',
+    );
+    expect(speakable('€12,500.00 at 1 EUR = 1.08765 USD, 2026, 12345.5', tr)).toBe(
+      '€12,500.00 at 1 EUR = 1.08765 USD, 2026, 12345.5',
+    );
   });
 });
 

@@ -60,14 +60,22 @@ export function spokenCard(pan: string, tr: Translator): string | undefined {
 }
 
 /**
+ * A run of five or more digits that is not part of a decimal number (a ticket number, a reference): an engine would
+ * read "2026112413050001" as one number in the quadrillions.
+ */
+const LONG_DIGIT_RUN = /(?<![\d.,])\d{5,}(?![.,]\d)/g;
+
+/**
  * A text as it may be spoken: card numbers (track data, any Luhn-valid number of a card network) removed by the
- * receipts' guard, masked card numbers reduced to their last four digits, any other masked run said as "hidden".
+ * receipts' guard, masked card numbers reduced to their last four digits, any other masked run said as "hidden",
+ * and long numbers (a ticket's) said one digit at a time.
  */
 export function speakable(text: string, tr: Translator): string {
   const hidden = tr.t('speech.hidden');
   return withoutCardData(text)
     .replace(MASKED_PAN, (_, last: string) => (spokenCard(last, tr) ?? hidden).replace(/\.$/, ''))
     .replace(MASKED_RUN, hidden)
+    .replace(LONG_DIGIT_RUN, digitByDigit)
     .replace(/\s+/g, ' ')
     .trim();
 }

@@ -446,6 +446,71 @@ describe('timeout recovery', () => {
     expect(sent).toHaveLength(1);
   });
 
+  it('sends the next attempt at once when someone waits for it (recoverWithin), not after the growing wait', async () => {
+    const c = clock();
+    const j = openJournal(':memory:', { now: c.now });
+    open.push(j);
+    const r = scriptedResolver(c, [{ kind: 'not-sent', reason: 'GW_CONNECTION' }]);
+    const waits: number[] = [];
+    const recovery = new TimeoutRecovery(j, r.builder, new JournaledSender(j, r.transmitter), {
+      timeoutReversalDelayMs: 0,
+      retryMs: 5_000,
+      retryWaitMs: () => 3_600_000,
+      now: c.now,
+      // A wait that ends only when aborted: without the wake, the run would wait the hour.
+      sleep: (ms, signal) => {
+        waits.push(ms);
+        return new Promise((_, reject) =>
+          signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+        );
+      },
+    });
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S10', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    // The machine's first ask: one attempt, not taken (the gateway is down); the run then waits.
+    expect(await recovery.recoverWithin(sale.id, 1)).toBeUndefined();
+    expect(r.sent).toHaveLength(1);
+    expect(waits).toEqual([3_600_000]);
+    // Its second ask: the attempt goes now and resolves the entry.
+    expect(await recovery.recoverWithin(sale.id, 1)).toMatchObject({
+      resolution: 'timeout-void',
+      attempts: 2,
+    });
+    expect(r.sent).toHaveLength(2);
+    expect(j.get(sale.id)?.resolution).toBe('timeout-void');
+  });
+
+  it('still stops with RECOVERY_ABORTED when the signal aborts during the wait before a retry', async () => {
+    const c = clock();
+    const j = openJournal(':memory:', { now: c.now });
+    open.push(j);
+    const r = scriptedResolver(c, [{ kind: 'not-sent', reason: 'GW_CONNECTION' }]);
+    const recovery = new TimeoutRecovery(j, r.builder, new JournaledSender(j, r.transmitter), {
+      timeoutReversalDelayMs: 0,
+      retryMs: 5_000,
+      now: c.now,
+      sleep: (_ms, signal) =>
+        new Promise((_, reject) =>
+          signal?.addEventListener('abort', () => reject(new Error('aborted')), { once: true }),
+        ),
+    });
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S11', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    const stop = new AbortController();
+    const run = recovery.recover(sale.id, { signal: stop.signal });
+    await new Promise((resolve) => setImmediate(resolve));
+    expect(r.sent).toHaveLength(1);
+    stop.abort();
+    await expect(run).rejects.toMatchObject({ code: 'RECOVERY_ABORTED' });
+    expect(j.inFlight().map((e) => e.id)).toContain(sale.id);
+  });
+
   it('stops with RECOVERY_ABORTED when the signal aborts, leaving the entry in flight', async () => {
     const { j, recovery } = setup([{ kind: 'unknown' }]);
     const sale = entry(

@@ -133,6 +133,8 @@ export class TimeoutRecovery {
   private readonly running = new Map<number, Promise<RecoveryItem>>();
   /** Emits `attempt:<entryId>` after each resolution request recovery sent for an entry. */
   private readonly attempts = new EventEmitter();
+  /** Ends the wait before an entry's next attempt, while its run waits (see {@link recoverWithin}). */
+  private readonly wakers = new Map<number, () => void>();
   private readonly now: () => Date;
   private readonly logger: Logger;
   private readonly sleep: (ms: number, signal?: AbortSignal) => Promise<void>;
@@ -199,6 +201,8 @@ export class TimeoutRecovery {
    */
   recoverWithin(entryId: number, attempts: number): Promise<RecoveryItem | undefined> {
     const run = this.recover(entryId);
+    // Someone waits for the answer: the next attempt goes now, not after the wait that grows while nobody does.
+    this.wakers.get(entryId)?.();
     return new Promise<RecoveryItem | undefined>((resolve, reject) => {
       let seen = 0;
       const onAttempt = (): void => {
@@ -242,7 +246,20 @@ export class TimeoutRecovery {
       const result = await this.attempt(entry, plan);
       this.attempts.emit(`attempt:${entry.id}`);
       if (result) return this.done(entry.id, attempts, result.how, result.needsOperator);
-      await this.pause(this.options.retryWaitMs?.(attempts) ?? this.options.retryMs, signal);
+      await this.retryPause(entry.id, this.options.retryWaitMs?.(attempts) ?? this.options.retryMs, signal);
+    }
+  }
+
+  /** The wait before an entry's next attempt: `ms`, or until {@link recoverWithin} asks for an attempt now. */
+  private async retryPause(entryId: number, ms: number, signal: AbortSignal | undefined): Promise<void> {
+    const woken = new AbortController();
+    this.wakers.set(entryId, () => woken.abort());
+    try {
+      await this.pause(ms, signal ? AbortSignal.any([signal, woken.signal]) : woken.signal);
+    } catch (e) {
+      if (!woken.signal.aborted || signal?.aborted) throw e;
+    } finally {
+      this.wakers.delete(entryId);
     }
   }
 

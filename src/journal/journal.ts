@@ -141,7 +141,7 @@ export interface Journal {
   findByTransactionId(id: string): JournalEntry | undefined;
   /**
    * Newest first; `limit` defaults to 100. `unsentAttempts: false` leaves out the resolution requests that provably
-   * never left (resolved not-sent: recovery retries one every `journal.resolutionRetryMs` while the gateway is down).
+   * never left (resolved not-sent: recovery journals one per attempt while the gateway is down).
    */
   list(options?: { limit?: number; flowId?: string; unsentAttempts?: boolean }): JournalEntry[];
   counts(): { entries: number; unknown: number; inFlight: number };

@@ -1,6 +1,6 @@
 import { createHash, createHmac } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
-import { MockAgent } from 'undici';
+import { MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { httpSignatureAuthenticator, type Authenticator } from './auth/authenticator.js';
 import { createGatewayClient, type GatewayClient } from './client.js';
@@ -393,6 +393,63 @@ describe('GatewayClient.send', () => {
       error: { code: 'GW_CONNECTION', outcomeUnknown: false },
     });
   });
+
+  /**
+   * A dispatcher that fails with `code`: before the request reached a socket (`stage` connect), once it was started
+   * on one (written), or after a 201's status line and part of its body arrived.
+   */
+  function failing(code: string, stage: 'connect' | 'written' | 'answering'): Dispatcher {
+    return {
+      dispatch(_options: Dispatcher.DispatchOptions, handler: Dispatcher.DispatchHandler) {
+        const controller = {
+          abort: () => undefined,
+          pause: () => undefined,
+          resume: () => undefined,
+        } as unknown as Dispatcher.DispatchController;
+        setImmediate(() => {
+          if (stage !== 'connect') handler.onRequestStart?.(controller, {});
+          if (stage === 'answering') {
+            handler.onResponseStart?.(controller, 201, { 'content-type': 'application/json' }, 'Created');
+            handler.onResponseData?.(
+              controller,
+              Buffer.from('{"id":"7000000000000000000001","status":"AUTH'),
+            );
+          }
+          handler.onResponseError?.(controller, Object.assign(new Error(`read ${code}`), { code }));
+        });
+        return true;
+      },
+      close: () => Promise.resolve(),
+      destroy: () => Promise.resolve(),
+    } as unknown as Dispatcher;
+  }
+
+  it.each([
+    ['EHOSTUNREACH', 'connect', false],
+    ['ENETUNREACH', 'connect', false],
+    ['EHOSTUNREACH', 'written', true],
+    ['ENETUNREACH', 'written', true],
+    ['EHOSTUNREACH', 'answering', true],
+    ['ECONNREFUSED', 'answering', true],
+  ] as const)(
+    'an unreachable route (%s) says "not sent" only before the request reached a socket (%s)',
+    async (code, stage, outcomeUnknown) => {
+      const broken = createGatewayClient({
+        baseUrl: ORIGIN,
+        merchantId: 'testrest',
+        auth: httpSignatureAuthenticator('testrest', KEY_ID, SECRET),
+        timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+        retry: { maxAttempts: 3, initialDelayMs: 1, maxDelayMs: 2 },
+        dispatcher: failing(code, stage),
+      });
+      // Once written, the sale may have been processed: "not sent" would free its transactionId for a resend.
+      expect(await broken.send(broken.prepare(preauth))).toMatchObject({
+        kind: 'unknown',
+        error: { code: 'GW_CONNECTION', outcomeUnknown },
+      });
+      await broken.close();
+    },
+  );
 
   it('reports a 401 as an authentication failure that moved no money', async () => {
     agent.get(ORIGIN).intercept({ path: '/pts/v2/payments', method: 'POST' }).reply(401, '');

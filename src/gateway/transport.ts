@@ -53,18 +53,23 @@ export interface Answer {
 /** Largest answer body read (the gateway's answers are a few kilobytes): a larger one is refused, not buffered. */
 export const MAX_ANSWER_BYTES = 1024 * 1024;
 
+/** Failures of connecting: no request is written before the connection (and its TLS handshake) is up. */
 const NOT_SENT_CODES = new Set([
   'ECONNREFUSED',
   'ENOTFOUND',
   'EAI_AGAIN',
-  'EHOSTUNREACH',
-  'ENETUNREACH',
   'CERT_HAS_EXPIRED',
   'UNABLE_TO_VERIFY_LEAF_SIGNATURE',
   'DEPTH_ZERO_SELF_SIGNED_CERT',
   'SELF_SIGNED_CERT_IN_CHAIN',
   'ERR_TLS_CERT_ALTNAME_INVALID',
 ]);
+
+/**
+ * Failures of connecting that an established socket reports too (Linux hands a soft ICMP error of the route to the
+ * next read or write): "never connected" only while the request had no socket.
+ */
+const UNREACHABLE_CODES = new Set(['EHOSTUNREACH', 'ENETUNREACH']);
 
 function errorCode(e: unknown): string | undefined {
   let cur: unknown = e;
@@ -76,8 +81,18 @@ function errorCode(e: unknown): string | undefined {
   return undefined;
 }
 
-/** Maps a transport failure to the hierarchy, deciding whether the request may have reached the gateway. */
-export function transportError(e: unknown, phase: 'headers' | 'body', label: string): GatewayError {
+/**
+ * Maps a transport failure to the hierarchy, deciding whether the request may have reached the gateway. `onSocket`:
+ * the request was handed to a connected socket (undici starts it just before writing it), after which an unreachable
+ * host or network says nothing of whether the request was processed. Once an answer has begun (`phase` body), no
+ * failure is "not sent".
+ */
+export function transportError(
+  e: unknown,
+  phase: 'headers' | 'body',
+  label: string,
+  onSocket = false,
+): GatewayError {
   if (e instanceof GatewayError) return e;
   const code = errorCode(e);
   if (code === 'UND_ERR_CONNECT_TIMEOUT') {
@@ -89,7 +104,11 @@ export function transportError(e: unknown, phase: 'headers' | 'body', label: str
   if (code === 'UND_ERR_BODY_TIMEOUT') {
     return new GatewayTimeoutError('body', `${label}: response body not complete in time`, { cause: e });
   }
-  if (code !== undefined && NOT_SENT_CODES.has(code)) {
+  if (
+    code !== undefined &&
+    phase === 'headers' &&
+    (NOT_SENT_CODES.has(code) || (UNREACHABLE_CODES.has(code) && !onSocket))
+  ) {
     // The connection was never established: not a byte of the request left the terminal.
     return new GatewayConnectionError(`${label}: cannot connect (${code})`, { cause: e });
   }
@@ -211,7 +230,7 @@ class AnswerCollector implements Dispatcher.DispatchHandler {
   onResponseError(_controller: Dispatcher.DispatchController, error: Error): void {
     if (this.settled) return;
     this.finish();
-    this.reject(transportError(error, this.phase, this.label));
+    this.reject(transportError(error, this.phase, this.label, this.controller !== undefined));
   }
 }
 

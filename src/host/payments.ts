@@ -85,18 +85,7 @@ const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = 
  * one sender (journaled durably before a byte goes out, sent once, outcome journaled — money safety rules 1 and 2).
  * Unknown outcomes stay in the journal as 'unknown' until recovery resolves them.
  */
-/**
- * Authorized totals kept in memory: the authorizations a terminal is still working on are among its latest few; a
- * kiosk that runs for months would otherwise keep one per payment it ever made.
- */
-export const AUTHORIZED_KEPT = 256;
-
 export class PaymentService {
-  /**
-   * Authorized totals in the local currency by transactionId of the authorization (grows with incrementals): the
-   * latest {@link AUTHORIZED_KEPT}, most recently changed last; older ones are read from the journal.
-   */
-  private readonly authorized = new Map<string, number>();
   /** Tag set of the authorization made with a card read, by card reference (for captures and reversals). */
   private readonly originalTags = new Map<string, string>();
   private sequence = 0;
@@ -120,21 +109,25 @@ export class PaymentService {
     this.originalTags.delete(cardRef);
   }
 
-  /** Remembers an authorized total; the oldest goes once more than {@link AUTHORIZED_KEPT} are kept. */
-  private keepAuthorized(transactionId: string, authorizedMinor: number): void {
-    this.authorized.delete(transactionId);
-    this.authorized.set(transactionId, authorizedMinor);
-    if (this.authorized.size > AUTHORIZED_KEPT) {
-      const oldest = this.authorized.keys().next().value;
-      if (oldest !== undefined) this.authorized.delete(oldest);
-    }
+  /**
+   * The authorized total of an authorization we made (increments included) as the gateway holds it, from the
+   * journal: the amount a full reversal carries, in the currency of the authorization (a converted authorization of
+   * family A: the card's billing currency).
+   */
+  gatewayAuthorizedTotal(transactionId: string): { amountMinor: number; currency: string } | undefined {
+    const total = authorizedTotalOf(this.deps.journal, transactionId);
+    if (total === undefined) return undefined;
+    return { amountMinor: total.minor, currency: total.currency ?? this.deps.config.terminal.currency };
   }
 
-  /** The authorized total of an authorization we made (increments included), from memory or the journal. */
+  /**
+   * The authorized total of an authorization we made (increments included) in the local currency the machines count
+   * in: {@link gatewayAuthorizedTotal} through {@link toLocal}. One source, whether the authorization was made
+   * before a restart or not.
+   */
   authorizedTotal(transactionId: string): number | undefined {
-    const known = this.authorized.get(transactionId);
-    if (known !== undefined) return known;
-    return authorizedTotalOf(this.deps.journal, transactionId);
+    const total = this.gatewayAuthorizedTotal(transactionId);
+    return total && this.toLocal(transactionId, total.amountMinor, total.currency).minor;
   }
 
   private merchantReference(): string {
@@ -310,10 +303,13 @@ export class PaymentService {
         };
       case 'reversal': {
         const tags = this.followOnTags(request);
-        const amount = reversalAmount(
-          { ...request, ...(followOnTerms ? { dcc: followOnTerms } : {}) },
-          family,
-        );
+        // A reversal carries the authorized amount (gateway.md §7) as the gateway holds it: the journal's figure in
+        // the authorization's currency, not the machine's local amount converted back — a partial approval of a
+        // converted authorization does not survive that round trip to the unit.
+        const authTx = request.original?.transactionId;
+        const amount =
+          (authTx ? this.gatewayAuthorizedTotal(authTx) : undefined) ??
+          reversalAmount({ ...request, ...(followOnTerms ? { dcc: followOnTerms } : {}) }, family);
         return {
           service: 'reversal',
           ...common,
@@ -446,23 +442,14 @@ export class PaymentService {
   ): SubmitOutcome {
     switch (outcome.kind) {
       case 'approved': {
-        // The machines count in the local currency; family A answers a converted request in the billing currency.
-        const authorizedMinor = localAmountOf(
-          outcome.authorizedMinor ?? outcome.amountMinor,
-          request,
-          this.deps.config.dcc.processorFamily,
-        );
-        if (authorizedMinor !== undefined) {
-          if (request.service === 'incremental' && request.original) {
-            this.keepAuthorized(request.original.transactionId, authorizedMinor);
-          } else if (
-            request.service === 'preauth' ||
-            request.service === 'sale' ||
-            request.service === 'avr'
-          ) {
-            this.keepAuthorized(transactionId, authorizedMinor);
-          }
-        }
+        // An increment's outcome is the authorization's new total, as the journal (which holds the answer by now)
+        // counts it. Otherwise: the machines count in the local currency; family A answers a converted request in
+        // the billing currency.
+        const family = this.deps.config.dcc.processorFamily;
+        const authorizedMinor =
+          request.service === 'incremental' && request.original
+            ? (this.authorizedTotal(request.original.transactionId) ?? outcome.authorizedMinor)
+            : localAmountOf(outcome.authorizedMinor ?? outcome.amountMinor, request, family);
         return {
           kind: 'approved',
           transactionId,

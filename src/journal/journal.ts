@@ -1322,21 +1322,25 @@ function processAlive(pid: number): boolean {
 }
 
 /**
- * The authorized total of an authorization this terminal made, increments included (each approved increment's answer
- * carries the new total, gateway.md §7), in the minor units the gateway answered in; undefined when the journal has no
- * approved authorization with that transactionId.
+ * The authorized total of an authorization this terminal made, increments included, as the gateway holds it: in the
+ * minor units and currency it answered in (a converted authorization of processor family A is held in the card's
+ * billing currency); undefined when the journal has no approved authorization with that transactionId.
+ *
+ * Each approved increment's answer carries the new total (gateway.md §7). One that omits it was approved in full
+ * (an increment has no partial status): the total before it plus its additional amount — never the additional
+ * amount alone, which would shrink the hold the terminal captures and reverses.
  */
-export function authorizedTotalOf(journal: SqliteJournal, transactionId: string): number | undefined {
+export function authorizedTotalOf(
+  journal: SqliteJournal,
+  transactionId: string,
+): { minor: number; currency: string | undefined } | undefined {
   const auth = journal.findByTransactionId(transactionId);
   if (auth?.state !== 'approved') return undefined;
-  const own = auth.authorizedMinor ?? auth.amountMinor ?? 0;
-  return Math.max(
-    own,
-    ...journal
-      .incrementsOf(auth)
-      .filter((i) => i.state === 'approved')
-      .map((i) => i.authorizedMinor ?? 0),
-  );
+  let total = auth.authorizedMinor ?? auth.amountMinor ?? 0;
+  for (const increment of journal.incrementsOf(auth))
+    if (increment.state === 'approved')
+      total = increment.authorizedMinor ?? total + (increment.amountMinor ?? 0);
+  return { minor: total, currency: auth.currency };
 }
 
 /**

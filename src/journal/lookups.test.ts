@@ -106,7 +106,28 @@ describe('journal lookups', () => {
       saleEntry('I4', { service: 'incremental', parentGatewayId: 'GB1', referencedTransactionId: 'B1' }),
     );
     expect(j.incrementsOf(j.get(auth.id)!).map((e) => e.transactionId)).toEqual(['I1', 'I2', 'I3']);
-    expect(authorizedTotalOf(j, 'A1')).toBe(1_000);
+    expect(authorizedTotalOf(j, 'A1')).toEqual({ minor: 1_000, currency: 'GBP' });
+  });
+
+  it('counts an approved increment whose answer stated no total as the total before it plus its amount', () => {
+    const j = journal();
+    const auth = j.begin(saleEntry('A1', { service: 'preauth', comments: 'Parking Authorization' }));
+    j.recordOutcome(auth.id, { state: 'approved', gatewayId: 'GA1', authorizedMinor: 300 });
+    const increment = (
+      tx: string,
+      amountMinor: number,
+      outcome: Parameters<SqliteJournal['recordOutcome']>[1],
+    ) =>
+      j.recordOutcome(
+        j.begin(saleEntry(tx, { service: 'incremental', parentGatewayId: 'GA1', amountMinor })).id,
+        outcome,
+      );
+    increment('I1', 150, { state: 'approved', gatewayId: 'GI1' });
+    expect(authorizedTotalOf(j, 'A1')).toEqual({ minor: 450, currency: 'GBP' });
+    increment('I2', 150, { state: 'declined', gatewayId: 'GI2' });
+    increment('I3', 150, { state: 'approved', gatewayId: 'GI3', authorizedMinor: 500 });
+    increment('I4', 100, { state: 'approved', gatewayId: 'GI4' });
+    expect(authorizedTotalOf(j, 'A1')).toEqual({ minor: 600, currency: 'GBP' });
   });
 
   it('finds the approved pre-authorizations that no capture standing and no reversal settled, however old', () => {
@@ -243,7 +264,7 @@ describe('journal lookups', () => {
       expect(j.findByTransactionId('NOT-THERE')).toBeUndefined();
       expect(j.findByTransactionId('S3')?.state).toBe('approved');
       expect(j.findByTransactionId('N1')?.resolution).toBe(NOT_SENT);
-      expect(authorizedTotalOf(j, 'A1')).toBe(600);
+      expect(authorizedTotalOf(j, 'A1')).toEqual({ minor: 600, currency: 'GBP' });
       expect(j.unsettledAuthorizations().map((e) => e.transactionId)).toEqual(['A1']);
       expect(j.counts()).toEqual({ entries: 57, unknown: 0, inFlight: 1 });
       expect(queue.status().declinedAfterForward).toBe(1);

@@ -1,0 +1,296 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createReader } from '../../devices/index.js';
+import { parseConfig } from '../config/index.js';
+import type { DccOfferSummary, DccSelection, ServiceRequest } from '../flows/index.js';
+import { createAuthenticator, createGatewayClient } from '../gateway/index.js';
+import { classifyPaymentAnswer } from '../gateway/outcome.js';
+import type { PreparedRequest } from '../gateway/services/types.js';
+import {
+  AuthorizationDataStore,
+  FollowUpStore,
+  HoldStore,
+  JournaledSender,
+  openJournal,
+  type OutgoingRequest,
+  type SqliteJournal,
+} from '../journal/index.js';
+import { silentLogger } from '../log/index.js';
+import { CardStore } from './card-store.js';
+import { journalFollowOnStore } from './follow-on-store.js';
+import { SANDBOX_SHARED_SECRET, toSendOutcome } from './gateway-adapters.js';
+import { OpenAuthorizations } from './open-authorizations.js';
+import { PaymentService } from './payments.js';
+
+/**
+ * The amounts of follow-ons: of an authorization whose increments' answers stated no total, and of a converted (DCC,
+ * processor family A) authorization, through the real payment service, request
+ * builders, journal, follow-on store and answer classifier; only the network is faked. EUR terminal, JPY card:
+ * 1 EUR = 161.234 JPY, so 10.00 EUR is offered as 1612 JPY.
+ */
+
+const OFFER: DccOfferSummary = {
+  offerId: 'offer-1',
+  reconciliationId: 'rec-1',
+  localAmountMinor: 1_000,
+  localCurrency: 'EUR',
+  billingAmountMinor: 1_612,
+  billingCurrency: 'JPY',
+  exchangeRate: '161.234',
+  exchangeRateInverted: false,
+  marginRate: '3.5',
+  rateTimeUtc: '2030-01-01T08:00:00Z',
+  expiresAtUtc: '2999-01-01T08:00:00Z',
+  disclaimer: 'disclaimer',
+};
+const SELECTION: DccSelection = { indicator: '1', offer: OFFER };
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const config = parseConfig({
+  terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
+  dcc: { enabled: true, processorFamily: 'A' },
+});
+
+/** Gateway answers by service, as JSON bodies; every request sent is recorded with its body. */
+type Answers = Partial<Record<string, (r: OutgoingRequest) => unknown>>;
+
+function fakeTransmitter(answers: Answers, sent: OutgoingRequest[]) {
+  return {
+    transmit(request: OutgoingRequest) {
+      sent.push(request);
+      const body = answers[request.service]?.(request) ?? { id: `G-${sent.length}`, status: 'PENDING' };
+      // The real classifier of the gateway client over the real answer body.
+      const outcome = classifyPaymentAnswer(
+        request as unknown as PreparedRequest,
+        201,
+        Buffer.from(JSON.stringify(body)),
+      );
+      return Promise.resolve(toSendOutcome(outcome));
+    },
+  };
+}
+
+function paymentService(journal: SqliteJournal, answers: Answers, sent: OutgoingRequest[]) {
+  const gateway = createGatewayClient({
+    baseUrl: 'http://127.0.0.1:9',
+    merchantId: config.gateway.merchantId,
+    auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
+      defaultSharedSecret: SANDBOX_SHARED_SECRET,
+    }),
+    timeouts: config.gateway.timeouts,
+    logger: silentLogger(),
+  });
+  cleanups.push(() => gateway.close());
+  const cards = new CardStore(Buffer.alloc(32, 7));
+  const followOns = journalFollowOnStore(new AuthorizationDataStore(journal, Buffer.alloc(32, 5)), 'A');
+  const payments = new PaymentService({
+    config,
+    gateway,
+    sender: new JournaledSender(journal, fakeTransmitter(answers, sent)),
+    journal,
+    cards,
+    logger: silentLogger(),
+    now: () => new Date(),
+    followOns,
+    health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
+  });
+  return { payments, cards };
+}
+
+async function cardRead(amountMinor: number) {
+  const reader = createReader(
+    { ...config.reader, sim: { ...config.reader.sim, presentDelayMs: 0 } },
+    { logger: silentLogger(), timeZone: config.terminal.timezone },
+  );
+  await reader.connect();
+  cleanups.push(() => reader.close());
+  return reader.activate({
+    amountMinor,
+    otherAmountMinor: 0,
+    currencyNumeric: '978',
+    countryNumeric: '276',
+    transactionType: '00',
+    timeoutSeconds: 30,
+  });
+}
+
+const amountOf = (r: OutgoingRequest | undefined) =>
+  JSON.parse(r?.body.toString('utf8') ?? '{}') as {
+    reversalInformation?: { amountDetails?: { totalAmount?: string } };
+    orderInformation?: { amountDetails?: { totalAmount?: string; currency?: string } };
+  };
+
+const authorized =
+  (billing: string, status = 'AUTHORIZED') =>
+  () => ({
+    id: 'AUTH-1',
+    status,
+    orderInformation: { amountDetails: { authorizedAmount: billing, currency: 'JPY' } },
+  });
+const reversed = (r: OutgoingRequest) => ({
+  id: 'REV-1',
+  status: 'REVERSED',
+  reversalAmountDetails: { reversedAmount: amountOf(r).reversalInformation?.amountDetails?.totalAmount },
+});
+
+async function convertedPreauth(answers: Answers, sent: OutgoingRequest[]) {
+  const journal = openJournal(':memory:');
+  cleanups.push(() => journal.close());
+  const { payments, cards } = paymentService(journal, answers, sent);
+  const held = cards.hold(await cardRead(1_000));
+  const preauth = await payments.submit({
+    service: 'preauth',
+    comments: 'Parking Auth',
+    amountMinor: 1_000,
+    currency: 'EUR',
+    catLevel: 2,
+    cardRef: held.ref,
+    includeEmvTags: false,
+    dcc: SELECTION,
+  });
+  if (preauth.outcome.kind !== 'approved') throw new Error(`preauth ${preauth.outcome.kind}`);
+  return { journal, payments, held, outcome: preauth.outcome };
+}
+
+describe('follow-ons of a converted authorization (family A)', () => {
+  it('reverses an orphaned converted pre-authorization for the amount it authorized after a restart', async () => {
+    const sent: OutgoingRequest[] = [];
+    const answers: Answers = { preauth: authorized('1612'), reversal: reversed };
+    const { journal, payments, outcome } = await convertedPreauth(answers, sent);
+    expect(sent[0]).toMatchObject({ service: 'preauth', amountMinor: 1_612, currency: 'JPY' });
+    // Before the restart the host counts the authorized total in EUR (the machines' local currency).
+    expect(payments.authorizedTotal(outcome.transactionId)).toBe(1_000);
+
+    // The process restarts: a new payment service over the same journal, nothing in memory. Recovery reverses the
+    // meter pre-authorization whose session died, once its capture window has passed.
+    const later = new Date(Date.now() + 2 * 86_400_000);
+    const after = paymentService(journal, answers, sent);
+    const open = new OpenAuthorizations({
+      config,
+      journal,
+      holds: new HoldStore(journal),
+      followUps: new FollowUpStore(journal),
+      submit: async (r: ServiceRequest) => (await after.payments.submit(r)).outcome,
+      authorizedTotal: (tx) => after.payments.authorizedTotal(tx),
+      now: () => later,
+      logger: silentLogger(),
+    });
+    // After it, the same call still answers in EUR (from the journal's JPY figure); the gateway's figure is kept
+    // for the reversal, which must not convert it a second time.
+    expect(after.payments.authorizedTotal(outcome.transactionId)).toBe(1_000);
+    expect(after.payments.gatewayAuthorizedTotal(outcome.transactionId)).toEqual({
+      amountMinor: 1_612,
+      currency: 'JPY',
+    });
+    await open.settle();
+    const reversal = sent.find((r) => r.service === 'reversal');
+    expect(reversal?.referencedTransactionId ?? outcome.transactionId).toBe(outcome.transactionId);
+    // spec 001, Reversal: the amount equals the authorized amount: 1612 JPY.
+    expect({
+      currency: reversal?.currency,
+      amount: amountOf(reversal).reversalInformation?.amountDetails?.totalAmount,
+    }).toEqual({
+      currency: 'JPY',
+      amount: '1612',
+    });
+  });
+
+  it('undoes a partially approved converted pre-authorization with a reversal of exactly the approved amount', async () => {
+    // Approved for 802 JPY of the 1612 asked (PARTIAL_AUTHORIZED). The meter does not accept a partial: the
+    // transaction actor reverses it with the outcome's authorizedMinor and the hold's conversion terms
+    // (src/flows/transaction.ts, compensationRequest).
+    const sent: OutgoingRequest[] = [];
+    const answers: Answers = { preauth: authorized('802', 'PARTIAL_AUTHORIZED'), reversal: reversed };
+    const { payments, held, outcome } = await convertedPreauth(answers, sent);
+    expect(outcome).toMatchObject({ kind: 'approved', partial: true });
+    await payments.submit({
+      service: 'reversal',
+      comments: 'REVERSAL',
+      amountMinor: outcome.authorizedMinor ?? 0,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+      original: {
+        transactionId: outcome.transactionId,
+        gatewayId: outcome.gatewayId ?? '',
+        service: 'preauth',
+      },
+      dcc: SELECTION,
+    });
+    const reversal = sent.find((r) => r.service === 'reversal');
+    expect({
+      currency: reversal?.currency,
+      amount: amountOf(reversal).reversalInformation?.amountDetails?.totalAmount,
+    }).toEqual({
+      currency: 'JPY',
+      amount: '802',
+    });
+  });
+});
+
+describe('follow-ons of an authorization with increments', () => {
+  it('counts an approved increment whose answer stated no total as the total before it plus its amount', async () => {
+    const sent: OutgoingRequest[] = [];
+    const answers: Answers = {
+      preauth: () => ({
+        id: 'AUTH-1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '10.00', currency: 'EUR' } },
+      }),
+      // gateway.md §7 says the answer carries the new total; this one does not.
+      incremental: () => ({ id: 'INC-1', status: 'AUTHORIZED' }),
+      reversal: reversed,
+    };
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const { payments, cards } = paymentService(journal, answers, sent);
+    const held = cards.hold(await cardRead(1_000));
+    const preauth = await payments.submit({
+      service: 'preauth',
+      comments: 'Parking Auth',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+    });
+    if (preauth.outcome.kind !== 'approved') throw new Error(`preauth ${preauth.outcome.kind}`);
+    const original = {
+      transactionId: preauth.outcome.transactionId,
+      gatewayId: preauth.outcome.gatewayId ?? '',
+      service: 'preauth' as const,
+    };
+    const increment = await payments.submit({
+      service: 'incremental',
+      comments: 'Parking Incremental Auth',
+      amountMinor: 500,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+      original,
+    });
+    // The machine is told the new total, not the 500 asked for (which it would take as the hold's total).
+    expect(increment.outcome).toMatchObject({ kind: 'approved', authorizedMinor: 1_500 });
+    // After a restart, the journal answers the same.
+    expect(paymentService(journal, answers, sent).payments.authorizedTotal(original.transactionId)).toBe(
+      1_500,
+    );
+    await payments.submit({
+      service: 'reversal',
+      comments: 'REVERSAL',
+      amountMinor: 1_500,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+      original,
+    });
+    const reversal = sent.find((r) => r.service === 'reversal');
+    expect(amountOf(reversal).reversalInformation?.amountDetails?.totalAmount).toBe('15.00');
+  });
+});

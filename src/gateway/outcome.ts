@@ -143,6 +143,21 @@ export function parseJsonBody(bytes: Buffer): unknown {
   }
 }
 
+/**
+ * The currency the answer states its amounts in at `path`: the request's. An answer that names another states an
+ * amount that is not this payment's (12.50 USD read as 1250 euro cents would be held, captured and reversed as
+ * euros): unreadable, its outcome unknown. The request's currency when the answer names none.
+ */
+function answerCurrency(body: unknown, path: string, prepared: PreparedRequest): string | undefined {
+  const named = str(at(body, path));
+  if (named === undefined) return prepared.currency;
+  if (prepared.currency !== undefined && named.toUpperCase() !== prepared.currency.toUpperCase())
+    throw new GatewayError('GW_PARSE', `${path} is ${named}, not the requested ${prepared.currency}`, {
+      outcomeUnknown: true,
+    });
+  return prepared.currency ?? named;
+}
+
 /** An amount of the answer in minor units: strings or numbers accepted; undefined when absent; throws when garbage. */
 function amountAt(body: unknown, path: string, currency: string | undefined): number | undefined {
   const v = at(body, path);
@@ -272,7 +287,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       };
     }
     try {
-      const currency = str(at(body, 'orderInformation.amountDetails.currency')) ?? prepared.currency;
+      const currency = answerCurrency(body, 'orderInformation.amountDetails.currency', prepared);
       let authorizedMinor: number | undefined;
       let partial = status === 'PARTIAL_AUTHORIZED';
       if (AUTHORIZING.has(prepared.service)) {
@@ -301,7 +316,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
           ? amountAt(
               body,
               processedPath,
-              str(at(body, PROCESSED_CURRENCY[prepared.service] ?? '')) ?? currency ?? prepared.currency,
+              answerCurrency(body, PROCESSED_CURRENCY[prepared.service] ?? '', prepared) ?? currency,
             )
           : undefined;
       const approvalCode = str(at(body, 'processorInformation.approvalCode'));

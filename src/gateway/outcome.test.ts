@@ -1,0 +1,80 @@
+import { describe, expect, it } from 'vitest';
+import { classifyPaymentAnswer } from './outcome.js';
+import type { PreparedRequest } from './services/types.js';
+
+/**
+ * The gateway answers in the currency of the request (the sandbox always does). An answer whose amount is stated in
+ * another currency is an answer nobody documented: read as minor units of the request's currency, 12.50 USD would be
+ * held, captured and reversed as 1250 euro cents.
+ */
+const sale = (currency: string, amountMinor: number): PreparedRequest => ({
+  service: 'sale',
+  method: 'POST',
+  path: '/pts/v2/payments',
+  body: Buffer.from('{}'),
+  comments: 'SALE',
+  transactionId: 't-1',
+  amountMinor,
+  currency,
+  moneyMoving: true,
+});
+const answer = (body: unknown): Buffer => Buffer.from(JSON.stringify(body));
+
+describe('an approval stated in another currency than requested', () => {
+  it('in the same currency (in any case), is approved with its amount', () => {
+    const o = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      answer({
+        id: 'g1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '12.50', currency: 'eur' } },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'approved', authorizedMinor: 1250, partial: false });
+  });
+
+  it('12.50 USD for a EUR 12.50 sale is not reported as an approval of 1250 EUR minor units', () => {
+    const o = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      answer({
+        id: 'g1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '12.50', currency: 'USD' } },
+      }),
+    );
+    expect(o.kind).toBe('unknown');
+  });
+
+  it('1250 JPY for a EUR 12.50 sale is not a full approval of 1250 EUR minor units either', () => {
+    const o = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      answer({
+        id: 'g1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '1250', currency: 'JPY' } },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+  });
+
+  it('a reversal whose reversed amount is stated in another currency is unreadable too', () => {
+    const o = classifyPaymentAnswer(
+      {
+        ...sale('EUR', 1250),
+        service: 'reversal',
+        path: '/pts/v2/payments/g1/reversals',
+        transactionId: undefined,
+      },
+      201,
+      answer({
+        id: 'r1',
+        status: 'REVERSED',
+        reversalAmountDetails: { reversedAmount: '12.50', currency: 'USD' },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+});

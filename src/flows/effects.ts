@@ -171,7 +171,8 @@ export interface SubmitOutcome {
   /** The gateway's `id` of the answer (approved and declined). For `incremental` it is the increment's id. */
   gatewayId?: string;
   /**
-   * Minor units. Authorizations (avr, preauth, sale): `authorizedAmount`; `incremental`: the NEW TOTAL authorized;
+   * Minor units. Authorizations (avr, preauth, sale): `authorizedAmount`; `incremental`: the NEW TOTAL authorized
+   * (the host always states it: an answer that omitted it counts as the total before plus the increment);
    * capture, refund, credit: the amount processed; reversal: `reversedAmount`.
    */
   authorizedMinor?: number;

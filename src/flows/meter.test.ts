@@ -6,7 +6,7 @@ import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { describeView } from './view.js';
 import type { FlowSettings } from './settings.js';
 import { convertAtOfferRate } from './dcc.js';
-import type { DccOfferSummary } from './effects.js';
+import type { DccOfferSummary, ServiceRequest, SubmitOutcome } from './effects.js';
 
 const MIN = 60_000;
 
@@ -176,6 +176,36 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
 });
 
 describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthorization: chosen)', () => {
+  it('adds no time when an increment is approved for less than the longer stay costs, and captures what was paid', async () => {
+    // 60 minutes held (300); EXTEND by 30 asks 150 more; the answer's new total is 375: 75 of the 150.
+    class ApprovedForLess extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        const outcome = await super.submit(request, signal);
+        if (request.service !== 'incremental' || outcome.kind !== 'approved') return outcome;
+        const auth = [...this.auths.values()].find((a) => a.authorizedMinor === 450);
+        if (auth) auth.authorizedMinor = 375;
+        return { ...outcome, authorizedMinor: 375 };
+      }
+    }
+    const fake = new ApprovedForLess();
+    const actor = await openSession(fake, 60, chosen());
+    const paidUntil = describeView(actor.getSnapshot()).session?.paidUntilMs;
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    // The time shown as paid for is what the hold pays for; the hold is what the gateway approved.
+    expect(view.session).toMatchObject({ heldMinor: 375, paidUntilMs: paidUntil });
+    expect(actor.getSnapshot().context.message).toEqual({ key: 'meter.extensionNotApproved' });
+    fake.clock.increment(55 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking Auth', 300],
+      ['Parking Incremental Auth', 150],
+      ['Parking Capture Less Than Auth', 300],
+    ]);
+  });
+
   it('pre-authorizes 60 minutes, extends by 30 with an incremental and captures the fee of a 75-minute stay', async () => {
     const fake = new FakeTerminal();
     const actor = await openSession(fake, 60, chosen());

@@ -115,6 +115,17 @@ function totalAuthorized(context: Ctx): number {
   return context.holds.reduce((sum, h) => sum + h.authorizedMinor, 0);
 }
 
+/**
+ * The holds after an approved incremental authorization of the last one: gateway.md §7, the answer's authorizedAmount
+ * is the new total of the authorization.
+ */
+function withIncrement(context: Ctx, newTotalMinor: number): MeterHold[] {
+  const holds = context.holds.slice();
+  const hold = holds.pop() as MeterHold;
+  holds.push({ ...hold, authorizedMinor: newTotalMinor });
+  return holds;
+}
+
 /** What the hold at settleIndex gets: the part of the fee it covers (0 → reversal). */
 function captureShare(context: Ctx): number {
   const before = context.holds.slice(0, context.settleIndex).reduce((s, h) => s + h.authorizedMinor, 0);
@@ -593,21 +604,35 @@ export const meterMachine = setup({
         },
         onDone: [
           {
+            guard: ({ context, event }) =>
+              isApproved(event.output) &&
+              totalAuthorized({ ...context, holds: withIncrement(context, event.output.authorizedMinor) }) >=
+                (priceOr(context.settings, context.paidMinutes + context.minutes) ?? Infinity),
+            target: 'session',
+            actions: assign(({ context, event }) => ({
+              holds: withIncrement(
+                context,
+                (event.output as TransactionResult & { kind: 'approved' }).authorizedMinor,
+              ),
+              paidMinutes: context.paidMinutes + context.minutes,
+              message: { key: 'meter.extended', params: { added: context.minutes } },
+              reason: 'APPROVED',
+            })),
+          },
+          {
+            // Approved for less than asked: the new total does not pay for the longer stay. The hold keeps what was
+            // approved (the capture at the end takes the fee of the time paid and the gateway releases the rest), and
+            // no time is added: time shown as paid for must be covered by what is held.
             guard: ({ event }) => isApproved(event.output),
             target: 'session',
-            actions: assign(({ context, event }) => {
-              const output = event.output as TransactionResult & { kind: 'approved' };
-              const holds = context.holds.slice();
-              const hold = holds.pop() as MeterHold;
-              // gateway.md §7: the incremental answer's authorizedAmount is the new total of the authorization.
-              holds.push({ ...hold, authorizedMinor: output.authorizedMinor });
-              return {
-                holds,
-                paidMinutes: context.paidMinutes + context.minutes,
-                message: { key: 'meter.extended', params: { added: context.minutes } },
-                reason: 'APPROVED',
-              };
-            }),
+            actions: assign(({ context, event }) => ({
+              holds: withIncrement(
+                context,
+                (event.output as TransactionResult & { kind: 'approved' }).authorizedMinor,
+              ),
+              message: { key: 'meter.extensionNotApproved' },
+              reason: 'PARTIAL_APPROVAL',
+            })),
           },
           {
             target: 'session',

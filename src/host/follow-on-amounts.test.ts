@@ -232,6 +232,54 @@ describe('follow-ons of a converted authorization (family A)', () => {
   });
 });
 
+describe('refunds of a converted capture (family A)', () => {
+  it('never refund more in the card currency than was captured, and the last one refunds exactly the rest', async () => {
+    // A capture of the full 10.00 EUR = 1612 JPY, refunded as 0.01 EUR and then the remaining 9.99 EUR: converted one
+    // by one they would be 2 + 1611 = 1613 JPY.
+    const sent: OutgoingRequest[] = [];
+    const { payments, held, outcome } = await convertedPreauth({ preauth: authorized('1612') }, sent);
+    const capture = await payments.submit({
+      service: 'capture',
+      comments: 'Parking Capture',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: true,
+      original: {
+        transactionId: outcome.transactionId,
+        gatewayId: outcome.gatewayId ?? '',
+        service: 'preauth',
+      },
+    });
+    expect(capture.outcome).toMatchObject({ kind: 'approved' });
+    expect(sent.at(-1)).toMatchObject({ service: 'capture', amountMinor: 1_612, currency: 'JPY' });
+    const refund = async (minor: number) => {
+      const record = await payments.submit({
+        service: 'refund-capture',
+        comments: 'REFUND Capture',
+        amountMinor: minor,
+        currency: 'EUR',
+        catLevel: 2,
+        includeEmvTags: false,
+        original: {
+          transactionId: capture.prepared?.transactionId ?? '',
+          gatewayId: capture.outcome.kind === 'approved' ? (capture.outcome.gatewayId ?? '') : '',
+          service: 'capture',
+        },
+      });
+      expect(record.outcome.kind).toBe('approved');
+      return sent.at(-1);
+    };
+    expect(await refund(1)).toMatchObject({ service: 'refund-capture', amountMinor: 2, currency: 'JPY' });
+    expect(await refund(999)).toMatchObject({
+      service: 'refund-capture',
+      amountMinor: 1_610,
+      currency: 'JPY',
+    });
+  });
+});
+
 describe('follow-ons of an authorization with increments', () => {
   it('counts an approved increment whose answer stated no total as the total before it plus its amount', async () => {
     const sent: OutgoingRequest[] = [];

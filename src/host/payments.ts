@@ -5,6 +5,7 @@ import type { GatewayClient } from '../gateway/client.js';
 import { GatewayError } from '../gateway/errors.js';
 import type {
   CardPresentFields,
+  DccFields,
   EntryMode as GatewayEntryMode,
   PointOfSale,
   PreparedRequest,
@@ -85,6 +86,9 @@ const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = 
  * one sender (journaled durably before a byte goes out, sent once, outcome journaled — money safety rules 1 and 2).
  * Unknown outcomes stay in the journal as 'unknown' until recovery resolves them.
  */
+/** Journal states of a request that may have moved money (approved, or its outcome not known yet). */
+const MAY_HAVE_MOVED: ReadonlySet<string> = new Set(['approved', 'pending', 'sent', 'unknown']);
+
 export class PaymentService {
   /** Tag set of the authorization made with a card read, by card reference (for captures and reversals). */
   private readonly originalTags = new Map<string, string>();
@@ -340,21 +344,62 @@ export class PaymentService {
         };
       }
       case 'refund-capture':
-      case 'refund-payment':
+      case 'refund-payment': {
+        const dcc =
+          dccFollowOn && followOnTerms ? this.refundDcc(request, dccFollowOn, followOnTerms) : undefined;
         return {
           service: request.service,
           ...common,
           id: originalId(),
           amountMinor: request.amountMinor,
           currency: request.currency,
-          ...(dccFollowOn ? { dcc: dccFollowOn } : {}),
+          ...(dcc ? { dcc } : {}),
         };
+      }
       case 'void-capture':
       case 'void-payment':
       case 'void-refund':
       case 'void-credit':
         return { service: request.service, ...common, id: originalId() };
     }
+  }
+
+  /**
+   * The conversion fields of a refund of a converted payment of family A (refunded in the card's billing currency),
+   * its billing amount bounded by what the journal says remains of the billing amount paid: refunds converted one by
+   * one can add up to more (0.01 and 9.99 EUR of 10.00 EUR = 1612 JPY convert to 2 + 1611 JPY), which the gateway
+   * refuses. A refund of the whole local remainder carries the whole billing remainder. Refunds that may have gone
+   * through (approved and not voided, sent, unknown) count as refunded.
+   */
+  private refundDcc(request: FlowRequest, fields: DccFields, terms: DccTerms): DccFields {
+    const paidTx = request.original?.transactionId;
+    if (fields.indicator !== '1' || fields.family !== 'A' || terms.indicator !== '1' || !paidTx)
+      return fields;
+    const { journal } = this.deps;
+    const paid = journal.findByTransactionId(paidTx);
+    const paidMinor =
+      paid?.service === 'capture' ? paid.amountMinor : (paid?.authorizedMinor ?? paid?.amountMinor);
+    if (paid?.state !== 'approved' || paid.currency !== fields.billingCurrency || paidMinor === undefined)
+      return fields;
+    const refunded = journal
+      .referencing(paidTx)
+      .filter(
+        (e) =>
+          (e.service === 'refund-capture' || e.service === 'refund-payment') &&
+          MAY_HAVE_MOVED.has(e.state) &&
+          !(
+            e.transactionId &&
+            journal
+              .referencing(e.transactionId)
+              .some((v) => v.service === 'void-refund' && v.state === 'approved')
+          ),
+      )
+      .reduce((sum, e) => sum + (e.amountMinor ?? 0), 0);
+    const remaining = Math.max(0, paidMinor - refunded);
+    const remainingLocal = localAmountOf(remaining, { dcc: terms }, 'A') ?? 0;
+    const billingAmountMinor =
+      request.amountMinor >= remainingLocal ? remaining : Math.min(fields.billingAmountMinor, remaining);
+    return { ...fields, billingAmountMinor };
   }
 
   /**

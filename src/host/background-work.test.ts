@@ -153,4 +153,65 @@ describe('background work', () => {
     expect(offline.findByTransactionId('off-1')?.state).toBe('approved');
     expect(journal.inFlight()).toEqual([]);
   });
+
+  /**
+   * While the gateway is down (every timeout void answered 502), recovery retries an entry on its own schedule, each
+   * attempt a journal entry left unknown. Were the sweep to take each such attempt as an entry of its own, each would
+   * start a run whose attempts the next sweep took again: the timeout voids for one sale would double every round.
+   */
+  it('leaves the attempts of a recovery run to that run: one timeout void per retry while the gateway is down', async () => {
+    const journal = openJournal(':memory:');
+    open.push(journal);
+    // The sale whose answer was lost.
+    const sale = journal.begin({
+      transactionId: 'sale-1',
+      service: 'sale',
+      comments: 'Parking Sale',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from('{}'),
+      amountMinor: 600,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    journal.recordOutcome(sale.id, { state: 'unknown', httpStatus: 502, reason: 'GW_SERVER' });
+    let voids = 0;
+    const sender = new JournaledSender(journal, {
+      transmit() {
+        voids += 1;
+        return Promise.resolve({ kind: 'unknown', httpStatus: 502, error: { code: 'GW_SERVER' } });
+      },
+    });
+    // Recovery's waits between attempts end when the test says so (one retry period per round).
+    let waiting: (() => void)[] = [];
+    const recovery = new TimeoutRecovery(journal, builder, sender, {
+      timeoutReversalDelayMs: 60_000,
+      retryMs: 5_000,
+      sleep: () => new Promise<void>((r) => waiting.push(r)),
+    });
+    const offline = new OfflineQueue(journal, {
+      policy: 'online-only',
+      limits: { maxTransactionMinor: 0, maxTotalMinorPerCurrency: 0, maxCount: 0, maxAgeHours: 0 },
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 1)),
+    });
+    const { sweep } = backgroundWork({ journal, offline, sender, recovery });
+
+    void recovery.recover(sale.id).catch(() => undefined);
+    for (let i = 0; i < 20; i++) await turn();
+    const rounds = 6;
+    for (let round = 0; round < rounds; round++) {
+      sweep();
+      for (let i = 0; i < 20; i++) await turn();
+      const w = waiting;
+      waiting = [];
+      for (const r of w) r();
+      for (let i = 0; i < 20; i++) await turn();
+    }
+    // Recovery alone: its first attempt and one per retry period.
+    expect(voids).toBeLessThanOrEqual(rounds + 1);
+    expect(journal.resolutionAttempts(sale.id)).toHaveLength(voids);
+    expect(journal.inFlight().filter((e) => e.resolvesEntryId === undefined)).toEqual([
+      expect.objectContaining({ id: sale.id }),
+    ]);
+  });
 });

@@ -14,8 +14,10 @@ export interface ForwardSummary {
 /**
  * The terminal's work between customers: stored offline payments forwarded as soon as the gateway answers again
  * (in order, bounded concurrency, exactly once each), due follow-ups finished, and any journal entry left in flight
- * that nobody owns handed to recovery. An entry whose request is still out belongs to its sender and is never
- * touched: recovery waits for its own timeout and answer, so a late approval is recorded, not voided.
+ * that nobody owns handed to recovery — by recovery's own rule of which entries start a run
+ * ({@link TimeoutRecovery.rootsInFlight}), so that its attempts left unknown are retried by their run, not multiplied
+ * by each sweep. An entry whose request is still out belongs to its sender and is never touched: recovery waits for
+ * its own timeout and answer, so a late approval is recorded, not voided.
  */
 export class BackgroundWork {
   private timer: NodeJS.Timeout | undefined;
@@ -74,14 +76,15 @@ export class BackgroundWork {
 
   private sweep(): void {
     if (!this.deps.ready()) return;
-    const { offline, openAuthorizations, journal, sender, recovery, router, logger } = this.deps;
+    const { offline, openAuthorizations, sender, recovery, router, logger } = this.deps;
     if (!this.forwarding && offline.status().depth > 0) void this.forward();
     void openAuthorizations
       .runFollowUps()
       .catch((err: unknown) => logger.error({ err }, 'follow-ups failed'));
-    for (const e of journal.inFlight()) {
-      if (sender.owns(e.id) || recovery.isRecovering(e.id)) continue;
-      router.recoverInBackground(e.id);
+    // The roots of recovery runs only: an attempt of a run left unknown is that run's to retry.
+    for (const id of recovery.rootsInFlight()) {
+      if (sender.owns(id) || recovery.isRecovering(id)) continue;
+      router.recoverInBackground(id);
     }
   }
 

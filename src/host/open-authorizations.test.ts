@@ -1,29 +1,38 @@
 import { describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import type { ServiceRequest, SubmitOutcome } from '../flows/index.js';
-import { FollowUpStore, HoldStore, openJournal } from '../journal/index.js';
+import {
+  FollowUpStore,
+  HoldStore,
+  openJournal,
+  type JournalEntry,
+  type SqliteJournal,
+} from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 
-function setup(answer: (r: ServiceRequest) => SubmitOutcome) {
+function setup(answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>) {
   let t = Date.parse('2030-01-01T08:00:00Z');
   const now = (): Date => new Date(t);
   const journal = openJournal(':memory:', { now });
   const followUps = new FollowUpStore(journal);
   const sent: ServiceRequest[] = [];
-  const open = new OpenAuthorizations({
-    config: parseConfig({ journal: { resolutionRetryMs: 1_000 } }),
-    journal,
-    holds: new HoldStore(journal),
-    followUps,
-    submit: (r) => {
-      sent.push(r);
-      return Promise.resolve(answer(r));
-    },
-    authorizedTotal: () => undefined,
-    now,
-    logger: silentLogger(),
-  });
+  // A host's follow-up runner over this journal (a new one is what a restart makes).
+  const runner = () =>
+    new OpenAuthorizations({
+      config: parseConfig({ journal: { resolutionRetryMs: 1_000 } }),
+      journal,
+      holds: new HoldStore(journal),
+      followUps,
+      submit: (r) => {
+        sent.push(r);
+        return Promise.resolve(answer(r));
+      },
+      authorizedTotal: () => undefined,
+      now,
+      logger: silentLogger(),
+    });
+  const open = runner();
   const f = followUps.add({
     kind: 'reverse-authorization',
     authorizationTransactionId: 'A1',
@@ -33,7 +42,26 @@ function setup(answer: (r: ServiceRequest) => SubmitOutcome) {
     includeEmvTags: true,
     reason: 'capture voided',
   });
-  return { open, followUps, sent, id: f.id, advance: (ms: number) => (t += ms), journal };
+  return { open, runner, followUps, sent, id: f.id, advance: (ms: number) => (t += ms), journal };
+}
+
+/** The journal entry of a follow-up's reversal, as the host's one door writes it: sent, its outcome unknown. */
+function unknownReversal(journal: SqliteJournal): JournalEntry {
+  const entry = journal.begin({
+    service: 'reversal',
+    comments: 'REVERSAL',
+    method: 'POST',
+    path: '/pts/v2/payments/G1/reversals',
+    body: Buffer.from('{}'),
+    referencedTransactionId: 'A1',
+    parentGatewayId: 'G1',
+    amountMinor: 1_200,
+    currency: 'GBP',
+    moneyMoving: true,
+  });
+  journal.markSent(entry.id);
+  journal.recordOutcome(entry.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+  return entry;
 }
 
 describe('follow-ups of open authorizations', () => {
@@ -80,6 +108,54 @@ describe('follow-ups of open authorizations', () => {
     await open.runFollowUps();
     expect(sent).toHaveLength(3);
     expect(followUps.get(id)).toMatchObject({ attempts: 3, lastError: 'MISSING_FIELD' });
+  });
+
+  it('runs one pass at a time: a sweep while a reversal waits for its answer sends no second one', async () => {
+    const answers: ((o: SubmitOutcome) => void)[] = [];
+    const { open, sent, advance } = setup(
+      () => new Promise<SubmitOutcome>((resolve) => answers.push(resolve)),
+    );
+    const first = open.runFollowUps();
+    await new Promise((r) => setImmediate(r));
+    advance(5_000); // the next sweep: the first reversal is still waiting for its answer (up to the 30 s timeout)
+    const second = open.runFollowUps();
+    await new Promise((r) => setImmediate(r));
+    for (const a of answers) a({ kind: 'approved', transactionId: 'A1', partial: false });
+    await Promise.all([first, second]);
+    expect(sent).toHaveLength(1);
+  });
+
+  it('does not send a reversal again at the next sweep when its outcome is unknown', async () => {
+    const { open, sent, advance } = setup(() => ({
+      kind: 'unknown',
+      transactionId: 'A1',
+      reason: 'GW_TIMEOUT',
+    }));
+    await open.runFollowUps();
+    advance(5_000); // recovery's timeout reversal of the first is not due before 60 s
+    await open.runFollowUps();
+    expect(sent).toHaveLength(1);
+  });
+
+  it('waits, across a restart too, until recovery has resolved a reversal left unknown; retried when not reversed', async () => {
+    // The host's one door journals the reversal before it goes; its outcome is unknown.
+    const reversals: JournalEntry[] = [];
+    const { open, runner, followUps, id, sent, advance, journal } = setup(() => {
+      reversals.push(unknownReversal(journal));
+      return { kind: 'unknown', transactionId: 'A1', reason: 'GW_TIMEOUT' };
+    });
+    await open.runFollowUps();
+    expect(sent).toHaveLength(1);
+    // Long past any wait: the journal still holds the reversal in flight (recovery has not resolved it).
+    advance(10 * 60_000);
+    await open.runFollowUps();
+    await runner().runFollowUps();
+    expect(sent).toHaveLength(1);
+    expect(followUps.get(id)).toMatchObject({ attempts: 1 });
+    // Recovery resolves it without reversing the authorization (the gateway does not know it): tried again.
+    journal.resolve(reversals[0]!.id, 'not-at-gateway');
+    await runner().runFollowUps();
+    expect(sent).toHaveLength(2);
   });
 
   it('finishes every open follow-up at start, due or not (whoever was to do it died with the process)', async () => {

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
-import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
+import type { FollowUp, FollowUpStore, HoldStore, JournalEntry, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
 /** Reasons of a refused reversal that mean nothing is held any more (gateway.md §4, reversal reasons). */
@@ -15,6 +15,13 @@ const MAX_FOLLOW_UP_WAIT_MS = 3_600_000;
 /** Longest a Node timer can wait; a later due time is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
 
+/** Requests that reverse an authorization: while one of them is in flight, no other may go (DESIGN.md rule 2). */
+const REVERSALS: ReadonlySet<string> = new Set(['reversal', 'timeout-reversal']);
+
+function inFlight(e: JournalEntry): boolean {
+  return e.state === 'pending' || e.state === 'sent' || e.state === 'unknown';
+}
+
 /**
  * Authorizations the terminal still holds on a customer's card with no session left to settle them, and the durable
  * obligations recovery must finish before the next card (DESIGN.md rule 3):
@@ -26,6 +33,8 @@ const MAX_TIMER_MS = 2_147_000_000;
  */
 export class OpenAuthorizations {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** The run of follow-ups in progress: one at a time (see {@link runFollowUps}). */
+  private followUpRun: Promise<void> | undefined;
 
   constructor(
     private readonly deps: {
@@ -52,7 +61,8 @@ export class OpenAuthorizations {
    * process) and reverses orphaned authorizations that are due; schedules the rest.
    */
   async settle(): Promise<void> {
-    for (const f of this.deps.followUps.open()) await this.runFollowUp(f);
+    while (this.followUpRun) await this.followUpRun.catch(() => undefined);
+    await this.startFollowUpRun(() => this.deps.followUps.open());
     await this.settleOrphans();
   }
 
@@ -68,15 +78,50 @@ export class OpenAuthorizations {
     this.timers.delete(transactionId);
   }
 
-  /** Carries out every due follow-up once; one that does not succeed stays open and is tried again later. */
-  async runFollowUps(): Promise<void> {
-    for (const f of this.deps.followUps.due(this.deps.now().getTime())) await this.runFollowUp(f);
+  /**
+   * Carries out every due follow-up once; one that does not succeed stays open and is tried again later. One run at a
+   * time: a call while a run is in progress gets that run (the sweep calls this every `resolutionRetryMs`, and a
+   * reversal may wait for its answer up to the gateway's timeout; a second run would find it still due and send it
+   * again).
+   */
+  runFollowUps(): Promise<void> {
+    return (
+      this.followUpRun ?? this.startFollowUpRun(() => this.deps.followUps.due(this.deps.now().getTime()))
+    );
+  }
+
+  private startFollowUpRun(list: () => FollowUp[]): Promise<void> {
+    const run = (async () => {
+      for (const f of list()) await this.runFollowUp(f);
+    })().finally(() => {
+      if (this.followUpRun === run) this.followUpRun = undefined;
+    });
+    this.followUpRun = run;
+    return run;
+  }
+
+  /**
+   * Whether a reversal of this authorization is in flight in the journal: its request still out, or its outcome
+   * unknown and recovery's to resolve (a timeout reversal of the authorization, no earlier than
+   * `journal.timeoutReversalDelayMs` after it). Another reversal meanwhile would be a resend without a resolution
+   * (DESIGN.md rule 2). Read from the journal, so it holds across a restart: recovery at start resolves it first.
+   */
+  private reversalInFlight(authorizationTransactionId: string): boolean {
+    return this.deps.journal
+      .referencing(authorizationTransactionId)
+      .some((e) => REVERSALS.has(e.service) && inFlight(e));
   }
 
   private async runFollowUp(f: FollowUp): Promise<void> {
     const { followUps, config, logger } = this.deps;
     switch (f.kind) {
       case 'reverse-authorization': {
+        // Recovery's resolution of it decides: a reversal closes the follow-up (the host's authorizationReversed); any
+        // other resolution leaves it open, to be tried again.
+        if (this.reversalInFlight(f.authorizationTransactionId)) {
+          logger.debug({ followUp: f.id }, 'follow-up waits: a reversal of its authorization is in flight');
+          return;
+        }
         const outcome = await this.deps.submit({
           service: 'reversal',
           comments: 'REVERSAL',
@@ -96,12 +141,18 @@ export class OpenAuthorizations {
           followUps.complete(f.id, 'already-reversed');
           return;
         }
-        // Tried again with a growing wait (a refusal does not turn into an approval by being repeated at once; an
-        // unknown outcome is recovery's meanwhile), never more than hourly, and logged for the operator.
-        const waitMs = Math.min(config.journal.resolutionRetryMs * 2 ** f.attempts, MAX_FOLLOW_UP_WAIT_MS);
+        // Tried again with a growing wait (a refusal does not turn into an approval by being repeated at once), never
+        // more than hourly, and logged for the operator. An unknown outcome is recovery's: its timeout reversal goes
+        // no earlier than `timeoutReversalDelayMs` after this one, so nothing resolves it sooner, and until it is
+        // resolved the journal holds this reversal in flight and the follow-up waits (see reversalInFlight).
+        const backoffMs = Math.min(config.journal.resolutionRetryMs * 2 ** f.attempts, MAX_FOLLOW_UP_WAIT_MS);
+        const waitMs =
+          outcome.kind === 'unknown' ? Math.max(backoffMs, config.journal.timeoutReversalDelayMs) : backoffMs;
         logger.error(
           { followUp: f.id, attempts: f.attempts + 1, outcome: outcome.kind, reason: outcome.reason, waitMs },
-          'follow-up not finished; the operator should check it, tried again later',
+          outcome.kind === 'unknown'
+            ? 'follow-up reversal outcome unknown; left to recovery, tried again only once recovery has resolved it'
+            : 'follow-up not finished; the operator should check it, tried again later',
         );
         followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
         return;

@@ -474,6 +474,37 @@ describe('offline queue', () => {
       gatewayId: 'g-claimed',
     });
   });
+  it("owns each forward's entry from the claim's write, before its commit lets anything else see it", async () => {
+    const { queue, journal } = setup();
+    const p = queue.store(payment());
+    const f = fakeForwarder();
+    const forwarding = queue.forwardPending(f.forwarder, { concurrency: 1 });
+    // A write queued behind the claim, in the same group commit: the first that can read the claim's entry.
+    const seen = await journal.commitDurably(() => {
+      const entry = journal.findByTransactionId(p.transactionId);
+      return { state: entry?.state, owned: entry !== undefined && f.forwarder.owns(entry.id) };
+    });
+    expect(seen).toEqual({ state: 'sent', owned: true });
+    expect((await forwarding).approved).toBe(1);
+    expect(f.forwarder.inFlight).toBe(0);
+  });
+
+  it('releases the forwards of a claim that fails: nothing sent, nothing owned, every payment still stored', async () => {
+    const { queue, journal } = setup();
+    const first = queue.store(payment());
+    const second = queue.store(payment());
+    // The second payment's sealed request is gone: the claim of both throws after beginning the first's forward.
+    journal.db.prepare('UPDATE offline_payments SET body_enc = NULL WHERE id = ?').run(second.id);
+    const f = fakeForwarder();
+    await expect(queue.forwardPending(f.forwarder, { concurrency: 2 })).rejects.toMatchObject({
+      code: 'JOURNAL_IO',
+    });
+    expect(f.sends.size).toBe(0);
+    expect(f.forwarder.inFlight).toBe(0);
+    expect(journal.inFlight()).toEqual([]);
+    expect([queue.get(first.id)?.state, queue.get(second.id)?.state]).toEqual(['stored', 'stored']);
+  });
+
   it("claims the next payment when an answer is in, in the same commit as that answer's outcome", async () => {
     const { queue, journal } = setup(':memory:', {
       ...LIMITS,

@@ -141,6 +141,8 @@ interface Claimed {
   request: OutgoingRequest;
   /** Its journal entry as begun in the claim's transaction (already marked sent). */
   entry: JournalEntry;
+  /** Releases the sender's ownership of the entry, taken in the claim's write: handed to the send. */
+  owned: () => void;
 }
 
 interface Tally {
@@ -563,36 +565,65 @@ export class OfflineQueue {
    * it can never be sent twice, and that one commit is each forward's begin and mark (one durable write before the
    * send, one after). Through the group commit: the claim shares its disk sync with the outcomes of the forwards in
    * flight.
+   *
+   * The sender owns each forward's entry from inside this write, as it owns a live payment's (DESIGN.md rule 3: one
+   * owner at a time): the commit makes the entries visible, in flight and marked sent, while its log may still be
+   * syncing on the thread pool and the event loop turns; a sweep for unowned entries would otherwise hand one to
+   * recovery, whose timeout void would race the forward itself. Ownership of a claim that is not sent (the write threw,
+   * the commit failed) is released here.
    */
-  private claimBatch(max: number): Promise<Claimed[]> {
-    return this.journal.commitDurably(() => {
-      const now = this.now();
-      return this.stmts.next.all(max).map((row) => {
-        if (row.body_enc === null)
-          throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
-        const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
-        const request: OutgoingRequest = {
-          transactionId: row.transaction_id,
-          service: row.service,
-          comments: row.comments,
-          method: row.method,
-          path: row.path,
-          body,
-          amountMinor: row.amount_minor,
-          currency: row.currency,
-          moneyMoving: true,
-        };
-        const entry = this.journal.begin(
-          entryOf(request, {
-            flowId: row.flow_id ?? undefined,
-            maskedPan: row.masked_pan ?? undefined,
-            sentAt: now,
-          }),
-        );
-        if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
-          throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
-        return { row, request, entry };
+  private async claimBatch(sender: JournaledSender, max: number): Promise<Claimed[]> {
+    const taken: (() => void)[] = [];
+    const releaseTaken = (): void => {
+      for (const release of taken.splice(0)) release();
+    };
+    try {
+      return await this.journal.commitDurably(() => {
+        try {
+          return this.claimRows(sender, max, taken);
+        } catch (e) {
+          // Undone with this write's savepoint: released at once, before another write of the batch can begin an
+          // entry under an id this one's rollback gave back.
+          releaseTaken();
+          throw e;
+        }
       });
+    } catch (e) {
+      releaseTaken();
+      throw e;
+    }
+  }
+
+  /** The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`. */
+  private claimRows(sender: JournaledSender, max: number, taken: (() => void)[]): Claimed[] {
+    const now = this.now();
+    return this.stmts.next.all(max).map((row) => {
+      if (row.body_enc === null)
+        throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
+      const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
+      const request: OutgoingRequest = {
+        transactionId: row.transaction_id,
+        service: row.service,
+        comments: row.comments,
+        method: row.method,
+        path: row.path,
+        body,
+        amountMinor: row.amount_minor,
+        currency: row.currency,
+        moneyMoving: true,
+      };
+      const entry = this.journal.begin(
+        entryOf(request, {
+          flowId: row.flow_id ?? undefined,
+          maskedPan: row.masked_pan ?? undefined,
+          sentAt: now,
+        }),
+      );
+      const owned = sender.ownBegun(entry.id);
+      taken.push(owned);
+      if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
+        throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
+      return { row, request, entry, owned };
     });
   }
 
@@ -638,7 +669,7 @@ export class OfflineQueue {
       const free = concurrency - onWire;
       if (free > 0 && !tally.stop && !options.signal?.aborted && (!exhausted || finished)) {
         finished = false;
-        const batch = await this.claimBatch(free);
+        const batch = await this.claimBatch(sender, free);
         exhausted = batch.length < free;
         for (const claimed of batch) {
           onWire += 1;
@@ -673,7 +704,7 @@ export class OfflineQueue {
   }
 
   private async forwardOne(
-    { row, request, entry }: Claimed,
+    { row, request, entry, owned }: Claimed,
     sender: JournaledSender,
     tally: Tally,
     answered: () => void,
@@ -682,8 +713,9 @@ export class OfflineQueue {
     let outcome: ForwardOutcome;
     try {
       outcome = await sender.sendBegun(entry, request, {
-        // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1).
+        // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1); owned since that write.
         markedSent: true,
+        owned,
         failpoints: { answered: 'offline.forwarded' },
         onAnswered: (o) => {
           // Unreachable: no further claims (the loop reads the tally when woken).

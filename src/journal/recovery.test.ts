@@ -423,6 +423,33 @@ describe('timeout recovery', () => {
     expect(j.inFlight()).toEqual([]);
   });
 
+  it("names as roots of runs the entries in flight that are not attempts: an attempt left unknown is its target's run's", () => {
+    const { j, recovery } = setup([], 0);
+    const sale = entry(
+      j,
+      { service: 'sale', transactionId: 'S7', amountMinor: 100, currency: 'GBP' },
+      'unknown',
+    );
+    const attempt = (resolves: number, ref: string) =>
+      entry(
+        j,
+        { service: 'timeout-void', referencedTransactionId: ref, resolvesEntryId: resolves },
+        'unknown',
+      );
+    const open = attempt(sale.id, 'S7');
+    const done = entry(
+      j,
+      { service: 'sale', transactionId: 'S8', amountMinor: 100, currency: 'GBP' },
+      'approved',
+    );
+    const stale = attempt(done.id, 'S8');
+    // A timeout void found in flight on its own (not an attempt of a run) is a root: it is sent again.
+    const lone = entry(j, { service: 'timeout-void', referencedTransactionId: 'X2' }, 'unknown');
+    expect(recovery.rootsInFlight()).toEqual([sale.id, lone.id]);
+    expect(j.get(open.id)?.state).toBe('unknown');
+    expect(j.get(stale.id)).toMatchObject({ state: 'resolved', resolution: 'superseded' });
+  });
+
   it('repeats a timeout request found in flight on its own (idempotent at the gateway)', async () => {
     const { j, recovery, sent } = setup([], 0);
     const tv = entry(j, { service: 'timeout-void', referencedTransactionId: 'X1' }, 'unknown');

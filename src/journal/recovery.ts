@@ -162,17 +162,8 @@ export class TimeoutRecovery {
    */
   async recoverAll(options: { signal?: AbortSignal } = {}): Promise<RecoveryReport> {
     const startedAt = this.now().toISOString();
-    const roots: number[] = [];
+    const roots = this.rootsInFlight();
     const resolved: RecoveryItem[] = [];
-    for (const e of this.journal.inFlight()) {
-      if (e.resolvesEntryId === undefined) {
-        roots.push(e.id);
-        continue;
-      }
-      const target = this.journal.get(e.resolvesEntryId);
-      // An attempt whose target is settled (or not in flight) has nothing left to do.
-      if (!target || !isInFlight(target)) this.journal.resolve(e.id, 'superseded', target?.resolvedByEntryId);
-    }
     // Every run settles before this does (stopped by `signal`, each at its next pause): nothing of it is left running.
     const runs = await Promise.allSettled(roots.map((id) => this.recover(id, options)));
     for (const run of runs) {
@@ -180,6 +171,28 @@ export class TimeoutRecovery {
       resolved.push(run.value);
     }
     return { resolved, startedAt, finishedAt: this.now().toISOString() };
+  }
+
+  /**
+   * The entries in flight that are each the root of a recovery run, oldest first: the one rule of which entries a
+   * caller hands to {@link recover} ({@link recoverAll} at start, the host's sweep while it runs). A resolution attempt
+   * of recovery left in flight (its outcome unknown) is not a root: it belongs to the run of the entry it resolves,
+   * which retries on its own schedule and supersedes every attempt of it once it resolves it — recovered as an entry
+   * of its own, each attempt would start a run whose attempts started more. An attempt whose target is no longer in
+   * flight has nothing left to do and is resolved here as superseded, unless its request is still out (its sender's).
+   */
+  rootsInFlight(): number[] {
+    const roots: number[] = [];
+    for (const e of this.journal.inFlight()) {
+      if (e.resolvesEntryId === undefined) {
+        roots.push(e.id);
+        continue;
+      }
+      if (this.sender.owns(e.id)) continue;
+      const target = this.journal.get(e.resolvesEntryId);
+      if (!target || !isInFlight(target)) this.journal.resolve(e.id, 'superseded', target?.resolvedByEntryId);
+    }
+    return roots;
   }
 
   /**

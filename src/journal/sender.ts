@@ -115,6 +115,12 @@ export interface SendOptions {
 
 export interface BegunSendOptions extends SendOptions {
   /**
+   * The release of the ownership the caller took inside the write that began the entry ({@link
+   * JournaledSender.ownBegun}): the sender keeps it until the outcome is recorded, then releases it. Absent: the sender
+   * takes ownership here (only for an entry nothing else can find in flight meanwhile).
+   */
+  owned?: () => void;
+  /**
    * The entry was begun already marked sent, in a durable commit made just before this send (a claimed offline
    * forward, {@link BeginEntry.sentAt}): its outcome's commit writes no mark.
    */
@@ -219,16 +225,29 @@ export class JournaledSender {
   }
 
   /**
+   * Takes ownership of an entry from inside the write that begins it, for a caller that begins its own entries (the
+   * offline queue's claim begins each forward with the stored payment's claim): as with {@link send}, no moment then
+   * exists where the entry is in the journal, in flight, and nobody owns it — the commit that makes it visible may
+   * still be syncing while the event loop turns and a sweep looks for unowned entries. Returns the release: hand it to
+   * {@link sendBegun} (`owned`), or call it when the entry will not be sent (the write threw or its commit failed).
+   */
+  ownBegun(entryId: number): () => void {
+    return this.own(entryId);
+  }
+
+  /**
    * Sends a request whose entry the caller has begun (e.g. in the same transaction as claiming a stored payment).
-   * The sender owns the entry from here until its outcome is recorded. Resolves with the outcome once it is journaled;
-   * the entry is not read back (the caller has it, and its outcome is the one resolved with).
+   * The sender owns the entry until its outcome is recorded: from the write that began it when the caller took
+   * ownership there ({@link ownBegun}, `owned`), else from here. Resolves with the outcome once it is journaled; the
+   * entry is not read back (the caller has it, and its outcome is the one resolved with).
    */
   async sendBegun(
     entry: JournalEntry,
     request: OutgoingRequest,
     options: BegunSendOptions = {},
   ): Promise<TransmitOutcome> {
-    return (await this.transmitAndRecord(entry, request, options, this.own(entry.id), false)).outcome;
+    const release = options.owned ?? this.own(entry.id);
+    return (await this.transmitAndRecord(entry, request, options, release, false)).outcome;
   }
 
   private async transmitAndRecord(

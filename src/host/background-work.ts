@@ -1,5 +1,5 @@
 import type { Config } from '../config/index.js';
-import type { JournaledSender, OfflineQueue, SqliteJournal, TimeoutRecovery } from '../journal/index.js';
+import type { JournaledSender, OfflineQueue, TimeoutRecovery } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import type { OpenAuthorizations } from './open-authorizations.js';
 import type { PaymentRouter } from './payment-router.js';
@@ -26,7 +26,6 @@ export class BackgroundWork {
   constructor(
     private readonly deps: {
       config: Config;
-      journal: SqliteJournal;
       offline: OfflineQueue;
       sender: JournaledSender;
       recovery: TimeoutRecovery;

@@ -424,7 +424,6 @@ export class TerminalHost implements TerminalApi {
     });
     this.background = new BackgroundWork({
       config,
-      journal,
       offline: this.offline,
       sender: this.sender,
       recovery: this.recovery,

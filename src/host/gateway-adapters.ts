@@ -56,7 +56,10 @@ export function toSendOutcome(outcome: Outcome): TransmitOutcome {
           error: { code: error.code, message: error.message },
         };
       const httpStatus = outcome.httpStatus ?? error.httpStatus;
-      return httpStatus !== undefined
+      // Credentials refused (401, 403): the gateway processed nothing, as if the request never left — its
+      // transactionId is free, and a payment stored offline stays stored until the credentials are mended, rather
+      // than being closed as refused with its card data wiped.
+      return httpStatus !== undefined && error.code !== 'GW_AUTH'
         ? { kind: 'rejected', httpStatus, reason: error.code }
         : { kind: 'not-sent', reason: error.code };
     }

@@ -1,0 +1,63 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import { createGatewayClient, httpSignatureAuthenticator } from '../gateway/index.js';
+import { staticKeyProvider } from '../journal/encryption.js';
+import { JournaledSender, OfflineQueue, openJournal } from '../journal/index.js';
+import { silentLogger } from '../log/index.js';
+import { startSandbox } from '../sandbox/index.js';
+import { samplePayment } from '../sandbox/sample-requests.js';
+import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+describe('the journal transmitter over the gateway client', () => {
+  it('leaves payments stored offline in the queue when the gateway refuses the credentials (401)', async () => {
+    const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    cleanups.push(() => sandbox.close());
+    const client = (secret: string) => {
+      const gateway = createGatewayClient({
+        baseUrl: sandbox.url,
+        merchantId: 'testrest',
+        auth: httpSignatureAuthenticator('testrest', '08c94330-f618-42a3-b09d-e1e43be5efda', secret),
+        timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+        logger: silentLogger(),
+      });
+      cleanups.push(() => gateway.close());
+      return gateway;
+    };
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const queue = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+    });
+    for (const transactionId of ['OFF-1', 'OFF-2']) {
+      const body = samplePayment({ amountMinor: 600, currency: 'GBP', transactionId, sale: true });
+      queue.store({
+        transactionId,
+        service: 'sale',
+        comments: 'Parking Sale',
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from(JSON.stringify(body)),
+        amountMinor: 600,
+        currency: 'GBP',
+        entryMode: 'contact',
+      });
+    }
+    // Rotated credentials: the gateway answers 401 and processes nothing.
+    const wrong = Buffer.alloc(32, 9).toString('base64');
+    const refused = await queue.forwardPending(
+      new JournaledSender(journal, gatewayTransmitter(client(wrong))),
+    );
+    expect(refused.forwarded).toBe(0);
+    expect(queue.status()).toMatchObject({ depth: 2, declinedAfterForward: 0 });
+    // Mended: both go, each once, under its own transactionId.
+    const sender = new JournaledSender(journal, gatewayTransmitter(client(SANDBOX_SHARED_SECRET)));
+    expect(await queue.forwardPending(sender)).toMatchObject({ forwarded: 2, approved: 2 });
+    expect(queue.status()).toMatchObject({ depth: 0 });
+  });
+});

@@ -174,7 +174,7 @@ describe('follow-ons of a converted authorization (family A)', () => {
       holds: new HoldStore(journal),
       followUps: new FollowUpStore(journal),
       submit: async (r: ServiceRequest) => (await after.payments.submit(r)).outcome,
-      authorizedTotal: (tx) => after.payments.authorizedTotal(tx),
+      authorizedTotal: (tx) => after.payments.localAuthorizedTotal(tx),
       now: () => later,
       logger: silentLogger(),
     });

@@ -45,7 +45,8 @@ export class OpenAuthorizations {
       /** Sends a request through the host's one door (journaled, routed). */
       submit: (request: FlowRequest) => Promise<SubmitOutcome>;
       /** The authorized total of an authorization (increments included). */
-      authorizedTotal: (transactionId: string) => number | undefined;
+      /** The authorized total (increments included) in the local currency the machines count in. */
+      authorizedTotal: (transactionId: string) => { minor: number; currency: string } | undefined;
       now: () => Date;
       logger: Logger;
     },
@@ -188,8 +189,11 @@ export class OpenAuthorizations {
       if (!e.transactionId || !e.gatewayId) continue;
       if (holds.has(e.transactionId) || open.has(e.transactionId)) continue;
       const { transactionId, gatewayId } = e;
-      const total = this.deps.authorizedTotal(transactionId) ?? e.amountMinor ?? 0;
-      const currency = e.currency ?? config.terminal.currency;
+      // The machines' local amount and currency (the reversal itself carries the journal's figure as the gateway
+      // holds it: PaymentService builds it).
+      const local = this.deps.authorizedTotal(transactionId);
+      const total = local?.minor ?? e.amountMinor ?? 0;
+      const currency = local?.currency ?? e.currency ?? config.terminal.currency;
       // A capture was attempted and did not stand (voided by recovery, or provably not sent): the session ended, so
       // the hold is released now rather than at the end of the capture window.
       const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');

@@ -132,12 +132,15 @@ export class PaymentRouter {
     const authTx = capture?.referencedTransactionId;
     const auth = authTx ? journal.findByTransactionId(authTx) : undefined;
     if (!authTx || !auth?.gatewayId || !auth.currency) return;
+    // In the local currency the machines count in, as any machine's request (the reversal carries the journal's figure
+    // as the gateway holds it).
+    const total = payments.localAuthorizedTotal(authTx);
     followUps.add({
       kind: 'reverse-authorization',
       authorizationTransactionId: authTx,
       gatewayId: auth.gatewayId,
-      amountMinor: payments.authorizedTotal(authTx) ?? auth.amountMinor ?? 0,
-      currency: auth.currency,
+      amountMinor: total?.minor ?? auth.amountMinor ?? 0,
+      currency: total?.currency ?? auth.currency,
       includeEmvTags: payments.authorizationTags(authTx) !== undefined,
       reason: 'capture voided: the authorization hold stays until it is reversed',
       // The operator machine reverses the hold at once; the host's background work takes over only if it has not

@@ -130,8 +130,13 @@ export class PaymentService {
    * before a restart or not.
    */
   authorizedTotal(transactionId: string): number | undefined {
+    return this.localAuthorizedTotal(transactionId)?.minor;
+  }
+
+  /** {@link authorizedTotal} with its currency: the local one. */
+  localAuthorizedTotal(transactionId: string): { minor: number; currency: string } | undefined {
     const total = this.gatewayAuthorizedTotal(transactionId);
-    return total && this.toLocal(transactionId, total.amountMinor, total.currency).minor;
+    return total && this.toLocal(transactionId, total.amountMinor, total.currency);
   }
 
   private merchantReference(): string {

@@ -394,7 +394,7 @@ export class TerminalHost implements TerminalApi {
       holds: this.holds,
       followUps: this.followUps,
       submit: (request) => this.router.submit(request),
-      authorizedTotal: (tx) => this.payments.authorizedTotal(tx),
+      authorizedTotal: (tx) => this.payments.localAuthorizedTotal(tx),
       now,
       logger: logger.child({ component: 'authorizations' }),
     });

@@ -88,6 +88,8 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
     case 'rejected':
       return { message: { key: 'result.notProcessed' }, reason: result.reason };
     case 'unknown':
+      if (result.notUndone === true)
+        return { message: { key: 'result.partialNotUndone' }, reason: 'NOT_UNDONE' };
       return {
         message: { key: result.resolved ? 'result.timeoutResolved' : 'result.timeoutUnresolved' },
         reason: result.resolved ? 'TIMEOUT_RESOLVED' : 'TIMEOUT_UNRESOLVED',

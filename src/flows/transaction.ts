@@ -74,8 +74,11 @@ export type TransactionResult =
     }
   | { kind: 'declined'; transactionId?: string; reason: string; card?: CardSummary }
   | { kind: 'rejected'; transactionId: string; reason: string; card?: CardSummary }
-  /** `resolved`: a timeout reversal/void succeeded, nothing is charged. Otherwise the journal's recovery owns it. */
-  | { kind: 'unknown'; transactionId: string; resolved: boolean; card?: CardSummary }
+  /**
+   * `resolved`: a timeout reversal/void succeeded, nothing is charged. Otherwise the journal's recovery owns it — or,
+   * `notUndone`, a partial approval whose reversal or void the gateway refused stands: the operator settles it.
+   */
+  | { kind: 'unknown'; transactionId: string; resolved: boolean; notUndone?: boolean; card?: CardSummary }
   /** The customer cancelled; anything approved in between was undone (`undone`) or left to recovery (`!undone`). */
   | { kind: 'cancelled'; undone: boolean; card?: CardSummary }
   /**
@@ -149,6 +152,22 @@ function resolutionRequest(context: TransactionContext): ServiceRequest {
     original: { transactionId: context.sentTransactionId ?? '', service: context.request.service },
     ...convertedTerms(context),
   };
+}
+
+/** The result of an approved original, as the machine counts it. */
+function approvedResult(context: TransactionContext): TransactionResult {
+  const o = context.outcome as SubmitOutcome;
+  return withCard(
+    {
+      kind: 'approved' as const,
+      transactionId: o.transactionId,
+      authorizedMinor: o.authorizedMinor ?? context.request.amountMinor,
+      partial: o.partial === true,
+      ...(o.gatewayId !== undefined ? { gatewayId: o.gatewayId } : {}),
+      ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
+    },
+    context.card,
+  );
 }
 
 /** The reversal or void that undoes an approved original. */
@@ -412,22 +431,7 @@ export const transactionMachine = setup({
         {
           guard: 'approved',
           target: 'done',
-          actions: assign({
-            result: ({ context }) => {
-              const o = context.outcome as SubmitOutcome;
-              return withCard(
-                {
-                  kind: 'approved' as const,
-                  transactionId: o.transactionId,
-                  authorizedMinor: o.authorizedMinor ?? context.request.amountMinor,
-                  partial: o.partial === true,
-                  ...(o.gatewayId !== undefined ? { gatewayId: o.gatewayId } : {}),
-                  ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
-                },
-                context.card,
-              );
-            },
-          }),
+          actions: assign({ result: ({ context }) => approvedResult(context) }),
         },
         {
           guard: 'declined',
@@ -503,15 +507,28 @@ export const transactionMachine = setup({
           target: 'done',
           actions: assign({
             result: ({ context, event }) => {
-              const undone = event.output.kind === 'approved';
-              if (context.cancelRequested)
-                return withCard({ kind: 'cancelled' as const, undone }, context.card);
+              const undo = event.output.kind;
+              if (undo === 'approved')
+                return context.cancelRequested
+                  ? withCard({ kind: 'cancelled' as const, undone: true }, context.card)
+                  : withCard(
+                      {
+                        kind: 'declined' as const,
+                        transactionId: context.outcome?.transactionId ?? '',
+                        reason: 'PARTIAL_APPROVAL',
+                      },
+                      context.card,
+                    );
+              const transactionId = context.outcome?.transactionId ?? '';
+              // Not undone, and never told "declined" or "cancelled": a customer who saw that would pay again on
+              // top of what stands. Its outcome unknown, the undo is recovery's: being checked.
+              if (undo === 'unknown')
+                return withCard({ kind: 'unknown' as const, transactionId, resolved: false }, context.card);
+              // Refused: the original stands. Approved in full (the customer cancelled while it was out), it is a
+              // payment like any other, paid or held; approved for part, the customer must see the operator.
+              if (context.outcome?.partial !== true) return approvedResult(context);
               return withCard(
-                {
-                  kind: 'declined' as const,
-                  transactionId: context.outcome?.transactionId ?? '',
-                  reason: undone ? 'PARTIAL_APPROVAL' : 'PARTIAL_APPROVAL_NOT_UNDONE',
-                },
+                { kind: 'unknown' as const, transactionId, resolved: false, notUndone: true },
                 context.card,
               );
             },

@@ -433,22 +433,24 @@ function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label)
 /**
  * A payment page's QR code as the terminal drew it (dark on light, its quiet zone inside) in whole CSS pixels per
  * module — at least 4, about 4.5 cm in all — with the URL as text under it, left to right in every language (it is an
- * address, not a sentence). Pay by phone and the alternative methods' pending sale show it alike.
+ * address, not a sentence). Pay by phone and the alternative methods' pending sale show it alike. Without a code (the
+ * host could not draw one for this URL) the URL is shown alone.
  */
 function qrFigure(
-  qr: { svg: string; modules: number; alt: string },
+  qr: { svg: string; modules: number; alt: string } | undefined,
   url: string,
   urlLabel: string,
   testPrefix: string,
 ): HTMLElement {
-  const size = String(linkQrPixels(qr.modules));
+  const size = qr === undefined ? '' : String(linkQrPixels(qr.modules));
   return h(
     'figure',
     { class: 'link-qr', testid: `${testPrefix}-link` },
-    h('img', {
-      testid: `${testPrefix}-qr`,
-      attrs: { src: svgDataUrl(qr.svg), alt: qr.alt, width: size, height: size },
-    }),
+    qr !== undefined &&
+      h('img', {
+        testid: `${testPrefix}-qr`,
+        attrs: { src: svgDataUrl(qr.svg), alt: qr.alt, width: size, height: size },
+      }),
     h(
       'figcaption',
       {},

@@ -53,6 +53,17 @@ describe('configuration', () => {
     expect(() => parseConfig({ reader: { kind: 'usb' } }, 'f.json')).toThrow(/reader\.kind/);
   });
 
+  it('rejects a time zone Intl does not know as CONFIG_INVALID naming terminal.timezone', () => {
+    // Accepted as a string, "Europe/Londn" used to start the terminal and throw a RangeError on the first START.
+    for (const timezone of ['Europe/Londn', '']) {
+      expect(() => parseConfig({ terminal: { timezone } }, 'f.json')).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', key: 'terminal.timezone' }),
+      );
+    }
+    expect(parseConfig({ terminal: { timezone: 'Europe/Berlin' } }).terminal.timezone).toBe('Europe/Berlin');
+    expect(parseConfig({ terminal: { timezone: 'UTC' } }).terminal.timezone).toBe('UTC');
+  });
+
   it('has the meter pre-authorize the maximum stay unless the tariff says chosen', () => {
     expect(loadConfig().tariff.meterAuthorization).toBe('maximum');
     expect(

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { localDateTime } from '../emv/index.js';
 import { currencyByAlpha } from '../money/index.js';
 import { alternativeMethodsSchema } from './alt-methods.js';
 
@@ -11,6 +12,23 @@ import { alternativeMethodsSchema } from './alt-methods.js';
 const currencyCode = z.string().refine((c) => currencyByAlpha(c) !== undefined, {
   message: 'not an ISO 4217 currency code the terminal knows',
 });
+
+/**
+ * A time zone the terminal can date with: checked by dating an instant the way every request does (`localDateTime`,
+ * which throws a RangeError for a zone Intl does not know), so that a mistyped zone stops the start here, naming the
+ * key, rather than on the first customer action.
+ */
+const timeZone = z.string().refine(
+  (zone) => {
+    try {
+      localDateTime(new Date(0), zone);
+      return true;
+    } catch {
+      return false;
+    }
+  },
+  { message: 'not a time zone the terminal knows (an IANA name such as Europe/London)' },
+);
 
 const partner = z
   .strictObject({
@@ -41,7 +59,7 @@ export const terminalSchema = z
       .regex(/^\d{3}$/)
       .default('826'),
     currency: currencyCode.default('GBP'),
-    timezone: z.string().min(1).default('Europe/London'),
+    timezone: timeZone.default('Europe/London'),
     locale: z.string().min(2).default('en-GB'),
     merchantCategoryCode: z
       .string()

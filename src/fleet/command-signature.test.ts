@@ -11,7 +11,7 @@ import {
   signCommand,
   signatureValid,
 } from './command-signature.js';
-import type { UnsignedCommand } from './messages.js';
+import { COMMAND_MAX_DEPTH, nestedDeeperThan, type UnsignedCommand } from './messages.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pt-fleet-key-'));
 const file = (name: string, text: string, mode = 0o600): string => {
@@ -50,6 +50,21 @@ describe('command signatures', () => {
       canonicalCommandBytes({ ...unsigned, args: { nested: { a: [true, null], b: 1 }, notice: 'works' } }),
     ).toEqual(canonicalCommandBytes(unsigned));
     expect(() => canonicalJson(Number.NaN)).toThrow();
+  });
+
+  it('canonical JSON refuses a value nested deeper than a command may be, before its recursion could overflow', () => {
+    const nest = (depth: number): unknown => {
+      let v: unknown = [];
+      for (let i = 1; i < depth; i += 1) v = [v];
+      return v;
+    };
+    expect(canonicalJson({ args: nest(COMMAND_MAX_DEPTH) })).toMatch(/^\{"args":\[\[/);
+    expect(() => canonicalJson({ args: nest(COMMAND_MAX_DEPTH + 1) })).toThrow(TypeError);
+    expect(() => canonicalJson(nest(100_000))).toThrow(/nested more than/);
+    expect(nestedDeeperThan(nest(100_000), COMMAND_MAX_DEPTH)).toBe(true);
+    expect(nestedDeeperThan({ a: [{ b: 1 }] }, 3)).toBe(false);
+    expect(nestedDeeperThan({ a: [{ b: {} }] }, 3)).toBe(true);
+    expect(nestedDeeperThan('text', 0)).toBe(false);
   });
 
   it('an Ed25519 signature made with the private key verifies with the public key alone', () => {

@@ -8,7 +8,14 @@ import {
   type KeyObject,
 } from 'node:crypto';
 import { readSecretText } from '../config/secret-file.js';
-import type { ReplyCode, SignedCommand, SignatureAlgorithm, UnsignedCommand } from './messages.js';
+import {
+  COMMAND_MAX_DEPTH,
+  nestedDeeperThan,
+  type ReplyCode,
+  type SignedCommand,
+  type SignatureAlgorithm,
+  type UnsignedCommand,
+} from './messages.js';
 
 /**
  * Command signatures (README, Fleet, "Signature"). The signed bytes are a fixed label and the canonical JSON of every
@@ -28,19 +35,31 @@ const LABEL = 'parking-terminal fleet command v1\n';
 /** Least length of a shared HMAC key, characters. */
 export const HMAC_KEY_MIN_CHARS = 32;
 
-/** JSON with object keys sorted at every level and no white space; refuses what JSON cannot carry exactly. */
+/** Deepest value {@link canonicalJson} writes: a command (one level) around arguments of the deepest kind. */
+const CANONICAL_MAX_DEPTH = COMMAND_MAX_DEPTH + 1;
+
+/**
+ * JSON with object keys sorted at every level and no white space; refuses (TypeError) what JSON cannot carry exactly,
+ * and a value nested more than a command may be, before its recursive walk could overflow the stack.
+ */
 export function canonicalJson(value: unknown): string {
+  if (nestedDeeperThan(value, CANONICAL_MAX_DEPTH))
+    throw new TypeError(`nested more than ${CANONICAL_MAX_DEPTH} levels deep`);
+  return canonical(value);
+}
+
+function canonical(value: unknown): string {
   if (value === null || typeof value === 'string' || typeof value === 'boolean') return JSON.stringify(value);
   if (typeof value === 'number') {
     if (!Number.isFinite(value)) throw new TypeError('a number that JSON cannot carry');
     return JSON.stringify(value);
   }
-  if (Array.isArray(value)) return `[${value.map(canonicalJson).join(',')}]`;
+  if (Array.isArray(value)) return `[${value.map(canonical).join(',')}]`;
   if (typeof value === 'object') {
     const entries = Object.entries(value as Record<string, unknown>)
       .filter(([, v]) => v !== undefined)
       .sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0));
-    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonicalJson(v)}`).join(',')}}`;
+    return `{${entries.map(([k, v]) => `${JSON.stringify(k)}:${canonical(v)}`).join(',')}}`;
   }
   throw new TypeError(`a ${typeof value} cannot be signed`);
 }

@@ -10,6 +10,7 @@ import {
   type FleetEvent,
   type Heartbeat,
   type ReplyCode,
+  type SignedCommand,
 } from './messages.js';
 import type { FleetTerminal } from './terminal.js';
 import { terminalTopics, type TerminalTopics } from './topics.js';
@@ -18,6 +19,9 @@ import { terminalTopics, type TerminalTopics } from './topics.js';
 const EVENTS_KEPT_OFFLINE = 100;
 /** Largest command accepted, bytes (a configuration fits with room to spare). */
 const COMMAND_MAX_BYTES = 256 * 1024;
+
+/** A command refused before it is claimed: its id and name when they could be read, the code and why. */
+type Refusal = [id: string | null, command: string | undefined, code: ReplyCode, message: string];
 
 export interface FleetLinkOptions {
   config: FleetConfig;
@@ -169,46 +173,74 @@ export class FleetLink {
     return full;
   }
 
-  private refuse(id: string | null, command: string | undefined, code: ReplyCode, message: string): void {
+  private refuse(...[id, command, code, message]: Refusal): void {
     this.options.logger.warn({ id, command, code, message }, 'fleet command refused');
     this.options.terminal.audit({ id, ...(command ? { command } : {}), result: 'refused', code });
     this.reply({ id, ...(command ? { command } : {}), ok: false, code, message });
   }
 
-  private async handle(payload: Buffer): Promise<void> {
+  /**
+   * Reads and verifies a command: the command to carry out, or the refusal it gets. Never throws: whatever its
+   * checking throws on (a bug, input no check foresaw) is a refusal, replied and audited like any other.
+   */
+  private verified(
+    payload: Buffer,
+  ): { command: SignedCommand; name: FleetCommandName } | { refusal: Refusal } {
     const { terminal, config } = this.options;
-    let parsed: unknown;
+    let id: string | null = null;
+    let name: string | undefined;
     try {
-      if (payload.length > COMMAND_MAX_BYTES) throw new Error('too large');
-      parsed = JSON.parse(payload.toString('utf8'));
-    } catch {
-      return this.refuse(null, undefined, 'BAD_COMMAND', 'not a JSON command');
+      let parsed: unknown;
+      try {
+        if (payload.length > COMMAND_MAX_BYTES) throw new Error('too large');
+        parsed = JSON.parse(payload.toString('utf8'));
+      } catch {
+        return { refusal: [null, undefined, 'BAD_COMMAND', 'not a JSON command'] };
+      }
+      const rawId = (parsed as { id?: unknown } | null)?.id;
+      id = typeof rawId === 'string' && rawId.length <= 128 ? rawId : null;
+      // The schema bounds the nesting of the arguments (COMMAND_MAX_DEPTH) before anything walks them recursively.
+      const result = signedCommandSchema.safeParse(parsed);
+      if (!result.success) {
+        const issue = result.error.issues[0];
+        return {
+          refusal: [
+            id,
+            undefined,
+            'BAD_COMMAND',
+            `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
+          ],
+        };
+      }
+      const command = result.data;
+      name = command.command;
+      if (!this.key)
+        return {
+          refusal: [command.id, command.command, 'COMMANDS_DISABLED', 'no fleet key configured'],
+        };
+      const check = checkCommand(command, {
+        key: this.key,
+        terminalId: terminal.terminalId,
+        nowMs: this.now().getTime(),
+        maxAgeMs: config.commandMaxAgeSeconds * 1000,
+      });
+      if (!check.ok) return { refusal: [command.id, command.command, check.code, check.message] };
+      if (!(FLEET_COMMANDS as readonly string[]).includes(command.command))
+        return {
+          refusal: [command.id, command.command, 'UNKNOWN_COMMAND', `no command ${command.command}`],
+        };
+      return { command, name: command.command as FleetCommandName };
+    } catch (err) {
+      this.options.logger.error({ err }, 'fleet command could not be checked');
+      return { refusal: [id, name, 'BAD_COMMAND', 'the command could not be checked'] };
     }
-    const rawId = (parsed as { id?: unknown } | null)?.id;
-    const looseId = typeof rawId === 'string' && rawId.length <= 128 ? rawId : null;
-    const result = signedCommandSchema.safeParse(parsed);
-    if (!result.success) {
-      const issue = result.error.issues[0];
-      return this.refuse(
-        looseId,
-        undefined,
-        'BAD_COMMAND',
-        `${issue?.path.join('.') ?? ''}: ${issue?.message ?? 'invalid'}`,
-      );
-    }
-    const command = result.data;
-    if (!this.key)
-      return this.refuse(command.id, command.command, 'COMMANDS_DISABLED', 'no fleet key configured');
-    const check = checkCommand(command, {
-      key: this.key,
-      terminalId: terminal.terminalId,
-      nowMs: this.now().getTime(),
-      maxAgeMs: config.commandMaxAgeSeconds * 1000,
-    });
-    if (!check.ok) return this.refuse(command.id, command.command, check.code, check.message);
-    if (!(FLEET_COMMANDS as readonly string[]).includes(command.command))
-      return this.refuse(command.id, command.command, 'UNKNOWN_COMMAND', `no command ${command.command}`);
-    const name = command.command as FleetCommandName;
+  }
+
+  private async handle(payload: Buffer): Promise<void> {
+    const { terminal } = this.options;
+    const verified = this.verified(payload);
+    if ('refusal' in verified) return this.refuse(...verified.refusal);
+    const { command, name } = verified;
     // At most once: the id is durable before anything is done; a redelivery finds it.
     const claim = terminal.claimCommand({
       id: command.id,

@@ -79,6 +79,28 @@ export type FleetCommandName = (typeof FLEET_COMMANDS)[number];
 export const SIGNATURE_ALGORITHMS = ['hmac-sha256', 'ed25519'] as const;
 export type SignatureAlgorithm = (typeof SIGNATURE_ALGORITHMS)[number];
 
+/**
+ * Deepest nesting of objects and arrays in a command's `args` (a whole configuration, the deepest arguments a command
+ * takes, nests about 8 levels). Deeper is refused before anything walks it recursively (the signature's canonical JSON,
+ * the redaction of log lines): 50,000 levels fit in a command's 256 KiB and would overflow the stack.
+ */
+export const COMMAND_MAX_DEPTH = 32;
+
+/**
+ * Whether `value` nests objects and arrays more than `max` levels deep (a bare object or array is one level). Walks
+ * with a stack of its own, so that it measures any depth safely.
+ */
+export function nestedDeeperThan(value: unknown, max: number): boolean {
+  const pending: Array<{ value: unknown; depth: number }> = [{ value, depth: 0 }];
+  for (let next = pending.pop(); next !== undefined; next = pending.pop()) {
+    if (next.value === null || typeof next.value !== 'object') continue;
+    const depth = next.depth + 1;
+    if (depth > max) return true;
+    for (const child of Object.values(next.value)) pending.push({ value: child, depth });
+  }
+  return false;
+}
+
 /** What is signed: every field of a command but the signature. */
 export const unsignedCommandSchema = z.strictObject({
   v: z.literal(1),
@@ -91,7 +113,12 @@ export const unsignedCommandSchema = z.strictObject({
   /** The one terminal the command is for: a command cannot be replayed on another. */
   terminalId: z.string().min(1).max(64),
   command: z.string().min(1).max(64),
-  args: z.record(z.string(), z.unknown()).default({}),
+  args: z
+    .record(z.string(), z.unknown())
+    .refine((args) => !nestedDeeperThan(args, COMMAND_MAX_DEPTH), {
+      message: `nested more than ${COMMAND_MAX_DEPTH} levels deep`,
+    })
+    .default({}),
   /** ISO 8601: when it was signed, and until when it may be executed. */
   issuedAt: z.iso.datetime({ offset: true }),
   expiresAt: z.iso.datetime({ offset: true }),

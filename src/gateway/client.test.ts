@@ -578,7 +578,11 @@ describe('GatewayClient reads and offers', () => {
         body = bodyText(o.body);
         return {
           statusCode: 201,
-          data: { id: 'PARK-2', status: 'ACTIVE', purchaseInformation: { purchaseNumber: 'PARK-2' } },
+          data: {
+            id: 'PARK-2',
+            status: 'ACTIVE',
+            purchaseInformation: { purchaseNumber: 'PARK-2', paymentLink: 'https://pay.test/PARK-2' },
+          },
         };
       });
     const input = {
@@ -606,6 +610,45 @@ describe('GatewayClient reads and offers', () => {
       code: 'LINK_PERSONAL_DATA',
       field: 'orderInformation.lineItems[0].productName',
     });
+  });
+
+  it('refuses a create answer without a URL it can show as an unknown outcome, and reads other answers without it', async () => {
+    const input = {
+      linkType: 'PURCHASE' as const,
+      purchaseNumber: 'PARK-3',
+      currency: 'GBP',
+      totalAmountMinor: 300,
+      lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+    };
+    const answer = (paymentLink?: string) => ({
+      id: 'PARK-3',
+      status: 'ACTIVE',
+      purchaseInformation: {
+        purchaseNumber: 'PARK-3',
+        ...(paymentLink !== undefined ? { paymentLink } : {}),
+      },
+    });
+    const pool = agent.get(ORIGIN);
+    for (const url of [
+      `https://pay.test/PARK-3?pad=${'x'.repeat(4_000)}`, // too long for a QR code: qrcode throws
+      'http://pay.test/PARK-3', // not https
+      'javascript:alert(1)',
+      'https://pay.test/PARK 3',
+      undefined,
+    ]) {
+      pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, answer(url));
+      await expect(client.paymentLinks.create(input)).rejects.toMatchObject({
+        code: 'GW_PARSE',
+        outcomeUnknown: true,
+      });
+    }
+    // A read keeps working, so that the link can be watched and deactivated.
+    pool
+      .intercept({ path: '/ipl/v2/payment-links/PARK-3', method: 'GET' })
+      .reply(200, answer(`https://pay.test/PARK-3?pad=${'x'.repeat(4_000)}`));
+    const link = await client.paymentLinks.get('PARK-3');
+    expect(link).toMatchObject({ id: 'PARK-3', status: 'ACTIVE' });
+    expect(link.paymentLink).toBeUndefined();
   });
 
   it('lists payment links with offset and limit and reads the next page', async () => {

@@ -21,6 +21,7 @@ import {
   buildPaymentLinkBody,
   linkPath,
   listPath,
+  parseCreatedPaymentLink,
   parsePaymentLink,
   parsePaymentLinkPage,
   type PaymentLink,
@@ -345,7 +346,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         const body = buildPaymentLinkBody(link, false);
         // Not retried although it moves no money: a resent create answers DUPLICATE_RECORD, which would hide
         // that the first one succeeded.
-        return parsePaymentLink(
+        return parseCreatedPaymentLink(
           await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal),
         );
       },

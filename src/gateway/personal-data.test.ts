@@ -223,7 +223,10 @@ beforeEach(() => {
     .intercept({ path: () => true, method: () => true })
     .reply(() => {
       sent += 1;
-      return { statusCode: 201, data: { id: 'X', status: 'ACTIVE' } };
+      return {
+        statusCode: 201,
+        data: { id: 'X', status: 'ACTIVE', purchaseInformation: { paymentLink: 'https://pay.test/X' } },
+      };
     })
     .persist();
   client = createGatewayClient({

@@ -177,8 +177,11 @@ export interface PayByPhoneView {
   url: string;
   /** The host of `url`, printed as text so that a customer can check where the code leads. */
   domain?: string;
-  /** `svg` dark on light with its quiet zone; `modules` its width in modules, quiet zone included; `alt` its name. */
-  qr: { svg: string; modules: number; alt: string };
+  /**
+   * `svg` dark on light with its quiet zone; `modules` its width in modules, quiet zone included; `alt` its name.
+   * Absent when the URL cannot be drawn as a QR code: the URL is shown as text alone.
+   */
+  qr?: { svg: string; modules: number; alt: string };
   /** When the terminal stops waiting and deactivates the link (ISO 8601), and the seconds left at this snapshot. */
   expiresAt: string;
   seconds: number;
@@ -211,7 +214,8 @@ export interface AltPendingView {
   method: string;
   /** The method's payment page: the QR code's content, also shown as text. Left to right in every language. */
   url: string;
-  qr: { svg: string; modules: number; alt: string };
+  /** As {@link PayByPhoneView.qr}: absent when the URL cannot be drawn as a QR code. */
+  qr?: { svg: string; modules: number; alt: string };
   /** "Reference: …" — the ticket's reference under which the sale is recorded. */
   reference: string;
   /** Where the receipt goes (the e-mail address given; sent by the gateway's method once confirmed). */

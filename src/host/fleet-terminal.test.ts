@@ -82,6 +82,16 @@ describe('the terminal under the fleet', () => {
       ok: false,
       code: 'CONFIG_INVALID',
     });
+    // A mistyped zone would otherwise restart the terminal into a RangeError on its first START.
+    expect(
+      await fleet.execute('apply-config', {
+        config: { terminal: { timezone: 'Europe/Londn' }, fleet: FLEET },
+      }),
+    ).toMatchObject({
+      ok: false,
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('terminal.timezone') as string,
+    });
     const started = await host.send({ type: 'START' });
     expect(started.ok).toBe(true);
     await waitFor(host, ['enter-ticket'], 5_000);

@@ -2,7 +2,14 @@ import jsQRModule from 'jsqr';
 import { describe, expect, it } from 'vitest';
 import { translator } from '../i18n/index.js';
 import type { CustomerView } from './api.js';
-import { drawQr, payByPhoneView, QUIET_ZONE, withDeclinedNotice } from './link-screen.js';
+import {
+  altPendingView,
+  drawQr,
+  linkQr,
+  payByPhoneView,
+  QUIET_ZONE,
+  withDeclinedNotice,
+} from './link-screen.js';
 import { spokenScreen } from './speech.js';
 
 const jsQR = jsQRModule as unknown as (
@@ -56,7 +63,25 @@ describe('the payment link on screen', () => {
       1_000_000,
     );
     expect(view).toMatchObject({ seconds: 91, domain: '127.0.0.1:1', purpose: 'fee' });
-    expect(view.qr.alt).toBe('QR-Code des Zahlungslinks');
+    expect(view.qr?.alt).toBe('QR-Code des Zahlungslinks');
+  });
+
+  it('shows a URL too long for any QR code as text alone, never throwing out of the snapshot', () => {
+    // qrcode throws "The amount of data is too big to be stored in a QR Code" for it.
+    const url = `https://pay.example/L1?pad=${'x'.repeat(4_000)}`;
+    expect(() => drawQr(url)).toThrow();
+    expect(linkQr(url)).toBeUndefined();
+    const tr = translator('en_GB');
+    const view = payByPhoneView({ linkId: 'L1', url, expiresAtMs: Date.now() + 60_000, purpose: 'fee' }, tr);
+    expect(view).toMatchObject({ linkId: 'L1', url });
+    expect(view.qr).toBeUndefined();
+    const pending = altPendingView(
+      { saleId: 1, label: 'Bank transfer', paymentUrl: url, reference: 'R1' },
+      tr,
+    );
+    expect(pending).toMatchObject({ url });
+    expect(pending.qr).toBeUndefined();
+    expect(linkQr('https://pay.example/L1')?.modules).toBeGreaterThan(0);
   });
 
   it('reads the address out in accessibility mode, with the time left', () => {

@@ -18,7 +18,11 @@ export interface LinkQr {
   modules: number;
 }
 
-/** The QR code of `text` as SVG: one path of the dark modules over a light square, crisp edges. */
+/**
+ * The QR code of `text` as SVG: one path of the dark modules over a light square, crisp edges.
+ * @throws Error (qrcode's) when `text` cannot be drawn at error correction M: empty, or too long for the largest code.
+ *   The screens draw through {@link linkQr}, which never throws.
+ */
 export function drawQr(text: string): LinkQr {
   const code = QRCode.create(text, { errorCorrectionLevel: 'M' });
   const size = code.modules.size;
@@ -43,14 +47,23 @@ export function drawQr(text: string): LinkQr {
   return { svg, modules: total };
 }
 
-/** The last codes drawn (a link's screen is drawn again with every snapshot). */
-const drawn = new Map<string, LinkQr>();
+/** The last codes drawn, and texts found too long for one (a link's screen is drawn again with every snapshot). */
+const drawn = new Map<string, LinkQr | undefined>();
 const KEEP = 8;
 
-function qrOf(url: string): LinkQr {
-  const known = drawn.get(url);
-  if (known) return known;
-  const qr = drawQr(url);
+/**
+ * The QR code of a payment page's URL as the screens and the pay-later slip show it, or undefined when it cannot be
+ * drawn (too long for a QR code at error correction M): then the URL is shown, and printed, as text alone. Never
+ * throws, so that no answer of the gateway can break a snapshot or a print.
+ */
+export function linkQr(url: string): LinkQr | undefined {
+  if (drawn.has(url)) return drawn.get(url);
+  let qr: LinkQr | undefined;
+  try {
+    qr = drawQr(url);
+  } catch {
+    qr = undefined;
+  }
   drawn.set(url, qr);
   while (drawn.size > KEEP) drawn.delete(drawn.keys().next().value as string);
   return qr;
@@ -62,12 +75,12 @@ export function payByPhoneView(
   tr: Translator,
   nowMs: number = Date.now(),
 ): PayByPhoneView {
-  const qr = qrOf(link.url);
+  const qr = linkQr(link.url);
   return {
     linkId: link.linkId,
     url: link.url,
     ...(link.domain !== undefined ? { domain: link.domain } : {}),
-    qr: { ...qr, alt: tr.t('label.payByPhone.qr') },
+    ...(qr !== undefined ? { qr: { ...qr, alt: tr.t('label.payByPhone.qr') } } : {}),
     expiresAt: new Date(link.expiresAtMs).toISOString(),
     seconds: Math.max(0, Math.ceil((link.expiresAtMs - nowMs) / 1000)),
     purpose: link.purpose,
@@ -82,11 +95,12 @@ export function altPendingView(
   sale: { saleId: number; label: string; paymentUrl: string; reference: string },
   tr: Translator,
 ): AltPendingView {
+  const qr = linkQr(sale.paymentUrl);
   return {
     saleId: sale.saleId,
     method: sale.label,
     url: sale.paymentUrl,
-    qr: { ...qrOf(sale.paymentUrl), alt: tr.t('label.alt.qr') },
+    ...(qr !== undefined ? { qr: { ...qr, alt: tr.t('label.alt.qr') } } : {}),
     reference: tr.t('label.alt.reference', { reference: sale.reference }),
     note: tr.t('label.alt.receipt'),
   };

@@ -84,6 +84,39 @@ describe('ReceiptDesk', () => {
     expect(d.summary().lastError).toBeUndefined();
   });
 
+  it('prints a receipt whose e-receipt link is too long for a QR code, without a code', async () => {
+    const d = await start({ receipts: { eReceiptUrl: `https://receipts.example/${'r'.repeat(3_000)}` } });
+    const sim = getPrinterSimulator(d.printer!)!;
+    const printed = sim.nextReceipt();
+    d.issue(SALE);
+    const paper = await printed;
+    expect(paper.lines.join('\n')).toContain('T01TESTRECEIPT');
+    expect(paper.qrCodes).toEqual([]);
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
+    expect(d.issued(SALE.transactionId)?.qr).toBeUndefined();
+  });
+
+  it('prints the pay-later slip with the link as text alone when its URL is too long for a QR code', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    const slip = {
+      linkId: 'L1',
+      reference: '2026112408000001',
+      amountMinor: 600,
+      currency: 'GBP',
+      expiresAtMs: SALE.atMs + 900_000,
+      atMs: SALE.atMs,
+    };
+    const short = sim.nextReceipt();
+    expect(await d.printLink({ ...slip, url: 'https://pay.example/L1' })).toBe(true);
+    expect((await short).qrCodes).toEqual(['https://pay.example/L1']);
+    const long = sim.nextReceipt();
+    expect(await d.printLink({ ...slip, url: `https://pay.example/L1?pad=${'x'.repeat(4_000)}` })).toBe(true);
+    const paper = await long;
+    expect(paper.qrCodes).toEqual([]);
+    expect(paper.lines.join('')).toContain('https://pay.example/L1?pad=');
+  });
+
   it('prints a test receipt, and works without a printer', async () => {
     const d = await start();
     const sim = getPrinterSimulator(d.printer!)!;

@@ -15,6 +15,7 @@ import {
 import type { Config } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
 import type { Logger } from '../log/index.js';
+import { linkQr } from './link-screen.js';
 import {
   eReceiptQr,
   issuedReceipt,
@@ -107,7 +108,10 @@ export class ReceiptDesk {
     // Drawn once: the screen shows it, and the printer prints its payload.
     const qr = eReceiptQr(document, this.settings);
     void qr.then(
-      (qr) => this.update(document.transactionId, { qr }),
+      (qr) => {
+        if (qr !== undefined) this.update(document.transactionId, { qr });
+        else this.logger.warn({ transactionId: document.transactionId }, 'e-receipt too long for a QR code');
+      },
       (e: unknown) => this.logger.warn({ err: e, transactionId: document.transactionId }, 'no e-receipt QR'),
     );
     if (offered) this.last = document;
@@ -138,7 +142,9 @@ export class ReceiptDesk {
    */
   printLink(data: LinkSlipData, locale: string = this.settings.locale): Promise<boolean> {
     const slip = linkSlip(data, this.settings, locale);
-    return this.print(slip, false, Promise.resolve({ payload: data.url, url: data.url, svg: '' }));
+    // A URL the screen cannot draw as a QR code is printed as text alone (the slip carries it as a field).
+    const qr = linkQr(data.url) === undefined ? undefined : { payload: data.url, url: data.url, svg: '' };
+    return this.print(slip, false, Promise.resolve(qr));
   }
 
   /** Prints the last receipt again (operator mode). */
@@ -174,7 +180,7 @@ export class ReceiptDesk {
   private print(
     doc: ReceiptDocument,
     rethrow = false,
-    qr: Promise<EReceiptQr> = eReceiptQr(doc, this.settings),
+    qr: Promise<EReceiptQr | undefined> = eReceiptQr(doc, this.settings),
   ): Promise<boolean> {
     const printer = this.printer;
     if (!printer)
@@ -182,7 +188,12 @@ export class ReceiptDesk {
         ? Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no printer configured'))
         : Promise.resolve(false);
     const job = this.printing.then(async () => {
-      await printer.print({ title: doc.title, fields: doc.fields, qr: (await qr).payload });
+      const code = await qr;
+      await printer.print({
+        title: doc.title,
+        fields: doc.fields,
+        ...(code !== undefined ? { qr: code.payload } : {}),
+      });
       this.lastError = undefined;
       return true;
     });

@@ -364,6 +364,7 @@ describe('screenReceipt and eReceiptQr', () => {
   it('encodes the e-receipt URL with the transaction reference when one is configured', async () => {
     const doc = buildReceipt(sale(), {}, SETTINGS);
     const qr = await eReceiptQr(doc, { ...SETTINGS, eReceiptUrl: 'https://receipts.example/r' });
+    if (qr === undefined) expect.unreachable('the QR code is drawn');
     expect(qr.url).toBe('https://receipts.example/r?ref=01JD5Z8C4M3Q7R9T1V2W3X4Y5Z');
     expect(qr.payload).toBe(qr.url);
     expect(qr.svg).toMatch(/^<svg[\s\S]*<\/svg>\s*$/);
@@ -377,11 +378,18 @@ describe('screenReceipt and eReceiptQr', () => {
   it("encodes the receipt's text when there is no URL, with the last four digits at most", async () => {
     const doc = buildReceipt(sale(), { card: receiptCardOf(CARD_READ), conversion: OFFER }, SETTINGS);
     const qr = await eReceiptQr(doc, SETTINGS);
+    if (qr === undefined) expect.unreachable('the QR code is drawn');
     expect(qr.url).toBeUndefined();
     expect(qr.payload).toBe(receiptText(doc));
     expect(qr.payload).toContain('Card: **** **** **** 0119');
     expect(qr.payload).not.toContain('476173');
     expect(qr.svg).toContain('<svg');
+  });
+
+  it('gives no code, rather than an error, for a payload too long for any QR code', async () => {
+    const doc = buildReceipt(sale(), {}, SETTINGS);
+    const eReceiptUrl = `https://receipts.example/${'r'.repeat(3_000)}`;
+    await expect(eReceiptQr(doc, { ...SETTINGS, eReceiptUrl })).resolves.toBeUndefined();
   });
 });
 

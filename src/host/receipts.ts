@@ -603,9 +603,13 @@ export function eReceiptUrl(doc: ReceiptDocument, settings: ReceiptSettings): st
 /**
  * The QR code for a receipt: the e-receipt URL when `receipts.eReceiptUrl` is set, otherwise the receipt's text
  * itself (its fields carry the card's last four digits at most). Error correction M, lowered to L only when the text
- * is too long for M.
+ * is too long for M. Undefined when it is too long for L as well: the receipt is then shown and printed without a
+ * code. Never rejects, so that a receipt is never lost for its code.
  */
-export async function eReceiptQr(doc: ReceiptDocument, settings: ReceiptSettings): Promise<EReceiptQr> {
+export async function eReceiptQr(
+  doc: ReceiptDocument,
+  settings: ReceiptSettings,
+): Promise<EReceiptQr | undefined> {
   const url = eReceiptUrl(doc, settings);
   const payload = url ?? receiptText(doc);
   const svgOf = (errorCorrectionLevel: 'M' | 'L'): Promise<string> =>
@@ -619,7 +623,11 @@ export async function eReceiptQr(doc: ReceiptDocument, settings: ReceiptSettings
   try {
     svg = await svgOf('M');
   } catch {
-    svg = await svgOf('L');
+    try {
+      svg = await svgOf('L');
+    } catch {
+      return undefined;
+    }
   }
   return { payload, ...(url !== undefined ? { url } : {}), svg };
 }

@@ -1,7 +1,8 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
+import { containsCardNumber } from '../emv/index.js';
 import { createLogger } from './logger.js';
-import { redactString } from './redact.js';
+import { redactString, redactValue } from './redact.js';
 
 const TEST_PANS = [
   '4111111111111111',
@@ -63,5 +64,39 @@ describe('log redaction', () => {
     expect(redactString('id 08c94330-f618-42a3-b09d-e1e43be5efda')).toBe(
       'id 08c94330-f618-42a3-b09d-e1e43be5efda',
     );
+    for (const text of [
+      'amounts 4.50, 12.00, 3.20, 5.00, 1.10 GBP',
+      'at 2026-11-24T10:15:30.123Z',
+      'at 2026-11-22 02:05:00', // its 14 digits pass Luhn
+      'at 1764000000123 (epoch ms)',
+      'ulid 01JD5Z8C4M3Q7R9T1V2W3X4Y5Z',
+      'link 202611241305N0005 at http://127.0.0.1:41234/pay/202611241305N0005',
+      'call +44 20 7946 0958 or +1 (555) 010-0199 or +49 170 1234 5678',
+      'masked 476173******0119, version 20.19.0, counts 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12',
+      'ｆｕｌｌ-ｗｉｄｔｈ text and ﬁ ligature, left as written',
+    ])
+      expect(redactString(text), text).toBe(text);
+  });
+
+  // Text an operator types, e.g. the fleet's out-of-service notice, carried by the heartbeat (src/fleet/link.ts). The
+  // terminal's own reading of card numbers in free text (containsCardNumber, separators 'any', after NFKC) calls each
+  // of these a card number; the redaction used to know only single spaces and dashes.
+  it.each([
+    'works on the barrier, call 4111.1111.1111.1111',
+    'works on the barrier, call 4111/1111/1111/1111',
+    'works on the barrier, call 4111  1111  1111  1111',
+    'works on the barrier, call 4111 / 1111 / 1111 / 1111',
+    'works on the barrier, call ４１１１１１１１１１１１１１１１',
+    'works on the barrier, call ４１１１．１１１１．１１１１．１１１１',
+  ])('removes a card number written with other separators or full-width digits: %s', (notice) => {
+    expect(containsCardNumber(notice.normalize('NFKC'), { separators: 'any' })).toBe(true);
+    const published = JSON.stringify(redactValue({ inService: false, outOfService: notice }));
+    expect(published).not.toMatch(/4111|４１１１/);
+    expect(published).toContain('works on the barrier, call [REDACTED]');
+  });
+
+  it('still removes a Luhn-valid run of a network the card table does not know (Mir), spaced or not', () => {
+    for (const pan of ['2200000000000004', '2200 0000 0000 0004'])
+      expect(redactString(`card ${pan} read`)).toBe('card [REDACTED] read');
   });
 });

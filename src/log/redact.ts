@@ -1,10 +1,10 @@
-import { luhnValid } from '../emv/index.js';
+import { luhnValid, maskCardNumbers } from '../emv/index.js';
 
 /**
- * Removes card data from anything about to be logged: PANs (any Luhn-valid run of 13–19 digits), magnetic-stripe
- * track data (with or without sentinels, and the nibble-packed tag 57 form), hex blobs that may hold EMV card tags,
- * and the values of keys that carry card data by name. Over-redaction is acceptable; a PAN in a log is not
- * (DESIGN.md, money safety rule 4).
+ * Removes card data from anything about to be logged: PANs (any Luhn-valid run of 13–19 digits, and a number of a
+ * card network written with any separators or in full-width digits), magnetic-stripe track data (with or without
+ * sentinels, and the nibble-packed tag 57 form), hex blobs that may hold EMV card tags, and the values of keys that
+ * carry card data by name. Over-redaction is acceptable; a PAN in a log is not (DESIGN.md, money safety rule 4).
  */
 
 const REDACTED = '[REDACTED]';
@@ -57,19 +57,30 @@ const PAN_CANDIDATE = /(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])/g;
 const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d$/;
 const HEX_BLOB = /(?<![0-9A-Za-z])[0-9A-Fa-f]{20,}(?![0-9A-Za-z])/g;
 
-/** Scrubs card data out of one string. */
+/**
+ * Scrubs card data out of one string. It is read in NFKC form, so full-width digits ("４１１１…") are digits; a string
+ * with nothing to scrub is returned as it was given.
+ */
 export function redactString(s: string): string {
   if (s.length < 8) return s;
-  let out = s.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
+  const text = s.normalize('NFKC');
+  let out = text.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
   out = out.replace(HEX_BLOB, (blob) =>
     /\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob) ? REDACTED : blob,
   );
+  // A card number of a known network, however its groups are joined ("4111.1111.1111.1111", "4111 / 1111 / …"): the
+  // terminal's one reading of card numbers in free text (src/emv/card-numbers-in-text.ts), as the receipts' cleaner
+  // and the payment-link guard read them. Its network rule keeps ticket numbers and dates, which start with the year,
+  // readable.
+  out = maskCardNumbers(out, REDACTED, { separators: 'any' });
+  // Over-redaction beyond it: any Luhn-valid run of 13–19 digits grouped by single spaces or dashes, whatever its
+  // network (Mir, RuPay, private-label cards), except a transactionLocalDateTime.
   out = out.replace(PAN_CANDIDATE, (m) => {
     const digits = m.replace(/[ -]/g, '');
     if (digits.length < 13 || digits.length > 19 || LOCAL_DATE_TIME.test(digits)) return m;
     return luhnValid(digits) ? REDACTED : m;
   });
-  return out;
+  return out === text ? s : out;
 }
 
 /** A deep copy of `value` with card data removed. Cycles and depth are bounded. */

@@ -124,7 +124,7 @@ describe('alternative methods at the pay station', () => {
     expect(pending.title).toBe('Payment pending');
     expect(pending.message).toContain('Bank transfer');
     expect(pending.altPending?.url).toMatch(new RegExp(`^${w.sandbox.url}/ap/`));
-    expect(pending.altPending?.qr.svg).toMatch(/^<svg /);
+    expect(pending.altPending?.qr?.svg).toMatch(/^<svg /);
     expect(pending.actions).toContain('DONE');
 
     // The ticket is recorded as payment pending by the method: the desk's sale under the ticket's reference.

@@ -11,7 +11,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ticketFor } from '../e2e/terminal-process.js';
-import { freePort, hostedPageAnswer } from './link-harness.js';
+import { freePort, hostedPageAnswer, paymentLinkRewritingProxy } from './link-harness.js';
 
 /**
  * Pay by phone on the running terminal (issue 14): the customer's screen drives the kiosk machine, the link desk makes
@@ -135,6 +135,47 @@ describe('pay by phone on the running terminal', () => {
         .some((r) => r.action === 'link-paid' && r.subject === linkId && r.code === 'PAID'),
     ).toBe(true);
   }, 60_000);
+});
+
+describe('a payment link the terminal cannot show', () => {
+  it('a create answer whose URL no QR code can hold: the customer is back at the choice and the link is deactivated', async () => {
+    const port = await freePort();
+    const sandbox: Sandbox = await startSandbox({
+      port: 0,
+      logger: silentLogger(),
+      webhookUrl: `http://127.0.0.1:${port}/payment-links/notifications`,
+    });
+    open.push(sandbox);
+    // 4 KB more than the sandbox wrote: qrcode used to throw out of every snapshot, leaving the screen on processing
+    // and the link ACTIVE.
+    const proxy = await paymentLinkRewritingProxy(sandbox.url, `?pad=${'x'.repeat(4_000)}`);
+    open.push(proxy);
+    const { h } = await host(
+      { links: { pollSeconds: 5, notifications: { listen: { port } } } },
+      { gatewayUrlOverride: proxy.url },
+    );
+    const uncaught: unknown[] = [];
+    const onUncaught = (e: unknown): void => void uncaught.push(e);
+    process.prependListener('uncaughtException', onUncaught);
+    try {
+      await waitFor(h, ['idle'], 10_000);
+      await send(h, { type: 'START' });
+      await send(h, { type: 'ENTER_TICKET', ticket: ticketFor(130, 'Europe/London') });
+      await waitFor(h, ['confirm'], 5_000);
+      await send(h, { type: 'PAY_BY_LINK' });
+      const back = (await waitFor(h, ['confirm'], 10_000)).customer;
+      expect(back.actions).toEqual(expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK']));
+      expect(back.payByPhone).toBeUndefined();
+      const [made] = (await h.gateway.paymentLinks.list({})).links;
+      expect(made).toBeDefined();
+      // Refused as an unknown outcome (the gateway made the link): closed by the terminal's sweep.
+      expect(h.links.get(made!.id)).toMatchObject({ closing: true });
+      await expect.poll(() => statusAt(h, made!.id), { timeout: 15_000, interval: 250 }).toBe('INACTIVE');
+      expect(uncaught).toEqual([]);
+    } finally {
+      process.off('uncaughtException', onUncaught);
+    }
+  }, 40_000);
 });
 
 describe('pay by phone at the meter and at the tap-and-go exit', () => {

@@ -189,6 +189,35 @@ export function listPath(query: { offset?: number; limit?: number; status?: 'ACT
   return `/ipl/v2/payment-links?${params.toString()}`;
 }
 
+/**
+ * Longest hosted-page URL the terminal shows a customer. The address of a hosted page is a few dozen characters; 512
+ * leaves room and keeps its QR code at error correction M (kiosk.md §4) within version 18 of 40 (89 modules), still
+ * readable at about 4.5 cm on screen and on the pay-later slip. The largest M code holds 2,331 bytes: a longer URL could
+ * not be drawn at all.
+ */
+export const MAX_HOSTED_PAGE_URL = 512;
+
+const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/**
+ * Why `url` cannot be the address of a hosted payment page put in front of a customer (as a QR code, as text, on the
+ * slip), or undefined when it can: printable ASCII (the bytes the QR code holds), at most {@link MAX_HOSTED_PAGE_URL}
+ * characters, a well-formed `https:` URL without credentials — plain `http:` only on this machine (the embedded
+ * sandbox's page).
+ */
+export function hostedPageUrlProblem(url: string): string | undefined {
+  if (url.length > MAX_HOSTED_PAGE_URL) return `longer than ${MAX_HOSTED_PAGE_URL} characters`;
+  if (!/^[\x21-\x7e]+$/.test(url)) return 'not printable ASCII';
+  if (!URL.canParse(url)) return 'not a URL';
+  const parsed = new URL(url);
+  const secure =
+    parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK_HOSTS.test(parsed.hostname));
+  if (!secure) return `${parsed.protocol} is not https`;
+  if (parsed.hostname === '') return 'no host';
+  if (parsed.username !== '' || parsed.password !== '') return 'carries credentials';
+  return undefined;
+}
+
 const obj = (v: unknown): Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
@@ -202,7 +231,11 @@ function amountOf(v: unknown, currency: string | undefined): number | undefined 
   }
 }
 
-/** Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). */
+/**
+ * Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). A
+ * `paymentLink` the terminal could not show a customer ({@link hostedPageUrlProblem}) is left out, as if the answer had
+ * none: the link can still be read, watched and deactivated. A create answer is read by {@link parseCreatedPaymentLink}.
+ */
 export function parsePaymentLink(v: unknown): PaymentLink {
   const b = obj(v);
   const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
@@ -220,7 +253,8 @@ export function parsePaymentLink(v: unknown): PaymentLink {
   const purchaseNumber = str(purchase.purchaseNumber);
   if (purchaseNumber !== undefined) out.purchaseNumber = purchaseNumber;
   const paymentLink = str(purchase.paymentLink);
-  if (paymentLink !== undefined) out.paymentLink = paymentLink;
+  if (paymentLink !== undefined && hostedPageUrlProblem(paymentLink) === undefined)
+    out.paymentLink = paymentLink;
   const createdDate = str(purchase.createdDate) ?? str(b.createdDate);
   if (createdDate !== undefined) out.createdDate = createdDate;
   if (currency !== undefined) out.currency = currency;
@@ -258,6 +292,25 @@ export function parsePaymentLink(v: unknown): PaymentLink {
       ...(solutionId !== undefined ? { solutionId } : {}),
     };
   return out;
+}
+
+/**
+ * Reads the answer of a create (spec 000: the link ACTIVE, with the URL of its hosted page).
+ * @throws GatewayError GW_PARSE with `outcomeUnknown` when the answer has no URL the terminal can show a customer
+ *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate.
+ */
+export function parseCreatedPaymentLink(v: unknown): PaymentLink {
+  const link = parsePaymentLink(v);
+  if (link.paymentLink === undefined) {
+    const url = str(obj(obj(v).purchaseInformation).paymentLink);
+    const problem = url === undefined ? 'none' : hostedPageUrlProblem(url);
+    throw new GatewayError(
+      'GW_PARSE',
+      `payment link ${link.id}: no URL of a hosted page to show (purchaseInformation.paymentLink: ${problem})`,
+      { outcomeUnknown: true },
+    );
+  }
+  return link;
 }
 
 /** Reads a list answer, including the offset and limit of `_links.next`. */

@@ -1,0 +1,127 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+import { silentLogger } from '../log/index.js';
+import type { FleetKey } from './command-signature.js';
+import type { FleetConfig } from './connection.js';
+import type { FleetTerminal } from './terminal.js';
+
+/** A broker client that records what the link publishes, and delivers what a test emits. */
+class FakeClient extends EventEmitter {
+  connected = true;
+  disconnected = false;
+  published: Array<{ topic: string; payload: string }> = [];
+  publish(topic: string, payload: string, _opts: unknown, cb?: (err?: Error) => void): void {
+    this.published.push({ topic, payload });
+    cb?.();
+  }
+  subscribe(_topic: string, _opts: unknown, cb?: (err?: Error) => void): void {
+    cb?.();
+  }
+  end(_force?: boolean, _opts?: unknown, cb?: () => void): void {
+    this.connected = false;
+    this.disconnected = true;
+    cb?.();
+  }
+}
+const fake = new FakeClient();
+vi.mock('./connection.js', () => ({
+  connectBroker: () => ({ client: fake, backoff: { stop: () => undefined } }),
+}));
+const { FleetLink } = await import('./link.js');
+
+const KEY = {
+  kind: 'hmac-sha256' as const,
+  secret: Buffer.from('a shared fleet key of at least thirty-two characters'),
+};
+
+/**
+ * Delivers `payload` on the terminal's commands topic; resolves with the replies published and the audit records,
+ * and whether the command was executed.
+ */
+async function deliver(
+  payload: string,
+  key: FleetKey = KEY,
+): Promise<{
+  replies: Array<{ ok: boolean; code: string; id: string | null }>;
+  audits: unknown[];
+  executed: number;
+}> {
+  fake.published = [];
+  // The links of earlier deliveries are closed, but the fake client keeps their listeners.
+  fake.removeAllListeners('message');
+  const audits: unknown[] = [];
+  let executed = 0;
+  const terminal: FleetTerminal = {
+    terminalId: 'PT000001',
+    health: () => {
+      throw new Error('no heartbeat in these tests');
+    },
+    onEvent: () => () => undefined,
+    claimCommand: () => ({ fresh: true }),
+    finishCommand: () => undefined,
+    execute: () => {
+      executed += 1;
+      return Promise.resolve({ ok: true });
+    },
+    audit: (entry) => void audits.push(entry),
+  };
+  const link = FleetLink.start({
+    config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+    terminal,
+    logger: silentLogger(),
+    key,
+  });
+  fake.emit('message', 'parking/PT000001/commands', Buffer.from(payload));
+  await link.close();
+  const replies = fake.published
+    .filter((p) => p.topic.endsWith('/replies'))
+    .map((r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null });
+  return { replies, audits, executed };
+}
+
+/** An unsigned `out-of-service` command whose notice is `depth` arrays nested in one another. */
+function nestedCommand(depth: number): string {
+  const now = new Date();
+  return (
+    `{"v":1,"id":"stranger-1","terminalId":"PT000001","command":"out-of-service",` +
+    `"args":{"notice":${'['.repeat(depth)}${']'.repeat(depth)}},` +
+    `"issuedAt":"${now.toISOString()}","expiresAt":"${new Date(now.getTime() + 60_000).toISOString()}",` +
+    `"signature":{"alg":"hmac-sha256","value":"AAAA"}}`
+  );
+}
+
+describe('the fleet link refuses bad commands with a reply and an audit record', () => {
+  it('an unsigned command nested a little: BAD_SIGNATURE', async () => {
+    const { replies, audits, executed } = await deliver(nestedCommand(2));
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_SIGNATURE', id: 'stranger-1' }]);
+    expect(audits).toMatchObject([{ result: 'refused', code: 'BAD_SIGNATURE' }]);
+    expect(executed).toBe(0);
+  });
+
+  it('a command nested 50,000 deep (100 KB, under the size limit): BAD_COMMAND, before the signature check', async () => {
+    // The signature's canonical JSON is recursive: it used to overflow the stack, and the link only logged it.
+    const payload = nestedCommand(50_000);
+    expect(payload.length).toBeLessThan(256 * 1024);
+    const { replies, audits, executed } = await deliver(payload);
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: 'stranger-1' }]);
+    expect(audits).toMatchObject([{ result: 'refused', code: 'BAD_COMMAND' }]);
+    expect(executed).toBe(0);
+  });
+
+  it('a check that throws is a refusal too: BAD_COMMAND, replied and audited, never executed', async () => {
+    // A key the HMAC cannot use makes the signature check throw (TypeError from node:crypto).
+    const broken = { kind: 'hmac-sha256', secret: 42 } as unknown as FleetKey;
+    const { replies, audits, executed } = await deliver(nestedCommand(1), broken);
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: 'stranger-1' }]);
+    expect(audits).toMatchObject([{ result: 'refused', code: 'BAD_COMMAND' }]);
+    expect(executed).toBe(0);
+  });
+
+  it('not JSON, or not a command: BAD_COMMAND', async () => {
+    for (const payload of ['{ nope', '[]', 'null', '{"v":1}']) {
+      const { replies, audits } = await deliver(payload);
+      expect(replies, payload).toMatchObject([{ ok: false, code: 'BAD_COMMAND' }]);
+      expect(audits, payload).toMatchObject([{ result: 'refused', code: 'BAD_COMMAND' }]);
+    }
+  });
+});

@@ -1,0 +1,39 @@
+import QRCode from 'qrcode';
+import { describe, expect, it } from 'vitest';
+import { hostedPageUrlProblem, MAX_HOSTED_PAGE_URL } from './payment-links.js';
+
+describe('the URL of a hosted payment page', () => {
+  it('takes https URLs, and plain http only on this machine (the embedded sandbox)', () => {
+    for (const url of [
+      'https://pay.example/L1',
+      'https://businesscenter.example/paylink/abc?x=1#y',
+      'http://127.0.0.1:41234/pay/202611241305N0042',
+      'http://localhost:8080/pay/L1',
+      'http://[::1]:8080/pay/L1',
+    ])
+      expect(hostedPageUrlProblem(url), url).toBeUndefined();
+  });
+
+  it('refuses what a customer must not be sent to, or what cannot be drawn', () => {
+    for (const url of [
+      'http://pay.example/L1',
+      'http://127.0.0.1.evil.example/pay',
+      'ftp://pay.example/L1',
+      'javascript:alert(1)',
+      'https://user:secret@pay.example/L1',
+      'https://pay.example/L 1',
+      'https://pay.example/ü',
+      'https://pay.example/L1\n',
+      'pay.example/L1',
+      `https://pay.example/${'x'.repeat(MAX_HOSTED_PAGE_URL)}`,
+    ])
+      expect(hostedPageUrlProblem(url), url).toBeDefined();
+  });
+
+  it('bounds the length so that the QR code always fits at error correction M', () => {
+    const longest = `https://pay.example/${'x'.repeat(MAX_HOSTED_PAGE_URL - 20)}`;
+    expect(longest).toHaveLength(MAX_HOSTED_PAGE_URL);
+    expect(hostedPageUrlProblem(longest)).toBeUndefined();
+    expect(QRCode.create(longest, { errorCorrectionLevel: 'M' }).version).toBeLessThanOrEqual(18);
+  });
+});

@@ -34,6 +34,11 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * once paid, the entry's hold is reversed in full through the same transaction actor and the exit opens). Pay later
  * (config `links.payLater`): a capture that did not stand (declined or refused) leaves the fee as a printed and shown
  * payment link, after the hold is reversed in full (a reversal that does not stand leaves it to its expiry watch).
+ *
+ * Closing a hold: the host closes it in the same transaction as the outcome of the capture or reversal that settles
+ * its authorization (so a crash right after that outcome cannot leave it open to a second exit or to its expiry);
+ * the machine's `closeHold` with `captured` or `reversed` then finds it closed and changes nothing. `returned` is the
+ * machine's alone: the exit did not settle the hold and gives it back to the expiry watch.
  */
 
 export interface TapAndGoContext extends ViewContext {
@@ -91,8 +96,8 @@ function holdReversal(context: TapAndGoContext) {
 }
 
 /**
- * The hold closed after its full reversal: reversed if the reversal stood; otherwise returned, left to its expiry
- * watch, which reverses it again.
+ * The hold closed after its full reversal: reversed if the reversal stood (the host closed it already with the
+ * reversal's outcome); otherwise returned, left to its expiry watch, which reverses it again.
  */
 const closeReleasedHold = {
   type: 'closeHold' as const,
@@ -544,6 +549,8 @@ export const tapAndGoMachine = setup({
                 const hold = requireHold(context);
                 const output = event.output as TransactionResult & { kind: 'approved' };
                 const amountMinor = captureAmount(context);
+                // The host has closed the hold already, in the transaction of the capture's outcome (a crash between
+                // that outcome and this action must not leave a captured hold open); closing it again changes nothing.
                 enqueue({ type: 'closeHold', params: { hold, resolution: 'captured' } });
                 enqueue({
                   type: 'issueReceipt',

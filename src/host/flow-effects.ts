@@ -80,9 +80,11 @@ export function createFlowEffects(deps: {
       if (hold) deps.holdWatch().unwatch(hold.holdId);
       return Promise.resolve(hold);
     },
+    // An approved capture or reversal has closed the hold already, in its outcome's transaction
+    // (src/host/payment-router.ts): the store keeps the first resolution, and a hold no longer open is not watched.
     closeHold: ({ hold, resolution }) => {
       deps.holds.close(hold, resolution);
-      if (resolution === 'returned') deps.holdWatch().watch(hold);
+      if (resolution === 'returned' && deps.holds.has(hold.holdId)) deps.holdWatch().watch(hold);
     },
     releaseCard: ({ cardRef }) => {
       cards.release(cardRef);

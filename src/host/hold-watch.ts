@@ -105,6 +105,8 @@ export class HoldWatch {
   private finish(hold: HoldRecord, result: HoldExpiryResult): void {
     const { store, logger } = this.deps;
     if (result.outcome === 'reversed') {
+      // Closed already by an approved reversal, in its outcome's transaction (src/host/payment-router.ts); this
+      // covers a reversal settled otherwise (a resolution by recovery), and changes nothing when it is closed.
       store.close(hold, 'reversed');
       logger.info({ holdId: hold.holdId }, 'hold reversed at the end of the maximum stay');
       this.deps.onReversed(hold);

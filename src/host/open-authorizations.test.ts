@@ -178,3 +178,76 @@ describe('follow-ups of open authorizations', () => {
     expect(sent.map((r) => r.original?.transactionId)).toEqual(['A1', 'A2']);
   });
 });
+
+describe('tap-and-go holds at start', () => {
+  function entry(
+    journal: SqliteJournal,
+    service: string,
+    transactionId: string,
+    state: 'approved' | 'unknown' | 'declined',
+    referencedTransactionId?: string,
+  ): void {
+    const e = journal.begin({
+      transactionId,
+      service,
+      comments:
+        service === 'preauth' ? 'Parking Auth' : service === 'capture' ? 'Parking Capture' : 'REVERSAL',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from('{}'),
+      ...(referencedTransactionId !== undefined ? { referencedTransactionId } : {}),
+      amountMinor: 598,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    journal.markSent(e.id);
+    journal.recordOutcome(
+      e.id,
+      state === 'approved' ? { state, gatewayId: `70000000000000000${e.id}` } : { state, reason: 'X' },
+    );
+  }
+
+  function hold(id: string) {
+    return {
+      holdId: id,
+      fingerprint: `fp-${id}`,
+      maskedPan: '476173******0010',
+      gatewayId: `G-${id}`,
+      transactionId: id,
+      authorizedMinor: 598,
+      currency: 'GBP',
+      cardRef: `card_${id}`,
+      includeEmvTags: true,
+      enteredAtMs: Date.parse('2030-01-01T07:00:00Z'),
+      expiresAtMs: Date.parse('2030-01-02T07:00:00Z'),
+    };
+  }
+
+  it('drops the open holds whose authorization the journal shows captured or reversed, and only those', async () => {
+    const { runner, journal, sent } = setup(() => ({
+      kind: 'approved',
+      transactionId: 'A1',
+      partial: false,
+    }));
+    const holds = new HoldStore(journal);
+    // Captured; reversed; reversal in recovery's hands; capture declined; nothing yet; no journal entry at all.
+    entry(journal, 'preauth', 'P1', 'approved');
+    entry(journal, 'capture', 'C1', 'approved', 'P1');
+    entry(journal, 'preauth', 'P2', 'approved');
+    entry(journal, 'reversal', 'R2', 'approved', 'P2');
+    entry(journal, 'preauth', 'P3', 'approved');
+    entry(journal, 'reversal', 'R3', 'unknown', 'P3');
+    entry(journal, 'preauth', 'P4', 'approved');
+    entry(journal, 'capture', 'C4', 'declined', 'P4');
+    entry(journal, 'preauth', 'P5', 'approved');
+    for (const id of ['P1', 'P2', 'P3', 'P4', 'P5', 'P6']) holds.open(hold(id));
+
+    await runner().settle();
+    expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['P4', 'P5', 'P6']);
+    expect(
+      journal.db.prepare("SELECT hold_id FROM holds WHERE resolution = 'dropped' ORDER BY hold_id").all(),
+    ).toEqual([{ hold_id: 'P1' }, { hold_id: 'P2' }, { hold_id: 'P3' }]);
+    // Their authorizations are nobody's to reverse: the watch of P4 and P5 reverses them at expiry.
+    expect(sent.filter((r) => r.original?.transactionId?.startsWith('P'))).toEqual([]);
+  });
+});

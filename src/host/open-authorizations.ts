@@ -58,10 +58,13 @@ export class OpenAuthorizations {
   }
 
   /**
-   * Part of recovery: finishes every open follow-up (due or not: whoever was to carry it out died with the previous
-   * process) and reverses orphaned authorizations that are due; schedules the rest.
+   * Part of recovery: closes the tap-and-go holds whose authorization is settled, finishes every open follow-up (due or
+   * not: whoever was to carry it out died with the previous process) and reverses orphaned authorizations that are
+   * due; schedules the rest.
    */
   async settle(): Promise<void> {
+    // Before the first await: the hold watch armed at start then finds such a hold closed when its expiry comes.
+    this.dropSettledHolds();
     while (this.followUpRun) await this.followUpRun.catch(() => undefined);
     await this.startFollowUpRun(() => this.deps.followUps.open());
     await this.settleOrphans();
@@ -177,6 +180,32 @@ export class OpenAuthorizations {
     );
     timer.unref();
     this.timers.set(transactionId, timer);
+  }
+
+  /**
+   * Drops every open hold whose authorization the journal shows settled — a capture that stands, or a reversal
+   * approved or taken over by recovery (`unsettledAuthorizations`, the journal's one rule) — so that no exit captures
+   * it again and no expiry reverses it. An earlier version closed a hold only after the capture's or the reversal's
+   * outcome was committed, so a crash in between left it open; recovery's resolutions (a timeout reversal) drop the
+   * hold in a write of their own, which a crash can miss too. A hold whose authorization is not journaled as an
+   * approved pre-authorization (e.g. one imported from the side file of a version without that entry) is left to its
+   * watch.
+   */
+  private dropSettledHolds(): void {
+    const { journal, holds, logger } = this.deps;
+    const open = holds.unclaimed();
+    if (open.length === 0) return;
+    const unsettled = new Set(journal.unsettledAuthorizations().map((e) => e.transactionId));
+    for (const hold of open) {
+      if (unsettled.has(hold.transactionId)) continue;
+      const authorization = journal.findByTransactionId(hold.transactionId);
+      if (authorization?.service !== 'preauth' || authorization.state !== 'approved') continue;
+      if (holds.drop(hold.holdId))
+        logger.info(
+          { transactionId: hold.transactionId },
+          'hold closed: the journal shows its authorization settled',
+        );
+    }
   }
 
   private async settleOrphans(): Promise<void> {

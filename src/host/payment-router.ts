@@ -3,6 +3,7 @@ import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/inde
 import {
   NOT_SENT,
   type FollowUpStore,
+  type HoldStore,
   type JournalEntry,
   type OfflineQueue,
   type RecoveryItem,
@@ -39,7 +40,10 @@ const UNDONE: ReadonlySet<string> = new Set([
  * - a payment that provably never reached an unreachable gateway is stored for forwarding when the offline policy
  *   allows it (src/journal/offline-queue.ts decides within its limits);
  * - a capture voided by the operator leaves its authorization hold in place (gateway.md §7): a durable follow-up
- *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's.
+ *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's;
+ * - a capture or reversal that settles a tap-and-go hold's authorization closes the hold in the same transaction as
+ *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
+ *   expiry watch reversed it).
  */
 export class PaymentRouter {
   constructor(
@@ -50,6 +54,7 @@ export class PaymentRouter {
       recovery: TimeoutRecovery;
       offline: OfflineQueue;
       followUps: FollowUpStore;
+      holds: HoldStore;
       cards: CardStore;
       logger: Logger;
       now: () => Date;
@@ -107,17 +112,23 @@ export class PaymentRouter {
 
   /**
    * Durable obligations that an outcome creates or closes, written in the outcome's own transaction (DESIGN.md
-   * rule 6): a voided capture leaves the authorization held until it is reversed.
+   * rule 6): a voided capture leaves the authorization held until it is reversed; an approved capture or reversal
+   * settles its authorization, so the tap-and-go hold on it (if any) is over — closed here, not by the machine's
+   * later `closeHold`, which a crash can separate from the outcome.
    */
   private followUpsOf(request: FlowRequest, _entry: JournalEntry, outcome: TransmitOutcome): void {
     if (outcome.kind !== 'approved') return;
-    const { followUps } = this.deps;
-    if (request.service === 'void-capture' && request.original?.transactionId)
-      this.captureVoided(request.original.transactionId);
-    if (request.service === 'reversal' && request.original?.transactionId) {
+    const { followUps, holds } = this.deps;
+    const original = request.original?.transactionId;
+    if (!original) return;
+    if (request.service === 'void-capture') this.captureVoided(original);
+    // A capture that later is voided leaves the authorization to a follow-up reversal (captureVoided), never to the
+    // hold: the exit was paid, and a hold captured once is not captured again.
+    if (request.service === 'capture') holds.settle(original, 'captured');
+    if (request.service === 'reversal') {
+      holds.settle(original, 'reversed');
       for (const f of followUps.open())
-        if (f.authorizationTransactionId === request.original.transactionId)
-          followUps.complete(f.id, 'reversed');
+        if (f.authorizationTransactionId === original) followUps.complete(f.id, 'reversed');
     }
   }
 

@@ -302,6 +302,7 @@ export class TerminalHost implements TerminalApi {
       recovery: this.recovery,
       offline: this.offline,
       followUps: this.followUps,
+      holds: this.holds,
       cards: this.cards,
       logger,
       now,

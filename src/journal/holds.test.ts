@@ -201,6 +201,49 @@ describe('HoldStore', () => {
     expect(holds.unclaimed()).toEqual([]);
   });
 
+  it('settles the open hold of an authorization inside the outcome that settles it, claimed or not, once', () => {
+    const { holds, journal } = setup();
+    holds.open(hold('H1'));
+    holds.open(hold('H2'));
+    holds.claim('fp-H1');
+    const capture = journal.begin({ ...preauth('C1'), service: 'capture', comments: 'Parking Capture' });
+    journal.markSent(capture.id);
+    expect(
+      causeOf(() =>
+        journal.atomically(true, () => {
+          journal.recordOutcome(capture.id, { state: 'approved', gatewayId: '7000000000000000000003' });
+          holds.settle('H1', 'captured');
+          throw new Error('crash before the commit');
+        }),
+      ),
+    ).toBe('crash before the commit');
+    expect(holds.has('H1')).toBe(true);
+    expect(journal.get(capture.id)?.state).toBe('sent');
+
+    t = T0 + 120_000;
+    expect(
+      journal.atomically(true, () => {
+        journal.recordOutcome(capture.id, { state: 'approved', gatewayId: '7000000000000000000003' });
+        return holds.settle('H1', 'captured');
+      }),
+    ).toBe(true);
+    expect(holds.settle('H2', 'reversed')).toBe(true);
+    // Closed already (the machine's own close comes after), unknown, or not a resolution of a settlement.
+    expect(holds.settle('H1', 'reversed')).toBe(false);
+    expect(holds.settle('nope', 'captured')).toBe(false);
+    holds.close(hold('H1'), 'returned');
+    expect(holds.size).toBe(0);
+    expect(
+      journal.db.prepare('SELECT hold_id, closed_at, resolution, claimed FROM holds ORDER BY hold_id').all(),
+    ).toEqual([
+      { hold_id: 'H1', closed_at: T0 + 120_000, resolution: 'captured', claimed: 0 },
+      { hold_id: 'H2', closed_at: T0 + 120_000, resolution: 'reversed', claimed: 0 },
+    ]);
+    expect(() => holds.settle('H1', 'returned' as 'captured')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
   it.each([
     ['a masked PAN showing too many digits', { maskedPan: '41111111****1111' }],
     ['a PAN as fingerprint', { fingerprint: '4111111111111111' }],

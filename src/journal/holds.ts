@@ -139,6 +139,14 @@ export function holdStatements(connection: JournalConnection) {
       `UPDATE holds SET claimed = 0, closed_at = @at, resolution = @resolution
       WHERE hold_id = @id AND closed_at IS NULL`,
     ),
+    /**
+     * Closes the open hold (claimed or not) of an authorization: its id is the authorization's transactionId, so this is
+     * a primary-key lookup (the table keeps every closed hold; `transaction_id` alone has no index).
+     */
+    closeOfAuthorization: db.prepare<{ tx: string; at: number; resolution: 'captured' | 'reversed' }>(
+      `UPDATE holds SET claimed = 0, closed_at = @at, resolution = @resolution
+      WHERE hold_id = @tx AND transaction_id = @tx AND closed_at IS NULL`,
+    ),
     unclaimed: db.prepare<[], Row>(
       'SELECT * FROM holds WHERE closed_at IS NULL AND claimed = 0 ORDER BY entered_at, rowid',
     ),
@@ -155,10 +163,15 @@ export function holdStatements(connection: JournalConnection) {
  * `journal.atomically(true, () => …)` it joins that transaction, so a hold opens or closes in the same commit as the
  * journal outcome that causes it, or not at all.
  *
+ * A capture or reversal that settles a hold's authorization closes the hold in the transaction of its own outcome
+ * ({@link settle}, src/host/payment-router.ts), so that no crash can leave a settled authorization under an open hold
+ * (a second exit would capture it again, the expiry watch would reverse a captured authorization).
+ *
  * Claims are not durable across a restart: the constructor puts every claimed hold back under watch, because an exit
- * or expiry interrupted by a crash never completed (its request is resolved by recovery, which drops the hold when
- * the authorization turns out settled). Construct one store per terminal process, in the process that watches the
- * holds: another process constructing one would release the terminal's claims.
+ * or expiry interrupted by a crash never completed (its request is resolved by recovery, and the host's start drops
+ * every open hold whose authorization the journal shows settled — src/host/open-authorizations.ts — before the first
+ * card). Construct one store per terminal process, in the process that watches the holds: another process
+ * constructing one would release the terminal's claims.
  */
 export class HoldStore {
   private readonly stmts: ReturnType<typeof holdStatements>;
@@ -245,6 +258,31 @@ export class HoldStore {
       () =>
         this.stmts.close.run({ id: holdId, at: this.connection.now().getTime(), resolution: 'dropped' })
           .changes === 1,
+    );
+  }
+
+  /**
+   * Closes the open hold (claimed or not) of the authorization with this transactionId as `captured` or `reversed`:
+   * a capture or reversal of it was approved. Meant to run inside the transaction that records that outcome (it joins
+   * it), so that the outcome and the hold's end commit together. False when the authorization has no open hold (none
+   * was opened for it, or it is closed already: the first resolution stays).
+   */
+  settle(authorizationTransactionId: string, resolution: 'captured' | 'reversed'): boolean {
+    if (typeof authorizationTransactionId !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'authorizationTransactionId must be a string');
+    if (resolution !== 'captured' && resolution !== 'reversed')
+      throw new JournalError(
+        'JOURNAL_INVALID',
+        `resolution "${String(resolution)}" is not one of captured, reversed`,
+      );
+    return this.connection.atomically(
+      true,
+      () =>
+        this.stmts.closeOfAuthorization.run({
+          tx: authorizationTransactionId,
+          at: this.connection.now().getTime(),
+          resolution,
+        }).changes > 0,
     );
   }
 

@@ -1,0 +1,236 @@
+import Database from 'better-sqlite3';
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { HoldStore } from '../../src/journal/index.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+
+/**
+ * A tap-and-go terminal interrupted between the outcome that settles a hold's authorization (the exit's capture, the
+ * expiry's reversal) and the end of the hold, then restarted on the same journal against the same (standalone)
+ * sandbox. The crash is simulated by making the hold's own close do nothing in the interrupted process: what was
+ * committed with the outcome is all that survives. The restarted terminal must hold nothing open for that
+ * authorization: no second capture at a second tap, no payment link for a fee already paid, no reversal at expiry.
+ */
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** 45 minutes cost 3.00 (captured below the 5.98 hold); the maximum stay is 1,440 minutes. */
+const STAY_MS = 45 * 60_000;
+const PAST_MAX_STAY_MS = 1_441 * 60_000;
+
+interface Lane {
+  sandbox: Sandbox;
+  clock: ParkingClock;
+  cwd: string;
+  open(): Promise<TerminalHost>;
+}
+
+async function lane(payLater = false): Promise<Lane> {
+  const sandbox = await startSandbox({ logger: silentLogger() });
+  cleanups.push(() => sandbox.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-restart-'));
+  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const config = modelConfig('tap-and-go', {
+    tariff: { tapAndGoHoldMinor: 598 },
+    ...(payLater ? { links: { payLater: true } } : {}),
+  });
+  const clock = new ParkingClock();
+  return {
+    sandbox,
+    clock,
+    cwd,
+    open: async () => {
+      const host = await createTerminalHost(config, {
+        logger: silentLogger(),
+        cwd,
+        parkingClock: clock,
+        gatewayUrlOverride: sandbox.url,
+      });
+      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+      return host;
+    },
+  };
+}
+
+/** A car enters with the n2-contact card; returns its hold's id (the pre-authorization's transactionId). */
+async function enter(host: TerminalHost): Promise<string> {
+  host.simulator!.setCard('n2-contact');
+  await sendEvent(host, { type: 'TAP_ENTRY' });
+  await waitForScreen(host, (s) => s.customer.screen === 'session', 'entry');
+  await sendEvent(host, { type: 'DONE' });
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  const [hold] = host.holds.unclaimed();
+  if (!hold) throw new Error('no hold after the entry');
+  return hold.holdId;
+}
+
+/** The journal's requests for an authorization, `service:state` (resolution attempts included). */
+function sentFor(host: TerminalHost, transactionId: string): string[] {
+  return host.journal.referencing(transactionId).map((e) => `${e.service}:${e.state}`);
+}
+
+/** The simulated crash: the hold's own close (the machine's closeHold, the expiry watch's close) never runs. */
+function holdCloseNeverRuns(): () => void {
+  const { close, drop } = HoldStore.prototype;
+  HoldStore.prototype.close = () => undefined;
+  HoldStore.prototype.drop = () => false;
+  return () => {
+    HoldStore.prototype.close = close;
+    HoldStore.prototype.drop = drop;
+  };
+}
+
+async function exitPaid(host: TerminalHost): Promise<void> {
+  host.simulator!.setCard('n2-contact');
+  await sendEvent(host, { type: 'TAP_EXIT' });
+  await waitForScreen(host, (s) => s.customer.screen === 'approved', 'exit paid');
+}
+
+describe('tap-and-go: a restart after the outcome that settles a hold', () => {
+  it('leaves a hold captured just before the crash closed: a second tap sends nothing for it', async () => {
+    const l = await lane(true);
+    const first = await l.open();
+    const holdId = await enter(first);
+    const restore = holdCloseNeverRuns();
+    try {
+      l.clock.offsetMs = STAY_MS;
+      await exitPaid(first);
+      expect(sentFor(first, holdId)).toEqual(['capture:approved']);
+    } finally {
+      restore();
+    }
+    await first.close();
+
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    expect(second.holds.unclaimed()).toEqual([]);
+    // The customer whose gate did not open taps again.
+    second.simulator!.setCard('n2-contact');
+    l.clock.offsetMs = STAY_MS + 5 * 60_000;
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    const shown = await waitForScreen(
+      second,
+      (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+      'second exit',
+    );
+    // No hold to charge again: no second capture, no payment link (pay later) for the fee already captured.
+    expect({ screen: shown.customer.screen, sent: sentFor(second, holdId) }).toEqual({
+      screen: 'declined',
+      sent: ['capture:approved'],
+    });
+    expect(
+      l.sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    ).toEqual([300]);
+  });
+
+  it('does not reverse at expiry an authorization captured just before the crash', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    const restore = holdCloseNeverRuns();
+    try {
+      l.clock.offsetMs = STAY_MS;
+      await exitPaid(first);
+    } finally {
+      restore();
+    }
+    await first.close();
+
+    // Restarted after the maximum stay: a hold still open would be reversed at once.
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await new Promise((res) => setTimeout(res, 300));
+    expect(second.holds.size).toBe(0);
+    expect(sentFor(second, holdId)).toEqual(['capture:approved']);
+    const capture = l.sandbox.ledger().transactions.find((t) => t.kind === 'capture');
+    expect({ captured: capture?.amounts.captured, voided: capture?.voided }).toEqual({
+      captured: 300,
+      voided: false,
+    });
+  });
+
+  it('does not reverse twice a hold whose expiry reversal was approved just before the crash', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    // The hold expires in the next process, which dies once the reversal's outcome is committed.
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const restore = holdCloseNeverRuns();
+    try {
+      const second = await l.open();
+      const deadline = Date.now() + 10_000;
+      while (!sentFor(second, holdId).includes('reversal:approved')) {
+        if (Date.now() > deadline) throw new Error(`no reversal: ${sentFor(second, holdId).join(', ')}`);
+        await new Promise((res) => setTimeout(res, 10));
+      }
+      await second.close();
+    } finally {
+      restore();
+    }
+
+    const third = await l.open();
+    cleanups.push(() => third.close());
+    await new Promise((res) => setTimeout(res, 300));
+    expect(third.holds.size).toBe(0);
+    expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
+    third.simulator!.setCard('n2-contact');
+    await sendEvent(third, { type: 'TAP_EXIT' });
+    await waitForScreen(third, (s) => s.customer.screen === 'declined', 'no entry');
+    expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
+  });
+
+  it('drops at start a hold an earlier version left open after its capture', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    l.clock.offsetMs = STAY_MS;
+    await exitPaid(first);
+    await first.close();
+    // What a crash between the capture's outcome and the hold's close left with a version that closed them apart.
+    const db = new Database(join(l.cwd, 'var/journal.db'));
+    db.prepare('UPDATE holds SET closed_at = NULL, resolution = NULL WHERE hold_id = ?').run(holdId);
+    db.close();
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    expect(second.holds.size).toBe(0);
+    expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual({
+      resolution: 'dropped',
+    });
+    await new Promise((res) => setTimeout(res, 300));
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    await waitForScreen(second, (s) => s.customer.screen === 'declined', 'no entry');
+    expect(sentFor(second, holdId)).toEqual(['capture:approved']);
+  });
+
+  it('keeps at start a hold whose authorization nothing has settled', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    expect(second.holds.unclaimed().map((h) => h.holdId)).toEqual([holdId]);
+    expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual({
+      resolution: null,
+    });
+    expect(sentFor(second, holdId)).toEqual([]);
+  });
+});

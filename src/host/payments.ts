@@ -343,7 +343,9 @@ export class PaymentService {
           amountMinor: request.amountMinor,
           authorizedMinor,
           currency: request.currency,
-          preauthEntryMode: card?.summary.entryMode ?? 'contactless',
+          // The card read of the pre-authorization, or — once it is gone (a tap-and-go exit after a restart) — the
+          // machine's word, kept with the hold: its tags are asked for only after an EMV contact read.
+          preauthEntryMode: card?.summary.entryMode ?? (request.includeEmvTags ? 'contact' : 'contactless'),
           ...(tags ? { emvTags: tags } : {}),
           ...(dccFollowOn ? { dcc: dccFollowOn } : {}),
         };

@@ -6,6 +6,7 @@ import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { findTransaction, OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
+import { operatorService } from '../flows/operator.js';
 import { OperatorPin } from './operator-pin.js';
 
 const T0 = Date.parse('2030-01-01T08:00:00Z');
@@ -255,5 +256,89 @@ describe('findTransaction', () => {
     };
     expect(findTransaction(journal, 'OLD', options)).toMatchObject({ amountMinor: 600, refundedMinor: 300 });
     expect(journal.referencing('OLD').map((e) => e.transactionId)).toEqual(['OLD-R1', 'OLD-R2']);
+  });
+});
+
+/** The options the desk passes to findTransaction, for a terminal in GBP counting in the journal's amounts. */
+const FIND = { timeZone: 'Europe/London', currency: 'GBP', authorizedTotal: () => undefined };
+
+/** A journal holding the approved £6.00 sale S1, and a way to add entries in a given state. */
+function journalWithSale() {
+  const journal = openJournal(':memory:', { now });
+  journals.push(journal);
+  const add = (
+    transactionId: string,
+    overrides: Parameters<typeof saleEntry>[1],
+    state: 'approved' | 'declined' | 'rejected' | 'unknown' | 'sent' | 'pending',
+  ) => {
+    const entry = journal.begin(saleEntry(transactionId, overrides));
+    if (state === 'sent') journal.markSent(entry.id);
+    else if (state !== 'pending')
+      journal.recordOutcome(entry.id, {
+        state,
+        ...(state === 'approved' ? { gatewayId: `G-${transactionId}` } : {}),
+      });
+    return entry;
+  };
+  add('S1', {}, 'approved');
+  const find = (transactionId = 'S1') => {
+    const found = findTransaction(journal, transactionId, { ...FIND, now: now() });
+    if (!found) throw new Error(`${transactionId} not found`);
+    return found;
+  };
+  /** The operator machine's plan for a refund (of `amountMinor`, default what is left) or a void of `transactionId`. */
+  const plan = (type: 'refund' | 'void', transactionId = 'S1', amountMinor?: number) =>
+    operatorService(
+      type === 'void'
+        ? { type, transactionId }
+        : { type, transactionId, ...(amountMinor !== undefined ? { amountMinor } : {}) },
+      find(transactionId),
+    );
+  return { journal, add, find, plan };
+}
+
+describe('findTransaction and the operator plan: voided payments', () => {
+  it('neither refunds nor voids again a sale the operator voided', () => {
+    const { add, find, plan } = journalWithSale();
+    add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, 'approved');
+    expect(find()).toMatchObject({ voided: true, voidable: false });
+    expect(plan('refund')).toMatchObject({ code: 'ALREADY_VOIDED' });
+    expect(plan('refund', 'S1', 100)).toMatchObject({ code: 'ALREADY_VOIDED' });
+    expect(plan('void')).toMatchObject({ code: 'ALREADY_VOIDED' });
+  });
+
+  it.each(['pending', 'sent', 'unknown'] as const)(
+    'counts a void whose outcome is not known yet (%s) as one that may have gone through',
+    (state) => {
+      const { add, find, plan } = journalWithSale();
+      add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, state);
+      expect(find()).toMatchObject({ voided: true, voidable: false });
+      expect(plan('refund')).toMatchObject({ code: 'ALREADY_VOIDED' });
+    },
+  );
+
+  it('counts a void of a capture finished by recovery (resolved by a timeout void)', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    add('C1', { service: 'capture' }, 'approved');
+    const v = add('V1', { service: 'void-capture', referencedTransactionId: 'C1' }, 'unknown');
+    const attempt = add(
+      'TV1',
+      { service: 'timeout-void', referencedTransactionId: 'C1', resolvesEntryId: v.id },
+      'approved',
+    );
+    journal.resolve(v.id, 'timeout-void', attempt.id);
+    expect(find('C1')).toMatchObject({ voided: true, voidable: false });
+    expect(plan('refund', 'C1')).toMatchObject({ code: 'ALREADY_VOIDED' });
+    expect(plan('void', 'C1')).toMatchObject({ code: 'ALREADY_VOIDED' });
+  });
+
+  it('does not count a void that moved nothing: declined, rejected, or refused by its timeout void', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, 'declined');
+    add('V2', { service: 'void-payment', referencedTransactionId: 'S1' }, 'rejected');
+    const v3 = add('V3', { service: 'void-payment', referencedTransactionId: 'S1' }, 'unknown');
+    journal.resolve(v3.id, 'not-voidable');
+    expect(find()).toMatchObject({ voided: false, voidable: true });
+    expect(plan('void')).toMatchObject({ service: 'void-payment', amountMinor: 600 });
   });
 });

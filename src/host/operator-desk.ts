@@ -69,6 +69,28 @@ function fail<T>(code: string, message: string): Result<T> {
 }
 
 /**
+ * Whether a void of the transaction `e` refers to (a void, or recovery's timeout void) has gone through or may have:
+ * approved, its outcome not known yet (pending, sent, unknown), or finished by recovery — a void whose answer was lost
+ * is resolved by a timeout void of what it voids (reference/gateway.md §7), `resolution` `timeout-void`
+ * (src/journal/recovery.ts). A void resolved otherwise (`not-voidable`, `not-at-gateway`) moved nothing.
+ */
+function voidMayHaveGoneThrough(e: JournalEntry): boolean {
+  if (!e.service.startsWith('void-') && e.service !== 'timeout-void') return false;
+  switch (e.state) {
+    case 'approved':
+    case 'pending':
+    case 'sent':
+    case 'unknown':
+      return true;
+    case 'resolved':
+      return e.resolution === 'timeout-void';
+    case 'declined':
+    case 'rejected':
+      return false;
+  }
+}
+
+/**
  * The journal's record of a transaction the operator may refund or void (FlowEffects.findTransaction): its amount,
  * what was refunded already, whether the settlement day still allows a void, and for a capture the authorization it
  * captured (voiding a capture leaves that hold in place, gateway.md §7).
@@ -102,7 +124,7 @@ export function findTransaction(
       (e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.state === 'approved',
     )
     .reduce((s, e) => s + (e.amountMinor ?? 0), 0);
-  const voided = related.some((e) => e.service.startsWith('void-') && e.state === 'approved');
+  const voided = related.some(voidMayHaveGoneThrough);
   let authorization: OriginalTransaction['authorization'];
   if (service === 'capture' && entry.referencedTransactionId) {
     const auth = journal.findByTransactionId(entry.referencedTransactionId);
@@ -126,6 +148,7 @@ export function findTransaction(
     amountMinor: amount.minor,
     currency: amount.currency,
     refundedMinor: local(refundedMinor).minor,
+    voided,
     voidable: !voided && sameLocalDay(entry.createdAt, options.now, options.timeZone),
     ...(authorization ? { authorization } : {}),
   };

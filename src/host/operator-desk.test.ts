@@ -342,3 +342,29 @@ describe('findTransaction and the operator plan: voided payments', () => {
     expect(plan('void')).toMatchObject({ service: 'void-payment', amountMinor: 600 });
   });
 });
+
+describe('findTransaction and the operator plan: what is left to refund', () => {
+  it.each(['pending', 'sent', 'unknown'] as const)(
+    'counts a refund whose outcome is not known yet (%s): it may have gone through',
+    (state) => {
+      const { add, find, plan } = journalWithSale();
+      add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 600 }, state);
+      expect(find()).toMatchObject({ refundedMinor: 600 });
+      expect(plan('refund')).toMatchObject({ code: 'REFUND_EXCEEDS_CAPTURED' });
+    },
+  );
+
+  it('counts an approved refund until a void of it has gone through, and not a refused one', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 100 }, 'approved');
+    add('R2', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }, 'approved');
+    add('R3', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 300 }, 'declined');
+    const v1 = add('V1', { service: 'void-refund', referencedTransactionId: 'R1' }, 'unknown');
+    expect(find()).toMatchObject({ refundedMinor: 300 });
+    expect(plan('refund', 'S1', 301)).toMatchObject({ code: 'REFUND_EXCEEDS_CAPTURED' });
+    // Recovery finishes the void of R1 with a timeout void: its 1.00 can be refunded again.
+    journal.resolve(v1.id, 'timeout-void');
+    expect(find()).toMatchObject({ refundedMinor: 200 });
+    expect(plan('refund')).toEqual({ service: 'refund-payment', amountMinor: 400 });
+  });
+});

@@ -11,6 +11,7 @@ import {
 import {
   AUDIT_LIST_MAX,
   AuditStore,
+  refundedTotalOf,
   type AuditQuery,
   type AuditRecord,
   type AuditResult,
@@ -119,11 +120,7 @@ export function findTransaction(
   const service = entry.service;
   if (!REFUNDABLE_OR_VOIDABLE.has(service)) return null;
   const related = journal.referencing(transactionId);
-  const refundedMinor = related
-    .filter(
-      (e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.state === 'approved',
-    )
-    .reduce((s, e) => s + (e.amountMinor ?? 0), 0);
+  const refundedMinor = refundedTotalOf(journal, transactionId);
   const voided = related.some(voidMayHaveGoneThrough);
   let authorization: OriginalTransaction['authorization'];
   if (service === 'capture' && entry.referencedTransactionId) {

@@ -134,8 +134,11 @@ export class OperatorPanel {
         break;
       case 'refund':
       case 'void':
+        // The stable code says why nothing was done (e.g. REFUNDS_STANDING) or what the gateway answered.
         this.#notice = {
-          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}`,
+          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}${
+            response.outcome === 'approved' ? '' : ` (${response.code})`
+          }`,
           error: false,
         };
         break;

@@ -181,6 +181,20 @@ describe('OperatorDesk audit log', () => {
     ]);
   });
 
+  it('refuses to void a sale with a refund standing, and records why', async () => {
+    const { desk, goodPin, fake } = setup();
+    await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor: 200 } });
+    const r = await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S1' } });
+    expect(r).toMatchObject({ ok: true, value: { outcome: 'not-allowed', code: 'REFUNDS_STANDING' } });
+    expect(fake.sent.map((s) => s.service)).toEqual(['refund-payment']);
+    expect(log(desk).at(-1)).toMatchObject({
+      action: 'void',
+      subject: 'S1',
+      result: 'refused',
+      code: 'REFUNDS_STANDING',
+    });
+  });
+
   it('records a queue flush and its figures, or its failure', async () => {
     let fails = false;
     const { desk, goodPin } = setup(() =>
@@ -366,5 +380,42 @@ describe('findTransaction and the operator plan: what is left to refund', () => 
     journal.resolve(v1.id, 'timeout-void');
     expect(find()).toMatchObject({ refundedMinor: 200 });
     expect(plan('refund')).toEqual({ service: 'refund-payment', amountMinor: 400 });
+  });
+});
+
+describe('findTransaction and the operator plan: voids of refunded payments', () => {
+  it.each(['approved', 'pending', 'sent', 'unknown'] as const)(
+    'does not plan a void of a sale with a refund that stands or may stand (%s)',
+    (state) => {
+      const { add, plan } = journalWithSale();
+      add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }, state);
+      // Voiding it would give back the 6.00 on top of the 2.00 refunded (the gateway refuses: NOT_VOIDABLE).
+      expect(plan('void')).toMatchObject({ code: 'REFUNDS_STANDING' });
+    },
+  );
+
+  it('plans the void once the refunds are voided, and the void of a refund itself', () => {
+    const { add, plan } = journalWithSale();
+    add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }, 'approved');
+    add('R2', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 300 }, 'declined');
+    expect(plan('void', 'R1')).toEqual({ service: 'void-refund', amountMinor: 200 });
+    add('V1', { service: 'void-refund', referencedTransactionId: 'R1' }, 'approved');
+    expect(plan('void')).toEqual({ service: 'void-payment', amountMinor: 600 });
+  });
+
+  it('lists a partly refunded sale with a refund and no void, and its refund with a void', async () => {
+    const { desk, journal, goodPin } = setup();
+    const approved = (transactionId: string, overrides: Parameters<typeof saleEntry>[1] = {}): void => {
+      const entry = journal.begin(saleEntry(transactionId, overrides));
+      journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${transactionId}` });
+    };
+    approved('S1');
+    approved('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 });
+    const r = await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    const listed = r.ok && r.value.type === 'transactions' ? r.value.transactions : [];
+    expect(listed.map((t) => [t.transactionId, t.allowed])).toEqual([
+      ['R1', ['void']],
+      ['S1', ['refund']],
+    ]);
   });
 });

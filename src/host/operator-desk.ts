@@ -1,6 +1,7 @@
 import { createActor } from 'xstate';
 import type { Config } from '../config/index.js';
 import {
+  operatorService,
   provideFlowEffects,
   type FlowEffects,
   type FlowSettings,
@@ -423,12 +424,11 @@ export class OperatorDesk {
 
   private summarise(e: JournalEntry): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
-    if (e.state === 'approved' && e.transactionId) {
-      const o = this.find(e.transactionId);
-      if (o && (o.service === 'capture' || o.service === 'sale') && o.refundedMinor < o.amountMinor)
-        allowed.push('refund');
-      if (o?.voidable) allowed.push('void');
-    }
+    const o = e.state === 'approved' && e.transactionId ? this.find(e.transactionId) : null;
+    // The actions the operator machine would carry out, by its own rule (a full refund: of what is left).
+    if (o)
+      for (const type of ['refund', 'void'] as const)
+        if ('service' in operatorService({ type, transactionId: o.transactionId }, o)) allowed.push(type);
     const locale = this.deps.config.terminal.locale;
     const amount =
       e.amountMinor !== undefined && e.currency

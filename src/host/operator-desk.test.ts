@@ -13,6 +13,8 @@ const T0 = Date.parse('2030-01-01T08:00:00Z');
 let t = T0;
 const now = (): Date => new Date(t);
 
+type LocalAmount = { minor: number; currency: string };
+
 /** The status bar is not what these tests are about. */
 const STATUS = { terminalId: 'T-1' } as OperatorStatus;
 
@@ -23,7 +25,13 @@ afterEach(() => {
 });
 
 /** A desk over a fresh journal, with the flows' fake effects holding one approved sale `S1` of £6.00. */
-function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 })) {
+function setup(
+  flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 }),
+  terminal: {
+    currency?: string;
+    toLocal?: (tx: string, minor: number, currency: string) => LocalAmount;
+  } = {},
+) {
   const journal = openJournal(':memory:', { now });
   journals.push(journal);
   const pin = new OperatorPin(undefined, () => t);
@@ -40,16 +48,16 @@ function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, r
   });
   // A variable, not a literal: the desk takes what it needs of it.
   const deps = {
-    config: parseConfig({}),
+    config: parseConfig(terminal.currency ? { terminal: { currency: terminal.currency } } : {}),
     journal,
     pin,
     effects: fake,
-    settings: testSettings(),
+    settings: testSettings(terminal.currency ? { currency: terminal.currency } : {}),
     clock: fake.clock,
     now,
     logger: silentLogger(),
     authorizedTotal: () => undefined,
-    toLocal: (_tx: string, minor: number, currency: string) => ({ minor, currency }),
+    toLocal: terminal.toLocal ?? ((_tx: string, minor: number, currency: string) => ({ minor, currency })),
     flushQueue,
     changed: () => undefined,
     status: () => STATUS,
@@ -417,5 +425,58 @@ describe('findTransaction and the operator plan: voids of refunded payments', ()
       ['R1', ['void']],
       ['S1', ['refund']],
     ]);
+  });
+});
+
+describe('the amounts operator mode lists are the ones a refund or void sends', () => {
+  /** The transactions as the panel receives them. */
+  async function listed(desk: OperatorDesk, pin: string) {
+    const r = await desk.handle({ pin, action: { type: 'transactions', limit: 10 } });
+    return r.ok && r.value.type === 'transactions' ? r.value.transactions : [];
+  }
+  const approved = (journal: SqliteJournal, tx: string, overrides: Parameters<typeof saleEntry>[1] = {}) => {
+    const entry = journal.begin(saleEntry(tx, overrides));
+    journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${tx}` });
+  };
+
+  it('lists what a full refund sends once part of the payment was refunded', async () => {
+    const { desk, journal, goodPin } = setup();
+    approved(journal, 'S1');
+    approved(journal, 'R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 });
+    const sale = (await listed(desk, goodPin)).find((t) => t.transactionId === 'S1');
+    const plan = operatorService(
+      { type: 'refund', transactionId: 'S1' },
+      findTransaction(journal, 'S1', { ...FIND, now: now() })!,
+    );
+    // The panel confirms "refund of <listed amount>" for a full refund: it must be what is sent, not the 6.00 paid.
+    expect(sale?.amount).toEqual({ minor: 400, currency: 'GBP', text: '£4.00' });
+    expect(plan).toEqual({ service: 'refund-payment', amountMinor: 400 });
+  });
+
+  it('lists a converted sale (family A: journaled in the card currency) in the local unit its refunds count in', async () => {
+    // 10.00 EUR paid as 1612 JPY (DCC, processor family A: the journal holds the gateway's amount).
+    const toLocal = (_tx: string, minor: number, currency: string): LocalAmount =>
+      currency === 'JPY'
+        ? { minor: Math.round((minor * 1000) / 1612), currency: 'EUR' }
+        : { minor, currency };
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR', toLocal });
+    approved(journal, 'S1', { amountMinor: 1612, currency: 'JPY' });
+    const [row] = await listed(desk, goodPin);
+    const planned = findTransaction(journal, 'S1', { ...FIND, currency: 'EUR', now: now(), toLocal })!;
+    // The panel reads a typed refund amount in the listed currency and sends it as `amountMinor`, which the operator
+    // machine counts in `planned.currency`: the same unit.
+    expect(row?.amount).toMatchObject({ minor: 1000, currency: 'EUR' });
+    expect(planned).toMatchObject({ amountMinor: 1000, currency: 'EUR' });
+  });
+
+  it('lists a refund and a credit at their amount, and other entries at the amount they requested', async () => {
+    const { desk, journal, goodPin } = setup();
+    approved(journal, 'S1');
+    approved(journal, 'R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 250 });
+    approved(journal, 'A1', { service: 'preauth', comments: 'Parking Authorization', amountMinor: 900 });
+    const amounts = Object.fromEntries(
+      (await listed(desk, goodPin)).map((t) => [t.transactionId, t.amount?.minor]),
+    );
+    expect(amounts).toEqual({ S1: 350, R1: 250, A1: 900 });
   });
 });

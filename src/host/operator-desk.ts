@@ -422,6 +422,11 @@ export class OperatorDesk {
     };
   }
 
+  /**
+   * One journal entry as operator mode lists it. The amount of a payment the operator can act on is the one a refund
+   * or void of it sends, in the unit the operator machine counts in and the panel reads a typed refund amount in (see
+   * {@link operatorAmount}); any other entry shows the amount it requested, as journaled.
+   */
   private summarise(e: JournalEntry): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
     const o = e.state === 'approved' && e.transactionId ? this.find(e.transactionId) : null;
@@ -430,9 +435,14 @@ export class OperatorDesk {
       for (const type of ['refund', 'void'] as const)
         if ('service' in operatorService({ type, transactionId: o.transactionId }, o)) allowed.push(type);
     const locale = this.deps.config.terminal.locale;
+    const shown = o ? operatorAmount(o) : { minor: e.amountMinor, currency: e.currency };
     const amount =
-      e.amountMinor !== undefined && e.currency
-        ? { minor: e.amountMinor, currency: e.currency, text: formatMoney(e.amountMinor, e.currency, locale) }
+      shown.minor !== undefined && shown.currency
+        ? {
+            minor: shown.minor,
+            currency: shown.currency,
+            text: formatMoney(shown.minor, shown.currency, locale),
+          }
         : undefined;
     return {
       transactionId: e.transactionId ?? e.referencedTransactionId ?? `entry-${e.id}`,
@@ -445,6 +455,25 @@ export class OperatorDesk {
       at: e.createdAt,
       allowed,
     };
+  }
+}
+
+/**
+ * The amount operator mode shows for a transaction it may refund or void, from the figures the operator machine plans
+ * with (findTransaction): for a capture or sale, what is left to refund — the amount less the refunds that stand or
+ * may stand, what a full refund sends — and for a refund or credit its amount, what its void takes back; in the local
+ * currency (a converted payment of processor family A is journaled in the card's currency, and its refunds are
+ * entered and counted in the local one).
+ */
+function operatorAmount(o: OriginalTransaction): { minor: number; currency: string } {
+  switch (o.service) {
+    case 'capture':
+    case 'sale':
+      return { minor: Math.max(0, o.amountMinor - o.refundedMinor), currency: o.currency };
+    case 'refund-capture':
+    case 'refund-payment':
+    case 'credit':
+      return { minor: o.amountMinor, currency: o.currency };
   }
 }
 

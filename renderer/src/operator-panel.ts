@@ -134,8 +134,11 @@ export class OperatorPanel {
         break;
       case 'refund':
       case 'void':
+        // The stable code says why nothing was done (e.g. REFUNDS_STANDING) or what the gateway answered.
         this.#notice = {
-          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}`,
+          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}${
+            response.outcome === 'approved' ? '' : ` (${response.code})`
+          }`,
           error: false,
         };
         break;
@@ -276,6 +279,12 @@ export class OperatorPanel {
     this.#accept(r.value);
   }
 
+  /**
+   * Arms a refund or void of a listed transaction. The listed amount of a payment the operator can act on is the one
+   * the terminal sends — for a refund in full, what is left to refund; for a void, the amount it takes back — in the
+   * local currency the terminal counts refunds in (src/host/operator-desk.ts), so a typed partial amount is read, and
+   * confirmed, in that currency.
+   */
   #arm(type: 'refund' | 'void', txn: TransactionSummary): void {
     let amountMinor: number | undefined;
     let amountText = txn.amount?.text ?? '';

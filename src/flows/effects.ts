@@ -200,6 +200,11 @@ export interface OriginalTransaction {
   currency: string;
   /** Sum already refunded (captures and sales), minor units. */
   refundedMinor: number;
+  /**
+   * True when a void of it went through or may have (approved, its answer not known yet, or finished by recovery's
+   * timeout void): it is neither refunded nor voided again.
+   */
+  voided: boolean;
   /** True while a void is possible: before the merchant's settlement cut-off (spec 001) and not voided already. */
   voidable: boolean;
   /**

@@ -26,7 +26,7 @@ export interface OperatorInput {
 export interface OperatorResult {
   /** `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it. */
   outcome: 'approved' | 'declined' | 'rejected' | 'unknown' | 'refused' | 'not-found' | 'not-allowed';
-  /** Stable code: OPERATOR_PIN, NOT_FOUND, NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED, NOT_VOIDABLE, APPROVED, … */
+  /** Stable code: OPERATOR_PIN, NOT_FOUND, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
   code: string;
   message: string;
   /** The service sent, when one was. */
@@ -49,12 +49,38 @@ interface OperatorContext {
 const notProvided = (name: string) => () =>
   Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
 
+/**
+ * Why the operator machine sends nothing for a command (its result's `code`, outcome `not-allowed`):
+ * - `ALREADY_VOIDED`: a void of the original went through or may have (its answer is not known yet): neither a refund
+ *   nor a second void applies;
+ * - `REFUNDS_STANDING`: a void of a capture or sale with a refund that stands or may stand (approved, or its answer not
+ *   known yet): the void would give back the whole amount on top of the refund (the gateway refuses it);
+ * - `NOT_VOIDABLE`: past the settlement cut-off;
+ * - `NOT_REFUNDABLE`: only captures and sales are refunded;
+ * - `REFUND_EXCEEDS_CAPTURED`: the amount is not within what is left to refund.
+ */
+export type OperatorRefusalCode =
+  'ALREADY_VOIDED' | 'REFUNDS_STANDING' | 'NOT_VOIDABLE' | 'NOT_REFUNDABLE' | 'REFUND_EXCEEDS_CAPTURED';
+
 /** The refund or void service for an original, or the reason there is none. */
 export function operatorService(
   command: OperatorCommand,
   original: OriginalTransaction,
-): { service: ServiceName; amountMinor: number } | { code: string; message: string } {
+): { service: ServiceName; amountMinor: number } | { code: OperatorRefusalCode; message: string } {
+  // A voided payment gave its money back: a refund would pay it again, a second void is refused by the gateway.
+  if (original.voided)
+    return {
+      code: 'ALREADY_VOIDED',
+      message: 'Voided already (or its void is being finished): nothing to undo',
+    };
   if (command.type === 'void') {
+    // spec 001: a payment with refunds is not voided (its refunds are voided first, or what is left is refunded).
+    if (original.refundedMinor > 0)
+      return {
+        code: 'REFUNDS_STANDING',
+        message:
+          'Refunded in part or in full (or a refund is awaiting its answer): void its refunds first, or refund the rest',
+      };
     if (!original.voidable)
       return { code: 'NOT_VOIDABLE', message: 'Past the settlement cut-off: refund instead' };
     switch (original.service) {

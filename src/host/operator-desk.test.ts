@@ -6,11 +6,14 @@ import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { findTransaction, OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
+import { operatorService } from '../flows/operator.js';
 import { OperatorPin } from './operator-pin.js';
 
 const T0 = Date.parse('2030-01-01T08:00:00Z');
 let t = T0;
 const now = (): Date => new Date(t);
+
+type LocalAmount = { minor: number; currency: string };
 
 /** The status bar is not what these tests are about. */
 const STATUS = { terminalId: 'T-1' } as OperatorStatus;
@@ -22,7 +25,13 @@ afterEach(() => {
 });
 
 /** A desk over a fresh journal, with the flows' fake effects holding one approved sale `S1` of £6.00. */
-function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 })) {
+function setup(
+  flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 }),
+  terminal: {
+    currency?: string;
+    toLocal?: (tx: string, minor: number, currency: string) => LocalAmount;
+  } = {},
+) {
   const journal = openJournal(':memory:', { now });
   journals.push(journal);
   const pin = new OperatorPin(undefined, () => t);
@@ -39,16 +48,16 @@ function setup(flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, r
   });
   // A variable, not a literal: the desk takes what it needs of it.
   const deps = {
-    config: parseConfig({}),
+    config: parseConfig(terminal.currency ? { terminal: { currency: terminal.currency } } : {}),
     journal,
     pin,
     effects: fake,
-    settings: testSettings(),
+    settings: testSettings(terminal.currency ? { currency: terminal.currency } : {}),
     clock: fake.clock,
     now,
     logger: silentLogger(),
     authorizedTotal: () => undefined,
-    toLocal: (_tx: string, minor: number, currency: string) => ({ minor, currency }),
+    toLocal: terminal.toLocal ?? ((_tx: string, minor: number, currency: string) => ({ minor, currency })),
     flushQueue,
     changed: () => undefined,
     status: () => STATUS,
@@ -180,6 +189,20 @@ describe('OperatorDesk audit log', () => {
     ]);
   });
 
+  it('refuses to void a sale with a refund standing, and records why', async () => {
+    const { desk, goodPin, fake } = setup();
+    await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor: 200 } });
+    const r = await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S1' } });
+    expect(r).toMatchObject({ ok: true, value: { outcome: 'not-allowed', code: 'REFUNDS_STANDING' } });
+    expect(fake.sent.map((s) => s.service)).toEqual(['refund-payment']);
+    expect(log(desk).at(-1)).toMatchObject({
+      action: 'void',
+      subject: 'S1',
+      result: 'refused',
+      code: 'REFUNDS_STANDING',
+    });
+  });
+
   it('records a queue flush and its figures, or its failure', async () => {
     let fails = false;
     const { desk, goodPin } = setup(() =>
@@ -255,5 +278,205 @@ describe('findTransaction', () => {
     };
     expect(findTransaction(journal, 'OLD', options)).toMatchObject({ amountMinor: 600, refundedMinor: 300 });
     expect(journal.referencing('OLD').map((e) => e.transactionId)).toEqual(['OLD-R1', 'OLD-R2']);
+  });
+});
+
+/** The options the desk passes to findTransaction, for a terminal in GBP counting in the journal's amounts. */
+const FIND = { timeZone: 'Europe/London', currency: 'GBP', authorizedTotal: () => undefined };
+
+/** A journal holding the approved £6.00 sale S1, and a way to add entries in a given state. */
+function journalWithSale() {
+  const journal = openJournal(':memory:', { now });
+  journals.push(journal);
+  const add = (
+    transactionId: string,
+    overrides: Parameters<typeof saleEntry>[1],
+    state: 'approved' | 'declined' | 'rejected' | 'unknown' | 'sent' | 'pending',
+  ) => {
+    const entry = journal.begin(saleEntry(transactionId, overrides));
+    if (state === 'sent') journal.markSent(entry.id);
+    else if (state !== 'pending')
+      journal.recordOutcome(entry.id, {
+        state,
+        ...(state === 'approved' ? { gatewayId: `G-${transactionId}` } : {}),
+      });
+    return entry;
+  };
+  add('S1', {}, 'approved');
+  const find = (transactionId = 'S1') => {
+    const found = findTransaction(journal, transactionId, { ...FIND, now: now() });
+    if (!found) throw new Error(`${transactionId} not found`);
+    return found;
+  };
+  /** The operator machine's plan for a refund (of `amountMinor`, default what is left) or a void of `transactionId`. */
+  const plan = (type: 'refund' | 'void', transactionId = 'S1', amountMinor?: number) =>
+    operatorService(
+      type === 'void'
+        ? { type, transactionId }
+        : { type, transactionId, ...(amountMinor !== undefined ? { amountMinor } : {}) },
+      find(transactionId),
+    );
+  return { journal, add, find, plan };
+}
+
+describe('findTransaction and the operator plan: voided payments', () => {
+  it('neither refunds nor voids again a sale the operator voided', () => {
+    const { add, find, plan } = journalWithSale();
+    add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, 'approved');
+    expect(find()).toMatchObject({ voided: true, voidable: false });
+    expect(plan('refund')).toMatchObject({ code: 'ALREADY_VOIDED' });
+    expect(plan('refund', 'S1', 100)).toMatchObject({ code: 'ALREADY_VOIDED' });
+    expect(plan('void')).toMatchObject({ code: 'ALREADY_VOIDED' });
+  });
+
+  it.each(['pending', 'sent', 'unknown'] as const)(
+    'counts a void whose outcome is not known yet (%s) as one that may have gone through',
+    (state) => {
+      const { add, find, plan } = journalWithSale();
+      add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, state);
+      expect(find()).toMatchObject({ voided: true, voidable: false });
+      expect(plan('refund')).toMatchObject({ code: 'ALREADY_VOIDED' });
+    },
+  );
+
+  it('counts a void of a capture finished by recovery (resolved by a timeout void)', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    add('C1', { service: 'capture' }, 'approved');
+    const v = add('V1', { service: 'void-capture', referencedTransactionId: 'C1' }, 'unknown');
+    const attempt = add(
+      'TV1',
+      { service: 'timeout-void', referencedTransactionId: 'C1', resolvesEntryId: v.id },
+      'approved',
+    );
+    journal.resolve(v.id, 'timeout-void', attempt.id);
+    expect(find('C1')).toMatchObject({ voided: true, voidable: false });
+    expect(plan('refund', 'C1')).toMatchObject({ code: 'ALREADY_VOIDED' });
+    expect(plan('void', 'C1')).toMatchObject({ code: 'ALREADY_VOIDED' });
+  });
+
+  it('does not count a void that moved nothing: declined, rejected, or refused by its timeout void', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, 'declined');
+    add('V2', { service: 'void-payment', referencedTransactionId: 'S1' }, 'rejected');
+    const v3 = add('V3', { service: 'void-payment', referencedTransactionId: 'S1' }, 'unknown');
+    journal.resolve(v3.id, 'not-voidable');
+    expect(find()).toMatchObject({ voided: false, voidable: true });
+    expect(plan('void')).toMatchObject({ service: 'void-payment', amountMinor: 600 });
+  });
+});
+
+describe('findTransaction and the operator plan: what is left to refund', () => {
+  it.each(['pending', 'sent', 'unknown'] as const)(
+    'counts a refund whose outcome is not known yet (%s): it may have gone through',
+    (state) => {
+      const { add, find, plan } = journalWithSale();
+      add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 600 }, state);
+      expect(find()).toMatchObject({ refundedMinor: 600 });
+      expect(plan('refund')).toMatchObject({ code: 'REFUND_EXCEEDS_CAPTURED' });
+    },
+  );
+
+  it('counts an approved refund until a void of it has gone through, and not a refused one', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 100 }, 'approved');
+    add('R2', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }, 'approved');
+    add('R3', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 300 }, 'declined');
+    const v1 = add('V1', { service: 'void-refund', referencedTransactionId: 'R1' }, 'unknown');
+    expect(find()).toMatchObject({ refundedMinor: 300 });
+    expect(plan('refund', 'S1', 301)).toMatchObject({ code: 'REFUND_EXCEEDS_CAPTURED' });
+    // Recovery finishes the void of R1 with a timeout void: its 1.00 can be refunded again.
+    journal.resolve(v1.id, 'timeout-void');
+    expect(find()).toMatchObject({ refundedMinor: 200 });
+    expect(plan('refund')).toEqual({ service: 'refund-payment', amountMinor: 400 });
+  });
+});
+
+describe('findTransaction and the operator plan: voids of refunded payments', () => {
+  it.each(['approved', 'pending', 'sent', 'unknown'] as const)(
+    'does not plan a void of a sale with a refund that stands or may stand (%s)',
+    (state) => {
+      const { add, plan } = journalWithSale();
+      add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }, state);
+      // Voiding it would give back the 6.00 on top of the 2.00 refunded (the gateway refuses: NOT_VOIDABLE).
+      expect(plan('void')).toMatchObject({ code: 'REFUNDS_STANDING' });
+    },
+  );
+
+  it('plans the void once the refunds are voided, and the void of a refund itself', () => {
+    const { add, plan } = journalWithSale();
+    add('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }, 'approved');
+    add('R2', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 300 }, 'declined');
+    expect(plan('void', 'R1')).toEqual({ service: 'void-refund', amountMinor: 200 });
+    add('V1', { service: 'void-refund', referencedTransactionId: 'R1' }, 'approved');
+    expect(plan('void')).toEqual({ service: 'void-payment', amountMinor: 600 });
+  });
+
+  it('lists a partly refunded sale with a refund and no void, and its refund with a void', async () => {
+    const { desk, journal, goodPin } = setup();
+    const approved = (transactionId: string, overrides: Parameters<typeof saleEntry>[1] = {}): void => {
+      const entry = journal.begin(saleEntry(transactionId, overrides));
+      journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${transactionId}` });
+    };
+    approved('S1');
+    approved('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 });
+    const r = await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    const listed = r.ok && r.value.type === 'transactions' ? r.value.transactions : [];
+    expect(listed.map((t) => [t.transactionId, t.allowed])).toEqual([
+      ['R1', ['void']],
+      ['S1', ['refund']],
+    ]);
+  });
+});
+
+describe('the amounts operator mode lists are the ones a refund or void sends', () => {
+  /** The transactions as the panel receives them. */
+  async function listed(desk: OperatorDesk, pin: string) {
+    const r = await desk.handle({ pin, action: { type: 'transactions', limit: 10 } });
+    return r.ok && r.value.type === 'transactions' ? r.value.transactions : [];
+  }
+  const approved = (journal: SqliteJournal, tx: string, overrides: Parameters<typeof saleEntry>[1] = {}) => {
+    const entry = journal.begin(saleEntry(tx, overrides));
+    journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${tx}` });
+  };
+
+  it('lists what a full refund sends once part of the payment was refunded', async () => {
+    const { desk, journal, goodPin } = setup();
+    approved(journal, 'S1');
+    approved(journal, 'R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 });
+    const sale = (await listed(desk, goodPin)).find((t) => t.transactionId === 'S1');
+    const plan = operatorService(
+      { type: 'refund', transactionId: 'S1' },
+      findTransaction(journal, 'S1', { ...FIND, now: now() })!,
+    );
+    // The panel confirms "refund of <listed amount>" for a full refund: it must be what is sent, not the 6.00 paid.
+    expect(sale?.amount).toEqual({ minor: 400, currency: 'GBP', text: '£4.00' });
+    expect(plan).toEqual({ service: 'refund-payment', amountMinor: 400 });
+  });
+
+  it('lists a converted sale (family A: journaled in the card currency) in the local unit its refunds count in', async () => {
+    // 10.00 EUR paid as 1612 JPY (DCC, processor family A: the journal holds the gateway's amount).
+    const toLocal = (_tx: string, minor: number, currency: string): LocalAmount =>
+      currency === 'JPY'
+        ? { minor: Math.round((minor * 1000) / 1612), currency: 'EUR' }
+        : { minor, currency };
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR', toLocal });
+    approved(journal, 'S1', { amountMinor: 1612, currency: 'JPY' });
+    const [row] = await listed(desk, goodPin);
+    const planned = findTransaction(journal, 'S1', { ...FIND, currency: 'EUR', now: now(), toLocal })!;
+    // The panel reads a typed refund amount in the listed currency and sends it as `amountMinor`, which the operator
+    // machine counts in `planned.currency`: the same unit.
+    expect(row?.amount).toMatchObject({ minor: 1000, currency: 'EUR' });
+    expect(planned).toMatchObject({ amountMinor: 1000, currency: 'EUR' });
+  });
+
+  it('lists a refund and a credit at their amount, and other entries at the amount they requested', async () => {
+    const { desk, journal, goodPin } = setup();
+    approved(journal, 'S1');
+    approved(journal, 'R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 250 });
+    approved(journal, 'A1', { service: 'preauth', comments: 'Parking Authorization', amountMinor: 900 });
+    const amounts = Object.fromEntries(
+      (await listed(desk, goodPin)).map((t) => [t.transactionId, t.amount?.minor]),
+    );
+    expect(amounts).toEqual({ S1: 350, R1: 250, A1: 900 });
   });
 });

@@ -1,6 +1,7 @@
 import { createActor } from 'xstate';
 import type { Config } from '../config/index.js';
 import {
+  operatorService,
   provideFlowEffects,
   type FlowEffects,
   type FlowSettings,
@@ -11,6 +12,7 @@ import {
 import {
   AUDIT_LIST_MAX,
   AuditStore,
+  refundedTotalOf,
   type AuditQuery,
   type AuditRecord,
   type AuditResult,
@@ -69,6 +71,28 @@ function fail<T>(code: string, message: string): Result<T> {
 }
 
 /**
+ * Whether a void of the transaction `e` refers to (a void, or recovery's timeout void) has gone through or may have:
+ * approved, its outcome not known yet (pending, sent, unknown), or finished by recovery — a void whose answer was lost
+ * is resolved by a timeout void of what it voids (reference/gateway.md §7), `resolution` `timeout-void`
+ * (src/journal/recovery.ts). A void resolved otherwise (`not-voidable`, `not-at-gateway`) moved nothing.
+ */
+function voidMayHaveGoneThrough(e: JournalEntry): boolean {
+  if (!e.service.startsWith('void-') && e.service !== 'timeout-void') return false;
+  switch (e.state) {
+    case 'approved':
+    case 'pending':
+    case 'sent':
+    case 'unknown':
+      return true;
+    case 'resolved':
+      return e.resolution === 'timeout-void';
+    case 'declined':
+    case 'rejected':
+      return false;
+  }
+}
+
+/**
  * The journal's record of a transaction the operator may refund or void (FlowEffects.findTransaction): its amount,
  * what was refunded already, whether the settlement day still allows a void, and for a capture the authorization it
  * captured (voiding a capture leaves that hold in place, gateway.md §7).
@@ -97,12 +121,8 @@ export function findTransaction(
   const service = entry.service;
   if (!REFUNDABLE_OR_VOIDABLE.has(service)) return null;
   const related = journal.referencing(transactionId);
-  const refundedMinor = related
-    .filter(
-      (e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.state === 'approved',
-    )
-    .reduce((s, e) => s + (e.amountMinor ?? 0), 0);
-  const voided = related.some((e) => e.service.startsWith('void-') && e.state === 'approved');
+  const refundedMinor = refundedTotalOf(journal, transactionId);
+  const voided = related.some(voidMayHaveGoneThrough);
   let authorization: OriginalTransaction['authorization'];
   if (service === 'capture' && entry.referencedTransactionId) {
     const auth = journal.findByTransactionId(entry.referencedTransactionId);
@@ -126,6 +146,7 @@ export function findTransaction(
     amountMinor: amount.minor,
     currency: amount.currency,
     refundedMinor: local(refundedMinor).minor,
+    voided,
     voidable: !voided && sameLocalDay(entry.createdAt, options.now, options.timeZone),
     ...(authorization ? { authorization } : {}),
   };
@@ -401,18 +422,27 @@ export class OperatorDesk {
     };
   }
 
+  /**
+   * One journal entry as operator mode lists it. The amount of a payment the operator can act on is the one a refund
+   * or void of it sends, in the unit the operator machine counts in and the panel reads a typed refund amount in (see
+   * {@link operatorAmount}); any other entry shows the amount it requested, as journaled.
+   */
   private summarise(e: JournalEntry): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
-    if (e.state === 'approved' && e.transactionId) {
-      const o = this.find(e.transactionId);
-      if (o && (o.service === 'capture' || o.service === 'sale') && o.refundedMinor < o.amountMinor)
-        allowed.push('refund');
-      if (o?.voidable) allowed.push('void');
-    }
+    const o = e.state === 'approved' && e.transactionId ? this.find(e.transactionId) : null;
+    // The actions the operator machine would carry out, by its own rule (a full refund: of what is left).
+    if (o)
+      for (const type of ['refund', 'void'] as const)
+        if ('service' in operatorService({ type, transactionId: o.transactionId }, o)) allowed.push(type);
     const locale = this.deps.config.terminal.locale;
+    const shown = o ? operatorAmount(o) : { minor: e.amountMinor, currency: e.currency };
     const amount =
-      e.amountMinor !== undefined && e.currency
-        ? { minor: e.amountMinor, currency: e.currency, text: formatMoney(e.amountMinor, e.currency, locale) }
+      shown.minor !== undefined && shown.currency
+        ? {
+            minor: shown.minor,
+            currency: shown.currency,
+            text: formatMoney(shown.minor, shown.currency, locale),
+          }
         : undefined;
     return {
       transactionId: e.transactionId ?? e.referencedTransactionId ?? `entry-${e.id}`,
@@ -425,6 +455,25 @@ export class OperatorDesk {
       at: e.createdAt,
       allowed,
     };
+  }
+}
+
+/**
+ * The amount operator mode shows for a transaction it may refund or void, from the figures the operator machine plans
+ * with (findTransaction): for a capture or sale, what is left to refund — the amount less the refunds that stand or
+ * may stand, what a full refund sends — and for a refund or credit its amount, what its void takes back; in the local
+ * currency (a converted payment of processor family A is journaled in the card's currency, and its refunds are
+ * entered and counted in the local one).
+ */
+function operatorAmount(o: OriginalTransaction): { minor: number; currency: string } {
+  switch (o.service) {
+    case 'capture':
+    case 'sale':
+      return { minor: Math.max(0, o.amountMinor - o.refundedMinor), currency: o.currency };
+    case 'refund-capture':
+    case 'refund-payment':
+    case 'credit':
+      return { minor: o.amountMinor, currency: o.currency };
   }
 }
 

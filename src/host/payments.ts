@@ -14,6 +14,7 @@ import type {
 import {
   authorizedTotalOf,
   LIVE_FAILPOINTS,
+  refundedTotalOf,
   type JournaledSender,
   type JournalEntry,
   type SqliteJournal,
@@ -86,9 +87,6 @@ const TAG_SET_SERVICE: Partial<Record<FlowRequest['service'], TagSetService>> = 
  * one sender (journaled durably before a byte goes out, sent once, outcome journaled — money safety rules 1 and 2).
  * Unknown outcomes stay in the journal as 'unknown' until recovery resolves them.
  */
-/** Journal states of a request that may have moved money (approved, or its outcome not known yet). */
-const MAY_HAVE_MOVED: ReadonlySet<string> = new Set(['approved', 'pending', 'sent', 'unknown']);
-
 export class PaymentService {
   /** Tag set of the authorization made with a card read, by card reference (for captures and reversals). */
   private readonly originalTags = new Map<string, string>();
@@ -375,8 +373,8 @@ export class PaymentService {
    * The conversion fields of a refund of a converted payment of family A (refunded in the card's billing currency),
    * its billing amount bounded by what the journal says remains of the billing amount paid: refunds converted one by
    * one can add up to more (0.01 and 9.99 EUR of 10.00 EUR = 1612 JPY convert to 2 + 1611 JPY), which the gateway
-   * refuses. A refund of the whole local remainder carries the whole billing remainder. Refunds that may have gone
-   * through (approved and not voided, sent, unknown) count as refunded.
+   * refuses. A refund of the whole local remainder carries the whole billing remainder. Refunds that stand or may
+   * stand count as refunded: the journal's one rule, {@link refundedTotalOf}, the one operator mode counts with.
    */
   private refundDcc(request: FlowRequest, fields: DccFields, terms: DccTerms): DccFields {
     const paidTx = request.original?.transactionId;
@@ -388,21 +386,7 @@ export class PaymentService {
       paid?.service === 'capture' ? paid.amountMinor : (paid?.authorizedMinor ?? paid?.amountMinor);
     if (paid?.state !== 'approved' || paid.currency !== fields.billingCurrency || paidMinor === undefined)
       return fields;
-    const refunded = journal
-      .referencing(paidTx)
-      .filter(
-        (e) =>
-          (e.service === 'refund-capture' || e.service === 'refund-payment') &&
-          MAY_HAVE_MOVED.has(e.state) &&
-          !(
-            e.transactionId &&
-            journal
-              .referencing(e.transactionId)
-              .some((v) => v.service === 'void-refund' && v.state === 'approved')
-          ),
-      )
-      .reduce((sum, e) => sum + (e.amountMinor ?? 0), 0);
-    const remaining = Math.max(0, paidMinor - refunded);
+    const remaining = Math.max(0, paidMinor - refundedTotalOf(journal, paidTx));
     const remainingLocal = localAmountOf(remaining, { dcc: terms }, 'A') ?? 0;
     const billingAmountMinor =
       request.amountMinor >= remainingLocal ? remaining : Math.min(fields.billingAmountMinor, remaining);

@@ -1344,6 +1344,41 @@ export function authorizedTotalOf(
 }
 
 /**
+ * What the refunds of a payment this terminal made come to, counting every refund that stands or may stand, so that
+ * no money is refunded twice: approved and not voided, or its answer not known yet (pending, sent, unknown), or
+ * resolved `not-voidable` (its timeout void was refused because the refund exists at the gateway and can no longer be
+ * voided). A refund voided by a void or timeout void that was approved, or finished by recovery (resolved
+ * `timeout-void`), gives its money back and does not count; nor does one declined, rejected or resolved otherwise.
+ * Minor units of the currency the refunds were journaled in, the gateway's (a refund of a converted payment of
+ * processor family A: the card's billing currency); 0 when there is none. The operator's remainder and the billing
+ * amount of a converted refund are both this figure.
+ */
+export function refundedTotalOf(journal: SqliteJournal, paymentTransactionId: string): number {
+  const voidedBy = (v: JournalEntry): boolean =>
+    (v.service === 'void-refund' || v.service === 'timeout-void') &&
+    (v.state === 'approved' || (v.state === 'resolved' && v.resolution === 'timeout-void'));
+  const mayStand = (refund: JournalEntry): boolean => {
+    switch (refund.state) {
+      case 'approved':
+        return !(refund.transactionId && journal.referencing(refund.transactionId).some(voidedBy));
+      case 'pending':
+      case 'sent':
+      case 'unknown':
+        return true;
+      case 'resolved':
+        return refund.resolution === 'not-voidable';
+      case 'declined':
+      case 'rejected':
+        return false;
+    }
+  };
+  return journal
+    .referencing(paymentTransactionId)
+    .filter((e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && mayStand(e))
+    .reduce((sum, e) => sum + (e.amountMinor ?? 0), 0);
+}
+
+/**
  * Opens (creating and migrating when needed) the journal at `path` (`:memory:` for tests). Throws
  * {@link JournalError} `JOURNAL_IO` or `JOURNAL_MIGRATION` when the file cannot be used.
  */

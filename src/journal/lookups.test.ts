@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { staticKeyProvider } from './encryption.js';
-import { authorizedTotalOf, NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
+import { authorizedTotalOf, NOT_SENT, openJournal, refundedTotalOf, type SqliteJournal } from './journal.js';
 import { OfflineQueue, type OfflinePaymentInput } from './offline-queue.js';
 import { memoryJournals, saleEntry } from './testing/entries.js';
 import { JournaledSender, type Transmitter } from './sender.js';
@@ -128,6 +128,51 @@ describe('journal lookups', () => {
     increment('I3', 150, { state: 'approved', gatewayId: 'GI3', authorizedMinor: 500 });
     increment('I4', 100, { state: 'approved', gatewayId: 'GI4' });
     expect(authorizedTotalOf(j, 'A1')).toEqual({ minor: 600, currency: 'GBP' });
+  });
+
+  it('counts the refunds of a payment that stand or may stand, and not those voided or refused', () => {
+    const j = journal();
+    sale(j, 'S1');
+    sale(j, 'S2');
+    const refund = (
+      tx: string,
+      amountMinor: number,
+      state?: 'approved' | 'declined' | 'rejected' | 'unknown',
+    ) => {
+      const e = j.begin(
+        saleEntry(tx, { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor }),
+      );
+      if (state) j.recordOutcome(e.id, { state, ...(state === 'approved' ? { gatewayId: `G-${tx}` } : {}) });
+      return e;
+    };
+    const voidOf = (tx: string, refundTx: string, state: 'approved' | 'declined' | 'unknown') => {
+      const e = j.begin(saleEntry(tx, { service: 'void-refund', referencedTransactionId: refundTx }));
+      j.recordOutcome(e.id, { state, ...(state === 'approved' ? { gatewayId: `G-${tx}` } : {}) });
+      return e;
+    };
+    expect(refundedTotalOf(j, 'S1')).toBe(0);
+    refund('R1', 1, 'approved');
+    refund('R2', 2); // pending: it may be on its way
+    j.markSent(refund('R3', 4).id);
+    refund('R4', 8, 'unknown');
+    j.resolve(refund('R5', 16, 'unknown').id, 'not-voidable'); // its timeout void found it standing
+    expect(refundedTotalOf(j, 'S1')).toBe(31);
+    // Moved nothing: declined, rejected, never sent, voided by recovery's timeout void.
+    refund('R6', 32, 'declined');
+    refund('R7', 64, 'rejected');
+    j.resolve(refund('R8', 128).id, NOT_SENT);
+    j.resolve(refund('R9', 256, 'unknown').id, 'timeout-void');
+    // Voided by the operator: approved, or finished by recovery; a void still out or declined leaves it standing.
+    refund('R10', 512, 'approved');
+    voidOf('V10', 'R10', 'approved');
+    refund('R11', 1_024, 'approved');
+    j.resolve(voidOf('V11', 'R11', 'unknown').id, 'timeout-void');
+    refund('R12', 2_048, 'approved');
+    voidOf('V12', 'R12', 'unknown');
+    refund('R13', 4_096, 'approved');
+    voidOf('V13', 'R13', 'declined');
+    expect(refundedTotalOf(j, 'S1')).toBe(31 + 2_048 + 4_096);
+    expect(refundedTotalOf(j, 'S2')).toBe(0);
   });
 
   it('finds the approved pre-authorizations that no capture standing and no reversal settled, however old', () => {

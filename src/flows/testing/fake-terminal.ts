@@ -407,6 +407,7 @@ export class FakeTerminal implements FlowEffects {
       amountMinor: s.amountMinor,
       currency: 'GBP',
       refundedMinor: s.refundedMinor,
+      voided: s.voided,
       voidable: this.voidable && !s.voided,
       ...(auth !== undefined && s.authGatewayId !== undefined
         ? {

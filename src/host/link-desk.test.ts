@@ -165,9 +165,84 @@ describe('LinkDesk', () => {
     desk = makeDesk(30);
     const b = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     expect(b.linkId).toBe('T-1-2');
-    expect(await desk.watch(b.linkId)).toMatchObject({ closing: true });
-    await new Promise((r) => setTimeout(r, 50));
+    // The wait ends once the gateway confirms the link INACTIVE (a payment before that still counts).
+    expect(await desk.watch(b.linkId)).toMatchObject({
+      state: 'deactivated',
+      closing: false,
+      closeReason: 'timeout',
+    });
     expect(store.get(b.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
+  /** Holds the gateway's answers to `get` until the returned function is called. */
+  function holdGets(): () => void {
+    const get = gateway.api.get;
+    let answer!: () => void;
+    gateway.api.get = (id) =>
+      new Promise((resolve, reject) => {
+        answer = () => void get(id).then(resolve, reject);
+      });
+    return () => {
+      gateway.api.get = get;
+      answer();
+    };
+  }
+
+  it('counts a payment notified while the cancel is deactivating the link, on the screen and in the audit alike', async () => {
+    const view = await desk.createForFee({ reference: 'T-77', amountMinor: 450, currency: 'GBP' });
+    // The cancel's look at the link is in flight when the payment's notification arrives (the customer paid first).
+    const answer = holdGets();
+    const cancelling = desk.cancel(view.linkId, 'cancelled');
+    await new Promise((r) => setTimeout(r, 10));
+    desk.notify(paid(view.linkId));
+    answer();
+    // What flow-effects' closeLink turns into the machine's outcome: paid, so the ticket is released.
+    expect(await cancelling).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:ok:PAID',
+      'link-deactivate:ok:paid',
+    ]);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+  });
+
+  it('counts a payment notified while the end of the wait is deactivating the link: the wait ends paid', async () => {
+    desk.stop();
+    desk = makeDesk(30);
+    const view = await desk.createForFee({ reference: 'T-78', amountMinor: 450, currency: 'GBP' });
+    const answer = holdGets();
+    const waiting = desk.watch(view.linkId);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    desk.notify(paid(view.linkId));
+    expect(await waiting).toMatchObject({ state: 'paid' });
+    answer();
+    await desk.settled();
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:ok:PAID',
+      'link-deactivate:ok:paid',
+    ]);
+  });
+
+  it('records a payment after the gateway confirmed the cancel for the operator; the customer was told not paid', async () => {
+    const view = await desk.createForFee({ reference: 'T-79', amountMinor: 450, currency: 'GBP' });
+    expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
+    desk.notify(paid(view.linkId));
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:ok:cancelled',
+      'link-paid:refused:PAID_AFTER_CLOSE',
+    ]);
+  });
+
+  it('records for the operator a payment after the customer was told not paid, the deactivation unconfirmed', async () => {
+    const view = await desk.createForFee({ reference: 'T-80', amountMinor: 450, currency: 'GBP' });
+    gateway.api.update = () =>
+      Promise.reject(new GatewayError('GW_SERVER', 'HTTP 502', { httpStatus: 502, outcomeUnknown: true }));
+    expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    desk.notify(paid(view.linkId));
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:failed:GW_SERVER',
+      'link-paid:refused:PAID_AFTER_CLOSE',
+    ]);
   });
 
   it('deactivates a link whose wait ends while the sweep is asking for its status, as soon as the answer is in', async () => {
@@ -184,12 +259,13 @@ describe('LinkDesk', () => {
       });
     const sweeping = desk.sweep();
     await new Promise((r) => setTimeout(r, 60));
-    expect(await ended).toMatchObject({ closing: true });
+    expect(desk.get(link.linkId)).toMatchObject({ state: 'active', closing: true });
     expect(gateway.links.get(link.linkId)?.status).toBe('ACTIVE');
     gateway.api.get = get;
     answer();
     await sweeping;
     await desk.settled();
+    expect(await ended).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
     expect(gateway.links.get(link.linkId)?.status).toBe('INACTIVE');
     expect(store.get(link.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
   });

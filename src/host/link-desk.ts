@@ -187,14 +187,12 @@ function viewOf(link: StoredLink, declined: boolean): LinkView {
   };
 }
 
-/** A wait is over for the customer: paid, closed or never created, or the terminal decided to close it. */
+/**
+ * A wait is over for the customer: paid, never created, or confirmed INACTIVE by the gateway. The terminal's intent to
+ * close a link does not end it: until the gateway confirms the link INACTIVE a payment can still come, and it counts.
+ */
 function ended(link: StoredLink): boolean {
-  return (
-    link.state === 'paid' ||
-    link.state === 'deactivated' ||
-    link.state === 'failed' ||
-    link.closeReason !== undefined
-  );
+  return link.state === 'paid' || link.state === 'failed' || link.gatewayInactive;
 }
 
 const errorText = (e: unknown): string =>
@@ -220,6 +218,11 @@ export class LinkDesk {
   private readonly busy = new Set<string>();
   /** Links whose deactivation waited for the request in flight about them: it runs as soon as that request ends. */
   private readonly closeAfterBusy = new Set<string>();
+  /**
+   * Fee links a customer of this run still waits on: a payment of one counts (the machine settles the ticket) until the
+   * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid.
+   */
+  private readonly awaited = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -277,6 +280,7 @@ export class LinkDesk {
       currency: request.currency,
       watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
+    if ((request.purpose ?? 'fee') === 'fee') this.awaited.add(linkId);
     this.busy.add(linkId);
     try {
       const created = await this.deps.gateway.paymentLinks.create(input);
@@ -285,6 +289,8 @@ export class LinkDesk {
       this.watchLink(link);
       return this.publish(link);
     } catch (e) {
+      // The customer is told no: a payment of a link the gateway made anyway is the operator's to settle.
+      this.awaited.delete(linkId);
       const known = e instanceof GatewayError && !e.outcomeUnknown;
       if (known) {
         const link = this.deps.store.failed(linkId, errorText(e));
@@ -331,15 +337,22 @@ export class LinkDesk {
 
   /**
    * The customer walked away (or chose another way to pay): the link is deactivated. The intent is journaled first,
-   * so a failure to reach the gateway now is finished by the sweep or the next start.
+   * so a failure to reach the gateway now is finished by the sweep or the next start. A payment notified before the
+   * gateway confirms the link INACTIVE counts: the view returned is then `paid`. Otherwise the customer is told it was
+   * not paid, and a payment that still comes is recorded for the operator (`PAID_AFTER_CLOSE`).
    */
   async cancel(linkId: string, reason: LinkCloseReason = 'cancelled'): Promise<LinkView> {
     const link = this.deps.store.get(linkId);
     if (link === undefined) throw new LinkDeskError('LINK_NOT_FOUND', `no payment link ${linkId}`);
-    if (link.state === 'paid' || link.state === 'failed' || link.state === 'deactivated')
-      return viewOf(link, false);
-    await this.deactivate(linkId, reason);
-    return this.get(linkId) ?? viewOf(link, false);
+    if (link.state !== 'paid' && link.state !== 'failed' && link.state !== 'deactivated') {
+      // A request about the link in flight (the sweep's look, a deactivation) ends first, so that the answer given
+      // here follows the gateway's.
+      await this.idle(linkId);
+      await this.deactivate(linkId, reason);
+    }
+    const after = this.deps.store.get(linkId) ?? link;
+    if (after.state !== 'paid') this.awaited.delete(linkId);
+    return viewOf(after, this.declined.has(linkId));
   }
 
   /** Operator mode: one page of the gateway's list (offset/limit), each link with the journal's record of it. */
@@ -413,6 +426,16 @@ export class LinkDesk {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Whether an approved payment of the link is counted: the gateway has not confirmed the link INACTIVE, and someone
+   * counts it — the customer of this run waiting on a fee link (its machine settles the ticket), or the amount owed of
+   * a pay-later link. Otherwise it is the operator's to settle or refund (`PAID_AFTER_CLOSE`).
+   */
+  private counts(link: StoredLink): boolean {
+    if (link.gatewayInactive || link.state === 'deactivated' || link.state === 'failed') return false;
+    return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
+  }
+
   /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
   private auditRefusedPayment(
     linkId: string,
@@ -458,17 +481,17 @@ export class LinkDesk {
       this.auditRefusedPayment(link.linkId, n, 'AMOUNT_MISMATCH');
       return;
     }
-    const wasClosed =
-      link.state === 'deactivated' || link.state === 'failed' || link.closeReason !== undefined;
+    const counted = this.counts(link);
     const paid = this.deps.store.paid(link.linkId, n.paymentId);
     this.declined.delete(link.linkId);
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
       subject: link.linkId,
-      // A payment after the terminal gave up on the link still happened: the operator settles or refunds it.
-      result: wasClosed ? 'refused' : 'ok',
-      code: wasClosed ? 'PAID_AFTER_CLOSE' : 'PAID',
+      // A payment nobody counts (the link confirmed INACTIVE, or its customer told it was not paid) still happened:
+      // the operator settles or refunds it.
+      result: counted ? 'ok' : 'refused',
+      code: counted ? 'PAID' : 'PAID_AFTER_CLOSE',
       details: {
         reference: link.reference,
         paymentId: n.paymentId,
@@ -506,6 +529,7 @@ export class LinkDesk {
       if (view) for (const w of list) w(view);
     }
     this.waiters.clear();
+    this.awaited.clear();
   }
 
   /**
@@ -557,6 +581,7 @@ export class LinkDesk {
     if (ended(link)) {
       const list = this.waiters.get(link.linkId);
       this.waiters.delete(link.linkId);
+      if (link.state !== 'paid') this.awaited.delete(link.linkId);
       for (const w of list ?? []) w(view);
     }
     return view;
@@ -648,6 +673,11 @@ export class LinkDesk {
     } finally {
       this.release(link.linkId);
     }
+  }
+
+  /** Resolves once no request of the desk about `linkId` is in flight (each is bounded by the client's timeouts). */
+  private async idle(linkId: string): Promise<void> {
+    while (this.busy.has(linkId)) await new Promise((r) => setTimeout(r, 20));
   }
 
   /** Ends a request about `linkId`; a deactivation that waited for it starts now. */

@@ -270,6 +270,43 @@ describe('LinkDesk', () => {
     expect(store.get(link.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
   });
 
+  it('deactivates the earlier link of a ticket whose cancel was not confirmed before it makes another', async () => {
+    const first = await desk.createForFee({ reference: 'T-99', amountMinor: 450, currency: 'GBP' });
+    // The customer cancels; the deactivation has no answer (gateway 502: outcome unknown).
+    const update = gateway.api.update;
+    gateway.api.update = () =>
+      Promise.reject(new GatewayError('GW_SERVER', 'HTTP 502', { httpStatus: 502, outcomeUnknown: true }));
+    expect(await desk.cancel(first.linkId)).toMatchObject({ state: 'active', closing: true });
+    gateway.api.update = update;
+    // Pay by phone again for the same ticket: the first link is made INACTIVE before the second exists.
+    const second = await desk.createForFee({ reference: 'T-99', amountMinor: 450, currency: 'GBP' });
+    expect(second.linkId).toBe('T-99-2');
+    const active = [...gateway.links.values()].filter((l) => l.status === 'ACTIVE').map((l) => l.id);
+    expect(active).toEqual(['T-99-2']);
+    expect(store.get(first.linkId)).toMatchObject({
+      state: 'deactivated',
+      gatewayInactive: true,
+      closeReason: 'cancelled',
+    });
+  });
+
+  it('refuses a second link for a ticket while the first one is not confirmed inactive (LINK_BUSY)', async () => {
+    const first = await desk.createForFee({ reference: 'T-98', amountMinor: 450, currency: 'GBP' });
+    gateway.api.update = () =>
+      Promise.reject(new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true }));
+    await desk.cancel(first.linkId);
+    await expect(
+      desk.createForFee({ reference: 'T-98', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({ code: 'LINK_BUSY' });
+    // Nothing else journaled or sent: the customer is offered the card instead.
+    expect(store.recent().map((l) => l.linkId)).toEqual([first.linkId]);
+    expect(gateway.calls.filter((c) => c.startsWith('create'))).toEqual([`create ${first.linkId}`]);
+    // Another ticket is not held up by it.
+    expect(await desk.createForFee({ reference: 'T-97', amountMinor: 450, currency: 'GBP' })).toMatchObject({
+      state: 'active',
+    });
+  });
+
   it('refuses personal data before anything is journaled or sent', async () => {
     await expect(
       desk.createForFee({ reference: 'card 4111 1111 1111 1111', amountMinor: 450, currency: 'GBP' }),

@@ -236,9 +236,11 @@ export class LinkDesk {
   /**
    * Creates the link for a fee and starts waiting for its payment. The request is checked (required fields and the
    * personal-data guard) before anything is written or sent, then journaled as `creating`, then sent once.
+   * A link of the same reference that the gateway has not confirmed INACTIVE (a cancel whose deactivation failed or
+   * had no answer) is deactivated first: one ticket never has two links to pay it.
    * @throws PersonalDataError (`LINK_PERSONAL_DATA`) before anything is sent; LinkDeskError `LINK_BAD_REQUEST`,
    *   `LINK_REFUSED` (the gateway refused it), `LINK_UNAVAILABLE` (no answer: the link, if the gateway made it, is
-   *   deactivated by the sweep).
+   *   deactivated by the sweep), `LINK_BUSY` (an earlier link of the reference is not confirmed INACTIVE yet).
    */
   async createForFee(request: FeeLinkRequest): Promise<LinkView> {
     if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
@@ -254,6 +256,7 @@ export class LinkDesk {
         : undefined
       : personalDataIn(request.reference);
     if (kind !== undefined) throw new PersonalDataError('purchaseInformation.purchaseNumber', kind);
+    await this.closeEarlierLinks(request.reference.slice(0, 128));
     const linkId = this.freshId(request.reference);
     const input: PaymentLinkInput = {
       linkType: 'PURCHASE',
@@ -556,6 +559,27 @@ export class LinkDesk {
       void this.sweep().catch((err: unknown) => this.deps.logger.error({ err }, 'payment-link sweep failed'));
     }, this.deps.pollMs);
     this.sweepTimer.unref();
+  }
+
+  /**
+   * Deactivates every open link of `reference` (as journaled) before another is made for it; a link paid but not yet
+   * INACTIVE is deactivated too (one use).
+   * @throws LinkDeskError `LINK_BUSY` while one of them is not confirmed INACTIVE (the sweep keeps trying).
+   */
+  private async closeEarlierLinks(reference: string): Promise<void> {
+    for (const link of this.deps.store.open()) {
+      if (link.reference !== reference) continue;
+      // Its customer is gone: this request is the customer's new try.
+      if (link.state !== 'paid') this.awaited.delete(link.linkId);
+      await this.idle(link.linkId);
+      await this.deactivate(link.linkId, link.closeReason ?? (link.state === 'paid' ? 'paid' : 'cancelled'));
+      const after = this.deps.store.get(link.linkId);
+      if (after !== undefined && !after.gatewayInactive && after.state !== 'failed')
+        throw new LinkDeskError(
+          'LINK_BUSY',
+          `the earlier payment link ${link.linkId} of this reference is not confirmed inactive yet`,
+        );
+    }
   }
 
   /** A purchase number the journal has not used: the reference, else the reference with `-2`, `-3` … */

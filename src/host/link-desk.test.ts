@@ -338,16 +338,26 @@ describe('LinkDesk', () => {
     expect(store.open()).toEqual([]);
   });
 
-  it('after a restart watches a link within its wait and deactivates the others; a link never made is failed', async () => {
-    const within = await desk.createForFee({ reference: 'A', amountMinor: 450, currency: 'GBP' });
-    const late = await desk.createForFee({ reference: 'B', amountMinor: 450, currency: 'GBP' });
+  it('after a restart watches a pay-later link within its wait and deactivates the others; a link never made is failed', async () => {
+    const within = await desk.createForFee({
+      reference: 'A',
+      amountMinor: 450,
+      currency: 'GBP',
+      purpose: 'pay-later',
+    });
+    const late = await desk.createForFee({
+      reference: 'B',
+      amountMinor: 450,
+      currency: 'GBP',
+      purpose: 'pay-later',
+    });
     desk.stop();
     // B was created long ago; C was journaled but the process died before sending; D was sent but not answered.
     journal.db.prepare(`UPDATE payment_links SET watch_until = 1 WHERE link_id = ?`).run(late.linkId);
     store.begin({
       linkId: 'C',
       reference: 'C',
-      purpose: 'fee',
+      purpose: 'pay-later',
       amountMinor: 450,
       currency: 'GBP',
       watchUntilMs: nowMs + 60_000,
@@ -355,7 +365,7 @@ describe('LinkDesk', () => {
     store.begin({
       linkId: 'D',
       reference: 'D',
-      purpose: 'fee',
+      purpose: 'pay-later',
       amountMinor: 450,
       currency: 'GBP',
       watchUntilMs: nowMs + 60_000,
@@ -383,9 +393,59 @@ describe('LinkDesk', () => {
         .map((r) => r.subject)
         .sort(),
     ).toEqual(['A', 'D']);
-    // Still watched: a payment after the restart settles it.
+    // Still watched: a payment of the amount owed after the restart settles it.
     desk.notify(paid('A'));
     expect(desk.get('A')?.state).toBe('paid');
+    expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({ result: 'ok', code: 'PAID' });
+  });
+
+  it('after a restart deactivates every fee link at once: its session is gone, so a payment of it goes to the operator', async () => {
+    const view = await desk.createForFee({ reference: 'T-88', amountMinor: 450, currency: 'GBP' });
+    store.begin({
+      linkId: 'E',
+      reference: 'E',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    gateway.links.set('E', { ...gateway.links.get(view.linkId)!, id: 'E', purchaseNumber: 'E' });
+    // Restart: the kiosk machine starts again at idle; the desk recovers the journal's open links.
+    desk.stop();
+    desk = makeDesk();
+    const taken = await desk.recover();
+    expect(taken.map((v) => `${v.linkId}:${v.state}:${v.closeReason ?? ''}`).sort()).toEqual([
+      'E:deactivated:recovery',
+      'T-88:deactivated:recovery',
+    ]);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(gateway.links.get('E')?.status).toBe('INACTIVE');
+    expect(store.open()).toEqual([]);
+    // Paid in the moment before it was INACTIVE: no ticket is released, no receipt; the operator is told.
+    desk.notify(paid(view.linkId));
+    expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({
+      subject: view.linkId,
+      result: 'refused',
+      code: 'PAID_AFTER_CLOSE',
+    });
+  });
+
+  it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {
+    const view = await desk.createForFee({ reference: 'T-87', amountMinor: 450, currency: 'GBP' });
+    desk.stop();
+    desk = makeDesk();
+    const answer = holdGets();
+    const recovering = desk.recover();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    desk.notify(paid(view.linkId));
+    answer();
+    await recovering;
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:refused:PAID_AFTER_CLOSE',
+      'link-deactivate:ok:paid',
+    ]);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
   });
 
   it('ends every wait when the terminal stops, and is no longer available', async () => {

@@ -202,8 +202,8 @@ const errorText = (e: unknown): string =>
  * Pay by phone with a payment link (issue 14, item 1), the host's side: creates a fixed-price `PURCHASE` link for a
  * fee, journaled before it is sent; waits for its payment (the verified notification handed to {@link notify}, and a
  * look at every open link through the API each `pollMs`); deactivates it when it is paid (one use), cancelled or the
- * wait ends; and at start ({@link recover}) takes every link a restart left open — it is watched again while its wait
- * lasts, deactivated otherwise. Nothing active is left unwatched: the same sweep that polls adopts any open link of
+ * wait ends; and at start ({@link recover}) takes every link a restart left open — a pay-later link is watched again
+ * while its wait lasts, every other deactivated. Nothing active is left unwatched: the same sweep that polls adopts any open link of
  * the journal that nobody watches (e.g. reactivated by the operator).
  *
  * The kiosk screens use {@link createForFee}, {@link watch}, {@link cancel}, {@link get} and {@link subscribe}; a
@@ -507,8 +507,9 @@ export class LinkDesk {
   }
 
   /**
-   * At start, before the terminal takes a card: every open link of the journal is watched again while its wait lasts
-   * or deactivated; a link left `creating` is looked up first. Then the sweep runs every `pollMs`.
+   * At start, before the terminal takes a card: a link left `creating` is looked up first; a fee link is deactivated
+   * (its customer's session did not survive the restart: a payment of it goes to the operator as `PAID_AFTER_CLOSE`);
+   * a pay-later link is watched again while its wait lasts, deactivated otherwise. Then the sweep runs every `pollMs`.
    * Returns the links taken.
    */
   async recover(): Promise<LinkView[]> {
@@ -656,6 +657,12 @@ export class LinkDesk {
     }
     if (current.closeReason !== undefined || current.state === 'paid') {
       await this.deactivate(current.linkId, current.closeReason ?? 'paid');
+      return;
+    }
+    // A fee link's customer and session were gone with the restart: nobody would count its payment (no ticket
+    // released, no receipt), so it is deactivated at once; a payment that still comes is the operator's.
+    if (atStart && current.purpose === 'fee') {
+      await this.deactivate(current.linkId, 'recovery');
       return;
     }
     if (now >= current.watchUntilMs) {

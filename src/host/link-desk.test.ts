@@ -307,6 +307,38 @@ describe('LinkDesk', () => {
     });
   });
 
+  it('refuses a notification signed before its link existed (an old one replayed), and records it for the operator', async () => {
+    const view = await desk.createForFee({ reference: 'T-60', amountMinor: 450, currency: 'GBP' });
+    desk.notify({ ...paid(view.linkId), signedAtMs: nowMs - 3_600_000 });
+    expect(desk.get(view.linkId)?.state).toBe('active');
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:refused:SIGNED_BEFORE_LINK',
+    ]);
+    // A relayed one signed after the link was made counts however late it is fetched.
+    desk.notify({ ...paid(view.linkId), signedAtMs: nowMs + 1_000 });
+    expect(desk.get(view.linkId)?.state).toBe('paid');
+  });
+
+  it('records a correctly signed notification that was refused for the operator, not only in the log', async () => {
+    const view = await desk.createForFee({ reference: 'T-61', amountMinor: 450, currency: 'GBP' });
+    desk.notificationRefused({
+      problem: 'stale',
+      message: 'signed at 1, more than 300 s from now',
+      signedAtMs: nowMs + 3_600_000,
+      linkId: view.linkId,
+      paymentId: '7000000000000000000001',
+    });
+    expect(audit.list()).toMatchObject([
+      {
+        action: 'link-paid',
+        subject: view.linkId,
+        result: 'refused',
+        code: 'NOTIFICATION_STALE',
+        details: { mine: true, signedAt: new Date(nowMs + 3_600_000).toISOString() },
+      },
+    ]);
+  });
+
   it('refuses personal data before anything is journaled or sent', async () => {
     await expect(
       desk.createForFee({ reference: 'card 4111 1111 1111 1111', amountMinor: 450, currency: 'GBP' }),

@@ -5,6 +5,7 @@ import {
   personalDataIn,
   statusUpdateOf,
   type GatewayClient,
+  type LinkNotificationRefusal,
   type LinkPaymentNotification,
   type PaymentLink,
   type PaymentLinkInput,
@@ -107,6 +108,13 @@ export interface LinkDeskDeps {
    */
   notificationsReceived: boolean;
 }
+
+/**
+ * How much earlier than the link's creation (the terminal's clock) the gateway's signature of a payment of it may be
+ * dated: the clocks' disagreement the notifications allow by default (`links.notifications.toleranceSeconds`). A
+ * notification signed earlier is an old one replayed for a link that reuses its id, not a payment of this link.
+ */
+const SIGNED_BEFORE_LINK_MS = 300_000;
 
 /** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
 const MAX_BASE = 56;
@@ -443,7 +451,7 @@ export class LinkDesk {
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
-    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH',
+    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK',
   ): void {
     this.deps.audit.record({
       actor: 'system',
@@ -451,7 +459,34 @@ export class LinkDesk {
       subject: linkId,
       result: 'refused',
       code,
-      details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
+      details: {
+        paymentId: n.paymentId,
+        status: n.status,
+        amountMinor: n.amountMinor,
+        currency: n.currency,
+        ...(n.signedAtMs !== undefined ? { signedAt: new Date(n.signedAtMs).toISOString() } : {}),
+      },
+    });
+  }
+
+  /**
+   * A notification the gateway signed (its MAC verified) that was refused all the same — signed too far in the future,
+   * for another merchant, or a body the terminal cannot read: it may be a real payment, so the operator is told
+   * (`link-paid`, refused, `NOTIFICATION_<problem>`), not only the log.
+   */
+  notificationRefused(refusal: LinkNotificationRefusal): void {
+    this.deps.audit.record({
+      actor: 'system',
+      action: 'link-paid',
+      ...(refusal.linkId !== undefined ? { subject: refusal.linkId } : {}),
+      result: 'refused',
+      code: `NOTIFICATION_${refusal.problem.toUpperCase()}`,
+      details: {
+        reason: refusal.message,
+        signedAt: new Date(refusal.signedAtMs).toISOString(),
+        ...(refusal.paymentId !== undefined ? { paymentId: refusal.paymentId } : {}),
+        mine: refusal.linkId !== undefined && this.deps.store.get(refusal.linkId) !== undefined,
+      },
     });
   }
 
@@ -465,6 +500,11 @@ export class LinkDesk {
     const link = this.deps.store.get(n.linkId);
     if (link === undefined) {
       this.deps.logger.warn({ linkId: n.linkId }, 'payment-link notification for a link of another terminal');
+      return;
+    }
+    // A relayed notification may be old (the relay held it): it must still be younger than its link.
+    if (n.signedAtMs !== undefined && n.signedAtMs < link.createdAtMs - SIGNED_BEFORE_LINK_MS) {
+      this.auditRefusedPayment(link.linkId, n, 'SIGNED_BEFORE_LINK');
       return;
     }
     if (link.state === 'paid') {

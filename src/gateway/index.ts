@@ -119,5 +119,6 @@ export {
   type LinkNotificationListenerOptions,
   type LinkNotificationRelayOptions,
   type LinkNotificationProblem,
+  type LinkNotificationRefusal,
   type LinkPaymentNotification,
 } from './link-notifications.js';

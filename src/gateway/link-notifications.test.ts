@@ -6,6 +6,7 @@ import {
   LinkNotificationListener,
   LinkNotificationRelay,
   verifyLinkNotification,
+  type LinkNotificationRefusal,
   type LinkPaymentNotification,
 } from './link-notifications.js';
 
@@ -49,6 +50,7 @@ describe('verifyLinkNotification', () => {
       status: 'AUTHORIZED',
       amountMinor: 450,
       currency: 'GBP',
+      signedAtMs: NOW,
     });
   });
 
@@ -70,6 +72,34 @@ describe('verifyLinkNotification', () => {
     const other = JSON.stringify({ ...event, eventType: 'something.else' });
     expect(problem(signed(other), other)).toBe('body');
   });
+
+  it('accepts a relayed notification older than the tolerance, but not one signed in the future', () => {
+    const body = JSON.stringify(event);
+    const read = (now: number) =>
+      verifyLinkNotification(signed(body), Buffer.from(body), key, now, { relayed: true });
+    // Held by the relay for an hour (a restart): the MAC still binds it to its link and payment.
+    expect(read(NOW + 3_600_000)).toMatchObject({ paymentId: '7000000000000000000001', signedAtMs: NOW });
+    expect(() => read(NOW - 301_000)).toThrow(expect.objectContaining({ problem: 'stale' }));
+  });
+
+  it('says what it knows of a correctly signed notification it refuses, and nothing of a forged one', () => {
+    const body = JSON.stringify(event);
+    const refusal = (h: Record<string, string>, b: string, now = NOW): unknown => {
+      try {
+        verifyLinkNotification(h, Buffer.from(b), key, now);
+        return 'accepted';
+      } catch (e) {
+        return (e as { signed?: unknown }).signed;
+      }
+    };
+    expect(refusal(signed(body), body, NOW + 301_000)).toEqual({
+      signedAtMs: NOW,
+      linkId: 'T-1',
+      paymentId: '7000000000000000000001',
+    });
+    expect(refusal({ ...signed(body), 'v-c-merchant-id': 'other' }, body)).toMatchObject({ linkId: 'T-1' });
+    expect(refusal(signed(body), body.replace('4.50', '0.01'))).toBeUndefined();
+  });
 });
 
 describe('LinkNotificationListener', () => {
@@ -78,12 +108,14 @@ describe('LinkNotificationListener', () => {
 
   it('answers 204 to a verified notification and hands it over once; 401 and 400 otherwise', async () => {
     const got: LinkPaymentNotification[] = [];
+    const refused: LinkNotificationRefusal[] = [];
     listener = await LinkNotificationListener.start({
       host: '127.0.0.1',
       port: 0,
       key,
       now: () => NOW,
       onNotification: (n) => got.push(n),
+      onRefused: (r) => refused.push(r),
     });
     expect(listener.url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/payment-links\/notifications$/);
     const body = JSON.stringify(event);
@@ -95,6 +127,8 @@ describe('LinkNotificationListener', () => {
     expect(await post(signed(notJson), notJson)).toBe(400);
     expect(await post(signed(body), body, listener.url.replace('notifications', 'other'))).toBe(404);
     expect(got.map((n) => n.linkId)).toEqual(['T-1']);
+    // Only the correctly signed one that was refused is handed on for the operator (the forged one is only logged).
+    expect(refused).toEqual([{ problem: 'body', message: 'the body is not JSON', signedAtMs: NOW }]);
   });
 });
 
@@ -126,6 +160,50 @@ describe('LinkNotificationRelay', () => {
     try {
       await relay.fetchOnce();
       expect(got.map((n) => n.amountMinor)).toEqual([450]);
+    } finally {
+      relay.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('records a genuine payment the relay held longer than the tolerance (a poll of up to 600 s, a restart)', async () => {
+    // The relay received the gateway's notification at NOW (signed t = NOW); the terminal fetches it 6 minutes later.
+    const body = JSON.stringify(event);
+    const future = JSON.stringify({
+      ...event,
+      payload: { ...event.payload, paymentId: '7000000000000000000002' },
+    });
+    const server = createServer((_req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          notifications: [
+            { headers: signed(body), body },
+            // Signed an hour after the terminal's now: refused, and told to the operator once however often relayed.
+            { headers: signed(future, Math.floor(NOW / 1000) + 4_000), body: future },
+          ],
+        }),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const got: LinkPaymentNotification[] = [];
+    const refused: LinkNotificationRefusal[] = [];
+    const relay = LinkNotificationRelay.start({
+      url: `http://127.0.0.1:${port}/relay`,
+      pollMs: 600_000,
+      key,
+      now: () => NOW + 360_000,
+      onNotification: (n) => got.push(n),
+      onRefused: (r) => refused.push(r),
+    });
+    try {
+      await relay.fetchOnce();
+      await relay.fetchOnce();
+      expect(got.map((n) => n.paymentId)).toEqual(['7000000000000000000001', '7000000000000000000001']);
+      expect(refused).toMatchObject([
+        { problem: 'stale', linkId: 'T-1', paymentId: '7000000000000000000002' },
+      ]);
     } finally {
       relay.close();
       await new Promise<void>((r) => server.close(() => r()));

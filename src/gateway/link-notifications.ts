@@ -9,6 +9,12 @@
  * Verification is the terminal's own code (the sandbox keeps its own, DESIGN.md): the MAC over the exact bytes
  * received, compared in constant time; the time within a tolerance (a replayed old notification is refused); the
  * merchant header and body equal to the terminal's merchant. The masked card of the payload is never kept.
+ *
+ * A notification fetched from a relay may be older than the tolerance (the relay holds it until the terminal's next
+ * fetch, up to `pollSeconds`, or past a restart): it is refused only when signed in the future beyond the tolerance.
+ * Replay protection stays: the MAC binds the payment to its link, the link desk ignores a payment id it already has and
+ * refuses a notification signed before the link existed. A correctly signed notification that is still refused is
+ * handed to `onRefused` (the host records it for the operator): it may be a real payment.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
@@ -29,6 +35,8 @@ export interface LinkPaymentNotification {
   status: string;
   amountMinor: number;
   currency: string;
+  /** The time the gateway signed it (epoch ms; the `t` of `v-c-signature`), when it came through a verifier. */
+  signedAtMs?: number;
 }
 
 /** Why a notification was refused. */
@@ -40,8 +48,44 @@ export class LinkNotificationError extends GatewayError {
   constructor(
     readonly problem: LinkNotificationProblem,
     message: string,
+    /** Set when the signature verified: the notification is the gateway's, so it may be a real payment. */
+    readonly signed?: SignedRefusal,
   ) {
     super('LINK_NOTIFICATION', message);
+  }
+}
+
+/** What is known of a correctly signed notification that was refused (no card data). */
+export interface SignedRefusal {
+  signedAtMs: number;
+  linkId?: string;
+  paymentId?: string;
+}
+
+/** A correctly signed notification that was refused, for the operator. */
+export interface LinkNotificationRefusal extends SignedRefusal {
+  problem: LinkNotificationProblem;
+  message: string;
+}
+
+/** The refusal of a signed notification, when there is one (`onRefused` of the listener and the relay). */
+function signedRefusal(e: unknown): LinkNotificationRefusal | undefined {
+  if (!(e instanceof LinkNotificationError) || e.signed === undefined) return undefined;
+  return { problem: e.problem, message: e.message, ...e.signed };
+}
+
+/** The link and payment ids of a body, as far as they can be read (for the record of a refusal). */
+function idsOf(body: Buffer): { linkId?: string; paymentId?: string } {
+  try {
+    const p = obj(obj(JSON.parse(body.toString('utf8'))).payload);
+    const linkId = text(p.paymentLinkId) ?? text(p.purchaseNumber);
+    const paymentId = text(p.paymentId);
+    return {
+      ...(linkId !== undefined ? { linkId: linkId.slice(0, 128) } : {}),
+      ...(paymentId !== undefined ? { paymentId: paymentId.slice(0, 128) } : {}),
+    };
+  } catch {
+    return {};
   }
 }
 
@@ -67,15 +111,18 @@ function header(headers: IncomingMessage['headers'], name: string): string | und
 }
 
 /**
- * Verifies and reads one notification: `body` is the exact bytes received.
+ * Verifies and reads one notification: `body` is the exact bytes received. `relayed`: fetched from a relay, which may
+ * have held it past the tolerance; only a time in the future beyond the tolerance is refused then.
  * @throws LinkNotificationError `signature` (missing, malformed or wrong MAC), `stale` (signed time outside the
- *   tolerance), `merchant` (another merchant), `body` (not the payment event, or a field missing).
+ *   tolerance), `merchant` (another merchant), `body` (not the payment event, or a field missing); every problem but
+ *   `signature` with `signed` set.
  */
 export function verifyLinkNotification(
   headers: IncomingMessage['headers'],
   body: Buffer,
   key: LinkNotificationKey,
   nowMs: number,
+  options: { relayed?: boolean } = {},
 ): LinkPaymentNotification {
   const m = SIGNATURE.exec(header(headers, 'v-c-signature') ?? '');
   if (!m?.[1] || !m[2])
@@ -88,22 +135,27 @@ export function verifyLinkNotification(
   const given = Buffer.from(m[2], 'base64');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     throw new LinkNotificationError('signature', 'the signature does not verify');
+  const signedAtMs = Number(t) * 1000;
+  const signed = { signedAtMs, ...idsOf(body) };
+  const refuse = (problem: LinkNotificationProblem, message: string) =>
+    new LinkNotificationError(problem, message, signed);
   const tolerance = key.toleranceSeconds ?? 300;
-  if (Math.abs(nowMs / 1000 - Number(t)) > tolerance)
-    throw new LinkNotificationError('stale', `signed at ${t}, more than ${tolerance} s from now`);
+  const ageSeconds = nowMs / 1000 - Number(t);
+  if (ageSeconds < -tolerance || (!options.relayed && ageSeconds > tolerance))
+    throw refuse('stale', `signed at ${t}, more than ${tolerance} s from now`);
   if (header(headers, 'v-c-merchant-id') !== key.merchantId)
-    throw new LinkNotificationError('merchant', 'v-c-merchant-id is not this terminal’s merchant');
+    throw refuse('merchant', 'v-c-merchant-id is not this terminal’s merchant');
   let parsed: unknown;
   try {
     parsed = JSON.parse(body.toString('utf8'));
   } catch {
-    throw new LinkNotificationError('body', 'the body is not JSON');
+    throw refuse('body', 'the body is not JSON');
   }
   const b = obj(parsed);
   if (b.eventType !== 'payByLink.payment')
-    throw new LinkNotificationError('body', `event ${String(b.eventType)} is not a payment-link payment`);
+    throw refuse('body', `event ${String(b.eventType)} is not a payment-link payment`);
   if (b.merchantId !== undefined && b.merchantId !== key.merchantId)
-    throw new LinkNotificationError('merchant', 'the body names another merchant');
+    throw refuse('merchant', 'the body names another merchant');
   const p = obj(b.payload);
   const linkId = text(p.paymentLinkId) ?? text(p.purchaseNumber);
   const paymentId = text(p.paymentId);
@@ -117,17 +169,37 @@ export function verifyLinkNotification(
     !currency ||
     (typeof amount !== 'string' && typeof amount !== 'number')
   )
-    throw new LinkNotificationError(
-      'body',
-      'the payload lacks the link, payment, status, amount or currency',
-    );
+    throw refuse('body', 'the payload lacks the link, payment, status, amount or currency');
   let amountMinor: number;
   try {
     amountMinor = parseDecimal(amount, currency);
   } catch {
-    throw new LinkNotificationError('body', 'the amount or currency is not readable');
+    throw refuse('body', 'the amount or currency is not readable');
   }
-  return { eventDate: text(b.eventDate) ?? '', linkId, paymentId, status, amountMinor, currency };
+  return {
+    eventDate: text(b.eventDate) ?? '',
+    linkId,
+    paymentId,
+    status,
+    amountMinor,
+    currency,
+    signedAtMs,
+  };
+}
+
+/** Hands a signed notification's refusal to `onRefused`; a failure there is logged (the refusal stands). */
+function reportRefusal(
+  e: unknown,
+  onRefused: ((refusal: LinkNotificationRefusal) => void) | undefined,
+  logger: Logger,
+): void {
+  const refusal = signedRefusal(e);
+  if (refusal === undefined || onRefused === undefined) return;
+  try {
+    onRefused(refusal);
+  } catch (err) {
+    logger.error({ err, linkId: refusal.linkId }, 'refused payment-link notification not recorded');
+  }
 }
 
 /** Options of {@link LinkNotificationListener.start}. */
@@ -140,6 +212,8 @@ export interface LinkNotificationListenerOptions {
   key: LinkNotificationKey;
   /** Called once per verified notification; a throw answers 500 so that the sender tries again. */
   onNotification(notification: LinkPaymentNotification): void;
+  /** Called for a correctly signed notification that is refused (it may be a real payment: the operator is told). */
+  onRefused?: (refusal: LinkNotificationRefusal) => void;
   now?: () => number;
   logger?: Logger;
 }
@@ -187,6 +261,7 @@ export class LinkNotificationListener {
         } catch (e) {
           const problem = e instanceof LinkNotificationError ? e.problem : 'body';
           logger.warn({ problem }, 'payment-link notification refused');
+          reportRefusal(e, options.onRefused, logger);
           return answer(res, problem === 'body' ? 400 : 401);
         }
         try {
@@ -219,6 +294,9 @@ export class LinkNotificationListener {
   }
 }
 
+/** Most refused relayed notifications remembered as reported (then the memory starts again). */
+const MAX_REPORTED = 1_000;
+
 /** Options of {@link LinkNotificationRelay.start}. */
 export interface LinkNotificationRelayOptions {
   /** GET answers `{notifications: [{headers: {name: value}, body: "<the exact text received>"}]}`. */
@@ -227,6 +305,11 @@ export interface LinkNotificationRelayOptions {
   key: LinkNotificationKey;
   /** Called once per verified notification (a relay may deliver one again: the receiver is idempotent). */
   onNotification(notification: LinkPaymentNotification): void;
+  /**
+   * Called for a correctly signed notification that is refused (it may be a real payment: the operator is told), once
+   * per run however often the relay delivers it.
+   */
+  onRefused?: (refusal: LinkNotificationRefusal) => void;
   now?: () => number;
   logger?: Logger;
 }
@@ -239,6 +322,8 @@ export interface LinkNotificationRelayOptions {
 export class LinkNotificationRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
+  /** Signatures of the refused notifications already reported (a relay may deliver one again at every fetch). */
+  private readonly reported = new Set<string>();
 
   private constructor(private readonly options: LinkNotificationRelayOptions) {}
 
@@ -279,13 +364,21 @@ export class LinkNotificationRelay {
       if (typeof i.body !== 'string') continue;
       try {
         this.options.onNotification(
-          verifyLinkNotification(headers, Buffer.from(i.body, 'utf8'), this.options.key, now()),
+          verifyLinkNotification(headers, Buffer.from(i.body, 'utf8'), this.options.key, now(), {
+            relayed: true,
+          }),
         );
       } catch (e) {
         logger.warn(
           { problem: e instanceof LinkNotificationError ? e.problem : 'handler' },
           'relayed payment-link notification refused',
         );
+        const signature = headers['v-c-signature'];
+        if (typeof signature === 'string' && !this.reported.has(signature)) {
+          if (this.reported.size >= MAX_REPORTED) this.reported.clear();
+          this.reported.add(signature);
+          reportRefusal(e, this.options.onRefused, logger);
+        }
       }
     }
   }

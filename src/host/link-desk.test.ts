@@ -165,9 +165,84 @@ describe('LinkDesk', () => {
     desk = makeDesk(30);
     const b = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     expect(b.linkId).toBe('T-1-2');
-    expect(await desk.watch(b.linkId)).toMatchObject({ closing: true });
-    await new Promise((r) => setTimeout(r, 50));
+    // The wait ends once the gateway confirms the link INACTIVE (a payment before that still counts).
+    expect(await desk.watch(b.linkId)).toMatchObject({
+      state: 'deactivated',
+      closing: false,
+      closeReason: 'timeout',
+    });
     expect(store.get(b.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
+  /** Holds the gateway's answers to `get` until the returned function is called. */
+  function holdGets(): () => void {
+    const get = gateway.api.get;
+    let answer!: () => void;
+    gateway.api.get = (id) =>
+      new Promise((resolve, reject) => {
+        answer = () => void get(id).then(resolve, reject);
+      });
+    return () => {
+      gateway.api.get = get;
+      answer();
+    };
+  }
+
+  it('counts a payment notified while the cancel is deactivating the link, on the screen and in the audit alike', async () => {
+    const view = await desk.createForFee({ reference: 'T-77', amountMinor: 450, currency: 'GBP' });
+    // The cancel's look at the link is in flight when the payment's notification arrives (the customer paid first).
+    const answer = holdGets();
+    const cancelling = desk.cancel(view.linkId, 'cancelled');
+    await new Promise((r) => setTimeout(r, 10));
+    desk.notify(paid(view.linkId));
+    answer();
+    // What flow-effects' closeLink turns into the machine's outcome: paid, so the ticket is released.
+    expect(await cancelling).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:ok:PAID',
+      'link-deactivate:ok:paid',
+    ]);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+  });
+
+  it('counts a payment notified while the end of the wait is deactivating the link: the wait ends paid', async () => {
+    desk.stop();
+    desk = makeDesk(30);
+    const view = await desk.createForFee({ reference: 'T-78', amountMinor: 450, currency: 'GBP' });
+    const answer = holdGets();
+    const waiting = desk.watch(view.linkId);
+    await new Promise((r) => setTimeout(r, 60));
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    desk.notify(paid(view.linkId));
+    expect(await waiting).toMatchObject({ state: 'paid' });
+    answer();
+    await desk.settled();
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:ok:PAID',
+      'link-deactivate:ok:paid',
+    ]);
+  });
+
+  it('records a payment after the gateway confirmed the cancel for the operator; the customer was told not paid', async () => {
+    const view = await desk.createForFee({ reference: 'T-79', amountMinor: 450, currency: 'GBP' });
+    expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
+    desk.notify(paid(view.linkId));
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:ok:cancelled',
+      'link-paid:refused:PAID_AFTER_CLOSE',
+    ]);
+  });
+
+  it('records for the operator a payment after the customer was told not paid, the deactivation unconfirmed', async () => {
+    const view = await desk.createForFee({ reference: 'T-80', amountMinor: 450, currency: 'GBP' });
+    gateway.api.update = () =>
+      Promise.reject(new GatewayError('GW_SERVER', 'HTTP 502', { httpStatus: 502, outcomeUnknown: true }));
+    expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    desk.notify(paid(view.linkId));
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:failed:GW_SERVER',
+      'link-paid:refused:PAID_AFTER_CLOSE',
+    ]);
   });
 
   it('deactivates a link whose wait ends while the sweep is asking for its status, as soon as the answer is in', async () => {
@@ -184,14 +259,84 @@ describe('LinkDesk', () => {
       });
     const sweeping = desk.sweep();
     await new Promise((r) => setTimeout(r, 60));
-    expect(await ended).toMatchObject({ closing: true });
+    expect(desk.get(link.linkId)).toMatchObject({ state: 'active', closing: true });
     expect(gateway.links.get(link.linkId)?.status).toBe('ACTIVE');
     gateway.api.get = get;
     answer();
     await sweeping;
     await desk.settled();
+    expect(await ended).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
     expect(gateway.links.get(link.linkId)?.status).toBe('INACTIVE');
     expect(store.get(link.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
+  it('deactivates the earlier link of a ticket whose cancel was not confirmed before it makes another', async () => {
+    const first = await desk.createForFee({ reference: 'T-99', amountMinor: 450, currency: 'GBP' });
+    // The customer cancels; the deactivation has no answer (gateway 502: outcome unknown).
+    const update = gateway.api.update;
+    gateway.api.update = () =>
+      Promise.reject(new GatewayError('GW_SERVER', 'HTTP 502', { httpStatus: 502, outcomeUnknown: true }));
+    expect(await desk.cancel(first.linkId)).toMatchObject({ state: 'active', closing: true });
+    gateway.api.update = update;
+    // Pay by phone again for the same ticket: the first link is made INACTIVE before the second exists.
+    const second = await desk.createForFee({ reference: 'T-99', amountMinor: 450, currency: 'GBP' });
+    expect(second.linkId).toBe('T-99-2');
+    const active = [...gateway.links.values()].filter((l) => l.status === 'ACTIVE').map((l) => l.id);
+    expect(active).toEqual(['T-99-2']);
+    expect(store.get(first.linkId)).toMatchObject({
+      state: 'deactivated',
+      gatewayInactive: true,
+      closeReason: 'cancelled',
+    });
+  });
+
+  it('refuses a second link for a ticket while the first one is not confirmed inactive (LINK_BUSY)', async () => {
+    const first = await desk.createForFee({ reference: 'T-98', amountMinor: 450, currency: 'GBP' });
+    gateway.api.update = () =>
+      Promise.reject(new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true }));
+    await desk.cancel(first.linkId);
+    await expect(
+      desk.createForFee({ reference: 'T-98', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({ code: 'LINK_BUSY' });
+    // Nothing else journaled or sent: the customer is offered the card instead.
+    expect(store.recent().map((l) => l.linkId)).toEqual([first.linkId]);
+    expect(gateway.calls.filter((c) => c.startsWith('create'))).toEqual([`create ${first.linkId}`]);
+    // Another ticket is not held up by it.
+    expect(await desk.createForFee({ reference: 'T-97', amountMinor: 450, currency: 'GBP' })).toMatchObject({
+      state: 'active',
+    });
+  });
+
+  it('refuses a notification signed before its link existed (an old one replayed), and records it for the operator', async () => {
+    const view = await desk.createForFee({ reference: 'T-60', amountMinor: 450, currency: 'GBP' });
+    desk.notify({ ...paid(view.linkId), signedAtMs: nowMs - 3_600_000 });
+    expect(desk.get(view.linkId)?.state).toBe('active');
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:refused:SIGNED_BEFORE_LINK',
+    ]);
+    // A relayed one signed after the link was made counts however late it is fetched.
+    desk.notify({ ...paid(view.linkId), signedAtMs: nowMs + 1_000 });
+    expect(desk.get(view.linkId)?.state).toBe('paid');
+  });
+
+  it('records a correctly signed notification that was refused for the operator, not only in the log', async () => {
+    const view = await desk.createForFee({ reference: 'T-61', amountMinor: 450, currency: 'GBP' });
+    desk.notificationRefused({
+      problem: 'stale',
+      message: 'signed at 1, more than 300 s from now',
+      signedAtMs: nowMs + 3_600_000,
+      linkId: view.linkId,
+      paymentId: '7000000000000000000001',
+    });
+    expect(audit.list()).toMatchObject([
+      {
+        action: 'link-paid',
+        subject: view.linkId,
+        result: 'refused',
+        code: 'NOTIFICATION_STALE',
+        details: { mine: true, signedAt: new Date(nowMs + 3_600_000).toISOString() },
+      },
+    ]);
   });
 
   it('refuses personal data before anything is journaled or sent', async () => {
@@ -225,16 +370,26 @@ describe('LinkDesk', () => {
     expect(store.open()).toEqual([]);
   });
 
-  it('after a restart watches a link within its wait and deactivates the others; a link never made is failed', async () => {
-    const within = await desk.createForFee({ reference: 'A', amountMinor: 450, currency: 'GBP' });
-    const late = await desk.createForFee({ reference: 'B', amountMinor: 450, currency: 'GBP' });
+  it('after a restart watches a pay-later link within its wait and deactivates the others; a link never made is failed', async () => {
+    const within = await desk.createForFee({
+      reference: 'A',
+      amountMinor: 450,
+      currency: 'GBP',
+      purpose: 'pay-later',
+    });
+    const late = await desk.createForFee({
+      reference: 'B',
+      amountMinor: 450,
+      currency: 'GBP',
+      purpose: 'pay-later',
+    });
     desk.stop();
     // B was created long ago; C was journaled but the process died before sending; D was sent but not answered.
     journal.db.prepare(`UPDATE payment_links SET watch_until = 1 WHERE link_id = ?`).run(late.linkId);
     store.begin({
       linkId: 'C',
       reference: 'C',
-      purpose: 'fee',
+      purpose: 'pay-later',
       amountMinor: 450,
       currency: 'GBP',
       watchUntilMs: nowMs + 60_000,
@@ -242,7 +397,7 @@ describe('LinkDesk', () => {
     store.begin({
       linkId: 'D',
       reference: 'D',
-      purpose: 'fee',
+      purpose: 'pay-later',
       amountMinor: 450,
       currency: 'GBP',
       watchUntilMs: nowMs + 60_000,
@@ -270,9 +425,59 @@ describe('LinkDesk', () => {
         .map((r) => r.subject)
         .sort(),
     ).toEqual(['A', 'D']);
-    // Still watched: a payment after the restart settles it.
+    // Still watched: a payment of the amount owed after the restart settles it.
     desk.notify(paid('A'));
     expect(desk.get('A')?.state).toBe('paid');
+    expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({ result: 'ok', code: 'PAID' });
+  });
+
+  it('after a restart deactivates every fee link at once: its session is gone, so a payment of it goes to the operator', async () => {
+    const view = await desk.createForFee({ reference: 'T-88', amountMinor: 450, currency: 'GBP' });
+    store.begin({
+      linkId: 'E',
+      reference: 'E',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    gateway.links.set('E', { ...gateway.links.get(view.linkId)!, id: 'E', purchaseNumber: 'E' });
+    // Restart: the kiosk machine starts again at idle; the desk recovers the journal's open links.
+    desk.stop();
+    desk = makeDesk();
+    const taken = await desk.recover();
+    expect(taken.map((v) => `${v.linkId}:${v.state}:${v.closeReason ?? ''}`).sort()).toEqual([
+      'E:deactivated:recovery',
+      'T-88:deactivated:recovery',
+    ]);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(gateway.links.get('E')?.status).toBe('INACTIVE');
+    expect(store.open()).toEqual([]);
+    // Paid in the moment before it was INACTIVE: no ticket is released, no receipt; the operator is told.
+    desk.notify(paid(view.linkId));
+    expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({
+      subject: view.linkId,
+      result: 'refused',
+      code: 'PAID_AFTER_CLOSE',
+    });
+  });
+
+  it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {
+    const view = await desk.createForFee({ reference: 'T-87', amountMinor: 450, currency: 'GBP' });
+    desk.stop();
+    desk = makeDesk();
+    const answer = holdGets();
+    const recovering = desk.recover();
+    await new Promise((r) => setTimeout(r, 10));
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    desk.notify(paid(view.linkId));
+    answer();
+    await recovering;
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-paid:refused:PAID_AFTER_CLOSE',
+      'link-deactivate:ok:paid',
+    ]);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
   });
 
   it('ends every wait when the terminal stops, and is no longer available', async () => {

@@ -5,6 +5,7 @@ import {
   personalDataIn,
   statusUpdateOf,
   type GatewayClient,
+  type LinkNotificationRefusal,
   type LinkPaymentNotification,
   type PaymentLink,
   type PaymentLinkInput,
@@ -108,6 +109,13 @@ export interface LinkDeskDeps {
   notificationsReceived: boolean;
 }
 
+/**
+ * How much earlier than the link's creation (the terminal's clock) the gateway's signature of a payment of it may be
+ * dated: the clocks' disagreement the notifications allow by default (`links.notifications.toleranceSeconds`). A
+ * notification signed earlier is an old one replayed for a link that reuses its id, not a payment of this link.
+ */
+const SIGNED_BEFORE_LINK_MS = 300_000;
+
 /** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
 const MAX_BASE = 56;
 
@@ -187,14 +195,12 @@ function viewOf(link: StoredLink, declined: boolean): LinkView {
   };
 }
 
-/** A wait is over for the customer: paid, closed or never created, or the terminal decided to close it. */
+/**
+ * A wait is over for the customer: paid, never created, or confirmed INACTIVE by the gateway. The terminal's intent to
+ * close a link does not end it: until the gateway confirms the link INACTIVE a payment can still come, and it counts.
+ */
 function ended(link: StoredLink): boolean {
-  return (
-    link.state === 'paid' ||
-    link.state === 'deactivated' ||
-    link.state === 'failed' ||
-    link.closeReason !== undefined
-  );
+  return link.state === 'paid' || link.state === 'failed' || link.gatewayInactive;
 }
 
 const errorText = (e: unknown): string =>
@@ -204,8 +210,8 @@ const errorText = (e: unknown): string =>
  * Pay by phone with a payment link (issue 14, item 1), the host's side: creates a fixed-price `PURCHASE` link for a
  * fee, journaled before it is sent; waits for its payment (the verified notification handed to {@link notify}, and a
  * look at every open link through the API each `pollMs`); deactivates it when it is paid (one use), cancelled or the
- * wait ends; and at start ({@link recover}) takes every link a restart left open — it is watched again while its wait
- * lasts, deactivated otherwise. Nothing active is left unwatched: the same sweep that polls adopts any open link of
+ * wait ends; and at start ({@link recover}) takes every link a restart left open — a pay-later link is watched again
+ * while its wait lasts, every other deactivated. Nothing active is left unwatched: the same sweep that polls adopts any open link of
  * the journal that nobody watches (e.g. reactivated by the operator).
  *
  * The kiosk screens use {@link createForFee}, {@link watch}, {@link cancel}, {@link get} and {@link subscribe}; a
@@ -220,6 +226,11 @@ export class LinkDesk {
   private readonly busy = new Set<string>();
   /** Links whose deactivation waited for the request in flight about them: it runs as soon as that request ends. */
   private readonly closeAfterBusy = new Set<string>();
+  /**
+   * Fee links a customer of this run still waits on: a payment of one counts (the machine settles the ticket) until the
+   * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid.
+   */
+  private readonly awaited = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -233,9 +244,11 @@ export class LinkDesk {
   /**
    * Creates the link for a fee and starts waiting for its payment. The request is checked (required fields and the
    * personal-data guard) before anything is written or sent, then journaled as `creating`, then sent once.
+   * A link of the same reference that the gateway has not confirmed INACTIVE (a cancel whose deactivation failed or
+   * had no answer) is deactivated first: one ticket never has two links to pay it.
    * @throws PersonalDataError (`LINK_PERSONAL_DATA`) before anything is sent; LinkDeskError `LINK_BAD_REQUEST`,
    *   `LINK_REFUSED` (the gateway refused it), `LINK_UNAVAILABLE` (no answer: the link, if the gateway made it, is
-   *   deactivated by the sweep).
+   *   deactivated by the sweep), `LINK_BUSY` (an earlier link of the reference is not confirmed INACTIVE yet).
    */
   async createForFee(request: FeeLinkRequest): Promise<LinkView> {
     if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
@@ -251,6 +264,7 @@ export class LinkDesk {
         : undefined
       : personalDataIn(request.reference);
     if (kind !== undefined) throw new PersonalDataError('purchaseInformation.purchaseNumber', kind);
+    await this.closeEarlierLinks(request.reference.slice(0, 128));
     const linkId = this.freshId(request.reference);
     const input: PaymentLinkInput = {
       linkType: 'PURCHASE',
@@ -277,6 +291,7 @@ export class LinkDesk {
       currency: request.currency,
       watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
+    if ((request.purpose ?? 'fee') === 'fee') this.awaited.add(linkId);
     this.busy.add(linkId);
     try {
       const created = await this.deps.gateway.paymentLinks.create(input);
@@ -285,6 +300,8 @@ export class LinkDesk {
       this.watchLink(link);
       return this.publish(link);
     } catch (e) {
+      // The customer is told no: a payment of a link the gateway made anyway is the operator's to settle.
+      this.awaited.delete(linkId);
       const known = e instanceof GatewayError && !e.outcomeUnknown;
       if (known) {
         const link = this.deps.store.failed(linkId, errorText(e));
@@ -331,15 +348,22 @@ export class LinkDesk {
 
   /**
    * The customer walked away (or chose another way to pay): the link is deactivated. The intent is journaled first,
-   * so a failure to reach the gateway now is finished by the sweep or the next start.
+   * so a failure to reach the gateway now is finished by the sweep or the next start. A payment notified before the
+   * gateway confirms the link INACTIVE counts: the view returned is then `paid`. Otherwise the customer is told it was
+   * not paid, and a payment that still comes is recorded for the operator (`PAID_AFTER_CLOSE`).
    */
   async cancel(linkId: string, reason: LinkCloseReason = 'cancelled'): Promise<LinkView> {
     const link = this.deps.store.get(linkId);
     if (link === undefined) throw new LinkDeskError('LINK_NOT_FOUND', `no payment link ${linkId}`);
-    if (link.state === 'paid' || link.state === 'failed' || link.state === 'deactivated')
-      return viewOf(link, false);
-    await this.deactivate(linkId, reason);
-    return this.get(linkId) ?? viewOf(link, false);
+    if (link.state !== 'paid' && link.state !== 'failed' && link.state !== 'deactivated') {
+      // A request about the link in flight (the sweep's look, a deactivation) ends first, so that the answer given
+      // here follows the gateway's.
+      await this.idle(linkId);
+      await this.deactivate(linkId, reason);
+    }
+    const after = this.deps.store.get(linkId) ?? link;
+    if (after.state !== 'paid') this.awaited.delete(linkId);
+    return viewOf(after, this.declined.has(linkId));
   }
 
   /** Operator mode: one page of the gateway's list (offset/limit), each link with the journal's record of it. */
@@ -413,11 +437,21 @@ export class LinkDesk {
     return () => this.listeners.delete(listener);
   }
 
+  /**
+   * Whether an approved payment of the link is counted: the gateway has not confirmed the link INACTIVE, and someone
+   * counts it — the customer of this run waiting on a fee link (its machine settles the ticket), or the amount owed of
+   * a pay-later link. Otherwise it is the operator's to settle or refund (`PAID_AFTER_CLOSE`).
+   */
+  private counts(link: StoredLink): boolean {
+    if (link.gatewayInactive || link.state === 'deactivated' || link.state === 'failed') return false;
+    return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
+  }
+
   /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
-    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH',
+    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK',
   ): void {
     this.deps.audit.record({
       actor: 'system',
@@ -425,7 +459,34 @@ export class LinkDesk {
       subject: linkId,
       result: 'refused',
       code,
-      details: { paymentId: n.paymentId, amountMinor: n.amountMinor, currency: n.currency },
+      details: {
+        paymentId: n.paymentId,
+        status: n.status,
+        amountMinor: n.amountMinor,
+        currency: n.currency,
+        ...(n.signedAtMs !== undefined ? { signedAt: new Date(n.signedAtMs).toISOString() } : {}),
+      },
+    });
+  }
+
+  /**
+   * A notification the gateway signed (its MAC verified) that was refused all the same — signed too far in the future,
+   * for another merchant, or a body the terminal cannot read: it may be a real payment, so the operator is told
+   * (`link-paid`, refused, `NOTIFICATION_<problem>`), not only the log.
+   */
+  notificationRefused(refusal: LinkNotificationRefusal): void {
+    this.deps.audit.record({
+      actor: 'system',
+      action: 'link-paid',
+      ...(refusal.linkId !== undefined ? { subject: refusal.linkId } : {}),
+      result: 'refused',
+      code: `NOTIFICATION_${refusal.problem.toUpperCase()}`,
+      details: {
+        reason: refusal.message,
+        signedAt: new Date(refusal.signedAtMs).toISOString(),
+        ...(refusal.paymentId !== undefined ? { paymentId: refusal.paymentId } : {}),
+        mine: refusal.linkId !== undefined && this.deps.store.get(refusal.linkId) !== undefined,
+      },
     });
   }
 
@@ -439,6 +500,11 @@ export class LinkDesk {
     const link = this.deps.store.get(n.linkId);
     if (link === undefined) {
       this.deps.logger.warn({ linkId: n.linkId }, 'payment-link notification for a link of another terminal');
+      return;
+    }
+    // A relayed notification may be old (the relay held it): it must still be younger than its link.
+    if (n.signedAtMs !== undefined && n.signedAtMs < link.createdAtMs - SIGNED_BEFORE_LINK_MS) {
+      this.auditRefusedPayment(link.linkId, n, 'SIGNED_BEFORE_LINK');
       return;
     }
     if (link.state === 'paid') {
@@ -458,17 +524,17 @@ export class LinkDesk {
       this.auditRefusedPayment(link.linkId, n, 'AMOUNT_MISMATCH');
       return;
     }
-    const wasClosed =
-      link.state === 'deactivated' || link.state === 'failed' || link.closeReason !== undefined;
+    const counted = this.counts(link);
     const paid = this.deps.store.paid(link.linkId, n.paymentId);
     this.declined.delete(link.linkId);
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
       subject: link.linkId,
-      // A payment after the terminal gave up on the link still happened: the operator settles or refunds it.
-      result: wasClosed ? 'refused' : 'ok',
-      code: wasClosed ? 'PAID_AFTER_CLOSE' : 'PAID',
+      // A payment nobody counts (the link confirmed INACTIVE, or its customer told it was not paid) still happened:
+      // the operator settles or refunds it.
+      result: counted ? 'ok' : 'refused',
+      code: counted ? 'PAID' : 'PAID_AFTER_CLOSE',
       details: {
         reference: link.reference,
         paymentId: n.paymentId,
@@ -481,8 +547,9 @@ export class LinkDesk {
   }
 
   /**
-   * At start, before the terminal takes a card: every open link of the journal is watched again while its wait lasts
-   * or deactivated; a link left `creating` is looked up first. Then the sweep runs every `pollMs`.
+   * At start, before the terminal takes a card: a link left `creating` is looked up first; a fee link is deactivated
+   * (its customer's session did not survive the restart: a payment of it goes to the operator as `PAID_AFTER_CLOSE`);
+   * a pay-later link is watched again while its wait lasts, deactivated otherwise. Then the sweep runs every `pollMs`.
    * Returns the links taken.
    */
   async recover(): Promise<LinkView[]> {
@@ -506,6 +573,7 @@ export class LinkDesk {
       if (view) for (const w of list) w(view);
     }
     this.waiters.clear();
+    this.awaited.clear();
   }
 
   /**
@@ -534,6 +602,27 @@ export class LinkDesk {
     this.sweepTimer.unref();
   }
 
+  /**
+   * Deactivates every open link of `reference` (as journaled) before another is made for it; a link paid but not yet
+   * INACTIVE is deactivated too (one use).
+   * @throws LinkDeskError `LINK_BUSY` while one of them is not confirmed INACTIVE (the sweep keeps trying).
+   */
+  private async closeEarlierLinks(reference: string): Promise<void> {
+    for (const link of this.deps.store.open()) {
+      if (link.reference !== reference) continue;
+      // Its customer is gone: this request is the customer's new try.
+      if (link.state !== 'paid') this.awaited.delete(link.linkId);
+      await this.idle(link.linkId);
+      await this.deactivate(link.linkId, link.closeReason ?? (link.state === 'paid' ? 'paid' : 'cancelled'));
+      const after = this.deps.store.get(link.linkId);
+      if (after !== undefined && !after.gatewayInactive && after.state !== 'failed')
+        throw new LinkDeskError(
+          'LINK_BUSY',
+          `the earlier payment link ${link.linkId} of this reference is not confirmed inactive yet`,
+        );
+    }
+  }
+
   /** A purchase number the journal has not used: the reference, else the reference with `-2`, `-3` … */
   private freshId(reference: string): string {
     const base = purchaseNumberBase(reference);
@@ -557,6 +646,7 @@ export class LinkDesk {
     if (ended(link)) {
       const list = this.waiters.get(link.linkId);
       this.waiters.delete(link.linkId);
+      if (link.state !== 'paid') this.awaited.delete(link.linkId);
       for (const w of list ?? []) w(view);
     }
     return view;
@@ -609,6 +699,12 @@ export class LinkDesk {
       await this.deactivate(current.linkId, current.closeReason ?? 'paid');
       return;
     }
+    // A fee link's customer and session were gone with the restart: nobody would count its payment (no ticket
+    // released, no receipt), so it is deactivated at once; a payment that still comes is the operator's.
+    if (atStart && current.purpose === 'fee') {
+      await this.deactivate(current.linkId, 'recovery');
+      return;
+    }
     if (now >= current.watchUntilMs) {
       await this.deactivate(current.linkId, atStart ? 'recovery' : 'timeout');
       return;
@@ -648,6 +744,11 @@ export class LinkDesk {
     } finally {
       this.release(link.linkId);
     }
+  }
+
+  /** Resolves once no request of the desk about `linkId` is in flight (each is bounded by the client's timeouts). */
+  private async idle(linkId: string): Promise<void> {
+    while (this.busy.has(linkId)) await new Promise((r) => setTimeout(r, 20));
   }
 
   /** Ends a request about `linkId`; a deactivation that waited for it starts now. */

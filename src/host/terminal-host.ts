@@ -29,6 +29,7 @@ import {
   LinkNotificationRelay,
   type GatewayClient,
   type LinkNotificationKey,
+  type LinkNotificationRefusal,
   type LinkPaymentNotification,
   type OAuthTokenManager,
 } from '../gateway/index.js';
@@ -521,6 +522,9 @@ export class TerminalHost implements TerminalApi {
       let deliver: (n: LinkPaymentNotification) => void = () => {
         throw new Error('the terminal is starting');
       };
+      // A correctly signed notification that is refused may be a real payment: recorded for the operator once the
+      // audit log exists (logged by the listener or relay before).
+      let refused: (r: LinkNotificationRefusal) => void = () => undefined;
       // With the embedded sandbox and nothing configured, a listener on a free local port: pay by phone works out of
       // the box (the sandbox is told where to send).
       const embedded = !options.gatewayUrlOverride && config.gateway.kind === 'sandbox';
@@ -534,6 +538,7 @@ export class TerminalHost implements TerminalApi {
           ...listen,
           key: linkNotificationKey(config, options.cwd),
           onNotification: (n) => deliver(n),
+          onRefused: (r) => refused(r),
           now: () => now().getTime(),
           logger: logger.child({ component: 'links' }),
         });
@@ -545,6 +550,7 @@ export class TerminalHost implements TerminalApi {
           pollMs: relay.pollSeconds * 1000,
           key: linkNotificationKey(config, options.cwd),
           onNotification: (n) => deliver(n),
+          onRefused: (r) => refused(r),
           now: () => now().getTime(),
           logger: logger.child({ component: 'links' }),
         });
@@ -609,6 +615,7 @@ export class TerminalHost implements TerminalApi {
           'the journal could not sync its log to disk: restart the terminal to recover from the disk',
         );
       deliver = (n) => host.links.notify(n);
+      refused = (r) => host.links.notificationRefused(r);
       dated = (answer) => host.board.gatewayDated(answer);
       return host;
     } catch (e) {

@@ -103,7 +103,7 @@ describe('pay by phone on the running terminal', () => {
     expect(h.links.get(linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
   }, 70_000);
 
-  it('a restart between the link and its payment: watched again at start, its payment recorded, then INACTIVE', async () => {
+  it('a restart between the link and its payment: the fee link is deactivated at start, its session being gone', async () => {
     const port = await freePort();
     const sandbox: Sandbox = await startSandbox({
       port: 0,
@@ -121,18 +121,15 @@ describe('pay by phone on the running terminal', () => {
     expect(await fetch(shown.payByPhone.url).then((r) => r.status)).toBe(200);
 
     const second = await host(config, { gatewayUrlOverride: sandbox.url, cwd: first.cwd });
-    // Recovered before the terminal took the next card: watched again within its wait.
-    expect(second.h.links.get(linkId)).toMatchObject({ state: 'active', closing: false });
+    // Recovered before the terminal took the next card: the ticket's screen was gone with the restart, so nobody would
+    // count a payment of the link; it is INACTIVE at the gateway before the terminal is in service.
+    expect(second.h.links.get(linkId)).toMatchObject({ state: 'deactivated', closeReason: 'recovery' });
+    expect(await statusAt(second.h, linkId)).toBe('INACTIVE');
     expect((await second.h.snapshot()).ok).toBe(true);
-    const waiting = second.h.links.watch(linkId);
-    expect(await hostedPageAnswer(shown.payByPhone.url)).toContain('Payment approved');
-    expect(await waiting).toMatchObject({ state: 'paid' });
-    await expect.poll(() => statusAt(second.h, linkId), { timeout: 10_000 }).toBe('INACTIVE');
-    // The payment the customer made is on the operator's record (the ticket's screen was gone with the restart).
     expect(
       second.h.audit
         .list()
-        .some((r) => r.action === 'link-paid' && r.subject === linkId && r.code === 'PAID'),
+        .some((r) => r.action === 'link-deactivate' && r.subject === linkId && r.code === 'recovery'),
     ).toBe(true);
   }, 60_000);
 });

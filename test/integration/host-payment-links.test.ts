@@ -167,7 +167,7 @@ describe('pay by phone with a payment link, through the embedded sandbox', () =>
 });
 
 describe('payment links across a restart', () => {
-  it('after a restart a link within its wait is watched again and its payment settles it; an expired one is deactivated, one never sent is failed', async () => {
+  it('after a restart a pay-later link within its wait is watched again and its payment settles it; a fee link and an expired one are deactivated, one never sent is failed', async () => {
     const port = await freePort();
     const sandbox: Sandbox = await startSandbox({
       port: 0,
@@ -179,7 +179,13 @@ describe('payment links across a restart', () => {
     // Against a gateway of its own, the terminal receives notifications only where configured.
     expect((await host({}, { gatewayUrlOverride: sandbox.url })).h.links.available).toBe(false);
     const first = await host(config, { gatewayUrlOverride: sandbox.url });
-    const view = await first.h.links.createForFee({ reference: 'S-77', amountMinor: 600, currency: 'GBP' });
+    const view = await first.h.links.createForFee({
+      reference: 'S-77',
+      amountMinor: 600,
+      currency: 'GBP',
+      purpose: 'pay-later',
+    });
+    const fee = await first.h.links.createForFee({ reference: 'S-79', amountMinor: 600, currency: 'GBP' });
     const expired = await first.h.links.createForFee({
       reference: 'S-80',
       amountMinor: 600,
@@ -202,6 +208,9 @@ describe('payment links across a restart', () => {
 
     const second = await host(config, { gatewayUrlOverride: sandbox.url, cwd: first.cwd });
     expect(second.h.links.get(view.linkId)).toMatchObject({ state: 'active', closing: false });
+    // A fee link's session did not survive the restart: deactivated at once.
+    expect(second.h.links.get(fee.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'recovery' });
+    expect((await second.h.gateway.paymentLinks.get(fee.linkId)).status).toBe('INACTIVE');
     expect(second.h.audit.list().map((r) => `${r.action}:${r.subject ?? ''}:${r.code ?? ''}`)).toContain(
       `recovery:${view.linkId}:link-watched`,
     );

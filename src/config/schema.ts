@@ -359,7 +359,10 @@ export const linksSchema = z
           .optional(),
         /** File holding the base64 key notifications are signed with; default the gateway's shared secret. */
         secretFile: z.string().min(1).optional(),
-        /** Most seconds between a notification's signed time and the terminal's clock. */
+        /**
+         * Most seconds between a notification's signed time and the terminal's clock; one fetched from the relay is
+         * refused only when signed that far in the future (the relay may hold it longer).
+         */
         toleranceSeconds: z.number().int().min(30).max(3_600).default(300),
       })
       .prefault({}),

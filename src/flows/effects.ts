@@ -381,7 +381,8 @@ export interface FlowEffects {
   /**
    * Pay by phone: creates a fixed-price payment link for a fee (journaled before it is sent, created once) and starts
    * waiting for its payment. Rejects with an error whose `code` says why there is no link to show (LINK_UNAVAILABLE,
-   * LINK_REFUSED, LINK_BAD_REQUEST, LINK_PERSONAL_DATA); nothing is owed then.
+   * LINK_REFUSED, LINK_BAD_REQUEST, LINK_PERSONAL_DATA, LINK_BUSY: an earlier link of the reference is not confirmed
+   * inactive); nothing is owed then.
    */
   createLink(input: LinkRequest, signal: AbortSignal): Promise<LinkShown>;
   /**

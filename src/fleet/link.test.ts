@@ -117,6 +117,16 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
     expect(executed).toBe(0);
   });
 
+  it("answers with the command's UUID as it came, though its digits read like a card number", async () => {
+    // "50-8536-341381880247" is a Luhn-valid run of 18 digits: redacted, the reply answered no command.
+    const id = '88e4d409-0f54-4a50-8536-341381880247';
+    const { replies } = await deliver(nestedCommand(1).replace('"stranger-1"', `"${id}"`));
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_SIGNATURE', id }]);
+    // An id of another form that carries a card number is still redacted.
+    const pan = await deliver(nestedCommand(1).replace('"stranger-1"', '"4111111111111111"'));
+    expect(pan.replies).toMatchObject([{ ok: false, code: 'BAD_SIGNATURE', id: '[REDACTED]' }]);
+  });
+
   it('not JSON, or not a command: BAD_COMMAND', async () => {
     for (const payload of ['{ nope', '[]', 'null', '{"v":1}']) {
       const { replies, audits } = await deliver(payload);

@@ -58,12 +58,30 @@ const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]
 const HEX_BLOB = /(?<![0-9A-Za-z])[0-9A-Fa-f]{20,}(?![0-9A-Za-z])/g;
 
 /**
+ * Fewer digits than any card data holds: a PAN has at least 13, and track data and the EMV tags that carry card data
+ * hold one (a card number is decimal, also in the hex of tags 57 and 5A).
+ */
+const MIN_CARD_DIGITS = 12;
+const NON_ASCII = /[^\p{ASCII}]/u;
+
+function digitCount(s: string): number {
+  let n = 0;
+  for (let i = 0; i < s.length; i++) {
+    const c = s.charCodeAt(i);
+    if (c >= 48 && c <= 57) n++;
+  }
+  return n;
+}
+
+/**
  * Scrubs card data out of one string. It is read in NFKC form, so full-width digits ("４１１１…") are digits; a string
  * with nothing to scrub is returned as it was given.
  */
 export function redactString(s: string): string {
   if (s.length < 8) return s;
-  const text = s.normalize('NFKC');
+  const text = NON_ASCII.test(s) ? s.normalize('NFKC') : s;
+  // Most of what is logged holds too few digits for any card data: the rules below are not read for it.
+  if (digitCount(text) < MIN_CARD_DIGITS) return s;
   let out = text.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
   out = out.replace(HEX_BLOB, (blob) =>
     /\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob) ? REDACTED : blob,

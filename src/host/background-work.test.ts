@@ -7,6 +7,7 @@ import { staticKeyProvider } from '../journal/encryption.js';
 import { openJournal, type SqliteJournal } from '../journal/journal.js';
 import { OfflineQueue } from '../journal/offline-queue.js';
 import { TimeoutRecovery, type ResolutionBuilder } from '../journal/recovery.js';
+import { saleEntry } from '../journal/testing/entries.js';
 import { JournaledSender, type OutgoingRequest, type Transmitter } from '../journal/sender.js';
 import { silentLogger } from '../log/index.js';
 import { BackgroundWork } from './background-work.js';
@@ -163,17 +164,7 @@ describe('background work', () => {
     const journal = openJournal(':memory:');
     open.push(journal);
     // The sale whose answer was lost.
-    const sale = journal.begin({
-      transactionId: 'sale-1',
-      service: 'sale',
-      comments: 'Parking Sale',
-      method: 'POST',
-      path: '/pts/v2/payments',
-      body: Buffer.from('{}'),
-      amountMinor: 600,
-      currency: 'GBP',
-      moneyMoving: true,
-    });
+    const sale = journal.begin(saleEntry('sale-1'));
     journal.recordOutcome(sale.id, { state: 'unknown', httpStatus: 502, reason: 'GW_SERVER' });
     let voids = 0;
     const sender = new JournaledSender(journal, {

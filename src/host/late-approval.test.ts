@@ -126,6 +126,8 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
   const now = () => new Date();
   const cards = new CardStore(Buffer.alloc(32, 7));
   const sender = new JournaledSender(journal, transmitter);
+  /** What the operator's status bar is told of the gateway. */
+  const health: string[] = [];
   const payments = new PaymentService({
     config,
     gateway: gatewayClient(),
@@ -135,7 +137,10 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
     logger,
     now,
     followOns: journalFollowOnStore(new AuthorizationDataStore(journal, Buffer.alloc(32, 5)), 'A'),
-    health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
+    health: {
+      gatewayAnswered: () => health.push('answered'),
+      gatewayUnreachable: (reason) => health.push(`unreachable ${reason}`),
+    },
   });
   const recovery = recoveryOf(journal, sender);
   const holds = new HoldStore(journal);
@@ -185,7 +190,7 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
     printLink: () => undefined,
     altPayments: unused,
   });
-  return { journal, sender, recovery, cards, effects, submits };
+  return { journal, sender, recovery, cards, effects, submits, health };
 }
 
 async function cardRead() {
@@ -274,6 +279,8 @@ describe('a sale approved after the machine stopped waiting for it', () => {
       status: 'AUTHORIZED',
     });
     expect(terminal.journal.inFlight()).toEqual([]);
+    // The gateway answered: the operator's status bar does not show it unreachable.
+    expect(terminal.health).toEqual(['answered']);
     // Nothing more to do: a sweep finds no root, and the entry's recovery is over.
     expect(terminal.recovery.rootsInFlight()).toEqual([]);
   });

@@ -446,7 +446,9 @@ export class PaymentService {
         health.gatewayAnswered();
         break;
       case 'unknown':
-        health.gatewayUnreachable(sent.error?.code ?? 'UNKNOWN');
+        // An approval that came after its caller stopped waiting is journaled unknown: the gateway did answer.
+        if (sent.reason === ABANDONED) health.gatewayAnswered();
+        else health.gatewayUnreachable(sent.error?.code ?? 'UNKNOWN');
         break;
       case 'not-sent':
         // Not sent because nobody waited for it any more: nothing was learnt of the gateway.

@@ -37,7 +37,11 @@ export function createFlowEffects(deps: {
   holdWatch: () => HoldWatch;
   /** Whether a card may be taken now (recovery finished, in service). */
   takingCards: () => boolean;
-  submit: (request: FlowRequest) => Promise<SubmitOutcome>;
+  /**
+   * The one door to the gateway. `signal` is the machine's: once it aborts while the request is out, an approval that
+   * arrives is left to the journal's recovery to undo (FlowEffects.submit: the host resolves what the machine gave up).
+   */
+  submit: (request: FlowRequest, signal: AbortSignal) => Promise<SubmitOutcome>;
   findTransaction: (transactionId: string) => OriginalTransaction | null;
   receipt: (receipt: ReceiptData) => void;
   /** Pay by phone: the terminal's payment links. */
@@ -65,7 +69,7 @@ export function createFlowEffects(deps: {
       });
       return cards.hold(read).summary;
     },
-    submit: (request) => deps.submit(request),
+    submit: (request, signal) => deps.submit(request, signal),
     dccOffer: (input, signal) => deps.dcc.offer(input, signal),
     lookupTicket: ({ ticket }) => Promise.resolve(lookupTicket(ticket, config.terminal.timezone)),
     verifyOperatorPin: ({ pin }) => Promise.resolve(deps.pin.check(pin) === 'ok'),

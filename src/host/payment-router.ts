@@ -65,11 +65,16 @@ export class PaymentRouter {
     },
   ) {}
 
-  async submit(request: FlowRequest): Promise<SubmitOutcome> {
+  /**
+   * `signal`: the machine's wait (FlowEffects.submit). An approval that arrives after it aborted comes back unknown and
+   * is handed to recovery with every other unknown outcome: nobody is left to use or undo it.
+   */
+  async submit(request: FlowRequest, signal?: AbortSignal): Promise<SubmitOutcome> {
     if (request.service === 'timeout-reversal' || request.service === 'timeout-void')
       return this.resolveUnanswered(request);
     const record = await this.deps.payments.submit(request, {
       onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
+      ...(signal !== undefined ? { signal } : {}),
     });
     const { outcome, entryId } = record;
     if (outcome.kind === 'approved' && request.service === 'reversal' && request.original?.transactionId)

@@ -12,6 +12,7 @@ import type {
   ServiceRequest as GatewayRequest,
 } from '../gateway/services/types.js';
 import {
+  ABANDONED,
   authorizedTotalOf,
   LIVE_FAILPOINTS,
   refundedTotalOf,
@@ -396,11 +397,17 @@ export class PaymentService {
   /**
    * Builds one request and sends it through the journal's sender. Never throws for gateway or build failures: they
    * are outcomes. A journal failure does throw (nothing was sent then, or the entry stays in flight for recovery).
-   * `onOutcome` writes commit in the same transaction as the outcome.
+   * `onOutcome` writes commit in the same transaction as the outcome. `signal`: the caller's wait (a machine's
+   * submit signal); once it aborts, the request is not sent if it has not left yet, and an approval that arrives
+   * afterwards is journaled unknown and returned as such, for recovery to undo (the sender's `abandoned` option).
    */
   async submit(
     request: FlowRequest,
-    options: { flowId?: string; onOutcome?: (entry: JournalEntry, outcome: TransmitOutcome) => void } = {},
+    options: {
+      flowId?: string;
+      onOutcome?: (entry: JournalEntry, outcome: TransmitOutcome) => void;
+      signal?: AbortSignal;
+    } = {},
   ): Promise<SubmitRecord> {
     const { gateway, logger, health } = this.deps;
     let prepared: PreparedRequest;
@@ -426,6 +433,7 @@ export class PaymentService {
       maskedPan: card?.summary.maskedPan,
       resolvesEntryId: undefined,
       failpoints: LIVE_FAILPOINTS,
+      abandoned: options.signal,
       onOutcome: (e, o) => {
         if (o.kind === 'approved') this.keepFollowOnData(request, prepared);
         options.onOutcome?.(e, o);
@@ -438,10 +446,13 @@ export class PaymentService {
         health.gatewayAnswered();
         break;
       case 'unknown':
-        health.gatewayUnreachable(sent.error?.code ?? 'UNKNOWN');
+        // An approval that came after its caller stopped waiting is journaled unknown: the gateway did answer.
+        if (sent.reason === ABANDONED) health.gatewayAnswered();
+        else health.gatewayUnreachable(sent.error?.code ?? 'UNKNOWN');
         break;
       case 'not-sent':
-        health.gatewayUnreachable(sent.reason ?? 'NOT_SENT');
+        // Not sent because nobody waited for it any more: nothing was learnt of the gateway.
+        if (sent.reason !== ABANDONED) health.gatewayUnreachable(sent.reason ?? 'NOT_SENT');
         break;
     }
     const transactionId = prepared.transactionId ?? prepared.referencedTransactionId ?? `entry-${entryId}`;

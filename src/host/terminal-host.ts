@@ -338,8 +338,8 @@ export class TerminalHost implements TerminalApi {
       holds: this.holds,
       holdWatch: () => this.holdWatch,
       takingCards: () => this.phase === 'ready',
-      submit: async (request) => {
-        const outcome = await this.router.submit(request);
+      submit: async (request, signal) => {
+        const outcome = await this.router.submit(request, signal);
         // What the receipt needs of the card and the conversion, noted while the card is still held.
         this.receipts.facts.noteSubmit(
           request,
@@ -1081,7 +1081,8 @@ export class TerminalHost implements TerminalApi {
   /**
    * Stops the terminal: no new card or request is taken, every request already out finishes and its outcome is
    * journaled (each is bounded by the gateway timeouts), then everything is released. What is still unresolved stays
-   * in the journal for the next start's recovery.
+   * in the journal for the next start's recovery — an approval of a machine's request among it: the machine is
+   * stopped, nobody uses or undoes that approval, so it is journaled unknown for recovery (FlowEffects.submit).
    */
   async close(): Promise<void> {
     if (this.phase === 'closed') return;

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { TimeoutRecovery } from './recovery.js';
-import { JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
+import { ABANDONED, JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 import { memoryJournals } from './testing/entries.js';
 
 const journal = memoryJournals();
@@ -179,5 +179,52 @@ describe('the journaled sender', () => {
     held.waiting[0]!.answer({ kind: 'unknown', error: { code: 'GW_TIMEOUT' } });
     await Promise.all([sending, draining]);
     expect(j.findByTransactionId('T7')?.state).toBe('unknown');
+  });
+});
+
+describe('a send whose caller stopped waiting (its abandoned signal aborted)', () => {
+  it('journals an approval that came after the abort as unknown, the answer kept, for recovery to undo', async () => {
+    const j = journal();
+    const held = heldTransmitter();
+    const sender = new JournaledSender(j, held.transmitter);
+    const wait = new AbortController();
+    const sending = sender.send(sale('A1'), { abandoned: wait.signal });
+    while (held.waiting.length === 0) await new Promise((r) => setImmediate(r));
+    wait.abort();
+    held.waiting[0]!.answer({ kind: 'approved', gatewayId: 'GA1', status: 'AUTHORIZED', httpStatus: 201 });
+    const { entry, outcome } = await sending;
+    expect(outcome).toMatchObject({ kind: 'unknown', gatewayId: 'GA1', reason: ABANDONED });
+    expect(entry).toMatchObject({
+      state: 'unknown',
+      gatewayId: 'GA1',
+      status: 'AUTHORIZED',
+      reason: ABANDONED,
+    });
+    expect(j.inFlight().map((e) => e.id)).toEqual([entry.id]);
+  });
+
+  it('journals an answer that moved no money as it is', async () => {
+    const j = journal();
+    const held = heldTransmitter();
+    const sender = new JournaledSender(j, held.transmitter);
+    const wait = new AbortController();
+    const declined = sender.send(sale('A2'), { abandoned: wait.signal });
+    const verification = sender.send({ ...sale('A3'), moneyMoving: false }, { abandoned: wait.signal });
+    while (held.waiting.length < 2) await new Promise((r) => setImmediate(r));
+    wait.abort();
+    held.waiting[0]!.answer({ kind: 'declined', gatewayId: 'GA2', status: 'DECLINED', httpStatus: 201 });
+    held.waiting[1]!.answer({ kind: 'approved', gatewayId: 'GA3', status: 'AUTHORIZED', httpStatus: 201 });
+    expect((await declined).entry).toMatchObject({ state: 'declined' });
+    expect((await verification).entry).toMatchObject({ state: 'approved' });
+  });
+
+  it('does not send a request whose caller stopped waiting before its first byte', async () => {
+    const j = journal();
+    const held = heldTransmitter();
+    const sender = new JournaledSender(j, held.transmitter);
+    const { entry, outcome } = await sender.send(sale('A4'), { abandoned: AbortSignal.abort() });
+    expect(held.waiting).toEqual([]);
+    expect(outcome).toEqual({ kind: 'not-sent', reason: ABANDONED });
+    expect(entry).toMatchObject({ state: 'resolved', resolution: 'not-sent' });
   });
 });

@@ -111,6 +111,35 @@ export interface SendOptions {
    * atomic is one transaction), e.g. the stored offline payment's completion, a hold, a follow-up obligation.
    */
   onOutcome?: (entry: JournalEntry, outcome: TransmitOutcome) => void;
+  /**
+   * The caller's wait for the answer (a machine's `submit` signal): once it aborts, nobody acts on the answer — no
+   * receipt, no undo. A request whose wait aborted before its first byte is not sent (resolved {@link NOT_SENT}, reason
+   * {@link ABANDONED}); an approval of a money-moving request that arrives after the abort is journaled as `unknown`
+   * (reason {@link ABANDONED}, the answer's facts kept), so that it stays in flight for recovery, which undoes it by
+   * the entry's recovery plan like any unanswered request: an approval nobody waits for must not stand.
+   */
+  abandoned?: AbortSignal;
+}
+
+/**
+ * Reason of an outcome whose caller stopped waiting for it ({@link SendOptions.abandoned}): a request never sent, or an
+ * approval journaled as unknown for recovery to undo.
+ */
+export const ABANDONED = 'ABANDONED';
+
+/**
+ * The outcome journaled for an answer that came after its caller stopped waiting: an approval of a money-moving request
+ * becomes `unknown` (recovery's to undo), keeping what the gateway said of it; any other answer moved no money and is
+ * journaled as it is.
+ */
+function abandonedOutcome(request: OutgoingRequest, outcome: TransmitOutcome): TransmitOutcome {
+  if (outcome.kind !== 'approved' || !request.moneyMoving) return outcome;
+  return {
+    ...outcome,
+    kind: 'unknown',
+    reason: ABANDONED,
+    error: { code: ABANDONED, message: 'approved after the caller stopped waiting for the answer' },
+  };
 }
 
 export interface BegunSendOptions extends SendOptions {
@@ -271,7 +300,10 @@ export class JournaledSender {
       // commit with it and with each other.
       const answered = this.journal.expectWrite();
       try {
-        outcome = await this.transmitter.transmit(request);
+        // Nobody waits for it any more and not a byte has left: it is not sent at all.
+        outcome = options.abandoned?.aborted
+          ? { kind: 'not-sent', reason: ABANDONED }
+          : await this.transmitter.transmit(request);
       } catch (e) {
         outcome = {
           kind: 'unknown',
@@ -280,6 +312,7 @@ export class JournaledSender {
       } finally {
         answered();
       }
+      if (options.abandoned?.aborted) outcome = abandonedOutcome(request, outcome);
       fire(options.failpoints?.answered);
       options.onAnswered?.(outcome);
       const after = await this.journal.commitDurably(() => {

@@ -1,0 +1,313 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import { createActor, SimulatedClock } from 'xstate';
+import { createReader } from '../../devices/index.js';
+import { parseConfig } from '../config/index.js';
+import { provideFlowEffects, type SubmitOutcome, type TransactionResult } from '../flows/index.js';
+import { testSettings } from '../flows/testing/fake-terminal.js';
+import { createAuthenticator, createGatewayClient } from '../gateway/index.js';
+import { classifyPaymentAnswer } from '../gateway/outcome.js';
+import type { PreparedRequest } from '../gateway/services/types.js';
+import {
+  AuthorizationDataStore,
+  FollowUpStore,
+  HoldStore,
+  JournaledSender,
+  OfflineQueue,
+  openJournal,
+  staticKeyProvider,
+  TimeoutRecovery,
+  type OutgoingRequest,
+  type SqliteJournal,
+  type TransmitOutcome,
+} from '../journal/index.js';
+import { silentLogger } from '../log/index.js';
+import { CardStore } from './card-store.js';
+import { createFlowEffects } from './flow-effects.js';
+import { journalFollowOnStore } from './follow-on-store.js';
+import { SANDBOX_SHARED_SECRET, toSendOutcome } from './gateway-adapters.js';
+import { PaymentRouter } from './payment-router.js';
+import { PaymentService } from './payments.js';
+import { GatewayResolutionBuilder } from './resolver.js';
+
+/**
+ * A sale whose machine gave up waiting (its `submitTimeout`) while the request was out, and that the gateway approves
+ * afterwards: the machine told the customer the outcome is unknown and resolves nothing itself (FlowEffects.submit), so
+ * the host's journal recovery must undo the approval — once, by its timeout void, and after a crash too. The real
+ * transaction machine on a simulated clock, the host's effects, router, payment service, journal, sender and recovery;
+ * only the network is faked (the real classifier reads its answers), and each answer comes when the test says.
+ */
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+const SUBMIT_TIMEOUT_MS = 100_000;
+
+function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => void } {
+  let resolve!: (value: T) => void;
+  const promise = new Promise<T>((r) => (resolve = r));
+  return { promise, resolve };
+}
+
+/** The gateway: holds the sale's answer until `approveSale`; answers a timeout void VOIDED, or never (`voidHangs`). */
+function lateGateway(options: { voidHangs: boolean }) {
+  const sent: OutgoingRequest[] = [];
+  const saleOut = deferred();
+  const saleAnswer = deferred();
+  const voidOut = deferred();
+  const answer = (request: OutgoingRequest, body: unknown): TransmitOutcome =>
+    toSendOutcome(
+      classifyPaymentAnswer(request as unknown as PreparedRequest, 201, Buffer.from(JSON.stringify(body))),
+    );
+  return {
+    sent,
+    saleOut: saleOut.promise,
+    voidOut: voidOut.promise,
+    approveSale: () => saleAnswer.resolve(),
+    transmitter: {
+      async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
+        sent.push(request);
+        if (request.service === 'sale') {
+          saleOut.resolve();
+          await saleAnswer.promise;
+          return answer(request, {
+            id: 'G-SALE',
+            status: 'AUTHORIZED',
+            orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
+          });
+        }
+        if (request.service === 'timeout-void') {
+          voidOut.resolve();
+          if (options.voidHangs) return new Promise<TransmitOutcome>(() => undefined);
+          return answer(request, { id: `G-VOID-${sent.length}`, status: 'VOIDED' });
+        }
+        throw new Error(`unexpected ${request.service}`);
+      },
+    },
+  };
+}
+
+const config = parseConfig({});
+
+function gatewayClient() {
+  const gateway = createGatewayClient({
+    baseUrl: 'http://127.0.0.1:9',
+    merchantId: config.gateway.merchantId,
+    auth: createAuthenticator(config.gateway.auth, config.gateway.merchantId, {
+      defaultSharedSecret: SANDBOX_SHARED_SECRET,
+    }),
+    timeouts: config.gateway.timeouts,
+    logger: silentLogger(),
+  });
+  cleanups.push(() => gateway.close());
+  return gateway;
+}
+
+function recoveryOf(journal: SqliteJournal, sender: JournaledSender) {
+  return new TimeoutRecovery(
+    journal,
+    new GatewayResolutionBuilder(gatewayClient(), config, () => new Date()),
+    sender,
+    {
+      timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
+      retryMs: 10,
+    },
+  );
+}
+
+/** The host's side of `submit`, wired as TerminalHost wires it, over a journal in `dir`. */
+function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> }) {
+  const journal = openJournal(join(dir, 'journal.db'));
+  const logger = silentLogger();
+  const now = () => new Date();
+  const cards = new CardStore(Buffer.alloc(32, 7));
+  const sender = new JournaledSender(journal, transmitter);
+  /** What the operator's status bar is told of the gateway. */
+  const health: string[] = [];
+  const payments = new PaymentService({
+    config,
+    gateway: gatewayClient(),
+    sender,
+    journal,
+    cards,
+    logger,
+    now,
+    followOns: journalFollowOnStore(new AuthorizationDataStore(journal, Buffer.alloc(32, 5)), 'A'),
+    health: {
+      gatewayAnswered: () => health.push('answered'),
+      gatewayUnreachable: (reason) => health.push(`unreachable ${reason}`),
+    },
+  });
+  const recovery = recoveryOf(journal, sender);
+  const holds = new HoldStore(journal);
+  const router = new PaymentRouter({
+    config,
+    journal,
+    payments,
+    recovery,
+    offline: new OfflineQueue(journal, {
+      policy: config.offline.policy,
+      limits: config.offline,
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
+      now,
+      logger,
+    }),
+    followUps: new FollowUpStore(journal),
+    holds,
+    cards,
+    logger,
+    now,
+    authorizationReversed: () => undefined,
+    changed: () => undefined,
+  });
+  const submits: Promise<SubmitOutcome>[] = [];
+  const unused = (): never => {
+    throw new Error('not used by a sale without a card read');
+  };
+  const effects = createFlowEffects({
+    config,
+    reader: {} as never,
+    cards,
+    payments,
+    dcc: {} as never,
+    pin: {} as never,
+    holds,
+    holdWatch: unused,
+    takingCards: () => true,
+    submit: (request, signal) => {
+      const submitted = router.submit(request, signal);
+      submits.push(submitted);
+      return submitted;
+    },
+    findTransaction: () => null,
+    receipt: () => undefined,
+    links: {} as never,
+    waitFactor: () => 1,
+    printLink: () => undefined,
+    altPayments: unused,
+  });
+  return { journal, sender, recovery, cards, effects, submits, health };
+}
+
+async function cardRead() {
+  const reader = createReader(
+    { ...config.reader, sim: { ...config.reader.sim, presentDelayMs: 0 } },
+    { logger: silentLogger(), timeZone: config.terminal.timezone },
+  );
+  await reader.connect();
+  cleanups.push(() => reader.close());
+  return reader.activate({
+    amountMinor: 850,
+    otherAmountMinor: 0,
+    currencyNumeric: '826',
+    countryNumeric: '826',
+    transactionType: '00',
+    timeoutSeconds: 30,
+  });
+}
+
+/**
+ * Runs the real transaction machine for an 8.50 sale with the host's effects: the sale goes out, the machine's
+ * `submitTimeout` passes, then the gateway approves. Resolves with what the machine reported and the sale's entry.
+ */
+async function saleApprovedAfterTheMachineGaveUp(options: { voidHangs: boolean }) {
+  const dir = mkdtempSync(join(tmpdir(), 'pt-late-approval-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const gateway = lateGateway(options);
+  const terminal = host(dir, gateway.transmitter);
+  cleanups.push(() => terminal.journal.close());
+  const card = terminal.cards.hold(await cardRead());
+  const clock = new SimulatedClock();
+  const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+    input: {
+      settings: testSettings({
+        timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS },
+      }),
+      request: {
+        service: 'sale',
+        comments: 'Parking Sale',
+        amountMinor: 850,
+        cardRef: card.ref,
+        includeEmvTags: false,
+        acceptPartial: false,
+        cancellable: true,
+      },
+    },
+    clock,
+  });
+  const reported = new Promise<TransactionResult>((resolve) =>
+    actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
+  );
+  actor.start();
+  await gateway.saleOut;
+  // The machine's backstop passes while the sale is out (its journal write or the token path took that long).
+  clock.increment(SUBMIT_TIMEOUT_MS);
+  const result = await reported;
+  gateway.approveSale();
+  await terminal.submits[0];
+  const saleTx = gateway.sent[0]?.transactionId ?? '';
+  const entry = terminal.journal.findByTransactionId(saleTx);
+  if (!entry) throw new Error('the sale was not journaled');
+  return { dir, gateway, terminal, result, saleTx, entryId: entry.id };
+}
+
+describe('a sale approved after the machine stopped waiting for it', () => {
+  it('is voided by recovery, once, and the customer was told it is being checked', async () => {
+    const { gateway, terminal, result, saleTx, entryId } = await saleApprovedAfterTheMachineGaveUp({
+      voidHangs: false,
+    });
+
+    // The customer: no answer in time, the payment is being checked (nothing resolved by the machine).
+    expect(result).toMatchObject({ kind: 'unknown', resolved: false });
+    const item = await terminal.recovery.recover(entryId);
+    await terminal.sender.drain();
+
+    // Nobody is left to use or undo the late approval: recovery voids it by the sale's own rule, exactly once.
+    expect(item).toMatchObject({ resolution: 'timeout-void', needsOperator: false });
+    expect(gateway.sent.map((r) => `${r.service}:${r.referencedTransactionId ?? r.transactionId}`)).toEqual([
+      `sale:${saleTx}`,
+      `timeout-void:${saleTx}`,
+    ]);
+    expect(terminal.journal.get(entryId)).toMatchObject({
+      state: 'resolved',
+      resolution: 'timeout-void',
+      gatewayId: 'G-SALE',
+      status: 'AUTHORIZED',
+    });
+    expect(terminal.journal.inFlight()).toEqual([]);
+    // The gateway answered: the operator's status bar does not show it unreachable.
+    expect(terminal.health).toEqual(['answered']);
+    // Nothing more to do: a sweep finds no root, and the entry's recovery is over.
+    expect(terminal.recovery.rootsInFlight()).toEqual([]);
+  });
+
+  it('is still voided when the terminal stops before the void is answered: the journal left it in flight', async () => {
+    const { dir, gateway, terminal, saleTx, entryId } = await saleApprovedAfterTheMachineGaveUp({
+      voidHangs: true,
+    });
+    // The void goes out and its answer never comes: the process dies there (or recovery has not started yet).
+    await Promise.race([gateway.voidOut, terminal.recovery.recover(entryId)]);
+    terminal.journal.close();
+
+    // The next start: recovery before the first card, from the journal alone.
+    const restarted = lateGateway({ voidHangs: false });
+    const journal = openJournal(join(dir, 'journal.db'));
+    cleanups.push(() => journal.close());
+    expect(journal.get(entryId)).toMatchObject({ state: 'unknown', gatewayId: 'G-SALE' });
+    const report = await recoveryOf(
+      journal,
+      new JournaledSender(journal, restarted.transmitter),
+    ).recoverAll();
+
+    expect(report.resolved.map((i) => [i.entryId, i.resolution])).toEqual([[entryId, 'timeout-void']]);
+    expect(restarted.sent.map((r) => `${r.service}:${r.referencedTransactionId}`)).toEqual([
+      `timeout-void:${saleTx}`,
+    ]);
+    expect(journal.get(entryId)).toMatchObject({ state: 'resolved', resolution: 'timeout-void' });
+    expect(journal.inFlight()).toEqual([]);
+  });
+});

@@ -12,6 +12,7 @@ import type {
   ServiceRequest as GatewayRequest,
 } from '../gateway/services/types.js';
 import {
+  authorizationTransactionOf,
   authorizedTotalOf,
   LIVE_FAILPOINTS,
   refundedTotalOf,
@@ -219,13 +220,13 @@ export class PaymentService {
     return auth === undefined ? undefined : this.deps.followOns.dcc(auth);
   }
 
-  /** transactionId of the authorization a follow-on belongs to (a refund of a capture: the capture's). */
+  /**
+   * transactionId of the authorization a follow-on belongs to (a refund of a capture: the capture's), by the journal's
+   * rule that operator mode converts listed amounts with.
+   */
   private authorizationOf(request: FlowRequest): string | undefined {
     const original = request.original;
-    if (original === undefined) return undefined;
-    if (request.service === 'refund-capture' || request.service === 'void-capture')
-      return this.deps.journal.findByTransactionId(original.transactionId)?.referencedTransactionId;
-    return original.transactionId;
+    return original && authorizationTransactionOf(this.deps.journal, original.transactionId);
   }
 
   /**

@@ -277,6 +277,12 @@ export interface OperatorStatus {
     kind: 'sandbox' | 'remote';
     baseUrl: string;
     online: boolean | null;
+    /**
+     * While `online` is false, why: `unreachable` (no answer: connection, timeout, server) or `credentials` (the gateway
+     * refused the terminal's credentials, or they could not be produced: GW_AUTH) — the keys, not the network.
+     */
+    problem?: 'unreachable' | 'credentials';
+    /** The code of the last failed exchange (GW_CONNECTION, GW_AUTH …). */
     lastError?: string;
     /** This terminal's clock minus the gateway's (`Date` of its last answer), whole seconds; absent before one. */
     clockSkewSeconds?: number;

@@ -44,6 +44,10 @@ export class PaymentBuildError extends Error {
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */
 export interface GatewayHealthSink {
   gatewayAnswered(): void;
+  /**
+   * The gateway could not be used, with the code of why: unreachable (GW_CONNECTION, GW_TIMEOUT, an unknown outcome's
+   * code) or its credentials refused (GW_AUTH); the status board tells them apart (src/host/gateway-adapters.ts).
+   */
   gatewayUnreachable(reason: string): void;
 }
 

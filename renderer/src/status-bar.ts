@@ -30,12 +30,11 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
       ),
     );
     const gw = status.gateway;
-    const online = gw.online === null ? 'unknown' : gw.online ? 'online' : 'offline';
     items.push(
       item(
         'status-gateway',
         'Gateway',
-        `${gw.kind} ${online}${gw.lastError ? ` (${gw.lastError})` : ''}`,
+        gatewayText(gw),
         gw.online === false ? 'bad' : gw.online === null ? 'warn' : 'ok',
       ),
     );
@@ -82,4 +81,20 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
     h('span', { class: 'status-terminal', testid: 'status-terminal', text: status?.terminalId ?? '…' }),
     ...items,
   );
+}
+
+/**
+ * The gateway's item: online, unknown (no answer yet), offline (unreachable) or credentials refused — the keys to
+ * check, not the network — with the code of the last failed exchange.
+ */
+export function gatewayText(gw: OperatorStatus['gateway']): string {
+  const state =
+    gw.online === null
+      ? 'unknown'
+      : gw.online
+        ? 'online'
+        : gw.problem === 'credentials'
+          ? 'credentials refused'
+          : 'offline';
+  return `${gw.kind} ${state}${gw.lastError ? ` (${gw.lastError})` : ''}`;
 }

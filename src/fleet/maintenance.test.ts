@@ -54,3 +54,33 @@ describe('topics and alerts', () => {
     expect(alertsOf({ online: true })).toEqual(['no-heartbeat']);
   });
 });
+
+describe('alerts: the gateway', () => {
+  it('names credentials the gateway refused apart from a gateway it cannot reach', () => {
+    const heartbeat = (gateway: Heartbeat['gateway']): Heartbeat => ({
+      terminalId: 'T-1',
+      at: '2030-01-01T08:00:00Z',
+      intervalSeconds: 60,
+      appVersion: '1.0.0',
+      model: 'kiosk',
+      inService: true,
+      customerSession: false,
+      reader: { kind: 'sim', health: 'ready' },
+      gateway,
+      offline: { depth: 0, totals: [], oldestAgeSeconds: null, declinedAfterForward: 0 },
+      openAuthorizations: 0,
+      journal: { unknown: 0, inFlight: 0 },
+      diskFreeMegabytes: null,
+    });
+    const alerts = (gateway: Heartbeat['gateway']) =>
+      alertsOf({ online: true, heartbeat: heartbeat(gateway), ageSeconds: 1 });
+    expect(
+      alerts({ online: false, problem: 'credentials', lastError: 'GW_AUTH', clockSkewSeconds: null }),
+    ).toEqual(['gateway-credentials']);
+    expect(
+      alerts({ online: false, problem: 'unreachable', lastError: 'GW_CONNECTION', clockSkewSeconds: null }),
+    ).toEqual(['gateway-unreachable']);
+    // From a terminal that does not say why.
+    expect(alerts({ online: false, clockSkewSeconds: null })).toEqual(['gateway-unreachable']);
+  });
+});

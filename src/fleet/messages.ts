@@ -21,6 +21,8 @@ export interface TerminalHealth {
   gateway: {
     /** As the last answers told it; null before the first. */
     online: boolean | null;
+    /** While `online` is false, why: no answer, or the terminal's credentials refused (the keys, not the network). */
+    problem?: 'unreachable' | 'credentials';
     lastError?: string;
     /** The terminal's clock minus the gateway's `Date` of its last answer, seconds; null before one. */
     clockSkewSeconds: number | null;
@@ -191,7 +193,8 @@ export function alertsOf(input: {
   if (input.ageSeconds !== undefined && input.ageSeconds > 3 * h.intervalSeconds)
     alerts.push('heartbeat-late');
   if (!h.inService) alerts.push('out-of-service');
-  if (h.gateway.online === false) alerts.push('gateway-unreachable');
+  if (h.gateway.online === false)
+    alerts.push(h.gateway.problem === 'credentials' ? 'gateway-credentials' : 'gateway-unreachable');
   if (h.reader.health !== 'ready' && h.reader.health !== 'busy') alerts.push(`reader-${h.reader.health}`);
   if (h.journal.unknown > 0) alerts.push('journal-unknown');
   if (h.offline.depth > 0) alerts.push('offline-queue');

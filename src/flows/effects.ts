@@ -192,7 +192,11 @@ export type TicketLookup =
 /** A transaction the operator may refund or void, as the host's journal knows it. */
 export interface OriginalTransaction {
   transactionId: string;
-  gatewayId: string;
+  /**
+   * The gateway's `id` of it, the path of its refunds and voids (gateway.md §7); absent when its answer was lost and
+   * recovery found it standing (its timeout void refused NOT_VOIDABLE): the terminal cannot refund or void it then.
+   */
+  gatewayId?: string;
   /** Only these can be refunded or voided. */
   service: 'capture' | 'sale' | 'refund-capture' | 'refund-payment' | 'credit';
   /** Amount of the original, minor units. */

@@ -55,12 +55,19 @@ const notProvided = (name: string) => () =>
  *   nor a second void applies;
  * - `REFUNDS_STANDING`: a void of a capture or sale with a refund that stands or may stand (approved, or its answer not
  *   known yet): the void would give back the whole amount on top of the refund (the gateway refuses it);
- * - `NOT_VOIDABLE`: past the settlement cut-off;
+ * - `GATEWAY_ID_UNKNOWN`: its answer was lost and recovery found it standing at the gateway (its timeout void refused
+ *   NOT_VOIDABLE): the terminal does not know the gateway id its refunds and voids are sent to;
+ * - `NOT_VOIDABLE`: past the settlement cut-off (or recovery's timeout void of it was refused so);
  * - `NOT_REFUNDABLE`: only captures and sales are refunded;
  * - `REFUND_EXCEEDS_CAPTURED`: the amount is not within what is left to refund.
  */
 export type OperatorRefusalCode =
-  'ALREADY_VOIDED' | 'REFUNDS_STANDING' | 'NOT_VOIDABLE' | 'NOT_REFUNDABLE' | 'REFUND_EXCEEDS_CAPTURED';
+  | 'ALREADY_VOIDED'
+  | 'GATEWAY_ID_UNKNOWN'
+  | 'REFUNDS_STANDING'
+  | 'NOT_VOIDABLE'
+  | 'NOT_REFUNDABLE'
+  | 'REFUND_EXCEEDS_CAPTURED';
 
 /** The refund or void service for an original, or the reason there is none. */
 export function operatorService(
@@ -72,6 +79,12 @@ export function operatorService(
     return {
       code: 'ALREADY_VOIDED',
       message: 'Voided already (or its void is being finished): nothing to undo',
+    };
+  // Refunds and voids go to the original's gateway id (gateway.md §7), which only its lost answer carried.
+  if (original.gatewayId === undefined)
+    return {
+      code: 'GATEWAY_ID_UNKNOWN',
+      message: "The gateway's id of this payment is not known (its answer was lost): undo it at the gateway",
     };
   if (command.type === 'void') {
     // spec 001: a payment with refunds is not voided (its refunds are voided first, or what is left is refunded).
@@ -226,7 +239,7 @@ export const operatorMachine = setup({
               comments: commentsFor(service, context.settings),
               amountMinor: context.amountMinor,
               original: {
-                gatewayId: original.gatewayId,
+                ...(original.gatewayId !== undefined ? { gatewayId: original.gatewayId } : {}),
                 transactionId: original.transactionId,
                 service: original.service,
               },

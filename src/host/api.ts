@@ -277,6 +277,12 @@ export interface OperatorStatus {
     kind: 'sandbox' | 'remote';
     baseUrl: string;
     online: boolean | null;
+    /**
+     * While `online` is false, why: `unreachable` (no answer: connection, timeout, server) or `credentials` (the gateway
+     * refused the terminal's credentials, or they could not be produced: GW_AUTH) — the keys, not the network.
+     */
+    problem?: 'unreachable' | 'credentials';
+    /** The code of the last failed exchange (GW_CONNECTION, GW_AUTH …). */
     lastError?: string;
     /** This terminal's clock minus the gateway's (`Date` of its last answer), whole seconds; absent before one. */
     clockSkewSeconds?: number;
@@ -510,6 +516,7 @@ export interface TransactionSummary {
   service: string;
   comments: string;
   gatewayId?: string;
+  /** The journal state, with how recovery resolved it (`resolved (not-voidable)`), or `voided` for one voided. */
   state: string;
   amount?: DisplayAmount;
   maskedPan?: string;
@@ -525,8 +532,8 @@ export type OperatorResponse =
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
-   * (APPROVED; a refusal: ALREADY_VOIDED, REFUNDS_STANDING, NOT_VOIDABLE, NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED;
-   * HOLD_NOT_RELEASED, a gateway reason …).
+   * (APPROVED; a refusal: ALREADY_VOIDED, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE, NOT_REFUNDABLE,
+   * REFUND_EXCEEDS_CAPTURED; HOLD_NOT_RELEASED, a gateway reason …).
    */
   | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
   | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number }

@@ -192,6 +192,7 @@ export class HostFleetTerminal implements FleetTerminal {
       },
       gateway: {
         online: s.gateway.online,
+        ...(s.gateway.problem ? { problem: s.gateway.problem } : {}),
         ...(s.gateway.lastError ? { lastError: s.gateway.lastError } : {}),
         clockSkewSeconds: s.gateway.clockSkewSeconds ?? null,
       },

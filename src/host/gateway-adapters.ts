@@ -59,7 +59,7 @@ export function toSendOutcome(outcome: Outcome): TransmitOutcome {
       // Credentials refused (401, 403): the gateway processed nothing, as if the request never left — its
       // transactionId is free, and a payment stored offline stays stored until the credentials are mended, rather
       // than being closed as refused with its card data wiped.
-      return httpStatus !== undefined && error.code !== 'GW_AUTH'
+      return httpStatus !== undefined && !CREDENTIALS_CODES.has(error.code)
         ? { kind: 'rejected', httpStatus, reason: error.code }
         : { kind: 'not-sent', reason: error.code };
     }
@@ -68,6 +68,17 @@ export function toSendOutcome(outcome: Outcome): TransmitOutcome {
 
 /** Codes of a `not-sent` outcome that mean the gateway cannot be reached (the offline queue may take the payment). */
 export const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['GW_CONNECTION', 'GW_TIMEOUT']);
+
+/**
+ * Codes that mean the gateway refused the terminal's credentials (401, 403) or the terminal could not produce them (a
+ * key file it cannot read): the network is not at fault, the keys are. Nothing was processed (a `not-sent` outcome).
+ */
+export const CREDENTIALS_CODES: ReadonlySet<string> = new Set(['GW_AUTH']);
+
+/** Why the gateway could not be used, from the code of the last failed exchange, as the operator status bar says it. */
+export function gatewayProblemOf(code: string | undefined): 'credentials' | 'unreachable' {
+  return code !== undefined && CREDENTIALS_CODES.has(code) ? 'credentials' : 'unreachable';
+}
 
 /**
  * The journal's transmitter over the gateway client: the one way bytes reach the gateway, for live payments, the

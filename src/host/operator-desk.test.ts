@@ -480,3 +480,129 @@ describe('the amounts operator mode lists are the ones a refund or void sends', 
     expect(amounts).toEqual({ S1: 350, R1: 250, A1: 900 });
   });
 });
+
+describe('operator mode: voided payments, payments recovery found standing, converted refunds', () => {
+  async function listed(desk: OperatorDesk, pin: string) {
+    const r = await desk.handle({ pin, action: { type: 'transactions', limit: 10 } });
+    return r.ok && r.value.type === 'transactions' ? r.value.transactions : [];
+  }
+  const approved = (journal: SqliteJournal, tx: string, overrides: Parameters<typeof saleEntry>[1] = {}) => {
+    const entry = journal.begin(saleEntry(tx, overrides));
+    journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${tx}` });
+  };
+  /** A sale whose answer was lost, resolved by recovery: its timeout void was refused NOT_VOIDABLE. */
+  const notVoidable = (journal: SqliteJournal, tx: string, gatewayId?: string) => {
+    const sale = journal.begin(saleEntry(tx));
+    journal.recordOutcome(sale.id, { state: 'unknown', ...(gatewayId !== undefined ? { gatewayId } : {}) });
+    const attempt = journal.begin(
+      saleEntry(`TV-${tx}`, {
+        service: 'timeout-void',
+        comments: 'VOID Timeout',
+        referencedTransactionId: tx,
+        resolvesEntryId: sale.id,
+        amountMinor: undefined,
+        currency: undefined,
+      }),
+    );
+    journal.recordOutcome(attempt.id, { state: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 });
+    journal.resolve(sale.id, 'not-voidable', attempt.id);
+  };
+
+  it('lists a voided sale as voided, with no action', async () => {
+    const { desk, journal, goodPin } = setup();
+    approved(journal, 'S1');
+    approved(journal, 'V1', { service: 'void-payment', referencedTransactionId: 'S1' });
+    const sale = (await listed(desk, goodPin)).find((t) => t.transactionId === 'S1');
+    expect(sale).toMatchObject({ state: 'voided', allowed: [] });
+  });
+
+  it('finds a sale recovery resolved as not-voidable: it stands, so it is refunded, not voided', async () => {
+    const { desk, journal, goodPin } = setup();
+    notVoidable(journal, 'S2', 'G-S2');
+    expect(findTransaction(journal, 'S2', { ...FIND, now: now() })).toMatchObject({
+      transactionId: 'S2',
+      gatewayId: 'G-S2',
+      service: 'sale',
+      amountMinor: 600,
+      voided: false,
+      voidable: false,
+    });
+    const row = (await listed(desk, goodPin)).find((t) => t.transactionId === 'S2');
+    expect(row).toMatchObject({ state: 'resolved (not-voidable)', allowed: ['refund'] });
+    const plan = (type: 'refund' | 'void') =>
+      operatorService(
+        { type, transactionId: 'S2' },
+        findTransaction(journal, 'S2', { ...FIND, now: now() })!,
+      );
+    expect(plan('refund')).toEqual({ service: 'refund-payment', amountMinor: 600 });
+    // Recovery's timeout void was refused: past the settlement cut-off.
+    expect(plan('void')).toMatchObject({ code: 'NOT_VOIDABLE' });
+  });
+
+  it('finds a not-voidable sale whose gateway id was never learnt, and says why it cannot be refunded here', async () => {
+    const { desk, journal, goodPin } = setup();
+    notVoidable(journal, 'S3');
+    expect(findTransaction(journal, 'S3', { ...FIND, now: now() })).toMatchObject({
+      transactionId: 'S3',
+      voided: false,
+      voidable: false,
+    });
+    const row = (await listed(desk, goodPin)).find((t) => t.transactionId === 'S3');
+    expect(row).toMatchObject({ state: 'resolved (not-voidable)', allowed: [] });
+    // A refund goes to the payment's gateway id (gateway.md §7): the terminal cannot send one.
+    expect(
+      operatorService(
+        { type: 'refund', transactionId: 'S3' },
+        findTransaction(journal, 'S3', { ...FIND, now: now() })!,
+      ),
+    ).toMatchObject({ code: 'GATEWAY_ID_UNKNOWN' });
+  });
+
+  it('lists a refund of a converted payment (family A: journaled in the card currency) in the local currency', async () => {
+    // 10.00 EUR paid as 1612 JPY; the conversion terms are kept for the authorization: the sale, or the pre-authorization
+    // a capture captured.
+    const toLocal = (tx: string, minor: number, currency: string): LocalAmount =>
+      (tx === 'S1' || tx === 'A1') && currency === 'JPY'
+        ? { minor: Math.round((minor * 1000) / 1612), currency: 'EUR' }
+        : { minor, currency };
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR', toLocal });
+    approved(journal, 'S1', { amountMinor: 1612, currency: 'JPY' });
+    approved(journal, 'R1', {
+      service: 'refund-payment',
+      referencedTransactionId: 'S1',
+      amountMinor: 806,
+      currency: 'JPY',
+    });
+    approved(journal, 'A1', {
+      service: 'preauth',
+      comments: 'Parking Authorization',
+      amountMinor: 1612,
+      currency: 'JPY',
+    });
+    approved(journal, 'C1', {
+      service: 'capture',
+      referencedTransactionId: 'A1',
+      amountMinor: 1612,
+      currency: 'JPY',
+    });
+    approved(journal, 'RC1', {
+      service: 'refund-capture',
+      referencedTransactionId: 'C1',
+      amountMinor: 403,
+      currency: 'JPY',
+    });
+    const amounts = Object.fromEntries(
+      (await listed(desk, goodPin)).map((t) => [t.transactionId, [t.amount?.minor, t.amount?.currency]]),
+    );
+    expect(amounts).toMatchObject({
+      R1: [500, 'EUR'],
+      RC1: [250, 'EUR'],
+      S1: [500, 'EUR'],
+      C1: [750, 'EUR'],
+    });
+    expect(findTransaction(journal, 'R1', { ...FIND, currency: 'EUR', now: now(), toLocal })).toMatchObject({
+      amountMinor: 500,
+      currency: 'EUR',
+    });
+  });
+});

@@ -12,7 +12,9 @@ import {
 import {
   AUDIT_LIST_MAX,
   AuditStore,
+  authorizationTransactionOf,
   refundedTotalOf,
+  resolvedStanding,
   type AuditQuery,
   type AuditRecord,
   type AuditResult,
@@ -95,7 +97,10 @@ function voidMayHaveGoneThrough(e: JournalEntry): boolean {
 /**
  * The journal's record of a transaction the operator may refund or void (FlowEffects.findTransaction): its amount,
  * what was refunded already, whether the settlement day still allows a void, and for a capture the authorization it
- * captured (voiding a capture leaves that hold in place, gateway.md §7).
+ * captured (voiding a capture leaves that hold in place, gateway.md §7). An approved one, or one whose answer was lost
+ * and that recovery found standing at the gateway ({@link resolvedStanding}: never voidable; without the gateway's id,
+ * which its lost answer carried, the terminal cannot refund it either). Amounts in the local currency (`toLocal`, with
+ * the authorization the transaction follows: a refund of a converted payment is journaled in the card's currency).
  */
 export function findTransaction(
   journal: SqliteJournal,
@@ -117,7 +122,10 @@ export function findTransaction(
   },
 ): OriginalTransaction | null {
   const entry = journal.findByTransactionId(transactionId);
-  if (!entry || entry.state !== 'approved' || !entry.gatewayId) return null;
+  if (!entry) return null;
+  // Approved, or left in flight and found standing by recovery (its timeout void refused NOT_VOIDABLE): money moved.
+  const standing = resolvedStanding(entry);
+  if (!(entry.state === 'approved' && entry.gatewayId) && !standing) return null;
   const service = entry.service;
   if (!REFUNDABLE_OR_VOIDABLE.has(service)) return null;
   const related = journal.referencing(transactionId);
@@ -134,20 +142,21 @@ export function findTransaction(
       };
   }
   const currency = entry.currency ?? options.currency;
-  const authTx =
-    service === 'capture' ? entry.referencedTransactionId : service === 'sale' ? transactionId : undefined;
+  // The conversion terms of a capture, sale or refund are those of the authorization it follows (a credit has none).
+  const authTx = service === 'credit' ? undefined : authorizationTransactionOf(journal, transactionId);
   const local = (minor: number): { minor: number; currency: string } =>
     authTx !== undefined && options.toLocal ? options.toLocal(authTx, minor, currency) : { minor, currency };
   const amount = local(entry.authorizedMinor ?? entry.amountMinor ?? 0);
   return {
     transactionId,
-    gatewayId: entry.gatewayId,
+    ...(entry.gatewayId ? { gatewayId: entry.gatewayId } : {}),
     service: service as OriginalTransaction['service'],
     amountMinor: amount.minor,
     currency: amount.currency,
     refundedMinor: local(refundedMinor).minor,
     voided,
-    voidable: !voided && sameLocalDay(entry.createdAt, options.now, options.timeZone),
+    // Found standing by recovery: its timeout void was refused NOT_VOIDABLE, so a void of it would be too.
+    voidable: !voided && !standing && sameLocalDay(entry.createdAt, options.now, options.timeZone),
     ...(authorization ? { authorization } : {}),
   };
 }
@@ -423,13 +432,15 @@ export class OperatorDesk {
   }
 
   /**
-   * One journal entry as operator mode lists it. The amount of a payment the operator can act on is the one a refund
-   * or void of it sends, in the unit the operator machine counts in and the panel reads a typed refund amount in (see
-   * {@link operatorAmount}); any other entry shows the amount it requested, as journaled.
+   * One journal entry as operator mode lists it: its journal state (with how recovery resolved it), or `voided` for a
+   * payment or refund voided (see {@link findTransaction}). The amount of a payment the operator can act on is the one
+   * a refund or void of it sends, in the unit the operator machine counts in and the panel reads a typed refund amount
+   * in (see {@link operatorAmount}); any other entry shows the amount it requested, as journaled.
    */
   private summarise(e: JournalEntry): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
-    const o = e.state === 'approved' && e.transactionId ? this.find(e.transactionId) : null;
+    const o =
+      (e.state === 'approved' || resolvedStanding(e)) && e.transactionId ? this.find(e.transactionId) : null;
     // The actions the operator machine would carry out, by its own rule (a full refund: of what is left).
     if (o)
       for (const type of ['refund', 'void'] as const)
@@ -449,7 +460,9 @@ export class OperatorDesk {
       service: e.service,
       comments: e.comments,
       ...(e.gatewayId ? { gatewayId: e.gatewayId } : {}),
-      state: e.resolution ? `${e.state} (${e.resolution})` : e.state,
+      // A payment or refund voided (or whose void is being finished: findTransaction's rule) reads as such, not as the
+      // approval its own entry records.
+      state: o?.voided ? 'voided' : e.resolution ? `${e.state} (${e.resolution})` : e.state,
       ...(amount ? { amount } : {}),
       ...(e.maskedPan ? { maskedPan: e.maskedPan } : {}),
       at: e.createdAt,

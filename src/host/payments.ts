@@ -13,6 +13,7 @@ import type {
 } from '../gateway/services/types.js';
 import {
   ABANDONED,
+  authorizationTransactionOf,
   authorizedTotalOf,
   LIVE_FAILPOINTS,
   refundedTotalOf,
@@ -44,6 +45,10 @@ export class PaymentBuildError extends Error {
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */
 export interface GatewayHealthSink {
   gatewayAnswered(): void;
+  /**
+   * The gateway could not be used, with the code of why: unreachable (GW_CONNECTION, GW_TIMEOUT, an unknown outcome's
+   * code) or its credentials refused (GW_AUTH); the status board tells them apart (src/host/gateway-adapters.ts).
+   */
   gatewayUnreachable(reason: string): void;
 }
 
@@ -220,13 +225,13 @@ export class PaymentService {
     return auth === undefined ? undefined : this.deps.followOns.dcc(auth);
   }
 
-  /** transactionId of the authorization a follow-on belongs to (a refund of a capture: the capture's). */
+  /**
+   * transactionId of the authorization a follow-on belongs to (a refund of a capture: the capture's), by the journal's
+   * rule that operator mode converts listed amounts with.
+   */
   private authorizationOf(request: FlowRequest): string | undefined {
     const original = request.original;
-    if (original === undefined) return undefined;
-    if (request.service === 'refund-capture' || request.service === 'void-capture')
-      return this.deps.journal.findByTransactionId(original.transactionId)?.referencedTransactionId;
-    return original.transactionId;
+    return original && authorizationTransactionOf(this.deps.journal, original.transactionId);
   }
 
   /**

@@ -2,6 +2,7 @@ import type { Config } from '../config/index.js';
 import type { OfflineStatus } from '../journal/index.js';
 import { formatMoney } from '../money/index.js';
 import type { OperatorStatus, RecoveryItem } from './api.js';
+import { gatewayProblemOf } from './gateway-adapters.js';
 import type { HostPhase } from './screens.js';
 
 /**
@@ -31,8 +32,9 @@ export class StatusBoard {
   constructor(private readonly config: Config) {}
 
   /**
-   * Records whether the gateway answered; returns whether that changed, and whether it came back after being
-   * unreachable (stored payments may go then).
+   * Records whether the gateway answered, and when it could not be used the code of why (GW_CONNECTION, GW_AUTH …:
+   * the status says whether it was unreachable or refused the credentials); returns whether that changed, and whether
+   * it came back after being unusable (stored payments may go then).
    */
   gatewaySeen(online: boolean, reason?: string): { changed: boolean; cameBack: boolean } {
     const was = this.online;
@@ -102,6 +104,7 @@ export class StatusBoard {
         kind: c.gateway.kind,
         baseUrl: input.baseUrl,
         online: this.online,
+        ...(this.online === false ? { problem: gatewayProblemOf(this.lastError) } : {}),
         ...(this.lastError ? { lastError: this.lastError } : {}),
         ...(this.clockSkewSeconds !== undefined ? { clockSkewSeconds: this.clockSkewSeconds } : {}),
       },

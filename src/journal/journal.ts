@@ -1344,6 +1344,34 @@ export function authorizedTotalOf(
 }
 
 /**
+ * Whether an entry left in flight was resolved as standing at the gateway: recovery's timeout void of it was refused
+ * `NOT_VOIDABLE` (src/journal/recovery.ts), so the gateway holds it and it can no longer be voided — the money it
+ * moved stays moved (a sale or capture: paid; a refund: refunded) until the operator undoes it otherwise.
+ */
+export function resolvedStanding(e: JournalEntry): boolean {
+  return e.state === 'resolved' && e.resolution === 'not-voidable';
+}
+
+/**
+ * The transactionId of the authorization (a sale or pre-authorization) whose conversion terms a payment or refund
+ * follows: a capture's pre-authorization, a refund's sale, the authorization of a refunded capture; for anything else
+ * its own. Undefined when the journal does not say (a capture or refund without its reference).
+ */
+export function authorizationTransactionOf(
+  journal: SqliteJournal,
+  transactionId: string,
+): string | undefined {
+  const entry = journal.findByTransactionId(transactionId);
+  if (entry?.service === 'capture' || entry?.service === 'refund-payment')
+    return entry.referencedTransactionId;
+  if (entry?.service === 'refund-capture')
+    return entry.referencedTransactionId === undefined
+      ? undefined
+      : journal.findByTransactionId(entry.referencedTransactionId)?.referencedTransactionId;
+  return transactionId;
+}
+
+/**
  * What the refunds of a payment this terminal made come to, counting every refund that stands or may stand, so that
  * no money is refunded twice: approved and not voided, or its answer not known yet (pending, sent, unknown), or
  * resolved `not-voidable` (its timeout void was refused because the refund exists at the gateway and can no longer be
@@ -1366,7 +1394,7 @@ export function refundedTotalOf(journal: SqliteJournal, paymentTransactionId: st
       case 'unknown':
         return true;
       case 'resolved':
-        return refund.resolution === 'not-voidable';
+        return resolvedStanding(refund);
       case 'declined':
       case 'rejected':
         return false;

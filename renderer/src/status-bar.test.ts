@@ -1,0 +1,25 @@
+import { describe, expect, it } from 'vitest';
+import { gatewayText } from './status-bar.js';
+
+describe('the status bar: the gateway', () => {
+  it('says the credentials were refused, not that the gateway is offline, for GW_AUTH', () => {
+    expect(
+      gatewayText({
+        kind: 'remote',
+        baseUrl: 'https://gw.example',
+        online: false,
+        problem: 'credentials',
+        lastError: 'GW_AUTH',
+      }),
+    ).toBe('remote credentials refused (GW_AUTH)');
+  });
+
+  it('says offline for a gateway it could not reach, and online or unknown otherwise', () => {
+    const gw = { kind: 'remote', baseUrl: 'https://gw.example' } as const;
+    expect(gatewayText({ ...gw, online: false, problem: 'unreachable', lastError: 'GW_CONNECTION' })).toBe(
+      'remote offline (GW_CONNECTION)',
+    );
+    expect(gatewayText({ ...gw, online: true })).toBe('remote online');
+    expect(gatewayText({ ...gw, online: null })).toBe('remote unknown');
+  });
+});

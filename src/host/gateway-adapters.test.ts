@@ -1,11 +1,16 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import { createGatewayClient, httpSignatureAuthenticator } from '../gateway/index.js';
+import {
+  createGatewayClient,
+  GatewayOAuthError,
+  httpSignatureAuthenticator,
+  oauthAuthenticator,
+} from '../gateway/index.js';
 import { staticKeyProvider } from '../journal/encryption.js';
 import { JournaledSender, OfflineQueue, openJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import { samplePayment } from '../sandbox/sample-requests.js';
-import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+import { gatewayProblemOf, gatewayTransmitter, SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -59,5 +64,68 @@ describe('the journal transmitter over the gateway client', () => {
     const sender = new JournaledSender(journal, gatewayTransmitter(client(SANDBOX_SHARED_SECRET)));
     expect(await queue.forwardPending(sender)).toMatchObject({ forwarded: 2, approved: 2 });
     expect(queue.status()).toMatchObject({ depth: 0 });
+  });
+
+  it('leaves payments stored offline in the queue when no access token can be had (token endpoint 500, grant withdrawn)', async () => {
+    const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    cleanups.push(() => sandbox.close());
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const queue = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+    });
+    const body = samplePayment({ amountMinor: 600, currency: 'GBP', transactionId: 'OFF-T', sale: true });
+    queue.store({
+      transactionId: 'OFF-T',
+      service: 'sale',
+      comments: 'Parking Sale',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from(JSON.stringify(body)),
+      amountMinor: 600,
+      currency: 'GBP',
+      entryMode: 'contact',
+    });
+    // The token endpoint's own failures: the payment request itself never left, whatever status the token request got.
+    const failures = [
+      new GatewayOAuthError(
+        'GW_OAUTH_TOKEN',
+        'token endpoint answered HTTP 500 server_error',
+        'server_error',
+        {
+          httpStatus: 500,
+        },
+      ),
+      new GatewayOAuthError('GW_OAUTH_REAUTHORIZE', 'the grant was withdrawn', 'access_denied', {
+        httpStatus: 500,
+      }),
+    ];
+    for (const failure of failures) {
+      const gateway = createGatewayClient({
+        baseUrl: sandbox.url,
+        merchantId: 'testrest',
+        auth: oauthAuthenticator({
+          accessToken: () => Promise.reject(failure),
+          renewAfterUnauthorized: () => Promise.resolve(false),
+        }),
+        timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+        logger: silentLogger(),
+        retry: { maxAttempts: 1 },
+      });
+      cleanups.push(() => gateway.close());
+      const report = await queue.forwardPending(new JournaledSender(journal, gatewayTransmitter(gateway)));
+      expect(report.forwarded).toBe(0);
+      expect(queue.status()).toMatchObject({ depth: 1, declinedAfterForward: 0 });
+    }
+  });
+
+  it('names credentials the gateway refused, or a grant the merchant must renew, apart from a gateway it cannot reach', () => {
+    expect(gatewayProblemOf('GW_AUTH')).toBe('credentials');
+    expect(gatewayProblemOf('GW_OAUTH_REAUTHORIZE')).toBe('credentials');
+    expect(gatewayProblemOf('GW_OAUTH_DENIED')).toBe('credentials');
+    expect(gatewayProblemOf('GW_CONNECTION')).toBe('unreachable');
+    expect(gatewayProblemOf('GW_OAUTH_TOKEN')).toBe('unreachable');
   });
 });

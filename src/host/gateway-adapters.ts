@@ -56,10 +56,11 @@ export function toSendOutcome(outcome: Outcome): TransmitOutcome {
           error: { code: error.code, message: error.message },
         };
       const httpStatus = outcome.httpStatus ?? error.httpStatus;
-      // Credentials refused (401, 403): the gateway processed nothing, as if the request never left — its
-      // transactionId is free, and a payment stored offline stays stored until the credentials are mended, rather
-      // than being closed as refused with its card data wiped.
-      return httpStatus !== undefined && !CREDENTIALS_CODES.has(error.code)
+      // Credentials refused (401, 403), or no access token to send it with (the token endpoint's own answer carries
+      // the status then): the gateway processed nothing, as if the request never left — its transactionId is free,
+      // and a payment stored offline stays stored until the credentials are mended, rather than being closed as
+      // refused with its card data wiped.
+      return httpStatus !== undefined && !processedNothing(error.code)
         ? { kind: 'rejected', httpStatus, reason: error.code }
         : { kind: 'not-sent', reason: error.code };
     }
@@ -73,7 +74,22 @@ export const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['GW_CONNECTION', 
  * Codes that mean the gateway refused the terminal's credentials (401, 403) or the terminal could not produce them (a
  * key file it cannot read): the network is not at fault, the keys are. Nothing was processed (a `not-sent` outcome).
  */
-export const CREDENTIALS_CODES: ReadonlySet<string> = new Set(['GW_AUTH']);
+export const CREDENTIALS_CODES: ReadonlySet<string> = new Set([
+  'GW_AUTH',
+  // OAuth: the merchant must authorize the terminal again (grant expired or withdrawn), or refused the consent.
+  'GW_OAUTH_REAUTHORIZE',
+  'GW_OAUTH_DENIED',
+  'GW_OAUTH_STATE',
+]);
+
+/**
+ * Whether a failure with this code left the gateway's payments untouched although it may carry an HTTP status: the
+ * credentials were refused, or the access token could not be had — the token endpoint answered an error
+ * (`GW_OAUTH_TOKEN`, its status is the token request's), so the request itself was never sent.
+ */
+function processedNothing(code: string): boolean {
+  return CREDENTIALS_CODES.has(code) || code === 'GW_OAUTH_TOKEN';
+}
 
 /** Why the gateway could not be used, from the code of the last failed exchange, as the operator status bar says it. */
 export function gatewayProblemOf(code: string | undefined): 'credentials' | 'unreachable' {

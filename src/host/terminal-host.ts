@@ -835,7 +835,9 @@ export class TerminalHost implements TerminalApi {
       }
       return;
     }
-    if (!this.openAuthorizations.holdSettling(transactionId)) this.holdWatch.watch(hold);
+    // At start the watch begins only after recovery, with every unclaimed hold (watchAll).
+    if (this.runtime !== undefined && !this.openAuthorizations.holdSettling(transactionId))
+      this.holdWatch.watch(hold);
   }
 
   private noteRecovered(item: JournalRecoveryItem): void {

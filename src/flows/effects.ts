@@ -246,6 +246,21 @@ export interface HoldRecord {
   expiresAtMs: number;
 }
 
+/**
+ * What the exit finds for a card ({@link FlowEffects.claimHold}):
+ * - `claimed`: its open hold, taken out of expiry watch for this exit;
+ * - `settling`: it has an open hold that someone else is settling — the expiry watch's reversal under way, a reversal
+ *   whose outcome is unknown until recovery resolves it, another exit — which the exit must neither capture nor reverse;
+ * - `captured`: no open hold, but one of its holds was captured within the `recentCaptureMs` asked for (a paid exit
+ *   whose gate a restart kept shut): nothing is charged again;
+ * - `none`: no entry with this card.
+ */
+export type HoldClaim =
+  | { kind: 'claimed'; hold: HoldRecord }
+  | { kind: 'settling'; holdId: string }
+  | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number }
+  | { kind: 'none' };
+
 /** How a claimed hold ended. `returned`: the exit failed, the hold goes back under expiry watch. */
 export type HoldResolution = 'captured' | 'reversed' | 'returned';
 
@@ -373,9 +388,11 @@ export interface FlowEffects {
   openHold(hold: HoldRecord, signal: AbortSignal): Promise<void>;
   /**
    * Tap-and-go exit: atomically takes the open hold of this fingerprint out of expiry watch (so that the expiry
-   * cannot reverse it while the exit settles it) and returns it; null when the card has no open hold.
+   * cannot reverse it while the exit settles it) and returns it as `claimed`; a hold being settled otherwise (its
+   * reversal in flight or its outcome unknown) is never claimed. See {@link HoldClaim} for the other answers;
+   * `recentCaptureMs`: how long after its capture a hold still answers `captured`.
    */
-  claimHold(input: { fingerprint: string }, signal: AbortSignal): Promise<HoldRecord | null>;
+  claimHold(input: { fingerprint: string; recentCaptureMs: number }, signal: AbortSignal): Promise<HoldClaim>;
   /** Tap-and-go: ends a claimed hold (`returned` puts it back under expiry watch with its `authorizedMinor`). */
   closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void;
   /** The card read is no longer needed by any follow-on: wipe it (DESIGN.md, money safety rule 4). */

@@ -7,7 +7,7 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
 /**
  * The scheduler of one open authorization hold (tap-and-go entry): at `hold.expiresAtMs` (entry +
  * tariff.tapAndGoMaxStayMinutes) the hold is reversed automatically (REVERSAL with the authorized amount), retried
- * `maxResolutionAttempts` times. The host starts one actor per open hold (again after a restart, from its store) and
+ * `maxResolutionAttempts` times when it did not stand — but never after an unknown outcome, which is recovery's. The host starts one actor per open hold (again after a restart, from its store) and
  * stops it when `claimHold` hands the hold to an exit; on output `reversed` it drops the hold and wipes its card read.
  */
 
@@ -57,9 +57,6 @@ export const holdExpiryMachine = setup({
   delays: {
     holdExpiry: ({ context }) => Math.max(0, context.hold.expiresAtMs - context.clock.now()),
     resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
-  },
-  guards: {
-    canRetry: ({ context }) => context.attempts < context.settings.timing.maxResolutionAttempts,
   },
 }).createMachine({
   id: 'holdExpiry',
@@ -113,7 +110,12 @@ export const holdExpiryMachine = setup({
             })),
           },
           {
-            guard: 'canRetry',
+            // An unknown outcome is not retried: the reversal may have gone through, and another before recovery's
+            // resolution would be a resend without one (DESIGN.md rule 2); the host hands the hold back meanwhile and
+            // no exit or expiry takes it until that resolution.
+            guard: ({ context, event }) =>
+              event.output.kind !== 'unknown' &&
+              context.attempts < context.settings.timing.maxResolutionAttempts,
             target: 'retrying',
             actions: assign(({ event }) => failure(event.output)),
           },

@@ -160,9 +160,12 @@ function extraEvents(kind: Kind): EventObject[] {
         {
           type: 'xstate.done.actor.claimHold',
           output: {
-            holdId: 'h',
-            authorizedMinor: 2_000,
-            enteredAtMs: new FakeTerminal().clock.now() - STAY_MS,
+            kind: 'claimed',
+            hold: {
+              holdId: 'h',
+              authorizedMinor: 2_000,
+              enteredAtMs: new FakeTerminal().clock.now() - STAY_MS,
+            },
           },
         },
       ] as unknown as EventObject[];

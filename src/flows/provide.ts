@@ -6,6 +6,7 @@ import type {
   DccOfferInput,
   DccOfferSummary,
   FlowEffects,
+  HoldClaim,
   HoldRecord,
   LinkOutcome,
   LinkRequest,
@@ -113,7 +114,7 @@ export const provideFlowEffects = {
         payByLink: payByLink(effects),
         readCard: readCard(effects),
         openHold: fromPromise<void, HoldRecord>(({ input, signal }) => effects.openHold(input, signal)),
-        claimHold: fromPromise<HoldRecord | null, { fingerprint: string }>(({ input, signal }) =>
+        claimHold: fromPromise<HoldClaim, Parameters<FlowEffects['claimHold']>[0]>(({ input, signal }) =>
           effects.claimHold(input, signal),
         ),
       },

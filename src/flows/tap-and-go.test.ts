@@ -102,6 +102,33 @@ describe('hold expiry machine', () => {
   });
 });
 
+describe('hold expiry machine: a reversal whose outcome stays unknown', () => {
+  it('sends no second reversal: the first is left to recovery, and the hold handed back as unknown', async () => {
+    const fake = new FakeTerminal();
+    const gateActor = gate(fake);
+    gateActor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    const hold = [...fake.holds.values()][0];
+    if (hold === undefined) throw new Error('no hold');
+    fake.script('reversal', 'unknown', 'unknown', 'unknown');
+    fake.script('timeout-reversal', ...Array.from({ length: 20 }, () => 'unknown' as const));
+    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+      input: { settings: testSettings(), clock: fake.clock, hold },
+      clock: fake.clock,
+    });
+    expiry.start();
+    fake.clock.increment(24 * 60 * MIN);
+    for (let i = 0; i < 40 && expiry.getSnapshot().status === 'active'; i += 1) {
+      await settle();
+      fake.clock.increment(MIN);
+    }
+    await settle();
+    // A second REVERSAL before the first is resolved would be a resend without a resolution (DESIGN.md rule 2).
+    expect(fake.sent.filter((r) => r.service === 'reversal').map((r) => r.kind)).toEqual(['unknown']);
+    expect(expiry.getSnapshot().output).toMatchObject({ outcome: 'failed', lastKind: 'unknown' });
+  });
+});
+
 describe('operator machine', () => {
   async function operate(fake: FakeTerminal, pin: string, transactionId: string, amountMinor?: number) {
     const actor = createActor(provideFlowEffects.operator(fake), {

@@ -3,6 +3,7 @@ import {
   FlowEffectError,
   type CardSummary,
   type FlowClock,
+  type HoldClaim,
   type HoldRecord,
   type HoldResolution,
   type ReadCardInput,
@@ -27,7 +28,11 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * authorization). Entry: Parking AVR (zero amount) → Parking Auth for tariff.tapAndGoHoldMinor → `openHold` (the host
  * persists the hold and watches its expiry with `holdExpiryMachine`). Exit: the card is read, matched to its hold by
  * the keyed fingerprint (`claimHold`), and charged the fee: an incremental authorization first when the fee exceeds
- * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed.
+ * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed. A hold someone
+ * else is settling (the expiry's reversal, or a reversal whose outcome recovery has yet to resolve) is not the exit's:
+ * it charges nothing and sends the customer to the operator. A card without an open hold whose exit was captured within
+ * the maximum stay (tariff.tapAndGoMaxStayMinutes) is shown its exit as paid again, with nothing charged: a restart
+ * between the capture and the gate's opening must not leave a paying customer behind a shut gate.
  *
  * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
@@ -131,7 +136,9 @@ export const tapAndGoMachine = setup({
     payByLink: payByLinkMachine,
     readCard: fromPromise<CardSummary, ReadCardInput>(notProvided('readCard')),
     openHold: fromPromise<void, HoldRecord>(notProvided('openHold')),
-    claimHold: fromPromise<HoldRecord | null, { fingerprint: string }>(notProvided('claimHold')),
+    claimHold: fromPromise<HoldClaim, { fingerprint: string; recentCaptureMs: number }>(
+      notProvided('claimHold'),
+    ),
   },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
@@ -362,19 +369,44 @@ export const tapAndGoMachine = setup({
       invoke: {
         id: 'claimHold',
         src: 'claimHold',
-        input: ({ context }) => ({ fingerprint: context.card?.fingerprint ?? '' }),
+        input: ({ context }) => ({
+          fingerprint: context.card?.fingerprint ?? '',
+          // A paid exit is recognised for as long as a stay may last (tariff.tapAndGoMaxStayMinutes).
+          recentCaptureMs: context.settings.tapAndGoMaxStayMs,
+        }),
         onDone: [
           {
-            guard: ({ event }) => event.output !== null,
+            guard: ({ event }) => event.output.kind === 'claimed',
             target: 'exitOffering',
             actions: assign(({ context, event }) => {
-              const hold = event.output as HoldRecord;
+              const { hold } = event.output as HoldClaim & { kind: 'claimed' };
               const now = context.clock.now();
               const fee = feeBetween(context.settings.tariff, Math.min(hold.enteredAtMs, now), now);
               return {
                 hold,
                 feeMinor: fee.feeMinor,
                 session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: hold.authorizedMinor },
+              };
+            }),
+          },
+          {
+            // Someone else is settling the card's hold (its expiry reversal, or a reversal whose outcome recovery has
+            // yet to resolve): this exit can neither charge it nor release it, and the operator lets the car out.
+            guard: ({ event }) => event.output.kind === 'settling',
+            target: 'failed',
+            actions: assign({ message: { key: 'meter.closeFailed' }, reason: 'HOLD_BEING_SETTLED' }),
+          },
+          {
+            // The card's exit was captured (recently: see claimHold), e.g. just before a restart that kept the gate
+            // shut: it is shown as paid again, and nothing is charged.
+            guard: ({ event }) => event.output.kind === 'captured',
+            target: 'exited',
+            actions: assign(({ event }) => {
+              const { hold } = event.output as HoldClaim & { kind: 'captured' };
+              return {
+                maskedPan: hold.maskedPan,
+                message: { key: 'tapAndGo.exitPaid' },
+                reason: 'ALREADY_PAID',
               };
             }),
           },

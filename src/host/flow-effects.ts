@@ -3,6 +3,7 @@ import type { Config } from '../config/index.js';
 import type {
   CardSummary,
   FlowEffects,
+  HoldRecord,
   OriginalTransaction,
   ReceiptData,
   LinkOutcome,
@@ -35,6 +36,8 @@ export function createFlowEffects(deps: {
   holds: HoldStore;
   /** Set once the watch exists (it runs machines with these very effects). */
   holdWatch: () => HoldWatch;
+  /** Whether a hold is being settled outside any exit or expiry (OpenAuthorizations.holdSettling): never claimed. */
+  holdSettling: (hold: HoldRecord) => boolean;
   /** Whether a card may be taken now (recovery finished, in service). */
   takingCards: () => boolean;
   /**
@@ -79,10 +82,10 @@ export function createFlowEffects(deps: {
       deps.holdWatch().watch(hold);
       return Promise.resolve();
     },
-    claimHold: ({ fingerprint }) => {
-      const hold = deps.holds.claim(fingerprint);
-      if (hold) deps.holdWatch().unwatch(hold.holdId);
-      return Promise.resolve(hold);
+    claimHold: ({ fingerprint, recentCaptureMs }) => {
+      const claim = deps.holds.claimAtExit(fingerprint, { settling: deps.holdSettling, recentCaptureMs });
+      if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);
+      return Promise.resolve(claim);
     },
     // An approved capture or reversal has closed the hold already, in its outcome's transaction
     // (src/host/payment-router.ts): the store keeps the first resolution, and a hold no longer open is not watched.

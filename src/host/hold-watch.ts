@@ -31,6 +31,11 @@ export class HoldWatch {
       settings: FlowSettings;
       clock: { now(): number };
       logger: Logger;
+      /**
+       * Whether the hold is being settled outside this watch (a reversal of its authorization in flight or unknown,
+       * recovery's): its expiry waits, and the host watches it again once recovery has resolved that reversal.
+       */
+      settling: (hold: HoldRecord) => boolean;
       /** A hold's reversal was refused: the operator must release it by hand. */
       onRefused: (hold: HoldRecord, reason: string) => void;
       /** The reversal was approved (the hold is closed). */
@@ -82,6 +87,8 @@ export class HoldWatch {
       this.watch(stored);
       return;
     }
+    // A reversal of it not resolved yet: another would be a resend (DESIGN.md rule 2). Recovery's resolution decides.
+    if (this.deps.settling(stored)) return;
     const hold = store.claimById(holdId);
     if (!hold) return; // an exit has it
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
@@ -113,9 +120,15 @@ export class HoldWatch {
       return;
     }
     // Not reversed: back in the store. An unknown outcome belongs to recovery (it reverses the authorization and
-    // the hold is dropped then); a refusal is the operator's — repeating a refused request cannot succeed.
+    // the hold is dropped then): until it is resolved no exit claims the hold and no expiry reverses it again (the
+    // host's `settling`), and the host watches it again if the resolution leaves it held. A refusal is the
+    // operator's — repeating a refused request cannot succeed.
     store.close(hold, 'returned');
-    if (result.lastKind === 'unknown') return;
+    if (result.lastKind === 'unknown') {
+      // Resolved meanwhile, and still held: back under watch (the host's watch after the resolution found it claimed).
+      if (store.has(hold.holdId) && !this.deps.settling(hold)) this.watch(hold);
+      return;
+    }
     this.refused.add(hold.holdId);
     logger.error(
       { holdId: hold.holdId, outcome: result.lastKind, reason: result.reason },

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
-import type { FollowUp, FollowUpStore, HoldStore, JournalEntry, SqliteJournal } from '../journal/index.js';
+import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
 /** Reasons of a refused reversal that mean nothing is held any more (gateway.md §4, reversal reasons). */
@@ -14,13 +14,6 @@ const MAX_FOLLOW_UP_WAIT_MS = 3_600_000;
 
 /** Longest a Node timer can wait; a later due time is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
-
-/** Requests that reverse an authorization: while one of them is in flight, no other may go (DESIGN.md rule 2). */
-const REVERSALS: ReadonlySet<string> = new Set(['reversal', 'timeout-reversal']);
-
-function inFlight(e: JournalEntry): boolean {
-  return e.state === 'pending' || e.state === 'sent' || e.state === 'unknown';
-}
 
 /**
  * Authorizations the terminal still holds on a customer's card with no session left to settle them, and the durable
@@ -75,6 +68,18 @@ export class OpenAuthorizations {
     this.timers.clear();
   }
 
+  /**
+   * Whether a tap-and-go hold's authorization is being settled outside any exit or expiry: a reversal of it in flight
+   * or its outcome unknown (recovery resolves it by reversing the authorization), or the journal shows it settled
+   * already (the hold is about to be dropped, in a write of its own). Neither an exit nor the expiry watch may take
+   * such a hold: a capture could take what the reversal released, another reversal would be a resend without a
+   * resolution (DESIGN.md rule 2). The journal's rules, read for one authorization.
+   */
+  holdSettling(transactionId: string): boolean {
+    const { journal } = this.deps;
+    return journal.reversalInFlight(transactionId) || journal.authorizationSettled(transactionId);
+  }
+
   /** The authorization was reversed by someone (its scheduled reversal is moot). */
   forget(transactionId: string): void {
     const t = this.timers.get(transactionId);
@@ -104,25 +109,13 @@ export class OpenAuthorizations {
     return run;
   }
 
-  /**
-   * Whether a reversal of this authorization is in flight in the journal: its request still out, or its outcome
-   * unknown and recovery's to resolve (a timeout reversal of the authorization, no earlier than
-   * `journal.timeoutReversalDelayMs` after it). Another reversal meanwhile would be a resend without a resolution
-   * (DESIGN.md rule 2). Read from the journal, so it holds across a restart: recovery at start resolves it first.
-   */
-  private reversalInFlight(authorizationTransactionId: string): boolean {
-    return this.deps.journal
-      .referencing(authorizationTransactionId)
-      .some((e) => REVERSALS.has(e.service) && inFlight(e));
-  }
-
   private async runFollowUp(f: FollowUp): Promise<void> {
     const { followUps, config, logger } = this.deps;
     switch (f.kind) {
       case 'reverse-authorization': {
         // Recovery's resolution of it decides: a reversal closes the follow-up (the host's authorizationReversed); any
         // other resolution leaves it open, to be tried again.
-        if (this.reversalInFlight(f.authorizationTransactionId)) {
+        if (this.deps.journal.reversalInFlight(f.authorizationTransactionId)) {
           logger.debug({ followUp: f.id }, 'follow-up waits: a reversal of its authorization is in flight');
           return;
         }
@@ -148,7 +141,7 @@ export class OpenAuthorizations {
         // Tried again with a growing wait (a refusal does not turn into an approval by being repeated at once), never
         // more than hourly, and logged for the operator. An unknown outcome is recovery's: its timeout reversal goes
         // no earlier than `timeoutReversalDelayMs` after this one, so nothing resolves it sooner, and until it is
-        // resolved the journal holds this reversal in flight and the follow-up waits (see reversalInFlight).
+        // resolved the journal holds this reversal in flight and the follow-up waits (the journal's reversalInFlight).
         const backoffMs = Math.min(config.journal.resolutionRetryMs * 2 ** f.attempts, MAX_FOLLOW_UP_WAIT_MS);
         const waitMs =
           outcome.kind === 'unknown' ? Math.max(backoffMs, config.journal.timeoutReversalDelayMs) : backoffMs;
@@ -193,13 +186,8 @@ export class OpenAuthorizations {
    */
   private dropSettledHolds(): void {
     const { journal, holds, logger } = this.deps;
-    const open = holds.unclaimed();
-    if (open.length === 0) return;
-    const unsettled = new Set(journal.unsettledAuthorizations().map((e) => e.transactionId));
-    for (const hold of open) {
-      if (unsettled.has(hold.transactionId)) continue;
-      const authorization = journal.findByTransactionId(hold.transactionId);
-      if (authorization?.service !== 'preauth' || authorization.state !== 'approved') continue;
+    for (const hold of holds.unclaimed()) {
+      if (!journal.authorizationSettled(hold.transactionId)) continue;
       if (holds.drop(hold.holdId))
         logger.info(
           { transactionId: hold.transactionId },

@@ -337,6 +337,7 @@ export class TerminalHost implements TerminalApi {
       pin: this.pin,
       holds: this.holds,
       holdWatch: () => this.holdWatch,
+      holdSettling: (hold) => this.openAuthorizations.holdSettling(hold.transactionId),
       takingCards: () => this.phase === 'ready',
       submit: async (request, signal) => {
         const outcome = await this.router.submit(request, signal);
@@ -380,6 +381,7 @@ export class TerminalHost implements TerminalApi {
       settings: this.settings,
       clock: parkingClock,
       logger: logger.child({ component: 'holds' }),
+      settling: (hold) => this.openAuthorizations.holdSettling(hold.transactionId),
       onReversed: (hold) => this.cards.release(hold.cardRef),
       onRefused: (hold, reason) =>
         this.noteForOperator({
@@ -818,10 +820,33 @@ export class TerminalHost implements TerminalApi {
     }
   }
 
+  /**
+   * Recovery resolved an entry concerning an authorization that may have an open tap-and-go hold (a reversal of it
+   * whose outcome was unknown, say): the hold ends by the journal's rules. Closed (dropped) when the journal shows the
+   * authorization settled; back under expiry watch when nothing is settling it any more (an exit may claim it again).
+   */
+  private holdAfterRecovery(transactionId: string): void {
+    const hold = this.holds.get(transactionId);
+    if (!hold) return;
+    if (this.journal.authorizationSettled(transactionId)) {
+      if (this.holds.drop(transactionId)) {
+        this.holdWatch.unwatch(transactionId);
+        this.logger.info({ transactionId }, 'hold closed: recovery settled its authorization');
+      }
+      return;
+    }
+    // At start the watch begins only after recovery, with every unclaimed hold (watchAll).
+    if (this.runtime !== undefined && !this.openAuthorizations.holdSettling(transactionId))
+      this.holdWatch.watch(hold);
+  }
+
   private noteRecovered(item: JournalRecoveryItem): void {
     this.audit.recovery(item);
     if (item.transactionId && ['timeout-reversal', 'already-reversed'].includes(item.resolution))
       this.authorizationReversed(item.transactionId);
+    const entry = this.journal.get(item.entryId);
+    for (const tx of new Set([item.transactionId, entry?.referencedTransactionId]))
+      if (tx !== undefined) this.holdAfterRecovery(tx);
     // A void of a capture finished by recovery: the hold of its authorization must still be released.
     if (item.service === 'void-capture' && item.resolution === 'timeout-void' && item.transactionId)
       this.router.captureVoided(item.transactionId);

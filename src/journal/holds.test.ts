@@ -244,6 +244,84 @@ describe('HoldStore', () => {
     );
   });
 
+  it('answers an exit: claims an open hold, never one being settled; recognises a recent capture, for a while', () => {
+    t = T0;
+    const { holds } = setup();
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    holds.open(hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }));
+    const settlingIds = new Set(['H1']);
+    const rules = { settling: (h: StoredHold) => settlingIds.has(h.holdId), recentCaptureMs: 3_600_000 };
+    // H1's reversal is unknown: the exit gets the next open hold of the card.
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'claimed',
+      hold: hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }),
+    });
+    // H2 is claimed (an exit has it) and H1 is being settled: nothing to claim, and not "no entry" either.
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1']);
+
+    t = T0 + 60_000;
+    holds.settle('H2', 'captured');
+    holds.drop('H1');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'captured',
+      hold: hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }),
+      capturedAtMs: T0 + 60_000,
+    });
+    expect(holds.claimAtExit('fp-other', rules)).toEqual({ kind: 'none' });
+    // The capture is recognised for `recentCaptureMs` after it, no longer; a hold dropped or reversed never is.
+    t = T0 + 60_000 + 3_600_000;
+    expect(holds.claimAtExit('fp-card', rules).kind).toBe('captured');
+    t = T0 + 60_000 + 3_600_001;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+    t = T0;
+    expect(() => holds.claimAtExit('fp-card', { ...rules, recentCaptureMs: -1 })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
+  it('tells a settled authorization and a reversal in flight from the journal', () => {
+    const { journal } = setup();
+    const auth = journal.begin(preauth('A1'));
+    journal.markSent(auth.id);
+    journal.recordOutcome(auth.id, { state: 'approved', gatewayId: '7000000000000000000001' });
+    expect({ settled: journal.authorizationSettled('A1'), inFlight: journal.reversalInFlight('A1') }).toEqual(
+      {
+        settled: false,
+        inFlight: false,
+      },
+    );
+    const reversal = journal.begin({
+      ...preauth('R1'),
+      service: 'reversal',
+      comments: 'REVERSAL',
+      referencedTransactionId: 'A1',
+    });
+    journal.markSent(reversal.id);
+    expect({ settled: journal.authorizationSettled('A1'), inFlight: journal.reversalInFlight('A1') }).toEqual(
+      {
+        settled: false,
+        inFlight: true,
+      },
+    );
+    journal.recordOutcome(reversal.id, { state: 'unknown' });
+    // Taken over by recovery (unsettledAuthorizations' rule), and in flight until recovery resolves it.
+    expect({ settled: journal.authorizationSettled('A1'), inFlight: journal.reversalInFlight('A1') }).toEqual(
+      {
+        settled: true,
+        inFlight: true,
+      },
+    );
+    journal.resolve(reversal.id, 'timeout-reversal');
+    expect({ settled: journal.authorizationSettled('A1'), inFlight: journal.reversalInFlight('A1') }).toEqual(
+      {
+        settled: true,
+        inFlight: false,
+      },
+    );
+    expect(journal.authorizationSettled('unknown-tx')).toBe(false);
+  });
+
   it.each([
     ['a masked PAN showing too many digits', { maskedPan: '41111111****1111' }],
     ['a PAN as fingerprint', { fingerprint: '4111111111111111' }],

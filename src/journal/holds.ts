@@ -66,6 +66,18 @@ interface Row {
 
 type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution'>;
 
+/**
+ * What the exit finds for a card ({@link HoldStore.claimAtExit}): its open hold, claimed for the exit; `settling` when
+ * its open hold is being settled by someone else (claimed by the expiry watch or another exit, or its authorization
+ * settled or being reversed in the journal); `captured` when it has no open hold but one of its holds was captured
+ * recently; `none` otherwise.
+ */
+export type StoredHoldClaim =
+  | { kind: 'claimed'; hold: StoredHold }
+  | { kind: 'settling'; holdId: string }
+  | { kind: 'captured'; hold: StoredHold; capturedAtMs: number }
+  | { kind: 'none' };
+
 function toHold(r: Row): StoredHold {
   return {
     holdId: r.hold_id,
@@ -132,6 +144,16 @@ export function holdStatements(connection: JournalConnection) {
       WHERE hold_id = (SELECT hold_id FROM holds WHERE fingerprint = ? AND closed_at IS NULL AND claimed = 0
         ORDER BY entered_at, rowid LIMIT 1)
       RETURNING *`),
+    /** The open holds of a fingerprint, claimed or not, oldest entry first. */
+    openOfFingerprint: db.prepare<
+      [string],
+      Row
+    >(`SELECT * FROM holds WHERE fingerprint = ? AND closed_at IS NULL
+      ORDER BY entered_at, rowid`),
+    /** The hold of a fingerprint captured last, if at or after the given time (index holds_captured_by_fingerprint). */
+    capturedSince: db.prepare<[string, number], Row>(`SELECT * FROM holds
+      WHERE fingerprint = ? AND resolution = 'captured' AND closed_at >= ?
+      ORDER BY closed_at DESC, rowid DESC LIMIT 1`),
     claimById: db.prepare<[string], Row>(
       'UPDATE holds SET claimed = 1 WHERE hold_id = ? AND closed_at IS NULL AND claimed = 0 RETURNING *',
     ),
@@ -208,6 +230,42 @@ export class HoldStore {
     if (typeof fingerprint !== 'string')
       throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
     return this.claimWith(this.stmts.claimByFingerprint, fingerprint);
+  }
+
+  /**
+   * What the exit of a card finds, in one transaction (see {@link StoredHoldClaim}):
+   * - the oldest open, unclaimed hold of the fingerprint that `settling` does not name, claimed (out of expiry watch);
+   * - else `settling` when the card has an open hold nonetheless: claimed by the expiry watch or another exit, or one
+   *   `settling` names (the host's rule: its authorization's reversal in flight or unknown, or the journal shows it
+   *   settled and the hold is about to be dropped) — the exit must neither capture nor reverse it;
+   * - else `captured` with the hold of the card captured last, when it was closed as captured no longer than
+   *   `recentCaptureMs` ago (journal clock): the exit was paid, and a restart may have kept its gate from opening;
+   * - else `none`.
+   * Not synced on its own: claims do not survive a restart anyway.
+   */
+  claimAtExit(
+    fingerprint: string,
+    rules: { settling: (hold: StoredHold) => boolean; recentCaptureMs: number },
+  ): StoredHoldClaim {
+    if (typeof fingerprint !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
+    if (!Number.isFinite(rules.recentCaptureMs) || rules.recentCaptureMs < 0)
+      throw new JournalError('JOURNAL_INVALID', 'recentCaptureMs must be ≥ 0');
+    return this.connection.atomically(false, (): StoredHoldClaim => {
+      let settling: string | undefined;
+      for (const row of this.stmts.openOfFingerprint.all(fingerprint)) {
+        const hold = toHold(row);
+        if (row.claimed === 0 && !rules.settling(hold) && this.stmts.claimById.get(row.hold_id) !== undefined)
+          return { kind: 'claimed', hold };
+        settling ??= row.hold_id;
+      }
+      if (settling !== undefined) return { kind: 'settling', holdId: settling };
+      const since = this.connection.now().getTime() - rules.recentCaptureMs;
+      const captured = this.stmts.capturedSince.get(fingerprint, since);
+      return captured !== undefined && captured.closed_at !== null
+        ? { kind: 'captured', hold: toHold(captured), capturedAtMs: captured.closed_at }
+        : { kind: 'none' };
+    });
   }
 
   /** Claims a hold by id (expiry); null when it is closed, unknown, or already claimed (by an exit). */

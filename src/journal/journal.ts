@@ -14,6 +14,25 @@ import {
   SERVICE_ROLE,
 } from '../vocabulary/services.js';
 
+/**
+ * The rule of an unsettled authorization (see {@link SqliteJournal.unsettledAuthorizations}), over `journal_entries p`:
+ * an approved pre-authorization with neither a capture that stands nor a reversal approved or taken over by recovery.
+ * One text for the statement of every authorization and that of one.
+ */
+const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
+          AND transaction_id IS NOT NULL AND gateway_id IS NOT NULL
+          AND NOT EXISTS (SELECT 1 FROM journal_entries r
+            WHERE r.referenced_transaction_id = p.transaction_id AND r.referenced_transaction_id IS NOT NULL
+              AND (r.service = 'reversal' OR r.service = 'timeout-reversal')
+              AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'))
+          AND NOT EXISTS (SELECT 1 FROM journal_entries c
+            WHERE c.referenced_transaction_id = p.transaction_id AND c.referenced_transaction_id IS NOT NULL
+              AND c.service = 'capture' AND c.state = 'approved'
+              AND NOT EXISTS (SELECT 1 FROM journal_entries v
+                WHERE v.referenced_transaction_id = c.transaction_id AND v.referenced_transaction_id IS NOT NULL
+                  AND (v.service = 'void-capture' OR v.service = 'timeout-void')
+                  AND (v.state = 'approved' OR (v.state = 'resolved' AND v.resolution = 'timeout-void'))))`;
+
 /** pending → sent → approved | declined | rejected | unknown; pending, sent and unknown → resolved (with how). */
 export type JournalState = 'pending' | 'sent' | 'approved' | 'declined' | 'rejected' | 'unknown' | 'resolved';
 
@@ -635,20 +654,11 @@ export class SqliteJournal implements Journal {
       // The rule of `unsettledAuthorizations`. The approved pre-authorizations from their own index, each one's
       // follow-ons from journal_entries_referenced (`IS NOT NULL` lets SQLite use that partial index).
       unsettledAuthorizations: db.prepare<[], Row>(`SELECT * FROM journal_entries p
-        WHERE ${APPROVED_PREAUTH}
-          AND transaction_id IS NOT NULL AND gateway_id IS NOT NULL
-          AND NOT EXISTS (SELECT 1 FROM journal_entries r
-            WHERE r.referenced_transaction_id = p.transaction_id AND r.referenced_transaction_id IS NOT NULL
-              AND (r.service = 'reversal' OR r.service = 'timeout-reversal')
-              AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'))
-          AND NOT EXISTS (SELECT 1 FROM journal_entries c
-            WHERE c.referenced_transaction_id = p.transaction_id AND c.referenced_transaction_id IS NOT NULL
-              AND c.service = 'capture' AND c.state = 'approved'
-              AND NOT EXISTS (SELECT 1 FROM journal_entries v
-                WHERE v.referenced_transaction_id = c.transaction_id AND v.referenced_transaction_id IS NOT NULL
-                  AND (v.service = 'void-capture' OR v.service = 'timeout-void')
-                  AND (v.state = 'approved' OR (v.state = 'resolved' AND v.resolution = 'timeout-void'))))
-        ORDER BY p.id`),
+        WHERE ${UNSETTLED_AUTHORIZATION} ORDER BY p.id`),
+      // The same rule for one authorization (its transactionId: the unique index).
+      unsettledAuthorization: db.prepare<[string], Row>(`SELECT * FROM journal_entries p
+        WHERE p.transaction_id = ? AND (p.resolution IS NULL OR p.resolution <> '${NOT_SENT}')
+          AND ${UNSETTLED_AUTHORIZATION}`),
       // `IS NOT NULL` lets SQLite use the partial index journal_entries_referenced.
       referencing: db.prepare<[string], Row>(
         `SELECT * FROM journal_entries
@@ -1168,6 +1178,33 @@ export class SqliteJournal implements Journal {
    */
   unsettledAuthorizations(): JournalEntry[] {
     return this.read(() => this.stmts.unsettledAuthorizations.all().map(toEntry));
+  }
+
+  /**
+   * Whether the journal shows this authorization settled ({@link unsettledAuthorizations}' rule): it is journaled as an
+   * approved pre-authorization and that rule no longer counts it. False for an authorization the journal does not
+   * hold as an approved pre-authorization (nothing to judge it by). One index search.
+   */
+  authorizationSettled(transactionId: string): boolean {
+    return this.read(() => {
+      const authorization = this.stmts.byTx.get({ tx: transactionId });
+      if (authorization?.service !== 'preauth' || authorization.state !== 'approved') return false;
+      return this.stmts.unsettledAuthorization.get(transactionId) === undefined;
+    });
+  }
+
+  /**
+   * Whether a reversal of this authorization is in flight: its request still out, or its outcome unknown and
+   * recovery's to resolve (by a timeout reversal of the authorization). Another reversal meanwhile would be a resend
+   * without a resolution (DESIGN.md rule 2), and a capture meanwhile may capture what that reversal released. Read
+   * from the journal, so it holds across a restart: recovery at start resolves it first.
+   */
+  reversalInFlight(authorizationTransactionId: string): boolean {
+    return this.referencing(authorizationTransactionId).some(
+      (e) =>
+        (e.service === 'reversal' || e.service === 'timeout-reversal') &&
+        (e.state === 'pending' || e.state === 'sent' || e.state === 'unknown'),
+    );
   }
 
   /** The resolution requests journaled for an entry, oldest first. */

@@ -252,6 +252,9 @@ function describeEvent(event: EventObject): string {
     const name = e.type.slice('xstate.done.actor.'.length);
     const o = e['output'] as Record<string, unknown> | null;
     if (o === null) return `${name}:none`;
+    // The exit's claim: `claimHold` for a hold claimed, `claimHold:none` (or another kind) otherwise.
+    if (name === 'claimHold' && typeof o === 'object' && o['kind'] !== 'claimed')
+      return `${name}:${String(o['kind'])}`;
     if (typeof o === 'object' && 'found' in o) return `${name}:${o['found'] ? 'found' : 'not-found'}`;
     return name;
   }

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
-import type { HoldRecord } from '../../src/flows/effects.js';
+import type { HoldClaim, HoldRecord } from '../../src/flows/effects.js';
 import { tapAndGoMachine } from '../../src/flows/tap-and-go.js';
 import {
   APPROVING_CARDS,
@@ -57,22 +57,25 @@ function effects(snapshot: AnyMachineSnapshot, clock: ParkingClock): ModelEffect
     ];
   if (snapshot.matches('claiming'))
     return [
-      { type: 'xstate.done.actor.claimHold', output: null },
+      { type: 'xstate.done.actor.claimHold', output: { kind: 'none' } satisfies HoldClaim },
       ...STAYS.map((stay) => ({
         type: 'xstate.done.actor.claimHold',
         output: {
-          holdId: 'model-hold',
-          fingerprint: MODEL_CARD.fingerprint,
-          maskedPan: MODEL_CARD.maskedPan,
-          gatewayId: 'model-gw',
-          transactionId: 'model-tx',
-          authorizedMinor: 598,
-          currency: 'GBP',
-          cardRef: MODEL_CARD.cardRef,
-          includeEmvTags: true,
-          enteredAtMs: clock.now() - stay * 60_000,
-          expiresAtMs: clock.now() + 86_400_000,
-        } satisfies HoldRecord,
+          kind: 'claimed',
+          hold: {
+            holdId: 'model-hold',
+            fingerprint: MODEL_CARD.fingerprint,
+            maskedPan: MODEL_CARD.maskedPan,
+            gatewayId: 'model-gw',
+            transactionId: 'model-tx',
+            authorizedMinor: 598,
+            currency: 'GBP',
+            cardRef: MODEL_CARD.cardRef,
+            includeEmvTags: true,
+            enteredAtMs: clock.now() - stay * 60_000,
+            expiresAtMs: clock.now() + 86_400_000,
+          },
+        } satisfies HoldClaim,
       })),
     ];
   return [];
@@ -96,16 +99,16 @@ const paths = modelPaths({
 function exitCard(m: ModelHost, step: ReplayStep): undefined {
   if (step.event.type !== 'TAP_EXIT') return undefined;
   const find = (type: string) =>
-    step.effects.find((e) => e.event.type === type)?.event as { output?: HoldRecord | null } | undefined;
+    step.effects.find((e) => e.event.type === type)?.event as { output?: HoldClaim } | undefined;
   if (find('xstate.error.actor.readCard') !== undefined) m.host.simulator!.setCard('expired');
   const claim = find('xstate.done.actor.claimHold');
   if (claim === undefined) return undefined;
-  if (claim.output === null || claim.output === undefined) {
+  if (claim.output?.kind !== 'claimed') {
     m.host.simulator!.setCard(OTHER_CARD);
     return undefined;
   }
   m.host.simulator!.setCard(SEED_CARD);
-  m.clock.offsetMs = CLOCK_BASE_MS - claim.output.enteredAtMs;
+  m.clock.offsetMs = CLOCK_BASE_MS - claim.output.hold.enteredAtMs;
   return undefined;
 }
 

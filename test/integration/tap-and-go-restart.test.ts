@@ -88,6 +88,20 @@ function holdCloseNeverRuns(): () => void {
   };
 }
 
+/** The reason the tap-and-go machine gives for what it shows. */
+function reasonOf(host: TerminalHost): unknown {
+  return (host.actor?.getSnapshot() as { context?: { reason?: unknown } } | undefined)?.context?.reason;
+}
+
+/** Waits until `done` holds (a real host runs its watch, requests and recovery on its own). */
+async function until(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waiting for ${what}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
 async function exitPaid(host: TerminalHost): Promise<void> {
   host.simulator!.setCard('n2-contact');
   await sendEvent(host, { type: 'TAP_EXIT' });
@@ -121,9 +135,15 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
       (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
       'second exit',
     );
-    // No hold to charge again: no second capture, no payment link (pay later) for the fee already captured.
-    expect({ screen: shown.customer.screen, sent: sentFor(second, holdId) }).toEqual({
-      screen: 'declined',
+    // The exit was paid: it is shown so again (the gate opens), with no second capture and no payment link (pay
+    // later) for the fee already captured.
+    expect({
+      screen: shown.customer.screen,
+      reason: reasonOf(second),
+      sent: sentFor(second, holdId),
+    }).toEqual({
+      screen: 'approved',
+      reason: 'ALREADY_PAID',
       sent: ['capture:approved'],
     });
     expect(
@@ -238,5 +258,60 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     await exitPaid(second);
     expect(sentFor(second, holdId)).toEqual(['capture:approved']);
     expect(second.holds.size).toBe(0);
+  });
+});
+
+describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () => {
+  it('is claimed by no exit until recovery resolves the reversal, and is closed once it stood', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    // The expiry reversal reaches the gateway and its answer is lost; every reversal after it is lost before the
+    // gateway, until the faults are cleared: the reversal's outcome stays unknown at the terminal meanwhile.
+    l.sandbox.scheduleFaults([
+      { kind: 'reset-after-commit', path: '/reversals' },
+      ...Array.from({ length: 200 }, () => ({ kind: 'reset-before-commit' as const, path: '/reversals' })),
+    ]);
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    // The expiry watch gave up and handed the hold back with the reversal unknown (recovery's to resolve).
+    await until(
+      () =>
+        second.holds.unclaimed().some((h) => h.holdId === holdId) &&
+        second.journal.referencing(holdId).some((e) => e.service === 'reversal' && e.state === 'unknown'),
+      'the hold handed back with its reversal unknown',
+    );
+
+    // The customer taps at the exit meanwhile: the hold is being settled, nothing is captured.
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    const shown = await waitForScreen(
+      second,
+      (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+      'exit while the reversal is unknown',
+    );
+    expect({
+      screen: shown.customer.screen,
+      reason: reasonOf(second),
+      captures: sentFor(second, holdId).filter((e) => e.startsWith('capture')),
+    }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: [] });
+    expect(second.holds.get(holdId)).toBeDefined();
+    await sendEvent(second, { type: 'DONE' });
+
+    // The gateway answers again: recovery's timeout reversal stands, and the hold ends closed with it.
+    await fetch(new URL('/__sandbox/faults', l.sandbox.url), { method: 'DELETE' });
+    await until(() => !second.holds.has(holdId), 'the hold closed after the resolution');
+    expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual({
+      resolution: 'dropped',
+    });
+    await waitForScreen(second, (s) => s.customer.screen === 'idle', 'idle');
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    await waitForScreen(second, (s) => s.customer.screen === 'declined', 'no entry');
+    expect(sentFor(second, holdId).filter((e) => e.startsWith('capture'))).toEqual([]);
+    expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
   });
 });

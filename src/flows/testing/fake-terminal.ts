@@ -6,6 +6,7 @@ import type {
   DccOfferInput,
   DccOfferSummary,
   FlowEffects,
+  HoldClaim,
   HoldRecord,
   HoldResolution,
   LinkOutcome,
@@ -426,10 +427,11 @@ export class FakeTerminal implements FlowEffects {
     return Promise.resolve();
   }
 
-  claimHold(input: { fingerprint: string }): Promise<HoldRecord | null> {
-    const hold = [...this.holds.values()].find((h) => h.fingerprint === input.fingerprint) ?? null;
-    if (hold !== null) this.holds.delete(hold.holdId);
-    return Promise.resolve(hold);
+  claimHold(input: { fingerprint: string; recentCaptureMs: number }): Promise<HoldClaim> {
+    const hold = [...this.holds.values()].find((h) => h.fingerprint === input.fingerprint);
+    if (hold === undefined) return Promise.resolve({ kind: 'none' });
+    this.holds.delete(hold.holdId);
+    return Promise.resolve({ kind: 'claimed', hold });
   }
 
   closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void {

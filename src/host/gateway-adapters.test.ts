@@ -112,7 +112,7 @@ describe('the journal transmitter over the gateway client', () => {
         }),
         timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
         logger: silentLogger(),
-        retry: { maxAttempts: 1 },
+        retry: { maxAttempts: 1, initialDelayMs: 0, maxDelayMs: 0 },
       });
       cleanups.push(() => gateway.close());
       const report = await queue.forwardPending(new JournaledSender(journal, gatewayTransmitter(gateway)));

@@ -177,6 +177,7 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
     pin: {} as never,
     holds,
     holdWatch: unused,
+    holdSettling: unused,
     takingCards: () => true,
     submit: (request, signal) => {
       const submitted = router.submit(request, signal);

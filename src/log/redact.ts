@@ -56,6 +56,12 @@ const PAN_CANDIDATE = /(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])/g;
 // transactionLocalDateTime (YYYYMMDDhhmmss) is 14 digits and sometimes Luhn-valid: not a card number.
 const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d$/;
 const HEX_BLOB = /(?<![0-9A-Za-z])[0-9A-Fa-f]{20,}(?![0-9A-Za-z])/g;
+/**
+ * A blob of decimal digits alone is no hex of card tags (tag 5A and the separator of tag 57 are letters) and, at 20
+ * digits or more, no card number (12–19): it is an id, like the gateway's 22-digit transaction and payment ids, and
+ * stays readable. A card number written beside it is a group of its own and still removed by the card-number rule.
+ */
+const DIGITS_ONLY = /^\d+$/;
 
 /**
  * Fewer digits than any card data holds: a PAN has at least 13, and track data and the EMV tags that carry card data
@@ -127,7 +133,9 @@ export function redactString(s: string): string {
   if (text === undefined) return s;
   let out = text.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
   out = out.replace(HEX_BLOB, (blob) =>
-    /\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob) ? REDACTED : blob,
+    !DIGITS_ONLY.test(blob) && (/\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob))
+      ? REDACTED
+      : blob,
   );
   out = removeCardNumbers(out);
   return out === text ? s : out;

@@ -361,6 +361,16 @@ describe('screenReceipt and eReceiptQr', () => {
     expect(screen).toMatchObject({ locale: 'en_GB', direction: 'ltr' });
   });
 
+  it('gives the BCP 47 tag of its language for the renderer, which may not import src/i18n', () => {
+    for (const [locale, lang, direction] of [
+      ['ar_AE', 'ar-AE', 'rtl'],
+      ['de-DE', 'de-DE', 'ltr'],
+    ] as const) {
+      const doc = buildReceipt(sale(), {}, SETTINGS, locale);
+      expect(screenReceipt({ document: doc, paper: 'printed' })).toMatchObject({ lang, direction });
+    }
+  });
+
   it('encodes the e-receipt URL with the transaction reference when one is configured', async () => {
     const doc = buildReceipt(sale(), {}, SETTINGS);
     const qr = await eReceiptQr(doc, { ...SETTINGS, eReceiptUrl: 'https://receipts.example/r' });

@@ -563,6 +563,7 @@ export function screenReceipt(
     title: doc.title,
     lines: paper === 'not-offered' ? [] : doc.fields.map((f) => ({ label: f.label, value: f.value })),
     locale: doc.locale,
+    lang: intlLocale(doc.locale),
     direction: directionOf(doc.locale),
     ...(qr !== undefined
       ? {

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { redactString } from '../../src/log/index.js';
 import { scrubCardNumbers, scrubCardNumbersDeep } from './scrub.js';
 
 describe('scrubCardNumbers', () => {
@@ -22,6 +23,34 @@ describe('scrubCardNumbers', () => {
   it('keeps digit runs that are not Luhn-valid and transactionLocalDateTime values', () => {
     expect(scrubCardNumbers('4111111111111112')).toBe('4111111111111112');
     expect(scrubCardNumbers('20250301093000')).toBe('20250301093000');
+  });
+});
+
+describe('scrubCardNumbers reads card numbers as the log redaction does', () => {
+  // The card numbers the log redaction removes (src/log/logger.test.ts): a number of a card network with any
+  // separators or in full-width digits. A certification report used to keep them.
+  it.each([
+    'cardholder wrote 4111.1111.1111.1111',
+    'cardholder wrote 4111/1111/1111/1111',
+    'cardholder wrote 4111  1111  1111  1111',
+    'cardholder wrote 4111 / 1111 / 1111 / 1111',
+    'cardholder wrote ４１１１１１１１１１１１１１１１',
+    'cardholder wrote ４１１１．１１１１．１１１１．１１１１',
+  ])('removes a card number written with other separators or full-width digits: %s', (text) => {
+    expect(redactString(text)).toBe('cardholder wrote [REDACTED]');
+    expect(scrubCardNumbers(text)).toBe('cardholder wrote [REDACTED]');
+  });
+
+  it('removes them from every string of a report value, keys included', () => {
+    const report = { note: 'pan 5555.5555.5555.4444', 'card ４１１１ １１１１ １１１１ １１１１': 'x' };
+    expect(JSON.stringify(scrubCardNumbersDeep(report))).toBe(
+      '{"note":"pan [REDACTED]","card [REDACTED]":"x"}',
+    );
+  });
+
+  it('keeps text with too few digits for a card number exactly as it was given, full-width or not', () => {
+    for (const text of ['ｆｕｌｌ-ｗｉｄｔｈ １２３ text', 'case 4.2 of 11, 3 messages'])
+      expect(scrubCardNumbers(text)).toBe(text);
   });
 });
 

@@ -1,22 +1,17 @@
-import { redactString } from '../../src/log/index.js';
+import { redactCardNumbers } from '../../src/log/index.js';
 
 /**
  * The last check before evidence is written (DESIGN.md, money safety rule 4): the runner has already masked card data
  * in a way that keeps EMV tags and masked PANs readable, so the reports do not redact again wholesale (the log
  * redactor would also erase every long hex blob, the tags included, and every gateway id). They only make sure that
- * nothing that reads as a full card number survives: every run of 13–19 digits (possibly grouped by spaces or
- * dashes) that `redactString` would remove as a PAN is removed.
+ * nothing that reads as a full card number survives, by the log's own card-number rule (`redactCardNumbers`): a number
+ * of a card network with any separators or in full-width digits, and any Luhn-valid run of 13–19 digits grouped by
+ * spaces or dashes.
  */
 
-// The same candidates as the log redactor's PAN rule: a maximal run of digits, not part of a longer number.
-const PAN_CANDIDATE = /(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])/g;
-
-/** `text` with every run of digits that `redactString` judges a PAN replaced by its redaction. */
+/** `text` with every card number the log redaction removes replaced by its redaction. */
 export function scrubCardNumbers(text: string): string {
-  if (text.length < 13) return text;
-  // The candidate alone holds only digits, spaces and dashes, so only the redactor's PAN rule (Luhn, 13–19 digits,
-  // not a transactionLocalDateTime) can change it.
-  return text.replace(PAN_CANDIDATE, (candidate) => redactString(candidate));
+  return redactCardNumbers(text);
 }
 
 /**

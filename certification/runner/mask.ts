@@ -9,10 +9,10 @@ import {
   decodeTlv,
   encodeTlv,
   hexToBytes,
-  luhnValid,
   maskPan,
   NEVER_SEND_TAGS,
 } from '../../src/emv/index.js';
+import { isLuhnCardNumber } from '../../src/log/index.js';
 
 /** Tags whose values are card data, on top of the never-send list: Visa track 2 data, track 1/2 discretionary. */
 const CARD_DATA_TAGS: ReadonlySet<string> = new Set([...NEVER_SEND_TAGS, '9F6B', '9F1F', '9F20', '5F30']);
@@ -62,20 +62,16 @@ const CARD_SECRET_KEYS = new Set([
   'expirydate',
 ]);
 
-// transactionLocalDateTime (YYYYMMDDhhmmss) is 14 digits and sometimes Luhn-valid: not a card number.
-const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d$/;
-
 /**
- * Any other text: a Luhn-valid run of 13–19 digits is masked as a PAN, track data inside it is masked. Unlike the
+ * Any other text: a Luhn-valid run of 13–19 digits (not a transactionLocalDateTime: the log redaction's rule,
+ * `isLuhnCardNumber`) is masked as a PAN, track data inside it is masked. Unlike the
  * log redaction (which removes every long hex or digit run), gateway ids and reconciliation ids stay readable: they
  * are the evidence an analyst matches against the gateway's records.
  */
 export function maskText(s: string): string {
   if (s.length < 13) return s;
   const tracks = /[=^]/.test(s) ? maskTrackData(s) : s;
-  return tracks.replace(/(?<!\d)\d{13,19}(?!\d)/g, (m) =>
-    luhnValid(m) && !LOCAL_DATE_TIME.test(m) ? maskPan(m) : m,
-  );
+  return tracks.replace(/(?<!\d)\d{13,19}(?!\d)/g, (m) => (isLuhnCardNumber(m) ? maskPan(m) : m));
 }
 
 function normalise(k: string): string {

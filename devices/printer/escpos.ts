@@ -1,7 +1,7 @@
 import CodepageEncoder from '@point-of-sale/codepage-encoder';
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
 import { centred, receiptTextLines } from './layout.js';
-import type { PrintableReceipt } from './printer.js';
+import { QR_ERROR_CORRECTION, type PrintableReceipt } from './printer.js';
 
 /** Character code tables the terminal selects (ESC t n, Epson numbering: see {@link ESC_T_CODEPAGES}). */
 export type PrinterCodepage =
@@ -58,6 +58,9 @@ export function receiptCodepage(
  * text beyond it ("ł", "€") would print as "?": the payload goes in as its UTF-8 bytes, one character per byte — the
  * same bytes the on-screen QR code (qrcode) holds, and what phone cameras read.
  */
+/** The encoder's name of each QR error correction level. */
+const ESC_POS_ERROR_LEVEL = { L: 'l', M: 'm', Q: 'q', H: 'h' } as const;
+
 function qrData(payload: string): string {
   return Buffer.from(payload, 'utf8').toString('latin1');
 }
@@ -71,7 +74,7 @@ export interface EscPosLayout {
 /**
  * The ESC/POS bytes of one receipt, through `@point-of-sale/receipt-printer-encoder`: initialise (ESC @), the code
  * table (ESC t: {@link receiptCodepage}, the configured one when it can print the receipt), the lines of {@link receiptTextLines} (the title in bold), the QR code when there is one (GS ( k,
- * model 2, error correction M: kiosk.md §4), then a feed and a partial cut (GS V). A character the code table lacks
+ * model 2, error correction {@link QR_ERROR_CORRECTION}: kiosk.md §4), then a feed and a partial cut (GS V). A character the code table lacks
  * prints as "?".
  */
 export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): Uint8Array {
@@ -88,6 +91,9 @@ export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): 
     else encoder.line(line);
   });
   if (receipt.qr !== undefined && receipt.qr !== '')
-    encoder.align('center').qrcode(qrData(receipt.qr), { model: 2, size: 5, errorlevel: 'm' }).align('left');
+    encoder
+      .align('center')
+      .qrcode(qrData(receipt.qr), { model: 2, size: 5, errorlevel: ESC_POS_ERROR_LEVEL[QR_ERROR_CORRECTION] })
+      .align('left');
   return encoder.cut('partial').encode();
 }

@@ -27,6 +27,13 @@ export interface PrintableField {
   readonly value: string;
 }
 
+/**
+ * Error correction of every QR code the terminal prints or shows (reference/kiosk.md §4: M, 15 %): the printer's
+ * (ESC/POS GS ( k, escpos.ts), the receipt's and the payment pages' codes on screen (src/host). A payload too long for
+ * a code at M gets none, on paper and on screen alike, so the two never differ.
+ */
+export const QR_ERROR_CORRECTION = 'M';
+
 /** What a printer prints: a title, labelled fields in order, and optionally a QR code under them. */
 export interface PrintableReceipt {
   readonly title: string;

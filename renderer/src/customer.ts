@@ -10,7 +10,6 @@ import {
   isWaitScreen,
   keyedMinor,
   labelFor,
-  langTag,
   linkQrPixels,
   timeLeftText,
   pressKey,
@@ -40,7 +39,7 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
   const label = (key: string, fallback: string): string => labelFor(view.labels, key, fallback);
   if (view.language) {
     // The whole document speaks the customer's language: screen readers pick the voice, ar_AE lays out right to left.
-    document.documentElement.lang = langTag(view.language.current);
+    document.documentElement.lang = view.language.lang;
     document.documentElement.dir = view.language.direction;
   }
   const offered = new Set(view.actions);
@@ -129,7 +128,7 @@ function languageChoice(
         () => ctx.send({ type: 'SET_LANGUAGE', locale: option.locale }),
         'btn btn-secondary language-option',
       );
-      b.lang = langTag(option.locale);
+      b.lang = option.lang;
       if (option.locale === language.current) b.setAttribute('aria-current', 'true');
       return b;
     }),
@@ -345,7 +344,7 @@ const SHORT_VALUE = 16;
 function receipt(r: Receipt): HTMLElement {
   return h(
     'div',
-    { class: 'receipt', testid: 'receipt', attrs: { lang: langTag(r.locale), dir: r.direction } },
+    { class: 'receipt', testid: 'receipt', attrs: { lang: r.lang, dir: r.direction } },
     h('h2', { text: r.title }),
     r.notice !== undefined
       ? h('p', {

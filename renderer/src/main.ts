@@ -14,7 +14,7 @@ import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
 import { ScreenSpeech, speechButtons, spokenName } from './speech.js';
-import { connectionText, langTag, problemText } from './view-model.js';
+import { connectionText, problemText } from './view-model.js';
 
 /** The keys of the screen keypads and the details keyboard: what they type stays on the page until Continue. */
 const LOCAL_KEYS = '[data-testid^="ticket-key-"], [data-testid^="amount-key-"], [data-testid^="alt-key-"]';
@@ -31,11 +31,11 @@ const MOVING_KEYS: ReadonlySet<string> = new Set([
 ]);
 
 /**
- * The customer's language as a BCP 47 tag (what `lang` and `Intl` take): the one chosen for this session, else the
- * terminal's, which configuration may give as `de_DE` or `de-DE`.
+ * The customer's language as a BCP 47 tag (what `lang` and `Intl` take), as the terminal writes it
+ * (`CustomerView.language.lang`); `terminal.locale` for a view without a language.
  */
 function customerLocale(snapshot: CustomerSnapshot): string {
-  return langTag(snapshot.customer.language?.current ?? snapshot.locale);
+  return snapshot.customer.language?.lang ?? snapshot.locale;
 }
 
 /**

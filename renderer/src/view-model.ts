@@ -82,11 +82,6 @@ export function connectionText(
     : labelFor(labels, 'connection.lost', 'Connection to the machine lost — reconnecting…');
 }
 
-/** The BCP 47 tag of a terminal locale (`ar_AE` → `ar-AE`), for `lang` attributes. */
-export function langTag(locale: string): string {
-  return locale.replace('_', '-');
-}
-
 /** The title shown when the terminal sends none. */
 export function defaultTitle(screen: Screen): string {
   switch (screen) {

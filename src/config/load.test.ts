@@ -64,6 +64,33 @@ describe('configuration', () => {
     expect(parseConfig({ terminal: { timezone: 'UTC' } }).terminal.timezone).toBe('UTC');
   });
 
+  it('rejects a terminal.locale the terminal has no catalogue for as CONFIG_INVALID naming the key', () => {
+    // Any two characters used to be accepted, and the screens then fell back to en_GB without a word.
+    for (const locale of ['de-DR', 'xx', 'en', 'fr-CA', 'de_DE_x', '']) {
+      let error: unknown;
+      try {
+        parseConfig({ terminal: { locale } }, 'f.json');
+      } catch (e) {
+        error = e;
+      }
+      expect(error, locale).toBeInstanceOf(ConfigError);
+      expect(error).toMatchObject({ code: 'CONFIG_INVALID', key: 'terminal.locale', file: 'f.json' });
+      expect((error as Error).message).toContain('en-GB');
+    }
+    for (const locale of ['de-DE', 'de_DE', 'ar-AE', 'en-US'])
+      expect(parseConfig({ terminal: { locale } }).terminal.locale).toBe(locale);
+    expect(loadConfig().terminal.locale).toBe('en-GB');
+  });
+
+  it('bounds offline.maxCount at 1000 stored payments, naming the key', () => {
+    expect(parseConfig({ offline: { maxCount: 1000 } }).offline.maxCount).toBe(1000);
+    expect(parseConfig({ offline: { maxCount: 0 } }).offline.maxCount).toBe(0);
+    for (const maxCount of [1001, 1e9, Number.MAX_SAFE_INTEGER])
+      expect(() => parseConfig({ offline: { maxCount } }, 'f.json'), String(maxCount)).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', key: 'offline.maxCount' }),
+      );
+  });
+
   it('has the meter pre-authorize the maximum stay unless the tariff says chosen', () => {
     expect(loadConfig().tariff.meterAuthorization).toBe('maximum');
     expect(

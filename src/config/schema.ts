@@ -1,5 +1,6 @@
 import { z } from 'zod';
 import { localDateTime } from '../emv/index.js';
+import { intlLocale, LOCALES, supportedLocale } from '../i18n/locales.js';
 import { currencyByAlpha } from '../money/index.js';
 import { alternativeMethodsSchema } from './alt-methods.js';
 
@@ -12,6 +13,22 @@ import { alternativeMethodsSchema } from './alt-methods.js';
 const currencyCode = z.string().refine((c) => currencyByAlpha(c) !== undefined, {
   message: 'not an ISO 4217 currency code the terminal knows',
 });
+
+/**
+ * A locale the terminal has message catalogues for, in the BCP 47 form (`de-DE`) or the catalogues' own (`de_DE`):
+ * read by the screens' fallback rule (`supportedLocale`, src/i18n/locales.ts), which would otherwise show a mistyped
+ * one in en_GB without a word.
+ */
+const catalogueLocale = z.string().refine((tag) => supportedLocale(tag) !== undefined, {
+  message: `not a locale the terminal has catalogues for (${LOCALES.map((l) => intlLocale(l.locale)).join(', ')})`,
+});
+
+/**
+ * Most payments the offline queue stores. Each is card data held on the terminal (encrypted) and a payment whose
+ * decline after forwarding the merchant carries; the gateway reference sets no offline limit, so this is the
+ * terminal's own bound: ten times the default, several busy days of a pay station.
+ */
+export const MAX_OFFLINE_COUNT = 1000;
 
 /**
  * A time zone the terminal can date with: checked by dating an instant the way every request does (`localDateTime`,
@@ -60,7 +77,8 @@ export const terminalSchema = z
       .default('826'),
     currency: currencyCode.default('GBP'),
     timezone: timeZone.default('Europe/London'),
-    locale: z.string().min(2).default('en-GB'),
+    /** The screens' and receipts' language until a customer chooses one: `de-DE` or `de_DE`. */
+    locale: catalogueLocale.default('en-GB'),
     merchantCategoryCode: z
       .string()
       .regex(/^\d{4}$/)
@@ -237,7 +255,7 @@ export const offlineSchema = z
     policy: z.enum(['online-only', 'prefer-online']).default('online-only'),
     maxTransactionMinor: z.number().int().min(0).default(5_000),
     maxTotalMinorPerCurrency: z.number().int().min(0).default(50_000),
-    maxCount: z.number().int().min(0).default(100),
+    maxCount: z.number().int().min(0).max(MAX_OFFLINE_COUNT).default(100),
     maxAgeHours: z.number().min(0).default(24),
     /** File holding the 32-byte key (hex or base64) for card data at rest; created 0600 when absent. */
     keyFile: z.string().min(1).default('var/offline.key'),

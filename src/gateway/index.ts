@@ -101,6 +101,7 @@ export {
   buildAltRefund,
   buildAltSale,
   buildAltStatus,
+  parseAltSaleAnswer,
   type AltAnswerProblem,
   type AltCustomer,
   type AltMethod,

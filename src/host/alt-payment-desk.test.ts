@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { alternativeMethodsSchema } from '../config/alt-methods.js';
 import {
   AltPaymentAnswerError,
+  parseAltSaleAnswer,
   type AltSaleStatus,
   type GatewayClient,
   type PreparedAltCall,
@@ -201,6 +202,30 @@ describe('AltPaymentDesk', () => {
     s.clock.t += SPACING;
     expect(await desk.runDue()).toBe(2);
     expect(desk.get(sale.id)?.refunds.map((r) => r.state)).toEqual(['refunded', 'refunded']);
+  });
+
+  it('shows nothing of a sale whose paymentUrl cannot be shown, sends it once and keeps its gateway id', async () => {
+    const s = setup();
+    const desk = s.open();
+    // The real reading of the gateway's answer: PENDING, but with a javascript: URL for the QR code.
+    s.fake.gateway.alternativeMethods.sale = (prepared) => {
+      s.fake.sales.push(prepared);
+      const body = {
+        id: 'G9',
+        status: 'PENDING',
+        processorInformation: { paymentUrl: 'javascript:alert(1)' },
+      };
+      return Promise.resolve().then(() => parseAltSaleAnswer(201, Buffer.from(JSON.stringify(body))));
+    };
+    const sale = await desk.start(1, { code: 'T-9', amountMinor: 1250, customer });
+    expect(sale).toMatchObject({ state: 'unknown', reason: 'GW_PARSE', gatewayId: 'G9' });
+    expect(sale.paymentUrl).toBeUndefined();
+    expect(s.fake.sales).toHaveLength(1);
+    const rows = JSON.stringify(s.journal().db.prepare('SELECT * FROM alt_sales').all());
+    expect(rows).not.toContain('javascript');
+    // Nobody can pay it: no status check is owed, and the operator finds it by its gateway id.
+    expect(desk.nextCheckAt()).toBeUndefined();
+    expect(desk.list({ states: ['unknown'] }).map((x) => x.gatewayId)).toEqual(['G9']);
   });
 
   it('hands a refund whose outcome is unknown to recovery and counts it as standing', async () => {

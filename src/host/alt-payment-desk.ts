@@ -266,12 +266,20 @@ export class AltPaymentDesk {
     } catch (e) {
       const code = e instanceof GatewayError ? e.code : 'SEND_FAILED';
       // A sale that may exist at the gateway has no URL the customer saw: nobody can pay it, it ends ABANDONED there.
+      // It is not sent again (a second sale would be a second redirect); an answer that named it (e.g. a paymentUrl
+      // that cannot be shown, src/gateway/services/alt-payments.ts) leaves its gateway id for the operator.
       const mayExist = !(e instanceof GatewayError) || e.outcomeUnknown;
+      const gatewayId = e instanceof AltPaymentAnswerError ? e.gatewayId : undefined;
       answered = this.store.recordAnswer(
         record.id,
-        mayExist ? { state: 'unknown', reason: code } : { state: 'FAILED', reason: code },
+        mayExist
+          ? { state: 'unknown', reason: code, ...(gatewayId !== undefined ? { gatewayId } : {}) }
+          : { state: 'FAILED', reason: code },
       );
-      this.logger.warn({ altSale: record.id, code }, 'alternative-method sale without a usable answer');
+      this.logger.warn(
+        { altSale: record.id, code, ...(gatewayId !== undefined ? { gatewayId } : {}) },
+        'alternative-method sale without a usable answer',
+      );
     }
     this.logger.info(
       { altSale: answered.id, state: answered.state, profile: p.profile },

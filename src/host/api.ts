@@ -101,6 +101,8 @@ export interface Receipt {
   lines: ReceiptLine[];
   /** The language of the receipt (`de_DE`) and its writing direction: it may differ from the screen's. */
   locale: string;
+  /** `locale` as the BCP 47 tag `lang` attributes and `Intl` take (`de-DE`). */
+  lang: string;
   direction: 'ltr' | 'rtl';
   /**
    * The e-receipt QR code, the same payload as the printed one: the e-receipt URL when one is configured (then also
@@ -149,9 +151,16 @@ export interface CustomerView {
   prompt?: { kind: 'more-time'; expiresAt: string; seconds: number };
   /**
    * The customer's language (`de_DE`), its writing direction and the languages on offer by their own names (the
-   * language button; SET_LANGUAGE with one of their `locale`s). Every text of this view is in `current`.
+   * language button; SET_LANGUAGE with one of their `locale`s). Every text of this view is in `current`. Each `lang`
+   * is its locale as the BCP 47 tag `lang` attributes and `Intl` take (`de-DE`), written by the terminal's one
+   * conversion (`intlLocale`, src/i18n), which the renderer may not import.
    */
-  language?: { current: string; direction: 'ltr' | 'rtl'; available: { locale: string; name: string }[] };
+  language?: {
+    current: string;
+    lang: string;
+    direction: 'ltr' | 'rtl';
+    available: { locale: string; name: string; lang: string }[];
+  };
   /**
    * Button and field labels in the customer's language, by key: `action.<event type>` for the plain buttons,
    * `continue`, `extend`, `language`, `keypad.clear`, `keypad.back`, `ticketInput`, `card`, `session.id`,

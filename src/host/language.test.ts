@@ -10,8 +10,14 @@ describe('the customer language', () => {
     const host = await startHost();
     const idle = await waitFor(host, ['idle'], 15_000);
     expect(idle.customer.title).toBe('Welcome');
-    expect(idle.customer.language).toMatchObject({ current: 'en_GB', direction: 'ltr' });
+    expect(idle.customer.language).toMatchObject({ current: 'en_GB', lang: 'en-GB', direction: 'ltr' });
     expect(idle.customer.language?.available.map((l) => l.name)).toContain('Deutsch');
+    // Each language's BCP 47 tag, for the renderer's `lang` attributes (it may not import src/i18n).
+    expect(idle.customer.language?.available).toContainEqual({
+      locale: 'de_DE',
+      name: 'Deutsch',
+      lang: 'de-DE',
+    });
     expect(idle.customer.labels?.['action.START']).toBe('Pay for parking');
 
     await send(host, { type: 'START' });
@@ -27,7 +33,7 @@ describe('the customer language', () => {
     expect(confirm.value.customer.amount?.text).toMatch(/^\d+,\d\d\s£$/);
 
     const arabic = await send(host, { type: 'SET_LANGUAGE', locale: 'ar-AE' });
-    expect(arabic.customer.language).toMatchObject({ current: 'ar_AE', direction: 'rtl' });
+    expect(arabic.customer.language).toMatchObject({ current: 'ar_AE', lang: 'ar-AE', direction: 'rtl' });
     expect(arabic.customer.title).toBe('يرجى التأكيد');
 
     await send(host, { type: 'CANCEL' });

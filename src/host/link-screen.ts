@@ -1,4 +1,5 @@
 import QRCode from 'qrcode';
+import { QR_ERROR_CORRECTION } from '../../devices/printer/index.js';
 import type { LinkShown } from '../flows/index.js';
 import type { Translator } from '../i18n/index.js';
 import type { AltPendingView, PayByPhoneView } from './api.js';
@@ -24,7 +25,7 @@ export interface LinkQr {
  *   The screens draw through {@link linkQr}, which never throws.
  */
 export function drawQr(text: string): LinkQr {
-  const code = QRCode.create(text, { errorCorrectionLevel: 'M' });
+  const code = QRCode.create(text, { errorCorrectionLevel: QR_ERROR_CORRECTION });
   const size = code.modules.size;
   const total = size + 2 * QUIET_ZONE;
   let path = '';

@@ -1,8 +1,9 @@
 import fc from 'fast-check';
+import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import type { CardRead } from '../../devices/reader.js';
 import { parseConfig } from '../config/index.js';
-import { receiptCodepage } from '../../devices/printer/index.js';
+import { QR_ERROR_CORRECTION, receiptCodepage } from '../../devices/printer/index.js';
 import { hexToBytes } from '../emv/index.js';
 import { CATALOGUES, MESSAGE_KEYS, SUPPORTED_LOCALES } from '../i18n/index.js';
 import { dccReceiptLines, type DccOfferSummary, type ReceiptData } from '../flows/index.js';
@@ -361,6 +362,16 @@ describe('screenReceipt and eReceiptQr', () => {
     expect(screen).toMatchObject({ locale: 'en_GB', direction: 'ltr' });
   });
 
+  it('gives the BCP 47 tag of its language for the renderer, which may not import src/i18n', () => {
+    for (const [locale, lang, direction] of [
+      ['ar_AE', 'ar-AE', 'rtl'],
+      ['de-DE', 'de-DE', 'ltr'],
+    ] as const) {
+      const doc = buildReceipt(sale(), {}, SETTINGS, locale);
+      expect(screenReceipt({ document: doc, paper: 'printed' })).toMatchObject({ lang, direction });
+    }
+  });
+
   it('encodes the e-receipt URL with the transaction reference when one is configured', async () => {
     const doc = buildReceipt(sale(), {}, SETTINGS);
     const qr = await eReceiptQr(doc, { ...SETTINGS, eReceiptUrl: 'https://receipts.example/r' });
@@ -384,6 +395,17 @@ describe('screenReceipt and eReceiptQr', () => {
     expect(qr.payload).toContain('Card: **** **** **** 0119');
     expect(qr.payload).not.toContain('476173');
     expect(qr.svg).toContain('<svg');
+  });
+
+  it('draws the code at error correction M, as the printer encodes it, or gives none: never an L code on screen alone', async () => {
+    expect(QR_ERROR_CORRECTION).toBe('M');
+    const doc = buildReceipt(sale(), {}, SETTINGS);
+    // A URL of about 2,500 bytes: more than the largest code holds at M (2,331 bytes), less than at L (2,953).
+    const eReceiptUrl = `https://receipts.example/${'r'.repeat(2_470)}`;
+    expect(() =>
+      QRCode.create(`${eReceiptUrl}?ref=${doc.transactionId}`, { errorCorrectionLevel: 'L' }),
+    ).not.toThrow();
+    await expect(eReceiptQr(doc, { ...SETTINGS, eReceiptUrl })).resolves.toBeUndefined();
   });
 
   it('gives no code, rather than an error, for a payload too long for any QR code', async () => {

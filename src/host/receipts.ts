@@ -1,6 +1,7 @@
 import QRCode from 'qrcode';
 import {
   printableText,
+  QR_ERROR_CORRECTION,
   receiptCodepage,
   type PrintableField,
   type PrintableReceipt,
@@ -563,6 +564,7 @@ export function screenReceipt(
     title: doc.title,
     lines: paper === 'not-offered' ? [] : doc.fields.map((f) => ({ label: f.label, value: f.value })),
     locale: doc.locale,
+    lang: intlLocale(doc.locale),
     direction: directionOf(doc.locale),
     ...(qr !== undefined
       ? {
@@ -602,9 +604,10 @@ export function eReceiptUrl(doc: ReceiptDocument, settings: ReceiptSettings): st
 
 /**
  * The QR code for a receipt: the e-receipt URL when `receipts.eReceiptUrl` is set, otherwise the receipt's text
- * itself (its fields carry the card's last four digits at most). Error correction M, lowered to L only when the text
- * is too long for M. Undefined when it is too long for L as well: the receipt is then shown and printed without a
- * code. Never rejects, so that a receipt is never lost for its code.
+ * itself (its fields carry the card's last four digits at most). Error correction {@link QR_ERROR_CORRECTION} (M),
+ * the printer's: undefined when the payload is too long for a code at M, and the receipt is then shown and printed
+ * without a code — never a code on screen that the paper does not carry. Never rejects, so that a receipt is never
+ * lost for its code.
  */
 export async function eReceiptQr(
   doc: ReceiptDocument,
@@ -612,22 +615,16 @@ export async function eReceiptQr(
 ): Promise<EReceiptQr | undefined> {
   const url = eReceiptUrl(doc, settings);
   const payload = url ?? receiptText(doc);
-  const svgOf = (errorCorrectionLevel: 'M' | 'L'): Promise<string> =>
-    QRCode.toString(payload, {
+  let svg: string;
+  try {
+    svg = await QRCode.toString(payload, {
       type: 'svg',
-      errorCorrectionLevel,
+      errorCorrectionLevel: QR_ERROR_CORRECTION,
       margin: 4,
       color: { dark: '#000000', light: '#ffffff' },
     });
-  let svg: string;
-  try {
-    svg = await svgOf('M');
   } catch {
-    try {
-      svg = await svgOf('L');
-    } catch {
-      return undefined;
-    }
+    return undefined;
   }
   return { payload, ...(url !== undefined ? { url } : {}), svg };
 }

@@ -4,6 +4,7 @@ import { screenOf } from '../flows/index.js';
 import {
   CATALOGUES,
   LABEL_PREFIX,
+  intlLocale,
   LOCALES,
   localeInfo,
   MESSAGE_KEYS,
@@ -68,8 +69,9 @@ function withLanguage(view: CustomerView, locale: SupportedLocale): CustomerView
     ...view,
     language: {
       current: locale,
+      lang: intlLocale(locale),
       direction: localeInfo(locale).direction,
-      available: LOCALES.map(({ locale: id, name }) => ({ locale: id, name })),
+      available: LOCALES.map(({ locale: id, name }) => ({ locale: id, name, lang: intlLocale(id) })),
     },
     labels: labelsOf(locale),
   };

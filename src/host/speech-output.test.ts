@@ -27,7 +27,7 @@ const TICKET: CustomerView = {
   title: 'Your ticket',
   message: 'Insert your ticket',
   actions: ['ENTER_TICKET', 'CANCEL'],
-  language: { current: 'de_DE', direction: 'ltr', available: [] },
+  language: { current: 'de_DE', lang: 'de-DE', direction: 'ltr', available: [] },
 };
 
 function output(speaker = new RecordingSpeaker()): { out: SpeechOutput; speaker: RecordingSpeaker } {

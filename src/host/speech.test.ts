@@ -66,6 +66,7 @@ const APPROVED: CustomerView = {
       { label: 'Transaction', value: 'PT-000001-42' },
     ],
     locale: 'en_GB',
+    lang: 'en-GB',
     direction: 'ltr',
     qr: { svg: '<svg/>', alt: 'QR code of your receipt', url: 'https://pay.example/r/abc' },
   },
@@ -75,7 +76,12 @@ const APPROVED: CustomerView = {
 function inLanguage(view: CustomerView, locale: string): CustomerView {
   return {
     ...view,
-    language: { current: locale, direction: locale === 'ar_AE' ? 'rtl' : 'ltr', available: [] },
+    language: {
+      current: locale,
+      lang: locale.replace('_', '-'),
+      direction: locale === 'ar_AE' ? 'rtl' : 'ltr',
+      available: [],
+    },
   };
 }
 
@@ -190,6 +196,7 @@ describe('card data in speech', () => {
       receipt: {
         title: 'Parking',
         locale: 'en_GB',
+        lang: 'en-GB',
         direction: 'ltr',
         lines: [
           { label: 'Card', value: PAN },

@@ -173,7 +173,7 @@ export class AltSaleStore {
     answer:
       | { state: 'PENDING'; gatewayId: string; paymentUrl: string }
       | { state: 'FAILED'; gatewayId?: string; reason: string }
-      | { state: 'unknown'; reason: string },
+      | { state: 'unknown'; gatewayId?: string; reason: string },
   ): AltSaleRecord {
     const at = this.journal.now().getTime();
     this.journal.atomically(true, () => {

@@ -153,6 +153,29 @@ describe('AuditStore', () => {
     for (const f of readdirSync(dir)) expect(readFileSync(join(dir, f)).includes(PAN)).toBe(false);
   });
 
+  it('keeps 22-digit gateway ids readable and still removes a card number written beside them', () => {
+    // The gateway's transaction and payment ids are 22 digits; a card number has 12–19.
+    const id = '7412345678901234567890';
+    const { audit } = setup();
+    const r = audit.append(
+      refund(id, {
+        code: `VOID_${id}`,
+        details: {
+          transactionId: id,
+          note: `refund of payment ${id}, card 4111-1111-1111-1111`,
+          reference: `${id}/4111.1111.1111.1111`,
+        },
+      }),
+    );
+    expect(r.subject).toBe(id);
+    expect(r.code).toBe(`VOID_${id}`);
+    expect(r.details).toEqual({
+      transactionId: id,
+      note: `refund of payment ${id}, card [REDACTED]`,
+      reference: `${id}/[REDACTED]`,
+    });
+  });
+
   it('commits a record with the caller transaction, or not at all', () => {
     const { audit, journal } = setup();
     expect(

@@ -1,2 +1,2 @@
 export * from './logger.js';
-export { redactString, redactValue } from './redact.js';
+export { isLuhnCardNumber, redactCardNumbers, redactString, redactValue } from './redact.js';

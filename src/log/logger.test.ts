@@ -78,6 +78,16 @@ describe('log redaction', () => {
       expect(redactString(text), text).toBe(text);
   });
 
+  it('keeps a digit run longer than any card number (a 22-digit gateway id) and removes a PAN joined to it', () => {
+    const id = '7412345678901234567890';
+    for (const text of [`transaction ${id}`, `ids ${id},${id}`, `payment ${id} captured`])
+      expect(redactString(text), text).toBe(text);
+    expect(redactString(`${id} 4111 1111 1111 1111`)).toBe(`${id} [REDACTED]`);
+    expect(redactString(`${id}-5555.5555.5555.4444`)).toBe(`${id}-[REDACTED]`);
+    // Hex of EMV card tags holds letters (tags 5A and 57), so it is still removed whole.
+    expect(redactString('tags 5A0847617390010101195F3401019F02060000000012')).toBe('tags [REDACTED]');
+  });
+
   // Text an operator types, e.g. the fleet's out-of-service notice, carried by the heartbeat (src/fleet/link.ts). The
   // terminal's own reading of card numbers in free text (containsCardNumber, separators 'any', after NFKC) calls each
   // of these a card number; the redaction used to know only single spaces and dashes.

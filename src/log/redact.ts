@@ -56,6 +56,12 @@ const PAN_CANDIDATE = /(?<![0-9])(?:\d[ -]?){12,18}\d(?![0-9])/g;
 // transactionLocalDateTime (YYYYMMDDhhmmss) is 14 digits and sometimes Luhn-valid: not a card number.
 const LOCAL_DATE_TIME = /^20\d{2}(?:0[1-9]|1[0-2])(?:0[1-9]|[12]\d|3[01])(?:[01]\d|2[0-3])[0-5]\d[0-5]\d$/;
 const HEX_BLOB = /(?<![0-9A-Za-z])[0-9A-Fa-f]{20,}(?![0-9A-Za-z])/g;
+/**
+ * A blob of decimal digits alone is no hex of card tags (tag 5A and the separator of tag 57 are letters) and, at 20
+ * digits or more, no card number (12–19): it is an id, like the gateway's 22-digit transaction and payment ids, and
+ * stays readable. A card number written beside it is a group of its own and still removed by the card-number rule.
+ */
+const DIGITS_ONLY = /^\d+$/;
 
 /**
  * Fewer digits than any card data holds: a PAN has at least 13, and track data and the EMV tags that carry card data
@@ -74,30 +80,64 @@ function digitCount(s: string): number {
 }
 
 /**
- * Scrubs card data out of one string. It is read in NFKC form, so full-width digits ("４１１１…") are digits; a string
- * with nothing to scrub is returned as it was given.
+ * Whether `digits` (digits only) is removed as a card number by the rule below whatever its network: 13–19 digits,
+ * Luhn-valid, and not a transactionLocalDateTime. The certification runner masks the same runs (runner/mask.ts).
  */
-export function redactString(s: string): string {
-  if (s.length < 8) return s;
-  const text = NON_ASCII.test(s) ? s.normalize('NFKC') : s;
-  // Most of what is logged holds too few digits for any card data: the rules below are not read for it.
-  if (digitCount(text) < MIN_CARD_DIGITS) return s;
-  let out = text.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
-  out = out.replace(HEX_BLOB, (blob) =>
-    /\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob) ? REDACTED : blob,
-  );
+export function isLuhnCardNumber(digits: string): boolean {
+  return digits.length >= 13 && digits.length <= 19 && !LOCAL_DATE_TIME.test(digits) && luhnValid(digits);
+}
+
+/**
+ * The one card-number rule of everything that leaves the terminal as text (log lines, the fleet's payloads, the audit
+ * log, certification evidence), on text already in NFKC form.
+ */
+function removeCardNumbers(text: string): string {
   // A card number of a known network, however its groups are joined ("4111.1111.1111.1111", "4111 / 1111 / …"): the
   // terminal's one reading of card numbers in free text (src/emv/card-numbers-in-text.ts), as the receipts' cleaner
   // and the payment-link guard read them. Its network rule keeps ticket numbers and dates, which start with the year,
   // readable.
-  out = maskCardNumbers(out, REDACTED, { separators: 'any' });
+  const out = maskCardNumbers(text, REDACTED, { separators: 'any' });
   // Over-redaction beyond it: any Luhn-valid run of 13–19 digits grouped by single spaces or dashes, whatever its
   // network (Mir, RuPay, private-label cards), except a transactionLocalDateTime.
-  out = out.replace(PAN_CANDIDATE, (m) => {
-    const digits = m.replace(/[ -]/g, '');
-    if (digits.length < 13 || digits.length > 19 || LOCAL_DATE_TIME.test(digits)) return m;
-    return luhnValid(digits) ? REDACTED : m;
-  });
+  return out.replace(PAN_CANDIDATE, (m) => (isLuhnCardNumber(m.replace(/[ -]/g, '')) ? REDACTED : m));
+}
+
+/**
+ * `s` in the form the rules read (NFKC, so that full-width digits "４１１１…" are digits), or undefined when it holds
+ * too few digits for any card data: most of what is logged, for which no rule is read.
+ */
+function readable(s: string): string | undefined {
+  if (s.length < 8) return undefined;
+  const text = NON_ASCII.test(s) ? s.normalize('NFKC') : s;
+  return digitCount(text) < MIN_CARD_DIGITS ? undefined : text;
+}
+
+/**
+ * Card numbers out of one string, and nothing else: what {@link redactString} removes as a card number, with track
+ * data, hex blobs and gateway ids left as they are (certification evidence keeps them for the analyst). A string with
+ * nothing to remove is returned as it was given.
+ */
+export function redactCardNumbers(s: string): string {
+  const text = readable(s);
+  if (text === undefined) return s;
+  const out = removeCardNumbers(text);
+  return out === text ? s : out;
+}
+
+/**
+ * Scrubs card data out of one string. It is read in NFKC form, so full-width digits ("４１１１…") are digits; a string
+ * with nothing to scrub is returned as it was given.
+ */
+export function redactString(s: string): string {
+  const text = readable(s);
+  if (text === undefined) return s;
+  let out = text.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
+  out = out.replace(HEX_BLOB, (blob) =>
+    !DIGITS_ONLY.test(blob) && (/\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob))
+      ? REDACTED
+      : blob,
+  );
+  out = removeCardNumbers(out);
   return out === text ? s : out;
 }
 

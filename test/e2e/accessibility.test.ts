@@ -59,11 +59,12 @@ async function onScreen(page: Page, screen: string): Promise<void> {
 
 const LANGUAGE: NonNullable<CustomerView['language']> = {
   current: 'en_GB',
+  lang: 'en-GB',
   direction: 'ltr',
   available: [
-    { locale: 'en_GB', name: 'English' },
-    { locale: 'de_DE', name: 'Deutsch' },
-    { locale: 'ar_AE', name: 'العربية' },
+    { locale: 'en_GB', name: 'English', lang: 'en-GB' },
+    { locale: 'de_DE', name: 'Deutsch', lang: 'de-DE' },
+    { locale: 'ar_AE', name: 'العربية', lang: 'ar-AE' },
   ],
 };
 
@@ -171,6 +172,7 @@ const SCREENS: { name: string; view: CustomerView }[] = [
           { label: 'Card', value: '**** 0119' },
         ],
         locale: 'en_GB',
+        lang: 'en-GB',
         direction: 'ltr',
         qr: { svg: FAKE_QR_SVG, alt: 'QR code of your receipt link', url: 'https://pay.example/r/abc' },
       },
@@ -191,6 +193,7 @@ const SCREENS: { name: string; view: CustomerView }[] = [
           { label: 'Card', value: '**** **** **** 0119' },
         ],
         locale: 'en_GB',
+        lang: 'en-GB',
         direction: 'ltr',
         notice: 'A paper receipt is not available at the moment. Scan the code for your receipt.',
         qr: { svg: FAKE_QR_SVG, alt: 'QR code holding this receipt' },

@@ -169,6 +169,7 @@ export class FakeTerminal implements TerminalApi {
             { label: 'Currency', value: currency },
           ],
           locale: 'en_GB',
+          lang: 'en-GB',
           direction: 'ltr',
           qr: { svg: FAKE_QR_SVG, alt: 'QR code of your receipt link', url: 'https://pay.example/r/abc' },
         },

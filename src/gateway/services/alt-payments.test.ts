@@ -118,6 +118,40 @@ describe('alternative-method answers', () => {
     expect(parseAltStatusAnswer('sale', 200, json({ id: '9', status: 'SETTLED' })).status).toBe('SETTLED');
   });
 
+  // The payment-link URL rule (hostedPageUrlProblem): the kiosk shows the paymentUrl as a QR code and as text.
+  it.each([
+    ['a javascript: URL', 'javascript:alert(1)//https://g.example/ap/9'],
+    ['a plain http URL of another machine', 'http://g.example/ap/9'],
+    ['a URL too long for the QR code', `https://g.example/ap/9?p=${'a'.repeat(600)}`],
+    ['control characters', 'https://g.example/ap/9\u001b[2J'],
+    ['a line break', 'https://g.example/ap/9\nTap here'],
+    ['credentials', 'https://user:pass@g.example/ap/9'],
+  ])('refuses a PENDING sale whose paymentUrl cannot be shown to a customer: %s', (_what, paymentUrl) => {
+    const answer = json({ id: '9', status: 'PENDING', processorInformation: { paymentUrl } });
+    let error: unknown;
+    try {
+      parseAltSaleAnswer(201, answer);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(AltPaymentAnswerError);
+    expect(error).toMatchObject({
+      code: 'GW_PARSE',
+      problem: 'unreadable',
+      outcomeUnknown: true,
+      gatewayId: '9',
+    });
+    // The refused URL is not repeated in the message that the logs and the operator see.
+    expect((error as Error).message).not.toContain(paymentUrl);
+  });
+
+  it('accepts the https paymentUrl of a gateway and the plain http one of the embedded sandbox', () => {
+    for (const paymentUrl of ['https://g.example/ap/9', 'http://127.0.0.1:41234/ap/9'])
+      expect(
+        parseAltSaleAnswer(201, json({ id: '9', status: 'PENDING', processorInformation: { paymentUrl } })),
+      ).toEqual({ status: 'PENDING', id: '9', paymentUrl });
+  });
+
   it('classifies an AP refund answer with the one classification: REFUNDED approved, FAILED declined', () => {
     const refund = buildAltRefund({ saleId: '1', code: 'c', amountMinor: 500, currency: 'EUR', method });
     const ok = classifyPaymentAnswer(

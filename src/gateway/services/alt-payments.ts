@@ -13,6 +13,7 @@ import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../../money/index.j
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { fieldProblems, parseJsonBody } from '../outcome.js';
 import { newTransactionId } from '../transaction-id.js';
+import { hostedPageUrlProblem } from './payment-links.js';
 import type { PreparedRequest } from './types.js';
 
 /** `paymentInformation.paymentType.method.name` and `.name` of a profile (spec 001, Profiles). */
@@ -86,7 +87,10 @@ export type AltAnswerProblem =
   | 'too-early'
   /** A status (or HTTP status) spec 001 does not document for this call. */
   | 'undocumented'
-  /** No JSON, no id, no status, or a PENDING sale without its paymentUrl. */
+  /**
+   * No JSON, no id, no status, or a PENDING sale without a paymentUrl the terminal can show a customer (the payment
+   * links' rule, `hostedPageUrlProblem`).
+   */
   | 'unreadable';
 
 /**
@@ -95,12 +99,16 @@ export type AltAnswerProblem =
  */
 export class AltPaymentAnswerError extends GatewayError {
   override readonly name = 'AltPaymentAnswerError';
+  /** The id of the sale the answer names, when it names one: the sale exists at the gateway, unusable as it is. */
+  readonly gatewayId?: string;
   constructor(
     readonly problem: AltAnswerProblem,
     message: string,
-    options: { httpStatus?: number; outcomeUnknown?: boolean } = {},
+    options: { httpStatus?: number; outcomeUnknown?: boolean; gatewayId?: string } = {},
   ) {
-    super(problem === 'unreadable' ? 'GW_PARSE' : 'GW_UNDOCUMENTED', message, options);
+    const { gatewayId, ...rest } = options;
+    super(problem === 'unreadable' ? 'GW_PARSE' : 'GW_UNDOCUMENTED', message, rest);
+    if (gatewayId !== undefined) this.gatewayId = gatewayId;
   }
 }
 
@@ -298,8 +306,13 @@ function answerError(httpStatus: number, body: unknown, label: string, saleMayEx
 }
 
 /**
- * Reads an `AP_SALE` answer (spec 001: id, status PENDING, processorInformation.paymentUrl; or FAILED).
- * @throws GatewayInvalidRequestError on 400, AltPaymentAnswerError on anything undocumented or unreadable.
+ * Reads an `AP_SALE` answer (spec 001: id, status PENDING, processorInformation.paymentUrl; or FAILED). The
+ * paymentUrl is put in front of a customer (QR code and text), so it must pass the rule of the payment links' hosted
+ * pages ({@link hostedPageUrlProblem}: printable ASCII, short enough for the QR code, https — plain http only on this
+ * machine, the embedded sandbox's page).
+ * @throws GatewayInvalidRequestError on 400, AltPaymentAnswerError on anything undocumented or unreadable — for a
+ *   PENDING sale whose paymentUrl fails that rule, `unreadable` with the sale's `gatewayId` (it exists at the gateway;
+ *   nobody can pay it, so it ends ABANDONED there).
  */
 export function parseAltSaleAnswer(httpStatus: number, bytes: Buffer): AltSaleResult {
   const body = parseJsonBody(bytes);
@@ -322,11 +335,20 @@ export function parseAltSaleAnswer(httpStatus: number, bytes: Buffer): AltSaleRe
       { httpStatus, outcomeUnknown: true },
     );
   const paymentUrl = str(at(body, 'processorInformation.paymentUrl'));
-  if (id === undefined || paymentUrl === undefined || !/^https?:\/\//.test(paymentUrl))
-    throw new AltPaymentAnswerError('unreadable', 'AP_SALE: PENDING without an id or an http(s) paymentUrl', {
+  if (id === undefined || paymentUrl === undefined)
+    throw new AltPaymentAnswerError('unreadable', 'AP_SALE: PENDING without an id or a paymentUrl', {
       httpStatus,
       outcomeUnknown: true,
+      ...(id !== undefined ? { gatewayId: id } : {}),
     });
+  // The URL itself is not repeated: it is the gateway's text, not ours to put in a log line.
+  const problem = hostedPageUrlProblem(paymentUrl);
+  if (problem !== undefined)
+    throw new AltPaymentAnswerError(
+      'unreadable',
+      `AP_SALE ${id}: PENDING with a paymentUrl that cannot be shown to a customer (${problem})`,
+      { httpStatus, outcomeUnknown: true, gatewayId: id },
+    );
   const reconciliationId = str(at(body, 'reconciliationId'));
   return { status, id, paymentUrl, ...(reconciliationId !== undefined ? { reconciliationId } : {}) };
 }

@@ -201,7 +201,8 @@ const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 /**
  * Why `url` cannot be the address of a hosted payment page put in front of a customer (as a QR code, as text, on the
- * slip), or undefined when it can: printable ASCII (the bytes the QR code holds), at most {@link MAX_HOSTED_PAGE_URL}
+ * slip) — a payment link's page, or the `paymentUrl` of an alternative-method sale (alt-payments.ts) — or undefined
+ * when it can: printable ASCII (the bytes the QR code holds), at most {@link MAX_HOSTED_PAGE_URL}
  * characters, a well-formed `https:` URL without credentials — plain `http:` only on this machine (the embedded
  * sandbox's page).
  */

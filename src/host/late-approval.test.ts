@@ -92,6 +92,7 @@ function lateGateway(options: { voidHangs: boolean }) {
 }
 
 const config = parseConfig({});
+const defaultConfig = config;
 
 function gatewayClient() {
   const gateway = createGatewayClient({
@@ -120,7 +121,11 @@ function recoveryOf(journal: SqliteJournal, sender: JournaledSender) {
 }
 
 /** The host's side of `submit`, wired as TerminalHost wires it, over a journal in `dir`. */
-function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> }) {
+function host(
+  dir: string,
+  transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> },
+  config = defaultConfig,
+) {
   const journal = openJournal(join(dir, 'journal.db'));
   const logger = silentLogger();
   const now = () => new Date();
@@ -144,18 +149,19 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
   });
   const recovery = recoveryOf(journal, sender);
   const holds = new HoldStore(journal);
+  const offline = new OfflineQueue(journal, {
+    policy: config.offline.policy,
+    limits: config.offline,
+    keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
+    now,
+    logger,
+  });
   const router = new PaymentRouter({
     config,
     journal,
     payments,
     recovery,
-    offline: new OfflineQueue(journal, {
-      policy: config.offline.policy,
-      limits: config.offline,
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
-      now,
-      logger,
-    }),
+    offline,
     followUps: new FollowUpStore(journal),
     holds,
     cards,
@@ -191,7 +197,7 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
     printLink: () => undefined,
     altPayments: unused,
   });
-  return { journal, sender, recovery, cards, effects, submits, health };
+  return { journal, sender, recovery, cards, effects, submits, health, offline };
 }
 
 async function cardRead() {
@@ -310,5 +316,58 @@ describe('a sale approved after the machine stopped waiting for it', () => {
     ]);
     expect(journal.get(entryId)).toMatchObject({ state: 'resolved', resolution: 'timeout-void' });
     expect(journal.inFlight()).toEqual([]);
+  });
+});
+
+describe('a sale whose connection fails after the machine stopped waiting for it', () => {
+  it('is not stored offline: nobody waits for it, and a forward would charge a customer told nothing was taken', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-late-offline-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const sent: OutgoingRequest[] = [];
+    const saleOut = deferred();
+    const connectionFails = deferred();
+    const transmitter = {
+      async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
+        sent.push(request);
+        saleOut.resolve();
+        // The token path or the connect hangs past the machine's backstop, then the gateway proves unreachable.
+        await connectionFails.promise;
+        return { kind: 'not-sent', reason: 'GW_CONNECTION' };
+      },
+    };
+    const terminal = host(dir, transmitter, parseConfig({ offline: { policy: 'prefer-online' } }));
+    cleanups.push(() => terminal.journal.close());
+    const card = terminal.cards.hold(await cardRead());
+    const clock = new SimulatedClock();
+    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+      input: {
+        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+        request: {
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 850,
+          cardRef: card.ref,
+          includeEmvTags: false,
+          acceptPartial: false,
+          cancellable: true,
+        },
+      },
+      clock,
+    });
+    const reported = new Promise<TransactionResult>((resolve) =>
+      actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
+    );
+    actor.start();
+    await saleOut.promise;
+    clock.increment(SUBMIT_TIMEOUT_MS);
+    const result = await reported;
+    connectionFails.resolve();
+    const outcome = await terminal.submits[0];
+
+    // The customer was not told the sale was taken.
+    expect(result.kind).not.toBe('approved');
+    // Nothing waits in the offline queue to be forwarded (and charged) later.
+    expect(outcome).not.toMatchObject({ reason: 'OFFLINE_STORED' });
+    expect(terminal.offline.list()).toEqual([]);
   });
 });

@@ -280,6 +280,25 @@ describe('HoldStore', () => {
     );
   });
 
+  it('shows no exit paid when the card entered again after its capture and that hold was released unpaid', () => {
+    t = T0;
+    const { holds } = setup();
+    const rules = { settling: () => false, recentCaptureMs: 86_400_000 };
+    // The card's first stay: entered, exited, captured.
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    t = T0 + 3_600_000;
+    holds.settle('H1', 'captured');
+    // The same card enters again; at its exit the capture is declined, the hold released (pay later: the link is
+    // not paid, the gate stays shut).
+    holds.open(hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 7_200_000 }));
+    t = T0 + 9_000_000;
+    expect(holds.claimAtExit('fp-card', rules).kind).toBe('claimed');
+    holds.settle('H2', 'reversed');
+    // The card is tapped again at the exit: the second stay is not paid, the first stay's capture does not pay it.
+    t = T0 + 9_060_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+  });
+
   it('tells a settled authorization and a reversal in flight from the journal', () => {
     const { journal } = setup();
     const auth = journal.begin(preauth('A1'));

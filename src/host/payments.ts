@@ -441,6 +441,11 @@ export class PaymentService {
       abandoned: options.signal,
       onOutcome: (e, o) => {
         if (o.kind === 'approved') this.keepFollowOnData(request, prepared);
+        // An approval journaled unknown because nobody waited for it may yet stand (recovery's void of it refused
+        // NOT_VOIDABLE): its refund needs its tags and conversion terms as much as any approval's. A reversal's
+        // only forgets them, which waits for recovery's resolution.
+        else if (o.kind === 'unknown' && o.reason === ABANDONED && request.service !== 'reversal')
+          this.keepFollowOnData(request, prepared);
         options.onOutcome?.(e, o);
       },
     });

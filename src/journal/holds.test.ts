@@ -341,6 +341,37 @@ describe('HoldStore', () => {
     expect(journal.authorizationSettled('unknown-tx')).toBe(false);
   });
 
+  it('counts an authorization settled by a capture that recovery found standing (its timeout void NOT_VOIDABLE)', () => {
+    const { journal } = setup();
+    const auth = journal.begin(preauth('A1'));
+    journal.markSent(auth.id);
+    journal.recordOutcome(auth.id, { state: 'approved', gatewayId: '7000000000000000000001' });
+    // The exit's capture: its answer came after nobody waited for it (or was lost), and the timeout void of it was
+    // refused past the settlement cut-off: the capture stands, the customer has paid.
+    const capture = journal.begin({
+      ...preauth('C1'),
+      service: 'capture',
+      comments: 'Parking Capture',
+      referencedTransactionId: 'A1',
+    });
+    journal.markSent(capture.id);
+    journal.recordOutcome(capture.id, { state: 'unknown', gatewayId: '7000000000000000000002' });
+    const attempt = journal.begin({
+      ...preauth('TV1'),
+      service: 'timeout-void',
+      comments: 'VOID Timeout',
+      referencedTransactionId: 'C1',
+      resolvesEntryId: capture.id,
+      amountMinor: undefined,
+      currency: undefined,
+    });
+    journal.recordOutcome(attempt.id, { state: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 });
+    journal.resolve(capture.id, 'not-voidable', attempt.id);
+    // Neither an exit may capture it again nor the start or the expiry watch reverse it as an orphan.
+    expect(journal.authorizationSettled('A1')).toBe(true);
+    expect(journal.unsettledAuthorizations().map((e) => e.transactionId)).toEqual([]);
+  });
+
   it.each([
     ['a masked PAN showing too many digits', { maskedPan: '41111111****1111' }],
     ['a PAN as fingerprint', { fingerprint: '4111111111111111' }],

@@ -125,12 +125,13 @@ function host(
   dir: string,
   transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> },
   config = defaultConfig,
+  failpoint?: (name: string) => void,
 ) {
   const journal = openJournal(join(dir, 'journal.db'));
   const logger = silentLogger();
   const now = () => new Date();
   const cards = new CardStore(Buffer.alloc(32, 7));
-  const sender = new JournaledSender(journal, transmitter);
+  const sender = new JournaledSender(journal, transmitter, failpoint ? { failpoint } : {});
   /** What the operator's status bar is told of the gateway. */
   const health: string[] = [];
   const payments = new PaymentService({
@@ -369,5 +370,51 @@ describe('a sale whose connection fails after the machine stopped waiting for it
     // Nothing waits in the offline queue to be forwarded (and charged) later.
     expect(outcome).not.toMatchObject({ reason: 'OFFLINE_STORED' });
     expect(terminal.offline.list()).toEqual([]);
+  });
+});
+
+describe('a sale approved just before the machine stops waiting, while its outcome is being journaled', () => {
+  it('does not stand unanswered: nobody told the customer it was paid, and nobody undoes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-late-commit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const gateway = lateGateway({ voidHangs: false });
+    const clock = new SimulatedClock();
+    // The machine's backstop passes once the approval is in hand, while its outcome's commit (a disk sync on the
+    // thread pool, the group commit's wait) is under way: a graceful stop there is the same.
+    const terminal = host(dir, gateway.transmitter, defaultConfig, (name) => {
+      if (name === 'gateway.answered') clock.increment(SUBMIT_TIMEOUT_MS);
+    });
+    cleanups.push(() => terminal.journal.close());
+    const card = terminal.cards.hold(await cardRead());
+    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+      input: {
+        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+        request: {
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 850,
+          cardRef: card.ref,
+          includeEmvTags: false,
+          acceptPartial: false,
+          cancellable: true,
+        },
+      },
+      clock,
+    });
+    const reported = new Promise<TransactionResult>((resolve) =>
+      actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
+    );
+    actor.start();
+    await gateway.saleOut;
+    gateway.approveSale();
+    const result = await reported;
+    await terminal.submits[0];
+    await terminal.sender.drain();
+    const entry = terminal.journal.findByTransactionId(gateway.sent[0]?.transactionId ?? '');
+
+    // The customer was told the payment is being checked, not that it was taken.
+    expect(result).toMatchObject({ kind: 'unknown', resolved: false });
+    // So the approval must be recovery's to undo (in flight, or undone already), not left standing as approved.
+    expect(entry?.state).not.toBe('approved');
   });
 });

@@ -418,3 +418,70 @@ describe('a sale approved just before the machine stops waiting, while its outco
     expect(entry?.state).not.toBe('approved');
   });
 });
+
+describe('the undo of a sale the customer cancelled, when the machine stops before the undo leaves', () => {
+  it('still goes out: left unsent, the sale stands approved with nobody to undo it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-undo-stop-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const sent: OutgoingRequest[] = [];
+    const saleOut = deferred();
+    const saleAnswer = deferred();
+    const answer = (request: OutgoingRequest, body: unknown): TransmitOutcome =>
+      toSendOutcome(
+        classifyPaymentAnswer(request as unknown as PreparedRequest, 201, Buffer.from(JSON.stringify(body))),
+      );
+    const transmitter = {
+      async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
+        sent.push(request);
+        if (request.service === 'sale') {
+          saleOut.resolve();
+          await saleAnswer.promise;
+          return answer(request, {
+            id: 'G-SALE',
+            status: 'AUTHORIZED',
+            orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
+          });
+        }
+        return answer(request, { id: `G-${request.service}`, status: 'VOIDED' });
+      },
+    };
+    let begun = 0;
+    let stop = (): void => undefined;
+    // The terminal stops (a graceful stop) once the undo's entry is durably begun, before its first byte.
+    const terminal = host(dir, transmitter, defaultConfig, (name) => {
+      if (name === 'journal.begin' && ++begun === 2) stop();
+    });
+    cleanups.push(() => terminal.journal.close());
+    const card = terminal.cards.hold(await cardRead());
+    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+      input: {
+        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+        request: {
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 850,
+          cardRef: card.ref,
+          includeEmvTags: false,
+          acceptPartial: false,
+          cancellable: true,
+        },
+      },
+      clock: new SimulatedClock(),
+    });
+    stop = () => actor.stop();
+    actor.start();
+    await saleOut.promise;
+    // The customer cancels while the sale is out; it is approved: the machine undoes it with a void.
+    actor.send({ type: 'CANCEL' });
+    saleAnswer.resolve();
+    await terminal.submits[0];
+    while (terminal.submits.length < 2) await new Promise<void>((r) => setImmediate(r));
+    await terminal.submits[1];
+    await terminal.sender.drain();
+
+    const sale = terminal.journal.findByTransactionId(sent[0]?.transactionId ?? '');
+    expect(sale?.state).toBe('approved');
+    // The customer cancelled and was never charged as far as anyone told them: the undo must reach the gateway.
+    expect(sent.map((r) => r.service)).toEqual(['sale', 'void-payment']);
+  });
+});

@@ -19,6 +19,7 @@ import { CardStore } from './card-store.js';
 import { journalFollowOnStore } from './follow-on-store.js';
 import { SANDBOX_SHARED_SECRET, toSendOutcome } from './gateway-adapters.js';
 import { OpenAuthorizations } from './open-authorizations.js';
+import { findTransaction } from './operator-desk.js';
 import { PaymentService } from './payments.js';
 
 /**
@@ -340,5 +341,86 @@ describe('follow-ons of an authorization with increments', () => {
     });
     const reversal = sent.find((r) => r.service === 'reversal');
     expect(amountOf(reversal).reversalInformation?.amountDetails?.totalAmount).toBe('15.00');
+  });
+});
+
+describe('a converted sale approved after its machine stopped waiting, found standing by recovery', () => {
+  it('is listed for a refund in the local currency, and refunded at its own conversion terms', async () => {
+    const sent: OutgoingRequest[] = [];
+    const waiting = new AbortController();
+    const answers: Answers = {
+      // The machine stops waiting while the sale is out (a graceful stop, its backstop); the approval comes after.
+      sale: () => {
+        waiting.abort();
+        return {
+          id: 'SALE-1',
+          status: 'AUTHORIZED',
+          orderInformation: { amountDetails: { authorizedAmount: '1612', currency: 'JPY' } },
+        };
+      },
+      'refund-payment': () => ({ id: 'REF-1', status: 'PENDING' }),
+    };
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const { payments, cards } = paymentService(journal, answers, sent);
+    const held = cards.hold(await cardRead(1_000));
+    const sale = await payments.submit(
+      {
+        service: 'sale',
+        comments: 'Parking Sale',
+        amountMinor: 1_000,
+        currency: 'EUR',
+        catLevel: 2,
+        cardRef: held.ref,
+        includeEmvTags: false,
+        dcc: SELECTION,
+      },
+      { signal: waiting.signal },
+    );
+    expect(sale.sent).toMatchObject({ kind: 'unknown', reason: 'ABANDONED', gatewayId: 'SALE-1' });
+    const saleTx = sale.prepared?.transactionId ?? '';
+    // Recovery's timeout void of it is refused NOT_VOIDABLE (past the cut-off, e.g. after a stop overnight).
+    const entry = journal.findByTransactionId(saleTx);
+    if (!entry) throw new Error('the sale was not journaled');
+    const attempt = journal.begin({
+      transactionId: `TV-${saleTx}`,
+      referencedTransactionId: saleTx,
+      service: 'timeout-void',
+      comments: 'VOID Timeout',
+      method: 'POST',
+      path: '/pts/v2/voids',
+      body: Buffer.from('{}'),
+      moneyMoving: true,
+      resolvesEntryId: entry.id,
+    });
+    journal.recordOutcome(attempt.id, { state: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 });
+    journal.resolve(entry.id, 'not-voidable', attempt.id);
+
+    // The operator finds it standing: 10.00 EUR, as the customer paid it.
+    const found = findTransaction(journal, saleTx, {
+      now: new Date(),
+      timeZone: config.terminal.timezone,
+      currency: 'EUR',
+      authorizedTotal: (tx) => payments.authorizedTotal(tx),
+      toLocal: (tx, minor, currency) => payments.toLocal(tx, minor, currency),
+    });
+    expect(found).toMatchObject({
+      gatewayId: 'SALE-1',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      voidable: false,
+    });
+
+    // Its full refund goes back in the card's currency, at the sale's terms: 1612 JPY.
+    await payments.submit({
+      service: 'refund-payment',
+      comments: 'REFUND Payment',
+      amountMinor: found?.amountMinor ?? 0,
+      currency: 'EUR',
+      catLevel: 2,
+      includeEmvTags: false,
+      original: { transactionId: saleTx, gatewayId: 'SALE-1', service: 'sale' },
+    });
+    expect(sent.at(-1)).toMatchObject({ service: 'refund-payment', amountMinor: 1_612, currency: 'JPY' });
   });
 });

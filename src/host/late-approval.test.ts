@@ -92,6 +92,7 @@ function lateGateway(options: { voidHangs: boolean }) {
 }
 
 const config = parseConfig({});
+const defaultConfig = config;
 
 function gatewayClient() {
   const gateway = createGatewayClient({
@@ -120,12 +121,17 @@ function recoveryOf(journal: SqliteJournal, sender: JournaledSender) {
 }
 
 /** The host's side of `submit`, wired as TerminalHost wires it, over a journal in `dir`. */
-function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> }) {
+function host(
+  dir: string,
+  transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> },
+  config = defaultConfig,
+  failpoint?: (name: string) => void,
+) {
   const journal = openJournal(join(dir, 'journal.db'));
   const logger = silentLogger();
   const now = () => new Date();
   const cards = new CardStore(Buffer.alloc(32, 7));
-  const sender = new JournaledSender(journal, transmitter);
+  const sender = new JournaledSender(journal, transmitter, failpoint ? { failpoint } : {});
   /** What the operator's status bar is told of the gateway. */
   const health: string[] = [];
   const payments = new PaymentService({
@@ -144,18 +150,19 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
   });
   const recovery = recoveryOf(journal, sender);
   const holds = new HoldStore(journal);
+  const offline = new OfflineQueue(journal, {
+    policy: config.offline.policy,
+    limits: config.offline,
+    keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
+    now,
+    logger,
+  });
   const router = new PaymentRouter({
     config,
     journal,
     payments,
     recovery,
-    offline: new OfflineQueue(journal, {
-      policy: config.offline.policy,
-      limits: config.offline,
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
-      now,
-      logger,
-    }),
+    offline,
     followUps: new FollowUpStore(journal),
     holds,
     cards,
@@ -191,7 +198,7 @@ function host(dir: string, transmitter: { transmit(r: OutgoingRequest): Promise<
     printLink: () => undefined,
     altPayments: unused,
   });
-  return { journal, sender, recovery, cards, effects, submits, health };
+  return { journal, sender, recovery, cards, effects, submits, health, offline };
 }
 
 async function cardRead() {
@@ -310,5 +317,171 @@ describe('a sale approved after the machine stopped waiting for it', () => {
     ]);
     expect(journal.get(entryId)).toMatchObject({ state: 'resolved', resolution: 'timeout-void' });
     expect(journal.inFlight()).toEqual([]);
+  });
+});
+
+describe('a sale whose connection fails after the machine stopped waiting for it', () => {
+  it('is not stored offline: nobody waits for it, and a forward would charge a customer told nothing was taken', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-late-offline-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const sent: OutgoingRequest[] = [];
+    const saleOut = deferred();
+    const connectionFails = deferred();
+    const transmitter = {
+      async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
+        sent.push(request);
+        saleOut.resolve();
+        // The token path or the connect hangs past the machine's backstop, then the gateway proves unreachable.
+        await connectionFails.promise;
+        return { kind: 'not-sent', reason: 'GW_CONNECTION' };
+      },
+    };
+    const terminal = host(dir, transmitter, parseConfig({ offline: { policy: 'prefer-online' } }));
+    cleanups.push(() => terminal.journal.close());
+    const card = terminal.cards.hold(await cardRead());
+    const clock = new SimulatedClock();
+    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+      input: {
+        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+        request: {
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 850,
+          cardRef: card.ref,
+          includeEmvTags: false,
+          acceptPartial: false,
+          cancellable: true,
+        },
+      },
+      clock,
+    });
+    const reported = new Promise<TransactionResult>((resolve) =>
+      actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
+    );
+    actor.start();
+    await saleOut.promise;
+    clock.increment(SUBMIT_TIMEOUT_MS);
+    const result = await reported;
+    connectionFails.resolve();
+    const outcome = await terminal.submits[0];
+
+    // The customer was not told the sale was taken.
+    expect(result.kind).not.toBe('approved');
+    // Nothing waits in the offline queue to be forwarded (and charged) later.
+    expect(outcome).not.toMatchObject({ reason: 'OFFLINE_STORED' });
+    expect(terminal.offline.list()).toEqual([]);
+  });
+});
+
+describe('a sale approved just before the machine stops waiting, while its outcome is being journaled', () => {
+  it('does not stand unanswered: nobody told the customer it was paid, and nobody undoes it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-late-commit-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const gateway = lateGateway({ voidHangs: false });
+    const clock = new SimulatedClock();
+    // The machine's backstop passes once the approval is in hand, while its outcome's commit (a disk sync on the
+    // thread pool, the group commit's wait) is under way: a graceful stop there is the same.
+    const terminal = host(dir, gateway.transmitter, defaultConfig, (name) => {
+      if (name === 'gateway.answered') clock.increment(SUBMIT_TIMEOUT_MS);
+    });
+    cleanups.push(() => terminal.journal.close());
+    const card = terminal.cards.hold(await cardRead());
+    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+      input: {
+        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+        request: {
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 850,
+          cardRef: card.ref,
+          includeEmvTags: false,
+          acceptPartial: false,
+          cancellable: true,
+        },
+      },
+      clock,
+    });
+    const reported = new Promise<TransactionResult>((resolve) =>
+      actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
+    );
+    actor.start();
+    await gateway.saleOut;
+    gateway.approveSale();
+    const result = await reported;
+    await terminal.submits[0];
+    await terminal.sender.drain();
+    const entry = terminal.journal.findByTransactionId(gateway.sent[0]?.transactionId ?? '');
+
+    // The customer was told the payment is being checked, not that it was taken.
+    expect(result).toMatchObject({ kind: 'unknown', resolved: false });
+    // So the approval must be recovery's to undo (in flight, or undone already), not left standing as approved.
+    expect(entry?.state).not.toBe('approved');
+  });
+});
+
+describe('the undo of a sale the customer cancelled, when the machine stops before the undo leaves', () => {
+  it('still goes out: left unsent, the sale stands approved with nobody to undo it', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-undo-stop-'));
+    cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+    const sent: OutgoingRequest[] = [];
+    const saleOut = deferred();
+    const saleAnswer = deferred();
+    const answer = (request: OutgoingRequest, body: unknown): TransmitOutcome =>
+      toSendOutcome(
+        classifyPaymentAnswer(request as unknown as PreparedRequest, 201, Buffer.from(JSON.stringify(body))),
+      );
+    const transmitter = {
+      async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
+        sent.push(request);
+        if (request.service === 'sale') {
+          saleOut.resolve();
+          await saleAnswer.promise;
+          return answer(request, {
+            id: 'G-SALE',
+            status: 'AUTHORIZED',
+            orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
+          });
+        }
+        return answer(request, { id: `G-${request.service}`, status: 'VOIDED' });
+      },
+    };
+    let begun = 0;
+    let stop = (): void => undefined;
+    // The terminal stops (a graceful stop) once the undo's entry is durably begun, before its first byte.
+    const terminal = host(dir, transmitter, defaultConfig, (name) => {
+      if (name === 'journal.begin' && ++begun === 2) stop();
+    });
+    cleanups.push(() => terminal.journal.close());
+    const card = terminal.cards.hold(await cardRead());
+    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+      input: {
+        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+        request: {
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 850,
+          cardRef: card.ref,
+          includeEmvTags: false,
+          acceptPartial: false,
+          cancellable: true,
+        },
+      },
+      clock: new SimulatedClock(),
+    });
+    stop = () => actor.stop();
+    actor.start();
+    await saleOut.promise;
+    // The customer cancels while the sale is out; it is approved: the machine undoes it with a void.
+    actor.send({ type: 'CANCEL' });
+    saleAnswer.resolve();
+    await terminal.submits[0];
+    while (terminal.submits.length < 2) await new Promise<void>((r) => setImmediate(r));
+    await terminal.submits[1];
+    await terminal.sender.drain();
+
+    const sale = terminal.journal.findByTransactionId(sent[0]?.transactionId ?? '');
+    expect(sale?.state).toBe('approved');
+    // The customer cancelled and was never charged as far as anyone told them: the undo must reach the gateway.
+    expect(sent.map((r) => r.service)).toEqual(['sale', 'void-payment']);
   });
 });

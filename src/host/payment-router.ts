@@ -80,7 +80,9 @@ export class PaymentRouter {
     if (outcome.kind === 'approved' && request.service === 'reversal' && request.original?.transactionId)
       this.deps.authorizationReversed(request.original.transactionId);
     if (outcome.kind === 'unknown' && entryId !== undefined) this.recoverInBackground(entryId);
-    if (record.unreachable) return this.storeOffline(request, record) ?? outcome;
+    // Stored offline, a payment is forwarded (and charged) later: only for a machine still waiting to tell the
+    // customer so. One whose machine gave up stays not sent.
+    if (record.unreachable && signal?.aborted !== true) return this.storeOffline(request, record) ?? outcome;
     return outcome;
   }
 

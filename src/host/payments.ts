@@ -42,6 +42,18 @@ export class PaymentBuildError extends Error {
   }
 }
 
+/**
+ * Requests that undo what an earlier one moved (gateway.md §7): not subject to the caller's wait
+ * ({@link PaymentService.submit}'s `signal`).
+ */
+const UNDOING: ReadonlySet<string> = new Set([
+  'reversal',
+  'void-capture',
+  'void-payment',
+  'void-refund',
+  'void-credit',
+]);
+
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */
 export interface GatewayHealthSink {
   gatewayAnswered(): void;
@@ -404,7 +416,8 @@ export class PaymentService {
    * are outcomes. A journal failure does throw (nothing was sent then, or the entry stays in flight for recovery).
    * `onOutcome` writes commit in the same transaction as the outcome. `signal`: the caller's wait (a machine's
    * submit signal); once it aborts, the request is not sent if it has not left yet, and an approval that arrives
-   * afterwards is journaled unknown and returned as such, for recovery to undo (the sender's `abandoned` option).
+   * afterwards is journaled unknown and returned as such, for recovery to undo (the sender's `abandoned` option) —
+   * except for a reversal or void, which goes and stands regardless.
    */
   async submit(
     request: FlowRequest,
@@ -438,9 +451,16 @@ export class PaymentService {
       maskedPan: card?.summary.maskedPan,
       resolvesEntryId: undefined,
       failpoints: LIVE_FAILPOINTS,
-      abandoned: options.signal,
+      // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
+      // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
+      abandoned: UNDOING.has(request.service) ? undefined : options.signal,
       onOutcome: (e, o) => {
         if (o.kind === 'approved') this.keepFollowOnData(request, prepared);
+        // An approval journaled unknown because nobody waited for it may yet stand (recovery's void of it refused
+        // NOT_VOIDABLE): its refund needs its tags and conversion terms as much as any approval's. A reversal's
+        // only forgets them, which waits for recovery's resolution.
+        else if (o.kind === 'unknown' && o.reason === ABANDONED && request.service !== 'reversal')
+          this.keepFollowOnData(request, prepared);
         options.onOutcome?.(e, o);
       },
     });

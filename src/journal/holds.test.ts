@@ -280,6 +280,25 @@ describe('HoldStore', () => {
     );
   });
 
+  it('shows no exit paid when the card entered again after its capture and that hold was released unpaid', () => {
+    t = T0;
+    const { holds } = setup();
+    const rules = { settling: () => false, recentCaptureMs: 86_400_000 };
+    // The card's first stay: entered, exited, captured.
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    t = T0 + 3_600_000;
+    holds.settle('H1', 'captured');
+    // The same card enters again; at its exit the capture is declined, the hold released (pay later: the link is
+    // not paid, the gate stays shut).
+    holds.open(hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 7_200_000 }));
+    t = T0 + 9_000_000;
+    expect(holds.claimAtExit('fp-card', rules).kind).toBe('claimed');
+    holds.settle('H2', 'reversed');
+    // The card is tapped again at the exit: the second stay is not paid, the first stay's capture does not pay it.
+    t = T0 + 9_060_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+  });
+
   it('tells a settled authorization and a reversal in flight from the journal', () => {
     const { journal } = setup();
     const auth = journal.begin(preauth('A1'));
@@ -320,6 +339,37 @@ describe('HoldStore', () => {
       },
     );
     expect(journal.authorizationSettled('unknown-tx')).toBe(false);
+  });
+
+  it('counts an authorization settled by a capture that recovery found standing (its timeout void NOT_VOIDABLE)', () => {
+    const { journal } = setup();
+    const auth = journal.begin(preauth('A1'));
+    journal.markSent(auth.id);
+    journal.recordOutcome(auth.id, { state: 'approved', gatewayId: '7000000000000000000001' });
+    // The exit's capture: its answer came after nobody waited for it (or was lost), and the timeout void of it was
+    // refused past the settlement cut-off: the capture stands, the customer has paid.
+    const capture = journal.begin({
+      ...preauth('C1'),
+      service: 'capture',
+      comments: 'Parking Capture',
+      referencedTransactionId: 'A1',
+    });
+    journal.markSent(capture.id);
+    journal.recordOutcome(capture.id, { state: 'unknown', gatewayId: '7000000000000000000002' });
+    const attempt = journal.begin({
+      ...preauth('TV1'),
+      service: 'timeout-void',
+      comments: 'VOID Timeout',
+      referencedTransactionId: 'C1',
+      resolvesEntryId: capture.id,
+      amountMinor: undefined,
+      currency: undefined,
+    });
+    journal.recordOutcome(attempt.id, { state: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 });
+    journal.resolve(capture.id, 'not-voidable', attempt.id);
+    // Neither an exit may capture it again nor the start or the expiry watch reverse it as an orphan.
+    expect(journal.authorizationSettled('A1')).toBe(true);
+    expect(journal.unsettledAuthorizations().map((e) => e.transactionId)).toEqual([]);
   });
 
   it.each([

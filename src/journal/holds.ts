@@ -150,10 +150,9 @@ export function holdStatements(connection: JournalConnection) {
       Row
     >(`SELECT * FROM holds WHERE fingerprint = ? AND closed_at IS NULL
       ORDER BY entered_at, rowid`),
-    /** The hold of a fingerprint captured last, if at or after the given time (index holds_captured_by_fingerprint). */
-    capturedSince: db.prepare<[string, number], Row>(`SELECT * FROM holds
-      WHERE fingerprint = ? AND resolution = 'captured' AND closed_at >= ?
-      ORDER BY closed_at DESC, rowid DESC LIMIT 1`),
+    /** The hold of a fingerprint that entered last, open or closed (index holds_by_fingerprint). */
+    lastOfFingerprint: db.prepare<[string], Row>(`SELECT * FROM holds
+      WHERE fingerprint = ? ORDER BY entered_at DESC, rowid DESC LIMIT 1`),
     claimById: db.prepare<[string], Row>(
       'UPDATE holds SET claimed = 1 WHERE hold_id = ? AND closed_at IS NULL AND claimed = 0 RETURNING *',
     ),
@@ -260,10 +259,12 @@ export class HoldStore {
         settling ??= row.hold_id;
       }
       if (settling !== undefined) return { kind: 'settling', holdId: settling };
+      // Only the card's last stay can be the one whose gate a restart kept shut: a capture of an earlier stay does
+      // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
       const since = this.connection.now().getTime() - rules.recentCaptureMs;
-      const captured = this.stmts.capturedSince.get(fingerprint, since);
-      return captured !== undefined && captured.closed_at !== null
-        ? { kind: 'captured', hold: toHold(captured), capturedAtMs: captured.closed_at }
+      const last = this.stmts.lastOfFingerprint.get(fingerprint);
+      return last?.resolution === 'captured' && last.closed_at !== null && last.closed_at >= since
+        ? { kind: 'captured', hold: toHold(last), capturedAtMs: last.closed_at }
         : { kind: 'none' };
     });
   }

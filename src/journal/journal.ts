@@ -16,7 +16,9 @@ import {
 
 /**
  * The rule of an unsettled authorization (see {@link SqliteJournal.unsettledAuthorizations}), over `journal_entries p`:
- * an approved pre-authorization with neither a capture that stands nor a reversal approved or taken over by recovery.
+ * an approved pre-authorization with neither a capture that stands (approved, or left in flight and found standing by
+ * recovery: its timeout void refused NOT_VOIDABLE, see {@link resolvedStanding}) and is not voided, nor a reversal
+ * approved or taken over by recovery.
  * One text for the statement of every authorization and that of one.
  */
 const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
@@ -27,7 +29,8 @@ const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
               AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'))
           AND NOT EXISTS (SELECT 1 FROM journal_entries c
             WHERE c.referenced_transaction_id = p.transaction_id AND c.referenced_transaction_id IS NOT NULL
-              AND c.service = 'capture' AND c.state = 'approved'
+              AND c.service = 'capture'
+              AND (c.state = 'approved' OR (c.state = 'resolved' AND c.resolution = 'not-voidable'))
               AND NOT EXISTS (SELECT 1 FROM journal_entries v
                 WHERE v.referenced_transaction_id = c.transaction_id AND v.referenced_transaction_id IS NOT NULL
                   AND (v.service = 'void-capture' OR v.service = 'timeout-void')

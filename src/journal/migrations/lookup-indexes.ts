@@ -30,8 +30,8 @@ const LOOKUP_INDEXES: readonly { name: string; sql: string }[] = [
     sql: `CREATE INDEX journal_entries_approved_preauths ON journal_entries(id) WHERE ${APPROVED_PREAUTH}`,
   },
   {
-    name: 'holds_captured_by_fingerprint',
-    sql: `CREATE INDEX holds_captured_by_fingerprint ON holds(fingerprint, closed_at) WHERE resolution = 'captured'`,
+    name: 'holds_by_fingerprint',
+    sql: `CREATE INDEX holds_by_fingerprint ON holds(fingerprint, entered_at)`,
   },
   {
     name: 'offline_payments_declined',
@@ -63,9 +63,9 @@ function missing(db: Database.Database): (typeof LOOKUP_INDEXES)[number][] {
  * - `journal_entries_approved_preauths`: the approved pre-authorizations, which the start reads for the holds nothing
  *   settled (`unsettledAuthorizations`). It read the newest 10,000 entries instead, and missed an older hold. An
  *   entry enters it only when a pre-authorization is approved.
- * - `holds_captured_by_fingerprint`: the tap-and-go holds closed as captured, by card fingerprint and time of close,
- *   which the exit reads for a card without an open hold (`HoldStore.claimAtExit`: a paid exit shown again after a
- *   restart). The table keeps every closed hold; a hold enters this index only when its capture closes it.
+ * - `holds_by_fingerprint`: the tap-and-go holds, open or closed, by card fingerprint and time of entry, which the exit
+ *   reads for the last stay of a card without an open hold (`HoldStore.claimAtExit`: a paid exit shown again after a
+ *   restart). The table keeps every closed hold.
  * - `offline_payments_declined`: stored payments declined (or left unknown) after forwarding that the operator has
  *   not acknowledged, which the offline status counts for every operator snapshot. A payment leaves it once
  *   acknowledged.

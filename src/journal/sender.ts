@@ -316,6 +316,9 @@ export class JournaledSender {
       fire(options.failpoints?.answered);
       options.onAnswered?.(outcome);
       const after = await this.journal.commitDurably(() => {
+        // Read again in the outcome's own write, which a group commit runs a turn or more later: a wait that ended
+        // meanwhile (the machine's backstop, a graceful stop) leaves nobody to use or undo the approval either.
+        if (options.abandoned?.aborted) outcome = abandonedOutcome(request, outcome);
         if (outcome.kind === 'not-sent') {
           if (markedAt) this.journal.markSent(entry.id, markedAt);
           this.journal.resolve(entry.id, NOT_SENT);

@@ -814,10 +814,19 @@ export class TerminalHost implements TerminalApi {
     this.openAuthorizations.forget(transactionId);
     for (const f of this.followUps.open())
       if (f.authorizationTransactionId === transactionId) this.followUps.complete(f.id, 'reversed');
-    if (this.holds.drop(transactionId)) {
-      this.holdWatch.unwatch(transactionId);
-      this.logger.info({ transactionId }, 'hold closed: its authorization was reversed');
-    }
+    this.dropHold(transactionId, 'hold closed: its authorization was reversed');
+  }
+
+  /**
+   * Closes the open hold of an authorization that is over (dropped), stops watching it, and wipes its card read: no
+   * exit or expiry uses it any more (DESIGN.md, money safety rule 4).
+   */
+  private dropHold(transactionId: string, why: string): void {
+    const hold = this.holds.get(transactionId);
+    if (!this.holds.drop(transactionId)) return;
+    this.holdWatch.unwatch(transactionId);
+    if (hold !== undefined) this.cards.release(hold.cardRef);
+    this.logger.info({ transactionId }, why);
   }
 
   /**
@@ -829,10 +838,7 @@ export class TerminalHost implements TerminalApi {
     const hold = this.holds.get(transactionId);
     if (!hold) return;
     if (this.journal.authorizationSettled(transactionId)) {
-      if (this.holds.drop(transactionId)) {
-        this.holdWatch.unwatch(transactionId);
-        this.logger.info({ transactionId }, 'hold closed: recovery settled its authorization');
-      }
+      this.dropHold(transactionId, 'hold closed: recovery settled its authorization');
       return;
     }
     // At start the watch begins only after recovery, with every unclaimed hold (watchAll).

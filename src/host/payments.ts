@@ -42,6 +42,15 @@ export class PaymentBuildError extends Error {
   }
 }
 
+/**
+ * A pre-authorization the issuer approved and the gateway's risk check declined (reference/gateway.md §4, payment
+ * statuses, AUTHORIZED_RISK_DECLINED): the customer is told it was declined, yet the issuer holds the funds until the
+ * authorization is reversed (src/host/payment-router.ts writes that reversal as a follow-up).
+ */
+export function isRiskDeclined(outcome: TransmitOutcome): boolean {
+  return outcome.kind === 'declined' && outcome.status === 'AUTHORIZED_RISK_DECLINED';
+}
+
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */
 export interface GatewayHealthSink {
   gatewayAnswered(): void;
@@ -440,7 +449,8 @@ export class PaymentService {
       failpoints: LIVE_FAILPOINTS,
       abandoned: options.signal,
       onOutcome: (e, o) => {
-        if (o.kind === 'approved') this.keepFollowOnData(request, prepared);
+        // A risk-declined authorization holds the funds the issuer approved: its reversal repeats its tags too.
+        if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared);
         options.onOutcome?.(e, o);
       },
     });

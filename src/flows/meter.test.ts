@@ -281,6 +281,22 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
     expect(fake.balanceProblems()).toEqual([]);
   });
 
+  it('waits out a capture window longer than a timer can wait (30 days) and reverses at its end only', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ captureWindowMs: 30 * 24 * 60 * MIN }));
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('session');
+    fake.clock.increment(30 * 24 * 60 * MIN - MIN);
+    await settle();
+    expect(fake.sent).toHaveLength(1);
+    expect(describeView(actor.getSnapshot()).screen).toBe('session');
+    fake.clock.increment(MIN);
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 300 });
+    expect(describeView(actor.getSnapshot()).screen).toBe('idle');
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
   it('extends with a second pre-authorization when incrementals are not allowed, and settles both holds', async () => {
     const fake = new FakeTerminal();
     const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));

@@ -150,6 +150,14 @@ function asksCurrencyAgain(context: Ctx): boolean {
   );
 }
 
+/** Longest a timer can wait (a signed 32-bit count of milliseconds), with a margin. */
+const MAX_TIMER_MS = 2_147_000_000;
+
+/** What is left of the capture window, ms (0 once it is over). */
+function captureWindowLeftMs(context: Ctx): number {
+  return Math.max(0, (context.startedAtMs ?? 0) + context.settings.captureWindowMs - context.clock.now());
+}
+
 function currentHold(context: Ctx): MeterHold {
   const hold = context.holds[context.settleIndex];
   if (hold === undefined) throw new RangeError('no hold at settleIndex');
@@ -286,8 +294,9 @@ export const meterMachine = setup({
     resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
     // As long as the transaction's own choice screen waits for a choice (its read timeout).
     feeChoiceTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
-    captureWindow: ({ context }) =>
-      Math.max(0, (context.startedAtMs ?? 0) + context.settings.captureWindowMs - context.clock.now()),
+    // At most as long as a timer can wait: a longer window (card networks allow pre-authorizations of up to 30 days)
+    // would otherwise fire at once (Node sets an overlong timeout to 1 ms); the session waits again until it is over.
+    captureWindow: ({ context }) => Math.min(captureWindowLeftMs(context), MAX_TIMER_MS),
     // A session paid by phone ends by itself when its time is up.
     paidTimeUp: ({ context }) =>
       Math.max(0, (context.startedAtMs ?? 0) + context.paidMinutes * 60_000 - context.clock.now()),
@@ -542,16 +551,20 @@ export const meterMachine = setup({
         },
       },
       after: {
-        captureWindow: {
-          target: 'settling',
-          actions: assign({
-            feeMinor: 0,
-            settleIndex: 0,
-            settleMode: 'expired' as const,
-            settleFailures: 0,
-            capturedMinor: 0,
-          }),
-        },
+        captureWindow: [
+          // A window longer than one timer's wait: wait again for the rest of it.
+          { guard: ({ context }) => captureWindowLeftMs(context) > 0, target: 'session', reenter: true },
+          {
+            target: 'settling',
+            actions: assign({
+              feeMinor: 0,
+              settleIndex: 0,
+              settleMode: 'expired' as const,
+              settleFailures: 0,
+              capturedMinor: 0,
+            }),
+          },
+        ],
       },
     },
     extending: {

@@ -14,7 +14,7 @@ import {
 import type { Logger } from '../log/index.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
-import type { PaymentService, SubmitRecord } from './payments.js';
+import { isRiskDeclined, type PaymentService, type SubmitRecord } from './payments.js';
 
 /** How long a follow-up created at run time is left to the machine that created it before the host does it. */
 const FOLLOW_UP_GRACE_MS = 10_000;
@@ -123,7 +123,11 @@ export class PaymentRouter {
    * settles its authorization, so the tap-and-go hold on it (if any) is over — closed here, not by the machine's
    * later `closeHold`, which a crash can separate from the outcome.
    */
-  private followUpsOf(request: FlowRequest, _entry: JournalEntry, outcome: TransmitOutcome): void {
+  private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
+    if (request.service === 'preauth' && isRiskDeclined(outcome)) {
+      this.riskDeclined(request, entry, outcome);
+      return;
+    }
     if (outcome.kind !== 'approved') return;
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
@@ -137,6 +141,34 @@ export class PaymentRouter {
       for (const f of followUps.open())
         if (f.authorizationTransactionId === original) followUps.complete(f.id, 'reversed');
     }
+  }
+
+  /**
+   * A pre-authorization the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED): the
+   * machine tells the customer it was declined — and a customer may well try again — but the issuer holds the funds
+   * until the authorization is reversed. The reversal is a durable follow-up written with the decline, carried out by
+   * the host's follow-ups at once (at the latest at the next start).
+   */
+  private riskDeclined(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
+    const transactionId = entry.transactionId;
+    const gatewayId = outcome.kind === 'declined' ? outcome.gatewayId : undefined;
+    if (!transactionId || !gatewayId) {
+      this.deps.logger.error(
+        { transactionId, service: request.service },
+        'risk-declined authorization without the ids to reverse it: the operator should check it',
+      );
+      return;
+    }
+    this.deps.followUps.add({
+      kind: 'reverse-authorization',
+      authorizationTransactionId: transactionId,
+      gatewayId,
+      amountMinor: request.amountMinor,
+      currency: request.currency,
+      includeEmvTags: this.deps.payments.authorizationTags(transactionId) !== undefined,
+      reason: 'risk-declined: the issuer holds the funds until the authorization is reversed',
+      dueAtMs: this.deps.now().getTime(),
+    });
   }
 
   /**

@@ -54,6 +54,15 @@ const UNDOING: ReadonlySet<string> = new Set([
   'void-credit',
 ]);
 
+/**
+ * A pre-authorization the issuer approved and the gateway's risk check declined (reference/gateway.md §4, payment
+ * statuses, AUTHORIZED_RISK_DECLINED): the customer is told it was declined, yet the issuer holds the funds until the
+ * authorization is reversed (src/host/payment-router.ts writes that reversal as a follow-up).
+ */
+export function isRiskDeclined(outcome: TransmitOutcome): boolean {
+  return outcome.kind === 'declined' && outcome.status === 'AUTHORIZED_RISK_DECLINED';
+}
+
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */
 export interface GatewayHealthSink {
   gatewayAnswered(): void;
@@ -455,7 +464,8 @@ export class PaymentService {
       // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
       abandoned: UNDOING.has(request.service) ? undefined : options.signal,
       onOutcome: (e, o) => {
-        if (o.kind === 'approved') this.keepFollowOnData(request, prepared);
+        // A risk-declined authorization holds the funds the issuer approved: its reversal repeats its tags too.
+        if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared);
         // An approval journaled unknown because nobody waited for it may yet stand (recovery's void of it refused
         // NOT_VOIDABLE): its refund needs its tags and conversion terms as much as any approval's. A reversal's
         // only forgets them, which waits for recovery's resolution.

@@ -91,6 +91,16 @@ describe('configuration', () => {
       );
   });
 
+  it('refuses a meter capture window shorter than the longest stay, naming the key', () => {
+    // A paid stay that outlasts the window would have its hold reversed before the end captures the fee.
+    expect(
+      parseConfig({ tariff: { maxStayMinutes: 240, captureWindowMinutes: 240 } }).tariff.captureWindowMinutes,
+    ).toBe(240);
+    expect(() =>
+      parseConfig({ tariff: { maxStayMinutes: 300, captureWindowMinutes: 240 } }, 'f.json'),
+    ).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', key: 'tariff.captureWindowMinutes' }));
+  });
+
   it('has the meter pre-authorize the maximum stay unless the tariff says chosen', () => {
     expect(loadConfig().tariff.meterAuthorization).toBe('maximum');
     expect(

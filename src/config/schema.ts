@@ -300,6 +300,12 @@ export const tariffSchema = z
      */
     meterAuthorization: z.enum(['maximum', 'chosen']).default('maximum'),
   })
+  // A meter session may last the longest stay: its hold must still be there to capture the fee at its end.
+  .refine((t) => t.captureWindowMinutes >= t.maxStayMinutes, {
+    path: ['captureWindowMinutes'],
+    message:
+      'shorter than tariff.maxStayMinutes: a paid stay would have its hold reversed before its fee is captured',
+  })
   .prefault({});
 
 export const dccSchema = z

@@ -35,7 +35,12 @@ describe('terminal host across a restart', () => {
     const config = parseConfig({
       terminal: { model: 'meter' },
       reader: { sim: { presentDelayMs: 20 } },
-      tariff: { captureWindowMinutes: 1 },
+      // A one-minute window (and so a one-minute longest stay, which the window must cover) at 1.50 a minute.
+      tariff: {
+        captureWindowMinutes: 1,
+        maxStayMinutes: 1,
+        periods: [{ minutes: 1440, priceMinor: 150, unitMinutes: 1 }],
+      },
     });
     const first = await createTerminalHost(config, {
       logger: silentLogger(),
@@ -44,7 +49,7 @@ describe('terminal host across a restart', () => {
     });
     await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
     await first.send({ type: 'START' });
-    await first.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    await first.send({ type: 'CHOOSE_DURATION', minutes: 1 });
     await first.send({ type: 'CONFIRM' });
     for (let i = 0; i < 500 && (await screen(first)) !== 'session'; i++)
       await new Promise((r) => setTimeout(r, 20));
@@ -52,8 +57,8 @@ describe('terminal host across a restart', () => {
     await first.close(); // the meter session is gone with the process
 
     const auth = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
-    // The meter holds the price of the maximum stay (240 minutes at 1.50 per 30: 12.00, spec 001).
-    expect(auth?.amounts.authorized).toBe(1_200);
+    // The meter holds the price of the maximum stay (one minute at 1.50, spec 001).
+    expect(auth?.amounts.authorized).toBe(150);
     // Restarted 61 seconds later: past the one-minute capture window.
     const second = await createTerminalHost(config, {
       logger: silentLogger(),
@@ -66,7 +71,7 @@ describe('terminal host across a restart', () => {
     expect(reversal.comments).toBe('REVERSAL');
     expect(reversal.requests[0]?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
     const after = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
-    expect(after?.amounts.reversed).toBe(1_200);
+    expect(after?.amounts.reversed).toBe(150);
     expect(sandbox.consistency().ok).toBe(true);
   });
 });

@@ -41,7 +41,8 @@ const tariffArb: fc.Arbitrary<TariffConfig> = fc
     lostTicketFeeMinor: fc.integer({ min: 0, max: 10_000 }),
     rounding: fc.constantFrom('up' as const, 'down' as const, 'nearest' as const),
   })
-  .map((t) => tariffSchema.parse(t));
+  // The meter's capture window covers the longest stay (a configuration rule): at least as long, as the default is.
+  .map((t) => tariffSchema.parse({ ...t, captureWindowMinutes: Math.max(1_440, t.maxStayMinutes) }));
 
 const stayArb = fc.integer({ min: 0, max: 4 * 1_440 });
 

@@ -17,6 +17,30 @@ afterEach(async () => {
   for (const c of cleanups.splice(0).reverse()) await c();
 });
 
+/** An offline queue on `journal` holding a 6.00 GBP chip sale for each of `transactionIds`. */
+function queueHolding(journal: ReturnType<typeof openJournal>, transactionIds: string[]): OfflineQueue {
+  const queue = new OfflineQueue(journal, {
+    policy: 'prefer-online',
+    limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
+    keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+  });
+  for (const transactionId of transactionIds) {
+    const body = samplePayment({ amountMinor: 600, currency: 'GBP', transactionId, sale: true });
+    queue.store({
+      transactionId,
+      service: 'sale',
+      comments: 'Parking Sale',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from(JSON.stringify(body)),
+      amountMinor: 600,
+      currency: 'GBP',
+      entryMode: 'contact',
+    });
+  }
+  return queue;
+}
+
 describe('the journal transmitter over the gateway client', () => {
   it('leaves payments stored offline in the queue when the gateway refuses the credentials (401)', async () => {
     const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
@@ -34,25 +58,7 @@ describe('the journal transmitter over the gateway client', () => {
     };
     const journal = openJournal(':memory:');
     cleanups.push(() => journal.close());
-    const queue = new OfflineQueue(journal, {
-      policy: 'prefer-online',
-      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
-    });
-    for (const transactionId of ['OFF-1', 'OFF-2']) {
-      const body = samplePayment({ amountMinor: 600, currency: 'GBP', transactionId, sale: true });
-      queue.store({
-        transactionId,
-        service: 'sale',
-        comments: 'Parking Sale',
-        method: 'POST',
-        path: '/pts/v2/payments',
-        body: Buffer.from(JSON.stringify(body)),
-        amountMinor: 600,
-        currency: 'GBP',
-        entryMode: 'contact',
-      });
-    }
+    const queue = queueHolding(journal, ['OFF-1', 'OFF-2']);
     // Rotated credentials: the gateway answers 401 and processes nothing.
     const wrong = Buffer.alloc(32, 9).toString('base64');
     const refused = await queue.forwardPending(
@@ -71,23 +77,7 @@ describe('the journal transmitter over the gateway client', () => {
     cleanups.push(() => sandbox.close());
     const journal = openJournal(':memory:');
     cleanups.push(() => journal.close());
-    const queue = new OfflineQueue(journal, {
-      policy: 'prefer-online',
-      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
-    });
-    const body = samplePayment({ amountMinor: 600, currency: 'GBP', transactionId: 'OFF-T', sale: true });
-    queue.store({
-      transactionId: 'OFF-T',
-      service: 'sale',
-      comments: 'Parking Sale',
-      method: 'POST',
-      path: '/pts/v2/payments',
-      body: Buffer.from(JSON.stringify(body)),
-      amountMinor: 600,
-      currency: 'GBP',
-      entryMode: 'contact',
-    });
+    const queue = queueHolding(journal, ['OFF-T']);
     // The token endpoint's own failures: the payment request itself never left, whatever status the token request got.
     const failures = [
       new GatewayOAuthError(

@@ -230,26 +230,7 @@ async function saleApprovedAfterTheMachineGaveUp(options: { voidHangs: boolean }
   cleanups.push(() => terminal.journal.close());
   const card = terminal.cards.hold(await cardRead());
   const clock = new SimulatedClock();
-  const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
-    input: {
-      settings: testSettings({
-        timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS },
-      }),
-      request: {
-        service: 'sale',
-        comments: 'Parking Sale',
-        amountMinor: 850,
-        cardRef: card.ref,
-        includeEmvTags: false,
-        acceptPartial: false,
-        cancellable: true,
-      },
-    },
-    clock,
-  });
-  const reported = new Promise<TransactionResult>((resolve) =>
-    actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
-  );
+  const { actor, reported } = saleMachine(terminal, card.ref, clock);
   actor.start();
   await gateway.saleOut;
   // The machine's backstop passes while the sale is out (its journal write or the token path took that long).
@@ -261,6 +242,29 @@ async function saleApprovedAfterTheMachineGaveUp(options: { voidHangs: boolean }
   const entry = terminal.journal.findByTransactionId(saleTx);
   if (!entry) throw new Error('the sale was not journaled');
   return { dir, gateway, terminal, result, saleTx, entryId: entry.id };
+}
+
+/** The transaction machine of an 8.50 sale of the card read `cardRef` on `terminal`, and its report when it ends. */
+function saleMachine(terminal: ReturnType<typeof host>, cardRef: string, clock: SimulatedClock) {
+  const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
+    input: {
+      settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
+      request: {
+        service: 'sale',
+        comments: 'Parking Sale',
+        amountMinor: 850,
+        cardRef,
+        includeEmvTags: false,
+        acceptPartial: false,
+        cancellable: true,
+      },
+    },
+    clock,
+  });
+  const reported = new Promise<TransactionResult>((resolve) =>
+    actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
+  );
+  return { actor, reported };
 }
 
 describe('a sale approved after the machine stopped waiting for it', () => {
@@ -340,24 +344,7 @@ describe('a sale whose connection fails after the machine stopped waiting for it
     cleanups.push(() => terminal.journal.close());
     const card = terminal.cards.hold(await cardRead());
     const clock = new SimulatedClock();
-    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
-      input: {
-        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
-        request: {
-          service: 'sale',
-          comments: 'Parking Sale',
-          amountMinor: 850,
-          cardRef: card.ref,
-          includeEmvTags: false,
-          acceptPartial: false,
-          cancellable: true,
-        },
-      },
-      clock,
-    });
-    const reported = new Promise<TransactionResult>((resolve) =>
-      actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
-    );
+    const { actor, reported } = saleMachine(terminal, card.ref, clock);
     actor.start();
     await saleOut.promise;
     clock.increment(SUBMIT_TIMEOUT_MS);
@@ -386,24 +373,7 @@ describe('a sale approved just before the machine stops waiting, while its outco
     });
     cleanups.push(() => terminal.journal.close());
     const card = terminal.cards.hold(await cardRead());
-    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
-      input: {
-        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
-        request: {
-          service: 'sale',
-          comments: 'Parking Sale',
-          amountMinor: 850,
-          cardRef: card.ref,
-          includeEmvTags: false,
-          acceptPartial: false,
-          cancellable: true,
-        },
-      },
-      clock,
-    });
-    const reported = new Promise<TransactionResult>((resolve) =>
-      actor.subscribe({ complete: () => resolve(actor.getSnapshot().output as TransactionResult) }),
-    );
+    const { actor, reported } = saleMachine(terminal, card.ref, clock);
     actor.start();
     await gateway.saleOut;
     gateway.approveSale();
@@ -453,21 +423,7 @@ describe('the undo of a sale the customer cancelled, when the machine stops befo
     });
     cleanups.push(() => terminal.journal.close());
     const card = terminal.cards.hold(await cardRead());
-    const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
-      input: {
-        settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
-        request: {
-          service: 'sale',
-          comments: 'Parking Sale',
-          amountMinor: 850,
-          cardRef: card.ref,
-          includeEmvTags: false,
-          acceptPartial: false,
-          cancellable: true,
-        },
-      },
-      clock: new SimulatedClock(),
-    });
+    const { actor } = saleMachine(terminal, card.ref, new SimulatedClock());
     stop = () => actor.stop();
     actor.start();
     await saleOut.promise;

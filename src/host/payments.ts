@@ -29,6 +29,7 @@ import type { CardStore, HeldCard } from './card-store.js';
 import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } from './dcc.js';
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
+import { recoveryPlanFor } from '../vocabulary/services.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
 export class PaymentBuildError extends Error {
@@ -43,16 +44,14 @@ export class PaymentBuildError extends Error {
 }
 
 /**
- * Requests that undo what an earlier one moved (gateway.md §7): not subject to the caller's wait
+ * Whether the request undoes what an earlier one moved (a reversal, a void: gateway.md §7), read from the recovery
+ * plan of its service, which undoes the earlier request too: not subject to the caller's wait
  * ({@link PaymentService.submit}'s `signal`).
  */
-const UNDOING: ReadonlySet<string> = new Set([
-  'reversal',
-  'void-capture',
-  'void-payment',
-  'void-refund',
-  'void-credit',
-]);
+function undoing(service: string): boolean {
+  const plan = recoveryPlanFor(service);
+  return plan === 'void-referenced' || plan === 'reverse-referenced-authorization';
+}
 
 /**
  * A pre-authorization the issuer approved and the gateway's risk check declined (reference/gateway.md §4, payment
@@ -462,7 +461,7 @@ export class PaymentService {
       failpoints: LIVE_FAILPOINTS,
       // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
       // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
-      abandoned: UNDOING.has(request.service) ? undefined : options.signal,
+      abandoned: undoing(request.service) ? undefined : options.signal,
       onOutcome: (e, o) => {
         // A risk-declined authorization holds the funds the issuer approved: its reversal repeats its tags too.
         if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared);

@@ -21,7 +21,9 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
-import { paymentLinkPage, setLinkStatus } from './link-status.js';
+import { LinkDeskError, paymentLinkPage, setLinkStatus, type LinkDeskErrorCode } from './link-status.js';
+
+export { LinkDeskError, operatorLinkActions, type LinkDeskErrorCode } from './link-status.js';
 
 /**
  * What the customer's screen shows of a payment link (issue 14, item 1): the QR code's content, the domain printed
@@ -54,26 +56,6 @@ export interface LinkView {
   lastAttemptDeclined?: boolean;
   /** Gateway id of the payment, once paid. */
   paymentId?: string;
-}
-
-/** Codes of {@link LinkDeskError}. */
-export type LinkDeskErrorCode =
-  | 'LINK_UNAVAILABLE' // the gateway could not be reached or did not answer: no link to show
-  | 'LINK_REFUSED' // the gateway refused the create (400)
-  | 'LINK_NOT_FOUND' // no link of this terminal has that id
-  | 'LINK_BAD_REQUEST' // an amount, currency or reference the desk cannot use
-  | 'LINK_NOT_ALLOWED' // the operator's change does not apply to this link now (see operatorLinkActions)
-  | 'LINK_BUSY'; // a request of the terminal about this link is in flight: try again in a moment
-
-export class LinkDeskError extends Error {
-  override readonly name = 'LinkDeskError';
-  constructor(
-    readonly code: LinkDeskErrorCode,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-  }
 }
 
 /** A link to create for a fee. */
@@ -152,20 +134,6 @@ export function withoutLongDigitRuns(id: string): string {
     out += ch;
   }
   return out;
-}
-
-/**
- * What the operator may do with a link the gateway lists with `status`: only with a link this terminal created
- * (`mine`) — a link of another terminal of the merchant belongs to that terminal's customer. Deactivate one that is not
- * INACTIVE; reactivate an INACTIVE one that was created and never paid (a link is paid once).
- */
-export function operatorLinkActions(
-  status: string,
-  mine: StoredLink | undefined,
-): ('deactivate' | 'reactivate')[] {
-  if (mine === undefined || mine.state === 'failed' || mine.state === 'creating') return [];
-  if (status !== 'INACTIVE') return ['deactivate'];
-  return mine.state === 'paid' ? [] : ['reactivate'];
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -379,7 +347,8 @@ export class LinkDesk {
    * change as `parking-terminal links deactivate|reactivate`). A customer waiting on a deactivated link is told; a
    * reactivated link is watched again for `waitMs`, then deactivated. Recorded in the audit log, refusals too.
    * @throws LinkDeskError LINK_NOT_FOUND (not a link of this terminal), LINK_NOT_ALLOWED (see
-   *   {@link operatorLinkActions}: never created, or paid), LINK_BUSY, LINK_UNAVAILABLE (closing); GatewayError.
+   *   {@link operatorLinkActions}: never created, or reactivating a paid link, refused by `setLinkStatus`), LINK_BUSY,
+   *   LINK_UNAVAILABLE (closing); GatewayError.
    */
   async setStatusByOperator(
     linkId: string,
@@ -395,8 +364,6 @@ export class LinkDesk {
     if (mine === undefined) return refuse('LINK_NOT_FOUND', `no payment link ${linkId} of this terminal`);
     if (mine.state === 'failed' || mine.state === 'creating')
       refuse('LINK_NOT_ALLOWED', `the link is ${mine.state === 'failed' ? 'not created' : 'being created'}`);
-    if (target === 'ACTIVE' && mine.state === 'paid')
-      refuse('LINK_NOT_ALLOWED', 'the link is paid: a payment link is paid once');
     if (this.busy.has(linkId)) refuse('LINK_BUSY', 'the terminal is talking to the gateway about this link');
     this.busy.add(linkId);
     try {

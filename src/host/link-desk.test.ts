@@ -19,6 +19,8 @@ class FakeLinks {
   /** Set to make the next create fail this way (after recording it as made, for an unknown outcome). */
   failCreate: GatewayError | undefined;
   makeDespiteFailure = false;
+  /** Set to answer an update with the link as it was, its status unchanged (the change did not take). */
+  keepStatus = false;
   seenAtCreate: string | undefined;
   constructor(private readonly store: () => PaymentLinkStore) {}
 
@@ -36,7 +38,8 @@ class FakeLinks {
     },
     update: (id: string, input: PaymentLinkInput) => {
       this.calls.push(`update ${id} ${input.status ?? ''}`);
-      const link = this.toLink(input, input.status ?? 'ACTIVE');
+      const was = this.links.get(id)?.status ?? 'ACTIVE';
+      const link = this.toLink(input, this.keepStatus ? was : (input.status ?? 'ACTIVE'));
       this.links.set(id, link);
       return Promise.resolve(link);
     },
@@ -172,6 +175,36 @@ describe('LinkDesk', () => {
       closeReason: 'timeout',
     });
     expect(store.get(b.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
+  it('keeps a link open while the gateway answers its deactivation with the link still ACTIVE', async () => {
+    const view = await desk.createForFee({ reference: 'T-5', amountMinor: 450, currency: 'GBP' });
+    gateway.keepStatus = true;
+    // The customer is told it was not paid, but the link is still payable: the terminal keeps deactivating it.
+    expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ gatewayInactive: false, closeReason: 'cancelled' });
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    expect(audit.list().map((r) => `${r.action}:${r.result}`)).toEqual(['link-deactivate:failed']);
+
+    gateway.keepStatus = false;
+    await desk.sweep();
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+  });
+
+  it('does not record an operator deactivation the gateway answered with the link still ACTIVE', async () => {
+    const view = await desk.createForFee({ reference: 'T-6', amountMinor: 450, currency: 'GBP' });
+    gateway.keepStatus = true;
+    await expect(desk.setStatusByOperator(view.linkId, 'INACTIVE')).rejects.toMatchObject({
+      code: 'GW_UNDOCUMENTED',
+    });
+    expect(store.get(view.linkId)).toMatchObject({
+      state: 'active',
+      gatewayInactive: false,
+      closeReason: 'operator',
+    });
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
   });
 
   /** Holds the gateway's answers to `get` until the returned function is called. */

@@ -3,7 +3,6 @@ import {
   GatewayError,
   PersonalDataError,
   personalDataIn,
-  statusUpdateOf,
   type GatewayClient,
   type LinkNotificationRefusal,
   type LinkPaymentNotification,
@@ -21,7 +20,13 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
-import { LinkDeskError, paymentLinkPage, setLinkStatus, type LinkDeskErrorCode } from './link-status.js';
+import {
+  changeLinkStatus,
+  LinkDeskError,
+  paymentLinkPage,
+  setLinkStatus,
+  type LinkDeskErrorCode,
+} from './link-status.js';
 
 export { LinkDeskError, operatorLinkActions, type LinkDeskErrorCode } from './link-status.js';
 
@@ -729,7 +734,10 @@ export class LinkDesk {
     );
   }
 
-  /** Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000). */
+  /**
+   * Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000); the link stays
+   * open (the sweep tries again) until the gateway's answer shows it INACTIVE.
+   */
   private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
     const before = this.deps.store.get(linkId);
     if (before === undefined || before.gatewayInactive || before.state === 'failed') return;
@@ -742,9 +750,8 @@ export class LinkDesk {
     }
     this.busy.add(linkId);
     try {
-      const current = await this.deps.gateway.paymentLinks.get(linkId);
-      if (current.status !== 'INACTIVE')
-        await this.deps.gateway.paymentLinks.update(linkId, statusUpdateOf(current, 'INACTIVE'));
+      // Recorded INACTIVE only once the gateway's answer shows it (a link still ACTIVE can still be paid).
+      await changeLinkStatus(this.deps.gateway, linkId, 'INACTIVE');
       this.finishDeactivation(linkId);
     } catch (e) {
       if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {

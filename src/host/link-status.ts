@@ -111,6 +111,30 @@ export async function paymentLinkPage(
   return { page, links: page.links.map((link) => ({ link, mine: deps.store?.get(link.id) })) };
 }
 
+/**
+ * Sets `linkId` to `target` at the gateway: the link's fields read with a get (a list item leaves fields out), then an
+ * update that repeats every one of them with the new status (spec 000: an omitted field is removed), none when the link
+ * has that status already. The change is made only when the gateway's answer shows it: an update answered with the
+ * link in another status did not take — a link still ACTIVE can still be paid — so nobody may record it. Used by every
+ * change of a link's status: the link desk's deactivations and {@link setLinkStatus}.
+ * @throws GatewayError GW_UNDOCUMENTED when the update's answer shows another status; the client's errors.
+ */
+export async function changeLinkStatus(
+  gateway: Pick<GatewayClient, 'paymentLinks'>,
+  linkId: string,
+  target: 'INACTIVE' | 'ACTIVE',
+): Promise<{ link: PaymentLink; wasStatus: string }> {
+  const current = await gateway.paymentLinks.get(linkId);
+  if (current.status === target) return { link: current, wasStatus: current.status };
+  const updated = await gateway.paymentLinks.update(linkId, statusUpdateOf(current, target));
+  if (updated.status !== target)
+    throw new GatewayError(
+      'GW_UNDOCUMENTED',
+      `payment link ${linkId}: the update to ${target} was answered with status ${updated.status}`,
+    );
+  return { link: updated, wasStatus: current.status };
+}
+
 /** What {@link setLinkStatus} needs. */
 export interface LinkStatusDeps {
   gateway: Pick<GatewayClient, 'paymentLinks'>;
@@ -127,8 +151,7 @@ export interface LinkStatusDeps {
  * Sets a link INACTIVE (`deactivate`) or ACTIVE again (`reactivate`) at the gateway, for the operator. A link of this
  * terminal: the intent to deactivate is journaled before the request (the sweep finishes it if the gateway does not
  * answer now), and the journal follows the gateway's answer — deactivated, or active and watched again for
- * `waitMs`. An update that repeats every field of the link as the gateway returns it; none when it already has that
- * status. A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created) is refused
+ * `waitMs` — once it shows the new status ({@link changeLinkStatus}). A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created) is refused
  * before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
  * refusal or a gateway's failure too, then rethrown.
  * @throws LinkDeskError LINK_NOT_ALLOWED; GatewayError (GW_NOT_FOUND for a link the gateway does not have,
@@ -147,11 +170,7 @@ export async function setLinkStatus(
     const refusal = target === 'ACTIVE' && mine !== undefined ? reactivationRefusal(mine) : undefined;
     if (refusal !== undefined) throw new LinkDeskError('LINK_NOT_ALLOWED', refusal);
     if (target === 'INACTIVE' && mine && !mine.gatewayInactive) store?.closing(linkId, 'operator');
-    const current = await gateway.paymentLinks.get(linkId);
-    const updated =
-      current.status === target
-        ? current
-        : await gateway.paymentLinks.update(linkId, statusUpdateOf(current, target));
+    const { link: updated, wasStatus } = await changeLinkStatus(gateway, linkId, target);
     if (mine && store) {
       if (target === 'INACTIVE') store.deactivated(linkId);
       else store.reactivated(linkId, deps.now().getTime() + deps.waitMs);
@@ -162,9 +181,9 @@ export async function setLinkStatus(
       subject: linkId,
       result: 'ok',
       code: target === 'INACTIVE' ? 'operator' : 'ACTIVE',
-      details: { terminalLink: mine !== undefined, wasStatus: current.status },
+      details: { terminalLink: mine !== undefined, wasStatus },
     });
-    return { link: updated, mine: store?.get(linkId), wasStatus: current.status };
+    return { link: updated, mine: store?.get(linkId), wasStatus };
   } catch (e) {
     if (e instanceof LinkDeskError)
       audit?.record({ actor: 'operator', action, subject: linkId, result: 'refused', code: e.code });

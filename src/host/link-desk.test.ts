@@ -78,7 +78,7 @@ let gateway: FakeLinks;
 let desk: LinkDesk;
 let nowMs: number;
 
-function makeDesk(waitMs = 60_000): LinkDesk {
+function makeDesk(waitMs = 60_000, notificationToleranceMs = 300_000): LinkDesk {
   return new LinkDesk({
     store,
     gateway: { paymentLinks: gateway.api },
@@ -90,6 +90,7 @@ function makeDesk(waitMs = 60_000): LinkDesk {
     productName: 'Parking',
     partner: { developerId: '12345678', solutionId: 'PARKTERM' },
     notificationsReceived: true,
+    notificationToleranceMs,
   });
 }
 
@@ -350,6 +351,21 @@ describe('LinkDesk', () => {
     // A relayed one signed after the link was made counts however late it is fetched.
     desk.notify({ ...paid(view.linkId), signedAtMs: nowMs + 1_000 });
     expect(desk.get(view.linkId)?.state).toBe('paid');
+  });
+
+  it('counts a payment signed by a gateway clock as far behind as the configured tolerance allows', async () => {
+    desk.stop();
+    // links.notifications.toleranceSeconds: 900 — the gateway's clock is known to run up to 15 minutes apart.
+    desk = makeDesk(60_000, 900_000);
+    const view = await desk.createForFee({ reference: 'T-62', amountMinor: 450, currency: 'GBP' });
+    // Paid a minute after the link was made, signed by a gateway clock ten minutes behind the terminal's.
+    desk.notify({ ...paid(view.linkId), signedAtMs: nowMs + 60_000 - 600_000 });
+    expect(desk.get(view.linkId)?.state).toBe('paid');
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)[0]).toBe('link-paid:ok:PAID');
+    // Signed earlier than that, it is an old notification replayed, not a payment of this link.
+    const other = await desk.createForFee({ reference: 'T-63', amountMinor: 450, currency: 'GBP' });
+    desk.notify({ ...paid(other.linkId), signedAtMs: nowMs - 900_000 - 1_000 });
+    expect(desk.get(other.linkId)?.state).toBe('active');
   });
 
   it('records a correctly signed notification that was refused for the operator, not only in the log', async () => {

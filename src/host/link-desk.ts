@@ -94,14 +94,14 @@ export interface LinkDeskDeps {
    * alone cannot tell (a link's status says nothing of its payments): the screens should not offer pay by phone.
    */
   notificationsReceived: boolean;
+  /**
+   * Milliseconds the gateway's clock may disagree with the terminal's (`links.notifications.toleranceSeconds`, the
+   * notifications' verifier allows the same): a payment notification may be signed that much earlier than its link
+   * was created (the terminal's clock). One signed earlier is an old one replayed for a link that reuses its id, not a
+   * payment of this link.
+   */
+  notificationToleranceMs: number;
 }
-
-/**
- * How much earlier than the link's creation (the terminal's clock) the gateway's signature of a payment of it may be
- * dated: the clocks' disagreement the notifications allow by default (`links.notifications.toleranceSeconds`). A
- * notification signed earlier is an old one replayed for a link that reuses its id, not a payment of this link.
- */
-const SIGNED_BEFORE_LINK_MS = 300_000;
 
 /** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
 const MAX_BASE = 56;
@@ -475,7 +475,7 @@ export class LinkDesk {
       return;
     }
     // A relayed notification may be old (the relay held it): it must still be younger than its link.
-    if (n.signedAtMs !== undefined && n.signedAtMs < link.createdAtMs - SIGNED_BEFORE_LINK_MS) {
+    if (n.signedAtMs !== undefined && n.signedAtMs < link.createdAtMs - this.deps.notificationToleranceMs) {
       this.auditRefusedPayment(link.linkId, n, 'SIGNED_BEFORE_LINK');
       return;
     }

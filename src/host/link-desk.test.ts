@@ -19,6 +19,8 @@ class FakeLinks {
   /** Set to make the next create fail this way (after recording it as made, for an unknown outcome). */
   failCreate: GatewayError | undefined;
   makeDespiteFailure = false;
+  /** Set to answer an update with the link as it was, its status unchanged (the change did not take). */
+  keepStatus = false;
   seenAtCreate: string | undefined;
   constructor(private readonly store: () => PaymentLinkStore) {}
 
@@ -36,7 +38,8 @@ class FakeLinks {
     },
     update: (id: string, input: PaymentLinkInput) => {
       this.calls.push(`update ${id} ${input.status ?? ''}`);
-      const link = this.toLink(input, input.status ?? 'ACTIVE');
+      const was = this.links.get(id)?.status ?? 'ACTIVE';
+      const link = this.toLink(input, this.keepStatus ? was : (input.status ?? 'ACTIVE'));
       this.links.set(id, link);
       return Promise.resolve(link);
     },
@@ -75,7 +78,7 @@ let gateway: FakeLinks;
 let desk: LinkDesk;
 let nowMs: number;
 
-function makeDesk(waitMs = 60_000): LinkDesk {
+function makeDesk(waitMs = 60_000, notificationToleranceMs = 300_000): LinkDesk {
   return new LinkDesk({
     store,
     gateway: { paymentLinks: gateway.api },
@@ -87,6 +90,7 @@ function makeDesk(waitMs = 60_000): LinkDesk {
     productName: 'Parking',
     partner: { developerId: '12345678', solutionId: 'PARKTERM' },
     notificationsReceived: true,
+    notificationToleranceMs,
   });
 }
 
@@ -172,6 +176,36 @@ describe('LinkDesk', () => {
       closeReason: 'timeout',
     });
     expect(store.get(b.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'timeout' });
+  });
+
+  it('keeps a link open while the gateway answers its deactivation with the link still ACTIVE', async () => {
+    const view = await desk.createForFee({ reference: 'T-5', amountMinor: 450, currency: 'GBP' });
+    gateway.keepStatus = true;
+    // The customer is told it was not paid, but the link is still payable: the terminal keeps deactivating it.
+    expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ gatewayInactive: false, closeReason: 'cancelled' });
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    expect(audit.list().map((r) => `${r.action}:${r.result}`)).toEqual(['link-deactivate:failed']);
+
+    gateway.keepStatus = false;
+    await desk.sweep();
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+  });
+
+  it('does not record an operator deactivation the gateway answered with the link still ACTIVE', async () => {
+    const view = await desk.createForFee({ reference: 'T-6', amountMinor: 450, currency: 'GBP' });
+    gateway.keepStatus = true;
+    await expect(desk.setStatusByOperator(view.linkId, 'INACTIVE')).rejects.toMatchObject({
+      code: 'GW_UNDOCUMENTED',
+    });
+    expect(store.get(view.linkId)).toMatchObject({
+      state: 'active',
+      gatewayInactive: false,
+      closeReason: 'operator',
+    });
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
   });
 
   /** Holds the gateway's answers to `get` until the returned function is called. */
@@ -317,6 +351,21 @@ describe('LinkDesk', () => {
     // A relayed one signed after the link was made counts however late it is fetched.
     desk.notify({ ...paid(view.linkId), signedAtMs: nowMs + 1_000 });
     expect(desk.get(view.linkId)?.state).toBe('paid');
+  });
+
+  it('counts a payment signed by a gateway clock as far behind as the configured tolerance allows', async () => {
+    desk.stop();
+    // links.notifications.toleranceSeconds: 900 — the gateway's clock is known to run up to 15 minutes apart.
+    desk = makeDesk(60_000, 900_000);
+    const view = await desk.createForFee({ reference: 'T-62', amountMinor: 450, currency: 'GBP' });
+    // Paid a minute after the link was made, signed by a gateway clock ten minutes behind the terminal's.
+    desk.notify({ ...paid(view.linkId), signedAtMs: nowMs + 60_000 - 600_000 });
+    expect(desk.get(view.linkId)?.state).toBe('paid');
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)[0]).toBe('link-paid:ok:PAID');
+    // Signed earlier than that, it is an old notification replayed, not a payment of this link.
+    const other = await desk.createForFee({ reference: 'T-63', amountMinor: 450, currency: 'GBP' });
+    desk.notify({ ...paid(other.linkId), signedAtMs: nowMs - 900_000 - 1_000 });
+    expect(desk.get(other.linkId)?.state).toBe('active');
   });
 
   it('records a correctly signed notification that was refused for the operator, not only in the log', async () => {

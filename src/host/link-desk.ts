@@ -3,7 +3,6 @@ import {
   GatewayError,
   PersonalDataError,
   personalDataIn,
-  statusUpdateOf,
   type GatewayClient,
   type LinkNotificationRefusal,
   type LinkPaymentNotification,
@@ -21,7 +20,15 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
-import { paymentLinkPage, setLinkStatus } from './link-status.js';
+import {
+  changeLinkStatus,
+  LinkDeskError,
+  paymentLinkPage,
+  setLinkStatus,
+  type LinkDeskErrorCode,
+} from './link-status.js';
+
+export { LinkDeskError, operatorLinkActions, type LinkDeskErrorCode } from './link-status.js';
 
 /**
  * What the customer's screen shows of a payment link (issue 14, item 1): the QR code's content, the domain printed
@@ -56,26 +63,6 @@ export interface LinkView {
   paymentId?: string;
 }
 
-/** Codes of {@link LinkDeskError}. */
-export type LinkDeskErrorCode =
-  | 'LINK_UNAVAILABLE' // the gateway could not be reached or did not answer: no link to show
-  | 'LINK_REFUSED' // the gateway refused the create (400)
-  | 'LINK_NOT_FOUND' // no link of this terminal has that id
-  | 'LINK_BAD_REQUEST' // an amount, currency or reference the desk cannot use
-  | 'LINK_NOT_ALLOWED' // the operator's change does not apply to this link now (see operatorLinkActions)
-  | 'LINK_BUSY'; // a request of the terminal about this link is in flight: try again in a moment
-
-export class LinkDeskError extends Error {
-  override readonly name = 'LinkDeskError';
-  constructor(
-    readonly code: LinkDeskErrorCode,
-    message: string,
-    options: { cause?: unknown } = {},
-  ) {
-    super(message, options.cause === undefined ? undefined : { cause: options.cause });
-  }
-}
-
 /** A link to create for a fee. */
 export interface FeeLinkRequest {
   /** Ticket or session reference: the purchase number (made unique with a suffix when the terminal used it before). */
@@ -107,14 +94,14 @@ export interface LinkDeskDeps {
    * alone cannot tell (a link's status says nothing of its payments): the screens should not offer pay by phone.
    */
   notificationsReceived: boolean;
+  /**
+   * Milliseconds the gateway's clock may disagree with the terminal's (`links.notifications.toleranceSeconds`, the
+   * notifications' verifier allows the same): a payment notification may be signed that much earlier than its link
+   * was created (the terminal's clock). One signed earlier is an old one replayed for a link that reuses its id, not a
+   * payment of this link.
+   */
+  notificationToleranceMs: number;
 }
-
-/**
- * How much earlier than the link's creation (the terminal's clock) the gateway's signature of a payment of it may be
- * dated: the clocks' disagreement the notifications allow by default (`links.notifications.toleranceSeconds`). A
- * notification signed earlier is an old one replayed for a link that reuses its id, not a payment of this link.
- */
-const SIGNED_BEFORE_LINK_MS = 300_000;
 
 /** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
 const MAX_BASE = 56;
@@ -152,20 +139,6 @@ export function withoutLongDigitRuns(id: string): string {
     out += ch;
   }
   return out;
-}
-
-/**
- * What the operator may do with a link the gateway lists with `status`: only with a link this terminal created
- * (`mine`) — a link of another terminal of the merchant belongs to that terminal's customer. Deactivate one that is not
- * INACTIVE; reactivate an INACTIVE one that was created and never paid (a link is paid once).
- */
-export function operatorLinkActions(
-  status: string,
-  mine: StoredLink | undefined,
-): ('deactivate' | 'reactivate')[] {
-  if (mine === undefined || mine.state === 'failed' || mine.state === 'creating') return [];
-  if (status !== 'INACTIVE') return ['deactivate'];
-  return mine.state === 'paid' ? [] : ['reactivate'];
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -379,7 +352,8 @@ export class LinkDesk {
    * change as `parking-terminal links deactivate|reactivate`). A customer waiting on a deactivated link is told; a
    * reactivated link is watched again for `waitMs`, then deactivated. Recorded in the audit log, refusals too.
    * @throws LinkDeskError LINK_NOT_FOUND (not a link of this terminal), LINK_NOT_ALLOWED (see
-   *   {@link operatorLinkActions}: never created, or paid), LINK_BUSY, LINK_UNAVAILABLE (closing); GatewayError.
+   *   {@link operatorLinkActions}: never created, or reactivating a paid link, refused by `setLinkStatus`), LINK_BUSY,
+   *   LINK_UNAVAILABLE (closing); GatewayError.
    */
   async setStatusByOperator(
     linkId: string,
@@ -395,8 +369,6 @@ export class LinkDesk {
     if (mine === undefined) return refuse('LINK_NOT_FOUND', `no payment link ${linkId} of this terminal`);
     if (mine.state === 'failed' || mine.state === 'creating')
       refuse('LINK_NOT_ALLOWED', `the link is ${mine.state === 'failed' ? 'not created' : 'being created'}`);
-    if (target === 'ACTIVE' && mine.state === 'paid')
-      refuse('LINK_NOT_ALLOWED', 'the link is paid: a payment link is paid once');
     if (this.busy.has(linkId)) refuse('LINK_BUSY', 'the terminal is talking to the gateway about this link');
     this.busy.add(linkId);
     try {
@@ -503,7 +475,7 @@ export class LinkDesk {
       return;
     }
     // A relayed notification may be old (the relay held it): it must still be younger than its link.
-    if (n.signedAtMs !== undefined && n.signedAtMs < link.createdAtMs - SIGNED_BEFORE_LINK_MS) {
+    if (n.signedAtMs !== undefined && n.signedAtMs < link.createdAtMs - this.deps.notificationToleranceMs) {
       this.auditRefusedPayment(link.linkId, n, 'SIGNED_BEFORE_LINK');
       return;
     }
@@ -762,7 +734,10 @@ export class LinkDesk {
     );
   }
 
-  /** Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000). */
+  /**
+   * Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000); the link stays
+   * open (the sweep tries again) until the gateway's answer shows it INACTIVE.
+   */
   private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
     const before = this.deps.store.get(linkId);
     if (before === undefined || before.gatewayInactive || before.state === 'failed') return;
@@ -775,9 +750,8 @@ export class LinkDesk {
     }
     this.busy.add(linkId);
     try {
-      const current = await this.deps.gateway.paymentLinks.get(linkId);
-      if (current.status !== 'INACTIVE')
-        await this.deps.gateway.paymentLinks.update(linkId, statusUpdateOf(current, 'INACTIVE'));
+      // Recorded INACTIVE only once the gateway's answer shows it (a link still ACTIVE can still be paid).
+      await changeLinkStatus(this.deps.gateway, linkId, 'INACTIVE');
       this.finishDeactivation(linkId);
     } catch (e) {
       if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {

@@ -14,6 +14,59 @@ import type { PaymentLinkSummary, TerminalLinkRecord } from './api.js';
  * INACTIVE or ACTIVE again by an update that repeats every field (spec 000: an omitted field is removed).
  */
 
+/** Codes of {@link LinkDeskError}. */
+export type LinkDeskErrorCode =
+  | 'LINK_UNAVAILABLE' // the gateway could not be reached or did not answer: no link to show
+  | 'LINK_REFUSED' // the gateway refused the create (400)
+  | 'LINK_NOT_FOUND' // no link of this terminal has that id
+  | 'LINK_BAD_REQUEST' // an amount, currency or reference the desk cannot use
+  | 'LINK_NOT_ALLOWED' // the operator's change does not apply to this link now (see operatorLinkActions)
+  | 'LINK_BUSY'; // a request of the terminal about this link is in flight: try again in a moment
+
+export class LinkDeskError extends Error {
+  override readonly name = 'LinkDeskError';
+  constructor(
+    readonly code: LinkDeskErrorCode,
+    message: string,
+    options: { cause?: unknown } = {},
+  ) {
+    super(message, options.cause === undefined ? undefined : { cause: options.cause });
+  }
+}
+
+/**
+ * Why a link of this terminal may not be made ACTIVE again, or undefined when it may. A link is paid once: a paid link
+ * made ACTIVE again could be paid a second time for the same stay, and its journal record would no longer say that it
+ * was paid. A link never created, or still being created, has nothing to reactivate.
+ */
+export function reactivationRefusal(mine: StoredLink): string | undefined {
+  switch (mine.state) {
+    case 'failed':
+      return 'the link was never created';
+    case 'creating':
+      return 'the link is being created';
+    case 'paid':
+      return 'the link is paid: a payment link is paid once';
+    case 'active':
+    case 'deactivated':
+      return undefined;
+  }
+}
+
+/**
+ * What the operator may do with a link the gateway lists with `status`: only with a link this terminal created
+ * (`mine`) — a link of another terminal of the merchant belongs to that terminal's customer. Deactivate one that is not
+ * INACTIVE; reactivate an INACTIVE one that {@link reactivationRefusal} allows (created, never paid).
+ */
+export function operatorLinkActions(
+  status: string,
+  mine: StoredLink | undefined,
+): ('deactivate' | 'reactivate')[] {
+  if (mine === undefined || mine.state === 'failed' || mine.state === 'creating') return [];
+  if (status !== 'INACTIVE') return ['deactivate'];
+  return reactivationRefusal(mine) === undefined ? ['reactivate'] : [];
+}
+
 /** The journal's record of a link, as the operator reads it. */
 export function terminalLinkRecord(link: StoredLink): TerminalLinkRecord {
   return {
@@ -58,6 +111,30 @@ export async function paymentLinkPage(
   return { page, links: page.links.map((link) => ({ link, mine: deps.store?.get(link.id) })) };
 }
 
+/**
+ * Sets `linkId` to `target` at the gateway: the link's fields read with a get (a list item leaves fields out), then an
+ * update that repeats every one of them with the new status (spec 000: an omitted field is removed), none when the link
+ * has that status already. The change is made only when the gateway's answer shows it: an update answered with the
+ * link in another status did not take — a link still ACTIVE can still be paid — so nobody may record it. Used by every
+ * change of a link's status: the link desk's deactivations and {@link setLinkStatus}.
+ * @throws GatewayError GW_UNDOCUMENTED when the update's answer shows another status; the client's errors.
+ */
+export async function changeLinkStatus(
+  gateway: Pick<GatewayClient, 'paymentLinks'>,
+  linkId: string,
+  target: 'INACTIVE' | 'ACTIVE',
+): Promise<{ link: PaymentLink; wasStatus: string }> {
+  const current = await gateway.paymentLinks.get(linkId);
+  if (current.status === target) return { link: current, wasStatus: current.status };
+  const updated = await gateway.paymentLinks.update(linkId, statusUpdateOf(current, target));
+  if (updated.status !== target)
+    throw new GatewayError(
+      'GW_UNDOCUMENTED',
+      `payment link ${linkId}: the update to ${target} was answered with status ${updated.status}`,
+    );
+  return { link: updated, wasStatus: current.status };
+}
+
 /** What {@link setLinkStatus} needs. */
 export interface LinkStatusDeps {
   gateway: Pick<GatewayClient, 'paymentLinks'>;
@@ -74,10 +151,11 @@ export interface LinkStatusDeps {
  * Sets a link INACTIVE (`deactivate`) or ACTIVE again (`reactivate`) at the gateway, for the operator. A link of this
  * terminal: the intent to deactivate is journaled before the request (the sweep finishes it if the gateway does not
  * answer now), and the journal follows the gateway's answer — deactivated, or active and watched again for
- * `waitMs`. An update that repeats every field of the link as the gateway returns it; none when it already has that
- * status. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a gateway's refusal or
- * failure too, then rethrown.
- * @throws GatewayError (GW_NOT_FOUND for a link the gateway does not have, LINK_PERSONAL_DATA, the transport's).
+ * `waitMs` — once it shows the new status ({@link changeLinkStatus}). A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created) is refused
+ * before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
+ * refusal or a gateway's failure too, then rethrown.
+ * @throws LinkDeskError LINK_NOT_ALLOWED; GatewayError (GW_NOT_FOUND for a link the gateway does not have,
+ *   LINK_PERSONAL_DATA, the transport's).
  */
 export async function setLinkStatus(
   deps: LinkStatusDeps,
@@ -88,12 +166,11 @@ export async function setLinkStatus(
   const action = target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate';
   const mine = store?.get(linkId);
   try {
+    // Checked before anything is sent, for every caller (operator mode and the `links` command alike).
+    const refusal = target === 'ACTIVE' && mine !== undefined ? reactivationRefusal(mine) : undefined;
+    if (refusal !== undefined) throw new LinkDeskError('LINK_NOT_ALLOWED', refusal);
     if (target === 'INACTIVE' && mine && !mine.gatewayInactive) store?.closing(linkId, 'operator');
-    const current = await gateway.paymentLinks.get(linkId);
-    const updated =
-      current.status === target
-        ? current
-        : await gateway.paymentLinks.update(linkId, statusUpdateOf(current, target));
+    const { link: updated, wasStatus } = await changeLinkStatus(gateway, linkId, target);
     if (mine && store) {
       if (target === 'INACTIVE') store.deactivated(linkId);
       else store.reactivated(linkId, deps.now().getTime() + deps.waitMs);
@@ -104,11 +181,13 @@ export async function setLinkStatus(
       subject: linkId,
       result: 'ok',
       code: target === 'INACTIVE' ? 'operator' : 'ACTIVE',
-      details: { terminalLink: mine !== undefined, wasStatus: current.status },
+      details: { terminalLink: mine !== undefined, wasStatus },
     });
-    return { link: updated, mine: store?.get(linkId), wasStatus: current.status };
+    return { link: updated, mine: store?.get(linkId), wasStatus };
   } catch (e) {
-    if (e instanceof GatewayError)
+    if (e instanceof LinkDeskError)
+      audit?.record({ actor: 'operator', action, subject: linkId, result: 'refused', code: e.code });
+    else if (e instanceof GatewayError)
       audit?.record({
         actor: 'operator',
         action,

@@ -105,6 +105,7 @@ function setup() {
     productName: 'Parking',
     partner: { developerId: '12345678', solutionId: 'PARKTERM' },
     notificationsReceived: true,
+    notificationToleranceMs: 300_000,
   });
   desks.push(links);
   const refundsSent: string[] = [];

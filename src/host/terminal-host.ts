@@ -322,6 +322,7 @@ export class TerminalHost implements TerminalApi {
       productName: config.links.productName,
       partner: config.terminal.partner,
       notificationsReceived: opened.linkNotifications !== undefined || opened.linkRelay !== undefined,
+      notificationToleranceMs: config.links.notifications.toleranceSeconds * 1000,
     });
     this.receipts = new ReceiptDesk(config, logger.child({ component: 'printer' }));
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.

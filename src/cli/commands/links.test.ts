@@ -109,6 +109,43 @@ describe('parking-terminal links', () => {
     ]);
   });
 
+  it('refuses to reactivate a paid link of this terminal: a payment link is paid once', async () => {
+    await createLink('L-8');
+    const dir = terminalDir();
+    const journal = openJournal(join(dir, 'var/j.db'));
+    const store = new PaymentLinkStore(journal);
+    store.begin({
+      linkId: 'L-8',
+      reference: 'T-8',
+      purpose: 'pay-later',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: 1,
+    });
+    store.activated('L-8', `${sandbox.url}/pay/L-8`);
+    store.paid('L-8', '7000000000000000000008');
+    journal.close();
+    expect((await run(dir, ['deactivate', 'L-8'])).out.link).toMatchObject({
+      status: 'INACTIVE',
+      terminal: { state: 'paid', gatewayInactive: true },
+    });
+
+    const on = await run(dir, ['reactivate', 'L-8']);
+    expect(on).toMatchObject({ code: 1, out: { error: { code: 'LINK_NOT_ALLOWED' } } });
+    // Nothing changed at the gateway nor in the journal: the link cannot be paid a second time.
+    expect((await run(dir, ['show', 'L-8'])).out.link).toMatchObject({
+      status: 'INACTIVE',
+      terminal: { state: 'paid', paymentId: '7000000000000000000008', gatewayInactive: true },
+    });
+    const check = openJournal(join(dir, 'var/j.db'));
+    const records = new AuditStore(check).list();
+    check.close();
+    expect(records.map((r) => `${r.action}:${r.subject ?? ''}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:L-8:ok:operator',
+      'link-reactivate:L-8:refused:LINK_NOT_ALLOWED',
+    ]);
+  });
+
   it('answers exit 1 with an error document for an unknown link, exit 2 for bad input', async () => {
     const dir = terminalDir();
     const missing = await run(dir, ['show', 'NOPE']);

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { GatewayError, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
-import { paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
+import { LinkDeskError, paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
@@ -23,7 +23,8 @@ parking-terminal links reactivate ID [--json] [--config FILE] [--gateway URL]
                 purpose, closeReason, paymentId, watchUntil) when this terminal created it
   deactivate ID set the link INACTIVE (every field repeated, spec 000); recorded in the audit log
   reactivate ID set it ACTIVE again; a link of this terminal is watched again by the running terminal (its
-                sweep) for links.waitSeconds; recorded in the audit log
+                sweep) for links.waitSeconds; a paid one is refused (LINK_NOT_ALLOWED: a link is paid once);
+                recorded in the audit log
   --json        JSON output (the default: every diagnostic command prints one JSON document)
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway (default gateway.baseUrl; required with the embedded sandbox, which lives
@@ -55,8 +56,15 @@ function wholeNumber(
   return n;
 }
 
-/** The error document of a gateway failure (exit 1); other errors go up (exit 2 by main). */
+/**
+ * The error document of a gateway failure or of a change refused for the terminal's link (exit 1); other errors go up
+ * (exit 2 by main).
+ */
 function gatewayFailure(io: Parameters<Command['run']>[1], e: unknown): number {
+  if (e instanceof LinkDeskError) {
+    printError(io, e.code, e.message);
+    return EXIT_FINDINGS;
+  }
   if (!(e instanceof GatewayError)) throw e;
   const code = e.code === 'GW_NOT_FOUND' ? 'LINK_NOT_FOUND' : e.code;
   printError(io, code, e.message, {

@@ -55,8 +55,8 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
 }
 
 /**
- * The gateway: holds the sale's answer until `approveSale`; answers a void of it (a timeout void, or the void of an
- * approved sale) VOIDED, or never (`voidHangs`).
+ * The gateway: holds the answer of the sale (or pre-authorization) until `approveSale`; answers its undo (a timeout
+ * void, the void of an approved sale, the reversal of an approved pre-authorization) at once, or never (`voidHangs`).
  */
 function lateGateway(options: { voidHangs: boolean }) {
   const sent: OutgoingRequest[] = [];
@@ -75,11 +75,11 @@ function lateGateway(options: { voidHangs: boolean }) {
     transmitter: {
       async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
         sent.push(request);
-        if (request.service === 'sale') {
+        if (request.service === 'sale' || request.service === 'preauth') {
           saleOut.resolve();
           await saleAnswer.promise;
           return answer(request, {
-            id: 'G-SALE',
+            id: `G-${request.service.toUpperCase()}`,
             status: 'AUTHORIZED',
             orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
           });
@@ -88,6 +88,14 @@ function lateGateway(options: { voidHangs: boolean }) {
           voidOut.resolve();
           if (options.voidHangs) return new Promise<TransmitOutcome>(() => undefined);
           return answer(request, { id: `G-VOID-${sent.length}`, status: 'VOIDED' });
+        }
+        if (request.service === 'reversal') {
+          voidOut.resolve();
+          return answer(request, {
+            id: `G-REVERSAL-${sent.length}`,
+            status: 'REVERSED',
+            reversalAmountDetails: { reversedAmount: '8.50', currency: 'GBP' },
+          });
         }
         throw new Error(`unexpected ${request.service}`);
       },
@@ -249,14 +257,22 @@ async function saleApprovedAfterTheMachineGaveUp(options: { voidHangs: boolean }
   return { dir, gateway, terminal, result, saleTx, entryId: entry.id };
 }
 
-/** The transaction machine of an 8.50 sale of the card read `cardRef` on `terminal`, and its report when it ends. */
-function saleMachine(terminal: ReturnType<typeof host>, cardRef: string, clock: SimulatedClock) {
+/**
+ * The transaction machine of an 8.50 sale (or pre-authorization) of the card read `cardRef` on `terminal`, and its
+ * report when it ends.
+ */
+function saleMachine(
+  terminal: ReturnType<typeof host>,
+  cardRef: string,
+  clock: SimulatedClock,
+  service: 'sale' | 'preauth' = 'sale',
+) {
   const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
     input: {
       settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
       request: {
-        service: 'sale',
-        comments: 'Parking Sale',
+        service,
+        comments: service === 'sale' ? 'Parking Sale' : 'Parking Auth',
         amountMinor: 850,
         cardRef,
         includeEmvTags: false,
@@ -403,6 +419,7 @@ describe('a sale approved just before the machine stops waiting, while its outco
 async function saleAbandonedAfterItsOutcomeWrite(
   abortAt: 'sync' | 'recorded',
   options: { voidHangs: boolean },
+  service: 'sale' | 'preauth' = 'sale',
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'pt-late-commit-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
@@ -434,7 +451,7 @@ async function saleAbandonedAfterItsOutcomeWrite(
   );
   cleanups.push(() => terminal.journal.close());
   const card = terminal.cards.hold(await cardRead());
-  const { actor, reported } = saleMachine(terminal, card.ref, clock);
+  const { actor, reported } = saleMachine(terminal, card.ref, clock, service);
   actor.start();
   await gateway.saleOut;
   // Another request is out whose answer will be journaled: the sale's outcome is synced on the thread pool.
@@ -474,6 +491,29 @@ describe('a sale approved and journaled approved, when its machine stops waiting
       expect(terminal.recovery.rootsInFlight()).toEqual([]);
     });
   }
+
+  it('as a pre-authorization, is reversed by the host, once, with the tags of its card read', async () => {
+    const { gateway, terminal, result, saleTx } = await saleAbandonedAfterItsOutcomeWrite(
+      'sync',
+      { voidHangs: false },
+      'preauth',
+    );
+    await terminal.sender.drain();
+
+    expect(result).toMatchObject({ kind: 'unknown', resolved: false });
+    expect(gateway.sent.map((r) => r.service)).toEqual(['preauth', 'reversal']);
+    // gateway.md §7: a reversal of an EMV authorization carries its tags.
+    const tags = (r?: OutgoingRequest): unknown =>
+      (JSON.parse(r?.body.toString() ?? '{}') as { pointOfSaleInformation?: { emv?: { tags?: string } } })
+        .pointOfSaleInformation?.emv?.tags;
+    expect(tags(gateway.sent[1])).toBe(tags(gateway.sent[0]));
+    expect(tags(gateway.sent[1])).toEqual(expect.any(String));
+    expect(terminal.journal.referencing(saleTx)).toMatchObject([
+      { service: 'reversal', state: 'approved', parentGatewayId: 'G-PREAUTH' },
+    ]);
+    expect(terminal.journal.unsettledAuthorizations()).toEqual([]);
+    expect(terminal.journal.inFlight()).toEqual([]);
+  });
 
   it('is voided once after a crash while its void is out: recovery completes the void, nothing is sent twice', async () => {
     const { dir, gateway, saleTx, terminal } = await saleAbandonedAfterItsOutcomeWrite('sync', {
@@ -518,11 +558,11 @@ describe('the undo of a sale the customer cancelled, when the machine stops befo
     const transmitter = {
       async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
         sent.push(request);
-        if (request.service === 'sale') {
+        if (request.service === 'sale' || request.service === 'preauth') {
           saleOut.resolve();
           await saleAnswer.promise;
           return answer(request, {
-            id: 'G-SALE',
+            id: `G-${request.service.toUpperCase()}`,
             status: 'AUTHORIZED',
             orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
           });

@@ -170,27 +170,47 @@ function approvedResult(context: TransactionContext): TransactionResult {
   );
 }
 
-/** The reversal or void that undoes an approved original. */
+/** The reversal or void that undoes the machine's approved original (the guard `mustUndo` asked for one). */
 function compensationRequest(context: TransactionContext): ServiceRequest {
-  const service = compensationFor(context.request.service) ?? 'reversal';
-  const outcome = context.outcome;
-  const cardRef = context.card?.cardRef ?? context.request.cardRef;
+  const undo = compensationOf(originalRequest(context), context.outcome as SubmitOutcome, {
+    emvData: context.card?.chip === true,
+    settings: context.settings,
+  });
+  // Unreachable: `mustUndo` holds only for a service with a compensation.
+  if (undo === null) throw new FlowEffectError('EFFECT_CONTRACT', `${context.request.service} has no undo`);
+  return undo;
+}
+
+/**
+ * The request that undoes an approved original (the vocabulary's compensation: a reversal of an authorization, a void
+ * of a sale or credit), built from the request that was sent and its approval; null when the service has none. One
+ * rule for the machine that does not want its approval (the customer cancelled while it was out, a partial approval
+ * the model does not accept) and for the host, which undoes an approval journaled after its machine stopped waiting.
+ * `emvData`: the original was made with EMV data, which its reversal carries too (gateway.md §7).
+ */
+export function compensationOf(
+  sent: ServiceRequest,
+  approval: SubmitOutcome,
+  options: { emvData: boolean; settings: Pick<FlowSettings, 'preauthComments'> },
+): ServiceRequest | null {
+  const service = compensationFor(sent.service);
+  if (service === null) return null;
   return {
     service,
-    comments: commentsFor(service, context.settings),
+    comments: commentsFor(service, options.settings),
     // A reversal carries the authorized amount of the answer, never the requested one (spec 001, Reversal).
-    amountMinor: outcome?.authorizedMinor ?? context.request.amountMinor,
-    currency: context.settings.currency,
-    catLevel: context.settings.catLevel,
-    // gateway.md §7: a reversal of an original with EMV data carries the tags too.
-    includeEmvTags: service === 'reversal' && context.card?.chip === true,
-    ...(cardRef !== undefined ? { cardRef } : {}),
+    amountMinor: approval.authorizedMinor ?? sent.amountMinor,
+    currency: sent.currency,
+    catLevel: sent.catLevel,
+    includeEmvTags: service === 'reversal' && options.emvData,
+    ...(sent.cardRef !== undefined ? { cardRef: sent.cardRef } : {}),
     original: {
-      transactionId: outcome?.transactionId ?? '',
-      service: context.request.service,
-      ...(outcome?.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
+      transactionId: approval.transactionId,
+      service: sent.service,
+      ...(approval.gatewayId !== undefined ? { gatewayId: approval.gatewayId } : {}),
     },
-    ...convertedTerms(context),
+    // A converted original's undo carries its terms: the host sends it in its currency.
+    ...(sent.dcc?.indicator === '1' ? { dcc: sent.dcc } : {}),
   };
 }
 

@@ -1,4 +1,4 @@
-import { mkdtempSync, rmSync } from 'node:fs';
+import { fdatasync, fdatasyncSync, mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -19,6 +19,7 @@ import {
   openJournal,
   staticKeyProvider,
   TimeoutRecovery,
+  type OpenJournalOptions,
   type OutgoingRequest,
   type SqliteJournal,
   type TransmitOutcome,
@@ -53,7 +54,10 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
   return { promise, resolve };
 }
 
-/** The gateway: holds the sale's answer until `approveSale`; answers a timeout void VOIDED, or never (`voidHangs`). */
+/**
+ * The gateway: holds the answer of the sale (or pre-authorization) until `approveSale`; answers its undo (a timeout
+ * void, the void of an approved sale, the reversal of an approved pre-authorization) at once, or never (`voidHangs`).
+ */
 function lateGateway(options: { voidHangs: boolean }) {
   const sent: OutgoingRequest[] = [];
   const saleOut = deferred();
@@ -71,19 +75,27 @@ function lateGateway(options: { voidHangs: boolean }) {
     transmitter: {
       async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
         sent.push(request);
-        if (request.service === 'sale') {
+        if (request.service === 'sale' || request.service === 'preauth') {
           saleOut.resolve();
           await saleAnswer.promise;
           return answer(request, {
-            id: 'G-SALE',
+            id: `G-${request.service.toUpperCase()}`,
             status: 'AUTHORIZED',
             orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
           });
         }
-        if (request.service === 'timeout-void') {
+        if (request.service === 'timeout-void' || request.service === 'void-payment') {
           voidOut.resolve();
           if (options.voidHangs) return new Promise<TransmitOutcome>(() => undefined);
           return answer(request, { id: `G-VOID-${sent.length}`, status: 'VOIDED' });
+        }
+        if (request.service === 'reversal') {
+          voidOut.resolve();
+          return answer(request, {
+            id: `G-REVERSAL-${sent.length}`,
+            status: 'REVERSED',
+            reversalAmountDetails: { reversedAmount: '8.50', currency: 'GBP' },
+          });
         }
         throw new Error(`unexpected ${request.service}`);
       },
@@ -126,8 +138,9 @@ function host(
   transmitter: { transmit(r: OutgoingRequest): Promise<TransmitOutcome> },
   config = defaultConfig,
   failpoint?: (name: string) => void,
+  journalOptions: OpenJournalOptions = {},
 ) {
-  const journal = openJournal(join(dir, 'journal.db'));
+  const journal = openJournal(join(dir, 'journal.db'), journalOptions);
   const logger = silentLogger();
   const now = () => new Date();
   const cards = new CardStore(Buffer.alloc(32, 7));
@@ -244,14 +257,22 @@ async function saleApprovedAfterTheMachineGaveUp(options: { voidHangs: boolean }
   return { dir, gateway, terminal, result, saleTx, entryId: entry.id };
 }
 
-/** The transaction machine of an 8.50 sale of the card read `cardRef` on `terminal`, and its report when it ends. */
-function saleMachine(terminal: ReturnType<typeof host>, cardRef: string, clock: SimulatedClock) {
+/**
+ * The transaction machine of an 8.50 sale (or pre-authorization) of the card read `cardRef` on `terminal`, and its
+ * report when it ends.
+ */
+function saleMachine(
+  terminal: ReturnType<typeof host>,
+  cardRef: string,
+  clock: SimulatedClock,
+  service: 'sale' | 'preauth' = 'sale',
+) {
   const actor = createActor(provideFlowEffects.transaction(terminal.effects), {
     input: {
       settings: testSettings({ timing: { ...testSettings().timing, submitTimeoutMs: SUBMIT_TIMEOUT_MS } }),
       request: {
-        service: 'sale',
-        comments: 'Parking Sale',
+        service,
+        comments: service === 'sale' ? 'Parking Sale' : 'Parking Auth',
         amountMinor: 850,
         cardRef,
         includeEmvTags: false,
@@ -389,6 +410,140 @@ describe('a sale approved just before the machine stops waiting, while its outco
   });
 });
 
+/**
+ * Runs the real transaction machine for an 8.50 sale whose machine stops waiting (its `submitTimeout`; a graceful stop
+ * is the same) only once the approval's outcome is written: `sync` while the disk sync of the commit that holds it is
+ * under way (another request is out, so the log is synced on the thread pool), `recorded` once that commit returned,
+ * before the host's side of `submit` resumes. Resolves once the sale's submit settled, with what the machine reported.
+ */
+async function saleAbandonedAfterItsOutcomeWrite(
+  abortAt: 'sync' | 'recorded',
+  options: { voidHangs: boolean },
+  service: 'sale' | 'preauth' = 'sale',
+) {
+  const dir = mkdtempSync(join(tmpdir(), 'pt-late-commit-'));
+  cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
+  const gateway = lateGateway(options);
+  const clock = new SimulatedClock();
+  let armed = false;
+  const backstop = (): void => {
+    if (!armed) return;
+    armed = false;
+    clock.increment(SUBMIT_TIMEOUT_MS);
+  };
+  const terminal = host(
+    dir,
+    gateway.transmitter,
+    defaultConfig,
+    (name) => {
+      if (abortAt === 'recorded' && name === 'journal.outcome') backstop();
+    },
+    {
+      logSync: {
+        background: (fd, done) => {
+          // The outcome's write is made and its commit is not on disk yet: the machine's wait ends here.
+          if (abortAt === 'sync') backstop();
+          fdatasync(fd, done);
+        },
+        inline: fdatasyncSync,
+      },
+    },
+  );
+  cleanups.push(() => terminal.journal.close());
+  const card = terminal.cards.hold(await cardRead());
+  const { actor, reported } = saleMachine(terminal, card.ref, clock, service);
+  actor.start();
+  await gateway.saleOut;
+  // Another request is out whose answer will be journaled: the sale's outcome is synced on the thread pool.
+  const another = terminal.journal.expectWrite();
+  armed = true;
+  gateway.approveSale();
+  const result = await reported;
+  const submitted = await terminal.submits[0];
+  another();
+  const saleTx = gateway.sent[0]?.transactionId ?? '';
+  const entry = terminal.journal.findByTransactionId(saleTx);
+  if (!entry) throw new Error('the sale was not journaled');
+  return { dir, gateway, terminal, result, submitted, saleTx, entryId: entry.id };
+}
+
+describe('a sale approved and journaled approved, when its machine stops waiting before it hears so', () => {
+  for (const abortAt of ['sync', 'recorded'] as const) {
+    it(`is voided by the host, once (machine stopped ${abortAt === 'sync' ? "during the outcome's disk sync" : 'after the commit, before the host resumed'})`, async () => {
+      const { gateway, terminal, result, saleTx, entryId } = await saleAbandonedAfterItsOutcomeWrite(
+        abortAt,
+        {
+          voidHangs: false,
+        },
+      );
+      await terminal.sender.drain();
+
+      // The customer was told the payment is being checked, not that it was taken.
+      expect(result).toMatchObject({ kind: 'unknown', resolved: false });
+      // The journal keeps the approval as it was committed (a final entry never returns in flight) …
+      expect(terminal.journal.get(entryId)).toMatchObject({ state: 'approved', gatewayId: 'G-SALE' });
+      // … and the sale does not stand: the host voids it, by the sale's own undo, exactly once, journaled first.
+      expect(gateway.sent.map((r) => r.service)).toEqual(['sale', 'void-payment']);
+      expect(terminal.journal.referencing(saleTx)).toMatchObject([
+        { service: 'void-payment', state: 'approved', parentGatewayId: 'G-SALE' },
+      ]);
+      expect(terminal.journal.inFlight()).toEqual([]);
+      expect(terminal.recovery.rootsInFlight()).toEqual([]);
+    });
+  }
+
+  it('as a pre-authorization, is reversed by the host, once, with the tags of its card read', async () => {
+    const { gateway, terminal, result, saleTx } = await saleAbandonedAfterItsOutcomeWrite(
+      'sync',
+      { voidHangs: false },
+      'preauth',
+    );
+    await terminal.sender.drain();
+
+    expect(result).toMatchObject({ kind: 'unknown', resolved: false });
+    expect(gateway.sent.map((r) => r.service)).toEqual(['preauth', 'reversal']);
+    // gateway.md §7: a reversal of an EMV authorization carries its tags.
+    const tags = (r?: OutgoingRequest): unknown =>
+      (JSON.parse(r?.body.toString() ?? '{}') as { pointOfSaleInformation?: { emv?: { tags?: string } } })
+        .pointOfSaleInformation?.emv?.tags;
+    expect(tags(gateway.sent[1])).toBe(tags(gateway.sent[0]));
+    expect(tags(gateway.sent[1])).toEqual(expect.any(String));
+    expect(terminal.journal.referencing(saleTx)).toMatchObject([
+      { service: 'reversal', state: 'approved', parentGatewayId: 'G-PREAUTH' },
+    ]);
+    expect(terminal.journal.unsettledAuthorizations()).toEqual([]);
+    expect(terminal.journal.inFlight()).toEqual([]);
+  });
+
+  it('is voided once after a crash while its void is out: recovery completes the void, nothing is sent twice', async () => {
+    const { dir, gateway, saleTx, terminal } = await saleAbandonedAfterItsOutcomeWrite('sync', {
+      voidHangs: true,
+    });
+    // The void is journaled and out; its answer never comes: the process dies there (with no void at all, the
+    // sender has nothing left to drain).
+    await Promise.race([gateway.voidOut, terminal.sender.drain()]);
+    terminal.journal.close();
+
+    // The next start: recovery before the first card, from the journal alone.
+    const restarted = lateGateway({ voidHangs: false });
+    const journal = openJournal(join(dir, 'journal.db'));
+    cleanups.push(() => journal.close());
+    const undo = journal.referencing(saleTx);
+    expect(undo).toMatchObject([{ service: 'void-payment', state: 'pending' }]);
+    const report = await recoveryOf(
+      journal,
+      new JournaledSender(journal, restarted.transmitter),
+    ).recoverAll();
+
+    // The void's own recovery plan: a timeout void of the sale, keyed by its transactionId; no second void-payment.
+    expect(report.resolved.map((i) => [i.entryId, i.resolution])).toEqual([[undo[0]?.id, 'timeout-void']]);
+    expect(restarted.sent.map((r) => `${r.service}:${r.referencedTransactionId}`)).toEqual([
+      `timeout-void:${saleTx}`,
+    ]);
+    expect(journal.inFlight()).toEqual([]);
+  });
+});
+
 describe('the undo of a sale the customer cancelled, when the machine stops before the undo leaves', () => {
   it('still goes out: left unsent, the sale stands approved with nobody to undo it', async () => {
     const dir = mkdtempSync(join(tmpdir(), 'pt-undo-stop-'));
@@ -403,11 +558,11 @@ describe('the undo of a sale the customer cancelled, when the machine stops befo
     const transmitter = {
       async transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
         sent.push(request);
-        if (request.service === 'sale') {
+        if (request.service === 'sale' || request.service === 'preauth') {
           saleOut.resolve();
           await saleAnswer.promise;
           return answer(request, {
-            id: 'G-SALE',
+            id: `G-${request.service.toUpperCase()}`,
             status: 'AUTHORIZED',
             orderInformation: { amountDetails: { authorizedAmount: '8.50', currency: 'GBP' } },
           });

@@ -1,5 +1,10 @@
 import type { Config } from '../config/index.js';
-import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
+import {
+  compensationOf,
+  flowSettingsFromConfig,
+  type ServiceRequest as FlowRequest,
+  type SubmitOutcome,
+} from '../flows/index.js';
 import {
   NOT_SENT,
   type FollowUpStore,
@@ -37,6 +42,8 @@ const UNDONE: ReadonlySet<string> = new Set([
  * - a timeout reversal or void a machine asks for is carried out by the journal's recovery — the one recovery plan —
  *   and its result handed back, so that a machine and recovery can never both resolve an entry;
  * - every unknown outcome is handed to recovery at once (the machine may give up or be stopped; recovery does not);
+ * - an approval journaled approved after its machine stopped waiting (the abort came after the outcome's write) is
+ *   undone at once through this same door, by the undo the machine itself sends for an approval it does not want;
  * - a payment that provably never reached an unreachable gateway is stored for forwarding when the offline policy
  *   allows it (src/journal/offline-queue.ts decides within its limits);
  * - a capture voided by the operator leaves its authorization hold in place (gateway.md §7): a durable follow-up
@@ -67,7 +74,8 @@ export class PaymentRouter {
 
   /**
    * `signal`: the machine's wait (FlowEffects.submit). An approval that arrives after it aborted comes back unknown and
-   * is handed to recovery with every other unknown outcome: nobody is left to use or undo it.
+   * is handed to recovery with every other unknown outcome: nobody is left to use or undo it. One journaled approved
+   * because the abort came after the outcome's write is undone here ({@link undoAbandoned}).
    */
   async submit(request: FlowRequest, signal?: AbortSignal): Promise<SubmitOutcome> {
     if (request.service === 'timeout-reversal' || request.service === 'timeout-void')
@@ -80,6 +88,7 @@ export class PaymentRouter {
     if (outcome.kind === 'approved' && request.service === 'reversal' && request.original?.transactionId)
       this.deps.authorizationReversed(request.original.transactionId);
     if (outcome.kind === 'unknown' && entryId !== undefined) this.recoverInBackground(entryId);
+    if (record.abandonedApproval) this.undoAbandoned(request, outcome);
     // Stored offline, a payment is forwarded (and charged) later: only for a machine still waiting to tell the
     // customer so. One whose machine gave up stays not sent.
     if (record.unreachable && signal?.aborted !== true) return this.storeOffline(request, record) ?? outcome;
@@ -91,6 +100,50 @@ export class PaymentRouter {
     this.deps.recovery
       .recover(entryId)
       .catch((err: unknown) => this.deps.logger.error({ err, entryId }, 'background recovery failed'));
+  }
+
+  /**
+   * An approval journaled approved whose machine stopped waiting after its outcome's write (the machine's backstop or
+   * a graceful stop while the commit's disk sync was under way, or before the host resumed): the machine told its
+   * customer the outcome is unknown and resolves nothing, and the journal's entry is final (an approved entry never
+   * returns in flight), so recovery will not undo it. The host sends the undo the machine sends for an approval it does
+   * not want (`compensationOf`: a void of a sale or credit, a reversal of an authorization) through this same door, at
+   * once: journaled before it goes, its approval closing what the undo closes (holds, follow-ups), an unknown outcome
+   * of it completed by recovery's plan of that undo — after a crash too, from its journal entry. It is started before
+   * this submit returns, so that a stop's drain of the sender waits for it. A service without such an undo (a capture,
+   * a refund, an increment) stays approved: logged for the operator.
+   */
+  private undoAbandoned(request: FlowRequest, approval: SubmitOutcome): void {
+    const { logger, payments, config } = this.deps;
+    const transactionId = approval.transactionId;
+    const undo = compensationOf(request, approval, {
+      // The reversal of an EMV authorization carries its tags, kept with its approval (PaymentService).
+      emvData: payments.authorizationTags(transactionId) !== undefined,
+      settings: flowSettingsFromConfig(config),
+    });
+    if (undo === null) {
+      logger.error(
+        { transactionId, service: request.service },
+        'approved after its machine stopped waiting, and nothing undoes it: the operator should check it',
+      );
+      return;
+    }
+    this.submit(undo).then(
+      (o) =>
+        (o.kind === 'approved' ? logger.info.bind(logger) : logger.error.bind(logger))(
+          { transactionId, service: request.service, undo: undo.service, outcome: o.kind, reason: o.reason },
+          o.kind === 'approved'
+            ? 'approval nobody waited for undone'
+            : o.kind === 'unknown'
+              ? "undo of an approval nobody waited for: outcome unknown, recovery's to complete"
+              : 'undo of an approval nobody waited for refused: the operator should check it',
+        ),
+      (err: unknown) =>
+        logger.error(
+          { err, transactionId, service: request.service, undo: undo.service },
+          'undo of an approval nobody waited for failed (a journal failure): the operator should check it',
+        ),
+    );
   }
 
   /**

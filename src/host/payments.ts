@@ -82,6 +82,13 @@ export interface SubmitRecord {
   sent?: TransmitOutcome;
   /** True when the gateway could not be reached and the request provably never left (offline fallback applies). */
   unreachable: boolean;
+  /**
+   * Approved, and journaled approved, although the caller stopped waiting: its wait aborted after the outcome's write
+   * (while that commit was under way, or before this submit resumed), too late for the sender to journal it unknown
+   * for recovery. Nobody will use it or undo it: the router undoes it. Never for a reversal or void (they stand
+   * whoever waits).
+   */
+  abandonedApproval: boolean;
 }
 
 /**
@@ -425,7 +432,8 @@ export class PaymentService {
    * `onOutcome` writes commit in the same transaction as the outcome. `signal`: the caller's wait (a machine's
    * submit signal); once it aborts, the request is not sent if it has not left yet, and an approval that arrives
    * afterwards is journaled unknown and returned as such, for recovery to undo (the sender's `abandoned` option) —
-   * except for a reversal or void, which goes and stands regardless.
+   * except for a reversal or void, which goes and stands regardless. An abort that comes after the outcome's write
+   * finds the approval journaled approved: the record says so (`abandonedApproval`), for the router to undo it.
    */
   async submit(
     request: FlowRequest,
@@ -448,9 +456,13 @@ export class PaymentService {
       return {
         outcome: { kind: 'rejected', transactionId: 'not-sent', reason: code },
         unreachable: false,
+        abandonedApproval: false,
       };
     }
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
+    // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
+    // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
+    const abandoned = undoing(request.service) ? undefined : options.signal;
     // A literal of every option (undefined where absent): the sender reads each one of them.
     const { entryId, outcome: sent } = await this.deps.sender.sendForOutcome(prepared, {
       referencedTransactionId: request.original?.transactionId || undefined,
@@ -459,9 +471,7 @@ export class PaymentService {
       maskedPan: card?.summary.maskedPan,
       resolvesEntryId: undefined,
       failpoints: LIVE_FAILPOINTS,
-      // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
-      // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
-      abandoned: undoing(request.service) ? undefined : options.signal,
+      abandoned,
       onOutcome: (e, o) => {
         // A risk-declined authorization holds the funds the issuer approved: its reversal repeats its tags too.
         if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared);
@@ -496,6 +506,9 @@ export class PaymentService {
       sent,
       outcome: this.toSubmitOutcome(request, sent, transactionId),
       unreachable: sent.kind === 'not-sent' && UNREACHABLE_CODES.has(sent.reason ?? ''),
+      // An abort before the outcome's write has it journaled unknown (the sender's `abandoned`): approved here, the
+      // abort came after that write.
+      abandonedApproval: sent.kind === 'approved' && abandoned?.aborted === true,
     };
   }
 

@@ -116,7 +116,10 @@ export interface SendOptions {
    * receipt, no undo. A request whose wait aborted before its first byte is not sent (resolved {@link NOT_SENT}, reason
    * {@link ABANDONED}); an approval of a money-moving request that arrives after the abort is journaled as `unknown`
    * (reason {@link ABANDONED}, the answer's facts kept), so that it stays in flight for recovery, which undoes it by
-   * the entry's recovery plan like any unanswered request: an approval nobody waits for must not stand.
+   * the entry's recovery plan like any unanswered request: an approval nobody waits for must not stand. The wait is
+   * read last inside the outcome's write; an abort after it (during the commit's sync, or before the caller resumed)
+   * finds the approval journaled approved, a final entry that never returns in flight: the caller sees it aborted and
+   * undoes the approval itself (src/host/payment-router.ts).
    */
   abandoned?: AbortSignal;
 }

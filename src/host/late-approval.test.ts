@@ -169,6 +169,7 @@ function host(
     logger,
     now,
     authorizationReversed: () => undefined,
+    reversalRefusedUnwaited: () => undefined,
     changed: () => undefined,
   });
   const submits: Promise<SubmitOutcome>[] = [];

@@ -3,7 +3,8 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import type { GatewayClient } from '../../src/gateway/index.js';
+import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -30,10 +31,18 @@ interface Lane {
   sandbox: Sandbox;
   clock: ParkingClock;
   cwd: string;
+  /** Built and started: recovery has finished and the idle screen is up. */
   open(): Promise<TerminalHost>;
+  /** Built, not started yet (`begin`): its gateway client can be watched before the first request. */
+  build(): Promise<TerminalHost>;
 }
 
-async function lane(payLater = false): Promise<Lane> {
+/**
+ * `shortGatewayWait`: one attempt of at most 2.2 s per request, which is then also how long a machine waits for an
+ * answer before it gives up (`submitTimeoutMs`, src/flows/settings.ts).
+ */
+async function lane(options: { payLater?: boolean; shortGatewayWait?: boolean } = {}): Promise<Lane> {
+  const { payLater = false, shortGatewayWait = false } = options;
   const sandbox = await startSandbox({ logger: silentLogger() });
   cleanups.push(() => sandbox.close());
   const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-restart-'));
@@ -41,19 +50,36 @@ async function lane(payLater = false): Promise<Lane> {
   const config = modelConfig('tap-and-go', {
     tariff: { tapAndGoHoldMinor: 598 },
     ...(payLater ? { links: { payLater: true } } : {}),
+    ...(shortGatewayWait
+      ? {
+          gateway: {
+            timeouts: { connectMs: 200, headersMs: 1_000, bodyMs: 1_000 },
+            retry: { maxAttempts: 1 },
+          },
+        }
+      : {}),
   });
   const clock = new ParkingClock();
+  const build = (): Promise<TerminalHost> =>
+    openTerminalHost(config, {
+      logger: silentLogger(),
+      cwd,
+      parkingClock: clock,
+      gatewayUrlOverride: sandbox.url,
+    });
   return {
     sandbox,
     clock,
     cwd,
+    build,
     open: async () => {
-      const host = await createTerminalHost(config, {
-        logger: silentLogger(),
-        cwd,
-        parkingClock: clock,
-        gatewayUrlOverride: sandbox.url,
-      });
+      const host = await build();
+      try {
+        await host.begin();
+      } catch (e) {
+        await host.close();
+        throw e;
+      }
       await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
       return host;
     },
@@ -110,7 +136,7 @@ async function exitPaid(host: TerminalHost): Promise<void> {
 
 describe('tap-and-go: a restart after the outcome that settles a hold', () => {
   it('leaves a hold captured just before the crash closed: a second tap sends nothing for it', async () => {
-    const l = await lane(true);
+    const l = await lane({ payLater: true });
     const first = await l.open();
     const holdId = await enter(first);
     const restore = holdCloseNeverRuns();
@@ -313,5 +339,56 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
     await waitForScreen(second, (s) => s.customer.screen === 'declined', 'no entry');
     expect(sentFor(second, holdId).filter((e) => e.startsWith('capture'))).toEqual([]);
     expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
+  });
+});
+
+describe('tap-and-go: a hold whose expiry reversal is refused after the watch stopped waiting for it', () => {
+  it('is watched again and reversed, never while the first reversal is out: no authorization stands until the next start', async () => {
+    const l = await lane({ shortGatewayWait: true });
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    // Restarted after the maximum stay: the expiry watch reverses the hold at once. The gateway refuses that first
+    // reversal, but its answer comes only after the watch gave up waiting for it (the hold handed back, the reversal
+    // still out): the authorization stands. Every later reversal reaches the sandbox.
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    cleanups.push(() => second.close());
+    const events: string[] = [];
+    const send = second.gateway.send.bind(second.gateway);
+    second.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      const [prepared] = args;
+      if (prepared.service !== 'reversal') return send(...args);
+      events.push('reversal sent');
+      if (events.length === 1) {
+        await until(
+          () => second.holds.unclaimed().some((h) => h.holdId === holdId),
+          'the expiry watch giving up on its reversal',
+        );
+        events.push('reversal refused');
+        return {
+          kind: 'rejected',
+          reason: 'PROCESSOR_UNAVAILABLE',
+          details: [],
+          httpStatus: 400,
+          body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
+        };
+      }
+      const outcome = await send(...args);
+      events.push(`reversal ${outcome.kind}`);
+      return outcome;
+    };
+    await second.begin();
+
+    // The refusal leaves the authorization standing: the hold is watched again, and its expiry reverses it.
+    await until(() => !second.holds.has(holdId), 'the hold reversed after the late refusal');
+    expect(events).toEqual(['reversal sent', 'reversal refused', 'reversal sent', 'reversal approved']);
+    expect(sentFor(second, holdId)).toEqual(['reversal:rejected', 'reversal:approved']);
+    expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual({
+      resolution: 'reversed',
+    });
+    // The sandbox's ledger: every authorization captured or reversed.
+    expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
+import type { HoldRecord } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { describeView } from './view.js';
@@ -76,6 +77,36 @@ describe('tap-and-go machine', () => {
     expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('tap-and-go machine: an exit the machine cannot or need not charge', () => {
+  const hold: HoldRecord = {
+    holdId: 'tx-auth-1',
+    fingerprint: 'fp-1',
+    maskedPan: '476173******0119',
+    gatewayId: 'G-AUTH-1',
+    transactionId: 'tx-auth-1',
+    authorizedMinor: 2_000,
+    currency: 'GBP',
+    cardRef: 'card-entry',
+    includeEmvTags: true,
+    enteredAtMs: 0,
+    expiresAtMs: 24 * 60 * MIN,
+  };
+
+  it('sends a card whose hold someone else is settling to the operator with a message of its own', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.claimHold = () => Promise.resolve({ kind: 'settling', holdId: hold.holdId });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      reason: 'HOLD_BEING_SETTLED',
+      messageKey: 'tapAndGo.holdBeingSettled',
+    });
+    expect(fake.sent).toEqual([]);
   });
 });
 

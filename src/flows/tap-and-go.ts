@@ -394,7 +394,7 @@ export const tapAndGoMachine = setup({
             // yet to resolve): this exit can neither charge it nor release it, and the operator lets the car out.
             guard: ({ event }) => event.output.kind === 'settling',
             target: 'failed',
-            actions: assign({ message: { key: 'meter.closeFailed' }, reason: 'HOLD_BEING_SETTLED' }),
+            actions: assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'HOLD_BEING_SETTLED' }),
           },
           {
             // The card's exit was captured (recently: see claimHold), e.g. just before a restart that kept the gate

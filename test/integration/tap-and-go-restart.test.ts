@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/gateway/index.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { CATALOGUES } from '../../src/i18n/index.js';
 import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -311,7 +312,10 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
       'the hold handed back with its reversal unknown',
     );
 
-    // The customer taps at the exit meanwhile: the hold is being settled, nothing is captured.
+    // The customer taps at the exit meanwhile, reading Arabic with speech on: the hold is being settled, nothing is
+    // captured, and the screen and the speech say so in the customer's language.
+    await sendEvent(second, { type: 'SET_LANGUAGE', locale: 'ar_AE' });
+    await sendEvent(second, { type: 'SET_ACCESSIBILITY', on: true });
     second.simulator!.setCard('n2-contact');
     await sendEvent(second, { type: 'TAP_EXIT' });
     const shown = await waitForScreen(
@@ -324,8 +328,13 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
       reason: reasonOf(second),
       captures: sentFor(second, holdId).filter((e) => e.startsWith('capture')),
     }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: [] });
+    const settling = CATALOGUES.ar_AE['tapAndGo.holdBeingSettled'];
+    expect(shown.customer.message).toBe(settling);
+    expect(settling).not.toBe(CATALOGUES.ar_AE['meter.closeFailed']);
+    expect(shown.customer.speech?.screen).toContain(settling);
     expect(second.holds.get(holdId)).toBeDefined();
     await sendEvent(second, { type: 'DONE' });
+    await sendEvent(second, { type: 'SET_ACCESSIBILITY', on: false });
 
     // The gateway answers again: recovery's timeout reversal stands, and the hold ends closed with it.
     await fetch(new URL('/__sandbox/faults', l.sandbox.url), { method: 'DELETE' });

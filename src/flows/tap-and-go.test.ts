@@ -95,6 +95,57 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
     expiresAtMs: 24 * 60 * MIN,
   };
 
+  it("shows an exit already paid with the amount captured for the stay, and issues that capture's receipt", async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    const capturedAtMs = fake.clock.now() - 3 * MIN;
+    fake.claimHold = () =>
+      Promise.resolve({
+        kind: 'captured',
+        hold,
+        capturedAtMs,
+        capture: {
+          transactionId: 'tx-capture-1',
+          gatewayId: 'G-CAPTURE-1',
+          service: 'capture',
+          amountMinor: 600,
+          currency: 'GBP',
+          refundedMinor: 0,
+          voided: false,
+          voidable: true,
+          authorization: {
+            gatewayId: hold.gatewayId,
+            transactionId: hold.transactionId,
+            authorizedMinor: 2_000,
+          },
+        },
+      });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'tapAndGo.exitPaid',
+      reason: 'ALREADY_PAID',
+      amountMinor: 600,
+      maskedPan: '476173******0119',
+    });
+    // The receipt of a paid exit, for the capture that paid it (nothing is charged again).
+    expect(fake.receipts).toEqual([
+      {
+        service: 'capture',
+        comments: 'Parking Capture Less Than Auth',
+        amountMinor: 600,
+        currency: 'GBP',
+        maskedPan: '476173******0119',
+        transactionId: 'tx-capture-1',
+        gatewayId: 'G-CAPTURE-1',
+        atMs: capturedAtMs,
+        lines: [{ label: 'Parking', value: 'Tap-and-go' }],
+      },
+    ]);
+    expect(fake.sent).toEqual([]);
+  });
+
   it('sends a card whose hold someone else is settling to the operator with a message of its own', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);

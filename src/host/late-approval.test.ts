@@ -193,6 +193,7 @@ function host(
       return submitted;
     },
     findTransaction: () => null,
+    captureOf: () => null,
     receipt: () => undefined,
     links: {} as never,
     waitFactor: () => 1,

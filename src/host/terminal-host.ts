@@ -351,6 +351,14 @@ export class TerminalHost implements TerminalApi {
         return outcome;
       },
       findTransaction: (tx) => this.desk.find(tx),
+      captureOf: (authorizationTx) => {
+        for (const e of this.journal.referencing(authorizationTx)) {
+          if (e.service !== 'capture' || e.transactionId === undefined) continue;
+          const capture = this.desk.find(e.transactionId);
+          if (capture !== null) return capture;
+        }
+        return null;
+      },
       receipt: (receipt) => {
         // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
         this.lastReceiptId = receipt.transactionId;

@@ -5,6 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { GatewayClient } from '../../src/gateway/index.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { RECEIPT_LABELS } from '../../src/host/receipts.js';
 import { CATALOGUES } from '../../src/i18n/index.js';
 import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -136,7 +137,7 @@ async function exitPaid(host: TerminalHost): Promise<void> {
 }
 
 describe('tap-and-go: a restart after the outcome that settles a hold', () => {
-  it('leaves a hold captured just before the crash closed: a second tap sends nothing for it', async () => {
+  it('leaves a hold captured just before the crash closed: a second tap sends nothing for it and shows what was paid', async () => {
     const l = await lane({ payLater: true });
     const first = await l.open();
     const holdId = await enter(first);
@@ -179,6 +180,19 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
         .transactions.filter((t) => t.kind === 'capture')
         .map((t) => t.amounts.captured),
     ).toEqual([300]);
+    // Like any paid exit: the amount captured for the stay, and its receipt (the capture's), the card as its last four
+    // digits only.
+    const capture = second.journal.referencing(holdId).find((e) => e.service === 'capture');
+    expect(shown.customer.amount).toMatchObject({ minor: 300, currency: 'GBP' });
+    expect(shown.customer.receipt?.lines).toEqual(
+      expect.arrayContaining([
+        { label: RECEIPT_LABELS.amount, value: shown.customer.amount?.text },
+        { label: RECEIPT_LABELS.transaction, value: capture?.transactionId },
+      ]),
+    );
+    const card = shown.customer.receipt?.lines.find((line) => line.label === RECEIPT_LABELS.card);
+    expect(card?.value).toMatch(/0119$/);
+    expect(JSON.stringify(shown.customer)).not.toContain('4761739001010119');
   });
 
   it('does not reverse at expiry an authorization captured just before the crash', async () => {

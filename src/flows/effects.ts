@@ -252,13 +252,15 @@ export interface HoldRecord {
  * - `settling`: it has an open hold that someone else is settling — the expiry watch's reversal under way, a reversal
  *   whose outcome is unknown until recovery resolves it, another exit — which the exit must neither capture nor reverse;
  * - `captured`: no open hold, but one of its holds was captured within the `recentCaptureMs` asked for (a paid exit
- *   whose gate a restart kept shut): nothing is charged again;
+ *   whose gate a restart kept shut): nothing is charged again; `capture` is the journal's record of the capture that
+ *   paid it (as {@link FlowEffects.findTransaction} reads one: amount, ids), for the screen and the receipt — absent
+ *   when the journal does not hold it;
  * - `none`: no entry with this card.
  */
 export type HoldClaim =
   | { kind: 'claimed'; hold: HoldRecord }
   | { kind: 'settling'; holdId: string }
-  | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number }
+  | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number; capture?: OriginalTransaction }
   | { kind: 'none' };
 
 /** How a claimed hold ended. `returned`: the exit failed, the hold goes back under expiry watch. */

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
+import type { HoldRecord } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { describeView } from './view.js';
@@ -76,6 +77,87 @@ describe('tap-and-go machine', () => {
     expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('tap-and-go machine: an exit the machine cannot or need not charge', () => {
+  const hold: HoldRecord = {
+    holdId: 'tx-auth-1',
+    fingerprint: 'fp-1',
+    maskedPan: '476173******0119',
+    gatewayId: 'G-AUTH-1',
+    transactionId: 'tx-auth-1',
+    authorizedMinor: 2_000,
+    currency: 'GBP',
+    cardRef: 'card-entry',
+    includeEmvTags: true,
+    enteredAtMs: 0,
+    expiresAtMs: 24 * 60 * MIN,
+  };
+
+  it("shows an exit already paid with the amount captured for the stay, and issues that capture's receipt", async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    const capturedAtMs = fake.clock.now() - 3 * MIN;
+    fake.claimHold = () =>
+      Promise.resolve({
+        kind: 'captured',
+        hold,
+        capturedAtMs,
+        capture: {
+          transactionId: 'tx-capture-1',
+          gatewayId: 'G-CAPTURE-1',
+          service: 'capture',
+          amountMinor: 600,
+          currency: 'GBP',
+          refundedMinor: 0,
+          voided: false,
+          voidable: true,
+          authorization: {
+            gatewayId: hold.gatewayId,
+            transactionId: hold.transactionId,
+            authorizedMinor: 2_000,
+          },
+        },
+      });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'tapAndGo.exitPaid',
+      reason: 'ALREADY_PAID',
+      amountMinor: 600,
+      maskedPan: '476173******0119',
+    });
+    // The receipt of a paid exit, for the capture that paid it (nothing is charged again).
+    expect(fake.receipts).toEqual([
+      {
+        service: 'capture',
+        comments: 'Parking Capture Less Than Auth',
+        amountMinor: 600,
+        currency: 'GBP',
+        maskedPan: '476173******0119',
+        transactionId: 'tx-capture-1',
+        gatewayId: 'G-CAPTURE-1',
+        atMs: capturedAtMs,
+        lines: [{ label: 'Parking', value: 'Tap-and-go' }],
+      },
+    ]);
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('sends a card whose hold someone else is settling to the operator with a message of its own', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.claimHold = () => Promise.resolve({ kind: 'settling', holdId: hold.holdId });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      reason: 'HOLD_BEING_SETTLED',
+      messageKey: 'tapAndGo.holdBeingSettled',
+    });
+    expect(fake.sent).toEqual([]);
   });
 });
 

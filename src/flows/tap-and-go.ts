@@ -32,7 +32,8 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * else is settling (the expiry's reversal, or a reversal whose outcome recovery has yet to resolve) is not the exit's:
  * it charges nothing and sends the customer to the operator. A card without an open hold whose exit was captured within
  * the maximum stay (tariff.tapAndGoMaxStayMinutes) is shown its exit as paid again, with nothing charged: a restart
- * between the capture and the gate's opening must not leave a paying customer behind a shut gate.
+ * between the capture and the gate's opening must not leave a paying customer behind a shut gate. Like any paid exit it
+ * shows the amount captured and issues that capture's receipt (from the journal, through `claimHold`).
  *
  * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
@@ -79,6 +80,39 @@ function gateLink(context: TapAndGoContext) {
   return {
     reference: sessionReference('GATE', requireHold(context).enteredAtMs),
     amountMinor: context.feeMinor,
+  };
+}
+
+/**
+ * The receipt of a paid exit: the capture that paid the stay, the card as the hold knows it (masked). One text for the
+ * exit's own capture and for an exit shown as paid again (`ALREADY_PAID`).
+ */
+function exitReceipt(
+  settings: FlowSettings,
+  hold: HoldRecord,
+  capture: {
+    transactionId: string;
+    gatewayId?: string;
+    amountMinor: number;
+    currency: string;
+    /** The authorization's total when it was captured (increments included): the capture's comments follow it. */
+    authorizedMinor: number;
+    atMs: number;
+  },
+): ReceiptData {
+  return {
+    service: 'capture',
+    comments: commentsFor('capture', settings, {
+      amountMinor: capture.amountMinor,
+      authorizedMinor: capture.authorizedMinor,
+    }),
+    amountMinor: capture.amountMinor,
+    currency: capture.currency,
+    maskedPan: hold.maskedPan,
+    transactionId: capture.transactionId,
+    ...(capture.gatewayId !== undefined ? { gatewayId: capture.gatewayId } : {}),
+    atMs: capture.atMs,
+    lines: [{ label: 'Parking', value: 'Tap-and-go' }],
   };
 }
 
@@ -394,21 +428,40 @@ export const tapAndGoMachine = setup({
             // yet to resolve): this exit can neither charge it nor release it, and the operator lets the car out.
             guard: ({ event }) => event.output.kind === 'settling',
             target: 'failed',
-            actions: assign({ message: { key: 'meter.closeFailed' }, reason: 'HOLD_BEING_SETTLED' }),
+            actions: assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'HOLD_BEING_SETTLED' }),
           },
           {
             // The card's exit was captured (recently: see claimHold), e.g. just before a restart that kept the gate
-            // shut: it is shown as paid again, and nothing is charged.
+            // shut: it is shown as paid again, as any paid exit — the amount captured for the stay and that capture's
+            // receipt — and nothing is charged.
             guard: ({ event }) => event.output.kind === 'captured',
             target: 'exited',
-            actions: assign(({ event }) => {
-              const { hold } = event.output as HoldClaim & { kind: 'captured' };
-              return {
-                maskedPan: hold.maskedPan,
-                message: { key: 'tapAndGo.exitPaid' },
-                reason: 'ALREADY_PAID',
-              };
-            }),
+            actions: [
+              assign(({ event }) => {
+                const { hold, capture } = event.output as HoldClaim & { kind: 'captured' };
+                return {
+                  maskedPan: hold.maskedPan,
+                  message: { key: 'tapAndGo.exitPaid' },
+                  reason: 'ALREADY_PAID',
+                  ...(capture !== undefined ? { amountMinor: capture.amountMinor } : {}),
+                };
+              }),
+              enqueueActions(({ context, event, enqueue }) => {
+                const { hold, capture, capturedAtMs } = event.output as HoldClaim & { kind: 'captured' };
+                if (capture === undefined) return;
+                enqueue({
+                  type: 'issueReceipt',
+                  params: exitReceipt(context.settings, hold, {
+                    transactionId: capture.transactionId,
+                    ...(capture.gatewayId !== undefined ? { gatewayId: capture.gatewayId } : {}),
+                    amountMinor: capture.amountMinor,
+                    currency: capture.currency,
+                    authorizedMinor: capture.authorization?.authorizedMinor ?? hold.authorizedMinor,
+                    atMs: capturedAtMs,
+                  }),
+                });
+              }),
+            ],
           },
           {
             target: 'declined',
@@ -586,20 +639,14 @@ export const tapAndGoMachine = setup({
                 enqueue({ type: 'closeHold', params: { hold, resolution: 'captured' } });
                 enqueue({
                   type: 'issueReceipt',
-                  params: {
-                    service: 'capture',
-                    comments: commentsFor('capture', context.settings, {
-                      amountMinor,
-                      authorizedMinor: hold.authorizedMinor,
-                    }),
-                    amountMinor,
-                    currency: context.settings.currency,
-                    maskedPan: hold.maskedPan,
+                  params: exitReceipt(context.settings, hold, {
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    amountMinor,
+                    currency: context.settings.currency,
+                    authorizedMinor: hold.authorizedMinor,
                     atMs: context.clock.now(),
-                    lines: [{ label: 'Parking', value: 'Tap-and-go' }],
-                  },
+                  }),
                 });
               }),
               assign(({ context }) => ({

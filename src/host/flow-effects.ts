@@ -46,6 +46,11 @@ export function createFlowEffects(deps: {
    */
   submit: (request: FlowRequest, signal: AbortSignal) => Promise<SubmitOutcome>;
   findTransaction: (transactionId: string) => OriginalTransaction | null;
+  /**
+   * The journal's record of the capture of an authorization that moved money (as `findTransaction` reads it), or
+   * null: what a paid tap-and-go exit shows and prints again.
+   */
+  captureOf: (authorizationTransactionId: string) => OriginalTransaction | null;
   receipt: (receipt: ReceiptData) => void;
   /** Pay by phone: the terminal's payment links. */
   links: LinkDesk;
@@ -85,6 +90,11 @@ export function createFlowEffects(deps: {
     claimHold: ({ fingerprint, recentCaptureMs }) => {
       const claim = deps.holds.claimAtExit(fingerprint, { settling: deps.holdSettling, recentCaptureMs });
       if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);
+      if (claim.kind === 'captured') {
+        // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
+        const capture = deps.captureOf(claim.hold.transactionId);
+        return Promise.resolve(capture !== null ? { ...claim, capture } : claim);
+      }
       return Promise.resolve(claim);
     },
     // An approved capture or reversal has closed the hold already, in its outcome's transaction

@@ -33,7 +33,8 @@ export class HoldWatch {
       logger: Logger;
       /**
        * Whether the hold is being settled outside this watch (a reversal of its authorization in flight or unknown,
-       * recovery's): its expiry waits, and the host watches it again once recovery has resolved that reversal.
+       * recovery's): its expiry waits, and the host watches it again once that reversal is resolved without settling
+       * the authorization — by recovery, or by its own late answer, refused (src/host/payment-router.ts).
        */
       settling: (hold: HoldRecord) => boolean;
       /** A hold's reversal was refused: the operator must release it by hand. */
@@ -121,8 +122,9 @@ export class HoldWatch {
     }
     // Not reversed: back in the store. An unknown outcome belongs to recovery (it reverses the authorization and
     // the hold is dropped then): until it is resolved no exit claims the hold and no expiry reverses it again (the
-    // host's `settling`), and the host watches it again if the resolution leaves it held. A refusal is the
-    // operator's — repeating a refused request cannot succeed.
+    // host's `settling`), and the host watches it again if the resolution leaves it held — a reversal this machine
+    // stopped waiting for and that is refused afterwards included. A refusal seen here is the operator's — repeating
+    // a refused request cannot succeed.
     store.close(hold, 'returned');
     if (result.lastKind === 'unknown') {
       // Resolved meanwhile, and still held: back under watch (the host's watch after the resolution found it claimed).

@@ -182,6 +182,7 @@ function host(
     logger,
     now,
     authorizationReversed: () => undefined,
+    reversalRefusedUnwaited: () => undefined,
     changed: () => undefined,
   });
   const submits: Promise<SubmitOutcome>[] = [];
@@ -205,6 +206,7 @@ function host(
       return submitted;
     },
     findTransaction: () => null,
+    captureOf: () => null,
     receipt: () => undefined,
     links: {} as never,
     waitFactor: () => 1,

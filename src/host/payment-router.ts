@@ -50,7 +50,9 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's;
  * - a capture or reversal that settles a tap-and-go hold's authorization closes the hold in the same transaction as
  *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
- *   expiry watch reversed it).
+ *   expiry watch reversed it);
+ * - a reversal refused after its machine stopped waiting is handed to the host (`reversalRefusedUnwaited`): the
+ *   authorization stands and nobody else learns of it.
  */
 export class PaymentRouter {
   constructor(
@@ -67,6 +69,13 @@ export class PaymentRouter {
       now: () => Date;
       /** An authorization was reversed (its hold, if any, is over). */
       authorizationReversed: (transactionId: string) => void;
+      /**
+       * A reversal of an authorization was declined or refused after its machine had stopped waiting for the answer:
+       * the authorization stands, and the machine, which reported the outcome unknown, left what holds it (a
+       * tap-and-go hold) to the resolution of that reversal — this answer is that resolution, and recovery never sees
+       * it (the entry is no longer in flight).
+       */
+      reversalRefusedUnwaited: (authorizationTransactionId: string) => void;
       /** Something the operator status shows changed. */
       changed: () => void;
     },
@@ -85,8 +94,16 @@ export class PaymentRouter {
       ...(signal !== undefined ? { signal } : {}),
     });
     const { outcome, entryId } = record;
-    if (outcome.kind === 'approved' && request.service === 'reversal' && request.original?.transactionId)
-      this.deps.authorizationReversed(request.original.transactionId);
+    const reversed = request.service === 'reversal' ? request.original?.transactionId : undefined;
+    if (outcome.kind === 'approved' && reversed !== undefined) this.deps.authorizationReversed(reversed);
+    // A reversal goes and is journaled as it came whoever waits (PaymentService.submit); a refusal its machine no
+    // longer waits for is handed to the host, as recovery's resolutions are (a machine still waiting handles it).
+    if (
+      (outcome.kind === 'declined' || outcome.kind === 'rejected') &&
+      reversed !== undefined &&
+      signal?.aborted === true
+    )
+      this.deps.reversalRefusedUnwaited(reversed);
     if (outcome.kind === 'unknown' && entryId !== undefined) this.recoverInBackground(entryId);
     if (record.abandonedApproval) this.undoAbandoned(request, outcome);
     // Stored offline, a payment is forwarded (and charged) later: only for a machine still waiting to tell the

@@ -308,6 +308,7 @@ export class TerminalHost implements TerminalApi {
       logger,
       now,
       authorizationReversed: (tx) => this.authorizationReversed(tx),
+      reversalRefusedUnwaited: (tx) => this.holdAfterResolution(tx),
       changed: () => this.changed(),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
@@ -351,6 +352,14 @@ export class TerminalHost implements TerminalApi {
         return outcome;
       },
       findTransaction: (tx) => this.desk.find(tx),
+      captureOf: (authorizationTx) => {
+        for (const e of this.journal.referencing(authorizationTx)) {
+          if (e.service !== 'capture' || e.transactionId === undefined) continue;
+          const capture = this.desk.find(e.transactionId);
+          if (capture !== null) return capture;
+        }
+        return null;
+      },
       receipt: (receipt) => {
         // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
         this.lastReceiptId = receipt.transactionId;
@@ -831,11 +840,13 @@ export class TerminalHost implements TerminalApi {
   }
 
   /**
-   * Recovery resolved an entry concerning an authorization that may have an open tap-and-go hold (a reversal of it
-   * whose outcome was unknown, say): the hold ends by the journal's rules. Closed (dropped) when the journal shows the
-   * authorization settled; back under expiry watch when nothing is settling it any more (an exit may claim it again).
+   * An entry concerning an authorization that may have an open tap-and-go hold was resolved — by recovery (a reversal
+   * of it whose outcome was unknown, say), or by the answer to a reversal whose machine had stopped waiting for it
+   * (PaymentRouter's `reversalRefusedUnwaited`): the hold ends by the journal's rules. Closed (dropped) when the
+   * journal shows the authorization settled; back under expiry watch when nothing is settling it any more (an exit may
+   * claim it again; an expired hold is reversed again at once, after the refused reversal).
    */
-  private holdAfterRecovery(transactionId: string): void {
+  private holdAfterResolution(transactionId: string): void {
     const hold = this.holds.get(transactionId);
     if (!hold) return;
     if (this.journal.authorizationSettled(transactionId)) {
@@ -853,7 +864,7 @@ export class TerminalHost implements TerminalApi {
       this.authorizationReversed(item.transactionId);
     const entry = this.journal.get(item.entryId);
     for (const tx of new Set([item.transactionId, entry?.referencedTransactionId]))
-      if (tx !== undefined) this.holdAfterRecovery(tx);
+      if (tx !== undefined) this.holdAfterResolution(tx);
     // A void of a capture finished by recovery: the hold of its authorization must still be released.
     if (item.service === 'void-capture' && item.resolution === 'timeout-void' && item.transactionId)
       this.router.captureVoided(item.transactionId);

@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import type { GatewayClient } from '../../src/gateway/index.js';
+import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { RECEIPT_LABELS } from '../../src/host/receipts.js';
+import { CATALOGUES } from '../../src/i18n/index.js';
 import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -30,10 +33,18 @@ interface Lane {
   sandbox: Sandbox;
   clock: ParkingClock;
   cwd: string;
+  /** Built and started: recovery has finished and the idle screen is up. */
   open(): Promise<TerminalHost>;
+  /** Built, not started yet (`begin`): its gateway client can be watched before the first request. */
+  build(): Promise<TerminalHost>;
 }
 
-async function lane(payLater = false): Promise<Lane> {
+/**
+ * `shortGatewayWait`: one attempt of at most 2.2 s per request, which is then also how long a machine waits for an
+ * answer before it gives up (`submitTimeoutMs`, src/flows/settings.ts).
+ */
+async function lane(options: { payLater?: boolean; shortGatewayWait?: boolean } = {}): Promise<Lane> {
+  const { payLater = false, shortGatewayWait = false } = options;
   const sandbox = await startSandbox({ logger: silentLogger() });
   cleanups.push(() => sandbox.close());
   const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-restart-'));
@@ -41,19 +52,36 @@ async function lane(payLater = false): Promise<Lane> {
   const config = modelConfig('tap-and-go', {
     tariff: { tapAndGoHoldMinor: 598 },
     ...(payLater ? { links: { payLater: true } } : {}),
+    ...(shortGatewayWait
+      ? {
+          gateway: {
+            timeouts: { connectMs: 200, headersMs: 1_000, bodyMs: 1_000 },
+            retry: { maxAttempts: 1 },
+          },
+        }
+      : {}),
   });
   const clock = new ParkingClock();
+  const build = (): Promise<TerminalHost> =>
+    openTerminalHost(config, {
+      logger: silentLogger(),
+      cwd,
+      parkingClock: clock,
+      gatewayUrlOverride: sandbox.url,
+    });
   return {
     sandbox,
     clock,
     cwd,
+    build,
     open: async () => {
-      const host = await createTerminalHost(config, {
-        logger: silentLogger(),
-        cwd,
-        parkingClock: clock,
-        gatewayUrlOverride: sandbox.url,
-      });
+      const host = await build();
+      try {
+        await host.begin();
+      } catch (e) {
+        await host.close();
+        throw e;
+      }
       await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
       return host;
     },
@@ -109,8 +137,8 @@ async function exitPaid(host: TerminalHost): Promise<void> {
 }
 
 describe('tap-and-go: a restart after the outcome that settles a hold', () => {
-  it('leaves a hold captured just before the crash closed: a second tap sends nothing for it', async () => {
-    const l = await lane(true);
+  it('leaves a hold captured just before the crash closed: a second tap sends nothing for it and shows what was paid', async () => {
+    const l = await lane({ payLater: true });
     const first = await l.open();
     const holdId = await enter(first);
     const restore = holdCloseNeverRuns();
@@ -152,6 +180,19 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
         .transactions.filter((t) => t.kind === 'capture')
         .map((t) => t.amounts.captured),
     ).toEqual([300]);
+    // Like any paid exit: the amount captured for the stay, and its receipt (the capture's), the card as its last four
+    // digits only.
+    const capture = second.journal.referencing(holdId).find((e) => e.service === 'capture');
+    expect(shown.customer.amount).toMatchObject({ minor: 300, currency: 'GBP' });
+    expect(shown.customer.receipt?.lines).toEqual(
+      expect.arrayContaining([
+        { label: RECEIPT_LABELS.amount, value: shown.customer.amount?.text },
+        { label: RECEIPT_LABELS.transaction, value: capture?.transactionId },
+      ]),
+    );
+    const card = shown.customer.receipt?.lines.find((line) => line.label === RECEIPT_LABELS.card);
+    expect(card?.value).toMatch(/0119$/);
+    expect(JSON.stringify(shown.customer)).not.toContain('4761739001010119');
   });
 
   it('does not reverse at expiry an authorization captured just before the crash', async () => {
@@ -285,7 +326,10 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
       'the hold handed back with its reversal unknown',
     );
 
-    // The customer taps at the exit meanwhile: the hold is being settled, nothing is captured.
+    // The customer taps at the exit meanwhile, reading Arabic with speech on: the hold is being settled, nothing is
+    // captured, and the screen and the speech say so in the customer's language.
+    await sendEvent(second, { type: 'SET_LANGUAGE', locale: 'ar_AE' });
+    await sendEvent(second, { type: 'SET_ACCESSIBILITY', on: true });
     second.simulator!.setCard('n2-contact');
     await sendEvent(second, { type: 'TAP_EXIT' });
     const shown = await waitForScreen(
@@ -298,8 +342,13 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
       reason: reasonOf(second),
       captures: sentFor(second, holdId).filter((e) => e.startsWith('capture')),
     }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: [] });
+    const settling = CATALOGUES.ar_AE['tapAndGo.holdBeingSettled'];
+    expect(shown.customer.message).toBe(settling);
+    expect(settling).not.toBe(CATALOGUES.ar_AE['meter.closeFailed']);
+    expect(shown.customer.speech?.screen).toContain(settling);
     expect(second.holds.get(holdId)).toBeDefined();
     await sendEvent(second, { type: 'DONE' });
+    await sendEvent(second, { type: 'SET_ACCESSIBILITY', on: false });
 
     // The gateway answers again: recovery's timeout reversal stands, and the hold ends closed with it.
     await fetch(new URL('/__sandbox/faults', l.sandbox.url), { method: 'DELETE' });
@@ -313,5 +362,56 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
     await waitForScreen(second, (s) => s.customer.screen === 'declined', 'no entry');
     expect(sentFor(second, holdId).filter((e) => e.startsWith('capture'))).toEqual([]);
     expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
+  });
+});
+
+describe('tap-and-go: a hold whose expiry reversal is refused after the watch stopped waiting for it', () => {
+  it('is watched again and reversed, never while the first reversal is out: no authorization stands until the next start', async () => {
+    const l = await lane({ shortGatewayWait: true });
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    // Restarted after the maximum stay: the expiry watch reverses the hold at once. The gateway refuses that first
+    // reversal, but its answer comes only after the watch gave up waiting for it (the hold handed back, the reversal
+    // still out): the authorization stands. Every later reversal reaches the sandbox.
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    cleanups.push(() => second.close());
+    const events: string[] = [];
+    const send = second.gateway.send.bind(second.gateway);
+    second.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      const [prepared] = args;
+      if (prepared.service !== 'reversal') return send(...args);
+      events.push('reversal sent');
+      if (events.length === 1) {
+        await until(
+          () => second.holds.unclaimed().some((h) => h.holdId === holdId),
+          'the expiry watch giving up on its reversal',
+        );
+        events.push('reversal refused');
+        return {
+          kind: 'rejected',
+          reason: 'PROCESSOR_UNAVAILABLE',
+          details: [],
+          httpStatus: 400,
+          body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
+        };
+      }
+      const outcome = await send(...args);
+      events.push(`reversal ${outcome.kind}`);
+      return outcome;
+    };
+    await second.begin();
+
+    // The refusal leaves the authorization standing: the hold is watched again, and its expiry reverses it.
+    await until(() => !second.holds.has(holdId), 'the hold reversed after the late refusal');
+    expect(events).toEqual(['reversal sent', 'reversal refused', 'reversal sent', 'reversal approved']);
+    expect(sentFor(second, holdId)).toEqual(['reversal:rejected', 'reversal:approved']);
+    expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual({
+      resolution: 'reversed',
+    });
+    // The sandbox's ledger: every authorization captured or reversed.
+    expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });

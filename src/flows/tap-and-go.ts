@@ -20,7 +20,7 @@ import {
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween } from './tariff.js';
-import { transactionMachine, type TransactionResult } from './transaction.js';
+import { capturedBy, transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
 /**
@@ -580,7 +580,7 @@ export const tapAndGoMachine = setup({
               enqueueActions(({ context, event, enqueue }) => {
                 const hold = requireHold(context);
                 const output = event.output as TransactionResult & { kind: 'approved' };
-                const amountMinor = captureAmount(context);
+                const amountMinor = capturedBy(output);
                 // The host has closed the hold already, in the transaction of the capture's outcome (a crash between
                 // that outcome and this action must not leave a captured hold open); closing it again changes nothing.
                 enqueue({ type: 'closeHold', params: { hold, resolution: 'captured' } });
@@ -588,8 +588,9 @@ export const tapAndGoMachine = setup({
                   type: 'issueReceipt',
                   params: {
                     service: 'capture',
+                    // The comments the capture was sent with (what was asked), the amount it took.
                     comments: commentsFor('capture', context.settings, {
-                      amountMinor,
+                      amountMinor: captureAmount(context),
                       authorizedMinor: hold.authorizedMinor,
                     }),
                     amountMinor,
@@ -602,8 +603,8 @@ export const tapAndGoMachine = setup({
                   },
                 });
               }),
-              assign(({ context }) => ({
-                amountMinor: captureAmount(context),
+              assign(({ event }) => ({
+                amountMinor: capturedBy(event.output as TransactionResult & { kind: 'approved' }),
                 message: { key: 'tapAndGo.exitPaid' },
               })),
             ],

@@ -10,6 +10,7 @@ import {
   type OriginalTransaction,
 } from '../flows/index.js';
 import {
+  answeredAmountOf,
   AUDIT_LIST_MAX,
   AuditStore,
   authorizationTransactionOf,
@@ -147,7 +148,8 @@ export function findTransaction(
   const authTx = service === 'credit' ? undefined : authorizationTransactionOf(journal, transactionId);
   const local = (minor: number): { minor: number; currency: string } =>
     authTx !== undefined && options.toLocal ? options.toLocal(authTx, minor, currency) : { minor, currency };
-  const amount = local(entry.authorizedMinor ?? entry.amountMinor ?? 0);
+  // What it took or gave back as the gateway answered (a capture answered for less than asked: what it captured).
+  const amount = local(answeredAmountOf(entry) ?? 0);
   return {
     transactionId,
     ...(entry.gatewayId ? { gatewayId: entry.gatewayId } : {}),

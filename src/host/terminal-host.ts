@@ -764,11 +764,18 @@ export class TerminalHost implements TerminalApi {
 
   /**
    * Puts the terminal out of service (an unexpected error at the process boundary, a configuration problem found
-   * at run time): customers see the out-of-service screen and no card is taken; what is in flight finishes and is
-   * journaled as usual.
+   * at run time, the journal unable to sync, an update about to install): customers see the out-of-service screen and
+   * no card is taken; what is in flight finishes and is journaled as usual. Only a restart brings it back: a service
+   * mode it interrupts is over, so that "back in service" cannot take cards again on a terminal that must not.
    */
   outOfService(reason: string): void {
+    this.stopServing(reason, undefined);
+  }
+
+  /** Out of service for `reason`: by the operator's choice (`serviceMode`, with its notice) or not (undefined). */
+  private stopServing(reason: string, serviceMode: { notice: string | undefined } | undefined): void {
     if (this.phase === 'closed') return;
+    this.serviceMode = serviceMode;
     this.outOfServiceReason = reason;
     this.phase = 'out-of-service';
     this.logger.error({ reason }, 'terminal out of service');
@@ -831,8 +838,7 @@ export class TerminalHost implements TerminalApi {
           code: 'BUSY',
           message: `not idle: ${idle.why}; service mode can go on once the terminal is idle`,
         };
-      this.serviceMode = { notice: reason };
-      this.outOfService(`service mode${reason ? `: ${reason}` : ''}`);
+      this.stopServing(`service mode${reason ? `: ${reason}` : ''}`, { notice: reason });
       return { outcome: 'ok', message: 'out of service' };
     })();
     this.audit.serviceMode({ actor, on: true, ...(reason ? { reason } : {}), ...auditedResult(result) });

@@ -97,3 +97,22 @@ describe('service mode during a meter session', () => {
     fleet.close();
   }, 30_000);
 });
+
+describe('service mode and an unexpected error', () => {
+  it('is not ended by "back in service" once an unexpected error has put the terminal out of service', async () => {
+    const h = await startModelHost(modelConfig('meter'));
+    hosts.push(h);
+    const pin = h.host.generatedOperatorPin ?? '';
+    expect(
+      await h.host.operator({ pin, action: { type: 'service', task: 'on', reason: 'Cleaning' } }),
+    ).toMatchObject({ ok: true, value: { outcome: 'ok' } });
+    // E.g. the journal could not sync its log: only a restart may bring the terminal back.
+    h.host.outOfService('the journal could not sync its log to disk');
+    expect(await h.host.operator({ pin, action: { type: 'service', task: 'off' } })).toMatchObject({
+      ok: true,
+      value: { outcome: 'failed', message: expect.stringContaining('not in service mode') as string },
+    });
+    expect(h.host.status().outOfService).toBe('the journal could not sync its log to disk');
+    expect((await h.host.send({ type: 'START' })).ok).toBe(false);
+  }, 30_000);
+});

@@ -452,7 +452,11 @@ export class TerminalHost implements TerminalApi {
       router: this.router,
       openAuthorizations: this.openAuthorizations,
       logger,
-      ready: () => this.phase === 'ready',
+      // Service mode takes no customer, but what is owed goes on (stored payments, follow-ups, entries nobody owns):
+      // it would otherwise wait on a customer's card for the end of service mode. Not while the start recovers, nor
+      // out of service for an unexpected error (the journal may refuse every write).
+      ready: () =>
+        this.phase === 'ready' || (this.phase === 'out-of-service' && this.serviceMode !== undefined),
       gatewaySeen: (online) => this.setGateway(online),
       changed: () => this.changed(),
     });
@@ -822,10 +826,10 @@ export class TerminalHost implements TerminalApi {
 
   /**
    * Service mode on, only while the terminal is idle ({@link idle}: the rule the daily restart, the update gate and
-   * the fleet's restart and configuration wait for). Out of service the machine takes no customer event and the sweep
-   * runs no follow-up: a meter session could not end, its hold would be neither captured nor released, until service
-   * mode ended. So it is refused BUSY, with what keeps the terminal busy; the operator asks again once it is idle.
-   * Recorded in the audit log whatever the outcome, whoever asked.
+   * the fleet's restart and configuration wait for). Out of service the machine takes no customer event: a meter
+   * session could not end, its hold would be neither captured nor released, until service mode ended. So it is refused
+   * BUSY, with what keeps the terminal busy; the operator asks again once it is idle. Recorded in the audit log
+   * whatever the outcome, whoever asked. In service mode the work between customers goes on (the background sweep).
    */
   private serviceModeOn(reason: string | undefined, actor: 'operator' | 'fleet'): ServiceResult {
     const result = ((): ServiceResult => {

@@ -116,3 +116,32 @@ describe('service mode and an unexpected error', () => {
     expect((await h.host.send({ type: 'START' })).ok).toBe(false);
   }, 30_000);
 });
+
+describe('the work between customers in service mode', () => {
+  it('goes on: a follow-up that falls due while the terminal is in service mode is carried out', async () => {
+    const h = await startModelHost(modelConfig('meter'));
+    hosts.push(h);
+    const pin = h.host.generatedOperatorPin ?? '';
+    expect(
+      await h.host.operator({ pin, action: { type: 'service', task: 'on', reason: 'Cleaning' } }),
+    ).toMatchObject({ ok: true, value: { outcome: 'ok' } });
+    // An obligation written meanwhile (e.g. by a void the operator makes in service mode), due at once.
+    h.host.followUps.add({
+      kind: 'reverse-authorization',
+      authorizationTransactionId: 'AUTH-IN-SERVICE-MODE',
+      gatewayId: '7000000000000000000001',
+      amountMinor: 1_200,
+      currency: 'GBP',
+      includeEmvTags: false,
+      reason: 'capture voided by the operator',
+    });
+    // The sweep runs every second: its reversal is sent (the sandbox knows no such authorization and refuses it,
+    // so the follow-up stays open and is tried again later).
+    await expect
+      .poll(() => h.host.journal.list({ limit: 10 }).filter((e) => e.service === 'reversal').length, {
+        timeout: 5_000,
+      })
+      .toBeGreaterThan(0);
+    expect(h.host.status().outOfService).toBe('service mode: Cleaning');
+  }, 30_000);
+});

@@ -149,7 +149,10 @@ export class OperatorPanel {
         this.#audit = response.records;
         break;
       case 'service':
-        this.#notice = { text: `${response.task}: ${response.message}`, error: response.outcome !== 'ok' };
+        this.#notice = {
+          text: `${response.task}: ${response.message}${response.outcome === 'refused' ? ` (${response.code})` : ''}`,
+          error: response.outcome !== 'ok',
+        };
         break;
       case 'flush-queue':
         this.#notice = {

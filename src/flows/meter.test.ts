@@ -72,6 +72,25 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
     expect(fake.netChargedMinor()).toBe(450);
   });
 
+  it('shows and prints what the gateway captured when it answers a capture for less than asked', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60);
+    fake.partialMinor.capture = 300;
+    fake.clock.increment(90 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    // 450 asked of the 1200 held, 300 captured: the gateway reversed the rest itself, so nothing else is sent.
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['preauth', 1_200],
+      ['capture', 450],
+    ]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 300 });
+    expect(fake.receipts.map((r) => r.amountMinor)).toEqual([300]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(300);
+  });
+
   it('shows what is held and what the chosen time costs before the card is presented, and in the session', async () => {
     const fake = new FakeTerminal();
     const actor = start(fake);

@@ -12,7 +12,12 @@ import {
   stayMinutesBetween,
   TariffError,
 } from './tariff.js';
-import { transactionMachine, type TransactionRequest, type TransactionResult } from './transaction.js';
+import {
+  capturedBy,
+  transactionMachine,
+  type TransactionRequest,
+  type TransactionResult,
+} from './transaction.js';
 import type { FlowClock } from './effects.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
@@ -844,17 +849,18 @@ export const meterMachine = setup({
             actions: [
               enqueueActions(({ context, event, enqueue }) => {
                 const hold = currentHold(context);
-                const amountMinor = captureShare(context);
                 const output = event.output as TransactionResult & { kind: 'approved' };
+                const capturedMinor = capturedBy(output);
                 enqueue({
                   type: 'issueReceipt',
                   params: {
                     service: 'capture',
+                    // The comments the capture was sent with (what was asked), the amount it took.
                     comments: commentsFor('capture', context.settings, {
-                      amountMinor,
+                      amountMinor: captureShare(context),
                       authorizedMinor: hold.authorizedMinor,
                     }),
-                    amountMinor,
+                    amountMinor: capturedMinor,
                     currency: context.settings.currency,
                     maskedPan: hold.maskedPan,
                     transactionId: output.transactionId,
@@ -862,13 +868,15 @@ export const meterMachine = setup({
                     atMs: context.clock.now(),
                     lines: [
                       { label: 'Parking', value: 'On-street meter' },
-                      ...dccReceiptLines(hold.dcc, amountMinor),
+                      ...dccReceiptLines(hold.dcc, capturedMinor),
                     ],
                   },
                 });
               }),
-              assign(({ context }) => ({
-                capturedMinor: context.capturedMinor + captureShare(context),
+              assign(({ context, event }) => ({
+                capturedMinor:
+                  context.capturedMinor +
+                  capturedBy(event.output as TransactionResult & { kind: 'approved' }),
                 settleIndex: context.settleIndex + 1,
               })),
             ],

@@ -43,6 +43,29 @@ describe('tap-and-go machine', () => {
     expect(fake.balanceProblems()).toEqual([]);
   });
 
+  it('shows and prints what the gateway captured at exit when it answers the capture for less than asked', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.partialMinor.capture = 450;
+    fake.clock.increment(100 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    // 600 asked of the 2000 held, 450 captured: the gateway reversed the rest itself, so nothing else is sent.
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['avr', 0],
+      ['preauth', 2_000],
+      ['capture', 600],
+    ]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
+    expect(fake.receipts.map((r) => r.amountMinor)).toEqual([450]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(450);
+  });
+
   it('asks for an incremental authorization when the fee exceeds the hold', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);

@@ -20,7 +20,7 @@ import {
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeBetween } from './tariff.js';
-import { transactionMachine, type TransactionResult } from './transaction.js';
+import { capturedBy, transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
 /**
@@ -93,7 +93,10 @@ function exitReceipt(
   capture: {
     transactionId: string;
     gatewayId?: string;
+    /** What the capture took (the gateway may take less than was asked). */
     amountMinor: number;
+    /** What the capture asked for, when it differs: the capture's comments were sent for it. */
+    askedMinor?: number;
     currency: string;
     /** The authorization's total when it was captured (increments included): the capture's comments follow it. */
     authorizedMinor: number;
@@ -103,7 +106,7 @@ function exitReceipt(
   return {
     service: 'capture',
     comments: commentsFor('capture', settings, {
-      amountMinor: capture.amountMinor,
+      amountMinor: capture.askedMinor ?? capture.amountMinor,
       authorizedMinor: capture.authorizedMinor,
     }),
     amountMinor: capture.amountMinor,
@@ -633,7 +636,7 @@ export const tapAndGoMachine = setup({
               enqueueActions(({ context, event, enqueue }) => {
                 const hold = requireHold(context);
                 const output = event.output as TransactionResult & { kind: 'approved' };
-                const amountMinor = captureAmount(context);
+                const amountMinor = capturedBy(output);
                 // The host has closed the hold already, in the transaction of the capture's outcome (a crash between
                 // that outcome and this action must not leave a captured hold open); closing it again changes nothing.
                 enqueue({ type: 'closeHold', params: { hold, resolution: 'captured' } });
@@ -643,14 +646,16 @@ export const tapAndGoMachine = setup({
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
                     amountMinor,
+                    // The comments the capture was sent with follow what was asked, the receipt the amount it took.
+                    askedMinor: captureAmount(context),
                     currency: context.settings.currency,
                     authorizedMinor: hold.authorizedMinor,
                     atMs: context.clock.now(),
                   }),
                 });
               }),
-              assign(({ context }) => ({
-                amountMinor: captureAmount(context),
+              assign(({ event }) => ({
+                amountMinor: capturedBy(event.output as TransactionResult & { kind: 'approved' }),
                 message: { key: 'tapAndGo.exitPaid' },
               })),
             ],

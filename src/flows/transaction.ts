@@ -87,6 +87,16 @@ export type TransactionResult =
    */
   | { kind: 'card-error'; code: string; card?: CardSummary };
 
+/**
+ * What an approved capture took: the amount its answer states (the host reports it in the local currency; spec 001,
+ * capture answer `orderInformation.amountDetails.totalAmount`), which a gateway may make less than was asked. The
+ * rest of the authorization the gateway reverses itself (spec 001: a capture below the authorization triggers an
+ * automatic partial reversal), so nothing more is sent for it. Receipts and result screens show this amount.
+ */
+export function capturedBy(output: TransactionResult & { kind: 'approved' }): number {
+  return output.authorizedMinor;
+}
+
 interface TransactionContext {
   settings: FlowSettings;
   request: TransactionRequest;

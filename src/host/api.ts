@@ -515,6 +515,17 @@ export interface AuditEntry {
 
 export type ServiceTask = 'on' | 'off' | 'reader-self-test' | 'test-print' | 'reprint' | 'rerun-recovery';
 
+/**
+ * What a service task did: done (`ok`); `refused` with a stable code when the terminal may not do it now — `BUSY`:
+ * service mode goes on only while the terminal is idle (no customer session, no open authorization, no journal entry
+ * in flight or unknown, recovery not running: the one rule of src/host/idle.ts), and `message` says what keeps it
+ * busy; `failed` otherwise, with `message` saying why.
+ */
+export type ServiceResult =
+  | { outcome: 'ok'; message: string }
+  | { outcome: 'refused'; code: 'BUSY'; message: string }
+  | { outcome: 'failed'; message: string };
+
 export interface OperatorRequest {
   pin: string;
   action: OperatorAction;
@@ -536,7 +547,7 @@ export interface TransactionSummary {
 
 export type OperatorResponse =
   | { type: 'status'; status: OperatorStatus }
-  | { type: 'service'; task: ServiceTask; outcome: 'ok' | 'failed'; message: string }
+  | ({ type: 'service'; task: ServiceTask } & ServiceResult)
   | { type: 'audit'; records: AuditEntry[]; csv?: string }
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**

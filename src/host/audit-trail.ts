@@ -105,13 +105,27 @@ export class AuditTrail {
     });
   }
 
-  /** Service mode turned on (out of service, with the reason customers are shown) or off. */
-  serviceMode(change: { actor: AuditActor; on: boolean; reason?: string }): AuditRecord | undefined {
+  /**
+   * Service mode turned on (out of service, with the reason customers are shown) or off — or asked for and refused
+   * (`code` BUSY: the terminal was not idle) or failed, with the message the asker was given.
+   */
+  serviceMode(change: {
+    actor: AuditActor;
+    on: boolean;
+    reason?: string;
+    result?: 'ok' | 'refused' | 'failed';
+    code?: string;
+    message?: string;
+  }): AuditRecord | undefined {
     return this.record({
       actor: change.actor,
       action: change.on ? 'service-mode-on' : 'service-mode-off',
-      result: 'ok',
-      details: change.reason !== undefined ? { reason: change.reason } : {},
+      result: change.result ?? 'ok',
+      ...(change.code !== undefined ? { code: change.code } : {}),
+      details: {
+        ...(change.reason !== undefined ? { reason: change.reason } : {}),
+        ...(change.message !== undefined ? { message: change.message } : {}),
+      },
     });
   }
 

@@ -32,7 +32,10 @@ export class BackgroundWork {
       router: PaymentRouter;
       openAuthorizations: OpenAuthorizations;
       logger: Logger;
-      /** Whether the terminal is ready (no sweep while it starts or recovers). */
+      /**
+       * Whether the work may run: the terminal takes cards, or is in service mode (no sweep while it starts or
+       * recovers, nor out of service for an unexpected error).
+       */
       ready: () => boolean;
       /** The gateway answered a forward (online) or could not be reached. */
       gatewaySeen: (online: boolean) => void;

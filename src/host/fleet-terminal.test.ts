@@ -63,10 +63,11 @@ describe('the terminal under the fleet', () => {
       host.audit
         .list()
         .filter((r) => r.action.startsWith('service-mode'))
-        .map((r) => [r.action, r.actor]),
+        .map((r) => [r.action, r.actor, r.result]),
     ).toEqual([
-      ['service-mode-on', 'fleet'],
-      ['service-mode-off', 'fleet'],
+      ['service-mode-on', 'fleet', 'ok'],
+      ['service-mode-on', 'fleet', 'failed'],
+      ['service-mode-off', 'fleet', 'ok'],
     ]);
     fleet.close();
   });

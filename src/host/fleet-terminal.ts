@@ -18,8 +18,9 @@ import {
 } from '../fleet/index.js';
 import { ConfigurationState, FleetCommandLog, type AuditQuery } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { NO_CUSTOMER_SCREENS, type OperatorStatus, type RecoveryItem } from './api.js';
+import type { OperatorStatus, RecoveryItem, ServiceResult } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
+import type { IdleVerdict } from './idle.js';
 import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
 
@@ -72,23 +73,6 @@ function notInServiceOf(status: OperatorStatus): string | undefined {
 }
 
 /**
- * Idle, from a health reading: no customer session, no open authorization, no journal entry unknown or in flight,
- * recovery not running. The one definition behind the fleet's restart and configuration, the daily restart and the
- * update gate (src/host/update-gate.ts).
- */
-export function idleOf(
-  h: Pick<TerminalHealth, 'customerSession' | 'openAuthorizations' | 'journal'>,
-  recoveryRunning: boolean,
-): { idle: true } | { idle: false; why: string } {
-  if (h.customerSession) return { idle: false, why: 'a customer session is in progress' };
-  if (h.openAuthorizations > 0) return { idle: false, why: `${h.openAuthorizations} authorization(s) open` };
-  if (h.journal.unknown > 0 || h.journal.inFlight > 0)
-    return { idle: false, why: 'journal entries are in flight or of unknown outcome' };
-  if (recoveryRunning) return { idle: false, why: 'recovery is running' };
-  return { idle: true };
-}
-
-/**
  * The terminal as the fleet link sees it (src/fleet/terminal.ts): the heartbeat read from the operator status the
  * status bar shows (nothing computed twice), events from its changes, command ids in the journal database
  * (migration 0011), and the commands carried out through the host's own paths — service mode, the offline queue's
@@ -100,7 +84,6 @@ export class HostFleetTerminal implements FleetTerminal {
   private readonly commands: FleetCommandLog;
   private readonly version = appVersion();
   private readonly now: () => Date;
-  private screen = 'starting';
   private readonly listeners = new Set<(event: FleetEvent) => void>();
   private readonly stopWatching: () => void;
   private last: { outOfService: string | undefined; declined: number; seen: WeakSet<RecoveryItem> };
@@ -119,13 +102,7 @@ export class HostFleetTerminal implements FleetTerminal {
       declined: status.offline.declinedAfterForward,
       seen: new WeakSet(status.recovery.resolved),
     };
-    void host.snapshot().then((r) => {
-      if (r.ok) this.screen = r.value.customer.screen;
-    });
-    this.stopWatching = host.subscribe((snapshot) => {
-      this.screen = snapshot.customer.screen;
-      this.changed(snapshot.status);
-    });
+    this.stopWatching = host.subscribe((snapshot) => this.changed(snapshot.status));
   }
 
   /** Events from a change of the operator status: service, declines after forwarding, what recovery resolved. */
@@ -160,12 +137,6 @@ export class HostFleetTerminal implements FleetTerminal {
     return () => this.listeners.delete(listener);
   }
 
-  private openAuthorizations(): number {
-    return (
-      this.host.holds.size + this.host.watchedAuthorizations().length + this.host.followUps.open().length
-    );
-  }
-
   private diskFreeMegabytes(): number | null {
     try {
       const fs = statfsSync(dirname(resolve(this.options.cwd, this.host.config.journal.path)));
@@ -184,7 +155,7 @@ export class HostFleetTerminal implements FleetTerminal {
       model: s.model,
       inService: notInService === undefined,
       ...(notInService !== undefined ? { outOfService: notInService } : {}),
-      customerSession: !NO_CUSTOMER_SCREENS.has(this.screen),
+      customerSession: this.host.customerSession(),
       reader: {
         kind: s.reader.kind,
         health: s.reader.health,
@@ -202,18 +173,18 @@ export class HostFleetTerminal implements FleetTerminal {
         oldestAgeSeconds: s.offline.oldestAgeSeconds,
         declinedAfterForward: s.offline.declinedAfterForward,
       },
-      openAuthorizations: this.openAuthorizations(),
+      openAuthorizations: this.host.openAuthorizationCount(),
       journal: { unknown: counts.unknown, inFlight: counts.inFlight },
       diskFreeMegabytes: this.diskFreeMegabytes(),
     };
   }
 
   /**
-   * Idle: no customer session, no open authorization, no journal entry unknown or in flight, recovery not running.
-   * Only an idle terminal takes a new configuration or restarts.
+   * Idle: no customer session, no open authorization, no journal entry unknown or in flight, recovery not running
+   * (the host's one rule, `TerminalHost.idle`). Only an idle terminal takes a new configuration or restarts.
    */
-  idle(): { idle: true } | { idle: false; why: string } {
-    return idleOf(this.health(), this.host.status().recovery.running);
+  idle(): IdleVerdict {
+    return this.host.idle();
   }
 
   claimCommand(input: { id: string; command: string; expiresAtMs: number }) {
@@ -272,10 +243,16 @@ export class HostFleetTerminal implements FleetTerminal {
     }
   }
 
-  private serviceOutcome(done: { outcome: 'ok' | 'failed'; message: string }): CommandOutcome {
-    return done.outcome === 'ok'
-      ? { ok: true, message: done.message }
-      : { ok: false, code: 'NOT_ALLOWED', message: done.message };
+  /** A service task's result as the fleet's reply: refused with its code (BUSY: not idle), NOT_ALLOWED if it failed. */
+  private serviceOutcome(done: ServiceResult): CommandOutcome {
+    switch (done.outcome) {
+      case 'ok':
+        return { ok: true, message: done.message };
+      case 'refused':
+        return { ok: false, code: done.code, message: done.message };
+      case 'failed':
+        return { ok: false, code: 'NOT_ALLOWED', message: done.message };
+    }
   }
 
   private auditLog(args: Record<string, unknown>): CommandOutcome {

@@ -10,6 +10,7 @@ import {
   type OriginalTransaction,
 } from '../flows/index.js';
 import {
+  answeredAmountOf,
   AUDIT_LIST_MAX,
   AuditStore,
   authorizationTransactionOf,
@@ -28,6 +29,7 @@ import type {
   OperatorResponse,
   OperatorStatus,
   Result,
+  ServiceResult,
   ServiceTask,
   TransactionSummary,
 } from './api.js';
@@ -146,7 +148,8 @@ export function findTransaction(
   const authTx = service === 'credit' ? undefined : authorizationTransactionOf(journal, transactionId);
   const local = (minor: number): { minor: number; currency: string } =>
     authTx !== undefined && options.toLocal ? options.toLocal(authTx, minor, currency) : { minor, currency };
-  const amount = local(entry.authorizedMinor ?? entry.amountMinor ?? 0);
+  // What it took or gave back as the gateway answered (a capture answered for less than asked: what it captured).
+  const amount = local(answeredAmountOf(entry) ?? 0);
   return {
     transactionId,
     ...(entry.gatewayId ? { gatewayId: entry.gatewayId } : {}),
@@ -168,15 +171,13 @@ export function findTransaction(
  * check that fails, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and queue flush is recorded in
  * the audit log (a link's change and an alternative-method refund by the desk that makes it); never the PIN.
  */
-/** How each service-mode task is named in the audit log. */
+/** How each service task is named in the audit log (service mode on and off: the host's `AuditTrail.serviceMode`). */
 const SERVICE_AUDIT_ACTION = {
-  on: 'service-mode-on',
-  off: 'service-mode-off',
   'reader-self-test': 'reader-self-test',
   'test-print': 'test-print',
   reprint: 'reprint',
   'rerun-recovery': 'recovery',
-} as const satisfies Record<ServiceTask, string>;
+} as const satisfies Record<Exclude<ServiceTask, 'on' | 'off'>, string>;
 
 export class OperatorDesk {
   /** The audit log the desk records in (given, or over the desk's journal). */
@@ -207,7 +208,7 @@ export class OperatorDesk {
       /** The operator status bar's figures (never on a customer screen: only through here, with the PIN). */
       status: () => OperatorStatus;
       /** Carries out a service-mode task (src/host/terminal-host.ts); never throws. */
-      service: (task: ServiceTask, reason?: string) => Promise<{ outcome: 'ok' | 'failed'; message: string }>;
+      service: (task: ServiceTask, reason?: string) => Promise<ServiceResult>;
       /** Where operator actions are recorded; default: the audit log of `journal`. */
       audit?: AuditTrail;
       /** The terminal's payment links (they record the operator's changes in the audit log themselves). */
@@ -284,12 +285,14 @@ export class OperatorDesk {
         return this.auditView(a);
       case 'service': {
         const done = await this.deps.service(a.task, a.reason);
-        this.audit.record({
-          actor: 'operator',
-          action: SERVICE_AUDIT_ACTION[a.task],
-          result: done.outcome === 'ok' ? 'ok' : 'failed',
-          details: { message: done.message, ...(a.reason !== undefined ? { reason: a.reason } : {}) },
-        });
+        // Service mode on and off are recorded by the host, once, whoever asks (operator mode or the fleet).
+        if (a.task !== 'on' && a.task !== 'off')
+          this.audit.record({
+            actor: 'operator',
+            action: SERVICE_AUDIT_ACTION[a.task],
+            result: done.outcome,
+            details: { message: done.message },
+          });
         return ok({ type: 'service', task: a.task, ...done });
       }
       case 'links':

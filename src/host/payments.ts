@@ -13,6 +13,7 @@ import type {
 } from '../gateway/services/types.js';
 import {
   ABANDONED,
+  answeredAmountOf,
   authorizationTransactionOf,
   authorizedTotalOf,
   LIVE_FAILPOINTS,
@@ -415,8 +416,7 @@ export class PaymentService {
       return fields;
     const { journal } = this.deps;
     const paid = journal.findByTransactionId(paidTx);
-    const paidMinor =
-      paid?.service === 'capture' ? paid.amountMinor : (paid?.authorizedMinor ?? paid?.amountMinor);
+    const paidMinor = paid && answeredAmountOf(paid);
     if (paid?.state !== 'approved' || paid.currency !== fields.billingCurrency || paidMinor === undefined)
       return fields;
     const remaining = Math.max(0, paidMinor - refundedTotalOf(journal, paidTx));
@@ -504,7 +504,7 @@ export class PaymentService {
       entryId,
       prepared,
       sent,
-      outcome: this.toSubmitOutcome(request, sent, transactionId),
+      outcome: this.toSubmitOutcome(request, prepared, sent, transactionId),
       unreachable: sent.kind === 'not-sent' && UNREACHABLE_CODES.has(sent.reason ?? ''),
       // An abort before the outcome's write has it journaled unknown (the sender's `abandoned`): approved here, the
       // abort came after that write.
@@ -531,19 +531,24 @@ export class PaymentService {
 
   private toSubmitOutcome(
     request: FlowRequest,
+    prepared: PreparedRequest,
     outcome: TransmitOutcome,
     transactionId: string,
   ): SubmitOutcome {
     switch (outcome.kind) {
       case 'approved': {
         // An increment's outcome is the authorization's new total, as the journal (which holds the answer by now)
-        // counts it. Otherwise: the machines count in the local currency; family A answers a converted request in
-        // the billing currency.
+        // counts it. Otherwise the amount the answer states (a capture's: what it captured, which may be less than
+        // asked), in the local currency the machines count in: what was asked when the gateway took all of it; else
+        // converted back — family A answers a converted request in the billing currency.
         const family = this.deps.config.dcc.processorFamily;
+        const answered = outcome.authorizedMinor ?? outcome.amountMinor;
         const authorizedMinor =
           request.service === 'incremental' && request.original
             ? (this.authorizedTotal(request.original.transactionId) ?? outcome.authorizedMinor)
-            : localAmountOf(outcome.authorizedMinor ?? outcome.amountMinor, request, family);
+            : answered !== undefined && answered === prepared.amountMinor
+              ? request.amountMinor
+              : localAmountOf(answered, request, family);
         return {
           kind: 'approved',
           transactionId,

@@ -57,6 +57,7 @@ import {
   type OperatorRequest,
   type OperatorResponse,
   type OperatorStatus,
+  type ServiceResult,
   type ServiceTask,
   type Result,
   type TerminalApi,
@@ -70,6 +71,7 @@ import { createFlowActor, type FlowRuntime } from './flow-runtime.js';
 import { journalFollowOnStore } from './follow-on-store.js';
 import { gatewayAuthFromConfig, gatewayTransmitter } from './gateway-adapters.js';
 import { HoldWatch } from './hold-watch.js';
+import { idleOf, type IdleVerdict } from './idle.js';
 import { loadOrCreateSecret } from './keys.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { OperatorDesk } from './operator-desk.js';
@@ -152,6 +154,22 @@ async function release(opened: Opened, logger: Logger): Promise<void> {
     } catch (err) {
       logger.warn({ err, what }, 'could not release');
     }
+  }
+}
+
+/** How a service-mode outcome is recorded in the audit log: its result, the refusal's code, the message given. */
+function auditedResult(result: ServiceResult): {
+  result: ServiceResult['outcome'];
+  code?: string;
+  message?: string;
+} {
+  switch (result.outcome) {
+    case 'ok':
+      return { result: 'ok' };
+    case 'refused':
+      return { result: 'refused', code: result.code, message: result.message };
+    case 'failed':
+      return { result: 'failed', message: result.message };
   }
 }
 
@@ -444,7 +462,11 @@ export class TerminalHost implements TerminalApi {
       router: this.router,
       openAuthorizations: this.openAuthorizations,
       logger,
-      ready: () => this.phase === 'ready',
+      // Service mode takes no customer, but what is owed goes on (stored payments, follow-ups, entries nobody owns):
+      // it would otherwise wait on a customer's card for the end of service mode. Not while the start recovers, nor
+      // out of service for an unexpected error (the journal may refuse every write).
+      ready: () =>
+        this.phase === 'ready' || (this.phase === 'out-of-service' && this.serviceMode !== undefined),
       gatewaySeen: (online) => this.setGateway(online),
       changed: () => this.changed(),
     });
@@ -756,11 +778,18 @@ export class TerminalHost implements TerminalApi {
 
   /**
    * Puts the terminal out of service (an unexpected error at the process boundary, a configuration problem found
-   * at run time): customers see the out-of-service screen and no card is taken; what is in flight finishes and is
-   * journaled as usual.
+   * at run time, the journal unable to sync, an update about to install): customers see the out-of-service screen and
+   * no card is taken; what is in flight finishes and is journaled as usual. Only a restart brings it back: a service
+   * mode it interrupts is over, so that "back in service" cannot take cards again on a terminal that must not.
    */
   outOfService(reason: string): void {
+    this.stopServing(reason, undefined);
+  }
+
+  /** Out of service for `reason`: by the operator's choice (`serviceMode`, with its notice) or not (undefined). */
+  private stopServing(reason: string, serviceMode: { notice: string | undefined } | undefined): void {
     if (this.phase === 'closed') return;
+    this.serviceMode = serviceMode;
     this.outOfServiceReason = reason;
     this.phase = 'out-of-service';
     this.logger.error({ reason }, 'terminal out of service');
@@ -768,37 +797,23 @@ export class TerminalHost implements TerminalApi {
   }
 
   /**
-   * Service mode, from operator mode: out of service with the notice customers read (what is in flight finishes as
-   * usual), back in service (only out of a service mode the operator chose: an unexpected error needs a restart), a
-   * reader self-test, a test receipt, the last receipt again, recovery of the journal run again now.
+   * A service task, from operator mode or the fleet: service mode on — out of service with the notice customers read
+   * (what is in flight finishes as usual) — only while the terminal is idle ({@link serviceModeOn}); back in service
+   * (only out of a service mode the operator chose: an unexpected error needs a restart); a reader self-test, a test
+   * receipt, the last receipt again, recovery of the journal run again now.
    */
   async service(
     task: ServiceTask,
     reason?: string,
     /** Who asks: the operator behind the PIN, or the fleet (a signed command, src/host/fleet-terminal.ts). */
     actor: 'operator' | 'fleet' = 'operator',
-  ): Promise<{ outcome: 'ok' | 'failed'; message: string }> {
-    const failed = (message: string): { outcome: 'failed'; message: string } => ({
-      outcome: 'failed',
-      message,
-    });
+  ): Promise<ServiceResult> {
     try {
       switch (task) {
         case 'on':
-          if (this.phase !== 'ready') return failed(`the terminal is ${this.phase}`);
-          this.serviceMode = { notice: reason };
-          this.outOfService(`service mode${reason ? `: ${reason}` : ''}`);
-          this.audit.serviceMode({ actor, on: true, ...(reason ? { reason } : {}) });
-          return { outcome: 'ok', message: 'out of service' };
+          return this.serviceModeOn(reason, actor);
         case 'off':
-          if (this.phase !== 'out-of-service' || !this.serviceMode)
-            return failed('not in service mode (an unexpected error needs a restart)');
-          this.serviceMode = undefined;
-          this.outOfServiceReason = undefined;
-          this.phase = 'ready';
-          this.audit.serviceMode({ actor, on: false });
-          this.changed();
-          return { outcome: 'ok', message: 'back in service' };
+          return this.serviceModeOff(actor);
         case 'reader-self-test': {
           const firmware = await this.reader.firmwareVersion();
           return { outcome: 'ok', message: `reader ${this.reader.health}, firmware ${firmware}` };
@@ -815,8 +830,77 @@ export class TerminalHost implements TerminalApi {
         }
       }
     } catch (e) {
-      return failed(e instanceof Error ? e.message : String(e));
+      return { outcome: 'failed', message: e instanceof Error ? e.message : String(e) };
     }
+  }
+
+  /**
+   * Service mode on, only while the terminal is idle ({@link idle}: the rule the daily restart, the update gate and
+   * the fleet's restart and configuration wait for). Out of service the machine takes no customer event: a meter
+   * session could not end, its hold would be neither captured nor released, until service mode ended. So it is refused
+   * BUSY, with what keeps the terminal busy; the operator asks again once it is idle. Recorded in the audit log
+   * whatever the outcome, whoever asked. In service mode the work between customers goes on (the background sweep).
+   */
+  private serviceModeOn(reason: string | undefined, actor: 'operator' | 'fleet'): ServiceResult {
+    const result = ((): ServiceResult => {
+      if (this.phase !== 'ready') return { outcome: 'failed', message: `the terminal is ${this.phase}` };
+      // Checked and switched in one turn of the event loop: no customer can start in between.
+      const idle = this.idle();
+      if (!idle.idle)
+        return {
+          outcome: 'refused',
+          code: 'BUSY',
+          message: `not idle: ${idle.why}; service mode can go on once the terminal is idle`,
+        };
+      this.stopServing(`service mode${reason ? `: ${reason}` : ''}`, { notice: reason });
+      return { outcome: 'ok', message: 'out of service' };
+    })();
+    this.audit.serviceMode({ actor, on: true, ...(reason ? { reason } : {}), ...auditedResult(result) });
+    return result;
+  }
+
+  private serviceModeOff(actor: 'operator' | 'fleet'): ServiceResult {
+    const result = ((): ServiceResult => {
+      if (this.phase !== 'out-of-service' || !this.serviceMode)
+        return { outcome: 'failed', message: 'not in service mode (an unexpected error needs a restart)' };
+      this.serviceMode = undefined;
+      this.outOfServiceReason = undefined;
+      this.phase = 'ready';
+      this.changed();
+      return { outcome: 'ok', message: 'back in service' };
+    })();
+    this.audit.serviceMode({ actor, on: false, ...auditedResult(result) });
+    return result;
+  }
+
+  /** Whether a customer is at the terminal: the screen shown is a customer's (not one of NO_CUSTOMER_SCREENS). */
+  customerSession(): boolean {
+    return this.lastScreen !== undefined && !NO_CUSTOMER_SCREENS.has(this.lastScreen);
+  }
+
+  /**
+   * Authorizations held on a customer's card that no customer session settles: open tap-and-go holds, meter
+   * pre-authorizations whose reversal at the end of the capture window is scheduled, open follow-ups.
+   */
+  openAuthorizationCount(): number {
+    return this.holds.size + this.watchedAuthorizations().length + this.followUps.open().length;
+  }
+
+  /**
+   * Idle, by the one rule (src/host/idle.ts): no customer session, no open authorization, no journal entry unknown or
+   * in flight, recovery not running. What the fleet's heartbeat reports, and what the daily restart, the update gate,
+   * the fleet's restart and configuration, and service mode wait for.
+   */
+  idle(): IdleVerdict {
+    const counts = this.journal.counts();
+    return idleOf(
+      {
+        customerSession: this.customerSession(),
+        openAuthorizations: this.openAuthorizationCount(),
+        journal: { unknown: counts.unknown, inFlight: counts.inFlight },
+      },
+      this.phase === 'recovering',
+    );
   }
 
   /** An authorization was reversed: a tap-and-go hold on it is over, its follow-ups are done, its data wiped. */

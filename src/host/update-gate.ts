@@ -1,7 +1,7 @@
 import type { TerminalHealth } from '../fleet/index.js';
 import { inMaintenanceWindow } from '../fleet/index.js';
 import type { MaintenanceWindow } from './daily-restart.js';
-import { idleOf } from './fleet-terminal.js';
+import { idleOf } from './idle.js';
 
 /** What the gate reads: the fleet heartbeat's health (one reading of the terminal, nothing computed twice). */
 export interface UpdateGateInput {

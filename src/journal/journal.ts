@@ -102,7 +102,11 @@ export interface JournalEntry {
   /** Gateway `status` from the answer, e.g. AUTHORIZED, DECLINED, REVERSED. */
   readonly status?: string;
   readonly httpStatus?: number;
-  /** Authorized amount in minor units from the answer (incremental: the new total). */
+  /**
+   * The amount the answer states, minor units: an authorization's authorized amount (incremental: the new total); for
+   * any other service the amount it processed when the answer says (a capture's captured amount, a refund's refunded
+   * amount, a reversal's reversed amount). See {@link answeredAmountOf}.
+   */
   readonly authorizedMinor?: number;
   /** Decline or rejection reason, or what made the outcome unknown. */
   readonly reason?: string;
@@ -127,7 +131,7 @@ export interface RecordedOutcome {
   gatewayId?: string;
   status?: string;
   httpStatus?: number;
-  /** Minor units. */
+  /** Minor units: the amount the answer states (see {@link JournalEntry.authorizedMinor}). */
   authorizedMinor?: number;
   reason?: string;
 }
@@ -1384,6 +1388,17 @@ export function authorizedTotalOf(
 }
 
 /**
+ * What a payment took, or a refund or credit gave back, in the journal's minor units: the amount the gateway's answer
+ * states — a sale's authorized amount, a capture's captured amount (a gateway may capture less than it was asked:
+ * spec 001, the capture answer's `orderInformation.amountDetails.totalAmount`), a refund's refunded amount — or, when
+ * the answer stated none or has not come, the amount requested. Operator mode's amounts and what is left to refund,
+ * and the refunds a payment has had, are counted with it.
+ */
+export function answeredAmountOf(e: JournalEntry): number | undefined {
+  return e.authorizedMinor ?? e.amountMinor;
+}
+
+/**
  * Whether an entry left in flight was resolved as standing at the gateway: recovery's timeout void of it was refused
  * `NOT_VOIDABLE` (src/journal/recovery.ts), so the gateway holds it and it can no longer be voided — the money it
  * moved stays moved (a sale or capture: paid; a refund: refunded) until the operator undoes it otherwise.
@@ -1443,7 +1458,7 @@ export function refundedTotalOf(journal: SqliteJournal, paymentTransactionId: st
   return journal
     .referencing(paymentTransactionId)
     .filter((e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && mayStand(e))
-    .reduce((sum, e) => sum + (e.amountMinor ?? 0), 0);
+    .reduce((sum, e) => sum + (answeredAmountOf(e) ?? 0), 0);
 }
 
 /**

@@ -1,4 +1,5 @@
 import { describe, expect, it } from 'vitest';
+import { answeredAmountOf, refundedTotalOf } from './journal.js';
 import { TimeoutRecovery } from './recovery.js';
 import { ABANDONED, JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 import { memoryJournals } from './testing/entries.js';
@@ -48,6 +49,44 @@ describe('the journaled sender', () => {
     expect(entry).toMatchObject({ state: 'approved', gatewayId: 'G1' });
     expect(entry.sentAt).toBeDefined();
     expect(Date.parse(entry.sentAt!)).toBeLessThanOrEqual(Date.parse(entry.outcomeAt!));
+  });
+
+  it('journals the amount a capture answered for less than asked took, and what a refund of it may still take', async () => {
+    const j = journal();
+    const sender = new JournaledSender(j, {
+      transmit: () =>
+        Promise.resolve({
+          kind: 'approved',
+          gatewayId: 'G3',
+          status: 'PENDING',
+          httpStatus: 201,
+          amountMinor: 400,
+        }),
+    });
+    const { entry } = await sender.send({
+      ...sale('C1'),
+      service: 'capture',
+      path: '/pts/v2/payments/A1/captures',
+      comments: 'Parking Capture Less Than Auth',
+      referencedTransactionId: 'A1',
+    });
+    expect(entry).toMatchObject({ state: 'approved', amountMinor: 600, authorizedMinor: 400 });
+    expect(answeredAmountOf(entry)).toBe(400);
+    // A refund not answered yet counts what it asked for; one answered, what the answer says it refunded.
+    const refund = j.begin({
+      ...sale('R1'),
+      service: 'refund-capture',
+      referencedTransactionId: 'C1',
+      amountMinor: 300,
+    });
+    expect(refundedTotalOf(j, 'C1')).toBe(300);
+    j.recordOutcome(refund.id, {
+      state: 'approved',
+      gatewayId: 'G4',
+      status: 'PENDING',
+      authorizedMinor: 250,
+    });
+    expect(refundedTotalOf(j, 'C1')).toBe(250);
   });
 
   it('sends for the outcome alone: the same two durable writes, the entry not read back', async () => {

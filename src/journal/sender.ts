@@ -408,14 +408,18 @@ export function entryOf(request: OutgoingRequest, options: SendOptions & { sentA
   };
 }
 
-/** The journal's record of an outcome. */
+/**
+ * The journal's record of an outcome. The amount is the one the answer states: an authorization's authorized amount
+ * (an increment: the new total), otherwise the amount it processed — a capture's captured amount, which a gateway may
+ * make less than was asked (spec 001, the capture answer's `orderInformation.amountDetails.totalAmount`).
+ */
 function recorded(o: SendOutcome): RecordedOutcome {
   return {
     state: o.kind,
     gatewayId: o.gatewayId,
     status: o.status,
     httpStatus: o.httpStatus,
-    authorizedMinor: o.authorizedMinor,
+    authorizedMinor: o.authorizedMinor ?? o.amountMinor,
     reason: o.reason ?? o.error?.code,
   };
 }

@@ -258,17 +258,20 @@ export class FakeTerminal implements FlowEffects {
           return 'capture of no open auth';
         if (r.amountMinor > auth.authorizedMinor) return 'capture above authorized';
         if (r.amountMinor <= 0) return 'capture of nothing';
-        auth.capturedMinor = r.amountMinor;
+        // A gateway may capture less than it was asked (`partialMinor.capture`); what it did not capture of the
+        // authorization it reverses itself (spec 001: a capture below the authorization).
+        const captured = Math.min(this.partialMinor.capture ?? r.amountMinor, r.amountMinor);
+        auth.capturedMinor = captured;
         this.settled.set(gatewayId, {
           service: 'capture',
           transactionId,
           gatewayId,
-          amountMinor: r.amountMinor,
+          amountMinor: captured,
           refundedMinor: 0,
           voided: false,
           authGatewayId,
         });
-        return { authorizedMinor: r.amountMinor, partial: false };
+        return { authorizedMinor: captured, partial: false };
       }
       case 'sale':
       case 'credit': {

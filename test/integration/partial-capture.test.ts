@@ -1,0 +1,168 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { createServer, request as httpRequest, type Server } from 'node:http';
+import type { AddressInfo } from 'node:net';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+
+/*
+ * A capture the gateway answers for less than it was asked (spec 001: the capture answer states its amount in
+ * `orderInformation.amountDetails.totalAmount`; a capture below the authorization makes the gateway reverse the rest
+ * itself). The sandbox always captures what it is asked, so a proxy in front of a standalone sandbox rewrites the
+ * first capture's answer to 2.00 of the 3.00 the meter asked; every other answer is left as it is. The terminal must
+ * take the answer's amount as what was paid — the customer's receipt and screen, the journal and the operator's
+ * listing and refunds — and send nothing for the rest of the hold.
+ */
+
+let sandbox: Sandbox;
+let proxy: Server;
+let proxyUrl: string;
+let dir: string;
+const hosts: TerminalHost[] = [];
+
+const CAPTURE_PATH = /^\/pts\/v2\/payments\/[^/]+\/captures$/;
+
+/** Forwards every request as it is (its Host header too: the signature covers it); rewrites one capture's answer. */
+function startProxy(target: string, capturedAmount: string): Promise<void> {
+  const to = new URL(target);
+  let rewritten = false;
+  proxy = createServer((req, res) => {
+    const chunks: Buffer[] = [];
+    req.on('data', (c: Buffer) => chunks.push(c));
+    req.on('end', () => {
+      const out = httpRequest(
+        { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
+        (answer) => {
+          const body: Buffer[] = [];
+          answer.on('data', (c: Buffer) => body.push(c));
+          answer.on('end', () => {
+            let bytes = Buffer.concat(body);
+            if (!rewritten && req.method === 'POST' && CAPTURE_PATH.test(req.url ?? '')) {
+              const json = JSON.parse(bytes.toString('utf8')) as {
+                status?: string;
+                orderInformation?: { amountDetails?: { totalAmount?: string } };
+              };
+              if (json.status === 'PENDING' && json.orderInformation?.amountDetails) {
+                rewritten = true;
+                json.orderInformation.amountDetails.totalAmount = capturedAmount;
+                bytes = Buffer.from(JSON.stringify(json));
+              }
+            }
+            const headers = { ...answer.headers, 'content-length': String(bytes.length) };
+            delete headers['transfer-encoding'];
+            res.writeHead(answer.statusCode ?? 502, headers);
+            res.end(bytes);
+          });
+        },
+      );
+      out.on('error', () => res.destroy());
+      out.end(Buffer.concat(chunks));
+    });
+  });
+  return new Promise((resolve) =>
+    proxy.listen(0, '127.0.0.1', () => {
+      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
+      resolve();
+    }),
+  );
+}
+
+beforeEach(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  await startProxy(sandbox.url, '2.00');
+  dir = mkdtempSync(join(tmpdir(), 'pt-partial-capture-'));
+});
+
+afterEach(async () => {
+  while (hosts.length > 0) await hosts.pop()?.close();
+  await new Promise((resolve) => proxy.close(resolve));
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function send(h: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await h.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+}
+
+async function screen(h: TerminalHost, screens: string[]): Promise<TerminalSnapshot> {
+  for (;;) {
+    const r = await h.snapshot();
+    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
+    await new Promise((res) => setTimeout(res, 20));
+  }
+}
+
+describe('a meter capture the gateway answers for less than asked', () => {
+  it('is recorded, shown, printed, listed and refunded for the amount captured, and nothing is sent for the rest', async () => {
+    const parking = { nowMs: Date.UTC(2030, 0, 15, 9, 0, 0) };
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'meter' },
+        reader: { sim: { presentDelayMs: 20 } },
+        journal: { path: 'journal.db', resolutionRetryMs: 100 },
+      }),
+      {
+        logger: silentLogger(),
+        cwd: dir,
+        gatewayUrlOverride: proxyUrl,
+        parkingClock: { now: () => parking.nowMs },
+      },
+    );
+    hosts.push(host);
+    await screen(host, ['idle']);
+    await send(host, { type: 'START' });
+    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await send(host, { type: 'CONFIRM' });
+    await screen(host, ['session']);
+    // 45 minutes at 1.50 per started 30 minutes: 3.00 asked of the 12.00 held; the gateway answers 2.00 captured.
+    parking.nowMs += 45 * 60_000;
+    await send(host, { type: 'END_SESSION' });
+    const ended = await screen(host, ['approved', 'declined', 'error']);
+    expect(ended.customer.screen).toBe('approved');
+    expect(ended.customer.amount?.minor).toBe(200);
+    const printed = ended.customer.receipt?.lines.map((l) => l.value).join('\n') ?? '';
+    expect(printed).toContain('2.00');
+    expect(printed).not.toContain('3.00');
+
+    const capture = host.journal.list({ limit: 10 }).find((e) => e.service === 'capture');
+    expect(capture).toMatchObject({ state: 'approved', amountMinor: 300, authorizedMinor: 200 });
+    const pin = host.generatedOperatorPin ?? '';
+    const listed = await host.operator({ pin, action: { type: 'transactions' } });
+    expect(listed.ok && listed.value.type === 'transactions' && listed.value.transactions).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          transactionId: capture?.transactionId,
+          service: 'capture',
+          amount: expect.objectContaining({ minor: 200 }) as unknown,
+          allowed: expect.arrayContaining(['refund']) as unknown,
+        }),
+      ]),
+    );
+    // Above what was captured: refused; all of it: the 2.00 captured, not the 3.00 asked.
+    expect(
+      await host.operator({
+        pin,
+        action: { type: 'refund', transactionId: capture!.transactionId!, amountMinor: 250 },
+      }),
+    ).toMatchObject({ ok: true, value: { type: 'refund', code: 'REFUND_EXCEEDS_CAPTURED' } });
+    expect(
+      await host.operator({ pin, action: { type: 'refund', transactionId: capture!.transactionId! } }),
+    ).toMatchObject({ ok: true, value: { type: 'refund', outcome: 'approved' } });
+    const refund = host.journal.list({ limit: 10 }).find((e) => e.service === 'refund-capture');
+    expect(refund).toMatchObject({ state: 'approved', amountMinor: 200 });
+
+    // The rest of the hold is the gateway's to release (a capture below the authorization): no reversal, no follow-up.
+    await host.settle(5_000);
+    expect(host.journal.list({ limit: 10 }).map((e) => e.service)).not.toContain('reversal');
+    expect(host.followUps.open()).toEqual([]);
+    expect(
+      sandbox.consistency({ requireResolved: true }).problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION'),
+    ).toEqual([]);
+  }, 30_000);
+});

@@ -517,9 +517,8 @@ export type ServiceTask = 'on' | 'off' | 'reader-self-test' | 'test-print' | 're
 
 /**
  * What a service task did: done (`ok`); `refused` with a stable code when the terminal may not do it now — `BUSY`:
- * service mode goes on only while the terminal is idle (no customer session, no open authorization, no journal entry
- * in flight or unknown, recovery not running: the one rule of src/host/idle.ts), and `message` says what keeps it
- * busy; `failed` otherwise, with `message` saying why.
+ * service mode goes on only while no customer session is in progress (`TerminalHost.serviceModeOn`), and `message`
+ * says so; `failed` otherwise, with `message` saying why.
  */
 export type ServiceResult =
   | { outcome: 'ok'; message: string }

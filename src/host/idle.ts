@@ -6,9 +6,8 @@ export type IdleVerdict = { idle: true } | { idle: false; why: string };
 /**
  * Idle, from a health reading: no customer session, no open authorization, no journal entry unknown or in flight,
  * recovery not running. The one definition behind every "may the terminal stop serving now?": the fleet's restart and
- * configuration, the daily restart, the update gate (src/host/update-gate.ts) and service mode
- * (`TerminalHost.service`): out of service no customer event reaches the machine, so a session under way could not
- * end, nor a car inside exit, and a customer's hold would wait for the terminal to serve again.
+ * configuration, the daily restart and the update gate (src/host/update-gate.ts): a restart ends what runs in memory.
+ * Service mode asks less (`TerminalHost.serviceModeOn`: no customer session under way).
  */
 export function idleOf(
   h: Pick<TerminalHealth, 'customerSession' | 'openAuthorizations' | 'journal'>,

@@ -798,7 +798,7 @@ export class TerminalHost implements TerminalApi {
 
   /**
    * A service task, from operator mode or the fleet: service mode on — out of service with the notice customers read
-   * (what is in flight finishes as usual) — only while the terminal is idle ({@link serviceModeOn}); back in service
+   * (what is in flight finishes as usual) — only while no customer is served ({@link serviceModeOn}); back in service
    * (only out of a service mode the operator chose: an unexpected error needs a restart); a reader self-test, a test
    * receipt, the last receipt again, recovery of the journal run again now.
    */
@@ -835,25 +835,34 @@ export class TerminalHost implements TerminalApi {
   }
 
   /**
-   * Service mode on, only while the terminal is idle ({@link idle}: the rule the daily restart, the update gate and
-   * the fleet's restart and configuration wait for). Out of service the machine takes no customer event: a meter
-   * session could not end, its hold would be neither captured nor released, until service mode ended. So it is refused
-   * BUSY, with what keeps the terminal busy; the operator asks again once it is idle. Recorded in the audit log
-   * whatever the outcome, whoever asked. In service mode the work between customers goes on (the background sweep).
+   * Service mode on, only while no customer is being served ({@link customerSession}). Out of service the machine takes
+   * no customer event: a meter session could not end, its hold would be neither captured nor released, until service
+   * mode ended. So it is refused BUSY, with the reason; the operator asks again once the customer is done. Not the
+   * stricter rule the restarts wait for ({@link idle}): nothing is lost by going out of service with an authorization
+   * open or an entry unknown — the work between customers goes on in service mode (the background sweep, recovery,
+   * the hold watch), whereas waiting for no car to be inside a tap-and-go car park, or for a gateway that is down to
+   * answer, could keep service mode off for good. Cars inside are named in the answer: they cannot pay at the exit
+   * until the terminal is back in service. Recorded in the audit log whatever the outcome, whoever asked.
    */
   private serviceModeOn(reason: string | undefined, actor: 'operator' | 'fleet'): ServiceResult {
     const result = ((): ServiceResult => {
       if (this.phase !== 'ready') return { outcome: 'failed', message: `the terminal is ${this.phase}` };
       // Checked and switched in one turn of the event loop: no customer can start in between.
-      const idle = this.idle();
-      if (!idle.idle)
+      if (this.customerSession())
         return {
           outcome: 'refused',
           code: 'BUSY',
-          message: `not idle: ${idle.why}; service mode can go on once the terminal is idle`,
+          message: 'a customer session is in progress; service mode can go on once it has ended',
         };
       this.stopServing(`service mode${reason ? `: ${reason}` : ''}`, { notice: reason });
-      return { outcome: 'ok', message: 'out of service' };
+      const inside = this.holds.size;
+      return {
+        outcome: 'ok',
+        message:
+          inside === 0
+            ? 'out of service'
+            : `out of service; ${inside} tap-and-go hold(s) open: those cars cannot pay at the exit until back in service`,
+      };
     })();
     this.audit.serviceMode({ actor, on: true, ...(reason ? { reason } : {}), ...auditedResult(result) });
     return result;

@@ -13,9 +13,9 @@ import {
 
 /**
  * Service mode while a customer's meter session holds their card: the operator (operator mode, or the fleet's
- * `out-of-service`, which `parking-terminal fleet send` issues) is refused with BUSY and the reason — the terminal's
- * one idle rule — and the session ends as usual, its fee captured and the rest released. Once the terminal is idle
- * again, service mode goes on.
+ * `out-of-service`, which `parking-terminal fleet send` issues) is refused with BUSY and the reason, and the session
+ * ends as usual, its fee captured and the rest released. Once the customer is done, service mode goes on — with cars
+ * still inside a tap-and-go car park too, which the restarts' stricter idle rule would wait for.
  */
 
 const hosts: ModelHost[] = [];
@@ -143,5 +143,32 @@ describe('the work between customers in service mode', () => {
       })
       .toBeGreaterThan(0);
     expect(h.host.status().outOfService).toBe('service mode: Cleaning');
+  }, 30_000);
+});
+
+describe('service mode with cars inside a tap-and-go car park', () => {
+  it('goes on, naming the holds open (the restarts would wait for them; service mode need not)', async () => {
+    const h = await startModelHost(modelConfig('tap-and-go'));
+    hosts.push(h);
+    const pin = h.host.generatedOperatorPin ?? '';
+    await sendEvent(h.host, { type: 'TAP_ENTRY' });
+    await waitForScreen(h.host, (s) => s.customer.screen === 'session', 'the entry');
+    // The customer is still at the gate: refused.
+    expect(
+      await h.host.operator({ pin, action: { type: 'service', task: 'on', reason: 'Barrier repair' } }),
+    ).toMatchObject({ ok: true, value: { outcome: 'refused', code: 'BUSY' } });
+    await sendEvent(h.host, { type: 'DONE' });
+    await waitForScreen(h.host, (s) => s.customer.screen === 'idle', 'idle with the car inside');
+    expect(h.host.holds.size).toBe(1);
+    expect(h.host.idle().idle).toBe(false);
+    // The car is inside, nobody is at the gate: service mode goes on, and the operator learns what it means for the car.
+    expect(
+      await h.host.operator({ pin, action: { type: 'service', task: 'on', reason: 'Barrier repair' } }),
+    ).toMatchObject({
+      ok: true,
+      value: { outcome: 'ok', message: expect.stringContaining('1 tap-and-go hold(s) open') as string },
+    });
+    expect(h.host.status().outOfService).toBe('service mode: Barrier repair');
+    expect(h.host.holds.size).toBe(1);
   }, 30_000);
 });

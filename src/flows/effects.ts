@@ -287,7 +287,10 @@ export type LinkPurpose = 'fee' | 'pay-later';
 
 /** Input of {@link FlowEffects.createLink}: a fixed-price link for a fee (issue 14, pay by phone). No personal data. */
 export interface LinkRequest {
-  /** The ticket or session reference (the purchase number; the host keeps it free of card-number shapes). */
+  /**
+   * The ticket or session reference (the host makes the purchase number of it and the terminal's id, free of
+   * card-number shapes).
+   */
   reference: string;
   /** Minor units of `currency`. */
   amountMinor: number;

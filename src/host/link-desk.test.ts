@@ -10,7 +10,8 @@ import {
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import { AuditTrail } from './audit-trail.js';
-import { LinkDesk, purchaseNumberBase, withoutLongDigitRuns, type LinkView } from './link-desk.js';
+import { LinkDesk, type LinkView } from './link-desk.js';
+import { carriesTerminalId, purchaseNumber, purchaseNumberBase, withoutLongDigitRuns } from './link-ids.js';
 
 /** The gateway's payment links, in memory, with every call recorded. */
 class FakeLinks {
@@ -33,6 +34,13 @@ class FakeLinks {
         if (this.makeDespiteFailure) this.links.set(link.id, link);
         return Promise.reject(this.failCreate);
       }
+      // The purchase number is unique per link among all of the merchant's links (spec 000): DUPLICATE_RECORD.
+      if (this.links.has(input.purchaseNumber))
+        return Promise.reject(
+          new GatewayError('GW_INVALID_REQUEST', 'DUPLICATE_RECORD: purchaseNumber is already used', {
+            httpStatus: 400,
+          }),
+        );
       this.links.set(link.id, link);
       return Promise.resolve(link);
     },
@@ -78,11 +86,20 @@ let gateway: FakeLinks;
 let desk: LinkDesk;
 let nowMs: number;
 
-function makeDesk(waitMs = 60_000, notificationToleranceMs = 300_000): LinkDesk {
-  return new LinkDesk({
+function makeDesk(
+  waitMs = 60_000,
+  notificationToleranceMs = 300_000,
+  terminal: { id: string; store: PaymentLinkStore; audit: AuditTrail } = {
+    id: 'PT000001',
     store,
-    gateway: { paymentLinks: gateway.api },
     audit,
+  },
+): LinkDesk {
+  return new LinkDesk({
+    terminalId: terminal.id,
+    store: terminal.store,
+    gateway: { paymentLinks: gateway.api },
+    audit: terminal.audit,
     logger: silentLogger(),
     now: () => new Date(nowMs),
     waitMs,
@@ -123,9 +140,9 @@ describe('LinkDesk', () => {
     const view = await desk.createForFee({ reference: 'T-202611241305', amountMinor: 450, currency: 'GBP' });
     expect(gateway.seenAtCreate).toBe('creating');
     expect(view).toMatchObject({
-      linkId: 'T-202611241305',
+      linkId: 'PT000001_T-202611241305',
       state: 'active',
-      url: 'https://pay.example.test/pay/T-202611241305',
+      url: 'https://pay.example.test/pay/PT000001_T-202611241305',
       domain: 'pay.example.test',
       closing: false,
     });
@@ -168,7 +185,7 @@ describe('LinkDesk', () => {
     desk.stop();
     desk = makeDesk(30);
     const b = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
-    expect(b.linkId).toBe('T-1-2');
+    expect(b.linkId).toBe('PT000001_T-1-2');
     // The wait ends once the gateway confirms the link INACTIVE (a payment before that still counts).
     expect(await desk.watch(b.linkId)).toMatchObject({
       state: 'deactivated',
@@ -314,9 +331,9 @@ describe('LinkDesk', () => {
     gateway.api.update = update;
     // Pay by phone again for the same ticket: the first link is made INACTIVE before the second exists.
     const second = await desk.createForFee({ reference: 'T-99', amountMinor: 450, currency: 'GBP' });
-    expect(second.linkId).toBe('T-99-2');
+    expect(second.linkId).toBe('PT000001_T-99-2');
     const active = [...gateway.links.values()].filter((l) => l.status === 'ACTIVE').map((l) => l.id);
-    expect(active).toEqual(['T-99-2']);
+    expect(active).toEqual(['PT000001_T-99-2']);
     expect(store.get(first.linkId)).toMatchObject({
       state: 'deactivated',
       gatewayInactive: true,
@@ -403,7 +420,7 @@ describe('LinkDesk', () => {
     ).rejects.toMatchObject({
       code: 'LINK_REFUSED',
     });
-    expect(store.get('T-1')?.state).toBe('failed');
+    expect(store.get('PT000001_T-1')?.state).toBe('failed');
 
     gateway.failCreate = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
     gateway.makeDespiteFailure = true;
@@ -412,10 +429,10 @@ describe('LinkDesk', () => {
     ).rejects.toMatchObject({
       code: 'LINK_UNAVAILABLE',
     });
-    expect(store.get('T-1-2')).toMatchObject({ state: 'creating', closeReason: 'cancelled' });
+    expect(store.get('PT000001_T-1-2')).toMatchObject({ state: 'creating', closeReason: 'cancelled' });
     await desk.sweep();
-    expect(store.get('T-1-2')).toMatchObject({ state: 'deactivated', gatewayInactive: true });
-    expect(gateway.links.get('T-1-2')?.status).toBe('INACTIVE');
+    expect(store.get('PT000001_T-1-2')).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+    expect(gateway.links.get('PT000001_T-1-2')?.status).toBe('INACTIVE');
     expect(store.open()).toEqual([]);
   });
 
@@ -433,10 +450,10 @@ describe('LinkDesk', () => {
       purpose: 'pay-later',
     });
     desk.stop();
-    // B was created long ago; C was journaled but the process died before sending; D was sent but not answered.
+    // B was created long ago; C was journaled (by this version: its id carries the terminal's) but the process died before sending; D was sent but not answered.
     journal.db.prepare(`UPDATE payment_links SET watch_until = 1 WHERE link_id = ?`).run(late.linkId);
     store.begin({
-      linkId: 'C',
+      linkId: 'PT000001_C',
       reference: 'C',
       purpose: 'pay-later',
       amountMinor: 450,
@@ -444,63 +461,71 @@ describe('LinkDesk', () => {
       watchUntilMs: nowMs + 60_000,
     });
     store.begin({
-      linkId: 'D',
+      linkId: 'PT000001_D',
       reference: 'D',
       purpose: 'pay-later',
       amountMinor: 450,
       currency: 'GBP',
       watchUntilMs: nowMs + 60_000,
     });
-    gateway.links.set('D', { ...gateway.links.get(within.linkId)!, id: 'D', purchaseNumber: 'D' });
+    gateway.links.set('PT000001_D', {
+      ...gateway.links.get(within.linkId)!,
+      id: 'PT000001_D',
+      purchaseNumber: 'PT000001_D',
+    });
 
     desk = makeDesk();
     const taken = await desk.recover();
     expect(taken.map((v) => `${v.linkId}:${v.state}`).sort()).toEqual([
-      'A:active',
-      'B:deactivated',
-      'C:failed',
-      'D:active',
+      'PT000001_A:active',
+      'PT000001_B:deactivated',
+      'PT000001_C:failed',
+      'PT000001_D:active',
     ]);
     expect(
       store
         .open()
         .map((l) => l.linkId)
         .sort(),
-    ).toEqual(['A', 'D']);
+    ).toEqual(['PT000001_A', 'PT000001_D']);
     expect(
       audit
         .list()
         .filter((r) => r.code === 'link-watched')
         .map((r) => r.subject)
         .sort(),
-    ).toEqual(['A', 'D']);
+    ).toEqual(['PT000001_A', 'PT000001_D']);
     // Still watched: a payment of the amount owed after the restart settles it.
-    desk.notify(paid('A'));
-    expect(desk.get('A')?.state).toBe('paid');
+    desk.notify(paid('PT000001_A'));
+    expect(desk.get('PT000001_A')?.state).toBe('paid');
     expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({ result: 'ok', code: 'PAID' });
   });
 
   it('after a restart deactivates every fee link at once: its session is gone, so a payment of it goes to the operator', async () => {
     const view = await desk.createForFee({ reference: 'T-88', amountMinor: 450, currency: 'GBP' });
     store.begin({
-      linkId: 'E',
+      linkId: 'PT000001_E',
       reference: 'E',
       purpose: 'fee',
       amountMinor: 450,
       currency: 'GBP',
       watchUntilMs: nowMs + 60_000,
     });
-    gateway.links.set('E', { ...gateway.links.get(view.linkId)!, id: 'E', purchaseNumber: 'E' });
+    gateway.links.set('PT000001_E', {
+      ...gateway.links.get(view.linkId)!,
+      id: 'PT000001_E',
+      purchaseNumber: 'PT000001_E',
+    });
     // Restart: the kiosk machine starts again at idle; the desk recovers the journal's open links.
     desk.stop();
     desk = makeDesk();
     const taken = await desk.recover();
     expect(taken.map((v) => `${v.linkId}:${v.state}:${v.closeReason ?? ''}`).sort()).toEqual([
-      'E:deactivated:recovery',
-      'T-88:deactivated:recovery',
+      'PT000001_E:deactivated:recovery',
+      'PT000001_T-88:deactivated:recovery',
     ]);
     expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
-    expect(gateway.links.get('E')?.status).toBe('INACTIVE');
+    expect(gateway.links.get('PT000001_E')?.status).toBe('INACTIVE');
     expect(store.open()).toEqual([]);
     // Paid in the moment before it was INACTIVE: no ticket is released, no receipt; the operator is told.
     desk.notify(paid(view.linkId));
@@ -543,12 +568,19 @@ describe('LinkDesk', () => {
     const ticket = '2026112413050005';
     expect(personalDataIn(ticket)).toBe('card-number');
     const view = await desk.createForFee({ reference: ticket, amountMinor: 450, currency: 'GBP' });
-    expect(view).toMatchObject({ linkId: '202611241305N0005', reference: ticket, state: 'active' });
+    // The terminal id's digits and the ticket's, joined by `_`, are one run: it is broken after 12 digits.
+    expect(view).toMatchObject({ linkId: 'PT000001_202611N2413050005', reference: ticket, state: 'active' });
+    expect(withoutLongDigitRuns(ticket)).toBe('202611241305N0005');
     fc.assert(
-      fc.property(fc.stringMatching(/^20\d{10,18}$/), fc.integer({ min: 1, max: 30 }), (t, n) => {
-        const id = withoutLongDigitRuns(n === 1 ? t : `${t}-${n}`);
-        expect(personalDataIn(id)).toBeUndefined();
-      }),
+      fc.property(
+        // Terminal ids as a fleet numbers them (an id that is itself personal data, "SW1A1AA", refuses every link).
+        fc.oneof(fc.stringMatching(/^[A-Z]{2}\d{6}$/), fc.stringMatching(/^\d{1,8}$/)),
+        fc.stringMatching(/^20\d{10,18}$/),
+        fc.integer({ min: 1, max: 30 }),
+        (terminalId, t, n) => {
+          expect(personalDataIn(purchaseNumber(terminalId, t, n))).toBeUndefined();
+        },
+      ),
     );
     // A reference that is itself a card number of a known network is refused, not disguised.
     await expect(
@@ -561,6 +593,219 @@ describe('LinkDesk', () => {
   it('makes purchase numbers from references that fit a link id', () => {
     expect(purchaseNumberBase('T 2026/11/24 #5')).toBe('T-2026-11-24-5');
     expect(purchaseNumberBase('***')).toBe('PARKING');
-    expect(purchaseNumberBase('x'.repeat(80))).toHaveLength(56);
+    expect(purchaseNumber('PT000001', 'T 2026/11/24 #5')).toBe('PT000001_T-2026-11-24-5');
+    expect(purchaseNumber('PT000001', 'T 2026/11/24 #5', 3)).toBe('PT000001_T-2026-11-24-5-3');
+    const long = purchaseNumber('PT000001', 'x'.repeat(80), 12);
+    expect(long).toHaveLength(64);
+    expect(long.endsWith('x-12')).toBe(true);
+    expect(() => purchaseNumber('PT-1', 'T-1')).toThrow(RangeError);
+  });
+
+  it('never makes the link id of another terminal: each id begins with its terminal id, and fits the gateway', () => {
+    const terminalId = fc.stringMatching(/^[A-Za-z0-9]{1,8}$/);
+    // References as the models make them (tickets, meter, lost-ticket and gate references) and any other text.
+    const reference = fc.oneof(
+      fc.stringMatching(/^(?:T-|M|LOST|GATE|S-)?\d{0,30}(?:T\d{6})?$/),
+      fc.string({ maxLength: 90 }),
+    );
+    fc.assert(
+      fc.property(
+        terminalId,
+        terminalId,
+        reference,
+        reference,
+        fc.integer({ min: 1, max: 999 }),
+        fc.integer({ min: 1, max: 999 }),
+        (a, b, ra, rb, na, nb) => {
+          const idA = purchaseNumber(a, ra, na);
+          const idB = purchaseNumber(b, rb, nb);
+          if (a !== b) expect(idA).not.toBe(idB);
+          expect(carriesTerminalId(idA, a)).toBe(true);
+          expect(carriesTerminalId(idA, b)).toBe(a === b);
+          expect(idA).toMatch(/^[A-Za-z0-9_.-]{1,64}$/);
+          expect(idA).not.toMatch(/\d(?:[._-]*\d){12}/);
+        },
+      ),
+      { numRuns: 2000 },
+    );
+  });
+});
+
+describe('LinkDesk, with another terminal of the same merchant', () => {
+  /** A second terminal of the fleet: its own journal, the same merchant at the same gateway, the same clock. */
+  let other: {
+    id: string;
+    journal: SqliteJournal;
+    store: PaymentLinkStore;
+    audit: AuditTrail;
+    desk: LinkDesk;
+  };
+  beforeEach(() => {
+    const otherJournal = openJournal(':memory:', { now: () => new Date(nowMs) });
+    const otherStore = new PaymentLinkStore(otherJournal);
+    const otherAudit = new AuditTrail(new AuditStore(otherJournal), silentLogger());
+    other = {
+      id: 'PT000002',
+      journal: otherJournal,
+      store: otherStore,
+      audit: otherAudit,
+      desk: makeDesk(60_000, 300_000, { id: 'PT000002', store: otherStore, audit: otherAudit }),
+    };
+  });
+  afterEach(() => {
+    other.desk.stop();
+    other.journal.close();
+  });
+
+  it('makes a link id of its own for the reference another terminal links in the same second', async () => {
+    // Meter, lost-ticket and gate references are unique only to the second on one terminal.
+    const reference = 'GATE20261124T130500';
+    const mine = await desk.createForFee({ reference, amountMinor: 450, currency: 'GBP' });
+    const theirs = await other.desk.createForFee({ reference, amountMinor: 450, currency: 'GBP' });
+    expect(mine).toMatchObject({ state: 'active', reference });
+    expect(theirs).toMatchObject({ state: 'active', reference });
+    expect(theirs.linkId).not.toBe(mine.linkId);
+    expect(mine.linkId.startsWith('PT000001_')).toBe(true);
+    expect(theirs.linkId.startsWith('PT000002_')).toBe(true);
+    // Each terminal counts the payment of its own link, and only that.
+    const waitingMine = desk.watch(mine.linkId);
+    const waitingTheirs = other.desk.watch(theirs.linkId);
+    desk.notify(paid(mine.linkId));
+    other.desk.notify(paid(mine.linkId));
+    expect(await waitingMine).toMatchObject({ state: 'paid' });
+    expect(other.desk.get(theirs.linkId)?.state).toBe('active');
+    expect(other.audit.list()).toEqual([]);
+    other.desk.notify(paid(theirs.linkId));
+    expect(await waitingTheirs).toMatchObject({ state: 'paid' });
+  });
+
+  it('never adopts nor deactivates the link of the other terminal when its own create had no answer', async () => {
+    const reference = 'LOST20261124T130500';
+    const theirs = await other.desk.createForFee({ reference, amountMinor: 450, currency: 'GBP' });
+    // This terminal's create for the same reference in the same second: no answer, and the gateway made nothing.
+    gateway.failCreate = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    await expect(desk.createForFee({ reference, amountMinor: 450, currency: 'GBP' })).rejects.toMatchObject({
+      code: 'LINK_UNAVAILABLE',
+    });
+    gateway.failCreate = undefined;
+    const [mine] = store.recent();
+    await desk.sweep();
+    desk.stop();
+    desk = makeDesk();
+    await desk.recover();
+    // The other terminal's customer can still pay, and is counted by the other terminal.
+    expect(gateway.links.get(theirs.linkId)?.status).toBe('ACTIVE');
+    expect(gateway.calls.filter((c) => c.startsWith('update'))).toEqual([]);
+    expect(store.get(mine!.linkId)?.state).toBe('failed');
+    expect(store.open()).toEqual([]);
+    const waiting = other.desk.watch(theirs.linkId);
+    other.desk.notify(paid(theirs.linkId));
+    expect(await waiting).toMatchObject({ state: 'paid' });
+    desk.notify(paid(theirs.linkId));
+    expect(audit.list().filter((r) => r.action === 'link-paid')).toEqual([]);
+  });
+
+  it("after the upgrade does not adopt a link of the earlier id format left being created: it may be the other terminal's", async () => {
+    // The other terminal made "T-500" (the format before terminal ids); this terminal's create of the same id was
+    // sent by the version before the upgrade and had no answer.
+    gateway.links.set('T-500', {
+      id: 'T-500',
+      status: 'ACTIVE',
+      linkType: 'PURCHASE',
+      purchaseNumber: 'T-500',
+      paymentLink: 'https://pay.example.test/pay/T-500',
+      currency: 'GBP',
+      totalAmountMinor: 450,
+      lineItems: [{ productName: 'Parking', unitPriceMinor: 450, quantity: 1 }],
+    });
+    store.begin({
+      linkId: 'T-500',
+      reference: 'T-500',
+      purpose: 'pay-later',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    const taken = await desk.recover();
+    expect(taken.map((v) => `${v.linkId}:${v.state}`)).toEqual(['T-500:failed']);
+    expect(gateway.links.get('T-500')?.status).toBe('ACTIVE');
+    expect(gateway.calls.filter((c) => c.startsWith('update'))).toEqual([]);
+    await desk.sweep();
+    expect(gateway.calls.filter((c) => c.startsWith('update'))).toEqual([]);
+    // Its payment is not this terminal's to count.
+    desk.notify(paid('T-500'));
+    expect(store.get('T-500')?.state).toBe('failed');
+    expect(audit.list().filter((r) => r.action === 'link-paid')).toEqual([]);
+    // The operator is told which link was not taken, and why.
+    expect(audit.list()).toMatchObject([
+      { action: 'recovery', subject: 'T-500', result: 'refused', code: 'link-not-adopted' },
+    ]);
+  });
+
+  it("ignores a payment notified for an id whose create the gateway refused: the link is the other terminal's", async () => {
+    // Before the upgrade: both terminals made "T-600" in the same second; the gateway refused this terminal's create.
+    const theirs = await other.desk.createForFee({ reference: 'T-600', amountMinor: 450, currency: 'GBP' });
+    gateway.links.set('T-600', {
+      ...gateway.links.get(theirs.linkId)!,
+      id: 'T-600',
+      purchaseNumber: 'T-600',
+    });
+    store.begin({
+      linkId: 'T-600',
+      reference: 'T-600',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    store.failed('T-600', 'GW_INVALID_REQUEST: DUPLICATE_RECORD');
+    desk.notify(paid('T-600'));
+    expect(store.get('T-600')).toMatchObject({ state: 'failed', gatewayInactive: false });
+    expect(audit.list()).toEqual([]);
+    await desk.settled();
+    expect(gateway.links.get('T-600')?.status).toBe('ACTIVE');
+    expect(gateway.calls.filter((c) => c.startsWith('update'))).toEqual([]);
+    desk.notificationRefused({
+      problem: 'stale',
+      message: 'signed at 1, more than 300 s from now',
+      signedAtMs: nowMs + 3_600_000,
+      linkId: 'T-600',
+      paymentId: '7000000000000000000001',
+    });
+    expect(audit.list()).toMatchObject([{ code: 'NOTIFICATION_STALE', details: { mine: false } }]);
+  });
+
+  it('keeps handling its links of the earlier id format that the gateway created for it', async () => {
+    // Written by the version before the upgrade: created (the gateway answered the create), a pay-later link.
+    gateway.links.set('S-700', {
+      id: 'S-700',
+      status: 'ACTIVE',
+      linkType: 'PURCHASE',
+      purchaseNumber: 'S-700',
+      paymentLink: 'https://pay.example.test/pay/S-700',
+      currency: 'GBP',
+      totalAmountMinor: 450,
+      lineItems: [{ productName: 'Parking', unitPriceMinor: 450, quantity: 1 }],
+    });
+    store.begin({
+      linkId: 'S-700',
+      reference: 'S-700',
+      purpose: 'pay-later',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    store.activated('S-700', 'https://pay.example.test/pay/S-700');
+    const taken = await desk.recover();
+    expect(taken.map((v) => `${v.linkId}:${v.state}`)).toEqual(['S-700:active']);
+    desk.notify(paid('S-700'));
+    expect(desk.get('S-700')?.state).toBe('paid');
+    await desk.settled();
+    expect(gateway.links.get('S-700')?.status).toBe('INACTIVE');
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'recovery:ok:link-watched',
+      'link-paid:ok:PAID',
+      'link-deactivate:ok:paid',
+    ]);
   });
 });

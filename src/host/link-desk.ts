@@ -20,6 +20,7 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
+import { isOwnLink, ownLink, purchaseNumber } from './link-ids.js';
 import {
   changeLinkStatus,
   LinkDeskError,
@@ -65,7 +66,10 @@ export interface LinkView {
 
 /** A link to create for a fee. */
 export interface FeeLinkRequest {
-  /** Ticket or session reference: the purchase number (made unique with a suffix when the terminal used it before). */
+  /**
+   * Ticket or session reference: the purchase number is the terminal's id and this reference (made unique with a
+   * suffix when the terminal used it before), src/host/link-ids.ts.
+   */
   reference: string;
   amountMinor: number;
   currency: string;
@@ -77,6 +81,11 @@ export interface FeeLinkRequest {
 
 /** What the desk needs; the host provides it. */
 export interface LinkDeskDeps {
+  /**
+   * `terminal.id`, unique in the fleet: carried in every purchase number the desk makes (src/host/link-ids.ts), so that
+   * no other terminal of the merchant makes the same link id, and the terminal touches only links it provably made.
+   */
+  terminalId: string;
   store: PaymentLinkStore;
   gateway: Pick<GatewayClient, 'paymentLinks'>;
   audit: AuditTrail;
@@ -101,44 +110,6 @@ export interface LinkDeskDeps {
    * payment of this link.
    */
   notificationToleranceMs: number;
-}
-
-/** Longest purchase number the desk makes (link ids are at most 64 characters; room for a suffix). */
-const MAX_BASE = 56;
-
-/** A purchase number from a reference: letters, digits, `.`, `_`, `-` only (it becomes a path segment). */
-export function purchaseNumberBase(reference: string): string {
-  const base = reference
-    .replace(/[^A-Za-z0-9_.-]+/g, '-')
-    .replace(/^-+|-+$/g, '')
-    .slice(0, MAX_BASE);
-  return base === '' ? 'PARKING' : base;
-}
-
-/** Most digits a purchase number carries without a letter between them: fewer than any card number has (13). */
-const MAX_DIGIT_RUN = 12;
-
-/**
- * `id` with a letter `N` put into every run of more than 12 digits (digits joined by `.`, `_`, `-` count as one run,
- * as the personal-data guard and the gateway read them), so that no purchase number can have the shape of a card
- * number: a kiosk ticket (`YYYYMMDDhhmm` and up to 8 digits of serial) is Luhn-valid one time in ten, and the gateway
- * suspends the merchant for a Luhn-valid run of 13–19 digits (spec 000). "2026112413050001" → "202611241305N0001".
- */
-export function withoutLongDigitRuns(id: string): string {
-  let out = '';
-  let digits = 0;
-  for (const ch of id) {
-    if (/[A-Za-z]/.test(ch)) digits = 0;
-    else if (/\d/.test(ch)) {
-      if (digits === MAX_DIGIT_RUN) {
-        out += 'N';
-        digits = 0;
-      }
-      digits += 1;
-    }
-    out += ch;
-  }
-  return out;
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -344,7 +315,10 @@ export class LinkDesk {
     offset: number;
     limit: number;
   }): Promise<{ page: PaymentLinkPage; links: { link: PaymentLink; mine: StoredLink | undefined }[] }> {
-    return paymentLinkPage({ gateway: this.deps.gateway, store: this.deps.store }, query);
+    return paymentLinkPage(
+      { gateway: this.deps.gateway, store: this.deps.store, terminalId: this.deps.terminalId },
+      query,
+    );
   }
 
   /**
@@ -376,6 +350,7 @@ export class LinkDesk {
         {
           gateway: this.deps.gateway,
           store: this.deps.store,
+          terminalId: this.deps.terminalId,
           audit: this.deps.audit,
           now: this.deps.now,
           waitMs: this.deps.waitMs,
@@ -457,7 +432,9 @@ export class LinkDesk {
         reason: refusal.message,
         signedAt: new Date(refusal.signedAtMs).toISOString(),
         ...(refusal.paymentId !== undefined ? { paymentId: refusal.paymentId } : {}),
-        mine: refusal.linkId !== undefined && this.deps.store.get(refusal.linkId) !== undefined,
+        mine:
+          refusal.linkId !== undefined &&
+          ownLink(this.deps.store, this.deps.terminalId, refusal.linkId) !== undefined,
       },
     });
   }
@@ -465,11 +442,12 @@ export class LinkDesk {
   /**
    * A verified payment notification (src/gateway/link-notifications.ts). An approved payment of the link's amount
    * makes it `paid` (journaled before this returns) and deactivates it; a decline leaves it active for another try.
-   * A notification for a link this terminal does not know is ignored. Synchronous: the listener answers once the
-   * payment is journaled.
+   * A notification for a link that is not provably this terminal's (src/host/link-ids.ts: unknown, its create refused,
+   * or of another terminal) is ignored. Synchronous: the listener answers once the payment is journaled.
    */
   notify(n: LinkPaymentNotification): void {
-    const link = this.deps.store.get(n.linkId);
+    // Only a link provably this terminal's: a relay may carry the payment of another terminal's link of the same id.
+    const link = ownLink(this.deps.store, this.deps.terminalId, n.linkId);
     if (link === undefined) {
       this.deps.logger.warn({ linkId: n.linkId }, 'payment-link notification for a link of another terminal');
       return;
@@ -519,7 +497,9 @@ export class LinkDesk {
   }
 
   /**
-   * At start, before the terminal takes a card: a link left `creating` is looked up first; a fee link is deactivated
+   * At start, before the terminal takes a card: a link left `creating` is looked up first (and adopted only when its id
+   * proves it this terminal's, src/host/link-ids.ts; one of the format before terminal ids is left `failed`, for the
+   * operator, whatever the gateway has of that id); a fee link is deactivated
    * (its customer's session did not survive the restart: a payment of it goes to the operator as `PAID_AFTER_CLOSE`);
    * a pay-later link is watched again while its wait lasts, deactivated otherwise. Then the sweep runs every `pollMs`.
    * Returns the links taken.
@@ -595,13 +575,10 @@ export class LinkDesk {
     }
   }
 
-  /** A purchase number the journal has not used: the reference, else the reference with `-2`, `-3` … */
+  /** A purchase number of this terminal the journal has not used: the reference's, else with `-2`, `-3` … */
   private freshId(reference: string): string {
-    const base = purchaseNumberBase(reference);
-    const first = withoutLongDigitRuns(base);
-    if (this.deps.store.get(first) === undefined) return first;
-    for (let n = 2; ; n++) {
-      const id = withoutLongDigitRuns(`${base}-${n}`);
+    for (let n = 1; ; n++) {
+      const id = purchaseNumber(this.deps.terminalId, reference, n);
       if (this.deps.store.get(id) === undefined) return id;
     }
   }
@@ -644,6 +621,10 @@ export class LinkDesk {
     if (this.busy.has(link.linkId)) return;
     const now = this.deps.now().getTime();
     let current = link;
+    if (current.state === 'creating' && !isOwnLink(current, this.deps.terminalId)) {
+      await this.leaveUnprovenCreate(current);
+      return;
+    }
     if (current.state === 'creating') {
       this.busy.add(link.linkId);
       try {
@@ -698,6 +679,45 @@ export class LinkDesk {
     await this.pollStatus(current);
   }
 
+  /**
+   * A create of unknown outcome whose id does not prove the link this terminal's (the format before terminal ids): a
+   * link of that id at the gateway may be another terminal's, whose customer is paying it. It is looked up, never
+   * adopted nor deactivated: `failed` (the gateway has no such link, or the terminal cannot tell whose it is — then
+   * recorded for the operator, `recovery` refused `link-not-adopted`). Nobody was shown its URL: the create's answer
+   * never came.
+   */
+  private async leaveUnprovenCreate(link: StoredLink): Promise<void> {
+    this.busy.add(link.linkId);
+    let status: string;
+    try {
+      status = (await this.deps.gateway.paymentLinks.get(link.linkId)).status;
+    } catch (e) {
+      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND')
+        this.publish(this.deps.store.failed(link.linkId, 'the gateway has no such link'));
+      else this.deps.store.noteError(link.linkId, errorText(e));
+      return;
+    } finally {
+      this.release(link.linkId);
+    }
+    const failed = this.deps.store.failed(
+      link.linkId,
+      `the create had no answer, and a link of this id (${status} at the gateway) may be another terminal's: not adopted`,
+    );
+    this.deps.audit.record({
+      actor: 'system',
+      action: 'recovery',
+      subject: link.linkId,
+      result: 'refused',
+      code: 'link-not-adopted',
+      details: { reference: link.reference, gatewayStatus: status },
+    });
+    this.deps.logger.warn(
+      { linkId: link.linkId },
+      'payment link of unknown outcome not adopted: not provably ours',
+    );
+    this.publish(failed);
+  }
+
   /** The fallback look through the API: a link made INACTIVE elsewhere, or gone, ends the wait. */
   private async pollStatus(link: StoredLink): Promise<void> {
     if (this.busy.has(link.linkId)) return;
@@ -740,7 +760,8 @@ export class LinkDesk {
    */
   private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
     const before = this.deps.store.get(linkId);
-    if (before === undefined || before.gatewayInactive || before.state === 'failed') return;
+    // Never another terminal's link of the same id: its customer could no longer pay.
+    if (before === undefined || before.gatewayInactive || !isOwnLink(before, this.deps.terminalId)) return;
     const intent = this.deps.store.closing(linkId, reason);
     this.publish(intent);
     if (this.busy.has(linkId)) {

@@ -7,6 +7,7 @@ import {
 } from '../gateway/index.js';
 import type { NewAuditRecord, PaymentLinkStore, StoredLink } from '../journal/index.js';
 import type { PaymentLinkSummary, TerminalLinkRecord } from './api.js';
+import { ownLink } from './link-ids.js';
 
 /**
  * The operator's actions on payment links at the gateway, one implementation for the `links` command and operator
@@ -102,13 +103,23 @@ export function paymentLinkSummary(
   };
 }
 
-/** One page of the gateway's list (offset/limit paging), as given, with the journal's link of each id. */
+/**
+ * One page of the gateway's list (offset/limit paging), as given, with the journal's record of each link that is
+ * provably this terminal's (src/host/link-ids.ts: not one whose create the gateway refused, which is another's).
+ */
 export async function paymentLinkPage(
-  deps: { gateway: Pick<GatewayClient, 'paymentLinks'>; store: PaymentLinkStore | undefined },
+  deps: {
+    gateway: Pick<GatewayClient, 'paymentLinks'>;
+    store: PaymentLinkStore | undefined;
+    terminalId: string;
+  },
   query: { offset: number; limit: number; status?: 'ACTIVE' | 'INACTIVE' },
 ): Promise<{ page: PaymentLinkPage; links: { link: PaymentLink; mine: StoredLink | undefined }[] }> {
   const page = await deps.gateway.paymentLinks.list(query);
-  return { page, links: page.links.map((link) => ({ link, mine: deps.store?.get(link.id) })) };
+  return {
+    page,
+    links: page.links.map((link) => ({ link, mine: ownLink(deps.store, deps.terminalId, link.id) })),
+  };
 }
 
 /**
@@ -140,6 +151,8 @@ export interface LinkStatusDeps {
   gateway: Pick<GatewayClient, 'paymentLinks'>;
   /** The terminal's journal of links (absent when the terminal never ran: the `links` command). */
   store: PaymentLinkStore | undefined;
+  /** `terminal.id`: the journal's record of a link counts only when the link is provably this terminal's. */
+  terminalId: string;
   /** Where the change is recorded (the operator's audit log). */
   audit: { record(entry: NewAuditRecord): unknown } | undefined;
   now: () => Date;
@@ -164,7 +177,8 @@ export async function setLinkStatus(
 ): Promise<{ link: PaymentLink; mine: StoredLink | undefined; wasStatus: string }> {
   const { gateway, store, audit } = deps;
   const action = target === 'INACTIVE' ? 'link-deactivate' : 'link-reactivate';
-  const mine = store?.get(linkId);
+  // A link whose create the gateway refused is another terminal's: changed, if the operator says so, as one.
+  const mine = ownLink(store, deps.terminalId, linkId);
   try {
     // Checked before anything is sent, for every caller (operator mode and the `links` command alike).
     const refusal = target === 'ACTIVE' && mine !== undefined ? reactivationRefusal(mine) : undefined;
@@ -183,7 +197,7 @@ export async function setLinkStatus(
       code: target === 'INACTIVE' ? 'operator' : 'ACTIVE',
       details: { terminalLink: mine !== undefined, wasStatus },
     });
-    return { link: updated, mine: store?.get(linkId), wasStatus };
+    return { link: updated, mine: ownLink(store, deps.terminalId, linkId), wasStatus };
   } catch (e) {
     if (e instanceof LinkDeskError)
       audit?.record({ actor: 'operator', action, subject: linkId, result: 'refused', code: e.code });

@@ -95,6 +95,7 @@ function setup() {
   const audit = new AuditTrail(new AuditStore(journal), silentLogger());
   const gateway = new GatewayLinks();
   const links = new LinkDesk({
+    terminalId: 'PT000001',
     store: new PaymentLinkStore(journal),
     gateway: { paymentLinks: gateway.api },
     audit,
@@ -241,7 +242,7 @@ describe('operator mode: payment links', () => {
     if (first.type !== 'links') throw new Error('not a links page');
     expect(first.links).toEqual([
       expect.objectContaining({
-        id: 'TICKET-1',
+        id: 'PT000001_TICKET-1',
         status: 'ACTIVE',
         amount: { minor: 600, currency: 'EUR', text: '€6.00' },
         terminal: expect.objectContaining({
@@ -252,7 +253,7 @@ describe('operator mode: payment links', () => {
         allowed: ['deactivate'],
       }),
       expect.objectContaining({
-        id: 'SESSION-7',
+        id: 'PT000001_SESSION-7',
         terminal: expect.objectContaining({ reference: 'SESSION-7', purpose: 'pay-later' }) as unknown,
       }),
     ]);

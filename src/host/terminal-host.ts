@@ -331,6 +331,7 @@ export class TerminalHost implements TerminalApi {
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
     this.links = new LinkDesk({
+      terminalId: config.terminal.id,
       store: new PaymentLinkStore(journal),
       gateway,
       audit: this.audit,

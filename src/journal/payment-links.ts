@@ -21,7 +21,10 @@ export type LinkCloseReason = (typeof LINK_CLOSE_REASONS)[number];
 
 /** A stored link. */
 export interface StoredLink {
-  /** The gateway's id, equal to the purchase number (spec 000). */
+  /**
+   * The gateway's id, equal to the purchase number (spec 000): the terminal's id and the reference
+   * (src/host/link-ids.ts); links made before terminal ids were carried have the reference alone.
+   */
   linkId: string;
   /** The ticket or session reference it charges for. */
   reference: string;

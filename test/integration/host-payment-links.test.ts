@@ -69,8 +69,9 @@ describe('pay by phone with a payment link, through the embedded sandbox', () =>
       amountMinor: 450,
       currency: 'GBP',
     });
-    expect(view).toMatchObject({ state: 'active', linkId: 'T-202611241305' });
-    expect(view.url).toBe(`${h.sandboxUrl!}/pay/T-202611241305`);
+    // The purchase number carries the terminal id (terminal.id, default PT000001): unique in the merchant's fleet.
+    expect(view).toMatchObject({ state: 'active', linkId: 'PT000001_T-202611241305' });
+    expect(view.url).toBe(`${h.sandboxUrl!}/pay/PT000001_T-202611241305`);
     expect(view.domain).toBe(new URL(h.sandboxUrl!).host);
     const link = await h.gateway.paymentLinks.get(view.linkId);
     expect(link).toMatchObject({ linkType: 'PURCHASE', totalAmountMinor: 450, currency: 'GBP' });
@@ -166,6 +167,26 @@ describe('pay by phone with a payment link, through the embedded sandbox', () =>
   });
 });
 
+describe('payment links of two terminals of one merchant', () => {
+  it('two terminals link the same reference in the same second: each gets its own link, and each customer pays', async () => {
+    const sandbox: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    open.push(sandbox);
+    // A fleet shares one merchant id at the gateway; meter and gate references are unique only to the second.
+    const a = await host({ terminal: { id: 'PT000001' } }, { gatewayUrlOverride: sandbox.url });
+    const b = await host({ terminal: { id: 'PT000002' } }, { gatewayUrlOverride: sandbox.url });
+    const reference = 'M20261124T130500';
+    const first = await a.h.links.createForFee({ reference, amountMinor: 450, currency: 'GBP' });
+    const second = await b.h.links.createForFee({ reference, amountMinor: 450, currency: 'GBP' });
+    expect(first).toMatchObject({ state: 'active', reference });
+    expect(second).toMatchObject({ state: 'active', reference });
+    expect([first.linkId, second.linkId]).toEqual([`PT000001_${reference}`, `PT000002_${reference}`]);
+    expect((await a.h.gateway.paymentLinks.get(first.linkId)).status).toBe('ACTIVE');
+    expect((await b.h.gateway.paymentLinks.get(second.linkId)).status).toBe('ACTIVE');
+    expect(await payOnHostedPage(first.url!)).toContain('Payment approved');
+    expect(await payOnHostedPage(second.url!)).toContain('Payment approved');
+  });
+});
+
 describe('payment links across a restart', () => {
   it('after a restart a pay-later link within its wait is watched again and its payment settles it; a fee link and an expired one are deactivated, one never sent is failed', async () => {
     const port = await freePort();
@@ -197,7 +218,7 @@ describe('payment links across a restart', () => {
     const journal = openJournal(join(first.cwd, 'var/journal.db'));
     journal.db.prepare('UPDATE payment_links SET watch_until = 1 WHERE link_id = ?').run(expired.linkId);
     new PaymentLinkStore(journal).begin({
-      linkId: 'S-78',
+      linkId: 'PT000001_S-78',
       reference: 'S-78',
       purpose: 'fee',
       amountMinor: 600,
@@ -219,7 +240,7 @@ describe('payment links across a restart', () => {
       closeReason: 'recovery',
     });
     expect((await second.h.gateway.paymentLinks.get(expired.linkId)).status).toBe('INACTIVE');
-    expect(second.h.links.get('S-78')).toMatchObject({ state: 'failed' });
+    expect(second.h.links.get('PT000001_S-78')).toMatchObject({ state: 'failed' });
     const waiting = second.h.links.watch(view.linkId);
     expect(await payOnHostedPage(view.url!)).toContain('Payment approved');
     expect(await waiting).toMatchObject({ state: 'paid' });

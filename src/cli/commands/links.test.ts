@@ -146,6 +146,41 @@ describe('parking-terminal links', () => {
     ]);
   });
 
+  it("does not take a link whose create the gateway refused this terminal for its own: it is another terminal's", async () => {
+    // Before terminal ids were in link ids: another terminal of the merchant made L-7 first; this one's create of the
+    // same id was refused (DUPLICATE_RECORD) and journaled failed.
+    await createLink('L-7');
+    const dir = terminalDir();
+    const journal = openJournal(join(dir, 'var/j.db'));
+    const store = new PaymentLinkStore(journal);
+    store.begin({
+      linkId: 'L-7',
+      reference: 'T-7',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: 1,
+    });
+    store.failed('L-7', 'GW_INVALID_REQUEST: DUPLICATE_RECORD');
+    journal.close();
+
+    const listed = await run(dir, ['list']);
+    expect(listed.out.links).toEqual([expect.objectContaining({ id: 'L-7', status: 'ACTIVE' })]);
+    expect((listed.out.links as Array<Record<string, unknown>>)[0]?.terminal).toBeUndefined();
+    const shown = await run(dir, ['show', 'L-7']);
+    expect(shown.out.link).toMatchObject({ id: 'L-7', status: 'ACTIVE' });
+    expect((shown.out.link as Record<string, unknown>).terminal).toBeUndefined();
+    // The operator may still deactivate it as a link of the merchant; the journal does not make it this terminal's.
+    const off = await run(dir, ['deactivate', 'L-7']);
+    expect(off.out.link).toMatchObject({ id: 'L-7', status: 'INACTIVE' });
+    expect((off.out.link as Record<string, unknown>).terminal).toBeUndefined();
+    const check = openJournal(join(dir, 'var/j.db'));
+    const after = new PaymentLinkStore(check).get('L-7');
+    check.close();
+    expect(after).toMatchObject({ state: 'failed', gatewayInactive: false });
+    expect(after?.closeReason).toBeUndefined();
+  });
+
   it('answers exit 1 with an error document for an unknown link, exit 2 for bad input', async () => {
     const dir = terminalDir();
     const missing = await run(dir, ['show', 'NOPE']);

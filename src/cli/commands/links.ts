@@ -2,6 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { GatewayError, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
+import { ownLink } from '../../host/link-ids.js';
 import { LinkDeskError, paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
@@ -126,7 +127,7 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
         if (action === 'list') {
           try {
             const { page, links } = await paymentLinkPage(
-              { gateway, store },
+              { gateway, store, terminalId: config.terminal.id },
               { offset, limit, ...(status !== undefined ? { status } : {}) },
             );
             printJson(io, {
@@ -145,9 +146,13 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
         if (action === 'show') {
           try {
             printJson(io, {
-              link: paymentLinkSummary(await gateway.paymentLinks.get(linkId), store?.get(linkId), {
-                lineItems: true,
-              }),
+              link: paymentLinkSummary(
+                await gateway.paymentLinks.get(linkId),
+                ownLink(store, config.terminal.id, linkId),
+                {
+                  lineItems: true,
+                },
+              ),
             });
             return EXIT_OK;
           } catch (e) {
@@ -160,6 +165,7 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
             {
               gateway,
               store,
+              terminalId: config.terminal.id,
               audit: audit && { record: (entry) => audit.append(entry) },
               now,
               waitMs: config.links.waitSeconds * 1000,

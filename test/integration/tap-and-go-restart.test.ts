@@ -415,3 +415,41 @@ describe('tap-and-go: a hold whose expiry reversal is refused after the watch st
     expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });
+
+describe('tap-and-go: an exit after the operator gave back the capture of the stay', () => {
+  it.each(['void', 'refund'] as const)(
+    'is not shown paid once the capture is given back (%s): no entry, nothing charged',
+    async (action) => {
+      const l = await lane();
+      const host = await l.open();
+      cleanups.push(() => host.close());
+      const holdId = await enter(host);
+      l.clock.offsetMs = STAY_MS;
+      await exitPaid(host);
+      await sendEvent(host, { type: 'DONE' });
+      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+      const capture = host.journal.referencing(holdId).find((e) => e.service === 'capture');
+      const r = await host.operator({
+        pin: host.generatedOperatorPin!,
+        action: { type: action, transactionId: capture!.transactionId! },
+      });
+      expect(r.ok && r.value).toMatchObject({ type: action, outcome: 'approved' });
+      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+      // The customer taps at the exit again within the maximum stay.
+      l.clock.offsetMs = STAY_MS + 5 * 60_000;
+      host.simulator!.setCard('n2-contact');
+      await sendEvent(host, { type: 'TAP_EXIT' });
+      const shown = await waitForScreen(
+        host,
+        (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+        'exit after the capture was given back',
+      );
+      expect({ screen: shown.customer.screen, reason: reasonOf(host) }).toEqual({
+        screen: 'declined',
+        reason: 'NO_ENTRY',
+      });
+      expect(sentFor(host, holdId).filter((e) => e.startsWith('capture'))).toEqual(['capture:approved']);
+    },
+  );
+});

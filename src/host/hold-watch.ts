@@ -39,7 +39,10 @@ export class HoldWatch {
       settling: (hold: HoldRecord) => boolean;
       /** A hold's reversal was refused: the operator must release it by hand. */
       onRefused: (hold: HoldRecord, reason: string) => void;
-      /** The reversal was approved (the hold is closed). */
+      /**
+       * The reversal was approved, or refused because the authorization is released already (the hold is closed
+       * either way).
+       */
       onReversed: (hold: HoldRecord) => void;
     },
   ) {}
@@ -117,6 +120,16 @@ export class HoldWatch {
       // covers a reversal settled otherwise (a resolution by recovery), and changes nothing when it is closed.
       store.close(hold, 'reversed');
       logger.info({ holdId: hold.holdId }, 'hold reversed at the end of the maximum stay');
+      this.deps.onReversed(hold);
+      return;
+    }
+    if (result.outcome === 'released') {
+      // Refused because nothing is held any more: the authorization is settled, and the hold with it.
+      store.drop(hold.holdId);
+      logger.info(
+        { holdId: hold.holdId, reason: result.reason },
+        'hold closed: its reversal found the authorization released already',
+      );
       this.deps.onReversed(hold);
       return;
     }

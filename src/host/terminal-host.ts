@@ -90,6 +90,7 @@ import { createFlowEffects } from './flow-effects.js';
 import { translator } from '../i18n/index.js';
 import { LinkDesk } from './link-desk.js';
 import { withDeclinedNotice } from './link-screen.js';
+import { reversalRefusalReleased } from '../vocabulary/services.js';
 
 import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 export { SANDBOX_SHARED_SECRET };
@@ -308,7 +309,11 @@ export class TerminalHost implements TerminalApi {
       logger,
       now,
       authorizationReversed: (tx) => this.authorizationReversed(tx),
-      reversalRefusedUnwaited: (tx) => this.holdAfterResolution(tx),
+      // Refused because nothing is held any more: the authorization is over, as after an approved reversal.
+      reversalRefusedUnwaited: (tx, reason) =>
+        reversalRefusalReleased(reason)
+          ? this.authorizationReversed(tx, 'already-reversed')
+          : this.holdAfterResolution(tx),
       changed: () => this.changed(),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
@@ -819,12 +824,23 @@ export class TerminalHost implements TerminalApi {
     }
   }
 
-  /** An authorization was reversed: a tap-and-go hold on it is over, its follow-ups are done, its data wiped. */
-  private authorizationReversed(transactionId: string): void {
+  /**
+   * An authorization was reversed (`how`: `already-reversed` when a reversal of it was refused because it is released
+   * already): a tap-and-go hold on it is over, its follow-ups are done, its data wiped.
+   */
+  private authorizationReversed(
+    transactionId: string,
+    how: 'reversed' | 'already-reversed' = 'reversed',
+  ): void {
     this.openAuthorizations.forget(transactionId);
     for (const f of this.followUps.open())
-      if (f.authorizationTransactionId === transactionId) this.followUps.complete(f.id, 'reversed');
-    this.dropHold(transactionId, 'hold closed: its authorization was reversed');
+      if (f.authorizationTransactionId === transactionId) this.followUps.complete(f.id, how);
+    this.dropHold(
+      transactionId,
+      how === 'reversed'
+        ? 'hold closed: its authorization was reversed'
+        : 'hold closed: a reversal of it found its authorization released already',
+    );
   }
 
   /**

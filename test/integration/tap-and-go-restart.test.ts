@@ -453,3 +453,82 @@ describe('tap-and-go: an exit after the operator gave back the capture of the st
     },
   );
 });
+
+/** The operator notices of a tap-and-go hold's reversal refused (the status bar's resolved items). */
+function refusalNotices(host: TerminalHost): string[] {
+  return host
+    .status()
+    .recovery.resolved.filter((r) => r.service === 'tap-and-go hold reversal refused')
+    .map((r) => r.resolution);
+}
+
+/**
+ * Answers every expiry reversal of the built host with a refusal: `late`, only once the expiry watch stopped waiting
+ * for it (the hold handed back, the reversal still out); otherwise at once. With `reachGateway` the reversal reaches
+ * the sandbox first (it releases the authorization there) and its answer is then the refusal.
+ */
+function refuseReversals(
+  host: TerminalHost,
+  holdId: string,
+  options: { reason: string; late: boolean; reachGateway: boolean },
+): string[] {
+  const events: string[] = [];
+  const send = host.gateway.send.bind(host.gateway);
+  host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+    const [prepared] = args;
+    if (prepared.service !== 'reversal') return send(...args);
+    events.push('reversal sent');
+    if (options.reachGateway) await send(...args);
+    if (options.late)
+      await until(
+        () => host.holds.unclaimed().some((h) => h.holdId === holdId),
+        'the expiry watch giving up on its reversal',
+      );
+    events.push('reversal refused');
+    return {
+      kind: 'rejected',
+      reason: options.reason,
+      details: [],
+      httpStatus: 400,
+      body: { status: 'INVALID_REQUEST', reason: options.reason },
+    };
+  };
+  return events;
+}
+
+describe('tap-and-go: an expiry reversal refused because the authorization is released already', () => {
+  it.each([
+    ['in time', false],
+    ['after the watch stopped waiting for it', true],
+  ])(
+    'closes the hold as settled when the refusal comes %s: no further reversal, nothing for the operator',
+    async (_when, late) => {
+      const l = await lane({ shortGatewayWait: true });
+      const first = await l.open();
+      const holdId = await enter(first);
+      await first.close();
+
+      l.clock.offsetMs = PAST_MAX_STAY_MS;
+      const second = await l.build();
+      cleanups.push(() => second.close());
+      const events = refuseReversals(second, holdId, {
+        reason: 'AUTH_ALREADY_REVERSED',
+        late,
+        reachGateway: true,
+      });
+      await second.begin();
+
+      await until(() => !second.holds.has(holdId), 'the hold closed after the refusal');
+      await new Promise((res) => setTimeout(res, 500));
+      expect(events).toEqual(['reversal sent', 'reversal refused']);
+      expect(sentFor(second, holdId)).toEqual(['reversal:rejected']);
+      expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual(
+        {
+          resolution: 'dropped',
+        },
+      );
+      expect(refusalNotices(second)).toEqual([]);
+      expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+    },
+  );
+});

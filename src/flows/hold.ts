@@ -8,16 +8,22 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
 /**
  * The scheduler of one open authorization hold (tap-and-go entry): at `hold.expiresAtMs` (entry +
  * tariff.tapAndGoMaxStayMinutes) the hold is reversed automatically (REVERSAL with the authorized amount), retried
- * `maxResolutionAttempts` times when it did not stand — but never after an unknown outcome, which is recovery's, nor
- * after a refusal that says the authorization is released already (`released`: nothing is held, nothing to retry).
- * The host starts one actor per open hold (again after a restart, from its store) and stops it when `claimHold` hands
- * the hold to an exit; on output `reversed` or `released` it closes the hold and wipes its card read.
+ * when it did not stand until `maxResolutionAttempts` reversals of the hold were refused, this run's and the
+ * `refusedBefore` of earlier ones — but never after an unknown outcome, which is recovery's, nor after a refusal that
+ * says the authorization is released already (`released`: nothing is held, nothing to retry). The host starts one
+ * actor per open hold (again after a restart, from its store) and stops it when `claimHold` hands the hold to an exit;
+ * on output `reversed` or `released` it closes the hold and wipes its card read.
  */
 
 export interface HoldExpiryInput {
   settings: FlowSettings;
   clock: FlowClock;
   hold: HoldRecord;
+  /**
+   * Reversals of this hold the gateway refused before this run (the host reads them from the journal): they count
+   * against `maxResolutionAttempts`, so that a hold watched again after each late refusal is not reversed without end.
+   */
+  refusedBefore?: number;
 }
 
 export interface HoldExpiryResult {
@@ -69,7 +75,7 @@ export const holdExpiryMachine = setup({
   id: 'holdExpiry',
   context: ({ input }) => ({
     ...input,
-    attempts: 0,
+    attempts: input.refusedBefore ?? 0,
     lastTransactionId: undefined,
     outcome: 'failed',
     lastKind: undefined,

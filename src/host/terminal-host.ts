@@ -397,6 +397,8 @@ export class TerminalHost implements TerminalApi {
       clock: parkingClock,
       logger: logger.child({ component: 'holds' }),
       settling: (hold) => this.openAuthorizations.holdSettling(hold.transactionId),
+      refusedReversals: (hold) =>
+        this.journal.refusedReversals(hold.transactionId).map((e) => e.reason ?? e.state),
       onReversed: (hold) => this.cards.release(hold.cardRef),
       onRefused: (hold, reason) =>
         this.noteForOperator({

@@ -532,3 +532,38 @@ describe('tap-and-go: an expiry reversal refused because the authorization is re
     },
   );
 });
+
+describe('tap-and-go: a hold whose expiry reversals are all refused after the watch stopped waiting', () => {
+  it("is reversed no more often than the machine's attempts, then left to the operator, also after a restart", async () => {
+    const l = await lane({ shortGatewayWait: true });
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    const events = refuseReversals(second, holdId, {
+      reason: 'PROCESSOR_UNAVAILABLE',
+      late: true,
+      reachGateway: false,
+    });
+    await second.begin();
+    await until(() => refusalNotices(second).length > 0, 'the operator notice', 40_000);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(events.filter((e) => e === 'reversal sent')).toHaveLength(3);
+    expect(sentFor(second, holdId)).toEqual(['reversal:rejected', 'reversal:rejected', 'reversal:rejected']);
+    expect(refusalNotices(second)).toEqual(['PROCESSOR_UNAVAILABLE']);
+    // Never two reversals out at once, and the hold stays open for the operator to release.
+    expect(events).toEqual(Array.from({ length: 3 }, () => ['reversal sent', 'reversal refused']).flat());
+    expect(second.holds.get(holdId)).toBeDefined();
+    await second.close();
+
+    // The count is the journal's: a restart does not start the reversals over.
+    const third = await l.open();
+    cleanups.push(() => third.close());
+    await until(() => refusalNotices(third).length > 0, 'the operator notice after the restart');
+    await new Promise((res) => setTimeout(res, 300));
+    expect(sentFor(third, holdId)).toEqual(['reversal:rejected', 'reversal:rejected', 'reversal:rejected']);
+    expect(third.holds.get(holdId)).toBeDefined();
+  }, 60_000);
+});

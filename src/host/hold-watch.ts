@@ -118,6 +118,8 @@ export class HoldWatch {
     this.actors.set(holdId, actor);
     actor.subscribe({
       complete: () => {
+        // Stopped (the host's shutdown) rather than finished: the hold stays claimed until the next start frees it.
+        if (actor.getSnapshot().status !== 'done') return;
         this.actors.delete(holdId);
         this.finish(hold, actor.getSnapshot().output as HoldExpiryResult);
       },

@@ -567,3 +567,32 @@ describe('tap-and-go: a hold whose expiry reversals are all refused after the wa
     expect(third.holds.get(holdId)).toBeDefined();
   }, 60_000);
 });
+
+describe('tap-and-go: a terminal stopped while an expiry reversal is out', () => {
+  it('stops the expiry machine without taking it as finished', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    let sent = false;
+    const send = second.gateway.send.bind(second.gateway);
+    second.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'reversal') return send(...args);
+      sent = true;
+      await new Promise((res) => setTimeout(res, 300));
+      return send(...args);
+    };
+    await second.begin();
+    await until(() => sent, 'the expiry reversal sent');
+    await second.close();
+    // An expiry machine taken as finished when stopped would have thrown (its output is undefined).
+    await new Promise((res) => setTimeout(res, 100));
+    const third = await l.open();
+    cleanups.push(() => third.close());
+    await until(() => !third.holds.has(holdId), 'the hold reversed after the restart');
+    expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
+  });
+});

@@ -1,4 +1,5 @@
 import { assign, setup } from 'xstate';
+import { reversalRefusalReleased } from '../vocabulary/services.js';
 import type { FlowClock, HoldRecord } from './effects.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -7,19 +8,31 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
 /**
  * The scheduler of one open authorization hold (tap-and-go entry): at `hold.expiresAtMs` (entry +
  * tariff.tapAndGoMaxStayMinutes) the hold is reversed automatically (REVERSAL with the authorized amount), retried
- * `maxResolutionAttempts` times when it did not stand — but never after an unknown outcome, which is recovery's. The host starts one actor per open hold (again after a restart, from its store) and
- * stops it when `claimHold` hands the hold to an exit; on output `reversed` it drops the hold and wipes its card read.
+ * when it did not stand until `maxResolutionAttempts` reversals of the hold were refused, this run's and the
+ * `refusedBefore` of earlier ones — but never after an unknown outcome, which is recovery's, nor after a refusal that
+ * says the authorization is released already (`released`: nothing is held, nothing to retry). The host starts one
+ * actor per open hold (again after a restart, from its store) and stops it when `claimHold` hands the hold to an exit;
+ * on output `reversed` or `released` it closes the hold and wipes its card read.
  */
 
 export interface HoldExpiryInput {
   settings: FlowSettings;
   clock: FlowClock;
   hold: HoldRecord;
+  /**
+   * Reversals of this hold the gateway refused before this run (the host reads them from the journal): they count
+   * against `maxResolutionAttempts`, so that a hold watched again after each late refusal is not reversed without end.
+   */
+  refusedBefore?: number;
 }
 
 export interface HoldExpiryResult {
   holdId: string;
-  outcome: 'reversed' | 'failed';
+  /**
+   * `released`: the reversal was refused because nothing is held any more (reversed already, or settled: the
+   * vocabulary's `reversalRefusalReleased`) — the hold is over as surely as after an approval.
+   */
+  outcome: 'reversed' | 'released' | 'failed';
   /** transactionId of the last reversal sent. */
   transactionId?: string;
   /** How the last attempt ended when it failed (`unknown`: recovery resolves it; otherwise the operator must). */
@@ -62,7 +75,7 @@ export const holdExpiryMachine = setup({
   id: 'holdExpiry',
   context: ({ input }) => ({
     ...input,
-    attempts: 0,
+    attempts: input.refusedBefore ?? 0,
     lastTransactionId: undefined,
     outcome: 'failed',
     lastKind: undefined,
@@ -108,6 +121,15 @@ export const holdExpiryMachine = setup({
               outcome: 'reversed' as const,
               lastTransactionId: 'transactionId' in event.output ? event.output.transactionId : undefined,
             })),
+          },
+          {
+            // Refused because the authorization is released already (reversed by an earlier reversal, or settled):
+            // done, not failed — another reversal is refused the same way, and the operator has nothing to release.
+            guard: ({ event }) =>
+              (event.output.kind === 'declined' || event.output.kind === 'rejected') &&
+              reversalRefusalReleased(event.output.reason),
+            target: 'done',
+            actions: assign(({ event }) => ({ ...failure(event.output), outcome: 'released' as const })),
           },
           {
             // An unknown outcome is not retried: the reversal may have gone through, and another before recovery's

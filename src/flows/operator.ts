@@ -69,6 +69,15 @@ export type OperatorRefusalCode =
   | 'NOT_REFUNDABLE'
   | 'REFUND_EXCEEDS_CAPTURED';
 
+/**
+ * What of a payment still stands, minor units: nothing once a void of it went through or may have; otherwise its amount
+ * less its refunds that stand or may stand (`refundedMinor`). The most a refund of it may take, and whether a paid
+ * tap-and-go exit is still paid (src/host/flow-effects.ts): a capture voided, or refunded in full, paid nothing.
+ */
+export function amountStanding(original: OriginalTransaction): number {
+  return original.voided ? 0 : original.amountMinor - original.refundedMinor;
+}
+
 /** The refund or void service for an original, or the reason there is none. */
 export function operatorService(
   command: OperatorCommand,
@@ -116,7 +125,7 @@ export function operatorService(
         : undefined;
   if (service === undefined)
     return { code: 'NOT_REFUNDABLE', message: 'Only captures and sales can be refunded' };
-  const left = original.amountMinor - original.refundedMinor;
+  const left = amountStanding(original);
   const amountMinor = command.amountMinor ?? left;
   // spec 001, Limits: the sum of refunds stays within the captured amount.
   if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0 || amountMinor > left) {

@@ -234,6 +234,66 @@ describe('hold expiry machine: a reversal whose outcome stays unknown', () => {
   });
 });
 
+describe('hold expiry machine: a reversal refused because nothing is held any more', () => {
+  it.each(['AUTH_ALREADY_REVERSED', 'TRANSACTION_ALREADY_REVERSED_OR_SETTLED'])(
+    'ends released after one reversal refused %s: no second reversal, nothing for the operator',
+    async (reason) => {
+      const fake = new FakeTerminal();
+      const gateActor = gate(fake);
+      gateActor.send({ type: 'TAP_ENTRY' });
+      await settle();
+      const hold = [...fake.holds.values()][0];
+      if (hold === undefined) throw new Error('no hold');
+      const submit = fake.submit.bind(fake);
+      const reversals: string[] = [];
+      fake.submit = (request, signal) => {
+        if (request.service !== 'reversal') return submit(request, signal);
+        reversals.push(request.original?.transactionId ?? '');
+        return Promise.resolve({ kind: 'rejected', transactionId: `R${reversals.length}`, reason });
+      };
+      const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+        input: { settings: testSettings(), clock: fake.clock, hold },
+        clock: fake.clock,
+      });
+      expiry.start();
+      fake.clock.increment(24 * 60 * MIN);
+      for (let i = 0; i < 10 && expiry.getSnapshot().status === 'active'; i += 1) {
+        await settle();
+        fake.clock.increment(MIN);
+      }
+      await settle();
+      expect(reversals).toEqual([hold.transactionId]);
+      expect(expiry.getSnapshot().output).toMatchObject({ holdId: hold.holdId, outcome: 'released', reason });
+    },
+  );
+});
+
+describe('hold expiry machine: reversals of the hold refused before', () => {
+  it('counts them against its attempts: after a refusal in an earlier run, two more at most', async () => {
+    const fake = new FakeTerminal();
+    const gateActor = gate(fake);
+    gateActor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    const hold = [...fake.holds.values()][0];
+    if (hold === undefined) throw new Error('no hold');
+    fake.script('reversal', 'declined', 'declined', 'declined', 'declined');
+    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+      input: { settings: testSettings(), clock: fake.clock, hold, refusedBefore: 1 },
+      clock: fake.clock,
+    });
+    expiry.start();
+    fake.clock.increment(24 * 60 * MIN);
+    for (let i = 0; i < 10 && expiry.getSnapshot().status === 'active'; i += 1) {
+      await settle();
+      fake.clock.increment(MIN);
+    }
+    await settle();
+    expect(testSettings().timing.maxResolutionAttempts).toBe(3);
+    expect(fake.sent.filter((r) => r.service === 'reversal')).toHaveLength(2);
+    expect(expiry.getSnapshot().output).toMatchObject({ outcome: 'failed', lastKind: 'declined' });
+  });
+});
+
 describe('operator machine', () => {
   async function operate(fake: FakeTerminal, pin: string, transactionId: string, amountMinor?: number) {
     const actor = createActor(provideFlowEffects.operator(fake), {

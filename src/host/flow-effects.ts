@@ -1,14 +1,15 @@
 import { ReaderError, type CardReader } from '../../devices/index.js';
 import type { Config } from '../config/index.js';
-import type {
-  CardSummary,
-  FlowEffects,
-  HoldRecord,
-  OriginalTransaction,
-  ReceiptData,
-  LinkOutcome,
-  ServiceRequest as FlowRequest,
-  SubmitOutcome,
+import {
+  amountStanding,
+  type CardSummary,
+  type FlowEffects,
+  type HoldRecord,
+  type OriginalTransaction,
+  type ReceiptData,
+  type LinkOutcome,
+  type ServiceRequest as FlowRequest,
+  type SubmitOutcome,
 } from '../flows/index.js';
 import type { HoldStore } from '../journal/index.js';
 import { requireCurrency } from '../money/index.js';
@@ -47,8 +48,8 @@ export function createFlowEffects(deps: {
   submit: (request: FlowRequest, signal: AbortSignal) => Promise<SubmitOutcome>;
   findTransaction: (transactionId: string) => OriginalTransaction | null;
   /**
-   * The journal's record of the capture of an authorization that moved money (as `findTransaction` reads it), or
-   * null: what a paid tap-and-go exit shows and prints again.
+   * The journal's record of the capture of an authorization that moved money (as `findTransaction` reads it: with its
+   * voids and refunds), or null: what a paid tap-and-go exit shows and prints again, unless it was given back.
    */
   captureOf: (authorizationTransactionId: string) => OriginalTransaction | null;
   receipt: (receipt: ReceiptData) => void;
@@ -88,7 +89,16 @@ export function createFlowEffects(deps: {
       return Promise.resolve();
     },
     claimHold: ({ fingerprint, recentCaptureMs }) => {
-      const claim = deps.holds.claimAtExit(fingerprint, { settling: deps.holdSettling, recentCaptureMs });
+      const claim = deps.holds.claimAtExit(fingerprint, {
+        settling: deps.holdSettling,
+        recentCaptureMs,
+        // A capture voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as
+        // captured whose capture the journal does not hold is paid, as it says.
+        captureStands: (hold) => {
+          const capture = deps.captureOf(hold.transactionId);
+          return capture === null || amountStanding(capture) > 0;
+        },
+      });
       if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);
       if (claim.kind === 'captured') {
         // The exit was paid: the screen shows what was captured, and the receipt is that capture's.

@@ -17,6 +17,11 @@ const MAX_TIMER_MS = 2_147_000_000;
  * the maximum stay). The holds live in the journal database ({@link HoldStore}); at a hold's expiry the watch claims it
  * (so that an exit cannot settle it at the same time) and runs the flows' `holdExpiryMachine` for it — the very
  * machine the unit tests drive — whose reversal goes through the host's effects like any other request.
+ *
+ * Reversals of a hold the gateway refused count against the machine's `maxResolutionAttempts` wherever they were
+ * refused: in this run, in an earlier run whose machine stopped waiting before the refusal came (the host watches such a
+ * hold again), before a restart. The count is the journal's (`refusedReversals`); once it reaches the cap the hold
+ * is left to the operator, with no further reversal.
  */
 export class HoldWatch {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -37,9 +42,17 @@ export class HoldWatch {
        * the authorization — by recovery, or by its own late answer, refused (src/host/payment-router.ts).
        */
       settling: (hold: HoldRecord) => boolean;
+      /**
+       * The reasons of the reversals of a hold's authorization the gateway refused, oldest first (the journal's
+       * `refusedReversals`).
+       */
+      refusedReversals: (hold: HoldRecord) => string[];
       /** A hold's reversal was refused: the operator must release it by hand. */
       onRefused: (hold: HoldRecord, reason: string) => void;
-      /** The reversal was approved (the hold is closed). */
+      /**
+       * The reversal was approved, or refused because the authorization is released already (the hold is closed
+       * either way).
+       */
       onReversed: (hold: HoldRecord) => void;
     },
   ) {}
@@ -90,14 +103,23 @@ export class HoldWatch {
     }
     // A reversal of it not resolved yet: another would be a resend (DESIGN.md rule 2). Recovery's resolution decides.
     if (this.deps.settling(stored)) return;
+    // As many refused as the machine tries: another reversal would be refused as well (a hold watched again after each
+    // late refusal would otherwise be reversed without end).
+    const refused = this.deps.refusedReversals(stored);
+    if (refused.length >= this.deps.settings.timing.maxResolutionAttempts) {
+      this.leaveToOperator(stored, 'rejected', refused.at(-1));
+      return;
+    }
     const hold = store.claimById(holdId);
     if (!hold) return; // an exit has it
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
-      input: { settings: this.deps.settings, clock: this.deps.clock, hold },
+      input: { settings: this.deps.settings, clock: this.deps.clock, hold, refusedBefore: refused.length },
     });
     this.actors.set(holdId, actor);
     actor.subscribe({
       complete: () => {
+        // Stopped (the host's shutdown) rather than finished: the hold stays claimed until the next start frees it.
+        if (actor.getSnapshot().status !== 'done') return;
         this.actors.delete(holdId);
         this.finish(hold, actor.getSnapshot().output as HoldExpiryResult);
       },
@@ -120,6 +142,16 @@ export class HoldWatch {
       this.deps.onReversed(hold);
       return;
     }
+    if (result.outcome === 'released') {
+      // Refused because nothing is held any more: the authorization is settled, and the hold with it.
+      store.drop(hold.holdId);
+      logger.info(
+        { holdId: hold.holdId, reason: result.reason },
+        'hold closed: its reversal found the authorization released already',
+      );
+      this.deps.onReversed(hold);
+      return;
+    }
     // Not reversed: back in the store. An unknown outcome belongs to recovery (it reverses the authorization and
     // the hold is dropped then): until it is resolved no exit claims the hold and no expiry reverses it again (the
     // host's `settling`), and the host watches it again if the resolution leaves it held — a reversal this machine
@@ -131,11 +163,16 @@ export class HoldWatch {
       if (store.has(hold.holdId) && !this.deps.settling(hold)) this.watch(hold);
       return;
     }
+    this.leaveToOperator(hold, result.lastKind, result.reason);
+  }
+
+  /** No more reversals of this hold (the operator's to release): it stays open, unwatched until the next start. */
+  private leaveToOperator(hold: HoldRecord, lastKind: string | undefined, reason: string | undefined): void {
     this.refused.add(hold.holdId);
-    logger.error(
-      { holdId: hold.holdId, outcome: result.lastKind, reason: result.reason },
+    this.deps.logger.error(
+      { holdId: hold.holdId, outcome: lastKind, reason },
       'hold reversal refused; the operator must release it',
     );
-    this.deps.onRefused(hold, result.reason ?? result.lastKind ?? 'REFUSED');
+    this.deps.onRefused(hold, reason ?? lastKind ?? 'REFUSED');
   }
 }

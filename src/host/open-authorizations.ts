@@ -2,12 +2,7 @@ import type { Config } from '../config/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
 import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-
-/** Reasons of a refused reversal that mean nothing is held any more (gateway.md §4, reversal reasons). */
-const ALREADY_RELEASED: ReadonlySet<string> = new Set([
-  'AUTH_ALREADY_REVERSED',
-  'TRANSACTION_ALREADY_REVERSED_OR_SETTLED',
-]);
+import { reversalRefusalReleased } from '../vocabulary/services.js';
 
 /** Longest wait between two tries of a follow-up that did not finish. */
 const MAX_FOLLOW_UP_WAIT_MS = 3_600_000;
@@ -134,7 +129,7 @@ export class OpenAuthorizations {
         });
         // An approved reversal closes the follow-up in its own transaction (src/host/payment-router.ts).
         if (outcome.kind === 'approved') return;
-        if (outcome.reason !== undefined && ALREADY_RELEASED.has(outcome.reason)) {
+        if (reversalRefusalReleased(outcome.reason)) {
           followUps.complete(f.id, 'already-reversed');
           return;
         }

@@ -73,9 +73,10 @@ export class PaymentRouter {
        * A reversal of an authorization was declined or refused after its machine had stopped waiting for the answer:
        * the authorization stands, and the machine, which reported the outcome unknown, left what holds it (a
        * tap-and-go hold) to the resolution of that reversal — this answer is that resolution, and recovery never sees
-       * it (the entry is no longer in flight).
+       * it (the entry is no longer in flight). `reason`: the refusal's (one that says the authorization is released
+       * already ends it instead).
        */
-      reversalRefusedUnwaited: (authorizationTransactionId: string) => void;
+      reversalRefusedUnwaited: (authorizationTransactionId: string, reason: string | undefined) => void;
       /** Something the operator status shows changed. */
       changed: () => void;
     },
@@ -103,7 +104,7 @@ export class PaymentRouter {
       reversed !== undefined &&
       signal?.aborted === true
     )
-      this.deps.reversalRefusedUnwaited(reversed);
+      this.deps.reversalRefusedUnwaited(reversed, outcome.reason);
     if (outcome.kind === 'unknown' && entryId !== undefined) this.recoverInBackground(entryId);
     if (record.abandonedApproval) this.undoAbandoned(request, outcome);
     // Stored offline, a payment is forwarded (and charged) later: only for a machine still waiting to tell the

@@ -92,6 +92,7 @@ import { createFlowEffects } from './flow-effects.js';
 import { translator } from '../i18n/index.js';
 import { LinkDesk } from './link-desk.js';
 import { withDeclinedNotice } from './link-screen.js';
+import { reversalRefusalReleased } from '../vocabulary/services.js';
 
 import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 export { SANDBOX_SHARED_SECRET };
@@ -326,7 +327,11 @@ export class TerminalHost implements TerminalApi {
       logger,
       now,
       authorizationReversed: (tx) => this.authorizationReversed(tx),
-      reversalRefusedUnwaited: (tx) => this.holdAfterResolution(tx),
+      // Refused because nothing is held any more: the authorization is over, as after an approved reversal.
+      reversalRefusedUnwaited: (tx, reason) =>
+        reversalRefusalReleased(reason)
+          ? this.authorizationReversed(tx, 'already-reversed')
+          : this.holdAfterResolution(tx),
       changed: () => this.changed(),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
@@ -411,6 +416,8 @@ export class TerminalHost implements TerminalApi {
       clock: parkingClock,
       logger: logger.child({ component: 'holds' }),
       settling: (hold) => this.openAuthorizations.holdSettling(hold.transactionId),
+      refusedReversals: (hold) =>
+        this.journal.refusedReversals(hold.transactionId).map((e) => e.reason ?? e.state),
       onReversed: (hold) => this.cards.release(hold.cardRef),
       onRefused: (hold, reason) =>
         this.noteForOperator({
@@ -899,7 +906,7 @@ export class TerminalHost implements TerminalApi {
   /**
    * Idle, by the one rule (src/host/idle.ts): no customer session, no open authorization, no journal entry unknown or
    * in flight, recovery not running. What the fleet's heartbeat reports, and what the daily restart, the update gate,
-   * the fleet's restart and configuration, and service mode wait for.
+   * and the fleet's restart and configuration wait for (service mode asks less: {@link serviceModeOn}).
    */
   idle(): IdleVerdict {
     const counts = this.journal.counts();
@@ -913,12 +920,23 @@ export class TerminalHost implements TerminalApi {
     );
   }
 
-  /** An authorization was reversed: a tap-and-go hold on it is over, its follow-ups are done, its data wiped. */
-  private authorizationReversed(transactionId: string): void {
+  /**
+   * An authorization was reversed (`how`: `already-reversed` when a reversal of it was refused because it is released
+   * already): a tap-and-go hold on it is over, its follow-ups are done, its data wiped.
+   */
+  private authorizationReversed(
+    transactionId: string,
+    how: 'reversed' | 'already-reversed' = 'reversed',
+  ): void {
     this.openAuthorizations.forget(transactionId);
     for (const f of this.followUps.open())
-      if (f.authorizationTransactionId === transactionId) this.followUps.complete(f.id, 'reversed');
-    this.dropHold(transactionId, 'hold closed: its authorization was reversed');
+      if (f.authorizationTransactionId === transactionId) this.followUps.complete(f.id, how);
+    this.dropHold(
+      transactionId,
+      how === 'reversed'
+        ? 'hold closed: its authorization was reversed'
+        : 'hold closed: a reversal of it found its authorization released already',
+    );
   }
 
   /**

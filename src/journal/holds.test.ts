@@ -250,7 +250,11 @@ describe('HoldStore', () => {
     holds.open(hold('H1', { fingerprint: 'fp-card' }));
     holds.open(hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }));
     const settlingIds = new Set(['H1']);
-    const rules = { settling: (h: StoredHold) => settlingIds.has(h.holdId), recentCaptureMs: 3_600_000 };
+    const rules = {
+      settling: (h: StoredHold) => settlingIds.has(h.holdId),
+      recentCaptureMs: 3_600_000,
+      captureStands: () => true,
+    };
     // H1's reversal is unknown: the exit gets the next open hold of the card.
     expect(holds.claimAtExit('fp-card', rules)).toEqual({
       kind: 'claimed',
@@ -283,7 +287,7 @@ describe('HoldStore', () => {
   it('shows no exit paid when the card entered again after its capture and that hold was released unpaid', () => {
     t = T0;
     const { holds } = setup();
-    const rules = { settling: () => false, recentCaptureMs: 86_400_000 };
+    const rules = { settling: () => false, recentCaptureMs: 86_400_000, captureStands: () => true };
     // The card's first stay: entered, exited, captured.
     holds.open(hold('H1', { fingerprint: 'fp-card' }));
     t = T0 + 3_600_000;
@@ -296,6 +300,25 @@ describe('HoldStore', () => {
     holds.settle('H2', 'reversed');
     // The card is tapped again at the exit: the second stay is not paid, the first stay's capture does not pay it.
     t = T0 + 9_060_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+  });
+
+  it('shows no exit paid when the capture of the last stay no longer stands (voided, or refunded in full)', () => {
+    t = T0;
+    const { holds } = setup();
+    const given = new Set<string>();
+    const rules = {
+      settling: () => false,
+      recentCaptureMs: 86_400_000,
+      captureStands: (h: StoredHold) => !given.has(h.holdId),
+    };
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    t = T0 + 3_600_000;
+    holds.settle('H1', 'captured');
+    t = T0 + 3_660_000;
+    expect(holds.claimAtExit('fp-card', rules).kind).toBe('captured');
+    // The operator gave the customer's money back: the stay is not paid any more.
+    given.add('H1');
     expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
   });
 

@@ -238,13 +238,18 @@ export class HoldStore {
    *   `settling` names (the host's rule: its authorization's reversal in flight or unknown, or the journal shows it
    *   settled and the hold is about to be dropped) — the exit must neither capture nor reverse it;
    * - else `captured` with the hold of the card captured last, when it was closed as captured no longer than
-   *   `recentCaptureMs` ago (journal clock): the exit was paid, and a restart may have kept its gate from opening;
+   *   `recentCaptureMs` ago (journal clock) and `captureStands` says that capture still pays for the stay (the host's
+   *   rule: not voided, not refunded in full): the exit was paid, and a restart may have kept its gate from opening;
    * - else `none`.
    * Not synced on its own: claims do not survive a restart anyway.
    */
   claimAtExit(
     fingerprint: string,
-    rules: { settling: (hold: StoredHold) => boolean; recentCaptureMs: number },
+    rules: {
+      settling: (hold: StoredHold) => boolean;
+      recentCaptureMs: number;
+      captureStands: (hold: StoredHold) => boolean;
+    },
   ): StoredHoldClaim {
     if (typeof fingerprint !== 'string')
       throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
@@ -263,8 +268,12 @@ export class HoldStore {
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
       const since = this.connection.now().getTime() - rules.recentCaptureMs;
       const last = this.stmts.lastOfFingerprint.get(fingerprint);
-      return last?.resolution === 'captured' && last.closed_at !== null && last.closed_at >= since
-        ? { kind: 'captured', hold: toHold(last), capturedAtMs: last.closed_at }
+      if (last?.resolution !== 'captured' || last.closed_at === null || last.closed_at < since)
+        return { kind: 'none' };
+      // The operator gave the money back since (a void, a full refund): the stay is not paid.
+      const hold = toHold(last);
+      return rules.captureStands(hold)
+        ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
         : { kind: 'none' };
     });
   }

@@ -1214,6 +1214,17 @@ export class SqliteJournal implements Journal {
     );
   }
 
+  /**
+   * The reversals of this authorization the gateway refused (declined or rejected), oldest first — its answer in time or
+   * late, whoever sent it. The tap-and-go expiry counts them against its attempts (src/host/hold-watch.ts): read from
+   * the journal, the count holds across a hold watched again and across a restart.
+   */
+  refusedReversals(authorizationTransactionId: string): JournalEntry[] {
+    return this.referencing(authorizationTransactionId).filter(
+      (e) => e.service === 'reversal' && (e.state === 'declined' || e.state === 'rejected'),
+    );
+  }
+
   /** The resolution requests journaled for an entry, oldest first. */
   resolutionAttempts(entryId: number): JournalEntry[] {
     return this.read(() => this.stmts.attempts.all(entryId).map(toEntry));

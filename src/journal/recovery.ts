@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../log/index.js';
-import { recoveryPlanFor, type RecoveryPlan } from '../vocabulary/services.js';
+import { recoveryPlanFor, reversalRefusalReleased, type RecoveryPlan } from '../vocabulary/services.js';
 import { JournalError } from './errors.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { releaseUnsentForward } from './offline-queue.js';
@@ -77,10 +77,11 @@ export interface TimeoutRecoveryOptions {
   onResolved?: (item: RecoveryItem) => void;
 }
 
-/** Rejections of a timeout reversal that mean "nothing is held any more" (gateway.md §4, reversal reasons). */
+/**
+ * Rejections of a timeout reversal that end the matter besides those meaning "nothing is held any more"
+ * (`reversalRefusalReleased`, the vocabulary's rule: resolved `already-reversed`).
+ */
 const REVERSAL_DONE: Readonly<Record<string, string>> = {
-  AUTH_ALREADY_REVERSED: 'already-reversed',
-  TRANSACTION_ALREADY_REVERSED_OR_SETTLED: 'already-reversed',
   // The original never reached the gateway: nothing to reverse (gateway.md §7).
   MISSING_AUTH: 'not-at-gateway',
   INVALID_PAYMENT_ID: 'not-at-gateway',
@@ -340,6 +341,8 @@ export class TimeoutRecovery {
       case 'approved':
         return { how: kind === 'reversal' ? 'timeout-reversal' : 'timeout-void', needsOperator: false };
       case 'rejected': {
+        if (kind === 'reversal' && reversalRefusalReleased(o.reason))
+          return { how: 'already-reversed', needsOperator: false };
         const table = kind === 'reversal' ? REVERSAL_DONE : VOID_DONE;
         const how = o.reason !== undefined && Object.hasOwn(table, o.reason) ? table[o.reason] : undefined;
         return how ? { how, needsOperator: how === 'not-voidable' } : undefined;

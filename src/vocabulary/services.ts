@@ -208,6 +208,23 @@ export function recoveryPlanFor(name: string): RecoveryPlan | undefined {
   return isServiceName(name) ? RECOVERY_PLAN[name] : undefined;
 }
 
+/**
+ * Refusal reasons of a reversal that mean nothing is held on the authorization any more (gateway.md §4, reversal
+ * reasons): it was reversed already — by an earlier reversal whose answer came late or was lost, say — or settled. A
+ * reversal refused so is done, not failed: repeating it is refused the same way, and there is nothing left for the
+ * operator to release. The one rule of the journal's recovery (a timeout reversal refused so), the host's follow-ups
+ * and the tap-and-go expiry.
+ */
+const REVERSAL_REFUSALS_RELEASED: ReadonlySet<string> = new Set([
+  'AUTH_ALREADY_REVERSED',
+  'TRANSACTION_ALREADY_REVERSED_OR_SETTLED',
+]);
+
+/** Whether a reversal refused with `reason` found the authorization released already (see above). */
+export function reversalRefusalReleased(reason: string | undefined): boolean {
+  return reason !== undefined && REVERSAL_REFUSALS_RELEASED.has(reason);
+}
+
 /** Services whose timeout reversal needs the amount that was requested (gateway.md §2). */
 export const AMOUNT_REQUIRED: Readonly<Record<ServiceName, boolean>> = {
   avr: false,

@@ -415,3 +415,184 @@ describe('tap-and-go: a hold whose expiry reversal is refused after the watch st
     expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });
+
+describe('tap-and-go: an exit after the operator gave back the capture of the stay', () => {
+  it.each(['void', 'refund'] as const)(
+    'is not shown paid once the capture is given back (%s): no entry, nothing charged',
+    async (action) => {
+      const l = await lane();
+      const host = await l.open();
+      cleanups.push(() => host.close());
+      const holdId = await enter(host);
+      l.clock.offsetMs = STAY_MS;
+      await exitPaid(host);
+      await sendEvent(host, { type: 'DONE' });
+      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+      const capture = host.journal.referencing(holdId).find((e) => e.service === 'capture');
+      const r = await host.operator({
+        pin: host.generatedOperatorPin!,
+        action: { type: action, transactionId: capture!.transactionId! },
+      });
+      expect(r.ok && r.value).toMatchObject({ type: action, outcome: 'approved' });
+      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+      // The customer taps at the exit again within the maximum stay.
+      l.clock.offsetMs = STAY_MS + 5 * 60_000;
+      host.simulator!.setCard('n2-contact');
+      await sendEvent(host, { type: 'TAP_EXIT' });
+      const shown = await waitForScreen(
+        host,
+        (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+        'exit after the capture was given back',
+      );
+      expect({ screen: shown.customer.screen, reason: reasonOf(host) }).toEqual({
+        screen: 'declined',
+        reason: 'NO_ENTRY',
+      });
+      expect(sentFor(host, holdId).filter((e) => e.startsWith('capture'))).toEqual(['capture:approved']);
+    },
+  );
+});
+
+/** The operator notices of a tap-and-go hold's reversal refused (the status bar's resolved items). */
+function refusalNotices(host: TerminalHost): string[] {
+  return host
+    .status()
+    .recovery.resolved.filter((r) => r.service === 'tap-and-go hold reversal refused')
+    .map((r) => r.resolution);
+}
+
+/**
+ * Answers every expiry reversal of the built host with a refusal: `late`, only once the expiry watch stopped waiting
+ * for it (the hold handed back, the reversal still out); otherwise at once. With `reachGateway` the reversal reaches
+ * the sandbox first (it releases the authorization there) and its answer is then the refusal.
+ */
+function refuseReversals(
+  host: TerminalHost,
+  holdId: string,
+  options: { reason: string; late: boolean; reachGateway: boolean },
+): string[] {
+  const events: string[] = [];
+  const send = host.gateway.send.bind(host.gateway);
+  host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+    const [prepared] = args;
+    if (prepared.service !== 'reversal') return send(...args);
+    events.push('reversal sent');
+    if (options.reachGateway) await send(...args);
+    if (options.late)
+      await until(
+        () => host.holds.unclaimed().some((h) => h.holdId === holdId),
+        'the expiry watch giving up on its reversal',
+      );
+    events.push('reversal refused');
+    return {
+      kind: 'rejected',
+      reason: options.reason,
+      details: [],
+      httpStatus: 400,
+      body: { status: 'INVALID_REQUEST', reason: options.reason },
+    };
+  };
+  return events;
+}
+
+describe('tap-and-go: an expiry reversal refused because the authorization is released already', () => {
+  it.each([
+    ['in time', false],
+    ['after the watch stopped waiting for it', true],
+  ])(
+    'closes the hold as settled when the refusal comes %s: no further reversal, nothing for the operator',
+    async (_when, late) => {
+      const l = await lane({ shortGatewayWait: true });
+      const first = await l.open();
+      const holdId = await enter(first);
+      await first.close();
+
+      l.clock.offsetMs = PAST_MAX_STAY_MS;
+      const second = await l.build();
+      cleanups.push(() => second.close());
+      const events = refuseReversals(second, holdId, {
+        reason: 'AUTH_ALREADY_REVERSED',
+        late,
+        reachGateway: true,
+      });
+      await second.begin();
+
+      await until(() => !second.holds.has(holdId), 'the hold closed after the refusal');
+      await new Promise((res) => setTimeout(res, 500));
+      expect(events).toEqual(['reversal sent', 'reversal refused']);
+      expect(sentFor(second, holdId)).toEqual(['reversal:rejected']);
+      expect(second.journal.db.prepare('SELECT resolution FROM holds WHERE hold_id = ?').get(holdId)).toEqual(
+        {
+          resolution: 'dropped',
+        },
+      );
+      expect(refusalNotices(second)).toEqual([]);
+      expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+    },
+  );
+});
+
+describe('tap-and-go: a hold whose expiry reversals are all refused after the watch stopped waiting', () => {
+  it("is reversed no more often than the machine's attempts, then left to the operator, also after a restart", async () => {
+    const l = await lane({ shortGatewayWait: true });
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    const events = refuseReversals(second, holdId, {
+      reason: 'PROCESSOR_UNAVAILABLE',
+      late: true,
+      reachGateway: false,
+    });
+    await second.begin();
+    await until(() => refusalNotices(second).length > 0, 'the operator notice', 40_000);
+    await new Promise((res) => setTimeout(res, 500));
+    expect(events.filter((e) => e === 'reversal sent')).toHaveLength(3);
+    expect(sentFor(second, holdId)).toEqual(['reversal:rejected', 'reversal:rejected', 'reversal:rejected']);
+    expect(refusalNotices(second)).toEqual(['PROCESSOR_UNAVAILABLE']);
+    // Never two reversals out at once, and the hold stays open for the operator to release.
+    expect(events).toEqual(Array.from({ length: 3 }, () => ['reversal sent', 'reversal refused']).flat());
+    expect(second.holds.get(holdId)).toBeDefined();
+    await second.close();
+
+    // The count is the journal's: a restart does not start the reversals over.
+    const third = await l.open();
+    cleanups.push(() => third.close());
+    await until(() => refusalNotices(third).length > 0, 'the operator notice after the restart');
+    await new Promise((res) => setTimeout(res, 300));
+    expect(sentFor(third, holdId)).toEqual(['reversal:rejected', 'reversal:rejected', 'reversal:rejected']);
+    expect(third.holds.get(holdId)).toBeDefined();
+  }, 60_000);
+});
+
+describe('tap-and-go: a terminal stopped while an expiry reversal is out', () => {
+  it('stops the expiry machine without taking it as finished', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    let sent = false;
+    const send = second.gateway.send.bind(second.gateway);
+    second.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'reversal') return send(...args);
+      sent = true;
+      await new Promise((res) => setTimeout(res, 300));
+      return send(...args);
+    };
+    await second.begin();
+    await until(() => sent, 'the expiry reversal sent');
+    await second.close();
+    // An expiry machine taken as finished when stopped would have thrown (its output is undefined).
+    await new Promise((res) => setTimeout(res, 100));
+    const third = await l.open();
+    cleanups.push(() => third.close());
+    await until(() => !third.holds.has(holdId), 'the hold reversed after the restart');
+    expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
+  });
+});

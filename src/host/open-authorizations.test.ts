@@ -251,3 +251,52 @@ describe('tap-and-go holds at start', () => {
     expect(sent.filter((r) => r.original?.transactionId?.startsWith('P'))).toEqual([]);
   });
 });
+
+describe('orphaned authorizations at start', () => {
+  function journaled(
+    journal: SqliteJournal,
+    transactionId: string,
+    outcome: Parameters<SqliteJournal['recordOutcome']>[1],
+    reversalOf?: string,
+  ): void {
+    const e = journal.begin({
+      transactionId,
+      service: reversalOf === undefined ? 'preauth' : 'reversal',
+      comments: reversalOf === undefined ? 'Parking Authorization' : 'REVERSAL',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from('{}'),
+      ...(reversalOf !== undefined ? { referencedTransactionId: reversalOf } : {}),
+      amountMinor: 600,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    journal.markSent(e.id);
+    journal.recordOutcome(e.id, outcome);
+  }
+
+  it('sends no reversal for one whose reversal was refused because it is released already; reverses the others', async () => {
+    const { runner, journal, sent, advance } = setup(() => ({
+      kind: 'approved',
+      transactionId: 'A1',
+      partial: false,
+    }));
+    // A meter's pre-authorizations whose sessions died: each reversed once, and refused.
+    for (const [tx, outcome] of [
+      ['O1', { state: 'rejected', reason: 'AUTH_ALREADY_REVERSED', httpStatus: 400 }],
+      ['O2', { state: 'declined', reason: 'TRANSACTION_ALREADY_REVERSED_OR_SETTLED' }],
+      ['O3', { state: 'rejected', reason: 'PROCESSOR_UNAVAILABLE', httpStatus: 400 }],
+    ] as const) {
+      journaled(journal, tx, { state: 'approved', gatewayId: `G-${tx}` });
+      journaled(journal, `R-${tx}`, outcome, tx);
+    }
+    // Past their capture window: a start reverses at once what the journal shows unsettled.
+    advance(24 * 3_600_000);
+    const open = runner();
+    await open.settle();
+    expect({
+      reversed: sent.map((r) => r.original?.transactionId).filter((tx) => tx?.startsWith('O')),
+      scheduled: open.watched(),
+    }).toEqual({ reversed: ['O3'], scheduled: [] });
+  });
+});

@@ -172,12 +172,12 @@ export class OpenAuthorizations {
 
   /**
    * Drops every open hold whose authorization the journal shows settled — a capture that stands, or a reversal
-   * approved or taken over by recovery (`unsettledAuthorizations`, the journal's one rule) — so that no exit captures
-   * it again and no expiry reverses it. An earlier version closed a hold only after the capture's or the reversal's
-   * outcome was committed, so a crash in between left it open; recovery's resolutions (a timeout reversal) drop the
-   * hold in a write of their own, which a crash can miss too. A hold whose authorization is not journaled as an
-   * approved pre-authorization (e.g. one imported from the side file of a version without that entry) is left to its
-   * watch.
+   * approved, taken over by recovery or refused because the authorization is released already
+   * (`unsettledAuthorizations`, the journal's one rule) — so that no exit captures it again and no expiry reverses it.
+   * An earlier version closed a hold only after the capture's or the reversal's outcome was committed, so a crash in
+   * between left it open; recovery's resolutions (a timeout reversal) drop the hold in a write of their own, which a
+   * crash can miss too. A hold whose authorization is not journaled as an approved pre-authorization (e.g. one imported
+   * from the side file of a version without that entry) is left to its watch.
    */
   private dropSettledHolds(): void {
     const { journal, holds, logger } = this.deps;

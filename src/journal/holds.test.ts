@@ -396,6 +396,57 @@ describe('HoldStore', () => {
   });
 
   it.each([
+    ['AUTH_ALREADY_REVERSED', 'rejected'],
+    ['AUTH_ALREADY_REVERSED', 'declined'],
+    ['TRANSACTION_ALREADY_REVERSED_OR_SETTLED', 'rejected'],
+    ['TRANSACTION_ALREADY_REVERSED_OR_SETTLED', 'declined'],
+  ] as const)(
+    'counts an authorization settled by a reversal refused %s (%s): nothing is held on it any more',
+    (reason, state) => {
+      const { journal } = setup();
+      const auth = journal.begin(preauth('A1'));
+      journal.markSent(auth.id);
+      journal.recordOutcome(auth.id, { state: 'approved', gatewayId: '7000000000000000000001' });
+      const reversal = journal.begin({
+        ...preauth('R1'),
+        service: 'reversal',
+        comments: 'REVERSAL',
+        referencedTransactionId: 'A1',
+      });
+      journal.markSent(reversal.id);
+      journal.recordOutcome(reversal.id, { state, reason, httpStatus: 400 });
+      // Neither the start nor the expiry watch sends another reversal, which would be refused the same way.
+      expect({
+        settled: journal.authorizationSettled('A1'),
+        inFlight: journal.reversalInFlight('A1'),
+        unsettled: journal.unsettledAuthorizations().map((e) => e.transactionId),
+      }).toEqual({ settled: true, inFlight: false, unsettled: [] });
+    },
+  );
+
+  it('leaves an authorization unsettled by a reversal refused for another reason', () => {
+    const { journal } = setup();
+    const auth = journal.begin(preauth('A1'));
+    journal.markSent(auth.id);
+    journal.recordOutcome(auth.id, { state: 'approved', gatewayId: '7000000000000000000001' });
+    for (const [tx, outcome] of [
+      ['R1', { state: 'rejected', reason: 'PROCESSOR_UNAVAILABLE', httpStatus: 400 }],
+      ['R2', { state: 'declined' }],
+    ] as const) {
+      const reversal = journal.begin({
+        ...preauth(tx),
+        service: 'reversal',
+        comments: 'REVERSAL',
+        referencedTransactionId: 'A1',
+      });
+      journal.markSent(reversal.id);
+      journal.recordOutcome(reversal.id, outcome);
+    }
+    expect(journal.authorizationSettled('A1')).toBe(false);
+    expect(journal.unsettledAuthorizations().map((e) => e.transactionId)).toEqual(['A1']);
+  });
+
+  it.each([
     ['a masked PAN showing too many digits', { maskedPan: '41111111****1111' }],
     ['a PAN as fingerprint', { fingerprint: '4111111111111111' }],
     ['a PAN as card reference', { cardRef: '5555555555554444' }],

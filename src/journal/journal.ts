@@ -10,15 +10,29 @@ import { isoTime } from './iso-time.js';
 import {
   AMOUNT_REQUIRED,
   needsOwnTransactionId,
+  REVERSAL_REFUSALS_RELEASED,
   SERVICE_NAMES,
   SERVICE_ROLE,
 } from '../vocabulary/services.js';
+
+/** A text as an SQL string literal. */
+function sqlText(text: string): string {
+  return `'${text.replaceAll("'", "''")}'`;
+}
+
+/**
+ * The refusal of a reversal `r` that means its authorization is released already: the vocabulary's
+ * `reversalRefusalReleased`, in SQL, built from the vocabulary's own set of reasons (one list, not a copy).
+ */
+const REVERSAL_REFUSED_RELEASED = `(r.state = 'declined' OR r.state = 'rejected')
+                AND r.reason IN (${[...REVERSAL_REFUSALS_RELEASED].map(sqlText).join(', ')})`;
 
 /**
  * The rule of an unsettled authorization (see {@link SqliteJournal.unsettledAuthorizations}), over `journal_entries p`:
  * an approved pre-authorization with neither a capture that stands (approved, or left in flight and found standing by
  * recovery: its timeout void refused NOT_VOIDABLE, see {@link resolvedStanding}) and is not voided, nor a reversal
- * approved or taken over by recovery.
+ * approved, taken over by recovery, or refused because the authorization is released already
+ * ({@link REVERSAL_REFUSED_RELEASED}).
  * One text for the statement of every authorization and that of one.
  */
 const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
@@ -26,7 +40,8 @@ const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
           AND NOT EXISTS (SELECT 1 FROM journal_entries r
             WHERE r.referenced_transaction_id = p.transaction_id AND r.referenced_transaction_id IS NOT NULL
               AND (r.service = 'reversal' OR r.service = 'timeout-reversal')
-              AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'))
+              AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'
+                OR (${REVERSAL_REFUSED_RELEASED})))
           AND NOT EXISTS (SELECT 1 FROM journal_entries c
             WHERE c.referenced_transaction_id = p.transaction_id AND c.referenced_transaction_id IS NOT NULL
               AND c.service = 'capture'
@@ -1180,7 +1195,9 @@ export class SqliteJournal implements Journal {
    * - a capture that stands: approved, and not voided since (by the operator, or by recovery finishing a void whose
    *   answer was lost): voiding a capture leaves the hold in place (gateway.md §7); or
    * - a reversal approved, or taken over by recovery (resolved, or unknown: recovery resolves it by reversing this
-   *   authorization).
+   *   authorization), or refused because the authorization is released already (the vocabulary's
+   *   `reversalRefusalReleased`: declined or rejected AUTH_ALREADY_REVERSED or TRANSACTION_ALREADY_REVERSED_OR_SETTLED),
+   *   which another reversal would only repeat.
    * One query over the index of approved pre-authorizations and, for each, the index of follow-ons.
    */
   unsettledAuthorizations(): JournalEntry[] {

@@ -212,10 +212,10 @@ export function recoveryPlanFor(name: string): RecoveryPlan | undefined {
  * Refusal reasons of a reversal that mean nothing is held on the authorization any more (gateway.md §4, reversal
  * reasons): it was reversed already — by an earlier reversal whose answer came late or was lost, say — or settled. A
  * reversal refused so is done, not failed: repeating it is refused the same way, and there is nothing left for the
- * operator to release. The one rule of the journal's recovery (a timeout reversal refused so), the host's follow-ups
- * and the tap-and-go expiry.
+ * operator to release. The one rule of the journal's recovery (a timeout reversal refused so), the journal's rule of a
+ * settled authorization (its SQL is built from this set), the host's follow-ups and the tap-and-go expiry.
  */
-const REVERSAL_REFUSALS_RELEASED: ReadonlySet<string> = new Set([
+export const REVERSAL_REFUSALS_RELEASED: ReadonlySet<string> = new Set([
   'AUTH_ALREADY_REVERSED',
   'TRANSACTION_ALREADY_REVERSED_OR_SETTLED',
 ]);

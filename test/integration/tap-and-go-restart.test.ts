@@ -533,6 +533,50 @@ describe('tap-and-go: an expiry reversal refused because the authorization is re
   );
 });
 
+describe('tap-and-go: a restart after an expiry reversal refused because the authorization is released already', () => {
+  it('drops the hold at start from the journal: no further reversal is sent for it', async () => {
+    const l = await lane({ shortGatewayWait: true });
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    // The hold expires in the next process, which dies once the refusal is committed, before the hold is dropped.
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const restore = holdCloseNeverRuns();
+    try {
+      const second = await l.build();
+      const events = refuseReversals(second, holdId, {
+        reason: 'AUTH_ALREADY_REVERSED',
+        late: false,
+        reachGateway: true,
+      });
+      try {
+        await second.begin();
+        await until(() => sentFor(second, holdId).includes('reversal:rejected'), 'the refusal journaled');
+        await new Promise((res) => setTimeout(res, 300));
+        expect(events).toEqual(['reversal sent', 'reversal refused']);
+      } finally {
+        await second.close();
+      }
+    } finally {
+      restore();
+    }
+
+    const third = await l.open();
+    cleanups.push(() => third.close());
+    // Dropped before the first card, as after an approved reversal: nothing left for the expiry watch to reverse.
+    const openAtStart = third.holds.has(holdId);
+    await new Promise((res) => setTimeout(res, 500));
+    expect({
+      openAtStart,
+      open: third.holds.has(holdId),
+      sent: sentFor(third, holdId),
+      notices: refusalNotices(third),
+    }).toEqual({ openAtStart: false, open: false, sent: ['reversal:rejected'], notices: [] });
+    expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
 describe('tap-and-go: a hold whose expiry reversals are all refused after the watch stopped waiting', () => {
   it("is reversed no more often than the machine's attempts, then left to the operator, also after a restart", async () => {
     const l = await lane({ shortGatewayWait: true });

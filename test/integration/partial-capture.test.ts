@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +7,7 @@ import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
 
 /*
  * A capture the gateway answers for less than it was asked (spec 001: the capture answer states its amount in
@@ -20,56 +19,26 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
  */
 
 let sandbox: Sandbox;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: RewritingProxy;
 let dir: string;
 const hosts: TerminalHost[] = [];
 
 const CAPTURE_PATH = /^\/pts\/v2\/payments\/[^/]+\/captures$/;
 
-/** Forwards every request as it is (its Host header too: the signature covers it); rewrites one capture's answer. */
-function startProxy(target: string, capturedAmount: string): Promise<void> {
-  const to = new URL(target);
+/** Rewrites the first capture's answer to `capturedAmount`; every other answer is left as it is. */
+async function startProxy(target: string, capturedAmount: string): Promise<void> {
   let rewritten = false;
-  proxy = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const out = httpRequest(
-        { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          const body: Buffer[] = [];
-          answer.on('data', (c: Buffer) => body.push(c));
-          answer.on('end', () => {
-            let bytes = Buffer.concat(body);
-            if (!rewritten && req.method === 'POST' && CAPTURE_PATH.test(req.url ?? '')) {
-              const json = JSON.parse(bytes.toString('utf8')) as {
-                status?: string;
-                orderInformation?: { amountDetails?: { totalAmount?: string } };
-              };
-              if (json.status === 'PENDING' && json.orderInformation?.amountDetails) {
-                rewritten = true;
-                json.orderInformation.amountDetails.totalAmount = capturedAmount;
-                bytes = Buffer.from(JSON.stringify(json));
-              }
-            }
-            const headers = { ...answer.headers, 'content-length': String(bytes.length) };
-            delete headers['transfer-encoding'];
-            res.writeHead(answer.statusCode ?? 502, headers);
-            res.end(bytes);
-          });
-        },
-      );
-      out.on('error', () => res.destroy());
-      out.end(Buffer.concat(chunks));
-    });
+  proxy = await startRewritingProxy(target, (req, answer) => {
+    const json = answer as {
+      status?: string;
+      orderInformation?: { amountDetails?: { totalAmount?: string } };
+    };
+    if (rewritten || req.method !== 'POST' || !CAPTURE_PATH.test(req.url)) return undefined;
+    if (json.status !== 'PENDING' || !json.orderInformation?.amountDetails) return undefined;
+    rewritten = true;
+    json.orderInformation.amountDetails.totalAmount = capturedAmount;
+    return json;
   });
-  return new Promise((resolve) =>
-    proxy.listen(0, '127.0.0.1', () => {
-      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      resolve();
-    }),
-  );
 }
 
 beforeEach(async () => {
@@ -80,7 +49,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   while (hosts.length > 0) await hosts.pop()?.close();
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -110,7 +79,7 @@ describe('a meter capture the gateway answers for less than asked', () => {
       {
         logger: silentLogger(),
         cwd: dir,
-        gatewayUrlOverride: proxyUrl,
+        gatewayUrlOverride: proxy.url,
         parkingClock: { now: () => parking.nowMs },
       },
     );

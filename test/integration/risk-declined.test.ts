@@ -1,6 +1,4 @@
 import { mkdtempSync, rmSync } from 'node:fs';
-import { createServer, request as httpRequest, type Server } from 'node:http';
-import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -9,6 +7,7 @@ import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
 
 /*
  * AUTHORIZED_RISK_DECLINED (reference/gateway.md §4, payments): the issuer approved and the gateway's risk check
@@ -19,51 +18,21 @@ import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
  */
 
 let sandbox: Sandbox;
-let proxy: Server;
-let proxyUrl: string;
+let proxy: RewritingProxy;
 let dir: string;
 const hosts: TerminalHost[] = [];
 
-/** Forwards every request as it is (its Host header too: the signature covers it); rewrites one answer. */
-function startProxy(target: string): Promise<void> {
-  const to = new URL(target);
+/** Turns the first approved pre-authorization's answer into AUTHORIZED_RISK_DECLINED. */
+async function startProxy(target: string): Promise<void> {
   let rewritten = false;
-  proxy = createServer((req, res) => {
-    const chunks: Buffer[] = [];
-    req.on('data', (c: Buffer) => chunks.push(c));
-    req.on('end', () => {
-      const out = httpRequest(
-        { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
-        (answer) => {
-          const body: Buffer[] = [];
-          answer.on('data', (c: Buffer) => body.push(c));
-          answer.on('end', () => {
-            let bytes = Buffer.concat(body);
-            if (!rewritten && req.method === 'POST' && req.url === '/pts/v2/payments') {
-              const json = JSON.parse(bytes.toString('utf8')) as { status?: string };
-              if (json.status === 'AUTHORIZED') {
-                rewritten = true;
-                json.status = 'AUTHORIZED_RISK_DECLINED';
-                bytes = Buffer.from(JSON.stringify(json));
-              }
-            }
-            const headers = { ...answer.headers, 'content-length': String(bytes.length) };
-            delete headers['transfer-encoding'];
-            res.writeHead(answer.statusCode ?? 502, headers);
-            res.end(bytes);
-          });
-        },
-      );
-      out.on('error', () => res.destroy());
-      out.end(Buffer.concat(chunks));
-    });
+  proxy = await startRewritingProxy(target, (req, answer) => {
+    const json = answer as { status?: string };
+    if (rewritten || req.method !== 'POST' || req.url !== '/pts/v2/payments' || json.status !== 'AUTHORIZED')
+      return undefined;
+    rewritten = true;
+    json.status = 'AUTHORIZED_RISK_DECLINED';
+    return json;
   });
-  return new Promise((resolve) =>
-    proxy.listen(0, '127.0.0.1', () => {
-      proxyUrl = `http://127.0.0.1:${(proxy.address() as AddressInfo).port}`;
-      resolve();
-    }),
-  );
 }
 
 beforeEach(async () => {
@@ -74,7 +43,7 @@ beforeEach(async () => {
 
 afterEach(async () => {
   while (hosts.length > 0) await hosts.pop()?.close();
-  await new Promise((resolve) => proxy.close(resolve));
+  await proxy.close();
   await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
@@ -108,7 +77,7 @@ describe('a pre-authorization the issuer approved and the gateway risk-declined'
         reader: { sim: { presentDelayMs: 20 } },
         journal: { path: 'journal.db', resolutionRetryMs: 100 },
       }),
-      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxyUrl },
+      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url },
     );
     hosts.push(host);
     await screen(host, ['idle']);

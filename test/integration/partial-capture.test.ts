@@ -3,10 +3,10 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { sendEvent, waitForScreen } from './models-harness.js';
 import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
 
 /*
@@ -54,19 +54,6 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function send(h: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await h.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
-
-async function screen(h: TerminalHost, screens: string[]): Promise<TerminalSnapshot> {
-  for (;;) {
-    const r = await h.snapshot();
-    if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
-    await new Promise((res) => setTimeout(res, 20));
-  }
-}
-
 describe('a meter capture the gateway answers for less than asked', () => {
   it('is recorded, shown, printed, listed and refunded for the amount captured, and nothing is sent for the rest', async () => {
     const parking = { nowMs: Date.UTC(2030, 0, 15, 9, 0, 0) };
@@ -84,15 +71,19 @@ describe('a meter capture the gateway answers for less than asked', () => {
       },
     );
     hosts.push(host);
-    await screen(host, ['idle']);
-    await send(host, { type: 'START' });
-    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await send(host, { type: 'CONFIRM' });
-    await screen(host, ['session']);
+    await waitForScreen(host, (v) => v.customer.screen === 'idle', 'the attract screen');
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(host, (v) => v.customer.screen === 'session', 'the session');
     // 45 minutes at 1.50 per started 30 minutes: 3.00 asked of the 12.00 held; the gateway answers 2.00 captured.
     parking.nowMs += 45 * 60_000;
-    await send(host, { type: 'END_SESSION' });
-    const ended = await screen(host, ['approved', 'declined', 'error']);
+    await sendEvent(host, { type: 'END_SESSION' });
+    const ended = await waitForScreen(
+      host,
+      (v) => ['approved', 'declined', 'error'].includes(v.customer.screen),
+      'the end of the session',
+    );
     expect(ended.customer.screen).toBe('approved');
     expect(ended.customer.amount?.minor).toBe(200);
     const printed = ended.customer.receipt?.lines.map((l) => l.value).join('\n') ?? '';

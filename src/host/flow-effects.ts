@@ -89,22 +89,21 @@ export function createFlowEffects(deps: {
       return Promise.resolve();
     },
     claimHold: ({ fingerprint, recentCaptureMs }) => {
+      // The capture of the last stay, read once: whether it still pays, and what the paid exit shows and prints.
+      let capture = null as OriginalTransaction | null;
       const claim = deps.holds.claimAtExit(fingerprint, {
         settling: deps.holdSettling,
         recentCaptureMs,
         // A capture voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as
         // captured whose capture the journal does not hold is paid, as it says.
         captureStands: (hold) => {
-          const capture = deps.captureOf(hold.transactionId);
+          capture = deps.captureOf(hold.transactionId);
           return capture === null || amountStanding(capture) > 0;
         },
       });
       if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);
-      if (claim.kind === 'captured') {
-        // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
-        const capture = deps.captureOf(claim.hold.transactionId);
-        return Promise.resolve(capture !== null ? { ...claim, capture } : claim);
-      }
+      // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
+      if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
       return Promise.resolve(claim);
     },
     // An approved capture or reversal has closed the hold already, in its outcome's transaction

@@ -195,7 +195,7 @@ export class PaymentRouter {
    * later `closeHold`, which a crash can separate from the outcome.
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
-    if (request.service === 'preauth' && isRiskDeclined(outcome)) {
+    if ((request.service === 'preauth' || request.service === 'sale') && isRiskDeclined(outcome)) {
       this.riskDeclined(request, entry, outcome);
       return;
     }
@@ -215,9 +215,9 @@ export class PaymentRouter {
   }
 
   /**
-   * A pre-authorization the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED): the
-   * machine tells the customer it was declined — and a customer may well try again — but the issuer holds the funds
-   * until the authorization is reversed. The reversal is a durable follow-up written with the decline, carried out by
+   * A pre-authorization or sale the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED):
+   * the machine tells the customer it was declined — and a customer may well try again — but the issuer holds the
+   * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a durable follow-up written with the decline, carried out by
    * the host's follow-ups at once (at the latest at the next start).
    */
   private riskDeclined(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {

@@ -55,7 +55,7 @@ function undoing(service: string): boolean {
 }
 
 /**
- * A pre-authorization the issuer approved and the gateway's risk check declined (reference/gateway.md §4, payment
+ * A pre-authorization or sale the issuer approved and the gateway's risk check declined (reference/gateway.md §4, payment
  * statuses, AUTHORIZED_RISK_DECLINED): the customer is told it was declined, yet the issuer holds the funds until the
  * authorization is reversed (src/host/payment-router.ts writes that reversal as a follow-up).
  */
@@ -474,12 +474,12 @@ export class PaymentService {
       abandoned,
       onOutcome: (e, o) => {
         // A risk-declined authorization holds the funds the issuer approved: its reversal repeats its tags too.
-        if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared);
+        if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared, o);
         // An approval journaled unknown because nobody waited for it may yet stand (recovery's void of it refused
         // NOT_VOIDABLE): its refund needs its tags and conversion terms as much as any approval's. A reversal's
         // only forgets them, which waits for recovery's resolution.
         else if (o.kind === 'unknown' && o.reason === ABANDONED && request.service !== 'reversal')
-          this.keepFollowOnData(request, prepared);
+          this.keepFollowOnData(request, prepared, o);
         options.onOutcome?.(e, o);
       },
     });
@@ -516,10 +516,15 @@ export class PaymentService {
    * Keeps what the follow-ons of an approved authorization must repeat (its tags, its conversion terms), in the
    * transaction of its outcome; wipes it once the authorization is reversed.
    */
-  private keepFollowOnData(request: FlowRequest, prepared: PreparedRequest): void {
+  private keepFollowOnData(request: FlowRequest, prepared: PreparedRequest, outcome: TransmitOutcome): void {
     const store = this.deps.followOns;
     const tx = prepared.transactionId;
-    if ((request.service === 'preauth' || request.service === 'avr') && tx) {
+    // A sale is voided or refunded, which repeat no tags, unless it was risk-declined: then it is reversed.
+    const reversible =
+      request.service === 'preauth' ||
+      request.service === 'avr' ||
+      (request.service === 'sale' && isRiskDeclined(outcome));
+    if (reversible && tx) {
       const tags = request.cardRef ? this.originalTags.get(request.cardRef) : undefined;
       if (tags) store.putTags(tx, tags);
     }

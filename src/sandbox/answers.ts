@@ -5,7 +5,7 @@
 import { toDecimalString } from '../money/index.js';
 import { isoSeconds } from './fields.js';
 import type { LedgerTransaction } from './store.js';
-import type { DeclineReason } from './triggers.js';
+import { RISK_DECLINE_REASON, type DeclineReason } from './triggers.js';
 
 /** The processor response code of each decline (ISO 8583 field 39 values the gateway passes on). */
 export const RESPONSE_CODES: Readonly<Record<DeclineReason, string>> = {
@@ -51,14 +51,17 @@ export function paymentAnswer(
   const total = tx.amounts.requested;
   const currency = tx.currency;
   const base = `/pts/v2/payments/${tx.id}`;
-  const sale = !decline && service === 'sale';
-  const held = !decline && service !== 'sale';
+  // A risk decline (AUTHORIZED_RISK_DECLINED) holds the issuer's approval, a sale's included: it is only reversed.
+  const riskDeclined = tx.status === 'AUTHORIZED_RISK_DECLINED';
+  const sale = !decline && !riskDeclined && service === 'sale';
+  const held = !decline && (riskDeclined || service !== 'sale');
   const links = {
     self: link(base, 'GET'),
     void: sale ? link(`${base}/voids`, 'POST') : undefined,
     refund: sale ? link(`${base}/refunds`, 'POST') : undefined,
     authReversal: held ? link(`${base}/reversals`, 'POST') : undefined,
-    capture: held && service === 'authorization' ? link(`${base}/captures`, 'POST') : undefined,
+    capture:
+      held && !riskDeclined && service === 'authorization' ? link(`${base}/captures`, 'POST') : undefined,
   };
   // The processor's references are the id's last digits; each is made once and written where the answer repeats it.
   const last6 = tx.id.slice(-6);
@@ -89,7 +92,11 @@ export function paymentAnswer(
       systemTraceAuditNumber: last6,
       retrievalReferenceNumber: last12,
     },
-    errorInformation: decline ? { reason: decline, message: `Decline - ${decline}` } : undefined,
+    errorInformation: decline
+      ? { reason: decline, message: `Decline - ${decline}` }
+      : riskDeclined
+        ? { reason: RISK_DECLINE_REASON, message: 'Decision profile reject' }
+        : undefined,
     pointOfSaleInformation: emv ? { emv: { tags: decline ? '8A023035' : '8A023030' } } : undefined,
   };
 }

@@ -2,6 +2,7 @@
  * The ledger view (`GET /__sandbox/ledger`, `Sandbox.ledger()`) and its consistency check: the invariants every
  * flow, crash and certification test judges the terminal by.
  */
+import { holdsRiskDeclined } from './payment-ledger.js';
 import type { LedgerRequest, LedgerTransaction, SandboxStore } from './store.js';
 
 /** One broken invariant. */
@@ -48,6 +49,26 @@ export interface Ledger {
   /** Requests that created or targeted no transaction: authentication failures, rejected requests, faults before commit. */
   unmatchedRequests: LedgerRequest[];
   consistency: Consistency;
+}
+
+/** An approved authorization (or risk-declined sale) that still holds funds: open, or unknown to the client. */
+function heldProblems(
+  tx: LedgerTransaction,
+  options: ConsistencyOptions,
+  problems: ConsistencyProblem[],
+): void {
+  const a = tx.amounts;
+  if (a.captured > 0 || a.reversed >= a.authorized) return;
+  if (options.requireResolved && !tx.outcomeUnknown)
+    problems.push(problem(tx, 'OPEN_AUTHORIZATION', 'the authorization is neither captured nor reversed'));
+  if (tx.outcomeUnknown)
+    problems.push(
+      problem(
+        tx,
+        'UNKNOWN_AUTHORIZATION_NOT_REVERSED',
+        'the client never got this answer and the authorization still holds funds',
+      ),
+    );
 }
 
 function problem(tx: LedgerTransaction, rule: string, message: string): ConsistencyProblem {
@@ -102,34 +123,20 @@ export function checkConsistency(store: SandboxStore, options: ConsistencyOption
           problems.push(
             problem(tx, 'CAPTURED_TWICE', `${captures.length} effective captures of one authorization`),
           );
-        const approved = tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED';
-        if (
-          options.requireResolved &&
-          !tx.outcomeUnknown &&
-          approved &&
-          a.captured === 0 &&
-          a.reversed < a.authorized
-        )
-          problems.push(
-            problem(tx, 'OPEN_AUTHORIZATION', 'the authorization is neither captured nor reversed'),
-          );
-        if (tx.outcomeUnknown && approved && a.captured === 0 && a.reversed < a.authorized)
-          problems.push(
-            problem(
-              tx,
-              'UNKNOWN_AUTHORIZATION_NOT_REVERSED',
-              'the client never got this answer and the authorization still holds funds',
-            ),
-          );
+        const approved =
+          tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || holdsRiskDeclined(tx);
+        if (approved) heldProblems(tx, options, problems);
         break;
       }
       case 'sale':
       case 'link-payment': {
+        // A risk-declined sale captured nothing and holds the issuer's approval: it is reversed, like an authorization.
+        if (holdsRiskDeclined(tx)) heldProblems(tx, options, problems);
         if (!tx.voided && a.refunded > a.captured)
           problems.push(
             problem(tx, 'REFUND_ABOVE_CAPTURE', `refunded ${a.refunded} above sold ${a.captured}`),
           );
-        if (tx.outcomeUnknown && !tx.voided && tx.status !== 'DECLINED')
+        if (tx.outcomeUnknown && !tx.voided && tx.status !== 'DECLINED' && a.captured > 0)
           problems.push(
             problem(tx, 'UNKNOWN_CHARGE_NOT_VOIDED', 'the client never got this answer and the sale stands'),
           );

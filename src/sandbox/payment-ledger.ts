@@ -26,6 +26,14 @@ export function approved(tx: LedgerTransaction): boolean {
 }
 
 /**
+ * An authorization or sale the issuer approved and the risk check declined (AUTHORIZED_RISK_DECLINED): not approved —
+ * nothing can be captured, incremented, refunded or voided — but the issuer holds the funds until it is reversed.
+ */
+export function holdsRiskDeclined(tx: LedgerTransaction): boolean {
+  return tx.status === 'AUTHORIZED_RISK_DECLINED';
+}
+
+/**
  * The fault an amount trigger selects for a follow-on that cannot decline or be partial (capture, refund): only
  * parking (card-present) requests react to triggers.
  */

@@ -23,6 +23,7 @@ import {
   effectiveCaptured,
   emvRecord,
   followOnFault,
+  holdsRiskDeclined,
   PaymentLedger,
   remainingHold,
 } from './payment-ledger.js';
@@ -99,13 +100,21 @@ export class PaymentService extends PaymentLedger {
       }
     }
     const trigger: TriggerOutcome = cardPresent
-      ? amountTrigger(triggerAmount, { canDecline: true, canBePartial: service !== 'verification' })
+      ? amountTrigger(triggerAmount, {
+          canDecline: true,
+          canBePartial: service !== 'verification',
+          canRiskDecline: service !== 'verification',
+        })
       : { kind: 'approve' };
     let fault: FaultKind | undefined;
     let authorized = total;
+    let riskDeclined = false;
     if (!decline) {
       switch (trigger.kind) {
         case 'approve':
+          break;
+        case 'risk-decline':
+          riskDeclined = true;
           break;
         case 'decline':
           decline = trigger.reason;
@@ -121,13 +130,20 @@ export class PaymentService extends PaymentLedger {
       }
     }
     const kind: TxKind = service;
-    const status = decline ? 'DECLINED' : authorized < total ? 'PARTIAL_AUTHORIZED' : 'AUTHORIZED';
+    const status = decline
+      ? 'DECLINED'
+      : riskDeclined
+        ? 'AUTHORIZED_RISK_DECLINED'
+        : authorized < total
+          ? 'PARTIAL_AUTHORIZED'
+          : 'AUTHORIZED';
     const tx = this.newTx(call, kind, currency, {
       status,
       amounts: {
         requested: total,
         authorized: decline ? 0 : authorized,
-        captured: !decline && service === 'sale' ? authorized : 0,
+        // A risk decline holds the issuer's approval and captures nothing, a sale's included.
+        captured: !decline && !riskDeclined && service === 'sale' ? authorized : 0,
         reversed: 0,
         refunded: 0,
       },
@@ -165,6 +181,7 @@ export class PaymentService extends PaymentLedger {
     switch (trigger.kind) {
       case 'approve':
       case 'partial':
+      case 'risk-decline':
         break;
       case 'decline':
         decline = trigger.reason;
@@ -233,13 +250,16 @@ export class PaymentService extends PaymentLedger {
     const now = this.ctx.now();
     const auth = this.target(call, id);
     if (!auth) throw this.fail('MISSING_AUTH', 'no authorization with this id', 'id');
-    if (auth.kind === 'sale')
+    // A risk-declined sale captured nothing: its authorization is reversed like any other.
+    const riskDeclinedSale = auth.kind === 'sale' && holdsRiskDeclined(auth);
+    if (auth.kind === 'sale' && !riskDeclinedSale && auth.status !== 'REVERSED')
       throw this.fail('TRANSACTION_ALREADY_SETTLED', 'a sale is voided or refunded, not reversed', 'id');
-    if (auth.kind !== 'authorization' && auth.kind !== 'verification')
+    if (auth.kind !== 'authorization' && auth.kind !== 'verification' && auth.kind !== 'sale')
       throw this.fail('MISSING_AUTH', 'not an authorization', 'id');
     if (auth.status === 'REVERSED')
       throw this.fail('AUTH_ALREADY_REVERSED', 'the authorization is already reversed', 'id');
-    if (!approved(auth)) throw this.fail('MISSING_AUTH', 'the authorization was not approved', 'id');
+    if (!approved(auth) && !holdsRiskDeclined(auth))
+      throw this.fail('MISSING_AUTH', 'the authorization was not approved', 'id');
     const { requestedMinor: requested } = validateReversal(new FieldReader(call.body, now), call, auth, () =>
       dccTermsOf(this.ctx.store, call.merchantId, auth.id),
     );

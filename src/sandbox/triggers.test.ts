@@ -24,6 +24,12 @@ describe('amount triggers', () => {
     expect(amountTrigger(990100, all)).toEqual({ kind: 'partial', authorizedMinor: 300000 });
   });
 
+  it('risk-declines an authorization or sale ending in 22, and nothing else', () => {
+    expect(amountTrigger(1222, { ...all, canRiskDecline: true })).toEqual({ kind: 'risk-decline' });
+    expect(amountTrigger(1222, all)).toEqual({ kind: 'approve' });
+    expect(amountTrigger(1223, { ...all, canRiskDecline: true })).toEqual({ kind: 'approve' });
+  });
+
   it('never declines a capture or refund amount, but faults apply', () => {
     expect(amountTrigger(1201, { canDecline: false, canBePartial: false })).toEqual({ kind: 'approve' });
     expect(amountTrigger(1221, { canDecline: false, canBePartial: false })).toEqual({ kind: 'approve' });

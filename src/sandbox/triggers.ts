@@ -78,6 +78,8 @@ export type TriggerOutcome =
   | { kind: 'approve' }
   | { kind: 'decline'; reason: DeclineReason }
   | { kind: 'partial'; authorizedMinor: number }
+  /** AUTHORIZED_RISK_DECLINED: the issuer approves, the gateway's risk check refuses; nothing is captured. */
+  | { kind: 'risk-decline' }
   | { kind: 'fault'; fault: FaultKind };
 
 /** Last two digits of the amount in minor units → decline reason. */
@@ -110,6 +112,16 @@ export const FAULT_TRIGGERS: Readonly<Record<number, FaultKind>> = {
 export const PARTIAL_TRIGGER = 21;
 
 /**
+ * Last two digits of an authorization or sale that the issuer approves and the gateway's risk check declines
+ * (AUTHORIZED_RISK_DECLINED, reference/gateway.md §4): the funds are held and nothing is captured, a sale's included,
+ * until the authorization is reversed.
+ */
+export const RISK_DECLINE_TRIGGER = 22;
+
+/** The `errorInformation.reason` of a risk decline (the gateway's decision profile rejected the order). */
+export const RISK_DECLINE_REASON = 'DECISION_PROFILE_REJECT';
+
+/**
  * The gateway's message-level-validation script amounts (reference/gateway.md §7), in minor units of a two-decimal
  * currency: 9900.00, 9601.00 and 9604.00 approve; 9901.00 approves for 3000.00 (partial authorization).
  */
@@ -120,11 +132,18 @@ const MLV_AMOUNTS: Readonly<Record<number, TriggerOutcome>> = {
   990100: { kind: 'partial', authorizedMinor: 300000 },
 };
 
+/** Which of the amount triggers a service takes (README, Triggers). */
+export interface TriggerOptions {
+  /** Declines (01–11): not captures or refunds. */
+  canDecline: boolean;
+  /** Partial approval (21): authorizations and sales. */
+  canBePartial: boolean;
+  /** Risk decline (22): authorizations and sales. */
+  canRiskDecline?: boolean;
+}
+
 /** The answer an amount selects. `decline` only applies to services that can decline (not captures or refunds). */
-export function amountTrigger(
-  minor: number,
-  options: { canDecline: boolean; canBePartial: boolean },
-): TriggerOutcome {
+export function amountTrigger(minor: number, options: TriggerOptions): TriggerOutcome {
   const mlv = MLV_AMOUNTS[minor];
   if (mlv) return mlv.kind === 'partial' && !options.canBePartial ? { kind: 'approve' } : mlv;
   const cents = minor % 100;
@@ -136,6 +155,7 @@ export function amountTrigger(
   }
   if (options.canBePartial && cents === PARTIAL_TRIGGER)
     return { kind: 'partial', authorizedMinor: Math.floor(minor / 2) };
+  if (options.canRiskDecline === true && cents === RISK_DECLINE_TRIGGER) return { kind: 'risk-decline' };
   return { kind: 'approve' };
 }
 

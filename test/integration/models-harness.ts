@@ -13,7 +13,7 @@ import type { ParkingModel, TerminalSnapshot, UserEvent } from '../../src/host/a
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import type { Fault } from '../../src/sandbox/index.js';
-import { amountTrigger } from '../../src/sandbox/triggers.js';
+import { amountTrigger, RISK_DECLINE_REASON, type TriggerOptions } from '../../src/sandbox/triggers.js';
 
 /**
  * Model-based integration tests (issue 8, "Tests"): @xstate/graph walks each model machine of src/flows with the user
@@ -63,11 +63,11 @@ export function pendingRequest(snapshot: AnyMachineSnapshot): TransactionRequest
 }
 
 /** What the sandbox's amount triggers allow per service (src/sandbox/payments.ts). */
-function triggerOptions(service: ServiceName): { canDecline: boolean; canBePartial: boolean } {
+function triggerOptions(service: ServiceName): TriggerOptions {
   switch (service) {
     case 'preauth':
     case 'sale':
-      return { canDecline: true, canBePartial: true };
+      return { canDecline: true, canBePartial: true, canRiskDecline: true };
     case 'avr':
     case 'incremental':
     case 'credit':
@@ -121,6 +121,10 @@ export function transactionOutcomes(snapshot: AnyMachineSnapshot, options: Outco
       break;
     case 'decline':
       outputs.push({ kind: 'declined', transactionId: 'model-tx', reason: trigger.reason, ...card });
+      break;
+    case 'risk-decline':
+      // The customer is told "declined"; the host, not the machine, reverses what the issuer holds.
+      outputs.push({ kind: 'declined', transactionId: 'model-tx', reason: RISK_DECLINE_REASON, ...card });
       break;
     case 'partial':
       // Every model refuses a partial approval: the transaction reverses or voids it (acceptPartial false).

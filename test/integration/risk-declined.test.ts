@@ -69,6 +69,38 @@ function openAuthorizations(): string[] {
     .map((p) => p.id ?? '');
 }
 
+describe('a sale the issuer approved and the gateway risk-declined', () => {
+  it('is shown declined and its authorization is reversed (the sandbox trigger 22: nothing was captured)', async () => {
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'attended' },
+        reader: { sim: { presentDelayMs: 20 } },
+        journal: { path: 'journal.db', resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: sandbox.url },
+    );
+    hosts.push(host);
+    await screen(host, ['idle']);
+    await send(host, { type: 'START' });
+    await send(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
+    await send(host, { type: 'CONFIRM' });
+    const shown = await screen(host, ['approved', 'declined', 'error', 'choose-currency']);
+    expect(shown.customer.screen).toBe('declined');
+    const [sale] = sandbox.ledger().transactions;
+    expect(sale).toMatchObject({ kind: 'sale', status: 'AUTHORIZED_RISK_DECLINED' });
+    expect(sale?.amounts).toMatchObject({ authorized: 1_222, captured: 0 });
+
+    for (let i = 0; i < 250 && openAuthorizations().length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(openAuthorizations()).toEqual([]);
+    expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['reversal', 'REVERSED'],
+    ]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
 describe('a pre-authorization the issuer approved and the gateway risk-declined', () => {
   it('is shown declined and its hold is released', async () => {
     const host = await createTerminalHost(

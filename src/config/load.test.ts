@@ -91,6 +91,15 @@ describe('configuration', () => {
       );
   });
 
+  it('bounds offline.maxAgeHours at seven days, naming the key', () => {
+    expect(parseConfig({ offline: { maxAgeHours: 168 } }).offline.maxAgeHours).toBe(168);
+    expect(parseConfig({ offline: { maxAgeHours: 0.5 } }).offline.maxAgeHours).toBe(0.5);
+    for (const maxAgeHours of [168.5, 720, 1e9])
+      expect(() => parseConfig({ offline: { maxAgeHours } }, 'f.json'), String(maxAgeHours)).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', key: 'offline.maxAgeHours' }),
+      );
+  });
+
   it('refuses a meter capture window shorter than the longest stay, naming the key', () => {
     // A paid stay that outlasts the window would have its hold reversed before the end captures the fee.
     expect(

@@ -31,6 +31,13 @@ const catalogueLocale = z.string().refine((tag) => supportedLocale(tag) !== unde
 export const MAX_OFFLINE_COUNT = 1000;
 
 /**
+ * Oldest a stored payment may be while the offline queue takes more (hours): seven days, the validity of a card
+ * authorization for parking at the card networks. A payment forwarded later would be authorized after the time its
+ * card data was read for had passed, and the queue would keep card data on the terminal for weeks.
+ */
+export const MAX_OFFLINE_AGE_HOURS = 168;
+
+/**
  * A time zone the terminal can date with: checked by dating an instant the way every request does (`localDateTime`,
  * which throws a RangeError for a zone Intl does not know), so that a mistyped zone stops the start here, naming the
  * key, rather than on the first customer action.
@@ -256,7 +263,7 @@ export const offlineSchema = z
     maxTransactionMinor: z.number().int().min(0).default(5_000),
     maxTotalMinorPerCurrency: z.number().int().min(0).default(50_000),
     maxCount: z.number().int().min(0).max(MAX_OFFLINE_COUNT).default(100),
-    maxAgeHours: z.number().min(0).default(24),
+    maxAgeHours: z.number().min(0).max(MAX_OFFLINE_AGE_HOURS).default(24),
     /** File holding the 32-byte key (hex or base64) for card data at rest; created 0600 when absent. */
     keyFile: z.string().min(1).default('var/offline.key'),
     forwardConcurrency: z.number().int().min(1).max(64).default(4),

@@ -60,7 +60,10 @@ export class BackgroundWork {
     if (this.forwarding) return this.forwarding;
     const { offline, sender, config, router, logger } = this.deps;
     const run = offline
-      .forwardPending(sender, { concurrency: config.offline.forwardConcurrency })
+      .forwardPending(sender, {
+        concurrency: config.offline.forwardConcurrency,
+        onOutcome: (entry, request, outcome) => router.forwardedOutcome(entry, request, outcome),
+      })
       .then((report) => {
         if (report.forwarded > 0) this.deps.gatewaySeen(!report.gatewayUnreachable);
         for (const id of report.unknown) router.recoverInBackground(id);

@@ -11,6 +11,7 @@ import {
   type HoldStore,
   type JournalEntry,
   type OfflineQueue,
+  type OutgoingRequest,
   type RecoveryItem,
   type SqliteJournal,
   type TimeoutRecovery,
@@ -196,7 +197,7 @@ export class PaymentRouter {
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
     if ((request.service === 'preauth' || request.service === 'sale') && isRiskDeclined(outcome)) {
-      this.riskDeclined(request, entry, outcome);
+      this.riskDeclined(entry.transactionId, request, outcome);
       return;
     }
     if (outcome.kind !== 'approved') return;
@@ -220,8 +221,11 @@ export class PaymentRouter {
    * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a durable follow-up written with the decline, carried out by
    * the host's follow-ups at once (at the latest at the next start).
    */
-  private riskDeclined(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
-    const transactionId = entry.transactionId;
+  private riskDeclined(
+    transactionId: string | undefined,
+    request: { service: string; amountMinor: number; currency: string },
+    outcome: TransmitOutcome,
+  ): void {
     const gatewayId = outcome.kind === 'declined' ? outcome.gatewayId : undefined;
     if (!transactionId || !gatewayId) {
       this.deps.logger.error(
@@ -240,6 +244,26 @@ export class PaymentRouter {
       reason: 'risk-declined: the issuer holds the funds until the authorization is reversed',
       dueAtMs: this.deps.now().getTime(),
     });
+  }
+
+  /**
+   * The outcome of a stored payment forwarded (src/journal/offline-queue.ts), in its transaction: a risk-declined one
+   * holds the issuer's approval as a live payment's does, and gets the same reversal. Its EMV tags, which the reversal
+   * repeats, are the ones of the stored request, kept before the request is wiped.
+   */
+  forwardedOutcome(entry: JournalEntry, request: OutgoingRequest, outcome: TransmitOutcome): void {
+    if ((entry.service !== 'preauth' && entry.service !== 'sale') || !isRiskDeclined(outcome)) return;
+    const { transactionId, amountMinor, currency } = entry;
+    if (amountMinor === undefined || currency === undefined) {
+      this.deps.logger.error(
+        { transactionId, service: entry.service },
+        'risk-declined forward without its amount: the operator should check it',
+      );
+      return;
+    }
+    const tags = emvTagsOf(request.body);
+    if (transactionId && tags !== undefined) this.deps.payments.keepOriginalTags(transactionId, tags);
+    this.riskDeclined(transactionId, { service: entry.service, amountMinor, currency }, outcome);
   }
 
   /**
@@ -313,4 +337,23 @@ export class PaymentRouter {
       reason: 'OFFLINE_STORED',
     };
   }
+}
+
+const EMV_TAGS_FIELD = Buffer.from('"emv":{"tags":"');
+
+/**
+ * `pointOfSaleInformation.emv.tags` of a request body as the gateway client writes it (`"emv":{"tags":"…"`), read
+ * from the bytes in place: the body also holds track data, which is never copied into a string that cannot be wiped.
+ */
+function emvTagsOf(body: Buffer): string | undefined {
+  const at = body.indexOf(EMV_TAGS_FIELD);
+  if (at < 0) return undefined;
+  const start = at + EMV_TAGS_FIELD.length;
+  let end = start;
+  while (end < body.length && isHexDigit(body[end]!)) end++;
+  return end > start && body[end] === 0x22 ? body.toString('latin1', start, end) : undefined;
+}
+
+function isHexDigit(c: number): boolean {
+  return (c >= 0x30 && c <= 0x39) || (c >= 0x41 && c <= 0x46) || (c >= 0x61 && c <= 0x66);
 }

@@ -275,6 +275,11 @@ export class PaymentService {
   }
 
   /** The tag set sent with an authorization (kept in the journal), e.g. for its reversal after a restart. */
+  /** Keeps the EMV tags an original was sent with, for its follow-ons (a forwarded stored payment's). */
+  keepOriginalTags(transactionId: string, tagsHex: string): void {
+    this.deps.followOns.putTags(transactionId, tagsHex);
+  }
+
   authorizationTags(transactionId: string): string | undefined {
     return this.deps.followOns.tags(transactionId);
   }

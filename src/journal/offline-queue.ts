@@ -635,7 +635,15 @@ export class OfflineQueue {
    */
   async forwardPending(
     sender: JournaledSender,
-    options: { concurrency?: number; signal?: AbortSignal } = {},
+    options: {
+      concurrency?: number;
+      signal?: AbortSignal;
+      /**
+       * Called with each answered forward's journal entry, its request (decrypted, before the wipe) and outcome, in
+       * the outcome's transaction: obligations the answer creates are written with it.
+       */
+      onOutcome?: (entry: JournalEntry, request: OutgoingRequest, outcome: ForwardOutcome) => void;
+    } = {},
   ): Promise<ForwardReport> {
     const concurrency = options.concurrency ?? 4;
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
@@ -680,7 +688,13 @@ export class OfflineQueue {
             onWire -= 1;
             signal();
           };
-          const run: Promise<void> = this.forwardOne(claimed, sender, tally, answered).finally(() => {
+          const run: Promise<void> = this.forwardOne(
+            claimed,
+            sender,
+            tally,
+            answered,
+            options.onOutcome,
+          ).finally(() => {
             answered();
             inFlight.delete(run);
             finished = true;
@@ -708,6 +722,7 @@ export class OfflineQueue {
     sender: JournaledSender,
     tally: Tally,
     answered: () => void,
+    onOutcome: ((entry: JournalEntry, request: OutgoingRequest, outcome: ForwardOutcome) => void) | undefined,
   ): Promise<void> {
     const entryId = entry.id;
     let outcome: ForwardOutcome;
@@ -723,14 +738,17 @@ export class OfflineQueue {
           answered();
         },
         // The stored payment changes in the same transaction as its journal entry.
-        onOutcome: (_entry, o) => {
-          if (o.kind === 'not-sent') this.stmts.unclaim.run(row.id);
-          else
-            this.complete(row.id, o.kind, {
-              gatewayId: o.gatewayId,
-              status: o.status,
-              reason: o.reason ?? o.error?.code,
-            });
+        onOutcome: (journaled, o) => {
+          if (o.kind === 'not-sent') {
+            this.stmts.unclaim.run(row.id);
+            return;
+          }
+          this.complete(row.id, o.kind, {
+            gatewayId: o.gatewayId,
+            status: o.status,
+            reason: o.reason ?? o.error?.code,
+          });
+          onOutcome?.(journaled, request, o);
         },
       });
     } catch (e) {

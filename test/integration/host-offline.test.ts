@@ -101,3 +101,50 @@ describe('offline store-and-forward through the terminal', () => {
     expect(second.consistency().ok).toBe(true);
   });
 });
+
+describe('a stored payment risk-declined when forwarded', () => {
+  it('has the funds the issuer holds released: the reversal repeats the stored request’s EMV tags', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-risk-'));
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'attended' },
+        reader: { sim: { presentDelayMs: 20 } },
+        offline: { policy: 'prefer-online' },
+        journal: { resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url },
+    );
+    open.push(host);
+    await first.close();
+
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    // 12.22: the sandbox's risk-decline trigger (README, Triggers).
+    await host.send({ type: 'ENTER_AMOUNT', minor: 1_222 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+    expect(host.status().offline.depth).toBe(1);
+
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    const held = (): string[] =>
+      second
+        .consistency({ requireResolved: true })
+        .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
+        .map((p) => p.id ?? '');
+    await until(() => (second.ledger().transactions.length > 0 && held().length === 0 ? true : undefined));
+    expect(second.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['reversal', 'REVERSED'],
+    ]);
+    // The reversal carried the EMV tags the stored sale was sent with (the sandbox refuses it without them).
+    const [sale, reversal] = second.ledger().transactions;
+    const tagsOf = (body: unknown): unknown =>
+      (body as { pointOfSaleInformation?: { emv?: { tags?: string } } }).pointOfSaleInformation?.emv?.tags;
+    expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
+    expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
+    expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});

@@ -60,6 +60,7 @@ function backgroundWork(deps: {
     } as unknown as Config,
     router: {
       recoverInBackground: (id: number) => void recovery.recover(id).catch(() => undefined),
+      forwardedOutcome: () => undefined,
     } as unknown as PaymentRouter,
     openAuthorizations: { runFollowUps: () => Promise.resolve() } as unknown as OpenAuthorizations,
     logger: silentLogger(),

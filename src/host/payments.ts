@@ -30,6 +30,7 @@ import type { CardStore, HeldCard } from './card-store.js';
 import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } from './dcc.js';
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
+import { receiptCardOf } from './receipts.js';
 import { recoveryPlanFor } from '../vocabulary/services.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
@@ -474,6 +475,8 @@ export class PaymentService {
       flowId: options.flowId || undefined,
       parentGatewayId: request.original?.gatewayId || undefined,
       maskedPan: card?.summary.maskedPan,
+      // What the receipt states of the card, journaled with the outcome: a receipt issued after a restart states it.
+      card: card ? receiptCardOf(card.read) : undefined,
       resolvesEntryId: undefined,
       failpoints: LIVE_FAILPOINTS,
       abandoned,

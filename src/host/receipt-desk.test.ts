@@ -2,8 +2,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { parseConfig } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
+import type { CardRead } from '../../devices/reader.js';
+import { hexToBytes } from '../emv/index.js';
+import { JournaledSender, openJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
-import { ReceiptDesk } from './receipt-desk.js';
+import { journaledReceiptFacts, ReceiptDesk } from './receipt-desk.js';
+import { RECEIPT_LABELS, receiptCardOf } from './receipts.js';
 
 const SALE: ReceiptData = {
   service: 'sale',
@@ -28,6 +32,18 @@ async function start(overrides: Record<string, unknown> = {}): Promise<ReceiptDe
   await desk.start();
   return desk;
 }
+
+const CARD_READ: CardRead = {
+  entryMode: 'contactless',
+  tlvs: [
+    { tag: '4F', value: hexToBytes('A0000000031010') },
+    { tag: '50', value: new TextEncoder().encode('VISA DEBIT') },
+    { tag: '9F34', value: hexToBytes('1F0302') },
+  ],
+  maskedPan: '476173******0119',
+  fallback: false,
+  readerStatus: 'online-requested',
+};
 
 describe('ReceiptDesk', () => {
   it('prints the receipt of a payment with its QR, the card as its last four digits only', async () => {
@@ -115,6 +131,45 @@ describe('ReceiptDesk', () => {
     const paper = await long;
     expect(paper.qrCodes).toEqual([]);
     expect(paper.lines.join('')).toContain('https://pay.example/L1?pad=');
+  });
+
+  it('issues the receipt of a sale journaled by an earlier process with its approval code and application', async () => {
+    const j = openJournal(':memory:');
+    const sender = new JournaledSender(j, {
+      transmit: () =>
+        Promise.resolve({
+          kind: 'approved',
+          gatewayId: SALE.gatewayId,
+          status: 'AUTHORIZED',
+          approvalCode: '831000',
+        }),
+    });
+    await sender.send(
+      {
+        service: 'sale',
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from('{}'),
+        comments: SALE.comments,
+        transactionId: SALE.transactionId,
+        amountMinor: SALE.amountMinor,
+        currency: SALE.currency,
+        moneyMoving: true,
+      },
+      { card: receiptCardOf(CARD_READ) },
+    );
+    // The desk of a new process: nothing noted in memory.
+    desk = new ReceiptDesk(parseConfig({}), silentLogger(), null, journaledReceiptFacts(j));
+    const lines = desk.issue(SALE).document.fields;
+    expect(lines).toEqual(
+      expect.arrayContaining([
+        { label: RECEIPT_LABELS.application, value: 'VISA DEBIT' },
+        { label: RECEIPT_LABELS.aid, value: 'A0000000031010' },
+        { label: RECEIPT_LABELS.entry, value: 'Contactless' },
+        { label: RECEIPT_LABELS.approvalCode, value: '831000' },
+      ]),
+    );
+    j.close();
   });
 
   it('prints a test receipt, and works without a printer', async () => {

@@ -14,6 +14,7 @@ import {
 } from '../../devices/printer/index.js';
 import type { Config } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
+import type { Journal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { linkQr } from './link-screen.js';
 import {
@@ -24,6 +25,7 @@ import {
   receiptSettingsFromConfig,
   ReceiptFactsLog,
   type EReceiptQr,
+  type JournaledReceiptFactsReader,
   type IssuedReceipt,
   type LinkSlipData,
   type PaperCopy,
@@ -42,9 +44,33 @@ export interface PrinterSummary {
   lastError?: string;
 }
 
+/**
+ * The receipt facts the journal keeps of a transaction (its entry by transactionId: the approval code and the card's
+ * view journaled with the outcome, and the original a follow-on acts on).
+ */
+export function journaledReceiptFacts(
+  journal: Pick<Journal, 'findByTransactionId'>,
+): JournaledReceiptFactsReader {
+  return (transactionId) => {
+    const entry = journal.findByTransactionId(transactionId);
+    if (entry === undefined) return undefined;
+    return {
+      service: entry.service,
+      ...(entry.referencedTransactionId !== undefined
+        ? { originalTransactionId: entry.referencedTransactionId }
+        : {}),
+      ...(entry.approvalCode !== undefined ? { approvalCode: entry.approvalCode } : {}),
+      ...(entry.card !== undefined ? { card: entry.card } : {}),
+    };
+  };
+}
+
 export class ReceiptDesk {
-  /** What the host knows of each recent transaction's card and conversion, for its receipt. */
-  readonly facts = new ReceiptFactsLog();
+  /**
+   * What the host knows of each transaction's card, conversion and approval code, for its receipt: noted live, and
+   * read from the journal (`journaled`) for a transaction of an earlier process.
+   */
+  readonly facts: ReceiptFactsLog;
   private readonly settings: ReceiptSettings;
   private last: ReceiptDocument | undefined;
   private lastError: string | undefined;
@@ -56,8 +82,10 @@ export class ReceiptDesk {
     private readonly config: Config,
     private readonly logger: Logger,
     readonly printer: ReceiptPrinter | null = createPrinter(config.printer, { logger }),
+    journaled?: JournaledReceiptFactsReader,
   ) {
     this.settings = receiptSettingsFromConfig(config);
+    this.facts = new ReceiptFactsLog(undefined, journaled);
   }
 
   /** Opens the printer; a missing device is a status (`offline`), never a failed start. */

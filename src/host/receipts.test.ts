@@ -22,6 +22,7 @@ import {
   receiptText,
   screenReceipt,
   withoutCardData,
+  type JournaledReceiptFacts,
   type ReceiptDocument,
   type ReceiptSettings,
 } from './receipts.js';
@@ -449,6 +450,22 @@ describe('ReceiptFactsLog', () => {
     const log = new ReceiptFactsLog();
     log.noteSubmit({ dcc: { indicator: '3' } }, { transactionId: 'A1' });
     expect(log.factsFor('A1').conversion).toBeUndefined();
+  });
+
+  it("reads a transaction it did not note from the journal: a capture states its authorization's code and card", () => {
+    const card = receiptCardOf(CARD_READ);
+    const journaled: Record<string, JournaledReceiptFacts> = {
+      A1: { service: 'preauth', approvalCode: '831000', card },
+      C1: { service: 'capture', originalTransactionId: 'A1' },
+      R1: { service: 'refund-capture', originalTransactionId: 'C1' },
+    };
+    const log = new ReceiptFactsLog(64, (tx) => journaled[tx]);
+    expect(log.factsFor('C1')).toEqual({ card, approvalCode: '831000' });
+    expect(log.factsFor('R1')).toEqual({ card });
+    expect(log.factsFor('unknown')).toEqual({});
+    // A capture sent in this process of an authorization of an earlier one (its card read gone with that process).
+    log.noteSubmit({ service: 'capture', original: { transactionId: 'A1' } }, { transactionId: 'C2' });
+    expect(log.factsFor('C2')).toEqual({ card, approvalCode: '831000' });
   });
 
   it('forgets the oldest transactions beyond its capacity', () => {

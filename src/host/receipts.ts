@@ -267,21 +267,29 @@ export function lastFourOnly(maskedPan: string): string {
   return `**** **** **** ${digits.slice(-4).padStart(4, '*')}`;
 }
 
-/** The receipt's view of a card read: entry mode, AID (4F, else 84), application label (50), CVM results (9F34). */
+/** Each held card read's receipt view, made once: the journal and the host's memory both take it (one per request). */
+const receiptCards = new WeakMap<CardRead, ReceiptCard>();
+
+/**
+ * The receipt's view of a card read: entry mode, AID (4F, else 84), application label (50) as the receipt prints it
+ * (card data removed, {@link withoutCardData}), CVM results (9F34). The journal keeps it with the request's outcome.
+ */
 export function receiptCardOf(read: CardRead): ReceiptCard {
+  const made = receiptCards.get(read);
+  if (made !== undefined) return made;
   const tag = (t: string): Uint8Array | undefined => read.tlvs.find((x) => x.tag === t)?.value;
   const aid = tag('4F') ?? tag('84');
   const label = tag('50');
   const cvm = tag('9F34');
-  const labelText = label
-    ? printableText(String.fromCharCode(...label).replace(/[^\x20-\x7e]/g, ' '))
-    : undefined;
-  return {
+  const labelText = label ? clean(String.fromCharCode(...label).replace(/[^\x20-\x7e]/g, ' ')) : undefined;
+  const card: ReceiptCard = {
     entryMode: read.entryMode,
     ...(aid && aid.length > 0 ? { aid: bytesToHex(aid).toUpperCase() } : {}),
     ...(labelText ? { applicationLabel: labelText } : {}),
     ...(cvm && cvm.length === 3 ? { cvmResults: bytesToHex(cvm).toUpperCase() } : {}),
   };
+  receiptCards.set(read, card);
+  return card;
 }
 
 /**
@@ -637,15 +645,57 @@ export interface SubmittedRequest {
   readonly dcc?: { readonly indicator: '1'; readonly offer: DccOfferSummary } | { readonly indicator: '3' };
 }
 
+/** What the journal keeps of a transaction for its receipt (its entry, src/host/receipt-desk.ts reads it). */
+export interface JournaledReceiptFacts {
+  readonly service: string;
+  /** The transactionId of the original a follow-on acts on (a capture's authorization). */
+  readonly originalTransactionId?: string;
+  readonly approvalCode?: string;
+  readonly card?: ReceiptCard;
+}
+
+/** Reads {@link JournaledReceiptFacts} of a transactionId; undefined when the journal has no such entry. */
+export type JournaledReceiptFactsReader = (transactionId: string) => JournaledReceiptFacts | undefined;
+
+/** Originals followed from a follow-on's journal entry at most (a refund of a capture of an authorization: 2). */
+const MAX_ORIGINALS = 4;
+
 /**
- * The host's memory of recent transactions for their receipts: the card's receipt view and the accepted offer, keyed
- * by transactionId, noted when a request is answered and read when the machine issues the receipt. A follow-on
- * (capture, refund) inherits what its original had. Bounded: only the last `capacity` transactions are kept.
+ * A transaction's receipt facts from its own and its original's: a follow-on (capture, refund) states the card and
+ * the conversion of its original when it has none of its own, and a capture's approval is its authorization's — the
+ * code the issuer gave then is the one the receipt states. One rule for the facts noted live and those read back from
+ * the journal.
+ */
+function withOriginal(
+  service: string | undefined,
+  own: ReceiptFacts,
+  original: ReceiptFacts | undefined,
+): ReceiptFacts {
+  const card = own.card ?? original?.card;
+  const conversion = own.conversion ?? original?.conversion;
+  const approvalCode = own.approvalCode ?? (service === 'capture' ? original?.approvalCode : undefined);
+  return {
+    ...(card ? { card } : {}),
+    ...(conversion ? { conversion } : {}),
+    ...(approvalCode ? { approvalCode } : {}),
+  };
+}
+
+/**
+ * The host's memory of recent transactions for their receipts: the card's receipt view, the accepted offer and the
+ * approval code, keyed by transactionId, noted when a request is answered and read when the machine issues the receipt.
+ * A follow-on (capture, refund) inherits what its original had. Bounded: only the last `capacity` transactions are
+ * kept. A transaction not noted in this process (made before a restart, or no longer kept) is read from the journal
+ * (`journaled`), which keeps the approval code and the card's view with each outcome: a receipt issued again after a
+ * restart states them as the first one did. The accepted offer is the memory's alone.
  */
 export class ReceiptFactsLog {
   private readonly facts = new Map<string, ReceiptFacts>();
 
-  constructor(private readonly capacity = 64) {}
+  constructor(
+    private readonly capacity = 64,
+    private readonly journaled: JournaledReceiptFactsReader = () => undefined,
+  ) {}
 
   /**
    * Notes an answered request. `read` is the held card read of `request.cardRef` (CardStore.get(ref)?.read) when the
@@ -656,18 +706,18 @@ export class ReceiptFactsLog {
     outcome: { readonly transactionId: string; readonly approvalCode?: string },
     read?: CardRead,
   ): void {
-    const inherited = request.original ? this.facts.get(request.original.transactionId) : undefined;
-    const card = read ? receiptCardOf(read) : inherited?.card;
-    const conversion = request.dcc?.indicator === '1' ? request.dcc.offer : inherited?.conversion;
-    // A capture's approval is its authorization's: the code the issuer gave then is the one the receipt states.
-    const approvalCode =
-      outcome.approvalCode ?? (request.service === 'capture' ? inherited?.approvalCode : undefined);
+    const original = request.original ? this.factsFor(request.original.transactionId) : undefined;
+    const facts = withOriginal(
+      request.service,
+      {
+        ...(read ? { card: receiptCardOf(read) } : {}),
+        ...(request.dcc?.indicator === '1' ? { conversion: request.dcc.offer } : {}),
+        ...(outcome.approvalCode ? { approvalCode: outcome.approvalCode } : {}),
+      },
+      original,
+    );
     this.facts.delete(outcome.transactionId);
-    this.facts.set(outcome.transactionId, {
-      ...(card ? { card } : {}),
-      ...(conversion ? { conversion } : {}),
-      ...(approvalCode ? { approvalCode } : {}),
-    });
+    this.facts.set(outcome.transactionId, facts);
     while (this.facts.size > this.capacity) {
       const oldest = this.facts.keys().next().value;
       if (oldest === undefined) break;
@@ -675,8 +725,26 @@ export class ReceiptFactsLog {
     }
   }
 
-  /** What is known of a transaction; empty when nothing was noted. */
+  /** What is known of a transaction: noted in this process, else journaled; empty when neither knows it. */
   factsFor(transactionId: string): ReceiptFacts {
-    return this.facts.get(transactionId) ?? {};
+    return this.facts.get(transactionId) ?? this.fromJournal(transactionId, MAX_ORIGINALS);
+  }
+
+  private fromJournal(transactionId: string, originals: number): ReceiptFacts {
+    const entry = this.journaled(transactionId);
+    if (entry === undefined) return {};
+    const originalTx = entry.originalTransactionId;
+    const original =
+      originalTx !== undefined && originals > 0
+        ? (this.facts.get(originalTx) ?? this.fromJournal(originalTx, originals - 1))
+        : undefined;
+    return withOriginal(
+      entry.service,
+      {
+        ...(entry.card ? { card: entry.card } : {}),
+        ...(entry.approvalCode ? { approvalCode: entry.approvalCode } : {}),
+      },
+      original,
+    );
   }
 }

@@ -312,6 +312,54 @@ describe('journal', () => {
     expect(b.db.pragma('journal_mode', { simple: true })).toBe('wal');
   });
 
+  it("keeps an approval's code and the receipt's view of the card with its outcome, across a reopen", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'j.db');
+    const a = openJournal(path);
+    const card = {
+      entryMode: 'contact',
+      aid: 'A0000000031010',
+      applicationLabel: 'VISA CREDIT',
+      cvmResults: '1F0302',
+    } as const;
+    const approved = a.begin(preauth());
+    a.recordOutcome(approved.id, {
+      state: 'approved',
+      gatewayId: 'g1',
+      status: 'AUTHORIZED',
+      approvalCode: '831000',
+      card,
+    });
+    const bare = a.begin(preauth({ transactionId: 'tx-2' }));
+    a.recordOutcome(bare.id, { state: 'declined', status: 'DECLINED' });
+    a.close();
+    const b = journal(path);
+    expect(b.findByTransactionId('tx-1')).toMatchObject({ approvalCode: '831000', card });
+    expect(b.findByTransactionId('tx-2')).toMatchObject({ approvalCode: undefined, card: undefined });
+  });
+
+  it('refuses an approval code or a card view that could carry a card number', () => {
+    const j = journal();
+    const e = j.begin(preauth());
+    const refused = expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error;
+    expect(() => j.recordOutcome(e.id, { state: 'approved', approvalCode: '4111111111111111' })).toThrowError(
+      refused,
+    );
+    expect(() =>
+      j.recordOutcome(e.id, {
+        state: 'approved',
+        card: { entryMode: 'contact', applicationLabel: 'VISA 4111 1111 1111 1111' },
+      }),
+    ).toThrowError(refused);
+    expect(() =>
+      j.recordOutcome(e.id, {
+        state: 'approved',
+        card: { entryMode: 'contact', aid: '4111111111111111=2912' },
+      }),
+    ).toThrowError(refused);
+    expect(j.get(e.id)?.state).toBe('pending');
+  });
+
   it('never writes card data in clear to the database files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
     const path = join(dir, 'j.db');

@@ -125,6 +125,10 @@ export interface JournalEntry {
   readonly authorizedMinor?: number;
   /** Decline or rejection reason, or what made the outcome unknown. */
   readonly reason?: string;
+  /** The issuer's approval code of the answer (`processorInformation.approvalCode`), for the receipt. */
+  readonly approvalCode?: string;
+  /** What a receipt states of the card the request was made with (see {@link ReceiptCardFacts}). */
+  readonly card?: ReceiptCardFacts;
   /** How the entry was resolved (state 'resolved'), e.g. `timeout-reversal`, `not-sent`. */
   readonly resolution?: string;
   /** The entry (a resolution request) whose success resolved this one. */
@@ -140,6 +144,20 @@ export interface JournalEntry {
   readonly resolvedAt?: string;
 }
 
+/**
+ * What a receipt states of the card a request was made with (kiosk.md §3): how it was read, its application and its
+ * cardholder verification. Not card data: the AID and the label name the card's product, never the card (rule 4).
+ */
+export interface ReceiptCardFacts {
+  readonly entryMode: 'contact' | 'contactless' | 'swiped' | 'msd';
+  /** Application identifier (4F, or 84), upper-case hex, 5 to 16 bytes. */
+  readonly aid?: string;
+  /** Application label (50) as the receipt prints it, e.g. "VISA CREDIT". */
+  readonly applicationLabel?: string;
+  /** CVM results (9F34), upper-case hex, 3 bytes. */
+  readonly cvmResults?: string;
+}
+
 /** What came back for a request; `unknown` = no usable answer (timeout, reset after send, 5xx, undocumented code). */
 export interface RecordedOutcome {
   state: 'approved' | 'declined' | 'rejected' | 'unknown';
@@ -149,6 +167,10 @@ export interface RecordedOutcome {
   /** Minor units: the amount the answer states (see {@link JournalEntry.authorizedMinor}). */
   authorizedMinor?: number;
   reason?: string;
+  /** The answer's approval code: {@link receiptApprovalCode} says which the journal keeps. */
+  approvalCode?: string;
+  /** The receipt's view of the card the request was made with: {@link receiptCardFacts} says which it keeps. */
+  card?: ReceiptCardFacts;
 }
 
 /** The durable write-ahead journal of every gateway request (DESIGN.md, money safety rules 1–3). */
@@ -301,6 +323,11 @@ interface Row {
   http_status: number | null;
   authorized_minor: number | null;
   reason: string | null;
+  approval_code: string | null;
+  card_entry_mode: ReceiptCardFacts['entryMode'] | null;
+  card_aid: string | null;
+  card_label: string | null;
+  card_cvm_results: string | null;
   resolution: string | null;
   resolved_by_entry_id: number | null;
   resolves_entry_id: number | null;
@@ -318,6 +345,16 @@ function iso(ms: number | null): string | undefined {
 
 function opt<T>(v: T | null): T | undefined {
   return v === null ? undefined : v;
+}
+
+function cardOf(r: Row): ReceiptCardFacts | undefined {
+  if (r.card_entry_mode === null) return undefined;
+  return {
+    entryMode: r.card_entry_mode,
+    ...(r.card_aid !== null ? { aid: r.card_aid } : {}),
+    ...(r.card_label !== null ? { applicationLabel: r.card_label } : {}),
+    ...(r.card_cvm_results !== null ? { cvmResults: r.card_cvm_results } : {}),
+  };
 }
 
 function toEntry(r: Row): JournalEntry {
@@ -341,6 +378,8 @@ function toEntry(r: Row): JournalEntry {
     httpStatus: opt(r.http_status),
     authorizedMinor: opt(r.authorized_minor),
     reason: opt(r.reason),
+    approvalCode: opt(r.approval_code),
+    card: cardOf(r),
     resolution: opt(r.resolution),
     resolvedByEntryId: opt(r.resolved_by_entry_id),
     resolvesEntryId: opt(r.resolves_entry_id),
@@ -453,6 +492,50 @@ function validateBegin(e: BeginEntry): void {
     throw invalid(`${e.service} needs referencedTransactionId or parentGatewayId`);
 }
 
+const ENTRY_MODES: ReadonlySet<string> = new Set(['contact', 'contactless', 'swiped', 'msd']);
+/** Printable ASCII without spaces, as an approval code is (ISO 8583 field 38: six characters). */
+const APPROVAL_CODE = /^[\x21-\x7e]{1,32}$/;
+/** 5 to 16 bytes (EMV Book 1, 12.2.1). */
+const AID = /^(?:[0-9A-F]{2}){5,16}$/;
+/** A label as the receipt prints it: printable ASCII (tag 50 holds 1 to 16 characters). */
+const APPLICATION_LABEL = /^[\x20-\x7e]{1,32}$/;
+const CVM_RESULTS = /^[0-9A-F]{6}$/;
+/** A run of digits as long as the shortest card number: no text with one is kept in a clear column. */
+const CARD_NUMBER_LONG = /\d{12}/;
+
+/**
+ * The approval code the journal keeps of an answer: printable ASCII without spaces and no run of digits as long as a
+ * card number; undefined otherwise (the receipt leaves the line out rather than the outcome being refused).
+ */
+export function receiptApprovalCode(code: string | undefined): string | undefined {
+  return typeof code === 'string' && APPROVAL_CODE.test(code) && !CARD_NUMBER_LONG.test(code)
+    ? code
+    : undefined;
+}
+
+/**
+ * The receipt's view of a card the journal keeps: a known entry mode, and only the AID, label (no run of digits as long
+ * as a card number, spaces and dashes aside) and CVM results of the expected shapes; undefined without an entry mode.
+ */
+export function receiptCardFacts(card: ReceiptCardFacts | undefined): ReceiptCardFacts | undefined {
+  if (card === undefined || !ENTRY_MODES.has(card.entryMode)) return undefined;
+  const { aid, applicationLabel: label, cvmResults } = card;
+  const aidOk = typeof aid === 'string' && AID.test(aid);
+  const labelOk =
+    typeof label === 'string' &&
+    APPLICATION_LABEL.test(label) &&
+    !CARD_NUMBER_LONG.test(label.replace(/[\s-]/g, ''));
+  const cvmOk = typeof cvmResults === 'string' && CVM_RESULTS.test(cvmResults);
+  if ((aidOk || aid === undefined) && (labelOk || label === undefined) && (cvmOk || cvmResults === undefined))
+    return card;
+  return {
+    entryMode: card.entryMode,
+    ...(aidOk ? { aid } : {}),
+    ...(labelOk ? { applicationLabel: label } : {}),
+    ...(cvmOk ? { cvmResults } : {}),
+  };
+}
+
 function validateOutcome(o: RecordedOutcome): void {
   if (typeof o !== 'object' || o === null)
     throw new JournalError('JOURNAL_INVALID', 'outcome must be an object');
@@ -472,6 +555,14 @@ function validateOutcome(o: RecordedOutcome): void {
   checkOptionalText(o.status, 'status', 64);
   checkOptionalText(o.reason, 'reason', 512);
   checkAmount(o.authorizedMinor, 'authorizedMinor');
+  if (o.approvalCode !== undefined && receiptApprovalCode(o.approvalCode) === undefined)
+    throw invalid(
+      'approvalCode must be printable ASCII without spaces, at most 32 characters, and no card number',
+    );
+  if (o.card !== undefined && receiptCardFacts(o.card) !== o.card)
+    throw invalid(
+      'card must be an entry mode with an AID (hex), a label without a card number and CVM results (3 bytes hex)',
+    );
   if (
     o.httpStatus !== undefined &&
     (!Number.isInteger(o.httpStatus) || o.httpStatus < 100 || o.httpStatus > 599)
@@ -619,8 +710,9 @@ export class SqliteJournal implements Journal {
       markSent: db.prepare(
         `UPDATE journal_entries SET state = 'sent', sent_at = ? WHERE id = ? AND state = 'pending'`,
       ),
-      // Positional (state, gateway_id, status, http_status, authorized_minor, reason, outcome_at, sent_at, id):
-      // binding by name costs a property lookup per column on every payment.
+      // Positional (state, gateway_id, status, http_status, authorized_minor, reason, approval_code, card_entry_mode,
+      // card_aid, card_label, card_cvm_results, outcome_at, sent_at, id): binding by name costs a property lookup per
+      // column on every payment.
       outcome: db.prepare<
         [
           string,
@@ -629,12 +721,18 @@ export class SqliteJournal implements Journal {
           number | null,
           number | null,
           string | null,
+          string | null,
+          string | null,
+          string | null,
+          string | null,
+          string | null,
           number,
           number | null,
           number,
         ]
       >(`UPDATE journal_entries SET state = ?, gateway_id = ?, status = ?, http_status = ?, authorized_minor = ?,
-          reason = ?, outcome_at = ?, sent_at = COALESCE(sent_at, ?)
+          reason = ?, approval_code = ?, card_entry_mode = ?, card_aid = ?, card_label = ?, card_cvm_results = ?,
+          outcome_at = ?, sent_at = COALESCE(sent_at, ?)
         WHERE id = ? AND state IN ('pending', 'sent')`),
       resolve: db.prepare(`UPDATE journal_entries SET state = 'resolved', resolution = @how,
           resolved_by_entry_id = @by, resolved_at = @at
@@ -1046,6 +1144,8 @@ export class SqliteJournal implements Journal {
       httpStatus: undefined,
       authorizedMinor: undefined,
       reason: undefined,
+      approvalCode: undefined,
+      card: undefined,
       resolution: undefined,
       resolvedByEntryId: undefined,
       resolvesEntryId: entry.resolvesEntryId,
@@ -1076,6 +1176,7 @@ export class SqliteJournal implements Journal {
 
   recordOutcome(entryId: number, outcome: RecordedOutcome, sentAt?: Date): void {
     validateOutcome(outcome);
+    const card = outcome.card;
     const update = (): void => {
       const changes = this.stmts.outcome.run(
         outcome.state,
@@ -1084,6 +1185,11 @@ export class SqliteJournal implements Journal {
         outcome.httpStatus ?? null,
         outcome.authorizedMinor ?? null,
         outcome.reason ?? null,
+        outcome.approvalCode ?? null,
+        card?.entryMode ?? null,
+        card?.aid ?? null,
+        card?.applicationLabel ?? null,
+        card?.cvmResults ?? null,
         this.now().getTime(),
         sentAt?.getTime() ?? null,
         entryId,

@@ -51,6 +51,53 @@ describe('the journaled sender', () => {
     expect(Date.parse(entry.sentAt!)).toBeLessThanOrEqual(Date.parse(entry.outcomeAt!));
   });
 
+  it("journals the answer's approval code and the receipt's view of the card in the outcome's write", async () => {
+    const j = journal();
+    const card = { entryMode: 'contactless', aid: 'A0000000041010', applicationLabel: 'MASTERCARD' } as const;
+    const sender = new JournaledSender(j, {
+      transmit: () =>
+        Promise.resolve({
+          kind: 'approved',
+          gatewayId: 'G1',
+          status: 'AUTHORIZED',
+          httpStatus: 201,
+          approvalCode: '831000',
+        }),
+    });
+    const commits: number[] = [];
+    const commit = j.commitDurably.bind(j);
+    j.commitDurably = (write, options) => {
+      commits.push(1);
+      return commit(write, options);
+    };
+    const { entry } = await sender.send(sale('T1'), { card });
+    expect(entry).toMatchObject({ state: 'approved', approvalCode: '831000', card });
+    // The begin and the outcome: no write of their own.
+    expect(commits).toHaveLength(2);
+  });
+
+  it('leaves out of the journal a code or label that could carry a card number, and still journals the approval', async () => {
+    const j = journal();
+    const sender = new JournaledSender(j, {
+      transmit: () =>
+        Promise.resolve({
+          kind: 'approved',
+          gatewayId: 'G1',
+          status: 'AUTHORIZED',
+          approvalCode: '4111111111111111',
+        }),
+    });
+    const { entry } = await sender.send(sale('T1'), {
+      card: { entryMode: 'contact', aid: 'A0000000031010', applicationLabel: '4111 1111 1111 1111' },
+    });
+    expect(entry).toMatchObject({
+      state: 'approved',
+      approvalCode: undefined,
+      card: { entryMode: 'contact', aid: 'A0000000031010' },
+    });
+    expect(entry.card?.applicationLabel).toBeUndefined();
+  });
+
   it('journals the amount a capture answered for less than asked took, and what a refund of it may still take', async () => {
     const j = journal();
     const sender = new JournaledSender(j, {

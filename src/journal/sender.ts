@@ -3,8 +3,11 @@ import { JournalError } from './errors.js';
 import {
   NOT_SENT,
   ONE_STATEMENT,
+  receiptApprovalCode,
+  receiptCardFacts,
   type BeginEntry,
   type JournalEntry,
+  type ReceiptCardFacts,
   type RecordedOutcome,
   type SqliteJournal,
 } from './journal.js';
@@ -53,7 +56,10 @@ export interface SendOutcome {
   readonly amountMinor?: number;
   /** Approved for less than requested (PARTIAL_AUTHORIZED). */
   readonly partial?: boolean;
-  /** The issuer's approval code (`processorInformation.approvalCode`), for the receipt; not journaled. */
+  /**
+   * The issuer's approval code (`processorInformation.approvalCode`), for the receipt: journaled with the outcome, so
+   * that a receipt issued again after a restart states it too.
+   */
   readonly approvalCode?: string;
   /** Decline or rejection reason (e.g. AUTH_ALREADY_REVERSED, NOT_VOIDABLE). */
   readonly reason?: string;
@@ -103,6 +109,11 @@ export interface SendOptions {
   /** transactionId of the original, when the request itself does not carry it. */
   referencedTransactionId?: string;
   maskedPan?: string;
+  /**
+   * What a receipt states of the card the request is made with (its entry mode, application and CVM results; never
+   * card data): journaled with the outcome, in its one write.
+   */
+  card?: ReceiptCardFacts;
   /** For a resolution request: the entry it resolves. */
   resolvesEntryId?: number;
   failpoints?: SendFailpoints;
@@ -325,7 +336,7 @@ export class JournaledSender {
         if (outcome.kind === 'not-sent') {
           if (markedAt) this.journal.markSent(entry.id, markedAt);
           this.journal.resolve(entry.id, NOT_SENT);
-        } else this.journal.recordOutcome(entry.id, recorded(outcome), markedAt);
+        } else this.journal.recordOutcome(entry.id, recorded(outcome, options.card), markedAt);
         options.onOutcome?.(entry, outcome);
         return readBack ? this.journal.get(entry.id) : undefined;
       });
@@ -411,9 +422,11 @@ export function entryOf(request: OutgoingRequest, options: SendOptions & { sentA
 /**
  * The journal's record of an outcome. The amount is the one the answer states: an authorization's authorized amount
  * (an increment: the new total), otherwise the amount it processed — a capture's captured amount, which a gateway may
- * make less than was asked (spec 001, the capture answer's `orderInformation.amountDetails.totalAmount`).
+ * make less than was asked (spec 001, the capture answer's `orderInformation.amountDetails.totalAmount`). The
+ * receipt's facts (the approval code, the card's view) are kept as far as the journal takes them: a code or label of an
+ * unexpected shape is left out, never a reason to refuse the outcome of a payment.
  */
-function recorded(o: SendOutcome): RecordedOutcome {
+function recorded(o: SendOutcome, card: ReceiptCardFacts | undefined): RecordedOutcome {
   return {
     state: o.kind,
     gatewayId: o.gatewayId,
@@ -421,5 +434,7 @@ function recorded(o: SendOutcome): RecordedOutcome {
     httpStatus: o.httpStatus,
     authorizedMinor: o.authorizedMinor ?? o.amountMinor,
     reason: o.reason ?? o.error?.code,
+    approvalCode: receiptApprovalCode(o.approvalCode),
+    card: receiptCardFacts(card),
   };
 }

@@ -3,7 +3,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { VIRTUAL_CARDS } from '../../devices/sim/cards.js';
+import { scanForCardData } from '../crash/card-scan.js';
 import type { GatewayClient } from '../../src/gateway/index.js';
+import type { Receipt, ReceiptLine, TerminalSnapshot } from '../../src/host/api.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { RECEIPT_LABELS } from '../../src/host/receipts.js';
 import { CATALOGUES } from '../../src/i18n/index.js';
@@ -130,10 +133,10 @@ async function until(done: () => boolean, what: string, timeoutMs = 20_000): Pro
   }
 }
 
-async function exitPaid(host: TerminalHost): Promise<void> {
+async function exitPaid(host: TerminalHost): Promise<TerminalSnapshot> {
   host.simulator!.setCard('n2-contact');
   await sendEvent(host, { type: 'TAP_EXIT' });
-  await waitForScreen(host, (s) => s.customer.screen === 'approved', 'exit paid');
+  return waitForScreen(host, (s) => s.customer.screen === 'approved', 'exit paid');
 }
 
 describe('tap-and-go: a restart after the outcome that settles a hold', () => {
@@ -299,6 +302,86 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     await exitPaid(second);
     expect(sentFor(second, holdId)).toEqual(['capture:approved']);
     expect(second.holds.size).toBe(0);
+  });
+});
+
+/** A receipt's lines that the journal must give back after a restart: what the issuer and the card said. */
+const DURABLE_RECEIPT_LABELS = [
+  RECEIPT_LABELS.application,
+  RECEIPT_LABELS.aid,
+  RECEIPT_LABELS.entry,
+  RECEIPT_LABELS.verification,
+  RECEIPT_LABELS.approvalCode,
+];
+
+function durableLines(receipt: Receipt | undefined): ReceiptLine[] {
+  return (receipt?.lines ?? []).filter((line) => DURABLE_RECEIPT_LABELS.includes(line.label));
+}
+
+describe('tap-and-go: the receipt of a paid exit issued again after a restart', () => {
+  it("shows the approval code and the card's application of the first receipt, read from the journal", async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    const restore = holdCloseNeverRuns();
+    let firstReceipt: Receipt | undefined;
+    try {
+      l.clock.offsetMs = STAY_MS;
+      firstReceipt = (await exitPaid(first)).customer.receipt;
+    } finally {
+      restore();
+    }
+    await first.close();
+    // The first receipt states them all: the issuer's code of the authorization, and the card's application.
+    expect(durableLines(firstReceipt).map((line) => line.label)).toEqual(DURABLE_RECEIPT_LABELS);
+    const approvalCode = durableLines(firstReceipt).find(
+      (line) => line.label === RECEIPT_LABELS.approvalCode,
+    );
+    const authorization = l.sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
+    expect(approvalCode?.value).toBe(authorization?.id.slice(-6));
+
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    second.simulator!.setCard('n2-contact');
+    l.clock.offsetMs = STAY_MS + 5 * 60_000;
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    const shown = await waitForScreen(
+      second,
+      (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+      'second exit',
+    );
+    expect({ screen: shown.customer.screen, reason: reasonOf(second) }).toEqual({
+      screen: 'approved',
+      reason: 'ALREADY_PAID',
+    });
+    expect(sentFor(second, holdId)).toEqual(['capture:approved']);
+    expect(durableLines(shown.customer.receipt)).toEqual(durableLines(firstReceipt));
+    // What the journal keeps for it is no card data (rule 4).
+    await second.close();
+    expect(scanForCardData(l.cwd).findings).toEqual([]);
+  });
+
+  it('states the approval code and the application of an authorization made before the restart on its capture', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    l.clock.offsetMs = STAY_MS;
+    const { receipt } = (await exitPaid(second)).customer;
+    expect(sentFor(second, holdId)).toEqual(['capture:approved']);
+    const authorization = l.sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
+    const presented = VIRTUAL_CARDS['n2-contact']?.outcome;
+    const card = presented?.kind === 'read' ? presented.card : undefined;
+    expect(durableLines(receipt)).toEqual(
+      expect.arrayContaining([
+        { label: RECEIPT_LABELS.application, value: card?.label },
+        { label: RECEIPT_LABELS.aid, value: card?.aid },
+        { label: RECEIPT_LABELS.approvalCode, value: authorization?.id.slice(-6) },
+      ]),
+    );
   });
 });
 

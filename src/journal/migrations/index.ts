@@ -14,6 +14,7 @@ import { migration0011 } from './0011-fleet-commands.js';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
 import type { Migration, SchemaRewrite } from './migration.js';
 import { lookupIndexes } from './lookup-indexes.js';
+import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
 
 export type { Migration, SchemaRewrite } from './migration.js';
@@ -43,7 +44,7 @@ export function schemaVersion(db: Database.Database): number {
 }
 
 /** Every schema rewrite (no version of its own: see {@link SchemaRewrite}), in order. */
-export const REWRITES: readonly SchemaRewrite[] = [stateChecksWithoutLists, lookupIndexes];
+export const REWRITES: readonly SchemaRewrite[] = [stateChecksWithoutLists, lookupIndexes, receiptFacts];
 
 /**
  * Brings `db` to `target` (default: the latest), one migration per transaction so that a crash leaves the file at a

@@ -15,13 +15,13 @@ export interface Migration {
 }
 
 /**
- * A change of the stored schema that the code of this version and of the previous one reads and writes as before —
- * an equivalent constraint that SQLite checks faster — applied without a new number, once the file is at the latest
- * version: the file keeps that version, so the previous terminal still opens it (an update that fails its trial is
- * rolled back to the previous version, and a terminal refuses a journal whose version is newer than its own). A
- * rewrite rebuilds tables (`rebuild-table.ts`): the runner applies it in a transaction of its own with foreign keys
- * off (SQLite ignores the switch inside one) and checks every reference before the commit, as SQLite's procedure for
- * such changes prescribes.
+ * A change of the stored schema that the code of the previous version reads and writes as before — an equivalent
+ * constraint that SQLite checks faster, an index, a column that code never names (NULL in the rows it writes) —
+ * applied without a new number, once the file is at the latest version: the file keeps that version, so the previous
+ * terminal still opens it (an update that fails its trial is rolled back to the previous version, and a terminal
+ * refuses a journal whose version is newer than its own). A rewrite may rebuild tables (`rebuild-table.ts`): the
+ * runner applies it in a transaction of its own with foreign keys off (SQLite ignores the switch inside one) and
+ * checks every reference before the commit, as SQLite's procedure for such changes prescribes.
  */
 export interface SchemaRewrite {
   /** Short kebab-case name, for its errors and the architecture document's table of rewrites. */

@@ -1,0 +1,68 @@
+import Database from 'better-sqlite3';
+import { describe, expect, it } from 'vitest';
+import { LATEST_VERSION, migrate, REWRITES, schemaVersion } from './index.js';
+import { RECEIPT_FACT_COLUMNS, receiptFacts } from './receipt-facts.js';
+
+function columns(db: Database.Database): string[] {
+  return db
+    .prepare<[], { name: string }>("SELECT name FROM pragma_table_info('journal_entries') ORDER BY cid")
+    .all()
+    .map((c) => c.name);
+}
+
+/** The previous terminal's statements: it names its columns when it writes and reads its rows with `SELECT *`. */
+const PREVIOUS_INSERT = `INSERT INTO journal_entries (transaction_id, service, comments, method, path, body_length,
+  money_moving, state, created_at) VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', 64, 1, 'pending', 1)`;
+const PREVIOUS_OUTCOME = `UPDATE journal_entries SET state = ?, gateway_id = ?, status = ?, http_status = ?,
+  authorized_minor = ?, reason = ?, outcome_at = ?, sent_at = COALESCE(sent_at, ?) WHERE id = ? AND state IN ('pending', 'sent')`;
+
+/** A file as the previous terminal left it: every migration and every other rewrite, an approved sale in it. */
+function previousFile(): Database.Database {
+  const db = new Database(':memory:');
+  migrate(db, LATEST_VERSION);
+  for (const column of RECEIPT_FACT_COLUMNS) db.exec(`ALTER TABLE journal_entries DROP COLUMN ${column}`);
+  const id = Number(db.prepare(PREVIOUS_INSERT).run('S1').lastInsertRowid);
+  db.prepare(PREVIOUS_OUTCOME).run('approved', 'G1', 'AUTHORIZED', 201, 600, null, 2, 1, id);
+  return db;
+}
+
+describe('schema rewrite: receipt facts', () => {
+  it("adds the receipt's columns to a file of the previous terminal, its rows kept without them, its version kept, once", () => {
+    expect(REWRITES).toContain(receiptFacts);
+    const db = previousFile();
+    const before = db.prepare('SELECT * FROM journal_entries ORDER BY id').all();
+    expect(receiptFacts.needed(db)).toBe(true);
+    expect(migrate(db)).toEqual([]);
+    // The version the previous terminal opens.
+    expect(schemaVersion(db)).toBe(LATEST_VERSION);
+    expect(columns(db)).toEqual(expect.arrayContaining([...RECEIPT_FACT_COLUMNS]));
+    expect(receiptFacts.needed(db)).toBe(false);
+    const after = db.prepare<[], Record<string, unknown>>('SELECT * FROM journal_entries ORDER BY id').all();
+    expect(after).toEqual(
+      (before as Record<string, unknown>[]).map((row) => ({
+        ...row,
+        ...Object.fromEntries(RECEIPT_FACT_COLUMNS.map((c) => [c, null])),
+      })),
+    );
+    const schema = db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all();
+    expect(migrate(db)).toEqual([]);
+    expect(db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all()).toEqual(schema);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+
+  it("leaves the previous terminal's writes as they were: its entries have no receipt facts, and nothing refuses them", () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    const id = Number(db.prepare(PREVIOUS_INSERT).run('S2').lastInsertRowid);
+    expect(
+      db.prepare(PREVIOUS_OUTCOME).run('approved', 'G2', 'AUTHORIZED', 201, 600, null, 2, 1, id).changes,
+    ).toBe(1);
+    expect(
+      db
+        .prepare(`SELECT state, ${RECEIPT_FACT_COLUMNS.join(', ')} FROM journal_entries WHERE id = ?`)
+        .get(id),
+    ).toEqual({ state: 'approved', ...Object.fromEntries(RECEIPT_FACT_COLUMNS.map((c) => [c, null])) });
+    db.close();
+  });
+});

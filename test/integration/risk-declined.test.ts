@@ -69,18 +69,24 @@ function openAuthorizations(): string[] {
     .map((p) => p.id ?? '');
 }
 
+/** A terminal of `model` on the simulated reader against `gatewayUrl`, at its idle screen. */
+async function startHost(model: 'attended' | 'meter', gatewayUrl: string): Promise<TerminalHost> {
+  const host = await createTerminalHost(
+    parseConfig({
+      terminal: { model },
+      reader: { sim: { presentDelayMs: 20 } },
+      journal: { path: 'journal.db', resolutionRetryMs: 100 },
+    }),
+    { logger: silentLogger(), cwd: dir, gatewayUrlOverride: gatewayUrl },
+  );
+  hosts.push(host);
+  await screen(host, ['idle']);
+  return host;
+}
+
 describe('a sale the issuer approved and the gateway risk-declined', () => {
   it('is shown declined and its authorization is reversed (the sandbox trigger 22: nothing was captured)', async () => {
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: { model: 'attended' },
-        reader: { sim: { presentDelayMs: 20 } },
-        journal: { path: 'journal.db', resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: sandbox.url },
-    );
-    hosts.push(host);
-    await screen(host, ['idle']);
+    const host = await startHost('attended', sandbox.url);
     await send(host, { type: 'START' });
     await send(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
     await send(host, { type: 'CONFIRM' });
@@ -103,16 +109,7 @@ describe('a sale the issuer approved and the gateway risk-declined', () => {
 
 describe('a pre-authorization the issuer approved and the gateway risk-declined', () => {
   it('is shown declined and its hold is released', async () => {
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: { model: 'meter' },
-        reader: { sim: { presentDelayMs: 20 } },
-        journal: { path: 'journal.db', resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url },
-    );
-    hosts.push(host);
-    await screen(host, ['idle']);
+    const host = await startHost('meter', proxy.url);
     await send(host, { type: 'START' });
     await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
     await send(host, { type: 'CONFIRM' });

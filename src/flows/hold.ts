@@ -28,6 +28,11 @@ export interface HoldExpiryInput {
    * not reversed without end.
    */
   refusedBefore?: number;
+  /**
+   * Reverse at once rather than at the expiry: a reversal of the hold was sent already (its release is decided) and
+   * refused for a reason that passes; the host's watch waited after that refusal.
+   */
+  reverseNow?: boolean;
 }
 
 export interface HoldExpiryResult {
@@ -73,7 +78,8 @@ export const holdExpiryMachine = setup({
   },
   actors: { transaction: transactionMachine },
   delays: {
-    holdExpiry: ({ context }) => Math.max(0, context.hold.expiresAtMs - context.clock.now()),
+    holdExpiry: ({ context }) =>
+      context.reverseNow === true ? 0 : Math.max(0, context.hold.expiresAtMs - context.clock.now()),
     resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
   },
 }).createMachine({

@@ -27,11 +27,12 @@ const WARN = 40;
 const ERROR = 50;
 
 /**
- * A host's hold watch over a journal in memory, with a tap-and-go hold that expired at the start. The gateway answers
+ * A host's hold watch over a journal in memory, with a tap-and-go hold that expired at the start (or expires
+ * `expiresInMs` after it). The gateway answers
  * the hold's reversals with `answers` in order (a refusal's reason, or `approved`), one at a time; the refusals are
  * what the journal's `refusedReversals` returns, `refusedBefore` those of earlier runs.
  */
-function setup(answers: string[], refusedBefore: string[] = []) {
+function setup(answers: string[], refusedBefore: string[] = [], options: { expiresInMs?: number } = {}) {
   const journal = openMemoryJournal();
   const store = new HoldStore(journal);
   const hold: HoldRecord = {
@@ -44,8 +45,8 @@ function setup(answers: string[], refusedBefore: string[] = []) {
     currency: 'GBP',
     cardRef: 'card-1',
     includeEmvTags: true,
-    enteredAtMs: START_MS - DAY_MS - 60_000,
-    expiresAtMs: START_MS - 60_000,
+    enteredAtMs: START_MS + (options.expiresInMs ?? -60_000) - DAY_MS,
+    expiresAtMs: START_MS + (options.expiresInMs ?? -60_000),
   };
   store.open(hold);
   const refused = [...refusedBefore];
@@ -154,6 +155,26 @@ describe('hold watch: reversals refused because the processor is unavailable', (
       reversals: [{ atMs: 4 * RETRY_MS + MACHINE_MS, answer: 'approved' }],
       open: false,
     });
+  });
+});
+
+describe('hold watch: an exit whose reversal of the hold was refused because the processor is unavailable', () => {
+  it('reverses the hold after the wait, before its expiry: its release was decided already', async () => {
+    const w = setup([], ['PROCESSOR_UNAVAILABLE'], { expiresInMs: 20 * 3_600_000 });
+    w.watch.watchAll();
+    await vi.advanceTimersByTimeAsync(3_600_000);
+    expect({ notices: w.notices, reversals: w.reversals, open: w.store.has('H1') }).toEqual({
+      notices: [],
+      reversals: [{ atMs: RETRY_MS + MACHINE_MS, answer: 'approved' }],
+      open: false,
+    });
+  });
+
+  it('and after a refusal for good, waits for the expiry as before', async () => {
+    const w = setup([], ['INVALID_DATA'], { expiresInMs: 20 * 3_600_000 });
+    w.watch.watchAll();
+    await vi.advanceTimersByTimeAsync(DAY_MS);
+    expect(w.reversals).toEqual([{ atMs: 20 * 3_600_000 + MACHINE_MS, answer: 'approved' }]);
   });
 });
 

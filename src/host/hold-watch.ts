@@ -32,7 +32,9 @@ const MAX_LATER_WAIT_MS = 3_600_000;
  * terminal cannot do by trying again. After such a refusal the hold's next reversal waits — from the moment the watch
  * learns of the refusal, at start too — `resolutionRetryMs` doubled with each such refusal of the hold (the journal's
  * count), at most an hour: an outage of minutes costs a few requests, and a hold is released within the hour after
- * the processor is back. It is logged as a warning, not as the operator's. One reversal at a time as always: the next
+ * the processor is back. It goes then even before the hold's expiry: a reversal of the hold was sent, so its release
+ * was decided already (an exit that owed nothing, or paid otherwise), and only the processor delays it. It is logged
+ * as a warning, not as the operator's. One reversal at a time as always: the next
  * goes only once the last one is answered (a 400 is a definite answer; an unknown outcome is recovery's, see
  * `settling`).
  */
@@ -76,13 +78,14 @@ export class HoldWatch {
   }
 
   /**
-   * Watches one hold until its expiry (again after an exit returned it), or, when its last reversal was refused for
-   * now, until the wait after that refusal is over too.
+   * Watches one hold until its expiry (again after an exit returned it) — or, when its last reversal was refused for
+   * now, until the wait after that refusal is over, expired or not (see the class comment).
    */
   watch(hold: HoldRecord): void {
     this.unwatch(hold.holdId);
     if (this.refused.has(hold.holdId)) return;
-    const delay = Math.max(0, hold.expiresAtMs - this.deps.clock.now(), this.laterWaitMs(hold));
+    const later = this.laterWaitMs(hold);
+    const delay = later > 0 ? later : Math.max(0, hold.expiresAtMs - this.deps.clock.now());
     const timer = setTimeout(() => this.expire(hold.holdId), Math.min(delay, MAX_TIMER_MS));
     timer.unref();
     this.timers.set(hold.holdId, timer);
@@ -113,7 +116,9 @@ export class HoldWatch {
     const { store, logger } = this.deps;
     const stored = store.get(holdId);
     if (!stored) return;
-    if (stored.expiresAtMs > this.deps.clock.now()) {
+    // Its last reversal refused for now: due after the wait that `watch` armed, expired or not.
+    const reverseNow = this.laterWaitMs(stored) > 0;
+    if (stored.expiresAtMs > this.deps.clock.now() && !reverseNow) {
       this.watch(stored);
       return;
     }
@@ -129,7 +134,13 @@ export class HoldWatch {
     const hold = store.claimById(holdId);
     if (!hold) return; // an exit has it
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
-      input: { settings: this.deps.settings, clock: this.deps.clock, hold, refusedBefore: refused.length },
+      input: {
+        settings: this.deps.settings,
+        clock: this.deps.clock,
+        hold,
+        refusedBefore: refused.length,
+        reverseNow,
+      },
     });
     this.actors.set(holdId, actor);
     actor.subscribe({

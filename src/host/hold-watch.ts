@@ -33,9 +33,9 @@ const MAX_LATER_WAIT_MS = 3_600_000;
  * learns of the refusal, at start too — `resolutionRetryMs` doubled with each such refusal of the hold (the journal's
  * count), at most an hour: an outage of minutes costs a few requests, and a hold is released within the hour after
  * the processor is back. It goes then even before the hold's expiry: a reversal of the hold was sent, so its release
- * was decided already (an exit that owed nothing, or paid otherwise), and only the processor delays it. It is logged
- * as a warning, not as the operator's. One reversal at a time as always: the next
- * goes only once the last one is answered (a 400 is a definite answer; an unknown outcome is recovery's, see
+ * was decided already (at an exit: nothing owed, paid by phone, the fee left to a payment link or not collected), and
+ * only the processor delays it. It is logged as a warning, not as the operator's. One reversal at a time as always:
+ * the next goes only once the last one is answered (a 400 is a definite answer; an unknown outcome is recovery's, see
  * `settling`).
  */
 export class HoldWatch {

@@ -1,5 +1,5 @@
 import { assign, setup } from 'xstate';
-import { reversalRefusalReleased } from '../vocabulary/services.js';
+import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import type { FlowClock, HoldRecord } from './effects.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -10,7 +10,10 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
  * tariff.tapAndGoMaxStayMinutes) the hold is reversed automatically (REVERSAL with the authorized amount), retried
  * when it did not stand until `maxResolutionAttempts` reversals of the hold were refused, this run's and the
  * `refusedBefore` of earlier ones — but never after an unknown outcome, which is recovery's, nor after a refusal that
- * says the authorization is released already (`released`: nothing is held, nothing to retry). The host starts one
+ * says the authorization is released already (`released`: nothing is held, nothing to retry). A refusal that passes
+ * (the vocabulary's `refusalPasses`, e.g. PROCESSOR_UNAVAILABLE) ends the run `later` without counting against the
+ * attempts: the processor is down for a while, and the host's watch tries again after a wait that grows with each such
+ * refusal (src/host/hold-watch.ts), rather than spending the attempts within seconds. The host starts one
  * actor per open hold (again after a restart, from its store) and stops it when `claimHold` hands the hold to an exit;
  * on output `reversed` or `released` it closes the hold and wipes its card read.
  */
@@ -20,19 +23,26 @@ export interface HoldExpiryInput {
   clock: FlowClock;
   hold: HoldRecord;
   /**
-   * Reversals of this hold the gateway refused before this run (the host reads them from the journal): they count
-   * against `maxResolutionAttempts`, so that a hold watched again after each late refusal is not reversed without end.
+   * Reversals of this hold the gateway refused before this run (the host reads them from the journal), refusals that
+   * pass left out: they count against `maxResolutionAttempts`, so that a hold watched again after each late refusal is
+   * not reversed without end.
    */
   refusedBefore?: number;
+  /**
+   * Reverse at once rather than at the expiry: a reversal of the hold was sent already (its release is decided) and
+   * refused for a reason that passes; the host's watch waited after that refusal.
+   */
+  reverseNow?: boolean;
 }
 
 export interface HoldExpiryResult {
   holdId: string;
   /**
    * `released`: the reversal was refused because nothing is held any more (reversed already, or settled: the
-   * vocabulary's `reversalRefusalReleased`) — the hold is over as surely as after an approval.
+   * vocabulary's `reversalRefusalReleased`) — the hold is over as surely as after an approval. `later`: refused for a
+   * reason that passes (the vocabulary's `refusalPasses`): the hold stands, and a reversal later may succeed.
    */
-  outcome: 'reversed' | 'released' | 'failed';
+  outcome: 'reversed' | 'released' | 'later' | 'failed';
   /** transactionId of the last reversal sent. */
   transactionId?: string;
   /** How the last attempt ended when it failed (`unknown`: recovery resolves it; otherwise the operator must). */
@@ -68,7 +78,8 @@ export const holdExpiryMachine = setup({
   },
   actors: { transaction: transactionMachine },
   delays: {
-    holdExpiry: ({ context }) => Math.max(0, context.hold.expiresAtMs - context.clock.now()),
+    holdExpiry: ({ context }) =>
+      context.reverseNow === true ? 0 : Math.max(0, context.hold.expiresAtMs - context.clock.now()),
     resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
   },
 }).createMachine({
@@ -130,6 +141,15 @@ export const holdExpiryMachine = setup({
               reversalRefusalReleased(event.output.reason),
             target: 'done',
             actions: assign(({ event }) => ({ ...failure(event.output), outcome: 'released' as const })),
+          },
+          {
+            // Refused for now (the processor is down for a while): not one of the attempts — those are for refusals
+            // that repeat — and not retried within seconds either; the host's watch tries again after a growing wait.
+            guard: ({ event }) =>
+              (event.output.kind === 'declined' || event.output.kind === 'rejected') &&
+              refusalPasses(event.output.reason),
+            target: 'done',
+            actions: assign(({ event }) => ({ ...failure(event.output), outcome: 'later' as const })),
           },
           {
             // An unknown outcome is not retried: the reversal may have gone through, and another before recovery's

@@ -268,6 +268,49 @@ describe('hold expiry machine: a reversal refused because nothing is held any mo
   );
 });
 
+describe('hold expiry machine: a reversal refused because the processor is unavailable', () => {
+  it('ends `later` after that one reversal, whatever the attempts left: the host tries again after a wait', async () => {
+    const fake = new FakeTerminal();
+    const gateActor = gate(fake);
+    gateActor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    const hold = [...fake.holds.values()][0];
+    if (hold === undefined) throw new Error('no hold');
+    const submit = fake.submit.bind(fake);
+    let reversals = 0;
+    fake.submit = (request, signal) => {
+      if (request.service !== 'reversal') return submit(request, signal);
+      reversals += 1;
+      return Promise.resolve({
+        kind: 'rejected',
+        transactionId: `R${reversals}`,
+        reason: 'PROCESSOR_UNAVAILABLE',
+      });
+    };
+    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+      input: { settings: testSettings(), clock: fake.clock, hold },
+      clock: fake.clock,
+    });
+    expiry.start();
+    fake.clock.increment(24 * 60 * MIN);
+    for (let i = 0; i < 10 && expiry.getSnapshot().status === 'active'; i += 1) {
+      await settle();
+      fake.clock.increment(MIN);
+    }
+    await settle();
+    expect({ reversals, output: expiry.getSnapshot().output }).toEqual({
+      reversals: 1,
+      output: {
+        holdId: hold.holdId,
+        outcome: 'later',
+        transactionId: 'R1',
+        lastKind: 'rejected',
+        reason: 'PROCESSOR_UNAVAILABLE',
+      },
+    });
+  });
+});
+
 describe('hold expiry machine: reversals of the hold refused before', () => {
   it('counts them against its attempts: after a refusal in an earlier run, two more at most', async () => {
     const fake = new FakeTerminal();

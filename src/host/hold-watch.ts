@@ -8,9 +8,13 @@ import {
 } from '../flows/index.js';
 import type { HoldStore } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
+import { refusalPasses } from '../vocabulary/services.js';
 
 /** Longest a Node timer can wait (about 24.8 days); a later expiry is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
+
+/** Longest wait before the next reversal of a hold whose last reversal was refused for now. */
+const MAX_LATER_WAIT_MS = 3_600_000;
 
 /**
  * The expiry watch of open tap-and-go holds (spec 001 tap-and-go: a card that never exits has its hold reversed after
@@ -22,6 +26,17 @@ const MAX_TIMER_MS = 2_147_000_000;
  * refused: in this run, in an earlier run whose machine stopped waiting before the refusal came (the host watches such a
  * hold again), before a restart. The count is the journal's (`refusedReversals`); once it reaches the cap the hold
  * is left to the operator, with no further reversal.
+ *
+ * A refusal that passes (the vocabulary's `refusalPasses`: PROCESSOR_UNAVAILABLE, the processor is down for a while)
+ * is not one of them: the customer's funds stay held until a reversal succeeds, and the operator can do nothing the
+ * terminal cannot do by trying again. After such a refusal the hold's next reversal waits — from the moment the watch
+ * learns of the refusal, at start too — `resolutionRetryMs` doubled with each such refusal of the hold (the journal's
+ * count), at most an hour: an outage of minutes costs a few requests, and a hold is released within the hour after
+ * the processor is back. It goes then even before the hold's expiry: a reversal of the hold was sent, so its release
+ * was decided already (at an exit: nothing owed, paid by phone, the fee left to a payment link or not collected), and
+ * only the processor delays it. It is logged as a warning, not as the operator's. One reversal at a time as always:
+ * the next goes only once the last one is answered (a 400 is a definite answer; an unknown outcome is recovery's, see
+ * `settling`).
  */
 export class HoldWatch {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -62,11 +77,15 @@ export class HoldWatch {
     for (const hold of this.deps.store.unclaimed()) this.watch(hold);
   }
 
-  /** Watches one hold until its expiry (again after an exit returned it). */
+  /**
+   * Watches one hold until its expiry (again after an exit returned it) — or, when its last reversal was refused for
+   * now, until the wait after that refusal is over, expired or not (see the class comment).
+   */
   watch(hold: HoldRecord): void {
     this.unwatch(hold.holdId);
     if (this.refused.has(hold.holdId)) return;
-    const delay = Math.max(0, hold.expiresAtMs - this.deps.clock.now());
+    const later = this.laterWaitMs(hold);
+    const delay = later > 0 ? later : Math.max(0, hold.expiresAtMs - this.deps.clock.now());
     const timer = setTimeout(() => this.expire(hold.holdId), Math.min(delay, MAX_TIMER_MS));
     timer.unref();
     this.timers.set(hold.holdId, timer);
@@ -97,15 +116,17 @@ export class HoldWatch {
     const { store, logger } = this.deps;
     const stored = store.get(holdId);
     if (!stored) return;
-    if (stored.expiresAtMs > this.deps.clock.now()) {
+    // Its last reversal refused for now: due after the wait that `watch` armed, expired or not.
+    const reverseNow = this.laterWaitMs(stored) > 0;
+    if (stored.expiresAtMs > this.deps.clock.now() && !reverseNow) {
       this.watch(stored);
       return;
     }
     // A reversal of it not resolved yet: another would be a resend (DESIGN.md rule 2). Recovery's resolution decides.
     if (this.deps.settling(stored)) return;
     // As many refused as the machine tries: another reversal would be refused as well (a hold watched again after each
-    // late refusal would otherwise be reversed without end).
-    const refused = this.deps.refusedReversals(stored);
+    // late refusal would otherwise be reversed without end). Refusals that pass are not counted: see the class comment.
+    const refused = this.deps.refusedReversals(stored).filter((reason) => !refusalPasses(reason));
     if (refused.length >= this.deps.settings.timing.maxResolutionAttempts) {
       this.leaveToOperator(stored, 'rejected', refused.at(-1));
       return;
@@ -113,7 +134,13 @@ export class HoldWatch {
     const hold = store.claimById(holdId);
     if (!hold) return; // an exit has it
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
-      input: { settings: this.deps.settings, clock: this.deps.clock, hold, refusedBefore: refused.length },
+      input: {
+        settings: this.deps.settings,
+        clock: this.deps.clock,
+        hold,
+        refusedBefore: refused.length,
+        reverseNow,
+      },
     });
     this.actors.set(holdId, actor);
     actor.subscribe({
@@ -152,6 +179,17 @@ export class HoldWatch {
       this.deps.onReversed(hold);
       return;
     }
+    if (result.outcome === 'later') {
+      // Refused for now: back in the store, and reversed again after the wait (watched again unless it was settled
+      // meanwhile).
+      store.close(hold, 'returned');
+      logger.warn(
+        { holdId: hold.holdId, reason: result.reason, waitMs: this.laterWaitMs(hold) },
+        'hold reversal refused for now; tried again later',
+      );
+      if (store.has(hold.holdId) && !this.deps.settling(hold)) this.watch(hold);
+      return;
+    }
     // Not reversed: back in the store. An unknown outcome belongs to recovery (it reverses the authorization and
     // the hold is dropped then): until it is resolved no exit claims the hold and no expiry reverses it again (the
     // host's `settling`), and the host watches it again if the resolution leaves it held — a reversal this machine
@@ -164,6 +202,17 @@ export class HoldWatch {
       return;
     }
     this.leaveToOperator(hold, result.lastKind, result.reason);
+  }
+
+  /**
+   * The wait before the next reversal of a hold whose last refused reversal was refused for now: `resolutionRetryMs`
+   * doubled with each such refusal of it, at most {@link MAX_LATER_WAIT_MS}; 0 otherwise.
+   */
+  private laterWaitMs(hold: HoldRecord): number {
+    const refused = this.deps.refusedReversals(hold);
+    if (!refusalPasses(refused.at(-1))) return 0;
+    const passed = refused.filter((reason) => refusalPasses(reason)).length;
+    return Math.min(this.deps.settings.timing.resolutionRetryMs * 2 ** (passed - 1), MAX_LATER_WAIT_MS);
   }
 
   /** No more reversals of this hold (the operator's to release): it stays open, unwatched until the next start. */

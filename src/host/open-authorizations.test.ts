@@ -1,4 +1,4 @@
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import type { ServiceRequest, SubmitOutcome } from '../flows/index.js';
 import {
@@ -8,10 +8,28 @@ import {
   type JournalEntry,
   type SqliteJournal,
 } from '../journal/index.js';
-import { silentLogger } from '../log/index.js';
+import { createLogger, silentLogger, type Logger } from '../log/index.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 
-function setup(answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>) {
+/** One pino line: its level (40 warn, 50 error), message and reason. */
+interface LogLine {
+  level: number;
+  msg: string;
+  reason?: string;
+}
+
+/** A logger whose lines land in `lines`. */
+function capturingLogger(lines: LogLine[]): Logger {
+  return createLogger({
+    level: 'debug',
+    destination: { write: (line: string) => void lines.push(JSON.parse(line) as LogLine) },
+  });
+}
+
+function setup(
+  answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>,
+  options: { logger?: Logger } = {},
+) {
   let t = Date.parse('2030-01-01T08:00:00Z');
   const now = (): Date => new Date(t);
   const journal = openJournal(':memory:', { now });
@@ -30,7 +48,7 @@ function setup(answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutc
       },
       authorizedTotal: () => undefined,
       now,
-      logger: silentLogger(),
+      logger: options.logger ?? silentLogger(),
     });
   const open = runner();
   const f = followUps.add({
@@ -108,6 +126,24 @@ describe('follow-ups of open authorizations', () => {
     await open.runFollowUps();
     expect(sent).toHaveLength(3);
     expect(followUps.get(id)).toMatchObject({ attempts: 3, lastError: 'MISSING_FIELD' });
+  });
+
+  it('logs a reversal refused because the processor is unavailable as a warning, not for the operator; tried again later', async () => {
+    const lines: LogLine[] = [];
+    const { open, followUps, sent, id, advance } = setup(
+      () => ({ kind: 'rejected', transactionId: 'A1', reason: 'PROCESSOR_UNAVAILABLE' }),
+      { logger: capturingLogger(lines) },
+    );
+    await open.runFollowUps();
+    advance(1_000);
+    await open.runFollowUps();
+    expect(sent).toHaveLength(2);
+    expect(followUps.get(id)).toMatchObject({ attempts: 2, lastError: 'PROCESSOR_UNAVAILABLE' });
+    expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+    expect(lines.filter((l) => l.level === 40).map((l) => [l.msg, l.reason])).toEqual([
+      ['follow-up reversal refused for now; tried again later', 'PROCESSOR_UNAVAILABLE'],
+      ['follow-up reversal refused for now; tried again later', 'PROCESSOR_UNAVAILABLE'],
+    ]);
   });
 
   it('runs one pass at a time: a sweep while a reversal waits for its answer sends no second one', async () => {
@@ -298,5 +334,54 @@ describe('orphaned authorizations at start', () => {
       reversed: sent.map((r) => r.original?.transactionId).filter((tx) => tx?.startsWith('O')),
       scheduled: open.watched(),
     }).toEqual({ reversed: ['O3'], scheduled: [] });
+  });
+
+  describe('a reversal refused because the processor is unavailable', () => {
+    afterEach(() => vi.useRealTimers());
+
+    it('is sent again after a doubling wait until it goes through, logged as a warning, not for the operator', async () => {
+      vi.useFakeTimers();
+      const answers = ['PROCESSOR_UNAVAILABLE', 'PROCESSOR_UNAVAILABLE', 'approved'];
+      const lines: LogLine[] = [];
+      const { runner, journal, sent, advance } = setup(
+        // The setup's follow-up (of A1) goes through; O1's reversals are answered `answers`.
+        (r): SubmitOutcome =>
+          r.original?.transactionId === 'O1' && answers.shift() !== 'approved'
+            ? { kind: 'rejected', transactionId: 'R', reason: 'PROCESSOR_UNAVAILABLE' }
+            : { kind: 'approved', transactionId: r.original?.transactionId ?? '', partial: false },
+        { logger: capturingLogger(lines) },
+      );
+      journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+      advance(24 * 3_600_000);
+      const open = runner();
+      const reversalsOfO1 = () => sent.filter((r) => r.original?.transactionId === 'O1').length;
+      /** Moves the journal's clock and the timers together. */
+      const pass = async (ms: number) => {
+        advance(ms);
+        await vi.advanceTimersByTimeAsync(ms);
+      };
+      await open.settle();
+      // Refused at start: scheduled again after resolutionRetryMs (1 s), then 2 s.
+      expect({ reversals: reversalsOfO1(), scheduled: open.watched() }).toEqual({
+        reversals: 1,
+        scheduled: ['O1'],
+      });
+      await pass(999);
+      expect(reversalsOfO1()).toBe(1);
+      await pass(1);
+      expect(reversalsOfO1()).toBe(2);
+      await pass(1_999);
+      expect(reversalsOfO1()).toBe(2);
+      await pass(1);
+      expect({ reversals: reversalsOfO1(), scheduled: open.watched() }).toEqual({
+        reversals: 3,
+        scheduled: [],
+      });
+      expect(lines.filter((l) => l.level >= 50)).toEqual([]);
+      expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([
+        'reversal of an uncaptured authorization refused for now; tried again later',
+        'reversal of an uncaptured authorization refused for now; tried again later',
+      ]);
+    });
   });
 });

@@ -2,7 +2,7 @@ import type { Config } from '../config/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
 import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { reversalRefusalReleased } from '../vocabulary/services.js';
+import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 
 /** Longest wait between two tries of a follow-up that did not finish. */
 const MAX_FOLLOW_UP_WAIT_MS = 3_600_000;
@@ -137,14 +137,19 @@ export class OpenAuthorizations {
         // more than hourly, and logged for the operator. An unknown outcome is recovery's: its timeout reversal goes
         // no earlier than `timeoutReversalDelayMs` after this one, so nothing resolves it sooner, and until it is
         // resolved the journal holds this reversal in flight and the follow-up waits (the journal's reversalInFlight).
+        // A refusal that passes (the vocabulary's `refusalPasses`: the processor is down for a while) is no matter for
+        // the operator: the same wait, and a warning.
         const backoffMs = Math.min(config.journal.resolutionRetryMs * 2 ** f.attempts, MAX_FOLLOW_UP_WAIT_MS);
         const waitMs =
           outcome.kind === 'unknown' ? Math.max(backoffMs, config.journal.timeoutReversalDelayMs) : backoffMs;
-        logger.error(
+        const passes = outcome.kind !== 'unknown' && refusalPasses(outcome.reason);
+        (passes ? logger.warn.bind(logger) : logger.error.bind(logger))(
           { followUp: f.id, attempts: f.attempts + 1, outcome: outcome.kind, reason: outcome.reason, waitMs },
           outcome.kind === 'unknown'
             ? 'follow-up reversal outcome unknown; left to recovery, tried again only once recovery has resolved it'
-            : 'follow-up not finished; the operator should check it, tried again later',
+            : passes
+              ? 'follow-up reversal refused for now; tried again later'
+              : 'follow-up not finished; the operator should check it, tried again later',
         );
         followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
         return;
@@ -191,6 +196,53 @@ export class OpenAuthorizations {
     }
   }
 
+  /**
+   * What the reversal of an orphaned authorization ended in. Approved, or refused because the authorization is
+   * released already: settled (the journal's rule). Unknown: recovery's (it reverses the authorization). Refused for
+   * now (the vocabulary's `refusalPasses`: the processor is down for a while): reversed again after
+   * `resolutionRetryMs` doubled with each such refusal, at most hourly, while nothing else settles it. Refused
+   * otherwise: the operator's, and tried again at the next start (the journal still shows it unsettled).
+   */
+  private orphanReversed(
+    transactionId: string,
+    outcome: SubmitOutcome,
+    laterAttempts: number,
+    reverse: (laterAttempts: number) => Promise<void>,
+  ): void {
+    const { journal, config, logger } = this.deps;
+    const fields = { transactionId, outcome: outcome.kind, reason: outcome.reason };
+    if (outcome.kind === 'approved') {
+      logger.info(fields, 'uncaptured authorization reversed');
+      return;
+    }
+    if (outcome.kind === 'unknown') {
+      logger.warn(fields, "reversal of an uncaptured authorization: outcome unknown, recovery's to resolve");
+      return;
+    }
+    if (reversalRefusalReleased(outcome.reason)) {
+      logger.info(fields, 'uncaptured authorization: its reversal found it released already');
+      return;
+    }
+    if (!refusalPasses(outcome.reason)) {
+      logger.error(
+        fields,
+        'reversal of an uncaptured authorization refused; the operator should check it (tried again at the next start)',
+      );
+      return;
+    }
+    const waitMs = Math.min(config.journal.resolutionRetryMs * 2 ** laterAttempts, MAX_FOLLOW_UP_WAIT_MS);
+    logger.warn(
+      { ...fields, waitMs },
+      'reversal of an uncaptured authorization refused for now; tried again later',
+    );
+    this.schedule(transactionId, this.deps.now().getTime() + waitMs, async () => {
+      // Settled meanwhile (the operator, a capture), or a reversal of it out or unknown: nothing to send, or not yet
+      // (recovery resolves that one).
+      if (journal.reversalInFlight(transactionId) || journal.authorizationSettled(transactionId)) return;
+      await reverse(laterAttempts + 1);
+    });
+  }
+
   private async settleOrphans(): Promise<void> {
     const { journal, holds, config } = this.deps;
     const open = new Set(this.deps.followUps.open().map((f) => f.authorizationTransactionId));
@@ -210,7 +262,7 @@ export class OpenAuthorizations {
       // the hold is released now rather than at the end of the capture window.
       const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');
       const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
-      const reverse = (): Promise<void> =>
+      const reverse = (laterAttempts = 0): Promise<void> =>
         this.deps
           .submit({
             service: 'reversal',
@@ -221,12 +273,7 @@ export class OpenAuthorizations {
             original: { gatewayId, transactionId, service: 'preauth' },
             includeEmvTags: true,
           })
-          .then((outcome) =>
-            this.deps.logger.info(
-              { transactionId, outcome: outcome.kind },
-              'uncaptured authorization reversed',
-            ),
-          );
+          .then((outcome) => this.orphanReversed(transactionId, outcome, laterAttempts, reverse));
       if (due <= 0) {
         dueNow.push(reverse);
         continue;

@@ -225,6 +225,25 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
   return reason !== undefined && REVERSAL_REFUSALS_RELEASED.has(reason);
 }
 
+/**
+ * Refusal reasons that pass (gateway.md §4, the 400 reasons of the payment services, which reversals and voids share):
+ * the request was right and nothing was processed, but the gateway could not process it now — PROCESSOR_UNAVAILABLE,
+ * the processor is down for a while. The same request later can succeed, so a reversal or void of money the terminal
+ * must give back that is refused so is tried again later, and is not left to the operator as a refusal that will
+ * never succeed. Every other reason is a definite "no" to this request: the request itself is wrong (MISSING_FIELD,
+ * INVALID_DATA, INVALID_AMOUNT, INVALID_PAYMENT_ID, NOT_SUPPORTED), it is a duplicate (DUPLICATE_REQUEST: sending it
+ * again would be refused the same way), or the merchant's or the card's set-up refuses it (INVALID_MERCHANT_CONFIGURATION,
+ * INVALID_CARD, CARD_TYPE_NOT_ACCEPTED), which only a person changes. ISSUER_UNAVAILABLE is a decline reason of an
+ * authorization (201), not a refusal of a reversal or void. Used by the tap-and-go expiry (its machine and the host's
+ * watch), the host's follow-ups and its reversals of orphaned authorizations.
+ */
+export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set(['PROCESSOR_UNAVAILABLE']);
+
+/** Whether a request refused with `reason` may succeed when sent again later (see above). */
+export function refusalPasses(reason: string | undefined): boolean {
+  return reason !== undefined && REFUSALS_THAT_PASS.has(reason);
+}
+
 /** Services whose timeout reversal needs the amount that was requested (gateway.md §2). */
 export const AMOUNT_REQUIRED: Readonly<Record<ServiceName, boolean>> = {
   avr: false,

@@ -546,21 +546,29 @@ function refusalNotices(host: TerminalHost): string[] {
 }
 
 /**
- * Answers every expiry reversal of the built host with a refusal: `late`, only once the expiry watch stopped waiting
- * for it (the hold handed back, the reversal still out); otherwise at once. With `reachGateway` the reversal reaches
- * the sandbox first (it releases the authorization there) and its answer is then the refusal.
+ * Answers every expiry reversal of the built host with a refusal (the first `times` only, when given; the later ones
+ * reach the sandbox): `late`, only once the expiry watch stopped waiting for it (the hold handed back, the reversal
+ * still out); otherwise at once. With `reachGateway` the reversal reaches the sandbox first (it releases the
+ * authorization there) and its answer is then the refusal.
  */
 function refuseReversals(
   host: TerminalHost,
   holdId: string,
-  options: { reason: string; late: boolean; reachGateway: boolean },
+  options: { reason: string; late: boolean; reachGateway: boolean; times?: number },
 ): string[] {
   const events: string[] = [];
   const send = host.gateway.send.bind(host.gateway);
+  let refused = 0;
   host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
     const [prepared] = args;
     if (prepared.service !== 'reversal') return send(...args);
     events.push('reversal sent');
+    if (options.times !== undefined && refused >= options.times) {
+      const outcome = await send(...args);
+      events.push(`reversal ${outcome.kind}`);
+      return outcome;
+    }
+    refused += 1;
     if (options.reachGateway) await send(...args);
     if (options.late)
       await until(
@@ -669,8 +677,9 @@ describe('tap-and-go: a hold whose expiry reversals are all refused after the wa
 
     l.clock.offsetMs = PAST_MAX_STAY_MS;
     const second = await l.build();
+    // A refusal for good: the request itself is wrong, and repeating it is refused the same way.
     const events = refuseReversals(second, holdId, {
-      reason: 'PROCESSOR_UNAVAILABLE',
+      reason: 'INVALID_DATA',
       late: true,
       reachGateway: false,
     });
@@ -679,7 +688,7 @@ describe('tap-and-go: a hold whose expiry reversals are all refused after the wa
     await new Promise((res) => setTimeout(res, 500));
     expect(events.filter((e) => e === 'reversal sent')).toHaveLength(3);
     expect(sentFor(second, holdId)).toEqual(['reversal:rejected', 'reversal:rejected', 'reversal:rejected']);
-    expect(refusalNotices(second)).toEqual(['PROCESSOR_UNAVAILABLE']);
+    expect(refusalNotices(second)).toEqual(['INVALID_DATA']);
     // Never two reversals out at once, and the hold stays open for the operator to release.
     expect(events).toEqual(Array.from({ length: 3 }, () => ['reversal sent', 'reversal refused']).flat());
     expect(second.holds.get(holdId)).toBeDefined();
@@ -692,6 +701,40 @@ describe('tap-and-go: a hold whose expiry reversals are all refused after the wa
     await new Promise((res) => setTimeout(res, 300));
     expect(sentFor(third, holdId)).toEqual(['reversal:rejected', 'reversal:rejected', 'reversal:rejected']);
     expect(third.holds.get(holdId)).toBeDefined();
+  }, 60_000);
+});
+
+describe('tap-and-go: a hold whose expiry reversals are refused because the processor is unavailable', () => {
+  it("is reversed again after each refusal, past the machine's attempts, until one goes through: nothing for the operator", async () => {
+    const l = await lane({ shortGatewayWait: true });
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+
+    // Restarted after the maximum stay; the processor is down for the first four reversals (one more than the machine
+    // tries), whose refusals come after the watch stopped waiting for them.
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.build();
+    cleanups.push(() => second.close());
+    const events = refuseReversals(second, holdId, {
+      reason: 'PROCESSOR_UNAVAILABLE',
+      late: true,
+      reachGateway: false,
+      times: 4,
+    });
+    await second.begin();
+    await until(() => !second.holds.has(holdId), 'the hold reversed once the processor is back', 40_000);
+    expect(events).toEqual([
+      ...Array.from({ length: 4 }, () => ['reversal sent', 'reversal refused']).flat(),
+      'reversal sent',
+      'reversal approved',
+    ]);
+    expect(sentFor(second, holdId)).toEqual([
+      ...Array.from({ length: 4 }, () => 'reversal:rejected'),
+      'reversal:approved',
+    ]);
+    expect(refusalNotices(second)).toEqual([]);
+    expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   }, 60_000);
 });
 

@@ -101,6 +101,13 @@ export interface ServiceRequest {
    * capture and refund). `amountMinor` and `currency` stay the local price: the host converts for the processor family.
    */
   dcc?: DccSelection;
+  /**
+   * On a `reversal`: the session gives the authorization up for good (a meter's end or cancel), so a refusal that
+   * passes (the vocabulary's `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on
+   * a reversal whose refusal the machine answers itself (the undo of an approval it keeps when the undo is refused)
+   * and on those another watch sends again (a tap-and-go hold's).
+   */
+  releases?: boolean;
 }
 
 /**

@@ -922,6 +922,8 @@ export const meterMachine = setup({
               includeEmvTags: hold.chip,
               acceptPartial: false,
               cancellable: false,
+              // The session gives the authorization up: a refusal for now is sent again by the host (effects.ts).
+              releases: true,
               ...holdTerms(hold),
             },
           };

@@ -52,6 +52,8 @@ export interface TransactionRequest {
   offerDcc?: boolean;
   /** Follow-on of a converted authorization: its terms, passed on to the request (spec 001, DCC capture). */
   dcc?: DccSelection;
+  /** A reversal that gives the authorization up for good: passed on to the request ({@link ServiceRequest.releases}). */
+  releases?: boolean;
 }
 
 export interface TransactionInput {
@@ -140,6 +142,7 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(request.original !== undefined ? { original: request.original } : {}),
     ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
+    ...(request.releases === true ? { releases: true } : {}),
   };
 }
 

@@ -18,6 +18,7 @@ import {
   type TransmitOutcome,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
+import { refusalPasses } from '../vocabulary/services.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
 import { isRiskDeclined, type PaymentService, type SubmitRecord } from './payments.js';
@@ -200,6 +201,15 @@ export class PaymentRouter {
       this.riskDeclined(entry.transactionId, request, outcome);
       return;
     }
+    if (
+      request.service === 'reversal' &&
+      request.releases === true &&
+      (outcome.kind === 'declined' || outcome.kind === 'rejected') &&
+      refusalPasses(outcome.reason)
+    ) {
+      this.releaseLater(request, outcome);
+      return;
+    }
     if (outcome.kind !== 'approved') return;
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
@@ -218,8 +228,9 @@ export class PaymentRouter {
   /**
    * A pre-authorization or sale the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED):
    * the machine tells the customer it was declined — and a customer may well try again — but the issuer holds the
-   * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a durable follow-up written with the decline, carried out by
-   * the host's follow-ups at once (at the latest at the next start).
+   * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a
+   * durable follow-up written with the decline, carried out by the host's follow-ups at once (at the latest at the next
+   * start).
    */
   private riskDeclined(
     transactionId: string | undefined,
@@ -227,10 +238,44 @@ export class PaymentRouter {
     outcome: TransmitOutcome,
   ): void {
     const gatewayId = outcome.kind === 'declined' ? outcome.gatewayId : undefined;
+    this.reverseLater(
+      transactionId,
+      gatewayId,
+      request,
+      'risk-declined: the issuer holds the funds until the authorization is reversed',
+      this.deps.now().getTime(),
+    );
+  }
+
+  /**
+   * A reversal that releases an authorization for good (`releases`: its session gave it up) refused for now
+   * (`refusalPasses`: the processor is unavailable): the machine reports the settlement failed, and the funds stay
+   * held on the card. The reversal is sent again later as a durable follow-up written with the refusal (the host's
+   * follow-ups, tried again with a doubling wait, at most hourly), instead of waiting for the next start's sweep of
+   * orphaned authorizations. A refusal for good stays the operator's.
+   */
+  private releaseLater(request: FlowRequest, outcome: TransmitOutcome): void {
+    this.reverseLater(
+      request.original?.transactionId,
+      request.original?.gatewayId,
+      request,
+      `released by its session, refused for now (${outcome.reason ?? outcome.kind}): sent again later`,
+      this.deps.now().getTime() + this.deps.config.journal.resolutionRetryMs,
+    );
+  }
+
+  /** The durable follow-up that reverses an authorization (at `dueAtMs`), written in the caller's transaction. */
+  private reverseLater(
+    transactionId: string | undefined,
+    gatewayId: string | undefined,
+    request: { service: string; amountMinor: number; currency: string },
+    reason: string,
+    dueAtMs: number,
+  ): void {
     if (!transactionId || !gatewayId) {
       this.deps.logger.error(
-        { transactionId, service: request.service },
-        'risk-declined authorization without the ids to reverse it: the operator should check it',
+        { transactionId, service: request.service, reason },
+        'authorization to reverse without the ids to reverse it: the operator should check it',
       );
       return;
     }
@@ -241,8 +286,8 @@ export class PaymentRouter {
       amountMinor: request.amountMinor,
       currency: request.currency,
       includeEmvTags: this.deps.payments.authorizationTags(transactionId) !== undefined,
-      reason: 'risk-declined: the issuer holds the funds until the authorization is reversed',
-      dueAtMs: this.deps.now().getTime(),
+      reason,
+      dueAtMs,
     });
   }
 

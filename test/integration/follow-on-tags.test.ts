@@ -152,3 +152,47 @@ describe('a reversal repeats the EMV tags of its original', () => {
     },
   );
 });
+
+describe('a meter session whose reversal is refused for now (PROCESSOR_UNAVAILABLE)', () => {
+  it('has its hold released later by the host, tags included, not left until the next start', async () => {
+    const { sandbox, clock, start } = await setup({ terminal: { model: 'meter' } }, 'n2-contact');
+    const host = await start();
+    // The processor is down for the first reversal: the gateway refuses it (it never reaches the sandbox).
+    const refused: string[] = [];
+    const sendToGateway = host.gateway.send.bind(host.gateway);
+    host.gateway.send = async (...args: Parameters<typeof sendToGateway>) => {
+      const [prepared] = args;
+      if (prepared.service !== 'reversal' || refused.length > 0) return sendToGateway(...args);
+      refused.push(prepared.service);
+      return {
+        kind: 'rejected',
+        reason: 'PROCESSOR_UNAVAILABLE',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
+      };
+    };
+    await waitFor(host, ['idle']);
+    await send(host, { type: 'START' });
+    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await waitFor(host, ['confirm']);
+    await send(host, { type: 'CONFIRM' });
+    expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+    clock.advance(5 * MIN); // within the grace period: nothing owed, the hold is reversed
+    await send(host, { type: 'END_SESSION' });
+    await waitFor(host, ['approved', 'declined', 'error']);
+    expect(refused).toEqual(['reversal']);
+
+    // Written with the refusal, carried out by the host's follow-ups while it runs.
+    const deadline = Date.now() + 10_000;
+    while (reversals(sandbox).length === 0 && Date.now() < deadline)
+      await new Promise((r) => setTimeout(r, 20));
+    await host.settle();
+    const [reversal, ...more] = reversals(sandbox);
+    expect(more).toEqual([]);
+    expect(reversal?.httpStatus).toBe(201);
+    expect(reversal?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+    expect(host.followUps.open()).toEqual([]);
+    expectNothingOpen(sandbox);
+  });
+});

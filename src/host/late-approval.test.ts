@@ -58,7 +58,7 @@ function deferred<T = void>(): { promise: Promise<T>; resolve: (value: T) => voi
  * The gateway: holds the answer of the sale (or pre-authorization) until `approveSale`; answers its undo (a timeout
  * void, the void of an approved sale, the reversal of an approved pre-authorization) at once, or never (`voidHangs`).
  */
-function lateGateway(options: { voidHangs: boolean }) {
+function lateGateway(options: { voidHangs: boolean; reversalRefused?: string }) {
   const sent: OutgoingRequest[] = [];
   const saleOut = deferred();
   const saleAnswer = deferred();
@@ -91,6 +91,12 @@ function lateGateway(options: { voidHangs: boolean }) {
         }
         if (request.service === 'reversal') {
           voidOut.resolve();
+          if (options.reversalRefused !== undefined)
+            return {
+              kind: 'rejected',
+              reason: options.reversalRefused,
+              httpStatus: 400,
+            };
           return answer(request, {
             id: `G-REVERSAL-${sent.length}`,
             status: 'REVERSED',
@@ -163,6 +169,7 @@ function host(
   });
   const recovery = recoveryOf(journal, sender);
   const holds = new HoldStore(journal);
+  const followUps = new FollowUpStore(journal);
   const offline = new OfflineQueue(journal, {
     policy: config.offline.policy,
     limits: config.offline,
@@ -176,7 +183,7 @@ function host(
     payments,
     recovery,
     offline,
-    followUps: new FollowUpStore(journal),
+    followUps,
     holds,
     cards,
     logger,
@@ -213,7 +220,7 @@ function host(
     printLink: () => undefined,
     altPayments: unused,
   });
-  return { journal, sender, recovery, cards, effects, submits, health, offline };
+  return { journal, sender, recovery, cards, effects, submits, health, offline, followUps };
 }
 
 async function cardRead() {
@@ -420,7 +427,7 @@ describe('a sale approved just before the machine stops waiting, while its outco
  */
 async function saleAbandonedAfterItsOutcomeWrite(
   abortAt: 'sync' | 'recorded',
-  options: { voidHangs: boolean },
+  options: { voidHangs: boolean; reversalRefused?: string },
   service: 'sale' | 'preauth' = 'sale',
 ) {
   const dir = mkdtempSync(join(tmpdir(), 'pt-late-commit-'));
@@ -515,6 +522,29 @@ describe('a sale approved and journaled approved, when its machine stops waiting
     ]);
     expect(terminal.journal.unsettledAuthorizations()).toEqual([]);
     expect(terminal.journal.inFlight()).toEqual([]);
+  });
+
+  it('as a pre-authorization whose reversal is refused for now, leaves the host a follow-up that sends it again', async () => {
+    const { gateway, terminal, saleTx } = await saleAbandonedAfterItsOutcomeWrite(
+      'sync',
+      { voidHangs: false, reversalRefused: 'PROCESSOR_UNAVAILABLE' },
+      'preauth',
+    );
+    await terminal.sender.drain();
+
+    expect(gateway.sent.map((r) => r.service)).toEqual(['preauth', 'reversal']);
+    expect(terminal.journal.referencing(saleTx)).toMatchObject([
+      { service: 'reversal', state: 'rejected', reason: 'PROCESSOR_UNAVAILABLE' },
+    ]);
+    // The authorization still holds the customer's funds: the host's follow-ups reverse it again later.
+    expect(terminal.followUps.open()).toMatchObject([
+      {
+        kind: 'reverse-authorization',
+        authorizationTransactionId: saleTx,
+        gatewayId: 'G-PREAUTH',
+        includeEmvTags: true,
+      },
+    ]);
   });
 
   it('is voided once after a crash while its void is out: recovery completes the void, nothing is sent twice', async () => {

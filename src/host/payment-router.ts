@@ -148,16 +148,23 @@ export class PaymentRouter {
       );
       return;
     }
-    this.submit(undo).then(
-      (o) =>
-        (o.kind === 'approved' ? logger.info.bind(logger) : logger.error.bind(logger))(
+    // Nobody keeps the authorization: a reversal of it refused for now is sent again later (followUpsOf).
+    const releases = undo.service === 'reversal';
+    this.submit(releases ? { ...undo, releases } : undo).then(
+      (o) => {
+        const later = releases && o.kind !== 'approved' && o.kind !== 'unknown' && refusalPasses(o.reason);
+        (o.kind === 'approved' ? logger.info : later ? logger.warn : logger.error).call(
+          logger,
           { transactionId, service: request.service, undo: undo.service, outcome: o.kind, reason: o.reason },
           o.kind === 'approved'
             ? 'approval nobody waited for undone'
             : o.kind === 'unknown'
               ? "undo of an approval nobody waited for: outcome unknown, recovery's to complete"
-              : 'undo of an approval nobody waited for refused: the operator should check it',
-        ),
+              : later
+                ? 'undo of an approval nobody waited for refused for now: sent again later'
+                : 'undo of an approval nobody waited for refused: the operator should check it',
+        );
+      },
       (err: unknown) =>
         logger.error(
           { err, transactionId, service: request.service, undo: undo.service },

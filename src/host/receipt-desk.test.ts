@@ -98,7 +98,10 @@ describe('ReceiptDesk', () => {
     sim.setPaper('ok');
     const again = sim.nextReceipt();
     await d.reprint();
-    expect((await again).lines.join('\n')).toContain('T01TESTRECEIPT');
+    const copy = (await again).lines.join('\n');
+    expect(copy).toContain('T01TESTRECEIPT');
+    // Printed again: marked as a copy, in the receipt's language.
+    expect(copy).toContain('COPY');
     expect(d.summary().lastError).toBeUndefined();
   });
 

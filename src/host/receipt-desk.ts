@@ -23,6 +23,7 @@ import {
   eReceiptQr,
   issuedReceipt,
   linkSlip,
+  receiptCopy,
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
@@ -248,7 +249,8 @@ export class ReceiptDesk {
   }
 
   /**
-   * Prints the last receipt offered again (operator mode): the one issued in this process, exact; when there is none
+   * Prints the last receipt offered again (operator mode), marked as a copy ({@link receiptCopy}): the one issued in
+   * this process, exact; when there is none
    * (a restart since), the last one the journal can give back ({@link journaledReceipts}), in the terminal's language
    * (the customer's is not journaled). Rejects `PRINTER_UNAVAILABLE` when neither has one.
    */
@@ -260,7 +262,7 @@ export class ReceiptDesk {
       return Promise.reject(e instanceof Error ? e : new Error(String(e)));
     }
     if (!last) return Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no receipt to print again'));
-    return this.print(last, true).then(() => undefined);
+    return this.print(receiptCopy(last), true).then(() => undefined);
   }
 
   /** The newest journaled receipt that was offered (the rule of {@link issue}: none below the small amount). */

@@ -100,7 +100,7 @@ describe('the last receipt printed again after a restart', () => {
   const kept = (lines: readonly string[]) =>
     readPrintedReceipt(lines).fields.filter((f) => KEPT.includes(f.label));
 
-  it('is rebuilt from the journal: the same amount, card and approval code', async () => {
+  it('is rebuilt from the journal: the same amount, card and approval code, marked as a copy', async () => {
     const cwd = mkdtempSync(join(tmpdir(), 'pt-printer-'));
     const first = await start(cwd);
     const printed = getPrinterSimulator(first.receipts.printer!)!.nextReceipt();
@@ -122,6 +122,7 @@ describe('the last receipt printed again after a restart', () => {
     ).toMatchObject({ ok: true, value: { outcome: 'ok', message: 'last receipt printed again' } });
     const copy = (await again).lines;
     expect(kept(copy)).toEqual(kept(original));
+    expect(readPrintedReceipt(copy).title).toBe(`${readPrintedReceipt(original).title} - COPY`);
     // Never the card number, whole or as its first digits, nor the expiry.
     const card = VIRTUAL_CARDS['n2-contact']?.outcome;
     const { pan, expiry } = card?.kind === 'read' ? card.card : { pan: '', expiry: '' };

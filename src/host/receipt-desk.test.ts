@@ -1,12 +1,14 @@
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it } from 'vitest';
 import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { parseConfig } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
 import type { CardRead } from '../../devices/reader.js';
 import { hexToBytes } from '../emv/index.js';
-import { JournaledSender, openJournal } from '../journal/index.js';
+import { JournaledSender, openJournal, type BeginEntry, type RecordedOutcome } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
-import { journaledReceiptFacts, ReceiptDesk } from './receipt-desk.js';
+import { readPrintedReceipt } from '../../test/integration/printed-receipt.js';
+import { findTransaction } from './operator-desk.js';
+import { journaledReceiptFacts, journaledReceipts, ReceiptDesk } from './receipt-desk.js';
 import { RECEIPT_LABELS, receiptCardOf } from './receipts.js';
 
 const SALE: ReceiptData = {
@@ -96,7 +98,10 @@ describe('ReceiptDesk', () => {
     sim.setPaper('ok');
     const again = sim.nextReceipt();
     await d.reprint();
-    expect((await again).lines.join('\n')).toContain('T01TESTRECEIPT');
+    const copy = (await again).lines.join('\n');
+    expect(copy).toContain('T01TESTRECEIPT');
+    // Printed again: marked as a copy, in the receipt's language.
+    expect(copy).toContain('COPY');
     expect(d.summary().lastError).toBeUndefined();
   });
 
@@ -170,6 +175,170 @@ describe('ReceiptDesk', () => {
       ]),
     );
     j.close();
+  });
+
+  describe('after a restart, the last receipt printed again from the journal', () => {
+    const journal = openJournal(':memory:');
+    afterAll(() => journal.close());
+    function journaled(
+      entry: Omit<BeginEntry, 'method' | 'path' | 'body' | 'moneyMoving'>,
+      outcome: RecordedOutcome,
+    ): void {
+      const e = journal.begin({
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from('{}'),
+        moneyMoving: true,
+        ...entry,
+      });
+      journal.recordOutcome(e.id, outcome);
+    }
+    /** A desk of a process that has issued no receipt, printing on the simulator. */
+    async function restarted(): Promise<{ d: ReceiptDesk; reprinted: () => Promise<Map<string, string>> }> {
+      const config = parseConfig({ printer: { kind: 'sim' }, receipts: { noReceiptBelowMinor: 100 } });
+      const find = (tx: string) =>
+        findTransaction(journal, tx, {
+          now: new Date(),
+          timeZone: 'Europe/London',
+          currency: 'GBP',
+          authorizedTotal: () => undefined,
+        });
+      desk = new ReceiptDesk(
+        config,
+        silentLogger(),
+        undefined,
+        journaledReceiptFacts(journal),
+        journaledReceipts(journal, find),
+      );
+      await desk.start();
+      const d = desk;
+      const sim = getPrinterSimulator(d.printer!)!;
+      return {
+        d,
+        reprinted: async () => {
+          const next = sim.nextReceipt();
+          await d.reprint();
+          return new Map(readPrintedReceipt((await next).lines).fields.map((f) => [f.label, f.value]));
+        },
+      };
+    }
+    const card = receiptCardOf(CARD_READ);
+
+    it('has nothing to print before the journal holds a receipt', async () => {
+      const { d } = await restarted();
+      await expect(d.reprint()).rejects.toMatchObject({ code: 'PRINTER_UNAVAILABLE' });
+    });
+
+    it("prints a capture made after its card read was gone with its authorization's card and approval code", async () => {
+      journaled(
+        {
+          transactionId: 'A1',
+          service: 'preauth',
+          comments: 'Parking Auth',
+          amountMinor: 598,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        {
+          state: 'approved',
+          gatewayId: 'g-A1',
+          status: 'AUTHORIZED',
+          authorizedMinor: 598,
+          approvalCode: '831000',
+          card,
+        },
+      );
+      journaled(
+        {
+          transactionId: 'C1',
+          service: 'capture',
+          comments: 'Parking Capture Less Than Auth',
+          referencedTransactionId: 'A1',
+          parentGatewayId: 'g-A1',
+          amountMinor: 300,
+          currency: 'GBP',
+        },
+        { state: 'approved', gatewayId: 'g-C1', status: 'PENDING', authorizedMinor: 300 },
+      );
+      // Newer, and below the amount a receipt is offered for: not the last receipt offered.
+      journaled(
+        {
+          transactionId: 'S1',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 50,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S1', status: 'AUTHORIZED', approvalCode: '831001', card },
+      );
+      const { reprinted } = await restarted();
+      const fields = await reprinted();
+      expect(
+        Object.fromEntries(
+          [...fields].filter(([label]) => label !== RECEIPT_LABELS.date && label !== RECEIPT_LABELS.time),
+        ),
+      ).toMatchObject({
+        [RECEIPT_LABELS.type]: 'Payment',
+        [RECEIPT_LABELS.amount]: '£3.00',
+        [RECEIPT_LABELS.card]: '**** **** **** 0119',
+        [RECEIPT_LABELS.application]: 'VISA DEBIT',
+        [RECEIPT_LABELS.approvalCode]: '831000',
+        [RECEIPT_LABELS.transaction]: 'C1',
+        [RECEIPT_LABELS.reference]: 'g-C1',
+      });
+    });
+
+    it('prints a refund with its original and no card, and passes over a payment voided since', async () => {
+      journaled(
+        {
+          transactionId: 'R1',
+          service: 'refund-capture',
+          comments: 'REFUND Capture',
+          referencedTransactionId: 'C1',
+          parentGatewayId: 'g-C1',
+          amountMinor: 200,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-R1', status: 'PENDING', authorizedMinor: 200 },
+      );
+      journaled(
+        {
+          transactionId: 'S2',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 700,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S2', status: 'AUTHORIZED', approvalCode: '831002', card },
+      );
+      journaled(
+        {
+          service: 'void-payment',
+          comments: 'VOID Payment',
+          referencedTransactionId: 'S2',
+          parentGatewayId: 'g-S2',
+          amountMinor: 700,
+          currency: 'GBP',
+        },
+        { state: 'approved', gatewayId: 'g-V2', status: 'VOIDED' },
+      );
+      const { reprinted } = await restarted();
+      const fields = await reprinted();
+      expect(fields.get(RECEIPT_LABELS.transaction)).toBe('R1');
+      expect(fields.get(RECEIPT_LABELS.amount)).toBe('£2.00');
+      expect(fields.get('Original')).toBe('C1');
+      expect(fields.has(RECEIPT_LABELS.card)).toBe(false);
+    });
+
+    it("prints the receipt issued in this process rather than the journal's", async () => {
+      const { d, reprinted } = await restarted();
+      d.issue(SALE);
+      await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
+      expect((await reprinted()).get(RECEIPT_LABELS.transaction)).toBe(SALE.transactionId);
+    });
   });
 
   it('prints a test receipt, and works without a printer', async () => {

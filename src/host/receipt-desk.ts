@@ -4,7 +4,8 @@
  * customer's language when the printer can print it, see `issuedReceipt`), its e-receipt QR drawn, and it is printed
  * with that QR; the customer's screen shows the same document ({@link ReceiptDesk.issued}). A printer out of paper,
  * with its cover open or gone is a status for the operator and a notice for the customer, never a lost or failed
- * payment. The last receipt can be printed again from operator mode, and a test receipt printed.
+ * payment. The last receipt can be printed again from operator mode — after a restart, rebuilt from the journal
+ * ({@link journaledReceipts}) — and a test receipt printed.
  */
 import {
   createPrinter,
@@ -13,14 +14,16 @@ import {
   type ReceiptPrinter,
 } from '../../devices/printer/index.js';
 import type { Config } from '../config/index.js';
-import type { ReceiptData } from '../flows/index.js';
-import type { Journal } from '../journal/index.js';
+import type { OriginalTransaction, ReceiptData } from '../flows/index.js';
+import type { Journal, JournalEntry } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
+import { commentsFor } from '../vocabulary/services.js';
 import { linkQr } from './link-screen.js';
 import {
   eReceiptQr,
   issuedReceipt,
   linkSlip,
+  receiptCopy,
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
@@ -65,6 +68,74 @@ export function journaledReceiptFacts(
   };
 }
 
+/** How many of the journal's newest entries a reprint after a restart looks through for the last receipt. */
+const REPRINT_SCAN = 500;
+
+/** The receipts the journal can give back, newest first (see {@link journaledReceipts}). */
+export type JournaledReceiptsReader = () => Iterable<ReceiptData>;
+
+/**
+ * The receipts of the journal's completed money transactions, newest first among its last {@link REPRINT_SCAN}
+ * entries, for a reprint after a restart (the receipt issued in this process is kept in memory): each approved sale,
+ * credit, capture (a meter's end, a tap-and-go exit) and refund — what the machines issue a receipt for — not voided
+ * since (the receipt of a payment undone is no proof of payment). A void's own receipt is not rebuilt: the void a
+ * machine sends for a payment the customer cancelled while it was in flight gets none, and the journal does not tell
+ * it from the operator's. `find` is the operator desk's reading of a transaction (src/host/operator-desk.ts
+ * `findTransaction`): the amount as the gateway answered it (a capture's, what it took) in the local currency, the
+ * gateway's id, whether it was voided. The order is the journal's, which records no receipt's issue: a stored offline
+ * payment comes where it was forwarded, a paid tap-and-go exit shown again where its capture was made.
+ *
+ * What the journal holds is stated as the first receipt stated it: type, amount, the card (last four digits, of the
+ * authorization for a capture made after its card read was gone; a refund's receipt names no card, as the operator
+ * machine's does not), the time of the answer, the transaction and the gateway's reference; a refund's original. The
+ * approval code and the card's application come with the receipt's facts ({@link ReceiptDesk.facts}, journaled with
+ * the outcome). Left out rather than guessed, as the journal does not keep them: the machine's own lines (ticket, stay,
+ * parking zone) and a converted payment's DCC disclosure (its offer's margin and disclaimer are kept in memory only).
+ * Nothing read here is card data: masked PANs (first six, last four at most; the receipt prints the last four).
+ */
+export function journaledReceipts(
+  journal: Pick<Journal, 'list' | 'findByTransactionId'>,
+  find: (transactionId: string) => OriginalTransaction | null,
+): JournaledReceiptsReader {
+  return function* () {
+    for (const entry of journal.list({ limit: REPRINT_SCAN, unsentAttempts: false })) {
+      // Approved with the gateway's answer: one whose answer was lost got no receipt, whatever recovery found later.
+      if (entry.state !== 'approved' || entry.transactionId === undefined) continue;
+      const done = find(entry.transactionId);
+      if (done === null || done.voided) continue;
+      yield receiptDataOf(entry, done, journal);
+    }
+  };
+}
+
+function receiptDataOf(
+  entry: JournalEntry,
+  done: OriginalTransaction,
+  journal: Pick<Journal, 'findByTransactionId'>,
+): ReceiptData {
+  const refund = done.service === 'refund-capture' || done.service === 'refund-payment';
+  const original = entry.referencedTransactionId;
+  const maskedPan = refund
+    ? undefined
+    : (entry.maskedPan ??
+      (done.service === 'capture' && original !== undefined
+        ? journal.findByTransactionId(original)?.maskedPan
+        : undefined));
+  return {
+    service: done.service,
+    // Not printed: the receipt states the type by its service.
+    comments: commentsFor(done.service),
+    amountMinor: done.amountMinor,
+    currency: done.currency,
+    ...(maskedPan !== undefined ? { maskedPan } : {}),
+    transactionId: done.transactionId,
+    ...(done.gatewayId !== undefined ? { gatewayId: done.gatewayId } : {}),
+    atMs: Date.parse(entry.outcomeAt ?? entry.createdAt),
+    // The operator machine's line of a refund (src/flows/operator.ts); a model's lines are its memory's only.
+    lines: refund && original !== undefined ? [{ label: 'Original', value: original }] : [],
+  };
+}
+
 export class ReceiptDesk {
   /**
    * What the host knows of each transaction's card, conversion and approval code, for its receipt: noted live, and
@@ -83,6 +154,8 @@ export class ReceiptDesk {
     private readonly logger: Logger,
     readonly printer: ReceiptPrinter | null = createPrinter(config.printer, { logger }),
     journaled?: JournaledReceiptFactsReader,
+    /** The receipts the journal can give back, for a reprint when this process has issued none. */
+    private readonly journaledReceipts: JournaledReceiptsReader = () => [],
   ) {
     this.settings = receiptSettingsFromConfig(config);
     this.facts = new ReceiptFactsLog(undefined, journaled);
@@ -175,11 +248,35 @@ export class ReceiptDesk {
     return this.print(slip, false, Promise.resolve(qr));
   }
 
-  /** Prints the last receipt again (operator mode). */
+  /**
+   * Prints the last receipt offered again (operator mode), marked as a copy ({@link receiptCopy}): the one issued in
+   * this process, exact; when there is none
+   * (a restart since), the last one the journal can give back ({@link journaledReceipts}), in the terminal's language
+   * (the customer's is not journaled). Rejects `PRINTER_UNAVAILABLE` when neither has one.
+   */
   reprint(): Promise<void> {
-    if (!this.last)
-      return Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no receipt to print again'));
-    return this.print(this.last, true).then(() => undefined);
+    let last: ReceiptDocument | undefined;
+    try {
+      last = this.last ?? this.lastJournaled();
+    } catch (e) {
+      return Promise.reject(e instanceof Error ? e : new Error(String(e)));
+    }
+    if (!last) return Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no receipt to print again'));
+    return this.print(receiptCopy(last), true).then(() => undefined);
+  }
+
+  /** The newest journaled receipt that was offered (the rule of {@link issue}: none below the small amount). */
+  private lastJournaled(): ReceiptDocument | undefined {
+    for (const data of this.journaledReceipts()) {
+      const document = issuedReceipt(
+        data,
+        this.facts.factsFor(data.transactionId),
+        this.settings,
+        this.settings.locale,
+      );
+      if (receiptOffered(document, this.settings)) return document;
+    }
+    return undefined;
   }
 
   /** Prints a test receipt (service mode). */

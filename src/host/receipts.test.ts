@@ -17,6 +17,7 @@ import {
   RECEIPT_LABELS,
   ReceiptFactsLog,
   receiptCardOf,
+  receiptCopy,
   receiptOffered,
   receiptSettingsFromConfig,
   receiptText,
@@ -552,6 +553,11 @@ describe("the receipt in the customer's language", () => {
       }));
       expect(receiptCodepage({ title: '', fields }, 'cp858'), locale).toBeDefined();
     }
+  });
+
+  it("marks a receipt printed again as a copy in the receipt's language, and changes nothing else", () => {
+    const doc = buildReceipt(sale(), facts, SETTINGS, 'de_DE');
+    expect(receiptCopy(doc)).toEqual({ ...doc, title: `${doc.title} - KOPIE` });
   });
 
   it('tells the customer, in their language, why no paper receipt comes', () => {

@@ -526,6 +526,14 @@ export function linkSlip(
 }
 
 /**
+ * A receipt as operator mode prints it again: the same document, its title marked as a copy in the document's language
+ * (`receipt.mark.copy`), so that a second paper receipt of one payment is not taken for a second payment.
+ */
+export function receiptCopy(doc: ReceiptDocument): ReceiptDocument {
+  return { ...doc, title: `${doc.title} - ${translator(doc.locale).t('receipt.mark.copy')}` };
+}
+
+/**
  * Whether a receipt is offered at all. Card rules let an unattended terminal skip the receipt of a small amount
  * (Visa: up to USD 25 at unattended terminals, parking cited, kiosk.md §3); `receipts.noReceiptBelowMinor` sets that
  * amount in the terminal's currency, 0 always offers one. An attended terminal always offers one.

@@ -84,7 +84,7 @@ import { AuditTrail } from './audit-trail.js';
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
 import { SpeechOutput } from './speech-output.js';
-import { journaledReceiptFacts, ReceiptDesk } from './receipt-desk.js';
+import { journaledReceiptFacts, journaledReceipts, ReceiptDesk } from './receipt-desk.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
@@ -349,12 +349,14 @@ export class TerminalHost implements TerminalApi {
       notificationsReceived: opened.linkNotifications !== undefined || opened.linkRelay !== undefined,
       notificationToleranceMs: config.links.notifications.toleranceSeconds * 1000,
     });
-    // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card).
+    // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card), and
+    // the last receipt can be printed again after one: rebuilt from the journal, read as the operator desk reads it.
     this.receipts = new ReceiptDesk(
       config,
       logger.child({ component: 'printer' }),
       undefined,
       journaledReceiptFacts(this.journal),
+      journaledReceipts(this.journal, (tx) => this.desk.find(tx)),
     );
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.
     this.receipts.onChange(() => this.changed());

@@ -8,9 +8,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getPrinterSimulator } from '../../devices/printer/index.js';
+import { VIRTUAL_CARDS } from '../../devices/sim/cards.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
+import { RECEIPT_LABELS } from '../../src/host/receipts.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { readPrintedReceipt, withoutIssuedIdentifiers } from './printed-receipt.js';
@@ -35,8 +37,8 @@ async function sale(h: TerminalHost): Promise<void> {
   expect((await waitFor(h, ['approved', 'declined', 'error'], 20_000)).customer.screen).toBe('approved');
 }
 
-async function start(): Promise<TerminalHost> {
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-printer-'));
+/** A terminal with the simulated printer, on a new journal directory or on `cwd`'s (a restart). */
+async function start(cwd = mkdtempSync(join(tmpdir(), 'pt-printer-'))): Promise<TerminalHost> {
   host = await createTerminalHost(
     parseConfig({
       reader: { sim: { presentDelayMs: 20 } },
@@ -79,6 +81,56 @@ describe('the receipt printer on a running terminal', () => {
       true,
     );
   }, 30_000);
+});
+
+describe('the last receipt printed again after a restart', () => {
+  /** The lines a copy states as the first receipt did: what the journal keeps of the payment. */
+  const KEPT = [
+    RECEIPT_LABELS.type,
+    RECEIPT_LABELS.amount,
+    RECEIPT_LABELS.card,
+    RECEIPT_LABELS.application,
+    RECEIPT_LABELS.aid,
+    RECEIPT_LABELS.entry,
+    RECEIPT_LABELS.verification,
+    RECEIPT_LABELS.approvalCode,
+    RECEIPT_LABELS.transaction,
+    RECEIPT_LABELS.reference,
+  ];
+  const kept = (lines: readonly string[]) =>
+    readPrintedReceipt(lines).fields.filter((f) => KEPT.includes(f.label));
+
+  it('is rebuilt from the journal: the same amount, card and approval code, marked as a copy', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-printer-'));
+    const first = await start(cwd);
+    const printed = getPrinterSimulator(first.receipts.printer!)!.nextReceipt();
+    await sale(first);
+    const original = (await printed).lines;
+    await first.close();
+    host = undefined;
+    expect(kept(original).map((f) => f.label)).toEqual(KEPT);
+
+    const second = await start(cwd);
+    await waitFor(second, ['idle'], 10_000);
+    const sim = getPrinterSimulator(second.receipts.printer!)!;
+    const again = sim.nextReceipt();
+    expect(
+      await second.operator({
+        pin: second.generatedOperatorPin ?? '',
+        action: { type: 'service', task: 'reprint' },
+      }),
+    ).toMatchObject({ ok: true, value: { outcome: 'ok', message: 'last receipt printed again' } });
+    const copy = (await again).lines;
+    expect(kept(copy)).toEqual(kept(original));
+    expect(readPrintedReceipt(copy).title).toBe(`${readPrintedReceipt(original).title} - COPY`);
+    // Never the card number, whole or as its first digits, nor the expiry.
+    const card = VIRTUAL_CARDS['n2-contact']?.outcome;
+    const { pan, expiry } = card?.kind === 'read' ? card.card : { pan: '', expiry: '' };
+    expect(pan).toMatch(/^\d{16}$/);
+    const paper = withoutIssuedIdentifiers(copy.join('\n'), readPrintedReceipt(copy).fields, 'en_GB');
+    for (const secret of [pan, pan.slice(0, 6), expiry]) expect(paper).not.toContain(secret);
+    expect(second.audit.list({}).map((r) => [r.action, r.result])).toContainEqual(['reprint', 'ok']);
+  }, 60_000);
 });
 
 describe('service mode from operator mode', () => {

@@ -102,10 +102,11 @@ export interface ServiceRequest {
    */
   dcc?: DccSelection;
   /**
-   * On a `reversal`: the session gives the authorization up for good (a meter's end or cancel), so a refusal that
-   * passes (the vocabulary's `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on
-   * a reversal whose refusal the machine answers itself (the undo of an approval it keeps when the undo is refused)
-   * and on those another watch sends again (a tap-and-go hold's).
+   * On a `reversal`: the authorization is given up for good (a meter session's end, a partial approval the machine
+   * does not accept, the host's undo of an approval nobody waited for), so a refusal that passes (the vocabulary's
+   * `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on a reversal whose refusal
+   * the machine answers itself (the undo of a full approval, kept when the undo is refused) and on those another watch
+   * sends again (a tap-and-go hold's).
    */
   releases?: boolean;
 }

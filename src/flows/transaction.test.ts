@@ -100,6 +100,8 @@ describe('transaction actor', () => {
     answer();
     await settle();
     expect(fake.comments()).toEqual(['Parking Auth', 'REVERSAL']);
+    // A full approval whose undo is refused is kept (a payment like any other): not given up for good.
+    expect(fake.sent[1]?.releases).toBeUndefined();
     expect(actor.getSnapshot().output).toMatchObject({ kind: 'cancelled', undone: true });
     expect(fake.openAuthorizations()).toEqual([]);
   });
@@ -113,6 +115,8 @@ describe('transaction actor', () => {
       ['Parking Auth', 500],
       ['REVERSAL', 200],
     ]);
+    // Given up for good: a refusal for now is the host's to send again (ServiceRequest.releases).
+    expect(fake.sent[1]?.releases).toBe(true);
     expect(actor.getSnapshot().output).toMatchObject({ kind: 'declined', reason: 'PARTIAL_APPROVAL' });
   });
 

@@ -191,7 +191,12 @@ function compensationRequest(context: TransactionContext): ServiceRequest {
   });
   // Unreachable: `mustUndo` holds only for a service with a compensation.
   if (undo === null) throw new FlowEffectError('EFFECT_CONTRACT', `${context.request.service} has no undo`);
-  return undo;
+  // A partial approval the machine does not accept is never kept, whatever the answer to its reversal (refused, it is
+  // the operator's: `undoing`), so a refusal for now is the host's to send again; a full approval whose undo is
+  // refused is a payment the machine keeps.
+  return undo.service === 'reversal' && context.outcome?.partial === true
+    ? { ...undo, releases: true }
+    : undo;
 }
 
 /**

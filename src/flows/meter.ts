@@ -109,7 +109,8 @@ export interface MeterContext extends ViewContext {
   uncollectedMinor: number;
   /**
    * Fee a capture or the local sale did not take while no money moved (declined, refused, the card not presented
-   * again): with `links.payLater` it becomes a payment link at the end (pay later), minor units.
+   * again), or the part a capture answered for less than asked did not take: with `links.payLater` it becomes a payment
+   * link at the end (pay later), minor units.
    */
   owedMinor: number;
 }
@@ -873,12 +874,16 @@ export const meterMachine = setup({
                   },
                 });
               }),
-              assign(({ context, event }) => ({
-                capturedMinor:
-                  context.capturedMinor +
-                  capturedBy(event.output as TransactionResult & { kind: 'approved' }),
-                settleIndex: context.settleIndex + 1,
-              })),
+              assign(({ context, event }) => {
+                const captured = capturedBy(event.output as TransactionResult & { kind: 'approved' });
+                return {
+                  capturedMinor: context.capturedMinor + captured,
+                  // Captured for less than asked (the gateway releases the rest itself, spec 001): the shortfall is
+                  // still owed, and pay later asks for it at the end of the session.
+                  owedMinor: context.owedMinor + Math.max(0, captureShare(context) - captured),
+                  settleIndex: context.settleIndex + 1,
+                };
+              }),
             ],
           },
           {

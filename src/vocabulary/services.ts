@@ -235,7 +235,9 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
  * again would be refused the same way), or the merchant's or the card's set-up refuses it (INVALID_MERCHANT_CONFIGURATION,
  * INVALID_CARD, CARD_TYPE_NOT_ACCEPTED), which only a person changes. ISSUER_UNAVAILABLE is a decline reason of an
  * authorization (201), not a refusal of a reversal or void. Used by the tap-and-go expiry (its machine and the host's
- * watch), the host's follow-ups and its reversals of orphaned authorizations.
+ * watch), the host's follow-ups, its reversals of orphaned authorizations and the payment router, which sends a
+ * reversal that gives an authorization up for good again later (`releases`: a meter session's end, a partial approval
+ * not accepted, an approval nobody waited for).
  */
 export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set(['PROCESSOR_UNAVAILABLE']);
 

@@ -199,17 +199,13 @@ export class OpenAuthorizations {
   /**
    * What the reversal of an orphaned authorization ended in. Approved, or refused because the authorization is
    * released already: settled (the journal's rule). Unknown: recovery's (it reverses the authorization). Refused for
-   * now (the vocabulary's `refusalPasses`: the processor is down for a while): reversed again after
-   * `resolutionRetryMs` doubled with each such refusal, at most hourly, while nothing else settles it. Refused
-   * otherwise: the operator's, and tried again at the next start (the journal still shows it unsettled).
+   * now (the vocabulary's `refusalPasses`: the processor is down for a while): the reversal gave the authorization up
+   * for good (`releases`), so the payment router wrote, with the refusal, the follow-up that sends it again with a
+   * doubling wait. Refused otherwise: the operator's, and tried again at the next start (the journal still shows it
+   * unsettled).
    */
-  private orphanReversed(
-    transactionId: string,
-    outcome: SubmitOutcome,
-    laterAttempts: number,
-    reverse: (laterAttempts: number) => Promise<void>,
-  ): void {
-    const { journal, config, logger } = this.deps;
+  private orphanReversed(transactionId: string, outcome: SubmitOutcome): void {
+    const { logger } = this.deps;
     const fields = { transactionId, outcome: outcome.kind, reason: outcome.reason };
     if (outcome.kind === 'approved') {
       logger.info(fields, 'uncaptured authorization reversed');
@@ -223,24 +219,17 @@ export class OpenAuthorizations {
       logger.info(fields, 'uncaptured authorization: its reversal found it released already');
       return;
     }
-    if (!refusalPasses(outcome.reason)) {
-      logger.error(
+    if (refusalPasses(outcome.reason)) {
+      logger.warn(
         fields,
-        'reversal of an uncaptured authorization refused; the operator should check it (tried again at the next start)',
+        'reversal of an uncaptured authorization refused for now; its follow-up sends it again',
       );
       return;
     }
-    const waitMs = Math.min(config.journal.resolutionRetryMs * 2 ** laterAttempts, MAX_FOLLOW_UP_WAIT_MS);
-    logger.warn(
-      { ...fields, waitMs },
-      'reversal of an uncaptured authorization refused for now; tried again later',
+    logger.error(
+      fields,
+      'reversal of an uncaptured authorization refused; the operator should check it (tried again at the next start)',
     );
-    this.schedule(transactionId, this.deps.now().getTime() + waitMs, async () => {
-      // Settled meanwhile (the operator, a capture), or a reversal of it out or unknown: nothing to send, or not yet
-      // (recovery resolves that one).
-      if (journal.reversalInFlight(transactionId) || journal.authorizationSettled(transactionId)) return;
-      await reverse(laterAttempts + 1);
-    });
   }
 
   private async settleOrphans(): Promise<void> {
@@ -262,7 +251,7 @@ export class OpenAuthorizations {
       // the hold is released now rather than at the end of the capture window.
       const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');
       const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
-      const reverse = (laterAttempts = 0): Promise<void> =>
+      const reverse = (): Promise<void> =>
         this.deps
           .submit({
             service: 'reversal',
@@ -272,8 +261,10 @@ export class OpenAuthorizations {
             catLevel: 2,
             original: { gatewayId, transactionId, service: 'preauth' },
             includeEmvTags: true,
+            // Nobody keeps it: refused for now, it is sent again by a follow-up (the payment router's).
+            releases: true,
           })
-          .then((outcome) => this.orphanReversed(transactionId, outcome, laterAttempts, reverse));
+          .then((outcome) => this.orphanReversed(transactionId, outcome));
       if (due <= 0) {
         dueNow.push(reverse);
         continue;

@@ -6,6 +6,7 @@ import {
   type SubmitOutcome,
 } from '../flows/index.js';
 import {
+  JournalError,
   NOT_SENT,
   type FollowUpStore,
   type HoldStore,
@@ -286,16 +287,26 @@ export class PaymentRouter {
       );
       return;
     }
-    this.deps.followUps.add({
-      kind: 'reverse-authorization',
-      authorizationTransactionId: transactionId,
-      gatewayId,
-      amountMinor: request.amountMinor,
-      currency: request.currency,
-      includeEmvTags: this.deps.payments.authorizationTags(transactionId) !== undefined,
-      reason,
-      dueAtMs,
-    });
+    try {
+      this.deps.followUps.add({
+        kind: 'reverse-authorization',
+        authorizationTransactionId: transactionId,
+        gatewayId,
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+        includeEmvTags: this.deps.payments.authorizationTags(transactionId) !== undefined,
+        reason,
+        dueAtMs,
+      });
+    } catch (e) {
+      // One follow-up per authorization: one with other terms exists already (it reverses the authorization). Never
+      // a reason to lose the outcome this is written with.
+      if (!(e instanceof JournalError && e.code === 'JOURNAL_DUPLICATE')) throw e;
+      this.deps.logger.warn(
+        { transactionId, reason },
+        'a follow-up reversal of this authorization exists already: it is left to do the work',
+      );
+    }
   }
 
   /**

@@ -9,7 +9,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { UserEvent } from '../../src/host/api.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { createTerminalHost, openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
 
@@ -55,17 +55,47 @@ async function setup(input: ConfigInput, card: string) {
     reader: { sim: { card, presentDelayMs: 20 } },
     journal: { timeoutReversalDelayMs: 0, resolutionRetryMs: 50 },
   });
+  const options = { logger: silentLogger(), cwd, gatewayUrlOverride: sandbox.url, parkingClock: clock };
   const start = async (): Promise<TerminalHost> => {
-    const host = await createTerminalHost(config, {
-      logger: silentLogger(),
-      cwd,
-      gatewayUrlOverride: sandbox.url,
-      parkingClock: clock,
-    });
+    const host = await createTerminalHost(config, options);
     open.push(host);
     return host;
   };
-  return { sandbox, clock, start };
+  /** A host not begun yet: its start (recovery, the sweep of orphaned authorizations) runs at `begin()`. */
+  const build = async (now?: () => Date): Promise<TerminalHost> => {
+    const host = await openTerminalHost(config, now ? { ...options, now } : options);
+    open.push(host);
+    return host;
+  };
+  return { sandbox, clock, start, build };
+}
+
+/** Answers the first reversal `host` sends 400 PROCESSOR_UNAVAILABLE before it reaches the gateway; returns the log. */
+function processorDownForFirstReversal(host: TerminalHost): string[] {
+  const refused: string[] = [];
+  const sendToGateway = host.gateway.send.bind(host.gateway);
+  host.gateway.send = async (...args: Parameters<typeof sendToGateway>) => {
+    const [prepared] = args;
+    if (prepared.service !== 'reversal' || refused.length > 0) return sendToGateway(...args);
+    refused.push(prepared.service);
+    return {
+      kind: 'rejected',
+      reason: 'PROCESSOR_UNAVAILABLE',
+      details: [],
+      httpStatus: 400,
+      body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
+    };
+  };
+  return refused;
+}
+
+/** Waits until the sandbox has seen a reversal, then for the host's background work. */
+async function firstReversal(sandbox: Sandbox, host: TerminalHost): Promise<LedgerRequest[]> {
+  const deadline = Date.now() + 10_000;
+  while (reversals(sandbox).length === 0 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  await host.settle();
+  return reversals(sandbox);
 }
 
 function reversals(sandbox: Sandbox): LedgerRequest[] {
@@ -158,20 +188,7 @@ describe('a meter session whose reversal is refused for now (PROCESSOR_UNAVAILAB
     const { sandbox, clock, start } = await setup({ terminal: { model: 'meter' } }, 'n2-contact');
     const host = await start();
     // The processor is down for the first reversal: the gateway refuses it (it never reaches the sandbox).
-    const refused: string[] = [];
-    const sendToGateway = host.gateway.send.bind(host.gateway);
-    host.gateway.send = async (...args: Parameters<typeof sendToGateway>) => {
-      const [prepared] = args;
-      if (prepared.service !== 'reversal' || refused.length > 0) return sendToGateway(...args);
-      refused.push(prepared.service);
-      return {
-        kind: 'rejected',
-        reason: 'PROCESSOR_UNAVAILABLE',
-        details: [],
-        httpStatus: 400,
-        body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
-      };
-    };
+    const refused = processorDownForFirstReversal(host);
     await waitFor(host, ['idle']);
     await send(host, { type: 'START' });
     await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
@@ -184,15 +201,39 @@ describe('a meter session whose reversal is refused for now (PROCESSOR_UNAVAILAB
     expect(refused).toEqual(['reversal']);
 
     // Written with the refusal, carried out by the host's follow-ups while it runs.
-    const deadline = Date.now() + 10_000;
-    while (reversals(sandbox).length === 0 && Date.now() < deadline)
-      await new Promise((r) => setTimeout(r, 20));
-    await host.settle();
-    const [reversal, ...more] = reversals(sandbox);
+    const [reversal, ...more] = await firstReversal(sandbox, host);
     expect(more).toEqual([]);
     expect(reversal?.httpStatus).toBe(201);
     expect(reversal?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
     expect(host.followUps.open()).toEqual([]);
+    expectNothingOpen(sandbox);
+  });
+});
+
+describe('a meter authorization whose session died, its reversal at the next start refused for now', () => {
+  it('is reversed later by the follow-up written with the refusal, tags included', async () => {
+    const { sandbox, start, build } = await setup({ terminal: { model: 'meter' } }, 'n2-contact');
+    const first = await start();
+    await waitFor(first, ['idle']);
+    await send(first, { type: 'START' });
+    await send(first, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await waitFor(first, ['confirm']);
+    await send(first, { type: 'CONFIRM' });
+    expect(await waitFor(first, ['session', 'declined', 'error'])).toBe('session');
+    await first.close(); // the session dies with the process; its authorization stays held
+
+    // Started again once the capture window is over: the terminal's clock (its journal's and its requests' dates) and
+    // the gateway's a day on.
+    sandbox.advanceClock(25 * 60 * MIN);
+    const second = await build(() => new Date(Date.now() + 25 * 60 * MIN));
+    const refused = processorDownForFirstReversal(second);
+    await second.begin();
+    const [reversal, ...more] = await firstReversal(sandbox, second);
+    expect(refused).toEqual(['reversal']);
+    expect(more).toEqual([]);
+    expect(reversal?.httpStatus).toBe(201);
+    expect(reversal?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+    expect(second.followUps.open()).toEqual([]);
     expectNothingOpen(sandbox);
   });
 });

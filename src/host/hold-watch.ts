@@ -9,12 +9,10 @@ import {
 import type { HoldStore } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { refusalPasses } from '../vocabulary/services.js';
+import { retryWaitMs } from './retry-wait.js';
 
 /** Longest a Node timer can wait (about 24.8 days); a later expiry is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
-
-/** Longest wait before the next reversal of a hold whose last reversal was refused for now. */
-const MAX_LATER_WAIT_MS = 3_600_000;
 
 /**
  * The expiry watch of open tap-and-go holds (spec 001 tap-and-go: a card that never exits has its hold reversed after
@@ -206,13 +204,13 @@ export class HoldWatch {
 
   /**
    * The wait before the next reversal of a hold whose last refused reversal was refused for now: `resolutionRetryMs`
-   * doubled with each such refusal of it, at most {@link MAX_LATER_WAIT_MS}; 0 otherwise.
+   * doubled with each such refusal of it, at most an hour (`retryWaitMs`); 0 otherwise.
    */
   private laterWaitMs(hold: HoldRecord): number {
     const refused = this.deps.refusedReversals(hold);
     if (!refusalPasses(refused.at(-1))) return 0;
     const passed = refused.filter((reason) => refusalPasses(reason)).length;
-    return Math.min(this.deps.settings.timing.resolutionRetryMs * 2 ** (passed - 1), MAX_LATER_WAIT_MS);
+    return retryWaitMs(this.deps.settings.timing.resolutionRetryMs, passed - 1);
   }
 
   /** No more reversals of this hold (the operator's to release): it stays open, unwatched until the next start. */

@@ -3,9 +3,7 @@ import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/inde
 import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
-
-/** Longest wait between two tries of a follow-up that did not finish. */
-const MAX_FOLLOW_UP_WAIT_MS = 3_600_000;
+import { retryWaitMs } from './retry-wait.js';
 
 /** Longest a Node timer can wait; a later due time is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
@@ -139,7 +137,7 @@ export class OpenAuthorizations {
         // resolved the journal holds this reversal in flight and the follow-up waits (the journal's reversalInFlight).
         // A refusal that passes (the vocabulary's `refusalPasses`: the processor is down for a while) is no matter for
         // the operator: the same wait, and a warning.
-        const backoffMs = Math.min(config.journal.resolutionRetryMs * 2 ** f.attempts, MAX_FOLLOW_UP_WAIT_MS);
+        const backoffMs = retryWaitMs(config.journal.resolutionRetryMs, f.attempts);
         const waitMs =
           outcome.kind === 'unknown' ? Math.max(backoffMs, config.journal.timeoutReversalDelayMs) : backoffMs;
         const passes = outcome.kind !== 'unknown' && refusalPasses(outcome.reason);

@@ -98,6 +98,16 @@ async function firstReversal(sandbox: Sandbox, host: TerminalHost): Promise<Ledg
   return reversals(sandbox);
 }
 
+/** A meter session of 60 minutes bought with the card: its hold approved, the session screen shown. */
+async function meterSession(host: TerminalHost): Promise<void> {
+  await waitFor(host, ['idle']);
+  await send(host, { type: 'START' });
+  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await waitFor(host, ['confirm']);
+  await send(host, { type: 'CONFIRM' });
+  expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+}
+
 function reversals(sandbox: Sandbox): LedgerRequest[] {
   return sandbox
     .ledger()
@@ -155,12 +165,7 @@ describe('a reversal repeats the EMV tags of its original', () => {
     async (card) => {
       const { sandbox, clock, start } = await setup({ terminal: { model: 'meter' } }, card);
       const host = await start();
-      await waitFor(host, ['idle']);
-      await send(host, { type: 'START' });
-      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-      await waitFor(host, ['confirm']);
-      await send(host, { type: 'CONFIRM' });
-      expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+      await meterSession(host);
       clock.advance(45 * MIN);
       await send(host, { type: 'END_SESSION' });
       expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
@@ -189,12 +194,7 @@ describe('a meter session whose reversal is refused for now (PROCESSOR_UNAVAILAB
     const host = await start();
     // The processor is down for the first reversal: the gateway refuses it (it never reaches the sandbox).
     const refused = processorDownForFirstReversal(host);
-    await waitFor(host, ['idle']);
-    await send(host, { type: 'START' });
-    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await waitFor(host, ['confirm']);
-    await send(host, { type: 'CONFIRM' });
-    expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+    await meterSession(host);
     clock.advance(5 * MIN); // within the grace period: nothing owed, the hold is reversed
     await send(host, { type: 'END_SESSION' });
     await waitFor(host, ['approved', 'declined', 'error']);
@@ -214,12 +214,7 @@ describe('a meter authorization whose session died, its reversal at the next sta
   it('is reversed later by the follow-up written with the refusal, tags included', async () => {
     const { sandbox, start, build } = await setup({ terminal: { model: 'meter' } }, 'n2-contact');
     const first = await start();
-    await waitFor(first, ['idle']);
-    await send(first, { type: 'START' });
-    await send(first, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await waitFor(first, ['confirm']);
-    await send(first, { type: 'CONFIRM' });
-    expect(await waitFor(first, ['session', 'declined', 'error'])).toBe('session');
+    await meterSession(first);
     await first.close(); // the session dies with the process; its authorization stays held
 
     // Started again once the capture window is over: the terminal's clock (its journal's and its requests' dates) and

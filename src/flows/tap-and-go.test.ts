@@ -16,6 +16,30 @@ function gate(fake: FakeTerminal) {
   return actor;
 }
 
+/**
+ * Runs the hold expiry machine of `hold` past its expiry (the maximum stay), a minute at a time for at most `minutes`
+ * while it is active; returns the actor, settled.
+ */
+async function expireHold(
+  fake: FakeTerminal,
+  hold: HoldRecord,
+  minutes: number,
+  input: { refusedBefore?: number } = {},
+) {
+  const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+    input: { settings: testSettings(), clock: fake.clock, hold, ...input },
+    clock: fake.clock,
+  });
+  expiry.start();
+  fake.clock.increment(24 * 60 * MIN);
+  for (let i = 0; i < minutes && expiry.getSnapshot().status === 'active'; i += 1) {
+    await settle();
+    fake.clock.increment(MIN);
+  }
+  await settle();
+  return expiry;
+}
+
 describe('tap-and-go machine', () => {
   it('verifies, holds and stores the hold at entry, then captures the fee at exit with the same card', async () => {
     const fake = new FakeTerminal();
@@ -217,17 +241,7 @@ describe('hold expiry machine: a reversal whose outcome stays unknown', () => {
     if (hold === undefined) throw new Error('no hold');
     fake.script('reversal', 'unknown', 'unknown', 'unknown');
     fake.script('timeout-reversal', ...Array.from({ length: 20 }, () => 'unknown' as const));
-    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
-      input: { settings: testSettings(), clock: fake.clock, hold },
-      clock: fake.clock,
-    });
-    expiry.start();
-    fake.clock.increment(24 * 60 * MIN);
-    for (let i = 0; i < 40 && expiry.getSnapshot().status === 'active'; i += 1) {
-      await settle();
-      fake.clock.increment(MIN);
-    }
-    await settle();
+    const expiry = await expireHold(fake, hold, 40);
     // A second REVERSAL before the first is resolved would be a resend without a resolution (DESIGN.md rule 2).
     expect(fake.sent.filter((r) => r.service === 'reversal').map((r) => r.kind)).toEqual(['unknown']);
     expect(expiry.getSnapshot().output).toMatchObject({ outcome: 'failed', lastKind: 'unknown' });
@@ -251,17 +265,7 @@ describe('hold expiry machine: a reversal refused because nothing is held any mo
         reversals.push(request.original?.transactionId ?? '');
         return Promise.resolve({ kind: 'rejected', transactionId: `R${reversals.length}`, reason });
       };
-      const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
-        input: { settings: testSettings(), clock: fake.clock, hold },
-        clock: fake.clock,
-      });
-      expiry.start();
-      fake.clock.increment(24 * 60 * MIN);
-      for (let i = 0; i < 10 && expiry.getSnapshot().status === 'active'; i += 1) {
-        await settle();
-        fake.clock.increment(MIN);
-      }
-      await settle();
+      const expiry = await expireHold(fake, hold, 10);
       expect(reversals).toEqual([hold.transactionId]);
       expect(expiry.getSnapshot().output).toMatchObject({ holdId: hold.holdId, outcome: 'released', reason });
     },
@@ -287,17 +291,7 @@ describe('hold expiry machine: a reversal refused because the processor is unava
         reason: 'PROCESSOR_UNAVAILABLE',
       });
     };
-    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
-      input: { settings: testSettings(), clock: fake.clock, hold },
-      clock: fake.clock,
-    });
-    expiry.start();
-    fake.clock.increment(24 * 60 * MIN);
-    for (let i = 0; i < 10 && expiry.getSnapshot().status === 'active'; i += 1) {
-      await settle();
-      fake.clock.increment(MIN);
-    }
-    await settle();
+    const expiry = await expireHold(fake, hold, 10);
     expect({ reversals, output: expiry.getSnapshot().output }).toEqual({
       reversals: 1,
       output: {
@@ -320,17 +314,7 @@ describe('hold expiry machine: reversals of the hold refused before', () => {
     const hold = [...fake.holds.values()][0];
     if (hold === undefined) throw new Error('no hold');
     fake.script('reversal', 'declined', 'declined', 'declined', 'declined');
-    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
-      input: { settings: testSettings(), clock: fake.clock, hold, refusedBefore: 1 },
-      clock: fake.clock,
-    });
-    expiry.start();
-    fake.clock.increment(24 * 60 * MIN);
-    for (let i = 0; i < 10 && expiry.getSnapshot().status === 'active'; i += 1) {
-      await settle();
-      fake.clock.increment(MIN);
-    }
-    await settle();
+    const expiry = await expireHold(fake, hold, 10, { refusedBefore: 1 });
     expect(testSettings().timing.maxResolutionAttempts).toBe(3);
     expect(fake.sent.filter((r) => r.service === 'reversal')).toHaveLength(2);
     expect(expiry.getSnapshot().output).toMatchObject({ outcome: 'failed', lastKind: 'declined' });

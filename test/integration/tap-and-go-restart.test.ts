@@ -91,6 +91,21 @@ async function lane(options: { payLater?: boolean; shortGatewayWait?: boolean } 
   };
 }
 
+/**
+ * A car enters with the n2-contact card in a terminal that then stops; the lane's clock is moved past the maximum stay,
+ * so that the next terminal's expiry watch reverses the hold at once. Returns the lane and the hold's id.
+ */
+async function enteredThenPastMaxStay(
+  options: Parameters<typeof lane>[0] = {},
+): Promise<{ l: Lane; holdId: string }> {
+  const l = await lane(options);
+  const first = await l.open();
+  const holdId = await enter(first);
+  await first.close();
+  l.clock.offsetMs = PAST_MAX_STAY_MS;
+  return { l, holdId };
+}
+
 /** A car enters with the n2-contact card; returns its hold's id (the pre-authorization's transactionId). */
 async function enter(host: TerminalHost): Promise<string> {
   host.simulator!.setCard('n2-contact');
@@ -226,13 +241,8 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
   });
 
   it('does not reverse twice a hold whose expiry reversal was approved just before the crash', async () => {
-    const l = await lane();
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
     // The hold expires in the next process, which dies once the reversal's outcome is committed.
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const { l, holdId } = await enteredThenPastMaxStay();
     const restore = holdCloseNeverRuns();
     try {
       const second = await l.open();
@@ -450,15 +460,10 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
 
 describe('tap-and-go: a hold whose expiry reversal is refused after the watch stopped waiting for it', () => {
   it('is watched again and reversed, never while the first reversal is out: no authorization stands until the next start', async () => {
-    const l = await lane({ shortGatewayWait: true });
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
     // Restarted after the maximum stay: the expiry watch reverses the hold at once. The gateway refuses that first
     // reversal, but its answer comes only after the watch gave up waiting for it (the hold handed back, the reversal
     // still out): the authorization stands. Every later reversal reaches the sandbox.
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const { l, holdId } = await enteredThenPastMaxStay({ shortGatewayWait: true });
     const second = await l.build();
     cleanups.push(() => second.close());
     const events: string[] = [];
@@ -594,12 +599,7 @@ describe('tap-and-go: an expiry reversal refused because the authorization is re
   ])(
     'closes the hold as settled when the refusal comes %s: no further reversal, nothing for the operator',
     async (_when, late) => {
-      const l = await lane({ shortGatewayWait: true });
-      const first = await l.open();
-      const holdId = await enter(first);
-      await first.close();
-
-      l.clock.offsetMs = PAST_MAX_STAY_MS;
+      const { l, holdId } = await enteredThenPastMaxStay({ shortGatewayWait: true });
       const second = await l.build();
       cleanups.push(() => second.close());
       const events = refuseReversals(second, holdId, {
@@ -626,13 +626,8 @@ describe('tap-and-go: an expiry reversal refused because the authorization is re
 
 describe('tap-and-go: a restart after an expiry reversal refused because the authorization is released already', () => {
   it('drops the hold at start from the journal: no further reversal is sent for it', async () => {
-    const l = await lane({ shortGatewayWait: true });
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
     // The hold expires in the next process, which dies once the refusal is committed, before the hold is dropped.
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const { l, holdId } = await enteredThenPastMaxStay({ shortGatewayWait: true });
     const restore = holdCloseNeverRuns();
     try {
       const second = await l.build();
@@ -670,12 +665,7 @@ describe('tap-and-go: a restart after an expiry reversal refused because the aut
 
 describe('tap-and-go: a hold whose expiry reversals are all refused after the watch stopped waiting', () => {
   it("is reversed no more often than the machine's attempts, then left to the operator, also after a restart", async () => {
-    const l = await lane({ shortGatewayWait: true });
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const { l, holdId } = await enteredThenPastMaxStay({ shortGatewayWait: true });
     const second = await l.build();
     // A refusal for good: the request itself is wrong, and repeating it is refused the same way.
     const events = refuseReversals(second, holdId, {
@@ -706,14 +696,9 @@ describe('tap-and-go: a hold whose expiry reversals are all refused after the wa
 
 describe('tap-and-go: a hold whose expiry reversals are refused because the processor is unavailable', () => {
   it("is reversed again after each refusal, past the machine's attempts, until one goes through: nothing for the operator", async () => {
-    const l = await lane({ shortGatewayWait: true });
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
     // Restarted after the maximum stay; the processor is down for the first four reversals (one more than the machine
     // tries), whose refusals come after the watch stopped waiting for them.
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const { l, holdId } = await enteredThenPastMaxStay({ shortGatewayWait: true });
     const second = await l.build();
     cleanups.push(() => second.close());
     const events = refuseReversals(second, holdId, {
@@ -740,12 +725,7 @@ describe('tap-and-go: a hold whose expiry reversals are refused because the proc
 
 describe('tap-and-go: a terminal stopped while an expiry reversal is out', () => {
   it('stops the expiry machine without taking it as finished', async () => {
-    const l = await lane();
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const { l, holdId } = await enteredThenPastMaxStay();
     const second = await l.build();
     let sent = false;
     const send = second.gateway.send.bind(second.gateway);

@@ -397,4 +397,43 @@ describe('terminal host: receipts of a converted payment after a restart', () =>
     // The whole sale refunded at its rate: the same card amount, rate, markup and disclaimer.
     expect(disclosure((await refundReceipt).lines)).toEqual(shown);
   }, 60_000);
+
+  it("states the disclosure of a meter session's capture on the refund of that capture after a restart", async () => {
+    const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    sandboxes.push(sandbox);
+    const at = { cwd: mkdtempSync(join(tmpdir(), 'pt-host-dcc-')), gatewayUrl: sandbox.url };
+    const meter: ConfigInput = { terminal: { model: 'meter' }, printer: { kind: 'sim' } };
+    let offsetMs = 0;
+    const first = await startHost(meter, { now: () => Date.now() + offsetMs }, at);
+    await waitForScreen(first, ['idle']);
+    await send(first, { type: 'START' });
+    await send(first, { type: 'CHOOSE_DURATION', minutes: 120 });
+    await send(first, { type: 'CONFIRM' });
+    expect((await waitForScreen(first, ['choose-currency', 'error'])).customer.screen).toBe(
+      'choose-currency',
+    );
+    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(first, ['session', 'declined', 'error'])).customer.screen).toBe('session');
+    const printed = getPrinterSimulator(first.receipts.printer!)!.nextReceipt();
+    offsetMs = 45 * 60_000;
+    await send(first, { type: 'END_SESSION' });
+    expect((await waitForScreen(first, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+    // The capture takes less than the authorization: its card amount is converted at the authorization's rate.
+    const shown = disclosure((await printed).lines);
+    expect(shown.map((f) => f.label)).toEqual(DISCLOSURE);
+    const capture = first.journal.list({ limit: 10 }).find((e) => e.service === 'capture');
+    if (capture?.transactionId === undefined) throw new Error('no capture in the journal');
+    await hosts.pop()?.close();
+
+    const second = await startHost(meter, undefined, at);
+    await waitForScreen(second, ['idle']);
+    const refundReceipt = getPrinterSimulator(second.receipts.printer!)!.nextReceipt();
+    const refund = await second.operator({
+      pin: second.generatedOperatorPin ?? '',
+      action: { type: 'refund', transactionId: capture.transactionId },
+    });
+    expect(refund.ok && refund.value).toMatchObject({ type: 'refund', outcome: 'approved' });
+    expect(disclosure((await refundReceipt).lines)).toEqual(shown);
+    expect(sandbox.consistency().ok).toBe(true);
+  }, 60_000);
 });

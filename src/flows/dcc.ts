@@ -47,8 +47,9 @@ function decimalParts(text: string): { digits: bigint; scale: number } {
 
 /**
  * What a conversion needs of an offer: the two amounts and currencies, the rate and how it is written, and the ids
- * and timestamp a follow-on repeats. A follow-on after a restart has only these (kept in the journal database); the
- * presentation elements (margin, disclaimer, expiry) belong to the choice screen and the receipt.
+ * and timestamp a follow-on repeats. A follow-on after a restart repeats only these (kept in the journal database); the
+ * presentation elements (margin, disclaimer, expiry) belong to the choice screen and the receipt — the margin and the
+ * disclaimer are kept beside these for the receipts ({@link DccReceiptOffer}).
  */
 export type DccRate = Pick<
   DccOfferSummary,
@@ -62,6 +63,13 @@ export type DccRate = Pick<
   | 'exchangeRateInverted'
   | 'rateTimeUtc'
 >;
+
+/**
+ * What a receipt of a converted payment states of its offer (kiosk.md §1; gateway.md §5): the rate its follow-ons
+ * repeat, with the margin and the gateway's disclaimer the customer was shown. A follow-on's receipt after a restart has
+ * these from the journal database, as the first receipt had them from the offer.
+ */
+export type DccReceiptOffer = DccRate & Pick<DccOfferSummary, 'marginRate' | 'disclaimer'>;
 
 /** The conversion terms a follow-on repeats: the authorization's rate, or the customer's refusal of conversion. */
 export type DccTerms = { indicator: '1'; offer: DccRate } | { indicator: '3' };

@@ -25,7 +25,7 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { requireCurrency } from '../money/index.js';
-import type { DccSelection, DccTerms } from '../flows/index.js';
+import type { DccReceiptOffer, DccSelection, DccTerms } from '../flows/index.js';
 import type { CardStore, HeldCard } from './card-store.js';
 import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } from './dcc.js';
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
@@ -103,6 +103,12 @@ export interface FollowOnStore {
   tags(transactionId: string): string | undefined;
   putDcc(transactionId: string, selection: DccSelection): void;
   dcc(transactionId: string): DccTerms | undefined;
+  /**
+   * The accepted offer of the converted authorization `transactionId` as the receipts of its transactions state it: its
+   * terms with the margin and the disclaimer the customer was shown. `not-kept`: converted, but the disclosure was not
+   * kept (terms kept before it was, or by the previous terminal); undefined: no conversion kept.
+   */
+  receiptOffer(transactionId: string): DccReceiptOffer | 'not-kept' | undefined;
   /** The authorization is settled (reversed, or past any follow-on): wipe what was kept. */
   forget(transactionId: string): void;
 }

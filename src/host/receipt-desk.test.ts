@@ -4,8 +4,15 @@ import { parseConfig } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
 import type { CardRead } from '../../devices/reader.js';
 import { hexToBytes } from '../emv/index.js';
-import { JournaledSender, openJournal, type BeginEntry, type RecordedOutcome } from '../journal/index.js';
-import { silentLogger } from '../log/index.js';
+import {
+  AuthorizationDataStore,
+  JournaledSender,
+  openJournal,
+  type BeginEntry,
+  type RecordedOutcome,
+} from '../journal/index.js';
+import { createLogger, silentLogger } from '../log/index.js';
+import { journalFollowOnStore } from './follow-on-store.js';
 import { readPrintedReceipt } from '../../test/integration/printed-receipt.js';
 import { findTransaction } from './operator-desk.js';
 import { journaledReceiptFacts, journaledReceipts, ReceiptDesk } from './receipt-desk.js';
@@ -174,6 +181,80 @@ describe('ReceiptDesk', () => {
         { label: RECEIPT_LABELS.approvalCode, value: '831000' },
       ]),
     );
+    j.close();
+  });
+
+  it("states a converted sale's disclosure from the journal database, or none at all when it is not kept whole", () => {
+    const j = openJournal(':memory:');
+    const followOns = journalFollowOnStore(new AuthorizationDataStore(j, Buffer.alloc(32, 5)), 'A');
+    const warnings: { transactionId?: string; msg: string }[] = [];
+    const logger = createLogger({
+      destination: { write: (line: string) => void warnings.push(JSON.parse(line) as { msg: string }) },
+    });
+    const offer = {
+      offerId: 'offer-1',
+      localAmountMinor: 600,
+      localCurrency: 'GBP',
+      billingAmountMinor: 799,
+      billingCurrency: 'USD',
+      exchangeRate: '1.331838',
+      exchangeRateInverted: false,
+      marginRate: '3.5',
+      rateTimeUtc: '2026-11-24T08:00:00Z',
+      expiresAtUtc: '2026-11-24T08:10:00Z',
+      disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
+    };
+    for (const tx of ['S1', 'S2']) {
+      const e = j.begin({
+        transactionId: tx,
+        service: 'sale',
+        comments: 'Parking Sale',
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from('{}'),
+        moneyMoving: true,
+        amountMinor: 799,
+        currency: 'USD',
+      });
+      j.recordOutcome(e.id, { state: 'approved', gatewayId: `G${tx}`, status: 'AUTHORIZED' });
+    }
+    followOns.putDcc('S1', { indicator: '1', offer });
+    // Terms kept without the disclosure: by the previous terminal, or before the disclosure was kept.
+    new AuthorizationDataStore(j, Buffer.alloc(32, 5)).putDccTerms('S2', {
+      indicator: '1',
+      family: 'A',
+      localAmountMinor: 600,
+      localCurrency: 'GBP',
+      billingAmountMinor: 799,
+      billingCurrency: 'USD',
+      exchangeRate: '1.331838',
+      exchangeRateInverted: false,
+      exchangeRateTimeStamp: '2026-11-24T08:00:00Z',
+    });
+    desk = new ReceiptDesk(
+      parseConfig({}),
+      silentLogger(),
+      null,
+      journaledReceiptFacts(j, followOns, logger),
+    );
+    const { expiresAtUtc: _expiry, ...shown } = offer;
+    expect(desk.facts.factsFor('S1').conversion).toEqual(shown);
+    const converted = desk.issue({ ...SALE, transactionId: 'S1', lines: [] }).document;
+    expect(converted.fields).toContainEqual({ label: RECEIPT_LABELS.disclaimer, value: offer.disclaimer });
+    expect(converted.fields).toContainEqual({
+      label: RECEIPT_LABELS.convertedAmount('USD'),
+      value: 'US$7.99',
+    });
+    expect(warnings).toEqual([]);
+
+    const withheld = desk.issue({ ...SALE, transactionId: 'S2', lines: [] }).document;
+    expect(withheld.converted).toBe(false);
+    const labels = withheld.fields.map((f) => f.label);
+    for (const label of [RECEIPT_LABELS.rate, RECEIPT_LABELS.markup, RECEIPT_LABELS.disclaimer])
+      expect(labels).not.toContain(label);
+    desk.issue({ ...SALE, transactionId: 'S2', lines: [] });
+    expect(warnings).toMatchObject([{ transactionId: 'S2', level: 40 }]);
+    expect(warnings[0]?.msg).toContain('leave the currency conversion disclosure out');
     j.close();
   });
 

@@ -14,11 +14,12 @@ import {
   type ReceiptPrinter,
 } from '../../devices/printer/index.js';
 import type { Config } from '../config/index.js';
-import type { OriginalTransaction, ReceiptData } from '../flows/index.js';
+import type { DccReceiptOffer, OriginalTransaction, ReceiptData } from '../flows/index.js';
 import type { Journal, JournalEntry } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { commentsFor } from '../vocabulary/services.js';
 import { linkQr } from './link-screen.js';
+import type { FollowOnStore } from './payments.js';
 import {
   eReceiptQr,
   issuedReceipt,
@@ -48,15 +49,44 @@ export interface PrinterSummary {
 }
 
 /**
- * The receipt facts the journal keeps of a transaction (its entry by transactionId: the approval code and the card's
- * view journaled with the outcome, and the original a follow-on acts on).
+ * The receipt facts the journal database keeps of a transaction: its entry by transactionId (the approval code and the
+ * card's view journaled with the outcome, and the original a follow-on acts on) and, for a converted authorization, the
+ * accepted offer kept with the terms its follow-ons repeat (`followOns.receiptOffer`).
+ *
+ * A converted authorization whose offer is not kept whole (its margin and disclaimer kept before they were, or by the
+ * previous terminal; or unreadable) gets no conversion: its receipts leave the whole disclosure out rather than state
+ * part of it, or a disclaimer other than the one the customer was shown (the card networks require all of it, the
+ * disclaimer verbatim: kiosk.md §1, gateway.md §5), and a warning says so, once per authorization (its transactionId,
+ * no card data).
  */
 export function journaledReceiptFacts(
   journal: Pick<Journal, 'findByTransactionId'>,
+  followOns: Pick<FollowOnStore, 'receiptOffer'> = { receiptOffer: () => undefined },
+  logger?: Logger,
 ): JournaledReceiptFactsReader {
+  const warned = new Set<string>();
+  const withheld = (transactionId: string, err?: unknown): undefined => {
+    if (warned.has(transactionId)) return undefined;
+    warned.add(transactionId);
+    logger?.warn(
+      { transactionId, ...(err !== undefined ? { err } : {}) },
+      "a converted payment's offer is not kept whole: its receipts leave the currency conversion disclosure out",
+    );
+    return undefined;
+  };
+  const conversionOf = (transactionId: string): DccReceiptOffer | undefined => {
+    try {
+      const offer = followOns.receiptOffer(transactionId);
+      return offer === 'not-kept' ? withheld(transactionId) : offer;
+    } catch (e) {
+      // A receipt is never lost for its disclosure: issued without it.
+      return withheld(transactionId, e);
+    }
+  };
   return (transactionId) => {
     const entry = journal.findByTransactionId(transactionId);
     if (entry === undefined) return undefined;
+    const conversion = conversionOf(transactionId);
     return {
       service: entry.service,
       ...(entry.referencedTransactionId !== undefined
@@ -64,6 +94,7 @@ export function journaledReceiptFacts(
         : {}),
       ...(entry.approvalCode !== undefined ? { approvalCode: entry.approvalCode } : {}),
       ...(entry.card !== undefined ? { card: entry.card } : {}),
+      ...(conversion !== undefined ? { conversion } : {}),
     };
   };
 }
@@ -89,8 +120,9 @@ export type JournaledReceiptsReader = () => Iterable<ReceiptData>;
  * authorization for a capture made after its card read was gone; a refund's receipt names no card, as the operator
  * machine's does not), the time of the answer, the transaction and the gateway's reference; a refund's original. The
  * approval code and the card's application come with the receipt's facts ({@link ReceiptDesk.facts}, journaled with
- * the outcome). Left out rather than guessed, as the journal does not keep them: the machine's own lines (ticket, stay,
- * parking zone) and a converted payment's DCC disclosure (its offer's margin and disclaimer are kept in memory only).
+ * the outcome), and so does a converted payment's DCC disclosure (its accepted offer, kept with the terms its
+ * follow-ons repeat). Left out rather than guessed, as the journal does not keep them: the machine's own lines (ticket,
+ * stay, parking zone).
  * Nothing read here is card data: masked PANs (first six, last four at most; the receipt prints the last four).
  */
 export function journaledReceipts(

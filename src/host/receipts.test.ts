@@ -469,6 +469,39 @@ describe('ReceiptFactsLog', () => {
     expect(log.factsFor('C2')).toEqual({ card, approvalCode: '831000' });
   });
 
+  it("states on the receipt of a converted authorization's capture of an earlier process the disclosure it states live", () => {
+    // What the journal database keeps of the accepted offer: the terms its follow-ons repeat, the margin and the
+    // disclaimer (src/host/follow-on-store.ts receiptOffer) — not the offer's expiry or rate id.
+    const { expiresAtUtc: _expiry, ...kept } = OFFER;
+    const journaled: Record<string, JournaledReceiptFacts> = {
+      A1: { service: 'preauth', conversion: kept },
+      C1: { service: 'capture', originalTransactionId: 'A1' },
+      R1: { service: 'refund-capture', originalTransactionId: 'C1' },
+    };
+    const live = new ReceiptFactsLog();
+    live.noteSubmit({ service: 'preauth', dcc: { indicator: '1', offer: OFFER } }, { transactionId: 'A1' });
+    live.noteSubmit({ service: 'capture', original: { transactionId: 'A1' } }, { transactionId: 'C1' });
+    const restarted = new ReceiptFactsLog(64, (tx) => journaled[tx]);
+    // A capture for less than the authorization: its card amount converted at the authorization's rate.
+    const capture = sale({ service: 'capture', amountMinor: 450, lines: [] });
+    const labels = [
+      RECEIPT_LABELS.convertedAmount('USD'),
+      RECEIPT_LABELS.rate,
+      RECEIPT_LABELS.markup,
+      RECEIPT_LABELS.rateSource,
+      RECEIPT_LABELS.rateTime,
+      RECEIPT_LABELS.provider,
+      RECEIPT_LABELS.currencyChoice,
+      RECEIPT_LABELS.disclaimer,
+    ];
+    const first = buildReceipt(capture, live.factsFor('C1'), SETTINGS);
+    const again = buildReceipt(capture, restarted.factsFor('C1'), SETTINGS);
+    expect(again.converted).toBe(true);
+    expect(again.fields).toEqual(first.fields);
+    expect(again.fields.filter((f) => labels.includes(f.label)).map((f) => f.label)).toEqual(labels);
+    expect(restarted.factsFor('R1').conversion).toEqual(kept);
+  });
+
   it('forgets the oldest transactions beyond its capacity', () => {
     const log = new ReceiptFactsLog(2);
     for (const id of ['T1', 'T2', 'T3']) log.noteSubmit({}, { transactionId: id, approvalCode: id });

@@ -15,6 +15,7 @@ import {
   dccMarginText,
   dccRateText,
   type DccOfferSummary,
+  type DccReceiptOffer,
   type EntryMode,
   type ReceiptData,
   type ServiceName,
@@ -69,8 +70,11 @@ export interface ReceiptCard {
 /** What the host knows of a transaction beyond the machine's {@link ReceiptData}. */
 export interface ReceiptFacts {
   readonly card?: ReceiptCard;
-  /** The offer the customer accepted (DCC indicator 1); absent when the payment was not converted. */
-  readonly conversion?: DccOfferSummary;
+  /**
+   * The offer the customer accepted (DCC indicator 1), as the receipt states it; absent when the payment was not
+   * converted, or when what the receipt must state of it is not known (then it states no conversion at all).
+   */
+  readonly conversion?: DccReceiptOffer;
   /** `processorInformation.approvalCode` of the gateway's answer, when the host has it. */
   readonly approvalCode?: string;
 }
@@ -337,7 +341,7 @@ function field(label: string, value: string): PrintableField {
 /** The DCC disclosure of a converted payment (kiosk.md §1; gateway.md §5; EU Regulation 2021/1230 Art. 4–5). */
 function conversionFields(
   data: ReceiptData,
-  offer: DccOfferSummary,
+  offer: DccReceiptOffer,
   settings: ReceiptSettings,
   tr: Translator,
 ): PrintableField[] {
@@ -653,13 +657,18 @@ export interface SubmittedRequest {
   readonly dcc?: { readonly indicator: '1'; readonly offer: DccOfferSummary } | { readonly indicator: '3' };
 }
 
-/** What the journal keeps of a transaction for its receipt (its entry, src/host/receipt-desk.ts reads it). */
+/**
+ * What the journal database keeps of a transaction for its receipt (its entry, and a converted authorization's offer
+ * kept for its follow-ons: src/host/receipt-desk.ts reads them).
+ */
 export interface JournaledReceiptFacts {
   readonly service: string;
   /** The transactionId of the original a follow-on acts on (a capture's authorization). */
   readonly originalTransactionId?: string;
   readonly approvalCode?: string;
   readonly card?: ReceiptCard;
+  /** A converted authorization's accepted offer, as its first receipt stated it. */
+  readonly conversion?: DccReceiptOffer;
 }
 
 /** Reads {@link JournaledReceiptFacts} of a transactionId; undefined when the journal has no such entry. */
@@ -695,7 +704,9 @@ function withOriginal(
  * A follow-on (capture, refund) inherits what its original had. Bounded: only the last `capacity` transactions are
  * kept. A transaction not noted in this process (made before a restart, or no longer kept) is read from the journal
  * (`journaled`), which keeps the approval code and the card's view with each outcome: a receipt issued again after a
- * restart states them as the first one did. The accepted offer is the memory's alone.
+ * restart states them as the first one did — and the accepted offer of a converted authorization, kept with the terms
+ * its follow-ons repeat: the receipt of its refund, of its capture or of the operator's reprint after a restart states
+ * the conversion as the first one did.
  */
 export class ReceiptFactsLog {
   private readonly facts = new Map<string, ReceiptFacts>();
@@ -750,6 +761,7 @@ export class ReceiptFactsLog {
       entry.service,
       {
         ...(entry.card ? { card: entry.card } : {}),
+        ...(entry.conversion ? { conversion: entry.conversion } : {}),
         ...(entry.approvalCode ? { approvalCode: entry.approvalCode } : {}),
       },
       original,

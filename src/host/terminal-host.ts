@@ -272,6 +272,10 @@ export class TerminalHost implements TerminalApi {
       failpoint,
       logger: logger.child({ component: 'journal' }),
     });
+    const followOns = journalFollowOnStore(
+      new AuthorizationDataStore(journal, paths.atRestKey),
+      config.dcc.processorFamily,
+    );
     this.payments = new PaymentService({
       config,
       gateway,
@@ -280,10 +284,7 @@ export class TerminalHost implements TerminalApi {
       cards: this.cards,
       logger,
       now,
-      followOns: journalFollowOnStore(
-        new AuthorizationDataStore(journal, paths.atRestKey),
-        config.dcc.processorFamily,
-      ),
+      followOns,
       health: {
         gatewayAnswered: () => this.setGateway(true),
         gatewayUnreachable: (reason) => this.setGateway(false, reason),
@@ -349,13 +350,14 @@ export class TerminalHost implements TerminalApi {
       notificationsReceived: opened.linkNotifications !== undefined || opened.linkRelay !== undefined,
       notificationToleranceMs: config.links.notifications.toleranceSeconds * 1000,
     });
-    // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card), and
-    // the last receipt can be printed again after one: rebuilt from the journal, read as the operator desk reads it.
+    // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card, a
+    // converted authorization's accepted offer), and the last receipt can be printed again after one: rebuilt from the
+    // journal, read as the operator desk reads it.
     this.receipts = new ReceiptDesk(
       config,
       logger.child({ component: 'printer' }),
       undefined,
-      journaledReceiptFacts(this.journal),
+      journaledReceiptFacts(this.journal, followOns, logger.child({ component: 'receipts' })),
       journaledReceipts(this.journal, (tx) => this.desk.find(tx)),
     );
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.

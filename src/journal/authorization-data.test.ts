@@ -2,7 +2,12 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { AuthorizationDataStore, type StoredDccTerms } from './authorization-data.js';
+import {
+  AuthorizationDataStore,
+  storableDccDisclosure,
+  type StoredDccDisclosure,
+  type StoredDccTerms,
+} from './authorization-data.js';
 import { JournalError } from './errors.js';
 import { openJournal, type SqliteJournal } from './journal.js';
 
@@ -21,6 +26,11 @@ const TERMS: StoredDccTerms = {
   exchangeRateTimeStamp: '20300101080000',
   offerId: 'offer-1',
   reconciliationId: 'rec-1',
+};
+
+const SHOWN: StoredDccDisclosure = {
+  marginRate: '3.5',
+  disclaimer: 'I have been offered a choice of currencies and have chosen to pay in the card currency.',
 };
 
 const journals: SqliteJournal[] = [];
@@ -178,5 +188,46 @@ describe('AuthorizationDataStore', () => {
       )
       .run('T1', '{"indicator":"1"}');
     expect(code(() => data.dccTerms('T1'))).toBe('JOURNAL_IO');
+  });
+
+  it("keeps a converted payment's disclosure with its terms, in one row, and wipes it with them", () => {
+    const { data, journal } = setup();
+    data.putDccTerms('T1', TERMS, SHOWN);
+    expect(data.dccTerms('T1')).toEqual(TERMS);
+    expect(data.dccDisclosure('T1')).toEqual(SHOWN);
+    // Terms kept without it (before it was kept, or by the previous terminal): none to read.
+    data.putDccTerms('T2', TERMS);
+    expect(data.dccDisclosure('T2')).toBeUndefined();
+    expect(data.dccDisclosure('T3')).toBeUndefined();
+    expect(journal.db.prepare('SELECT COUNT(*) AS n FROM authorization_data').get()).toEqual({ n: 2 });
+    data.forget('T1');
+    expect(data.dccDisclosure('T1')).toBeUndefined();
+  });
+
+  it('refuses a disclosure holding a card number, of the wrong shape or with other fields, and keeps nothing of it', () => {
+    const { data } = setup();
+    const withCard = { ...SHOWN, disclaimer: 'Call us about card 4761 7390 0101 0119.' };
+    for (const bad of [
+      withCard,
+      { ...SHOWN, marginRate: '3.5%' },
+      { ...SHOWN, disclaimer: '' },
+      { marginRate: '3.5' } as StoredDccDisclosure,
+    ]) {
+      expect(code(() => data.putDccTerms('T1', TERMS, bad))).toBe('JOURNAL_INVALID');
+      expect(storableDccDisclosure(bad)).toBeUndefined();
+    }
+    expect(data.dccTerms('T1')).toBeUndefined();
+    // Only the known fields are kept.
+    expect(storableDccDisclosure({ ...SHOWN, pan: '4111111111111111' } as StoredDccDisclosure)).toEqual(
+      SHOWN,
+    );
+    expect(storableDccDisclosure(SHOWN)).toEqual(SHOWN);
+  });
+
+  it('reports a malformed stored disclosure as a typed error', () => {
+    const { data, journal } = setup();
+    data.putDccTerms('T1', TERMS);
+    journal.db.prepare('UPDATE authorization_data SET dcc_disclosure = ?').run('{"marginRate":"x"}');
+    expect(code(() => data.dccDisclosure('T1'))).toBe('JOURNAL_IO');
   });
 });

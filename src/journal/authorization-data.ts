@@ -1,3 +1,4 @@
+import { containsCardNumber } from '../emv/index.js';
 import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import {
@@ -55,6 +56,50 @@ const DCC_KEYS = new Set([
   'offerId',
   'reconciliationId',
 ]);
+
+/**
+ * What the receipts of a converted payment state beyond its {@link StoredDccTerms}, as the customer was shown them
+ * (kiosk.md §1; gateway.md §5), so that a receipt of one of its transactions issued after a restart states the
+ * disclosure of the first one. No card data: stored in clear.
+ */
+export interface StoredDccDisclosure {
+  /** The offer's margin over the wholesale rate, percent, exactly as the gateway wrote it. */
+  marginRate: string;
+  /** The gateway's disclaimer, exactly as it came (printed without modification). */
+  disclaimer: string;
+}
+
+/** Longest disclaimer kept (a gateway's is a sentence or two). */
+const MAX_DISCLAIMER = 2000;
+
+/**
+ * The disclosure as the journal keeps it, or undefined when it would refuse it ({@link checkDccDisclosure}): a margin
+ * that is not a decimal, an empty or overlong disclaimer, or one holding a card number. The caller keeps the terms
+ * without it then — a converted payment's outcome is never refused for its receipt's wording.
+ */
+export function storableDccDisclosure(
+  disclosure: StoredDccDisclosure | undefined,
+): StoredDccDisclosure | undefined {
+  if (disclosure === undefined) return undefined;
+  try {
+    return checkDccDisclosure(disclosure);
+  } catch {
+    return undefined;
+  }
+}
+
+/** Refuses a disclosure of the wrong shape or holding a card number; returns a copy with the known keys only. */
+export function checkDccDisclosure(disclosure: StoredDccDisclosure): StoredDccDisclosure {
+  checkObject(disclosure, 'dcc disclosure');
+  const { marginRate, disclaimer } = disclosure;
+  if (typeof marginRate !== 'string' || !/^\d{1,15}(\.\d{1,15})?$/.test(marginRate))
+    throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: marginRate must be a decimal string');
+  checkText(disclaimer, 'dcc disclosure: disclaimer', MAX_DISCLAIMER);
+  // Any Luhn-valid run of 13 to 19 digits, however grouped: nothing that could be a card number in a clear column.
+  if (containsCardNumber(disclaimer, { separators: 'any', knownNetworkOnly: false }))
+    throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: the disclaimer holds a card number');
+  return { marginRate, disclaimer };
+}
 
 /** Longest tag set kept, in hex digits (a card-present tag set is a few hundred bytes; 4 KiB leaves room). */
 const MAX_TAGS_HEX = 8192;
@@ -139,6 +184,7 @@ interface Row {
   transaction_id: string;
   tags_enc: Buffer | null;
   dcc_terms: string | null;
+  dcc_disclosure: string | null;
 }
 
 /** The statements of the authorization_data table; shared with the import of the former side file. */
@@ -146,14 +192,16 @@ export function authorizationDataStatements(connection: JournalConnection) {
   const db = connection.db;
   return {
     get: db.prepare<[string], Row>(
-      'SELECT transaction_id, tags_enc, dcc_terms FROM authorization_data WHERE transaction_id = ?',
+      'SELECT transaction_id, tags_enc, dcc_terms, dcc_disclosure FROM authorization_data WHERE transaction_id = ?',
     ),
     putTags: db.prepare<{ tx: string; tags: Buffer; at: number }>(`INSERT INTO authorization_data
         (transaction_id, tags_enc, created_at, updated_at) VALUES (@tx, @tags, @at, @at)
       ON CONFLICT (transaction_id) DO UPDATE SET tags_enc = excluded.tags_enc, updated_at = excluded.updated_at`),
-    putDcc: db.prepare<{ tx: string; terms: string; at: number }>(`INSERT INTO authorization_data
-        (transaction_id, dcc_terms, created_at, updated_at) VALUES (@tx, @terms, @at, @at)
-      ON CONFLICT (transaction_id) DO UPDATE SET dcc_terms = excluded.dcc_terms, updated_at = excluded.updated_at`),
+    putDcc: db.prepare<{ tx: string; terms: string; disclosure: string | null; at: number }>(`INSERT INTO
+        authorization_data (transaction_id, dcc_terms, dcc_disclosure, created_at, updated_at)
+        VALUES (@tx, @terms, @disclosure, @at, @at)
+      ON CONFLICT (transaction_id) DO UPDATE SET dcc_terms = excluded.dcc_terms,
+        dcc_disclosure = excluded.dcc_disclosure, updated_at = excluded.updated_at`),
     forget: db.prepare<[string]>('DELETE FROM authorization_data WHERE transaction_id = ?'),
   };
 }
@@ -204,13 +252,37 @@ export class AuthorizationDataStore {
     return openSealed(this.key, row.tags_enc, tagsContext(transactionId)).toString('utf8');
   }
 
-  /** Keeps (replaces) the DCC terms of the converted payment `transactionId`, durably. */
-  putDccTerms(transactionId: string, terms: StoredDccTerms): void {
+  /**
+   * Keeps (replaces) the DCC terms of the converted payment `transactionId`, and what its receipts state beyond them
+   * (`disclosure`; none: its receipts leave the conversion out), durably, in one statement.
+   */
+  putDccTerms(transactionId: string, terms: StoredDccTerms, disclosure?: StoredDccDisclosure): void {
     checkIdentifier(transactionId, 'transactionId');
     const json = JSON.stringify(checkDccTerms(terms));
+    const shown = disclosure === undefined ? null : JSON.stringify(checkDccDisclosure(disclosure));
     this.connection.atomically(true, () =>
-      this.stmts.putDcc.run({ tx: transactionId, terms: json, at: this.connection.now().getTime() }),
+      this.stmts.putDcc.run({
+        tx: transactionId,
+        terms: json,
+        disclosure: shown,
+        at: this.connection.now().getTime(),
+      }),
     );
+  }
+
+  /**
+   * What the receipts of the converted payment `transactionId` state beyond its terms; undefined when none is kept (not
+   * converted, or kept before the disclosure was, or by the previous terminal).
+   */
+  dccDisclosure(transactionId: string): StoredDccDisclosure | undefined {
+    checkIdentifier(transactionId, 'transactionId');
+    const row = readOn(this.connection, () => this.stmts.get.get(transactionId));
+    if (row === undefined || row.dcc_disclosure === null) return undefined;
+    try {
+      return checkDccDisclosure(JSON.parse(row.dcc_disclosure) as StoredDccDisclosure);
+    } catch (cause) {
+      throw new JournalError('JOURNAL_IO', `the dcc disclosure of ${transactionId} is malformed`, { cause });
+    }
   }
 
   /** The DCC terms kept for `transactionId`; undefined when none. */

@@ -3,13 +3,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
+import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { main } from '../../src/cli/main.js';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { localDateTime } from '../../src/host/local-time.js';
+import { RECEIPT_LABELS } from '../../src/host/receipts.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
-import { DEFAULT_DCC_TABLE } from '../../src/sandbox/index.js';
+import { DEFAULT_DCC_TABLE, startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { readPrintedReceipt } from './printed-receipt.js';
 
 /**
  * Currency conversion end to end (spec 001, DCC; reference/gateway.md §5) on a real TerminalHost with the simulated
@@ -18,16 +21,26 @@ import { DEFAULT_DCC_TABLE } from '../../src/sandbox/index.js';
  */
 
 const hosts: TerminalHost[] = [];
+const sandboxes: Sandbox[] = [];
 afterEach(async () => {
   while (hosts.length > 0) await hosts.pop()?.close();
+  while (sandboxes.length > 0) await sandboxes.pop()?.close();
 });
 
 const EURO_TERMINAL: ConfigInput = {
   terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
 };
 
-async function startHost(overrides: ConfigInput, parkingClock?: { now(): number }): Promise<TerminalHost> {
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-host-dcc-'));
+/**
+ * A terminal of `overrides` pricing in EUR, with the N2 card, in a directory of its own — or, for a restart, in `at.cwd`
+ * against the sandbox at `at.gatewayUrl` (one that outlives the terminal, so that the second one finds its payments).
+ */
+async function startHost(
+  overrides: ConfigInput,
+  parkingClock?: { now(): number },
+  at: { cwd?: string; gatewayUrl?: string } = {},
+): Promise<TerminalHost> {
+  const cwd = at.cwd ?? mkdtempSync(join(tmpdir(), 'pt-host-dcc-'));
   const config = parseConfig({
     ...EURO_TERMINAL,
     ...overrides,
@@ -38,6 +51,7 @@ async function startHost(overrides: ConfigInput, parkingClock?: { now(): number 
     logger: silentLogger(),
     cwd,
     ...(parkingClock ? { parkingClock } : {}),
+    ...(at.gatewayUrl !== undefined ? { gatewayUrlOverride: at.gatewayUrl } : {}),
   });
   hosts.push(host);
   return host;
@@ -323,4 +337,103 @@ describe('terminal host: currency conversion (DCC)', () => {
     expect(refundTx!.amounts.refunded).toBe(saleTx.amounts.captured);
     expect(host.sandbox!.consistency().ok).toBe(true);
   });
+});
+
+describe('terminal host: receipts of a converted payment after a restart', () => {
+  /** The conversion disclosure of a receipt (kiosk.md §1; gateway.md §5), card in JPY: its fields, in order. */
+  const DISCLOSURE = [
+    RECEIPT_LABELS.convertedAmount('JPY'),
+    RECEIPT_LABELS.rate,
+    RECEIPT_LABELS.markup,
+    RECEIPT_LABELS.rateSource,
+    RECEIPT_LABELS.rateTime,
+    RECEIPT_LABELS.provider,
+    RECEIPT_LABELS.currencyChoice,
+    RECEIPT_LABELS.disclaimer,
+  ];
+  const disclosure = (lines: readonly string[]) =>
+    readPrintedReceipt(lines).fields.filter((f) => DISCLOSURE.includes(f.label));
+
+  // The margin and the disclaimer of the offer were the host's memory only: a receipt of the sale (the operator's
+  // reprint) or of its refund issued by the next process left the whole disclosure out.
+  it('states the disclosure of the first receipt on the reprint and on the refund of the sale', async () => {
+    const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    sandboxes.push(sandbox);
+    const at = { cwd: mkdtempSync(join(tmpdir(), 'pt-host-dcc-')), gatewayUrl: sandbox.url };
+    const attended: ConfigInput = { terminal: { model: 'attended' }, printer: { kind: 'sim' } };
+    const first = await startHost(attended, undefined, at);
+    const printed = getPrinterSimulator(first.receipts.printer!)!.nextReceipt();
+    expect((await saleToChoice(first)).customer.screen).toBe('choose-currency');
+    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(first, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+    const shown = disclosure((await printed).lines);
+    expect(shown.map((f) => f.label)).toEqual(DISCLOSURE);
+    expect(shown.find((f) => f.label === RECEIPT_LABELS.disclaimer)?.value).toBe(
+      DEFAULT_DCC_TABLE.disclaimer,
+    );
+    const sale = first.journal
+      .list({ limit: 10 })
+      .find((e) => e.service === 'sale' && e.state === 'approved');
+    if (sale?.transactionId === undefined) throw new Error('no approved sale in the journal');
+    await hosts.pop()?.close();
+
+    const second = await startHost(attended, undefined, at);
+    await waitForScreen(second, ['idle']);
+    const pin = second.generatedOperatorPin ?? '';
+    const sim = getPrinterSimulator(second.receipts.printer!)!;
+    const copy = sim.nextReceipt();
+    expect(await second.operator({ pin, action: { type: 'service', task: 'reprint' } })).toMatchObject({
+      ok: true,
+      value: { outcome: 'ok' },
+    });
+    expect(disclosure((await copy).lines)).toEqual(shown);
+
+    const refundReceipt = sim.nextReceipt();
+    const refund = await second.operator({
+      pin,
+      action: { type: 'refund', transactionId: sale.transactionId },
+    });
+    expect(refund.ok && refund.value).toMatchObject({ type: 'refund', outcome: 'approved' });
+    // The whole sale refunded at its rate: the same card amount, rate, markup and disclaimer.
+    expect(disclosure((await refundReceipt).lines)).toEqual(shown);
+  }, 60_000);
+
+  it("states the disclosure of a meter session's capture on the refund of that capture after a restart", async () => {
+    const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    sandboxes.push(sandbox);
+    const at = { cwd: mkdtempSync(join(tmpdir(), 'pt-host-dcc-')), gatewayUrl: sandbox.url };
+    const meter: ConfigInput = { terminal: { model: 'meter' }, printer: { kind: 'sim' } };
+    let offsetMs = 0;
+    const first = await startHost(meter, { now: () => Date.now() + offsetMs }, at);
+    await waitForScreen(first, ['idle']);
+    await send(first, { type: 'START' });
+    await send(first, { type: 'CHOOSE_DURATION', minutes: 120 });
+    await send(first, { type: 'CONFIRM' });
+    expect((await waitForScreen(first, ['choose-currency', 'error'])).customer.screen).toBe(
+      'choose-currency',
+    );
+    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(first, ['session', 'declined', 'error'])).customer.screen).toBe('session');
+    const printed = getPrinterSimulator(first.receipts.printer!)!.nextReceipt();
+    offsetMs = 45 * 60_000;
+    await send(first, { type: 'END_SESSION' });
+    expect((await waitForScreen(first, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+    // The capture takes less than the authorization: its card amount is converted at the authorization's rate.
+    const shown = disclosure((await printed).lines);
+    expect(shown.map((f) => f.label)).toEqual(DISCLOSURE);
+    const capture = first.journal.list({ limit: 10 }).find((e) => e.service === 'capture');
+    if (capture?.transactionId === undefined) throw new Error('no capture in the journal');
+    await hosts.pop()?.close();
+
+    const second = await startHost(meter, undefined, at);
+    await waitForScreen(second, ['idle']);
+    const refundReceipt = getPrinterSimulator(second.receipts.printer!)!.nextReceipt();
+    const refund = await second.operator({
+      pin: second.generatedOperatorPin ?? '',
+      action: { type: 'refund', transactionId: capture.transactionId },
+    });
+    expect(refund.ok && refund.value).toMatchObject({ type: 'refund', outcome: 'approved' });
+    expect(disclosure((await refundReceipt).lines)).toEqual(shown);
+    expect(sandbox.consistency().ok).toBe(true);
+  }, 60_000);
 });

@@ -13,6 +13,7 @@ import { migration0010 } from './0010-configuration-state.js';
 import { migration0011 } from './0011-fleet-commands.js';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
 import type { Migration, SchemaRewrite } from './migration.js';
+import { dccDisclosure } from './dcc-disclosure.js';
 import { lookupIndexes } from './lookup-indexes.js';
 import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
@@ -44,7 +45,12 @@ export function schemaVersion(db: Database.Database): number {
 }
 
 /** Every schema rewrite (no version of its own: see {@link SchemaRewrite}), in order. */
-export const REWRITES: readonly SchemaRewrite[] = [stateChecksWithoutLists, lookupIndexes, receiptFacts];
+export const REWRITES: readonly SchemaRewrite[] = [
+  stateChecksWithoutLists,
+  lookupIndexes,
+  receiptFacts,
+  dccDisclosure,
+];
 
 /**
  * Brings `db` to `target` (default: the latest), one migration per transaction so that a crash leaves the file at a

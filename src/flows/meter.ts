@@ -3,6 +3,7 @@ import type { AmountParam, MessageRef } from '../i18n/index.js';
 import { dccReceiptLines, offerAtAuthorizationRate } from './dcc.js';
 import type { CardType, DccOfferSummary, DccSelection, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import { refusalPasses } from '../vocabulary/services.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import {
@@ -99,6 +100,11 @@ export interface MeterContext extends ViewContext {
   settleIndex: number;
   settleMode: 'end' | 'expired';
   settleFailures: number;
+  /**
+   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`): no failure of the
+   * customer's — the host sends it again (`releases`), and the end says the hold will be released.
+   */
+  releaseLater: boolean;
   /** Card reads to release when the session is over. */
   cardRefs: string[];
   /** The hold (settleIndex) whose fee currency was chosen at completion; -1 for none yet. */
@@ -370,6 +376,7 @@ export const meterMachine = setup({
     settleIndex: 0,
     settleMode: 'end',
     settleFailures: 0,
+    releaseLater: false,
     cardRefs: [],
     feeChoiceIndex: -1,
     dccChoice: undefined,
@@ -395,6 +402,7 @@ export const meterMachine = setup({
           settleIndex: 0,
           settleMode: 'end' as const,
           settleFailures: 0,
+          releaseLater: false,
           cardRefs: [],
           feeChoiceIndex: -1,
           dccChoice: undefined,
@@ -547,6 +555,7 @@ export const meterMachine = setup({
               settleIndex: 0,
               settleMode: 'end' as const,
               settleFailures: 0,
+              releaseLater: false,
               capturedMinor: 0,
               feeChoiceIndex: -1,
               uncollectedMinor: 0,
@@ -567,6 +576,7 @@ export const meterMachine = setup({
               settleIndex: 0,
               settleMode: 'expired' as const,
               settleFailures: 0,
+              releaseLater: false,
               capturedMinor: 0,
             }),
           },
@@ -935,10 +945,16 @@ export const meterMachine = setup({
         },
         onDone: {
           target: 'settling',
-          actions: assign(({ context, event }) => ({
-            settleFailures: context.settleFailures + (event.output.kind === 'approved' ? 0 : 1),
-            settleIndex: context.settleIndex + 1,
-          })),
+          actions: assign(({ context, event }) => {
+            const out = event.output;
+            // Refused for now: the host sends it again (`releases`), so the customer has nothing to do about it.
+            const later = (out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason);
+            return {
+              settleFailures: context.settleFailures + (out.kind === 'approved' || later ? 0 : 1),
+              releaseLater: context.releaseLater || later,
+              settleIndex: context.settleIndex + 1,
+            };
+          }),
         },
       },
     },
@@ -972,7 +988,14 @@ export const meterMachine = setup({
           target: 'ended',
           actions: assign(({ context }) => ({
             amountMinor: context.capturedMinor,
-            message: { key: context.capturedMinor > 0 ? 'meter.thankYou' : 'meter.holdReleased' },
+            message: {
+              key:
+                context.capturedMinor > 0
+                  ? 'meter.thankYou'
+                  : context.releaseLater
+                    ? 'meter.holdReleasedLater'
+                    : 'meter.holdReleased',
+            },
             reason: 'APPROVED',
           })),
         },

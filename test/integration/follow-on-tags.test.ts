@@ -197,8 +197,13 @@ describe('a meter session whose reversal is refused for now (PROCESSOR_UNAVAILAB
     await meterSession(host);
     clock.advance(5 * MIN); // within the grace period: nothing owed, the hold is reversed
     await send(host, { type: 'END_SESSION' });
-    await waitFor(host, ['approved', 'declined', 'error']);
+    expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
     expect(refused).toEqual(['reversal']);
+    // Nothing for the customer to do: the terminal releases the hold itself.
+    const shown = await host.snapshot();
+    expect(shown.ok && shown.value.customer.message).toBe(
+      'Nothing to pay. The amount held on your card will be released shortly',
+    );
 
     // Written with the refusal, carried out by the host's follow-ups while it runs.
     const [reversal, ...more] = await firstReversal(sandbox, host);

@@ -16,6 +16,15 @@ function gate(fake: FakeTerminal) {
   return actor;
 }
 
+/** A car entered at a gate of `fake`: its hold, as the gate stored it. */
+async function enteredHold(fake: FakeTerminal): Promise<HoldRecord> {
+  gate(fake).send({ type: 'TAP_ENTRY' });
+  await settle();
+  const hold = [...fake.holds.values()][0];
+  if (hold === undefined) throw new Error('no hold');
+  return hold;
+}
+
 /**
  * Runs the hold expiry machine of `hold` past its expiry (the maximum stay), a minute at a time for at most `minutes`
  * while it is active; returns the actor, settled.
@@ -211,11 +220,7 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
 describe('hold expiry machine', () => {
   it('reverses a hold that never exits once the maximum stay has passed', async () => {
     const fake = new FakeTerminal();
-    const gateActor = gate(fake);
-    gateActor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    const hold = [...fake.holds.values()][0];
-    if (hold === undefined) throw new Error('no hold');
+    const hold = await enteredHold(fake);
     const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
       input: { settings: testSettings(), clock: fake.clock, hold },
       clock: fake.clock,
@@ -234,11 +239,7 @@ describe('hold expiry machine', () => {
 describe('hold expiry machine: a reversal whose outcome stays unknown', () => {
   it('sends no second reversal: the first is left to recovery, and the hold handed back as unknown', async () => {
     const fake = new FakeTerminal();
-    const gateActor = gate(fake);
-    gateActor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    const hold = [...fake.holds.values()][0];
-    if (hold === undefined) throw new Error('no hold');
+    const hold = await enteredHold(fake);
     fake.script('reversal', 'unknown', 'unknown', 'unknown');
     fake.script('timeout-reversal', ...Array.from({ length: 20 }, () => 'unknown' as const));
     const expiry = await expireHold(fake, hold, 40);
@@ -253,11 +254,7 @@ describe('hold expiry machine: a reversal refused because nothing is held any mo
     'ends released after one reversal refused %s: no second reversal, nothing for the operator',
     async (reason) => {
       const fake = new FakeTerminal();
-      const gateActor = gate(fake);
-      gateActor.send({ type: 'TAP_ENTRY' });
-      await settle();
-      const hold = [...fake.holds.values()][0];
-      if (hold === undefined) throw new Error('no hold');
+      const hold = await enteredHold(fake);
       const submit = fake.submit.bind(fake);
       const reversals: string[] = [];
       fake.submit = (request, signal) => {
@@ -275,11 +272,7 @@ describe('hold expiry machine: a reversal refused because nothing is held any mo
 describe('hold expiry machine: a reversal refused because the processor is unavailable', () => {
   it('ends `later` after that one reversal, whatever the attempts left: the host tries again after a wait', async () => {
     const fake = new FakeTerminal();
-    const gateActor = gate(fake);
-    gateActor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    const hold = [...fake.holds.values()][0];
-    if (hold === undefined) throw new Error('no hold');
+    const hold = await enteredHold(fake);
     const submit = fake.submit.bind(fake);
     let reversals = 0;
     fake.submit = (request, signal) => {
@@ -308,11 +301,7 @@ describe('hold expiry machine: a reversal refused because the processor is unava
 describe('hold expiry machine: reversals of the hold refused before', () => {
   it('counts them against its attempts: after a refusal in an earlier run, two more at most', async () => {
     const fake = new FakeTerminal();
-    const gateActor = gate(fake);
-    gateActor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    const hold = [...fake.holds.values()][0];
-    if (hold === undefined) throw new Error('no hold');
+    const hold = await enteredHold(fake);
     fake.script('reversal', 'declined', 'declined', 'declined', 'declined');
     const expiry = await expireHold(fake, hold, 10, { refusedBefore: 1 });
     expect(testSettings().timing.maxResolutionAttempts).toBe(3);

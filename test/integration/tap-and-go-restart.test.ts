@@ -92,6 +92,21 @@ async function lane(options: { payLater?: boolean; shortGatewayWait?: boolean } 
 }
 
 /**
+ * The n2-contact card taps at the exit again, five minutes after the stay: the screen it ends on (`what` names the
+ * wait).
+ */
+async function tapsAgainAtExit(l: Lane, host: TerminalHost, what: string): Promise<TerminalSnapshot> {
+  host.simulator!.setCard('n2-contact');
+  l.clock.offsetMs = STAY_MS + 5 * 60_000;
+  await sendEvent(host, { type: 'TAP_EXIT' });
+  return waitForScreen(
+    host,
+    (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+    what,
+  );
+}
+
+/**
  * A car enters with the n2-contact card in a terminal that then stops; the lane's clock is moved past the maximum stay,
  * so that the next terminal's expiry watch reverses the hold at once. Returns the lane and the hold's id.
  */
@@ -173,14 +188,7 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     cleanups.push(() => second.close());
     expect(second.holds.unclaimed()).toEqual([]);
     // The customer whose gate did not open taps again.
-    second.simulator!.setCard('n2-contact');
-    l.clock.offsetMs = STAY_MS + 5 * 60_000;
-    await sendEvent(second, { type: 'TAP_EXIT' });
-    const shown = await waitForScreen(
-      second,
-      (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
-      'second exit',
-    );
+    const shown = await tapsAgainAtExit(l, second, 'second exit');
     // The exit was paid: it is shown so again (the gate opens), with no second capture and no payment link (pay
     // later) for the fee already captured.
     expect({
@@ -352,14 +360,7 @@ describe('tap-and-go: the receipt of a paid exit issued again after a restart', 
 
     const second = await l.open();
     cleanups.push(() => second.close());
-    second.simulator!.setCard('n2-contact');
-    l.clock.offsetMs = STAY_MS + 5 * 60_000;
-    await sendEvent(second, { type: 'TAP_EXIT' });
-    const shown = await waitForScreen(
-      second,
-      (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
-      'second exit',
-    );
+    const shown = await tapsAgainAtExit(l, second, 'second exit');
     expect({ screen: shown.customer.screen, reason: reasonOf(second) }).toEqual({
       screen: 'approved',
       reason: 'ALREADY_PAID',
@@ -525,14 +526,7 @@ describe('tap-and-go: an exit after the operator gave back the capture of the st
       await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
 
       // The customer taps at the exit again within the maximum stay.
-      l.clock.offsetMs = STAY_MS + 5 * 60_000;
-      host.simulator!.setCard('n2-contact');
-      await sendEvent(host, { type: 'TAP_EXIT' });
-      const shown = await waitForScreen(
-        host,
-        (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
-        'exit after the capture was given back',
-      );
+      const shown = await tapsAgainAtExit(l, host, 'exit after the capture was given back');
       expect({ screen: shown.customer.screen, reason: reasonOf(host) }).toEqual({
         screen: 'declined',
         reason: 'NO_ENTRY',

@@ -192,6 +192,19 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
   });
+
+  it('ends with the hold to be released shortly when its reversal is left unknown (recovery reverses it)', async () => {
+    const fake = new FakeTerminal().script('reversal', 'unknown');
+    const actor = await openSession(fake, 60);
+    fake.clock.increment(5 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ service: 'reversal', releases: true });
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'meter.holdReleasedLater',
+    });
+  });
 });
 
 describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthorization: chosen)', () => {

@@ -101,8 +101,9 @@ export interface MeterContext extends ViewContext {
   settleMode: 'end' | 'expired';
   settleFailures: number;
   /**
-   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`): no failure of the
-   * customer's — the host sends it again (`releases`), and the end says the hold will be released.
+   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`) or its outcome is unknown:
+   * no failure of the customer's — the host sends it again (`releases`), or recovery reverses the authorization — and
+   * the end says the hold will be released.
    */
   releaseLater: boolean;
   /** Card reads to release when the session is over. */
@@ -947,8 +948,11 @@ export const meterMachine = setup({
           target: 'settling',
           actions: assign(({ context, event }) => {
             const out = event.output;
-            // Refused for now: the host sends it again (`releases`), so the customer has nothing to do about it.
-            const later = (out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason);
+            // Refused for now: the host sends it again (`releases`); its outcome unknown: the journal's recovery
+            // reverses the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
+            const later =
+              out.kind === 'unknown' ||
+              ((out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason));
             return {
               settleFailures: context.settleFailures + (out.kind === 'approved' || later ? 0 : 1),
               releaseLater: context.releaseLater || later,

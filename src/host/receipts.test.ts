@@ -434,6 +434,14 @@ describe('ReceiptFactsLog', () => {
     expect(log.factsFor('unknown')).toEqual({});
   });
 
+  it('states no approval code the journal would not keep: never a card number on the receipt or the screen', () => {
+    const log = new ReceiptFactsLog();
+    log.noteSubmit({ service: 'sale' }, { transactionId: 'S1', approvalCode: '4111111111111111' });
+    log.noteSubmit({ service: 'sale' }, { transactionId: 'S2', approvalCode: '12 34' });
+    expect(log.factsFor('S1').approvalCode).toBeUndefined();
+    expect(log.factsFor('S2').approvalCode).toBeUndefined();
+  });
+
   it("gives a capture its authorization's approval code when its own answer has none, and a refund never", () => {
     const log = new ReceiptFactsLog();
     log.noteSubmit(

@@ -33,6 +33,7 @@ import {
   type SupportedLocale,
   type Translator,
 } from '../i18n/index.js';
+import { receiptApprovalCode } from '../journal/index.js';
 import type { Receipt } from './api.js';
 
 /**
@@ -726,12 +727,15 @@ export class ReceiptFactsLog {
     read?: CardRead,
   ): void {
     const original = request.original ? this.factsFor(request.original.transactionId) : undefined;
+    const code = receiptApprovalCode(outcome.approvalCode);
     const facts = withOriginal(
       request.service,
       {
         ...(read ? { card: receiptCardOf(read) } : {}),
         ...(request.dcc?.indicator === '1' ? { conversion: request.dcc.offer } : {}),
-        ...(outcome.approvalCode ? { approvalCode: outcome.approvalCode } : {}),
+        // The journal's rule of an approval code a receipt states (no card number, no odd shape): the receipt of this
+        // answer and the one issued again from the journal state the same.
+        ...(code !== undefined ? { approvalCode: code } : {}),
       },
       original,
     );

@@ -178,21 +178,31 @@ const authorize: Benchmark = {
     'authorizations per second to the sandbox in its own process, 16 in flight (one at a time in extra), and the ' +
     'client CPU µs per authorization (of each mode in extra); peer: cybersource-rest-client at its cheapest setting ' +
     '(no-op external logger; its default settings in extra). Each client runs in a process of its own, as in a ' +
-    'terminal. Limited by the sandbox’s CPU per request (sandboxCpuMicrosPerRequest).',
+    'terminal. Limited by the sandbox’s CPU per request (sandboxCpuMicrosPerRequest). Physical limit of the client ' +
+    'CPU: the same signed bytes exchanged over raw keep-alive sockets with the same sandbox in both modes, read as ' +
+    'far as HTTP framing needs (bareExchangeCpuMicrosPerRequest; the sandbox answers every repeat of those bytes ' +
+    'with its first answer).',
   async run({ quick }): Promise<BenchResult[]> {
     const perBatch = quick ? 20 : 500;
     const rounds = quick ? 1 : 5;
     const sandbox = await sandboxProcess();
     // Each client in a process of its own, as in a terminal: no shared heap, garbage collector or JIT, and each
     // process's CPU time is its client's alone.
-    type Who = 'ours' | 'peer' | 'peerQuiet';
-    const kinds: Record<Who, ClientKind> = { ours: 'ours', peer: 'peer-default', peerQuiet: 'peer' };
+    type Who = 'ours' | 'peer' | 'peerQuiet' | 'bare';
+    const kinds: Record<Who, ClientKind> = {
+      ours: 'ours',
+      peer: 'peer-default',
+      peerQuiet: 'peer',
+      bare: 'bare',
+    };
+    const everyone: readonly Who[] = ['ours', 'peer', 'peerQuiet', 'bare'];
     const clients: Partial<Record<Who, ClientProcess>> = {};
     const empty = (): Tally => ({ requests: 0, seconds: 0, cpuMicros: 0, sandboxCpuMicros: 0 });
     const tallies: Record<Who, { sequential: Tally; concurrent: Tally }> = {
       ours: { sequential: empty(), concurrent: empty() },
       peer: { sequential: empty(), concurrent: empty() },
       peerQuiet: { sequential: empty(), concurrent: empty() },
+      bare: { sequential: empty(), concurrent: empty() },
     };
     const inFlight = (mode: 'sequential' | 'concurrent'): number => (mode === 'sequential' ? 1 : CONCURRENCY);
     const batch = async (who: Who, mode: 'sequential' | 'concurrent'): Promise<void> => {
@@ -209,15 +219,13 @@ const authorize: Benchmark = {
       tally.cpuMicros += t.cpuMicros;
     };
     try {
-      for (const who of ['ours', 'peer', 'peerQuiet'] as const)
-        clients[who] = await clientProcess(kinds[who], sandbox.url);
+      for (const who of everyone) clients[who] = await clientProcess(kinds[who], sandbox.url);
       // A first round unmeasured: connections and the JIT warm for every client in both modes.
       for (const mode of ['sequential', 'concurrent'] as const) {
-        for (const who of ['ours', 'peer', 'peerQuiet'] as const)
-          await clients[who]!.round(perBatch, inFlight(mode));
+        for (const who of everyone) await clients[who]!.round(perBatch, inFlight(mode));
       }
       for (let round = 0; round < rounds; round++) {
-        const order: Who[] = round % 2 === 0 ? ['ours', 'peer', 'peerQuiet'] : ['peerQuiet', 'peer', 'ours'];
+        const order: Who[] = round % 2 === 0 ? [...everyone] : [...everyone].reverse();
         for (const mode of ['sequential', 'concurrent'] as const) {
           for (const who of order) await batch(who, mode);
         }
@@ -225,6 +233,7 @@ const authorize: Benchmark = {
       const o = tallies.ours;
       const p = tallies.peer;
       const q = tallies.peerQuiet;
+      const b = tallies.bare;
       const cpuPerRequest = (t: Tally): number => Math.round(t.cpuMicros / t.requests);
       const both = (t: { sequential: Tally; concurrent: Tally }): Tally => ({
         requests: t.sequential.requests + t.concurrent.requests,
@@ -243,6 +252,14 @@ const authorize: Benchmark = {
           ratio: ratioOf(rate(o.concurrent), rate(q.concurrent), true),
           cpuMicrosPerOp: cpuPerRequest(both(o)),
           peerCpuMicrosPerOp: cpuPerRequest(both(q)),
+          limit: {
+            what:
+              'the client CPU of the same exchanges over raw keep-alive sockets to the same sandbox, in both modes: ' +
+              'the same bytes written, the answer read as far as HTTP framing needs (what the kernel and the event ' +
+              'loop cost per request here, the floor of any client)',
+            value: cpuPerRequest(both(b)),
+            unit: 'µs/op',
+          },
           extra: {
             concurrency: CONCURRENCY,
             requestsPerClientAndMode: perBatch * rounds,
@@ -275,6 +292,11 @@ const authorize: Benchmark = {
               cpuPerRequest(q.concurrent),
               false,
             ),
+            // The floor of any client (limit): the same bytes over raw sockets, of each mode, and ours above it.
+            bareExchangeCpuMicrosPerRequest: cpuPerRequest(both(b)),
+            sequentialBareExchangeCpuMicrosPerRequest: cpuPerRequest(b.sequential),
+            concurrentBareExchangeCpuMicrosPerRequest: cpuPerRequest(b.concurrent),
+            oursCpuOverBareMicros: cpuPerRequest(both(o)) - cpuPerRequest(both(b)),
             // The SDK with its default settings as the peer (the headline peer before it was the cheapest setting).
             concurrentRatioToDefaultSettings: ratioOf(rate(o.concurrent), rate(p.concurrent), true),
             // Share of the concurrent run our process spent off the CPU, waiting for answers: near 1, the sandbox

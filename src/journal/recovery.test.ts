@@ -293,6 +293,73 @@ describe('timeout recovery', () => {
     expect(report.resolved[0]).toMatchObject({ resolution: 'not-voidable', needsOperator: true });
   });
 
+  describe('a sale whose timeout void is refused NOT_VOIDABLE', () => {
+    /** A sale of 12.22 GBP sent at the clock's start whose answer was lost. */
+    const lostSale = (j: SqliteJournal) =>
+      entry(j, { service: 'sale', transactionId: 'S1', amountMinor: 1_222, currency: 'GBP' }, 'unknown');
+
+    it('then sends a timeout reversal, 60 s after the sale, which releases a hold that captured nothing', async () => {
+      const { c, j, recovery, sent } = setup([
+        { kind: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 },
+        { kind: 'approved', status: 'REVERSED', httpStatus: 201 },
+      ]);
+      const start = c.now().getTime();
+      const sale = lostSale(j);
+      const report = await recovery.recoverAll();
+      expect(sent.map((x) => [x.kind, x.target.transactionId, x.target.amountMinor])).toEqual([
+        ['void', 'S1', undefined],
+        ['reversal', 'S1', 1_222],
+      ]);
+      expect(sent[1]!.at - start).toBeGreaterThanOrEqual(60_000);
+      expect(report.resolved[0]).toMatchObject({ resolution: 'timeout-reversal', needsOperator: false });
+      expect(j.get(sale.id)).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
+    });
+
+    it('stands for the operator when the timeout reversal is refused too (captured, past the cut-off)', async () => {
+      const { j, recovery, sent } = setup([
+        { kind: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 },
+        { kind: 'rejected', reason: 'TRANSACTION_ALREADY_REVERSED_OR_SETTLED', httpStatus: 400 },
+      ]);
+      const sale = lostSale(j);
+      const report = await recovery.recoverAll();
+      expect(sent.map((x) => x.kind)).toEqual(['void', 'reversal']);
+      expect(report.resolved[0]).toMatchObject({ resolution: 'not-voidable', needsOperator: true });
+      expect(j.get(sale.id)).toMatchObject({ state: 'resolved', resolution: 'not-voidable' });
+    });
+
+    it('after a restart, sends the timeout reversal without voiding again', async () => {
+      const { j, recovery, sent } = setup([{ kind: 'approved', status: 'REVERSED', httpStatus: 201 }]);
+      const sale = lostSale(j);
+      // The run before the restart had its timeout void refused, and stopped there.
+      const attempt = j.begin({
+        service: 'timeout-void',
+        comments: 'VOID Timeout',
+        method: 'POST',
+        path: '/pts/v2/voids',
+        body: Buffer.from('{}'),
+        moneyMoving: true,
+        referencedTransactionId: 'S1',
+        resolvesEntryId: sale.id,
+      });
+      j.markSent(attempt.id);
+      j.recordOutcome(attempt.id, { state: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 });
+      await recovery.recoverAll();
+      expect(sent.map((x) => x.kind)).toEqual(['reversal']);
+      expect(j.get(sale.id)).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
+    });
+
+    it('is still for the operator when it is a capture (nothing left to reverse under its transactionId)', async () => {
+      const { j, recovery, sent } = setup([{ kind: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 }]);
+      entry(
+        j,
+        { service: 'capture', transactionId: 'C1', amountMinor: 100, currency: 'GBP', parentGatewayId: 'g' },
+        'unknown',
+      );
+      await recovery.recoverAll();
+      expect(sent.map((x) => x.kind)).toEqual(['void']);
+    });
+  });
+
   it('keeps retrying a rejection that does not settle the matter', async () => {
     const { j, recovery, sent } = setup([
       { kind: 'rejected', reason: 'SYSTEM_ERROR' },

@@ -96,6 +96,11 @@ const VOID_DONE: Readonly<Record<string, string>> = {
 
 interface Plan {
   kind: 'reversal' | 'void' | 'none';
+  /**
+   * A sale's timeout reversal after its timeout void was refused NOT_VOIDABLE (see {@link TimeoutRecovery.plan}): approved, the
+   * sale captured nothing and its hold is released; refused, the sale stands, for the operator as before.
+   */
+  afterVoidRefused?: boolean;
   target?: ResolutionTarget;
   /** Epoch ms before which the request must not be sent. */
   dueAt: number;
@@ -113,7 +118,8 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  * gateway.md §2:
  * - authorization / pre-authorization → timeout reversal keyed by its transactionId, for the amount requested, no
  *   earlier than `timeoutReversalDelayMs` after it was sent;
- * - sale, capture, refund, credit → timeout void keyed by its transactionId, at once;
+ * - sale, capture, refund, credit → timeout void keyed by its transactionId, at once; a sale whose timeout void is
+ *   refused NOT_VOIDABLE → then a timeout reversal, which releases the hold of a sale that captured nothing;
  * - incremental authorization → timeout reversal of the whole authorization it extends (see `planIncremental`);
  * - reversal → timeout reversal of the authorization it reversed; void → timeout void of what it voided;
  * - a timeout reversal/void left in flight → sent again (idempotent);
@@ -309,7 +315,7 @@ export class TimeoutRecovery {
       failpoints: { answered: 'recovery.sent' },
       // The entry is resolved in the same transaction as the attempt's outcome: a crash cannot separate them.
       onOutcome: (a, o) => {
-        how = this.classify(plan.kind, o);
+        how = this.classify(plan, o);
         if (!how) return;
         this.journal.resolve(entry.id, how.how, a.id);
         for (const other of this.journal.resolutionAttempts(entry.id))
@@ -330,10 +336,8 @@ export class TimeoutRecovery {
     return how;
   }
 
-  private classify(
-    kind: Plan['kind'],
-    o: TransmitOutcome,
-  ): { how: string; needsOperator: boolean } | undefined {
+  private classify(plan: Plan, o: TransmitOutcome): { how: string; needsOperator: boolean } | undefined {
+    const kind = plan.kind;
     switch (o.kind) {
       // A timeout request that never left is simply not answered yet: retried.
       case 'not-sent':
@@ -341,6 +345,12 @@ export class TimeoutRecovery {
       case 'approved':
         return { how: kind === 'reversal' ? 'timeout-reversal' : 'timeout-void', needsOperator: false };
       case 'rejected': {
+        // The sale is at the gateway and can be neither voided nor reversed: it stands (captured, past cut-off).
+        if (plan.afterVoidRefused) return { how: 'not-voidable', needsOperator: true };
+        // A sale that cannot be voided may have captured nothing (risk-declined after the issuer approved): its
+        // authorization is then released by a timeout reversal, which the next plan sends.
+        if (kind === 'void' && o.reason === 'NOT_VOIDABLE' && plan.target?.entry.service === 'sale')
+          return undefined;
         if (kind === 'reversal' && reversalRefusalReleased(o.reason))
           return { how: 'already-reversed', needsOperator: false };
         const table = kind === 'reversal' ? REVERSAL_DONE : VOID_DONE;
@@ -373,6 +383,13 @@ export class TimeoutRecovery {
         };
       case 'timeout-void':
         if (own === undefined) return orphan(now);
+        if (entry.service === 'sale' && this.voidRefused(entry.id))
+          return {
+            kind: 'reversal',
+            dueAt: reversalDue,
+            target: withAmount({ entry, transactionId: own }, entry),
+            afterVoidRefused: true,
+          };
         return { kind: 'void', dueAt: now, target: { entry, transactionId: own } };
       case 'repeat-timeout-request': {
         const ref = entry.referencedTransactionId;
@@ -389,6 +406,18 @@ export class TimeoutRecovery {
         return { kind: 'void', dueAt: now, target: { entry, transactionId: original.transactionId } };
       }
     }
+  }
+
+  /**
+   * Whether a timeout void of this entry was refused NOT_VOIDABLE. For a sale that means it was captured and is past
+   * the cut-off, or that it captured nothing: AUTHORIZED_RISK_DECLINED, the issuer's approval held and the gateway's
+   * risk check refusing the rest (reference/gateway.md §4). Only a timeout reversal tells the two apart, and it
+   * releases the hold of the second. Read from the journal, so that a restart keeps the plan.
+   */
+  private voidRefused(entryId: number): boolean {
+    return this.journal
+      .resolutionAttempts(entryId)
+      .some((a) => a.service === 'timeout-void' && a.state === 'rejected' && a.reason === 'NOT_VOIDABLE');
   }
 
   /**

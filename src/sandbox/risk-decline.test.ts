@@ -4,7 +4,13 @@
  * nothing is captured — a sale's included — and the only follow-on it takes is a reversal.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
-import { sampleCapture, samplePayment, sampleRefund, sampleReversal } from './sample-requests.js';
+import {
+  sampleCapture,
+  samplePayment,
+  sampleRefund,
+  sampleReversal,
+  sampleTimeoutReversal,
+} from './sample-requests.js';
 import { startSandbox, type Sandbox } from './server.js';
 import { createSignedClient, type SignedClient } from './testing/signed-client.js';
 import { RISK_DECLINE_REASON } from './triggers.js';
@@ -92,7 +98,49 @@ describe.each([
   });
 });
 
+describe('a risk-declined sale whose answer was lost', () => {
+  it('is refused a timeout void (nothing was captured) and released by a timeout reversal', async () => {
+    const transactionId = txId('t');
+    await client.send(
+      'POST',
+      '/pts/v2/payments',
+      samplePayment({ amountMinor: 1222, transactionId, sale: true }),
+    );
+    const voided = await client.send('POST', '/pts/v2/voids', {
+      clientReferenceInformation: { transactionId, comments: 'VOID Timeout' },
+    });
+    expect(voided.status).toBe(400);
+    expect(voided.body.reason).toBe('NOT_VOIDABLE');
+
+    const reversed = await client.send(
+      'POST',
+      '/pts/v2/reversals',
+      sampleTimeoutReversal(transactionId, 1222),
+    );
+    expect(reversed.status).toBe(201);
+    expect(reversed.body.status).toBe('REVERSED');
+    expect(openHolds()).toEqual([]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
 describe('an approved sale', () => {
+  it('is refused a timeout reversal: it was captured', async () => {
+    const transactionId = txId('u');
+    await client.send(
+      'POST',
+      '/pts/v2/payments',
+      samplePayment({ amountMinor: 1200, transactionId, sale: true }),
+    );
+    const reversed = await client.send(
+      'POST',
+      '/pts/v2/reversals',
+      sampleTimeoutReversal(transactionId, 1200),
+    );
+    expect(reversed.status).toBe(400);
+    expect(reversed.body.reason).toBe('TRANSACTION_ALREADY_SETTLED');
+  });
+
   it('is still refused a reversal: it is voided or refunded', async () => {
     const body = samplePayment({ amountMinor: 1200, transactionId: txId('s'), sale: true });
     const id = String((await client.send('POST', '/pts/v2/payments', body)).body.id);

@@ -5,7 +5,14 @@
 import { toDecimalString } from '../money/index.js';
 import { reversalAnswer, voidAnswer, voidOfNothingAnswer } from './answers.js';
 import { FieldReader } from './fields.js';
-import { approved, MONEY_OUT_KINDS, ORIGINAL_KINDS, PaymentLedger, remainingHold } from './payment-ledger.js';
+import {
+  approved,
+  holdsRiskDeclined,
+  MONEY_OUT_KINDS,
+  ORIGINAL_KINDS,
+  PaymentLedger,
+  remainingHold,
+} from './payment-ledger.js';
 import type { ApiCall, ApiOutcome } from './service-types.js';
 import type { LedgerTransaction } from './store.js';
 import { validateTimeoutReversal } from './validators/reversal.js';
@@ -86,7 +93,12 @@ export class TimeoutRequests extends PaymentLedger {
     const original = txs.find((t) => ORIGINAL_KINDS.has(t.kind));
     if (original) {
       call.target = original;
-      if (original.kind !== 'authorization' && original.kind !== 'verification')
+      // A risk-declined sale captured nothing: the issuer's approval it holds is an authorization not yet captured.
+      if (
+        original.kind !== 'authorization' &&
+        original.kind !== 'verification' &&
+        !holdsRiskDeclined(original)
+      )
         throw this.fail(
           'TRANSACTION_ALREADY_SETTLED',
           'timeout reversal is for authorizations; use a timeout void',
@@ -106,7 +118,8 @@ export class TimeoutRequests extends PaymentLedger {
           'reversalInformation.amountDetails.totalAmount',
         );
     }
-    const released = original && approved(original) ? remainingHold(original) : 0;
+    const holds = original !== undefined && (approved(original) || holdsRiskDeclined(original));
+    const released = holds ? remainingHold(original) : 0;
     const tx = this.newTx(call, 'timeout-reversal', currency, {
       ...(original ? { parentId: original.id } : {}),
       status: 'REVERSED',
@@ -116,7 +129,7 @@ export class TimeoutRequests extends PaymentLedger {
     });
     const touched: LedgerTransaction[] = [];
     if (original) {
-      if (approved(original)) {
+      if (holds) {
         original.amounts.reversed += released;
         original.status = 'REVERSED';
       }

@@ -69,13 +69,24 @@ function openAuthorizations(): string[] {
     .map((p) => p.id ?? '');
 }
 
-/** A terminal of `model` on the simulated reader against `gatewayUrl`, at its idle screen. */
-async function startHost(model: 'attended' | 'meter', gatewayUrl: string): Promise<TerminalHost> {
+/**
+ * A terminal of `model` on the simulated reader against `gatewayUrl`, at its idle screen; `timeoutReversalDelayMs`
+ * shortens the wait before a timeout reversal (60 s by default).
+ */
+async function startHost(
+  model: 'attended' | 'meter',
+  gatewayUrl: string,
+  timeoutReversalDelayMs?: number,
+): Promise<TerminalHost> {
   const host = await createTerminalHost(
     parseConfig({
       terminal: { model },
       reader: { sim: { presentDelayMs: 20 } },
-      journal: { path: 'journal.db', resolutionRetryMs: 100 },
+      journal: {
+        path: 'journal.db',
+        resolutionRetryMs: 100,
+        ...(timeoutReversalDelayMs !== undefined ? { timeoutReversalDelayMs } : {}),
+      },
     }),
     { logger: silentLogger(), cwd: dir, gatewayUrlOverride: gatewayUrl },
   );
@@ -104,6 +115,33 @@ describe('a sale the issuer approved and the gateway risk-declined', () => {
       ['reversal', 'REVERSED'],
     ]);
     expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
+describe('a risk-declined sale whose answer was lost', () => {
+  it('is released by a timeout reversal once its timeout void is refused (nothing was captured to void)', async () => {
+    const host = await startHost('attended', sandbox.url, 50);
+    // The sandbox risk-declines the sale (trigger 22), then answers 502 SERVER_TIMEOUT: its outcome is unknown.
+    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+    await send(host, { type: 'START' });
+    await send(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
+    await send(host, { type: 'CONFIRM' });
+    for (let i = 0; i < 250 && sandbox.ledger().transactions.length === 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    const [sale] = sandbox.ledger().transactions;
+    expect(sale).toMatchObject({ kind: 'sale', status: 'AUTHORIZED_RISK_DECLINED', outcomeUnknown: true });
+
+    // The sandbox reports the hold of an unknown answer as UNKNOWN_AUTHORIZATION_NOT_REVERSED until it is released.
+    const problems = (): unknown[] => sandbox.consistency({ requireResolved: true }).problems;
+    for (let i = 0; i < 250 && problems().length > 0; i += 1) await new Promise((res) => setTimeout(res, 20));
+    expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['timeout-reversal', 'REVERSED'],
+    ]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+    // The journal says the sale was undone, not that it stands for the operator to refund.
+    const snapshot = await screen(host, ['declined', 'error', 'idle', 'approved']);
+    expect(snapshot.customer.screen).not.toBe('approved');
   });
 });
 

@@ -322,7 +322,12 @@ export class TimeoutRecovery {
           if (other.id !== a.id && isInFlight(other)) this.journal.resolve(other.id, 'superseded', a.id);
       },
     });
-    if (!how) {
+    if (!how && this.voidRefusedForReversal(plan, outcome)) {
+      this.logger.info(
+        { entryId: entry.id, attemptId: attempt.id },
+        'timeout void of a sale refused NOT_VOIDABLE: a timeout reversal of the sale follows',
+      );
+    } else if (!how) {
       this.logger.warn(
         {
           entryId: entry.id,
@@ -349,8 +354,7 @@ export class TimeoutRecovery {
         if (plan.afterVoidRefused) return { how: 'not-voidable', needsOperator: true };
         // A sale that cannot be voided may have captured nothing (risk-declined after the issuer approved): its
         // authorization is then released by a timeout reversal, which the next plan sends.
-        if (kind === 'void' && o.reason === 'NOT_VOIDABLE' && plan.target?.entry.service === 'sale')
-          return undefined;
+        if (this.voidRefusedForReversal(plan, o)) return undefined;
         if (kind === 'reversal' && reversalRefusalReleased(o.reason))
           return { how: 'already-reversed', needsOperator: false };
         const table = kind === 'reversal' ? REVERSAL_DONE : VOID_DONE;
@@ -406,6 +410,16 @@ export class TimeoutRecovery {
         return { kind: 'void', dueAt: now, target: { entry, transactionId: original.transactionId } };
       }
     }
+  }
+
+  /** Whether `o` refuses a sale's timeout void NOT_VOIDABLE, after which a timeout reversal of the sale is planned. */
+  private voidRefusedForReversal(plan: Plan, o: TransmitOutcome): boolean {
+    return (
+      plan.kind === 'void' &&
+      plan.target?.entry.service === 'sale' &&
+      o.kind === 'rejected' &&
+      o.reason === 'NOT_VOIDABLE'
+    );
   }
 
   /**

@@ -186,6 +186,8 @@ export class OperatorDesk {
   private sessionSeenMs: number | undefined;
   /** Payment links and alternative-method sales in operator mode. */
   private readonly payments: OperatorPayments;
+  /** The refund or void under way, if any: the next waits for it (see {@link run}). */
+  private followOns: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly deps: {
@@ -377,8 +379,19 @@ export class OperatorDesk {
     }
   }
 
-  /** One refund or void, run by the operator machine with the host's effects. */
-  private async run(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
+  /**
+   * One refund or void, run by the operator machine with the host's effects — one at a time: each reads what the
+   * journal says of its payment (findTransaction) once the one before has journaled its request and its outcome, so
+   * that two asked at once cannot both pass the check of what is left to refund, or of a refund standing against a
+   * void (the gateway's own rule would be the only guard left).
+   */
+  private run(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
+    const run = this.followOns.then(() => this.runNow(command, pin));
+    this.followOns = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runNow(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
     const actor = createActor(provideFlowEffects.operator(this.deps.effects), {
       input: { settings: this.deps.settings, clock: this.deps.clock, pin, command },
     });

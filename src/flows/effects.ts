@@ -213,11 +213,20 @@ export interface OriginalTransaction {
   /** Sum already refunded (captures and sales), minor units. */
   refundedMinor: number;
   /**
-   * True when a void of it went through or may have (approved, its answer not known yet, or finished by recovery's
-   * timeout void): it is neither refunded nor voided again.
+   * True when a void of it went through (approved, or finished by recovery's timeout void): its money is given back,
+   * and it is neither refunded nor voided again.
    */
   voided: boolean;
-  /** True while a void is possible: before the merchant's settlement cut-off (spec 001) and not voided already. */
+  /**
+   * True while a void of it awaits its outcome (being sent, or its answer lost until recovery resolves it): it may yet
+   * be refused, so nothing is given back yet — and nothing else is sent for it (neither a refund nor a second void)
+   * until the outcome is known.
+   */
+  voidPending: boolean;
+  /**
+   * True while a void is possible: before the merchant's settlement cut-off (spec 001), not voided already and no void
+   * of it awaiting its outcome.
+   */
   voidable: boolean;
   /**
    * For a capture: the authorization it captured. Voiding a capture leaves the hold in place (gateway.md §7), so the

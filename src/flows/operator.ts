@@ -51,8 +51,10 @@ const notProvided = (name: string) => () =>
 
 /**
  * Why the operator machine sends nothing for a command (its result's `code`, outcome `not-allowed`):
- * - `ALREADY_VOIDED`: a void of the original went through or may have (its answer is not known yet): neither a refund
- *   nor a second void applies;
+ * - `ALREADY_VOIDED`: a void of the original went through: neither a refund nor a second void applies;
+ * - `VOID_PENDING`: a void of the original awaits its outcome (being sent, or its answer lost until recovery resolves
+ *   it): neither a refund nor a second void is sent before it is known — it may have gone through, or may yet be
+ *   refused;
  * - `REFUNDS_STANDING`: a void of a capture or sale with a refund that stands or may stand (approved, or its answer not
  *   known yet): the void would give back the whole amount on top of the refund (the gateway refuses it);
  * - `GATEWAY_ID_UNKNOWN`: its answer was lost and recovery found it standing at the gateway (its timeout void refused
@@ -63,6 +65,7 @@ const notProvided = (name: string) => () =>
  */
 export type OperatorRefusalCode =
   | 'ALREADY_VOIDED'
+  | 'VOID_PENDING'
   | 'GATEWAY_ID_UNKNOWN'
   | 'REFUNDS_STANDING'
   | 'NOT_VOIDABLE'
@@ -70,9 +73,10 @@ export type OperatorRefusalCode =
   | 'REFUND_EXCEEDS_CAPTURED';
 
 /**
- * What of a payment still stands, minor units: nothing once a void of it went through or may have; otherwise its amount
- * less its refunds that stand or may stand (`refundedMinor`). The most a refund of it may take, and whether a paid
- * tap-and-go exit is still paid (src/host/flow-effects.ts): a capture voided, or refunded in full, paid nothing.
+ * What of a payment still stands, minor units: nothing once a void of it went through (a void awaiting its outcome may
+ * yet be refused: it gives nothing back until approved); otherwise its amount less its refunds that stand or may stand
+ * (`refundedMinor`). The most a refund of it may take, and whether a paid tap-and-go exit is still paid
+ * (src/host/flow-effects.ts): a capture voided, or refunded in full, paid nothing.
  */
 export function amountStanding(original: OriginalTransaction): number {
   return original.voided ? 0 : original.amountMinor - original.refundedMinor;
@@ -87,7 +91,14 @@ export function operatorService(
   if (original.voided)
     return {
       code: 'ALREADY_VOIDED',
-      message: 'Voided already (or its void is being finished): nothing to undo',
+      message: 'Voided already: nothing to undo',
+    };
+  // A void whose outcome is not known may have given the money back, or may yet be refused: nothing else goes out
+  // for the payment (a refund would pay it twice, a second void is refused) until it is known.
+  if (original.voidPending)
+    return {
+      code: 'VOID_PENDING',
+      message: 'A void of it is awaiting its outcome: try again once it is known',
     };
   // Refunds and voids go to the original's gateway id (gateway.md §7), which only its lost answer carried.
   if (original.gatewayId === undefined)

@@ -168,6 +168,7 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
           currency: 'GBP',
           refundedMinor: 0,
           voided: false,
+          voidPending: false,
           voidable: true,
           authorization: {
             gatewayId: hold.gatewayId,

@@ -535,7 +535,10 @@ export interface TransactionSummary {
   service: string;
   comments: string;
   gatewayId?: string;
-  /** The journal state, with how recovery resolved it (`resolved (not-voidable)`), or `voided` for one voided. */
+  /**
+   * The journal state, with how recovery resolved it (`resolved (not-voidable)`), or `voided` for one voided, `void
+   * pending` for one whose void awaits its outcome.
+   */
   state: string;
   amount?: DisplayAmount;
   maskedPan?: string;
@@ -551,8 +554,8 @@ export type OperatorResponse =
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
-   * (APPROVED; a refusal: ALREADY_VOIDED, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE, NOT_REFUNDABLE,
-   * REFUND_EXCEEDS_CAPTURED; HOLD_NOT_RELEASED, a gateway reason …).
+   * (APPROVED; a refusal: ALREADY_VOIDED, VOID_PENDING, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE,
+   * NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED; HOLD_NOT_RELEASED, a gateway reason …).
    */
   | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
   | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number }

@@ -281,6 +281,76 @@ describe('refunds of a converted capture (family A)', () => {
   });
 });
 
+describe('refunds of a converted capture that recovery found standing (family A)', () => {
+  it('bound the billing amount by what the journal says remains, as for a capture answered in time', async () => {
+    // The capture's answer came after its machine stopped waiting (journaled unknown, the answer's facts kept), and
+    // recovery's timeout void of it was refused NOT_VOIDABLE: it stands at the gateway, and the operator refunds it
+    // (src/host/operator-desk.ts findTransaction). Refunded as 0.01 EUR and then the remaining 9.99 EUR.
+    const sent: OutgoingRequest[] = [];
+    const stopped = new AbortController();
+    const answers: Answers = {
+      preauth: authorized('1612'),
+      capture: () => {
+        stopped.abort();
+        return {
+          id: 'CAP-1',
+          status: 'PENDING',
+          orderInformation: { amountDetails: { totalAmount: '1612', currency: 'JPY' } },
+        };
+      },
+    };
+    const { journal, payments, held, outcome } = await convertedPreauth(answers, sent);
+    const capture = await payments.submit(
+      {
+        service: 'capture',
+        comments: 'Parking Capture',
+        amountMinor: 1_000,
+        currency: 'EUR',
+        catLevel: 2,
+        cardRef: held.ref,
+        includeEmvTags: true,
+        original: {
+          transactionId: outcome.transactionId,
+          gatewayId: outcome.gatewayId ?? '',
+          service: 'preauth',
+        },
+      },
+      { signal: stopped.signal },
+    );
+    expect(capture.outcome).toMatchObject({ kind: 'unknown' });
+    const captureTx = capture.prepared?.transactionId ?? '';
+    journal.resolve(capture.entryId ?? 0, 'not-voidable');
+    const standing = findTransaction(journal, captureTx, {
+      now: new Date(),
+      timeZone: 'Europe/Berlin',
+      currency: 'EUR',
+      authorizedTotal: () => undefined,
+      toLocal: (tx, minor, currency) => payments.toLocal(tx, minor, currency),
+    });
+    expect(standing).toMatchObject({ gatewayId: 'CAP-1', amountMinor: 1_000, currency: 'EUR' });
+    const refund = async (minor: number) => {
+      const record = await payments.submit({
+        service: 'refund-capture',
+        comments: 'REFUND Capture',
+        amountMinor: minor,
+        currency: 'EUR',
+        catLevel: 2,
+        includeEmvTags: false,
+        original: { transactionId: captureTx, gatewayId: standing?.gatewayId ?? '', service: 'capture' },
+      });
+      expect(record.outcome.kind).toBe('approved');
+      return sent.at(-1);
+    };
+    expect(await refund(1)).toMatchObject({ service: 'refund-capture', amountMinor: 2, currency: 'JPY' });
+    // Converted on its own the 9.99 EUR would be 1611 JPY: 1613 in all, more than the 1612 captured.
+    expect(await refund(999)).toMatchObject({
+      service: 'refund-capture',
+      amountMinor: 1_610,
+      currency: 'JPY',
+    });
+  });
+});
+
 describe('follow-ons of an authorization with increments', () => {
   it('counts an approved increment whose answer stated no total as the total before it plus its amount', async () => {
     const sent: OutgoingRequest[] = [];

@@ -6,7 +6,7 @@ import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { findTransaction, OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
-import { operatorService } from '../flows/operator.js';
+import { amountStanding, operatorService } from '../flows/operator.js';
 import { OperatorPin } from './operator-pin.js';
 
 const T0 = Date.parse('2030-01-01T08:00:00Z');
@@ -329,16 +329,6 @@ describe('findTransaction and the operator plan: voided payments', () => {
     expect(plan('void')).toMatchObject({ code: 'ALREADY_VOIDED' });
   });
 
-  it.each(['pending', 'sent', 'unknown'] as const)(
-    'counts a void whose outcome is not known yet (%s) as one that may have gone through',
-    (state) => {
-      const { add, find, plan } = journalWithSale();
-      add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, state);
-      expect(find()).toMatchObject({ voided: true, voidable: false });
-      expect(plan('refund')).toMatchObject({ code: 'ALREADY_VOIDED' });
-    },
-  );
-
   it('counts a void of a capture finished by recovery (resolved by a timeout void)', () => {
     const { journal, add, find, plan } = journalWithSale();
     add('C1', { service: 'capture' }, 'approved');
@@ -362,6 +352,52 @@ describe('findTransaction and the operator plan: voided payments', () => {
     journal.resolve(v3.id, 'not-voidable');
     expect(find()).toMatchObject({ voided: false, voidable: true });
     expect(plan('void')).toMatchObject({ service: 'void-payment', amountMinor: 600 });
+  });
+});
+
+describe('findTransaction and the operator plan: a void awaiting its outcome', () => {
+  it.each(['pending', 'sent', 'unknown'] as const)(
+    'blocks a refund and a second void while a void is %s, without counting the sale as given back',
+    (state) => {
+      const { add, find, plan } = journalWithSale();
+      add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, state);
+      // The void may yet be refused (FAILED, NOT_VOIDABLE): nothing is given back until it is approved.
+      expect(amountStanding(find())).toBe(600);
+      // Neither a refund nor a second void goes out before its outcome is known.
+      expect(plan('refund')).toMatchObject({ code: 'VOID_PENDING' });
+      expect(plan('refund', 'S1', 100)).toMatchObject({ code: 'VOID_PENDING' });
+      expect(plan('void')).toMatchObject({ code: 'VOID_PENDING' });
+      expect(find()).toMatchObject({ voided: false, voidPending: true, voidable: false });
+    },
+  );
+
+  it('gives the sale back once the void is approved, and lets it be refunded once the void is refused', () => {
+    const { journal, add, find, plan } = journalWithSale();
+    const v1 = add('V1', { service: 'void-payment', referencedTransactionId: 'S1' }, 'sent');
+    journal.recordOutcome(v1.id, { state: 'declined', reason: 'FAILED' });
+    expect(find()).toMatchObject({ voided: false, voidPending: false, voidable: true });
+    expect(plan('refund')).toEqual({ service: 'refund-payment', amountMinor: 600 });
+    add('V2', { service: 'void-payment', referencedTransactionId: 'S1' }, 'approved');
+    expect(find()).toMatchObject({ voided: true, voidPending: false, voidable: false });
+    expect(amountStanding(find())).toBe(0);
+    expect(plan('refund')).toMatchObject({ code: 'ALREADY_VOIDED' });
+  });
+
+  it('lists a sale whose void awaits its outcome as such, not as voided, with no action', async () => {
+    const { desk, journal, goodPin } = setup();
+    const approved = (transactionId: string): void => {
+      const entry = journal.begin(saleEntry(transactionId));
+      journal.recordOutcome(entry.id, { state: 'approved', gatewayId: `G-${transactionId}` });
+    };
+    approved('S1');
+    const v = journal.begin(saleEntry('V1', { service: 'void-payment', referencedTransactionId: 'S1' }));
+    journal.recordOutcome(v.id, { state: 'unknown' });
+    const r = await desk.handle({ pin: goodPin, action: { type: 'transactions' } });
+    const listed = r.ok && r.value.type === 'transactions' ? r.value.transactions : [];
+    expect(listed.find((t) => t.transactionId === 'S1')).toMatchObject({
+      state: 'void pending',
+      allowed: [],
+    });
   });
 });
 

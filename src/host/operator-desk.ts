@@ -75,24 +75,26 @@ function fail<T>(code: string, message: string): Result<T> {
 }
 
 /**
- * Whether a void of the transaction `e` refers to (a void, or recovery's timeout void) has gone through or may have:
- * approved, its outcome not known yet (pending, sent, unknown), or finished by recovery — a void whose answer was lost
- * is resolved by a timeout void of what it voids (reference/gateway.md §7), `resolution` `timeout-void`
- * (src/journal/recovery.ts). A void resolved otherwise (`not-voidable`, `not-at-gateway`) moved nothing.
+ * What a void of the transaction `e` refers to (a void, or recovery's timeout void) did: `given-back` when it went
+ * through — approved, or finished by recovery: a void whose answer was lost is resolved by a timeout void of what it
+ * voids (reference/gateway.md §7), `resolution` `timeout-void` (src/journal/recovery.ts); `pending` while its outcome
+ * is not known (pending, sent, unknown: it may have gone through, or may yet be refused); `nothing` for any other
+ * entry, and for a void refused or resolved otherwise (`not-voidable`, `not-at-gateway`), which moved nothing.
  */
-function voidMayHaveGoneThrough(e: JournalEntry): boolean {
-  if (!e.service.startsWith('void-') && e.service !== 'timeout-void') return false;
+function voidOutcome(e: JournalEntry): 'given-back' | 'pending' | 'nothing' {
+  if (!e.service.startsWith('void-') && e.service !== 'timeout-void') return 'nothing';
   switch (e.state) {
     case 'approved':
+      return 'given-back';
     case 'pending':
     case 'sent':
     case 'unknown':
-      return true;
+      return 'pending';
     case 'resolved':
-      return e.resolution === 'timeout-void';
+      return e.resolution === 'timeout-void' ? 'given-back' : 'nothing';
     case 'declined':
     case 'rejected':
-      return false;
+      return 'nothing';
   }
 }
 
@@ -132,7 +134,8 @@ export function findTransaction(
   if (!REFUNDABLE_OR_VOIDABLE.has(service)) return null;
   const related = journal.referencing(transactionId);
   const refundedMinor = refundedTotalOf(journal, transactionId);
-  const voided = related.some(voidMayHaveGoneThrough);
+  const voided = related.some((e) => voidOutcome(e) === 'given-back');
+  const voidPending = !voided && related.some((e) => voidOutcome(e) === 'pending');
   let authorization: OriginalTransaction['authorization'];
   if (service === 'capture' && entry.referencedTransactionId) {
     const auth = journal.findByTransactionId(entry.referencedTransactionId);
@@ -158,8 +161,10 @@ export function findTransaction(
     currency: amount.currency,
     refundedMinor: local(refundedMinor).minor,
     voided,
+    voidPending,
     // Found standing by recovery: its timeout void was refused NOT_VOIDABLE, so a void of it would be too.
-    voidable: !voided && !standing && sameLocalDay(entry.createdAt, options.now, options.timeZone),
+    voidable:
+      !voided && !voidPending && !standing && sameLocalDay(entry.createdAt, options.now, options.timeZone),
     ...(authorization ? { authorization } : {}),
   };
 }
@@ -186,6 +191,8 @@ export class OperatorDesk {
   private sessionSeenMs: number | undefined;
   /** Payment links and alternative-method sales in operator mode. */
   private readonly payments: OperatorPayments;
+  /** The refund or void under way, if any: the next waits for it (see {@link run}). */
+  private followOns: Promise<unknown> = Promise.resolve();
 
   constructor(
     private readonly deps: {
@@ -377,8 +384,19 @@ export class OperatorDesk {
     }
   }
 
-  /** One refund or void, run by the operator machine with the host's effects. */
-  private async run(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
+  /**
+   * One refund or void, run by the operator machine with the host's effects — one at a time: each reads what the
+   * journal says of its payment (findTransaction) once the one before has journaled its request and its outcome, so
+   * that two asked at once cannot both pass the check of what is left to refund, or of a refund standing against a
+   * void (the gateway's own rule would be the only guard left).
+   */
+  private run(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
+    const run = this.followOns.then(() => this.runNow(command, pin));
+    this.followOns = run.catch(() => undefined);
+    return run;
+  }
+
+  private async runNow(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
     const actor = createActor(provideFlowEffects.operator(this.deps.effects), {
       input: { settings: this.deps.settings, clock: this.deps.clock, pin, command },
     });
@@ -436,7 +454,7 @@ export class OperatorDesk {
 
   /**
    * One journal entry as operator mode lists it: its journal state (with how recovery resolved it), or `voided` for a
-   * payment or refund voided (see {@link findTransaction}). The amount of a payment the operator can act on is the one
+   * payment or refund voided, `void pending` for one whose void awaits its outcome (see {@link findTransaction}). The amount of a payment the operator can act on is the one
    * a refund or void of it sends, in the unit the operator machine counts in and the panel reads a typed refund amount
    * in (see {@link operatorAmount}); any other entry shows the amount it requested, as journaled.
    */
@@ -463,9 +481,15 @@ export class OperatorDesk {
       service: e.service,
       comments: e.comments,
       ...(e.gatewayId ? { gatewayId: e.gatewayId } : {}),
-      // A payment or refund voided (or whose void is being finished: findTransaction's rule) reads as such, not as the
-      // approval its own entry records.
-      state: o?.voided ? 'voided' : e.resolution ? `${e.state} (${e.resolution})` : e.state,
+      // A payment or refund voided, or whose void awaits its outcome (findTransaction's rule), reads as such, not as
+      // the approval its own entry records.
+      state: o?.voided
+        ? 'voided'
+        : o?.voidPending
+          ? 'void pending'
+          : e.resolution
+            ? `${e.state} (${e.resolution})`
+            : e.state,
       ...(amount ? { amount } : {}),
       ...(e.maskedPan ? { maskedPan: e.maskedPan } : {}),
       at: e.createdAt,

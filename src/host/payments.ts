@@ -18,6 +18,7 @@ import {
   authorizedTotalOf,
   LIVE_FAILPOINTS,
   refundedTotalOf,
+  resolvedStanding,
   type JournaledSender,
   type JournalEntry,
   type SqliteJournal,
@@ -419,8 +420,9 @@ export class PaymentService {
    * The conversion fields of a refund of a converted payment of family A (refunded in the card's billing currency),
    * its billing amount bounded by what the journal says remains of the billing amount paid: refunds converted one by
    * one can add up to more (0.01 and 9.99 EUR of 10.00 EUR = 1612 JPY convert to 2 + 1611 JPY), which the gateway
-   * refuses. A refund of the whole local remainder carries the whole billing remainder. Refunds that stand or may
-   * stand count as refunded: the journal's one rule, {@link refundedTotalOf}, the one operator mode counts with.
+   * refuses. A refund of the whole local remainder carries the whole billing remainder — of a payment approved, or
+   * found standing by recovery after its answer was lost. Refunds that stand or may stand count as refunded: the
+   * journal's one rule, {@link refundedTotalOf}, the one operator mode counts with.
    */
   private refundDcc(request: FlowRequest, fields: DccFields, terms: DccTerms): DccFields {
     const paidTx = request.original?.transactionId;
@@ -429,8 +431,10 @@ export class PaymentService {
     const { journal } = this.deps;
     const paid = journal.findByTransactionId(paidTx);
     const paidMinor = paid && answeredAmountOf(paid);
-    if (paid?.state !== 'approved' || paid.currency !== fields.billingCurrency || paidMinor === undefined)
-      return fields;
+    // Approved, or left in flight and found standing by recovery (its timeout void refused NOT_VOIDABLE): the payment
+    // took its money either way, and its refunds are bounded alike (the operator desk's reading, findTransaction).
+    const stands = paid !== undefined && (paid.state === 'approved' || resolvedStanding(paid));
+    if (!stands || paid.currency !== fields.billingCurrency || paidMinor === undefined) return fields;
     const remaining = Math.max(0, paidMinor - refundedTotalOf(journal, paidTx));
     const remainingLocal = localAmountOf(remaining, { dcc: terms }, 'A') ?? 0;
     const billingAmountMinor =

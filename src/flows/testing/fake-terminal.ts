@@ -412,6 +412,7 @@ export class FakeTerminal implements FlowEffects {
       currency: 'GBP',
       refundedMinor: s.refundedMinor,
       voided: s.voided,
+      voidPending: false,
       voidable: this.voidable && !s.voided,
       ...(auth !== undefined && s.authGatewayId !== undefined
         ? {

@@ -353,6 +353,14 @@ export class TimeoutRecovery {
           return undefined;
         if (kind === 'reversal' && reversalRefusalReleased(o.reason))
           return { how: 'already-reversed', needsOperator: false };
+        // The authorization was captured meanwhile, and a timeout reversal never succeeds after a capture: retried, the
+        // entry would stay in flight for ever (and keep the next start from taking a card). An increment's: the
+        // capture was sized from the authorized total the journal counts, which leaves an increment in flight out, and
+        // a capture below the authorization makes the gateway release the rest (gateway.md §7) — the increment is not
+        // held any more and nothing was charged for it. Anything else captured while its outcome was unknown is the
+        // operator's to check.
+        if (kind === 'reversal' && o.reason === 'TRANSACTION_ALREADY_SETTLED')
+          return { how: 'already-settled', needsOperator: plan.target?.entry.service !== 'incremental' };
         const table = kind === 'reversal' ? REVERSAL_DONE : VOID_DONE;
         const how = o.reason !== undefined && Object.hasOwn(table, o.reason) ? table[o.reason] : undefined;
         return how ? { how, needsOperator: how === 'not-voidable' } : undefined;

@@ -238,8 +238,19 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
  * watch), the host's follow-ups, its reversals of orphaned authorizations and the payment router, which sends a
  * reversal that gives an authorization up for good again later (`releases`: a meter session's end, a partial approval
  * not accepted, an approval nobody waited for).
+ *
+ * One reason is the terminal's own: INCREMENT_UNRESOLVED, a capture, reversal or increment of an authorization that the
+ * payment router held back, unsent, because an increment of that authorization is still unresolved (its outcome
+ * unknown, recovery's timeout reversal not through yet): until it is, what the gateway holds is unknown — a reversal
+ * must carry the authorized total, and a later increment's answer would count the unknown one in its new total. It
+ * passes with the increment's resolution.
  */
-export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set(['PROCESSOR_UNAVAILABLE']);
+export const INCREMENT_UNRESOLVED = 'INCREMENT_UNRESOLVED';
+
+export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set([
+  'PROCESSOR_UNAVAILABLE',
+  INCREMENT_UNRESOLVED,
+]);
 
 /** Whether a request refused with `reason` may succeed when sent again later (see above). */
 export function refusalPasses(reason: string | undefined): boolean {

@@ -16,11 +16,9 @@ import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
  * An on-street meter session (tariff.meterAuthorization `chosen`) whose incremental authorization's answer is lost
  * (the sandbox approves it, then answers 502 SERVER_TIMEOUT) while the gateway cannot be reached for timeout
  * reversals: the meter's own attempts to resolve the increment fail, it tells the customer the extension was not
- * approved and the session goes on with the time paid before. The customer ends the session once the gateway is back:
- * the capture of the fee (below the authorization) makes the gateway release the rest of it, the increment included.
- * Recovery's timeout reversal of the increment then finds the authorization captured: nothing of the increment is held
- * any more, and the journal entry must be resolved — not retried for ever (an entry left in flight keeps the next start
- * from ever accepting a card, DESIGN.md rule 3).
+ * approved and the session goes on with the time paid before. The gateway may hold the increment or not: only its
+ * resolution tells. Whatever settles the session waits for it — a reversal for the total before the increment would be
+ * refused and leave the hold on the card — and nothing is left in flight for ever.
  */
 
 const TARIFF = {
@@ -78,46 +76,60 @@ async function shown(h: TerminalHost, accept: (s: TerminalSnapshot) => boolean):
   }
 }
 
-describe('meter: an increment whose outcome stayed unknown, then a capture at the end of the session', () => {
-  it('resolves the increment once the capture released it, and charges the fee of the time paid', async () => {
-    const clock = new ParkingClock();
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: { model: 'meter' },
-        reader: { sim: { presentDelayMs: 5 } },
-        tariff: TARIFF,
-        journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
-    );
-    hosts.push(host);
-    await shown(host, (s) => s.customer.screen === 'idle');
-    await send(host, { type: 'START' });
-    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await send(host, { type: 'CONFIRM' });
-    await shown(host, (s) => s.customer.screen === 'session');
+/** A meter host on the proxy, its session of 60 minutes (3.00) extended by 30 with an increment left unresolved. */
+async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; clock: ParkingClock }> {
+  const clock = new ParkingClock();
+  const host = await createTerminalHost(
+    parseConfig({
+      terminal: { model: 'meter' },
+      reader: { sim: { presentDelayMs: 5 } },
+      tariff: TARIFF,
+      journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
+    }),
+    { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
+  );
+  hosts.push(host);
+  await shown(host, (s) => s.customer.screen === 'idle');
+  await send(host, { type: 'START' });
+  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await send(host, { type: 'CONFIRM' });
+  await shown(host, (s) => s.customer.screen === 'session');
 
-    // The increment (1.50) is approved by the sandbox, its answer lost; no timeout reversal gets through.
-    sandbox.scheduleFaults([{ kind: 'timeout-502', method: 'PATCH' }]);
-    reversalsUnreachable = true;
-    await send(host, { type: 'EXTEND', minutes: 30 });
-    await shown(host, () => {
-      const machine = host.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
-      return (
-        machine?.matches('session') === true &&
-        (machine.context as MeterContext).reason === 'TIMEOUT_UNRESOLVED'
-      );
-    });
-    const meter = (host.actor?.getSnapshot() as AnyMachineSnapshot).context as MeterContext;
-    expect(meter.message).toEqual({ key: 'meter.extensionNotApproved' });
-    expect(meter.holds.map((h) => h.authorizedMinor)).toEqual([300]);
-    const increment = sandbox.ledger().transactions.find((t) => t.kind === 'incremental');
-    expect(increment).toMatchObject({ status: 'AUTHORIZED', outcomeUnknown: true });
+  // The increment (1.50) is approved by the sandbox, its answer lost; no timeout reversal gets through.
+  sandbox.scheduleFaults([{ kind: 'timeout-502', method: 'PATCH' }]);
+  reversalsUnreachable = true;
+  await send(host, { type: 'EXTEND', minutes: 30 });
+  await shown(host, () => {
+    const machine = host.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
+    return (
+      machine?.matches('session') === true &&
+      (machine.context as MeterContext).reason === 'TIMEOUT_UNRESOLVED'
+    );
+  });
+  const meter = (host.actor?.getSnapshot() as AnyMachineSnapshot).context as MeterContext;
+  expect(meter.message).toEqual({ key: 'meter.extensionNotApproved' });
+  expect(meter.holds.map((h) => h.authorizedMinor)).toEqual([300]);
+  const increment = sandbox.ledger().transactions.find((t) => t.kind === 'incremental');
+  expect(increment).toMatchObject({ status: 'AUTHORIZED', outcomeUnknown: true });
+  return { host, clock };
+}
+
+/** Authorizations the sandbox still holds, by gateway id. */
+function openAuthorizations(): string[] {
+  return sandbox
+    .consistency({ requireResolved: true })
+    .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
+    .map((p) => p.id ?? '');
+}
+
+describe('meter: an increment whose outcome stayed unknown, then a capture at the end of the session', () => {
+  it('captures the fee of the time paid once the increment is resolved, and leaves nothing in flight', async () => {
+    const { host, clock } = await sessionWithUnresolvedIncrement();
 
     // The gateway is back for everything; the customer leaves after 25 minutes (1.50, below what is held).
+    reversalsUnreachable = false;
     clock.offsetMs += 25 * 60_000;
     await send(host, { type: 'END_SESSION' });
-    reversalsUnreachable = false;
     const end = await shown(host, (s) => ['approved', 'error'].includes(s.customer.screen));
     expect(end.customer.screen).toBe('approved');
 
@@ -128,6 +140,57 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
       .transactions.filter((t) => t.kind === 'capture')
       .map((t) => t.amounts.captured);
     expect(captured).toEqual([150]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+
+  it('releases the hold for its authorized total once the increment is resolved, never for the total before it', async () => {
+    const { host, clock } = await sessionWithUnresolvedIncrement();
+    // Ended within the grace period: nothing is owed and the hold is to be reversed — while the gateway may hold the
+    // increment too (it does: approved), which only the increment's resolution tells.
+    clock.offsetMs += 5 * 60_000;
+    await send(host, { type: 'END_SESSION' });
+    const end = await shown(host, (s) => s.customer.actions.includes('DONE'));
+    expect(end.customer.message).toBe(
+      'Nothing to pay. The amount held on your card will be released shortly',
+    );
+    reversalsUnreachable = false;
+    for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(openAuthorizations()).toEqual([]);
+    await host.settle(10_000);
+    expect(host.journal.counts().inFlight).toBe(0);
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+
+  it('sends no further increment while one is unresolved: its new total would count the unknown one', async () => {
+    const { host, clock } = await sessionWithUnresolvedIncrement();
+    await send(host, { type: 'EXTEND', minutes: 30 });
+    // The extension's outcome: back in the session with another reason than the unresolved increment's.
+    await shown(host, () => {
+      const machine = host.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
+      return (
+        machine?.matches('session') === true &&
+        (machine.context as MeterContext).reason !== 'TIMEOUT_UNRESOLVED'
+      );
+    });
+    const meter = (host.actor?.getSnapshot() as AnyMachineSnapshot).context as MeterContext;
+    expect(meter.holds.map((h) => h.authorizedMinor)).toEqual([300]);
+    expect(meter.paidMinutes).toBe(60);
+    expect(meter.message).toEqual({ key: 'meter.extensionNotApproved' });
+    expect(meter.reason).toBe('INCREMENT_UNRESOLVED');
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'incremental')).toHaveLength(1);
+
+    reversalsUnreachable = false;
+    clock.offsetMs += 5 * 60_000;
+    await send(host, { type: 'END_SESSION' });
+    const end = await shown(host, (s) => s.customer.actions.includes('DONE'));
+    expect(end.customer.screen).toBe('approved');
+    for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(openAuthorizations()).toEqual([]);
+    await host.settle(10_000);
+    expect(host.journal.counts().inFlight).toBe(0);
     expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });

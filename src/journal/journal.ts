@@ -1338,14 +1338,14 @@ export class SqliteJournal implements Journal {
   }
 
   /**
-   * The incremental authorizations of this authorization that are in flight, oldest first: a request still out, or an
-   * outcome unknown and recovery's to resolve (a timeout reversal of the increment). Until they are resolved, the
-   * authorized total the gateway holds is not known: the journal counts approved increments only.
+   * The increments or captures of this authorization that are in flight, oldest first: a request still out, or an
+   * outcome unknown and recovery's to resolve (a timeout reversal of an increment, a timeout void of a capture). Until
+   * they are resolved, what the gateway holds on the authorization is not known: the journal counts approved
+   * increments only, and a capture may have taken its part (and made the gateway release the rest) or not.
    */
-  incrementsInFlight(authorizationTransactionId: string): JournalEntry[] {
+  followOnsInFlight(authorizationTransactionId: string, service: 'incremental' | 'capture'): JournalEntry[] {
     return this.referencing(authorizationTransactionId).filter(
-      (e) =>
-        e.service === 'incremental' && (e.state === 'pending' || e.state === 'sent' || e.state === 'unknown'),
+      (e) => e.service === service && (e.state === 'pending' || e.state === 'sent' || e.state === 'unknown'),
     );
   }
 

@@ -239,17 +239,21 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
  * reversal that gives an authorization up for good again later (`releases`: a meter session's end, a partial approval
  * not accepted, an approval nobody waited for).
  *
- * One reason is the terminal's own: INCREMENT_UNRESOLVED, a capture, reversal or increment of an authorization that the
- * payment router held back, unsent, because an increment of that authorization is still unresolved (its outcome
- * unknown, recovery's timeout reversal not through yet): until it is, what the gateway holds is unknown — a reversal
- * must carry the authorized total, and a later increment's answer would count the unknown one in its new total. It
- * passes with the increment's resolution.
+ * Two reasons are the terminal's own, for a request the payment router held back, unsent, because a follow-on of the
+ * same authorization is still unresolved (its outcome unknown, recovery's timeout request not through yet): until it
+ * is, what the gateway holds is unknown. INCREMENT_UNRESOLVED: a capture, reversal or increment while an increment is
+ * unresolved (a reversal must carry the authorized total, and a later increment's answer would count the unknown one
+ * in its new total). CAPTURE_UNRESOLVED: a reversal while a capture is unresolved (the capture may have taken its part;
+ * its timeout void, if it had, leaves the authorization held, which the reversal must release then). Each passes
+ * with that resolution.
  */
 export const INCREMENT_UNRESOLVED = 'INCREMENT_UNRESOLVED';
+export const CAPTURE_UNRESOLVED = 'CAPTURE_UNRESOLVED';
 
 export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set([
   'PROCESSOR_UNAVAILABLE',
   INCREMENT_UNRESOLVED,
+  CAPTURE_UNRESOLVED,
 ]);
 
 /** Whether a request refused with `reason` may succeed when sent again later (see above). */

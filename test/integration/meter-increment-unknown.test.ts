@@ -18,7 +18,9 @@ import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
  * reversals: the meter's own attempts to resolve the increment fail, it tells the customer the extension was not
  * approved and the session goes on with the time paid before. The gateway may hold the increment or not: only its
  * resolution tells. Whatever settles the session waits for it — a reversal for the total before the increment would be
- * refused and leave the hold on the card — and nothing is left in flight for ever.
+ * refused and leave the hold on the card — and nothing is left in flight for ever. Likewise a capture at the end of a
+ * session whose answer is lost while timeout voids cannot get through: the session's reversal waits for the capture's
+ * resolution.
  */
 
 const TARIFF = {
@@ -35,18 +37,18 @@ const TARIFF = {
 let sandbox: Sandbox;
 let proxy: RewritingProxy;
 let dir: string;
-let reversalsUnreachable = false;
+/** Paths of the gateway that cannot be reached (POST answered 502 by the proxy, nothing reaches the sandbox). */
+const unreachable = new Set<string>();
 const hosts: TerminalHost[] = [];
 
 beforeEach(async () => {
-  reversalsUnreachable = false;
+  unreachable.clear();
   sandbox = await startSandbox({ port: 0 });
-  // Timeout reversals answered 502 SERVER_ERROR without reaching the sandbox while `reversalsUnreachable`.
   proxy = await startRewritingProxy(
     sandbox.url,
     () => undefined,
     (req) =>
-      reversalsUnreachable && req.method === 'POST' && req.url === '/pts/v2/reversals'
+      req.method === 'POST' && unreachable.has(req.url)
         ? {
             status: 502,
             body: { submitTimeUtc: new Date().toISOString(), status: 'SERVER_ERROR', reason: 'SYSTEM_ERROR' },
@@ -97,7 +99,7 @@ async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; c
 
   // The increment (1.50) is approved by the sandbox, its answer lost; no timeout reversal gets through.
   sandbox.scheduleFaults([{ kind: 'timeout-502', method: 'PATCH' }]);
-  reversalsUnreachable = true;
+  unreachable.add('/pts/v2/reversals');
   await send(host, { type: 'EXTEND', minutes: 30 });
   await shown(host, () => {
     const machine = host.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
@@ -127,7 +129,7 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
     const { host, clock } = await sessionWithUnresolvedIncrement();
 
     // The gateway is back for everything; the customer leaves after 25 minutes (1.50, below what is held).
-    reversalsUnreachable = false;
+    unreachable.delete('/pts/v2/reversals');
     clock.offsetMs += 25 * 60_000;
     await send(host, { type: 'END_SESSION' });
     const end = await shown(host, (s) => ['approved', 'error'].includes(s.customer.screen));
@@ -153,7 +155,7 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
     expect(end.customer.message).toBe(
       'Nothing to pay. The amount held on your card will be released shortly',
     );
-    reversalsUnreachable = false;
+    unreachable.delete('/pts/v2/reversals');
     for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
     expect(openAuthorizations()).toEqual([]);
@@ -181,11 +183,54 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
     expect(meter.reason).toBe('INCREMENT_UNRESOLVED');
     expect(sandbox.ledger().transactions.filter((t) => t.kind === 'incremental')).toHaveLength(1);
 
-    reversalsUnreachable = false;
+    unreachable.delete('/pts/v2/reversals');
     clock.offsetMs += 5 * 60_000;
     await send(host, { type: 'END_SESSION' });
     const end = await shown(host, (s) => s.customer.actions.includes('DONE'));
     expect(end.customer.screen).toBe('approved');
+    for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(openAuthorizations()).toEqual([]);
+    await host.settle(10_000);
+    expect(host.journal.counts().inFlight).toBe(0);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
+describe('meter: a capture whose outcome stayed unknown at the end of the session', () => {
+  it('reverses the hold only once the capture is resolved, so that its void does not leave the hold on the card', async () => {
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'meter' },
+        reader: { sim: { presentDelayMs: 5 } },
+        journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
+    );
+    hosts.push(host);
+    await shown(host, (s) => s.customer.screen === 'idle');
+    await send(host, { type: 'START' });
+    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await send(host, { type: 'CONFIRM' });
+    await shown(host, (s) => s.customer.screen === 'session');
+
+    // The capture of the fee (1.50 of the 12.00 held) is made, its answer lost; no timeout void gets through.
+    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/captures', method: 'POST' }]);
+    unreachable.add('/pts/v2/voids');
+    clock.offsetMs += 25 * 60_000;
+    await send(host, { type: 'END_SESSION' });
+    await shown(host, (s) => s.customer.actions.includes('DONE'));
+    const capture = sandbox.ledger().transactions.find((t) => t.kind === 'capture');
+    expect(capture).toMatchObject({ status: 'PENDING', outcomeUnknown: true });
+
+    // The gateway is back: recovery voids the capture (its outcome unknown: never charged twice), which leaves the
+    // authorization's hold in place — the session's reversal must release it.
+    unreachable.delete('/pts/v2/voids');
+    const voided = (): boolean =>
+      sandbox.ledger().transactions.some((t) => t.kind === 'capture' && t.voided === true);
+    for (let i = 0; i < 500 && !voided(); i += 1) await new Promise((res) => setTimeout(res, 20));
+    expect(voided()).toBe(true);
     for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
     expect(openAuthorizations()).toEqual([]);

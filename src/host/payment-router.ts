@@ -19,7 +19,7 @@ import {
   type TransmitOutcome,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { refusalPasses } from '../vocabulary/services.js';
+import { CAPTURE_UNRESOLVED, INCREMENT_UNRESOLVED, refusalPasses } from '../vocabulary/services.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
 import { isRiskDeclined, type PaymentService, type SubmitRecord } from './payments.js';
@@ -45,6 +45,9 @@ const UNDONE: ReadonlySet<string> = new Set([
  * - a timeout reversal or void a machine asks for is carried out by the journal's recovery — the one recovery plan —
  *   and its result handed back, so that a machine and recovery can never both resolve an entry;
  * - every unknown outcome is handed to recovery at once (the machine may give up or be stopped; recovery does not);
+ * - a capture, reversal or increment of an authorization waits for the resolution of an increment of it still
+ *   unresolved, a reversal for that of a capture of it too, or is held back unsent, refused for now
+ *   ({@link followOnHeldBack});
  * - an approval journaled approved after its machine stopped waiting (the abort came after the outcome's write) is
  *   undone at once through this same door, by the undo the machine itself sends for an approval it does not want;
  * - a payment that provably never reached an unreachable gateway is stored for forwarding when the offline policy
@@ -93,6 +96,8 @@ export class PaymentRouter {
   async submit(request: FlowRequest, signal?: AbortSignal): Promise<SubmitOutcome> {
     if (request.service === 'timeout-reversal' || request.service === 'timeout-void')
       return this.resolveUnanswered(request);
+    const heldBack = await this.followOnHeldBack(request);
+    if (heldBack !== undefined) return heldBack;
     const record = await this.deps.payments.submit(request, {
       onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
       ...(signal !== undefined ? { signal } : {}),
@@ -114,6 +119,55 @@ export class PaymentRouter {
     // customer so. One whose machine gave up stays not sent.
     if (record.unreachable && signal?.aborted !== true) return this.storeOffline(request, record) ?? outcome;
     return outcome;
+  }
+
+  /**
+   * A follow-on of an authorization while another of it is unresolved (its outcome unknown; a machine goes on without
+   * it once its own resolution attempts are over), which the gateway may hold or not — only its resolution tells:
+   * - a capture, reversal or increment while an increment is unresolved: the gateway holds the authorized total with
+   *   or without it. A reversal for the total the journal counts (without it) would be refused and the hold left on
+   *   the card; a capture's comments would name the wrong relation to the authorization; a later increment's answer
+   *   would count the unknown one into its new total, which that one's timeout reversal then takes back;
+   * - a reversal while a capture is unresolved: if the capture went through the reversal is refused, and the
+   *   capture's timeout void then leaves the authorization held with nobody to release it.
+   * So recovery is asked for an attempt now; resolved, the request goes as usual (built from what the journal counts
+   * then). Still unresolved, it is held back, unsent, as refused for now (INCREMENT_UNRESOLVED, CAPTURE_UNRESOLVED:
+   * refusals that pass): a reversal that gives the authorization up is sent again later by a follow-up, as for any
+   * refusal that passes. Undefined: nothing held it back.
+   */
+  private async followOnHeldBack(request: FlowRequest): Promise<SubmitOutcome | undefined> {
+    const authorization = request.original?.transactionId;
+    if (authorization === undefined) return undefined;
+    const waitsFor: Array<['incremental' | 'capture', string]> = [];
+    if (request.service === 'capture' || request.service === 'reversal' || request.service === 'incremental')
+      waitsFor.push(['incremental', INCREMENT_UNRESOLVED]);
+    if (request.service === 'reversal') waitsFor.push(['capture', CAPTURE_UNRESOLVED]);
+    const { journal, recovery, logger } = this.deps;
+    for (const [service, reason] of waitsFor) {
+      for (const entry of journal.followOnsInFlight(authorization, service)) {
+        try {
+          await recovery.recoverWithin(entry.id, 1);
+        } catch (err) {
+          logger.error({ err, entryId: entry.id }, `recovery of an unresolved ${service} failed`);
+        }
+      }
+      const unresolved = journal.followOnsInFlight(authorization, service);
+      if (unresolved.length === 0) continue;
+      logger.warn(
+        { transactionId: authorization, service: request.service, unresolved: unresolved.map((e) => e.id) },
+        `held back: a ${service} of the authorization is unresolved`,
+      );
+      if (request.service === 'reversal' && request.releases === true)
+        this.reverseLater(
+          authorization,
+          request.original?.gatewayId,
+          request,
+          `released by its session while a ${service} of it was unresolved: sent again later`,
+          this.deps.now().getTime() + this.deps.config.journal.resolutionRetryMs,
+        );
+      return { kind: 'rejected', transactionId: authorization, reason };
+    }
+    return undefined;
   }
 
   /** Starts recovery of an entry (shared with any other caller of the same entry); failures are logged. */

@@ -1338,6 +1338,18 @@ export class SqliteJournal implements Journal {
   }
 
   /**
+   * The increments or captures of this authorization that are in flight, oldest first: a request still out, or an
+   * outcome unknown and recovery's to resolve (a timeout reversal of an increment, a timeout void of a capture). Until
+   * they are resolved, what the gateway holds on the authorization is not known: the journal counts approved
+   * increments only, and a capture may have taken its part (and made the gateway release the rest) or not.
+   */
+  followOnsInFlight(authorizationTransactionId: string, service: 'incremental' | 'capture'): JournalEntry[] {
+    return this.referencing(authorizationTransactionId).filter(
+      (e) => e.service === service && (e.state === 'pending' || e.state === 'sent' || e.state === 'unknown'),
+    );
+  }
+
+  /**
    * The reversals of this authorization the gateway refused (declined or rejected), oldest first — its answer in time or
    * late, whoever sent it. The tap-and-go expiry counts them against its attempts (src/host/hold-watch.ts): read from
    * the journal, the count holds across a hold watched again and across a restart.

@@ -412,6 +412,50 @@ describe('timeout recovery', () => {
     expect(j.get(inc.id)?.resolution).toBe('timeout-reversal');
   });
 
+  it('ends the recovery of an unknown increment whose timeout reversal finds its authorization captured (nothing of it is held any more)', async () => {
+    // The meter went on without the increment (its resolution had not got through) and captured the fee below the
+    // authorization: the gateway released the rest, the increment with it, and refuses the increment's timeout reversal
+    // TRANSACTION_ALREADY_SETTLED from then on. Retried, it would stay in flight for ever (and block the next start).
+    const { j, recovery, sent } = setup([
+      { kind: 'rejected', reason: 'TRANSACTION_ALREADY_SETTLED', httpStatus: 400 },
+    ]);
+    entry(j, { service: 'preauth', transactionId: 'A4', amountMinor: 300, currency: 'GBP' }, 'approved', {
+      gatewayId: 'G4',
+      authorizedMinor: 300,
+    });
+    const inc = entry(
+      j,
+      {
+        service: 'incremental',
+        transactionId: 'I4',
+        parentGatewayId: 'G4',
+        amountMinor: 150,
+        currency: 'GBP',
+      },
+      'unknown',
+    );
+    const report = await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(j.get(inc.id)).toMatchObject({ state: 'resolved', resolution: 'already-settled' });
+    // The capture was sized from the authorized total without the increment: nothing for the operator.
+    expect(report.resolved[0]).toMatchObject({ resolution: 'already-settled', needsOperator: false });
+  });
+
+  it('leaves an unknown pre-authorization found captured by its timeout reversal to the operator', async () => {
+    const { j, recovery, sent } = setup([
+      { kind: 'rejected', reason: 'TRANSACTION_ALREADY_SETTLED', httpStatus: 400 },
+    ]);
+    const auth = entry(
+      j,
+      { service: 'preauth', transactionId: 'A5', amountMinor: 300, currency: 'GBP' },
+      'unknown',
+    );
+    const report = await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(j.get(auth.id)).toMatchObject({ state: 'resolved', resolution: 'already-settled' });
+    expect(report.resolved[0]).toMatchObject({ resolution: 'already-settled', needsOperator: true });
+  });
+
   it('refuses to journal an incremental authorization without its own transactionId (its recovery is keyed by it)', () => {
     const { j } = setup();
     expect(() =>

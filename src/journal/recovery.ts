@@ -120,7 +120,9 @@ function defaultSleep(ms: number, signal?: AbortSignal): Promise<void> {
  *   earlier than `timeoutReversalDelayMs` after it was sent;
  * - sale, capture, refund, credit → timeout void keyed by its transactionId, at once; a sale whose timeout void is
  *   refused NOT_VOIDABLE → then a timeout reversal, which releases the hold of a sale that captured nothing;
- * - incremental authorization → timeout reversal of the whole authorization it extends (see `planIncremental`);
+ * - incremental authorization → timeout reversal keyed by its own transactionId, for the amount it requested: the
+ *   increment alone is taken back, the authorization it extends stands (a refusal because that authorization was
+ *   captured meanwhile ends the matter: `already-settled`);
  * - reversal → timeout reversal of the authorization it reversed; void → timeout void of what it voided;
  * - a timeout reversal/void left in flight → sent again (idempotent);
  * - zero-amount verification, and requests that move no money → resolved without a request.
@@ -357,6 +359,14 @@ export class TimeoutRecovery {
         if (this.voidRefusedForReversal(plan, o)) return undefined;
         if (kind === 'reversal' && reversalRefusalReleased(o.reason))
           return { how: 'already-reversed', needsOperator: false };
+        // The authorization was captured meanwhile, and a timeout reversal never succeeds after a capture: retried, the
+        // entry would stay in flight for ever (and keep the next start from taking a card). An increment's: the
+        // capture was sized from the authorized total the journal counts, which leaves an increment in flight out, and
+        // a capture below the authorization makes the gateway release the rest (gateway.md §7) — the increment is not
+        // held any more and nothing was charged for it. Anything else captured while its outcome was unknown is the
+        // operator's to check.
+        if (kind === 'reversal' && o.reason === 'TRANSACTION_ALREADY_SETTLED')
+          return { how: 'already-settled', needsOperator: plan.target?.entry.service !== 'incremental' };
         const table = kind === 'reversal' ? REVERSAL_DONE : VOID_DONE;
         const how = o.reason !== undefined && Object.hasOwn(table, o.reason) ? table[o.reason] : undefined;
         return how ? { how, needsOperator: how === 'not-voidable' } : undefined;
@@ -435,15 +445,12 @@ export class TimeoutRecovery {
   }
 
   /**
-   * An unknown incremental authorization (or reversal) is resolved by a timeout reversal of the WHOLE authorization it
-   * belongs to. Why: no timeout message exists for an increment (gateway.md §7), so the terminal cannot learn whether
-   * the extra hold was granted; leaving it would let the customer carry a hold the terminal does not know about, and
-   * capturing it would charge what the customer never saw approved. Reversing the authorization keyed by its
-   * transactionId is idempotent and releases every hold on the card, increments included — the customer is whole in
-   * every case; the merchant loses the hold (the session must authorize again), which is the side of the error the
-   * money-safety rules choose. Its amount is the amount the authorization requested (gateway.md §2: a timeout
-   * reversal carries the amount that was requested, since the authorized one is unknown); the gateway releases what
-   * is still held.
+   * An unknown reversal is resolved by a timeout reversal of the authorization it reversed, keyed by the
+   * authorization's transactionId: idempotent, it releases whatever is still held on it, increments included. Its
+   * amount is the amount the authorization requested (gateway.md §2: a timeout reversal carries the amount that was
+   * requested). An unknown incremental authorization is not resolved here: it is an authorization of its own, whose
+   * timeout reversal (the vocabulary's plan `timeout-reversal`) takes back the increment alone, and the authorization
+   * stands for its session to capture or reverse.
    */
   private planReverseAuthorization(entry: JournalEntry, dueAt: number, now: number): Plan {
     const auth = this.referenced(entry);

@@ -238,8 +238,23 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
  * watch), the host's follow-ups, its reversals of orphaned authorizations and the payment router, which sends a
  * reversal that gives an authorization up for good again later (`releases`: a meter session's end, a partial approval
  * not accepted, an approval nobody waited for).
+ *
+ * Two reasons are the terminal's own, for a request the payment router held back, unsent, because a follow-on of the
+ * same authorization is still unresolved (its outcome unknown, recovery's timeout request not through yet): until it
+ * is, what the gateway holds is unknown. INCREMENT_UNRESOLVED: a capture, reversal or increment while an increment is
+ * unresolved (a reversal must carry the authorized total, and a later increment's answer would count the unknown one
+ * in its new total). CAPTURE_UNRESOLVED: a reversal while a capture is unresolved (the capture may have taken its part;
+ * its timeout void, if it had, leaves the authorization held, which the reversal must release then). Each passes
+ * with that resolution.
  */
-export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set(['PROCESSOR_UNAVAILABLE']);
+export const INCREMENT_UNRESOLVED = 'INCREMENT_UNRESOLVED';
+export const CAPTURE_UNRESOLVED = 'CAPTURE_UNRESOLVED';
+
+export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set([
+  'PROCESSOR_UNAVAILABLE',
+  INCREMENT_UNRESOLVED,
+  CAPTURE_UNRESOLVED,
+]);
 
 /** Whether a request refused with `reason` may succeed when sent again later (see above). */
 export function refusalPasses(reason: string | undefined): boolean {

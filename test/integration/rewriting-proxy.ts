@@ -14,12 +14,27 @@ export interface RewritingProxy {
 export function startRewritingProxy(
   target: string,
   rewrite: (request: { method: string; url: string }, answer: unknown) => unknown,
+  /**
+   * An answer to send without forwarding the request (the gateway unreachable for it: nothing reaches the sandbox), or
+   * undefined to forward it.
+   */
+  answerInstead?: (request: { method: string; url: string }) => { status: number; body: unknown } | undefined,
 ): Promise<RewritingProxy> {
   const to = new URL(target);
   const proxy = createServer((req, res) => {
     const chunks: Buffer[] = [];
     req.on('data', (c: Buffer) => chunks.push(c));
     req.on('end', () => {
+      const instead = answerInstead?.({ method: req.method ?? '', url: req.url ?? '' });
+      if (instead !== undefined) {
+        const bytes = Buffer.from(JSON.stringify(instead.body));
+        res.writeHead(instead.status, {
+          'content-type': 'application/json',
+          'content-length': String(bytes.length),
+        });
+        res.end(bytes);
+        return;
+      }
       const out = httpRequest(
         { host: to.hostname, port: to.port, method: req.method, path: req.url, headers: req.headers },
         (answer) => {

@@ -115,6 +115,8 @@ describe('offline queue', () => {
     ['a keyed entry', { entryMode: 'keyed' }, 'OFFLINE_ENTRY_MODE'],
     ['a refund', { service: 'refund-payment' }, 'OFFLINE_SERVICE'],
     ['a credit', { service: 'credit' }, 'OFFLINE_SERVICE'],
+    // Its session captures, reverses or increments it by the gateway's id, which a stored payment does not have.
+    ['a pre-authorization', { service: 'preauth' }, 'OFFLINE_SERVICE'],
     ['an amount above the per-transaction limit', { amountMinor: 5_001 }, 'OFFLINE_AMOUNT_LIMIT'],
   ])('refuses %s', (_name, overrides, code) => {
     const { queue } = setup();

@@ -28,7 +28,7 @@ export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | '
 
 /** What the offline rules look at. */
 export interface OfflineCandidate {
-  /** Gateway service name: only `sale` and `preauth` are stored. */
+  /** Gateway service name: only `sale` is stored. */
   readonly service: string;
   /** Card entry mode: only `contact` and `contactless` (EMV chip) are stored. */
   readonly entryMode: string;
@@ -130,7 +130,13 @@ interface Row {
   completed_at: number | null;
 }
 
-const OFFLINE_SERVICES = new Set(['sale', 'preauth']);
+/**
+ * Services a payment may be stored as. A sale is complete in itself; a pre-authorization never is: its session
+ * captures, reverses or increments it by the gateway's id, which a stored payment has none of until it is forwarded —
+ * stored, it would be approved later with nothing left to capture or release it (the funds held on the card, the stay
+ * not paid).
+ */
+const OFFLINE_SERVICES = new Set(['sale']);
 const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
 const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
 const KEY_CHECK = 'offline_key_check';
@@ -270,7 +276,7 @@ export interface OfflineQueueOptions {
 
 /**
  * The offline store-and-forward queue (issue 7, item 3), in the journal's database. Payments are accepted offline
- * only within the limits and only for chip reads of sales and pre-authorizations; the request bytes are kept
+ * only within the limits and only for chip reads of sales; the request bytes are kept
  * encrypted (AES-256-GCM) and wiped as soon as the authorization completes. Forwarding goes in order of storage with
  * bounded concurrency and exactly once per transactionId: claiming a payment and journaling its forward are one
  * transaction, and the journal refuses a second live entry with the same transactionId.
@@ -418,10 +424,7 @@ export class OfflineQueue {
     if (this.options.policy === 'online-only')
       return refuse('OFFLINE_POLICY', 'this terminal accepts payments online only');
     if (!OFFLINE_SERVICES.has(candidate.service))
-      return refuse(
-        'OFFLINE_SERVICE',
-        `a ${candidate.service} is never taken offline (sales and pre-authorizations only)`,
-      );
+      return refuse('OFFLINE_SERVICE', `a ${candidate.service} is never taken offline (sales only)`);
     if (!CHIP_ENTRY_MODES.has(candidate.entryMode))
       return refuse(
         'OFFLINE_ENTRY_MODE',

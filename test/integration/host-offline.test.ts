@@ -9,6 +9,7 @@ import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ParkingClock } from './models-harness.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -146,5 +147,41 @@ describe('a stored payment risk-declined when forwarded', () => {
     expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
     expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
     expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});
+
+describe('a meter pre-authorization while the gateway cannot be reached', () => {
+  it('is not stored: no session opens on an authorization that nothing would capture or reverse', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-meter-'));
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'meter' },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 20 } },
+        // Within every limit: the default tariff holds 12.00, the price of the longest stay.
+        offline: { policy: 'prefer-online', maxTransactionMinor: 5_000 },
+        journal: { resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url, parkingClock: clock },
+    );
+    open.push(host);
+    await first.close();
+
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    await host.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    await until(() => screenIs(host, ['confirm']));
+    await host.send({ type: 'CONFIRM' });
+    await until(() => screenIs(host, ['session', 'declined', 'error']));
+    expect(host.status().offline.depth).toBe(0);
+    expect(await screenIs(host, ['session'])).toBeUndefined();
+
+    // The gateway back: nothing was waiting to be sent, nothing is held on the card.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    await host.settle(15_000);
+    expect(second.ledger().transactions).toEqual([]);
   });
 });

@@ -185,3 +185,73 @@ describe('a meter pre-authorization while the gateway cannot be reached', () => 
     expect(second.ledger().transactions).toEqual([]);
   });
 });
+
+describe('a stored payment risk-declined when `queue flush` forwards it', () => {
+  it('has the funds the issuer holds released by the terminal at its next start, with the stored request’s EMV tags', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-flush-risk-'));
+    const input: ConfigInput = {
+      terminal: { model: 'attended' },
+      reader: { sim: { presentDelayMs: 20 } },
+      offline: { policy: 'prefer-online' },
+      journal: { resolutionRetryMs: 100 },
+    };
+    const configFile = join(cwd, 'terminal.json');
+    writeFileSync(configFile, JSON.stringify(input));
+    const host = await createTerminalHost(parseConfig(input), {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: first.url,
+    });
+    open.push(host);
+    await first.close();
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    // 12.22: the sandbox's risk-decline trigger (README, Triggers).
+    await host.send({ type: 'ENTER_AMOUNT', minor: 1_222 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+    expect(host.status().offline.depth).toBe(1);
+    await host.close();
+
+    // The terminal is stopped; the operator forwards the queue by hand.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.push(second);
+    let out = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+    const code = await main(['queue', 'flush', '--config', configFile, '--gateway', second.url], {
+      stdout,
+      stderr: new Writable({ write: (_c, _e, cb) => cb() }),
+      cwd,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(1);
+    expect(JSON.parse(out)).toMatchObject({ declined: [{ amountMinor: 1_222, state: 'declined' }] });
+
+    // The next start carries out what the forward's answer left to do, before it takes a card.
+    const again = await createTerminalHost(parseConfig(input), {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: second.url,
+    });
+    open.push(again);
+    await until(() => screenIs(again, ['idle']));
+    await again.settle(15_000);
+    expect(second.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['reversal', 'REVERSED'],
+    ]);
+    const [sale, reversal] = second.ledger().transactions;
+    const tagsOf = (body: unknown): unknown =>
+      (body as { pointOfSaleInformation?: { emv?: { tags?: string } } }).pointOfSaleInformation?.emv?.tags;
+    expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
+    expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
+    expect(again.status().offline.declinedAfterForward).toBe(1);
+  });
+});

@@ -255,3 +255,39 @@ describe('a stored payment risk-declined when `queue flush` forwards it', () => 
     expect(again.status().offline.declinedAfterForward).toBe(1);
   });
 });
+
+describe('a stored payment approved for less than its amount when forwarded', () => {
+  it('is counted for the operator as not collected in full, and the part approved stands', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-partial-'));
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'attended' },
+        reader: { sim: { presentDelayMs: 20 } },
+        offline: { policy: 'prefer-online' },
+        journal: { resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url },
+    );
+    open.push(host);
+    await first.close();
+
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    // 12.21: the sandbox's partial-approval trigger (README, Triggers): approved for half, 6.10.
+    await host.send({ type: 'ENTER_AMOUNT', minor: 1_221 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+    expect(host.status().offline.depth).toBe(1);
+
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    await until(() => (host.status().offline.depth === 0 ? true : undefined));
+    await host.settle(15_000);
+    expect(second.ledger().transactions.map((t) => [t.kind, t.status, t.amounts.captured])).toEqual([
+      ['sale', 'PARTIAL_AUTHORIZED', 610],
+    ]);
+    expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});

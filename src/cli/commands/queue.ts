@@ -43,7 +43,8 @@ parking-terminal queue flush [--config FILE] [--gateway URL]
   status        offline queue: depth, total per currency, age of the oldest payment (s), limits, policy,
                 payments not approved after forwarding (the numbers of the operator status bar)
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
-                declined or its outcome is unknown, or the gateway could not be reached
+                declined, approved for less than its amount or its outcome is unknown, or the gateway
+                could not be reached
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;

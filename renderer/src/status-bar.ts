@@ -44,7 +44,7 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
       item(
         'status-offline',
         'Offline queue',
-        `${off.depth}${totals ? ` (${totals})` : ''}${off.declinedAfterForward > 0 ? `, ${off.declinedAfterForward} declined after forwarding` : ''}`,
+        `${off.depth}${totals ? ` (${totals})` : ''}${off.declinedAfterForward > 0 ? `, ${off.declinedAfterForward} not collected in full after forwarding` : ''}`,
         off.depth === 0 ? 'ok' : 'warn',
       ),
     );

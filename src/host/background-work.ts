@@ -68,7 +68,10 @@ export class BackgroundWork {
         if (report.forwarded > 0) this.deps.gatewaySeen(!report.gatewayUnreachable);
         for (const id of report.unknown) router.recoverInBackground(id);
         if (report.declined.length > 0)
-          logger.warn({ declined: report.declined.length }, 'offline payments declined after forwarding');
+          logger.warn(
+            { declined: report.declined.length },
+            'offline payments not collected in full after forwarding',
+          );
         return { forwarded: report.forwarded, declined: report.declined.length, remaining: report.remaining };
       })
       .finally(() => {

@@ -260,7 +260,7 @@ export class PaymentRouter {
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
     if ((request.service === 'preauth' || request.service === 'sale') && isRiskDeclined(outcome)) {
-      this.riskDeclined(entry.transactionId, request, outcome);
+      riskDeclined(this.obligations(), entry.transactionId, request, outcome);
       return;
     }
     if (
@@ -287,26 +287,18 @@ export class PaymentRouter {
     }
   }
 
-  /**
-   * A pre-authorization or sale the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED):
-   * the machine tells the customer it was declined — and a customer may well try again — but the issuer holds the
-   * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a
-   * durable follow-up written with the decline, carried out by the host's follow-ups at once (at the latest at the next
-   * start).
-   */
-  private riskDeclined(
-    transactionId: string | undefined,
-    request: { service: string; amountMinor: number; currency: string },
-    outcome: TransmitOutcome,
-  ): void {
-    const gatewayId = outcome.kind === 'declined' ? outcome.gatewayId : undefined;
-    this.reverseLater(
-      transactionId,
-      gatewayId,
-      request,
-      'risk-declined: the issuer holds the funds until the authorization is reversed',
-      this.deps.now().getTime(),
-    );
+  /** The stores and clock the obligations of an outcome are written with. */
+  private obligations(): OutcomeObligations {
+    const { followUps, payments, logger, now } = this.deps;
+    return {
+      followUps,
+      tags: {
+        put: (transactionId, tagsHex) => payments.keepOriginalTags(transactionId, tagsHex),
+        get: (transactionId) => payments.authorizationTags(transactionId),
+      },
+      logger,
+      now,
+    };
   }
 
   /**
@@ -317,7 +309,8 @@ export class PaymentRouter {
    * orphaned authorizations. A refusal for good stays the operator's.
    */
   private releaseLater(request: FlowRequest, outcome: TransmitOutcome): void {
-    this.reverseLater(
+    reverseLater(
+      this.obligations(),
       request.original?.transactionId,
       request.original?.gatewayId,
       request,
@@ -326,61 +319,9 @@ export class PaymentRouter {
     );
   }
 
-  /** The durable follow-up that reverses an authorization (at `dueAtMs`), written in the caller's transaction. */
-  private reverseLater(
-    transactionId: string | undefined,
-    gatewayId: string | undefined,
-    request: { service: string; amountMinor: number; currency: string },
-    reason: string,
-    dueAtMs: number,
-  ): void {
-    if (!transactionId || !gatewayId) {
-      this.deps.logger.error(
-        { transactionId, service: request.service, reason },
-        'authorization to reverse without the ids to reverse it: the operator should check it',
-      );
-      return;
-    }
-    try {
-      this.deps.followUps.add({
-        kind: 'reverse-authorization',
-        authorizationTransactionId: transactionId,
-        gatewayId,
-        amountMinor: request.amountMinor,
-        currency: request.currency,
-        includeEmvTags: this.deps.payments.authorizationTags(transactionId) !== undefined,
-        reason,
-        dueAtMs,
-      });
-    } catch (e) {
-      // One follow-up per authorization: one with other terms exists already (it reverses the authorization). Never
-      // a reason to lose the outcome this is written with.
-      if (!(e instanceof JournalError && e.code === 'JOURNAL_DUPLICATE')) throw e;
-      this.deps.logger.warn(
-        { transactionId, reason },
-        'a follow-up reversal of this authorization exists already: it is left to do the work',
-      );
-    }
-  }
-
-  /**
-   * The outcome of a stored payment forwarded (src/journal/offline-queue.ts), in its transaction: a risk-declined one
-   * holds the issuer's approval as a live payment's does, and gets the same reversal. Its EMV tags, which the reversal
-   * repeats, are the ones of the stored request, kept before the request is wiped.
-   */
+  /** The outcome of a stored payment forwarded by the host's own forwarding: see {@link forwardedOutcome}. */
   forwardedOutcome(entry: JournalEntry, request: OutgoingRequest, outcome: TransmitOutcome): void {
-    if ((entry.service !== 'preauth' && entry.service !== 'sale') || !isRiskDeclined(outcome)) return;
-    const { transactionId, amountMinor, currency } = entry;
-    if (amountMinor === undefined || currency === undefined) {
-      this.deps.logger.error(
-        { transactionId, service: entry.service },
-        'risk-declined forward without its amount: the operator should check it',
-      );
-      return;
-    }
-    const tags = emvTagsOf(request.body);
-    if (transactionId && tags !== undefined) this.deps.payments.keepOriginalTags(transactionId, tags);
-    this.riskDeclined(transactionId, { service: entry.service, amountMinor, currency }, outcome);
+    forwardedOutcome(this.obligations(), entry, request, outcome);
   }
 
   /**
@@ -454,6 +395,110 @@ export class PaymentRouter {
       reason: 'OFFLINE_STORED',
     };
   }
+}
+
+/**
+ * What an outcome's obligations are written with: the journal's follow-ups, the EMV tags kept for an authorization's
+ * follow-ons (encrypted at rest), in the outcome's transaction — the host's stores, or those `queue flush` opens on the
+ * same journal.
+ */
+export interface OutcomeObligations {
+  followUps: FollowUpStore;
+  tags: {
+    put(transactionId: string, tagsHex: string): void;
+    get(transactionId: string): string | undefined;
+  };
+  logger: Logger;
+  now: () => Date;
+}
+
+/**
+ * A pre-authorization or sale the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED):
+ * the machine tells the customer it was declined — and a customer may well try again — but the issuer holds the
+ * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a
+ * durable follow-up written with the decline, carried out by the host's follow-ups at once (at the latest at the next
+ * start).
+ */
+function riskDeclined(
+  deps: OutcomeObligations,
+  transactionId: string | undefined,
+  request: { service: string; amountMinor: number; currency: string },
+  outcome: TransmitOutcome,
+): void {
+  const gatewayId = outcome.kind === 'declined' ? outcome.gatewayId : undefined;
+  reverseLater(
+    deps,
+    transactionId,
+    gatewayId,
+    request,
+    'risk-declined: the issuer holds the funds until the authorization is reversed',
+    deps.now().getTime(),
+  );
+}
+
+/** The durable follow-up that reverses an authorization (at `dueAtMs`), written in the caller's transaction. */
+function reverseLater(
+  deps: OutcomeObligations,
+  transactionId: string | undefined,
+  gatewayId: string | undefined,
+  request: { service: string; amountMinor: number; currency: string },
+  reason: string,
+  dueAtMs: number,
+): void {
+  if (!transactionId || !gatewayId) {
+    deps.logger.error(
+      { transactionId, service: request.service, reason },
+      'authorization to reverse without the ids to reverse it: the operator should check it',
+    );
+    return;
+  }
+  try {
+    deps.followUps.add({
+      kind: 'reverse-authorization',
+      authorizationTransactionId: transactionId,
+      gatewayId,
+      amountMinor: request.amountMinor,
+      currency: request.currency,
+      includeEmvTags: deps.tags.get(transactionId) !== undefined,
+      reason,
+      dueAtMs,
+    });
+  } catch (e) {
+    // One follow-up per authorization: one with other terms exists already (it reverses the authorization). Never
+    // a reason to lose the outcome this is written with.
+    if (!(e instanceof JournalError && e.code === 'JOURNAL_DUPLICATE')) throw e;
+    deps.logger.warn(
+      { transactionId, reason },
+      'a follow-up reversal of this authorization exists already: it is left to do the work',
+    );
+  }
+}
+
+/**
+ * The outcome of a stored payment forwarded (src/journal/offline-queue.ts), in its transaction, whoever forwards it —
+ * the host's forwarding or `parking-terminal queue flush` (OfflineQueue.forwardPending's `onOutcome`): a
+ * risk-declined one holds the issuer's approval as a live payment's does, and gets the same reversal, a durable
+ * follow-up the terminal carries out (at its next start when `queue flush` wrote it). Its EMV tags, which the reversal
+ * repeats, are the ones of the stored request, kept before the request is wiped.
+ */
+export function forwardedOutcome(
+  deps: OutcomeObligations,
+  entry: JournalEntry,
+  request: OutgoingRequest,
+  outcome: TransmitOutcome,
+): void {
+  if ((entry.service !== 'preauth' && entry.service !== 'sale') || !isRiskDeclined(outcome)) return;
+  const { transactionId, amountMinor, currency } = entry;
+  if (amountMinor === undefined || currency === undefined) {
+    deps.logger.error(
+      { transactionId, service: entry.service },
+      'risk-declined forward without its amount: the operator should check it',
+    );
+    return;
+  }
+  const tags = emvTagsOf(request.body);
+  if (transactionId && tags !== undefined) deps.tags.put(transactionId, tags);
+  riskDeclined(deps, transactionId, { service: entry.service, amountMinor, currency }, outcome);
 }
 
 const EMV_TAGS_FIELD = Buffer.from('"emv":{"tags":"');

@@ -115,6 +115,8 @@ describe('offline queue', () => {
     ['a keyed entry', { entryMode: 'keyed' }, 'OFFLINE_ENTRY_MODE'],
     ['a refund', { service: 'refund-payment' }, 'OFFLINE_SERVICE'],
     ['a credit', { service: 'credit' }, 'OFFLINE_SERVICE'],
+    // Its session captures, reverses or increments it by the gateway's id, which a stored payment does not have.
+    ['a pre-authorization', { service: 'preauth' }, 'OFFLINE_SERVICE'],
     ['an amount above the per-transaction limit', { amountMinor: 5_001 }, 'OFFLINE_AMOUNT_LIMIT'],
   ])('refuses %s', (_name, overrides, code) => {
     const { queue } = setup();
@@ -275,6 +277,48 @@ describe('offline queue', () => {
     ]);
     expect(queue.status().declinedAfterForward).toBe(1);
     expect(queue.acknowledgeDecline(declined.id)).toBe(true);
+    expect(queue.status().declinedAfterForward).toBe(0);
+  });
+
+  it('reports a payment approved for less than its amount after forwarding, as a decline is, until acknowledged', async () => {
+    const { queue } = setup();
+    const short = queue.store(payment({ amountMinor: 1_221 }));
+    const whole = queue.store(payment({ amountMinor: 100 }));
+    const f = fakeForwarder((r) =>
+      r.transactionId === short.transactionId
+        ? {
+            kind: 'approved',
+            status: 'PARTIAL_AUTHORIZED',
+            gatewayId: 'g-short',
+            authorizedMinor: 610,
+            partial: true,
+          }
+        : {
+            kind: 'approved',
+            status: 'AUTHORIZED',
+            gatewayId: 'g-whole',
+            authorizedMinor: 100,
+            partial: false,
+          },
+    );
+    const report = await queue.forwardPending(f.forwarder);
+    // The customer was told it was paid in full: the operator is told what was not collected.
+    expect(report).toMatchObject({ forwarded: 2, approved: 2 });
+    expect(report.declined).toEqual([
+      expect.objectContaining({
+        transactionId: short.transactionId,
+        amountMinor: 1_221,
+        state: 'approved',
+        reason: 'PARTIAL_APPROVAL',
+        hasBody: false,
+      }),
+    ]);
+    expect(queue.get(whole.id)).toMatchObject({ state: 'approved' });
+    expect(queue.get(whole.id)?.reason).toBeUndefined();
+    expect(queue.status().declinedAfterForward).toBe(1);
+    expect(queue.declinedAfterForward().map((p) => p.id)).toEqual([short.id]);
+    expect(queue.acknowledgeDecline(whole.id)).toBe(false);
+    expect(queue.acknowledgeDecline(short.id)).toBe(true);
     expect(queue.status().declinedAfterForward).toBe(0);
   });
 

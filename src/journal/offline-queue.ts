@@ -6,7 +6,11 @@ import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './er
 import { isoTime } from './iso-time.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
-import { UNACKNOWLEDGED_DECLINE } from './migrations/lookup-indexes.js';
+import {
+  PARTIAL_APPROVAL,
+  UNACKNOWLEDGED_DECLINE,
+  UNACKNOWLEDGED_SHORTFALL,
+} from './migrations/lookup-indexes.js';
 
 /** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
 export type OfflinePolicy = 'online-only' | 'prefer-online';
@@ -28,7 +32,7 @@ export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | '
 
 /** What the offline rules look at. */
 export interface OfflineCandidate {
-  /** Gateway service name: only `sale` and `preauth` are stored. */
+  /** Gateway service name: only `sale` is stored. */
   readonly service: string;
   /** Card entry mode: only `contact` and `contactless` (EMV chip) are stored. */
   readonly entryMode: string;
@@ -67,6 +71,10 @@ export interface StoredPayment {
   readonly journalEntryId?: number;
   readonly gatewayId?: string;
   readonly status?: string;
+  /**
+   * Why it was not collected in full: the decline or rejection reason, what made the outcome unknown, or
+   * `PARTIAL_APPROVAL` for a payment approved for less than its amount.
+   */
   readonly reason?: string;
   /** Whether the encrypted request is still stored. */
   readonly hasBody: boolean;
@@ -83,7 +91,10 @@ export interface ForwardReport {
   /** Payments sent in this run. */
   readonly forwarded: number;
   readonly approved: number;
-  /** Declined or rejected after forwarding: the operator must be told (money not collected). */
+  /**
+   * Declined or rejected after forwarding, or approved for less than the amount (reason `PARTIAL_APPROVAL`): the
+   * operator must be told (money not collected, in full or in part, from a customer told it was paid).
+   */
   readonly declined: StoredPayment[];
   /** Journal entry ids whose outcome is unknown: hand them to TimeoutRecovery.recover. */
   readonly unknown: number[];
@@ -103,7 +114,10 @@ export interface OfflineStatus {
   /** Age of the oldest stored payment in whole seconds; null when the queue is empty. */
   readonly oldestAgeSeconds: number | null;
   readonly limits: OfflineLimits;
-  /** Payments declined, rejected or of unknown outcome after forwarding, not yet acknowledged by the operator. */
+  /**
+   * Payments declined, rejected, of unknown outcome or approved for less than their amount after forwarding, not yet
+   * acknowledged by the operator.
+   */
   readonly declinedAfterForward: number;
 }
 
@@ -130,7 +144,13 @@ interface Row {
   completed_at: number | null;
 }
 
-const OFFLINE_SERVICES = new Set(['sale', 'preauth']);
+/**
+ * Services a payment may be stored as. A sale is complete in itself; a pre-authorization never is: its session
+ * captures, reverses or increments it by the gateway's id, which a stored payment has none of until it is forwarded —
+ * stored, it would be approved later with nothing left to capture or release it (the funds held on the card, the stay
+ * not paid).
+ */
+const OFFLINE_SERVICES = new Set(['sale']);
 const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
 const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
 const KEY_CHECK = 'offline_key_check';
@@ -213,9 +233,11 @@ export function offlineQueueStatus(
          FROM offline_payments WHERE state IN ('stored', 'forwarding') GROUP BY currency ORDER BY currency`,
       )
       .all();
+    // Each count from its own partial index.
     const declined = db
       .prepare<[], { n: number }>(
-        `SELECT COUNT(*) AS n FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE}`,
+        `SELECT (SELECT COUNT(*) FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE})
+          + (SELECT COUNT(*) FROM offline_payments WHERE ${UNACKNOWLEDGED_SHORTFALL}) AS n`,
       )
       .get();
     return { totals, declined: declined?.n ?? 0 };
@@ -270,7 +292,7 @@ export interface OfflineQueueOptions {
 
 /**
  * The offline store-and-forward queue (issue 7, item 3), in the journal's database. Payments are accepted offline
- * only within the limits and only for chip reads of sales and pre-authorizations; the request bytes are kept
+ * only within the limits and only for chip reads of sales; the request bytes are kept
  * encrypted (AES-256-GCM) and wiped as soon as the authorization completes. Forwarding goes in order of storage with
  * bounded concurrency and exactly once per transactionId: claiming a payment and journaling its forward are one
  * transaction, and the journal refuses a second live entry with the same transactionId.
@@ -335,9 +357,10 @@ export class OfflineQueue {
       forwarding: db.prepare(`SELECT * FROM offline_payments
         WHERE state = 'forwarding' AND state IN ('stored', 'forwarding') ORDER BY id`),
       list: db.prepare('SELECT * FROM offline_payments ORDER BY id DESC LIMIT ?'),
-      declined: db.prepare(`SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE} ORDER BY id`),
+      declined: db.prepare(`SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE}
+        UNION ALL SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_SHORTFALL} ORDER BY id`),
       acknowledge: db.prepare(`UPDATE offline_payments SET decline_acknowledged = 1
-        WHERE id = ? AND state IN ('declined', 'rejected', 'unknown')`),
+        WHERE id = ? AND ((${UNACKNOWLEDGED_DECLINE}) OR (${UNACKNOWLEDGED_SHORTFALL}))`),
     };
     this.key = options.keyProvider.loadKey();
     this.checkKey();
@@ -388,26 +411,41 @@ export class OfflineQueue {
           case 'approved':
           case 'declined':
           case 'rejected':
-            this.complete(r.id, entry.state, entry);
+            this.complete(r, entry.state, entry);
             break;
           case 'resolved':
             if (entry.resolution === NOT_SENT) this.stmts.unclaim.run(r.id);
-            else this.complete(r.id, 'unknown', entry);
+            else this.complete(r, 'unknown', entry);
             break;
         }
       }
     });
   }
 
-  private complete(id: number, state: OfflineState, entry: Partial<JournalEntry> | undefined): void {
+  /**
+   * Records a forward's outcome on its stored payment and wipes its card data; returns the reason recorded. An approval
+   * for less than the payment's amount (the answer's status, or the amount it states) is recorded with the reason
+   * `PARTIAL_APPROVAL`: its customer was told it was paid in full, so the operator is told, as for a decline.
+   */
+  private complete(
+    row: Pick<Row, 'id' | 'amount_minor'>,
+    state: OfflineState,
+    facts: Pick<JournalEntry, 'gatewayId' | 'status' | 'reason' | 'authorizedMinor'> | undefined,
+  ): string | undefined {
+    const short =
+      state === 'approved' &&
+      (facts?.status === 'PARTIAL_AUTHORIZED' ||
+        (facts?.authorizedMinor !== undefined && facts.authorizedMinor < row.amount_minor));
+    const reason = facts?.reason ?? (short ? PARTIAL_APPROVAL : undefined);
     this.stmts.complete.run({
-      id,
+      id: row.id,
       state,
-      gateway_id: entry?.gatewayId ?? null,
-      status: entry?.status ?? null,
-      reason: entry?.reason ?? null,
+      gateway_id: facts?.gatewayId ?? null,
+      status: facts?.status ?? null,
+      reason: reason ?? null,
       at: this.now().getTime(),
     });
+    return reason;
   }
 
   /** Why `candidate` may not be taken offline now, or undefined when it may. Reads the queue; stores nothing. */
@@ -418,10 +456,7 @@ export class OfflineQueue {
     if (this.options.policy === 'online-only')
       return refuse('OFFLINE_POLICY', 'this terminal accepts payments online only');
     if (!OFFLINE_SERVICES.has(candidate.service))
-      return refuse(
-        'OFFLINE_SERVICE',
-        `a ${candidate.service} is never taken offline (sales and pre-authorizations only)`,
-      );
+      return refuse('OFFLINE_SERVICE', `a ${candidate.service} is never taken offline (sales only)`);
     if (!CHIP_ENTRY_MODES.has(candidate.entryMode))
       return refuse(
         'OFFLINE_ENTRY_MODE',
@@ -726,6 +761,7 @@ export class OfflineQueue {
   ): Promise<void> {
     const entryId = entry.id;
     let outcome: ForwardOutcome;
+    let short = false;
     try {
       outcome = await sender.sendBegun(entry, request, {
         // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1); owned since that write.
@@ -743,11 +779,14 @@ export class OfflineQueue {
             this.stmts.unclaim.run(row.id);
             return;
           }
-          this.complete(row.id, o.kind, {
-            gatewayId: o.gatewayId,
-            status: o.status,
-            reason: o.reason ?? o.error?.code,
-          });
+          short =
+            this.complete(row, o.kind, {
+              gatewayId: o.gatewayId,
+              status: o.status,
+              reason: o.reason ?? o.error?.code,
+              // The amount the answer states, as the journal records it.
+              authorizedMinor: o.authorizedMinor ?? o.amountMinor,
+            }) === PARTIAL_APPROVAL;
           onOutcome?.(journaled, request, o);
         },
       });
@@ -773,9 +812,22 @@ export class OfflineQueue {
     const reason = outcome.reason ?? outcome.error?.code;
     tally.forwarded += 1;
     switch (outcome.kind) {
-      case 'approved':
+      case 'approved': {
         tally.approved += 1;
+        if (!short) break;
+        const p = this.get(row.id);
+        if (p) tally.declined.push(p);
+        this.logger.warn(
+          {
+            offlineId: row.id,
+            transactionId: row.transaction_id,
+            amountMinor: row.amount_minor,
+            approvedMinor: outcome.authorizedMinor ?? outcome.amountMinor,
+          },
+          'offline payment approved for less than its amount after forwarding',
+        );
         break;
+      }
       case 'declined':
       case 'rejected': {
         const p = this.get(row.id);

@@ -9,6 +9,7 @@ import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ParkingClock } from './models-harness.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -145,6 +146,148 @@ describe('a stored payment risk-declined when forwarded', () => {
       (body as { pointOfSaleInformation?: { emv?: { tags?: string } } }).pointOfSaleInformation?.emv?.tags;
     expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
     expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
+    expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});
+
+describe('a meter pre-authorization while the gateway cannot be reached', () => {
+  it('is not stored: no session opens on an authorization that nothing would capture or reverse', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-meter-'));
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'meter' },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 20 } },
+        // Within every limit: the default tariff holds 12.00, the price of the longest stay.
+        offline: { policy: 'prefer-online', maxTransactionMinor: 5_000 },
+        journal: { resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url, parkingClock: clock },
+    );
+    open.push(host);
+    await first.close();
+
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    await host.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    await until(() => screenIs(host, ['confirm']));
+    await host.send({ type: 'CONFIRM' });
+    await until(() => screenIs(host, ['session', 'declined', 'error']));
+    expect(host.status().offline.depth).toBe(0);
+    expect(await screenIs(host, ['session'])).toBeUndefined();
+
+    // The gateway back: nothing was waiting to be sent, nothing is held on the card.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    await host.settle(15_000);
+    expect(second.ledger().transactions).toEqual([]);
+  });
+});
+
+describe('a stored payment risk-declined when `queue flush` forwards it', () => {
+  it('has the funds the issuer holds released by the terminal at its next start, with the stored request’s EMV tags', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-flush-risk-'));
+    const input: ConfigInput = {
+      terminal: { model: 'attended' },
+      reader: { sim: { presentDelayMs: 20 } },
+      offline: { policy: 'prefer-online' },
+      journal: { resolutionRetryMs: 100 },
+    };
+    const configFile = join(cwd, 'terminal.json');
+    writeFileSync(configFile, JSON.stringify(input));
+    const host = await createTerminalHost(parseConfig(input), {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: first.url,
+    });
+    open.push(host);
+    await first.close();
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    // 12.22: the sandbox's risk-decline trigger (README, Triggers).
+    await host.send({ type: 'ENTER_AMOUNT', minor: 1_222 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+    expect(host.status().offline.depth).toBe(1);
+    await host.close();
+
+    // The terminal is stopped; the operator forwards the queue by hand.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.push(second);
+    let out = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _e, cb) {
+        out += chunk.toString();
+        cb();
+      },
+    });
+    const code = await main(['queue', 'flush', '--config', configFile, '--gateway', second.url], {
+      stdout,
+      stderr: new Writable({ write: (_c, _e, cb) => cb() }),
+      cwd,
+      signal: new AbortController().signal,
+    });
+    expect(code).toBe(1);
+    expect(JSON.parse(out)).toMatchObject({ declined: [{ amountMinor: 1_222, state: 'declined' }] });
+
+    // The next start carries out what the forward's answer left to do, before it takes a card.
+    const again = await createTerminalHost(parseConfig(input), {
+      logger: silentLogger(),
+      cwd,
+      gatewayUrlOverride: second.url,
+    });
+    open.push(again);
+    await until(() => screenIs(again, ['idle']));
+    await again.settle(15_000);
+    expect(second.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['reversal', 'REVERSED'],
+    ]);
+    const [sale, reversal] = second.ledger().transactions;
+    const tagsOf = (body: unknown): unknown =>
+      (body as { pointOfSaleInformation?: { emv?: { tags?: string } } }).pointOfSaleInformation?.emv?.tags;
+    expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
+    expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
+    expect(again.status().offline.declinedAfterForward).toBe(1);
+  });
+});
+
+describe('a stored payment approved for less than its amount when forwarded', () => {
+  it('is counted for the operator as not collected in full, and the part approved stands', async () => {
+    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    const port = Number(new URL(first.url).port);
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-partial-'));
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'attended' },
+        reader: { sim: { presentDelayMs: 20 } },
+        offline: { policy: 'prefer-online' },
+        journal: { resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url },
+    );
+    open.push(host);
+    await first.close();
+
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    // 12.21: the sandbox's partial-approval trigger (README, Triggers): approved for half, 6.10.
+    await host.send({ type: 'ENTER_AMOUNT', minor: 1_221 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+    expect(host.status().offline.depth).toBe(1);
+
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    await until(() => (host.status().offline.depth === 0 ? true : undefined));
+    await host.settle(15_000);
+    expect(second.ledger().transactions.map((t) => [t.kind, t.status, t.amounts.captured])).toEqual([
+      ['sale', 'PARTIAL_AUTHORIZED', 610],
+    ]);
     expect(host.status().offline.declinedAfterForward).toBe(1);
   });
 });

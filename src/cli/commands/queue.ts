@@ -1,9 +1,13 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
+import { journalFollowOnStore } from '../../host/follow-on-store.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
+import { forwardedOutcome, type OutcomeObligations } from '../../host/payment-router.js';
 import {
+  AuthorizationDataStore,
   fileKeyProvider,
+  FollowUpStore,
   JournaledSender,
   offlineQueueStatus,
   openJournal,
@@ -39,7 +43,8 @@ parking-terminal queue flush [--config FILE] [--gateway URL]
   status        offline queue: depth, total per currency, age of the oldest payment (s), limits, policy,
                 payments not approved after forwarding (the numbers of the operator status bar)
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
-                declined or its outcome is unknown, or the gateway could not be reached
+                declined, approved for less than its amount or its outcome is unknown, or the gateway
+                could not be reached
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
@@ -115,11 +120,24 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
           now,
           logger,
         });
+        // What a forward's answer obliges is written with it, as by the terminal's own forwarding (a risk-declined
+        // one's reversal, a follow-up the terminal carries out at its next start, before it takes a card).
+        const followOns = journalFollowOnStore(
+          new AuthorizationDataStore(journal, keyProvider.loadKey()),
+          config.dcc.processorFamily,
+        );
+        const obligations: OutcomeObligations = {
+          followUps: new FollowUpStore(journal),
+          tags: { put: (tx, tags) => followOns.putTags(tx, tags), get: (tx) => followOns.tags(tx) },
+          logger,
+          now,
+        };
         const report = await queue.forwardPending(
           new JournaledSender(journal, connection.transmitter, { logger }),
           {
             concurrency: config.offline.forwardConcurrency,
             signal: io.signal,
+            onOutcome: (entry, request, outcome) => forwardedOutcome(obligations, entry, request, outcome),
           },
         );
         printJson(io, {

@@ -1,7 +1,7 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { LATEST_VERSION, migrate, schemaVersion } from './index.js';
-import { LOOKUP_INDEX_NAMES, lookupIndexes } from './lookup-indexes.js';
+import { LOOKUP_INDEX_NAMES, lookupIndexes, UNACKNOWLEDGED_SHORTFALL } from './lookup-indexes.js';
 
 function indexNames(db: Database.Database): string[] {
   return db
@@ -37,6 +37,31 @@ describe('schema rewrite: lookup indexes', () => {
         .pluck()
         .all(),
     ).toEqual(['N1']);
+    expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
+    db.close();
+  });
+  it('adds the index of payments approved for less when forwarded to a file that has the others, keeping its version', () => {
+    const db = new Database(':memory:');
+    migrate(db);
+    // As a terminal that had this rewrite before that index left it.
+    db.exec('DROP INDEX offline_payments_short');
+    db.prepare(
+      `INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc, amount_minor,
+      currency, entry_mode, state, reason, stored_at) VALUES ('P1', 'sale', 'Parking Sale', 'POST', '/pts/v2/payments',
+      NULL, 1221, 'GBP', 'contact', 'approved', 'PARTIAL_APPROVAL', 1)`,
+    ).run();
+    expect(lookupIndexes.needed(db)).toBe(true);
+    expect(migrate(db)).toEqual([]);
+    expect(schemaVersion(db)).toBe(LATEST_VERSION);
+    expect(indexNames(db)).toEqual(expect.arrayContaining([...LOOKUP_INDEX_NAMES]));
+    expect(
+      db
+        .prepare(
+          `SELECT transaction_id FROM offline_payments INDEXED BY offline_payments_short WHERE ${UNACKNOWLEDGED_SHORTFALL}`,
+        )
+        .pluck()
+        .all(),
+    ).toEqual(['P1']);
     expect(db.pragma('integrity_check', { simple: true })).toBe('ok');
     db.close();
   });

@@ -158,7 +158,8 @@ export class PaymentRouter {
         `held back: a ${service} of the authorization is unresolved`,
       );
       if (request.service === 'reversal' && request.releases === true)
-        this.reverseLater(
+        reverseLater(
+          this.obligations(),
           authorization,
           request.original?.gatewayId,
           request,

@@ -2,6 +2,7 @@ import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
 import {
+  cardAttemptView,
   emptyView,
   failureText,
   unsuccessfulTransaction,
@@ -104,6 +105,10 @@ export const attendedMachine = setup({
       on: { CONFIRM: 'paying', CANCEL: 'idle' },
     },
     paying: {
+      // Entered from the confirmation, or again with another card after a decline.
+      entry: assign(({ context }) =>
+        cardAttemptView({ key: context.mode === 'sale' ? 'attended.confirmSale' : 'attended.confirmCredit' }),
+      ),
       invoke: {
         id: 'transaction',
         src: 'transaction',

@@ -4,6 +4,7 @@ import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.
 import type { AltSaleRequest, AltSaleStarted } from './effects.js';
 import type { FlowClock } from './effects.js';
 import {
+  cardAttemptView,
   emptyView,
   failureText,
   unsuccessfulTransaction,
@@ -366,6 +367,8 @@ export const kioskMachine = setup({
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     paying: {
+      // Entered from the fee, or again with another card after a decline.
+      entry: assign(({ context }) => cardAttemptView(feeMessage(context))),
       invoke: {
         id: 'transaction',
         src: 'transaction',

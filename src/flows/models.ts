@@ -111,6 +111,15 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
   }
 }
 
+/**
+ * The screen of a new card attempt (the first, or another card after a decline): the amount and `message`, the model's
+ * own text for it, and nothing of an earlier attempt — neither its result and reason code nor the masked PAN of its
+ * card — while the next card is asked for and sent.
+ */
+export function cardAttemptView(message: MessageRef): Pick<ViewContext, 'message' | 'reason' | 'maskedPan'> {
+  return { message, reason: undefined, maskedPan: undefined };
+}
+
 /** The card of a result, if one was read. */
 export function cardOf(result: TransactionResult): CardSummary | undefined {
   return result.card;

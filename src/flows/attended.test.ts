@@ -63,3 +63,31 @@ describe('attended machine', () => {
     actor.stop();
   });
 });
+
+describe('attended machine: a card the reader asks to present again', () => {
+  it('says to insert the card after a refused tap and takes it again, nothing sent in between', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('CARD_USE_CONTACT');
+    const actor = attended(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.insertCard',
+      reason: 'CARD_USE_CONTACT',
+    });
+    expect(view.actions).toContain('CONFIRM');
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'attended.paid',
+    });
+    expect(fake.comments()).toEqual(['Parking Sale']);
+    actor.stop();
+  });
+});

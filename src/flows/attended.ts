@@ -2,6 +2,7 @@ import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
 import {
+  canPresentCardAgain,
   cardAttemptView,
   emptyView,
   failureText,
@@ -187,7 +188,12 @@ export const attendedMachine = setup({
     },
     failed: {
       tags: ['error'],
-      on: { DONE: 'idle', START: 'idle' },
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        // A card presented the wrong way (tapped where it must be inserted, two cards, taken away too soon): again.
+        CONFIRM: { guard: ({ context }) => canPresentCardAgain(context.reason), target: 'paying' },
+      },
       after: { resultScreen: 'idle' },
     },
   },

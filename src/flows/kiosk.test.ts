@@ -62,3 +62,50 @@ describe('kiosk machine', () => {
     actor.stop();
   });
 });
+
+describe('kiosk machine: a card the reader asks to present again', () => {
+  for (const [code, messageKey] of [
+    ['CARD_USE_CONTACT', 'result.insertCard'],
+    ['CARD_COLLISION', 'result.oneCard'],
+    ['CARD_REMOVED', 'result.cardRemoved'],
+  ] as const) {
+    it(`${code}: says what to do and takes the card again, nothing sent in between`, async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push(code);
+      const actor = kiosk(fake);
+      actor.send({ type: 'START' });
+      actor.send({ type: 'LOST_TICKET' });
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({ screen: 'error', messageKey, reason: code });
+      expect(view.actions).toContain('CONFIRM');
+      expect(fake.sent).toEqual([]);
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'approved',
+        messageKey: 'kiosk.paid',
+      });
+      expect(fake.comments()).toEqual(['Parking Sale']);
+      expect(fake.netChargedMinor()).toBe(3_000);
+      actor.stop();
+    });
+  }
+
+  it('offers no second card after an outcome that is being checked', async () => {
+    const fake = new FakeTerminal();
+    fake.submitHangs = true;
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    fake.clock.increment(100_000);
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.timeoutUnresolved' });
+    expect(view.actions).not.toContain('CONFIRM');
+    actor.stop();
+  });
+});

@@ -4,6 +4,7 @@ import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.
 import type { AltSaleRequest, AltSaleStarted } from './effects.js';
 import type { FlowClock } from './effects.js';
 import {
+  canPresentCardAgain,
   cardAttemptView,
   emptyView,
   failureText,
@@ -446,7 +447,12 @@ export const kioskMachine = setup({
     },
     failed: {
       tags: ['error'],
-      on: { DONE: 'idle', START: 'idle' },
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        // A card presented the wrong way (tapped where it must be inserted, two cards, taken away too soon): again.
+        CONFIRM: { guard: ({ context }) => canPresentCardAgain(context.reason), target: 'paying' },
+      },
       after: { resultScreen: 'idle' },
     },
   },

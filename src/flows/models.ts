@@ -97,18 +97,31 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
     case 'cancelled':
       return { message: { key: 'result.cancelled' }, reason: 'CANCELLED' };
     case 'card-error':
-      return {
-        message: {
-          key:
-            result.code === 'CARD_NOT_SUPPORTED'
-              ? 'result.cardNotSupported'
-              : result.code === 'CURRENCY_CHOICE_TIMEOUT'
-                ? 'result.currencyChoiceTimeout'
-                : 'result.cardUnreadable',
-        },
-        reason: result.code,
-      };
+      return { message: { key: cardErrorKey(result.code) }, reason: result.code };
   }
+}
+
+/**
+ * Reader codes of a read that failed for the way the card was presented, which the customer can put right at once:
+ * tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card taken away
+ * before the read completed. Nothing was sent; the models that ask for a card again after a decline ask for it again
+ * after these too, saying what to do.
+ */
+const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
+  CARD_USE_CONTACT: 'result.insertCard',
+  CARD_COLLISION: 'result.oneCard',
+  CARD_REMOVED: 'result.cardRemoved',
+};
+
+function cardErrorKey(code: string): MessageRef['key'] {
+  if (code === 'CARD_NOT_SUPPORTED') return 'result.cardNotSupported';
+  if (code === 'CURRENCY_CHOICE_TIMEOUT') return 'result.currencyChoiceTimeout';
+  return PRESENT_AGAIN[code] ?? 'result.cardUnreadable';
+}
+
+/** Whether the last failure (`ViewContext.reason`) was a card read the customer can present again ({@link PRESENT_AGAIN}). */
+export function canPresentCardAgain(reason: string | undefined): boolean {
+  return reason !== undefined && Object.hasOwn(PRESENT_AGAIN, reason);
 }
 
 /**

@@ -115,7 +115,6 @@ const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
 
 function cardErrorKey(code: string): MessageRef['key'] {
   if (code === 'CARD_NOT_SUPPORTED') return 'result.cardNotSupported';
-  if (code === 'CURRENCY_CHOICE_TIMEOUT') return 'result.currencyChoiceTimeout';
   return PRESENT_AGAIN[code] ?? 'result.cardUnreadable';
 }
 

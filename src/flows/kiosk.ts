@@ -263,10 +263,14 @@ export const kioskMachine = setup({
       tags: ['processing'],
       always: [
         {
-          // Within the grace period nothing is owed: no card, no sale.
+          // Within the grace period nothing is owed: no card, no sale — and no "Approved" title: nothing was approved.
           guard: 'nothingToPay',
           target: 'paid',
-          actions: assign({ message: { key: 'kiosk.nothingDue' }, reason: 'NOTHING_DUE' }),
+          actions: assign({
+            message: { key: 'kiosk.nothingDue' },
+            reason: 'NOTHING_DUE',
+            titleKey: 'screen.nothingDue.title',
+          }),
         },
         { target: 'confirming' },
       ],

@@ -1,4 +1,4 @@
-import type { MessageRef } from '../i18n/index.js';
+import type { MessageKey, MessageRef } from '../i18n/index.js';
 import type { CardSummary, FlowClock, ReceiptData } from './effects.js';
 import type { FlowSettings } from './settings.js';
 import type { TransactionResult } from './transaction.js';
@@ -59,6 +59,11 @@ export interface ViewContext {
   message: MessageRef;
   /** Stable code of the last failure or result, e.g. "DECLINED", "READ_TIMEOUT", "PARTIAL_APPROVAL". */
   reason: string | undefined;
+  /**
+   * The title of the current screen when it is not the screen's own: an exit that owes nothing is shown on the
+   * approved screen, but titled as what it is ("Nothing to pay"), never "Approved" — no payment was approved.
+   */
+  titleKey: MessageKey | undefined;
   session: FlowSession | undefined;
   /** The last receipt issued, shown on the approved screen. */
   receipt: ReceiptData | undefined;
@@ -70,6 +75,7 @@ export function emptyView(message: MessageRef = { key: 'flow.none' }): ViewConte
     maskedPan: undefined,
     message,
     reason: undefined,
+    titleKey: undefined,
     session: undefined,
     receipt: undefined,
   };

@@ -2,11 +2,12 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import type { FlowSettings } from './settings.js';
 import { describeView } from './view.js';
 
-function kiosk(fake: FakeTerminal) {
+function kiosk(fake: FakeTerminal, settings: FlowSettings = testSettings()) {
   const actor = createActor(provideFlowEffects.kiosk(fake), {
-    input: { settings: testSettings(), clock: fake.clock },
+    input: { settings, clock: fake.clock },
     clock: fake.clock,
   });
   actor.start();
@@ -106,6 +107,55 @@ describe('kiosk machine: a card the reader asks to present again', () => {
     const view = describeView(actor.getSnapshot());
     expect(view).toMatchObject({ screen: 'error', messageKey: 'result.timeoutUnresolved' });
     expect(view.actions).not.toContain('CONFIRM');
+    actor.stop();
+  });
+});
+
+describe('kiosk machine: another way to pay after a declined card', () => {
+  const OTHER_WAYS = testSettings({
+    payByPhone: { waitMs: 300_000 },
+    altMethods: [{ profile: 1, label: 'Bank transfer', fields: ['email'] }],
+  });
+
+  async function declined(fake: FakeTerminal) {
+    const actor = kiosk(fake, OTHER_WAYS);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      maskedPan: '411111******1111',
+    });
+    return actor;
+  }
+
+  it('pays by phone without showing the declined card, on the phone screen or on the approval', async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = await declined(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    const scan = describeView(actor.getSnapshot());
+    expect(scan.screen).toBe('pay-by-phone');
+    expect(scan.maskedPan).toBeUndefined();
+    expect(scan.reason).toBeUndefined();
+    fake.payLink();
+    await settle();
+    const paid = describeView(actor.getSnapshot());
+    expect(paid).toMatchObject({ screen: 'approved', messageKey: 'kiosk.paid', reason: 'PAID_BY_LINK' });
+    // The card shown was declined and charged nothing: the approval is the phone's.
+    expect(paid.maskedPan).toBeUndefined();
+    expect(fake.netChargedMinor()).toBe(0);
+    actor.stop();
+  });
+
+  it("asks for an alternative method's details without showing the declined card", async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = await declined(fake);
+    actor.send({ type: 'ALT_METHOD', profile: 1 });
+    const view = describeView(actor.getSnapshot());
+    expect(view.screen).toBe('alt-details');
+    expect(view.maskedPan).toBeUndefined();
     actor.stop();
   });
 });

@@ -6,6 +6,7 @@ import type { FlowClock } from './effects.js';
 import {
   canPresentCardAgain,
   cardAttemptView,
+  earlierAttemptCleared,
   emptyView,
   failureText,
   unsuccessfulTransaction,
@@ -88,6 +89,21 @@ function ticketLines(context: KioskContext): ReceiptData['lines'] {
   return lines;
 }
 
+/**
+ * Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the link
+ * payment; cancelled, timed out or no link → back to the choice between card and phone.
+ */
+const payingByPhone = payByLinkState({
+  purpose: 'fee',
+  link: (context: KioskContext) => ({
+    reference: context.ticket ?? 'TICKET',
+    amountMinor: context.amountMinor ?? 0,
+  }),
+  receiptLines: (context) => ticketLines(context),
+  paid: { target: 'paid', note: () => ({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }) },
+  notPaid: 'confirming',
+});
+
 export const kioskMachine = setup({
   types: {
     context: {} as KioskContext,
@@ -128,7 +144,7 @@ export const kioskMachine = setup({
         index: 0,
         values: {},
       };
-      return { altEntry: entry, message: altFieldMessage(entry), reason: undefined };
+      return { altEntry: entry, message: altFieldMessage(entry), ...earlierAttemptCleared() };
     }),
     /** The value of the field asked for: refused with its problem, or kept and the next field asked for. */
     enterAltField: assign(({ context, event }) => {
@@ -357,18 +373,9 @@ export const kioskMachine = setup({
       after: { altPendingScreen: 'idle' },
     },
     payingByLink: {
-      // Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the
-      // link payment; cancelled, timed out or no link → back to the choice between card and phone.
-      ...payByLinkState({
-        purpose: 'fee',
-        link: (context: KioskContext) => ({
-          reference: context.ticket ?? 'TICKET',
-          amountMinor: context.amountMinor ?? 0,
-        }),
-        receiptLines: (context) => ticketLines(context),
-        paid: { target: 'paid', note: () => ({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }) },
-        notPaid: 'confirming',
-      }),
+      ...payingByPhone,
+      // After a declined card: neither on the phone's screens nor on their approval is that card shown.
+      entry: [{ type: 'noteLink', params: earlierAttemptCleared() }, payingByPhone.entry],
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     paying: {

@@ -130,12 +130,21 @@ export function canPresentCardAgain(reason: string | undefined): boolean {
 }
 
 /**
+ * What an earlier attempt to pay left on screen, cleared when another one starts (another card, the phone, an
+ * alternative method after a declined card): its reason code and the masked PAN of its card, which a later approval
+ * must not show as if that card had paid.
+ */
+export function earlierAttemptCleared(): Pick<ViewContext, 'reason' | 'maskedPan'> {
+  return { reason: undefined, maskedPan: undefined };
+}
+
+/**
  * The screen of a new card attempt (the first, or another card after a decline): the amount and `message`, the model's
- * own text for it, and nothing of an earlier attempt — neither its result and reason code nor the masked PAN of its
- * card — while the next card is asked for and sent.
+ * own text for it, and nothing of an earlier attempt ({@link earlierAttemptCleared}) while the next card is asked for
+ * and sent.
  */
 export function cardAttemptView(message: MessageRef): Pick<ViewContext, 'message' | 'reason' | 'maskedPan'> {
-  return { message, reason: undefined, maskedPan: undefined };
+  return { message, ...earlierAttemptCleared() };
 }
 
 /** The card of a result, if one was read. */

@@ -94,6 +94,27 @@ describe('kiosk machine: a card the reader asks to present again', () => {
     });
   }
 
+  it('says no card was presented when none came in time, and takes one again, nothing sent in between', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('hang');
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    fake.clock.increment(65_000);
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.noCard', reason: 'READ_TIMEOUT' });
+    expect(view.actions).toContain('CONFIRM');
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', messageKey: 'kiosk.paid' });
+    expect(fake.comments()).toEqual(['Parking Sale']);
+    actor.stop();
+  });
+
   it('offers no second card after an outcome that is being checked', async () => {
     const fake = new FakeTerminal();
     fake.submitHangs = true;

@@ -108,15 +108,17 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
 }
 
 /**
- * Reader codes of a read that failed for the way the card was presented, which the customer can put right at once:
- * tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card taken away
- * before the read completed. Nothing was sent; the models that ask for a card again after a decline ask for it again
- * after these too, saying what to do.
+ * Codes of a read that failed for the way the card was presented, or not presented, which the customer can put right
+ * at once: tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card
+ * taken away before the read completed, no card within the machine's read timeout (READ_TIMEOUT: not "could not be
+ * read", no card was read). Nothing was sent; the models that ask for a card again after a decline ask for it again
+ * after these too, saying what happened.
  */
 const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   CARD_USE_CONTACT: 'result.insertCard',
   CARD_COLLISION: 'result.oneCard',
   CARD_REMOVED: 'result.cardRemoved',
+  READ_TIMEOUT: 'result.noCard',
 };
 
 function cardErrorKey(code: string): MessageRef['key'] {

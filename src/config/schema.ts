@@ -328,6 +328,13 @@ export const dccSchema = z
      * takes the fee as a new sale in the local currency and reverses the converted hold.
      */
     choiceAtCompletion: z.boolean().default(false),
+    /**
+     * For acquirers that forbid conversion on contactless at or below the CVM limit (reference/kiosk.md §1): that
+     * limit, minor units of `terminal.currency`. A contactless payment (EMV or magnetic-stripe mode) of at most this
+     * amount is not offered conversion and goes in the local currency; inserted or swiped cards are not concerned.
+     * Absent: conversion is offered on contactless at any amount.
+     */
+    contactlessCvmLimitMinor: z.number().int().min(0).optional(),
   })
   .prefault({});
 

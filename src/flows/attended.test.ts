@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
-import { FakeTerminal, testSettings } from './testing/fake-terminal.js';
+import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { describeView } from './view.js';
 
 function attended(fake: FakeTerminal) {
@@ -35,5 +35,59 @@ describe('attended machine', () => {
       });
       actor.stop();
     }
+  });
+
+  it('asks for another card after a decline without the declined card or its result on the screen', async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = attended(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      messageKey: 'result.declined',
+      maskedPan: '411111******1111',
+    });
+    fake.reads.push('hang');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'present-card',
+      messageKey: 'attended.confirmSale',
+      amountMinor: 850,
+    });
+    expect(view.reason).toBeUndefined();
+    expect(view.maskedPan).toBeUndefined();
+    actor.stop();
+  });
+});
+
+describe('attended machine: a card the reader asks to present again', () => {
+  it('says to insert the card after a refused tap and takes it again, nothing sent in between', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('CARD_USE_CONTACT');
+    const actor = attended(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.insertCard',
+      reason: 'CARD_USE_CONTACT',
+    });
+    expect(view.actions).toContain('CONFIRM');
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'attended.paid',
+    });
+    expect(fake.comments()).toEqual(['Parking Sale']);
+    actor.stop();
   });
 });

@@ -2,6 +2,8 @@ import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
 import {
+  canPresentCardAgain,
+  cardAttemptView,
   emptyView,
   failureText,
   unsuccessfulTransaction,
@@ -104,6 +106,10 @@ export const attendedMachine = setup({
       on: { CONFIRM: 'paying', CANCEL: 'idle' },
     },
     paying: {
+      // Entered from the confirmation, or again with another card after a decline.
+      entry: assign(({ context }) =>
+        cardAttemptView({ key: context.mode === 'sale' ? 'attended.confirmSale' : 'attended.confirmCredit' }),
+      ),
       invoke: {
         id: 'transaction',
         src: 'transaction',
@@ -182,7 +188,12 @@ export const attendedMachine = setup({
     },
     failed: {
       tags: ['error'],
-      on: { DONE: 'idle', START: 'idle' },
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        // A card presented the wrong way (tapped where it must be inserted, two cards, taken away too soon): again.
+        CONFIRM: { guard: ({ context }) => canPresentCardAgain(context.reason), target: 'paying' },
+      },
       after: { resultScreen: 'idle' },
     },
   },

@@ -133,18 +133,18 @@ describe('currency conversion in the transaction actor', () => {
     expect(fake.sent).toEqual([]);
   });
 
-  it('gives up after the read timeout when no currency is chosen, without sending anything', async () => {
+  it('sets no time limit of its own on the choice: the host times it and cancels it unanswered, nothing sent', async () => {
     const fake = new FakeTerminal();
     fake.offers.push(OFFER);
     const actor = run(fake, sale);
     await settle();
-    fake.clock.increment(65_000);
+    // Far past the read timeout: a customer listening to the rate, markup and disclaimer still has the choice.
+    fake.clock.increment(10 * 65_000);
     await settle();
-    expect(actor.getSnapshot().output).toMatchObject({
-      kind: 'card-error',
-      code: 'CURRENCY_CHOICE_TIMEOUT',
-      card: { cardRef: 'card-1' },
-    });
+    expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'cancelled', card: { cardRef: 'card-1' } });
     expect(fake.sent).toEqual([]);
   });
 

@@ -4,6 +4,9 @@ import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.
 import type { AltSaleRequest, AltSaleStarted } from './effects.js';
 import type { FlowClock } from './effects.js';
 import {
+  canPresentCardAgain,
+  cardAttemptView,
+  earlierAttemptCleared,
   emptyView,
   failureText,
   unsuccessfulTransaction,
@@ -86,6 +89,21 @@ function ticketLines(context: KioskContext): ReceiptData['lines'] {
   return lines;
 }
 
+/**
+ * Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the link
+ * payment; cancelled, timed out or no link → back to the choice between card and phone.
+ */
+const payingByPhone = payByLinkState({
+  purpose: 'fee',
+  link: (context: KioskContext) => ({
+    reference: context.ticket ?? 'TICKET',
+    amountMinor: context.amountMinor ?? 0,
+  }),
+  receiptLines: (context) => ticketLines(context),
+  paid: { target: 'paid', note: () => ({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }) },
+  notPaid: 'confirming',
+});
+
 export const kioskMachine = setup({
   types: {
     context: {} as KioskContext,
@@ -126,7 +144,7 @@ export const kioskMachine = setup({
         index: 0,
         values: {},
       };
-      return { altEntry: entry, message: altFieldMessage(entry), reason: undefined };
+      return { altEntry: entry, message: altFieldMessage(entry), ...earlierAttemptCleared() };
     }),
     /** The value of the field asked for: refused with its problem, or kept and the next field asked for. */
     enterAltField: assign(({ context, event }) => {
@@ -261,10 +279,14 @@ export const kioskMachine = setup({
       tags: ['processing'],
       always: [
         {
-          // Within the grace period nothing is owed: no card, no sale.
+          // Within the grace period nothing is owed: no card, no sale — and no "Approved" title: nothing was approved.
           guard: 'nothingToPay',
           target: 'paid',
-          actions: assign({ message: { key: 'kiosk.nothingDue' }, reason: 'NOTHING_DUE' }),
+          actions: assign({
+            message: { key: 'kiosk.nothingDue' },
+            reason: 'NOTHING_DUE',
+            titleKey: 'screen.nothingDue.title',
+          }),
         },
         { target: 'confirming' },
       ],
@@ -351,21 +373,14 @@ export const kioskMachine = setup({
       after: { altPendingScreen: 'idle' },
     },
     payingByLink: {
-      // Pay by phone (issue 14): the ticket's fee as a payment link; paid → the ticket is paid, with a receipt of the
-      // link payment; cancelled, timed out or no link → back to the choice between card and phone.
-      ...payByLinkState({
-        purpose: 'fee',
-        link: (context: KioskContext) => ({
-          reference: context.ticket ?? 'TICKET',
-          amountMinor: context.amountMinor ?? 0,
-        }),
-        receiptLines: (context) => ticketLines(context),
-        paid: { target: 'paid', note: () => ({ message: { key: 'kiosk.paid' }, reason: 'PAID_BY_LINK' }) },
-        notPaid: 'confirming',
-      }),
+      ...payingByPhone,
+      // After a declined card: neither on the phone's screens nor on their approval is that card shown.
+      entry: [{ type: 'noteLink', params: earlierAttemptCleared() }, payingByPhone.entry],
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     paying: {
+      // Entered from the fee, or again with another card after a decline.
+      entry: assign(({ context }) => cardAttemptView(feeMessage(context))),
       invoke: {
         id: 'transaction',
         src: 'transaction',
@@ -443,7 +458,12 @@ export const kioskMachine = setup({
     },
     failed: {
       tags: ['error'],
-      on: { DONE: 'idle', START: 'idle' },
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        // A card presented the wrong way (tapped where it must be inserted, two cards, taken away too soon): again.
+        CONFIRM: { guard: ({ context }) => canPresentCardAgain(context.reason), target: 'paying' },
+      },
       after: { resultScreen: 'idle' },
     },
   },

@@ -1,4 +1,4 @@
-import type { MessageRef } from '../i18n/index.js';
+import type { MessageKey, MessageRef } from '../i18n/index.js';
 import type { CardSummary, FlowClock, ReceiptData } from './effects.js';
 import type { FlowSettings } from './settings.js';
 import type { TransactionResult } from './transaction.js';
@@ -59,6 +59,11 @@ export interface ViewContext {
   message: MessageRef;
   /** Stable code of the last failure or result, e.g. "DECLINED", "READ_TIMEOUT", "PARTIAL_APPROVAL". */
   reason: string | undefined;
+  /**
+   * The title of the current screen when it is not the screen's own: an exit that owes nothing is shown on the
+   * approved screen, but titled as what it is ("Nothing to pay"), never "Approved" — no payment was approved.
+   */
+  titleKey: MessageKey | undefined;
   session: FlowSession | undefined;
   /** The last receipt issued, shown on the approved screen. */
   receipt: ReceiptData | undefined;
@@ -70,6 +75,7 @@ export function emptyView(message: MessageRef = { key: 'flow.none' }): ViewConte
     maskedPan: undefined,
     message,
     reason: undefined,
+    titleKey: undefined,
     session: undefined,
     receipt: undefined,
   };
@@ -97,18 +103,50 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
     case 'cancelled':
       return { message: { key: 'result.cancelled' }, reason: 'CANCELLED' };
     case 'card-error':
-      return {
-        message: {
-          key:
-            result.code === 'CARD_NOT_SUPPORTED'
-              ? 'result.cardNotSupported'
-              : result.code === 'CURRENCY_CHOICE_TIMEOUT'
-                ? 'result.currencyChoiceTimeout'
-                : 'result.cardUnreadable',
-        },
-        reason: result.code,
-      };
+      return { message: { key: cardErrorKey(result.code) }, reason: result.code };
   }
+}
+
+/**
+ * Codes of a read that failed for the way the card was presented, or not presented, which the customer can put right
+ * at once: tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card
+ * taken away before the read completed, no card within the machine's read timeout (READ_TIMEOUT: not "could not be
+ * read", no card was read). Nothing was sent; the models that ask for a card again after a decline ask for it again
+ * after these too, saying what happened.
+ */
+const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
+  CARD_USE_CONTACT: 'result.insertCard',
+  CARD_COLLISION: 'result.oneCard',
+  CARD_REMOVED: 'result.cardRemoved',
+  READ_TIMEOUT: 'result.noCard',
+};
+
+function cardErrorKey(code: string): MessageRef['key'] {
+  if (code === 'CARD_NOT_SUPPORTED') return 'result.cardNotSupported';
+  return PRESENT_AGAIN[code] ?? 'result.cardUnreadable';
+}
+
+/** Whether the last failure (`ViewContext.reason`) was a card read the customer can present again ({@link PRESENT_AGAIN}). */
+export function canPresentCardAgain(reason: string | undefined): boolean {
+  return reason !== undefined && Object.hasOwn(PRESENT_AGAIN, reason);
+}
+
+/**
+ * What an earlier attempt to pay left on screen, cleared when another one starts (another card, the phone, an
+ * alternative method after a declined card): its reason code and the masked PAN of its card, which a later approval
+ * must not show as if that card had paid.
+ */
+export function earlierAttemptCleared(): Pick<ViewContext, 'reason' | 'maskedPan'> {
+  return { reason: undefined, maskedPan: undefined };
+}
+
+/**
+ * The screen of a new card attempt (the first, or another card after a decline): the amount and `message`, the model's
+ * own text for it, and nothing of an earlier attempt ({@link earlierAttemptCleared}) while the next card is asked for
+ * and sent.
+ */
+export function cardAttemptView(message: MessageRef): Pick<ViewContext, 'message' | 'reason' | 'maskedPan'> {
+  return { message, ...earlierAttemptCleared() };
 }
 
 /** The card of a result, if one was read. */

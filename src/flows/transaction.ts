@@ -21,8 +21,9 @@ import type { FlowSettings } from './settings.js';
  * - cancel at every waiting state: while the card is awaited the read is aborted; while the request is out the cancel
  *   is remembered and an approved original is undone (reversal or void) when its answer arrives;
  * - currency conversion (spec 001, DCC flow): after the card read of a sale or pre-authorization that asks for it, an
- *   offer; with an offer the customer chooses the currency (`choose-currency`, no default) before the request goes;
- *   without one the payment continues in the local currency;
+ *   offer; with an offer the customer chooses the currency (`choose-currency`, no default, no time limit of the
+ *   machine's: the host times it like any input screen and cancels it unanswered) before the request goes; without
+ *   one the payment continues in the local currency;
  * - the reader and gateway timeouts as delayed transitions (`readTimeout`, `submitTimeout`);
  * - an unknown outcome resolved by a timeout reversal (authorizations, after `resolutionDelay`) or a timeout void
  *   (captures, sales, refunds, credits), retried `maxResolutionAttempts` times (gateway.md §2, "Timeouts").
@@ -83,10 +84,7 @@ export type TransactionResult =
   | { kind: 'unknown'; transactionId: string; resolved: boolean; notUndone?: boolean; card?: CardSummary }
   /** The customer cancelled; anything approved in between was undone (`undone`) or left to recovery (`!undone`). */
   | { kind: 'cancelled'; undone: boolean; card?: CardSummary }
-  /**
-   * The card read failed or timed out, the card is not of a parking network, or no currency was chosen in time
-   * (`CURRENCY_CHOICE_TIMEOUT`); nothing was sent.
-   */
+  /** The card read failed or timed out, or the card is not of a parking network; nothing was sent. */
   | { kind: 'card-error'; code: string; card?: CardSummary };
 
 /**
@@ -398,8 +396,10 @@ export const transactionMachine = setup({
       },
     },
     choosingCurrency: {
-      // spec 001, DCC flow step 3: an active choice, never a default; the offer stays until the customer chooses,
-      // cancels, or walks away (the read timeout).
+      // spec 001, DCC flow step 3: an active choice, never a default; the offer stays until the customer chooses or
+      // cancels. No time limit of its own: the choice is the customer's decision, timed by the host as every input
+      // screen is (WCAG 2.2.1: asked "Do you need more time?", longer in accessibility mode); nobody answering is a
+      // cancel, and nothing is sent.
       tags: ['choose-currency'],
       on: {
         CHOOSE_CURRENCY: [
@@ -421,15 +421,6 @@ export const transactionMachine = setup({
           target: 'done',
           actions: assign({
             result: ({ context }) => withCard({ kind: 'cancelled' as const, undone: true }, context.card),
-          }),
-        },
-      },
-      after: {
-        readTimeout: {
-          target: 'done',
-          actions: assign({
-            result: ({ context }) =>
-              withCard({ kind: 'card-error' as const, code: 'CURRENCY_CHOICE_TIMEOUT' }, context.card),
           }),
         },
       },

@@ -25,6 +25,8 @@ export interface FlowView {
   /** The catalogue key of the screen's message (src/i18n) and its parameters. */
   messageKey: MessageKey;
   messageParams?: MessageParams;
+  /** The catalogue key of the screen's title when it is not the screen's own ({@link ViewContext.titleKey}). */
+  titleKey?: MessageKey;
   reason?: string;
   session?: FlowSession;
   receipt?: ReceiptData;
@@ -146,6 +148,7 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
     messageKey: context.message.key,
   };
   if (context.message.params !== undefined) view.messageParams = context.message.params;
+  if (context.titleKey !== undefined) view.titleKey = context.titleKey;
   if (context.amountMinor !== undefined) view.amountMinor = context.amountMinor;
   if (context.maskedPan !== undefined) view.maskedPan = context.maskedPan;
   if (context.reason !== undefined) view.reason = context.reason;

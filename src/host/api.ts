@@ -62,6 +62,9 @@ export const TIMED_SCREENS: ReadonlySet<string> = new Set([
   'confirm',
   // An alternative method's details: a customer who walks away must not leave an e-mail address half typed on screen.
   'alt-details',
+  // The currency choice: the customer's decision between two amounts, rate, markup and disclaimer (read out in
+  // accessibility mode), never a default; unanswered it is cancelled and nothing is sent.
+  'choose-currency',
 ]);
 
 /** An amount ready to show: minor units, currency and the formatted text. */

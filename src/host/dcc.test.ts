@@ -129,6 +129,22 @@ describe('DCC offers on the host', () => {
     expect(terminalCanPresentDcc(parseConfig({ terminal: { model: 'kiosk' } }))).toBe(true);
   });
 
+  it('offers no conversion on a tap at or below the configured CVM limit, and asks nothing (kiosk.md §1)', async () => {
+    const limited = { dcc: { contactlessCvmLimitMinor: 1_250 } };
+    for (const entryMode of ['contactless', 'msd'] as const) {
+      const { service, sent } = offers(ANSWER, limited, held(entryMode));
+      expect(await service.offer(INPUT, new AbortController().signal)).toBeNull();
+      expect(sent).toEqual([]);
+    }
+    // Above the limit, inserted or swiped at any amount, or with no limit configured: the offer is asked for.
+    const above = offers(ANSWER, { dcc: { contactlessCvmLimitMinor: 1_249 } }, held('contactless'));
+    expect(await above.service.offer(INPUT, new AbortController().signal)).toEqual(SUMMARY);
+    const inserted = offers(ANSWER, limited, held('contact'));
+    expect(await inserted.service.offer(INPUT, new AbortController().signal)).toEqual(SUMMARY);
+    const unlimited = offers(ANSWER, {}, held('contactless'));
+    expect(await unlimited.service.offer(INPUT, new AbortController().signal)).toEqual(SUMMARY);
+  });
+
   it('continues in the local currency when there is no offer or the lookup fails', async () => {
     const declined = offers({ kind: 'no-offer', reason: 'NOT_ELIGIBLE' });
     expect(await declined.service.offer(INPUT, new AbortController().signal)).toBeNull();

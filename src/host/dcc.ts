@@ -225,6 +225,9 @@ export class DccOffers {
     const pan = card?.data?.pan;
     if (card === undefined || pan === undefined) return null;
     const entryMode = card.summary.entryMode === 'msd' ? 'contactless' : card.summary.entryMode;
+    // An acquirer that forbids conversion on a tap at or below the CVM limit (kiosk.md §1): no offer, nothing asked.
+    const cvmLimit = config.dcc.contactlessCvmLimitMinor;
+    if (entryMode === 'contactless' && cvmLimit !== undefined && input.amountMinor <= cvmLimit) return null;
     const request: DccOfferRequest = {
       cardPrefix: cardBin(pan),
       amountMinor: input.amountMinor,

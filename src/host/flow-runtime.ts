@@ -107,7 +107,7 @@ export function customerView(
   const actions: UserEvent['type'][] = view.actions;
   const result: CustomerView = {
     screen,
-    title: tr.t(TITLE_KEYS[screen]),
+    title: tr.t(view.titleKey ?? TITLE_KEYS[screen]),
     message: tr.t(view.messageKey, view.messageParams),
     actions,
   };

@@ -1,8 +1,9 @@
 /**
  * Time limits on the customer's input screens (WCAG 2.2.1 "Timing adjustable"): a customer who stops answering is
  * asked "Do you need more time?" and, with no answer, the screen goes back to the attract screen. Only screens where
- * the customer is choosing or typing are timed: once a card is being read, a currency chosen for it or a payment is
- * with the gateway, nothing here interrupts (a payment in progress is never abandoned by a timer).
+ * the customer is choosing or typing are timed — the currency choice among them (nothing is sent before it is made):
+ * once a card is being read or a payment is with the gateway, nothing here interrupts (a payment in progress is never
+ * abandoned by a timer).
  */
 import { TIMED_SCREENS } from './api.js';
 

@@ -142,3 +142,56 @@ describe('time limits on the customer screens', () => {
     if (!r.ok) expect(r.error.code).toBe('NOT_ALLOWED_NOW');
   }, 30_000);
 });
+
+describe('time limits on the currency choice', () => {
+  /** An attended terminal pricing in EUR: the simulator's N2 card gets a conversion offer (host-dcc.test.ts). */
+  async function startConverting(): Promise<TerminalHost> {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-inactivity-dcc-'));
+    host = await createTerminalHost(
+      parseConfig({
+        terminal: {
+          model: 'attended',
+          currency: 'EUR',
+          country: 'DE',
+          countryNumeric: '276',
+          timezone: 'Europe/Berlin',
+        },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 50 } },
+        customer: { inactivitySeconds: 45, moreTimeSeconds: 20, accessibilityFactor: 2 },
+      }),
+      { logger: silentLogger(), cwd },
+    );
+    await waitFor(host, ['idle'], 10_000);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+    return host;
+  }
+
+  it('gives the choice the longer time of accessibility mode, asks before it ends, and sends nothing unanswered', async () => {
+    const h = await startConverting();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await send(h, { type: 'START' });
+    await send(h, { type: 'ENTER_AMOUNT', minor: 1_250 });
+    await send(h, { type: 'CONFIRM' });
+    expect(
+      (await waitFor(h, ['choose-currency', 'approved', 'declined', 'error'], 15_000)).customer.screen,
+    ).toBe('choose-currency');
+    // Rate, markup and the disclaimer read out take time: the choice is not taken away after the reader's time.
+    await vi.advanceTimersByTimeAsync(66_000);
+    const reading = await now(h);
+    expect(reading.screen).toBe('choose-currency');
+    expect(reading.prompt).toBeUndefined();
+    // Twice the 45 s of silence: "Do you need more time?", and a yes gives the time again.
+    await vi.advanceTimersByTimeAsync(25_000);
+    expect((await now(h)).prompt).toMatchObject({ kind: 'more-time' });
+    const more = await send(h, { type: 'MORE_TIME' });
+    expect(more.customer.screen).toBe('choose-currency');
+    expect(more.customer.prompt).toBeUndefined();
+    // Nobody answers the next question: the choice is cancelled, nothing is sent, the card is let go.
+    await vi.advanceTimersByTimeAsync(91_000);
+    expect((await now(h)).prompt).toMatchObject({ kind: 'more-time' });
+    await vi.advanceTimersByTimeAsync(41_000);
+    expect((await now(h)).screen).toBe('idle');
+    expect(h.sandbox!.ledger().transactions).toEqual([]);
+    expect(h.cards.size).toBe(0);
+  }, 30_000);
+});

@@ -1,0 +1,182 @@
+import { describe, expect, it } from 'vitest';
+import { createActor } from 'xstate';
+import { provideFlowEffects } from './provide.js';
+import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import type { FlowSettings } from './settings.js';
+import { describeView } from './view.js';
+
+function kiosk(fake: FakeTerminal, settings: FlowSettings = testSettings()) {
+  const actor = createActor(provideFlowEffects.kiosk(fake), {
+    input: { settings, clock: fake.clock },
+    clock: fake.clock,
+  });
+  actor.start();
+  return actor;
+}
+
+describe('kiosk machine', () => {
+  it('asks for another card after a decline without the declined card or its result on the screen', async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      messageKey: 'result.declined',
+      maskedPan: '411111******1111',
+    });
+    // The customer presents a second card: while it is awaited, nothing of the first attempt is shown.
+    fake.reads.push('hang');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'present-card',
+      messageKey: 'kiosk.lostTicketFee',
+      amountMinor: 3_000,
+    });
+    expect(view.reason).toBeUndefined();
+    expect(view.maskedPan).toBeUndefined();
+    actor.stop();
+  });
+
+  it('shows the second card and its approval once another card is taken after a decline', async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    fake.card = { ...fake.card, maskedPan: '555555******4444', fingerprint: 'fp-2' };
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'kiosk.paid',
+      maskedPan: '555555******4444',
+      reason: 'APPROVED',
+    });
+    expect(fake.comments()).toEqual(['Parking Sale', 'Parking Sale']);
+    expect(fake.netChargedMinor()).toBe(3_000);
+    actor.stop();
+  });
+});
+
+describe('kiosk machine: a card the reader asks to present again', () => {
+  for (const [code, messageKey] of [
+    ['CARD_USE_CONTACT', 'result.insertCard'],
+    ['CARD_COLLISION', 'result.oneCard'],
+    ['CARD_REMOVED', 'result.cardRemoved'],
+  ] as const) {
+    it(`${code}: says what to do and takes the card again, nothing sent in between`, async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push(code);
+      const actor = kiosk(fake);
+      actor.send({ type: 'START' });
+      actor.send({ type: 'LOST_TICKET' });
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({ screen: 'error', messageKey, reason: code });
+      expect(view.actions).toContain('CONFIRM');
+      expect(fake.sent).toEqual([]);
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'approved',
+        messageKey: 'kiosk.paid',
+      });
+      expect(fake.comments()).toEqual(['Parking Sale']);
+      expect(fake.netChargedMinor()).toBe(3_000);
+      actor.stop();
+    });
+  }
+
+  it('says no card was presented when none came in time, and takes one again, nothing sent in between', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('hang');
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    fake.clock.increment(65_000);
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.noCard', reason: 'READ_TIMEOUT' });
+    expect(view.actions).toContain('CONFIRM');
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', messageKey: 'kiosk.paid' });
+    expect(fake.comments()).toEqual(['Parking Sale']);
+    actor.stop();
+  });
+
+  it('offers no second card after an outcome that is being checked', async () => {
+    const fake = new FakeTerminal();
+    fake.submitHangs = true;
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    fake.clock.increment(100_000);
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.timeoutUnresolved' });
+    expect(view.actions).not.toContain('CONFIRM');
+    actor.stop();
+  });
+});
+
+describe('kiosk machine: another way to pay after a declined card', () => {
+  const OTHER_WAYS = testSettings({
+    payByPhone: { waitMs: 300_000 },
+    altMethods: [{ profile: 1, label: 'Bank transfer', fields: ['email'] }],
+  });
+
+  async function declined(fake: FakeTerminal) {
+    const actor = kiosk(fake, OTHER_WAYS);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      maskedPan: '411111******1111',
+    });
+    return actor;
+  }
+
+  it('pays by phone without showing the declined card, on the phone screen or on the approval', async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = await declined(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    const scan = describeView(actor.getSnapshot());
+    expect(scan.screen).toBe('pay-by-phone');
+    expect(scan.maskedPan).toBeUndefined();
+    expect(scan.reason).toBeUndefined();
+    fake.payLink();
+    await settle();
+    const paid = describeView(actor.getSnapshot());
+    expect(paid).toMatchObject({ screen: 'approved', messageKey: 'kiosk.paid', reason: 'PAID_BY_LINK' });
+    // The card shown was declined and charged nothing: the approval is the phone's.
+    expect(paid.maskedPan).toBeUndefined();
+    expect(fake.netChargedMinor()).toBe(0);
+    actor.stop();
+  });
+
+  it("asks for an alternative method's details without showing the declined card", async () => {
+    const fake = new FakeTerminal().script('sale', 'declined');
+    const actor = await declined(fake);
+    actor.send({ type: 'ALT_METHOD', profile: 1 });
+    const view = describeView(actor.getSnapshot());
+    expect(view.screen).toBe('alt-details');
+    expect(view.maskedPan).toBeUndefined();
+    actor.stop();
+  });
+});

@@ -9,7 +9,7 @@ import { OfflineQueue } from '../journal/offline-queue.js';
 import { TimeoutRecovery, type ResolutionBuilder } from '../journal/recovery.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { JournaledSender, type OutgoingRequest, type Transmitter } from '../journal/sender.js';
-import { silentLogger } from '../log/index.js';
+import { createLogger, silentLogger, type Logger } from '../log/index.js';
 import { BackgroundWork } from './background-work.js';
 import type { OpenAuthorizations } from './open-authorizations.js';
 import type { PaymentRouter } from './payment-router.js';
@@ -50,6 +50,7 @@ function backgroundWork(deps: {
   offline: OfflineQueue;
   sender: JournaledSender;
   recovery: TimeoutRecovery;
+  logger?: Logger;
 }): { background: BackgroundWork; sweep: () => void } {
   const { recovery } = deps;
   const background = new BackgroundWork({
@@ -63,7 +64,7 @@ function backgroundWork(deps: {
       forwardedOutcome: () => undefined,
     } as unknown as PaymentRouter,
     openAuthorizations: { runFollowUps: () => Promise.resolve() } as unknown as OpenAuthorizations,
-    logger: silentLogger(),
+    logger: deps.logger ?? silentLogger(),
     ready: () => true,
     gatewaySeen: () => undefined,
     changed: () => undefined,
@@ -205,5 +206,53 @@ describe('background work', () => {
     expect(journal.inFlight().filter((e) => e.resolvesEntryId === undefined)).toEqual([
       expect.objectContaining({ id: sale.id }),
     ]);
+  });
+
+  it('logs a forwarding run that fails (a stored payment it cannot read) and stays in service: no unhandled rejection', async () => {
+    const journal = openJournal(':memory:');
+    open.push(journal);
+    const offline = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 10_000, maxCount: 5, maxAgeHours: 24 },
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
+    });
+    const stored = offline.store({
+      transactionId: 'OFF-UNREADABLE',
+      service: 'sale',
+      comments: 'Parking Sale',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from('{}'),
+      amountMinor: 500,
+      currency: 'GBP',
+      entryMode: 'contact',
+    });
+    // Its sealed request is gone (a damaged file, say): every claim of it fails.
+    journal.db.prepare('UPDATE offline_payments SET body_enc = NULL WHERE id = ?').run(stored.id);
+    const transmitter: Transmitter = { transmit: () => Promise.reject(new Error('nothing is sent')) };
+    const sender = new JournaledSender(journal, transmitter);
+    const recovery = new TimeoutRecovery(journal, builder, sender, {
+      timeoutReversalDelayMs: 0,
+      retryMs: 5_000,
+    });
+    const lines: { level: number; msg: string; err?: { code?: string } }[] = [];
+    const logger = createLogger({
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as (typeof lines)[number]) },
+    });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (reason: unknown): void => void unhandled.push(reason);
+    process.on('unhandledRejection', onUnhandled);
+    try {
+      const { sweep } = backgroundWork({ journal, offline, sender, recovery, logger });
+      sweep();
+      for (let i = 0; i < 20; i++) await turn();
+      expect(unhandled).toEqual([]);
+      expect(lines.filter((l) => l.level >= 50).map((l) => [l.msg, l.err?.code])).toEqual([
+        ['stored payments could not be forwarded: they stay stored', 'JOURNAL_IO'],
+      ]);
+      expect(offline.get(stored.id)?.state).toBe('stored');
+    } finally {
+      process.off('unhandledRejection', onUnhandled);
+    }
   });
 });

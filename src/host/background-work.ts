@@ -47,7 +47,7 @@ export class BackgroundWork {
   start(): void {
     this.timer = setInterval(() => this.sweep(), Math.max(1_000, this.deps.config.journal.resolutionRetryMs));
     this.timer.unref();
-    if (this.deps.offline.status().depth > 0) void this.forward();
+    if (this.deps.offline.status().depth > 0) this.forwardInBackground();
   }
 
   /** Whether stored payments are being forwarded right now. */
@@ -82,10 +82,22 @@ export class BackgroundWork {
     return run;
   }
 
+  /**
+   * A forwarding run nobody awaits (at start, by the sweep). One that fails — a stored payment whose sealed request
+   * cannot be read, say — leaves every payment it did not finish stored; it is logged for the operator, the terminal
+   * stays in service, and the next sweep tries again. Never an unhandled rejection, which takes the terminal out of
+   * service.
+   */
+  private forwardInBackground(): void {
+    this.forward().catch((err: unknown) =>
+      this.deps.logger.error({ err }, 'stored payments could not be forwarded: they stay stored'),
+    );
+  }
+
   private sweep(): void {
     if (!this.deps.ready()) return;
     const { offline, openAuthorizations, sender, recovery, router, logger } = this.deps;
-    if (!this.forwarding && offline.status().depth > 0) void this.forward();
+    if (!this.forwarding && offline.status().depth > 0) this.forwardInBackground();
     void openAuthorizations
       .runFollowUps()
       .catch((err: unknown) => logger.error({ err }, 'follow-ups failed'));

@@ -208,7 +208,7 @@ describe('background work', () => {
     ]);
   });
 
-  it('logs a forwarding run that fails (a stored payment it cannot read) and stays in service: no unhandled rejection', async () => {
+  it('logs a forwarding run that fails (a claim the journal refuses) and stays in service: no unhandled rejection', async () => {
     const journal = openJournal(':memory:');
     open.push(journal);
     const offline = new OfflineQueue(journal, {
@@ -217,7 +217,7 @@ describe('background work', () => {
       keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
     });
     const stored = offline.store({
-      transactionId: 'OFF-UNREADABLE',
+      transactionId: 'OFF-CLAIM-FAILS',
       service: 'sale',
       comments: 'Parking Sale',
       method: 'POST',
@@ -227,8 +227,8 @@ describe('background work', () => {
       currency: 'GBP',
       entryMode: 'contact',
     });
-    // Its sealed request is gone (a damaged file, say): every claim of it fails.
-    journal.db.prepare('UPDATE offline_payments SET body_enc = NULL WHERE id = ?').run(stored.id);
+    // Its transactionId is journaled already (a damaged file, say): every claim of it fails.
+    journal.begin(saleEntry('OFF-CLAIM-FAILS'));
     const transmitter: Transmitter = { transmit: () => Promise.reject(new Error('nothing is sent')) };
     const sender = new JournaledSender(journal, transmitter);
     const recovery = new TimeoutRecovery(journal, builder, sender, {
@@ -248,7 +248,7 @@ describe('background work', () => {
       for (let i = 0; i < 20; i++) await turn();
       expect(unhandled).toEqual([]);
       expect(lines.filter((l) => l.level >= 50).map((l) => [l.msg, l.err?.code])).toEqual([
-        ['stored payments could not be forwarded: they stay stored', 'JOURNAL_IO'],
+        ['stored payments could not be forwarded: they stay stored', 'JOURNAL_DUPLICATE'],
       ]);
       expect(offline.get(stored.id)?.state).toBe('stored');
     } finally {

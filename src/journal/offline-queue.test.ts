@@ -5,6 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { staticKeyProvider } from './encryption.js';
 import { NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
 import { TimeoutRecovery } from './recovery.js';
+import { saleEntry } from './testing/entries.js';
 import {
   OfflineQueue,
   offlineQueueStatus,
@@ -537,16 +538,41 @@ describe('offline queue', () => {
     const { queue, journal } = setup();
     const first = queue.store(payment());
     const second = queue.store(payment());
-    // The second payment's sealed request is gone: the claim of both throws after beginning the first's forward.
-    journal.db.prepare('UPDATE offline_payments SET body_enc = NULL WHERE id = ?').run(second.id);
+    // The second payment's transactionId is journaled already (a damaged file, say): the claim of both throws after
+    // beginning the first's forward.
+    journal.begin(saleEntry(second.transactionId));
     const f = fakeForwarder();
     await expect(queue.forwardPending(f.forwarder, { concurrency: 2 })).rejects.toMatchObject({
-      code: 'JOURNAL_IO',
+      code: 'JOURNAL_DUPLICATE',
     });
     expect(f.sends.size).toBe(0);
     expect(f.forwarder.inFlight).toBe(0);
-    expect(journal.inFlight()).toEqual([]);
+    expect(journal.inFlight().map((e) => e.transactionId)).toEqual([second.transactionId]);
     expect([queue.get(first.id)?.state, queue.get(second.id)?.state]).toEqual(['stored', 'stored']);
+  });
+
+  it('passes over a stored payment it cannot read, leaves it stored, and forwards the ones after it', async () => {
+    const { queue, journal } = setup();
+    const unreadable = [queue.store(payment()), queue.store(payment())];
+    const readable = [queue.store(payment()), queue.store(payment())];
+    // One's sealed request is gone, the other's damaged (sealed under another key, say).
+    journal.db.prepare('UPDATE offline_payments SET body_enc = NULL WHERE id = ?').run(unreadable[0]!.id);
+    journal.db
+      .prepare('UPDATE offline_payments SET body_enc = ? WHERE id = ?')
+      .run(Buffer.alloc(64, 7), unreadable[1]!.id);
+    for (const concurrency of [1, 4]) {
+      const f = fakeForwarder();
+      const report = await queue.forwardPending(f.forwarder, { concurrency });
+      expect(f.order).toEqual(concurrency === 1 ? readable.map((p) => p.transactionId) : []);
+      expect(report).toMatchObject({ remaining: 2 });
+    }
+    expect(unreadable.map((p) => queue.get(p.id)?.state)).toEqual(['stored', 'stored']);
+    expect(readable.map((p) => queue.get(p.id)?.state)).toEqual(['approved', 'approved']);
+    expect(journal.inFlight()).toEqual([]);
+    expect(unreadable.map((p) => journal.findByTransactionId(p.transactionId))).toEqual([
+      undefined,
+      undefined,
+    ]);
   });
 
   it("claims the next payment when an answer is in, in the same commit as that answer's outcome", async () => {

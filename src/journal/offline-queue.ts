@@ -302,6 +302,8 @@ export class OfflineQueue {
   private readonly limits: OfflineLimits;
   private readonly now: () => Date;
   private readonly logger: Logger;
+  /** Stored payments whose sealed request this process could not read ({@link sealedRequest}): passed over. */
+  private readonly unreadable = new Set<number>();
   private readonly stmts: {
     insert: Statement;
     get: Statement<[number], Row>;
@@ -629,37 +631,73 @@ export class OfflineQueue {
     }
   }
 
-  /** The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`. */
+  /**
+   * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`. A stored payment whose sealed
+   * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place.
+   */
   private claimRows(sender: JournaledSender, max: number, taken: (() => void)[]): Claimed[] {
-    const now = this.now();
-    return this.stmts.next.all(max).map((row) => {
+    const claimed: Claimed[] = [];
+    for (;;) {
+      const want = max - claimed.length;
+      const rows = this.stmts.next
+        .all(want + this.unreadable.size)
+        .filter((row) => !this.unreadable.has(row.id))
+        .slice(0, want);
+      let passedOver = false;
+      for (const row of rows) {
+        const body = this.sealedRequest(row);
+        if (body === undefined) passedOver = true;
+        else claimed.push(this.claimRow(sender, row, body, taken));
+      }
+      if (!passedOver || claimed.length >= max) return claimed;
+    }
+  }
+
+  /**
+   * The request of a stored payment, or undefined when it cannot be read: its bytes gone, or sealed under another key
+   * or damaged. Such a payment stays stored, untouched, for the operator (nothing of it is lost), and is passed over by
+   * this process's claims, so that it does not hold up the payments stored after it. Logged once.
+   */
+  private sealedRequest(row: Row): Buffer | undefined {
+    try {
       if (row.body_enc === null)
         throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
-      const body = openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
-      const request: OutgoingRequest = {
-        transactionId: row.transaction_id,
-        service: row.service,
-        comments: row.comments,
-        method: row.method,
-        path: row.path,
-        body,
-        amountMinor: row.amount_minor,
-        currency: row.currency,
-        moneyMoving: true,
-      };
-      const entry = this.journal.begin(
-        entryOf(request, {
-          flowId: row.flow_id ?? undefined,
-          maskedPan: row.masked_pan ?? undefined,
-          sentAt: now,
-        }),
+      return openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
+    } catch (err) {
+      this.unreadable.add(row.id);
+      this.logger.error(
+        { err, storedPaymentId: row.id, transactionId: row.transaction_id },
+        'stored payment cannot be read: it stays stored for the operator, and the payments after it are forwarded',
       );
-      const owned = sender.ownBegun(entry.id);
-      taken.push(owned);
-      if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
-        throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
-      return { row, request, entry, owned };
-    });
+      return undefined;
+    }
+  }
+
+  private claimRow(sender: JournaledSender, row: Row, body: Buffer, taken: (() => void)[]): Claimed {
+    const now = this.now();
+    const request: OutgoingRequest = {
+      transactionId: row.transaction_id,
+      service: row.service,
+      comments: row.comments,
+      method: row.method,
+      path: row.path,
+      body,
+      amountMinor: row.amount_minor,
+      currency: row.currency,
+      moneyMoving: true,
+    };
+    const entry = this.journal.begin(
+      entryOf(request, {
+        flowId: row.flow_id ?? undefined,
+        maskedPan: row.masked_pan ?? undefined,
+        sentAt: now,
+      }),
+    );
+    const owned = sender.ownBegun(entry.id);
+    taken.push(owned);
+    if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
+      throw new JournalError('JOURNAL_BAD_TRANSITION', `stored payment ${row.id} was claimed twice`);
+    return { row, request, entry, owned };
   }
 
   /**

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -54,6 +54,16 @@ describe('key file', () => {
     expect(key).toHaveLength(32);
     expect(statSync(path).mode & 0o777).toBe(0o600);
     expect(readFileSync(path, 'utf8').trim()).toBe(key.toString('hex'));
+    expect(fileKeyProvider(path).loadKey().equals(key)).toBe(true);
+  });
+
+  it('creates the key file from a synced draft of its own, which it does not leave behind', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'key-'));
+    const path = join(dir, 'offline.key');
+    const key = fileKeyProvider(path).loadKey();
+    expect(readFileSync(path, 'utf8')).toBe(`${key.toString('hex')}\n`);
+    expect(readdirSync(dir)).toEqual(['offline.key']);
+    // A second process starting meanwhile finds the first's key and keeps it (the link never replaces a key).
     expect(fileKeyProvider(path).loadKey().equals(key)).toBe(true);
   });
 

@@ -1,5 +1,17 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import { chmodSync, closeSync, mkdirSync, openSync, readFileSync, statSync, writeSync } from 'node:fs';
+import {
+  chmodSync,
+  closeSync,
+  existsSync,
+  fsyncSync,
+  linkSync,
+  mkdirSync,
+  openSync,
+  readFileSync,
+  rmSync,
+  statSync,
+  writeSync,
+} from 'node:fs';
 import { dirname } from 'node:path';
 import { exposedToOthers } from '../config/secret-file.js';
 import { JournalError } from './errors.js';
@@ -113,9 +125,55 @@ function parseKeyText(text: string, path: string): Buffer {
 }
 
 /**
- * A key kept in a file readable only by the service user. The file is created with mode 0600 (exclusively, so two
- * processes starting together agree on one key) holding 64 hex digits; an existing file must not be readable or
- * writable by group or others (POSIX), otherwise the key is refused rather than used.
+ * Creates the key file whole and durably, or not at all: the key is written to a file of its own in the same
+ * directory, synced, and linked to `path` (which fails with EEXIST when a key is there already: never replaced), and
+ * the directory is synced. A power cut therefore never leaves a key file that is empty or cut short, nor payments
+ * stored (each synced by the journal) under a key whose file the disk never got: either would make them unreadable.
+ */
+function createKeyFile(path: string): void {
+  if (existsSync(path)) return;
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+  const fd = openSync(draft, 'wx', 0o600);
+  try {
+    try {
+      writeSync(fd, `${randomBytes(KEY_BYTES).toString('hex')}\n`);
+      fsyncSync(fd);
+    } finally {
+      closeSync(fd);
+    }
+    // The umask cannot widen 0600, but an explicit chmod documents the intent and covers odd filesystems.
+    chmodSync(draft, 0o600);
+    linkSync(draft, path);
+  } finally {
+    rmSync(draft, { force: true });
+  }
+  syncDirectory(dir);
+}
+
+/** Makes the entries of `dir` durable (a file created or linked in it); where directories cannot be opened, nothing. */
+function syncDirectory(dir: string): void {
+  let fd: number;
+  try {
+    fd = openSync(dir, 'r');
+  } catch {
+    return;
+  }
+  try {
+    fsyncSync(fd);
+  } catch (e) {
+    // Windows and some filesystems refuse to sync a directory: the file's own sync is all they offer.
+    if (!['EISDIR', 'EINVAL', 'EPERM', 'ENOTSUP'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
+  } finally {
+    closeSync(fd);
+  }
+}
+
+/**
+ * A key kept in a file readable only by the service user. The file is created with mode 0600 holding 64 hex digits,
+ * whole and durably ({@link createKeyFile}; two processes starting together agree on one key); an existing file must
+ * not be readable or writable by group or others (POSIX), otherwise the key is refused rather than used.
  */
 export function fileKeyProvider(path: string): KeyProvider {
   let cached: Buffer | undefined;
@@ -124,15 +182,7 @@ export function fileKeyProvider(path: string): KeyProvider {
     loadKey(): Buffer {
       if (cached) return cached;
       try {
-        mkdirSync(dirname(path), { recursive: true, mode: 0o700 });
-        const fd = openSync(path, 'wx', 0o600);
-        try {
-          writeSync(fd, `${randomBytes(KEY_BYTES).toString('hex')}\n`);
-        } finally {
-          closeSync(fd);
-        }
-        // The umask cannot widen 0600, but an explicit chmod documents the intent and covers odd filesystems.
-        chmodSync(path, 0o600);
+        createKeyFile(path);
       } catch (e) {
         if ((e as NodeJS.ErrnoException).code !== 'EEXIST')
           throw new JournalError('JOURNAL_KEY', `${path}: cannot create the key file`, { cause: e });

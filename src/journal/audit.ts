@@ -23,6 +23,7 @@ export const AUDIT_ACTIONS = [
   'refund',
   'void',
   'queue-flush',
+  'queue-acknowledge',
   'service-mode-on',
   'service-mode-off',
   'configuration-change',

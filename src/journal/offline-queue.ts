@@ -258,6 +258,34 @@ export function offlineQueueStatus(
   };
 }
 
+/** The stored payments not collected in full after forwarding that the operator has not acknowledged, oldest first. */
+const UNACKNOWLEDGED_SQL = `SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE}
+  UNION ALL SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_SHORTFALL} ORDER BY id`;
+
+/** The operator's acknowledgement of one of them, completed by the condition that names it. */
+const ACKNOWLEDGE_SQL = `UPDATE offline_payments SET decline_acknowledged = 1
+  WHERE ((${UNACKNOWLEDGED_DECLINE}) OR (${UNACKNOWLEDGED_SHORTFALL})) AND`;
+
+/**
+ * The stored payments not collected in full after forwarding (declined, rejected, unknown, or approved for less than
+ * their amount) that the operator has not acknowledged, oldest first: what the status bar counts. Reads no card data
+ * and needs no key (the `queue declined` command).
+ */
+export function offlineDeclinesToAcknowledge(journal: SqliteJournal): StoredPayment[] {
+  return journal.db.prepare<[], Row>(UNACKNOWLEDGED_SQL).all().map(toPayment);
+}
+
+/**
+ * The operator has seen the stored payment forwarded under `transactionId` and not collected in full (the
+ * `queue acknowledge` command): it leaves the status bar's count. Returns whether it was pending acknowledgement.
+ */
+export function acknowledgeOfflineDecline(journal: SqliteJournal, transactionId: string): boolean {
+  return journal.atomically(
+    true,
+    () => journal.db.prepare(`${ACKNOWLEDGE_SQL} transaction_id = ?`).run(transactionId).changes === 1,
+  );
+}
+
 /**
  * For recovery: when `entryId` is the journaled forward of a stored payment that was claimed but never marked sent,
  * returns the payment to the queue and resolves the entry as not sent, and returns whether it did. A forward is
@@ -359,10 +387,8 @@ export class OfflineQueue {
       forwarding: db.prepare(`SELECT * FROM offline_payments
         WHERE state = 'forwarding' AND state IN ('stored', 'forwarding') ORDER BY id`),
       list: db.prepare('SELECT * FROM offline_payments ORDER BY id DESC LIMIT ?'),
-      declined: db.prepare(`SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE}
-        UNION ALL SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_SHORTFALL} ORDER BY id`),
-      acknowledge: db.prepare(`UPDATE offline_payments SET decline_acknowledged = 1
-        WHERE id = ? AND ((${UNACKNOWLEDGED_DECLINE}) OR (${UNACKNOWLEDGED_SHORTFALL}))`),
+      declined: db.prepare(UNACKNOWLEDGED_SQL),
+      acknowledge: db.prepare(`${ACKNOWLEDGE_SQL} id = ?`),
     };
     this.key = options.keyProvider.loadKey();
     this.checkKey();

@@ -4,7 +4,13 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
-import { fileKeyProvider, openJournal, OfflineQueue, type ForwardOutcome } from '../../journal/index.js';
+import {
+  AuditStore,
+  fileKeyProvider,
+  openJournal,
+  OfflineQueue,
+  type ForwardOutcome,
+} from '../../journal/index.js';
 import { main } from '../main.js';
 import { createQueueCommand } from './queue.js';
 
@@ -170,6 +176,73 @@ describe('parking-terminal queue', () => {
       status: { declinedAfterForward: 1 },
     });
     expect(out()).not.toContain('4111111111111111');
+  });
+
+  it('lists the payments not collected in full after forwarding, and takes them off once acknowledged (audited)', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 200]);
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          transmitter: {
+            transmit: () =>
+              Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const run = async (args: string[]) => {
+      const { io: cli, out } = io(dir);
+      const code = await command.run([...args, '--config', 'terminal.json'], cli);
+      return { code, json: JSON.parse(out()) as Record<string, unknown>, text: out() };
+    };
+    expect((await run(['flush', '--gateway', 'http://127.0.0.1:9'])).code).toBe(1);
+
+    const listed = await run(['declined']);
+    expect(listed.code).toBe(0);
+    expect(listed.json).toEqual({
+      declined: [
+        { transactionId: 't0', amountMinor: 100, currency: 'GBP', state: 'declined', reason: 'EXPIRED_CARD' },
+        { transactionId: 't1', amountMinor: 200, currency: 'GBP', state: 'declined', reason: 'EXPIRED_CARD' },
+      ],
+    });
+    expect(listed.text).not.toContain('4111111111111111');
+
+    const acknowledged = await run(['acknowledge', 't0']);
+    expect(acknowledged).toMatchObject({
+      code: 0,
+      json: { acknowledged: [{ transactionId: 't0', acknowledged: true }], declinedAfterForward: 1 },
+    });
+    // Not waiting for acknowledgement (seen already, or no such payment): exit 1, nothing changes.
+    const again = await run(['acknowledge', 't0', 'nope']);
+    expect(again).toMatchObject({
+      code: 1,
+      json: {
+        acknowledged: [
+          { transactionId: 't0', acknowledged: false },
+          { transactionId: 'nope', acknowledged: false },
+        ],
+        declinedAfterForward: 1,
+      },
+    });
+    expect((await run(['declined'])).json).toMatchObject({ declined: [{ transactionId: 't1' }] });
+    expect((await run(['status'])).json).toMatchObject({ declinedAfterForward: 1 });
+
+    const journal = openJournal(join(dir, 'var/j.db'));
+    try {
+      expect(
+        new AuditStore(journal)
+          .list({ action: 'queue-acknowledge' })
+          .map((r) => [r.actor, r.subject, r.result, r.code]),
+      ).toEqual([
+        ['operator', 't0', 'ok', 'ACKNOWLEDGED'],
+        ['operator', 't0', 'refused', 'NOT_AWAITING_ACKNOWLEDGEMENT'],
+        ['operator', 'nope', 'refused', 'NOT_AWAITING_ACKNOWLEDGEMENT'],
+      ]);
+    } finally {
+      journal.close();
+    }
+    await expect(run(['acknowledge'])).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
   });
 
   it('exits 1 and keeps the payments when the gateway cannot be reached', async () => {

@@ -5,14 +5,18 @@ import { journalFollowOnStore } from '../../host/follow-on-store.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import { forwardedOutcome, type OutcomeObligations } from '../../host/payment-router.js';
 import {
+  acknowledgeOfflineDecline,
+  AuditStore,
   AuthorizationDataStore,
   fileKeyProvider,
   FollowUpStore,
   JournaledSender,
+  offlineDeclinesToAcknowledge,
   offlineQueueStatus,
   openJournal,
   OfflineQueue,
   type OfflineStatus,
+  type StoredPayment,
   type Transmitter,
 } from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
@@ -40,8 +44,15 @@ const connectGateway: ConnectForwarder = (config, { baseUrl, logger, cwd }) => {
 
 const USAGE = `parking-terminal queue status [--config FILE]
 parking-terminal queue flush [--config FILE] [--gateway URL]
+parking-terminal queue declined [--config FILE]
+parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
   status        offline queue: depth, total per currency, age of the oldest payment (s), limits, policy,
                 payments not approved after forwarding (the numbers of the operator status bar)
+  declined      the stored payments not collected in full after forwarding (declined, rejected, outcome
+                unknown, or approved for less than their amount) that nobody has acknowledged: the list behind
+                the status bar's count, with amount, masked card, state and reason
+  acknowledge   the operator has seen these (by transactionId): they leave the count; recorded in the audit
+                log; exit 1 when one was not waiting for acknowledgement
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
                 declined, approved for less than its amount or its outcome is unknown, or the gateway
                 could not be reached
@@ -58,12 +69,25 @@ function emptyStatus(config: Config): OfflineStatus {
   }
 }
 
-/** `parking-terminal queue status|flush`, with the gateway connection injectable. */
+/** What the commands print of a stored payment not collected in full: no card data but the masked number. */
+function declinedView(p: StoredPayment): Record<string, unknown> {
+  return {
+    transactionId: p.transactionId,
+    amountMinor: p.amountMinor,
+    currency: p.currency,
+    ...(p.maskedPan !== undefined ? { maskedPan: p.maskedPan } : {}),
+    state: p.state,
+    ...(p.reason !== undefined ? { reason: p.reason } : {}),
+  };
+}
+
+/** `parking-terminal queue status|flush|declined|acknowledge`, with the gateway connection injectable. */
 export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () => Date } = {}): Command {
   const connect = deps.connect ?? connectGateway;
   return {
     name: 'queue',
-    summary: 'offline store-and-forward queue: status, or flush it to the gateway now',
+    summary:
+      'offline store-and-forward queue: status, flush it to the gateway now, payments not collected in full',
     usage: USAGE,
     async run(args, io) {
       const { values, positionals } = parseCommandArgs(args, {
@@ -71,11 +95,61 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         gateway: { type: 'string' },
       });
       const [action, ...extra] = positionals;
-      if (extra.length > 0 || (action !== 'status' && action !== 'flush'))
-        throw new UsageError('BAD_ARGUMENTS', 'usage: queue status | queue flush (see queue --help)');
+      const takesIds = action === 'acknowledge';
+      if (
+        (action !== 'status' && action !== 'flush' && action !== 'declined' && !takesIds) ||
+        (takesIds ? extra.length === 0 : extra.length > 0)
+      )
+        throw new UsageError(
+          'BAD_ARGUMENTS',
+          'usage: queue status | queue flush | queue declined | queue acknowledge TRANSACTION_ID... (see queue --help)',
+        );
       const config = loadConfig(values.config ? resolve(io.cwd, values.config) : undefined);
       const journalPath = resolve(io.cwd, config.journal.path);
       const now = deps.now ?? (() => new Date());
+      if ((action === 'declined' || takesIds) && values.gateway !== undefined)
+        throw new UsageError('BAD_ARGUMENTS', '--gateway applies to queue flush');
+
+      if (action === 'declined') {
+        if (!existsSync(journalPath)) {
+          printJson(io, { declined: [] });
+          return EXIT_OK;
+        }
+        const journal = openJournal(journalPath, { now });
+        try {
+          printJson(io, { declined: offlineDeclinesToAcknowledge(journal).map(declinedView) });
+        } finally {
+          journal.close();
+        }
+        return EXIT_OK;
+      }
+
+      if (takesIds) {
+        if (!existsSync(journalPath))
+          throw new UsageError('QUEUE_NO_JOURNAL', `no journal at ${journalPath}: nothing to acknowledge`);
+        const journal = openJournal(journalPath, { now });
+        try {
+          const audit = new AuditStore(journal);
+          const results = extra.map((transactionId) => {
+            const acknowledged = acknowledgeOfflineDecline(journal, transactionId);
+            audit.append({
+              actor: 'operator',
+              action: 'queue-acknowledge',
+              subject: transactionId,
+              result: acknowledged ? 'ok' : 'refused',
+              code: acknowledged ? 'ACKNOWLEDGED' : 'NOT_AWAITING_ACKNOWLEDGEMENT',
+            });
+            return { transactionId, acknowledged };
+          });
+          printJson(io, {
+            acknowledged: results,
+            declinedAfterForward: offlineDeclinesToAcknowledge(journal).length,
+          });
+          return results.every((r) => r.acknowledged) ? EXIT_OK : EXIT_FINDINGS;
+        } finally {
+          journal.close();
+        }
+      }
 
       if (action === 'status') {
         if (values.gateway !== undefined)
@@ -143,14 +217,7 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         printJson(io, {
           forwarded: report.forwarded,
           approved: report.approved,
-          declined: report.declined.map((p) => ({
-            transactionId: p.transactionId,
-            amountMinor: p.amountMinor,
-            currency: p.currency,
-            ...(p.maskedPan !== undefined ? { maskedPan: p.maskedPan } : {}),
-            state: p.state,
-            ...(p.reason !== undefined ? { reason: p.reason } : {}),
-          })),
+          declined: report.declined.map(declinedView),
           // Timeout recovery of these runs in the terminal (at its next sweep or start), never here.
           unknown: report.unknown.length,
           gatewayUnreachable: report.gatewayUnreachable,

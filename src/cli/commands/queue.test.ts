@@ -60,6 +60,20 @@ function storePayments(dir: string, amounts: number[]) {
   return status;
 }
 
+/** The queue command against a gateway that declines every payment (EXPIRED_CARD). */
+function decliningGateway() {
+  return createQueueCommand({
+    connect: () =>
+      Promise.resolve({
+        transmitter: {
+          transmit: () =>
+            Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
+        },
+        close: () => Promise.resolve(),
+      }),
+  });
+}
+
 describe('parking-terminal queue', () => {
   it('prints an empty status with the configured limits when no journal exists, without creating one', async () => {
     const dir = terminalDir();
@@ -155,16 +169,7 @@ describe('parking-terminal queue', () => {
   it('exits 1 and lists a payment declined after forwarding', async () => {
     const dir = terminalDir();
     storePayments(dir, [100]);
-    const command = createQueueCommand({
-      connect: () =>
-        Promise.resolve({
-          transmitter: {
-            transmit: () =>
-              Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
-          },
-          close: () => Promise.resolve(),
-        }),
-    });
+    const command = decliningGateway();
     const { io: cli, out } = io(dir);
     expect(
       await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
@@ -181,16 +186,7 @@ describe('parking-terminal queue', () => {
   it('lists the payments not collected in full after forwarding, and takes them off once acknowledged (audited)', async () => {
     const dir = terminalDir();
     storePayments(dir, [100, 200]);
-    const command = createQueueCommand({
-      connect: () =>
-        Promise.resolve({
-          transmitter: {
-            transmit: () =>
-              Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
-          },
-          close: () => Promise.resolve(),
-        }),
-    });
+    const command = decliningGateway();
     const run = async (args: string[]) => {
       const { io: cli, out } = io(dir);
       const code = await command.run([...args, '--config', 'terminal.json'], cli);

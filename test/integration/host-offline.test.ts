@@ -50,6 +50,41 @@ async function queueStatus(cwd: string, configFile: string): Promise<Record<stri
   return JSON.parse(out) as Record<string, unknown>;
 }
 
+/**
+ * An attended terminal that sold `minor` while its gateway (a standalone sandbox, stopped at once) could not be
+ * reached: the sale is stored, and the screen says approved. The sandbox can be started again on `port`.
+ */
+async function storedWhileDown(
+  minor: number,
+  prefix: string,
+): Promise<{ host: TerminalHost; port: number; cwd: string; configFile: string; input: ConfigInput }> {
+  const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+  const port = Number(new URL(first.url).port);
+  const cwd = mkdtempSync(join(tmpdir(), prefix));
+  const input: ConfigInput = {
+    terminal: { model: 'attended' },
+    reader: { sim: { presentDelayMs: 20 } },
+    offline: { policy: 'prefer-online' },
+    journal: { resolutionRetryMs: 100 },
+  };
+  const configFile = join(cwd, 'terminal.json');
+  writeFileSync(configFile, JSON.stringify(input));
+  const host = await createTerminalHost(parseConfig(input), {
+    logger: silentLogger(),
+    cwd,
+    gatewayUrlOverride: first.url,
+  });
+  open.push(host);
+  await first.close();
+  await until(() => screenIs(host, ['idle']));
+  await host.send({ type: 'START' });
+  await host.send({ type: 'ENTER_AMOUNT', minor });
+  await host.send({ type: 'CONFIRM' });
+  expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
+  expect(host.status().offline.depth).toBe(1);
+  return { host, port, cwd, configFile, input };
+}
+
 describe('offline store-and-forward through the terminal', () => {
   it('stores a chip sale while the gateway is down, shows the same numbers as queue status, and forwards it exactly once when the gateway is back', async () => {
     const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
@@ -105,28 +140,8 @@ describe('offline store-and-forward through the terminal', () => {
 
 describe('a stored payment risk-declined when forwarded', () => {
   it('has the funds the issuer holds released: the reversal repeats the stored request’s EMV tags', async () => {
-    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
-    const port = Number(new URL(first.url).port);
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-risk-'));
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: { model: 'attended' },
-        reader: { sim: { presentDelayMs: 20 } },
-        offline: { policy: 'prefer-online' },
-        journal: { resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url },
-    );
-    open.push(host);
-    await first.close();
-
-    await until(() => screenIs(host, ['idle']));
-    await host.send({ type: 'START' });
     // 12.22: the sandbox's risk-decline trigger (README, Triggers).
-    await host.send({ type: 'ENTER_AMOUNT', minor: 1_222 });
-    await host.send({ type: 'CONFIRM' });
-    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
-    expect(host.status().offline.depth).toBe(1);
+    const { host, port } = await storedWhileDown(1_222, 'pt-offline-risk-');
 
     const second = await startSandbox({ port, logger: silentLogger() });
     open.unshift(second);
@@ -188,31 +203,8 @@ describe('a meter pre-authorization while the gateway cannot be reached', () => 
 
 describe('a stored payment risk-declined when `queue flush` forwards it', () => {
   it('has the funds the issuer holds released by the terminal at its next start, with the stored request’s EMV tags', async () => {
-    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
-    const port = Number(new URL(first.url).port);
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-flush-risk-'));
-    const input: ConfigInput = {
-      terminal: { model: 'attended' },
-      reader: { sim: { presentDelayMs: 20 } },
-      offline: { policy: 'prefer-online' },
-      journal: { resolutionRetryMs: 100 },
-    };
-    const configFile = join(cwd, 'terminal.json');
-    writeFileSync(configFile, JSON.stringify(input));
-    const host = await createTerminalHost(parseConfig(input), {
-      logger: silentLogger(),
-      cwd,
-      gatewayUrlOverride: first.url,
-    });
-    open.push(host);
-    await first.close();
-    await until(() => screenIs(host, ['idle']));
-    await host.send({ type: 'START' });
     // 12.22: the sandbox's risk-decline trigger (README, Triggers).
-    await host.send({ type: 'ENTER_AMOUNT', minor: 1_222 });
-    await host.send({ type: 'CONFIRM' });
-    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
-    expect(host.status().offline.depth).toBe(1);
+    const { host, port, cwd, configFile, input } = await storedWhileDown(1_222, 'pt-offline-flush-risk-');
     await host.close();
 
     // The terminal is stopped; the operator forwards the queue by hand.
@@ -258,28 +250,8 @@ describe('a stored payment risk-declined when `queue flush` forwards it', () => 
 
 describe('a stored payment approved for less than its amount when forwarded', () => {
   it('is counted for the operator as not collected in full, and the part approved stands', async () => {
-    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
-    const port = Number(new URL(first.url).port);
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-partial-'));
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: { model: 'attended' },
-        reader: { sim: { presentDelayMs: 20 } },
-        offline: { policy: 'prefer-online' },
-        journal: { resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd, gatewayUrlOverride: first.url },
-    );
-    open.push(host);
-    await first.close();
-
-    await until(() => screenIs(host, ['idle']));
-    await host.send({ type: 'START' });
     // 12.21: the sandbox's partial-approval trigger (README, Triggers): approved for half, 6.10.
-    await host.send({ type: 'ENTER_AMOUNT', minor: 1_221 });
-    await host.send({ type: 'CONFIRM' });
-    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
-    expect(host.status().offline.depth).toBe(1);
+    const { host, port } = await storedWhileDown(1_221, 'pt-offline-partial-');
 
     const second = await startSandbox({ port, logger: silentLogger() });
     open.unshift(second);

@@ -228,7 +228,8 @@ describe('parking-terminal queue', () => {
     try {
       expect(
         new AuditStore(journal)
-          .list({ action: 'queue-acknowledge' })
+          .list()
+          .filter((r) => r.action === 'queue-acknowledge')
           .map((r) => [r.actor, r.subject, r.result, r.code]),
       ).toEqual([
         ['operator', 't0', 'ok', 'ACKNOWLEDGED'],

@@ -156,6 +156,27 @@ async function convertedPreauth(answers: Answers, sent: OutgoingRequest[]) {
   return { journal, payments, held, outcome: preauth.outcome };
 }
 
+/** The capture of the whole 10.00 EUR of {@link convertedPreauth}'s authorization. */
+function captureOfAll(
+  held: { ref: string },
+  outcome: { transactionId: string; gatewayId?: string },
+): Parameters<PaymentService['submit']>[0] {
+  return {
+    service: 'capture',
+    comments: 'Parking Capture',
+    amountMinor: 1_000,
+    currency: 'EUR',
+    catLevel: 2,
+    cardRef: held.ref,
+    includeEmvTags: true,
+    original: {
+      transactionId: outcome.transactionId,
+      gatewayId: outcome.gatewayId ?? '',
+      service: 'preauth',
+    },
+  };
+}
+
 describe('follow-ons of a converted authorization (family A)', () => {
   it('reverses an orphaned converted pre-authorization for the amount it authorized after a restart', async () => {
     const sent: OutgoingRequest[] = [];
@@ -239,20 +260,7 @@ describe('refunds of a converted capture (family A)', () => {
     // by one they would be 2 + 1611 = 1613 JPY.
     const sent: OutgoingRequest[] = [];
     const { payments, held, outcome } = await convertedPreauth({ preauth: authorized('1612') }, sent);
-    const capture = await payments.submit({
-      service: 'capture',
-      comments: 'Parking Capture',
-      amountMinor: 1_000,
-      currency: 'EUR',
-      catLevel: 2,
-      cardRef: held.ref,
-      includeEmvTags: true,
-      original: {
-        transactionId: outcome.transactionId,
-        gatewayId: outcome.gatewayId ?? '',
-        service: 'preauth',
-      },
-    });
+    const capture = await payments.submit(captureOfAll(held, outcome));
     expect(capture.outcome).toMatchObject({ kind: 'approved' });
     expect(sent.at(-1)).toMatchObject({ service: 'capture', amountMinor: 1_612, currency: 'JPY' });
     const refund = async (minor: number) => {
@@ -300,23 +308,7 @@ describe('refunds of a converted capture that recovery found standing (family A)
       },
     };
     const { journal, payments, held, outcome } = await convertedPreauth(answers, sent);
-    const capture = await payments.submit(
-      {
-        service: 'capture',
-        comments: 'Parking Capture',
-        amountMinor: 1_000,
-        currency: 'EUR',
-        catLevel: 2,
-        cardRef: held.ref,
-        includeEmvTags: true,
-        original: {
-          transactionId: outcome.transactionId,
-          gatewayId: outcome.gatewayId ?? '',
-          service: 'preauth',
-        },
-      },
-      { signal: stopped.signal },
-    );
+    const capture = await payments.submit(captureOfAll(held, outcome), { signal: stopped.signal });
     expect(capture.outcome).toMatchObject({ kind: 'unknown' });
     const captureTx = capture.prepared?.transactionId ?? '';
     journal.resolve(capture.entryId ?? 0, 'not-voidable');

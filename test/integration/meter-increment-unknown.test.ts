@@ -78,14 +78,14 @@ async function shown(h: TerminalHost, accept: (s: TerminalSnapshot) => boolean):
   }
 }
 
-/** A meter host on the proxy, its session of 60 minutes (3.00) extended by 30 with an increment left unresolved. */
-async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; clock: ParkingClock }> {
+/** A meter host on the proxy (with `tariff`, if given) whose session of 60 minutes has started. */
+async function sessionStarted(tariff?: typeof TARIFF): Promise<{ host: TerminalHost; clock: ParkingClock }> {
   const clock = new ParkingClock();
   const host = await createTerminalHost(
     parseConfig({
       terminal: { model: 'meter' },
       reader: { sim: { presentDelayMs: 5 } },
-      tariff: TARIFF,
+      ...(tariff !== undefined ? { tariff } : {}),
       journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
     }),
     { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
@@ -96,6 +96,12 @@ async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; c
   await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
   await send(host, { type: 'CONFIRM' });
   await shown(host, (s) => s.customer.screen === 'session');
+  return { host, clock };
+}
+
+/** A meter host on the proxy, its session of 60 minutes (3.00) extended by 30 with an increment left unresolved. */
+async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; clock: ParkingClock }> {
+  const { host, clock } = await sessionStarted(TARIFF);
 
   // The increment (1.50) is approved by the sandbox, its answer lost; no timeout reversal gets through.
   sandbox.scheduleFaults([{ kind: 'timeout-502', method: 'PATCH' }]);
@@ -199,21 +205,7 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
 
 describe('meter: a capture whose outcome stayed unknown at the end of the session', () => {
   it('reverses the hold only once the capture is resolved, so that its void does not leave the hold on the card', async () => {
-    const clock = new ParkingClock();
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: { model: 'meter' },
-        reader: { sim: { presentDelayMs: 5 } },
-        journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
-    );
-    hosts.push(host);
-    await shown(host, (s) => s.customer.screen === 'idle');
-    await send(host, { type: 'START' });
-    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await send(host, { type: 'CONFIRM' });
-    await shown(host, (s) => s.customer.screen === 'session');
+    const { host, clock } = await sessionStarted();
 
     // The capture of the fee (1.50 of the 12.00 held) is made, its answer lost; no timeout void gets through.
     sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/captures', method: 'POST' }]);

@@ -264,6 +264,39 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
     expect(fake.netChargedMinor()).toBe(450);
   });
 
+  it('ends the session the customer ended while its extension was being answered, at the time they ended it', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen());
+    fake.clock.increment(45 * MIN);
+    let answer!: () => void;
+    fake.submitGate = new Promise<void>((resolve) => (answer = resolve));
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    // The customer changes their mind and leaves, while the increment is still out.
+    fake.clock.increment(3_000);
+    const endedAtMs = fake.clock.now();
+    expect(describeView(actor.getSnapshot()).actions).toContain('END_SESSION');
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    // Asked once: no second button, and the stay is counted to the first press.
+    expect(describeView(actor.getSnapshot()).actions).not.toContain('END_SESSION');
+    fake.clock.increment(2_000);
+    fake.submitGate = undefined;
+    answer();
+    await settle();
+    // 45 minutes cost 2 units = 300, captured from the 450 now held; the gateway releases the rest.
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking Auth', 300],
+      ['Parking Incremental Auth', 150],
+      ['Parking Capture Less Than Auth', 300],
+    ]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 300 });
+    expect(describeView(actor.getSnapshot()).session).toMatchObject({ endedAtMs });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(300);
+  });
+
   it('captures an overstay at the price of the time bought, never more than authorized', async () => {
     const fake = new FakeTerminal();
     const actor = await openSession(fake, 60, chosen());
@@ -343,6 +376,25 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
       ['Parking Capture', 300],
       ['REVERSAL', 300],
     ]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
+  it('ends the session the customer ended while its second pre-authorization awaited their card: nothing more held', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    fake.clock.increment(50 * MIN);
+    fake.reads.push('hang');
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    // The extension is cancelled before a card was taken; 50 minutes cost 2 units = 300, the whole first hold.
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking Auth', 300],
+      ['Parking Capture', 300],
+    ]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 300 });
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
   });

@@ -120,6 +120,11 @@ export interface MeterContext extends ViewContext {
    * link at the end (pay later), minor units.
    */
   owedMinor: number;
+  /**
+   * When the customer ended the session while its extension was being answered (incrementing, reauthorizing): the
+   * session ends as soon as that answer is in, its stay counted to this instant. Undefined otherwise.
+   */
+  endRequestedAtMs: number | undefined;
 }
 
 type Ctx = MeterContext;
@@ -297,6 +302,29 @@ export const meterMachine = setup({
     noteCard: assign(({ context }, result: TransactionResult) => ({
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
     })),
+    /**
+     * END_SESSION: the fee of the actual stay (to now, or to when the customer asked while an extension was being
+     * answered), never above the authorized total (spec 001, Limits: the meter sold at most that much time).
+     */
+    endSession: assign(({ context }) => {
+      const endedAtMs = context.endRequestedAtMs ?? context.clock.now();
+      const stay = stayMinutesBetween(context.startedAtMs ?? endedAtMs, endedAtMs);
+      return {
+        feeMinor: Math.min(feeForStay(context.settings.tariff, stay), totalAuthorized(context)),
+        settleIndex: 0,
+        settleMode: 'end' as const,
+        settleFailures: 0,
+        releaseLater: false,
+        capturedMinor: 0,
+        feeChoiceIndex: -1,
+        uncollectedMinor: 0,
+        endRequestedAtMs: undefined,
+        // Ended: the screens show the end, no longer the time the hold covered (the fee is for the stay).
+        session: sessionView(context, endedAtMs),
+      };
+    }),
+    /** END_SESSION while an extension is being answered: kept, and carried out once the answer is in. */
+    endWhenAnswered: assign(({ context }) => ({ endRequestedAtMs: context.clock.now() })),
     noteFailure: assign(({ context }, result: TransactionResult) => ({
       ...failureText(result),
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
@@ -316,6 +344,8 @@ export const meterMachine = setup({
   },
   guards: {
     asksCurrencyAgain: ({ context }) => asksCurrencyAgain(context),
+    /** The customer has not yet ended the session while its extension is being answered (the first press counts). */
+    notEndingYet: ({ context }) => context.endRequestedAtMs === undefined,
     payByPhoneOffered: ({ context }) =>
       context.settings.payByPhone !== undefined && (priceOr(context.settings, context.minutes) ?? 0) > 0,
     // Only the two amounts shown can be chosen; anything else is ignored and the screen stays (no default).
@@ -383,6 +413,7 @@ export const meterMachine = setup({
     dccChoice: undefined,
     uncollectedMinor: 0,
     owedMinor: 0,
+    endRequestedAtMs: undefined,
   }),
   initial: 'idle',
   states: {
@@ -545,26 +576,13 @@ export const meterMachine = setup({
           target: 'extending',
           actions: assign({ minutes: ({ event }) => event.minutes }),
         },
-        END_SESSION: {
-          target: 'settling',
-          actions: assign(({ context }) => {
-            const stay = stayMinutesBetween(context.startedAtMs ?? context.clock.now(), context.clock.now());
-            // Capture never exceeds the authorized total (spec 001, Limits): the meter sold at most that much time.
-            const fee = Math.min(feeForStay(context.settings.tariff, stay), totalAuthorized(context));
-            return {
-              feeMinor: fee,
-              settleIndex: 0,
-              settleMode: 'end' as const,
-              settleFailures: 0,
-              releaseLater: false,
-              capturedMinor: 0,
-              feeChoiceIndex: -1,
-              uncollectedMinor: 0,
-              // Ended now: the screens show the end, no longer the time the hold covered (the fee is for the stay).
-              session: sessionView(context, context.clock.now()),
-            };
-          }),
-        },
+        END_SESSION: { target: 'settling', actions: 'endSession' },
+      },
+      // Ended while its extension was being answered: ends now that the answer is in.
+      always: {
+        guard: ({ context }) => context.endRequestedAtMs !== undefined,
+        target: 'settling',
+        actions: 'endSession',
       },
       after: {
         captureWindow: [
@@ -673,6 +691,8 @@ export const meterMachine = setup({
           },
         ],
       },
+      // The increment asks nothing of the customer and cannot be cancelled once out: the end waits for its answer.
+      on: { END_SESSION: { guard: 'notEndingYet', actions: 'endWhenAnswered' } },
     },
     reauthorizing: {
       invoke: {
@@ -715,6 +735,12 @@ export const meterMachine = setup({
       },
       on: {
         CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) },
+        // Ended instead: the extension is cancelled if it still can be (no card taken yet), and the session ends once
+        // its answer is in.
+        END_SESSION: {
+          guard: 'notEndingYet',
+          actions: [sendTo('transaction', { type: 'CANCEL' }), 'endWhenAnswered'],
+        },
         // The currency choice belongs to the transaction (its `choose-currency` state); it ignores it elsewhere.
         CHOOSE_CURRENCY: {
           actions: sendTo('transaction', ({ event }) => ({

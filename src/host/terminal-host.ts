@@ -51,6 +51,7 @@ import {
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
 } from '../journal/index.js';
+import { lookupTicket } from './local-time.js';
 import { ticketPaidOf } from './ticket-payments.js';
 import type { Logger } from '../log/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
@@ -364,6 +365,19 @@ export class TerminalHost implements TerminalApi {
       partner: config.terminal.partner,
       notificationsReceived: opened.linkNotifications !== undefined || opened.linkRelay !== undefined,
       notificationToleranceMs: config.links.notifications.toleranceSeconds * 1000,
+      // A pay station's ticket paid by phone (its link's reference is the ticket; a meter's or a gate's session, or a
+      // lost ticket, is no ticket the pay station finds): recorded paid with the link's payment, on its clock.
+      feePaid: (link) => {
+        if (!lookupTicket(link.reference, config.terminal.timezone).found) return;
+        this.tickets.record({
+          ticket: link.reference,
+          method: 'link',
+          paymentRef: link.linkId,
+          amountMinor: link.amountMinor,
+          currency: link.currency,
+          paidAtMs: Math.floor(parkingClock.now()),
+        });
+      },
     });
     // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card, a
     // converted authorization's accepted offer), and the last receipt can be printed again after one: rebuilt from the

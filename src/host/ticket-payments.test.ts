@@ -41,6 +41,15 @@ describe('ticketPaidOf', () => {
     expect(paid).toEqual({ standingMinor: 800, lastPaidAtMs: 2_000 });
   });
 
+  it('counts a payment by link in full (the terminal neither voids nor refunds one), and no alternative method', () => {
+    const link: TicketPayment = { ...card('L-1', 3_000), method: 'link', amountMinor: 450 };
+    const alt: TicketPayment = { ...card('7', 4_000), method: 'alt' };
+    expect(ticketPaidOf([card('A', 1_000), link, alt], () => sale())).toEqual({
+      standingMinor: 1_050,
+      lastPaidAtMs: 3_000,
+    });
+  });
+
   it('is undefined when nothing stands: voided, refunded in full, or never paid', () => {
     expect(ticketPaidOf([card('A', 1_000)], () => sale({ voided: true }))).toBeUndefined();
     expect(ticketPaidOf([card('A', 1_000)], () => sale({ refundedMinor: 600 }))).toBeUndefined();

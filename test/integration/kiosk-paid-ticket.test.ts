@@ -13,6 +13,7 @@ import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { feeForStay } from '../../src/flows/tariff.js';
 import { silentLogger } from '../../src/log/index.js';
+import { hostedPageAnswer } from './link-harness.js';
 import { modelConfig, ParkingClock, sendEvent, waitForScreen } from './models-harness.js';
 
 const config = modelConfig('kiosk', {
@@ -140,6 +141,27 @@ describe('pay station: a paid ticket is not charged again', () => {
     const again = await insert(host, ticket);
     expect(again.customer.screen).toBe('confirm');
     expect(again.customer.amount?.minor).toBe(feeForStay(config.tariff, 97));
+  });
+
+  it('tells the customer a ticket paid by phone moments ago is paid, recorded with the link payment', async () => {
+    const clock = new ParkingClock();
+    const { host } = await start(clock);
+    const ticket = ticketOf(clock, 95);
+    await insert(host, ticket);
+    await sendEvent(host, { type: 'PAY_BY_LINK' });
+    const phone = await waitForScreen(host, (s) => s.customer.screen === 'pay-by-phone', 'pay by phone');
+    expect(await hostedPageAnswer(phone.customer.payByPhone?.url ?? '')).toContain('Payment approved');
+    await waitForScreen(host, (s) => s.customer.screen === 'approved', 'paid by phone');
+    expect(host.tickets.forTicket(ticket)).toMatchObject([
+      { ticket, method: 'link', amountMinor: feeForStay(config.tariff, 95), paidAtMs: clock.now() },
+    ]);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    clock.offsetMs += 3 * 60_000;
+    const again = await insert(host, ticket);
+    expect(again.customer.screen).toBe('approved');
+    expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
+    expect(charged(host)).toBe(0);
   });
 
   it('leaves the lost-ticket fee as it was', async () => {

@@ -109,6 +109,11 @@ export interface ServiceRequest {
    * sends again (a tap-and-go hold's).
    */
   releases?: boolean;
+  /**
+   * On a pay station's `sale`: the ticket it pays (never sent to the gateway). Its approval records the ticket paid in
+   * the journal database, in the outcome's transaction, so that the ticket inserted again is not charged again.
+   */
+  ticket?: string;
 }
 
 /**
@@ -194,8 +199,24 @@ export interface SubmitOutcome {
 
 /** Answer of {@link FlowEffects.lookupTicket}. */
 export type TicketLookup =
-  | { found: true; ticket: string; /** Epoch milliseconds of the entry. */ enteredAtMs: number }
+  | {
+      found: true;
+      ticket: string;
+      /** Epoch milliseconds of the entry. */
+      enteredAtMs: number;
+      /** What the journal holds of the ticket's payments; absent when it was never paid (or nothing of it stands). */
+      paid?: TicketPaid;
+    }
   | { found: false; ticket: string };
+
+/**
+ * The payments of a ticket that stand (neither voided nor refunded in full by the operator): their sum, minor units
+ * of the terminal's currency, and the time of the last of them (epoch milliseconds, the pay station's clock).
+ */
+export interface TicketPaid {
+  standingMinor: number;
+  lastPaidAtMs: number;
+}
 
 /** A transaction the operator may refund or void, as the host's journal knows it. */
 export interface OriginalTransaction {

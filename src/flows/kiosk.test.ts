@@ -180,3 +180,81 @@ describe('kiosk machine: another way to pay after a declined card', () => {
     actor.stop();
   });
 });
+
+describe('kiosk machine: a ticket paid before', () => {
+  const MIN = 60_000;
+
+  function ticketed(enteredMinutesAgo: number, paid?: { standingMinor: number; paidMinutesAgo: number }) {
+    const fake = new FakeTerminal();
+    const now = fake.clock.now();
+    fake.tickets.set('T-9', now - enteredMinutesAgo * MIN);
+    if (paid !== undefined)
+      fake.paidTickets.set('T-9', {
+        standingMinor: paid.standingMinor,
+        lastPaidAtMs: now - paid.paidMinutesAgo * MIN,
+      });
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_TICKET', ticket: 'T-9' });
+    return { fake, actor };
+  }
+
+  it('says a ticket paid within the grace period is paid and opens the exit, nothing sent', async () => {
+    const { fake, actor } = ticketed(95, { standingMinor: 600, paidMinutesAgo: 3 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'kiosk.alreadyPaid',
+      reason: 'ALREADY_PAID',
+      amountMinor: 0,
+    });
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+
+  it('asks after the grace period for the whole stay less what stands paid, and the sale names the ticket', async () => {
+    // 155 minutes: 6 started half hours, 9.00; 6.00 stand paid.
+    const { fake, actor } = ticketed(155, { standingMinor: 600, paidMinutesAgo: 60 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'confirm', amountMinor: 300 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', messageKey: 'kiosk.paid' });
+    expect(fake.sent.map((r) => [r.service, r.amountMinor, r.ticket])).toEqual([['sale', 300, 'T-9']]);
+    actor.stop();
+  });
+
+  it('owes nothing, never less, when what stands paid covers the whole stay', async () => {
+    const { fake, actor } = ticketed(155, { standingMinor: 2_000, paidMinutesAgo: 60 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'kiosk.alreadyPaid',
+      amountMinor: 0,
+    });
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+
+  it('charges a ticket never paid in full, its sale naming it; a lost ticket sale names none', async () => {
+    const { fake, actor } = ticketed(95);
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'confirm', amountMinor: 600 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      messageKey: 'kiosk.lostTicketFee',
+      amountMinor: 3_000,
+    });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(fake.sent.map((r) => [r.amountMinor, r.ticket])).toEqual([
+      [600, 'T-9'],
+      [3_000, undefined],
+    ]);
+    actor.stop();
+  });
+});

@@ -17,7 +17,7 @@ import {
 import { dccReceiptLines } from './dcc.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
-import { feeBetween, lostTicketFee } from './tariff.js';
+import { feeAfterPayments, lostTicketFee } from './tariff.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
@@ -33,6 +33,8 @@ export interface KioskContext extends ViewContext {
   ticket: string | undefined;
   /** Minutes of the stay (undefined for a lost ticket). */
   stayMinutes: number | undefined;
+  /** The ticket was paid before and nothing more is owed (within the grace period after its payment, or in full). */
+  alreadyPaid: boolean;
   cardRefs: string[];
   /**
    * An alternative method being chosen (issue 14 item 5): its fields in keyboard order, the one asked for now, the
@@ -196,6 +198,7 @@ export const kioskMachine = setup({
     clock: input.clock,
     ticket: undefined,
     stayMinutes: undefined,
+    alreadyPaid: false,
     cardRefs: [],
     altEntry: undefined,
     altSale: undefined,
@@ -212,6 +215,7 @@ export const kioskMachine = setup({
           ...emptyView({ key: 'kiosk.insertTicket' }),
           ticket: undefined,
           stayMinutes: undefined,
+          alreadyPaid: false,
           cardRefs: [],
           altEntry: undefined,
           altSale: undefined,
@@ -253,10 +257,18 @@ export const kioskMachine = setup({
               const found = event.output as TicketLookup & { found: true };
               const now = context.clock.now();
               // An entry in the future (clock skew between the entry gate and this station) counts as a stay of 0.
-              const fee = feeBetween(context.settings.tariff, Math.min(found.enteredAtMs, now), now);
+              // A ticket paid before owes nothing within the grace period after its payment, then the whole stay
+              // less what stands paid (the host reads what stands as the operator desk does).
+              const fee = feeAfterPayments(
+                context.settings.tariff,
+                Math.min(found.enteredAtMs, now),
+                now,
+                found.paid,
+              );
               return {
                 stayMinutes: fee.stayMinutes,
                 amountMinor: fee.feeMinor,
+                alreadyPaid: fee.alreadyPaid,
                 message: { key: 'kiosk.parkingFee', params: { minutes: fee.stayMinutes } },
               };
             }),
@@ -278,6 +290,16 @@ export const kioskMachine = setup({
     quoted: {
       tags: ['processing'],
       always: [
+        {
+          // A ticket paid before, nothing more owed: told so, and the exit opens as for a free stay (no sale).
+          guard: ({ context }) => context.amountMinor === 0 && context.alreadyPaid,
+          target: 'paid',
+          actions: assign({
+            message: { key: 'kiosk.alreadyPaid' },
+            reason: 'ALREADY_PAID',
+            titleKey: 'screen.nothingDue.title',
+          }),
+        },
         {
           // Within the grace period nothing is owed: no card, no sale — and no "Approved" title: nothing was approved.
           guard: 'nothingToPay',
@@ -396,6 +418,10 @@ export const kioskMachine = setup({
             acceptPartial: false,
             cancellable: true,
             offerDcc: true,
+            // The ticket the sale pays (not a lost one): its approval records it paid (ServiceRequest.ticket).
+            ...(context.ticket !== undefined && context.stayMinutes !== undefined
+              ? { ticket: context.ticket }
+              : {}),
           },
         }),
         onDone: [

@@ -3,6 +3,7 @@ import fc from 'fast-check';
 import { tariffSchema } from '../config/index.js';
 import {
   durationOptions,
+  feeAfterPayments,
   feeBetween,
   feeForStay,
   lostTicketFee,
@@ -210,6 +211,60 @@ describe('tariff engine', () => {
           );
         }),
       );
+    });
+  });
+});
+
+describe('feeAfterPayments: a ticket paid before', () => {
+  const tariff = tariffSchema.parse({
+    periods: [{ minutes: 1_440, priceMinor: 150, unitMinutes: 30 }],
+    graceMinutes: 10,
+    maxStayMinutes: 240,
+    dailyCapMinor: 2_000,
+    lostTicketFeeMinor: 3_000,
+    tapAndGoHoldMinor: 2_000,
+  });
+  const MIN = 60_000;
+  const entry = Date.UTC(2026, 0, 5, 8, 0);
+
+  it('is the whole stay without a payment that stands', () => {
+    expect(feeAfterPayments(tariff, entry, entry + 95 * MIN, undefined)).toEqual({
+      stayMinutes: 95,
+      feeMinor: 600,
+      alreadyPaid: false,
+    });
+    expect(
+      feeAfterPayments(tariff, entry, entry + 95 * MIN, { standingMinor: 0, lastPaidAtMs: entry + 94 * MIN }),
+    ).toMatchObject({ feeMinor: 600, alreadyPaid: false });
+  });
+
+  it('is nothing within the grace period after the last payment, up to its last minute', () => {
+    const paid = { standingMinor: 600, lastPaidAtMs: entry + 95 * MIN };
+    expect(feeAfterPayments(tariff, entry, entry + 105 * MIN, paid)).toEqual({
+      stayMinutes: 105,
+      feeMinor: 0,
+      alreadyPaid: true,
+    });
+    // A payment recorded after this clock's now (skew between stations) counts as made now.
+    expect(feeAfterPayments(tariff, entry, entry + 90 * MIN, paid)).toMatchObject({
+      feeMinor: 0,
+      alreadyPaid: true,
+    });
+  });
+
+  it('is the whole stay less what stands paid after the grace period, daily maximum included, never below zero', () => {
+    const paid = { standingMinor: 600, lastPaidAtMs: entry + 95 * MIN };
+    expect(feeAfterPayments(tariff, entry, entry + 125 * MIN, paid)).toEqual({
+      stayMinutes: 125,
+      feeMinor: 150,
+      alreadyPaid: false,
+    });
+    // 20 hours: capped at 20.00 for the day.
+    expect(feeAfterPayments(tariff, entry, entry + 1_200 * MIN, paid)).toMatchObject({ feeMinor: 1_400 });
+    expect(feeAfterPayments(tariff, entry, entry + 1_200 * MIN, { ...paid, standingMinor: 2_500 })).toEqual({
+      stayMinutes: 1_200,
+      feeMinor: 0,
+      alreadyPaid: true,
     });
   });
 });

@@ -131,6 +131,30 @@ export function feeBetween(
 }
 
 /**
+ * Fee owed at the pay station for a ticket that was paid before (`paid`: what of its payments stands, and when the last
+ * was made; src/flows/effects.ts TicketPaid):
+ * - within `graceMinutes` after the last payment: nothing (`alreadyPaid`), the exit opens as for a free stay;
+ * - later: the fee of the whole stay (grace period and daily maximum as in {@link feeBetween}) less what stands paid,
+ *   never below zero (`alreadyPaid` when nothing is left to pay);
+ * - without a payment that stands: {@link feeBetween}.
+ */
+export function feeAfterPayments(
+  tariff: TariffConfig,
+  enteredAtMs: number,
+  exitAtMs: number,
+  paid: { standingMinor: number; lastPaidAtMs: number } | undefined,
+): { stayMinutes: number; feeMinor: number; alreadyPaid: boolean } {
+  const fee = feeBetween(tariff, enteredAtMs, exitAtMs);
+  if (paid === undefined || !(paid.standingMinor > 0)) return { ...fee, alreadyPaid: false };
+  // A payment recorded after this clock's now (clock skew between two stations) counts as made now.
+  const sincePaid = stayMinutesBetween(Math.min(paid.lastPaidAtMs, exitAtMs), exitAtMs);
+  if (sincePaid <= tariff.graceMinutes)
+    return { stayMinutes: fee.stayMinutes, feeMinor: 0, alreadyPaid: true };
+  const feeMinor = Math.max(0, fee.feeMinor - paid.standingMinor);
+  return { stayMinutes: fee.stayMinutes, feeMinor, alreadyPaid: feeMinor === 0 };
+}
+
+/**
  * Price of a duration bought in advance at the meter (no grace period: the customer buys time). Throws
  * TARIFF_ABOVE_MAX_STAY above `maxStayMinutes`.
  */

@@ -55,6 +55,8 @@ export interface TransactionRequest {
   dcc?: DccSelection;
   /** A reversal that gives the authorization up for good: passed on to the request ({@link ServiceRequest.releases}). */
   releases?: boolean;
+  /** A pay station's sale: the ticket it pays, passed on to the request ({@link ServiceRequest.ticket}). */
+  ticket?: string;
 }
 
 export interface TransactionInput {
@@ -141,6 +143,7 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
     ...(request.releases === true ? { releases: true } : {}),
+    ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
   };
 }
 

@@ -10,6 +10,7 @@ import {
   type LinkOutcome,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
+  type TicketPaid,
 } from '../flows/index.js';
 import type { HoldStore } from '../journal/index.js';
 import { requireCurrency } from '../money/index.js';
@@ -61,6 +62,8 @@ export function createFlowEffects(deps: {
   printLink: FlowEffects['printLink'];
   /** Alternative methods (spec 001): the desk (built after the effects, asked only once the host runs). */
   altPayments: () => AltPaymentDesk;
+  /** What stands of a ticket's recorded payments (src/host/ticket-payments.ts), undefined when nothing does; absent: none. */
+  ticketPaid?: (ticket: string) => TicketPaid | undefined;
 }): FlowEffects {
   const { config, reader, cards } = deps;
   return {
@@ -80,7 +83,12 @@ export function createFlowEffects(deps: {
     },
     submit: (request, signal) => deps.submit(request, signal),
     dccOffer: (input, signal) => deps.dcc.offer(input, signal),
-    lookupTicket: ({ ticket }) => Promise.resolve(lookupTicket(ticket, config.terminal.timezone)),
+    lookupTicket: ({ ticket }) => {
+      const found = lookupTicket(ticket, config.terminal.timezone);
+      if (!found.found) return Promise.resolve(found);
+      const paid = deps.ticketPaid?.(found.ticket);
+      return Promise.resolve(paid !== undefined ? { ...found, paid } : found);
+    },
     verifyOperatorPin: ({ pin }) => Promise.resolve(deps.pin.check(pin) === 'ok'),
     findTransaction: ({ transactionId }) => Promise.resolve(deps.findTransaction(transactionId)),
     openHold: (hold) => {

@@ -17,6 +17,7 @@ import type {
   PaymentLinkStore,
   StoredLink,
 } from '../journal/index.js';
+import { JournalError } from '../journal/index.js';
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
@@ -110,6 +111,12 @@ export interface LinkDeskDeps {
    * payment of this link.
    */
   notificationToleranceMs: number;
+  /**
+   * A fee link paid whose customer's screen counts the payment (the link was awaited): what the payment makes durable
+   * besides — the pay station's ticket recorded paid — written in the transaction that makes the link `paid`. A throw
+   * is logged, never a reason to lose the payment. Absent: nothing.
+   */
+  feePaid?: (link: StoredLink) => void;
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -394,6 +401,19 @@ export class LinkDesk {
     return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
   }
 
+  /** {@link LinkDeskDeps.feePaid}, in the transaction of the link's payment; what it refuses is logged. */
+  private feePaid(link: StoredLink): void {
+    try {
+      this.deps.feePaid?.(link);
+    } catch (err) {
+      if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
+      this.deps.logger.error(
+        { err, linkId: link.linkId },
+        'fee paid by link but not recorded for its ticket',
+      );
+    }
+  }
+
   /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
   private auditRefusedPayment(
     linkId: string,
@@ -475,7 +495,11 @@ export class LinkDesk {
       return;
     }
     const counted = this.counts(link);
-    const paid = this.deps.store.paid(link.linkId, n.paymentId);
+    const paid = this.deps.store.paid(
+      link.linkId,
+      n.paymentId,
+      counted && link.purpose === 'fee' ? (l) => this.feePaid(l) : undefined,
+    );
     this.declined.delete(link.linkId);
     this.deps.audit.record({
       actor: 'system',

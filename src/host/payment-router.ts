@@ -58,7 +58,9 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
  *   expiry watch reversed it);
  * - a reversal refused after its machine stopped waiting is handed to the host (`reversalRefusedUnwaited`): the
- *   authorization stands and nobody else learns of it.
+ *   authorization stands and nobody else learns of it;
+ * - an approved pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket paid in
+ *   the same transaction as its outcome (`ticketPaid`), so the ticket inserted again is not charged again.
  */
 export class PaymentRouter {
   constructor(
@@ -85,6 +87,16 @@ export class PaymentRouter {
       reversalRefusedUnwaited: (authorizationTransactionId: string, reason: string | undefined) => void;
       /** Something the operator status shows changed. */
       changed: () => void;
+      /**
+       * A pay station's sale of a ticket approved: records the ticket paid, in the outcome's transaction (the host's
+       * TicketPaymentStore, with the pay station's clock). Absent: nothing is recorded.
+       */
+      ticketPaid?: (payment: {
+        ticket: string;
+        transactionId: string;
+        amountMinor: number;
+        currency: string;
+      }) => void;
     },
   ) {}
 
@@ -274,6 +286,7 @@ export class PaymentRouter {
       return;
     }
     if (outcome.kind !== 'approved') return;
+    if (request.service === 'sale' && request.ticket !== undefined) this.ticketPaid(request, entry);
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
     if (!original) return;
@@ -285,6 +298,34 @@ export class PaymentRouter {
       holds.settle(original, 'reversed');
       for (const f of followUps.open())
         if (f.authorizationTransactionId === original) followUps.complete(f.id, 'reversed');
+    }
+  }
+
+  /**
+   * The pay station's sale of a ticket approved: the ticket is recorded paid in the outcome's transaction (a crash
+   * cannot separate the two), for the local price of the sale. A failure to record it is logged, never a reason to lose the
+   * outcome: the customer was charged, and the ticket, unrecorded, is charged again as before.
+   */
+  private ticketPaid(request: FlowRequest, entry: JournalEntry): void {
+    const { ticketPaid, logger } = this.deps;
+    const ticket = request.ticket;
+    const transactionId = entry.transactionId;
+    if (ticketPaid === undefined || ticket === undefined || transactionId === undefined) return;
+    try {
+      ticketPaid({
+        ticket,
+        transactionId,
+        // The local price the customer paid (a converted sale's answer may be in the card's currency); what of it
+        // stands is read from the journal's entry when the ticket comes back.
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+      });
+    } catch (err) {
+      if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
+      logger.error(
+        { err, transactionId },
+        'ticket paid but not recorded: it will be charged again if inserted',
+      );
     }
   }
 

@@ -37,6 +37,7 @@ import {
   AuthorizationDataStore,
   fileKeyProvider,
   FollowUpStore,
+  TicketPaymentStore,
   AuditStore,
   ConfigurationState,
   HoldStore,
@@ -50,6 +51,8 @@ import {
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
 } from '../journal/index.js';
+import { lookupTicket } from './local-time.js';
+import { ticketPaidOf } from './ticket-payments.js';
 import type { Logger } from '../log/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import {
@@ -229,6 +232,8 @@ export class TerminalHost implements TerminalApi {
   readonly offline: OfflineQueue;
   readonly holds: HoldStore;
   readonly followUps: FollowUpStore;
+  /** The pay station's paid tickets (`ticket_payments`). */
+  readonly tickets: TicketPaymentStore;
   /** The append-only audit log (src/host/audit-trail.ts): operator actions, recoveries, service mode. */
   readonly audit: AuditTrail;
   /** Receipts on paper: the printer, the last receipt for a reprint (src/host/receipt-desk.ts). */
@@ -268,6 +273,7 @@ export class TerminalHost implements TerminalApi {
     this.dcc = new DccOffers({ config, gateway, cards: this.cards, logger, now });
     this.holds = new HoldStore(journal);
     this.followUps = new FollowUpStore(journal);
+    this.tickets = new TicketPaymentStore(journal);
     this.sender = new JournaledSender(journal, gatewayTransmitter(gateway), {
       failpoint,
       logger: logger.child({ component: 'journal' }),
@@ -334,6 +340,16 @@ export class TerminalHost implements TerminalApi {
           ? this.authorizationReversed(tx, 'already-reversed')
           : this.holdAfterResolution(tx),
       changed: () => this.changed(),
+      // On the pay station's clock, the one its tickets and their grace period are read on.
+      ticketPaid: (p) =>
+        this.tickets.record({
+          ticket: p.ticket,
+          method: 'card',
+          paymentRef: p.transactionId,
+          amountMinor: p.amountMinor,
+          currency: p.currency,
+          paidAtMs: Math.floor(parkingClock.now()),
+        }),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
     this.links = new LinkDesk({
@@ -349,6 +365,19 @@ export class TerminalHost implements TerminalApi {
       partner: config.terminal.partner,
       notificationsReceived: opened.linkNotifications !== undefined || opened.linkRelay !== undefined,
       notificationToleranceMs: config.links.notifications.toleranceSeconds * 1000,
+      // A pay station's ticket paid by phone (its link's reference is the ticket; a meter's or a gate's session, or a
+      // lost ticket, is no ticket the pay station finds): recorded paid with the link's payment, on its clock.
+      feePaid: (link) => {
+        if (!lookupTicket(link.reference, config.terminal.timezone).found) return;
+        this.tickets.record({
+          ticket: link.reference,
+          method: 'link',
+          paymentRef: link.linkId,
+          amountMinor: link.amountMinor,
+          currency: link.currency,
+          paidAtMs: Math.floor(parkingClock.now()),
+        });
+      },
     });
     // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card, a
     // converted authorization's accepted offer), and the last receipt can be printed again after one: rebuilt from the
@@ -418,6 +447,7 @@ export class TerminalHost implements TerminalApi {
         );
       },
       altPayments: () => this.altPayments,
+      ticketPaid: (ticket) => ticketPaidOf(this.tickets.forTicket(ticket), (tx) => this.desk.find(tx)),
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,

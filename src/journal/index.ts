@@ -13,3 +13,4 @@ export * from './payment-links.js';
 export * from './configuration-state.js';
 export * from './fleet-commands.js';
 export * from './legacy-import.js';
+export * from './ticket-payments.js';

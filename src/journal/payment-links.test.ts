@@ -87,3 +87,21 @@ describe('PaymentLinkStore', () => {
     expect(store.recent().map((l) => l.linkId)).toEqual(['T-1']);
   });
 });
+
+describe('PaymentLinkStore: what a payment makes durable besides', () => {
+  it('is written in the transaction that makes the link paid, and rolled back with it', () => {
+    store.begin(link);
+    store.activated('T-1', 'https://pay.test/pay/T-1');
+    expect(() =>
+      store.paid('T-1', '7000000000000000000001', () => {
+        throw new Error('the ticket could not be written');
+      }),
+    ).toThrow();
+    expect(store.get('T-1')).toMatchObject({ state: 'active' });
+    const seen: string[] = [];
+    expect(store.paid('T-1', '7000000000000000000001', (l) => seen.push(l.state))).toMatchObject({
+      state: 'paid',
+    });
+    expect(seen).toEqual(['paid']);
+  });
+});

@@ -191,9 +191,14 @@ export class PaymentLinkStore {
    * A verified payment notification: `paid` with the payment's id, whatever the state before (a payment that arrives
    * after a cancel still happened: the operator sees it), and the intent to deactivate (one use).
    */
-  paid(linkId: string, paymentId: string): StoredLink {
+  paid(linkId: string, paymentId: string, withPaid?: (link: StoredLink) => void): StoredLink {
     checkIdentifier(paymentId, 'paymentId');
-    return this.change(linkId, (l) => ({ ...l, state: 'paid', paymentId, closeReason: 'paid' }));
+    // `withPaid`: what the payment makes durable besides (a pay station's ticket recorded paid), in this transaction.
+    return this.connection.atomically(true, () => {
+      const paid = this.change(linkId, (l) => ({ ...l, state: 'paid', paymentId, closeReason: 'paid' }));
+      withPaid?.(paid);
+      return paid;
+    });
   }
 
   /** The durable intent to deactivate, written before the request; the first reason stays. */

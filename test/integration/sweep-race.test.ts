@@ -72,8 +72,11 @@ async function waitForScreen(h: TerminalHost, screens: string[]): Promise<Termin
   }
 }
 
-/** A kiosk ticket entered 95 minutes ago in the terminal's default time zone: a fee the sandbox approves. */
-function ticket(): string {
+/**
+ * A kiosk ticket entered 95 minutes ago in the terminal's default time zone: a fee the sandbox approves. `serial`: one
+ * per car (a ticket paid once is not charged again).
+ */
+function ticket(serial: string): string {
   const parts = new Intl.DateTimeFormat('en-GB', {
     timeZone: 'Europe/London',
     year: 'numeric',
@@ -84,13 +87,13 @@ function ticket(): string {
     hourCycle: 'h23',
   }).formatToParts(new Date(Date.now() - 95 * 60_000));
   const g = (t: string): string => parts.find((x) => x.type === t)?.value ?? '00';
-  return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}01`;
+  return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}${serial}`;
 }
 
-async function kioskSale(h: TerminalHost): Promise<TerminalSnapshot> {
+async function kioskSale(h: TerminalHost, serial = '01'): Promise<TerminalSnapshot> {
   await waitForScreen(h, ['idle']);
   await send(h, { type: 'START' });
-  await send(h, { type: 'ENTER_TICKET', ticket: ticket() });
+  await send(h, { type: 'ENTER_TICKET', ticket: ticket(serial) });
   await waitForScreen(h, ['confirm']);
   await send(h, { type: 'CONFIRM' });
   return waitForScreen(h, ['approved', 'declined', 'error']);
@@ -112,9 +115,9 @@ describe('the background sweep never resolves a request still waiting for its an
     expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
     expect(host.journal.inFlight()).toEqual([]);
 
-    // The terminal is alive: the next customer is served, and no rejection went unhandled.
+    // The terminal is alive: the next customer (another ticket) is served, and no rejection went unhandled.
     await send(host, { type: 'DONE' });
-    expect((await kioskSale(host)).customer.screen).toBe('approved');
+    expect((await kioskSale(host, '02')).customer.screen).toBe('approved');
     expect(rejections).toEqual([]);
   }, 60_000);
 

@@ -20,6 +20,7 @@ import type {
   SubmitKind,
   SubmitOutcome,
   TicketLookup,
+  TicketPaid,
 } from '../effects.js';
 import type { FlowSettings } from '../settings.js';
 import { tariffSchema } from '../../config/index.js';
@@ -122,6 +123,8 @@ export class FakeTerminal implements FlowEffects {
     chip: true,
   };
   readonly tickets = new Map<string, number>();
+  /** What stands paid of a ticket (the host reads it from the journal database). */
+  readonly paidTickets = new Map<string, TicketPaid>();
   pin = '2468';
   private seq = 0;
 
@@ -389,7 +392,9 @@ export class FakeTerminal implements FlowEffects {
     return Promise.resolve(
       enteredAtMs === undefined
         ? { found: false, ticket: input.ticket }
-        : { found: true, ticket: input.ticket, enteredAtMs },
+        : this.paidTickets.has(input.ticket)
+          ? { found: true, ticket: input.ticket, enteredAtMs, paid: this.paidTickets.get(input.ticket)! }
+          : { found: true, ticket: input.ticket, enteredAtMs },
     );
   }
 

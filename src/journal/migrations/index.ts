@@ -17,6 +17,7 @@ import { dccDisclosure } from './dcc-disclosure.js';
 import { lookupIndexes } from './lookup-indexes.js';
 import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
+import { ticketPayments } from './ticket-payments.js';
 
 export type { Migration, SchemaRewrite } from './migration.js';
 
@@ -50,6 +51,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   lookupIndexes,
   receiptFacts,
   dccDisclosure,
+  ticketPayments,
 ];
 
 /**

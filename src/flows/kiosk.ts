@@ -18,6 +18,7 @@ import { dccReceiptLines } from './dcc.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import { feeAfterPayments, lostTicketFee } from './tariff.js';
+import { isTicket } from '../vocabulary/tickets.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
@@ -175,10 +176,7 @@ export const kioskMachine = setup({
     altPendingScreen: ({ context }) => context.settings.timing.resultScreenMs * 12,
   },
   guards: {
-    validTicket: ({ event }) =>
-      event.type === 'ENTER_TICKET' &&
-      typeof event.ticket === 'string' &&
-      /^[A-Za-z0-9-]{1,32}$/.test(event.ticket),
+    validTicket: ({ event }) => event.type === 'ENTER_TICKET' && isTicket(event.ticket),
     nothingToPay: ({ context }) => context.amountMinor === 0,
     payByPhoneOffered: ({ context }) =>
       context.settings.payByPhone !== undefined && (context.amountMinor ?? 0) > 0,

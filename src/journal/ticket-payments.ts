@@ -1,3 +1,4 @@
+import { isTicket } from '../vocabulary/tickets.js';
 import { JournalError } from './errors.js';
 import {
   checkCurrency,
@@ -23,14 +24,6 @@ export interface TicketPayment {
   currency: string;
   /** Epoch milliseconds of the approval, on the pay station's clock. */
   paidAtMs: number;
-}
-
-/** A ticket as the pay station takes it (src/flows/kiosk.ts `validTicket`): never anything else in this table. */
-const TICKET = /^[A-Za-z0-9-]{1,32}$/;
-
-/** Whether `ticket` is one the pay station takes. */
-export function isTicket(ticket: unknown): ticket is string {
-  return typeof ticket === 'string' && TICKET.test(ticket);
 }
 
 interface Row {

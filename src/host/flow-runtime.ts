@@ -167,8 +167,10 @@ export function customerView(
     };
   }
   if (screen === 'enter-ticket' && config.reader.kind === 'sim') {
-    // With the simulated reader there is no ticket machine either: offer a ticket taken 95 minutes ago.
-    runtime.demoTicket ??= `${localDateTime(new Date(runtime.clock.now() - 95 * 60_000), config.terminal.timezone).slice(0, 12)}0001`;
+    // With the simulated reader there is no ticket machine either: offer a ticket taken 95 minutes ago, its serial
+    // the second and hundredth of now, so that each customer gets a ticket of their own (a paid one is not paid twice).
+    const now = runtime.clock.now();
+    runtime.demoTicket ??= `${localDateTime(new Date(now - 95 * 60_000), config.terminal.timezone).slice(0, 12)}${String(Math.floor(now / 10) % 10_000).padStart(4, '0')}`;
     result.message = tr.t('host.demoTicket', {
       message: result.message,
       minutes: 95,

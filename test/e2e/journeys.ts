@@ -202,7 +202,7 @@ export class CustomerWalk {
   }
 }
 
-/** The kiosk's ticket: an entry 2 h 10 min ago (five started half-hours), serial 0042. */
+/** A kiosk ticket of its own: an entry 2 h 10 min ago (five started half-hours). */
 function kioskTicket(): string {
   return ticketFor(130, MODEL_CONFIGS.kiosk.terminal?.timezone ?? 'Europe/London');
 }

@@ -6,7 +6,7 @@ import { createInterface } from 'node:readline';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { installWatchers, screensSeen, violationsSeen } from './page-scripts.js';
-import { localDateTime } from '../../src/host/local-time.js';
+import { ticketFor } from './terminal-process.js';
 
 /**
  * Issue 2, "Done when": a person opens the URL printed by `parking-terminal start --headless`, buys parking at the
@@ -24,11 +24,6 @@ let url: string;
 let sandboxUrl: string;
 const stdout: string[] = [];
 let stderr = '';
-
-/** A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. */
-function ticketFor(minutesAgo: number, timeZone: string): string {
-  return `${localDateTime(new Date(Date.now() - minutesAgo * 60_000), timeZone).slice(0, 12)}0042`;
-}
 
 beforeAll(async () => {
   cwd = await mkdtemp(join(tmpdir(), 'pt-start-'));

@@ -88,7 +88,13 @@ export async function startTerminal(
   }
 }
 
-/** A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. */
+let serial = 42;
+
+/**
+ * A kiosk ticket (`YYYYMMDDhhmm` + serial) for an entry `minutesAgo` minutes ago, in the terminal's time zone. Each
+ * call is a ticket of its own (the next serial): the pay station records a paid ticket and does not charge it again.
+ */
 export function ticketFor(minutesAgo: number, timeZone: string): string {
-  return `${localDateTime(new Date(Date.now() - minutesAgo * 60_000), timeZone).slice(0, 12)}0042`;
+  serial += 1;
+  return `${localDateTime(new Date(Date.now() - minutesAgo * 60_000), timeZone).slice(0, 12)}${String(serial).padStart(4, '0')}`;
 }

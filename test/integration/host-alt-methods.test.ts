@@ -80,10 +80,11 @@ async function send(h: TerminalHost, event: UserEvent) {
   return r.value.customer;
 }
 
-async function toChoice(h: TerminalHost) {
+/** The pay station's choice of how to pay for `ticket` (by default a ticket of its own, 130 minutes old). */
+async function toChoice(h: TerminalHost, ticket = ticketFor(130, 'Europe/London')) {
   await waitFor(h, ['idle'], 10_000);
   await send(h, { type: 'START' });
-  await send(h, { type: 'ENTER_TICKET', ticket: ticketFor(130, 'Europe/London') });
+  await send(h, { type: 'ENTER_TICKET', ticket });
   return (await waitFor(h, ['confirm'], 5_000)).customer;
 }
 
@@ -91,7 +92,8 @@ describe('alternative methods at the pay station', () => {
   it('offers the methods, refuses invalid details, leaves the sale pending with its page, then it settles', async () => {
     const w = await world();
     const h = w.host;
-    const choice = await toChoice(h);
+    const ticket = ticketFor(130, 'Europe/London');
+    const choice = await toChoice(h, ticket);
     expect(choice.altMethods).toEqual([
       { profile: 1, label: 'Bank transfer' },
       { profile: 3, label: 'iDEAL-like' },
@@ -128,7 +130,6 @@ describe('alternative methods at the pay station', () => {
     expect(pending.actions).toContain('DONE');
 
     // The ticket is recorded as payment pending by the method: the desk's sale under the ticket's reference.
-    const ticket = ticketFor(130, 'Europe/London');
     const sale = h.altPayments.get(pending.altPending?.saleId ?? 0);
     expect(sale).toMatchObject({
       state: 'PENDING',

@@ -234,3 +234,30 @@ describe('spec 001 comments values, each emitted by a model', () => {
     });
   });
 });
+
+describe('operator mode: a refund or void whose answer was lost', () => {
+  it('says its outcome is being finished, not that it was not completed: recovery finishes a void', async () => {
+    const fake = new FakeTerminal();
+    await kioskSale(fake);
+    fake.script('void-payment', 'unknown');
+    const result = await operator(fake, { type: 'void', transactionId: txnOf(fake, 'Parking Sale') });
+    expect(result).toMatchObject({ outcome: 'unknown', code: 'UNKNOWN' });
+    expect(result?.message).toBe(
+      'The answer to the void was lost: the terminal finishes it; see the transaction list',
+    );
+  });
+
+  it('says a refund undone by its timeout void was not completed', async () => {
+    const fake = new FakeTerminal();
+    await kioskSale(fake);
+    fake.script('refund-payment', 'unknown');
+    const result = await operator(fake, {
+      type: 'refund',
+      transactionId: txnOf(fake, 'Parking Sale'),
+      amountMinor: 100,
+    });
+    expect(result).toMatchObject({ outcome: 'unknown' });
+    expect(result?.message).toBe('The refund was not completed');
+    expect(fake.comments().slice(-2)).toEqual(['REFUND Payment', 'VOID Timeout']);
+  });
+});

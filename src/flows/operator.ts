@@ -310,11 +310,16 @@ export const operatorMachine = setup({
               const outcome =
                 output.kind === 'declined' ? 'declined' : output.kind === 'rejected' ? 'rejected' : 'unknown';
               const code = 'reason' in output ? output.reason : output.kind.toUpperCase();
+              // An answer lost and not resolved here (a void's, which nothing resolves by its own transactionId): the
+              // journal's recovery finishes it — a void's by voiding what it voids — so it may well be done.
+              const finishing = output.kind === 'unknown' && !output.resolved;
               return {
                 result: {
                   outcome,
                   code,
-                  message: `The ${context.command.type} was not completed`,
+                  message: finishing
+                    ? `The answer to the ${context.command.type} was lost: the terminal finishes it; see the transaction list`
+                    : `The ${context.command.type} was not completed`,
                   service: context.service,
                   ...('transactionId' in output ? { transactionId: output.transactionId } : {}),
                 },

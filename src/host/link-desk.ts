@@ -17,7 +17,6 @@ import type {
   PaymentLinkStore,
   StoredLink,
 } from '../journal/index.js';
-import { JournalError } from '../journal/index.js';
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
@@ -113,8 +112,8 @@ export interface LinkDeskDeps {
   notificationToleranceMs: number;
   /**
    * A fee link paid whose customer's screen counts the payment (the link was awaited): what the payment makes durable
-   * besides — the pay station's ticket recorded paid — written in the transaction that makes the link `paid`. A throw
-   * is logged, never a reason to lose the payment. Absent: nothing.
+   * besides — the pay station's ticket recorded paid — written in the transaction that makes the link `paid`. It must
+   * not throw for a value it refuses (the host logs those): that would lose the payment. Absent: nothing.
    */
   feePaid?: (link: StoredLink) => void;
 }
@@ -401,19 +400,6 @@ export class LinkDesk {
     return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
   }
 
-  /** {@link LinkDeskDeps.feePaid}, in the transaction of the link's payment; what it refuses is logged. */
-  private feePaid(link: StoredLink): void {
-    try {
-      this.deps.feePaid?.(link);
-    } catch (err) {
-      if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
-      this.deps.logger.error(
-        { err, linkId: link.linkId },
-        'fee paid by link but not recorded for its ticket',
-      );
-    }
-  }
-
   /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
   private auditRefusedPayment(
     linkId: string,
@@ -498,7 +484,7 @@ export class LinkDesk {
     const paid = this.deps.store.paid(
       link.linkId,
       n.paymentId,
-      counted && link.purpose === 'fee' ? (l) => this.feePaid(l) : undefined,
+      counted && link.purpose === 'fee' ? this.deps.feePaid : undefined,
     );
     this.declined.delete(link.linkId);
     this.deps.audit.record({

@@ -15,6 +15,7 @@ import {
   type OutgoingRequest,
   type RecoveryItem,
   type SqliteJournal,
+  type TicketPayment,
   type TimeoutRecovery,
   type TransmitOutcome,
 } from '../journal/index.js';
@@ -89,14 +90,10 @@ export class PaymentRouter {
       changed: () => void;
       /**
        * A pay station's sale of a ticket approved: records the ticket paid, in the outcome's transaction (the host's
-       * TicketPaymentStore, with the pay station's clock). Absent: nothing is recorded.
+       * `recordTicketPaid`, on the pay station's clock; a value the store refuses is logged there). Absent: nothing
+       * is recorded.
        */
-      ticketPaid?: (payment: {
-        ticket: string;
-        transactionId: string;
-        amountMinor: number;
-        currency: string;
-      }) => void;
+      ticketPaid?: (payment: Omit<TicketPayment, 'paidAtMs'>) => void;
     },
   ) {}
 
@@ -307,26 +304,18 @@ export class PaymentRouter {
    * outcome: the customer was charged, and the ticket, unrecorded, is charged again as before.
    */
   private ticketPaid(request: FlowRequest, entry: JournalEntry): void {
-    const { ticketPaid, logger } = this.deps;
     const ticket = request.ticket;
     const transactionId = entry.transactionId;
-    if (ticketPaid === undefined || ticket === undefined || transactionId === undefined) return;
-    try {
-      ticketPaid({
-        ticket,
-        transactionId,
-        // The local price the customer paid (a converted sale's answer may be in the card's currency); what of it
-        // stands is read from the journal's entry when the ticket comes back.
-        amountMinor: request.amountMinor,
-        currency: request.currency,
-      });
-    } catch (err) {
-      if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
-      logger.error(
-        { err, transactionId },
-        'ticket paid but not recorded: it will be charged again if inserted',
-      );
-    }
+    if (ticket === undefined || transactionId === undefined) return;
+    this.deps.ticketPaid?.({
+      ticket,
+      method: 'card',
+      paymentRef: transactionId,
+      // The local price the customer paid (a converted sale's answer may be in the card's currency); what of it
+      // stands is read from the journal's entry when the ticket comes back.
+      amountMinor: request.amountMinor,
+      currency: request.currency,
+    });
   }
 
   /** The stores and clock the obligations of an outcome are written with. */

@@ -38,6 +38,8 @@ import {
   fileKeyProvider,
   FollowUpStore,
   TicketPaymentStore,
+  type TicketPayment,
+  JournalError,
   AuditStore,
   ConfigurationState,
   HoldStore,
@@ -274,6 +276,22 @@ export class TerminalHost implements TerminalApi {
     this.holds = new HoldStore(journal);
     this.followUps = new FollowUpStore(journal);
     this.tickets = new TicketPaymentStore(journal);
+    /**
+     * A ticket paid, by card or by phone, recorded in the transaction of its payment's outcome, on the pay station's
+     * clock (the one its tickets and their grace period are read on). A value the store refuses is logged, never a
+     * reason to lose the payment: the ticket, unrecorded, is charged again if inserted.
+     */
+    const recordTicketPaid = (payment: Omit<TicketPayment, 'paidAtMs'>): void => {
+      try {
+        this.tickets.record({ ...payment, paidAtMs: Math.floor(parkingClock.now()) });
+      } catch (err) {
+        if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
+        logger.error(
+          { err, method: payment.method, paymentRef: payment.paymentRef },
+          'ticket paid but not recorded: it will be charged again if inserted',
+        );
+      }
+    };
     this.sender = new JournaledSender(journal, gatewayTransmitter(gateway), {
       failpoint,
       logger: logger.child({ component: 'journal' }),
@@ -340,16 +358,7 @@ export class TerminalHost implements TerminalApi {
           ? this.authorizationReversed(tx, 'already-reversed')
           : this.holdAfterResolution(tx),
       changed: () => this.changed(),
-      // On the pay station's clock, the one its tickets and their grace period are read on.
-      ticketPaid: (p) =>
-        this.tickets.record({
-          ticket: p.ticket,
-          method: 'card',
-          paymentRef: p.transactionId,
-          amountMinor: p.amountMinor,
-          currency: p.currency,
-          paidAtMs: Math.floor(parkingClock.now()),
-        }),
+      ticketPaid: (p) => recordTicketPaid(p),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
     this.links = new LinkDesk({
@@ -369,13 +378,12 @@ export class TerminalHost implements TerminalApi {
       // lost ticket, is no ticket the pay station finds): recorded paid with the link's payment, on its clock.
       feePaid: (link) => {
         if (!lookupTicket(link.reference, config.terminal.timezone).found) return;
-        this.tickets.record({
+        recordTicketPaid({
           ticket: link.reference,
           method: 'link',
           paymentRef: link.linkId,
           amountMinor: link.amountMinor,
           currency: link.currency,
-          paidAtMs: Math.floor(parkingClock.now()),
         });
       },
     });

@@ -1,6 +1,7 @@
 import type {
   ApiError,
   AuditEntry,
+  OfflineDeclineSummary,
   OperatorAction,
   OperatorResponse,
   OperatorStatus,
@@ -37,6 +38,8 @@ export class OperatorPanel {
   #refundDrafts = new Map<string, string>();
   #status: OperatorStatus | undefined;
   #audit: AuditEntry[] | undefined;
+  /** The stored payments not collected in full after forwarding, once the operator asked for them. */
+  #declines: OfflineDeclineSummary[] | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
   /** Payment links and phone / alternative-method sales. */
   readonly #payments: OperatorPaymentSections;
@@ -71,6 +74,7 @@ export class OperatorPanel {
     this.#statusTimer = undefined;
     this.#status = undefined;
     this.#audit = undefined;
+    this.#declines = undefined;
     this.#pin = '';
     this.#transactions = undefined;
     this.#notice = undefined;
@@ -159,6 +163,18 @@ export class OperatorPanel {
           text: `Queue flushed: ${response.forwarded} forwarded, ${response.declined} declined, ${response.remaining} remaining`,
           error: false,
         };
+        break;
+      case 'offline-declines':
+        this.#declines = response.declines;
+        break;
+      case 'offline-acknowledge':
+        this.#declines = response.declines;
+        this.#notice = response.acknowledged
+          ? { text: `Acknowledged ${response.transactionId}`, error: false }
+          : {
+              text: `${response.transactionId} was not waiting for acknowledgement (NOT_AWAITING_ACKNOWLEDGEMENT)`,
+              error: true,
+            };
         break;
       // Shown by their sections (renderer/src/operator-payments.ts), which ask for them.
       case 'links':
@@ -280,6 +296,75 @@ export class OperatorPanel {
     const r = await this.#call({ type: 'flush-queue' });
     if (!r.ok) return this.#fail(r.error);
     this.#accept(r.value);
+    // A flush can add payments not collected in full: the list, when open, shows them.
+    if (this.#declines !== undefined) await this.#loadDeclines();
+  }
+
+  async #loadDeclines(): Promise<void> {
+    const r = await this.#call({ type: 'offline-declines' });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+  }
+
+  async #acknowledge(transactionId: string): Promise<void> {
+    const r = await this.#call({ type: 'offline-acknowledge', transactionId });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+    await this.#refreshStatus();
+  }
+
+  /**
+   * The payments stored offline that the gateway declined, rejected, left unknown or approved for less when they were
+   * forwarded — money the terminal told a customer was paid and did not collect — each with its acknowledgement.
+   */
+  #renderDeclines(): HTMLElement | null {
+    const declines = this.#declines;
+    if (declines === undefined) return null;
+    if (declines.length === 0)
+      return h('p', {
+        testid: 'operator-declines-empty',
+        text: 'No stored payments await acknowledgement',
+      });
+    const head = ['Stored', 'Forwarded', 'Amount', 'Card', 'State', 'Reason', 'Transaction', ''];
+    return h(
+      'table',
+      {
+        class: 'transactions',
+        testid: 'operator-declines',
+        attrs: { 'aria-label': 'Stored payments not collected in full after forwarding' },
+      },
+      h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
+      h(
+        'tbody',
+        {},
+        ...declines.map((d) =>
+          h(
+            'tr',
+            { testid: `decline-${d.transactionId}` },
+            h('td', { text: d.storedAt }),
+            h('td', { text: d.forwardedAt ?? '' }),
+            h('td', { text: d.amount.text }),
+            h('td', { text: d.maskedPan ?? '' }),
+            h('td', { text: d.state }),
+            h('td', { text: d.reason ?? '' }),
+            h('td', { text: d.transactionId }),
+            h(
+              'td',
+              { class: 'txn-actions' },
+              labelled(
+                button(
+                  'Acknowledge',
+                  `acknowledge-${d.transactionId}`,
+                  () => void this.#acknowledge(d.transactionId),
+                  'btn btn-small',
+                ),
+                `Acknowledge ${d.transactionId}`,
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   /**
@@ -437,9 +522,16 @@ export class OperatorPanel {
         { class: 'operator-tools' },
         button('Reload', 'operator-reload', () => void this.#reload(), 'btn btn-small'),
         button('Flush offline queue', 'operator-flush', () => void this.#flush(), 'btn btn-small'),
+        button(
+          `Not collected after forwarding (${this.#status?.offline.declinedAfterForward ?? 0})`,
+          'operator-declines-open',
+          () => void this.#loadDeclines(),
+          'btn btn-small',
+        ),
       ),
       this.#renderService(),
       this.#renderAudit(),
+      this.#renderDeclines(),
       confirm,
       rows.length === 0
         ? h('p', { testid: 'operator-empty', text: 'No transactions' })
@@ -500,4 +592,10 @@ export class OperatorPanel {
       h('td', { class: 'txn-actions' }, ...actions),
     );
   }
+}
+
+/** `control` with an accessible name of its own (a row's button, whose visible label every row repeats). */
+function labelled<T extends HTMLElement>(control: T, name: string): T {
+  control.setAttribute('aria-label', name);
+  return control;
 }

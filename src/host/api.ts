@@ -395,6 +395,10 @@ export type OperatorAction =
   | { type: 'refund'; transactionId: string; amountMinor?: number }
   | { type: 'void'; transactionId: string }
   | { type: 'flush-queue' }
+  /** The stored payments forwarded and not collected in full that nobody has acknowledged (the status bar's count). */
+  | { type: 'offline-declines' }
+  /** The operator has seen this one: it leaves the count (recorded in the audit log). */
+  | { type: 'offline-acknowledge'; transactionId: string }
   /** The operator status (the figures the customer never sees). */
   | { type: 'status' }
   /**
@@ -550,6 +554,23 @@ export interface TransactionSummary {
   allowed: ('refund' | 'void')[];
 }
 
+/**
+ * A payment stored offline, forwarded later and not collected in full: declined, rejected, of unknown outcome, or
+ * approved for less than its amount (`reason` PARTIAL_APPROVAL). No card data but the masked number.
+ */
+export interface OfflineDeclineSummary {
+  transactionId: string;
+  amount: DisplayAmount;
+  maskedPan?: string;
+  /** The stored payment's state after its forward: declined, rejected, unknown or approved. */
+  state: string;
+  /** The decline or rejection reason, what made the outcome unknown, or PARTIAL_APPROVAL. */
+  reason?: string;
+  /** ISO 8601. */
+  storedAt: string;
+  forwardedAt?: string;
+}
+
 export type OperatorResponse =
   | { type: 'status'; status: OperatorStatus }
   | ({ type: 'service'; task: ServiceTask } & ServiceResult)
@@ -562,6 +583,14 @@ export type OperatorResponse =
    */
   | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
   | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number }
+  | { type: 'offline-declines'; declines: OfflineDeclineSummary[] }
+  /** Whether it was waiting for acknowledgement, and the ones still waiting after it. */
+  | {
+      type: 'offline-acknowledge';
+      transactionId: string;
+      acknowledged: boolean;
+      declines: OfflineDeclineSummary[];
+    }
   | {
       type: 'links';
       offset: number;

@@ -1,7 +1,15 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { FakeTerminal, testSettings } from '../flows/testing/fake-terminal.js';
-import { openJournal, type AuditRecord, type SqliteJournal } from '../journal/index.js';
+import {
+  JournaledSender,
+  OfflineQueue,
+  offlineQueueStatus,
+  openJournal,
+  staticKeyProvider,
+  type AuditRecord,
+  type SqliteJournal,
+} from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import { saleEntry } from '../journal/testing/entries.js';
@@ -640,5 +648,128 @@ describe('operator mode: voided payments, payments recovery found standing, conv
       amountMinor: 500,
       currency: 'EUR',
     });
+  });
+});
+
+describe('OperatorDesk: stored payments not collected in full after forwarding', () => {
+  /** Two payments stored offline, forwarded and declined by the gateway (EXPIRED_CARD). */
+  async function declinedTwo(journal: SqliteJournal): Promise<void> {
+    const queue = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: parseConfig({}).offline,
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+      now,
+    });
+    for (const [transactionId, amountMinor] of [
+      ['OFF1', 1250],
+      ['OFF2', 300],
+    ] as const)
+      queue.store({
+        transactionId,
+        service: 'sale',
+        comments: 'Parking Sale',
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from('{"pointOfSaleInformation":{"trackData":";4111111111111111=2912101?"}}'),
+        amountMinor,
+        currency: 'GBP',
+        entryMode: 'contactless',
+        maskedPan: '411111******1111',
+      });
+    const declining = {
+      transmit: () =>
+        Promise.resolve({ kind: 'declined', status: 'DECLINED', reason: 'EXPIRED_CARD' } as const),
+    };
+    await queue.forwardPending(new JournaledSender(journal, declining));
+  }
+
+  it('lists them with no card data but the masked number, and takes one off once acknowledged (audited)', async () => {
+    const { desk, journal, goodPin } = setup();
+    await declinedTwo(journal);
+    const listed = await desk.handle({ pin: goodPin, action: { type: 'offline-declines' } });
+    expect(listed).toEqual({
+      ok: true,
+      value: {
+        type: 'offline-declines',
+        declines: [
+          {
+            transactionId: 'OFF1',
+            amount: { minor: 1250, currency: 'GBP', text: '£12.50' },
+            maskedPan: '411111******1111',
+            state: 'declined',
+            reason: 'EXPIRED_CARD',
+            storedAt: '2030-01-01T08:00:00.000Z',
+            forwardedAt: '2030-01-01T08:00:00.000Z',
+          },
+          expect.objectContaining({
+            transactionId: 'OFF2',
+            amount: { minor: 300, currency: 'GBP', text: '£3.00' },
+          }),
+        ],
+      },
+    });
+    expect(JSON.stringify(listed)).not.toContain('4111111111111111');
+
+    const done = await desk.handle({
+      pin: goodPin,
+      action: { type: 'offline-acknowledge', transactionId: 'OFF1' },
+    });
+    expect(done).toMatchObject({
+      ok: true,
+      value: {
+        type: 'offline-acknowledge',
+        transactionId: 'OFF1',
+        acknowledged: true,
+        declines: [{ transactionId: 'OFF2' }],
+      },
+    });
+    expect(
+      offlineQueueStatus(journal, { policy: 'prefer-online', limits: parseConfig({}).offline })
+        .declinedAfterForward,
+    ).toBe(1);
+    // Seen already: nothing changes, and the refusal is recorded too.
+    const again = await desk.handle({
+      pin: goodPin,
+      action: { type: 'offline-acknowledge', transactionId: 'OFF1' },
+    });
+    expect(again).toMatchObject({
+      ok: true,
+      value: { acknowledged: false, declines: [{ transactionId: 'OFF2' }] },
+    });
+    expect(log(desk).filter((r) => r.action === 'queue-acknowledge')).toEqual([
+      {
+        actor: 'operator',
+        action: 'queue-acknowledge',
+        subject: 'OFF1',
+        result: 'ok',
+        code: 'ACKNOWLEDGED',
+        details: {},
+      },
+      {
+        actor: 'operator',
+        action: 'queue-acknowledge',
+        subject: 'OFF1',
+        result: 'refused',
+        code: 'NOT_AWAITING_ACKNOWLEDGEMENT',
+        details: {},
+      },
+    ]);
+  });
+
+  it('refuses both without the PIN, and acknowledges nothing', async () => {
+    const { desk, journal, wrongPin } = setup();
+    await declinedTwo(journal);
+    for (const action of [
+      { type: 'offline-declines' as const },
+      { type: 'offline-acknowledge' as const, transactionId: 'OFF1' },
+    ])
+      expect(await desk.handle({ pin: wrongPin, action })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_PIN' },
+      });
+    expect(
+      offlineQueueStatus(journal, { policy: 'prefer-online', limits: parseConfig({}).offline })
+        .declinedAfterForward,
+    ).toBe(2);
   });
 });

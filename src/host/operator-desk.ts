@@ -32,12 +32,14 @@ import type {
   ServiceResult,
   ServiceTask,
   TransactionSummary,
+  OfflineDeclineSummary,
 } from './api.js';
 import { auditCsv } from './audit-csv.js';
 import { AuditTrail } from './audit-trail.js';
 import type { AltPaymentDesk } from './alt-payment-desk.js';
 import type { LinkDesk } from './link-desk.js';
 import { sameLocalDay } from './local-time.js';
+import { acknowledgeOfflineDeclines, offlineDeclines } from './offline-declines.js';
 import { OperatorPayments } from './operator-payments.js';
 import type { OperatorPin } from './operator-pin.js';
 
@@ -288,6 +290,19 @@ export class OperatorDesk {
         return ok(await this.run({ type: 'void', transactionId: a.transactionId }, request.pin));
       case 'flush-queue':
         return ok({ type: 'flush-queue', ...(await this.flushQueue()) });
+      case 'offline-declines':
+        return ok({ type: 'offline-declines', declines: this.declines() });
+      case 'offline-acknowledge': {
+        const [done] = acknowledgeOfflineDeclines(this.deps.journal, [a.transactionId], (r) =>
+          this.audit.record(r),
+        );
+        return ok({
+          type: 'offline-acknowledge',
+          transactionId: a.transactionId,
+          acknowledged: done?.acknowledged ?? false,
+          declines: this.declines(),
+        });
+      }
       case 'audit':
         return this.auditView(a);
       case 'service': {
@@ -371,6 +386,11 @@ export class OperatorDesk {
     this.sessionSeenMs = at;
     if (!open)
       this.audit.record({ actor: 'operator', action: 'sign-in', result: 'ok', details: { requested } });
+  }
+
+  /** The stored payments not collected in full after forwarding that await the operator's acknowledgement. */
+  private declines(): OfflineDeclineSummary[] {
+    return offlineDeclines(this.deps.journal, this.deps.config.terminal.locale);
   }
 
   private async flushQueue(): Promise<{ forwarded: number; declined: number; remaining: number }> {

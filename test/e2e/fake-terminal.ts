@@ -1,6 +1,7 @@
 import type {
   CustomerView,
   DccChoice,
+  OfflineDeclineSummary,
   OperatorRequest,
   OperatorResponse,
   OperatorStatus,
@@ -85,10 +86,20 @@ export class FakeTerminal implements TerminalApi {
   #listeners = new Set<(s: TerminalSnapshot) => void>();
   #timers = new Set<NodeJS.Timeout>();
   #transactions: TransactionSummary[] = [];
+  #declines: OfflineDeclineSummary[] = [];
   /** This customer's accessibility mode (SET_ACCESSIBILITY); off again when the customer is done or cancels. */
   #accessible = false;
 
   constructor(private readonly options: FakeTerminalOptions = {}) {}
+
+  /** Stored payments forwarded and not collected in full, awaiting the operator's acknowledgement. */
+  setOfflineDeclines(declines: OfflineDeclineSummary[]): void {
+    this.#declines = [...declines];
+    this.#status = {
+      ...this.#status,
+      offline: { ...this.#status.offline, declinedAfterForward: this.#declines.length },
+    };
+  }
 
   /** Number of live subscriptions (the bridge must unsubscribe closed sockets). */
   get subscribers(): number {
@@ -356,6 +367,24 @@ export class FakeTerminal implements TerminalApi {
           ok: true,
           value: { type: 'flush-queue', forwarded: 0, declined: 0, remaining: 0 },
         });
+      case 'offline-declines':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'offline-declines', declines: [...this.#declines] },
+        });
+      case 'offline-acknowledge': {
+        const before = this.#declines.length;
+        this.setOfflineDeclines(this.#declines.filter((d) => d.transactionId !== action.transactionId));
+        return Promise.resolve({
+          ok: true,
+          value: {
+            type: 'offline-acknowledge',
+            transactionId: action.transactionId,
+            acknowledged: this.#declines.length < before,
+            declines: [...this.#declines],
+          },
+        });
+      }
       case 'status':
         return Promise.resolve({ ok: true, value: { type: 'status', status: this.#snapshot().status } });
       case 'audit':

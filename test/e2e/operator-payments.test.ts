@@ -34,8 +34,11 @@ afterEach(async () => {
   }
 });
 
-async function signedIn(): Promise<{ page: Page; fake: FakeTerminal; problems: string[] }> {
+async function signedIn(
+  prepare: (fake: FakeTerminal) => void = () => undefined,
+): Promise<{ page: Page; fake: FakeTerminal; problems: string[] }> {
   const fake = new FakeTerminal();
+  prepare(fake);
   const bridge = await startBridge(fake, { port: 0, staticDir });
   open.push({ bridge, fake });
   const context = await launched.browser.newContext({ viewport: { width: 1280, height: 1600 } });
@@ -158,6 +161,53 @@ describe('operator panel: payment links and alternative payments', () => {
     ).toEqual([]);
     const panel = await page.getByTestId('operator-panel').innerText();
     expect(panel).not.toMatch(/@|https?:\/\/g\.example/);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('operator panel: stored payments not collected in full after forwarding', () => {
+  const declined = (transactionId: string, minor: number, reason: string) => ({
+    transactionId,
+    amount: { minor, currency: 'EUR', text: `€${(minor / 100).toFixed(2)}` },
+    maskedPan: '411111******1111',
+    state: reason === 'PARTIAL_APPROVAL' ? 'approved' : 'declined',
+    reason,
+    storedAt: '2030-01-01T08:00:00.000Z',
+    forwardedAt: '2030-01-01T09:00:00.000Z',
+  });
+
+  it('lists them, takes one off the count once acknowledged by keyboard, and axe finds nothing', async () => {
+    const { page, fake, problems } = await signedIn((f) =>
+      f.setOfflineDeclines([
+        declined('OFF1', 1250, 'EXPIRED_CARD'),
+        declined('OFF2', 300, 'PARTIAL_APPROVAL'),
+      ]),
+    );
+    // The count comes with the status figures, which the panel asks for once signed in.
+    await expect.poll(() => text(page, 'operator-declines-open')).toBe('Not collected after forwarding (2)');
+    await page.getByTestId('operator-declines-open').click();
+    await page.getByTestId('operator-declines').waitFor();
+    expect(await page.locator('[data-testid="operator-declines"] tbody tr').count()).toBe(2);
+    expect(await text(page, 'decline-OFF1')).toContain('€12.50');
+    expect(await text(page, 'decline-OFF2')).toContain('PARTIAL_APPROVAL');
+    expect(await audit(page, 'the panel with the list', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+
+    await page.getByTestId('acknowledge-OFF1').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('decline-OFF1').count()).toBe(0);
+    expect(await text(page, 'operator-result')).toBe('Acknowledged OFF1');
+    await expect.poll(() => text(page, 'operator-declines-open')).toBe('Not collected after forwarding (1)');
+
+    await page.getByTestId('acknowledge-OFF2').click();
+    await page.getByTestId('operator-declines-empty').waitFor();
+    expect(
+      fake.operatorRequests.filter((r) => r.action.type.startsWith('offline')).map((r) => [r.pin, r.action]),
+    ).toEqual([
+      [FAKE_PIN, { type: 'offline-declines' }],
+      [FAKE_PIN, { type: 'offline-acknowledge', transactionId: 'OFF1' }],
+      [FAKE_PIN, { type: 'offline-acknowledge', transactionId: 'OFF2' }],
+    ]);
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { journalFollowOnStore } from '../../host/follow-on-store.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
+import type { OfflineDeclineSummary } from '../../host/api.js';
+import { acknowledgeOfflineDeclines, declineSummary, offlineDeclines } from '../../host/offline-declines.js';
 import { forwardedOutcome, type OutcomeObligations } from '../../host/payment-router.js';
 import {
-  acknowledgeOfflineDecline,
   AuditStore,
   AuthorizationDataStore,
   fileKeyProvider,
@@ -16,7 +17,6 @@ import {
   openJournal,
   OfflineQueue,
   type OfflineStatus,
-  type StoredPayment,
   type Transmitter,
 } from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
@@ -70,14 +70,14 @@ function emptyStatus(config: Config): OfflineStatus {
 }
 
 /** What the commands print of a stored payment not collected in full: no card data but the masked number. */
-function declinedView(p: StoredPayment): Record<string, unknown> {
+function declinedView(d: OfflineDeclineSummary): Record<string, unknown> {
   return {
-    transactionId: p.transactionId,
-    amountMinor: p.amountMinor,
-    currency: p.currency,
-    ...(p.maskedPan !== undefined ? { maskedPan: p.maskedPan } : {}),
-    state: p.state,
-    ...(p.reason !== undefined ? { reason: p.reason } : {}),
+    transactionId: d.transactionId,
+    amountMinor: d.amount.minor,
+    currency: d.amount.currency,
+    ...(d.maskedPan !== undefined ? { maskedPan: d.maskedPan } : {}),
+    state: d.state,
+    ...(d.reason !== undefined ? { reason: d.reason } : {}),
   };
 }
 
@@ -117,7 +117,9 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         }
         const journal = openJournal(journalPath, { now });
         try {
-          printJson(io, { declined: offlineDeclinesToAcknowledge(journal).map(declinedView) });
+          printJson(io, {
+            declined: offlineDeclines(journal, config.terminal.locale).map(declinedView),
+          });
         } finally {
           journal.close();
         }
@@ -130,17 +132,7 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         const journal = openJournal(journalPath, { now });
         try {
           const audit = new AuditStore(journal);
-          const results = extra.map((transactionId) => {
-            const acknowledged = acknowledgeOfflineDecline(journal, transactionId);
-            audit.append({
-              actor: 'operator',
-              action: 'queue-acknowledge',
-              subject: transactionId,
-              result: acknowledged ? 'ok' : 'refused',
-              code: acknowledged ? 'ACKNOWLEDGED' : 'NOT_AWAITING_ACKNOWLEDGEMENT',
-            });
-            return { transactionId, acknowledged };
-          });
+          const results = acknowledgeOfflineDeclines(journal, extra, (r) => audit.append(r));
           printJson(io, {
             acknowledged: results,
             declinedAfterForward: offlineDeclinesToAcknowledge(journal).length,
@@ -217,7 +209,7 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         printJson(io, {
           forwarded: report.forwarded,
           approved: report.approved,
-          declined: report.declined.map(declinedView),
+          declined: report.declined.map((p) => declinedView(declineSummary(p, config.terminal.locale))),
           // Timeout recovery of these runs in the terminal (at its next sweep or start), never here.
           unknown: report.unknown.length,
           gatewayUnreachable: report.gatewayUnreachable,

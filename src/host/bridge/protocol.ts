@@ -73,6 +73,8 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
   z.strictObject({ type: z.literal('refund'), transactionId, amountMinor: minor.optional() }),
   z.strictObject({ type: z.literal('void'), transactionId }),
   z.strictObject({ type: z.literal('flush-queue') }),
+  z.strictObject({ type: z.literal('offline-declines') }),
+  z.strictObject({ type: z.literal('offline-acknowledge'), transactionId }),
   z.strictObject({ type: z.literal('status') }),
   z.strictObject({
     type: z.literal('service'),

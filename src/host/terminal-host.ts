@@ -455,7 +455,12 @@ export class TerminalHost implements TerminalApi {
         );
       },
       altPayments: () => this.altPayments,
-      ticketPaid: (ticket) => ticketPaidOf(this.tickets.forTicket(ticket), (tx) => this.desk.find(tx)),
+      ticketPaid: (ticket) =>
+        ticketPaidOf(
+          this.tickets.forTicket(ticket),
+          (tx) => this.desk.find(tx),
+          (tx) => this.offline.awaitingOutcome(tx),
+        ),
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,

@@ -21,6 +21,7 @@ import {
   AltPaymentDesk,
   AltPaymentError,
   STATUS_CHECK_GUARD_MS,
+  type AltPaymentDeskOptions,
   type DeskTimers,
 } from './alt-payment-desk.js';
 
@@ -84,7 +85,7 @@ function transmitterOf(journal: () => SqliteJournal, answer: (r: OutgoingRequest
   };
 }
 
-function setup(path = ':memory:') {
+function setup(path = ':memory:', options: Pick<AltPaymentDeskOptions, 'salePending'> = {}) {
   const { clock, timers } = fakeClock();
   const fake = fakeGateway(clock);
   let journal: SqliteJournal;
@@ -107,6 +108,7 @@ function setup(path = ':memory:') {
       config,
       now: clock.now,
       timers,
+      ...options,
     });
     desk.resume();
     return desk;
@@ -125,6 +127,22 @@ describe('AltPaymentDesk', () => {
     const rows = JSON.stringify(s.journal().db.prepare('SELECT * FROM alt_sales').all());
     expect(rows).not.toContain('a@example.com');
     expect(rows).not.toContain('Ruiz');
+  });
+
+  it('hands a sale answered PENDING to salePending in the transaction that records the answer', async () => {
+    const seen: { id: number; code: string; state: string; inTransaction: boolean }[] = [];
+    const s = setup(':memory:', {
+      salePending: (sale) =>
+        seen.push({
+          id: sale.id,
+          code: sale.code,
+          state: sale.state,
+          inTransaction: s.journal().db.inTransaction,
+        }),
+    });
+    const desk = s.open();
+    const sale = await desk.start(1, { code: 'T-1', amountMinor: 1250, customer });
+    expect(seen).toEqual([{ id: sale.id, code: 'T-1', state: 'PENDING', inTransaction: true }]);
   });
 
   it('refuses customer fields the profile needs and does not journal anything', async () => {

@@ -104,6 +104,17 @@ export interface AltSaleView {
   readonly refunds: readonly AltRefundView[];
 }
 
+/**
+ * What an alternative-method sale stands for as a payment: PENDING, its amount (its customer was told the payment is
+ * confirmed later and may go); SETTLED or FUNDED, what settled less the refunds that stand or may stand; anything
+ * else (failed, abandoned, never answered), nothing.
+ */
+export function altSaleStanding(
+  sale: Pick<AltSaleView, 'state' | 'amountMinor' | 'refundableMinor'>,
+): number {
+  return sale.state === 'PENDING' ? sale.amountMinor : sale.refundableMinor;
+}
+
 /** Stable codes of {@link AltPaymentError}. */
 export type AltPaymentErrorCode =
   | 'ALT_UNKNOWN_PROFILE'
@@ -152,6 +163,11 @@ export interface AltPaymentDeskOptions {
   timers?: DeskTimers;
   /** Where refunds are recorded (the operator's audit log): amounts and ids only, never the customer. */
   audit?: Pick<AuditTrail, 'record'>;
+  /**
+   * A sale answered PENDING (its customer is told the payment is confirmed later and may go), called in the
+   * transaction that records the answer: a pay station's ticket is recorded paid with it.
+   */
+  salePending?: (sale: AltSaleRecord) => void;
 }
 
 /**
@@ -253,11 +269,11 @@ export class AltPaymentDesk {
       const result = await this.options.gateway.alternativeMethods.sale(prepared);
       answered =
         result.status === 'PENDING'
-          ? this.store.recordAnswer(record.id, {
-              state: 'PENDING',
-              gatewayId: result.id,
-              paymentUrl: result.paymentUrl,
-            })
+          ? this.store.recordAnswer(
+              record.id,
+              { state: 'PENDING', gatewayId: result.id, paymentUrl: result.paymentUrl },
+              this.options.salePending,
+            )
           : this.store.recordAnswer(record.id, {
               state: 'FAILED',
               ...(result.id !== undefined ? { gatewayId: result.id } : {}),

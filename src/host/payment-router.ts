@@ -61,7 +61,8 @@ const UNDONE: ReadonlySet<string> = new Set([
  * - a reversal refused after its machine stopped waiting is handed to the host (`reversalRefusedUnwaited`): the
  *   authorization stands and nobody else learns of it;
  * - an approved pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket paid in
- *   the same transaction as its outcome (`ticketPaid`), so the ticket inserted again is not charged again.
+ *   the same transaction as its outcome (`ticketPaid`), so the ticket inserted again is not charged again; one stored
+ *   offline, in the same transaction as the store.
  */
 export class PaymentRouter {
   constructor(
@@ -89,9 +90,9 @@ export class PaymentRouter {
       /** Something the operator status shows changed. */
       changed: () => void;
       /**
-       * A pay station's sale of a ticket approved: records the ticket paid, in the outcome's transaction (the host's
-       * `recordTicketPaid`, on the pay station's clock; a value the store refuses is logged there). Absent: nothing
-       * is recorded.
+       * A pay station's sale of a ticket approved or stored offline: records the ticket paid, in the transaction of the
+       * outcome or of the store (the host's `recordTicketPaid`, on the pay station's clock; a value the store refuses
+       * is logged there). Absent: nothing is recorded.
        */
       ticketPaid?: (payment: Omit<TicketPayment, 'paidAtMs'>) => void;
     },
@@ -283,7 +284,7 @@ export class PaymentRouter {
       return;
     }
     if (outcome.kind !== 'approved') return;
-    if (request.service === 'sale' && request.ticket !== undefined) this.ticketPaid(request, entry);
+    if (request.service === 'sale') this.ticketPaid(request, entry.transactionId);
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
     if (!original) return;
@@ -299,13 +300,14 @@ export class PaymentRouter {
   }
 
   /**
-   * The pay station's sale of a ticket approved: the ticket is recorded paid in the outcome's transaction (a crash
-   * cannot separate the two), for the local price of the sale. A failure to record it is logged, never a reason to lose the
-   * outcome: the customer was charged, and the ticket, unrecorded, is charged again as before.
+   * The pay station's sale of a ticket approved, or stored offline (its customer told it was approved): the ticket is
+   * recorded paid in the transaction of the outcome, or of the store (a crash cannot separate the two), for the local
+   * price of the sale. A failure to record it is logged, never a reason to lose the payment: the customer was charged,
+   * and the ticket, unrecorded, is charged again as before. What of a stored sale stands once it is forwarded is read
+   * from the journal when the ticket comes back (src/host/ticket-payments.ts): nothing is written with the forward.
    */
-  private ticketPaid(request: FlowRequest, entry: JournalEntry): void {
+  private ticketPaid(request: FlowRequest, transactionId: string | undefined): void {
     const ticket = request.ticket;
-    const transactionId = entry.transactionId;
     if (ticket === undefined || transactionId === undefined) return;
     this.deps.ticketPaid?.({
       ticket,
@@ -406,15 +408,19 @@ export class PaymentRouter {
       logger.info({ code: refusal.code, reason: refusal.message }, 'payment not taken offline');
       return undefined;
     }
-    const stored = offline.store({
-      ...candidate,
-      transactionId: prepared.transactionId,
-      comments: prepared.comments,
-      method: prepared.method,
-      path: prepared.path,
-      body: prepared.body,
-      maskedPan: card.summary.maskedPan,
-    });
+    const stored = offline.store(
+      {
+        ...candidate,
+        transactionId: prepared.transactionId,
+        comments: prepared.comments,
+        method: prepared.method,
+        path: prepared.path,
+        body: prepared.body,
+        maskedPan: card.summary.maskedPan,
+      },
+      // A pay station's sale of a ticket: the ticket is paid with the payment stored, in its transaction.
+      { onStored: (transactionId) => this.ticketPaid(request, transactionId) },
+    );
     failpoint('offline.stored');
     logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
     this.deps.changed();

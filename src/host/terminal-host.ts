@@ -455,7 +455,12 @@ export class TerminalHost implements TerminalApi {
         );
       },
       altPayments: () => this.altPayments,
-      ticketPaid: (ticket) => ticketPaidOf(this.tickets.forTicket(ticket), (tx) => this.desk.find(tx)),
+      ticketPaid: (ticket) =>
+        ticketPaidOf(this.tickets.forTicket(ticket), {
+          find: (tx) => this.desk.find(tx),
+          awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
+          altSale: (id) => this.altPayments.get(id),
+        }),
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,
@@ -539,6 +544,19 @@ export class TerminalHost implements TerminalApi {
       },
       logger: logger.child({ component: 'alt-payments' }),
       audit: this.audit,
+      // A pay station's ticket paid by an alternative method (the sale's reference is the ticket; a lost ticket's is
+      // none the pay station finds): recorded paid once the sale is pending — its customer is told they may go —,
+      // on the pay station's clock; what of it stands follows the sale's status checks.
+      salePending: (sale) => {
+        if (!lookupTicket(sale.code, config.terminal.timezone).found) return;
+        recordTicketPaid({
+          ticket: sale.code,
+          method: 'alt',
+          paymentRef: String(sale.id),
+          amountMinor: sale.amountMinor,
+          currency: sale.currency,
+        });
+      },
     });
     reader.on('health', () => this.changed());
     this.speech = new SpeechOutput(config.customer.speech, logger.child({ component: 'speech' }));

@@ -167,13 +167,17 @@ export class AltSaleStore {
     return toSale(this.row(id));
   }
 
-  /** The sale's answer: PENDING with its id and paymentUrl, or FAILED (with the id when there is one). */
+  /**
+   * The sale's answer: PENDING with its id and paymentUrl, or FAILED (with the id when there is one). `onRecorded` is
+   * called with the sale as answered in the same transaction: what the answer makes durable with it is written there.
+   */
   recordAnswer(
     id: number,
     answer:
       | { state: 'PENDING'; gatewayId: string; paymentUrl: string }
       | { state: 'FAILED'; gatewayId?: string; reason: string }
       | { state: 'unknown'; gatewayId?: string; reason: string },
+    onRecorded?: (sale: AltSaleRecord) => void,
   ): AltSaleRecord {
     const at = this.journal.now().getTime();
     this.journal.atomically(true, () => {
@@ -192,6 +196,7 @@ export class AltSaleStore {
         ).changes;
       if (changes !== 1)
         throw new JournalError('JOURNAL_BAD_TRANSITION', `alternative-method sale ${id} is not being sent`);
+      onRecorded?.(toSale(this.row(id)));
     });
     return toSale(this.row(id));
   }

@@ -334,6 +334,56 @@ describe('offline queue', () => {
     expect(f.sends.get(p.transactionId)).toBe(1);
   });
 
+  it('writes what a stored payment pays for in the transaction of the store, and stores nothing when that fails', () => {
+    const { queue, journal } = setup();
+    const seen: Array<{ transactionId: string; inTransaction: boolean; stored: boolean }> = [];
+    const p = payment();
+    queue.store(p, {
+      onStored: (transactionId) =>
+        seen.push({
+          transactionId,
+          inTransaction: journal.db.inTransaction,
+          stored: queue.findByTransactionId(transactionId) !== undefined,
+        }),
+    });
+    expect(seen).toEqual([{ transactionId: p.transactionId, inTransaction: true, stored: true }]);
+    const failing = payment();
+    expect(() =>
+      queue.store(failing, {
+        onStored: () => {
+          throw new Error('disk full');
+        },
+      }),
+    ).toThrow();
+    expect(queue.findByTransactionId(failing.transactionId)).toBeUndefined();
+    expect(queue.status().depth).toBe(1);
+  });
+
+  it('awaits the outcome of a stored payment until its forward is answered or resolved', async () => {
+    const { queue, journal } = setup();
+    const approved = queue.store(payment());
+    const declined = queue.store(payment());
+    const lost = queue.store(payment());
+    for (const p of [approved, declined, lost])
+      expect(queue.awaitingOutcome(p.transactionId)).toMatchObject({ state: 'stored' });
+    expect(queue.awaitingOutcome('never-stored')).toBeUndefined();
+    const f = fakeForwarder((r) =>
+      r.transactionId === approved.transactionId
+        ? { kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g' }
+        : r.transactionId === declined.transactionId
+          ? { kind: 'declined', status: 'DECLINED', reason: 'INSUFFICIENT_FUND' }
+          : { kind: 'unknown', error: { code: 'GW_TIMEOUT' } },
+    );
+    await queue.forwardPending(f.forwarder);
+    // Answered: the journal says what it took.
+    expect(queue.awaitingOutcome(approved.transactionId)).toBeUndefined();
+    expect(queue.awaitingOutcome(declined.transactionId)).toBeUndefined();
+    // Its answer lost: it may have been collected until recovery resolves its entry.
+    expect(queue.awaitingOutcome(lost.transactionId)).toMatchObject({ state: 'unknown' });
+    journal.resolve(journal.findByTransactionId(lost.transactionId)!.id, 'timeout-void');
+    expect(queue.awaitingOutcome(lost.transactionId)).toBeUndefined();
+  });
+
   it('puts a payment back and stops when the gateway cannot be reached (nothing sent)', async () => {
     const { queue, journal } = setup();
     const first = queue.store(payment());

@@ -336,6 +336,7 @@ export class OfflineQueue {
     insert: Statement;
     get: Statement<[number], Row>;
     byTx: Statement<[string], Row>;
+    awaitingOutcome: Statement<[string], Row>;
     next: Statement<[number], Row>;
     open: Statement<[], { n: number; oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
@@ -366,6 +367,9 @@ export class OfflineQueue {
           @masked_pan, @flow_id, 'stored', @stored_at)`),
       get: db.prepare('SELECT * FROM offline_payments WHERE id = ?'),
       byTx: db.prepare('SELECT * FROM offline_payments WHERE transaction_id = ?'),
+      awaitingOutcome: db.prepare(`SELECT o.* FROM offline_payments o
+          LEFT JOIN journal_entries j ON j.id = o.journal_entry_id
+        WHERE o.transaction_id = ? AND (o.state = 'stored' OR j.state IN ('pending', 'sent', 'unknown'))`),
       // The partial index's own condition repeated, so that SQLite proves the index applies and reads the oldest
       // stored payments from it instead of scanning every payment ever forwarded (each claim would cost O(n)).
       next: db.prepare(`SELECT * FROM offline_payments
@@ -528,8 +532,13 @@ export class OfflineQueue {
   /**
    * Stores a payment taken offline, durably, or throws {@link OfflineRefusedError} saying which rule refuses it.
    * The limits are checked in the same transaction as the insert, so concurrent stores cannot overrun them.
+   * `onStored` is called with the payment's transactionId in that same transaction, after the insert: what the stored
+   * payment pays for (a pay station's ticket) is written with it, so that a crash cannot keep one without the other.
    */
-  store(payment: OfflinePaymentInput): StoredPayment {
+  store(
+    payment: OfflinePaymentInput,
+    options: { onStored?: (transactionId: string) => void } = {},
+  ): StoredPayment {
     if (typeof payment !== 'object' || payment === null)
       throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
     for (const [k, max] of [
@@ -562,7 +571,7 @@ export class OfflineQueue {
       const freed = journaled?.state === 'resolved' && journaled.resolution === NOT_SENT;
       if (this.stmts.byTx.get(payment.transactionId) || (journaled && !freed))
         throw new JournalError('JOURNAL_DUPLICATE', 'that transactionId is already journaled or stored');
-      return Number(
+      const inserted = Number(
         this.stmts.insert.run({
           transaction_id: payment.transactionId,
           service: payment.service,
@@ -578,6 +587,8 @@ export class OfflineQueue {
           stored_at: this.now().getTime(),
         }).lastInsertRowid,
       );
+      options.onStored?.(payment.transactionId);
+      return inserted;
     });
     const stored = this.get(id);
     if (!stored) throw new JournalError('JOURNAL_IO', 'stored payment vanished');
@@ -600,6 +611,17 @@ export class OfflineQueue {
 
   findByTransactionId(transactionId: string): StoredPayment | undefined {
     const r = this.stmts.byTx.get(transactionId);
+    return r ? toPayment(r) : undefined;
+  }
+
+  /**
+   * The payment stored under `transactionId` while what it collects is not known: still stored, or forwarded and its
+   * forward's journal entry still in flight (an answer lost is in flight until timeout recovery resolves it). Its
+   * customer was told it was approved. Undefined once the forward's entry is final (approved, declined, rejected or
+   * resolved: the journal then says what it took), or when nothing was stored under `transactionId`.
+   */
+  awaitingOutcome(transactionId: string): StoredPayment | undefined {
+    const r = this.stmts.awaitingOutcome.get(transactionId);
     return r ? toPayment(r) : undefined;
   }
 

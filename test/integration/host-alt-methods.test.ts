@@ -15,6 +15,7 @@ import type { UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { createLogger, silentLogger } from '../../src/log/index.js';
+import { feeForStay } from '../../src/flows/tariff.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ticketFor } from '../e2e/terminal-process.js';
 
@@ -166,6 +167,49 @@ describe('alternative methods at the pay station', () => {
       const bytes = readFileSync(join(file.parentPath, file.name)).toString('latin1');
       for (const secret of [EMAIL, LAST]) expect(bytes, file.name).not.toContain(secret);
     }
+  }, 60_000);
+
+  it('records the ticket paid with the pending sale: not charged again, until the sale is abandoned', async () => {
+    const w = await world();
+    const h = w.host;
+    const ticket = ticketFor(130, 'Europe/London');
+    const fee = (await toChoice(h, ticket)).amount;
+    await send(h, { type: 'ALT_METHOD', profile: 1 });
+    for (const value of [EMAIL, FIRST, LAST]) await send(h, { type: 'ALT_FIELD', value });
+    const pending = (await waitFor(h, ['alt-pending'], 10_000)).customer;
+    const saleId = pending.altPending?.saleId ?? 0;
+    expect(h.tickets.forTicket(ticket)).toMatchObject([
+      { ticket, method: 'alt', paymentRef: String(saleId), amountMinor: fee?.minor, currency: 'EUR' },
+    ]);
+    await send(h, { type: 'DONE' });
+
+    // The customer was told they may go: the ticket inserted again owes nothing, and nothing is sent.
+    await waitFor(h, ['idle'], 5_000);
+    await send(h, { type: 'START' });
+    await send(h, { type: 'ENTER_TICKET', ticket });
+    const again = (await waitFor(h, ['approved', 'confirm'], 5_000)).customer;
+    expect(again.screen).toBe('approved');
+    expect(again.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
+    expect(h.altPayments.list()).toHaveLength(1);
+    await send(h, { type: 'DONE' });
+
+    // Never paid: the page cancelled, the status check sees it ABANDONED, and the whole stay is owed again.
+    const page = await fetch(pending.altPending?.url ?? '', {
+      method: 'POST',
+      headers: { 'content-type': 'application/x-www-form-urlencoded' },
+      body: 'action=cancel',
+    });
+    expect(page.status).toBe(200);
+    w.advance(61 * MINUTE);
+    expect(await h.altPayments.runDue()).toBe(1);
+    expect(h.altPayments.get(saleId)?.state).toBe('ABANDONED');
+    await waitFor(h, ['idle'], 5_000);
+    await send(h, { type: 'START' });
+    await send(h, { type: 'ENTER_TICKET', ticket });
+    const owed = (await waitFor(h, ['approved', 'confirm'], 5_000)).customer;
+    expect(owed.screen).toBe('confirm');
+    const minutes = Number(/for (\d+) minutes/.exec(owed.message ?? '')?.[1]);
+    expect(owed.amount?.minor).toBe(feeForStay(h.config.tariff, minutes));
   }, 60_000);
 
   it('Cancel on the keyboard goes back to the choice and sends nothing', async () => {

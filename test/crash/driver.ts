@@ -95,8 +95,16 @@ async function send(host: TerminalHost, event: UserEvent): Promise<void> {
   if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
 }
 
-/** A ticket entered `minutesAgo` in the terminal's time zone: a fee in whole 0.50 steps, which the sandbox approves. */
+/** Tickets this process has made: each customer brings a ticket of their own. */
+let ticketsMade = 0;
+
+/**
+ * A ticket entered `minutesAgo` in the terminal's time zone: a fee in whole 0.50 steps, which the sandbox approves.
+ * Its serial (the process and a count) is its own, as every car's ticket is: a ticket paid before is "paid already",
+ * and a run's processes sell several within one minute.
+ */
 function ticket(minutesAgo: number): string {
+  ticketsMade += 1;
   const parts = new Intl.DateTimeFormat('en-GB', {
     timeZone: config.terminal.timezone,
     year: 'numeric',
@@ -107,7 +115,8 @@ function ticket(minutesAgo: number): string {
     hourCycle: 'h23',
   }).formatToParts(new Date(Date.now() - minutesAgo * 60_000));
   const g = (t: string): string => parts.find((x) => x.type === t)?.value ?? '00';
-  return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}01`;
+  const serial = (process.pid % 1_000_000) * 100 + (ticketsMade % 100);
+  return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}${String(serial).padStart(8, '0')}`;
 }
 
 const END = ['approved', 'declined', 'error'];

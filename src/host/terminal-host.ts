@@ -35,6 +35,7 @@ import {
 } from '../gateway/index.js';
 import {
   AuthorizationDataStore,
+  checkAtRestKey,
   fileKeyProvider,
   FollowUpStore,
   TicketPaymentStore,
@@ -587,7 +588,6 @@ export class TerminalHost implements TerminalApi {
     const offlineKey = at(config.offline.keyFile);
     const opened: Opened = {};
     try {
-      const atRestKey = fileKeyProvider(offlineKey).loadKey();
       // A journal whose log could not be synced takes no more writes: the terminal goes out of service until it is
       // restarted, and recovery then starts from what is on disk.
       let journalSyncFailed: () => void = () => undefined;
@@ -601,6 +601,11 @@ export class TerminalHost implements TerminalApi {
       opened.journal = journal;
       // One sender per journal, across processes: a `queue flush` cannot forward while the terminal runs.
       journal.acquireSenderLock('the terminal');
+      // The at-rest key, refused unless the card data sealed in the journal (stored payments, tags of open
+      // authorizations) is sealed under it — before any card is taken, not at the capture or reversal that needs the tags.
+      const atRestKeyFile = fileKeyProvider(offlineKey);
+      const atRestKey = atRestKeyFile.loadKey();
+      checkAtRestKey(journal, atRestKey, atRestKeyFile.description);
       // Durable state of earlier versions lived in side files: moved into the journal database once (rule 6).
       importLegacySideFiles(journal, {
         holdsPath: resolve(dirname(journalPath), 'holds.json'),

@@ -1,10 +1,23 @@
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import { checkAtRestKey, KEY_CHECK_META, sealedCounts } from './at-rest-key.js';
+import {
+  checkAtRestKey,
+  KEY_CHECK_META,
+  rotateKeyFile,
+  sealedCounts,
+  settlePendingRotation,
+  type RotationStep,
+} from './at-rest-key.js';
 import { AuthorizationDataStore } from './authorization-data.js';
-import { fileKeyProvider, keyCheckValue, staticKeyProvider } from './encryption.js';
+import {
+  fileKeyProvider,
+  keyCheckValue,
+  pendingKeyPath,
+  staticKeyProvider,
+  writePendingKey,
+} from './encryption.js';
 import { openJournal, type SqliteJournal } from './journal.js';
 import { OfflineQueue, type OfflineLimits } from './offline-queue.js';
 
@@ -59,6 +72,17 @@ function sealSome(journal: SqliteJournal, keyFile: string): void {
     entryMode: 'contact',
   });
   new AuthorizationDataStore(journal, fileKeyProvider(keyFile).loadKey()).putTags('auth-1', TAGS);
+}
+
+/** What the stores read back under the key of `keyFile` now. */
+function readBack(
+  journal: SqliteJournal,
+  keyFile: string,
+): { tags: string | undefined; forwardable: boolean } {
+  const key = fileKeyProvider(keyFile).loadKey();
+  const tags = new AuthorizationDataStore(journal, key).tags('auth-1');
+  const stored = queueOf(journal, keyFile).findByTransactionId('off-1');
+  return { tags, forwardable: stored?.hasBody === true };
 }
 
 function otherKey(fill = 9): Buffer {
@@ -122,6 +146,155 @@ describe('checkAtRestKey', () => {
     checkAtRestKey(journal, key, 'right');
     expect(journal.db.prepare('SELECT value FROM meta WHERE key = ?').get(KEY_CHECK_META)).toEqual({
       value: keyCheckValue(key),
+    });
+  });
+});
+
+describe('rotateKeyFile', () => {
+  it('re-seals stored payments and kept tags under a new key file, in one step with its key check value', () => {
+    const { journal, keyFile, key } = setup();
+    sealSome(journal, keyFile);
+    const recorded: unknown[] = [];
+    const report = rotateKeyFile(journal, {
+      keyProvider: fileKeyProvider(keyFile),
+      record: (counts) => recorded.push(counts),
+    });
+    expect(report).toEqual({ storedPayments: 1, tagSets: 1, pendingRotation: 'none' });
+    expect(recorded).toEqual([{ storedPayments: 1, tagSets: 1 }]);
+    const rotated = fileKeyProvider(keyFile).loadKey();
+    expect(rotated.equals(key)).toBe(false);
+    expect(statSync(keyFile).mode & 0o777).toBe(0o600);
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+    expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+    // The old key opens nothing any more: the start refuses it.
+    expect(() => checkAtRestKey(journal, key, 'old')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error,
+    );
+    expect(() => new AuthorizationDataStore(journal, key).tags('auth-1')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_DECRYPT' }) as Error,
+    );
+    // No draft left beside the key.
+    expect(readdirSync(join(keyFile, '..'))).toEqual(['offline.key']);
+  });
+
+  it('refuses a key file the journal is not sealed under, and changes nothing', () => {
+    const { journal, keyFile } = setup();
+    sealSome(journal, keyFile);
+    const before = readFileSync(keyFile, 'utf8');
+    writeFileSync(keyFile, `${otherKey().toString('hex')}\n`, { mode: 0o600 });
+    expect(() => rotateKeyFile(journal, { keyProvider: fileKeyProvider(keyFile) })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error,
+    );
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+    writeFileSync(keyFile, before, { mode: 0o600 });
+    expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+  });
+
+  it('refuses a value that does not open (altered bytes) and leaves every value and the key as they were', () => {
+    const { journal, keyFile } = setup();
+    sealSome(journal, keyFile);
+    const before = readFileSync(keyFile, 'utf8');
+    const body = (): unknown => journal.db.prepare('SELECT body_enc FROM offline_payments').get();
+    const sealedBody = body();
+    journal.db
+      .prepare(`UPDATE authorization_data SET tags_enc = ? WHERE transaction_id = 'auth-1'`)
+      .run(Buffer.alloc(40, 1));
+    expect(() => rotateKeyFile(journal, { keyProvider: fileKeyProvider(keyFile) })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_DECRYPT' }) as Error,
+    );
+    expect(readFileSync(keyFile, 'utf8')).toBe(before);
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+    expect(body()).toEqual(sealedBody);
+    expect(journal.db.prepare('SELECT value FROM meta WHERE key = ?').get(KEY_CHECK_META)).toEqual({
+      value: keyCheckValue(fileKeyProvider(keyFile).loadKey()),
+    });
+  });
+
+  it('refuses a key that is not kept in a file (the OS keystore)', () => {
+    const { journal } = setup();
+    expect(() =>
+      rotateKeyFile(journal, { keyProvider: staticKeyProvider(otherKey(), 'OS keystore') }),
+    ).toThrowError(
+      expect.objectContaining({
+        code: 'JOURNAL_KEY',
+        message: expect.stringMatching(/not supported/) as string,
+      }) as Error,
+    );
+  });
+
+  it('re-seals what lies outside the journal with the old and the new key, before the key moves', () => {
+    const { journal, keyFile, key } = setup();
+    const seen: Array<[boolean, boolean]> = [];
+    rotateKeyFile(journal, {
+      keyProvider: fileKeyProvider(keyFile),
+      resealOutside: (from, to) => {
+        // The key file is still the old one at this point.
+        seen.push([from?.equals(key) === true, to.equals(fileKeyProvider(keyFile).loadKey())]);
+      },
+    });
+    expect(seen).toEqual([[true, false]]);
+  });
+
+  describe('interrupted (a crash after a step) and settled at the next start or rotation', () => {
+    function interrupted(step: RotationStep) {
+      const { journal, keyFile, key, reopen } = setup();
+      sealSome(journal, keyFile);
+      expect(() =>
+        rotateKeyFile(journal, {
+          keyProvider: fileKeyProvider(keyFile),
+          afterStep: (s) => {
+            if (s === step) throw new Error(`crash after ${s}`);
+          },
+        }),
+      ).toThrow(`crash after ${step}`);
+      journal.close();
+      return { keyFile, key, journal: reopen() };
+    }
+
+    it('after the side file was written, before the journal: the rotation is undone', () => {
+      const { journal, keyFile, key } = interrupted('pending-key-written');
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
+      expect(settlePendingRotation(journal, keyFile)).toBe('undone');
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+      expect(fileKeyProvider(keyFile).loadKey().equals(key)).toBe(true);
+      expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+    });
+
+    it('after the journal was re-sealed, before the key moved: the rotation is finished', () => {
+      const { journal, keyFile, key } = interrupted('journal-resealed');
+      const pending = readFileSync(pendingKeyPath(keyFile), 'utf8');
+      // The key file is still the old one, which opens nothing: a start must not use it.
+      expect(() => checkAtRestKey(journal, key, 'old')).toThrowError(
+        expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error,
+      );
+      expect(settlePendingRotation(journal, keyFile)).toBe('finished');
+      expect(readFileSync(keyFile, 'utf8')).toBe(pending);
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+      expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+    });
+
+    it('the next rotation finishes the interrupted one first, then rotates again', () => {
+      const { journal, keyFile } = interrupted('journal-resealed');
+      const report = rotateKeyFile(journal, { keyProvider: fileKeyProvider(keyFile) });
+      expect(report).toEqual({ storedPayments: 1, tagSets: 1, pendingRotation: 'finished' });
+      expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+    });
+
+    it('a side file that is not a whole key is removed (nothing was sealed under it)', () => {
+      const { journal, keyFile, key } = setup();
+      sealSome(journal, keyFile);
+      writeFileSync(pendingKeyPath(keyFile), '0123', { mode: 0o600 });
+      expect(settlePendingRotation(journal, keyFile)).toBe('undone');
+      expect(fileKeyProvider(keyFile).loadKey().equals(key)).toBe(true);
+    });
+
+    it('a side file the journal is not sealed under is removed, whatever key it holds', () => {
+      const { journal, keyFile, key } = setup();
+      sealSome(journal, keyFile);
+      writePendingKey(keyFile, otherKey());
+      expect(settlePendingRotation(journal, keyFile)).toBe('undone');
+      expect(fileKeyProvider(keyFile).loadKey().equals(key)).toBe(true);
+      expect(settlePendingRotation(journal, keyFile)).toBe('none');
     });
   });
 });

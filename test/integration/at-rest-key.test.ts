@@ -4,16 +4,26 @@
  * of an open authorization later (JOURNAL_DECRYPT: the hold left on the customer's card).
  */
 import { randomBytes } from 'node:crypto';
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { createOfflineCommand } from '../../src/cli/commands/offline.js';
+import { main } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/index.js';
 import type { UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { pendingKeyPath, type RotationStep } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
 
+const MIN = 60_000;
+/**
+ * The terminal's clock a day on, past the meter's capture window (tariff.captureWindowMinutes, 1440): the
+ * authorization of a session that died with the process is reversed at the start (the gateway's clock moved with it).
+ */
+const NEXT_DAY = (): Date => new Date(Date.now() + 25 * 60 * MIN);
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
@@ -56,8 +66,9 @@ async function setup() {
     journal: { timeoutReversalDelayMs: 0, resolutionRetryMs: 50 },
   });
   const options = { logger: silentLogger(), cwd, gatewayUrlOverride: sandbox.url, parkingClock: clock };
-  const start = async (): Promise<TerminalHost> => {
-    const host = await createTerminalHost(config, options);
+  /** `now`: the host's clock (a restart a day later finds the session's authorization past its capture window). */
+  const start = async (now?: () => Date): Promise<TerminalHost> => {
+    const host = await createTerminalHost(config, now ? { ...options, now } : options);
     open.push(host);
     return host;
   };
@@ -72,6 +83,36 @@ async function meterSession(host: TerminalHost): Promise<void> {
   await waitFor(host, ['confirm']);
   await send(host, { type: 'CONFIRM' });
   expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+}
+
+function cliIo(cwd: string) {
+  const stdout = new PassThrough();
+  let text = '';
+  stdout.on('data', (c: Buffer) => (text += c.toString()));
+  return {
+    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
+    out: () => text,
+  };
+}
+
+/** The follow-ons the sandbox received (captures, reversals), with the EMV tags each carried. */
+function followOns(sandbox: Sandbox, kind: 'reversals'): LedgerRequest[] {
+  return sandbox
+    .ledger()
+    .transactions.flatMap((t) => t.requests)
+    .filter((r) => r.method === 'POST' && r.path.endsWith(`/${kind}`));
+}
+
+/** The one reversal the sandbox receives is accepted and carried the authorization's tags; nothing is left held. */
+async function expectReversedWithTags(sandbox: Sandbox, host: TerminalHost): Promise<void> {
+  const deadline = Date.now() + 10_000;
+  while (followOns(sandbox, 'reversals').length === 0 && Date.now() < deadline)
+    await new Promise((r) => setTimeout(r, 20));
+  await host.settle();
+  const sent = followOns(sandbox, 'reversals');
+  expect(sent.map((r) => r.httpStatus)).toEqual([201]);
+  expect(sent[0]?.emvTags?.some((t) => t.tag === '9F26')).toBe(true);
+  expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
 }
 
 async function closed(host: TerminalHost): Promise<void> {
@@ -92,4 +133,38 @@ describe('the at-rest key of a terminal with an open authorization', () => {
       message: expect.stringMatching(/1 tag set/) as string,
     });
   });
+
+  it('rotate-key re-seals the tags: after a restart the reversal of the orphaned authorization repeats them', async () => {
+    const { sandbox, cwd, start } = await setup();
+    const first = await start();
+    await meterSession(first);
+    await closed(first);
+    const { io, out } = cliIo(cwd);
+    expect(await main(['offline', 'rotate-key'], io)).toBe(0);
+    expect(JSON.parse(out())).toMatchObject({ rotated: true, storedPayments: 0, tagSets: 1 });
+    sandbox.advanceClock(25 * 60 * MIN);
+    const second = await start(NEXT_DAY);
+    await expectReversedWithTags(sandbox, second);
+  });
+
+  it.each<[RotationStep]>([['pending-key-written'], ['journal-resealed']])(
+    'a rotation interrupted after %s is settled at the next start; the reversal still carries the tags',
+    async (step) => {
+      const { sandbox, cwd, start, keyFile } = await setup();
+      const first = await start();
+      await meterSession(first);
+      await closed(first);
+      const crashing = createOfflineCommand({
+        afterStep: (s) => {
+          if (s === step) throw new Error('power cut');
+        },
+      });
+      expect(() => crashing.run(['rotate-key'], cliIo(cwd).io)).toThrow('power cut');
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
+      sandbox.advanceClock(25 * 60 * MIN);
+      const second = await start(NEXT_DAY);
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+      await expectReversedWithTags(sandbox, second);
+    },
+  );
 });

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { journalFollowOnStore } from '../../host/follow-on-store.js';
-import { gatewayTransmitter } from '../../host/gateway-adapters.js';
+import { gatewayTransmitter, oauthTokensResealer } from '../../host/gateway-adapters.js';
 import { forwardedOutcome, type OutcomeObligations } from '../../host/payment-router.js';
 import {
   acknowledgeOfflineDecline,
@@ -15,6 +15,7 @@ import {
   offlineQueueStatus,
   openJournal,
   OfflineQueue,
+  settlePendingRotation,
   type OfflineStatus,
   type StoredPayment,
   type Transmitter,
@@ -178,6 +179,8 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
       try {
         // One sender per journal: refused while the terminal runs (its operator mode flushes the queue instead).
         journal.acquireSenderLock('parking-terminal queue flush');
+        // A key rotation a crash interrupted is finished or undone first, as at the terminal's start.
+        settlePendingRotation(journal, keyProvider.keyFile, oauthTokensResealer(config, io.cwd));
       } catch (e) {
         journal.close();
         throw e;

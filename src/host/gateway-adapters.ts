@@ -3,13 +3,19 @@ import type { Config } from '../config/index.js';
 import {
   createAuthenticator,
   createOAuthAuthenticatorFromConfig,
+  oauthTokenStoreFromConfig,
   type Authenticator,
   type GatewayClient,
   type OAuthTokenManager,
   type Outcome,
 } from '../gateway/index.js';
 import type { PreparedRequest, ServiceName } from '../gateway/services/types.js';
-import { fileKeyProvider, type Transmitter, type TransmitOutcome } from '../journal/index.js';
+import {
+  fileKeyProvider,
+  type ResealOutside,
+  type Transmitter,
+  type TransmitOutcome,
+} from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
 /**
@@ -128,6 +134,19 @@ export interface GatewayAuth {
 
 /** The embedded sandbox's merchant key: the public demo key of the gateway's official SDK samples. */
 export const SANDBOX_SHARED_SECRET = 'yBJxy6LjM2TmcPGu+GaJrHtkke25fPpUX+UY6/L/1tE=';
+
+/**
+ * The one value sealed under the at-rest key outside the journal: the OAuth grant of `oauth.tokenStoreFile` (see
+ * {@link gatewayAuthFromConfig}), sealed again under the new key by a key rotation. A store that does not open under
+ * the previous key (none, or already sealed under the new one) is left as it is.
+ */
+export function oauthTokensResealer(config: Config, cwd: string): ResealOutside {
+  return (from, to) => {
+    if (from === undefined) return;
+    const tokens = oauthTokenStoreFromConfig(config, { key: from, cwd }).load();
+    if (tokens !== undefined) oauthTokenStoreFromConfig(config, { key: to, cwd }).save(tokens);
+  };
+}
 
 /**
  * Builds `gateway.auth` of the configuration: HTTP signature, JWT, or the bearer tokens of an OAuth grant stored by

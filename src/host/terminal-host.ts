@@ -35,7 +35,9 @@ import {
 } from '../gateway/index.js';
 import {
   AuthorizationDataStore,
+  checkAtRestKey,
   fileKeyProvider,
+  settlePendingRotation,
   FollowUpStore,
   TicketPaymentStore,
   type TicketPayment,
@@ -74,7 +76,7 @@ import { DccOffers } from './dcc.js';
 import { failpoint } from './failpoints.js';
 import { createFlowActor, type FlowRuntime } from './flow-runtime.js';
 import { journalFollowOnStore } from './follow-on-store.js';
-import { gatewayAuthFromConfig, gatewayTransmitter } from './gateway-adapters.js';
+import { gatewayAuthFromConfig, gatewayTransmitter, oauthTokensResealer } from './gateway-adapters.js';
 import { HoldWatch } from './hold-watch.js';
 import { idleOf, type IdleVerdict } from './idle.js';
 import { loadOrCreateSecret } from './keys.js';
@@ -605,7 +607,6 @@ export class TerminalHost implements TerminalApi {
     const offlineKey = at(config.offline.keyFile);
     const opened: Opened = {};
     try {
-      const atRestKey = fileKeyProvider(offlineKey).loadKey();
       // A journal whose log could not be synced takes no more writes: the terminal goes out of service until it is
       // restarted, and recovery then starts from what is on disk.
       let journalSyncFailed: () => void = () => undefined;
@@ -619,6 +620,13 @@ export class TerminalHost implements TerminalApi {
       opened.journal = journal;
       // One sender per journal, across processes: a `queue flush` cannot forward while the terminal runs.
       journal.acquireSenderLock('the terminal');
+      // The at-rest key: a rotation a crash interrupted finished or undone first (`offline rotate-key`), then the key
+      // refused unless the card data sealed in the journal (stored payments, tags of open authorizations) is sealed
+      // under it — before any card is taken, not at the capture or reversal that would need the tags.
+      settlePendingRotation(journal, offlineKey, oauthTokensResealer(config, options.cwd));
+      const atRestKeyFile = fileKeyProvider(offlineKey);
+      const atRestKey = atRestKeyFile.loadKey();
+      checkAtRestKey(journal, atRestKey, atRestKeyFile.description);
       // Durable state of earlier versions lived in side files: moved into the journal database once (rule 6).
       importLegacySideFiles(journal, {
         holdsPath: resolve(dirname(journalPath), 'holds.json'),

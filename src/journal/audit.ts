@@ -15,7 +15,8 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * (wrong PIN, or operator mode locked after too many); `export` a copy of this log taken out of the terminal;
  * `link-paid`, `link-deactivate`, `link-reactivate` a payment link of the terminal paid, made INACTIVE (after payment,
  * cancel, timeout, recovery or by the operator) or made ACTIVE again; `fleet-command` a command of the fleet (MQTT)
- * carried out or refused (its id the subject, the command and its code in the record).
+ * carried out or refused (its id the subject, the command and its code in the record); `key-rotate` the at-rest key
+ * replaced (`offline rotate-key`), with how many sealed values were sealed again.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -36,6 +37,7 @@ export const AUDIT_ACTIONS = [
   'link-deactivate',
   'link-reactivate',
   'fleet-command',
+  'key-rotate',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -8,6 +8,7 @@ import {
   mkdirSync,
   openSync,
   readFileSync,
+  renameSync,
   rmSync,
   statSync,
   writeSync,
@@ -125,6 +126,27 @@ function parseKeyText(text: string, path: string): Buffer {
 }
 
 /**
+ * Writes `key` to a file of its own in the directory of `path`, synced, with mode 0600, and returns its name: the draft
+ * that {@link createKeyFile} and {@link writePendingKey} then link or rename into place, so that no key file is ever
+ * seen empty or cut short. The caller removes it.
+ */
+function writeKeyDraft(path: string, key: Buffer): string {
+  const dir = dirname(path);
+  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
+  const fd = openSync(draft, 'wx', 0o600);
+  try {
+    writeSync(fd, `${requireKey(key).toString('hex')}\n`);
+    fsyncSync(fd);
+  } finally {
+    closeSync(fd);
+  }
+  // The umask cannot widen 0600, but an explicit chmod documents the intent and covers odd filesystems.
+  chmodSync(draft, 0o600);
+  return draft;
+}
+
+/**
  * Creates the key file whole and durably, or not at all: the key is written to a file of its own in the same
  * directory, synced, and linked to `path` (which fails with EEXIST when a key is there already: never replaced), and
  * the directory is synced. A power cut therefore never leaves a key file that is empty or cut short, nor payments
@@ -132,24 +154,69 @@ function parseKeyText(text: string, path: string): Buffer {
  */
 function createKeyFile(path: string): void {
   if (existsSync(path)) return;
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
-  const fd = openSync(draft, 'wx', 0o600);
+  const draft = writeKeyDraft(path, randomBytes(KEY_BYTES));
   try {
-    try {
-      writeSync(fd, `${randomBytes(KEY_BYTES).toString('hex')}\n`);
-      fsyncSync(fd);
-    } finally {
-      closeSync(fd);
-    }
-    // The umask cannot widen 0600, but an explicit chmod documents the intent and covers odd filesystems.
-    chmodSync(draft, 0o600);
     linkSync(draft, path);
   } finally {
     rmSync(draft, { force: true });
   }
-  syncDirectory(dir);
+  syncDirectory(dirname(path));
+}
+
+/**
+ * The side file of a key rotation of the key file `path`: the new key, durably on disk before anything is sealed under
+ * it, until it is renamed over `path` (see `rotateKeyFile`, src/journal/at-rest-key.ts).
+ */
+export function pendingKeyPath(path: string): string {
+  return `${path}.rotating`;
+}
+
+/** Writes `key` as the pending key of `path` ({@link pendingKeyPath}), whole and durably (file and directory synced). */
+export function writePendingKey(path: string, key: Buffer): void {
+  const draft = writeKeyDraft(path, key);
+  try {
+    renameSync(draft, pendingKeyPath(path));
+  } finally {
+    rmSync(draft, { force: true });
+  }
+  syncDirectory(dirname(path));
+}
+
+/**
+ * The pending key of `path`: `undefined` when there is none, `null` when its file is not a whole key (it cannot be:
+ * it is renamed into place only once synced, so nothing was ever sealed under it).
+ */
+export function readPendingKey(path: string): Buffer | null | undefined {
+  let text: string;
+  try {
+    text = readFileSync(pendingKeyPath(path), 'utf8');
+  } catch (e) {
+    if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
+    throw new JournalError('JOURNAL_KEY', `${pendingKeyPath(path)}: cannot read the pending key`, {
+      cause: e,
+    });
+  }
+  try {
+    return parseKeyText(text, pendingKeyPath(path));
+  } catch {
+    return null;
+  }
+}
+
+/** Moves the pending key over the key file `path` (one rename) and syncs the directory: the rotation's last step. */
+export function installPendingKey(path: string): void {
+  try {
+    renameSync(pendingKeyPath(path), path);
+  } catch (e) {
+    throw new JournalError('JOURNAL_KEY', `${path}: cannot move the new key into place`, { cause: e });
+  }
+  syncDirectory(dirname(path));
+}
+
+/** Removes the pending key of `path`, durably: a rotation undone (nothing in the journal is sealed under it). */
+export function discardPendingKey(path: string): void {
+  rmSync(pendingKeyPath(path), { force: true });
+  syncDirectory(dirname(path));
 }
 
 /** Makes the entries of `dir` durable (a file created or linked in it); where directories cannot be opened, nothing. */
@@ -170,15 +237,27 @@ function syncDirectory(dir: string): void {
   }
 }
 
+/** A {@link KeyProvider} whose key is kept in a file: the one kind the terminal can rotate itself. */
+export interface FileKeyProvider extends KeyProvider {
+  /** Absolute path of the key file (`offline.keyFile`). */
+  readonly keyFile: string;
+}
+
+/** Whether `provider` keeps its key in a file ({@link fileKeyProvider}). */
+export function isFileKeyProvider(provider: KeyProvider): provider is FileKeyProvider {
+  return typeof (provider as Partial<FileKeyProvider>).keyFile === 'string';
+}
+
 /**
  * A key kept in a file readable only by the service user. The file is created with mode 0600 holding 64 hex digits,
  * whole and durably ({@link createKeyFile}; two processes starting together agree on one key); an existing file must
  * not be readable or writable by group or others (POSIX), otherwise the key is refused rather than used.
  */
-export function fileKeyProvider(path: string): KeyProvider {
+export function fileKeyProvider(path: string): FileKeyProvider {
   let cached: Buffer | undefined;
   return {
     description: `key file ${path}`,
+    keyFile: path,
     loadKey(): Buffer {
       if (cached) return cached;
       try {

@@ -1,5 +1,6 @@
 export * from './errors.js';
 export * from './encryption.js';
+export * from './at-rest-key.js';
 export * from './journal.js';
 export * from './recovery.js';
 export * from './sender.js';

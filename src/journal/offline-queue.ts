@@ -1,7 +1,8 @@
 import type { Statement } from 'better-sqlite3';
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
-import { keyCheckValue, open as openSealed, seal, type KeyProvider } from './encryption.js';
+import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
+import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { isoTime } from './iso-time.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
@@ -153,7 +154,6 @@ interface Row {
 const OFFLINE_SERVICES = new Set(['sale']);
 const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
 const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
-const KEY_CHECK = 'offline_key_check';
 
 interface Claimed {
   row: Row;
@@ -195,10 +195,6 @@ function toPayment(r: Row): StoredPayment {
     ...(r.forwarded_at !== null ? { forwardedAt: isoTime(r.forwarded_at) } : {}),
     ...(r.completed_at !== null ? { completedAt: isoTime(r.completed_at) } : {}),
   };
-}
-
-function bodyContext(transactionId: string): string {
-  return `offline-payment:${transactionId}`;
 }
 
 /** Validates limits read from configuration. */
@@ -399,23 +395,12 @@ export class OfflineQueue {
     this.reconcile();
   }
 
-  /** Refuses a key other than the one the stored payments were encrypted with (they could never be forwarded). */
+  /**
+   * Refuses a key other than the one the journal's card data is sealed with (stored payments could never be
+   * forwarded, kept tags never read): the one check of {@link checkAtRestKey}.
+   */
   private checkKey(): void {
-    const check = keyCheckValue(this.key);
-    this.journal.atomically(true, () => {
-      const db = this.journal.db;
-      const stored = db
-        .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
-        .get(KEY_CHECK);
-      if (stored?.value === check) return;
-      const open = this.stmts.open.get()?.n ?? 0;
-      if (stored && open > 0)
-        throw new JournalError(
-          'JOURNAL_KEY',
-          `${this.options.keyProvider.description} is not the key the ${open} stored offline payment(s) were encrypted with`,
-        );
-      db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(KEY_CHECK, check);
-    });
+    checkAtRestKey(this.journal, this.key, this.options.keyProvider.description);
   }
 
   /**

@@ -1,4 +1,4 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
@@ -9,9 +9,11 @@ import {
   fileKeyProvider,
   openJournal,
   OfflineQueue,
+  pendingKeyPath,
   type ForwardOutcome,
 } from '../../journal/index.js';
 import { main } from '../main.js';
+import { createOfflineCommand } from './offline.js';
 import { createQueueCommand } from './queue.js';
 
 function io(cwd: string) {
@@ -136,6 +138,44 @@ describe('parking-terminal queue', () => {
       await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], again.io),
     ).toBe(0);
     expect(sent).toHaveLength(3);
+  });
+
+  it('finishes a key rotation a crash interrupted before it forwards, reading the payments re-sealed', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 200]);
+    const crashing = createOfflineCommand({
+      afterStep: (step) => {
+        if (step === 'journal-resealed') throw new Error('power cut');
+      },
+    });
+    expect(() => crashing.run(['rotate-key', '--config', 'terminal.json'], io(dir).io)).toThrow('power cut');
+    const keyFile = join(dir, 'var/offline.key');
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
+    const sent: string[] = [];
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          transmitter: {
+            transmit: (r): Promise<ForwardOutcome> => {
+              sent.push(r.body.toString('utf8'));
+              return Promise.resolve({
+                kind: 'approved',
+                status: 'AUTHORIZED',
+                gatewayId: `g-${r.transactionId}`,
+              });
+            },
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli, out } = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(0);
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+    expect(sent).toHaveLength(2);
+    expect(sent[0]).toContain('trackData');
+    expect(JSON.parse(out())).toMatchObject({ forwarded: 2, approved: 2, remaining: 0 });
   });
 
   it('refuses to flush while the terminal holds the journal (one sender per journal), sending nothing', async () => {

@@ -1,0 +1,170 @@
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
+import { describe, expect, it } from 'vitest';
+import { loadConfig } from '../../config/index.js';
+import { oauthTokenStoreFromConfig } from '../../gateway/index.js';
+import {
+  AuditStore,
+  AuthorizationDataStore,
+  checkAtRestKey,
+  fileKeyProvider,
+  openJournal,
+  pendingKeyPath,
+} from '../../journal/index.js';
+import { main } from '../main.js';
+import { createOfflineCommand } from './offline.js';
+
+const TAGS = '9F02060000000020009F26081122334455667788';
+
+function io(cwd: string) {
+  const stdout = new PassThrough();
+  let text = '';
+  stdout.on('data', (c: Buffer) => (text += c.toString()));
+  return {
+    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
+    out: () => text,
+  };
+}
+
+/** A terminal's directory whose journal keeps the tags of one open authorization, sealed as the terminal seals them. */
+function terminalDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'offline-cli-'));
+  writeFileSync(
+    join(dir, 'terminal.json'),
+    JSON.stringify({ journal: { path: 'var/j.db' }, offline: { keyFile: 'var/offline.key' } }),
+  );
+  const config = loadConfig(join(dir, 'terminal.json'));
+  const keyFile = join(dir, config.offline.keyFile);
+  const journalPath = join(dir, config.journal.path);
+  const journal = openJournal(journalPath);
+  const key = fileKeyProvider(keyFile).loadKey();
+  checkAtRestKey(journal, key, 'key file');
+  new AuthorizationDataStore(journal, key).putTags('auth-1', TAGS);
+  journal.close();
+  return { dir, config, keyFile, journalPath, key };
+}
+
+describe('parking-terminal offline rotate-key', () => {
+  it('re-seals the kept tags under a new key file, records it in the audit log and prints the counts', async () => {
+    const { dir, keyFile, journalPath, key } = terminalDir();
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(0);
+    expect(JSON.parse(out())).toEqual({
+      rotated: true,
+      keyFile,
+      storedPayments: 0,
+      tagSets: 1,
+      pendingRotation: 'none',
+    });
+    const rotated = fileKeyProvider(keyFile).loadKey();
+    expect(rotated.equals(key)).toBe(false);
+    expect(out()).not.toContain(rotated.toString('hex'));
+    const journal = openJournal(journalPath);
+    try {
+      expect(new AuthorizationDataStore(journal, rotated).tags('auth-1')).toBe(TAGS);
+      expect(new AuditStore(journal).list().filter((r) => r.action === 'key-rotate')).toEqual([
+        expect.objectContaining({
+          actor: 'operator',
+          result: 'ok',
+          details: { storedPayments: 0, tagSets: 1 },
+        }),
+      ]);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it('re-seals the OAuth token store with them, so that the grant survives the rotation', async () => {
+    const { dir, config, keyFile, key } = terminalDir();
+    const tokens = {
+      accessToken: 'a',
+      refreshToken: 'r',
+      accessTokenExpiresAt: 1,
+      refreshTokenExpiresAt: 2,
+    };
+    oauthTokenStoreFromConfig(config, { key, cwd: dir }).save(tokens);
+    const { io: cli } = io(dir);
+    expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(0);
+    const rotated = fileKeyProvider(keyFile).loadKey();
+    expect(oauthTokenStoreFromConfig(config, { key: rotated, cwd: dir }).load()).toMatchObject(tokens);
+  });
+
+  it('is refused while the terminal holds the journal, changing nothing', async () => {
+    const { dir, keyFile, journalPath } = terminalDir();
+    const held = openJournal(journalPath);
+    held.db
+      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
+      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    held.close();
+    const before = readFileSync(keyFile, 'utf8');
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_LOCKED' } });
+    expect(readFileSync(keyFile, 'utf8')).toBe(before);
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+  });
+
+  it('is refused with a key file the journal is not sealed under (exit 2, JOURNAL_KEY), never printing a key', async () => {
+    const { dir, keyFile } = terminalDir();
+    const other = Buffer.alloc(32, 5).toString('hex');
+    writeFileSync(keyFile, `${other}\n`, { mode: 0o600 });
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({
+      error: { code: 'JOURNAL_KEY', message: expect.stringContaining('1 tag set(s)') as string },
+    });
+    expect(out()).not.toContain(other);
+  });
+
+  it('finishes a rotation interrupted after the journal was re-sealed, at its next run', async () => {
+    const { dir, keyFile, journalPath } = terminalDir();
+    const crashing = createOfflineCommand({
+      afterStep: (step) => {
+        if (step === 'journal-resealed') throw new Error('power cut');
+      },
+    });
+    const { io: first } = io(dir);
+    expect(() => crashing.run(['rotate-key', '--config', 'terminal.json'], first)).toThrow('power cut');
+    const pending = readFileSync(pendingKeyPath(keyFile), 'utf8');
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(0);
+    expect(JSON.parse(out())).toMatchObject({ pendingRotation: 'finished', tagSets: 1 });
+    expect(readFileSync(keyFile, 'utf8')).not.toBe(pending); // finished, then rotated again
+    const journal = openJournal(journalPath);
+    try {
+      expect(new AuthorizationDataStore(journal, fileKeyProvider(keyFile).loadKey()).tags('auth-1')).toBe(
+        TAGS,
+      );
+    } finally {
+      journal.close();
+    }
+  });
+
+  it.each([
+    [['rotate'], 'BAD_ARGUMENTS'],
+    [[], 'BAD_ARGUMENTS'],
+    [['rotate-key', 'extra'], 'BAD_ARGUMENTS'],
+    [['rotate-key', '--force'], 'BAD_ARGUMENTS'],
+  ])('refuses bad usage %j with exit 2', async (args, code) => {
+    const { dir } = terminalDir();
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', ...args], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code } });
+  });
+
+  it('refuses when there is no journal, creating none', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'offline-cli-'));
+    const { io: cli, out } = io(dir);
+    expect(await main(['offline', 'rotate-key'], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'OFFLINE_NO_JOURNAL' } });
+    expect(existsSync(join(dir, 'var'))).toBe(false);
+  });
+
+  it('prints its usage with --help', async () => {
+    const { io: cli, out } = io(mkdtempSync(join(tmpdir(), 'offline-cli-')));
+    expect(await main(['offline', '--help'], cli)).toBe(0);
+    expect(out()).toContain('parking-terminal offline rotate-key');
+  });
+});

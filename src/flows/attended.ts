@@ -25,6 +25,8 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
 export interface AttendedContext extends ViewContext {
   settings: FlowSettings;
   clock: FlowClock;
+  /** The terminal's own clock ({@link FlowInput.wallClock}): the currency choice reads its offer's expiry on it. */
+  wallClock: FlowClock;
   mode: 'sale' | 'credit';
   cardRefs: string[];
 }
@@ -61,6 +63,7 @@ export const attendedMachine = setup({
     ...emptyView(),
     settings: input.settings,
     clock: input.clock,
+    wallClock: input.wallClock ?? input.clock,
     mode: 'sale',
     cardRefs: [],
   }),
@@ -117,6 +120,8 @@ export const attendedMachine = setup({
           const service = context.mode === 'sale' ? ('sale' as const) : ('credit' as const);
           return {
             settings: context.settings,
+            // The currency choice reads its offer's expiry on the terminal's own clock.
+            wallClock: context.wallClock,
             request: {
               service,
               comments: commentsFor(service, context.settings),

@@ -39,7 +39,7 @@ const sale: TransactionRequest = {
 
 function run(fake: FakeTerminal, request: TransactionRequest, settings: FlowSettings = DCC_ON) {
   const actor = createActor(provideFlowEffects.transaction(fake), {
-    input: { settings, request },
+    input: { settings, request, wallClock: fake.clock },
     clock: fake.clock,
   });
   actor.start();
@@ -135,7 +135,8 @@ describe('currency conversion in the transaction actor', () => {
 
   it('sets no time limit of its own on the choice: the host times it and cancels it unanswered, nothing sent', async () => {
     const fake = new FakeTerminal();
-    fake.offers.push(OFFER);
+    // An offer that outlasts the wait: its expiry is another matter (below).
+    fake.offers.push({ ...OFFER, expiresAtUtc: '2025-01-06T09:00:00Z' });
     const actor = run(fake, sale);
     await settle();
     // Far past the read timeout: a customer listening to the rate, markup and disclaimer still has the choice.
@@ -176,6 +177,144 @@ describe('currency conversion in the transaction actor', () => {
       ['reversal', '1'],
     ]);
     expect(actor.getSnapshot().output).toMatchObject({ kind: 'cancelled', undone: true });
+  });
+});
+
+/** The offer the gateway gives for the same card and amount once the first one has expired: another rate. */
+const RENEWED: DccOfferSummary = {
+  ...OFFER,
+  offerId: 'offer-2',
+  reconciliationId: 'rec-2',
+  billingAmountMinor: 671,
+  exchangeRate: '1.342105',
+  rateTimeUtc: '2025-01-06T08:10:00Z',
+  expiresAtUtc: '2025-01-06T08:20:00Z',
+};
+
+/** The offer the transaction shows now. */
+function offerShown(actor: { getSnapshot(): { context: { offer?: DccOfferSummary } } }) {
+  return actor.getSnapshot().context.offer;
+}
+
+describe('an offer that expires while the choice is on screen', () => {
+  const OFFER_LIFE_MS = Date.parse(OFFER.expiresAtUtc) - Date.parse('2025-01-06T08:00:00Z');
+  const MARGIN_MS = testSettings().timing.dccOfferMarginMs;
+
+  it('shows a fresh offer for the same card and amount, and sends only that one, valid when sent', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER, RENEWED);
+    const actor = run(fake, sale);
+    await settle();
+    expect(offerShown(actor)?.offerId).toBe('offer-1');
+    // A customer listening to the rate, markup and disclaimer, asking for more time: the offer's expiry passes.
+    fake.clock.increment(OFFER_LIFE_MS);
+    await settle();
+    expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+    expect(offerShown(actor)).toMatchObject({ offerId: 'offer-2', billingAmountMinor: 671 });
+    expect(fake.offerRequests).toEqual([
+      { cardRef: 'card-1', amountMinor: 500, currency: 'GBP' },
+      { cardRef: 'card-1', amountMinor: 500, currency: 'GBP' },
+    ]);
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    expect(fake.sent).toHaveLength(1);
+    const sent = fake.sent[0]!;
+    expect(sent.dcc).toMatchObject({
+      indicator: '1',
+      offer: {
+        offerId: 'offer-2',
+        reconciliationId: 'rec-2',
+        billingAmountMinor: 671,
+        exchangeRate: '1.342105',
+      },
+    });
+    const offer = (sent.dcc as { offer: DccOfferSummary }).offer;
+    expect(Date.parse(offer.expiresAtUtc) - MARGIN_MS).toBeGreaterThan(sent.atMs);
+    expect(actor.getSnapshot().output).toMatchObject({
+      kind: 'approved',
+      dcc: { offer: { offerId: 'offer-2' } },
+    });
+  });
+
+  it('does not send a choice made when the offer would expire before it reaches the gateway', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER, RENEWED);
+    // The terminal's clock runs ahead of the actor's timers, as when a busy process runs a late timer after an event:
+    // the choice arrives inside the margin before the offer's expiry, its timer not yet run.
+    let aheadMs = 0;
+    const modelClock = { now: () => fake.clock.now() + aheadMs };
+    const actor = createActor(provideFlowEffects.transaction(fake), {
+      input: { settings: DCC_ON, request: sale, wallClock: modelClock },
+      clock: fake.clock,
+    });
+    actor.start();
+    await settle();
+    aheadMs = OFFER_LIFE_MS - MARGIN_MS / 2;
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    // Not sent with terms about to lapse: the customer sees the fresh rate and chooses again.
+    expect(fake.sent).toEqual([]);
+    expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+    expect(offerShown(actor)?.offerId).toBe('offer-2');
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    await settle();
+    expect(fake.sent.map((r) => r.dcc)).toMatchObject([{ indicator: '1', offer: { offerId: 'offer-2' } }]);
+  });
+
+  it('never shows an offer too close to its expiry to be chosen and sent in time: pays as without an offer', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push({ ...OFFER, expiresAtUtc: '2025-01-06T08:00:10Z' });
+    const actor = run(fake, sale);
+    await settle();
+    expect(fake.offerRequests).toHaveLength(1);
+    expect(fake.sent.map((r) => r.dcc)).toEqual([undefined]);
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved' });
+  });
+
+  it('continues in the local currency without any DCC field, as with no offer, when no fresh offer can be had', async () => {
+    for (const next of [null, 'fail'] as const) {
+      const fake = new FakeTerminal();
+      fake.offers.push(OFFER, next);
+      const actor = run(fake, sale);
+      await settle();
+      fake.clock.increment(OFFER_LIFE_MS);
+      await settle();
+      expect(fake.offerRequests).toHaveLength(2);
+      expect(fake.sent).toHaveLength(1);
+      expect(fake.sent[0]?.dcc).toBeUndefined();
+      expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved' });
+      expect(actor.getSnapshot().output).not.toHaveProperty('dcc');
+    }
+  });
+
+  it('takes a fresh offer that cannot be chosen in time for no offer, and asks no more', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER, { ...RENEWED, expiresAtUtc: '2025-01-06T08:10:01Z' }, RENEWED);
+    const actor = run(fake, sale);
+    await settle();
+    fake.clock.increment(OFFER_LIFE_MS);
+    await settle();
+    expect(fake.offerRequests).toHaveLength(2);
+    expect(fake.sent).toHaveLength(1);
+    expect(fake.sent[0]?.dcc).toBeUndefined();
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved' });
+    expect(actor.getSnapshot().output).not.toHaveProperty('dcc');
+  });
+
+  it('lets the customer cancel while the fresh offer is asked for, and sends nothing', async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER, 'hang');
+    const actor = run(fake, sale);
+    await settle();
+    fake.clock.increment(OFFER_LIFE_MS);
+    await settle();
+    expect(screenOf(actor.getSnapshot())).toBe('processing');
+    actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    expect(actor.getSnapshot().output).toMatchObject({ kind: 'cancelled', card: { cardRef: 'card-1' } });
+    expect(fake.sent).toEqual([]);
   });
 });
 
@@ -230,6 +369,64 @@ describe('currency conversion in the models', () => {
     expect(describeView(actor.getSnapshot()).screen).toBe('idle');
     expect(fake.sent).toEqual([]);
     expect([...fake.released]).toEqual(['card-1']);
+  });
+
+  it('kiosk and attended: the fresh offer is shown, said to be new, sent and printed', async () => {
+    for (const model of ['kiosk', 'attended'] as const) {
+      const fake = new FakeTerminal();
+      fake.offers.push(OFFER, RENEWED);
+      const actor = createActor(provideFlowEffects[model](fake), {
+        input: { settings: DCC_ON, clock: fake.clock },
+        clock: fake.clock,
+      });
+      actor.start();
+      actor.send({ type: 'START' });
+      if (model === 'kiosk') actor.send({ type: 'LOST_TICKET' });
+      else actor.send({ type: 'ENTER_AMOUNT', minor: 500 });
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      expect(describeView(actor.getSnapshot()).dcc?.offerId).toBe('offer-1');
+      expect(describeView(actor.getSnapshot()).messageKey).not.toBe('dcc.offerRenewed');
+      fake.clock.increment(Date.parse(OFFER.expiresAtUtc) - fake.clock.now());
+      await settle();
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({
+        screen: 'choose-currency',
+        messageKey: 'dcc.offerRenewed',
+        dcc: { offerId: 'offer-2', exchangeRate: '1.342105' },
+      });
+      expect(view.actions).toEqual(expect.arrayContaining(['CHOOSE_CURRENCY', 'CANCEL']));
+      actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+      expect(fake.sent.map((r) => r.dcc)).toMatchObject([{ indicator: '1', offer: { offerId: 'offer-2' } }]);
+      expect(fake.receipts[0]?.lines).toContainEqual({
+        label: 'Exchange rate',
+        value: '1 GBP = 1.342105 USD',
+      });
+      actor.stop();
+    }
+  });
+
+  it("reads the offer's expiry on the terminal's own clock, not on a parking clock moved over a stay", async () => {
+    const fake = new FakeTerminal();
+    fake.offers.push(OFFER);
+    // `simulate` and tests move the parking clock; the gateway dates the offer on the terminal's real clock.
+    const parkingClock = { now: () => fake.clock.now() + 3_600_000 };
+    const actor = createActor(provideFlowEffects.meter(fake), {
+      input: { settings: DCC_ON, clock: parkingClock, wallClock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'CHOOSE_DURATION', minutes: 60 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'choose-currency',
+      dcc: { offerId: 'offer-1' },
+    });
+    actor.stop();
   });
 
   it('meter: captures and reverses a converted pre-authorization with its terms and never extends it incrementally', async () => {

@@ -37,6 +37,22 @@ export function dccMarkupText(offer: DccOfferSummary): string {
   return `includes ${dccMarginText(offer)}% margin over the wholesale rate`;
 }
 
+/**
+ * How much longer the customer may choose `offer` on the choice screen, milliseconds at `nowMs` (the model's clock):
+ * until `marginMs` before its `expiresAtUtc`, so that a converted authorization chosen in time still reaches the
+ * gateway before the offer expires (the gateway refuses one sent against an expired offer; spec 001, DCC
+ * authorization). Zero or less: the offer can no longer be chosen — the transaction asks for a fresh one, or pays in
+ * the local currency as without an offer. An expiry that cannot be read is already past.
+ */
+export function offerChoosableForMs(
+  offer: Pick<DccOfferSummary, 'expiresAtUtc'>,
+  nowMs: number,
+  marginMs: number,
+): number {
+  const expiresAtMs = Date.parse(offer.expiresAtUtc);
+  return Number.isNaN(expiresAtMs) ? 0 : expiresAtMs - marginMs - nowMs;
+}
+
 /** A decimal string as an integer and its number of decimals ("1.331838" → 1331838n, 6). */
 function decimalParts(text: string): { digits: bigint; scale: number } {
   const m = /^(\d+)(?:\.(\d+))?$/.exec(text);

@@ -31,6 +31,8 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
 export interface KioskContext extends ViewContext {
   settings: FlowSettings;
   clock: FlowClock;
+  /** The terminal's own clock ({@link FlowInput.wallClock}): the currency choice reads its offer's expiry on it. */
+  wallClock: FlowClock;
   ticket: string | undefined;
   /** Minutes of the stay (undefined for a lost ticket). */
   stayMinutes: number | undefined;
@@ -194,6 +196,7 @@ export const kioskMachine = setup({
     ...emptyView(),
     settings: input.settings,
     clock: input.clock,
+    wallClock: input.wallClock ?? input.clock,
     ticket: undefined,
     stayMinutes: undefined,
     alreadyPaid: false,
@@ -406,6 +409,8 @@ export const kioskMachine = setup({
         src: 'transaction',
         input: ({ context }) => ({
           settings: context.settings,
+          // The currency choice reads its offer's expiry on the terminal's own clock.
+          wallClock: context.wallClock,
           request: {
             service: 'sale' as const,
             comments: commentsFor('sale', context.settings),

@@ -87,6 +87,8 @@ function holdTerms(hold: MeterHold): { dcc?: DccSelection } {
 export interface MeterContext extends ViewContext {
   settings: FlowSettings;
   clock: FlowClock;
+  /** The terminal's own clock ({@link FlowInput.wallClock}): the currency choice reads its offer's expiry on it. */
+  wallClock: FlowClock;
   /** Minutes chosen on the duration screen (or pending extension). */
   minutes: number;
   /** Minutes paid for in the session. */
@@ -398,6 +400,7 @@ export const meterMachine = setup({
     ...emptyView(),
     settings: input.settings,
     clock: input.clock,
+    wallClock: input.wallClock ?? input.clock,
     minutes: 0,
     paidMinutes: 0,
     holds: [],
@@ -521,6 +524,8 @@ export const meterMachine = setup({
         src: 'transaction',
         input: ({ context }) => ({
           settings: context.settings,
+          // The currency choice reads its offer's expiry on the terminal's own clock.
+          wallClock: context.wallClock,
           request: preauthRequest(context, context.amountMinor ?? 0),
         }),
         onDone: [
@@ -700,6 +705,8 @@ export const meterMachine = setup({
         src: 'transaction',
         input: ({ context }) => ({
           settings: context.settings,
+          // The currency choice reads its offer's expiry on the terminal's own clock.
+          wallClock: context.wallClock,
           request: preauthRequest(
             context,
             (priceOr(context.settings, context.paidMinutes + context.minutes) ?? 0) -

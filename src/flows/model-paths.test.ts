@@ -361,7 +361,8 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     kind === 'meterChosen' || kind === 'meterDcc' ? provideFlowEffects.meter : provideFlowEffects[kind]
   )(fake);
   const actor = createActor(machine, {
-    input: { settings, clock: parkingClock(kind, fake) },
+    // The parking clock may jump over stays; offers' expiries are read on the terminal's own clock, as in the host.
+    input: { settings, clock: parkingClock(kind, fake), wallClock: fake.clock },
     clock: fake.clock,
   }) as AnyActorRef;
   actor.start();

@@ -8,6 +8,11 @@ export interface FlowInput {
   settings: FlowSettings;
   /** Epoch-millisecond clock; pass the same SimulatedClock to `createActor(..., { clock })` in tests. */
   clock: FlowClock;
+  /**
+   * The terminal's own clock, on which the times the gateway states are read (a DCC offer's expiry). Absent: `clock`.
+   * The two are one clock but where `simulate` or a test moves the parking clock over a stay.
+   */
+  wallClock?: FlowClock;
 }
 
 /**

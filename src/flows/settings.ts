@@ -25,6 +25,12 @@ export interface FlowTiming {
   maxResolutionAttempts: number;
   /** `resultScreen`: how long the approved/declined/error screens stay before the machine returns to idle. */
   resultScreenMs: number;
+  /**
+   * How long before its expiry (`exchangeRateExpirationTimeUtc`) a DCC offer stops being chosen on screen: a converted
+   * authorization must reach the gateway while its offer holds, or the gateway refuses it. Past that point the
+   * transaction asks for a fresh offer (`offerChoosableForMs`, src/flows/dcc.ts).
+   */
+  dccOfferMarginMs: number;
 }
 
 /** Everything the machines read from the configuration, resolved once by the host. */
@@ -89,6 +95,9 @@ function altMethodsOf(config: Config): AltMethodOffer[] {
 
 const MINUTE_MS = 60_000;
 
+/** Allowance for the journal's write and the clock difference between terminal and gateway: see dccOfferMarginMs. */
+const DCC_CLOCK_ALLOWANCE_MS = 10_000;
+
 /** The flow settings of a validated configuration. */
 export function flowSettingsFromConfig(config: Config): FlowSettings {
   const t = config.gateway.timeouts;
@@ -122,6 +131,10 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
       resolutionRetryMs: config.journal.resolutionRetryMs,
       maxResolutionAttempts: 3,
       resultScreenMs: 10_000,
+      // The time an authorization may take to reach the gateway once chosen: it is sent once, never retried
+      // (src/gateway/retry.ts), so one connect timeout; plus the journal's write before it and a difference between
+      // the terminal's clock and the gateway's, which dates the offer.
+      dccOfferMarginMs: t.connectMs + DCC_CLOCK_ALLOWANCE_MS,
     },
   };
 }

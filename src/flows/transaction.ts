@@ -1,4 +1,4 @@
-import { assign, fromPromise, setup } from 'xstate';
+import { and, assign, fromPromise, setup } from 'xstate';
 import {
   FlowEffectError,
   type CardPurpose,
@@ -6,6 +6,7 @@ import {
   type DccOfferInput,
   type DccOfferSummary,
   type DccSelection,
+  type FlowClock,
   type OriginalRef,
   type ParkingComments,
   type ReadCardInput,
@@ -13,6 +14,7 @@ import {
   type ServiceRequest,
   type SubmitOutcome,
 } from './effects.js';
+import { offerChoosableForMs } from './dcc.js';
 import { commentsFor, compensationFor, resolutionFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 
@@ -23,7 +25,9 @@ import type { FlowSettings } from './settings.js';
  * - currency conversion (spec 001, DCC flow): after the card read of a sale or pre-authorization that asks for it, an
  *   offer; with an offer the customer chooses the currency (`choose-currency`, no default, no time limit of the
  *   machine's: the host times it like any input screen and cancels it unanswered) before the request goes; without
- *   one the payment continues in the local currency;
+ *   one the payment continues in the local currency. An offer is chosen only while it can still reach the gateway
+ *   before its expiry (`offerChoosableForMs`): past that, a fresh offer for the same card and amount replaces it on
+ *   the screen, or, when none can be had, the payment continues in the local currency as without an offer;
  * - the reader and gateway timeouts as delayed transitions (`readTimeout`, `submitTimeout`);
  * - an unknown outcome resolved by a timeout reversal (authorizations, after `resolutionDelay`) or a timeout void
  *   (captures, sales, refunds, credits), retried `maxResolutionAttempts` times (gateway.md §2, "Timeouts").
@@ -62,6 +66,11 @@ export interface TransactionRequest {
 export interface TransactionInput {
   settings: FlowSettings;
   request: TransactionRequest;
+  /**
+   * The terminal's own clock (FlowInput.wallClock), on which the currency choice reads its offer's expiry. A request
+   * with `offerDcc` needs it: without it no offer is asked for (an offer whose expiry cannot be watched is never shown).
+   */
+  wallClock?: FlowClock;
 }
 
 /** How the transaction ended. `card` is set whenever a card was read (the model releases it). */
@@ -109,8 +118,11 @@ interface TransactionContext {
   cancelRequested: boolean;
   resolutionAttempts: number;
   result: TransactionResult | undefined;
+  wallClock: FlowClock | undefined;
   /** The DCC offer shown on `choose-currency`. */
   offer: DccOfferSummary | undefined;
+  /** The offer shown replaces one that expired on the screen (the screen says the rate changed). */
+  offerRenewed: boolean;
   /** The customer's choice after an offer, or the follow-on's terms. */
   dcc: DccSelection | undefined;
 }
@@ -237,6 +249,21 @@ function withCard<T extends object>(result: T, card: CardSummary | undefined): T
   return card !== undefined ? { ...result, card } : result;
 }
 
+/** How much longer `offer` may be chosen, on the terminal's own clock (`offerChoosableForMs`); never without it. */
+function choosableForMs(context: TransactionContext, offer: DccOfferSummary | null | undefined): number {
+  if (offer === null || offer === undefined || context.wallClock === undefined) return 0;
+  return offerChoosableForMs(offer, context.wallClock.now(), context.settings.timing.dccOfferMarginMs);
+}
+
+/** The offer request of the card read, for the request's amount (the first offer and every fresh one alike). */
+function offerInput(context: TransactionContext): DccOfferInput {
+  return {
+    cardRef: context.card?.cardRef ?? '',
+    amountMinor: context.request.amountMinor,
+    currency: context.settings.currency,
+  };
+}
+
 const UNKNOWN_OUTCOME = (transactionId: string, reason: string): SubmitOutcome => ({
   kind: 'unknown',
   transactionId,
@@ -263,6 +290,7 @@ export const transactionMachine = setup({
         ? context.settings.timing.timeoutReversalDelayMs
         : 0,
     resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
+    offerExpiry: ({ context }) => Math.max(0, choosableForMs(context, context.offer)),
   },
   guards: {
     needsRead: ({ context }) => context.request.read !== undefined,
@@ -273,7 +301,9 @@ export const transactionMachine = setup({
       context.request.offerDcc === true &&
       (context.request.service === 'sale' || context.request.service === 'preauth') &&
       context.card !== undefined &&
+      context.wallClock !== undefined &&
       context.dcc === undefined,
+    offerChoosable: ({ context }) => choosableForMs(context, context.offer) > 0,
     // Only the two amounts shown can be chosen; anything else is ignored and the screen stays (no default).
     choseCardCurrency: ({ context, event }) =>
       event.type === 'CHOOSE_CURRENCY' &&
@@ -308,7 +338,9 @@ export const transactionMachine = setup({
     cancelRequested: false,
     resolutionAttempts: 0,
     result: undefined,
+    wallClock: input.wallClock,
     offer: undefined,
+    offerRenewed: false,
     dcc: input.request.dcc,
   }),
   initial: 'start',
@@ -370,18 +402,15 @@ export const transactionMachine = setup({
       tags: ['processing'],
       invoke: {
         src: 'dccOffer',
-        input: ({ context }) => ({
-          cardRef: context.card?.cardRef ?? '',
-          amountMinor: context.request.amountMinor,
-          currency: context.settings.currency,
-        }),
+        input: ({ context }) => offerInput(context),
         onDone: [
           {
-            guard: ({ event }) => event.output !== null,
+            guard: ({ context, event }) => choosableForMs(context, event.output) > 0,
             target: 'choosingCurrency',
             actions: assign({ offer: ({ event }) => event.output ?? undefined }),
           },
-          // spec 001, DCC flow step 2: not eligible or no offer → continue in the local currency.
+          // spec 001, DCC flow step 2: not eligible or no offer → continue in the local currency. An offer too close
+          // to its expiry to be chosen and sent in time is no offer either.
           { target: 'sending' },
         ],
         onError: { target: 'sending' },
@@ -402,23 +431,59 @@ export const transactionMachine = setup({
       // spec 001, DCC flow step 3: an active choice, never a default; the offer stays until the customer chooses or
       // cancels. No time limit of its own: the choice is the customer's decision, timed by the host as every input
       // screen is (WCAG 2.2.1: asked "Do you need more time?", longer in accessibility mode); nobody answering is a
-      // cancel, and nothing is sent.
+      // cancel, and nothing is sent. The offer it shows has a time limit, though: the gateway refuses a converted
+      // authorization sent against an expired offer, so an offer is chosen only until `offerExpiry` (its expiry less
+      // the time the authorization takes to reach the gateway) and then replaced with a fresh one.
       tags: ['choose-currency'],
+      after: { offerExpiry: { target: 'renewingOffer' } },
       on: {
         CHOOSE_CURRENCY: [
           {
-            guard: 'choseCardCurrency',
+            guard: and(['choseCardCurrency', 'offerChoosable']),
             target: 'sending',
             actions: assign({
               dcc: ({ context }) => ({ indicator: '1' as const, offer: context.offer as DccOfferSummary }),
             }),
           },
+          // The terms on screen ran out as the customer chose them (before `offerExpiry` was seen): never sent,
+          // the customer is shown the fresh terms and chooses again.
+          { guard: 'choseCardCurrency', target: 'renewingOffer' },
           {
             guard: 'choseLocalCurrency',
             target: 'sending',
             actions: assign({ dcc: { indicator: '3' } }),
           },
         ],
+        CANCEL: {
+          guard: 'cancellable',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) => withCard({ kind: 'cancelled' as const, undone: true }, context.card),
+          }),
+        },
+      },
+    },
+    renewingOffer: {
+      // The expired terms leave the screen at once; a fresh offer for the same card and amount takes their place,
+      // or, without one (none, a failed lookup, one too short-lived), the payment continues in the local currency
+      // as when there was no offer at all (spec 001, DCC flow step 2): nothing converted without a valid choice.
+      tags: ['processing'],
+      entry: assign({ offer: undefined }),
+      invoke: {
+        src: 'dccOffer',
+        input: ({ context }) => offerInput(context),
+        onDone: [
+          {
+            guard: ({ context, event }) => choosableForMs(context, event.output) > 0,
+            target: 'choosingCurrency',
+            actions: assign({ offer: ({ event }) => event.output ?? undefined, offerRenewed: true }),
+          },
+          { target: 'sending' },
+        ],
+        onError: { target: 'sending' },
+      },
+      after: { submitTimeout: { target: 'sending' } },
+      on: {
         CANCEL: {
           guard: 'cancellable',
           target: 'done',

@@ -70,10 +70,17 @@ function screenFromTags(snapshot: { hasTag(tag: string): boolean }): FlowScreen 
   return FLOW_SCREENS.find((screen) => snapshot.hasTag(screen));
 }
 
+/** What the running transaction child shows of its currency choice, if a transaction runs. */
+interface TransactionChoice {
+  offer?: DccOfferSummary;
+  /** The offer replaces one that expired on the screen. */
+  offerRenewed?: boolean;
+}
+
 /** The running transaction child's context, if any. */
-function transactionContext(snapshot: AnyMachineSnapshot): { offer?: DccOfferSummary } | undefined {
+function transactionContext(snapshot: AnyMachineSnapshot): TransactionChoice | undefined {
   const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)['transaction'];
-  const childSnapshot = child?.getSnapshot() as { context?: { offer?: DccOfferSummary } } | undefined;
+  const childSnapshot = child?.getSnapshot() as { context?: TransactionChoice } | undefined;
   return childSnapshot?.context;
 }
 
@@ -159,8 +166,16 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   }
   if (context.receipt !== undefined) view.receipt = context.receipt;
   if (screen === 'choose-currency') {
-    const offer = transactionContext(snapshot)?.offer ?? context.dccChoice;
+    const choice = transactionContext(snapshot);
+    const offer = choice?.offer ?? context.dccChoice;
     if (offer !== undefined) view.dcc = offer;
+    // The rate on screen is not the one shown before (the first offer expired): the customer is told so, in
+    // words and in speech, before choosing.
+    if (choice?.offer !== undefined && choice.offerRenewed === true) {
+      view.messageKey = 'dcc.offerRenewed';
+      view.message = formatMessage({ key: 'dcc.offerRenewed' }, BASE_LOCALE);
+      delete view.messageParams;
+    }
   }
   if (screen === 'pay-by-phone') {
     const link = linkShown(snapshot);

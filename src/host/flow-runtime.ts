@@ -42,14 +42,19 @@ export function createFlowActor(
   effects: FlowEffects,
   logger: Logger,
   clock: { now(): number } = { now: Date.now },
-  options: { payByLink?: boolean } = {},
+  options: { payByLink?: boolean; wallClock?: { now(): number } } = {},
 ): FlowRuntime {
   const configured = flowSettingsFromConfig(config);
   // Without a way to learn that a link was paid (no notification listener or relay), pay by phone is not offered.
   const { payByPhone, ...rest } = configured;
   const settings: FlowSettings =
     options.payByLink === false || payByPhone === undefined ? rest : { ...rest, payByPhone };
-  const input = { settings, clock };
+  // The gateway's times (a DCC offer's expiry) are read on the terminal's own clock, not on the parking clock.
+  const input = {
+    settings,
+    clock,
+    ...(options.wallClock !== undefined ? { wallClock: options.wallClock } : {}),
+  };
   const machine = (() => {
     switch (config.terminal.model) {
       case 'meter':

@@ -824,6 +824,7 @@ export class TerminalHost implements TerminalApi {
     // Pay by phone is offered only while the terminal learns of the payments (a notification listener or relay).
     this.runtime = createFlowActor(this.config, this.effects, this.logger, this.parkingClock, {
       payByLink: this.links.available,
+      wallClock: { now: () => this.now().getTime() },
     });
     const runtime = this.runtime;
     runtime.actor.subscribe(() => {

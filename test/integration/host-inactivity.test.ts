@@ -194,4 +194,43 @@ describe('time limits on the currency choice', () => {
     expect(h.sandbox!.ledger().transactions).toEqual([]);
     expect(h.cards.size).toBe(0);
   }, 30_000);
+
+  it('never sends an offer that expired during a long choice: a fresh one is shown and authorized', async () => {
+    const h = await startConverting();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await send(h, { type: 'START' });
+    await send(h, { type: 'ENTER_AMOUNT', minor: 1_250 });
+    await send(h, { type: 'CONFIRM' });
+    const first = await waitFor(h, ['choose-currency', 'approved', 'declined', 'error'], 15_000);
+    expect(first.customer.screen).toBe('choose-currency');
+    const firstExpiry = Date.parse(first.customer.dcc?.expiresAt ?? '');
+    // The customer has the screen read out again and again and answers every "Do you need more time?" with yes,
+    // past the offer's expiry (the sandbox's offers live 10 minutes).
+    while (Date.now() < firstExpiry + 1_000) {
+      await vi.advanceTimersByTimeAsync(30_000);
+      if ((await now(h)).prompt !== undefined) await send(h, { type: 'MORE_TIME' });
+    }
+    const renewed = await now(h);
+    expect(renewed.screen).toBe('choose-currency');
+    await send(h, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    const done = await waitFor(h, ['approved', 'declined', 'error'], 15_000);
+    // The gateway refuses an authorization against an expired offer (src/sandbox/dcc.ts): the customer would start again.
+    expect(done.customer.screen).toBe('approved');
+    expect(renewed.message).toBe('The exchange rate has been updated: check both amounts before you choose');
+    // Read out as well: the rate the customer heard before is not the one on screen now.
+    expect(renewed.speech?.screen).toContain('The exchange rate has been updated');
+    expect(Date.parse(renewed.dcc?.expiresAt ?? '')).toBeGreaterThan(firstExpiry);
+    expect(h.dcc.exchanges().map((e) => [e.amountMinor, e.status])).toEqual([
+      [1_250, 'PENDING'],
+      [1_250, 'PENDING'],
+    ]);
+    const [tx, ...others] = h.sandbox!.ledger().transactions;
+    expect(others).toEqual([]);
+    expect(tx).toMatchObject({ kind: 'sale', status: 'AUTHORIZED', currency: 'JPY' });
+    expect(tx?.amounts.requested).toBe(renewed.dcc?.card.minor);
+    // The receipt states the terms the customer accepted on the renewed screen.
+    expect(done.customer.receipt?.lines).toEqual(
+      expect.arrayContaining([{ label: 'Transaction amount (JPY)', value: renewed.dcc?.card.text }]),
+    );
+  }, 30_000);
 });

@@ -81,6 +81,7 @@ export function testSettings(overrides: Partial<FlowSettings> = {}): FlowSetting
       resolutionRetryMs: 5_000,
       maxResolutionAttempts: 3,
       resultScreenMs: 10_000,
+      dccOfferMarginMs: 15_000,
     },
     ...overrides,
   };

@@ -63,14 +63,23 @@ export class OpenAuthorizations {
 
   /**
    * Whether a tap-and-go hold's authorization is being settled outside any exit or expiry: a reversal of it in flight
-   * or its outcome unknown (recovery resolves it by reversing the authorization), or the journal shows it settled
-   * already (the hold is about to be dropped, in a write of its own). Neither an exit nor the expiry watch may take
-   * such a hold: a capture could take what the reversal released, another reversal would be a resend without a
-   * resolution (DESIGN.md rule 2). The journal's rules, read for one authorization.
+   * or its outcome unknown (recovery resolves it by reversing the authorization), a capture or an increment of it in
+   * flight or unknown (an exit's, handed back while recovery resolves it by a timeout void or reversal), or the journal
+   * shows it settled already (the hold is about to be dropped, in a write of its own). Neither an exit nor the expiry
+   * watch may take such a hold: a capture could take what the reversal released, or be a second capture of a stay
+   * whose first may have gone through; another reversal would be a resend without a resolution (DESIGN.md rule 2), and
+   * a reversal is held back anyway while a capture or an increment is unresolved (src/host/payment-router.ts). Once
+   * that follow-on is resolved the host drops the hold or watches it again (TerminalHost.holdAfterResolution). The
+   * journal's rules, read for one authorization.
    */
   holdSettling(transactionId: string): boolean {
     const { journal } = this.deps;
-    return journal.reversalInFlight(transactionId) || journal.authorizationSettled(transactionId);
+    return (
+      journal.reversalInFlight(transactionId) ||
+      journal.followOnsInFlight(transactionId, 'capture').length > 0 ||
+      journal.followOnsInFlight(transactionId, 'incremental').length > 0 ||
+      journal.authorizationSettled(transactionId)
+    );
   }
 
   /** The authorization was reversed by someone (its scheduled reversal is moot). */

@@ -1,0 +1,137 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { TerminalSnapshot } from '../../src/host/api.js';
+import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+
+/**
+ * A tap-and-go exit whose capture has an unknown outcome that recovery cannot resolve yet (its timeout voids are lost
+ * too), and the same card tapped at the exit again meanwhile: what the gateway holds of the authorization is unknown
+ * until that capture is resolved, so the second exit must not capture it again (no blind resend, DESIGN.md rule 2) —
+ * it is a hold being settled, as one whose reversal is unknown.
+ */
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** 45 minutes cost 3.00 (captured below the 5.98 hold). */
+const STAY_MS = 45 * 60_000;
+
+interface Lane {
+  sandbox: Sandbox;
+  clock: ParkingClock;
+  host: TerminalHost;
+}
+
+async function lane(): Promise<Lane> {
+  const sandbox = await startSandbox({ logger: silentLogger() });
+  cleanups.push(() => sandbox.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-unresolved-'));
+  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const clock = new ParkingClock();
+  const host = await openTerminalHost(modelConfig('tap-and-go', { tariff: { tapAndGoHoldMinor: 598 } }), {
+    logger: silentLogger(),
+    cwd,
+    parkingClock: clock,
+    gatewayUrlOverride: sandbox.url,
+  });
+  cleanups.push(() => host.close());
+  await host.begin();
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  return { sandbox, clock, host };
+}
+
+/** A car enters with the n2-contact card; returns its hold's id (the pre-authorization's transactionId). */
+async function enter(host: TerminalHost): Promise<string> {
+  host.simulator!.setCard('n2-contact');
+  await sendEvent(host, { type: 'TAP_ENTRY' });
+  await waitForScreen(host, (s) => s.customer.screen === 'session', 'entry');
+  await sendEvent(host, { type: 'DONE' });
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  const [hold] = host.holds.unclaimed();
+  if (!hold) throw new Error('no hold after the entry');
+  return hold.holdId;
+}
+
+/** The n2-contact card taps at the exit: the screen the exit ends on. */
+async function tapAtExit(host: TerminalHost, what: string): Promise<TerminalSnapshot> {
+  host.simulator!.setCard('n2-contact');
+  await sendEvent(host, { type: 'TAP_EXIT' });
+  return waitForScreen(
+    host,
+    (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+    what,
+  );
+}
+
+/** The reason the tap-and-go machine gives for what it shows. */
+function reasonOf(host: TerminalHost): unknown {
+  return (host.actor?.getSnapshot() as { context?: { reason?: unknown } } | undefined)?.context?.reason;
+}
+
+/** The journal's requests for an authorization, `service:state`. */
+function sentFor(host: TerminalHost, transactionId: string): string[] {
+  return host.journal.referencing(transactionId).map((e) => `${e.service}:${e.state}`);
+}
+
+async function until(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waiting for ${what}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+describe('tap-and-go: the card tapped at the exit again while the first exit’s capture is unresolved', () => {
+  it('captures nothing again: the hold is being settled until recovery resolves that capture', async () => {
+    const { sandbox, clock, host } = await lane();
+    const holdId = await enter(host);
+
+    // The capture reaches the gateway and its answer is lost; every timeout void of it is lost before the gateway
+    // until the faults are cleared: its outcome stays unknown at the terminal meanwhile.
+    sandbox.scheduleFaults([
+      { kind: 'reset-after-commit', path: '/captures' },
+      ...Array.from({ length: 400 }, () => ({ kind: 'reset-before-commit' as const, path: '/pts/v2/voids' })),
+    ]);
+    clock.offsetMs = STAY_MS;
+    const first = await tapAtExit(host, 'the first exit');
+    expect(first.customer.screen).toBe('error');
+    expect(sentFor(host, holdId).filter((e) => e.startsWith('capture'))).toEqual(['capture:unknown']);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    // The exit handed the hold back (its release held back while the capture is unresolved).
+    await until(() => host.holds.unclaimed().some((h) => h.holdId === holdId), 'the hold handed back');
+
+    // The customer, still behind the shut gate, taps again.
+    clock.offsetMs = STAY_MS + 2 * 60_000;
+    const second = await tapAtExit(host, 'the second exit');
+    expect({
+      screen: second.customer.screen,
+      reason: reasonOf(host),
+      captures: sentFor(host, holdId).filter((e) => e.startsWith('capture')),
+    }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: ['capture:unknown'] });
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toHaveLength(1);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The gateway answers again: recovery voids the capture, and the hold is the watch's again (not settled).
+    await fetch(new URL('/__sandbox/faults', sandbox.url), { method: 'DELETE' });
+    await until(
+      () => !host.journal.referencing(holdId).some((e) => e.service === 'capture' && e.state === 'unknown'),
+      'the capture resolved',
+    );
+    expect(
+      sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.voided),
+    ).toEqual([true]);
+    expect(host.holds.has(holdId)).toBe(true);
+  }, 60_000);
+});

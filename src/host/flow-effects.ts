@@ -38,8 +38,11 @@ export function createFlowEffects(deps: {
   holds: HoldStore;
   /** Set once the watch exists (it runs machines with these very effects). */
   holdWatch: () => HoldWatch;
-  /** Whether a hold is being settled outside any exit or expiry (OpenAuthorizations.holdSettling): never claimed. */
-  holdSettling: (hold: HoldRecord) => boolean;
+  /**
+   * Whether an exit must leave a hold alone (OpenAuthorizations.holdClosedToExit): being settled outside any exit or
+   * expiry, or its release decided already. Never claimed: the exit is told it is being settled.
+   */
+  holdClosedToExit: (hold: HoldRecord) => boolean;
   /** Whether a card may be taken now (recovery finished, in service). */
   takingCards: () => boolean;
   /**
@@ -100,7 +103,7 @@ export function createFlowEffects(deps: {
       // The capture of the last stay, read once: whether it still pays, and what the paid exit shows and prints.
       let capture = null as OriginalTransaction | null;
       const claim = deps.holds.claimAtExit(fingerprint, {
-        settling: deps.holdSettling,
+        settling: deps.holdClosedToExit,
         recentCaptureMs,
         // A capture voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as
         // captured whose capture the journal does not hold is paid, as it says.

@@ -82,6 +82,18 @@ export class OpenAuthorizations {
     );
   }
 
+  /**
+   * Whether a tap-and-go exit must leave a hold alone: it is being settled ({@link holdSettling}), or its release was
+   * decided already — a reversal of its authorization was sent and refused (the journal's `refusedReversals`): at an
+   * exit paid by phone, with nothing owed, with its fee left to a payment link or not collected, or at its expiry.
+   * The stay that hold was for is over (paid, or let go): the expiry watch reverses it again (src/host/hold-watch.ts),
+   * and a capture of it at a later exit of the card would charge a stay paid already, or the time since an entry that
+   * is not the car's.
+   */
+  holdClosedToExit(transactionId: string): boolean {
+    return this.holdSettling(transactionId) || this.deps.journal.refusedReversals(transactionId).length > 0;
+  }
+
   /** The authorization was reversed by someone (its scheduled reversal is moot). */
   forget(transactionId: string): void {
     const t = this.timers.get(transactionId);

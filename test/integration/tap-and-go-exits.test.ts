@@ -2,17 +2,22 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import type { GatewayClient } from '../../src/gateway/index.js';
 import type { TerminalSnapshot } from '../../src/host/api.js';
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { hostedPageAnswer } from './link-harness.js';
 import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
 
 /**
- * A tap-and-go exit whose capture has an unknown outcome that recovery cannot resolve yet (its timeout voids are lost
- * too), and the same card tapped at the exit again meanwhile: what the gateway holds of the authorization is unknown
- * until that capture is resolved, so the second exit must not capture it again (no blind resend, DESIGN.md rule 2) —
- * it is a hold being settled, as one whose reversal is unknown.
+ * The same card tapped at a tap-and-go exit again after an exit that did not end its hold, on a real host against the
+ * sandbox:
+ * - the first exit's capture has an unknown outcome that recovery cannot resolve yet (its timeout voids are lost too):
+ *   what the gateway holds of the authorization is unknown until that capture is resolved, so the second exit must not
+ *   capture it again (no blind resend, DESIGN.md rule 2) — it is a hold being settled, as one whose reversal is unknown;
+ * - the first exit was paid by phone and the reversal of the hold was refused: the stay is paid, its hold is only to be
+ *   released, and the second exit must not charge it again.
  */
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -29,21 +34,32 @@ interface Lane {
   host: TerminalHost;
 }
 
-async function lane(): Promise<Lane> {
-  const sandbox = await startSandbox({ logger: silentLogger() });
-  cleanups.push(() => sandbox.close());
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-unresolved-'));
+/**
+ * A tap-and-go terminal, started, with a parking clock of its own. `payByPhone`: the exit offers the phone beside the
+ * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox.
+ */
+async function lane(options: { payByPhone?: boolean } = {}): Promise<Lane> {
+  const embedded = options.payByPhone === true;
+  const standalone = embedded ? undefined : await startSandbox({ logger: silentLogger() });
+  if (standalone) cleanups.push(() => standalone.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-exits-'));
   cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
   const clock = new ParkingClock();
-  const host = await openTerminalHost(modelConfig('tap-and-go', { tariff: { tapAndGoHoldMinor: 598 } }), {
+  const config = modelConfig('tap-and-go', {
+    tariff: { tapAndGoHoldMinor: 598 },
+    ...(embedded ? { links: { payByPhone: { models: ['tap-and-go'] } } } : {}),
+  });
+  const host = await openTerminalHost(config, {
     logger: silentLogger(),
     cwd,
     parkingClock: clock,
-    gatewayUrlOverride: sandbox.url,
+    ...(standalone ? { gatewayUrlOverride: standalone.url } : {}),
   });
   cleanups.push(() => host.close());
   await host.begin();
   await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  const sandbox = standalone ?? host.sandbox;
+  if (!sandbox) throw new Error('no sandbox');
   return { sandbox, clock, host };
 }
 
@@ -59,13 +75,13 @@ async function enter(host: TerminalHost): Promise<string> {
   return hold.holdId;
 }
 
-/** The n2-contact card taps at the exit: the screen the exit ends on. */
+/** The n2-contact card taps at the exit: the screen the exit ends on (or asks on). */
 async function tapAtExit(host: TerminalHost, what: string): Promise<TerminalSnapshot> {
   host.simulator!.setCard('n2-contact');
   await sendEvent(host, { type: 'TAP_EXIT' });
   return waitForScreen(
     host,
-    (s) => ['approved', 'declined', 'error', 'pay-by-phone'].includes(s.customer.screen),
+    (s) => ['approved', 'declined', 'error', 'pay-by-phone', 'confirm'].includes(s.customer.screen),
     what,
   );
 }
@@ -132,6 +148,59 @@ describe('tap-and-go: the card tapped at the exit again while the first exit’s
         .transactions.filter((t) => t.kind === 'capture')
         .map((t) => t.voided),
     ).toEqual([true]);
+    expect(host.holds.has(holdId)).toBe(true);
+  }, 60_000);
+});
+
+describe('tap-and-go: the card tapped at the exit again after its stay was paid by phone and the hold not released', () => {
+  it('charges nothing again: the hold is only to be released', async () => {
+    const { sandbox, clock, host } = await lane({ payByPhone: true });
+    const holdId = await enter(host);
+    // Every reversal of the hold is refused for good (the authorization stands until the expiry reverses it).
+    const send = host.gateway.send.bind(host.gateway);
+    host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'reversal') return send(...args);
+      return {
+        kind: 'rejected',
+        reason: 'INVALID_DATA',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'INVALID_DATA' },
+      };
+    };
+
+    clock.offsetMs = STAY_MS;
+    const choice = await tapAtExit(host, 'the choice at the exit');
+    expect({ screen: choice.customer.screen, amount: choice.customer.amount?.minor }).toEqual({
+      screen: 'confirm',
+      amount: 300,
+    });
+    await sendEvent(host, { type: 'PAY_BY_LINK' });
+    const shown = await waitForScreen(host, (s) => s.customer.screen === 'pay-by-phone', 'pay by phone');
+    expect(await hostedPageAnswer(shown.customer.payByPhone!.url)).toContain('Payment approved');
+    await waitForScreen(host, (s) => s.customer.screen === 'approved', 'paid by phone');
+    expect(reasonOf(host)).toBe('PAID_BY_LINK');
+    expect(sentFor(host, holdId)).toEqual(['reversal:rejected']);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The same card at the exit again (a second tap, or the card's next exit within the maximum stay).
+    clock.offsetMs = STAY_MS + 2 * 60_000;
+    const again = await tapAtExit(host, 'the second exit');
+    if (again.customer.screen === 'confirm') await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(
+      host,
+      (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
+      'the second exit ends',
+    );
+    expect({
+      screen: again.customer.screen,
+      reason: reasonOf(host),
+      captures: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: [] });
     expect(host.holds.has(holdId)).toBe(true);
   }, 60_000);
 });

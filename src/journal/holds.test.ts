@@ -83,12 +83,12 @@ describe('HoldStore', () => {
     expect(holds.claim('')).toBeNull();
   });
 
-  it('claims the oldest open hold of a card that entered twice', () => {
+  it('claims the open hold of a card that entered last, then the one before', () => {
     const { holds } = setup();
     holds.open(hold('H2', { fingerprint: 'fp', enteredAtMs: T0 + 5 }));
     holds.open(hold('H1', { fingerprint: 'fp', enteredAtMs: T0 }));
-    expect(holds.claim('fp')?.holdId).toBe('H1');
     expect(holds.claim('fp')?.holdId).toBe('H2');
+    expect(holds.claim('fp')?.holdId).toBe('H1');
     expect(holds.claim('fp')).toBeNull();
   });
 
@@ -255,14 +255,21 @@ describe('HoldStore', () => {
       recentCaptureMs: 3_600_000,
       captureStands: () => true,
     };
-    // H1's reversal is unknown: the exit gets the next open hold of the card.
+    // The exit gets the open hold of the card's last entry (H1's reversal is unknown, which does not matter here).
     expect(holds.claimAtExit('fp-card', rules)).toEqual({
       kind: 'claimed',
       hold: hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }),
     });
-    // H2 is claimed (an exit has it) and H1 is being settled: nothing to claim, and not "no entry" either.
-    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    // H2 is claimed (an exit has it): nothing to claim, and not "no entry" either — nor H1 instead.
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H2' });
     expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1']);
+    // H2 given back while being settled itself: still not H1, whose entry is not the car's at the exit.
+    holds.close(hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }), 'returned');
+    settlingIds.add('H2');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H2' });
+    expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1', 'H2']);
+    settlingIds.delete('H2');
+    expect(holds.claimAtExit('fp-card', rules)).toMatchObject({ kind: 'claimed', hold: { holdId: 'H2' } });
 
     t = T0 + 60_000;
     holds.settle('H2', 'captured');

@@ -204,3 +204,43 @@ describe('tap-and-go: the card tapped at the exit again after its stay was paid 
     expect(host.holds.has(holdId)).toBe(true);
   }, 60_000);
 });
+
+describe('tap-and-go: a card that enters again while a hold of an earlier entry is still open', () => {
+  it("charges the exit for the card's last entry, and leaves the earlier hold to its expiry", async () => {
+    const { sandbox, clock, host } = await lane();
+    // The first stay's car left without an exit of the card (let out by the operator): its hold stays open.
+    const first = await enter(host);
+    clock.offsetMs = 6 * 60 * 60_000;
+    host.simulator!.setCard('n2-contact');
+    await sendEvent(host, { type: 'TAP_ENTRY' });
+    await waitForScreen(host, (s) => s.customer.screen === 'session', 'the second entry');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const second = host.holds.unclaimed().find((h) => h.holdId !== first)?.holdId;
+    expect(second).toBeDefined();
+
+    // 45 minutes after the second entry: 3.00, captured from the second entry's hold.
+    clock.offsetMs = 6 * 60 * 60_000 + STAY_MS;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({
+      screen: exit.customer.screen,
+      amount: exit.customer.amount?.minor,
+      captured: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+      increments: sandbox.ledger().transactions.filter((t) => t.kind === 'incremental').length,
+      firstSent: sentFor(host, first),
+      secondSent: sentFor(host, second!),
+    }).toEqual({
+      screen: 'approved',
+      amount: 300,
+      captured: [300],
+      increments: 0,
+      firstSent: [],
+      secondSent: ['capture:approved'],
+    });
+    // The earlier hold is still open, for its expiry watch to reverse.
+    expect(host.holds.unclaimed().map((h) => h.holdId)).toEqual([first]);
+  }, 60_000);
+});

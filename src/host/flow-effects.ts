@@ -106,10 +106,11 @@ export function createFlowEffects(deps: {
         settling: deps.holdClosedToExit,
         recentCaptureMs,
         // A capture voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as
-        // captured whose capture the journal does not hold is paid, as it says.
-        captureStands: (hold) => {
+        // captured whose capture the journal does not hold is paid, as it says; a dropped one only by a capture the
+        // journal holds (one whose answer was lost, found standing by recovery), not when it was released.
+        captureStands: (hold, resolution) => {
           capture = deps.captureOf(hold.transactionId);
-          return capture === null || amountStanding(capture) > 0;
+          return capture === null ? resolution === 'captured' : amountStanding(capture) > 0;
         },
       });
       if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);

@@ -253,7 +253,8 @@ describe('HoldStore', () => {
     const rules = {
       settling: (h: StoredHold) => settlingIds.has(h.holdId),
       recentCaptureMs: 3_600_000,
-      captureStands: () => true,
+      // No capture of a dropped hold stands here (it was released).
+      captureStands: (_h: StoredHold, resolution: 'captured' | 'dropped') => resolution === 'captured',
     };
     // The exit gets the open hold of the card's last entry (H1's reversal is unknown, which does not matter here).
     expect(holds.claimAtExit('fp-card', rules)).toEqual({
@@ -308,6 +309,29 @@ describe('HoldStore', () => {
     // The card is tapped again at the exit: the second stay is not paid, the first stay's capture does not pay it.
     t = T0 + 9_060_000;
     expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+  });
+
+  it('shows the exit paid when the hold of the last stay was dropped with a capture of it standing', () => {
+    t = T0;
+    const { holds } = setup();
+    const standing = new Set<string>();
+    const rules = {
+      settling: () => false,
+      recentCaptureMs: 86_400_000,
+      captureStands: (h: StoredHold) => standing.has(h.holdId),
+    };
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    t = T0 + 3_600_000;
+    // The exit's capture had its answer lost; recovery found it standing, and the hold was dropped.
+    holds.drop('H1');
+    t = T0 + 3_660_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+    standing.add('H1');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'captured',
+      hold: hold('H1', { fingerprint: 'fp-card' }),
+      capturedAtMs: T0 + 3_600_000,
+    });
   });
 
   it('shows no exit paid when the capture of the last stay no longer stands (voided, or refunded in full)', () => {

@@ -238,9 +238,11 @@ export class HoldStore {
    *   card is never taken instead: the car at the exit entered last, and the fee of its stay runs from that entry. A
    *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), left
    *   to its expiry watch; charging the car's stay from that entry would charge the customer for the time between;
-   * - else `captured` with the hold of the card captured last, when it was closed as captured no longer than
-   *   `recentCaptureMs` ago (journal clock) and `captureStands` says that capture still pays for the stay (the host's
-   *   rule: not voided, not refunded in full): the exit was paid, and a restart may have kept its gate from opening;
+   * - else `captured` with the hold of the card that entered last, when it was closed no longer than
+   *   `recentCaptureMs` ago (journal clock), as captured or dropped, and `captureStands` says a capture of it still
+   *   pays for the stay (the host's rule: not voided, not refunded in full; for a dropped hold, a capture of it the
+   *   journal holds — one whose answer was lost and that recovery found standing drops the hold with its
+   *   authorization settled): the exit was paid, and a restart or that lost answer kept its gate from opening;
    * - else `none`.
    * Not synced on its own: claims do not survive a restart anyway.
    */
@@ -249,7 +251,7 @@ export class HoldStore {
     rules: {
       settling: (hold: StoredHold) => boolean;
       recentCaptureMs: number;
-      captureStands: (hold: StoredHold) => boolean;
+      captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean;
     },
   ): StoredHoldClaim {
     if (typeof fingerprint !== 'string')
@@ -272,11 +274,18 @@ export class HoldStore {
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
       const since = this.connection.now().getTime() - rules.recentCaptureMs;
       const last = this.stmts.lastOfFingerprint.get(fingerprint);
-      if (last?.resolution !== 'captured' || last.closed_at === null || last.closed_at < since)
+      const resolution = last?.resolution;
+      if (
+        last === undefined ||
+        (resolution !== 'captured' && resolution !== 'dropped') ||
+        last.closed_at === null ||
+        last.closed_at < since
+      )
         return { kind: 'none' };
-      // The operator gave the money back since (a void, a full refund): the stay is not paid.
+      // The operator gave the money back since (a void, a full refund), or a dropped hold was released rather than
+      // captured: the stay is not paid.
       const hold = toHold(last);
-      return rules.captureStands(hold)
+      return rules.captureStands(hold, resolution)
         ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
         : { kind: 'none' };
     });

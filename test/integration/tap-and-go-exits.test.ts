@@ -244,3 +244,45 @@ describe('tap-and-go: a card that enters again while a hold of an earlier entry 
     expect(host.holds.unclaimed().map((h) => h.holdId)).toEqual([first]);
   }, 60_000);
 });
+
+describe('tap-and-go: the card tapped at the exit again after its capture was found standing by recovery', () => {
+  it('shows the exit paid, without sending the customer to the pay station', async () => {
+    const { sandbox, clock, host } = await lane();
+    const holdId = await enter(host);
+    // The capture reaches the gateway and its answer is lost; its timeout void is refused NOT_VOIDABLE (the processor's
+    // cut-off passed): the capture stands, and the hold is dropped with the authorization settled.
+    sandbox.scheduleFaults([{ kind: 'reset-after-commit', path: '/captures' }]);
+    const send = host.gateway.send.bind(host.gateway);
+    host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'timeout-void') return send(...args);
+      return {
+        kind: 'rejected',
+        reason: 'NOT_VOIDABLE',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'NOT_VOIDABLE' },
+      };
+    };
+    clock.offsetMs = STAY_MS;
+    await tapAtExit(host, 'the first exit');
+    await until(() => !host.holds.has(holdId), 'the hold dropped once the capture is found standing');
+    expect(
+      sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    ).toEqual([300]);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The customer, still behind the shut gate, taps again: the stay is paid.
+    clock.offsetMs = STAY_MS + 2 * 60_000;
+    const again = await tapAtExit(host, 'the second exit');
+    expect({
+      screen: again.customer.screen,
+      reason: reasonOf(host),
+      amount: again.customer.amount?.minor,
+    }).toEqual({ screen: 'approved', reason: 'ALREADY_PAID', amount: 300 });
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toHaveLength(1);
+  }, 60_000);
+});

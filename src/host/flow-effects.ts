@@ -113,7 +113,16 @@ export function createFlowEffects(deps: {
           return capture === null ? resolution === 'captured' : amountStanding(capture) > 0;
         },
       });
-      if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);
+      if (claim.kind === 'claimed') {
+        deps.holdWatch().unwatch(claim.hold.holdId);
+        // What the authorization holds is the journal's total, increments included (PaymentService.authorizedTotal:
+        // one source, before a restart or after): the stored hold grows with an increment only when an exit gives it
+        // back, so a process that died between an exit's approved increment and the end of that exit left it short —
+        // the next exit would ask that increment again, and with it declined capture less than is authorized.
+        const authorizedMinor = deps.payments.authorizedTotal(claim.hold.transactionId);
+        if (authorizedMinor !== undefined && authorizedMinor !== claim.hold.authorizedMinor)
+          return Promise.resolve({ ...claim, hold: { ...claim.hold, authorizedMinor } });
+      }
       // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
       if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
       return Promise.resolve(claim);

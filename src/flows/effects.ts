@@ -287,8 +287,10 @@ export interface HoldRecord {
 /**
  * What the exit finds for a card ({@link FlowEffects.claimHold}):
  * - `claimed`: its open hold, taken out of expiry watch for this exit;
- * - `settling`: it has an open hold that someone else is settling — the expiry watch's reversal under way, a reversal
- *   whose outcome is unknown until recovery resolves it, another exit — which the exit must neither capture nor reverse;
+ * - `settling`: it has an open hold that someone else is settling — the expiry watch's reversal under way, a reversal,
+ *   capture or increment whose outcome is unknown until recovery resolves it, another exit — or whose release was
+ *   decided already (its reversal refused: the stay was paid by phone, owed nothing, or ended; the expiry watch
+ *   reverses it again), which the exit must neither capture nor reverse;
  * - `captured`: no open hold, but one of its holds was captured within the `recentCaptureMs` asked for (a paid exit
  *   whose gate a restart kept shut): nothing is charged again; `capture` is the journal's record of the capture that
  *   paid it (as {@link FlowEffects.findTransaction} reads one: amount, ids), for the screen and the receipt — absent
@@ -431,8 +433,9 @@ export interface FlowEffects {
   openHold(hold: HoldRecord, signal: AbortSignal): Promise<void>;
   /**
    * Tap-and-go exit: atomically takes the open hold of this fingerprint out of expiry watch (so that the expiry
-   * cannot reverse it while the exit settles it) and returns it as `claimed`; a hold being settled otherwise (its
-   * reversal in flight or its outcome unknown) is never claimed. See {@link HoldClaim} for the other answers;
+   * cannot reverse it while the exit settles it) and returns it as `claimed`; a hold being settled otherwise (a
+   * reversal, capture or increment of it in flight or its outcome unknown) or whose release was decided already (its
+   * reversal refused) is never claimed. See {@link HoldClaim} for the other answers;
    * `recentCaptureMs`: how long after its capture a hold still answers `captured`.
    */
   claimHold(input: { fingerprint: string; recentCaptureMs: number }, signal: AbortSignal): Promise<HoldClaim>;

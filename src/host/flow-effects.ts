@@ -38,8 +38,11 @@ export function createFlowEffects(deps: {
   holds: HoldStore;
   /** Set once the watch exists (it runs machines with these very effects). */
   holdWatch: () => HoldWatch;
-  /** Whether a hold is being settled outside any exit or expiry (OpenAuthorizations.holdSettling): never claimed. */
-  holdSettling: (hold: HoldRecord) => boolean;
+  /**
+   * Whether an exit must leave a hold alone (OpenAuthorizations.holdClosedToExit): being settled outside any exit or
+   * expiry, or its release decided already. Never claimed: the exit is told it is being settled.
+   */
+  holdClosedToExit: (hold: HoldRecord) => boolean;
   /** Whether a card may be taken now (recovery finished, in service). */
   takingCards: () => boolean;
   /**
@@ -100,16 +103,26 @@ export function createFlowEffects(deps: {
       // The capture of the last stay, read once: whether it still pays, and what the paid exit shows and prints.
       let capture = null as OriginalTransaction | null;
       const claim = deps.holds.claimAtExit(fingerprint, {
-        settling: deps.holdSettling,
+        settling: deps.holdClosedToExit,
         recentCaptureMs,
         // A capture voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as
-        // captured whose capture the journal does not hold is paid, as it says.
-        captureStands: (hold) => {
+        // captured whose capture the journal does not hold is paid, as it says; a dropped one only by a capture the
+        // journal holds (one whose answer was lost, found standing by recovery), not when it was released.
+        captureStands: (hold, resolution) => {
           capture = deps.captureOf(hold.transactionId);
-          return capture === null || amountStanding(capture) > 0;
+          return capture === null ? resolution === 'captured' : amountStanding(capture) > 0;
         },
       });
-      if (claim.kind === 'claimed') deps.holdWatch().unwatch(claim.hold.holdId);
+      if (claim.kind === 'claimed') {
+        deps.holdWatch().unwatch(claim.hold.holdId);
+        // What the authorization holds is the journal's total, increments included (PaymentService.authorizedTotal:
+        // one source, before a restart or after): the stored hold grows with an increment only when an exit gives it
+        // back, so a process that died between an exit's approved increment and the end of that exit left it short —
+        // the next exit would ask that increment again, and with it declined capture less than is authorized.
+        const authorizedMinor = deps.payments.authorizedTotal(claim.hold.transactionId);
+        if (authorizedMinor !== undefined && authorizedMinor !== claim.hold.authorizedMinor)
+          return Promise.resolve({ ...claim, hold: { ...claim.hold, authorizedMinor } });
+      }
       // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
       if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
       return Promise.resolve(claim);

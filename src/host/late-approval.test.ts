@@ -205,7 +205,7 @@ function host(
     pin: {} as never,
     holds,
     holdWatch: unused,
-    holdSettling: unused,
+    holdClosedToExit: unused,
     takingCards: () => true,
     submit: (request, signal) => {
       const submitted = router.submit(request, signal);

@@ -63,14 +63,35 @@ export class OpenAuthorizations {
 
   /**
    * Whether a tap-and-go hold's authorization is being settled outside any exit or expiry: a reversal of it in flight
-   * or its outcome unknown (recovery resolves it by reversing the authorization), or the journal shows it settled
-   * already (the hold is about to be dropped, in a write of its own). Neither an exit nor the expiry watch may take
-   * such a hold: a capture could take what the reversal released, another reversal would be a resend without a
-   * resolution (DESIGN.md rule 2). The journal's rules, read for one authorization.
+   * or its outcome unknown (recovery resolves it by reversing the authorization), a capture or an increment of it in
+   * flight or unknown (an exit's, handed back while recovery resolves it by a timeout void or reversal), or the journal
+   * shows it settled already (the hold is about to be dropped, in a write of its own). Neither an exit nor the expiry
+   * watch may take such a hold: a capture could take what the reversal released, or be a second capture of a stay
+   * whose first may have gone through; another reversal would be a resend without a resolution (DESIGN.md rule 2), and
+   * a reversal is held back anyway while a capture or an increment is unresolved (src/host/payment-router.ts). Once
+   * that follow-on is resolved the host drops the hold or watches it again (TerminalHost.holdAfterResolution). The
+   * journal's rules, read for one authorization.
    */
   holdSettling(transactionId: string): boolean {
     const { journal } = this.deps;
-    return journal.reversalInFlight(transactionId) || journal.authorizationSettled(transactionId);
+    return (
+      journal.reversalInFlight(transactionId) ||
+      journal.followOnsInFlight(transactionId, 'capture').length > 0 ||
+      journal.followOnsInFlight(transactionId, 'incremental').length > 0 ||
+      journal.authorizationSettled(transactionId)
+    );
+  }
+
+  /**
+   * Whether a tap-and-go exit must leave a hold alone: it is being settled ({@link holdSettling}), or its release was
+   * decided already — a reversal of its authorization was sent and refused (the journal's `refusedReversals`): at an
+   * exit paid by phone, with nothing owed, with its fee left to a payment link or not collected, or at its expiry.
+   * The stay that hold was for is over (paid, or let go): the expiry watch reverses it again (src/host/hold-watch.ts),
+   * and a capture of it at a later exit of the card would charge a stay paid already, or the time since an entry that
+   * is not the car's.
+   */
+  holdClosedToExit(transactionId: string): boolean {
+    return this.holdSettling(transactionId) || this.deps.journal.refusedReversals(transactionId).length > 0;
   }
 
   /** The authorization was reversed by someone (its scheduled reversal is moot). */

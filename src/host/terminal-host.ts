@@ -412,7 +412,7 @@ export class TerminalHost implements TerminalApi {
       pin: this.pin,
       holds: this.holds,
       holdWatch: () => this.holdWatch,
-      holdSettling: (hold) => this.openAuthorizations.holdSettling(hold.transactionId),
+      holdClosedToExit: (hold) => this.openAuthorizations.holdClosedToExit(hold.transactionId),
       takingCards: () => this.phase === 'ready',
       submit: async (request, signal) => {
         const outcome = await this.router.submit(request, signal);

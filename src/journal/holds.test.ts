@@ -83,12 +83,12 @@ describe('HoldStore', () => {
     expect(holds.claim('')).toBeNull();
   });
 
-  it('claims the oldest open hold of a card that entered twice', () => {
+  it('claims the open hold of a card that entered last, then the one before', () => {
     const { holds } = setup();
     holds.open(hold('H2', { fingerprint: 'fp', enteredAtMs: T0 + 5 }));
     holds.open(hold('H1', { fingerprint: 'fp', enteredAtMs: T0 }));
-    expect(holds.claim('fp')?.holdId).toBe('H1');
     expect(holds.claim('fp')?.holdId).toBe('H2');
+    expect(holds.claim('fp')?.holdId).toBe('H1');
     expect(holds.claim('fp')).toBeNull();
   });
 
@@ -253,16 +253,24 @@ describe('HoldStore', () => {
     const rules = {
       settling: (h: StoredHold) => settlingIds.has(h.holdId),
       recentCaptureMs: 3_600_000,
-      captureStands: () => true,
+      // No capture of a dropped hold stands here (it was released).
+      captureStands: (_h: StoredHold, resolution: 'captured' | 'dropped') => resolution === 'captured',
     };
-    // H1's reversal is unknown: the exit gets the next open hold of the card.
+    // The exit gets the open hold of the card's last entry (H1's reversal is unknown, which does not matter here).
     expect(holds.claimAtExit('fp-card', rules)).toEqual({
       kind: 'claimed',
       hold: hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }),
     });
-    // H2 is claimed (an exit has it) and H1 is being settled: nothing to claim, and not "no entry" either.
-    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    // H2 is claimed (an exit has it): nothing to claim, and not "no entry" either — nor H1 instead.
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H2' });
     expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1']);
+    // H2 given back while being settled itself: still not H1, whose entry is not the car's at the exit.
+    holds.close(hold('H2', { fingerprint: 'fp-card', enteredAtMs: T0 + 1 }), 'returned');
+    settlingIds.add('H2');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H2' });
+    expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1', 'H2']);
+    settlingIds.delete('H2');
+    expect(holds.claimAtExit('fp-card', rules)).toMatchObject({ kind: 'claimed', hold: { holdId: 'H2' } });
 
     t = T0 + 60_000;
     holds.settle('H2', 'captured');
@@ -301,6 +309,29 @@ describe('HoldStore', () => {
     // The card is tapped again at the exit: the second stay is not paid, the first stay's capture does not pay it.
     t = T0 + 9_060_000;
     expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+  });
+
+  it('shows the exit paid when the hold of the last stay was dropped with a capture of it standing', () => {
+    t = T0;
+    const { holds } = setup();
+    const standing = new Set<string>();
+    const rules = {
+      settling: () => false,
+      recentCaptureMs: 86_400_000,
+      captureStands: (h: StoredHold) => standing.has(h.holdId),
+    };
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    t = T0 + 3_600_000;
+    // The exit's capture had its answer lost; recovery found it standing, and the hold was dropped.
+    holds.drop('H1');
+    t = T0 + 3_660_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+    standing.add('H1');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'captured',
+      hold: hold('H1', { fingerprint: 'fp-card' }),
+      capturedAtMs: T0 + 3_600_000,
+    });
   });
 
   it('shows no exit paid when the capture of the last stay no longer stands (voided, or refunded in full)', () => {

@@ -142,14 +142,11 @@ export function holdStatements(connection: JournalConnection) {
       WHERE hold_id = @hold_id AND closed_at IS NULL`),
     claimByFingerprint: db.prepare<[string], Row>(`UPDATE holds SET claimed = 1
       WHERE hold_id = (SELECT hold_id FROM holds WHERE fingerprint = ? AND closed_at IS NULL AND claimed = 0
-        ORDER BY entered_at, rowid LIMIT 1)
+        ORDER BY entered_at DESC, rowid DESC LIMIT 1)
       RETURNING *`),
-    /** The open holds of a fingerprint, claimed or not, oldest entry first. */
-    openOfFingerprint: db.prepare<
-      [string],
-      Row
-    >(`SELECT * FROM holds WHERE fingerprint = ? AND closed_at IS NULL
-      ORDER BY entered_at, rowid`),
+    /** The open hold of a fingerprint that entered last, claimed or not (index holds_by_fingerprint). */
+    lastOpenOfFingerprint: db.prepare<[string], Row>(`SELECT * FROM holds
+      WHERE fingerprint = ? AND closed_at IS NULL ORDER BY entered_at DESC, rowid DESC LIMIT 1`),
     /** The hold of a fingerprint that entered last, open or closed (index holds_by_fingerprint). */
     lastOfFingerprint: db.prepare<[string], Row>(`SELECT * FROM holds
       WHERE fingerprint = ? ORDER BY entered_at DESC, rowid DESC LIMIT 1`),
@@ -222,8 +219,9 @@ export class HoldStore {
   }
 
   /**
-   * Takes the open, unclaimed hold of a fingerprint out of expiry watch and returns it (the oldest when a card has
-   * several); null when there is none. Not synced on its own: claims do not survive a restart anyway.
+   * Takes the open, unclaimed hold of a fingerprint out of expiry watch and returns it (the one that entered last when a
+   * card has several, as {@link claimAtExit}); null when there is none. Not synced on its own: claims do not survive a
+   * restart anyway.
    */
   claim(fingerprint: string): StoredHold | null {
     if (typeof fingerprint !== 'string')
@@ -233,13 +231,18 @@ export class HoldStore {
 
   /**
    * What the exit of a card finds, in one transaction (see {@link StoredHoldClaim}):
-   * - the oldest open, unclaimed hold of the fingerprint that `settling` does not name, claimed (out of expiry watch);
-   * - else `settling` when the card has an open hold nonetheless: claimed by the expiry watch or another exit, or one
-   *   `settling` names (the host's rule: its authorization's reversal in flight or unknown, or the journal shows it
-   *   settled and the hold is about to be dropped) — the exit must neither capture nor reverse it;
-   * - else `captured` with the hold of the card captured last, when it was closed as captured no longer than
-   *   `recentCaptureMs` ago (journal clock) and `captureStands` says that capture still pays for the stay (the host's
-   *   rule: not voided, not refunded in full): the exit was paid, and a restart may have kept its gate from opening;
+   * - the open hold of the fingerprint that entered last, claimed (out of expiry watch), unless it is claimed already
+   *   (by the expiry watch or another exit) or `settling` names it (the host's rule: its authorization's reversal,
+   *   capture or increment in flight or unknown, its release decided, or the journal shows it settled and the hold is
+   *   about to be dropped): then `settling` — the exit must neither capture nor reverse it. An earlier open hold of the
+   *   card is never taken instead: the car at the exit entered last, and the fee of its stay runs from that entry. A
+   *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), left
+   *   to its expiry watch; charging the car's stay from that entry would charge the customer for the time between;
+   * - else `captured` with the hold of the card that entered last, when it was closed no longer than
+   *   `recentCaptureMs` ago (journal clock), as captured or dropped, and `captureStands` says a capture of it still
+   *   pays for the stay (the host's rule: not voided, not refunded in full; for a dropped hold, a capture of it the
+   *   journal holds — one whose answer was lost and that recovery found standing drops the hold with its
+   *   authorization settled): the exit was paid, and a restart or that lost answer kept its gate from opening;
    * - else `none`.
    * Not synced on its own: claims do not survive a restart anyway.
    */
@@ -248,7 +251,7 @@ export class HoldStore {
     rules: {
       settling: (hold: StoredHold) => boolean;
       recentCaptureMs: number;
-      captureStands: (hold: StoredHold) => boolean;
+      captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean;
     },
   ): StoredHoldClaim {
     if (typeof fingerprint !== 'string')
@@ -256,23 +259,33 @@ export class HoldStore {
     if (!Number.isFinite(rules.recentCaptureMs) || rules.recentCaptureMs < 0)
       throw new JournalError('JOURNAL_INVALID', 'recentCaptureMs must be ≥ 0');
     return this.connection.atomically(false, (): StoredHoldClaim => {
-      let settling: string | undefined;
-      for (const row of this.stmts.openOfFingerprint.all(fingerprint)) {
-        const hold = toHold(row);
-        if (row.claimed === 0 && !rules.settling(hold) && this.stmts.claimById.get(row.hold_id) !== undefined)
+      const open = this.stmts.lastOpenOfFingerprint.get(fingerprint);
+      if (open !== undefined) {
+        const hold = toHold(open);
+        if (
+          open.claimed === 0 &&
+          !rules.settling(hold) &&
+          this.stmts.claimById.get(open.hold_id) !== undefined
+        )
           return { kind: 'claimed', hold };
-        settling ??= row.hold_id;
+        return { kind: 'settling', holdId: open.hold_id };
       }
-      if (settling !== undefined) return { kind: 'settling', holdId: settling };
       // Only the card's last stay can be the one whose gate a restart kept shut: a capture of an earlier stay does
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
       const since = this.connection.now().getTime() - rules.recentCaptureMs;
       const last = this.stmts.lastOfFingerprint.get(fingerprint);
-      if (last?.resolution !== 'captured' || last.closed_at === null || last.closed_at < since)
+      const resolution = last?.resolution;
+      if (
+        last === undefined ||
+        (resolution !== 'captured' && resolution !== 'dropped') ||
+        last.closed_at === null ||
+        last.closed_at < since
+      )
         return { kind: 'none' };
-      // The operator gave the money back since (a void, a full refund): the stay is not paid.
+      // The operator gave the money back since (a void, a full refund), or a dropped hold was released rather than
+      // captured: the stay is not paid.
       const hold = toHold(last);
-      return rules.captureStands(hold)
+      return rules.captureStands(hold, resolution)
         ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
         : { kind: 'none' };
     });

@@ -297,7 +297,10 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     await new Promise((res) => setTimeout(res, 300));
     second.simulator!.setCard('n2-contact');
     await sendEvent(second, { type: 'TAP_EXIT' });
-    await waitForScreen(second, (s) => s.customer.screen === 'declined', 'no entry');
+    // Dropped with its capture standing, within the maximum stay of that capture: the exit was paid, and is shown so
+    // again, with nothing sent.
+    await waitForScreen(second, (s) => s.customer.screen === 'approved', 'the exit shown paid');
+    expect(reasonOf(second)).toBe('ALREADY_PAID');
     expect(sentFor(second, holdId)).toEqual(['capture:approved']);
   });
 
@@ -738,5 +741,65 @@ describe('tap-and-go: a terminal stopped while an expiry reversal is out', () =>
     cleanups.push(() => third.close());
     await until(() => !third.holds.has(holdId), 'the hold reversed after the restart');
     expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
+  });
+});
+
+describe('tap-and-go: a restart between an exit’s approved increment and its capture', () => {
+  it('charges the next exit against the authorized total with that increment, not the hold as entered', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    // 150 minutes cost 7.50: the 5.98 hold grows by an increment of 1.52 (approved), and the capture that follows
+    // never reaches the gateway; the process dies before the hold is given back with its new total.
+    const send = first.gateway.send.bind(first.gateway);
+    first.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'capture') return send(...args);
+      return {
+        kind: 'rejected',
+        reason: 'PROCESSOR_UNAVAILABLE',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
+      };
+    };
+    const restore = holdCloseNeverRuns();
+    try {
+      l.clock.offsetMs = 150 * 60_000;
+      first.simulator!.setCard('n2-contact');
+      await sendEvent(first, { type: 'TAP_EXIT' });
+      await waitForScreen(first, (s) => s.customer.screen === 'error', 'the capture refused');
+      expect(sentFor(first, holdId)).toEqual(['incremental:approved', 'capture:rejected']);
+      await first.close();
+    } finally {
+      restore();
+    }
+
+    // 180 minutes cost 9.00: 1.50 more than the 7.50 authorized (approved), not 3.02 more than the 5.98 held at the
+    // entry (declined: the capture would then take 5.98 of the 7.50 authorized, and the rest of the fee be lost).
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    l.clock.offsetMs = 180 * 60_000;
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    const shown = await waitForScreen(
+      second,
+      (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
+      'the exit after the restart',
+    );
+    expect({
+      screen: shown.customer.screen,
+      amount: shown.customer.amount?.minor,
+      sent: sentFor(second, holdId),
+      increments: second.journal
+        .referencing(holdId)
+        .filter((e) => e.service === 'incremental')
+        .map((e) => e.amountMinor),
+    }).toEqual({
+      screen: 'approved',
+      amount: 900,
+      sent: ['incremental:approved', 'capture:rejected', 'incremental:approved', 'capture:approved'],
+      increments: [152, 150],
+    });
+    expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });

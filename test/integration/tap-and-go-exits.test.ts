@@ -1,0 +1,288 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
+import type { GatewayClient } from '../../src/gateway/index.js';
+import type { TerminalSnapshot } from '../../src/host/api.js';
+import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { hostedPageAnswer } from './link-harness.js';
+import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+
+/**
+ * The same card tapped at a tap-and-go exit again after an exit that did not end its hold, on a real host against the
+ * sandbox:
+ * - the first exit's capture has an unknown outcome that recovery cannot resolve yet (its timeout voids are lost too):
+ *   what the gateway holds of the authorization is unknown until that capture is resolved, so the second exit must not
+ *   capture it again (no blind resend, DESIGN.md rule 2) — it is a hold being settled, as one whose reversal is unknown;
+ * - the first exit was paid by phone and the reversal of the hold was refused: the stay is paid, its hold is only to be
+ *   released, and the second exit must not charge it again.
+ */
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const c of cleanups.splice(0).reverse()) await c();
+});
+
+/** 45 minutes cost 3.00 (captured below the 5.98 hold). */
+const STAY_MS = 45 * 60_000;
+
+interface Lane {
+  sandbox: Sandbox;
+  clock: ParkingClock;
+  host: TerminalHost;
+}
+
+/**
+ * A tap-and-go terminal, started, with a parking clock of its own. `payByPhone`: the exit offers the phone beside the
+ * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox.
+ */
+async function lane(options: { payByPhone?: boolean } = {}): Promise<Lane> {
+  const embedded = options.payByPhone === true;
+  const standalone = embedded ? undefined : await startSandbox({ logger: silentLogger() });
+  if (standalone) cleanups.push(() => standalone.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-exits-'));
+  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const clock = new ParkingClock();
+  const config = modelConfig('tap-and-go', {
+    tariff: { tapAndGoHoldMinor: 598 },
+    ...(embedded ? { links: { payByPhone: { models: ['tap-and-go'] } } } : {}),
+  });
+  const host = await openTerminalHost(config, {
+    logger: silentLogger(),
+    cwd,
+    parkingClock: clock,
+    ...(standalone ? { gatewayUrlOverride: standalone.url } : {}),
+  });
+  cleanups.push(() => host.close());
+  await host.begin();
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  const sandbox = standalone ?? host.sandbox;
+  if (!sandbox) throw new Error('no sandbox');
+  return { sandbox, clock, host };
+}
+
+/** A car enters with the n2-contact card; returns its hold's id (the pre-authorization's transactionId). */
+async function enter(host: TerminalHost): Promise<string> {
+  host.simulator!.setCard('n2-contact');
+  await sendEvent(host, { type: 'TAP_ENTRY' });
+  await waitForScreen(host, (s) => s.customer.screen === 'session', 'entry');
+  await sendEvent(host, { type: 'DONE' });
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  const [hold] = host.holds.unclaimed();
+  if (!hold) throw new Error('no hold after the entry');
+  return hold.holdId;
+}
+
+/** The n2-contact card taps at the exit: the screen the exit ends on (or asks on). */
+async function tapAtExit(host: TerminalHost, what: string): Promise<TerminalSnapshot> {
+  host.simulator!.setCard('n2-contact');
+  await sendEvent(host, { type: 'TAP_EXIT' });
+  return waitForScreen(
+    host,
+    (s) => ['approved', 'declined', 'error', 'pay-by-phone', 'confirm'].includes(s.customer.screen),
+    what,
+  );
+}
+
+/** The reason the tap-and-go machine gives for what it shows. */
+function reasonOf(host: TerminalHost): unknown {
+  return (host.actor?.getSnapshot() as { context?: { reason?: unknown } } | undefined)?.context?.reason;
+}
+
+/** The journal's requests for an authorization, `service:state`. */
+function sentFor(host: TerminalHost, transactionId: string): string[] {
+  return host.journal.referencing(transactionId).map((e) => `${e.service}:${e.state}`);
+}
+
+async function until(done: () => boolean, what: string, timeoutMs = 20_000): Promise<void> {
+  const deadline = Date.now() + timeoutMs;
+  while (!done()) {
+    if (Date.now() > deadline) throw new Error(`waiting for ${what}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+describe('tap-and-go: the card tapped at the exit again while the first exit’s capture is unresolved', () => {
+  it('captures nothing again: the hold is being settled until recovery resolves that capture', async () => {
+    const { sandbox, clock, host } = await lane();
+    const holdId = await enter(host);
+
+    // The capture reaches the gateway and its answer is lost; every timeout void of it is lost before the gateway
+    // until the faults are cleared: its outcome stays unknown at the terminal meanwhile.
+    sandbox.scheduleFaults([
+      { kind: 'reset-after-commit', path: '/captures' },
+      ...Array.from({ length: 400 }, () => ({ kind: 'reset-before-commit' as const, path: '/pts/v2/voids' })),
+    ]);
+    clock.offsetMs = STAY_MS;
+    const first = await tapAtExit(host, 'the first exit');
+    expect(first.customer.screen).toBe('error');
+    expect(sentFor(host, holdId).filter((e) => e.startsWith('capture'))).toEqual(['capture:unknown']);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    // The exit handed the hold back (its release held back while the capture is unresolved).
+    await until(() => host.holds.unclaimed().some((h) => h.holdId === holdId), 'the hold handed back');
+
+    // The customer, still behind the shut gate, taps again.
+    clock.offsetMs = STAY_MS + 2 * 60_000;
+    const second = await tapAtExit(host, 'the second exit');
+    expect({
+      screen: second.customer.screen,
+      reason: reasonOf(host),
+      captures: sentFor(host, holdId).filter((e) => e.startsWith('capture')),
+    }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: ['capture:unknown'] });
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toHaveLength(1);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The gateway answers again: recovery voids the capture, and the hold is the watch's again (not settled).
+    await fetch(new URL('/__sandbox/faults', sandbox.url), { method: 'DELETE' });
+    await until(
+      () => !host.journal.referencing(holdId).some((e) => e.service === 'capture' && e.state === 'unknown'),
+      'the capture resolved',
+    );
+    expect(
+      sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.voided),
+    ).toEqual([true]);
+    expect(host.holds.has(holdId)).toBe(true);
+  }, 60_000);
+});
+
+describe('tap-and-go: the card tapped at the exit again after its stay was paid by phone and the hold not released', () => {
+  it('charges nothing again: the hold is only to be released', async () => {
+    const { sandbox, clock, host } = await lane({ payByPhone: true });
+    const holdId = await enter(host);
+    // Every reversal of the hold is refused for good (the authorization stands until the expiry reverses it).
+    const send = host.gateway.send.bind(host.gateway);
+    host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'reversal') return send(...args);
+      return {
+        kind: 'rejected',
+        reason: 'INVALID_DATA',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'INVALID_DATA' },
+      };
+    };
+
+    clock.offsetMs = STAY_MS;
+    const choice = await tapAtExit(host, 'the choice at the exit');
+    expect({ screen: choice.customer.screen, amount: choice.customer.amount?.minor }).toEqual({
+      screen: 'confirm',
+      amount: 300,
+    });
+    await sendEvent(host, { type: 'PAY_BY_LINK' });
+    const shown = await waitForScreen(host, (s) => s.customer.screen === 'pay-by-phone', 'pay by phone');
+    expect(await hostedPageAnswer(shown.customer.payByPhone!.url)).toContain('Payment approved');
+    await waitForScreen(host, (s) => s.customer.screen === 'approved', 'paid by phone');
+    expect(reasonOf(host)).toBe('PAID_BY_LINK');
+    expect(sentFor(host, holdId)).toEqual(['reversal:rejected']);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The same card at the exit again (a second tap, or the card's next exit within the maximum stay).
+    clock.offsetMs = STAY_MS + 2 * 60_000;
+    const again = await tapAtExit(host, 'the second exit');
+    if (again.customer.screen === 'confirm') await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(
+      host,
+      (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
+      'the second exit ends',
+    );
+    expect({
+      screen: again.customer.screen,
+      reason: reasonOf(host),
+      captures: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    }).toEqual({ screen: 'error', reason: 'HOLD_BEING_SETTLED', captures: [] });
+    expect(host.holds.has(holdId)).toBe(true);
+  }, 60_000);
+});
+
+describe('tap-and-go: a card that enters again while a hold of an earlier entry is still open', () => {
+  it("charges the exit for the card's last entry, and leaves the earlier hold to its expiry", async () => {
+    const { sandbox, clock, host } = await lane();
+    // The first stay's car left without an exit of the card (let out by the operator): its hold stays open.
+    const first = await enter(host);
+    clock.offsetMs = 6 * 60 * 60_000;
+    host.simulator!.setCard('n2-contact');
+    await sendEvent(host, { type: 'TAP_ENTRY' });
+    await waitForScreen(host, (s) => s.customer.screen === 'session', 'the second entry');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const second = host.holds.unclaimed().find((h) => h.holdId !== first)?.holdId;
+    expect(second).toBeDefined();
+
+    // 45 minutes after the second entry: 3.00, captured from the second entry's hold.
+    clock.offsetMs = 6 * 60 * 60_000 + STAY_MS;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({
+      screen: exit.customer.screen,
+      amount: exit.customer.amount?.minor,
+      captured: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+      increments: sandbox.ledger().transactions.filter((t) => t.kind === 'incremental').length,
+      firstSent: sentFor(host, first),
+      secondSent: sentFor(host, second!),
+    }).toEqual({
+      screen: 'approved',
+      amount: 300,
+      captured: [300],
+      increments: 0,
+      firstSent: [],
+      secondSent: ['capture:approved'],
+    });
+    // The earlier hold is still open, for its expiry watch to reverse.
+    expect(host.holds.unclaimed().map((h) => h.holdId)).toEqual([first]);
+  }, 60_000);
+});
+
+describe('tap-and-go: the card tapped at the exit again after its capture was found standing by recovery', () => {
+  it('shows the exit paid, without sending the customer to the pay station', async () => {
+    const { sandbox, clock, host } = await lane();
+    const holdId = await enter(host);
+    // The capture reaches the gateway and its answer is lost; its timeout void is refused NOT_VOIDABLE (the processor's
+    // cut-off passed): the capture stands, and the hold is dropped with the authorization settled.
+    sandbox.scheduleFaults([{ kind: 'reset-after-commit', path: '/captures' }]);
+    const send = host.gateway.send.bind(host.gateway);
+    host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'timeout-void') return send(...args);
+      return {
+        kind: 'rejected',
+        reason: 'NOT_VOIDABLE',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'NOT_VOIDABLE' },
+      };
+    };
+    clock.offsetMs = STAY_MS;
+    await tapAtExit(host, 'the first exit');
+    await until(() => !host.holds.has(holdId), 'the hold dropped once the capture is found standing');
+    expect(
+      sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    ).toEqual([300]);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The customer, still behind the shut gate, taps again: the stay is paid.
+    clock.offsetMs = STAY_MS + 2 * 60_000;
+    const again = await tapAtExit(host, 'the second exit');
+    expect({
+      screen: again.customer.screen,
+      reason: reasonOf(host),
+      amount: again.customer.amount?.minor,
+    }).toEqual({ screen: 'approved', reason: 'ALREADY_PAID', amount: 300 });
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toHaveLength(1);
+  }, 60_000);
+});

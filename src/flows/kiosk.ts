@@ -36,7 +36,7 @@ export interface KioskContext extends ViewContext {
   ticket: string | undefined;
   /** Minutes of the stay (undefined for a lost ticket). */
   stayMinutes: number | undefined;
-  /** The ticket was paid before and nothing more is owed (within the grace period after its payment, or in full). */
+  /** The ticket was paid before and nothing more is owed (what stands covers its fee: `feeAfterPayments`). */
   alreadyPaid: boolean;
   cardRefs: string[];
   /**
@@ -258,8 +258,9 @@ export const kioskMachine = setup({
               const found = event.output as TicketLookup & { found: true };
               const now = context.clock.now();
               // An entry in the future (clock skew between the entry gate and this station) counts as a stay of 0.
-              // A ticket paid before owes nothing within the grace period after its payment, then the whole stay
-              // less what stands paid (the host reads what stands as the operator desk does).
+              // A ticket paid before owes, within the grace period after its payment, what the payment's fee is not
+              // covered by what stands of it, then the whole stay less what stands paid (the host reads what stands as
+              // the operator desk does).
               const fee = feeAfterPayments(
                 context.settings.tariff,
                 Math.min(found.enteredAtMs, now),

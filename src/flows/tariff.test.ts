@@ -252,6 +252,45 @@ describe('feeAfterPayments: a ticket paid before', () => {
     });
   });
 
+  it('within the grace period asks for the rest of the fee due at the last payment when less than it stands', () => {
+    // 95 minutes cost 6.00 (four started half-hours); a sale approved for 3.00 of it, or refunded down to 3.00.
+    const paid = { standingMinor: 300, lastPaidAtMs: entry + 95 * MIN };
+    expect(feeAfterPayments(tariff, entry, entry + 100 * MIN, paid)).toEqual({
+      stayMinutes: 100,
+      feeMinor: 300,
+      alreadyPaid: false,
+    });
+    // Up to the last minute of the grace period.
+    expect(feeAfterPayments(tariff, entry, entry + 105 * MIN, paid)).toMatchObject({ feeMinor: 300 });
+    // Covered in full at the payment: nothing, even if the stay since crossed into a new half-hour.
+    expect(
+      feeAfterPayments(tariff, entry, entry + 98 * MIN, {
+        standingMinor: 450,
+        lastPaidAtMs: entry + 88 * MIN,
+      }),
+    ).toEqual({ stayMinutes: 98, feeMinor: 0, alreadyPaid: true });
+    // Paid at 88 minutes (4.50) for 2.00: 2.50 is owed within the grace period, though 98 minutes cost 6.00.
+    expect(
+      feeAfterPayments(tariff, entry, entry + 98 * MIN, {
+        standingMinor: 200,
+        lastPaidAtMs: entry + 88 * MIN,
+      }),
+    ).toEqual({ stayMinutes: 98, feeMinor: 250, alreadyPaid: false });
+    // A payment recorded after this clock's now (skew between stations) is priced at this clock's now: never more
+    // than the whole stay less what stands.
+    expect(feeAfterPayments(tariff, entry, entry + 60 * MIN, paid)).toEqual({
+      stayMinutes: 60,
+      feeMinor: 0,
+      alreadyPaid: true,
+    });
+    expect(
+      feeAfterPayments(tariff, entry, entry + 60 * MIN, {
+        standingMinor: 100,
+        lastPaidAtMs: entry + 95 * MIN,
+      }),
+    ).toEqual({ stayMinutes: 60, feeMinor: 200, alreadyPaid: false });
+  });
+
   it('is the whole stay less what stands paid after the grace period, daily maximum included, never below zero', () => {
     const paid = { standingMinor: 600, lastPaidAtMs: entry + 95 * MIN };
     expect(feeAfterPayments(tariff, entry, entry + 125 * MIN, paid)).toEqual({

@@ -133,7 +133,9 @@ export function feeBetween(
 /**
  * Fee owed at the pay station for a ticket that was paid before (`paid`: what of its payments stands, and when the last
  * was made; src/flows/effects.ts TicketPaid):
- * - within `graceMinutes` after the last payment: nothing (`alreadyPaid`), the exit opens as for a free stay;
+ * - within `graceMinutes` after the last payment: the fee due at that payment less what stands paid — nothing
+ *   (`alreadyPaid`, the exit opens as for a free stay) when what stands covers it, otherwise the rest (a sale approved
+ *   for less than asked, a partial refund), never more than the whole stay less what stands;
  * - later: the fee of the whole stay (grace period and daily maximum as in {@link feeBetween}) less what stands paid,
  *   never below zero (`alreadyPaid` when nothing is left to pay);
  * - without a payment that stands: {@link feeBetween}.
@@ -147,10 +149,17 @@ export function feeAfterPayments(
   const fee = feeBetween(tariff, enteredAtMs, exitAtMs);
   if (paid === undefined || !(paid.standingMinor > 0)) return { ...fee, alreadyPaid: false };
   // A payment recorded after this clock's now (clock skew between two stations) counts as made now.
-  const sincePaid = stayMinutesBetween(Math.min(paid.lastPaidAtMs, exitAtMs), exitAtMs);
-  if (sincePaid <= tariff.graceMinutes)
-    return { stayMinutes: fee.stayMinutes, feeMinor: 0, alreadyPaid: true };
-  const feeMinor = Math.max(0, fee.feeMinor - paid.standingMinor);
+  const paidAtMs = Math.min(paid.lastPaidAtMs, exitAtMs);
+  const sincePaid = stayMinutesBetween(paidAtMs, exitAtMs);
+  let owedMinor = fee.feeMinor;
+  if (sincePaid <= tariff.graceMinutes) {
+    // The grace period spares the time since the payment, not what the payment did not cover: what stands may be less
+    // than the fee (a stored sale approved for less when forwarded, an operator's partial refund). A payment recorded
+    // before the entry (skew between the gate and this station) is priced as made at the entry.
+    const atPayment = feeBetween(tariff, enteredAtMs, Math.max(paidAtMs, enteredAtMs)).feeMinor;
+    owedMinor = Math.min(atPayment, fee.feeMinor);
+  }
+  const feeMinor = Math.max(0, owedMinor - paid.standingMinor);
   return { stayMinutes: fee.stayMinutes, feeMinor, alreadyPaid: feeMinor === 0 };
 }
 

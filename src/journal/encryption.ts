@@ -1,19 +1,7 @@
 import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:crypto';
-import {
-  chmodSync,
-  closeSync,
-  existsSync,
-  fsyncSync,
-  linkSync,
-  mkdirSync,
-  openSync,
-  readFileSync,
-  renameSync,
-  rmSync,
-  statSync,
-  writeSync,
-} from 'node:fs';
+import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
+import { syncDirectory, writePrivateFileDurably } from '../config/durable-file.js';
 import { exposedToOthers } from '../config/secret-file.js';
 import { JournalError } from './errors.js';
 
@@ -125,42 +113,20 @@ function parseKeyText(text: string, path: string): Buffer {
   return key;
 }
 
-/**
- * Writes `key` to a file of its own in the directory of `path`, synced, with mode 0600, and returns its name: the draft
- * that {@link createKeyFile} and {@link writePendingKey} then link or rename into place, so that no key file is ever
- * seen empty or cut short. The caller removes it.
- */
-function writeKeyDraft(path: string, key: Buffer): string {
-  const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
-  const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
-  const fd = openSync(draft, 'wx', 0o600);
-  try {
-    writeSync(fd, `${requireKey(key).toString('hex')}\n`);
-    fsyncSync(fd);
-  } finally {
-    closeSync(fd);
-  }
-  // The umask cannot widen 0600, but an explicit chmod documents the intent and covers odd filesystems.
-  chmodSync(draft, 0o600);
-  return draft;
+/** The key file's text: 64 hex digits and a newline. */
+function keyText(key: Buffer): string {
+  return `${requireKey(key).toString('hex')}\n`;
 }
 
 /**
- * Creates the key file whole and durably, or not at all: the key is written to a file of its own in the same
- * directory, synced, and linked to `path` (which fails with EEXIST when a key is there already: never replaced), and
- * the directory is synced. A power cut therefore never leaves a key file that is empty or cut short, nor payments
- * stored (each synced by the journal) under a key whose file the disk never got: either would make them unreadable.
+ * Creates the key file whole and durably, or not at all ({@link writePrivateFileDurably}, `create`: linked into place,
+ * which fails with EEXIST when a key is there already — never replaced). A power cut therefore never leaves a key file
+ * that is empty or cut short, nor payments stored (each synced by the journal) under a key whose file the disk never
+ * got: either would make them unreadable.
  */
 function createKeyFile(path: string): void {
   if (existsSync(path)) return;
-  const draft = writeKeyDraft(path, randomBytes(KEY_BYTES));
-  try {
-    linkSync(draft, path);
-  } finally {
-    rmSync(draft, { force: true });
-  }
-  syncDirectory(dirname(path));
+  writePrivateFileDurably(path, keyText(randomBytes(KEY_BYTES)), 'create');
 }
 
 /**
@@ -171,15 +137,12 @@ export function pendingKeyPath(path: string): string {
   return `${path}.rotating`;
 }
 
-/** Writes `key` as the pending key of `path` ({@link pendingKeyPath}), whole and durably (file and directory synced). */
+/**
+ * Writes `key` as the pending key of `path` ({@link pendingKeyPath}), whole and durably ({@link writePrivateFileDurably},
+ * `replace`: file and directory synced).
+ */
 export function writePendingKey(path: string, key: Buffer): void {
-  const draft = writeKeyDraft(path, key);
-  try {
-    renameSync(draft, pendingKeyPath(path));
-  } finally {
-    rmSync(draft, { force: true });
-  }
-  syncDirectory(dirname(path));
+  writePrivateFileDurably(pendingKeyPath(path), keyText(key), 'replace');
 }
 
 /**
@@ -217,24 +180,6 @@ export function installPendingKey(path: string): void {
 export function discardPendingKey(path: string): void {
   rmSync(pendingKeyPath(path), { force: true });
   syncDirectory(dirname(path));
-}
-
-/** Makes the entries of `dir` durable (a file created or linked in it); where directories cannot be opened, nothing. */
-function syncDirectory(dir: string): void {
-  let fd: number;
-  try {
-    fd = openSync(dir, 'r');
-  } catch {
-    return;
-  }
-  try {
-    fsyncSync(fd);
-  } catch (e) {
-    // Windows and some filesystems refuse to sync a directory: the file's own sync is all they offer.
-    if (!['EISDIR', 'EINVAL', 'EPERM', 'ENOTSUP'].includes((e as NodeJS.ErrnoException).code ?? '')) throw e;
-  } finally {
-    closeSync(fd);
-  }
 }
 
 /** A {@link KeyProvider} whose key is kept in a file: the one kind the terminal can rotate itself. */

@@ -187,4 +187,23 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     expect(again.customer.screen).toBe('confirm');
     expect(again.customer.amount?.minor).toBe(feeForStay(host.config.tariff, 125) - 510);
   });
+
+  it('asks for the rest within the grace period when the stored sale was approved for less', async () => {
+    const tariff = dayPrice(1_021);
+    const { host, clock, back } = await stationWhileDown(tariff);
+    const ticket = ticketOf(host, clock, 95);
+    await insert(host, ticket);
+    const stored = await payStored(host);
+
+    const gateway = await back();
+    expect(await forwarded(host, stored.transactionId)).toBe('approved');
+    expect(host.offline.findByTransactionId(stored.transactionId)?.reason).toBe('PARTIAL_APPROVAL');
+    clock.offsetMs += 3 * 60_000;
+    // Within the grace period of the payment: 5.10 stands of the 10.21 due when it was made, so 5.11 is owed.
+    const again = await insert(host, ticket);
+    expect(again.customer.screen).toBe('confirm');
+    expect(again.customer.message).not.toBe(PAID_ALREADY);
+    expect(again.customer.amount?.minor).toBe(1_021 - 510);
+    expect(gateway.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+  });
 });

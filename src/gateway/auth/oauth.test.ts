@@ -1,9 +1,10 @@
-import { mkdtempSync, readFileSync } from 'node:fs';
+import * as fs from 'node:fs';
+import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { MockAgent } from 'undici';
-import { afterEach, describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
   encryptedFileTokenStore,
   OAuthTokenManager,
@@ -12,6 +13,12 @@ import {
   type OAuthTokens,
   type TokenStore,
 } from './oauth.js';
+
+// The file system as it is, with the token store's syncs and rename observable and a failure injectable between them.
+vi.mock('node:fs', async (importOriginal) => {
+  const real = await importOriginal<typeof fs>();
+  return { ...real, fsyncSync: vi.fn(real.fsyncSync), renameSync: vi.fn(real.renameSync) };
+});
 
 const TOKEN_URL = 'https://token.test';
 const timeouts = { connectMs: 1000, headersMs: 1000, bodyMs: 1000 };
@@ -155,6 +162,36 @@ describe('encryptedFileTokenStore', () => {
     for (const clear of ['refreshToken', 'accessToken', 'ExpiresAt']) expect(file).not.toContain(clear);
     expect(store.load()?.refreshToken).toBe('R1');
     expect(encryptedFileTokenStore(path, Buffer.alloc(32, 4)).load()).toBeUndefined();
+  });
+
+  it('syncs the new grant before it replaces the old one, then the directory; mode 0600', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tok-')), 'tokens.enc');
+    const store = encryptedFileTokenStore(path, Buffer.alloc(32, 3));
+    store.save(tokens(1));
+    vi.mocked(fs.fsyncSync).mockClear();
+    vi.mocked(fs.renameSync).mockClear();
+    store.save({ ...tokens(2), refreshToken: 'R2' });
+    expect(store.load()?.refreshToken).toBe('R2');
+    if (process.platform !== 'win32') expect(statSync(path).mode & 0o777).toBe(0o600);
+    expect(vi.mocked(fs.renameSync).mock.calls.map(([, to]) => to)).toEqual([path]);
+    // Two syncs: the draft's before the rename (the new grant whole on disk), the directory's after it.
+    const syncs = vi.mocked(fs.fsyncSync).mock.invocationCallOrder;
+    const rename = vi.mocked(fs.renameSync).mock.invocationCallOrder[0] ?? 0;
+    expect(syncs.filter((at) => at < rename)).toHaveLength(1);
+    expect(syncs.filter((at) => at > rename)).toHaveLength(1);
+    expect(readdirSync(dirname(path))).toEqual(['tokens.enc']);
+  });
+
+  it('keeps the previous grant whole and readable when the write fails between the draft and the rename', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tok-')), 'tokens.enc');
+    const store = encryptedFileTokenStore(path, Buffer.alloc(32, 3));
+    store.save(tokens(1));
+    vi.mocked(fs.renameSync).mockImplementationOnce(() => {
+      throw Object.assign(new Error('EIO: i/o error, rename'), { code: 'EIO' });
+    });
+    expect(() => store.save({ ...tokens(2), refreshToken: 'R2' })).toThrow('EIO');
+    expect(encryptedFileTokenStore(path, Buffer.alloc(32, 3)).load()?.refreshToken).toBe('R1');
+    expect(readdirSync(dirname(path))).toEqual(['tokens.enc']);
   });
 });
 

@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
-import { chmodSync, mkdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { readFileSync, rmSync } from 'node:fs';
 import { createServer } from 'node:http';
-import { dirname } from 'node:path';
 import type { Dispatcher } from 'undici';
+import { writePrivateFileDurably } from '../../config/durable-file.js';
 import { silentLogger, type Logger } from '../../log/index.js';
 import { GatewayError, GatewayOAuthError } from '../errors.js';
 import { parseJsonBody } from '../outcome.js';
@@ -35,9 +35,9 @@ export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /**
- * A token store in one file, AES-256-GCM encrypted with a 32-byte key, written atomically with mode 0600. A file
- * that cannot be decrypted (wrong key, tampering) reads as "no grant" — the merchant re-authorizes — and is never
- * half-trusted.
+ * A token store in one file, AES-256-GCM encrypted with a 32-byte key, written whole, atomically and durably with mode
+ * 0600 (`writePrivateFileDurably`, src/config/durable-file.ts). A file that cannot be decrypted (wrong key, tampering)
+ * reads as "no grant" — the merchant re-authorizes — and is never half-trusted.
  */
 export function encryptedFileTokenStore(path: string, key: Buffer): TokenStore {
   if (key.length !== 32) throw new GatewayError('GW_CONFIG', 'the token store key must be 32 bytes');
@@ -72,11 +72,10 @@ export function encryptedFileTokenStore(path: string, key: Buffer): TokenStore {
         tag: cipher.getAuthTag().toString('base64'),
         data: data.toString('base64'),
       });
-      mkdirSync(dirname(path), { recursive: true });
-      const tmp = `${path}.${process.pid}.tmp`;
-      writeFileSync(tmp, file, { mode: 0o600 });
-      chmodSync(tmp, 0o600);
-      renameSync(tmp, path);
+      // Renamed over the previous grant once synced: a power cut, or a crash after a key rotation sealed it again,
+      // leaves the old grant or the new one, never a store that is empty or cut short (the merchant would have to
+      // authorize the terminal again).
+      writePrivateFileDurably(path, file, 'replace');
     },
     clear() {
       rmSync(path, { force: true });

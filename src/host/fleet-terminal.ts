@@ -1,4 +1,5 @@
-import { existsSync, readFileSync, renameSync, statfsSync, writeFileSync } from 'node:fs';
+import { existsSync, readFileSync, statfsSync } from 'node:fs';
+import { writePrivateFileDurably } from '../config/durable-file.js';
 import { dirname, extname, join, resolve } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../config/index.js';
@@ -307,9 +308,8 @@ export class HostFleetTerminal implements FleetTerminal {
     const idle = this.idle();
     if (!idle.idle) return { ok: false, code: 'BUSY', message: `not idle: ${idle.why}` };
     const yaml = ['.yml', '.yaml'].includes(extname(file).toLowerCase());
-    const temporary = `${file}.new`;
-    writeFileSync(temporary, yaml ? toYaml(input) : `${JSON.stringify(input, null, 2)}\n`, { mode: 0o600 });
-    renameSync(temporary, file);
+    // Whole and synced, or not at all: a power cut never leaves a configuration the next start cannot read.
+    writePrivateFileDurably(file, yaml ? toYaml(input) : `${JSON.stringify(input, null, 2)}\n`, 'replace');
     const changes = recordConfiguration(
       this.host.journal,
       new ConfigurationState(this.host.journal),

@@ -292,6 +292,10 @@ export const transactionMachine = setup({
     resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
     offerExpiry: ({ context }) => Math.max(0, choosableForMs(context, context.offer)),
   },
+  actions: {
+    /** The offer on screen can no longer be chosen: its terms leave the screen, and the next one shown is fresh. */
+    renewOffer: assign({ offer: undefined, offerRenewed: true }),
+  },
   guards: {
     needsRead: ({ context }) => context.request.read !== undefined,
     cancellable: ({ context }) => context.request.cancellable,
@@ -399,6 +403,10 @@ export const transactionMachine = setup({
       ],
     },
     offeringDcc: {
+      // The first offer for the card read, and a fresh one for the same card and amount when the one on screen can no
+      // longer be chosen (choosingCurrency: its terms left the screen at once, `offerRenewed` set): without one (none,
+      // a failed lookup, one too short-lived), the payment continues in the local currency as when there was no offer
+      // at all — nothing converted without a valid choice.
       tags: ['processing'],
       invoke: {
         src: 'dccOffer',
@@ -435,7 +443,7 @@ export const transactionMachine = setup({
       // authorization sent against an expired offer, so an offer is chosen only until `offerExpiry` (its expiry less
       // the time the authorization takes to reach the gateway) and then replaced with a fresh one.
       tags: ['choose-currency'],
-      after: { offerExpiry: { target: 'renewingOffer' } },
+      after: { offerExpiry: { target: 'offeringDcc', actions: 'renewOffer' } },
       on: {
         CHOOSE_CURRENCY: [
           {
@@ -447,43 +455,13 @@ export const transactionMachine = setup({
           },
           // The terms on screen ran out as the customer chose them (before `offerExpiry` was seen): never sent,
           // the customer is shown the fresh terms and chooses again.
-          { guard: 'choseCardCurrency', target: 'renewingOffer' },
+          { guard: 'choseCardCurrency', target: 'offeringDcc', actions: 'renewOffer' },
           {
             guard: 'choseLocalCurrency',
             target: 'sending',
             actions: assign({ dcc: { indicator: '3' } }),
           },
         ],
-        CANCEL: {
-          guard: 'cancellable',
-          target: 'done',
-          actions: assign({
-            result: ({ context }) => withCard({ kind: 'cancelled' as const, undone: true }, context.card),
-          }),
-        },
-      },
-    },
-    renewingOffer: {
-      // The expired terms leave the screen at once; a fresh offer for the same card and amount takes their place,
-      // or, without one (none, a failed lookup, one too short-lived), the payment continues in the local currency
-      // as when there was no offer at all (spec 001, DCC flow step 2): nothing converted without a valid choice.
-      tags: ['processing'],
-      entry: assign({ offer: undefined }),
-      invoke: {
-        src: 'dccOffer',
-        input: ({ context }) => offerInput(context),
-        onDone: [
-          {
-            guard: ({ context, event }) => choosableForMs(context, event.output) > 0,
-            target: 'choosingCurrency',
-            actions: assign({ offer: ({ event }) => event.output ?? undefined, offerRenewed: true }),
-          },
-          { target: 'sending' },
-        ],
-        onError: { target: 'sending' },
-      },
-      after: { submitTimeout: { target: 'sending' } },
-      on: {
         CANCEL: {
           guard: 'cancellable',
           target: 'done',

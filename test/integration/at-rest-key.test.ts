@@ -5,7 +5,6 @@
  */
 import { randomBytes } from 'node:crypto';
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
-import { PassThrough } from 'node:stream';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -17,6 +16,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import { pendingKeyPath, type RotationStep } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
+import { capturedIo as cliIo } from '../../src/cli/testing/io.js';
 
 const MIN = 60_000;
 /**
@@ -83,16 +83,6 @@ async function meterSession(host: TerminalHost): Promise<void> {
   await waitFor(host, ['confirm']);
   await send(host, { type: 'CONFIRM' });
   expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
-}
-
-function cliIo(cwd: string) {
-  const stdout = new PassThrough();
-  let text = '';
-  stdout.on('data', (c: Buffer) => (text += c.toString()));
-  return {
-    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
-    out: () => text,
-  };
 }
 
 /** The follow-ons the sandbox received (captures, reversals), with the EMV tags each carried. */

@@ -1,7 +1,6 @@
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { createAuthenticator, createGatewayClient } from '../../gateway/index.js';
@@ -10,6 +9,7 @@ import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from '../../host/gateway-ad
 import { AuditStore, JournaledSender, openJournal } from '../../journal/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createAltPayCommand } from './altpay.js';
+import { capturedIo } from '../testing/io.js';
 
 const HOUR = 3_600_000;
 const open: Array<{ close(): Promise<void> }> = [];
@@ -17,14 +17,10 @@ afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
 
+/** The command's streams, its JSON output parsed. */
 function io(cwd: string) {
-  const stdout = new PassThrough();
-  let text = '';
-  stdout.on('data', (c: Buffer) => (text += c.toString()));
-  return {
-    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
-    out: () => JSON.parse(text) as Record<string, unknown>,
-  };
+  const { io: streams, out } = capturedIo(cwd);
+  return { io: streams, out: () => JSON.parse(out()) as Record<string, unknown> };
 }
 
 /** A terminal directory with one settled sale of 12.50 EUR made against `sandbox`, on a clock one hour ahead. */

@@ -1,20 +1,10 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { afterEach, describe, expect, it } from 'vitest';
 import { AuditStore, openJournal, type NewAuditRecord, type SqliteJournal } from '../../journal/index.js';
 import { main } from '../main.js';
-
-function io(cwd: string) {
-  const stdout = new PassThrough();
-  let text = '';
-  stdout.on('data', (c: Buffer) => (text += c.toString()));
-  return {
-    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
-    out: () => text,
-  };
-}
+import { capturedIo as io } from '../testing/io.js';
 
 const T0 = Date.parse('2030-01-01T08:00:00Z');
 let t = T0;

@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { oauthTokenStoreFromConfig } from '../../gateway/index.js';
@@ -15,18 +14,9 @@ import {
 } from '../../journal/index.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
+import { capturedIo as io } from '../testing/io.js';
 
 const TAGS = '9F02060000000020009F26081122334455667788';
-
-function io(cwd: string) {
-  const stdout = new PassThrough();
-  let text = '';
-  stdout.on('data', (c: Buffer) => (text += c.toString()));
-  return {
-    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
-    out: () => text,
-  };
-}
 
 /** A terminal's directory whose journal keeps the tags of one open authorization, sealed as the terminal seals them. */
 function terminalDir() {

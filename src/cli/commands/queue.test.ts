@@ -1,7 +1,6 @@
 import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { PassThrough } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import {
@@ -15,16 +14,7 @@ import {
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { createQueueCommand } from './queue.js';
-
-function io(cwd: string) {
-  const stdout = new PassThrough();
-  let text = '';
-  stdout.on('data', (c: Buffer) => (text += c.toString()));
-  return {
-    io: { stdout, stderr: new PassThrough(), cwd, signal: new AbortController().signal },
-    out: () => text,
-  };
-}
+import { capturedIo as io } from '../testing/io.js';
 
 function terminalDir(policy = 'prefer-online') {
   const dir = mkdtempSync(join(tmpdir(), 'queue-cli-'));

@@ -11,12 +11,12 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createOfflineCommand } from '../../src/cli/commands/offline.js';
 import { main } from '../../src/cli/main.js';
 import { parseConfig } from '../../src/config/index.js';
-import type { UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { pendingKeyPath, type RotationStep } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
 import { capturedIo as cliIo } from '../../src/cli/testing/io.js';
+import { sendEvent, waitForScreens } from './host-harness.js';
 
 const MIN = 60_000;
 /**
@@ -28,26 +28,6 @@ const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
-
-async function screenOf(host: TerminalHost): Promise<string> {
-  const r = await host.snapshot();
-  return r.ok ? r.value.customer.screen : '?';
-}
-
-async function waitFor(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const s = await screenOf(host);
-    if (screens.includes(s)) return s;
-    if (Date.now() > deadline) throw new Error(`screen is ${s}, wanted ${screens.join('|')}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-async function send(host: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await host.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
 
 async function setup() {
   const sandbox: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
@@ -77,12 +57,12 @@ async function setup() {
 
 /** A meter session of 60 minutes bought with a contact card: its pre-authorization approved, its tags kept. */
 async function meterSession(host: TerminalHost): Promise<void> {
-  await waitFor(host, ['idle']);
-  await send(host, { type: 'START' });
-  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-  await waitFor(host, ['confirm']);
-  await send(host, { type: 'CONFIRM' });
-  expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+  await waitForScreens(host, ['idle']);
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await waitForScreens(host, ['confirm']);
+  await sendEvent(host, { type: 'CONFIRM' });
+  expect(await waitForScreens(host, ['session', 'declined', 'error'])).toBe('session');
 }
 
 /** The follow-ons the sandbox received (captures, reversals), with the EMV tags each carried. */

@@ -8,36 +8,16 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
-import type { UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
+import { sendEvent, waitForScreens } from './host-harness.js';
 
 const MIN = 60_000;
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
   while (open.length > 0) await open.pop()?.close();
 });
-
-async function screenOf(host: TerminalHost): Promise<string> {
-  const r = await host.snapshot();
-  return r.ok ? r.value.customer.screen : '?';
-}
-
-async function waitFor(host: TerminalHost, screens: string[], timeoutMs = 15_000): Promise<string> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const s = await screenOf(host);
-    if (screens.includes(s)) return s;
-    if (Date.now() > deadline) throw new Error(`screen is ${s}, wanted ${screens.join('|')}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-}
-
-async function send(host: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await host.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
 
 async function setup(input: ConfigInput, card: string) {
   const sandbox: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
@@ -100,12 +80,12 @@ async function firstReversal(sandbox: Sandbox, host: TerminalHost): Promise<Ledg
 
 /** A meter session of 60 minutes bought with the card: its hold approved, the session screen shown. */
 async function meterSession(host: TerminalHost): Promise<void> {
-  await waitFor(host, ['idle']);
-  await send(host, { type: 'START' });
-  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-  await waitFor(host, ['confirm']);
-  await send(host, { type: 'CONFIRM' });
-  expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
+  await waitForScreens(host, ['idle']);
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await waitForScreens(host, ['confirm']);
+  await sendEvent(host, { type: 'CONFIRM' });
+  expect(await waitForScreens(host, ['session', 'declined', 'error'])).toBe('session');
 }
 
 function reversals(sandbox: Sandbox): LedgerRequest[] {
@@ -123,14 +103,14 @@ describe('a reversal repeats the EMV tags of its original', () => {
   it('tap-and-go: a contactless card leaving with nothing owed has its hold reversed, tags included', async () => {
     const { sandbox, clock, start } = await setup({ terminal: { model: 'tap-and-go' } }, 'n1-contactless');
     const host = await start();
-    await waitFor(host, ['idle']);
-    await send(host, { type: 'TAP_ENTRY' });
-    expect(await waitFor(host, ['session', 'declined', 'error'])).toBe('session');
-    await send(host, { type: 'DONE' });
-    await waitFor(host, ['idle']);
+    await waitForScreens(host, ['idle']);
+    await sendEvent(host, { type: 'TAP_ENTRY' });
+    expect(await waitForScreens(host, ['session', 'declined', 'error'])).toBe('session');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreens(host, ['idle']);
     clock.advance(5 * MIN); // within the grace period: nothing owed
-    await send(host, { type: 'TAP_EXIT' });
-    expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
+    await sendEvent(host, { type: 'TAP_EXIT' });
+    expect(await waitForScreens(host, ['approved', 'declined', 'error'])).toBe('approved');
     await host.settle();
     const [reversal, ...more] = reversals(sandbox);
     expect(more).toEqual([]);
@@ -142,9 +122,9 @@ describe('a reversal repeats the EMV tags of its original', () => {
   it('tap-and-go: a contactless hold reaching the maximum stay is reversed once, tags included, also after a restart', async () => {
     const { sandbox, clock, start } = await setup({ terminal: { model: 'tap-and-go' } }, 'n2-contactless');
     const first = await start();
-    await waitFor(first, ['idle']);
-    await send(first, { type: 'TAP_ENTRY' });
-    expect(await waitFor(first, ['session', 'declined', 'error'])).toBe('session');
+    await waitForScreens(first, ['idle']);
+    await sendEvent(first, { type: 'TAP_ENTRY' });
+    expect(await waitForScreens(first, ['session', 'declined', 'error'])).toBe('session');
     await first.close(); // the hold lives in the journal database, not in the process
     clock.advance(25 * 60 * MIN); // past tariff.tapAndGoMaxStayMinutes (1440)
     const second = await start();
@@ -167,8 +147,8 @@ describe('a reversal repeats the EMV tags of its original', () => {
       const host = await start();
       await meterSession(host);
       clock.advance(45 * MIN);
-      await send(host, { type: 'END_SESSION' });
-      expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
+      await sendEvent(host, { type: 'END_SESSION' });
+      expect(await waitForScreens(host, ['approved', 'declined', 'error'])).toBe('approved');
       const capture = host.journal
         .list({ limit: 20 })
         .find((e) => e.service === 'capture' && e.state === 'approved');
@@ -196,8 +176,8 @@ describe('a meter session whose reversal is refused for now (PROCESSOR_UNAVAILAB
     const refused = processorDownForFirstReversal(host);
     await meterSession(host);
     clock.advance(5 * MIN); // within the grace period: nothing owed, the hold is reversed
-    await send(host, { type: 'END_SESSION' });
-    expect(await waitFor(host, ['approved', 'declined', 'error'])).toBe('approved');
+    await sendEvent(host, { type: 'END_SESSION' });
+    expect(await waitForScreens(host, ['approved', 'declined', 'error'])).toBe('approved');
     expect(refused).toEqual(['reversal']);
     // Nothing for the customer to do: the terminal releases the hold itself.
     const shown = await host.snapshot();

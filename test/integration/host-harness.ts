@@ -2,6 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { UserEvent } from '../../src/host/api.js';
 import { silentLogger } from '../../src/log/index.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 
@@ -22,4 +23,31 @@ export async function startHost(overrides: ConfigInput = {}): Promise<TerminalHo
 /** Closes every terminal {@link startHost} started (an `afterEach`). */
 export async function closeHosts(): Promise<void> {
   while (started.length > 0) await started.pop()?.close();
+}
+
+/** The customer screen the host shows now ('?' when the snapshot fails). */
+export async function screenOf(host: TerminalHost): Promise<string> {
+  const r = await host.snapshot();
+  return r.ok ? r.value.customer.screen : '?';
+}
+
+/** Waits until the host shows one of `screens` and returns it; throws naming the screen shown at the deadline. */
+export async function waitForScreens(
+  host: TerminalHost,
+  screens: string[],
+  timeoutMs = 15_000,
+): Promise<string> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const s = await screenOf(host);
+    if (screens.includes(s)) return s;
+    if (Date.now() > deadline) throw new Error(`screen is ${s}, wanted ${screens.join('|')}`);
+    await new Promise((r) => setTimeout(r, 10));
+  }
+}
+
+/** Sends a customer's event; throws when the host refuses it. */
+export async function sendEvent(host: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await host.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
 }

@@ -10,13 +10,18 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { ConfigInput } from '../../src/config/index.js';
-import type { TerminalSnapshot } from '../../src/host/api.js';
-import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { feeForStay } from '../../src/flows/tariff.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { modelConfig, ParkingClock, sendEvent, waitForScreen } from './models-harness.js';
+import {
+  insertTicket,
+  modelConfig,
+  ParkingClock,
+  sendEvent,
+  ticketPrinted,
+  waitForScreen,
+} from './models-harness.js';
 
 const PAID_ALREADY = 'This ticket is paid already: nothing to pay, have a good journey';
 
@@ -72,15 +77,7 @@ async function stationWhileDown(
 
 /** A ticket printed `minutes` ago on the parking clock. */
 function ticketOf(host: TerminalHost, clock: ParkingClock, minutes: number): string {
-  const at = new Date(clock.now() - minutes * 60_000);
-  return `${localDateTime(at, host.config.terminal.timezone).slice(0, 12)}0042`;
-}
-
-/** The ticket inserted: the screen after its lookup (the fee to confirm, or a paid exit). */
-async function insert(host: TerminalHost, ticket: string): Promise<TerminalSnapshot> {
-  await sendEvent(host, { type: 'START' });
-  await sendEvent(host, { type: 'ENTER_TICKET', ticket });
-  return waitForScreen(host, (s) => ['confirm', 'approved'].includes(s.customer.screen), 'fee or paid exit');
+  return ticketPrinted(clock, minutes, host.config.terminal.timezone);
 }
 
 /** Leaves the screen on show for the next customer. */
@@ -121,7 +118,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     const tariff = dayPrice(600);
     const { host, clock, back } = await stationWhileDown(tariff);
     const ticket = ticketOf(host, clock, 95);
-    const fee = await insert(host, ticket);
+    const fee = await insertTicket(host, ticket);
     expect(fee.customer.amount?.minor).toBe(600);
     const stored = await payStored(host);
     expect(host.tickets.forTicket(ticket)).toEqual([
@@ -136,7 +133,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     ]);
 
     clock.offsetMs += 3 * 60_000;
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('approved');
     expect(again.customer.message).toBe(PAID_ALREADY);
     expect(again.customer.amount?.minor ?? 0).toBe(0);
@@ -146,7 +143,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     // Forwarded and approved: it stands as any card sale does, and is charged once.
     const gateway = await back();
     expect(await forwarded(host, stored.transactionId)).toBe('approved');
-    const later = await insert(host, ticket);
+    const later = await insertTicket(host, ticket);
     expect(later.customer.screen).toBe('approved');
     expect(later.customer.message).toBe(PAID_ALREADY);
     expect(gateway.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
@@ -156,17 +153,17 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     const tariff = dayPrice(1_002);
     const { host, clock, back } = await stationWhileDown(tariff);
     const ticket = ticketOf(host, clock, 95);
-    await insert(host, ticket);
+    await insertTicket(host, ticket);
     const stored = await payStored(host);
     clock.offsetMs += 2 * 60_000;
-    expect((await insert(host, ticket)).customer.message).toBe(PAID_ALREADY);
+    expect((await insertTicket(host, ticket)).customer.message).toBe(PAID_ALREADY);
     await leave(host);
 
     await back();
     expect(await forwarded(host, stored.transactionId)).toBe('declined');
     expect(host.status().offline.declinedAfterForward).toBe(1);
     // Within the grace period of the payment, which collected nothing: the whole stay is owed.
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('confirm');
     expect(again.customer.amount?.minor).toBe(feeForStay(host.config.tariff, 97));
   });
@@ -175,7 +172,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     const tariff = dayPrice(1_021);
     const { host, clock, back } = await stationWhileDown(tariff);
     const ticket = ticketOf(host, clock, 95);
-    await insert(host, ticket);
+    await insertTicket(host, ticket);
     const stored = await payStored(host);
 
     await back();
@@ -183,7 +180,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     expect(host.offline.findByTransactionId(stored.transactionId)?.reason).toBe('PARTIAL_APPROVAL');
     clock.offsetMs += 30 * 60_000;
     // After the grace period: the whole stay less the 5.10 the gateway approved of 10.21.
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('confirm');
     expect(again.customer.amount?.minor).toBe(feeForStay(host.config.tariff, 125) - 510);
   });
@@ -192,7 +189,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     const tariff = dayPrice(1_021);
     const { host, clock, back } = await stationWhileDown(tariff);
     const ticket = ticketOf(host, clock, 95);
-    await insert(host, ticket);
+    await insertTicket(host, ticket);
     const stored = await payStored(host);
 
     const gateway = await back();
@@ -200,7 +197,7 @@ describe('pay station: a ticket paid by a card sale stored offline', () => {
     expect(host.offline.findByTransactionId(stored.transactionId)?.reason).toBe('PARTIAL_APPROVAL');
     clock.offsetMs += 3 * 60_000;
     // Within the grace period of the payment: 5.10 stands of the 10.21 due when it was made, so 5.11 is owed.
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('confirm');
     expect(again.customer.message).not.toBe(PAID_ALREADY);
     expect(again.customer.amount?.minor).toBe(1_021 - 510);

@@ -8,13 +8,18 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
-import type { TerminalSnapshot } from '../../src/host/api.js';
-import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { feeForStay } from '../../src/flows/tariff.js';
 import { silentLogger } from '../../src/log/index.js';
 import { hostedPageAnswer } from './link-harness.js';
-import { modelConfig, ParkingClock, sendEvent, waitForScreen } from './models-harness.js';
+import {
+  insertTicket,
+  modelConfig,
+  ParkingClock,
+  sendEvent,
+  ticketPrinted,
+  waitForScreen,
+} from './models-harness.js';
 
 const config = modelConfig('kiosk', {
   tariff: { dailyCapMinor: 2_021, lostTicketFeeMinor: 3_002, graceMinutes: 10 },
@@ -45,14 +50,7 @@ async function stop(host: TerminalHost): Promise<void> {
 
 /** A ticket printed `minutes` ago on the parking clock. */
 function ticketOf(clock: ParkingClock, minutes: number): string {
-  return `${localDateTime(new Date(clock.now() - minutes * 60_000), config.terminal.timezone).slice(0, 12)}0042`;
-}
-
-/** The ticket inserted: the screen after its lookup (the fee to confirm, or a paid exit). */
-async function insert(host: TerminalHost, ticket: string): Promise<TerminalSnapshot> {
-  await sendEvent(host, { type: 'START' });
-  await sendEvent(host, { type: 'ENTER_TICKET', ticket });
-  return waitForScreen(host, (s) => ['confirm', 'approved'].includes(s.customer.screen), 'fee or paid exit');
+  return ticketPrinted(clock, minutes, config.terminal.timezone);
 }
 
 /** The fee on screen paid by card; the sale's transactionId. */
@@ -79,7 +77,7 @@ describe('pay station: a paid ticket is not charged again', () => {
     const clock = new ParkingClock();
     const { host } = await start(clock);
     const ticket = ticketOf(clock, 95);
-    const fee = await insert(host, ticket);
+    const fee = await insertTicket(host, ticket);
     expect(fee.customer.screen).toBe('confirm');
     expect(fee.customer.amount?.minor).toBe(feeForStay(config.tariff, 95));
     const saleTx = await payByCard(host);
@@ -95,7 +93,7 @@ describe('pay station: a paid ticket is not charged again', () => {
       },
     ]);
     clock.offsetMs += 3 * 60_000;
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('approved');
     expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
     expect(again.customer.amount?.minor ?? 0).toBe(0);
@@ -106,10 +104,10 @@ describe('pay station: a paid ticket is not charged again', () => {
     const clock = new ParkingClock();
     const { host } = await start(clock);
     const ticket = ticketOf(clock, 95);
-    await insert(host, ticket);
+    await insertTicket(host, ticket);
     await payByCard(host);
     clock.offsetMs += 60 * 60_000;
-    const later = await insert(host, ticket);
+    const later = await insertTicket(host, ticket);
     expect(later.customer.screen).toBe('confirm');
     expect(later.customer.amount?.minor).toBe(feeForStay(config.tariff, 155) - feeForStay(config.tariff, 95));
   });
@@ -118,12 +116,12 @@ describe('pay station: a paid ticket is not charged again', () => {
     const clock = new ParkingClock();
     const first = await start(clock);
     const ticket = ticketOf(clock, 95);
-    await insert(first.host, ticket);
+    await insertTicket(first.host, ticket);
     await payByCard(first.host);
     await stop(first.host);
     clock.offsetMs += 2 * 60_000;
     const { host } = await start(clock, first.cwd);
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('approved');
     expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
   });
@@ -132,13 +130,13 @@ describe('pay station: a paid ticket is not charged again', () => {
     const clock = new ParkingClock();
     const { host } = await start(clock);
     const ticket = ticketOf(clock, 95);
-    await insert(host, ticket);
+    await insertTicket(host, ticket);
     const saleTx = await payByCard(host);
     const pin = host.generatedOperatorPin ?? '';
     const voided = await host.operator({ pin, action: { type: 'void', transactionId: saleTx } });
     expect(voided.ok && voided.value).toMatchObject({ outcome: 'approved' });
     clock.offsetMs += 2 * 60_000;
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('confirm');
     expect(again.customer.amount?.minor).toBe(feeForStay(config.tariff, 97));
   });
@@ -147,7 +145,7 @@ describe('pay station: a paid ticket is not charged again', () => {
     const clock = new ParkingClock();
     const { host } = await start(clock);
     const ticket = ticketOf(clock, 95);
-    await insert(host, ticket);
+    await insertTicket(host, ticket);
     await sendEvent(host, { type: 'PAY_BY_LINK' });
     const phone = await waitForScreen(host, (s) => s.customer.screen === 'pay-by-phone', 'pay by phone');
     expect(await hostedPageAnswer(phone.customer.payByPhone?.url ?? '')).toContain('Payment approved');
@@ -158,7 +156,7 @@ describe('pay station: a paid ticket is not charged again', () => {
     await sendEvent(host, { type: 'DONE' });
     await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
     clock.offsetMs += 3 * 60_000;
-    const again = await insert(host, ticket);
+    const again = await insertTicket(host, ticket);
     expect(again.customer.screen).toBe('approved');
     expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
     expect(charged(host)).toBe(0);

@@ -10,6 +10,7 @@ import { resolutionFor } from '../../src/flows/services.js';
 import type { TransactionRequest, TransactionResult } from '../../src/flows/transaction.js';
 import { describeView, screenOf } from '../../src/flows/view.js';
 import type { ParkingModel, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import type { Fault } from '../../src/sandbox/index.js';
@@ -616,4 +617,16 @@ export async function driveCarsOut(m: ModelHost, cards: readonly string[]): Prom
       await dismissScreens(m);
       await m.host.settle(15_000);
     }
+}
+
+/** A kiosk ticket printed `minutes` ago on the parking clock, in the terminal's time zone (serial 0042). */
+export function ticketPrinted(clock: ParkingClock, minutes: number, timeZone: string): string {
+  return `${localDateTime(new Date(clock.now() - minutes * 60_000), timeZone).slice(0, 12)}0042`;
+}
+
+/** A kiosk ticket inserted: the screen after its lookup (the fee to confirm, or a paid exit). */
+export async function insertTicket(host: TerminalHost, ticket: string): Promise<TerminalSnapshot> {
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'ENTER_TICKET', ticket });
+  return waitForScreen(host, (s) => ['confirm', 'approved'].includes(s.customer.screen), 'fee or paid exit');
 }

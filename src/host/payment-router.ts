@@ -142,8 +142,9 @@ export class PaymentRouter {
    *   capture's timeout void then leaves the authorization held with nobody to release it.
    * So recovery is asked for an attempt now; resolved, the request goes as usual (built from what the journal counts
    * then). Still unresolved, it is held back, unsent, as refused for now (INCREMENT_UNRESOLVED, CAPTURE_UNRESOLVED:
-   * refusals that pass): a reversal that gives the authorization up is sent again later by a follow-up, as for any
-   * refusal that passes. Undefined: nothing held it back.
+   * refusals that pass): a reversal that gives the authorization up (`releases`, or one of a tap-and-go hold: an
+   * exit's release after its capture's outcome was lost) is sent again by a follow-up written now, which the host runs
+   * as soon as that follow-on is resolved. Undefined: nothing held it back.
    */
   private async followOnHeldBack(request: FlowRequest): Promise<SubmitOutcome | undefined> {
     const authorization = request.original?.transactionId;
@@ -167,13 +168,17 @@ export class PaymentRouter {
         { transactionId: authorization, service: request.service, unresolved: unresolved.map((e) => e.id) },
         `held back: a ${service} of the authorization is unresolved`,
       );
-      if (request.service === 'reversal' && request.releases === true)
+      // The release is decided, and nothing journals a request held back: written as a follow-up, it is sent once
+      // the follow-on is resolved (the host runs it then: TerminalHost.holdAfterResolution), after a restart too. A
+      // tap-and-go hold's reversal as well: its expiry watch sends again only the refusals the journal holds, and
+      // would leave this one until the hold's expiry.
+      if (request.service === 'reversal' && (request.releases === true || this.deps.holds.has(authorization)))
         reverseLater(
           this.obligations(),
           authorization,
           request.original?.gatewayId,
           request,
-          `released by its session while a ${service} of it was unresolved: sent again later`,
+          `released while a ${service} of it was unresolved: sent once that is resolved`,
           this.deps.now().getTime() + this.deps.config.journal.resolutionRetryMs,
         );
       return { kind: 'rejected', transactionId: authorization, reason };

@@ -1031,9 +1031,16 @@ export class TerminalHost implements TerminalApi {
    * of it whose outcome was unknown, say), or by the answer to a reversal whose machine had stopped waiting for it
    * (PaymentRouter's `reversalRefusedUnwaited`): the hold ends by the journal's rules. Closed (dropped) when the
    * journal shows the authorization settled; back under expiry watch when nothing is settling it any more (an exit may
-   * claim it again; an expired hold is reversed again at once, after the refused reversal).
+   * claim it again; an expired hold is reversed again at once, after the refused reversal). The authorization's open
+   * follow-ups run first, at once: a release decided while that entry was unresolved waits for nothing else.
    */
   private holdAfterResolution(transactionId: string): void {
+    // A release decided while that follow-on was unresolved (a follow-up: PaymentRouter) goes now, not at its next due
+    // time nor at the hold's expiry. At start, recovery's own settle runs every follow-up.
+    if (this.runtime !== undefined)
+      this.openAuthorizations
+        .runFollowUpsOf(transactionId)
+        .catch((err: unknown) => this.logger.error({ err, transactionId }, 'follow-up run failed'));
     const hold = this.holds.get(transactionId);
     if (!hold) return;
     if (this.journal.authorizationSettled(transactionId)) {

@@ -110,6 +110,12 @@ export interface ServiceRequest {
    */
   releases?: boolean;
   /**
+   * On a `capture`: what the customer owes for what it settles, when that is more than the capture asks (a tap-and-go
+   * exit whose increment was not approved captures what the hold covers). Never sent: the host records the fee less
+   * what the capture took as a shortfall for the operator, in the transaction of the capture's outcome.
+   */
+  owedMinor?: number;
+  /**
    * On a pay station's `sale`: the ticket it pays (never sent to the gateway). Its approval records the ticket paid in
    * the journal database, in the outcome's transaction, so that the ticket inserted again is not charged again.
    */

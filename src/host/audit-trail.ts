@@ -27,6 +27,19 @@ function keptValue(value: SettingValue): SettingValue {
   return `${value.slice(0, SETTING_VALUE_MAX)}… (${value.length} characters)`;
 }
 
+/** A fee not collected in full by its capture (the payment router's `feeShortfall`). No card data. */
+export interface FeeShortfall {
+  captureTransactionId: string;
+  authorizationTransactionId?: string;
+  /** What the customer owed, minor units of `currency`. */
+  owedMinor: number;
+  /** What the capture took. */
+  capturedMinor: number;
+  currency: string;
+  /** `INCREMENTAL_NOT_APPROVED` (the capture asked less than owed), `CAPTURED_LESS_THAN_ASKED` (the gateway took less). */
+  reason: 'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED';
+}
+
 /**
  * The host's side of the audit log (issue 13, item 7): what the operator desk, recovery, service mode and the
  * configuration record, in the words of the host, over the journal's append-only {@link AuditStore}.
@@ -73,6 +86,29 @@ export class AuditTrail {
         attempts: item.attempts,
         needsOperator: item.needsOperator,
         ...(item.resolvedByEntryId !== undefined ? { resolvedByEntryId: item.resolvedByEntryId } : {}),
+      },
+    });
+  }
+
+  /**
+   * A capture took less than its customer owed (src/host/payment-router.ts, in the capture outcome's transaction):
+   * `refused` with the reason, the capture's transactionId the subject; amounts in minor units, no card data.
+   */
+  feeShortfall(s: FeeShortfall): AuditRecord | undefined {
+    return this.record({
+      actor: 'system',
+      action: 'fee-shortfall',
+      subject: s.captureTransactionId,
+      result: 'refused',
+      code: s.reason,
+      details: {
+        ...(s.authorizationTransactionId !== undefined
+          ? { authorizationTransactionId: s.authorizationTransactionId }
+          : {}),
+        owedMinor: s.owedMinor,
+        capturedMinor: s.capturedMinor,
+        shortfallMinor: s.owedMinor - s.capturedMinor,
+        currency: s.currency,
       },
     });
   }

@@ -21,6 +21,7 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { CAPTURE_UNRESOLVED, INCREMENT_UNRESOLVED, refusalPasses } from '../vocabulary/services.js';
+import type { FeeShortfall } from './audit-trail.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
 import { isRiskDeclined, type PaymentService, type SubmitRecord } from './payments.js';
@@ -95,6 +96,12 @@ export class PaymentRouter {
        * is logged there). Absent: nothing is recorded.
        */
       ticketPaid?: (payment: Omit<TicketPayment, 'paidAtMs'>) => void;
+      /**
+       * A capture approved for less than its customer owes (`ServiceRequest.owedMinor`): records the shortfall for the
+       * operator, in the transaction of the capture's outcome (the host's audit log; no card data). Absent: nothing is
+       * recorded.
+       */
+      feeShortfall?: (shortfall: FeeShortfall) => void;
     },
   ) {}
 
@@ -290,6 +297,7 @@ export class PaymentRouter {
     }
     if (outcome.kind !== 'approved') return;
     if (request.service === 'sale') this.ticketPaid(request, entry.transactionId);
+    if (request.service === 'capture') this.shortfallOf(request, entry, outcome);
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
     if (!original) return;
@@ -322,6 +330,32 @@ export class PaymentRouter {
       // stands is read from the journal's entry when the ticket comes back.
       amountMinor: request.amountMinor,
       currency: request.currency,
+    });
+  }
+
+  /**
+   * An approved capture that took less than its customer owes (`owedMinor`: a tap-and-go exit whose increment was not
+   * approved captures what the hold covers, or the gateway took less than was asked): the fee less what the capture
+   * took is lost to the operator unless someone collects it, so it is recorded in the capture outcome's transaction (a
+   * crash cannot separate the two). A record that cannot be written is logged there, never a reason to lose the
+   * capture's outcome.
+   */
+  private shortfallOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
+    const owed = request.owedMinor;
+    // A converted capture's answer is in the card's currency: the fee is the local price (no model converts a fee it
+    // may capture short).
+    if (owed === undefined || request.dcc !== undefined || outcome.kind !== 'approved') return;
+    const captured = outcome.amountMinor ?? request.amountMinor;
+    if (owed <= captured || entry.transactionId === undefined) return;
+    this.deps.feeShortfall?.({
+      captureTransactionId: entry.transactionId,
+      ...(request.original?.transactionId !== undefined
+        ? { authorizationTransactionId: request.original.transactionId }
+        : {}),
+      owedMinor: owed,
+      capturedMinor: captured,
+      currency: request.currency,
+      reason: request.amountMinor < owed ? 'INCREMENTAL_NOT_APPROVED' : 'CAPTURED_LESS_THAN_ASKED',
     });
   }
 

@@ -87,7 +87,7 @@ import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 import { AltPaymentDesk } from './alt-payment-desk.js';
-import { AuditTrail } from './audit-trail.js';
+import { AuditTrail, type FeeShortfall } from './audit-trail.js';
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
 import { SpeechOutput } from './speech-output.js';
@@ -361,6 +361,7 @@ export class TerminalHost implements TerminalApi {
           : this.holdAfterResolution(tx),
       changed: () => this.changed(),
       ticketPaid: (p) => recordTicketPaid(p),
+      feeShortfall: (s) => this.feeShortfall(s),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
     this.links = new LinkDesk({
@@ -1071,6 +1072,29 @@ export class TerminalHost implements TerminalApi {
           ? { minor: item.amountMinor, currency: item.currency }
           : undefined,
       at: item.at,
+    });
+  }
+
+  /**
+   * A fee not collected in full (the router, in the capture outcome's transaction): the audit log keeps it, in that
+   * transaction; the operator status shows it, as what recovery leaves for the operator.
+   */
+  private feeShortfall(s: FeeShortfall): void {
+    this.audit.feeShortfall(s);
+    this.logger.warn(
+      {
+        transactionId: s.captureTransactionId,
+        reason: s.reason,
+        shortfallMinor: s.owedMinor - s.capturedMinor,
+      },
+      'fee not collected in full: the shortfall is recorded for the operator',
+    );
+    this.board.note({
+      transactionId: s.captureTransactionId,
+      service: 'capture',
+      resolution: `fee-shortfall (${s.reason}, operator action needed)`,
+      amount: { minor: s.owedMinor - s.capturedMinor, currency: s.currency },
+      at: this.now().toISOString(),
     });
   }
 

@@ -402,3 +402,66 @@ describe('tap-and-go: an exit whose capture outcome is unknown, once recovery re
     });
   }, 60_000);
 });
+
+describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is declined', () => {
+  it('captures the hold and records the shortfall for the operator, in the journal database, without card data', async () => {
+    const { sandbox, clock, host } = await lane();
+    const holdId = await enter(host);
+    // 180 minutes cost 9.00: the increment of 3.02 beyond the 5.98 hold is declined (the sandbox declines an amount
+    // ending in 02), and the capture takes the 5.98 the hold covers.
+    clock.offsetMs = 180 * 60_000;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({
+      screen: exit.customer.screen,
+      amount: exit.customer.amount?.minor,
+      reason: reasonOf(host),
+      sent: sentFor(host, holdId),
+      captured: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    }).toEqual({
+      screen: 'approved',
+      amount: 598,
+      reason: 'INCREMENTAL_NOT_APPROVED',
+      sent: ['incremental:declined', 'capture:approved'],
+      captured: [598],
+    });
+    const capture = host.journal.referencing(holdId).find((e) => e.service === 'capture');
+
+    // The durable fact: the audit log of the journal database, written with the capture's outcome.
+    const records = host.audit.list({}).filter((r) => r.action === 'fee-shortfall');
+    expect(
+      records.map((r) => ({
+        actor: r.actor,
+        subject: r.subject,
+        result: r.result,
+        code: r.code,
+        details: r.details,
+      })),
+    ).toEqual([
+      {
+        actor: 'system',
+        subject: capture?.transactionId,
+        result: 'refused',
+        code: 'INCREMENTAL_NOT_APPROVED',
+        details: {
+          authorizationTransactionId: holdId,
+          owedMinor: 900,
+          capturedMinor: 598,
+          shortfallMinor: 302,
+          currency: host.config.terminal.currency,
+        },
+      },
+    ]);
+    expect(JSON.stringify(records)).not.toMatch(/\d{6}\*+\d{4}|\d{13,19}/);
+
+    // The operator's status shows it, as what recovery left for the operator is shown.
+    expect(
+      host
+        .status()
+        .recovery.resolved.filter((i) => i.resolution.startsWith('fee-shortfall'))
+        .map((i) => ({ transactionId: i.transactionId, service: i.service, amount: i.amount?.minor })),
+    ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', amount: 302 }]);
+  }, 60_000);
+});

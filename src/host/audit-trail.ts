@@ -1,11 +1,12 @@
-import type {
-  AuditActor,
-  SettingValue,
-  AuditQuery,
-  AuditRecord,
-  AuditStore,
-  NewAuditRecord,
-  RecoveryItem,
+import {
+  AUDIT_LIST_MAX,
+  type AuditActor,
+  type SettingValue,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditStore,
+  type NewAuditRecord,
+  type RecoveryItem,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
@@ -168,5 +169,20 @@ export class AuditTrail {
   /** As {@link AuditStore.list}: the newest `limit` records at or after `sinceMs`, oldest first. */
   list(query: AuditQuery = {}): AuditRecord[] {
     return this.store.list(query);
+  }
+
+  /**
+   * The fees not collected in full ({@link feeShortfall}) recorded at or after `sinceMs`, by the capture's
+   * transactionId: the shortfall in minor units of its currency. One read of the log from `sinceMs` (its time index).
+   */
+  feeShortfallsSince(sinceMs: number): Map<string, { minor: number; currency: string }> {
+    const found = new Map<string, { minor: number; currency: string }>();
+    for (const r of this.list({ sinceMs, limit: AUDIT_LIST_MAX })) {
+      if (r.action !== 'fee-shortfall' || r.subject === undefined) continue;
+      const { shortfallMinor, currency } = r.details;
+      if (typeof shortfallMinor === 'number' && typeof currency === 'string')
+        found.set(r.subject, { minor: shortfallMinor, currency });
+    }
+    return found;
   }
 }

@@ -463,5 +463,17 @@ describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is 
         .recovery.resolved.filter((i) => i.resolution.startsWith('fee-shortfall'))
         .map((i) => ({ transactionId: i.transactionId, service: i.service, amount: i.amount?.minor })),
     ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', amount: 302 }]);
+
+    // Operator mode's transaction list states it on the capture, read from the journal database (after a restart too).
+    const listed = await host.operator({
+      pin: host.generatedOperatorPin ?? '',
+      action: { type: 'transactions' },
+    });
+    const summaries = listed.ok && listed.value.type === 'transactions' ? listed.value.transactions : [];
+    expect(
+      summaries
+        .filter((t) => t.shortfall !== undefined)
+        .map((t) => ({ transactionId: t.transactionId, service: t.service, shortfall: t.shortfall?.minor })),
+    ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', shortfall: 302 }]);
   }, 60_000);
 });

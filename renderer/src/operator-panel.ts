@@ -587,7 +587,10 @@ export class OperatorPanel {
       h('td', { text: `${t.service}${t.comments ? ` — ${t.comments}` : ''}` }),
       h('td', { text: t.amount?.text ?? '' }),
       h('td', { text: t.maskedPan ?? '' }),
-      h('td', { testid: `txn-state-${t.transactionId}`, text: t.state }),
+      h('td', {
+        testid: `txn-state-${t.transactionId}`,
+        text: t.shortfall ? `${t.state}, ${t.shortfall.text} not collected` : t.state,
+      }),
       h('td', { text: t.gatewayId ?? t.transactionId }),
       h('td', { class: 'txn-actions' }, ...actions),
     );

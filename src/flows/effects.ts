@@ -106,9 +106,15 @@ export interface ServiceRequest {
    * does not accept, the host's undo of an approval nobody waited for), so a refusal that passes (the vocabulary's
    * `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on a reversal whose refusal
    * the machine answers itself (the undo of a full approval, kept when the undo is refused) and on those another watch
-   * sends again (a tap-and-go hold's).
+   * sends again (a tap-and-go hold's; one the host holds back unsent, which no watch sees, gets the follow-up anyway).
    */
   releases?: boolean;
+  /**
+   * On a `capture`: what the customer owes for what it settles, when that is more than the capture asks (a tap-and-go
+   * exit whose increment was not approved captures what the hold covers). Never sent: the host records the fee less
+   * what the capture took as a shortfall for the operator, in the transaction of the capture's outcome.
+   */
+  owedMinor?: number;
   /**
    * On a pay station's `sale`: the ticket it pays (never sent to the gateway). Its approval records the ticket paid in
    * the journal database, in the outcome's transaction, so that the ticket inserted again is not charged again.

@@ -596,7 +596,8 @@ export const tapAndGoMachine = setup({
             }),
           },
           {
-            // The increment was refused: the capture takes what the hold covers and the shortfall is reported.
+            // The increment was refused: the capture takes what the hold covers, and the host records the shortfall
+            // for the operator with the capture's outcome (the capture carries the fee: `owedMinor`).
             target: 'exitCapturing',
             actions: assign({ reason: 'INCREMENTAL_NOT_APPROVED' }),
           },
@@ -625,6 +626,8 @@ export const tapAndGoMachine = setup({
               includeEmvTags: hold.includeEmvTags,
               acceptPartial: false,
               cancellable: false,
+              // The fee beyond what the hold covers (its increment not approved): a shortfall for the operator.
+              ...(context.feeMinor > amountMinor ? { owedMinor: context.feeMinor } : {}),
             },
           };
         },

@@ -61,6 +61,8 @@ export interface TransactionRequest {
   releases?: boolean;
   /** A pay station's sale: the ticket it pays, passed on to the request ({@link ServiceRequest.ticket}). */
   ticket?: string;
+  /** A capture below what is owed: the fee, passed on to the request ({@link ServiceRequest.owedMinor}). */
+  owedMinor?: number;
 }
 
 export interface TransactionInput {
@@ -156,6 +158,7 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
     ...(request.releases === true ? { releases: true } : {}),
     ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
+    ...(request.owedMinor !== undefined ? { owedMinor: request.owedMinor } : {}),
   };
 }
 

@@ -548,6 +548,11 @@ export interface TransactionSummary {
    */
   state: string;
   amount?: DisplayAmount;
+  /**
+   * A capture that took less than its customer owed (a tap-and-go exit whose increment was not approved): the fee it
+   * did not collect, as the audit log's `fee-shortfall` record of it states.
+   */
+  shortfall?: DisplayAmount;
   maskedPan?: string;
   at: string;
   /** Actions the operator can take now: refund before/after settlement, void before the cut-off. */

@@ -1,11 +1,12 @@
-import type {
-  AuditActor,
-  SettingValue,
-  AuditQuery,
-  AuditRecord,
-  AuditStore,
-  NewAuditRecord,
-  RecoveryItem,
+import {
+  AUDIT_LIST_MAX,
+  type AuditActor,
+  type SettingValue,
+  type AuditQuery,
+  type AuditRecord,
+  type AuditStore,
+  type NewAuditRecord,
+  type RecoveryItem,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 
@@ -25,6 +26,19 @@ const SETTING_VALUE_MAX = 240;
 function keptValue(value: SettingValue): SettingValue {
   if (typeof value !== 'string' || value.length <= SETTING_VALUE_MAX) return value;
   return `${value.slice(0, SETTING_VALUE_MAX)}… (${value.length} characters)`;
+}
+
+/** A fee not collected in full by its capture (the payment router's `feeShortfall`). No card data. */
+export interface FeeShortfall {
+  captureTransactionId: string;
+  authorizationTransactionId?: string;
+  /** What the customer owed, minor units of `currency`. */
+  owedMinor: number;
+  /** What the capture took. */
+  capturedMinor: number;
+  currency: string;
+  /** `INCREMENTAL_NOT_APPROVED` (the capture asked less than owed), `CAPTURED_LESS_THAN_ASKED` (the gateway took less). */
+  reason: 'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED';
 }
 
 /**
@@ -73,6 +87,29 @@ export class AuditTrail {
         attempts: item.attempts,
         needsOperator: item.needsOperator,
         ...(item.resolvedByEntryId !== undefined ? { resolvedByEntryId: item.resolvedByEntryId } : {}),
+      },
+    });
+  }
+
+  /**
+   * A capture took less than its customer owed (src/host/payment-router.ts, in the capture outcome's transaction):
+   * `refused` with the reason, the capture's transactionId the subject; amounts in minor units, no card data.
+   */
+  feeShortfall(s: FeeShortfall): AuditRecord | undefined {
+    return this.record({
+      actor: 'system',
+      action: 'fee-shortfall',
+      subject: s.captureTransactionId,
+      result: 'refused',
+      code: s.reason,
+      details: {
+        ...(s.authorizationTransactionId !== undefined
+          ? { authorizationTransactionId: s.authorizationTransactionId }
+          : {}),
+        owedMinor: s.owedMinor,
+        capturedMinor: s.capturedMinor,
+        shortfallMinor: s.owedMinor - s.capturedMinor,
+        currency: s.currency,
       },
     });
   }
@@ -132,5 +169,20 @@ export class AuditTrail {
   /** As {@link AuditStore.list}: the newest `limit` records at or after `sinceMs`, oldest first. */
   list(query: AuditQuery = {}): AuditRecord[] {
     return this.store.list(query);
+  }
+
+  /**
+   * The fees not collected in full ({@link feeShortfall}) recorded at or after `sinceMs`, by the capture's
+   * transactionId: the shortfall in minor units of its currency. One read of the log from `sinceMs` (its time index).
+   */
+  feeShortfallsSince(sinceMs: number): Map<string, { minor: number; currency: string }> {
+    const found = new Map<string, { minor: number; currency: string }>();
+    for (const r of this.list({ sinceMs, limit: AUDIT_LIST_MAX })) {
+      if (r.action !== 'fee-shortfall' || r.subject === undefined) continue;
+      const { shortfallMinor, currency } = r.details;
+      if (typeof shortfallMinor === 'number' && typeof currency === 'string')
+        found.set(r.subject, { minor: shortfallMinor, currency });
+    }
+    return found;
   }
 }

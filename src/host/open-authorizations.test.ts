@@ -82,6 +82,36 @@ function unknownReversal(journal: SqliteJournal): JournalEntry {
   return entry;
 }
 
+/** A journal entry of `service`, sent and answered `state`; returns its id. */
+function journalEntry(
+  journal: SqliteJournal,
+  service: string,
+  transactionId: string,
+  state: 'approved' | 'unknown',
+  referencedTransactionId?: string,
+): number {
+  const e = journal.begin({
+    transactionId,
+    service,
+    comments: service === 'preauth' ? 'Parking Auth' : 'Parking Capture Less Than Auth',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from('{}'),
+    ...(referencedTransactionId !== undefined ? { referencedTransactionId } : {}),
+    amountMinor: 1_200,
+    currency: 'GBP',
+    moneyMoving: true,
+  });
+  journal.markSent(e.id);
+  journal.recordOutcome(
+    e.id,
+    state === 'approved'
+      ? { state, gatewayId: service === 'preauth' ? 'G1' : 'GC1' }
+      : { state, reason: 'X' },
+  );
+  return e.id;
+}
+
 describe('follow-ups of open authorizations', () => {
   it('reverses the authorization with its tags and the authorized amount', async () => {
     const { open, sent } = setup(() => ({ kind: 'approved', transactionId: 'A1', partial: false }));
@@ -192,6 +222,38 @@ describe('follow-ups of open authorizations', () => {
     journal.resolve(reversals[0]!.id, 'not-at-gateway');
     await runner().runFollowUps();
     expect(sent).toHaveLength(2);
+  });
+
+  it('waits while a capture of its authorization is unresolved; once it is, runs at once: reversed if it was voided', async () => {
+    const { open, sent, journal, followUps, id } = setup(() => ({
+      kind: 'approved',
+      transactionId: 'A1',
+      partial: false,
+    }));
+    journalEntry(journal, 'preauth', 'A1', 'approved');
+    const capture = journalEntry(journal, 'capture', 'C1', 'unknown', 'A1');
+    await open.runFollowUps();
+    expect(sent).toEqual([]);
+    expect(open.holdSettling('A1')).toBe(true);
+    // Recovery's timeout void of the capture went through: nothing captured, the authorization still held.
+    journal.resolve(capture, 'timeout-void');
+    await open.runFollowUpsOf('A1');
+    expect(sent.map((r) => r.service)).toEqual(['reversal']);
+    expect(followUps.get(id)?.doneAtMs).toBeUndefined(); // closed by the approved reversal's outcome (the router)
+  });
+
+  it('sends nothing for an authorization the journal shows settled by a capture that stands', async () => {
+    const { open, sent, journal, followUps, id } = setup(() => ({
+      kind: 'approved',
+      transactionId: 'A1',
+      partial: false,
+    }));
+    journalEntry(journal, 'preauth', 'A1', 'approved');
+    journalEntry(journal, 'capture', 'C1', 'approved', 'A1');
+    await open.runFollowUpsOf('A1');
+    expect(sent).toEqual([]);
+    expect(followUps.get(id)).toMatchObject({ outcome: 'settled' });
+    expect(open.holdSettling('A1')).toBe(true);
   });
 
   it('finishes every open follow-up at start, due or not (whoever was to do it died with the process)', async () => {

@@ -69,17 +69,44 @@ export class OpenAuthorizations {
    * watch may take such a hold: a capture could take what the reversal released, or be a second capture of a stay
    * whose first may have gone through; another reversal would be a resend without a resolution (DESIGN.md rule 2), and
    * a reversal is held back anyway while a capture or an increment is unresolved (src/host/payment-router.ts). Once
-   * that follow-on is resolved the host drops the hold or watches it again (TerminalHost.holdAfterResolution). The
-   * journal's rules, read for one authorization.
+   * that follow-on is resolved the host drops the hold or watches it again (TerminalHost.holdAfterResolution). An open
+   * follow-up of the authorization settles it too: its reversal was decided (an exit's, held back while its capture
+   * was unresolved) and the follow-up sends it, closing the hold with its approval. The journal's rules and its
+   * follow-ups, read for one authorization.
    */
   holdSettling(transactionId: string): boolean {
     const { journal } = this.deps;
     return (
       journal.reversalInFlight(transactionId) ||
-      journal.followOnsInFlight(transactionId, 'capture').length > 0 ||
-      journal.followOnsInFlight(transactionId, 'incremental').length > 0 ||
-      journal.authorizationSettled(transactionId)
+      this.followOnUnresolved(transactionId) ||
+      journal.authorizationSettled(transactionId) ||
+      this.followUpsOf(transactionId).length > 0
     );
+  }
+
+  /** Whether a capture or an increment of the authorization is in flight or its outcome unknown (the journal's). */
+  private followOnUnresolved(transactionId: string): boolean {
+    const { journal } = this.deps;
+    return (
+      journal.followOnsInFlight(transactionId, 'capture').length > 0 ||
+      journal.followOnsInFlight(transactionId, 'incremental').length > 0
+    );
+  }
+
+  /** The open follow-ups of an authorization. */
+  private followUpsOf(transactionId: string): FollowUp[] {
+    return this.deps.followUps.open().filter((f) => f.authorizationTransactionId === transactionId);
+  }
+
+  /**
+   * Carries out the open follow-ups of one authorization now, due or not: what held them back (an increment or a capture
+   * of it whose outcome was unknown) was just resolved, and the customer's funds are released without waiting for
+   * their next due time. After the run in progress, if any (one run at a time).
+   */
+  async runFollowUpsOf(transactionId: string): Promise<void> {
+    if (this.followUpsOf(transactionId).length === 0) return;
+    while (this.followUpRun) await this.followUpRun.catch(() => undefined);
+    await this.startFollowUpRun(() => this.followUpsOf(transactionId));
   }
 
   /**
@@ -127,10 +154,24 @@ export class OpenAuthorizations {
     const { followUps, config, logger } = this.deps;
     switch (f.kind) {
       case 'reverse-authorization': {
+        // A capture of it stands (an exit's, whose lost answer recovery found standing): the gateway released the rest
+        // with that capture (gateway.md §7: no reversal of the remainder), so nothing is left to reverse.
+        if (this.deps.journal.authorizationSettled(f.authorizationTransactionId)) {
+          followUps.complete(f.id, 'settled');
+          logger.info({ followUp: f.id }, 'follow-up done: the journal shows its authorization settled');
+          return;
+        }
         // Recovery's resolution of it decides: a reversal closes the follow-up (the host's authorizationReversed); any
         // other resolution leaves it open, to be tried again.
         if (this.deps.journal.reversalInFlight(f.authorizationTransactionId)) {
           logger.debug({ followUp: f.id }, 'follow-up waits: a reversal of its authorization is in flight');
+          return;
+        }
+        // A capture or an increment of it unresolved: what the gateway holds is unknown until recovery resolves it
+        // (the payment router would hold the reversal back), and that resolution runs this follow-up at once
+        // (TerminalHost.holdAfterResolution) — found standing, a capture leaves nothing to reverse (above).
+        if (this.followOnUnresolved(f.authorizationTransactionId)) {
+          logger.debug({ followUp: f.id }, 'follow-up waits: a follow-on of its authorization is unresolved');
           return;
         }
         const outcome = await this.deps.submit({

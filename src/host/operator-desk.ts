@@ -266,15 +266,19 @@ export class OperatorDesk {
     switch (a.type) {
       case 'status':
         return ok({ type: 'status', status: this.deps.status() });
-      case 'transactions':
+      case 'transactions': {
+        // Without the resolution requests that never left: a gateway down for an hour leaves hundreds of them,
+        // which would push every payment off the list (the status bar and the audit log report recovery).
+        const entries = this.deps.journal.list({ limit: a.limit ?? 50, unsentAttempts: false });
+        // The fees the listed captures did not collect in full, recorded with their outcomes (after their begin).
+        const oldest = Math.min(...entries.map((e) => Date.parse(e.createdAt)).filter(Number.isFinite));
+        const shortfalls =
+          entries.length > 0 && Number.isFinite(oldest) ? this.audit.feeShortfallsSince(oldest) : new Map();
         return ok({
           type: 'transactions',
-          // Without the resolution requests that never left: a gateway down for an hour leaves hundreds of them,
-          // which would push every payment off the list (the status bar and the audit log report recovery).
-          transactions: this.deps.journal
-            .list({ limit: a.limit ?? 50, unsentAttempts: false })
-            .map((e) => this.summarise(e)),
+          transactions: entries.map((e) => this.summarise(e, shortfalls)),
         });
+      }
       case 'refund':
         return ok(
           await this.run(
@@ -478,7 +482,10 @@ export class OperatorDesk {
    * a refund or void of it sends, in the unit the operator machine counts in and the panel reads a typed refund amount
    * in (see {@link operatorAmount}); any other entry shows the amount it requested, as journaled.
    */
-  private summarise(e: JournalEntry): TransactionSummary {
+  private summarise(
+    e: JournalEntry,
+    shortfalls: ReadonlyMap<string, { minor: number; currency: string }> = new Map(),
+  ): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
     const o =
       (e.state === 'approved' || resolvedStanding(e)) && e.transactionId ? this.find(e.transactionId) : null;
@@ -496,6 +503,7 @@ export class OperatorDesk {
             text: formatMoney(shown.minor, shown.currency, locale),
           }
         : undefined;
+    const short = e.service === 'capture' && e.transactionId ? shortfalls.get(e.transactionId) : undefined;
     return {
       transactionId: e.transactionId ?? e.referencedTransactionId ?? `entry-${e.id}`,
       service: e.service,
@@ -511,6 +519,15 @@ export class OperatorDesk {
             ? `${e.state} (${e.resolution})`
             : e.state,
       ...(amount ? { amount } : {}),
+      ...(short
+        ? {
+            shortfall: {
+              minor: short.minor,
+              currency: short.currency,
+              text: formatMoney(short.minor, short.currency, locale),
+            },
+          }
+        : {}),
       ...(e.maskedPan ? { maskedPan: e.maskedPan } : {}),
       at: e.createdAt,
       allowed,

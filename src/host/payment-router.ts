@@ -21,6 +21,7 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { CAPTURE_UNRESOLVED, INCREMENT_UNRESOLVED, refusalPasses } from '../vocabulary/services.js';
+import type { FeeShortfall } from './audit-trail.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
 import { isRiskDeclined, type PaymentService, type SubmitRecord } from './payments.js';
@@ -95,6 +96,12 @@ export class PaymentRouter {
        * is logged there). Absent: nothing is recorded.
        */
       ticketPaid?: (payment: Omit<TicketPayment, 'paidAtMs'>) => void;
+      /**
+       * A capture approved for less than its customer owes (`ServiceRequest.owedMinor`): records the shortfall for the
+       * operator, in the transaction of the capture's outcome (the host's audit log; no card data). Absent: nothing is
+       * recorded.
+       */
+      feeShortfall?: (shortfall: FeeShortfall) => void;
     },
   ) {}
 
@@ -142,8 +149,9 @@ export class PaymentRouter {
    *   capture's timeout void then leaves the authorization held with nobody to release it.
    * So recovery is asked for an attempt now; resolved, the request goes as usual (built from what the journal counts
    * then). Still unresolved, it is held back, unsent, as refused for now (INCREMENT_UNRESOLVED, CAPTURE_UNRESOLVED:
-   * refusals that pass): a reversal that gives the authorization up is sent again later by a follow-up, as for any
-   * refusal that passes. Undefined: nothing held it back.
+   * refusals that pass): a reversal that gives the authorization up (`releases`, or one of a tap-and-go hold: an
+   * exit's release after its capture's outcome was lost) is sent again by a follow-up written now, which the host runs
+   * as soon as that follow-on is resolved. Undefined: nothing held it back.
    */
   private async followOnHeldBack(request: FlowRequest): Promise<SubmitOutcome | undefined> {
     const authorization = request.original?.transactionId;
@@ -167,13 +175,17 @@ export class PaymentRouter {
         { transactionId: authorization, service: request.service, unresolved: unresolved.map((e) => e.id) },
         `held back: a ${service} of the authorization is unresolved`,
       );
-      if (request.service === 'reversal' && request.releases === true)
+      // The release is decided, and nothing journals a request held back: written as a follow-up, it is sent once
+      // the follow-on is resolved (the host runs it then: TerminalHost.holdAfterResolution), after a restart too. A
+      // tap-and-go hold's reversal as well: its expiry watch sends again only the refusals the journal holds, and
+      // would leave this one until the hold's expiry.
+      if (request.service === 'reversal' && (request.releases === true || this.deps.holds.has(authorization)))
         reverseLater(
           this.obligations(),
           authorization,
           request.original?.gatewayId,
           request,
-          `released by its session while a ${service} of it was unresolved: sent again later`,
+          `released while a ${service} of it was unresolved: sent once that is resolved`,
           this.deps.now().getTime() + this.deps.config.journal.resolutionRetryMs,
         );
       return { kind: 'rejected', transactionId: authorization, reason };
@@ -285,6 +297,7 @@ export class PaymentRouter {
     }
     if (outcome.kind !== 'approved') return;
     if (request.service === 'sale') this.ticketPaid(request, entry.transactionId);
+    if (request.service === 'capture') this.shortfallOf(request, entry, outcome);
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
     if (!original) return;
@@ -317,6 +330,32 @@ export class PaymentRouter {
       // stands is read from the journal's entry when the ticket comes back.
       amountMinor: request.amountMinor,
       currency: request.currency,
+    });
+  }
+
+  /**
+   * An approved capture that took less than its customer owes (`owedMinor`: a tap-and-go exit whose increment was not
+   * approved captures what the hold covers, or the gateway took less than was asked): the fee less what the capture
+   * took is lost to the operator unless someone collects it, so it is recorded in the capture outcome's transaction (a
+   * crash cannot separate the two). A record that cannot be written is logged there, never a reason to lose the
+   * capture's outcome.
+   */
+  private shortfallOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
+    const owed = request.owedMinor;
+    // A converted capture's answer is in the card's currency: the fee is the local price (no model converts a fee it
+    // may capture short).
+    if (owed === undefined || request.dcc !== undefined || outcome.kind !== 'approved') return;
+    const captured = outcome.amountMinor ?? request.amountMinor;
+    if (owed <= captured || entry.transactionId === undefined) return;
+    this.deps.feeShortfall?.({
+      captureTransactionId: entry.transactionId,
+      ...(request.original?.transactionId !== undefined
+        ? { authorizationTransactionId: request.original.transactionId }
+        : {}),
+      owedMinor: owed,
+      capturedMinor: captured,
+      currency: request.currency,
+      reason: request.amountMinor < owed ? 'INCREMENTAL_NOT_APPROVED' : 'CAPTURED_LESS_THAN_ASKED',
     });
   }
 

@@ -87,7 +87,7 @@ import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 import { AltPaymentDesk } from './alt-payment-desk.js';
-import { AuditTrail } from './audit-trail.js';
+import { AuditTrail, type FeeShortfall } from './audit-trail.js';
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
 import { SpeechOutput } from './speech-output.js';
@@ -361,6 +361,7 @@ export class TerminalHost implements TerminalApi {
           : this.holdAfterResolution(tx),
       changed: () => this.changed(),
       ticketPaid: (p) => recordTicketPaid(p),
+      feeShortfall: (s) => this.feeShortfall(s),
     });
     this.audit = new AuditTrail(new AuditStore(journal), logger.child({ component: 'audit' }));
     this.links = new LinkDesk({
@@ -1031,9 +1032,16 @@ export class TerminalHost implements TerminalApi {
    * of it whose outcome was unknown, say), or by the answer to a reversal whose machine had stopped waiting for it
    * (PaymentRouter's `reversalRefusedUnwaited`): the hold ends by the journal's rules. Closed (dropped) when the
    * journal shows the authorization settled; back under expiry watch when nothing is settling it any more (an exit may
-   * claim it again; an expired hold is reversed again at once, after the refused reversal).
+   * claim it again; an expired hold is reversed again at once, after the refused reversal). The authorization's open
+   * follow-ups run first, at once: a release decided while that entry was unresolved waits for nothing else.
    */
   private holdAfterResolution(transactionId: string): void {
+    // A release decided while that follow-on was unresolved (a follow-up: PaymentRouter) goes now, not at its next due
+    // time nor at the hold's expiry. At start, recovery's own settle runs every follow-up.
+    if (this.runtime !== undefined)
+      this.openAuthorizations
+        .runFollowUpsOf(transactionId)
+        .catch((err: unknown) => this.logger.error({ err, transactionId }, 'follow-up run failed'));
     const hold = this.holds.get(transactionId);
     if (!hold) return;
     if (this.journal.authorizationSettled(transactionId)) {
@@ -1064,6 +1072,29 @@ export class TerminalHost implements TerminalApi {
           ? { minor: item.amountMinor, currency: item.currency }
           : undefined,
       at: item.at,
+    });
+  }
+
+  /**
+   * A fee not collected in full (the router, in the capture outcome's transaction): the audit log keeps it, in that
+   * transaction; the operator status shows it, as what recovery leaves for the operator.
+   */
+  private feeShortfall(s: FeeShortfall): void {
+    this.audit.feeShortfall(s);
+    this.logger.warn(
+      {
+        transactionId: s.captureTransactionId,
+        reason: s.reason,
+        shortfallMinor: s.owedMinor - s.capturedMinor,
+      },
+      'fee not collected in full: the shortfall is recorded for the operator',
+    );
+    this.board.note({
+      transactionId: s.captureTransactionId,
+      service: 'capture',
+      resolution: `fee-shortfall (${s.reason}, operator action needed)`,
+      amount: { minor: s.owedMinor - s.capturedMinor, currency: s.currency },
+      at: this.now().toISOString(),
     });
   }
 

@@ -16,7 +16,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * `link-paid`, `link-deactivate`, `link-reactivate` a payment link of the terminal paid, made INACTIVE (after payment,
  * cancel, timeout, recovery or by the operator) or made ACTIVE again; `fleet-command` a command of the fleet (MQTT)
  * carried out or refused (its id the subject, the command and its code in the record); `key-rotate` the at-rest key
- * replaced (`offline rotate-key`), with how many sealed values were sealed again.
+ * replaced (`offline rotate-key`), with how many sealed values were sealed again; `fee-shortfall` a capture that took
+ * less than its customer owed (a tap-and-go exit whose increment was not approved), written by the terminal with the
+ * capture's outcome: the fee, what was captured and the shortfall, for the operator to collect or write off.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -38,6 +40,7 @@ export const AUDIT_ACTIONS = [
   'link-reactivate',
   'fleet-command',
   'key-rotate',
+  'fee-shortfall',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

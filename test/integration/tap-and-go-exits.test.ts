@@ -18,6 +18,9 @@ import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-ha
  *   capture it again (no blind resend, DESIGN.md rule 2) — it is a hold being settled, as one whose reversal is unknown;
  * - the first exit was paid by phone and the reversal of the hold was refused: the stay is paid, its hold is only to be
  *   released, and the second exit must not charge it again.
+ * And the release an exit decided while its capture's outcome was unknown: it goes as soon as recovery resolves that
+ * capture (voided: the whole authorization reversed; found standing: nothing, the gateway released the rest), after a
+ * restart too — not at the hold's expiry, up to the maximum stay later.
  */
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -32,19 +35,25 @@ interface Lane {
   sandbox: Sandbox;
   clock: ParkingClock;
   host: TerminalHost;
+  /** The terminal's directory (its journal database). */
+  cwd: string;
 }
 
 /**
  * A tap-and-go terminal, started, with a parking clock of its own. `payByPhone`: the exit offers the phone beside the
- * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox.
+ * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox. `restart`:
+ * the terminal starts again on the journal, the standalone sandbox and the clock of an earlier lane.
  */
-async function lane(options: { payByPhone?: boolean } = {}): Promise<Lane> {
+async function lane(options: { payByPhone?: boolean; restart?: Lane } = {}): Promise<Lane> {
   const embedded = options.payByPhone === true;
-  const standalone = embedded ? undefined : await startSandbox({ logger: silentLogger() });
-  if (standalone) cleanups.push(() => standalone.close());
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-exits-'));
-  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
-  const clock = new ParkingClock();
+  const earlier = options.restart;
+  const standalone = embedded
+    ? undefined
+    : (earlier?.sandbox ?? (await startSandbox({ logger: silentLogger() })));
+  if (standalone && !earlier) cleanups.push(() => standalone.close());
+  const cwd = earlier?.cwd ?? mkdtempSync(join(tmpdir(), 'pt-tap-exits-'));
+  if (!earlier) cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const clock = earlier?.clock ?? new ParkingClock();
   const config = modelConfig('tap-and-go', {
     tariff: { tapAndGoHoldMinor: 598 },
     ...(embedded ? { links: { payByPhone: { models: ['tap-and-go'] } } } : {}),
@@ -60,7 +69,7 @@ async function lane(options: { payByPhone?: boolean } = {}): Promise<Lane> {
   await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
   const sandbox = standalone ?? host.sandbox;
   if (!sandbox) throw new Error('no sandbox');
-  return { sandbox, clock, host };
+  return { sandbox, clock, host, cwd };
 }
 
 /** A car enters with the n2-contact card; returns its hold's id (the pre-authorization's transactionId). */
@@ -136,7 +145,7 @@ describe('tap-and-go: the card tapped at the exit again while the first exit’s
     await sendEvent(host, { type: 'DONE' });
     await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
 
-    // The gateway answers again: recovery voids the capture, and the hold is the watch's again (not settled).
+    // The gateway answers again: recovery voids the capture, and the exit's release of the hold goes then.
     await fetch(new URL('/__sandbox/faults', sandbox.url), { method: 'DELETE' });
     await until(
       () => !host.journal.referencing(holdId).some((e) => e.service === 'capture' && e.state === 'unknown'),
@@ -148,7 +157,8 @@ describe('tap-and-go: the card tapped at the exit again while the first exit’s
         .transactions.filter((t) => t.kind === 'capture')
         .map((t) => t.voided),
     ).toEqual([true]);
-    expect(host.holds.has(holdId)).toBe(true);
+    await until(() => !host.holds.has(holdId), 'the hold released');
+    expect(sentFor(host, holdId).filter((e) => e.startsWith('reversal'))).toEqual(['reversal:approved']);
   }, 60_000);
 });
 
@@ -284,5 +294,186 @@ describe('tap-and-go: the card tapped at the exit again after its capture was fo
       amount: again.customer.amount?.minor,
     }).toEqual({ screen: 'approved', reason: 'ALREADY_PAID', amount: 300 });
     expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toHaveLength(1);
+  }, 60_000);
+});
+
+describe('tap-and-go: an exit whose capture outcome is unknown, once recovery resolves that capture', () => {
+  /**
+   * A car enters and exits after 45 minutes; the exit's capture reaches the gateway and its answer is lost, and every
+   * timeout void of it is lost too until the faults are cleared: the exit releases the hold and collects nothing, but
+   * that release is held back while the capture is unresolved.
+   */
+  async function exitWithCaptureUnresolved(l: Lane): Promise<string> {
+    const { sandbox, clock, host } = l;
+    const holdId = await enter(host);
+    sandbox.scheduleFaults([
+      { kind: 'reset-after-commit', path: '/captures' },
+      ...Array.from({ length: 400 }, () => ({ kind: 'reset-before-commit' as const, path: '/pts/v2/voids' })),
+    ]);
+    clock.offsetMs = STAY_MS;
+    const exit = await tapAtExit(host, 'the exit');
+    expect(exit.customer.screen).toBe('error');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    expect(sentFor(host, holdId).filter((e) => !e.startsWith('timeout-void'))).toEqual(['capture:unknown']);
+    return holdId;
+  }
+
+  /** What the gateway and the terminal hold of the authorization `waitMs` after the capture was resolved. */
+  async function afterResolution(l: Lane, holdId: string, waitMs = 3_000) {
+    const { sandbox, host } = l;
+    await until(
+      () => !host.journal.referencing(holdId).some((e) => e.service === 'capture' && e.state === 'unknown'),
+      'the capture resolved',
+    );
+    const deadline = Date.now() + waitMs;
+    while (Date.now() < deadline && host.holds.has(holdId)) await new Promise((res) => setTimeout(res, 20));
+    const auth = sandbox.ledger().transactions.find((t) => t.transactionId === holdId);
+    return {
+      captures: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => ({ captured: t.amounts.captured, voided: t.voided })),
+      heldAtGateway: auth
+        ? auth.amounts.authorized - auth.amounts.captured - auth.amounts.reversed
+        : undefined,
+      reversals: sentFor(host, holdId).filter((e) => e.startsWith('reversal')),
+      holdOpen: host.holds.has(holdId),
+      followUpsOpen: host.followUps.open().filter((f) => f.authorizationTransactionId === holdId).length,
+    };
+  }
+
+  it('voided: reverses the whole authorization at once, not at the expiry of the hold', async () => {
+    const l = await lane();
+    const holdId = await exitWithCaptureUnresolved(l);
+    // The exit's decision to release the hold is durable already (the journal database), before anything resolves.
+    expect(l.host.followUps.open().map((f) => [f.authorizationTransactionId, f.amountMinor])).toEqual([
+      [holdId, 598],
+    ]);
+
+    await fetch(new URL('/__sandbox/faults', l.sandbox.url), { method: 'DELETE' });
+    expect(await afterResolution(l, holdId)).toEqual({
+      captures: [{ captured: 300, voided: true }],
+      heldAtGateway: 0,
+      reversals: ['reversal:approved'],
+      holdOpen: false,
+      followUpsOpen: 0,
+    });
+  }, 60_000);
+
+  it('found standing: sends no reversal (the gateway released the rest with the capture) and closes the hold', async () => {
+    const l = await lane();
+    const holdId = await exitWithCaptureUnresolved(l);
+    // The timeout void that gets through is refused NOT_VOIDABLE (the processor's cut-off passed): the capture stands.
+    const send = l.host.gateway.send.bind(l.host.gateway);
+    l.host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'timeout-void') return send(...args);
+      return {
+        kind: 'rejected',
+        reason: 'NOT_VOIDABLE',
+        details: [],
+        httpStatus: 400,
+        body: { status: 'INVALID_REQUEST', reason: 'NOT_VOIDABLE' },
+      };
+    };
+    await fetch(new URL('/__sandbox/faults', l.sandbox.url), { method: 'DELETE' });
+    expect(await afterResolution(l, holdId)).toEqual({
+      captures: [{ captured: 300, voided: false }],
+      heldAtGateway: 0,
+      reversals: [],
+      holdOpen: false,
+      followUpsOpen: 0,
+    });
+  }, 60_000);
+
+  it('voided after a restart: the next start reverses the whole authorization before the first card', async () => {
+    const first = await lane();
+    const holdId = await exitWithCaptureUnresolved(first);
+    await first.host.close();
+    await fetch(new URL('/__sandbox/faults', first.sandbox.url), { method: 'DELETE' });
+
+    const again = await lane({ restart: first });
+    expect(await afterResolution(again, holdId, 0)).toEqual({
+      captures: [{ captured: 300, voided: true }],
+      heldAtGateway: 0,
+      reversals: ['reversal:approved'],
+      holdOpen: false,
+      followUpsOpen: 0,
+    });
+  }, 60_000);
+});
+
+describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is declined', () => {
+  it('captures the hold and records the shortfall for the operator, in the journal database, without card data', async () => {
+    const { sandbox, clock, host } = await lane();
+    const holdId = await enter(host);
+    // 180 minutes cost 9.00: the increment of 3.02 beyond the 5.98 hold is declined (the sandbox declines an amount
+    // ending in 02), and the capture takes the 5.98 the hold covers.
+    clock.offsetMs = 180 * 60_000;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({
+      screen: exit.customer.screen,
+      amount: exit.customer.amount?.minor,
+      reason: reasonOf(host),
+      sent: sentFor(host, holdId),
+      captured: sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured),
+    }).toEqual({
+      screen: 'approved',
+      amount: 598,
+      reason: 'INCREMENTAL_NOT_APPROVED',
+      sent: ['incremental:declined', 'capture:approved'],
+      captured: [598],
+    });
+    const capture = host.journal.referencing(holdId).find((e) => e.service === 'capture');
+
+    // The durable fact: the audit log of the journal database, written with the capture's outcome.
+    const records = host.audit.list({}).filter((r) => r.action === 'fee-shortfall');
+    expect(
+      records.map((r) => ({
+        actor: r.actor,
+        subject: r.subject,
+        result: r.result,
+        code: r.code,
+        details: r.details,
+      })),
+    ).toEqual([
+      {
+        actor: 'system',
+        subject: capture?.transactionId,
+        result: 'refused',
+        code: 'INCREMENTAL_NOT_APPROVED',
+        details: {
+          authorizationTransactionId: holdId,
+          owedMinor: 900,
+          capturedMinor: 598,
+          shortfallMinor: 302,
+          currency: host.config.terminal.currency,
+        },
+      },
+    ]);
+    expect(JSON.stringify(records)).not.toMatch(/\d{6}\*+\d{4}|\d{13,19}/);
+
+    // The operator's status shows it, as what recovery left for the operator is shown.
+    expect(
+      host
+        .status()
+        .recovery.resolved.filter((i) => i.resolution.startsWith('fee-shortfall'))
+        .map((i) => ({ transactionId: i.transactionId, service: i.service, amount: i.amount?.minor })),
+    ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', amount: 302 }]);
+
+    // Operator mode's transaction list states it on the capture, read from the journal database (after a restart too).
+    const listed = await host.operator({
+      pin: host.generatedOperatorPin ?? '',
+      action: { type: 'transactions' },
+    });
+    const summaries = listed.ok && listed.value.type === 'transactions' ? listed.value.transactions : [];
+    expect(
+      summaries
+        .filter((t) => t.shortfall !== undefined)
+        .map((t) => ({ transactionId: t.transactionId, service: t.service, shortfall: t.shortfall?.minor })),
+    ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', shortfall: 302 }]);
   }, 60_000);
 });

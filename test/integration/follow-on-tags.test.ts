@@ -12,6 +12,7 @@ import { createTerminalHost, openTerminalHost, type TerminalHost } from '../../s
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type LedgerRequest, type Sandbox } from '../../src/sandbox/index.js';
 import { sendEvent, waitForScreens } from './host-harness.js';
+import { refusedUnprocessed } from './models-harness.js';
 
 const MIN = 60_000;
 const open: Array<{ close(): Promise<void> }> = [];
@@ -58,13 +59,7 @@ function processorDownForFirstReversal(host: TerminalHost): string[] {
     const [prepared] = args;
     if (prepared.service !== 'reversal' || refused.length > 0) return sendToGateway(...args);
     refused.push(prepared.service);
-    return {
-      kind: 'rejected',
-      reason: 'PROCESSOR_UNAVAILABLE',
-      details: [],
-      httpStatus: 400,
-      body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
-    };
+    return refusedUnprocessed('PROCESSOR_UNAVAILABLE');
   };
   return refused;
 }

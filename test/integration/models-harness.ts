@@ -10,6 +10,7 @@ import { resolutionFor } from '../../src/flows/services.js';
 import type { TransactionRequest, TransactionResult } from '../../src/flows/transaction.js';
 import { describeView, screenOf } from '../../src/flows/view.js';
 import type { ParkingModel, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import type { Outcome } from '../../src/gateway/index.js';
 import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -629,4 +630,15 @@ export async function insertTicket(host: TerminalHost, ticket: string): Promise<
   await sendEvent(host, { type: 'START' });
   await sendEvent(host, { type: 'ENTER_TICKET', ticket });
   return waitForScreen(host, (s) => ['confirm', 'approved'].includes(s.customer.screen), 'fee or paid exit');
+}
+
+/** The gateway's answer refusing a request unprocessed (400 INVALID_REQUEST with `reason`): nothing moved. */
+export function refusedUnprocessed(reason: string): Outcome {
+  return {
+    kind: 'rejected',
+    reason,
+    details: [],
+    httpStatus: 400,
+    body: { status: 'INVALID_REQUEST', reason },
+  };
 }

@@ -8,7 +8,7 @@ import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-hos
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { hostedPageAnswer } from './link-harness.js';
-import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
 
 /**
  * The same card tapped at a tap-and-go exit again after an exit that did not end its hold, on a real host against the
@@ -170,13 +170,7 @@ describe('tap-and-go: the card tapped at the exit again after its stay was paid 
     const send = host.gateway.send.bind(host.gateway);
     host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
       if (args[0].service !== 'reversal') return send(...args);
-      return {
-        kind: 'rejected',
-        reason: 'INVALID_DATA',
-        details: [],
-        httpStatus: 400,
-        body: { status: 'INVALID_REQUEST', reason: 'INVALID_DATA' },
-      };
+      return refusedUnprocessed('INVALID_DATA');
     };
 
     clock.offsetMs = STAY_MS;
@@ -265,13 +259,7 @@ describe('tap-and-go: the card tapped at the exit again after its capture was fo
     const send = host.gateway.send.bind(host.gateway);
     host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
       if (args[0].service !== 'timeout-void') return send(...args);
-      return {
-        kind: 'rejected',
-        reason: 'NOT_VOIDABLE',
-        details: [],
-        httpStatus: 400,
-        body: { status: 'INVALID_REQUEST', reason: 'NOT_VOIDABLE' },
-      };
+      return refusedUnprocessed('NOT_VOIDABLE');
     };
     clock.offsetMs = STAY_MS;
     await tapAtExit(host, 'the first exit');
@@ -368,13 +356,7 @@ describe('tap-and-go: an exit whose capture outcome is unknown, once recovery re
     const send = l.host.gateway.send.bind(l.host.gateway);
     l.host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
       if (args[0].service !== 'timeout-void') return send(...args);
-      return {
-        kind: 'rejected',
-        reason: 'NOT_VOIDABLE',
-        details: [],
-        httpStatus: 400,
-        body: { status: 'INVALID_REQUEST', reason: 'NOT_VOIDABLE' },
-      };
+      return refusedUnprocessed('NOT_VOIDABLE');
     };
     await fetch(new URL('/__sandbox/faults', l.sandbox.url), { method: 'DELETE' });
     expect(await afterResolution(l, holdId)).toEqual({

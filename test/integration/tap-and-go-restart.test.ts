@@ -13,7 +13,7 @@ import { CATALOGUES } from '../../src/i18n/index.js';
 import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
 
 /**
  * A tap-and-go terminal interrupted between the outcome that settles a hold's authorization (the exit's capture, the
@@ -482,13 +482,7 @@ describe('tap-and-go: a hold whose expiry reversal is refused after the watch st
           'the expiry watch giving up on its reversal',
         );
         events.push('reversal refused');
-        return {
-          kind: 'rejected',
-          reason: 'PROCESSOR_UNAVAILABLE',
-          details: [],
-          httpStatus: 400,
-          body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
-        };
+        return refusedUnprocessed('PROCESSOR_UNAVAILABLE');
       }
       const outcome = await send(...args);
       events.push(`reversal ${outcome.kind}`);
@@ -754,13 +748,7 @@ describe('tap-and-go: a restart between an exit’s approved increment and its c
     const send = first.gateway.send.bind(first.gateway);
     first.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
       if (args[0].service !== 'capture') return send(...args);
-      return {
-        kind: 'rejected',
-        reason: 'PROCESSOR_UNAVAILABLE',
-        details: [],
-        httpStatus: 400,
-        body: { status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' },
-      };
+      return refusedUnprocessed('PROCESSOR_UNAVAILABLE');
     };
     const restore = holdCloseNeverRuns();
     try {

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log/index.js';
-import type { FleetKey } from './command-signature.js';
+import { signCommand, type FleetKey } from './command-signature.js';
 import type { FleetConfig } from './connection.js';
 import type { FleetTerminal } from './terminal.js';
 
@@ -133,5 +133,60 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
       expect(replies, payload).toMatchObject([{ ok: false, code: 'BAD_COMMAND' }]);
       expect(audits, payload).toMatchObject([{ result: 'refused', code: 'BAD_COMMAND' }]);
     }
+  });
+});
+
+describe('the fleet link under a command that takes long', () => {
+  it('closes within its time limit while a command is still running (a recovery waiting for the gateway)', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let started = (): void => undefined;
+    const running = new Promise<void>((r) => (started = r));
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: () => undefined,
+      // rerun-recovery while the gateway is down: recovery retries until the gateway answers, or the host stops it.
+      execute: () => {
+        started();
+        return new Promise(() => undefined);
+      },
+      audit: () => undefined,
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const now = Date.now();
+    const command = signCommand(
+      {
+        v: 1,
+        id: 'rerun-1',
+        terminalId: 'PT000001',
+        command: 'rerun-recovery',
+        args: {},
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      KEY,
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    await running;
+    // The terminal's stop closes the fleet link before the host: a close that waited for the command would wait for
+    // the host's stop, which waits for it.
+    const closing = Date.now();
+    const closed = await Promise.race([
+      link.close(200).then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), 5_000)),
+    ]);
+    expect(closed).toBe(true);
+    expect(Date.now() - closing).toBeLessThan(1_000);
   });
 });

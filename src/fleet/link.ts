@@ -296,8 +296,10 @@ export class FleetLink {
   }
 
   /**
-   * Stops the link: `offline` published (retained) when connected, then the connection closed. The terminal's own
-   * close does not wait on a broker that is away for more than `timeoutMs`.
+   * Stops the link: the command running given `timeoutMs` to finish and be answered, `offline` published (retained)
+   * when connected, then the connection closed. The terminal's own close waits no longer than `timeoutMs` for either:
+   * a command may run until the host stops (`rerun-recovery` retries while the gateway is down), and the host stops
+   * after the link. A command left running has its id claimed: a redelivery is answered `DUPLICATE`, never run again.
    */
   async close(timeoutMs = 2_000): Promise<void> {
     if (this.closed) return;
@@ -305,7 +307,12 @@ export class FleetLink {
     clearInterval(this.heartbeatTimer);
     this.stopEvents();
     this.backoff.stop();
-    await this.commandChain;
+    let commandTimer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.commandChain,
+      new Promise<void>((r) => (commandTimer = setTimeout(r, timeoutMs))),
+    ]);
+    clearTimeout(commandTimer);
     const done = new Promise<void>((resolve) => {
       if (!this.client.connected) {
         this.client.end(true, {}, () => resolve());

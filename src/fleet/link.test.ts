@@ -190,3 +190,57 @@ describe('the fleet link under a command that takes long', () => {
     expect(Date.now() - closing).toBeLessThan(1_000);
   });
 });
+
+describe('what the fleet link keeps of a reply', () => {
+  it('keeps the reply as published, without card data, for a redelivery to repeat', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    const kept: Array<Record<string, unknown>> = [];
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: (_id, reply) => void kept.push(reply),
+      // The schema's error names an unknown key as it came: here a card number pasted into the configuration.
+      execute: () =>
+        Promise.resolve({
+          ok: false,
+          code: 'CONFIG_INVALID',
+          message: 'the configuration of the command: unknown key "4111111111111111"',
+        }),
+      audit: () => undefined,
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const now = Date.now();
+    const command = signCommand(
+      {
+        v: 1,
+        id: 'apply-1',
+        terminalId: 'PT000001',
+        command: 'apply-config',
+        args: { config: { '4111111111111111': 1 } },
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      KEY,
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    await link.close();
+    const published = fake.published.filter((p) => p.topic.endsWith('/replies'));
+    expect(published).toHaveLength(1);
+    expect(published[0]!.payload).not.toContain('4111111111111111');
+    // finishCommand writes it to the journal database (fleet_commands): no card data in SQLite in clear (rule 4).
+    expect(kept).toHaveLength(1);
+    expect(JSON.stringify(kept[0])).not.toContain('4111111111111111');
+    expect(kept[0]).toMatchObject({ ok: false, code: 'CONFIG_INVALID' });
+  });
+});

@@ -165,6 +165,11 @@ export class FleetLink {
       .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
   }
 
+  /**
+   * Publishes a reply, redacted of card data, and returns it as published: what the journal keeps of it for a
+   * redelivery (`finishCommand`, fleet_commands) is what crossed the broker, never the text before its redaction (a
+   * message may echo the command's input, e.g. the schema's error naming an unknown key).
+   */
   private reply(reply: Omit<CommandReply, 'v' | 'terminalId' | 'at'>): CommandReply {
     const full: CommandReply = {
       v: 1,
@@ -178,7 +183,7 @@ export class FleetLink {
     const published =
       full.id !== null && COMMAND_UUID.test(full.id) ? { ...redacted, id: full.id } : redacted;
     this.publish(this.topics.replies, JSON.stringify(published), { qos: 1 });
-    return full;
+    return published;
   }
 
   private refuse(...[id, command, code, message]: Refusal): void {

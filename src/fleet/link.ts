@@ -1,7 +1,9 @@
 import type { MqttClient } from 'mqtt';
 import { redactValue, type Logger } from '../log/index.js';
 import { checkCommand, readFleetKey, type FleetKey } from './command-signature.js';
-import { connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
+import { ConfigError } from '../config/index.js';
+import { SecretFileError } from '../config/secret-file.js';
+import { brokerOptions, connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
 import {
   FLEET_COMMANDS,
   signedCommandSchema,
@@ -33,6 +35,33 @@ export interface FleetLinkOptions {
   now?: () => Date;
   /** The fleet key, when the caller read it already (the simulated fleet shares one); else `config.commandKeyFile`. */
   key?: FleetKey;
+}
+
+/**
+ * Reads every file the fleet link of `config` reads when it starts — the broker's CA, the client certificate and key,
+ * the user name and password, the fleet key — with the readers {@link FleetLink.start} uses, so that a configuration
+ * the fleet applies is refused rather than restarted into a start that fails (or into a link no command can reach).
+ * Paths as the start sees them (resolved by the caller).
+ * @throws ConfigError or SecretFileError naming the key and the file.
+ */
+export function checkFleetFiles(config: FleetConfig): void {
+  brokerOptions(config);
+  const file = config.commandKeyFile;
+  if (file === undefined) return;
+  try {
+    readFleetKey(file);
+  } catch (e) {
+    if (e instanceof SecretFileError) throw e;
+    // A key of another kind, too short, or a PEM node:crypto cannot read.
+    const detail = e instanceof Error ? e.message : String(e);
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      detail.startsWith('fleet.commandKeyFile') ? detail : `fleet.commandKeyFile: ${file}: ${detail}`,
+      file,
+      'fleet.commandKeyFile',
+      { cause: e },
+    );
+  }
 }
 
 /**

@@ -1,6 +1,6 @@
 import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { silentLogger } from '../log/index.js';
@@ -13,7 +13,7 @@ afterEach(async () => {
   while (hosts.length > 0) await hosts.pop()?.close();
 });
 
-const FLEET = { url: 'mqtts://broker.invalid:8883', heartbeatSeconds: 5 };
+const FLEET = { url: 'mqtts://broker.invalid:8883', heartbeatSeconds: 5, commandKeyFile: 'fleet.key' };
 
 async function fleetTerminal(): Promise<{
   host: TerminalHost;
@@ -23,6 +23,9 @@ async function fleetTerminal(): Promise<{
 }> {
   const cwd = mkdtempSync(join(tmpdir(), 'pt-fleet-host-'));
   const file = join(cwd, 'config.json');
+  writeFileSync(join(cwd, 'fleet.key'), 'a shared fleet key of at least thirty-two characters', {
+    mode: 0o600,
+  });
   const input = { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET };
   writeFileSync(file, JSON.stringify(input));
   const host = await createTerminalHost(parseConfig(input), { logger: silentLogger(), cwd });
@@ -106,6 +109,38 @@ describe('the terminal under the fleet', () => {
     expect(
       host.audit.list().filter((r) => r.action === 'configuration-change' && r.actor === 'fleet'),
     ).toMatchObject([{ subject: 'reader.sim.presentDelayMs', details: { from: 50, to: 60 } }]);
+    fleet.close();
+  });
+
+  it('refuses a configuration its fleet link could not start with, or one without the fleet key', async () => {
+    // Accepted, such a configuration restarts the terminal into a start that fails (exit 2, started again and again by
+    // the service manager), or into a link that takes no command: out of the fleet's reach until someone comes by.
+    const { fleet, file, restarts } = await fleetTerminal();
+    const before = readFileSync(file, 'utf8');
+    writeFileSync(join(dirname(file), 'short.key'), 'too short for an HMAC key', { mode: 0o600 });
+    const { commandKeyFile: _, ...keyless } = FLEET;
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['fleet.caFile', { ...FLEET, caFile: 'no-such-ca.pem' }],
+      ['fleet.usernameFile', { ...FLEET, usernameFile: 'no-such.user' }],
+      ['fleet.commandKeyFile', { ...FLEET, commandKeyFile: 'short.key' }],
+      ['fleet.commandKeyFile', keyless],
+    ];
+    for (const [key, section] of cases) {
+      const outcome = await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: section },
+      });
+      expect(outcome, key).toMatchObject({
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining(key) as string,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(restarts).toEqual([]);
+    // The same configuration with files the link can read is applied.
+    const good = { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET };
+    expect(await fleet.execute('apply-config', { config: good })).toMatchObject({ ok: true });
+    expect(restarts).toHaveLength(1);
     fleet.close();
   });
 });

@@ -9,6 +9,7 @@ import {
   withSecretFilesResolved,
 } from '../config/secret-file.js';
 import {
+  checkFleetFiles,
   FleetLink,
   inMaintenanceWindow,
   type CommandOutcome,
@@ -285,18 +286,29 @@ export class HostFleetTerminal implements FleetTerminal {
     try {
       config = parseConfig(input, 'the configuration of the command');
       assertConfiguredSecretFiles(config, this.options.cwd);
+      // The files the fleet link reads at the start, read as it reads them: a CA, user name or fleet key it could not
+      // use would restart the terminal into a start that fails, again at each restart, out of the fleet's reach.
+      const fleet = withSecretFilesResolved(config, this.options.cwd).fleet;
+      if (fleet) checkFleetFiles(fleet);
     } catch (e) {
       if (e instanceof ConfigError || e instanceof SecretFileError)
         return { ok: false, code: 'CONFIG_INVALID', message: e.message };
       throw e;
     }
-    // A configuration without the fleet link would leave the terminal out of the operator's reach: refused here (a
-    // terminal's fleet link is removed on the terminal itself).
+    // A configuration without the fleet link, or without the fleet key (a link that takes no command), would leave the
+    // terminal out of the operator's reach: refused here (a terminal's fleet link is removed on the terminal itself).
     if (!config.fleet)
       return {
         ok: false,
         code: 'CONFIG_INVALID',
         message: 'the configuration of the command: "fleet": required when applied through the fleet',
+      };
+    if (config.fleet.commandKeyFile === undefined)
+      return {
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message:
+          'the configuration of the command: "fleet.commandKeyFile": required when applied through the fleet',
       };
     const file = this.options.configFile;
     if (!file)

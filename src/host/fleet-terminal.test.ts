@@ -143,4 +143,36 @@ describe('the terminal under the fleet', () => {
     expect(restarts).toHaveLength(1);
     fleet.close();
   });
+
+  it('refuses a configuration that moves the journal database or its at-rest key', async () => {
+    // Another journal forgets the stored offline payments (never forwarded), the command ids (the commands of the last
+    // minutes replayable), the audit log; another at-rest key cannot open the card data sealed in the journal, and the
+    // start refuses it (exit 2, at every restart). Both are moved on the terminal itself.
+    const { fleet, file, restarts } = await fleetTerminal();
+    const before = readFileSync(file, 'utf8');
+    for (const [key, change] of [
+      ['journal.path', { journal: { path: 'elsewhere/journal.db' } }],
+      ['offline.keyFile', { offline: { keyFile: 'elsewhere/offline.key' } }],
+    ] as const) {
+      const outcome = await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET, ...change },
+      });
+      expect(outcome, key).toMatchObject({
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining(key) as string,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(restarts).toEqual([]);
+    // The same files, named another way, are no move.
+    const same = { journal: { path: './var/../var/journal.db' }, offline: { keyFile: 'var/offline.key' } };
+    expect(
+      await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET, ...same },
+      }),
+    ).toMatchObject({ ok: true });
+    expect(restarts).toHaveLength(1);
+    fleet.close();
+  });
 });

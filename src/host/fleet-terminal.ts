@@ -310,6 +310,21 @@ export class HostFleetTerminal implements FleetTerminal {
         message:
           'the configuration of the command: "fleet.commandKeyFile": required when applied through the fleet',
       };
+    // The journal database and its at-rest key stay where they are: another journal forgets the stored offline
+    // payments (never forwarded), the command ids (the commands of the last minutes replayable) and the audit log;
+    // another key cannot open the card data sealed in the journal, and the start refuses it, at every restart. Both
+    // are moved on the terminal itself (`offline rotate-key` for the key).
+    const at = (p: string): string => resolve(this.options.cwd, p);
+    for (const [key, next, running] of [
+      ['journal.path', config.journal.path, this.host.config.journal.path],
+      ['offline.keyFile', config.offline.keyFile, this.host.config.offline.keyFile],
+    ] as const)
+      if (at(next) !== at(running))
+        return {
+          ok: false,
+          code: 'CONFIG_INVALID',
+          message: `the configuration of the command: "${key}": ${next} is not the running ${running}; moved on the terminal itself, not through the fleet`,
+        };
     const file = this.options.configFile;
     if (!file)
       return {

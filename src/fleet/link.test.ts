@@ -244,3 +244,20 @@ describe('what the fleet link keeps of a reply', () => {
     expect(kept[0]).toMatchObject({ ok: false, code: 'CONFIG_INVALID' });
   });
 });
+
+describe('the id a refusal names', () => {
+  it('is the command id only when it reads as one: an empty or non-ASCII id is answered and audited as null', async () => {
+    // The audit log refuses an empty subject: a refusal audited with the id "" was logged as an audit failure and
+    // left no record. Control characters and other text a stranger chose do not reach the audit log or the reply.
+    for (const id of ['', '\u001b[2J', 'commande-é', 'a b']) {
+      const { replies, audits } = await deliver(JSON.stringify({ v: 1, id }));
+      expect(replies, JSON.stringify(id)).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: null }]);
+      expect(audits, JSON.stringify(id)).toMatchObject([
+        { id: null, result: 'refused', code: 'BAD_COMMAND' },
+      ]);
+    }
+    // An id of the command's form is named, though the command is not one.
+    const { replies } = await deliver(JSON.stringify({ v: 1, id: 'cmd-7' }));
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: 'cmd-7' }]);
+  });
+});

@@ -7,6 +7,7 @@ import { brokerOptions, connectBroker, type FleetConfig, type ReconnectBackoff }
 import {
   FLEET_COMMANDS,
   signedCommandSchema,
+  unsignedCommandSchema,
   type CommandReply,
   type FleetCommandName,
   type FleetEvent,
@@ -239,8 +240,10 @@ export class FleetLink {
       } catch {
         return { refusal: [null, undefined, 'BAD_COMMAND', 'not a JSON command'] };
       }
-      const rawId = (parsed as { id?: unknown } | null)?.id;
-      id = typeof rawId === 'string' && rawId.length <= 128 ? rawId : null;
+      // Named in the refusal only when it reads as a command id by the schema's own rule: an empty id, which the audit
+      // log cannot record, or control characters a stranger chose, are not answered back or written down.
+      const rawId = unsignedCommandSchema.shape.id.safeParse((parsed as { id?: unknown } | null)?.id);
+      id = rawId.success ? rawId.data : null;
       // The schema bounds the nesting of the arguments (COMMAND_MAX_DEPTH) before anything walks them recursively.
       const result = signedCommandSchema.safeParse(parsed);
       if (!result.success) {

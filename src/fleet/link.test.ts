@@ -261,3 +261,58 @@ describe('the id a refusal names', () => {
     expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: 'cmd-7' }]);
   });
 });
+
+describe('a journal that cannot record the command id', () => {
+  it('answers FAILED and does not execute the command', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let executed = 0;
+    const audits: unknown[] = [];
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      // The journal's disk sync failed: it takes no more writes (the terminal goes out of service).
+      claimCommand: () => {
+        throw new Error('the journal takes no more writes');
+      },
+      finishCommand: () => undefined,
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: (entry) => void audits.push(entry),
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const now = Date.now();
+    const command = signCommand(
+      {
+        v: 1,
+        id: 'flush-1',
+        terminalId: 'PT000001',
+        command: 'flush-queue',
+        args: {},
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      KEY,
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    await link.close();
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null });
+    // `fleet send` waits for a reply: without one it says NO_REPLY, as though the terminal were away.
+    expect(replies).toMatchObject([{ ok: false, code: 'FAILED', id: 'flush-1' }]);
+    expect(audits).toMatchObject([{ id: 'flush-1', result: 'failed', code: 'FAILED' }]);
+    expect(executed).toBe(0);
+  });
+});

@@ -287,11 +287,27 @@ export class FleetLink {
     if ('refusal' in verified) return this.refuse(...verified.refusal);
     const { command, name } = verified;
     // At most once: the id is durable before anything is done; a redelivery finds it.
-    const claim = terminal.claimCommand({
-      id: command.id,
-      command: name,
-      expiresAtMs: Date.parse(command.expiresAt),
-    });
+    let claim: ReturnType<FleetTerminal['claimCommand']>;
+    try {
+      claim = terminal.claimCommand({
+        id: command.id,
+        command: name,
+        expiresAtMs: Date.parse(command.expiresAt),
+      });
+    } catch (err) {
+      // A journal that takes no more writes (a failed disk sync, a full disk): not executed, and said so — the
+      // operator's `fleet send` would otherwise wait for a reply and read the terminal as away.
+      this.options.logger.error({ err, id: command.id, command: name }, 'fleet command id not recorded');
+      terminal.audit({ id: command.id, command: name, result: 'failed', code: 'FAILED' });
+      this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'FAILED',
+        message: 'the command id could not be recorded in the journal; not executed',
+      });
+      return;
+    }
     if (!claim.fresh) {
       this.options.terminal.audit({ id: command.id, command: name, result: 'refused', code: 'DUPLICATE' });
       this.reply({

@@ -1,12 +1,16 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
+import { openJournal } from '../journal/index.js';
+import { saleEntry } from '../journal/testing/entries.js';
 import { silentLogger } from '../log/index.js';
 import { waitFor } from './drive.js';
 import { HostFleetTerminal } from './fleet-terminal.js';
-import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+import { createTerminalHost, openTerminalHost, type TerminalHost } from './terminal-host.js';
 
 const hosts: TerminalHost[] = [];
 afterEach(async () => {
@@ -175,4 +179,60 @@ describe('the terminal under the fleet', () => {
     expect(restarts).toHaveLength(1);
     fleet.close();
   });
+
+  it('answers rerun-recovery within its wait while the gateway is down, and recovery goes on', async () => {
+    // Recovery retries until the gateway answers. A reply that waited for it held every later command of the fleet
+    // (they run one after the other): no out-of-service, no restart, until the gateway came back.
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-fleet-host-'));
+    writeFileSync(join(cwd, 'fleet.key'), 'a shared fleet key of at least thirty-two characters', {
+      mode: 0o600,
+    });
+    writeFileSync(join(cwd, 'shared-secret'), `${SANDBOX_SHARED_SECRET}\n`, { mode: 0o600 });
+    mkdirSync(join(cwd, 'var'));
+    const left = openJournal(join(cwd, 'var', 'journal.db'));
+    left.markSent((await left.beginDurably(saleEntry('LEFT-IN-FLIGHT'))).id);
+    left.close();
+    const input = {
+      gateway: {
+        kind: 'remote',
+        baseUrl: `http://127.0.0.1:${await closedPort()}`,
+        auth: { method: 'http-signature', sharedSecretFile: 'shared-secret' },
+      },
+      journal: { resolutionRetryMs: 50 },
+      fleet: FLEET,
+    };
+    const host = await openTerminalHost(parseConfig(input), { logger: silentLogger(), cwd });
+    hosts.push(host);
+    void host.begin().catch(() => undefined);
+    const fleet = new HostFleetTerminal(host, {
+      configFile: undefined,
+      cwd,
+      logger: silentLogger(),
+      restart: () => undefined,
+      recoveryReplyMs: 500,
+    });
+    const asked = Date.now();
+    const outcome = await Promise.race([
+      fleet.execute('rerun-recovery', {}),
+      new Promise<'no reply'>((r) => setTimeout(() => r('no reply'), 5_000)),
+    ]);
+    expect(outcome).toMatchObject({
+      ok: true,
+      message: expect.stringContaining('still running') as string,
+      result: { running: true, inFlight: 1 },
+    });
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    expect(host.journal.inFlight()).toHaveLength(1);
+    fleet.close();
+  });
 });
+
+/** A loopback port nothing listens on, just released: a gateway there is down. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address();
+  await new Promise<void>((ok) => server.close(() => ok()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}

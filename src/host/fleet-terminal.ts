@@ -30,6 +30,12 @@ import type { TerminalHost } from './terminal-host.js';
 const RESTART_CHECK_MS = 30_000;
 /** Most audit records one `audit-log` command returns (an MQTT message stays small). */
 const AUDIT_RECORDS_MAX = 500;
+/**
+ * How long `rerun-recovery` waits for recovery before it answers that recovery is still running. Recovery retries
+ * until the gateway answers; the fleet's commands run one after the other, so a reply that waited for it would hold
+ * every later command (out-of-service, restart) for as long as the gateway is down.
+ */
+const RECOVERY_REPLY_MS = 10_000;
 
 export interface HostFleetOptions {
   /** The configuration file the terminal was started with; `apply-config` replaces it. None: embedded defaults. */
@@ -43,6 +49,8 @@ export interface HostFleetOptions {
   restart: (reason: string) => void;
   logger: Logger;
   now?: () => Date;
+  /** How long `rerun-recovery` waits before it answers that recovery is still running, ms (tests). */
+  recoveryReplyMs?: number;
 }
 
 /** The application version of package.json (the nearest one named parking-terminal above this file). */
@@ -225,7 +233,7 @@ export class HostFleetTerminal implements FleetTerminal {
         case 'in-service':
           return this.serviceOutcome(await this.host.service('off', undefined, 'fleet'));
         case 'rerun-recovery':
-          return this.serviceOutcome(await this.host.service('rerun-recovery', undefined, 'fleet'));
+          return await this.rerunRecovery();
         case 'flush-queue': {
           // Nothing is forwarded before the start has resolved what the last run left in flight (rule 3).
           if (this.host.status().recovery.running)
@@ -255,6 +263,30 @@ export class HostFleetTerminal implements FleetTerminal {
       case 'failed':
         return { ok: false, code: 'NOT_ALLOWED', message: done.message };
     }
+  }
+
+  /**
+   * Recovery run again: its outcome when it finishes within {@link RECOVERY_REPLY_MS}; otherwise the answer that it is
+   * still running (it goes on, as the host's recovery always does, until the gateway answers or the host stops).
+   */
+  private async rerunRecovery(): Promise<CommandOutcome> {
+    // service() never rejects: a failure is its outcome, read here or, after the answer, by nobody.
+    const run = this.host.service('rerun-recovery', undefined, 'fleet');
+    let timer: NodeJS.Timeout | undefined;
+    const done = await Promise.race([
+      run,
+      new Promise<undefined>((r) => {
+        timer = setTimeout(() => r(undefined), this.options.recoveryReplyMs ?? RECOVERY_REPLY_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (done !== undefined) return this.serviceOutcome(done);
+    const inFlight = this.host.journal.inFlight().length;
+    return {
+      ok: true,
+      message: `recovery still running: ${leftInFlight(inFlight)}; it goes on until the gateway answers`,
+      result: { running: true, inFlight },
+    };
   }
 
   private auditLog(args: Record<string, unknown>): CommandOutcome {

@@ -316,3 +316,38 @@ describe('a journal that cannot record the command id', () => {
     expect(executed).toBe(0);
   });
 });
+
+describe('a burst of commands', () => {
+  it('is handled one command per turn of the event loop: the screen, the reader and payments keep running', async () => {
+    // MQTT.js emits every message of a socket read in one go. Handled in one run of microtasks, a burst of refusals
+    // (each an audit record synced to disk) held the event loop until the last one: no I/O, no timer in between.
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let audited = 0;
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: () => undefined,
+      execute: () => Promise.resolve({ ok: true }),
+      audit: () => void (audited += 1),
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const burst = 200;
+    for (let i = 0; i < burst; i++)
+      fake.emit('message', 'parking/PT000001/commands', Buffer.from(`{"v":1,"id":"junk-${i}"}`));
+    const seenByATimer = await new Promise<number>((r) => setTimeout(() => r(audited), 0));
+    expect(seenByATimer).toBeLessThan(burst);
+    await link.close(10_000);
+    expect(audited).toBe(burst);
+  });
+});

@@ -191,6 +191,10 @@ export class FleetLink {
 
   private received(payload: Buffer): void {
     this.commandChain = this.commandChain
+      // One command per turn of the event loop: MQTT.js emits every message of a socket read at once, and a burst
+      // handled in one run of microtasks (each refusal an audit record synced to disk) would hold the screen's, the
+      // reader's and the payments' I/O until its end.
+      .then(() => new Promise<void>((next) => setImmediate(next)))
       .then(() => this.handle(payload))
       .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
   }

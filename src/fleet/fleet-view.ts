@@ -1,6 +1,12 @@
 import type { MqttClient } from 'mqtt';
 import { connectBroker, type BrokerSettings, type ReconnectBackoff } from './connection.js';
-import { alertsOf, type CommandReply, type Heartbeat, type SignedCommand } from './messages.js';
+import {
+  alertsOf,
+  heartbeatSchema,
+  type CommandReply,
+  type Heartbeat,
+  type SignedCommand,
+} from './messages.js';
 import { everyTerminal, parseTopic, terminalTopics } from './topics.js';
 
 /** One terminal as the operator's view knows it. */
@@ -83,11 +89,17 @@ export class FleetView {
       else if (text === 'offline') known.online = false;
       else if (text === '') this.terminals.delete(at.terminalId);
     } else {
+      let parsed: unknown;
       try {
-        known.heartbeat = JSON.parse(text) as Heartbeat;
+        parsed = JSON.parse(text);
       } catch {
         return;
       }
+      // A heartbeat that does not read as one is not shown as one: the terminal is listed without a heartbeat (an
+      // alert), and the rest of the fleet with theirs.
+      const beat = heartbeatSchema.safeParse(parsed);
+      if (beat.success) known.heartbeat = beat.data as unknown as Heartbeat;
+      else delete known.heartbeat;
     }
     if (text !== '') this.terminals.set(at.terminalId, known);
     this.lastMessageAt = Date.now();

@@ -1,7 +1,7 @@
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log/index.js';
-import type { FleetKey } from './command-signature.js';
+import { signCommand, type FleetKey } from './command-signature.js';
 import type { FleetConfig } from './connection.js';
 import type { FleetTerminal } from './terminal.js';
 
@@ -133,5 +133,221 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
       expect(replies, payload).toMatchObject([{ ok: false, code: 'BAD_COMMAND' }]);
       expect(audits, payload).toMatchObject([{ result: 'refused', code: 'BAD_COMMAND' }]);
     }
+  });
+});
+
+describe('the fleet link under a command that takes long', () => {
+  it('closes within its time limit while a command is still running (a recovery waiting for the gateway)', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let started = (): void => undefined;
+    const running = new Promise<void>((r) => (started = r));
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: () => undefined,
+      // rerun-recovery while the gateway is down: recovery retries until the gateway answers, or the host stops it.
+      execute: () => {
+        started();
+        return new Promise(() => undefined);
+      },
+      audit: () => undefined,
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const now = Date.now();
+    const command = signCommand(
+      {
+        v: 1,
+        id: 'rerun-1',
+        terminalId: 'PT000001',
+        command: 'rerun-recovery',
+        args: {},
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      KEY,
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    await running;
+    // The terminal's stop closes the fleet link before the host: a close that waited for the command would wait for
+    // the host's stop, which waits for it.
+    const closing = Date.now();
+    const closed = await Promise.race([
+      link.close(200).then(() => true),
+      new Promise<false>((r) => setTimeout(() => r(false), 5_000)),
+    ]);
+    expect(closed).toBe(true);
+    expect(Date.now() - closing).toBeLessThan(1_000);
+  });
+});
+
+describe('what the fleet link keeps of a reply', () => {
+  it('keeps the reply as published, without card data, for a redelivery to repeat', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    const kept: Array<Record<string, unknown>> = [];
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: (_id, reply) => void kept.push(reply),
+      // The schema's error names an unknown key as it came: here a card number pasted into the configuration.
+      execute: () =>
+        Promise.resolve({
+          ok: false,
+          code: 'CONFIG_INVALID',
+          message: 'the configuration of the command: unknown key "4111111111111111"',
+        }),
+      audit: () => undefined,
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const now = Date.now();
+    const command = signCommand(
+      {
+        v: 1,
+        id: 'apply-1',
+        terminalId: 'PT000001',
+        command: 'apply-config',
+        args: { config: { '4111111111111111': 1 } },
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      KEY,
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    await link.close();
+    const published = fake.published.filter((p) => p.topic.endsWith('/replies'));
+    expect(published).toHaveLength(1);
+    expect(published[0]!.payload).not.toContain('4111111111111111');
+    // finishCommand writes it to the journal database (fleet_commands): no card data in SQLite in clear (rule 4).
+    expect(kept).toHaveLength(1);
+    expect(JSON.stringify(kept[0])).not.toContain('4111111111111111');
+    expect(kept[0]).toMatchObject({ ok: false, code: 'CONFIG_INVALID' });
+  });
+});
+
+describe('the id a refusal names', () => {
+  it('is the command id only when it reads as one: an empty or non-ASCII id is answered and audited as null', async () => {
+    // The audit log refuses an empty subject: a refusal audited with the id "" was logged as an audit failure and
+    // left no record. Control characters and other text a stranger chose do not reach the audit log or the reply.
+    for (const id of ['', '\u001b[2J', 'commande-é', 'a b']) {
+      const { replies, audits } = await deliver(JSON.stringify({ v: 1, id }));
+      expect(replies, JSON.stringify(id)).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: null }]);
+      expect(audits, JSON.stringify(id)).toMatchObject([
+        { id: null, result: 'refused', code: 'BAD_COMMAND' },
+      ]);
+    }
+    // An id of the command's form is named, though the command is not one.
+    const { replies } = await deliver(JSON.stringify({ v: 1, id: 'cmd-7' }));
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: 'cmd-7' }]);
+  });
+});
+
+describe('a journal that cannot record the command id', () => {
+  it('answers FAILED and does not execute the command', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let executed = 0;
+    const audits: unknown[] = [];
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      // The journal's disk sync failed: it takes no more writes (the terminal goes out of service).
+      claimCommand: () => {
+        throw new Error('the journal takes no more writes');
+      },
+      finishCommand: () => undefined,
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: (entry) => void audits.push(entry),
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const now = Date.now();
+    const command = signCommand(
+      {
+        v: 1,
+        id: 'flush-1',
+        terminalId: 'PT000001',
+        command: 'flush-queue',
+        args: {},
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      KEY,
+    );
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    await link.close();
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null });
+    // `fleet send` waits for a reply: without one it says NO_REPLY, as though the terminal were away.
+    expect(replies).toMatchObject([{ ok: false, code: 'FAILED', id: 'flush-1' }]);
+    expect(audits).toMatchObject([{ id: 'flush-1', result: 'failed', code: 'FAILED' }]);
+    expect(executed).toBe(0);
+  });
+});
+
+describe('a burst of commands', () => {
+  it('is handled one command per turn of the event loop: the screen, the reader and payments keep running', async () => {
+    // MQTT.js emits every message of a socket read in one go. Handled in one run of microtasks, a burst of refusals
+    // (each an audit record synced to disk) held the event loop until the last one: no I/O, no timer in between.
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let audited = 0;
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: () => undefined,
+      execute: () => Promise.resolve({ ok: true }),
+      audit: () => void (audited += 1),
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const burst = 200;
+    for (let i = 0; i < burst; i++)
+      fake.emit('message', 'parking/PT000001/commands', Buffer.from(`{"v":1,"id":"junk-${i}"}`));
+    const seenByATimer = await new Promise<number>((r) => setTimeout(() => r(audited), 0));
+    expect(seenByATimer).toBeLessThan(burst);
+    await link.close(10_000);
+    expect(audited).toBe(burst);
   });
 });

@@ -1,10 +1,13 @@
 import type { MqttClient } from 'mqtt';
 import { redactValue, type Logger } from '../log/index.js';
 import { checkCommand, readFleetKey, type FleetKey } from './command-signature.js';
-import { connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
+import { ConfigError } from '../config/index.js';
+import { SecretFileError } from '../config/secret-file.js';
+import { brokerOptions, connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
 import {
   FLEET_COMMANDS,
   signedCommandSchema,
+  unsignedCommandSchema,
   type CommandReply,
   type FleetCommandName,
   type FleetEvent,
@@ -33,6 +36,33 @@ export interface FleetLinkOptions {
   now?: () => Date;
   /** The fleet key, when the caller read it already (the simulated fleet shares one); else `config.commandKeyFile`. */
   key?: FleetKey;
+}
+
+/**
+ * Reads every file the fleet link of `config` reads when it starts — the broker's CA, the client certificate and key,
+ * the user name and password, the fleet key — with the readers {@link FleetLink.start} uses, so that a configuration
+ * the fleet applies is refused rather than restarted into a start that fails (or into a link no command can reach).
+ * Paths as the start sees them (resolved by the caller).
+ * @throws ConfigError or SecretFileError naming the key and the file.
+ */
+export function checkFleetFiles(config: FleetConfig): void {
+  brokerOptions(config);
+  const file = config.commandKeyFile;
+  if (file === undefined) return;
+  try {
+    readFleetKey(file);
+  } catch (e) {
+    if (e instanceof SecretFileError) throw e;
+    // A key of another kind, too short, or a PEM node:crypto cannot read.
+    const detail = e instanceof Error ? e.message : String(e);
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      detail.startsWith('fleet.commandKeyFile') ? detail : `fleet.commandKeyFile: ${file}: ${detail}`,
+      file,
+      'fleet.commandKeyFile',
+      { cause: e },
+    );
+  }
 }
 
 /**
@@ -161,10 +191,19 @@ export class FleetLink {
 
   private received(payload: Buffer): void {
     this.commandChain = this.commandChain
+      // One command per turn of the event loop: MQTT.js emits every message of a socket read at once, and a burst
+      // handled in one run of microtasks (each refusal an audit record synced to disk) would hold the screen's, the
+      // reader's and the payments' I/O until its end.
+      .then(() => new Promise<void>((next) => setImmediate(next)))
       .then(() => this.handle(payload))
       .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
   }
 
+  /**
+   * Publishes a reply, redacted of card data, and returns it as published: what the journal keeps of it for a
+   * redelivery (`finishCommand`, fleet_commands) is what crossed the broker, never the text before its redaction (a
+   * message may echo the command's input, e.g. the schema's error naming an unknown key).
+   */
   private reply(reply: Omit<CommandReply, 'v' | 'terminalId' | 'at'>): CommandReply {
     const full: CommandReply = {
       v: 1,
@@ -178,7 +217,7 @@ export class FleetLink {
     const published =
       full.id !== null && COMMAND_UUID.test(full.id) ? { ...redacted, id: full.id } : redacted;
     this.publish(this.topics.replies, JSON.stringify(published), { qos: 1 });
-    return full;
+    return published;
   }
 
   private refuse(...[id, command, code, message]: Refusal): void {
@@ -205,8 +244,10 @@ export class FleetLink {
       } catch {
         return { refusal: [null, undefined, 'BAD_COMMAND', 'not a JSON command'] };
       }
-      const rawId = (parsed as { id?: unknown } | null)?.id;
-      id = typeof rawId === 'string' && rawId.length <= 128 ? rawId : null;
+      // Named in the refusal only when it reads as a command id by the schema's own rule: an empty id, which the audit
+      // log cannot record, or control characters a stranger chose, are not answered back or written down.
+      const rawId = unsignedCommandSchema.shape.id.safeParse((parsed as { id?: unknown } | null)?.id);
+      id = rawId.success ? rawId.data : null;
       // The schema bounds the nesting of the arguments (COMMAND_MAX_DEPTH) before anything walks them recursively.
       const result = signedCommandSchema.safeParse(parsed);
       if (!result.success) {
@@ -250,11 +291,27 @@ export class FleetLink {
     if ('refusal' in verified) return this.refuse(...verified.refusal);
     const { command, name } = verified;
     // At most once: the id is durable before anything is done; a redelivery finds it.
-    const claim = terminal.claimCommand({
-      id: command.id,
-      command: name,
-      expiresAtMs: Date.parse(command.expiresAt),
-    });
+    let claim: ReturnType<FleetTerminal['claimCommand']>;
+    try {
+      claim = terminal.claimCommand({
+        id: command.id,
+        command: name,
+        expiresAtMs: Date.parse(command.expiresAt),
+      });
+    } catch (err) {
+      // A journal that takes no more writes (a failed disk sync, a full disk): not executed, and said so — the
+      // operator's `fleet send` would otherwise wait for a reply and read the terminal as away.
+      this.options.logger.error({ err, id: command.id, command: name }, 'fleet command id not recorded');
+      terminal.audit({ id: command.id, command: name, result: 'failed', code: 'FAILED' });
+      this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'FAILED',
+        message: 'the command id could not be recorded in the journal; not executed',
+      });
+      return;
+    }
     if (!claim.fresh) {
       this.options.terminal.audit({ id: command.id, command: name, result: 'refused', code: 'DUPLICATE' });
       this.reply({
@@ -296,8 +353,10 @@ export class FleetLink {
   }
 
   /**
-   * Stops the link: `offline` published (retained) when connected, then the connection closed. The terminal's own
-   * close does not wait on a broker that is away for more than `timeoutMs`.
+   * Stops the link: the command running given `timeoutMs` to finish and be answered, `offline` published (retained)
+   * when connected, then the connection closed. The terminal's own close waits no longer than `timeoutMs` for either:
+   * a command may run until the host stops (`rerun-recovery` retries while the gateway is down), and the host stops
+   * after the link. A command left running has its id claimed: a redelivery is answered `DUPLICATE`, never run again.
    */
   async close(timeoutMs = 2_000): Promise<void> {
     if (this.closed) return;
@@ -305,7 +364,12 @@ export class FleetLink {
     clearInterval(this.heartbeatTimer);
     this.stopEvents();
     this.backoff.stop();
-    await this.commandChain;
+    let commandTimer: NodeJS.Timeout | undefined;
+    await Promise.race([
+      this.commandChain,
+      new Promise<void>((r) => (commandTimer = setTimeout(r, timeoutMs))),
+    ]);
+    clearTimeout(commandTimer);
     const done = new Promise<void>((resolve) => {
       if (!this.client.connected) {
         this.client.end(true, {}, () => resolve());

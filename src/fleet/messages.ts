@@ -53,6 +53,29 @@ export interface Heartbeat extends TerminalHealth {
   intervalSeconds: number;
 }
 
+/**
+ * What the operator's side reads of a heartbeat from the broker (`fleet status`, `fleet watch`, {@link alertsOf}):
+ * whoever may write a terminal's heartbeat topic publishes it, retained, so its shape is checked before anything
+ * reads it. Other fields pass as they are.
+ */
+export const heartbeatSchema = z.looseObject({
+  terminalId: z.string(),
+  at: z.iso.datetime({ offset: true }),
+  intervalSeconds: z.number().positive(),
+  // Printed in the operator's table as it came: printable ASCII only, no terminal escapes.
+  appVersion: z.string().regex(/^[\x20-\x7e]{1,64}$/),
+  inService: z.boolean(),
+  reader: z.looseObject({ health: z.string().regex(/^[a-z-]{1,32}$/) }),
+  gateway: z.looseObject({
+    online: z.boolean().nullable(),
+    problem: z.enum(['unreachable', 'credentials']).optional(),
+    clockSkewSeconds: z.number().nullable(),
+  }),
+  offline: z.looseObject({ depth: z.number().int().min(0), declinedAfterForward: z.number().int().min(0) }),
+  journal: z.looseObject({ unknown: z.number().int().min(0) }),
+  diskFreeMegabytes: z.number().nullable(),
+});
+
 /** Something the operator should hear of at once. */
 export type FleetEvent =
   | { type: 'out-of-service'; reason: string }

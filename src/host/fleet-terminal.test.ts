@@ -1,19 +1,23 @@
-import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join } from 'node:path';
+import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
+import { openJournal } from '../journal/index.js';
+import { saleEntry } from '../journal/testing/entries.js';
 import { silentLogger } from '../log/index.js';
 import { waitFor } from './drive.js';
 import { HostFleetTerminal } from './fleet-terminal.js';
-import { createTerminalHost, type TerminalHost } from './terminal-host.js';
+import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+import { createTerminalHost, openTerminalHost, type TerminalHost } from './terminal-host.js';
 
 const hosts: TerminalHost[] = [];
 afterEach(async () => {
   while (hosts.length > 0) await hosts.pop()?.close();
 });
 
-const FLEET = { url: 'mqtts://broker.invalid:8883', heartbeatSeconds: 5 };
+const FLEET = { url: 'mqtts://broker.invalid:8883', heartbeatSeconds: 5, commandKeyFile: 'fleet.key' };
 
 async function fleetTerminal(): Promise<{
   host: TerminalHost;
@@ -23,6 +27,9 @@ async function fleetTerminal(): Promise<{
 }> {
   const cwd = mkdtempSync(join(tmpdir(), 'pt-fleet-host-'));
   const file = join(cwd, 'config.json');
+  writeFileSync(join(cwd, 'fleet.key'), 'a shared fleet key of at least thirty-two characters', {
+    mode: 0o600,
+  });
   const input = { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET };
   writeFileSync(file, JSON.stringify(input));
   const host = await createTerminalHost(parseConfig(input), { logger: silentLogger(), cwd });
@@ -108,4 +115,124 @@ describe('the terminal under the fleet', () => {
     ).toMatchObject([{ subject: 'reader.sim.presentDelayMs', details: { from: 50, to: 60 } }]);
     fleet.close();
   });
+
+  it('refuses a configuration its fleet link could not start with, or one without the fleet key', async () => {
+    // Accepted, such a configuration restarts the terminal into a start that fails (exit 2, started again and again by
+    // the service manager), or into a link that takes no command: out of the fleet's reach until someone comes by.
+    const { fleet, file, restarts } = await fleetTerminal();
+    const before = readFileSync(file, 'utf8');
+    writeFileSync(join(dirname(file), 'short.key'), 'too short for an HMAC key', { mode: 0o600 });
+    const { commandKeyFile: _, ...keyless } = FLEET;
+    const cases: Array<[string, Record<string, unknown>]> = [
+      ['fleet.caFile', { ...FLEET, caFile: 'no-such-ca.pem' }],
+      ['fleet.usernameFile', { ...FLEET, usernameFile: 'no-such.user' }],
+      ['fleet.commandKeyFile', { ...FLEET, commandKeyFile: 'short.key' }],
+      ['fleet.commandKeyFile', keyless],
+    ];
+    for (const [key, section] of cases) {
+      const outcome = await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: section },
+      });
+      expect(outcome, key).toMatchObject({
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining(key) as string,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(restarts).toEqual([]);
+    // The same configuration with files the link can read is applied.
+    const good = { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET };
+    expect(await fleet.execute('apply-config', { config: good })).toMatchObject({ ok: true });
+    expect(restarts).toHaveLength(1);
+    fleet.close();
+  });
+
+  it('refuses a configuration that moves the journal database or its at-rest key', async () => {
+    // Another journal forgets the stored offline payments (never forwarded), the command ids (the commands of the last
+    // minutes replayable), the audit log; another at-rest key cannot open the card data sealed in the journal, and the
+    // start refuses it (exit 2, at every restart). Both are moved on the terminal itself.
+    const { fleet, file, restarts } = await fleetTerminal();
+    const before = readFileSync(file, 'utf8');
+    for (const [key, change] of [
+      ['journal.path', { journal: { path: 'elsewhere/journal.db' } }],
+      ['offline.keyFile', { offline: { keyFile: 'elsewhere/offline.key' } }],
+    ] as const) {
+      const outcome = await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET, ...change },
+      });
+      expect(outcome, key).toMatchObject({
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message: expect.stringContaining(key) as string,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(restarts).toEqual([]);
+    // The same files, named another way, are no move.
+    const same = { journal: { path: './var/../var/journal.db' }, offline: { keyFile: 'var/offline.key' } };
+    expect(
+      await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET, ...same },
+      }),
+    ).toMatchObject({ ok: true });
+    expect(restarts).toHaveLength(1);
+    fleet.close();
+  });
+
+  it('answers rerun-recovery within its wait while the gateway is down, and recovery goes on', async () => {
+    // Recovery retries until the gateway answers. A reply that waited for it held every later command of the fleet
+    // (they run one after the other): no out-of-service, no restart, until the gateway came back.
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-fleet-host-'));
+    writeFileSync(join(cwd, 'fleet.key'), 'a shared fleet key of at least thirty-two characters', {
+      mode: 0o600,
+    });
+    writeFileSync(join(cwd, 'shared-secret'), `${SANDBOX_SHARED_SECRET}\n`, { mode: 0o600 });
+    mkdirSync(join(cwd, 'var'));
+    const left = openJournal(join(cwd, 'var', 'journal.db'));
+    left.markSent((await left.beginDurably(saleEntry('LEFT-IN-FLIGHT'))).id);
+    left.close();
+    const input = {
+      gateway: {
+        kind: 'remote',
+        baseUrl: `http://127.0.0.1:${await closedPort()}`,
+        auth: { method: 'http-signature', sharedSecretFile: 'shared-secret' },
+      },
+      journal: { resolutionRetryMs: 50 },
+      fleet: FLEET,
+    };
+    const host = await openTerminalHost(parseConfig(input), { logger: silentLogger(), cwd });
+    hosts.push(host);
+    void host.begin().catch(() => undefined);
+    const fleet = new HostFleetTerminal(host, {
+      configFile: undefined,
+      cwd,
+      logger: silentLogger(),
+      restart: () => undefined,
+      recoveryReplyMs: 500,
+    });
+    const asked = Date.now();
+    const outcome = await Promise.race([
+      fleet.execute('rerun-recovery', {}),
+      new Promise<'no reply'>((r) => setTimeout(() => r('no reply'), 5_000)),
+    ]);
+    expect(outcome).toMatchObject({
+      ok: true,
+      message: expect.stringContaining('still running') as string,
+      result: { running: true, inFlight: 1 },
+    });
+    expect(Date.now() - asked).toBeLessThan(2_000);
+    expect(host.journal.inFlight()).toHaveLength(1);
+    fleet.close();
+  });
 });
+
+/** A loopback port nothing listens on, just released: a gateway there is down. */
+async function closedPort(): Promise<number> {
+  const server = createServer();
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address();
+  await new Promise<void>((ok) => server.close(() => ok()));
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return address.port;
+}

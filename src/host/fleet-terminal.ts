@@ -9,6 +9,7 @@ import {
   withSecretFilesResolved,
 } from '../config/secret-file.js';
 import {
+  checkFleetFiles,
   FleetLink,
   inMaintenanceWindow,
   type CommandOutcome,
@@ -29,6 +30,12 @@ import type { TerminalHost } from './terminal-host.js';
 const RESTART_CHECK_MS = 30_000;
 /** Most audit records one `audit-log` command returns (an MQTT message stays small). */
 const AUDIT_RECORDS_MAX = 500;
+/**
+ * How long `rerun-recovery` waits for recovery before it answers that recovery is still running. Recovery retries
+ * until the gateway answers; the fleet's commands run one after the other, so a reply that waited for it would hold
+ * every later command (out-of-service, restart) for as long as the gateway is down.
+ */
+const RECOVERY_REPLY_MS = 10_000;
 
 export interface HostFleetOptions {
   /** The configuration file the terminal was started with; `apply-config` replaces it. None: embedded defaults. */
@@ -42,6 +49,8 @@ export interface HostFleetOptions {
   restart: (reason: string) => void;
   logger: Logger;
   now?: () => Date;
+  /** How long `rerun-recovery` waits before it answers that recovery is still running, ms (tests). */
+  recoveryReplyMs?: number;
 }
 
 /** The application version of package.json (the nearest one named parking-terminal above this file). */
@@ -224,7 +233,7 @@ export class HostFleetTerminal implements FleetTerminal {
         case 'in-service':
           return this.serviceOutcome(await this.host.service('off', undefined, 'fleet'));
         case 'rerun-recovery':
-          return this.serviceOutcome(await this.host.service('rerun-recovery', undefined, 'fleet'));
+          return await this.rerunRecovery();
         case 'flush-queue': {
           // Nothing is forwarded before the start has resolved what the last run left in flight (rule 3).
           if (this.host.status().recovery.running)
@@ -256,6 +265,30 @@ export class HostFleetTerminal implements FleetTerminal {
     }
   }
 
+  /**
+   * Recovery run again: its outcome when it finishes within {@link RECOVERY_REPLY_MS}; otherwise the answer that it is
+   * still running (it goes on, as the host's recovery always does, until the gateway answers or the host stops).
+   */
+  private async rerunRecovery(): Promise<CommandOutcome> {
+    // service() never rejects: a failure is its outcome, read here or, after the answer, by nobody.
+    const run = this.host.service('rerun-recovery', undefined, 'fleet');
+    let timer: NodeJS.Timeout | undefined;
+    const done = await Promise.race([
+      run,
+      new Promise<undefined>((r) => {
+        timer = setTimeout(() => r(undefined), this.options.recoveryReplyMs ?? RECOVERY_REPLY_MS);
+      }),
+    ]);
+    clearTimeout(timer);
+    if (done !== undefined) return this.serviceOutcome(done);
+    const inFlight = this.host.journal.inFlight().length;
+    return {
+      ok: true,
+      message: `recovery still running: ${leftInFlight(inFlight)}; it goes on until the gateway answers`,
+      result: { running: true, inFlight },
+    };
+  }
+
   private auditLog(args: Record<string, unknown>): CommandOutcome {
     const query: AuditQuery = {};
     if (args.since !== undefined) {
@@ -285,19 +318,45 @@ export class HostFleetTerminal implements FleetTerminal {
     try {
       config = parseConfig(input, 'the configuration of the command');
       assertConfiguredSecretFiles(config, this.options.cwd);
+      // The files the fleet link reads at the start, read as it reads them: a CA, user name or fleet key it could not
+      // use would restart the terminal into a start that fails, again at each restart, out of the fleet's reach.
+      const fleet = withSecretFilesResolved(config, this.options.cwd).fleet;
+      if (fleet) checkFleetFiles(fleet);
     } catch (e) {
       if (e instanceof ConfigError || e instanceof SecretFileError)
         return { ok: false, code: 'CONFIG_INVALID', message: e.message };
       throw e;
     }
-    // A configuration without the fleet link would leave the terminal out of the operator's reach: refused here (a
-    // terminal's fleet link is removed on the terminal itself).
+    // A configuration without the fleet link, or without the fleet key (a link that takes no command), would leave the
+    // terminal out of the operator's reach: refused here (a terminal's fleet link is removed on the terminal itself).
     if (!config.fleet)
       return {
         ok: false,
         code: 'CONFIG_INVALID',
         message: 'the configuration of the command: "fleet": required when applied through the fleet',
       };
+    if (config.fleet.commandKeyFile === undefined)
+      return {
+        ok: false,
+        code: 'CONFIG_INVALID',
+        message:
+          'the configuration of the command: "fleet.commandKeyFile": required when applied through the fleet',
+      };
+    // The journal database and its at-rest key stay where they are: another journal forgets the stored offline
+    // payments (never forwarded), the command ids (the commands of the last minutes replayable) and the audit log;
+    // another key cannot open the card data sealed in the journal, and the start refuses it, at every restart. Both
+    // are moved on the terminal itself (`offline rotate-key` for the key).
+    const at = (p: string): string => resolve(this.options.cwd, p);
+    for (const [key, next, running] of [
+      ['journal.path', config.journal.path, this.host.config.journal.path],
+      ['offline.keyFile', config.offline.keyFile, this.host.config.offline.keyFile],
+    ] as const)
+      if (at(next) !== at(running))
+        return {
+          ok: false,
+          code: 'CONFIG_INVALID',
+          message: `the configuration of the command: "${key}": ${next} is not the running ${running}; moved on the terminal itself, not through the fleet`,
+        };
     const file = this.options.configFile;
     if (!file)
       return {

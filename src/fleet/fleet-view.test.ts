@@ -1,0 +1,84 @@
+import { EventEmitter } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+
+/** A broker client that connects at once and delivers what a test emits. */
+class FakeClient extends EventEmitter {
+  connected = true;
+  subscribeAsync(): Promise<unknown[]> {
+    return Promise.resolve([]);
+  }
+  end(): void {
+    this.connected = false;
+  }
+}
+let fake = new FakeClient();
+vi.mock('./connection.js', () => ({
+  connectBroker: () => {
+    fake = new FakeClient();
+    setImmediate(() => fake.emit('connect'));
+    return { client: fake, backoff: { stop: () => undefined } };
+  },
+}));
+const { FleetView } = await import('./fleet-view.js');
+
+/** A heartbeat as the terminal sends it. */
+function heartbeat(terminalId: string): Record<string, unknown> {
+  return {
+    terminalId,
+    at: new Date().toISOString(),
+    intervalSeconds: 60,
+    appVersion: '0.1.0',
+    model: 'kiosk',
+    inService: true,
+    customerSession: false,
+    reader: { kind: 'sim', health: 'ready' },
+    gateway: { online: true, clockSkewSeconds: 0 },
+    offline: { depth: 0, totals: [], oldestAgeSeconds: null, declinedAfterForward: 0 },
+    openAuthorizations: 0,
+    journal: { unknown: 0, inFlight: 0 },
+    diskFreeMegabytes: 4096,
+  };
+}
+
+describe("the operator's view of the fleet", () => {
+  it('lists every terminal though one of them publishes a heartbeat that is not one', async () => {
+    // Whoever may write a terminal's heartbeat (that terminal's broker user) publishes it retained: a heartbeat the
+    // view could not read threw on every listing, and `fleet status` and `fleet watch` failed for the whole fleet.
+    const view = await FleetView.connect(
+      { url: 'mqtts://broker.invalid', reconnectMaxSeconds: 1 },
+      'parking',
+    );
+    fake.emit('message', 'parking/PT000001/status', Buffer.from('online'));
+    fake.emit('message', 'parking/PT000001/heartbeat', Buffer.from(JSON.stringify(heartbeat('PT000001'))));
+    const odd = [
+      '{}',
+      '[]',
+      '"text"',
+      JSON.stringify({ ...heartbeat('PT000002'), offline: null }),
+      JSON.stringify({ ...heartbeat('PT000002'), gateway: 'down' }),
+      JSON.stringify({ ...heartbeat('PT000002'), reader: { kind: 'sim', health: '\u001b[2J' } }),
+      JSON.stringify({ ...heartbeat('PT000002'), appVersion: '\u001b]0;owned\u0007' }),
+    ];
+    for (const payload of odd) {
+      fake.emit('message', 'parking/PT000002/heartbeat', Buffer.from(payload));
+      const rows = view.rows();
+      expect(
+        rows.find((r) => r.terminalId === 'PT000001'),
+        payload,
+      ).toMatchObject({
+        online: true,
+        queueDepth: 0,
+        alerts: [],
+      });
+      // The odd one is listed without a heartbeat: what the operator should look at.
+      expect(
+        rows.find((r) => r.terminalId === 'PT000002'),
+        payload,
+      ).toMatchObject({
+        heartbeatAgeSeconds: null,
+        alerts: ['no-heartbeat'],
+      });
+    }
+    view.close();
+  });
+});

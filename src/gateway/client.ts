@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError, GatewayInvalidRequestError } from './errors.js';
+import { isGatewayId } from './gateway-id.js';
 import {
   classifyPaymentAnswer,
   errorForStatus,
@@ -369,7 +370,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     },
 
     async paymentStatus(request, o) {
-      if (!/^[A-Za-z0-9_-]{1,64}$/.test(request.id)) {
+      if (!isGatewayId(request.id)) {
         throw new GatewayInvalidRequestError(
           'id',
           'INVALID_DATA',

@@ -100,6 +100,31 @@ describe('verifyLinkNotification', () => {
     expect(refusal({ ...signed(body), 'v-c-merchant-id': 'other' }, body)).toMatchObject({ linkId: 'T-1' });
     expect(refusal(signed(body), body.replace('4.50', '0.01'))).toBeUndefined();
   });
+  it('refuses, as signed, a payment id that is not a gateway id (the journal could not keep it: the payment would be lost)', () => {
+    const refused = (paymentId: string): unknown => {
+      const body = JSON.stringify({ ...event, payload: { ...event.payload, paymentId } });
+      try {
+        verifyLinkNotification(signed(body), Buffer.from(body), key, NOW);
+        return 'accepted';
+      } catch (e) {
+        const { problem, signed: s } = e as { problem: string; signed?: { paymentId?: string } };
+        return { problem, signed: s !== undefined };
+      }
+    };
+    for (const paymentId of [
+      'x'.repeat(65),
+      '7000 0001',
+      '7000\u202e0001',
+      '7000\u200b0001',
+      '<script>alert(1)</script>',
+      '7000\ud8000001',
+      '../../pts/v2/payments/1',
+      '7000\n0001',
+    ])
+      expect(refused(paymentId), JSON.stringify(paymentId)).toEqual({ problem: 'body', signed: true });
+    expect(refused('7000000000000000000001')).toBe('accepted');
+    expect(refused('a'.repeat(64))).toBe('accepted');
+  });
 });
 
 describe('LinkNotificationListener', () => {

@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { parseDecimal } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError } from './errors.js';
+import { isGatewayId } from './gateway-id.js';
 
 /** A verified payment made through a payment link. */
 export interface LinkPaymentNotification {
@@ -170,6 +171,9 @@ export function verifyLinkNotification(
     (typeof amount !== 'string' && typeof amount !== 'number')
   )
     throw refuse('body', 'the payload lacks the link, payment, status, amount or currency');
+  // The payment id is kept in the journal and printed on the receipt: one the terminal cannot keep is refused here, as
+  // a signed refusal the operator is told of, not accepted and then lost when the journal refuses it.
+  if (!isGatewayId(paymentId)) throw refuse('body', 'the payment id is not 1–64 letters, digits, _ or -');
   let amountMinor: number;
   try {
     amountMinor = parseDecimal(amount, currency);

@@ -349,6 +349,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         // that the first one succeeded.
         return parseCreatedPaymentLink(
           await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal),
+          link,
         );
       },
       async update(id, link, o) {

@@ -296,12 +296,28 @@ export function parsePaymentLink(v: unknown): PaymentLink {
 }
 
 /**
- * Reads the answer of a create (spec 000: the link ACTIVE, with the URL of its hosted page).
+ * Reads the answer of a create of `requested` (spec 000: the link ACTIVE, with the URL of its hosted page).
  * @throws GatewayError GW_PARSE with `outcomeUnknown` when the answer has no URL the terminal can show a customer
- *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate.
+ *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate;
+ *   GW_UNDOCUMENTED with `outcomeUnknown` when the answer is not the link requested — another id, or an amount,
+ *   currency or status it states otherwise (its URL would send the customer to pay another link, or another amount).
  */
-export function parseCreatedPaymentLink(v: unknown): PaymentLink {
+export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput): PaymentLink {
   const link = parsePaymentLink(v);
+  const differs = (what: string, answered: unknown, sent: unknown): never => {
+    throw new GatewayError(
+      'GW_UNDOCUMENTED',
+      `payment link ${requested.purchaseNumber}: the create was answered with ${what} ${String(answered)}, not ${String(sent)}`,
+      { outcomeUnknown: true },
+    );
+  };
+  if (link.id !== requested.purchaseNumber) differs('the link', link.id, requested.purchaseNumber);
+  if (link.status !== 'ACTIVE') differs('status', link.status, 'ACTIVE');
+  // Amounts and currency may be left out of the answer; when stated, they are the ones requested.
+  if (link.currency !== undefined && link.currency !== requireCurrency(requested.currency).alpha)
+    differs('currency', link.currency, requested.currency);
+  if (link.totalAmountMinor !== undefined && link.totalAmountMinor !== requested.totalAmountMinor)
+    differs('the amount (minor units)', link.totalAmountMinor, requested.totalAmountMinor);
   if (link.paymentLink === undefined) {
     const url = str(obj(obj(v).purchaseInformation).paymentLink);
     const problem = url === undefined ? 'none' : hostedPageUrlProblem(url);

@@ -223,11 +223,17 @@ const obj = (v: unknown): Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-function amountOf(v: unknown, currency: string | undefined): number | undefined {
+/**
+ * An amount of a link in minor units. `listed`: an item of a list page, whose unreadable amount (a currency the terminal
+ * does not know, too many decimals, negative, beyond the largest amount) is left out — one such link of the merchant
+ * (another terminal's, a portal's) must not hide every other link of the page from the operator.
+ */
+function amountOf(v: unknown, currency: string | undefined, listed: boolean): number | undefined {
   if (currency === undefined || (typeof v !== 'string' && typeof v !== 'number')) return undefined;
   try {
     return parseDecimal(v, currency);
   } catch (e) {
+    if (listed) return undefined;
     throw new GatewayError('GW_PARSE', 'a payment-link amount is unreadable', { cause: e });
   }
 }
@@ -236,8 +242,11 @@ function amountOf(v: unknown, currency: string | undefined): number | undefined 
  * Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). A
  * `paymentLink` the terminal could not show a customer ({@link hostedPageUrlProblem}) is left out, as if the answer had
  * none: the link can still be read, watched and deactivated. A create answer is read by {@link parseCreatedPaymentLink}.
+ * An amount that cannot be read is GW_PARSE (an update must repeat it exactly), but in an item of a list page
+ * (`listed`), where it is left out.
  */
-export function parsePaymentLink(v: unknown): PaymentLink {
+export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {}): PaymentLink {
+  const listed = options.listed === true;
   const b = obj(v);
   const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
   if (id === undefined) throw new GatewayError('GW_PARSE', 'a payment link without id');
@@ -259,17 +268,17 @@ export function parsePaymentLink(v: unknown): PaymentLink {
   const createdDate = str(purchase.createdDate) ?? str(b.createdDate);
   if (createdDate !== undefined) out.createdDate = createdDate;
   if (currency !== undefined) out.currency = currency;
-  const total = amountOf(details.totalAmount, currency);
+  const total = amountOf(details.totalAmount, currency, listed);
   if (total !== undefined) out.totalAmountMinor = total;
-  const min = amountOf(details.minAmount, currency);
+  const min = amountOf(details.minAmount, currency, listed);
   if (min !== undefined) out.minAmountMinor = min;
-  const max = amountOf(details.maxAmount, currency);
+  const max = amountOf(details.maxAmount, currency, listed);
   if (max !== undefined) out.maxAmountMinor = max;
   const items = obj(b.orderInformation).lineItems;
   if (Array.isArray(items)) {
     out.lineItems = items.map((it) => {
       const i = obj(it);
-      const unit = amountOf(i.unitPrice, currency);
+      const unit = amountOf(i.unitPrice, currency, listed);
       const description = str(i.productDescription);
       const sku = str(i.productSku);
       return {
@@ -333,7 +342,7 @@ export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput)
 /** Reads a list answer, including the offset and limit of `_links.next`. */
 export function parsePaymentLinkPage(v: unknown): PaymentLinkPage {
   const b = obj(v);
-  const links = Array.isArray(b.links) ? b.links.map(parsePaymentLink) : [];
+  const links = Array.isArray(b.links) ? b.links.map((l) => parsePaymentLink(l, { listed: true })) : [];
   const page: PaymentLinkPage = { links };
   if (typeof b.totalLinks === 'number') page.totalLinks = b.totalLinks;
   const href = str(obj(obj(b._links).next).href);

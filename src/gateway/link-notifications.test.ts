@@ -191,6 +191,38 @@ describe('LinkNotificationRelay', () => {
     }
   });
 
+  it('stops reading a relay answer larger than it reads (a relay is trusted with nothing), at once', async () => {
+    let closed = false;
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"notifications":[');
+      // Far more than any relay holds, and never an end: only a bound on what is read ends this fetch early.
+      res.write(' '.repeat(8 * 1024 * 1024));
+      req.socket.on('close', () => (closed = true));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const got: LinkPaymentNotification[] = [];
+    const relay = LinkNotificationRelay.start({
+      url: `http://127.0.0.1:${port}/relay`,
+      pollMs: 60_000,
+      key,
+      now: () => NOW,
+      onNotification: (n) => got.push(n),
+    });
+    try {
+      const started = Date.now();
+      await relay.fetchOnce();
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(got).toEqual([]);
+      await expect.poll(() => closed).toBe(true);
+    } finally {
+      relay.close();
+      server.closeAllConnections();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('records a genuine payment the relay held longer than the tolerance (a poll of up to 600 s, a restart)', async () => {
     // The relay received the gateway's notification at NOW (signed t = NOW); the terminal fetches it 6 minutes later.
     const body = JSON.stringify(event);

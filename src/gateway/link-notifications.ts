@@ -298,6 +298,29 @@ export class LinkNotificationListener {
   }
 }
 
+/**
+ * Largest relay answer read: a thousand notifications of the sandbox's size and more (each is well under 1 KiB). A relay
+ * is trusted with nothing: a larger answer is not read further, the fetch fails and the next one tries again.
+ */
+const MAX_RELAY_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** The text of a relay's answer, read up to {@link MAX_RELAY_ANSWER_BYTES}; the exchange is aborted beyond it. */
+async function boundedText(res: Response, abort: AbortController): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (res.body !== null) {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_RELAY_ANSWER_BYTES) {
+        abort.abort();
+        throw new Error(`answer larger than ${MAX_RELAY_ANSWER_BYTES} bytes`);
+      }
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Most refused relayed notifications remembered as reported (then the memory starts again). */
 const MAX_REPORTED = 1_000;
 
@@ -349,9 +372,12 @@ export class LinkNotificationRelay {
     const now = this.options.now ?? Date.now;
     let items: unknown[];
     try {
-      const res = await fetch(this.options.url, { signal: AbortSignal.timeout(10_000) });
+      const abort = new AbortController();
+      const res = await fetch(this.options.url, {
+        signal: AbortSignal.any([AbortSignal.timeout(10_000), abort.signal]),
+      });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const body = obj(await res.json()).notifications;
+      const body = obj(JSON.parse(await boundedText(res, abort))).notifications;
       items = Array.isArray(body) ? body : [];
     } catch (err) {
       logger.warn(

@@ -125,6 +125,28 @@ describe('verifyLinkNotification', () => {
     expect(refused('7000000000000000000001')).toBe('accepted');
     expect(refused('a'.repeat(64))).toBe('accepted');
   });
+  it('refuses, as signed, a status that is not a status word (its record for the operator could not be written)', () => {
+    const refused = (status: string): unknown => {
+      const body = JSON.stringify({ ...event, payload: { ...event.payload, status } });
+      try {
+        return verifyLinkNotification(signed(body), Buffer.from(body), key, NOW).status;
+      } catch (e) {
+        const { problem, signed: s } = e as { problem: string; signed?: unknown };
+        return { problem, signed: s !== undefined };
+      }
+    };
+    for (const status of [
+      'P'.repeat(3_000),
+      'AUTHORIZED\u202E',
+      'AUTHORIZED ',
+      'authorized',
+      '<b>PAID</b>',
+      'AUTH\nORIZED',
+    ])
+      expect(refused(status), JSON.stringify(status)).toEqual({ problem: 'body', signed: true });
+    for (const status of ['AUTHORIZED', 'DECLINED', 'PARTIAL_AUTHORIZED', 'AUTHORIZED_PENDING_REVIEW'])
+      expect(refused(status)).toBe(status);
+  });
 });
 
 describe('LinkNotificationListener', () => {

@@ -174,6 +174,10 @@ export function verifyLinkNotification(
   // The payment id is kept in the journal and printed on the receipt: one the terminal cannot keep is refused here, as
   // a signed refusal the operator is told of, not accepted and then lost when the journal refuses it.
   if (!isGatewayId(paymentId)) throw refuse('body', 'the payment id is not 1–64 letters, digits, _ or -');
+  // A status is one word of the gateway's (reference/gateway.md §4: AUTHORIZED, PARTIAL_AUTHORIZED …); it goes into
+  // the operator's records of a payment not counted, which could not be written with a longer one.
+  if (!/^[A-Z][A-Z_]{0,63}$/.test(status))
+    throw refuse('body', 'the status is not a word of 1–64 capital letters and _');
   let amountMinor: number;
   try {
     amountMinor = parseDecimal(amount, currency);

@@ -2,6 +2,7 @@ import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import {
   hostedPageUrlProblem,
+  linkPath,
   MAX_HOSTED_PAGE_URL,
   parsePaymentLink,
   parsePaymentLinkPage,
@@ -83,5 +84,31 @@ describe('a page of the list of payment links', () => {
         orderInformation: { amountDetails: { totalAmount: '1.005', currency: 'GBP' } },
       }),
     ).toThrow(expect.objectContaining({ code: 'GW_PARSE' }));
+  });
+});
+
+describe('the path of a payment link', () => {
+  it('is the link id as one path segment, or refused when the id could name another resource', () => {
+    expect(linkPath('PT000001_202611N2413050005')).toBe('/ipl/v2/payment-links/PT000001_202611N2413050005');
+    expect(linkPath('PARK-1.2')).toBe('/ipl/v2/payment-links/PARK-1.2');
+    for (const id of [
+      '',
+      '.',
+      '..',
+      '...',
+      '../captures',
+      'a/b',
+      'a?b',
+      'a#b',
+      'a%2Fb',
+      'a\\b',
+      'x'.repeat(65),
+    ])
+      expect(() => linkPath(id), id).toThrow(expect.objectContaining({ code: 'GW_INVALID_REQUEST' }));
+    // Each of them, as the client would send it, stays on the link's own resource.
+    for (const id of ['PT000001_T-1', 'a.b', '.a', 'a.'])
+      expect(new URL(linkPath(id), 'https://gateway.example').pathname, id).toBe(
+        `/ipl/v2/payment-links/${id}`,
+      );
   });
 });

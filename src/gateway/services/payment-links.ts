@@ -163,13 +163,22 @@ export function buildPaymentLinkBody(link: PaymentLinkInput, update: boolean): B
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** The path segment of a link id (its purchase number), refused when it could alter the path. */
+/**
+ * Whether `id` can be a payment link id in a request path: 1–64 letters, digits, `.`, `_` or `-`, and not dots alone —
+ * `.` and `..` are dot segments that every URL parser on the way (the gateway's, a proxy's) removes, so that
+ * `/ipl/v2/payment-links/..` is `/ipl/v2/` and `/ipl/v2/payment-links/.` the list: never a link.
+ */
+export function isLinkId(id: string): boolean {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(id) && !/^\.+$/.test(id);
+}
+
+/** The path segment of a link id (its purchase number), refused when it could alter the path ({@link isLinkId}). */
 export function linkPath(id: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(id)) {
+  if (!isLinkId(id)) {
     throw new GatewayInvalidRequestError(
       'id',
       'INVALID_DATA',
-      'a payment link id is 1–64 letters, digits, . _ or -',
+      'a payment link id is 1–64 letters, digits, . _ or -, not dots alone',
     );
   }
   return `/ipl/v2/payment-links/${id}`;

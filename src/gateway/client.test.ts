@@ -688,6 +688,33 @@ describe('GatewayClient reads and offers', () => {
     expect(await client.paymentLinks.create(input)).toMatchObject({ id: 'PARK-4', totalAmountMinor: 300 });
   });
 
+  it('refuses a read or an update answered with another link: its status is not the status of the link asked for', async () => {
+    const other = {
+      id: 'OTHER-1',
+      status: 'INACTIVE',
+      purchaseInformation: { purchaseNumber: 'OTHER-1' },
+      orderInformation: {
+        amountDetails: { totalAmount: '3.00', currency: 'GBP' },
+        lineItems: [{ productName: 'Day ticket', unitPrice: '3.00' }],
+      },
+    };
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'GET' }).reply(200, other);
+    // An ACTIVE link read as INACTIVE would be recorded deactivated while its customer can still pay it.
+    await expect(client.paymentLinks.get('PARK-5')).rejects.toMatchObject({ code: 'GW_UNDOCUMENTED' });
+    pool.intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'PATCH' }).reply(200, other);
+    await expect(
+      client.paymentLinks.update('PARK-5', {
+        linkType: 'PURCHASE',
+        purchaseNumber: 'PARK-5',
+        currency: 'GBP',
+        totalAmountMinor: 300,
+        lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+        status: 'INACTIVE',
+      }),
+    ).rejects.toMatchObject({ code: 'GW_UNDOCUMENTED', outcomeUnknown: true });
+  });
+
   it('lists payment links with offset and limit and reads the next page', async () => {
     agent
       .get(ORIGIN)

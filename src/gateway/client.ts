@@ -23,7 +23,7 @@ import {
   linkPath,
   listPath,
   parseCreatedPaymentLink,
-  parsePaymentLink,
+  parsePaymentLinkOf,
   parsePaymentLinkPage,
   type PaymentLink,
   type PaymentLinkInput,
@@ -354,13 +354,17 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       },
       async update(id, link, o) {
         const body = buildPaymentLinkBody(link, true);
-        return parsePaymentLink(
+        return parsePaymentLinkOf(
           await call('payment-link-update', 'PATCH', linkPath(id), body, false, o?.signal),
+          id,
+          true,
         );
       },
       async get(id, o) {
-        return parsePaymentLink(
+        return parsePaymentLinkOf(
           await call('payment-link-get', 'GET', linkPath(id), undefined, false, o?.signal),
+          id,
+          false,
         );
       },
       async list(query = {}, o) {

@@ -314,6 +314,21 @@ export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {})
 }
 
 /**
+ * Reads the answer of a get or an update of link `id` ({@link parsePaymentLink}).
+ * @throws GatewayError GW_UNDOCUMENTED when the answer is another link: its status is not the status of the link asked
+ *   for (an ACTIVE link read as INACTIVE would be recorded deactivated while its customer can still pay it).
+ *   `outcomeUnknown` for an update (`changed`), which may have taken effect all the same.
+ */
+export function parsePaymentLinkOf(v: unknown, id: string, changed: boolean): PaymentLink {
+  const link = parsePaymentLink(v);
+  if (link.id !== id)
+    throw new GatewayError('GW_UNDOCUMENTED', `payment link ${id}: answered with the link ${link.id}`, {
+      outcomeUnknown: changed,
+    });
+  return link;
+}
+
+/**
  * Reads the answer of a create of `requested` (spec 000: the link ACTIVE, with the URL of its hosted page).
  * @throws GatewayError GW_PARSE with `outcomeUnknown` when the answer has no URL the terminal can show a customer
  *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate;
@@ -321,7 +336,7 @@ export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {})
  *   currency or status it states otherwise (its URL would send the customer to pay another link, or another amount).
  */
 export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput): PaymentLink {
-  const link = parsePaymentLink(v);
+  const link = parsePaymentLinkOf(v, requested.purchaseNumber, true);
   const differs = (what: string, answered: unknown, sent: unknown): never => {
     throw new GatewayError(
       'GW_UNDOCUMENTED',
@@ -329,7 +344,6 @@ export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput)
       { outcomeUnknown: true },
     );
   };
-  if (link.id !== requested.purchaseNumber) differs('the link', link.id, requested.purchaseNumber);
   if (link.status !== 'ACTIVE') differs('status', link.status, 'ACTIVE');
   // Amounts and currency may be left out of the answer; when stated, they are the ones requested.
   if (link.currency !== undefined && link.currency !== requireCurrency(requested.currency).alpha)

@@ -651,6 +651,70 @@ describe('GatewayClient reads and offers', () => {
     expect(link.paymentLink).toBeUndefined();
   });
 
+  it('refuses, as an unknown outcome, a create answer that is not the link requested (id, amount, currency, status)', async () => {
+    const input = {
+      linkType: 'PURCHASE' as const,
+      purchaseNumber: 'PARK-4',
+      currency: 'GBP',
+      totalAmountMinor: 300,
+      lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+    };
+    const answer = (o: { id?: string; status?: string; totalAmount?: unknown; currency?: string }) => ({
+      id: o.id ?? 'PARK-4',
+      status: o.status ?? 'ACTIVE',
+      purchaseInformation: {
+        purchaseNumber: o.id ?? 'PARK-4',
+        paymentLink: `https://pay.test/${o.id ?? 'PARK-4'}`,
+      },
+      orderInformation: {
+        amountDetails: { totalAmount: o.totalAmount ?? '3.00', currency: o.currency ?? 'GBP' },
+        lineItems: [{ productName: 'Day ticket', unitPrice: o.totalAmount ?? '3.00' }],
+      },
+    });
+    const pool = agent.get(ORIGIN);
+    for (const wrong of [
+      { id: 'OTHER-1' }, // another link's page: the customer would pay someone else's link
+      { totalAmount: '300.00' }, // the customer would be charged a hundred times the fee
+      { totalAmount: '0.01' },
+      { currency: 'EUR' },
+      { status: 'INACTIVE' },
+    ]) {
+      pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, answer(wrong));
+      await expect(client.paymentLinks.create(input), JSON.stringify(wrong)).rejects.toMatchObject({
+        outcomeUnknown: true,
+      });
+    }
+    pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, answer({}));
+    expect(await client.paymentLinks.create(input)).toMatchObject({ id: 'PARK-4', totalAmountMinor: 300 });
+  });
+
+  it('refuses a read or an update answered with another link: its status is not the status of the link asked for', async () => {
+    const other = {
+      id: 'OTHER-1',
+      status: 'INACTIVE',
+      purchaseInformation: { purchaseNumber: 'OTHER-1' },
+      orderInformation: {
+        amountDetails: { totalAmount: '3.00', currency: 'GBP' },
+        lineItems: [{ productName: 'Day ticket', unitPrice: '3.00' }],
+      },
+    };
+    const pool = agent.get(ORIGIN);
+    pool.intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'GET' }).reply(200, other);
+    // An ACTIVE link read as INACTIVE would be recorded deactivated while its customer can still pay it.
+    await expect(client.paymentLinks.get('PARK-5')).rejects.toMatchObject({ code: 'GW_UNDOCUMENTED' });
+    pool.intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'PATCH' }).reply(200, other);
+    await expect(
+      client.paymentLinks.update('PARK-5', {
+        linkType: 'PURCHASE',
+        purchaseNumber: 'PARK-5',
+        currency: 'GBP',
+        totalAmountMinor: 300,
+        lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+        status: 'INACTIVE',
+      }),
+    ).rejects.toMatchObject({ code: 'GW_UNDOCUMENTED', outcomeUnknown: true });
+  });
+
   it('lists payment links with offset and limit and reads the next page', async () => {
     agent
       .get(ORIGIN)

@@ -1,6 +1,7 @@
 import type { Dispatcher } from 'undici';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError, GatewayInvalidRequestError } from './errors.js';
+import { isGatewayId } from './gateway-id.js';
 import {
   classifyPaymentAnswer,
   errorForStatus,
@@ -22,7 +23,7 @@ import {
   linkPath,
   listPath,
   parseCreatedPaymentLink,
-  parsePaymentLink,
+  parsePaymentLinkOf,
   parsePaymentLinkPage,
   type PaymentLink,
   type PaymentLinkInput,
@@ -348,17 +349,22 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         // that the first one succeeded.
         return parseCreatedPaymentLink(
           await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal),
+          link,
         );
       },
       async update(id, link, o) {
         const body = buildPaymentLinkBody(link, true);
-        return parsePaymentLink(
+        return parsePaymentLinkOf(
           await call('payment-link-update', 'PATCH', linkPath(id), body, false, o?.signal),
+          id,
+          true,
         );
       },
       async get(id, o) {
-        return parsePaymentLink(
+        return parsePaymentLinkOf(
           await call('payment-link-get', 'GET', linkPath(id), undefined, false, o?.signal),
+          id,
+          false,
         );
       },
       async list(query = {}, o) {
@@ -369,7 +375,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     },
 
     async paymentStatus(request, o) {
-      if (!/^[A-Za-z0-9_-]{1,64}$/.test(request.id)) {
+      if (!isGatewayId(request.id)) {
         throw new GatewayInvalidRequestError(
           'id',
           'INVALID_DATA',

@@ -82,6 +82,7 @@ export type { DccOfferRequest, DccOffer, DccOfferResult } from './services/dcc.j
 export {
   MAX_LIST_LIMIT,
   buildPaymentLinkBody,
+  isLinkId,
   statusUpdateOf,
   type PaymentLink,
   type PaymentLinkInput,

@@ -100,6 +100,53 @@ describe('verifyLinkNotification', () => {
     expect(refusal({ ...signed(body), 'v-c-merchant-id': 'other' }, body)).toMatchObject({ linkId: 'T-1' });
     expect(refusal(signed(body), body.replace('4.50', '0.01'))).toBeUndefined();
   });
+  it('refuses, as signed, a payment id that is not a gateway id (the journal could not keep it: the payment would be lost)', () => {
+    const refused = (paymentId: string): unknown => {
+      const body = JSON.stringify({ ...event, payload: { ...event.payload, paymentId } });
+      try {
+        verifyLinkNotification(signed(body), Buffer.from(body), key, NOW);
+        return 'accepted';
+      } catch (e) {
+        const { problem, signed: s } = e as { problem: string; signed?: { paymentId?: string } };
+        return { problem, signed: s !== undefined };
+      }
+    };
+    for (const paymentId of [
+      'x'.repeat(65),
+      '7000 0001',
+      '7000\u202e0001',
+      '7000\u200b0001',
+      '<script>alert(1)</script>',
+      '7000\ud8000001',
+      '../../pts/v2/payments/1',
+      '7000\n0001',
+    ])
+      expect(refused(paymentId), JSON.stringify(paymentId)).toEqual({ problem: 'body', signed: true });
+    expect(refused('7000000000000000000001')).toBe('accepted');
+    expect(refused('a'.repeat(64))).toBe('accepted');
+  });
+  it('refuses, as signed, a status that is not a status word (its record for the operator could not be written)', () => {
+    const refused = (status: string): unknown => {
+      const body = JSON.stringify({ ...event, payload: { ...event.payload, status } });
+      try {
+        return verifyLinkNotification(signed(body), Buffer.from(body), key, NOW).status;
+      } catch (e) {
+        const { problem, signed: s } = e as { problem: string; signed?: unknown };
+        return { problem, signed: s !== undefined };
+      }
+    };
+    for (const status of [
+      'P'.repeat(3_000),
+      'AUTHORIZED\u202E',
+      'AUTHORIZED ',
+      'authorized',
+      '<b>PAID</b>',
+      'AUTH\nORIZED',
+    ])
+      expect(refused(status), JSON.stringify(status)).toEqual({ problem: 'body', signed: true });
+    for (const status of ['AUTHORIZED', 'DECLINED', 'PARTIAL_AUTHORIZED', 'AUTHORIZED_PENDING_REVIEW'])
+      expect(refused(status)).toBe(status);
+  });
 });
 
 describe('LinkNotificationListener', () => {
@@ -162,6 +209,38 @@ describe('LinkNotificationRelay', () => {
       expect(got.map((n) => n.amountMinor)).toEqual([450]);
     } finally {
       relay.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
+  it('stops reading a relay answer larger than it reads (a relay is trusted with nothing), at once', async () => {
+    let closed = false;
+    const server = createServer((req, res) => {
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.write('{"notifications":[');
+      // Far more than any relay holds, and never an end: only a bound on what is read ends this fetch early.
+      res.write(' '.repeat(8 * 1024 * 1024));
+      req.socket.on('close', () => (closed = true));
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const got: LinkPaymentNotification[] = [];
+    const relay = LinkNotificationRelay.start({
+      url: `http://127.0.0.1:${port}/relay`,
+      pollMs: 60_000,
+      key,
+      now: () => NOW,
+      onNotification: (n) => got.push(n),
+    });
+    try {
+      const started = Date.now();
+      await relay.fetchOnce();
+      expect(Date.now() - started).toBeLessThan(3_000);
+      expect(got).toEqual([]);
+      await expect.poll(() => closed).toBe(true);
+    } finally {
+      relay.close();
+      server.closeAllConnections();
       await new Promise<void>((r) => server.close(() => r()));
     }
   });

@@ -22,6 +22,7 @@ import type { AddressInfo } from 'node:net';
 import { parseDecimal } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError } from './errors.js';
+import { isGatewayId } from './gateway-id.js';
 
 /** A verified payment made through a payment link. */
 export interface LinkPaymentNotification {
@@ -170,6 +171,13 @@ export function verifyLinkNotification(
     (typeof amount !== 'string' && typeof amount !== 'number')
   )
     throw refuse('body', 'the payload lacks the link, payment, status, amount or currency');
+  // The payment id is kept in the journal and printed on the receipt: one the terminal cannot keep is refused here, as
+  // a signed refusal the operator is told of, not accepted and then lost when the journal refuses it.
+  if (!isGatewayId(paymentId)) throw refuse('body', 'the payment id is not 1–64 letters, digits, _ or -');
+  // A status is one word of the gateway's (reference/gateway.md §4: AUTHORIZED, PARTIAL_AUTHORIZED …); it goes into
+  // the operator's records of a payment not counted, which could not be written with a longer one.
+  if (!/^[A-Z][A-Z_]{0,63}$/.test(status))
+    throw refuse('body', 'the status is not a word of 1–64 capital letters and _');
   let amountMinor: number;
   try {
     amountMinor = parseDecimal(amount, currency);
@@ -294,6 +302,29 @@ export class LinkNotificationListener {
   }
 }
 
+/**
+ * Largest relay answer read: a thousand notifications of the sandbox's size and more (each is well under 1 KiB). A relay
+ * is trusted with nothing: a larger answer is not read further, the fetch fails and the next one tries again.
+ */
+const MAX_RELAY_ANSWER_BYTES = 4 * 1024 * 1024;
+
+/** The text of a relay's answer, read up to {@link MAX_RELAY_ANSWER_BYTES}; the exchange is aborted beyond it. */
+async function boundedText(res: Response, abort: AbortController): Promise<string> {
+  const chunks: Uint8Array[] = [];
+  let size = 0;
+  if (res.body !== null) {
+    for await (const chunk of res.body as AsyncIterable<Uint8Array>) {
+      size += chunk.byteLength;
+      if (size > MAX_RELAY_ANSWER_BYTES) {
+        abort.abort();
+        throw new Error(`answer larger than ${MAX_RELAY_ANSWER_BYTES} bytes`);
+      }
+      chunks.push(chunk);
+    }
+  }
+  return Buffer.concat(chunks).toString('utf8');
+}
+
 /** Most refused relayed notifications remembered as reported (then the memory starts again). */
 const MAX_REPORTED = 1_000;
 
@@ -345,9 +376,12 @@ export class LinkNotificationRelay {
     const now = this.options.now ?? Date.now;
     let items: unknown[];
     try {
-      const res = await fetch(this.options.url, { signal: AbortSignal.timeout(10_000) });
+      const abort = new AbortController();
+      const res = await fetch(this.options.url, {
+        signal: AbortSignal.any([AbortSignal.timeout(10_000), abort.signal]),
+      });
       if (!res.ok) throw new Error(`HTTP ${res.status}`);
-      const body = obj(await res.json()).notifications;
+      const body = obj(JSON.parse(await boundedText(res, abort))).notifications;
       items = Array.isArray(body) ? body : [];
     } catch (err) {
       logger.warn(

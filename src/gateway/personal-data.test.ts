@@ -221,11 +221,19 @@ beforeEach(() => {
   const pool = agent.get(ORIGIN);
   pool
     .intercept({ path: () => true, method: () => true })
-    .reply(() => {
+    .reply((o) => {
       sent += 1;
+      // The gateway answers a create with the link requested (its id is the purchase number).
+      const id = (
+        JSON.parse(
+          typeof o.body === 'string' ? o.body : Buffer.isBuffer(o.body) ? o.body.toString('utf8') : '{}',
+        ) as {
+          purchaseInformation: { purchaseNumber: string };
+        }
+      ).purchaseInformation.purchaseNumber;
       return {
         statusCode: 201,
-        data: { id: 'X', status: 'ACTIVE', purchaseInformation: { paymentLink: 'https://pay.test/X' } },
+        data: { id, status: 'ACTIVE', purchaseInformation: { paymentLink: `https://pay.test/${id}` } },
       };
     })
     .persist();

@@ -177,6 +177,41 @@ describe('LinkDesk', () => {
     expect(audit.list().map((r) => r.code)).toEqual(['AMOUNT_MISMATCH']);
   });
 
+  it('records for the operator a payment in a status it does not count (money may be held), not only as a decline', async () => {
+    const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    desk.notify({ ...paid(view.linkId), status: 'INVALID_REQUEST', paymentId: '7000000000000000000009' });
+    for (const [status, amountMinor, n] of [
+      ['PARTIAL_AUTHORIZED', 225, 2],
+      ['AUTHORIZED_PENDING_REVIEW', 450, 3],
+      ['PENDING', 450, 4],
+      ['SOMETHING_NEW', 450, 5],
+    ] as const)
+      desk.notify({ ...paid(view.linkId, amountMinor), status, paymentId: `700000000000000000000${n}` });
+    // The link stays open for another try, and the customer is told the attempt did not pay the fee.
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'active', lastAttemptDeclined: true });
+    expect(audit.list().map((r) => [r.action, r.result, r.code, r.details?.status])).toEqual([
+      ['link-paid', 'refused', 'NOT_COUNTED', 'PARTIAL_AUTHORIZED'],
+      ['link-paid', 'refused', 'NOT_COUNTED', 'AUTHORIZED_PENDING_REVIEW'],
+      ['link-paid', 'refused', 'NOT_COUNTED', 'PENDING'],
+      ['link-paid', 'refused', 'NOT_COUNTED', 'SOMETHING_NEW'],
+    ]);
+    // Once paid, a payment of such a status is recorded too: it may be money taken twice.
+    desk.notify(paid(view.linkId));
+    desk.notify({
+      ...paid(view.linkId),
+      status: 'AUTHORIZED_PENDING_REVIEW',
+      paymentId: '7000000000000000000006',
+    });
+    desk.notify({ ...paid(view.linkId), status: 'DECLINED', paymentId: '7000000000000000000007' });
+    expect(
+      audit
+        .list()
+        .slice(4)
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => r.code),
+    ).toEqual(['PAID', 'PAID_TWICE']);
+  });
+
   it('deactivates the link when the customer cancels, and when the wait runs out', async () => {
     const a = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     expect(await desk.cancel(a.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });

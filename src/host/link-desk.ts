@@ -153,6 +153,15 @@ function ended(link: StoredLink): boolean {
   return link.state === 'paid' || link.state === 'failed' || link.gatewayInactive;
 }
 
+/**
+ * Whether a payment of this status took nothing from the customer: declined, or refused as invalid (reference/gateway.md
+ * §4, the payments' statuses). Any other status but `AUTHORIZED` — approved for part of the amount, approved pending a
+ * review, pending, one nobody documented — may hold the customer's money without paying the fee.
+ */
+function tookNothing(status: string): boolean {
+  return status === 'DECLINED' || status === 'INVALID_REQUEST';
+}
+
 const errorText = (e: unknown): string =>
   e instanceof GatewayError ? `${e.code}: ${e.message}` : e instanceof Error ? e.message : String(e);
 
@@ -404,7 +413,7 @@ export class LinkDesk {
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
-    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK',
+    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED',
   ): void {
     this.deps.audit.record({
       actor: 'system',
@@ -466,11 +475,14 @@ export class LinkDesk {
     if (link.state === 'paid') {
       // The same notification again is nothing new; a second approved payment (paid in the moment before the link was
       // deactivated) is money the operator must refund.
-      if (n.paymentId !== link.paymentId && n.status === 'AUTHORIZED')
+      if (n.paymentId !== link.paymentId && !tookNothing(n.status))
         this.auditRefusedPayment(link.linkId, n, 'PAID_TWICE');
       return;
     }
     if (n.status !== 'AUTHORIZED') {
+      // The fee is not paid: the customer may try again. A status that may hold money all the same (approved for
+      // part, pending a review …) is the operator's to settle or refund.
+      if (!tookNothing(n.status)) this.auditRefusedPayment(link.linkId, n, 'NOT_COUNTED');
       this.declined.add(link.linkId);
       this.deps.logger.info({ linkId: link.linkId, status: n.status }, 'payment-link payment not approved');
       this.publish(link);

@@ -83,22 +83,61 @@ export function terminalLinkRecord(link: StoredLink): TerminalLinkRecord {
   };
 }
 
+/** Longest text of a link shown to the operator (a link id is at most 64 characters; a product name a line). */
+const MAX_SHOWN_TEXT = 160;
+
+/** Characters that change how the text around them is shown, or show nothing: controls, format (bidi, zero-width), lone surrogates, line and paragraph separators. */
+const INVISIBLE = /[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/gu;
+
+/**
+ * A text of a link as the gateway wrote it — any user of the merchant's account may have written it (a link of another
+ * terminal, or made in a portal) — as the operator is shown it: every character that would reorder or hide the text
+ * around it (a U+202E override making one link id read as another, a zero-width space, a control, an unpaired
+ * surrogate) written out as `\u{XXXX}`, and the whole cut to {@link MAX_SHOWN_TEXT} characters. An ordinary text,
+ * accents and all, is left as it is; the terminal's own ids are plain ASCII and unchanged, so the actions on them
+ * still name the link.
+ */
+export function shownLinkText(text: string): string {
+  const visible = text.replace(
+    INVISIBLE,
+    (c) => `\\u{${(c.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}}`,
+  );
+  if (visible.length <= MAX_SHOWN_TEXT) return visible;
+  const cut = visible.slice(0, MAX_SHOWN_TEXT - 1);
+  // Never end on half of a surrogate pair.
+  return `${/[\uD800-\uDBFF]$/.test(cut) ? cut.slice(0, -1) : cut}…`;
+}
+
 /** A link of the gateway with the journal's record when this terminal created it; `lineItems` for one link shown. */
 export function paymentLinkSummary(
   link: PaymentLink,
   mine: StoredLink | undefined,
   options: { lineItems?: boolean } = {},
 ): PaymentLinkSummary & { lineItems?: PaymentLink['lineItems'] } {
+  const shown = (text: string | undefined): string | undefined =>
+    text === undefined ? undefined : shownLinkText(text);
+  const lineItems = link.lineItems.map((item) => ({
+    ...item,
+    productName: shownLinkText(item.productName),
+    ...(item.productDescription !== undefined
+      ? { productDescription: shownLinkText(item.productDescription) }
+      : {}),
+    ...(item.productSku !== undefined ? { productSku: shownLinkText(item.productSku) } : {}),
+  }));
+  const linkType = shown(link.linkType);
+  const purchaseNumber = shown(link.purchaseNumber);
+  const currency = shown(link.currency);
+  const createdDate = shown(link.createdDate);
   return {
-    id: link.id,
-    status: link.status,
-    ...(link.linkType !== undefined ? { linkType: link.linkType } : {}),
-    ...(link.purchaseNumber !== undefined ? { purchaseNumber: link.purchaseNumber } : {}),
+    id: shownLinkText(link.id),
+    status: shownLinkText(link.status),
+    ...(linkType !== undefined ? { linkType } : {}),
+    ...(purchaseNumber !== undefined ? { purchaseNumber } : {}),
     ...(link.totalAmountMinor !== undefined ? { amountMinor: link.totalAmountMinor } : {}),
-    ...(link.currency !== undefined ? { currency: link.currency } : {}),
-    ...(link.createdDate !== undefined ? { createdDate: link.createdDate } : {}),
+    ...(currency !== undefined ? { currency } : {}),
+    ...(createdDate !== undefined ? { createdDate } : {}),
     ...(link.paymentLink !== undefined ? { url: link.paymentLink } : {}),
-    ...(options.lineItems === true ? { lineItems: link.lineItems } : {}),
+    ...(options.lineItems === true ? { lineItems } : {}),
     ...(mine !== undefined ? { terminal: terminalLinkRecord(mine) } : {}),
   };
 }

@@ -190,6 +190,13 @@ describe('parking-terminal links', () => {
       error: { code: 'BAD_ARGUMENTS' },
     });
     expect((await run(dir, ['show', 'a/b'])).code).toBe(2);
+    // A dot segment is normalized away by any URL parser on the way (`/ipl/v2/payment-links/..` is `/ipl/v2/`):
+    // it would name another resource of the gateway, never a link.
+    for (const id of ['.', '..', '...'])
+      expect(await run(dir, ['deactivate', id]), id).toMatchObject({
+        code: 2,
+        out: { error: { code: 'BAD_ARGUMENTS' } },
+      });
     expect((await run(dir, ['list', '--status', 'PAID'])).code).toBe(2);
   });
 });

@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
-import { GatewayError, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
+import { GatewayError, isLinkId, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
 import { ownLink } from '../../host/link-ids.js';
 import { LinkDeskError, paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
@@ -102,8 +102,11 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
           'BAD_ARGUMENTS',
           'usage: links list | links show|deactivate|reactivate ID (see links --help)',
         );
-      if (id !== undefined && !/^[A-Za-z0-9_.-]{1,64}$/.test(id))
-        throw new UsageError('BAD_ARGUMENTS', 'a payment link id is 1–64 letters, digits, . _ or -');
+      if (id !== undefined && !isLinkId(id))
+        throw new UsageError(
+          'BAD_ARGUMENTS',
+          'a payment link id is 1–64 letters, digits, . _ or -, not dots alone',
+        );
       if (action !== 'list' && (values.offset ?? values.limit ?? values.status) !== undefined)
         throw new UsageError('BAD_ARGUMENTS', '--offset, --limit and --status apply to links list');
       const offset = wholeNumber(values.offset, '--offset', 0, Number.MAX_SAFE_INTEGER, 0);

@@ -11,6 +11,7 @@
  */
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
+import { isGatewayId } from '../gateway-id.js';
 import { fieldProblems, parseJsonBody } from '../outcome.js';
 import { newTransactionId } from '../transaction-id.js';
 import { hostedPageUrlProblem } from './payment-links.js';
@@ -113,7 +114,7 @@ export class AltPaymentAnswerError extends GatewayError {
 }
 
 function checkedId(id: string, field: string): string {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id))
+  if (!isGatewayId(id))
     throw new GatewayInvalidRequestError(
       field,
       'INVALID_DATA',

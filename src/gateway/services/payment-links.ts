@@ -163,13 +163,22 @@ export function buildPaymentLinkBody(link: PaymentLinkInput, update: boolean): B
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** The path segment of a link id (its purchase number), refused when it could alter the path. */
+/**
+ * Whether `id` can be a payment link id in a request path: 1–64 letters, digits, `.`, `_` or `-`, and not dots alone —
+ * `.` and `..` are dot segments that every URL parser on the way (the gateway's, a proxy's) removes, so that
+ * `/ipl/v2/payment-links/..` is `/ipl/v2/` and `/ipl/v2/payment-links/.` the list: never a link.
+ */
+export function isLinkId(id: string): boolean {
+  return /^[A-Za-z0-9_.-]{1,64}$/.test(id) && !/^\.+$/.test(id);
+}
+
+/** The path segment of a link id (its purchase number), refused when it could alter the path ({@link isLinkId}). */
 export function linkPath(id: string): string {
-  if (!/^[A-Za-z0-9_.-]{1,64}$/.test(id)) {
+  if (!isLinkId(id)) {
     throw new GatewayInvalidRequestError(
       'id',
       'INVALID_DATA',
-      'a payment link id is 1–64 letters, digits, . _ or -',
+      'a payment link id is 1–64 letters, digits, . _ or -, not dots alone',
     );
   }
   return `/ipl/v2/payment-links/${id}`;
@@ -223,11 +232,17 @@ const obj = (v: unknown): Record<string, unknown> =>
   v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>) : {};
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-function amountOf(v: unknown, currency: string | undefined): number | undefined {
+/**
+ * An amount of a link in minor units. `listed`: an item of a list page, whose unreadable amount (a currency the terminal
+ * does not know, too many decimals, negative, beyond the largest amount) is left out — one such link of the merchant
+ * (another terminal's, a portal's) must not hide every other link of the page from the operator.
+ */
+function amountOf(v: unknown, currency: string | undefined, listed: boolean): number | undefined {
   if (currency === undefined || (typeof v !== 'string' && typeof v !== 'number')) return undefined;
   try {
     return parseDecimal(v, currency);
   } catch (e) {
+    if (listed) return undefined;
     throw new GatewayError('GW_PARSE', 'a payment-link amount is unreadable', { cause: e });
   }
 }
@@ -236,8 +251,11 @@ function amountOf(v: unknown, currency: string | undefined): number | undefined 
  * Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). A
  * `paymentLink` the terminal could not show a customer ({@link hostedPageUrlProblem}) is left out, as if the answer had
  * none: the link can still be read, watched and deactivated. A create answer is read by {@link parseCreatedPaymentLink}.
+ * An amount that cannot be read is GW_PARSE (an update must repeat it exactly), but in an item of a list page
+ * (`listed`), where it is left out.
  */
-export function parsePaymentLink(v: unknown): PaymentLink {
+export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {}): PaymentLink {
+  const listed = options.listed === true;
   const b = obj(v);
   const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
   if (id === undefined) throw new GatewayError('GW_PARSE', 'a payment link without id');
@@ -259,17 +277,17 @@ export function parsePaymentLink(v: unknown): PaymentLink {
   const createdDate = str(purchase.createdDate) ?? str(b.createdDate);
   if (createdDate !== undefined) out.createdDate = createdDate;
   if (currency !== undefined) out.currency = currency;
-  const total = amountOf(details.totalAmount, currency);
+  const total = amountOf(details.totalAmount, currency, listed);
   if (total !== undefined) out.totalAmountMinor = total;
-  const min = amountOf(details.minAmount, currency);
+  const min = amountOf(details.minAmount, currency, listed);
   if (min !== undefined) out.minAmountMinor = min;
-  const max = amountOf(details.maxAmount, currency);
+  const max = amountOf(details.maxAmount, currency, listed);
   if (max !== undefined) out.maxAmountMinor = max;
   const items = obj(b.orderInformation).lineItems;
   if (Array.isArray(items)) {
     out.lineItems = items.map((it) => {
       const i = obj(it);
-      const unit = amountOf(i.unitPrice, currency);
+      const unit = amountOf(i.unitPrice, currency, listed);
       const description = str(i.productDescription);
       const sku = str(i.productSku);
       return {
@@ -296,12 +314,42 @@ export function parsePaymentLink(v: unknown): PaymentLink {
 }
 
 /**
- * Reads the answer of a create (spec 000: the link ACTIVE, with the URL of its hosted page).
- * @throws GatewayError GW_PARSE with `outcomeUnknown` when the answer has no URL the terminal can show a customer
- *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate.
+ * Reads the answer of a get or an update of link `id` ({@link parsePaymentLink}).
+ * @throws GatewayError GW_UNDOCUMENTED when the answer is another link: its status is not the status of the link asked
+ *   for (an ACTIVE link read as INACTIVE would be recorded deactivated while its customer can still pay it).
+ *   `outcomeUnknown` for an update (`changed`), which may have taken effect all the same.
  */
-export function parseCreatedPaymentLink(v: unknown): PaymentLink {
+export function parsePaymentLinkOf(v: unknown, id: string, changed: boolean): PaymentLink {
   const link = parsePaymentLink(v);
+  if (link.id !== id)
+    throw new GatewayError('GW_UNDOCUMENTED', `payment link ${id}: answered with the link ${link.id}`, {
+      outcomeUnknown: changed,
+    });
+  return link;
+}
+
+/**
+ * Reads the answer of a create of `requested` (spec 000: the link ACTIVE, with the URL of its hosted page).
+ * @throws GatewayError GW_PARSE with `outcomeUnknown` when the answer has no URL the terminal can show a customer
+ *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate;
+ *   GW_UNDOCUMENTED with `outcomeUnknown` when the answer is not the link requested — another id, or an amount,
+ *   currency or status it states otherwise (its URL would send the customer to pay another link, or another amount).
+ */
+export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput): PaymentLink {
+  const link = parsePaymentLinkOf(v, requested.purchaseNumber, true);
+  const differs = (what: string, answered: unknown, sent: unknown): never => {
+    throw new GatewayError(
+      'GW_UNDOCUMENTED',
+      `payment link ${requested.purchaseNumber}: the create was answered with ${what} ${String(answered)}, not ${String(sent)}`,
+      { outcomeUnknown: true },
+    );
+  };
+  if (link.status !== 'ACTIVE') differs('status', link.status, 'ACTIVE');
+  // Amounts and currency may be left out of the answer; when stated, they are the ones requested.
+  if (link.currency !== undefined && link.currency !== requireCurrency(requested.currency).alpha)
+    differs('currency', link.currency, requested.currency);
+  if (link.totalAmountMinor !== undefined && link.totalAmountMinor !== requested.totalAmountMinor)
+    differs('the amount (minor units)', link.totalAmountMinor, requested.totalAmountMinor);
   if (link.paymentLink === undefined) {
     const url = str(obj(obj(v).purchaseInformation).paymentLink);
     const problem = url === undefined ? 'none' : hostedPageUrlProblem(url);
@@ -317,7 +365,7 @@ export function parseCreatedPaymentLink(v: unknown): PaymentLink {
 /** Reads a list answer, including the offset and limit of `_links.next`. */
 export function parsePaymentLinkPage(v: unknown): PaymentLinkPage {
   const b = obj(v);
-  const links = Array.isArray(b.links) ? b.links.map(parsePaymentLink) : [];
+  const links = Array.isArray(b.links) ? b.links.map((l) => parsePaymentLink(l, { listed: true })) : [];
   const page: PaymentLinkPage = { links };
   if (typeof b.totalLinks === 'number') page.totalLinks = b.totalLinks;
   const href = str(obj(obj(b._links).next).href);

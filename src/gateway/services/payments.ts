@@ -1,6 +1,7 @@
 import { AmountError, requireCurrency, toDecimalString } from '../../money/index.js';
 import { commentsFor, MONEY_MOVING, type ParkingComments } from '../../vocabulary/services.js';
 import { GatewayInvalidRequestError } from '../errors.js';
+import { isGatewayId } from '../gateway-id.js';
 import { newTransactionId } from '../transaction-id.js';
 import { CONTACT_FOLLOW_ON_TAGS, inspectEmvTags, prohibitTag, requireTags } from './emv-checks.js';
 import { missingFields, type RequestContext } from './required-fields.js';
@@ -53,7 +54,7 @@ function currencyCode(currency: string, field: string): string {
 
 /** Gateway ids go into paths: only the characters the gateway's ids use, so a path can never be altered. */
 function pathId(id: string): string {
-  if (!/^[A-Za-z0-9_-]{1,64}$/.test(id)) invalid('id', 'the gateway id is not 1–64 letters, digits, _ or -');
+  if (!isGatewayId(id)) invalid('id', 'the gateway id is not 1–64 letters, digits, _ or -');
   return id;
 }
 

@@ -50,13 +50,24 @@ describe('the URL of a hosted payment page', () => {
 });
 
 describe("the host of a payment link's hosted page", () => {
-  it("is by default the gateway's own host and port, https only unless the gateway is plain http on this machine", () => {
-    expect(hostedPageUrlProblem('https://api.gateway.example/pay/L1', GATEWAY)).toBeUndefined();
-    expect(hostedPageUrlProblem('https://api.gateway.example:443/pay/L1', GATEWAY)).toBeUndefined();
+  it("is by default the gateway's own host and port or a host of its domain, https only unless the gateway is plain http on this machine", () => {
+    expect(GATEWAY).toEqual({ hosts: ['api.gateway.example', '*.gateway.example'], plainHttp: false });
+    for (const url of [
+      'https://api.gateway.example/pay/L1',
+      'https://api.gateway.example:443/pay/L1',
+      // The gateway's pages on another host of its own domain.
+      'https://pay.gateway.example/pay/L1',
+      'https://sub.api.gateway.example/pay/L1',
+    ])
+      expect(hostedPageUrlProblem(url, GATEWAY), url).toBeUndefined();
+    // A gateway named by a domain of two labels: its host only (its parent is a top-level domain).
+    expect(hostedPageOriginsOf('https://gateway.example:8443').hosts).toEqual(['gateway.example:8443']);
     for (const url of [
       'https://pay.attacker.example/pay/L1',
       'https://api.gateway.example.attacker.example/pay/L1',
-      'https://sub.api.gateway.example/pay/L1',
+      'https://gateway.example/pay/L1',
+      'https://evilgateway.example/pay/L1',
+      'https://pay.gateway.example:8443/pay/L1',
       'https://api.gateway.example:8443/pay/L1',
       'https://api.gateway.example./pay/L1',
       'https://user@api.gateway.example/pay/L1',

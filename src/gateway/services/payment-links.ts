@@ -225,13 +225,18 @@ export interface HostedPageOrigins {
 
 /**
  * The origins of the pages of the gateway at `baseUrl`: `configured` (`links.hostedPageHosts`) when given, else the
- * gateway's own host and port — spec 000 and gateway.md document no other host for the page of `paymentLink`, and the
- * embedded sandbox serves it at its own URL.
+ * gateway's own host and port and, for a gateway named by a host name of three labels or more, any host of its parent
+ * domain on the default port (`api.gateway.example` → `*.gateway.example`): spec 000 and gateway.md document no host
+ * for the page of `paymentLink`, a gateway serves its hosted pages on a host of its own domain other than its API's,
+ * and nobody else can serve a page there. The embedded sandbox serves it at its own URL (a loopback address: no
+ * parent domain).
  */
 export function hostedPageOriginsOf(baseUrl: string, configured?: readonly string[]): HostedPageOrigins {
   const gateway = new URL(baseUrl);
+  const labels = gateway.hostname.split('.');
+  const named = labels.length >= 3 && !/^\d+$/.test(labels.at(-1) ?? '') && !gateway.hostname.startsWith('[');
   return {
-    hosts: configured ?? [gateway.host],
+    hosts: configured ?? (named ? [gateway.host, `*.${labels.slice(1).join('.')}`] : [gateway.host]),
     plainHttp: gateway.protocol === 'http:' && LOOPBACK_HOSTS.test(gateway.hostname),
   };
 }

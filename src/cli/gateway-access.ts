@@ -41,5 +41,6 @@ export function connectConfiguredGateway(
     retry: config.gateway.retry,
     logger,
     ...(now !== undefined ? { now } : {}),
+    ...(config.links.hostedPageHosts !== undefined ? { hostedPageHosts: config.links.hostedPageHosts } : {}),
   });
 }

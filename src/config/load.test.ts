@@ -82,6 +82,69 @@ describe('configuration', () => {
     expect(loadConfig().terminal.locale).toBe('en-GB');
   });
 
+  it('takes links.hostedPageHosts as host names, `*.` domains and bracketed IPv6, with a port, in lower case', () => {
+    expect(parseConfig({}).links.hostedPageHosts).toBeUndefined();
+    expect(
+      parseConfig({
+        links: {
+          hostedPageHosts: [
+            'Pay.Gateway.example',
+            '*.links.example',
+            'pages.example:8443',
+            '[::1]:9000',
+            'xn--bcher-kva.example',
+          ],
+        },
+      }).links.hostedPageHosts,
+    ).toEqual([
+      'pay.gateway.example',
+      '*.links.example',
+      'pages.example:8443',
+      '[::1]:9000',
+      'xn--bcher-kva.example',
+    ]);
+  });
+
+  it('rejects a links.hostedPageHosts entry that is no host, a URL, or a wildcard wider than a domain, naming the key', () => {
+    for (const entry of [
+      '',
+      'https://pay.example',
+      'pay.example/pay',
+      'user@pay.example',
+      '*',
+      '*.com',
+      'pay.*.example',
+      '**.example.com',
+      'pay..example',
+      '-pay.example',
+      'pay.example.',
+      'pay.example:0',
+      'pay.example:65536',
+      'pay.example:080',
+      'pay.example:',
+      'bücher.example',
+      '*.[::1]',
+      '[nothost]',
+    ]) {
+      let error: unknown;
+      try {
+        parseConfig({ links: { hostedPageHosts: [entry] } }, 'f.json');
+      } catch (e) {
+        error = e;
+      }
+      expect(error, entry).toBeInstanceOf(ConfigError);
+      expect(error, entry).toMatchObject({
+        code: 'CONFIG_INVALID',
+        key: 'links.hostedPageHosts.0',
+        file: 'f.json',
+      });
+    }
+    // An empty list would refuse every link.
+    expect(() => parseConfig({ links: { hostedPageHosts: [] } })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'links.hostedPageHosts' }),
+    );
+  });
+
   it('bounds offline.maxCount at 1000 stored payments, naming the key', () => {
     expect(parseConfig({ offline: { maxCount: 1000 } }).offline.maxCount).toBe(1000);
     expect(parseConfig({ offline: { maxCount: 0 } }).offline.maxCount).toBe(0);

@@ -339,6 +339,33 @@ export const dccSchema = z
   .prefault({});
 
 /**
+ * A host whose pages a payment link's QR code may open (`links.hostedPageHosts`): a host name (`pay.example.com`), or
+ * `*.` and a domain of at least two labels for any host below it (`*.example.com`: not `example.com` itself, nor a
+ * whole top-level domain), or a bracketed IPv6 literal; with `:port` when the page is not on the default port of https.
+ * ASCII only (an internationalised name in its `xn--` form, as a URL holds it); read in lower case.
+ */
+const hostedPageHost = z
+  .string()
+  .toLowerCase()
+  .refine(
+    (entry) => {
+      const m = /^(\*\.)?([a-z0-9.-]+|\[[0-9a-f:.]+\])(?::(\d{1,5}))?$/.exec(entry);
+      if (m === null) return false;
+      const [, wildcard, host = '', port] = m;
+      if (port !== undefined && (Number(port) < 1 || Number(port) > 65_535 || port.startsWith('0')))
+        return false;
+      if (host.startsWith('[')) return wildcard === undefined && URL.canParse(`https://${host}/`);
+      const labels = host.split('.');
+      const label = /^[a-z0-9]([a-z0-9-]{0,61}[a-z0-9])?$/;
+      return labels.every((l) => label.test(l)) && (wildcard === undefined || labels.length >= 2);
+    },
+    {
+      message:
+        'not a host name ("pay.example.com"), a wildcard for the hosts below a domain ("*.example.com"), or either with ":port"',
+    },
+  );
+
+/**
  * Payment links (issue 14; spec 000): how long the terminal waits for a link it shows to be paid, how it learns that it
  * was (the signed notification, received by a listener of the terminal or fetched from a relay; and a look at the
  * link's status through the API meanwhile), and the line item it sells.
@@ -351,6 +378,13 @@ export const linksSchema = z
     pollSeconds: z.number().int().min(5).max(3_600).default(30),
     /** The line item's product name (checked by the personal-data guard like every field). */
     productName: z.string().min(1).max(64).default('Parking'),
+    /**
+     * Hosts whose pages a link's QR code may open (the customer's phone goes there to pay): a link whose answer names a
+     * page elsewhere is refused and deactivated. Absent: the gateway's own host and port (`gateway.baseUrl`, or the
+     * embedded sandbox's), the only host spec 000 and gateway.md give the page. Plain http only when the gateway itself
+     * is plain http on this machine.
+     */
+    hostedPageHosts: z.array(hostedPageHost).min(1).max(16).optional(),
     /**
      * Pay by phone at the terminal: a "Pay by phone" choice beside the card where a fee is due (the pay station's
      * confirmation, the meter's confirmation of the time bought, the tap-and-go exit), on the models listed. The screen

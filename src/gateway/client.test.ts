@@ -554,7 +554,7 @@ describe('GatewayClient reads and offers', () => {
       id: 'PARK-1',
       status: 'ACTIVE',
       processingInformation: { linkType: 'PURCHASE' },
-      purchaseInformation: { purchaseNumber: 'PARK-1', paymentLink: 'https://pay.test/PARK-1' },
+      purchaseInformation: { purchaseNumber: 'PARK-1', paymentLink: 'https://gateway.test/pay/PARK-1' },
       orderInformation: {
         amountDetails: { totalAmount: 12.5, currency: 'GBP' },
         lineItems: [{ productName: 'Parking', unitPrice: 12.5 }],
@@ -565,7 +565,7 @@ describe('GatewayClient reads and offers', () => {
       id: 'PARK-1',
       status: 'ACTIVE',
       totalAmountMinor: 1250,
-      paymentLink: 'https://pay.test/PARK-1',
+      paymentLink: 'https://gateway.test/pay/PARK-1',
     });
   });
 
@@ -581,7 +581,7 @@ describe('GatewayClient reads and offers', () => {
           data: {
             id: 'PARK-2',
             status: 'ACTIVE',
-            purchaseInformation: { purchaseNumber: 'PARK-2', paymentLink: 'https://pay.test/PARK-2' },
+            purchaseInformation: { purchaseNumber: 'PARK-2', paymentLink: 'https://gateway.test/pay/PARK-2' },
           },
         };
       });
@@ -630,10 +630,10 @@ describe('GatewayClient reads and offers', () => {
     });
     const pool = agent.get(ORIGIN);
     for (const url of [
-      `https://pay.test/PARK-3?pad=${'x'.repeat(4_000)}`, // too long for a QR code: qrcode throws
-      'http://pay.test/PARK-3', // not https
+      `https://gateway.test/pay/PARK-3?pad=${'x'.repeat(4_000)}`, // too long for a QR code: qrcode throws
+      'http://gateway.test/pay/PARK-3', // not https
       'javascript:alert(1)',
-      'https://pay.test/PARK 3',
+      'https://gateway.test/pay/PARK 3',
       undefined,
     ]) {
       pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, answer(url));
@@ -645,10 +645,60 @@ describe('GatewayClient reads and offers', () => {
     // A read keeps working, so that the link can be watched and deactivated.
     pool
       .intercept({ path: '/ipl/v2/payment-links/PARK-3', method: 'GET' })
-      .reply(200, answer(`https://pay.test/PARK-3?pad=${'x'.repeat(4_000)}`));
+      .reply(200, answer(`https://gateway.test/pay/PARK-3?pad=${'x'.repeat(4_000)}`));
     const link = await client.paymentLinks.get('PARK-3');
     expect(link).toMatchObject({ id: 'PARK-3', status: 'ACTIVE' });
     expect(link.paymentLink).toBeUndefined();
+  });
+
+  it("shows only a page on the gateway's own host, or on one of hostedPageHosts when given; another is an undocumented answer", async () => {
+    const input = {
+      linkType: 'PURCHASE' as const,
+      purchaseNumber: 'PARK-5',
+      currency: 'GBP',
+      totalAmountMinor: 300,
+      lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+    };
+    const answer = (paymentLink: string) => ({
+      id: 'PARK-5',
+      status: 'ACTIVE',
+      purchaseInformation: { purchaseNumber: 'PARK-5', paymentLink },
+    });
+    const pool = agent.get(ORIGIN);
+    for (const url of [
+      'https://pay.attacker.example/pay/PARK-5',
+      'https://gateway.test:8443/pay/PARK-5',
+      'https://gateway.test.attacker.example/pay/PARK-5',
+      'http://127.0.0.1:8080/pay/PARK-5', // the sandbox's kind of page, from a gateway that is not on this machine
+    ]) {
+      pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, answer(url));
+      await expect(client.paymentLinks.create(input), url).rejects.toMatchObject({
+        code: 'GW_UNDOCUMENTED',
+        outcomeUnknown: true,
+      });
+    }
+    pool
+      .intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'GET' })
+      .reply(200, answer('https://pay.attacker.example/pay/PARK-5'));
+    expect((await client.paymentLinks.get('PARK-5')).paymentLink).toBeUndefined();
+
+    const configured = createGatewayClient({
+      baseUrl: ORIGIN,
+      merchantId: 'testrest',
+      auth: httpSignatureAuthenticator('testrest', KEY_ID, SECRET),
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+      dispatcher: agent,
+      hostedPageHosts: ['*.pages.test'],
+    });
+    pool
+      .intercept({ path: '/ipl/v2/payment-links', method: 'POST' })
+      .reply(201, answer('https://eu.pages.test/PARK-5'));
+    expect((await configured.paymentLinks.create(input)).paymentLink).toBe('https://eu.pages.test/PARK-5');
+    // The configured list replaces the default.
+    pool
+      .intercept({ path: '/ipl/v2/payment-links', method: 'POST' })
+      .reply(201, answer('https://gateway.test/pay/PARK-5'));
+    await expect(configured.paymentLinks.create(input)).rejects.toMatchObject({ code: 'GW_UNDOCUMENTED' });
   });
 
   it('refuses, as an unknown outcome, a create answer that is not the link requested (id, amount, currency, status)', async () => {
@@ -664,7 +714,7 @@ describe('GatewayClient reads and offers', () => {
       status: o.status ?? 'ACTIVE',
       purchaseInformation: {
         purchaseNumber: o.id ?? 'PARK-4',
-        paymentLink: `https://pay.test/${o.id ?? 'PARK-4'}`,
+        paymentLink: `https://gateway.test/pay/${o.id ?? 'PARK-4'}`,
       },
       orderInformation: {
         amountDetails: { totalAmount: o.totalAmount ?? '3.00', currency: o.currency ?? 'GBP' },

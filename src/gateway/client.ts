@@ -20,6 +20,7 @@ import {
 } from './services/dcc.js';
 import {
   buildPaymentLinkBody,
+  hostedPageOriginsOf,
   linkPath,
   listPath,
   parseCreatedPaymentLink,
@@ -78,6 +79,11 @@ export interface GatewayClientOptions {
   maxConnections?: number;
   /** As the transport's `onAnswer`: each answer's `Date` header and its timing (the clock skew). */
   onAnswer?: TransportOptions['onAnswer'];
+  /**
+   * Hosts (`links.hostedPageHosts`) whose pages a payment link's `paymentLink` may open; default the host and port of
+   * `baseUrl` ({@link hostedPageOriginsOf}). A link whose page is elsewhere is shown without it.
+   */
+  hostedPageHosts?: readonly string[];
 }
 
 /** Status check of an alternative-method payment (spec 001, Check status). */
@@ -265,6 +271,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     ...(options.onAnswer !== undefined ? { onAnswer: options.onAnswer } : {}),
   });
   const builder = options.builder ?? {};
+  const pageOrigins = hostedPageOriginsOf(options.baseUrl, options.hostedPageHosts);
 
   async function call(
     label: string,
@@ -350,6 +357,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         return parseCreatedPaymentLink(
           await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal),
           link,
+          pageOrigins,
         );
       },
       async update(id, link, o) {
@@ -358,6 +366,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
           await call('payment-link-update', 'PATCH', linkPath(id), body, false, o?.signal),
           id,
           true,
+          pageOrigins,
         );
       },
       async get(id, o) {
@@ -365,11 +374,13 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
           await call('payment-link-get', 'GET', linkPath(id), undefined, false, o?.signal),
           id,
           false,
+          pageOrigins,
         );
       },
       async list(query = {}, o) {
         return parsePaymentLinkPage(
           await call('payment-link-list', 'GET', listPath(query), undefined, false, o?.signal),
+          pageOrigins,
         );
       },
     },

@@ -233,7 +233,11 @@ beforeEach(() => {
       ).purchaseInformation.purchaseNumber;
       return {
         statusCode: 201,
-        data: { id, status: 'ACTIVE', purchaseInformation: { paymentLink: `https://pay.test/${id}` } },
+        data: {
+          id,
+          status: 'ACTIVE',
+          purchaseInformation: { paymentLink: `https://gateway.test/pay/${id}` },
+        },
       };
     })
     .persist();

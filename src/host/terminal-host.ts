@@ -706,6 +706,9 @@ export class TerminalHost implements TerminalApi {
         now,
         ...(options.gatewayDispatcher !== undefined ? { dispatcher: options.gatewayDispatcher } : {}),
         onAnswer: (answer) => dated(answer),
+        ...(config.links.hostedPageHosts !== undefined
+          ? { hostedPageHosts: config.links.hostedPageHosts }
+          : {}),
       });
       opened.gateway = gateway;
       const reader = createReader(config.reader, {

@@ -12,6 +12,7 @@ import { openJournal, PaymentLinkStore } from '../../src/journal/index.js';
 import { findPersonalData } from '../../src/sandbox/personal-data.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { freePort, hostedPageAnswer } from './link-harness.js';
+import { startRewritingProxy } from './rewriting-proxy.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -184,6 +185,65 @@ describe('payment links of two terminals of one merchant', () => {
     expect((await b.h.gateway.paymentLinks.get(second.linkId)).status).toBe('ACTIVE');
     expect(await payOnHostedPage(first.url!)).toContain('Payment approved');
     expect(await payOnHostedPage(second.url!)).toContain('Payment approved');
+  });
+});
+
+describe('the hosted page a payment link sends the customer to', () => {
+  /** A sandbox behind a proxy that sets the `paymentLink` of each create answer with `page(id, answered)`. */
+  async function behindProxy(page: (id: string, answered: string) => string) {
+    const sandbox: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    open.push(sandbox);
+    const proxy = await startRewritingProxy(sandbox.url, (request, answer) => {
+      if (request.method !== 'POST' || request.url !== '/ipl/v2/payment-links') return undefined;
+      const a = answer as { id?: string; purchaseInformation?: { paymentLink?: string } };
+      if (a.id === undefined || a.purchaseInformation?.paymentLink === undefined) return undefined;
+      return {
+        ...a,
+        purchaseInformation: {
+          ...a.purchaseInformation,
+          paymentLink: page(a.id, a.purchaseInformation.paymentLink),
+        },
+      };
+    });
+    open.push(proxy);
+    return { sandbox, proxy };
+  }
+
+  it('refuses a create answered with a page on a host other than the gateway’s: the customer is told no, the link deactivated', async () => {
+    const { proxy } = await behindProxy((id) => `https://pay.attacker.example/pay/${id}`);
+    const { h } = await host(
+      { links: { notifications: { listen: { port: 0 } } } },
+      { gatewayUrlOverride: proxy.url },
+    );
+    await expect(
+      h.links.createForFee({ reference: 'T-PHISH', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({ code: 'LINK_UNAVAILABLE' });
+    const linkId = 'PT000001_T-PHISH';
+    expect(h.links.get(linkId)?.url).toBeUndefined();
+    // The link exists at the gateway: the sweep deactivates it, as for any create of unknown outcome.
+    await h.links.sweep();
+    expect((await h.gateway.paymentLinks.get(linkId)).status).toBe('INACTIVE');
+  });
+
+  it('shows a page on a configured host, and still refuses one elsewhere or on another port', async () => {
+    let target = (_id: string, answered: string) => answered;
+    const { sandbox, proxy } = await behindProxy((id, answered) => target(id, answered));
+    const { h } = await host(
+      { links: { hostedPageHosts: [new URL(sandbox.url).host], notifications: { listen: { port: 0 } } } },
+      { gatewayUrlOverride: proxy.url },
+    );
+    const shown = await h.links.createForFee({ reference: 'T-OK', amountMinor: 450, currency: 'GBP' });
+    expect(shown.url).toBe(`${sandbox.url}/pay/PT000001_T-OK`);
+    for (const [reference, page] of [
+      ['T-PORT', (id: string) => `http://127.0.0.1:1/pay/${id}`],
+      ['T-USER', (id: string) => `http://user@${new URL(sandbox.url).host}/pay/${id}`],
+      ['T-ELSE', (id: string) => `https://pay.attacker.example/pay/${id}`],
+    ] as const) {
+      target = page;
+      await expect(
+        h.links.createForFee({ reference, amountMinor: 450, currency: 'GBP' }),
+      ).rejects.toMatchObject({ code: 'LINK_UNAVAILABLE' });
+    }
   });
 });
 

@@ -310,7 +310,7 @@ function answerError(httpStatus: number, body: unknown, label: string, saleMayEx
  * Reads an `AP_SALE` answer (spec 001: id, status PENDING, processorInformation.paymentUrl; or FAILED). The
  * paymentUrl is put in front of a customer (QR code and text), so it must pass the rule of the payment links' hosted
  * pages ({@link hostedPageUrlProblem}: printable ASCII, short enough for the QR code, https — plain http only on this
- * machine, the embedded sandbox's page).
+ * machine, the embedded sandbox's page) without their host list: the page is the method provider's, on its own host.
  * @throws GatewayInvalidRequestError on 400, AltPaymentAnswerError on anything undocumented or unreadable — for a
  *   PENDING sale whose paymentUrl fails that rule, `unreadable` with the sale's `gatewayId` (it exists at the gateway;
  *   nobody can pay it, so it ends ABANDONED there).

@@ -1,12 +1,17 @@
 import QRCode from 'qrcode';
 import { describe, expect, it } from 'vitest';
 import {
+  hostedPageOriginsOf,
   hostedPageUrlProblem,
   linkPath,
   MAX_HOSTED_PAGE_URL,
+  parseCreatedPaymentLink,
   parsePaymentLink,
   parsePaymentLinkPage,
+  type PaymentLinkInput,
 } from './payment-links.js';
+
+const GATEWAY = hostedPageOriginsOf('https://api.gateway.example');
 
 describe('the URL of a hosted payment page', () => {
   it('takes https URLs, and plain http only on this machine (the embedded sandbox)', () => {
@@ -44,6 +49,103 @@ describe('the URL of a hosted payment page', () => {
   });
 });
 
+describe("the host of a payment link's hosted page", () => {
+  it("is by default the gateway's own host and port or a host of its domain, https only unless the gateway is plain http on this machine", () => {
+    expect(GATEWAY).toEqual({ hosts: ['api.gateway.example', '*.gateway.example'], plainHttp: false });
+    for (const url of [
+      'https://api.gateway.example/pay/L1',
+      'https://api.gateway.example:443/pay/L1',
+      // The gateway's pages on another host of its own domain.
+      'https://pay.gateway.example/pay/L1',
+      'https://sub.api.gateway.example/pay/L1',
+    ])
+      expect(hostedPageUrlProblem(url, GATEWAY), url).toBeUndefined();
+    // A gateway named by a domain of two labels: its host only (its parent is a top-level domain).
+    expect(hostedPageOriginsOf('https://gateway.example:8443').hosts).toEqual(['gateway.example:8443']);
+    for (const url of [
+      'https://pay.attacker.example/pay/L1',
+      'https://api.gateway.example.attacker.example/pay/L1',
+      'https://gateway.example/pay/L1',
+      'https://evilgateway.example/pay/L1',
+      'https://pay.gateway.example:8443/pay/L1',
+      'https://api.gateway.example:8443/pay/L1',
+      'https://api.gateway.example./pay/L1',
+      'https://user@api.gateway.example/pay/L1',
+      'http://api.gateway.example/pay/L1',
+      // Loopback http is the sandbox's page: not from a remote gateway.
+      'http://127.0.0.1:8080/pay/L1',
+      'http://localhost/pay/L1',
+    ])
+      expect(hostedPageUrlProblem(url, GATEWAY), url).toBeDefined();
+    const sandbox = hostedPageOriginsOf('http://127.0.0.1:41234');
+    expect(sandbox).toEqual({ hosts: ['127.0.0.1:41234'], plainHttp: true });
+    expect(hostedPageUrlProblem('http://127.0.0.1:41234/pay/L1', sandbox)).toBeUndefined();
+    for (const url of [
+      'http://127.0.0.1:41235/pay/L1',
+      'http://127.0.0.1/pay/L1',
+      'http://localhost:41234/pay/L1',
+      'http://u:p@127.0.0.1:41234/pay/L1',
+    ])
+      expect(hostedPageUrlProblem(url, sandbox), url).toBeDefined();
+  });
+
+  it('is, when configured, a listed host exactly, or a host below a listed `*.` domain, on the port listed', () => {
+    const origins = hostedPageOriginsOf('https://api.gateway.example', [
+      'pay.gateway.example',
+      '*.links.example',
+      'pages.example:8443',
+      '[::1]:9000',
+    ]);
+    for (const url of [
+      'https://pay.gateway.example/L1',
+      'https://a.links.example/L1',
+      'https://a.b.links.example/L1',
+      'https://pages.example:8443/L1',
+      'https://[::1]:9000/L1',
+    ])
+      expect(hostedPageUrlProblem(url, origins), url).toBeUndefined();
+    for (const url of [
+      // The configured list replaces the default.
+      'https://api.gateway.example/L1',
+      'https://links.example/L1',
+      'https://evillinks.example/L1',
+      'https://a.links.example.evil/L1',
+      'https://pages.example/L1',
+      'https://pay.gateway.example:8443/L1',
+      'https://[::1]/L1',
+    ])
+      expect(hostedPageUrlProblem(url, origins), url).toBeDefined();
+  });
+
+  it('refuses a create answered with a page elsewhere as an undocumented answer of unknown outcome, and an unreadable one as unreadable', () => {
+    const requested: PaymentLinkInput = {
+      linkType: 'PURCHASE',
+      purchaseNumber: 'PT000001_A',
+      currency: 'GBP',
+      totalAmountMinor: 450,
+      lineItems: [{ productName: 'Parking', unitPriceMinor: 450 }],
+    };
+    const answer = (paymentLink: string) => ({
+      id: 'PT000001_A',
+      status: 'ACTIVE',
+      purchaseInformation: { purchaseNumber: 'PT000001_A', paymentLink },
+    });
+    expect(
+      parseCreatedPaymentLink(answer('https://api.gateway.example/pay/A'), requested, GATEWAY).paymentLink,
+    ).toBe('https://api.gateway.example/pay/A');
+    expect(() =>
+      parseCreatedPaymentLink(answer('https://pay.attacker.example/pay/A'), requested, GATEWAY),
+    ).toThrow(expect.objectContaining({ code: 'GW_UNDOCUMENTED', outcomeUnknown: true }));
+    expect(() => parseCreatedPaymentLink(answer('javascript:alert(1)'), requested, GATEWAY)).toThrow(
+      expect.objectContaining({ code: 'GW_PARSE', outcomeUnknown: true }),
+    );
+    // A read of the link keeps it, without a page to show.
+    expect(
+      parsePaymentLink(answer('https://pay.attacker.example/pay/A'), GATEWAY).paymentLink,
+    ).toBeUndefined();
+  });
+});
+
 describe('a page of the list of payment links', () => {
   it('lists every link when one of them has an amount the terminal cannot read (that one without its amount)', () => {
     const link = (id: string, amountDetails: Record<string, unknown>) => ({
@@ -62,10 +164,13 @@ describe('a page of the list of payment links', () => {
       { totalAmount: '1.00', currency: 'XYZ' },
       { totalAmount: '1.00', currency: 'gbp' },
     ]) {
-      const page = parsePaymentLinkPage({
-        totalLinks: 2,
-        links: [link('PT000001_A', { totalAmount: '4.50', currency: 'GBP' }), link('OTHER_B', odd)],
-      });
+      const page = parsePaymentLinkPage(
+        {
+          totalLinks: 2,
+          links: [link('PT000001_A', { totalAmount: '4.50', currency: 'GBP' }), link('OTHER_B', odd)],
+        },
+        GATEWAY,
+      );
       expect(
         page.links.map((l) => l.id),
         JSON.stringify(odd),
@@ -78,11 +183,14 @@ describe('a page of the list of payment links', () => {
 
   it('still refuses a single link read with an amount the terminal cannot read (its update must repeat it)', () => {
     expect(() =>
-      parsePaymentLink({
-        id: 'PT000001_A',
-        status: 'ACTIVE',
-        orderInformation: { amountDetails: { totalAmount: '1.005', currency: 'GBP' } },
-      }),
+      parsePaymentLink(
+        {
+          id: 'PT000001_A',
+          status: 'ACTIVE',
+          orderInformation: { amountDetails: { totalAmount: '1.005', currency: 'GBP' } },
+        },
+        GATEWAY,
+      ),
     ).toThrow(expect.objectContaining({ code: 'GW_PARSE' }));
   });
 });

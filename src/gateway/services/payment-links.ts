@@ -209,22 +209,79 @@ export const MAX_HOSTED_PAGE_URL = 512;
 const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
 /**
- * Why `url` cannot be the address of a hosted payment page put in front of a customer (as a QR code, as text, on the
- * slip) — a payment link's page, or the `paymentUrl` of an alternative-method sale (alt-payments.ts) — or undefined
- * when it can: printable ASCII (the bytes the QR code holds), at most {@link MAX_HOSTED_PAGE_URL}
- * characters, a well-formed `https:` URL without credentials — plain `http:` only on this machine (the embedded
- * sandbox's page).
+ * Where a payment link's hosted page may be (README, `links.hostedPageHosts`): the terminal vouches on its own screen
+ * for the page its QR code opens, so an answer (or a proxy) naming a page of someone else's choosing is refused.
+ * Built by {@link hostedPageOriginsOf}.
  */
-export function hostedPageUrlProblem(url: string): string | undefined {
+export interface HostedPageOrigins {
+  /**
+   * `host` (exactly) or `*.domain` (any host below it, not the domain itself), each with `:port` when the page is not on
+   * the scheme's default port; lower case, as the configuration schema checks them.
+   */
+  readonly hosts: readonly string[];
+  /** Plain `http:` allowed (on this machine only): the gateway itself is plain http on loopback, as the sandbox. */
+  readonly plainHttp: boolean;
+}
+
+/**
+ * The origins of the pages of the gateway at `baseUrl`: `configured` (`links.hostedPageHosts`) when given, else the
+ * gateway's own host and port and, for a gateway named by a host name of three labels or more, any host of its parent
+ * domain on the default port (`api.gateway.example` → `*.gateway.example`): spec 000 and gateway.md document no host
+ * for the page of `paymentLink`, a gateway serves its hosted pages on a host of its own domain other than its API's,
+ * and nobody else can serve a page there. The embedded sandbox serves it at its own URL (a loopback address: no
+ * parent domain).
+ */
+export function hostedPageOriginsOf(baseUrl: string, configured?: readonly string[]): HostedPageOrigins {
+  const gateway = new URL(baseUrl);
+  const labels = gateway.hostname.split('.');
+  const named = labels.length >= 3 && !/^\d+$/.test(labels.at(-1) ?? '') && !gateway.hostname.startsWith('[');
+  return {
+    hosts: configured ?? (named ? [gateway.host, `*.${labels.slice(1).join('.')}`] : [gateway.host]),
+    plainHttp: gateway.protocol === 'http:' && LOOPBACK_HOSTS.test(gateway.hostname),
+  };
+}
+
+const DEFAULT_PORTS: Record<string, string> = { 'https:': '443', 'http:': '80' };
+
+/** Whether the host and port of `url` are those of an entry of {@link HostedPageOrigins.hosts}. */
+function onHostedPageHost(url: URL, hosts: readonly string[]): boolean {
+  const port = url.port || DEFAULT_PORTS[url.protocol];
+  return hosts.some((entry) => {
+    // The port is what follows the last colon after the host (an IPv6 literal is bracketed).
+    const m = /^(.+?)(?::(\d+))?$/.exec(entry);
+    if (m === null) return false;
+    const [, host = '', entryPort] = m;
+    if ((entryPort ?? DEFAULT_PORTS[url.protocol]) !== port) return false;
+    return host.startsWith('*.')
+      ? url.hostname.endsWith(host.slice(1)) && url.hostname.length > host.length - 1
+      : url.hostname === host;
+  });
+}
+
+/**
+ * Why `url` cannot be the address of a hosted payment page put in front of a customer (as a QR code, as text, on the
+ * slip), or undefined when it can: printable ASCII (the bytes the QR code holds), at most {@link MAX_HOSTED_PAGE_URL}
+ * characters, a well-formed `https:` URL without credentials — plain `http:` only on this machine.
+ * - With `origins` (a payment link's page): on one of its hosts and ports, and plain `http:` only when the gateway is
+ *   itself plain http on loopback (the embedded sandbox's page).
+ * - Without (the `paymentUrl` of an alternative-method sale, alt-payments.ts, which is another provider's page): any
+ *   host; plain `http:` on this machine (the sandbox's page).
+ */
+export function hostedPageUrlProblem(url: string, origins?: HostedPageOrigins): string | undefined {
   if (url.length > MAX_HOSTED_PAGE_URL) return `longer than ${MAX_HOSTED_PAGE_URL} characters`;
   if (!/^[\x21-\x7e]+$/.test(url)) return 'not printable ASCII';
   if (!URL.canParse(url)) return 'not a URL';
   const parsed = new URL(url);
+  const plainHttp = origins === undefined || origins.plainHttp;
   const secure =
-    parsed.protocol === 'https:' || (parsed.protocol === 'http:' && LOOPBACK_HOSTS.test(parsed.hostname));
+    parsed.protocol === 'https:' ||
+    (plainHttp && parsed.protocol === 'http:' && LOOPBACK_HOSTS.test(parsed.hostname));
   if (!secure) return `${parsed.protocol} is not https`;
   if (parsed.hostname === '') return 'no host';
   if (parsed.username !== '' || parsed.password !== '') return 'carries credentials';
+  // The host itself is not repeated: it is the gateway's text, not ours to put in a log line.
+  if (origins !== undefined && !onHostedPageHost(parsed, origins.hosts))
+    return 'not on a host and port of links.hostedPageHosts';
   return undefined;
 }
 
@@ -249,12 +306,16 @@ function amountOf(v: unknown, currency: string | undefined, listed: boolean): nu
 
 /**
  * Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). A
- * `paymentLink` the terminal could not show a customer ({@link hostedPageUrlProblem}) is left out, as if the answer had
- * none: the link can still be read, watched and deactivated. A create answer is read by {@link parseCreatedPaymentLink}.
+ * `paymentLink` the terminal could not show a customer ({@link hostedPageUrlProblem}, on `origins`) is left out, as if
+ * the answer had none: the link can still be read, watched and deactivated. A create answer is read by {@link parseCreatedPaymentLink}.
  * An amount that cannot be read is GW_PARSE (an update must repeat it exactly), but in an item of a list page
  * (`listed`), where it is left out.
  */
-export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {}): PaymentLink {
+export function parsePaymentLink(
+  v: unknown,
+  origins: HostedPageOrigins,
+  options: { listed?: boolean } = {},
+): PaymentLink {
   const listed = options.listed === true;
   const b = obj(v);
   const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
@@ -272,7 +333,7 @@ export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {})
   const purchaseNumber = str(purchase.purchaseNumber);
   if (purchaseNumber !== undefined) out.purchaseNumber = purchaseNumber;
   const paymentLink = str(purchase.paymentLink);
-  if (paymentLink !== undefined && hostedPageUrlProblem(paymentLink) === undefined)
+  if (paymentLink !== undefined && hostedPageUrlProblem(paymentLink, origins) === undefined)
     out.paymentLink = paymentLink;
   const createdDate = str(purchase.createdDate) ?? str(b.createdDate);
   if (createdDate !== undefined) out.createdDate = createdDate;
@@ -319,8 +380,13 @@ export function parsePaymentLink(v: unknown, options: { listed?: boolean } = {})
  *   for (an ACTIVE link read as INACTIVE would be recorded deactivated while its customer can still pay it).
  *   `outcomeUnknown` for an update (`changed`), which may have taken effect all the same.
  */
-export function parsePaymentLinkOf(v: unknown, id: string, changed: boolean): PaymentLink {
-  const link = parsePaymentLink(v);
+export function parsePaymentLinkOf(
+  v: unknown,
+  id: string,
+  changed: boolean,
+  origins: HostedPageOrigins,
+): PaymentLink {
+  const link = parsePaymentLink(v, origins);
   if (link.id !== id)
     throw new GatewayError('GW_UNDOCUMENTED', `payment link ${id}: answered with the link ${link.id}`, {
       outcomeUnknown: changed,
@@ -333,10 +399,16 @@ export function parsePaymentLinkOf(v: unknown, id: string, changed: boolean): Pa
  * @throws GatewayError GW_PARSE with `outcomeUnknown` when the answer has no URL the terminal can show a customer
  *   ({@link hostedPageUrlProblem}): the gateway made a link nobody can pay, which the terminal must deactivate;
  *   GW_UNDOCUMENTED with `outcomeUnknown` when the answer is not the link requested — another id, or an amount,
- *   currency or status it states otherwise (its URL would send the customer to pay another link, or another amount).
+ *   currency or status it states otherwise (its URL would send the customer to pay another link, or another amount) —
+ *   or when its URL is a page on a host outside `origins` (a page of someone else's choosing, which the terminal's
+ *   screen would vouch for).
  */
-export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput): PaymentLink {
-  const link = parsePaymentLinkOf(v, requested.purchaseNumber, true);
+export function parseCreatedPaymentLink(
+  v: unknown,
+  requested: PaymentLinkInput,
+  origins: HostedPageOrigins,
+): PaymentLink {
+  const link = parsePaymentLinkOf(v, requested.purchaseNumber, true, origins);
   const differs = (what: string, answered: unknown, sent: unknown): never => {
     throw new GatewayError(
       'GW_UNDOCUMENTED',
@@ -352,9 +424,12 @@ export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput)
     differs('the amount (minor units)', link.totalAmountMinor, requested.totalAmountMinor);
   if (link.paymentLink === undefined) {
     const url = str(obj(obj(v).purchaseInformation).paymentLink);
-    const problem = url === undefined ? 'none' : hostedPageUrlProblem(url);
+    // A URL that any page could have but not the gateway's (another host or port, plain http from a remote gateway)
+    // is an answer the terminal does not trust rather than one it cannot read.
+    const unreadable = url === undefined ? 'none' : hostedPageUrlProblem(url);
+    const problem = url === undefined ? 'none' : (unreadable ?? hostedPageUrlProblem(url, origins));
     throw new GatewayError(
-      'GW_PARSE',
+      unreadable === undefined ? 'GW_UNDOCUMENTED' : 'GW_PARSE',
       `payment link ${link.id}: no URL of a hosted page to show (purchaseInformation.paymentLink: ${problem})`,
       { outcomeUnknown: true },
     );
@@ -363,9 +438,11 @@ export function parseCreatedPaymentLink(v: unknown, requested: PaymentLinkInput)
 }
 
 /** Reads a list answer, including the offset and limit of `_links.next`. */
-export function parsePaymentLinkPage(v: unknown): PaymentLinkPage {
+export function parsePaymentLinkPage(v: unknown, origins: HostedPageOrigins): PaymentLinkPage {
   const b = obj(v);
-  const links = Array.isArray(b.links) ? b.links.map((l) => parsePaymentLink(l, { listed: true })) : [];
+  const links = Array.isArray(b.links)
+    ? b.links.map((l) => parsePaymentLink(l, origins, { listed: true }))
+    : [];
   const page: PaymentLinkPage = { links };
   if (typeof b.totalLinks === 'number') page.totalLinks = b.totalLinks;
   const href = str(obj(obj(b._links).next).href);

@@ -106,7 +106,8 @@ export interface ServiceRequest {
    * does not accept, the host's undo of an approval nobody waited for), so a refusal that passes (the vocabulary's
    * `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on a reversal whose refusal
    * the machine answers itself (the undo of a full approval, kept when the undo is refused) and on those another watch
-   * sends again (a tap-and-go hold's; one the host holds back unsent, which no watch sees, gets the follow-up anyway).
+   * sends again (a stored tap-and-go hold's — one the host could not store at entry is released with the flag; one the
+   * host holds back unsent, which no watch sees, gets the follow-up anyway).
    */
   releases?: boolean;
   /**

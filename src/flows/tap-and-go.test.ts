@@ -218,6 +218,21 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
   });
 });
 
+describe('tap-and-go machine: a hold the host cannot store at entry', () => {
+  it('releases the authorization with a releasing reversal: a refusal for now becomes the host’s follow-up', async () => {
+    const fake = new FakeTerminal();
+    fake.openHold = () => Promise.reject(new Error('the journal refused the hold'));
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error' });
+    const reversals = fake.sent.filter((r) => r.service === 'reversal');
+    expect(reversals.map((r) => ({ amountMinor: r.amountMinor, releases: r.releases }))).toEqual([
+      { amountMinor: 2_000, releases: true },
+    ]);
+  });
+});
+
 describe('hold expiry machine', () => {
   it('reverses a hold that never exits once the maximum stay has passed', async () => {
     const fake = new FakeTerminal();

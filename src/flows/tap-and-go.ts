@@ -119,8 +119,12 @@ function exitReceipt(
   };
 }
 
-/** The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total). */
-function holdReversal(context: TapAndGoContext) {
+/**
+ * The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total).
+ * `releases`: nobody watches the hold (it was never stored), so the reversal gives the authorization up for good and
+ * a refusal for now is the host's to send again (`ServiceRequest.releases`); a stored hold's is its watch's.
+ */
+function holdReversal(context: TapAndGoContext, options: { releases?: boolean } = {}) {
   const hold = requireHold(context);
   return {
     settings: context.settings,
@@ -133,6 +137,7 @@ function holdReversal(context: TapAndGoContext) {
       includeEmvTags: hold.includeEmvTags,
       acceptPartial: false,
       cancellable: false,
+      ...(options.releases === true ? { releases: true } : {}),
     },
   };
 }
@@ -353,8 +358,10 @@ export const tapAndGoMachine = setup({
       invoke: {
         id: 'transaction',
         src: 'transaction',
-        // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7).
-        input: ({ context }) => holdReversal(context),
+        // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7). No watch
+        // knows of a hold that was not stored: its reversal releases it for good, so a refusal for now (held back while
+        // a follow-on is unresolved, or the processor unavailable) becomes the host's durable follow-up.
+        input: ({ context }) => holdReversal(context, { releases: true }),
         onDone: {
           target: 'failed',
           actions: assign({

@@ -285,6 +285,23 @@ describe('hold expiry machine', () => {
   });
 });
 
+describe('hold expiry machine: a hold authorized in another currency than the configured one', () => {
+  it('reverses it in its own currency', async () => {
+    const fake = new FakeTerminal();
+    const hold = await enteredHold(fake);
+    expect(hold.currency).toBe('GBP');
+    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+      input: { settings: testSettings({ currency: 'EUR' }), clock: fake.clock, hold },
+      clock: fake.clock,
+    });
+    expiry.start();
+    fake.clock.increment(24 * 60 * MIN);
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ service: 'reversal', amountMinor: 2_000, currency: 'GBP' });
+    expect(expiry.getSnapshot().output).toMatchObject({ holdId: hold.holdId, outcome: 'reversed' });
+  });
+});
+
 describe('hold expiry machine: a reversal whose outcome stays unknown', () => {
   it('sends no second reversal: the first is left to recovery, and the hold handed back as unknown', async () => {
     const fake = new FakeTerminal();

@@ -106,7 +106,8 @@ export interface ServiceRequest {
    * does not accept, the host's undo of an approval nobody waited for), so a refusal that passes (the vocabulary's
    * `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on a reversal whose refusal
    * the machine answers itself (the undo of a full approval, kept when the undo is refused) and on those another watch
-   * sends again (a tap-and-go hold's; one the host holds back unsent, which no watch sees, gets the follow-up anyway).
+   * sends again (a stored tap-and-go hold's — one the host could not store at entry is released with the flag; one the
+   * host holds back unsent, which no watch sees, gets the follow-up anyway).
    */
   releases?: boolean;
   /**
@@ -447,6 +448,12 @@ export interface FlowEffects {
   claimHold(input: { fingerprint: string; recentCaptureMs: number }, signal: AbortSignal): Promise<HoldClaim>;
   /** Tap-and-go: ends a claimed hold (`returned` puts it back under expiry watch with its `authorizedMinor`). */
   closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void;
+  /**
+   * Tap-and-go: the exit of `hold` could not price its fee in the hold's currency (the tariff is in the configured
+   * currency, changed since the hold was authorized): the hold is released and nothing is charged, so the fee the
+   * tariff asks (`feeMinor` of `feeCurrency`, the configured currency) is uncollected — recorded for the operator.
+   */
+  feeNotComputable(input: { hold: HoldRecord; feeMinor: number; feeCurrency: string }): void;
   /** The card read is no longer needed by any follow-on: wipe it (DESIGN.md, money safety rule 4). */
   releaseCard(input: { cardRef: string }): void;
   /** A payment, refund, void or reversal completed: print and/or show its receipt. */

@@ -107,7 +107,8 @@ export const holdExpiryMachine = setup({
       invoke: {
         src: 'transaction',
         input: ({ context }) => ({
-          settings: context.settings,
+          // In the currency of the hold's authorization, whatever the terminal's is now (configured since).
+          settings: { ...context.settings, currency: context.hold.currency },
           request: {
             service: 'reversal' as const,
             comments: commentsFor('reversal', context.settings),

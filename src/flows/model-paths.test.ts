@@ -164,6 +164,7 @@ function extraEvents(kind: Kind): EventObject[] {
             hold: {
               holdId: 'h',
               authorizedMinor: 2_000,
+              currency: 'GBP',
               enteredAtMs: new FakeTerminal().clock.now() - STAY_MS,
             },
           },
@@ -194,6 +195,7 @@ const WAITING: Record<Kind, string[]> = {
     'exitIncrementing',
     'exitCapturing',
     'exitReleasing',
+    'exitReleasingUnpriced',
     'exitReversing',
   ],
 };

@@ -121,6 +121,8 @@ export const provideFlowEffects = {
       actions: {
         ...cardActions(effects),
         closeHold: (_: unknown, params: Parameters<FlowEffects['closeHold']>[0]) => effects.closeHold(params),
+        feeNotComputable: (_: unknown, params: Parameters<FlowEffects['feeNotComputable']>[0]) =>
+          effects.feeNotComputable(params),
       },
     }),
   operator: (effects: FlowEffects) =>

@@ -218,6 +218,54 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
   });
 });
 
+describe('tap-and-go machine: a hold authorized in another currency than the configured one', () => {
+  it('charges no fee priced in the configured currency: the hold is released in its own currency, for the operator', async () => {
+    const fake = new FakeTerminal();
+    // Entered while the terminal's currency was GBP; the configuration (and its tariff) says EUR at the exit.
+    const hold = await enteredHold(fake);
+    expect(hold.currency).toBe('GBP');
+    const entrySent = fake.sent.length;
+    const exit = createActor(provideFlowEffects.tapAndGo(fake), {
+      input: { settings: testSettings({ currency: 'EUR' }), clock: fake.clock },
+      clock: fake.clock,
+    });
+    exit.start();
+    fake.clock.increment(3 * 60 * MIN);
+    exit.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(
+      fake.sent
+        .slice(entrySent)
+        .map((r) => ({ service: r.service, amountMinor: r.amountMinor, currency: r.currency, kind: r.kind })),
+    ).toEqual([{ service: 'reversal', amountMinor: 2_000, currency: 'GBP', kind: 'approved' }]);
+    expect(describeView(exit.getSnapshot())).toMatchObject({
+      screen: 'error',
+      reason: 'FEE_NOT_COMPUTABLE',
+      messageKey: 'tapAndGo.holdBeingSettled',
+    });
+    expect(fake.closedHolds).toEqual([{ holdId: hold.holdId, resolution: 'reversed' }]);
+    expect(fake.receipts).toEqual([]);
+    // The fee the tariff asks for 3 hours, in the configured currency: uncollected, recorded for the operator.
+    expect(fake.unpricedFees).toEqual([{ holdId: hold.holdId, feeMinor: 900, feeCurrency: 'EUR' }]);
+    expect(fake.violations).toEqual([]);
+  });
+});
+
+describe('tap-and-go machine: a hold the host cannot store at entry', () => {
+  it('releases the authorization with a releasing reversal: a refusal for now becomes the host’s follow-up', async () => {
+    const fake = new FakeTerminal();
+    fake.openHold = () => Promise.reject(new Error('the journal refused the hold'));
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error' });
+    const reversals = fake.sent.filter((r) => r.service === 'reversal');
+    expect(reversals.map((r) => ({ amountMinor: r.amountMinor, releases: r.releases }))).toEqual([
+      { amountMinor: 2_000, releases: true },
+    ]);
+  });
+});
+
 describe('hold expiry machine', () => {
   it('reverses a hold that never exits once the maximum stay has passed', async () => {
     const fake = new FakeTerminal();
@@ -233,6 +281,23 @@ describe('hold expiry machine', () => {
     fake.clock.increment(1);
     await settle();
     expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
+    expect(expiry.getSnapshot().output).toMatchObject({ holdId: hold.holdId, outcome: 'reversed' });
+  });
+});
+
+describe('hold expiry machine: a hold authorized in another currency than the configured one', () => {
+  it('reverses it in its own currency', async () => {
+    const fake = new FakeTerminal();
+    const hold = await enteredHold(fake);
+    expect(hold.currency).toBe('GBP');
+    const expiry = createActor(provideFlowEffects.holdExpiry(fake), {
+      input: { settings: testSettings({ currency: 'EUR' }), clock: fake.clock, hold },
+      clock: fake.clock,
+    });
+    expiry.start();
+    fake.clock.increment(24 * 60 * MIN);
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ service: 'reversal', amountMinor: 2_000, currency: 'GBP' });
     expect(expiry.getSnapshot().output).toMatchObject({ holdId: hold.holdId, outcome: 'reversed' });
   });
 });

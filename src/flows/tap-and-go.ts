@@ -75,6 +75,23 @@ function holdOriginal(hold: HoldRecord) {
   return { gatewayId: hold.gatewayId, transactionId: hold.transactionId, service: 'preauth' as const };
 }
 
+/**
+ * The settings a follow-on of the hold (increment, capture, reversal) is sent with: in the currency of its
+ * authorization (the hold's, as the journal records it), never the one configured since.
+ */
+function holdSettings(context: TapAndGoContext): FlowSettings {
+  return { ...context.settings, currency: requireHold(context).currency };
+}
+
+/**
+ * Whether the tariff can price the stay of `hold`: the tariff is in the configured currency, and a hold authorized in
+ * another (the configuration changed while the car was in) would be charged a fee converted by nobody — in the wrong
+ * currency, or a wrong amount. Such a fee is not computable: the hold is released and the stay left to the operator.
+ */
+function tariffPrices(settings: FlowSettings, hold: HoldRecord): boolean {
+  return hold.currency === settings.currency;
+}
+
 /** The link for the exit's fee, its reference the time of the entry. */
 function gateLink(context: TapAndGoContext) {
   return {
@@ -119,11 +136,15 @@ function exitReceipt(
   };
 }
 
-/** The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total). */
-function holdReversal(context: TapAndGoContext) {
+/**
+ * The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total).
+ * `releases`: nobody watches the hold (it was never stored), so the reversal gives the authorization up for good and
+ * a refusal for now is the host's to send again (`ServiceRequest.releases`); a stored hold's is its watch's.
+ */
+function holdReversal(context: TapAndGoContext, options: { releases?: boolean } = {}) {
   const hold = requireHold(context);
   return {
-    settings: context.settings,
+    settings: holdSettings(context),
     request: {
       service: 'reversal' as const,
       comments: commentsFor('reversal', context.settings),
@@ -133,6 +154,7 @@ function holdReversal(context: TapAndGoContext) {
       includeEmvTags: hold.includeEmvTags,
       acceptPartial: false,
       cancellable: false,
+      ...(options.releases === true ? { releases: true } : {}),
     },
   };
 }
@@ -182,6 +204,7 @@ export const tapAndGoMachine = setup({
     noteLink: assign((_, update: Partial<TapAndGoContext>) => update),
     releaseCard: (_, _params: { cardRef: string }) => {},
     closeHold: (_, _params: { hold: HoldRecord; resolution: HoldResolution }) => {},
+    feeNotComputable: (_, _params: { hold: HoldRecord; feeMinor: number; feeCurrency: string }) => {},
     noteResult: assign(({ context }, result: TransactionResult) => ({
       ...failureText(result),
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
@@ -353,8 +376,10 @@ export const tapAndGoMachine = setup({
       invoke: {
         id: 'transaction',
         src: 'transaction',
-        // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7).
-        input: ({ context }) => holdReversal(context),
+        // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7). No watch
+        // knows of a hold that was not stored: its reversal releases it for good, so a refusal for now (held back while
+        // a follow-on is unresolved, or the processor unavailable) becomes the host's durable follow-up.
+        input: ({ context }) => holdReversal(context, { releases: true }),
         onDone: {
           target: 'failed',
           actions: assign({
@@ -412,6 +437,41 @@ export const tapAndGoMachine = setup({
           recentCaptureMs: context.settings.tapAndGoMaxStayMs,
         }),
         onDone: [
+          {
+            // The hold was authorized in another currency than the tariff's (the configuration changed while the car
+            // was in): the fee cannot be priced in it, so nothing is charged — the hold is released in full, in its
+            // own currency, and the operator lets the car out and settles the stay.
+            guard: ({ context, event }) =>
+              event.output.kind === 'claimed' && !tariffPrices(context.settings, event.output.hold),
+            target: 'exitReleasingUnpriced',
+            actions: [
+              assign(({ event }) => {
+                const { hold } = event.output as HoldClaim & { kind: 'claimed' };
+                return {
+                  hold,
+                  session: {
+                    id: hold.holdId,
+                    startedAtMs: hold.enteredAtMs,
+                    heldMinor: hold.authorizedMinor,
+                  },
+                };
+              }),
+              {
+                // The fee the tariff asks, in its own (the configured) currency: uncollected, for the operator.
+                type: 'feeNotComputable',
+                params: ({ context, event }) => {
+                  const { hold } = event.output as HoldClaim & { kind: 'claimed' };
+                  const now = context.clock.now();
+                  return {
+                    hold,
+                    feeMinor: feeBetween(context.settings.tariff, Math.min(hold.enteredAtMs, now), now)
+                      .feeMinor,
+                    feeCurrency: context.settings.currency,
+                  };
+                },
+              },
+            ],
+          },
           {
             guard: ({ event }) => event.output.kind === 'claimed',
             target: 'exitOffering',
@@ -572,7 +632,7 @@ export const tapAndGoMachine = setup({
         input: ({ context }) => {
           const hold = requireHold(context);
           return {
-            settings: context.settings,
+            settings: holdSettings(context),
             request: {
               service: 'incremental' as const,
               comments: commentsFor('incremental', context.settings),
@@ -613,7 +673,7 @@ export const tapAndGoMachine = setup({
           const hold = requireHold(context);
           const amountMinor = captureAmount(context);
           return {
-            settings: context.settings,
+            settings: holdSettings(context),
             request: {
               service: 'capture' as const,
               comments: commentsFor('capture', context.settings, {
@@ -651,7 +711,7 @@ export const tapAndGoMachine = setup({
                     amountMinor,
                     // The comments the capture was sent with follow what was asked, the receipt the amount it took.
                     askedMinor: captureAmount(context),
-                    currency: context.settings.currency,
+                    currency: hold.currency,
                     authorizedMinor: hold.authorizedMinor,
                     atMs: context.clock.now(),
                   }),
@@ -692,6 +752,10 @@ export const tapAndGoMachine = setup({
       },
     },
     exitReleasing: releasingHold('failed'),
+    exitReleasingUnpriced: {
+      ...releasingHold('failed'),
+      exit: assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'FEE_NOT_COMPUTABLE' }),
+    },
     exitReversing: {
       tags: ['processing'],
       invoke: {

@@ -42,6 +42,20 @@ export interface FeeShortfall {
 }
 
 /**
+ * A tap-and-go exit whose fee could not be priced in its hold's currency (the configured currency changed since the
+ * hold was authorized): the hold was released and nothing charged. No card data.
+ */
+export interface UnpricedFee {
+  authorizationTransactionId: string;
+  /** The hold's authorization: its total and currency. */
+  authorizedMinor: number;
+  holdCurrency: string;
+  /** The fee the tariff asks, minor units of `currency` (the configured one): all of it uncollected. */
+  feeMinor: number;
+  currency: string;
+}
+
+/**
  * The host's side of the audit log (issue 13, item 7): what the operator desk, recovery, service mode and the
  * configuration record, in the words of the host, over the journal's append-only {@link AuditStore}.
  *
@@ -95,6 +109,28 @@ export class AuditTrail {
    * A capture took less than its customer owed (src/host/payment-router.ts, in the capture outcome's transaction):
    * `refused` with the reason, the capture's transactionId the subject; amounts in minor units, no card data.
    */
+  /**
+   * A fee not computable at a tap-and-go exit ({@link UnpricedFee}), as a `fee-shortfall` of the whole fee, subject the
+   * authorization (no capture took anything), code `FEE_NOT_COMPUTABLE`.
+   */
+  feeNotComputable(f: UnpricedFee): AuditRecord | undefined {
+    return this.record({
+      actor: 'system',
+      action: 'fee-shortfall',
+      subject: f.authorizationTransactionId,
+      result: 'refused',
+      code: 'FEE_NOT_COMPUTABLE',
+      details: {
+        authorizedMinor: f.authorizedMinor,
+        holdCurrency: f.holdCurrency,
+        owedMinor: f.feeMinor,
+        capturedMinor: 0,
+        shortfallMinor: f.feeMinor,
+        currency: f.currency,
+      },
+    });
+  }
+
   feeShortfall(s: FeeShortfall): AuditRecord | undefined {
     return this.record({
       actor: 'system',

@@ -57,6 +57,8 @@ export function createFlowEffects(deps: {
    */
   captureOf: (authorizationTransactionId: string) => OriginalTransaction | null;
   receipt: (receipt: ReceiptData) => void;
+  /** A tap-and-go exit's fee not computable in its hold's currency: recorded for the operator. */
+  feeNotComputable: FlowEffects['feeNotComputable'];
   /** Pay by phone: the terminal's payment links. */
   links: LinkDesk;
   /** How much longer than configured a customer is given (the accessibility factor in accessibility mode, else 1). */
@@ -119,9 +121,17 @@ export function createFlowEffects(deps: {
         // one source, before a restart or after): the stored hold grows with an increment only when an exit gives it
         // back, so a process that died between an exit's approved increment and the end of that exit left it short —
         // the next exit would ask that increment again, and with it declined capture less than is authorized.
-        const authorizedMinor = deps.payments.authorizedTotal(claim.hold.transactionId);
-        if (authorizedMinor !== undefined && authorizedMinor !== claim.hold.authorizedMinor)
-          return Promise.resolve({ ...claim, hold: { ...claim.hold, authorizedMinor } });
+        // Its currency likewise: the authorization's as the journal records it (in the local terms the machines count
+        // in), which the exit's follow-ons are sent in and its fee must be priced in — not the one configured since.
+        const total = deps.payments.localAuthorizedTotal(claim.hold.transactionId);
+        if (
+          total !== undefined &&
+          (total.minor !== claim.hold.authorizedMinor || total.currency !== claim.hold.currency)
+        )
+          return Promise.resolve({
+            ...claim,
+            hold: { ...claim.hold, authorizedMinor: total.minor, currency: total.currency },
+          });
       }
       // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
       if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
@@ -138,6 +148,7 @@ export function createFlowEffects(deps: {
       deps.payments.forgetCard(cardRef);
     },
     issueReceipt: (receipt) => deps.receipt(receipt),
+    feeNotComputable: (input) => deps.feeNotComputable(input),
     createLink: async (input) => {
       const view = await deps.links.createForFee({
         reference: input.reference,

@@ -406,6 +406,62 @@ describe('follow-ons of an authorization with increments', () => {
   });
 });
 
+describe('follow-ons of an authorization in another currency than the one they are priced in', () => {
+  it('sends no capture nor increment in a currency the authorization is not in: refused unsent', async () => {
+    const sent: OutgoingRequest[] = [];
+    const answers: Answers = {
+      preauth: () => ({
+        id: 'AUTH-1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '10.00', currency: 'EUR' } },
+      }),
+    };
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const { payments, cards } = paymentService(journal, answers, sent);
+    const held = cards.hold(await cardRead(1_000));
+    const preauth = await payments.submit({
+      service: 'preauth',
+      comments: 'Parking Auth',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+    });
+    if (preauth.outcome.kind !== 'approved') throw new Error(`preauth ${preauth.outcome.kind}`);
+    const original = {
+      transactionId: preauth.outcome.transactionId,
+      gatewayId: preauth.outcome.gatewayId ?? '',
+      service: 'preauth' as const,
+    };
+    // A fee priced after the terminal's currency was changed to GBP.
+    const capture = await payments.submit({
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      amountMinor: 900,
+      currency: 'GBP',
+      catLevel: 2,
+      includeEmvTags: false,
+      original,
+    });
+    const increment = await payments.submit({
+      service: 'incremental',
+      comments: 'Parking Incremental Auth',
+      amountMinor: 500,
+      currency: 'GBP',
+      catLevel: 2,
+      includeEmvTags: false,
+      original,
+    });
+    expect([capture.outcome, increment.outcome]).toEqual([
+      { kind: 'rejected', transactionId: 'not-sent', reason: 'CURRENCY_MISMATCH' },
+      { kind: 'rejected', transactionId: 'not-sent', reason: 'CURRENCY_MISMATCH' },
+    ]);
+    expect(sent.map((r) => r.service)).toEqual(['preauth']);
+  });
+});
+
 describe('a converted sale approved after its machine stopped waiting, found standing by recovery', () => {
   it('is listed for a refund in the local currency, and refunded at its own conversion terms', async () => {
     const sent: OutgoingRequest[] = [];

@@ -215,6 +215,7 @@ function host(
     findTransaction: () => null,
     captureOf: () => null,
     receipt: () => undefined,
+    feeNotComputable: () => undefined,
     links: {} as never,
     waitFactor: () => 1,
     printLink: () => undefined,

@@ -282,6 +282,22 @@ export class PaymentService {
     return { minor: local ?? minor, currency: dcc.offer.localCurrency };
   }
 
+  /**
+   * A capture or increment takes from or adds to its authorization, so it is in the authorization's currency as the
+   * journal records it (in the local terms the machines count in: {@link localAuthorizedTotal}) — the rule a reversal
+   * follows by carrying the journal's figure. An amount priced in another currency (the terminal's, changed since the
+   * authorization) is no amount of this authorization: the request is refused unbuilt, never sent converted by nobody.
+   */
+  private checkFollowOnCurrency(request: FlowRequest): void {
+    const authTx = request.original?.transactionId;
+    const auth = authTx ? this.localAuthorizedTotal(authTx) : undefined;
+    if (auth !== undefined && auth.currency !== request.currency)
+      throw new PaymentBuildError(
+        'CURRENCY_MISMATCH',
+        `${request.service} in ${request.currency} of an authorization in ${auth.currency}`,
+      );
+  }
+
   /** The tag set sent with an authorization (kept in the journal), e.g. for its reversal after a restart. */
   /** Keeps the EMV tags an original was sent with, for its follow-ons (a forwarded stored payment's). */
   keepOriginalTags(transactionId: string, tagsHex: string): void {
@@ -347,6 +363,7 @@ export class PaymentService {
       case 'credit':
         return { service: 'credit', ...cardPresent(request.amountMinor) };
       case 'incremental':
+        this.checkFollowOnCurrency(request);
         return {
           service: 'incremental',
           ...common,
@@ -378,6 +395,7 @@ export class PaymentService {
         // Timeout requests are recovery's (src/journal/recovery.ts): the host routes a machine's to it.
         throw new PaymentBuildError('RECOVERY_ONLY', `${request.service} is sent by journal recovery`);
       case 'capture': {
+        this.checkFollowOnCurrency(request);
         const authTx = request.original?.transactionId;
         const authorizedMinor = (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor;
         const tags = this.followOnTags(request);

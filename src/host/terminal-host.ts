@@ -87,7 +87,7 @@ import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 import { AltPaymentDesk } from './alt-payment-desk.js';
-import { AuditTrail, type FeeShortfall } from './audit-trail.js';
+import { AuditTrail, type FeeShortfall, type UnpricedFee } from './audit-trail.js';
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
 import { SpeechOutput } from './speech-output.js';
@@ -434,6 +434,14 @@ export class TerminalHost implements TerminalApi {
         }
         return null;
       },
+      feeNotComputable: ({ hold, feeMinor, feeCurrency }) =>
+        this.feeNotComputable({
+          authorizationTransactionId: hold.transactionId,
+          authorizedMinor: hold.authorizedMinor,
+          holdCurrency: hold.currency,
+          feeMinor,
+          currency: feeCurrency,
+        }),
       receipt: (receipt) => {
         // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
         this.lastReceiptId = receipt.transactionId;
@@ -1082,6 +1090,26 @@ export class TerminalHost implements TerminalApi {
    * A fee not collected in full (the router, in the capture outcome's transaction): the audit log keeps it, in that
    * transaction; the operator status shows it, as what recovery leaves for the operator.
    */
+  /**
+   * A tap-and-go exit that could not price its fee in its hold's currency (the terminal's currency changed while the
+   * car was in): the exit releases the hold and charges nothing, so the whole fee is the operator's to settle — in the
+   * audit log and the operator status, as a fee shortfall.
+   */
+  private feeNotComputable(f: UnpricedFee): void {
+    this.audit.feeNotComputable(f);
+    this.logger.warn(
+      { transactionId: f.authorizationTransactionId, holdCurrency: f.holdCurrency, currency: f.currency },
+      'exit fee not computable in the hold’s currency: the hold is released, the fee recorded for the operator',
+    );
+    this.board.note({
+      transactionId: f.authorizationTransactionId,
+      service: 'preauth',
+      resolution: `fee-shortfall (FEE_NOT_COMPUTABLE: hold in ${f.holdCurrency}, operator action needed)`,
+      amount: { minor: f.feeMinor, currency: f.currency },
+      at: this.now().toISOString(),
+    });
+  }
+
   private feeShortfall(s: FeeShortfall): void {
     this.audit.feeShortfall(s);
     this.logger.warn(

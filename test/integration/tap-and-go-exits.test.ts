@@ -42,9 +42,12 @@ interface Lane {
 /**
  * A tap-and-go terminal, started, with a parking clock of its own. `payByPhone`: the exit offers the phone beside the
  * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox. `restart`:
- * the terminal starts again on the journal, the standalone sandbox and the clock of an earlier lane.
+ * the terminal starts again on the journal, the standalone sandbox and the clock of an earlier lane. `currency`: the
+ * configured terminal.currency (default GBP).
  */
-async function lane(options: { payByPhone?: boolean; restart?: Lane } = {}): Promise<Lane> {
+async function lane(
+  options: { payByPhone?: boolean; restart?: Lane; currency?: string } = {},
+): Promise<Lane> {
   const embedded = options.payByPhone === true;
   const earlier = options.restart;
   const standalone = embedded
@@ -55,6 +58,7 @@ async function lane(options: { payByPhone?: boolean; restart?: Lane } = {}): Pro
   if (!earlier) cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
   const clock = earlier?.clock ?? new ParkingClock();
   const config = modelConfig('tap-and-go', {
+    ...(options.currency !== undefined ? { terminal: { currency: options.currency } } : {}),
     tariff: { tapAndGoHoldMinor: 598 },
     ...(embedded ? { links: { payByPhone: { models: ['tap-and-go'] } } } : {}),
   });
@@ -457,5 +461,56 @@ describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is 
         .filter((t) => t.shortfall !== undefined)
         .map((t) => ({ transactionId: t.transactionId, service: t.service, shortfall: t.shortfall?.minor })),
     ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', shortfall: 302 }]);
+  }, 60_000);
+});
+
+describe('tap-and-go: an exit after the terminal’s currency was changed while the car was in', () => {
+  it('charges no fee priced in the new currency: the hold is released in its own, the fee recorded for the operator', async () => {
+    const first = await lane();
+    const holdId = await enter(first.host);
+    await first.host.close();
+
+    // The operator changes terminal.currency (and with it the tariff's) from GBP to EUR and restarts.
+    const again = await lane({ restart: first, currency: 'EUR' });
+    const { sandbox, clock, host } = again;
+    clock.offsetMs = STAY_MS;
+    const exit = await tapAtExit(host, 'the exit');
+    const auth = sandbox.ledger().transactions.find((t) => t.transactionId === holdId);
+    expect({
+      screen: exit.customer.screen,
+      reason: reasonOf(host),
+      sent: sentFor(host, holdId),
+      captures: sandbox.ledger().transactions.filter((t) => t.kind === 'capture').length,
+      authCurrency: auth?.currency,
+      heldAtGateway: auth
+        ? auth.amounts.authorized - auth.amounts.captured - auth.amounts.reversed
+        : undefined,
+      holdOpen: host.holds.has(holdId),
+    }).toEqual({
+      screen: 'error',
+      reason: 'FEE_NOT_COMPUTABLE',
+      sent: ['reversal:approved'],
+      captures: 0,
+      authCurrency: 'GBP',
+      heldAtGateway: 0,
+      holdOpen: false,
+    });
+
+    // The fee the tariff asks (45 minutes: 3.00, in the configured EUR) is uncollected: recorded for the operator.
+    const records = host.audit.list({}).filter((r) => r.action === 'fee-shortfall');
+    expect(records.map((r) => ({ subject: r.subject, code: r.code, details: r.details }))).toEqual([
+      {
+        subject: holdId,
+        code: 'FEE_NOT_COMPUTABLE',
+        details: {
+          authorizedMinor: 598,
+          holdCurrency: 'GBP',
+          owedMinor: 300,
+          capturedMinor: 0,
+          shortfallMinor: 300,
+          currency: 'EUR',
+        },
+      },
+    ]);
   }, 60_000);
 });

@@ -444,6 +444,17 @@ export class FakeTerminal implements FlowEffects {
     return Promise.resolve({ kind: 'claimed', hold });
   }
 
+  /** Fees the exits could not price (feeNotComputable), as the machines reported them. */
+  readonly unpricedFees: { holdId: string; feeMinor: number; feeCurrency: string }[] = [];
+
+  feeNotComputable(input: { hold: HoldRecord; feeMinor: number; feeCurrency: string }): void {
+    this.unpricedFees.push({
+      holdId: input.hold.holdId,
+      feeMinor: input.feeMinor,
+      feeCurrency: input.feeCurrency,
+    });
+  }
+
   closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void {
     this.closedHolds.push({ holdId: input.hold.holdId, resolution: input.resolution });
     if (input.resolution === 'returned') this.holds.set(input.hold.holdId, input.hold);

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log/index.js';
@@ -33,6 +34,29 @@ const KEY = {
   kind: 'hmac-sha256' as const,
   secret: Buffer.from('a shared fleet key of at least thirty-two characters'),
 };
+/** The fleet's Ed25519 pair: the operator signs with the private key, the terminal verifies with the public one. */
+const PAIR = generateKeyPairSync('ed25519');
+const OPERATOR_KEY: FleetKey = { kind: 'ed25519', publicKey: PAIR.publicKey, privateKey: PAIR.privateKey };
+const TERMINAL_KEY: FleetKey = { kind: 'ed25519', publicKey: PAIR.publicKey };
+
+/** `name` with `args`, valid for a minute from now, signed with `key`. */
+function signed(id: string, name: string, args: Record<string, unknown>, key: FleetKey): string {
+  const now = Date.now();
+  return JSON.stringify(
+    signCommand(
+      {
+        v: 1,
+        id,
+        terminalId: 'PT000001',
+        command: name,
+        args,
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      key,
+    ),
+  );
+}
 
 /**
  * Delivers `payload` on the terminal's commands topic; resolves with the replies published and the audit records,
@@ -136,6 +160,30 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
   });
 });
 
+describe('a command that can change where money or card data goes', () => {
+  it('apply-config under the shared HMAC key: refused NEEDS_ASYMMETRIC_KEY, answered and audited, never executed', async () => {
+    const config = { gateway: { kind: 'remote', baseUrl: 'https://elsewhere.example' } };
+    const { replies, audits, executed } = await deliver(signed('apply-h', 'apply-config', { config }, KEY));
+    expect(replies).toMatchObject([{ ok: false, code: 'NEEDS_ASYMMETRIC_KEY', id: 'apply-h' }]);
+    expect(audits).toMatchObject([
+      { id: 'apply-h', command: 'apply-config', result: 'refused', code: 'NEEDS_ASYMMETRIC_KEY' },
+    ]);
+    expect(executed).toBe(0);
+  });
+
+  it('apply-config verified with the Ed25519 public key is executed; other commands still run under HMAC', async () => {
+    const apply = await deliver(
+      signed('apply-e', 'apply-config', { config: {} }, OPERATOR_KEY),
+      TERMINAL_KEY,
+    );
+    expect(apply.replies).toMatchObject([{ ok: true, code: 'OK', id: 'apply-e' }]);
+    expect(apply.executed).toBe(1);
+    const flush = await deliver(signed('flush-h', 'flush-queue', {}, KEY));
+    expect(flush.replies).toMatchObject([{ ok: true, code: 'OK', id: 'flush-h' }]);
+    expect(flush.executed).toBe(1);
+  });
+});
+
 describe('the fleet link under a command that takes long', () => {
   it('closes within its time limit while a command is still running (a recovery waiting for the gateway)', async () => {
     fake.published = [];
@@ -218,22 +266,10 @@ describe('what the fleet link keeps of a reply', () => {
       config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
       terminal,
       logger: silentLogger(),
-      key: KEY,
+      key: TERMINAL_KEY,
     });
-    const now = Date.now();
-    const command = signCommand(
-      {
-        v: 1,
-        id: 'apply-1',
-        terminalId: 'PT000001',
-        command: 'apply-config',
-        args: { config: { '4111111111111111': 1 } },
-        issuedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + 60_000).toISOString(),
-      },
-      KEY,
-    );
-    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    const command = signed('apply-1', 'apply-config', { config: { '4111111111111111': 1 } }, OPERATOR_KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
     await link.close();
     const published = fake.published.filter((p) => p.topic.endsWith('/replies'));
     expect(published).toHaveLength(1);

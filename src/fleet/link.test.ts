@@ -18,6 +18,11 @@ class FakeClient extends EventEmitter {
   subscribe(_topic: string, _opts: unknown, cb?: (err?: Error) => void): void {
     cb?.();
   }
+  /** MQTT.js passes every message its packet: a test that gives none delivers a live (unretained) one. */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'message' && args.length === 2) args.push({ cmd: 'publish', retain: false });
+    return super.emit(event, ...args);
+  }
   end(_force?: boolean, _opts?: unknown, cb?: () => void): void {
     this.connected = false;
     this.disconnected = true;
@@ -181,6 +186,67 @@ describe('a command that can change where money or card data goes', () => {
     const flush = await deliver(signed('flush-h', 'flush-queue', {}, KEY));
     expect(flush.replies).toMatchObject([{ ok: true, code: 'OK', id: 'flush-h' }]);
     expect(flush.executed).toBe(1);
+  });
+});
+
+describe('a retained message on the commands topic', () => {
+  it('is never executed: refused RETAINED once per id, and each later delivery only logged', async () => {
+    // A broker sends the retained message again at every subscription, so at each reconnection: each one was a
+    // refusal (DUPLICATE, EXPIRED, BAD_SIGNATURE …) with its durable audit record, for as long as it stayed retained.
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let executed = 0;
+    const audits: Array<Record<string, unknown>> = [];
+    const claimed = new Map<string, Record<string, unknown> | undefined>();
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: ({ id }) => {
+        if (claimed.has(id)) return { fresh: false, reply: claimed.get(id) };
+        claimed.set(id, undefined);
+        return { fresh: true };
+      },
+      finishCommand: (id, reply) => void claimed.set(id, reply),
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: (entry) => void audits.push(entry),
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const retained = { cmd: 'publish', retain: true };
+    const command = Buffer.from(signed('kept-1', 'out-of-service', {}, KEY));
+    const unsignedJunk = Buffer.from(nestedCommand(1).replace('"stranger-1"', '"junk-1"'));
+    // Three subscriptions: each time the broker sends both retained messages.
+    for (let i = 0; i < 3; i++) {
+      fake.emit('message', 'parking/PT000001/commands', command, retained);
+      fake.emit('message', 'parking/PT000001/commands', unsignedJunk, retained);
+    }
+    // The same id published later without retain: its id was refused, it is not executed either.
+    fake.emit('message', 'parking/PT000001/commands', command, { cmd: 'publish', retain: false });
+    await link.close(10_000);
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null });
+    expect(executed).toBe(0);
+    expect(replies).toMatchObject([
+      { ok: false, code: 'RETAINED', id: 'kept-1' },
+      { ok: false, code: 'DUPLICATE', id: 'kept-1', first: { ok: false, code: 'RETAINED' } },
+    ]);
+    expect(audits).toMatchObject([
+      { id: 'kept-1', result: 'refused', code: 'RETAINED' },
+      { id: 'kept-1', result: 'refused', code: 'DUPLICATE' },
+    ]);
+    expect(claimed.get('kept-1')).toMatchObject({ ok: false, code: 'RETAINED' });
   });
 });
 

@@ -184,6 +184,11 @@ export const REPLY_CODES = [
    * or an Ed25519 private key given to the terminal): not carried out.
    */
   'NEEDS_ASYMMETRIC_KEY',
+  /**
+   * Sent as a retained message (the packet's RETAIN flag): never executed, refused once per id (src/fleet/link.ts);
+   * later deliveries of it are only logged.
+   */
+  'RETAINED',
   /** Its id was executed before (the reply then repeats the first one's under `first`). */
   'DUPLICATE',
   /** The terminal is not idle: a customer session, an open authorization or an unknown journal entry. */

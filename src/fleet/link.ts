@@ -22,6 +22,12 @@ import { terminalTopics, type TerminalTopics } from './topics.js';
 const EVENTS_KEPT_OFFLINE = 100;
 /** Largest command accepted, bytes (a configuration fits with room to spare). */
 const COMMAND_MAX_BYTES = 256 * 1024;
+/**
+ * Largest MQTT packet the link accepts, bytes: a command and room for its topic, packet id and properties. Advertised
+ * to the broker (MQTT 5 Maximum Packet Size, §3.1.2.11.4), which then never sends a larger one — it drops it — since
+ * MQTT.js reads a packet whole, up to 256 MB, before anything here could look at it.
+ */
+const PACKET_MAX_BYTES = COMMAND_MAX_BYTES + 4 * 1024;
 
 /** A command refused before it is claimed: its id and name when they could be read, the code and why. */
 /** A command id of the UUID form (`fleet send` makes one per command). */
@@ -95,9 +101,15 @@ export class FleetLink {
     this.key = options.key ?? (config.commandKeyFile ? readFleetKey(config.commandKeyFile) : undefined);
     const { client, backoff } = connectBroker(config, {
       clientId: config.clientId ?? `parking-terminal-${terminal.terminalId}`,
+      // MQTT 5, for the Maximum Packet Size the broker must respect (MQTT 3.1.1 has none).
+      protocolVersion: 5,
       // A persistent session: QoS 1 commands sent while the terminal is away wait at the broker (bounded there by
-      // max_queued_messages; a command past its signed expiry is refused anyway).
+      // max_queued_messages), as long as a command may be valid — past its signed expiry it is refused anyway.
       clean: false,
+      properties: {
+        maximumPacketSize: PACKET_MAX_BYTES,
+        sessionExpiryInterval: config.commandMaxAgeSeconds,
+      },
       keepalive: Math.max(10, Math.min(60, config.heartbeatSeconds)),
       will: { topic: this.topics.status, payload: Buffer.from('offline'), qos: 1, retain: true },
     });

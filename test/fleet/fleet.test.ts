@@ -121,7 +121,7 @@ suite('fleet link over a real Mosquitto', () => {
   beforeAll(async () => {
     broker = await startMosquitto({
       prefix: PREFIX,
-      terminals: [TERMINAL, RECOVERING, 'RECON1', 'BIGPKT1', ...SIMULATED].map((name) => ({
+      terminals: [TERMINAL, RECOVERING, 'RECON1', 'BIGPKT1', 'RETAIN1', ...SIMULATED].map((name) => ({
         name,
         password: password(name),
       })),
@@ -556,6 +556,60 @@ suite('fleet link over a real Mosquitto', () => {
       expect(link.isConnected).toBe(true);
     } finally {
       await link?.close();
+      operatorClient.end(true);
+    }
+  }, 30_000);
+
+  it('a retained command is refused once, not executed, and not answered again at the next subscription', async () => {
+    const sim = new SimulatedFleetTerminal('RETAIN1');
+    const operatorClient = connectBroker(operator, { clientId: 'test-retained', clean: true }).client;
+    const replyCodes: string[] = [];
+    operatorClient.on('message', (topic, payload) => {
+      if (topic.endsWith('/replies'))
+        replyCodes.push((JSON.parse(payload.toString('utf8')) as CommandReply).code);
+    });
+    const config: FleetConfig = {
+      ...(await settingsFor('RETAIN1')),
+      topicPrefix: PREFIX,
+      heartbeatSeconds: 30,
+      reconnectMaxSeconds: 2,
+      commandMaxAgeSeconds: 600,
+      maintenanceWindow: { start: '03:00', end: '05:00' },
+    };
+    const topic = `${PREFIX}/RETAIN1/commands`;
+    const waitFor = async (what: string, predicate: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 15_000;
+      while (!predicate()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${replyCodes.join(',')}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    try {
+      await new Promise<void>((r) => operatorClient.once('connect', () => r()));
+      await operatorClient.subscribeAsync(`${PREFIX}/RETAIN1/replies`, { qos: 1 });
+      const kept = command('RETAIN1', 'out-of-service', {}, hmacKey);
+      await operatorClient.publishAsync(topic, JSON.stringify(kept), { qos: 1, retain: true });
+      // Two subscriptions (two starts of the link, the second resuming the session): the broker sends it each time.
+      for (let start = 0; start < 2; start++) {
+        const link = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey });
+        await link.whenConnected();
+        await waitFor('the refusal', () => replyCodes.length >= 1);
+        // The next command is answered after the retained one: by then the retained one was handled.
+        const probe = command('RETAIN1', 'flush-queue', {}, hmacKey);
+        await operatorClient.publishAsync(topic, JSON.stringify(probe), { qos: 1 });
+        await waitFor('the probe', () => replyCodes.length >= 2 + start);
+        await link.close();
+      }
+      expect(replyCodes).toEqual(['RETAINED', 'OK', 'OK']);
+      expect(sim.executed.map((e) => e.command)).toEqual(['flush-queue', 'flush-queue']);
+      expect(sim.audited.map((a) => [a.id, a.code])).toEqual([
+        [kept.id, 'RETAINED'],
+        [expect.any(String), 'OK'],
+        [expect.any(String), 'OK'],
+      ]);
+    } finally {
+      // Cleared, as README says, for the tests that follow.
+      await operatorClient.publishAsync(topic, '', { qos: 1, retain: true });
       operatorClient.end(true);
     }
   }, 30_000);

@@ -163,6 +163,8 @@ export async function startMosquitto(options: {
       `acl_file ${join(dir, 'acl')}`,
       'persistence false',
       'max_queued_messages 1000',
+      // As README, Fleet, "Attaching a real broker".
+      'max_packet_size 1048576',
       'log_dest stderr',
       'log_type error',
       'log_type warning',

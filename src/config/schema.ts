@@ -531,7 +531,8 @@ export const fleetSchema = z.strictObject({
   reconnectMaxSeconds: z.number().int().min(1).max(3_600).default(60),
   /**
    * The fleet key commands are signed with: an Ed25519 public key (PEM), or a shared HMAC-SHA256 key (the file's
-   * text, at least 32 characters). Without it every command is refused (status and heartbeat still flow).
+   * text, at least 32 characters). Without it every command is refused (status and heartbeat still flow). Under an
+   * HMAC key `apply-config` is refused (NEEDS_ASYMMETRIC_KEY, src/fleet/messages.ts ASYMMETRIC_KEY_COMMANDS).
    */
   commandKeyFile: z.string().min(1).optional(),
   /** Longest validity (expiresAt − issuedAt) of a command the terminal accepts, seconds. */

@@ -100,6 +100,37 @@ describe('command signatures', () => {
     });
   });
 
+  it('apply-config is carried out only under a key no terminal can sign with: NEEDS_ASYMMETRIC_KEY otherwise', () => {
+    // A shared HMAC key sits on every terminal: one stolen from a kiosk in the street would sign, for every terminal,
+    // a configuration that sends card data to another gateway. A terminal given the private key is the same.
+    const apply: UnsignedCommand = { ...unsigned, command: 'apply-config', args: { config: {} } };
+    const hmac = readFleetKey(hmacFile);
+    expect(checkCommand(signCommand(apply, hmac), expectFor(hmac))).toMatchObject({
+      ok: false,
+      code: 'NEEDS_ASYMMETRIC_KEY',
+    });
+    const privateKey = readFleetKey(privateFile);
+    expect(checkCommand(signCommand(apply, privateKey), expectFor(privateKey))).toMatchObject({
+      ok: false,
+      code: 'NEEDS_ASYMMETRIC_KEY',
+    });
+    expect(checkCommand(signCommand(apply, privateKey), expectFor(readFleetKey(publicFile)))).toEqual({
+      ok: true,
+    });
+    // The commands that move neither money nor card data elsewhere keep working with the shared key.
+    for (const command of [
+      'out-of-service',
+      'in-service',
+      'flush-queue',
+      'rerun-recovery',
+      'audit-log',
+      'restart',
+    ])
+      expect(checkCommand(signCommand({ ...unsigned, command }, hmac), expectFor(hmac)), command).toEqual({
+        ok: true,
+      });
+  });
+
   it('reads keys from owner-only files; a short HMAC key is refused', () => {
     expect(() => readFleetKey(file('short.key', 'too short'))).toThrow(/too short/);
     expect(() => readFleetKey(file('open.key', 'y'.repeat(40), 0o644))).toThrow(/group or others/);

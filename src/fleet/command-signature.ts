@@ -9,6 +9,7 @@ import {
 } from 'node:crypto';
 import { readSecretText } from '../config/secret-file.js';
 import {
+  ASYMMETRIC_KEY_COMMANDS,
   COMMAND_MAX_DEPTH,
   nestedDeeperThan,
   type ReplyCode,
@@ -136,7 +137,17 @@ export function signatureValid(command: SignedCommand, key: FleetKey): boolean {
 }
 
 /**
- * Checks a signed command for this terminal at `nowMs`: signature, terminal id, validity. Clocks may differ by up to
+ * Whether a command verified with `key` may be one of {@link ASYMMETRIC_KEY_COMMANDS}: only when the terminal holds a
+ * key that verifies and cannot sign — an Ed25519 public key alone. A shared HMAC key, or a private key given to a
+ * terminal, signs for every terminal of the fleet as well.
+ */
+export function keySignsForTheFleet(key: FleetKey): boolean {
+  return key.kind === 'hmac-sha256' || key.privateKey !== undefined;
+}
+
+/**
+ * Checks a signed command for this terminal at `nowMs`: signature, terminal id, validity, and that a command of
+ * {@link ASYMMETRIC_KEY_COMMANDS} was verified with a key no terminal can sign with. Clocks may differ by up to
  * `clockToleranceMs` (a command signed slightly "in the future" is accepted).
  */
 export function checkCommand(
@@ -156,5 +167,13 @@ export function checkCommand(
     return { ok: false, code: 'NOT_YET_VALID', message: `issued at ${command.issuedAt}, in the future` };
   if (expires <= expect.nowMs)
     return { ok: false, code: 'EXPIRED', message: `expired at ${command.expiresAt}` };
+  if (ASYMMETRIC_KEY_COMMANDS.has(command.command) && keySignsForTheFleet(expect.key))
+    return {
+      ok: false,
+      code: 'NEEDS_ASYMMETRIC_KEY',
+      message:
+        `${command.command} is carried out only under an Ed25519 fleet key (the terminal holding the public key ` +
+        `alone); this terminal's fleet key is ${expect.key.kind === 'hmac-sha256' ? 'a shared HMAC key' : 'a private key'}, which a terminal could sign with`,
+    };
   return { ok: true };
 }

@@ -1,3 +1,4 @@
+import { generateKeyPairSync } from 'node:crypto';
 import { EventEmitter } from 'node:events';
 import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log/index.js';
@@ -17,6 +18,11 @@ class FakeClient extends EventEmitter {
   subscribe(_topic: string, _opts: unknown, cb?: (err?: Error) => void): void {
     cb?.();
   }
+  /** MQTT.js passes every message its packet: a test that gives none delivers a live (unretained) one. */
+  override emit(event: string | symbol, ...args: unknown[]): boolean {
+    if (event === 'message' && args.length === 2) args.push({ cmd: 'publish', retain: false });
+    return super.emit(event, ...args);
+  }
   end(_force?: boolean, _opts?: unknown, cb?: () => void): void {
     this.connected = false;
     this.disconnected = true;
@@ -33,6 +39,29 @@ const KEY = {
   kind: 'hmac-sha256' as const,
   secret: Buffer.from('a shared fleet key of at least thirty-two characters'),
 };
+/** The fleet's Ed25519 pair: the operator signs with the private key, the terminal verifies with the public one. */
+const PAIR = generateKeyPairSync('ed25519');
+const OPERATOR_KEY: FleetKey = { kind: 'ed25519', publicKey: PAIR.publicKey, privateKey: PAIR.privateKey };
+const TERMINAL_KEY: FleetKey = { kind: 'ed25519', publicKey: PAIR.publicKey };
+
+/** `name` with `args`, valid for a minute from now, signed with `key`. */
+function signed(id: string, name: string, args: Record<string, unknown>, key: FleetKey): string {
+  const now = Date.now();
+  return JSON.stringify(
+    signCommand(
+      {
+        v: 1,
+        id,
+        terminalId: 'PT000001',
+        command: name,
+        args,
+        issuedAt: new Date(now).toISOString(),
+        expiresAt: new Date(now + 60_000).toISOString(),
+      },
+      key,
+    ),
+  );
+}
 
 /**
  * Delivers `payload` on the terminal's commands topic; resolves with the replies published and the audit records,
@@ -136,6 +165,91 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
   });
 });
 
+describe('a command that can change where money or card data goes', () => {
+  it('apply-config under the shared HMAC key: refused NEEDS_ASYMMETRIC_KEY, answered and audited, never executed', async () => {
+    const config = { gateway: { kind: 'remote', baseUrl: 'https://elsewhere.example' } };
+    const { replies, audits, executed } = await deliver(signed('apply-h', 'apply-config', { config }, KEY));
+    expect(replies).toMatchObject([{ ok: false, code: 'NEEDS_ASYMMETRIC_KEY', id: 'apply-h' }]);
+    expect(audits).toMatchObject([
+      { id: 'apply-h', command: 'apply-config', result: 'refused', code: 'NEEDS_ASYMMETRIC_KEY' },
+    ]);
+    expect(executed).toBe(0);
+  });
+
+  it('apply-config verified with the Ed25519 public key is executed; other commands still run under HMAC', async () => {
+    const apply = await deliver(
+      signed('apply-e', 'apply-config', { config: {} }, OPERATOR_KEY),
+      TERMINAL_KEY,
+    );
+    expect(apply.replies).toMatchObject([{ ok: true, code: 'OK', id: 'apply-e' }]);
+    expect(apply.executed).toBe(1);
+    const flush = await deliver(signed('flush-h', 'flush-queue', {}, KEY));
+    expect(flush.replies).toMatchObject([{ ok: true, code: 'OK', id: 'flush-h' }]);
+    expect(flush.executed).toBe(1);
+  });
+});
+
+describe('a retained message on the commands topic', () => {
+  it('is never executed: refused RETAINED once per id, and each later delivery only logged', async () => {
+    // A broker sends the retained message again at every subscription, so at each reconnection: each one was a
+    // refusal (DUPLICATE, EXPIRED, BAD_SIGNATURE …) with its durable audit record, for as long as it stayed retained.
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let executed = 0;
+    const audits: Array<Record<string, unknown>> = [];
+    const claimed = new Map<string, Record<string, unknown> | undefined>();
+    const terminal: FleetTerminal = {
+      terminalId: 'PT000001',
+      health: () => {
+        throw new Error('no heartbeat in these tests');
+      },
+      onEvent: () => () => undefined,
+      claimCommand: ({ id }) => {
+        if (claimed.has(id)) return { fresh: false, reply: claimed.get(id) };
+        claimed.set(id, undefined);
+        return { fresh: true };
+      },
+      finishCommand: (id, reply) => void claimed.set(id, reply),
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: (entry) => void audits.push(entry),
+    };
+    const link = FleetLink.start({
+      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+      terminal,
+      logger: silentLogger(),
+      key: KEY,
+    });
+    const retained = { cmd: 'publish', retain: true };
+    const command = Buffer.from(signed('kept-1', 'out-of-service', {}, KEY));
+    const unsignedJunk = Buffer.from(nestedCommand(1).replace('"stranger-1"', '"junk-1"'));
+    // Three subscriptions: each time the broker sends both retained messages.
+    for (let i = 0; i < 3; i++) {
+      fake.emit('message', 'parking/PT000001/commands', command, retained);
+      fake.emit('message', 'parking/PT000001/commands', unsignedJunk, retained);
+    }
+    // The same id published later without retain: its id was refused, it is not executed either.
+    fake.emit('message', 'parking/PT000001/commands', command, { cmd: 'publish', retain: false });
+    await link.close(10_000);
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { ok: boolean; code: string; id: string | null });
+    expect(executed).toBe(0);
+    expect(replies).toMatchObject([
+      { ok: false, code: 'RETAINED', id: 'kept-1' },
+      { ok: false, code: 'DUPLICATE', id: 'kept-1', first: { ok: false, code: 'RETAINED' } },
+    ]);
+    expect(audits).toMatchObject([
+      { id: 'kept-1', result: 'refused', code: 'RETAINED' },
+      { id: 'kept-1', result: 'refused', code: 'DUPLICATE' },
+    ]);
+    expect(claimed.get('kept-1')).toMatchObject({ ok: false, code: 'RETAINED' });
+  });
+});
+
 describe('the fleet link under a command that takes long', () => {
   it('closes within its time limit while a command is still running (a recovery waiting for the gateway)', async () => {
     fake.published = [];
@@ -218,22 +332,10 @@ describe('what the fleet link keeps of a reply', () => {
       config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
       terminal,
       logger: silentLogger(),
-      key: KEY,
+      key: TERMINAL_KEY,
     });
-    const now = Date.now();
-    const command = signCommand(
-      {
-        v: 1,
-        id: 'apply-1',
-        terminalId: 'PT000001',
-        command: 'apply-config',
-        args: { config: { '4111111111111111': 1 } },
-        issuedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + 60_000).toISOString(),
-      },
-      KEY,
-    );
-    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    const command = signed('apply-1', 'apply-config', { config: { '4111111111111111': 1 } }, OPERATOR_KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
     await link.close();
     const published = fake.published.filter((p) => p.topic.endsWith('/replies'));
     expect(published).toHaveLength(1);

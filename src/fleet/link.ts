@@ -22,6 +22,12 @@ import { terminalTopics, type TerminalTopics } from './topics.js';
 const EVENTS_KEPT_OFFLINE = 100;
 /** Largest command accepted, bytes (a configuration fits with room to spare). */
 const COMMAND_MAX_BYTES = 256 * 1024;
+/**
+ * Largest MQTT packet the link accepts, bytes: a command and room for its topic, packet id and properties. Advertised
+ * to the broker (MQTT 5 Maximum Packet Size, §3.1.2.11.4), which then never sends a larger one — it drops it — since
+ * MQTT.js reads a packet whole, up to 256 MB, before anything here could look at it.
+ */
+const PACKET_MAX_BYTES = COMMAND_MAX_BYTES + 4 * 1024;
 
 /** A command refused before it is claimed: its id and name when they could be read, the code and why. */
 /** A command id of the UUID form (`fleet send` makes one per command). */
@@ -95,17 +101,23 @@ export class FleetLink {
     this.key = options.key ?? (config.commandKeyFile ? readFleetKey(config.commandKeyFile) : undefined);
     const { client, backoff } = connectBroker(config, {
       clientId: config.clientId ?? `parking-terminal-${terminal.terminalId}`,
+      // MQTT 5, for the Maximum Packet Size the broker must respect (MQTT 3.1.1 has none).
+      protocolVersion: 5,
       // A persistent session: QoS 1 commands sent while the terminal is away wait at the broker (bounded there by
-      // max_queued_messages; a command past its signed expiry is refused anyway).
+      // max_queued_messages), as long as a command may be valid — past its signed expiry it is refused anyway.
       clean: false,
+      properties: {
+        maximumPacketSize: PACKET_MAX_BYTES,
+        sessionExpiryInterval: config.commandMaxAgeSeconds,
+      },
       keepalive: Math.max(10, Math.min(60, config.heartbeatSeconds)),
       will: { topic: this.topics.status, payload: Buffer.from('offline'), qos: 1, retain: true },
     });
     this.client = client;
     this.backoff = backoff;
     client.on('connect', () => this.connected());
-    client.on('message', (topic, payload) => {
-      if (topic === this.topics.commands) this.received(payload);
+    client.on('message', (topic, payload, packet) => {
+      if (topic === this.topics.commands) this.received(payload, packet.retain);
     });
     client.on('error', (err) => options.logger.warn({ err: { message: err.message } }, 'fleet broker error'));
     client.on('close', () => {
@@ -189,13 +201,14 @@ export class FleetLink {
     }
   }
 
-  private received(payload: Buffer): void {
+  /** `retained`: the packet's RETAIN flag — sent by the broker from its retained store, at a subscription. */
+  private received(payload: Buffer, retained: boolean): void {
     this.commandChain = this.commandChain
       // One command per turn of the event loop: MQTT.js emits every message of a socket read at once, and a burst
       // handled in one run of microtasks (each refusal an audit record synced to disk) would hold the screen's, the
       // reader's and the payments' I/O until its end.
       .then(() => new Promise<void>((next) => setImmediate(next)))
-      .then(() => this.handle(payload))
+      .then(() => this.handle(payload, retained))
       .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
   }
 
@@ -285,10 +298,27 @@ export class FleetLink {
     }
   }
 
-  private async handle(payload: Buffer): Promise<void> {
+  /**
+   * Handles a message of the commands topic. A retained one (RETAIN flag set: the broker sends its retained message on
+   * this topic at every subscription, so at every reconnection) is never executed: the fleet publishes commands
+   * unretained, and a retained copy is at best an old command again. It is refused `RETAINED` once per id — the id
+   * claimed in the journal database with that reply, answered and audited — and any later delivery of it, or a retained
+   * message that is not a valid command for this terminal, is only logged: the audit log records commands, not each
+   * reconnection. (A broker clears the flag of a message it forwards to a subscription already there, MQTT 3.1.1
+   * §3.3.1.3: that copy is handled as any command, and its retained copy later finds its id known.)
+   */
+  private async handle(payload: Buffer, retained = false): Promise<void> {
     const { terminal } = this.options;
     const verified = this.verified(payload);
-    if ('refusal' in verified) return this.refuse(...verified.refusal);
+    if ('refusal' in verified) {
+      if (!retained) return this.refuse(...verified.refusal);
+      const [id, command, code] = verified.refusal;
+      this.options.logger.warn(
+        { id, command, code },
+        'retained message on the fleet commands topic ignored: not a command for this terminal',
+      );
+      return;
+    }
     const { command, name } = verified;
     // At most once: the id is durable before anything is done; a redelivery finds it.
     let claim: ReturnType<FleetTerminal['claimCommand']>;
@@ -310,6 +340,26 @@ export class FleetLink {
         code: 'FAILED',
         message: 'the command id could not be recorded in the journal; not executed',
       });
+      return;
+    }
+    if (retained) {
+      if (!claim.fresh) {
+        this.options.logger.warn(
+          { id: command.id, command: name },
+          'retained fleet command ignored: its id was answered before',
+        );
+        return;
+      }
+      this.options.logger.warn({ id: command.id, command: name }, 'fleet command refused: retained');
+      const reply = this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'RETAINED',
+        message: 'a retained message is not executed: publish commands without retain, and clear this one',
+      });
+      this.finish(command.id, reply);
+      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'RETAINED' });
       return;
     }
     if (!claim.fresh) {
@@ -338,17 +388,22 @@ export class FleetLink {
           }
         : { id: command.id, command: name, ok: false, code: outcome.code, message: outcome.message },
     );
-    terminal.finishCommand(command.id, {
-      ok: reply.ok,
-      code: reply.code,
-      ...(reply.message !== undefined ? { message: reply.message } : {}),
-      at: reply.at,
-    });
+    this.finish(command.id, reply);
     terminal.audit({
       id: command.id,
       command: name,
       result: outcome.ok ? 'ok' : outcome.failed ? 'failed' : 'refused',
       code: reply.code,
+    });
+  }
+
+  /** Gives the claimed id its reply as published (what a redelivery's DUPLICATE repeats under `first`). */
+  private finish(id: string, reply: CommandReply): void {
+    this.options.terminal.finishCommand(id, {
+      ok: reply.ok,
+      code: reply.code,
+      ...(reply.message !== undefined ? { message: reply.message } : {}),
+      at: reply.at,
     });
   }
 

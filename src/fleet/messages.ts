@@ -100,6 +100,15 @@ export const FLEET_COMMANDS = [
 ] as const;
 export type FleetCommandName = (typeof FLEET_COMMANDS)[number];
 
+/**
+ * The commands that can change where money or card data goes, carried out only when verified with a key no terminal
+ * can sign with: the fleet's Ed25519 public key (src/fleet/command-signature.ts, {@link checkCommand}). A shared HMAC
+ * key sits on every terminal, so one key file taken from one kiosk would sign for the whole fleet: `apply-config` can
+ * set `gateway.baseUrl`, the gateway's credentials and the fleet key itself. The other commands act only through the
+ * terminal's own paths towards the gateway it was started with.
+ */
+export const ASYMMETRIC_KEY_COMMANDS: ReadonlySet<string> = new Set<FleetCommandName>(['apply-config']);
+
 /** Signature algorithms of a command. */
 export const SIGNATURE_ALGORITHMS = ['hmac-sha256', 'ed25519'] as const;
 export type SignatureAlgorithm = (typeof SIGNATURE_ALGORITHMS)[number];
@@ -170,6 +179,16 @@ export const REPLY_CODES = [
   'NOT_YET_VALID',
   /** Valid for longer than `fleet.commandMaxAgeSeconds`. */
   'VALIDITY_TOO_LONG',
+  /**
+   * A command of {@link ASYMMETRIC_KEY_COMMANDS} verified with a key a terminal could sign with (the shared HMAC key,
+   * or an Ed25519 private key given to the terminal): not carried out.
+   */
+  'NEEDS_ASYMMETRIC_KEY',
+  /**
+   * Sent as a retained message (the packet's RETAIN flag): never executed, refused once per id (src/fleet/link.ts);
+   * later deliveries of it are only logged.
+   */
+  'RETAINED',
   /** Its id was executed before (the reply then repeats the first one's under `first`). */
   'DUPLICATE',
   /** The terminal is not idle: a customer session, an open authorization or an unknown journal entry. */

@@ -33,7 +33,8 @@ parking-terminal fleet send TERMINAL COMMAND [--args JSON] [--new-config FILE] [
   --expires S     send: the command's validity (default 300; at most the terminal's fleet.commandMaxAgeSeconds)
 connection options (default: the fleet section of --config):
   --config FILE   a configuration (JSON or YAML) with a fleet section: url, caFile, certFile, keyFile, usernameFile,
-                  passwordFile, topicPrefix, commandKeyFile (the fleet key: the Ed25519 private key, or the HMAC key)
+                  passwordFile, topicPrefix, commandKeyFile (the fleet key: the Ed25519 private key, preferred, or
+                  the shared HMAC key, under which terminals refuse apply-config: NEEDS_ASYMMETRIC_KEY)
   --url URL  --ca FILE  --cert FILE  --key FILE  --username-file FILE  --password-file FILE  --prefix P
   --fleet-key FILE`;
 

@@ -510,6 +510,12 @@ export const fleetSchema = z.strictObject({
     .string()
     .url()
     .refine((u) => /^(mqtts?|wss?):\/\//.test(u), { message: 'an mqtt://, mqtts://, ws:// or wss:// URL' }),
+  /**
+   * The MQTT version the terminal speaks: 5 (when absent) tells the broker the largest packet the terminal takes, so that
+   * an oversized one is dropped at the broker instead of read; 4 (MQTT 3.1.1) for a broker that speaks no MQTT 5,
+   * where a packet beyond the command's size is read and then refused.
+   */
+  mqttVersion: z.union([z.literal(4), z.literal(5)]).optional(),
   /** MQTT client id; default `parking-terminal-<terminal.id>` (stable, so the broker keeps the session). */
   clientId: z.string().min(1).max(128).optional(),
   /** CA certificate(s) (PEM) the broker's certificate must chain to; the system's CAs when absent. */

@@ -99,17 +99,24 @@ export class FleetLink {
     this.now = options.now ?? (() => new Date());
     this.topics = terminalTopics(config.topicPrefix, terminal.terminalId);
     this.key = options.key ?? (config.commandKeyFile ? readFleetKey(config.commandKeyFile) : undefined);
+    const mqttVersion = config.mqttVersion ?? 5;
     const { client, backoff } = connectBroker(config, {
       clientId: config.clientId ?? `parking-terminal-${terminal.terminalId}`,
-      // MQTT 5, for the Maximum Packet Size the broker must respect (MQTT 3.1.1 has none).
-      protocolVersion: 5,
+      // MQTT 5, for the Maximum Packet Size the broker must respect (MQTT 3.1.1 has none: `fleet.mqttVersion` 4 for a
+      // broker that speaks no MQTT 5, where an oversized packet is read and refused by the size check).
+      protocolVersion: mqttVersion,
       // A persistent session: QoS 1 commands sent while the terminal is away wait at the broker (bounded there by
-      // max_queued_messages), as long as a command may be valid — past its signed expiry it is refused anyway.
+      // max_queued_messages), as long as a command may be valid — past its signed expiry it is refused anyway. MQTT
+      // 3.1.1 keeps a session that is not clean until the broker's own limit.
       clean: false,
-      properties: {
-        maximumPacketSize: PACKET_MAX_BYTES,
-        sessionExpiryInterval: config.commandMaxAgeSeconds,
-      },
+      ...(mqttVersion === 5
+        ? {
+            properties: {
+              maximumPacketSize: PACKET_MAX_BYTES,
+              sessionExpiryInterval: config.commandMaxAgeSeconds,
+            },
+          }
+        : {}),
       keepalive: Math.max(10, Math.min(60, config.heartbeatSeconds)),
       will: { topic: this.topics.status, payload: Buffer.from('offline'), qos: 1, retain: true },
     });

@@ -121,7 +121,7 @@ suite('fleet link over a real Mosquitto', () => {
   beforeAll(async () => {
     broker = await startMosquitto({
       prefix: PREFIX,
-      terminals: [TERMINAL, RECOVERING, 'RECON1', 'BIGPKT1', 'RETAIN1', ...SIMULATED].map((name) => ({
+      terminals: [TERMINAL, RECOVERING, 'RECON1', 'BIGPKT1', 'BIGPKT4', 'RETAIN1', ...SIMULATED].map((name) => ({
         name,
         password: password(name),
       })),
@@ -487,78 +487,91 @@ suite('fleet link over a real Mosquitto', () => {
     await new Promise<void>((r) => (replies.connected ? r() : replies.once('connect', () => r())));
   }, 30_000);
 
-  it('a packet larger than a command may be is refused by the protocol: the broker never sends it to the terminal', async () => {
-    // MQTT.js reads a packet whole (up to 256 MB) before the link's own 256 KiB check could look at it.
-    const sim = new SimulatedFleetTerminal('BIGPKT1');
-    // An operator's client of its own (this test's: the shared one may still be resubscribing after the restart).
-    const operatorClient = connectBroker(operator, { clientId: 'test-big-packet', clean: true }).client;
-    const seen: Array<{ topic: string; payload: Buffer }> = [];
-    const waiters = new Set<() => void>();
-    operatorClient.on('message', (topic, payload) => {
-      seen.push({ topic, payload });
-      for (const check of waiters) check();
-    });
-    /** Resolves once a message satisfying `predicate` was seen. */
-    const seenOne = (predicate: (m: { topic: string; payload: Buffer }) => boolean, what: string) =>
-      new Promise<void>((done, failed) => {
-        const timer = setTimeout(() => failed(new Error(`not seen: ${what}`)), 15_000);
-        const check = (): void => {
-          if (!seen.some(predicate)) return;
-          clearTimeout(timer);
-          waiters.delete(check);
-          done();
-        };
-        waiters.add(check);
-        check();
+  it.each([
+    // MQTT 5: refused by the protocol, the broker never sends it to the terminal.
+    { mqttVersion: 5 as const, id: 'BIGPKT1', codes: ['OK', 'OK'] },
+    // MQTT 3.1.1 (a broker without MQTT 5): sent whole, read, and refused by the link's own size check.
+    { mqttVersion: 4 as const, id: 'BIGPKT4', codes: ['OK', 'BAD_COMMAND', 'OK'] },
+  ])(
+    'a packet larger than a command may be never reaches a command (MQTT $mqttVersion)',
+    async ({ mqttVersion, id, codes: expected }) => {
+      // MQTT.js reads a packet whole (up to 256 MB) before the link's own 256 KiB check could look at it.
+      const sim = new SimulatedFleetTerminal(id);
+      // An operator's client of its own (this test's: the shared one may still be resubscribing after the restart).
+      const operatorClient = connectBroker(operator, {
+        clientId: `test-big-packet-${mqttVersion}`,
+        clean: true,
+      }).client;
+      const seen: Array<{ topic: string; payload: Buffer }> = [];
+      const waiters = new Set<() => void>();
+      operatorClient.on('message', (topic, payload) => {
+        seen.push({ topic, payload });
+        for (const check of waiters) check();
       });
-    const replyTo = (id: string) => (m: { topic: string; payload: Buffer }) =>
-      m.topic.endsWith('/replies') && (JSON.parse(m.payload.toString('utf8')) as CommandReply).id === id;
-    let link: FleetLink | undefined;
-    try {
-      await new Promise<void>((r) => operatorClient.once('connect', () => r()));
-      await operatorClient.subscribeAsync(`${PREFIX}/BIGPKT1/+`, { qos: 1 });
-      link = FleetLink.start({
-        config: {
-          ...(await settingsFor('BIGPKT1')),
-          topicPrefix: PREFIX,
-          heartbeatSeconds: 30,
-          reconnectMaxSeconds: 2,
-          commandMaxAgeSeconds: 600,
-          maintenanceWindow: { start: '03:00', end: '05:00' },
-        },
-        terminal: sim,
-        logger: silentLogger(),
-        key: hmacKey,
-      });
-      // The link subscribes to its commands before it publishes its first heartbeat, on the same connection: once
-      // the heartbeat is here, the broker has the subscription.
-      await seenOne((m) => m.topic.endsWith('/heartbeat'), 'the first heartbeat');
-      let dropped = false;
-      link.onceDisconnected(() => (dropped = true));
-      const topic = `${PREFIX}/BIGPKT1/commands`;
-      const before = command('BIGPKT1', 'flush-queue', {}, hmacKey);
-      await operatorClient.publishAsync(topic, JSON.stringify(before), { qos: 1 });
-      await seenOne(replyTo(before.id), 'the reply to the first command');
-      // 300 KiB: the broker takes it from the operator (its max_packet_size is larger) and must not pass it on.
-      await operatorClient.publishAsync(topic, JSON.stringify({ v: 1, pad: 'x'.repeat(300 * 1024) }), {
-        qos: 1,
-      });
-      const after = command('BIGPKT1', 'flush-queue', {}, hmacKey);
-      await operatorClient.publishAsync(topic, JSON.stringify(after), { qos: 1 });
-      await seenOne(replyTo(after.id), 'the reply to the last command');
-      // Commands are answered in the order they arrive: the large one, had it arrived, was answered before.
-      const codes = seen
-        .filter((m) => m.topic.endsWith('/replies'))
-        .map((m) => (JSON.parse(m.payload.toString('utf8')) as CommandReply).code);
-      expect(codes).toEqual(['OK', 'OK']);
-      expect(sim.audited.map((a) => a.code)).toEqual(['OK', 'OK']);
-      expect(dropped).toBe(false);
-      expect(link.isConnected).toBe(true);
-    } finally {
-      await link?.close();
-      operatorClient.end(true);
-    }
-  }, 30_000);
+      /** Resolves once a message satisfying `predicate` was seen. */
+      const seenOne = (predicate: (m: { topic: string; payload: Buffer }) => boolean, what: string) =>
+        new Promise<void>((done, failed) => {
+          const timer = setTimeout(() => failed(new Error(`not seen: ${what}`)), 15_000);
+          const check = (): void => {
+            if (!seen.some(predicate)) return;
+            clearTimeout(timer);
+            waiters.delete(check);
+            done();
+          };
+          waiters.add(check);
+          check();
+        });
+      const replyTo = (id: string) => (m: { topic: string; payload: Buffer }) =>
+        m.topic.endsWith('/replies') && (JSON.parse(m.payload.toString('utf8')) as CommandReply).id === id;
+      let link: FleetLink | undefined;
+      try {
+        await new Promise<void>((r) => operatorClient.once('connect', () => r()));
+        await operatorClient.subscribeAsync(`${PREFIX}/${id}/+`, { qos: 1 });
+        link = FleetLink.start({
+          config: {
+            ...(await settingsFor(id)),
+            mqttVersion,
+            topicPrefix: PREFIX,
+            heartbeatSeconds: 30,
+            reconnectMaxSeconds: 2,
+            commandMaxAgeSeconds: 600,
+            maintenanceWindow: { start: '03:00', end: '05:00' },
+          },
+          terminal: sim,
+          logger: silentLogger(),
+          key: hmacKey,
+        });
+        // The link subscribes to its commands before it publishes its first heartbeat, on the same connection: once
+        // the heartbeat is here, the broker has the subscription.
+        await seenOne((m) => m.topic.endsWith('/heartbeat'), 'the first heartbeat');
+        let dropped = false;
+        link.onceDisconnected(() => (dropped = true));
+        const topic = `${PREFIX}/${id}/commands`;
+        const before = command(id, 'flush-queue', {}, hmacKey);
+        await operatorClient.publishAsync(topic, JSON.stringify(before), { qos: 1 });
+        await seenOne(replyTo(before.id), 'the reply to the first command');
+        // 300 KiB: the broker takes it from the operator (its max_packet_size is larger) and must not pass it on.
+        await operatorClient.publishAsync(topic, JSON.stringify({ v: 1, pad: 'x'.repeat(300 * 1024) }), {
+          qos: 1,
+        });
+        const after = command(id, 'flush-queue', {}, hmacKey);
+        await operatorClient.publishAsync(topic, JSON.stringify(after), { qos: 1 });
+        await seenOne(replyTo(after.id), 'the reply to the last command');
+        // Commands are answered in the order they arrive: the large one, had it arrived, was answered before.
+        const codes = seen
+          .filter((m) => m.topic.endsWith('/replies'))
+          .map((m) => (JSON.parse(m.payload.toString('utf8')) as CommandReply).code);
+        expect(codes).toEqual(expected);
+        expect(sim.audited.map((a) => a.code)).toEqual(expected);
+        expect(dropped).toBe(false);
+        expect(link.isConnected).toBe(true);
+      } finally {
+        await link?.close();
+        operatorClient.end(true);
+      }
+    },
+    30_000,
+  );
 
   it('a retained command is refused once, not executed, and not answered again at the next subscription', async () => {
     const sim = new SimulatedFleetTerminal('RETAIN1');

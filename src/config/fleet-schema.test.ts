@@ -35,9 +35,7 @@ describe('fleet configuration', () => {
     // MQTT 5, or 3.1.1 (protocol level 4) for a broker without MQTT 5: nothing else.
     expect(parseConfig({ fleet: { url: 'mqtt://b', mqttVersion: 4 } }).fleet?.mqttVersion).toBe(4);
     for (const mqttVersion of [3, '5', 5.1])
-      expect(() => parseConfig({ fleet: { url: 'mqtt://b', mqttVersion } } as never)).toThrow(
-        /fleet.mqttVersion/,
-      );
+      expect(() => parseConfig({ fleet: { url: 'mqtt://b', mqttVersion } })).toThrow(/fleet.mqttVersion/);
   });
 
   it('checks its secret files like every secret file and resolves its paths', () => {

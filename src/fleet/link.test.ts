@@ -295,13 +295,12 @@ describe('the fleet link under a command that takes long', () => {
     await running;
     // The terminal's stop closes the fleet link before the host: a close that waited for the command would wait for
     // the host's stop, which waits for it.
-    const closing = Date.now();
     const closed = await Promise.race([
       link.close(200).then(() => true),
       new Promise<false>((r) => setTimeout(() => r(false), 5_000)),
     ]);
+    // Closed while the command still runs (it never ends).
     expect(closed).toBe(true);
-    expect(Date.now() - closing).toBeLessThan(1_000);
   });
 });
 

@@ -211,7 +211,6 @@ describe('the terminal under the fleet', () => {
       restart: () => undefined,
       recoveryReplyMs: 500,
     });
-    const asked = Date.now();
     const outcome = await Promise.race([
       fleet.execute('rerun-recovery', {}),
       new Promise<'no reply'>((r) => setTimeout(() => r('no reply'), 5_000)),
@@ -221,7 +220,6 @@ describe('the terminal under the fleet', () => {
       message: expect.stringContaining('still running') as string,
       result: { running: true, inFlight: 1 },
     });
-    expect(Date.now() - asked).toBeLessThan(2_000);
     expect(host.journal.inFlight()).toHaveLength(1);
     fleet.close();
   });

@@ -63,6 +63,16 @@ function signed(id: string, name: string, args: Record<string, unknown>, key: Fl
   );
 }
 
+/** The fleet link of these tests, on the fake client, for `terminal`, verifying with `key`. */
+function startLink(terminal: FleetTerminal, key: FleetKey) {
+  return FleetLink.start({
+    config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
+    terminal,
+    logger: silentLogger(),
+    key,
+  });
+}
+
 /**
  * Delivers `payload` on the terminal's commands topic; resolves with the replies published and the audit records,
  * and whether the command was executed.
@@ -94,12 +104,7 @@ async function deliver(
     },
     audit: (entry) => void audits.push(entry),
   };
-  const link = FleetLink.start({
-    config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
-    terminal,
-    logger: silentLogger(),
-    key,
-  });
+  const link = startLink(terminal, key);
   fake.emit('message', 'parking/PT000001/commands', Buffer.from(payload));
   await link.close();
   const replies = fake.published
@@ -217,12 +222,7 @@ describe('a retained message on the commands topic', () => {
       },
       audit: (entry) => void audits.push(entry),
     };
-    const link = FleetLink.start({
-      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
-      terminal,
-      logger: silentLogger(),
-      key: KEY,
-    });
+    const link = startLink(terminal, KEY);
     const retained = { cmd: 'publish', retain: true };
     const command = Buffer.from(signed('kept-1', 'out-of-service', {}, KEY));
     const unsignedJunk = Buffer.from(nestedCommand(1).replace('"stranger-1"', '"junk-1"'));
@@ -272,26 +272,9 @@ describe('the fleet link under a command that takes long', () => {
       },
       audit: () => undefined,
     };
-    const link = FleetLink.start({
-      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
-      terminal,
-      logger: silentLogger(),
-      key: KEY,
-    });
-    const now = Date.now();
-    const command = signCommand(
-      {
-        v: 1,
-        id: 'rerun-1',
-        terminalId: 'PT000001',
-        command: 'rerun-recovery',
-        args: {},
-        issuedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + 60_000).toISOString(),
-      },
-      KEY,
-    );
-    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    const link = startLink(terminal, KEY);
+    const command = signed('rerun-1', 'rerun-recovery', {}, KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
     await running;
     // The terminal's stop closes the fleet link before the host: a close that waited for the command would wait for
     // the host's stop, which waits for it.
@@ -327,12 +310,7 @@ describe('what the fleet link keeps of a reply', () => {
         }),
       audit: () => undefined,
     };
-    const link = FleetLink.start({
-      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
-      terminal,
-      logger: silentLogger(),
-      key: TERMINAL_KEY,
-    });
+    const link = startLink(terminal, TERMINAL_KEY);
     const command = signed('apply-1', 'apply-config', { config: { '4111111111111111': 1 } }, OPERATOR_KEY);
     fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
     await link.close();
@@ -387,26 +365,9 @@ describe('a journal that cannot record the command id', () => {
       },
       audit: (entry) => void audits.push(entry),
     };
-    const link = FleetLink.start({
-      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
-      terminal,
-      logger: silentLogger(),
-      key: KEY,
-    });
-    const now = Date.now();
-    const command = signCommand(
-      {
-        v: 1,
-        id: 'flush-1',
-        terminalId: 'PT000001',
-        command: 'flush-queue',
-        args: {},
-        issuedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + 60_000).toISOString(),
-      },
-      KEY,
-    );
-    fake.emit('message', 'parking/PT000001/commands', Buffer.from(JSON.stringify(command)));
+    const link = startLink(terminal, KEY);
+    const command = signed('flush-1', 'flush-queue', {}, KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
     await link.close();
     const replies = fake.published
       .filter((p) => p.topic.endsWith('/replies'))
@@ -437,12 +398,7 @@ describe('a burst of commands', () => {
       execute: () => Promise.resolve({ ok: true }),
       audit: () => void (audited += 1),
     };
-    const link = FleetLink.start({
-      config: { topicPrefix: 'parking', heartbeatSeconds: 60, commandMaxAgeSeconds: 600 } as FleetConfig,
-      terminal,
-      logger: silentLogger(),
-      key: KEY,
-    });
+    const link = startLink(terminal, KEY);
     const burst = 200;
     for (let i = 0; i < burst; i++)
       fake.emit('message', 'parking/PT000001/commands', Buffer.from(`{"v":1,"id":"junk-${i}"}`));

@@ -106,47 +106,49 @@ export class AuditTrail {
   }
 
   /**
-   * A capture took less than its customer owed (src/host/payment-router.ts, in the capture outcome's transaction):
-   * `refused` with the reason, the capture's transactionId the subject; amounts in minor units, no card data.
-   */
-  /**
    * A fee not computable at a tap-and-go exit ({@link UnpricedFee}), as a `fee-shortfall` of the whole fee, subject the
    * authorization (no capture took anything), code `FEE_NOT_COMPUTABLE`.
    */
   feeNotComputable(f: UnpricedFee): AuditRecord | undefined {
-    return this.record({
-      actor: 'system',
-      action: 'fee-shortfall',
-      subject: f.authorizationTransactionId,
-      result: 'refused',
-      code: 'FEE_NOT_COMPUTABLE',
-      details: {
-        authorizedMinor: f.authorizedMinor,
-        holdCurrency: f.holdCurrency,
-        owedMinor: f.feeMinor,
-        capturedMinor: 0,
-        shortfallMinor: f.feeMinor,
-        currency: f.currency,
-      },
+    return this.shortfall(f.authorizationTransactionId, 'FEE_NOT_COMPUTABLE', {
+      authorizedMinor: f.authorizedMinor,
+      holdCurrency: f.holdCurrency,
+      owedMinor: f.feeMinor,
+      capturedMinor: 0,
+      shortfallMinor: f.feeMinor,
+      currency: f.currency,
     });
   }
 
+  /**
+   * A capture took less than its customer owed (src/host/payment-router.ts, in the capture outcome's transaction):
+   * `refused` with the reason, the capture's transactionId the subject; amounts in minor units, no card data.
+   */
   feeShortfall(s: FeeShortfall): AuditRecord | undefined {
+    return this.shortfall(s.captureTransactionId, s.reason, {
+      ...(s.authorizationTransactionId !== undefined
+        ? { authorizationTransactionId: s.authorizationTransactionId }
+        : {}),
+      owedMinor: s.owedMinor,
+      capturedMinor: s.capturedMinor,
+      shortfallMinor: s.owedMinor - s.capturedMinor,
+      currency: s.currency,
+    });
+  }
+
+  /** A `fee-shortfall` record: a fee the terminal did not collect in full, for the operator. */
+  private shortfall(
+    subject: string,
+    code: string,
+    details: Record<string, unknown>,
+  ): AuditRecord | undefined {
     return this.record({
       actor: 'system',
       action: 'fee-shortfall',
-      subject: s.captureTransactionId,
+      subject,
       result: 'refused',
-      code: s.reason,
-      details: {
-        ...(s.authorizationTransactionId !== undefined
-          ? { authorizationTransactionId: s.authorizationTransactionId }
-          : {}),
-        owedMinor: s.owedMinor,
-        capturedMinor: s.capturedMinor,
-        shortfallMinor: s.owedMinor - s.capturedMinor,
-        currency: s.currency,
-      },
+      code,
+      details,
     });
   }
 

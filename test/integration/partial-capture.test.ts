@@ -69,7 +69,8 @@ async function sessionEndedAfter45Minutes(
       terminal: { model: 'meter' },
       reader: { sim: { presentDelayMs: 20 } },
       journal: { path: 'journal.db', resolutionRetryMs: 100 },
-      links,
+      // The gateway is reached through the proxy; its pages are the sandbox's own.
+      links: { hostedPageHosts: [new URL(sandbox.url).host], ...links },
     }),
     {
       logger: silentLogger(),

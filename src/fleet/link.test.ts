@@ -63,6 +63,20 @@ function signed(id: string, name: string, args: Record<string, unknown>, key: Fl
   );
 }
 
+/** A terminal of these tests (PT000001, no heartbeat, no events) with its command handling. */
+function testTerminal(
+  commands: Pick<FleetTerminal, 'claimCommand' | 'finishCommand' | 'execute' | 'audit'>,
+): FleetTerminal {
+  return {
+    terminalId: 'PT000001',
+    health: () => {
+      throw new Error('no heartbeat in these tests');
+    },
+    onEvent: () => () => undefined,
+    ...commands,
+  };
+}
+
 /** The fleet link of these tests, on the fake client, for `terminal`, verifying with `key`. */
 function startLink(terminal: FleetTerminal, key: FleetKey) {
   return FleetLink.start({
@@ -90,12 +104,7 @@ async function deliver(
   fake.removeAllListeners('message');
   const audits: unknown[] = [];
   let executed = 0;
-  const terminal: FleetTerminal = {
-    terminalId: 'PT000001',
-    health: () => {
-      throw new Error('no heartbeat in these tests');
-    },
-    onEvent: () => () => undefined,
+  const terminal = testTerminal({
     claimCommand: () => ({ fresh: true }),
     finishCommand: () => undefined,
     execute: () => {
@@ -103,7 +112,7 @@ async function deliver(
       return Promise.resolve({ ok: true });
     },
     audit: (entry) => void audits.push(entry),
-  };
+  });
   const link = startLink(terminal, key);
   fake.emit('message', 'parking/PT000001/commands', Buffer.from(payload));
   await link.close();
@@ -204,12 +213,7 @@ describe('a retained message on the commands topic', () => {
     let executed = 0;
     const audits: Array<Record<string, unknown>> = [];
     const claimed = new Map<string, Record<string, unknown> | undefined>();
-    const terminal: FleetTerminal = {
-      terminalId: 'PT000001',
-      health: () => {
-        throw new Error('no heartbeat in these tests');
-      },
-      onEvent: () => () => undefined,
+    const terminal = testTerminal({
       claimCommand: ({ id }) => {
         if (claimed.has(id)) return { fresh: false, reply: claimed.get(id) };
         claimed.set(id, undefined);
@@ -221,7 +225,7 @@ describe('a retained message on the commands topic', () => {
         return Promise.resolve({ ok: true });
       },
       audit: (entry) => void audits.push(entry),
-    };
+    });
     const link = startLink(terminal, KEY);
     const retained = { cmd: 'publish', retain: true };
     const command = Buffer.from(signed('kept-1', 'out-of-service', {}, KEY));
@@ -257,12 +261,7 @@ describe('the fleet link under a command that takes long', () => {
     fake.connected = true;
     let started = (): void => undefined;
     const running = new Promise<void>((r) => (started = r));
-    const terminal: FleetTerminal = {
-      terminalId: 'PT000001',
-      health: () => {
-        throw new Error('no heartbeat in these tests');
-      },
-      onEvent: () => () => undefined,
+    const terminal = testTerminal({
       claimCommand: () => ({ fresh: true }),
       finishCommand: () => undefined,
       // rerun-recovery while the gateway is down: recovery retries until the gateway answers, or the host stops it.
@@ -271,7 +270,7 @@ describe('the fleet link under a command that takes long', () => {
         return new Promise(() => undefined);
       },
       audit: () => undefined,
-    };
+    });
     const link = startLink(terminal, KEY);
     const command = signed('rerun-1', 'rerun-recovery', {}, KEY);
     fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
@@ -293,12 +292,7 @@ describe('what the fleet link keeps of a reply', () => {
     fake.removeAllListeners('message');
     fake.connected = true;
     const kept: Array<Record<string, unknown>> = [];
-    const terminal: FleetTerminal = {
-      terminalId: 'PT000001',
-      health: () => {
-        throw new Error('no heartbeat in these tests');
-      },
-      onEvent: () => () => undefined,
+    const terminal = testTerminal({
       claimCommand: () => ({ fresh: true }),
       finishCommand: (_id, reply) => void kept.push(reply),
       // The schema's error names an unknown key as it came: here a card number pasted into the configuration.
@@ -309,7 +303,7 @@ describe('what the fleet link keeps of a reply', () => {
           message: 'the configuration of the command: unknown key "4111111111111111"',
         }),
       audit: () => undefined,
-    };
+    });
     const link = startLink(terminal, TERMINAL_KEY);
     const command = signed('apply-1', 'apply-config', { config: { '4111111111111111': 1 } }, OPERATOR_KEY);
     fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
@@ -348,12 +342,7 @@ describe('a journal that cannot record the command id', () => {
     fake.connected = true;
     let executed = 0;
     const audits: unknown[] = [];
-    const terminal: FleetTerminal = {
-      terminalId: 'PT000001',
-      health: () => {
-        throw new Error('no heartbeat in these tests');
-      },
-      onEvent: () => () => undefined,
+    const terminal = testTerminal({
       // The journal's disk sync failed: it takes no more writes (the terminal goes out of service).
       claimCommand: () => {
         throw new Error('the journal takes no more writes');
@@ -364,7 +353,7 @@ describe('a journal that cannot record the command id', () => {
         return Promise.resolve({ ok: true });
       },
       audit: (entry) => void audits.push(entry),
-    };
+    });
     const link = startLink(terminal, KEY);
     const command = signed('flush-1', 'flush-queue', {}, KEY);
     fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
@@ -387,17 +376,12 @@ describe('a burst of commands', () => {
     fake.removeAllListeners('message');
     fake.connected = true;
     let audited = 0;
-    const terminal: FleetTerminal = {
-      terminalId: 'PT000001',
-      health: () => {
-        throw new Error('no heartbeat in these tests');
-      },
-      onEvent: () => () => undefined,
+    const terminal = testTerminal({
       claimCommand: () => ({ fresh: true }),
       finishCommand: () => undefined,
       execute: () => Promise.resolve({ ok: true }),
       audit: () => void (audited += 1),
-    };
+    });
     const link = startLink(terminal, KEY);
     const burst = 200;
     for (let i = 0; i < burst; i++)

@@ -137,7 +137,11 @@ const reversed = (r: OutgoingRequest) => ({
   reversalAmountDetails: { reversedAmount: amountOf(r).reversalInformation?.amountDetails?.totalAmount },
 });
 
-async function convertedPreauth(answers: Answers, sent: OutgoingRequest[]) {
+/**
+ * An approved pre-authorization of 10.00 EUR over a fresh journal (converted with `dcc`), and the reference its
+ * follow-ons name.
+ */
+async function approvedPreauth(answers: Answers, sent: OutgoingRequest[], dcc?: typeof SELECTION) {
   const journal = openJournal(':memory:');
   cleanups.push(() => journal.close());
   const { payments, cards } = paymentService(journal, answers, sent);
@@ -150,10 +154,20 @@ async function convertedPreauth(answers: Answers, sent: OutgoingRequest[]) {
     catLevel: 2,
     cardRef: held.ref,
     includeEmvTags: false,
-    dcc: SELECTION,
+    ...(dcc !== undefined ? { dcc } : {}),
   });
   if (preauth.outcome.kind !== 'approved') throw new Error(`preauth ${preauth.outcome.kind}`);
-  return { journal, payments, held, outcome: preauth.outcome };
+  const original = {
+    transactionId: preauth.outcome.transactionId,
+    gatewayId: preauth.outcome.gatewayId ?? '',
+    service: 'preauth' as const,
+  };
+  return { journal, payments, held, outcome: preauth.outcome, original };
+}
+
+/** {@link approvedPreauth} converted with {@link SELECTION}. */
+function convertedPreauth(answers: Answers, sent: OutgoingRequest[]) {
+  return approvedPreauth(answers, sent, SELECTION);
 }
 
 /** The capture of the whole 10.00 EUR of {@link convertedPreauth}'s authorization. */
@@ -356,25 +370,7 @@ describe('follow-ons of an authorization with increments', () => {
       incremental: () => ({ id: 'INC-1', status: 'AUTHORIZED' }),
       reversal: reversed,
     };
-    const journal = openJournal(':memory:');
-    cleanups.push(() => journal.close());
-    const { payments, cards } = paymentService(journal, answers, sent);
-    const held = cards.hold(await cardRead(1_000));
-    const preauth = await payments.submit({
-      service: 'preauth',
-      comments: 'Parking Auth',
-      amountMinor: 1_000,
-      currency: 'EUR',
-      catLevel: 2,
-      cardRef: held.ref,
-      includeEmvTags: false,
-    });
-    if (preauth.outcome.kind !== 'approved') throw new Error(`preauth ${preauth.outcome.kind}`);
-    const original = {
-      transactionId: preauth.outcome.transactionId,
-      gatewayId: preauth.outcome.gatewayId ?? '',
-      service: 'preauth' as const,
-    };
+    const { journal, payments, held, original } = await approvedPreauth(answers, sent);
     const increment = await payments.submit({
       service: 'incremental',
       comments: 'Parking Incremental Auth',
@@ -416,25 +412,7 @@ describe('follow-ons of an authorization in another currency than the one they a
         orderInformation: { amountDetails: { authorizedAmount: '10.00', currency: 'EUR' } },
       }),
     };
-    const journal = openJournal(':memory:');
-    cleanups.push(() => journal.close());
-    const { payments, cards } = paymentService(journal, answers, sent);
-    const held = cards.hold(await cardRead(1_000));
-    const preauth = await payments.submit({
-      service: 'preauth',
-      comments: 'Parking Auth',
-      amountMinor: 1_000,
-      currency: 'EUR',
-      catLevel: 2,
-      cardRef: held.ref,
-      includeEmvTags: false,
-    });
-    if (preauth.outcome.kind !== 'approved') throw new Error(`preauth ${preauth.outcome.kind}`);
-    const original = {
-      transactionId: preauth.outcome.transactionId,
-      gatewayId: preauth.outcome.gatewayId ?? '',
-      service: 'preauth' as const,
-    };
+    const { payments, original } = await approvedPreauth(answers, sent);
     // A fee priced after the terminal's currency was changed to GBP.
     const capture = await payments.submit({
       service: 'capture',

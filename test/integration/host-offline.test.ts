@@ -51,18 +51,18 @@ async function queueStatus(cwd: string, configFile: string): Promise<Record<stri
 }
 
 /**
- * An attended terminal that sold `minor` while its gateway (a standalone sandbox, stopped at once) could not be
- * reached: the sale is stored, and the screen says approved. The sandbox can be started again on `port`.
+ * A terminal of `model` storing offline (`prefer-online`) whose gateway — a standalone sandbox, stopped at once —
+ * cannot be reached, on the idle screen. The sandbox can be started again on `port`.
  */
-async function storedWhileDown(
-  minor: number,
+async function gatewayGone(
+  model: 'attended' | 'kiosk',
   prefix: string,
 ): Promise<{ host: TerminalHost; port: number; cwd: string; configFile: string; input: ConfigInput }> {
   const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
   const port = Number(new URL(first.url).port);
   const cwd = mkdtempSync(join(tmpdir(), prefix));
   const input: ConfigInput = {
-    terminal: { model: 'attended' },
+    terminal: { model },
     reader: { sim: { presentDelayMs: 20 } },
     offline: { policy: 'prefer-online' },
     journal: { resolutionRetryMs: 100 },
@@ -75,38 +75,32 @@ async function storedWhileDown(
     gatewayUrlOverride: first.url,
   });
   open.push(host);
-  await first.close();
+  await first.close(); // the gateway goes away: connections are refused
   await until(() => screenIs(host, ['idle']));
+  return { host, port, cwd, configFile, input };
+}
+
+/**
+ * An attended terminal that sold `minor` while its gateway could not be reached ({@link gatewayGone}): the sale is
+ * stored, and the screen says approved.
+ */
+async function storedWhileDown(
+  minor: number,
+  prefix: string,
+): Promise<{ host: TerminalHost; port: number; cwd: string; configFile: string; input: ConfigInput }> {
+  const gone = await gatewayGone('attended', prefix);
+  const { host } = gone;
   await host.send({ type: 'START' });
   await host.send({ type: 'ENTER_AMOUNT', minor });
   await host.send({ type: 'CONFIRM' });
   expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('approved');
   expect(host.status().offline.depth).toBe(1);
-  return { host, port, cwd, configFile, input };
+  return gone;
 }
 
 describe('offline store-and-forward through the terminal', () => {
   it('stores a chip sale while the gateway is down, shows the same numbers as queue status, and forwards it exactly once when the gateway is back', async () => {
-    const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
-    const port = Number(new URL(first.url).port);
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-offline-'));
-    const input: ConfigInput = {
-      terminal: { model: 'kiosk' },
-      reader: { sim: { presentDelayMs: 20 } },
-      offline: { policy: 'prefer-online' },
-      journal: { resolutionRetryMs: 100 },
-    };
-    const configFile = join(cwd, 'terminal.json');
-    writeFileSync(configFile, JSON.stringify(input));
-    const host = await createTerminalHost(parseConfig(input), {
-      logger: silentLogger(),
-      cwd,
-      gatewayUrlOverride: first.url,
-    });
-    open.push(host);
-    await first.close(); // the gateway goes away: connections are refused
-
-    await until(() => screenIs(host, ['idle']));
+    const { host, port, cwd, configFile } = await gatewayGone('kiosk', 'pt-offline-');
     await host.send({ type: 'START' });
     const ticket = `${localDateTime(new Date(Date.now() - 95 * 60_000), 'Europe/London').slice(0, 12)}0001`;
     await host.send({ type: 'ENTER_TICKET', ticket });

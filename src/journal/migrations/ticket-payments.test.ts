@@ -1,13 +1,8 @@
 import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
+import { PREVIOUS_INSERT, PREVIOUS_OUTCOME, previousFile } from '../testing/previous-terminal.js';
 import { LATEST_VERSION, migrate, REWRITES, schemaVersion } from './index.js';
 import { ticketPayments } from './ticket-payments.js';
-
-/** The previous terminal's statements: it names its columns when it writes and reads its rows with `SELECT *`. */
-const PREVIOUS_INSERT = `INSERT INTO journal_entries (transaction_id, service, comments, method, path, body_length,
-  money_moving, state, created_at) VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', 64, 1, 'pending', 1)`;
-const PREVIOUS_OUTCOME = `UPDATE journal_entries SET state = ?, gateway_id = ?, status = ?, http_status = ?,
-  authorized_minor = ?, reason = ?, outcome_at = ?, sent_at = COALESCE(sent_at, ?) WHERE id = ? AND state IN ('pending', 'sent')`;
 
 const tables = (db: Database.Database): string[] =>
   db
@@ -16,19 +11,14 @@ const tables = (db: Database.Database): string[] =>
     .map((t) => t.name);
 
 /** A file as the previous terminal left it: every migration and every other rewrite, an approved sale in it. */
-function previousFile(): Database.Database {
-  const db = new Database(':memory:');
-  migrate(db, LATEST_VERSION);
-  db.exec('DROP TABLE ticket_payments');
-  const id = Number(db.prepare(PREVIOUS_INSERT).run('S1').lastInsertRowid);
-  db.prepare(PREVIOUS_OUTCOME).run('approved', 'G1', 'AUTHORIZED', 201, 600, null, 2, 1, id);
-  return db;
+function previousFileWithout(): Database.Database {
+  return previousFile((db) => db.exec('DROP TABLE ticket_payments'));
 }
 
 describe('schema rewrite: ticket payments', () => {
   it('adds the table of paid tickets to a file of the previous terminal, its rows kept, its version kept, once', () => {
     expect(REWRITES).toContain(ticketPayments);
-    const db = previousFile();
+    const db = previousFileWithout();
     const before = db.prepare('SELECT * FROM journal_entries ORDER BY id').all();
     expect(ticketPayments.needed(db)).toBe(true);
     expect(migrate(db)).toEqual([]);

@@ -152,7 +152,7 @@ describe('checkAtRestKey', () => {
 
 describe('rotateKeyFile', () => {
   it('re-seals stored payments and kept tags under a new key file, in one step with its key check value', () => {
-    const { journal, keyFile, key } = setup();
+    const { dir, journal, keyFile, key } = setup();
     sealSome(journal, keyFile);
     const recorded: unknown[] = [];
     const report = rotateKeyFile(journal, {
@@ -166,6 +166,10 @@ describe('rotateKeyFile', () => {
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
     expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
     expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+    // Re-sealed in SQLite, never written there in clear on the way: neither the file nor its write-ahead log holds
+    // the card number.
+    for (const file of readdirSync(dir).filter((f) => f.startsWith('journal.db')))
+      expect(readFileSync(join(dir, file)).includes('5555555555554444'), file).toBe(false);
     // The old key opens nothing any more: the start refuses it.
     expect(() => checkAtRestKey(journal, key, 'old')).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error,

@@ -123,6 +123,22 @@ export function transportError(
 }
 
 const EMPTY = Buffer.alloc(0);
+
+/**
+ * When the transport has neither sent nor been answered for longer than this (ms), the event loop may not have read
+ * what its idle connections received meanwhile: above all a gateway's close of a connection it kept idle, which arrived
+ * while a long synchronous step (a slow disk sync) held the loop. A request then first lets the loop turn twice — a
+ * poll of the connections, their close handlers, and the pool's keep-alive timers — so that it goes out on a
+ * connection still open, not on one the gateway dropped: there it would meet a reset, and a payment's outcome would be
+ * unknown (a timeout reversal, and a sale lost). Requests that follow each other closely pay nothing.
+ */
+const QUIET_MS = 50;
+
+/** Two turns of the event loop: the second runs after a poll of every connection. */
+function twoTurns(): Promise<void> {
+  return new Promise((resolve) => setImmediate(() => setImmediate(resolve)));
+}
+
 const ACCEPT = 'application/hal+json;charset=utf-8, application/json';
 const JSON_CONTENT_TYPE = 'application/json;charset=utf-8';
 
@@ -287,6 +303,20 @@ export function createTransport(options: TransportOptions): Transport {
       connections: options.maxConnections ?? 16,
     });
   const random = options.random ?? Math.random;
+  /** When a request was last sent or answered (performance.now()): see {@link QUIET_MS}. */
+  let lastActivity = -Infinity;
+  /** The turns of the event loop requests wait for after a quiet time, shared by the requests that come together. */
+  let turns: Promise<void> | undefined;
+
+  /** Resolves once the connections' news is read, at once when the transport was busy a moment ago. */
+  function connectionsRead(): Promise<void> | undefined {
+    if (performance.now() - lastActivity <= QUIET_MS) return undefined;
+    turns ??= twoTurns().then(() => {
+      turns = undefined;
+      lastActivity = performance.now();
+    });
+    return turns;
+  }
 
   function once(x: Exchange, authHeaders: Record<string, string>): Promise<Answer> {
     if (x.signal?.aborted) {
@@ -344,7 +374,12 @@ export function createTransport(options: TransportOptions): Transport {
       let answer: Answer | undefined;
       let error: GatewayError | undefined;
       try {
-        answer = await once(x, await credentials(x));
+        const authHeaders = await credentials(x);
+        const read = connectionsRead();
+        if (read !== undefined) await read;
+        lastActivity = performance.now();
+        answer = await once(x, authHeaders);
+        lastActivity = performance.now();
         const date = answer.headers.date;
         options.onAnswer?.({
           date: typeof date === 'string' ? date : undefined,
@@ -379,6 +414,7 @@ export function createTransport(options: TransportOptions): Transport {
         if (answer.httpStatus < 500 && answer.httpStatus !== 408 && answer.httpStatus !== 429) return answer;
         failure = { kind: 'status', httpStatus: answer.httpStatus };
       } catch (e) {
+        lastActivity = performance.now();
         error = e instanceof GatewayError ? e : transportError(e, 'headers', x.label);
         options.logger.warn(
           {

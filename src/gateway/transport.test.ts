@@ -1,0 +1,93 @@
+import { createServer, type AddressInfo, type Server, type Socket } from 'node:net';
+import { afterEach, describe, expect, it } from 'vitest';
+import { silentLogger } from '../log/index.js';
+import type { Authenticator } from './auth/authenticator.js';
+import { createTransport, type Exchange, type Transport } from './transport.js';
+
+const ANSWER = '{"status":"AUTHORIZED"}';
+
+/**
+ * A gateway that keeps an idle connection for `idleMs` and then drops it, without announcing that time in a
+ * `Keep-Alive` header (as many do): each request is answered 201 with {@link ANSWER}. Counts the connections.
+ */
+async function idleClosingServer(
+  idleMs: number,
+): Promise<{ server: Server; url: string; connections: () => number }> {
+  let connections = 0;
+  const server = createServer((socket: Socket) => {
+    connections++;
+    socket.setTimeout(idleMs, () => socket.destroy());
+    let buffered = Buffer.alloc(0);
+    socket.on('data', (chunk: Buffer) => {
+      buffered = Buffer.concat([buffered, chunk]);
+      for (;;) {
+        const end = buffered.indexOf('\r\n\r\n');
+        if (end < 0) return;
+        const length = Number(
+          /content-length: *(\d+)/i.exec(buffered.subarray(0, end).toString('latin1'))?.[1] ?? 0,
+        );
+        if (buffered.length < end + 4 + length) return;
+        buffered = buffered.subarray(end + 4 + length);
+        socket.write(
+          `HTTP/1.1 201 Created\r\ncontent-type: application/json\r\ncontent-length: ${ANSWER.length}\r\n\r\n${ANSWER}`,
+        );
+      }
+    });
+  });
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  return { server, url: `http://127.0.0.1:${port}`, connections: () => connections };
+}
+
+const unsigned: Authenticator = { method: 'http-signature', authenticate: () => Promise.resolve({}) };
+
+const authorization: Exchange = {
+  method: 'POST',
+  path: '/pts/v2/payments',
+  body: Buffer.from('{"orderInformation":{}}'),
+  moneyMoving: true,
+  label: 'preauth',
+};
+
+/** Blocks this thread for `ms`, as a slow disk sync or a long synchronous step does: no event is read meanwhile. */
+function stall(ms: number): void {
+  Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, ms);
+}
+
+describe('createTransport', () => {
+  let closeAll: (() => Promise<void>) | undefined;
+  afterEach(async () => {
+    await closeAll?.();
+    closeAll = undefined;
+  });
+
+  function transportTo(url: string): Transport {
+    return createTransport({
+      baseUrl: url,
+      auth: unsigned,
+      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      logger: silentLogger(),
+      now: () => new Date(),
+    });
+  }
+
+  it('sends a payment after the event loop stalled on a fresh connection, not on one the gateway dropped meanwhile', async () => {
+    const gateway = await idleClosingServer(150);
+    const transport = transportTo(gateway.url);
+    closeAll = async () => {
+      await transport.close();
+      await new Promise((resolve) => gateway.server.close(resolve));
+    };
+    // Payments one after another, as a busy lane makes them: the pool keeps its connections open.
+    for (let i = 0; i < 3; i++) expect((await transport.send(authorization)).httpStatus).toBe(201);
+    const before = gateway.connections();
+    // The event loop is held past the gateway's idle time, so the connection's close is not read yet when the next
+    // payment is sent right after, in the same turn. Written to that connection, the payment would meet a reset, and
+    // its outcome would be unknown: a timeout reversal, and a sale lost.
+    stall(400);
+    const answer = await transport.send({ ...authorization, label: 'sale' });
+    expect(answer.httpStatus).toBe(201);
+    expect(gateway.connections()).toBeGreaterThan(before);
+  });
+});

@@ -61,6 +61,7 @@ function status(): OperatorStatus {
       declinedAfterForward: 0,
     },
     recovery: { running: false, inFlight: 0, resolved: [] },
+    feeShortfalls: 0,
     journal: { entries: 0, unknown: 0 },
   };
 }
@@ -385,6 +386,18 @@ export class FakeTerminal implements TerminalApi {
           },
         });
       }
+      case 'fee-shortfalls':
+        return Promise.resolve({ ok: true, value: { type: 'fee-shortfalls', shortfalls: [] } });
+      case 'fee-shortfall-acknowledge':
+        return Promise.resolve({
+          ok: true,
+          value: {
+            type: 'fee-shortfall-acknowledge',
+            transactionId: action.transactionId,
+            acknowledged: false,
+            shortfalls: [],
+          },
+        });
       case 'status':
         return Promise.resolve({ ok: true, value: { type: 'status', status: this.#snapshot().status } });
       case 'audit':

@@ -474,6 +474,47 @@ describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is 
         .filter((t) => t.shortfall !== undefined)
         .map((t) => ({ transactionId: t.transactionId, service: t.service, shortfall: t.shortfall?.minor })),
     ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', shortfall: 302 }]);
+
+    // The operator status counts it until the operator acknowledges it: listed, acknowledged (audited), off the count.
+    const pin = host.generatedOperatorPin ?? '';
+    expect(host.status().feeShortfalls).toBe(1);
+    const shown = await host.operator({ pin, action: { type: 'fee-shortfalls' } });
+    expect(
+      shown.ok && shown.value.type === 'fee-shortfalls'
+        ? shown.value.shortfalls.map((f) => ({
+            transactionId: f.transactionId,
+            code: f.code,
+            owed: f.owed.minor,
+            captured: f.captured.minor,
+            shortfall: f.shortfall.minor,
+            authorizationTransactionId: f.authorizationTransactionId,
+          }))
+        : shown,
+    ).toEqual([
+      {
+        transactionId: capture?.transactionId,
+        code: 'INCREMENTAL_NOT_APPROVED',
+        owed: 900,
+        captured: 598,
+        shortfall: 302,
+        authorizationTransactionId: holdId,
+      },
+    ]);
+    const acknowledged = await host.operator({
+      pin,
+      action: { type: 'fee-shortfall-acknowledge', transactionId: capture?.transactionId ?? '' },
+    });
+    expect(acknowledged).toMatchObject({
+      ok: true,
+      value: { type: 'fee-shortfall-acknowledge', acknowledged: true, shortfalls: [] },
+    });
+    expect(host.status().feeShortfalls).toBe(0);
+    expect(
+      host.audit
+        .list({})
+        .filter((r) => r.action === 'fee-shortfall-acknowledge')
+        .map((r) => [r.actor, r.subject, r.result, r.code]),
+    ).toEqual([['operator', capture?.transactionId, 'ok', 'ACKNOWLEDGED']]);
   }, 60_000);
 });
 

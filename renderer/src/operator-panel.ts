@@ -1,6 +1,7 @@
 import type {
   ApiError,
   AuditEntry,
+  FeeShortfallSummary,
   OfflineDeclineSummary,
   OperatorAction,
   OperatorResponse,
@@ -40,6 +41,8 @@ export class OperatorPanel {
   #audit: AuditEntry[] | undefined;
   /** The stored payments not collected in full after forwarding, once the operator asked for them. */
   #declines: OfflineDeclineSummary[] | undefined;
+  /** The fees not collected in full, once the operator asked for them. */
+  #shortfalls: FeeShortfallSummary[] | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
   /** Payment links and phone / alternative-method sales. */
   readonly #payments: OperatorPaymentSections;
@@ -75,6 +78,7 @@ export class OperatorPanel {
     this.#status = undefined;
     this.#audit = undefined;
     this.#declines = undefined;
+    this.#shortfalls = undefined;
     this.#pin = '';
     this.#transactions = undefined;
     this.#notice = undefined;
@@ -169,6 +173,18 @@ export class OperatorPanel {
         break;
       case 'offline-acknowledge':
         this.#declines = response.declines;
+        this.#notice = response.acknowledged
+          ? { text: `Acknowledged ${response.transactionId}`, error: false }
+          : {
+              text: `${response.transactionId} was not waiting for acknowledgement (NOT_AWAITING_ACKNOWLEDGEMENT)`,
+              error: true,
+            };
+        break;
+      case 'fee-shortfalls':
+        this.#shortfalls = response.shortfalls;
+        break;
+      case 'fee-shortfall-acknowledge':
+        this.#shortfalls = response.shortfalls;
         this.#notice = response.acknowledged
           ? { text: `Acknowledged ${response.transactionId}`, error: false }
           : {
@@ -311,6 +327,69 @@ export class OperatorPanel {
     if (!r.ok) return this.#fail(r.error);
     this.#accept(r.value);
     await this.#refreshStatus();
+  }
+
+  async #loadShortfalls(): Promise<void> {
+    const r = await this.#call({ type: 'fee-shortfalls' });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+  }
+
+  async #acknowledgeShortfall(transactionId: string): Promise<void> {
+    const r = await this.#call({ type: 'fee-shortfall-acknowledge', transactionId });
+    if (!r.ok) return this.#fail(r.error);
+    this.#accept(r.value);
+    await this.#refreshStatus();
+  }
+
+  /**
+   * The fees a capture did not collect in full (an increment not approved, a capture for less than asked) or that a
+   * tap-and-go exit could not price — money the operator is to collect or write off — each with its acknowledgement.
+   */
+  #renderShortfalls(): HTMLElement | null {
+    const shortfalls = this.#shortfalls;
+    if (shortfalls === undefined) return null;
+    if (shortfalls.length === 0)
+      return h('p', { testid: 'operator-shortfalls-empty', text: 'No fee shortfalls await acknowledgement' });
+    const head = ['Recorded', 'Owed', 'Captured', 'Not collected', 'Reason', 'Transaction', ''];
+    return h(
+      'table',
+      {
+        class: 'transactions',
+        testid: 'operator-shortfalls',
+        attrs: { 'aria-label': 'Fees not collected in full' },
+      },
+      h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
+      h(
+        'tbody',
+        {},
+        ...shortfalls.map((f) =>
+          h(
+            'tr',
+            { testid: `shortfall-${f.transactionId}` },
+            h('td', { text: f.at }),
+            h('td', { text: f.owed.text }),
+            h('td', { text: f.captured.text }),
+            h('td', { text: f.shortfall.text }),
+            h('td', { text: f.code }),
+            h('td', { text: f.transactionId }),
+            h(
+              'td',
+              { class: 'txn-actions' },
+              labelled(
+                button(
+                  'Acknowledge',
+                  `acknowledge-shortfall-${f.transactionId}`,
+                  () => void this.#acknowledgeShortfall(f.transactionId),
+                  'btn btn-small',
+                ),
+                `Acknowledge shortfall ${f.transactionId}`,
+              ),
+            ),
+          ),
+        ),
+      ),
+    );
   }
 
   /**
@@ -528,10 +607,17 @@ export class OperatorPanel {
           () => void this.#loadDeclines(),
           'btn btn-small',
         ),
+        button(
+          `Fee shortfalls (${this.#status?.feeShortfalls ?? 0})`,
+          'operator-shortfalls-open',
+          () => void this.#loadShortfalls(),
+          'btn btn-small',
+        ),
       ),
       this.#renderService(),
       this.#renderAudit(),
       this.#renderDeclines(),
+      this.#renderShortfalls(),
       confirm,
       rows.length === 0
         ? h('p', { testid: 'operator-empty', text: 'No transactions' })

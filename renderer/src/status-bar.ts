@@ -48,6 +48,10 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
         off.depth === 0 ? 'ok' : 'warn',
       ),
     );
+    if (status.feeShortfalls > 0)
+      items.push(
+        item('status-shortfalls', 'Fee shortfalls', `${status.feeShortfalls} to acknowledge`, 'warn'),
+      );
     const rec = status.recovery;
     items.push(
       item(

@@ -313,6 +313,11 @@ export interface OperatorStatus {
     declinedAfterForward: number;
   };
   recovery: { running: boolean; inFlight: number; resolved: RecoveryItem[] };
+  /**
+   * Fees not collected in full (the audit log's `fee-shortfall`: a capture that took less than owed, a fee not
+   * computable) that the operator has not acknowledged.
+   */
+  feeShortfalls: number;
   journal: { entries: number; unknown: number };
   /** Why the terminal is out of service, when it is (an unexpected error, a service decision). */
   outOfService?: string;
@@ -399,6 +404,10 @@ export type OperatorAction =
   | { type: 'offline-declines' }
   /** The operator has seen this one: it leaves the count (recorded in the audit log). */
   | { type: 'offline-acknowledge'; transactionId: string }
+  /** The fees not collected in full that nobody has acknowledged (the status bar's count). */
+  | { type: 'fee-shortfalls' }
+  /** The operator has seen this one (by its subject's transactionId): it leaves the count (recorded in the audit log). */
+  | { type: 'fee-shortfall-acknowledge'; transactionId: string }
   /** The operator status (the figures the customer never sees). */
   | { type: 'status' }
   /**
@@ -576,6 +585,26 @@ export interface OfflineDeclineSummary {
   forwardedAt?: string;
 }
 
+/**
+ * A fee not collected in full, as the audit log's `fee-shortfall` records it: a capture that took less than its customer
+ * owed (`INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`; `transactionId` the capture's), or a tap-and-go exit
+ * whose fee could not be priced in its hold's currency (`FEE_NOT_COMPUTABLE`; `transactionId` the authorization's).
+ * No card data.
+ */
+export interface FeeShortfallSummary {
+  transactionId: string;
+  /** Why: the record's code. */
+  code: string;
+  /** What the customer owed, what was captured, and the difference, in the fee's currency. */
+  owed: DisplayAmount;
+  captured: DisplayAmount;
+  shortfall: DisplayAmount;
+  /** The authorization the capture settled, when the record names it. */
+  authorizationTransactionId?: string;
+  /** ISO 8601: when it was recorded. */
+  at: string;
+}
+
 export type OperatorResponse =
   | { type: 'status'; status: OperatorStatus }
   | ({ type: 'service'; task: ServiceTask } & ServiceResult)
@@ -595,6 +624,14 @@ export type OperatorResponse =
       transactionId: string;
       acknowledged: boolean;
       declines: OfflineDeclineSummary[];
+    }
+  | { type: 'fee-shortfalls'; shortfalls: FeeShortfallSummary[] }
+  /** Whether it was waiting for acknowledgement, and the ones still waiting after it. */
+  | {
+      type: 'fee-shortfall-acknowledge';
+      transactionId: string;
+      acknowledged: boolean;
+      shortfalls: FeeShortfallSummary[];
     }
   | {
       type: 'links';

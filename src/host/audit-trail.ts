@@ -204,6 +204,24 @@ export class AuditTrail {
     });
   }
 
+  /** As {@link AuditStore.feeShortfallsAwaiting}: the fee shortfalls no operator has acknowledged, oldest first. */
+  feeShortfallsAwaiting(): AuditRecord[] {
+    return this.store.feeShortfallsAwaiting();
+  }
+
+  /** How many fee shortfalls no operator has acknowledged (the operator status's `feeShortfalls`). */
+  feeShortfallsAwaitingCount(): number {
+    return this.store.feeShortfallsAwaitingCount();
+  }
+
+  /**
+   * As {@link AuditStore.acknowledgeFeeShortfall}: the acknowledgement is the record itself, so a failure to write it
+   * is thrown, not dropped as {@link record} drops one.
+   */
+  acknowledgeFeeShortfall(subject: string, actor: AuditActor): boolean {
+    return this.store.acknowledgeFeeShortfall(subject, actor);
+  }
+
   /** As {@link AuditStore.list}: the newest `limit` records at or after `sinceMs`, oldest first. */
   list(query: AuditQuery = {}): AuditRecord[] {
     return this.store.list(query);

@@ -97,8 +97,11 @@ export function createFlowEffects(deps: {
     verifyOperatorPin: ({ pin }) => Promise.resolve(deps.pin.check(pin) === 'ok'),
     findTransaction: ({ transactionId }) => Promise.resolve(deps.findTransaction(transactionId)),
     openHold: (hold) => {
-      deps.holds.open(hold);
-      deps.holdWatch().watch(hold);
+      // The card's holds of earlier entries are due at this one (HoldStore.open): their watch reverses them now.
+      const earlier = deps.holds.open(hold);
+      const watch = deps.holdWatch();
+      watch.watch(hold);
+      for (const due of earlier) watch.watch(due);
       return Promise.resolve();
     },
     claimHold: ({ fingerprint, recentCaptureMs }) => {

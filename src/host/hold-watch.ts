@@ -16,9 +16,10 @@ const MAX_TIMER_MS = 2_147_000_000;
 
 /**
  * The expiry watch of open tap-and-go holds (spec 001 tap-and-go: a card that never exits has its hold reversed after
- * the maximum stay). The holds live in the journal database ({@link HoldStore}); at a hold's expiry the watch claims it
- * (so that an exit cannot settle it at the same time) and runs the flows' `holdExpiryMachine` for it — the very
- * machine the unit tests drive — whose reversal goes through the host's effects like any other request.
+ * the maximum stay; a hold of an earlier entry is due as soon as the card enters again, see HoldStore.open). The holds
+ * live in the journal database ({@link HoldStore}); at a hold's expiry the watch claims it (so that an exit cannot
+ * settle it at the same time) and runs the flows' `holdExpiryMachine` for it — the very machine the unit tests drive —
+ * whose reversal goes through the host's effects like any other request.
  *
  * Reversals of a hold the gateway refused count against the machine's `maxResolutionAttempts` wherever they were
  * refused: in this run, in an earlier run whose machine stopped waiting before the refusal came (the host watches such a
@@ -83,7 +84,10 @@ export class HoldWatch {
     this.unwatch(hold.holdId);
     if (this.refused.has(hold.holdId)) return;
     const later = this.laterWaitMs(hold);
-    const delay = later > 0 ? later : Math.max(0, hold.expiresAtMs - this.deps.clock.now());
+    // The store's expiry when it is sooner than the one passed: brought forward while an exit or an expiry had the
+    // hold (the card entered again: HoldStore.open), which gives it back with the expiry it read.
+    const expiresAtMs = Math.min(hold.expiresAtMs, this.deps.store.get(hold.holdId)?.expiresAtMs ?? Infinity);
+    const delay = later > 0 ? later : Math.max(0, expiresAtMs - this.deps.clock.now());
     const timer = setTimeout(() => this.expire(hold.holdId), Math.min(delay, MAX_TIMER_MS));
     timer.unref();
     this.timers.set(hold.holdId, timer);
@@ -163,7 +167,10 @@ export class HoldWatch {
       // Closed already by an approved reversal, in its outcome's transaction (src/host/payment-router.ts); this
       // covers a reversal settled otherwise (a resolution by recovery), and changes nothing when it is closed.
       store.close(hold, 'reversed');
-      logger.info({ holdId: hold.holdId }, 'hold reversed at the end of the maximum stay');
+      logger.info(
+        { holdId: hold.holdId },
+        'hold reversed at its expiry (the maximum stay, or the card entered again)',
+      );
       this.deps.onReversed(hold);
       return;
     }

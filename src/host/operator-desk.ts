@@ -32,6 +32,7 @@ import type {
   ServiceResult,
   ServiceTask,
   TransactionSummary,
+  FeeShortfallSummary,
   OfflineDeclineSummary,
 } from './api.js';
 import { auditCsv } from './audit-csv.js';
@@ -39,6 +40,7 @@ import { AuditTrail } from './audit-trail.js';
 import type { AltPaymentDesk } from './alt-payment-desk.js';
 import type { LinkDesk } from './link-desk.js';
 import { sameLocalDay } from './local-time.js';
+import { acknowledgeFeeShortfalls, feeShortfalls } from './fee-shortfalls.js';
 import { acknowledgeOfflineDeclines, offlineDeclines } from './offline-declines.js';
 import { OperatorPayments } from './operator-payments.js';
 import type { OperatorPin } from './operator-pin.js';
@@ -307,6 +309,17 @@ export class OperatorDesk {
           declines: this.declines(),
         });
       }
+      case 'fee-shortfalls':
+        return ok({ type: 'fee-shortfalls', shortfalls: this.shortfalls() });
+      case 'fee-shortfall-acknowledge': {
+        const [done] = acknowledgeFeeShortfalls(this.audit, [a.transactionId]);
+        return ok({
+          type: 'fee-shortfall-acknowledge',
+          transactionId: a.transactionId,
+          acknowledged: done?.acknowledged ?? false,
+          shortfalls: this.shortfalls(),
+        });
+      }
       case 'audit':
         return this.auditView(a);
       case 'service': {
@@ -395,6 +408,11 @@ export class OperatorDesk {
   /** The stored payments not collected in full after forwarding that await the operator's acknowledgement. */
   private declines(): OfflineDeclineSummary[] {
     return offlineDeclines(this.deps.journal, this.deps.config.terminal.locale);
+  }
+
+  /** The fees not collected in full that await the operator's acknowledgement. */
+  private shortfalls(): FeeShortfallSummary[] {
+    return feeShortfalls(this.audit, this.deps.config.terminal.locale);
   }
 
   private async flushQueue(): Promise<{ forwarded: number; declined: number; remaining: number }> {

@@ -21,6 +21,7 @@ function gatewayOf(board: StatusBoard) {
     offline: OFFLINE,
     journal: { entries: 0, unknown: 0, inFlight: 0 },
     recoveryInFlight: 0,
+    feeShortfalls: 0,
   }).gateway;
 }
 

@@ -88,6 +88,8 @@ export class StatusBoard {
     journal: { entries: number; unknown: number; inFlight: number };
     /** In flight when recovery started (shown while it runs). */
     recoveryInFlight: number;
+    /** Fee shortfalls the operator has not acknowledged (the audit log's count). */
+    feeShortfalls: number;
   }): OperatorStatus {
     const c = this.config;
     const q = input.offline;
@@ -125,6 +127,7 @@ export class StatusBoard {
         inFlight: recovering ? input.recoveryInFlight : input.journal.inFlight,
         resolved: [...this.items],
       },
+      feeShortfalls: input.feeShortfalls,
       journal: { entries: input.journal.entries, unknown: input.journal.unknown },
       ...(input.outOfService !== undefined ? { outOfService: input.outOfService } : {}),
     };

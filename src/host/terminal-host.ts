@@ -1180,6 +1180,7 @@ export class TerminalHost implements TerminalApi {
         offline: this.offline.status(),
         journal: this.journal.counts(),
         recoveryInFlight: this.recoveryInFlight,
+        feeShortfalls: this.audit.feeShortfallsAwaitingCount(),
       }),
       printer: this.receipts.summary(),
       speech: this.speech.summary(),

@@ -265,3 +265,68 @@ describe('openAuditLogReadOnly', () => {
     expect(code(() => openAuditLogReadOnly(path))).toBe('JOURNAL_MIGRATION');
   });
 });
+
+describe('AuditStore: fee shortfalls awaiting the operator', () => {
+  const shortfall = (subject: string, shortfallMinor: number): NewAuditRecord => ({
+    actor: 'system',
+    action: 'fee-shortfall',
+    subject,
+    result: 'refused',
+    code: 'INCREMENTAL_NOT_APPROVED',
+    details: { owedMinor: 900, capturedMinor: 900 - shortfallMinor, shortfallMinor, currency: 'GBP' },
+  });
+
+  it('counts each subject once until acknowledged, and keeps the acknowledgement across a restart', () => {
+    const path = tempJournal();
+    const { journal, audit } = setup(path);
+    audit.append(shortfall('cap-1', 302));
+    audit.append(shortfall('cap-2', 100));
+    // The same capture recorded twice is one shortfall, its first record.
+    audit.append(shortfall('cap-1', 999));
+    audit.append(refund('cap-3'));
+    expect(audit.feeShortfallsAwaiting().map((r) => [r.subject, r.details['shortfallMinor']])).toEqual([
+      ['cap-1', 302],
+      ['cap-2', 100],
+    ]);
+    expect(audit.feeShortfallsAwaitingCount()).toBe(2);
+
+    expect(audit.acknowledgeFeeShortfall('cap-1', 'operator')).toBe(true);
+    expect(audit.acknowledgeFeeShortfall('cap-1', 'operator')).toBe(false);
+    expect(audit.acknowledgeFeeShortfall('cap-3', 'operator')).toBe(false);
+    journal.close();
+    journals.splice(journals.indexOf(journal), 1);
+
+    const again = setup(path).audit;
+    expect(again.feeShortfallsAwaiting().map((r) => r.subject)).toEqual(['cap-2']);
+    expect(again.feeShortfallsAwaitingCount()).toBe(1);
+    expect(
+      again
+        .list()
+        .filter((r) => r.action === 'fee-shortfall-acknowledge')
+        .map((r) => [r.subject, r.result, r.code]),
+    ).toEqual([
+      ['cap-1', 'ok', 'ACKNOWLEDGED'],
+      ['cap-1', 'refused', 'NOT_AWAITING_ACKNOWLEDGEMENT'],
+      ['cap-3', 'refused', 'NOT_AWAITING_ACKNOWLEDGEMENT'],
+    ]);
+    expect(code(() => again.acknowledgeFeeShortfall('x'.repeat(129), 'operator'))).toBe('JOURNAL_INVALID');
+  });
+
+  it('reads the shortfalls and their acknowledgements through their indexes', () => {
+    const { journal } = setup();
+    const plan = (sql: string) =>
+      journal.db
+        .prepare<[], { detail: string }>(`EXPLAIN QUERY PLAN ${sql}`)
+        .all()
+        .map((r) => r.detail)
+        .join('; ');
+    expect(plan(`SELECT COUNT(*) FROM audit_log WHERE action = 'fee-shortfall'`)).toContain(
+      'audit_log_fee_shortfalls',
+    );
+    expect(
+      plan(
+        `SELECT subject FROM audit_log WHERE action = 'fee-shortfall-acknowledge' AND result = 'ok' AND subject IS NOT NULL`,
+      ),
+    ).toContain('audit_log_shortfalls_acknowledged');
+  });
+});

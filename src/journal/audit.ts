@@ -5,6 +5,7 @@ import { isoTime } from './iso-time.js';
 import { checkEpochMs, checkObject, checkText, readOn, type JournalConnection } from './field-checks.js';
 import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
 import { migration0007 } from './migrations/0007-audit-log.js';
+import { FEE_SHORTFALL, SHORTFALL_ACKNOWLEDGED } from './migrations/lookup-indexes.js';
 
 /** Who did it: the operator behind the PIN, the terminal itself (recovery, start), the operator's fleet (MQTT). */
 export const AUDIT_ACTORS = ['operator', 'system', 'fleet'] as const;
@@ -18,7 +19,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * carried out or refused (its id the subject, the command and its code in the record); `key-rotate` the at-rest key
  * replaced (`offline rotate-key`), with how many sealed values were sealed again; `fee-shortfall` a capture that took
  * less than its customer owed (a tap-and-go exit whose increment was not approved), written by the terminal with the
- * capture's outcome: the fee, what was captured and the shortfall, for the operator to collect or write off.
+ * capture's outcome: the fee, what was captured and the shortfall, for the operator to collect or write off;
+ * `fee-shortfall-acknowledge` the operator's acknowledgement of one (its subject the shortfall's;
+ * {@link AuditStore.acknowledgeFeeShortfall}), which takes it off the count of those awaiting the operator.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -41,6 +44,7 @@ export const AUDIT_ACTIONS = [
   'fleet-command',
   'key-rotate',
   'fee-shortfall',
+  'fee-shortfall-acknowledge',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 
@@ -157,6 +161,14 @@ function checkQuery(query: AuditQuery): { since: number; limit: number } {
   return { since: sinceMs ?? 0, limit };
 }
 
+/**
+ * The fee shortfalls no operator has acknowledged: the first `fee-shortfall` record of each subject without an
+ * acknowledgement of that subject that took (`audit_log_fee_shortfalls`, `audit_log_shortfalls_acknowledged`).
+ */
+const SHORTFALLS_AWAITING = `${FEE_SHORTFALL}
+  AND id IN (SELECT MIN(id) FROM audit_log WHERE ${FEE_SHORTFALL} GROUP BY subject)
+  AND subject NOT IN (SELECT subject FROM audit_log WHERE ${SHORTFALL_ACKNOWLEDGED} AND subject IS NOT NULL)`;
+
 function listStatement(db: Database.Database) {
   // The newest `limit` records at or after `since`, returned oldest first (the order they happened in).
   return db.prepare<{ since: number; limit: number }, Row>(`SELECT * FROM (
@@ -190,6 +202,15 @@ export class AuditStore {
         VALUES (@at, @actor, @action, @subject, @result, @code, @details)`),
       byId: db.prepare<[number], Row>('SELECT * FROM audit_log WHERE id = ?'),
       list: listStatement(db),
+      shortfallsAwaiting: db.prepare<[], Row>(
+        `SELECT * FROM audit_log WHERE ${SHORTFALLS_AWAITING} ORDER BY id`,
+      ),
+      shortfallsAwaitingCount: db.prepare<[], { n: number }>(
+        `SELECT COUNT(*) AS n FROM audit_log WHERE ${SHORTFALLS_AWAITING}`,
+      ),
+      shortfallAwaiting: db.prepare<[string], { id: number }>(
+        `SELECT id FROM audit_log WHERE ${SHORTFALLS_AWAITING} AND subject = ?`,
+      ),
     };
   }
 
@@ -230,6 +251,41 @@ export class AuditStore {
   list(query: AuditQuery = {}): AuditRecord[] {
     const q = checkQuery(query);
     return readOn(this.connection, () => this.stmts.list.all(q).map(toRecord));
+  }
+
+  /**
+   * The fees not collected in full (`fee-shortfall`) that no operator has acknowledged, one per subject (its first
+   * record), oldest first: what the operator status counts ({@link feeShortfallsAwaitingCount}).
+   */
+  feeShortfallsAwaiting(): AuditRecord[] {
+    return readOn(this.connection, () => this.stmts.shortfallsAwaiting.all().map(toRecord));
+  }
+
+  /** How many {@link feeShortfallsAwaiting} lists. */
+  feeShortfallsAwaitingCount(): number {
+    return readOn(this.connection, () => this.stmts.shortfallsAwaitingCount.get()?.n ?? 0);
+  }
+
+  /**
+   * The operator (`actor`) has seen the fee shortfall of `subject` (the capture's transactionId, or the authorization's
+   * for a fee not computable): appends `fee-shortfall-acknowledge`, `ok` (`ACKNOWLEDGED`) when it was awaiting one —
+   * it leaves the count — or `refused` (`NOT_AWAITING_ACKNOWLEDGEMENT`: seen already, or no such shortfall), in one
+   * transaction with that check. Returns whether it took. The record is the acknowledgement: it is written, or
+   * nothing is acknowledged (`JOURNAL_IO`).
+   */
+  acknowledgeFeeShortfall(subject: string, actor: AuditActor): boolean {
+    checkText(subject, 'subject', 128);
+    return this.connection.atomically(true, () => {
+      const awaiting = this.stmts.shortfallAwaiting.get(subject) !== undefined;
+      this.append({
+        actor,
+        action: 'fee-shortfall-acknowledge',
+        subject,
+        result: awaiting ? 'ok' : 'refused',
+        code: awaiting ? 'ACKNOWLEDGED' : 'NOT_AWAITING_ACKNOWLEDGEMENT',
+      });
+      return awaiting;
+    });
   }
 }
 

@@ -132,6 +132,34 @@ describe('HoldStore', () => {
     expect(holds.size).toBe(1);
   });
 
+  it("brings the expiry of a card's earlier open holds to its new entry, in the same commit, also across a restart", () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'holds-')), 'journal.db');
+    const first = setup(path);
+    const oldest = hold('H0', { fingerprint: 'fp-card', enteredAtMs: T0 - 60_000 });
+    const earlier = hold('H1', { fingerprint: 'fp-card' });
+    expect(first.holds.open(oldest)).toEqual([]);
+    // Opening the card's new hold returns the unclaimed holds it made due, for the expiry watch to reverse at once.
+    expect(first.holds.open(earlier)).toEqual([{ ...oldest, expiresAtMs: T0 }]);
+    // H0's expiry claims it; meanwhile the card enters a third time.
+    expect(first.holds.claimById('H0')).not.toBeNull();
+    expect(first.holds.open(hold('OTHER'))).toEqual([]);
+    const entry = T0 + 600_000;
+    expect(first.holds.open(hold('H2', { fingerprint: 'fp-card', enteredAtMs: entry }))).toEqual([
+      { ...earlier, expiresAtMs: entry },
+    ]);
+    // The claimant gives H0 back with the expiry it read when the hold was opened: it stays due.
+    first.holds.close(oldest, 'returned');
+    first.journal.close();
+
+    const second = setup(path);
+    expect(second.holds.unclaimed().map((h) => [h.holdId, h.expiresAtMs])).toEqual([
+      ['H0', T0],
+      ['H1', entry],
+      ['OTHER', T0 + 3_600_000],
+      ['H2', T0 + 3_600_000],
+    ]);
+  });
+
   it('drops an open hold, claimed or not, once', () => {
     const { holds } = setup();
     holds.open(hold('H1'));

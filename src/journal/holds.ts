@@ -134,12 +134,25 @@ export function holdStatements(connection: JournalConnection) {
         authorized_minor, currency, card_ref, include_emv_tags, entered_at, expires_at)
       VALUES (@hold_id, @fingerprint, @masked_pan, @gateway_id, @transaction_id, @authorized_minor, @currency,
         @card_ref, @include_emv_tags, @entered_at, @expires_at)`),
-    /** Replaces the fields of an open hold and puts it back under watch. */
+    /**
+     * Replaces the fields of an open hold and puts it back under watch. Its expiry is never put off: one brought
+     * forward while the hold was claimed (the card entered again: {@link dueAtEntry}) stays when the claimant gives
+     * it back with the expiry it read.
+     */
     reopen: db.prepare<[Values]>(`UPDATE holds SET fingerprint = @fingerprint, masked_pan = @masked_pan,
         gateway_id = @gateway_id, transaction_id = @transaction_id, authorized_minor = @authorized_minor,
         currency = @currency, card_ref = @card_ref, include_emv_tags = @include_emv_tags, entered_at = @entered_at,
-        expires_at = @expires_at, claimed = 0
+        expires_at = MIN(expires_at, @expires_at), claimed = 0
       WHERE hold_id = @hold_id AND closed_at IS NULL`),
+    /**
+     * Makes the card's other open holds of earlier entries due at the new entry (index holds_open_by_fingerprint);
+     * returns them.
+     */
+    dueAtEntry: db.prepare<{ fingerprint: string; hold_id: string; entered_at: number }, Row>(`UPDATE holds
+      SET expires_at = @entered_at
+      WHERE fingerprint = @fingerprint AND closed_at IS NULL AND entered_at <= @entered_at AND hold_id <> @hold_id
+        AND expires_at > @entered_at
+      RETURNING *`),
     claimByFingerprint: db.prepare<[string], Row>(`UPDATE holds SET claimed = 1
       WHERE hold_id = (SELECT hold_id FROM holds WHERE fingerprint = ? AND closed_at IS NULL AND claimed = 0
         ORDER BY entered_at DESC, rowid DESC LIMIT 1)
@@ -203,10 +216,16 @@ export class HoldStore {
    * Opens a hold (durably). Opening a hold that is already open replaces its fields and puts it back under watch;
    * `JOURNAL_DUPLICATE` when a hold with that id was closed (its authorization is settled: opening it again would
    * capture or reverse it twice); `JOURNAL_INVALID` for a malformed hold.
+   *
+   * A card holds one stay's funds at a time. A new hold makes the card's open holds of earlier entries (a car let out
+   * without its exit, an entry tried again) due at its entry, in the same commit: their expiry watch reverses them in
+   * full now — after a crash too, from the store at start — rather than up to the maximum stay later, and the exit,
+   * which claims the last entry's hold only, would never settle them. Returns those of them no exit or expiry has
+   * claimed, for the watch to arm at once; a claimed one stays due when its claimant gives it back (`reopen`).
    */
-  open(hold: StoredHold): void {
+  open(hold: StoredHold): StoredHold[] {
     const values = holdValues(hold);
-    this.connection.atomically(true, () => {
+    return this.connection.atomically(true, () => {
       const existing = this.stmts.get.get(values.hold_id);
       if (existing === undefined) this.stmts.insert.run(values);
       else if (existing.closed_at === null) this.stmts.reopen.run(values);
@@ -215,6 +234,10 @@ export class HoldStore {
           'JOURNAL_DUPLICATE',
           `hold ${values.hold_id} was closed (${existing.resolution ?? ''}) and cannot be opened again`,
         );
+      return this.stmts.dueAtEntry
+        .all({ fingerprint: values.fingerprint, hold_id: values.hold_id, entered_at: values.entered_at })
+        .filter((r) => r.claimed === 0)
+        .map(toHold);
     });
   }
 
@@ -236,8 +259,9 @@ export class HoldStore {
    *   capture or increment in flight or unknown, its release decided, or the journal shows it settled and the hold is
    *   about to be dropped): then `settling` — the exit must neither capture nor reverse it. An earlier open hold of the
    *   card is never taken instead: the car at the exit entered last, and the fee of its stay runs from that entry. A
-   *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), left
-   *   to its expiry watch; charging the car's stay from that entry would charge the customer for the time between;
+   *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), due at
+   *   the card's last entry ({@link open}) and reversed by its expiry watch; charging the car's stay from that entry
+   *   would charge the customer for the time between;
    * - else `captured` with the hold of the card that entered last, when it was closed no longer than
    *   `recentCaptureMs` ago (journal clock), as captured or dropped, and `captureStands` says a capture of it still
    *   pays for the stay (the host's rule: not voided, not refunded in full; for a dropped hold, a capture of it the

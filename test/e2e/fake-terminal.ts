@@ -1,6 +1,7 @@
 import type {
   CustomerView,
   DccChoice,
+  FeeShortfallSummary,
   OfflineDeclineSummary,
   OperatorRequest,
   OperatorResponse,
@@ -61,6 +62,7 @@ function status(): OperatorStatus {
       declinedAfterForward: 0,
     },
     recovery: { running: false, inFlight: 0, resolved: [] },
+    feeShortfalls: 0,
     journal: { entries: 0, unknown: 0 },
   };
 }
@@ -87,6 +89,7 @@ export class FakeTerminal implements TerminalApi {
   #timers = new Set<NodeJS.Timeout>();
   #transactions: TransactionSummary[] = [];
   #declines: OfflineDeclineSummary[] = [];
+  #shortfalls: FeeShortfallSummary[] = [];
   /** This customer's accessibility mode (SET_ACCESSIBILITY); off again when the customer is done or cancels. */
   #accessible = false;
 
@@ -99,6 +102,12 @@ export class FakeTerminal implements TerminalApi {
       ...this.#status,
       offline: { ...this.#status.offline, declinedAfterForward: this.#declines.length },
     };
+  }
+
+  /** Fees not collected in full, awaiting the operator's acknowledgement. */
+  setFeeShortfalls(shortfalls: FeeShortfallSummary[]): void {
+    this.#shortfalls = [...shortfalls];
+    this.#status = { ...this.#status, feeShortfalls: this.#shortfalls.length };
   }
 
   /** Number of live subscriptions (the bridge must unsubscribe closed sockets). */
@@ -382,6 +391,24 @@ export class FakeTerminal implements TerminalApi {
             transactionId: action.transactionId,
             acknowledged: this.#declines.length < before,
             declines: [...this.#declines],
+          },
+        });
+      }
+      case 'fee-shortfalls':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'fee-shortfalls', shortfalls: [...this.#shortfalls] },
+        });
+      case 'fee-shortfall-acknowledge': {
+        const before = this.#shortfalls.length;
+        this.setFeeShortfalls(this.#shortfalls.filter((f) => f.transactionId !== action.transactionId));
+        return Promise.resolve({
+          ok: true,
+          value: {
+            type: 'fee-shortfall-acknowledge',
+            transactionId: action.transactionId,
+            acknowledged: this.#shortfalls.length < before,
+            shortfalls: [...this.#shortfalls],
           },
         });
       }

@@ -212,3 +212,49 @@ describe('operator panel: stored payments not collected in full after forwarding
     await page.context().close();
   });
 });
+
+describe('operator panel: fees not collected in full', () => {
+  const eur = (minor: number) => ({ minor, currency: 'EUR', text: `€${(minor / 100).toFixed(2)}` });
+  const shortfall = (transactionId: string, owed: number, captured: number, code: string) => ({
+    transactionId,
+    code,
+    owed: eur(owed),
+    captured: eur(captured),
+    shortfall: eur(owed - captured),
+    at: '2030-01-01T09:00:00.000Z',
+  });
+
+  it('lists them, takes one off the count once acknowledged by keyboard, and axe finds nothing', async () => {
+    const { page, fake, problems } = await signedIn((f) =>
+      f.setFeeShortfalls([
+        shortfall('CAP1', 900, 598, 'INCREMENTAL_NOT_APPROVED'),
+        shortfall('AUTH2', 300, 0, 'FEE_NOT_COMPUTABLE'),
+      ]),
+    );
+    await expect.poll(() => text(page, 'operator-shortfalls-open')).toBe('Fee shortfalls (2)');
+    await page.getByTestId('operator-shortfalls-open').click();
+    await page.getByTestId('operator-shortfalls').waitFor();
+    expect(await page.locator('[data-testid="operator-shortfalls"] tbody tr').count()).toBe(2);
+    expect(await text(page, 'shortfall-CAP1')).toContain('€3.02');
+    expect(await text(page, 'shortfall-AUTH2')).toContain('FEE_NOT_COMPUTABLE');
+    expect(await audit(page, 'the panel with the shortfalls', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+
+    await page.getByTestId('acknowledge-shortfall-CAP1').focus();
+    await page.keyboard.press('Enter');
+    await expect.poll(() => page.getByTestId('shortfall-CAP1').count()).toBe(0);
+    expect(await text(page, 'operator-result')).toBe('Acknowledged CAP1');
+    await expect.poll(() => text(page, 'operator-shortfalls-open')).toBe('Fee shortfalls (1)');
+
+    await page.getByTestId('acknowledge-shortfall-AUTH2').click();
+    await page.getByTestId('operator-shortfalls-empty').waitFor();
+    expect(
+      fake.operatorRequests.filter((r) => r.action.type.startsWith('fee-')).map((r) => [r.pin, r.action]),
+    ).toEqual([
+      [FAKE_PIN, { type: 'fee-shortfalls' }],
+      [FAKE_PIN, { type: 'fee-shortfall-acknowledge', transactionId: 'CAP1' }],
+      [FAKE_PIN, { type: 'fee-shortfall-acknowledge', transactionId: 'AUTH2' }],
+    ]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

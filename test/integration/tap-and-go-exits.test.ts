@@ -214,9 +214,10 @@ describe('tap-and-go: the card tapped at the exit again after its stay was paid 
 });
 
 describe('tap-and-go: a card that enters again while a hold of an earlier entry is still open', () => {
-  it("charges the exit for the card's last entry, and leaves the earlier hold to its expiry", async () => {
+  it('releases the earlier hold at once (its full reversal), and charges the exit for the last entry', async () => {
     const { sandbox, clock, host } = await lane();
-    // The first stay's car left without an exit of the card (let out by the operator): its hold stays open.
+    // The first stay's car left without an exit of the card (let out by the operator), or the entry was tried again:
+    // its hold is still open when the card enters again.
     const first = await enter(host);
     clock.offsetMs = 6 * 60 * 60_000;
     host.simulator!.setCard('n2-contact');
@@ -226,6 +227,19 @@ describe('tap-and-go: a card that enters again while a hold of an earlier entry 
     await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
     const second = host.holds.unclaimed().find((h) => h.holdId !== first)?.holdId;
     expect(second).toBeDefined();
+
+    // One hold on the card: the earlier one is reversed in full now, not 24 hours after its entry.
+    await until(() => !host.holds.has(first), 'the earlier hold released');
+    const heldAtGateway = (transactionId: string) => {
+      const auth = sandbox.ledger().transactions.find((t) => t.transactionId === transactionId);
+      return auth ? auth.amounts.authorized - auth.amounts.captured - auth.amounts.reversed : undefined;
+    };
+    expect({
+      firstSent: sentFor(host, first),
+      firstHeld: heldAtGateway(first),
+      secondHeld: heldAtGateway(second!),
+      open: host.holds.unclaimed().map((h) => h.holdId),
+    }).toEqual({ firstSent: ['reversal:approved'], firstHeld: 0, secondHeld: 598, open: [second] });
 
     // 45 minutes after the second entry: 3.00, captured from the second entry's hold.
     clock.offsetMs = 6 * 60 * 60_000 + STAY_MS;
@@ -245,11 +259,10 @@ describe('tap-and-go: a card that enters again while a hold of an earlier entry 
       amount: 300,
       captured: [300],
       increments: 0,
-      firstSent: [],
+      firstSent: ['reversal:approved'],
       secondSent: ['capture:approved'],
     });
-    // The earlier hold is still open, for its expiry watch to reverse.
-    expect(host.holds.unclaimed().map((h) => h.holdId)).toEqual([first]);
+    expect(host.holds.size).toBe(0);
   }, 60_000);
 });
 
@@ -461,6 +474,47 @@ describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is 
         .filter((t) => t.shortfall !== undefined)
         .map((t) => ({ transactionId: t.transactionId, service: t.service, shortfall: t.shortfall?.minor })),
     ).toEqual([{ transactionId: capture?.transactionId, service: 'capture', shortfall: 302 }]);
+
+    // The operator status counts it until the operator acknowledges it: listed, acknowledged (audited), off the count.
+    const pin = host.generatedOperatorPin ?? '';
+    expect(host.status().feeShortfalls).toBe(1);
+    const shown = await host.operator({ pin, action: { type: 'fee-shortfalls' } });
+    expect(
+      shown.ok && shown.value.type === 'fee-shortfalls'
+        ? shown.value.shortfalls.map((f) => ({
+            transactionId: f.transactionId,
+            code: f.code,
+            owed: f.owed.minor,
+            captured: f.captured.minor,
+            shortfall: f.shortfall.minor,
+            authorizationTransactionId: f.authorizationTransactionId,
+          }))
+        : shown,
+    ).toEqual([
+      {
+        transactionId: capture?.transactionId,
+        code: 'INCREMENTAL_NOT_APPROVED',
+        owed: 900,
+        captured: 598,
+        shortfall: 302,
+        authorizationTransactionId: holdId,
+      },
+    ]);
+    const acknowledged = await host.operator({
+      pin,
+      action: { type: 'fee-shortfall-acknowledge', transactionId: capture?.transactionId ?? '' },
+    });
+    expect(acknowledged).toMatchObject({
+      ok: true,
+      value: { type: 'fee-shortfall-acknowledge', acknowledged: true, shortfalls: [] },
+    });
+    expect(host.status().feeShortfalls).toBe(0);
+    expect(
+      host.audit
+        .list({})
+        .filter((r) => r.action === 'fee-shortfall-acknowledge')
+        .map((r) => [r.actor, r.subject, r.result, r.code]),
+    ).toEqual([['operator', capture?.transactionId, 'ok', 'ACKNOWLEDGED']]);
   }, 60_000);
 });
 

@@ -15,6 +15,7 @@ export const COMMANDS: Record<string, () => Promise<{ default: Command }>> = {
   card: () => import('./card.js'),
   emv: () => import('./emv.js'),
   queue: () => import('./queue.js'),
+  shortfalls: () => import('./shortfalls.js'),
   offline: () => import('./offline.js'),
   audit: () => import('./audit.js'),
   links: () => import('./links.js'),

@@ -75,6 +75,8 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
   z.strictObject({ type: z.literal('flush-queue') }),
   z.strictObject({ type: z.literal('offline-declines') }),
   z.strictObject({ type: z.literal('offline-acknowledge'), transactionId }),
+  z.strictObject({ type: z.literal('fee-shortfalls') }),
+  z.strictObject({ type: z.literal('fee-shortfall-acknowledge'), transactionId }),
   z.strictObject({ type: z.literal('status') }),
   z.strictObject({
     type: z.literal('service'),

@@ -25,6 +25,18 @@ export const UNACKNOWLEDGED_SHORTFALL = `state = 'approved' AND reason = '${PART
  */
 export const APPROVED_PREAUTH = "service = 'preauth' AND state = 'approved'";
 
+/**
+ * A fee a capture did not collect in full (the audit log's `fee-shortfall`): the condition of
+ * `audit_log_fee_shortfalls`, which a query repeats as it is to read from it.
+ */
+export const FEE_SHORTFALL = "action = 'fee-shortfall'";
+
+/**
+ * The operator's acknowledgement of a fee shortfall (`fee-shortfall-acknowledge` that took): the condition of
+ * `audit_log_shortfalls_acknowledged`, which a query repeats as it is to read from it.
+ */
+export const SHORTFALL_ACKNOWLEDGED = "action = 'fee-shortfall-acknowledge' AND result = 'ok'";
+
 /** Each index: its name, and the statement that creates it. */
 const LOOKUP_INDEXES: readonly { name: string; sql: string }[] = [
   {
@@ -50,6 +62,14 @@ const LOOKUP_INDEXES: readonly { name: string; sql: string }[] = [
   {
     name: 'offline_payments_short',
     sql: `CREATE INDEX offline_payments_short ON offline_payments(id) WHERE ${UNACKNOWLEDGED_SHORTFALL}`,
+  },
+  {
+    name: 'audit_log_fee_shortfalls',
+    sql: `CREATE INDEX audit_log_fee_shortfalls ON audit_log(subject) WHERE ${FEE_SHORTFALL}`,
+  },
+  {
+    name: 'audit_log_shortfalls_acknowledged',
+    sql: `CREATE INDEX audit_log_shortfalls_acknowledged ON audit_log(subject) WHERE ${SHORTFALL_ACKNOWLEDGED}`,
   },
 ];
 
@@ -86,6 +106,9 @@ function missing(db: Database.Database): (typeof LOOKUP_INDEXES)[number][] {
  * - `offline_payments_short`: stored payments approved for less than their amount when forwarded that the operator
  *   has not acknowledged, counted with the declined ones. Added to files this rewrite had already given the others:
  *   it is applied again to any file that lacks one of its indexes.
+ * - `audit_log_fee_shortfalls`, `audit_log_shortfalls_acknowledged`: the audit log's fee shortfalls and the operator's
+ *   acknowledgements of them, by subject, which the operator status counts for every snapshot (the log keeps every
+ *   record of the terminal's life). Added later, as `offline_payments_short`.
  *
  * No column, name or rule changes, and SQLite keeps an index up to date for any code that writes the table: the
  * previous terminal reads and writes the file as before, so it keeps its version.

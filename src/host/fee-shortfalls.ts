@@ -1,0 +1,57 @@
+import type { AuditActor, AuditRecord, AuditStore } from '../journal/index.js';
+import { formatMoney } from '../money/index.js';
+import type { FeeShortfallSummary } from './api.js';
+import type { Acknowledgement } from './offline-declines.js';
+
+/** The audit log's side of fee shortfalls: what awaits the operator, and the operator's acknowledgement. */
+export type FeeShortfallLog = Pick<AuditStore, 'feeShortfallsAwaiting' | 'acknowledgeFeeShortfall'>;
+
+/**
+ * The fees not collected in full that the operator has not acknowledged — the operator status's `feeShortfalls` — as
+ * operator mode and `parking-terminal shortfalls list` show them, oldest first. No card data.
+ */
+export function feeShortfalls(log: FeeShortfallLog, locale: string): FeeShortfallSummary[] {
+  return log.feeShortfallsAwaiting().flatMap((r) => {
+    const summary = shortfallSummary(r, locale);
+    return summary === undefined ? [] : [summary];
+  });
+}
+
+/** One `fee-shortfall` record as {@link feeShortfalls} lists it; undefined for one without its subject or amounts. */
+function shortfallSummary(r: AuditRecord, locale: string): FeeShortfallSummary | undefined {
+  const { owedMinor, capturedMinor, shortfallMinor, currency, authorizationTransactionId } = r.details;
+  if (
+    r.subject === undefined ||
+    typeof owedMinor !== 'number' ||
+    typeof capturedMinor !== 'number' ||
+    typeof shortfallMinor !== 'number' ||
+    typeof currency !== 'string'
+  )
+    return undefined;
+  const amount = (minor: number) => ({ minor, currency, text: formatMoney(minor, currency, locale) });
+  return {
+    transactionId: r.subject,
+    code: r.code ?? 'FEE_SHORTFALL',
+    owed: amount(owedMinor),
+    captured: amount(capturedMinor),
+    shortfall: amount(shortfallMinor),
+    ...(typeof authorizationTransactionId === 'string' ? { authorizationTransactionId } : {}),
+    at: r.time,
+  };
+}
+
+/**
+ * The operator has seen these fee shortfalls (by the transactionId they are recorded under): each leaves the count, and
+ * each request is recorded in the audit log (`fee-shortfall-acknowledge`; refused `NOT_AWAITING_ACKNOWLEDGEMENT` for
+ * one that was not waiting), whoever asks — operator mode or `parking-terminal shortfalls acknowledge`.
+ */
+export function acknowledgeFeeShortfalls(
+  log: FeeShortfallLog,
+  transactionIds: readonly string[],
+  actor: AuditActor = 'operator',
+): Acknowledgement[] {
+  return transactionIds.map((transactionId) => ({
+    transactionId,
+    acknowledged: log.acknowledgeFeeShortfall(transactionId, actor),
+  }));
+}

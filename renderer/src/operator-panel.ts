@@ -562,10 +562,21 @@ export class OperatorPanel {
       h('td', { text: `${t.service}${t.comments ? ` — ${t.comments}` : ''}` }),
       h('td', { text: t.amount?.text ?? '' }),
       codeCell(t.maskedPan ?? ''),
-      h('td', {
-        testid: `txn-state-${t.transactionId}`,
-        text: t.shortfall ? `${t.state}, ${t.shortfall.text} not collected` : t.state,
-      }),
+      h(
+        'td',
+        { testid: `txn-state-${t.transactionId}` },
+        t.note ? t.state : t.shortfall ? `${t.state}, ${t.shortfall.text} not collected` : t.state,
+        // The host's words for the operator (in terminal.locale, which may be right to left): under the state, in
+        // their own language and direction.
+        t.note
+          ? h('span', {
+              class: 'txn-note',
+              testid: `txn-note-${t.transactionId}`,
+              text: t.note.text,
+              attrs: { lang: t.note.lang, dir: 'auto' },
+            })
+          : null,
+      ),
       codeCell(t.gatewayId ?? t.transactionId),
       actionsCell(...actions),
     );

@@ -10,6 +10,7 @@ import {
   type AuditRecord,
   type SqliteJournal,
 } from '../journal/index.js';
+import { translator } from '../i18n/index.js';
 import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import { saleEntry } from '../journal/testing/entries.js';
@@ -37,6 +38,7 @@ function setup(
   flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 }),
   terminal: {
     currency?: string;
+    locale?: string;
     toLocal?: (tx: string, minor: number, currency: string) => LocalAmount;
   } = {},
 ) {
@@ -56,7 +58,12 @@ function setup(
   });
   // A variable, not a literal: the desk takes what it needs of it.
   const deps = {
-    config: parseConfig(terminal.currency ? { terminal: { currency: terminal.currency } } : {}),
+    config: parseConfig({
+      terminal: {
+        ...(terminal.currency ? { currency: terminal.currency } : {}),
+        ...(terminal.locale ? { locale: terminal.locale } : {}),
+      },
+    }),
     journal,
     pin,
     effects: fake,
@@ -522,6 +529,58 @@ describe('the amounts operator mode lists are the ones a refund or void sends', 
       (await listed(desk, goodPin)).map((t) => [t.transactionId, t.amount?.minor]),
     );
     expect(amounts).toEqual({ S1: 350, R1: 250, A1: 900 });
+  });
+});
+
+describe('operator mode: a tap-and-go fee the tariff could not price in its hold’s currency', () => {
+  /**
+   * A hold authorized in GBP, released at an exit after terminal.currency became EUR: the host records the whole fee
+   * as a `fee-shortfall` with code FEE_NOT_COMPUTABLE, the authorization its subject (src/host/terminal-host.ts).
+   */
+  function releasedHold(desk: OperatorDesk, journal: SqliteJournal): void {
+    const hold = journal.begin(
+      saleEntry('A1', { service: 'preauth', comments: 'Parking Auth', amountMinor: 598, currency: 'GBP' }),
+    );
+    journal.recordOutcome(hold.id, { state: 'approved', gatewayId: 'G-A1' });
+    desk.audit.feeNotComputable({
+      authorizationTransactionId: 'A1',
+      authorizedMinor: 598,
+      holdCurrency: 'GBP',
+      feeMinor: 300,
+      currency: 'EUR',
+    });
+  }
+
+  async function listedHold(desk: OperatorDesk, pin: string) {
+    const r = await desk.handle({ pin, action: { type: 'transactions', limit: 10 } });
+    return (r.ok && r.value.type === 'transactions' ? r.value.transactions : []).find(
+      (t) => t.transactionId === 'A1',
+    );
+  }
+
+  it('states on the hold that its fee was not collected and why, in the terminal’s language', async () => {
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR' });
+    releasedHold(desk, journal);
+    const hold = await listedHold(desk, goodPin);
+    expect(hold?.shortfall).toEqual({ minor: 300, currency: 'EUR', text: '€3.00' });
+    expect(hold?.note).toEqual({
+      code: 'FEE_NOT_COMPUTABLE',
+      text: 'Fee of €3.00 not collected: the hold was in GBP, which the tariff cannot price. The hold was released and nothing was charged.',
+      lang: 'en-GB',
+    });
+  });
+
+  it.each([
+    ['de-DE', translator('de_DE')],
+    ['ar-AE', translator('ar_AE')],
+  ])('says it in %s from its catalogue', async (locale, t) => {
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR', locale });
+    releasedHold(desk, journal);
+    expect((await listedHold(desk, goodPin))?.note).toEqual({
+      code: 'FEE_NOT_COMPUTABLE',
+      text: t.t('operator.feeNotComputable', { fee: { minor: 300, currency: 'EUR' }, holdCurrency: 'GBP' }),
+      lang: locale,
+    });
   });
 });
 

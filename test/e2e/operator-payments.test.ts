@@ -328,3 +328,44 @@ describe('operator panel: lists in a narrow window', () => {
     await page.context().close();
   });
 });
+
+describe('operator panel: a tap-and-go hold whose fee the tariff could not price in its currency', () => {
+  // As the host lists it (src/host/operator-desk.ts), in terminal.locale: here Arabic, right to left inside the
+  // English, left-to-right panel.
+  const note = {
+    code: 'FEE_NOT_COMPUTABLE' as const,
+    text: 'لم يتم تحصيل رسوم قدرها ‏3.00 €: لا يمكن للتعرفة احتساب مبلغ محجوز بعملة GBP. تم الإفراج عن المبلغ المحجوز ولم يُخصم أي مبلغ.',
+    lang: 'ar-AE',
+  };
+
+  it('states on the hold why its fee was not collected, in the terminal’s language, and axe finds nothing', async () => {
+    const { page, problems } = await signedIn((f) =>
+      f.setTransactions([
+        {
+          transactionId: 'A1',
+          service: 'preauth',
+          comments: 'Parking Auth',
+          gatewayId: 'G-A1',
+          state: 'approved',
+          amount: { minor: 598, currency: 'GBP', text: '£5.98' },
+          shortfall: { minor: 300, currency: 'EUR', text: '€3.00' },
+          note,
+          maskedPan: '476173******0119',
+          at: '2030-01-01T10:00:00.000Z',
+          allowed: [],
+        },
+      ]),
+    );
+    await page.getByTestId('operator-reload').click();
+    await page.getByTestId('operator-transactions').waitFor();
+    // The state, and under it the note (which says the amount not collected).
+    expect(await text(page, 'txn-state-A1')).toBe(`approved${note.text}`);
+    const line = page.getByTestId('txn-note-A1');
+    expect(await line.getAttribute('lang')).toBe('ar-AE');
+    // Its own direction, whatever the panel's.
+    expect(await line.getAttribute('dir')).toBe('auto');
+    expect(await audit(page, 'the panel with the hold', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

@@ -742,6 +742,30 @@ describe('OperatorDesk: stored payments not collected in full after forwarding',
     await queue.forwardPending(new JournaledSender(journal, declining));
   }
 
+  it('lists them and the transactions in terminal.locale written either way the configuration takes it', async () => {
+    // `de_DE` (the catalogues' form) and `de-DE` (BCP 47) are both valid terminal.locale values (src/config/schema.ts).
+    for (const locale of ['de_DE', 'de-DE']) {
+      const { desk, journal, goodPin } = setup(undefined, { locale });
+      await declinedTwo(journal);
+      const sale = journal.begin(saleEntry('S1'));
+      journal.recordOutcome(sale.id, { state: 'approved', gatewayId: 'G-S1' });
+      const declines = await desk.handle({ pin: goodPin, action: { type: 'offline-declines' } });
+      expect(
+        declines.ok && declines.value.type === 'offline-declines'
+          ? declines.value.declines.map((d) => d.amount.text)
+          : declines,
+        locale,
+      ).toEqual(['12,50\u00a0£', '3,00\u00a0£']);
+      const listed = await desk.handle({ pin: goodPin, action: { type: 'transactions', limit: 10 } });
+      expect(
+        listed.ok && listed.value.type === 'transactions'
+          ? listed.value.transactions.find((t) => t.transactionId === 'S1')?.amount?.text
+          : listed,
+        locale,
+      ).toBe('6,00\u00a0£');
+    }
+  });
+
   it('lists them with no card data but the masked number, and takes one off once acknowledged (audited)', async () => {
     const { desk, journal, goodPin } = setup();
     await declinedTwo(journal);

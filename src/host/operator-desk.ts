@@ -22,9 +22,8 @@ import {
   type JournalEntry,
   type SqliteJournal,
 } from '../journal/index.js';
-import { intlLocale, translator } from '../i18n/index.js';
+import { formatAmount, intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
-import { formatMoney } from '../money/index.js';
 import type {
   OperatorRequest,
   OperatorResponse,
@@ -494,14 +493,15 @@ export class OperatorDesk {
     if (o)
       for (const type of ['refund', 'void'] as const)
         if ('service' in operatorService({ type, transactionId: o.transactionId }, o)) allowed.push(type);
-    const locale = this.deps.config.terminal.locale;
+    // terminal.locale as the configuration takes it (`de_DE` or `de-DE`): Intl takes the second only.
+    const locale = resolveLocale(this.deps.config.terminal.locale);
     const shown = o ? operatorAmount(o) : { minor: e.amountMinor, currency: e.currency };
     const amount =
       shown.minor !== undefined && shown.currency
         ? {
             minor: shown.minor,
             currency: shown.currency,
-            text: formatMoney(shown.minor, shown.currency, locale),
+            text: formatAmount(shown.minor, shown.currency, locale),
           }
         : undefined;
     // A capture that took less than owed; or a tap-and-go hold whose fee the tariff could not price in the hold's
@@ -530,7 +530,7 @@ export class OperatorDesk {
             shortfall: {
               minor: short.minor,
               currency: short.currency,
-              text: formatMoney(short.minor, short.currency, locale),
+              text: formatAmount(short.minor, short.currency, locale),
             },
           }
         : {}),

@@ -14,6 +14,7 @@ import { parseDecimal } from '../../src/money/index.js';
 import type { TerminalClient } from './client.js';
 import { button, h, replaceChildren } from './dom.js';
 import { OperatorPaymentSections } from './operator-payments.js';
+import { actionsCell, codeCell, operatorTable, reasonCell, timeCell } from './operator-table.js';
 import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
@@ -274,24 +275,19 @@ export class OperatorPanel {
 
   #renderAudit(): HTMLElement | null {
     if (!this.#audit) return null;
-    const head = ['Time', 'Actor', 'Action', 'Subject', 'Result'];
-    return h(
-      'table',
-      { class: 'transactions', testid: 'operator-audit-log', attrs: { 'aria-label': 'Audit log' } },
-      h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
-      h(
-        'tbody',
-        {},
-        ...this.#audit.map((e) =>
-          h(
-            'tr',
-            { testid: `audit-${e.id}` },
-            h('td', { text: e.time }),
-            h('td', { text: e.actor }),
-            h('td', { text: e.action }),
-            h('td', { text: e.subject ?? '' }),
-            h('td', { text: e.code ? `${e.result} (${e.code})` : e.result }),
-          ),
+    return operatorTable(
+      'Audit log',
+      'operator-audit-log',
+      ['Time', 'Actor', 'Action', 'Subject', 'Result'],
+      this.#audit.map((e) =>
+        h(
+          'tr',
+          { testid: `audit-${e.id}` },
+          timeCell(e.time),
+          h('td', { text: e.actor }),
+          h('td', { text: e.action }),
+          codeCell(e.subject ?? ''),
+          h('td', { text: e.code ? `${e.result} (${e.code})` : e.result }),
         ),
       ),
     );
@@ -351,40 +347,29 @@ export class OperatorPanel {
     if (shortfalls === undefined) return null;
     if (shortfalls.length === 0)
       return h('p', { testid: 'operator-shortfalls-empty', text: 'No fee shortfalls await acknowledgement' });
-    const head = ['Recorded', 'Owed', 'Captured', 'Not collected', 'Reason', 'Transaction', ''];
-    return h(
-      'table',
-      {
-        class: 'transactions',
-        testid: 'operator-shortfalls',
-        attrs: { 'aria-label': 'Fees not collected in full' },
-      },
-      h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
-      h(
-        'tbody',
-        {},
-        ...shortfalls.map((f) =>
-          h(
-            'tr',
-            { testid: `shortfall-${f.transactionId}` },
-            h('td', { text: f.at }),
-            h('td', { text: f.owed.text }),
-            h('td', { text: f.captured.text }),
-            h('td', { text: f.shortfall.text }),
-            h('td', { text: f.code }),
-            h('td', { text: f.transactionId }),
-            h(
-              'td',
-              { class: 'txn-actions' },
-              labelled(
-                button(
-                  'Acknowledge',
-                  `acknowledge-shortfall-${f.transactionId}`,
-                  () => void this.#acknowledgeShortfall(f.transactionId),
-                  'btn btn-small',
-                ),
-                `Acknowledge shortfall ${f.transactionId}`,
+    return operatorTable(
+      'Fees not collected in full',
+      'operator-shortfalls',
+      ['Recorded', 'Owed', 'Captured', 'Not collected', 'Reason', 'Transaction', ''],
+      shortfalls.map((f) =>
+        h(
+          'tr',
+          { testid: `shortfall-${f.transactionId}` },
+          timeCell(f.at),
+          h('td', { text: f.owed.text }),
+          h('td', { text: f.captured.text }),
+          h('td', { text: f.shortfall.text }),
+          reasonCell(f.code),
+          codeCell(f.transactionId),
+          actionsCell(
+            labelled(
+              button(
+                'Acknowledge',
+                `acknowledge-shortfall-${f.transactionId}`,
+                () => void this.#acknowledgeShortfall(f.transactionId),
+                'btn btn-small',
               ),
+              `Acknowledge shortfall ${f.transactionId}`,
             ),
           ),
         ),
@@ -404,41 +389,30 @@ export class OperatorPanel {
         testid: 'operator-declines-empty',
         text: 'No stored payments await acknowledgement',
       });
-    const head = ['Stored', 'Forwarded', 'Amount', 'Card', 'State', 'Reason', 'Transaction', ''];
-    return h(
-      'table',
-      {
-        class: 'transactions',
-        testid: 'operator-declines',
-        attrs: { 'aria-label': 'Stored payments not collected in full after forwarding' },
-      },
-      h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
-      h(
-        'tbody',
-        {},
-        ...declines.map((d) =>
-          h(
-            'tr',
-            { testid: `decline-${d.transactionId}` },
-            h('td', { text: d.storedAt }),
-            h('td', { text: d.forwardedAt ?? '' }),
-            h('td', { text: d.amount.text }),
-            h('td', { text: d.maskedPan ?? '' }),
-            h('td', { text: d.state }),
-            h('td', { text: d.reason ?? '' }),
-            h('td', { text: d.transactionId }),
-            h(
-              'td',
-              { class: 'txn-actions' },
-              labelled(
-                button(
-                  'Acknowledge',
-                  `acknowledge-${d.transactionId}`,
-                  () => void this.#acknowledge(d.transactionId),
-                  'btn btn-small',
-                ),
-                `Acknowledge ${d.transactionId}`,
+    return operatorTable(
+      'Stored payments not collected in full after forwarding',
+      'operator-declines',
+      ['Stored', 'Forwarded', 'Amount', 'Card', 'State', 'Reason', 'Transaction', ''],
+      declines.map((d) =>
+        h(
+          'tr',
+          { testid: `decline-${d.transactionId}` },
+          timeCell(d.storedAt),
+          timeCell(d.forwardedAt ?? ''),
+          h('td', { text: d.amount.text }),
+          codeCell(d.maskedPan ?? ''),
+          h('td', { text: d.state }),
+          reasonCell(d.reason ?? ''),
+          codeCell(d.transactionId),
+          actionsCell(
+            labelled(
+              button(
+                'Acknowledge',
+                `acknowledge-${d.transactionId}`,
+                () => void this.#acknowledge(d.transactionId),
+                'btn btn-small',
               ),
+              `Acknowledge ${d.transactionId}`,
             ),
           ),
         ),
@@ -621,21 +595,11 @@ export class OperatorPanel {
       confirm,
       rows.length === 0
         ? h('p', { testid: 'operator-empty', text: 'No transactions' })
-        : h(
-            'table',
-            { class: 'transactions', testid: 'operator-transactions' },
-            h(
-              'thead',
-              {},
-              h(
-                'tr',
-                {},
-                ...['Time', 'Service', 'Amount', 'Card', 'State', 'Reference', ''].map((c) =>
-                  h('th', { text: c }),
-                ),
-              ),
-            ),
-            h('tbody', {}, ...rows),
+        : operatorTable(
+            'Transactions',
+            'operator-transactions',
+            ['Time', 'Service', 'Amount', 'Card', 'State', 'Reference', ''],
+            rows,
           ),
       this.#payments.render(),
     );
@@ -669,16 +633,27 @@ export class OperatorPanel {
     return h(
       'tr',
       { testid: `txn-${t.transactionId}` },
-      h('td', { text: t.at }),
+      timeCell(t.at),
       h('td', { text: `${t.service}${t.comments ? ` — ${t.comments}` : ''}` }),
       h('td', { text: t.amount?.text ?? '' }),
-      h('td', { text: t.maskedPan ?? '' }),
-      h('td', {
-        testid: `txn-state-${t.transactionId}`,
-        text: t.shortfall ? `${t.state}, ${t.shortfall.text} not collected` : t.state,
-      }),
-      h('td', { text: t.gatewayId ?? t.transactionId }),
-      h('td', { class: 'txn-actions' }, ...actions),
+      codeCell(t.maskedPan ?? ''),
+      h(
+        'td',
+        { testid: `txn-state-${t.transactionId}` },
+        t.note ? t.state : t.shortfall ? `${t.state}, ${t.shortfall.text} not collected` : t.state,
+        // The host's words for the operator (in terminal.locale, which may be right to left): under the state, in
+        // their own language and direction.
+        t.note
+          ? h('span', {
+              class: 'txn-note',
+              testid: `txn-note-${t.transactionId}`,
+              text: t.note.text,
+              attrs: { lang: t.note.lang, dir: 'auto' },
+            })
+          : null,
+      ),
+      codeCell(t.gatewayId ?? t.transactionId),
+      actionsCell(...actions),
     );
   }
 }

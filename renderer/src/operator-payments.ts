@@ -8,6 +8,7 @@ import type {
 } from '../../src/host/api.js';
 import { parseDecimal } from '../../src/money/index.js';
 import { button, h } from './dom.js';
+import { actionsCell, codeCell, operatorTable, timeCell } from './operator-table.js';
 
 /** Links per page of the panel's list. */
 export const LINKS_PAGE = 10;
@@ -169,7 +170,7 @@ export class OperatorPaymentSections {
       list =
         page.links.length === 0
           ? h('p', { testid: 'operator-links-empty', text: 'No payment links' })
-          : table(
+          : operatorTable(
               'Payment links',
               'operator-links',
               ['Link', 'Reference', 'Amount', 'Gateway status', 'Terminal', 'Created', 'Actions'],
@@ -208,13 +209,13 @@ export class OperatorPaymentSections {
     return h(
       'tr',
       { testid: `link-${link.id}` },
-      h('th', { text: link.id, attrs: { scope: 'row' } }),
-      h('td', { text: t?.reference ?? '' }),
+      h('th', { class: 'code', text: link.id, attrs: { scope: 'row' } }),
+      codeCell(t?.reference ?? ''),
       h('td', { text: link.amount?.text ?? '' }),
       h('td', { testid: `link-status-${link.id}`, text: link.status }),
       h('td', { testid: `link-terminal-${link.id}`, text: terminal }),
-      h('td', { text: link.createdDate ?? t?.createdAt ?? '' }),
-      h('td', { class: 'txn-actions' }, ...actions),
+      timeCell(link.createdDate ?? t?.createdAt ?? ''),
+      actionsCell(...actions),
     );
   }
 
@@ -253,7 +254,7 @@ export class OperatorPaymentSections {
       list =
         sales.length === 0
           ? h('p', { testid: 'operator-alt-empty', text: 'No phone or alternative-method sales' })
-          : table(
+          : operatorTable(
               'Phone and alternative-method sales',
               'operator-alt-sales',
               ['Sale', 'Method', 'Reference', 'Amount', 'Status', 'Refunded', 'Refundable', 'Refund'],
@@ -295,12 +296,12 @@ export class OperatorPaymentSections {
       { testid: `alt-sale-${sale.id}` },
       h('th', { text: String(sale.id), attrs: { scope: 'row' } }),
       h('td', { text: sale.label }),
-      h('td', { text: sale.reference }),
+      codeCell(sale.reference),
       h('td', { text: sale.amount.text }),
       h('td', { testid: `alt-status-${sale.id}`, text: sale.reason ? `${state}: ${sale.reason}` : state }),
       h('td', { testid: `alt-refunded-${sale.id}`, text: sale.refunded.text }),
       h('td', { testid: `alt-refundable-${sale.id}`, text: sale.refundable.text }),
-      h('td', { class: 'txn-actions' }, ...actions),
+      actionsCell(...actions),
     );
   }
 }
@@ -316,14 +317,5 @@ function section(headingId: string, title: string, ...children: (HTMLElement | n
     { class: 'operator-section', attrs: { 'aria-labelledby': headingId } },
     h('h3', { text: title, attrs: { id: headingId } }),
     ...children,
-  );
-}
-
-function table(label: string, testid: string, head: string[], rows: HTMLElement[]): HTMLElement {
-  return h(
-    'table',
-    { class: 'transactions', testid, attrs: { 'aria-label': label } },
-    h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
-    h('tbody', {}, ...rows),
   );
 }

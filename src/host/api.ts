@@ -562,6 +562,13 @@ export interface TransactionSummary {
    * did not collect, as the audit log's `fee-shortfall` record of it states.
    */
   shortfall?: DisplayAmount;
+  /**
+   * What the operator must be told of how the transaction ended that its state does not say, in `terminal.locale`
+   * (the catalogues' `operator.*` messages; `lang` its BCP 47 tag): `FEE_NOT_COMPUTABLE` on a tap-and-go hold whose
+   * exit fee the tariff could not price in the hold's currency — the hold released, the fee (`shortfall`) not
+   * collected.
+   */
+  note?: { code: 'FEE_NOT_COMPUTABLE'; text: string; lang: string };
   maskedPan?: string;
   at: string;
   /** Actions the operator can take now: refund before/after settlement, void before the cut-off. */

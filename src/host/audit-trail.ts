@@ -41,6 +41,17 @@ export interface FeeShortfall {
   reason: 'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED';
 }
 
+/** A fee not collected in full as the audit log recorded it (see {@link AuditTrail.feeShortfallsSince}). */
+export interface RecordedShortfall {
+  /** Minor units of `currency`. */
+  minor: number;
+  currency: string;
+  /** The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED` or `FEE_NOT_COMPUTABLE`. */
+  code?: string;
+  /** A fee not computable: the currency of the hold the tariff could not price. */
+  holdCurrency?: string;
+}
+
 /**
  * A tap-and-go exit whose fee could not be priced in its hold's currency (the configured currency changed since the
  * hold was authorized): the hold was released and nothing charged. No card data.
@@ -228,16 +239,23 @@ export class AuditTrail {
   }
 
   /**
-   * The fees not collected in full ({@link feeShortfall}) recorded at or after `sinceMs`, by the capture's
-   * transactionId: the shortfall in minor units of its currency. One read of the log from `sinceMs` (its time index).
+   * The fees not collected in full recorded at or after `sinceMs`, by their record's subject — the capture's
+   * transactionId ({@link feeShortfall}), or the authorization's for a fee not computable ({@link feeNotComputable}):
+   * the shortfall in minor units of its currency, the record's code and, for a fee not computable, the hold's
+   * currency. One read of the log from `sinceMs` (its time index).
    */
-  feeShortfallsSince(sinceMs: number): Map<string, { minor: number; currency: string }> {
-    const found = new Map<string, { minor: number; currency: string }>();
+  feeShortfallsSince(sinceMs: number): Map<string, RecordedShortfall> {
+    const found = new Map<string, RecordedShortfall>();
     for (const r of this.list({ sinceMs, limit: AUDIT_LIST_MAX })) {
       if (r.action !== 'fee-shortfall' || r.subject === undefined) continue;
-      const { shortfallMinor, currency } = r.details;
+      const { shortfallMinor, currency, holdCurrency } = r.details;
       if (typeof shortfallMinor === 'number' && typeof currency === 'string')
-        found.set(r.subject, { minor: shortfallMinor, currency });
+        found.set(r.subject, {
+          minor: shortfallMinor,
+          currency,
+          ...(r.code !== undefined ? { code: r.code } : {}),
+          ...(typeof holdCurrency === 'string' ? { holdCurrency } : {}),
+        });
     }
     return found;
   }

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { PaymentLink } from '../gateway/index.js';
+import type { StoredLink } from '../journal/index.js';
 import { paymentLinkSummary } from './link-status.js';
 
 describe('a payment link of the gateway as the operator reads it', () => {
@@ -43,6 +44,40 @@ describe('a payment link of the gateway as the operator reads it', () => {
     }
     // The escape is visible: the operator sees that the text holds such a character, and which.
     expect(paymentLinkSummary(link('T-1\u202Egnp'), undefined).id).toBe('T-1\\u{202E}gnp');
+  });
+
+  it('shows the last failure the terminal kept of its link the same way: it may quote what the gateway answered', () => {
+    const mine = (lastError: string): StoredLink => ({
+      linkId: 'PT000001_T-1',
+      reference: 'T-1',
+      purpose: 'fee',
+      amountMinor: 600,
+      currency: 'GBP',
+      state: 'failed',
+      watchUntilMs: 0,
+      gatewayInactive: false,
+      lastError,
+      createdAtMs: 0,
+      updatedAtMs: 0,
+    });
+    for (const text of [
+      'GW_INVALID_REQUEST: purchaseNumber \u202Eexe.gnp',
+      'GW_INVALID_REQUEST: \u001b[2J\u001b[1;1Hall links deactivated',
+      'GW_SERVER_ERROR: \u2066PT000002\u2069 \u200B',
+      // As much as the journal keeps (src/journal/payment-links.ts: 500 characters).
+      `GW_INVALID_REQUEST: ${'x'.repeat(480)}`,
+    ]) {
+      const shown = paymentLinkSummary(link('PT000001_T-1'), mine(text)).terminal?.lastError;
+      expect(shown, JSON.stringify(text)).toBeDefined();
+      expect(shown, JSON.stringify(text)).not.toMatch(/[\p{Cc}\p{Cf}\p{Cs}\p{Zl}\p{Zp}]/u);
+      expect((shown ?? '').length, JSON.stringify(text)).toBeLessThanOrEqual(200);
+    }
+    expect(
+      paymentLinkSummary(link('PT000001_T-1'), mine('LINK_REFUSED: \u202Egnp')).terminal?.lastError,
+    ).toBe('LINK_REFUSED: \\u{202E}gnp');
+    expect(
+      paymentLinkSummary(link('PT000001_T-1'), mine('LINK_UNAVAILABLE: timeout')).terminal?.lastError,
+    ).toBe('LINK_UNAVAILABLE: timeout');
   });
 
   it('leaves an ordinary link as the gateway wrote it', () => {

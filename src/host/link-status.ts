@@ -68,7 +68,10 @@ export function operatorLinkActions(
   return reactivationRefusal(mine) === undefined ? ['reactivate'] : [];
 }
 
-/** The journal's record of a link, as the operator reads it. */
+/**
+ * The journal's record of a link, as the operator reads it. Its last failure quotes the error (a gateway error's
+ * message may carry what the gateway answered): shown as {@link shownLinkText} shows the gateway's own fields.
+ */
 export function terminalLinkRecord(link: StoredLink): TerminalLinkRecord {
   return {
     state: link.state,
@@ -79,7 +82,7 @@ export function terminalLinkRecord(link: StoredLink): TerminalLinkRecord {
     ...(link.paymentId !== undefined ? { paymentId: link.paymentId } : {}),
     watchUntil: new Date(link.watchUntilMs).toISOString(),
     createdAt: new Date(link.createdAtMs).toISOString(),
-    ...(link.lastError !== undefined ? { lastError: link.lastError } : {}),
+    ...(link.lastError !== undefined ? { lastError: shownLinkText(link.lastError) } : {}),
   };
 }
 

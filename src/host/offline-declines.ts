@@ -5,7 +5,7 @@ import {
   type SqliteJournal,
   type StoredPayment,
 } from '../journal/index.js';
-import { formatMoney } from '../money/index.js';
+import { formatAmount, resolveLocale } from '../i18n/index.js';
 import type { OfflineDeclineSummary } from './api.js';
 
 /**
@@ -17,14 +17,17 @@ export function offlineDeclines(journal: SqliteJournal, locale: string): Offline
   return offlineDeclinesToAcknowledge(journal).map((p) => declineSummary(p, locale));
 }
 
-/** One stored payment not collected in full, as {@link offlineDeclines} lists it. */
+/**
+ * One stored payment not collected in full, as {@link offlineDeclines} lists it; its amount formatted in `locale`
+ * (terminal.locale, `de_DE` or `de-DE`).
+ */
 export function declineSummary(p: StoredPayment, locale: string): OfflineDeclineSummary {
   return {
     transactionId: p.transactionId,
     amount: {
       minor: p.amountMinor,
       currency: p.currency,
-      text: formatMoney(p.amountMinor, p.currency, locale),
+      text: formatAmount(p.amountMinor, p.currency, resolveLocale(locale)),
     },
     ...(p.maskedPan !== undefined ? { maskedPan: p.maskedPan } : {}),
     state: p.state,

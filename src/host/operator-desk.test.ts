@@ -10,6 +10,7 @@ import {
   type AuditRecord,
   type SqliteJournal,
 } from '../journal/index.js';
+import { translator } from '../i18n/index.js';
 import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import { saleEntry } from '../journal/testing/entries.js';
@@ -37,6 +38,7 @@ function setup(
   flushQueue = () => Promise.resolve({ forwarded: 2, declined: 0, remaining: 0 }),
   terminal: {
     currency?: string;
+    locale?: string;
     toLocal?: (tx: string, minor: number, currency: string) => LocalAmount;
   } = {},
 ) {
@@ -56,7 +58,12 @@ function setup(
   });
   // A variable, not a literal: the desk takes what it needs of it.
   const deps = {
-    config: parseConfig(terminal.currency ? { terminal: { currency: terminal.currency } } : {}),
+    config: parseConfig({
+      terminal: {
+        ...(terminal.currency ? { currency: terminal.currency } : {}),
+        ...(terminal.locale ? { locale: terminal.locale } : {}),
+      },
+    }),
     journal,
     pin,
     effects: fake,
@@ -525,6 +532,58 @@ describe('the amounts operator mode lists are the ones a refund or void sends', 
   });
 });
 
+describe('operator mode: a tap-and-go fee the tariff could not price in its hold’s currency', () => {
+  /**
+   * A hold authorized in GBP, released at an exit after terminal.currency became EUR: the host records the whole fee
+   * as a `fee-shortfall` with code FEE_NOT_COMPUTABLE, the authorization its subject (src/host/terminal-host.ts).
+   */
+  function releasedHold(desk: OperatorDesk, journal: SqliteJournal): void {
+    const hold = journal.begin(
+      saleEntry('A1', { service: 'preauth', comments: 'Parking Auth', amountMinor: 598, currency: 'GBP' }),
+    );
+    journal.recordOutcome(hold.id, { state: 'approved', gatewayId: 'G-A1' });
+    desk.audit.feeNotComputable({
+      authorizationTransactionId: 'A1',
+      authorizedMinor: 598,
+      holdCurrency: 'GBP',
+      feeMinor: 300,
+      currency: 'EUR',
+    });
+  }
+
+  async function listedHold(desk: OperatorDesk, pin: string) {
+    const r = await desk.handle({ pin, action: { type: 'transactions', limit: 10 } });
+    return (r.ok && r.value.type === 'transactions' ? r.value.transactions : []).find(
+      (t) => t.transactionId === 'A1',
+    );
+  }
+
+  it('states on the hold that its fee was not collected and why, in the terminal’s language', async () => {
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR' });
+    releasedHold(desk, journal);
+    const hold = await listedHold(desk, goodPin);
+    expect(hold?.shortfall).toEqual({ minor: 300, currency: 'EUR', text: '€3.00' });
+    expect(hold?.note).toEqual({
+      code: 'FEE_NOT_COMPUTABLE',
+      text: 'Fee of €3.00 not collected: the hold was in GBP, which the tariff cannot price. The hold was released and nothing was charged.',
+      lang: 'en-GB',
+    });
+  });
+
+  it.each([
+    ['de-DE', translator('de_DE')],
+    ['ar-AE', translator('ar_AE')],
+  ])('says it in %s from its catalogue', async (locale, t) => {
+    const { desk, journal, goodPin } = setup(undefined, { currency: 'EUR', locale });
+    releasedHold(desk, journal);
+    expect((await listedHold(desk, goodPin))?.note).toEqual({
+      code: 'FEE_NOT_COMPUTABLE',
+      text: t.t('operator.feeNotComputable', { fee: { minor: 300, currency: 'EUR' }, holdCurrency: 'GBP' }),
+      lang: locale,
+    });
+  });
+});
+
 describe('operator mode: voided payments, payments recovery found standing, converted refunds', () => {
   async function listed(desk: OperatorDesk, pin: string) {
     const r = await desk.handle({ pin, action: { type: 'transactions', limit: 10 } });
@@ -682,6 +741,30 @@ describe('OperatorDesk: stored payments not collected in full after forwarding',
     };
     await queue.forwardPending(new JournaledSender(journal, declining));
   }
+
+  it('lists them and the transactions in terminal.locale written either way the configuration takes it', async () => {
+    // `de_DE` (the catalogues' form) and `de-DE` (BCP 47) are both valid terminal.locale values (src/config/schema.ts).
+    for (const locale of ['de_DE', 'de-DE']) {
+      const { desk, journal, goodPin } = setup(undefined, { locale });
+      await declinedTwo(journal);
+      const sale = journal.begin(saleEntry('S1'));
+      journal.recordOutcome(sale.id, { state: 'approved', gatewayId: 'G-S1' });
+      const declines = await desk.handle({ pin: goodPin, action: { type: 'offline-declines' } });
+      expect(
+        declines.ok && declines.value.type === 'offline-declines'
+          ? declines.value.declines.map((d) => d.amount.text)
+          : declines,
+        locale,
+      ).toEqual(['12,50\u00a0£', '3,00\u00a0£']);
+      const listed = await desk.handle({ pin: goodPin, action: { type: 'transactions', limit: 10 } });
+      expect(
+        listed.ok && listed.value.type === 'transactions'
+          ? listed.value.transactions.find((t) => t.transactionId === 'S1')?.amount?.text
+          : listed,
+        locale,
+      ).toBe('6,00\u00a0£');
+    }
+  });
 
   it('lists them with no card data but the masked number, and takes one off once acknowledged (audited)', async () => {
     const { desk, journal, goodPin } = setup();

@@ -22,8 +22,8 @@ import {
   type JournalEntry,
   type SqliteJournal,
 } from '../journal/index.js';
+import { formatAmount, intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
-import { formatMoney } from '../money/index.js';
 import type {
   OperatorRequest,
   OperatorResponse,
@@ -36,7 +36,7 @@ import type {
   OfflineDeclineSummary,
 } from './api.js';
 import { auditCsv } from './audit-csv.js';
-import { AuditTrail } from './audit-trail.js';
+import { AuditTrail, type RecordedShortfall } from './audit-trail.js';
 import type { AltPaymentDesk } from './alt-payment-desk.js';
 import type { LinkDesk } from './link-desk.js';
 import { sameLocalDay } from './local-time.js';
@@ -502,7 +502,7 @@ export class OperatorDesk {
    */
   private summarise(
     e: JournalEntry,
-    shortfalls: ReadonlyMap<string, { minor: number; currency: string }> = new Map(),
+    shortfalls: ReadonlyMap<string, RecordedShortfall> = new Map(),
   ): TransactionSummary {
     const allowed: ('refund' | 'void')[] = [];
     const o =
@@ -511,17 +511,23 @@ export class OperatorDesk {
     if (o)
       for (const type of ['refund', 'void'] as const)
         if ('service' in operatorService({ type, transactionId: o.transactionId }, o)) allowed.push(type);
-    const locale = this.deps.config.terminal.locale;
+    // terminal.locale as the configuration takes it (`de_DE` or `de-DE`): Intl takes the second only.
+    const locale = resolveLocale(this.deps.config.terminal.locale);
     const shown = o ? operatorAmount(o) : { minor: e.amountMinor, currency: e.currency };
     const amount =
       shown.minor !== undefined && shown.currency
         ? {
             minor: shown.minor,
             currency: shown.currency,
-            text: formatMoney(shown.minor, shown.currency, locale),
+            text: formatAmount(shown.minor, shown.currency, locale),
           }
         : undefined;
-    const short = e.service === 'capture' && e.transactionId ? shortfalls.get(e.transactionId) : undefined;
+    // A capture that took less than owed; or a tap-and-go hold whose fee the tariff could not price in the hold's
+    // currency (recorded on the authorization: no capture was sent), said in words on top of the amount.
+    const recorded = e.transactionId ? shortfalls.get(e.transactionId) : undefined;
+    const unpriced =
+      e.service === 'preauth' && recorded?.code === 'FEE_NOT_COMPUTABLE' ? recorded.holdCurrency : undefined;
+    const short = e.service === 'capture' || unpriced !== undefined ? recorded : undefined;
     return {
       transactionId: e.transactionId ?? e.referencedTransactionId ?? `entry-${e.id}`,
       service: e.service,
@@ -542,10 +548,11 @@ export class OperatorDesk {
             shortfall: {
               minor: short.minor,
               currency: short.currency,
-              text: formatMoney(short.minor, short.currency, locale),
+              text: formatAmount(short.minor, short.currency, locale),
             },
           }
         : {}),
+      ...(short && unpriced !== undefined ? { note: feeNotComputableNote(short, unpriced, locale) } : {}),
       ...(e.maskedPan ? { maskedPan: e.maskedPan } : {}),
       at: e.createdAt,
       allowed,
@@ -570,6 +577,23 @@ function operatorAmount(o: OriginalTransaction): { minor: number; currency: stri
     case 'credit':
       return { minor: o.amountMinor, currency: o.currency };
   }
+}
+
+/**
+ * The line operator mode shows on a hold whose exit fee the tariff could not price in the hold's currency, from the
+ * catalogue of `locale` (terminal.locale, which the listed amounts are formatted in too).
+ */
+function feeNotComputableNote(
+  fee: { minor: number; currency: string },
+  holdCurrency: string,
+  locale: string,
+): NonNullable<TransactionSummary['note']> {
+  const t = translator(locale);
+  return {
+    code: 'FEE_NOT_COMPUTABLE',
+    text: t.t('operator.feeNotComputable', { fee, holdCurrency }),
+    lang: intlLocale(t.locale),
+  };
 }
 
 /** The stable code of an error, for the audit log. */

@@ -1,7 +1,7 @@
 import { GatewayError, MAX_LIST_LIMIT, type PaymentLink } from '../gateway/index.js';
 import type { AltSaleState } from '../journal/alt-sales.js';
 import type { StoredLink } from '../journal/index.js';
-import { formatMoney } from '../money/index.js';
+import { formatAmount, resolveLocale } from '../i18n/index.js';
 import {
   ALT_SALE_STATES,
   AltPaymentError,
@@ -150,7 +150,7 @@ export class OperatorPayments {
   }
 
   private money(minor: number, currency: string): DisplayAmount {
-    return { minor, currency, text: formatMoney(minor, currency, this.deps.locale) };
+    return { minor, currency, text: formatAmount(minor, currency, resolveLocale(this.deps.locale)) };
   }
 
   private link(link: PaymentLink, mine: StoredLink | undefined): OperatorLink {

@@ -47,3 +47,30 @@ describe('StatusBoard: the gateway as the operator reads it', () => {
     expect(back).not.toHaveProperty('lastError');
   });
 });
+
+describe('StatusBoard: amounts in terminal.locale', () => {
+  it('formats them whichever way the configuration wrote the locale (de_DE or de-DE)', () => {
+    for (const locale of ['de_DE', 'de-DE']) {
+      const board = new StatusBoard(parseConfig({ terminal: { locale } }));
+      board.note({
+        transactionId: 'C1',
+        service: 'capture',
+        resolution: 'fee-shortfall (INCREMENTAL_NOT_APPROVED, operator action needed)',
+        amount: { minor: 302, currency: 'GBP' },
+        at: '2030-01-01T08:00:00.000Z',
+      });
+      const status = board.status({
+        phase: 'ready',
+        outOfService: undefined,
+        readerHealth: 'ready',
+        baseUrl: 'http://127.0.0.1:1',
+        offline: { ...OFFLINE, totalsPerCurrency: [{ currency: 'GBP', minor: 1250, amount: '12.50' }] },
+        journal: { entries: 0, unknown: 0, inFlight: 0 },
+        recoveryInFlight: 0,
+        feeShortfalls: 0,
+      });
+      expect(status.recovery.resolved[0]?.amount?.text, locale).toBe('3,02\u00a0£');
+      expect(status.offline.totals[0]?.text, locale).toBe('12,50\u00a0£');
+    }
+  });
+});

@@ -1,6 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { OfflineStatus } from '../journal/index.js';
-import { formatMoney } from '../money/index.js';
+import { formatAmount, resolveLocale } from '../i18n/index.js';
 import type { OperatorStatus, RecoveryItem } from './api.js';
 import { gatewayProblemOf } from './gateway-adapters.js';
 import type { HostPhase } from './screens.js';
@@ -69,7 +69,7 @@ export class StatusBoard {
         ? {
             amount: {
               ...amount,
-              text: formatMoney(amount.minor, amount.currency, this.config.terminal.locale),
+              text: formatAmount(amount.minor, amount.currency, resolveLocale(this.config.terminal.locale)),
             },
           }
         : {}),
@@ -116,7 +116,7 @@ export class StatusBoard {
         totals: q.totalsPerCurrency.map((t) => ({
           currency: t.currency,
           minor: t.minor,
-          text: formatMoney(t.minor, t.currency, c.terminal.locale),
+          text: formatAmount(t.minor, t.currency, resolveLocale(c.terminal.locale)),
         })),
         oldestAgeSeconds: q.oldestAgeSeconds,
         limits: { ...q.limits },

@@ -110,6 +110,11 @@ export class FakeTerminal implements TerminalApi {
     this.#status = { ...this.#status, feeShortfalls: this.#shortfalls.length };
   }
 
+  /** The operator's transaction list as the terminal would list it (newest first), in place of the sales made here. */
+  setTransactions(transactions: TransactionSummary[]): void {
+    this.#transactions = transactions.map((t) => ({ ...t }));
+  }
+
   /** Number of live subscriptions (the bridge must unsubscribe closed sockets). */
   get subscribers(): number {
     return this.#listeners.size;

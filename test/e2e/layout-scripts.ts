@@ -51,6 +51,19 @@ export function overflowingButtons(): string[] {
   return found;
 }
 
+/**
+ * How far each element of `selectors` (the first match) scrolls sideways: its scrollWidth less its clientWidth, 0
+ * when its content fits its width; -1 for a selector that matches nothing.
+ */
+export function sidewaysScroll(selectors: string[]): Record<string, number> {
+  const found: Record<string, number> = {};
+  for (const selector of selectors) {
+    const el = document.querySelectorAll(selector)[0];
+    found[selector] = el === undefined ? -1 : el.scrollWidth - el.clientWidth;
+  }
+  return found;
+}
+
 /** A value the renderer isolated (renderer/src/bidi.ts) as the browser lays it out. */
 export interface LaidOutValue {
   testid: string | null;

@@ -1,9 +1,11 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import type { CustomerView, OfflineDeclineSummary } from '../../src/host/api.js';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
 import { focusedTestId, markDrawnBefore } from './accessibility-scripts.js';
 import { audit, WCAG_AA } from './axe.js';
+import { sidewaysScroll } from './layout-scripts.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FAKE_PIN, FakeTerminal } from './fake-terminal.js';
 
@@ -36,12 +38,13 @@ afterEach(async () => {
 
 async function signedIn(
   prepare: (fake: FakeTerminal) => void = () => undefined,
+  viewport = { width: 1280, height: 1600 },
 ): Promise<{ page: Page; fake: FakeTerminal; problems: string[] }> {
   const fake = new FakeTerminal();
   prepare(fake);
   const bridge = await startBridge(fake, { port: 0, staticDir });
   open.push({ bridge, fake });
-  const context = await launched.browser.newContext({ viewport: { width: 1280, height: 1600 } });
+  const context = await launched.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   const problems: string[] = [];
@@ -166,17 +169,18 @@ describe('operator panel: payment links and alternative payments', () => {
   });
 });
 
-describe('operator panel: stored payments not collected in full after forwarding', () => {
-  const declined = (transactionId: string, minor: number, reason: string) => ({
-    transactionId,
-    amount: { minor, currency: 'EUR', text: `€${(minor / 100).toFixed(2)}` },
-    maskedPan: '411111******1111',
-    state: reason === 'PARTIAL_APPROVAL' ? 'approved' : 'declined',
-    reason,
-    storedAt: '2030-01-01T08:00:00.000Z',
-    forwardedAt: '2030-01-01T09:00:00.000Z',
-  });
+/** A stored payment forwarded and not collected in full, as the terminal lists it. */
+const declined = (transactionId: string, minor: number, reason: string): OfflineDeclineSummary => ({
+  transactionId,
+  amount: { minor, currency: 'EUR', text: `€${(minor / 100).toFixed(2)}` },
+  maskedPan: '411111******1111',
+  state: reason === 'PARTIAL_APPROVAL' ? 'approved' : 'declined',
+  reason,
+  storedAt: '2030-01-01T08:00:00.000Z',
+  forwardedAt: '2030-01-01T09:00:00.000Z',
+});
 
+describe('operator panel: stored payments not collected in full after forwarding', () => {
   it('lists them, takes one off the count once acknowledged by keyboard, and axe finds nothing', async () => {
     const { page, fake, problems } = await signedIn((f) =>
       f.setOfflineDeclines([
@@ -254,6 +258,159 @@ describe('operator panel: fees not collected in full', () => {
       [FAKE_PIN, { type: 'fee-shortfall-acknowledge', transactionId: 'CAP1' }],
       [FAKE_PIN, { type: 'fee-shortfall-acknowledge', transactionId: 'AUTH2' }],
     ]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('operator panel: lists in a narrow window', () => {
+  const NARROW = { width: 1100, height: 900 };
+  // Transaction ids are 27 characters without a break (src/gateway/transaction-id.ts) and the times full ISO 8601:
+  // the widest a row gets.
+  const STORED = ['T01HZX3K9W5QJ7M2VRB8N4D6CTE', 'T01HZX3M2A8PK5R9WD3F7G1HJYN'];
+  const CAPTURE = 'T01HZX3Q4B6RM8T2XC5V9F3KJWA';
+  const ARABIC: NonNullable<CustomerView['language']> = {
+    current: 'ar_AE',
+    lang: 'ar-AE',
+    direction: 'rtl',
+    available: [{ locale: 'ar_AE', name: 'العربية', lang: 'ar-AE' }],
+  };
+
+  for (const direction of ['ltr', 'rtl'] as const)
+    it(`shows every column of every list at ${NARROW.width} px (customer screen ${direction}); nothing scrolls sideways`, async () => {
+      const { page, fake, problems } = await signedIn((f) => {
+        f.setTransactions([
+          {
+            transactionId: CAPTURE,
+            service: 'capture',
+            comments: 'parking',
+            gatewayId: '7301234567890123456789',
+            state: 'approved',
+            amount: { minor: 1250, currency: 'EUR', text: '€12.50' },
+            shortfall: { minor: 302, currency: 'EUR', text: '€3.02' },
+            maskedPan: '476173******0119',
+            at: '2030-01-01T10:00:00.000Z',
+            allowed: ['refund', 'void'],
+          },
+        ]);
+        f.setOfflineDeclines([
+          declined(STORED[0] ?? '', 1250, 'EXPIRED_CARD'),
+          declined(STORED[1] ?? '', 300, 'PARTIAL_APPROVAL'),
+        ]);
+      }, NARROW);
+      if (direction === 'rtl')
+        fake.present({ screen: 'idle', title: 'مرحبا', message: '', actions: ['START'], language: ARABIC });
+      // The customer's writing direction is the page's (renderer/src/customer.ts); left to right when none is set.
+      await expect
+        .poll(async () => (await page.locator('html').getAttribute('dir')) ?? 'ltr')
+        .toBe(direction);
+      await page.getByTestId('operator-reload').click();
+      await page.getByTestId('operator-transactions').waitFor();
+      await page.getByTestId('operator-declines-open').click();
+      await page.getByTestId('operator-declines').waitFor();
+      await page.getByTestId('operator-links-load').click();
+      await page.getByTestId('operator-links').waitFor();
+      await page.getByTestId('operator-alt-load').click();
+      await page.getByTestId('operator-alt-sales').waitFor();
+
+      const controls = [
+        ...STORED.map((id) => `acknowledge-${id}`),
+        `refund-amount-${CAPTURE}`,
+        `refund-${CAPTURE}`,
+        `void-${CAPTURE}`,
+        'link-deactivate-PARK-01',
+        'alt-refund-amount-2',
+        'alt-refund-2',
+      ];
+      for (const testid of controls) {
+        const box = await page.getByTestId(testid).boundingBox();
+        expect(box, testid).not.toBeNull();
+        expect(box?.x, testid).toBeGreaterThanOrEqual(0);
+        expect((box?.x ?? 0) + (box?.width ?? 0), testid).toBeLessThanOrEqual(NARROW.width);
+      }
+      // Neither the panel nor the page is wider than the window.
+      expect(await page.evaluate(sidewaysScroll, ['.operator-sheet', '.operator-overlay', 'html'])).toEqual({
+        '.operator-sheet': 0,
+        '.operator-overlay': 0,
+        html: 0,
+      });
+      expect(await audit(page, 'the narrow panel with every list', { kind: 'tag', values: WCAG_AA })).toEqual(
+        [],
+      );
+      expect(problems).toEqual([]);
+      await page.context().close();
+    });
+
+  it('scrolls a list too wide for a still narrower window in its own region, by keyboard; the panel stays put', async () => {
+    const { page, problems } = await signedIn(
+      (f) => f.setOfflineDeclines([declined(STORED[0] ?? '', 1250, 'EXPIRED_CARD')]),
+      {
+        width: 640,
+        height: 900,
+      },
+    );
+    await page.getByTestId('operator-declines-open').click();
+    await page.getByTestId('operator-declines').waitFor();
+    const region = page.getByRole('region', {
+      name: 'Stored payments not collected in full after forwarding',
+    });
+    const button = page.getByTestId(`acknowledge-${STORED[0] ?? ''}`);
+    const right = async (): Promise<number> => {
+      const box = await button.boundingBox();
+      return (box?.x ?? 0) + (box?.width ?? 0);
+    };
+    expect(await right()).toBeGreaterThan(640);
+    // Tab reaches the region (its focus ring shows where the operator is); the arrow keys scroll it.
+    await region.focus();
+    for (let i = 0; i < 20; i++) await page.keyboard.press('ArrowRight');
+    await expect.poll(right).toBeLessThanOrEqual(640);
+    expect(await page.evaluate(sidewaysScroll, ['.operator-sheet', '.operator-overlay', 'html'])).toEqual({
+      '.operator-sheet': 0,
+      '.operator-overlay': 0,
+      html: 0,
+    });
+    expect(await audit(page, 'the panel at 640 px', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('operator panel: a tap-and-go hold whose fee the tariff could not price in its currency', () => {
+  // As the host lists it (src/host/operator-desk.ts), in terminal.locale: here Arabic, right to left inside the
+  // English, left-to-right panel.
+  const note = {
+    code: 'FEE_NOT_COMPUTABLE' as const,
+    text: 'لم يتم تحصيل رسوم قدرها ‏3.00 €: لا يمكن للتعرفة احتساب مبلغ محجوز بعملة GBP. تم الإفراج عن المبلغ المحجوز ولم يُخصم أي مبلغ.',
+    lang: 'ar-AE',
+  };
+
+  it('states on the hold why its fee was not collected, in the terminal’s language, and axe finds nothing', async () => {
+    const { page, problems } = await signedIn((f) =>
+      f.setTransactions([
+        {
+          transactionId: 'A1',
+          service: 'preauth',
+          comments: 'Parking Auth',
+          gatewayId: 'G-A1',
+          state: 'approved',
+          amount: { minor: 598, currency: 'GBP', text: '£5.98' },
+          shortfall: { minor: 300, currency: 'EUR', text: '€3.00' },
+          note,
+          maskedPan: '476173******0119',
+          at: '2030-01-01T10:00:00.000Z',
+          allowed: [],
+        },
+      ]),
+    );
+    await page.getByTestId('operator-reload').click();
+    await page.getByTestId('operator-transactions').waitFor();
+    // The state, and under it the note (which says the amount not collected).
+    expect(await text(page, 'txn-state-A1')).toBe(`approved${note.text}`);
+    const line = page.getByTestId('txn-note-A1');
+    expect(await line.getAttribute('lang')).toBe('ar-AE');
+    // Its own direction, whatever the panel's.
+    expect(await line.getAttribute('dir')).toBe('auto');
+    expect(await audit(page, 'the panel with the hold', { kind: 'tag', values: WCAG_AA })).toEqual([]);
     expect(problems).toEqual([]);
     await page.context().close();
   });

@@ -566,5 +566,33 @@ describe('tap-and-go: an exit after the terminal’s currency was changed while 
         },
       },
     ]);
+
+    // Operator mode's transaction list says it on the hold, in the terminal's language (en-GB here).
+    const listed = await host.operator({
+      pin: host.generatedOperatorPin ?? '',
+      action: { type: 'transactions' },
+    });
+    const summaries = listed.ok && listed.value.type === 'transactions' ? listed.value.transactions : [];
+    expect(
+      summaries
+        .filter((t) => t.note !== undefined || t.shortfall !== undefined)
+        .map((t) => ({
+          transactionId: t.transactionId,
+          service: t.service,
+          shortfall: t.shortfall,
+          note: t.note,
+        })),
+    ).toEqual([
+      {
+        transactionId: holdId,
+        service: 'preauth',
+        shortfall: { minor: 300, currency: 'EUR', text: '€3.00' },
+        note: {
+          code: 'FEE_NOT_COMPUTABLE',
+          text: 'Fee of €3.00 not collected: the hold was in GBP, which the tariff cannot price. The hold was released and nothing was charged.',
+          lang: 'en-GB',
+        },
+      },
+    ]);
   }, 60_000);
 });

@@ -181,6 +181,33 @@ describe('parking-terminal links', () => {
     expect(after?.closeReason).toBeUndefined();
   });
 
+  it('prints the last failure the terminal kept of its link escaped and bounded, as the gateway’s own fields', async () => {
+    await createLink('L-6');
+    const dir = terminalDir();
+    const journal = openJournal(join(dir, 'var/j.db'));
+    const store = new PaymentLinkStore(journal);
+    store.begin({
+      linkId: 'L-6',
+      reference: 'T-6',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: 1,
+    });
+    store.activated('L-6', `${sandbox.url}/pay/L-6`);
+    // A gateway error's message quoting what the gateway answered: a bidi override, a terminal escape, a long tail.
+    store.noteError('L-6', `GW_INVALID_REQUEST: L-6\u202E6-L\u001b[2J ${'x'.repeat(400)}`);
+    journal.close();
+
+    for (const args of [['show', 'L-6'], ['list']]) {
+      const { out } = await run(dir, args);
+      const link = (out.link ?? (out.links as unknown[])[0]) as { terminal?: { lastError?: string } };
+      const lastError = link.terminal?.lastError ?? '';
+      expect(lastError, args.join(' ')).toMatch(/^GW_INVALID_REQUEST: L-6\\u\{202E\}6-L\\u\{001B\}\[2J x/);
+      expect(lastError.length, args.join(' ')).toBeLessThanOrEqual(160);
+    }
+  });
+
   it('answers exit 1 with an error document for an unknown link, exit 2 for bad input', async () => {
     const dir = terminalDir();
     const missing = await run(dir, ['show', 'NOPE']);

@@ -3,7 +3,13 @@ import { redactValue, type Logger } from '../log/index.js';
 import { checkCommand, readFleetKey, type FleetKey } from './command-signature.js';
 import { ConfigError } from '../config/index.js';
 import { SecretFileError } from '../config/secret-file.js';
-import { brokerOptions, connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
+import {
+  brokerOptions,
+  checkBrokerConnection,
+  connectBroker,
+  type FleetConfig,
+  type ReconnectBackoff,
+} from './connection.js';
 import {
   FLEET_COMMANDS,
   signedCommandSchema,
@@ -71,6 +77,67 @@ export function checkFleetFiles(config: FleetConfig): void {
   }
 }
 
+/** The MQTT client id of the link of terminal `terminalId`: `fleet.clientId`, else one made of the terminal id. */
+export function linkClientId(config: FleetConfig, terminalId: string): string {
+  return config.clientId ?? `parking-terminal-${terminalId}`;
+}
+
+/** The settings the link connects to its broker with: another value of any of them is another connection. */
+const BROKER_KEYS = [
+  'url',
+  'mqttVersion',
+  'clientId',
+  'caFile',
+  'certFile',
+  'keyFile',
+  'usernameFile',
+  'passwordFile',
+] as const satisfies ReadonlyArray<keyof FleetConfig>;
+
+/** A terminal's place in the fleet: its id and its fleet link's settings (paths resolved by the caller). */
+export interface FleetPlace {
+  terminalId: string;
+  fleet: FleetConfig;
+}
+
+/**
+ * Whether a new configuration keeps the terminal within the fleet's reach, checked before `apply-config` replaces
+ * the running one (README, Fleet, Commands): a terminal restarted onto other topics, or onto a broker it cannot
+ * reach, answers no command of its operator any more, and nothing the fleet sends can bring it back.
+ * - Another `terminal.id` or `fleet.topicPrefix` is refused (`FLEET_IDENTITY_CHANGE`): the operator addresses the
+ *   terminal by both. They are changed on the terminal itself.
+ * - Other broker settings (URL, MQTT version, client id, TLS files, credentials) are tried first: a connection with
+ *   them, as a client of its own (never the link's session), must be accepted within `timeoutMs`, or the
+ *   configuration is refused (`BROKER_UNREACHABLE`) and nothing changes.
+ * Resolves with the refusal, or undefined when the move is safe. Never rejects.
+ */
+export async function checkFleetMove(
+  running: FleetPlace,
+  next: FleetPlace,
+  timeoutMs?: number,
+): Promise<{ code: 'FLEET_IDENTITY_CHANGE' | 'BROKER_UNREACHABLE'; message: string } | undefined> {
+  for (const [key, from, to] of [
+    ['terminal.id', running.terminalId, next.terminalId],
+    ['fleet.topicPrefix', running.fleet.topicPrefix, next.fleet.topicPrefix],
+  ] as const)
+    if (from !== to)
+      return {
+        code: 'FLEET_IDENTITY_CHANGE',
+        message: `the configuration of the command: "${key}": ${to} is not the running ${from}; the fleet would lose the terminal (changed on the terminal itself, not through the fleet)`,
+      };
+  const changed = BROKER_KEYS.filter((key) => running.fleet[key] !== next.fleet[key]);
+  if (changed.length === 0) return undefined;
+  try {
+    await checkBrokerConnection(next.fleet, `${linkClientId(next.fleet, next.terminalId)}-check`, timeoutMs);
+    return undefined;
+  } catch (e) {
+    return {
+      code: 'BROKER_UNREACHABLE',
+      message: `the configuration of the command: ${changed.map((k) => `"fleet.${k}"`).join(', ')}: the terminal could not connect to ${next.fleet.url} with them (${e instanceof Error ? e.message : String(e)}); not applied`,
+    };
+  }
+}
+
 /**
  * The terminal's link to the operator's MQTT broker (issue 15; README, Fleet): a retained `status` (`online`, and
  * the last will `offline`), a retained `heartbeat` every `fleet.heartbeatSeconds`, `events`, and signed `commands`
@@ -101,7 +168,7 @@ export class FleetLink {
     this.key = options.key ?? (config.commandKeyFile ? readFleetKey(config.commandKeyFile) : undefined);
     const mqttVersion = config.mqttVersion ?? 5;
     const { client, backoff } = connectBroker(config, {
-      clientId: config.clientId ?? `parking-terminal-${terminal.terminalId}`,
+      clientId: linkClientId(config, terminal.terminalId),
       // MQTT 5, for the Maximum Packet Size the broker must respect (MQTT 3.1.1 has none: `fleet.mqttVersion` 4 for a
       // broker that speaks no MQTT 5, where an oversized packet is read and refused by the size check).
       protocolVersion: mqttVersion,

@@ -201,6 +201,13 @@ export const REPLY_CODES = [
   'CONFIG_INVALID',
   /** The terminal was started without a configuration file: there is nothing to replace. */
   'NO_CONFIG_FILE',
+  /**
+   * `apply-config` would move the terminal to other topics (another `terminal.id` or `fleet.topicPrefix`): its commands
+   * would reach nobody. Changed on the terminal itself.
+   */
+  'FLEET_IDENTITY_CHANGE',
+  /** `apply-config` moves the link to a broker (URL, TLS, credentials) the terminal could not connect to: not applied. */
+  'BROKER_UNREACHABLE',
   'FAILED',
 ] as const;
 export type ReplyCode = (typeof REPLY_CODES)[number];

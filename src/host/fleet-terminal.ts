@@ -10,6 +10,7 @@ import {
 } from '../config/secret-file.js';
 import {
   checkFleetFiles,
+  checkFleetMove,
   FleetLink,
   inMaintenanceWindow,
   type CommandOutcome,
@@ -51,6 +52,8 @@ export interface HostFleetOptions {
   now?: () => Date;
   /** How long `rerun-recovery` waits before it answers that recovery is still running, ms (tests). */
   recoveryReplyMs?: number;
+  /** How long `apply-config` waits for a new broker to accept a connection, ms (default 10 s). */
+  brokerCheckMs?: number;
 }
 
 /** The application version of package.json (the nearest one named parking-terminal above this file). */
@@ -244,7 +247,7 @@ export class HostFleetTerminal implements FleetTerminal {
         case 'audit-log':
           return this.auditLog(args);
         case 'apply-config':
-          return this.applyConfig(args);
+          return await this.applyConfig(args);
         case 'restart':
           return this.restart();
       }
@@ -307,10 +310,11 @@ export class HostFleetTerminal implements FleetTerminal {
 
   /**
    * A new configuration: validated by the schema (refused with its error), its secret files checked, accepted only
-   * when idle; then the file replaced atomically, the change recorded in the audit log (actor fleet), and the terminal
-   * restarted to run it.
+   * when idle and when it keeps the terminal within the fleet's reach (the same topics, a broker that accepts the
+   * connection: `checkFleetMove`); then the file replaced atomically, the change recorded in the audit log (actor
+   * fleet), and the terminal restarted to run it.
    */
-  private applyConfig(args: Record<string, unknown>): CommandOutcome {
+  private async applyConfig(args: Record<string, unknown>): Promise<CommandOutcome> {
     const input = args.config;
     if (typeof input !== 'object' || input === null || Array.isArray(input))
       return { ok: false, code: 'BAD_ARGUMENTS', message: 'config: the new configuration as an object' };
@@ -366,6 +370,21 @@ export class HostFleetTerminal implements FleetTerminal {
       };
     const idle = this.idle();
     if (!idle.idle) return { ok: false, code: 'BUSY', message: `not idle: ${idle.why}` };
+    const running = withSecretFilesResolved(this.host.config, this.options.cwd).fleet;
+    if (running) {
+      const refusal = await checkFleetMove(
+        { terminalId: this.host.config.terminal.id, fleet: running },
+        {
+          terminalId: config.terminal.id,
+          fleet: withSecretFilesResolved(config, this.options.cwd).fleet ?? config.fleet,
+        },
+        this.options.brokerCheckMs,
+      );
+      if (refusal) return { ok: false, ...refusal };
+      // A customer may have come while the new broker was tried.
+      const still = this.idle();
+      if (!still.idle) return { ok: false, code: 'BUSY', message: `not idle: ${still.why}` };
+    }
     const yaml = ['.yml', '.yaml'].includes(extname(file).toLowerCase());
     // Whole and synced, or not at all: a power cut never leaves a configuration the next start cannot read.
     writePrivateFileDurably(file, yaml ? toYaml(input) : `${JSON.stringify(input, null, 2)}\n`, 'replace');

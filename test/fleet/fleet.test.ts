@@ -331,6 +331,26 @@ suite('fleet link over a real Mosquitto', () => {
       expect(fleetRecords.every((r) => r.actor === 'fleet')).toBe(true);
       expect(records.some((r) => r.subject === sneaked.id)).toBe(false);
 
+      // A configuration that would cut the terminal off its fleet: refused, the file untouched, no restart. Another
+      // terminal id moves its topics; a password the broker refuses is found out by connecting before applying.
+      const running = await readFile(join(cwd, 'config.json'), 'utf8');
+      const base = JSON.parse(running) as { terminal: object; fleet: object };
+      const renamed = command(TERMINAL, 'apply-config', {
+        config: { ...base, terminal: { ...base.terminal, id: 'PTFLEET9' } },
+      });
+      await view.publishRaw(TERMINAL, JSON.stringify(renamed));
+      expect((await repliesTo(renamed.id))[0]).toMatchObject({ ok: false, code: 'FLEET_IDENTITY_CHANGE' });
+      const wrongPassword = await broker.secret(`${TERMINAL}.wrong-password`, 'not-the-password');
+      const locked = command(TERMINAL, 'apply-config', {
+        config: { ...base, fleet: { ...base.fleet, passwordFile: wrongPassword } },
+      });
+      await view.publishRaw(TERMINAL, JSON.stringify(locked));
+      const lockedReply = (await repliesTo(locked.id))[0]!;
+      expect(lockedReply).toMatchObject({ ok: false, code: 'BROKER_UNREACHABLE' });
+      expect(lockedReply.message).toContain('fleet.passwordFile');
+      expect(await readFile(join(cwd, 'config.json'), 'utf8')).toBe(running);
+      expect(child.exitCode).toBeNull();
+
       // A new configuration, applied while idle: the file replaced, the change audited (actor fleet), the terminal
       // restarted through its restart exit code; started again as the service manager would, it runs the new one.
       const current = JSON.parse(await readFile(join(cwd, 'config.json'), 'utf8')) as Record<string, unknown>;

@@ -12,6 +12,7 @@ import {
 } from './connection.js';
 import {
   FLEET_COMMANDS,
+  REPLY_MAX_BYTES,
   signedCommandSchema,
   unsignedCommandSchema,
   type CommandReply,
@@ -22,6 +23,7 @@ import {
   type SignedCommand,
 } from './messages.js';
 import type { FleetTerminal } from './terminal.js';
+import { TokenBucket } from './token-bucket.js';
 import { terminalTopics, type TerminalTopics } from './topics.js';
 
 /** Most events kept while the broker is away (the oldest go first); the heartbeat says the rest. */
@@ -34,6 +36,47 @@ const COMMAND_MAX_BYTES = 256 * 1024;
  * MQTT.js reads a packet whole, up to 256 MB, before anything here could look at it.
  */
 const PACKET_MAX_BYTES = COMMAND_MAX_BYTES + 4 * 1024;
+
+/** Longest `message` of a reply, characters: a schema error naming every unknown key of a configuration is cut. */
+const REPLY_MESSAGE_MAX_CHARS = 4 * 1024;
+/**
+ * Refusals of messages not signed with the fleet key (a stranger's, or junk): answered and audited at most
+ * {@link STRANGER_REFUSALS_BURST} at once, then {@link STRANGER_REFUSALS_PER_SECOND} a second; beyond that they are
+ * counted, and one `RATE_LIMITED` reply and audit record sums them up {@link DROPPED_SUMMARY_AFTER_MS} after the first
+ * one dropped (or when the link closes). A command whose signature verifies is always answered, whatever its refusal.
+ */
+const STRANGER_REFUSALS_BURST = 20;
+const STRANGER_REFUSALS_PER_SECOND = 1;
+const DROPPED_SUMMARY_AFTER_MS = 10_000;
+/** The refusals given before the signature verified: who sent them is not known to hold the fleet key. */
+const UNVERIFIED_REFUSALS: ReadonlySet<ReplyCode> = new Set<ReplyCode>([
+  'BAD_COMMAND',
+  'COMMANDS_DISABLED',
+  'BAD_SIGNATURE',
+]);
+
+/**
+ * `reply` within {@link REPLY_MAX_BYTES}: a `message` longer than {@link REPLY_MESSAGE_MAX_CHARS} cut with a marker;
+ * then, when still too large, `result` and `first` left out and named under `truncated` with the size it had. What is
+ * left (an id, a command name, a cut message) always fits. Applied to the reply once redacted: a cut never leaves part
+ * of a card number the redaction would have recognised whole.
+ */
+export function capReply(reply: CommandReply): CommandReply {
+  let capped = reply;
+  const message = reply.message;
+  if (message !== undefined && message.length > REPLY_MESSAGE_MAX_CHARS) {
+    // Not in the middle of a surrogate pair.
+    const head = message.slice(0, REPLY_MESSAGE_MAX_CHARS).replace(/[\uD800-\uDBFF]$/, '');
+    capped = { ...capped, message: `${head}… [truncated: ${message.length} characters in all]` };
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(capped));
+  if (bytes <= REPLY_MAX_BYTES) return capped;
+  const { result, first, ...rest } = capped;
+  const omitted: Array<'result' | 'first'> = [];
+  if (result !== undefined) omitted.push('result');
+  if (first !== undefined) omitted.push('first');
+  return { ...rest, truncated: { bytes, omitted } };
+}
 
 /** A command refused before it is claimed: its id and name when they could be read, the code and why. */
 /** A command id of the UUID form (`fleet send` makes one per command). */
@@ -157,6 +200,11 @@ export class FleetLink {
   private readonly pendingEvents: string[] = [];
   /** Commands run one after the other, in the order they arrive. */
   private commandChain: Promise<void> = Promise.resolve();
+  /** Refusals of unsigned messages answered; monotonic time, so that the wall clock jumping changes nothing. */
+  private readonly strangerRefusals = new TokenBucket(STRANGER_REFUSALS_BURST, STRANGER_REFUSALS_PER_SECOND);
+  /** The refusals left unanswered since the last summary, by code. */
+  private dropped: { count: number; codes: Record<string, number>; since: string } | undefined;
+  private droppedTimer: NodeJS.Timeout | undefined;
   private closed = false;
   /** Heartbeats published (tests, the benchmark). */
   heartbeats = 0;
@@ -301,10 +349,58 @@ export class FleetLink {
     const redacted = redactValue(full) as CommandReply;
     // The id of the UUID form the fleet sends goes back as it came: a UUID's digits can form a run the card-number
     // rule takes for a PAN ("…-4a50-8536-341381880247"), and a reply whose id is redacted answers no command.
-    const published =
-      full.id !== null && COMMAND_UUID.test(full.id) ? { ...redacted, id: full.id } : redacted;
+    const published = capReply(
+      full.id !== null && COMMAND_UUID.test(full.id) ? { ...redacted, id: full.id } : redacted,
+    );
     this.publish(this.topics.replies, JSON.stringify(published), { qos: 1 });
     return published;
+  }
+
+  /**
+   * Refuses, unless the refusal is of a message not signed with the fleet key and more of those came than the
+   * terminal answers ({@link STRANGER_REFUSALS_BURST}): then it is only counted, for the one summary.
+   */
+  private refuseLimited(refusal: Refusal): void {
+    const code = refusal[2];
+    if (!UNVERIFIED_REFUSALS.has(code) || this.strangerRefusals.take(performance.now()))
+      return this.refuse(...refusal);
+    const dropped = (this.dropped ??= { count: 0, codes: {}, since: this.now().toISOString() });
+    dropped.count += 1;
+    dropped.codes[code] = (dropped.codes[code] ?? 0) + 1;
+    if (this.droppedTimer === undefined) {
+      this.droppedTimer = setTimeout(() => this.summarizeDropped(), DROPPED_SUMMARY_AFTER_MS);
+      this.droppedTimer.unref();
+    }
+  }
+
+  /** One reply, audit record and log line for the refusals left unanswered since the last one. */
+  private summarizeDropped(): void {
+    clearTimeout(this.droppedTimer);
+    this.droppedTimer = undefined;
+    const dropped = this.dropped;
+    if (!dropped) return;
+    this.dropped = undefined;
+    const message =
+      `${dropped.count} refusal(s) of messages not signed with the fleet key left unanswered since ${dropped.since} ` +
+      `(answered: at most ${STRANGER_REFUSALS_BURST} at once, then ${STRANGER_REFUSALS_PER_SECOND} a second)`;
+    this.options.logger.warn({ dropped: dropped.count, codes: dropped.codes }, message);
+    try {
+      this.options.terminal.audit({
+        id: null,
+        result: 'refused',
+        code: 'RATE_LIMITED',
+        dropped: { count: dropped.count, codes: dropped.codes },
+      });
+    } catch (err) {
+      this.options.logger.error({ err }, 'fleet: the summary of refusals dropped could not be audited');
+    }
+    this.reply({
+      id: null,
+      ok: false,
+      code: 'RATE_LIMITED',
+      message,
+      result: { dropped: dropped.count, codes: dropped.codes, since: dropped.since },
+    });
   }
 
   private refuse(...[id, command, code, message]: Refusal): void {
@@ -385,7 +481,7 @@ export class FleetLink {
     const { terminal } = this.options;
     const verified = this.verified(payload);
     if ('refusal' in verified) {
-      if (!retained) return this.refuse(...verified.refusal);
+      if (!retained) return this.refuseLimited(verified.refusal);
       const [id, command, code] = verified.refusal;
       this.options.logger.warn(
         { id, command, code },
@@ -477,6 +573,7 @@ export class FleetLink {
       ok: reply.ok,
       code: reply.code,
       ...(reply.message !== undefined ? { message: reply.message } : {}),
+      ...(reply.truncated !== undefined ? { truncated: reply.truncated } : {}),
       at: reply.at,
     });
   }
@@ -499,6 +596,7 @@ export class FleetLink {
       new Promise<void>((r) => (commandTimer = setTimeout(r, timeoutMs))),
     ]);
     clearTimeout(commandTimer);
+    this.summarizeDropped();
     const done = new Promise<void>((resolve) => {
       if (!this.client.connected) {
         this.client.end(true, {}, () => resolve());

@@ -208,9 +208,22 @@ export const REPLY_CODES = [
   'FLEET_IDENTITY_CHANGE',
   /** `apply-config` moves the link to a broker (URL, TLS, credentials) the terminal could not connect to: not applied. */
   'BROKER_UNREACHABLE',
+  /**
+   * Not the answer to a command (its id is null): how many refusals of messages not signed with the fleet key
+   * (`BAD_COMMAND`, `BAD_SIGNATURE`, `COMMANDS_DISABLED`) went unanswered and unaudited, beyond the rate the terminal
+   * answers them at (src/fleet/link.ts). Published once after the first one dropped, with the counts by code.
+   */
+  'RATE_LIMITED',
   'FAILED',
 ] as const;
 export type ReplyCode = (typeof REPLY_CODES)[number];
+
+/**
+ * Largest reply published, bytes of its JSON (and so what fleet_commands.reply keeps of it): an `audit-log` of many
+ * records, or an error that echoes a command's input, is not sent whole to every subscriber of the replies
+ * (src/fleet/link.ts, capReply).
+ */
+export const REPLY_MAX_BYTES = 64 * 1024;
 
 /** What the terminal answers on `replies`. */
 export interface CommandReply {
@@ -227,6 +240,12 @@ export interface CommandReply {
   at: string;
   /** With DUPLICATE: the reply the command got when it was executed, when it finished. */
   first?: unknown;
+  /**
+   * Present when the reply would have been larger than a reply may be (src/fleet/link.ts): the fields left out and
+   * the size it would have had, bytes of JSON. A `message` too long is cut and ends with `… [truncated: N characters in
+   * all]`.
+   */
+  truncated?: { bytes: number; omitted: Array<'result' | 'first'> };
 }
 
 /** What the operator should look at for a terminal (the `fleet status` table's alerts). */

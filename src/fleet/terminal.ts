@@ -28,11 +28,15 @@ export interface FleetTerminal {
   finishCommand(id: string, reply: Record<string, unknown>): void;
   /** Carries out a verified, claimed command. Never throws: a failure is an outcome. */
   execute(command: FleetCommandName, args: Record<string, unknown>): Promise<CommandOutcome>;
-  /** Records a command carried out, refused or failed in the audit log (actor `fleet`). */
+  /**
+   * Records a command carried out, refused or failed in the audit log (actor `fleet`). With `dropped` (code
+   * `RATE_LIMITED`, id null): one record for the refusals of unsigned messages left unanswered, counted by code.
+   */
   audit(entry: {
     id: string | null;
     command?: string;
     result: 'ok' | 'refused' | 'failed';
     code: ReplyCode;
+    dropped?: { count: number; codes: Record<string, number> };
   }): void;
 }

@@ -4,6 +4,7 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
+import { REPLY_MAX_BYTES } from '../fleet/index.js';
 import { openJournal } from '../journal/index.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { silentLogger } from '../log/index.js';
@@ -233,6 +234,29 @@ describe('the terminal under the fleet', () => {
     } finally {
       await broker.close();
     }
+    fleet.close();
+  });
+
+  it('returns the newest audit records that fit in a reply, and counts the oldest it left out', async () => {
+    // A reply is at most REPLY_MAX_BYTES: 300 records of about 1 KB each, returned whole, would be left out whole.
+    const { host, fleet } = await fleetTerminal();
+    for (let i = 0; i < 300; i++)
+      host.audit.record({
+        actor: 'operator',
+        action: 'service-mode-on',
+        subject: `record-${i}`,
+        result: 'ok',
+        details: { notice: 'n'.repeat(1_000) },
+      });
+    const outcome = await fleet.execute('audit-log', { limit: 300 });
+    expect(outcome).toMatchObject({
+      ok: true,
+      message: expect.stringContaining('oldest left out') as string,
+    });
+    const result = (outcome as { result: { records: Array<{ subject: string }>; omitted: number } }).result;
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(REPLY_MAX_BYTES);
+    expect(result.records.length + result.omitted).toBe(300);
+    expect(result.records.at(-1)!.subject).toBe('record-299');
     fleet.close();
   });
 

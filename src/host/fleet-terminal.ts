@@ -13,6 +13,7 @@ import {
   checkFleetMove,
   FleetLink,
   inMaintenanceWindow,
+  REPLY_MAX_BYTES,
   type CommandOutcome,
   type FleetCommandName,
   type FleetEvent,
@@ -31,6 +32,8 @@ import type { TerminalHost } from './terminal-host.js';
 const RESTART_CHECK_MS = 30_000;
 /** Most audit records one `audit-log` command returns (an MQTT message stays small). */
 const AUDIT_RECORDS_MAX = 500;
+/** Bytes of JSON the records of one `audit-log` reply may take: the reply's limit, less room for the rest of it. */
+const AUDIT_REPLY_BUDGET_BYTES = REPLY_MAX_BYTES - 4 * 1024;
 /**
  * How long `rerun-recovery` waits for recovery before it answers that recovery is still running. Recovery retries
  * until the gateway answers; the fleet's commands run one after the other, so a reply that waited for it would hold
@@ -213,14 +216,18 @@ export class HostFleetTerminal implements FleetTerminal {
     command?: string;
     result: 'ok' | 'refused' | 'failed';
     code: string;
+    dropped?: { count: number; codes: Record<string, number> };
   }): void {
     this.host.audit.record({
       actor: 'fleet',
       action: 'fleet-command',
-      subject: entry.id ?? '(unreadable command)',
+      subject: entry.id ?? (entry.dropped ? '(refusals dropped)' : '(unreadable command)'),
       result: entry.result,
       code: entry.code,
-      details: entry.command ? { command: entry.command } : {},
+      details: {
+        ...(entry.command ? { command: entry.command } : {}),
+        ...(entry.dropped ? { dropped: entry.dropped.count, codes: entry.dropped.codes } : {}),
+      },
     });
   }
 
@@ -305,7 +312,22 @@ export class HostFleetTerminal implements FleetTerminal {
       return { ok: false, code: 'BAD_ARGUMENTS', message: `limit: 1 to ${AUDIT_RECORDS_MAX}` };
     query.limit = limit;
     const records = this.host.audit.list(query);
-    return { ok: true, message: `${records.length} record(s)`, result: { records } };
+    // Within a reply's size (REPLY_MAX_BYTES, with room for the rest of the reply): the newest records that fit, the
+    // oldest left out and counted — a reply over it would carry no record at all.
+    let size = Buffer.byteLength(JSON.stringify(records));
+    let omitted = 0;
+    while (size > AUDIT_REPLY_BUDGET_BYTES && omitted < records.length)
+      size -= Buffer.byteLength(JSON.stringify(records[omitted++])) + 1;
+    const kept = records.slice(omitted);
+    return {
+      ok: true,
+      message:
+        `${kept.length} record(s)` +
+        (omitted > 0
+          ? `; the ${omitted} oldest left out (a reply is at most ${REPLY_MAX_BYTES} bytes): ask again with a smaller limit`
+          : ''),
+      result: { records: kept, ...(omitted > 0 ? { omitted } : {}) },
+    };
   }
 
   /**

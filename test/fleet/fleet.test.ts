@@ -121,12 +121,19 @@ suite('fleet link over a real Mosquitto', () => {
   beforeAll(async () => {
     broker = await startMosquitto({
       prefix: PREFIX,
-      terminals: [TERMINAL, RECOVERING, 'RECON1', 'BIGPKT1', 'BIGPKT4', 'RETAIN1', ...SIMULATED].map(
-        (name) => ({
-          name,
-          password: password(name),
-        }),
-      ),
+      terminals: [
+        TERMINAL,
+        RECOVERING,
+        'RECON1',
+        'BIGPKT1',
+        'BIGPKT4',
+        'RETAIN1',
+        'FLOOD1',
+        ...SIMULATED,
+      ].map((name) => ({
+        name,
+        password: password(name),
+      })),
       operators: [{ name: 'operator', password: password('operator') }],
       others: [{ name: 'intruder', password: password('intruder') }],
     });
@@ -648,6 +655,69 @@ suite('fleet link over a real Mosquitto', () => {
       operatorClient.end(true);
     }
   }, 30_000);
+
+  it('a flood of unsigned messages gets a bounded number of refusals and one summary; a signed command is answered', async () => {
+    const sim = new SimulatedFleetTerminal('FLOOD1');
+    const operatorClient = connectBroker(operator, { clientId: 'test-flood', clean: true }).client;
+    const got: CommandReply[] = [];
+    operatorClient.on('message', (topic, payload) => {
+      if (topic.endsWith('/replies')) got.push(JSON.parse(payload.toString('utf8')) as CommandReply);
+    });
+    const config: FleetConfig = {
+      ...(await settingsFor('FLOOD1')),
+      topicPrefix: PREFIX,
+      heartbeatSeconds: 30,
+      reconnectMaxSeconds: 2,
+      commandMaxAgeSeconds: 600,
+      maintenanceWindow: { start: '03:00', end: '05:00' },
+    };
+    const topic = `${PREFIX}/FLOOD1/commands`;
+    const waitFor = async (what: string, predicate: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 20_000;
+      while (!predicate()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${got.length} replies`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const link = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey });
+    try {
+      await new Promise<void>((r) => operatorClient.once('connect', () => r()));
+      await operatorClient.subscribeAsync(`${PREFIX}/FLOOD1/replies`, { qos: 1 });
+      await link.whenConnected();
+      const flood = 500;
+      const forged = {
+        ...command('FLOOD1', 'flush-queue', {}, hmacKey),
+        signature: { alg: 'hmac-sha256', value: 'AAAA' },
+      };
+      await Promise.all(
+        Array.from({ length: flood }, (_, i) =>
+          operatorClient.publishAsync(
+            topic,
+            i % 2 ? `junk ${i}` : JSON.stringify({ ...forged, id: `forged-${i}` }),
+            {
+              qos: 1,
+            },
+          ),
+        ),
+      );
+      const signed = command('FLOOD1', 'flush-queue', {}, hmacKey);
+      await operatorClient.publishAsync(topic, JSON.stringify(signed), { qos: 1 });
+      await waitFor('the signed command', () => got.some((r) => r.id === signed.id));
+      await link.close();
+      await waitFor('the summary', () => got.some((r) => r.code === 'RATE_LIMITED'));
+      expect(got.filter((r) => r.id === signed.id)).toMatchObject([{ ok: true, code: 'OK' }]);
+      const answered = got.filter((r) => r.code === 'BAD_COMMAND' || r.code === 'BAD_SIGNATURE');
+      expect(answered.length).toBeLessThanOrEqual(30);
+      const summaries = got.filter((r) => r.code === 'RATE_LIMITED');
+      expect(summaries).toHaveLength(1);
+      expect((summaries[0]!.result as { dropped: number }).dropped + answered.length).toBe(flood);
+      expect(sim.executed.map((e) => e.command)).toEqual(['flush-queue']);
+      expect(sim.audited.length).toBeLessThanOrEqual(answered.length + 2);
+    } finally {
+      await link.close();
+      operatorClient.end(true);
+    }
+  }, 60_000);
 
   it('200 simulated terminals report to one broker; fleet status lists them all within one heartbeat interval', async () => {
     const heartbeatSeconds = 30;

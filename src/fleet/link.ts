@@ -532,6 +532,20 @@ export class FleetLink {
       terminal.audit({ id: command.id, command: name, result: 'refused', code: 'RETAINED' });
       return;
     }
+    if ('forgotten' in claim) {
+      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'STALE' });
+      this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'STALE',
+        message:
+          `expires at ${command.expiresAt}, before ${new Date(claim.keptFromMs).toISOString()}: the ids of older ` +
+          `commands are not kept, so it may have been executed already; not executed (the terminal's clock reads ` +
+          `${this.now().toISOString()}: set back?)`,
+      });
+      return;
+    }
     if (!claim.fresh) {
       this.options.terminal.audit({ id: command.id, command: name, result: 'refused', code: 'DUPLICATE' });
       this.reply({

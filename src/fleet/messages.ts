@@ -191,6 +191,11 @@ export const REPLY_CODES = [
   'RETAINED',
   /** Its id was executed before (the reply then repeats the first one's under `first`). */
   'DUPLICATE',
+  /**
+   * It expires before the oldest expiry whose command ids the terminal still keeps all of: it may have been executed
+   * and its id pruned. Only a terminal clock set back lets such a command past the expiry check; not executed.
+   */
+  'STALE',
   /** The terminal is not idle: a customer session, an open authorization or an unknown journal entry. */
   'BUSY',
   /** Not possible in the terminal's state (e.g. back in service when not in service mode). */

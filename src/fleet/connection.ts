@@ -100,3 +100,41 @@ export function connectBroker(
   const backoff = new ReconnectBackoff(client, { minMs: 1_000, maxMs: settings.reconnectMaxSeconds * 1000 });
   return { client, backoff };
 }
+
+/**
+ * Connects to the broker of `settings` once, as a separate client (`clientId`, a clean session: the running link's
+ * persistent session and its connection are left alone), and disconnects: resolves when the broker accepted the
+ * connection (URL, TLS, credentials), rejects with the reason otherwise, or after `timeoutMs`.
+ */
+export function checkBrokerConnection(
+  settings: BrokerSettings & { mqttVersion?: 4 | 5 | undefined },
+  clientId: string,
+  timeoutMs = 10_000,
+): Promise<void> {
+  const client = mqtt.connect(settings.url, {
+    ...brokerOptions(settings),
+    clientId,
+    clean: true,
+    protocolVersion: settings.mqttVersion ?? 5,
+    connectTimeout: timeoutMs,
+    reconnectPeriod: 0,
+  });
+  return new Promise<void>((resolve, reject) => {
+    let settled = false;
+    const timer = setTimeout(() => done(new Error(`no answer within ${timeoutMs} ms`)), timeoutMs);
+    const done = (err?: Error): void => {
+      if (settled) return;
+      settled = true;
+      clearTimeout(timer);
+      client.removeAllListeners('connect');
+      client.removeAllListeners('close');
+      client.on('error', () => undefined);
+      client.end(true);
+      if (err) reject(err);
+      else resolve();
+    };
+    client.once('connect', () => done());
+    client.once('error', (err) => done(err));
+    client.once('close', () => done(new Error('the connection closed before the broker accepted it')));
+  });
+}

@@ -4,6 +4,7 @@ import { describe, expect, it, vi } from 'vitest';
 import { silentLogger } from '../log/index.js';
 import { signCommand, type FleetKey } from './command-signature.js';
 import type { FleetConfig } from './connection.js';
+import type { CommandReply } from './messages.js';
 import type { FleetTerminal } from './terminal.js';
 
 /** A broker client that records what the link publishes, and delivers what a test emits. */
@@ -44,15 +45,21 @@ const PAIR = generateKeyPairSync('ed25519');
 const OPERATOR_KEY: FleetKey = { kind: 'ed25519', publicKey: PAIR.publicKey, privateKey: PAIR.privateKey };
 const TERMINAL_KEY: FleetKey = { kind: 'ed25519', publicKey: PAIR.publicKey };
 
-/** `name` with `args`, valid for a minute from now, signed with `key`. */
-function signed(id: string, name: string, args: Record<string, unknown>, key: FleetKey): string {
+/** `name` with `args` for `terminalId`, valid for a minute from now, signed with `key`. */
+function signed(
+  id: string,
+  name: string,
+  args: Record<string, unknown>,
+  key: FleetKey,
+  terminalId = 'PT000001',
+): string {
   const now = Date.now();
   return JSON.stringify(
     signCommand(
       {
         v: 1,
         id,
-        terminalId: 'PT000001',
+        terminalId,
         command: name,
         args,
         issuedAt: new Date(now).toISOString(),
@@ -372,6 +379,8 @@ describe('a burst of commands', () => {
   it('is handled one command per turn of the event loop: the screen, the reader and payments keep running', async () => {
     // MQTT.js emits every message of a socket read in one go. Handled in one run of microtasks, a burst of refusals
     // (each an audit record synced to disk) held the event loop until the last one: no I/O, no timer in between.
+    // Signed commands for another terminal: refused WRONG_TERMINAL, each one answered and audited (a refusal of a
+    // correctly signed command is never dropped by the limit on strangers' refusals).
     fake.published = [];
     fake.removeAllListeners('message');
     fake.connected = true;
@@ -385,10 +394,117 @@ describe('a burst of commands', () => {
     const link = startLink(terminal, KEY);
     const burst = 200;
     for (let i = 0; i < burst; i++)
-      fake.emit('message', 'parking/PT000001/commands', Buffer.from(`{"v":1,"id":"junk-${i}"}`));
+      fake.emit(
+        'message',
+        'parking/PT000001/commands',
+        Buffer.from(signed(`elsewhere-${i}`, 'in-service', {}, KEY, 'PT000002')),
+      );
     const seenByATimer = await new Promise<number>((r) => setTimeout(() => r(audited), 0));
     expect(seenByATimer).toBeLessThan(burst);
     await link.close(10_000);
     expect(audited).toBe(burst);
+  });
+});
+
+/** A link of these tests on the fake client whose terminal answers with `execute`; what it published and kept. */
+function recordingLink(execute: FleetTerminal['execute'], key: FleetKey = KEY) {
+  fake.published = [];
+  fake.removeAllListeners('message');
+  fake.connected = true;
+  const kept: Array<Record<string, unknown>> = [];
+  const audits: Array<{ id: string | null; code: string; result: string }> = [];
+  const terminal = testTerminal({
+    claimCommand: () => ({ fresh: true }),
+    finishCommand: (_id, reply) => void kept.push(reply),
+    execute,
+    audit: (entry) => void audits.push(entry),
+  });
+  const link = startLink(terminal, key);
+  const replies = () =>
+    fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((p) => ({ ...(JSON.parse(p.payload) as CommandReply), bytes: Buffer.byteLength(p.payload) }));
+  return { link, kept, audits, replies };
+}
+
+describe('the size of a reply', () => {
+  it('is capped, published and kept: a long message cut with a marker, a result too large left out and said so', async () => {
+    const { link, kept, replies } = recordingLink(
+      (name) =>
+        Promise.resolve(
+          name === 'apply-config'
+            ? { ok: false, code: 'CONFIG_INVALID', message: `unknown keys: ${'"k", '.repeat(200_000)}` }
+            : {
+                ok: true,
+                message: 'many records',
+                result: { records: Array.from({ length: 20_000 }, (_, i) => ({ i, text: 'x'.repeat(50) })) },
+              },
+        ),
+      TERMINAL_KEY,
+    );
+    fake.emit(
+      'message',
+      'parking/PT000001/commands',
+      Buffer.from(signed('big-1', 'apply-config', { config: {} }, OPERATOR_KEY)),
+    );
+    fake.emit(
+      'message',
+      'parking/PT000001/commands',
+      Buffer.from(signed('big-2', 'audit-log', {}, OPERATOR_KEY)),
+    );
+    await link.close(10_000);
+    const [message, result] = replies();
+    expect(message).toMatchObject({ id: 'big-1', ok: false, code: 'CONFIG_INVALID' });
+    expect(message!.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(message!.message).toMatch(/… \[truncated: \d+ characters in all\]$/);
+    expect(result).toMatchObject({ id: 'big-2', ok: true, code: 'OK', truncated: { omitted: ['result'] } });
+    expect(result!.bytes).toBeLessThanOrEqual(64 * 1024);
+    expect(result).not.toHaveProperty('result');
+    // What fleet_commands.reply keeps (a redelivery repeats it under `first`) is the reply as published.
+    expect(kept).toHaveLength(2);
+    for (const reply of kept) expect(JSON.stringify(reply).length).toBeLessThanOrEqual(64 * 1024);
+    expect(kept[0]!.message).toBe(message!.message);
+    expect(kept[1]).toMatchObject({ truncated: { omitted: ['result'] } });
+  });
+});
+
+describe('refusals to strangers', () => {
+  it('are limited in rate, summed up once; a correctly signed command is always answered', async () => {
+    // Each refusal is a reply on the broker and an audit record synced to disk: a stranger flooding the commands topic
+    // made the terminal publish and write one per message.
+    let executed = 0;
+    const { link, audits, replies } = recordingLink(() => {
+      executed += 1;
+      return Promise.resolve({ ok: true });
+    });
+    const flood = 1_000;
+    for (let i = 0; i < flood; i++) {
+      fake.emit('message', 'parking/PT000001/commands', Buffer.from(i % 2 ? '{ nope' : nestedCommand(1)));
+      if (i === flood / 2)
+        fake.emit(
+          'message',
+          'parking/PT000001/commands',
+          Buffer.from(signed('flush-1', 'flush-queue', {}, KEY)),
+        );
+    }
+    fake.emit(
+      'message',
+      'parking/PT000001/commands',
+      Buffer.from(signed('other-1', 'in-service', {}, KEY, 'PT000002')),
+    );
+    await link.close(30_000);
+    const all = replies();
+    expect(all.filter((r) => r.id === 'flush-1')).toMatchObject([{ ok: true, code: 'OK' }]);
+    expect(all.filter((r) => r.id === 'other-1')).toMatchObject([{ ok: false, code: 'WRONG_TERMINAL' }]);
+    expect(executed).toBe(1);
+    const answered = all.filter((r) => r.code === 'BAD_COMMAND' || r.code === 'BAD_SIGNATURE');
+    expect(answered.length).toBeLessThanOrEqual(30);
+    const summaries = all.filter((r) => r.code === 'RATE_LIMITED');
+    expect(summaries).toHaveLength(1);
+    const dropped = summaries[0]!.result as { dropped: number; codes: Record<string, number> };
+    expect(dropped.dropped + answered.length).toBe(flood);
+    expect(dropped.codes.BAD_COMMAND! + dropped.codes.BAD_SIGNATURE!).toBe(dropped.dropped);
+    expect(audits.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(1);
+    expect(audits.length).toBeLessThanOrEqual(answered.length + 3);
   });
 });

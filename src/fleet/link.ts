@@ -3,9 +3,16 @@ import { redactValue, type Logger } from '../log/index.js';
 import { checkCommand, readFleetKey, type FleetKey } from './command-signature.js';
 import { ConfigError } from '../config/index.js';
 import { SecretFileError } from '../config/secret-file.js';
-import { brokerOptions, connectBroker, type FleetConfig, type ReconnectBackoff } from './connection.js';
+import {
+  brokerOptions,
+  checkBrokerConnection,
+  connectBroker,
+  type FleetConfig,
+  type ReconnectBackoff,
+} from './connection.js';
 import {
   FLEET_COMMANDS,
+  REPLY_MAX_BYTES,
   signedCommandSchema,
   unsignedCommandSchema,
   type CommandReply,
@@ -16,6 +23,7 @@ import {
   type SignedCommand,
 } from './messages.js';
 import type { FleetTerminal } from './terminal.js';
+import { TokenBucket } from './token-bucket.js';
 import { terminalTopics, type TerminalTopics } from './topics.js';
 
 /** Most events kept while the broker is away (the oldest go first); the heartbeat says the rest. */
@@ -28,6 +36,47 @@ const COMMAND_MAX_BYTES = 256 * 1024;
  * MQTT.js reads a packet whole, up to 256 MB, before anything here could look at it.
  */
 const PACKET_MAX_BYTES = COMMAND_MAX_BYTES + 4 * 1024;
+
+/** Longest `message` of a reply, characters: a schema error naming every unknown key of a configuration is cut. */
+const REPLY_MESSAGE_MAX_CHARS = 4 * 1024;
+/**
+ * Refusals of messages not signed with the fleet key (a stranger's, or junk): answered and audited at most
+ * {@link STRANGER_REFUSALS_BURST} at once, then {@link STRANGER_REFUSALS_PER_SECOND} a second; beyond that they are
+ * counted, and one `RATE_LIMITED` reply and audit record sums them up {@link DROPPED_SUMMARY_AFTER_MS} after the first
+ * one dropped (or when the link closes). A command whose signature verifies is always answered, whatever its refusal.
+ */
+const STRANGER_REFUSALS_BURST = 20;
+const STRANGER_REFUSALS_PER_SECOND = 1;
+const DROPPED_SUMMARY_AFTER_MS = 10_000;
+/** The refusals given before the signature verified: who sent them is not known to hold the fleet key. */
+const UNVERIFIED_REFUSALS: ReadonlySet<ReplyCode> = new Set<ReplyCode>([
+  'BAD_COMMAND',
+  'COMMANDS_DISABLED',
+  'BAD_SIGNATURE',
+]);
+
+/**
+ * `reply` within {@link REPLY_MAX_BYTES}: a `message` longer than {@link REPLY_MESSAGE_MAX_CHARS} cut with a marker;
+ * then, when still too large, `result` and `first` left out and named under `truncated` with the size it had. What is
+ * left (an id, a command name, a cut message) always fits. Applied to the reply once redacted: a cut never leaves part
+ * of a card number the redaction would have recognised whole.
+ */
+export function capReply(reply: CommandReply): CommandReply {
+  let capped = reply;
+  const message = reply.message;
+  if (message !== undefined && message.length > REPLY_MESSAGE_MAX_CHARS) {
+    // Not in the middle of a surrogate pair.
+    const head = message.slice(0, REPLY_MESSAGE_MAX_CHARS).replace(/[\uD800-\uDBFF]$/, '');
+    capped = { ...capped, message: `${head}… [truncated: ${message.length} characters in all]` };
+  }
+  const bytes = Buffer.byteLength(JSON.stringify(capped));
+  if (bytes <= REPLY_MAX_BYTES) return capped;
+  const { result, first, ...rest } = capped;
+  const omitted: Array<'result' | 'first'> = [];
+  if (result !== undefined) omitted.push('result');
+  if (first !== undefined) omitted.push('first');
+  return { ...rest, truncated: { bytes, omitted } };
+}
 
 /** A command refused before it is claimed: its id and name when they could be read, the code and why. */
 /** A command id of the UUID form (`fleet send` makes one per command). */
@@ -71,6 +120,67 @@ export function checkFleetFiles(config: FleetConfig): void {
   }
 }
 
+/** The MQTT client id of the link of terminal `terminalId`: `fleet.clientId`, else one made of the terminal id. */
+export function linkClientId(config: FleetConfig, terminalId: string): string {
+  return config.clientId ?? `parking-terminal-${terminalId}`;
+}
+
+/** The settings the link connects to its broker with: another value of any of them is another connection. */
+const BROKER_KEYS = [
+  'url',
+  'mqttVersion',
+  'clientId',
+  'caFile',
+  'certFile',
+  'keyFile',
+  'usernameFile',
+  'passwordFile',
+] as const satisfies ReadonlyArray<keyof FleetConfig>;
+
+/** A terminal's place in the fleet: its id and its fleet link's settings (paths resolved by the caller). */
+export interface FleetPlace {
+  terminalId: string;
+  fleet: FleetConfig;
+}
+
+/**
+ * Whether a new configuration keeps the terminal within the fleet's reach, checked before `apply-config` replaces
+ * the running one (README, Fleet, Commands): a terminal restarted onto other topics, or onto a broker it cannot
+ * reach, answers no command of its operator any more, and nothing the fleet sends can bring it back.
+ * - Another `terminal.id` or `fleet.topicPrefix` is refused (`FLEET_IDENTITY_CHANGE`): the operator addresses the
+ *   terminal by both. They are changed on the terminal itself.
+ * - Other broker settings (URL, MQTT version, client id, TLS files, credentials) are tried first: a connection with
+ *   them, as a client of its own (never the link's session), must be accepted within `timeoutMs`, or the
+ *   configuration is refused (`BROKER_UNREACHABLE`) and nothing changes.
+ * Resolves with the refusal, or undefined when the move is safe. Never rejects.
+ */
+export async function checkFleetMove(
+  running: FleetPlace,
+  next: FleetPlace,
+  timeoutMs?: number,
+): Promise<{ code: 'FLEET_IDENTITY_CHANGE' | 'BROKER_UNREACHABLE'; message: string } | undefined> {
+  for (const [key, from, to] of [
+    ['terminal.id', running.terminalId, next.terminalId],
+    ['fleet.topicPrefix', running.fleet.topicPrefix, next.fleet.topicPrefix],
+  ] as const)
+    if (from !== to)
+      return {
+        code: 'FLEET_IDENTITY_CHANGE',
+        message: `the configuration of the command: "${key}": ${to} is not the running ${from}; the fleet would lose the terminal (changed on the terminal itself, not through the fleet)`,
+      };
+  const changed = BROKER_KEYS.filter((key) => running.fleet[key] !== next.fleet[key]);
+  if (changed.length === 0) return undefined;
+  try {
+    await checkBrokerConnection(next.fleet, `${linkClientId(next.fleet, next.terminalId)}-check`, timeoutMs);
+    return undefined;
+  } catch (e) {
+    return {
+      code: 'BROKER_UNREACHABLE',
+      message: `the configuration of the command: ${changed.map((k) => `"fleet.${k}"`).join(', ')}: the terminal could not connect to ${next.fleet.url} with them (${e instanceof Error ? e.message : String(e)}); not applied`,
+    };
+  }
+}
+
 /**
  * The terminal's link to the operator's MQTT broker (issue 15; README, Fleet): a retained `status` (`online`, and
  * the last will `offline`), a retained `heartbeat` every `fleet.heartbeatSeconds`, `events`, and signed `commands`
@@ -90,6 +200,11 @@ export class FleetLink {
   private readonly pendingEvents: string[] = [];
   /** Commands run one after the other, in the order they arrive. */
   private commandChain: Promise<void> = Promise.resolve();
+  /** Refusals of unsigned messages answered; monotonic time, so that the wall clock jumping changes nothing. */
+  private readonly strangerRefusals = new TokenBucket(STRANGER_REFUSALS_BURST, STRANGER_REFUSALS_PER_SECOND);
+  /** The refusals left unanswered since the last summary, by code. */
+  private dropped: { count: number; codes: Record<string, number>; since: string } | undefined;
+  private droppedTimer: NodeJS.Timeout | undefined;
   private closed = false;
   /** Heartbeats published (tests, the benchmark). */
   heartbeats = 0;
@@ -101,7 +216,7 @@ export class FleetLink {
     this.key = options.key ?? (config.commandKeyFile ? readFleetKey(config.commandKeyFile) : undefined);
     const mqttVersion = config.mqttVersion ?? 5;
     const { client, backoff } = connectBroker(config, {
-      clientId: config.clientId ?? `parking-terminal-${terminal.terminalId}`,
+      clientId: linkClientId(config, terminal.terminalId),
       // MQTT 5, for the Maximum Packet Size the broker must respect (MQTT 3.1.1 has none: `fleet.mqttVersion` 4 for a
       // broker that speaks no MQTT 5, where an oversized packet is read and refused by the size check).
       protocolVersion: mqttVersion,
@@ -234,10 +349,58 @@ export class FleetLink {
     const redacted = redactValue(full) as CommandReply;
     // The id of the UUID form the fleet sends goes back as it came: a UUID's digits can form a run the card-number
     // rule takes for a PAN ("…-4a50-8536-341381880247"), and a reply whose id is redacted answers no command.
-    const published =
-      full.id !== null && COMMAND_UUID.test(full.id) ? { ...redacted, id: full.id } : redacted;
+    const published = capReply(
+      full.id !== null && COMMAND_UUID.test(full.id) ? { ...redacted, id: full.id } : redacted,
+    );
     this.publish(this.topics.replies, JSON.stringify(published), { qos: 1 });
     return published;
+  }
+
+  /**
+   * Refuses, unless the refusal is of a message not signed with the fleet key and more of those came than the
+   * terminal answers ({@link STRANGER_REFUSALS_BURST}): then it is only counted, for the one summary.
+   */
+  private refuseLimited(refusal: Refusal): void {
+    const code = refusal[2];
+    if (!UNVERIFIED_REFUSALS.has(code) || this.strangerRefusals.take(performance.now()))
+      return this.refuse(...refusal);
+    const dropped = (this.dropped ??= { count: 0, codes: {}, since: this.now().toISOString() });
+    dropped.count += 1;
+    dropped.codes[code] = (dropped.codes[code] ?? 0) + 1;
+    if (this.droppedTimer === undefined) {
+      this.droppedTimer = setTimeout(() => this.summarizeDropped(), DROPPED_SUMMARY_AFTER_MS);
+      this.droppedTimer.unref();
+    }
+  }
+
+  /** One reply, audit record and log line for the refusals left unanswered since the last one. */
+  private summarizeDropped(): void {
+    clearTimeout(this.droppedTimer);
+    this.droppedTimer = undefined;
+    const dropped = this.dropped;
+    if (!dropped) return;
+    this.dropped = undefined;
+    const message =
+      `${dropped.count} refusal(s) of messages not signed with the fleet key left unanswered since ${dropped.since} ` +
+      `(answered: at most ${STRANGER_REFUSALS_BURST} at once, then ${STRANGER_REFUSALS_PER_SECOND} a second)`;
+    this.options.logger.warn({ dropped: dropped.count, codes: dropped.codes }, message);
+    try {
+      this.options.terminal.audit({
+        id: null,
+        result: 'refused',
+        code: 'RATE_LIMITED',
+        dropped: { count: dropped.count, codes: dropped.codes },
+      });
+    } catch (err) {
+      this.options.logger.error({ err }, 'fleet: the summary of refusals dropped could not be audited');
+    }
+    this.reply({
+      id: null,
+      ok: false,
+      code: 'RATE_LIMITED',
+      message,
+      result: { dropped: dropped.count, codes: dropped.codes, since: dropped.since },
+    });
   }
 
   private refuse(...[id, command, code, message]: Refusal): void {
@@ -318,7 +481,7 @@ export class FleetLink {
     const { terminal } = this.options;
     const verified = this.verified(payload);
     if ('refusal' in verified) {
-      if (!retained) return this.refuse(...verified.refusal);
+      if (!retained) return this.refuseLimited(verified.refusal);
       const [id, command, code] = verified.refusal;
       this.options.logger.warn(
         { id, command, code },
@@ -369,6 +532,20 @@ export class FleetLink {
       terminal.audit({ id: command.id, command: name, result: 'refused', code: 'RETAINED' });
       return;
     }
+    if ('forgotten' in claim) {
+      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'STALE' });
+      this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'STALE',
+        message:
+          `expires at ${command.expiresAt}, before ${new Date(claim.keptFromMs).toISOString()}: the ids of older ` +
+          `commands are not kept, so it may have been executed already; not executed (the terminal's clock reads ` +
+          `${this.now().toISOString()}: set back?)`,
+      });
+      return;
+    }
     if (!claim.fresh) {
       this.options.terminal.audit({ id: command.id, command: name, result: 'refused', code: 'DUPLICATE' });
       this.reply({
@@ -410,6 +587,7 @@ export class FleetLink {
       ok: reply.ok,
       code: reply.code,
       ...(reply.message !== undefined ? { message: reply.message } : {}),
+      ...(reply.truncated !== undefined ? { truncated: reply.truncated } : {}),
       at: reply.at,
     });
   }
@@ -432,6 +610,7 @@ export class FleetLink {
       new Promise<void>((r) => (commandTimer = setTimeout(r, timeoutMs))),
     ]);
     clearTimeout(commandTimer);
+    this.summarizeDropped();
     const done = new Promise<void>((resolve) => {
       if (!this.client.connected) {
         this.client.end(true, {}, () => resolve());

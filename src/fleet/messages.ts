@@ -191,6 +191,11 @@ export const REPLY_CODES = [
   'RETAINED',
   /** Its id was executed before (the reply then repeats the first one's under `first`). */
   'DUPLICATE',
+  /**
+   * It expires before the oldest expiry whose command ids the terminal still keeps all of: it may have been executed
+   * and its id pruned. Only a terminal clock set back lets such a command past the expiry check; not executed.
+   */
+  'STALE',
   /** The terminal is not idle: a customer session, an open authorization or an unknown journal entry. */
   'BUSY',
   /** Not possible in the terminal's state (e.g. back in service when not in service mode). */
@@ -201,9 +206,29 @@ export const REPLY_CODES = [
   'CONFIG_INVALID',
   /** The terminal was started without a configuration file: there is nothing to replace. */
   'NO_CONFIG_FILE',
+  /**
+   * `apply-config` would move the terminal to other topics (another `terminal.id` or `fleet.topicPrefix`): its commands
+   * would reach nobody. Changed on the terminal itself.
+   */
+  'FLEET_IDENTITY_CHANGE',
+  /** `apply-config` moves the link to a broker (URL, TLS, credentials) the terminal could not connect to: not applied. */
+  'BROKER_UNREACHABLE',
+  /**
+   * Not the answer to a command (its id is null): how many refusals of messages not signed with the fleet key
+   * (`BAD_COMMAND`, `BAD_SIGNATURE`, `COMMANDS_DISABLED`) went unanswered and unaudited, beyond the rate the terminal
+   * answers them at (src/fleet/link.ts). Published once after the first one dropped, with the counts by code.
+   */
+  'RATE_LIMITED',
   'FAILED',
 ] as const;
 export type ReplyCode = (typeof REPLY_CODES)[number];
+
+/**
+ * Largest reply published, bytes of its JSON (and so what fleet_commands.reply keeps of it): an `audit-log` of many
+ * records, or an error that echoes a command's input, is not sent whole to every subscriber of the replies
+ * (src/fleet/link.ts, capReply).
+ */
+export const REPLY_MAX_BYTES = 64 * 1024;
 
 /** What the terminal answers on `replies`. */
 export interface CommandReply {
@@ -220,6 +245,12 @@ export interface CommandReply {
   at: string;
   /** With DUPLICATE: the reply the command got when it was executed, when it finished. */
   first?: unknown;
+  /**
+   * Present when the reply would have been larger than a reply may be (src/fleet/link.ts): the fields left out and
+   * the size it would have had, bytes of JSON. A `message` too long is cut and ends with `… [truncated: N characters in
+   * all]`.
+   */
+  truncated?: { bytes: number; omitted: Array<'result' | 'first'> };
 }
 
 /** What the operator should look at for a terminal (the `fleet status` table's alerts). */

@@ -17,22 +17,30 @@ export interface FleetTerminal {
   onEvent(listener: (event: FleetEvent) => void): () => void;
   /**
    * Records the command id, durably, before the command is carried out (at most once): `fresh` when it is new.
-   * Otherwise the reply the id got, when it finished.
+   * Otherwise the reply the id got, when it finished; or `forgotten` when the command expires before `keptFromMs`,
+   * the oldest expiry whose ids are all kept (it may have run and its id been pruned: a clock set back since).
    */
   claimCommand(input: {
     id: string;
     command: string;
     expiresAtMs: number;
-  }): { fresh: true } | { fresh: false; reply?: Record<string, unknown> };
+  }):
+    | { fresh: true }
+    | { fresh: false; reply?: Record<string, unknown> }
+    | { fresh: false; forgotten: true; keptFromMs: number };
   /** Records the reply of a claimed command. */
   finishCommand(id: string, reply: Record<string, unknown>): void;
   /** Carries out a verified, claimed command. Never throws: a failure is an outcome. */
   execute(command: FleetCommandName, args: Record<string, unknown>): Promise<CommandOutcome>;
-  /** Records a command carried out, refused or failed in the audit log (actor `fleet`). */
+  /**
+   * Records a command carried out, refused or failed in the audit log (actor `fleet`). With `dropped` (code
+   * `RATE_LIMITED`, id null): one record for the refusals of unsigned messages left unanswered, counted by code.
+   */
   audit(entry: {
     id: string | null;
     command?: string;
     result: 'ok' | 'refused' | 'failed';
     code: ReplyCode;
+    dropped?: { count: number; codes: Record<string, number> };
   }): void;
 }

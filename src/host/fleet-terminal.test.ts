@@ -1,9 +1,10 @@
 import { mkdirSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
+import { REPLY_MAX_BYTES } from '../fleet/index.js';
 import { openJournal } from '../journal/index.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { silentLogger } from '../log/index.js';
@@ -180,6 +181,85 @@ describe('the terminal under the fleet', () => {
     fleet.close();
   });
 
+  it('refuses a configuration that moves the terminal to other topics: another terminal id or topic prefix', async () => {
+    // Accepted, the terminal restarts listening on `<prefix>/<new id>/commands` and answers there: the operator's
+    // commands to the terminal they know reach nobody, and nothing the fleet sends can bring it back.
+    const { fleet, file, restarts } = await fleetTerminal();
+    const before = readFileSync(file, 'utf8');
+    for (const [key, change] of [
+      ['terminal.id', { terminal: { id: 'PT000099' }, fleet: FLEET }],
+      ['fleet.topicPrefix', { fleet: { ...FLEET, topicPrefix: 'elsewhere' } }],
+    ] as const) {
+      const outcome = await fleet.execute('apply-config', {
+        config: { reader: { sim: { presentDelayMs: 60 } }, ...change },
+      });
+      expect(outcome, key).toMatchObject({
+        ok: false,
+        code: 'FLEET_IDENTITY_CHANGE',
+        message: expect.stringContaining(key) as string,
+      });
+    }
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(restarts).toEqual([]);
+    fleet.close();
+  });
+
+  it('connects to a new broker before it takes a configuration that moves the link there', async () => {
+    // Accepted unchecked, a broker URL or credentials that cannot be reached restart the terminal into a link that
+    // never connects: out of the fleet's reach until someone comes by.
+    const { fleet, file, restarts } = await fleetTerminal();
+    const before = readFileSync(file, 'utf8');
+    const down = { ...FLEET, url: `mqtt://127.0.0.1:${await closedPort()}` };
+    const outcome = await fleet.execute('apply-config', {
+      config: { reader: { sim: { presentDelayMs: 60 } }, fleet: down },
+    });
+    expect(outcome).toMatchObject({
+      ok: false,
+      code: 'BROKER_UNREACHABLE',
+      message: expect.stringContaining('fleet.url') as string,
+    });
+    expect(readFileSync(file, 'utf8')).toBe(before);
+    expect(restarts).toEqual([]);
+    // A broker that accepts the connection: applied.
+    const broker = await connackServer();
+    try {
+      const up = { ...FLEET, url: `mqtt://127.0.0.1:${broker.port}` };
+      expect(
+        await fleet.execute('apply-config', {
+          config: { reader: { sim: { presentDelayMs: 60 } }, fleet: up },
+        }),
+      ).toMatchObject({ ok: true });
+      expect(broker.connections()).toBe(1);
+      expect(restarts).toHaveLength(1);
+    } finally {
+      await broker.close();
+    }
+    fleet.close();
+  });
+
+  it('returns the newest audit records that fit in a reply, and counts the oldest it left out', async () => {
+    // A reply is at most REPLY_MAX_BYTES: 300 records of about 1 KB each, returned whole, would be left out whole.
+    const { host, fleet } = await fleetTerminal();
+    for (let i = 0; i < 300; i++)
+      host.audit.record({
+        actor: 'operator',
+        action: 'service-mode-on',
+        subject: `record-${i}`,
+        result: 'ok',
+        details: { notice: 'n'.repeat(1_000) },
+      });
+    const outcome = await fleet.execute('audit-log', { limit: 300 });
+    expect(outcome).toMatchObject({
+      ok: true,
+      message: expect.stringContaining('oldest left out') as string,
+    });
+    const result = (outcome as { result: { records: Array<{ subject: string }>; omitted: number } }).result;
+    expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(REPLY_MAX_BYTES);
+    expect(result.records.length + result.omitted).toBe(300);
+    expect(result.records.at(-1)!.subject).toBe('record-299');
+    fleet.close();
+  });
+
   it('answers rerun-recovery within its wait while the gateway is down, and recovery goes on', async () => {
     // Recovery retries until the gateway answers. A reply that waited for it held every later command of the fleet
     // (they run one after the other): no out-of-service, no restart, until the gateway came back.
@@ -233,4 +313,35 @@ async function closedPort(): Promise<number> {
   await new Promise<void>((ok) => server.close(() => ok()));
   if (address === null || typeof address === 'string') throw new Error('no port');
   return address.port;
+}
+
+/**
+ * A loopback MQTT broker that accepts every connection (an MQTT 5 CONNACK, success) and nothing more: enough for a
+ * connection check.
+ */
+async function connackServer(): Promise<{ port: number; connections(): number; close(): Promise<void> }> {
+  let connections = 0;
+  const sockets = new Set<Socket>();
+  const server = createServer((socket) => {
+    sockets.add(socket);
+    socket.on('close', () => sockets.delete(socket));
+    socket.on('error', () => undefined);
+    socket.once('data', () => {
+      connections += 1;
+      // CONNACK: flags 0, reason code 0 (success), no properties.
+      socket.write(Buffer.from([0x20, 0x03, 0x00, 0x00, 0x00]));
+    });
+  });
+  await new Promise<void>((ok) => server.listen(0, '127.0.0.1', ok));
+  const address = server.address();
+  if (address === null || typeof address === 'string') throw new Error('no port');
+  return {
+    port: address.port,
+    connections: () => connections,
+    close: () =>
+      new Promise<void>((ok) => {
+        for (const socket of sockets) socket.destroy();
+        server.close(() => ok());
+      }),
+  };
 }

@@ -10,8 +10,10 @@ import {
 } from '../config/secret-file.js';
 import {
   checkFleetFiles,
+  checkFleetMove,
   FleetLink,
   inMaintenanceWindow,
+  REPLY_MAX_BYTES,
   type CommandOutcome,
   type FleetCommandName,
   type FleetEvent,
@@ -30,6 +32,8 @@ import type { TerminalHost } from './terminal-host.js';
 const RESTART_CHECK_MS = 30_000;
 /** Most audit records one `audit-log` command returns (an MQTT message stays small). */
 const AUDIT_RECORDS_MAX = 500;
+/** Bytes of JSON the records of one `audit-log` reply may take: the reply's limit, less room for the rest of it. */
+const AUDIT_REPLY_BUDGET_BYTES = REPLY_MAX_BYTES - 4 * 1024;
 /**
  * How long `rerun-recovery` waits for recovery before it answers that recovery is still running. Recovery retries
  * until the gateway answers; the fleet's commands run one after the other, so a reply that waited for it would hold
@@ -51,6 +55,8 @@ export interface HostFleetOptions {
   now?: () => Date;
   /** How long `rerun-recovery` waits before it answers that recovery is still running, ms (tests). */
   recoveryReplyMs?: number;
+  /** How long `apply-config` waits for a new broker to accept a connection, ms (default 10 s). */
+  brokerCheckMs?: number;
 }
 
 /** The application version of package.json (the nearest one named parking-terminal above this file). */
@@ -210,14 +216,18 @@ export class HostFleetTerminal implements FleetTerminal {
     command?: string;
     result: 'ok' | 'refused' | 'failed';
     code: string;
+    dropped?: { count: number; codes: Record<string, number> };
   }): void {
     this.host.audit.record({
       actor: 'fleet',
       action: 'fleet-command',
-      subject: entry.id ?? '(unreadable command)',
+      subject: entry.id ?? (entry.dropped ? '(refusals dropped)' : '(unreadable command)'),
       result: entry.result,
       code: entry.code,
-      details: entry.command ? { command: entry.command } : {},
+      details: {
+        ...(entry.command ? { command: entry.command } : {}),
+        ...(entry.dropped ? { dropped: entry.dropped.count, codes: entry.dropped.codes } : {}),
+      },
     });
   }
 
@@ -244,7 +254,7 @@ export class HostFleetTerminal implements FleetTerminal {
         case 'audit-log':
           return this.auditLog(args);
         case 'apply-config':
-          return this.applyConfig(args);
+          return await this.applyConfig(args);
         case 'restart':
           return this.restart();
       }
@@ -302,15 +312,31 @@ export class HostFleetTerminal implements FleetTerminal {
       return { ok: false, code: 'BAD_ARGUMENTS', message: `limit: 1 to ${AUDIT_RECORDS_MAX}` };
     query.limit = limit;
     const records = this.host.audit.list(query);
-    return { ok: true, message: `${records.length} record(s)`, result: { records } };
+    // Within a reply's size (REPLY_MAX_BYTES, with room for the rest of the reply): the newest records that fit, the
+    // oldest left out and counted — a reply over it would carry no record at all.
+    let size = Buffer.byteLength(JSON.stringify(records));
+    let omitted = 0;
+    while (size > AUDIT_REPLY_BUDGET_BYTES && omitted < records.length)
+      size -= Buffer.byteLength(JSON.stringify(records[omitted++])) + 1;
+    const kept = records.slice(omitted);
+    return {
+      ok: true,
+      message:
+        `${kept.length} record(s)` +
+        (omitted > 0
+          ? `; the ${omitted} oldest left out (a reply is at most ${REPLY_MAX_BYTES} bytes): ask again with a smaller limit`
+          : ''),
+      result: { records: kept, ...(omitted > 0 ? { omitted } : {}) },
+    };
   }
 
   /**
    * A new configuration: validated by the schema (refused with its error), its secret files checked, accepted only
-   * when idle; then the file replaced atomically, the change recorded in the audit log (actor fleet), and the terminal
-   * restarted to run it.
+   * when idle and when it keeps the terminal within the fleet's reach (the same topics, a broker that accepts the
+   * connection: `checkFleetMove`); then the file replaced atomically, the change recorded in the audit log (actor
+   * fleet), and the terminal restarted to run it.
    */
-  private applyConfig(args: Record<string, unknown>): CommandOutcome {
+  private async applyConfig(args: Record<string, unknown>): Promise<CommandOutcome> {
     const input = args.config;
     if (typeof input !== 'object' || input === null || Array.isArray(input))
       return { ok: false, code: 'BAD_ARGUMENTS', message: 'config: the new configuration as an object' };
@@ -366,6 +392,21 @@ export class HostFleetTerminal implements FleetTerminal {
       };
     const idle = this.idle();
     if (!idle.idle) return { ok: false, code: 'BUSY', message: `not idle: ${idle.why}` };
+    const running = withSecretFilesResolved(this.host.config, this.options.cwd).fleet;
+    if (running) {
+      const refusal = await checkFleetMove(
+        { terminalId: this.host.config.terminal.id, fleet: running },
+        {
+          terminalId: config.terminal.id,
+          fleet: withSecretFilesResolved(config, this.options.cwd).fleet ?? config.fleet,
+        },
+        this.options.brokerCheckMs,
+      );
+      if (refusal) return { ok: false, ...refusal };
+      // A customer may have come while the new broker was tried.
+      const still = this.idle();
+      if (!still.idle) return { ok: false, code: 'BUSY', message: `not idle: ${still.why}` };
+    }
     const yaml = ['.yml', '.yaml'].includes(extname(file).toLowerCase());
     // Whole and synced, or not at all: a power cut never leaves a configuration the next start cannot read.
     writePrivateFileDurably(file, yaml ? toYaml(input) : `${JSON.stringify(input, null, 2)}\n`, 'replace');

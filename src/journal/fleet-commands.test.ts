@@ -20,6 +20,34 @@ describe('FleetCommandLog', () => {
     journal.close();
   });
 
+  it('never takes an id it may have forgotten as new: a clock set back past what it pruned', () => {
+    // An id is deleted a day after its command expired, judged by the terminal's clock. Set back (a reset real-time
+    // clock, a spoofed time server), that clock made a forgotten command fresh again: executed a second time.
+    const day = 24 * 60 * 60 * 1000;
+    const start = Date.parse('2026-03-01T10:00:00Z');
+    let now = start;
+    const journal = openJournal(':memory:', { now: () => new Date(now) });
+    const log = new FleetCommandLog(journal);
+    const old = { id: 'cmd-old', command: 'out-of-service', expiresAtMs: now + 60_000 };
+    expect(log.claim(old)).toEqual({ fresh: true });
+    now += 2 * day;
+    expect(log.claim({ id: 'cmd-new', command: 'flush-queue', expiresAtMs: now + 60_000 })).toEqual({
+      fresh: true,
+    });
+    expect(log.has('cmd-old')).toBe(false);
+    // Back to a moment within the old command's validity.
+    now = old.expiresAtMs - 30_000;
+    // Ids are kept from a day before the newest claim (2 days after the start): the old one may have been pruned.
+    expect(log.claim(old)).toEqual({ fresh: false, forgotten: true, keptFromMs: start + day });
+    // A new command whose validity reaches into what the log still holds is taken.
+    expect(
+      log.claim({ id: 'cmd-later', command: 'restart', expiresAtMs: old.expiresAtMs + 2 * day }),
+    ).toEqual({
+      fresh: true,
+    });
+    journal.close();
+  });
+
   it('refuses ids that are not printable identifiers', () => {
     const journal = openJournal(':memory:');
     const log = new FleetCommandLog(journal);

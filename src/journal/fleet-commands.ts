@@ -18,7 +18,13 @@ export type FleetCommandClaim =
    * The id was seen before: the command is not executed again. `reply` is the reply it was given when it finished;
    * absent when it was still executing (or the process stopped in the middle of it).
    */
-  | { fresh: false; reply?: Record<string, unknown> };
+  | { fresh: false; reply?: Record<string, unknown> }
+  /**
+   * The command expires before `keptFromMs`, and the ids of such commands are not all kept any more: it may have been
+   * carried out and its id pruned. Only a clock set back since (the signature check judges expiry by the terminal's
+   * clock) lets such a command through to here; it is not executed.
+   */
+  | { fresh: false; forgotten: true; keptFromMs: number };
 
 interface Row {
   state: 'executing' | 'done';
@@ -44,13 +50,21 @@ export class FleetCommandLog {
         `UPDATE fleet_commands SET state = 'done', reply = @reply, finished_at = @at
          WHERE id = @id AND state = 'executing'`,
       ),
-      prune: db.prepare<[number]>('DELETE FROM fleet_commands WHERE expires_at < ?'),
+      prune: db.prepare<[number, string]>('DELETE FROM fleet_commands WHERE expires_at < ? AND id != ?'),
+      newest: db.prepare<[], { at: number | null }>('SELECT max(received_at) AS at FROM fleet_commands'),
     };
   }
 
   /**
    * Records `id` as executing, durably, unless it is there already (one transaction: two deliveries cannot both
-   * claim it). Ids whose command expired more than a day ago are removed on the way.
+   * claim it). Ids whose command expired more than a day ago are removed on the way, after the new one is recorded.
+   *
+   * What is kept does not hang on the clock staying right: every id whose command expires at or after the newest
+   * claim's time less a day (`keptFromMs`) is here — a prune at time t removes only expiries before t less a day, and
+   * the claim that prunes is recorded at t. A command expiring before that is answered `forgotten`, never fresh,
+   * whatever the clock reads now: a clock set back (a reset real-time clock, a spoofed time server) cannot make a
+   * pruned command new again. A clock set far forward and back costs the other way: commands expiring before the
+   * newest claim's time less a day are refused until the clock passes it.
    */
   claim(input: { id: string; command: string; expiresAtMs: number }): FleetCommandClaim {
     checkIdentifier(input.id, 'command id', 128);
@@ -58,13 +72,16 @@ export class FleetCommandLog {
     checkEpochMs(input.expiresAtMs, 'expiresAtMs');
     return this.connection.atomically(true, () => {
       const now = this.connection.now().getTime();
-      this.stmts.prune.run(now - KEPT_AFTER_EXPIRY_MS);
       const row = this.stmts.get.get(input.id);
       if (row !== undefined)
         return row.reply === null
           ? { fresh: false }
           : { fresh: false, reply: JSON.parse(row.reply) as Record<string, unknown> };
+      const newest = this.stmts.newest.get()?.at ?? null;
+      if (newest !== null && input.expiresAtMs < newest - KEPT_AFTER_EXPIRY_MS)
+        return { fresh: false, forgotten: true, keptFromMs: newest - KEPT_AFTER_EXPIRY_MS };
       this.stmts.insert.run({ id: input.id, command: input.command, at: now, expiresAt: input.expiresAtMs });
+      this.stmts.prune.run(now - KEPT_AFTER_EXPIRY_MS, input.id);
       return { fresh: true };
     });
   }

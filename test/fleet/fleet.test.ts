@@ -24,6 +24,7 @@ import {
   type SignedCommand,
 } from '../../src/fleet/index.js';
 import { SimulatedFleetTerminal } from '../../src/fleet/simulated-terminal.js';
+import { FleetCommandLog, openJournal } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { findCardData, TEST_PANS } from '../crash/card-scan.js';
 import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js';
@@ -121,12 +122,20 @@ suite('fleet link over a real Mosquitto', () => {
   beforeAll(async () => {
     broker = await startMosquitto({
       prefix: PREFIX,
-      terminals: [TERMINAL, RECOVERING, 'RECON1', 'BIGPKT1', 'BIGPKT4', 'RETAIN1', ...SIMULATED].map(
-        (name) => ({
-          name,
-          password: password(name),
-        }),
-      ),
+      terminals: [
+        TERMINAL,
+        RECOVERING,
+        'RECON1',
+        'BIGPKT1',
+        'BIGPKT4',
+        'RETAIN1',
+        'FLOOD1',
+        'CLOCK1',
+        ...SIMULATED,
+      ].map((name) => ({
+        name,
+        password: password(name),
+      })),
       operators: [{ name: 'operator', password: password('operator') }],
       others: [{ name: 'intruder', password: password('intruder') }],
     });
@@ -330,6 +339,26 @@ suite('fleet link over a real Mosquitto', () => {
       );
       expect(fleetRecords.every((r) => r.actor === 'fleet')).toBe(true);
       expect(records.some((r) => r.subject === sneaked.id)).toBe(false);
+
+      // A configuration that would cut the terminal off its fleet: refused, the file untouched, no restart. Another
+      // terminal id moves its topics; a password the broker refuses is found out by connecting before applying.
+      const running = await readFile(join(cwd, 'config.json'), 'utf8');
+      const base = JSON.parse(running) as { terminal: object; fleet: object };
+      const renamed = command(TERMINAL, 'apply-config', {
+        config: { ...base, terminal: { ...base.terminal, id: 'PTFLEET9' } },
+      });
+      await view.publishRaw(TERMINAL, JSON.stringify(renamed));
+      expect((await repliesTo(renamed.id))[0]).toMatchObject({ ok: false, code: 'FLEET_IDENTITY_CHANGE' });
+      const wrongPassword = await broker.secret(`${TERMINAL}.wrong-password`, 'not-the-password');
+      const locked = command(TERMINAL, 'apply-config', {
+        config: { ...base, fleet: { ...base.fleet, passwordFile: wrongPassword } },
+      });
+      await view.publishRaw(TERMINAL, JSON.stringify(locked));
+      const lockedReply = (await repliesTo(locked.id))[0]!;
+      expect(lockedReply).toMatchObject({ ok: false, code: 'BROKER_UNREACHABLE' });
+      expect(lockedReply.message).toContain('fleet.passwordFile');
+      expect(await readFile(join(cwd, 'config.json'), 'utf8')).toBe(running);
+      expect(child.exitCode).toBeNull();
 
       // A new configuration, applied while idle: the file replaced, the change audited (actor fleet), the terminal
       // restarted through its restart exit code; started again as the service manager would, it runs the new one.
@@ -628,6 +657,148 @@ suite('fleet link over a real Mosquitto', () => {
       operatorClient.end(true);
     }
   }, 30_000);
+
+  it('a flood of unsigned messages gets a bounded number of refusals and one summary; a signed command is answered', async () => {
+    const sim = new SimulatedFleetTerminal('FLOOD1');
+    const operatorClient = connectBroker(operator, { clientId: 'test-flood', clean: true }).client;
+    const got: CommandReply[] = [];
+    operatorClient.on('message', (topic, payload) => {
+      if (topic.endsWith('/replies')) got.push(JSON.parse(payload.toString('utf8')) as CommandReply);
+    });
+    const config: FleetConfig = {
+      ...(await settingsFor('FLOOD1')),
+      topicPrefix: PREFIX,
+      heartbeatSeconds: 30,
+      reconnectMaxSeconds: 2,
+      commandMaxAgeSeconds: 600,
+      maintenanceWindow: { start: '03:00', end: '05:00' },
+    };
+    const topic = `${PREFIX}/FLOOD1/commands`;
+    const waitFor = async (what: string, predicate: () => boolean): Promise<void> => {
+      const deadline = Date.now() + 20_000;
+      while (!predicate()) {
+        if (Date.now() > deadline) throw new Error(`timed out waiting for ${what}: ${got.length} replies`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const link = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey });
+    try {
+      if (!operatorClient.connected)
+        await new Promise<void>((r) => operatorClient.once('connect', () => r()));
+      await operatorClient.subscribeAsync(`${PREFIX}/FLOOD1/replies`, { qos: 1 });
+      await link.whenConnected();
+      const flood = 500;
+      const forged = {
+        ...command('FLOOD1', 'flush-queue', {}, hmacKey),
+        signature: { alg: 'hmac-sha256', value: 'AAAA' },
+      };
+      await Promise.all(
+        Array.from({ length: flood }, (_, i) =>
+          operatorClient.publishAsync(
+            topic,
+            i % 2 ? `junk ${i}` : JSON.stringify({ ...forged, id: `forged-${i}` }),
+            {
+              qos: 1,
+            },
+          ),
+        ),
+      );
+      const signed = command('FLOOD1', 'flush-queue', {}, hmacKey);
+      await operatorClient.publishAsync(topic, JSON.stringify(signed), { qos: 1 });
+      await waitFor('the signed command', () => got.some((r) => r.id === signed.id));
+      await link.close();
+      await waitFor('the summary', () => got.some((r) => r.code === 'RATE_LIMITED'));
+      expect(got.filter((r) => r.id === signed.id)).toMatchObject([{ ok: true, code: 'OK' }]);
+      const answered = got.filter((r) => r.code === 'BAD_COMMAND' || r.code === 'BAD_SIGNATURE');
+      expect(answered.length).toBeLessThanOrEqual(30);
+      const summaries = got.filter((r) => r.code === 'RATE_LIMITED');
+      expect(summaries).toHaveLength(1);
+      expect((summaries[0]!.result as { dropped: number }).dropped + answered.length).toBe(flood);
+      expect(sim.executed.map((e) => e.command)).toEqual(['flush-queue']);
+      expect(sim.audited.length).toBeLessThanOrEqual(answered.length + 2);
+    } finally {
+      await link.close();
+      operatorClient.end(true);
+    }
+  }, 60_000);
+
+  it('a command replayed after the clock was set back past its forgotten id is refused, not executed again', async () => {
+    // The command ids live in the journal database (FleetCommandLog) and are pruned a day after their commands
+    // expired, by the terminal's clock; freshness is judged by that clock too. Set back two days (a reset real-time
+    // clock, a spoofed time server), the terminal took a captured command whose id it had pruned as new.
+    const day = 24 * 60 * 60 * 1000;
+    const start = Date.now();
+    let clock = start;
+    const now = (): Date => new Date(clock);
+    const journal = openJournal(':memory:', { now });
+    const ids = new FleetCommandLog(journal);
+    const sim = new SimulatedFleetTerminal('CLOCK1');
+    // The real journal's command ids, in place of the simulated terminal's map (FleetTerminal passes the whole claim).
+    sim.claimCommand = (input: Parameters<FleetCommandLog['claim']>[0]) => ids.claim(input);
+    sim.finishCommand = (id, reply) => ids.finish(id, reply);
+    const operatorClient = connectBroker(operator, { clientId: 'test-clock', clean: true }).client;
+    const got: CommandReply[] = [];
+    operatorClient.on('message', (topic, payload) => {
+      if (topic.endsWith('/replies')) got.push(JSON.parse(payload.toString('utf8')) as CommandReply);
+    });
+    const config: FleetConfig = {
+      ...(await settingsFor('CLOCK1')),
+      topicPrefix: PREFIX,
+      heartbeatSeconds: 30,
+      reconnectMaxSeconds: 2,
+      commandMaxAgeSeconds: 600,
+      maintenanceWindow: { start: '03:00', end: '05:00' },
+    };
+    const signedAt = (at: number, name: string): SignedCommand =>
+      signCommand(
+        {
+          v: 1,
+          id: randomUUID(),
+          terminalId: 'CLOCK1',
+          command: name,
+          args: {},
+          issuedAt: new Date(at).toISOString(),
+          expiresAt: new Date(at + 120_000).toISOString(),
+        },
+        hmacKey,
+      );
+    const answer = async (cmd: SignedCommand, nth = 1): Promise<CommandReply> => {
+      await operatorClient.publishAsync(`${PREFIX}/CLOCK1/commands`, JSON.stringify(cmd), { qos: 1 });
+      const deadline = Date.now() + 15_000;
+      for (;;) {
+        const mine = got.filter((r) => r.id === cmd.id);
+        if (mine.length >= nth) return mine[nth - 1]!;
+        if (Date.now() > deadline) throw new Error(`no reply to ${cmd.command}`);
+        await new Promise((r) => setTimeout(r, 50));
+      }
+    };
+    const link = FleetLink.start({ config, terminal: sim, logger: silentLogger(), key: hmacKey, now });
+    try {
+      if (!operatorClient.connected)
+        await new Promise<void>((r) => operatorClient.once('connect', () => r()));
+      await operatorClient.subscribeAsync(`${PREFIX}/CLOCK1/replies`, { qos: 1 });
+      await link.whenConnected();
+      const captured = signedAt(start, 'out-of-service');
+      expect(await answer(captured)).toMatchObject({ ok: true, code: 'OK' });
+      // Two days on, back in service: the first command's id is pruned on the way.
+      clock = start + 2 * day;
+      expect(await answer(signedAt(clock, 'in-service'))).toMatchObject({ ok: true, code: 'OK' });
+      expect(await answer(captured, 2)).toMatchObject({ ok: false, code: 'EXPIRED' });
+      // Set back to within the captured command's validity, and the command replayed: it would take the terminal out
+      // of service again.
+      clock = start + 10_000;
+      expect(await answer(captured, 3)).toMatchObject({ ok: false, code: 'STALE' });
+      expect(sim.inService).toBe(true);
+      // A command signed now, whose validity reaches into the ids kept, is still taken once the clock is right.
+      clock = start + 2 * day + 60_000;
+      expect(await answer(signedAt(clock, 'flush-queue'))).toMatchObject({ ok: true, code: 'OK' });
+      expect(sim.executed.map((e) => e.command)).toEqual(['out-of-service', 'in-service', 'flush-queue']);
+    } finally {
+      await link.close();
+      operatorClient.end(true);
+      journal.close();
+    }
+  }, 60_000);
 
   it('200 simulated terminals report to one broker; fleet status lists them all within one heartbeat interval', async () => {
     const heartbeatSeconds = 30;

@@ -33,6 +33,11 @@ export interface TerminalHealth {
     oldestAgeSeconds: number | null;
     declinedAfterForward: number;
   };
+  /**
+   * Fees a capture did not collect in full (or a tap-and-go exit could not price) that no operator has acknowledged
+   * (`parking-terminal shortfalls`); absent from the heartbeats of terminals older than the count.
+   */
+  feeShortfalls?: number;
   /** Authorizations the terminal holds open: tap-and-go holds, watched meter authorizations, open follow-ups. */
   openAuthorizations: number;
   /** Journal entries whose outcome is unknown, and entries in flight. */
@@ -72,6 +77,7 @@ export const heartbeatSchema = z.looseObject({
     clockSkewSeconds: z.number().nullable(),
   }),
   offline: z.looseObject({ depth: z.number().int().min(0), declinedAfterForward: z.number().int().min(0) }),
+  feeShortfalls: z.number().int().min(0).optional(),
   journal: z.looseObject({ unknown: z.number().int().min(0) }),
   diskFreeMegabytes: z.number().nullable(),
 });
@@ -272,6 +278,7 @@ export function alertsOf(input: {
   if (h.journal.unknown > 0) alerts.push('journal-unknown');
   if (h.offline.depth > 0) alerts.push('offline-queue');
   if (h.offline.declinedAfterForward > 0) alerts.push('declined-after-forward');
+  if ((h.feeShortfalls ?? 0) > 0) alerts.push('fee-shortfalls');
   if (h.diskFreeMegabytes !== null && h.diskFreeMegabytes < 512) alerts.push('disk-low');
   if (h.gateway.clockSkewSeconds !== null && Math.abs(h.gateway.clockSkewSeconds) > 30)
     alerts.push('clock-skew');

@@ -4,8 +4,8 @@ import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
-import { REPLY_MAX_BYTES } from '../fleet/index.js';
-import { openJournal } from '../journal/index.js';
+import { alertsOf, REPLY_MAX_BYTES } from '../fleet/index.js';
+import { AuditStore, openJournal } from '../journal/index.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { silentLogger } from '../log/index.js';
 import { waitFor } from './drive.js';
@@ -47,6 +47,27 @@ async function fleetTerminal(): Promise<{
 }
 
 describe('the terminal under the fleet', () => {
+  it('counts in its heartbeat the fee shortfalls no operator has acknowledged, which the fleet alerts on', async () => {
+    const { host, fleet } = await fleetTerminal();
+    expect(fleet.health().feeShortfalls).toBe(0);
+    new AuditStore(host.journal).append({
+      actor: 'system',
+      action: 'fee-shortfall',
+      subject: 'cap-1',
+      result: 'refused',
+      code: 'INCREMENTAL_NOT_APPROVED',
+      details: { owedMinor: 900, capturedMinor: 598, shortfallMinor: 302, currency: 'GBP' },
+    });
+    const health = fleet.health();
+    expect(health.feeShortfalls).toBe(1);
+    expect(
+      alertsOf({
+        online: true,
+        heartbeat: { ...health, terminalId: 'PT000001', at: new Date().toISOString(), intervalSeconds: 60 },
+      }),
+    ).toContain('fee-shortfalls');
+  });
+
   it('reports its health from the operator status, and service mode as events, audited as the fleet', async () => {
     const { host, fleet } = await fleetTerminal();
     const health = fleet.health();

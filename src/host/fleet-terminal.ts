@@ -189,6 +189,7 @@ export class HostFleetTerminal implements FleetTerminal {
         oldestAgeSeconds: s.offline.oldestAgeSeconds,
         declinedAfterForward: s.offline.declinedAfterForward,
       },
+      feeShortfalls: s.feeShortfalls,
       openAuthorizations: this.host.openAuthorizationCount(),
       journal: { unknown: counts.unknown, inFlight: counts.inFlight },
       diskFreeMegabytes: this.diskFreeMegabytes(),

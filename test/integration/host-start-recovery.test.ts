@@ -79,6 +79,12 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect(flush.ok ? 'ok' : flush.error.code).toBe('NOT_READY');
     expect(host.journal.inFlight().map((e) => e.transactionId)).toContain('LEFT-IN-FLIGHT-1');
 
+    // Recovery tries while the gateway is away: a void that never left, journaled as such.
+    const entryId = host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')!.id;
+    const notSent = (): number =>
+      host.journal.resolutionAttempts(entryId).filter((a) => a.resolution === 'not-sent').length;
+    await expect.poll(notSent, { timeout: 10_000 }).toBeGreaterThan(0);
+
     // The gateway comes back: the sale is voided (or found never taken), then the terminal takes cards, and the
     // customer who waited keeps speech and language.
     const sandbox = await startSandbox({ port, logger: silentLogger() });
@@ -92,10 +98,7 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect((await host.send({ type: 'START' })).ok).toBe(true);
 
     // The operator's list: the sale and the void that resolved it, not the attempts that never left meanwhile.
-    const attempts = host.journal.resolutionAttempts(
-      host.journal.findByTransactionId('LEFT-IN-FLIGHT-1')!.id,
-    );
-    expect(attempts.filter((a) => a.resolution === 'not-sent').length).toBeGreaterThan(0);
+    expect(notSent()).toBeGreaterThan(0);
     const listed = await host.operator({ pin, action: { type: 'transactions' } });
     if (!listed.ok || listed.value.type !== 'transactions') throw new Error('no transactions');
     expect(listed.value.transactions.map((t) => [t.service, t.state])).toEqual([

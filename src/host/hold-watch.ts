@@ -39,6 +39,8 @@ const MAX_TIMER_MS = 2_147_000_000;
  */
 export class HoldWatch {
   private readonly timers = new Map<string, NodeJS.Timeout>();
+  /** When each timer fires (Date.now() ms): one due now makes the watch {@link busy}. */
+  private readonly firesAt = new Map<string, number>();
   private readonly actors = new Map<string, Actor<ReturnType<typeof provideFlowEffects.holdExpiry>>>();
   /** Holds whose reversal was refused: left for the operator (a refused reversal does not succeed by repeating it). */
   private readonly refused = new Set<string>();
@@ -88,9 +90,11 @@ export class HoldWatch {
     // hold (the card entered again: HoldStore.open), which gives it back with the expiry it read.
     const expiresAtMs = Math.min(hold.expiresAtMs, this.deps.store.get(hold.holdId)?.expiresAtMs ?? Infinity);
     const delay = later > 0 ? later : Math.max(0, expiresAtMs - this.deps.clock.now());
-    const timer = setTimeout(() => this.expire(hold.holdId), Math.min(delay, MAX_TIMER_MS));
+    const wait = Math.min(delay, MAX_TIMER_MS);
+    const timer = setTimeout(() => this.expire(hold.holdId), wait);
     timer.unref();
     this.timers.set(hold.holdId, timer);
+    this.firesAt.set(hold.holdId, Date.now() + wait);
   }
 
   /** Stops watching a hold (an exit claimed it, or it was settled elsewhere). */
@@ -98,6 +102,7 @@ export class HoldWatch {
     const t = this.timers.get(holdId);
     if (t) clearTimeout(t);
     this.timers.delete(holdId);
+    this.firesAt.delete(holdId);
   }
 
   /** Holds being watched or reversed. */
@@ -105,16 +110,29 @@ export class HoldWatch {
     return this.timers.size + this.actors.size;
   }
 
+  /**
+   * Whether the watch has work now: a hold's reversal under way, or a hold due (a card's earlier hold its new entry
+   * made due, an expiry passed) whose timer is about to run it. Not busy with holds that are only watched.
+   */
+  get busy(): boolean {
+    if (this.actors.size > 0) return true;
+    const now = Date.now();
+    for (const at of this.firesAt.values()) if (at <= now) return true;
+    return false;
+  }
+
   /** Stops every timer and expiry machine (shutdown; the holds stay in the journal). */
   stop(): void {
     for (const t of this.timers.values()) clearTimeout(t);
     this.timers.clear();
+    this.firesAt.clear();
     for (const a of this.actors.values()) a.stop();
     this.actors.clear();
   }
 
   private expire(holdId: string): void {
     this.timers.delete(holdId);
+    this.firesAt.delete(holdId);
     const { store, logger } = this.deps;
     const stored = store.get(holdId);
     if (!stored) return;

@@ -1362,11 +1362,17 @@ export class TerminalHost implements TerminalApi {
     return this.runtime?.actor;
   }
 
-  /** Resolves once the machine is idle again and nothing is in flight (tests, `simulate`). */
+  /** Resolves once the machine is idle again, nothing is in flight and no hold is due (tests, `simulate`). */
   async settle(timeoutMs = 30_000): Promise<void> {
     const deadline = Date.now() + timeoutMs;
     while (Date.now() < deadline) {
-      if (this.phase === 'ready' && this.journal.inFlight().length === 0 && !this.background.busy) return;
+      if (
+        this.phase === 'ready' &&
+        this.journal.inFlight().length === 0 &&
+        !this.background.busy &&
+        !this.holdWatch.busy
+      )
+        return;
       await new Promise((r) => setTimeout(r, 25));
     }
   }

@@ -1,5 +1,5 @@
 import type { AuditActor, AuditRecord, AuditStore } from '../journal/index.js';
-import { formatMoney } from '../money/index.js';
+import { formatAmount, resolveLocale } from '../i18n/index.js';
 import type { FeeShortfallSummary } from './api.js';
 import type { Acknowledgement } from './offline-declines.js';
 
@@ -28,7 +28,9 @@ function shortfallSummary(r: AuditRecord, locale: string): FeeShortfallSummary |
     typeof currency !== 'string'
   )
     return undefined;
-  const amount = (minor: number) => ({ minor, currency, text: formatMoney(minor, currency, locale) });
+  // terminal.locale as configured (de_DE or de-DE): the formatter takes it resolved, as the other operator views do.
+  const shown = resolveLocale(locale);
+  const amount = (minor: number) => ({ minor, currency, text: formatAmount(minor, currency, shown) });
   return {
     transactionId: r.subject,
     code: r.code ?? 'FEE_SHORTFALL',

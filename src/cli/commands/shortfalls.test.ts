@@ -6,9 +6,9 @@ import { AuditStore, openJournal } from '../../journal/index.js';
 import { capturedIo as io } from '../testing/io.js';
 import shortfallsCommand from './shortfalls.js';
 
-function terminalDir() {
+function terminalDir(terminal: Record<string, unknown> = {}) {
   const dir = mkdtempSync(join(tmpdir(), 'shortfalls-cli-'));
-  writeFileSync(join(dir, 'terminal.json'), JSON.stringify({ journal: { path: 'var/j.db' } }));
+  writeFileSync(join(dir, 'terminal.json'), JSON.stringify({ journal: { path: 'var/j.db' }, terminal }));
   return dir;
 }
 
@@ -62,6 +62,16 @@ describe('parking-terminal shortfalls', () => {
     const dir = terminalDir();
     expect(await run(dir, ['list'])).toEqual({ code: 0, json: { shortfalls: [] } });
     expect(existsSync(join(dir, 'var/j.db'))).toBe(false);
+  });
+
+  it('lists them under a terminal.locale written de_DE as under de-DE', async () => {
+    for (const locale of ['de_DE', 'de-DE']) {
+      const dir = terminalDir({ locale });
+      recordShortfalls(dir);
+      const listed = await run(dir, ['list']);
+      expect(listed.code, locale).toBe(0);
+      expect((listed.json.shortfalls as unknown[]).length, locale).toBe(2);
+    }
   });
 
   it('lists the fees not collected in full, and takes them off once acknowledged (audited)', async () => {

@@ -145,6 +145,16 @@ export function operatorService(
   return { service, amountMinor };
 }
 
+/**
+ * The settings a follow-on of the original is sent with: in the original's currency, in which the journal states its
+ * amounts (findTransaction) and the operator's refund amount is entered — not the terminal's currency, which may have
+ * been configured otherwise since the payment (a refund of 2.50 GBP must not go out as 2.50 EUR).
+ */
+function inCurrencyOf(context: OperatorContext): FlowSettings {
+  const currency = context.original?.currency ?? context.settings.currency;
+  return currency === context.settings.currency ? context.settings : { ...context.settings, currency };
+}
+
 function finish(
   outcome: OperatorResult['outcome'],
   code: string,
@@ -253,7 +263,7 @@ export const operatorMachine = setup({
           const original = context.original as OriginalTransaction;
           const service = context.service as ServiceName;
           return {
-            settings: context.settings,
+            settings: inCurrencyOf(context),
             request: {
               service,
               comments: commentsFor(service, context.settings),
@@ -338,7 +348,7 @@ export const operatorMachine = setup({
         input: ({ context }) => {
           const auth = context.original?.authorization as NonNullable<OriginalTransaction['authorization']>;
           return {
-            settings: context.settings,
+            settings: inCurrencyOf(context),
             request: {
               service: 'reversal' as const,
               comments: commentsFor('reversal', context.settings),

@@ -87,8 +87,12 @@ export type DccRate = Pick<
  */
 export type DccReceiptOffer = DccRate & Pick<DccOfferSummary, 'marginRate' | 'disclaimer'>;
 
-/** The conversion terms a follow-on repeats: the authorization's rate, or the customer's refusal of conversion. */
-export type DccTerms = { indicator: '1'; offer: DccRate } | { indicator: '3' };
+/**
+ * The conversion terms a follow-on repeats: the authorization's rate, or the customer's refusal of conversion.
+ * `family`: the processor family the authorization was converted for (spec 001: A sends original*, B foreign*), as the
+ * journal kept it; absent on the machine's own choice, which follows the configured family.
+ */
+export type DccTerms = { indicator: '1'; offer: DccRate; family?: 'A' | 'B' } | { indicator: '3' };
 
 /**
  * A local amount in the offer's billing currency at the offer's rate (spec 001: partial captures and refunds convert

@@ -74,7 +74,12 @@ function fakeTransmitter(answers: Answers, sent: OutgoingRequest[]) {
   };
 }
 
-function paymentService(journal: SqliteJournal, answers: Answers, sent: OutgoingRequest[]) {
+function paymentService(
+  journal: SqliteJournal,
+  answers: Answers,
+  sent: OutgoingRequest[],
+  terminalConfig: typeof config = config,
+) {
   const gateway = createGatewayClient({
     baseUrl: 'http://127.0.0.1:9',
     merchantId: config.gateway.merchantId,
@@ -86,9 +91,13 @@ function paymentService(journal: SqliteJournal, answers: Answers, sent: Outgoing
   });
   cleanups.push(() => gateway.close());
   const cards = new CardStore(Buffer.alloc(32, 7));
-  const followOns = journalFollowOnStore(new AuthorizationDataStore(journal, Buffer.alloc(32, 5)), 'A');
+  // As the host builds it: the family of the terminal's configuration, for the terms of authorizations it makes.
+  const followOns = journalFollowOnStore(
+    new AuthorizationDataStore(journal, Buffer.alloc(32, 5)),
+    terminalConfig.dcc.processorFamily,
+  );
   const payments = new PaymentService({
-    config,
+    config: terminalConfig,
     gateway,
     sender: new JournaledSender(journal, fakeTransmitter(answers, sent)),
     journal,
@@ -518,5 +527,70 @@ describe('a converted sale approved after its machine stopped waiting, found sta
       original: { transactionId: saleTx, gatewayId: 'SALE-1', service: 'sale' },
     });
     expect(sent.at(-1)).toMatchObject({ service: 'refund-payment', amountMinor: 1_612, currency: 'JPY' });
+  });
+});
+
+describe('follow-ons of a converted sale after a restart with another processor family configured', () => {
+  it('refund it at the terms the journal kept, family A included, not the family configured now', async () => {
+    // A kiosk sale of 10.00 EUR paid as 1612 JPY through a family A acquirer; the terminal restarts configured for
+    // family B (a new acquirer contract). The sale's conversion is the journal's: its listed amount and its refund
+    // follow the family it was authorized with.
+    const sent: OutgoingRequest[] = [];
+    const answers: Answers = {
+      sale: () => ({
+        id: 'SALE-1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '1612', currency: 'JPY' } },
+      }),
+      'refund-payment': () => ({ id: 'REF-1', status: 'PENDING' }),
+    };
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const { payments, cards } = paymentService(journal, answers, sent);
+    const held = cards.hold(await cardRead(1_000));
+    const sale = await payments.submit({
+      service: 'sale',
+      comments: 'Parking Sale',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+      dcc: SELECTION,
+    });
+    expect(sale.outcome).toMatchObject({ kind: 'approved', gatewayId: 'SALE-1' });
+    const saleTx = sale.prepared?.transactionId ?? '';
+
+    const familyB = parseConfig({
+      terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
+      dcc: { enabled: true, processorFamily: 'B' },
+    });
+    const after = paymentService(journal, answers, sent, familyB);
+    const found = findTransaction(journal, saleTx, {
+      now: new Date(),
+      timeZone: familyB.terminal.timezone,
+      currency: 'EUR',
+      authorizedTotal: (tx) => after.payments.authorizedTotal(tx),
+      toLocal: (tx, minor, currency) => after.payments.toLocal(tx, minor, currency),
+    });
+    expect(found).toMatchObject({ gatewayId: 'SALE-1', amountMinor: 1_000, currency: 'EUR' });
+
+    await after.payments.submit({
+      service: 'refund-payment',
+      comments: 'REFUND Payment',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      catLevel: 2,
+      includeEmvTags: false,
+      original: { transactionId: saleTx, gatewayId: 'SALE-1', service: 'sale' },
+    });
+    const refund = sent.at(-1);
+    expect(refund).toMatchObject({ service: 'refund-payment', amountMinor: 1_612, currency: 'JPY' });
+    expect(amountOf(refund).orderInformation?.amountDetails).toMatchObject({
+      totalAmount: '1612',
+      currency: 'JPY',
+      originalAmount: '10.00',
+      originalCurrency: 'EUR',
+    });
   });
 });

@@ -14,6 +14,7 @@ export function journalFollowOnStore(store: AuthorizationDataStore, family: 'A' 
     if (t === undefined) return undefined;
     return {
       indicator: '1',
+      family: t.family,
       offer: {
         offerId: t.offerId ?? '',
         ...(t.reconciliationId !== undefined ? { reconciliationId: t.reconciliationId } : {}),

@@ -218,6 +218,21 @@ describe('OperatorDesk audit log', () => {
     });
   });
 
+  it("refunds a payment in its own currency, not the terminal's configured since", async () => {
+    // The sale S1 was paid in GBP (the fake's journal); the terminal is now configured for EUR.
+    const { desk, goodPin, fake } = setup(undefined, { currency: 'EUR' });
+    const r = await desk.handle({
+      pin: goodPin,
+      action: { type: 'refund', transactionId: 'S1', amountMinor: 250 },
+    });
+    expect(r).toMatchObject({ ok: true, value: { type: 'refund', outcome: 'approved' } });
+    expect(fake.sent.find((s) => s.service === 'refund-payment')).toMatchObject({
+      amountMinor: 250,
+      currency: 'GBP',
+    });
+    expect(fake.receipts.at(-1)).toMatchObject({ amountMinor: 250, currency: 'GBP' });
+  });
+
   it('records a queue flush and its figures, or its failure', async () => {
     let fails = false;
     const { desk, goodPin } = setup(() =>

@@ -256,9 +256,14 @@ export class PaymentService {
    * authorization's rate): the machine's, or those kept for the authorization it follows.
    */
   private followOnDcc(request: FlowRequest): DccTerms | undefined {
-    if (request.dcc !== undefined) return request.dcc;
     const auth = this.authorizationOf(request);
-    return auth === undefined ? undefined : this.deps.followOns.dcc(auth);
+    const kept = auth === undefined ? undefined : this.deps.followOns.dcc(auth);
+    if (request.dcc === undefined) return kept;
+    // The machine's terms, converted for the family the journal kept with them (the authorization's, not the one
+    // configured since).
+    return request.dcc.indicator === '1' && kept?.indicator === '1' && kept.family !== undefined
+      ? { ...request.dcc, family: kept.family }
+      : request.dcc;
   }
 
   /**
@@ -278,8 +283,17 @@ export class PaymentService {
   toLocal(authorizationTx: string, minor: number, currency: string): { minor: number; currency: string } {
     const dcc = this.deps.followOns.dcc(authorizationTx);
     if (dcc?.indicator !== '1' || currency !== dcc.offer.billingCurrency) return { minor, currency };
-    const local = localAmountOf(minor, { dcc }, this.deps.config.dcc.processorFamily);
+    const local = localAmountOf(minor, { dcc }, this.familyOf(dcc));
     return { minor: local ?? minor, currency: dcc.offer.localCurrency };
+  }
+
+  /**
+   * The processor family of conversion terms: the one the authorization was converted for, as the journal kept it
+   * (a follow-on after a restart under another configured family repeats the authorization's field set, spec 001
+   * "DCC capture and refund require the same field set"); the configured one for the machine's own choice.
+   */
+  private familyOf(terms: DccTerms | undefined): 'A' | 'B' {
+    return (terms?.indicator === '1' ? terms.family : undefined) ?? this.deps.config.dcc.processorFamily;
   }
 
   /**
@@ -324,7 +338,7 @@ export class PaymentService {
     const family = config.dcc.processorFamily;
     const dccOriginal = dccFieldsFor(request.dcc, request.amountMinor, family, true);
     const followOnTerms = this.followOnDcc(request);
-    const dccFollowOn = dccFieldsFor(followOnTerms, request.amountMinor, family, false);
+    const dccFollowOn = dccFieldsFor(followOnTerms, request.amountMinor, this.familyOf(followOnTerms), false);
     // Literals of every field: the gateway client reads each one, and an object spread from another gets a shape of its
     // own that makes each of those reads a slow lookup.
     const cardPresent = (amountMinor: number): CardPresentFields => {
@@ -380,7 +394,10 @@ export class PaymentService {
         const authTx = request.original?.transactionId;
         const amount =
           (authTx ? this.gatewayAuthorizedTotal(authTx) : undefined) ??
-          reversalAmount({ ...request, ...(followOnTerms ? { dcc: followOnTerms } : {}) }, family);
+          reversalAmount(
+            { ...request, ...(followOnTerms ? { dcc: followOnTerms } : {}) },
+            this.familyOf(followOnTerms),
+          );
         return {
           service: 'reversal',
           ...common,

@@ -2,7 +2,7 @@ import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
 import type { FlowClock } from './effects.js';
 import { commentsFor } from './services.js';
-import type { FlowSettings } from './settings.js';
+import { followOnSettings, type FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 
 /**
@@ -253,7 +253,8 @@ export const operatorMachine = setup({
           const original = context.original as OriginalTransaction;
           const service = context.service as ServiceName;
           return {
-            settings: context.settings,
+            // A refund is in the currency of the payment it gives back, as listed (the journal's).
+            settings: followOnSettings(context.settings, original.currency),
             request: {
               service,
               comments: commentsFor(service, context.settings),
@@ -338,7 +339,7 @@ export const operatorMachine = setup({
         input: ({ context }) => {
           const auth = context.original?.authorization as NonNullable<OriginalTransaction['authorization']>;
           return {
-            settings: context.settings,
+            settings: followOnSettings(context.settings, (context.original as OriginalTransaction).currency),
             request: {
               service: 'reversal' as const,
               comments: commentsFor('reversal', context.settings),

@@ -99,6 +99,16 @@ const MINUTE_MS = 60_000;
 const DCC_CLOCK_ALLOWANCE_MS = 10_000;
 
 /** The flow settings of a validated configuration. */
+/**
+ * The settings a follow-on is sent with (a tap-and-go hold's increment, capture and reversal; an operator's refund,
+ * void and the reversal after a voided capture): in the currency of its original as the journal records it, never the
+ * one configured since (`terminal.currency` changed at a restart). The amounts of a follow-on are amounts of its
+ * original, and the gateway takes them in its currency only.
+ */
+export function followOnSettings(settings: FlowSettings, originalCurrency: string): FlowSettings {
+  return { ...settings, currency: originalCurrency };
+}
+
 export function flowSettingsFromConfig(config: Config): FlowSettings {
   const t = config.gateway.timeouts;
   const r = config.gateway.retry;

@@ -18,7 +18,7 @@ import {
   type ViewContext,
 } from './models.js';
 import { commentsFor } from './services.js';
-import type { FlowSettings } from './settings.js';
+import { followOnSettings, type FlowSettings } from './settings.js';
 import { feeBetween } from './tariff.js';
 import { capturedBy, transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
@@ -80,7 +80,7 @@ function holdOriginal(hold: HoldRecord) {
  * authorization (the hold's, as the journal records it), never the one configured since.
  */
 function holdSettings(context: TapAndGoContext): FlowSettings {
-  return { ...context.settings, currency: requireHold(context).currency };
+  return followOnSettings(context.settings, requireHold(context).currency);
 }
 
 /**

@@ -289,8 +289,8 @@ export class PaymentRouter {
     if (
       request.service === 'reversal' &&
       request.releases === true &&
-      (outcome.kind === 'declined' || outcome.kind === 'rejected') &&
-      refusalPasses(outcome.reason)
+      (((outcome.kind === 'declined' || outcome.kind === 'rejected') && refusalPasses(outcome.reason)) ||
+        outcome.kind === 'not-sent')
     ) {
       this.releaseLater(request, outcome);
       return;
@@ -375,10 +375,11 @@ export class PaymentRouter {
 
   /**
    * A reversal that releases an authorization for good (`releases`: its session gave it up) refused for now
-   * (`refusalPasses`: the processor is unavailable): the machine reports the settlement failed, and the funds stay
-   * held on the card. The reversal is sent again later as a durable follow-up written with the refusal (the host's
-   * follow-ups, tried again with a doubling wait, at most hourly), instead of waiting for the next start's sweep of
-   * orphaned authorizations. A refusal for good stays the operator's.
+   * (`refusalPasses`: the processor is unavailable), or that provably never left (`not-sent`: the gateway could not be
+   * reached, or refused the terminal's credentials unprocessed): the machine reports the settlement failed, and the
+   * funds stay held on the card. The reversal is sent again later as a durable follow-up written with the refusal (the
+   * host's follow-ups, tried again with a doubling wait, at most hourly), instead of waiting for the next start's sweep
+   * of orphaned authorizations. A refusal for good stays the operator's.
    */
   private releaseLater(request: FlowRequest, outcome: TransmitOutcome): void {
     reverseLater(

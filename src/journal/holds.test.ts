@@ -4,7 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { JournalError } from './errors.js';
 import { HoldStore, type StoredHold } from './holds.js';
-import { openJournal, type SqliteJournal } from './journal.js';
+import { NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
 
 const journals: SqliteJournal[] = [];
 afterEach(() => {
@@ -421,6 +421,26 @@ describe('HoldStore', () => {
       },
     );
     expect(journal.authorizationSettled('unknown-tx')).toBe(false);
+  });
+
+  it('does not count an authorization released by a reversal that provably never left (resolved not-sent)', () => {
+    const { journal } = setup();
+    const auth = journal.begin(preauth('A1'));
+    journal.markSent(auth.id);
+    journal.recordOutcome(auth.id, { state: 'approved', gatewayId: '7000000000000000000001' });
+    const reversal = journal.begin({
+      ...preauth('R1'),
+      service: 'reversal',
+      comments: 'REVERSAL',
+      referencedTransactionId: 'A1',
+    });
+    // The gateway could not be reached (or refused the credentials unprocessed): nothing was released.
+    journal.resolve(reversal.id, NOT_SENT);
+    expect({
+      settled: journal.authorizationSettled('A1'),
+      inFlight: journal.reversalInFlight('A1'),
+      unsettled: journal.unsettledAuthorizations().map((e) => e.transactionId),
+    }).toEqual({ settled: false, inFlight: false, unsettled: ['A1'] });
   });
 
   it('counts an authorization settled by a capture that recovery found standing (its timeout void NOT_VOIDABLE)', () => {

@@ -27,12 +27,16 @@ function sqlText(text: string): string {
 const REVERSAL_REFUSED_RELEASED = `(r.state = 'declined' OR r.state = 'rejected')
                 AND r.reason IN (${[...REVERSAL_REFUSALS_RELEASED].map(sqlText).join(', ')})`;
 
+/** `how` of an entry that provably never left the terminal; it frees the transactionId for a later send. */
+export const NOT_SENT = 'not-sent';
+
 /**
  * The rule of an unsettled authorization (see {@link SqliteJournal.unsettledAuthorizations}), over `journal_entries p`:
  * an approved pre-authorization with neither a capture that stands (approved, or left in flight and found standing by
  * recovery: its timeout void refused NOT_VOIDABLE, see {@link resolvedStanding}) and is not voided, nor a reversal
  * approved, taken over by recovery, or refused because the authorization is released already
- * ({@link REVERSAL_REFUSED_RELEASED}).
+ * ({@link REVERSAL_REFUSED_RELEASED}). A reversal that provably never left the terminal (resolved {@link NOT_SENT}: the
+ * gateway could not be reached, or refused the terminal's credentials unprocessed) released nothing.
  * One text for the statement of every authorization and that of one.
  */
 const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
@@ -40,7 +44,8 @@ const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
           AND NOT EXISTS (SELECT 1 FROM journal_entries r
             WHERE r.referenced_transaction_id = p.transaction_id AND r.referenced_transaction_id IS NOT NULL
               AND (r.service = 'reversal' OR r.service = 'timeout-reversal')
-              AND (r.state = 'approved' OR r.state = 'resolved' OR r.state = 'unknown'
+              AND (r.state = 'approved' OR r.state = 'unknown'
+                OR (r.state = 'resolved' AND r.resolution IS NOT '${NOT_SENT}')
                 OR (${REVERSAL_REFUSED_RELEASED})))
           AND NOT EXISTS (SELECT 1 FROM journal_entries c
             WHERE c.referenced_transaction_id = p.transaction_id AND c.referenced_transaction_id IS NOT NULL
@@ -53,9 +58,6 @@ const UNSETTLED_AUTHORIZATION = `${APPROVED_PREAUTH}
 
 /** pending → sent → approved | declined | rejected | unknown; pending, sent and unknown → resolved (with how). */
 export type JournalState = 'pending' | 'sent' | 'approved' | 'declined' | 'rejected' | 'unknown' | 'resolved';
-
-/** `how` of an entry that provably never left the terminal; it frees the transactionId for a later send. */
-export const NOT_SENT = 'not-sent';
 
 /** A request about to be sent, as {@link Journal.begin} takes it (the gateway client's prepared request fits). */
 export interface BeginEntry {
@@ -1301,7 +1303,8 @@ export class SqliteJournal implements Journal {
    * - a capture that stands: approved, and not voided since (by the operator, or by recovery finishing a void whose
    *   answer was lost): voiding a capture leaves the hold in place (gateway.md §7); or
    * - a reversal approved, or taken over by recovery (resolved, or unknown: recovery resolves it by reversing this
-   *   authorization), or refused because the authorization is released already (the vocabulary's
+   *   authorization; never one resolved not-sent, which provably never left and released nothing), or refused
+   *   because the authorization is released already (the vocabulary's
    *   `reversalRefusalReleased`: declined or rejected AUTH_ALREADY_REVERSED or TRANSACTION_ALREADY_REVERSED_OR_SETTLED),
    *   which another reversal would only repeat.
    * One query over the index of approved pre-authorizations and, for each, the index of follow-ons.

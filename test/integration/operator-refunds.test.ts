@@ -3,7 +3,11 @@
  * to the gateway, and what it refuses by its own rules (src/flows/operator.ts operatorService, over the journal's
  * reading of the payment, src/host/operator-desk.ts findTransaction).
  */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
 import type {
   OperatorAction,
   OperatorResponse,
@@ -11,7 +15,9 @@ import type {
   TerminalSnapshot,
   UserEvent,
 } from '../../src/host/api.js';
-import type { TerminalHost } from '../../src/host/terminal-host.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox } from '../../src/sandbox/index.js';
 import { closeHosts, startHost } from './host-harness.js';
 
 afterEach(closeHosts);
@@ -78,5 +84,63 @@ describe('operator refunds and voids given at the same time', () => {
     expect(refund).toMatchObject({ outcome: 'approved' });
     expect(voided).toMatchObject({ outcome: 'not-allowed', code: 'REFUNDS_STANDING' });
     expect(atGateway()).toEqual([['refund', 'PENDING']]);
+  });
+});
+
+describe('operator refunds after terminal.currency changed', () => {
+  it('refunds a sale in the currency it was paid in, not the one configured since', async () => {
+    const sandbox = await startSandbox({ logger: silentLogger() });
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-refund-currency-'));
+    const open = async (currency: string): Promise<TerminalHost> => {
+      const config = parseConfig({
+        terminal: { model: 'attended', currency },
+        reader: { sim: { presentDelayMs: 50 } },
+      });
+      const host = await createTerminalHost(config, {
+        logger: silentLogger(),
+        cwd,
+        gatewayUrlOverride: sandbox.url,
+      });
+      await waitForScreen(host, ['idle']);
+      return host;
+    };
+    try {
+      // A sale of 6.00 GBP; the operator then changes terminal.currency to EUR and restarts.
+      const first = await open('GBP');
+      await send(first, { type: 'START' });
+      await send(first, { type: 'ENTER_AMOUNT', minor: 600 });
+      await send(first, { type: 'CONFIRM' });
+      expect((await waitForScreen(first, ['approved', 'declined', 'error'])).customer.screen).toBe(
+        'approved',
+      );
+      const sale = first.journal.list({ limit: 10 }).find((e) => e.service === 'sale');
+      const saleTx = sale?.transactionId ?? '';
+      await first.close();
+
+      const again = await open('EUR');
+      try {
+        const refund = value(
+          await again.operator({
+            pin: again.generatedOperatorPin ?? '',
+            action: { type: 'refund', transactionId: saleTx, amountMinor: 200 },
+          }),
+        );
+        const refunds = again.journal
+          .referencing(saleTx)
+          .filter((e) => e.service === 'refund-payment')
+          .map((e) => ({ state: e.state, amountMinor: e.amountMinor, currency: e.currency }));
+        // The operator refunded 2.00 of the 6.00 GBP listed: 2.00 GBP, as the sale was paid.
+        const outcome = 'outcome' in refund ? refund.outcome : refund.type;
+        expect({ outcome, refunds }).toEqual({
+          outcome: 'approved',
+          refunds: [{ state: 'approved', amountMinor: 200, currency: 'GBP' }],
+        });
+      } finally {
+        await again.close();
+      }
+    } finally {
+      await sandbox.close();
+      rmSync(cwd, { recursive: true, force: true });
+    }
   });
 });

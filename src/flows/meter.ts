@@ -3,7 +3,7 @@ import type { AmountParam, MessageRef } from '../i18n/index.js';
 import { dccReceiptLines, offerAtAuthorizationRate } from './dcc.js';
 import type { CardType, DccOfferSummary, DccSelection, HoldRelease, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
-import { refusalPasses } from '../vocabulary/services.js';
+import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import {
@@ -1018,11 +1018,13 @@ export const meterMachine = setup({
             const out = event.output;
             // Refused for now: the host sends it again (`releases`); its outcome unknown: the journal's recovery
             // reverses the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
-            const later =
-              out.kind === 'unknown' ||
-              ((out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason));
+            const refused = out.kind === 'declined' || out.kind === 'rejected';
+            const later = out.kind === 'unknown' || (refused && refusalPasses(out.reason));
+            // Refused because the authorization is released already (the vocabulary's rule, the journal's too): the
+            // host's follow-up of this release (`alsoReleases`) went first. The hold is released.
+            const released = out.kind === 'approved' || (refused && reversalRefusalReleased(out.reason));
             return {
-              settleFailures: context.settleFailures + (out.kind === 'approved' || later ? 0 : 1),
+              settleFailures: context.settleFailures + (released || later ? 0 : 1),
               releaseLater: context.releaseLater || later,
               settleIndex: context.settleIndex + 1,
             };

@@ -30,6 +30,14 @@ import { isRiskDeclined, type PaymentService, type SubmitRecord } from './paymen
 const FOLLOW_UP_GRACE_MS = 10_000;
 
 /**
+ * How long the release of a meter session's other hold (`alsoReleases`) is left to the session's own reversal at
+ * least, while the terminal runs: longer than the rest of a settlement takes (each reversal before it waits at most
+ * for the gateway's timeouts and its timeout reversal), so that the host's follow-up does not race the session's
+ * reversal of the same hold when the capture window ends as the session settles (its expiry).
+ */
+const SESSION_RELEASE_GRACE_MS = 60 * 60_000;
+
+/**
  * Resolutions after which nothing of the unanswered request stands at the gateway (src/journal/recovery.ts): the
  * customer is not charged, the hold is released.
  */
@@ -369,25 +377,26 @@ export class PaymentRouter {
    * are written as follow-ups here, in the step outcome's transaction. A crash before the machine's own reversal of
    * one (none is journaled: nothing is in flight for recovery) leaves it to the next start, which runs every open
    * follow-up after recovery — instead of leaving the hold on the card until its capture window ends. Due at that end
-   * while the terminal runs: the machine's approved reversal closes it (below), and one refused for now or never sent
-   * brings it forward ({@link releaseLater}); the host's follow-ups never send a reversal while one of the
-   * authorization is in flight or unknown (recovery's), nor one of an authorization the journal shows settled.
+   * while the terminal runs (and no sooner than {@link SESSION_RELEASE_GRACE_MS} from now): the machine's approved
+   * reversal closes it (below), and one refused for now or never sent brings it forward ({@link releaseLater}); the
+   * host's follow-ups never send a reversal while one of the authorization is in flight or unknown (recovery's), nor
+   * one of an authorization the journal shows settled.
    */
   private sessionReleases(request: FlowRequest): void {
     const { journal, config, now } = this.deps;
     for (const release of request.alsoReleases ?? []) {
       const { transactionId, gatewayId } = release.original;
+      const nowMs = now().getTime();
       const authorizedAt = Date.parse(journal.findByTransactionId(transactionId)?.createdAt ?? '');
       const windowEndsAtMs =
-        (Number.isFinite(authorizedAt) ? authorizedAt : now().getTime()) +
-        config.tariff.captureWindowMinutes * 60_000;
+        (Number.isFinite(authorizedAt) ? authorizedAt : nowMs) + config.tariff.captureWindowMinutes * 60_000;
       reverseLater(
         this.obligations(),
         transactionId,
         gatewayId,
         { service: 'reversal', amountMinor: release.amountMinor, currency: request.currency },
         `released by its meter session after its ${request.service}: sent at the next start if the session stopped first`,
-        windowEndsAtMs,
+        Math.max(windowEndsAtMs, nowMs + SESSION_RELEASE_GRACE_MS),
       );
     }
   }

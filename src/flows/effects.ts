@@ -68,6 +68,14 @@ export interface OriginalRef {
   service: ServiceName;
 }
 
+/** An authorization a meter session's settlement releases ({@link ServiceRequest.alsoReleases}). */
+export interface HoldRelease {
+  /** The pre-authorization: its transactionId and gateway id. */
+  original: OriginalRef & { gatewayId: string };
+  /** Its authorized total (increments included), minor units of the request's currency. */
+  amountMinor: number;
+}
+
 /** Input of {@link FlowEffects.submit}: one gateway request, described without card data. */
 export interface ServiceRequest {
   service: ServiceName;
@@ -110,6 +118,16 @@ export interface ServiceRequest {
    * host holds back unsent, which no watch sees, gets the follow-up anyway).
    */
   releases?: boolean;
+  /**
+   * On a step of a meter session's settlement (the capture of one of its holds, the sale of a converted hold's fee in
+   * the local currency, the reversal of a hold): the session's other authorizations that the machine reverses after
+   * this step, whatever its outcome (their amount: the authorized total, as the reversal carries it). Never sent: the
+   * host writes the reversal of each as a durable follow-up in the transaction of this request's outcome, due when
+   * the authorization's capture window ends — closed by the machine's own reversal, brought forward by a refusal of
+   * it for now, and carried out at the next start when the terminal stopped before (the hold is not left on the
+   * customer's card until its window ends).
+   */
+  alsoReleases?: readonly HoldRelease[];
   /**
    * On a `capture`: what the customer owes for what it settles, when that is more than the capture asks (a tap-and-go
    * exit whose increment was not approved captures what the hold covers). Never sent: the host records the fee less

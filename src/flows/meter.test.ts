@@ -380,6 +380,57 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
     expect(fake.balanceProblems()).toEqual([]);
   });
 
+  it('names with each step of the settlement the holds reversed after it, whatever its outcome', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    const holds = fake.sent.filter((r) => r.service === 'preauth');
+    expect(holds.map((r) => r.amountMinor)).toEqual([300, 150, 150]);
+    // 25 minutes cost 150: taken from the first hold; the other two are reversed after its capture.
+    fake.clock.increment(25 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    const released = (r: ServiceRequest) => (r.alsoReleases ?? []).map((h) => h.amountMinor);
+    const settlement = fake.sent.slice(3);
+    expect(settlement.map((r) => [r.comments, r.amountMinor, released(r)])).toEqual([
+      ['Parking Capture Less Than Auth', 150, [150, 150]],
+      ['REVERSAL', 150, [150]],
+      ['REVERSAL', 150, []],
+    ]);
+    const [, second, third] = settlement;
+    expect(settlement[0]?.alsoReleases?.map((h) => h.original.transactionId)).toEqual([
+      second?.original?.transactionId,
+      third?.original?.transactionId,
+    ]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 150 });
+  });
+
+  it('counts a hold whose reversal finds it released already as released (the host released it first)', async () => {
+    class ReleasedAlready extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        const outcome = await super.submit(request, signal);
+        if (request.service !== 'reversal' || request.amountMinor !== 150) return outcome;
+        return { kind: 'declined', transactionId: outcome.transactionId, reason: 'AUTH_ALREADY_REVERSED' };
+      }
+    }
+    const fake = new ReleasedAlready();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    fake.clock.increment(25 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.at(-1)).toMatchObject({ service: 'reversal', amountMinor: 150 });
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      amountMinor: 150,
+      messageKey: 'meter.thankYou',
+    });
+  });
+
   it('ends the session the customer ended while its second pre-authorization awaited their card: nothing more held', async () => {
     const fake = new FakeTerminal();
     const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));

@@ -1,9 +1,9 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { AmountParam, MessageRef } from '../i18n/index.js';
 import { dccReceiptLines, offerAtAuthorizationRate } from './dcc.js';
-import type { CardType, DccOfferSummary, DccSelection, ReceiptData } from './effects.js';
+import type { CardType, DccOfferSummary, DccSelection, HoldRelease, ReceiptData } from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
-import { refusalPasses } from '../vocabulary/services.js';
+import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import {
@@ -37,7 +37,10 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * price), never more than is held: a capture of each hold (Parking Capture, or Parking Capture Less Than Auth when
  * lower: the gateway reverses the rest itself, spec 001 and gateway.md §7) or a REVERSAL of a hold nothing is owed
  * on. A session left open for the capture window is reversed automatically (`captureWindow` delay,
- * tariff.captureWindowMinutes).
+ * tariff.captureWindowMinutes). Each settlement step names the holds the settlement reverses after it, whatever its
+ * outcome (`alsoReleases`, never sent): the host writes their reversals as durable follow-ups with the step's outcome,
+ * so that a terminal stopped between a capture (or the local sale below) and the reversal of another hold releases
+ * that hold at its next start rather than at the end of its capture window.
  *
  * The currency choice again at completion (config `dcc.choiceAtCompletion`; reference/kiosk.md §1: some acquirers ask
  * for it at the pre-authorization and again at completion). When a hold was converted (DCC indicator 1) and the fee
@@ -146,12 +149,39 @@ function withIncrement(context: Ctx, newTotalMinor: number): MeterHold[] {
   return holds;
 }
 
-/** What the hold at settleIndex gets: the part of the fee it covers (0 → reversal). */
-function captureShare(context: Ctx): number {
-  const before = context.holds.slice(0, context.settleIndex).reduce((s, h) => s + h.authorizedMinor, 0);
-  const hold = context.holds[context.settleIndex];
+/** What the hold at `index` (default: settleIndex) gets: the part of the fee it covers (0 → reversal). */
+function captureShare(context: Ctx, index: number = context.settleIndex): number {
+  const before = context.holds.slice(0, index).reduce((s, h) => s + h.authorizedMinor, 0);
+  const hold = context.holds[index];
   if (hold === undefined) return 0;
   return Math.max(0, Math.min(hold.authorizedMinor, context.feeMinor - before));
+}
+
+/** The release of a hold as a settlement step names it (`ServiceRequest.alsoReleases`, effects.ts). */
+function releaseOf(hold: MeterHold): HoldRelease {
+  return {
+    original: { gatewayId: hold.gatewayId, transactionId: hold.transactionId, service: 'preauth' },
+    amountMinor: hold.authorizedMinor,
+  };
+}
+
+/**
+ * The holds after settleIndex that the settlement reverses, whatever the outcome of the step at settleIndex: those the
+ * fee leaves nothing of (the fee is taken from the holds in order, so what a later hold covers does not depend on what
+ * an earlier one's capture took). A step passes them on (`alsoReleases`), and the host writes their reversals as
+ * durable follow-ups with the step's outcome: a crash before the machine's own reversal of them leaves them to the
+ * next start, not held on the card until their capture window ends.
+ */
+function releasedAfter(context: Ctx): HoldRelease[] {
+  return context.holds
+    .map((hold, index) => ({ hold, index }))
+    .filter(({ index }) => index > context.settleIndex && captureShare(context, index) === 0)
+    .map(({ hold }) => releaseOf(hold));
+}
+
+/** `alsoReleases` of a settlement step that releases `released` after it (nothing when there are none). */
+function alsoReleases(released: HoldRelease[]): { alsoReleases?: HoldRelease[] } {
+  return released.length > 0 ? { alsoReleases: released } : {};
 }
 
 /**
@@ -810,6 +840,9 @@ export const meterMachine = setup({
             acceptPartial: false,
             cancellable: true,
             dcc: { indicator: '3' as const },
+            // Whatever the sale's outcome, the converted hold is reversed in full next, then the holds the fee
+            // leaves nothing of.
+            ...alsoReleases([releaseOf(currentHold(context)), ...releasedAfter(context)]),
           },
         }),
         onDone: [
@@ -884,6 +917,7 @@ export const meterMachine = setup({
               acceptPartial: false,
               cancellable: false,
               ...holdTerms(hold),
+              ...alsoReleases(releasedAfter(context)),
             },
           };
         },
@@ -974,6 +1008,7 @@ export const meterMachine = setup({
               // The session gives the authorization up: a refusal for now is sent again by the host (effects.ts).
               releases: true,
               ...holdTerms(hold),
+              ...alsoReleases(releasedAfter(context)),
             },
           };
         },
@@ -983,11 +1018,13 @@ export const meterMachine = setup({
             const out = event.output;
             // Refused for now: the host sends it again (`releases`); its outcome unknown: the journal's recovery
             // reverses the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
-            const later =
-              out.kind === 'unknown' ||
-              ((out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason));
+            const refused = out.kind === 'declined' || out.kind === 'rejected';
+            const later = out.kind === 'unknown' || (refused && refusalPasses(out.reason));
+            // Refused because the authorization is released already (the vocabulary's rule, the journal's too): the
+            // host's follow-up of this release (`alsoReleases`) went first. The hold is released.
+            const released = out.kind === 'approved' || (refused && reversalRefusalReleased(out.reason));
             return {
-              settleFailures: context.settleFailures + (out.kind === 'approved' || later ? 0 : 1),
+              settleFailures: context.settleFailures + (released || later ? 0 : 1),
               releaseLater: context.releaseLater || later,
               settleIndex: context.settleIndex + 1,
             };

@@ -7,6 +7,7 @@ import {
   type DccOfferSummary,
   type DccSelection,
   type FlowClock,
+  type HoldRelease,
   type OriginalRef,
   type ParkingComments,
   type ReadCardInput,
@@ -63,6 +64,11 @@ export interface TransactionRequest {
   ticket?: string;
   /** A capture below what is owed: the fee, passed on to the request ({@link ServiceRequest.owedMinor}). */
   owedMinor?: number;
+  /**
+   * A meter settlement step: the session's authorizations released after it, passed on to the request
+   * ({@link ServiceRequest.alsoReleases}).
+   */
+  alsoReleases?: readonly HoldRelease[];
 }
 
 export interface TransactionInput {
@@ -159,6 +165,9 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(request.releases === true ? { releases: true } : {}),
     ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
     ...(request.owedMinor !== undefined ? { owedMinor: request.owedMinor } : {}),
+    ...(request.alsoReleases !== undefined && request.alsoReleases.length > 0
+      ? { alsoReleases: request.alsoReleases }
+      : {}),
   };
 }
 

@@ -30,6 +30,14 @@ import { isRiskDeclined, type PaymentService, type SubmitRecord } from './paymen
 const FOLLOW_UP_GRACE_MS = 10_000;
 
 /**
+ * How long the release of a meter session's other hold (`alsoReleases`) is left to the session's own reversal at
+ * least, while the terminal runs: longer than the rest of a settlement takes (each reversal before it waits at most
+ * for the gateway's timeouts and its timeout reversal), so that the host's follow-up does not race the session's
+ * reversal of the same hold when the capture window ends as the session settles (its expiry).
+ */
+const SESSION_RELEASE_GRACE_MS = 60 * 60_000;
+
+/**
  * Resolutions after which nothing of the unanswered request stands at the gateway (src/journal/recovery.ts): the
  * customer is not charged, the hold is released.
  */
@@ -56,6 +64,9 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   allows it (src/journal/offline-queue.ts decides within its limits);
  * - a capture voided by the operator leaves its authorization hold in place (gateway.md §7): a durable follow-up
  *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's;
+ * - a step of a meter session's settlement writes, with its outcome, the reversals of the session's other holds that
+ *   its machine sends after it (`alsoReleases`): a crash between the steps leaves them to the next start, not to the
+ *   end of their capture window;
  * - a capture or reversal that settles a tap-and-go hold's authorization closes the hold in the same transaction as
  *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
  *   expiry watch reversed it);
@@ -282,6 +293,7 @@ export class PaymentRouter {
    * later `closeHold`, which a crash can separate from the outcome.
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
+    this.sessionReleases(request);
     if ((request.service === 'preauth' || request.service === 'sale') && isRiskDeclined(outcome)) {
       riskDeclined(this.obligations(), entry.transactionId, request, outcome);
       return;
@@ -357,6 +369,36 @@ export class PaymentRouter {
       currency: request.currency,
       reason: request.amountMinor < owed ? 'INCREMENTAL_NOT_APPROVED' : 'CAPTURED_LESS_THAN_ASKED',
     });
+  }
+
+  /**
+   * A step of a meter session's settlement (`alsoReleases`: the capture of one hold, the sale of a converted hold's fee,
+   * the reversal of a hold), whatever its outcome: the session's other authorizations that its machine reverses next
+   * are written as follow-ups here, in the step outcome's transaction. A crash before the machine's own reversal of
+   * one (none is journaled: nothing is in flight for recovery) leaves it to the next start, which runs every open
+   * follow-up after recovery — instead of leaving the hold on the card until its capture window ends. Due at that end
+   * while the terminal runs (and no sooner than {@link SESSION_RELEASE_GRACE_MS} from now): the machine's approved
+   * reversal closes it (below), and one refused for now or never sent brings it forward ({@link releaseLater}); the
+   * host's follow-ups never send a reversal while one of the authorization is in flight or unknown (recovery's), nor
+   * one of an authorization the journal shows settled.
+   */
+  private sessionReleases(request: FlowRequest): void {
+    const { journal, config, now } = this.deps;
+    for (const release of request.alsoReleases ?? []) {
+      const { transactionId, gatewayId } = release.original;
+      const nowMs = now().getTime();
+      const authorizedAt = Date.parse(journal.findByTransactionId(transactionId)?.createdAt ?? '');
+      const windowEndsAtMs =
+        (Number.isFinite(authorizedAt) ? authorizedAt : nowMs) + config.tariff.captureWindowMinutes * 60_000;
+      reverseLater(
+        this.obligations(),
+        transactionId,
+        gatewayId,
+        { service: 'reversal', amountMinor: release.amountMinor, currency: request.currency },
+        `released by its meter session after its ${request.service}: sent at the next start if the session stopped first`,
+        Math.max(windowEndsAtMs, nowMs + SESSION_RELEASE_GRACE_MS),
+      );
+    }
   }
 
   /** The stores and clock the obligations of an outcome are written with. */
@@ -530,7 +572,7 @@ function reverseLater(
     return;
   }
   try {
-    deps.followUps.add({
+    const followUp = deps.followUps.add({
       kind: 'reverse-authorization',
       authorizationTransactionId: transactionId,
       gatewayId,
@@ -540,6 +582,9 @@ function reverseLater(
       reason,
       dueAtMs,
     });
+    // One written earlier with a later due time (a meter session's release, due when the capture window ends, whose
+    // reversal by the machine was refused for now): the release is due now.
+    deps.followUps.dueBy(followUp.id, dueAtMs);
   } catch (e) {
     // One follow-up per authorization: one with other terms exists already (it reverses the authorization). Never
     // a reason to lose the outcome this is written with.

@@ -110,6 +110,19 @@ describe('FollowUpStore', () => {
     expect(code(() => followUps.postpone(f.id, T0, 'late'))).toBe('JOURNAL_BAD_TRANSITION');
   });
 
+  it('brings an open obligation forward, never back, and leaves its tries and a done one alone', () => {
+    const { followUps } = setup();
+    const f = followUps.add(reversal('A1', { dueAtMs: T0 + 86_400_000 }));
+    followUps.dueBy(f.id, T0 + 100);
+    expect(followUps.get(f.id)).toMatchObject({ dueAtMs: T0 + 100, attempts: 0 });
+    followUps.dueBy(f.id, T0 + 5_000);
+    expect(followUps.get(f.id)?.dueAtMs).toBe(T0 + 100);
+    followUps.complete(f.id, 'reversed');
+    followUps.dueBy(f.id, T0);
+    expect(followUps.get(f.id)).toMatchObject({ dueAtMs: T0 + 100, outcome: 'reversed' });
+    expect(code(() => followUps.dueBy(99, T0))).toBe('JOURNAL_NOT_FOUND');
+  });
+
   it('commits an obligation with the outcome that creates it, or not at all', () => {
     const { followUps, journal } = setup();
     const capture = journal.begin({

@@ -120,6 +120,9 @@ function followUpStatements(connection: JournalConnection) {
     complete: db.prepare<{ id: number; at: number; outcome: string }>(
       'UPDATE follow_ups SET done_at = @at, outcome = @outcome WHERE id = @id AND done_at IS NULL',
     ),
+    dueBy: db.prepare<{ id: number; due: number }>(
+      'UPDATE follow_ups SET due_at = @due WHERE id = @id AND done_at IS NULL AND due_at > @due',
+    ),
     postpone: db.prepare<{ id: number; due: number; error: string }>(`UPDATE follow_ups
       SET due_at = @due, attempts = attempts + 1, last_error = @error WHERE id = @id AND done_at IS NULL`),
   };
@@ -254,6 +257,21 @@ export class FollowUpStore {
         );
       this.stmts.postpone.run({ id, due: dueAtMs, error });
       return toFollowUp(this.row(id));
+    });
+  }
+
+  /**
+   * Makes an open obligation due no later than `dueAtMs` (epoch milliseconds), durably: a second reason to do it sooner
+   * than the first asked (a meter session's release written due at the end of the capture window, whose reversal was
+   * then refused for now). Neither its attempts nor its last error change; nothing happens to one done or due earlier.
+   * `JOURNAL_NOT_FOUND` for an unknown id.
+   */
+  dueBy(id: number, dueAtMs: number): void {
+    checkId(id);
+    checkEpochMs(dueAtMs, 'dueAtMs');
+    this.connection.atomically(true, () => {
+      this.row(id);
+      this.stmts.dueBy.run({ id, due: dueAtMs });
     });
   }
 

@@ -1,0 +1,358 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig, type ConfigInput } from '../../src/config/index.js';
+import type { ServiceRequest } from '../../src/flows/index.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { PaymentRouter } from '../../src/host/payment-router.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ParkingClock } from './models-harness.js';
+import { startRewritingProxy } from './rewriting-proxy.js';
+
+/*
+ * An on-street meter session holding two authorizations (tariff.meterAuthorization `chosen` without incremental
+ * authorizations: the extension is a second Parking Auth) settles in steps: the fee is captured from the first hold,
+ * then the second is reversed. The terminal stops between the two — the capture's outcome is journaled, the second
+ * hold's reversal never is (the crash is simulated by the reversal never leaving the interrupted process's door:
+ * what the journal committed up to the capture's outcome is all that survives). The restarted terminal must release
+ * the second hold at once (recovery, then the follow-ups), not leave it on the customer's card until its capture
+ * window ends; and must neither capture nor reverse the first hold again.
+ */
+
+let sandbox: Sandbox;
+let dir: string;
+const hosts: TerminalHost[] = [];
+let restoreSubmit: (() => void) | undefined;
+
+beforeEach(async () => {
+  sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+  dir = mkdtempSync(join(tmpdir(), 'pt-meter-settlement-'));
+});
+
+afterEach(async () => {
+  restoreSubmit?.();
+  restoreSubmit = undefined;
+  while (hosts.length > 0) await hosts.pop()?.close();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function send(h: TerminalHost, event: UserEvent): Promise<void> {
+  const r = await h.send(event);
+  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+}
+
+async function shown(
+  h: TerminalHost,
+  accept: (s: TerminalSnapshot) => boolean,
+  what: string,
+  timeoutMs = 15_000,
+): Promise<TerminalSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await h.snapshot();
+    if (r.ok && accept(r.value)) return r.value;
+    if (Date.now() > deadline)
+      throw new Error(`waiting for ${what}: ${r.ok ? r.value.customer.screen : r.error.code}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
+}
+
+/** A meter of two holds per extended session: 60 minutes cost 3.00 and 30 more 1.50 (the default tariff). */
+const TWO_HOLDS: ConfigInput = {
+  terminal: { model: 'meter' },
+  reader: { sim: { presentDelayMs: 5 } },
+  tariff: { meterAuthorization: 'chosen', allowIncremental: false },
+};
+
+/**
+ * A meter pricing in EUR whose card (the simulator's N2 card) is billed in JPY, asking for the currency again at
+ * completion (reference/kiosk.md §1): a fee declined in JPY then is a local sale, and the converted hold is reversed.
+ */
+const CONVERTED: ConfigInput = {
+  terminal: {
+    model: 'meter',
+    currency: 'EUR',
+    country: 'DE',
+    countryNumeric: '276',
+    timezone: 'Europe/Berlin',
+  },
+  reader: { sim: { card: 'n2-contact', presentDelayMs: 5 } },
+  dcc: { choiceAtCompletion: true },
+};
+
+async function meterHost(
+  clock: ParkingClock,
+  config: ConfigInput = TWO_HOLDS,
+  gatewayUrl: string = sandbox.url,
+): Promise<TerminalHost> {
+  const host = await createTerminalHost(
+    parseConfig({
+      ...config,
+      journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
+    }),
+    { logger: silentLogger(), cwd: dir, gatewayUrlOverride: gatewayUrl, parkingClock: clock },
+  );
+  hosts.push(host);
+  await shown(host, (s) => s.customer.screen === 'idle', 'idle');
+  return host;
+}
+
+/** Authorizations the sandbox still holds, by gateway id. */
+function openAuthorizations(): string[] {
+  return sandbox
+    .consistency({ requireResolved: true })
+    .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
+    .map((p) => p.id ?? '');
+}
+
+/** Polls `ok` until it holds or `timeoutMs` passed; returns its last answer. */
+async function eventually<T>(read: () => T, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
+  const deadline = Date.now() + timeoutMs;
+  let v = read();
+  while (!ok(v) && Date.now() < deadline) {
+    await new Promise((res) => setTimeout(res, 20));
+    v = read();
+  }
+  return v;
+}
+
+/** The ledger's requests, `kind comments authorized/captured`, in order. */
+function ledger(): string[] {
+  return sandbox
+    .ledger()
+    .transactions.map(
+      (t) =>
+        `${t.kind} ${t.comments ?? ''} ${t.amounts.authorized}/${t.amounts.captured}${t.voided ? ' voided' : ''}`,
+    );
+}
+
+interface Session {
+  host: TerminalHost;
+  /** transactionIds of the two pre-authorizations, in order. */
+  first: string;
+  second: string;
+  secondGatewayId: string;
+}
+
+/**
+ * A 60-minute session extended by 30 (a second pre-authorization), ended after `minutes` (25 by default: 1.50 owed,
+ * captured from the first hold; 5: within the grace period, both holds reversed).
+ */
+async function twoHoldSessionEnded(clock: ParkingClock, host: TerminalHost, minutes = 25): Promise<Session> {
+  await send(host, { type: 'START' });
+  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
+  await send(host, { type: 'CONFIRM' });
+  await shown(host, (s) => s.customer.screen === 'session', 'session');
+  await send(host, { type: 'EXTEND', minutes: 30 });
+  await shown(
+    host,
+    (s) => s.customer.screen === 'session' && s.customer.session?.held?.minor === 450,
+    'session extended',
+  );
+  const preauths = host.journal
+    .list({ limit: 20 })
+    .filter((e) => e.service === 'preauth' && e.state === 'approved')
+    .sort((a, b) => a.id - b.id);
+  expect(preauths.map((e) => e.amountMinor)).toEqual([300, 150]);
+  clock.offsetMs += minutes * 60_000;
+  await send(host, { type: 'END_SESSION' });
+  return {
+    host,
+    first: preauths[0]?.transactionId ?? '',
+    second: preauths[1]?.transactionId ?? '',
+    secondGatewayId: preauths[1]?.gatewayId ?? '',
+  };
+}
+
+/** The simulated crash: no reversal leaves the door of the interrupted process (nothing of it is journaled). */
+function reversalsNeverLeave(): { asked: () => number } {
+  const { submit } = PaymentRouter.prototype;
+  let asked = 0;
+  PaymentRouter.prototype.submit = function (
+    this: PaymentRouter,
+    request: ServiceRequest,
+    signal?: AbortSignal,
+  ) {
+    if (request.service !== 'reversal') return submit.call(this, request, signal);
+    asked += 1;
+    return new Promise(() => undefined);
+  };
+  restoreSubmit = () => {
+    PaymentRouter.prototype.submit = submit;
+  };
+  return { asked: () => asked };
+}
+
+describe('meter: a session of two holds interrupted between the capture of one and the reversal of the other', () => {
+  it('releases the other hold at the next start, and captures nothing again', async () => {
+    const clock = new ParkingClock();
+    const first = await meterHost(clock);
+    const interrupted = reversalsNeverLeave();
+    const session = await twoHoldSessionEnded(clock, first);
+    // The capture's outcome is journaled; the machine is about to reverse the second hold when the process dies.
+    expect(await eventually(interrupted.asked, (n) => n > 0, 10_000)).toBe(1);
+    expect(first.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'capture:approved',
+    ]);
+    expect(first.journal.referencing(session.second)).toEqual([]);
+    expect(openAuthorizations()).toEqual([session.secondGatewayId]);
+    await first.close();
+    hosts.pop();
+    restoreSubmit?.();
+    restoreSubmit = undefined;
+
+    const again = await meterHost(clock);
+    // Released by the start, not left on the card until its capture window ends (24 hours by default).
+    expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+    expect(
+      await eventually(
+        () => again.journal.authorizationSettled(session.second),
+        (settled) => settled,
+        5_000,
+      ),
+    ).toBe(true);
+    // Reversed once; the captured hold neither captured again nor reversed.
+    expect(again.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'reversal:approved',
+    ]);
+    expect(again.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'capture:approved',
+    ]);
+    expect(ledger()).toEqual([
+      'authorization Parking Auth 300/150',
+      'authorization Parking Auth 150/0',
+      'capture Parking Capture Less Than Auth 0/150',
+      'reversal REVERSAL 0/0',
+    ]);
+    expect(again.followUps.open()).toEqual([]);
+    expect(again.openAuthorizationCount()).toBe(0);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+
+  it('uninterrupted, tells the customer the fee taken and leaves nothing held or open', async () => {
+    const clock = new ParkingClock();
+    const host = await meterHost(clock);
+    const session = await twoHoldSessionEnded(clock, host);
+    const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+    expect({ screen: end.customer.screen, amount: end.customer.amount?.minor }).toEqual({
+      screen: 'approved',
+      amount: 150,
+    });
+    expect(end.customer.message).toBe('Thank you');
+    expect(host.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'reversal:approved',
+    ]);
+    expect(openAuthorizations()).toEqual([]);
+    // The follow-up written with the capture's outcome was closed by the machine's own reversal: nothing sends it again.
+    expect(host.followUps.open()).toEqual([]);
+    expect(host.openAuthorizationCount()).toBe(0);
+    expect(ledger()).toEqual([
+      'authorization Parking Auth 300/150',
+      'authorization Parking Auth 150/0',
+      'capture Parking Capture Less Than Auth 0/150',
+      'reversal REVERSAL 0/0',
+    ]);
+  });
+
+  it('releases at the next start a converted hold whose fee was sold in the local currency just before the crash', async () => {
+    const clock = new ParkingClock();
+    const first = await meterHost(clock, CONVERTED);
+    await send(first, { type: 'START' });
+    await send(first, { type: 'CHOOSE_DURATION', minutes: 120 });
+    await send(first, { type: 'CONFIRM' });
+    await shown(first, (s) => s.customer.screen === 'choose-currency', 'the currency choice');
+    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    await shown(first, (s) => s.customer.screen === 'session', 'session');
+    const hold = first.journal
+      .list({ limit: 20 })
+      .find((e) => e.service === 'preauth' && e.state === 'approved');
+    const holdTx = hold?.transactionId ?? '';
+    const interrupted = reversalsNeverLeave();
+    clock.offsetMs += 45 * 60_000;
+    await send(first, { type: 'END_SESSION' });
+    await shown(first, (s) => s.customer.screen === 'choose-currency', 'the currency choice at completion');
+    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'EUR' });
+    // The sale's outcome is journaled; the machine is about to reverse the converted hold when the process dies.
+    expect(await eventually(interrupted.asked, (n) => n > 0, 10_000)).toBe(1);
+    expect(first.journal.referencing(holdTx)).toEqual([]);
+    expect(openAuthorizations()).toEqual([hold?.gatewayId]);
+    await first.close();
+    hosts.pop();
+    restoreSubmit?.();
+    restoreSubmit = undefined;
+
+    const again = await meterHost(clock, CONVERTED);
+    expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+    expect(again.journal.referencing(holdTx).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'reversal:approved',
+    ]);
+    // The fee sold in EUR; the converted hold released in full, in its billing currency.
+    expect(
+      sandbox.ledger().transactions.map((t) => `${t.kind} ${t.status} ${t.currency} ${t.comments ?? ''}`),
+    ).toEqual([
+      'authorization REVERSED JPY Parking Auth',
+      'sale AUTHORIZED EUR Parking Sale',
+      'reversal REVERSED JPY REVERSAL',
+    ]);
+    expect(again.followUps.open()).toEqual([]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+
+  it('sends the release of the other hold again soon when the gateway did not take it, not at the end of its window', async () => {
+    // Nothing owed (5 minutes, within the grace period): both holds reversed, the first's reversal naming the second's
+    // release; the second's reversal then refused unprocessed (401: provably never sent).
+    let refused: string | undefined;
+    const proxy = await startRewritingProxy(
+      sandbox.url,
+      () => undefined,
+      (req) =>
+        refused !== undefined && req.method === 'POST' && req.url === `/pts/v2/payments/${refused}/reversals`
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    );
+    try {
+      const clock = new ParkingClock();
+      const host = await meterHost(clock, TWO_HOLDS, proxy.url);
+      await send(host, { type: 'START' });
+      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
+      await send(host, { type: 'CONFIRM' });
+      await shown(host, (s) => s.customer.screen === 'session', 'session');
+      await send(host, { type: 'EXTEND', minutes: 30 });
+      await shown(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
+      const second = host.journal
+        .list({ limit: 20 })
+        .filter((e) => e.service === 'preauth' && e.state === 'approved')
+        .sort((a, b) => b.id - a.id)[0];
+      refused = second?.gatewayId;
+      clock.offsetMs += 5 * 60_000;
+      await send(host, { type: 'END_SESSION' });
+      await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+      expect(openAuthorizations()).toEqual([second?.gatewayId]);
+      refused = undefined;
+      expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+      expect(
+        await eventually(
+          () => host.journal.authorizationSettled(second?.transactionId ?? ''),
+          (settled) => settled,
+          5_000,
+        ),
+      ).toBe(true);
+      expect(
+        await eventually(
+          () => host.followUps.open(),
+          (open) => open.length === 0,
+          5_000,
+        ),
+      ).toEqual([]);
+    } finally {
+      while (hosts.length > 0) await hosts.pop()?.close();
+      await proxy.close();
+    }
+  });
+});

@@ -2,7 +2,7 @@ import { mkdtempSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
-import type { UserEvent } from '../../src/host/api.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { silentLogger } from '../../src/log/index.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 
@@ -50,4 +50,24 @@ export async function waitForScreens(
 export async function sendEvent(host: TerminalHost, event: UserEvent): Promise<void> {
   const r = await host.send(event);
   if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
+}
+
+/**
+ * Waits until the host's snapshot satisfies `accept` and returns it; throws naming `what` and the screen shown at the
+ * deadline.
+ */
+export async function waitForSnapshot(
+  host: TerminalHost,
+  accept: (s: TerminalSnapshot) => boolean,
+  what = 'the screen wanted',
+  timeoutMs = 15_000,
+): Promise<TerminalSnapshot> {
+  const deadline = Date.now() + timeoutMs;
+  for (;;) {
+    const r = await host.snapshot();
+    if (r.ok && accept(r.value)) return r.value;
+    if (Date.now() > deadline)
+      throw new Error(`waiting for ${what}: ${r.ok ? r.value.customer.screen : r.error.code}`);
+    await new Promise((res) => setTimeout(res, 10));
+  }
 }

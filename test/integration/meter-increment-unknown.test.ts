@@ -5,12 +5,13 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
 import { parseConfig } from '../../src/config/index.js';
 import type { MeterContext } from '../../src/flows/meter.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ParkingClock } from './models-harness.js';
 import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
+import { sendEvent, waitForSnapshot } from './host-harness.js';
+import { sandboxOpenAuthorizations } from './models-harness.js';
 
 /*
  * An on-street meter session (tariff.meterAuthorization `chosen`) whose incremental authorization's answer is lost
@@ -65,19 +66,6 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function send(h: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await h.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
-
-async function shown(h: TerminalHost, accept: (s: TerminalSnapshot) => boolean): Promise<TerminalSnapshot> {
-  for (;;) {
-    const r = await h.snapshot();
-    if (r.ok && accept(r.value)) return r.value;
-    await new Promise((res) => setTimeout(res, 10));
-  }
-}
-
 /** A meter host on the proxy (with `tariff`, if given) whose session of 60 minutes has started. */
 async function sessionStarted(tariff?: typeof TARIFF): Promise<{ host: TerminalHost; clock: ParkingClock }> {
   const clock = new ParkingClock();
@@ -91,11 +79,11 @@ async function sessionStarted(tariff?: typeof TARIFF): Promise<{ host: TerminalH
     { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
   );
   hosts.push(host);
-  await shown(host, (s) => s.customer.screen === 'idle');
-  await send(host, { type: 'START' });
-  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-  await send(host, { type: 'CONFIRM' });
-  await shown(host, (s) => s.customer.screen === 'session');
+  await waitForSnapshot(host, (s) => s.customer.screen === 'idle');
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await sendEvent(host, { type: 'CONFIRM' });
+  await waitForSnapshot(host, (s) => s.customer.screen === 'session');
   return { host, clock };
 }
 
@@ -106,8 +94,8 @@ async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; c
   // The increment (1.50) is approved by the sandbox, its answer lost; no timeout reversal gets through.
   sandbox.scheduleFaults([{ kind: 'timeout-502', method: 'PATCH' }]);
   unreachable.add('/pts/v2/reversals');
-  await send(host, { type: 'EXTEND', minutes: 30 });
-  await shown(host, () => {
+  await sendEvent(host, { type: 'EXTEND', minutes: 30 });
+  await waitForSnapshot(host, () => {
     const machine = host.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
     return (
       machine?.matches('session') === true &&
@@ -122,14 +110,6 @@ async function sessionWithUnresolvedIncrement(): Promise<{ host: TerminalHost; c
   return { host, clock };
 }
 
-/** Authorizations the sandbox still holds, by gateway id. */
-function openAuthorizations(): string[] {
-  return sandbox
-    .consistency({ requireResolved: true })
-    .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
-    .map((p) => p.id ?? '');
-}
-
 describe('meter: an increment whose outcome stayed unknown, then a capture at the end of the session', () => {
   it('captures the fee of the time paid once the increment is resolved, and leaves nothing in flight', async () => {
     const { host, clock } = await sessionWithUnresolvedIncrement();
@@ -137,8 +117,8 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
     // The gateway is back for everything; the customer leaves after 25 minutes (1.50, below what is held).
     unreachable.delete('/pts/v2/reversals');
     clock.offsetMs += 25 * 60_000;
-    await send(host, { type: 'END_SESSION' });
-    const end = await shown(host, (s) => ['approved', 'error'].includes(s.customer.screen));
+    await sendEvent(host, { type: 'END_SESSION' });
+    const end = await waitForSnapshot(host, (s) => ['approved', 'error'].includes(s.customer.screen));
     expect(end.customer.screen).toBe('approved');
 
     await host.settle(10_000);
@@ -156,15 +136,15 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
     // Ended within the grace period: nothing is owed and the hold is to be reversed — while the gateway may hold the
     // increment too (it does: approved), which only the increment's resolution tells.
     clock.offsetMs += 5 * 60_000;
-    await send(host, { type: 'END_SESSION' });
-    const end = await shown(host, (s) => s.customer.actions.includes('DONE'));
+    await sendEvent(host, { type: 'END_SESSION' });
+    const end = await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
     expect(end.customer.message).toBe(
       'Nothing to pay. The amount held on your card will be released shortly',
     );
     unreachable.delete('/pts/v2/reversals');
-    for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
+    for (let i = 0; i < 500 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     await host.settle(10_000);
     expect(host.journal.counts().inFlight).toBe(0);
     expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
@@ -173,9 +153,9 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
 
   it('sends no further increment while one is unresolved: its new total would count the unknown one', async () => {
     const { host, clock } = await sessionWithUnresolvedIncrement();
-    await send(host, { type: 'EXTEND', minutes: 30 });
+    await sendEvent(host, { type: 'EXTEND', minutes: 30 });
     // The extension's outcome: back in the session with another reason than the unresolved increment's.
-    await shown(host, () => {
+    await waitForSnapshot(host, () => {
       const machine = host.actor?.getSnapshot() as AnyMachineSnapshot | undefined;
       return (
         machine?.matches('session') === true &&
@@ -191,12 +171,12 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
 
     unreachable.delete('/pts/v2/reversals');
     clock.offsetMs += 5 * 60_000;
-    await send(host, { type: 'END_SESSION' });
-    const end = await shown(host, (s) => s.customer.actions.includes('DONE'));
+    await sendEvent(host, { type: 'END_SESSION' });
+    const end = await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
     expect(end.customer.screen).toBe('approved');
-    for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
+    for (let i = 0; i < 500 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     await host.settle(10_000);
     expect(host.journal.counts().inFlight).toBe(0);
     expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
@@ -211,8 +191,8 @@ describe('meter: a capture whose outcome stayed unknown at the end of the sessio
     sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/captures', method: 'POST' }]);
     unreachable.add('/pts/v2/voids');
     clock.offsetMs += 25 * 60_000;
-    await send(host, { type: 'END_SESSION' });
-    await shown(host, (s) => s.customer.actions.includes('DONE'));
+    await sendEvent(host, { type: 'END_SESSION' });
+    await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
     const capture = sandbox.ledger().transactions.find((t) => t.kind === 'capture');
     expect(capture).toMatchObject({ status: 'PENDING', outcomeUnknown: true });
 
@@ -223,9 +203,9 @@ describe('meter: a capture whose outcome stayed unknown at the end of the sessio
       sandbox.ledger().transactions.some((t) => t.kind === 'capture' && t.voided === true);
     for (let i = 0; i < 500 && !voided(); i += 1) await new Promise((res) => setTimeout(res, 20));
     expect(voided()).toBe(true);
-    for (let i = 0; i < 500 && openAuthorizations().length > 0; i += 1)
+    for (let i = 0; i < 500 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     await host.settle(10_000);
     expect(host.journal.counts().inFlight).toBe(0);
     expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);

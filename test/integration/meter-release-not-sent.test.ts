@@ -3,12 +3,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ParkingClock } from './models-harness.js';
 import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
+import { sendEvent, waitForSnapshot } from './host-harness.js';
+import { sandboxOpenAuthorizations } from './models-harness.js';
 
 /*
  * An on-street meter session that ends owing nothing (within the grace period) while the gateway refuses the
@@ -46,19 +47,6 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function send(h: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await h.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
-
-async function shown(h: TerminalHost, accept: (s: TerminalSnapshot) => boolean): Promise<TerminalSnapshot> {
-  for (;;) {
-    const r = await h.snapshot();
-    if (r.ok && accept(r.value)) return r.value;
-    await new Promise((res) => setTimeout(res, 10));
-  }
-}
-
 async function meterHost(clock: ParkingClock): Promise<TerminalHost> {
   const host = await createTerminalHost(
     parseConfig({
@@ -69,16 +57,8 @@ async function meterHost(clock: ParkingClock): Promise<TerminalHost> {
     { logger: silentLogger(), cwd: dir, gatewayUrlOverride: proxy.url, parkingClock: clock },
   );
   hosts.push(host);
-  await shown(host, (s) => s.customer.screen === 'idle');
+  await waitForSnapshot(host, (s) => s.customer.screen === 'idle');
   return host;
-}
-
-/** Authorizations the sandbox still holds, by gateway id. */
-function openAuthorizations(): string[] {
-  return sandbox
-    .consistency({ requireResolved: true })
-    .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
-    .map((p) => p.id ?? '');
 }
 
 /** Polls `ok` until it holds or `timeoutMs` passed; returns its last answer. */
@@ -90,9 +70,9 @@ async function eventually(ok: () => boolean, timeoutMs: number): Promise<boolean
 
 async function heldUntilReleased(timeoutMs: number): Promise<string[]> {
   const deadline = Date.now() + timeoutMs;
-  while (openAuthorizations().length > 0 && Date.now() < deadline)
+  while (sandboxOpenAuthorizations(sandbox).length > 0 && Date.now() < deadline)
     await new Promise((res) => setTimeout(res, 20));
-  return openAuthorizations();
+  return sandboxOpenAuthorizations(sandbox);
 }
 
 /** A meter session of 60 minutes ended after 5 (nothing owed) while reversals are refused unprocessed. */
@@ -100,19 +80,19 @@ async function endedWithReversalNotSent(
   clock: ParkingClock,
 ): Promise<{ host: TerminalHost; authTx: string }> {
   const host = await meterHost(clock);
-  await send(host, { type: 'START' });
-  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-  await send(host, { type: 'CONFIRM' });
-  await shown(host, (s) => s.customer.screen === 'session');
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await sendEvent(host, { type: 'CONFIRM' });
+  await waitForSnapshot(host, (s) => s.customer.screen === 'session');
   const authTx = host.journal.list({ limit: 10 }).find((e) => e.service === 'preauth')?.transactionId ?? '';
   refuseReversals = true;
   clock.offsetMs += 5 * 60_000;
-  await send(host, { type: 'END_SESSION' });
-  await shown(host, (s) => s.customer.actions.includes('DONE'));
+  await sendEvent(host, { type: 'END_SESSION' });
+  await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
   const sent = host.journal.referencing(authTx).map((e) => `${e.service}:${e.state}:${e.resolution ?? ''}`);
   // The reversal never left (sent again meanwhile by its follow-up, it never left either).
   expect(new Set(sent)).toEqual(new Set(['reversal:resolved:not-sent']));
-  expect(openAuthorizations()).toHaveLength(1);
+  expect(sandboxOpenAuthorizations(sandbox)).toHaveLength(1);
   return { host, authTx };
 }
 

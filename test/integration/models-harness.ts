@@ -14,7 +14,7 @@ import type { Outcome } from '../../src/gateway/index.js';
 import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
-import type { Fault } from '../../src/sandbox/index.js';
+import type { Fault, Sandbox } from '../../src/sandbox/index.js';
 import { amountTrigger, RISK_DECLINE_REASON, type TriggerOptions } from '../../src/sandbox/triggers.js';
 
 /**
@@ -396,10 +396,15 @@ export function faultFor(service: ServiceName, parentGatewayId?: string): Fault 
   }
 }
 
-/** Approved authorizations of the sandbox that still hold funds, by gateway id, in creation order. */
+/** Approved authorizations of the host's embedded sandbox that still hold funds, by gateway id, in creation order. */
 export function openAuthorizations(host: TerminalHost): string[] {
-  return host
-    .sandbox!.consistency({ requireResolved: true })
+  return sandboxOpenAuthorizations(host.sandbox!);
+}
+
+/** Approved authorizations of `sandbox` that still hold funds, by gateway id, in creation order. */
+export function sandboxOpenAuthorizations(sandbox: Pick<Sandbox, 'consistency'>): string[] {
+  return sandbox
+    .consistency({ requireResolved: true })
     .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
     .map((p) => p.id ?? '');
 }

@@ -3,12 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import type { TerminalSnapshot } from '../../src/host/api.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { openJournal } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
+import { sendEvent } from './host-harness.js';
+import { sandboxOpenAuthorizations } from './models-harness.js';
 
 /*
  * AUTHORIZED_RISK_DECLINED (reference/gateway.md §4, payments): the issuer approved and the gateway's risk check
@@ -49,25 +51,12 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function send(h: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await h.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
-
 async function screen(h: TerminalHost, screens: string[]): Promise<TerminalSnapshot> {
   for (;;) {
     const r = await h.snapshot();
     if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
     await new Promise((res) => setTimeout(res, 20));
   }
-}
-
-/** Authorizations the sandbox still holds, by gateway id. */
-function openAuthorizations(): string[] {
-  return sandbox
-    .consistency({ requireResolved: true })
-    .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
-    .map((p) => p.id ?? '');
 }
 
 /**
@@ -99,18 +88,18 @@ async function startHost(
 describe('a sale the issuer approved and the gateway risk-declined', () => {
   it('is shown declined and its authorization is reversed (the sandbox trigger 22: nothing was captured)', async () => {
     const host = await startHost('attended', sandbox.url);
-    await send(host, { type: 'START' });
-    await send(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
-    await send(host, { type: 'CONFIRM' });
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
+    await sendEvent(host, { type: 'CONFIRM' });
     const shown = await screen(host, ['approved', 'declined', 'error', 'choose-currency']);
     expect(shown.customer.screen).toBe('declined');
     const [sale] = sandbox.ledger().transactions;
     expect(sale).toMatchObject({ kind: 'sale', status: 'AUTHORIZED_RISK_DECLINED' });
     expect(sale?.amounts).toMatchObject({ authorized: 1_222, captured: 0 });
 
-    for (let i = 0; i < 250 && openAuthorizations().length > 0; i += 1)
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
       ['sale', 'REVERSED'],
       ['reversal', 'REVERSED'],
@@ -124,9 +113,9 @@ describe('a risk-declined sale whose answer was lost', () => {
     const host = await startHost('attended', sandbox.url, 50);
     // The sandbox risk-declines the sale (trigger 22), then answers 502 SERVER_TIMEOUT: its outcome is unknown.
     sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
-    await send(host, { type: 'START' });
-    await send(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
-    await send(host, { type: 'CONFIRM' });
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
+    await sendEvent(host, { type: 'CONFIRM' });
     for (let i = 0; i < 250 && sandbox.ledger().transactions.length === 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
     const [sale] = sandbox.ledger().transactions;
@@ -155,18 +144,18 @@ describe('a risk-declined sale whose answer was lost', () => {
 describe('a pre-authorization the issuer approved and the gateway risk-declined', () => {
   it('is shown declined and its hold is released', async () => {
     const host = await startHost('meter', proxy.url);
-    await send(host, { type: 'START' });
-    await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await send(host, { type: 'CONFIRM' });
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await sendEvent(host, { type: 'CONFIRM' });
     const shown = await screen(host, ['session', 'declined', 'error']);
     expect(shown.customer.screen).toBe('declined');
     const [held] = sandbox.ledger().transactions.filter((t) => t.kind === 'authorization');
     expect(held?.status).toBe('AUTHORIZED');
 
     // Released by the terminal in the background; every other answer of the gateway is left as it is.
-    for (let i = 0; i < 250 && openAuthorizations().length > 0; i += 1)
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     expect(sandbox.consistency().problems).toEqual([]);
   });
 });

@@ -408,6 +408,33 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
     expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 150 });
   });
 
+  it('names with each step of the settlement the holds captured after it, whatever its outcome', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    // 80 minutes cost 450: 300 from the first hold, 150 from the second; the third is reversed.
+    fake.clock.increment(80 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    const captured = (r: ServiceRequest) => (r.alsoCaptures ?? []).map((h) => h.amountMinor);
+    const released = (r: ServiceRequest) => (r.alsoReleases ?? []).map((h) => h.amountMinor);
+    const settlement = fake.sent.slice(3);
+    expect(settlement.map((r) => [r.comments, r.amountMinor, captured(r), released(r)])).toEqual([
+      ['Parking Capture', 300, [150], [150]],
+      ['Parking Capture', 150, [], [150]],
+      ['REVERSAL', 150, [], []],
+    ]);
+    expect(settlement[0]?.alsoCaptures?.[0]).toEqual({
+      original: settlement[1]?.original,
+      amountMinor: 150,
+      includeEmvTags: settlement[1]?.includeEmvTags,
+    });
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
+  });
+
   it('counts a hold whose reversal finds it released already as released (the host released it first)', async () => {
     class ReleasedAlready extends FakeTerminal {
       override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {

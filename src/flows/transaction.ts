@@ -7,6 +7,7 @@ import {
   type DccOfferSummary,
   type DccSelection,
   type FlowClock,
+  type HoldCapture,
   type HoldRelease,
   type OriginalRef,
   type ParkingComments,
@@ -69,6 +70,11 @@ export interface TransactionRequest {
    * ({@link ServiceRequest.alsoReleases}).
    */
   alsoReleases?: readonly HoldRelease[];
+  /**
+   * A meter settlement step: the session's authorizations captured after it, passed on to the request
+   * ({@link ServiceRequest.alsoCaptures}).
+   */
+  alsoCaptures?: readonly HoldCapture[];
 }
 
 export interface TransactionInput {
@@ -167,6 +173,9 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(request.owedMinor !== undefined ? { owedMinor: request.owedMinor } : {}),
     ...(request.alsoReleases !== undefined && request.alsoReleases.length > 0
       ? { alsoReleases: request.alsoReleases }
+      : {}),
+    ...(request.alsoCaptures !== undefined && request.alsoCaptures.length > 0
+      ? { alsoCaptures: request.alsoCaptures }
       : {}),
   };
 }

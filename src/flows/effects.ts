@@ -238,6 +238,12 @@ export interface SubmitOutcome {
   approvalCode?: string;
   /** `errorInformation.reason` / 400 `reason` / 502 reason; never card data. */
   reason?: string;
+  /**
+   * On `rejected`: the request provably never reached the gateway (it could not be reached, or refused the terminal's
+   * credentials unprocessed; the journal holds it resolved `not-sent`) — nothing moved. A reversal that gives its
+   * authorization up (`releases`) and never left is sent again by the host's durable follow-up.
+   */
+  notSent?: boolean;
 }
 
 /** Answer of {@link FlowEffects.lookupTicket}. */

@@ -115,9 +115,10 @@ export interface MeterContext extends ViewContext {
   settleMode: 'end' | 'expired';
   settleFailures: number;
   /**
-   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`) or its outcome is unknown:
-   * no failure of the customer's — the host sends it again (`releases`), or recovery reverses the authorization — and
-   * the end says the hold will be released.
+   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`), provably never reached the
+   * gateway (`notSent`), or its outcome is unknown: no failure of the customer's — the host sends it again
+   * (`releases`), or recovery reverses the authorization — and the end says the hold will be released (with what was
+   * charged, when something was).
    */
   releaseLater: boolean;
   /** Card reads to release when the session is over. */
@@ -1064,10 +1065,14 @@ export const meterMachine = setup({
           target: 'settling',
           actions: assign(({ context, event }) => {
             const out = event.output;
-            // Refused for now: the host sends it again (`releases`); its outcome unknown: the journal's recovery
-            // reverses the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
+            // Refused for now, or provably never sent (the gateway unreachable, or the terminal's credentials refused
+            // unprocessed): the host sends it again (`releases`); its outcome unknown: the journal's recovery reverses
+            // the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
             const refused = out.kind === 'declined' || out.kind === 'rejected';
-            const later = out.kind === 'unknown' || (refused && refusalPasses(out.reason));
+            const later =
+              out.kind === 'unknown' ||
+              (refused && refusalPasses(out.reason)) ||
+              (out.kind === 'rejected' && out.notSent === true);
             // Refused because the authorization is released already (the vocabulary's rule, the journal's too): the
             // host's follow-up of this release (`alsoReleases`) went first. The hold is released.
             const released = out.kind === 'approved' || (refused && reversalRefusalReleased(out.reason));
@@ -1110,14 +1115,17 @@ export const meterMachine = setup({
           target: 'ended',
           actions: assign(({ context }) => ({
             amountMinor: context.capturedMinor,
-            message: {
-              key:
-                context.capturedMinor > 0
-                  ? 'meter.thankYou'
-                  : context.releaseLater
-                    ? 'meter.holdReleasedLater'
-                    : 'meter.holdReleased',
-            },
+            // A hold whose release the host finishes (`releaseLater`) is told as such: the session is closed, what was
+            // charged stands, and the rest held on the card is released shortly.
+            message:
+              context.capturedMinor > 0
+                ? context.releaseLater
+                  ? {
+                      key: 'meter.chargedHoldReleasedLater',
+                      params: { charged: money(context, context.capturedMinor) },
+                    }
+                  : { key: 'meter.thankYou' }
+                : { key: context.releaseLater ? 'meter.holdReleasedLater' : 'meter.holdReleased' },
             reason: 'APPROVED',
           })),
         },

@@ -101,7 +101,8 @@ export type TransactionResult =
       dcc?: DccSelection;
     }
   | { kind: 'declined'; transactionId?: string; reason: string; card?: CardSummary }
-  | { kind: 'rejected'; transactionId: string; reason: string; card?: CardSummary }
+  /** `notSent`: the request provably never reached the gateway ({@link SubmitOutcome.notSent}). */
+  | { kind: 'rejected'; transactionId: string; reason: string; notSent?: true; card?: CardSummary }
   /**
    * `resolved`: a timeout reversal/void succeeded, nothing is charged. Otherwise the journal's recovery owns it — or,
    * `notUndone`, a partial approval whose reversal or void the gateway refused stands: the operator settles it.
@@ -554,6 +555,7 @@ export const transactionMachine = setup({
                   kind: 'rejected' as const,
                   transactionId: context.outcome?.transactionId ?? '',
                   reason: context.outcome?.reason ?? 'INVALID_REQUEST',
+                  ...(context.outcome?.notSent === true ? { notSent: true as const } : {}),
                 },
                 context.card,
               ),

@@ -376,6 +376,68 @@ describe('meter: a session of two holds interrupted between the capture of one a
   });
 });
 
+describe('meter: the release of the other hold never reaches the gateway', () => {
+  it('tells the customer the session is closed, what was charged, and that the rest will be released', async () => {
+    // 25 minutes: 1.50 captured from the first hold; the second hold's reversal refused unprocessed (401: provably never
+    // sent), sent again by the host once the gateway takes it.
+    let refused: string | undefined;
+    const proxy = await startRewritingProxy(
+      sandbox.url,
+      () => undefined,
+      (req) =>
+        refused !== undefined && req.method === 'POST' && req.url === `/pts/v2/payments/${refused}/reversals`
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    );
+    try {
+      const clock = new ParkingClock();
+      const host = await meterHost(clock, TWO_HOLDS, proxy.url);
+      await send(host, { type: 'START' });
+      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
+      await send(host, { type: 'CONFIRM' });
+      await shown(host, (s) => s.customer.screen === 'session', 'session');
+      await send(host, { type: 'EXTEND', minutes: 30 });
+      await shown(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
+      const second = host.journal
+        .list({ limit: 20 })
+        .filter((e) => e.service === 'preauth' && e.state === 'approved')
+        .sort((a, b) => b.id - a.id)[0];
+      refused = second?.gatewayId;
+      clock.offsetMs += 25 * 60_000;
+      await send(host, { type: 'END_SESSION' });
+      const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+      expect({
+        screen: end.customer.screen,
+        amount: end.customer.amount?.minor,
+        message: end.customer.message,
+      }).toEqual({
+        screen: 'approved',
+        amount: 150,
+        message: 'Session closed: £1.50 charged. The rest held on your card will be released shortly',
+      });
+      expect(
+        host.journal
+          .referencing(second?.transactionId ?? '')
+          .map((e) => `${e.service}:${e.resolution ?? e.state}`),
+      ).toContain('reversal:not-sent');
+      // And so it is, once the gateway takes the terminal's requests again.
+      refused = undefined;
+      expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+      expect(
+        await eventually(
+          () => host.followUps.open(),
+          (open) => open.length === 0,
+          5_000,
+        ),
+      ).toEqual([]);
+    } finally {
+      while (hosts.length > 0) await hosts.pop()?.close();
+      await proxy.close();
+    }
+  });
+});
+
 describe('meter: a fee spread over two holds, interrupted between the capture of the first and that of the second', () => {
   it('captures the second part at the next start, once, and reverses nothing', async () => {
     const clock = new ParkingClock();

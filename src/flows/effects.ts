@@ -76,6 +76,16 @@ export interface HoldRelease {
   amountMinor: number;
 }
 
+/** An authorization a meter session's settlement captures next ({@link ServiceRequest.alsoCaptures}). */
+export interface HoldCapture {
+  /** The pre-authorization: its transactionId and gateway id. */
+  original: OriginalRef & { gatewayId: string };
+  /** The part of the fee it covers, minor units of the request's currency (what its capture asks). */
+  amountMinor: number;
+  /** Whether its capture carries the pre-authorization's EMV tags (an EMV contact read, spec 001). */
+  includeEmvTags: boolean;
+}
+
 /** Input of {@link FlowEffects.submit}: one gateway request, described without card data. */
 export interface ServiceRequest {
   service: ServiceName;
@@ -128,6 +138,14 @@ export interface ServiceRequest {
    * customer's card until its window ends).
    */
   alsoReleases?: readonly HoldRelease[];
+  /**
+   * On a step of a meter session's settlement: the session's other authorizations that the machine captures after this
+   * step, whatever its outcome (a fee spread over two holds: the part each covers). Never sent: the host writes the
+   * capture of each as a durable follow-up in the transaction of this request's outcome — closed by the first capture
+   * or reversal of that authorization the journal shows (the machine's own, normally), and carried out at the next
+   * start when the terminal stopped before: that part of the fee is not lost with the process.
+   */
+  alsoCaptures?: readonly HoldCapture[];
   /**
    * On a `capture`: what the customer owes for what it settles, when that is more than the capture asks (a tap-and-go
    * exit whose increment was not approved captures what the hold covers). Never sent: the host records the fee less
@@ -220,6 +238,12 @@ export interface SubmitOutcome {
   approvalCode?: string;
   /** `errorInformation.reason` / 400 `reason` / 502 reason; never card data. */
   reason?: string;
+  /**
+   * On `rejected`: the request provably never reached the gateway (it could not be reached, or refused the terminal's
+   * credentials unprocessed; the journal holds it resolved `not-sent`) — nothing moved. A reversal that gives its
+   * authorization up (`releases`) and never left is sent again by the host's durable follow-up.
+   */
+  notSent?: boolean;
 }
 
 /** Answer of {@link FlowEffects.lookupTicket}. */

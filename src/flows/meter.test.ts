@@ -205,6 +205,27 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
       messageKey: 'meter.holdReleasedLater',
     });
   });
+  it('ends with the hold to be released shortly when its reversal never reached the gateway (the host sends it again)', async () => {
+    class NeverLeft extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        if (request.service !== 'reversal') return super.submit(request, signal);
+        this.neverLeft.push(request);
+        return { kind: 'rejected', transactionId: 'not-sent', reason: 'GW_AUTH', notSent: true };
+      }
+      readonly neverLeft: ServiceRequest[] = [];
+    }
+    const fake = new NeverLeft();
+    const actor = await openSession(fake, 60);
+    fake.clock.increment(5 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.neverLeft).toEqual([expect.objectContaining({ service: 'reversal', releases: true })]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      reason: 'APPROVED',
+      messageKey: 'meter.holdReleasedLater',
+    });
+  });
 });
 
 describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthorization: chosen)', () => {
@@ -406,6 +427,61 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
       third?.original?.transactionId,
     ]);
     expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 150 });
+  });
+
+  it('names with each step of the settlement the holds captured after it, whatever its outcome', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    // 80 minutes cost 450: 300 from the first hold, 150 from the second; the third is reversed.
+    fake.clock.increment(80 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    const captured = (r: ServiceRequest) => (r.alsoCaptures ?? []).map((h) => h.amountMinor);
+    const released = (r: ServiceRequest) => (r.alsoReleases ?? []).map((h) => h.amountMinor);
+    const settlement = fake.sent.slice(3);
+    expect(settlement.map((r) => [r.comments, r.amountMinor, captured(r), released(r)])).toEqual([
+      ['Parking Capture', 300, [150], [150]],
+      ['Parking Capture', 150, [], [150]],
+      ['REVERSAL', 150, [], []],
+    ]);
+    expect(settlement[0]?.alsoCaptures?.[0]).toEqual({
+      original: settlement[1]?.original,
+      amountMinor: 150,
+      includeEmvTags: settlement[1]?.includeEmvTags,
+    });
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', amountMinor: 450 });
+  });
+
+  it('tells what was charged and that the other hold will be released when its reversal never reached the gateway', async () => {
+    class NeverLeft extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        if (request.service !== 'reversal') return super.submit(request, signal);
+        this.neverLeft.push(request);
+        return { kind: 'rejected', transactionId: 'not-sent', reason: 'GW_CONNECTION', notSent: true };
+      }
+      readonly neverLeft: ServiceRequest[] = [];
+    }
+    const fake = new NeverLeft();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    actor.send({ type: 'EXTEND', minutes: 30 });
+    await settle();
+    // 25 minutes cost 150, captured from the first hold; the second hold's reversal never leaves.
+    fake.clock.increment(25 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.slice(2).map((r) => `${r.service}:${r.amountMinor}`)).toEqual(['capture:150']);
+    expect(fake.neverLeft.map((r) => `${r.service}:${r.amountMinor}`)).toEqual(['reversal:150']);
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      reason: 'APPROVED',
+      amountMinor: 150,
+      messageKey: 'meter.chargedHoldReleasedLater',
+      messageParams: { charged: { minor: 150, currency: 'GBP' } },
+    });
   });
 
   it('counts a hold whose reversal finds it released already as released (the host released it first)', async () => {

@@ -1,7 +1,14 @@
 import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import type { AmountParam, MessageRef } from '../i18n/index.js';
 import { dccReceiptLines, offerAtAuthorizationRate } from './dcc.js';
-import type { CardType, DccOfferSummary, DccSelection, HoldRelease, ReceiptData } from './effects.js';
+import type {
+  CardType,
+  DccOfferSummary,
+  DccSelection,
+  HoldCapture,
+  HoldRelease,
+  ReceiptData,
+} from './effects.js';
 import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
 import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import { commentsFor } from './services.js';
@@ -40,7 +47,9 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * tariff.captureWindowMinutes). Each settlement step names the holds the settlement reverses after it, whatever its
  * outcome (`alsoReleases`, never sent): the host writes their reversals as durable follow-ups with the step's outcome,
  * so that a terminal stopped between a capture (or the local sale below) and the reversal of another hold releases
- * that hold at its next start rather than at the end of its capture window.
+ * that hold at its next start rather than at the end of its capture window. A fee spread over more than one hold names
+ * the captures of the later holds the same way (`alsoCaptures`): a terminal stopped between the capture of one hold and
+ * that of the next captures the next one's part at its next start, instead of losing it with a hold reversed.
  *
  * The currency choice again at completion (config `dcc.choiceAtCompletion`; reference/kiosk.md §1: some acquirers ask
  * for it at the pre-authorization and again at completion). When a hold was converted (DCC indicator 1) and the fee
@@ -106,9 +115,10 @@ export interface MeterContext extends ViewContext {
   settleMode: 'end' | 'expired';
   settleFailures: number;
   /**
-   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`) or its outcome is unknown:
-   * no failure of the customer's — the host sends it again (`releases`), or recovery reverses the authorization — and
-   * the end says the hold will be released.
+   * A reversal of the session's holds was refused for now (the vocabulary's `refusalPasses`), provably never reached the
+   * gateway (`notSent`), or its outcome is unknown: no failure of the customer's — the host sends it again
+   * (`releases`), or recovery reverses the authorization — and the end says the hold will be released (with what was
+   * charged, when something was).
    */
   releaseLater: boolean;
   /** Card reads to release when the session is over. */
@@ -185,18 +195,57 @@ function alsoReleases(released: HoldRelease[]): { alsoReleases?: HoldRelease[] }
 }
 
 /**
+ * The holds after settleIndex that the settlement captures, whatever the outcome of the step at settleIndex: a fee
+ * spread over more than one hold, the part each covers (the fee is taken from the holds in order, and a step that does
+ * not stand does not move the next hold's part onto it). A step passes them on (`alsoCaptures`), and the host writes
+ * their captures as durable follow-ups with the step's outcome: a crash before the machine's own capture of them
+ * leaves that part of the fee to the next start, not lost with a hold reversed at the end of its capture window. A
+ * converted hold that asks for the currency again at completion is not among them: only the customer chooses how its
+ * fee is paid, and with nobody to choose it is released.
+ */
+function capturedAfter(context: Ctx): HoldCapture[] {
+  return context.holds
+    .map((hold, index) => ({ hold, index, share: captureShare(context, index) }))
+    .filter(
+      ({ index, share }) => index > context.settleIndex && share > 0 && !asksCurrencyAgainAt(context, index),
+    )
+    .map(({ hold, share }) => ({
+      original: { gatewayId: hold.gatewayId, transactionId: hold.transactionId, service: 'preauth' as const },
+      amountMinor: share,
+      includeEmvTags: hold.includeEmvTags,
+    }));
+}
+
+/**
+ * What a settlement step passes on of the holds after it: the releases (`alsoReleases`) and the captures
+ * (`alsoCaptures`) its machine sends next, nothing of what there is none.
+ */
+function nextSteps(
+  context: Ctx,
+  released: HoldRelease[] = releasedAfter(context),
+): { alsoReleases?: HoldRelease[]; alsoCaptures?: HoldCapture[] } {
+  const captured = capturedAfter(context);
+  return { ...alsoReleases(released), ...(captured.length > 0 ? { alsoCaptures: captured } : {}) };
+}
+
+/**
  * The converted hold at settleIndex asks for the currency again before its capture (config dcc.choiceAtCompletion):
  * the session ended at the terminal (not by the capture window), a fee is owed on it, and the customer has not chosen
  * for it yet.
  */
 function asksCurrencyAgain(context: Ctx): boolean {
-  const hold = context.holds[context.settleIndex];
+  return asksCurrencyAgainAt(context, context.settleIndex);
+}
+
+/** Whether the hold at `index` asks for the currency again before its capture (see {@link asksCurrencyAgain}). */
+function asksCurrencyAgainAt(context: Ctx, index: number): boolean {
+  const hold = context.holds[index];
   return (
     context.settings.dcc.choiceAtCompletion === true &&
     context.settleMode === 'end' &&
     hold?.dcc !== undefined &&
-    context.feeChoiceIndex !== context.settleIndex &&
-    captureShare(context) > 0
+    context.feeChoiceIndex !== index &&
+    captureShare(context, index) > 0
   );
 }
 
@@ -842,7 +891,7 @@ export const meterMachine = setup({
             dcc: { indicator: '3' as const },
             // Whatever the sale's outcome, the converted hold is reversed in full next, then the holds the fee
             // leaves nothing of.
-            ...alsoReleases([releaseOf(currentHold(context)), ...releasedAfter(context)]),
+            ...nextSteps(context, [releaseOf(currentHold(context)), ...releasedAfter(context)]),
           },
         }),
         onDone: [
@@ -917,7 +966,7 @@ export const meterMachine = setup({
               acceptPartial: false,
               cancellable: false,
               ...holdTerms(hold),
-              ...alsoReleases(releasedAfter(context)),
+              ...nextSteps(context),
             },
           };
         },
@@ -1008,7 +1057,7 @@ export const meterMachine = setup({
               // The session gives the authorization up: a refusal for now is sent again by the host (effects.ts).
               releases: true,
               ...holdTerms(hold),
-              ...alsoReleases(releasedAfter(context)),
+              ...nextSteps(context),
             },
           };
         },
@@ -1016,10 +1065,14 @@ export const meterMachine = setup({
           target: 'settling',
           actions: assign(({ context, event }) => {
             const out = event.output;
-            // Refused for now: the host sends it again (`releases`); its outcome unknown: the journal's recovery
-            // reverses the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
+            // Refused for now, or provably never sent (the gateway unreachable, or the terminal's credentials refused
+            // unprocessed): the host sends it again (`releases`); its outcome unknown: the journal's recovery reverses
+            // the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
             const refused = out.kind === 'declined' || out.kind === 'rejected';
-            const later = out.kind === 'unknown' || (refused && refusalPasses(out.reason));
+            const later =
+              out.kind === 'unknown' ||
+              (refused && refusalPasses(out.reason)) ||
+              (out.kind === 'rejected' && out.notSent === true);
             // Refused because the authorization is released already (the vocabulary's rule, the journal's too): the
             // host's follow-up of this release (`alsoReleases`) went first. The hold is released.
             const released = out.kind === 'approved' || (refused && reversalRefusalReleased(out.reason));
@@ -1062,14 +1115,17 @@ export const meterMachine = setup({
           target: 'ended',
           actions: assign(({ context }) => ({
             amountMinor: context.capturedMinor,
-            message: {
-              key:
-                context.capturedMinor > 0
-                  ? 'meter.thankYou'
-                  : context.releaseLater
-                    ? 'meter.holdReleasedLater'
-                    : 'meter.holdReleased',
-            },
+            // A hold whose release the host finishes (`releaseLater`) is told as such: the session is closed, what was
+            // charged stands, and the rest held on the card is released shortly.
+            message:
+              context.capturedMinor > 0
+                ? context.releaseLater
+                  ? {
+                      key: 'meter.chargedHoldReleasedLater',
+                      params: { charged: money(context, context.capturedMinor) },
+                    }
+                  : { key: 'meter.thankYou' }
+                : { key: context.releaseLater ? 'meter.holdReleasedLater' : 'meter.holdReleased' },
             reason: 'APPROVED',
           })),
         },

@@ -7,6 +7,7 @@ import {
   type DccOfferSummary,
   type DccSelection,
   type FlowClock,
+  type HoldCapture,
   type HoldRelease,
   type OriginalRef,
   type ParkingComments,
@@ -69,6 +70,11 @@ export interface TransactionRequest {
    * ({@link ServiceRequest.alsoReleases}).
    */
   alsoReleases?: readonly HoldRelease[];
+  /**
+   * A meter settlement step: the session's authorizations captured after it, passed on to the request
+   * ({@link ServiceRequest.alsoCaptures}).
+   */
+  alsoCaptures?: readonly HoldCapture[];
 }
 
 export interface TransactionInput {
@@ -95,7 +101,8 @@ export type TransactionResult =
       dcc?: DccSelection;
     }
   | { kind: 'declined'; transactionId?: string; reason: string; card?: CardSummary }
-  | { kind: 'rejected'; transactionId: string; reason: string; card?: CardSummary }
+  /** `notSent`: the request provably never reached the gateway ({@link SubmitOutcome.notSent}). */
+  | { kind: 'rejected'; transactionId: string; reason: string; notSent?: true; card?: CardSummary }
   /**
    * `resolved`: a timeout reversal/void succeeded, nothing is charged. Otherwise the journal's recovery owns it — or,
    * `notUndone`, a partial approval whose reversal or void the gateway refused stands: the operator settles it.
@@ -167,6 +174,9 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(request.owedMinor !== undefined ? { owedMinor: request.owedMinor } : {}),
     ...(request.alsoReleases !== undefined && request.alsoReleases.length > 0
       ? { alsoReleases: request.alsoReleases }
+      : {}),
+    ...(request.alsoCaptures !== undefined && request.alsoCaptures.length > 0
+      ? { alsoCaptures: request.alsoCaptures }
       : {}),
   };
 }
@@ -545,6 +555,7 @@ export const transactionMachine = setup({
                   kind: 'rejected' as const,
                   transactionId: context.outcome?.transactionId ?? '',
                   reason: context.outcome?.reason ?? 'INVALID_REQUEST',
+                  ...(context.outcome?.notSent === true ? { notSent: true as const } : {}),
                 },
                 context.card,
               ),

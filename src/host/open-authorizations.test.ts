@@ -277,6 +277,164 @@ describe('follow-ups of open authorizations', () => {
   });
 });
 
+describe('a capture follow-up (a meter fee spread over two holds)', () => {
+  /** The journal with the session's second hold A2 approved and its capture follow-up open (A1's reversal is done). */
+  function withCapture(answer: (r: ServiceRequest) => SubmitOutcome) {
+    const t = setup(answer);
+    t.followUps.complete(t.id, 'reversed');
+    journalEntry(t.journal, 'preauth', 'A2', 'approved');
+    const capture = t.followUps.add({
+      kind: 'capture-authorization',
+      authorizationTransactionId: 'A2',
+      gatewayId: 'G1',
+      amountMinor: 800,
+      currency: 'GBP',
+      includeEmvTags: true,
+      reason: 'captured by its meter session',
+      dueAtMs: t.journal.now().getTime() + 3_600_000,
+    });
+    return { ...t, captureId: capture.id };
+  }
+
+  /** A capture of A2 journaled `state` (with `reason`), or resolved `resolution`. */
+  function captureOfA2(
+    journal: SqliteJournal,
+    outcome: { state: 'declined' | 'rejected'; reason: string } | string,
+  ) {
+    const e = journal.begin({
+      transactionId: `C${journal.referencing('A2').length + 1}`,
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      method: 'POST',
+      path: '/pts/v2/payments/G1/captures',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'A2',
+      amountMinor: 800,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    // Provably never sent: resolved before it left (the sender's way); otherwise sent, and its outcome as given.
+    if (outcome === 'not-sent') {
+      journal.resolve(e.id, outcome);
+      return;
+    }
+    journal.markSent(e.id);
+    if (typeof outcome === 'string') {
+      journal.recordOutcome(e.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+      journal.resolve(e.id, outcome);
+    } else journal.recordOutcome(e.id, outcome);
+  }
+
+  it('captures the part of the fee at start, due or not, with the comments of a capture below the hold', async () => {
+    const { open, sent } = withCapture(() => ({ kind: 'approved', transactionId: 'C1', partial: false }));
+    await open.settle();
+    expect(sent.filter((r) => r.service === 'capture')).toEqual([
+      expect.objectContaining({
+        comments: 'Parking Capture',
+        amountMinor: 800,
+        currency: 'GBP',
+        includeEmvTags: true,
+        original: { gatewayId: 'G1', transactionId: 'A2', service: 'preauth' },
+      }),
+    ]);
+    // Nothing reverses the hold the capture is owed on (the sweep of orphaned authorizations leaves it).
+    expect(sent.filter((r) => r.original?.transactionId === 'A2').map((r) => r.service)).toEqual(['capture']);
+  });
+
+  it('sends nothing while a capture of the hold is unresolved, and nothing once the journal shows it standing', async () => {
+    const { open, sent, journal, followUps, captureId } = withCapture(() => ({
+      kind: 'approved',
+      transactionId: 'C1',
+      partial: false,
+    }));
+    const capture = journalEntry(journal, 'capture', 'C1', 'unknown', 'A2');
+    await open.runFollowUpsOf('A2');
+    expect(sent).toEqual([]);
+    expect(followUps.get(captureId)?.doneAtMs).toBeUndefined();
+    // Recovery's timeout void of it refused NOT_VOIDABLE: it stands.
+    journal.resolve(capture, 'not-voidable');
+    await open.runFollowUpsOf('A2');
+    expect(sent).toEqual([]);
+    expect(followUps.get(captureId)).toMatchObject({ outcome: 'settled' });
+  });
+
+  it('sends it again after a refusal for now or a capture that provably never left, with a growing wait', async () => {
+    const { open, sent, journal, followUps, captureId, advance } = withCapture(() => ({
+      kind: 'rejected',
+      transactionId: 'C1',
+      reason: 'PROCESSOR_UNAVAILABLE',
+    }));
+    captureOfA2(journal, { state: 'rejected', reason: 'PROCESSOR_UNAVAILABLE' });
+    captureOfA2(journal, 'not-sent');
+    await open.runFollowUpsOf('A2');
+    expect(sent.map((r) => r.service)).toEqual(['capture']);
+    expect(followUps.get(captureId)).toMatchObject({ attempts: 1, lastError: 'PROCESSOR_UNAVAILABLE' });
+    await open.runFollowUps();
+    expect(sent).toHaveLength(1);
+    advance(1_000);
+    await open.runFollowUps();
+    expect(sent).toHaveLength(2);
+  });
+
+  it('never captures again after a capture that did not stand: done, and the hold released instead', async () => {
+    for (const failed of [{ state: 'declined', reason: 'INVALID_AMOUNT' } as const, 'timeout-void']) {
+      const { open, sent, journal, followUps, captureId } = withCapture(() => ({
+        kind: 'approved',
+        transactionId: 'R1',
+        partial: false,
+      }));
+      captureOfA2(journal, failed);
+      await open.runFollowUpsOf('A2');
+      expect(sent.map((r) => `${r.service}:${r.releases === true}`)).toEqual(['reversal:true']);
+      expect(followUps.get(captureId)).toMatchObject({ outcome: 'capture-failed' });
+    }
+  });
+
+  it('never captures a hold whose release was decided: a reversal follow-up open, or a reversal journaled refused', async () => {
+    const { open, sent, journal, followUps, captureId } = withCapture(() => ({
+      kind: 'approved',
+      transactionId: 'R1',
+      partial: false,
+    }));
+    followUps.add({
+      kind: 'reverse-authorization',
+      authorizationTransactionId: 'A2',
+      gatewayId: 'G1',
+      amountMinor: 1_200,
+      currency: 'GBP',
+      includeEmvTags: true,
+      reason: 'released by its session, refused for now',
+      dueAtMs: journal.now().getTime() + 3_600_000,
+    });
+    await open.runFollowUpsOf('A2');
+    expect(sent.map((r) => r.service)).toEqual(['reversal']);
+    expect(followUps.get(captureId)).toMatchObject({ outcome: 'released' });
+
+    // The machine's capture provably not sent, then its reversal refused for good: the session released the hold (and
+    // told the customer the fee was not collected); the next start captures nothing.
+    const again = withCapture(() => ({ kind: 'approved', transactionId: 'C9', partial: false }));
+    captureOfA2(again.journal, 'not-sent');
+    const reversal = again.journal.begin({
+      service: 'reversal',
+      comments: 'REVERSAL',
+      method: 'POST',
+      path: '/pts/v2/payments/G1/reversals',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'A2',
+      amountMinor: 1_200,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    again.journal.markSent(reversal.id);
+    again.journal.recordOutcome(reversal.id, { state: 'rejected', reason: 'INVALID_DATA', httpStatus: 400 });
+    await again.open.settle();
+    expect(again.sent.filter((r) => r.original?.transactionId === 'A2').map((r) => r.service)).not.toContain(
+      'capture',
+    );
+    expect(again.followUps.get(again.captureId)).toMatchObject({ outcome: 'released' });
+  });
+});
+
 describe('tap-and-go holds at start', () => {
   function entry(
     journal: SqliteJournal,

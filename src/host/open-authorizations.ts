@@ -1,8 +1,15 @@
 import type { Config } from '../config/index.js';
 import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
-import type { FollowUp, FollowUpStore, HoldStore, SqliteJournal } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
+import {
+  NOT_SENT,
+  type FollowUp,
+  type FollowUpStore,
+  type HoldStore,
+  type JournalEntry,
+  type SqliteJournal,
+} from '../journal/index.js';
+import { commentsFor, refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import { retryWaitMs } from './retry-wait.js';
 
 /** Longest a Node timer can wait; a later due time is re-armed when it fires. */
@@ -151,8 +158,11 @@ export class OpenAuthorizations {
   }
 
   private async runFollowUp(f: FollowUp): Promise<void> {
-    const { followUps, config, logger } = this.deps;
+    const { followUps, logger } = this.deps;
     switch (f.kind) {
+      case 'capture-authorization':
+        await this.captureFollowUp(f);
+        return;
       case 'reverse-authorization': {
         // A capture of it stands (an exit's, whose lost answer recovery found standing): the gateway released the rest
         // with that capture (gateway.md §7: no reversal of the remainder), so nothing is left to reverse.
@@ -199,9 +209,7 @@ export class OpenAuthorizations {
         // resolved the journal holds this reversal in flight and the follow-up waits (the journal's reversalInFlight).
         // A refusal that passes (the vocabulary's `refusalPasses`: the processor is down for a while) is no matter for
         // the operator: the same wait, and a warning.
-        const backoffMs = retryWaitMs(config.journal.resolutionRetryMs, f.attempts);
-        const waitMs =
-          outcome.kind === 'unknown' ? Math.max(backoffMs, config.journal.timeoutReversalDelayMs) : backoffMs;
+        const waitMs = this.retryWaitOf(f, outcome);
         const passes = outcome.kind !== 'unknown' && refusalPasses(outcome.reason);
         (passes ? logger.warn.bind(logger) : logger.error.bind(logger))(
           { followUp: f.id, attempts: f.attempts + 1, outcome: outcome.kind, reason: outcome.reason, waitMs },
@@ -215,6 +223,127 @@ export class OpenAuthorizations {
         return;
       }
     }
+  }
+
+  /**
+   * When to try a follow-up again after `outcome`: with a growing wait (a refusal does not turn into an approval by
+   * being repeated at once), never more than hourly; an unknown outcome is recovery's, whose timeout request goes no
+   * earlier than `timeoutReversalDelayMs` after it, so nothing resolves it sooner.
+   */
+  private retryWaitOf(f: FollowUp, outcome: SubmitOutcome): number {
+    const { config } = this.deps;
+    const backoffMs = retryWaitMs(config.journal.resolutionRetryMs, f.attempts);
+    return outcome.kind === 'unknown'
+      ? Math.max(backoffMs, config.journal.timeoutReversalDelayMs)
+      : backoffMs;
+  }
+
+  /**
+   * The capture a meter session's settlement step decided for a later hold (a fee spread over two holds,
+   * `alsoCaptures`), left open because the terminal stopped before the machine's own capture of it was journaled.
+   * Exactly once, and never together with a release of the same hold:
+   * - nothing is sent while a reversal, a capture or an increment of the authorization is in flight or its outcome
+   *   unknown (recovery's resolution decides; it runs the authorization's follow-ups at once);
+   * - the journal shows the authorization settled (a capture that stands, or a reversal): done, nothing is sent;
+   * - its release was decided — a reversal of it journaled (refused, or provably not sent) or a reversal follow-up of
+   *   it open: the machine's own capture did not stand, and the machine released the hold and told the customer so
+   *   (with the fee left to pay later, if so configured): done, the release does the work;
+   * - a capture of it was journaled that did not stand and that sending again cannot change (refused for good, voided
+   *   by recovery, or resolved any way but provably not sent): done, that part of the fee is the operator's, and the
+   *   hold is released as the machine releases it after a capture that did not stand;
+   * - otherwise (no capture of it journaled, or only ones refused for now or provably not sent, after which the
+   *   machine went no further) the capture is sent: approved, the payment router closes the follow-up in its outcome's
+   *   transaction; anything else is tried again later by the rules above.
+   * A machine still settling the session may release the hold at the same time as this release after a capture that
+   * did not stand: the second reversal is refused as released already, which both count as released.
+   */
+  private async captureFollowUp(f: FollowUp): Promise<void> {
+    const { journal, followUps, logger } = this.deps;
+    const tx = f.authorizationTransactionId;
+    if (journal.reversalInFlight(tx) || this.followOnUnresolved(tx)) {
+      logger.debug({ followUp: f.id }, 'follow-up waits: a follow-on of its authorization is unresolved');
+      return;
+    }
+    if (journal.authorizationSettled(tx)) {
+      followUps.complete(f.id, 'settled');
+      logger.info({ followUp: f.id }, 'follow-up done: the journal shows its authorization settled');
+      return;
+    }
+    if (
+      this.followUpsOf(tx).some((o) => o.kind === 'reverse-authorization') ||
+      journal.referencing(tx).some((e) => e.service === 'reversal')
+    ) {
+      followUps.complete(f.id, 'released');
+      logger.warn(
+        { followUp: f.id, transactionId: tx, amountMinor: f.amountMinor, currency: f.currency },
+        'follow-up capture not sent: the release of its authorization was decided by its session',
+      );
+      return;
+    }
+    const failed = journal
+      .referencing(tx)
+      .filter((e) => e.service === 'capture')
+      .find((e) => !captureMaySucceedLater(e));
+    if (failed !== undefined) {
+      followUps.complete(f.id, 'capture-failed');
+      logger.error(
+        {
+          followUp: f.id,
+          transactionId: tx,
+          state: failed.state,
+          reason: failed.reason ?? failed.resolution,
+        },
+        'follow-up capture not sent again: a capture of its authorization did not stand; the hold is released, the operator should check the fee',
+      );
+      await this.release(tx, f.gatewayId);
+      return;
+    }
+    const authorized = this.deps.authorizedTotal(tx)?.minor ?? f.amountMinor;
+    const outcome = await this.deps.submit({
+      service: 'capture',
+      comments: commentsFor('capture', {
+        capture: { amountMinor: f.amountMinor, authorizedMinor: authorized },
+      }),
+      amountMinor: f.amountMinor,
+      currency: f.currency,
+      catLevel: 2,
+      original: { gatewayId: f.gatewayId, transactionId: tx, service: 'preauth' },
+      includeEmvTags: f.includeEmvTags,
+    });
+    // An approved capture closes the follow-up in its own transaction (src/host/payment-router.ts).
+    if (outcome.kind === 'approved') return;
+    const waitMs = this.retryWaitOf(f, outcome);
+    logger.warn(
+      { followUp: f.id, attempts: f.attempts + 1, outcome: outcome.kind, reason: outcome.reason, waitMs },
+      'follow-up capture not approved; its outcome decides at the next try',
+    );
+    followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
+  }
+
+  /**
+   * Reverses an authorization nobody keeps, for its authorized total (the reversal itself carries the journal's figure
+   * as the gateway holds it): refused for now, the payment router writes the follow-up that sends it again.
+   */
+  private release(
+    transactionId: string,
+    gatewayId: string,
+    amount?: { minor: number; currency: string },
+  ): Promise<void> {
+    const { config } = this.deps;
+    const total = amount ?? this.deps.authorizedTotal(transactionId);
+    return this.deps
+      .submit({
+        service: 'reversal',
+        comments: 'REVERSAL',
+        amountMinor: total?.minor ?? 0,
+        currency: total?.currency ?? config.terminal.currency,
+        catLevel: 2,
+        original: { gatewayId, transactionId, service: 'preauth' },
+        includeEmvTags: true,
+        // Nobody keeps it: refused for now, it is sent again by a follow-up (the payment router's).
+        releases: true,
+      })
+      .then((outcome) => this.orphanReversed(transactionId, outcome));
   }
 
   /** Runs `action` at `dueAtMs` (re-armed when the wait is longer than a Node timer can hold). */
@@ -311,20 +440,7 @@ export class OpenAuthorizations {
       // the hold is released now rather than at the end of the capture window.
       const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');
       const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
-      const reverse = (): Promise<void> =>
-        this.deps
-          .submit({
-            service: 'reversal',
-            comments: 'REVERSAL',
-            amountMinor: total,
-            currency,
-            catLevel: 2,
-            original: { gatewayId, transactionId, service: 'preauth' },
-            includeEmvTags: true,
-            // Nobody keeps it: refused for now, it is sent again by a follow-up (the payment router's).
-            releases: true,
-          })
-          .then((outcome) => this.orphanReversed(transactionId, outcome));
+      const reverse = (): Promise<void> => this.release(transactionId, gatewayId, { minor: total, currency });
       if (due <= 0) {
         dueNow.push(reverse);
         continue;
@@ -334,4 +450,14 @@ export class OpenAuthorizations {
     // Part of recovery: done before the terminal takes a card (an unknown outcome is left to recovery).
     for (const reverse of dueNow) await reverse();
   }
+}
+
+/**
+ * Whether a capture journaled for an authorization leaves room for another: refused for now (the vocabulary's
+ * `refusalPasses`) or provably never sent — nothing was captured and the same request later can succeed. Any other
+ * capture that did not stand (refused for good, voided by recovery, found not at the gateway) ends the capture.
+ */
+function captureMaySucceedLater(e: JournalEntry): boolean {
+  if (e.state === 'declined' || e.state === 'rejected') return refusalPasses(e.reason);
+  return e.state === 'resolved' && e.resolution === NOT_SENT;
 }

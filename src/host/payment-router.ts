@@ -66,7 +66,9 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's;
  * - a step of a meter session's settlement writes, with its outcome, the reversals of the session's other holds that
  *   its machine sends after it (`alsoReleases`): a crash between the steps leaves them to the next start, not to the
- *   end of their capture window;
+ *   end of their capture window; and the captures of those holds a fee spread over them takes next (`alsoCaptures`),
+ *   closed by the machine's own approved capture: a crash between the steps leaves that part of the fee to the next
+ *   start, not lost;
  * - a capture or reversal that settles a tap-and-go hold's authorization closes the hold in the same transaction as
  *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
  *   expiry watch reversed it);
@@ -294,6 +296,7 @@ export class PaymentRouter {
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
     this.sessionReleases(request);
+    this.sessionCaptures(request);
     if ((request.service === 'preauth' || request.service === 'sale') && isRiskDeclined(outcome)) {
       riskDeclined(this.obligations(), entry.transactionId, request, outcome);
       return;
@@ -316,7 +319,13 @@ export class PaymentRouter {
     if (request.service === 'void-capture') this.captureVoided(original);
     // A capture that later is voided leaves the authorization to a follow-up reversal (captureVoided), never to the
     // hold: the exit was paid, and a hold captured once is not captured again.
-    if (request.service === 'capture') holds.settle(original, 'captured');
+    if (request.service === 'capture') {
+      holds.settle(original, 'captured');
+      // The capture a meter session's earlier step wrote as a follow-up (`alsoCaptures`) is done.
+      for (const f of followUps.open())
+        if (f.authorizationTransactionId === original && f.kind === 'capture-authorization')
+          followUps.complete(f.id, 'captured');
+    }
     if (request.service === 'reversal') {
       holds.settle(original, 'reversed');
       for (const f of followUps.open())
@@ -398,6 +407,45 @@ export class PaymentRouter {
         `released by its meter session after its ${request.service}: sent at the next start if the session stopped first`,
         Math.max(windowEndsAtMs, nowMs + SESSION_RELEASE_GRACE_MS),
       );
+    }
+  }
+
+  /**
+   * A step of a meter session's settlement whose fee is spread over more than one hold (`alsoCaptures`), whatever its
+   * outcome: the captures of the session's other holds that its machine sends next are written as follow-ups here, in
+   * the step outcome's transaction — the part of the fee each covers, in the request's currency (the local one the
+   * machines count in, which the authorization's is: a converted hold's capture is converted at its rate when it is
+   * built). A crash before the machine's own capture of one leaves it to the next start, which runs every open
+   * follow-up after recovery, instead of losing that part of the fee with the hold reversed at the end of its capture
+   * window. Due {@link SESSION_RELEASE_GRACE_MS} from now while the terminal runs: the machine's own capture is
+   * approved long before and closes it (followUpsOf). The host's follow-ups capture only once nothing of the
+   * authorization is in flight or unknown, never one the journal shows captured or reversed or whose release was
+   * decided, and never again after a capture of it that did not stand for good (src/host/open-authorizations.ts).
+   */
+  private sessionCaptures(request: FlowRequest): void {
+    const { followUps, logger, now } = this.deps;
+    for (const capture of request.alsoCaptures ?? []) {
+      const { transactionId, gatewayId } = capture.original;
+      try {
+        followUps.add({
+          kind: 'capture-authorization',
+          authorizationTransactionId: transactionId,
+          gatewayId,
+          amountMinor: capture.amountMinor,
+          currency: request.currency,
+          includeEmvTags: capture.includeEmvTags,
+          reason: `captured by its meter session after its ${request.service}: sent at the next start if the session stopped first`,
+          dueAtMs: now().getTime() + SESSION_RELEASE_GRACE_MS,
+        });
+      } catch (e) {
+        // One per authorization: a step before this one wrote it with other terms (a bug to surface). Never a reason
+        // to lose the outcome this is written with.
+        if (!(e instanceof JournalError && e.code === 'JOURNAL_DUPLICATE')) throw e;
+        logger.error(
+          { transactionId, err: e },
+          'a follow-up capture of this authorization exists with other terms',
+        );
+      }
     }
   }
 

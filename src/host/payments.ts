@@ -629,7 +629,7 @@ export class PaymentService {
         return { kind: 'unknown', transactionId, reason: outcome.error?.code ?? 'UNKNOWN' };
       // Provably never reached the gateway: nothing moved; the machine takes it as a refusal.
       case 'not-sent':
-        return { kind: 'rejected', transactionId, reason: outcome.reason ?? 'NOT_SENT' };
+        return { kind: 'rejected', transactionId, reason: outcome.reason ?? 'NOT_SENT', notSent: true };
     }
   }
 }

@@ -79,6 +79,19 @@ describe('FollowUpStore', () => {
     expect(journal.db.prepare('SELECT COUNT(*) AS n FROM follow_ups').get()).toEqual({ n: 1 });
   });
 
+  it('keeps a capture of an authorization apart from its reversal: one of each kind, each with its own terms', () => {
+    const { followUps } = setup();
+    const release = followUps.add(reversal('A1'));
+    const capture = followUps.add(reversal('A1', { kind: 'capture-authorization', amountMinor: 800 }));
+    expect(capture).toMatchObject({ kind: 'capture-authorization', amountMinor: 800 });
+    expect(capture.id).not.toBe(release.id);
+    // A replayed step's outcome finds the capture written already.
+    expect(followUps.add(reversal('A1', { kind: 'capture-authorization', amountMinor: 800 }))).toEqual(
+      capture,
+    );
+    expect(followUps.open().map((f) => f.kind)).toEqual(['reverse-authorization', 'capture-authorization']);
+  });
+
   it('refuses a second obligation for the same authorization with other terms', () => {
     const { followUps } = setup();
     followUps.add(reversal('A1'));

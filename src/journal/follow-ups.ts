@@ -14,9 +14,13 @@ import {
 /**
  * Kinds of obligation. `reverse-authorization`: reverse authorization T at its gateway id for its authorized amount,
  * with its EMV tags when the original had them (gateway.md §7: voiding a capture leaves the authorization hold in
- * place, and a reversal of an original with EMV data carries its tags).
+ * place, and a reversal of an original with EMV data carries its tags). `capture-authorization`: capture `amountMinor`
+ * of authorization T (a meter session's fee spread over two holds: the part of the fee this hold covers, decided with
+ * the outcome of the step before it), with its EMV tags when the original had them (spec 001: the capture of an EMV
+ * contact pre-authorization carries the tags) — done once, and never together with a reversal of T: whichever of a
+ * capture and a reversal of T the journal shows first ends the obligation.
  */
-export const FOLLOW_UP_KINDS = ['reverse-authorization'] as const;
+export const FOLLOW_UP_KINDS = ['reverse-authorization', 'capture-authorization'] as const;
 export type FollowUpKind = (typeof FOLLOW_UP_KINDS)[number];
 
 /** An obligation to create. */
@@ -26,7 +30,11 @@ export interface NewFollowUp {
   authorizationTransactionId: string;
   /** Gateway id of that authorization (the follow-on's path). */
   gatewayId: string;
-  /** Minor units of `currency` (for a reversal: the authorized amount, spec 001). */
+  /**
+   * Minor units of `currency` (for a reversal: the authorized amount, spec 001; for a capture: the amount to capture).
+   * `currency` is the authorization's, in the local terms the machines count in (a converted authorization's
+   * follow-ons are converted at its rate when they are built).
+   */
   amountMinor: number;
   /** ISO 4217 alpha. */
   currency: string;

@@ -88,7 +88,12 @@ async function endedWithReversalNotSent(
   refuseReversals = true;
   clock.offsetMs += 5 * 60_000;
   await sendEvent(host, { type: 'END_SESSION' });
-  await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
+  const end = await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
+  // The session is closed and the host sends the reversal again: the customer is told so, not sent to the operator.
+  expect({ screen: end.customer.screen, message: end.customer.message }).toEqual({
+    screen: 'approved',
+    message: 'Nothing to pay. The amount held on your card will be released shortly',
+  });
   const sent = host.journal.referencing(authTx).map((e) => `${e.service}:${e.state}:${e.resolution ?? ''}`);
   // The reversal never left (sent again meanwhile by its follow-up, it never left either).
   expect(new Set(sent)).toEqual(new Set(['reversal:resolved:not-sent']));

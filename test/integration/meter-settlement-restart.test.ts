@@ -188,6 +188,25 @@ function reversalsNeverLeave(): { asked: () => number } {
   return { asked: () => asked };
 }
 
+/** The simulated crash: no capture after the first leaves the door of the interrupted process (none is journaled). */
+function capturesAfterTheFirstNeverLeave(): { asked: () => number } {
+  const { submit } = PaymentRouter.prototype;
+  let asked = 0;
+  PaymentRouter.prototype.submit = function (
+    this: PaymentRouter,
+    request: ServiceRequest,
+    signal?: AbortSignal,
+  ) {
+    if (request.service !== 'capture') return submit.call(this, request, signal);
+    asked += 1;
+    return asked === 1 ? submit.call(this, request, signal) : new Promise(() => undefined);
+  };
+  restoreSubmit = () => {
+    PaymentRouter.prototype.submit = submit;
+  };
+  return { asked: () => asked };
+}
+
 describe('meter: a session of two holds interrupted between the capture of one and the reversal of the other', () => {
   it('releases the other hold at the next start, and captures nothing again', async () => {
     const clock = new ParkingClock();
@@ -354,5 +373,132 @@ describe('meter: a session of two holds interrupted between the capture of one a
       while (hosts.length > 0) await hosts.pop()?.close();
       await proxy.close();
     }
+  });
+});
+
+describe('meter: the release of the other hold never reaches the gateway', () => {
+  it('tells the customer the session is closed, what was charged, and that the rest will be released', async () => {
+    // 25 minutes: 1.50 captured from the first hold; the second hold's reversal refused unprocessed (401: provably never
+    // sent), sent again by the host once the gateway takes it.
+    let refused: string | undefined;
+    const proxy = await startRewritingProxy(
+      sandbox.url,
+      () => undefined,
+      (req) =>
+        refused !== undefined && req.method === 'POST' && req.url === `/pts/v2/payments/${refused}/reversals`
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    );
+    try {
+      const clock = new ParkingClock();
+      const host = await meterHost(clock, TWO_HOLDS, proxy.url);
+      await send(host, { type: 'START' });
+      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
+      await send(host, { type: 'CONFIRM' });
+      await shown(host, (s) => s.customer.screen === 'session', 'session');
+      await send(host, { type: 'EXTEND', minutes: 30 });
+      await shown(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
+      const second = host.journal
+        .list({ limit: 20 })
+        .filter((e) => e.service === 'preauth' && e.state === 'approved')
+        .sort((a, b) => b.id - a.id)[0];
+      refused = second?.gatewayId;
+      clock.offsetMs += 25 * 60_000;
+      await send(host, { type: 'END_SESSION' });
+      const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+      expect({
+        screen: end.customer.screen,
+        amount: end.customer.amount?.minor,
+        message: end.customer.message,
+      }).toEqual({
+        screen: 'approved',
+        amount: 150,
+        message: 'Session closed: £1.50 charged. The rest held on your card will be released shortly',
+      });
+      expect(
+        host.journal
+          .referencing(second?.transactionId ?? '')
+          .map((e) => `${e.service}:${e.resolution ?? e.state}`),
+      ).toContain('reversal:not-sent');
+      // And so it is, once the gateway takes the terminal's requests again.
+      refused = undefined;
+      expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+      expect(
+        await eventually(
+          () => host.followUps.open(),
+          (open) => open.length === 0,
+          5_000,
+        ),
+      ).toEqual([]);
+    } finally {
+      while (hosts.length > 0) await hosts.pop()?.close();
+      await proxy.close();
+    }
+  });
+});
+
+describe('meter: a fee spread over two holds, interrupted between the capture of the first and that of the second', () => {
+  it('captures the second part at the next start, once, and reverses nothing', async () => {
+    const clock = new ParkingClock();
+    const first = await meterHost(clock);
+    const interrupted = capturesAfterTheFirstNeverLeave();
+    // 80 minutes: 4.50 owed (the tariff counts started half hours), 3.00 captured from the first hold, 1.50 from the
+    // second.
+    const session = await twoHoldSessionEnded(clock, first, 80);
+    expect(await eventually(interrupted.asked, (n) => n > 1, 10_000)).toBe(2);
+    expect(first.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'capture:approved',
+    ]);
+    expect(first.journal.referencing(session.second)).toEqual([]);
+    expect(openAuthorizations()).toEqual([session.secondGatewayId]);
+    await first.close();
+    hosts.pop();
+    restoreSubmit?.();
+    restoreSubmit = undefined;
+
+    const again = await meterHost(clock);
+    // The second part captured by the start, in the second hold's currency: not reversed, nothing captured twice.
+    expect(
+      await eventually(
+        () =>
+          again.journal
+            .referencing(session.second)
+            .map((e) => `${e.service}:${e.state}:${e.amountMinor ?? ''}${e.currency ?? ''}`),
+        (entries) => entries.length > 0,
+        10_000,
+      ),
+    ).toEqual(['capture:approved:150GBP']);
+    expect(await eventually(openAuthorizations, (open) => open.length === 0, 5_000)).toEqual([]);
+    expect(again.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'capture:approved',
+    ]);
+    expect(ledger()).toEqual([
+      'authorization Parking Auth 300/300',
+      'authorization Parking Auth 150/150',
+      'capture Parking Capture 0/300',
+      'capture Parking Capture 0/150',
+    ]);
+    expect(again.followUps.open()).toEqual([]);
+    expect(again.openAuthorizationCount()).toBe(0);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+
+  it('uninterrupted, captures both parts and leaves nothing open', async () => {
+    const clock = new ParkingClock();
+    const host = await meterHost(clock);
+    const session = await twoHoldSessionEnded(clock, host, 80);
+    const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+    expect({ screen: end.customer.screen, amount: end.customer.amount?.minor }).toEqual({
+      screen: 'approved',
+      amount: 450,
+    });
+    expect(host.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
+      'capture:approved',
+    ]);
+    // The capture follow-up written with the first capture's outcome was closed by the machine's own capture.
+    expect(host.followUps.open()).toEqual([]);
+    expect(openAuthorizations()).toEqual([]);
+    expect(host.openAuthorizationCount()).toBe(0);
   });
 });

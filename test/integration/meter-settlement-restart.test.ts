@@ -4,12 +4,12 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
 import type { ServiceRequest } from '../../src/flows/index.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { PaymentRouter } from '../../src/host/payment-router.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { ParkingClock } from './models-harness.js';
+import { sendEvent, waitForSnapshot } from './host-harness.js';
+import { ParkingClock, sandboxOpenAuthorizations } from './models-harness.js';
 import { startRewritingProxy } from './rewriting-proxy.js';
 
 /*
@@ -39,27 +39,6 @@ afterEach(async () => {
   await sandbox.close();
   rmSync(dir, { recursive: true, force: true });
 });
-
-async function send(h: TerminalHost, event: UserEvent): Promise<void> {
-  const r = await h.send(event);
-  if (!r.ok) throw new Error(`${event.type}: ${r.error.code} ${r.error.message}`);
-}
-
-async function shown(
-  h: TerminalHost,
-  accept: (s: TerminalSnapshot) => boolean,
-  what: string,
-  timeoutMs = 15_000,
-): Promise<TerminalSnapshot> {
-  const deadline = Date.now() + timeoutMs;
-  for (;;) {
-    const r = await h.snapshot();
-    if (r.ok && accept(r.value)) return r.value;
-    if (Date.now() > deadline)
-      throw new Error(`waiting for ${what}: ${r.ok ? r.value.customer.screen : r.error.code}`);
-    await new Promise((res) => setTimeout(res, 10));
-  }
-}
 
 /** A meter of two holds per extended session: 60 minutes cost 3.00 and 30 more 1.50 (the default tariff). */
 const TWO_HOLDS: ConfigInput = {
@@ -97,16 +76,8 @@ async function meterHost(
     { logger: silentLogger(), cwd: dir, gatewayUrlOverride: gatewayUrl, parkingClock: clock },
   );
   hosts.push(host);
-  await shown(host, (s) => s.customer.screen === 'idle', 'idle');
+  await waitForSnapshot(host, (s) => s.customer.screen === 'idle', 'idle');
   return host;
-}
-
-/** Authorizations the sandbox still holds, by gateway id. */
-function openAuthorizations(): string[] {
-  return sandbox
-    .consistency({ requireResolved: true })
-    .problems.filter((p) => p.rule === 'OPEN_AUTHORIZATION')
-    .map((p) => p.id ?? '');
 }
 
 /** Polls `ok` until it holds or `timeoutMs` passed; returns its last answer. */
@@ -143,13 +114,13 @@ interface Session {
  * captured from the first hold; 5: within the grace period, both holds reversed).
  */
 async function twoHoldSessionEnded(clock: ParkingClock, host: TerminalHost, minutes = 25): Promise<Session> {
-  await send(host, { type: 'START' });
-  await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-  await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
-  await send(host, { type: 'CONFIRM' });
-  await shown(host, (s) => s.customer.screen === 'session', 'session');
-  await send(host, { type: 'EXTEND', minutes: 30 });
-  await shown(
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+  await waitForSnapshot(host, (s) => s.customer.screen === 'confirm', 'confirm');
+  await sendEvent(host, { type: 'CONFIRM' });
+  await waitForSnapshot(host, (s) => s.customer.screen === 'session', 'session');
+  await sendEvent(host, { type: 'EXTEND', minutes: 30 });
+  await waitForSnapshot(
     host,
     (s) => s.customer.screen === 'session' && s.customer.session?.held?.minor === 450,
     'session extended',
@@ -160,7 +131,7 @@ async function twoHoldSessionEnded(clock: ParkingClock, host: TerminalHost, minu
     .sort((a, b) => a.id - b.id);
   expect(preauths.map((e) => e.amountMinor)).toEqual([300, 150]);
   clock.offsetMs += minutes * 60_000;
-  await send(host, { type: 'END_SESSION' });
+  await sendEvent(host, { type: 'END_SESSION' });
   return {
     host,
     first: preauths[0]?.transactionId ?? '',
@@ -219,7 +190,7 @@ describe('meter: a session of two holds interrupted between the capture of one a
       'capture:approved',
     ]);
     expect(first.journal.referencing(session.second)).toEqual([]);
-    expect(openAuthorizations()).toEqual([session.secondGatewayId]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([session.secondGatewayId]);
     await first.close();
     hosts.pop();
     restoreSubmit?.();
@@ -227,7 +198,13 @@ describe('meter: a session of two holds interrupted between the capture of one a
 
     const again = await meterHost(clock);
     // Released by the start, not left on the card until its capture window ends (24 hours by default).
-    expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+    expect(
+      await eventually(
+        () => sandboxOpenAuthorizations(sandbox),
+        (open) => open.length === 0,
+        10_000,
+      ),
+    ).toEqual([]);
     expect(
       await eventually(
         () => again.journal.authorizationSettled(session.second),
@@ -257,7 +234,11 @@ describe('meter: a session of two holds interrupted between the capture of one a
     const clock = new ParkingClock();
     const host = await meterHost(clock);
     const session = await twoHoldSessionEnded(clock, host);
-    const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+    const end = await waitForSnapshot(
+      host,
+      (s) => s.customer.actions.includes('DONE'),
+      'the end of the session',
+    );
     expect({ screen: end.customer.screen, amount: end.customer.amount?.minor }).toEqual({
       screen: 'approved',
       amount: 150,
@@ -266,7 +247,7 @@ describe('meter: a session of two holds interrupted between the capture of one a
     expect(host.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
       'reversal:approved',
     ]);
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     // The follow-up written with the capture's outcome was closed by the machine's own reversal: nothing sends it again.
     expect(host.followUps.open()).toEqual([]);
     expect(host.openAuthorizationCount()).toBe(0);
@@ -281,32 +262,42 @@ describe('meter: a session of two holds interrupted between the capture of one a
   it('releases at the next start a converted hold whose fee was sold in the local currency just before the crash', async () => {
     const clock = new ParkingClock();
     const first = await meterHost(clock, CONVERTED);
-    await send(first, { type: 'START' });
-    await send(first, { type: 'CHOOSE_DURATION', minutes: 120 });
-    await send(first, { type: 'CONFIRM' });
-    await shown(first, (s) => s.customer.screen === 'choose-currency', 'the currency choice');
-    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
-    await shown(first, (s) => s.customer.screen === 'session', 'session');
+    await sendEvent(first, { type: 'START' });
+    await sendEvent(first, { type: 'CHOOSE_DURATION', minutes: 120 });
+    await sendEvent(first, { type: 'CONFIRM' });
+    await waitForSnapshot(first, (s) => s.customer.screen === 'choose-currency', 'the currency choice');
+    await sendEvent(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    await waitForSnapshot(first, (s) => s.customer.screen === 'session', 'session');
     const hold = first.journal
       .list({ limit: 20 })
       .find((e) => e.service === 'preauth' && e.state === 'approved');
     const holdTx = hold?.transactionId ?? '';
     const interrupted = reversalsNeverLeave();
     clock.offsetMs += 45 * 60_000;
-    await send(first, { type: 'END_SESSION' });
-    await shown(first, (s) => s.customer.screen === 'choose-currency', 'the currency choice at completion');
-    await send(first, { type: 'CHOOSE_CURRENCY', currency: 'EUR' });
+    await sendEvent(first, { type: 'END_SESSION' });
+    await waitForSnapshot(
+      first,
+      (s) => s.customer.screen === 'choose-currency',
+      'the currency choice at completion',
+    );
+    await sendEvent(first, { type: 'CHOOSE_CURRENCY', currency: 'EUR' });
     // The sale's outcome is journaled; the machine is about to reverse the converted hold when the process dies.
     expect(await eventually(interrupted.asked, (n) => n > 0, 10_000)).toBe(1);
     expect(first.journal.referencing(holdTx)).toEqual([]);
-    expect(openAuthorizations()).toEqual([hold?.gatewayId]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([hold?.gatewayId]);
     await first.close();
     hosts.pop();
     restoreSubmit?.();
     restoreSubmit = undefined;
 
     const again = await meterHost(clock, CONVERTED);
-    expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+    expect(
+      await eventually(
+        () => sandboxOpenAuthorizations(sandbox),
+        (open) => open.length === 0,
+        10_000,
+      ),
+    ).toEqual([]);
     expect(again.journal.referencing(holdTx).map((e) => `${e.service}:${e.state}`)).toEqual([
       'reversal:approved',
     ]);
@@ -337,24 +328,30 @@ describe('meter: a session of two holds interrupted between the capture of one a
     try {
       const clock = new ParkingClock();
       const host = await meterHost(clock, TWO_HOLDS, proxy.url);
-      await send(host, { type: 'START' });
-      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-      await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
-      await send(host, { type: 'CONFIRM' });
-      await shown(host, (s) => s.customer.screen === 'session', 'session');
-      await send(host, { type: 'EXTEND', minutes: 30 });
-      await shown(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
+      await sendEvent(host, { type: 'START' });
+      await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await waitForSnapshot(host, (s) => s.customer.screen === 'confirm', 'confirm');
+      await sendEvent(host, { type: 'CONFIRM' });
+      await waitForSnapshot(host, (s) => s.customer.screen === 'session', 'session');
+      await sendEvent(host, { type: 'EXTEND', minutes: 30 });
+      await waitForSnapshot(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
       const second = host.journal
         .list({ limit: 20 })
         .filter((e) => e.service === 'preauth' && e.state === 'approved')
         .sort((a, b) => b.id - a.id)[0];
       refused = second?.gatewayId;
       clock.offsetMs += 5 * 60_000;
-      await send(host, { type: 'END_SESSION' });
-      await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
-      expect(openAuthorizations()).toEqual([second?.gatewayId]);
+      await sendEvent(host, { type: 'END_SESSION' });
+      await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+      expect(sandboxOpenAuthorizations(sandbox)).toEqual([second?.gatewayId]);
       refused = undefined;
-      expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+      expect(
+        await eventually(
+          () => sandboxOpenAuthorizations(sandbox),
+          (open) => open.length === 0,
+          10_000,
+        ),
+      ).toEqual([]);
       expect(
         await eventually(
           () => host.journal.authorizationSettled(second?.transactionId ?? ''),
@@ -392,21 +389,25 @@ describe('meter: the release of the other hold never reaches the gateway', () =>
     try {
       const clock = new ParkingClock();
       const host = await meterHost(clock, TWO_HOLDS, proxy.url);
-      await send(host, { type: 'START' });
-      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-      await shown(host, (s) => s.customer.screen === 'confirm', 'confirm');
-      await send(host, { type: 'CONFIRM' });
-      await shown(host, (s) => s.customer.screen === 'session', 'session');
-      await send(host, { type: 'EXTEND', minutes: 30 });
-      await shown(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
+      await sendEvent(host, { type: 'START' });
+      await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await waitForSnapshot(host, (s) => s.customer.screen === 'confirm', 'confirm');
+      await sendEvent(host, { type: 'CONFIRM' });
+      await waitForSnapshot(host, (s) => s.customer.screen === 'session', 'session');
+      await sendEvent(host, { type: 'EXTEND', minutes: 30 });
+      await waitForSnapshot(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
       const second = host.journal
         .list({ limit: 20 })
         .filter((e) => e.service === 'preauth' && e.state === 'approved')
         .sort((a, b) => b.id - a.id)[0];
       refused = second?.gatewayId;
       clock.offsetMs += 25 * 60_000;
-      await send(host, { type: 'END_SESSION' });
-      const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+      await sendEvent(host, { type: 'END_SESSION' });
+      const end = await waitForSnapshot(
+        host,
+        (s) => s.customer.actions.includes('DONE'),
+        'the end of the session',
+      );
       expect({
         screen: end.customer.screen,
         amount: end.customer.amount?.minor,
@@ -423,7 +424,13 @@ describe('meter: the release of the other hold never reaches the gateway', () =>
       ).toContain('reversal:not-sent');
       // And so it is, once the gateway takes the terminal's requests again.
       refused = undefined;
-      expect(await eventually(openAuthorizations, (open) => open.length === 0, 10_000)).toEqual([]);
+      expect(
+        await eventually(
+          () => sandboxOpenAuthorizations(sandbox),
+          (open) => open.length === 0,
+          10_000,
+        ),
+      ).toEqual([]);
       expect(
         await eventually(
           () => host.followUps.open(),
@@ -451,7 +458,7 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
       'capture:approved',
     ]);
     expect(first.journal.referencing(session.second)).toEqual([]);
-    expect(openAuthorizations()).toEqual([session.secondGatewayId]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([session.secondGatewayId]);
     await first.close();
     hosts.pop();
     restoreSubmit?.();
@@ -469,7 +476,13 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
         10_000,
       ),
     ).toEqual(['capture:approved:150GBP']);
-    expect(await eventually(openAuthorizations, (open) => open.length === 0, 5_000)).toEqual([]);
+    expect(
+      await eventually(
+        () => sandboxOpenAuthorizations(sandbox),
+        (open) => open.length === 0,
+        5_000,
+      ),
+    ).toEqual([]);
     expect(again.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
       'capture:approved',
     ]);
@@ -488,7 +501,11 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
     const clock = new ParkingClock();
     const host = await meterHost(clock);
     const session = await twoHoldSessionEnded(clock, host, 80);
-    const end = await shown(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
+    const end = await waitForSnapshot(
+      host,
+      (s) => s.customer.actions.includes('DONE'),
+      'the end of the session',
+    );
     expect({ screen: end.customer.screen, amount: end.customer.amount?.minor }).toEqual({
       screen: 'approved',
       amount: 450,
@@ -498,7 +515,7 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
     ]);
     // The capture follow-up written with the first capture's outcome was closed by the machine's own capture.
     expect(host.followUps.open()).toEqual([]);
-    expect(openAuthorizations()).toEqual([]);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     expect(host.openAuthorizationCount()).toBe(0);
   });
 });

@@ -113,7 +113,12 @@ interface Session {
  * A 60-minute session extended by 30 (a second pre-authorization), ended after `minutes` (25 by default: 1.50 owed,
  * captured from the first hold; 5: within the grace period, both holds reversed).
  */
-async function twoHoldSessionEnded(clock: ParkingClock, host: TerminalHost, minutes = 25): Promise<Session> {
+async function twoHoldSessionEnded(
+  clock: ParkingClock,
+  host: TerminalHost,
+  minutes = 25,
+  beforeEnd: (session: Session) => void = () => undefined,
+): Promise<Session> {
   await sendEvent(host, { type: 'START' });
   await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
   await waitForSnapshot(host, (s) => s.customer.screen === 'confirm', 'confirm');
@@ -130,14 +135,38 @@ async function twoHoldSessionEnded(clock: ParkingClock, host: TerminalHost, minu
     .filter((e) => e.service === 'preauth' && e.state === 'approved')
     .sort((a, b) => a.id - b.id);
   expect(preauths.map((e) => e.amountMinor)).toEqual([300, 150]);
-  clock.offsetMs += minutes * 60_000;
-  await sendEvent(host, { type: 'END_SESSION' });
-  return {
+  const session = {
     host,
     first: preauths[0]?.transactionId ?? '',
     second: preauths[1]?.transactionId ?? '',
     secondGatewayId: preauths[1]?.gatewayId ?? '',
   };
+  beforeEnd(session);
+  clock.offsetMs += minutes * 60_000;
+  await sendEvent(host, { type: 'END_SESSION' });
+  return session;
+}
+
+/**
+ * The sandbox behind a proxy that refuses, unprocessed (401: provably never sent), the reversal of the authorization
+ * `refusing.id` names while it is set.
+ */
+async function proxyRefusingReversals(): Promise<{
+  proxy: Awaited<ReturnType<typeof startRewritingProxy>>;
+  refusing: { id: string | undefined };
+}> {
+  const refusing: { id: string | undefined } = { id: undefined };
+  const proxy = await startRewritingProxy(
+    sandbox.url,
+    () => undefined,
+    (req) =>
+      refusing.id !== undefined &&
+      req.method === 'POST' &&
+      req.url === `/pts/v2/payments/${refusing.id}/reversals`
+        ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+        : undefined,
+  );
+  return { proxy, refusing };
 }
 
 /** The simulated crash: no reversal leaves the door of the interrupted process (nothing of it is journaled). */
@@ -316,35 +345,16 @@ describe('meter: a session of two holds interrupted between the capture of one a
   it('sends the release of the other hold again soon when the gateway did not take it, not at the end of its window', async () => {
     // Nothing owed (5 minutes, within the grace period): both holds reversed, the first's reversal naming the second's
     // release; the second's reversal then refused unprocessed (401: provably never sent).
-    let refused: string | undefined;
-    const proxy = await startRewritingProxy(
-      sandbox.url,
-      () => undefined,
-      (req) =>
-        refused !== undefined && req.method === 'POST' && req.url === `/pts/v2/payments/${refused}/reversals`
-          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
-          : undefined,
-    );
+    const { proxy, refusing } = await proxyRefusingReversals();
     try {
       const clock = new ParkingClock();
       const host = await meterHost(clock, TWO_HOLDS, proxy.url);
-      await sendEvent(host, { type: 'START' });
-      await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-      await waitForSnapshot(host, (s) => s.customer.screen === 'confirm', 'confirm');
-      await sendEvent(host, { type: 'CONFIRM' });
-      await waitForSnapshot(host, (s) => s.customer.screen === 'session', 'session');
-      await sendEvent(host, { type: 'EXTEND', minutes: 30 });
-      await waitForSnapshot(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
-      const second = host.journal
-        .list({ limit: 20 })
-        .filter((e) => e.service === 'preauth' && e.state === 'approved')
-        .sort((a, b) => b.id - a.id)[0];
-      refused = second?.gatewayId;
-      clock.offsetMs += 5 * 60_000;
-      await sendEvent(host, { type: 'END_SESSION' });
+      const session = await twoHoldSessionEnded(clock, host, 5, (s) => {
+        refusing.id = s.secondGatewayId;
+      });
       await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'), 'the end of the session');
-      expect(sandboxOpenAuthorizations(sandbox)).toEqual([second?.gatewayId]);
-      refused = undefined;
+      expect(sandboxOpenAuthorizations(sandbox)).toEqual([session.secondGatewayId]);
+      refusing.id = undefined;
       expect(
         await eventually(
           () => sandboxOpenAuthorizations(sandbox),
@@ -354,7 +364,7 @@ describe('meter: a session of two holds interrupted between the capture of one a
       ).toEqual([]);
       expect(
         await eventually(
-          () => host.journal.authorizationSettled(second?.transactionId ?? ''),
+          () => host.journal.authorizationSettled(session.second),
           (settled) => settled,
           5_000,
         ),
@@ -377,32 +387,13 @@ describe('meter: the release of the other hold never reaches the gateway', () =>
   it('tells the customer the session is closed, what was charged, and that the rest will be released', async () => {
     // 25 minutes: 1.50 captured from the first hold; the second hold's reversal refused unprocessed (401: provably never
     // sent), sent again by the host once the gateway takes it.
-    let refused: string | undefined;
-    const proxy = await startRewritingProxy(
-      sandbox.url,
-      () => undefined,
-      (req) =>
-        refused !== undefined && req.method === 'POST' && req.url === `/pts/v2/payments/${refused}/reversals`
-          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
-          : undefined,
-    );
+    const { proxy, refusing } = await proxyRefusingReversals();
     try {
       const clock = new ParkingClock();
       const host = await meterHost(clock, TWO_HOLDS, proxy.url);
-      await sendEvent(host, { type: 'START' });
-      await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-      await waitForSnapshot(host, (s) => s.customer.screen === 'confirm', 'confirm');
-      await sendEvent(host, { type: 'CONFIRM' });
-      await waitForSnapshot(host, (s) => s.customer.screen === 'session', 'session');
-      await sendEvent(host, { type: 'EXTEND', minutes: 30 });
-      await waitForSnapshot(host, (s) => s.customer.session?.held?.minor === 450, 'session extended');
-      const second = host.journal
-        .list({ limit: 20 })
-        .filter((e) => e.service === 'preauth' && e.state === 'approved')
-        .sort((a, b) => b.id - a.id)[0];
-      refused = second?.gatewayId;
-      clock.offsetMs += 25 * 60_000;
-      await sendEvent(host, { type: 'END_SESSION' });
+      const session = await twoHoldSessionEnded(clock, host, 25, (s) => {
+        refusing.id = s.secondGatewayId;
+      });
       const end = await waitForSnapshot(
         host,
         (s) => s.customer.actions.includes('DONE'),
@@ -418,12 +409,10 @@ describe('meter: the release of the other hold never reaches the gateway', () =>
         message: 'Session closed: £1.50 charged. The rest held on your card will be released shortly',
       });
       expect(
-        host.journal
-          .referencing(second?.transactionId ?? '')
-          .map((e) => `${e.service}:${e.resolution ?? e.state}`),
+        host.journal.referencing(session.second).map((e) => `${e.service}:${e.resolution ?? e.state}`),
       ).toContain('reversal:not-sent');
       // And so it is, once the gateway takes the terminal's requests again.
-      refused = undefined;
+      refusing.id = undefined;
       expect(
         await eventually(
           () => sandboxOpenAuthorizations(sandbox),

@@ -290,6 +290,7 @@ export class OperatorPanel {
           h('td', { text: e.code ? `${e.result} (${e.code})` : e.result }),
         ),
       ),
+      { caption: true },
     );
   }
 
@@ -374,6 +375,7 @@ export class OperatorPanel {
           ),
         ),
       ),
+      { caption: true },
     );
   }
 
@@ -417,6 +419,7 @@ export class OperatorPanel {
           ),
         ),
       ),
+      { caption: true },
     );
   }
 
@@ -600,6 +603,7 @@ export class OperatorPanel {
             'operator-transactions',
             ['Time', 'Service', 'Amount', 'Card', 'State', 'Reference', ''],
             rows,
+            { caption: true },
           ),
       this.#payments.render(),
     );

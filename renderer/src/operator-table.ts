@@ -1,8 +1,9 @@
 import { h } from './dom.js';
 
 /**
- * The operator panel's lists (transactions, audit log, stored payments not collected, payment links, alternative
- * sales) as one kind of table. A window narrower than the panel's full width (1,100 px, say) wraps the long values — transaction ids, gateway references, card numbers (`code` cells) — and the row's
+ * The operator panel's lists (transactions, audit log, stored payments not collected, fee shortfalls, payment links,
+ * alternative sales) as one kind of table, named by `label` (a visible caption with `options.caption`, for a list no
+ * heading of the panel names). A window narrower than the panel's full width (1,100 px, say) wraps the long values — transaction ids, gateway references, card numbers (`code` cells) — and the row's
  * controls inside their cells; a window too narrow even for that scrolls the table in its own region, which takes
  * keyboard focus (arrow keys scroll it, the focus ring shows it), never the whole panel sideways with the last
  * columns' buttons out of sight.
@@ -12,6 +13,7 @@ export function operatorTable(
   testid: string,
   head: string[],
   rows: HTMLElement[],
+  options: { caption?: boolean } = {},
 ): HTMLElement {
   return h(
     'div',
@@ -19,6 +21,8 @@ export function operatorTable(
     h(
       'table',
       { class: 'transactions', testid, attrs: { 'aria-label': label } },
+      // Shown where no heading of the panel names the list already: lists opened one under another read apart.
+      ...(options.caption ? [h('caption', { class: 'table-caption', text: label })] : []),
       h('thead', {}, h('tr', {}, ...head.map((t) => h('th', { text: t, attrs: { scope: 'col' } })))),
       h('tbody', {}, ...rows),
     ),

@@ -626,6 +626,15 @@ const DEFECTS: Defect[] = [
     seed: seeded('creditN1', 'credit', (m) => setTag(m, '9F6E', '20700000')),
   },
   {
+    // A refund names no card type of its own: the network is the one of the sale it refunds (N1, card type 002).
+    rule: 'IC-NETWORK-PROHIBITED',
+    field: TAG('9F6E'),
+    seed: seeded('attendedSale', 'refund-payment', (m, s) => {
+      const sale = message(s, 'sale');
+      set(m.body, `${POS}.emv.tags`, withTag(withTag(tagsOf(sale), '9C', '20'), '9F6E', '20700000'));
+    }),
+  },
+  {
     rule: 'IC-EMV-TAGS-ENTRY-MODE',
     field: `${POS}.emv.tags`,
     seed: seeded('meterContactless', 'preauth', (m) => set(m.body, `${POS}.emv`, undefined)),

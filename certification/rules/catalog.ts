@@ -179,7 +179,7 @@ export const RULES = {
     IC,
     'error',
     'spec 001 EMV tags (P per network)',
-    'no tag prohibited for the network and service is sent',
+    'no tag prohibited for the network and service is sent (a follow-on: the network of its original)',
   ),
   'IC-EMV-TAGS-ENTRY-MODE': rule(
     IC,

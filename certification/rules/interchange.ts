@@ -47,11 +47,27 @@ function neverSend(view: MessageView): Finding[] {
     );
 }
 
-function networkTable(view: MessageView): Finding[] {
+/**
+ * The card type a message's tags are judged for: its own `paymentInformation.card.type`, else (a follow-on, which
+ * repeats no card fields) the one of the original it refers to, through captures to their authorization.
+ */
+function cardTypeOf(view: MessageView, state: SessionState): string | undefined {
+  const seen = new Set<MessageView>();
+  let at: MessageView | undefined = view;
+  while (at !== undefined && !seen.has(at)) {
+    seen.add(at);
+    const own = text(at.message.body, 'paymentInformation.card.type');
+    if (own !== undefined) return own;
+    at = at.targetId !== undefined ? state.byGatewayId.get(at.targetId)?.view : undefined;
+  }
+  return undefined;
+}
+
+function networkTable(view: MessageView, state: SessionState): Finding[] {
   const service = view.service;
   if (!isServiceName(service) || view.tags === undefined) return [];
   const tagSetService = TAG_SET_SERVICE[service];
-  const cardType = text(view.message.body, 'paymentInformation.card.type');
+  const cardType = cardTypeOf(view, state);
   if (tagSetService === null || cardType === undefined || !CARD_TYPES.includes(cardType as CardType))
     return [];
   const type = cardType as CardType;
@@ -324,7 +340,7 @@ function transactionIds(view: MessageView, state: SessionState): Finding[] {
 export function checkInterchange(view: MessageView, state: SessionState): Finding[] {
   return [
     ...neverSend(view),
-    ...networkTable(view),
+    ...networkTable(view, state),
     ...tagsForEntryMode(view),
     ...followOnTags(view, state),
     ...amounts(view, state),

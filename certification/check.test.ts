@@ -155,6 +155,13 @@ function errors(result: SessionResult): Array<{ index: number; rule: string; fie
   );
 }
 
+/** The partner ids every parking request carries (spec 001 required fields; gateway.md §7 for the follow-ons). */
+const PARTNER = {
+  developerId: '12345678',
+  solutionId: 'PARKTERM',
+  thirdPartyCertificationNumber: 'PT0000000001',
+};
+
 /** A reversal of the first authorization of a session, as gateway.md §7 shapes it. */
 function reversalOf(auth: CapturedMessage, amount: string, tags: boolean): CapturedMessage {
   const id = (auth.response as { id: string }).id;
@@ -163,7 +170,7 @@ function reversalOf(auth: CapturedMessage, amount: string, tags: boolean): Captu
     method: 'POST',
     path: `/pts/v2/payments/${id}/reversals`,
     body: {
-      clientReferenceInformation: { code: 'PT000001-rev-1', comments: 'REVERSAL' },
+      clientReferenceInformation: { code: 'PT000001-rev-1', comments: 'REVERSAL', partner: PARTNER },
       orderInformation: { amountDetails: { currency: order.amountDetails.currency } },
       reversalInformation: { amountDetails: { totalAmount: amount } },
       ...(tags ? { pointOfSaleInformation: { emv: { tags: tagsOf(auth) } } } : {}),
@@ -213,6 +220,7 @@ describe('certify check: the terminal’s own sessions', () => {
           code: 'PT000001-inc',
           comments: 'Parking Incremental Auth',
           transactionId: 'TINC1',
+          partner: PARTNER,
         },
         processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
         orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
@@ -227,6 +235,39 @@ describe('certify check: the terminal’s own sessions', () => {
     set(capture.body, 'orderInformation.amountDetails.totalAmount', '17.00');
     set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
     expect(errors(checkSession([auth, incremental, capture]))).toEqual([]);
+  });
+
+  it('requires the partner ids on a reversal and storedCredentialUsed true on an increment', () => {
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const reversal = reversalOf(auth, '12.00', true);
+    set(reversal.body, 'clientReferenceInformation.partner', undefined);
+    expect(errors(checkSession([auth, reversal]))).toContainEqual({
+      index: 1,
+      rule: 'DE-REQUIRED-FIELD',
+      field: 'clientReferenceInformation.partner.solutionId',
+    });
+    const id = (auth.response as { id: string }).id;
+    const incremental: CapturedMessage = {
+      method: 'PATCH',
+      path: `/pts/v2/payments/${id}`,
+      body: {
+        clientReferenceInformation: {
+          code: 'PT000001-inc',
+          comments: 'Parking Incremental Auth',
+          transactionId: 'TINC1',
+          partner: PARTNER,
+        },
+        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: false } } },
+        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
+        merchantInformation: { transactionLocalDateTime: '20261124101500' },
+      },
+    };
+    expect(errors(checkSession([auth, incremental]))).toContainEqual({
+      index: 1,
+      rule: 'DE-REQUIRED-FIELD',
+      field: 'processingInformation.authorizationOptions.initiator.storedCredentialUsed',
+    });
   });
 
   it('passes track data in clear when it agrees with the card type and service code', () => {
@@ -263,6 +304,32 @@ const TAG = (t: string): string => `pointOfSaleInformation.emv.tags[${t}]`;
 const DCC = 'orderInformation.amountDetails';
 
 const DEFECTS: Defect[] = [
+  {
+    // spec 001 required fields: trackData for the sale and the pre-authorization.
+    rule: 'DE-REQUIRED-FIELD',
+    field: `${POS}.trackData`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.trackData`, undefined)),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: `${POS}.trackData`,
+    seed: seeded('creditN2', 'credit', (m) => set(m.body, `${POS}.trackData`, undefined)),
+  },
+  {
+    // gateway.md §7: a capture, a reversal, an increment and a refund carry the partner ids.
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'clientReferenceInformation.partner.thirdPartyCertificationNumber',
+    seed: seeded('meterContact', 'capture', (m) =>
+      set(m.body, 'clientReferenceInformation.partner.thirdPartyCertificationNumber', undefined),
+    ),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'clientReferenceInformation.partner.developerId',
+    seed: seeded('attendedSale', 'refund-payment', (m) =>
+      set(m.body, 'clientReferenceInformation.partner', undefined),
+    ),
+  },
   {
     // The first message already: a UK terminal pricing in GBP is in country 826.
     rule: 'CE-9F1A-COUNTRY',

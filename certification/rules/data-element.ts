@@ -15,6 +15,7 @@ import {
   OPERATING_ENVIRONMENTS,
   PIN_CAPABILITIES,
   REQUIRED_FIELDS,
+  STORED_CREDENTIAL_USED,
   TERMINAL_CAPABILITIES,
 } from './tables.js';
 
@@ -146,6 +147,15 @@ function requiredFields(view: MessageView): Finding[] {
   for (const path of required)
     if (!isPresent(field(body, path)))
       out.push(finding('DE-REQUIRED-FIELD', path, `${service} requires ${path}`));
+  const storedCredential = field(body, STORED_CREDENTIAL_USED);
+  if (service === 'incremental' && isPresent(storedCredential) && storedCredential !== true)
+    out.push(
+      finding(
+        'DE-REQUIRED-FIELD',
+        STORED_CREDENTIAL_USED,
+        `an incremental authorization sends ${STORED_CREDENTIAL_USED} true`,
+      ),
+    );
   return out;
 }
 

@@ -270,6 +270,34 @@ describe('certify check: the terminal’s own sessions', () => {
     });
   });
 
+  it('refuses a follow-on on an original it cannot follow: a reversal of a sale, a void of an authorization', () => {
+    const sale = message(copy('attendedSale'), 'sale');
+    const reversal = reversalOf(
+      sale,
+      (sale.body.orderInformation as { amountDetails: { totalAmount: string } }).amountDetails.totalAmount,
+      true,
+    );
+    expect(errors(checkSession([sale, reversal]))).toContainEqual({
+      index: 1,
+      rule: 'IC-FOLLOW-ON-ORIGINAL',
+      field: 'path',
+    });
+    const auth = message(copy('meterContact'), 'preauth');
+    const voided: CapturedMessage = {
+      method: 'POST',
+      path: `/pts/v2/payments/${(auth.response as { id: string }).id}/voids`,
+      body: {
+        clientReferenceInformation: { code: 'PT000001-void', comments: 'VOID Payment', partner: PARTNER },
+      },
+      response: { id: '9000000000000000000002', status: 'VOIDED' },
+    };
+    expect(errors(checkSession([auth, voided]))).toContainEqual({
+      index: 1,
+      rule: 'IC-FOLLOW-ON-ORIGINAL',
+      field: 'path',
+    });
+  });
+
   it('passes track data in clear when it agrees with the card type and service code', () => {
     const auth = message(copy('meterContact'), 'preauth');
     set(auth.body, 'pointOfSaleInformation.trackData', ';4761739001010119=28122011973393000?');

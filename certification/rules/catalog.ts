@@ -241,6 +241,12 @@ export const RULES = {
     'gateway.md §2 Timeouts; §7',
     'a timeout reversal or void names the transactionId of an earlier original it may undo',
   ),
+  'IC-FOLLOW-ON-ORIGINAL': rule(
+    IC,
+    'error',
+    'spec 001 comments table; gateway.md §2, §7',
+    'a follow-on names an original it may follow: a reversal an authorization, a capture or increment a pre-authorization, a refund or void of a payment a sale, of a capture a capture, a refund void a refund, a credit void a credit',
+  ),
   'IC-TIMEOUT-REVERSAL-AMOUNT': rule(
     IC,
     'error',

@@ -25,6 +25,39 @@ const TIMEOUT_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<ServiceN
   'timeout-void': new Set<ServiceName>(['capture', 'sale', 'refund-capture', 'refund-payment', 'credit']),
 };
 
+/**
+ * The originals each follow-on may name in its path (spec 001 comments table: a reversal "reverses authorization or
+ * incremental authorization", a void is of a capture, sale, refund or credit; gateway.md §2 and §7 for the paths).
+ * An increment keeps its authorization's id, so reversing or capturing an increment names the pre-authorization.
+ */
+const FOLLOW_ON_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<ServiceName>>>> = {
+  reversal: new Set<ServiceName>(['avr', 'preauth']),
+  capture: new Set<ServiceName>(['preauth']),
+  incremental: new Set<ServiceName>(['preauth']),
+  'refund-payment': new Set<ServiceName>(['sale']),
+  'refund-capture': new Set<ServiceName>(['capture']),
+  'void-payment': new Set<ServiceName>(['sale']),
+  'void-capture': new Set<ServiceName>(['capture']),
+  'void-refund': new Set<ServiceName>(['refund-capture', 'refund-payment']),
+  'void-credit': new Set<ServiceName>(['credit']),
+};
+
+/** A follow-on whose original is in the session names one it may follow (an original outside it is not judged). */
+function followOnOriginal(view: MessageView, state: SessionState): Finding[] {
+  if (!isServiceName(view.service) || view.targetId === undefined) return [];
+  const allowed = FOLLOW_ON_TARGETS[view.service];
+  const original = state.byGatewayId.get(view.targetId)?.view;
+  if (allowed === undefined || original === undefined) return [];
+  if (isServiceName(original.service) && allowed.has(original.service)) return [];
+  return [
+    finding(
+      'IC-FOLLOW-ON-ORIGINAL',
+      'path',
+      `${view.service} names ${view.targetId}, the ${original.service} of message ${original.index}: it follows only ${[...allowed].join(', ')}`,
+    ),
+  ];
+}
+
 function presence(
   row: (typeof NETWORK_TAG_TABLE)[number],
   cardType: CardType,
@@ -342,6 +375,7 @@ export function checkInterchange(view: MessageView, state: SessionState): Findin
     ...neverSend(view),
     ...networkTable(view, state),
     ...tagsForEntryMode(view),
+    ...followOnOriginal(view, state),
     ...followOnTags(view, state),
     ...amounts(view, state),
     ...followOnCurrency(view, state),

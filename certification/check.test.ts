@@ -333,6 +333,18 @@ const DCC = 'orderInformation.amountDetails';
 
 const DEFECTS: Defect[] = [
   {
+    // gateway.md §3: terminalCapability 4 is a contact chip terminal, 5 a contactless one; a tap needs 5.
+    rule: 'DE-TERMINAL-CAPABILITY',
+    field: `${POS}.terminalCapability`,
+    seed: seeded('meterContactless', 'preauth', (m) => set(m.body, `${POS}.terminalCapability`, 4)),
+  },
+  {
+    // Contactless magnetic-stripe mode is a tap as well, on a terminal declared stripe-only here.
+    rule: 'DE-TERMINAL-CAPABILITY',
+    field: `${POS}.terminalCapability`,
+    seed: seeded('tapAndGoMsd', 'preauth', (m) => set(m.body, `${POS}.terminalCapability`, 1)),
+  },
+  {
     // spec 001 required fields: trackData for the sale and the pre-authorization.
     rule: 'DE-REQUIRED-FIELD',
     field: `${POS}.trackData`,

@@ -70,7 +70,7 @@ export const RULES = {
     DE,
     'error',
     'gateway.md §3',
-    'terminalCapability is 1-5, and 4 or 5 for an EMV read',
+    'terminalCapability is 1-5, 4 or 5 for an EMV read, 5 for a contactless (EMV or msd) read',
   ),
   'DE-PIN-CAPABILITY': rule(DE, 'error', 'gateway.md §3', 'terminalPinCapability is 0, 1, 2 or 4-12'),
   'DE-OPERATING-ENVIRONMENT': rule(DE, 'error', 'gateway.md §3', 'operatingEnvironment is 1-4'),

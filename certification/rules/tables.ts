@@ -150,6 +150,8 @@ export const TRANSACTION_TYPE: Readonly<Record<ServiceName, '00' | '20' | null>>
 /** Value sets of the card-present fields (gateway.md §3, spec 001). */
 export const ENTRY_MODES: readonly string[] = ['contact', 'contactless', 'swiped', 'msd'];
 export const EMV_ENTRY_MODES: readonly string[] = ['contact', 'contactless'];
+/** Entry modes of a tap: EMV contactless and contactless magnetic-stripe mode. */
+export const CONTACTLESS_ENTRY_MODES: readonly string[] = ['contactless', 'msd'];
 export const CAT_LEVELS: readonly string[] = ['2', '6'];
 export const TERMINAL_CAPABILITIES: readonly string[] = ['1', '2', '3', '4', '5'];
 export const EMV_TERMINAL_CAPABILITIES: readonly string[] = ['4', '5'];

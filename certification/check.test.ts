@@ -848,6 +848,19 @@ const DEFECTS: Defect[] = [
     },
   },
   {
+    rule: 'IC-TIMEOUT-ORIGINAL',
+    field: 'clientReferenceInformation.transactionId',
+    seed: () => {
+      // gateway.md §7: a timeout reversal is only for an authorization not yet captured.
+      const s = copy('meterContact');
+      const auth = message(s, 'preauth');
+      const capture = message(s, 'capture');
+      const amount = (auth.body.orderInformation as { amountDetails: { totalAmount: string } }).amountDetails
+        .totalAmount;
+      return [auth, capture, timeoutReversal(auth, amount)];
+    },
+  },
+  {
     rule: 'IC-TIMEOUT-REVERSAL-AMOUNT',
     field: 'reversalInformation.amountDetails.totalAmount',
     seed: () => {

@@ -239,7 +239,7 @@ export const RULES = {
     IC,
     'error',
     'gateway.md §2 Timeouts; §7',
-    'a timeout reversal or void names the transactionId of an earlier original it may undo',
+    'a timeout reversal or void names the transactionId of an earlier original it may undo (a timeout reversal an authorization not yet captured)',
   ),
   'IC-FOLLOW-ON-ORIGINAL': rule(
     IC,

@@ -298,6 +298,40 @@ describe('certify check: the terminal’s own sessions', () => {
     });
   });
 
+  it('refuses a capture naming the id of an increment instead of its authorization', () => {
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const capture = message(session, 'capture');
+    const id = (auth.response as { id: string }).id;
+    const incremental: CapturedMessage = {
+      method: 'PATCH',
+      path: `/pts/v2/payments/${id}`,
+      body: {
+        clientReferenceInformation: {
+          code: 'PT000001-inc',
+          comments: 'Parking Incremental Auth',
+          transactionId: 'TINC1',
+          partner: PARTNER,
+        },
+        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
+        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
+        merchantInformation: { transactionLocalDateTime: '20261124101500' },
+      },
+      response: {
+        id: '7000000000000000000007',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '17.00' } },
+      },
+    };
+    // gateway.md §7: the increment's answer has an id of its own; its _links.capture points at the original.
+    capture.path = '/pts/v2/payments/7000000000000000000007/captures';
+    expect(errors(checkSession([auth, incremental, capture]))).toContainEqual({
+      index: 2,
+      rule: 'IC-FOLLOW-ON-ORIGINAL',
+      field: 'path',
+    });
+  });
+
   it('passes track data in clear when it agrees with the card type and service code', () => {
     const auth = message(copy('meterContact'), 'preauth');
     set(auth.body, 'pointOfSaleInformation.trackData', ';4761739001010119=28122011973393000?');

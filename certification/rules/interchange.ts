@@ -46,6 +46,15 @@ const FOLLOW_ON_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<Servic
 function followOnOriginal(view: MessageView, state: SessionState): Finding[] {
   if (!isServiceName(view.service) || view.targetId === undefined) return [];
   const allowed = FOLLOW_ON_TARGETS[view.service];
+  const increment = state.incrementIds.get(view.targetId);
+  if (allowed !== undefined && increment !== undefined)
+    return [
+      finding(
+        'IC-FOLLOW-ON-ORIGINAL',
+        'path',
+        `${view.service} names ${view.targetId}, the id of the incremental authorization of message ${increment.index}: a follow-on names the original authorization (gateway.md §7)`,
+      ),
+    ];
   const original = state.byGatewayId.get(view.targetId)?.view;
   if (allowed === undefined || original === undefined) return [];
   if (isServiceName(original.service) && allowed.has(original.service)) return [];

@@ -155,6 +155,13 @@ function errors(result: SessionResult): Array<{ index: number; rule: string; fie
   );
 }
 
+/** The partner ids every parking request carries (spec 001 required fields; gateway.md §7 for the follow-ons). */
+const PARTNER = {
+  developerId: '12345678',
+  solutionId: 'PARKTERM',
+  thirdPartyCertificationNumber: 'PT0000000001',
+};
+
 /** A reversal of the first authorization of a session, as gateway.md §7 shapes it. */
 function reversalOf(auth: CapturedMessage, amount: string, tags: boolean): CapturedMessage {
   const id = (auth.response as { id: string }).id;
@@ -163,7 +170,7 @@ function reversalOf(auth: CapturedMessage, amount: string, tags: boolean): Captu
     method: 'POST',
     path: `/pts/v2/payments/${id}/reversals`,
     body: {
-      clientReferenceInformation: { code: 'PT000001-rev-1', comments: 'REVERSAL' },
+      clientReferenceInformation: { code: 'PT000001-rev-1', comments: 'REVERSAL', partner: PARTNER },
       orderInformation: { amountDetails: { currency: order.amountDetails.currency } },
       reversalInformation: { amountDetails: { totalAmount: amount } },
       ...(tags ? { pointOfSaleInformation: { emv: { tags: tagsOf(auth) } } } : {}),
@@ -213,6 +220,7 @@ describe('certify check: the terminal’s own sessions', () => {
           code: 'PT000001-inc',
           comments: 'Parking Incremental Auth',
           transactionId: 'TINC1',
+          partner: PARTNER,
         },
         processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
         orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
@@ -227,6 +235,101 @@ describe('certify check: the terminal’s own sessions', () => {
     set(capture.body, 'orderInformation.amountDetails.totalAmount', '17.00');
     set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
     expect(errors(checkSession([auth, incremental, capture]))).toEqual([]);
+  });
+
+  it('requires the partner ids on a reversal and storedCredentialUsed true on an increment', () => {
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const reversal = reversalOf(auth, '12.00', true);
+    set(reversal.body, 'clientReferenceInformation.partner', undefined);
+    expect(errors(checkSession([auth, reversal]))).toContainEqual({
+      index: 1,
+      rule: 'DE-REQUIRED-FIELD',
+      field: 'clientReferenceInformation.partner.solutionId',
+    });
+    const id = (auth.response as { id: string }).id;
+    const incremental: CapturedMessage = {
+      method: 'PATCH',
+      path: `/pts/v2/payments/${id}`,
+      body: {
+        clientReferenceInformation: {
+          code: 'PT000001-inc',
+          comments: 'Parking Incremental Auth',
+          transactionId: 'TINC1',
+          partner: PARTNER,
+        },
+        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: false } } },
+        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
+        merchantInformation: { transactionLocalDateTime: '20261124101500' },
+      },
+    };
+    expect(errors(checkSession([auth, incremental]))).toContainEqual({
+      index: 1,
+      rule: 'DE-REQUIRED-FIELD',
+      field: 'processingInformation.authorizationOptions.initiator.storedCredentialUsed',
+    });
+  });
+
+  it('refuses a follow-on on an original it cannot follow: a reversal of a sale, a void of an authorization', () => {
+    const sale = message(copy('attendedSale'), 'sale');
+    const reversal = reversalOf(
+      sale,
+      (sale.body.orderInformation as { amountDetails: { totalAmount: string } }).amountDetails.totalAmount,
+      true,
+    );
+    expect(errors(checkSession([sale, reversal]))).toContainEqual({
+      index: 1,
+      rule: 'IC-FOLLOW-ON-ORIGINAL',
+      field: 'path',
+    });
+    const auth = message(copy('meterContact'), 'preauth');
+    const voided: CapturedMessage = {
+      method: 'POST',
+      path: `/pts/v2/payments/${(auth.response as { id: string }).id}/voids`,
+      body: {
+        clientReferenceInformation: { code: 'PT000001-void', comments: 'VOID Payment', partner: PARTNER },
+      },
+      response: { id: '9000000000000000000002', status: 'VOIDED' },
+    };
+    expect(errors(checkSession([auth, voided]))).toContainEqual({
+      index: 1,
+      rule: 'IC-FOLLOW-ON-ORIGINAL',
+      field: 'path',
+    });
+  });
+
+  it('refuses a capture naming the id of an increment instead of its authorization', () => {
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const capture = message(session, 'capture');
+    const id = (auth.response as { id: string }).id;
+    const incremental: CapturedMessage = {
+      method: 'PATCH',
+      path: `/pts/v2/payments/${id}`,
+      body: {
+        clientReferenceInformation: {
+          code: 'PT000001-inc',
+          comments: 'Parking Incremental Auth',
+          transactionId: 'TINC1',
+          partner: PARTNER,
+        },
+        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
+        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
+        merchantInformation: { transactionLocalDateTime: '20261124101500' },
+      },
+      response: {
+        id: '7000000000000000000007',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '17.00' } },
+      },
+    };
+    // gateway.md §7: the increment's answer has an id of its own; its _links.capture points at the original.
+    capture.path = '/pts/v2/payments/7000000000000000000007/captures';
+    expect(errors(checkSession([auth, incremental, capture]))).toContainEqual({
+      index: 2,
+      rule: 'IC-FOLLOW-ON-ORIGINAL',
+      field: 'path',
+    });
   });
 
   it('passes track data in clear when it agrees with the card type and service code', () => {
@@ -263,6 +366,44 @@ const TAG = (t: string): string => `pointOfSaleInformation.emv.tags[${t}]`;
 const DCC = 'orderInformation.amountDetails';
 
 const DEFECTS: Defect[] = [
+  {
+    // gateway.md §3: terminalCapability 4 is a contact chip terminal, 5 a contactless one; a tap needs 5.
+    rule: 'DE-TERMINAL-CAPABILITY',
+    field: `${POS}.terminalCapability`,
+    seed: seeded('meterContactless', 'preauth', (m) => set(m.body, `${POS}.terminalCapability`, 4)),
+  },
+  {
+    // Contactless magnetic-stripe mode is a tap as well, on a terminal declared stripe-only here.
+    rule: 'DE-TERMINAL-CAPABILITY',
+    field: `${POS}.terminalCapability`,
+    seed: seeded('tapAndGoMsd', 'preauth', (m) => set(m.body, `${POS}.terminalCapability`, 1)),
+  },
+  {
+    // spec 001 required fields: trackData for the sale and the pre-authorization.
+    rule: 'DE-REQUIRED-FIELD',
+    field: `${POS}.trackData`,
+    seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.trackData`, undefined)),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: `${POS}.trackData`,
+    seed: seeded('creditN2', 'credit', (m) => set(m.body, `${POS}.trackData`, undefined)),
+  },
+  {
+    // gateway.md §7: a capture, a reversal, an increment and a refund carry the partner ids.
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'clientReferenceInformation.partner.thirdPartyCertificationNumber',
+    seed: seeded('meterContact', 'capture', (m) =>
+      set(m.body, 'clientReferenceInformation.partner.thirdPartyCertificationNumber', undefined),
+    ),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'clientReferenceInformation.partner.developerId',
+    seed: seeded('attendedSale', 'refund-payment', (m) =>
+      set(m.body, 'clientReferenceInformation.partner', undefined),
+    ),
+  },
   {
     // The first message already: a UK terminal pricing in GBP is in country 826.
     rule: 'CE-9F1A-COUNTRY',
@@ -626,6 +767,15 @@ const DEFECTS: Defect[] = [
     seed: seeded('creditN1', 'credit', (m) => setTag(m, '9F6E', '20700000')),
   },
   {
+    // A refund names no card type of its own: the network is the one of the sale it refunds (N1, card type 002).
+    rule: 'IC-NETWORK-PROHIBITED',
+    field: TAG('9F6E'),
+    seed: seeded('attendedSale', 'refund-payment', (m, s) => {
+      const sale = message(s, 'sale');
+      set(m.body, `${POS}.emv.tags`, withTag(withTag(tagsOf(sale), '9C', '20'), '9F6E', '20700000'));
+    }),
+  },
+  {
     rule: 'IC-EMV-TAGS-ENTRY-MODE',
     field: `${POS}.emv.tags`,
     seed: seeded('meterContactless', 'preauth', (m) => set(m.body, `${POS}.emv`, undefined)),
@@ -729,6 +879,19 @@ const DEFECTS: Defect[] = [
       const s = copy('saleTimeout');
       const sale = message(s, 'sale');
       return [sale, timeoutReversal(sale, '12.50')];
+    },
+  },
+  {
+    rule: 'IC-TIMEOUT-ORIGINAL',
+    field: 'clientReferenceInformation.transactionId',
+    seed: () => {
+      // gateway.md §7: a timeout reversal is only for an authorization not yet captured.
+      const s = copy('meterContact');
+      const auth = message(s, 'preauth');
+      const capture = message(s, 'capture');
+      const amount = (auth.body.orderInformation as { amountDetails: { totalAmount: string } }).amountDetails
+        .totalAmount;
+      return [auth, capture, timeoutReversal(auth, amount)];
     },
   },
   {

@@ -88,9 +88,11 @@ describe('the shipped pack', () => {
       'n1-contact',
       'n1-contactless',
       'n1-swipe',
+      'n1-msd',
       'n2-contact',
       'n2-contactless',
       'n2-swipe',
+      'n2-msd',
       'chip-swiped-fallback',
     ])
       expect(cards).toContain(card);

@@ -70,7 +70,7 @@ export const RULES = {
     DE,
     'error',
     'gateway.md §3',
-    'terminalCapability is 1-5, and 4 or 5 for an EMV read',
+    'terminalCapability is 1-5, 4 or 5 for an EMV read, 5 for a contactless (EMV or msd) read',
   ),
   'DE-PIN-CAPABILITY': rule(DE, 'error', 'gateway.md §3', 'terminalPinCapability is 0, 1, 2 or 4-12'),
   'DE-OPERATING-ENVIRONMENT': rule(DE, 'error', 'gateway.md §3', 'operatingEnvironment is 1-4'),
@@ -179,7 +179,7 @@ export const RULES = {
     IC,
     'error',
     'spec 001 EMV tags (P per network)',
-    'no tag prohibited for the network and service is sent',
+    'no tag prohibited for the network and service is sent (a follow-on: the network of its original)',
   ),
   'IC-EMV-TAGS-ENTRY-MODE': rule(
     IC,
@@ -239,7 +239,13 @@ export const RULES = {
     IC,
     'error',
     'gateway.md §2 Timeouts; §7',
-    'a timeout reversal or void names the transactionId of an earlier original it may undo',
+    'a timeout reversal or void names the transactionId of an earlier original it may undo (a timeout reversal an authorization not yet captured)',
+  ),
+  'IC-FOLLOW-ON-ORIGINAL': rule(
+    IC,
+    'error',
+    'spec 001 comments table; gateway.md §2, §7',
+    'a follow-on names an original it may follow: a reversal an authorization, a capture or increment a pre-authorization, a refund or void of a payment a sale, of a capture a capture, a refund void a refund, a credit void a credit',
   ),
   'IC-TIMEOUT-REVERSAL-AMOUNT': rule(
     IC,

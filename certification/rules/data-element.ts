@@ -9,12 +9,14 @@ import {
   ATTENDED_SALE_FIELDS,
   CAT_LEVELS,
   CARD_TYPES,
+  CONTACTLESS_ENTRY_MODES,
   EMV_ENTRY_MODES,
   EMV_TERMINAL_CAPABILITIES,
   ENTRY_MODES,
   OPERATING_ENVIRONMENTS,
   PIN_CAPABILITIES,
   REQUIRED_FIELDS,
+  STORED_CREDENTIAL_USED,
   TERMINAL_CAPABILITIES,
 } from './tables.js';
 
@@ -146,6 +148,15 @@ function requiredFields(view: MessageView): Finding[] {
   for (const path of required)
     if (!isPresent(field(body, path)))
       out.push(finding('DE-REQUIRED-FIELD', path, `${service} requires ${path}`));
+  const storedCredential = field(body, STORED_CREDENTIAL_USED);
+  if (service === 'incremental' && isPresent(storedCredential) && storedCredential !== true)
+    out.push(
+      finding(
+        'DE-REQUIRED-FIELD',
+        STORED_CREDENTIAL_USED,
+        `an incremental authorization sends ${STORED_CREDENTIAL_USED} true`,
+      ),
+    );
   return out;
 }
 
@@ -180,6 +191,21 @@ function valueSets(view: MessageView): Finding[] {
         'DE-TERMINAL-CAPABILITY',
         'pointOfSaleInformation.terminalCapability',
         `an EMV ${entryMode} read needs terminalCapability 4 or 5`,
+      ),
+    );
+  else if (
+    entryMode !== undefined &&
+    CONTACTLESS_ENTRY_MODES.includes(entryMode) &&
+    capability !== undefined &&
+    TERMINAL_CAPABILITIES.includes(capability) &&
+    capability !== '5'
+  )
+    // gateway.md §3: 4 is a contact chip terminal, 5 a contactless one; a tap (EMV or magnetic-stripe mode) needs 5.
+    out.push(
+      finding(
+        'DE-TERMINAL-CAPABILITY',
+        'pointOfSaleInformation.terminalCapability',
+        `a ${entryMode} read needs terminalCapability 5 (contactless)`,
       ),
     );
   const authIndicator = text(body, 'processingInformation.authorizationOptions.authIndicator');

@@ -25,6 +25,48 @@ const TIMEOUT_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<ServiceN
   'timeout-void': new Set<ServiceName>(['capture', 'sale', 'refund-capture', 'refund-payment', 'credit']),
 };
 
+/**
+ * The originals each follow-on may name in its path (spec 001 comments table: a reversal "reverses authorization or
+ * incremental authorization", a void is of a capture, sale, refund or credit; gateway.md §2 and §7 for the paths).
+ * An increment keeps its authorization's id, so reversing or capturing an increment names the pre-authorization.
+ */
+const FOLLOW_ON_TARGETS: Readonly<Partial<Record<ServiceName, ReadonlySet<ServiceName>>>> = {
+  reversal: new Set<ServiceName>(['avr', 'preauth']),
+  capture: new Set<ServiceName>(['preauth']),
+  incremental: new Set<ServiceName>(['preauth']),
+  'refund-payment': new Set<ServiceName>(['sale']),
+  'refund-capture': new Set<ServiceName>(['capture']),
+  'void-payment': new Set<ServiceName>(['sale']),
+  'void-capture': new Set<ServiceName>(['capture']),
+  'void-refund': new Set<ServiceName>(['refund-capture', 'refund-payment']),
+  'void-credit': new Set<ServiceName>(['credit']),
+};
+
+/** A follow-on whose original is in the session names one it may follow (an original outside it is not judged). */
+function followOnOriginal(view: MessageView, state: SessionState): Finding[] {
+  if (!isServiceName(view.service) || view.targetId === undefined) return [];
+  const allowed = FOLLOW_ON_TARGETS[view.service];
+  const increment = state.incrementIds.get(view.targetId);
+  if (allowed !== undefined && increment !== undefined)
+    return [
+      finding(
+        'IC-FOLLOW-ON-ORIGINAL',
+        'path',
+        `${view.service} names ${view.targetId}, the id of the incremental authorization of message ${increment.index}: a follow-on names the original authorization (gateway.md §7)`,
+      ),
+    ];
+  const original = state.byGatewayId.get(view.targetId)?.view;
+  if (allowed === undefined || original === undefined) return [];
+  if (isServiceName(original.service) && allowed.has(original.service)) return [];
+  return [
+    finding(
+      'IC-FOLLOW-ON-ORIGINAL',
+      'path',
+      `${view.service} names ${view.targetId}, the ${original.service} of message ${original.index}: it follows only ${[...allowed].join(', ')}`,
+    ),
+  ];
+}
+
 function presence(
   row: (typeof NETWORK_TAG_TABLE)[number],
   cardType: CardType,
@@ -47,11 +89,27 @@ function neverSend(view: MessageView): Finding[] {
     );
 }
 
-function networkTable(view: MessageView): Finding[] {
+/**
+ * The card type a message's tags are judged for: its own `paymentInformation.card.type`, else (a follow-on, which
+ * repeats no card fields) the one of the original it refers to, through captures to their authorization.
+ */
+function cardTypeOf(view: MessageView, state: SessionState): string | undefined {
+  const seen = new Set<MessageView>();
+  let at: MessageView | undefined = view;
+  while (at !== undefined && !seen.has(at)) {
+    seen.add(at);
+    const own = text(at.message.body, 'paymentInformation.card.type');
+    if (own !== undefined) return own;
+    at = at.targetId !== undefined ? state.byGatewayId.get(at.targetId)?.view : undefined;
+  }
+  return undefined;
+}
+
+function networkTable(view: MessageView, state: SessionState): Finding[] {
   const service = view.service;
   if (!isServiceName(service) || view.tags === undefined) return [];
   const tagSetService = TAG_SET_SERVICE[service];
-  const cardType = text(view.message.body, 'paymentInformation.card.type');
+  const cardType = cardTypeOf(view, state);
   if (tagSetService === null || cardType === undefined || !CARD_TYPES.includes(cardType as CardType))
     return [];
   const type = cardType as CardType;
@@ -296,6 +354,17 @@ function transactionIds(view: MessageView, state: SessionState): Finding[] {
           `${service} must name the transactionId of an earlier ${[...timeout].join(', ')} of the session`,
         ),
       ];
+    // gateway.md §7: a timeout reversal is only for an authorization not yet captured (a capture is voided instead).
+    const originalId = text(original.view.message.response, 'id');
+    const captured = originalId !== undefined ? state.byGatewayId.get(originalId)?.capturedMinor : undefined;
+    if (service === 'timeout-reversal' && captured !== undefined && captured > 0)
+      return [
+        finding(
+          'IC-TIMEOUT-ORIGINAL',
+          path,
+          `the authorization of message ${original.view.index} is captured already: a timeout reversal is only for an authorization not yet captured`,
+        ),
+      ];
     const amount = requestAmount(view);
     if (
       service === 'timeout-reversal' &&
@@ -324,8 +393,9 @@ function transactionIds(view: MessageView, state: SessionState): Finding[] {
 export function checkInterchange(view: MessageView, state: SessionState): Finding[] {
   return [
     ...neverSend(view),
-    ...networkTable(view),
+    ...networkTable(view, state),
     ...tagsForEntryMode(view),
+    ...followOnOriginal(view, state),
     ...followOnTags(view, state),
     ...amounts(view, state),
     ...followOnCurrency(view, state),

@@ -56,6 +56,11 @@ export class SessionState {
   readonly byGatewayId = new Map<string, SessionTransaction>();
   /** Originals by their clientReferenceInformation.transactionId, first sender wins. */
   readonly byTransactionId = new Map<string, { view: MessageView; requestedMinor: number | undefined }>();
+  /**
+   * Incremental authorizations by the id of their answer: an id of its own, which follow-ons must not name (they
+   * name the original authorization, gateway.md §7).
+   */
+  readonly incrementIds = new Map<string, MessageView>();
   /** The terminal's country (9F1A) as first sent, with the index of that message. */
   country: { digits: string; index: number } | undefined;
   /** The rates the session's DCC offers gave, in order. */
@@ -110,6 +115,8 @@ export class SessionState {
       if (target && requested !== undefined) target.refundedMinor += requested;
     }
     const id = responseId(view);
+    if (service === 'incremental' && id !== undefined && !this.byGatewayId.has(id))
+      this.incrementIds.set(id, view);
     if (id === undefined || !KEEPS_ID.has(service)) return;
     const authorized = approved ? (answeredAmount ?? requested) : 0;
     this.byGatewayId.set(id, {

@@ -49,15 +49,19 @@ const CARD_PRESENT = [
   'pointOfSaleInformation.entryMode',
   'pointOfSaleInformation.terminalCapability',
   'pointOfSaleInformation.terminalPinCapability',
+  'pointOfSaleInformation.trackData',
   'pointOfSaleInformation.catLevel',
   'processingInformation.commerceIndicator',
 ];
 const AUTHORIZATION = [...CARD_PRESENT, 'processingInformation.authorizationOptions.authIndicator'];
 const AMOUNT = ['orderInformation.amountDetails.totalAmount', 'orderInformation.amountDetails.currency'];
+/** gateway.md §7: an increment carries this, and `true` (checked with the field). */
+export const STORED_CREDENTIAL_USED =
+  'processingInformation.authorizationOptions.initiator.storedCredentialUsed';
 
 /**
  * Fields each service must send (spec 001 required-field list for sale and pre-authorization, "must carry catLevel";
- * gateway.md §7 for the follow-ons). Conditional fields (tags, track data, attended sale) are rules of their own.
+ * gateway.md §7 for the follow-ons). Conditional fields (tags, attended sale) are rules of their own.
  */
 export const REQUIRED_FIELDS: Readonly<Record<ServiceName, readonly string[]>> = {
   avr: AUTHORIZATION,
@@ -66,11 +70,14 @@ export const REQUIRED_FIELDS: Readonly<Record<ServiceName, readonly string[]>> =
   credit: CARD_PRESENT,
   incremental: [
     'clientReferenceInformation.comments',
+    ...PARTNER,
     'orderInformation.amountDetails.currency',
     'merchantInformation.transactionLocalDateTime',
+    STORED_CREDENTIAL_USED,
   ],
   reversal: [
     ...REFERENCE,
+    ...PARTNER,
     'orderInformation.amountDetails.currency',
     'reversalInformation.amountDetails.totalAmount',
   ],
@@ -81,9 +88,11 @@ export const REQUIRED_FIELDS: Readonly<Record<ServiceName, readonly string[]>> =
     'reversalInformation.amountDetails.totalAmount',
   ],
   // gateway.md §2: every original (authorization, capture, sale, refund, credit) carries a transactionId of its own.
-  capture: [...REFERENCE, 'clientReferenceInformation.transactionId', ...AMOUNT],
-  'refund-capture': [...REFERENCE, 'clientReferenceInformation.transactionId', ...AMOUNT],
-  'refund-payment': [...REFERENCE, 'clientReferenceInformation.transactionId', ...AMOUNT],
+  // gateway.md §7: capture, reversal, increment and refund carry the partner ids (developerId, solutionId,
+  // thirdPartyCertificationNumber) like the originals of spec 001's required-field list.
+  capture: [...REFERENCE, 'clientReferenceInformation.transactionId', ...PARTNER, ...AMOUNT],
+  'refund-capture': [...REFERENCE, 'clientReferenceInformation.transactionId', ...PARTNER, ...AMOUNT],
+  'refund-payment': [...REFERENCE, 'clientReferenceInformation.transactionId', ...PARTNER, ...AMOUNT],
   'void-capture': ['clientReferenceInformation.comments'],
   'void-payment': ['clientReferenceInformation.comments'],
   'void-refund': ['clientReferenceInformation.comments'],
@@ -141,6 +150,8 @@ export const TRANSACTION_TYPE: Readonly<Record<ServiceName, '00' | '20' | null>>
 /** Value sets of the card-present fields (gateway.md §3, spec 001). */
 export const ENTRY_MODES: readonly string[] = ['contact', 'contactless', 'swiped', 'msd'];
 export const EMV_ENTRY_MODES: readonly string[] = ['contact', 'contactless'];
+/** Entry modes of a tap: EMV contactless and contactless magnetic-stripe mode. */
+export const CONTACTLESS_ENTRY_MODES: readonly string[] = ['contactless', 'msd'];
 export const CAT_LEVELS: readonly string[] = ['2', '6'];
 export const TERMINAL_CAPABILITIES: readonly string[] = ['1', '2', '3', '4', '5'];
 export const EMV_TERMINAL_CAPABILITIES: readonly string[] = ['4', '5'];

@@ -17,6 +17,17 @@ describe('maskCardData', () => {
     expect(masked).toBe('9F02060000000025005A08****************');
   });
 
+  it('stars card-data tags inside a constructed template as well', () => {
+    // 70 (template) holding 5A (PAN) and 9F02: the PAN goes, the template and the amount stay readable.
+    const masked = maskEmvTags('7013' + '5A084761739001010119' + '9F0206000000002500');
+    expect(masked).toBe('7013' + '5A08' + '*'.repeat(16) + '9F0206000000002500');
+  });
+
+  it('masks track 2 equivalent data (the D separator of tag 57) in trackData', () => {
+    const out = maskCardData({ pointOfSaleInformation: { trackData: '4761739001010119D30122011234567890' } });
+    expect(out).toEqual({ pointOfSaleInformation: { trackData: '476173******0119D' + '*'.repeat(17) } });
+  });
+
   it('scrubs tags it cannot read whole', () => {
     expect(maskEmvTags('9F0206000000')).not.toContain('000000');
   });

@@ -11,16 +11,20 @@ import {
   hexToBytes,
   maskPan,
   NEVER_SEND_TAGS,
+  type TlvNode,
 } from '../../src/emv/index.js';
 import { isLuhnCardNumber } from '../../src/log/index.js';
 
 /** Tags whose values are card data, on top of the never-send list: Visa track 2 data, track 1/2 discretionary. */
 const CARD_DATA_TAGS: ReadonlySet<string> = new Set([...NEVER_SEND_TAGS, '9F6B', '9F1F', '9F20', '5F30']);
 
-/** Track 1 (`%B` PAN `^` name `^` …) or track 2 (`;` PAN `=` …) data: PAN masked, everything after it starred. */
+/**
+ * Track 1 (`%B` PAN `^` name `^` …), track 2 (`;` PAN `=` …) or track 2 equivalent data (tag 57's PAN `D` …): PAN
+ * masked, everything after it starred.
+ */
 export function maskTrackData(track: string): string {
   return track.replace(
-    /(%?B)?(\d{12,19})([=^])([^?;%]*)/g,
+    /(%?B)?(\d{12,19})([=^Dd])([^?;%]*)/g,
     (_m, b: string | undefined, pan: string, sep: string, rest: string) =>
       `${b ?? ''}${maskPan(pan)}${sep}${'*'.repeat(rest.length)}`,
   );
@@ -31,6 +35,18 @@ function unreadable(hex: string): string {
   return `[unreadable TLV, ${Math.ceil(hex.length / 2)} bytes]`;
 }
 
+/** One TLV object as hex, card-data values starred, at any depth of a constructed object (a template). */
+function maskNode(node: TlvNode): string {
+  const encoded = bytesToHex(encodeTlv([node]));
+  if (node.children !== undefined) {
+    const content = bytesToHex(encodeTlv(node.children));
+    return encoded.slice(0, encoded.length - content.length) + node.children.map(maskNode).join('');
+  }
+  return node.value !== undefined && CARD_DATA_TAGS.has(node.tag)
+    ? encoded.slice(0, encoded.length - node.value.length * 2) + '*'.repeat(node.value.length * 2)
+    : encoded;
+}
+
 /** EMV tags as hex TLV with the values of card-data tags starred; anything unreadable is scrubbed whole. */
 export function maskEmvTags(hex: string): string {
   try {
@@ -38,12 +54,8 @@ export function maskEmvTags(hex: string): string {
     let plain = '';
     let out = '';
     for (const node of nodes) {
-      const encoded = bytesToHex(encodeTlv([node]));
-      plain += encoded;
-      out +=
-        node.value !== undefined && CARD_DATA_TAGS.has(node.tag)
-          ? encoded.slice(0, encoded.length - node.value.length * 2) + '*'.repeat(node.value.length * 2)
-          : encoded;
+      plain += bytesToHex(encodeTlv([node]));
+      out += maskNode(node);
     }
     // Re-encoding gives back the same text for canonical TLV; anything else is not ours to show.
     return plain.toUpperCase() === hex.toUpperCase() ? out : unreadable(hex);

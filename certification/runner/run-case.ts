@@ -16,6 +16,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import type { TerminalSnapshot } from '../../src/host/api.js';
 import { VIRTUAL_CARDS } from '../../devices/sim/cards.js';
 import { checkSession } from '../check.js';
+import { CAT_LEVEL_BY_ATTENDANCE } from '../rules/tables.js';
 import { identifyService } from '../service.js';
 import type { CapturedExchange, CaseFinding, CaseResult, ExpectedMessage, StepResult } from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
@@ -553,6 +554,18 @@ export async function runCase(
   );
   for (const f of findings.filter((f) => f.severity === 'error'))
     problems.push(`message ${f.index + 1} (${f.service}): ${f.rule} ${f.field}: ${f.message}`);
+  // catLevel per model (spec 001: unattended 2, attended mobile 6): the case knows what the terminal is, which no
+  // message rule can see when catLevel and operatingEnvironment agree with each other.
+  const catLevel = target.attended ? CAT_LEVEL_BY_ATTENDANCE.attended : CAT_LEVEL_BY_ATTENDANCE.unattended;
+  kept.forEach(({ p }, i) => {
+    const sent = (p.body.pointOfSaleInformation as { catLevel?: unknown } | undefined)?.catLevel;
+    if (sent === undefined) return;
+    const value = typeof sent === 'string' || typeof sent === 'number' ? String(sent) : JSON.stringify(sent);
+    if (value !== catLevel)
+      problems.push(
+        `message ${i + 1} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
+      );
+  });
   for (const m of messages.filter((m) => m.httpStatus !== null && m.httpStatus >= 400 && m.httpStatus < 500))
     if (!steps.some((s) => s.expected.some((e) => e.status === m.status)))
       problems.push(

@@ -1,9 +1,11 @@
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../main.js';
+import { MAX_SESSION_BYTES } from './certify.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pt-certify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -81,6 +83,31 @@ describe('parking-terminal certify check', () => {
       }),
     );
     expect(doc.messages[1]?.findings).toEqual([]);
+  });
+
+  it('refuses a file too large to be a session before reading it, with a stable code', async () => {
+    const huge = join(dir, 'huge.json');
+    writeFileSync(huge, '');
+    truncateSync(huge, MAX_SESSION_BYTES + 1);
+    expect(await run(['certify', 'check', huge])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'FILE_TOO_LARGE' } },
+    });
+  });
+
+  it('refuses what is not a regular file (a pipe would block, a device never end)', async () => {
+    const fifo = join(dir, 'session.fifo');
+    execFileSync('mkfifo', [fifo]);
+    // A writer, so that a reader that opens the pipe is not blocked for ever.
+    const writer = spawn('sh', ['-c', `printf '[]' > '${fifo}'`], { stdio: 'ignore' });
+    try {
+      expect(await run(['certify', 'check', fifo])).toMatchObject({
+        code: 2,
+        json: { error: { code: 'NOT_A_FILE' } },
+      });
+    } finally {
+      writer.kill();
+    }
   });
 
   it('exits 2 on bad input with a stable code', async () => {

@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -16,6 +16,12 @@ export const DEFAULT_PACK = fileURLToPath(
   new URL('../../../certification/scripts/parking.yaml', import.meta.url),
 );
 
+/**
+ * The largest session file `certify check` reads: a pack's capture of a few hundred messages is under a megabyte; a
+ * larger file is refused before it is read rather than parsed into memory.
+ */
+export const MAX_SESSION_BYTES = 64 * 1024 * 1024;
+
 /** `certify check FILE`: prints the session's findings; exit 1 when any is an error (DESIGN.md). */
 function check(args: string[], io: CliIo): number {
   const { positionals } = parseCommandArgs(args, {});
@@ -23,8 +29,17 @@ function check(args: string[], io: CliIo): number {
   const file = resolve(io.cwd, positionals[0] ?? '');
   let textContent: string;
   try {
+    // Looked at before it is opened: a pipe would block the command until a writer comes, a device never ends.
+    const stat = statSync(file);
+    if (!stat.isFile()) throw new UsageError('NOT_A_FILE', `${file} is not a regular file`);
+    if (stat.size > MAX_SESSION_BYTES)
+      throw new UsageError(
+        'FILE_TOO_LARGE',
+        `${file} is ${stat.size} bytes; a session file is at most ${MAX_SESSION_BYTES} bytes`,
+      );
     textContent = readFileSync(file, 'utf8');
   } catch (e) {
+    if (e instanceof UsageError) throw e;
     throw new UsageError(
       'FILE_UNREADABLE',
       `cannot read ${file}: ${e instanceof Error ? e.message : String(e)}`,
@@ -161,6 +176,8 @@ const command: Command = {
   certify run wrote (cases/ID.capture.json); prints
   {"ok", "messages": [{"index", "service", "findings": [{"rule", "category", "severity", "field", "message"}]}]};
   exit 0 when no finding is an error, 1 when any is, 2 on bad input with {"error": {"code", "message"}}
+  (FILE is a regular file of at most 64 MiB: NOT_A_FILE, FILE_TOO_LARGE, FILE_UNREADABLE, BAD_JSON, or the
+  session's own codes)
 
 parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--report DIR] [--case ID]...
   Plays every case of PACK (default: the shipped certification/scripts/parking.yaml) through the real terminal:

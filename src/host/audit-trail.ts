@@ -37,8 +37,12 @@ export interface FeeShortfall {
   /** What the capture took. */
   capturedMinor: number;
   currency: string;
-  /** `INCREMENTAL_NOT_APPROVED` (the capture asked less than owed), `CAPTURED_LESS_THAN_ASKED` (the gateway took less). */
-  reason: 'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED';
+  /**
+   * `INCREMENTAL_NOT_APPROVED` (the capture asked less than owed), `CAPTURED_LESS_THAN_ASKED` (the gateway took less),
+   * `CAPTURE_NOT_STANDING` (a meter session's later capture, done at the next start, found a capture of its hold
+   * that did not stand: that part of the fee is not taken, and the hold is released).
+   */
+  reason: 'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED' | 'CAPTURE_NOT_STANDING';
 }
 
 /** A fee not collected in full as the audit log recorded it (see {@link AuditTrail.feeShortfallsSince}). */
@@ -46,7 +50,10 @@ export interface RecordedShortfall {
   /** Minor units of `currency`. */
   minor: number;
   currency: string;
-  /** The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED` or `FEE_NOT_COMPUTABLE`. */
+  /**
+   * The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`, `CAPTURE_NOT_STANDING` or
+   * `FEE_NOT_COMPUTABLE`.
+   */
   code?: string;
   /** A fee not computable: the currency of the hold the tariff could not price. */
   holdCurrency?: string;

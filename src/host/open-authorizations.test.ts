@@ -10,6 +10,7 @@ import {
 } from '../journal/index.js';
 import { createLogger, silentLogger, type Logger } from '../log/index.js';
 import { OpenAuthorizations } from './open-authorizations.js';
+import type { FeeShortfall } from './audit-trail.js';
 
 /** One pino line: its level (40 warn, 50 error), message and reason. */
 interface LogLine {
@@ -30,6 +31,7 @@ function setup(
   answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>,
   options: { logger?: Logger } = {},
 ) {
+  const shortfalls: FeeShortfall[] = [];
   let t = Date.parse('2030-01-01T08:00:00Z');
   const now = (): Date => new Date(t);
   const journal = openJournal(':memory:', { now });
@@ -47,6 +49,7 @@ function setup(
         return Promise.resolve(answer(r));
       },
       authorizedTotal: () => undefined,
+      feeShortfall: (f) => shortfalls.push(f),
       now,
       logger: options.logger ?? silentLogger(),
     });
@@ -60,7 +63,7 @@ function setup(
     includeEmvTags: true,
     reason: 'capture voided',
   });
-  return { open, runner, followUps, sent, id: f.id, advance: (ms: number) => (t += ms), journal };
+  return { open, runner, followUps, sent, id: f.id, advance: (ms: number) => (t += ms), journal, shortfalls };
 }
 
 /** The journal entry of a follow-up's reversal, as the host's one door writes it: sent, its outcome unknown. */
@@ -376,9 +379,9 @@ describe('a capture follow-up (a meter fee spread over two holds)', () => {
     expect(sent).toHaveLength(2);
   });
 
-  it('never captures again after a capture that did not stand: done, and the hold released instead', async () => {
+  it('never captures again after a capture that did not stand: done, the hold released instead, and the fee part recorded for the operator', async () => {
     for (const failed of [{ state: 'declined', reason: 'INVALID_AMOUNT' } as const, 'timeout-void']) {
-      const { open, sent, journal, followUps, captureId } = withCapture(() => ({
+      const { open, sent, journal, followUps, captureId, shortfalls } = withCapture(() => ({
         kind: 'approved',
         transactionId: 'R1',
         partial: false,
@@ -387,6 +390,17 @@ describe('a capture follow-up (a meter fee spread over two holds)', () => {
       await open.runFollowUpsOf('A2');
       expect(sent.map((r) => `${r.service}:${r.releases === true}`)).toEqual(['reversal:true']);
       expect(followUps.get(captureId)).toMatchObject({ outcome: 'capture-failed' });
+      // That part of the fee is not collected: the operator's, as any fee a capture did not take.
+      expect(shortfalls).toEqual([
+        {
+          captureTransactionId: 'C1',
+          authorizationTransactionId: 'A2',
+          owedMinor: 800,
+          capturedMinor: 0,
+          currency: 'GBP',
+          reason: 'CAPTURE_NOT_STANDING',
+        },
+      ]);
     }
   });
 

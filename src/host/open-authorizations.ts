@@ -10,6 +10,7 @@ import {
   type SqliteJournal,
 } from '../journal/index.js';
 import { commentsFor, refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
+import type { FeeShortfall } from './audit-trail.js';
 import { retryWaitMs } from './retry-wait.js';
 
 /** Longest a Node timer can wait; a later due time is re-armed when it fires. */
@@ -37,9 +38,14 @@ export class OpenAuthorizations {
       followUps: FollowUpStore;
       /** Sends a request through the host's one door (journaled, routed). */
       submit: (request: FlowRequest) => Promise<SubmitOutcome>;
-      /** The authorized total of an authorization (increments included). */
       /** The authorized total (increments included) in the local currency the machines count in. */
       authorizedTotal: (transactionId: string) => { minor: number; currency: string } | undefined;
+      /**
+       * A part of a fee no capture will take (a meter session's later capture that did not stand): recorded for the
+       * operator, as the payment router records a capture that took less than owed (the host's audit log). Absent:
+       * only logged.
+       */
+      feeShortfall?: (shortfall: FeeShortfall) => void;
       now: () => Date;
       logger: Logger;
     },
@@ -285,7 +291,20 @@ export class OpenAuthorizations {
       .filter((e) => e.service === 'capture')
       .find((e) => !captureMaySucceedLater(e));
     if (failed !== undefined) {
-      followUps.complete(f.id, 'capture-failed');
+      // Done, and that part of the fee recorded for the operator, in one transaction: a crash between the two would
+      // leave it done and said to nobody.
+      journal.atomically(true, () => {
+        followUps.complete(f.id, 'capture-failed');
+        if (failed.transactionId !== undefined)
+          this.deps.feeShortfall?.({
+            captureTransactionId: failed.transactionId,
+            authorizationTransactionId: tx,
+            owedMinor: f.amountMinor,
+            capturedMinor: 0,
+            currency: f.currency,
+            reason: 'CAPTURE_NOT_STANDING',
+          });
+      });
       logger.error(
         {
           followUp: f.id,

@@ -499,6 +499,7 @@ export class TerminalHost implements TerminalApi {
       followUps: this.followUps,
       submit: (request) => this.router.submit(request),
       authorizedTotal: (tx) => this.payments.localAuthorizedTotal(tx),
+      feeShortfall: (s) => this.feeShortfall(s),
       now,
       logger: logger.child({ component: 'authorizations' }),
     });

@@ -634,6 +634,27 @@ describe('operator mode: voided payments, payments recovery found standing, conv
     expect(sale).toMatchObject({ state: 'voided', allowed: [] });
   });
 
+  it('offers no void again once the gateway refused one as NOT_VOIDABLE (settled already): a refund instead', async () => {
+    const { desk, journal, goodPin } = setup();
+    approved(journal, 'S4');
+    const refused = journal.begin(
+      saleEntry('V4', {
+        service: 'void-payment',
+        comments: 'VOID Payment',
+        referencedTransactionId: 'S4',
+        amountMinor: undefined,
+        currency: undefined,
+      }),
+    );
+    journal.recordOutcome(refused.id, { state: 'rejected', reason: 'NOT_VOIDABLE', httpStatus: 400 });
+    expect(findTransaction(journal, 'S4', { ...FIND, now: now() })).toMatchObject({
+      voided: false,
+      voidable: false,
+    });
+    const row = (await listed(desk, goodPin)).find((t) => t.transactionId === 'S4');
+    expect(row).toMatchObject({ allowed: ['refund'] });
+  });
+
   it('finds a sale recovery resolved as not-voidable: it stands, so it is refunded, not voided', async () => {
     const { desk, journal, goodPin } = setup();
     notVoidable(journal, 'S2', 'G-S2');

@@ -140,6 +140,11 @@ export function findTransaction(
   const refundedMinor = refundedTotalOf(journal, transactionId);
   const voided = related.some((e) => voidOutcome(e) === 'given-back');
   const voidPending = !voided && related.some((e) => voidOutcome(e) === 'pending');
+  // A void of it the gateway refused as NOT_VOIDABLE (settled already, whatever the local day says): another would be
+  // refused too; a refund gives the money back.
+  const voidRefused = related.some(
+    (e) => e.service.startsWith('void-') && e.state === 'rejected' && e.reason === 'NOT_VOIDABLE',
+  );
   let authorization: OriginalTransaction['authorization'];
   if (service === 'capture' && entry.referencedTransactionId) {
     const auth = journal.findByTransactionId(entry.referencedTransactionId);
@@ -168,7 +173,11 @@ export function findTransaction(
     voidPending,
     // Found standing by recovery: its timeout void was refused NOT_VOIDABLE, so a void of it would be too.
     voidable:
-      !voided && !voidPending && !standing && sameLocalDay(entry.createdAt, options.now, options.timeZone),
+      !voided &&
+      !voidPending &&
+      !voidRefused &&
+      !standing &&
+      sameLocalDay(entry.createdAt, options.now, options.timeZone),
     ...(authorization ? { authorization } : {}),
   };
 }

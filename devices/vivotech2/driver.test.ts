@@ -317,6 +317,50 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
+  it('cancels again before the next activate when a Cancel went unanswered, so a late read never reaches it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    let activates = 0;
+    let cancels = 0;
+    let staleSent = false;
+    // The reader is stuck on the first read: it answers neither the read nor the Cancel in time, then wakes up and
+    // sends the first read's result late.
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x05 && ++cancels >= 2) {
+        stale();
+        t.reply(0x05, 0);
+      }
+      if (f.cmd === 0x02 && ++activates === 2) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('fails the next activate with READER_TIMEOUT, sending no read, while the reader still answers no Cancel', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    t.answer = () => undefined;
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_TIMEOUT' });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '05-01']);
+  });
+
   it('treats an abort of the signal as a cancel', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t);

@@ -356,6 +356,40 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
+  it('cancels again before the next activate when the reader refused a Cancel (status 0A), so its late read never reaches it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let activates = 0;
+    let cancels = 0;
+    let staleSent = false;
+    // The reader is in the middle of the card and refuses the Cancel; the read's result comes afterwards.
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x05) {
+        if (++cancels === 1) t.reply(0x05, 0x0a);
+        else {
+          stale();
+          t.reply(0x05, 0);
+        }
+      }
+      if (f.cmd === 0x02 && ++activates === 2) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
   it('fails the next activate with READER_TIMEOUT, sending no read, while the reader still answers no Cancel', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t, { commandTimeoutMs: 50 });

@@ -52,7 +52,7 @@ interface Outstanding {
 
 interface CancelWait {
   readonly done: Promise<void>;
-  /** Ends the wait; `answered` when the reader's answer to the Cancel arrived. */
+  /** Ends the wait; `answered` when the reader answered the Cancel with status 00. */
   readonly finish: (answered: boolean) => void;
 }
 
@@ -84,8 +84,8 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
   private activateWaiting: { cancelled: boolean } | undefined;
   /**
-   * Set when a Cancel got no answer (timeout, failed write, lost connection): the reader may still be in the read it
-   * was meant to stop, and that read's result may still come. The next activate sends Cancel again first and starts
+   * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00):
+   * the reader may still be in the read it was meant to stop, and that read's result may still come. The next activate sends Cancel again first and starts
    * only once the reader answers it, so that a late result (it precedes the answer) is discarded, never delivered.
    */
   private cancelUnanswered = false;
@@ -203,7 +203,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
       'reader frame',
     );
     if (frame.cmd === COMMANDS.cancel.cmd && this.cancelWait) {
-      this.cancelWait.finish(true);
+      // Only status 00 says the reader stopped: a refused Cancel (0A failed/NACK, 0B not allowed) leaves the read
+      // running, and its result may still come.
+      this.cancelWait.finish(frame.code === STATUS.OK);
       return;
     }
     const out = this.outstanding;
@@ -346,7 +348,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
       if (this.cancelUnanswered && this.connection)
         throw new ReaderError(
           'READER_TIMEOUT',
-          'activate: the reader has not answered Cancel for the previous read; no read was started',
+          'activate: the reader has not confirmed Cancel of the previous read; no read was started',
         );
     }
     const waitMs = options.timeoutSeconds * 1000 + this.options.commandTimeoutMs;

@@ -390,6 +390,30 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
+  it('ends an activate cancelled while its repeated Cancel awaits the answer, sending no read', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    let cancels = 0;
+    t.answer = (f) => {
+      if (f.cmd === 0x05 && ++cancels >= 2) setTimeout(() => t.reply(0x05, 0), 10);
+    };
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    const second = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(second).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '05-01']);
+    // Confirmed: the next read starts at once.
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.reply(0x02, 0x23, CARD_READ);
+    };
+    await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({ maskedPan: '476173******0119' });
+    expect(t.commands().slice(-1)).toEqual(['02-01']);
+  });
+
   it('fails the next activate with READER_TIMEOUT, sending no read, while the reader still answers no Cancel', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t, { commandTimeoutMs: 50 });

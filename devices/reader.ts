@@ -11,7 +11,9 @@
  * - No call hangs: every command has a timeout (configuration `reader.commandTimeoutMs`; `activate` adds its own
  *   `timeoutSeconds`), after which it rejects with `READER_TIMEOUT` and the driver resynchronises its frame parser.
  * - A card read that arrives after the activate it belonged to was cancelled or timed out is discarded, never
- *   delivered to a later activate.
+ *   delivered to a later activate. When the reader did not confirm a Cancel (no answer, or a status other than 00),
+ *   the next `activate` sends Cancel again and starts only once the reader confirms it (else it rejects with
+ *   `READER_TIMEOUT`, having started no read).
  * - Card data (PAN, tracks, tag 57/5A values) exists only in the `CardRead` object; nothing here logs it.
  */
 

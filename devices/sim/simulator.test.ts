@@ -4,7 +4,7 @@ import { buildActivateData, parseActivateReply } from '../vivotech2/commands.js'
 import { encodeHostFrame, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
 import { buildVirtualRead, VIRTUAL_CARD_NAMES, VIRTUAL_CARDS } from './cards.js';
-import { ReaderSimulator } from './simulator.js';
+import { RECEIVED_LIMIT, ReaderSimulator } from './simulator.js';
 
 /** The simulator at the byte level: host frames in, reader frames out. */
 function wire(sim: ReaderSimulator) {
@@ -55,6 +55,16 @@ describe('ReaderSimulator', () => {
     const replies = await w.until(1);
     expect(replies.map((r) => r.cmd)).toEqual([0x29]);
     expect(sim.received).toEqual([{ cmd: 0x29, sub: 0x00 }]);
+  });
+
+  it('keeps only the most recent frames in `received`, so that a simulator pinged for days does not grow', async () => {
+    const sim = new ReaderSimulator();
+    const w = wire(sim);
+    for (let i = 0; i < RECEIVED_LIMIT + 500; i++) w.send(0x18, 0x01);
+    w.send(0x29, 0x00);
+    await w.until(RECEIVED_LIMIT + 501);
+    expect(sim.received).toHaveLength(RECEIVED_LIMIT);
+    expect(sim.received.at(-1)).toEqual({ cmd: 0x29, sub: 0x00 });
   });
 
   it('answers unknown commands with 02 and unknown sub-commands with 03', async () => {

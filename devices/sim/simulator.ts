@@ -30,7 +30,7 @@ export interface SimulatedReaderControl {
   injectGarbage(bytes?: Uint8Array): void;
   /** Makes the reader stop answering (a hung reader) or answer again. */
   setUnresponsive(unresponsive: boolean): void;
-  /** CMD/SUBCMD of every well-formed frame received, oldest first (data omitted: it is not kept). */
+  /** CMD/SUBCMD of the last RECEIVED_LIMIT well-formed frames received, oldest first (data omitted: it is not kept). */
   readonly received: readonly { cmd: number; sub: number }[];
   /** Frames the simulator answered with status 0B because another command or a cancel was in progress. */
   readonly refused: number;
@@ -64,6 +64,9 @@ const DEFAULT_GARBAGE = Uint8Array.from([
   0x00, 0x18, 0x00, 0x7f, 0xff, 0x01, 0x02, 0x03, 0x56, 0x56, 0x69, 0x0d, 0x0a, 0x00, 0x00, 0x41, 0x42, 0x43,
   0x44,
 ]);
+
+/** How many received frames `received` keeps: the watchdog pings every few seconds, for as long as the terminal runs. */
+export const RECEIVED_LIMIT = 1000;
 
 function lookup(name: string): VirtualCard {
   const card = VIRTUAL_CARDS[name];
@@ -200,6 +203,7 @@ export class ReaderSimulator implements SimulatedReaderControl {
 
   private onCommand(frame: RawFrame): void {
     this.received.push({ cmd: frame.cmd, sub: frame.code });
+    if (this.received.length > RECEIVED_LIMIT) this.received.splice(0, this.received.length - RECEIVED_LIMIT);
     const isCancel = frame.cmd === COMMANDS.cancel.cmd && frame.code === COMMANDS.cancel.sub;
     if (this.cancelling || (this.activating && !isCancel)) {
       this.refused++;

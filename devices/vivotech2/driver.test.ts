@@ -4,7 +4,14 @@ import { ReaderError, type ActivateOptions, type ReaderHealth } from '../reader.
 import type { Transport, TransportConnection, TransportEvents } from '../transports/transport.js';
 import { encodeActivateReply } from './commands.js';
 import { backoffDelay, ViVOtech2Reader, type DriverOptions } from './driver.js';
-import { decodeFrame, encodeReaderFrame, type DecodedFrame } from './frame.js';
+import {
+  decodeFrame,
+  encodeReaderFrame,
+  FRAME_HEADER,
+  FRAME_OVERHEAD,
+  MAX_DATA_LENGTH,
+  type DecodedFrame,
+} from './frame.js';
 
 /** A scripted reader at the byte level: every host frame is decoded and handed to `answer`. */
 class ScriptedTransport implements Transport {
@@ -317,6 +324,108 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
+  it('cancels again before the next activate when a Cancel went unanswered, so a late read never reaches it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    let activates = 0;
+    let cancels = 0;
+    let staleSent = false;
+    // The reader is stuck on the first read: it answers neither the read nor the Cancel in time, then wakes up and
+    // sends the first read's result late.
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x05 && ++cancels >= 2) {
+        stale();
+        t.reply(0x05, 0);
+      }
+      if (f.cmd === 0x02 && ++activates === 2) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('cancels again before the next activate when the reader refused a Cancel (status 0A), so its late read never reaches it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let activates = 0;
+    let cancels = 0;
+    let staleSent = false;
+    // The reader is in the middle of the card and refuses the Cancel; the read's result comes afterwards.
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x05) {
+        if (++cancels === 1) t.reply(0x05, 0x0a);
+        else {
+          stale();
+          t.reply(0x05, 0);
+        }
+      }
+      if (f.cmd === 0x02 && ++activates === 2) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('ends an activate cancelled while its repeated Cancel awaits the answer, sending no read', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    let cancels = 0;
+    t.answer = (f) => {
+      if (f.cmd === 0x05 && ++cancels >= 2) setTimeout(() => t.reply(0x05, 0), 10);
+    };
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    const second = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(second).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '05-01']);
+    // Confirmed: the next read starts at once.
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.reply(0x02, 0x23, CARD_READ);
+    };
+    await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({ maskedPan: '476173******0119' });
+    expect(t.commands().slice(-1)).toEqual(['02-01']);
+  });
+
+  it('fails the next activate with READER_TIMEOUT, sending no read, while the reader still answers no Cancel', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t, { commandTimeoutMs: 50 });
+    t.answer = () => undefined;
+    const first = reader.activate(ACTIVATE);
+    await new Promise((r) => setImmediate(r));
+    await reader.cancel();
+    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_TIMEOUT' });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '05-01']);
+  });
+
   it('treats an abort of the signal as a cancel', async () => {
     const t = new ScriptedTransport();
     const reader = await connected(t);
@@ -403,5 +512,136 @@ describe('backoffDelay', () => {
     expect([0, 1, 2, 3, 4, 5, 60].map((n) => backoffDelay(n, 250, 3000))).toEqual([
       250, 500, 1000, 2000, 3000, 3000, 3000,
     ]);
+  });
+});
+
+describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
+  /** xorshift32: deterministic, so that a failure reproduces. */
+  function rng(seed: number): () => number {
+    let x = seed >>> 0 || 1;
+    return () => {
+      x ^= x << 13;
+      x >>>= 0;
+      x ^= x >>> 17;
+      x ^= x << 5;
+      x >>>= 0;
+      return x;
+    };
+  }
+  const concat = (parts: Uint8Array[]): Uint8Array => {
+    const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
+    let at = 0;
+    for (const p of parts) {
+      out.set(p, at);
+      at += p.length;
+    }
+    return out;
+  };
+
+  it('hands each command its own answer when replies are split at every byte boundary', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let reply: Uint8Array = new Uint8Array(0);
+    let cut = 0;
+    t.answer = (f) => {
+      if (f.cmd !== 0x02) return;
+      // Card detected, then the read: two frames, cut into two reads at `cut`.
+      reply = concat([
+        encodeReaderFrame({ cmd: 0x02, status: 0x0e, data: Uint8Array.of(0x01) }),
+        encodeReaderFrame({ cmd: 0x02, status: 0x23, data: CARD_READ }),
+      ]);
+      t.events?.data(reply.slice(0, cut));
+      setImmediate(() => t.events?.data(reply.slice(cut)));
+    };
+    const total = FRAME_OVERHEAD * 2 + 1 + CARD_READ.length;
+    for (cut = 0; cut <= total; cut++) {
+      await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({ maskedPan: '476173******0119' });
+    }
+    expect(reader.discardedFrames).toBe(0);
+  });
+
+  it('finds every answer behind garbage, bad CRCs, truncated frames and stray replies, and never hangs', async () => {
+    const next = rng(0x0ca7d00d);
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    const noise = (): Uint8Array[] => {
+      const parts: Uint8Array[] = [];
+      const kinds = next() % 5;
+      for (let k = 0; k < kinds; k++) {
+        switch (next() % 5) {
+          case 0: {
+            // Line noise, sometimes holding the start of a header.
+            const g = Uint8Array.from({ length: 10 + (next() % 40) }, () => next() & 0xff);
+            if (next() % 2 === 0) {
+              const partial = FRAME_HEADER.subarray(0, 1 + (next() % 9));
+              g.set(partial, next() % (g.length - partial.length + 1));
+            }
+            parts.push(g);
+            break;
+          }
+          case 1: {
+            // A reply to the same command with a wrong CRC: never accepted.
+            const bad = encodeReaderFrame({ cmd: 0x02, status: 0x23, data: CARD_READ });
+            bad[bad.length - 1] = (bad[bad.length - 1] as number) ^ (1 + (next() % 255));
+            parts.push(bad);
+            break;
+          }
+          case 2: {
+            // A frame that never completes: a header announcing far more data than follows.
+            const head = encodeReaderFrame({ cmd: 0x02, status: 0x00, data: new Uint8Array(0) }).slice(0, 14);
+            const len = 100 + (next() % (MAX_DATA_LENGTH - 100));
+            head[12] = len >> 8;
+            head[13] = len & 0xff;
+            parts.push(head);
+            break;
+          }
+          case 3:
+            // An absurd LEN.
+            parts.push(Uint8Array.from([...FRAME_HEADER, 0x02, 0x00, 0xff, 0xff]));
+            break;
+          default:
+            // A reply to a command nobody sent.
+            parts.push(encodeReaderFrame({ cmd: 0x29, status: 0x00, data: Uint8Array.of(0x41) }));
+        }
+      }
+      return parts;
+    };
+    t.answer = (f) => {
+      const answer =
+        f.cmd === 0x02
+          ? encodeReaderFrame({ cmd: 0x02, status: 0x23, data: CARD_READ })
+          : encodeReaderFrame({ cmd: f.cmd, status: 0x00 });
+      // Noise before the answer, and after it (held into the next command's answer).
+      const bytes = concat([...noise(), answer, ...noise()]);
+      // One wire: these bytes queue behind what is still being delivered.
+      wire = concat([wire, bytes]);
+      if (!delivering) deliver();
+    };
+    let wire: Uint8Array = new Uint8Array(0);
+    let delivering = false;
+    // Delivered in random reads, some in the same turn, some later.
+    const deliver = (): void => {
+      delivering = true;
+      while (wire.length > 0) {
+        const n = 1 + (next() % 64);
+        const chunk = wire.slice(0, n);
+        wire = wire.slice(n);
+        t.events?.data(chunk);
+        if (next() % 3 === 0) {
+          setImmediate(deliver);
+          return;
+        }
+      }
+      delivering = false;
+    };
+    for (let i = 0; i < 300; i++) {
+      if (next() % 2 === 0) await expect(reader.ping()).resolves.toBeUndefined();
+      else
+        await expect(reader.activate(ACTIVATE)).resolves.toMatchObject({
+          maskedPan: '476173******0119',
+          readerStatus: 'online-requested',
+        });
+    }
+    expect(reader.health).toBe('ready');
   });
 });

@@ -52,7 +52,8 @@ interface Outstanding {
 
 interface CancelWait {
   readonly done: Promise<void>;
-  readonly finish: () => void;
+  /** Ends the wait; `answered` when the reader answered the Cancel with status 00. */
+  readonly finish: (answered: boolean) => void;
 }
 
 const hex2 = (n: number): string => n.toString(16).padStart(2, '0').toUpperCase();
@@ -82,6 +83,12 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private connecting: Promise<void> | undefined;
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
   private activateWaiting: { cancelled: boolean } | undefined;
+  /**
+   * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00):
+   * the reader may still be in the read it was meant to stop, and that read's result may still come. The next activate sends Cancel again first and starts
+   * only once the reader answers it, so that a late result (it precedes the answer) is discarded, never delivered.
+   */
+  private cancelUnanswered = false;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
   discardedFrames = 0;
 
@@ -196,7 +203,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
       'reader frame',
     );
     if (frame.cmd === COMMANDS.cancel.cmd && this.cancelWait) {
-      this.cancelWait.finish();
+      // Only status 00 says the reader stopped: a refused Cancel (0A failed/NACK, 0B not allowed) leaves the read
+      // running, and its result may still come.
+      this.cancelWait.finish(frame.code === STATUS.OK);
       return;
     }
     const out = this.outstanding;
@@ -318,9 +327,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
       if (options.signal?.aborted)
         throw new ReaderError('READER_CANCELLED', 'activate: aborted before start');
     }
-    if (this.outstanding?.internal) {
-      // Only when the driver's own ping is on the wire: otherwise the activate registers synchronously, so that a
-      // cancel() right after activate() finds it.
+    if (this.outstanding?.internal || this.cancelUnanswered) {
+      // Only when the driver's own ping is on the wire, or a Cancel is to be repeated: otherwise the activate
+      // registers synchronously, so that a cancel() right after activate() finds it.
       const waiting = { cancelled: false };
       this.activateWaiting = waiting;
       const onEarlyAbort = (): void => {
@@ -329,12 +338,18 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
       options.signal?.addEventListener('abort', onEarlyAbort, { once: true });
       try {
         await this.yieldToHousekeeping();
+        if (this.cancelUnanswered && this.connection && !waiting.cancelled) await this.sendCancel();
       } finally {
         options.signal?.removeEventListener('abort', onEarlyAbort);
         if (this.activateWaiting === waiting) this.activateWaiting = undefined;
       }
       if (waiting.cancelled)
         throw new ReaderError('READER_CANCELLED', 'activate cancelled before it was sent');
+      if (this.cancelUnanswered && this.connection)
+        throw new ReaderError(
+          'READER_TIMEOUT',
+          'activate: the reader has not confirmed Cancel of the previous read; no read was started',
+        );
     }
     const waitMs = options.timeoutSeconds * 1000 + this.options.commandTimeoutMs;
     const exchange = this.exchange(COMMANDS.activate, data, waitMs);
@@ -393,14 +408,15 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     if (this.cancelWait) return this.cancelWait.done;
     const connection = this.connection;
     if (!connection) return Promise.resolve();
-    let finish!: () => void;
+    let finish!: (answered: boolean) => void;
     const done = new Promise<void>((resolve) => {
       const timer = setTimeout(() => {
         this.parser.reset();
-        finish();
+        finish(false);
       }, this.options.commandTimeoutMs);
-      finish = () => {
+      finish = (answered) => {
         clearTimeout(timer);
+        this.cancelUnanswered = !answered;
         if (this.cancelWait?.done === done) this.cancelWait = undefined;
         this.armWatchdog();
         resolve();
@@ -410,7 +426,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.disarmWatchdog();
     connection
       .write(encodeHostFrame({ cmd: COMMANDS.cancel.cmd, sub: COMMANDS.cancel.sub }))
-      .catch(() => this.cancelWait?.finish());
+      .catch(() => this.cancelWait?.finish(false));
     return done;
   }
 
@@ -430,7 +446,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.connection = undefined;
     this.disarmWatchdog();
     this.parser.reset();
-    this.cancelWait?.finish();
+    this.cancelWait?.finish(false);
     const out = this.outstanding;
     if (out) {
       this.finishOutstanding(out);
@@ -519,7 +535,7 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.disarmWatchdog();
     const connection = this.connection;
     this.connection = undefined;
-    this.cancelWait?.finish();
+    this.cancelWait?.finish(false);
     const out = this.outstanding;
     if (out) {
       this.finishOutstanding(out);

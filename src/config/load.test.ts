@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -186,5 +187,35 @@ describe('configuration', () => {
   it('reports unreadable and malformed files as ConfigError', () => {
     expect(() => loadConfigFile('/nonexistent/config.json')).toThrow(ConfigError);
     expect(() => loadConfigFile(tmpFile('bad.json', '{ nope'))).toThrow(/CONFIG|not valid/);
+  });
+
+  it('refuses an empty file (YAML or JSON null) instead of running on the embedded sandbox defaults', () => {
+    for (const [name, text] of [
+      ['empty.yml', ''],
+      ['comments.yaml', '# nothing yet\n'],
+      ['null.json', 'null'],
+    ] as const) {
+      const file = tmpFile(name, text);
+      expect(() => loadConfigFile(file)).toThrow(`${file}: the configuration file is empty`);
+      expect(() => loadConfigFile(file)).toThrow(expect.objectContaining({ code: 'CONFIG_INVALID', file }));
+    }
+  });
+
+  it('refuses a path that is no regular file (a FIFO would block the start forever) and a huge file', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-config-'));
+    const fifo = join(dir, 'config.json');
+    execFileSync('mkfifo', [fifo]);
+    expect(() => loadConfigFile(fifo)).toThrow(/not a regular file/);
+    expect(() => loadConfigFile(fifo)).toThrow(
+      expect.objectContaining({ code: 'CONFIG_UNREADABLE', file: fifo }),
+    );
+    expect(() => loadConfigFile(dir)).toThrow(
+      expect.objectContaining({ code: 'CONFIG_UNREADABLE', file: dir }),
+    );
+    const huge = tmpFile('huge.json', `{"terminal":{"id":"PT000001"}}${' '.repeat(5 * 1024 * 1024)}`);
+    expect(() => loadConfigFile(huge)).toThrow(/too large/);
+    expect(() => loadConfigFile(huge)).toThrow(
+      expect.objectContaining({ code: 'CONFIG_UNREADABLE', file: huge }),
+    );
   });
 });

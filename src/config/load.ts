@@ -1,4 +1,4 @@
-import { readFileSync } from 'node:fs';
+import { closeSync, constants, fstatSync, openSync, readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
 import type { z } from 'zod';
@@ -19,6 +19,9 @@ export class ConfigError extends Error {
 }
 
 const EMBEDDED = '<embedded defaults>';
+
+/** The largest configuration file read: far above any real one, small enough that a wrong path cannot exhaust memory. */
+export const CONFIG_MAX_BYTES = 1024 * 1024;
 
 function issueToError(issue: z.core.$ZodIssue, file: string): ConfigError {
   const base = issue.path.map(String).join('.');
@@ -44,8 +47,10 @@ export function parseConfig(input: unknown, file = EMBEDDED): Config {
 export function loadConfigFile(path: string): Config {
   const file = resolve(path);
   let text: string;
+  let fd: number;
   try {
-    text = readFileSync(file, 'utf8');
+    // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, and reading it for its end — forever.
+    fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
     throw new ConfigError(
       'CONFIG_UNREADABLE',
@@ -54,6 +59,33 @@ export function loadConfigFile(path: string): Config {
       undefined,
       { cause },
     );
+  }
+  try {
+    const stat = fstatSync(fd);
+    if (!stat.isFile())
+      throw new ConfigError(
+        'CONFIG_UNREADABLE',
+        `${file}: cannot read the configuration file: not a regular file`,
+        file,
+      );
+    if (stat.size > CONFIG_MAX_BYTES)
+      throw new ConfigError(
+        'CONFIG_UNREADABLE',
+        `${file}: cannot read the configuration file: too large (${stat.size} bytes, at most ${CONFIG_MAX_BYTES})`,
+        file,
+      );
+    text = readFileSync(fd, 'utf8');
+  } catch (cause) {
+    if (cause instanceof ConfigError) throw cause;
+    throw new ConfigError(
+      'CONFIG_UNREADABLE',
+      `${file}: cannot read the configuration file`,
+      file,
+      undefined,
+      { cause },
+    );
+  } finally {
+    closeSync(fd);
   }
   let data: unknown;
   try {
@@ -70,6 +102,10 @@ export function loadConfigFile(path: string): Config {
       },
     );
   }
+  // An empty YAML file (or one of comments only) and a JSON `null` parse to nothing: refused, not taken as the
+  // embedded defaults — a truncated file would otherwise start a street terminal against the sandbox gateway.
+  if (data === null || data === undefined)
+    throw new ConfigError('CONFIG_INVALID', `${file}: the configuration file is empty`, file);
   return parseConfig(data, file);
 }
 

@@ -12,6 +12,7 @@ import {
   MAX_DATA_LENGTH,
   type DecodedFrame,
 } from './frame.js';
+import { xorshift32 } from '../../src/emv/testing/xorshift.js';
 
 /** A scripted reader at the byte level: every host frame is decoded and handed to `answer`. */
 class ScriptedTransport implements Transport {
@@ -516,18 +517,6 @@ describe('backoffDelay', () => {
 });
 
 describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
-  /** xorshift32: deterministic, so that a failure reproduces. */
-  function rng(seed: number): () => number {
-    let x = seed >>> 0 || 1;
-    return () => {
-      x ^= x << 13;
-      x >>>= 0;
-      x ^= x >>> 17;
-      x ^= x << 5;
-      x >>>= 0;
-      return x;
-    };
-  }
   const concat = (parts: Uint8Array[]): Uint8Array => {
     const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
     let at = 0;
@@ -561,7 +550,7 @@ describe('ViVOtech2Reader on a noisy line (fixed seed)', () => {
   });
 
   it('finds every answer behind garbage, bad CRCs, truncated frames and stray replies, and never hangs', async () => {
-    const next = rng(0x0ca7d00d);
+    const next = xorshift32(0x0ca7d00d);
     const t = new ScriptedTransport();
     const reader = await connected(t);
     const noise = (): Uint8Array[] => {

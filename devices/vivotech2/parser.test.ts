@@ -3,6 +3,7 @@ import { bytesToHex, hexToBytes } from '../../src/emv/index.js';
 import { encodeReaderFrame, FRAME_OVERHEAD, MAX_DATA_LENGTH, type RawFrame } from './frame.js';
 import { FrameParser } from './parser.js';
 import { PING_REPLY, VENDOR_REPLY } from './testing/published-frames.js';
+import { xorshift32 } from '../../src/emv/testing/xorshift.js';
 
 const concat = (...parts: Uint8Array[]): Uint8Array => {
   const out = new Uint8Array(parts.reduce((n, p) => n + p.length, 0));
@@ -22,19 +23,6 @@ function referenceCrc(bytes: Uint8Array): number {
     for (let i = 0; i < 8; i++) crc = crc & 0x8000 ? ((crc << 1) ^ 0x1021) & 0xffff : (crc << 1) & 0xffff;
   }
   return crc;
-}
-
-/** xorshift32: deterministic, so that a failure reproduces. */
-function rng(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
 }
 
 describe('FrameParser', () => {
@@ -104,7 +92,7 @@ describe('FrameParser', () => {
   });
 
   it('survives a fuzzed stream of 1,000,000 random, truncated and corrupted frames without accepting a bad CRC', () => {
-    const next = rng(0x5eed1234);
+    const next = xorshift32(0x5eed1234);
     // A pool of distinct valid frames; each carries its pool index in its first two data bytes.
     const POOL = 512;
     const pool: Uint8Array[] = [];

@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { TlvError } from './errors.js';
 import { bytesToHex, hexToBytes } from './hex.js';
 import { decodeTlv, encodeTlv, type TlvNode } from './tlv.js';
+import { xorshift32 } from './testing/xorshift.js';
 
 /** A well-formed tag (EMV Book 3 Annex B1) whose constructed bit matches `constructed`. */
 function tagArb(constructed: boolean): fc.Arbitrary<string> {
@@ -72,19 +73,6 @@ describe('BER-TLV round trip (property)', () => {
   });
 });
 
-/** xorshift32: a deterministic generator so that a failing input can be reproduced from the seed. */
-function xorshift(seed: number): () => number {
-  let x = seed >>> 0 || 1;
-  return () => {
-    x ^= x << 13;
-    x >>>= 0;
-    x ^= x >>> 17;
-    x ^= x << 5;
-    x >>>= 0;
-    return x;
-  };
-}
-
 const SEEDS = [
   '701A9F390105571040123456789095D2512201197339300F82025900',
   '77299F2701809F360200419F26084573436B1E4B95DD9F10120110A00009248400000000000000000029FF',
@@ -104,7 +92,7 @@ describe('BER-TLV fuzz', () => {
   it(
     `answers ${FUZZ_INPUTS.toLocaleString('en')} random and mutated inputs with a tree or a TlvError, never anything else`,
     () => {
-      const next = xorshift(0xc0ffee);
+      const next = xorshift32(0xc0ffee);
       const total = FUZZ_INPUTS;
       let errors = 0;
       let trees = 0;

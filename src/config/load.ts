@@ -46,19 +46,17 @@ export function parseConfig(input: unknown, file = EMBEDDED): Config {
 /** Reads, parses (JSON, or YAML for .yml/.yaml) and validates a configuration file. */
 export function loadConfigFile(path: string): Config {
   const file = resolve(path);
+  const unreadable = (cause: unknown): ConfigError =>
+    new ConfigError('CONFIG_UNREADABLE', `${file}: cannot read the configuration file`, file, undefined, {
+      cause,
+    });
   let text: string;
   let fd: number;
   try {
     // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer, and reading it for its end — forever.
     fd = openSync(file, constants.O_RDONLY | constants.O_NONBLOCK);
   } catch (cause) {
-    throw new ConfigError(
-      'CONFIG_UNREADABLE',
-      `${file}: cannot read the configuration file`,
-      file,
-      undefined,
-      { cause },
-    );
+    throw unreadable(cause);
   }
   try {
     const stat = fstatSync(fd);
@@ -77,13 +75,7 @@ export function loadConfigFile(path: string): Config {
     text = readFileSync(fd, 'utf8');
   } catch (cause) {
     if (cause instanceof ConfigError) throw cause;
-    throw new ConfigError(
-      'CONFIG_UNREADABLE',
-      `${file}: cannot read the configuration file`,
-      file,
-      undefined,
-      { cause },
-    );
+    throw unreadable(cause);
   } finally {
     closeSync(fd);
   }

@@ -80,6 +80,18 @@ async function meterHost(
   return host;
 }
 
+/** What the journal holds of the requests that follow `transactionId`, as `service:state`, in order. */
+function followOns(host: TerminalHost, transactionId: string): string[] {
+  return host.journal.referencing(transactionId).map((e) => `${e.service}:${e.state}`);
+}
+
+/** Nothing of the session left: no follow-up open, no authorization the terminal holds, none open at the sandbox. */
+function expectNothingLeftOpen(host: TerminalHost): void {
+  expect(host.followUps.open()).toEqual([]);
+  expect(host.openAuthorizationCount()).toBe(0);
+  expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+}
+
 /** Polls `ok` until it holds or `timeoutMs` passed; returns its last answer. */
 async function eventually<T>(read: () => T, ok: (v: T) => boolean, timeoutMs: number): Promise<T> {
   const deadline = Date.now() + timeoutMs;
@@ -215,9 +227,7 @@ describe('meter: a session of two holds interrupted between the capture of one a
     const session = await twoHoldSessionEnded(clock, first);
     // The capture's outcome is journaled; the machine is about to reverse the second hold when the process dies.
     expect(await eventually(interrupted.asked, (n) => n > 0, 10_000)).toBe(1);
-    expect(first.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'capture:approved',
-    ]);
+    expect(followOns(first, session.first)).toEqual(['capture:approved']);
     expect(first.journal.referencing(session.second)).toEqual([]);
     expect(sandboxOpenAuthorizations(sandbox)).toEqual([session.secondGatewayId]);
     await first.close();
@@ -242,21 +252,15 @@ describe('meter: a session of two holds interrupted between the capture of one a
       ),
     ).toBe(true);
     // Reversed once; the captured hold neither captured again nor reversed.
-    expect(again.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'reversal:approved',
-    ]);
-    expect(again.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'capture:approved',
-    ]);
+    expect(followOns(again, session.second)).toEqual(['reversal:approved']);
+    expect(followOns(again, session.first)).toEqual(['capture:approved']);
     expect(ledger()).toEqual([
       'authorization Parking Auth 300/150',
       'authorization Parking Auth 150/0',
       'capture Parking Capture Less Than Auth 0/150',
       'reversal REVERSAL 0/0',
     ]);
-    expect(again.followUps.open()).toEqual([]);
-    expect(again.openAuthorizationCount()).toBe(0);
-    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+    expectNothingLeftOpen(again);
   });
 
   it('uninterrupted, tells the customer the fee taken and leaves nothing held or open', async () => {
@@ -273,9 +277,7 @@ describe('meter: a session of two holds interrupted between the capture of one a
       amount: 150,
     });
     expect(end.customer.message).toBe('Thank you');
-    expect(host.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'reversal:approved',
-    ]);
+    expect(followOns(host, session.second)).toEqual(['reversal:approved']);
     expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
     // The follow-up written with the capture's outcome was closed by the machine's own reversal: nothing sends it again.
     expect(host.followUps.open()).toEqual([]);
@@ -327,9 +329,7 @@ describe('meter: a session of two holds interrupted between the capture of one a
         10_000,
       ),
     ).toEqual([]);
-    expect(again.journal.referencing(holdTx).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'reversal:approved',
-    ]);
+    expect(followOns(again, holdTx)).toEqual(['reversal:approved']);
     // The fee sold in EUR; the converted hold released in full, in its billing currency.
     expect(
       sandbox.ledger().transactions.map((t) => `${t.kind} ${t.status} ${t.currency} ${t.comments ?? ''}`),
@@ -443,9 +443,7 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
     // second.
     const session = await twoHoldSessionEnded(clock, first, 80);
     expect(await eventually(interrupted.asked, (n) => n > 1, 10_000)).toBe(2);
-    expect(first.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'capture:approved',
-    ]);
+    expect(followOns(first, session.first)).toEqual(['capture:approved']);
     expect(first.journal.referencing(session.second)).toEqual([]);
     expect(sandboxOpenAuthorizations(sandbox)).toEqual([session.secondGatewayId]);
     await first.close();
@@ -472,18 +470,14 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
         5_000,
       ),
     ).toEqual([]);
-    expect(again.journal.referencing(session.first).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'capture:approved',
-    ]);
+    expect(followOns(again, session.first)).toEqual(['capture:approved']);
     expect(ledger()).toEqual([
       'authorization Parking Auth 300/300',
       'authorization Parking Auth 150/150',
       'capture Parking Capture 0/300',
       'capture Parking Capture 0/150',
     ]);
-    expect(again.followUps.open()).toEqual([]);
-    expect(again.openAuthorizationCount()).toBe(0);
-    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+    expectNothingLeftOpen(again);
   });
 
   it('uninterrupted, captures both parts and leaves nothing open', async () => {
@@ -499,9 +493,7 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
       screen: 'approved',
       amount: 450,
     });
-    expect(host.journal.referencing(session.second).map((e) => `${e.service}:${e.state}`)).toEqual([
-      'capture:approved',
-    ]);
+    expect(followOns(host, session.second)).toEqual(['capture:approved']);
     // The capture follow-up written with the first capture's outcome was closed by the machine's own capture.
     expect(host.followUps.open()).toEqual([]);
     expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);

@@ -325,71 +325,46 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
-  it('cancels again before the next activate when a Cancel went unanswered, so a late read never reaches it', async () => {
-    const t = new ScriptedTransport();
-    const reader = await connected(t, { commandTimeoutMs: 50 });
-    let activates = 0;
-    let cancels = 0;
-    let staleSent = false;
-    // The reader is stuck on the first read: it answers neither the read nor the Cancel in time, then wakes up and
-    // sends the first read's result late.
-    const stale = (): void => {
-      if (staleSent) return;
-      staleSent = true;
-      t.reply(0x02, 0x23, CARD_READ);
-    };
-    t.answer = (f) => {
-      if (f.cmd === 0x05 && ++cancels >= 2) {
-        stale();
-        t.reply(0x05, 0);
-      }
-      if (f.cmd === 0x02 && ++activates === 2) {
-        stale();
-        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
-      }
-    };
-    const first = reader.activate(ACTIVATE);
-    await new Promise((r) => setImmediate(r));
-    await reader.cancel();
-    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
-    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
-    expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
-    expect(reader.discardedFrames).toBe(1);
-  });
-
-  it('cancels again before the next activate when the reader refused a Cancel (status 0A), so its late read never reaches it', async () => {
-    const t = new ScriptedTransport();
-    const reader = await connected(t);
-    let activates = 0;
-    let cancels = 0;
-    let staleSent = false;
-    // The reader is in the middle of the card and refuses the Cancel; the read's result comes afterwards.
-    const stale = (): void => {
-      if (staleSent) return;
-      staleSent = true;
-      t.reply(0x02, 0x23, CARD_READ);
-    };
-    t.answer = (f) => {
-      if (f.cmd === 0x05) {
-        if (++cancels === 1) t.reply(0x05, 0x0a);
-        else {
-          stale();
-          t.reply(0x05, 0);
+  /**
+   * The first Cancel of a read: `unanswered` — the reader is stuck on the read, answers neither it nor the Cancel in
+   * time, then wakes up and sends the read's result late; `refused` — the reader is in the middle of the card and
+   * refuses the Cancel (status 0A), the read's result coming afterwards. Either way the next activate cancels again,
+   * and the late read never reaches it.
+   */
+  for (const firstCancel of ['unanswered', 'refused'] as const)
+    it(`cancels again before the next activate when a Cancel was ${firstCancel === 'unanswered' ? 'unanswered' : 'refused (status 0A)'}, so its late read never reaches it`, async () => {
+      const t = new ScriptedTransport();
+      const reader = await connected(t, firstCancel === 'unanswered' ? { commandTimeoutMs: 50 } : {});
+      let activates = 0;
+      let cancels = 0;
+      let staleSent = false;
+      const stale = (): void => {
+        if (staleSent) return;
+        staleSent = true;
+        t.reply(0x02, 0x23, CARD_READ);
+      };
+      t.answer = (f) => {
+        if (f.cmd === 0x05) {
+          cancels += 1;
+          if (firstCancel === 'refused' && cancels === 1) t.reply(0x05, 0x0a);
+          else if (cancels >= 2) {
+            stale();
+            t.reply(0x05, 0);
+          }
         }
-      }
-      if (f.cmd === 0x02 && ++activates === 2) {
-        stale();
-        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
-      }
-    };
-    const first = reader.activate(ACTIVATE);
-    await new Promise((r) => setImmediate(r));
-    await reader.cancel();
-    await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
-    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
-    expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
-    expect(reader.discardedFrames).toBe(1);
-  });
+        if (f.cmd === 0x02 && ++activates === 2) {
+          stale();
+          t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+        }
+      };
+      const first = reader.activate(ACTIVATE);
+      await new Promise((r) => setImmediate(r));
+      await reader.cancel();
+      await expect(first).rejects.toMatchObject({ code: 'READER_CANCELLED' });
+      await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+      expect(t.commands().slice(-4)).toEqual(['02-01', '05-01', '05-01', '02-01']);
+      expect(reader.discardedFrames).toBe(1);
+    });
 
   it('ends an activate cancelled while its repeated Cancel awaits the answer, sending no read', async () => {
     const t = new ScriptedTransport();

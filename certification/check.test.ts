@@ -179,6 +179,38 @@ function reversalOf(auth: CapturedMessage, amount: string, tags: boolean): Captu
   };
 }
 
+/**
+ * An incremental authorization of 5.00 GBP on the first authorization of a session, as gateway.md §7 shapes it, with
+ * `storedCredentialUsed`; answered with a new total of 17.00 under an id of its own unless `answered` is false.
+ */
+function incrementOf(auth: CapturedMessage, storedCredentialUsed: boolean, answered = true): CapturedMessage {
+  const id = (auth.response as { id: string }).id;
+  return {
+    method: 'PATCH',
+    path: `/pts/v2/payments/${id}`,
+    body: {
+      clientReferenceInformation: {
+        code: 'PT000001-inc',
+        comments: 'Parking Incremental Auth',
+        transactionId: 'TINC1',
+        partner: PARTNER,
+      },
+      processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed } } },
+      orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
+      merchantInformation: { transactionLocalDateTime: '20261124101500' },
+    },
+    ...(answered
+      ? {
+          response: {
+            id: '7000000000000000000007',
+            status: 'AUTHORIZED',
+            orderInformation: { amountDetails: { authorizedAmount: '17.00' } },
+          },
+        }
+      : {}),
+  };
+}
+
 describe('certify check: the terminal’s own sessions', () => {
   it('passes every generated session with no error finding', () => {
     for (const [name, session] of Object.entries(sessions)) {
@@ -211,27 +243,7 @@ describe('certify check: the terminal’s own sessions', () => {
     const session = copy('meterContact');
     const auth = message(session, 'preauth');
     const capture = message(session, 'capture');
-    const id = (auth.response as { id: string }).id;
-    const incremental: CapturedMessage = {
-      method: 'PATCH',
-      path: `/pts/v2/payments/${id}`,
-      body: {
-        clientReferenceInformation: {
-          code: 'PT000001-inc',
-          comments: 'Parking Incremental Auth',
-          transactionId: 'TINC1',
-          partner: PARTNER,
-        },
-        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
-        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
-        merchantInformation: { transactionLocalDateTime: '20261124101500' },
-      },
-      response: {
-        id: '7000000000000000000007',
-        status: 'AUTHORIZED',
-        orderInformation: { amountDetails: { authorizedAmount: '17.00' } },
-      },
-    };
+    const incremental = incrementOf(auth, true);
     set(capture.body, 'orderInformation.amountDetails.totalAmount', '17.00');
     set(capture.body, 'clientReferenceInformation.comments', 'Parking Capture');
     expect(errors(checkSession([auth, incremental, capture]))).toEqual([]);
@@ -247,22 +259,7 @@ describe('certify check: the terminal’s own sessions', () => {
       rule: 'DE-REQUIRED-FIELD',
       field: 'clientReferenceInformation.partner.solutionId',
     });
-    const id = (auth.response as { id: string }).id;
-    const incremental: CapturedMessage = {
-      method: 'PATCH',
-      path: `/pts/v2/payments/${id}`,
-      body: {
-        clientReferenceInformation: {
-          code: 'PT000001-inc',
-          comments: 'Parking Incremental Auth',
-          transactionId: 'TINC1',
-          partner: PARTNER,
-        },
-        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: false } } },
-        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
-        merchantInformation: { transactionLocalDateTime: '20261124101500' },
-      },
-    };
+    const incremental = incrementOf(auth, false, false);
     expect(errors(checkSession([auth, incremental]))).toContainEqual({
       index: 1,
       rule: 'DE-REQUIRED-FIELD',
@@ -302,27 +299,7 @@ describe('certify check: the terminal’s own sessions', () => {
     const session = copy('meterContact');
     const auth = message(session, 'preauth');
     const capture = message(session, 'capture');
-    const id = (auth.response as { id: string }).id;
-    const incremental: CapturedMessage = {
-      method: 'PATCH',
-      path: `/pts/v2/payments/${id}`,
-      body: {
-        clientReferenceInformation: {
-          code: 'PT000001-inc',
-          comments: 'Parking Incremental Auth',
-          transactionId: 'TINC1',
-          partner: PARTNER,
-        },
-        processingInformation: { authorizationOptions: { initiator: { storedCredentialUsed: true } } },
-        orderInformation: { amountDetails: { additionalAmount: '5.00', currency: 'GBP' } },
-        merchantInformation: { transactionLocalDateTime: '20261124101500' },
-      },
-      response: {
-        id: '7000000000000000000007',
-        status: 'AUTHORIZED',
-        orderInformation: { amountDetails: { authorizedAmount: '17.00' } },
-      },
-    };
+    const incremental = incrementOf(auth, true);
     // gateway.md §7: the increment's answer has an id of its own; its _links.capture points at the original.
     capture.path = '/pts/v2/payments/7000000000000000000007/captures';
     expect(errors(checkSession([auth, incremental, capture]))).toContainEqual({

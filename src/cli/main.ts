@@ -1,12 +1,14 @@
 import { constants } from 'node:os';
 import { ConfigError } from '../config/index.js';
 import { SecretFileError } from '../config/secret-file.js';
+import { appVersion } from '../host/app-version.js';
 import { COMMANDS } from './commands/index.js';
 import { EXIT_USAGE, printError, UsageError, type CliIo, type ProcessBoundary } from './output.js';
 
 const HELP = `parking-terminal — card-present payment terminal for parking
 
 Usage: parking-terminal <command> [options]   (parking-terminal <command> --help for details)
+       parking-terminal --version
 
 Diagnostic commands print one JSON document on stdout and exit 0 on success, 1 when a check finds
 errors, 2 on bad input or usage ({"error": {"code", "message"}}).
@@ -100,6 +102,10 @@ export async function main(args: string[], ioOverride?: Partial<CliIo>): Promise
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     await help(io);
     return name ? 0 : EXIT_USAGE;
+  }
+  if (name === '--version' || name === '-v' || name === 'version') {
+    io.stdout.write(`parking-terminal ${appVersion()}\n`);
+    return 0;
   }
   const load = COMMANDS[name];
   if (!load) {

@@ -1,6 +1,7 @@
-import { existsSync, readFileSync, statfsSync } from 'node:fs';
+import { statfsSync } from 'node:fs';
 import { writePrivateFileDurably } from '../config/durable-file.js';
-import { dirname, extname, join, resolve } from 'node:path';
+import { appVersion } from './app-version.js';
+import { dirname, extname, resolve } from 'node:path';
 import { stringify as toYaml } from 'yaml';
 import { ConfigError, parseConfig, type Config } from '../config/index.js';
 import {
@@ -57,24 +58,6 @@ export interface HostFleetOptions {
   recoveryReplyMs?: number;
   /** How long `apply-config` waits for a new broker to accept a connection, ms (default 10 s). */
   brokerCheckMs?: number;
-}
-
-/** The application version of package.json (the nearest one named parking-terminal above this file). */
-function appVersion(): string {
-  let dir = import.meta.dirname;
-  for (let i = 0; i < 6; i++) {
-    const file = join(dir, 'package.json');
-    if (existsSync(file)) {
-      try {
-        const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
-        if (pkg.name === 'parking-terminal' && pkg.version) return pkg.version;
-      } catch {
-        // not ours: keep looking
-      }
-    }
-    dir = dirname(dir);
-  }
-  return 'unknown';
 }
 
 /**

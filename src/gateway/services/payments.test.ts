@@ -327,6 +327,26 @@ describe('preparePayment', () => {
     },
   );
 
+  it('refuses EMV tags that carry one tag twice, naming the tag and never a value', () => {
+    // Two cryptograms, two PAN sequence numbers: which one the gateway reads is not ours to guess, and the required-tag
+    // check and the cardSequenceNumber taken from 5F34 would each have read just one of them.
+    const secondCryptogram = '9F2608AABBCCDDEEFF0011';
+    const e = missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: `${TAGS}${secondCryptogram}` } });
+    expect(e.field).toBe('pointOfSaleInformation.emv.tags');
+    expect(e.reason).toBe('INVALID_DATA');
+    expect(e.message).toContain('9F26');
+    expect(e.message).not.toContain('AABBCCDDEEFF0011');
+    const twoPsn = missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: `${TAGS}5F340102` } });
+    expect(twoPsn.message).toContain('5F34');
+    // Inside a template too: the list is read flat.
+    const nested = missing({
+      service: 'preauth',
+      ...cp,
+      pos: { ...pos, emvTags: `${TAGS}7005${'5F340101'}00` },
+    });
+    expect(nested.message).toContain('5F34');
+  });
+
   it('refuses EMV tags that are not valid BER-TLV', () => {
     expect(missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: '9F0206000000' } }).reason).toBe(
       'INVALID_DATA',

@@ -327,6 +327,33 @@ describe('preparePayment', () => {
     },
   );
 
+  it('refuses a terminalCapability that cannot have read the card the way entryMode says', () => {
+    // gateway.md §3: 4 contact chip, 5 contactless; EMV requires 4 or 5. A tap, EMV or magnetic-stripe mode, can only
+    // have been read by a contactless terminal (5); a chip read by a chip terminal (4 or 5).
+    const swiped = { ...pos, entryMode: 'swiped' as const, emvTags: undefined };
+    const capability = (p: PointOfSale): string => missing({ service: 'preauth', ...cp, pos: p }).field;
+    expect(capability({ ...pos, terminalCapability: 2 })).toBe('pointOfSaleInformation.terminalCapability');
+    expect(capability({ ...pos, entryMode: 'contactless', terminalCapability: 4 })).toBe(
+      'pointOfSaleInformation.terminalCapability',
+    );
+    expect(capability({ ...swiped, entryMode: 'msd', terminalCapability: 4 })).toBe(
+      'pointOfSaleInformation.terminalCapability',
+    );
+    expect(capability({ ...swiped, entryMode: 'msd', terminalCapability: 2 })).toBe(
+      'pointOfSaleInformation.terminalCapability',
+    );
+    // What a terminal of that capability reads is accepted.
+    for (const ok of [
+      { ...pos, terminalCapability: 4 },
+      { ...pos, terminalCapability: 5 },
+      { ...pos, entryMode: 'contactless', terminalCapability: 5 },
+      { ...swiped, entryMode: 'msd', terminalCapability: 5 },
+      { ...swiped, terminalCapability: 2 },
+      { ...swiped, terminalCapability: 5 },
+    ] satisfies PointOfSale[])
+      expect(() => preparePayment({ service: 'preauth', ...cp, pos: ok })).not.toThrow();
+  });
+
   it('refuses EMV tags that carry one tag twice, naming the tag and never a value', () => {
     // Two cryptograms, two PAN sequence numbers: which one the gateway reads is not ours to guess, and the required-tag
     // check and the cardSequenceNumber taken from 5F34 would each have read just one of them.

@@ -195,7 +195,15 @@ function cardPresent(
   ) {
     invalid('pointOfSaleInformation.emv.tags', `EMV tags sent with entry mode ${pos.entryMode}`);
   }
-  if ((pos.entryMode === 'contact' || pos.entryMode === 'contactless') && pos.terminalCapability < 4) {
+  // gateway.md §3: 4 contact chip, 5 contactless; EMV requires 4 or 5. A tap (EMV or magnetic-stripe mode) was read by
+  // a contactless terminal, so it says 5.
+  if ((pos.entryMode === 'contactless' || pos.entryMode === 'msd') && pos.terminalCapability !== 5) {
+    invalid(
+      'pointOfSaleInformation.terminalCapability',
+      `a ${pos.entryMode} read requires terminalCapability 5 (contactless)`,
+    );
+  }
+  if (pos.entryMode === 'contact' && pos.terminalCapability < 4) {
     invalid('pointOfSaleInformation.terminalCapability', 'EMV entry requires terminalCapability 4 or 5');
   }
   if (

@@ -315,6 +315,25 @@ describe('preparePayment', () => {
     expect(valueAt(body, 'pointOfSaleInformation.emv.cardSequenceNumber')).toBeUndefined();
   });
 
+  it('refuses a card sequence number that is not the value of tag 5F34 in the tags sent', () => {
+    // gateway.md §3: emv.cardSequenceNumber is the value of tag 5F34.
+    const field = 'pointOfSaleInformation.emv.cardSequenceNumber';
+    expect(missing({ service: 'preauth', ...cp, pos: { ...pos, cardSequenceNumber: '02' } }).field).toBe(
+      field,
+    );
+    expect(
+      missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: TAGS_NO_PSN, cardSequenceNumber: '01' } })
+        .field,
+    ).toBe(field);
+    const swiped: PointOfSale = { ...pos, entryMode: 'swiped', emvTags: undefined, cardSequenceNumber: '01' };
+    expect(missing({ service: 'preauth', ...cp, pos: swiped }).field).toBe(field);
+    // The same number written with or without its leading zero is the same number.
+    for (const csn of ['01', '1', '001'])
+      expect(
+        valueAt(bodyOf({ service: 'preauth', ...cp, pos: { ...pos, cardSequenceNumber: csn } }), field),
+      ).toBe(csn);
+  });
+
   it.each(['57', '5A', '5F20', '5F24', '56', '99', '9F0B', '9F1F', '9F20'])(
     'refuses EMV tags carrying never-send tag %s',
     (tag) => {

@@ -187,6 +187,22 @@ function cardPresent(
     // spec 001: emv.cardSequenceNumber is the value of tag 5F34; take it from the tags when the caller did not.
     cardSequenceNumber ??= tags.get('5F34');
   }
+  // gateway.md §3: the value of tag 5F34 — so one given by the caller must be the 5F34 of the tags sent with it.
+  const psn = context.emvTags?.get('5F34');
+  if (
+    pos.cardSequenceNumber !== undefined &&
+    pos.cardSequenceNumber !== '' &&
+    (psn === undefined ||
+      !/^\d{1,3}$/.test(pos.cardSequenceNumber) ||
+      Number(pos.cardSequenceNumber) !== Number(psn))
+  ) {
+    invalid(
+      'pointOfSaleInformation.emv.cardSequenceNumber',
+      psn === undefined
+        ? 'emv.cardSequenceNumber is sent without tag 5F34 in emv.tags'
+        : 'emv.cardSequenceNumber is not the value of tag 5F34 in emv.tags',
+    );
+  }
   if (
     pos.entryMode !== 'contact' &&
     pos.entryMode !== 'contactless' &&

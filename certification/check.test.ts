@@ -143,6 +143,13 @@ function withTag(hex: string, tag: string, value: string | undefined): string {
   return bytesToHex(encodeTlv(nodes.map((n) => ({ tag: n.tag, length: n.value.length, value: n.value }))));
 }
 
+/** The hex value of `tag` in the message's tags. */
+function tagValue(m: CapturedMessage, tag: string): string {
+  const entry = flattenTlv(decodeTlv(hexToBytes(tagsOf(m)))).find((e) => e.tag === tag);
+  if (entry === undefined) throw new Error(`the captured message has no tag ${tag}`);
+  return bytesToHex(entry.value);
+}
+
 function setTag(m: CapturedMessage, tag: string, value: string | undefined): void {
   set(m.body, 'pointOfSaleInformation.emv.tags', withTag(tagsOf(m), tag, value));
 }
@@ -641,6 +648,12 @@ const DEFECTS: Defect[] = [
     rule: 'DE-EMV-TAG-FORMAT',
     field: TAG('9F26'),
     seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F26', '0102030405')),
+  },
+  {
+    // n3 in two bytes: a digit in the leading nibble is no country code, even where the last three digits are one.
+    rule: 'DE-EMV-TAG-FORMAT',
+    field: TAG('9F1A'),
+    seed: seeded('meterContact', 'preauth', (m) => setTag(m, '9F1A', `1${tagValue(m, '9F1A').slice(1)}`)),
   },
   {
     rule: 'CE-9F02-TOTAL',

@@ -60,6 +60,8 @@ describe('validateTagValue', () => {
     ['5A', '476173900101011F'],
     ['50', '56495341204352454449'],
     ['9F10', '0110A00009248400000000000000000029FF'],
+    ['5F2A', '0826'],
+    ['9F1A', '0840'],
   ])('accepts %s = %s', (tag, hex) => {
     expect(() => validateTagValue(tag, hexToBytes(hex))).not.toThrow();
   });
@@ -76,6 +78,9 @@ describe('validateTagValue', () => {
     ['9F26', '01', 'EMV_BAD_LENGTH'],
     ['9F10', '', 'EMV_BAD_LENGTH'],
     ['DF01', '01', 'EMV_UNKNOWN_TAG'],
+    // n3 in two bytes (reference/emv.md): three digits right-justified, so the first nibble is the leading zero.
+    ['5F2A', '1826', 'EMV_BAD_FORMAT'],
+    ['9F1A', '9826', 'EMV_BAD_FORMAT'],
   ])('rejects %s = "%s" with %s, naming the tag but not the value', (tag, hex, code) => {
     const e = valueError(tag, hex);
     expect([e.code, e.tag]).toEqual([code, tag]);

@@ -24,6 +24,11 @@ export interface TagDefinition {
   /** Largest accepted value length in bytes. */
   readonly maxLength: number;
   readonly source: TagSource;
+  /**
+   * Format `n` with fewer digits than its bytes hold (n3 in two bytes): the digits are right-justified, so the
+   * nibbles before them are leading zeros.
+   */
+  readonly digits?: number;
   /** The value is a date YYMMDD (format n6). */
   readonly isDate?: boolean;
   /** The value is card data that must never be logged or sent (gateway.md §3 never-send list). */
@@ -93,6 +98,7 @@ const DEFINITIONS: readonly TagDefinition[] = [
     format: 'n',
     minLength: 2,
     maxLength: 2,
+    digits: 3,
     source: 'terminal',
   },
   { tag: '5F34', name: 'PAN Sequence Number', format: 'n', minLength: 1, maxLength: 1, source: 'card' },
@@ -152,7 +158,15 @@ const DEFINITIONS: readonly TagDefinition[] = [
     maxLength: 16,
     source: 'card',
   },
-  { tag: '9F1A', name: 'Terminal Country Code', format: 'n', minLength: 2, maxLength: 2, source: 'terminal' },
+  {
+    tag: '9F1A',
+    name: 'Terminal Country Code',
+    format: 'n',
+    minLength: 2,
+    maxLength: 2,
+    digits: 3,
+    source: 'terminal',
+  },
   {
     tag: '9F1F',
     name: 'Track 1 Discretionary Data',
@@ -259,8 +273,9 @@ function isCnValid(value: Uint8Array): boolean {
 }
 
 /**
- * Checks `value` against the dictionary entry of `tag`: length in range, BCD digits for `n`, digits then `F`
- * padding for `cn`, printable ASCII for `an`/`ans`, and a real calendar date for YYMMDD tags.
+ * Checks `value` against the dictionary entry of `tag`: length in range, BCD digits for `n` (leading zeros before the
+ * digits of an `n` shorter than its bytes, such as n3), digits then `F` padding for `cn`, printable ASCII for
+ * `an`/`ans`, and a real calendar date for YYMMDD tags.
  *
  * @throws EmvValueError `EMV_UNKNOWN_TAG`, `EMV_BAD_LENGTH`, `EMV_BAD_FORMAT` or `EMV_BAD_DATE`, naming the tag.
  */
@@ -283,6 +298,12 @@ export function validateTagValue(tag: string, value: Uint8Array): void {
           'EMV_BAD_FORMAT',
           tag,
           `tag ${tag} (${def.name}) must be BCD digits (format n)`,
+        );
+      if (def.digits !== undefined && !/^0*$/.test(digits.slice(0, digits.length - def.digits)))
+        throw new EmvValueError(
+          'EMV_BAD_FORMAT',
+          tag,
+          `tag ${tag} (${def.name}) must be ${def.digits} digits right-justified with leading zeros (format n${def.digits})`,
         );
       if (def.isDate && !isValidYymmdd(digits))
         throw new EmvValueError('EMV_BAD_DATE', tag, `tag ${tag} (${def.name}) is not a valid YYMMDD date`);

@@ -21,8 +21,9 @@ const FIELD = 'pointOfSaleInformation.emv.tags';
 
 /**
  * Decodes the hex TLV string of `emv.tags` and returns its primitive tags (upper-case hex tag → upper-case hex
- * value). Refuses, with a typed error naming the field, anything malformed and any tag of {@link NEVER_SEND_TAGS}:
- * the check sits in the client so that no builder, caller or configuration can send card data in this field.
+ * value). Refuses, with a typed error naming the field, anything malformed, any tag of {@link NEVER_SEND_TAGS}, and
+ * a tag that occurs twice (templates read flat): the check sits in the client so that no builder, caller or
+ * configuration can send card data in this field, nor two values of one tag.
  */
 export function inspectEmvTags(hex: string): Map<string, string> {
   if (!isCanonicalHex(hex)) {
@@ -44,6 +45,14 @@ export function inspectEmvTags(hex: string): Map<string, string> {
         FIELD,
         'INVALID_DATA',
         `${FIELD} carries tag ${tag}, which is never sent`,
+      );
+    }
+    // One value per tag: with two, the gateway and the checks of this module could each read a different one.
+    if (tags.has(tag)) {
+      throw new GatewayInvalidRequestError(
+        FIELD,
+        'INVALID_DATA',
+        `${FIELD} carries tag ${tag} more than once`,
       );
     }
     tags.set(tag, bytesToHex(value));

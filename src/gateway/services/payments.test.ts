@@ -315,6 +315,25 @@ describe('preparePayment', () => {
     expect(valueAt(body, 'pointOfSaleInformation.emv.cardSequenceNumber')).toBeUndefined();
   });
 
+  it('refuses a card sequence number that is not the value of tag 5F34 in the tags sent', () => {
+    // gateway.md §3: emv.cardSequenceNumber is the value of tag 5F34.
+    const field = 'pointOfSaleInformation.emv.cardSequenceNumber';
+    expect(missing({ service: 'preauth', ...cp, pos: { ...pos, cardSequenceNumber: '02' } }).field).toBe(
+      field,
+    );
+    expect(
+      missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: TAGS_NO_PSN, cardSequenceNumber: '01' } })
+        .field,
+    ).toBe(field);
+    const swiped: PointOfSale = { ...pos, entryMode: 'swiped', emvTags: undefined, cardSequenceNumber: '01' };
+    expect(missing({ service: 'preauth', ...cp, pos: swiped }).field).toBe(field);
+    // The same number written with or without its leading zero is the same number.
+    for (const csn of ['01', '1', '001'])
+      expect(
+        valueAt(bodyOf({ service: 'preauth', ...cp, pos: { ...pos, cardSequenceNumber: csn } }), field),
+      ).toBe(csn);
+  });
+
   it.each(['57', '5A', '5F20', '5F24', '56', '99', '9F0B', '9F1F', '9F20'])(
     'refuses EMV tags carrying never-send tag %s',
     (tag) => {
@@ -326,6 +345,53 @@ describe('preparePayment', () => {
       expect(e.message).not.toContain(value);
     },
   );
+
+  it('refuses a terminalCapability that cannot have read the card the way entryMode says', () => {
+    // gateway.md §3: 4 contact chip, 5 contactless; EMV requires 4 or 5. A tap, EMV or magnetic-stripe mode, can only
+    // have been read by a contactless terminal (5); a chip read by a chip terminal (4 or 5).
+    const swiped = { ...pos, entryMode: 'swiped' as const, emvTags: undefined };
+    const capability = (p: PointOfSale): string => missing({ service: 'preauth', ...cp, pos: p }).field;
+    expect(capability({ ...pos, terminalCapability: 2 })).toBe('pointOfSaleInformation.terminalCapability');
+    expect(capability({ ...pos, entryMode: 'contactless', terminalCapability: 4 })).toBe(
+      'pointOfSaleInformation.terminalCapability',
+    );
+    expect(capability({ ...swiped, entryMode: 'msd', terminalCapability: 4 })).toBe(
+      'pointOfSaleInformation.terminalCapability',
+    );
+    expect(capability({ ...swiped, entryMode: 'msd', terminalCapability: 2 })).toBe(
+      'pointOfSaleInformation.terminalCapability',
+    );
+    // What a terminal of that capability reads is accepted.
+    for (const ok of [
+      { ...pos, terminalCapability: 4 },
+      { ...pos, terminalCapability: 5 },
+      { ...pos, entryMode: 'contactless', terminalCapability: 5 },
+      { ...swiped, entryMode: 'msd', terminalCapability: 5 },
+      { ...swiped, terminalCapability: 2 },
+      { ...swiped, terminalCapability: 5 },
+    ] satisfies PointOfSale[])
+      expect(() => preparePayment({ service: 'preauth', ...cp, pos: ok })).not.toThrow();
+  });
+
+  it('refuses EMV tags that carry one tag twice, naming the tag and never a value', () => {
+    // Two cryptograms, two PAN sequence numbers: which one the gateway reads is not ours to guess, and the required-tag
+    // check and the cardSequenceNumber taken from 5F34 would each have read just one of them.
+    const secondCryptogram = '9F2608AABBCCDDEEFF0011';
+    const e = missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: `${TAGS}${secondCryptogram}` } });
+    expect(e.field).toBe('pointOfSaleInformation.emv.tags');
+    expect(e.reason).toBe('INVALID_DATA');
+    expect(e.message).toContain('9F26');
+    expect(e.message).not.toContain('AABBCCDDEEFF0011');
+    const twoPsn = missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: `${TAGS}5F340102` } });
+    expect(twoPsn.message).toContain('5F34');
+    // Inside a template too: the list is read flat.
+    const nested = missing({
+      service: 'preauth',
+      ...cp,
+      pos: { ...pos, emvTags: `${TAGS}7005${'5F340101'}00` },
+    });
+    expect(nested.message).toContain('5F34');
+  });
 
   it('refuses EMV tags that are not valid BER-TLV', () => {
     expect(missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: '9F0206000000' } }).reason).toBe(

@@ -187,6 +187,22 @@ function cardPresent(
     // spec 001: emv.cardSequenceNumber is the value of tag 5F34; take it from the tags when the caller did not.
     cardSequenceNumber ??= tags.get('5F34');
   }
+  // gateway.md §3: the value of tag 5F34 — so one given by the caller must be the 5F34 of the tags sent with it.
+  const psn = context.emvTags?.get('5F34');
+  if (
+    pos.cardSequenceNumber !== undefined &&
+    pos.cardSequenceNumber !== '' &&
+    (psn === undefined ||
+      !/^\d{1,3}$/.test(pos.cardSequenceNumber) ||
+      Number(pos.cardSequenceNumber) !== Number(psn))
+  ) {
+    invalid(
+      'pointOfSaleInformation.emv.cardSequenceNumber',
+      psn === undefined
+        ? 'emv.cardSequenceNumber is sent without tag 5F34 in emv.tags'
+        : 'emv.cardSequenceNumber is not the value of tag 5F34 in emv.tags',
+    );
+  }
   if (
     pos.entryMode !== 'contact' &&
     pos.entryMode !== 'contactless' &&
@@ -195,7 +211,15 @@ function cardPresent(
   ) {
     invalid('pointOfSaleInformation.emv.tags', `EMV tags sent with entry mode ${pos.entryMode}`);
   }
-  if ((pos.entryMode === 'contact' || pos.entryMode === 'contactless') && pos.terminalCapability < 4) {
+  // gateway.md §3: 4 contact chip, 5 contactless; EMV requires 4 or 5. A tap (EMV or magnetic-stripe mode) was read by
+  // a contactless terminal, so it says 5.
+  if ((pos.entryMode === 'contactless' || pos.entryMode === 'msd') && pos.terminalCapability !== 5) {
+    invalid(
+      'pointOfSaleInformation.terminalCapability',
+      `a ${pos.entryMode} read requires terminalCapability 5 (contactless)`,
+    );
+  }
+  if (pos.entryMode === 'contact' && pos.terminalCapability < 4) {
     invalid('pointOfSaleInformation.terminalCapability', 'EMV entry requires terminalCapability 4 or 5');
   }
   if (

@@ -1,5 +1,5 @@
 import { createHmac, randomBytes } from 'node:crypto';
-import type { CardRead } from '../../devices/reader.js';
+import { ReaderError, type CardRead } from '../../devices/reader.js';
 import {
   bytesToHex,
   CardDataError,
@@ -30,7 +30,11 @@ function panFrom5A(read: CardRead): string | undefined {
   return /^\d{12,19}$/.test(digits) ? digits : undefined;
 }
 
-/** PAN, expiry and service code of a read, from the most reliable source present: tag 57, track 2, track 1. */
+/**
+ * PAN, expiry and service code of a read, from the most reliable source present: tag 57, track 2, track 1.
+ * @throws ReaderError CARD_ERROR when tag 5A names another card than that source: a read mixing two cards is corrupt,
+ *   and neither its PAN with the other's expiry nor track data built from the mix may reach the gateway.
+ */
 export function cardDataOf(read: CardRead): CardData | undefined {
   const sources: Array<() => CardData> = [];
   const t57 = read.tlvs.find((t) => t.tag === '57')?.value;
@@ -38,13 +42,19 @@ export function cardDataOf(read: CardRead): CardData | undefined {
   if (read.track2) sources.push(() => parseTrack2(read.track2 ?? ''));
   if (read.track1) sources.push(() => parseTrack1(read.track1 ?? ''));
   for (const parse of sources) {
+    let d: CardData;
     try {
-      const d = parse();
-      const pan5A = panFrom5A(read);
-      return pan5A && pan5A !== d.pan ? { ...d, pan: pan5A } : d;
+      d = parse();
     } catch (e) {
       if (!(e instanceof CardDataError)) throw e;
+      continue;
     }
+    const pan5A = panFrom5A(read);
+    if (pan5A !== undefined && pan5A !== d.pan) {
+      // No digit of either PAN in the message: it reaches the log.
+      throw new ReaderError('CARD_ERROR', 'the card read is inconsistent: tag 5A and the track data differ');
+    }
+    return d;
   }
   return undefined;
 }
@@ -62,7 +72,14 @@ export class CardStore {
   /** Keeps a read and returns its summary for the machines. */
   hold(read: CardRead): HeldCard {
     const ref = `card_${randomBytes(9).toString('base64url')}`;
-    const data = cardDataOf(read);
+    let data: CardData | undefined;
+    try {
+      data = cardDataOf(read);
+    } catch (e) {
+      // A read refused is not kept: its card data is wiped now, as a released one is.
+      for (const t of read.tlvs) t.value.fill(0);
+      throw e;
+    }
     const cardType: CardType | null = data ? detectNetwork(data.pan).cardType : null;
     const chip = read.entryMode === 'contact' || read.entryMode === 'contactless';
     const fingerprint = data

@@ -471,6 +471,23 @@ describe('LinkDesk', () => {
     expect(store.open()).toEqual([]);
   });
 
+  it('deactivates a link whose create had no answer when the gateway reads it in a status other than INACTIVE', async () => {
+    gateway.failCreate = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    gateway.makeDespiteFailure = true;
+    await expect(
+      desk.createForFee({ reference: 'T-5', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({ code: 'LINK_UNAVAILABLE' });
+    // The gateway's answer names no status the terminal knows (none at all reads as UNKNOWN): the link may be payable.
+    const made = gateway.links.get('PT000001_T-5')!;
+    gateway.links.set(made.id, { ...made, status: 'UNKNOWN' });
+    desk.stop();
+    desk = makeDesk();
+    await desk.recover();
+    expect(gateway.calls).toContain('update PT000001_T-5 INACTIVE');
+    expect(gateway.links.get('PT000001_T-5')?.status).toBe('INACTIVE');
+    expect(store.get('PT000001_T-5')).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+  });
+
   it('after a restart watches a pay-later link within its wait and deactivates the others; a link never made is failed', async () => {
     const within = await desk.createForFee({
       reference: 'A',

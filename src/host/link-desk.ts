@@ -651,10 +651,12 @@ export class LinkDesk {
       this.busy.add(link.linkId);
       try {
         const found = await this.deps.gateway.paymentLinks.get(link.linkId);
+        // Recorded INACTIVE only when the gateway's answer says so: a link in any other status (none, or a word the
+        // terminal does not know) may still be paid, and is adopted to be watched or deactivated as any other.
         current =
-          found.status === 'ACTIVE'
-            ? this.deps.store.activated(link.linkId, found.paymentLink)
-            : this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId);
+          found.status === 'INACTIVE'
+            ? this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId)
+            : this.deps.store.activated(link.linkId, found.paymentLink);
       } catch (e) {
         if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
           this.publish(this.deps.store.failed(link.linkId, 'the gateway has no such link'));

@@ -212,6 +212,39 @@ describe('LinkDesk', () => {
     ).toEqual(['PAID', 'PAID_TWICE']);
   });
 
+  it('records a refused payment once however often it is delivered again, across a restart too', async () => {
+    const view = await desk.createForFee({ reference: 'T-9', amountMinor: 450, currency: 'GBP' });
+    const review = { ...paid(view.linkId), status: 'PENDING', paymentId: '7000000000000000000003' };
+    const otherAmount = { ...paid(view.linkId, 1), paymentId: '7000000000000000000004' };
+    const second = { ...paid(view.linkId), paymentId: '7000000000000000000002' };
+    // A relay hands over what it holds at every fetch; a gateway sends again an answer it did not get.
+    const deliverAll = () => {
+      desk.notify(review);
+      desk.notify(otherAmount);
+      desk.notify(paid(view.linkId));
+      desk.notify(second);
+    };
+    deliverAll();
+    deliverAll();
+    desk.stop();
+    desk = makeDesk();
+    deliverAll();
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.code ?? ''}:${String(r.details.paymentId)}`),
+    ).toEqual([
+      'NOT_COUNTED:7000000000000000000003',
+      'AMOUNT_MISMATCH:7000000000000000000004',
+      'PAID:7000000000000000000001',
+      'PAID_TWICE:7000000000000000000002',
+    ]);
+    // A payment of the same id in a new status is a new fact: recorded.
+    desk.notify({ ...second, status: 'AUTHORIZED_PENDING_REVIEW' });
+    expect(audit.list().filter((r) => r.code === 'PAID_TWICE')).toHaveLength(2);
+  });
+
   it('deactivates the link when the customer cancels, and when the wait runs out', async () => {
     const a = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     expect(await desk.cancel(a.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });

@@ -409,12 +409,18 @@ export class LinkDesk {
     return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
   }
 
-  /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
+  /**
+   * A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. Once:
+   * a notification is delivered again (a relay hands over what it holds at every fetch, past a restart too; a gateway
+   * sends again what it got no answer to), and a payment of the link already recorded in that status, under whatever
+   * code, changes nothing.
+   */
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
     code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED',
   ): void {
+    if (this.deps.audit.holds('link-paid', linkId, { paymentId: n.paymentId, status: n.status })) return;
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',

@@ -22,6 +22,8 @@ class FakeLinks {
   makeDespiteFailure = false;
   /** Set to answer an update with the link as it was, its status unchanged (the change did not take). */
   keepStatus = false;
+  /** Set to make the next update fail this way after it took effect (an answer lost: the outcome unknown). */
+  failUpdateAfterChange: GatewayError | undefined;
   seenAtCreate: string | undefined;
   constructor(private readonly store: () => PaymentLinkStore) {}
 
@@ -49,7 +51,9 @@ class FakeLinks {
       const was = this.links.get(id)?.status ?? 'ACTIVE';
       const link = this.toLink(input, this.keepStatus ? was : (input.status ?? 'ACTIVE'));
       this.links.set(id, link);
-      return Promise.resolve(link);
+      const failure = this.failUpdateAfterChange;
+      this.failUpdateAfterChange = undefined;
+      return failure ? Promise.reject(failure) : Promise.resolve(link);
     },
     get: (id: string) => {
       this.calls.push(`get ${id}`);
@@ -291,6 +295,41 @@ describe('LinkDesk', () => {
       closeReason: 'operator',
     });
     expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+  });
+
+  it('leaves no link active unwatched when the operator reactivates it and the answer is lost', async () => {
+    const view = await desk.createForFee({ reference: 'T-7', amountMinor: 450, currency: 'GBP' });
+    await desk.cancel(view.linkId);
+    expect(store.open()).toEqual([]);
+    // The gateway makes the link ACTIVE again, but its answer never comes.
+    gateway.failUpdateAfterChange = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    await expect(desk.setStatusByOperator(view.linkId, 'ACTIVE')).rejects.toMatchObject({
+      code: 'GW_TIMEOUT',
+    });
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    // The journal knew of the change before it was sent: the sweep finds the link and deactivates it.
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    await desk.sweep();
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+  });
+
+  it('keeps a link closed when the gateway refuses its reactivation, or answers it still INACTIVE', async () => {
+    const view = await desk.createForFee({ reference: 'T-8', amountMinor: 450, currency: 'GBP' });
+    await desk.cancel(view.linkId);
+    gateway.keepStatus = true;
+    await expect(desk.setStatusByOperator(view.linkId, 'ACTIVE')).rejects.toMatchObject({
+      code: 'GW_UNDOCUMENTED',
+    });
+    gateway.keepStatus = false;
+    gateway.links.delete(view.linkId);
+    await expect(desk.setStatusByOperator(view.linkId, 'ACTIVE')).rejects.toMatchObject({
+      code: 'GW_NOT_FOUND',
+    });
+    // The intent to close it, journaled before the request, is finished by the sweep once the gateway confirms it.
+    await desk.sweep();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+    expect(store.open()).toEqual([]);
   });
 
   /** Holds the gateway's answers to `get` until the returned function is called. */

@@ -224,7 +224,8 @@ export interface LinkStatusDeps {
  * Sets a link INACTIVE (`deactivate`) or ACTIVE again (`reactivate`) at the gateway, for the operator. A link of this
  * terminal: the intent to deactivate is journaled before the request (the sweep finishes it if the gateway does not
  * answer now), and the journal follows the gateway's answer — deactivated, or active and watched again for
- * `waitMs` — once it shows the new status ({@link changeLinkStatus}). A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created), or one of this terminal's id that the journal has no record of, is refused
+ * `waitMs` — once it shows the new status ({@link changeLinkStatus}); a reactivation is journaled before it is sent as
+ * the link open with the intent to close it, so that one whose answer is lost is deactivated by the sweep. A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created), or one of this terminal's id that the journal has no record of, is refused
  * before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
  * refusal or a gateway's failure too, then rethrown.
  * @throws LinkDeskError LINK_NOT_ALLOWED; GatewayError (GW_NOT_FOUND for a link the gateway does not have,
@@ -244,6 +245,12 @@ export async function setLinkStatus(
     const refusal = target === 'ACTIVE' ? reactivationRefusalOf(linkId, deps.terminalId, mine) : undefined;
     if (refusal !== undefined) throw new LinkDeskError('LINK_NOT_ALLOWED', refusal);
     if (target === 'INACTIVE' && mine && !mine.gatewayInactive) store?.closing(linkId, 'operator');
+    // A reactivation is journaled before it is sent too: the link open again with the intent to close it, so that an
+    // answer lost (the update may have taken) or a stop before the answer is journaled leaves it to the sweep or the
+    // next start, which deactivate it — never ACTIVE at the gateway while the journal holds it closed, unwatched. Once
+    // the answer shows it ACTIVE, the intent is dropped and the link watched.
+    if (target === 'ACTIVE' && mine?.gatewayInactive === true && store)
+      store.closing(store.reactivated(linkId, deps.now().getTime() + deps.waitMs).linkId, 'operator');
     const { link: updated, wasStatus } = await changeLinkStatus(gateway, linkId, target);
     if (mine && store) {
       if (target === 'INACTIVE') store.deactivated(linkId);

@@ -512,6 +512,30 @@ describe('LinkDesk', () => {
     ]);
   });
 
+  it('records a signed refused notification with its gateway texts shown visibly and bounded, never dropped', async () => {
+    const view = await desk.createForFee({ reference: 'T-64', amountMinor: 450, currency: 'GBP' });
+    // What the signed body said, read as far as it could be: a link id turned around by a bidi override, a control,
+    // and a reason quoting an event type of thousands of characters.
+    const turned = `${view.linkId}\u202E46-T\u001b[2J`;
+    desk.notificationRefused({
+      problem: 'body',
+      message: `event ${'payByLink.'.repeat(400)} is not a payment-link payment`,
+      signedAtMs: nowMs,
+      linkId: turned,
+      paymentId: '70000000000000\u202E00001',
+    });
+    const [record] = audit.list();
+    expect(record).toMatchObject({ action: 'link-paid', result: 'refused', code: 'NOTIFICATION_BODY' });
+    // Not a link id: not the subject of the record, but shown in its details as the operator sees link texts.
+    expect(record?.subject).toBeUndefined();
+    expect(record?.details).toMatchObject({
+      linkId: `${view.linkId}\\u{202E}46-T\\u{001B}[2J`,
+      paymentId: '70000000000000\\u{202E}00001',
+      mine: false,
+    });
+    expect(String(record?.details.reason).length).toBeLessThanOrEqual(160);
+  });
+
   it('refuses personal data before anything is journaled or sent', async () => {
     await expect(
       desk.createForFee({ reference: 'card 4111 1111 1111 1111', amountMinor: 450, currency: 'GBP' }),

@@ -1,6 +1,7 @@
 import {
   buildPaymentLinkBody,
   GatewayError,
+  isLinkId,
   PersonalDataError,
   personalDataIn,
   type GatewayClient,
@@ -26,6 +27,7 @@ import {
   LinkDeskError,
   paymentLinkPage,
   setLinkStatus,
+  shownLinkText,
   type LinkDeskErrorCode,
 } from './link-status.js';
 
@@ -443,19 +445,23 @@ export class LinkDesk {
    * (`link-paid`, refused, `NOTIFICATION_<problem>`), not only the log.
    */
   notificationRefused(refusal: LinkNotificationRefusal): void {
+    // The texts are the body's, read as far as they could be (the body was refused): the subject is a link id or
+    // nothing, and each text is kept as the operator is shown a link's texts — visibly, bounded — so that none can
+    // turn the record around nor make it too long to be written.
+    const { linkId, paymentId } = refusal;
+    const linkIdShape = linkId !== undefined && isLinkId(linkId);
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
-      ...(refusal.linkId !== undefined ? { subject: refusal.linkId } : {}),
+      ...(linkIdShape ? { subject: linkId } : {}),
       result: 'refused',
       code: `NOTIFICATION_${refusal.problem.toUpperCase()}`,
       details: {
-        reason: refusal.message,
+        reason: shownLinkText(refusal.message),
         signedAt: new Date(refusal.signedAtMs).toISOString(),
-        ...(refusal.paymentId !== undefined ? { paymentId: refusal.paymentId } : {}),
-        mine:
-          refusal.linkId !== undefined &&
-          ownLink(this.deps.store, this.deps.terminalId, refusal.linkId) !== undefined,
+        ...(linkId !== undefined && !linkIdShape ? { linkId: shownLinkText(linkId) } : {}),
+        ...(paymentId !== undefined ? { paymentId: shownLinkText(paymentId) } : {}),
+        mine: linkIdShape && ownLink(this.deps.store, this.deps.terminalId, linkId) !== undefined,
       },
     });
   }

@@ -225,8 +225,9 @@ export interface LinkStatusDeps {
  * terminal: the intent to deactivate is journaled before the request (the sweep finishes it if the gateway does not
  * answer now), and the journal follows the gateway's answer — deactivated, or active and watched again for
  * `waitMs` — once it shows the new status ({@link changeLinkStatus}); a reactivation is journaled before it is sent as
- * the link open with the intent to close it, so that one whose answer is lost is deactivated by the sweep. A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created), or one of this terminal's id that the journal has no record of, is refused
- * before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
+ * the link open with the intent to close it, so that one whose answer is lost is deactivated by the sweep. A link of
+ * this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created), or one of this terminal's id
+ * that the journal has no record of, is refused before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
  * refusal or a gateway's failure too, then rethrown.
  * @throws LinkDeskError LINK_NOT_ALLOWED; GatewayError (GW_NOT_FOUND for a link the gateway does not have,
  *   LINK_PERSONAL_DATA, the transport's).

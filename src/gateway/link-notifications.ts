@@ -231,7 +231,8 @@ const MAX_BODY_BYTES = 64 * 1024;
 
 /**
  * The HTTP listener the terminal runs for payment-link notifications when `links.notifications.listen` is
- * configured: POST on one path, verified, answered 204; a refused one 401 (signature, time, merchant) or 400 (body).
+ * configured: POST on one path, verified, answered 204; a refused one 401 (signature, time, merchant) or 400 (body, or a
+ * request target that is not a URL).
  */
 export class LinkNotificationListener {
   private constructor(
@@ -248,7 +249,15 @@ export class LinkNotificationListener {
       res.writeHead(status, { 'content-length': 0 }).end();
     };
     const server = createServer((req, res) => {
-      if (new URL(req.url ?? '/', 'http://listener.invalid').pathname !== path) return answer(res, 404);
+      // A request target in absolute form that no URL parser reads (`POST http://[ HTTP/1.1`) gets through Node's
+      // parser: answered 400 here, never thrown out of the handler, where it would take the terminal out of service.
+      let pathname: string;
+      try {
+        pathname = new URL(req.url ?? '/', 'http://listener.invalid').pathname;
+      } catch {
+        return answer(res, 400);
+      }
+      if (pathname !== path) return answer(res, 404);
       if (req.method !== 'POST') return answer(res, 405);
       const chunks: Buffer[] = [];
       let size = 0;

@@ -1,5 +1,6 @@
 import {
   AUDIT_LIST_MAX,
+  type AuditAction,
   type AuditActor,
   type SettingValue,
   type AuditQuery,
@@ -97,6 +98,19 @@ export class AuditTrail {
         'the audit log could not record an action',
       );
       return undefined;
+    }
+  }
+
+  /**
+   * Whether a record of `action` about `subject` already holds every one of `facts` ({@link AuditStore.holds}); false
+   * when the log cannot be read (logged): a fact recorded twice rather than not at all.
+   */
+  holds(action: AuditAction, subject: string, facts: Record<string, string | number>): boolean {
+    try {
+      return this.store.holds(action, subject, facts);
+    } catch (err) {
+      this.logger.error({ err, action }, 'the audit log could not be read');
+      return false;
     }
   }
 

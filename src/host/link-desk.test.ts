@@ -22,6 +22,8 @@ class FakeLinks {
   makeDespiteFailure = false;
   /** Set to answer an update with the link as it was, its status unchanged (the change did not take). */
   keepStatus = false;
+  /** Set to make the next update fail this way after it took effect (an answer lost: the outcome unknown). */
+  failUpdateAfterChange: GatewayError | undefined;
   seenAtCreate: string | undefined;
   constructor(private readonly store: () => PaymentLinkStore) {}
 
@@ -49,7 +51,9 @@ class FakeLinks {
       const was = this.links.get(id)?.status ?? 'ACTIVE';
       const link = this.toLink(input, this.keepStatus ? was : (input.status ?? 'ACTIVE'));
       this.links.set(id, link);
-      return Promise.resolve(link);
+      const failure = this.failUpdateAfterChange;
+      this.failUpdateAfterChange = undefined;
+      return failure ? Promise.reject(failure) : Promise.resolve(link);
     },
     get: (id: string) => {
       this.calls.push(`get ${id}`);
@@ -212,6 +216,39 @@ describe('LinkDesk', () => {
     ).toEqual(['PAID', 'PAID_TWICE']);
   });
 
+  it('records a refused payment once however often it is delivered again, across a restart too', async () => {
+    const view = await desk.createForFee({ reference: 'T-9', amountMinor: 450, currency: 'GBP' });
+    const review = { ...paid(view.linkId), status: 'PENDING', paymentId: '7000000000000000000003' };
+    const otherAmount = { ...paid(view.linkId, 1), paymentId: '7000000000000000000004' };
+    const second = { ...paid(view.linkId), paymentId: '7000000000000000000002' };
+    // A relay hands over what it holds at every fetch; a gateway sends again an answer it did not get.
+    const deliverAll = () => {
+      desk.notify(review);
+      desk.notify(otherAmount);
+      desk.notify(paid(view.linkId));
+      desk.notify(second);
+    };
+    deliverAll();
+    deliverAll();
+    desk.stop();
+    desk = makeDesk();
+    deliverAll();
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.code ?? ''}:${String(r.details.paymentId)}`),
+    ).toEqual([
+      'NOT_COUNTED:7000000000000000000003',
+      'AMOUNT_MISMATCH:7000000000000000000004',
+      'PAID:7000000000000000000001',
+      'PAID_TWICE:7000000000000000000002',
+    ]);
+    // A payment of the same id in a new status is a new fact: recorded.
+    desk.notify({ ...second, status: 'AUTHORIZED_PENDING_REVIEW' });
+    expect(audit.list().filter((r) => r.code === 'PAID_TWICE')).toHaveLength(2);
+  });
+
   it('deactivates the link when the customer cancels, and when the wait runs out', async () => {
     const a = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     expect(await desk.cancel(a.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
@@ -258,6 +295,41 @@ describe('LinkDesk', () => {
       closeReason: 'operator',
     });
     expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+  });
+
+  it('leaves no link active unwatched when the operator reactivates it and the answer is lost', async () => {
+    const view = await desk.createForFee({ reference: 'T-7', amountMinor: 450, currency: 'GBP' });
+    await desk.cancel(view.linkId);
+    expect(store.open()).toEqual([]);
+    // The gateway makes the link ACTIVE again, but its answer never comes.
+    gateway.failUpdateAfterChange = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    await expect(desk.setStatusByOperator(view.linkId, 'ACTIVE')).rejects.toMatchObject({
+      code: 'GW_TIMEOUT',
+    });
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    // The journal knew of the change before it was sent: the sweep finds the link and deactivates it.
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    await desk.sweep();
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+  });
+
+  it('keeps a link closed when the gateway refuses its reactivation, or answers it still INACTIVE', async () => {
+    const view = await desk.createForFee({ reference: 'T-8', amountMinor: 450, currency: 'GBP' });
+    await desk.cancel(view.linkId);
+    gateway.keepStatus = true;
+    await expect(desk.setStatusByOperator(view.linkId, 'ACTIVE')).rejects.toMatchObject({
+      code: 'GW_UNDOCUMENTED',
+    });
+    gateway.keepStatus = false;
+    gateway.links.delete(view.linkId);
+    await expect(desk.setStatusByOperator(view.linkId, 'ACTIVE')).rejects.toMatchObject({
+      code: 'GW_NOT_FOUND',
+    });
+    // The intent to close it, journaled before the request, is finished by the sweep once the gateway confirms it.
+    await desk.sweep();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+    expect(store.open()).toEqual([]);
   });
 
   /** Holds the gateway's answers to `get` until the returned function is called. */
@@ -440,6 +512,30 @@ describe('LinkDesk', () => {
     ]);
   });
 
+  it('records a signed refused notification with its gateway texts shown visibly and bounded, never dropped', async () => {
+    const view = await desk.createForFee({ reference: 'T-64', amountMinor: 450, currency: 'GBP' });
+    // What the signed body said, read as far as it could be: a link id turned around by a bidi override, a control,
+    // and a reason quoting an event type of thousands of characters.
+    const turned = `${view.linkId}\u202E46-T\u001b[2J`;
+    desk.notificationRefused({
+      problem: 'body',
+      message: `event ${'payByLink.'.repeat(400)} is not a payment-link payment`,
+      signedAtMs: nowMs,
+      linkId: turned,
+      paymentId: '70000000000000\u202E00001',
+    });
+    const [record] = audit.list();
+    expect(record).toMatchObject({ action: 'link-paid', result: 'refused', code: 'NOTIFICATION_BODY' });
+    // Not a link id: not the subject of the record, but shown in its details as the operator sees link texts.
+    expect(record?.subject).toBeUndefined();
+    expect(record?.details).toMatchObject({
+      linkId: `${view.linkId}\\u{202E}46-T\\u{001B}[2J`,
+      paymentId: '70000000000000\\u{202E}00001',
+      mine: false,
+    });
+    expect(String(record?.details.reason).length).toBeLessThanOrEqual(160);
+  });
+
   it('refuses personal data before anything is journaled or sent', async () => {
     await expect(
       desk.createForFee({ reference: 'card 4111 1111 1111 1111', amountMinor: 450, currency: 'GBP' }),
@@ -469,6 +565,23 @@ describe('LinkDesk', () => {
     expect(store.get('PT000001_T-1-2')).toMatchObject({ state: 'deactivated', gatewayInactive: true });
     expect(gateway.links.get('PT000001_T-1-2')?.status).toBe('INACTIVE');
     expect(store.open()).toEqual([]);
+  });
+
+  it('deactivates a link whose create had no answer when the gateway reads it in a status other than INACTIVE', async () => {
+    gateway.failCreate = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    gateway.makeDespiteFailure = true;
+    await expect(
+      desk.createForFee({ reference: 'T-5', amountMinor: 450, currency: 'GBP' }),
+    ).rejects.toMatchObject({ code: 'LINK_UNAVAILABLE' });
+    // The gateway's answer names no status the terminal knows (none at all reads as UNKNOWN): the link may be payable.
+    const made = gateway.links.get('PT000001_T-5')!;
+    gateway.links.set(made.id, { ...made, status: 'UNKNOWN' });
+    desk.stop();
+    desk = makeDesk();
+    await desk.recover();
+    expect(gateway.calls).toContain('update PT000001_T-5 INACTIVE');
+    expect(gateway.links.get('PT000001_T-5')?.status).toBe('INACTIVE');
+    expect(store.get('PT000001_T-5')).toMatchObject({ state: 'deactivated', gatewayInactive: true });
   });
 
   it('after a restart watches a pay-later link within its wait and deactivates the others; a link never made is failed', async () => {

@@ -1,6 +1,7 @@
 import {
   buildPaymentLinkBody,
   GatewayError,
+  isLinkId,
   PersonalDataError,
   personalDataIn,
   type GatewayClient,
@@ -26,6 +27,7 @@ import {
   LinkDeskError,
   paymentLinkPage,
   setLinkStatus,
+  shownLinkText,
   type LinkDeskErrorCode,
 } from './link-status.js';
 
@@ -409,12 +411,18 @@ export class LinkDesk {
     return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
   }
 
-  /** A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. */
+  /**
+   * A payment through a link that the terminal does not count as the link's; the operator settles or refunds it. Once:
+   * a notification is delivered again (a relay hands over what it holds at every fetch, past a restart too; a gateway
+   * sends again what it got no answer to), and a payment of the link already recorded in that status, under whatever
+   * code, changes nothing.
+   */
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
     code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED',
   ): void {
+    if (this.deps.audit.holds('link-paid', linkId, { paymentId: n.paymentId, status: n.status })) return;
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
@@ -437,19 +445,23 @@ export class LinkDesk {
    * (`link-paid`, refused, `NOTIFICATION_<problem>`), not only the log.
    */
   notificationRefused(refusal: LinkNotificationRefusal): void {
+    // The texts are the body's, read as far as they could be (the body was refused): the subject is a link id or
+    // nothing, and each text is kept as the operator is shown a link's texts — visibly, bounded — so that none can
+    // turn the record around nor make it too long to be written.
+    const { linkId, paymentId } = refusal;
+    const linkIdShape = linkId !== undefined && isLinkId(linkId);
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
-      ...(refusal.linkId !== undefined ? { subject: refusal.linkId } : {}),
+      ...(linkIdShape ? { subject: linkId } : {}),
       result: 'refused',
       code: `NOTIFICATION_${refusal.problem.toUpperCase()}`,
       details: {
-        reason: refusal.message,
+        reason: shownLinkText(refusal.message),
         signedAt: new Date(refusal.signedAtMs).toISOString(),
-        ...(refusal.paymentId !== undefined ? { paymentId: refusal.paymentId } : {}),
-        mine:
-          refusal.linkId !== undefined &&
-          ownLink(this.deps.store, this.deps.terminalId, refusal.linkId) !== undefined,
+        ...(linkId !== undefined && !linkIdShape ? { linkId: shownLinkText(linkId) } : {}),
+        ...(paymentId !== undefined ? { paymentId: shownLinkText(paymentId) } : {}),
+        mine: linkIdShape && ownLink(this.deps.store, this.deps.terminalId, linkId) !== undefined,
       },
     });
   }
@@ -651,10 +663,12 @@ export class LinkDesk {
       this.busy.add(link.linkId);
       try {
         const found = await this.deps.gateway.paymentLinks.get(link.linkId);
+        // Recorded INACTIVE only when the gateway's answer says so: a link in any other status (none, or a word the
+        // terminal does not know) may still be paid, and is adopted to be watched or deactivated as any other.
         current =
-          found.status === 'ACTIVE'
-            ? this.deps.store.activated(link.linkId, found.paymentLink)
-            : this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId);
+          found.status === 'INACTIVE'
+            ? this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId)
+            : this.deps.store.activated(link.linkId, found.paymentLink);
       } catch (e) {
         if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
           this.publish(this.deps.store.failed(link.linkId, 'the gateway has no such link'));

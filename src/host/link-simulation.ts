@@ -20,7 +20,7 @@ import { createTerminalHost } from './terminal-host.js';
  * the kiosk customer enters a ticket and chooses pay by phone, the terminal creates the payment link (journaled
  * first) and shows it, the customer pays on the sandbox's hosted page with a test card (its own form post, as a
  * phone's browser sends it), the signed notification reaches the terminal's listener, the ticket is paid and the link
- * deactivated. The messages are the link API's requests and the hosted page's payment, in order.
+ * deactivated. The messages are the link API's requests, in order (an update named with the status it sets).
  */
 
 /**
@@ -40,8 +40,8 @@ function serviceOf(r: LedgerRequest): string {
   if (r.path.startsWith('/pay/')) return 'hosted-page payment';
   if (r.method === 'POST') return 'payment-link create';
   if (r.method === 'GET') return 'payment-link get';
-  const status = (r.body as { purchaseInformation?: { status?: unknown } } | undefined)?.purchaseInformation
-    ?.status;
+  // An update names its status at the top of the body (buildPaymentLinkBody), as the sandbox reads it.
+  const status = (r.body as { status?: unknown } | undefined)?.status;
   return typeof status === 'string' ? `payment-link update ${status}` : 'payment-link update';
 }
 

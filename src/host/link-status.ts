@@ -7,7 +7,7 @@ import {
 } from '../gateway/index.js';
 import type { NewAuditRecord, PaymentLinkStore, StoredLink } from '../journal/index.js';
 import type { PaymentLinkSummary, TerminalLinkRecord } from './api.js';
-import { ownLink } from './link-ids.js';
+import { carriesTerminalId, ownLink } from './link-ids.js';
 
 /**
  * The operator's actions on payment links at the gateway, one implementation for the `links` command and operator
@@ -52,6 +52,24 @@ export function reactivationRefusal(mine: StoredLink): string | undefined {
     case 'deactivated':
       return undefined;
   }
+}
+
+/**
+ * Why link `linkId` may not be made ACTIVE again by this terminal's operator, or undefined when it may: a link of this
+ * terminal (`mine`) as {@link reactivationRefusal} says; a link whose id carries this terminal's id
+ * (src/host/link-ids.ts) but that the journal at hand does not hold as the terminal's — none where the command runs,
+ * one without it — is refused too, since nothing can tell that it was never paid; any other link is another
+ * terminal's (or a portal's), the operator's to change.
+ */
+function reactivationRefusalOf(
+  linkId: string,
+  terminalId: string,
+  mine: StoredLink | undefined,
+): string | undefined {
+  if (mine !== undefined) return reactivationRefusal(mine);
+  return carriesTerminalId(linkId, terminalId)
+    ? `the link carries this terminal's id (${terminalId}), but the terminal's journal here has no record of it: whether it was paid cannot be told`
+    : undefined;
 }
 
 /**
@@ -206,8 +224,10 @@ export interface LinkStatusDeps {
  * Sets a link INACTIVE (`deactivate`) or ACTIVE again (`reactivate`) at the gateway, for the operator. A link of this
  * terminal: the intent to deactivate is journaled before the request (the sweep finishes it if the gateway does not
  * answer now), and the journal follows the gateway's answer — deactivated, or active and watched again for
- * `waitMs` — once it shows the new status ({@link changeLinkStatus}). A link of this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created) is refused
- * before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
+ * `waitMs` — once it shows the new status ({@link changeLinkStatus}); a reactivation is journaled before it is sent as
+ * the link open with the intent to close it, so that one whose answer is lost is deactivated by the sweep. A link of
+ * this terminal that {@link reactivationRefusal} keeps INACTIVE (paid, or never created), or one of this terminal's id
+ * that the journal has no record of, is refused before anything is sent. Recorded in the audit log (`link-deactivate` / `link-reactivate`, actor operator), a
  * refusal or a gateway's failure too, then rethrown.
  * @throws LinkDeskError LINK_NOT_ALLOWED; GatewayError (GW_NOT_FOUND for a link the gateway does not have,
  *   LINK_PERSONAL_DATA, the transport's).
@@ -223,9 +243,15 @@ export async function setLinkStatus(
   const mine = ownLink(store, deps.terminalId, linkId);
   try {
     // Checked before anything is sent, for every caller (operator mode and the `links` command alike).
-    const refusal = target === 'ACTIVE' && mine !== undefined ? reactivationRefusal(mine) : undefined;
+    const refusal = target === 'ACTIVE' ? reactivationRefusalOf(linkId, deps.terminalId, mine) : undefined;
     if (refusal !== undefined) throw new LinkDeskError('LINK_NOT_ALLOWED', refusal);
     if (target === 'INACTIVE' && mine && !mine.gatewayInactive) store?.closing(linkId, 'operator');
+    // A reactivation is journaled before it is sent too: the link open again with the intent to close it, so that an
+    // answer lost (the update may have taken) or a stop before the answer is journaled leaves it to the sweep or the
+    // next start, which deactivate it — never ACTIVE at the gateway while the journal holds it closed, unwatched. Once
+    // the answer shows it ACTIVE, the intent is dropped and the link watched.
+    if (target === 'ACTIVE' && mine?.gatewayInactive === true && store)
+      store.closing(store.reactivated(linkId, deps.now().getTime() + deps.waitMs).linkId, 'operator');
     const { link: updated, wasStatus } = await changeLinkStatus(gateway, linkId, target);
     if (mine && store) {
       if (target === 'INACTIVE') store.deactivated(linkId);

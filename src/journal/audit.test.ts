@@ -96,6 +96,24 @@ describe('AuditStore', () => {
     expect(audit.list({ sinceMs: T0 + 10 * 60_000 })).toEqual([]);
   });
 
+  it('tells whether a record of an action about a subject already holds given facts, as they are stored', () => {
+    const { audit } = setup();
+    audit.append(
+      refund('T1', { details: { paymentId: '7000000000000000000001', status: 'PENDING', note: PAN } }),
+    );
+    expect(audit.holds('refund', 'T1', { paymentId: '7000000000000000000001', status: 'PENDING' })).toBe(
+      true,
+    );
+    // A card number is compared as the record keeps it: redacted on both sides.
+    expect(audit.holds('refund', 'T1', { note: PAN })).toBe(true);
+    expect(audit.holds('refund', 'T1', { paymentId: '7000000000000000000001', status: 'AUTHORIZED' })).toBe(
+      false,
+    );
+    expect(audit.holds('refund', 'T2', { paymentId: '7000000000000000000001' })).toBe(false);
+    expect(audit.holds('void', 'T1', { paymentId: '7000000000000000000001' })).toBe(false);
+    expect(() => audit.holds('refund', 'x'.repeat(129), {})).toThrow(JournalError);
+  });
+
   it('refuses UPDATE and DELETE on the table: records cannot be changed or removed', () => {
     const { audit, journal } = setup();
     const r = audit.append(refund('T1', { result: 'refused', code: 'NOT_VOIDABLE' }));

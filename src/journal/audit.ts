@@ -211,6 +211,9 @@ export class AuditStore {
       shortfallAwaiting: db.prepare<[string], { id: number }>(
         `SELECT id FROM audit_log WHERE ${SHORTFALLS_AWAITING} AND subject = ?`,
       ),
+      detailsOf: db.prepare<[string, string], { details: string }>(
+        'SELECT details FROM audit_log WHERE action = ? AND subject = ?',
+      ),
     };
   }
 
@@ -243,6 +246,23 @@ export class AuditStore {
       if (row === undefined) throw new JournalError('JOURNAL_IO', `audit record ${id} was not written`);
       return toRecord(row);
     });
+  }
+
+  /**
+   * Whether a record of `action` about `subject` already holds every one of `facts` in its details, each as it is
+   * stored (card data redacted the way {@link append} redacts it): what a caller asks before it records a fact it may
+   * be handed again (a notification delivered more than once). `JOURNAL_INVALID` for a bad field.
+   */
+  holds(action: AuditAction, subject: string, facts: Record<string, string | number>): boolean {
+    checkOneOf(action, AUDIT_ACTIONS, 'action');
+    checkText(subject, 'subject', 128);
+    const wanted = Object.entries(JSON.parse(detailsJson(facts)) as Record<string, unknown>);
+    return readOn(this.connection, () =>
+      this.stmts.detailsOf.all(action, redactString(subject)).some((row) => {
+        const details = JSON.parse(row.details) as Record<string, unknown>;
+        return wanted.every(([key, value]) => details[key] === value);
+      }),
+    );
   }
 
   /**

@@ -268,7 +268,7 @@ describe('simulate kiosk --pay-by-link', () => {
     const result = await runPayByLinkSimulation();
     expect(result.outcome.screen).toBe('approved');
     expect(result.messages.map((m) => m.service)).toEqual(
-      expect.arrayContaining(['payment-link create', 'payment-link update']),
+      expect.arrayContaining(['payment-link create', 'payment-link update INACTIVE']),
     );
     expect(result.messages[0]).toMatchObject({ method: 'POST', httpStatus: 201, status: 'ACTIVE' });
     expect(result.link).toMatchObject({ state: 'paid', gatewayStatus: 'INACTIVE' });

@@ -146,6 +146,28 @@ describe('parking-terminal links', () => {
     ]);
   });
 
+  it("refuses to reactivate a link of this terminal's id that its journal does not know: it may have been paid", async () => {
+    // PT000001 made this link and its customer paid it; the command runs where the terminal's journal is not (another
+    // directory), or the journal lost it: nothing here can tell that it was paid.
+    await createLink('PT000001_T-5');
+    const dir = terminalDir();
+    expect((await run(dir, ['deactivate', 'PT000001_T-5'])).out.link).toMatchObject({ status: 'INACTIVE' });
+
+    const on = await run(dir, ['reactivate', 'PT000001_T-5']);
+    expect(on).toMatchObject({ code: 1, out: { error: { code: 'LINK_NOT_ALLOWED' } } });
+    expect((await run(dir, ['show', 'PT000001_T-5'])).out.link).toMatchObject({ status: 'INACTIVE' });
+    // A journal that has no record of it says no more.
+    openJournal(join(dir, 'var/j.db')).close();
+    expect(await run(dir, ['reactivate', 'PT000001_T-5'])).toMatchObject({
+      code: 1,
+      out: { error: { code: 'LINK_NOT_ALLOWED' } },
+    });
+    // A link of another terminal's id stays the operator's to change.
+    await createLink('PT000002_T-5');
+    await run(dir, ['deactivate', 'PT000002_T-5']);
+    expect((await run(dir, ['reactivate', 'PT000002_T-5'])).out.link).toMatchObject({ status: 'ACTIVE' });
+  });
+
   it("does not take a link whose create the gateway refused this terminal for its own: it is another terminal's", async () => {
     // Before terminal ids were in link ids: another terminal of the merchant made L-7 first; this one's create of the
     // same id was refused (DUPLICATE_RECORD) and journaled failed.

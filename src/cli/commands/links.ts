@@ -24,7 +24,8 @@ parking-terminal links reactivate ID [--json] [--config FILE] [--gateway URL]
                 purpose, closeReason, paymentId, watchUntil) when this terminal created it
   deactivate ID set the link INACTIVE (every field repeated, spec 000); recorded in the audit log
   reactivate ID set it ACTIVE again; a link of this terminal is watched again by the running terminal (its
-                sweep) for links.waitSeconds; a paid one is refused (LINK_NOT_ALLOWED: a link is paid once);
+                sweep) for links.waitSeconds; a paid one is refused (LINK_NOT_ALLOWED: a link is paid once), and
+                so is one of this terminal's id that its journal (journal.path) has no record of;
                 recorded in the audit log
   --json        JSON output (the default: every diagnostic command prints one JSON document)
   --config FILE configuration (JSON or YAML); embedded defaults otherwise

@@ -1,6 +1,7 @@
 /** The gateway client: the public surface of src/gateway (DESIGN.md layout; issue 5). */
 export * from './errors.js';
 export { newTransactionId } from './transaction-id.js';
+export { requestTarget } from './request-target.js';
 export {
   shouldRetry,
   backoffDelayMs,

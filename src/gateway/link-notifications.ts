@@ -23,6 +23,7 @@ import { parseDecimal } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError } from './errors.js';
 import { isGatewayId } from './gateway-id.js';
+import { requestTarget } from './request-target.js';
 
 /** A verified payment made through a payment link. */
 export interface LinkPaymentNotification {
@@ -249,15 +250,9 @@ export class LinkNotificationListener {
       res.writeHead(status, { 'content-length': 0 }).end();
     };
     const server = createServer((req, res) => {
-      // A request target in absolute form that no URL parser reads (`POST http://[ HTTP/1.1`) gets through Node's
-      // parser: answered 400 here, never thrown out of the handler, where it would take the terminal out of service.
-      let pathname: string;
-      try {
-        pathname = new URL(req.url ?? '/', 'http://listener.invalid').pathname;
-      } catch {
-        return answer(res, 400);
-      }
-      if (pathname !== path) return answer(res, 404);
+      const target = requestTarget(req.url, 'http://listener.invalid');
+      if (target === undefined) return answer(res, 400);
+      if (target.pathname !== path) return answer(res, 404);
       if (req.method !== 'POST') return answer(res, 405);
       const chunks: Buffer[] = [];
       let size = 0;

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { connect, createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MockAgent } from 'undici';
@@ -231,5 +231,27 @@ describe('receiveConsent', () => {
     await listening;
     await fetch(redirectUrl);
     expect(await waiting).toEqual({ kind: 'denied' });
+  });
+
+  it('answers 400 to a request target no URL parser reads, and goes on waiting for the return', async () => {
+    const redirectPort = await port();
+    const redirectUrl = `http://127.0.0.1:${redirectPort}/cb`;
+    let ready!: () => void;
+    const listening = new Promise<void>((r) => (ready = r));
+    const waiting = receiveConsent({ redirectUrl, state: 's', timeoutMs: 5000, onListening: () => ready() });
+    await listening;
+    // Node's parser lets a request line in absolute form through that no URL parser reads.
+    const statusLine = await new Promise<string>((resolve, reject) => {
+      const socket = connect(redirectPort, '127.0.0.1', () =>
+        socket.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
+      );
+      let text = '';
+      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
+      socket.on('end', () => resolve(text.split('\r\n')[0] ?? ''));
+      socket.on('error', reject);
+    });
+    expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
+    await fetch(`${redirectUrl}?code=abc&state=s`);
+    expect(await waiting).toEqual({ kind: 'code', code: 'abc' });
   });
 });

@@ -6,6 +6,7 @@ import { writePrivateFileDurably } from '../../config/durable-file.js';
 import { silentLogger, type Logger } from '../../log/index.js';
 import { GatewayError, GatewayOAuthError } from '../errors.js';
 import { parseJsonBody } from '../outcome.js';
+import { requestTarget } from '../request-target.js';
 import { backoffDelayMs } from '../retry.js';
 import { createTransport, type RetryOptions, type Timeouts, type Transport } from '../transport.js';
 import type { BearerTokenSource } from './authenticator.js';
@@ -364,7 +365,11 @@ export function receiveConsent(o: {
       fn();
     };
     const server = createServer((req, res) => {
-      const got = new URL(req.url ?? '/', url);
+      const got = requestTarget(req.url, url);
+      if (got === undefined) {
+        res.writeHead(400).end();
+        return;
+      }
       if (req.method !== 'GET' || got.pathname !== url.pathname) {
         res.writeHead(404).end();
         return;

@@ -4,6 +4,7 @@ import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type Serv
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
+import { requestTarget } from '../../gateway/index.js';
 import { silentLogger, type Logger } from '../../log/index.js';
 import type { Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
 import { customerFacing } from '../customer-facing.js';
@@ -169,10 +170,8 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
       sendText(res, 405, 'Method not allowed\n', { Allow: 'GET, HEAD' });
       return;
     }
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
-    } catch {
+    const url = requestTarget(req.url, `http://127.0.0.1:${port}`);
+    if (url === undefined) {
       sendText(res, 400, 'Bad request\n');
       return;
     }
@@ -255,10 +254,8 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
       rejectUpgrade(socket, '403 Forbidden');
       return;
     }
-    let url: URL;
-    try {
-      url = new URL(req.url ?? '/', `http://127.0.0.1:${port}`);
-    } catch {
+    const url = requestTarget(req.url, `http://127.0.0.1:${port}`);
+    if (url === undefined) {
       rejectUpgrade(socket, '400 Bad Request');
       return;
     }

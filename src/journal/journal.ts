@@ -1040,8 +1040,9 @@ export class SqliteJournal implements Journal {
     this.syncFailure = error;
     this.cancelFlush();
     for (const w of this.queued.splice(0)) w.reject(error);
+    // One typed line: JOURNAL_IO and what the disk answered (its cause), no stack trace (src/log/logger.ts).
     this.logger.error(
-      { err: cause },
+      { err: error },
       'journal log sync failed: the journal refuses writes until it is reopened',
     );
     try {

@@ -23,6 +23,8 @@ interface Armed {
   transactionId: string;
   amountMinor?: number;
   amountText: string;
+  /** Names this refund: confirmed twice, or its request repeated, the terminal carries it out once. */
+  requestId: string;
 }
 
 /**
@@ -212,6 +214,7 @@ export class OperatorPanel {
         : {
             type: 'refund',
             transactionId: armed.transactionId,
+            requestId: armed.requestId,
             ...(armed.amountMinor !== undefined ? { amountMinor: armed.amountMinor } : {}),
           };
     const r = await this.#call(action);
@@ -453,6 +456,7 @@ export class OperatorPanel {
       type,
       transactionId: txn.transactionId,
       amountText,
+      requestId: crypto.randomUUID(),
       ...(amountMinor !== undefined ? { amountMinor } : {}),
     };
     this.#notice = undefined;

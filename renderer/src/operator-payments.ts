@@ -20,6 +20,8 @@ interface ArmedRefund {
   saleId: number;
   amountMinor?: number;
   amountText: string;
+  /** Names this refund: confirmed twice, or its request repeated, the terminal carries it out once. */
+  requestId: string;
 }
 
 /** What the sections need of the panel: its one way to the terminal (with the PIN) and its result line. */
@@ -103,7 +105,12 @@ export class OperatorPaymentSections {
       }
       amountText = `${draft} ${sale.amount.currency}`;
     }
-    this.#armed = { saleId: sale.id, amountText, ...(amountMinor !== undefined ? { amountMinor } : {}) };
+    this.#armed = {
+      saleId: sale.id,
+      amountText,
+      requestId: crypto.randomUUID(),
+      ...(amountMinor !== undefined ? { amountMinor } : {}),
+    };
     this.host.render();
   }
 
@@ -112,6 +119,7 @@ export class OperatorPaymentSections {
     const done = await this.#run({
       type: 'alt-refund',
       saleId: armed.saleId,
+      requestId: armed.requestId,
       ...(armed.amountMinor !== undefined ? { amountMinor: armed.amountMinor } : {}),
     });
     if (done?.type !== 'alt-refund') return;

@@ -3,7 +3,7 @@ import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { writePrivateFileDurably } from './durable-file.js';
+import { removePrivateFileDurably, writePrivateFileDurably } from './durable-file.js';
 
 // The file system as it is, with the steps of a write observable and a failure injectable between them.
 vi.mock('node:fs', async (importOriginal) => {
@@ -107,5 +107,22 @@ describe('writePrivateFileDurably', () => {
     );
     expect(readFileSync(path, 'utf8')).toBe('key 1\n');
     expect(readdirSync(join(dir, 'var'))).toEqual(['offline.key']);
+  });
+});
+
+describe('removePrivateFileDurably', () => {
+  it('removes the file, then syncs its directory, so that a power cut cannot bring it back', () => {
+    const path = join(dir, 'tokens.enc');
+    writePrivateFileDurably(path, 'grant', 'replace');
+    vi.clearAllMocks();
+    removePrivateFileDurably(path);
+    expect(readdirSync(dir)).toEqual([]);
+    expect(syncedPaths()).toEqual([dir]);
+  });
+
+  it('is done when the file is not there: nothing to remove, the directory synced all the same', () => {
+    removePrivateFileDurably(join(dir, 'never-written'));
+    expect(syncedPaths()).toEqual([dir]);
+    expect(() => removePrivateFileDurably(join(dir, 'missing', 'tokens.enc'))).not.toThrow();
   });
 });

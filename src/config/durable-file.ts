@@ -13,7 +13,7 @@ import {
 import { dirname } from 'node:path';
 
 /**
- * The one way the terminal writes a file of its own that must survive a power cut whole — the key for data at rest
+ * The one way the terminal writes (and removes) a file of its own that must survive a power cut whole — the key for data at rest
  * (src/journal/encryption.ts), the OAuth token store (src/gateway/auth/oauth.ts), the tap-and-go fingerprint key
  * (src/host/keys.ts) and the configuration file the fleet replaces (src/host/fleet-terminal.ts): secrets and settings
  * kept outside the journal database. Every other durable fact lives in the journal (DESIGN.md, money safety rule 6).
@@ -58,6 +58,16 @@ export function writePrivateFileDurably(
     rmSync(draft, { force: true });
   }
   syncDirectory(dir);
+}
+
+/**
+ * Removes `path` durably: the file is unlinked (nothing to do when it is not there), then its directory is synced, so
+ * that a power cut after the call cannot bring the file back — a forgotten secret (the OAuth grant the merchant
+ * revoked) stays forgotten. The removal counterpart of {@link writePrivateFileDurably}.
+ */
+export function removePrivateFileDurably(path: string): void {
+  rmSync(path, { force: true });
+  syncDirectory(dirname(path));
 }
 
 /**

@@ -78,3 +78,39 @@ describe('an approval stated in another currency than requested', () => {
     expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
   });
 });
+
+describe('a risk decline (AUTHORIZED_RISK_DECLINED): the issuer holds what it authorized', () => {
+  const riskDeclined = (amountDetails: Record<string, unknown> | undefined) =>
+    classifyPaymentAnswer(
+      sale('EUR', 321),
+      201,
+      answer({
+        id: 'g1',
+        status: 'AUTHORIZED_RISK_DECLINED',
+        errorInformation: { reason: 'DECISION_PROFILE_REJECT' },
+        ...(amountDetails !== undefined ? { orderInformation: { amountDetails } } : {}),
+      }),
+    );
+
+  it('is a decline that states the amount held, which its reversal carries', () => {
+    expect(riskDeclined({ authorizedAmount: '1.60', currency: 'EUR' })).toMatchObject({
+      kind: 'declined',
+      gatewayId: 'g1',
+      status: 'AUTHORIZED_RISK_DECLINED',
+      reason: 'DECISION_PROFILE_REJECT',
+      authorizedMinor: 160,
+    });
+  });
+
+  it('is still a decline when the amount is absent or unreadable, without an amount of its own', () => {
+    for (const details of [
+      undefined,
+      { authorizedAmount: 'x', currency: 'EUR' },
+      { authorizedAmount: '1.60', currency: 'USD' },
+    ]) {
+      const o = riskDeclined(details);
+      expect(o).toMatchObject({ kind: 'declined', status: 'AUTHORIZED_RISK_DECLINED' });
+      expect(o).not.toHaveProperty('authorizedMinor');
+    }
+  });
+});

@@ -2,6 +2,7 @@ import { parseDecimal } from '../money/index.js';
 import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem } from './errors.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
+import { RISK_DECLINED_STATUS } from '../vocabulary/services.js';
 
 /**
  * The one classification of a payment-service answer, used everywhere (issue 5, Outcomes). A decline is a result,
@@ -35,6 +36,11 @@ export type Outcome =
        * funds may be held, so the caller reverses it with `gatewayId`.
        */
       status: string;
+      /**
+       * AUTHORIZED_RISK_DECLINED: the amount the issuer authorized and holds (the answer's `authorizedAmount`), minor
+       * units — the amount its reversal carries; absent when the answer states none (then it held what was asked).
+       */
+      authorizedMinor?: number;
       /** `errorInformation.reason` (EXPIRED_CARD, INSUFFICIENT_FUND, …), or the status when absent. */
       reason: string;
       message?: string;
@@ -70,7 +76,7 @@ interface StatusSets {
 const PAYMENTS: StatusSets = {
   approved: ['AUTHORIZED', 'PARTIAL_AUTHORIZED', 'AUTHORIZED_PENDING_REVIEW'],
   // PENDING_AUTHENTICATION and PENDING_REVIEW cannot complete at a card-present terminal: no customer step-up.
-  declined: ['DECLINED', 'AUTHORIZED_RISK_DECLINED', 'PENDING_AUTHENTICATION', 'PENDING_REVIEW'],
+  declined: ['DECLINED', RISK_DECLINED_STATUS, 'PENDING_AUTHENTICATION', 'PENDING_REVIEW'],
   rejected: ['INVALID_REQUEST'],
 };
 
@@ -172,6 +178,24 @@ function amountAt(body: unknown, path: string, currency: string | undefined): nu
       outcomeUnknown: true,
       cause: e,
     });
+  }
+}
+
+/**
+ * What a risk-declined authorization holds (its answer's `authorizedAmount`): the amount its reversal must carry.
+ * Undefined when the answer states none, or none the terminal can read in the requested currency: the decline stands
+ * either way (it is the gateway's decision), and its reversal then carries the amount asked, the one figure known.
+ */
+function heldAmount(body: unknown, prepared: PreparedRequest): number | undefined {
+  try {
+    return amountAt(
+      body,
+      'orderInformation.amountDetails.authorizedAmount',
+      answerCurrency(body, 'orderInformation.amountDetails.currency', prepared),
+    );
+  } catch (e) {
+    if (e instanceof GatewayError) return undefined;
+    throw e;
   }
 }
 
@@ -337,10 +361,12 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   }
   if (sets.declined.includes(status)) {
     const message = str(at(body, 'errorInformation.message'));
+    const authorizedMinor = status === RISK_DECLINED_STATUS ? heldAmount(body, prepared) : undefined;
     return {
       kind: 'declined',
       ...(gatewayId !== undefined ? { gatewayId } : {}),
       status,
+      ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
       reason: str(at(body, 'errorInformation.reason')) ?? status,
       ...(message !== undefined ? { message } : {}),
       httpStatus,

@@ -397,7 +397,13 @@ export type UserEvent =
 /** Operator actions; each carries the operator PIN (DESIGN.md: operator actions need the PIN). */
 export type OperatorAction =
   | { type: 'transactions'; limit?: number }
-  | { type: 'refund'; transactionId: string; amountMinor?: number }
+  /**
+   * A refund of a capture or sale: `amountMinor` (default: all that is left to refund). `requestId` names this one
+   * refund (the panel draws one when the operator arms it): the same refund submitted again under it — a second press,
+   * a request repeated by the bridge — gets the first one's answer and moves no money; under another requestId it is
+   * another refund (src/host/operator-desk.ts, `refundOnce`).
+   */
+  | { type: 'refund'; transactionId: string; amountMinor?: number; requestId?: string }
   | { type: 'void'; transactionId: string }
   | { type: 'flush-queue' }
   /** The stored payments forwarded and not collected in full that nobody has acknowledged (the status bar's count). */
@@ -429,9 +435,10 @@ export type OperatorAction =
   | { type: 'alt-sales'; status?: AltSaleStatus[]; limit?: number }
   /**
    * Refunds `amountMinor` (default: all that remains) of a settled alternative-method sale; above what remains of the
-   * settled amount it is refused with ALT_REFUND_ABOVE_SETTLED, a sale not settled with ALT_NOT_REFUNDABLE.
+   * settled amount it is refused with ALT_REFUND_ABOVE_SETTLED, a sale not settled with ALT_NOT_REFUNDABLE. `requestId`
+   * as for a card refund: submitted again under it, the same refund gets the first one's answer.
    */
-  | { type: 'alt-refund'; saleId: number; amountMinor?: number };
+  | { type: 'alt-refund'; saleId: number; amountMinor?: number; requestId?: string };
 
 /** What this terminal's journal knows of a payment link it created (src/journal/payment-links.ts). */
 export interface TerminalLinkRecord {

@@ -49,6 +49,7 @@ export function toSendOutcome(outcome: Outcome): TransmitOutcome {
         ...(outcome.gatewayId !== undefined ? { gatewayId: outcome.gatewayId } : {}),
         status: outcome.status,
         httpStatus: outcome.httpStatus,
+        ...(outcome.authorizedMinor !== undefined ? { authorizedMinor: outcome.authorizedMinor } : {}),
         reason: outcome.reason,
       };
     case 'rejected':

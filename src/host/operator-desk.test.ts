@@ -287,6 +287,53 @@ describe('OperatorDesk audit log', () => {
   });
 });
 
+describe('OperatorDesk: a refund asked for twice', () => {
+  it('moves money once for a refund submitted twice under one requestId, at once or after its answer', async () => {
+    const { desk, goodPin, fake } = setup();
+    const action = { type: 'refund', transactionId: 'S1', amountMinor: 250, requestId: 'R-1' } as const;
+    const [first, second] = await Promise.all([
+      desk.handle({ pin: goodPin, action }),
+      desk.handle({ pin: goodPin, action }),
+    ]);
+    const third = await desk.handle({ pin: goodPin, action });
+    expect(fake.sent.filter((s) => s.service === 'refund-payment').map((s) => s.amountMinor)).toEqual([250]);
+    expect(first).toMatchObject({ ok: true, value: { type: 'refund', outcome: 'approved' } });
+    expect(second).toEqual(first);
+    expect(third).toEqual(first);
+    expect(log(desk).filter((r) => r.action === 'refund')).toHaveLength(1);
+  });
+
+  it('refuses a requestId used again for another refund, and sends nothing for it', async () => {
+    const { desk, goodPin, fake } = setup();
+    await desk.handle({
+      pin: goodPin,
+      action: { type: 'refund', transactionId: 'S1', amountMinor: 250, requestId: 'R-1' },
+    });
+    const other = await desk.handle({
+      pin: goodPin,
+      action: { type: 'refund', transactionId: 'S1', amountMinor: 100, requestId: 'R-1' },
+    });
+    expect(other).toMatchObject({ ok: false, error: { code: 'REQUEST_ID_REUSED' } });
+    expect(fake.sent.filter((s) => s.service === 'refund-payment')).toHaveLength(1);
+  });
+
+  it('carries out two different partial refunds up to what is left to refund, and no more', async () => {
+    const { desk, goodPin, fake } = setup();
+    const refund = (requestId: string, amountMinor: number) =>
+      desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor, requestId } });
+    const [a, b] = await Promise.all([refund('R-1', 250), refund('R-2', 350)]);
+    const c = await refund('R-3', 1);
+    expect([a, b, c].map((r) => (r.ok && r.value.type === 'refund' ? r.value.code : r))).toEqual([
+      'APPROVED',
+      'APPROVED',
+      'REFUND_EXCEEDS_CAPTURED',
+    ]);
+    expect(fake.sent.filter((s) => s.service === 'refund-payment').map((s) => s.amountMinor)).toEqual([
+      250, 350,
+    ]);
+  });
+});
+
 describe('findTransaction', () => {
   it('counts every refund and void of a transaction, however many entries came after them', () => {
     const journal = openJournal(':memory:', { now });

@@ -25,6 +25,7 @@ import {
 import { formatAmount, intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
 import type {
+  OperatorAction,
   OperatorRequest,
   OperatorResponse,
   OperatorStatus,
@@ -53,6 +54,9 @@ const REFUNDABLE_OR_VOIDABLE = new Set(['capture', 'sale', 'refund-capture', 're
  * long without an operator request — so that a panel reloading its list is not one sign-in per reload.
  */
 export const OPERATOR_SESSION_IDLE_MS = 5 * 60_000;
+
+/** How many refunds' requestIds operator mode keeps to answer a repeat of one (see `OperatorDesk.refundOnce`). */
+export const REFUND_REQUESTS_KEPT = 1000;
 
 /** How an operator machine's outcome reads in the audit log. */
 function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
@@ -206,6 +210,11 @@ export class OperatorDesk {
   private readonly payments: OperatorPayments;
   /** The refund or void under way, if any: the next waits for it (see {@link run}). */
   private followOns: Promise<unknown> = Promise.resolve();
+  /** The refunds asked for under a requestId, newest last, with their answers (see {@link refundOnce}). */
+  private readonly refundsAsked = new Map<
+    string,
+    { action: string; answer: Promise<Result<OperatorResponse>> }
+  >();
 
   constructor(
     private readonly deps: {
@@ -291,14 +300,16 @@ export class OperatorDesk {
         });
       }
       case 'refund':
-        return ok(
-          await this.run(
-            {
-              type: 'refund',
-              transactionId: a.transactionId,
-              ...(a.amountMinor !== undefined ? { amountMinor: a.amountMinor } : {}),
-            },
-            request.pin,
+        return this.refundOnce(a, async () =>
+          ok(
+            await this.run(
+              {
+                type: 'refund',
+                transactionId: a.transactionId,
+                ...(a.amountMinor !== undefined ? { amountMinor: a.amountMinor } : {}),
+              },
+              request.pin,
+            ),
           ),
         );
       case 'void':
@@ -352,8 +363,42 @@ export class OperatorDesk {
       case 'alt-sales':
         return this.payments.altSales(a);
       case 'alt-refund':
-        return this.payments.altRefund(a);
+        return this.refundOnce(a, () => this.payments.altRefund(a));
     }
+  }
+
+  /**
+   * The one rule of a refund submitted twice: a refund asked for under a `requestId` already seen (the operator's
+   * second press, a request the bridge or a client repeated) is not carried out again — it gets the first one's
+   * answer, waiting for it while it is under way, and moves no money. The same requestId with another refund (another
+   * payment or amount) is refused (`REQUEST_ID_REUSED`) and sends nothing. A refund under a new requestId, or without
+   * one, is another refund: two partial refunds are carried out while what is left to refund allows (the operator
+   * machine's check). The last {@link REFUND_REQUESTS_KEPT} requestIds of this process are kept.
+   */
+  private refundOnce(
+    action: Extract<OperatorAction, { type: 'refund' | 'alt-refund' }>,
+    refund: () => Promise<Result<OperatorResponse>>,
+  ): Promise<Result<OperatorResponse>> {
+    const { requestId, ...asked } = action;
+    if (requestId === undefined) return refund();
+    const key = JSON.stringify(asked, Object.keys(asked).sort());
+    const earlier = this.refundsAsked.get(requestId);
+    if (earlier !== undefined) {
+      this.deps.logger.info(
+        { action: action.type, requestId },
+        'refund submitted again: not carried out again',
+      );
+      return earlier.action === key
+        ? earlier.answer
+        : Promise.resolve(fail('REQUEST_ID_REUSED', `requestId ${requestId} was used for another refund`));
+    }
+    const answer = refund();
+    this.refundsAsked.set(requestId, { action: key, answer });
+    for (const oldest of this.refundsAsked.keys()) {
+      if (this.refundsAsked.size <= REFUND_REQUESTS_KEPT) break;
+      this.refundsAsked.delete(oldest);
+    }
+    return answer;
   }
 
   /**

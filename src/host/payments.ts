@@ -32,7 +32,7 @@ import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } fro
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
 import { receiptCardOf } from './receipts.js';
-import { recoveryPlanFor } from '../vocabulary/services.js';
+import { recoveryPlanFor, RISK_DECLINED_STATUS } from '../vocabulary/services.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
 export class PaymentBuildError extends Error {
@@ -62,7 +62,7 @@ function undoing(service: string): boolean {
  * authorization is reversed (src/host/payment-router.ts writes that reversal as a follow-up).
  */
 export function isRiskDeclined(outcome: TransmitOutcome): boolean {
-  return outcome.kind === 'declined' && outcome.status === 'AUTHORIZED_RISK_DECLINED';
+  return outcome.kind === 'declined' && outcome.status === RISK_DECLINED_STATUS;
 }
 
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */

@@ -4,7 +4,9 @@ import { open } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import { Writable } from 'node:stream';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { createLogger } from '../log/index.js';
 import { JournalError } from './errors.js';
 import {
   openJournal,
@@ -291,6 +293,36 @@ describe('group commit', () => {
     await expect(write).rejects.toMatchObject({ code: 'JOURNAL_IO' });
     expect(journal.durableCommits).toBe(0);
     arrived();
+  });
+
+  it('logs a sync it could not make as one JOURNAL_IO line with its cause, no stack trace', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({
+      destination: new Writable({
+        write(chunk: Buffer, _enc, cb) {
+          lines.push(chunk.toString('utf8'));
+          cb();
+        },
+      }),
+    });
+    const eio = (): NodeJS.ErrnoException =>
+      Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+    const { journal } = fileJournal(undefined, {
+      logger,
+      logSync: { background: (_fd, done) => setImmediate(() => done(eio())), inline: fdatasyncSync },
+    });
+    const arrived = journal.expectWrite();
+    await expect(journal.beginDurably(sale('L1'))).rejects.toMatchObject({ code: 'JOURNAL_IO' });
+    arrived();
+    const logged = lines.map((l) => JSON.parse(l) as { msg: string; err?: unknown });
+    const failure = logged.find((l) => l.msg.startsWith('journal log sync failed'));
+    expect(failure?.err).toEqual({
+      type: 'JournalError',
+      code: 'JOURNAL_IO',
+      message: 'the journal could not sync its log to disk; it takes no more writes until it is opened again',
+      cause: { type: 'Error', code: 'EIO', message: 'EIO: i/o error, fdatasync' },
+    });
+    expect(lines.join('')).not.toContain('"stack"');
   });
 
   it('refuses every write once a commit it made could not be synced, and the journal opened again takes them', async () => {

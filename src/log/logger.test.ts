@@ -110,3 +110,45 @@ describe('log redaction', () => {
       expect(redactString(`card ${pan} read`)).toBe('card [REDACTED] read');
   });
 });
+
+describe('a typed error in the log', () => {
+  /** The journal's error as src/journal/errors.ts makes it (src/log imports nothing of the journal). */
+  class JournalError extends Error {
+    override readonly name = 'JournalError';
+    constructor(
+      readonly code: string,
+      message: string,
+      options?: { cause?: unknown },
+    ) {
+      super(message, options);
+    }
+  }
+  const eio = (): Error => Object.assign(new Error('EIO: i/o error, fdatasync'), { code: 'EIO' });
+
+  it('is one line of its type, code and message and its cause’s, with no stack trace', () => {
+    const { lines, stream } = capture();
+    const log = createLogger({ destination: stream });
+    const error = new JournalError('JOURNAL_IO', 'the journal could not sync its log to disk', {
+      cause: eio(),
+    });
+    log.error({ err: error }, 'journal log sync failed');
+    expect(lines).toHaveLength(1);
+    const line = JSON.parse(lines[0] ?? '{}') as Record<string, unknown>;
+    expect(line.err).toEqual({
+      type: 'JournalError',
+      code: 'JOURNAL_IO',
+      message: 'the journal could not sync its log to disk',
+      cause: { type: 'Error', code: 'EIO', message: 'EIO: i/o error, fdatasync' },
+    });
+    expect(lines[0]).not.toMatch(/\bat .*\.ts:\d+|\\n\s+at /);
+  });
+
+  it('keeps the stack of an error without a code: a fault in the code, not a failure it expects', () => {
+    const { lines, stream } = capture();
+    const log = createLogger({ destination: stream });
+    log.error({ err: new TypeError('x is undefined') }, 'parking machine failed');
+    const line = JSON.parse(lines[0] ?? '{}') as { err: Record<string, unknown> };
+    expect(line.err).toMatchObject({ type: 'TypeError', message: 'x is undefined' });
+    expect(String(line.err.stack)).toContain('x is undefined');
+  });
+});

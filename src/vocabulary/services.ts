@@ -261,6 +261,14 @@ export function refusalPasses(reason: string | undefined): boolean {
   return reason !== undefined && REFUSALS_THAT_PASS.has(reason);
 }
 
+/**
+ * The payment status of an authorization or sale the issuer approved and the gateway's risk check declined
+ * (reference/gateway.md §4): a decline for the customer, yet the issuer holds the amount the answer states it
+ * authorized (`authorizedAmount`, which may be less than was asked) until the authorization is reversed — by a
+ * reversal of that amount, as of any authorization (spec 001, Reversal: the authorized amount, not the one requested).
+ */
+export const RISK_DECLINED_STATUS = 'AUTHORIZED_RISK_DECLINED';
+
 /** Services whose timeout reversal needs the amount that was requested (gateway.md §2). */
 export const AMOUNT_REQUIRED: Readonly<Record<ServiceName, boolean>> = {
   avr: false,

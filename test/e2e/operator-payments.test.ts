@@ -149,12 +149,18 @@ describe('operator panel: payment links and alternative payments', () => {
     await expect.poll(() => text(page, 'operator-result')).toContain('ALT_REFUND_ABOVE_SETTLED');
     expect(await text(page, 'alt-refundable-2')).toBe('€7.50');
 
-    expect(
-      fake.operatorRequests.filter((r) => r.action.type === 'alt-refund').map((r) => [r.pin, r.action]),
-    ).toEqual([
-      [FAKE_PIN, { type: 'alt-refund', saleId: 2, amountMinor: 500 }],
-      [FAKE_PIN, { type: 'alt-refund', saleId: 2, amountMinor: 800 }],
+    const refunds = fake.operatorRequests.flatMap((r) =>
+      r.action.type === 'alt-refund' ? [{ pin: r.pin, ...r.action }] : [],
+    );
+    expect(refunds.map(({ requestId: _id, ...r }) => r)).toEqual([
+      { pin: FAKE_PIN, type: 'alt-refund', saleId: 2, amountMinor: 500 },
+      { pin: FAKE_PIN, type: 'alt-refund', saleId: 2, amountMinor: 800 },
     ]);
+    // Each refund the operator armed is named apart: the terminal carries each out once, and both.
+    const [first, second] = refunds.map((r) => r.requestId);
+    expect(first).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(second).toMatch(/^[A-Za-z0-9_-]{1,64}$/);
+    expect(first).not.toBe(second);
 
     // Both sections shown at once, for the accessibility check.
     await page.getByTestId('operator-links-load').click();

@@ -1,6 +1,9 @@
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
+import { bytesToHex, encodeTlv, hexToBytes } from '../../src/emv/index.js';
+import { encodeActivateReply } from '../../devices/vivotech2/commands.js';
+import { encodeReaderFrame } from '../../devices/vivotech2/frame.js';
 
 async function run(args: string[]): Promise<{ code: number; json: Record<string, unknown> }> {
   let out = '';
@@ -28,6 +31,33 @@ describe('parking-terminal reader', () => {
       code: 0,
       json: { cmd: '18', sub: '01', length: 0, data: '', crc: 'CDB3', crcOk: true },
     });
+  });
+
+  it('prints no card data of a card read: the PAN in tag 5A and 57, and in the tracks', async () => {
+    const pan = '4761739001010119';
+    const data = encodeActivateReply({
+      track2: `;${pan}=25122010000000000000?`,
+      track3Field: false,
+      de055Present: true,
+      tlvs: encodeTlv([
+        { tag: '5A', length: 8, value: hexToBytes(pan) },
+        { tag: '57', length: 19, value: hexToBytes(`${pan}D25122010000000000000F`) },
+        { tag: '9F02', length: 6, value: hexToBytes('000000001250') },
+      ]),
+    });
+    const frame = bytesToHex(encodeReaderFrame({ cmd: 0x02, status: 0x23, data }));
+    const { code, json } = await run(['reader', 'decode', frame]);
+    expect(code).toBe(0);
+    expect(json).toMatchObject({
+      cmd: '02',
+      status: '23',
+      length: data.length,
+      crcOk: true,
+    });
+    expect(json.data).toMatch(/^(\[REDACTED\])+$/);
+    const printed = JSON.stringify(json);
+    for (const clear of [pan, bytesToHex(new TextEncoder().encode(pan)), pan.slice(6, 12)])
+      expect(printed).not.toContain(clear);
   });
 
   it('exits 1 and says crcOk false for a frame with a wrong CRC', async () => {

@@ -25,12 +25,20 @@ let proxy: RewritingProxy;
 let dir: string;
 const hosts: TerminalHost[] = [];
 
-/** Turns the first approved pre-authorization's answer into AUTHORIZED_RISK_DECLINED. */
+/**
+ * Turns the first approved pre-authorization's answer into AUTHORIZED_RISK_DECLINED; a partial approval's too (the
+ * sandbox's trigger 21: the issuer approved half), its authorized amount kept as the sandbox answered it.
+ */
 async function startProxy(target: string): Promise<void> {
   let rewritten = false;
   proxy = await startRewritingProxy(target, (req, answer) => {
     const json = answer as { status?: string };
-    if (rewritten || req.method !== 'POST' || req.url !== '/pts/v2/payments' || json.status !== 'AUTHORIZED')
+    if (
+      rewritten ||
+      req.method !== 'POST' ||
+      req.url !== '/pts/v2/payments' ||
+      (json.status !== 'AUTHORIZED' && json.status !== 'PARTIAL_AUTHORIZED')
+    )
       return undefined;
     rewritten = true;
     json.status = 'AUTHORIZED_RISK_DECLINED';
@@ -67,10 +75,12 @@ async function startHost(
   model: 'attended' | 'meter',
   gatewayUrl: string,
   timeoutReversalDelayMs?: number,
+  tariff?: Record<string, unknown>,
 ): Promise<TerminalHost> {
   const host = await createTerminalHost(
     parseConfig({
       terminal: { model },
+      ...(tariff !== undefined ? { tariff } : {}),
       reader: { sim: { presentDelayMs: 20 } },
       journal: {
         path: 'journal.db',
@@ -156,6 +166,30 @@ describe('a pre-authorization the issuer approved and the gateway risk-declined'
     for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
       await new Promise((res) => setTimeout(res, 20));
     expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    expect(sandbox.consistency().problems).toEqual([]);
+  });
+});
+
+describe('a meter pre-authorization the issuer approved in part and the gateway risk-declined', () => {
+  it('is released by a reversal of the amount the issuer authorized, not of the amount requested', async () => {
+    // 30 minutes at 3.21: the sandbox approves half (trigger 21), 1.60; the proxy makes the answer a risk decline.
+    const host = await startHost('meter', proxy.url, undefined, {
+      periods: [{ minutes: 1440, priceMinor: 321, unitMinutes: 30 }],
+      meterAuthorization: 'chosen',
+    });
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 30 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    const shown = await screen(host, ['session', 'declined', 'error']);
+    expect(shown.customer.screen).toBe('declined');
+    const [held] = sandbox.ledger().transactions.filter((t) => t.kind === 'authorization');
+    expect(held?.amounts).toMatchObject({ requested: 321, authorized: 160 });
+
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    const reversals = sandbox.ledger().transactions.filter((t) => t.kind === 'reversal');
+    expect(reversals.map((t) => [t.status, t.amounts.reversed])).toEqual([['REVERSED', 160]]);
     expect(sandbox.consistency().problems).toEqual([]);
   });
 });

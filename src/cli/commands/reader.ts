@@ -6,6 +6,7 @@ import {
   type ReaderOptions,
 } from '../../../devices/index.js';
 import { decodeFrame, encodeHostFrame, FrameError } from '../../../devices/vivotech2/frame.js';
+import { redactString } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
 
@@ -27,7 +28,11 @@ function byteArg(text: string | undefined, option: string): number {
   return Number.parseInt(text, 16);
 }
 
-/** `reader decode HEX [--from-host]`: one frame of captured traffic. Exit 1 when its CRC is wrong. */
+/**
+ * `reader decode HEX [--from-host]`: one frame of captured traffic. Exit 1 when its CRC is wrong. A card read's frame
+ * carries the PAN (tags 5A and 57, the tracks): its data is printed through the log's card-data rule
+ * (`redactString`, src/log/redact.ts), `[REDACTED]` when it may hold card data (DESIGN.md, money safety rule 4).
+ */
 function decode(args: string[], io: CliIo): number {
   const { values, positionals } = parseCommandArgs(args, { 'from-host': { type: 'boolean' } });
   if (positionals.length !== 1)
@@ -47,7 +52,7 @@ function decode(args: string[], io: CliIo): number {
     cmd: hex2(frame.cmd),
     ...(fromHost ? { sub: hex2(frame.code) } : { status: hex2(frame.code) }),
     length: frame.length,
-    data: bytesToHex(frame.data),
+    data: redactString(bytesToHex(frame.data)),
     crc: frame.crc.toString(16).padStart(4, '0').toUpperCase(),
     crcOk: frame.crcOk,
   });
@@ -139,6 +144,7 @@ const command: Command = {
   summary: 'card reader tools: decode/encode ViVOtech2 frames, test a reader',
   usage: `parking-terminal reader decode HEX [--from-host]
   one ViVOtech2 frame (reader to host unless --from-host) -> {"cmd","sub"|"status","length","data","crc","crcOk"}
+  data as HEX, or [REDACTED] when it may hold card data (a card read's PAN, tracks or tags 5A/57)
   exit 1 when the CRC is wrong
 parking-terminal reader encode --cmd HH --sub HH [--data HEX]
   a host-to-reader frame -> {"frame": HEX}

@@ -17,7 +17,12 @@ import {
 // The file system as it is, with the token store's syncs and rename observable and a failure injectable between them.
 vi.mock('node:fs', async (importOriginal) => {
   const real = await importOriginal<typeof fs>();
-  return { ...real, fsyncSync: vi.fn(real.fsyncSync), renameSync: vi.fn(real.renameSync) };
+  return {
+    ...real,
+    fsyncSync: vi.fn(real.fsyncSync),
+    renameSync: vi.fn(real.renameSync),
+    rmSync: vi.fn(real.rmSync),
+  };
 });
 
 const TOKEN_URL = 'https://token.test';
@@ -180,6 +185,22 @@ describe('encryptedFileTokenStore', () => {
     expect(syncs.filter((at) => at < rename)).toHaveLength(1);
     expect(syncs.filter((at) => at > rename)).toHaveLength(1);
     expect(readdirSync(dirname(path))).toEqual(['tokens.enc']);
+  });
+
+  it('forgets the grant durably: the file removed, then its directory synced', () => {
+    const path = join(mkdtempSync(join(tmpdir(), 'tok-')), 'tokens.enc');
+    const store = encryptedFileTokenStore(path, Buffer.alloc(32, 3));
+    store.save(tokens(1));
+    vi.mocked(fs.fsyncSync).mockClear();
+    vi.mocked(fs.rmSync).mockClear();
+    store.clear();
+    expect(store.load()).toBeUndefined();
+    expect(readdirSync(dirname(path))).toEqual([]);
+    const removed = vi.mocked(fs.rmSync).mock.calls.findIndex(([p]) => p === path);
+    expect(removed).toBeGreaterThanOrEqual(0);
+    // The removal reaches the disk only with its directory: a power cut after clear() must not bring the grant back.
+    const removedAt = vi.mocked(fs.rmSync).mock.invocationCallOrder[removed] ?? Infinity;
+    expect(vi.mocked(fs.fsyncSync).mock.invocationCallOrder.filter((at) => at > removedAt)).toHaveLength(1);
   });
 
   it('keeps the previous grant whole and readable when the write fails between the draft and the rename', () => {

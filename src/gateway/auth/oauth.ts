@@ -1,8 +1,8 @@
 import { createCipheriv, createDecipheriv, randomBytes, timingSafeEqual } from 'node:crypto';
-import { readFileSync, rmSync } from 'node:fs';
+import { readFileSync } from 'node:fs';
 import { createServer } from 'node:http';
 import type { Dispatcher } from 'undici';
-import { writePrivateFileDurably } from '../../config/durable-file.js';
+import { removePrivateFileDurably, writePrivateFileDurably } from '../../config/durable-file.js';
 import { silentLogger, type Logger } from '../../log/index.js';
 import { GatewayError, GatewayOAuthError } from '../errors.js';
 import { parseJsonBody } from '../outcome.js';
@@ -37,7 +37,7 @@ const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 
 /**
  * A token store in one file, AES-256-GCM encrypted with a 32-byte key, written whole, atomically and durably with mode
- * 0600 (`writePrivateFileDurably`, src/config/durable-file.ts). A file that cannot be decrypted (wrong key, tampering)
+ * 0600 (`writePrivateFileDurably`, src/config/durable-file.ts), and removed durably (`removePrivateFileDurably`). A file that cannot be decrypted (wrong key, tampering)
  * reads as "no grant" — the merchant re-authorizes — and is never half-trusted.
  */
 export function encryptedFileTokenStore(path: string, key: Buffer): TokenStore {
@@ -78,8 +78,9 @@ export function encryptedFileTokenStore(path: string, key: Buffer): TokenStore {
       // authorize the terminal again).
       writePrivateFileDurably(path, file, 'replace');
     },
+    // Removed with its directory synced: a grant forgotten stays forgotten after a power cut.
     clear() {
-      rmSync(path, { force: true });
+      removePrivateFileDurably(path);
     },
   };
 }

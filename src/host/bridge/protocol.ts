@@ -61,6 +61,13 @@ const transactionId = z
   .max(64)
   .regex(/^[A-Za-z0-9_-]+$/);
 
+/** The id a client gives one refund, so that the same refund submitted again is not carried out twice. */
+const requestId = z
+  .string()
+  .min(1)
+  .max(64)
+  .regex(/^[A-Za-z0-9_-]+$/);
+
 /** A payment link id: its purchase number (spec 000), a path segment at the gateway. */
 const linkId = z
   .string()
@@ -70,7 +77,12 @@ const linkId = z
 
 const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('type', [
   z.strictObject({ type: z.literal('transactions'), limit: z.number().int().min(1).max(1000).optional() }),
-  z.strictObject({ type: z.literal('refund'), transactionId, amountMinor: minor.optional() }),
+  z.strictObject({
+    type: z.literal('refund'),
+    transactionId,
+    amountMinor: minor.optional(),
+    requestId: requestId.optional(),
+  }),
   z.strictObject({ type: z.literal('void'), transactionId }),
   z.strictObject({ type: z.literal('flush-queue') }),
   z.strictObject({ type: z.literal('offline-declines') }),
@@ -108,6 +120,7 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
     type: z.literal('alt-refund'),
     saleId: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
     amountMinor: minor.optional(),
+    requestId: requestId.optional(),
   }),
 ]);
 

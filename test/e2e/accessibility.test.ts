@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { CustomerView } from '../../src/host/api.js';
+import type { CustomerView, Screen } from '../../src/host/api.js';
+import { TITLE_KEYS } from '../../src/host/flow-runtime.js';
+import { CATALOGUES, intlLocale, LOCALES } from '../../src/i18n/index.js';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
 import { drawQr } from '../../src/host/link-screen.js';
@@ -9,6 +11,7 @@ import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
 import { installWatchers, violationsSeen } from './page-scripts.js';
+import { sidewaysScroll } from './layout-scripts.js';
 
 /**
  * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
@@ -35,11 +38,16 @@ afterEach(async () => {
   }
 });
 
-async function start(): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page }> {
+/** The kiosk's screen in CSS pixels. */
+const KIOSK_VIEWPORT = { width: 800, height: 1280 };
+
+async function start(
+  viewport: { width: number; height: number } = KIOSK_VIEWPORT,
+): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page }> {
   const fake = new FakeTerminal();
   const bridge = await startBridge(fake, { port: 0, staticDir });
   open.push({ bridge, fake });
-  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const context = await launched.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   await page.addInitScript(installWatchers);
@@ -369,6 +377,48 @@ describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => 
       return [...(await aa(where)), ...(await enhanced(where))];
     });
     expect(failures.join('\n\n')).toBe('');
+  });
+});
+
+describe('the customer screens at 200 % zoom (low vision)', () => {
+  /** 200 % zoom on the kiosk's 800 px lays the page out in 400 CSS px. */
+  const ZOOMED_200 = { width: KIOSK_VIEWPORT.width / 2, height: KIOSK_VIEWPORT.height / 2 };
+
+  it('keeps every screen title and the more-time question of every language on the screen in large text: a long word breaks, nothing scrolls sideways', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    for (const { locale, direction } of LOCALES)
+      for (const screen of Object.keys(TITLE_KEYS) as Screen[]) {
+        const title = CATALOGUES[locale][TITLE_KEYS[screen]];
+        const language = { ...LANGUAGE, current: locale, lang: intlLocale(locale), direction };
+        // The currency choice takes its title from the offer.
+        const dcc = screen === 'choose-currency' ? { dcc: { ...SAMPLE_DCC, title } } : {};
+        fake.present({ screen, title, message: '', actions: [], language, accessibility: true, ...dcc });
+        await onScreen(page, screen);
+        expect(await page.getByTestId('customer-title').textContent()).toBe(title);
+        const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="customer-title"]']);
+        for (const [selector, px] of Object.entries(scroll))
+          if (px > 0) failures.push(`${locale} ${screen} "${title}": ${selector} scrolls ${px} px sideways`);
+      }
+    // And the question "Do you need more time?" over a screen, in its own larger type.
+    for (const { locale, direction } of LOCALES) {
+      const question = CATALOGUES[locale]['label.moreTime.title'];
+      const language = { ...LANGUAGE, current: locale, lang: intlLocale(locale), direction };
+      fake.present({
+        ...ENTER_TICKET,
+        language,
+        labels: { 'moreTime.title': question },
+        accessibility: true,
+      });
+      await onScreen(page, 'enter-ticket');
+      fake.askMoreTime(60);
+      await page.getByTestId('more-time-title').filter({ hasText: question }).waitFor();
+      const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="more-time-title"]']);
+      for (const [selector, px] of Object.entries(scroll))
+        if (px > 0) failures.push(`${locale} "${question}": ${selector} scrolls ${px} px sideways`);
+    }
+    expect(failures.join('\n')).toBe('');
   });
 });
 

@@ -11,7 +11,7 @@ import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
 import { installWatchers, violationsSeen } from './page-scripts.js';
-import { sidewaysScroll } from './layout-scripts.js';
+import { overflowingButtons, sidewaysScroll, smallTargets } from './layout-scripts.js';
 
 /**
  * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
@@ -380,6 +380,9 @@ describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => 
   });
 });
 
+/** Touch targets of the customer screens: never under 44 CSS px a side (kiosk.md §2, WCAG 2.5.5). */
+const MIN_TARGET = 44;
+
 describe('the customer screens at 200 % zoom (low vision)', () => {
   /** 200 % zoom on the kiosk's 800 px lays the page out in 400 CSS px. */
   const ZOOMED_200 = { width: KIOSK_VIEWPORT.width / 2, height: KIOSK_VIEWPORT.height / 2 };
@@ -418,6 +421,26 @@ describe('the customer screens at 200 % zoom (low vision)', () => {
       for (const [selector, px] of Object.entries(scroll))
         if (px > 0) failures.push(`${locale} "${question}": ${selector} scrolls ${px} px sideways`);
     }
+    expect(failures.join('\n')).toBe('');
+  });
+
+  it('reflows every screen: nothing scrolls sideways, no text leaves its button, no key under 44 px', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    for (const accessible of [false, true])
+      for (const { name, view } of SCREENS) {
+        const where = `${name}${accessible ? ' (accessibility mode)' : ''}`;
+        fake.present({ ...view, language: LANGUAGE, accessibility: accessible });
+        await onScreen(page, view.screen);
+        const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="customer"]']);
+        for (const [selector, px] of Object.entries(scroll))
+          if (px > 0) failures.push(`${where}: ${selector} scrolls ${px} px sideways`);
+        for (const overflow of await page.evaluate(overflowingButtons))
+          failures.push(`${where}: text overflows its button: ${overflow}`);
+        for (const small of await page.evaluate(smallTargets, MIN_TARGET))
+          failures.push(`${where}: target under ${MIN_TARGET} px: ${small}`);
+      }
     expect(failures.join('\n')).toBe('');
   });
 });

@@ -23,6 +23,7 @@ interface LayoutElement {
   readonly firstChild: TextNode | null;
   getAttribute(name: string): string | null;
   getClientRects(): { length: number };
+  getBoundingClientRect(): Rect;
 }
 
 interface TextRange {
@@ -46,6 +47,20 @@ export function overflowingButtons(): string[] {
     if (b.scrollWidth > b.clientWidth + 1)
       found.push(
         `${b.getAttribute('data-testid') ?? 'button'} "${(b.textContent ?? '').trim()}": ${b.scrollWidth} px of text in ${b.clientWidth} px`,
+      );
+  }
+  return found;
+}
+
+/** Every shown button of the customer area smaller than `min` CSS px in width or height: testid and size. */
+export function smallTargets(min: number): string[] {
+  const found: string[] = [];
+  for (const b of Array.from(document.querySelectorAll('[data-testid="customer-slot"] button'))) {
+    if (b.getClientRects().length === 0) continue;
+    const { width, height } = b.getBoundingClientRect();
+    if (width < min - 0.5 || height < min - 0.5)
+      found.push(
+        `${b.getAttribute('data-testid') ?? 'button'}: ${Math.round(width)} × ${Math.round(height)} px`,
       );
   }
   return found;

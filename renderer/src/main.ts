@@ -315,7 +315,7 @@ class App {
     this.#renderedCustomer = key;
     this.#renderedScreen = view.screen;
     this.#renderedPrompt = view.prompt?.expiresAt;
-    if (screenChanged) this.#announcer.announce(el);
+    this.#announcer.announce(el, screenChanged);
 
     if (this.#dialog && promptAppeared) {
       if (!hadDialog) this.#focusBeforeDialog = focused;

@@ -485,6 +485,22 @@ describe('the renderer by keys alone', () => {
     expect(fake.events.map((e) => e.type).slice(-3)).toEqual(['DONE', 'START', 'CANCEL']);
   });
 
+  it('announces a new message on the same screen (a ticket not found), not only a new screen', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    fake.present({ ...ENTER_TICKET, language: LANGUAGE });
+    await onScreen(page, 'enter-ticket');
+    const announcer = page.getByTestId('screen-announcer');
+    await expect
+      .poll(() => announcer.textContent())
+      .toBe('Your ticket. Enter the number printed on your ticket');
+    // The terminal looked the ticket up and is back on the same screen, with the reason in its message.
+    const unknown = CATALOGUES.en_GB['kiosk.ticketUnknown'];
+    fake.present({ ...ENTER_TICKET, message: unknown, language: LANGUAGE });
+    await page.getByTestId('customer-message').filter({ hasText: unknown }).waitFor();
+    await expect.poll(() => announcer.textContent()).toBe(`Your ticket. ${unknown}`);
+  });
+
   it('types into the focused ticket field and submits it with Enter', async () => {
     const { fake, page } = await start();
     await onScreen(page, 'idle');

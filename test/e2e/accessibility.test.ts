@@ -11,7 +11,7 @@ import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
 import { installWatchers, violationsSeen } from './page-scripts.js';
-import { overflowingButtons, sidewaysScroll, smallTargets } from './layout-scripts.js';
+import { outOfReach, overflowingButtons, sidewaysScroll, smallTargets } from './layout-scripts.js';
 
 /**
  * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
@@ -420,6 +420,33 @@ describe('the customer screens at 200 % zoom (low vision)', () => {
       const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="more-time-title"]']);
       for (const [selector, px] of Object.entries(scroll))
         if (px > 0) failures.push(`${locale} "${question}": ${selector} scrolls ${px} px sideways`);
+    }
+    expect(failures.join('\n')).toBe('');
+  });
+
+  it('brings every part of "Do you need more time?" into view in large text, in every language', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    for (const { locale, direction } of LOCALES) {
+      const catalogue = CATALOGUES[locale];
+      const labels = {
+        'moreTime.title': catalogue['label.moreTime.title'],
+        'moreTime.yes': catalogue['label.moreTime.yes'],
+        'moreTime.no': catalogue['label.moreTime.no'],
+        'moreTime.remaining': catalogue['label.moreTime.remaining'],
+      };
+      const language = { ...LANGUAGE, current: locale, lang: intlLocale(locale), direction };
+      fake.present({ ...ENTER_TICKET, language, labels, accessibility: true });
+      await onScreen(page, 'enter-ticket');
+      fake.askMoreTime(60);
+      await page.getByTestId('more-time-title').filter({ hasText: labels['moreTime.title'] }).waitFor();
+      const parts = ['more-time-title', 'more-time-countdown', 'more-time-yes', 'more-time-no'];
+      for (const where of await page.evaluate(
+        outOfReach,
+        parts.map((id) => `[data-testid="${id}"]`),
+      ))
+        failures.push(`${locale}: ${where}`);
     }
     expect(failures.join('\n')).toBe('');
   });

@@ -162,7 +162,8 @@ export function moreTimeDialog(
 
 /**
  * A polite live region that reads out each new screen (its title and message), so that a screen-reader user hears
- * that the screen changed without moving focus.
+ * that the screen changed without moving focus — and a new title or message on the same screen (a ticket not found,
+ * an extension made, the screen in another language), which a sighted customer sees change.
  */
 export class ScreenAnnouncer {
   readonly element = h('div', {
@@ -170,15 +171,21 @@ export class ScreenAnnouncer {
     testid: 'screen-announcer',
     attrs: { 'aria-live': 'polite', 'aria-atomic': 'true' },
   });
+  /** The title and message last read out. */
+  #said: string | undefined;
 
-  announce(screen: HTMLElement): void {
-    const parts = ['customer-title', 'customer-message']
+  /** Reads out `screen`'s title and message when it is a new screen, or when they changed on the same one. */
+  announce(screen: HTMLElement, newScreen: boolean): void {
+    const said = ['customer-title', 'customer-message']
       .map((id) => screen.querySelector(`[data-testid="${id}"]`)?.textContent?.trim() ?? '')
-      .filter((t) => t.length > 0);
+      .filter((t) => t.length > 0)
+      .join('. ');
+    if (!newScreen && said === this.#said) return;
+    this.#said = said;
     // Emptied first: the same text twice in a row (two "Please wait" screens) is still announced.
     this.element.textContent = '';
     requestAnimationFrame(() => {
-      this.element.textContent = parts.join('. ');
+      this.element.textContent = said;
     });
   }
 }

@@ -39,6 +39,17 @@ function customerLocale(snapshot: CustomerSnapshot): string {
 }
 
 /**
+ * `el`, or, when it sits in a part of the page drawn closed (`hidden`: the language list, closed again once a
+ * language is chosen), the control that opens that part (`aria-controls`): a hidden control cannot take focus, and
+ * focus would otherwise fall back to the top of the page.
+ */
+function shownControl(el: HTMLElement, scope: HTMLElement): HTMLElement {
+  const closed = el.closest<HTMLElement>('[hidden]');
+  if (!closed?.id) return el;
+  return scope.querySelector<HTMLElement>(`[aria-controls="${CSS.escape(closed.id)}"]`) ?? el;
+}
+
+/**
  * The terminal's UI. It holds no payment state (DESIGN.md, TerminalApi): it shows the latest snapshot and sends the
  * customer's events; the terminal's answer (or its next pushed snapshot) decides what comes next.
  */
@@ -304,7 +315,7 @@ class App {
     this.#renderedCustomer = key;
     this.#renderedScreen = view.screen;
     this.#renderedPrompt = view.prompt?.expiresAt;
-    if (screenChanged) this.#announcer.announce(el);
+    this.#announcer.announce(el, screenChanged);
 
     if (this.#dialog && promptAppeared) {
       if (!hadDialog) this.#focusBeforeDialog = focused;
@@ -326,9 +337,10 @@ class App {
     const want = this.#wantFocus;
     if (want === undefined || this.#customerSlot.inert) return;
     this.#wantFocus = undefined;
-    const target = want
+    const wanted = want
       ? this.#customerSlot.querySelector<HTMLElement>(`[data-testid="${CSS.escape(want)}"]`)
       : null;
+    const target = wanted ? shownControl(wanted, this.#customerSlot) : null;
     if (target && !target.closest('[inert]')) target.focus();
     else if (
       document.activeElement instanceof HTMLElement &&

@@ -632,6 +632,21 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
     expect(summary(fake)).toEqual([['preauth', 1_200, 'GBP', '1']]);
   });
 
+  it('gives the choice no time limit of its own: the host times it as every input screen, with its question first', async () => {
+    // A customer listening to the rate, markup and disclaimer in accessibility mode, or who answered "Do you need
+    // more time?" with yes, is never cut off by the machine: only the host's time limit ends the choice (a CANCEL).
+    const fake = new FakeTerminal();
+    const actor = await convertedSessionEnded(fake);
+    fake.clock.increment(10 * MIN);
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'choose-currency',
+      amountMinor: 450,
+      actions: ['CHOOSE_CURRENCY', 'CANCEL'],
+    });
+    expect(summary(fake)).toEqual([['preauth', 1_200, 'GBP', '1']]);
+  });
+
   it('captures in the card currency at the authorization rate when the card currency is chosen', async () => {
     const fake = new FakeTerminal();
     const actor = await convertedSessionEnded(fake);
@@ -670,13 +685,13 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
 
   for (const [how, decline] of [
     ['chooses the local currency', (a: MeterActor) => a.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' })],
+    // Also what the host sends when nobody answers "Do you need more time?" on the choice.
     ['cancels the choice', (a: MeterActor) => a.send({ type: 'CANCEL' })],
-    ['lets the choice time out', (_a: MeterActor, f: FakeTerminal) => f.clock.increment(65_000)],
   ] as const)
     it(`never converts when the customer ${how}: a local sale, then the converted hold reversed in full`, async () => {
       const fake = new FakeTerminal();
       const actor = await convertedSessionEnded(fake);
-      decline(actor, fake);
+      decline(actor);
       await settle();
       expect(summary(fake)).toEqual([
         ['preauth', 1_200, 'GBP', '1'],
@@ -713,10 +728,10 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
       },
     ],
     [
-      'walks away (the choice and then the card read time out)',
-      async (_a: MeterActor, f: FakeTerminal) => {
+      'walks away (the host cancels the unanswered choice, then the card read times out)',
+      async (a: MeterActor, f: FakeTerminal) => {
         f.reads.push('hang');
-        f.clock.increment(65_000);
+        a.send({ type: 'CANCEL' });
         await settle();
         f.clock.increment(65_000);
       },

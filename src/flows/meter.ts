@@ -57,9 +57,9 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * amount at the authorization's rate (spec 001: a capture uses the authorization's exchange rate), with the same rate,
  * markup and disclaimer (`choosingFeeCurrency`). Then:
  * - the card's currency: the converted capture, as without the choice;
- * - the local currency, CANCEL, or no choice in time (a timeout or cancel never falls back to conversion): the card is
- *   asked for again and the fee is taken as a new sale in the local currency (DCC indicator 3, no new offer), and
- *   whatever that sale's outcome, the converted hold is then reversed in full with its conversion terms. A converted
+ * - the local currency, CANCEL, or no choice in time (the host's time limit cancels it; a timeout or cancel never
+ *   falls back to conversion): the card is asked for again and the fee is taken as a new sale in the local currency
+ *   (DCC indicator 3, no new offer), and whatever that sale's outcome, the converted hold is then reversed in full with its conversion terms. A converted
  *   hold cannot be captured in the local currency (spec 001: a DCC capture carries the authorization's field set), so
  *   the sale comes first — the hold still guarantees nothing is lost while it is out — and the reversal always follows
  *   it: no path leaves the hold captured as well as the fee sold, and none captures in the card's currency without
@@ -414,8 +414,6 @@ export const meterMachine = setup({
   },
   delays: {
     resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
-    // As long as the transaction's own choice screen waits for a choice (its read timeout).
-    feeChoiceTimeout: ({ context }) => context.settings.timing.readTimeoutMs,
     // At most as long as a timer can wait: a longer window (card networks allow pre-authorizations of up to 30 days)
     // would otherwise fire at once (Node sets an overlong timeout to 1 ms); the session waits again until it is over.
     captureWindow: ({ context }) => Math.min(captureWindowLeftMs(context), MAX_TIMER_MS),
@@ -847,7 +845,9 @@ export const meterMachine = setup({
     },
     choosingFeeCurrency: {
       // reference/kiosk.md §1: an active choice, never a default; the screen is the one of the pre-authorization
-      // (the same rules), for the fee at the authorization's rate.
+      // (the same rules), for the fee at the authorization's rate. No time limit of its own, as the transaction's
+      // choice has none: the host times it as every input screen (WCAG 2.2.1: "Do you need more time?" first, longer
+      // in accessibility mode), and nobody answering is a CANCEL.
       tags: ['choose-currency'],
       entry: assign(({ context }) => {
         const hold = currentHold(context);
@@ -866,7 +866,6 @@ export const meterMachine = setup({
         ],
         CANCEL: 'payingFeeLocally',
       },
-      after: { feeChoiceTimeout: 'payingFeeLocally' },
     },
     payingFeeLocally: {
       // The fee as a new sale in the local currency: the converted hold cannot be captured in it. The customer

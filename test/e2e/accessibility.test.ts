@@ -1,6 +1,8 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
-import type { CustomerView } from '../../src/host/api.js';
+import type { CustomerView, Screen } from '../../src/host/api.js';
+import { TITLE_KEYS } from '../../src/host/flow-runtime.js';
+import { CATALOGUES, intlLocale, LOCALES } from '../../src/i18n/index.js';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
 import { drawQr } from '../../src/host/link-screen.js';
@@ -9,6 +11,7 @@ import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
 import { installWatchers, violationsSeen } from './page-scripts.js';
+import { outOfReach, overflowingButtons, sidewaysScroll, smallTargets } from './layout-scripts.js';
 
 /**
  * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
@@ -35,11 +38,16 @@ afterEach(async () => {
   }
 });
 
-async function start(): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page }> {
+/** The kiosk's screen in CSS pixels. */
+const KIOSK_VIEWPORT = { width: 800, height: 1280 };
+
+async function start(
+  viewport: { width: number; height: number } = KIOSK_VIEWPORT,
+): Promise<{ bridge: Bridge; fake: FakeTerminal; page: Page }> {
   const fake = new FakeTerminal();
   const bridge = await startBridge(fake, { port: 0, staticDir });
   open.push({ bridge, fake });
-  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const context = await launched.browser.newContext({ viewport });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
   await page.addInitScript(installWatchers);
@@ -372,6 +380,98 @@ describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => 
   });
 });
 
+/** Touch targets of the customer screens: never under 44 CSS px a side (kiosk.md §2, WCAG 2.5.5). */
+const MIN_TARGET = 44;
+
+describe('the customer screens at 200 % zoom (low vision)', () => {
+  /** 200 % zoom on the kiosk's 800 px lays the page out in 400 CSS px. */
+  const ZOOMED_200 = { width: KIOSK_VIEWPORT.width / 2, height: KIOSK_VIEWPORT.height / 2 };
+
+  it('keeps every screen title and the more-time question of every language on the screen in large text: a long word breaks, nothing scrolls sideways', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    for (const { locale, direction } of LOCALES)
+      for (const screen of Object.keys(TITLE_KEYS) as Screen[]) {
+        const title = CATALOGUES[locale][TITLE_KEYS[screen]];
+        const language = { ...LANGUAGE, current: locale, lang: intlLocale(locale), direction };
+        // The currency choice takes its title from the offer.
+        const dcc = screen === 'choose-currency' ? { dcc: { ...SAMPLE_DCC, title } } : {};
+        fake.present({ screen, title, message: '', actions: [], language, accessibility: true, ...dcc });
+        await onScreen(page, screen);
+        expect(await page.getByTestId('customer-title').textContent()).toBe(title);
+        const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="customer-title"]']);
+        for (const [selector, px] of Object.entries(scroll))
+          if (px > 0) failures.push(`${locale} ${screen} "${title}": ${selector} scrolls ${px} px sideways`);
+      }
+    // And the question "Do you need more time?" over a screen, in its own larger type.
+    for (const { locale, direction } of LOCALES) {
+      const question = CATALOGUES[locale]['label.moreTime.title'];
+      const language = { ...LANGUAGE, current: locale, lang: intlLocale(locale), direction };
+      fake.present({
+        ...ENTER_TICKET,
+        language,
+        labels: { 'moreTime.title': question },
+        accessibility: true,
+      });
+      await onScreen(page, 'enter-ticket');
+      fake.askMoreTime(60);
+      await page.getByTestId('more-time-title').filter({ hasText: question }).waitFor();
+      const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="more-time-title"]']);
+      for (const [selector, px] of Object.entries(scroll))
+        if (px > 0) failures.push(`${locale} "${question}": ${selector} scrolls ${px} px sideways`);
+    }
+    expect(failures.join('\n')).toBe('');
+  });
+
+  it('brings every part of "Do you need more time?" into view in large text, in every language', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    for (const { locale, direction } of LOCALES) {
+      const catalogue = CATALOGUES[locale];
+      const labels = {
+        'moreTime.title': catalogue['label.moreTime.title'],
+        'moreTime.yes': catalogue['label.moreTime.yes'],
+        'moreTime.no': catalogue['label.moreTime.no'],
+        'moreTime.remaining': catalogue['label.moreTime.remaining'],
+      };
+      const language = { ...LANGUAGE, current: locale, lang: intlLocale(locale), direction };
+      fake.present({ ...ENTER_TICKET, language, labels, accessibility: true });
+      await onScreen(page, 'enter-ticket');
+      fake.askMoreTime(60);
+      await page.getByTestId('more-time-title').filter({ hasText: labels['moreTime.title'] }).waitFor();
+      const parts = ['more-time-title', 'more-time-countdown', 'more-time-yes', 'more-time-no'];
+      for (const where of await page.evaluate(
+        outOfReach,
+        parts.map((id) => `[data-testid="${id}"]`),
+      ))
+        failures.push(`${locale}: ${where}`);
+    }
+    expect(failures.join('\n')).toBe('');
+  });
+
+  it('reflows every screen: nothing scrolls sideways, no text leaves its button, no key under 44 px', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    for (const accessible of [false, true])
+      for (const { name, view } of SCREENS) {
+        const where = `${name}${accessible ? ' (accessibility mode)' : ''}`;
+        fake.present({ ...view, language: LANGUAGE, accessibility: accessible });
+        await onScreen(page, view.screen);
+        const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="customer"]']);
+        for (const [selector, px] of Object.entries(scroll))
+          if (px > 0) failures.push(`${where}: ${selector} scrolls ${px} px sideways`);
+        for (const overflow of await page.evaluate(overflowingButtons))
+          failures.push(`${where}: text overflows its button: ${overflow}`);
+        for (const small of await page.evaluate(smallTargets, MIN_TARGET))
+          failures.push(`${where}: target under ${MIN_TARGET} px: ${small}`);
+      }
+    expect(failures.join('\n')).toBe('');
+  });
+});
+
 describe('the renderer by keys alone', () => {
   it('walks a kiosk sale from idle to "Approved" with the keypad and Tab, never the mouse', async () => {
     const { fake, page } = await start();
@@ -410,6 +510,22 @@ describe('the renderer by keys alone', () => {
     await page.keyboard.press('Escape');
     await onScreen(page, 'idle');
     expect(fake.events.map((e) => e.type).slice(-3)).toEqual(['DONE', 'START', 'CANCEL']);
+  });
+
+  it('announces a new message on the same screen (a ticket not found), not only a new screen', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    fake.present({ ...ENTER_TICKET, language: LANGUAGE });
+    await onScreen(page, 'enter-ticket');
+    const announcer = page.getByTestId('screen-announcer');
+    await expect
+      .poll(() => announcer.textContent())
+      .toBe('Your ticket. Enter the number printed on your ticket');
+    // The terminal looked the ticket up and is back on the same screen, with the reason in its message.
+    const unknown = CATALOGUES.en_GB['kiosk.ticketUnknown'];
+    fake.present({ ...ENTER_TICKET, message: unknown, language: LANGUAGE });
+    await page.getByTestId('customer-message').filter({ hasText: unknown }).waitFor();
+    await expect.poll(() => announcer.textContent()).toBe(`Your ticket. ${unknown}`);
   });
 
   it('types into the focused ticket field and submits it with Enter', async () => {

@@ -1,6 +1,7 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
 import { CATALOGUES } from '../../src/i18n/index.js';
+import { focusedTestId } from './accessibility-scripts.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { MODEL_CONFIGS } from './journeys.js';
 import { startTerminal, type RunningTerminal } from './terminal-process.js';
@@ -76,4 +77,28 @@ describe('the seconds left, in the customer language', () => {
       await context.close();
     }
   }, 90_000);
+});
+
+describe('choosing a language by keys alone', () => {
+  it('keeps focus on the language button once the screen is in the chosen language', async () => {
+    const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+    const page = await context.newPage();
+    page.setDefaultTimeout(15_000);
+    try {
+      expect((await page.goto(terminal.url))?.status()).toBe(200);
+      await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
+      await page.getByTestId('language-button').focus();
+      await page.keyboard.press('Enter');
+      await page.getByTestId('language-list').waitFor();
+      await page.getByTestId('language-ar_AE').focus();
+      await page.keyboard.press('Enter');
+      await page.locator('html[lang="ar-AE"][dir="rtl"]').waitFor();
+      await page.locator('[data-testid="customer-slot"]:not([aria-busy])').waitFor();
+      // Focus is where the customer left it, not thrown back to the top of the page: the next Tab goes on from here.
+      expect(await page.evaluate(focusedTestId)).toBe('language-button');
+      expect(await page.getByTestId('language-button').getAttribute('aria-expanded')).toBe('false');
+    } finally {
+      await context.close();
+    }
+  }, 60_000);
 });

@@ -10,8 +10,10 @@ import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
+import { formatMoney } from '../../src/money/index.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, SAMPLE_DCC } from './fake-terminal.js';
+import { overflowingButtons, sidewaysScroll } from './layout-scripts.js';
 
 /**
  * The currency choice screen against the card networks' presentation rules (reference/gateway.md §5,
@@ -53,11 +55,19 @@ const CHOICE: CustomerView = {
 type Mode = 'normal' | 'accessibility';
 const MODES: Mode[] = ['normal', 'accessibility'];
 
+/** The kiosk's screen in CSS pixels; at 200 % zoom the page lays out in half of it. */
+const KIOSK_VIEWPORT = { width: 800, height: 1280 };
+const ZOOMED_200 = { width: KIOSK_VIEWPORT.width / 2, height: KIOSK_VIEWPORT.height / 2 };
+
 /** Opens the renderer on the choice screen (`view`), in accessibility mode when asked. */
-async function choiceScreen(mode: Mode, view: CustomerView = CHOICE): Promise<Page> {
+async function choiceScreen(
+  mode: Mode,
+  view: CustomerView = CHOICE,
+  viewport: { width: number; height: number } = KIOSK_VIEWPORT,
+): Promise<Page> {
   const fake = new FakeTerminal();
   const bridge = await startBridge(fake, { port: 0, staticDir });
-  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const context = await launched.browser.newContext({ viewport });
   open.push({ bridge, fake, close: () => context.close() });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -357,6 +367,26 @@ describe('the currency choice screen follows the card networks presentation rule
       }));
       expect(new Set(sizes.map((s) => JSON.stringify(s))).size, `${mode}: ${JSON.stringify(sizes)}`).toBe(1);
       expect(parseFloat(sizes[0]!.size)).toBeGreaterThanOrEqual(mode === 'accessibility' ? 40 : 24);
+    }
+  });
+
+  it('rule 5 at 200 % zoom: each amount with its currency stays inside its option, both options alike, nothing scrolls sideways', async () => {
+    // Amounts as long as real ones get: a four-figure euro fee in German, a six-figure yen conversion.
+    const dcc: DccChoice = {
+      ...SAMPLE_DCC,
+      local: { minor: 125000, currency: 'EUR', text: formatMoney(125000, 'EUR', 'de-DE') },
+      card: { minor: 208774, currency: 'JPY', text: formatMoney(208774, 'JPY', 'de-DE') },
+    };
+    for (const mode of MODES) {
+      const page = await choiceScreen(mode, { ...CHOICE, amount: dcc.local, dcc }, ZOOMED_200);
+      expect(await page.evaluate(overflowingButtons), mode).toEqual([]);
+      expect(await page.evaluate(sidewaysScroll, ['html', '[data-testid="customer"]']), mode).toEqual({
+        html: 0,
+        '[data-testid="customer"]': 0,
+      });
+      const [local, card] = (await measure(page)).options;
+      expect(local!.rect.width, mode).toBeCloseTo(card!.rect.width, 0);
+      expect(local!.rect.height, mode).toBeCloseTo(card!.rect.height, 0);
     }
   });
 

@@ -23,6 +23,8 @@ interface LayoutElement {
   readonly firstChild: TextNode | null;
   getAttribute(name: string): string | null;
   getClientRects(): { length: number };
+  getBoundingClientRect(): Rect;
+  scrollIntoView(options: { block: 'nearest'; inline: 'nearest' }): void;
 }
 
 interface TextRange {
@@ -35,6 +37,7 @@ declare const document: {
   querySelectorAll(selector: string): ArrayLike<LayoutElement>;
   createRange(): TextRange;
 };
+declare const window: { readonly innerHeight: number; readonly innerWidth: number };
 declare function getComputedStyle(el: LayoutElement): { direction: string; unicodeBidi: string };
 
 /** Every shown button whose text is wider than the button (clipped or spilling out): testid, text and widths. */
@@ -46,6 +49,42 @@ export function overflowingButtons(): string[] {
     if (b.scrollWidth > b.clientWidth + 1)
       found.push(
         `${b.getAttribute('data-testid') ?? 'button'} "${(b.textContent ?? '').trim()}": ${b.scrollWidth} px of text in ${b.clientWidth} px`,
+      );
+  }
+  return found;
+}
+
+/** Every shown button of the customer area smaller than `min` CSS px in width or height: testid and size. */
+export function smallTargets(min: number): string[] {
+  const found: string[] = [];
+  for (const b of Array.from(document.querySelectorAll('[data-testid="customer-slot"] button'))) {
+    if (b.getClientRects().length === 0) continue;
+    const { width, height } = b.getBoundingClientRect();
+    if (width < min - 0.5 || height < min - 0.5)
+      found.push(
+        `${b.getAttribute('data-testid') ?? 'button'}: ${Math.round(width)} × ${Math.round(height)} px`,
+      );
+  }
+  return found;
+}
+
+/**
+ * Each element of `selectors` (the first match) that cannot be brought whole into the window: scrolled to as a
+ * customer would scroll (the nearest scrollable box), it still lies partly outside. Selector and where it lies.
+ */
+export function outOfReach(selectors: string[]): string[] {
+  const found: string[] = [];
+  for (const selector of selectors) {
+    const el = document.querySelectorAll(selector)[0];
+    if (el === undefined) {
+      found.push(`${selector}: not on the page`);
+      continue;
+    }
+    el.scrollIntoView({ block: 'nearest', inline: 'nearest' });
+    const r = el.getBoundingClientRect();
+    if (r.top < -0.5 || r.left < -0.5 || r.top + r.height > window.innerHeight + 0.5)
+      found.push(
+        `${selector}: ${Math.round(r.top)} to ${Math.round(r.top + r.height)} px of a ${window.innerHeight} px window`,
       );
   }
   return found;

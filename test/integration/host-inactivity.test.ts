@@ -195,6 +195,61 @@ describe('time limits on the currency choice', () => {
     expect(h.cards.size).toBe(0);
   }, 30_000);
 
+  it("gives the meter's choice again at completion the same time: the machine never takes it away before the question", async () => {
+    const clock = { offsetMs: 0 };
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-inactivity-meter-dcc-'));
+    host = await createTerminalHost(
+      parseConfig({
+        terminal: {
+          model: 'meter',
+          currency: 'EUR',
+          country: 'DE',
+          countryNumeric: '276',
+          timezone: 'Europe/Berlin',
+        },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 50 } },
+        dcc: { choiceAtCompletion: true },
+        customer: { inactivitySeconds: 45, moreTimeSeconds: 20, accessibilityFactor: 2 },
+      }),
+      { logger: silentLogger(), cwd, parkingClock: { now: () => Date.now() + clock.offsetMs } },
+    );
+    const h = host;
+    await waitFor(h, ['idle'], 10_000);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await send(h, { type: 'START' });
+    await send(h, { type: 'CHOOSE_DURATION', minutes: 120 });
+    await send(h, { type: 'CONFIRM' });
+    expect((await waitFor(h, ['choose-currency', 'session', 'error'], 15_000)).customer.screen).toBe(
+      'choose-currency',
+    );
+    await send(h, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitFor(h, ['session', 'declined', 'error'], 15_000)).customer.screen).toBe('session');
+    clock.offsetMs = 45 * 60_000;
+    await send(h, { type: 'END_SESSION' });
+    const choice = await waitFor(h, ['choose-currency', 'approved', 'declined', 'error'], 15_000);
+    expect(choice.customer.screen).toBe('choose-currency');
+    expect(choice.customer.accessibility).toBe(true);
+    // The fee in both currencies, the rate, the markup and the disclaimer read out: past the reader's time, the
+    // choice is still the customer's, and nothing has asked or moved on.
+    await vi.advanceTimersByTimeAsync(66_000);
+    const reading = await now(h);
+    expect(reading.screen).toBe('choose-currency');
+    expect(reading.prompt).toBeUndefined();
+    // Twice the 45 s of silence: "Do you need more time?", and a yes gives the time again.
+    await vi.advanceTimersByTimeAsync(25_000);
+    expect((await now(h)).prompt).toMatchObject({ kind: 'more-time' });
+    expect((await send(h, { type: 'MORE_TIME' })).customer.screen).toBe('choose-currency');
+    await vi.advanceTimersByTimeAsync(66_000);
+    expect((await now(h)).screen).toBe('choose-currency');
+    // Nobody answers the next question: the choice is cancelled, never converted (the fee is asked in EUR).
+    await vi.advanceTimersByTimeAsync(25_000);
+    expect((await now(h)).prompt).toMatchObject({ kind: 'more-time' });
+    await vi.advanceTimersByTimeAsync(41_000);
+    expect((await now(h)).screen).not.toBe('choose-currency');
+    expect(h.sandbox!.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
+  }, 30_000);
+
   it('never sends an offer that expired during a long choice: a fresh one is shown and authorized', async () => {
     const h = await startConverting();
     await send(h, { type: 'SET_ACCESSIBILITY', on: true });

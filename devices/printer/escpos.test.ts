@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeReceipt } from './escpos.js';
+import { encodeReceipt, receiptCodepage } from './escpos.js';
 import { receiptTextLines } from './layout.js';
 import type { PrintableReceipt } from './printer.js';
 import { PrinterSimulator, type PrintedReceipt } from './sim/printer-simulator.js';
@@ -70,5 +70,35 @@ describe('ESC/POS receipt encoding', () => {
       encodeReceipt({ title: 'T', fields: [] }, { widthChars: 42, codepage: 'cp858' }),
     );
     expect(receipts[0]?.qrCodes).toEqual([]);
+  });
+
+  it('sends no control character of a receipt text to the printer: a hostile name or disclaimer cannot cut, open a drawer or switch the table', () => {
+    // ESC p (drawer kick), GS V (cut), ESC t (code table), NUL, form feed, DEL, a C1 control: each prints as a space.
+    const hostile: PrintableReceipt = {
+      title: 'Car\x1bp\x00\x19park\x1dV\x00',
+      fields: [
+        { label: 'Disclaimer\x1bt\x05', value: 'I chose\x0c to pay\x7f in EUR\x9b.' },
+        { label: 'Amount', value: '€14.67' },
+      ],
+    };
+    const plain: PrintableReceipt = {
+      title: 'Car p park V',
+      fields: [
+        { label: 'Disclaimer t', value: 'I chose to pay in EUR .' },
+        { label: 'Amount', value: '€14.67' },
+      ],
+    };
+    for (const codepage of ['cp858', 'windows1252'] as const) {
+      const bytes = encodeReceipt(hostile, { widthChars: 42, codepage });
+      expect(Buffer.from(bytes).toString('hex')).toBe(
+        Buffer.from(encodeReceipt(plain, { widthChars: 42, codepage })).toString('hex'),
+      );
+      const { receipts, errors } = printOn(bytes);
+      expect(errors).toEqual([]);
+      expect(receipts).toHaveLength(1);
+      expect(receipts[0]?.lines).toEqual(receiptTextLines(plain, 42));
+    }
+    // The table is chosen for the text as it prints: a control character is no reason to leave the configured one.
+    expect(receiptCodepage({ title: 'Car\x1bpark\x1dV\x00', fields: [] }, 'cp858')).toBe('cp858');
   });
 });

@@ -1,6 +1,6 @@
 import CodepageEncoder from '@point-of-sale/codepage-encoder';
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
-import { centred, receiptTextLines } from './layout.js';
+import { centred, printableText, receiptTextLines } from './layout.js';
 import { QR_ERROR_CORRECTION, type PrintableReceipt } from './printer.js';
 
 /** Character code tables the terminal selects (ESC t n, Epson numbering: see {@link ESC_T_CODEPAGES}). */
@@ -48,7 +48,8 @@ export function receiptCodepage(
   receipt: Pick<PrintableReceipt, 'title' | 'fields'>,
   preferred: PrinterCodepage,
 ): PrinterCodepage | undefined {
-  const text = [receipt.title, ...receipt.fields.flatMap((f) => [f.label, f.value])].join(' ');
+  // The text as it prints (layout.ts printableText: control characters print as spaces).
+  const text = printableText([receipt.title, ...receipt.fields.flatMap((f) => [f.label, f.value])].join(' '));
   const candidates = [preferred, ...Object.values(ESC_T_CODEPAGES).filter((c) => c !== preferred)];
   return candidates.find((codepage) => encodableIn(text, codepage));
 }

@@ -193,6 +193,16 @@ describe('buildReceipt', () => {
       expect(valueOf(doc, 'Transaction amount (USD)')).toBe('US$4.00');
     });
 
+    it('states a merchant name and a disclaimer carrying control characters as text, on paper and on screen alike', () => {
+      const doc = buildReceipt(
+        sale(),
+        { conversion: { ...OFFER, disclaimer: 'I chose\x1dV\x00 to pay in USD.' } },
+        { ...SETTINGS, merchantName: 'City\x1bp\x00 Car Park' },
+      );
+      expect(doc.title).toBe('City p Car Park');
+      expect(valueOf(doc, 'Disclaimer')).toBe('I chose V to pay in USD.');
+    });
+
     it('has no DCC block when the payment was not converted', () => {
       const doc = buildReceipt(sale(), {}, SETTINGS);
       const labels = doc.fields.map((f) => f.label);

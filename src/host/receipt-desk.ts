@@ -15,7 +15,7 @@ import {
 } from '../../devices/printer/index.js';
 import type { Config } from '../config/index.js';
 import type { DccReceiptOffer, OriginalTransaction, ReceiptData } from '../flows/index.js';
-import type { Journal, JournalEntry } from '../journal/index.js';
+import { answeredAmountOf, type Journal, type JournalEntry } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { commentsFor } from '../vocabulary/services.js';
 import { linkQr } from './link-screen.js';
@@ -87,6 +87,7 @@ export function journaledReceiptFacts(
     const entry = journal.findByTransactionId(transactionId);
     if (entry === undefined) return undefined;
     const conversion = conversionOf(transactionId);
+    const amountMinor = entry.service === 'incremental' ? entry.amountMinor : answeredAmountOf(entry);
     return {
       service: entry.service,
       ...(entry.referencedTransactionId !== undefined
@@ -95,6 +96,9 @@ export function journaledReceiptFacts(
       ...(entry.approvalCode !== undefined ? { approvalCode: entry.approvalCode } : {}),
       ...(entry.card !== undefined ? { card: entry.card } : {}),
       ...(conversion !== undefined ? { conversion } : {}),
+      ...(amountMinor !== undefined && entry.currency !== undefined
+        ? { amountMinor, currency: entry.currency }
+        : {}),
     };
   };
 }

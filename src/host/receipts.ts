@@ -78,6 +78,14 @@ export interface ReceiptFacts {
   readonly conversion?: DccReceiptOffer;
   /** `processorInformation.approvalCode` of the gateway's answer, when the host has it. */
   readonly approvalCode?: string;
+  /**
+   * What the transaction moved in the card's currency (the conversion's `billingCurrency`), as the journal holds it:
+   * a payment or follow-on of a converted authorization sent in that currency (processor family A). Not always the
+   * local amount converted at the offer's rate: the last refund of a payment takes the billing amount that remains
+   * (src/host/payments.ts `refundDcc`), and the gateway may answer for less than was asked. Absent: the receipt
+   * converts the local amount at the offer's rate, as the request did.
+   */
+  readonly billedMinor?: number;
 }
 
 /** The configuration a receipt needs, read once ({@link receiptSettingsFromConfig}). */
@@ -343,13 +351,15 @@ function field(label: string, value: string): PrintableField {
 function conversionFields(
   data: ReceiptData,
   offer: DccReceiptOffer,
+  billedMinor: number | undefined,
   settings: ReceiptSettings,
   tr: Translator,
 ): PrintableField[] {
   const billingMinor =
-    data.currency === offer.localCurrency
+    billedMinor ??
+    (data.currency === offer.localCurrency
       ? convertAtOfferRate(data.amountMinor, offer)
-      : offer.billingAmountMinor;
+      : offer.billingAmountMinor);
   const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
   return [
     field(
@@ -421,7 +431,7 @@ export function buildReceipt(
       return field(line.label, line.value);
     }),
     field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
-    ...(facts.conversion ? conversionFields(data, facts.conversion, settings, tr) : []),
+    ...(facts.conversion ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr) : []),
     ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
     ...(name ? [field(label('application'), name)] : []),
     ...(facts.card?.aid ? [field(label('aid'), facts.card.aid)] : []),
@@ -670,6 +680,12 @@ export interface JournaledReceiptFacts {
   readonly card?: ReceiptCard;
   /** A converted authorization's accepted offer, as its first receipt stated it. */
   readonly conversion?: DccReceiptOffer;
+  /**
+   * The amount the entry moved and its currency: the answer's (a capture's captured, a refund's refunded amount),
+   * else the request's; an increment's, the request's (its answer states the new total).
+   */
+  readonly amountMinor?: number;
+  readonly currency?: string;
 }
 
 /** Reads {@link JournaledReceiptFacts} of a transactionId; undefined when the journal has no such entry. */
@@ -697,6 +713,13 @@ function withOriginal(
     ...(conversion ? { conversion } : {}),
     ...(approvalCode ? { approvalCode } : {}),
   };
+}
+
+/** `facts` with what the journal's `entry` says the transaction moved in the conversion's card currency, if it does. */
+function withBilled(facts: ReceiptFacts, entry: JournaledReceiptFacts | undefined): ReceiptFacts {
+  const billing = facts.conversion?.billingCurrency;
+  if (billing === undefined || entry?.amountMinor === undefined || entry.currency !== billing) return facts;
+  return { ...facts, billedMinor: entry.amountMinor };
 }
 
 /**
@@ -748,14 +771,30 @@ export class ReceiptFactsLog {
     }
   }
 
-  /** What is known of a transaction: noted in this process, else journaled; empty when neither knows it. */
+  /**
+   * What is known of a transaction: noted in this process, else journaled; empty when neither knows it. The amount it
+   * moved in the card's currency is the journal's in both cases ({@link ReceiptFacts.billedMinor}).
+   */
   factsFor(transactionId: string): ReceiptFacts {
-    return this.facts.get(transactionId) ?? this.fromJournal(transactionId, MAX_ORIGINALS);
+    const noted = this.facts.get(transactionId);
+    if (noted === undefined) return this.fromJournal(transactionId, MAX_ORIGINALS);
+    let entry: JournaledReceiptFacts | undefined;
+    try {
+      entry = this.journaled(transactionId);
+    } catch {
+      // A receipt is never lost for it: the local amount converted at the offer's rate, as the request was.
+      return noted;
+    }
+    return withBilled(noted, entry);
   }
 
   private fromJournal(transactionId: string, originals: number): ReceiptFacts {
     const entry = this.journaled(transactionId);
     if (entry === undefined) return {};
+    return withBilled(this.fromEntry(entry, originals), entry);
+  }
+
+  private fromEntry(entry: JournaledReceiptFacts, originals: number): ReceiptFacts {
     const originalTx = entry.originalTransactionId;
     const original =
       originalTx !== undefined && originals > 0

@@ -8,8 +8,9 @@ import { PrinterSimulator, type PrintedReceipt } from './sim/printer-simulator.j
 function printOn(
   bytes: Uint8Array,
   chunk = bytes.length,
+  widthChars: 42 | 48 = 42,
 ): { receipts: readonly PrintedReceipt[]; errors: readonly string[] } {
-  const sim = new PrinterSimulator();
+  const sim = new PrinterSimulator({ printableDots: widthChars === 42 ? 504 : 576 });
   const endpoint = sim.attach({ send: () => undefined, unplugged: () => undefined });
   for (let i = 0; i < bytes.length; i += chunk) endpoint.deliver(bytes.subarray(i, i + chunk));
   return { receipts: sim.receipts, errors: sim.protocolErrors };
@@ -34,7 +35,11 @@ const RECEIPT: PrintableReceipt = {
 describe('ESC/POS receipt encoding', () => {
   for (const widthChars of [42, 48] as const)
     it(`decodes back to the receipt's laid-out lines at ${widthChars} characters`, () => {
-      const { receipts, errors } = printOn(encodeReceipt(RECEIPT, { widthChars, codepage: 'cp858' }));
+      const { receipts, errors } = printOn(
+        encodeReceipt(RECEIPT, { widthChars, codepage: 'cp858' }),
+        undefined,
+        widthChars,
+      );
       expect(errors).toEqual([]);
       expect(receipts).toHaveLength(1);
       expect(receipts[0]?.lines).toEqual(receiptTextLines(RECEIPT, widthChars));
@@ -101,4 +106,21 @@ describe('ESC/POS receipt encoding', () => {
     // The table is chosen for the text as it prints: a control character is no reason to leave the configured one.
     expect(receiptCodepage({ title: 'Car\x1bpark\x1dV\x00', fields: [] }, 'cp858')).toBe('cp858');
   });
+
+  for (const widthChars of [42, 48] as const)
+    it(`prints the QR code of a long receipt's text within the ${widthChars}-character roll`, () => {
+      // A converted payment's receipt as its own e-receipt (no receipts.eReceiptUrl): 930 bytes, a code of 117
+      // modules, 585 dots wide at 5 dots a module — wider than the 504 or 576 dots a roll prints on.
+      const text = [
+        RECEIPT.title,
+        ...Array.from({ length: 27 }, (_, i) => `Line ${String(i).padStart(2, '0')}: ${'x'.repeat(24)}`),
+      ].join('\n');
+      const { receipts, errors } = printOn(
+        encodeReceipt({ ...RECEIPT, qr: text }, { widthChars, codepage: 'cp858' }),
+        undefined,
+        widthChars,
+      );
+      expect(errors).toEqual([]);
+      expect(receipts[0]?.qrCodes).toEqual([text]);
+    });
 });

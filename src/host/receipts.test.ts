@@ -420,6 +420,21 @@ describe('screenReceipt and eReceiptQr', () => {
     await expect(eReceiptQr(doc, { ...SETTINGS, eReceiptUrl })).resolves.toBeUndefined();
   });
 
+  it('draws no code on screen that the printer cannot print across its roll, and the same code without a printer', async () => {
+    const doc = buildReceipt(sale(), {}, SETTINGS);
+    // A URL of about 2,150 bytes: a code of 173 modules at M, 519 dots at the smallest 3 dots a module the printer is
+    // given — wider than the 504 dots of a 42-column roll, within the 576 of a 48-column one.
+    const eReceiptUrl = `https://receipts.example/${'r'.repeat(2_100)}`;
+    const printer = { ...SETTINGS, eReceiptUrl, printerCodepage: 'cp858' as const };
+    await expect(eReceiptQr(doc, { ...printer, printerWidthChars: 42 })).resolves.toBeUndefined();
+    await expect(eReceiptQr(doc, { ...printer, printerWidthChars: 48 })).resolves.toMatchObject({
+      url: `${eReceiptUrl}?ref=${doc.transactionId}`,
+    });
+    await expect(eReceiptQr(doc, { ...SETTINGS, eReceiptUrl })).resolves.toMatchObject({
+      url: `${eReceiptUrl}?ref=${doc.transactionId}`,
+    });
+  });
+
   it('gives no code, rather than an error, for a payload too long for any QR code', async () => {
     const doc = buildReceipt(sale(), {}, SETTINGS);
     const eReceiptUrl = `https://receipts.example/${'r'.repeat(3_000)}`;

@@ -2,6 +2,7 @@ import QRCode from 'qrcode';
 import {
   printableText,
   QR_ERROR_CORRECTION,
+  qrModuleDots,
   receiptCodepage,
   type PrintableField,
   type PrintableReceipt,
@@ -107,6 +108,8 @@ export interface ReceiptSettings {
   readonly dccRateSource: string;
   /** The printer's configured code table; absent when no printer is attached (`printer.kind` none). */
   readonly printerCodepage?: PrinterCodepage;
+  /** The printer's characters per line (`printer.widthChars`); absent when no printer is attached. */
+  readonly printerWidthChars?: number;
 }
 
 export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
@@ -125,7 +128,9 @@ export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
     ...(config.receipts.eReceiptUrl !== undefined ? { eReceiptUrl: config.receipts.eReceiptUrl } : {}),
     dccProvider: config.receipts.dccProvider,
     dccRateSource: config.receipts.dccRateSource,
-    ...(config.printer.kind !== 'none' ? { printerCodepage: config.printer.codepage } : {}),
+    ...(config.printer.kind !== 'none'
+      ? { printerCodepage: config.printer.codepage, printerWidthChars: config.printer.widthChars }
+      : {}),
   };
 }
 
@@ -636,9 +641,9 @@ export function eReceiptUrl(doc: ReceiptDocument, settings: ReceiptSettings): st
 /**
  * The QR code for a receipt: the e-receipt URL when `receipts.eReceiptUrl` is set, otherwise the receipt's text
  * itself (its fields carry the card's last four digits at most). Error correction {@link QR_ERROR_CORRECTION} (M),
- * the printer's: undefined when the payload is too long for a code at M, and the receipt is then shown and printed
- * without a code — never a code on screen that the paper does not carry. Never rejects, so that a receipt is never
- * lost for its code.
+ * the printer's: undefined when the payload is too long for a code at M, or, with a printer attached, for one across
+ * its roll (devices/printer `qrModuleDots`), and the receipt is then shown and printed without a code — never a code
+ * on screen that the paper does not carry. Never rejects, so that a receipt is never lost for its code.
  */
 export async function eReceiptQr(
   doc: ReceiptDocument,
@@ -646,6 +651,11 @@ export async function eReceiptQr(
 ): Promise<EReceiptQr | undefined> {
   const url = eReceiptUrl(doc, settings);
   const payload = url ?? receiptText(doc);
+  if (
+    settings.printerWidthChars !== undefined &&
+    qrModuleDots(payload, settings.printerWidthChars) === undefined
+  )
+    return undefined;
   let svg: string;
   try {
     svg = await QRCode.toString(payload, {

@@ -361,6 +361,12 @@ describe('receiptOffered (receipts.noReceiptBelowMinor)', () => {
   it('always offers one at an attended terminal', () => {
     expect(receiptOffered(doc(1), { ...SETTINGS, catLevel: 6, noReceiptBelowMinor: 2_000 })).toBe(true);
   });
+
+  it('always offers the receipt of a converted payment: its disclosure is owed on a durable medium', () => {
+    // kiosk.md §1 (EU Regulation 2021/1230): the mark-up and both amounts before the payment, and the same on the receipt.
+    const converted = buildReceipt(sale({ amountMinor: 600 }), { conversion: OFFER }, SETTINGS);
+    expect(receiptOffered(converted, { ...SETTINGS, noReceiptBelowMinor: 2_000 })).toBe(true);
+  });
 });
 
 describe('screenReceipt and eReceiptQr', () => {

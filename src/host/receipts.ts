@@ -556,10 +556,12 @@ export function receiptCopy(doc: ReceiptDocument): ReceiptDocument {
 /**
  * Whether a receipt is offered at all. Card rules let an unattended terminal skip the receipt of a small amount
  * (Visa: up to USD 25 at unattended terminals, parking cited, kiosk.md §3); `receipts.noReceiptBelowMinor` sets that
- * amount in the terminal's currency, 0 always offers one. An attended terminal always offers one.
+ * amount in the terminal's currency, 0 always offers one. An attended terminal always offers one, and so does every
+ * terminal for a converted payment: its disclosure (mark-up, both amounts) is owed on a durable medium, the receipt
+ * (kiosk.md §1, EU Regulation 2021/1230).
  */
 export function receiptOffered(doc: ReceiptDocument, settings: ReceiptSettings): boolean {
-  if (settings.catLevel === 6) return true;
+  if (settings.catLevel === 6 || doc.converted) return true;
   if (doc.currency !== settings.currency) return true;
   return doc.amountMinor >= settings.noReceiptBelowMinor;
 }

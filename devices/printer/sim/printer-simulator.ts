@@ -30,6 +30,11 @@ export interface SimulatedPrinterControl {
   setSilent(silent: boolean): void;
   /** Pulls the cable: the open connection ends. */
   unplug(): void;
+  /**
+   * Switched off and on again with its serial cable in place: the connection stays open, and what it had received and
+   * not printed (a job held back by a paper end, say) is lost, as a real printer's receive buffer is.
+   */
+  powerCycle(): void;
   /** Every receipt cut so far, oldest first. */
   readonly receipts: readonly PrintedReceipt[];
   /** Lines printed since the last cut (a job cut short by paper end stays here). */
@@ -159,6 +164,18 @@ export class PrinterSimulator implements SimulatedPrinterControl {
     const link = this.link;
     this.link = undefined;
     link?.unplugged();
+  }
+
+  powerCycle(): void {
+    this.buffer = [];
+    this.line = '';
+    this.printedLines = [];
+    this.qrCodes = [];
+    this.pendingQrData = undefined;
+    this.table = 0;
+    this.qrModuleDots = 3;
+    this.qrLevel = 'L';
+    this.linesUntilPaperOut = undefined;
   }
 
   nextReceipt(): Promise<PrintedReceipt> {

@@ -91,15 +91,21 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       const connection = this.connection;
       if (!connection) throw errorFor('offline', 'nothing was printed');
       const bytes = encodeReceipt(receipt, this.options);
-      const printed = this.nextJobEnd();
+      const job = this.nextJobEnd();
       try {
-        await connection.write(bytes);
-        await connection.write(JOB_END_MARKER);
-      } catch (e) {
-        this.lost();
-        throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', { cause: e });
+        try {
+          await connection.write(bytes);
+          await connection.write(JOB_END_MARKER);
+        } catch (e) {
+          this.lost();
+          throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', { cause: e });
+        }
+        await this.awaitJob(job.printed);
+      } finally {
+        // A job given up (paper end or cover during it, no end in time) waits for its end marker no longer: an answer
+        // that never comes (the printer switched off and on, its buffer lost) must not take the next job's.
+        job.abandon();
       }
-      await this.awaitJob(printed);
       this.logger?.info({ lines: receipt.fields.length }, 'receipt printed');
     } finally {
       this.busy = false;
@@ -135,9 +141,19 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     }
   }
 
-  private nextJobEnd(): Promise<boolean> {
-    // Resolves false when the connection is lost first.
-    return new Promise((resolve) => this.jobEndWaiters.push(resolve));
+  /** The next job end marker's answer (false when the connection is lost first), and its waiter's removal. */
+  private nextJobEnd(): { printed: Promise<boolean>; abandon: () => void } {
+    let waiter: (printed: boolean) => void = () => undefined;
+    const printed = new Promise<boolean>((resolve) => {
+      waiter = resolve;
+    });
+    this.jobEndWaiters.push(waiter);
+    return {
+      printed,
+      abandon: () => {
+        this.jobEndWaiters = this.jobEndWaiters.filter((w) => w !== waiter);
+      },
+    };
   }
 
   private async ensureOpen(): Promise<TransportConnection> {

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeReceipt } from './escpos.js';
+import { encodeReceipt, receiptCodepage } from './escpos.js';
 import { receiptTextLines } from './layout.js';
 import type { PrintableReceipt } from './printer.js';
 import { PrinterSimulator, type PrintedReceipt } from './sim/printer-simulator.js';
@@ -8,8 +8,9 @@ import { PrinterSimulator, type PrintedReceipt } from './sim/printer-simulator.j
 function printOn(
   bytes: Uint8Array,
   chunk = bytes.length,
+  widthChars: 42 | 48 = 42,
 ): { receipts: readonly PrintedReceipt[]; errors: readonly string[] } {
-  const sim = new PrinterSimulator();
+  const sim = new PrinterSimulator({ printableDots: widthChars === 42 ? 504 : 576 });
   const endpoint = sim.attach({ send: () => undefined, unplugged: () => undefined });
   for (let i = 0; i < bytes.length; i += chunk) endpoint.deliver(bytes.subarray(i, i + chunk));
   return { receipts: sim.receipts, errors: sim.protocolErrors };
@@ -34,7 +35,11 @@ const RECEIPT: PrintableReceipt = {
 describe('ESC/POS receipt encoding', () => {
   for (const widthChars of [42, 48] as const)
     it(`decodes back to the receipt's laid-out lines at ${widthChars} characters`, () => {
-      const { receipts, errors } = printOn(encodeReceipt(RECEIPT, { widthChars, codepage: 'cp858' }));
+      const { receipts, errors } = printOn(
+        encodeReceipt(RECEIPT, { widthChars, codepage: 'cp858' }),
+        undefined,
+        widthChars,
+      );
       expect(errors).toEqual([]);
       expect(receipts).toHaveLength(1);
       expect(receipts[0]?.lines).toEqual(receiptTextLines(RECEIPT, widthChars));
@@ -71,4 +76,51 @@ describe('ESC/POS receipt encoding', () => {
     );
     expect(receipts[0]?.qrCodes).toEqual([]);
   });
+
+  it('sends no control character of a receipt text to the printer: a hostile name or disclaimer cannot cut, open a drawer or switch the table', () => {
+    // ESC p (drawer kick), GS V (cut), ESC t (code table), NUL, form feed, DEL, a C1 control: each prints as a space.
+    const hostile: PrintableReceipt = {
+      title: 'Car\x1bp\x00\x19park\x1dV\x00',
+      fields: [
+        { label: 'Disclaimer\x1bt\x05', value: 'I chose\x0c to pay\x7f in EUR\x9b.' },
+        { label: 'Amount', value: '€14.67' },
+      ],
+    };
+    const plain: PrintableReceipt = {
+      title: 'Car p park V',
+      fields: [
+        { label: 'Disclaimer t', value: 'I chose to pay in EUR .' },
+        { label: 'Amount', value: '€14.67' },
+      ],
+    };
+    for (const codepage of ['cp858', 'windows1252'] as const) {
+      const bytes = encodeReceipt(hostile, { widthChars: 42, codepage });
+      expect(Buffer.from(bytes).toString('hex')).toBe(
+        Buffer.from(encodeReceipt(plain, { widthChars: 42, codepage })).toString('hex'),
+      );
+      const { receipts, errors } = printOn(bytes);
+      expect(errors).toEqual([]);
+      expect(receipts).toHaveLength(1);
+      expect(receipts[0]?.lines).toEqual(receiptTextLines(plain, 42));
+    }
+    // The table is chosen for the text as it prints: a control character is no reason to leave the configured one.
+    expect(receiptCodepage({ title: 'Car\x1bpark\x1dV\x00', fields: [] }, 'cp858')).toBe('cp858');
+  });
+
+  for (const widthChars of [42, 48] as const)
+    it(`prints the QR code of a long receipt's text within the ${widthChars}-character roll`, () => {
+      // A converted payment's receipt as its own e-receipt (no receipts.eReceiptUrl): 930 bytes, a code of 117
+      // modules, 585 dots wide at 5 dots a module — wider than the 504 or 576 dots a roll prints on.
+      const text = [
+        RECEIPT.title,
+        ...Array.from({ length: 27 }, (_, i) => `Line ${String(i).padStart(2, '0')}: ${'x'.repeat(24)}`),
+      ].join('\n');
+      const { receipts, errors } = printOn(
+        encodeReceipt({ ...RECEIPT, qr: text }, { widthChars, codepage: 'cp858' }),
+        undefined,
+        widthChars,
+      );
+      expect(errors).toEqual([]);
+      expect(receipts[0]?.qrCodes).toEqual([text]);
+    });
 });

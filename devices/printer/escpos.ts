@@ -1,6 +1,7 @@
 import CodepageEncoder from '@point-of-sale/codepage-encoder';
 import ReceiptPrinterEncoder from '@point-of-sale/receipt-printer-encoder';
-import { centred, receiptTextLines } from './layout.js';
+import QRCode from 'qrcode';
+import { centred, printableText, receiptTextLines } from './layout.js';
 import { QR_ERROR_CORRECTION, type PrintableReceipt } from './printer.js';
 
 /** Character code tables the terminal selects (ESC t n, Epson numbering: see {@link ESC_T_CODEPAGES}). */
@@ -48,7 +49,8 @@ export function receiptCodepage(
   receipt: Pick<PrintableReceipt, 'title' | 'fields'>,
   preferred: PrinterCodepage,
 ): PrinterCodepage | undefined {
-  const text = [receipt.title, ...receipt.fields.flatMap((f) => [f.label, f.value])].join(' ');
+  // The text as it prints (layout.ts printableText: control characters print as spaces).
+  const text = printableText([receipt.title, ...receipt.fields.flatMap((f) => [f.label, f.value])].join(' '));
   const candidates = [preferred, ...Object.values(ESC_T_CODEPAGES).filter((c) => c !== preferred)];
   return candidates.find((codepage) => encodableIn(text, codepage));
 }
@@ -65,6 +67,33 @@ function qrData(payload: string): string {
   return Buffer.from(payload, 'utf8').toString('latin1');
 }
 
+/** Dots across the printable width of a roll of `widthChars` font A characters (12 dots each): 504 or 576. */
+export function printableDots(widthChars: number): number {
+  return 8 * Math.floor((widthChars * 12) / 8);
+}
+
+/** Dots per module of a receipt's QR code: 5 (0.625 mm at 203 dpi) when it fits, else as few as 3 (0.375 mm). */
+const QR_MODULE_DOTS = [5, 4, 3] as const;
+
+/**
+ * The dots per module at which the QR code of `payload` fits the printable width of a `widthChars` roll (GS ( k fn
+ * 67), or undefined when it fits at none: an Epson printer does not print a symbol wider than its print area, so a
+ * long payload at 5 dots a module (a converted payment's receipt text, 109 modules and more) would leave the paper
+ * without its code. Sized as the printer encodes it: the payload's UTF-8 bytes in byte mode, error correction
+ * {@link QR_ERROR_CORRECTION}.
+ */
+export function qrModuleDots(payload: string, widthChars: number): number | undefined {
+  let modules: number;
+  try {
+    modules = QRCode.create([{ data: Buffer.from(payload, 'utf8'), mode: 'byte' }], {
+      errorCorrectionLevel: QR_ERROR_CORRECTION,
+    }).modules.size;
+  } catch {
+    return undefined; // more data than any QR code holds
+  }
+  return QR_MODULE_DOTS.find((dots) => modules * dots <= printableDots(widthChars));
+}
+
 export interface EscPosLayout {
   /** Characters per line in font A (42 or 48). */
   readonly widthChars: number;
@@ -74,7 +103,8 @@ export interface EscPosLayout {
 /**
  * The ESC/POS bytes of one receipt, through `@point-of-sale/receipt-printer-encoder`: initialise (ESC @), the code
  * table (ESC t: {@link receiptCodepage}, the configured one when it can print the receipt), the lines of {@link receiptTextLines} (the title in bold), the QR code when there is one (GS ( k,
- * model 2, error correction {@link QR_ERROR_CORRECTION}: kiosk.md §4), then a feed and a partial cut (GS V). A character the code table lacks
+ * model 2, error correction {@link QR_ERROR_CORRECTION}: kiosk.md §4; as many dots a module as the roll's width allows,
+ * {@link qrModuleDots}, and none when it allows none), then a feed and a partial cut (GS V). A character the code table lacks
  * prints as "?".
  */
 export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): Uint8Array {
@@ -90,10 +120,16 @@ export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): 
     if (i < titleLines) encoder.bold(true).line(line).bold(false);
     else encoder.line(line);
   });
-  if (receipt.qr !== undefined && receipt.qr !== '')
+  const qrSize =
+    receipt.qr !== undefined && receipt.qr !== '' ? qrModuleDots(receipt.qr, layout.widthChars) : undefined;
+  if (receipt.qr !== undefined && qrSize !== undefined)
     encoder
       .align('center')
-      .qrcode(qrData(receipt.qr), { model: 2, size: 5, errorlevel: ESC_POS_ERROR_LEVEL[QR_ERROR_CORRECTION] })
+      .qrcode(qrData(receipt.qr), {
+        model: 2,
+        size: qrSize,
+        errorlevel: ESC_POS_ERROR_LEVEL[QR_ERROR_CORRECTION],
+      })
       .align('left');
   return encoder.cut('partial').encode();
 }

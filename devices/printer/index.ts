@@ -2,7 +2,7 @@ import type { Logger } from '../../src/log/index.js';
 import { SerialTransport, type SerialTransportOptions } from '../transports/serial.js';
 import type { Transport } from '../transports/transport.js';
 import { EscPosPrinter } from './escpos-printer.js';
-import type { PrinterCodepage } from './escpos.js';
+import { printableDots, type PrinterCodepage } from './escpos.js';
 import { PrinterError, type ReceiptPrinter } from './printer.js';
 import { PrinterSimulator, type SimulatedPrinterControl } from './sim/printer-simulator.js';
 import { SimulatedPrinterTransport } from './sim/stream-transport.js';
@@ -10,7 +10,14 @@ import { DeviceFileTransport } from './transports/device-file.js';
 
 export * from './printer.js';
 export { EscPosPrinter, type EscPosPrinterOptions } from './escpos-printer.js';
-export { encodableIn, encodeReceipt, receiptCodepage, type PrinterCodepage } from './escpos.js';
+export {
+  encodableIn,
+  encodeReceipt,
+  printableDots,
+  qrModuleDots,
+  receiptCodepage,
+  type PrinterCodepage,
+} from './escpos.js';
 export { printableText, receiptTextLines } from './layout.js';
 export {
   PrinterSimulator,
@@ -75,7 +82,7 @@ export function createPrinter(options: PrinterOptions, deps: PrinterDeps = {}): 
       transport = new DeviceFileTransport({ path: options.usb.path });
       break;
     case 'sim':
-      simulator = new PrinterSimulator();
+      simulator = new PrinterSimulator({ printableDots: printableDots(options.widthChars) });
       transport = new SimulatedPrinterTransport(simulator);
       break;
   }

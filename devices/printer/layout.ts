@@ -18,9 +18,14 @@ import type { PrintableField, PrintableReceipt } from './printer.js';
 /** Indentation of a value wrapped under its label. */
 export const VALUE_INDENT = '  ';
 
-/** Collapses whitespace runs (tabs and newlines included) to single spaces and trims. */
+/**
+ * Collapses whitespace runs (tabs and newlines included) to single spaces and trims. Control characters (C0, DEL, C1)
+ * count as whitespace: a byte below 0x20 is an ESC/POS command to the printer (ESC p opens the cash drawer, GS V cuts,
+ * ESC t switches the code table, NUL ends an argument), so a merchant name from the configuration or a disclaimer from
+ * the gateway that carried one would otherwise drive the printer instead of printing.
+ */
 export function printableText(s: string): string {
-  return s.replace(/\s+/g, ' ').trim();
+  return s.replace(/[\s\p{Cc}]+/gu, ' ').trim();
 }
 
 /** Words of `text` in lines of at most `width` characters. */

@@ -2,9 +2,16 @@ import { mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { createPrinter, DEFAULT_PRINTER_OPTIONS, getPrinterSimulator, receiptTextLines } from './index.js';
+import {
+  createPrinter,
+  DEFAULT_PRINTER_OPTIONS,
+  EscPosPrinter,
+  getPrinterSimulator,
+  receiptTextLines,
+} from './index.js';
 import { CONTRACT_RECEIPT, describePrinterContract } from './printer.contract.js';
 import { PrinterSimulator } from './sim/printer-simulator.js';
+import { SimulatedPrinterTransport } from './sim/stream-transport.js';
 
 // The contract against the ESC/POS driver over the in-memory stream to the simulator (printer kind `sim`).
 describePrinterContract(
@@ -72,6 +79,31 @@ describe('createPrinter', () => {
     await printer?.close();
     // DLE EOT 1 (connect), DLE EOT 1 (print's check): nothing else was sent to a printer that did not answer.
     expect([...readFileSync(path)]).toEqual([0x10, 0x04, 0x01, 0x10, 0x04, 0x01]);
+  });
+});
+
+describe('EscPosPrinter', () => {
+  it('prints the next job and reports it whole after a job cut short by a paper end was lost with the printer switched off', async () => {
+    const sim = new PrinterSimulator();
+    // A job's end is bounded (printTimeoutMs) so that a job whose end marker is never matched fails rather than hangs.
+    const printer = new EscPosPrinter(new SimulatedPrinterTransport(sim), {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printTimeoutMs: 2_000,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    sim.runOutOfPaperAfter(2);
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_PAPER_OUT' });
+    // Switched off, paper loaded, switched on, the serial cable in place: the rest of that job, and its end marker,
+    // are gone. The next receipt's end marker answers for the next receipt.
+    sim.powerCycle();
+    sim.setPaper('ok');
+    const printed = sim.nextReceipt();
+    await expect(printer.print(CONTRACT_RECEIPT)).resolves.toBeUndefined();
+    expect((await printed).lines).toEqual(receiptTextLines(CONTRACT_RECEIPT, 42));
+    await printer.close();
   });
 });
 

@@ -177,7 +177,7 @@ export const receiptsSchema = z
     /**
      * Unattended terminals only: below this amount (minor units of the terminal's currency) no receipt is offered.
      * Card rules allow it for small unattended amounts (Visa: up to USD 25, parking cited); above it a receipt must
-     * be available on request. 0 (the default) always offers one.
+     * be available on request. 0 (the default) always offers one. A converted (DCC) payment always gets its receipt.
      */
     noReceiptBelowMinor: z.number().int().min(0).default(0),
     /** Base URL of e-receipts: the QR carries it with the transaction reference. Without it the QR holds the text. */

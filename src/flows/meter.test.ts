@@ -72,6 +72,20 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
     expect(fake.netChargedMinor()).toBe(450);
   });
 
+  it('states on the receipt of the capture the stay its fee was for (kiosk.md §3: the paid duration)', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60);
+    fake.clock.increment(90 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.receipts.map((r) => r.lines)).toEqual([
+      [
+        { label: 'Parking', value: 'On-street meter' },
+        { label: 'Stay', value: '90 min' },
+      ],
+    ]);
+  });
+
   it('shows and prints what the gateway captured when it answers a capture for less than asked', async () => {
     const fake = new FakeTerminal();
     const actor = await openSession(fake, 60);
@@ -710,7 +724,7 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
       // The receipt is the sale's, in the local currency: no conversion lines.
       expect(fake.receipts).toHaveLength(1);
       expect(fake.receipts[0]).toMatchObject({ service: 'sale', amountMinor: 450, currency: 'GBP' });
-      expect(fake.receipts[0]?.lines.map((l) => l.label)).toEqual(['Parking']);
+      expect(fake.receipts[0]?.lines.map((l) => l.label)).toEqual(['Parking', 'Stay']);
       actor.send({ type: 'DONE' });
       expect(fake.balanceProblems()).toEqual([]);
       expect(fake.openAuthorizations()).toEqual([]);

@@ -322,6 +322,18 @@ function sessionText(context: Ctx, heldMinor: number, paidMinutes: number, added
   }
 }
 
+/**
+ * What a receipt of the session's fee says (kiosk.md §3: the paid duration): the model, and, once the session has
+ * ended, the stay the fee was for — from its start to its end, in whole minutes begun, as `endSession` priced it.
+ */
+function sessionReceiptLines(context: Ctx): ReceiptData['lines'] {
+  const lines = [{ label: 'Parking', value: 'On-street meter' }];
+  const session = context.session;
+  if (session?.endedAtMs !== undefined && session.endedAtMs >= session.startedAtMs)
+    lines.push({ label: 'Stay', value: `${stayMinutesBetween(session.startedAtMs, session.endedAtMs)} min` });
+  return lines;
+}
+
 /** The session as the screens show it: open (the time paid for), or ended by the customer at `endedAtMs`. */
 function sessionView(context: Ctx, endedAtMs?: number): ViewContext['session'] {
   if (context.startedAtMs === undefined) return undefined;
@@ -913,7 +925,7 @@ export const meterMachine = setup({
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
                     atMs: context.clock.now(),
-                    lines: [{ label: 'Parking', value: 'On-street meter' }],
+                    lines: sessionReceiptLines(context),
                   },
                 });
               }),
@@ -993,10 +1005,7 @@ export const meterMachine = setup({
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
                     atMs: context.clock.now(),
-                    lines: [
-                      { label: 'Parking', value: 'On-street meter' },
-                      ...dccReceiptLines(hold.dcc, capturedMinor),
-                    ],
+                    lines: [...sessionReceiptLines(context), ...dccReceiptLines(hold.dcc, capturedMinor)],
                   },
                 });
               }),
@@ -1139,7 +1148,7 @@ export const meterMachine = setup({
           amountMinor: context.owedMinor,
         }),
         showsAmount: true,
-        receiptLines: () => [{ label: 'Parking', value: 'On-street meter' }],
+        receiptLines: sessionReceiptLines,
         paid: {
           target: 'ended',
           note: () => ({ message: { key: 'meter.thankYou' }, reason: 'PAID_BY_LINK' }),

@@ -137,6 +137,23 @@ describe('tap-and-go machine', () => {
 });
 
 describe('tap-and-go machine: an exit the machine cannot or need not charge', () => {
+  it('states on the receipt of a paid exit the stay its fee was for (kiosk.md §3: the paid duration)', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(100 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(fake.receipts.map((r) => r.lines)).toEqual([
+      [
+        { label: 'Parking', value: 'Tap-and-go' },
+        { label: 'Stay', value: '100 min' },
+      ],
+    ]);
+  });
+
   const hold: HoldRecord = {
     holdId: 'tx-auth-1',
     fingerprint: 'fp-1',
@@ -197,7 +214,11 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
         transactionId: 'tx-capture-1',
         gatewayId: 'G-CAPTURE-1',
         atMs: capturedAtMs,
-        lines: [{ label: 'Parking', value: 'Tap-and-go' }],
+        // The stay to the capture that paid it: the fee ran to the exit that made it, moments before.
+        lines: [
+          { label: 'Parking', value: 'Tap-and-go' },
+          { label: 'Stay', value: `${Math.ceil((capturedAtMs - hold.enteredAtMs) / MIN)} min` },
+        ],
       },
     ]);
     expect(fake.sent).toEqual([]);

@@ -19,7 +19,7 @@ import {
 } from './models.js';
 import { commentsFor } from './services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
-import { feeBetween } from './tariff.js';
+import { feeBetween, stayMinutesBetween } from './tariff.js';
 import { capturedBy, transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
@@ -55,6 +55,8 @@ export interface TapAndGoContext extends ViewContext {
   hold: HoldRecord | undefined;
   /** Fee of the stay at the exit, minor units. */
   feeMinor: number;
+  /** Epoch milliseconds the exit's fee runs to (its claim of the hold): the end of the stay its receipt states. */
+  exitAtMs: number | undefined;
   /** Card reads to release at idle (never the one an open hold keeps: the host wipes that on closeHold). */
   cardRefs: string[];
 }
@@ -101,6 +103,25 @@ function gateLink(context: TapAndGoContext) {
 }
 
 /**
+ * What a receipt of an exit says of the stay (kiosk.md §3: the paid duration): the model, and the stay from the
+ * entry to `exitAtMs`, in whole minutes begun, as the tariff counts it (`feeBetween`).
+ */
+function exitLines(hold: HoldRecord | undefined, exitAtMs: number): ReceiptData['lines'] {
+  const lines = [{ label: 'Parking', value: 'Tap-and-go' }];
+  if (hold !== undefined)
+    lines.push({
+      label: 'Stay',
+      value: `${stayMinutesBetween(Math.min(hold.enteredAtMs, exitAtMs), exitAtMs)} min`,
+    });
+  return lines;
+}
+
+/** The lines of the receipt of this exit's payment (by card or by phone). */
+function exitReceiptLines(context: TapAndGoContext): ReceiptData['lines'] {
+  return exitLines(context.hold, context.exitAtMs ?? context.clock.now());
+}
+
+/**
  * The receipt of a paid exit: the capture that paid the stay, the card as the hold knows it (masked). One text for the
  * exit's own capture and for an exit shown as paid again (`ALREADY_PAID`).
  */
@@ -118,6 +139,8 @@ function exitReceipt(
     /** The authorization's total when it was captured (increments included): the capture's comments follow it. */
     authorizedMinor: number;
     atMs: number;
+    /** What the capture's fee ran to (the exit that made it). */
+    exitAtMs: number;
   },
 ): ReceiptData {
   return {
@@ -132,7 +155,7 @@ function exitReceipt(
     transactionId: capture.transactionId,
     ...(capture.gatewayId !== undefined ? { gatewayId: capture.gatewayId } : {}),
     atMs: capture.atMs,
-    lines: [{ label: 'Parking', value: 'Tap-and-go' }],
+    lines: exitLines(hold, capture.exitAtMs),
   };
 }
 
@@ -230,6 +253,7 @@ export const tapAndGoMachine = setup({
     card: undefined,
     hold: undefined,
     feeMinor: 0,
+    exitAtMs: undefined,
     cardRefs: [],
   }),
   initial: 'idle',
@@ -245,6 +269,7 @@ export const tapAndGoMachine = setup({
           card: undefined,
           hold: undefined,
           feeMinor: 0,
+          exitAtMs: undefined,
           cardRefs: [],
         })),
       ],
@@ -482,6 +507,7 @@ export const tapAndGoMachine = setup({
               return {
                 hold,
                 feeMinor: fee.feeMinor,
+                exitAtMs: now,
                 session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: hold.authorizedMinor },
               };
             }),
@@ -521,6 +547,7 @@ export const tapAndGoMachine = setup({
                     currency: capture.currency,
                     authorizedMinor: capture.authorization?.authorizedMinor ?? hold.authorizedMinor,
                     atMs: capturedAtMs,
+                    exitAtMs: capturedAtMs,
                   }),
                 });
               }),
@@ -569,7 +596,7 @@ export const tapAndGoMachine = setup({
       ...payByLinkState({
         purpose: 'fee',
         link: gateLink,
-        receiptLines: () => [{ label: 'Parking', value: 'Tap-and-go' }],
+        receiptLines: exitReceiptLines,
         paid: { target: 'exitReleasingPaid' },
         notPaid: 'exitChoosing',
       }),
@@ -600,7 +627,7 @@ export const tapAndGoMachine = setup({
       ...payByLinkState({
         purpose: 'pay-later',
         link: gateLink,
-        receiptLines: () => [{ label: 'Parking', value: 'Tap-and-go' }],
+        receiptLines: exitReceiptLines,
         paid: {
           target: 'exited',
           note: (context) => ({
@@ -714,6 +741,7 @@ export const tapAndGoMachine = setup({
                     currency: hold.currency,
                     authorizedMinor: hold.authorizedMinor,
                     atMs: context.clock.now(),
+                    exitAtMs: context.exitAtMs ?? context.clock.now(),
                   }),
                 });
               }),

@@ -2,6 +2,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createReader } from '../../devices/index.js';
 import { parseConfig } from '../config/index.js';
 import type { DccOfferSummary, DccSelection, ServiceRequest } from '../flows/index.js';
+import { formatAmount } from '../i18n/index.js';
 import { createAuthenticator, createGatewayClient } from '../gateway/index.js';
 import { classifyPaymentAnswer } from '../gateway/outcome.js';
 import type { PreparedRequest } from '../gateway/services/types.js';
@@ -21,6 +22,8 @@ import { SANDBOX_SHARED_SECRET, toSendOutcome } from './gateway-adapters.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { findTransaction } from './operator-desk.js';
 import { PaymentService } from './payments.js';
+import { journaledReceiptFacts } from './receipt-desk.js';
+import { buildReceipt, RECEIPT_LABELS, ReceiptFactsLog, receiptSettingsFromConfig } from './receipts.js';
 
 /**
  * The amounts of follow-ons: of an authorization whose increments' answers stated no total, and of a converted (DCC,
@@ -107,7 +110,7 @@ function paymentService(
     followOns,
     health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
   });
-  return { payments, cards };
+  return { payments, cards, followOns };
 }
 
 async function cardRead(amountMinor: number) {
@@ -153,7 +156,7 @@ const reversed = (r: OutgoingRequest) => ({
 async function approvedPreauth(answers: Answers, sent: OutgoingRequest[], dcc?: typeof SELECTION) {
   const journal = openJournal(':memory:');
   cleanups.push(() => journal.close());
-  const { payments, cards } = paymentService(journal, answers, sent);
+  const { payments, cards, followOns } = paymentService(journal, answers, sent);
   const held = cards.hold(await cardRead(1_000));
   const preauth = await payments.submit({
     service: 'preauth',
@@ -171,7 +174,7 @@ async function approvedPreauth(answers: Answers, sent: OutgoingRequest[], dcc?: 
     gatewayId: preauth.outcome.gatewayId ?? '',
     service: 'preauth' as const,
   };
-  return { journal, payments, held, outcome: preauth.outcome, original };
+  return { journal, payments, followOns, held, outcome: preauth.outcome, original };
 }
 
 /** {@link approvedPreauth} converted with {@link SELECTION}. */
@@ -198,6 +201,26 @@ function captureOfAll(
       service: 'preauth',
     },
   };
+}
+
+/** A refund of `minor` EUR of a converted capture: its outcome and the request it sent. */
+async function refundOf(
+  payments: PaymentService,
+  sent: readonly OutgoingRequest[],
+  capture: { transactionId: string; gatewayId: string },
+  minor: number,
+) {
+  const record = await payments.submit({
+    service: 'refund-capture',
+    comments: 'REFUND Capture',
+    amountMinor: minor,
+    currency: 'EUR',
+    catLevel: 2,
+    includeEmvTags: false,
+    original: { ...capture, service: 'capture' },
+  });
+  expect(record.outcome.kind).toBe('approved');
+  return { outcome: record.outcome, request: sent.at(-1) };
 }
 
 describe('follow-ons of a converted authorization (family A)', () => {
@@ -286,29 +309,73 @@ describe('refunds of a converted capture (family A)', () => {
     const capture = await payments.submit(captureOfAll(held, outcome));
     expect(capture.outcome).toMatchObject({ kind: 'approved' });
     expect(sent.at(-1)).toMatchObject({ service: 'capture', amountMinor: 1_612, currency: 'JPY' });
-    const refund = async (minor: number) => {
-      const record = await payments.submit({
-        service: 'refund-capture',
-        comments: 'REFUND Capture',
-        amountMinor: minor,
-        currency: 'EUR',
-        catLevel: 2,
-        includeEmvTags: false,
-        original: {
-          transactionId: capture.prepared?.transactionId ?? '',
-          gatewayId: capture.outcome.kind === 'approved' ? (capture.outcome.gatewayId ?? '') : '',
-          service: 'capture',
-        },
-      });
-      expect(record.outcome.kind).toBe('approved');
-      return sent.at(-1);
+    const captured = {
+      transactionId: capture.prepared?.transactionId ?? '',
+      gatewayId: capture.outcome.kind === 'approved' ? (capture.outcome.gatewayId ?? '') : '',
     };
+    const refund = async (minor: number) => (await refundOf(payments, sent, captured, minor)).request;
     expect(await refund(1)).toMatchObject({ service: 'refund-capture', amountMinor: 2, currency: 'JPY' });
     expect(await refund(999)).toMatchObject({
       service: 'refund-capture',
       amountMinor: 1_610,
       currency: 'JPY',
     });
+  });
+});
+
+describe('receipts of refunds of a converted capture (family A)', () => {
+  it('state the card-currency amount each refund took, live and from the journal after a restart', async () => {
+    // 0.01 EUR and then the remaining 9.99 EUR of 10.00 EUR = 1612 JPY: the second refund takes the 1610 JPY left, not
+    // the 1611 JPY its 9.99 EUR would convert to on its own.
+    const sent: OutgoingRequest[] = [];
+    const { journal, payments, followOns, held, outcome } = await convertedPreauth(
+      { preauth: authorized('1612') },
+      sent,
+    );
+    const live = new ReceiptFactsLog(undefined, journaledReceiptFacts(journal, followOns));
+    live.noteSubmit({ service: 'preauth', dcc: SELECTION }, outcome);
+    const capture = await payments.submit(captureOfAll(held, outcome));
+    if (capture.outcome.kind !== 'approved') throw new Error(`capture ${capture.outcome.kind}`);
+    const captured = {
+      transactionId: capture.outcome.transactionId,
+      gatewayId: capture.outcome.gatewayId ?? '',
+    };
+    live.noteSubmit({ service: 'capture', original: outcome }, capture.outcome);
+    const settings = receiptSettingsFromConfig(config);
+    const refunds: { transactionId: string; localMinor: number; billedMinor: number }[] = [];
+    for (const localMinor of [1, 999]) {
+      const refund = await refundOf(payments, sent, captured, localMinor);
+      if (refund.outcome.kind !== 'approved') throw new Error(`refund ${refund.outcome.kind}`);
+      live.noteSubmit({ service: 'refund-capture', original: captured }, refund.outcome);
+      refunds.push({
+        transactionId: refund.outcome.transactionId,
+        localMinor,
+        billedMinor: refund.request?.amountMinor ?? 0,
+      });
+    }
+    expect(refunds.map((r) => r.billedMinor)).toEqual([2, 1_610]);
+    // After a restart: nothing noted, all of it read from the journal.
+    const restarted = new ReceiptFactsLog(undefined, journaledReceiptFacts(journal, followOns));
+    for (const facts of [live, restarted])
+      for (const refund of refunds) {
+        const doc = buildReceipt(
+          {
+            service: 'refund-capture',
+            comments: 'REFUND Capture',
+            amountMinor: refund.localMinor,
+            currency: 'EUR',
+            transactionId: refund.transactionId,
+            atMs: Date.now(),
+            lines: [],
+          },
+          facts.factsFor(refund.transactionId),
+          settings,
+          'en_GB',
+        );
+        expect(doc.fields.find((f) => f.label === RECEIPT_LABELS.convertedAmount('JPY'))?.value).toBe(
+          formatAmount(refund.billedMinor, 'JPY', 'en_GB'),
+        );
+      }
   });
 });
 
@@ -343,19 +410,8 @@ describe('refunds of a converted capture that recovery found standing (family A)
       toLocal: (tx, minor, currency) => payments.toLocal(tx, minor, currency),
     });
     expect(standing).toMatchObject({ gatewayId: 'CAP-1', amountMinor: 1_000, currency: 'EUR' });
-    const refund = async (minor: number) => {
-      const record = await payments.submit({
-        service: 'refund-capture',
-        comments: 'REFUND Capture',
-        amountMinor: minor,
-        currency: 'EUR',
-        catLevel: 2,
-        includeEmvTags: false,
-        original: { transactionId: captureTx, gatewayId: standing?.gatewayId ?? '', service: 'capture' },
-      });
-      expect(record.outcome.kind).toBe('approved');
-      return sent.at(-1);
-    };
+    const captured = { transactionId: captureTx, gatewayId: standing?.gatewayId ?? '' };
+    const refund = async (minor: number) => (await refundOf(payments, sent, captured, minor)).request;
     expect(await refund(1)).toMatchObject({ service: 'refund-capture', amountMinor: 2, currency: 'JPY' });
     // Converted on its own the 9.99 EUR would be 1611 JPY: 1613 in all, more than the 1612 captured.
     expect(await refund(999)).toMatchObject({

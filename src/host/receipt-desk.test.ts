@@ -112,6 +112,25 @@ describe('ReceiptDesk', () => {
     expect(d.summary().lastError).toBeUndefined();
   });
 
+  it('marks a second paper receipt of one payment as a copy (a tap-and-go exit shown paid again)', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    const first = sim.nextReceipt();
+    d.issue(SALE);
+    expect((await first).lines.join('\n')).not.toContain('COPY');
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
+    const second = sim.nextReceipt();
+    // The screen shows what prints: the copy.
+    expect(d.issue(SALE).document.title).toBe('Parking - COPY');
+    expect((await second).lines.join('\n')).toContain('COPY');
+    // The operator's reprint of it is marked once.
+    const third = sim.nextReceipt();
+    await d.reprint();
+    expect((await third).lines.filter((l) => l.includes('COPY'))).toEqual([
+      expect.not.stringMatching(/COPY.*COPY/),
+    ]);
+  });
+
   it('prints a receipt whose e-receipt link is too long for a QR code, without a code', async () => {
     const d = await start({ receipts: { eReceiptUrl: `https://receipts.example/${'r'.repeat(3_000)}` } });
     const sim = getPrinterSimulator(d.printer!)!;

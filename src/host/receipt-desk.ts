@@ -15,7 +15,7 @@ import {
 } from '../../devices/printer/index.js';
 import type { Config } from '../config/index.js';
 import type { DccReceiptOffer, OriginalTransaction, ReceiptData } from '../flows/index.js';
-import type { Journal, JournalEntry } from '../journal/index.js';
+import { answeredAmountOf, type Journal, type JournalEntry } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { commentsFor } from '../vocabulary/services.js';
 import { linkQr } from './link-screen.js';
@@ -87,6 +87,7 @@ export function journaledReceiptFacts(
     const entry = journal.findByTransactionId(transactionId);
     if (entry === undefined) return undefined;
     const conversion = conversionOf(transactionId);
+    const amountMinor = entry.service === 'incremental' ? entry.amountMinor : answeredAmountOf(entry);
     return {
       service: entry.service,
       ...(entry.referencedTransactionId !== undefined
@@ -95,6 +96,9 @@ export function journaledReceiptFacts(
       ...(entry.approvalCode !== undefined ? { approvalCode: entry.approvalCode } : {}),
       ...(entry.card !== undefined ? { card: entry.card } : {}),
       ...(conversion !== undefined ? { conversion } : {}),
+      ...(amountMinor !== undefined && entry.currency !== undefined
+        ? { amountMinor, currency: entry.currency }
+        : {}),
     };
   };
 }
@@ -218,10 +222,15 @@ export class ReceiptDesk {
   /**
    * The receipt of a completed transaction, in the customer's language `locale` (the rule of `issuedReceipt`): built,
    * kept for the screen and a reprint, its e-receipt QR drawn, and printed when a printer is attached and a receipt is
-   * offered for the amount. Returns at once; the QR and the paper copy's fate follow ({@link onChange}).
+   * offered for the amount; marked as a copy when this process printed one of the transaction already. Returns at
+   * once; the QR and the paper copy's fate follow ({@link onChange}).
    */
   issue(data: ReceiptData, locale: string = this.settings.locale): IssuedReceipt {
-    const document = issuedReceipt(data, this.facts.factsFor(data.transactionId), this.settings, locale);
+    const original = issuedReceipt(data, this.facts.factsFor(data.transactionId), this.settings, locale);
+    // Issued again (a tap-and-go exit shown paid again) after its paper receipt came out: this one is a copy, so that
+    // the second paper receipt of one payment is not taken for a second payment (receiptCopy's rule).
+    const before = this.recent.get(original.transactionId)?.paper;
+    const document = before === 'printing' || before === 'printed' ? receiptCopy(original) : original;
     const offered = receiptOffered(document, this.settings);
     const paper: PaperCopy = !offered
       ? 'not-offered'
@@ -247,7 +256,8 @@ export class ReceiptDesk {
       },
       (e: unknown) => this.logger.warn({ err: e, transactionId: document.transactionId }, 'no e-receipt QR'),
     );
-    if (offered) this.last = document;
+    // The reprint marks it a copy itself.
+    if (offered) this.last = original;
     if (offered && this.printer) {
       // A printer that is not ready is still asked: it may have been refilled since its status was last read.
       void this.print(document, false, qr).then((printed) =>

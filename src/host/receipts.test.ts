@@ -193,6 +193,16 @@ describe('buildReceipt', () => {
       expect(valueOf(doc, 'Transaction amount (USD)')).toBe('US$4.00');
     });
 
+    it('states a merchant name and a disclaimer carrying control characters as text, on paper and on screen alike', () => {
+      const doc = buildReceipt(
+        sale(),
+        { conversion: { ...OFFER, disclaimer: 'I chose\x1dV\x00 to pay in USD.' } },
+        { ...SETTINGS, merchantName: 'City\x1bp\x00 Car Park' },
+      );
+      expect(doc.title).toBe('City p Car Park');
+      expect(valueOf(doc, 'Disclaimer')).toBe('I chose V to pay in USD.');
+    });
+
     it('has no DCC block when the payment was not converted', () => {
       const doc = buildReceipt(sale(), {}, SETTINGS);
       const labels = doc.fields.map((f) => f.label);
@@ -351,6 +361,12 @@ describe('receiptOffered (receipts.noReceiptBelowMinor)', () => {
   it('always offers one at an attended terminal', () => {
     expect(receiptOffered(doc(1), { ...SETTINGS, catLevel: 6, noReceiptBelowMinor: 2_000 })).toBe(true);
   });
+
+  it('always offers the receipt of a converted payment: its disclosure is owed on a durable medium', () => {
+    // kiosk.md §1 (EU Regulation 2021/1230): the mark-up and both amounts before the payment, and the same on the receipt.
+    const converted = buildReceipt(sale({ amountMinor: 600 }), { conversion: OFFER }, SETTINGS);
+    expect(receiptOffered(converted, { ...SETTINGS, noReceiptBelowMinor: 2_000 })).toBe(true);
+  });
 });
 
 describe('screenReceipt and eReceiptQr', () => {
@@ -408,6 +424,21 @@ describe('screenReceipt and eReceiptQr', () => {
       QRCode.create(`${eReceiptUrl}?ref=${doc.transactionId}`, { errorCorrectionLevel: 'L' }),
     ).not.toThrow();
     await expect(eReceiptQr(doc, { ...SETTINGS, eReceiptUrl })).resolves.toBeUndefined();
+  });
+
+  it('draws no code on screen that the printer cannot print across its roll, and the same code without a printer', async () => {
+    const doc = buildReceipt(sale(), {}, SETTINGS);
+    // A URL of about 2,150 bytes: a code of 173 modules at M, 519 dots at the smallest 3 dots a module the printer is
+    // given — wider than the 504 dots of a 42-column roll, within the 576 of a 48-column one.
+    const eReceiptUrl = `https://receipts.example/${'r'.repeat(2_100)}`;
+    const printer = { ...SETTINGS, eReceiptUrl, printerCodepage: 'cp858' as const };
+    await expect(eReceiptQr(doc, { ...printer, printerWidthChars: 42 })).resolves.toBeUndefined();
+    await expect(eReceiptQr(doc, { ...printer, printerWidthChars: 48 })).resolves.toMatchObject({
+      url: `${eReceiptUrl}?ref=${doc.transactionId}`,
+    });
+    await expect(eReceiptQr(doc, { ...SETTINGS, eReceiptUrl })).resolves.toMatchObject({
+      url: `${eReceiptUrl}?ref=${doc.transactionId}`,
+    });
   });
 
   it('gives no code, rather than an error, for a payload too long for any QR code', async () => {

@@ -2,6 +2,7 @@ import QRCode from 'qrcode';
 import {
   printableText,
   QR_ERROR_CORRECTION,
+  qrModuleDots,
   receiptCodepage,
   type PrintableField,
   type PrintableReceipt,
@@ -78,6 +79,14 @@ export interface ReceiptFacts {
   readonly conversion?: DccReceiptOffer;
   /** `processorInformation.approvalCode` of the gateway's answer, when the host has it. */
   readonly approvalCode?: string;
+  /**
+   * What the transaction moved in the card's currency (the conversion's `billingCurrency`), as the journal holds it:
+   * a payment or follow-on of a converted authorization sent in that currency (processor family A). Not always the
+   * local amount converted at the offer's rate: the last refund of a payment takes the billing amount that remains
+   * (src/host/payments.ts `refundDcc`), and the gateway may answer for less than was asked. Absent: the receipt
+   * converts the local amount at the offer's rate, as the request did.
+   */
+  readonly billedMinor?: number;
 }
 
 /** The configuration a receipt needs, read once ({@link receiptSettingsFromConfig}). */
@@ -99,6 +108,8 @@ export interface ReceiptSettings {
   readonly dccRateSource: string;
   /** The printer's configured code table; absent when no printer is attached (`printer.kind` none). */
   readonly printerCodepage?: PrinterCodepage;
+  /** The printer's characters per line (`printer.widthChars`); absent when no printer is attached. */
+  readonly printerWidthChars?: number;
 }
 
 export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
@@ -117,7 +128,9 @@ export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
     ...(config.receipts.eReceiptUrl !== undefined ? { eReceiptUrl: config.receipts.eReceiptUrl } : {}),
     dccProvider: config.receipts.dccProvider,
     dccRateSource: config.receipts.dccRateSource,
-    ...(config.printer.kind !== 'none' ? { printerCodepage: config.printer.codepage } : {}),
+    ...(config.printer.kind !== 'none'
+      ? { printerCodepage: config.printer.codepage, printerWidthChars: config.printer.widthChars }
+      : {}),
   };
 }
 
@@ -343,13 +356,15 @@ function field(label: string, value: string): PrintableField {
 function conversionFields(
   data: ReceiptData,
   offer: DccReceiptOffer,
+  billedMinor: number | undefined,
   settings: ReceiptSettings,
   tr: Translator,
 ): PrintableField[] {
   const billingMinor =
-    data.currency === offer.localCurrency
+    billedMinor ??
+    (data.currency === offer.localCurrency
       ? convertAtOfferRate(data.amountMinor, offer)
-      : offer.billingAmountMinor;
+      : offer.billingAmountMinor);
   const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
   return [
     field(
@@ -421,7 +436,7 @@ export function buildReceipt(
       return field(line.label, line.value);
     }),
     field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
-    ...(facts.conversion ? conversionFields(data, facts.conversion, settings, tr) : []),
+    ...(facts.conversion ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr) : []),
     ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
     ...(name ? [field(label('application'), name)] : []),
     ...(facts.card?.aid ? [field(label('aid'), facts.card.aid)] : []),
@@ -541,10 +556,12 @@ export function receiptCopy(doc: ReceiptDocument): ReceiptDocument {
 /**
  * Whether a receipt is offered at all. Card rules let an unattended terminal skip the receipt of a small amount
  * (Visa: up to USD 25 at unattended terminals, parking cited, kiosk.md §3); `receipts.noReceiptBelowMinor` sets that
- * amount in the terminal's currency, 0 always offers one. An attended terminal always offers one.
+ * amount in the terminal's currency, 0 always offers one. An attended terminal always offers one, and so does every
+ * terminal for a converted payment: its disclosure (mark-up, both amounts) is owed on a durable medium, the receipt
+ * (kiosk.md §1, EU Regulation 2021/1230).
  */
 export function receiptOffered(doc: ReceiptDocument, settings: ReceiptSettings): boolean {
-  if (settings.catLevel === 6) return true;
+  if (settings.catLevel === 6 || doc.converted) return true;
   if (doc.currency !== settings.currency) return true;
   return doc.amountMinor >= settings.noReceiptBelowMinor;
 }
@@ -626,9 +643,9 @@ export function eReceiptUrl(doc: ReceiptDocument, settings: ReceiptSettings): st
 /**
  * The QR code for a receipt: the e-receipt URL when `receipts.eReceiptUrl` is set, otherwise the receipt's text
  * itself (its fields carry the card's last four digits at most). Error correction {@link QR_ERROR_CORRECTION} (M),
- * the printer's: undefined when the payload is too long for a code at M, and the receipt is then shown and printed
- * without a code — never a code on screen that the paper does not carry. Never rejects, so that a receipt is never
- * lost for its code.
+ * the printer's: undefined when the payload is too long for a code at M, or, with a printer attached, for one across
+ * its roll (devices/printer `qrModuleDots`), and the receipt is then shown and printed without a code — never a code
+ * on screen that the paper does not carry. Never rejects, so that a receipt is never lost for its code.
  */
 export async function eReceiptQr(
   doc: ReceiptDocument,
@@ -636,6 +653,11 @@ export async function eReceiptQr(
 ): Promise<EReceiptQr | undefined> {
   const url = eReceiptUrl(doc, settings);
   const payload = url ?? receiptText(doc);
+  if (
+    settings.printerWidthChars !== undefined &&
+    qrModuleDots(payload, settings.printerWidthChars) === undefined
+  )
+    return undefined;
   let svg: string;
   try {
     svg = await QRCode.toString(payload, {
@@ -670,6 +692,12 @@ export interface JournaledReceiptFacts {
   readonly card?: ReceiptCard;
   /** A converted authorization's accepted offer, as its first receipt stated it. */
   readonly conversion?: DccReceiptOffer;
+  /**
+   * The amount the entry moved and its currency: the answer's (a capture's captured, a refund's refunded amount),
+   * else the request's; an increment's, the request's (its answer states the new total).
+   */
+  readonly amountMinor?: number;
+  readonly currency?: string;
 }
 
 /** Reads {@link JournaledReceiptFacts} of a transactionId; undefined when the journal has no such entry. */
@@ -697,6 +725,13 @@ function withOriginal(
     ...(conversion ? { conversion } : {}),
     ...(approvalCode ? { approvalCode } : {}),
   };
+}
+
+/** `facts` with what the journal's `entry` says the transaction moved in the conversion's card currency, if it does. */
+function withBilled(facts: ReceiptFacts, entry: JournaledReceiptFacts | undefined): ReceiptFacts {
+  const billing = facts.conversion?.billingCurrency;
+  if (billing === undefined || entry?.amountMinor === undefined || entry.currency !== billing) return facts;
+  return { ...facts, billedMinor: entry.amountMinor };
 }
 
 /**
@@ -748,14 +783,30 @@ export class ReceiptFactsLog {
     }
   }
 
-  /** What is known of a transaction: noted in this process, else journaled; empty when neither knows it. */
+  /**
+   * What is known of a transaction: noted in this process, else journaled; empty when neither knows it. The amount it
+   * moved in the card's currency is the journal's in both cases ({@link ReceiptFacts.billedMinor}).
+   */
   factsFor(transactionId: string): ReceiptFacts {
-    return this.facts.get(transactionId) ?? this.fromJournal(transactionId, MAX_ORIGINALS);
+    const noted = this.facts.get(transactionId);
+    if (noted === undefined) return this.fromJournal(transactionId, MAX_ORIGINALS);
+    let entry: JournaledReceiptFacts | undefined;
+    try {
+      entry = this.journaled(transactionId);
+    } catch {
+      // A receipt is never lost for it: the local amount converted at the offer's rate, as the request was.
+      return noted;
+    }
+    return withBilled(noted, entry);
   }
 
   private fromJournal(transactionId: string, originals: number): ReceiptFacts {
     const entry = this.journaled(transactionId);
     if (entry === undefined) return {};
+    return withBilled(this.fromEntry(entry, originals), entry);
+  }
+
+  private fromEntry(entry: JournaledReceiptFacts, originals: number): ReceiptFacts {
     const originalTx = entry.originalTransactionId;
     const original =
       originalTx !== undefined && originals > 0

@@ -1,4 +1,5 @@
 import CodepageEncoder from '@point-of-sale/codepage-encoder';
+import QRCode from 'qrcode';
 import { ESC_T_CODEPAGES } from '../escpos.js';
 import { statusAnswers } from '../status.js';
 
@@ -8,6 +9,8 @@ import { statusAnswers } from '../status.js';
  * — into printed lines, so that a test can read back what a customer would hold. It answers real-time status requests
  * (DLE EOT n) at once, also while it cannot print, and can be told to run out of paper, open its cover, stop answering
  * or be unplugged. Bytes it does not understand are recorded as protocol errors (a real printer would print garbage).
+ * A QR code wider than the roll's printable width is not printed, as an Epson printer does not print a symbol that
+ * exceeds its print area.
  */
 
 /** One receipt as it came out of the printer: the text lines up to a cut, trailing blank feed lines removed. */
@@ -27,6 +30,11 @@ export interface SimulatedPrinterControl {
   setSilent(silent: boolean): void;
   /** Pulls the cable: the open connection ends. */
   unplug(): void;
+  /**
+   * Switched off and on again with its serial cable in place: the connection stays open, and what it had received and
+   * not printed (a job held back by a paper end, say) is lost, as a real printer's receive buffer is.
+   */
+  powerCycle(): void;
   /** Every receipt cut so far, oldest first. */
   readonly receipts: readonly PrintedReceipt[];
   /** Lines printed since the last cut (a job cut short by paper end stays here). */
@@ -75,7 +83,20 @@ function codepoints(escT: number): readonly number[] | undefined {
   return t;
 }
 
+/** Options of a simulated printer. */
+export interface PrinterSimulatorOptions {
+  /** Dots across the printable width (8 per mm at 203 dpi): 504 for a 42-column roll (the default), 576 for 48. */
+  readonly printableDots?: number;
+}
+
+/** GS ( k fn 69 argument → error correction level (Epson: 48 L, 49 M, 50 Q, 51 H). */
+const QR_LEVELS: Readonly<Record<number, 'L' | 'M' | 'Q' | 'H'>> = { 48: 'L', 49: 'M', 50: 'Q', 51: 'H' };
+
 export class PrinterSimulator implements SimulatedPrinterControl {
+  private readonly printableDots: number;
+  /** GS ( k fn 67 (dots per module, Epson's default 3) and fn 69 (error correction, default L). */
+  private qrModuleDots = 3;
+  private qrLevel: 'L' | 'M' | 'Q' | 'H' = 'L';
   private paper: 'ok' | 'near-end' | 'out' = 'ok';
   private coverOpen = false;
   private silent = false;
@@ -91,6 +112,10 @@ export class PrinterSimulator implements SimulatedPrinterControl {
   private readonly done: PrintedReceipt[] = [];
   private readonly errors: string[] = [];
   private waiters: Array<(r: PrintedReceipt) => void> = [];
+
+  constructor(options: PrinterSimulatorOptions = {}) {
+    this.printableDots = options.printableDots ?? 504;
+  }
 
   get receipts(): readonly PrintedReceipt[] {
     return this.done;
@@ -139,6 +164,18 @@ export class PrinterSimulator implements SimulatedPrinterControl {
     const link = this.link;
     this.link = undefined;
     link?.unplugged();
+  }
+
+  powerCycle(): void {
+    this.buffer = [];
+    this.line = '';
+    this.printedLines = [];
+    this.qrCodes = [];
+    this.pendingQrData = undefined;
+    this.table = 0;
+    this.qrModuleDots = 3;
+    this.qrLevel = 'L';
+    this.linesUntilPaperOut = undefined;
   }
 
   nextReceipt(): Promise<PrintedReceipt> {
@@ -388,15 +425,34 @@ export class PrinterSimulator implements SimulatedPrinterControl {
     }
   }
 
-  /** GS ( k: cn 49 is a QR code; fn 80 stores its data, fn 81 prints what was stored. */
+  /**
+   * GS ( k: cn 49 is a QR code; fn 67 sets its dots per module, fn 69 its error correction, fn 80 stores its data,
+   * fn 81 prints what was stored — unless the symbol is wider than the printable width.
+   */
   private twoDimensionalCode(params: readonly number[]): void {
-    const [cn, fn] = params;
+    const [cn, fn, n] = params;
     if (cn !== 49) return;
-    if (fn === 80) this.pendingQrData = Buffer.from(params.slice(3)).toString('utf8');
+    if (fn === 67 && n !== undefined && n >= 1 && n <= 16) this.qrModuleDots = n;
+    else if (fn === 69 && n !== undefined && QR_LEVELS[n] !== undefined) this.qrLevel = QR_LEVELS[n];
+    else if (fn === 80) this.pendingQrData = Buffer.from(params.slice(3)).toString('latin1');
     else if (fn === 81 && this.pendingQrData !== undefined) {
-      if (this.line !== '') this.endLine();
-      this.qrCodes.push(this.pendingQrData);
+      const data = this.pendingQrData;
       this.pendingQrData = undefined;
+      if (this.line !== '') this.endLine();
+      if (this.qrWidthDots(data) > this.printableDots) return;
+      this.qrCodes.push(Buffer.from(data, 'latin1').toString('utf8'));
+    }
+  }
+
+  /** Dots across the symbol of `data` (its bytes, in byte mode) at the set module size and error correction. */
+  private qrWidthDots(data: string): number {
+    try {
+      const modules = QRCode.create([{ data: Buffer.from(data, 'latin1'), mode: 'byte' }], {
+        errorCorrectionLevel: this.qrLevel,
+      }).modules.size;
+      return modules * this.qrModuleDots;
+    } catch {
+      return Number.POSITIVE_INFINITY; // more data than any symbol holds
     }
   }
 }

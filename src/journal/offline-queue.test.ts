@@ -93,7 +93,7 @@ function fakeForwarder(
 describe('offline queue', () => {
   it('stores a chip payment and reports depth, total per currency and oldest age', () => {
     const { queue } = setup();
-    queue.store(payment({ amountMinor: 1_250 }));
+    queue.store(payment({ amountMinor: 1_250, serviceCode: '201' }));
     t += 90_000;
     queue.store(payment({ amountMinor: 500, currency: 'EUR' }));
     queue.store(payment({ amountMinor: 250 }));
@@ -114,6 +114,14 @@ describe('offline queue', () => {
     ['a swipe', { entryMode: 'swiped' }, 'OFFLINE_ENTRY_MODE'],
     ['a contactless magnetic-stripe read', { entryMode: 'msd' }, 'OFFLINE_ENTRY_MODE'],
     ['a keyed entry', { entryMode: 'keyed' }, 'OFFLINE_ENTRY_MODE'],
+    // Service code digit 2: 2 online authorization only, 4 online unless a bilateral agreement says otherwise.
+    ['a card whose issuer asks for online authorization', { serviceCode: '221' }, 'OFFLINE_CARD_ONLINE_ONLY'],
+    [
+      'a card asking for online authorization but by agreement',
+      { serviceCode: '241' },
+      'OFFLINE_CARD_ONLINE_ONLY',
+    ],
+    ['a card whose authorization digit is unassigned', { serviceCode: '211' }, 'OFFLINE_CARD_ONLINE_ONLY'],
     ['a refund', { service: 'refund-payment' }, 'OFFLINE_SERVICE'],
     ['a credit', { service: 'credit' }, 'OFFLINE_SERVICE'],
     // Its session captures, reverses or increments it by the gateway's id, which a stored payment does not have.
@@ -489,6 +497,9 @@ describe('offline queue', () => {
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );
     expect(() => queue.store(payment({ maskedPan: '5555555555554444' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+    expect(() => queue.store(payment({ serviceCode: '2x1' }))).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );
     expect(() => queue.store(null as unknown as OfflinePaymentInput)).toThrowError(

@@ -1,4 +1,5 @@
 import type { Statement } from 'better-sqlite3';
+import { interpretServiceCode } from '../emv/index.js';
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
@@ -37,6 +38,12 @@ export interface OfflineCandidate {
   readonly service: string;
   /** Card entry mode: only `contact` and `contactless` (EMV chip) are stored. */
   readonly entryMode: string;
+  /**
+   * The card's service code (tag 57 or track 2), when the read carried one: only a card whose second digit is 0
+   * (normal authorization) is stored; 2 and 4 ask for the issuer online, and an unassigned digit promises nothing.
+   * Never stored.
+   */
+  readonly serviceCode?: string;
   /** Minor units. */
   readonly amountMinor: number;
   /** ISO 4217 alpha. */
@@ -479,6 +486,16 @@ export class OfflineQueue {
         'OFFLINE_ENTRY_MODE',
         `entry mode ${candidate.entryMode} is never taken offline (chip reads only)`,
       );
+    if (candidate.serviceCode !== undefined) {
+      if (typeof candidate.serviceCode !== 'string' || !/^\d{3}$/.test(candidate.serviceCode))
+        throw new JournalError('JOURNAL_INVALID', 'serviceCode must be three digits');
+      const { authorization } = interpretServiceCode(candidate.serviceCode);
+      if (authorization !== 'normal')
+        return refuse(
+          'OFFLINE_CARD_ONLINE_ONLY',
+          `the card's service code asks for online authorization (${authorization}): never taken offline`,
+        );
+    }
     if (
       !Number.isSafeInteger(candidate.amountMinor) ||
       candidate.amountMinor < 0 ||

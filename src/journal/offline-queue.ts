@@ -5,6 +5,7 @@ import type { Logger } from '../log/index.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
+import { checkText } from './field-checks.js';
 import { isoTime } from './iso-time.js';
 import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
@@ -281,8 +282,11 @@ export function offlineDeclinesToAcknowledge(journal: SqliteJournal): StoredPaym
 /**
  * The operator has seen the stored payment forwarded under `transactionId` and not collected in full (the
  * `queue acknowledge` command): it leaves the status bar's count. Returns whether it was pending acknowledgement.
+ * `JOURNAL_INVALID` for what cannot be a transactionId (the journal's rule: 1 to 64 characters). Joins the caller's
+ * transaction, if any: the acknowledgement and its audit record commit together, or neither does.
  */
 export function acknowledgeOfflineDecline(journal: SqliteJournal, transactionId: string): boolean {
+  checkText(transactionId, 'transactionId', 64);
   return journal.atomically(
     true,
     () => journal.db.prepare(`${ACKNOWLEDGE_SQL} transaction_id = ?`).run(transactionId).changes === 1,

@@ -612,6 +612,24 @@ describe('offline queue', () => {
     expect([queue.get(first.id)?.state, queue.get(second.id)?.state]).toEqual(['stored', 'stored']);
   });
 
+  it.each([
+    ['comments longer than a journal entry keeps', { comments: 'x'.repeat(257) }],
+    ['an empty flowId', { flowId: '' }],
+    ['a flowId longer than a journal entry keeps', { flowId: 'f'.repeat(129) }],
+  ])(
+    'refuses a payment with %s: its forward could never be journaled, and would hold up every payment after it',
+    async (_name, bad) => {
+      const { queue } = setup();
+      expect(() => queue.store(payment(bad))).toThrowError(
+        expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+      );
+      const good = queue.store(payment());
+      const f = fakeForwarder();
+      expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, remaining: 0 });
+      expect(f.order).toEqual([good.transactionId]);
+    },
+  );
+
   it('passes over a stored payment it cannot read, leaves it stored, and forwards the ones after it', async () => {
     const { queue, journal } = setup();
     const unreadable = [queue.store(payment()), queue.store(payment())];

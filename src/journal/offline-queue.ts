@@ -7,7 +7,13 @@ import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
 import { checkText } from './field-checks.js';
 import { isoTime } from './iso-time.js';
-import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
+import {
+  NOT_SENT,
+  validateBegin,
+  type BeginEntry,
+  type JournalEntry,
+  type SqliteJournal,
+} from './journal.js';
 import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 import {
   PARTIAL_APPROVAL,
@@ -161,7 +167,6 @@ interface Row {
  */
 const OFFLINE_SERVICES = new Set(['sale']);
 const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
-const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
 
 interface Claimed {
   row: Row;
@@ -180,6 +185,44 @@ interface Tally {
   gatewayUnreachable: boolean;
   declined: StoredPayment[];
   unknown: number[];
+}
+
+/** What a stored payment's forward is made of: the payment as it was stored, without its card data. */
+type ForwardFacts = Pick<
+  OfflinePaymentInput,
+  | 'transactionId'
+  | 'service'
+  | 'comments'
+  | 'method'
+  | 'path'
+  | 'amountMinor'
+  | 'currency'
+  | 'flowId'
+  | 'maskedPan'
+>;
+
+/**
+ * A stored payment's forward: the request sent (`body`, its exact bytes) and its journal entry, begun already marked
+ * sent at `sentAt`. The one construction of both, read when the payment is stored (the journal must take that entry)
+ * and when it is claimed.
+ */
+function forwardOf(
+  p: ForwardFacts,
+  body: Buffer,
+  sentAt: Date,
+): { request: OutgoingRequest; entry: BeginEntry } {
+  const request: OutgoingRequest = {
+    transactionId: p.transactionId,
+    service: p.service,
+    comments: p.comments,
+    method: p.method,
+    path: p.path,
+    body,
+    amountMinor: p.amountMinor,
+    currency: p.currency,
+    moneyMoving: true,
+  };
+  return { request, entry: entryOf(request, { flowId: p.flowId, maskedPan: p.maskedPan, sentAt }) };
 }
 
 function toPayment(r: Row): StoredPayment {
@@ -547,30 +590,14 @@ export class OfflineQueue {
   ): StoredPayment {
     if (typeof payment !== 'object' || payment === null)
       throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
-    for (const [k, max] of [
-      ['transactionId', 64],
-      ['method', 16],
-      ['path', 512],
-    ] as const) {
-      const v = payment[k];
-      if (typeof v !== 'string' || v.length === 0 || v.length > max)
-        throw new JournalError(
-          'JOURNAL_INVALID',
-          `${k} must be a non-empty string of at most ${max} characters`,
-        );
-    }
-    if (typeof payment.comments !== 'string')
-      throw new JournalError('JOURNAL_INVALID', 'comments must be a string');
-    if (!Buffer.isBuffer(payment.body)) throw new JournalError('JOURNAL_INVALID', 'body must be a Buffer');
-    if (
-      payment.maskedPan !== undefined &&
-      (typeof payment.maskedPan !== 'string' || !MASKED_PAN.test(payment.maskedPan))
-    )
-      throw new JournalError('JOURNAL_INVALID', 'maskedPan may show the first 6 and last 4 digits at most');
-    const sealed = seal(this.key, payment.body, bodyContext(payment.transactionId));
     const id = this.journal.atomically(true, () => {
       const refused = this.refusal(payment);
       if (refused) throw refused;
+      // Its forward is begun in the journal from what is stored: a payment whose entry the journal would refuse
+      // could never be forwarded, and each claim, taking the oldest first, would fail on it and forward nothing
+      // stored after it. The journal's own rule, checked now.
+      validateBegin(forwardOf(payment, payment.body, this.now()).entry);
+      const sealed = seal(this.key, payment.body, bodyContext(payment.transactionId));
       // An online attempt that provably never left (resolved NOT_SENT) frees its transactionId: the same request
       // may then wait here. Any other journaled use of it is a duplicate.
       const journaled = this.journal.findByTransactionId(payment.transactionId);
@@ -729,24 +756,23 @@ export class OfflineQueue {
 
   private claimRow(sender: JournaledSender, row: Row, body: Buffer, taken: (() => void)[]): Claimed {
     const now = this.now();
-    const request: OutgoingRequest = {
-      transactionId: row.transaction_id,
-      service: row.service,
-      comments: row.comments,
-      method: row.method,
-      path: row.path,
-      body,
-      amountMinor: row.amount_minor,
-      currency: row.currency,
-      moneyMoving: true,
-    };
-    const entry = this.journal.begin(
-      entryOf(request, {
+    const forward = forwardOf(
+      {
+        transactionId: row.transaction_id,
+        service: row.service,
+        comments: row.comments,
+        method: row.method,
+        path: row.path,
+        amountMinor: row.amount_minor,
+        currency: row.currency,
         flowId: row.flow_id ?? undefined,
         maskedPan: row.masked_pan ?? undefined,
-        sentAt: now,
-      }),
+      },
+      body,
+      now,
     );
+    const { request } = forward;
+    const entry = this.journal.begin(forward.entry);
     const owned = sender.ownBegun(entry.id);
     taken.push(owned);
     if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)

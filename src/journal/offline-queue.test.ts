@@ -630,6 +630,29 @@ describe('offline queue', () => {
     },
   );
 
+  it('never forwards a payment stored more than seven days ago: it is closed for the operator, its card data wiped', async () => {
+    const { queue, journal } = setup();
+    const old = queue.store(payment());
+    t += 3_600_000;
+    const recent = queue.store(payment());
+    // Seven days and a moment after the first was stored (a gateway down for a week, credentials not mended).
+    t += 167 * 3_600_000 + 1;
+    const f = fakeForwarder();
+    const report = await queue.forwardPending(f.forwarder);
+    expect(f.order).toEqual([recent.transactionId]);
+    expect(report).toMatchObject({
+      forwarded: 1,
+      approved: 1,
+      declined: [
+        { transactionId: old.transactionId, state: 'rejected', reason: 'OFFLINE_EXPIRED', hasBody: false },
+      ],
+      remaining: 0,
+    });
+    expect(journal.findByTransactionId(old.transactionId)).toBeUndefined();
+    expect(queue.status()).toMatchObject({ depth: 0, declinedAfterForward: 1 });
+    expect(queue.declinedAfterForward().map((p) => p.transactionId)).toEqual([old.transactionId]);
+  });
+
   it('passes over a stored payment it cannot read, leaves it stored, and forwards the ones after it', async () => {
     const { queue, journal } = setup();
     const unreadable = [queue.store(payment()), queue.store(payment())];

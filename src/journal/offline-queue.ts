@@ -2,6 +2,7 @@ import type { Statement } from 'better-sqlite3';
 import { interpretServiceCode } from '../emv/index.js';
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
+import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
@@ -36,7 +37,19 @@ export interface OfflineLimits {
   readonly maxAgeHours: number;
 }
 
-/** stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored. */
+/**
+ * The reason recorded for a stored payment never forwarded because it was stored more than
+ * {@link MAX_OFFLINE_AGE_HOURS} ago (state `rejected`, by the terminal itself): the operator is told, as of a decline.
+ */
+export const OFFLINE_EXPIRED = 'OFFLINE_EXPIRED';
+
+/** How long a stored payment may wait for its forward: the validity of a card authorization. */
+const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
+
+/**
+ * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored;
+ * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent.
+ */
 export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | 'rejected' | 'unknown';
 
 /** What the offline rules look at. */
@@ -392,6 +405,7 @@ export class OfflineQueue {
     openTotal: Statement<[string], { total: number | null }>;
     claim: Statement;
     complete: Statement;
+    expire: Statement;
     unclaim: Statement;
     forwarding: Statement<[], Row>;
     list: Statement<[number], Row>;
@@ -435,6 +449,9 @@ export class OfflineQueue {
         db.prepare(`UPDATE offline_payments SET state = @state, gateway_id = @gateway_id, status = @status,
           reason = @reason, completed_at = @at, body_enc = NULL
         WHERE id = @id AND state = 'forwarding'`),
+      expire: db.prepare(`UPDATE offline_payments SET state = 'rejected', reason = '${OFFLINE_EXPIRED}',
+          completed_at = ?, body_enc = NULL
+        WHERE id = ? AND state = 'stored'`),
       unclaim:
         db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
         WHERE id = ? AND state = 'forwarding'`),
@@ -690,15 +707,19 @@ export class OfflineQueue {
    * recovery, whose timeout void would race the forward itself. Ownership of a claim that is not sent (the write threw,
    * the commit failed) is released here.
    */
-  private async claimBatch(sender: JournaledSender, max: number): Promise<Claimed[]> {
+  private async claimBatch(
+    sender: JournaledSender,
+    max: number,
+  ): Promise<{ claimed: Claimed[]; expired: StoredPayment[] }> {
     const taken: (() => void)[] = [];
     const releaseTaken = (): void => {
       for (const release of taken.splice(0)) release();
     };
     try {
-      return await this.journal.commitDurably(() => {
+      const { claimed, expired } = await this.journal.commitDurably(() => {
         try {
-          return this.claimRows(sender, max, taken);
+          const closed: number[] = [];
+          return { claimed: this.claimRows(sender, max, taken, closed), expired: closed };
         } catch (e) {
           // Undone with this write's savepoint: released at once, before another write of the batch can begin an
           // entry under an id this one's rollback gave back.
@@ -706,6 +727,15 @@ export class OfflineQueue {
           throw e;
         }
       });
+      // Committed: each closed one is told of (read back as closed), never sent.
+      const told = expired.flatMap((id) => this.get(id) ?? []);
+      for (const p of told)
+        this.logger.warn(
+          { offlineId: p.id, transactionId: p.transactionId, storedAt: p.storedAt },
+          `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
+            'the validity of its card read): closed for the operator, its card data wiped',
+        );
+      return { claimed, expired: told };
     } catch (e) {
       releaseTaken();
       throw e;
@@ -714,10 +744,18 @@ export class OfflineQueue {
 
   /**
    * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`. A stored payment whose sealed
-   * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place.
+   * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place. One
+   * stored more than {@link MAX_OFFLINE_AGE_HOURS} ago is never sent: it is closed ({@link OFFLINE_EXPIRED}, its card
+   * data wiped) in this write, its id pushed on `expired`, and the next one claimed in its place.
    */
-  private claimRows(sender: JournaledSender, max: number, taken: (() => void)[]): Claimed[] {
+  private claimRows(
+    sender: JournaledSender,
+    max: number,
+    taken: (() => void)[],
+    expired: number[],
+  ): Claimed[] {
     const claimed: Claimed[] = [];
+    const now = this.now().getTime();
     for (;;) {
       const want = max - claimed.length;
       const rows = this.stmts.next
@@ -726,6 +764,12 @@ export class OfflineQueue {
         .slice(0, want);
       let passedOver = false;
       for (const row of rows) {
+        if (now - row.stored_at > MAX_FORWARD_AGE_MS) {
+          this.stmts.expire.run(now, row.id);
+          expired.push(row.id);
+          passedOver = true;
+          continue;
+        }
         const body = this.sealedRequest(row);
         if (body === undefined) passedOver = true;
         else claimed.push(this.claimRow(sender, row, body, taken));
@@ -830,7 +874,8 @@ export class OfflineQueue {
       const free = concurrency - onWire;
       if (free > 0 && !tally.stop && !options.signal?.aborted && (!exhausted || finished)) {
         finished = false;
-        const batch = await this.claimBatch(sender, free);
+        const { claimed: batch, expired } = await this.claimBatch(sender, free);
+        tally.declined.push(...expired);
         exhausted = batch.length < free;
         for (const claimed of batch) {
           onWire += 1;

@@ -653,6 +653,40 @@ describe('offline queue', () => {
     expect(queue.declinedAfterForward().map((p) => p.transactionId)).toEqual([old.transactionId]);
   });
 
+  it('when a claim fails mid-run, ends only once the forwards already on the wire have their outcomes journaled', async () => {
+    const { queue, journal } = setup();
+    const [first, second, third] = [queue.store(payment()), queue.store(payment()), queue.store(payment())];
+    // The third cannot be claimed (its transactionId journaled already: a damaged file, say).
+    journal.begin(saleEntry(third.transactionId));
+    let releaseSecond!: () => void;
+    const secondAnswered = new Promise<void>((r) => (releaseSecond = r));
+    const transmitter: Transmitter = {
+      async transmit(r) {
+        if (r.transactionId === second.transactionId) await secondAnswered;
+        return { kind: 'approved', status: 'AUTHORIZED', gatewayId: `g-${r.transactionId}` };
+      },
+    };
+    let secondAtEnd: string | undefined;
+    const run = queue
+      .forwardPending(new JournaledSender(journal, transmitter), { concurrency: 2 })
+      .then(
+        () => 'resolved',
+        (e: unknown) => (e as { code?: string }).code,
+      )
+      .then((how) => {
+        secondAtEnd = queue.get(second.id)?.state;
+        return how;
+      });
+    // The first's answer frees a slot; the claim of the third then fails while the second waits for its answer. The
+    // second is answered once the run has ended, or after turns enough for a run that does not wait to end.
+    for (let turn = 0; turn < 200 && secondAtEnd === undefined; turn++)
+      await new Promise((r) => setImmediate(r));
+    releaseSecond();
+    expect(await run).toBe('JOURNAL_DUPLICATE');
+    expect(secondAtEnd).toBe('approved');
+    expect([queue.get(first.id)?.state, queue.get(third.id)?.state]).toEqual(['approved', 'stored']);
+  });
+
   it('passes over a stored payment it cannot read, leaves it stored, and forwards the ones after it', async () => {
     const { queue, journal } = setup();
     const unreadable = [queue.store(payment()), queue.store(payment())];

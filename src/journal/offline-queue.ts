@@ -828,7 +828,8 @@ export class OfflineQueue {
    * Forwards stored payments, oldest first, with at most `concurrency` in flight, through the journal's one sender.
    * Each is claimed (journaled and marked sent in one durable commit) right before it goes out, sent once, and its
    * outcome and the wipe of its card data are committed together. Stops early (leaving the rest stored) when the
-   * gateway cannot be reached or `signal` aborts.
+   * gateway cannot be reached or `signal` aborts. A claim that fails (the journal's write) stops the claims, and the run
+   * rejects with its error only once every forward already sent has its outcome journaled.
    */
   async forwardPending(
     sender: JournaledSender,
@@ -870,11 +871,21 @@ export class OfflineQueue {
     // payments left, and any stored meanwhile, are few), not at every answer.
     let exhausted = false;
     let finished = false;
+    // A claim that failed: no further claims, and the run fails with it once the forwards already on the wire have
+    // their outcomes journaled (a caller that closes the journal or the connection then loses none of them).
+    let failed: { error: unknown } | undefined;
     for (;;) {
       const free = concurrency - onWire;
-      if (free > 0 && !tally.stop && !options.signal?.aborted && (!exhausted || finished)) {
+      if (free > 0 && !tally.stop && !failed && !options.signal?.aborted && (!exhausted || finished)) {
         finished = false;
-        const { claimed: batch, expired } = await this.claimBatch(sender, free);
+        let claim: { claimed: Claimed[]; expired: StoredPayment[] };
+        try {
+          claim = await this.claimBatch(sender, free);
+        } catch (error) {
+          failed = { error };
+          claim = { claimed: [], expired: [] };
+        }
+        const { claimed: batch, expired } = claim;
         tally.declined.push(...expired);
         exhausted = batch.length < free;
         for (const claimed of batch) {
@@ -905,6 +916,7 @@ export class OfflineQueue {
       if (!changed) await new Promise<void>((resolve) => (wake = resolve));
       changed = false;
     }
+    if (failed) throw failed.error;
     return {
       forwarded: tally.forwarded,
       approved: tally.approved,

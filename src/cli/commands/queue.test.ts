@@ -302,6 +302,29 @@ describe('parking-terminal queue', () => {
     }
   });
 
+  it('refuses to flush where no journal exists, creating neither a journal nor a key (a wrong --config)', async () => {
+    const dir = terminalDir();
+    let connected = false;
+    const command = createQueueCommand({
+      connect: () => {
+        connected = true;
+        return Promise.resolve({
+          transmitter: { transmit: () => Promise.resolve({ kind: 'not-sent' } as const) },
+          close: () => Promise.resolve(),
+        });
+      },
+    });
+    const { io: cli } = io(dir);
+    await expect(
+      command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).rejects.toMatchObject({ code: 'QUEUE_NO_JOURNAL' });
+    expect(connected).toBe(false);
+    expect([existsSync(join(dir, 'var/j.db')), existsSync(join(dir, 'var/offline.key'))]).toEqual([
+      false,
+      false,
+    ]);
+  });
+
   it('exits 1 and keeps the payments when the gateway cannot be reached', async () => {
     const dir = terminalDir();
     storePayments(dir, [100, 100]);

@@ -59,7 +59,7 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
                 acknowledged
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
                 declined, approved for less than its amount or its outcome is unknown, or the gateway
-                could not be reached
+                could not be reached; refused (QUEUE_NO_JOURNAL, exit 2) where no journal exists
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
@@ -181,6 +181,10 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
       }
 
       const baseUrl = commandGatewayUrl(config, values.gateway, 'QUEUE_NO_GATEWAY');
+      // Opening would create an empty journal (and a key): a flush that reports nothing to forward while the payments
+      // wait in the journal the configuration was meant to name.
+      if (!existsSync(journalPath))
+        throw new UsageError('QUEUE_NO_JOURNAL', `no journal at ${journalPath}: nothing to forward`);
       const logger = commandLogger(config);
       const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
       const journal = openJournal(journalPath, { now, logger });

@@ -712,14 +712,18 @@ export class OfflineQueue {
     max: number,
   ): Promise<{ claimed: Claimed[]; expired: StoredPayment[] }> {
     const taken: (() => void)[] = [];
+    // The requests opened by this claim, in clear: wiped here when the claim fails (none of them will be sent), by
+    // each forward after its send otherwise.
+    const opened: Buffer[] = [];
     const releaseTaken = (): void => {
       for (const release of taken.splice(0)) release();
+      for (const body of opened.splice(0)) body.fill(0);
     };
     try {
       const { claimed, expired } = await this.journal.commitDurably(() => {
         try {
           const closed: number[] = [];
-          return { claimed: this.claimRows(sender, max, taken, closed), expired: closed };
+          return { claimed: this.claimRows(sender, max, taken, closed, opened), expired: closed };
         } catch (e) {
           // Undone with this write's savepoint: released at once, before another write of the batch can begin an
           // entry under an id this one's rollback gave back.
@@ -743,7 +747,8 @@ export class OfflineQueue {
   }
 
   /**
-   * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`. A stored payment whose sealed
+   * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`, each request opened on
+   * `opened`. A stored payment whose sealed
    * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place. One
    * stored more than {@link MAX_OFFLINE_AGE_HOURS} ago is never sent: it is closed ({@link OFFLINE_EXPIRED}, its card
    * data wiped) in this write, its id pushed on `expired`, and the next one claimed in its place.
@@ -753,6 +758,7 @@ export class OfflineQueue {
     max: number,
     taken: (() => void)[],
     expired: number[],
+    opened: Buffer[],
   ): Claimed[] {
     const claimed: Claimed[] = [];
     const now = this.now().getTime();
@@ -772,7 +778,10 @@ export class OfflineQueue {
         }
         const body = this.sealedRequest(row);
         if (body === undefined) passedOver = true;
-        else claimed.push(this.claimRow(sender, row, body, taken));
+        else {
+          opened.push(body);
+          claimed.push(this.claimRow(sender, row, body, taken));
+        }
       }
       if (!passedOver || claimed.length >= max) return claimed;
     }

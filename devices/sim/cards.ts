@@ -145,6 +145,11 @@ export const VIRTUAL_CARDS: Readonly<Record<string, VirtualCard>> = Object.fromE
       entryMode: 'contact',
       card: withoutSequence(N2_VISA),
     }),
+    card('n2-online-only', 'N2 contact chip whose service code (221) requires online authorization', {
+      kind: 'read',
+      entryMode: 'contact',
+      card: { ...N2_VISA, serviceCode: '221' },
+    }),
     card('n2-contactless', 'N2 contactless chip (qVSDC, form factor 9F6E)', {
       kind: 'read',
       entryMode: 'contactless',

@@ -592,7 +592,10 @@ export interface OfflineDeclineSummary {
   maskedPan?: string;
   /** The stored payment's state after its forward: declined, rejected, unknown or approved. */
   state: string;
-  /** The decline or rejection reason, what made the outcome unknown, or PARTIAL_APPROVAL. */
+  /**
+   * The decline or rejection reason, what made the outcome unknown, PARTIAL_APPROVAL, or OFFLINE_EXPIRED (stored more
+   * than seven days ago: rejected by the terminal, never sent).
+   */
   reason?: string;
   /** ISO 8601. */
   storedAt: string;

@@ -46,22 +46,26 @@ export interface Acknowledgement {
 /**
  * The operator has seen these stored payments not collected in full (by transactionId): each leaves the count, and
  * each request is recorded in the audit log (`queue-acknowledge`; refused `NOT_AWAITING_ACKNOWLEDGEMENT` for one that
- * was not waiting), through `record`, whoever asks — operator mode or `parking-terminal queue acknowledge`.
+ * was not waiting), through `record`, whoever asks — operator mode or `parking-terminal queue acknowledge`. One
+ * transaction: an id that cannot be a transactionId (`JOURNAL_INVALID`), or a record that throws, leaves every one of
+ * them as it was — never some acknowledged behind an error, nor an acknowledgement without its record.
  */
 export function acknowledgeOfflineDeclines(
   journal: SqliteJournal,
   transactionIds: readonly string[],
   record: (entry: NewAuditRecord) => unknown,
 ): Acknowledgement[] {
-  return transactionIds.map((transactionId) => {
-    const acknowledged = acknowledgeOfflineDecline(journal, transactionId);
-    record({
-      actor: 'operator',
-      action: 'queue-acknowledge',
-      subject: transactionId,
-      result: acknowledged ? 'ok' : 'refused',
-      code: acknowledged ? 'ACKNOWLEDGED' : 'NOT_AWAITING_ACKNOWLEDGEMENT',
-    });
-    return { transactionId, acknowledged };
-  });
+  return journal.atomically(true, () =>
+    transactionIds.map((transactionId) => {
+      const acknowledged = acknowledgeOfflineDecline(journal, transactionId);
+      record({
+        actor: 'operator',
+        action: 'queue-acknowledge',
+        subject: transactionId,
+        result: acknowledged ? 'ok' : 'refused',
+        code: acknowledged ? 'ACKNOWLEDGED' : 'NOT_AWAITING_ACKNOWLEDGEMENT',
+      });
+      return { transactionId, acknowledged };
+    }),
+  );
 }

@@ -530,6 +530,8 @@ export class PaymentRouter {
     const candidate = {
       service: prepared.service,
       entryMode: card.summary.entryMode,
+      // The issuer's word on authorization (a card that asks for it online is never stored); not card data.
+      ...(card.data !== undefined ? { serviceCode: card.data.serviceCode } : {}),
       amountMinor: prepared.amountMinor ?? 0,
       currency: prepared.currency ?? request.currency,
     };

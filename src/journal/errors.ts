@@ -49,6 +49,8 @@ export type OfflineRefusalCode =
   | 'OFFLINE_POLICY'
   /** Only chip reads (contact or contactless EMV) are accepted offline: never swipes, keyed or MSD. */
   | 'OFFLINE_ENTRY_MODE'
+  /** The card's service code asks for online authorization by its issuer (second digit other than 0). */
+  | 'OFFLINE_CARD_ONLINE_ONLY'
   /** Only sales and pre-authorizations are stored: never refunds, credits or follow-ons. */
   | 'OFFLINE_SERVICE'
   /** The amount is above the per-transaction limit. */

@@ -93,7 +93,7 @@ function fakeForwarder(
 describe('offline queue', () => {
   it('stores a chip payment and reports depth, total per currency and oldest age', () => {
     const { queue } = setup();
-    queue.store(payment({ amountMinor: 1_250 }));
+    queue.store(payment({ amountMinor: 1_250, serviceCode: '201' }));
     t += 90_000;
     queue.store(payment({ amountMinor: 500, currency: 'EUR' }));
     queue.store(payment({ amountMinor: 250 }));
@@ -114,6 +114,14 @@ describe('offline queue', () => {
     ['a swipe', { entryMode: 'swiped' }, 'OFFLINE_ENTRY_MODE'],
     ['a contactless magnetic-stripe read', { entryMode: 'msd' }, 'OFFLINE_ENTRY_MODE'],
     ['a keyed entry', { entryMode: 'keyed' }, 'OFFLINE_ENTRY_MODE'],
+    // Service code digit 2: 2 online authorization only, 4 online unless a bilateral agreement says otherwise.
+    ['a card whose issuer asks for online authorization', { serviceCode: '221' }, 'OFFLINE_CARD_ONLINE_ONLY'],
+    [
+      'a card asking for online authorization but by agreement',
+      { serviceCode: '241' },
+      'OFFLINE_CARD_ONLINE_ONLY',
+    ],
+    ['a card whose authorization digit is unassigned', { serviceCode: '211' }, 'OFFLINE_CARD_ONLINE_ONLY'],
     ['a refund', { service: 'refund-payment' }, 'OFFLINE_SERVICE'],
     ['a credit', { service: 'credit' }, 'OFFLINE_SERVICE'],
     // Its session captures, reverses or increments it by the gateway's id, which a stored payment does not have.
@@ -491,6 +499,9 @@ describe('offline queue', () => {
     expect(() => queue.store(payment({ maskedPan: '5555555555554444' }))).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );
+    expect(() => queue.store(payment({ serviceCode: '2x1' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
     expect(() => queue.store(null as unknown as OfflinePaymentInput)).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );
@@ -599,6 +610,81 @@ describe('offline queue', () => {
     expect(f.forwarder.inFlight).toBe(0);
     expect(journal.inFlight().map((e) => e.transactionId)).toEqual([second.transactionId]);
     expect([queue.get(first.id)?.state, queue.get(second.id)?.state]).toEqual(['stored', 'stored']);
+  });
+
+  it.each([
+    ['comments longer than a journal entry keeps', { comments: 'x'.repeat(257) }],
+    ['an empty flowId', { flowId: '' }],
+    ['a flowId longer than a journal entry keeps', { flowId: 'f'.repeat(129) }],
+  ])(
+    'refuses a payment with %s: its forward could never be journaled, and would hold up every payment after it',
+    async (_name, bad) => {
+      const { queue } = setup();
+      expect(() => queue.store(payment(bad))).toThrowError(
+        expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+      );
+      const good = queue.store(payment());
+      const f = fakeForwarder();
+      expect(await queue.forwardPending(f.forwarder)).toMatchObject({ approved: 1, remaining: 0 });
+      expect(f.order).toEqual([good.transactionId]);
+    },
+  );
+
+  it('never forwards a payment stored more than seven days ago: it is closed for the operator, its card data wiped', async () => {
+    const { queue, journal } = setup();
+    const old = queue.store(payment());
+    t += 3_600_000;
+    const recent = queue.store(payment());
+    // Seven days and a moment after the first was stored (a gateway down for a week, credentials not mended).
+    t += 167 * 3_600_000 + 1;
+    const f = fakeForwarder();
+    const report = await queue.forwardPending(f.forwarder);
+    expect(f.order).toEqual([recent.transactionId]);
+    expect(report).toMatchObject({
+      forwarded: 1,
+      approved: 1,
+      declined: [
+        { transactionId: old.transactionId, state: 'rejected', reason: 'OFFLINE_EXPIRED', hasBody: false },
+      ],
+      remaining: 0,
+    });
+    expect(journal.findByTransactionId(old.transactionId)).toBeUndefined();
+    expect(queue.status()).toMatchObject({ depth: 0, declinedAfterForward: 1 });
+    expect(queue.declinedAfterForward().map((p) => p.transactionId)).toEqual([old.transactionId]);
+  });
+
+  it('when a claim fails mid-run, ends only once the forwards already on the wire have their outcomes journaled', async () => {
+    const { queue, journal } = setup();
+    const [first, second, third] = [queue.store(payment()), queue.store(payment()), queue.store(payment())];
+    // The third cannot be claimed (its transactionId journaled already: a damaged file, say).
+    journal.begin(saleEntry(third.transactionId));
+    let releaseSecond!: () => void;
+    const secondAnswered = new Promise<void>((r) => (releaseSecond = r));
+    const transmitter: Transmitter = {
+      async transmit(r) {
+        if (r.transactionId === second.transactionId) await secondAnswered;
+        return { kind: 'approved', status: 'AUTHORIZED', gatewayId: `g-${r.transactionId}` };
+      },
+    };
+    let secondAtEnd: string | undefined;
+    const run = queue
+      .forwardPending(new JournaledSender(journal, transmitter), { concurrency: 2 })
+      .then(
+        () => 'resolved',
+        (e: unknown) => (e as { code?: string }).code,
+      )
+      .then((how) => {
+        secondAtEnd = queue.get(second.id)?.state;
+        return how;
+      });
+    // The first's answer frees a slot; the claim of the third then fails while the second waits for its answer. The
+    // second is answered once the run has ended, or after turns enough for a run that does not wait to end.
+    for (let turn = 0; turn < 200 && secondAtEnd === undefined; turn++)
+      await new Promise((r) => setImmediate(r));
+    releaseSecond();
+    expect(await run).toBe('JOURNAL_DUPLICATE');
+    expect(secondAtEnd).toBe('approved');
+    expect([queue.get(first.id)?.state, queue.get(third.id)?.state]).toEqual(['approved', 'stored']);
   });
 
   it('passes over a stored payment it cannot read, leaves it stored, and forwards the ones after it', async () => {

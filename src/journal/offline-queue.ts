@@ -1,11 +1,20 @@
 import type { Statement } from 'better-sqlite3';
+import { interpretServiceCode } from '../emv/index.js';
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../money/index.js';
 import type { Logger } from '../log/index.js';
+import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
+import { checkText } from './field-checks.js';
 import { isoTime } from './iso-time.js';
-import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
+import {
+  NOT_SENT,
+  validateBegin,
+  type BeginEntry,
+  type JournalEntry,
+  type SqliteJournal,
+} from './journal.js';
 import { entryOf, type JournaledSender, type OutgoingRequest, type TransmitOutcome } from './sender.js';
 import {
   PARTIAL_APPROVAL,
@@ -28,7 +37,19 @@ export interface OfflineLimits {
   readonly maxAgeHours: number;
 }
 
-/** stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored. */
+/**
+ * The reason recorded for a stored payment never forwarded because it was stored more than
+ * {@link MAX_OFFLINE_AGE_HOURS} ago (state `rejected`, by the terminal itself): the operator is told, as of a decline.
+ */
+export const OFFLINE_EXPIRED = 'OFFLINE_EXPIRED';
+
+/** How long a stored payment may wait for its forward: the validity of a card authorization. */
+const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
+
+/**
+ * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored;
+ * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent.
+ */
 export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | 'rejected' | 'unknown';
 
 /** What the offline rules look at. */
@@ -37,6 +58,12 @@ export interface OfflineCandidate {
   readonly service: string;
   /** Card entry mode: only `contact` and `contactless` (EMV chip) are stored. */
   readonly entryMode: string;
+  /**
+   * The card's service code (tag 57 or track 2), when the read carried one: only a card whose second digit is 0
+   * (normal authorization) is stored; 2 and 4 ask for the issuer online, and an unassigned digit promises nothing.
+   * Never stored.
+   */
+  readonly serviceCode?: string;
   /** Minor units. */
   readonly amountMinor: number;
   /** ISO 4217 alpha. */
@@ -153,7 +180,6 @@ interface Row {
  */
 const OFFLINE_SERVICES = new Set(['sale']);
 const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
-const MASKED_PAN = /^\d{0,6}[^\d]{1,19}\d{0,4}$/;
 
 interface Claimed {
   row: Row;
@@ -172,6 +198,44 @@ interface Tally {
   gatewayUnreachable: boolean;
   declined: StoredPayment[];
   unknown: number[];
+}
+
+/** What a stored payment's forward is made of: the payment as it was stored, without its card data. */
+type ForwardFacts = Pick<
+  OfflinePaymentInput,
+  | 'transactionId'
+  | 'service'
+  | 'comments'
+  | 'method'
+  | 'path'
+  | 'amountMinor'
+  | 'currency'
+  | 'flowId'
+  | 'maskedPan'
+>;
+
+/**
+ * A stored payment's forward: the request sent (`body`, its exact bytes) and its journal entry, begun already marked
+ * sent at `sentAt`. The one construction of both, read when the payment is stored (the journal must take that entry)
+ * and when it is claimed.
+ */
+function forwardOf(
+  p: ForwardFacts,
+  body: Buffer,
+  sentAt: Date,
+): { request: OutgoingRequest; entry: BeginEntry } {
+  const request: OutgoingRequest = {
+    transactionId: p.transactionId,
+    service: p.service,
+    comments: p.comments,
+    method: p.method,
+    path: p.path,
+    body,
+    amountMinor: p.amountMinor,
+    currency: p.currency,
+    moneyMoving: true,
+  };
+  return { request, entry: entryOf(request, { flowId: p.flowId, maskedPan: p.maskedPan, sentAt }) };
 }
 
 function toPayment(r: Row): StoredPayment {
@@ -274,8 +338,11 @@ export function offlineDeclinesToAcknowledge(journal: SqliteJournal): StoredPaym
 /**
  * The operator has seen the stored payment forwarded under `transactionId` and not collected in full (the
  * `queue acknowledge` command): it leaves the status bar's count. Returns whether it was pending acknowledgement.
+ * `JOURNAL_INVALID` for what cannot be a transactionId (the journal's rule: 1 to 64 characters). Joins the caller's
+ * transaction, if any: the acknowledgement and its audit record commit together, or neither does.
  */
 export function acknowledgeOfflineDecline(journal: SqliteJournal, transactionId: string): boolean {
+  checkText(transactionId, 'transactionId', 64);
   return journal.atomically(
     true,
     () => journal.db.prepare(`${ACKNOWLEDGE_SQL} transaction_id = ?`).run(transactionId).changes === 1,
@@ -338,6 +405,7 @@ export class OfflineQueue {
     openTotal: Statement<[string], { total: number | null }>;
     claim: Statement;
     complete: Statement;
+    expire: Statement;
     unclaim: Statement;
     forwarding: Statement<[], Row>;
     list: Statement<[number], Row>;
@@ -381,6 +449,9 @@ export class OfflineQueue {
         db.prepare(`UPDATE offline_payments SET state = @state, gateway_id = @gateway_id, status = @status,
           reason = @reason, completed_at = @at, body_enc = NULL
         WHERE id = @id AND state = 'forwarding'`),
+      expire: db.prepare(`UPDATE offline_payments SET state = 'rejected', reason = '${OFFLINE_EXPIRED}',
+          completed_at = ?, body_enc = NULL
+        WHERE id = ? AND state = 'stored'`),
       unclaim:
         db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
         WHERE id = ? AND state = 'forwarding'`),
@@ -479,6 +550,16 @@ export class OfflineQueue {
         'OFFLINE_ENTRY_MODE',
         `entry mode ${candidate.entryMode} is never taken offline (chip reads only)`,
       );
+    if (candidate.serviceCode !== undefined) {
+      if (typeof candidate.serviceCode !== 'string' || !/^\d{3}$/.test(candidate.serviceCode))
+        throw new JournalError('JOURNAL_INVALID', 'serviceCode must be three digits');
+      const { authorization } = interpretServiceCode(candidate.serviceCode);
+      if (authorization !== 'normal')
+        return refuse(
+          'OFFLINE_CARD_ONLINE_ONLY',
+          `the card's service code asks for online authorization (${authorization}): never taken offline`,
+        );
+    }
     if (
       !Number.isSafeInteger(candidate.amountMinor) ||
       candidate.amountMinor < 0 ||
@@ -526,30 +607,14 @@ export class OfflineQueue {
   ): StoredPayment {
     if (typeof payment !== 'object' || payment === null)
       throw new JournalError('JOURNAL_INVALID', 'payment must be an object');
-    for (const [k, max] of [
-      ['transactionId', 64],
-      ['method', 16],
-      ['path', 512],
-    ] as const) {
-      const v = payment[k];
-      if (typeof v !== 'string' || v.length === 0 || v.length > max)
-        throw new JournalError(
-          'JOURNAL_INVALID',
-          `${k} must be a non-empty string of at most ${max} characters`,
-        );
-    }
-    if (typeof payment.comments !== 'string')
-      throw new JournalError('JOURNAL_INVALID', 'comments must be a string');
-    if (!Buffer.isBuffer(payment.body)) throw new JournalError('JOURNAL_INVALID', 'body must be a Buffer');
-    if (
-      payment.maskedPan !== undefined &&
-      (typeof payment.maskedPan !== 'string' || !MASKED_PAN.test(payment.maskedPan))
-    )
-      throw new JournalError('JOURNAL_INVALID', 'maskedPan may show the first 6 and last 4 digits at most');
-    const sealed = seal(this.key, payment.body, bodyContext(payment.transactionId));
     const id = this.journal.atomically(true, () => {
       const refused = this.refusal(payment);
       if (refused) throw refused;
+      // Its forward is begun in the journal from what is stored: a payment whose entry the journal would refuse
+      // could never be forwarded, and each claim, taking the oldest first, would fail on it and forward nothing
+      // stored after it. The journal's own rule, checked now.
+      validateBegin(forwardOf(payment, payment.body, this.now()).entry);
+      const sealed = seal(this.key, payment.body, bodyContext(payment.transactionId));
       // An online attempt that provably never left (resolved NOT_SENT) frees its transactionId: the same request
       // may then wait here. Any other journaled use of it is a duplicate.
       const journaled = this.journal.findByTransactionId(payment.transactionId);
@@ -642,15 +707,23 @@ export class OfflineQueue {
    * recovery, whose timeout void would race the forward itself. Ownership of a claim that is not sent (the write threw,
    * the commit failed) is released here.
    */
-  private async claimBatch(sender: JournaledSender, max: number): Promise<Claimed[]> {
+  private async claimBatch(
+    sender: JournaledSender,
+    max: number,
+  ): Promise<{ claimed: Claimed[]; expired: StoredPayment[] }> {
     const taken: (() => void)[] = [];
+    // The requests opened by this claim, in clear: wiped here when the claim fails (none of them will be sent), by
+    // each forward after its send otherwise.
+    const opened: Buffer[] = [];
     const releaseTaken = (): void => {
       for (const release of taken.splice(0)) release();
+      for (const body of opened.splice(0)) body.fill(0);
     };
     try {
-      return await this.journal.commitDurably(() => {
+      const { claimed, expired } = await this.journal.commitDurably(() => {
         try {
-          return this.claimRows(sender, max, taken);
+          const closed: number[] = [];
+          return { claimed: this.claimRows(sender, max, taken, closed, opened), expired: closed };
         } catch (e) {
           // Undone with this write's savepoint: released at once, before another write of the batch can begin an
           // entry under an id this one's rollback gave back.
@@ -658,6 +731,15 @@ export class OfflineQueue {
           throw e;
         }
       });
+      // Committed: each closed one is told of (read back as closed), never sent.
+      const told = expired.flatMap((id) => this.get(id) ?? []);
+      for (const p of told)
+        this.logger.warn(
+          { offlineId: p.id, transactionId: p.transactionId, storedAt: p.storedAt },
+          `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
+            'the validity of its card read): closed for the operator, its card data wiped',
+        );
+      return { claimed, expired: told };
     } catch (e) {
       releaseTaken();
       throw e;
@@ -665,11 +747,21 @@ export class OfflineQueue {
   }
 
   /**
-   * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`. A stored payment whose sealed
-   * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place.
+   * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`, each request opened on
+   * `opened`. A stored payment whose sealed
+   * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place. One
+   * stored more than {@link MAX_OFFLINE_AGE_HOURS} ago is never sent: it is closed ({@link OFFLINE_EXPIRED}, its card
+   * data wiped) in this write, its id pushed on `expired`, and the next one claimed in its place.
    */
-  private claimRows(sender: JournaledSender, max: number, taken: (() => void)[]): Claimed[] {
+  private claimRows(
+    sender: JournaledSender,
+    max: number,
+    taken: (() => void)[],
+    expired: number[],
+    opened: Buffer[],
+  ): Claimed[] {
     const claimed: Claimed[] = [];
+    const now = this.now().getTime();
     for (;;) {
       const want = max - claimed.length;
       const rows = this.stmts.next
@@ -678,9 +770,18 @@ export class OfflineQueue {
         .slice(0, want);
       let passedOver = false;
       for (const row of rows) {
+        if (now - row.stored_at > MAX_FORWARD_AGE_MS) {
+          this.stmts.expire.run(now, row.id);
+          expired.push(row.id);
+          passedOver = true;
+          continue;
+        }
         const body = this.sealedRequest(row);
         if (body === undefined) passedOver = true;
-        else claimed.push(this.claimRow(sender, row, body, taken));
+        else {
+          opened.push(body);
+          claimed.push(this.claimRow(sender, row, body, taken));
+        }
       }
       if (!passedOver || claimed.length >= max) return claimed;
     }
@@ -708,24 +809,23 @@ export class OfflineQueue {
 
   private claimRow(sender: JournaledSender, row: Row, body: Buffer, taken: (() => void)[]): Claimed {
     const now = this.now();
-    const request: OutgoingRequest = {
-      transactionId: row.transaction_id,
-      service: row.service,
-      comments: row.comments,
-      method: row.method,
-      path: row.path,
-      body,
-      amountMinor: row.amount_minor,
-      currency: row.currency,
-      moneyMoving: true,
-    };
-    const entry = this.journal.begin(
-      entryOf(request, {
+    const forward = forwardOf(
+      {
+        transactionId: row.transaction_id,
+        service: row.service,
+        comments: row.comments,
+        method: row.method,
+        path: row.path,
+        amountMinor: row.amount_minor,
+        currency: row.currency,
         flowId: row.flow_id ?? undefined,
         maskedPan: row.masked_pan ?? undefined,
-        sentAt: now,
-      }),
+      },
+      body,
+      now,
     );
+    const { request } = forward;
+    const entry = this.journal.begin(forward.entry);
     const owned = sender.ownBegun(entry.id);
     taken.push(owned);
     if (this.stmts.claim.run(entry.id, now.getTime(), row.id).changes !== 1)
@@ -737,7 +837,8 @@ export class OfflineQueue {
    * Forwards stored payments, oldest first, with at most `concurrency` in flight, through the journal's one sender.
    * Each is claimed (journaled and marked sent in one durable commit) right before it goes out, sent once, and its
    * outcome and the wipe of its card data are committed together. Stops early (leaving the rest stored) when the
-   * gateway cannot be reached or `signal` aborts.
+   * gateway cannot be reached or `signal` aborts. A claim that fails (the journal's write) stops the claims, and the run
+   * rejects with its error only once every forward already sent has its outcome journaled.
    */
   async forwardPending(
     sender: JournaledSender,
@@ -779,11 +880,22 @@ export class OfflineQueue {
     // payments left, and any stored meanwhile, are few), not at every answer.
     let exhausted = false;
     let finished = false;
+    // A claim that failed: no further claims, and the run fails with it once the forwards already on the wire have
+    // their outcomes journaled (a caller that closes the journal or the connection then loses none of them).
+    let failed: { error: unknown } | undefined;
     for (;;) {
       const free = concurrency - onWire;
-      if (free > 0 && !tally.stop && !options.signal?.aborted && (!exhausted || finished)) {
+      if (free > 0 && !tally.stop && !failed && !options.signal?.aborted && (!exhausted || finished)) {
         finished = false;
-        const batch = await this.claimBatch(sender, free);
+        let claim: { claimed: Claimed[]; expired: StoredPayment[] };
+        try {
+          claim = await this.claimBatch(sender, free);
+        } catch (error) {
+          failed = { error };
+          claim = { claimed: [], expired: [] };
+        }
+        const { claimed: batch, expired } = claim;
+        tally.declined.push(...expired);
         exhausted = batch.length < free;
         for (const claimed of batch) {
           onWire += 1;
@@ -813,6 +925,7 @@ export class OfflineQueue {
       if (!changed) await new Promise<void>((resolve) => (wake = resolve));
       changed = false;
     }
+    if (failed) throw failed.error;
     return {
       forwarded: tally.forwarded,
       approved: tally.approved,

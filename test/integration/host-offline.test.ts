@@ -57,13 +57,14 @@ async function queueStatus(cwd: string, configFile: string): Promise<Record<stri
 async function gatewayGone(
   model: 'attended' | 'kiosk',
   prefix: string,
+  card = 'n2-contact',
 ): Promise<{ host: TerminalHost; port: number; cwd: string; configFile: string; input: ConfigInput }> {
   const first: Sandbox = await startSandbox({ port: 0, logger: silentLogger() });
   const port = Number(new URL(first.url).port);
   const cwd = mkdtempSync(join(tmpdir(), prefix));
   const input: ConfigInput = {
     terminal: { model },
-    reader: { sim: { presentDelayMs: 20 } },
+    reader: { sim: { card, presentDelayMs: 20 } },
     offline: { policy: 'prefer-online' },
     journal: { resolutionRetryMs: 100 },
   };
@@ -156,6 +157,23 @@ describe('a stored payment risk-declined when forwarded', () => {
     expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
     expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
     expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});
+
+describe('a card whose service code requires online authorization, while the gateway cannot be reached', () => {
+  it('is not stored: its issuer never agreed to a payment approved without it', async () => {
+    const { host, port } = await gatewayGone('attended', 'pt-offline-online-only-', 'n2-online-only');
+    await host.send({ type: 'START' });
+    await host.send({ type: 'ENTER_AMOUNT', minor: 500 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).not.toBe('approved');
+    expect(host.status().offline.depth).toBe(0);
+
+    // The gateway back: nothing was waiting to be sent.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    await host.settle(15_000);
+    expect(second.ledger().transactions).toEqual([]);
   });
 });
 

@@ -272,6 +272,59 @@ describe('parking-terminal queue', () => {
     await expect(run(['acknowledge'])).rejects.toMatchObject({ code: 'BAD_ARGUMENTS' });
   });
 
+  it.each([
+    ['an empty one', ''],
+    ['one longer than any transactionId', 'x'.repeat(129)],
+  ])('refuses acknowledge given %s among the ids, before it acknowledges any', async (_name, bad) => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 200]);
+    const { io: flushIo } = io(dir);
+    expect(
+      await decliningGateway().run(
+        ['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'],
+        flushIo,
+      ),
+    ).toBe(1);
+    const { io: cli, out } = io(dir);
+    expect(await main(['queue', 'acknowledge', 't0', bad, '--config', 'terminal.json'], cli)).toBe(2);
+    expect(JSON.parse(out())).toMatchObject({ error: { code: 'BAD_ARGUMENTS' } });
+    // Nothing acknowledged, nothing recorded: the operator is told of both payments still.
+    const { io: listIo, out: listed } = io(dir);
+    expect(await main(['queue', 'declined', '--config', 'terminal.json'], listIo)).toBe(0);
+    expect(JSON.parse(listed())).toMatchObject({
+      declined: [{ transactionId: 't0' }, { transactionId: 't1' }],
+    });
+    const journal = openJournal(join(dir, 'var/j.db'));
+    try {
+      expect(new AuditStore(journal).list().filter((r) => r.action === 'queue-acknowledge')).toEqual([]);
+    } finally {
+      journal.close();
+    }
+  });
+
+  it('refuses to flush where no journal exists, creating neither a journal nor a key (a wrong --config)', async () => {
+    const dir = terminalDir();
+    let connected = false;
+    const command = createQueueCommand({
+      connect: () => {
+        connected = true;
+        return Promise.resolve({
+          transmitter: { transmit: () => Promise.resolve({ kind: 'not-sent' } as const) },
+          close: () => Promise.resolve(),
+        });
+      },
+    });
+    const { io: cli } = io(dir);
+    await expect(
+      command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).rejects.toMatchObject({ code: 'QUEUE_NO_JOURNAL' });
+    expect(connected).toBe(false);
+    expect([existsSync(join(dir, 'var/j.db')), existsSync(join(dir, 'var/offline.key'))]).toEqual([
+      false,
+      false,
+    ]);
+  });
+
   it('exits 1 and keeps the payments when the gateway cannot be reached', async () => {
     const dir = terminalDir();
     storePayments(dir, [100, 100]);

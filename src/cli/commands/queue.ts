@@ -12,6 +12,7 @@ import {
   fileKeyProvider,
   FollowUpStore,
   JournaledSender,
+  JournalError,
   offlineDeclinesToAcknowledge,
   offlineQueueStatus,
   openJournal,
@@ -53,10 +54,12 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
                 unknown, or approved for less than their amount) that nobody has acknowledged: the list behind
                 the status bar's count, with amount, masked card, state and reason
   acknowledge   the operator has seen these (by transactionId): they leave the count; recorded in the audit
-                log; exit 1 when one was not waiting for acknowledgement
+                log; exit 1 when one was not waiting for acknowledgement; an argument that cannot be a
+                transactionId (empty, over 64 characters) is refused (BAD_ARGUMENTS, exit 2) and none is
+                acknowledged
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
                 declined, approved for less than its amount or its outcome is unknown, or the gateway
-                could not be reached
+                could not be reached; refused (QUEUE_NO_JOURNAL, exit 2) where no journal exists
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
@@ -80,6 +83,17 @@ function declinedView(d: OfflineDeclineSummary): Record<string, unknown> {
     state: d.state,
     ...(d.reason !== undefined ? { reason: d.reason } : {}),
   };
+}
+
+/** An argument that cannot be a transactionId is the operator's mistake (nothing was acknowledged): BAD_ARGUMENTS. */
+function acknowledge<T>(run: () => T): T {
+  try {
+    return run();
+  } catch (e) {
+    if (e instanceof JournalError && e.code === 'JOURNAL_INVALID')
+      throw new UsageError('BAD_ARGUMENTS', e.message);
+    throw e;
+  }
 }
 
 /** `parking-terminal queue status|flush|declined|acknowledge`, with the gateway connection injectable. */
@@ -133,7 +147,9 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         const journal = openJournal(journalPath, { now });
         try {
           const audit = new AuditStore(journal);
-          const results = acknowledgeOfflineDeclines(journal, extra, (r) => audit.append(r));
+          const results = acknowledge(() =>
+            acknowledgeOfflineDeclines(journal, extra, (r) => audit.append(r)),
+          );
           printJson(io, {
             acknowledged: results,
             declinedAfterForward: offlineDeclinesToAcknowledge(journal).length,
@@ -165,6 +181,10 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
       }
 
       const baseUrl = commandGatewayUrl(config, values.gateway, 'QUEUE_NO_GATEWAY');
+      // Opening would create an empty journal (and a key): a flush that reports nothing to forward while the payments
+      // wait in the journal the configuration was meant to name.
+      if (!existsSync(journalPath))
+        throw new UsageError('QUEUE_NO_JOURNAL', `no journal at ${journalPath}: nothing to forward`);
       const logger = commandLogger(config);
       const keyProvider = fileKeyProvider(resolve(io.cwd, config.offline.keyFile));
       const journal = openJournal(journalPath, { now, logger });

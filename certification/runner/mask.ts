@@ -10,13 +10,10 @@ import {
   encodeTlv,
   hexToBytes,
   maskPan,
-  NEVER_SEND_TAGS,
+  CARD_DATA_TAGS,
   type TlvNode,
 } from '../../src/emv/index.js';
 import { isLuhnCardNumber } from '../../src/log/index.js';
-
-/** Tags whose values are card data, on top of the never-send list: Visa track 2 data, track 1/2 discretionary. */
-const CARD_DATA_TAGS: ReadonlySet<string> = new Set([...NEVER_SEND_TAGS, '9F6B', '9F1F', '9F20', '5F30']);
 
 /**
  * Track 1 (`%B` PAN `^` name `^` …), track 2 (`;` PAN `=` …) or track 2 equivalent data (tag 57's PAN `D` …): PAN

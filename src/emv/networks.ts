@@ -95,6 +95,19 @@ export const NEVER_SEND_TAGS: ReadonlySet<string> = new Set([
   '9F20',
 ]);
 
+/**
+ * Tags whose values are card data, for anything the terminal shows or writes (certification evidence, `tlv decode`):
+ * the never-send list and, on top of it, Visa's track 2 data (9F6B), the track 1/2 discretionary data (9F1F, 9F20
+ * without the never-send rule's reasons) and the service code (5F30).
+ */
+export const CARD_DATA_TAGS: ReadonlySet<string> = new Set([
+  ...NEVER_SEND_TAGS,
+  '9F6B',
+  '9F1F',
+  '9F20',
+  '5F30',
+]);
+
 /** The presence of a row's tag for a card type and service. */
 export function presenceOf(row: NetworkTagRow, cardType: CardType, service: TagSetService): Presence {
   const rule = row.rules[cardType];

@@ -29,10 +29,29 @@ describe('parking-terminal tlv', () => {
         length: 26,
         children: [
           { tag: '9F39', length: 1, value: '05' },
-          { tag: '57', length: 16, value: '40123456789095D2512201197339300F' },
+          // Card data (DESIGN.md, money safety rule 4): the value of a card-data tag is never printed.
+          { tag: '57', length: 16, value: '*'.repeat(32) },
           { tag: '82', length: 2, value: '5900' },
         ],
       },
+    ]);
+  });
+
+  it('prints no card data: the PAN (5A), track 2 equivalent (57) and name (5F20) are starred, at any depth', async () => {
+    const pan = '4761739001010119';
+    const name = '4D5220412054455354455220'; // "MR A TESTER "
+    const track = `${pan}D22122011758928889`;
+    const hex = `5A08${pan}5F200C${name}77135711${track}9F0206000000001250`;
+    const { code, json } = await run(['tlv', 'decode', hex]);
+    expect(code).toBe(0);
+    const text = JSON.stringify(json);
+    expect(text).not.toContain(pan);
+    expect(text).not.toContain(name);
+    expect(json).toEqual([
+      { tag: '5A', length: 8, value: '*'.repeat(16) },
+      { tag: '5F20', length: 12, value: '*'.repeat(24) },
+      { tag: '77', length: 19, children: [{ tag: '57', length: 17, value: '*'.repeat(34) }] },
+      { tag: '9F02', length: 6, value: '000000001250' },
     ]);
   });
 

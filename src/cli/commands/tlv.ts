@@ -1,8 +1,20 @@
-import { bytesToHex, decodeTlv, encodeTlv, hexToBytes, TlvError, type TlvNode } from '../../emv/index.js';
+import {
+  bytesToHex,
+  CARD_DATA_TAGS,
+  decodeTlv,
+  encodeTlv,
+  hexToBytes,
+  TlvError,
+  type TlvNode,
+} from '../../emv/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
 
-/** A node as `tlv decode` prints it and `tlv encode` reads it (DESIGN.md): values as upper-case hex. */
+/**
+ * A node as `tlv decode` prints it and `tlv encode` reads it (DESIGN.md): values as upper-case hex, except the values
+ * of card-data tags (`CARD_DATA_TAGS`: the PAN, track data, the cardholder's name …), printed as one star per hex
+ * digit (DESIGN.md, money safety rule 4): what a command prints can end up in a shell's history or a support ticket.
+ */
 interface JsonNode {
   tag: string;
   length: number;
@@ -14,7 +26,13 @@ function toJson(nodes: readonly TlvNode[]): JsonNode[] {
   return nodes.map((n) =>
     n.children !== undefined
       ? { tag: n.tag, length: n.length, children: toJson(n.children) }
-      : { tag: n.tag, length: n.length, value: bytesToHex(n.value ?? new Uint8Array()) },
+      : {
+          tag: n.tag,
+          length: n.length,
+          value: CARD_DATA_TAGS.has(n.tag)
+            ? '*'.repeat(n.length * 2)
+            : bytesToHex(n.value ?? new Uint8Array()),
+        },
   );
 }
 
@@ -103,7 +121,8 @@ const command: Command = {
   summary: 'decode or encode EMV BER-TLV',
   usage: `parking-terminal tlv decode HEX
   prints [{"tag", "length", "value"} | {"tag", "length", "children": [...]}]; malformed input exits 2 with
-  {"error": {"code": "TLV_...", "message", "offset"}}
+  {"error": {"code": "TLV_...", "message", "offset"}}. The values of card-data tags (5A, 57, 56, 5F20, 5F24, 5F30,
+  99, 9F0B, 9F1F, 9F20, 9F6B) are printed as stars, one per hex digit
 parking-terminal tlv encode JSON
   JSON is the array that decode prints ("length" optional, recomputed); prints {"hex": "..."}`,
   run(args, io) {

@@ -309,6 +309,8 @@ export interface OperatorStatus {
       maxTotalMinorPerCurrency: number;
       maxCount: number;
       maxAgeHours: number;
+      /** Most payments of one card the queue holds at once. */
+      maxCountPerCard: number;
     };
     declinedAfterForward: number;
   };

@@ -59,6 +59,8 @@ export type OfflineRefusalCode =
   | 'OFFLINE_TOTAL_LIMIT'
   /** The queue already holds the maximum number of payments. */
   | 'OFFLINE_COUNT_LIMIT'
+  /** The queue already holds the maximum number of payments of this card (by its keyed fingerprint). */
+  | 'OFFLINE_CARD_LIMIT'
   /** The oldest stored payment is older than the age limit: nothing more is stored until the queue drains. */
   | 'OFFLINE_AGE_LIMIT';
 

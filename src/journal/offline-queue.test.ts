@@ -23,6 +23,7 @@ const LIMITS: OfflineLimits = {
   maxTotalMinorPerCurrency: 10_000,
   maxCount: 5,
   maxAgeHours: 24,
+  maxCountPerCard: 2,
 };
 const open: SqliteJournal[] = [];
 afterEach(() => {
@@ -59,6 +60,8 @@ function payment(overrides: Partial<OfflinePaymentInput> = {}): OfflinePaymentIn
     currency: 'GBP',
     entryMode: 'contact',
     maskedPan: '555555******4444',
+    // A card of its own unless the test says otherwise.
+    fingerprint: `fp-${seq}`,
     ...overrides,
   };
 }
@@ -150,8 +153,46 @@ describe('offline queue', () => {
     const { queue } = setup();
     for (let i = 0; i < 5; i++) queue.store(payment({ amountMinor: 10 }));
     expect(
-      queue.refusal({ service: 'sale', entryMode: 'contact', amountMinor: 10, currency: 'GBP' })?.code,
+      queue.refusal({
+        service: 'sale',
+        entryMode: 'contact',
+        amountMinor: 10,
+        currency: 'GBP',
+        fingerprint: 'another-card',
+      })?.code,
     ).toBe('OFFLINE_COUNT_LIMIT');
+  });
+
+  it('refuses a card already stored the per-card number of times, but not another card, and takes it again once forwarded', async () => {
+    const { queue, journal } = setup();
+    const card = 'hmac-of-card-A';
+    const stored = [
+      queue.store(payment({ fingerprint: card, amountMinor: 10 })),
+      queue.store(payment({ fingerprint: card, amountMinor: 10 })),
+    ];
+    expect(() => queue.store(payment({ fingerprint: card, amountMinor: 10 }))).toThrowError(
+      expect.objectContaining({ code: 'OFFLINE_CARD_LIMIT' }) as Error,
+    );
+    expect(queue.status().depth).toBe(2);
+    // Its keyed fingerprint is stored with it, never the card number.
+    expect(
+      stored.map(
+        (p) =>
+          journal.db
+            .prepare<[number], { card_fingerprint: string }>(
+              'SELECT card_fingerprint FROM offline_payments WHERE id = ?',
+            )
+            .get(p.id)?.card_fingerprint,
+      ),
+    ).toEqual([card, card]);
+    expect(queue.store(payment({ fingerprint: 'hmac-of-card-B', amountMinor: 10 })).state).toBe('stored');
+    // Forwarded, they are no longer in the queue: the card may be stored again.
+    await queue.forwardPending(fakeForwarder().forwarder);
+    expect(queue.store(payment({ fingerprint: card, amountMinor: 10 })).state).toBe('stored');
+    // A card number passed as a fingerprint by mistake is refused, not stored in clear.
+    expect(() => queue.store(payment({ fingerprint: '5555555555554444' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
   });
 
   it('refuses new payments once the oldest stored one is older than the age limit', () => {

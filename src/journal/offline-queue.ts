@@ -6,7 +6,7 @@ import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
-import { checkText } from './field-checks.js';
+import { checkCardKey, checkText } from './field-checks.js';
 import { isoTime } from './iso-time.js';
 import {
   NOT_SENT,
@@ -35,6 +35,8 @@ export interface OfflineLimits {
   readonly maxCount: number;
   /** Once the oldest stored payment is older than this, nothing more is stored. */
   readonly maxAgeHours: number;
+  /** Largest number of payments of one card (by its keyed fingerprint) in the queue. */
+  readonly maxCountPerCard: number;
 }
 
 /**
@@ -79,6 +81,11 @@ export interface OfflineCandidate {
   readonly amountMinor: number;
   /** ISO 4217 alpha. */
   readonly currency: string;
+  /**
+   * The card's keyed fingerprint (`CardSummary.fingerprint`: an HMAC under the terminal's secret, never the PAN nor a
+   * plain hash of it): the per-card limit counts the payments of this card in the queue. Stored with the payment.
+   */
+  readonly fingerprint: string;
 }
 
 /** A payment to store: the exact request prepared for the gateway (with a transactionId never journaled before). */
@@ -281,7 +288,7 @@ function toPayment(r: Row): StoredPayment {
 
 /** Validates limits read from configuration. */
 export function checkLimits(limits: OfflineLimits): OfflineLimits {
-  for (const k of ['maxTransactionMinor', 'maxTotalMinorPerCurrency', 'maxCount'] as const)
+  for (const k of ['maxTransactionMinor', 'maxTotalMinorPerCurrency', 'maxCount', 'maxCountPerCard'] as const)
     if (!Number.isSafeInteger(limits[k]) || limits[k] < 0)
       throw new JournalError('JOURNAL_INVALID', `offline limit ${k} must be a non-negative integer`);
   if (!Number.isFinite(limits.maxAgeHours) || limits.maxAgeHours < 0)
@@ -291,6 +298,7 @@ export function checkLimits(limits: OfflineLimits): OfflineLimits {
     maxTotalMinorPerCurrency: limits.maxTotalMinorPerCurrency,
     maxCount: limits.maxCount,
     maxAgeHours: limits.maxAgeHours,
+    maxCountPerCard: limits.maxCountPerCard,
   };
 }
 
@@ -419,6 +427,7 @@ export class OfflineQueue {
     next: Statement<[number], Row>;
     open: Statement<[], { n: number; oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
+    openOfCard: Statement<[string], { n: number }>;
     claim: Statement;
     complete: Statement;
     closeUnsent: Statement<[ClosedUnsent, number, number]>;
@@ -442,9 +451,9 @@ export class OfflineQueue {
     this.stmts = {
       insert:
         db.prepare(`INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc,
-          amount_minor, currency, entry_mode, masked_pan, flow_id, state, stored_at)
+          amount_minor, currency, entry_mode, masked_pan, flow_id, state, stored_at, card_fingerprint)
         VALUES (@transaction_id, @service, @comments, @method, @path, @body_enc, @amount_minor, @currency, @entry_mode,
-          @masked_pan, @flow_id, 'stored', @stored_at)`),
+          @masked_pan, @flow_id, 'stored', @stored_at, @card_fingerprint)`),
       get: db.prepare('SELECT * FROM offline_payments WHERE id = ?'),
       byTx: db.prepare('SELECT * FROM offline_payments WHERE transaction_id = ?'),
       awaitingOutcome: db.prepare(`SELECT o.* FROM offline_payments o
@@ -458,6 +467,9 @@ export class OfflineQueue {
         WHERE state IN ('stored', 'forwarding')`),
       openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
         WHERE state IN ('stored', 'forwarding') AND currency = ?`),
+      // The condition of the index `offline_payments_open_by_card`, repeated so that SQLite reads it.
+      openOfCard: db.prepare(`SELECT COUNT(*) AS n FROM offline_payments
+        WHERE card_fingerprint = ? AND state IN ('stored', 'forwarding')`),
       claim:
         db.prepare(`UPDATE offline_payments SET state = 'forwarding', journal_entry_id = ?, forwarded_at = ?
         WHERE id = ? AND state = 'stored'`),
@@ -587,6 +599,7 @@ export class OfflineQueue {
         'JOURNAL_INVALID',
         `currency "${String(candidate.currency)}" is not an ISO 4217 code`,
       );
+    checkCardKey(candidate.fingerprint, 'fingerprint');
     if (candidate.amountMinor > limits.maxTransactionMinor)
       return refuse(
         'OFFLINE_AMOUNT_LIMIT',
@@ -604,6 +617,12 @@ export class OfflineQueue {
       return refuse(
         'OFFLINE_TOTAL_LIMIT',
         `the stored ${candidate.currency} total would exceed the limit of ${limits.maxTotalMinorPerCurrency}`,
+      );
+    const ofCard = this.stmts.openOfCard.get(candidate.fingerprint)?.n ?? 0;
+    if (ofCard + 1 > limits.maxCountPerCard)
+      return refuse(
+        'OFFLINE_CARD_LIMIT',
+        `the queue holds ${ofCard} payment(s) of this card, the limit is ${limits.maxCountPerCard}`,
       );
     const oldest = open?.oldest ?? null;
     if (oldest !== null && this.now().getTime() - oldest > limits.maxAgeHours * 3_600_000)
@@ -651,6 +670,7 @@ export class OfflineQueue {
           masked_pan: payment.maskedPan ?? null,
           flow_id: payment.flowId ?? null,
           stored_at: this.now().getTime(),
+          card_fingerprint: payment.fingerprint,
         }).lastInsertRowid,
       );
       options.onStored?.(payment.transactionId);

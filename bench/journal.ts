@@ -343,6 +343,8 @@ const forward: Benchmark = {
         maxTotalMinorPerCurrency: (n + warmUp * warmRounds) * 1_000,
         maxCount: n + warmUp * warmRounds,
         maxAgeHours: 24,
+        // Each payment of a card of its own.
+        maxCountPerCard: 1,
       };
       const queue = new OfflineQueue(journal, {
         policy: 'prefer-online',
@@ -369,6 +371,7 @@ const forward: Benchmark = {
               amountMinor: 1_000,
               currency: 'GBP',
               entryMode: 'contactless',
+              fingerprint: `card-${transactionId}`,
             });
           }
         });

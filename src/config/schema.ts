@@ -264,6 +264,8 @@ export const offlineSchema = z
     maxTotalMinorPerCurrency: z.number().int().min(0).default(50_000),
     maxCount: z.number().int().min(0).max(MAX_OFFLINE_COUNT).default(100),
     maxAgeHours: z.number().min(0).max(MAX_OFFLINE_AGE_HOURS).default(24),
+    /** Most payments of one card (by its keyed fingerprint) the queue holds at once. */
+    maxCountPerCard: z.number().int().min(0).max(MAX_OFFLINE_COUNT).default(2),
     /** File holding the 32-byte key (hex or base64) for card data at rest; created 0600 when absent. */
     keyFile: z.string().min(1).default('var/offline.key'),
     forwardConcurrency: z.number().int().min(1).max(64).default(4),

@@ -100,6 +100,7 @@ describe('background work', () => {
         maxTotalMinorPerCurrency: 100_000,
         maxCount: 10,
         maxAgeHours: 24,
+        maxCountPerCard: 2,
       },
       keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
     });
@@ -113,6 +114,7 @@ describe('background work', () => {
       amountMinor: 1_000,
       currency: 'GBP',
       entryMode: 'contact',
+      fingerprint: 'card-off-1',
     });
     const sent: string[] = [];
     const transmitter: Transmitter = {
@@ -184,7 +186,13 @@ describe('background work', () => {
     });
     const offline = new OfflineQueue(journal, {
       policy: 'online-only',
-      limits: { maxTransactionMinor: 0, maxTotalMinorPerCurrency: 0, maxCount: 0, maxAgeHours: 0 },
+      limits: {
+        maxTransactionMinor: 0,
+        maxTotalMinorPerCurrency: 0,
+        maxCount: 0,
+        maxAgeHours: 0,
+        maxCountPerCard: 0,
+      },
       keyProvider: staticKeyProvider(Buffer.alloc(32, 1)),
     });
     const { sweep } = backgroundWork({ journal, offline, sender, recovery });
@@ -213,7 +221,13 @@ describe('background work', () => {
     open.push(journal);
     const offline = new OfflineQueue(journal, {
       policy: 'prefer-online',
-      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 10_000, maxCount: 5, maxAgeHours: 24 },
+      limits: {
+        maxTransactionMinor: 5_000,
+        maxTotalMinorPerCurrency: 10_000,
+        maxCount: 5,
+        maxAgeHours: 24,
+        maxCountPerCard: 2,
+      },
       keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
     });
     const stored = offline.store({
@@ -226,6 +240,7 @@ describe('background work', () => {
       amountMinor: 500,
       currency: 'GBP',
       entryMode: 'contact',
+      fingerprint: 'card-claim-fails',
     });
     // Its transactionId is journaled already (a damaged file, say): every claim of it fails.
     journal.begin(saleEntry('OFF-CLAIM-FAILS'));

@@ -21,7 +21,13 @@ afterEach(async () => {
 function queueHolding(journal: ReturnType<typeof openJournal>, transactionIds: string[]): OfflineQueue {
   const queue = new OfflineQueue(journal, {
     policy: 'prefer-online',
-    limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
+    limits: {
+      maxTransactionMinor: 5_000,
+      maxTotalMinorPerCurrency: 1e6,
+      maxCount: 100,
+      maxAgeHours: 24,
+      maxCountPerCard: 2,
+    },
     keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
   });
   for (const transactionId of transactionIds) {
@@ -36,6 +42,7 @@ function queueHolding(journal: ReturnType<typeof openJournal>, transactionIds: s
       amountMinor: 600,
       currency: 'GBP',
       entryMode: 'contact',
+      fingerprint: `card-${transactionId}`,
     });
   }
   return queue;

@@ -816,6 +816,7 @@ describe('OperatorDesk: stored payments not collected in full after forwarding',
         amountMinor,
         currency: 'GBP',
         entryMode: 'contactless',
+        fingerprint: `card-${transactionId}`,
         maskedPan: '411111******1111',
       });
     const declining = {

@@ -534,6 +534,8 @@ export class PaymentRouter {
       ...(card.data !== undefined ? { serviceCode: card.data.serviceCode } : {}),
       amountMinor: prepared.amountMinor ?? 0,
       currency: prepared.currency ?? request.currency,
+      // The card's keyed fingerprint (an HMAC, never the PAN): the per-card limit counts its payments in the queue.
+      fingerprint: card.summary.fingerprint,
     };
     const refusal = offline.refusal(candidate);
     if (refusal) {

@@ -8,7 +8,13 @@ const OFFLINE: OfflineStatus = {
   depth: 0,
   totalsPerCurrency: [],
   oldestAgeSeconds: null,
-  limits: { maxTransactionMinor: 0, maxTotalMinorPerCurrency: 0, maxCount: 0, maxAgeHours: 0 },
+  limits: {
+    maxTransactionMinor: 0,
+    maxTotalMinorPerCurrency: 0,
+    maxCount: 0,
+    maxAgeHours: 0,
+    maxCountPerCard: 0,
+  },
   declinedAfterForward: 0,
 };
 

@@ -27,6 +27,7 @@ const LIMITS: OfflineLimits = {
   maxTotalMinorPerCurrency: 10_000,
   maxCount: 5,
   maxAgeHours: 24,
+  maxCountPerCard: 2,
 };
 const BODY = '{"pointOfSaleInformation":{"trackData":";5555555555554444=29121010000012300000?"}}';
 
@@ -70,6 +71,7 @@ function sealSome(journal: SqliteJournal, keyFile: string): void {
     amountMinor: 1_000,
     currency: 'GBP',
     entryMode: 'contact',
+    fingerprint: 'card-off-1',
   });
   new AuthorizationDataStore(journal, fileKeyProvider(keyFile).loadKey()).putTags('auth-1', TAGS);
 }

@@ -51,7 +51,10 @@ export type OfflineRefusalCode =
   | 'OFFLINE_ENTRY_MODE'
   /** The card's service code asks for online authorization by its issuer (second digit other than 0). */
   | 'OFFLINE_CARD_ONLINE_ONLY'
-  /** Only sales and pre-authorizations are stored: never refunds, credits or follow-ons. */
+  /**
+   * Only sales are stored: never pre-authorizations (their session captures or releases them by the gateway's id, which
+   * a stored payment has none of until it is forwarded), refunds, credits or follow-ons.
+   */
   | 'OFFLINE_SERVICE'
   /** The amount is above the per-transaction limit. */
   | 'OFFLINE_AMOUNT_LIMIT'
@@ -59,6 +62,8 @@ export type OfflineRefusalCode =
   | 'OFFLINE_TOTAL_LIMIT'
   /** The queue already holds the maximum number of payments. */
   | 'OFFLINE_COUNT_LIMIT'
+  /** The queue already holds the maximum number of payments of this card (by its keyed fingerprint). */
+  | 'OFFLINE_CARD_LIMIT'
   /** The oldest stored payment is older than the age limit: nothing more is stored until the queue drains. */
   | 'OFFLINE_AGE_LIMIT';
 

@@ -23,6 +23,7 @@ function offlinePayment(transactionId: string): OfflinePaymentInput {
     amountMinor: 100,
     currency: 'GBP',
     entryMode: 'contact',
+    fingerprint: `card-${transactionId}`,
   };
 }
 
@@ -283,7 +284,13 @@ describe('journal lookups', () => {
     const j = journal();
     const queue = new OfflineQueue(j, {
       policy: 'prefer-online',
-      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 1e6, maxCount: 100, maxAgeHours: 24 },
+      limits: {
+        maxTransactionMinor: 5_000,
+        maxTotalMinorPerCurrency: 1e6,
+        maxCount: 100,
+        maxAgeHours: 24,
+        maxCountPerCard: 2,
+      },
       keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
     });
     for (let i = 0; i < 50; i++) sale(j, `S${i}`);

@@ -33,7 +33,13 @@ describe('the card data of a claim that fails', () => {
     journals.push(journal);
     const queue = new OfflineQueue(journal, {
       policy: 'prefer-online',
-      limits: { maxTransactionMinor: 5_000, maxTotalMinorPerCurrency: 10_000, maxCount: 5, maxAgeHours: 24 },
+      limits: {
+        maxTransactionMinor: 5_000,
+        maxTotalMinorPerCurrency: 10_000,
+        maxCount: 5,
+        maxAgeHours: 24,
+        maxCountPerCard: 2,
+      },
       keyProvider: staticKeyProvider(Buffer.alloc(32, 3)),
     });
     const track = ';5555555555554444=29121010000012300000?';
@@ -48,6 +54,7 @@ describe('the card data of a claim that fails', () => {
         amountMinor: 1_000,
         currency: 'GBP',
         entryMode: 'contact',
+        fingerprint: `card-${transactionId}`,
       }),
     );
     // The second's transactionId is journaled already (a damaged file, say): the claim of both fails on it.

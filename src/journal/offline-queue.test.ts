@@ -7,7 +7,9 @@ import { NOT_SENT, openJournal, type SqliteJournal } from './journal.js';
 import { TimeoutRecovery } from './recovery.js';
 import { saleEntry } from './testing/entries.js';
 import {
+  acknowledgeOfflineDecline,
   OfflineQueue,
+  offlineDeclinesToAcknowledge,
   offlineQueueStatus,
   type ForwardOutcome,
   type OfflineLimits,
@@ -21,6 +23,7 @@ const LIMITS: OfflineLimits = {
   maxTotalMinorPerCurrency: 10_000,
   maxCount: 5,
   maxAgeHours: 24,
+  maxCountPerCard: 2,
 };
 const open: SqliteJournal[] = [];
 afterEach(() => {
@@ -57,6 +60,8 @@ function payment(overrides: Partial<OfflinePaymentInput> = {}): OfflinePaymentIn
     currency: 'GBP',
     entryMode: 'contact',
     maskedPan: '555555******4444',
+    // A card of its own unless the test says otherwise.
+    fingerprint: `fp-${seq}`,
     ...overrides,
   };
 }
@@ -148,8 +153,46 @@ describe('offline queue', () => {
     const { queue } = setup();
     for (let i = 0; i < 5; i++) queue.store(payment({ amountMinor: 10 }));
     expect(
-      queue.refusal({ service: 'sale', entryMode: 'contact', amountMinor: 10, currency: 'GBP' })?.code,
+      queue.refusal({
+        service: 'sale',
+        entryMode: 'contact',
+        amountMinor: 10,
+        currency: 'GBP',
+        fingerprint: 'another-card',
+      })?.code,
     ).toBe('OFFLINE_COUNT_LIMIT');
+  });
+
+  it('refuses a card already stored the per-card number of times, but not another card, and takes it again once forwarded', async () => {
+    const { queue, journal } = setup();
+    const card = 'hmac-of-card-A';
+    const stored = [
+      queue.store(payment({ fingerprint: card, amountMinor: 10 })),
+      queue.store(payment({ fingerprint: card, amountMinor: 10 })),
+    ];
+    expect(() => queue.store(payment({ fingerprint: card, amountMinor: 10 }))).toThrowError(
+      expect.objectContaining({ code: 'OFFLINE_CARD_LIMIT' }) as Error,
+    );
+    expect(queue.status().depth).toBe(2);
+    // Its keyed fingerprint is stored with it, never the card number.
+    expect(
+      stored.map(
+        (p) =>
+          journal.db
+            .prepare<[number], { card_fingerprint: string }>(
+              'SELECT card_fingerprint FROM offline_payments WHERE id = ?',
+            )
+            .get(p.id)?.card_fingerprint,
+      ),
+    ).toEqual([card, card]);
+    expect(queue.store(payment({ fingerprint: 'hmac-of-card-B', amountMinor: 10 })).state).toBe('stored');
+    // Forwarded, they are no longer in the queue: the card may be stored again.
+    await queue.forwardPending(fakeForwarder().forwarder);
+    expect(queue.store(payment({ fingerprint: card, amountMinor: 10 })).state).toBe('stored');
+    // A card number passed as a fingerprint by mistake is refused, not stored in clear.
+    expect(() => queue.store(payment({ fingerprint: '5555555555554444' }))).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
   });
 
   it('refuses new payments once the oldest stored one is older than the age limit', () => {
@@ -687,7 +730,7 @@ describe('offline queue', () => {
     expect([queue.get(first.id)?.state, queue.get(third.id)?.state]).toEqual(['approved', 'stored']);
   });
 
-  it('passes over a stored payment it cannot read, leaves it stored, and forwards the ones after it', async () => {
+  it('closes a stored payment it cannot read for the operator, out of the queue and its limits, and forwards the ones after it', async () => {
     const { queue, journal } = setup();
     const unreadable = [queue.store(payment()), queue.store(payment())];
     const readable = [queue.store(payment()), queue.store(payment())];
@@ -696,19 +739,37 @@ describe('offline queue', () => {
     journal.db
       .prepare('UPDATE offline_payments SET body_enc = ? WHERE id = ?')
       .run(Buffer.alloc(64, 7), unreadable[1]!.id);
-    for (const concurrency of [1, 4]) {
-      const f = fakeForwarder();
-      const report = await queue.forwardPending(f.forwarder, { concurrency });
-      expect(f.order).toEqual(concurrency === 1 ? readable.map((p) => p.transactionId) : []);
-      expect(report).toMatchObject({ remaining: 2 });
-    }
-    expect(unreadable.map((p) => queue.get(p.id)?.state)).toEqual(['stored', 'stored']);
+    const f = fakeForwarder();
+    const report = await queue.forwardPending(f.forwarder, { concurrency: 1 });
+    expect(f.order).toEqual(readable.map((p) => p.transactionId));
+    expect(report).toMatchObject({
+      forwarded: 2,
+      approved: 2,
+      declined: unreadable.map((p) => ({
+        transactionId: p.transactionId,
+        state: 'rejected',
+        reason: 'OFFLINE_UNREADABLE',
+        hasBody: false,
+      })),
+      remaining: 0,
+    });
     expect(readable.map((p) => queue.get(p.id)?.state)).toEqual(['approved', 'approved']);
     expect(journal.inFlight()).toEqual([]);
+    // Never sent: no journal entry.
     expect(unreadable.map((p) => journal.findByTransactionId(p.transactionId))).toEqual([
       undefined,
       undefined,
     ]);
+    // Out of the depth and the oldest age (which would stop all storing once past maxAgeHours), counted for the
+    // operator until acknowledged, as a decline after forwarding is.
+    t += (LIMITS.maxAgeHours + 1) * 3_600_000;
+    expect(queue.status()).toMatchObject({ depth: 0, oldestAgeSeconds: null, declinedAfterForward: 2 });
+    expect(queue.refusal(payment())).toBeUndefined();
+    expect(offlineDeclinesToAcknowledge(journal).map((p) => p.transactionId)).toEqual(
+      unreadable.map((p) => p.transactionId),
+    );
+    expect(acknowledgeOfflineDecline(journal, unreadable[0]!.transactionId)).toBe(true);
+    expect(queue.status().declinedAfterForward).toBe(1);
   });
 
   it("claims the next payment when an answer is in, in the same commit as that answer's outcome", async () => {

@@ -6,7 +6,7 @@ import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
-import { checkText } from './field-checks.js';
+import { checkCardKey, checkText } from './field-checks.js';
 import { isoTime } from './iso-time.js';
 import {
   NOT_SENT,
@@ -35,6 +35,8 @@ export interface OfflineLimits {
   readonly maxCount: number;
   /** Once the oldest stored payment is older than this, nothing more is stored. */
   readonly maxAgeHours: number;
+  /** Largest number of payments of one card (by its keyed fingerprint) in the queue. */
+  readonly maxCountPerCard: number;
 }
 
 /**
@@ -43,12 +45,23 @@ export interface OfflineLimits {
  */
 export const OFFLINE_EXPIRED = 'OFFLINE_EXPIRED';
 
+/**
+ * The reason recorded for a stored payment never forwarded because its sealed request cannot be read under the
+ * journal's key (its bytes gone, damaged, or sealed under a key no longer present): state `rejected`, by the terminal
+ * itself, so that it leaves the queue and its limits and the operator is told, as of a decline.
+ */
+export const OFFLINE_UNREADABLE = 'OFFLINE_UNREADABLE';
+
+/** Why the terminal closed a stored payment without sending it. */
+type ClosedUnsent = typeof OFFLINE_EXPIRED | typeof OFFLINE_UNREADABLE;
+
 /** How long a stored payment may wait for its forward: the validity of a card authorization. */
 const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
 
 /**
  * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored;
- * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent.
+ * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent; its request unreadable → rejected
+ * ({@link OFFLINE_UNREADABLE}), never sent.
  */
 export type OfflineState = 'stored' | 'forwarding' | 'approved' | 'declined' | 'rejected' | 'unknown';
 
@@ -68,6 +81,11 @@ export interface OfflineCandidate {
   readonly amountMinor: number;
   /** ISO 4217 alpha. */
   readonly currency: string;
+  /**
+   * The card's keyed fingerprint (`CardSummary.fingerprint`: an HMAC under the terminal's secret, never the PAN nor a
+   * plain hash of it): the per-card limit counts the payments of this card in the queue. Stored with the payment.
+   */
+  readonly fingerprint: string;
 }
 
 /** A payment to store: the exact request prepared for the gateway (with a transactionId never journaled before). */
@@ -191,6 +209,13 @@ interface Claimed {
   owned: () => void;
 }
 
+/** A stored payment the claim closed without sending it, and why (`err`: what the opening of its request threw). */
+interface Unsent {
+  id: number;
+  reason: ClosedUnsent;
+  err?: unknown;
+}
+
 interface Tally {
   stop: boolean;
   forwarded: number;
@@ -263,7 +288,7 @@ function toPayment(r: Row): StoredPayment {
 
 /** Validates limits read from configuration. */
 export function checkLimits(limits: OfflineLimits): OfflineLimits {
-  for (const k of ['maxTransactionMinor', 'maxTotalMinorPerCurrency', 'maxCount'] as const)
+  for (const k of ['maxTransactionMinor', 'maxTotalMinorPerCurrency', 'maxCount', 'maxCountPerCard'] as const)
     if (!Number.isSafeInteger(limits[k]) || limits[k] < 0)
       throw new JournalError('JOURNAL_INVALID', `offline limit ${k} must be a non-negative integer`);
   if (!Number.isFinite(limits.maxAgeHours) || limits.maxAgeHours < 0)
@@ -273,6 +298,7 @@ export function checkLimits(limits: OfflineLimits): OfflineLimits {
     maxTotalMinorPerCurrency: limits.maxTotalMinorPerCurrency,
     maxCount: limits.maxCount,
     maxAgeHours: limits.maxAgeHours,
+    maxCountPerCard: limits.maxCountPerCard,
   };
 }
 
@@ -393,8 +419,6 @@ export class OfflineQueue {
   private readonly limits: OfflineLimits;
   private readonly now: () => Date;
   private readonly logger: Logger;
-  /** Stored payments whose sealed request this process could not read ({@link sealedRequest}): passed over. */
-  private readonly unreadable = new Set<number>();
   private readonly stmts: {
     insert: Statement;
     get: Statement<[number], Row>;
@@ -403,9 +427,10 @@ export class OfflineQueue {
     next: Statement<[number], Row>;
     open: Statement<[], { n: number; oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
+    openOfCard: Statement<[string], { n: number }>;
     claim: Statement;
     complete: Statement;
-    expire: Statement;
+    closeUnsent: Statement<[ClosedUnsent, number, number]>;
     unclaim: Statement;
     forwarding: Statement<[], Row>;
     list: Statement<[number], Row>;
@@ -426,9 +451,9 @@ export class OfflineQueue {
     this.stmts = {
       insert:
         db.prepare(`INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc,
-          amount_minor, currency, entry_mode, masked_pan, flow_id, state, stored_at)
+          amount_minor, currency, entry_mode, masked_pan, flow_id, state, stored_at, card_fingerprint)
         VALUES (@transaction_id, @service, @comments, @method, @path, @body_enc, @amount_minor, @currency, @entry_mode,
-          @masked_pan, @flow_id, 'stored', @stored_at)`),
+          @masked_pan, @flow_id, 'stored', @stored_at, @card_fingerprint)`),
       get: db.prepare('SELECT * FROM offline_payments WHERE id = ?'),
       byTx: db.prepare('SELECT * FROM offline_payments WHERE transaction_id = ?'),
       awaitingOutcome: db.prepare(`SELECT o.* FROM offline_payments o
@@ -442,6 +467,9 @@ export class OfflineQueue {
         WHERE state IN ('stored', 'forwarding')`),
       openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
         WHERE state IN ('stored', 'forwarding') AND currency = ?`),
+      // The condition of the index `offline_payments_open_by_card`, repeated so that SQLite reads it.
+      openOfCard: db.prepare(`SELECT COUNT(*) AS n FROM offline_payments
+        WHERE card_fingerprint = ? AND state IN ('stored', 'forwarding')`),
       claim:
         db.prepare(`UPDATE offline_payments SET state = 'forwarding', journal_entry_id = ?, forwarded_at = ?
         WHERE id = ? AND state = 'stored'`),
@@ -449,7 +477,7 @@ export class OfflineQueue {
         db.prepare(`UPDATE offline_payments SET state = @state, gateway_id = @gateway_id, status = @status,
           reason = @reason, completed_at = @at, body_enc = NULL
         WHERE id = @id AND state = 'forwarding'`),
-      expire: db.prepare(`UPDATE offline_payments SET state = 'rejected', reason = '${OFFLINE_EXPIRED}',
+      closeUnsent: db.prepare(`UPDATE offline_payments SET state = 'rejected', reason = ?,
           completed_at = ?, body_enc = NULL
         WHERE id = ? AND state = 'stored'`),
       unclaim:
@@ -571,6 +599,7 @@ export class OfflineQueue {
         'JOURNAL_INVALID',
         `currency "${String(candidate.currency)}" is not an ISO 4217 code`,
       );
+    checkCardKey(candidate.fingerprint, 'fingerprint');
     if (candidate.amountMinor > limits.maxTransactionMinor)
       return refuse(
         'OFFLINE_AMOUNT_LIMIT',
@@ -588,6 +617,12 @@ export class OfflineQueue {
       return refuse(
         'OFFLINE_TOTAL_LIMIT',
         `the stored ${candidate.currency} total would exceed the limit of ${limits.maxTotalMinorPerCurrency}`,
+      );
+    const ofCard = this.stmts.openOfCard.get(candidate.fingerprint)?.n ?? 0;
+    if (ofCard + 1 > limits.maxCountPerCard)
+      return refuse(
+        'OFFLINE_CARD_LIMIT',
+        `the queue holds ${ofCard} payment(s) of this card, the limit is ${limits.maxCountPerCard}`,
       );
     const oldest = open?.oldest ?? null;
     if (oldest !== null && this.now().getTime() - oldest > limits.maxAgeHours * 3_600_000)
@@ -635,6 +670,7 @@ export class OfflineQueue {
           masked_pan: payment.maskedPan ?? null,
           flow_id: payment.flowId ?? null,
           stored_at: this.now().getTime(),
+          card_fingerprint: payment.fingerprint,
         }).lastInsertRowid,
       );
       options.onStored?.(payment.transactionId);
@@ -710,7 +746,7 @@ export class OfflineQueue {
   private async claimBatch(
     sender: JournaledSender,
     max: number,
-  ): Promise<{ claimed: Claimed[]; expired: StoredPayment[] }> {
+  ): Promise<{ claimed: Claimed[]; closed: StoredPayment[] }> {
     const taken: (() => void)[] = [];
     // The requests opened by this claim, in clear: wiped here when the claim fails (none of them will be sent), by
     // each forward after its send otherwise.
@@ -720,10 +756,10 @@ export class OfflineQueue {
       for (const body of opened.splice(0)) body.fill(0);
     };
     try {
-      const { claimed, expired } = await this.journal.commitDurably(() => {
+      const { claimed, closed } = await this.journal.commitDurably(() => {
         try {
-          const closed: number[] = [];
-          return { claimed: this.claimRows(sender, max, taken, closed, opened), expired: closed };
+          const unsent: Unsent[] = [];
+          return { claimed: this.claimRows(sender, max, taken, unsent, opened), closed: unsent };
         } catch (e) {
           // Undone with this write's savepoint: released at once, before another write of the batch can begin an
           // entry under an id this one's rollback gave back.
@@ -732,14 +768,25 @@ export class OfflineQueue {
         }
       });
       // Committed: each closed one is told of (read back as closed), never sent.
-      const told = expired.flatMap((id) => this.get(id) ?? []);
-      for (const p of told)
-        this.logger.warn(
-          { offlineId: p.id, transactionId: p.transactionId, storedAt: p.storedAt },
-          `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
-            'the validity of its card read): closed for the operator, its card data wiped',
-        );
-      return { claimed, expired: told };
+      const told: StoredPayment[] = [];
+      for (const { id, reason, err } of closed) {
+        const p = this.get(id);
+        if (!p) continue;
+        told.push(p);
+        const facts = { offlineId: p.id, transactionId: p.transactionId, storedAt: p.storedAt, reason };
+        if (reason === OFFLINE_EXPIRED)
+          this.logger.warn(
+            facts,
+            `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
+              'the validity of its card read): closed for the operator, its card data wiped',
+          );
+        else
+          this.logger.error(
+            { ...facts, err },
+            'stored payment cannot be read, never forwarded: closed for the operator, its sealed bytes wiped',
+          );
+      }
+      return { claimed, closed: told };
     } catch (e) {
       releaseTaken();
       throw e;
@@ -748,37 +795,38 @@ export class OfflineQueue {
 
   /**
    * The claim's write (see {@link claimBatch}); each ownership taken is pushed on `taken`, each request opened on
-   * `opened`. A stored payment whose sealed
-   * request cannot be read is passed over (see {@link sealedRequest}), and the next one claimed in its place. One
-   * stored more than {@link MAX_OFFLINE_AGE_HOURS} ago is never sent: it is closed ({@link OFFLINE_EXPIRED}, its card
-   * data wiped) in this write, its id pushed on `expired`, and the next one claimed in its place.
+   * `opened`. A stored payment that may not or cannot be sent is closed in this write, never sent, and the next one
+   * claimed in its place: one stored more than {@link MAX_OFFLINE_AGE_HOURS} ago ({@link OFFLINE_EXPIRED}, its card
+   * data wiped), one whose sealed request cannot be read ({@link OFFLINE_UNREADABLE}, see {@link sealedRequest}); each
+   * is pushed on `closed`.
    */
   private claimRows(
     sender: JournaledSender,
     max: number,
     taken: (() => void)[],
-    expired: number[],
+    closed: Unsent[],
     opened: Buffer[],
   ): Claimed[] {
     const claimed: Claimed[] = [];
     const now = this.now().getTime();
     for (;;) {
       const want = max - claimed.length;
-      const rows = this.stmts.next
-        .all(want + this.unreadable.size)
-        .filter((row) => !this.unreadable.has(row.id))
-        .slice(0, want);
+      const rows = this.stmts.next.all(want);
       let passedOver = false;
+      const close = (row: Row, reason: ClosedUnsent, err?: unknown): void => {
+        this.stmts.closeUnsent.run(reason, now, row.id);
+        closed.push({ id: row.id, reason, err });
+        passedOver = true;
+      };
       for (const row of rows) {
         if (now - row.stored_at > MAX_FORWARD_AGE_MS) {
-          this.stmts.expire.run(now, row.id);
-          expired.push(row.id);
-          passedOver = true;
+          close(row, OFFLINE_EXPIRED);
           continue;
         }
-        const body = this.sealedRequest(row);
-        if (body === undefined) passedOver = true;
+        const read = this.sealedRequest(row);
+        if (!read.ok) close(row, OFFLINE_UNREADABLE, read.err);
         else {
+          const { body } = read;
           opened.push(body);
           claimed.push(this.claimRow(sender, row, body, taken));
         }
@@ -788,22 +836,17 @@ export class OfflineQueue {
   }
 
   /**
-   * The request of a stored payment, or undefined when it cannot be read: its bytes gone, or sealed under another key
-   * or damaged. Such a payment stays stored, untouched, for the operator (nothing of it is lost), and is passed over by
-   * this process's claims, so that it does not hold up the payments stored after it. Logged once.
+   * The request of a stored payment, or why it cannot be read: its bytes gone, or sealed under another key or damaged
+   * (the key itself is the journal's: {@link checkKey}). Such a payment can never be sent; the claim closes it
+   * ({@link OFFLINE_UNREADABLE}).
    */
-  private sealedRequest(row: Row): Buffer | undefined {
+  private sealedRequest(row: Row): { ok: true; body: Buffer } | { ok: false; err: unknown } {
     try {
       if (row.body_enc === null)
         throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
-      return openSealed(this.key, row.body_enc, bodyContext(row.transaction_id));
+      return { ok: true, body: openSealed(this.key, row.body_enc, bodyContext(row.transaction_id)) };
     } catch (err) {
-      this.unreadable.add(row.id);
-      this.logger.error(
-        { err, storedPaymentId: row.id, transactionId: row.transaction_id },
-        'stored payment cannot be read: it stays stored for the operator, and the payments after it are forwarded',
-      );
-      return undefined;
+      return { ok: false, err };
     }
   }
 
@@ -887,15 +930,15 @@ export class OfflineQueue {
       const free = concurrency - onWire;
       if (free > 0 && !tally.stop && !failed && !options.signal?.aborted && (!exhausted || finished)) {
         finished = false;
-        let claim: { claimed: Claimed[]; expired: StoredPayment[] };
+        let claim: { claimed: Claimed[]; closed: StoredPayment[] };
         try {
           claim = await this.claimBatch(sender, free);
         } catch (error) {
           failed = { error };
-          claim = { claimed: [], expired: [] };
+          claim = { claimed: [], closed: [] };
         }
-        const { claimed: batch, expired } = claim;
-        tally.declined.push(...expired);
+        const { claimed: batch, closed } = claim;
+        tally.declined.push(...closed);
         exhausted = batch.length < free;
         for (const claimed of batch) {
           onWire += 1;

@@ -217,6 +217,7 @@ function queuePayments(host: TerminalHost): string[] {
       amountMinor,
       currency: 'GBP',
       entryMode: 'contactless',
+      fingerprint: `card-${transactionId}`,
       maskedPan: '411111******1111',
     });
     tell(dir, {

@@ -133,6 +133,32 @@ describe('offline store-and-forward through the terminal', () => {
   });
 });
 
+describe('the same card again and again while the gateway cannot be reached', () => {
+  it('is stored up to offline.maxCountPerCard times, then refused: the sale is not approved', async () => {
+    const { host, port } = await storedWhileDown(500, 'pt-offline-per-card-');
+    const sellAgain = async (): Promise<string> => {
+      await host.send({ type: 'START' });
+      await until(() => screenIs(host, ['idle']));
+      await host.send({ type: 'START' });
+      await host.send({ type: 'ENTER_AMOUNT', minor: 500 });
+      await host.send({ type: 'CONFIRM' });
+      return until(() => screenIs(host, ['approved', 'declined', 'error']));
+    };
+    // The default limit is 2: the second sale of the same card is stored, the third is not.
+    expect(await sellAgain()).toBe('approved');
+    expect(host.status().offline.depth).toBe(2);
+    expect(host.status().offline.limits.maxCountPerCard).toBe(2);
+    expect(await sellAgain()).not.toBe('approved');
+    expect(host.status().offline.depth).toBe(2);
+
+    // The gateway back: the two stored are forwarded, nothing of the third.
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    await until(() => (host.status().offline.depth === 0 ? true : undefined));
+    expect(second.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(2);
+  });
+});
+
 describe('a stored payment risk-declined when forwarded', () => {
   it('has the funds the issuer holds released: the reversal repeats the stored request’s EMV tags', async () => {
     // 12.22: the sandbox's risk-decline trigger (README, Triggers).

@@ -136,6 +136,7 @@ describe('the background sweep never resolves a request still waiting for its an
       amountMinor: 1_000,
       currency: 'GBP',
       entryMode: 'contactless',
+      fingerprint: `card-${transactionId}`,
       maskedPan: '411111******1111',
     });
     sandbox.scheduleFaults([{ kind: 'late-response', path: '/pts/v2/payments', method: 'POST' }]);

@@ -45,6 +45,7 @@ function storePayments(dir: string, amounts: number[]) {
       amountMinor,
       currency: 'GBP',
       entryMode: 'contactless',
+      fingerprint: `card-${i}`,
     }),
   );
   const status = queue.status();

@@ -15,6 +15,7 @@ import { migration0012 } from './0012-journal-without-request-bytes.js';
 import type { Migration, SchemaRewrite } from './migration.js';
 import { dccDisclosure } from './dcc-disclosure.js';
 import { lookupIndexes } from './lookup-indexes.js';
+import { offlineCardFingerprints } from './offline-card-fingerprints.js';
 import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
 import { ticketPayments } from './ticket-payments.js';
@@ -52,6 +53,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   receiptFacts,
   dccDisclosure,
   ticketPayments,
+  offlineCardFingerprints,
 ];
 
 /**

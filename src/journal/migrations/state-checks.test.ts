@@ -3,6 +3,7 @@ import { describe, expect, it } from 'vitest';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
 import { LATEST_VERSION, migrate, schemaVersion } from './index.js';
 import { LOOKUP_INDEX_NAMES } from './lookup-indexes.js';
+import { OFFLINE_CARD_COLUMN, OFFLINE_OPEN_BY_CARD_INDEX } from './offline-card-fingerprints.js';
 import { RECEIPT_FACT_COLUMNS } from './receipt-facts.js';
 
 /** A file as the terminal of version 12 left it: migrations 1 to 12, no rewrite. */
@@ -51,20 +52,28 @@ function withoutReceiptFacts(row: unknown): unknown {
   );
 }
 
+/** A stored payment without the column the offline-card-fingerprints rewrite adds (its own test). */
+function withoutCardFingerprint(row: unknown): unknown {
+  return Object.fromEntries(
+    Object.entries(row as Record<string, unknown>).filter(([name]) => name !== OFFLINE_CARD_COLUMN),
+  );
+}
+
 /**
  * What a migration must not change: every row, every index (by name and definition), the sequences. The indexes the
- * lookup-indexes rewrite adds are left out (`lookup-indexes.test.ts`), and the columns the receipt-facts one adds.
+ * lookup-indexes rewrite adds are left out (`lookup-indexes.test.ts`), and the columns the receipt-facts one adds, and
+ * the column and index of the offline-card-fingerprints one (`offline-card-fingerprints.test.ts`).
  */
 function contents(db: Database.Database): unknown {
   return {
     entries: db.prepare('SELECT * FROM journal_entries ORDER BY id').all().map(withoutReceiptFacts),
-    payments: db.prepare('SELECT * FROM offline_payments ORDER BY id').all(),
+    payments: db.prepare('SELECT * FROM offline_payments ORDER BY id').all().map(withoutCardFingerprint),
     indexes: db
       .prepare<[], { name: string }>(
         "SELECT name, tbl_name, sql FROM sqlite_schema WHERE type = 'index' AND tbl_name IN ('journal_entries', 'offline_payments') ORDER BY name",
       )
       .all()
-      .filter((i) => !LOOKUP_INDEX_NAMES.includes(i.name)),
+      .filter((i) => !LOOKUP_INDEX_NAMES.includes(i.name) && i.name !== OFFLINE_OPEN_BY_CARD_INDEX),
     sequences: db.prepare('SELECT name, seq FROM sqlite_sequence ORDER BY name').all(),
   };
 }

@@ -142,6 +142,19 @@ describe('ReceiptDesk', () => {
     }
   });
 
+  it('leaves no status poll behind when closed while it was starting', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const d = new ReceiptDesk(parseConfig({ printer: { kind: 'sim' } }), silentLogger());
+      const starting = d.start();
+      await d.close();
+      await starting;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('never asks the printer for its status while a receipt prints: the receipt is not refused busy', async () => {
     vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
     try {

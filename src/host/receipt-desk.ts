@@ -186,6 +186,7 @@ export class ReceiptDesk {
   private pending = 0;
   private polling = false;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
   private readonly printerStatusChanged = (): void => this.notify();
   private readonly recent = new Map<string, IssuedReceipt>();
   private readonly listeners = new Set<() => void>();
@@ -216,6 +217,8 @@ export class ReceiptDesk {
       this.lastError = e instanceof Error ? e.message : String(e);
       this.logger.warn({ err: e }, 'receipt printer not available');
     });
+    // Closed while the printer was opening: no poll of a closed printer.
+    if (this.closed) return;
     this.pollTimer ??= setInterval(
       () => this.pollStatus(printer),
       this.config.printer.statusPollSeconds * 1_000,
@@ -423,6 +426,7 @@ export class ReceiptDesk {
   }
 
   async close(): Promise<void> {
+    this.closed = true;
     clearInterval(this.pollTimer);
     this.pollTimer = undefined;
     await this.printing;

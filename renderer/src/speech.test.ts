@@ -64,6 +64,29 @@ describe('ScreenSpeech', () => {
     expect(s.cancels).toBe(2);
   });
 
+  it('says each run in its own language with its voice: a receipt in the terminal’s language on an Arabic screen', () => {
+    const s = synthesis();
+    const speech = new ScreenSpeech(() => undefined, s);
+    const runs = [
+      { text: 'تمت الموافقة. الإيصال.', lang: 'ar-AE' },
+      { text: 'Amount: £6.00.', lang: 'en-US' },
+    ];
+    const text = runs.map((r) => r.text).join(' ');
+    speech.update({
+      ...VIEW,
+      speech: { ...SPEECH, text, screen: text, lang: 'ar-AE', runs, screenRuns: runs },
+    });
+    expect(s.spoken.map((u) => [u.text, u.lang, u.voice?.lang])).toEqual([
+      ['تمت الموافقة. الإيصال.', 'ar-AE', 'ar'],
+      ['Amount: £6.00.', 'en-US', 'en-US'],
+    ]);
+    // The repeat key says the screen's runs the same way; one cancel before each utterance, none between its runs.
+    const cancels = s.cancels;
+    speech.command('repeat');
+    expect(s.spoken.slice(2).map((u) => u.lang)).toEqual(['ar-AE', 'en-US']);
+    expect(s.cancels).toBe(cancels + 1);
+  });
+
   it('repeats and stops by itself, and leaves the volume to the terminal', () => {
     const s = synthesis();
     const sent: UserEvent[] = [];

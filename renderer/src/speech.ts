@@ -1,4 +1,10 @@
-import type { CustomerView, SpeechCommand, SpeechView, UserEvent } from '../../src/host/api.js';
+import type {
+  CustomerView,
+  SpeechCommand,
+  SpeechRunView,
+  SpeechView,
+  UserEvent,
+} from '../../src/host/api.js';
 import { button, h } from './dom.js';
 import { labelFor } from './view-model.js';
 
@@ -48,7 +54,7 @@ export class ScreenSpeech {
     this.#speech = speech;
     if (speech.by !== 'renderer' || speech.id === this.#spokenId) return;
     this.#spokenId = speech.id;
-    this.#say(speech.text, speech);
+    this.#say(speech.text, speech, speech.runs);
   }
 
   /** Whether the screen is spoken now (the speech keys act only then). */
@@ -64,7 +70,7 @@ export class ScreenSpeech {
   command(command: SpeechCommand): boolean {
     const speech = this.#speech;
     if (!speech) return false;
-    if (speech.by === 'renderer' && command === 'repeat') this.#say(speech.screen, speech);
+    if (speech.by === 'renderer' && command === 'repeat') this.#say(speech.screen, speech, speech.screenRuns);
     else if (speech.by === 'renderer' && command === 'stop') this.synthesis?.cancel();
     else this.send({ type: 'SPEECH', command });
     return true;
@@ -83,17 +89,25 @@ export class ScreenSpeech {
     else this.send({ type: 'ECHO', text: said.slice(0, 200) });
   }
 
-  #say(text: string, speech: SpeechView): void {
+  /**
+   * Says `text`, cutting off what is being said: by its `runs` when the terminal gives them (part of it in another
+   * language than the screen's, a receipt issued in the terminal's language), each run an utterance of its own with
+   * its language's voice, queued one after the other; else as one utterance in the screen's language.
+   */
+  #say(text: string, speech: SpeechView, runs?: readonly SpeechRunView[]): void {
     const synthesis = this.synthesis;
     if (!synthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
     synthesis.cancel();
-    const utterance = new SpeechSynthesisUtterance(text);
-    utterance.lang = speech.lang;
-    utterance.volume = speech.volume;
-    utterance.rate = speech.rate;
-    const voice = voiceFor(synthesis.getVoices(), speech.lang);
-    if (voice) utterance.voice = voice;
-    synthesis.speak(utterance);
+    const voices = synthesis.getVoices();
+    for (const run of runs ?? [{ text, lang: speech.lang }]) {
+      const utterance = new SpeechSynthesisUtterance(run.text);
+      utterance.lang = run.lang;
+      utterance.volume = speech.volume;
+      utterance.rate = speech.rate;
+      const voice = voiceFor(voices, run.lang);
+      if (voice) utterance.voice = voice;
+      synthesis.speak(utterance);
+    }
   }
 }
 

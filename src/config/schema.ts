@@ -165,6 +165,11 @@ export const printerSchema = z
       .default('cp858'),
     /** Milliseconds to wait for the answer to a real-time status request (DLE EOT) before reporting `offline`. */
     statusTimeoutMs: z.number().int().min(50).max(10_000).default(1_000),
+    /**
+     * Seconds between status requests while no receipt is printing, so that paper run out (or a cover opened) after
+     * the last receipt shows in the operator status before the next customer's receipt fails on it.
+     */
+    statusPollSeconds: z.number().int().min(5).max(3_600).default(30),
   })
   .prefault({});
 

@@ -18,6 +18,11 @@ export interface TerminalHealth {
   /** A customer is in the middle of something (any screen but the attract screen). */
   customerSession: boolean;
   reader: { kind: string; health: string; firmware?: string };
+  /**
+   * The receipt printer as the operator status shows it (`ready`, `paper-out`, `cover-open`, `offline`, `none`), asked
+   * between receipts too (`printer.statusPollSeconds`); absent from the heartbeats of terminals older than it.
+   */
+  printer?: { kind: string; status: string };
   gateway: {
     /** As the last answers told it; null before the first. */
     online: boolean | null;
@@ -71,6 +76,7 @@ export const heartbeatSchema = z.looseObject({
   appVersion: z.string().regex(/^[\x20-\x7e]{1,64}$/),
   inService: z.boolean(),
   reader: z.looseObject({ health: z.string().regex(/^[a-z-]{1,32}$/) }),
+  printer: z.looseObject({ status: z.string().regex(/^[a-z-]{1,32}$/) }).optional(),
   gateway: z.looseObject({
     online: z.boolean().nullable(),
     problem: z.enum(['unreachable', 'credentials']).optional(),
@@ -275,6 +281,8 @@ export function alertsOf(input: {
   if (h.gateway.online === false)
     alerts.push(h.gateway.problem === 'credentials' ? 'gateway-credentials' : 'gateway-unreachable');
   if (h.reader.health !== 'ready' && h.reader.health !== 'busy') alerts.push(`reader-${h.reader.health}`);
+  if (h.printer && h.printer.status !== 'ready' && h.printer.status !== 'none')
+    alerts.push(`printer-${h.printer.status}`);
   if (h.journal.unknown > 0) alerts.push('journal-unknown');
   if (h.offline.depth > 0) alerts.push('offline-queue');
   if (h.offline.declinedAfterForward > 0) alerts.push('declined-after-forward');

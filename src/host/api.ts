@@ -244,6 +244,13 @@ export interface SpeechView {
   screen: string;
   /** BCP 47 tag of the language (`de-DE`), for the voice. */
   lang: string;
+  /**
+   * `text` as runs by language, in order, each said with its own language's voice: a receipt issued in the
+   * terminal's language on an ar_AE screen is said in that language. Absent: all of `text` is in `lang`.
+   */
+  runs?: SpeechRunView[];
+  /** `screen` as runs by language, as {@link runs}. */
+  screenRuns?: SpeechRunView[];
   /** 0–1; back to `customer.speech.volume` after each session (kiosk.md §2: reset after each use). */
   volume: number;
   /** Speaking rate, 1 is normal (0.5–2). */
@@ -253,6 +260,13 @@ export interface SpeechView {
    * then the renderer only sends the speech keys as SPEECH events.
    */
   by: 'renderer' | 'terminal';
+}
+
+/** Part of an utterance in one language. */
+export interface SpeechRunView {
+  text: string;
+  /** BCP 47 tag of its language (`en-GB`), for the voice. */
+  lang: string;
 }
 
 /** The speech keys of accessibility mode: say the screen again, stop talking, louder, softer. */

@@ -3,6 +3,7 @@ import { createServer, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { parseConfig } from '../config/index.js';
 import { alertsOf, REPLY_MAX_BYTES } from '../fleet/index.js';
 import { AuditStore, openJournal } from '../journal/index.js';
@@ -66,6 +67,25 @@ describe('the terminal under the fleet', () => {
         heartbeat: { ...health, terminalId: 'PT000001', at: new Date().toISOString(), intervalSeconds: 60 },
       }),
     ).toContain('fee-shortfalls');
+  });
+
+  it('reports the printer in its heartbeat: paper run out between customers is alerted before the next one', async () => {
+    const { host, fleet } = await fleetTerminal();
+    const heartbeat = () => ({
+      ...fleet.health(),
+      terminalId: 'PT000001',
+      at: new Date().toISOString(),
+      intervalSeconds: 60,
+    });
+    expect(fleet.health().printer).toEqual({ kind: 'sim', status: 'ready' });
+    expect(alertsOf({ online: true, heartbeat: heartbeat() }).filter((a) => a.startsWith('printer'))).toEqual(
+      [],
+    );
+    // The roll ends after a receipt; the desk's idle status request (as its poll makes it) finds it.
+    getPrinterSimulator(host.receipts.printer!)!.setPaper('out');
+    await host.receipts.printer!.refreshStatus();
+    expect(fleet.health().printer).toEqual({ kind: 'sim', status: 'paper-out' });
+    expect(alertsOf({ online: true, heartbeat: heartbeat() })).toContain('printer-paper-out');
   });
 
   it('reports its health from the operator status, and service mode as events, audited as the fleet', async () => {

@@ -160,6 +160,7 @@ export class HostFleetTerminal implements FleetTerminal {
         health: s.reader.health,
         ...(s.reader.firmware ? { firmware: s.reader.firmware } : {}),
       },
+      ...(s.printer ? { printer: { kind: s.printer.kind, status: s.printer.status } } : {}),
       gateway: {
         online: s.gateway.online,
         ...(s.gateway.problem ? { problem: s.gateway.problem } : {}),

@@ -1,4 +1,4 @@
-import { afterAll, afterEach, describe, expect, it } from 'vitest';
+import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
 import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { parseConfig } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
@@ -110,6 +110,66 @@ describe('ReceiptDesk', () => {
     // Printed again: marked as a copy, in the receipt's language.
     expect(copy).toContain('COPY');
     expect(d.summary().lastError).toBeUndefined();
+  });
+
+  it('polls the idle printer, so paper that ran out after the last receipt shows before the next customer', async () => {
+    // Only the poll's interval is faked: the driver's status requests keep their real timeouts.
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const d = await start({ printer: { kind: 'sim', statusPollSeconds: 20 } });
+      const sim = getPrinterSimulator(d.printer!)!;
+      let changes = 0;
+      d.onChange(() => (changes += 1));
+      const printed = sim.nextReceipt();
+      d.issue(SALE);
+      await printed;
+      await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
+      const before = changes;
+      // The roll ends after the receipt was torn off: nothing is printing, nothing asks the printer.
+      sim.setPaper('out');
+      expect(d.summary().status).toBe('ready');
+      vi.advanceTimersByTime(20_000);
+      await expect.poll(() => d.summary().status).toBe('paper-out');
+      // The host hears of it (status bar, operator status, fleet heartbeat), and the receipt's state is untouched.
+      expect(changes).toBeGreaterThan(before);
+      expect(d.issued(SALE.transactionId)?.paper).toBe('printed');
+      // Refilled: the next poll says so.
+      sim.setPaper('ok');
+      vi.advanceTimersByTime(20_000);
+      await expect.poll(() => d.summary().status).toBe('ready');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('leaves no status poll behind when closed while it was starting', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const d = new ReceiptDesk(parseConfig({ printer: { kind: 'sim' } }), silentLogger());
+      const starting = d.start();
+      await d.close();
+      await starting;
+      expect(vi.getTimerCount()).toBe(0);
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('never asks the printer for its status while a receipt prints: the receipt is not refused busy', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const d = await start({ printer: { kind: 'sim', statusPollSeconds: 20 } });
+      const sim = getPrinterSimulator(d.printer!)!;
+      const printed = sim.nextReceipt();
+      d.issue(SALE);
+      // The poll's time comes while the job is queued and printing.
+      vi.advanceTimersByTime(20_000);
+      await printed;
+      await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
+      expect(d.summary().lastError).toBeUndefined();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('marks a second paper receipt of one payment as a copy (a tap-and-go exit shown paid again)', async () => {

@@ -182,6 +182,12 @@ export class ReceiptDesk {
   private last: ReceiptDocument | undefined;
   private lastError: string | undefined;
   private printing: Promise<void> = Promise.resolve();
+  /** Jobs queued or printing: the idle poll asks nothing while there are any. */
+  private pending = 0;
+  private polling = false;
+  private pollTimer: ReturnType<typeof setInterval> | undefined;
+  private closed = false;
+  private readonly printerStatusChanged = (): void => this.notify();
   private readonly recent = new Map<string, IssuedReceipt>();
   private readonly listeners = new Set<() => void>();
 
@@ -197,12 +203,50 @@ export class ReceiptDesk {
     this.facts = new ReceiptFactsLog(undefined, journaled);
   }
 
-  /** Opens the printer; a missing device is a status (`offline`), never a failed start. */
+  /**
+   * Opens the printer; a missing device is a status (`offline`), never a failed start. Then asks the printer for its
+   * status every `printer.statusPollSeconds` while no receipt is queued or printing ({@link pollStatus}): paper that
+   * ran out on the last receipt, a cover opened or a printer switched off between customers shows in the operator
+   * status, the status bar and the fleet heartbeat before the next customer's receipt fails on it.
+   */
   async start(): Promise<void> {
-    await this.printer?.connect().catch((e: unknown) => {
+    const printer = this.printer;
+    if (!printer) return;
+    printer.on('status', this.printerStatusChanged);
+    await printer.connect().catch((e: unknown) => {
       this.lastError = e instanceof Error ? e.message : String(e);
       this.logger.warn({ err: e }, 'receipt printer not available');
     });
+    // Closed while the printer was opening: no poll of a closed printer.
+    if (this.closed) return;
+    this.pollTimer ??= setInterval(
+      () => this.pollStatus(printer),
+      this.config.printer.statusPollSeconds * 1_000,
+    );
+    this.pollTimer.unref();
+  }
+
+  /**
+   * One status request of the idle printer: none while a job is queued or printing (the driver asks before and
+   * during each job itself, and refuses a job while a request is outstanding), and a job issued meanwhile waits for
+   * its answer in the one queue of {@link print}.
+   */
+  private pollStatus(printer: ReceiptPrinter): void {
+    if (this.pending > 0 || this.polling) return;
+    this.polling = true;
+    this.printing = this.printing
+      .then(() => printer.refreshStatus())
+      .then(
+        () => undefined,
+        (e: unknown) => this.logger.debug({ err: e }, 'printer status not read'),
+      )
+      .finally(() => {
+        this.polling = false;
+      });
+  }
+
+  private notify(): void {
+    for (const listener of this.listeners) listener();
   }
 
   summary(): PrinterSummary {
@@ -213,7 +257,10 @@ export class ReceiptDesk {
     };
   }
 
-  /** Calls `listener` whenever an issued receipt changes (its QR drawn, its paper copy printed or not). */
+  /**
+   * Calls `listener` whenever an issued receipt changes (its QR drawn, its paper copy printed or not) or the printer's
+   * status does.
+   */
   onChange(listener: () => void): () => void {
     this.listeners.add(listener);
     return () => this.listeners.delete(listener);
@@ -276,7 +323,7 @@ export class ReceiptDesk {
     const current = this.recent.get(transactionId);
     if (!current) return;
     this.recent.set(transactionId, { ...current, ...change });
-    for (const listener of this.listeners) listener();
+    this.notify();
   }
 
   /**
@@ -354,6 +401,7 @@ export class ReceiptDesk {
       return rethrow
         ? Promise.reject(new PrinterError('PRINTER_UNAVAILABLE', 'no printer configured'))
         : Promise.resolve(false);
+    this.pending += 1;
     const job = this.printing.then(async () => {
       const code = await qr;
       await printer.print({
@@ -364,17 +412,25 @@ export class ReceiptDesk {
       this.lastError = undefined;
       return true;
     });
-    const settled = job.catch((e: unknown) => {
-      this.lastError = e instanceof PrinterError ? `${e.code}: ${e.message}` : String(e);
-      this.logger.warn({ err: e, transactionId: doc.transactionId }, 'receipt not printed');
-      return false;
-    });
+    const settled = job
+      .catch((e: unknown) => {
+        this.lastError = e instanceof PrinterError ? `${e.code}: ${e.message}` : String(e);
+        this.logger.warn({ err: e, transactionId: doc.transactionId }, 'receipt not printed');
+        return false;
+      })
+      .finally(() => {
+        this.pending -= 1;
+      });
     this.printing = settled.then(() => undefined);
     return rethrow ? job : settled;
   }
 
   async close(): Promise<void> {
+    this.closed = true;
+    clearInterval(this.pollTimer);
+    this.pollTimer = undefined;
     await this.printing;
+    this.printer?.off('status', this.printerStatusChanged);
     await this.printer?.close();
   }
 }

@@ -486,6 +486,47 @@ describe('ReceiptFactsLog', () => {
     expect(log.factsFor('R1').approvalCode).toBeUndefined();
   });
 
+  it('states on a refund, void or cancellation the card of its original but not how it was read or verified', () => {
+    // The card read with a PIN verified by the chip (9F34 410302), so the sale's receipt says "PIN verified".
+    const pinRead: CardRead = {
+      ...CARD_READ,
+      tlvs: CARD_READ.tlvs.map((t) => (t.tag === '9F34' ? { ...t, value: hexToBytes('410302') } : t)),
+    };
+    const log = new ReceiptFactsLog();
+    log.noteSubmit(
+      { service: 'sale', cardRef: 'c1' },
+      { transactionId: 'S1', approvalCode: '831000' },
+      pinRead,
+    );
+    const saleDoc = buildReceipt(sale({ transactionId: 'S1' }), log.factsFor('S1'), SETTINGS);
+    expect(valueOf(saleDoc, RECEIPT_LABELS.entry)).toBe('Chip');
+    expect(valueOf(saleDoc, RECEIPT_LABELS.verification)).toBe('PIN verified');
+    const followOns = [
+      ['refund-payment', 'R1'],
+      ['void-payment', 'V1'],
+      ['void-refund', 'V2'],
+      ['reversal', 'X1'],
+    ] as const;
+    for (const [service, transactionId] of followOns) {
+      // A reversal of an EMV authorization carries its tags (the held read), but reads no card either.
+      log.noteSubmit(
+        { service, original: { transactionId: 'S1' }, cardRef: 'c1' },
+        { transactionId },
+        pinRead,
+      );
+      const doc = buildReceipt(sale({ service, transactionId }), log.factsFor(transactionId), SETTINGS);
+      expect(valueOf(doc, RECEIPT_LABELS.card)).toBe('**** **** **** 0119');
+      expect(valueOf(doc, RECEIPT_LABELS.application)).toBe('VISA CREDIT');
+      expect(valueOf(doc, RECEIPT_LABELS.aid)).toBe('A0000000031010');
+      expect(valueOf(doc, RECEIPT_LABELS.entry)).toBeUndefined();
+      expect(valueOf(doc, RECEIPT_LABELS.verification)).toBeUndefined();
+    }
+    // Not even a refund of an original the terminal knows nothing of says how a card was verified.
+    const unknown = buildReceipt(sale({ service: 'refund-payment' }), log.factsFor('R-unknown'), SETTINGS);
+    expect(valueOf(unknown, RECEIPT_LABELS.card)).toBe('**** **** **** 0119');
+    expect(valueOf(unknown, RECEIPT_LABELS.verification)).toBeUndefined();
+  });
+
   it('keeps no conversion for a refused offer (indicator 3)', () => {
     const log = new ReceiptFactsLog();
     log.noteSubmit({ dcc: { indicator: '3' } }, { transactionId: 'A1' });
@@ -501,7 +542,11 @@ describe('ReceiptFactsLog', () => {
     };
     const log = new ReceiptFactsLog(64, (tx) => journaled[tx]);
     expect(log.factsFor('C1')).toEqual({ card, approvalCode: '831000' });
-    expect(log.factsFor('R1')).toEqual({ card });
+    // A refund names the card it goes back to, but read no card and verified no cardholder: the entry mode and the
+    // CVM results are facts of the authorization's card read, which its receipt must not state as its own.
+    expect(log.factsFor('R1')).toEqual({
+      card: { aid: card.aid, applicationLabel: card.applicationLabel },
+    });
     expect(log.factsFor('unknown')).toEqual({});
     // A capture sent in this process of an authorization of an earlier one (its card read gone with that process).
     log.noteSubmit({ service: 'capture', original: { transactionId: 'A1' } }, { transactionId: 'C2' });

@@ -58,9 +58,14 @@ import type { Receipt } from './api.js';
  * {@link withoutCardData} as well, so a model line or an id that carried card data by mistake still cannot print it.
  */
 
-/** The card as a receipt may show it: nothing here is card data (AID and label identify the application). */
+/**
+ * The card as a receipt may show it: nothing here is card data (AID and label identify the application). The entry
+ * mode and the CVM results are facts of a card read: a transaction that read no card (a refund, a void, a
+ * cancellation: {@link readsCard}) has neither, only the AID and label of its original's card.
+ */
 export interface ReceiptCard {
-  readonly entryMode: EntryMode;
+  /** How the card was read for the transaction; absent when it read none. */
+  readonly entryMode?: EntryMode;
   /** Application identifier, upper-case hex (4F, or 84 when the card gave no 4F). */
   readonly aid?: string;
   /** Application label (50), e.g. "VISA CREDIT". */
@@ -285,14 +290,17 @@ export function lastFourOnly(maskedPan: string): string {
   return `**** **** **** ${digits.slice(-4).padStart(4, '*')}`;
 }
 
+/** The receipt's view of a card read: its entry mode is always known. */
+export type ReadReceiptCard = ReceiptCard & { readonly entryMode: EntryMode };
+
 /** Each held card read's receipt view, made once: the journal and the host's memory both take it (one per request). */
-const receiptCards = new WeakMap<CardRead, ReceiptCard>();
+const receiptCards = new WeakMap<CardRead, ReadReceiptCard>();
 
 /**
  * The receipt's view of a card read: entry mode, AID (4F, else 84), application label (50) as the receipt prints it
  * (card data removed, {@link withoutCardData}), CVM results (9F34). The journal keeps it with the request's outcome.
  */
-export function receiptCardOf(read: CardRead): ReceiptCard {
+export function receiptCardOf(read: CardRead): ReadReceiptCard {
   const made = receiptCards.get(read);
   if (made !== undefined) return made;
   const tag = (t: string): Uint8Array | undefined => read.tlvs.find((x) => x.tag === t)?.value;
@@ -300,7 +308,7 @@ export function receiptCardOf(read: CardRead): ReceiptCard {
   const label = tag('50');
   const cvm = tag('9F34');
   const labelText = label ? clean(String.fromCharCode(...label).replace(/[^\x20-\x7e]/g, ' ')) : undefined;
-  const card: ReceiptCard = {
+  const card: ReadReceiptCard = {
     entryMode: read.entryMode,
     ...(aid && aid.length > 0 ? { aid: bytesToHex(aid).toUpperCase() } : {}),
     ...(labelText ? { applicationLabel: labelText } : {}),
@@ -309,6 +317,29 @@ export function receiptCardOf(read: CardRead): ReceiptCard {
   receiptCards.set(read, card);
   return card;
 }
+
+/**
+ * Whether a transaction of `service` involves the card as presented: its own read (a sale, an authorization, a
+ * credit), or the completion or extension of the authorization it was read for (a capture, an increment), whose
+ * receipt states that read's entry mode and verification. A refund, a void or a cancellation is the operator's or the
+ * terminal's act on an earlier payment: no card is read and no cardholder verified (a reversal's EMV tags are the
+ * original's), so its receipt names the card (masked PAN, application, AID) and states neither.
+ */
+export function readsCard(service: string | undefined): boolean {
+  return service === undefined || !READ_NO_CARD.has(service);
+}
+
+const READ_NO_CARD: ReadonlySet<string> = new Set<ServiceName>([
+  'refund-capture',
+  'refund-payment',
+  'void-capture',
+  'void-payment',
+  'void-refund',
+  'void-credit',
+  'timeout-void',
+  'reversal',
+  'timeout-reversal',
+]);
 
 /**
  * The cardholder verification statement, from the CVM results (9F34, EMV Book 3 Annex C3) when the card gave them.
@@ -440,8 +471,9 @@ export function buildReceipt(
     ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
     ...(name ? [field(label('application'), name)] : []),
     ...(facts.card?.aid ? [field(label('aid'), facts.card.aid)] : []),
-    ...(facts.card ? [field(label('entry'), tr.t(ENTRY_MODES[facts.card.entryMode]))] : []),
-    ...(data.maskedPan !== undefined || facts.card
+    ...(facts.card?.entryMode ? [field(label('entry'), tr.t(ENTRY_MODES[facts.card.entryMode]))] : []),
+    // No verification statement on the receipt of a transaction that read no card (readsCard): none took place.
+    ...((data.maskedPan !== undefined || facts.card) && readsCard(data.service)
       ? [field(label('verification'), tr.t(cvmStatementKey(facts.card)))]
       : []),
     ...(facts.approvalCode ? [field(label('approvalCode'), facts.approvalCode)] : []),
@@ -709,15 +741,26 @@ const MAX_ORIGINALS = 4;
 /**
  * A transaction's receipt facts from its own and its original's: a follow-on (capture, refund) states the card and
  * the conversion of its original when it has none of its own, and a capture's approval is its authorization's — the
- * code the issuer gave then is the one the receipt states. One rule for the facts noted live and those read back from
- * the journal.
+ * code the issuer gave then is the one the receipt states. A transaction that read no card ({@link readsCard}: a
+ * refund, a void, a cancellation) keeps only the card's AID and label: the entry mode and the CVM results are those
+ * of the original's card read, and its receipt stating "Chip" or "PIN verified" would be false. One rule for the
+ * facts noted live and those read back from the journal.
  */
 function withOriginal(
   service: string | undefined,
   own: ReceiptFacts,
   original: ReceiptFacts | undefined,
 ): ReceiptFacts {
-  const card = own.card ?? original?.card;
+  const inherited = own.card ?? original?.card;
+  const card =
+    inherited === undefined || readsCard(service)
+      ? inherited
+      : {
+          ...(inherited.aid !== undefined ? { aid: inherited.aid } : {}),
+          ...(inherited.applicationLabel !== undefined
+            ? { applicationLabel: inherited.applicationLabel }
+            : {}),
+        };
   const conversion = own.conversion ?? original?.conversion;
   const approvalCode = own.approvalCode ?? (service === 'capture' ? original?.approvalCode : undefined);
   return {

@@ -70,6 +70,33 @@ describe('speech output of the customer screens', () => {
     expect(out.view()).toMatchObject({ id: 2, lang: 'de-DE' });
   });
 
+  it("says a receipt issued in the terminal's language with that language's voice, also when repeated", () => {
+    const { out, speaker } = output();
+    const approved: CustomerView = {
+      screen: 'approved',
+      title: 'تمت الموافقة',
+      message: '',
+      actions: ['DONE'],
+      language: { current: 'ar_AE', lang: 'ar-AE', direction: 'rtl', available: [] },
+      receipt: {
+        title: 'City Car Park',
+        lines: [{ label: 'Amount', value: '£6.00' }],
+        locale: 'en_GB',
+        lang: 'en-GB',
+        direction: 'ltr',
+      },
+    };
+    out.observe(approved, true);
+    const english = { text: 'City Car Park. Amount: £6.00.', lang: 'en-GB' };
+    expect(out.view()?.lang).toBe('ar-AE');
+    expect(out.view()?.runs).toContainEqual(english);
+    expect(out.view()?.runs?.map((r) => r.lang)).toEqual(['ar-AE', 'en-GB', 'ar-AE']);
+    expect(speaker.said[0]?.runs).toContainEqual({ text: english.text, locale: 'en_GB' });
+    out.command('repeat');
+    expect(out.view()?.runs).toContainEqual(english);
+    expect(speaker.said[1]?.runs).toContainEqual({ text: english.text, locale: 'en_GB' });
+  });
+
   it('repeats the screen, stops, and changes the volume for this customer only', () => {
     const { out, speaker } = output();
     out.observe(TICKET, true);

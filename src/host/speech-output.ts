@@ -10,7 +10,7 @@ import type { Config } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import { intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { CustomerView, SpeechCommand, SpeechView } from './api.js';
-import { hasMaskedRun, speakable, speechFor } from './speech.js';
+import { hasMaskedRun, speakable, speechFor, type SpeechRun } from './speech.js';
 import { createSpeaker, type Speaker, type SpeechError } from './speech-speakers.js';
 
 /** How much one press of the louder or softer key changes the volume. */
@@ -28,6 +28,8 @@ export class SpeechOutput {
   private nextId = 0;
   /** The last utterance, as the renderer receives it; undefined while nothing is said to this customer. */
   private said: SpeechView | undefined;
+  /** The runs of the screen last spoken, for the repeat key (the view carries them as BCP 47 tags). */
+  private screenRuns: readonly SpeechRun[] | undefined;
   /** The screen last spoken: the next view is compared with it. */
   private lastView: CustomerView | undefined;
   private volume: number;
@@ -53,7 +55,7 @@ export class SpeechOutput {
     const spoken = speechFor(view, this.lastView);
     this.lastView = view;
     const locale = view.language?.current ?? this.said?.lang ?? 'en_GB';
-    if (spoken) this.say(spoken.text, spoken.screen, locale);
+    if (spoken) this.say(spoken.text, spoken.screen, locale, spoken.runs, spoken.screenRuns);
   }
 
   /**
@@ -65,7 +67,7 @@ export class SpeechOutput {
     if (!said) return false;
     switch (command) {
       case 'repeat':
-        this.say(said.screen, said.screen, said.lang);
+        this.say(said.screen, said.screen, said.lang, this.screenRuns, this.screenRuns);
         return true;
       case 'stop':
         this.speaker.stop();
@@ -119,6 +121,7 @@ export class SpeechOutput {
   end(): void {
     if (this.said) this.speaker.stop();
     this.said = undefined;
+    this.screenRuns = undefined;
     this.lastView = undefined;
     this.volume = this.settings.volume;
   }
@@ -131,19 +134,45 @@ export class SpeechOutput {
     };
   }
 
-  private say(text: string, screen: string, locale: string): void {
+  /**
+   * Says `text` in `locale`, or by its `runs` when part of it is in another language (a receipt issued in the
+   * terminal's language): each run with its own language's voice. `screenRuns` are those of `screen`; an aside keeps
+   * the screen's runs for the repeat key.
+   */
+  private say(
+    text: string,
+    screen: string,
+    locale: string,
+    runs?: readonly SpeechRun[],
+    screenRuns: readonly SpeechRun[] | undefined = this.screenRuns,
+  ): void {
     this.nextId += 1;
     const lang = resolveLocale(locale);
+    const mixed = runs !== undefined && runs.some((r) => r.locale !== lang);
+    const screenMixed = screenRuns !== undefined && screenRuns.some((r) => r.locale !== lang);
+    const view = (r: SpeechRun): { text: string; lang: string } => ({
+      text: r.text,
+      lang: intlLocale(r.locale),
+    });
+    this.screenRuns = screenRuns;
     this.said = {
       id: this.nextId,
       text,
       screen,
       lang: intlLocale(lang),
+      ...(mixed ? { runs: runs.map(view) } : {}),
+      ...(screenMixed ? { screenRuns: screenRuns.map(view) } : {}),
       volume: this.volume,
       rate: this.settings.rate,
       by: this.speaker.by ?? 'renderer',
     };
-    void this.speaker.speak({ text, locale: lang, volume: this.volume, rate: this.settings.rate });
+    void this.speaker.speak({
+      text,
+      locale: lang,
+      ...(mixed ? { runs } : {}),
+      volume: this.volume,
+      rate: this.settings.rate,
+    });
   }
 
   private report(error: SpeechError): void {

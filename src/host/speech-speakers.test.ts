@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, statSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -77,6 +77,27 @@ describe('the espeak-ng speaker', () => {
     expect(await first).toBe('interrupted');
     expect(alive(pid!)).toBe(false);
     expect(await second).toBe('done');
+  });
+
+  it("says an utterance's runs in turn, each with its own language's voice", async () => {
+    // A stand-in for espeak-ng that notes the voice it was given and the text it read.
+    const program = join(dir, 'voice-log.sh');
+    const log = join(dir, 'voice-log.txt');
+    writeFileSync(program, `#!/bin/sh\nprintf '%s|%s\\n' "$2" "$(cat)" >> '${log}'\n`);
+    chmodSync(program, 0o755);
+    const speaker = new EspeakSpeaker({ program });
+    const said = await speaker.speak({
+      ...utterance('ar_AE', 'الإيصال. City Car Park. Amount: £6.00.'),
+      runs: [
+        { text: 'الإيصال.', locale: 'ar_AE' },
+        { text: 'City Car Park. Amount: £6.00.', locale: 'en_GB' },
+      ],
+    });
+    expect(said).toBe('done');
+    expect(readFileSync(log, 'utf8').trim().split('\n')).toEqual([
+      'ar|الإيصال.',
+      'en-gb|City Car Park. Amount: £6.00.',
+    ]);
   });
 
   it('stops at once', async () => {

@@ -14,6 +14,11 @@ export interface Utterance {
   readonly text: string;
   /** The customer's language (`de_DE`): the voice. */
   readonly locale: string;
+  /**
+   * `text` as runs by language, in order, each said with its own language's voice (a receipt issued in the terminal's
+   * language on an ar_AE screen); absent: all of `text` in `locale`.
+   */
+  readonly runs?: readonly { readonly text: string; readonly locale: string }[];
   /** 0–1. */
   readonly volume: number;
   /** 1 is normal (0.5–2). */
@@ -134,6 +139,8 @@ export class EspeakSpeaker implements Speaker {
   private failure: SpeechError | undefined;
   private readonly reported = new Set<SpeechErrorCode>();
   private readonly program: string;
+  /** Counts utterances and stops: the runs of an utterance ended by either are not said. */
+  private turn = 0;
 
   constructor(private readonly options: EspeakOptions = {}) {
     this.program = options.program ?? 'espeak-ng';
@@ -148,8 +155,24 @@ export class EspeakSpeaker implements Speaker {
     return this.current;
   }
 
-  speak(utterance: Utterance): Promise<SpeechEnd> {
+  /**
+   * Says `utterance`: its runs one after another, one process each with its language's voice (the next starts when
+   * one has said all of its text), or its text as one run. A new utterance or stop() ends them all.
+   */
+  async speak(utterance: Utterance): Promise<SpeechEnd> {
     this.stop();
+    const turn = ++this.turn;
+    const runs = utterance.runs ?? [{ text: utterance.text, locale: utterance.locale }];
+    let how: SpeechEnd = 'done';
+    for (const run of runs) {
+      if (turn !== this.turn) return 'interrupted';
+      how = await this.speakRun({ ...utterance, text: run.text, locale: run.locale });
+      if (how !== 'done') return how;
+    }
+    return how;
+  }
+
+  private speakRun(utterance: Utterance): Promise<SpeechEnd> {
     if (this.failure?.code === 'SPEECH_ENGINE_MISSING') return Promise.resolve('failed');
     const child = spawn(this.program, espeakArguments(utterance, this.options.wavFile), {
       stdio: ['pipe', 'ignore', 'pipe'],
@@ -197,6 +220,7 @@ export class EspeakSpeaker implements Speaker {
   }
 
   stop(): void {
+    this.turn += 1;
     const child = this.current;
     this.current = undefined;
     if (child && child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');

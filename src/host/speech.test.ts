@@ -150,6 +150,22 @@ describe('what the terminal says of a screen', () => {
     );
   });
 
+  it("says a receipt issued in the terminal's language in that language, the rest in the customer's", () => {
+    // An ar_AE customer's receipt is in en_GB: the printer has no table for Arabic (receipts.ts issuedReceipt).
+    const spoken = speechFor(inLanguage(APPROVED, 'ar_AE'), undefined);
+    const runs = spoken?.runs ?? [];
+    const english = runs.filter((r) => r.locale === 'en_GB').map((r) => r.text);
+    expect(english).toEqual([
+      'Parking. Amount: €12.50. Card ending 0 1 1 9. Transaction: PT-0 0 0 0 0 1-42.',
+    ]);
+    // The screen's own words (its title, the receipt's heading, the QR code's alternative) stay the customer's.
+    expect(runs.map((r) => r.locale)).toEqual(['ar_AE', 'en_GB', 'ar_AE']);
+    expect(runs[0]?.text).toContain(translator('ar_AE').t('speech.receipt'));
+    expect(spoken?.screenRuns.map((r) => r.locale)).toEqual(['ar_AE', 'en_GB', 'ar_AE']);
+    // One language, one run.
+    expect(speechFor(APPROVED, undefined)?.runs.map((r) => r.locale)).toEqual(['en_GB']);
+  });
+
   it('asks "Do you need more time?" with the time left and the answers’ keys', () => {
     const asked: CustomerView = {
       ...TICKET,
@@ -170,6 +186,8 @@ describe('what the terminal says of a screen', () => {
     expect(speechFor(unknown, TICKET)).toEqual({
       text: 'Ticket not found: try again or choose lost ticket.',
       screen: spokenScreen(unknown),
+      runs: [{ text: 'Ticket not found: try again or choose lost ticket.', locale: 'en_GB' }],
+      screenRuns: [{ text: spokenScreen(unknown), locale: 'en_GB' }],
     });
     expect(speechFor(TICKET, TICKET)).toBeUndefined();
   });

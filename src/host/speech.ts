@@ -13,21 +13,44 @@
  *
  * Pure: no I/O, no clock.
  */
-import { intlLocale, MESSAGE_KEYS, translator, type MessageKey, type Translator } from '../i18n/index.js';
+import {
+  intlLocale,
+  MESSAGE_KEYS,
+  translator,
+  type MessageKey,
+  type SupportedLocale,
+  type Translator,
+} from '../i18n/index.js';
 import { currencyByAlpha, toDecimalString } from '../money/index.js';
 import { KEYPAD_MAIN_EVENTS, type CustomerView, type DisplayAmount, type UserEvent } from './api.js';
 import { withoutCardData } from './receipts.js';
 
-/** One sentence of a screen; `id` tells a change from a restatement (a countdown's seconds are not a change). */
+/**
+ * One sentence of a screen; `id` tells a change from a restatement (a countdown's seconds are not a change). `locale`:
+ * the language it is in, when not the screen's (a receipt issued in the terminal's language).
+ */
 interface Part {
   readonly id: string;
   readonly text: string;
+  readonly locale?: SupportedLocale;
 }
 
-/** What to say: `text` now, `screen` (the whole screen) when the customer asks for it again. */
+/** A stretch of speech in one language: said with that language's voice. */
+export interface SpeechRun {
+  readonly text: string;
+  readonly locale: SupportedLocale;
+}
+
+/**
+ * What to say: `text` now, `screen` (the whole screen) when the customer asks for it again; each also as its runs by
+ * language (`runs`, `screenRuns`), in order — one run unless part of the screen is in another language than the
+ * screen's (the receipt's lines, in the language it was issued in).
+ */
 export interface Spoken {
   readonly text: string;
   readonly screen: string;
+  readonly runs: readonly SpeechRun[];
+  readonly screenRuns: readonly SpeechRun[];
 }
 
 const KNOWN_KEYS: ReadonlySet<string> = new Set(MESSAGE_KEYS);
@@ -173,8 +196,8 @@ function keyParts(view: CustomerView, tr: Translator): Part[] {
   return parts;
 }
 
-function part(id: string, text: string): Part {
-  return { id, text };
+function part(id: string, text: string, locale?: SupportedLocale): Part {
+  return locale === undefined ? { id, text } : { id, text, locale };
 }
 
 /** Every sentence of the screen, in reading order, each already {@link speakable}. */
@@ -261,14 +284,22 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
   }
   if (view.receipt) {
     const { receipt } = view;
-    // The receipt's labels are in the language it was issued in, which may differ from the screen's.
-    const cardLabel = translator(receipt.locale ?? tr.locale).t('receipt.card');
+    // The receipt is in the language it was issued in, which may differ from the screen's (the terminal's, when the
+    // printer cannot print the customer's script): its title and lines are said in that language, with its voice,
+    // the card too ("Card ending …"), as the rest of the screen is said in the screen's.
+    const own = translator(receipt.locale ?? tr.locale);
+    const addReceipt = (id: string, text: string | undefined): void => {
+      if (text === undefined) return;
+      const said = sentence(speakable(text, own));
+      if (said.length > 0) parts.push(part(id, said, own.locale === tr.locale ? undefined : own.locale));
+    };
+    const cardLabel = own.t('receipt.card');
     add('receipt', tr.t('speech.receipt'));
-    if (receipt.title.trim().length > 0) add('receipt-title', receipt.title);
+    if (receipt.title.trim().length > 0) addReceipt('receipt-title', receipt.title);
     receipt.lines.forEach((line, i) => {
       // The card line by its last four digits, whatever the line carries.
-      if (line.label === cardLabel) add(`receipt-${i}`, spokenCard(line.value, tr));
-      else add(`receipt-${i}`, `${line.label}: ${line.value}`);
+      if (line.label === cardLabel) addReceipt(`receipt-${i}`, spokenCard(line.value, own));
+      else addReceipt(`receipt-${i}`, `${line.label}: ${line.value}`);
     });
     if (receipt.notice !== undefined) add('receipt-notice', receipt.notice);
     if (receipt.qr) add('receipt-qr', receipt.qr.alt);
@@ -296,6 +327,28 @@ function joined(parts: readonly Part[], tr: Translator): string {
 }
 
 /**
+ * `parts` as runs by language, in order: each run's sentences joined and guarded once more, as {@link joined} does
+ * the whole. Should the guard of the whole find what the runs' guards do not (a card number split across a change of
+ * language), the whole is one run in the screen's language: nothing is said that the whole would not say.
+ */
+function runsOf(parts: readonly Part[], tr: Translator): SpeechRun[] {
+  const groups: { locale: SupportedLocale; parts: Part[] }[] = [];
+  for (const p of parts) {
+    const locale = p.locale ?? tr.locale;
+    const last = groups.at(-1);
+    if (last?.locale === locale) last.parts.push(p);
+    else groups.push({ locale, parts: [p] });
+  }
+  const runs = groups
+    .map((g) => ({ text: joined(g.parts, translator(g.locale)), locale: g.locale }))
+    .filter((r) => r.text.length > 0);
+  const whole = joined(parts, tr);
+  if (runs.map((r) => r.text).join(' ') !== whole)
+    return whole.length > 0 ? [{ text: whole, locale: tr.locale }] : [];
+  return runs;
+}
+
+/**
  * The whole screen as spoken, in the view's language (`view.language.current`, else `locale`, else en_GB). `first`:
  * the first screen of this customer's accessibility mode, which starts with the speech keys.
  */
@@ -317,15 +370,14 @@ export function speechFor(
   const tr = localeOf(view, locale);
   const first = previous === undefined;
   const parts = screenParts(view, tr, first);
-  const screen = joined(
-    parts.filter((p) => p.id !== 'speech-keys'),
-    tr,
-  );
+  const screenOnly = parts.filter((p) => p.id !== 'speech-keys');
+  const screen = joined(screenOnly, tr);
+  const screenRuns = runsOf(screenOnly, tr);
   const sameScreen =
     previous !== undefined &&
     previous.screen === view.screen &&
     localeOf(previous, locale).locale === tr.locale;
-  if (!sameScreen) return { text: joined(parts, tr), screen };
+  if (!sameScreen) return { text: joined(parts, tr), screen, runs: runsOf(parts, tr), screenRuns };
   const before = new Set(screenParts(previous, tr, false).map((p) => `${p.id}\u0000${p.text}`));
   const fresh = parts.filter(
     (p) =>
@@ -337,5 +389,5 @@ export function speechFor(
   const question = fresh.some((p) => p.id.startsWith('prompt:'));
   const said = question ? parts.filter((p) => fresh.includes(p) || p.id.startsWith('prompt-time:')) : fresh;
   if (said.length === 0) return undefined;
-  return { text: joined(said, tr), screen };
+  return { text: joined(said, tr), screen, runs: runsOf(said, tr), screenRuns };
 }

@@ -1,8 +1,9 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
-import { connect, type AddressInfo } from 'node:net';
+import type { AddressInfo } from 'node:net';
 import { createLogger } from '../log/index.js';
+import { rawStatusLine } from './testing/raw-request.js';
 import {
   LinkNotificationListener,
   LinkNotificationRelay,
@@ -190,20 +191,10 @@ describe('LinkNotificationListener', () => {
     });
     const { port } = new URL(listener.url);
     // Anyone who reaches the listener can send a request line in absolute form that Node's parser lets through.
-    const statusLine = (target: string) =>
-      new Promise<string>((resolve, reject) => {
-        const socket = connect(Number(port), '127.0.0.1', () =>
-          socket.write(
-            `POST ${target} HTTP/1.1\r\nHost: x\r\nContent-Length: 0\r\nConnection: close\r\n\r\n`,
-          ),
-        );
-        let text = '';
-        socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
-        socket.on('end', () => resolve(text.split('\r\n')[0] ?? ''));
-        socket.on('error', reject);
-      });
     for (const target of ['http://[', 'http://a:99999/payment-links/notifications', 'http://%zz/'])
-      expect(await statusLine(target), target).toBe('HTTP/1.1 400 Bad Request');
+      expect(await rawStatusLine(Number(port), `POST ${target} HTTP/1.1`), target).toBe(
+        'HTTP/1.1 400 Bad Request',
+      );
     const body = JSON.stringify(event);
     const answer = await fetch(listener.url, { method: 'POST', headers: signed(body), body });
     expect(answer.status).toBe(204);

@@ -1,6 +1,6 @@
 import * as fs from 'node:fs';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { connect, createServer } from 'node:net';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MockAgent } from 'undici';
@@ -13,6 +13,7 @@ import {
   type OAuthTokens,
   type TokenStore,
 } from './oauth.js';
+import { rawStatusLine } from '../testing/raw-request.js';
 
 // The file system as it is, with the token store's syncs and rename observable and a failure injectable between them.
 vi.mock('node:fs', async (importOriginal) => {
@@ -262,15 +263,7 @@ describe('receiveConsent', () => {
     const waiting = receiveConsent({ redirectUrl, state: 's', timeoutMs: 5000, onListening: () => ready() });
     await listening;
     // Node's parser lets a request line in absolute form through that no URL parser reads.
-    const statusLine = await new Promise<string>((resolve, reject) => {
-      const socket = connect(redirectPort, '127.0.0.1', () =>
-        socket.write('GET http://[ HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n'),
-      );
-      let text = '';
-      socket.on('data', (c: Buffer) => (text += c.toString('latin1')));
-      socket.on('end', () => resolve(text.split('\r\n')[0] ?? ''));
-      socket.on('error', reject);
-    });
+    const statusLine = await rawStatusLine(redirectPort, 'GET http://[ HTTP/1.1');
     expect(statusLine).toBe('HTTP/1.1 400 Bad Request');
     await fetch(`${redirectUrl}?code=abc&state=s`);
     expect(await waiting).toEqual({ kind: 'code', code: 'abc' });

@@ -47,6 +47,20 @@ function countdownTexts(page: Page, catalogue: 'de_DE' | 'ar_AE'): Promise<strin
   );
 }
 
+/** A fresh page of the kiosk's screen at its 800×1280 size, on the terminal's idle screen, for `body`. */
+async function onIdleScreen(body: (page: Page) => Promise<void>): Promise<void> {
+  const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
+  const page = await context.newPage();
+  page.setDefaultTimeout(15_000);
+  try {
+    expect((await page.goto(terminal.url))?.status()).toBe(200);
+    await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
+    await body(page);
+  } finally {
+    await context.close();
+  }
+}
+
 async function askedOnTicketScreen(page: Page): Promise<string> {
   await page.getByTestId('action-START').click();
   await page.locator('[data-testid="customer"][data-screen="enter-ticket"]').waitFor();
@@ -61,32 +75,20 @@ async function askedOnTicketScreen(page: Page): Promise<string> {
 
 describe('the seconds left, in the customer language', () => {
   it('in the terminal language (configured as de_DE), then in Arabic once the customer chooses it', async () => {
-    const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    try {
-      expect((await page.goto(terminal.url))?.status()).toBe(200);
-      await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
+    await onIdleScreen(async (page) => {
       expect(await askedOnTicketScreen(page)).toBeOneOf(await countdownTexts(page, 'de_DE'));
 
       await page.getByTestId('language-button').click();
       await page.getByTestId('language-ar_AE').click();
       await page.locator('html[lang="ar-AE"][dir="rtl"]').waitFor();
       expect(await askedOnTicketScreen(page)).toBeOneOf(await countdownTexts(page, 'ar_AE'));
-    } finally {
-      await context.close();
-    }
+    });
   }, 90_000);
 });
 
 describe('choosing a language by keys alone', () => {
   it('keeps focus on the language button once the screen is in the chosen language', async () => {
-    const context = await launched.browser.newContext({ viewport: { width: 800, height: 1280 } });
-    const page = await context.newPage();
-    page.setDefaultTimeout(15_000);
-    try {
-      expect((await page.goto(terminal.url))?.status()).toBe(200);
-      await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
+    await onIdleScreen(async (page) => {
       await page.getByTestId('language-button').focus();
       await page.keyboard.press('Enter');
       await page.getByTestId('language-list').waitFor();
@@ -97,8 +99,6 @@ describe('choosing a language by keys alone', () => {
       // Focus is where the customer left it, not thrown back to the top of the page: the next Tab goes on from here.
       expect(await page.evaluate(focusedTestId)).toBe('language-button');
       expect(await page.getByTestId('language-button').getAttribute('aria-expanded')).toBe('false');
-    } finally {
-      await context.close();
-    }
+    });
   }, 60_000);
 });

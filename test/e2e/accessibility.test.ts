@@ -512,6 +512,30 @@ describe('the renderer by keys alone', () => {
     expect(fake.events.map((e) => e.type).slice(-3)).toEqual(['DONE', 'START', 'CANCEL']);
   });
 
+  it('closes the open language list with Escape and returns focus to the Language button, without cancelling', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    fake.present({ ...ENTER_TICKET, language: LANGUAGE });
+    await onScreen(page, 'enter-ticket');
+    await page.getByTestId('language-button').focus();
+    await page.keyboard.press('Enter');
+    const list = page.getByTestId('language-list');
+    await list.waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toMatch(/^language-[a-z]{2}_[A-Z]{2}$/);
+    const before = fake.events.length;
+    // Cancel ✕ with the list open: the list closes, the sale goes on.
+    await page.keyboard.press('Escape');
+    await list.waitFor({ state: 'hidden' });
+    expect(await page.evaluate(focusedTestId)).toBe('language-button');
+    expect(await page.getByTestId('language-button').getAttribute('aria-expanded')).toBe('false');
+    expect(fake.events.slice(before)).toEqual([]);
+    expect(await page.getByTestId('customer').getAttribute('data-screen')).toBe('enter-ticket');
+    // With the list closed, Cancel ✕ cancels as on any screen.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => fake.events.slice(before).map((e) => e.type)).toEqual(['CANCEL']);
+  });
+
   it('announces a new message on the same screen (a ticket not found), not only a new screen', async () => {
     const { fake, page } = await start();
     await onScreen(page, 'idle');

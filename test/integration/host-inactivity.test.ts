@@ -349,6 +349,8 @@ describe('time limits on the card presentation', () => {
     expect(asked.screen).toBe('present-card');
     expect(asked.prompt).toMatchObject({ kind: 'more-time' });
     expect(asked.actions).toContain('MORE_TIME');
+    // Spoken as well as shown (WCAG 2.2.1: more than one sensory channel).
+    expect(asked.speech?.text).toContain('Do you need more time?');
     // The customer answers yes, then finds the reader: a fresh activation reads the card, charged once.
     h.simulator!.setCard('n2-contact');
     const more = await send(h, { type: 'MORE_TIME' });

@@ -18,7 +18,7 @@ describe('InactivityWatch', () => {
       timeoutMs: 30_000,
       promptMs: 20_000,
       accessibilityFactor: 2,
-      cardWaitMs: 160_000,
+      cardAnswerByMs: 160_000,
       onPrompt: () => state.prompts++,
       onExpire: () => state.expiries++,
       now: () => Date.now(),
@@ -73,8 +73,11 @@ describe('InactivityWatch', () => {
     vi.advanceTimersByTime(1);
     expect(s.prompts).toBe(1);
     expect(s.w.prompt).toEqual({ kind: 'more-time', expiresAtMs: Date.now() + 40_000 });
-    // A yes: the whole wait again (the host activates the reader afresh).
+    // Other activity does not move the end: the reader's wait is not longer for it.
     s.w.activity();
+    expect(s.w.prompt).toBeDefined();
+    // A yes: the whole wait again (the host activates the reader afresh).
+    s.w.cardRead();
     vi.advanceTimersByTime(119_999);
     expect(s.prompts).toBe(1);
     vi.advanceTimersByTime(40_001);

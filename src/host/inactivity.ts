@@ -24,8 +24,11 @@ export interface InactivityOptions {
   promptMs: number;
   /** Both are multiplied by it in accessibility mode. */
   accessibilityFactor: number;
-  /** Milliseconds the reader waits for a card after one activation in accessibility mode (`cardWaitSeconds`). */
-  cardWaitMs: number;
+  /**
+   * In accessibility mode, milliseconds after an activation of the reader by which the unanswered question has ended
+   * the sale (`cardAnswerByMs`, src/config/card-wait.ts: a little before the reader gives up).
+   */
+  cardAnswerByMs: number;
   /** The question is asked (the customer view must change). */
   onPrompt(): void;
   /** Nobody answered: leave the screen (the host cancels the machine's input). */
@@ -68,10 +71,10 @@ export class InactivityWatch {
   private arm(): void {
     this.clear();
     this.asked = undefined;
-    if (this.screen === CARD_SCREEN && this.accessible) {
-      // Asked while the reader still waits: the answer time ends with the activation.
-      const answerMs = Math.min(this.options.cardWaitMs, this.scale(this.options.promptMs));
-      this.timer = setTimeout(() => this.ask(answerMs), this.options.cardWaitMs - answerMs);
+    if (this.timesCard()) {
+      // Asked while the reader still waits: the answer time ends before the activation does.
+      const answerMs = Math.min(this.options.cardAnswerByMs, this.scale(this.options.promptMs));
+      this.timer = setTimeout(() => this.ask(answerMs), this.options.cardAnswerByMs - answerMs);
       this.timer.unref();
       return;
     }
@@ -107,8 +110,23 @@ export class InactivityWatch {
     this.arm();
   }
 
-  /** The customer did something: the clock starts again and any question goes away. */
+  /** On the card presentation in accessibility mode the clock is the reader's activation's. */
+  private timesCard(): boolean {
+    return this.screen === CARD_SCREEN && this.accessible;
+  }
+
+  /**
+   * The customer did something: the clock starts again and any question goes away. Not on the card presentation in
+   * accessibility mode, where the clock is the reader's: a key or a language chosen there does not make the reader
+   * wait longer; only a fresh activation ({@link cardRead}) does.
+   */
   activity(): void {
+    if (this.timesCard()) return;
+    this.arm();
+  }
+
+  /** The reader was activated afresh on the card presentation (after a yes): its clock starts again. */
+  cardRead(): void {
     this.arm();
   }
 

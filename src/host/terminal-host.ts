@@ -9,7 +9,7 @@ import {
   type ReaderDeps,
   type SimulatedReaderControl,
 } from '../../devices/index.js';
-import { cardWaitSeconds, ConfigError, type Config } from '../config/index.js';
+import { cardAnswerByMs, cardWaitSeconds, ConfigError, type Config } from '../config/index.js';
 import {
   assertConfiguredSecretFiles,
   readSecretText,
@@ -579,7 +579,7 @@ export class TerminalHost implements TerminalApi {
       timeoutMs: config.customer.inactivitySeconds * 1000,
       promptMs: config.customer.moreTimeSeconds * 1000,
       accessibilityFactor: config.customer.accessibilityFactor,
-      cardWaitMs: cardWaitSeconds(config, true) * 1000,
+      cardAnswerByMs: cardAnswerByMs(config),
       onPrompt: () => this.changed(),
       onExpire: () => this.leaveInput(),
     });
@@ -1284,7 +1284,9 @@ export class TerminalHost implements TerminalApi {
   private readAgain(): void {
     const root = this.runtime?.actor;
     const reading = root === undefined ? undefined : cardReadingActor(root);
-    reading?.send({ type: 'READ_AGAIN' });
+    if (reading === undefined) return;
+    reading.send({ type: 'READ_AGAIN' });
+    this.inactivity.cardRead();
   }
 
   /**

@@ -338,6 +338,16 @@ describe('time limits on the card presentation', () => {
     return now(h);
   }
 
+  /** Jumps time forward 5 s at a time until the card is no longer awaited: the screen that follows. */
+  async function untilGone(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
+    for (let waited = 0; waited < 600_000; waited += 5_000) {
+      const seen = await now(h);
+      if (seen.screen !== 'present-card') return seen;
+      await vi.advanceTimersByTimeAsync(5_000);
+    }
+    return now(h);
+  }
+
   it('asks "Do you need more time?" in accessibility mode before the reader stops, and a yes reads the card found later', async () => {
     const h = await startKiosk();
     await send(h, { type: 'SET_ACCESSIBILITY', on: true });
@@ -374,10 +384,23 @@ describe('time limits on the card presentation', () => {
     const asked = await untilAskedOrGone(h);
     expect(asked.screen).toBe('present-card');
     expect(asked.prompt).toMatchObject({ kind: 'more-time' });
-    await vi.advanceTimersByTimeAsync(41_000);
-    expect(['idle', 'error']).toContain((await now(h)).screen);
+    // The question ends the sale (CANCEL: the attract screen) before the reader gives up.
+    expect((await untilGone(h)).screen).toBe('idle');
     expect(h.sandbox!.ledger().transactions).toEqual([]);
     expect(h.cards.size).toBe(0);
+  }, 30_000);
+
+  it("keeps the question within the reader's wait when the customer changes the language while the card is awaited", async () => {
+    const h = await startKiosk();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await presentCard(h);
+    await vi.advanceTimersByTimeAsync(30_000);
+    await send(h, { type: 'SET_LANGUAGE', locale: 'de_DE' });
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    // Unanswered, the question ends the sale (CANCEL: the attract screen), not the reader giving up under it.
+    expect((await untilGone(h)).screen).toBe('idle');
   }, 30_000);
 
   it('gives the longer wait to a customer who turns accessibility mode on while the card is awaited', async () => {

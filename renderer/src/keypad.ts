@@ -7,7 +7,8 @@ import { KEYPAD_MAIN_EVENTS, type SpeechCommand } from '../../src/host/api.js';
  * - Enter: the screen's main action (continue, confirm, start, done; "Yes" while "Do you need more time?" is asked);
  *   a focused button or field keeps its own Enter;
  * - Backspace deletes the last character, Delete clears the field;
- * - Escape: cancel ("No" while the question is asked);
+ * - Escape: cancel ("No" while the question is asked); with a list open (the languages) it only closes the list and
+ *   focus goes back to the button that opened it;
  * - the speech keys of accessibility mode (EN 301 549 5.1.3: speech can be interrupted and repeated, volume adjusted):
  *   `*` repeats the screen (and, with accessibility mode off, turns it on: the tactile way in), `#` stops the speech,
  *   `+` and `-` (or the volume keys) make it louder or softer.
@@ -72,6 +73,18 @@ function pressable(scope: ParentNode, testid: string): HTMLElement | null {
   return el;
 }
 
+/**
+ * Closes a list open on the screen (a button with `aria-expanded="true"` and the `aria-controls` of its list, as the
+ * Language button): the button's own press closes it, and focus goes back to the button. True when one was open.
+ */
+function closeOpenList(scope: ParentNode): boolean {
+  const opener = scope.querySelector<HTMLElement>('[aria-controls][aria-expanded="true"]');
+  if (!opener || opener.closest('[inert]')) return false;
+  opener.click();
+  opener.focus();
+  return true;
+}
+
 /** Presses the on-screen control the command stands for; true when there was one. */
 function run(command: KeypadCommand, scope: ParentNode): boolean {
   const press = (...testids: string[]): boolean => {
@@ -94,7 +107,7 @@ function run(command: KeypadCommand, scope: ParentNode): boolean {
     case 'main':
       return press(...MAIN_ACTIONS);
     case 'cancel':
-      return press('more-time-no', 'action-CANCEL');
+      return closeOpenList(scope) || press('more-time-no', 'action-CANCEL');
     case 'speech':
       return false;
   }

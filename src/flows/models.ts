@@ -39,7 +39,12 @@ export type FlowEvent =
   | { type: 'TAP_EXIT' }
   | { type: 'CANCEL' }
   | { type: 'DONE' }
-  | { type: 'CREDIT' };
+  | { type: 'CREDIT' }
+  /**
+   * The host's, never the customer's (the bridge takes only the customer's events): a fresh card read on the
+   * `present-card` screen once the customer asked for more time (src/host/inactivity.ts).
+   */
+  | { type: 'READ_AGAIN' };
 
 export type FlowEventType = FlowEvent['type'];
 

@@ -1,4 +1,4 @@
-import { resolveAltProfile, type Config, type CustomerField } from '../config/index.js';
+import { cardWaitSeconds, resolveAltProfile, type Config, type CustomerField } from '../config/index.js';
 import type { CardType } from './effects.js';
 import type { TariffConfig } from './tariff.js';
 
@@ -6,7 +6,8 @@ import type { TariffConfig } from './tariff.js';
 export interface FlowTiming {
   /**
    * `readTimeout`: how long a machine waits for a card before it gives up and cancels the read. A backstop above the
-   * reader's own activate timeout (reader.activateTimeoutSeconds + reader.commandTimeoutMs).
+   * reader's own activate timeout: the longest activation the host asks for (`cardWaitSeconds` in accessibility mode,
+   * src/config/card-wait.ts) + reader.commandTimeoutMs.
    */
   readTimeoutMs: number;
   /**
@@ -135,7 +136,7 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
     ...(config.links.payLater ? { payLater: { waitMs: config.links.waitSeconds * 1_000 } } : {}),
     ...(altMethodsOf(config).length > 0 ? { altMethods: altMethodsOf(config) } : {}),
     timing: {
-      readTimeoutMs: config.reader.activateTimeoutSeconds * 1_000 + config.reader.commandTimeoutMs,
+      readTimeoutMs: cardWaitSeconds(config, true) * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),
       timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
       resolutionRetryMs: config.journal.resolutionRetryMs,

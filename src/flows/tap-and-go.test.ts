@@ -3,7 +3,7 @@ import { createActor } from 'xstate';
 import type { HoldRecord } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
-import { describeView } from './view.js';
+import { cardReadingActor, describeView } from './view.js';
 
 const MIN = 60_000;
 
@@ -131,6 +131,30 @@ describe('tap-and-go machine', () => {
     actor.send({ type: 'TAP_EXIT' });
     await settle();
     expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('tap-and-go machine: more time at the exit', () => {
+  it('reads again on READ_AGAIN (the customer asked for more time): the waiting read is aborted, the fee charged once', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.clock.increment(100 * MIN);
+    const before = fake.sent.length;
+    fake.reads.push('hang');
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('present-card');
+    const reading = cardReadingActor(actor);
+    expect(reading).toBe(actor);
+    reading?.send({ type: 'READ_AGAIN' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+    expect(fake.comments().slice(before)).toEqual(['Parking Capture Less Than Auth']);
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
   });

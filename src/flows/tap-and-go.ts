@@ -449,7 +449,8 @@ export const tapAndGoMachine = setup({
           actions: assign({ message: { key: 'tapAndGo.noCard' }, reason: 'READ_TIMEOUT' }),
         },
       },
-      on: { CANCEL: 'idle' },
+      // More time asked for: a fresh activation (READ_AGAIN, src/flows/transaction.ts).
+      on: { CANCEL: 'idle', READ_AGAIN: { target: 'exitReading', reenter: true } },
     },
     claiming: {
       tags: ['processing'],

@@ -142,10 +142,22 @@ interface TransactionContext {
   dcc: DccSelection | undefined;
 }
 
-type TransactionEvent = { type: 'CANCEL' } | { type: 'CHOOSE_CURRENCY'; currency: string };
+type TransactionEvent =
+  | { type: 'CANCEL' }
+  | { type: 'CHOOSE_CURRENCY'; currency: string }
+  /** The host's, never the customer's: {@link READ_AGAIN}. */
+  | { type: 'READ_AGAIN' };
 
 const notProvided = (name: string) => () =>
   Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
+
+/**
+ * The customer asked for more time while the card is awaited (src/host/inactivity.ts): the read is started again, a
+ * fresh activation of the reader with its whole wait and the machine's backstop with it. The read in progress is
+ * aborted first (its invoke stops); nothing was sent, so nothing can be charged twice. Handled by every state that
+ * awaits a card (the `present-card` tag).
+ */
+export const READ_AGAIN = { target: 'reading', reenter: true } as const;
 
 function errorCode(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'code' in error) {
@@ -406,6 +418,7 @@ export const transactionMachine = setup({
           target: 'done',
           actions: assign({ result: { kind: 'cancelled', undone: true } }),
         },
+        READ_AGAIN,
       },
     },
     checkingCard: {

@@ -1,4 +1,4 @@
-import type { AnyMachineSnapshot } from 'xstate';
+import type { AnyActorRef, AnyMachineSnapshot } from 'xstate';
 import { BASE_LOCALE, formatMessage, type MessageKey, type MessageParams } from '../i18n/index.js';
 import type { DccOfferSummary, LinkPurpose, LinkShown, ReceiptData } from './effects.js';
 import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
@@ -14,8 +14,8 @@ import { durationOptions, priceForDuration } from './tariff.js';
  */
 export interface FlowView {
   screen: FlowScreen;
-  /** Events the machine accepts now (each checked with `snapshot.can` on a representative event). */
-  actions: FlowEventType[];
+  /** The customer's events the machine accepts now (each checked with `snapshot.can` on a representative event). */
+  actions: Exclude<FlowEventType, 'READ_AGAIN'>[];
   /** Minor units of `currency`. */
   amountMinor?: number;
   currency: string;
@@ -113,7 +113,22 @@ export function screenOf(snapshot: AnyMachineSnapshot): FlowScreen {
   return 'processing';
 }
 
-function sampleEvents(settings: FlowSettings, paidMinutes: number): FlowEvent[] {
+/**
+ * The actor awaiting a card now (the `present-card` tag), to which READ_AGAIN goes: the model itself (the tap-and-go
+ * exit) or its transaction; undefined on any other screen.
+ */
+export function cardReadingActor(actor: AnyActorRef): AnyActorRef | undefined {
+  const snapshot = actor.getSnapshot() as AnyMachineSnapshot;
+  if (snapshot.hasTag('present-card')) return actor;
+  const child = (snapshot.children as Record<string, AnyActorRef | undefined>)['transaction'];
+  const childSnapshot = child?.getSnapshot() as { hasTag?: (tag: string) => boolean } | undefined;
+  return childSnapshot?.hasTag?.('present-card') === true ? child : undefined;
+}
+
+function sampleEvents(
+  settings: FlowSettings,
+  paidMinutes: number,
+): Exclude<FlowEvent, { type: 'READ_AGAIN' }>[] {
   const first = durationOptions(settings.tariff)[0] ?? 1;
   const unit = settings.tariff.periods[0]?.unitMinutes ?? 1;
   return [

@@ -63,6 +63,8 @@ export function createFlowEffects(deps: {
   links: LinkDesk;
   /** How much longer than configured a customer is given (the accessibility factor in accessibility mode, else 1). */
   waitFactor: () => number;
+  /** Seconds the reader waits for a card after one activation (`cardWaitSeconds`: longer in accessibility mode). */
+  cardWaitSeconds: () => number;
   /** Pay later: the link printed on the receipt printer. */
   printLink: FlowEffects['printLink'];
   /** Alternative methods (spec 001): the desk (built after the effects, asked only once the host runs). */
@@ -81,7 +83,7 @@ export function createFlowEffects(deps: {
         currencyNumeric: requireCurrency(input.currency).numeric,
         countryNumeric: config.terminal.countryNumeric,
         transactionType: input.transactionType,
-        timeoutSeconds: config.reader.activateTimeoutSeconds,
+        timeoutSeconds: deps.cardWaitSeconds(),
         signal,
       });
       return cards.hold(read).summary;

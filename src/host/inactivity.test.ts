@@ -18,6 +18,7 @@ describe('InactivityWatch', () => {
       timeoutMs: 30_000,
       promptMs: 20_000,
       accessibilityFactor: 2,
+      cardAnswerByMs: 160_000,
       onPrompt: () => state.prompts++,
       onExpire: () => state.expiries++,
       now: () => Date.now(),
@@ -60,6 +61,27 @@ describe('InactivityWatch', () => {
     vi.advanceTimersByTime(39_999);
     expect(s.expiries).toBe(0);
     vi.advanceTimersByTime(1);
+    expect(s.expiries).toBe(1);
+  });
+
+  it('times the card presentation in accessibility mode only, asking while the reader still waits', () => {
+    const s = watch();
+    s.w.observe('present-card', true);
+    // The reader waits 160 s; the question's 40 s of accessibility mode end with it.
+    vi.advanceTimersByTime(119_999);
+    expect(s.prompts).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(s.prompts).toBe(1);
+    expect(s.w.prompt).toEqual({ kind: 'more-time', expiresAtMs: Date.now() + 40_000 });
+    // Other activity does not move the end: the reader's wait is not longer for it.
+    s.w.activity();
+    expect(s.w.prompt).toBeDefined();
+    // A yes: the whole wait again (the host activates the reader afresh).
+    s.w.cardRead();
+    vi.advanceTimersByTime(119_999);
+    expect(s.prompts).toBe(1);
+    vi.advanceTimersByTime(40_001);
+    expect(s.prompts).toBe(2);
     expect(s.expiries).toBe(1);
   });
 

@@ -4,8 +4,18 @@
  * the customer is choosing or typing are timed — the currency choice among them (nothing is sent before it is made):
  * once a card is being read or a payment is with the gateway, nothing here interrupts (a payment in progress is never
  * abandoned by a timer).
+ *
+ * The card presentation (`present-card`) is timed in accessibility mode only: the reader waits there, and a blind
+ * customer may still be looking for it. The reader's activation is longer then (`cardWaitSeconds`,
+ * src/config/card-wait.ts) and the question is asked while it still waits, so that its answer time ends with it; a yes
+ * starts a fresh activation (the host sends READ_AGAIN), no answer cancels the sale as on any input screen. Nothing
+ * was sent while the card is awaited: nothing is charged twice, no hold is left. Without accessibility mode the
+ * reader's own wait ends the screen as before.
  */
 import { TIMED_SCREENS } from './api.js';
+
+/** The screen that awaits a card: timed in accessibility mode only (above). */
+export const CARD_SCREEN = 'present-card';
 
 export interface InactivityOptions {
   /** Milliseconds of silence on a timed screen before the question. */
@@ -14,6 +24,11 @@ export interface InactivityOptions {
   promptMs: number;
   /** Both are multiplied by it in accessibility mode. */
   accessibilityFactor: number;
+  /**
+   * In accessibility mode, milliseconds after an activation of the reader by which the unanswered question has ended
+   * the sale (`cardAnswerByMs`, src/config/card-wait.ts: a little before the reader gives up).
+   */
+  cardAnswerByMs: number;
   /** The question is asked (the customer view must change). */
   onPrompt(): void;
   /** Nobody answered: leave the screen (the host cancels the machine's input). */
@@ -56,14 +71,24 @@ export class InactivityWatch {
   private arm(): void {
     this.clear();
     this.asked = undefined;
+    if (this.timesCard()) {
+      // Asked while the reader still waits: the answer time ends before the activation does.
+      const answerMs = Math.min(this.options.cardAnswerByMs, this.scale(this.options.promptMs));
+      this.timer = setTimeout(() => this.ask(answerMs), this.options.cardAnswerByMs - answerMs);
+      this.timer.unref();
+      return;
+    }
     if (this.screen === undefined || !TIMED_SCREENS.has(this.screen)) return;
-    this.timer = setTimeout(() => this.ask(), this.scale(this.options.timeoutMs));
+    this.timer = setTimeout(
+      () => this.ask(this.scale(this.options.promptMs)),
+      this.scale(this.options.timeoutMs),
+    );
     this.timer.unref();
   }
 
-  private ask(): void {
-    this.asked = { kind: 'more-time', expiresAtMs: this.now() + this.scale(this.options.promptMs) };
-    this.timer = setTimeout(() => this.expire(), this.scale(this.options.promptMs));
+  private ask(answerMs: number): void {
+    this.asked = { kind: 'more-time', expiresAtMs: this.now() + answerMs };
+    this.timer = setTimeout(() => this.expire(), answerMs);
     this.timer.unref();
     this.options.onPrompt();
   }
@@ -85,8 +110,23 @@ export class InactivityWatch {
     this.arm();
   }
 
-  /** The customer did something: the clock starts again and any question goes away. */
+  /** On the card presentation in accessibility mode the clock is the reader's activation's. */
+  private timesCard(): boolean {
+    return this.screen === CARD_SCREEN && this.accessible;
+  }
+
+  /**
+   * The customer did something: the clock starts again and any question goes away. Not on the card presentation in
+   * accessibility mode, where the clock is the reader's: a key or a language chosen there does not make the reader
+   * wait longer; only a fresh activation ({@link cardRead}) does.
+   */
   activity(): void {
+    if (this.timesCard()) return;
+    this.arm();
+  }
+
+  /** The reader was activated afresh on the card presentation (after a yes): its clock starts again. */
+  cardRead(): void {
     this.arm();
   }
 

@@ -218,6 +218,7 @@ function host(
     feeNotComputable: () => undefined,
     links: {} as never,
     waitFactor: () => 1,
+    cardWaitSeconds: () => 60,
     printLink: () => undefined,
     altPayments: unused,
   });

@@ -9,13 +9,14 @@ import {
   type ReaderDeps,
   type SimulatedReaderControl,
 } from '../../devices/index.js';
-import { ConfigError, type Config } from '../config/index.js';
+import { cardAnswerByMs, cardWaitSeconds, ConfigError, type Config } from '../config/index.js';
 import {
   assertConfiguredSecretFiles,
   readSecretText,
   withSecretFilesResolved,
 } from '../config/secret-file.js';
 import {
+  cardReadingActor,
   flowSettingsFromConfig,
   type FlowEffects,
   type FlowSettings,
@@ -451,6 +452,8 @@ export class TerminalHost implements TerminalApi {
       links: this.links,
       // A customer in accessibility mode is given the longer time limits on the pay-by-phone screen too.
       waitFactor: () => (this.accessible ? config.customer.accessibilityFactor : 1),
+      // The reader's wait for a card: longer in accessibility mode, with "Do you need more time?" before it ends.
+      cardWaitSeconds: () => cardWaitSeconds(config, this.accessible),
       printLink: (link) => {
         void this.receipts.printLink(
           {
@@ -576,6 +579,7 @@ export class TerminalHost implements TerminalApi {
       timeoutMs: config.customer.inactivitySeconds * 1000,
       promptMs: config.customer.moreTimeSeconds * 1000,
       accessibilityFactor: config.customer.accessibilityFactor,
+      cardAnswerByMs: cardAnswerByMs(config),
       onPrompt: () => this.changed(),
       onExpire: () => this.leaveInput(),
     });
@@ -1232,13 +1236,18 @@ export class TerminalHost implements TerminalApi {
   /** Presentation events: the customer's own settings, handled here, never by the machines. */
   private presentation(event: UserEvent): Result<TerminalSnapshot> | undefined {
     if (event.type === 'SET_ACCESSIBILITY') {
+      const turnedOn = event.on && !this.accessible;
       this.accessible = event.on;
+      // A card awaited already: a fresh activation with the wait of accessibility mode, which the question is timed on.
+      if (turnedOn) this.readAgain();
       this.inactivity.activity();
       this.changed();
       return ok(this.buildSnapshot());
     }
     if (event.type === 'MORE_TIME') {
       if (!this.inactivity.prompt) return this.refuse('NOT_ALLOWED_NOW', 'no question is being asked');
+      // On the card presentation the time is the reader's: a fresh activation with its whole wait.
+      this.readAgain();
       this.inactivity.activity();
       this.changed();
       return ok(this.buildSnapshot());
@@ -1266,6 +1275,18 @@ export class TerminalHost implements TerminalApi {
       return ok(this.buildSnapshot());
     }
     return undefined;
+  }
+
+  /**
+   * Starts the card read again when a card is awaited (READ_AGAIN to the actor reading it): the read in progress is
+   * aborted and the reader activated afresh. Nothing was sent yet; a card already read is past this screen.
+   */
+  private readAgain(): void {
+    const root = this.runtime?.actor;
+    const reading = root === undefined ? undefined : cardReadingActor(root);
+    if (reading === undefined) return;
+    reading.send({ type: 'READ_AGAIN' });
+    this.inactivity.cardRead();
   }
 
   /**

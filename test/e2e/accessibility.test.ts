@@ -11,7 +11,13 @@ import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { FakeTerminal, FAKE_QR_SVG, SAMPLE_DCC } from './fake-terminal.js';
 import { installWatchers, violationsSeen } from './page-scripts.js';
-import { outOfReach, overflowingButtons, sidewaysScroll, smallTargets } from './layout-scripts.js';
+import {
+  outOfReach,
+  overflowingButtons,
+  sidewaysScroll,
+  smallTargets,
+  spillingText,
+} from './layout-scripts.js';
 
 /**
  * The renderer's accessibility in a real headless Chromium (EN 301 549; WCAG 2.2 AA as the floor): axe-core on every
@@ -382,6 +388,8 @@ describe('accessibility of the customer screens (axe-core, WCAG 2.2 AA)', () => 
 
 /** Touch targets of the customer screens: never under 44 CSS px a side (kiosk.md §2, WCAG 2.5.5). */
 const MIN_TARGET = 44;
+/** The amount of a screen and the amount being keyed: each must fit the width (`spillingText`). */
+const AMOUNTS_SHOWN = ['[data-testid="customer-amount"]', '[data-testid="amount-display"]'];
 
 describe('the customer screens at 200 % zoom (low vision)', () => {
   /** 200 % zoom on the kiosk's 800 px lays the page out in 400 CSS px. */
@@ -465,9 +473,61 @@ describe('the customer screens at 200 % zoom (low vision)', () => {
           if (px > 0) failures.push(`${where}: ${selector} scrolls ${px} px sideways`);
         for (const overflow of await page.evaluate(overflowingButtons))
           failures.push(`${where}: text overflows its button: ${overflow}`);
+        for (const spill of await page.evaluate(spillingText, AMOUNTS_SHOWN))
+          failures.push(`${where}: ${spill}`);
         for (const small of await page.evaluate(smallTargets, MIN_TARGET))
           failures.push(`${where}: target under ${MIN_TARGET} px: ${small}`);
       }
+    expect(failures.join('\n')).toBe('');
+  });
+
+  it('fits a large amount and the longest keyed amount in the width, large text included: nothing scrolls sideways or leaves the screen', async () => {
+    const { fake, page } = await start(ZOOMED_200);
+    await onScreen(page, 'idle');
+    const failures: string[] = [];
+    const german = { ...LANGUAGE, current: 'de_DE', lang: 'de-DE', direction: 'ltr' as const };
+    const large = { minor: 125_000, currency: 'EUR', text: '1.250,00 €' };
+    const check = async (where: string): Promise<void> => {
+      const scroll = await page.evaluate(sidewaysScroll, ['html', '[data-testid="customer"]']);
+      for (const [selector, px] of Object.entries(scroll))
+        if (px > 0) failures.push(`${where}: ${selector} scrolls ${px} px sideways`);
+      for (const spill of await page.evaluate(spillingText, AMOUNTS_SHOWN))
+        failures.push(`${where}: ${spill}`);
+      for (const small of await page.evaluate(smallTargets, MIN_TARGET))
+        failures.push(`${where}: target under ${MIN_TARGET} px: ${small}`);
+    };
+    for (const accessible of [false, true]) {
+      const mode = accessible ? ' (accessibility mode)' : '';
+      for (const screen of ['confirm', 'present-card', 'processing'] as const) {
+        fake.present({
+          screen,
+          title: 'Betrag',
+          message: '',
+          amount: large,
+          actions: screen === 'confirm' ? ['CONFIRM', 'CANCEL'] : [],
+          language: german,
+          accessibility: accessible,
+        });
+        await onScreen(page, screen);
+        await check(`${screen} "${large.text}"${mode}`);
+      }
+      // The longest amount the keypad takes, typed on the screen keys.
+      fake.present({
+        screen: 'enter-amount',
+        title: 'Betrag',
+        message: '',
+        amount: { minor: 0, currency: 'EUR', text: '0,00 €' },
+        actions: ['ENTER_AMOUNT', 'CANCEL'],
+        language: german,
+        accessibility: accessible,
+      });
+      await onScreen(page, 'enter-amount');
+      await page.getByTestId('amount-key-clear').click();
+      for (const digit of '999999999') await page.getByTestId(`amount-key-${digit}`).click();
+      const keyed = (await page.getByTestId('amount-display').textContent()) ?? '';
+      expect(keyed.replace(/\D/g, '')).toBe('999999999');
+      await check(`enter-amount "${keyed}"${mode}`);
+    }
     expect(failures.join('\n')).toBe('');
   });
 });
@@ -510,6 +570,30 @@ describe('the renderer by keys alone', () => {
     await page.keyboard.press('Escape');
     await onScreen(page, 'idle');
     expect(fake.events.map((e) => e.type).slice(-3)).toEqual(['DONE', 'START', 'CANCEL']);
+  });
+
+  it('closes the open language list with Escape and returns focus to the Language button, without cancelling', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    fake.present({ ...ENTER_TICKET, language: LANGUAGE });
+    await onScreen(page, 'enter-ticket');
+    await page.getByTestId('language-button').focus();
+    await page.keyboard.press('Enter');
+    const list = page.getByTestId('language-list');
+    await list.waitFor();
+    await page.keyboard.press('Tab');
+    expect(await page.evaluate(focusedTestId)).toMatch(/^language-[a-z]{2}_[A-Z]{2}$/);
+    const before = fake.events.length;
+    // Cancel ✕ with the list open: the list closes, the sale goes on.
+    await page.keyboard.press('Escape');
+    await list.waitFor({ state: 'hidden' });
+    expect(await page.evaluate(focusedTestId)).toBe('language-button');
+    expect(await page.getByTestId('language-button').getAttribute('aria-expanded')).toBe('false');
+    expect(fake.events.slice(before)).toEqual([]);
+    expect(await page.getByTestId('customer').getAttribute('data-screen')).toBe('enter-ticket');
+    // With the list closed, Cancel ✕ cancels as on any screen.
+    await page.keyboard.press('Escape');
+    await expect.poll(() => fake.events.slice(before).map((e) => e.type)).toEqual(['CANCEL']);
   });
 
   it('announces a new message on the same screen (a ticket not found), not only a new screen', async () => {

@@ -54,6 +54,27 @@ export function overflowingButtons(): string[] {
   return found;
 }
 
+/**
+ * Each shown element of `selectors` (every match) whose text does not fit: wider than its own box (clipped or spilling
+ * out) or reaching past a side of the window. Selector, text and widths.
+ */
+export function spillingText(selectors: string[]): string[] {
+  const found: string[] = [];
+  for (const selector of selectors)
+    for (const el of Array.from(document.querySelectorAll(selector))) {
+      if (el.getClientRects().length === 0) continue;
+      const r = el.getBoundingClientRect();
+      const text = (el.textContent ?? '').trim();
+      if (el.scrollWidth > el.clientWidth + 1)
+        found.push(`${selector} "${text}": ${el.scrollWidth} px of text in ${el.clientWidth} px`);
+      else if (r.left < -0.5 || r.left + r.width > window.innerWidth + 0.5)
+        found.push(
+          `${selector} "${text}": from ${Math.round(r.left)} to ${Math.round(r.left + r.width)} px of a ${window.innerWidth} px window`,
+        );
+    }
+  return found;
+}
+
 /** Every shown button of the customer area smaller than `min` CSS px in width or height: testid and size. */
 export function smallTargets(min: number): string[] {
   const found: string[] = [];

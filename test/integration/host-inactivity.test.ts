@@ -289,3 +289,139 @@ describe('time limits on the currency choice', () => {
     );
   }, 30_000);
 });
+
+describe('time limits on the card presentation', () => {
+  /** Pay station on the embedded defaults; the simulated reader sees no card until the test puts one in its field. */
+  async function startKiosk(): Promise<TerminalHost> {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-inactivity-card-'));
+    host = await createTerminalHost(
+      parseConfig({
+        reader: { activateTimeoutSeconds: 60, sim: { card: 'no-card' } },
+        customer: { inactivitySeconds: 45, moreTimeSeconds: 20, accessibilityFactor: 2 },
+      }),
+      { logger: silentLogger(), cwd },
+    );
+    await waitFor(host, ['idle'], 10_000);
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+    return host;
+  }
+
+  function ticketEnteredMinutesAgo(minutes: number): string {
+    const local = new Intl.DateTimeFormat('en-GB', {
+      timeZone: 'Europe/London',
+      year: 'numeric',
+      month: '2-digit',
+      day: '2-digit',
+      hour: '2-digit',
+      minute: '2-digit',
+      hourCycle: 'h23',
+    }).formatToParts(new Date(Date.now() - minutes * 60_000));
+    const g = (t: string): string => local.find((x) => x.type === t)?.value ?? '00';
+    return `${g('year')}${g('month')}${g('day')}${g('hour')}${g('minute')}01`;
+  }
+
+  async function presentCard(h: TerminalHost): Promise<void> {
+    await send(h, { type: 'START' });
+    await send(h, { type: 'ENTER_TICKET', ticket: ticketEnteredMinutesAgo(95) });
+    expect((await waitFor(h, ['confirm'], 10_000)).customer.screen).toBe('confirm');
+    await send(h, { type: 'CONFIRM' });
+    expect((await waitFor(h, ['present-card'], 10_000)).customer.screen).toBe('present-card');
+  }
+
+  /** Jumps time forward 5 s at a time until the question is asked or the screen changes. */
+  async function untilAskedOrGone(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
+    for (let waited = 0; waited < 600_000; waited += 5_000) {
+      const seen = await now(h);
+      if (seen.prompt !== undefined || seen.screen !== 'present-card') return seen;
+      await vi.advanceTimersByTimeAsync(5_000);
+    }
+    return now(h);
+  }
+
+  /** Jumps time forward 5 s at a time until the card is no longer awaited: the screen that follows. */
+  async function untilGone(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
+    for (let waited = 0; waited < 600_000; waited += 5_000) {
+      const seen = await now(h);
+      if (seen.screen !== 'present-card') return seen;
+      await vi.advanceTimersByTimeAsync(5_000);
+    }
+    return now(h);
+  }
+
+  it('asks "Do you need more time?" in accessibility mode before the reader stops, and a yes reads the card found later', async () => {
+    const h = await startKiosk();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await presentCard(h);
+    // Longer than the reader's configured 60 s: a blind customer is still looking for the reader.
+    await vi.advanceTimersByTimeAsync(70_000);
+    expect((await now(h)).screen).toBe('present-card');
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    expect(asked.actions).toContain('MORE_TIME');
+    // Spoken as well as shown (WCAG 2.2.1: more than one sensory channel).
+    expect(asked.speech?.text).toContain('Do you need more time?');
+    // The customer answers yes, then finds the reader: a fresh activation reads the card, charged once.
+    h.simulator!.setCard('n2-contact');
+    const more = await send(h, { type: 'MORE_TIME' });
+    expect(more.customer.screen).toBe('present-card');
+    expect(more.customer.prompt).toBeUndefined();
+    expect((await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000)).customer.screen).toBe(
+      'approved',
+    );
+    const sales = h.sandbox!.ledger().transactions;
+    expect(sales).toHaveLength(1);
+    expect(sales[0]?.requests).toHaveLength(1);
+    // The customer is done: the card read is let go, and none of the aborted activation was ever kept.
+    expect((await send(h, { type: 'DONE' })).customer.screen).toBe('idle');
+    expect(h.cards.size).toBe(0);
+  }, 30_000);
+
+  it('cancels the sale without an answer in accessibility mode: nothing is sent and no card is kept', async () => {
+    const h = await startKiosk();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await presentCard(h);
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    // The question ends the sale (CANCEL: the attract screen) before the reader gives up.
+    expect((await untilGone(h)).screen).toBe('idle');
+    expect(h.sandbox!.ledger().transactions).toEqual([]);
+    expect(h.cards.size).toBe(0);
+  }, 30_000);
+
+  it("keeps the question within the reader's wait when the customer changes the language while the card is awaited", async () => {
+    const h = await startKiosk();
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    await presentCard(h);
+    await vi.advanceTimersByTimeAsync(30_000);
+    await send(h, { type: 'SET_LANGUAGE', locale: 'de_DE' });
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    // Unanswered, the question ends the sale (CANCEL: the attract screen), not the reader giving up under it.
+    expect((await untilGone(h)).screen).toBe('idle');
+  }, 30_000);
+
+  it('gives the longer wait to a customer who turns accessibility mode on while the card is awaited', async () => {
+    const h = await startKiosk();
+    await presentCard(h);
+    await vi.advanceTimersByTimeAsync(30_000);
+    await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+    // Past the end of the first activation: the reader was activated afresh with the wait of accessibility mode.
+    await vi.advanceTimersByTimeAsync(45_000);
+    expect((await now(h)).screen).toBe('present-card');
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+  }, 30_000);
+
+  it("keeps the reader's own wait without accessibility mode: no question, the error screen after it", async () => {
+    const h = await startKiosk();
+    await presentCard(h);
+    const ended = await untilAskedOrGone(h);
+    expect(ended.prompt).toBeUndefined();
+    expect(ended.screen).toBe('error');
+    expect(h.sandbox!.ledger().transactions).toEqual([]);
+  }, 30_000);
+});

@@ -1,9 +1,17 @@
 import { constants } from 'node:os';
 import { ConfigError } from '../config/index.js';
 import { SecretFileError } from '../config/secret-file.js';
+import { GatewayAuthError } from '../gateway/errors.js';
 import { appVersion } from '../host/app-version.js';
 import { COMMANDS } from './commands/index.js';
-import { EXIT_USAGE, printError, UsageError, type CliIo, type ProcessBoundary } from './output.js';
+import {
+  EXIT_FINDINGS,
+  EXIT_USAGE,
+  printError,
+  UsageError,
+  type CliIo,
+  type ProcessBoundary,
+} from './output.js';
 
 const HELP = `parking-terminal — card-present payment terminal for parking
 
@@ -63,8 +71,13 @@ function handleStopSignals(controller: AbortController, io: CliIo): () => void {
   };
 }
 
-/** Prints the error document of `e` (DESIGN.md: exit 2 on bad input or usage) and returns the exit code. */
-function reportError(io: CliIo, e: unknown): number {
+/**
+ * Prints the error document of `e` and returns the exit code: 2 for bad input, usage or configuration (DESIGN.md),
+ * `unexpected` for any other error. A command that is the process (`start`) passes 1 there: its exit 2 means "the
+ * same at every start" and the kiosk service does not restart it (`RestartPreventExitStatus=2`), while a start that
+ * failed on something that may pass (a port still held, a journal still locked) must be started again.
+ */
+function reportError(io: CliIo, e: unknown, unexpected: number): number {
   if (e instanceof UsageError) {
     printError(io, e.code, e.message, e.details);
     return EXIT_USAGE;
@@ -79,7 +92,8 @@ function reportError(io: CliIo, e: unknown): number {
   }
   const err = e as { code?: unknown; message?: unknown };
   printError(io, typeof err.code === 'string' ? err.code : 'INTERNAL', String(err.message ?? e));
-  return EXIT_USAGE;
+  // A gateway credential the terminal cannot use (a secret file whose text is no secret) is configuration as well.
+  return e instanceof GatewayAuthError ? EXIT_USAGE : unexpected;
 }
 
 /**
@@ -122,7 +136,7 @@ export async function main(args: string[], ioOverride?: Partial<CliIo>): Promise
   try {
     code = await cmd.run(rest, io);
   } catch (e) {
-    code = reportError(io, e);
+    code = reportError(io, e, cmd.endsProcess ? EXIT_FINDINGS : EXIT_USAGE);
   } finally {
     removeSignalHandlers?.();
   }

@@ -81,6 +81,23 @@ describe('command signatures', () => {
     expect(signatureValid(signed, readFleetKey(publicFile))).toBe(false);
   });
 
+  it('names the terminal clock and the skew against the signed time when it refuses a command as not yet valid or expired', () => {
+    // A terminal whose clock is off by more than the tolerance refuses every command: the operator reads why, and by
+    // how much, in the refusal `fleet send` prints.
+    const key = readFleetKey(privateFile);
+    const signed = signCommand(unsigned, key);
+    const behind = checkCommand(signed, { ...expectFor(key), nowMs: NOW - 120_000 });
+    expect(behind).toMatchObject({ ok: false, code: 'NOT_YET_VALID' });
+    expect(!behind.ok && behind.message).toContain(
+      "the terminal's clock reads 2026-11-24T11:58:00.000Z, 120 s behind the command's signed time",
+    );
+    const ahead = checkCommand(signed, { ...expectFor(key), nowMs: NOW + 700_000 });
+    expect(ahead).toMatchObject({ ok: false, code: 'EXPIRED' });
+    expect(!ahead.ok && ahead.message).toContain(
+      "the terminal's clock reads 2026-11-24T12:11:40.000Z, 700 s after the command's signed time",
+    );
+  });
+
   it('refuses a changed argument, another terminal, an expired or too long-lived command', () => {
     const key = readFleetKey(privateFile);
     const signed = signCommand(unsigned, key);

@@ -10,6 +10,7 @@ import {
 import { readSecretText } from '../config/secret-file.js';
 import {
   ASYMMETRIC_KEY_COMMANDS,
+  COMMAND_CLOCK_TOLERANCE_SECONDS,
   COMMAND_MAX_DEPTH,
   nestedDeeperThan,
   type ReplyCode,
@@ -154,7 +155,7 @@ export function checkCommand(
   command: SignedCommand,
   expect: { key: FleetKey; terminalId: string; nowMs: number; maxAgeMs: number; clockToleranceMs?: number },
 ): { ok: true } | { ok: false; code: ReplyCode; message: string } {
-  const tolerance = expect.clockToleranceMs ?? 60_000;
+  const tolerance = expect.clockToleranceMs ?? COMMAND_CLOCK_TOLERANCE_SECONDS * 1000;
   if (!signatureValid(command, expect.key))
     return { ok: false, code: 'BAD_SIGNATURE', message: 'the signature does not verify with the fleet key' };
   if (command.terminalId !== expect.terminalId)
@@ -163,10 +164,28 @@ export function checkCommand(
   const expires = Date.parse(command.expiresAt);
   if (expires - issued > expect.maxAgeMs || expires < issued)
     return { ok: false, code: 'VALIDITY_TOO_LONG', message: 'the command is valid for longer than allowed' };
+  // Freshness is judged by the terminal's clock, and stays so: the ids of executed commands are kept until their expiry
+  // by that clock (link.ts, STALE), which is what keeps a captured command from running twice. A terminal whose clock
+  // is off therefore refuses every command, the harmless ones too; the refusal says by how much, measured against the
+  // signed time (the operator's clock when `fleet send` signed it), so that the operator sets the terminal's time.
+  const clock = `the terminal's clock reads ${new Date(expect.nowMs).toISOString()}`;
+  const skewSeconds = Math.round(Math.abs(expect.nowMs - issued) / 1000);
   if (issued > expect.nowMs + tolerance)
-    return { ok: false, code: 'NOT_YET_VALID', message: `issued at ${command.issuedAt}, in the future` };
+    return {
+      ok: false,
+      code: 'NOT_YET_VALID',
+      message:
+        `issued at ${command.issuedAt}, in the future: ${clock}, ${skewSeconds} s behind the command's signed time ` +
+        `(${tolerance / 1000} s allowed); set the terminal's time (NTP), then send it again`,
+    };
   if (expires <= expect.nowMs)
-    return { ok: false, code: 'EXPIRED', message: `expired at ${command.expiresAt}` };
+    return {
+      ok: false,
+      code: 'EXPIRED',
+      message:
+        `expired at ${command.expiresAt}: ${clock}, ${skewSeconds} s after the command's signed time; sent just ` +
+        `now, it means the terminal's clock is that far ahead: set the terminal's time (NTP), then send it again`,
+    };
   if (ASYMMETRIC_KEY_COMMANDS.has(command.command) && keySignsForTheFleet(expect.key))
     return {
       ok: false,

@@ -265,6 +265,13 @@ export interface CommandReply {
   truncated?: { bytes: number; omitted: Array<'result' | 'first'> };
 }
 
+/**
+ * How far a command's signed time may be ahead of the terminal's clock before the command is refused as
+ * `NOT_YET_VALID` (src/fleet/command-signature.ts, checkCommand). The heartbeat's clock skew (measured against the
+ * gateway's `Date`) raises the `clock-skew` alert at half of it, before the terminal refuses the fleet's commands.
+ */
+export const COMMAND_CLOCK_TOLERANCE_SECONDS = 60;
+
 /** What the operator should look at for a terminal (the `fleet status` table's alerts). */
 export function alertsOf(input: {
   online: boolean | undefined;
@@ -288,7 +295,10 @@ export function alertsOf(input: {
   if (h.offline.declinedAfterForward > 0) alerts.push('declined-after-forward');
   if ((h.feeShortfalls ?? 0) > 0) alerts.push('fee-shortfalls');
   if (h.diskFreeMegabytes !== null && h.diskFreeMegabytes < 512) alerts.push('disk-low');
-  if (h.gateway.clockSkewSeconds !== null && Math.abs(h.gateway.clockSkewSeconds) > 30)
+  if (
+    h.gateway.clockSkewSeconds !== null &&
+    Math.abs(h.gateway.clockSkewSeconds) > COMMAND_CLOCK_TOLERANCE_SECONDS / 2
+  )
     alerts.push('clock-skew');
   return alerts;
 }

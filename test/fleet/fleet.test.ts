@@ -789,8 +789,15 @@ suite('fleet link over a real Mosquitto', () => {
       clock = start + 10_000;
       expect(await answer(captured, 3)).toMatchObject({ ok: false, code: 'STALE' });
       expect(sim.inService).toBe(true);
-      // A command signed now, whose validity reaches into the ids kept, is still taken once the clock is right.
+      // A terminal two minutes behind the operator (beyond the minute allowed) refuses even a recovery rerun, and says
+      // why: its clock, and by how much it is behind the command's signed time.
       clock = start + 2 * day + 60_000;
+      const behind = await answer(signedAt(clock + 120_000, 'rerun-recovery'));
+      expect(behind).toMatchObject({ ok: false, code: 'NOT_YET_VALID' });
+      expect(behind.message).toContain(
+        `the terminal's clock reads ${new Date(clock).toISOString()}, 120 s behind the command's signed time`,
+      );
+      // A command signed now, whose validity reaches into the ids kept, is still taken once the clock is right.
       expect(await answer(signedAt(clock, 'flush-queue'))).toMatchObject({ ok: true, code: 'OK' });
       expect(sim.executed.map((e) => e.command)).toEqual(['out-of-service', 'in-service', 'flush-queue']);
     } finally {

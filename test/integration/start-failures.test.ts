@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { createServer } from 'node:net';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -62,12 +63,16 @@ function baseConfig(extra: Record<string, unknown> = {}): Record<string, unknown
   };
 }
 
-function start(configFile: string): Run {
-  const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', configFile], {
-    cwd: dir,
-    env: { ...process.env, NODE_ENV: 'test' },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+function start(configFile: string, port = '0'): Run {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'start', '--headless', '--port', port, '--config', configFile],
+    {
+      cwd: dir,
+      env: { ...process.env, NODE_ENV: 'test' },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
   children.push(child);
   const lines: string[] = [];
   let stderr = '';
@@ -177,6 +182,24 @@ async function json<T>(url: string, init?: RequestInit): Promise<T> {
   const res = await fetch(url, init);
   return (await res.json()) as T;
 }
+
+describe('parking-terminal start failing for a reason other than its configuration', () => {
+  // Exit 2 is the service's "do not restart" (RestartPreventExitStatus=2 in deploy/systemd/parking-terminal.service):
+  // a start that fails on something that may pass by itself (here the UI port held by another process) exits 1, which
+  // the service manager restarts.
+  it('exits 1 when the UI port is taken, so that the kiosk service starts it again', async () => {
+    const holder = createServer();
+    await new Promise<void>((listening) => holder.listen(0, '127.0.0.1', listening));
+    try {
+      const { port } = holder.address() as { port: number };
+      const run = start(writeConfig(baseConfig()), String(port));
+      expect(await exitOf(run)).toEqual({ code: 1, signal: null });
+      expect(errorDocument(run).code).toBe('BRIDGE_LISTEN');
+    } finally {
+      await new Promise<void>((closed) => holder.close(() => closed()));
+    }
+  }, 120_000);
+});
 
 describe('parking-terminal start stopped by SIGTERM', () => {
   it('exits 0 with nothing in flight in its journal, even with a payment waiting for its answer', async () => {

@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXIT_RESTART } from '../../src/cli/commands/start.js';
+import { EXIT_FINDINGS, EXIT_USAGE } from '../../src/cli/output.js';
 
 /**
  * The kiosk service unit (deploy/systemd/parking-terminal.service): it watches the terminal, restarts it on the
@@ -15,8 +16,8 @@ const root = fileURLToPath(new URL('../..', import.meta.url));
 const unitFile = join(root, 'deploy/systemd/parking-terminal.service');
 const INSTALL_DIR = '/opt/parking-terminal/';
 
-/** The unit's [Service] settings, every value of a key repeated (DeviceAllow=) kept. */
-function serviceSettings(): Map<string, string[]> {
+/** The settings of the unit's section `wanted`, every value of a key repeated (DeviceAllow=) kept. */
+function sectionSettings(wanted: string): Map<string, string[]> {
   const settings = new Map<string, string[]>();
   let section = '';
   for (const raw of readFileSync(unitFile, 'utf8').split('\n')) {
@@ -27,7 +28,7 @@ function serviceSettings(): Map<string, string[]> {
       section = header[1]!;
       continue;
     }
-    if (section !== 'Service') continue;
+    if (section !== wanted) continue;
     const eq = line.indexOf('=');
     const key = line.slice(0, eq);
     settings.set(key, [...(settings.get(key) ?? []), line.slice(eq + 1)]);
@@ -35,8 +36,9 @@ function serviceSettings(): Map<string, string[]> {
   return settings;
 }
 
-const unit = serviceSettings();
+const unit = sectionSettings('Service');
 const one = (key: string): string | undefined => unit.get(key)?.at(-1);
+const unitSection = sectionSettings('Unit');
 
 describe('the kiosk service unit', () => {
   it('is a notify service whose watchdog restarts it, and restarts on the terminal restart code', () => {
@@ -48,6 +50,22 @@ describe('the kiosk service unit', () => {
     expect(['on-failure', 'on-abnormal', 'on-watchdog', 'always']).toContain(one('Restart'));
     expect(one('RestartForceExitStatus')?.split(/\s+/)).toContain(String(EXIT_RESTART));
     expect(one('LimitCORE')).toBe('0');
+  });
+
+  it('restarts a failed start forever, never one refused for its configuration, always the restart it asks for', () => {
+    // An unattended kiosk whose network or reader is down at boot keeps trying: no start limit (systemd's default
+    // gives up after 5 starts in 10 s, and any burst limit ends in a dead kiosk until someone comes).
+    expect(unitSection.get('StartLimitIntervalSec')?.at(-1)).toBe('0');
+    expect(one('Restart')).toBe('always');
+    // A backoff between starts, not a tight loop.
+    expect(Number(one('RestartSec'))).toBeGreaterThanOrEqual(5);
+    // Exit 2 (bad configuration or input: the same at every start) is not restarted...
+    const prevented = one('RestartPreventExitStatus')?.split(/\s+/) ?? [];
+    expect(prevented).toContain(String(EXIT_USAGE));
+    // ...but a failure (1) and the terminal's own restart (75: `apply-config`, the fleet's restart, the daily one) are.
+    expect(prevented).not.toContain(String(EXIT_FINDINGS));
+    expect(prevented).not.toContain(String(EXIT_RESTART));
+    expect(one('RestartForceExitStatus')?.split(/\s+/)).toContain(String(EXIT_RESTART));
   });
 
   it('runs as its own user behind the hardening options, writing only its data directories', () => {

@@ -422,6 +422,11 @@ describe('time limits on the card presentation', () => {
     const ended = await untilAskedOrGone(h);
     expect(ended.prompt).toBeUndefined();
     expect(ended.screen).toBe('error');
+    // The reader answered that no card came (status 08): said so, with a way to present one again or to leave.
+    expect(ended.message).toBe('No card was presented in time: nothing was charged');
+    expect(ended.actions).toEqual(expect.arrayContaining(['CONFIRM', 'DONE']));
+    const status = await h.snapshot();
+    expect(status.ok && status.value.status.reader.health).toBe('ready');
     expect(h.sandbox!.ledger().transactions).toEqual([]);
   }, 30_000);
 });

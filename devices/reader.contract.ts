@@ -178,6 +178,15 @@ export function describeReaderContract(
         await expect(read('slow')).resolves.toMatchObject({ entryMode: 'contactless' });
       });
 
+      it('answers CARD_NOT_PRESENTED when no card comes within timeoutSeconds, and stays ready', async () => {
+        sim().setCard('no-card');
+        await expect(
+          target.reader.activate({ ...CONTRACT_ACTIVATE, timeoutSeconds: 1 }),
+        ).rejects.toMatchObject({ code: 'CARD_NOT_PRESENTED' });
+        expect(target.reader.health).toBe('ready');
+        await expect(read('n2-contact')).resolves.toMatchObject({ entryMode: 'contact' });
+      });
+
       it('times out when the reply CRC is wrong, resynchronises, and reads the next card', async () => {
         sim().setCard('bad-crc');
         await expect(

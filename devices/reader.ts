@@ -10,6 +10,9 @@
  *   nothing else is sent to the device in between. The outstanding `activate` then rejects with `READER_CANCELLED`.
  * - No call hangs: every command has a timeout (configuration `reader.commandTimeoutMs`; `activate` adds its own
  *   `timeoutSeconds`), after which it rejects with `READER_TIMEOUT` and the driver resynchronises its frame parser.
+ * - An `activate` the reader itself ends because no card came within `timeoutSeconds` (its timeout answer, status 08)
+ *   rejects with `CARD_NOT_PRESENTED`, not `READER_TIMEOUT`: the reader answered and is ready; nobody presented a
+ *   card. `READER_TIMEOUT` always means the reader did not answer.
  * - A card read that arrives after the activate it belonged to was cancelled or timed out is discarded, never
  *   delivered to a later activate. When the reader did not confirm a Cancel (no answer, or a status other than 00),
  *   the next `activate` sends Cancel again and starts only once the reader confirms it (else it rejects with
@@ -63,7 +66,7 @@ export interface ActivateOptions {
 
 export type ReaderErrorCode =
   | 'READER_BUSY' // a command is already outstanding
-  | 'READER_TIMEOUT' // no answer within the command timeout, or no card within timeoutSeconds
+  | 'READER_TIMEOUT' // the reader did not answer within the command timeout (activate: timeoutSeconds + it)
   | 'READER_CANCELLED' // cancel() or the abort signal ended the activate
   | 'READER_DISCONNECTED' // the transport closed or the device went away
   | 'READER_NOT_CONNECTED' // a command before connect() or during a reconnect
@@ -71,6 +74,7 @@ export type ReaderErrorCode =
   //                     codes 01, 03, 40, 41: the terminal sent something the reader refused)
   | 'READER_UNAVAILABLE' // the transport cannot be opened (no such port, node-hid libraries missing)
   | 'CARD_COLLISION' // more than one card in the field
+  | 'CARD_NOT_PRESENTED' // activate: the reader answered that no card came within timeoutSeconds (status 08)
   | 'CARD_REMOVED' // the card left before the read completed (activate error code 30, card did not respond)
   | 'CARD_EXPIRED'
   | 'CARD_BLOCKED'

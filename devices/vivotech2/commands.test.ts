@@ -171,4 +171,11 @@ describe('status and Activate error codes', () => {
       detail: { status: 0x0b },
     });
   });
+
+  it('maps status 08 of an Activate to CARD_NOT_PRESENTED: the reader answered that no card came in its wait', () => {
+    expect(errorForStatus('Activate', 0x08, new Uint8Array(0), true)).toMatchObject({
+      code: 'CARD_NOT_PRESENTED',
+      detail: { status: 0x08 },
+    });
+  });
 });

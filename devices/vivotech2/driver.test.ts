@@ -13,6 +13,7 @@ import {
   type DecodedFrame,
 } from './frame.js';
 import { xorshift32 } from '../../src/emv/testing/xorshift.js';
+import { createLogger } from '../../src/log/index.js';
 
 /** A scripted reader at the byte level: every host frame is decoded and handed to `answer`. */
 class ScriptedTransport implements Transport {
@@ -323,6 +324,35 @@ describe('ViVOtech2Reader', () => {
     t.answer = (f) => t.reply(f.cmd, 0);
     await expect(reader.ping()).resolves.toBeUndefined();
     expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('tells no card presented (status 08) from a reader that did not answer, and logs only the reader fault', async () => {
+    const lines: string[] = [];
+    const logger = createLogger({ destination: { write: (line: string) => void lines.push(line) } });
+    const t = new ScriptedTransport();
+    const reader = new ViVOtech2Reader(t, { ...OPTIONS, commandTimeoutMs: 50 }, logger);
+    readers.push(reader);
+    await reader.connect();
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.reply(0x02, 0x08);
+      else t.reply(f.cmd, 0);
+    };
+    await expect(reader.activate({ ...ACTIVATE, timeoutSeconds: 1 })).rejects.toMatchObject({
+      code: 'CARD_NOT_PRESENTED',
+      detail: { status: 0x08 },
+    });
+    // The reader ended the read itself: no Cancel, ready for the next, nothing for the operator.
+    expect(t.commands().at(-1)).toBe('02-01');
+    expect(reader.health).toBe('ready');
+    expect(lines.filter((l) => l.includes('"level":40'))).toEqual([]);
+    t.answer = (f) => {
+      if (f.cmd === 0x05) t.reply(0x05, 0);
+      else if (f.cmd !== 0x02) t.reply(f.cmd, 0);
+    };
+    await expect(reader.activate({ ...ACTIVATE, timeoutSeconds: 1 })).rejects.toMatchObject({
+      code: 'READER_TIMEOUT',
+    });
+    expect(lines.filter((l) => l.includes('"level":40') && l.includes('READER_TIMEOUT'))).toHaveLength(1);
   });
 
   /**

@@ -364,6 +364,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
         reply = await exchange;
       } catch (e) {
         const error = asReaderError(e);
+        // The reader did not answer (no card is CARD_NOT_PRESENTED, its own answer): a fault for the operator's log.
+        if (error.code === 'READER_TIMEOUT')
+          this.logger?.warn({ code: error.code }, `reader: ${error.message}`);
         // The reader may still be waiting for a card: stop it before anyone sends anything else (reader.ts).
         if (error.code === 'READER_TIMEOUT' && this.connection) await this.sendCancel();
         throw error;

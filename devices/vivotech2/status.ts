@@ -77,8 +77,9 @@ export const ACTIVATE_ERRORS: Readonly<Record<number, { name: string; code: Read
 const hex2 = (n: number): string => n.toString(16).padStart(2, '0').toUpperCase();
 
 /**
- * The typed error for a reply whose status is not a success. `08` is a timeout; other protocol statuses are
- * READER_PROTOCOL. For Activate-family replies (`failed` data = error code, SW1, SW2, RF state, TLVs) the first data
+ * The typed error for a reply whose status is not a success. `08` is the reader's timeout: for an Activate-family
+ * command it means no card came within the wait (CARD_NOT_PRESENTED: the reader answered, nobody presented a card),
+ * for any other command READER_TIMEOUT; other protocol statuses are READER_PROTOCOL. For Activate-family replies (`failed` data = error code, SW1, SW2, RF state, TLVs) the first data
  * byte selects the card error.
  */
 export function errorForStatus(
@@ -88,6 +89,10 @@ export function errorForStatus(
   activateFamily: boolean,
 ): ReaderError {
   if (status === STATUS.TIMEOUT) {
+    if (activateFamily)
+      return new ReaderError('CARD_NOT_PRESENTED', `${cmdName}: no card presented in time (status 08)`, {
+        status,
+      });
     return new ReaderError('READER_TIMEOUT', `${cmdName}: the reader timed out (status 08)`, { status });
   }
   const first = data[0];

@@ -69,6 +69,7 @@ describe('kiosk machine: a card the reader asks to present again', () => {
     ['CARD_USE_CONTACT', 'result.insertCard'],
     ['CARD_COLLISION', 'result.oneCard'],
     ['CARD_REMOVED', 'result.cardRemoved'],
+    ['CARD_NOT_PRESENTED', 'result.noCard'],
   ] as const) {
     it(`${code}: says what to do and takes the card again, nothing sent in between`, async () => {
       const fake = new FakeTerminal();

@@ -120,14 +120,15 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
 /**
  * Codes of a read that failed for the way the card was presented, or not presented, which the customer can put right
  * at once: tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card
- * taken away before the read completed, no card within the machine's read timeout (READ_TIMEOUT: not "could not be
- * read", no card was read). Nothing was sent; the models that ask for a card again after a decline ask for it again
- * after these too, saying what happened.
+ * taken away before the read completed, no card within the reader's wait (CARD_NOT_PRESENTED, the reader's own answer)
+ * or the machine's read timeout (READ_TIMEOUT): not "could not be read", no card was read. Nothing was sent; the
+ * models that ask for a card again after a decline ask for it again after these too, saying what happened.
  */
 const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   CARD_USE_CONTACT: 'result.insertCard',
   CARD_COLLISION: 'result.oneCard',
   CARD_REMOVED: 'result.cardRemoved',
+  CARD_NOT_PRESENTED: 'result.noCard',
   READ_TIMEOUT: 'result.noCard',
 };
 

@@ -121,6 +121,20 @@ describe('tap-and-go machine', () => {
     expect(fake.sent).toEqual([]);
   });
 
+  it('says no card was presented at an exit the reader waited at in vain, not that the card could not be read', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.reads.push('CARD_NOT_PRESENTED');
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      messageKey: 'tapAndGo.noCard',
+      reason: 'CARD_NOT_PRESENTED',
+    });
+    expect(fake.sent).toEqual([]);
+  });
+
   it('reverses the hold when the stay is within the grace period', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);

@@ -438,10 +438,18 @@ export const tapAndGoMachine = setup({
             card: event.output,
           })),
         },
-        onError: {
-          target: 'failed',
-          actions: assign({ message: { key: 'result.cardUnreadable' }, reason: 'READ_FAILED' }),
-        },
+        onError: [
+          {
+            // The reader's own wait ended with no card: said so, not "could not be read".
+            guard: ({ event }) => (event.error as { code?: unknown } | null)?.code === 'CARD_NOT_PRESENTED',
+            target: 'failed',
+            actions: assign({ message: { key: 'tapAndGo.noCard' }, reason: 'CARD_NOT_PRESENTED' }),
+          },
+          {
+            target: 'failed',
+            actions: assign({ message: { key: 'result.cardUnreadable' }, reason: 'READ_FAILED' }),
+          },
+        ],
       },
       after: {
         readTimeout: {

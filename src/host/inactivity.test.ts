@@ -18,7 +18,7 @@ describe('InactivityWatch', () => {
       timeoutMs: 30_000,
       promptMs: 20_000,
       accessibilityFactor: 2,
-      cardAnswerByMs: 160_000,
+      cardAnswerByMs: (accessible) => (accessible ? 160_000 : 80_000),
       onPrompt: () => state.prompts++,
       onExpire: () => state.expiries++,
       now: () => Date.now(),
@@ -64,7 +64,7 @@ describe('InactivityWatch', () => {
     expect(s.expiries).toBe(1);
   });
 
-  it('times the card presentation in accessibility mode only, asking while the reader still waits', () => {
+  it('times the card presentation in accessibility mode with its longer answer time, asking while the reader still waits', () => {
     const s = watch();
     s.w.observe('present-card', true);
     // The reader waits 160 s; the question's 40 s of accessibility mode end with it.
@@ -85,9 +85,28 @@ describe('InactivityWatch', () => {
     expect(s.expiries).toBe(1);
   });
 
+  it('times the card presentation without accessibility mode too, with the normal answer time', () => {
+    const s = watch();
+    s.w.observe('present-card', false);
+    // The reader waits 80 s here; the question's 20 s end with it.
+    vi.advanceTimersByTime(59_999);
+    expect(s.prompts).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(s.prompts).toBe(1);
+    expect(s.w.prompt).toEqual({ kind: 'more-time', expiresAtMs: Date.now() + 20_000 });
+    // A yes: the whole wait again (the host activates the reader afresh).
+    s.w.cardRead();
+    vi.advanceTimersByTime(59_999);
+    expect(s.prompts).toBe(1);
+    vi.advanceTimersByTime(20_001);
+    expect(s.prompts).toBe(2);
+    expect(s.expiries).toBe(1);
+  });
+
   it('never times a screen where a card is being read or a payment is in progress', () => {
     // The currency choice is timed (an input screen, nothing sent before it): test/integration/host-inactivity.test.ts.
-    for (const screen of ['present-card', 'processing', 'approved', 'idle', 'session']) {
+    // The card presentation is timed by the reader's wait (above), not as an input screen.
+    for (const screen of ['processing', 'approved', 'idle', 'session']) {
       expect(TIMED_SCREENS.has(screen)).toBe(false);
       const s = watch();
       s.w.observe('enter-amount', false);

@@ -5,16 +5,16 @@
  * once a card is being read or a payment is with the gateway, nothing here interrupts (a payment in progress is never
  * abandoned by a timer).
  *
- * The card presentation (`present-card`) is timed in accessibility mode only: the reader waits there, and a blind
- * customer may still be looking for it. The reader's activation is longer then (`cardWaitSeconds`,
- * src/config/card-wait.ts) and the question is asked while it still waits, so that its answer time ends with it; a yes
- * starts a fresh activation (the host sends READ_AGAIN), no answer cancels the sale as on any input screen. Nothing
- * was sent while the card is awaited: nothing is charged twice, no hold is left. Without accessibility mode the
- * reader's own wait ends the screen as before.
+ * The card presentation (`present-card`) is timed by the reader's wait, for every customer (WCAG 2.2.1 leaves no
+ * unannounced limit to anyone; a blind customer may still be looking for the reader): the reader's activation covers
+ * the configured wait and the question's answer time (`cardWaitSeconds`, src/config/card-wait.ts, both times the
+ * factor in accessibility mode) and the question is asked while it still waits, so that its answer time ends before it;
+ * a yes starts a fresh activation (the host sends READ_AGAIN), no answer cancels the sale as on any input screen.
+ * Nothing was sent while the card is awaited: nothing is charged twice, no hold is left.
  */
 import { TIMED_SCREENS } from './api.js';
 
-/** The screen that awaits a card: timed in accessibility mode only (above). */
+/** The screen that awaits a card: timed by the reader's wait (above). */
 export const CARD_SCREEN = 'present-card';
 
 export interface InactivityOptions {
@@ -25,10 +25,10 @@ export interface InactivityOptions {
   /** Both are multiplied by it in accessibility mode. */
   accessibilityFactor: number;
   /**
-   * In accessibility mode, milliseconds after an activation of the reader by which the unanswered question has ended
-   * the sale (`cardAnswerByMs`, src/config/card-wait.ts: a little before the reader gives up).
+   * Milliseconds after an activation of the reader by which the unanswered question has ended the sale, in
+   * accessibility mode or not (`cardAnswerByMs`, src/config/card-wait.ts: a little before the reader gives up).
    */
-  cardAnswerByMs: number;
+  cardAnswerByMs(accessible: boolean): number;
   /** The question is asked (the customer view must change). */
   onPrompt(): void;
   /** Nobody answered: leave the screen (the host cancels the machine's input). */
@@ -73,8 +73,9 @@ export class InactivityWatch {
     this.asked = undefined;
     if (this.timesCard()) {
       // Asked while the reader still waits: the answer time ends before the activation does.
-      const answerMs = Math.min(this.options.cardAnswerByMs, this.scale(this.options.promptMs));
-      this.timer = setTimeout(() => this.ask(answerMs), this.options.cardAnswerByMs - answerMs);
+      const answerByMs = this.options.cardAnswerByMs(this.accessible);
+      const answerMs = Math.min(answerByMs, this.scale(this.options.promptMs));
+      this.timer = setTimeout(() => this.ask(answerMs), answerByMs - answerMs);
       this.timer.unref();
       return;
     }
@@ -110,14 +111,14 @@ export class InactivityWatch {
     this.arm();
   }
 
-  /** On the card presentation in accessibility mode the clock is the reader's activation's. */
+  /** On the card presentation the clock is the reader's activation's. */
   private timesCard(): boolean {
-    return this.screen === CARD_SCREEN && this.accessible;
+    return this.screen === CARD_SCREEN;
   }
 
   /**
-   * The customer did something: the clock starts again and any question goes away. Not on the card presentation in
-   * accessibility mode, where the clock is the reader's: a key or a language chosen there does not make the reader
+   * The customer did something: the clock starts again and any question goes away. Not on the card presentation,
+   * where the clock is the reader's: a key or a language chosen there does not make the reader
    * wait longer; only a fresh activation ({@link cardRead}) does.
    */
   activity(): void {

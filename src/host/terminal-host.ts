@@ -452,7 +452,7 @@ export class TerminalHost implements TerminalApi {
       links: this.links,
       // A customer in accessibility mode is given the longer time limits on the pay-by-phone screen too.
       waitFactor: () => (this.accessible ? config.customer.accessibilityFactor : 1),
-      // The reader's wait for a card: longer in accessibility mode, with "Do you need more time?" before it ends.
+      // The reader's wait for a card, with "Do you need more time?" before it ends: longer in accessibility mode.
       cardWaitSeconds: () => cardWaitSeconds(config, this.accessible),
       printLink: (link) => {
         void this.receipts.printLink(
@@ -579,7 +579,7 @@ export class TerminalHost implements TerminalApi {
       timeoutMs: config.customer.inactivitySeconds * 1000,
       promptMs: config.customer.moreTimeSeconds * 1000,
       accessibilityFactor: config.customer.accessibilityFactor,
-      cardAnswerByMs: cardAnswerByMs(config),
+      cardAnswerByMs: (accessible) => cardAnswerByMs(config, accessible),
       onPrompt: () => this.changed(),
       onExpire: () => this.leaveInput(),
     });

@@ -416,12 +416,39 @@ describe('time limits on the card presentation', () => {
     expect(asked.prompt).toMatchObject({ kind: 'more-time' });
   }, 30_000);
 
-  it("keeps the reader's own wait without accessibility mode: no question, the error screen after it", async () => {
+  it('asks "Do you need more time?" without accessibility mode too, before the reader stops, and a yes reads the card found later', async () => {
     const h = await startKiosk();
     await presentCard(h);
-    const ended = await untilAskedOrGone(h);
-    expect(ended.prompt).toBeUndefined();
-    expect(ended.screen).toBe('error');
+    // WCAG 2.2.1 applies to every customer: no unannounced end of the reader's wait.
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    expect(asked.actions).toContain('MORE_TIME');
+    h.simulator!.setCard('n2-contact');
+    const more = await send(h, { type: 'MORE_TIME' });
+    expect(more.customer.screen).toBe('present-card');
+    expect(more.customer.prompt).toBeUndefined();
+    expect((await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000)).customer.screen).toBe(
+      'approved',
+    );
+    const sales = h.sandbox!.ledger().transactions;
+    expect(sales).toHaveLength(1);
+    expect(sales[0]?.requests).toHaveLength(1);
+    expect((await send(h, { type: 'DONE' })).customer.screen).toBe('idle');
+    expect(h.cards.size).toBe(0);
+  }, 30_000);
+
+  it('cancels the sale without an answer without accessibility mode: nothing is sent, no card kept, the reader ready', async () => {
+    const h = await startKiosk();
+    await presentCard(h);
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    // The unanswered question ends the sale (CANCEL: the attract screen) before the reader gives up.
+    expect((await untilGone(h)).screen).toBe('idle');
     expect(h.sandbox!.ledger().transactions).toEqual([]);
+    expect(h.cards.size).toBe(0);
+    const status = await h.snapshot();
+    expect(status.ok && status.value.status.reader.health).toBe('ready');
   }, 30_000);
 });

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { GatewayError, isLinkId, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
 import { ownLink } from '../../host/link-ids.js';
+import { settleRotationBeforeReading } from '../../host/pending-rotation.js';
 import { LinkDeskError, paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
@@ -121,6 +122,8 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
       const logger = commandLogger(config);
       const now = deps.now ?? (() => new Date());
       const journalPath = resolve(io.cwd, config.journal.path);
+      // The gateway's OAuth grant is sealed under the at-rest key: a rotation a crash interrupted is finished first.
+      settleRotationBeforeReading(config, io.cwd, `parking-terminal links ${action}`, { now });
       // The terminal's own record; never created here when the terminal has not run yet.
       const journal: SqliteJournal | undefined = existsSync(journalPath)
         ? openJournal(journalPath, { now })

@@ -211,8 +211,8 @@ export class AuditStore {
       shortfallAwaiting: db.prepare<[string], { id: number }>(
         `SELECT id FROM audit_log WHERE ${SHORTFALLS_AWAITING} AND subject = ?`,
       ),
-      detailsOf: db.prepare<[string, string], { details: string }>(
-        'SELECT details FROM audit_log WHERE action = ? AND subject = ?',
+      detailsOf: db.prepare<[string, string | null], { details: string }>(
+        'SELECT details FROM audit_log WHERE action = ? AND subject IS ?',
       ),
     };
   }
@@ -251,14 +251,16 @@ export class AuditStore {
   /**
    * Whether a record of `action` about `subject` already holds every one of `facts` in its details, each as it is
    * stored (card data redacted the way {@link append} redacts it): what a caller asks before it records a fact it may
-   * be handed again (a notification delivered more than once). `JOURNAL_INVALID` for a bad field.
+   * be handed again (a notification delivered more than once). `subject` undefined: a record about no subject.
+   * `JOURNAL_INVALID` for a bad field.
    */
-  holds(action: AuditAction, subject: string, facts: Record<string, string | number>): boolean {
+  holds(action: AuditAction, subject: string | undefined, facts: Record<string, string | number>): boolean {
     checkOneOf(action, AUDIT_ACTIONS, 'action');
-    checkText(subject, 'subject', 128);
+    if (subject !== undefined) checkText(subject, 'subject', 128);
     const wanted = Object.entries(JSON.parse(detailsJson(facts)) as Record<string, unknown>);
+    const stored = subject === undefined ? null : redactString(subject);
     return readOn(this.connection, () =>
-      this.stmts.detailsOf.all(action, redactString(subject)).some((row) => {
+      this.stmts.detailsOf.all(action, stored).some((row) => {
         const details = JSON.parse(row.details) as Record<string, unknown>;
         return wanted.every(([key, value]) => details[key] === value);
       }),

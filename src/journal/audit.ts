@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { redactString, redactValue } from '../log/index.js';
 import { JournalError } from './errors.js';
 import { isoTime } from './iso-time.js';
 import { checkEpochMs, checkObject, checkText, readOn, type JournalConnection } from './field-checks.js';
-import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
 import { migration0007 } from './migrations/0007-audit-log.js';
+import { openJournalReadOnly, readOnlyStore } from './read-only.js';
 import { FEE_SHORTFALL, SHORTFALL_ACKNOWLEDGED } from './migrations/lookup-indexes.js';
 
 /** Who did it: the operator behind the PIN, the terminal itself (recovery, start), the operator's fleet (MQTT). */
@@ -325,36 +325,8 @@ export interface AuditLogReader {
  * opened, `JOURNAL_MIGRATION` when a newer terminal wrote it.
  */
 export function openAuditLogReadOnly(path: string, options: { busyTimeoutMs?: number } = {}): AuditLogReader {
-  let db: Database.Database;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-  } catch (cause) {
-    throw new JournalError('JOURNAL_IO', `cannot open the journal ${path} to read`, { cause });
-  }
-  try {
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    const version = schemaVersion(db);
-    if (version > LATEST_VERSION)
-      throw new JournalError(
-        'JOURNAL_MIGRATION',
-        `the journal has schema version ${version}, newer than this terminal (${LATEST_VERSION})`,
-      );
-    if (version < migration0007.version) {
-      db.close();
-      return { list: (query = {}) => (checkQuery(query), []), close: () => undefined };
-    }
-    const store = new AuditStore({
-      db,
-      now: () => new Date(),
-      // Never reached: the reader offers no write.
-      atomically: () => {
-        throw new JournalError('JOURNAL_IO', 'the audit log was opened read-only');
-      },
-    });
-    return { list: (query) => store.list(query), close: () => db.close() };
-  } catch (cause) {
-    db.close();
-    if (cause instanceof JournalError) throw cause;
-    throw new JournalError('JOURNAL_IO', `cannot read the journal ${path}`, { cause });
-  }
+  const journal = openJournalReadOnly(path, migration0007.version, options);
+  if (journal === undefined) return { list: (query = {}) => (checkQuery(query), []), close: () => undefined };
+  const store = readOnlyStore(journal, path, (j) => new AuditStore(j));
+  return { list: (query) => store.list(query), close: () => journal.close() };
 }

@@ -105,7 +105,7 @@ export class AuditTrail {
    * Whether a record of `action` about `subject` already holds every one of `facts` ({@link AuditStore.holds}); false
    * when the log cannot be read (logged): a fact recorded twice rather than not at all.
    */
-  holds(action: AuditAction, subject: string, facts: Record<string, string | number>): boolean {
+  holds(action: AuditAction, subject: string | undefined, facts: Record<string, string | number>): boolean {
     try {
       return this.store.holds(action, subject, facts);
     } catch (err) {

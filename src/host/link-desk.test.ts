@@ -512,6 +512,32 @@ describe('LinkDesk', () => {
     ]);
   });
 
+  it('records a signed refused notification once however often the gateway sends it again', async () => {
+    const view = await desk.createForFee({ reference: 'T-65', amountMinor: 450, currency: 'GBP' });
+    const stale = {
+      problem: 'stale' as const,
+      message: 'signed at 1, more than 300 s from now',
+      signedAtMs: nowMs + 3_600_000,
+      linkId: view.linkId,
+      paymentId: '7000000000000000000001',
+    };
+    // Its link id unreadable: a record with no subject.
+    const body = { problem: 'body' as const, message: 'the body is not JSON', signedAtMs: nowMs };
+    for (let delivery = 0; delivery < 3; delivery++) {
+      desk.notificationRefused(stale);
+      desk.notificationRefused(body);
+    }
+    // Signed again, later: another notification of the gateway's, told again.
+    desk.notificationRefused({ ...stale, signedAtMs: stale.signedAtMs + 1_000 });
+    expect(
+      audit.list().map((r) => `${r.subject ?? '-'}:${r.code ?? ''}:${String(r.details?.signedAt)}`),
+    ).toEqual([
+      `${view.linkId}:NOTIFICATION_STALE:${new Date(nowMs + 3_600_000).toISOString()}`,
+      `-:NOTIFICATION_BODY:${new Date(nowMs).toISOString()}`,
+      `${view.linkId}:NOTIFICATION_STALE:${new Date(nowMs + 3_601_000).toISOString()}`,
+    ]);
+  });
+
   it('records a signed refused notification with its gateway texts shown visibly and bounded, never dropped', async () => {
     const view = await desk.createForFee({ reference: 'T-64', amountMinor: 450, currency: 'GBP' });
     // What the signed body said, read as far as it could be: a link id turned around by a bidi override, a control,

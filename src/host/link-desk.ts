@@ -442,7 +442,9 @@ export class LinkDesk {
   /**
    * A notification the gateway signed (its MAC verified) that was refused all the same — signed too far in the future,
    * for another merchant, or a body the terminal cannot read: it may be a real payment, so the operator is told
-   * (`link-paid`, refused, `NOTIFICATION_<problem>`), not only the log.
+   * (`link-paid`, refused, `NOTIFICATION_<problem>`), not only the log. Once, as a refused payment is
+   * ({@link auditRefusedPayment}): the gateway sends again what it was answered 401 or 400, and the same signed
+   * notification (its signature time, reason and ids) already recorded changes nothing.
    */
   notificationRefused(refusal: LinkNotificationRefusal): void {
     // The texts are the body's, read as far as they could be (the body was refused): the subject is a link id or
@@ -450,17 +452,22 @@ export class LinkDesk {
     // turn the record around nor make it too long to be written.
     const { linkId, paymentId } = refusal;
     const linkIdShape = linkId !== undefined && isLinkId(linkId);
+    const subject = linkIdShape ? linkId : undefined;
+    const facts = {
+      reason: shownLinkText(refusal.message),
+      signedAt: new Date(refusal.signedAtMs).toISOString(),
+      ...(linkId !== undefined && !linkIdShape ? { linkId: shownLinkText(linkId) } : {}),
+      ...(paymentId !== undefined ? { paymentId: shownLinkText(paymentId) } : {}),
+    };
+    if (this.deps.audit.holds('link-paid', subject, facts)) return;
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
-      ...(linkIdShape ? { subject: linkId } : {}),
+      ...(subject !== undefined ? { subject } : {}),
       result: 'refused',
       code: `NOTIFICATION_${refusal.problem.toUpperCase()}`,
       details: {
-        reason: shownLinkText(refusal.message),
-        signedAt: new Date(refusal.signedAtMs).toISOString(),
-        ...(linkId !== undefined && !linkIdShape ? { linkId: shownLinkText(linkId) } : {}),
-        ...(paymentId !== undefined ? { paymentId: shownLinkText(paymentId) } : {}),
+        ...facts,
         mine: linkIdShape && ownLink(this.deps.store, this.deps.terminalId, linkId) !== undefined,
       },
     });

@@ -170,7 +170,8 @@ export function paymentLinkSummary(
 export async function paymentLinkPage(
   deps: {
     gateway: Pick<GatewayClient, 'paymentLinks'>;
-    store: PaymentLinkStore | undefined;
+    /** Read only: the journal may be opened read-only. */
+    store: Pick<PaymentLinkStore, 'get'> | undefined;
     terminalId: string;
   },
   query: { offset: number; limit: number; status?: 'ACTIVE' | 'INACTIVE' },

@@ -38,7 +38,6 @@ import {
   AuthorizationDataStore,
   checkAtRestKey,
   fileKeyProvider,
-  settlePendingRotation,
   FollowUpStore,
   TicketPaymentStore,
   type TicketPayment,
@@ -77,7 +76,8 @@ import { DccOffers } from './dcc.js';
 import { failpoint } from './failpoints.js';
 import { createFlowActor, type FlowRuntime } from './flow-runtime.js';
 import { journalFollowOnStore } from './follow-on-store.js';
-import { gatewayAuthFromConfig, gatewayTransmitter, oauthTokensResealer } from './gateway-adapters.js';
+import { gatewayAuthFromConfig, gatewayTransmitter } from './gateway-adapters.js';
+import { settleConfiguredRotation } from './pending-rotation.js';
 import { HoldWatch } from './hold-watch.js';
 import { idleOf, type IdleVerdict } from './idle.js';
 import { loadOrCreateSecret } from './keys.js';
@@ -637,7 +637,7 @@ export class TerminalHost implements TerminalApi {
       // The at-rest key: a rotation a crash interrupted finished or undone first (`offline rotate-key`), then the key
       // refused unless the card data sealed in the journal (stored payments, tags of open authorizations) is sealed
       // under it — before any card is taken, not at the capture or reversal that would need the tags.
-      settlePendingRotation(journal, offlineKey, oauthTokensResealer(config, options.cwd));
+      settleConfiguredRotation(journal, config, options.cwd);
       const atRestKeyFile = fileKeyProvider(offlineKey);
       const atRestKey = atRestKeyFile.loadKey();
       checkAtRestKey(journal, atRestKey, atRestKeyFile.description);

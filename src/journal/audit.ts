@@ -1,10 +1,10 @@
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { redactString, redactValue } from '../log/index.js';
 import { JournalError } from './errors.js';
 import { isoTime } from './iso-time.js';
 import { checkEpochMs, checkObject, checkText, readOn, type JournalConnection } from './field-checks.js';
-import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
 import { migration0007 } from './migrations/0007-audit-log.js';
+import { openJournalReadOnly, readOnlyStore } from './read-only.js';
 import { FEE_SHORTFALL, SHORTFALL_ACKNOWLEDGED } from './migrations/lookup-indexes.js';
 
 /** Who did it: the operator behind the PIN, the terminal itself (recovery, start), the operator's fleet (MQTT). */
@@ -211,8 +211,8 @@ export class AuditStore {
       shortfallAwaiting: db.prepare<[string], { id: number }>(
         `SELECT id FROM audit_log WHERE ${SHORTFALLS_AWAITING} AND subject = ?`,
       ),
-      detailsOf: db.prepare<[string, string], { details: string }>(
-        'SELECT details FROM audit_log WHERE action = ? AND subject = ?',
+      detailsOf: db.prepare<[string, string | null], { details: string }>(
+        'SELECT details FROM audit_log WHERE action = ? AND subject IS ?',
       ),
     };
   }
@@ -251,14 +251,16 @@ export class AuditStore {
   /**
    * Whether a record of `action` about `subject` already holds every one of `facts` in its details, each as it is
    * stored (card data redacted the way {@link append} redacts it): what a caller asks before it records a fact it may
-   * be handed again (a notification delivered more than once). `JOURNAL_INVALID` for a bad field.
+   * be handed again (a notification delivered more than once). `subject` undefined: a record about no subject.
+   * `JOURNAL_INVALID` for a bad field.
    */
-  holds(action: AuditAction, subject: string, facts: Record<string, string | number>): boolean {
+  holds(action: AuditAction, subject: string | undefined, facts: Record<string, string | number>): boolean {
     checkOneOf(action, AUDIT_ACTIONS, 'action');
-    checkText(subject, 'subject', 128);
+    if (subject !== undefined) checkText(subject, 'subject', 128);
     const wanted = Object.entries(JSON.parse(detailsJson(facts)) as Record<string, unknown>);
+    const stored = subject === undefined ? null : redactString(subject);
     return readOn(this.connection, () =>
-      this.stmts.detailsOf.all(action, redactString(subject)).some((row) => {
+      this.stmts.detailsOf.all(action, stored).some((row) => {
         const details = JSON.parse(row.details) as Record<string, unknown>;
         return wanted.every(([key, value]) => details[key] === value);
       }),
@@ -323,36 +325,8 @@ export interface AuditLogReader {
  * opened, `JOURNAL_MIGRATION` when a newer terminal wrote it.
  */
 export function openAuditLogReadOnly(path: string, options: { busyTimeoutMs?: number } = {}): AuditLogReader {
-  let db: Database.Database;
-  try {
-    db = new Database(path, { readonly: true, fileMustExist: true });
-  } catch (cause) {
-    throw new JournalError('JOURNAL_IO', `cannot open the journal ${path} to read`, { cause });
-  }
-  try {
-    db.pragma(`busy_timeout = ${options.busyTimeoutMs ?? 5000}`);
-    const version = schemaVersion(db);
-    if (version > LATEST_VERSION)
-      throw new JournalError(
-        'JOURNAL_MIGRATION',
-        `the journal has schema version ${version}, newer than this terminal (${LATEST_VERSION})`,
-      );
-    if (version < migration0007.version) {
-      db.close();
-      return { list: (query = {}) => (checkQuery(query), []), close: () => undefined };
-    }
-    const store = new AuditStore({
-      db,
-      now: () => new Date(),
-      // Never reached: the reader offers no write.
-      atomically: () => {
-        throw new JournalError('JOURNAL_IO', 'the audit log was opened read-only');
-      },
-    });
-    return { list: (query) => store.list(query), close: () => db.close() };
-  } catch (cause) {
-    db.close();
-    if (cause instanceof JournalError) throw cause;
-    throw new JournalError('JOURNAL_IO', `cannot read the journal ${path}`, { cause });
-  }
+  const journal = openJournalReadOnly(path, migration0007.version, options);
+  if (journal === undefined) return { list: (query = {}) => (checkQuery(query), []), close: () => undefined };
+  const store = readOnlyStore(journal, path, (j) => new AuditStore(j));
+  return { list: (query) => store.list(query), close: () => journal.close() };
 }

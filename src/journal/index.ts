@@ -10,6 +10,7 @@ export * from './holds.js';
 export * from './authorization-data.js';
 export * from './follow-ups.js';
 export * from './audit.js';
+export * from './read-only.js';
 export * from './payment-links.js';
 export * from './configuration-state.js';
 export * from './fleet-commands.js';

@@ -7,6 +7,8 @@ import {
   readOn,
   type JournalConnection,
 } from './field-checks.js';
+import { migration0008 } from './migrations/0008-payment-links.js';
+import { openJournalReadOnly, readOnlyStore } from './read-only.js';
 
 /** The terminal's view of one of its payment links (migration 0008). */
 export type LinkState = 'creating' | 'active' | 'paid' | 'deactivated' | 'failed';
@@ -253,4 +255,24 @@ export class PaymentLinkStore {
       return this.mustGet(linkId);
     });
   }
+}
+
+/** The journal's record of the terminal's links, read-only (see {@link openPaymentLinksReadOnly}). */
+export interface PaymentLinkReader extends Pick<PaymentLinkStore, 'get'> {
+  close(): void;
+}
+
+/**
+ * Opens the payment links of the journal at `path` read-only ({@link openJournalReadOnly}), for `links list` and
+ * `links show` while the terminal runs: no write, no migration. A journal older than the payment links (schema before
+ * migration 0008) has no record of any.
+ */
+export function openPaymentLinksReadOnly(
+  path: string,
+  options: { busyTimeoutMs?: number } = {},
+): PaymentLinkReader {
+  const journal = openJournalReadOnly(path, migration0008.version, options);
+  if (journal === undefined) return { get: () => undefined, close: () => undefined };
+  const store = readOnlyStore(journal, path, (j) => new PaymentLinkStore(j));
+  return { get: (linkId) => store.get(linkId), close: () => journal.close() };
 }

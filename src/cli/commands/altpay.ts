@@ -10,6 +10,7 @@ import {
 } from '../../host/alt-payment-desk.js';
 import { AuditTrail } from '../../host/audit-trail.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
+import { settleConfiguredRotation } from '../../host/pending-rotation.js';
 import type { AltSaleState } from '../../journal/alt-sales.js';
 import { AuditStore, JournaledSender, openJournal, type SqliteJournal } from '../../journal/index.js';
 import { AmountError, parseDecimal } from '../../money/index.js';
@@ -126,6 +127,8 @@ export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayC
       try {
         // One sender per journal: refused while the terminal runs.
         journal.acquireSenderLock('parking-terminal altpay refund');
+        // A key rotation a crash interrupted is finished or undone first: the gateway's OAuth grant is sealed under it.
+        settleConfiguredRotation(journal, config, io.cwd);
         gateway =
           deps.gateway ??
           connectConfiguredGateway(config, { baseUrl: baseUrl ?? '', logger, cwd: io.cwd, now });

@@ -1,9 +1,11 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { mkdirSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { AuditStore, openJournal, PaymentLinkStore } from '../../journal/index.js';
+import { migrate, schemaVersion } from '../../journal/migrations/index.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createSignedClient } from '../../sandbox/testing/signed-client.js';
 import { main } from '../main.js';
@@ -107,6 +109,38 @@ describe('parking-terminal links', () => {
       'operator:link-deactivate:L-9:ok',
       'operator:link-reactivate:L-9:ok',
     ]);
+  });
+
+  it('lists and shows with the journal opened read-only: no migration beside a terminal of an older schema', async () => {
+    await createLink('L-7');
+    const dir = terminalDir();
+    // A running terminal's journal at schema 8 (payment links), which this version's migrations would change.
+    mkdirSync(join(dir, 'var'));
+    const db = new Database(join(dir, 'var/j.db'));
+    db.pragma('journal_mode = WAL');
+    migrate(db, 8);
+    const store = new PaymentLinkStore({
+      db,
+      atomically: (_full, fn) => db.transaction(fn)(),
+      now: () => new Date(),
+    });
+    store.begin({
+      linkId: 'L-7',
+      reference: 'T-7',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: 1,
+    });
+    store.activated('L-7', `${sandbox.url}/pay/L-7`);
+
+    const shown = await run(dir, ['show', 'L-7']);
+    expect(shown.out).toMatchObject({ link: { id: 'L-7', terminal: { state: 'active', reference: 'T-7' } } });
+    expect(shown.code).toBe(0);
+    const listed = await run(dir, ['list']);
+    expect(listed.out.links).toMatchObject([{ id: 'L-7', terminal: { state: 'active', reference: 'T-7' } }]);
+    expect(schemaVersion(db)).toBe(8);
+    db.close();
   });
 
   it('refuses to reactivate a paid link of this terminal: a payment link is paid once', async () => {

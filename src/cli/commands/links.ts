@@ -3,8 +3,15 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { GatewayError, isLinkId, MAX_LIST_LIMIT, type GatewayClient } from '../../gateway/index.js';
 import { ownLink } from '../../host/link-ids.js';
+import { settleRotationBeforeReading } from '../../host/pending-rotation.js';
 import { LinkDeskError, paymentLinkPage, paymentLinkSummary, setLinkStatus } from '../../host/link-status.js';
-import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../../journal/index.js';
+import {
+  AuditStore,
+  openJournal,
+  openPaymentLinksReadOnly,
+  PaymentLinkStore,
+  type SqliteJournal,
+} from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
 import { parseCommandArgs } from '../args.js';
 import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
@@ -21,7 +28,8 @@ parking-terminal links reactivate ID [--json] [--config FILE] [--gateway URL]
                 {"offset", "limit", "totalLinks", "next": {offset, limit}?, "links": [{id, status, linkType,
                 purchaseNumber, amountMinor, currency, createdDate, url?, terminal?}]}
   show ID       one link: {"link": {…, lineItems, terminal?}}; terminal = the journal's record (state, reference,
-                purpose, closeReason, paymentId, watchUntil) when this terminal created it
+                purpose, closeReason, paymentId, watchUntil) when this terminal created it; list and show open the
+                journal read-only, safe while the terminal runs
   deactivate ID set the link INACTIVE (every field repeated, spec 000); recorded in the audit log
   reactivate ID set it ACTIVE again; a link of this terminal is watched again by the running terminal (its
                 sweep) for links.waitSeconds; a paid one is refused (LINK_NOT_ALLOWED: a link is paid once), and
@@ -121,17 +129,30 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
       const logger = commandLogger(config);
       const now = deps.now ?? (() => new Date());
       const journalPath = resolve(io.cwd, config.journal.path);
-      // The terminal's own record; never created here when the terminal has not run yet.
-      const journal: SqliteJournal | undefined = existsSync(journalPath)
-        ? openJournal(journalPath, { now })
-        : undefined;
+      // The gateway's OAuth grant is sealed under the at-rest key: a rotation a crash interrupted is finished first.
+      settleRotationBeforeReading(config, io.cwd, `parking-terminal links ${action}`, { now });
+      // The terminal's own record; never created here when the terminal has not run yet. Read-only for list and show
+      // (no migration, no write beside the running terminal, as `audit`); read-write, as the terminal's own
+      // link desk writes it, for deactivate and reactivate, which record what they changed.
+      const readOnly = action === 'list' || action === 'show';
+      const exists = existsSync(journalPath);
+      const reader = exists && readOnly ? openPaymentLinksReadOnly(journalPath) : undefined;
+      const journal: SqliteJournal | undefined =
+        exists && !readOnly ? openJournal(journalPath, { now }) : undefined;
       const store = journal ? new PaymentLinkStore(journal) : undefined;
-      const gateway = connect(config, { baseUrl, logger, cwd: io.cwd });
+      let gateway: Pick<GatewayClient, 'paymentLinks' | 'close'>;
+      try {
+        gateway = connect(config, { baseUrl, logger, cwd: io.cwd });
+      } catch (e) {
+        reader?.close();
+        journal?.close();
+        throw e;
+      }
       try {
         if (action === 'list') {
           try {
             const { page, links } = await paymentLinkPage(
-              { gateway, store, terminalId: config.terminal.id },
+              { gateway, store: reader, terminalId: config.terminal.id },
               { offset, limit, ...(status !== undefined ? { status } : {}) },
             );
             printJson(io, {
@@ -152,7 +173,7 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
             printJson(io, {
               link: paymentLinkSummary(
                 await gateway.paymentLinks.get(linkId),
-                ownLink(store, config.terminal.id, linkId),
+                ownLink(reader, config.terminal.id, linkId),
                 {
                   lineItems: true,
                 },
@@ -184,6 +205,7 @@ export function createLinksCommand(deps: { connect?: ConnectLinks; now?: () => D
         }
       } finally {
         await gateway.close();
+        reader?.close();
         journal?.close();
       }
     },

@@ -15,6 +15,7 @@ import {
   type OAuthTokens,
 } from '../../gateway/index.js';
 import { fileKeyProvider, JournalError } from '../../journal/index.js';
+import { settleRotationBeforeReading } from '../../host/pending-rotation.js';
 import { parseCommandArgs } from '../args.js';
 import {
   EXIT_FINDINGS,
@@ -179,6 +180,8 @@ const command: Command = {
       throw new UsageError('BAD_ARGUMENTS', '--wait-s is used with authorize only');
     }
     const config = loadConfig(values.config ? resolve(io.cwd, values.config) : undefined);
+    // The token store is sealed under the at-rest key: a rotation a crash interrupted is finished or undone first.
+    settleRotationBeforeReading(config, io.cwd, `parking-terminal oauth ${sub}`);
     const key = loadKey(io, config, values['key-file']);
     return sub === 'authorize' ? authorize(io, config, key, waitS * 1000) : status(io, config, key);
   },

@@ -12,6 +12,7 @@ import {
   openJournal,
   pendingKeyPath,
 } from '../../journal/index.js';
+import { oauthTokensResealer } from '../../host/gateway-adapters.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { capturedIo as io } from '../testing/io.js';
@@ -156,5 +157,63 @@ describe('parking-terminal offline rotate-key', () => {
     const { io: cli, out } = io(mkdtempSync(join(tmpdir(), 'offline-cli-')));
     expect(await main(['offline', '--help'], cli)).toBe(0);
     expect(out()).toContain('parking-terminal offline rotate-key');
+  });
+});
+
+describe('a rotation cut off after the OAuth token store was re-sealed, at the other commands', () => {
+  /** The disk as a crash leaves it between re-sealing the token store and moving the new key into place. */
+  function cutOffAfterTokenStore() {
+    const { dir, config, keyFile, journalPath, key } = terminalDir();
+    const tokens = {
+      accessToken: 'a',
+      refreshToken: 'r',
+      accessTokenExpiresAt: Date.now() + 3_600_000,
+      refreshTokenExpiresAt: Date.now() + 86_400_000,
+    };
+    oauthTokenStoreFromConfig(config, { key, cwd: dir }).save(tokens);
+    const crashing = createOfflineCommand({
+      afterStep: (step) => {
+        if (step === 'journal-resealed') throw new Error('power cut');
+      },
+    });
+    expect(() => crashing.run(['rotate-key', '--config', 'terminal.json'], io(dir).io)).toThrow('power cut');
+    const pending = fileKeyProvider(pendingKeyPath(keyFile)).loadKey();
+    oauthTokensResealer(config, dir)(key, pending);
+    return { dir, keyFile, journalPath, pending };
+  }
+
+  it('oauth status finishes it first and reads the grant', async () => {
+    const { dir, keyFile, pending } = cutOffAfterTokenStore();
+    const { io: cli, out } = io(dir);
+    const code = await main(['oauth', 'status', '--config', 'terminal.json'], cli);
+    expect(JSON.parse(out())).toMatchObject({ oauth: { state: 'authorized' } });
+    expect(code).toBe(0);
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+    expect(fileKeyProvider(keyFile).loadKey().equals(pending)).toBe(true);
+  });
+
+  it.each([[['links', 'list']], [['links', 'deactivate', 'L-1']], [['altpay', 'refund', '1']]])(
+    '%j finishes it before its gateway reads the grant',
+    async (args) => {
+      const { dir, keyFile, pending } = cutOffAfterTokenStore();
+      const { io: cli } = io(dir);
+      await main([...args, '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli);
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+      expect(fileKeyProvider(keyFile).loadKey().equals(pending)).toBe(true);
+    },
+  );
+
+  it('is left to the terminal while it holds the journal', async () => {
+    const { dir, keyFile, journalPath } = cutOffAfterTokenStore();
+    const held = openJournal(journalPath);
+    held.db
+      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
+      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    held.close();
+    const before = readFileSync(keyFile, 'utf8');
+    const { io: cli } = io(dir);
+    await main(['oauth', 'status', '--config', 'terminal.json'], cli);
+    expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
+    expect(readFileSync(keyFile, 'utf8')).toBe(before);
   });
 });

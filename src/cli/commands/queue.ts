@@ -3,9 +3,10 @@ import { resolve } from 'node:path';
 import { loadConfig, type Config } from '../../config/index.js';
 import { journalFollowOnStore } from '../../host/follow-on-store.js';
 import type { OfflineDeclineSummary } from '../../host/api.js';
-import { gatewayTransmitter, oauthTokensResealer } from '../../host/gateway-adapters.js';
+import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import { acknowledgeOfflineDeclines, declineSummary, offlineDeclines } from '../../host/offline-declines.js';
 import { forwardedOutcome, type OutcomeObligations } from '../../host/payment-router.js';
+import { settleConfiguredRotation } from '../../host/pending-rotation.js';
 import {
   AuditStore,
   AuthorizationDataStore,
@@ -17,7 +18,6 @@ import {
   offlineQueueStatus,
   openJournal,
   OfflineQueue,
-  settlePendingRotation,
   type OfflineStatus,
   type Transmitter,
 } from '../../journal/index.js';
@@ -192,7 +192,7 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         // One sender per journal: refused while the terminal runs (its operator mode flushes the queue instead).
         journal.acquireSenderLock('parking-terminal queue flush');
         // A key rotation a crash interrupted is finished or undone first, as at the terminal's start.
-        settlePendingRotation(journal, keyProvider.keyFile, oauthTokensResealer(config, io.cwd));
+        settleConfiguredRotation(journal, config, io.cwd);
       } catch (e) {
         journal.close();
         throw e;

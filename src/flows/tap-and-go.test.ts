@@ -16,6 +16,16 @@ function gate(fake: FakeTerminal) {
   return actor;
 }
 
+/** A car that entered at a gate of `fake` and stayed `ms`: the gate's actor, on its idle screen again. */
+async function enteredAndStayed(fake: FakeTerminal, ms: number) {
+  const actor = gate(fake);
+  actor.send({ type: 'TAP_ENTRY' });
+  await settle();
+  actor.send({ type: 'DONE' });
+  fake.clock.increment(ms);
+  return actor;
+}
+
 /** A car entered at a gate of `fake`: its hold, as the gate stored it. */
 async function enteredHold(fake: FakeTerminal): Promise<HoldRecord> {
   gate(fake).send({ type: 'TAP_ENTRY' });
@@ -101,11 +111,7 @@ describe('tap-and-go machine', () => {
 
   it('asks for an incremental authorization when the fee exceeds the hold', async () => {
     const fake = new FakeTerminal();
-    const actor = gate(fake);
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    actor.send({ type: 'DONE' });
-    fake.clock.increment(2 * 24 * 60 * MIN);
+    const actor = await enteredAndStayed(fake, 2 * 24 * 60 * MIN);
     actor.send({ type: 'TAP_EXIT' });
     await settle();
     expect(fake.comments().slice(-2)).toEqual(['Parking Incremental Auth', 'Parking Capture']);
@@ -137,11 +143,7 @@ describe('tap-and-go machine', () => {
 
   it('reverses the hold when the stay is within the grace period', async () => {
     const fake = new FakeTerminal();
-    const actor = gate(fake);
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    actor.send({ type: 'DONE' });
-    fake.clock.increment(5 * MIN);
+    const actor = await enteredAndStayed(fake, 5 * MIN);
     actor.send({ type: 'TAP_EXIT' });
     await settle();
     expect(fake.sent.at(-1)).toMatchObject({ comments: 'REVERSAL', amountMinor: 2_000 });
@@ -153,11 +155,7 @@ describe('tap-and-go machine', () => {
 describe('tap-and-go machine: more time at the exit', () => {
   it('reads again on READ_AGAIN (the customer asked for more time): the waiting read is aborted, the fee charged once', async () => {
     const fake = new FakeTerminal();
-    const actor = gate(fake);
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    actor.send({ type: 'DONE' });
-    fake.clock.increment(100 * MIN);
+    const actor = await enteredAndStayed(fake, 100 * MIN);
     const before = fake.sent.length;
     fake.reads.push('hang');
     actor.send({ type: 'TAP_EXIT' });
@@ -177,11 +175,7 @@ describe('tap-and-go machine: more time at the exit', () => {
 describe('tap-and-go machine: an exit the machine cannot or need not charge', () => {
   it('states on the receipt of a paid exit the stay its fee was for (kiosk.md §3: the paid duration)', async () => {
     const fake = new FakeTerminal();
-    const actor = gate(fake);
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    actor.send({ type: 'DONE' });
-    fake.clock.increment(100 * MIN);
+    const actor = await enteredAndStayed(fake, 100 * MIN);
     actor.send({ type: 'TAP_EXIT' });
     await settle();
     expect(fake.receipts.map((r) => r.lines)).toEqual([

@@ -44,6 +44,23 @@ async function now(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
   return r.value.customer;
 }
 
+/**
+ * The customer asked "Do you need more time?" at the card screen answers yes and then presents the card: a fresh
+ * activation reads it, the sale is approved and charged once.
+ */
+async function moreTimeThenCardFound(h: TerminalHost): Promise<void> {
+  h.simulator!.setCard('n2-contact');
+  const more = await send(h, { type: 'MORE_TIME' });
+  expect(more.customer.screen).toBe('present-card');
+  expect(more.customer.prompt).toBeUndefined();
+  expect((await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000)).customer.screen).toBe(
+    'approved',
+  );
+  const sales = h.sandbox!.ledger().transactions;
+  expect(sales).toHaveLength(1);
+  expect(sales[0]?.requests).toHaveLength(1);
+}
+
 describe('time limits on the customer screens', () => {
   it('asks after the limit, gives more time on yes, and returns to the attract screen without an answer', async () => {
     const h = await start();
@@ -362,16 +379,7 @@ describe('time limits on the card presentation', () => {
     // Spoken as well as shown (WCAG 2.2.1: more than one sensory channel).
     expect(asked.speech?.text).toContain('Do you need more time?');
     // The customer answers yes, then finds the reader: a fresh activation reads the card, charged once.
-    h.simulator!.setCard('n2-contact');
-    const more = await send(h, { type: 'MORE_TIME' });
-    expect(more.customer.screen).toBe('present-card');
-    expect(more.customer.prompt).toBeUndefined();
-    expect((await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000)).customer.screen).toBe(
-      'approved',
-    );
-    const sales = h.sandbox!.ledger().transactions;
-    expect(sales).toHaveLength(1);
-    expect(sales[0]?.requests).toHaveLength(1);
+    await moreTimeThenCardFound(h);
     // The customer is done: the card read is let go, and none of the aborted activation was ever kept.
     expect((await send(h, { type: 'DONE' })).customer.screen).toBe('idle');
     expect(h.cards.size).toBe(0);
@@ -424,16 +432,7 @@ describe('time limits on the card presentation', () => {
     expect(asked.screen).toBe('present-card');
     expect(asked.prompt).toMatchObject({ kind: 'more-time' });
     expect(asked.actions).toContain('MORE_TIME');
-    h.simulator!.setCard('n2-contact');
-    const more = await send(h, { type: 'MORE_TIME' });
-    expect(more.customer.screen).toBe('present-card');
-    expect(more.customer.prompt).toBeUndefined();
-    expect((await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000)).customer.screen).toBe(
-      'approved',
-    );
-    const sales = h.sandbox!.ledger().transactions;
-    expect(sales).toHaveLength(1);
-    expect(sales[0]?.requests).toHaveLength(1);
+    await moreTimeThenCardFound(h);
     expect((await send(h, { type: 'DONE' })).customer.screen).toBe('idle');
     expect(h.cards.size).toBe(0);
   }, 30_000);

@@ -13,6 +13,7 @@ import {
   pendingKeyPath,
 } from '../../journal/index.js';
 import { oauthTokensResealer } from '../../host/gateway-adapters.js';
+import { holdAsRunningTerminal } from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { capturedIo as io } from '../testing/io.js';
@@ -84,11 +85,7 @@ describe('parking-terminal offline rotate-key', () => {
 
   it('is refused while the terminal holds the journal, changing nothing', async () => {
     const { dir, keyFile, journalPath } = terminalDir();
-    const held = openJournal(journalPath);
-    held.db
-      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
-      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
-    held.close();
+    holdAsRunningTerminal(journalPath);
     const before = readFileSync(keyFile, 'utf8');
     const { io: cli, out } = io(dir);
     expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(2);
@@ -205,11 +202,7 @@ describe('a rotation cut off after the OAuth token store was re-sealed, at the o
 
   it('is left to the terminal while it holds the journal', async () => {
     const { dir, keyFile, journalPath } = cutOffAfterTokenStore();
-    const held = openJournal(journalPath);
-    held.db
-      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
-      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
-    held.close();
+    holdAsRunningTerminal(journalPath);
     const before = readFileSync(keyFile, 'utf8');
     const { io: cli } = io(dir);
     await main(['oauth', 'status', '--config', 'terminal.json'], cli);

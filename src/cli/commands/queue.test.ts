@@ -11,6 +11,7 @@ import {
   pendingKeyPath,
   type ForwardOutcome,
 } from '../../journal/index.js';
+import { holdAsRunningTerminal } from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { createQueueCommand } from './queue.js';
@@ -172,11 +173,7 @@ describe('parking-terminal queue', () => {
   it('refuses to flush while the terminal holds the journal (one sender per journal), sending nothing', async () => {
     const dir = terminalDir();
     storePayments(dir, [100]);
-    const held = openJournal(join(dir, 'var/j.db'));
-    held.db
-      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
-      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
-    held.close();
+    holdAsRunningTerminal(join(dir, 'var/j.db'));
     const sent: string[] = [];
     const command = createQueueCommand({
       connect: () =>

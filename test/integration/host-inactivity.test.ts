@@ -355,6 +355,14 @@ describe('time limits on the card presentation', () => {
     return now(h);
   }
 
+  /** Waits as {@link untilAskedOrGone} and checks that "Do you need more time?" came while the card was awaited. */
+  async function askedAtCardScreen(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
+    const asked = await untilAskedOrGone(h);
+    expect(asked.screen).toBe('present-card');
+    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    return asked;
+  }
+
   /** Jumps time forward 5 s at a time until the card is no longer awaited: the screen that follows. */
   async function untilGone(h: TerminalHost): Promise<TerminalSnapshot['customer']> {
     for (let waited = 0; waited < 600_000; waited += 5_000) {
@@ -372,9 +380,7 @@ describe('time limits on the card presentation', () => {
     // Longer than the reader's configured 60 s: a blind customer is still looking for the reader.
     await vi.advanceTimersByTimeAsync(70_000);
     expect((await now(h)).screen).toBe('present-card');
-    const asked = await untilAskedOrGone(h);
-    expect(asked.screen).toBe('present-card');
-    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    const asked = await askedAtCardScreen(h);
     expect(asked.actions).toContain('MORE_TIME');
     // Spoken as well as shown (WCAG 2.2.1: more than one sensory channel).
     expect(asked.speech?.text).toContain('Do you need more time?');
@@ -389,9 +395,7 @@ describe('time limits on the card presentation', () => {
     const h = await startKiosk();
     await send(h, { type: 'SET_ACCESSIBILITY', on: true });
     await presentCard(h);
-    const asked = await untilAskedOrGone(h);
-    expect(asked.screen).toBe('present-card');
-    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    await askedAtCardScreen(h);
     // The question ends the sale (CANCEL: the attract screen) before the reader gives up.
     expect((await untilGone(h)).screen).toBe('idle');
     expect(h.sandbox!.ledger().transactions).toEqual([]);
@@ -404,9 +408,7 @@ describe('time limits on the card presentation', () => {
     await presentCard(h);
     await vi.advanceTimersByTimeAsync(30_000);
     await send(h, { type: 'SET_LANGUAGE', locale: 'de_DE' });
-    const asked = await untilAskedOrGone(h);
-    expect(asked.screen).toBe('present-card');
-    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    await askedAtCardScreen(h);
     // Unanswered, the question ends the sale (CANCEL: the attract screen), not the reader giving up under it.
     expect((await untilGone(h)).screen).toBe('idle');
   }, 30_000);
@@ -419,18 +421,14 @@ describe('time limits on the card presentation', () => {
     // Past the end of the first activation: the reader was activated afresh with the wait of accessibility mode.
     await vi.advanceTimersByTimeAsync(45_000);
     expect((await now(h)).screen).toBe('present-card');
-    const asked = await untilAskedOrGone(h);
-    expect(asked.screen).toBe('present-card');
-    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    await askedAtCardScreen(h);
   }, 30_000);
 
   it('asks "Do you need more time?" without accessibility mode too, before the reader stops, and a yes reads the card found later', async () => {
     const h = await startKiosk();
     await presentCard(h);
     // WCAG 2.2.1 applies to every customer: no unannounced end of the reader's wait.
-    const asked = await untilAskedOrGone(h);
-    expect(asked.screen).toBe('present-card');
-    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    const asked = await askedAtCardScreen(h);
     expect(asked.actions).toContain('MORE_TIME');
     await moreTimeThenCardFound(h);
     expect((await send(h, { type: 'DONE' })).customer.screen).toBe('idle');
@@ -440,9 +438,7 @@ describe('time limits on the card presentation', () => {
   it('cancels the sale without an answer without accessibility mode: nothing is sent, no card kept, the reader ready', async () => {
     const h = await startKiosk();
     await presentCard(h);
-    const asked = await untilAskedOrGone(h);
-    expect(asked.screen).toBe('present-card');
-    expect(asked.prompt).toMatchObject({ kind: 'more-time' });
+    await askedAtCardScreen(h);
     // The unanswered question ends the sale (CANCEL: the attract screen) before the reader gives up.
     expect((await untilGone(h)).screen).toBe('idle');
     expect(h.sandbox!.ledger().transactions).toEqual([]);

@@ -443,7 +443,12 @@ describe('time limits on the card presentation', () => {
     expect((await untilGone(h)).screen).toBe('idle');
     expect(h.sandbox!.ledger().transactions).toEqual([]);
     expect(h.cards.size).toBe(0);
-    const status = await h.snapshot();
-    expect(status.ok && status.value.status.reader.health).toBe('ready');
+    // The reader confirms the Cancel of the sale's activation a moment after the screen has moved on.
+    await expect
+      .poll(async () => {
+        const status = await h.snapshot();
+        return status.ok && status.value.status.reader.health;
+      })
+      .toBe('ready');
   }, 30_000);
 });

@@ -146,6 +146,10 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
     ['CARD_COLLISION', 'result.oneCard'],
     ['CARD_REMOVED', 'result.cardRemoved'],
     ['CARD_NOT_PRESENTED', 'result.noCard'],
+    ['CARD_UNSUPPORTED', 'result.cardNotSupported'],
+    ['READER_DISCONNECTED', 'host.readerUnavailable'],
+    ['READER_NOT_CONNECTED', 'host.readerUnavailable'],
+    ['READER_UNAVAILABLE', 'host.readerUnavailable'],
     ['CARD_ERROR', 'result.cardUnreadable'],
   ] as const;
 

@@ -133,6 +133,32 @@ describe('kiosk machine: a card the reader asks to present again', () => {
   });
 });
 
+describe('kiosk machine: a read the card or the reader cannot complete', () => {
+  for (const [code, messageKey] of [
+    // The reader does not support the card or its network (activate error 27): as a network the terminal refuses.
+    ['CARD_UNSUPPORTED', 'result.cardNotSupported'],
+    // The reader went away, or is away, while the card is awaited: not the card's fault.
+    ['READER_DISCONNECTED', 'host.readerUnavailable'],
+    ['READER_NOT_CONNECTED', 'host.readerUnavailable'],
+    ['READER_UNAVAILABLE', 'host.readerUnavailable'],
+  ] as const) {
+    it(`${code}: says ${messageKey}, not that the card could not be read, and asks for no card again`, async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push(code);
+      const actor = kiosk(fake);
+      actor.send({ type: 'START' });
+      actor.send({ type: 'LOST_TICKET' });
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({ screen: 'error', messageKey, reason: code });
+      expect(view.actions).not.toContain('CONFIRM');
+      expect(fake.sent).toEqual([]);
+      actor.stop();
+    });
+  }
+});
+
 describe('kiosk machine: another way to pay after a declined card', () => {
   const OTHER_WAYS = testSettings({
     payByPhone: { waitMs: 300_000 },

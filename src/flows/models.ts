@@ -132,9 +132,26 @@ const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   READ_TIMEOUT: 'result.noCard',
 };
 
+/**
+ * Codes of a read that failed for a reason the customer cannot put right by presenting the card again, said as what it
+ * is rather than "could not be read": a card the terminal does not accept (its network, CARD_NOT_SUPPORTED, or the
+ * reader's refusal of the card, CARD_UNSUPPORTED), and a reader that is not there (it went away during the read, was
+ * reconnecting, or cannot be opened: the host's out-of-service text, which the attract screen shows after it). A
+ * reader that did not answer (READER_TIMEOUT) and any other card error stay "could not be read".
+ */
+const NOT_PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
+  CARD_NOT_SUPPORTED: 'result.cardNotSupported',
+  CARD_UNSUPPORTED: 'result.cardNotSupported',
+  READER_DISCONNECTED: 'host.readerUnavailable',
+  READER_NOT_CONNECTED: 'host.readerUnavailable',
+  READER_UNAVAILABLE: 'host.readerUnavailable',
+};
+
+/** The one mapping from the code of a failed read to the customer's message, for every model. */
 function cardErrorKey(code: string): MessageRef['key'] {
-  if (code === 'CARD_NOT_SUPPORTED') return 'result.cardNotSupported';
-  return PRESENT_AGAIN[code] ?? 'result.cardUnreadable';
+  if (Object.hasOwn(PRESENT_AGAIN, code)) return PRESENT_AGAIN[code] as MessageRef['key'];
+  if (Object.hasOwn(NOT_PRESENT_AGAIN, code)) return NOT_PRESENT_AGAIN[code] as MessageRef['key'];
+  return 'result.cardUnreadable';
 }
 
 /** Whether the last failure (`ViewContext.reason`) was a card read the customer can present again ({@link PRESENT_AGAIN}). */

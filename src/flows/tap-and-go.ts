@@ -20,7 +20,7 @@ import {
 import { commentsFor } from './services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
 import { feeBetween, stayMinutesBetween } from './tariff.js';
-import { capturedBy, transactionMachine, type TransactionResult } from './transaction.js';
+import { capturedBy, readFailure, transactionMachine, type TransactionResult } from './transaction.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
 
 /**
@@ -438,23 +438,16 @@ export const tapAndGoMachine = setup({
             card: event.output,
           })),
         },
-        onError: [
-          {
-            // The reader's own wait ended with no card: said so, not "could not be read".
-            guard: ({ event }) => (event.error as { code?: unknown } | null)?.code === 'CARD_NOT_PRESENTED',
-            target: 'failed',
-            actions: assign({ message: { key: 'tapAndGo.noCard' }, reason: 'CARD_NOT_PRESENTED' }),
-          },
-          {
-            target: 'failed',
-            actions: assign({ message: { key: 'result.cardUnreadable' }, reason: 'READ_FAILED' }),
-          },
-        ],
+        // Told as every model tells a failed read (failureText): nothing was sent, no hold was touched.
+        onError: {
+          target: 'failed',
+          actions: assign(({ event }) => failureText(readFailure(event.error))),
+        },
       },
       after: {
         readTimeout: {
           target: 'failed',
-          actions: assign({ message: { key: 'tapAndGo.noCard' }, reason: 'READ_TIMEOUT' }),
+          actions: assign(() => failureText({ kind: 'card-error', code: 'READ_TIMEOUT' })),
         },
       },
       // More time asked for: a fresh activation (READ_AGAIN, src/flows/transaction.ts).

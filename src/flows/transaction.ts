@@ -167,6 +167,14 @@ function errorCode(error: unknown): string {
   return 'READ_FAILED';
 }
 
+/**
+ * The result of a card read that failed with `error` (a ReaderError: its code; anything else READ_FAILED). What the
+ * customer is told of it is `failureText`'s (src/flows/models.ts), for this actor's reads and a model's own alike.
+ */
+export function readFailure(error: unknown): TransactionResult & { kind: 'card-error' } {
+  return { kind: 'card-error', code: errorCode(error) };
+}
+
 function originalRequest(context: TransactionContext): ServiceRequest {
   const { request, settings, card } = context;
   const cardRef = card?.cardRef ?? request.cardRef;
@@ -402,7 +410,7 @@ export const transactionMachine = setup({
         onError: {
           target: 'done',
           actions: assign({
-            result: ({ event }) => ({ kind: 'card-error' as const, code: errorCode(event.error) }),
+            result: ({ event }) => readFailure(event.error),
           }),
         },
       },

@@ -103,6 +103,57 @@ describe('InactivityWatch', () => {
     expect(s.expiries).toBe(1);
   });
 
+  it('asks nothing while a card detected just before the question is being read, whatever the mode', () => {
+    for (const accessible of [false, true]) {
+      const s = watch();
+      s.w.observe('present-card', false);
+      // The reader detects a card a second before the question is due (60 s of the 80 s wait).
+      vi.advanceTimersByTime(59_000);
+      s.w.cardDetected();
+      // A read that takes long, and accessibility mode turned on meanwhile: no question, and nothing ends the sale.
+      if (accessible) s.w.observe('present-card', true);
+      vi.advanceTimersByTime(10 * 60_000);
+      expect(s.prompts).toBe(0);
+      expect(s.expiries).toBe(0);
+      expect(s.w.prompt).toBeUndefined();
+      // Read: the payment goes on, untimed.
+      s.w.observe('processing', accessible);
+      vi.advanceTimersByTime(10 * 60_000);
+      expect(s.prompts).toBe(0);
+      expect(s.expiries).toBe(0);
+    }
+  });
+
+  it('takes the question away when a card comes while it is asked: the read is not cancelled under the customer', () => {
+    const s = watch();
+    s.w.observe('present-card', false);
+    vi.advanceTimersByTime(60_000);
+    expect(s.w.prompt).toBeDefined();
+    s.w.cardDetected();
+    // The view changes (onPrompt): the question is gone from the screen.
+    expect(s.w.prompt).toBeUndefined();
+    expect(s.prompts).toBe(2);
+    vi.advanceTimersByTime(10 * 60_000);
+    expect(s.expiries).toBe(0);
+  });
+
+  it('times the card screen afresh after a read that ended in an error the customer can put right', () => {
+    const s = watch();
+    s.w.observe('present-card', false);
+    vi.advanceTimersByTime(59_000);
+    s.w.cardDetected();
+    // The card was taken away too soon: the error screen (not timed), then the card asked for again (CONFIRM).
+    s.w.observe('error', false);
+    vi.advanceTimersByTime(5_000);
+    s.w.observe('present-card', false);
+    vi.advanceTimersByTime(59_999);
+    expect(s.prompts).toBe(0);
+    vi.advanceTimersByTime(1);
+    expect(s.prompts).toBe(1);
+    vi.advanceTimersByTime(20_000);
+    expect(s.expiries).toBe(1);
+  });
+
   it('never times a screen where a card is being read or a payment is in progress', () => {
     // The currency choice is timed (an input screen, nothing sent before it): test/integration/host-inactivity.test.ts.
     // The card presentation is timed by the reader's wait (above), not as an input screen.

@@ -10,7 +10,10 @@
  * the configured wait and the question's answer time (`cardWaitSeconds`, src/config/card-wait.ts, both times the
  * factor in accessibility mode) and the question is asked while it still waits, so that its answer time ends before it;
  * a yes starts a fresh activation (the host sends READ_AGAIN), no answer cancels the sale as on any input screen.
- * Nothing was sent while the card is awaited: nothing is charged twice, no hold is left.
+ * Nothing was sent while the card is awaited: nothing is charged twice, no hold is left. A card the reader has detected
+ * is being read: the question waits for the read, which a yes (a fresh activation) or no answer (a cancel) would break
+ * off — one asked already is taken away — and the read's end moves the screen on: a card read goes to the payment (no
+ * question), a failed read to its error screen, and a card asked for again is timed afresh.
  */
 import { TIMED_SCREENS } from './api.js';
 
@@ -29,7 +32,7 @@ export interface InactivityOptions {
    * accessibility mode or not (`cardAnswerByMs`, src/config/card-wait.ts: a little before the reader gives up).
    */
   cardAnswerByMs(accessible: boolean): number;
-  /** The question is asked (the customer view must change). */
+  /** The question is asked, or taken away before its answer (the customer view must change). */
   onPrompt(): void;
   /** Nobody answered: leave the screen (the host cancels the machine's input). */
   onExpire(): void;
@@ -48,6 +51,8 @@ export class InactivityWatch {
   private timer: NodeJS.Timeout | undefined;
   private asked: MoreTimePrompt | undefined;
   private accessible = false;
+  /** A card was detected on the card presentation and is being read: no question until the screen moves on. */
+  private reading = false;
   private readonly now: () => number;
 
   constructor(private readonly options: InactivityOptions) {
@@ -71,6 +76,7 @@ export class InactivityWatch {
   private arm(): void {
     this.clear();
     this.asked = undefined;
+    if (this.timesCard() && this.reading) return;
     if (this.timesCard()) {
       // Asked while the reader still waits: the answer time ends before the activation does.
       const answerByMs = this.options.cardAnswerByMs(this.accessible);
@@ -106,6 +112,8 @@ export class InactivityWatch {
    */
   observe(screen: string, accessible: boolean): void {
     if (screen === this.screen && accessible === this.accessible) return;
+    // The screen moved on: a card read there has ended (a change of mode alone leaves it reading).
+    if (screen !== this.screen) this.reading = false;
     this.screen = screen;
     this.accessible = accessible;
     this.arm();
@@ -128,12 +136,33 @@ export class InactivityWatch {
 
   /** The reader was activated afresh on the card presentation (after a yes): its clock starts again. */
   cardRead(): void {
+    this.reading = false;
     this.arm();
+  }
+
+  /**
+   * The reader detected a card on the card presentation and is reading it: no question while it does (a question
+   * asked is taken away, its expiry with it), until the screen moves on with the read's end ({@link observe}).
+   * Elsewhere nothing is timed by the reader: ignored.
+   */
+  cardDetected(): void {
+    if (!this.timesCard() || this.reading) return;
+    this.reading = true;
+    const withdrawn = this.asked !== undefined;
+    this.clear();
+    this.asked = undefined;
+    if (withdrawn) this.options.onPrompt();
+  }
+
+  /** Whether a card detected on the card presentation is being read ({@link cardDetected}). */
+  get readingCard(): boolean {
+    return this.reading;
   }
 
   stop(): void {
     this.clear();
     this.asked = undefined;
     this.screen = undefined;
+    this.reading = false;
   }
 }

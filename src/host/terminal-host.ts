@@ -583,6 +583,8 @@ export class TerminalHost implements TerminalApi {
       onPrompt: () => this.changed(),
       onExpire: () => this.leaveInput(),
     });
+    // A card being read on the card presentation: "Do you need more time?" waits for the read's end.
+    reader.on('card-detected', () => this.inactivity.cardDetected());
   }
 
   /** Nobody answered "Do you need more time?": the input is cancelled and the attract screen comes back. */
@@ -1279,9 +1281,11 @@ export class TerminalHost implements TerminalApi {
 
   /**
    * Starts the card read again when a card is awaited (READ_AGAIN to the actor reading it): the read in progress is
-   * aborted and the reader activated afresh. Nothing was sent yet; a card already read is past this screen.
+   * aborted and the reader activated afresh. Nothing was sent yet; a card already read is past this screen. Not while
+   * the reader reads a card it detected (accessibility mode turned on then): that read is never broken off.
    */
   private readAgain(): void {
+    if (this.inactivity.readingCard) return;
     const root = this.runtime?.actor;
     const reading = root === undefined ? undefined : cardReadingActor(root);
     if (reading === undefined) return;

@@ -435,6 +435,44 @@ describe('time limits on the card presentation', () => {
     expect(h.cards.size).toBe(0);
   }, 30_000);
 
+  it('never asks while a card detected just before the question is being read: the read ends, approved, with no question', async () => {
+    const h = await startKiosk();
+    // The card comes 59 s into the reader's wait and takes 1.5 s to read: the question, due at 60 s, falls in the read.
+    h.simulator!.setCard('slow');
+    h.simulator!.setPresentDelay(59_000);
+    const asked: TerminalSnapshot['customer'][] = [];
+    const unsubscribe = h.subscribe((s) => {
+      if (s.customer.prompt !== undefined) asked.push(s.customer);
+    });
+    await presentCard(h);
+    await vi.advanceTimersByTimeAsync(62_000);
+    const done = await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000);
+    unsubscribe();
+    expect(asked.map((c) => [c.screen, c.prompt?.kind])).toEqual([]);
+    expect(done.customer.screen).toBe('approved');
+    const sales = h.sandbox!.ledger().transactions;
+    expect(sales).toHaveLength(1);
+    expect(sales[0]?.requests).toHaveLength(1);
+  }, 30_000);
+
+  it('reads on a card being read when the customer turns accessibility mode on: no fresh activation breaks it off', async () => {
+    const h = await startKiosk();
+    h.simulator!.setCard('slow');
+    h.simulator!.setPresentDelay(10_000);
+    await presentCard(h);
+    const activations = (): number =>
+      h.simulator!.received.filter((f) => f.cmd === 0x02 && f.sub === 0x01).length;
+    expect(activations()).toBe(1);
+    // The card is detected at 10 s and read until 11.5 s; accessibility mode comes on in the middle.
+    await vi.advanceTimersByTimeAsync(10_500);
+    expect((await send(h, { type: 'SET_ACCESSIBILITY', on: true })).customer.screen).toBe('present-card');
+    expect((await waitFor(h, ['approved', 'declined', 'error', 'idle'], 15_000)).customer.screen).toBe(
+      'approved',
+    );
+    expect(activations()).toBe(1);
+    expect(h.simulator!.received.filter((f) => f.cmd === 0x05)).toEqual([]);
+  }, 30_000);
+
   it('cancels the sale without an answer without accessibility mode: nothing is sent, no card kept, the reader ready', async () => {
     const h = await startKiosk();
     await presentCard(h);

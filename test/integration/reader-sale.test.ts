@@ -103,6 +103,8 @@ describe('reader unplugged mid-transaction', () => {
       await waitFor(host, readerReady);
       const failed = await payTicket(host);
       expect(failed.customer.screen).not.toBe('approved');
+      // The reader's fault, said as such: not "The card could not be read".
+      expect(failed.customer.message).toBe('The card reader is not available. Please use another machine.');
       expect(host.sandbox?.ledger().transactions).toHaveLength(0);
       await send(host, { type: 'DONE' });
       const down = await waitFor(host, onScreen('out-of-service'));

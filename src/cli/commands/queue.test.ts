@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -166,6 +166,17 @@ describe('parking-terminal queue', () => {
       }
     },
   );
+
+  it('reads status and declined beside a terminal holding the journal, its file left byte for byte as it was', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100]);
+    const path = join(dir, 'var/j.db');
+    holdAsRunningTerminal(path);
+    const before = readFileSync(path);
+    expect(await runQueue(dir, ['status'])).toMatchObject({ code: 0, json: { depth: 1 } });
+    expect(await runQueue(dir, ['declined'])).toMatchObject({ code: 0, json: { declined: [] } });
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
 
   it('refuses, with the journal unchanged, to read a journal a newer terminal wrote (JOURNAL_MIGRATION, exit 2)', async () => {
     const dir = terminalDir();

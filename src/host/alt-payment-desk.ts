@@ -17,6 +17,7 @@ import {
 import {
   AltSaleStore,
   altRefundFlowId,
+  type AltSaleReading,
   type AltSaleRecord,
   type AltSaleState,
 } from '../journal/alt-sales.js';
@@ -189,6 +190,7 @@ const NOTHING_REFUNDED = new Set(['timeout-void', 'not-at-gateway', 'not-sent'])
 /** The alternative-method desk of one terminal. */
 export class AltPaymentDesk {
   readonly store: AltSaleStore;
+  private readonly views: AltSaleViews;
   private readonly now: () => Date;
   private readonly logger: Logger;
   private readonly timers: DeskTimers;
@@ -202,13 +204,14 @@ export class AltPaymentDesk {
 
   constructor(private readonly options: AltPaymentDeskOptions) {
     this.store = new AltSaleStore(options.journal);
+    this.views = new AltSaleViews(this.store, options.config);
     this.now = options.now ?? (() => new Date());
     this.logger = options.logger ?? silentLogger();
     this.timers = options.timers ?? {
       setTimeout: (fn, ms) => setTimeout(fn, ms).unref(),
       clearTimeout: (h) => clearTimeout(h as NodeJS.Timeout),
     };
-    this.intervalMs = options.config.statusCheckMinutes * 60_000 + STATUS_CHECK_GUARD_MS;
+    this.intervalMs = statusCheckIntervalMs(options.config);
   }
 
   /** The configured methods, in button order, with what each asks of the customer. */
@@ -303,17 +306,16 @@ export class AltPaymentDesk {
     );
     this.emit(answered.id);
     this.schedule();
-    return this.view(answered);
+    return this.views.view(answered);
   }
 
   get(id: number): AltSaleView | undefined {
-    const r = this.store.get(id);
-    return r ? this.view(r) : undefined;
+    return this.views.get(id);
   }
 
   /** Newest first; `states` filters (e.g. the operator's pending, settled, failed, abandoned lists). */
   list(options: { states?: readonly AltSaleState[]; limit?: number } = {}): AltSaleView[] {
-    return this.store.list(options).map((r) => this.view(r));
+    return this.views.list(options);
   }
 
   /**
@@ -349,7 +351,7 @@ export class AltPaymentDesk {
     if (this.closed) throw new AltPaymentError('ALT_CLOSED', 'the terminal is closing');
     const sale = this.store.get(id);
     if (!sale) throw new AltPaymentError('ALT_NOT_FOUND', `no alternative-method sale ${id}`);
-    const view = this.view(sale);
+    const view = this.views.view(sale);
     if ((sale.state !== 'SETTLED' && sale.state !== 'FUNDED') || sale.gatewayId === undefined)
       throw new AltPaymentError('ALT_NOT_REFUNDABLE', `a ${sale.state} sale cannot be refunded`);
     const amount = amountMinor ?? view.refundableMinor;
@@ -383,7 +385,7 @@ export class AltPaymentDesk {
     );
     this.emit(sale.id);
     this.schedule();
-    return this.refundView(entry);
+    return this.views.refundView(entry);
   }
 
   private recordRefund(
@@ -527,8 +529,39 @@ export class AltPaymentDesk {
       }
     }
   }
+}
 
-  private refundView(entry: JournalEntry): AltRefundView {
+/** The time between two status checks of a sale or of a refund: the configured interval and the guard. */
+function statusCheckIntervalMs(config: AlternativeMethodsConfig): number {
+  return config.statusCheckMinutes * 60_000 + STATUS_CHECK_GUARD_MS;
+}
+
+/**
+ * How the sales are shown (their refunds, what settled, what may still be refunded): the desk's views, and those of
+ * `altpay list` and `altpay show`, which read the journal read-only beside the running terminal (openAltSalesReadOnly).
+ */
+export class AltSaleViews {
+  private readonly intervalMs: number;
+
+  constructor(
+    private readonly store: AltSaleReading,
+    private readonly config: AlternativeMethodsConfig,
+  ) {
+    this.intervalMs = statusCheckIntervalMs(config);
+  }
+
+  get(id: number): AltSaleView | undefined {
+    const r = this.store.get(id);
+    return r ? this.view(r) : undefined;
+  }
+
+  /** Newest first; `states` filters (e.g. the operator's pending, settled, failed, abandoned lists). */
+  list(options: { states?: readonly AltSaleState[]; limit?: number } = {}): AltSaleView[] {
+    return this.store.list(options).map((r) => this.view(r));
+  }
+
+  /** A refund of a sale, by its journal entry, and what became of it. */
+  refundView(entry: JournalEntry): AltRefundView {
     const check = this.store.refundCheck(entry.id);
     let state: AltRefundView['state'];
     switch (entry.state) {
@@ -560,8 +593,9 @@ export class AltPaymentDesk {
     };
   }
 
-  private view(r: AltSaleRecord): AltSaleView {
-    const profile = this.options.config.profiles.find((p) => p.profile === r.profile);
+  /** The sale as the kiosk and the operator see it, with its refunds. */
+  view(r: AltSaleRecord): AltSaleView {
+    const profile = this.config.profiles.find((p) => p.profile === r.profile);
     const refunds = this.store.refundEntries(r.id).map((e) => this.refundView(e));
     const settledMinor = r.state === 'SETTLED' || r.state === 'FUNDED' ? r.amountMinor : 0;
     const refundedMinor = refunds

@@ -8,9 +8,13 @@ export type FeeShortfallLog = Pick<AuditStore, 'feeShortfallsAwaiting' | 'acknow
 
 /**
  * The fees not collected in full that the operator has not acknowledged — the operator status's `feeShortfalls` — as
- * operator mode and `parking-terminal shortfalls list` show them, oldest first. No card data.
+ * operator mode and `parking-terminal shortfalls list` (from the audit log read-only) show them, oldest first. No card
+ * data.
  */
-export function feeShortfalls(log: FeeShortfallLog, locale: string): FeeShortfallSummary[] {
+export function feeShortfalls(
+  log: Pick<FeeShortfallLog, 'feeShortfallsAwaiting'>,
+  locale: string,
+): FeeShortfallSummary[] {
   return log.feeShortfallsAwaiting().flatMap((r) => {
     const summary = shortfallSummary(r, locale);
     return summary === undefined ? [] : [summary];

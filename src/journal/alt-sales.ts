@@ -1,5 +1,8 @@
 import { JournalError } from './errors.js';
-import type { JournalEntry, SqliteJournal } from './journal.js';
+import { readOn, type JournalConnection } from './field-checks.js';
+import { entriesOfFlow, type JournalEntry } from './journal.js';
+import { migration0009 } from './migrations/0009-alt-payments.js';
+import { openJournalReadOnly, readOnlyStore } from './read-only.js';
 
 /**
  * The terminal's alternative-method sales over `alt_sales` and the status checks of their refunds over
@@ -127,7 +130,7 @@ export function altRefundFlowId(saleId: number): string {
 
 /** The alternative-method sales of the journal database. */
 export class AltSaleStore {
-  constructor(private readonly journal: SqliteJournal) {}
+  constructor(private readonly journal: JournalConnection) {}
 
   private get db() {
     return this.journal.db;
@@ -279,8 +282,7 @@ export class AltSaleStore {
 
   /** The journal entries of a sale's refunds (AP_REFUND), oldest first. */
   refundEntries(saleId: number): JournalEntry[] {
-    return this.journal
-      .list({ flowId: altRefundFlowId(saleId), limit: 1000 })
+    return entriesOfFlow(this.journal, altRefundFlowId(saleId), 1000)
       .filter((e) => e.service === 'refund-payment')
       .reverse();
   }
@@ -333,4 +335,38 @@ export class AltSaleStore {
         .run(status, journalEntryId),
     );
   }
+}
+
+/** What is read of the alternative-method sales to show them (`altpay list`, `altpay show`, the desk's views). */
+export type AltSaleReading = Pick<AltSaleStore, 'get' | 'list' | 'refundEntries' | 'refundCheck'>;
+
+/** The alternative-method sales of a journal, read-only (see {@link openAltSalesReadOnly}). */
+export interface AltSaleReader extends AltSaleReading {
+  close(): void;
+}
+
+/**
+ * Opens the alternative-method sales of the journal at `path` read-only ({@link openJournalReadOnly}), for
+ * `altpay list` and `altpay show` while the terminal runs: no write, no migration, no schema rewrite (what they read
+ * names no column of one). A journal older than the alternative methods (schema before migration 0009) has no sale.
+ * `JOURNAL_IO` when the file cannot be opened or read, `JOURNAL_MIGRATION` when a newer terminal wrote it.
+ */
+export function openAltSalesReadOnly(path: string, options: { busyTimeoutMs?: number } = {}): AltSaleReader {
+  const journal = openJournalReadOnly(path, migration0009.version, options);
+  if (journal === undefined)
+    return {
+      get: () => undefined,
+      list: () => [],
+      refundEntries: () => [],
+      refundCheck: () => undefined,
+      close: () => undefined,
+    };
+  const store = readOnlyStore(journal, path, (j) => new AltSaleStore(j));
+  return {
+    get: (id) => readOn(journal, () => store.get(id)),
+    list: (options) => readOn(journal, () => store.list(options)),
+    refundEntries: (saleId) => store.refundEntries(saleId),
+    refundCheck: (journalEntryId) => readOn(journal, () => store.refundCheck(journalEntryId)),
+    close: () => journal.close(),
+  };
 }

@@ -315,18 +315,30 @@ export class AuditStore {
 export interface AuditLogReader {
   /** As {@link AuditStore.list}. */
   list(query?: AuditQuery): AuditRecord[];
+  /** As {@link AuditStore.feeShortfallsAwaiting}. */
+  feeShortfallsAwaiting(): AuditRecord[];
   close(): void;
 }
 
 /**
- * Opens the audit log of the journal at `path` read-only, for `parking-terminal audit` while the terminal runs: no
- * write, no migration, no sender lock (SQLite's WAL mode lets a reader in beside the writer). A journal older than the
- * audit log (schema before migration 0007) has no records yet: an empty log. `JOURNAL_IO` when the file cannot be
- * opened, `JOURNAL_MIGRATION` when a newer terminal wrote it.
+ * Opens the audit log of the journal at `path` read-only, for `parking-terminal audit` and `shortfalls list` while the
+ * terminal runs: no write, no migration, no schema rewrite, no sender lock (SQLite's WAL mode lets a reader in beside
+ * the writer). Its reads name no column of a rewrite; the fee shortfalls' indexes a journal not yet rewritten lacks
+ * only make them slower. A journal older than the audit log (schema before migration 0007) has no records yet: an
+ * empty log. `JOURNAL_IO` when the file cannot be opened, `JOURNAL_MIGRATION` when a newer terminal wrote it.
  */
 export function openAuditLogReadOnly(path: string, options: { busyTimeoutMs?: number } = {}): AuditLogReader {
   const journal = openJournalReadOnly(path, migration0007.version, options);
-  if (journal === undefined) return { list: (query = {}) => (checkQuery(query), []), close: () => undefined };
+  if (journal === undefined)
+    return {
+      list: (query = {}) => (checkQuery(query), []),
+      feeShortfallsAwaiting: () => [],
+      close: () => undefined,
+    };
   const store = readOnlyStore(journal, path, (j) => new AuditStore(j));
-  return { list: (query) => store.list(query), close: () => journal.close() };
+  return {
+    list: (query) => store.list(query),
+    feeShortfallsAwaiting: () => store.feeShortfallsAwaiting(),
+    close: () => journal.close(),
+  };
 }

@@ -3,7 +3,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournalError } from './errors.js';
-import { NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
+import { entriesOfFlow, NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
+import { LATEST_VERSION } from './migrations/index.js';
+import { RECEIPT_FACT_COLUMNS } from './migrations/receipt-facts.js';
+import { openJournalReadOnly } from './read-only.js';
+import { olderTerminalJournal } from './testing/held-journal.js';
 
 const TRACK2 = ';4111111111111111=29121010000012300000?';
 const open: SqliteJournal[] = [];
@@ -404,5 +408,54 @@ describe('the sender lock', () => {
     expect(again.db.prepare("SELECT value FROM meta WHERE key = 'sender_lock'").get()).toBeUndefined();
     again.acquireSenderLock('the terminal');
     again.close();
+  });
+});
+
+describe('entriesOfFlow', () => {
+  it("reads a flow's entries read-only, newest first, as the journal lists them, and without the receipt facts of a journal not yet rewritten", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-flow-'));
+    const path = join(dir, 'j.db');
+    const journal = openJournal(path);
+    for (const transactionId of ['f1', 'f2']) {
+      const e = journal.begin(preauth({ transactionId, flowId: 'flow-1' }));
+      journal.markSent(e.id);
+      journal.recordOutcome(e.id, {
+        state: 'approved',
+        status: 'AUTHORIZED',
+        gatewayId: `g-${transactionId}`,
+        approvalCode: 'A1B2',
+        card: { entryMode: 'contactless' },
+      });
+    }
+    const listed = journal.list({ flowId: 'flow-1' });
+    journal.close();
+    const reader = openJournalReadOnly(path, 1);
+    try {
+      expect(reader && entriesOfFlow(reader, 'flow-1', 10)).toEqual(listed);
+      expect(listed.map((e) => e.transactionId)).toEqual(['f2', 'f1']);
+    } finally {
+      reader?.close();
+    }
+
+    const older = olderTerminalJournal(join(dir, 'older.db'), LATEST_VERSION, (db) => {
+      for (const column of RECEIPT_FACT_COLUMNS) db.exec(`ALTER TABLE journal_entries DROP COLUMN ${column}`);
+    });
+    older
+      .prepare(
+        `INSERT INTO journal_entries (transaction_id, service, comments, method, path, body_length, flow_id,
+          money_moving, state, created_at) VALUES ('o1', 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', 64,
+          'flow-1', 1, 'approved', 1)`,
+      )
+      .run();
+    older.close();
+    const olderReader = openJournalReadOnly(join(dir, 'older.db'), 1);
+    try {
+      const [entry] = olderReader ? entriesOfFlow(olderReader, 'flow-1', 10) : [];
+      expect(entry).toMatchObject({ transactionId: 'o1', state: 'approved' });
+      expect(entry?.card).toBeUndefined();
+      expect(entry?.approvalCode).toBeUndefined();
+    } finally {
+      olderReader?.close();
+    }
   });
 });

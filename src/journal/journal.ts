@@ -4,6 +4,7 @@ import Database from 'better-sqlite3';
 import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
+import { readOn, type JournalConnection } from './field-checks.js';
 import { migrate } from './migrations/index.js';
 import { APPROVED_PREAUTH } from './migrations/lookup-indexes.js';
 import { isoTime } from './iso-time.js';
@@ -326,11 +327,13 @@ interface Row {
   http_status: number | null;
   authorized_minor: number | null;
   reason: string | null;
-  approval_code: string | null;
-  card_entry_mode: ReceiptCardFacts['entryMode'] | null;
-  card_aid: string | null;
-  card_label: string | null;
-  card_cvm_results: string | null;
+  // The receipt facts (migrations/receipt-facts.ts) are absent from a row read read-only from a journal the terminal
+  // has not rewritten yet (see entriesOfFlow).
+  approval_code?: string | null;
+  card_entry_mode?: ReceiptCardFacts['entryMode'] | null;
+  card_aid?: string | null;
+  card_label?: string | null;
+  card_cvm_results?: string | null;
   resolution: string | null;
   resolved_by_entry_id: number | null;
   resolves_entry_id: number | null;
@@ -346,18 +349,36 @@ function iso(ms: number | null): string | undefined {
   return ms === null ? undefined : isoTime(ms);
 }
 
-function opt<T>(v: T | null): T | undefined {
+function opt<T>(v: T | null | undefined): T | undefined {
   return v === null ? undefined : v;
 }
 
 function cardOf(r: Row): ReceiptCardFacts | undefined {
-  if (r.card_entry_mode === null) return undefined;
+  const entryMode = opt(r.card_entry_mode);
+  if (entryMode === undefined) return undefined;
+  const aid = opt(r.card_aid);
+  const applicationLabel = opt(r.card_label);
+  const cvmResults = opt(r.card_cvm_results);
   return {
-    entryMode: r.card_entry_mode,
-    ...(r.card_aid !== null ? { aid: r.card_aid } : {}),
-    ...(r.card_label !== null ? { applicationLabel: r.card_label } : {}),
-    ...(r.card_cvm_results !== null ? { cvmResults: r.card_cvm_results } : {}),
+    entryMode,
+    ...(aid !== undefined ? { aid } : {}),
+    ...(applicationLabel !== undefined ? { applicationLabel } : {}),
+    ...(cvmResults !== undefined ? { cvmResults } : {}),
   };
+}
+
+/** The entries of one flow, newest first: {@link SqliteJournal.list} with a flowId, and {@link entriesOfFlow}. */
+const FLOW_ENTRIES_SQL = 'SELECT * FROM journal_entries WHERE flow_id = ? ORDER BY id DESC LIMIT ?';
+
+/**
+ * The entries of the flow `flowId`, newest first, at most `limit`, as {@link SqliteJournal.list} reads them, on any
+ * connection to the journal: one opened read-only ({@link openJournalReadOnly}) too. Names no column of a schema
+ * rewrite: from a journal the terminal has not rewritten yet, an entry has no receipt facts.
+ */
+export function entriesOfFlow(connection: JournalConnection, flowId: string, limit: number): JournalEntry[] {
+  return readOn(connection, () =>
+    connection.db.prepare<[string, number], Row>(FLOW_ENTRIES_SQL).all(flowId, limit).map(toEntry),
+  );
 }
 
 function toEntry(r: Row): JournalEntry {
@@ -760,9 +781,7 @@ export class SqliteJournal implements Journal {
       list: db.prepare<[number], Row>('SELECT * FROM journal_entries ORDER BY id DESC LIMIT ?'),
       listWithoutUnsentAttempts: db.prepare<[number], Row>(`SELECT * FROM journal_entries
         WHERE resolves_entry_id IS NULL OR resolution IS NOT '${NOT_SENT}' ORDER BY id DESC LIMIT ?`),
-      listFlow: db.prepare<[string, number], Row>(
-        'SELECT * FROM journal_entries WHERE flow_id = ? ORDER BY id DESC LIMIT ?',
-      ),
+      listFlow: db.prepare<[string, number], Row>(FLOW_ENTRIES_SQL),
       // Two index searches: with `parent_gateway_id = @gid OR referenced_transaction_id = @tx`, SQLite read every
       // entry.
       increments: db.prepare<{ gid: string | null; tx: string | null }, Row>(`SELECT * FROM journal_entries

@@ -6,7 +6,7 @@ import { MAX_OFFLINE_AGE_HOURS } from '../config/schema.js';
 import { checkAtRestKey, offlineBodyContext as bodyContext } from './at-rest-key.js';
 import { open as openSealed, seal, type KeyProvider } from './encryption.js';
 import { JournalError, OfflineRefusedError, type OfflineRefusalCode } from './errors.js';
-import { checkCardKey, checkText } from './field-checks.js';
+import { checkCardKey, checkText, readOn, type JournalConnection } from './field-checks.js';
 import { isoTime } from './iso-time.js';
 import {
   NOT_SENT,
@@ -21,6 +21,8 @@ import {
   UNACKNOWLEDGED_DECLINE,
   UNACKNOWLEDGED_SHORTFALL,
 } from './migrations/lookup-indexes.js';
+import { migration0002 } from './migrations/0002-offline-queue.js';
+import { openJournalReadOnly } from './read-only.js';
 
 /** Acceptance policy per terminal: never offline, or offline only when the gateway cannot be reached. */
 export type OfflinePolicy = 'online-only' | 'prefer-online';
@@ -302,17 +304,26 @@ export function checkLimits(limits: OfflineLimits): OfflineLimits {
   };
 }
 
+/** What the offline status of a queue is made of, read in one transaction. */
+interface QueueCounts {
+  /** The payments stored or being forwarded, per currency, sorted by code. */
+  readonly totals: { currency: string; minor: number; n: number; oldest: number }[];
+  /** Those not collected in full after forwarding, not yet acknowledged. */
+  readonly declined: number;
+}
+
 /**
  * THE function computing the offline numbers: `parking-terminal queue status` and the operator status bar both call
- * it, so they cannot disagree. Needs no key (it reads no card data).
+ * it, so they cannot disagree. Needs no key (it reads no card data), and reads no column of a schema rewrite: it reads
+ * a journal opened read-only that the terminal has not yet rewritten ({@link openOfflineQueueReadOnly}).
  */
 export function offlineQueueStatus(
-  journal: SqliteJournal,
+  journal: Pick<JournalConnection, 'db' | 'now'>,
   settings: { policy: OfflinePolicy; limits: OfflineLimits },
   now: Date = journal.now(),
 ): OfflineStatus {
   const db = journal.db;
-  const read = db.transaction(() => {
+  const read = db.transaction((): QueueCounts => {
     const totals = db
       .prepare<[], { currency: string; minor: number; n: number; oldest: number }>(
         `SELECT currency, SUM(amount_minor) AS minor, COUNT(*) AS n, MIN(stored_at) AS oldest
@@ -328,7 +339,22 @@ export function offlineQueueStatus(
       .get();
     return { totals, declined: declined?.n ?? 0 };
   });
-  const { totals, declined } = read();
+  return statusOf(read(), settings, now);
+}
+
+/** The offline status of a journal that has no offline queue (none yet, or one older than it): nothing stored. */
+export function emptyOfflineStatus(settings: {
+  policy: OfflinePolicy;
+  limits: OfflineLimits;
+}): OfflineStatus {
+  return statusOf({ totals: [], declined: 0 }, settings, new Date(0));
+}
+
+function statusOf(
+  { totals, declined }: QueueCounts,
+  settings: { policy: OfflinePolicy; limits: OfflineLimits },
+  now: Date,
+): OfflineStatus {
   const oldest = totals.length === 0 ? null : Math.min(...totals.map((t) => t.oldest));
   return {
     policy: settings.policy,
@@ -355,9 +381,10 @@ const ACKNOWLEDGE_SQL = `UPDATE offline_payments SET decline_acknowledged = 1
 /**
  * The stored payments not collected in full after forwarding (declined, rejected, unknown, or approved for less than
  * their amount) that the operator has not acknowledged, oldest first: what the status bar counts. Reads no card data
- * and needs no key (the `queue declined` command).
+ * and needs no key (the `queue declined` command); reads no column of a schema rewrite (see
+ * {@link offlineQueueStatus}).
  */
-export function offlineDeclinesToAcknowledge(journal: SqliteJournal): StoredPayment[] {
+export function offlineDeclinesToAcknowledge(journal: Pick<JournalConnection, 'db'>): StoredPayment[] {
   return journal.db.prepare<[], Row>(UNACKNOWLEDGED_SQL).all().map(toPayment);
 }
 
@@ -1070,4 +1097,34 @@ export class OfflineQueue {
         break;
     }
   }
+}
+
+/** The offline queue of a journal, read-only (see {@link openOfflineQueueReadOnly}). */
+export interface OfflineQueueReader {
+  /** As {@link offlineQueueStatus}. */
+  status(settings: { policy: OfflinePolicy; limits: OfflineLimits }): OfflineStatus;
+  /** As {@link offlineDeclinesToAcknowledge}. */
+  declinesToAcknowledge(): StoredPayment[];
+  close(): void;
+}
+
+/**
+ * Opens the offline queue of the journal at `path` read-only ({@link openJournalReadOnly}), for `queue status` and
+ * `queue declined` while the terminal runs: no write, no migration, no schema rewrite (neither reads the card's
+ * fingerprint, which a journal the terminal has not yet rewritten lacks). A journal older than the offline queue
+ * (schema before migration 0002) has nothing stored. `JOURNAL_IO` when the file cannot be opened, `JOURNAL_MIGRATION`
+ * when a newer terminal wrote it.
+ */
+export function openOfflineQueueReadOnly(
+  path: string,
+  options: { busyTimeoutMs?: number; now?: () => Date } = {},
+): OfflineQueueReader {
+  const journal = openJournalReadOnly(path, migration0002.version, options);
+  if (journal === undefined)
+    return { status: emptyOfflineStatus, declinesToAcknowledge: () => [], close: () => undefined };
+  return {
+    status: (settings) => readOn(journal, () => offlineQueueStatus(journal, settings)),
+    declinesToAcknowledge: () => readOn(journal, () => offlineDeclinesToAcknowledge(journal)),
+    close: () => journal.close(),
+  };
 }

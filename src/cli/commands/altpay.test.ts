@@ -1,12 +1,16 @@
-import { mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import type Database from 'better-sqlite3';
 import { afterEach, describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { createAuthenticator, createGatewayClient } from '../../gateway/index.js';
 import { AltPaymentDesk } from '../../host/alt-payment-desk.js';
 import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from '../../host/gateway-adapters.js';
 import { AuditStore, JournaledSender, openJournal } from '../../journal/index.js';
+import { LATEST_VERSION } from '../../journal/migrations/index.js';
+import { RECEIPT_FACT_COLUMNS } from '../../journal/migrations/receipt-facts.js';
+import { journalSchema, olderTerminalJournal } from '../../journal/testing/held-journal.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createAltPayCommand } from './altpay.js';
 import { capturedIo } from '../testing/io.js';
@@ -74,7 +78,131 @@ async function settledSale(sandbox: Sandbox) {
   return { dir, now };
 }
 
+/** A terminal directory whose configuration names one alternative method (profile 1). */
+function terminalDir() {
+  const dir = mkdtempSync(join(tmpdir(), 'altpay-cli-'));
+  writeFileSync(
+    join(dir, 'terminal.json'),
+    JSON.stringify({
+      journal: { path: 'var/j.db' },
+      alternativeMethods: { profiles: [{ profile: 1, methodName: 'METHOD_1' }] },
+    }),
+  );
+  return dir;
+}
+
+/**
+ * A settled sale of 12.50 EUR and an accepted refund of 5.00 of it, written as a terminal of an older version writes
+ * them (by named columns).
+ */
+function previousSale(db: Database.Database) {
+  db.prepare(
+    `INSERT INTO alt_sales (transaction_id, code, profile, method_name, payment_type_name, amount_minor, currency,
+      state, gateway_id, payment_url, created_at, updated_at, last_check_at, checks)
+      VALUES ('A1', 'T-9', 1, 'METHOD_1', 'APM', 1250, 'EUR', 'SETTLED', 'G-A1', 'https://pay.example/A1', 1, 2, 2, 1)`,
+  ).run();
+  db.prepare(
+    `INSERT INTO journal_entries (transaction_id, service, comments, method, path, body_length, amount_minor, currency,
+      flow_id, money_moving, state, gateway_id, status, created_at, outcome_at)
+      VALUES ('R1', 'refund-payment', 'Alternative method refund', 'POST', '/pts/v2/refunds', 64, 500, 'EUR',
+        'alt-sale:1', 1, 'approved', 'G-R1', 'PENDING', 3, 4)`,
+  ).run();
+}
+
 describe('parking-terminal altpay', () => {
+  it.each([
+    ['of schema 9 (the alternative methods)', 9, () => undefined],
+    [
+      'of schema 12 without the receipt facts of its entries (a rewrite that keeps the version)',
+      LATEST_VERSION,
+      (db: Database.Database) => {
+        for (const column of RECEIPT_FACT_COLUMNS)
+          db.exec(`ALTER TABLE journal_entries DROP COLUMN ${column}`);
+      },
+    ],
+  ])(
+    'lists and shows read-only beside a running terminal whose journal is %s: its schema unchanged',
+    async (_name, version, undo) => {
+      const dir = terminalDir();
+      const db = olderTerminalJournal(join(dir, 'var/j.db'), version, undo);
+      try {
+        previousSale(db);
+        const before = journalSchema(db);
+        const command = createAltPayCommand();
+        const sale = {
+          id: 1,
+          code: 'T-9',
+          amountMinor: 1250,
+          currency: 'EUR',
+          state: 'SETTLED',
+          settledMinor: 1250,
+          refundedMinor: 500,
+          refundableMinor: 750,
+          refunds: [{ amountMinor: 500, currency: 'EUR', state: 'accepted', gatewayId: 'G-R1' }],
+        };
+        const list = io(dir);
+        expect(await command.run(['list', '--config', 'terminal.json'], list.io)).toBe(0);
+        expect(list.out()).toMatchObject({ sales: [sale] });
+        const show = io(dir);
+        expect(await command.run(['show', '1', '--config', 'terminal.json'], show.io)).toBe(0);
+        expect(show.out()).toMatchObject({ sale });
+        await expect(
+          command.run(['show', '2', '--config', 'terminal.json'], io(dir).io),
+        ).rejects.toMatchObject({ code: 'ALT_NOT_FOUND' });
+        expect(journalSchema(db)).toEqual(before);
+      } finally {
+        db.close();
+      }
+    },
+  );
+
+  it('lists no sale, and shows none, from a journal older than the alternative methods, its schema unchanged', async () => {
+    const dir = terminalDir();
+    const db = olderTerminalJournal(join(dir, 'var/j.db'), 8);
+    try {
+      const before = journalSchema(db);
+      const command = createAltPayCommand();
+      const list = io(dir);
+      expect(await command.run(['list', '--config', 'terminal.json'], list.io)).toBe(0);
+      expect(list.out()).toEqual({ sales: [] });
+      await expect(command.run(['show', '1', '--config', 'terminal.json'], io(dir).io)).rejects.toMatchObject(
+        {
+          code: 'ALT_NOT_FOUND',
+        },
+      );
+      expect(journalSchema(db)).toEqual(before);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses, with the journal unchanged, to list from a journal a newer terminal wrote (JOURNAL_MIGRATION)', async () => {
+    const dir = terminalDir();
+    const db = olderTerminalJournal(join(dir, 'var/j.db'), LATEST_VERSION);
+    try {
+      db.pragma(`user_version = ${LATEST_VERSION + 1}`);
+      const before = journalSchema(db);
+      await expect(
+        createAltPayCommand().run(['list', '--config', 'terminal.json'], io(dir).io),
+      ).rejects.toMatchObject({ code: 'JOURNAL_MIGRATION' });
+      expect(journalSchema(db)).toEqual(before);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('lists no sale, shows none, and creates no journal, where the terminal never ran', async () => {
+    const dir = terminalDir();
+    const command = createAltPayCommand();
+    const list = io(dir);
+    expect(await command.run(['list', '--config', 'terminal.json'], list.io)).toBe(0);
+    expect(list.out()).toEqual({ sales: [] });
+    await expect(command.run(['show', '1', '--config', 'terminal.json'], io(dir).io)).rejects.toMatchObject({
+      code: 'ALT_NOT_FOUND',
+    });
+    expect(existsSync(join(dir, 'var/j.db'))).toBe(false);
+  });
+
   it('lists and shows sales, and refunds part of a settled one within what remains', async () => {
     const sandbox = await startSandbox({ port: 0 });
     open.push(sandbox);

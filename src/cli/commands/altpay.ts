@@ -1,18 +1,19 @@
 import { existsSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { loadConfig, type Config } from '../../config/index.js';
-import { GatewayError, type GatewayClient } from '../../gateway/index.js';
+import { loadConfig } from '../../config/index.js';
+import type { GatewayClient } from '../../gateway/index.js';
 import {
   ALT_SALE_STATES,
   AltPaymentDesk,
   AltPaymentError,
+  AltSaleViews,
   type AltSaleView,
 } from '../../host/alt-payment-desk.js';
 import { AuditTrail } from '../../host/audit-trail.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
 import { settleConfiguredRotation } from '../../host/pending-rotation.js';
-import type { AltSaleState } from '../../journal/alt-sales.js';
-import { AuditStore, JournaledSender, openJournal, type SqliteJournal } from '../../journal/index.js';
+import { openAltSalesReadOnly, type AltSaleState } from '../../journal/alt-sales.js';
+import { AuditStore, JournaledSender, openJournal } from '../../journal/index.js';
 import { AmountError, parseDecimal } from '../../money/index.js';
 import { parseCommandArgs } from '../args.js';
 import { commandGatewayUrl, commandLogger, connectConfiguredGateway } from '../gateway-access.js';
@@ -23,21 +24,14 @@ parking-terminal altpay show ID [--config FILE]
 parking-terminal altpay refund ID [--amount X] [--gateway URL] [--config FILE]
   alternative-method sales of spec 001 (pending, settled, funded, failed, abandoned) and their refunds
   list          {"sales": [...]}, newest first; --state PENDING|SETTLED|FUNDED|FAILED|ABANDONED|unknown (repeatable
-                as a comma list); read-only, safe while the terminal runs
-  show ID       {"sale": {...}} with its refunds
+                as a comma list)
+  show ID       {"sale": {...}} with its refunds; list and show open the journal read-only, safe while the terminal
+                runs
   refund ID     AP_REFUND of --amount X (a decimal in the sale's currency, e.g. 5.00; default: all that remains),
                 within the settled amount; journaled before it is sent, never resent. Refused while the terminal
                 runs (its operator panel refunds then). Exit 1 when the refund failed or its outcome is unknown
                 (the terminal's recovery voids it at its next start)
   --gateway URL base URL of the gateway (default gateway.baseUrl; required with the embedded sandbox)`;
-
-/** A gateway that the read-only actions never call. */
-const NO_GATEWAY: Pick<GatewayClient, 'alternativeMethods'> = {
-  alternativeMethods: {
-    sale: () => Promise.reject(new GatewayError('GW_CONFIG', 'read-only')),
-    status: () => Promise.reject(new GatewayError('GW_CONFIG', 'read-only')),
-  },
-};
 
 function parseStates(value: string | undefined): AltSaleState[] | undefined {
   if (value === undefined) return undefined;
@@ -52,17 +46,6 @@ function parseId(value: string | undefined): number {
   const n = value !== undefined && /^\d+$/.test(value) ? Number(value) : NaN;
   if (!Number.isSafeInteger(n) || n < 1) throw new UsageError('BAD_ARGUMENTS', 'ID is the number of a sale');
   return n;
-}
-
-function readOnlyDesk(journal: SqliteJournal, config: Config): AltPaymentDesk {
-  return new AltPaymentDesk({
-    journal,
-    sender: new JournaledSender(journal, {
-      transmit: () => Promise.resolve({ kind: 'not-sent', reason: 'read-only' }),
-    }),
-    gateway: NO_GATEWAY,
-    config: config.alternativeMethods,
-  });
 }
 
 /** `parking-terminal altpay list|show|refund`. */
@@ -95,26 +78,26 @@ export function createAltPayCommand(deps: { now?: () => Date; gateway?: GatewayC
           throw new UsageError('BAD_ARGUMENTS', '--amount and --gateway apply to refund');
         const states = parseStates(values.state);
         const id = action === 'show' ? parseId(idText) : undefined;
-        // Reading must not create a journal where none exists.
+        // Reading must not create a journal where none exists, nor change one (read-only beside the terminal).
         if (!existsSync(journalPath)) {
           if (action === 'show')
             throw new UsageError('ALT_NOT_FOUND', `no alternative-method sale ${String(id)}`);
           printJson(io, { sales: [] });
           return EXIT_OK;
         }
-        const journal = openJournal(journalPath, { now });
+        const reader = openAltSalesReadOnly(journalPath);
         try {
-          const desk = readOnlyDesk(journal, config);
+          const views = new AltSaleViews(reader, config.alternativeMethods);
           if (id === undefined) {
-            printJson(io, { sales: desk.list(states ? { states } : {}) });
+            printJson(io, { sales: views.list(states ? { states } : {}) });
             return EXIT_OK;
           }
-          const sale = desk.get(id);
+          const sale = views.get(id);
           if (!sale) throw new UsageError('ALT_NOT_FOUND', `no alternative-method sale ${id}`);
           printJson(io, { sale });
           return EXIT_OK;
         } finally {
-          journal.close();
+          reader.close();
         }
       }
 

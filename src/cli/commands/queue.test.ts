@@ -1,4 +1,4 @@
-import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
@@ -11,7 +11,17 @@ import {
   pendingKeyPath,
   type ForwardOutcome,
 } from '../../journal/index.js';
-import { holdAsRunningTerminal } from '../../journal/testing/held-journal.js';
+import type Database from 'better-sqlite3';
+import { LATEST_VERSION } from '../../journal/migrations/index.js';
+import {
+  OFFLINE_CARD_COLUMN,
+  OFFLINE_OPEN_BY_CARD_INDEX,
+} from '../../journal/migrations/offline-card-fingerprints.js';
+import {
+  holdAsRunningTerminal,
+  journalSchema,
+  olderTerminalJournal,
+} from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { createQueueCommand } from './queue.js';
@@ -54,6 +64,26 @@ function storePayments(dir: string, amounts: number[]) {
   return status;
 }
 
+/**
+ * A payment still stored and one declined after forwarding, written as a terminal of an older version writes them (by
+ * named columns, never the card's fingerprint).
+ */
+function previousPayments(db: Database.Database, now: number) {
+  const insert =
+    db.prepare(`INSERT INTO offline_payments (transaction_id, service, comments, method, path, body_enc,
+    amount_minor, currency, entry_mode, masked_pan, state, reason, stored_at)
+    VALUES (?, 'sale', 'Parking Sale', 'POST', '/pts/v2/payments', ?, ?, 'GBP', 'contactless', '411111******1111', ?, ?, ?)`);
+  insert.run('s1', Buffer.from('sealed'), 1250, 'stored', null, now - 60_000);
+  insert.run('d1', null, 300, 'declined', 'EXPIRED_CARD', now - 120_000);
+}
+
+/** Runs `queue ARGS` in `dir` as the command line does: its exit code and its output parsed. */
+async function runQueue(dir: string, args: string[]) {
+  const { io: cli, out } = io(dir);
+  const code = await main(['queue', ...args, '--config', 'terminal.json'], cli);
+  return { code, json: JSON.parse(out()) as Record<string, unknown>, text: out() };
+}
+
 /** The queue command against a gateway that declines every payment (EXPIRED_CARD). */
 function decliningGateway() {
   return createQueueCommand({
@@ -80,6 +110,89 @@ describe('parking-terminal queue', () => {
       oldestAgeSeconds: null,
       limits: { maxTransactionMinor: 5000, maxTotalMinorPerCurrency: 50000, maxCount: 10, maxAgeHours: 24 },
     });
+  });
+
+  it('lists no payment not collected in full, and creates no journal, where the terminal never ran', async () => {
+    const dir = terminalDir();
+    expect(await runQueue(dir, ['declined'])).toMatchObject({ code: 0, json: { declined: [] } });
+    expect(existsSync(join(dir, 'var/j.db'))).toBe(false);
+  });
+
+  it.each([
+    ['of schema 2 (the offline queue)', 2, () => undefined],
+    [
+      'of schema 12 without the card fingerprint (a rewrite that keeps the version)',
+      LATEST_VERSION,
+      (db: Database.Database) => {
+        db.exec(`DROP INDEX ${OFFLINE_OPEN_BY_CARD_INDEX}`);
+        db.exec(`ALTER TABLE offline_payments DROP COLUMN ${OFFLINE_CARD_COLUMN}`);
+      },
+    ],
+  ])(
+    'reads status and declined read-only beside a running terminal whose journal is %s: its schema unchanged',
+    async (_name, version, undo) => {
+      const dir = terminalDir();
+      const db = olderTerminalJournal(join(dir, 'var/j.db'), version, undo);
+      try {
+        previousPayments(db, Date.now());
+        const before = journalSchema(db);
+
+        const status = await runQueue(dir, ['status']);
+        expect(status.code).toBe(0);
+        expect(status.json).toMatchObject({
+          depth: 1,
+          totalsPerCurrency: [{ currency: 'GBP', minor: 1250, amount: '12.50' }],
+          declinedAfterForward: 1,
+        });
+        const declined = await runQueue(dir, ['declined']);
+        expect(declined).toMatchObject({
+          code: 0,
+          json: {
+            declined: [
+              {
+                transactionId: 'd1',
+                amountMinor: 300,
+                currency: 'GBP',
+                maskedPan: '411111******1111',
+                state: 'declined',
+                reason: 'EXPIRED_CARD',
+              },
+            ],
+          },
+        });
+        expect(journalSchema(db)).toEqual(before);
+      } finally {
+        db.close();
+      }
+    },
+  );
+
+  it('reads status and declined beside a terminal holding the journal, its file left byte for byte as it was', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100]);
+    const path = join(dir, 'var/j.db');
+    holdAsRunningTerminal(path);
+    const before = readFileSync(path);
+    expect(await runQueue(dir, ['status'])).toMatchObject({ code: 0, json: { depth: 1 } });
+    expect(await runQueue(dir, ['declined'])).toMatchObject({ code: 0, json: { declined: [] } });
+    expect(readFileSync(path).equals(before)).toBe(true);
+  });
+
+  it('refuses, with the journal unchanged, to read a journal a newer terminal wrote (JOURNAL_MIGRATION, exit 2)', async () => {
+    const dir = terminalDir();
+    const db = olderTerminalJournal(join(dir, 'var/j.db'), LATEST_VERSION);
+    try {
+      db.pragma(`user_version = ${LATEST_VERSION + 1}`);
+      const before = journalSchema(db);
+      for (const action of ['status', 'declined'])
+        expect(await runQueue(dir, [action]), action).toMatchObject({
+          code: 2,
+          json: { error: { code: 'JOURNAL_MIGRATION' } },
+        });
+      expect(journalSchema(db)).toEqual(before);
+    } finally {
+      db.close();
+    }
   });
 
   it('prints the same numbers as the queue the status bar reads', async () => {

@@ -4,21 +4,21 @@ import { loadConfig, type Config } from '../../config/index.js';
 import { journalFollowOnStore } from '../../host/follow-on-store.js';
 import type { OfflineDeclineSummary } from '../../host/api.js';
 import { gatewayTransmitter } from '../../host/gateway-adapters.js';
-import { acknowledgeOfflineDeclines, declineSummary, offlineDeclines } from '../../host/offline-declines.js';
+import { acknowledgeOfflineDeclines, declineSummary } from '../../host/offline-declines.js';
 import { forwardedOutcome, type OutcomeObligations } from '../../host/payment-router.js';
 import { settleConfiguredRotation } from '../../host/pending-rotation.js';
 import {
   AuditStore,
   AuthorizationDataStore,
+  emptyOfflineStatus,
   fileKeyProvider,
   FollowUpStore,
   JournaledSender,
   JournalError,
   offlineDeclinesToAcknowledge,
-  offlineQueueStatus,
   openJournal,
+  openOfflineQueueReadOnly,
   OfflineQueue,
-  type OfflineStatus,
   type Transmitter,
 } from '../../journal/index.js';
 import type { Logger } from '../../log/index.js';
@@ -53,6 +53,7 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
   declined      the stored payments not collected in full after forwarding (declined, rejected, outcome
                 unknown, or approved for less than their amount) that nobody has acknowledged: the list behind
                 the status bar's count, with amount, masked card, state and reason
+                status and declined open the journal read-only, safe while the terminal runs
   acknowledge   the operator has seen these (by transactionId): they leave the count; recorded in the audit
                 log; exit 1 when one was not waiting for acknowledgement; an argument that cannot be a
                 transactionId (empty, over 64 characters) is refused (BAD_ARGUMENTS, exit 2) and none is
@@ -63,15 +64,6 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
-
-function emptyStatus(config: Config): OfflineStatus {
-  const journal = openJournal(':memory:');
-  try {
-    return offlineQueueStatus(journal, { policy: config.offline.policy, limits: config.offline });
-  } finally {
-    journal.close();
-  }
-}
 
 /** What the commands print of a stored payment not collected in full: no card data but the masked number. */
 function declinedView(d: OfflineDeclineSummary): Record<string, unknown> {
@@ -126,17 +118,20 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
         throw new UsageError('BAD_ARGUMENTS', '--gateway applies to queue flush');
 
       if (action === 'declined') {
+        // Reading must not create a journal where none exists, nor change one (read-only beside the terminal).
         if (!existsSync(journalPath)) {
           printJson(io, { declined: [] });
           return EXIT_OK;
         }
-        const journal = openJournal(journalPath, { now });
+        const queue = openOfflineQueueReadOnly(journalPath, { now });
         try {
           printJson(io, {
-            declined: offlineDeclines(journal, config.terminal.locale).map(declinedView),
+            declined: queue
+              .declinesToAcknowledge()
+              .map((p) => declinedView(declineSummary(p, config.terminal.locale))),
           });
         } finally {
-          journal.close();
+          queue.close();
         }
         return EXIT_OK;
       }
@@ -163,19 +158,18 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
       if (action === 'status') {
         if (values.gateway !== undefined)
           throw new UsageError('BAD_ARGUMENTS', '--gateway applies to queue flush');
-        // Reading the status must not create a journal where none exists.
+        const settings = { policy: config.offline.policy, limits: config.offline };
+        // Reading the status must not create a journal where none exists, nor change one (read-only beside the
+        // terminal).
         if (!existsSync(journalPath)) {
-          printJson(io, emptyStatus(config));
+          printJson(io, emptyOfflineStatus(settings));
           return EXIT_OK;
         }
-        const journal = openJournal(journalPath, { now });
+        const queue = openOfflineQueueReadOnly(journalPath, { now });
         try {
-          printJson(
-            io,
-            offlineQueueStatus(journal, { policy: config.offline.policy, limits: config.offline }),
-          );
+          printJson(io, queue.status(settings));
         } finally {
-          journal.close();
+          queue.close();
         }
         return EXIT_OK;
       }

@@ -2,7 +2,10 @@ import { existsSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import type Database from 'better-sqlite3';
 import { AuditStore, openJournal } from '../../journal/index.js';
+import { LATEST_VERSION } from '../../journal/migrations/index.js';
+import { journalSchema, olderTerminalJournal } from '../../journal/testing/held-journal.js';
 import { capturedIo as io } from '../testing/io.js';
 import shortfallsCommand from './shortfalls.js';
 
@@ -16,39 +19,43 @@ function terminalDir(terminal: Record<string, unknown> = {}) {
 function recordShortfalls(dir: string) {
   const journal = openJournal(join(dir, 'var/j.db'));
   try {
-    const audit = new AuditStore(journal);
-    audit.append({
-      actor: 'system',
-      action: 'fee-shortfall',
-      subject: 'cap-1',
-      result: 'refused',
-      code: 'INCREMENTAL_NOT_APPROVED',
-      details: {
-        authorizationTransactionId: 'auth-1',
-        owedMinor: 900,
-        capturedMinor: 598,
-        shortfallMinor: 302,
-        currency: 'GBP',
-      },
-    });
-    audit.append({
-      actor: 'system',
-      action: 'fee-shortfall',
-      subject: 'auth-2',
-      result: 'refused',
-      code: 'FEE_NOT_COMPUTABLE',
-      details: {
-        authorizedMinor: 598,
-        holdCurrency: 'GBP',
-        owedMinor: 300,
-        capturedMinor: 0,
-        shortfallMinor: 300,
-        currency: 'EUR',
-      },
-    });
+    appendShortfalls(new AuditStore(journal));
   } finally {
     journal.close();
   }
+}
+
+/** Appends two fee shortfalls (`cap-1`, `auth-2`) to `audit`. */
+function appendShortfalls(audit: AuditStore) {
+  audit.append({
+    actor: 'system',
+    action: 'fee-shortfall',
+    subject: 'cap-1',
+    result: 'refused',
+    code: 'INCREMENTAL_NOT_APPROVED',
+    details: {
+      authorizationTransactionId: 'auth-1',
+      owedMinor: 900,
+      capturedMinor: 598,
+      shortfallMinor: 302,
+      currency: 'GBP',
+    },
+  });
+  audit.append({
+    actor: 'system',
+    action: 'fee-shortfall',
+    subject: 'auth-2',
+    result: 'refused',
+    code: 'FEE_NOT_COMPUTABLE',
+    details: {
+      authorizedMinor: 598,
+      holdCurrency: 'GBP',
+      owedMinor: 300,
+      capturedMinor: 0,
+      shortfallMinor: 300,
+      currency: 'EUR',
+    },
+  });
 }
 
 async function run(dir: string, args: string[]) {
@@ -62,6 +69,66 @@ describe('parking-terminal shortfalls', () => {
     const dir = terminalDir();
     expect(await run(dir, ['list'])).toEqual({ code: 0, json: { shortfalls: [] } });
     expect(existsSync(join(dir, 'var/j.db'))).toBe(false);
+  });
+
+  it.each([
+    ['of schema 7 (the audit log)', 7, () => undefined],
+    [
+      'of schema 12 without the indexes of the fee shortfalls (a rewrite that keeps the version)',
+      LATEST_VERSION,
+      (db: Database.Database) => {
+        db.exec('DROP INDEX audit_log_fee_shortfalls');
+        db.exec('DROP INDEX audit_log_shortfalls_acknowledged');
+      },
+    ],
+  ])(
+    'lists read-only beside a running terminal whose journal is %s: its schema unchanged',
+    async (_name, version, undo) => {
+      const dir = terminalDir();
+      const db = olderTerminalJournal(join(dir, 'var/j.db'), version, undo);
+      try {
+        appendShortfalls(
+          new AuditStore({ db, atomically: (_full, fn) => db.transaction(fn)(), now: () => new Date() }),
+        );
+        const before = journalSchema(db);
+        const listed = await run(dir, ['list']);
+        expect(listed.code).toBe(0);
+        expect(listed.json).toMatchObject({
+          shortfalls: [
+            { transactionId: 'cap-1', shortfallMinor: 302, currency: 'GBP' },
+            { transactionId: 'auth-2', shortfallMinor: 300, currency: 'EUR' },
+          ],
+        });
+        expect(journalSchema(db)).toEqual(before);
+      } finally {
+        db.close();
+      }
+    },
+  );
+
+  it('lists nothing from a journal older than the audit log, its schema unchanged', async () => {
+    const dir = terminalDir();
+    const db = olderTerminalJournal(join(dir, 'var/j.db'), 6);
+    try {
+      const before = journalSchema(db);
+      expect(await run(dir, ['list'])).toEqual({ code: 0, json: { shortfalls: [] } });
+      expect(journalSchema(db)).toEqual(before);
+    } finally {
+      db.close();
+    }
+  });
+
+  it('refuses, with the journal unchanged, to list from a journal a newer terminal wrote (JOURNAL_MIGRATION)', async () => {
+    const dir = terminalDir();
+    const db = olderTerminalJournal(join(dir, 'var/j.db'), LATEST_VERSION);
+    try {
+      db.pragma(`user_version = ${LATEST_VERSION + 1}`);
+      const before = journalSchema(db);
+      await expect(run(dir, ['list'])).rejects.toMatchObject({ code: 'JOURNAL_MIGRATION' });
+      expect(journalSchema(db)).toEqual(before);
+    } finally {
+      db.close();
+    }
   });
 
   it('lists them under a terminal.locale written de_DE as under de-DE', async () => {

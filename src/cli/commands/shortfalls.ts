@@ -3,7 +3,7 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../../config/index.js';
 import type { FeeShortfallSummary } from '../../host/api.js';
 import { acknowledgeFeeShortfalls, feeShortfalls } from '../../host/fee-shortfalls.js';
-import { AuditStore, openJournal } from '../../journal/index.js';
+import { AuditStore, openAuditLogReadOnly, openJournal } from '../../journal/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
@@ -11,7 +11,8 @@ const USAGE = `parking-terminal shortfalls list [--config FILE]
 parking-terminal shortfalls acknowledge TRANSACTION_ID... [--config FILE]
   list          the fees not collected in full (the audit log's fee-shortfall: a capture that took less than
                 owed, a tap-and-go fee not computable in its hold's currency) that nobody has acknowledged:
-                the list behind the operator status's count, with what was owed, captured and not collected
+                the list behind the operator status's count, with what was owed, captured and not collected;
+                opens the journal read-only, safe while the terminal runs
   acknowledge   the operator has seen these (by the transactionId they are listed under): they leave the
                 count; recorded in the audit log; exit 1 when one was not waiting for acknowledgement
   --config FILE configuration (JSON or YAML); embedded defaults otherwise`;
@@ -32,7 +33,10 @@ function shortfallView(f: FeeShortfallSummary): Record<string, unknown> {
   };
 }
 
-/** `parking-terminal shortfalls list|acknowledge`: works while the terminal runs (SQLite WAL, short writes). */
+/**
+ * `parking-terminal shortfalls list|acknowledge`: works while the terminal runs (SQLite WAL; `list` reads the journal
+ * read-only, `acknowledge` makes short writes).
+ */
 export function createShortfallsCommand(deps: { now?: () => Date } = {}): Command {
   return {
     name: 'shortfalls',
@@ -61,13 +65,19 @@ export function createShortfallsCommand(deps: { now?: () => Date } = {}): Comman
         printJson(io, { shortfalls: [] });
         return Promise.resolve(EXIT_OK);
       }
+      if (action === 'list') {
+        // Read-only beside the terminal: no migration, no write.
+        const log = openAuditLogReadOnly(journalPath);
+        try {
+          printJson(io, { shortfalls: feeShortfalls(log, config.terminal.locale).map(shortfallView) });
+          return Promise.resolve(EXIT_OK);
+        } finally {
+          log.close();
+        }
+      }
       const journal = openJournal(journalPath, deps.now !== undefined ? { now: deps.now } : {});
       try {
         const audit = new AuditStore(journal);
-        if (action === 'list') {
-          printJson(io, { shortfalls: feeShortfalls(audit, config.terminal.locale).map(shortfallView) });
-          return Promise.resolve(EXIT_OK);
-        }
         const results = acknowledgeFeeShortfalls(audit, ids);
         printJson(io, { acknowledged: results, feeShortfalls: audit.feeShortfallsAwaitingCount() });
         return Promise.resolve(results.every((r) => r.acknowledged) ? EXIT_OK : EXIT_FINDINGS);

@@ -10,7 +10,7 @@ import { gatewayTransmitter, SANDBOX_SHARED_SECRET } from '../../host/gateway-ad
 import { AuditStore, JournaledSender, openJournal } from '../../journal/index.js';
 import { LATEST_VERSION } from '../../journal/migrations/index.js';
 import { RECEIPT_FACT_COLUMNS } from '../../journal/migrations/receipt-facts.js';
-import { journalSchema, olderTerminalJournal } from '../../journal/testing/held-journal.js';
+import { schemaAround } from '../../journal/testing/held-journal.js';
 import { startSandbox, type Sandbox } from '../../sandbox/index.js';
 import { createAltPayCommand } from './altpay.js';
 import { capturedIo } from '../testing/io.js';
@@ -124,71 +124,60 @@ describe('parking-terminal altpay', () => {
     'lists and shows read-only beside a running terminal whose journal is %s: its schema unchanged',
     async (_name, version, undo) => {
       const dir = terminalDir();
-      const db = olderTerminalJournal(join(dir, 'var/j.db'), version, undo);
-      try {
-        previousSale(db);
-        const before = journalSchema(db);
-        const command = createAltPayCommand();
-        const sale = {
-          id: 1,
-          code: 'T-9',
-          amountMinor: 1250,
-          currency: 'EUR',
-          state: 'SETTLED',
-          settledMinor: 1250,
-          refundedMinor: 500,
-          refundableMinor: 750,
-          refunds: [{ amountMinor: 500, currency: 'EUR', state: 'accepted', gatewayId: 'G-R1' }],
-        };
-        const list = io(dir);
-        expect(await command.run(['list', '--config', 'terminal.json'], list.io)).toBe(0);
-        expect(list.out()).toMatchObject({ sales: [sale] });
-        const show = io(dir);
-        expect(await command.run(['show', '1', '--config', 'terminal.json'], show.io)).toBe(0);
-        expect(show.out()).toMatchObject({ sale });
-        await expect(
-          command.run(['show', '2', '--config', 'terminal.json'], io(dir).io),
-        ).rejects.toMatchObject({ code: 'ALT_NOT_FOUND' });
-        expect(journalSchema(db)).toEqual(before);
-      } finally {
-        db.close();
-      }
+      const command = createAltPayCommand();
+      const { before, after } = await schemaAround(
+        join(dir, 'var/j.db'),
+        version,
+        async () => {
+          const sale = {
+            id: 1,
+            code: 'T-9',
+            amountMinor: 1250,
+            currency: 'EUR',
+            state: 'SETTLED',
+            settledMinor: 1250,
+            refundedMinor: 500,
+            refundableMinor: 750,
+            refunds: [{ amountMinor: 500, currency: 'EUR', state: 'accepted', gatewayId: 'G-R1' }],
+          };
+          const list = io(dir);
+          expect(await command.run(['list', '--config', 'terminal.json'], list.io)).toBe(0);
+          expect(list.out()).toMatchObject({ sales: [sale] });
+          const show = io(dir);
+          expect(await command.run(['show', '1', '--config', 'terminal.json'], show.io)).toBe(0);
+          expect(show.out()).toMatchObject({ sale });
+          await expect(
+            command.run(['show', '2', '--config', 'terminal.json'], io(dir).io),
+          ).rejects.toMatchObject({ code: 'ALT_NOT_FOUND' });
+        },
+        { undo, setup: previousSale },
+      );
+      expect(after).toEqual(before);
     },
   );
 
   it('lists no sale, and shows none, from a journal older than the alternative methods, its schema unchanged', async () => {
     const dir = terminalDir();
-    const db = olderTerminalJournal(join(dir, 'var/j.db'), 8);
-    try {
-      const before = journalSchema(db);
-      const command = createAltPayCommand();
+    const command = createAltPayCommand();
+    const { before, after } = await schemaAround(join(dir, 'var/j.db'), 8, async () => {
       const list = io(dir);
       expect(await command.run(['list', '--config', 'terminal.json'], list.io)).toBe(0);
       expect(list.out()).toEqual({ sales: [] });
       await expect(command.run(['show', '1', '--config', 'terminal.json'], io(dir).io)).rejects.toMatchObject(
-        {
-          code: 'ALT_NOT_FOUND',
-        },
+        { code: 'ALT_NOT_FOUND' },
       );
-      expect(journalSchema(db)).toEqual(before);
-    } finally {
-      db.close();
-    }
+    });
+    expect(after).toEqual(before);
   });
 
   it('refuses, with the journal unchanged, to list from a journal a newer terminal wrote (JOURNAL_MIGRATION)', async () => {
     const dir = terminalDir();
-    const db = olderTerminalJournal(join(dir, 'var/j.db'), LATEST_VERSION);
-    try {
-      db.pragma(`user_version = ${LATEST_VERSION + 1}`);
-      const before = journalSchema(db);
+    const { before, after } = await schemaAround(join(dir, 'var/j.db'), 'newer', async () => {
       await expect(
         createAltPayCommand().run(['list', '--config', 'terminal.json'], io(dir).io),
       ).rejects.toMatchObject({ code: 'JOURNAL_MIGRATION' });
-      expect(journalSchema(db)).toEqual(before);
-    } finally {
-      db.close();
-    }
+    });
+    expect(after).toEqual(before);
   });
 
   it('lists no sale, shows none, and creates no journal, where the terminal never ran', async () => {

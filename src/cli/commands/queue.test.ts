@@ -17,11 +17,7 @@ import {
   OFFLINE_CARD_COLUMN,
   OFFLINE_OPEN_BY_CARD_INDEX,
 } from '../../journal/migrations/offline-card-fingerprints.js';
-import {
-  holdAsRunningTerminal,
-  journalSchema,
-  olderTerminalJournal,
-} from '../../journal/testing/held-journal.js';
+import { holdAsRunningTerminal, schemaAround } from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { createQueueCommand } from './queue.js';
@@ -132,38 +128,37 @@ describe('parking-terminal queue', () => {
     'reads status and declined read-only beside a running terminal whose journal is %s: its schema unchanged',
     async (_name, version, undo) => {
       const dir = terminalDir();
-      const db = olderTerminalJournal(join(dir, 'var/j.db'), version, undo);
-      try {
-        previousPayments(db, Date.now());
-        const before = journalSchema(db);
-
-        const status = await runQueue(dir, ['status']);
-        expect(status.code).toBe(0);
-        expect(status.json).toMatchObject({
-          depth: 1,
-          totalsPerCurrency: [{ currency: 'GBP', minor: 1250, amount: '12.50' }],
-          declinedAfterForward: 1,
-        });
-        const declined = await runQueue(dir, ['declined']);
-        expect(declined).toMatchObject({
-          code: 0,
-          json: {
-            declined: [
-              {
-                transactionId: 'd1',
-                amountMinor: 300,
-                currency: 'GBP',
-                maskedPan: '411111******1111',
-                state: 'declined',
-                reason: 'EXPIRED_CARD',
-              },
-            ],
-          },
-        });
-        expect(journalSchema(db)).toEqual(before);
-      } finally {
-        db.close();
-      }
+      const { before, after } = await schemaAround(
+        join(dir, 'var/j.db'),
+        version,
+        async () => {
+          const status = await runQueue(dir, ['status']);
+          expect(status.code).toBe(0);
+          expect(status.json).toMatchObject({
+            depth: 1,
+            totalsPerCurrency: [{ currency: 'GBP', minor: 1250, amount: '12.50' }],
+            declinedAfterForward: 1,
+          });
+          const declined = await runQueue(dir, ['declined']);
+          expect(declined).toMatchObject({
+            code: 0,
+            json: {
+              declined: [
+                {
+                  transactionId: 'd1',
+                  amountMinor: 300,
+                  currency: 'GBP',
+                  maskedPan: '411111******1111',
+                  state: 'declined',
+                  reason: 'EXPIRED_CARD',
+                },
+              ],
+            },
+          });
+        },
+        { undo, setup: (db) => previousPayments(db, Date.now()) },
+      );
+      expect(after).toEqual(before);
     },
   );
 
@@ -180,19 +175,14 @@ describe('parking-terminal queue', () => {
 
   it('refuses, with the journal unchanged, to read a journal a newer terminal wrote (JOURNAL_MIGRATION, exit 2)', async () => {
     const dir = terminalDir();
-    const db = olderTerminalJournal(join(dir, 'var/j.db'), LATEST_VERSION);
-    try {
-      db.pragma(`user_version = ${LATEST_VERSION + 1}`);
-      const before = journalSchema(db);
+    const { before, after } = await schemaAround(join(dir, 'var/j.db'), 'newer', async () => {
       for (const action of ['status', 'declined'])
         expect(await runQueue(dir, [action]), action).toMatchObject({
           code: 2,
           json: { error: { code: 'JOURNAL_MIGRATION' } },
         });
-      expect(journalSchema(db)).toEqual(before);
-    } finally {
-      db.close();
-    }
+    });
+    expect(after).toEqual(before);
   });
 
   it('prints the same numbers as the queue the status bar reads', async () => {

@@ -5,7 +5,7 @@ import { describe, expect, it } from 'vitest';
 import type Database from 'better-sqlite3';
 import { AuditStore, openJournal } from '../../journal/index.js';
 import { LATEST_VERSION } from '../../journal/migrations/index.js';
-import { journalSchema, olderTerminalJournal } from '../../journal/testing/held-journal.js';
+import { schemaAround } from '../../journal/testing/held-journal.js';
 import { capturedIo as io } from '../testing/io.js';
 import shortfallsCommand from './shortfalls.js';
 
@@ -85,50 +85,45 @@ describe('parking-terminal shortfalls', () => {
     'lists read-only beside a running terminal whose journal is %s: its schema unchanged',
     async (_name, version, undo) => {
       const dir = terminalDir();
-      const db = olderTerminalJournal(join(dir, 'var/j.db'), version, undo);
-      try {
-        appendShortfalls(
-          new AuditStore({ db, atomically: (_full, fn) => db.transaction(fn)(), now: () => new Date() }),
-        );
-        const before = journalSchema(db);
-        const listed = await run(dir, ['list']);
-        expect(listed.code).toBe(0);
-        expect(listed.json).toMatchObject({
-          shortfalls: [
-            { transactionId: 'cap-1', shortfallMinor: 302, currency: 'GBP' },
-            { transactionId: 'auth-2', shortfallMinor: 300, currency: 'EUR' },
-          ],
-        });
-        expect(journalSchema(db)).toEqual(before);
-      } finally {
-        db.close();
-      }
+      const { before, after } = await schemaAround(
+        join(dir, 'var/j.db'),
+        version,
+        async () => {
+          const listed = await run(dir, ['list']);
+          expect(listed.code).toBe(0);
+          expect(listed.json).toMatchObject({
+            shortfalls: [
+              { transactionId: 'cap-1', shortfallMinor: 302, currency: 'GBP' },
+              { transactionId: 'auth-2', shortfallMinor: 300, currency: 'EUR' },
+            ],
+          });
+        },
+        {
+          undo,
+          setup: (db) =>
+            appendShortfalls(
+              new AuditStore({ db, atomically: (_full, fn) => db.transaction(fn)(), now: () => new Date() }),
+            ),
+        },
+      );
+      expect(after).toEqual(before);
     },
   );
 
   it('lists nothing from a journal older than the audit log, its schema unchanged', async () => {
     const dir = terminalDir();
-    const db = olderTerminalJournal(join(dir, 'var/j.db'), 6);
-    try {
-      const before = journalSchema(db);
+    const { before, after } = await schemaAround(join(dir, 'var/j.db'), 6, async () => {
       expect(await run(dir, ['list'])).toEqual({ code: 0, json: { shortfalls: [] } });
-      expect(journalSchema(db)).toEqual(before);
-    } finally {
-      db.close();
-    }
+    });
+    expect(after).toEqual(before);
   });
 
   it('refuses, with the journal unchanged, to list from a journal a newer terminal wrote (JOURNAL_MIGRATION)', async () => {
     const dir = terminalDir();
-    const db = olderTerminalJournal(join(dir, 'var/j.db'), LATEST_VERSION);
-    try {
-      db.pragma(`user_version = ${LATEST_VERSION + 1}`);
-      const before = journalSchema(db);
+    const { before, after } = await schemaAround(join(dir, 'var/j.db'), 'newer', async () => {
       await expect(run(dir, ['list'])).rejects.toMatchObject({ code: 'JOURNAL_MIGRATION' });
-      expect(journalSchema(db)).toEqual(before);
-    } finally {
-      db.close();
-    }
+    });
+    expect(after).toEqual(before);
   });
 
   it('lists them under a terminal.locale written de_DE as under de-DE', async () => {

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { openJournal } from '../journal.js';
-import { migrate, schemaVersion } from '../migrations/index.js';
+import { LATEST_VERSION, migrate, schemaVersion } from '../migrations/index.js';
 
 /**
  * Marks the journal at `path` as held by a running terminal: its sender lock names a live process (the parent of the
@@ -44,4 +44,31 @@ export function journalSchema(db: Database.Database): { version: number; schema:
     version: schemaVersion(db),
     schema: db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY type, name').all(),
   };
+}
+
+/** A journal's schema as {@link journalSchema} reads it. */
+export type JournalSchema = ReturnType<typeof journalSchema>;
+
+/**
+ * The schema of the journal at `path` before and after `run`, run beside a terminal that holds it open: an older one at
+ * schema `version` ({@link olderTerminalJournal}, `undo` as there), or a newer one (`'newer'`: a schema version this
+ * terminal does not know). `setup` writes through that terminal's connection first; the connection is closed after.
+ * A command that only reads must leave `after` equal to `before`.
+ */
+export async function schemaAround(
+  path: string,
+  version: number | 'newer',
+  run: () => Promise<void>,
+  options: { undo?: (db: Database.Database) => void; setup?: (db: Database.Database) => void } = {},
+): Promise<{ before: JournalSchema; after: JournalSchema }> {
+  const db = olderTerminalJournal(path, version === 'newer' ? LATEST_VERSION : version, options.undo);
+  try {
+    if (version === 'newer') db.pragma(`user_version = ${LATEST_VERSION + 1}`);
+    options.setup?.(db);
+    const before = journalSchema(db);
+    await run();
+    return { before, after: journalSchema(db) };
+  } finally {
+    db.close();
+  }
 }

@@ -674,7 +674,7 @@ export class LinkDesk {
         // terminal does not know) may still be paid, and is adopted to be watched or deactivated as any other.
         current =
           found.status === 'INACTIVE'
-            ? this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId)
+            ? this.deps.store.deactivated(link.linkId, link, 'recovery')
             : this.deps.store.activated(link.linkId, found.paymentLink);
       } catch (e) {
         if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
@@ -767,15 +767,11 @@ export class LinkDesk {
     this.busy.add(link.linkId);
     try {
       const found = await this.deps.gateway.paymentLinks.get(link.linkId);
-      if (found.status === 'INACTIVE') {
-        this.deps.store.closing(link.linkId, 'gone');
-        this.finishDeactivation(link.linkId);
-      }
+      if (found.status === 'INACTIVE') this.finishDeactivation(link.linkId, link, 'gone');
     } catch (e) {
-      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
-        this.deps.store.closing(link.linkId, 'gone');
-        this.finishDeactivation(link.linkId);
-      } else this.deps.logger.warn({ linkId: link.linkId, err: errorText(e) }, 'payment-link status unknown');
+      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND')
+        this.finishDeactivation(link.linkId, link, 'gone');
+      else this.deps.logger.warn({ linkId: link.linkId, err: errorText(e) }, 'payment-link status unknown');
     } finally {
       this.release(link.linkId);
     }
@@ -816,10 +812,10 @@ export class LinkDesk {
     try {
       // Recorded INACTIVE only once the gateway's answer shows it (a link still ACTIVE can still be paid).
       await changeLinkStatus(this.deps.gateway, linkId, 'INACTIVE');
-      this.finishDeactivation(linkId);
+      this.finishDeactivation(linkId, before);
     } catch (e) {
       if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
-        this.finishDeactivation(linkId);
+        this.finishDeactivation(linkId, before);
         return;
       }
       this.deps.store.noteError(linkId, errorText(e));
@@ -837,11 +833,22 @@ export class LinkDesk {
     }
   }
 
-  private finishDeactivation(linkId: string): void {
+  /**
+   * Records the gateway's answer that the link is INACTIVE (`reason`: the intent, when none was journaled before the
+   * request); `since` is the link as the journal held it when that request was sent. A link made ACTIVE again since
+   * (the operator's `links reactivate` runs beside the terminal) is not recorded closed: the answer may be older than
+   * the reactivation. It stays open, and the sweep watches it again until its new end of wait.
+   */
+  private finishDeactivation(linkId: string, since: StoredLink, reason?: LinkCloseReason): void {
     const t = this.deadlines.get(linkId);
     if (t) clearTimeout(t);
     this.deadlines.delete(linkId);
-    const link = this.deps.store.deactivated(linkId);
+    const link = this.deps.store.deactivated(linkId, since, reason);
+    if (!link.gatewayInactive) {
+      this.deps.logger.info({ linkId }, 'payment link made active again while it was being deactivated');
+      this.publish(link);
+      return;
+    }
     this.deps.audit.record({
       actor: 'system',
       action: 'link-deactivate',

@@ -3,6 +3,9 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createActor, type Actor } from 'xstate';
+import { describeView, provideFlowEffects } from '../flows/index.js';
+import { FakeTerminal, settle, testSettings } from '../flows/testing/fake-terminal.js';
 import {
   GatewayError,
   personalDataIn,
@@ -13,6 +16,7 @@ import {
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import { AuditTrail } from './audit-trail.js';
+import { createFlowEffects } from './flow-effects.js';
 import { LinkDesk, type LinkView } from './link-desk.js';
 import { setLinkStatus } from './link-status.js';
 import { carriesTerminalId, purchaseNumber, purchaseNumberBase, withoutLongDigitRuns } from './link-ids.js';
@@ -1133,4 +1137,65 @@ describe('LinkDesk, with another terminal of the same merchant', () => {
       'link-deactivate:ok:paid',
     ]);
   });
+});
+
+describe("LinkDesk, on the pay station's screen", () => {
+  /** The pay station's machine at the fee of ticket T-1, with the host's link effects on the desk (the rest faked). */
+  async function payStation(): Promise<{
+    fake: FakeTerminal;
+    actor: Actor<ReturnType<typeof provideFlowEffects.kiosk>>;
+  }> {
+    const fake = new FakeTerminal();
+    const effects = createFlowEffects({ links: desk, waitFactor: () => 1 } as unknown as Parameters<
+      typeof createFlowEffects
+    >[0]);
+    fake.createLink = effects.createLink;
+    fake.awaitLink = effects.awaitLink;
+    fake.closeLink = effects.closeLink;
+    fake.tickets.set('T-1', fake.clock.now() - 100 * 60_000);
+    const actor = createActor(provideFlowEffects.kiosk(fake), {
+      input: { settings: testSettings({ payByPhone: { waitMs: 300_000 } }), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_TICKET', ticket: 'T-1' });
+    await settle();
+    return { fake, actor };
+  }
+
+  /** The customer pays on the hosted page, and its notification arrives before the create's answer (or instead of it). */
+  function paidBeforeTheAnswer(answer: 'arrives' | 'lost'): void {
+    const create = gateway.api.create;
+    gateway.api.create = async (input) => {
+      const made = await create(input);
+      desk.notify({ ...paid(made.id, input.totalAmountMinor), currency: input.currency });
+      if (answer === 'lost') throw new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+      return made;
+    };
+  }
+
+  for (const answer of ['arrives', 'lost'] as const)
+    it(`tells a customer whose payment was notified before the create's answer (${answer}) that the ticket is paid`, async () => {
+      paidBeforeTheAnswer(answer);
+      const { fake, actor } = await payStation();
+      actor.send({ type: 'PAY_BY_LINK' });
+      await settle();
+      const linkId = 'PT000001_T-1';
+      // The journal: paid, counted for the ticket (the customer was waiting on it).
+      expect(store.get(linkId)).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+      expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({
+        result: 'ok',
+        code: 'PAID',
+      });
+      // The screen says the same: paid, with the receipt of the link payment — not that paying is unavailable.
+      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+      expect(fake.receipts).toHaveLength(1);
+      expect(fake.receipts[0]).toMatchObject({ transactionId: linkId, gatewayId: '7000000000000000000001' });
+      // One use: the paid link is deactivated.
+      await desk.settled();
+      await desk.sweep();
+      expect(gateway.links.get(linkId)?.status).toBe('INACTIVE');
+      expect(store.get(linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+    });
 });

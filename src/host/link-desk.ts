@@ -209,7 +209,9 @@ export class LinkDesk {
    * had no answer) is deactivated first: one ticket never has two links to pay it.
    * @throws PersonalDataError (`LINK_PERSONAL_DATA`) before anything is sent; LinkDeskError `LINK_BAD_REQUEST`,
    *   `LINK_REFUSED` (the gateway refused it), `LINK_UNAVAILABLE` (no answer: the link, if the gateway made it, is
-   *   deactivated by the sweep), `LINK_BUSY` (an earlier link of the reference is not confirmed INACTIVE yet).
+   *   deactivated by the sweep), `LINK_BUSY` (an earlier link of the reference is not confirmed INACTIVE yet) — but a
+   *   link whose payment was notified before the create's answer came is `paid` in the journal, counted for its
+   *   customer: the view returned is then `paid`, whatever that answer, so that the screen says what the journal holds.
    */
   async createForFee(request: FeeLinkRequest): Promise<LinkView> {
     if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
@@ -261,6 +263,14 @@ export class LinkDesk {
       this.watchLink(link);
       return this.publish(link);
     } catch (e) {
+      // A verified payment notified while the create was out: the gateway made the link and the customer paid it. The
+      // journal holds it paid (the fee counted with it): so is the customer told, whatever the answer. Its deactivation
+      // (one use) follows the end of this request.
+      const paidFirst = this.deps.store.get(linkId);
+      if (paidFirst?.state === 'paid') {
+        this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link create failed after its payment');
+        return this.publish(this.deps.store.noteError(linkId, errorText(e)));
+      }
       // The customer is told no: a payment of a link the gateway made anyway is the operator's to settle.
       this.awaited.delete(linkId);
       const known = e instanceof GatewayError && !e.outcomeUnknown;

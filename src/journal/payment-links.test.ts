@@ -80,6 +80,29 @@ describe('PaymentLinkStore', () => {
     });
   });
 
+  it('keeps a link paid when its reactivation is journaled after the payment: open until deactivated, paid once', () => {
+    store.begin(link);
+    store.activated('T-1', undefined);
+    store.closing('T-1', 'cancelled');
+    store.deactivated('T-1', store.get('T-1')!);
+    // The operator's reactivation, journaled before its update is sent …
+    store.closing(store.reactivated('T-1', 90_000).linkId, 'operator');
+    // … which takes: the customer pays the link, and the notification is journaled before the update's answer.
+    store.paid('T-1', '7000000000000000000001');
+    expect(store.reactivated('T-1', 90_000)).toMatchObject({
+      state: 'paid',
+      paymentId: '7000000000000000000001',
+      closeReason: 'paid',
+      gatewayInactive: false,
+    });
+    // ACTIVE at the gateway: open, to be deactivated (one use).
+    expect(store.open().map((l) => l.linkId)).toEqual(['T-1']);
+    expect(store.deactivated('T-1', store.get('T-1')!)).toMatchObject({
+      state: 'paid',
+      gatewayInactive: true,
+    });
+  });
+
   it('keeps a link paid when the answer of its create arrives after the payment notification', () => {
     store.begin(link);
     store.paid('T-1', '7000000000000000000001');

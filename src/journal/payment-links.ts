@@ -232,18 +232,17 @@ export class PaymentLinkStore {
   /**
    * Made ACTIVE again (operator): watched again until `watchUntilMs`. The end of the wait moves later with every
    * reactivation (a millisecond past the one before at least): a request of the terminal about the link sent before
-   * tells from it that the link was made ACTIVE again since ({@link deactivated}).
+   * tells from it that the link was made ACTIVE again since ({@link deactivated}). A link paid meanwhile (a payment
+   * notified once the update took, before its answer is journaled) stays `paid` with its intent to close: a link is
+   * paid once, and ACTIVE at the gateway it is open until deactivated.
    */
   reactivated(linkId: string, watchUntilMs: number): StoredLink {
     checkEpochMs(watchUntilMs, 'watchUntilMs');
     return this.change(linkId, (l) => {
+      const moved = Math.max(watchUntilMs, l.watchUntilMs + 1);
+      if (l.state === 'paid') return { ...l, gatewayInactive: false, watchUntilMs: moved };
       const { closeReason: _c, lastError: _e, ...rest } = l;
-      return {
-        ...rest,
-        state: 'active',
-        gatewayInactive: false,
-        watchUntilMs: Math.max(watchUntilMs, l.watchUntilMs + 1),
-      };
+      return { ...rest, state: 'active', gatewayInactive: false, watchUntilMs: moved };
     });
   }
 

@@ -400,13 +400,16 @@ export interface LinkShown {
   expiresAtMs: number;
 }
 
+/** A link paid (journaled): how its wait ended, or how its create did when the payment came first. */
+export interface LinkPaid {
+  kind: 'paid';
+  linkId: string;
+  /** The gateway's id of the payment on the hosted page. */ paymentId: string;
+}
+
 /** How the wait for a link ended. */
 export type LinkOutcome =
-  | {
-      kind: 'paid';
-      linkId: string;
-      /** The gateway's id of the payment on the hosted page. */ paymentId: string;
-    }
+  | LinkPaid
   | {
       kind: 'closed';
       linkId: string;
@@ -502,11 +505,13 @@ export interface FlowEffects {
   issueReceipt(receipt: ReceiptData): void;
   /**
    * Pay by phone: creates a fixed-price payment link for a fee (journaled before it is sent, created once) and starts
-   * waiting for its payment. Rejects with an error whose `code` says why there is no link to show (LINK_UNAVAILABLE,
+   * waiting for its payment. Resolves with the link to show, or `paid` when its payment was notified before the
+   * create's answer came — whatever that answer, even none: the journal holds the link paid (the fee with it), and the
+   * customer is told so. Rejects with an error whose `code` says why there is no link to show (LINK_UNAVAILABLE,
    * LINK_REFUSED, LINK_BAD_REQUEST, LINK_PERSONAL_DATA, LINK_BUSY: an earlier link of the reference is not confirmed
    * inactive); nothing is owed then.
    */
-  createLink(input: LinkRequest, signal: AbortSignal): Promise<LinkShown>;
+  createLink(input: LinkRequest, signal: AbortSignal): Promise<LinkShown | LinkPaid>;
   /**
    * Resolves when the wait for a link is over: paid (journaled), or closed by the terminal (its wait ran out, the
    * operator). An abort only stops listening: the link stays watched by the host until it is closed.

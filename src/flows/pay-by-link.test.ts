@@ -127,6 +127,30 @@ describe('pay by phone at the pay station', () => {
     expect(describeView(actor.getSnapshot()).screen).toBe('confirm');
   });
 
+  it('paid before the link was shown (the payment notified before the create answered): the ticket is paid', async () => {
+    for (const cancelled of [false, true]) {
+      const fake = new FakeTerminal();
+      fake.linkCreates.push('paid');
+      const actor = await atConfirm(fake);
+      // What the screen asks of the link once it shows it.
+      const asked: string[] = [];
+      const [awaitLink, closeLink] = [fake.awaitLink.bind(fake), fake.closeLink.bind(fake)];
+      fake.awaitLink = (input, signal) => (asked.push('await'), awaitLink(input, signal));
+      fake.closeLink = (input, signal) => (asked.push('close'), closeLink(input, signal));
+      actor.send({ type: 'PAY_BY_LINK' });
+      if (cancelled) actor.send({ type: 'CANCEL' });
+      await settle();
+      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+      // No link to scan was ever shown, waited on or closed: it had been paid (the host deactivates it, one use).
+      expect(asked).toEqual([]);
+      expect(fake.receipts).toHaveLength(1);
+      expect(fake.receipts[0]).toMatchObject({
+        transactionId: fake.links[0]?.linkId,
+        gatewayId: `pay-${fake.links[0]?.linkId}`,
+      });
+    }
+  });
+
   it('no link to show: back to the choice, told that the phone is not available now', async () => {
     const fake = new FakeTerminal();
     fake.linkCreates.push('LINK_UNAVAILABLE');

@@ -1,5 +1,11 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
-import { FlowEffectError, type LinkOutcome, type LinkRequest, type LinkShown } from './effects.js';
+import {
+  FlowEffectError,
+  type LinkOutcome,
+  type LinkPaid,
+  type LinkRequest,
+  type LinkShown,
+} from './effects.js';
 import type { FlowClock, LinkPurpose, ReceiptData } from './effects.js';
 import { commentsFor } from './services.js';
 import type { ViewContext } from './models.js';
@@ -209,6 +215,16 @@ const BACKSTOP_MS = 15_000;
 const notProvided = (name: string) => () =>
   Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
 
+/** The create's answer: the link to show, or `paid` (its payment was notified before the create's answer came). */
+function paidFirst(created: LinkShown | LinkPaid): created is LinkPaid {
+  return 'kind' in created && created.kind === 'paid';
+}
+
+/** The link to show of a create's answer that is not `paid`. */
+function shown(created: LinkShown | LinkPaid): LinkShown | undefined {
+  return paidFirst(created) ? undefined : created;
+}
+
 function codeOf(error: unknown): string {
   const code = (error as { code?: unknown } | undefined)?.code;
   return typeof code === 'string' ? code : 'LINK_UNAVAILABLE';
@@ -231,7 +247,7 @@ export const payByLinkMachine = setup({
     payLater: ({ context }) => context.request.purpose === 'pay-later',
   },
   actors: {
-    createLink: fromPromise<LinkShown, LinkRequest>(notProvided('createLink')),
+    createLink: fromPromise<LinkShown | LinkPaid, LinkRequest>(notProvided('createLink')),
     awaitLink: fromPromise<LinkOutcome, { linkId: string }>(notProvided('awaitLink')),
     closeLink: fromPromise<LinkOutcome, { linkId: string; reason: 'cancelled' | 'timeout' }>(
       notProvided('closeLink'),
@@ -263,12 +279,18 @@ export const payByLinkMachine = setup({
         src: 'createLink',
         input: ({ context }) => context.request,
         onDone: [
+          // Paid before the create's answer came: the ticket is paid (a CANCEL meanwhile changes nothing of that).
+          {
+            guard: ({ event }) => paidFirst(event.output),
+            target: 'done',
+            actions: assign({ outcome: ({ event }) => (paidFirst(event.output) ? event.output : undefined) }),
+          },
           {
             guard: ({ context }) => context.cancelRequested,
             target: 'closing',
-            actions: assign({ link: ({ event }) => event.output }),
+            actions: assign({ link: ({ event }) => shown(event.output) }),
           },
-          { target: 'waiting', actions: assign({ link: ({ event }) => event.output }) },
+          { target: 'waiting', actions: assign({ link: ({ event }) => shown(event.output) }) },
         ],
         onError: {
           target: 'done',

@@ -9,6 +9,7 @@ import type {
   HoldClaim,
   HoldRecord,
   LinkOutcome,
+  LinkPaid,
   LinkRequest,
   LinkShown,
   OriginalTransaction,
@@ -62,7 +63,7 @@ function payByLink(effects: FlowEffects) {
       printLink: (_: unknown, link: Parameters<FlowEffects['printLink']>[0]) => effects.printLink(link),
     },
     actors: {
-      createLink: fromPromise<LinkShown, LinkRequest>(({ input, signal }) =>
+      createLink: fromPromise<LinkShown | LinkPaid, LinkRequest>(({ input, signal }) =>
         effects.createLink(input, signal),
       ),
       awaitLink: fromPromise<LinkOutcome, { linkId: string }>(({ input, signal }) =>

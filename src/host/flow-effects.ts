@@ -162,6 +162,9 @@ export function createFlowEffects(deps: {
         purpose: input.purpose,
         waitMs: Math.round(input.waitMs * deps.waitFactor()),
       });
+      // Paid before the create's answer came (the journal holds it paid): the customer is told so, not shown a link.
+      const outcome = linkOutcome(view);
+      if (outcome.kind === 'paid') return outcome;
       if (view.url === undefined)
         throw Object.assign(new Error('the payment link has no URL to show'), { code: 'LINK_UNAVAILABLE' });
       return {

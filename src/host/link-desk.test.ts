@@ -1,5 +1,11 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createActor, type Actor } from 'xstate';
+import { describeView, provideFlowEffects } from '../flows/index.js';
+import { FakeTerminal, settle, testSettings } from '../flows/testing/fake-terminal.js';
 import {
   GatewayError,
   personalDataIn,
@@ -10,7 +16,9 @@ import {
 import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '../journal/index.js';
 import { silentLogger } from '../log/index.js';
 import { AuditTrail } from './audit-trail.js';
+import { createFlowEffects } from './flow-effects.js';
 import { LinkDesk, type LinkView } from './link-desk.js';
+import { setLinkStatus } from './link-status.js';
 import { carriesTerminalId, purchaseNumber, purchaseNumberBase, withoutLongDigitRuns } from './link-ids.js';
 
 /** The gateway's payment links, in memory, with every call recorded. */
@@ -123,9 +131,13 @@ beforeEach(() => {
   gateway = new FakeLinks(() => store);
   desk = makeDesk();
 });
+/** What a test opened beside the journal of `beforeEach` (closed after it). */
+const cleanups: (() => void)[] = [];
+
 afterEach(() => {
   desk.stop();
   journal.close();
+  for (const cleanup of cleanups.splice(0)) cleanup();
 });
 
 const paid = (linkId: string, amountMinor = 450) => ({
@@ -330,6 +342,149 @@ describe('LinkDesk', () => {
     await desk.sweep();
     expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
     expect(store.open()).toEqual([]);
+  });
+
+  /**
+   * Holds the gateway's answers to the desk's `get`s until the returned function is called: each answers with the link
+   * as the gateway had it when the request came (the read was made then; only its answer is late).
+   */
+  function holdGetsAsRead(): () => void {
+    const get = gateway.api.get;
+    const answers: (() => void)[] = [];
+    gateway.api.get = (id) => {
+      const read = get(id);
+      return new Promise((resolve, reject) => answers.push(() => void read.then(resolve, reject)));
+    };
+    return () => {
+      gateway.api.get = get;
+      for (const answer of answers) answer();
+    };
+  }
+
+  /**
+   * `parking-terminal links reactivate ID`: the CLI, another process, with a connection of its own to the same journal
+   * and its own client of the same gateway (none of the desk's requests in flight holds it up).
+   */
+  function reactivateFromCli(cli: Cli, linkId: string) {
+    return setLinkStatus(
+      {
+        gateway: cli.gateway,
+        store: cli.store,
+        terminalId: 'PT000001',
+        audit: undefined,
+        now: () => new Date(nowMs),
+        waitMs: 60_000,
+      },
+      linkId,
+      'ACTIVE',
+    );
+  }
+
+  interface Cli {
+    store: PaymentLinkStore;
+    gateway: Pick<GatewayClient, 'paymentLinks'>;
+  }
+
+  /**
+   * The terminal's journal in a file, with a second connection to it as the `links` command opens it, and the
+   * command's own gateway client (the gateway's requests as they are now: none of the desk's held answers).
+   */
+  function journalWithCli(): Cli {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-link-desk-'));
+    const path = join(dir, 'journal.db');
+    desk.stop();
+    journal.close();
+    journal = openJournal(path, { now: () => new Date(nowMs) });
+    store = new PaymentLinkStore(journal);
+    audit = new AuditTrail(new AuditStore(journal), silentLogger());
+    desk = makeDesk();
+    const cli = openJournal(path, { now: () => new Date(nowMs) });
+    cleanups.push(() => {
+      cli.close();
+      rmSync(dir, { recursive: true, force: true });
+    });
+    return { store: new PaymentLinkStore(cli), gateway: { paymentLinks: { ...gateway.api } } };
+  }
+
+  it('leaves a link the operator reactivates from the CLI while the sweep deactivates it as the gateway holds it', async () => {
+    const cli = journalWithCli();
+    const view = await desk.createForFee({ reference: 'T-70', amountMinor: 450, currency: 'GBP' });
+    // The customer cancels; the gateway makes the link INACTIVE but its answer is lost: the journal keeps the intent.
+    gateway.failUpdateAfterChange = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+    await desk.cancel(view.linkId);
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active', closeReason: 'cancelled' });
+    // The sweep finishes the deactivation: its look at the link reads it INACTIVE, and that answer is on its way …
+    const answer = holdGetsAsRead();
+    const sweeping = desk.sweep();
+    await new Promise((r) => setTimeout(r, 10));
+    // … when the operator's `links reactivate` makes it ACTIVE at the gateway and journals it so.
+    await reactivateFromCli(cli, view.linkId);
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active', gatewayInactive: false });
+    answer();
+    await sweeping;
+    await desk.settled();
+    // The answer read before the reactivation does not overwrite it: the link is ACTIVE, open, and watched.
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active', gatewayInactive: false });
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    await desk.sweep();
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+  });
+
+  it("does not record a link closed from the sweep's look at its status once the CLI has made it ACTIVE again", async () => {
+    const cli = journalWithCli();
+    const view = await desk.createForFee({ reference: 'T-71', amountMinor: 450, currency: 'GBP' });
+    // Made INACTIVE at the gateway by someone else (the merchant's portal): the sweep's look will find it so.
+    const made = gateway.links.get(view.linkId)!;
+    gateway.links.set(view.linkId, { ...made, status: 'INACTIVE' });
+    const answer = holdGetsAsRead();
+    const sweeping = desk.sweep();
+    await new Promise((r) => setTimeout(r, 10));
+    await reactivateFromCli(cli, view.linkId);
+    answer();
+    await sweeping;
+    await desk.settled();
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active', gatewayInactive: false });
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+  });
+
+  it('deactivates a link whose reactivation from the CLI had no answer while the sweep was finishing its deactivation', async () => {
+    const cli = journalWithCli();
+    const view = await desk.createForFee({ reference: 'T-72', amountMinor: 450, currency: 'GBP' });
+    await desk.cancel(view.linkId);
+    expect(store.open()).toEqual([]);
+    // The command journals the reactivation (the link open, with the intent to close it), reads the link, and sends
+    // its update, which reaches the gateway only later and whose answer is lost.
+    let send!: () => void;
+    const sending = new Promise<void>((r) => (send = r));
+    const update = cli.gateway.paymentLinks.update;
+    cli.gateway.paymentLinks.update = async (id, input) => {
+      await sending;
+      gateway.failUpdateAfterChange = new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+      return update(id, input);
+    };
+    const reactivating = reactivateFromCli(cli, view.linkId);
+    await new Promise((r) => setTimeout(r, 10));
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active', closeReason: 'operator' });
+    // The sweep takes the intent: its look reads the link INACTIVE, before the update arrives.
+    const answer = holdGetsAsRead();
+    const sweeping = desk.sweep();
+    await new Promise((r) => setTimeout(r, 10));
+    send();
+    await expect(reactivating).rejects.toMatchObject({ code: 'GW_TIMEOUT' });
+    expect(gateway.links.get(view.linkId)?.status).toBe('ACTIVE');
+    answer();
+    await sweeping;
+    await desk.settled();
+    // ACTIVE at the gateway: the journal holds it open, and the next sweep deactivates it.
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    await desk.sweep();
+    expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
   });
 
   /** Holds the gateway's answers to `get` until the returned function is called. */
@@ -982,4 +1137,65 @@ describe('LinkDesk, with another terminal of the same merchant', () => {
       'link-deactivate:ok:paid',
     ]);
   });
+});
+
+describe("LinkDesk, on the pay station's screen", () => {
+  /** The pay station's machine at the fee of ticket T-1, with the host's link effects on the desk (the rest faked). */
+  async function payStation(): Promise<{
+    fake: FakeTerminal;
+    actor: Actor<ReturnType<typeof provideFlowEffects.kiosk>>;
+  }> {
+    const fake = new FakeTerminal();
+    const effects = createFlowEffects({ links: desk, waitFactor: () => 1 } as unknown as Parameters<
+      typeof createFlowEffects
+    >[0]);
+    fake.createLink = effects.createLink;
+    fake.awaitLink = effects.awaitLink;
+    fake.closeLink = effects.closeLink;
+    fake.tickets.set('T-1', fake.clock.now() - 100 * 60_000);
+    const actor = createActor(provideFlowEffects.kiosk(fake), {
+      input: { settings: testSettings({ payByPhone: { waitMs: 300_000 } }), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_TICKET', ticket: 'T-1' });
+    await settle();
+    return { fake, actor };
+  }
+
+  /** The customer pays on the hosted page, and its notification arrives before the create's answer (or instead of it). */
+  function paidBeforeTheAnswer(answer: 'arrives' | 'lost'): void {
+    const create = gateway.api.create;
+    gateway.api.create = async (input) => {
+      const made = await create(input);
+      desk.notify({ ...paid(made.id, input.totalAmountMinor), currency: input.currency });
+      if (answer === 'lost') throw new GatewayError('GW_TIMEOUT', 'no answer', { outcomeUnknown: true });
+      return made;
+    };
+  }
+
+  for (const answer of ['arrives', 'lost'] as const)
+    it(`tells a customer whose payment was notified before the create's answer (${answer}) that the ticket is paid`, async () => {
+      paidBeforeTheAnswer(answer);
+      const { fake, actor } = await payStation();
+      actor.send({ type: 'PAY_BY_LINK' });
+      await settle();
+      const linkId = 'PT000001_T-1';
+      // The journal: paid, counted for the ticket (the customer was waiting on it).
+      expect(store.get(linkId)).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+      expect(audit.list().find((r) => r.action === 'link-paid')).toMatchObject({
+        result: 'ok',
+        code: 'PAID',
+      });
+      // The screen says the same: paid, with the receipt of the link payment — not that paying is unavailable.
+      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+      expect(fake.receipts).toHaveLength(1);
+      expect(fake.receipts[0]).toMatchObject({ transactionId: linkId, gatewayId: '7000000000000000000001' });
+      // One use: the paid link is deactivated.
+      await desk.settled();
+      await desk.sweep();
+      expect(gateway.links.get(linkId)?.status).toBe('INACTIVE');
+      expect(store.get(linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+    });
 });

@@ -209,7 +209,9 @@ export class LinkDesk {
    * had no answer) is deactivated first: one ticket never has two links to pay it.
    * @throws PersonalDataError (`LINK_PERSONAL_DATA`) before anything is sent; LinkDeskError `LINK_BAD_REQUEST`,
    *   `LINK_REFUSED` (the gateway refused it), `LINK_UNAVAILABLE` (no answer: the link, if the gateway made it, is
-   *   deactivated by the sweep), `LINK_BUSY` (an earlier link of the reference is not confirmed INACTIVE yet).
+   *   deactivated by the sweep), `LINK_BUSY` (an earlier link of the reference is not confirmed INACTIVE yet) — but a
+   *   link whose payment was notified before the create's answer came is `paid` in the journal, counted for its
+   *   customer: the view returned is then `paid`, whatever that answer, so that the screen says what the journal holds.
    */
   async createForFee(request: FeeLinkRequest): Promise<LinkView> {
     if (this.closed) throw new LinkDeskError('LINK_UNAVAILABLE', 'the terminal is closing');
@@ -261,6 +263,14 @@ export class LinkDesk {
       this.watchLink(link);
       return this.publish(link);
     } catch (e) {
+      // A verified payment notified while the create was out: the gateway made the link and the customer paid it. The
+      // journal holds it paid (the fee counted with it): so is the customer told, whatever the answer. Its deactivation
+      // (one use) follows the end of this request.
+      const paidFirst = this.deps.store.get(linkId);
+      if (paidFirst?.state === 'paid') {
+        this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link create failed after its payment');
+        return this.publish(this.deps.store.noteError(linkId, errorText(e)));
+      }
       // The customer is told no: a payment of a link the gateway made anyway is the operator's to settle.
       this.awaited.delete(linkId);
       const known = e instanceof GatewayError && !e.outcomeUnknown;
@@ -674,7 +684,7 @@ export class LinkDesk {
         // terminal does not know) may still be paid, and is adopted to be watched or deactivated as any other.
         current =
           found.status === 'INACTIVE'
-            ? this.deps.store.deactivated(this.deps.store.closing(link.linkId, 'recovery').linkId)
+            ? this.deps.store.deactivated(link.linkId, link, 'recovery')
             : this.deps.store.activated(link.linkId, found.paymentLink);
       } catch (e) {
         if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
@@ -767,15 +777,11 @@ export class LinkDesk {
     this.busy.add(link.linkId);
     try {
       const found = await this.deps.gateway.paymentLinks.get(link.linkId);
-      if (found.status === 'INACTIVE') {
-        this.deps.store.closing(link.linkId, 'gone');
-        this.finishDeactivation(link.linkId);
-      }
+      if (found.status === 'INACTIVE') this.finishDeactivation(link.linkId, link, 'gone');
     } catch (e) {
-      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
-        this.deps.store.closing(link.linkId, 'gone');
-        this.finishDeactivation(link.linkId);
-      } else this.deps.logger.warn({ linkId: link.linkId, err: errorText(e) }, 'payment-link status unknown');
+      if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND')
+        this.finishDeactivation(link.linkId, link, 'gone');
+      else this.deps.logger.warn({ linkId: link.linkId, err: errorText(e) }, 'payment-link status unknown');
     } finally {
       this.release(link.linkId);
     }
@@ -816,10 +822,10 @@ export class LinkDesk {
     try {
       // Recorded INACTIVE only once the gateway's answer shows it (a link still ACTIVE can still be paid).
       await changeLinkStatus(this.deps.gateway, linkId, 'INACTIVE');
-      this.finishDeactivation(linkId);
+      this.finishDeactivation(linkId, before);
     } catch (e) {
       if (e instanceof GatewayError && e.code === 'GW_NOT_FOUND') {
-        this.finishDeactivation(linkId);
+        this.finishDeactivation(linkId, before);
         return;
       }
       this.deps.store.noteError(linkId, errorText(e));
@@ -837,11 +843,22 @@ export class LinkDesk {
     }
   }
 
-  private finishDeactivation(linkId: string): void {
+  /**
+   * Records the gateway's answer that the link is INACTIVE (`reason`: the intent, when none was journaled before the
+   * request); `since` is the link as the journal held it when that request was sent. A link made ACTIVE again since
+   * (the operator's `links reactivate` runs beside the terminal) is not recorded closed: the answer may be older than
+   * the reactivation. It stays open, and the sweep watches it again until its new end of wait.
+   */
+  private finishDeactivation(linkId: string, since: StoredLink, reason?: LinkCloseReason): void {
     const t = this.deadlines.get(linkId);
     if (t) clearTimeout(t);
     this.deadlines.delete(linkId);
-    const link = this.deps.store.deactivated(linkId);
+    const link = this.deps.store.deactivated(linkId, since, reason);
+    if (!link.gatewayInactive) {
+      this.deps.logger.info({ linkId }, 'payment link made active again while it was being deactivated');
+      this.publish(link);
+      return;
+    }
     this.deps.audit.record({
       actor: 'system',
       action: 'link-deactivate',

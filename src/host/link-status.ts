@@ -207,6 +207,15 @@ export async function changeLinkStatus(
   return { link: updated, wasStatus: current.status };
 }
 
+/**
+ * Journals a reactivation about to be sent, or sent without an answer: the link open again (watched for `waitMs`, its
+ * end of wait moved) with the operator's intent to close it, which the sweep or the next start carries out unless the
+ * gateway's answer shows the link ACTIVE.
+ */
+function journalReactivation(deps: LinkStatusDeps, store: PaymentLinkStore, linkId: string): void {
+  store.closing(store.reactivated(linkId, deps.now().getTime() + deps.waitMs).linkId, 'operator');
+}
+
 /** What {@link setLinkStatus} needs. */
 export interface LinkStatusDeps {
   gateway: Pick<GatewayClient, 'paymentLinks'>;
@@ -252,10 +261,21 @@ export async function setLinkStatus(
     // next start, which deactivate it — never ACTIVE at the gateway while the journal holds it closed, unwatched. Once
     // the answer shows it ACTIVE, the intent is dropped and the link watched.
     if (target === 'ACTIVE' && mine?.gatewayInactive === true && store)
-      store.closing(store.reactivated(linkId, deps.now().getTime() + deps.waitMs).linkId, 'operator');
-    const { link: updated, wasStatus } = await changeLinkStatus(gateway, linkId, target);
+      journalReactivation(deps, store, linkId);
+    let changed: Awaited<ReturnType<typeof changeLinkStatus>>;
+    try {
+      changed = await changeLinkStatus(gateway, linkId, target);
+    } catch (e) {
+      // An update that may have taken, whose answer is lost: journaled again, after it. The running terminal's sweep
+      // may have recorded the link closed meanwhile from a look at it made before the update arrived (the command is
+      // another process); open again with the intent to close it, the link is deactivated by the sweep.
+      if (target === 'ACTIVE' && mine && store && e instanceof GatewayError && e.outcomeUnknown)
+        journalReactivation(deps, store, linkId);
+      throw e;
+    }
+    const { link: updated, wasStatus } = changed;
     if (mine && store) {
-      if (target === 'INACTIVE') store.deactivated(linkId);
+      if (target === 'INACTIVE') store.deactivated(linkId, mine);
       else store.reactivated(linkId, deps.now().getTime() + deps.waitMs);
     }
     audit?.record({

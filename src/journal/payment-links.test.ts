@@ -38,7 +38,10 @@ describe('PaymentLinkStore', () => {
     expect(store.paid('T-1', '7000000000000000000001')).toMatchObject({ state: 'paid', closeReason: 'paid' });
     // Paid but still ACTIVE at the gateway: open until deactivated (one use).
     expect(store.open()).toHaveLength(1);
-    expect(store.deactivated('T-1')).toMatchObject({ state: 'paid', gatewayInactive: true });
+    expect(store.deactivated('T-1', store.get('T-1')!)).toMatchObject({
+      state: 'paid',
+      gatewayInactive: true,
+    });
     expect(store.open()).toEqual([]);
   });
 
@@ -48,10 +51,56 @@ describe('PaymentLinkStore', () => {
     store.closing('T-1', 'cancelled');
     expect(store.closing('T-1', 'timeout').closeReason).toBe('cancelled');
     expect(store.open()).toHaveLength(1);
-    expect(store.deactivated('T-1')).toMatchObject({ state: 'deactivated', closeReason: 'cancelled' });
+    expect(store.deactivated('T-1', store.get('T-1')!)).toMatchObject({
+      state: 'deactivated',
+      closeReason: 'cancelled',
+    });
     expect(store.open()).toEqual([]);
     expect(store.reactivated('T-1', 90_000)).toMatchObject({ state: 'active', gatewayInactive: false });
     expect(store.get('T-1')?.closeReason).toBeUndefined();
+  });
+
+  it('does not record closed a link made ACTIVE again after the request whose answer it is was sent', () => {
+    store.begin(link);
+    store.activated('T-1', undefined);
+    // The terminal's look at the link goes out with the link as it stands …
+    const asSent = store.get('T-1')!;
+    // … and the operator makes it ACTIVE again (a wait that ends at the same moment: it moves all the same).
+    expect(store.reactivated('T-1', link.watchUntilMs)).toMatchObject({
+      watchUntilMs: link.watchUntilMs + 1,
+    });
+    const reactivated = store.get('T-1')!;
+    expect(store.deactivated('T-1', asSent, 'gone')).toEqual(reactivated);
+    expect(store.open().map((l) => l.linkId)).toEqual(['T-1']);
+    // An answer to a request sent after the reactivation is recorded, with its reason.
+    expect(store.deactivated('T-1', reactivated, 'gone')).toMatchObject({
+      state: 'deactivated',
+      gatewayInactive: true,
+      closeReason: 'gone',
+    });
+  });
+
+  it('keeps a link paid when its reactivation is journaled after the payment: open until deactivated, paid once', () => {
+    store.begin(link);
+    store.activated('T-1', undefined);
+    store.closing('T-1', 'cancelled');
+    store.deactivated('T-1', store.get('T-1')!);
+    // The operator's reactivation, journaled before its update is sent …
+    store.closing(store.reactivated('T-1', 90_000).linkId, 'operator');
+    // … which takes: the customer pays the link, and the notification is journaled before the update's answer.
+    store.paid('T-1', '7000000000000000000001');
+    expect(store.reactivated('T-1', 90_000)).toMatchObject({
+      state: 'paid',
+      paymentId: '7000000000000000000001',
+      closeReason: 'paid',
+      gatewayInactive: false,
+    });
+    // ACTIVE at the gateway: open, to be deactivated (one use).
+    expect(store.open().map((l) => l.linkId)).toEqual(['T-1']);
+    expect(store.deactivated('T-1', store.get('T-1')!)).toMatchObject({
+      state: 'paid',
+      gatewayInactive: true,
+    });
   });
 
   it('keeps a link paid when the answer of its create arrives after the payment notification', () => {

@@ -208,21 +208,41 @@ export class PaymentLinkStore {
     return this.change(linkId, (l) => ({ ...l, closeReason: l.closeReason ?? reason }));
   }
 
-  /** The gateway confirmed INACTIVE: `deactivated`, or still `paid` (now closed). */
-  deactivated(linkId: string): StoredLink {
-    return this.change(linkId, (l) => ({
-      ...l,
-      state: l.state === 'paid' ? 'paid' : 'deactivated',
-      gatewayInactive: true,
-    }));
+  /**
+   * The gateway confirmed INACTIVE: `deactivated`, or still `paid` (now closed), with `reason` as the intent when none
+   * was journaled before the request (the first reason stays). `since` is the link as the journal held it when the
+   * request whose answer this is was sent: a link made ACTIVE again since then ({@link reactivated}: by the operator,
+   * in operator mode or with the `links` command, another process on the same journal) is returned as it is, nothing
+   * written — the answer may be older than the reactivation, and recording it would leave the link ACTIVE at the
+   * gateway while the journal holds it closed, unwatched. Open, the link is looked at again by the sweep.
+   */
+  deactivated(linkId: string, since: StoredLink, reason?: LinkCloseReason): StoredLink {
+    return this.connection.atomically(true, () => {
+      const now = this.mustGet(linkId);
+      if (now.watchUntilMs !== since.watchUntilMs) return now;
+      if (reason !== undefined) this.closing(linkId, reason);
+      return this.change(linkId, (l) => ({
+        ...l,
+        state: l.state === 'paid' ? 'paid' : 'deactivated',
+        gatewayInactive: true,
+      }));
+    });
   }
 
-  /** Made ACTIVE again (operator): watched again until `watchUntilMs`. */
+  /**
+   * Made ACTIVE again (operator): watched again until `watchUntilMs`. The end of the wait moves later with every
+   * reactivation (a millisecond past the one before at least): a request of the terminal about the link sent before
+   * tells from it that the link was made ACTIVE again since ({@link deactivated}). A link paid meanwhile (a payment
+   * notified once the update took, before its answer is journaled) stays `paid` with its intent to close: a link is
+   * paid once, and ACTIVE at the gateway it is open until deactivated.
+   */
   reactivated(linkId: string, watchUntilMs: number): StoredLink {
     checkEpochMs(watchUntilMs, 'watchUntilMs');
     return this.change(linkId, (l) => {
+      const moved = Math.max(watchUntilMs, l.watchUntilMs + 1);
+      if (l.state === 'paid') return { ...l, gatewayInactive: false, watchUntilMs: moved };
       const { closeReason: _c, lastError: _e, ...rest } = l;
-      return { ...rest, state: 'active', gatewayInactive: false, watchUntilMs };
+      return { ...rest, state: 'active', gatewayInactive: false, watchUntilMs: moved };
     });
   }
 

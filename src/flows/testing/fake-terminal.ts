@@ -10,6 +10,7 @@ import type {
   HoldRecord,
   HoldResolution,
   LinkOutcome,
+  LinkPaid,
   LinkRequest,
   LinkShown,
   OriginalTransaction,
@@ -473,14 +474,15 @@ export class FakeTerminal implements FlowEffects {
 
   /** Links created, in order; `linkOutcomes` decides how each wait ends (default: it waits for `payLink`/a close). */
   readonly links: (LinkRequest & LinkShown & { state: 'active' | 'paid' | 'closed'; reason?: string })[] = [];
-  /** Next creates: 'ok' (default) or an error code to reject with. */
+  /** Next creates: 'ok' (default), 'paid' (paid before the create's answer came) or an error code to reject with. */
   readonly linkCreates: string[] = [];
   readonly printedLinks: string[] = [];
   private readonly linkWaiters = new Map<string, (o: LinkOutcome) => void>();
 
-  createLink(input: LinkRequest, _signal: AbortSignal): Promise<LinkShown> {
+  createLink(input: LinkRequest, _signal: AbortSignal): Promise<LinkShown | LinkPaid> {
     const next = this.linkCreates.shift() ?? 'ok';
-    if (next !== 'ok') return Promise.reject(Object.assign(new Error(next), { code: next }));
+    if (next !== 'ok' && next !== 'paid')
+      return Promise.reject(Object.assign(new Error(next), { code: next }));
     const linkId = `${input.reference}-L${this.links.length + 1}`;
     const shown: LinkShown = {
       linkId,
@@ -488,8 +490,9 @@ export class FakeTerminal implements FlowEffects {
       domain: 'pay.example',
       expiresAtMs: this.clock.now() + input.waitMs,
     };
-    this.links.push({ ...input, ...shown, state: 'active' });
-    return Promise.resolve(shown);
+    // 'paid': the payment was notified before the create's answer came.
+    this.links.push({ ...input, ...shown, state: next === 'paid' ? 'paid' : 'active' });
+    return Promise.resolve(next === 'paid' ? { kind: 'paid', linkId, paymentId: `pay-${linkId}` } : shown);
   }
 
   awaitLink({ linkId }: { linkId: string }, _signal: AbortSignal): Promise<LinkOutcome> {

@@ -15,7 +15,12 @@ import { createLogger, silentLogger } from '../log/index.js';
 import { journalFollowOnStore } from './follow-on-store.js';
 import { readPrintedReceipt } from '../../test/integration/printed-receipt.js';
 import { findTransaction } from './operator-desk.js';
-import { journaledReceiptFacts, journaledReceipts, ReceiptDesk } from './receipt-desk.js';
+import {
+  journaledReceiptFacts,
+  journaledReceiptNotes,
+  journaledReceipts,
+  ReceiptDesk,
+} from './receipt-desk.js';
 import { RECEIPT_LABELS, receiptCardOf } from './receipts.js';
 
 const SALE: ReceiptData = {
@@ -491,6 +496,58 @@ describe('ReceiptDesk', () => {
       expect(fields.get(RECEIPT_LABELS.amount)).toBe('£2.00');
       expect(fields.get('Original')).toBe('C1');
       expect(fields.has(RECEIPT_LABELS.card)).toBe(false);
+    });
+
+    it("prints what the first receipt said: the customer's language, the ticket and its stay, marked as a copy", async () => {
+      journaled(
+        {
+          transactionId: 'S3',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 900,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S3', status: 'AUTHORIZED', approvalCode: '831003', card },
+      );
+      const kiosk: ReceiptData = {
+        ...SALE,
+        amountMinor: 900,
+        transactionId: 'S3',
+        gatewayId: 'g-S3',
+        lines: [
+          { label: 'Ticket', value: '2026112408000003' },
+          { label: 'Stay', value: '95 min' },
+        ],
+      };
+      // The process that took the payment: its receipt in the customer's German, journaled as it was issued.
+      const config = parseConfig({ printer: { kind: 'sim' }, receipts: { noReceiptBelowMinor: 100 } });
+      const first = new ReceiptDesk(
+        config,
+        silentLogger(),
+        undefined,
+        journaledReceiptFacts(journal),
+        () => [],
+        journaledReceiptNotes(journal),
+      );
+      await first.start();
+      const printed = getPrinterSimulator(first.printer!)!.nextReceipt();
+      first.issue(kiosk, 'de_DE');
+      const original = readPrintedReceipt((await printed).lines);
+      await first.close();
+      expect(original.fields).toContainEqual({ label: 'Parkdauer', value: '95 min' });
+
+      const { d } = await restarted();
+      const next = getPrinterSimulator(d.printer!)!.nextReceipt();
+      await d.reprint();
+      const copy = readPrintedReceipt((await next).lines);
+      expect(copy.title).toBe(`${original.title} - KOPIE`);
+      // Field for field, in German; its date and time are the answer's as the journal holds it.
+      const dated = new Set(['Datum', 'Uhrzeit']);
+      const undated = (fields: typeof original.fields) => fields.filter((f) => !dated.has(f.label));
+      expect(copy.fields.map((f) => f.label)).toEqual(original.fields.map((f) => f.label));
+      expect(undated(copy.fields)).toEqual(undated(original.fields));
+      expect(undated(copy.fields)).toContainEqual({ label: 'Ticket', value: '2026112408000003' });
     });
 
     it("prints the receipt issued in this process rather than the journal's", async () => {

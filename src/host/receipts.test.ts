@@ -18,6 +18,7 @@ import {
   ReceiptFactsLog,
   receiptCardOf,
   receiptCopy,
+  receiptNote,
   receiptOffered,
   receiptSettingsFromConfig,
   receiptText,
@@ -675,6 +676,23 @@ describe("the receipt in the customer's language", () => {
   it("marks a receipt printed again as a copy in the receipt's language, and changes nothing else", () => {
     const doc = buildReceipt(sale(), facts, SETTINGS, 'de_DE');
     expect(receiptCopy(doc)).toEqual({ ...doc, title: `${doc.title} - KOPIE` });
+  });
+
+  it("journals for a copy the customer's language and the machine's lines, without card data or a partial disclosure", () => {
+    expect(receiptNote(sale(), 'de-DE', SETTINGS)).toEqual({ locale: 'de_DE', lines: sale().lines });
+    // A language the terminal has no catalogue for is noted as the receipt took it: the terminal's.
+    expect(receiptNote(sale(), 'xx_XX', SETTINGS).locale).toBe('en_GB');
+    const converted = sale({
+      lines: [
+        ...sale().lines,
+        ...dccReceiptLines({ indicator: '1', offer: OFFER }),
+        { label: 'Note', value: 'card 4761 7390 0101 0119' },
+      ],
+    });
+    expect(receiptNote(converted, 'de_DE', SETTINGS).lines).toEqual([
+      ...sale().lines,
+      { label: 'Note', value: 'card ****' },
+    ]);
   });
 
   it('tells the customer, in their language, why no paper receipt comes', () => {

@@ -34,7 +34,7 @@ import {
   type SupportedLocale,
   type Translator,
 } from '../i18n/index.js';
-import { receiptApprovalCode } from '../journal/index.js';
+import { receiptApprovalCode, type IssuedReceiptNote } from '../journal/index.js';
 import type { Receipt } from './api.js';
 
 /**
@@ -575,6 +575,26 @@ export function linkSlip(
     if (receiptCodepage(doc, codepage) !== undefined) return doc;
   }
   return own;
+}
+
+/**
+ * What the journal keeps of a receipt as it is issued, for its copy after a restart (src/journal `IssuedReceiptNote`):
+ * the customer's language as the terminal took it (the rule of {@link issuedReceipt}, applied to it again, gives the
+ * same document) and the machine's own lines, card data removed as the receipt removes it ({@link withoutCardData}).
+ * The machines' currency conversion lines are left out: a receipt rebuilt from the journal states the conversion from
+ * the journaled offer, whole, or not at all ({@link ReceiptFactsLog}), never the part those lines hold.
+ */
+export function receiptNote(
+  data: ReceiptData,
+  customerLocale: string,
+  settings: ReceiptSettings,
+): IssuedReceiptNote {
+  return {
+    locale: resolveLocale(customerLocale, settings.locale),
+    lines: data.lines
+      .filter((l) => !MACHINE_DCC_LABELS.has(l.label))
+      .map((l) => ({ label: withoutCardData(l.label), value: withoutCardData(l.value) })),
+  };
 }
 
 /**

@@ -558,6 +558,24 @@ describe('ReceiptDesk', () => {
     });
   });
 
+  it('refuses a merchant name the printer cannot print, rather than print it as "?"', () => {
+    const greek = parseConfig({
+      printer: { kind: 'sim', codepage: 'cp858' },
+      receipts: { merchantName: 'Καφέ Parking' },
+    });
+    expect(() => new ReceiptDesk(greek, silentLogger())).toThrowError(
+      expect.objectContaining({
+        name: 'ConfigError',
+        code: 'CONFIG_INVALID',
+        key: 'receipts.merchantName',
+        message: expect.stringContaining('"Κ" (U+039A)') as string,
+      }) as Error,
+    );
+    // Without a printer nothing prints it: the screen shows it as it is.
+    desk = new ReceiptDesk({ ...greek, printer: { ...greek.printer, kind: 'none' } }, silentLogger());
+    expect(desk.issue(SALE).document.title).toBe('Καφέ Parking');
+  });
+
   it('prints a test receipt, and works without a printer', async () => {
     const d = await start();
     const sim = getPrinterSimulator(d.printer!)!;

@@ -98,6 +98,7 @@ import {
   journaledReceipts,
   ReceiptDesk,
 } from './receipt-desk.js';
+import { assertPrintableConfiguration } from './receipts.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
@@ -621,6 +622,8 @@ export class TerminalHost implements TerminalApi {
     const { logger } = options;
     // Every secret file is checked (owner-only, readable) before anything starts, and read from its absolute path.
     assertConfiguredSecretFiles(given, options.cwd);
+    // And every text the receipts print is one the printer can print: never "?" on paper.
+    assertPrintableConfiguration(given);
     const config = withSecretFilesResolved(given, options.cwd);
     const now = options.now ?? (() => new Date());
     const at = (p: string): string => resolve(options.cwd, p);

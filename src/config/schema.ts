@@ -176,7 +176,11 @@ export const printerSchema = z
 /** What a receipt says beyond the payment itself, and when none is offered. */
 export const receiptsSchema = z
   .strictObject({
-    /** Printed at the top of every receipt (kiosk.md §3: merchant name and location). */
+    /**
+     * Printed at the top of every receipt (kiosk.md §3: merchant name and location). With a printer, each printed text
+     * here must be in a code table it carries, all in one (the host refuses it at the start otherwise, naming the key
+     * and the character: src/host/receipts.ts `assertPrintableConfiguration`).
+     */
     merchantName: z.string().min(1).max(48).default('Parking'),
     merchantLocation: z.string().min(1).max(96).optional(),
     /**

@@ -142,6 +142,16 @@ describe('the terminal under the fleet', () => {
       code: 'CONFIG_INVALID',
       message: expect.stringContaining('terminal.timezone') as string,
     });
+    // A merchant name the printer cannot print would restart it into a start that refuses it.
+    expect(
+      await fleet.execute('apply-config', {
+        config: { receipts: { merchantName: 'Καφέ Parking' }, fleet: FLEET },
+      }),
+    ).toMatchObject({
+      ok: false,
+      code: 'CONFIG_INVALID',
+      message: expect.stringContaining('"receipts.merchantName": "Κ" (U+039A)') as string,
+    });
     const started = await host.send({ type: 'START' });
     expect(started.ok).toBe(true);
     await waitFor(host, ['enter-ticket'], 5_000);

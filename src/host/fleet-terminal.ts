@@ -26,6 +26,7 @@ import type { Logger } from '../log/index.js';
 import type { OperatorStatus, RecoveryItem, ServiceResult } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
 import type { IdleVerdict } from './idle.js';
+import { assertPrintableConfiguration } from './receipts.js';
 import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
 
@@ -329,6 +330,8 @@ export class HostFleetTerminal implements FleetTerminal {
     try {
       config = parseConfig(input, 'the configuration of the command');
       assertConfiguredSecretFiles(config, this.options.cwd);
+      // Texts the printer cannot print would restart the terminal into a start that refuses them.
+      assertPrintableConfiguration(config, 'the configuration of the command');
       // The files the fleet link reads at the start, read as it reads them: a CA, user name or fleet key it could not
       // use would restart the terminal into a start that fails, again at each restart, out of the fleet's reach.
       const fleet = withSecretFilesResolved(config, this.options.cwd).fleet;

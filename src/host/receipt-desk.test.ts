@@ -15,7 +15,12 @@ import { createLogger, silentLogger } from '../log/index.js';
 import { journalFollowOnStore } from './follow-on-store.js';
 import { readPrintedReceipt } from '../../test/integration/printed-receipt.js';
 import { findTransaction } from './operator-desk.js';
-import { journaledReceiptFacts, journaledReceipts, ReceiptDesk } from './receipt-desk.js';
+import {
+  journaledReceiptFacts,
+  journaledReceiptNotes,
+  journaledReceipts,
+  ReceiptDesk,
+} from './receipt-desk.js';
 import { RECEIPT_LABELS, receiptCardOf } from './receipts.js';
 
 const SALE: ReceiptData = {
@@ -493,12 +498,82 @@ describe('ReceiptDesk', () => {
       expect(fields.has(RECEIPT_LABELS.card)).toBe(false);
     });
 
+    it("prints what the first receipt said: the customer's language, the ticket and its stay, marked as a copy", async () => {
+      journaled(
+        {
+          transactionId: 'S3',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 900,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S3', status: 'AUTHORIZED', approvalCode: '831003', card },
+      );
+      const kiosk: ReceiptData = {
+        ...SALE,
+        amountMinor: 900,
+        transactionId: 'S3',
+        gatewayId: 'g-S3',
+        lines: [
+          { label: 'Ticket', value: '2026112408000003' },
+          { label: 'Stay', value: '95 min' },
+        ],
+      };
+      // The process that took the payment: its receipt in the customer's German, journaled as it was issued.
+      const config = parseConfig({ printer: { kind: 'sim' }, receipts: { noReceiptBelowMinor: 100 } });
+      const first = new ReceiptDesk(
+        config,
+        silentLogger(),
+        undefined,
+        journaledReceiptFacts(journal),
+        () => [],
+        journaledReceiptNotes(journal),
+      );
+      await first.start();
+      const printed = getPrinterSimulator(first.printer!)!.nextReceipt();
+      first.issue(kiosk, 'de_DE');
+      const original = readPrintedReceipt((await printed).lines);
+      await first.close();
+      expect(original.fields).toContainEqual({ label: 'Parkdauer', value: '95 min' });
+
+      const { d } = await restarted();
+      const next = getPrinterSimulator(d.printer!)!.nextReceipt();
+      await d.reprint();
+      const copy = readPrintedReceipt((await next).lines);
+      expect(copy.title).toBe(`${original.title} - KOPIE`);
+      // Field for field, in German; its date and time are the answer's as the journal holds it.
+      const dated = new Set(['Datum', 'Uhrzeit']);
+      const undated = (fields: typeof original.fields) => fields.filter((f) => !dated.has(f.label));
+      expect(copy.fields.map((f) => f.label)).toEqual(original.fields.map((f) => f.label));
+      expect(undated(copy.fields)).toEqual(undated(original.fields));
+      expect(undated(copy.fields)).toContainEqual({ label: 'Ticket', value: '2026112408000003' });
+    });
+
     it("prints the receipt issued in this process rather than the journal's", async () => {
       const { d, reprinted } = await restarted();
       d.issue(SALE);
       await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('printed');
       expect((await reprinted()).get(RECEIPT_LABELS.transaction)).toBe(SALE.transactionId);
     });
+  });
+
+  it('refuses a merchant name the printer cannot print, rather than print it as "?"', () => {
+    const greek = parseConfig({
+      printer: { kind: 'sim', codepage: 'cp858' },
+      receipts: { merchantName: 'Καφέ Parking' },
+    });
+    expect(() => new ReceiptDesk(greek, silentLogger())).toThrowError(
+      expect.objectContaining({
+        name: 'ConfigError',
+        code: 'CONFIG_INVALID',
+        key: 'receipts.merchantName',
+        message: expect.stringContaining('"Κ" (U+039A)') as string,
+      }) as Error,
+    );
+    // Without a printer nothing prints it: the screen shows it as it is.
+    desk = new ReceiptDesk({ ...greek, printer: { ...greek.printer, kind: 'none' } }, silentLogger());
+    expect(desk.issue(SALE).document.title).toBe('Καφέ Parking');
   });
 
   it('prints a test receipt, and works without a printer', async () => {

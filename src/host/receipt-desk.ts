@@ -5,7 +5,8 @@
  * with that QR; the customer's screen shows the same document ({@link ReceiptDesk.issued}). A printer out of paper,
  * with its cover open or gone is a status for the operator and a notice for the customer, never a lost or failed
  * payment. The last receipt can be printed again from operator mode — after a restart, rebuilt from the journal
- * ({@link journaledReceipts}) — and a test receipt printed.
+ * ({@link journaledReceipts}), in the language and with the lines its note there says ({@link journaledReceiptNotes})
+ * — and a test receipt printed.
  */
 import {
   createPrinter,
@@ -15,7 +16,12 @@ import {
 } from '../../devices/printer/index.js';
 import type { Config } from '../config/index.js';
 import type { DccReceiptOffer, OriginalTransaction, ReceiptData } from '../flows/index.js';
-import { answeredAmountOf, type Journal, type JournalEntry } from '../journal/index.js';
+import {
+  answeredAmountOf,
+  type IssuedReceiptNote,
+  type Journal,
+  type JournalEntry,
+} from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { commentsFor } from '../vocabulary/services.js';
 import { linkQr } from './link-screen.js';
@@ -25,6 +31,7 @@ import {
   issuedReceipt,
   linkSlip,
   receiptCopy,
+  receiptNote,
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
@@ -103,11 +110,44 @@ export function journaledReceiptFacts(
   };
 }
 
+/** Journals what a receipt stated beyond its transaction's facts as it is issued (see {@link journaledReceiptNotes}). */
+export type ReceiptNoteWriter = (transactionId: string, note: IssuedReceiptNote) => void;
+
+/**
+ * Notes each receipt issued on its transaction's journal entry (`Journal.recordReceipt`): the customer's language and
+ * the machine's own lines (a ticket and its stay), which only the machine and the customer's session held, so that the
+ * operator's copy after a restart says what the receipt said. The first receipt's note stays. A note the journal
+ * refuses or cannot write is a warning (its transactionId, no card data), never a lost receipt: its copy is then
+ * in `terminal.locale` without those lines. A receipt of no journal entry (a payment link's) has no note.
+ */
+export function journaledReceiptNotes(
+  journal: Pick<Journal, 'recordReceipt'>,
+  logger?: Logger,
+): ReceiptNoteWriter {
+  return (transactionId, note) => {
+    try {
+      journal.recordReceipt(transactionId, note);
+    } catch (err) {
+      logger?.warn(
+        { transactionId, err },
+        "a receipt's language and lines are not journaled: a copy after a restart leaves them out",
+      );
+    }
+  };
+}
+
 /** How many of the journal's newest entries a reprint after a restart looks through for the last receipt. */
 const REPRINT_SCAN = 500;
 
+/** A receipt the journal can give back: what it states, and the customer's language when its note says. */
+export interface JournaledReceipt {
+  readonly data: ReceiptData;
+  /** The language the receipt was issued in for its customer; absent when the journal has no note of it. */
+  readonly locale?: string;
+}
+
 /** The receipts the journal can give back, newest first (see {@link journaledReceipts}). */
-export type JournaledReceiptsReader = () => Iterable<ReceiptData>;
+export type JournaledReceiptsReader = () => Iterable<JournaledReceipt>;
 
 /**
  * The receipts of the journal's completed money transactions, newest first among its last {@link REPRINT_SCAN}
@@ -125,8 +165,10 @@ export type JournaledReceiptsReader = () => Iterable<ReceiptData>;
  * machine's does not), the time of the answer, the transaction and the gateway's reference; a refund's original. The
  * approval code and the card's application come with the receipt's facts ({@link ReceiptDesk.facts}, journaled with
  * the outcome), and so does a converted payment's DCC disclosure (its accepted offer, kept with the terms its
- * follow-ons repeat). Left out rather than guessed, as the journal does not keep them: the machine's own lines (ticket,
- * stay, parking zone).
+ * follow-ons repeat). The customer's language and the machine's own lines (ticket, stay, parking) come from the note
+ * journaled when the receipt was issued ({@link journaledReceiptNotes}); without one (a receipt issued by an earlier
+ * version, or whose note was not written) they are left out rather than guessed, and the receipt is in
+ * `terminal.locale`, a refund's with its original as the operator machine states it.
  * Nothing read here is card data: masked PANs (first six, last four at most; the receipt prints the last four).
  */
 export function journaledReceipts(
@@ -139,7 +181,10 @@ export function journaledReceipts(
       if (entry.state !== 'approved' || entry.transactionId === undefined) continue;
       const done = find(entry.transactionId);
       if (done === null || done.voided) continue;
-      yield receiptDataOf(entry, done, journal);
+      yield {
+        data: receiptDataOf(entry, done, journal),
+        ...(entry.receipt !== undefined ? { locale: entry.receipt.locale } : {}),
+      };
     }
   };
 }
@@ -167,8 +212,14 @@ function receiptDataOf(
     transactionId: done.transactionId,
     ...(done.gatewayId !== undefined ? { gatewayId: done.gatewayId } : {}),
     atMs: Date.parse(entry.outcomeAt ?? entry.createdAt),
-    // The operator machine's line of a refund (src/flows/operator.ts); a model's lines are its memory's only.
-    lines: refund && original !== undefined ? [{ label: 'Original', value: original }] : [],
+    // The machine's lines as its receipt stated them; without a note, the operator machine's line of a refund
+    // (src/flows/operator.ts).
+    lines:
+      entry.receipt !== undefined
+        ? entry.receipt.lines.map((l) => ({ label: l.label, value: l.value }))
+        : refund && original !== undefined
+          ? [{ label: 'Original', value: original }]
+          : [],
   };
 }
 
@@ -198,6 +249,8 @@ export class ReceiptDesk {
     journaled?: JournaledReceiptFactsReader,
     /** The receipts the journal can give back, for a reprint when this process has issued none. */
     private readonly journaledReceipts: JournaledReceiptsReader = () => [],
+    /** Journals what each receipt issued stated beyond its facts, for that reprint. */
+    private readonly noteReceipt: ReceiptNoteWriter = () => undefined,
   ) {
     this.settings = receiptSettingsFromConfig(config);
     this.facts = new ReceiptFactsLog(undefined, journaled);
@@ -274,6 +327,8 @@ export class ReceiptDesk {
    */
   issue(data: ReceiptData, locale: string = this.settings.locale): IssuedReceipt {
     const original = issuedReceipt(data, this.facts.factsFor(data.transactionId), this.settings, locale);
+    // Before it prints: a copy after a restart says what this receipt says (the first receipt's note stays).
+    this.noteReceipt(data.transactionId, receiptNote(data, locale, this.settings));
     // Issued again (a tap-and-go exit shown paid again) after its paper receipt came out: this one is a copy, so that
     // the second paper receipt of one payment is not taken for a second payment (receiptCopy's rule).
     const before = this.recent.get(original.transactionId)?.paper;
@@ -339,9 +394,9 @@ export class ReceiptDesk {
 
   /**
    * Prints the last receipt offered again (operator mode), marked as a copy ({@link receiptCopy}): the one issued in
-   * this process, exact; when there is none
-   * (a restart since), the last one the journal can give back ({@link journaledReceipts}), in the terminal's language
-   * (the customer's is not journaled). Rejects `PRINTER_UNAVAILABLE` when neither has one.
+   * this process, exact; when there is none (a restart since), the last one the journal can give back
+   * ({@link journaledReceipts}), in the customer's language and with the machine's lines its journaled note states
+   * (else in the terminal's language, without them). Rejects `PRINTER_UNAVAILABLE` when neither has one.
    */
   reprint(): Promise<void> {
     let last: ReceiptDocument | undefined;
@@ -356,12 +411,12 @@ export class ReceiptDesk {
 
   /** The newest journaled receipt that was offered (the rule of {@link issue}: none below the small amount). */
   private lastJournaled(): ReceiptDocument | undefined {
-    for (const data of this.journaledReceipts()) {
+    for (const { data, locale } of this.journaledReceipts()) {
       const document = issuedReceipt(
         data,
         this.facts.factsFor(data.transactionId),
         this.settings,
-        this.settings.locale,
+        locale ?? this.settings.locale,
       );
       if (receiptOffered(document, this.settings)) return document;
     }

@@ -8,6 +8,7 @@ import { hexToBytes } from '../emv/index.js';
 import { CATALOGUES, MESSAGE_KEYS, SUPPORTED_LOCALES } from '../i18n/index.js';
 import { dccReceiptLines, type DccOfferSummary, type ReceiptData } from '../flows/index.js';
 import {
+  assertPrintableConfiguration,
   buildReceipt,
   cvmStatement,
   issuedReceipt,
@@ -18,6 +19,7 @@ import {
   ReceiptFactsLog,
   receiptCardOf,
   receiptCopy,
+  receiptNote,
   receiptOffered,
   receiptSettingsFromConfig,
   receiptText,
@@ -677,6 +679,23 @@ describe("the receipt in the customer's language", () => {
     expect(receiptCopy(doc)).toEqual({ ...doc, title: `${doc.title} - KOPIE` });
   });
 
+  it("journals for a copy the customer's language and the machine's lines, without card data or a partial disclosure", () => {
+    expect(receiptNote(sale(), 'de-DE', SETTINGS)).toEqual({ locale: 'de_DE', lines: sale().lines });
+    // A language the terminal has no catalogue for is noted as the receipt took it: the terminal's.
+    expect(receiptNote(sale(), 'xx_XX', SETTINGS).locale).toBe('en_GB');
+    const converted = sale({
+      lines: [
+        ...sale().lines,
+        ...dccReceiptLines({ indicator: '1', offer: OFFER }),
+        { label: 'Note', value: 'card 4761 7390 0101 0119' },
+      ],
+    });
+    expect(receiptNote(converted, 'de_DE', SETTINGS).lines).toEqual([
+      ...sale().lines,
+      { label: 'Note', value: 'card ****' },
+    ]);
+  });
+
   it('tells the customer, in their language, why no paper receipt comes', () => {
     const doc = buildReceipt(sale(), facts, SETTINGS, 'en_GB');
     const failed = screenReceipt({ document: doc, paper: 'unavailable' }, 'nl_NL');
@@ -685,6 +704,68 @@ describe("the receipt in the customer's language", () => {
     const small = screenReceipt({ document: doc, paper: 'not-offered' }, 'en_GB');
     expect(small.notice).toBe(CATALOGUES.en_GB['receipt.notice.notOffered']);
     expect(small.lines).toEqual([]);
+  });
+});
+
+describe('assertPrintableConfiguration', () => {
+  const printing = (receipts: Record<string, unknown>, printer: Record<string, unknown> = {}) =>
+    parseConfig({ printer: { kind: 'sim', codepage: 'cp858', ...printer }, receipts });
+  const refusal = (key: string, message: string): Error =>
+    expect.objectContaining({
+      name: 'ConfigError',
+      code: 'CONFIG_INVALID',
+      key,
+      message: expect.stringContaining(message) as string,
+    }) as Error;
+
+  it('refuses a printed text with a character no code table the printer selects holds, naming the key and it', () => {
+    expect(() =>
+      assertPrintableConfiguration(printing({ merchantName: 'Καφέ Parking' }), 'terminal.yml'),
+    ).toThrowError(
+      refusal(
+        'receipts.merchantName',
+        'terminal.yml: "receipts.merchantName": "Κ" (U+039A) is in no code table the printer prints (printer.codepage cp858',
+      ),
+    );
+    for (const key of ['merchantLocation', 'dccProvider', 'dccRateSource'])
+      expect(() => assertPrintableConfiguration(printing({ [key]: 'Οδός 1' }))).toThrowError(
+        refusal(`receipts.${key}`, '"Ο" (U+039F)'),
+      );
+    expect(() =>
+      assertPrintableConfiguration(
+        parseConfig({ printer: { kind: 'sim' }, gateway: { merchantId: 'καφέ' } }),
+      ),
+    ).toThrowError(refusal('gateway.merchantId', '"κ" (U+03BA)'));
+  });
+
+  it('takes a text another table the printer carries holds: each receipt is printed in that table', () => {
+    const polish = printing({ merchantName: 'Parking Łódź', merchantLocation: 'ul. Piotrkowska 1, Łódź' });
+    expect(() => assertPrintableConfiguration(polish)).not.toThrow();
+    const doc = buildReceipt(sale(), {}, receiptSettingsFromConfig(polish), 'pl_PL');
+    expect(receiptCodepage(doc, 'cp858')).toBe('cp852');
+  });
+
+  it('refuses texts that fit no one table together: one receipt prints in one table', () => {
+    expect(() =>
+      assertPrintableConfiguration(printing({ merchantName: 'Парковка', merchantLocation: 'Łódź' })),
+    ).toThrowError(
+      refusal(
+        'receipts.merchantLocation',
+        '"Ł" (U+0141) is in no code table the printer prints together with the text of receipts.merchantName',
+      ),
+    );
+    expect(() => assertPrintableConfiguration(printing({ merchantName: 'Łódź Парковка' }))).toThrowError(
+      refusal(
+        'receipts.merchantName',
+        '"П" (U+041F) is in no code table the printer prints together with the text of receipts.merchantName',
+      ),
+    );
+  });
+
+  it('checks nothing without a printer: the screen shows every text as it is', () => {
+    expect(() =>
+      assertPrintableConfiguration(printing({ merchantName: 'Καφέ Parking' }, { kind: 'none' })),
+    ).not.toThrow();
   });
 });
 

@@ -9,7 +9,7 @@ import {
   type PrinterCodepage,
 } from '../../devices/printer/index.js';
 import type { CardRead } from '../../devices/reader.js';
-import type { Config } from '../config/index.js';
+import { ConfigError, type Config } from '../config/index.js';
 import { bytesToHex, detectNetwork, maskCardNumbers, type CardNetwork } from '../emv/index.js';
 import {
   convertAtOfferRate,
@@ -34,7 +34,7 @@ import {
   type SupportedLocale,
   type Translator,
 } from '../i18n/index.js';
-import { receiptApprovalCode } from '../journal/index.js';
+import { receiptApprovalCode, type IssuedReceiptNote } from '../journal/index.js';
 import type { Receipt } from './api.js';
 
 /**
@@ -117,7 +117,72 @@ export interface ReceiptSettings {
   readonly printerWidthChars?: number;
 }
 
+/**
+ * The configured texts a receipt prints, by key, in the order they come on paper: the merchant's name (the title of
+ * every receipt and slip) and location, the merchant and terminal ids, and what a converted payment's receipt states
+ * of the conversion. One receipt prints in one code table, so all of them must fit one together.
+ */
+function printedConfiguration(config: Config): (readonly [key: string, text: string])[] {
+  const { receipts } = config;
+  return [
+    ['receipts.merchantName', receipts.merchantName],
+    ...(receipts.merchantLocation !== undefined
+      ? [['receipts.merchantLocation', receipts.merchantLocation] as const]
+      : []),
+    ['gateway.merchantId', config.gateway.merchantId],
+    ['terminal.id', config.terminal.id],
+    ['receipts.dccRateSource', receipts.dccRateSource],
+    ['receipts.dccProvider', receipts.dccProvider],
+  ];
+}
+
+/**
+ * Refuses a configuration whose printed texts ({@link printedConfiguration}) the printer cannot print: a character
+ * that neither `printer.codepage` nor any other code table the printer selects for a receipt holds
+ * (devices/printer `receiptCodepage`, the rule each receipt is printed by) would come out as "?" on every receipt.
+ * `CONFIG_INVALID` naming the key and the character: the first text that no table holds together with the texts
+ * before it. Nothing is checked without a printer (`printer.kind` none): the screen shows every text as it is.
+ */
+export function assertPrintableConfiguration(config: Config, file = '<configuration>'): void {
+  if (config.printer.kind === 'none') return;
+  const codepage = config.printer.codepage;
+  const fit = (texts: readonly string[]): boolean =>
+    receiptCodepage({ title: '', fields: texts.map((value) => ({ label: '', value })) }, codepage) !==
+    undefined;
+  const printed: (readonly [key: string, text: string])[] = [];
+  for (const [key, text] of printedConfiguration(config)) {
+    const before = printed.map(([, t]) => t);
+    printed.push([key, text]);
+    if (fit([...before, text])) continue;
+    const chars = [...text];
+    const at = chars.findIndex((_, n) => !fit([...before, chars.slice(0, n + 1).join('')]));
+    const char = chars[at] ?? '';
+    const code = `U+${(char.codePointAt(0) ?? 0).toString(16).toUpperCase().padStart(4, '0')}`;
+    // In some table, but in none with the text printed before it: the keys of that text beyond ASCII, its own too.
+    const ascii = /^[\x20-\x7e]*$/;
+    const clashes = [
+      ...printed.slice(0, -1).flatMap(([k, t]) => (ascii.test(t) ? [] : [k])),
+      ...(ascii.test(chars.slice(0, at).join('')) ? [] : [key]),
+    ];
+    throw new ConfigError(
+      'CONFIG_INVALID',
+      `${file}: "${key}": "${char}" (${code}) is in no code table the printer prints ` +
+        (fit([char])
+          ? `together with the text of ${clashes.join(', ')} (one receipt prints in one table)`
+          : `(printer.codepage ${codepage}, nor any other it selects)`) +
+        ': it would print as "?"',
+      file,
+      key,
+    );
+  }
+}
+
+/**
+ * What every receipt needs of the configuration. `CONFIG_INVALID` for printed texts the printer cannot print
+ * ({@link assertPrintableConfiguration}): no receipt is printed with "?" in their place.
+ */
 export function receiptSettingsFromConfig(config: Config): ReceiptSettings {
+  assertPrintableConfiguration(config);
   return {
     merchantName: config.receipts.merchantName,
     ...(config.receipts.merchantLocation !== undefined
@@ -575,6 +640,26 @@ export function linkSlip(
     if (receiptCodepage(doc, codepage) !== undefined) return doc;
   }
   return own;
+}
+
+/**
+ * What the journal keeps of a receipt as it is issued, for its copy after a restart (src/journal `IssuedReceiptNote`):
+ * the customer's language as the terminal took it (the rule of {@link issuedReceipt}, applied to it again, gives the
+ * same document) and the machine's own lines, card data removed as the receipt removes it ({@link withoutCardData}).
+ * The machines' currency conversion lines are left out: a receipt rebuilt from the journal states the conversion from
+ * the journaled offer, whole, or not at all ({@link ReceiptFactsLog}), never the part those lines hold.
+ */
+export function receiptNote(
+  data: ReceiptData,
+  customerLocale: string,
+  settings: ReceiptSettings,
+): IssuedReceiptNote {
+  return {
+    locale: resolveLocale(customerLocale, settings.locale),
+    lines: data.lines
+      .filter((l) => !MACHINE_DCC_LABELS.has(l.label))
+      .map((l) => ({ label: withoutCardData(l.label), value: withoutCardData(l.value) })),
+  };
 }
 
 /**

@@ -92,7 +92,13 @@ import { AuditTrail, type FeeShortfall, type UnpricedFee } from './audit-trail.j
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
 import { SpeechOutput } from './speech-output.js';
-import { journaledReceiptFacts, journaledReceipts, ReceiptDesk } from './receipt-desk.js';
+import {
+  journaledReceiptFacts,
+  journaledReceiptNotes,
+  journaledReceipts,
+  ReceiptDesk,
+} from './receipt-desk.js';
+import { assertPrintableConfiguration } from './receipts.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
 import { BackgroundWork, type ForwardSummary } from './background-work.js';
@@ -393,13 +399,15 @@ export class TerminalHost implements TerminalApi {
     });
     // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card, a
     // converted authorization's accepted offer), and the last receipt can be printed again after one: rebuilt from the
-    // journal, read as the operator desk reads it.
+    // journal, read as the operator desk reads it, in the customer's language and with the machine's lines that each
+    // receipt's journaled note states.
     this.receipts = new ReceiptDesk(
       config,
       logger.child({ component: 'printer' }),
       undefined,
       journaledReceiptFacts(this.journal, followOns, logger.child({ component: 'receipts' })),
       journaledReceipts(this.journal, (tx) => this.desk.find(tx)),
+      journaledReceiptNotes(this.journal, logger.child({ component: 'receipts' })),
     );
     // The receipt's QR drawn, its paper copy printed or not: the customer's screen shows it.
     this.receipts.onChange(() => this.changed());
@@ -616,6 +624,8 @@ export class TerminalHost implements TerminalApi {
     const { logger } = options;
     // Every secret file is checked (owner-only, readable) before anything starts, and read from its absolute path.
     assertConfiguredSecretFiles(given, options.cwd);
+    // And every text the receipts print is one the printer can print: never "?" on paper.
+    assertPrintableConfiguration(given);
     const config = withSecretFilesResolved(given, options.cwd);
     const now = options.now ?? (() => new Date());
     const at = (p: string): string => resolve(options.cwd, p);

@@ -364,6 +364,52 @@ describe('journal', () => {
     expect(j.get(e.id)?.state).toBe('pending');
   });
 
+  it("notes a receipt's language and machine lines on its entry once, across a reopen", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'journal-'));
+    const path = join(dir, 'j.db');
+    const a = openJournal(path);
+    const e = a.begin(preauth({ service: 'sale' }));
+    a.recordOutcome(e.id, { state: 'approved', gatewayId: 'g1', status: 'AUTHORIZED' });
+    const note = {
+      locale: 'de_DE',
+      lines: [
+        { label: 'Ticket', value: '2026112408000001' },
+        { label: 'Stay', value: '95 min' },
+      ],
+    };
+    expect(a.recordReceipt('tx-1', note)).toBe(true);
+    // Issued again (a copy): the first receipt's note stays.
+    expect(a.recordReceipt('tx-1', { locale: 'fr_FR', lines: [] })).toBe(false);
+    // No entry of that transaction (a payment link's receipt): nothing written.
+    expect(a.recordReceipt('link-1', note)).toBe(false);
+    a.close();
+    const b = journal(path);
+    expect(b.findByTransactionId('tx-1')?.receipt).toEqual(note);
+    expect(b.list()[0]?.receipt).toEqual(note);
+  });
+
+  it('refuses a receipt note with a card number or of the wrong shape, and writes nothing of it', () => {
+    const j = journal();
+    const e = j.begin(preauth({ service: 'sale' }));
+    j.recordOutcome(e.id, { state: 'approved', gatewayId: 'g1', status: 'AUTHORIZED' });
+    const refused = expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error;
+    for (const note of [
+      { locale: 'de_DE', lines: [{ label: 'Ticket', value: '4111 1111 1111 1111' }] },
+      { locale: 'de_DE', lines: [{ label: '4111111111111111', value: 'x' }] },
+      { locale: 'de_DE', lines: [{ label: '', value: 'x' }] },
+      { locale: 'de_DE', lines: [{ label: 'Stay', value: 'x'.repeat(257) }] },
+      { locale: 'de_DE', lines: Array.from({ length: 17 }, () => ({ label: 'Stay', value: '1 min' })) },
+      { locale: "de'; DROP", lines: [] },
+    ])
+      expect(() => j.recordReceipt('tx-1', note)).toThrowError(refused);
+    expect(j.findByTransactionId('tx-1')?.receipt).toBeUndefined();
+    // A note that is not one (written by hand) is read as none: the copy leaves its lines out, the entry still reads.
+    j.db
+      .prepare("UPDATE journal_entries SET receipt_locale = 'de_DE', receipt_lines = '{' WHERE id = ?")
+      .run(e.id);
+    expect(j.findByTransactionId('tx-1')).toMatchObject({ state: 'approved', receipt: undefined });
+  });
+
   it('never writes card data in clear to the database files', () => {
     const dir = mkdtempSync(join(tmpdir(), 'journal-'));
     const path = join(dir, 'j.db');

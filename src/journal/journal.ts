@@ -1,6 +1,7 @@
 import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
+import { containsCardNumber } from '../emv/index.js';
 import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { JournalError } from './errors.js';
@@ -133,6 +134,8 @@ export interface JournalEntry {
   readonly approvalCode?: string;
   /** What a receipt states of the card the request was made with (see {@link ReceiptCardFacts}). */
   readonly card?: ReceiptCardFacts;
+  /** What the transaction's receipt stated beyond its facts, once issued (see {@link IssuedReceiptNote}). */
+  readonly receipt?: IssuedReceiptNote;
   /** How the entry was resolved (state 'resolved'), e.g. `timeout-reversal`, `not-sent`. */
   readonly resolution?: string;
   /** The entry (a resolution request) whose success resolved this one. */
@@ -160,6 +163,23 @@ export interface ReceiptCardFacts {
   readonly applicationLabel?: string;
   /** CVM results (9F34), upper-case hex, 3 bytes. */
   readonly cvmResults?: string;
+}
+
+/** A line of the machine's own on a receipt (`Ticket`, `Stay`), as the machine worded it. */
+export interface ReceiptLine {
+  readonly label: string;
+  readonly value: string;
+}
+
+/**
+ * What a transaction's receipt stated beyond the journal's facts of it, noted when the receipt is issued so that a copy
+ * printed after a restart says what it said: the language the customer chose and the machine's own lines (a ticket and
+ * its stay). Never card data: a line holding a card number is refused.
+ */
+export interface IssuedReceiptNote {
+  /** The customer's language, a catalogue locale (`de_DE`). */
+  readonly locale: string;
+  readonly lines: readonly ReceiptLine[];
 }
 
 /** What came back for a request; `unknown` = no usable answer (timeout, reset after send, 5xx, undocumented code). */
@@ -196,6 +216,12 @@ export interface Journal {
    * when the request went out, for an entry not marked sent before (a live payment's mark, written with its outcome).
    */
   recordOutcome(entryId: number, outcome: RecordedOutcome, sentAt?: Date): void;
+  /**
+   * Notes on the live entry of `transactionId` what its receipt stated beyond its facts ({@link IssuedReceiptNote}),
+   * once: the first receipt's note stays (a receipt issued again is a copy of it). Returns whether it was written
+   * (false: no such entry, or noted already). `JOURNAL_INVALID` for a malformed note or one with a card number.
+   */
+  recordReceipt(transactionId: string, note: IssuedReceiptNote): boolean;
   /**
    * pending|sent|unknown → 'resolved' with `how` (and the resolution request that did it), durably.
    * Idempotent when already resolved the same way. `how` = {@link NOT_SENT} only from pending or sent.
@@ -327,13 +353,15 @@ interface Row {
   http_status: number | null;
   authorized_minor: number | null;
   reason: string | null;
-  // The receipt facts (migrations/receipt-facts.ts) are absent from a row read read-only from a journal the terminal
-  // has not rewritten yet (see entriesOfFlow).
+  // The receipt facts (migrations/receipt-facts.ts) and the receipt note (migrations/receipt-copies.ts) are absent
+  // from a row read read-only from a journal the terminal has not rewritten yet (see entriesOfFlow).
   approval_code?: string | null;
   card_entry_mode?: ReceiptCardFacts['entryMode'] | null;
   card_aid?: string | null;
   card_label?: string | null;
   card_cvm_results?: string | null;
+  receipt_locale?: string | null;
+  receipt_lines?: string | null;
   resolution: string | null;
   resolved_by_entry_id: number | null;
   resolves_entry_id: number | null;
@@ -381,6 +409,28 @@ export function entriesOfFlow(connection: JournalConnection, flowId: string, lim
   );
 }
 
+/**
+ * The receipt note of a row ({@link SqliteJournal.recordReceipt} checked it as it wrote it); undefined without one, or
+ * when what is stored is not a list of lines (a copy is then printed without them, never lost for it).
+ */
+function receiptOf(r: Row): IssuedReceiptNote | undefined {
+  const locale = opt(r.receipt_locale);
+  const stored = opt(r.receipt_lines);
+  if (locale === undefined || stored === undefined) return undefined;
+  let lines: unknown;
+  try {
+    lines = JSON.parse(stored);
+  } catch {
+    return undefined;
+  }
+  const isLine = (l: unknown): l is ReceiptLine =>
+    typeof l === 'object' &&
+    l !== null &&
+    typeof (l as ReceiptLine).label === 'string' &&
+    typeof (l as ReceiptLine).value === 'string';
+  return Array.isArray(lines) && lines.every(isLine) ? { locale, lines } : undefined;
+}
+
 function toEntry(r: Row): JournalEntry {
   return {
     id: r.id,
@@ -404,6 +454,7 @@ function toEntry(r: Row): JournalEntry {
     reason: opt(r.reason),
     approvalCode: opt(r.approval_code),
     card: cardOf(r),
+    receipt: receiptOf(r),
     resolution: opt(r.resolution),
     resolvedByEntryId: opt(r.resolved_by_entry_id),
     resolvesEntryId: opt(r.resolves_entry_id),
@@ -559,6 +610,34 @@ export function receiptCardFacts(card: ReceiptCardFacts | undefined): ReceiptCar
     ...(labelOk ? { applicationLabel: label } : {}),
     ...(cvmOk ? { cvmResults } : {}),
   };
+}
+
+/** A catalogue locale (`de_DE`, `en`) or its BCP 47 form. */
+const LOCALE = /^[a-z]{2,3}(?:[_-][A-Za-z0-9]{2,8}){0,2}$/;
+/** Most machine lines a receipt note keeps: the machines write two or three. */
+const MAX_RECEIPT_LINES = 16;
+
+/**
+ * Checks a receipt note ({@link IssuedReceiptNote}) and returns its lines as the journal stores them (JSON). Refuses
+ * (`JOURNAL_INVALID`) a locale that is not a language tag, more than {@link MAX_RECEIPT_LINES} lines, a label of
+ * more than 64 or a value of more than 256 characters, and a line that holds a card number (rule 4).
+ */
+function receiptNoteLines(note: IssuedReceiptNote): string {
+  if (typeof note !== 'object' || note === null) throw invalid('receipt note must be an object');
+  if (typeof note.locale !== 'string' || !LOCALE.test(note.locale))
+    throw invalid('receipt locale must be a language tag such as de_DE');
+  if (!Array.isArray(note.lines) || note.lines.length > MAX_RECEIPT_LINES)
+    throw invalid(`receipt lines must be a list of at most ${MAX_RECEIPT_LINES}`);
+  const lines = note.lines.map((line: unknown) => {
+    const { label, value } = (typeof line === 'object' && line !== null ? line : {}) as Partial<ReceiptLine>;
+    if (typeof label !== 'string' || !isText(label, 64)) throw textError('receipt line label', 64);
+    if (typeof value !== 'string' || value.length > 256)
+      throw invalid('receipt line value must be a string of at most 256 characters');
+    if (containsCardNumber(label) || containsCardNumber(value))
+      throw invalid('a receipt line must not hold a card number');
+    return { label, value };
+  });
+  return JSON.stringify(lines);
 }
 
 function validateOutcome(o: RecordedOutcome): void {
@@ -759,6 +838,10 @@ export class SqliteJournal implements Journal {
           reason = ?, approval_code = ?, card_entry_mode = ?, card_aid = ?, card_label = ?, card_cvm_results = ?,
           outcome_at = ?, sent_at = COALESCE(sent_at, ?)
         WHERE id = ? AND state IN ('pending', 'sent')`),
+      // The first receipt's note stays: a receipt issued again is a copy of it.
+      receiptNote: db.prepare<[string, string, number]>(
+        'UPDATE journal_entries SET receipt_locale = ?, receipt_lines = ? WHERE id = ? AND receipt_locale IS NULL',
+      ),
       resolve: db.prepare(`UPDATE journal_entries SET state = 'resolved', resolution = @how,
           resolved_by_entry_id = @by, resolved_at = @at
         WHERE id = @id AND state IN ('pending', 'sent', 'unknown')`),
@@ -1228,6 +1311,16 @@ export class SqliteJournal implements Journal {
     // no savepoint, and no read to choose the durability.
     if (this.db.inTransaction) this.write(true, update);
     else this.atomically(this.read(() => this.row(entryId)).money_moving === 1, update);
+  }
+
+  recordReceipt(transactionId: string, note: IssuedReceiptNote): boolean {
+    checkText(transactionId, 'transactionId', 64);
+    const lines = receiptNoteLines(note);
+    const entry = this.read(() => this.stmts.byTx.get({ tx: transactionId }));
+    if (entry === undefined || entry.receipt_locale !== null) return false;
+    // Not synced on its own, as no money depends on it: the next synced commit, or the checkpoint a second after the
+    // last write, carries it to disk. One conditional UPDATE is atomic by itself.
+    return this.write(false, () => this.stmts.receiptNote.run(note.locale, lines, entry.id).changes === 1);
   }
 
   resolve(entryId: number, how: string, resolvedByEntryId?: number): void {

@@ -7,6 +7,7 @@ import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
+import { assertPrintableConfiguration } from '../../host/receipts.js';
 import { leftInFlight } from '../../host/status-board.js';
 import { startKioskService, startupProgress, type KioskService } from '../../host/kiosk-service.js';
 import { electronBinary } from '../../../main/electron-available.js';
@@ -75,6 +76,8 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
     const port = parsePort(values.port, '--port') ?? config.bridge.port;
     // Every secret file is checked before anything listens or opens the journal: a wrong one stops the start here.
     assertConfiguredSecretFiles(config, io.cwd);
+    // So is every text the receipts print: one the printer cannot print would come out as "?".
+    assertPrintableConfiguration(config, configFile ?? '<embedded defaults>');
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
 
     const electron = values.headless ? undefined : electronBinary();

@@ -4,6 +4,7 @@ import { migration0012 } from './0012-journal-without-request-bytes.js';
 import { LATEST_VERSION, migrate, schemaVersion } from './index.js';
 import { LOOKUP_INDEX_NAMES } from './lookup-indexes.js';
 import { OFFLINE_CARD_COLUMN, OFFLINE_OPEN_BY_CARD_INDEX } from './offline-card-fingerprints.js';
+import { RECEIPT_COPY_COLUMNS } from './receipt-copies.js';
 import { RECEIPT_FACT_COLUMNS } from './receipt-facts.js';
 
 /** A file as the terminal of version 12 left it: migrations 1 to 12, no rewrite. */
@@ -45,10 +46,12 @@ function journalAt12(): Database.Database {
   return db;
 }
 
-/** A row without the columns the receipt-facts rewrite adds (`receipt-facts.test.ts`). */
+/** A row without the columns the receipt-facts and receipt-copies rewrites add (their own tests). */
 function withoutReceiptFacts(row: unknown): unknown {
   return Object.fromEntries(
-    Object.entries(row as Record<string, unknown>).filter(([name]) => !RECEIPT_FACT_COLUMNS.includes(name)),
+    Object.entries(row as Record<string, unknown>).filter(
+      ([name]) => !RECEIPT_FACT_COLUMNS.includes(name) && !RECEIPT_COPY_COLUMNS.includes(name),
+    ),
   );
 }
 
@@ -61,8 +64,9 @@ function withoutCardFingerprint(row: unknown): unknown {
 
 /**
  * What a migration must not change: every row, every index (by name and definition), the sequences. The indexes the
- * lookup-indexes rewrite adds are left out (`lookup-indexes.test.ts`), and the columns the receipt-facts one adds, and
- * the column and index of the offline-card-fingerprints one (`offline-card-fingerprints.test.ts`).
+ * lookup-indexes rewrite adds are left out (`lookup-indexes.test.ts`), and the columns the receipt-facts and
+ * receipt-copies ones add, and the column and index of the offline-card-fingerprints one
+ * (`offline-card-fingerprints.test.ts`).
  */
 function contents(db: Database.Database): unknown {
   return {

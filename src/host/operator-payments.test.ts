@@ -299,9 +299,11 @@ describe('operator mode: payment links', () => {
     const on = value(await s.operator({ type: 'link-reactivate', linkId: created.linkId }));
     expect(on).toMatchObject({ link: { status: 'ACTIVE', allowed: ['deactivate'] } });
     expect(s.gateway.links.get(created.linkId)?.status).toBe('ACTIVE');
+    // Watched again for the wait; the reactivation is journaled before its update and again with the answer, each
+    // moving the end of the wait 1 ms past the last, so that an older answer about the link can be told from it.
     expect(s.links.get(created.linkId)).toMatchObject({
       state: 'active',
-      expiresAt: new Date(t + 600_000).toISOString(),
+      expiresAt: new Date(t + 600_001).toISOString(),
     });
     expect(s.log().filter((r) => r.action.startsWith('link-'))).toEqual([
       {

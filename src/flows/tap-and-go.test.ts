@@ -383,6 +383,31 @@ describe('tap-and-go machine: one stay per card (anti-passback)', () => {
     expect(fake.balanceProblems()).toEqual([]);
   });
 
+  it('places no hold on a card other than the one verified: a card inside cannot slip in at the second read', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 30 * MIN);
+    const entrySent = fake.sent.length;
+    // The AVR reads another card (not inside); the pre-authorization's read, the card inside.
+    const reads = ['fp-2', 'fp-1'];
+    const read = fake.readCard.bind(fake);
+    fake.readCard = async (input, signal) => ({
+      ...(await read(input, signal)),
+      fingerprint: reads.shift() ?? 'fp-1',
+    });
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      reason: 'CARD_CHANGED',
+      messageKey: 'tapAndGo.sameCard',
+    });
+    expect(fake.sent.slice(entrySent).map((r) => r.service)).toEqual(['avr']);
+    expect(fake.holds.size).toBe(1);
+    actor.send({ type: 'DONE' });
+    // Both reads of the refused entry are released.
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
   it('lets the card enter again once its stay is closed by its exit', async () => {
     const fake = new FakeTerminal();
     const actor = await enteredAndStayed(fake, 100 * MIN);

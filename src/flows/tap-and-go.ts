@@ -391,8 +391,15 @@ export const tapAndGoMachine = setup({
             comments: commentsFor('preauth', context.settings),
             amountMinor: context.settings.tapAndGoHoldMinor,
             // The verification's cryptogram covers a zero amount: the hold needs its own read of the card (EMV: one
-            // cryptogram per amount), so the customer presents the card a second time.
-            read: { purpose: 'preauth' as const, transactionType: '00' as const },
+            // cryptogram per amount), so the customer presents the card a second time. One stay per card: the card
+            // looked up at the verification, no other — a card inside must not slip in at this read.
+            read: {
+              purpose: 'preauth' as const,
+              transactionType: '00' as const,
+              ...(context.settings.tapAndGoOneStayPerCard && context.card !== undefined
+                ? { sameCardAs: context.card.fingerprint }
+                : {}),
+            },
             includeEmvTags: false,
             authIndicator: '0' as const,
             acceptPartial: false,
@@ -434,6 +441,15 @@ export const tapAndGoMachine = setup({
                   output.card !== undefined ? [...context.cardRefs, output.card.cardRef] : context.cardRefs,
               };
             }),
+          },
+          {
+            // Another card than the one verified and looked up was presented for the hold: nothing was sent for it.
+            guard: ({ event }) => event.output.kind === 'card-error' && event.output.code === 'CARD_CHANGED',
+            target: 'declined',
+            actions: [
+              { type: 'noteResult', params: ({ event }) => event.output },
+              assign({ message: { key: 'tapAndGo.sameCard' }, reason: 'CARD_CHANGED' }),
+            ],
           },
           ...unsuccessfulTransaction(),
         ],

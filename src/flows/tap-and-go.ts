@@ -323,9 +323,22 @@ export const tapAndGoMachine = setup({
           {
             // One stay per card: the verified card is looked up before any pre-authorization is placed.
             guard: ({ context, event }) =>
-              event.output.kind === 'approved' && context.settings.tapAndGoOneStayPerCard,
+              event.output.kind === 'approved' &&
+              context.settings.tapAndGoOneStayPerCard &&
+              event.output.card !== undefined,
             target: 'entryChecking',
             actions: assign(({ context, event }) => verifiedCard(context, event.output)),
+          },
+          {
+            // A verification approved without its card read breaks the effect contract: the card cannot be looked
+            // up, so no hold is placed (the verification moved no money).
+            guard: ({ context, event }) =>
+              event.output.kind === 'approved' && context.settings.tapAndGoOneStayPerCard,
+            target: 'failed',
+            actions: [
+              assign(({ context, event }) => verifiedCard(context, event.output)),
+              assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
+            ],
           },
           {
             guard: ({ event }) => event.output.kind === 'approved',
@@ -344,12 +357,6 @@ export const tapAndGoMachine = setup({
       // verification moved no money). A hold someone else is settling (its expiry's reversal, a follow-on recovery
       // has yet to resolve) is no stay its exit would claim either, and does not keep the card out.
       tags: ['processing'],
-      always: {
-        // The verification approved without a card read breaks the effect contract: the card cannot be looked up.
-        guard: ({ context }) => context.card === undefined,
-        target: 'failed',
-        actions: assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
-      },
       invoke: {
         id: 'stayAtEntry',
         src: 'stayAtEntry',

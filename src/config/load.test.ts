@@ -184,6 +184,16 @@ describe('configuration', () => {
     );
   });
 
+  it('keeps one stay per card at a tap-and-go gate unless the tariff allows one card for several vehicles', () => {
+    expect(loadConfig().tariff.tapAndGoOneStayPerCard).toBe(true);
+    expect(
+      parseConfig({ tariff: { tapAndGoOneStayPerCard: false } }, 'f.json').tariff.tapAndGoOneStayPerCard,
+    ).toBe(false);
+    expect(() => parseConfig({ tariff: { tapAndGoOneStayPerCard: 'no' } }, 'f.json')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'tariff.tapAndGoOneStayPerCard' }),
+    );
+  });
+
   it('reports unreadable and malformed files as ConfigError', () => {
     expect(() => loadConfigFile('/nonexistent/config.json')).toThrow(ConfigError);
     expect(() => loadConfigFile(tmpFile('bad.json', '{ nope'))).toThrow(/CONFIG|not valid/);

@@ -307,6 +307,12 @@ export const tariffSchema = z
     tapAndGoMaxStayMinutes: z.number().int().positive().default(1_440),
     /** Tap-and-go: amount held at entry, minor units. */
     tapAndGoHoldMinor: z.number().int().positive().default(2_000),
+    /**
+     * Tap-and-go anti-passback: a card whose stay is still open (a car that entered with it has not left) is refused
+     * entry before any pre-authorization. false: one card may enter for several vehicles (each exit then claims the
+     * card's last entry).
+     */
+    tapAndGoOneStayPerCard: z.boolean().default(true),
     /** Whether the meter may use incremental authorizations (otherwise a new pre-authorization). */
     allowIncremental: z.boolean().default(true),
     /**

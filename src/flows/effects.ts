@@ -352,6 +352,18 @@ export type HoldClaim =
   | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number; capture?: OriginalTransaction }
   | { kind: 'none' };
 
+/**
+ * What the entry finds for a card ({@link FlowEffects.stayAtEntry}), by the rule the exit's {@link HoldClaim} follows:
+ * - `open`: the card's stay is open — the hold its exit would claim now (a car that entered with it is inside);
+ * - `settling`: its open hold is being settled by someone else (the expiry watch's reversal, a follow-on whose outcome
+ *   recovery has yet to resolve, its release decided, another exit), which its exit would not claim either;
+ * - `none`: no open hold.
+ */
+export type EntryStay =
+  | { kind: 'open'; holdId: string; enteredAtMs: number }
+  | { kind: 'settling'; holdId: string }
+  | { kind: 'none' };
+
 /** How a claimed hold ended. `returned`: the exit failed, the hold goes back under expiry watch. */
 export type HoldResolution = 'captured' | 'reversed' | 'returned';
 
@@ -491,6 +503,16 @@ export interface FlowEffects {
    * `recentCaptureMs`: how long after its capture a hold still answers `captured`.
    */
   claimHold(input: { fingerprint: string; recentCaptureMs: number }, signal: AbortSignal): Promise<HoldClaim>;
+  /**
+   * Tap-and-go entry (tariff.tapAndGoOneStayPerCard): the card's open stay, if any, by the exit's rule (see
+   * {@link EntryStay}). Claims nothing, moves nothing; rejects when the holds cannot be read.
+   */
+  stayAtEntry(input: { fingerprint: string }, signal: AbortSignal): Promise<EntryStay>;
+  /**
+   * Tap-and-go: an entry was refused after its verification (`transactionId`, the AVR: it moved no money) and before
+   * any pre-authorization — `CARD_ALREADY_INSIDE`: the card's stay `holdId` is open. Recorded for the operator.
+   */
+  entryRefused(input: { reason: 'CARD_ALREADY_INSIDE'; holdId: string; transactionId: string }): void;
   /** Tap-and-go: ends a claimed hold (`returned` puts it back under expiry watch with its `authorizedMinor`). */
   closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void;
   /**

@@ -145,6 +145,9 @@ function extraEvents(kind: Kind): EventObject[] {
     case 'tapAndGo':
       return [
         { type: 'xstate.done.actor.openHold', output: undefined },
+        // The entry's card: not inside (another card than the seeded car's), or the seeded car's card (its stay open).
+        { type: 'xstate.done.actor.stayAtEntry', output: { kind: 'none' } },
+        { type: 'xstate.done.actor.stayAtEntry', output: { kind: 'open', holdId: 'h', enteredAtMs: 0 } },
         {
           type: 'xstate.done.actor.readCard',
           output: {
@@ -187,6 +190,7 @@ const WAITING: Record<Kind, string[]> = {
   attended: ['paying'],
   tapAndGo: [
     'entryVerifying',
+    'entryChecking',
     'entryHolding',
     'openingHold',
     'entryReleasing',
@@ -390,6 +394,13 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     if (converted) fake.offers.push(OFFER);
     const cancelAfter = following[0]?.kind === 'cancelled';
     const unknown = following.some((o) => o.kind === 'unknown');
+    // The tap-and-go entry's card: the seeded car's (fp-1, inside) when the path finds its stay open, else another.
+    let stayOpen = false;
+    for (let j = i + 1; j < rest.length && rest[j]!.type.startsWith('xstate.done.actor.'); j += 1)
+      if (rest[j]!.type === 'xstate.done.actor.stayAtEntry')
+        stayOpen = (rest[j] as unknown as { output: { kind: string } }).output.kind === 'open';
+    if (kind === 'tapAndGo' && event.type === 'TAP_ENTRY')
+      fake.card = { ...fake.card, fingerprint: stayOpen ? 'fp-1' : 'fp-2' };
     if (next?.type === 'xstate.done.actor.lookupTicket') {
       const found = (next as unknown as { output: { found: boolean } }).output.found;
       if (!found) fake.tickets.delete('T1');
@@ -413,6 +424,7 @@ async function replay(kind: Kind, steps: { event: EventObject }[]) {
     // Outcomes scripted for an original that this path did not use must not leak into the next step.
     for (const key of Object.keys(fake.outcomes)) delete fake.outcomes[key as keyof typeof fake.outcomes];
     fake.reads.length = 0;
+    fake.card = { ...fake.card, fingerprint: 'fp-1' };
   }
   return { fake, actor, snapshot: actor.getSnapshot() as AnyMachineSnapshot };
 }
@@ -444,8 +456,10 @@ async function finish(kind: Kind, fake: FakeTerminal, actor: AnyActorRef): Promi
     await dismiss();
   }
   if (kind === 'tapAndGo') {
-    // Every hold of this fake is on the one card it reads (fingerprint fp-1): one exit per car inside.
+    // One exit per car inside, each with the card it entered with.
     for (let cars = fake.holds.size; cars > 0; cars -= 1) {
+      const [inside] = [...fake.holds.values()];
+      if (inside !== undefined) fake.card = { ...fake.card, fingerprint: inside.fingerprint };
       actor.send({ type: 'TAP_EXIT' });
       await settle();
       await dismiss();
@@ -477,6 +491,11 @@ describe('model-based paths through each model machine', () => {
         expect([...reached]).toEqual(expect.arrayContaining(['choosingFeeCurrency', 'payingFeeLocally']));
         const reasons = new Set(paths.map((p) => (p.state.context as { reason?: string }).reason));
         expect([...reasons]).toContain('FEE_NOT_COLLECTED');
+      }
+      if (kind === 'tapAndGo') {
+        // The entry of a card whose stay is open (anti-passback) is among them.
+        const reasons = new Set(paths.map((p) => (p.state.context as { reason?: string }).reason));
+        expect([...reasons]).toContain('CARD_ALREADY_INSIDE');
       }
       const ending = paths.filter((p) => !WAITING[kind].includes(String(p.state.value)));
       expect(ending.length).toBeGreaterThan(3);

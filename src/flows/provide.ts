@@ -5,6 +5,7 @@ import type {
   CardSummary,
   DccOfferInput,
   DccOfferSummary,
+  EntryStay,
   FlowEffects,
   HoldClaim,
   HoldRecord,
@@ -118,12 +119,17 @@ export const provideFlowEffects = {
         claimHold: fromPromise<HoldClaim, Parameters<FlowEffects['claimHold']>[0]>(({ input, signal }) =>
           effects.claimHold(input, signal),
         ),
+        stayAtEntry: fromPromise<EntryStay, Parameters<FlowEffects['stayAtEntry']>[0]>(({ input, signal }) =>
+          effects.stayAtEntry(input, signal),
+        ),
       },
       actions: {
         ...cardActions(effects),
         closeHold: (_: unknown, params: Parameters<FlowEffects['closeHold']>[0]) => effects.closeHold(params),
         feeNotComputable: (_: unknown, params: Parameters<FlowEffects['feeNotComputable']>[0]) =>
           effects.feeNotComputable(params),
+        entryRefused: (_: unknown, params: Parameters<FlowEffects['entryRefused']>[0]) =>
+          effects.entryRefused(params),
       },
     }),
   operator: (effects: FlowEffects) =>

@@ -53,6 +53,11 @@ export interface FlowSettings {
   tapAndGoMaxStayMs: number;
   /** Tap-and-go: amount pre-authorized at the entry, minor units. */
   tapAndGoHoldMinor: number;
+  /**
+   * Tap-and-go anti-passback (config tariff.tapAndGoOneStayPerCard): a card whose stay is open is refused entry,
+   * before any pre-authorization; false lets one card enter for several vehicles.
+   */
+  tapAndGoOneStayPerCard: boolean;
   timing: FlowTiming;
   /**
    * Currency conversion (spec 001, DCC): when `enabled`, a sale or pre-authorization of a model that can show the
@@ -124,6 +129,7 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
     captureWindowMs: config.tariff.captureWindowMinutes * MINUTE_MS,
     tapAndGoMaxStayMs: config.tariff.tapAndGoMaxStayMinutes * MINUTE_MS,
     tapAndGoHoldMinor: config.tariff.tapAndGoHoldMinor,
+    tapAndGoOneStayPerCard: config.tariff.tapAndGoOneStayPerCard,
     dcc: {
       enabled: config.dcc.enabled,
       processorFamily: config.dcc.processorFamily,

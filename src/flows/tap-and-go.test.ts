@@ -346,6 +346,121 @@ describe('tap-and-go machine: a hold authorized in another currency than the con
   });
 });
 
+describe('tap-and-go machine: one stay per card (anti-passback)', () => {
+  /** A gate of `fake` with `overrides` of the test settings. */
+  function gateWith(fake: FakeTerminal, overrides: Parameters<typeof testSettings>[0]) {
+    const actor = createActor(provideFlowEffects.tapAndGo(fake), {
+      input: { settings: testSettings(overrides), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    return actor;
+  }
+
+  it('refuses a second entry of a card whose stay is open: only the AVR is sent, no hold, the gate stays shut', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 30 * MIN);
+    const [first] = [...fake.holds.values()];
+    if (first === undefined) throw new Error('no hold');
+    const entrySent = fake.sent.length;
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      reason: 'CARD_ALREADY_INSIDE',
+      messageKey: 'tapAndGo.cardInside',
+    });
+    // The zero-amount verification read the card; nothing after it: no pre-authorization, no second hold.
+    expect(fake.sent.slice(entrySent).map((r) => [r.service, r.amountMinor])).toEqual([['avr', 0]]);
+    expect([...fake.holds.keys()]).toEqual([first.holdId]);
+    expect(fake.refusedEntries).toEqual([
+      { reason: 'CARD_ALREADY_INSIDE', holdId: first.holdId, transactionId: fake.sent.at(-1)?.transactionId },
+    ]);
+    // The first car's hold is untouched; the second card read is released once the screen goes.
+    expect(fake.closedHolds).toEqual([]);
+    actor.send({ type: 'DONE' });
+    expect(describeView(actor.getSnapshot()).screen).toBe('idle');
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
+  it('places no hold on a card other than the one verified: a card inside cannot slip in at the second read', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 30 * MIN);
+    const entrySent = fake.sent.length;
+    // The AVR reads another card (not inside); the pre-authorization's read, the card inside.
+    const reads = ['fp-2', 'fp-1'];
+    const read = fake.readCard.bind(fake);
+    fake.readCard = async (input, signal) => ({
+      ...(await read(input, signal)),
+      fingerprint: reads.shift() ?? 'fp-1',
+    });
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      reason: 'CARD_CHANGED',
+      messageKey: 'tapAndGo.sameCard',
+    });
+    expect(fake.sent.slice(entrySent).map((r) => r.service)).toEqual(['avr']);
+    expect(fake.holds.size).toBe(1);
+    actor.send({ type: 'DONE' });
+    // Both reads of the refused entry are released.
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
+  it('lets the card enter again once its stay is closed by its exit', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 100 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+    actor.send({ type: 'DONE' });
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', reason: 'APPROVED' });
+    expect(fake.holds.size).toBe(1);
+    expect(fake.refusedEntries).toEqual([]);
+  });
+
+  it('lets a card in whose open hold someone else is settling (the expiry watch, an unresolved reversal)', async () => {
+    const fake = new FakeTerminal();
+    await enteredHold(fake);
+    fake.stayAtEntry = () => Promise.resolve({ kind: 'settling', holdId: 'held-by-the-watch' });
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', reason: 'APPROVED' });
+    expect(fake.refusedEntries).toEqual([]);
+  });
+
+  it('with tapAndGoOneStayPerCard off, a card enters again as before: no lookup, a second hold', async () => {
+    const fake = new FakeTerminal();
+    await enteredHold(fake);
+    fake.stayAtEntry = () => Promise.reject(new Error('the entry must not look the card up'));
+    const actor = gateWith(fake, { tapAndGoOneStayPerCard: false });
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', reason: 'APPROVED' });
+    expect(fake.sent.map((r) => r.service)).toEqual(['avr', 'preauth', 'avr', 'preauth']);
+    expect(fake.holds.size).toBe(2);
+  });
+
+  it('opens no gate and places no hold when the card cannot be looked up', async () => {
+    const fake = new FakeTerminal();
+    fake.stayAtEntry = () => Promise.reject(new Error('the journal is closed'));
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      reason: 'HOLD_LOOKUP_FAILED',
+      messageKey: 'tapAndGo.entryLookupFailed',
+    });
+    expect(fake.sent.map((r) => r.service)).toEqual(['avr']);
+    expect(fake.holds.size).toBe(0);
+  });
+});
+
 describe('tap-and-go machine: a hold the host cannot store at entry', () => {
   it('releases the authorization with a releasing reversal: a refusal for now becomes the host’s follow-up', async () => {
     const fake = new FakeTerminal();

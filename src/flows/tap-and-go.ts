@@ -2,6 +2,7 @@ import { assign, enqueueActions, fromPromise, sendTo, setup } from 'xstate';
 import {
   FlowEffectError,
   type CardSummary,
+  type EntryStay,
   type FlowClock,
   type HoldClaim,
   type HoldRecord,
@@ -26,7 +27,11 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
 /**
  * Tap-and-go gate (spec 001: account verification before entry, pre-authorize on entry, capture on exit, incremental
  * authorization). Entry: Parking AVR (zero amount) → Parking Auth for tariff.tapAndGoHoldMinor → `openHold` (the host
- * persists the hold and watches its expiry with `holdExpiryMachine`). Exit: the card is read, matched to its hold by
+ * persists the hold and watches its expiry with `holdExpiryMachine`). One stay per card (anti-passback,
+ * tariff.tapAndGoOneStayPerCard, default on): after the AVR, which moves no money, the card is looked up
+ * (`stayAtEntry`, by the rule `claimHold` follows) and a card whose stay is open — a car that entered with it is inside —
+ * is refused (`CARD_ALREADY_INSIDE`) before any pre-authorization: no second hold that neither exit could tell from its
+ * own; a hold someone else is settling does not keep the card out. Exit: the card is read, matched to its hold by
  * the keyed fingerprint (`claimHold`), and charged the fee: an incremental authorization first when the fee exceeds
  * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed. A hold someone
  * else is settling (the expiry's reversal, or a reversal whose outcome recovery has yet to resolve) is not the exit's:
@@ -52,6 +57,8 @@ export interface TapAndGoContext extends ViewContext {
   clock: FlowClock;
   /** Card read at the entry (AVR and pre-authorization use the same read). */
   card: CardSummary | undefined;
+  /** transactionId of the entry's verification (AVR), once approved: what a refused entry is recorded against. */
+  verificationId: string | undefined;
   hold: HoldRecord | undefined;
   /** Fee of the stay at the exit, minor units. */
   feeMinor: number;
@@ -207,6 +214,18 @@ function releasingHold(target: string) {
   };
 }
 
+/** The card the entry's verification (AVR) read, and its approval: kept for the lookup and the pre-authorization. */
+function verifiedCard(context: TapAndGoContext, result: TransactionResult): Partial<TapAndGoContext> {
+  const card = result.card;
+  return {
+    card,
+    maskedPan: card?.maskedPan,
+    ...(result.kind === 'approved' ? { verificationId: result.transactionId } : {}),
+    // Released at idle unless an open hold takes it over (openingHold).
+    cardRefs: card !== undefined ? [...context.cardRefs, card.cardRef] : context.cardRefs,
+  };
+}
+
 export const tapAndGoMachine = setup({
   types: {
     context: {} as TapAndGoContext,
@@ -221,6 +240,7 @@ export const tapAndGoMachine = setup({
     claimHold: fromPromise<HoldClaim, { fingerprint: string; recentCaptureMs: number }>(
       notProvided('claimHold'),
     ),
+    stayAtEntry: fromPromise<EntryStay, { fingerprint: string }>(notProvided('stayAtEntry')),
   },
   actions: {
     issueReceipt: (_, _receipt: ReceiptData) => {},
@@ -228,6 +248,10 @@ export const tapAndGoMachine = setup({
     releaseCard: (_, _params: { cardRef: string }) => {},
     closeHold: (_, _params: { hold: HoldRecord; resolution: HoldResolution }) => {},
     feeNotComputable: (_, _params: { hold: HoldRecord; feeMinor: number; feeCurrency: string }) => {},
+    entryRefused: (
+      _,
+      _params: { reason: 'CARD_ALREADY_INSIDE'; holdId: string; transactionId: string },
+    ) => {},
     noteResult: assign(({ context }, result: TransactionResult) => ({
       ...failureText(result),
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
@@ -243,6 +267,7 @@ export const tapAndGoMachine = setup({
     phoneOffered: ({ context }) => context.settings.payByPhone !== undefined && context.feeMinor > 0,
     payLater: ({ context }) => context.settings.payLater !== undefined && context.feeMinor > 0,
     feeAboveHold: ({ context }) => context.feeMinor > requireHold(context).authorizedMinor,
+    oneStayPerCard: ({ context }) => context.settings.tapAndGoOneStayPerCard,
   },
 }).createMachine({
   id: 'tapAndGo',
@@ -251,6 +276,7 @@ export const tapAndGoMachine = setup({
     settings: input.settings,
     clock: input.clock,
     card: undefined,
+    verificationId: undefined,
     hold: undefined,
     feeMinor: 0,
     exitAtMs: undefined,
@@ -267,6 +293,7 @@ export const tapAndGoMachine = setup({
         assign(() => ({
           ...emptyView({ key: 'tapAndGo.tapCard' }),
           card: undefined,
+          verificationId: undefined,
           hold: undefined,
           feeMinor: 0,
           exitAtMs: undefined,
@@ -294,22 +321,70 @@ export const tapAndGoMachine = setup({
         }),
         onDone: [
           {
+            // One stay per card: the verified card is looked up before any pre-authorization is placed.
+            guard: ({ context, event }) =>
+              event.output.kind === 'approved' &&
+              context.settings.tapAndGoOneStayPerCard &&
+              event.output.card !== undefined,
+            target: 'entryChecking',
+            actions: assign(({ context, event }) => verifiedCard(context, event.output)),
+          },
+          {
+            // A verification approved without its card read breaks the effect contract: the card cannot be looked
+            // up, so no hold is placed (the verification moved no money).
+            guard: ({ context, event }) =>
+              event.output.kind === 'approved' && context.settings.tapAndGoOneStayPerCard,
+            target: 'failed',
+            actions: [
+              assign(({ context, event }) => verifiedCard(context, event.output)),
+              assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
+            ],
+          },
+          {
             guard: ({ event }) => event.output.kind === 'approved',
             target: 'entryHolding',
-            actions: assign(({ context, event }) => ({
-              card: event.output.card,
-              maskedPan: event.output.card?.maskedPan,
-              // Released at idle unless an open hold takes it over (openingHold).
-              cardRefs:
-                event.output.card !== undefined
-                  ? [...context.cardRefs, event.output.card.cardRef]
-                  : context.cardRefs,
-            })),
+            actions: assign(({ context, event }) => verifiedCard(context, event.output)),
           },
           ...unsuccessfulTransaction(),
         ],
       },
       on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
+    },
+    entryChecking: {
+      // Anti-passback (tariff.tapAndGoOneStayPerCard): a card whose stay is open — the hold its exit would claim now —
+      // is inside already. A second vehicle on it would get a second hold, and neither exit could tell which stay is
+      // its own: the entry is refused before any pre-authorization, the gate stays shut, nothing is charged (the
+      // verification moved no money). A hold someone else is settling (its expiry's reversal, a follow-on recovery
+      // has yet to resolve) is no stay its exit would claim either, and does not keep the card out.
+      tags: ['processing'],
+      invoke: {
+        id: 'stayAtEntry',
+        src: 'stayAtEntry',
+        input: ({ context }) => ({ fingerprint: context.card?.fingerprint ?? '' }),
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'open',
+            target: 'declined',
+            actions: [
+              {
+                type: 'entryRefused',
+                params: ({ context, event }) => ({
+                  reason: 'CARD_ALREADY_INSIDE' as const,
+                  holdId: (event.output as EntryStay & { kind: 'open' }).holdId,
+                  transactionId: context.verificationId ?? '',
+                }),
+              },
+              assign({ message: { key: 'tapAndGo.cardInside' }, reason: 'CARD_ALREADY_INSIDE' }),
+            ],
+          },
+          { target: 'entryHolding' },
+        ],
+        // The holds could not be read: whether the card is inside is unknown, so no hold is placed.
+        onError: {
+          target: 'failed',
+          actions: assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
+        },
+      },
     },
     entryHolding: {
       tags: ['processing'],
@@ -323,8 +398,15 @@ export const tapAndGoMachine = setup({
             comments: commentsFor('preauth', context.settings),
             amountMinor: context.settings.tapAndGoHoldMinor,
             // The verification's cryptogram covers a zero amount: the hold needs its own read of the card (EMV: one
-            // cryptogram per amount), so the customer presents the card a second time.
-            read: { purpose: 'preauth' as const, transactionType: '00' as const },
+            // cryptogram per amount), so the customer presents the card a second time. One stay per card: the card
+            // looked up at the verification, no other — a card inside must not slip in at this read.
+            read: {
+              purpose: 'preauth' as const,
+              transactionType: '00' as const,
+              ...(context.settings.tapAndGoOneStayPerCard && context.card !== undefined
+                ? { sameCardAs: context.card.fingerprint }
+                : {}),
+            },
             includeEmvTags: false,
             authIndicator: '0' as const,
             acceptPartial: false,
@@ -366,6 +448,15 @@ export const tapAndGoMachine = setup({
                   output.card !== undefined ? [...context.cardRefs, output.card.cardRef] : context.cardRefs,
               };
             }),
+          },
+          {
+            // Another card than the one verified and looked up was presented for the hold: nothing was sent for it.
+            guard: ({ event }) => event.output.kind === 'card-error' && event.output.code === 'CARD_CHANGED',
+            target: 'declined',
+            actions: [
+              { type: 'noteResult', params: ({ event }) => event.output },
+              assign({ message: { key: 'tapAndGo.sameCard' }, reason: 'CARD_CHANGED' }),
+            ],
           },
           ...unsuccessfulTransaction(),
         ],

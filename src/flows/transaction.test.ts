@@ -79,6 +79,22 @@ describe('transaction actor', () => {
     expect(fake.sent).toEqual([]);
   });
 
+  it('refuses a card other than the one an earlier read verified (read.sameCardAs) without sending', async () => {
+    const fake = new FakeTerminal();
+    const other = run(fake, { ...preauth, read: { ...preauth.read!, sameCardAs: 'fp-verified' } });
+    await settle();
+    expect(other.getSnapshot().output).toMatchObject({
+      kind: 'card-error',
+      code: 'CARD_CHANGED',
+      card: { fingerprint: 'fp-1' },
+    });
+    expect(fake.sent).toEqual([]);
+    const same = run(fake, { ...preauth, read: { ...preauth.read!, sameCardAs: 'fp-1' } });
+    await settle();
+    expect(same.getSnapshot().output).toMatchObject({ kind: 'approved' });
+    expect(fake.sent.map((r) => r.service)).toEqual(['preauth']);
+  });
+
   it('cancels while the card is awaited', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('hang');

@@ -42,8 +42,12 @@ export interface TransactionRequest {
   comments: ParkingComments;
   /** Minor units; meaning per service as in {@link ServiceRequest.amountMinor}. */
   amountMinor: number;
-  /** Read a card first (originals: avr, preauth, sale, credit). Absent: use `cardRef` or no card at all. */
-  read?: { purpose: CardPurpose; transactionType: ReadCardInput['transactionType'] };
+  /**
+   * Read a card first (originals: avr, preauth, sale, credit). Absent: use `cardRef` or no card at all. `sameCardAs`:
+   * the keyed fingerprint the card read must have (the card an earlier read of the same customer verified): another
+   * card ends the transaction as `card-error` CARD_CHANGED before anything is sent.
+   */
+  read?: { purpose: CardPurpose; transactionType: ReadCardInput['transactionType']; sameCardAs?: string };
   cardRef?: string;
   original?: OriginalRef;
   includeEmvTags: boolean;
@@ -342,6 +346,9 @@ export const transactionMachine = setup({
     needsRead: ({ context }) => context.request.read !== undefined,
     cancellable: ({ context }) => context.request.cancellable,
     unsupportedCard: ({ context }) => context.card?.cardType === null,
+    cardChanged: ({ context }) =>
+      context.request.read?.sameCardAs !== undefined &&
+      context.card?.fingerprint !== context.request.read.sameCardAs,
     offersDcc: ({ context }) =>
       context.settings.dcc.enabled &&
       context.request.offerDcc === true &&
@@ -432,6 +439,15 @@ export const transactionMachine = setup({
     checkingCard: {
       tags: ['processing'],
       always: [
+        {
+          // Not the card the customer's earlier read verified (read.sameCardAs): nothing is sent for it.
+          guard: 'cardChanged',
+          target: 'done',
+          actions: assign({
+            result: ({ context }) =>
+              withCard({ kind: 'card-error' as const, code: 'CARD_CHANGED' }, context.card),
+          }),
+        },
         {
           // spec 001: the parking section supports card types 001 and 002 only.
           guard: 'unsupportedCard',

@@ -168,6 +168,22 @@ export class AuditTrail {
     });
   }
 
+  /**
+   * A tap-and-go entry refused after its verification (AVR, which moved no money) and before any pre-authorization:
+   * `entry-refused`, `refused`, the reason its code (`CARD_ALREADY_INSIDE`: the card's stay is open, its hold's id in
+   * the details), the verification's transactionId the subject. No card data.
+   */
+  entryRefused(refusal: { reason: string; holdId: string; transactionId: string }): AuditRecord | undefined {
+    return this.record({
+      actor: 'system',
+      action: 'entry-refused',
+      ...(refusal.transactionId !== '' ? { subject: refusal.transactionId } : {}),
+      result: 'refused',
+      code: refusal.reason,
+      details: { holdId: refusal.holdId },
+    });
+  }
+
   /** A `fee-shortfall` record: a fee the terminal did not collect in full, for the operator. */
   private shortfall(
     subject: string,

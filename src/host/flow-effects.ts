@@ -59,6 +59,8 @@ export function createFlowEffects(deps: {
   receipt: (receipt: ReceiptData) => void;
   /** A tap-and-go exit's fee not computable in its hold's currency: recorded for the operator. */
   feeNotComputable: FlowEffects['feeNotComputable'];
+  /** A tap-and-go entry refused after its verification (a card already inside): recorded for the operator. */
+  entryRefused: FlowEffects['entryRefused'];
   /** Pay by phone: the terminal's payment links. */
   links: LinkDesk;
   /** How much longer than configured a customer is given (the accessibility factor in accessibility mode, else 1). */
@@ -142,6 +144,17 @@ export function createFlowEffects(deps: {
       if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
       return Promise.resolve(claim);
     },
+    // The entry asks what the exit would claim (HoldStore.stayAtEntry: the one rule of a card's open stay, and the
+    // same `settling` as claimHold), claiming nothing: a stay being settled does not keep the card out.
+    stayAtEntry: ({ fingerprint }) => {
+      const stay = deps.holds.stayAtEntry(fingerprint, { settling: deps.holdClosedToExit });
+      return Promise.resolve(
+        stay.kind === 'open'
+          ? { kind: 'open', holdId: stay.hold.holdId, enteredAtMs: stay.hold.enteredAtMs }
+          : stay,
+      );
+    },
+    entryRefused: (input) => deps.entryRefused(input),
     // An approved capture or reversal has closed the hold already, in its outcome's transaction
     // (src/host/payment-router.ts): the store keeps the first resolution, and a hold no longer open is not watched.
     closeHold: ({ hold, resolution }) => {

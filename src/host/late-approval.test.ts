@@ -216,6 +216,7 @@ function host(
     captureOf: () => null,
     receipt: () => undefined,
     feeNotComputable: () => undefined,
+    entryRefused: () => undefined,
     links: {} as never,
     waitFactor: () => 1,
     cardWaitSeconds: () => 60,

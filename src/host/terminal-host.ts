@@ -451,6 +451,7 @@ export class TerminalHost implements TerminalApi {
           feeMinor,
           currency: feeCurrency,
         }),
+      entryRefused: (refusal) => this.entryRefused(refusal),
       receipt: (receipt) => {
         // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
         this.lastReceiptId = receipt.transactionId;
@@ -1125,6 +1126,19 @@ export class TerminalHost implements TerminalApi {
       amount: { minor: f.feeMinor, currency: f.currency },
       at: this.now().toISOString(),
     });
+  }
+
+  /**
+   * A tap-and-go entry refused after its verification and before any pre-authorization (`CARD_ALREADY_INSIDE`: the
+   * card's stay is open): nothing was held or charged, the gate stayed shut. In the audit log, where the operator sees
+   * it (the AVR's transactionId the subject, the open hold's in its details; no card data), and the log.
+   */
+  private entryRefused(refusal: Parameters<FlowEffects['entryRefused']>[0]): void {
+    this.audit.entryRefused(refusal);
+    this.logger.info(
+      { transactionId: refusal.transactionId, holdId: refusal.holdId, reason: refusal.reason },
+      'tap-and-go entry refused: the card’s stay is open; no hold placed',
+    );
   }
 
   private feeShortfall(s: FeeShortfall): void {

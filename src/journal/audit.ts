@@ -21,7 +21,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * less than its customer owed (a tap-and-go exit whose increment was not approved), written by the terminal with the
  * capture's outcome: the fee, what was captured and the shortfall, for the operator to collect or write off;
  * `fee-shortfall-acknowledge` the operator's acknowledgement of one (its subject the shortfall's;
- * {@link AuditStore.acknowledgeFeeShortfall}), which takes it off the count of those awaiting the operator.
+ * {@link AuditStore.acknowledgeFeeShortfall}), which takes it off the count of those awaiting the operator;
+ * `entry-refused` a tap-and-go entry the terminal refused after its verification and before any pre-authorization
+ * (`CARD_ALREADY_INSIDE`: the card's stay is open), the verification's transactionId the subject.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -45,6 +47,7 @@ export const AUDIT_ACTIONS = [
   'key-rotate',
   'fee-shortfall',
   'fee-shortfall-acknowledge',
+  'entry-refused',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

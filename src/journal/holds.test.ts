@@ -320,6 +320,36 @@ describe('HoldStore', () => {
     );
   });
 
+  it('answers an entry with the stay the exit would claim, claiming nothing: open, settling or none', () => {
+    t = T0;
+    const { holds } = setup();
+    const settlingIds = new Set<string>();
+    const rules = { settling: (h: StoredHold) => settlingIds.has(h.holdId) };
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'none' });
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    // Inside: the open hold, still under expiry watch (the lookup claims nothing, however often it is asked).
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({
+      kind: 'open',
+      hold: hold('H1', { fingerprint: 'fp-card' }),
+    });
+    expect(holds.stayAtEntry('fp-card', rules).kind).toBe('open');
+    expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1']);
+    expect(holds.stayAtEntry('fp-other', rules)).toEqual({ kind: 'none' });
+    // Being settled by someone else (its reversal unknown, its release decided): as the exit sees it.
+    settlingIds.add('H1');
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    settlingIds.delete('H1');
+    // Claimed by the expiry watch (or an exit): settling, as the exit sees it.
+    expect(holds.claimById('H1')).not.toBeNull();
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    // Closed: the card is no longer inside.
+    holds.settle('H1', 'reversed');
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'none' });
+    expect(() => holds.stayAtEntry(42 as unknown as string, rules)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
   it('shows no exit paid when the card entered again after its capture and that hold was released unpaid', () => {
     t = T0;
     const { holds } = setup();

@@ -78,6 +78,13 @@ export type StoredHoldClaim =
   | { kind: 'captured'; hold: StoredHold; capturedAtMs: number }
   | { kind: 'none' };
 
+/**
+ * A card's open stay as its entry and its exit see it ({@link HoldStore.stayAtEntry}): `open` its hold, which the
+ * card's exit would claim; `settling` an open hold someone else is settling; `none` no open hold.
+ */
+export type StoredStay =
+  { kind: 'open'; hold: StoredHold } | { kind: 'settling'; holdId: string } | { kind: 'none' };
+
 function toHold(r: Row): StoredHold {
   return {
     holdId: r.hold_id,
@@ -221,7 +228,9 @@ export class HoldStore {
    * without its exit, an entry tried again) due at its entry, in the same commit: their expiry watch reverses them in
    * full now — after a crash too, from the store at start — rather than up to the maximum stay later, and the exit,
    * which claims the last entry's hold only, would never settle them. Returns those of them no exit or expiry has
-   * claimed, for the watch to arm at once; a claimed one stays due when its claimant gives it back (`reopen`).
+   * claimed, for the watch to arm at once; a claimed one stays due when its claimant gives it back (`reopen`). With one
+   * stay per card (tariff.tapAndGoOneStayPerCard) an entry whose card has an open stay ({@link stayAtEntry}) is refused
+   * before its pre-authorization, so such earlier holds are then only ones being settled already.
    */
   open(hold: StoredHold): StoredHold[] {
     const values = holdValues(hold);
@@ -283,17 +292,12 @@ export class HoldStore {
     if (!Number.isFinite(rules.recentCaptureMs) || rules.recentCaptureMs < 0)
       throw new JournalError('JOURNAL_INVALID', 'recentCaptureMs must be ≥ 0');
     return this.connection.atomically(false, (): StoredHoldClaim => {
-      const open = this.stmts.lastOpenOfFingerprint.get(fingerprint);
-      if (open !== undefined) {
-        const hold = toHold(open);
-        if (
-          open.claimed === 0 &&
-          !rules.settling(hold) &&
-          this.stmts.claimById.get(open.hold_id) !== undefined
-        )
-          return { kind: 'claimed', hold };
-        return { kind: 'settling', holdId: open.hold_id };
-      }
+      const stay = this.openStay(fingerprint, rules.settling);
+      if (stay.kind === 'open')
+        return this.stmts.claimById.get(stay.hold.holdId) !== undefined
+          ? { kind: 'claimed', hold: stay.hold }
+          : { kind: 'settling', holdId: stay.hold.holdId };
+      if (stay.kind === 'settling') return stay;
       // Only the card's last stay can be the one whose gate a restart kept shut: a capture of an earlier stay does
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
       const since = this.connection.now().getTime() - rules.recentCaptureMs;
@@ -313,6 +317,31 @@ export class HoldStore {
         ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
         : { kind: 'none' };
     });
+  }
+
+  /**
+   * What the entry of a card finds (anti-passback, tariff.tapAndGoOneStayPerCard): the hold that {@link claimAtExit}
+   * would claim for the card's exit now — `open` — without claiming it; `settling` or `none` as there. An `open` stay
+   * means the card is inside: a car that entered with it has not left. Read only.
+   */
+  stayAtEntry(fingerprint: string, rules: { settling: (hold: StoredHold) => boolean }): StoredStay {
+    if (typeof fingerprint !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
+    return readOn(this.connection, () => this.openStay(fingerprint, rules.settling));
+  }
+
+  /**
+   * The one rule of a card's open stay, for its exit ({@link claimAtExit}) and its entry ({@link stayAtEntry}): the
+   * open hold of the fingerprint that entered last is the card's stay (`open`) unless it is claimed already (by the
+   * expiry watch or another exit) or `settling` names it — then `settling`, being settled by someone else; an earlier
+   * open hold of the card is never the stay. `none` without an open hold.
+   */
+  private openStay(fingerprint: string, settling: (hold: StoredHold) => boolean): StoredStay {
+    const open = this.stmts.lastOpenOfFingerprint.get(fingerprint);
+    if (open === undefined) return { kind: 'none' };
+    const hold = toHold(open);
+    if (open.claimed === 0 && !settling(hold)) return { kind: 'open', hold };
+    return { kind: 'settling', holdId: open.hold_id };
   }
 
   /** Claims a hold by id (expiry); null when it is closed, unknown, or already claimed (by an exit). */

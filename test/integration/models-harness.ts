@@ -261,6 +261,8 @@ function describeEvent(event: EventObject): string {
     // The exit's claim: `claimHold` for a hold claimed, `claimHold:none` (or another kind) otherwise.
     if (name === 'claimHold' && typeof o === 'object' && o['kind'] !== 'claimed')
       return `${name}:${String(o['kind'])}`;
+    // The entry's lookup of the card's stay: `stayAtEntry:none`, `stayAtEntry:open`.
+    if (name === 'stayAtEntry' && typeof o === 'object') return `${name}:${String(o['kind'])}`;
     if (typeof o === 'object' && 'found' in o) return `${name}:${o['found'] ? 'found' : 'not-found'}`;
     return name;
   }

@@ -1,6 +1,6 @@
 import { afterAll, describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
-import type { HoldClaim, HoldRecord } from '../../src/flows/effects.js';
+import type { EntryStay, HoldClaim, HoldRecord } from '../../src/flows/effects.js';
 import { tapAndGoMachine } from '../../src/flows/tap-and-go.js';
 import {
   APPROVING_CARDS,
@@ -50,6 +50,15 @@ const USER_EVENTS: ModelEvent[] = [
 
 function effects(snapshot: AnyMachineSnapshot, clock: ParkingClock): ModelEffectEvent[] {
   if (snapshot.matches('openingHold')) return [{ type: 'xstate.done.actor.openHold', output: undefined }];
+  // The entry's card: another than the seeded car's, or the seeded car's own (its stay open: refused, one stay per card).
+  if (snapshot.matches('entryChecking'))
+    return [
+      { type: 'xstate.done.actor.stayAtEntry', output: { kind: 'none' } satisfies EntryStay },
+      {
+        type: 'xstate.done.actor.stayAtEntry',
+        output: { kind: 'open', holdId: 'model-hold', enteredAtMs: clock.now() } satisfies EntryStay,
+      },
+    ];
   if (snapshot.matches('exitReading'))
     return [
       { type: 'xstate.done.actor.readCard', output: MODEL_CARD },
@@ -112,6 +121,18 @@ function exitCard(m: ModelHost, step: ReplayStep): undefined {
   return undefined;
 }
 
+/**
+ * The entry: the card of the path (never the seeded car's) when the path finds no stay open for it, the seeded car's
+ * card when it finds that car's stay open (the entry is refused: one stay per card).
+ */
+function entryCard(m: ModelHost, step: ReplayStep): undefined {
+  if (step.event.type !== 'TAP_ENTRY') return undefined;
+  const stay = step.effects.find((e) => e.event.type === 'xstate.done.actor.stayAtEntry')?.event as
+    { output?: EntryStay } | undefined;
+  if (stay?.output?.kind === 'open') m.host.simulator!.setCard(SEED_CARD);
+  return undefined;
+}
+
 /** A car already inside: a real entry at the start of the parking clock. */
 async function seedEntry(m: ModelHost): Promise<void> {
   m.host.simulator!.setCard(SEED_CARD);
@@ -139,7 +160,8 @@ describe('tap-and-go model: generated paths replayed against the sandbox', () =>
       'claimHold > declined:INSUFFICIENT_FUND > approved',
       'claimHold:none',
       'readCard:error',
-      'TAP_ENTRY > approved > approved > openHold',
+      'TAP_ENTRY > approved > stayAtEntry:none > approved > openHold',
+      'TAP_ENTRY > approved > stayAtEntry:open',
       'TAP_ENTRY > unknown',
       'TAP_ENTRY > card-error:CARD_NOT_SUPPORTED',
       'TAP_ENTRY > cancelled',
@@ -157,8 +179,14 @@ describe('tap-and-go model: generated paths replayed against the sandbox', () =>
       closing.push(m.close);
       await seedEntry(m);
       expect(openAuthorizations(m.host)).toHaveLength(1);
-      const card = APPROVING_CARDS[index % APPROVING_CARDS.length]!;
-      await replayPath(m, path, { card, prepare: exitCard, parentOf: () => openHolds(m)[0] });
+      // A new entry's card is never the seeded car's (the n2 profiles all read its PAN): that card is inside, and its
+      // entry refused (one stay per card). The n1 profile of the same read stands in for it.
+      const card = APPROVING_CARDS[index % APPROVING_CARDS.length]!.replace(/^n2-/, 'n1-');
+      await replayPath(m, path, {
+        card,
+        prepare: (host, step) => entryCard(host, step) ?? exitCard(host, step),
+        parentOf: () => openHolds(m)[0],
+      });
       const verdict = await ledgerVerdict(
         m,
         path,

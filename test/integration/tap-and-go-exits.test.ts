@@ -43,10 +43,10 @@ interface Lane {
  * A tap-and-go terminal, started, with a parking clock of its own. `payByPhone`: the exit offers the phone beside the
  * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox. `restart`:
  * the terminal starts again on the journal, the standalone sandbox and the clock of an earlier lane. `currency`: the
- * configured terminal.currency (default GBP).
+ * configured terminal.currency (default GBP). `oneStayPerCard`: tariff.tapAndGoOneStayPerCard (default: unset, on).
  */
 async function lane(
-  options: { payByPhone?: boolean; restart?: Lane; currency?: string } = {},
+  options: { payByPhone?: boolean; restart?: Lane; currency?: string; oneStayPerCard?: boolean } = {},
 ): Promise<Lane> {
   const embedded = options.payByPhone === true;
   const earlier = options.restart;
@@ -59,7 +59,10 @@ async function lane(
   const clock = earlier?.clock ?? new ParkingClock();
   const config = modelConfig('tap-and-go', {
     ...(options.currency !== undefined ? { terminal: { currency: options.currency } } : {}),
-    tariff: { tapAndGoHoldMinor: 598 },
+    tariff: {
+      tapAndGoHoldMinor: 598,
+      ...(options.oneStayPerCard !== undefined ? { tapAndGoOneStayPerCard: options.oneStayPerCard } : {}),
+    },
     ...(embedded ? { links: { payByPhone: { models: ['tap-and-go'] } } } : {}),
   });
   const host = await openTerminalHost(config, {
@@ -214,8 +217,10 @@ describe('tap-and-go: the card tapped at the exit again after its stay was paid 
 });
 
 describe('tap-and-go: a card that enters again while a hold of an earlier entry is still open', () => {
+  // One card for several vehicles (tariff.tapAndGoOneStayPerCard false): with the option on, such an entry is refused
+  // (test/integration/tap-and-go-one-stay.test.ts).
   it('releases the earlier hold at once (its full reversal), and charges the exit for the last entry', async () => {
-    const { sandbox, clock, host } = await lane();
+    const { sandbox, clock, host } = await lane({ oneStayPerCard: false });
     // The first stay's car left without an exit of the card (let out by the operator), or the entry was tried again:
     // its hold is still open when the card enters again.
     const first = await enter(host);

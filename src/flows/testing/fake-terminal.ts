@@ -3,6 +3,7 @@ import type {
   AltSaleRequest,
   AltSaleStarted,
   CardSummary,
+  EntryStay,
   DccOfferInput,
   DccOfferSummary,
   FlowEffects,
@@ -74,6 +75,7 @@ export function testSettings(overrides: Partial<FlowSettings> = {}): FlowSetting
     captureWindowMs: 24 * 3_600_000,
     tapAndGoMaxStayMs: 24 * 3_600_000,
     tapAndGoHoldMinor: 2_000,
+    tapAndGoOneStayPerCard: true,
     dcc: { enabled: false, processorFamily: 'A' },
     timing: {
       readTimeoutMs: 65_000,
@@ -443,6 +445,23 @@ export class FakeTerminal implements FlowEffects {
     if (hold === undefined) return Promise.resolve({ kind: 'none' });
     this.holds.delete(hold.holdId);
     return Promise.resolve({ kind: 'claimed', hold });
+  }
+
+  /** The card's open stay: an unclaimed hold of its fingerprint (a claimed one is out of this map, as the exit's). */
+  stayAtEntry(input: { fingerprint: string }): Promise<EntryStay> {
+    const hold = [...this.holds.values()].find((h) => h.fingerprint === input.fingerprint);
+    return Promise.resolve(
+      hold === undefined
+        ? { kind: 'none' }
+        : { kind: 'open', holdId: hold.holdId, enteredAtMs: hold.enteredAtMs },
+    );
+  }
+
+  /** Entries refused after their verification (entryRefused), as the machines reported them. */
+  readonly refusedEntries: Parameters<FlowEffects['entryRefused']>[0][] = [];
+
+  entryRefused(input: Parameters<FlowEffects['entryRefused']>[0]): void {
+    this.refusedEntries.push(input);
   }
 
   /** Fees the exits could not price (feeNotComputable), as the machines reported them. */

@@ -57,6 +57,8 @@ export class BridgeError extends Error {
   }
 }
 
+/** TCP connections the bridge holds at once, WebSockets included; more are closed at once (see startBridge). */
+export const MAX_CONNECTIONS = 64;
 /** Sockets beyond this many are refused with 503: a kiosk needs one, an operator maybe a second. */
 const MAX_SOCKETS = 16;
 /** Requests a socket may have in flight before further ones are answered BUSY. */
@@ -220,15 +222,24 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
     stream.pipe(res);
   };
 
-  const server = createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
-    handleRequest(req, res).catch((e: unknown) => {
-      logger.error({ err: e }, 'bridge request failed');
-      if (!res.headersSent) sendText(res, 500, 'Internal error\n');
-      else res.destroy();
-    });
-  });
+  // Node checks the header and request timeouts below only every `connectionsCheckingInterval` (30 s by default): a
+  // client that trickles its headers, or a body the bridge refused, would hold its connection six times longer.
+  const server = createServer(
+    { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 1_000 },
+    (req, res) => {
+      handleRequest(req, res).catch((e: unknown) => {
+        logger.error({ err: e }, 'bridge request failed');
+        if (!res.headersSent) sendText(res, 500, 'Internal error\n');
+        else res.destroy();
+      });
+    },
+  );
   server.requestTimeout = 10_000;
   server.headersTimeout = 5_000;
+  // Anyone on the machine can connect without the secret: connections beyond the bound are closed at once, so that
+  // they cannot grow the terminal's memory and descriptors without limit (the kiosk's page and socket, open already,
+  // are not affected).
+  server.maxConnections = MAX_CONNECTIONS;
   server.on('clientError', (_e, socket) => {
     if (socket.writable)
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');

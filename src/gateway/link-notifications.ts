@@ -17,13 +17,14 @@
  * handed to `onRefused` (the host records it for the operator): it may be a real payment.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseDecimal } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
 import { GatewayError } from './errors.js';
 import { isGatewayId } from './gateway-id.js';
 import { requestTarget } from './request-target.js';
+import { createLimitedServer } from './server-limits.js';
 
 /** A verified payment made through a payment link. */
 export interface LinkPaymentNotification {
@@ -249,7 +250,8 @@ export class LinkNotificationListener {
     const answer = (res: ServerResponse, status: number): void => {
       res.writeHead(status, { 'content-length': 0 }).end();
     };
-    const server = createServer((req, res) => {
+    // Bounded like every server of the terminal: the network in front of it may be anyone's.
+    const server = createLimitedServer({}, (req, res) => {
       const target = requestTarget(req.url, 'http://listener.invalid');
       if (target === undefined) return answer(res, 400);
       if (target.pathname !== path) return answer(res, 404);

@@ -1,5 +1,5 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { connect as connectTcp, createServer, type Socket } from 'node:net';
+import { createServer } from 'node:net';
 import type { TerminalApi, TerminalSnapshot, WsMessage } from '../api.js';
 import { FakeTerminal, FAKE_PIN } from '../../../test/e2e/fake-terminal.js';
 import {
@@ -9,8 +9,10 @@ import {
   rawRequest,
   SocketLog,
 } from '../../../test/e2e/bridge-client.js';
-import { BridgeError, contentSecurityPolicy, MAX_CONNECTIONS, startBridge, type Bridge } from './server.js';
+import { BridgeError, contentSecurityPolicy, startBridge, type Bridge } from './server.js';
 import { MAX_MESSAGE_BYTES } from './protocol.js';
+import { MAX_CONNECTIONS } from '../../gateway/server-limits.js';
+import { slowClient, within } from '../../gateway/testing/raw-request.js';
 
 let dir: Awaited<ReturnType<typeof makeStaticDir>>;
 let bridge: Bridge;
@@ -331,38 +333,9 @@ describe('bridge WebSocket', () => {
   });
 });
 
-/** A TCP connection to the bridge that sends `text`, then `trickle` every 200 ms; resolves when the bridge closes it. */
-function tcpClient(
-  port: number,
-  text: string,
-  trickle?: string,
-): { socket: Socket; closed: Promise<number> } {
-  const socket = connectTcp(port, '127.0.0.1');
-  const opened = Date.now();
-  let timer: NodeJS.Timeout | undefined;
-  socket.on('connect', () => {
-    socket.write(text);
-    if (trickle) timer = setInterval(() => socket.writable && socket.write(trickle), 200);
-  });
-  socket.on('error', () => undefined);
-  socket.resume();
-  const closed = new Promise<number>((resolve) =>
-    socket.on('close', () => {
-      clearInterval(timer);
-      resolve(Date.now() - opened);
-    }),
-  );
-  return { socket, closed };
-}
-
-/** Resolves with what `promise` gave within `ms`, or with 'pending'. */
-function within<T>(promise: Promise<T>, ms: number): Promise<T | 'pending'> {
-  return Promise.race([promise, new Promise<'pending'>((r) => setTimeout(() => r('pending'), ms))]);
-}
-
 describe('bridge slow and idle clients', () => {
   it('drops a client that trickles its headers once the header timeout has passed', async () => {
-    const slow = tcpClient(bridge.port, 'GET / HTTP/1.1\r\n', 'X-Slow: 1\r\n');
+    const slow = slowClient(bridge.port, 'GET / HTTP/1.1\r\n', 'X-Slow: 1\r\n');
     // The header timeout is 5 s: not half a minute of a connection held by a client that never finishes.
     const closedAfter = await within(slow.closed, 8_000);
     slow.socket.destroy();
@@ -371,7 +344,7 @@ describe('bridge slow and idle clients', () => {
 
   it('drops a client that trickles a body the bridge refused once the request timeout has passed', async () => {
     const host = `127.0.0.1:${bridge.port}`;
-    const slow = tcpClient(
+    const slow = slowClient(
       bridge.port,
       `POST / HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n`,
       '1\r\na\r\n',
@@ -382,7 +355,7 @@ describe('bridge slow and idle clients', () => {
   }, 20_000);
 
   it('holds a bounded number of connections: those beyond the bound are closed at once', async () => {
-    const clients = Array.from({ length: MAX_CONNECTIONS + 40 }, () => tcpClient(bridge.port, ''));
+    const clients = Array.from({ length: MAX_CONNECTIONS + 40 }, () => slowClient(bridge.port, ''));
     const closed = await Promise.all(clients.map((c) => within(c.closed, 1_000)));
     for (const c of clients) c.socket.destroy();
     expect(closed.filter((c) => c !== 'pending').length).toBeGreaterThanOrEqual(40);

@@ -1,10 +1,11 @@
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { requestTarget } from '../../gateway/index.js';
+import { createLimitedServer } from '../../gateway/server-limits.js';
 import { silentLogger, type Logger } from '../../log/index.js';
 import type { Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
 import { customerFacing } from '../customer-facing.js';
@@ -57,8 +58,6 @@ export class BridgeError extends Error {
   }
 }
 
-/** TCP connections the bridge holds at once, WebSockets included; more are closed at once (see startBridge). */
-export const MAX_CONNECTIONS = 64;
 /** Sockets beyond this many are refused with 503: a kiosk needs one, an operator maybe a second. */
 const MAX_SOCKETS = 16;
 /** Requests a socket may have in flight before further ones are answered BUSY. */
@@ -222,24 +221,15 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
     stream.pipe(res);
   };
 
-  // Node checks the header and request timeouts below only every `connectionsCheckingInterval` (30 s by default): a
-  // client that trickles its headers, or a body the bridge refused, would hold its connection six times longer.
-  const server = createServer(
-    { maxHeaderSize: 16 * 1024, connectionsCheckingInterval: 1_000 },
-    (req, res) => {
-      handleRequest(req, res).catch((e: unknown) => {
-        logger.error({ err: e }, 'bridge request failed');
-        if (!res.headersSent) sendText(res, 500, 'Internal error\n');
-        else res.destroy();
-      });
-    },
-  );
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 5_000;
-  // Anyone on the machine can connect without the secret: connections beyond the bound are closed at once, so that
-  // they cannot grow the terminal's memory and descriptors without limit (the kiosk's page and socket, open already,
-  // are not affected).
-  server.maxConnections = MAX_CONNECTIONS;
+  // Anyone on the machine can connect without the secret: slow clients are dropped and connections bounded
+  // (src/gateway/server-limits.ts; the kiosk's page and socket, open already, are not affected by those refused).
+  const server = createLimitedServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+    handleRequest(req, res).catch((e: unknown) => {
+      logger.error({ err: e }, 'bridge request failed');
+      if (!res.headersSent) sendText(res, 500, 'Internal error\n');
+      else res.destroy();
+    });
+  });
   server.on('clientError', (_e, socket) => {
     if (socket.writable)
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');

@@ -235,6 +235,35 @@ describe('LinkNotificationListener and slow or many clients', () => {
   });
 });
 
+describe('LinkNotificationListener and a flood of forged notifications', () => {
+  it('logs a burst of refusals, then counts the rest in one summary line, not a line each', async () => {
+    const lines: { msg: string; dropped?: number }[] = [];
+    const listener = await LinkNotificationListener.start({
+      host: '127.0.0.1',
+      port: 0,
+      key,
+      now: () => NOW,
+      onNotification: () => undefined,
+      logger: createLogger({
+        level: 'warn',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) },
+      }),
+    });
+    const body = JSON.stringify(event);
+    const forged = { ...signed(body), 'v-c-signature': 't=1,sig=AAAA' };
+    try {
+      // Whoever reaches the listener (the internet, through its proxy) can send these as fast as it likes.
+      for (let i = 0; i < 300; i++)
+        expect((await fetch(listener.url, { method: 'POST', headers: forged, body })).status).toBe(401);
+    } finally {
+      await listener.close();
+    }
+    expect(lines.length).toBeLessThanOrEqual(25);
+    // Closing tells how many were left out.
+    expect(lines.at(-1)).toMatchObject({ dropped: 300 - (lines.length - 1) });
+  });
+});
+
 describe('LinkNotificationRelay', () => {
   it('fetches relayed notifications and verifies each itself', async () => {
     const body = JSON.stringify(event);

@@ -12,6 +12,7 @@ import {
 import { BridgeError, contentSecurityPolicy, startBridge, type Bridge } from './server.js';
 import { MAX_MESSAGE_BYTES } from './protocol.js';
 import { MAX_CONNECTIONS } from '../../gateway/server-limits.js';
+import { createLogger } from '../../log/index.js';
 import { slowClient, within } from '../../gateway/testing/raw-request.js';
 
 let dir: Awaited<ReturnType<typeof makeStaticDir>>;
@@ -362,5 +363,23 @@ describe('bridge slow and idle clients', () => {
     // Once they are gone, the kiosk's page is served again.
     await Promise.all(clients.map((c) => c.closed));
     expect((await rawRequest(bridge.port, `/?s=${bridge.secret}`, auth())).status).toBe(303);
+  });
+});
+
+describe('bridge refusals in the log', () => {
+  it('logs a burst of refused requests, then counts the rest in one summary line, not a line each', async () => {
+    const lines: { msg: string; dropped?: number }[] = [];
+    const logger = createLogger({
+      level: 'warn',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) },
+    });
+    const b = await startBridge(fake, { port: 0, staticDir: dir.staticDir, logger });
+    // Any process on the machine can send these without the secret, as fast as it likes.
+    for (let i = 0; i < 300; i++)
+      expect((await rawRequest(b.port, '/', { Host: `127.0.0.1:${b.port}` })).status).toBe(401);
+    await b.close();
+    const refused = lines.filter((l) => l.msg !== 'bridge listening on 127.0.0.1');
+    expect(refused.length).toBeLessThanOrEqual(25);
+    expect(refused.at(-1)).toMatchObject({ dropped: 300 - (refused.length - 1) });
   });
 });

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { requestTarget } from '../../gateway/index.js';
 import { createLimitedServer } from '../../gateway/server-limits.js';
-import { silentLogger, type Logger } from '../../log/index.js';
+import { LimitedWarnings, silentLogger, type Logger } from '../../log/index.js';
 import type { Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
 import { customerFacing } from '../customer-facing.js';
 import {
@@ -132,10 +132,12 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
   const sessions = new SessionStore();
   let port = options.port;
 
+  // Anyone on the machine can send refused requests without end: a flood is summarised, not a line each.
+  const refusals = new LimitedWarnings(logger, 'refused bridge requests');
   const refuse = (kind: string, refusal: Refusal, req: IncomingMessage): void => {
     // The path only: the query may hold the secret.
     const path = (req.url ?? '').split('?')[0]?.slice(0, 200);
-    logger.warn({ kind, refusal, path }, 'bridge refused a request');
+    refusals.warn({ kind, refusal, path }, 'bridge refused a request');
   };
 
   /** True when the request presents the secret (query `s`) or a live session cookie. */
@@ -404,6 +406,7 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
     close() {
       closing ??= new Promise<void>((resolve) => {
         clearInterval(heartbeat);
+        refusals.flush();
         for (const ws of wss.clients) ws.terminate();
         wss.close();
         server.close(() => resolve());

@@ -28,6 +28,13 @@ interface Armed {
 }
 
 /**
+ * The panel closes itself, forgetting the PIN, after this long without the operator's touch or key: an operator who
+ * walks away from a kiosk in the street leaves neither refunds and voids to the next passer-by nor the customer's
+ * screen covered. The status refresh every 2 s is not the operator's doing and does not count.
+ */
+export const OPERATOR_PANEL_IDLE_MS = 5 * 60_000;
+
+/**
  * The operator panel: PIN, the transaction list with refund and void, and flushing the offline queue. Every request
  * carries the PIN (DESIGN.md: operator actions need it); the terminal checks it, the panel only remembers it while
  * open and forgets it on close.
@@ -47,6 +54,8 @@ export class OperatorPanel {
   /** The fees not collected in full, once the operator asked for them. */
   #shortfalls: FeeShortfallSummary[] | undefined;
   #statusTimer: ReturnType<typeof setInterval> | undefined;
+  /** Closes the panel once the operator has left it alone for {@link OPERATOR_PANEL_IDLE_MS}. */
+  #idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Payment links and phone / alternative-method sales. */
   readonly #payments: OperatorPaymentSections;
   /** What the operator typed as the out-of-service notice so far: the panel redraws while they type. */
@@ -68,14 +77,29 @@ export class OperatorPanel {
       // The operator's panel is in English, left to right, whatever the customer's language and direction.
       attrs: { hidden: '', role: 'dialog', 'aria-label': 'Operator', lang: 'en', dir: 'ltr' },
     });
+    for (const type of ['pointerdown', 'keydown', 'input'])
+      this.element.addEventListener(type, () => this.#touched());
   }
 
   open(): void {
     this.element.hidden = false;
+    this.#touched();
     this.#render();
   }
 
+  /** The operator did something in the panel: the idle time starts again. */
+  #touched(): void {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = setTimeout(() => {
+      // A refund or void under way finishes and shows its answer first.
+      if (this.#busy) this.#touched();
+      else this.close();
+    }, OPERATOR_PANEL_IDLE_MS);
+  }
+
   close(): void {
+    clearTimeout(this.#idleTimer);
+    this.#idleTimer = undefined;
     if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
     this.#statusTimer = undefined;
     this.#status = undefined;

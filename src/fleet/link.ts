@@ -1,5 +1,5 @@
 import type { MqttClient } from 'mqtt';
-import { redactValue, type Logger } from '../log/index.js';
+import { redactValue, TokenBucket, type Logger } from '../log/index.js';
 import { checkCommand, readFleetKey, type FleetKey } from './command-signature.js';
 import { ConfigError } from '../config/index.js';
 import { SecretFileError } from '../config/secret-file.js';
@@ -23,7 +23,6 @@ import {
   type SignedCommand,
 } from './messages.js';
 import type { FleetTerminal } from './terminal.js';
-import { TokenBucket } from './token-bucket.js';
 import { terminalTopics, type TerminalTopics } from './topics.js';
 
 /** Most events kept while the broker is away (the oldest go first); the heartbeat says the rest. */

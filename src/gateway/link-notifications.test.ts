@@ -3,7 +3,7 @@ import { afterEach, describe, expect, it } from 'vitest';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '../log/index.js';
-import { rawStatusLine } from './testing/raw-request.js';
+import { rawStatusLine, slowClient, within } from './testing/raw-request.js';
 import {
   LinkNotificationListener,
   LinkNotificationRelay,
@@ -11,6 +11,7 @@ import {
   type LinkNotificationRefusal,
   type LinkPaymentNotification,
 } from './link-notifications.js';
+import { MAX_CONNECTIONS } from './server-limits.js';
 
 const SECRET = 'yBJxy6LjM2TmcPGu+GaJrHtkke25fPpUX+UY6/L/1tE=';
 const key = { merchantId: 'testrest', sharedSecretBase64: SECRET };
@@ -199,6 +200,67 @@ describe('LinkNotificationListener', () => {
     const answer = await fetch(listener.url, { method: 'POST', headers: signed(body), body });
     expect(answer.status).toBe(204);
     expect(got.map((n) => n.linkId)).toEqual(['T-1']);
+  });
+});
+
+describe('LinkNotificationListener and slow or many clients', () => {
+  let listener: LinkNotificationListener | undefined;
+  afterEach(async () => listener?.close());
+  const start = async () =>
+    (listener = await LinkNotificationListener.start({
+      host: '127.0.0.1',
+      port: 0,
+      key,
+      now: () => NOW,
+      onNotification: () => undefined,
+    }));
+
+  it('drops a client that trickles its headers once the header timeout has passed', async () => {
+    const { port } = new URL((await start()).url);
+    const slow = slowClient(Number(port), 'POST /payment-links/notifications HTTP/1.1\r\n', 'X-Slow: 1\r\n');
+    const closedAfter = await within(slow.closed, 8_000);
+    slow.socket.destroy();
+    expect(closedAfter, 'closed by the listener within 8 s').not.toBe('pending');
+  }, 15_000);
+
+  it('holds a bounded number of connections: those beyond the bound are closed at once', async () => {
+    const { port } = new URL((await start()).url);
+    const clients = Array.from({ length: MAX_CONNECTIONS + 40 }, () => slowClient(Number(port), ''));
+    const closed = await Promise.all(clients.map((c) => within(c.closed, 1_000)));
+    for (const c of clients) c.socket.destroy();
+    expect(closed.filter((c) => c !== 'pending').length).toBeGreaterThanOrEqual(40);
+    await Promise.all(clients.map((c) => c.closed));
+    const body = JSON.stringify(event);
+    expect((await fetch(listener!.url, { method: 'POST', headers: signed(body), body })).status).toBe(204);
+  });
+});
+
+describe('LinkNotificationListener and a flood of forged notifications', () => {
+  it('logs a burst of refusals, then counts the rest in one summary line, not a line each', async () => {
+    const lines: { msg: string; dropped?: number }[] = [];
+    const listener = await LinkNotificationListener.start({
+      host: '127.0.0.1',
+      port: 0,
+      key,
+      now: () => NOW,
+      onNotification: () => undefined,
+      logger: createLogger({
+        level: 'warn',
+        destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) },
+      }),
+    });
+    const body = JSON.stringify(event);
+    const forged = { ...signed(body), 'v-c-signature': 't=1,sig=AAAA' };
+    try {
+      // Whoever reaches the listener (the internet, through its proxy) can send these as fast as it likes.
+      for (let i = 0; i < 300; i++)
+        expect((await fetch(listener.url, { method: 'POST', headers: forged, body })).status).toBe(401);
+    } finally {
+      await listener.close();
+    }
+    expect(lines.length).toBeLessThanOrEqual(25);
+    // Closing tells how many were left out.
+    expect(lines.at(-1)).toMatchObject({ dropped: 300 - (lines.length - 1) });
   });
 });
 

@@ -17,13 +17,14 @@
  * handed to `onRefused` (the host records it for the operator): it may be a real payment.
  */
 import { createHmac, timingSafeEqual } from 'node:crypto';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseDecimal } from '../money/index.js';
-import { silentLogger, type Logger } from '../log/index.js';
+import { LimitedWarnings, silentLogger, type Logger } from '../log/index.js';
 import { GatewayError } from './errors.js';
 import { isGatewayId } from './gateway-id.js';
 import { requestTarget } from './request-target.js';
+import { createLimitedServer } from './server-limits.js';
 
 /** A verified payment made through a payment link. */
 export interface LinkPaymentNotification {
@@ -240,6 +241,8 @@ export class LinkNotificationListener {
     private readonly server: Server,
     /** e.g. `http://127.0.0.1:8471/payment-links/notifications`. */
     readonly url: string,
+    /** The warnings of refused notifications not signed with the key (a flood is summarised). */
+    private readonly strangers: LimitedWarnings,
   ) {}
 
   static async start(options: LinkNotificationListenerOptions): Promise<LinkNotificationListener> {
@@ -249,7 +252,12 @@ export class LinkNotificationListener {
     const answer = (res: ServerResponse, status: number): void => {
       res.writeHead(status, { 'content-length': 0 }).end();
     };
-    const server = createServer((req, res) => {
+    const strangers = new LimitedWarnings(
+      logger,
+      'refusals of payment-link notifications not signed with the key',
+    );
+    // Bounded like every server of the terminal: the network in front of it may be anyone's.
+    const server = createLimitedServer({}, (req, res) => {
       const target = requestTarget(req.url, 'http://listener.invalid');
       if (target === undefined) return answer(res, 400);
       if (target.pathname !== path) return answer(res, 404);
@@ -272,7 +280,9 @@ export class LinkNotificationListener {
           notification = verifyLinkNotification(req.headers, Buffer.concat(chunks), options.key, now());
         } catch (e) {
           const problem = e instanceof LinkNotificationError ? e.problem : 'body';
-          logger.warn({ problem }, 'payment-link notification refused');
+          // A correctly signed one may be a real payment: always told. The others anyone can send without end.
+          if (signedRefusal(e) !== undefined) logger.warn({ problem }, 'payment-link notification refused');
+          else strangers.warn({ problem }, 'payment-link notification refused');
           reportRefusal(e, options.onRefused, logger);
           return answer(res, problem === 'body' ? 400 : 401);
         }
@@ -294,11 +304,12 @@ export class LinkNotificationListener {
     });
     const { port } = server.address() as AddressInfo;
     const host = options.host.includes(':') ? `[${options.host}]` : options.host;
-    return new LinkNotificationListener(server, `http://${host}:${port}${path}`);
+    return new LinkNotificationListener(server, `http://${host}:${port}${path}`, strangers);
   }
 
   /** Stops listening and drops open connections. */
   close(): Promise<void> {
+    this.strangers.flush();
     return new Promise((resolve) => {
       this.server.close(() => resolve());
       this.server.closeAllConnections();

@@ -16,12 +16,19 @@ export const AUDIT_CSV_COLUMNS = [
 const FORMULA_START = /^[=+\-@\t\r]/;
 
 /**
+ * Quoted: what RFC 4180 quotes (comma, double quote, CR, LF), and the separators a spreadsheet may split on instead of
+ * the comma (`;` where the comma is the decimal mark, tab): unquoted, they would start a cell in the middle of a value,
+ * and that cell could begin with a formula (OWASP, CSV injection).
+ */
+const QUOTED = /[",;\t\r\n]/;
+
+/**
  * One CSV field: a value a spreadsheet would run as a formula is prefixed with `'`, then the field is quoted when it
- * holds a comma, a double quote, CR or LF, with double quotes doubled (RFC 4180, 2.6–2.7).
+ * holds a separator, a double quote, CR or LF, with double quotes doubled (RFC 4180, 2.6–2.7).
  */
 export function csvField(value: string): string {
   const safe = FORMULA_START.test(value) ? `'${value}` : value;
-  return /[",\r\n]/.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
+  return QUOTED.test(safe) ? `"${safe.replace(/"/g, '""')}"` : safe;
 }
 
 /**

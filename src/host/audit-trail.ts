@@ -276,6 +276,24 @@ export class AuditTrail {
   }
 
   /**
+   * The operator PIN checks recorded at or after `sinceMs`, oldest first: a `sign-in` (a good PIN) or a `sign-in-failed`
+   * (a wrong one, or one refused during a lockout), for `OperatorPin.restore`. Empty when the log cannot be read
+   * (logged).
+   */
+  pinChecksSince(sinceMs: number): { atMs: number; ok: boolean }[] {
+    let records: AuditRecord[];
+    try {
+      records = this.list({ sinceMs, limit: AUDIT_LIST_MAX });
+    } catch (err) {
+      this.logger.error({ err }, 'the audit log could not be read for the operator PIN checks');
+      return [];
+    }
+    return records
+      .filter((r) => r.actor === 'operator' && (r.action === 'sign-in' || r.action === 'sign-in-failed'))
+      .map((r) => ({ atMs: Date.parse(r.time), ok: r.action === 'sign-in' }));
+  }
+
+  /**
    * The fees not collected in full recorded at or after `sinceMs`, by their record's subject — the capture's
    * transactionId ({@link feeShortfall}), or the authorization's for a fee not computable ({@link feeNotComputable}):
    * the shortfall in minor units of its currency, the record's code and, for a fee not computable, the hold's

@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
 import { FakeTerminal, testSettings } from '../flows/testing/fake-terminal.js';
@@ -28,8 +31,10 @@ type LocalAmount = { minor: number; currency: string };
 const STATUS = { terminalId: 'T-1' } as OperatorStatus;
 
 const journals: SqliteJournal[] = [];
+const dirs: string[] = [];
 afterEach(() => {
   for (const j of journals.splice(0)) j.close();
+  for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
   t = T0;
 });
 
@@ -91,7 +96,7 @@ function setup(
   };
   const desk = new OperatorDesk(deps);
   const wrongPin = goodPin === '000000' ? '111111' : '000000';
-  return { desk, journal, fake, goodPin, wrongPin };
+  return { desk, journal, fake, goodPin, wrongPin, deps };
 }
 
 /** The log as the operator reads it, without ids and times. */
@@ -284,6 +289,62 @@ describe('OperatorDesk audit log', () => {
     journal.db.exec('DROP TABLE audit_log');
     const r = await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1' } });
     expect(r).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+  });
+});
+
+describe('OperatorDesk: the PIN lockout across a restart', () => {
+  /**
+   * The desk as the next start builds it: a new PIN checker, reading the same PIN from its file, over the same journal.
+   */
+  function restart(deps: ReturnType<typeof setup>['deps'], goodPin: string): OperatorDesk {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-desk-pin-'));
+    dirs.push(dir);
+    const file = join(dir, 'operator.pin');
+    writeFileSync(file, `${goodPin}\n`);
+    chmodSync(file, 0o600);
+    return new OperatorDesk({ ...deps, pin: new OperatorPin(file, () => t) });
+  }
+  const transactions = { type: 'transactions' } as const;
+
+  it('keeps operator mode locked when the terminal restarts during the lockout', async () => {
+    const { desk, deps, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    t += 60_000;
+    const restarted = restart(deps, goodPin);
+    expect(await restarted.handle({ pin: goodPin, action: transactions })).toMatchObject({
+      ok: false,
+      error: { code: 'OPERATOR_LOCKED' },
+    });
+    // Five minutes after the fifth wrong PIN, as without the restart.
+    t += 4 * 60_000;
+    expect(await restarted.handle({ pin: goodPin, action: transactions })).toMatchObject({ ok: true });
+  });
+
+  it('counts the wrong PINs before a restart towards the lockout after it', async () => {
+    const { desk, deps, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 4; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    const restarted = restart(deps, goodPin);
+    expect(await restarted.handle({ pin: wrongPin, action: transactions })).toMatchObject({
+      error: { code: 'OPERATOR_PIN' },
+    });
+    expect(await restarted.handle({ pin: goodPin, action: transactions })).toMatchObject({
+      error: { code: 'OPERATOR_LOCKED' },
+    });
+  });
+
+  it('starts afresh after a good PIN, or a lockout that ran out, before the restart', async () => {
+    const { desk, deps, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 4; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    await desk.handle({ pin: goodPin, action: transactions });
+    for (let i = 0; i < 4; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    expect(await restart(deps, goodPin).handle({ pin: goodPin, action: transactions })).toMatchObject({
+      ok: true,
+    });
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    t += 5 * 60_000;
+    expect(await restart(deps, goodPin).handle({ pin: goodPin, action: transactions })).toMatchObject({
+      ok: true,
+    });
   });
 });
 

@@ -55,6 +55,9 @@ const REFUNDABLE_OR_VOIDABLE = new Set(['capture', 'sale', 'refund-capture', 're
  */
 export const OPERATOR_SESSION_IDLE_MS = 5 * 60_000;
 
+/** How far back the PIN checks recorded in the audit log count again at a start (see `OperatorPin.restore`). */
+const PIN_CHECKS_KEPT_MS = 24 * 60 * 60_000;
+
 /** How many refunds' requestIds operator mode keeps to answer a repeat of one (see `OperatorDesk.refundOnce`). */
 export const REFUND_REQUESTS_KEPT = 1000;
 
@@ -247,6 +250,8 @@ export class OperatorDesk {
     },
   ) {
     this.audit = deps.audit ?? new AuditTrail(new AuditStore(deps.journal), deps.logger);
+    // A restart must not lift a lockout nor forget the wrong PINs counted towards one: guessing would cost a restart.
+    deps.pin.restore(this.audit.pinChecksSince(deps.now().getTime() - PIN_CHECKS_KEPT_MS));
     this.payments = new OperatorPayments({
       links: deps.links,
       altPayments: deps.altPayments,

@@ -16,7 +16,8 @@ export class OperatorPinError extends Error {
 
 /**
  * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (printed once by `start`).
- * Comparison is constant-time over hashes; after five wrong PINs operator mode is locked for five minutes.
+ * Comparison is constant-time over hashes; after five wrong PINs operator mode is locked for five minutes, also across
+ * a restart ({@link restore}).
  */
 export class OperatorPin {
   private failures = 0;
@@ -45,17 +46,31 @@ export class OperatorPin {
 
   /** 'ok', 'wrong' or 'locked'. */
   check(candidate: string): 'ok' | 'wrong' | 'locked' {
-    if (this.now() < this.lockedUntil) return 'locked';
+    const at = this.now();
+    if (at < this.lockedUntil) return 'locked';
     const ok = timingSafeEqual(createHash('sha256').update(candidate).digest(), this.digest);
+    this.count(ok, at);
+    return ok ? 'ok' : 'wrong';
+  }
+
+  /**
+   * Replays the checks made before this start, oldest first (as the audit log recorded them: `ok` for a good PIN),
+   * so that a restart neither lifts a lockout nor forgets the wrong PINs counted towards one. A check recorded while
+   * the replayed lockout held counts for nothing, as it did then.
+   */
+  restore(past: Iterable<{ atMs: number; ok: boolean }>): void {
+    for (const { atMs, ok } of past) if (atMs >= this.lockedUntil) this.count(ok, atMs);
+  }
+
+  private count(ok: boolean, at: number): void {
     if (ok) {
       this.failures = 0;
-      return 'ok';
+      return;
     }
     this.failures += 1;
     if (this.failures >= MAX_FAILURES) {
       this.failures = 0;
-      this.lockedUntil = this.now() + LOCK_MS;
+      this.lockedUntil = at + LOCK_MS;
     }
-    return 'wrong';
   }
 }

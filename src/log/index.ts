@@ -1,2 +1,4 @@
 export * from './logger.js';
 export { isLuhnCardNumber, redactCardNumbers, redactString, redactValue } from './redact.js';
+export { LimitedWarnings } from './limited-warnings.js';
+export { TokenBucket } from './token-bucket.js';

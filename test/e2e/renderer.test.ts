@@ -273,6 +273,41 @@ describe('renderer in a real browser', () => {
     await page.context().close();
   });
 
+  it('closes the operator panel, forgetting the PIN, when the operator leaves it five minutes untouched', async () => {
+    const { bridge, fake } = await start();
+    const { page, problems } = await openTerminal(bridge);
+    await page.clock.install();
+    await onScreen(page, 'idle');
+    await page.keyboard.press('Control+Alt+O');
+    await page.getByTestId('operator-pin').fill(FAKE_PIN);
+    await page.getByTestId('operator-login').click();
+    await page.getByTestId('operator-audit').waitFor();
+
+    // Used now and then, it stays open: each touch counts afresh.
+    await page.clock.runFor(4 * 60_000);
+    await page.getByTestId('operator-audit').click();
+    await page.getByTestId('operator-audit-log').waitFor();
+    await page.clock.runFor(4 * 60_000);
+    expect(await page.getByTestId('operator-panel').isHidden()).toBe(false);
+
+    // Left alone (the operator walked away from a kiosk in the street): closed, and the status refresh stops.
+    await page.clock.runFor(60_000 + 2_000);
+    expect(await page.getByTestId('operator-panel').isHidden()).toBe(true);
+    const asked = fake.operatorRequests.length;
+    await page.clock.runFor(10_000);
+    expect(fake.operatorRequests.length).toBe(asked);
+    // Opened again, it asks for the PIN.
+    await page.keyboard.press('Control+Alt+O');
+    await page.getByTestId('operator-pin').waitFor();
+    expect(await page.getByTestId('operator-audit').count()).toBe(0);
+
+    // Left at the PIN prompt, it closes too: the customer's screen is not kept covered.
+    await page.clock.runFor(5 * 60_000 + 2_000);
+    expect(await page.getByTestId('operator-panel').isHidden()).toBe(true);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('refuses a page reached through a rebound DNS name, even with the secret', async () => {
     const { bridge } = await start();
     const context = await launched.browser.newContext();

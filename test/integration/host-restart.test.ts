@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -73,5 +73,28 @@ describe('terminal host across a restart', () => {
     const after = sandbox.ledger().transactions.find((t) => t.kind === 'authorization');
     expect(after?.amounts.reversed).toBe(150);
     expect(sandbox.consistency().ok).toBe(true);
+  });
+
+  it('keeps operator mode locked after five wrong PINs when the terminal is restarted', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
+    const pinFile = join(cwd, 'operator.pin');
+    writeFileSync(pinFile, '2468\n');
+    chmodSync(pinFile, 0o600);
+    const config = parseConfig({ terminal: { operatorPinFile: pinFile } });
+    const status = { type: 'status' } as const;
+    const first = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+    for (let i = 0; i < 5; i++)
+      expect(await first.operator({ pin: '1357', action: status })).toMatchObject({
+        error: { code: 'OPERATOR_PIN' },
+      });
+    await first.close();
+
+    const second = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    open.push(second);
+    expect(await second.operator({ pin: '2468', action: status })).toMatchObject({
+      ok: false,
+      error: { code: 'OPERATOR_LOCKED' },
+    });
   });
 });

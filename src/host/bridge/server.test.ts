@@ -11,6 +11,9 @@ import {
 } from '../../../test/e2e/bridge-client.js';
 import { BridgeError, contentSecurityPolicy, startBridge, type Bridge } from './server.js';
 import { MAX_MESSAGE_BYTES } from './protocol.js';
+import { MAX_CONNECTIONS } from '../../gateway/server-limits.js';
+import { createLogger } from '../../log/index.js';
+import { slowClient, within } from '../../gateway/testing/raw-request.js';
 
 let dir: Awaited<ReturnType<typeof makeStaticDir>>;
 let bridge: Bridge;
@@ -328,5 +331,55 @@ describe('bridge WebSocket', () => {
     expect(busy).toMatchObject({ id: 9, result: { ok: false, error: { code: 'BUSY' } } });
     outcome.socket.close();
     await b.close();
+  });
+});
+
+describe('bridge slow and idle clients', () => {
+  it('drops a client that trickles its headers once the header timeout has passed', async () => {
+    const slow = slowClient(bridge.port, 'GET / HTTP/1.1\r\n', 'X-Slow: 1\r\n');
+    // The header timeout is 5 s: not half a minute of a connection held by a client that never finishes.
+    const closedAfter = await within(slow.closed, 8_000);
+    slow.socket.destroy();
+    expect(closedAfter).not.toBe('pending');
+  }, 15_000);
+
+  it('drops a client that trickles a body the bridge refused once the request timeout has passed', async () => {
+    const host = `127.0.0.1:${bridge.port}`;
+    const slow = slowClient(
+      bridge.port,
+      `POST / HTTP/1.1\r\nHost: ${host}\r\nTransfer-Encoding: chunked\r\n\r\n`,
+      '1\r\na\r\n',
+    );
+    const closedAfter = await within(slow.closed, 13_000);
+    slow.socket.destroy();
+    expect(closedAfter).not.toBe('pending');
+  }, 20_000);
+
+  it('holds a bounded number of connections: those beyond the bound are closed at once', async () => {
+    const clients = Array.from({ length: MAX_CONNECTIONS + 40 }, () => slowClient(bridge.port, ''));
+    const closed = await Promise.all(clients.map((c) => within(c.closed, 1_000)));
+    for (const c of clients) c.socket.destroy();
+    expect(closed.filter((c) => c !== 'pending').length).toBeGreaterThanOrEqual(40);
+    // Once they are gone, the kiosk's page is served again.
+    await Promise.all(clients.map((c) => c.closed));
+    expect((await rawRequest(bridge.port, `/?s=${bridge.secret}`, auth())).status).toBe(303);
+  });
+});
+
+describe('bridge refusals in the log', () => {
+  it('logs a burst of refused requests, then counts the rest in one summary line, not a line each', async () => {
+    const lines: { msg: string; dropped?: number }[] = [];
+    const logger = createLogger({
+      level: 'warn',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) },
+    });
+    const b = await startBridge(fake, { port: 0, staticDir: dir.staticDir, logger });
+    // Any process on the machine can send these without the secret, as fast as it likes.
+    for (let i = 0; i < 300; i++)
+      expect((await rawRequest(b.port, '/', { Host: `127.0.0.1:${b.port}` })).status).toBe(401);
+    await b.close();
+    const refused = lines.filter((l) => l.msg !== 'bridge listening on 127.0.0.1');
+    expect(refused.length).toBeLessThanOrEqual(25);
+    expect(refused.at(-1)).toMatchObject({ dropped: 300 - (refused.length - 1) });
   });
 });

@@ -1,11 +1,12 @@
 import { createReadStream } from 'node:fs';
 import { realpath, stat } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type OutgoingHttpHeaders, type ServerResponse } from 'node:http';
+import type { IncomingMessage, OutgoingHttpHeaders, ServerResponse } from 'node:http';
 import type { Duplex } from 'node:stream';
 import { join } from 'node:path';
 import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { requestTarget } from '../../gateway/index.js';
-import { silentLogger, type Logger } from '../../log/index.js';
+import { createLimitedServer } from '../../gateway/server-limits.js';
+import { LimitedWarnings, silentLogger, type Logger } from '../../log/index.js';
 import type { Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
 import { customerFacing } from '../customer-facing.js';
 import {
@@ -131,10 +132,12 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
   const sessions = new SessionStore();
   let port = options.port;
 
+  // Anyone on the machine can send refused requests without end: a flood is summarised, not a line each.
+  const refusals = new LimitedWarnings(logger, 'refused bridge requests');
   const refuse = (kind: string, refusal: Refusal, req: IncomingMessage): void => {
     // The path only: the query may hold the secret.
     const path = (req.url ?? '').split('?')[0]?.slice(0, 200);
-    logger.warn({ kind, refusal, path }, 'bridge refused a request');
+    refusals.warn({ kind, refusal, path }, 'bridge refused a request');
   };
 
   /** True when the request presents the secret (query `s`) or a live session cookie. */
@@ -220,15 +223,15 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
     stream.pipe(res);
   };
 
-  const server = createServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
+  // Anyone on the machine can connect without the secret: slow clients are dropped and connections bounded
+  // (src/gateway/server-limits.ts; the kiosk's page and socket, open already, are not affected by those refused).
+  const server = createLimitedServer({ maxHeaderSize: 16 * 1024 }, (req, res) => {
     handleRequest(req, res).catch((e: unknown) => {
       logger.error({ err: e }, 'bridge request failed');
       if (!res.headersSent) sendText(res, 500, 'Internal error\n');
       else res.destroy();
     });
   });
-  server.requestTimeout = 10_000;
-  server.headersTimeout = 5_000;
   server.on('clientError', (_e, socket) => {
     if (socket.writable)
       socket.end('HTTP/1.1 400 Bad Request\r\nConnection: close\r\nContent-Length: 0\r\n\r\n');
@@ -403,6 +406,7 @@ export async function startBridge(terminal: TerminalApi, options: BridgeOptions)
     close() {
       closing ??= new Promise<void>((resolve) => {
         clearInterval(heartbeat);
+        refusals.flush();
         for (const ws of wss.clients) ws.terminate();
         wss.close();
         server.close(() => resolve());

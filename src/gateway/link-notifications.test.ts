@@ -1,6 +1,6 @@
 import { createHmac } from 'node:crypto';
 import { afterEach, describe, expect, it } from 'vitest';
-import { createServer } from 'node:http';
+import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { createLogger } from '../log/index.js';
 import { rawStatusLine, slowClient, within } from './testing/raw-request.js';
@@ -179,6 +179,31 @@ describe('LinkNotificationListener', () => {
     expect(got.map((n) => n.linkId)).toEqual(['T-1']);
     // Only the correctly signed one that was refused is handed on for the operator (the forged one is only logged).
     expect(refused).toEqual([{ problem: 'body', message: 'the body is not JSON', signedAtMs: NOW }]);
+  });
+
+  it('logs an error of its server once listening (an accept failing for want of descriptors) and goes on', async () => {
+    const errors: { msg?: string; err?: { message?: string } }[] = [];
+    const got: LinkPaymentNotification[] = [];
+    listener = await LinkNotificationListener.start({
+      host: '127.0.0.1',
+      port: 0,
+      key,
+      now: () => NOW,
+      onNotification: (n) => got.push(n),
+      logger: createLogger({
+        level: 'error',
+        destination: { write: (line: string) => void errors.push(JSON.parse(line) as (typeof errors)[0]) },
+      }),
+    });
+    // What Node's server emits when accept() fails (EMFILE): with no listener for it, the process would end.
+    const server = (listener as unknown as { server: Server }).server;
+    expect(() =>
+      server.emit('error', Object.assign(new Error('accept EMFILE'), { code: 'EMFILE' })),
+    ).not.toThrow();
+    expect(errors).toMatchObject([{ msg: 'payment-link listener error', err: { message: 'accept EMFILE' } }]);
+    const body = JSON.stringify(event);
+    expect((await fetch(listener.url, { method: 'POST', headers: signed(body), body })).status).toBe(204);
+    expect(got.map((n) => n.linkId)).toEqual(['T-1']);
   });
 
   it('answers 400 to a request target no URL parser reads, and goes on listening', async () => {

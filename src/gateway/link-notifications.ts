@@ -302,6 +302,9 @@ export class LinkNotificationListener {
         resolve();
       });
     });
+    // Once listening, an error of the server (an accept failing for want of file descriptors) is logged; unheard, it
+    // would end the terminal's process. The listener goes on accepting when it can.
+    server.on('error', (err) => logger.error({ err }, 'payment-link listener error'));
     const { port } = server.address() as AddressInfo;
     const host = options.host.includes(':') ? `[${options.host}]` : options.host;
     return new LinkNotificationListener(server, `http://${host}:${port}${path}`, strangers);

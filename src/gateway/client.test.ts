@@ -2,7 +2,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { httpSignatureAuthenticator, type Authenticator } from './auth/authenticator.js';
+import { httpSignatureAuthenticator, oauthAuthenticator, type Authenticator } from './auth/authenticator.js';
+import { OAuthTokenManager } from './auth/oauth.js';
 import { createGatewayClient, type GatewayClient } from './client.js';
 import type { ServiceRequest } from './services/types.js';
 
@@ -497,6 +498,71 @@ describe('GatewayClient.send', () => {
     expect((await client.send(client.prepare(preauth))).kind).toBe('approved');
     expect(seen).toEqual(['Bearer old', 'Bearer new']);
     expect(renewals).toBe(1);
+  });
+
+  it('refreshes the OAuth token once when many payments in flight meet its expiry, however their 401s straggle in', async () => {
+    const TOKEN_ORIGIN = 'https://token.test';
+    let refreshes = 0;
+    agent
+      .get(TOKEN_ORIGIN)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        refreshes++;
+        return {
+          statusCode: 200,
+          data: JSON.stringify({
+            access_token: `A${refreshes + 1}`,
+            refresh_token: `R${refreshes + 1}`,
+            expires_in: 899,
+          }),
+        };
+      })
+      .persist();
+    // The terminal's clock still holds A1 valid; the gateway says it expired. The 401s of the five requests sent with
+    // it arrive one after another, the later ones after the first refresh is done.
+    const expired = {
+      response: { rmsg: { error: 'ACCESS_TOKEN_EXPIRED', error_description: 'ACCESS_TOKEN_EXPIRED' } },
+    };
+    const pool = agent.get(ORIGIN);
+    for (let i = 0; i < 5; i++) {
+      pool
+        .intercept({ path: '/pts/v2/payments', method: 'POST', headers: { authorization: 'Bearer A1' } })
+        .reply(401, expired)
+        .delay(1 + i * 40);
+    }
+    const seen: string[] = [];
+    pool
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply((opts) => {
+        seen.push(headersOf(opts.headers).authorization ?? '');
+        return { statusCode: 201, data: JSON.stringify(approved) };
+      })
+      .persist();
+    const now = 1_000_000;
+    const tokens = new OAuthTokenManager({
+      tokenUrl: TOKEN_ORIGIN,
+      clientId: 'c',
+      clientSecret: 's',
+      store: {
+        load: () => ({
+          accessToken: 'A1',
+          accessTokenExpiresAt: now + 600_000,
+          refreshToken: 'R1',
+          refreshTokenExpiresAt: now + 365 * 86_400_000,
+        }),
+        save: () => undefined,
+        clear: () => undefined,
+      },
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+      now: () => now,
+      dispatcher: agent,
+    });
+    client = makeClient({ auth: oauthAuthenticator(tokens) });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => client.send(client.prepare(preauth))));
+    expect(outcomes.map((o) => o.kind)).toEqual(Array(5).fill('approved'));
+    expect(refreshes).toBe(1);
+    expect(seen).toEqual(Array(5).fill('Bearer A2'));
+    await tokens.close();
   });
 
   it('reads reversal, capture, refund and void amounts from their own answer fields', async () => {

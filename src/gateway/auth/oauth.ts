@@ -172,9 +172,13 @@ export class OAuthTokenManager implements BearerTokenSource {
     return (await this.refresh()).accessToken;
   }
 
-  async renewAfterUnauthorized(body: unknown): Promise<boolean> {
+  async renewAfterUnauthorized(body: unknown, rejectedToken?: string): Promise<boolean> {
     const rmsg = (body as { response?: { rmsg?: { error?: unknown } } } | undefined)?.response?.rmsg;
     if (rmsg?.error !== 'ACCESS_TOKEN_EXPIRED') return false;
+    // A request sent with a token that another request's 401 has already replaced goes again with the new one: the
+    // requests in flight when a token expires cause one refresh, not one each (each would rotate the refresh token).
+    if (rejectedToken !== undefined && this.tokens !== undefined && this.tokens.accessToken !== rejectedToken)
+      return true;
     await this.refresh();
     return true;
   }

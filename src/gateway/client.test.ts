@@ -565,6 +565,53 @@ describe('GatewayClient.send', () => {
     await tokens.close();
   });
 
+  it('reports a payment whose OAuth token could not be renewed as not sent, when the token endpoint failed mid-exchange', async () => {
+    const TOKEN_ORIGIN = 'https://token.test';
+    // The token request may have reached the token host; the payment never left the terminal.
+    agent
+      .get(TOKEN_ORIGIN)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .replyWithError(new Error('socket hang up'));
+    let payments = 0;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(() => {
+        payments++;
+        return { statusCode: 201, data: JSON.stringify(approved) };
+      })
+      .persist();
+    const tokens = new OAuthTokenManager({
+      tokenUrl: TOKEN_ORIGIN,
+      clientId: 'c',
+      clientSecret: 's',
+      store: {
+        load: () => ({
+          accessToken: 'A1',
+          accessTokenExpiresAt: 0,
+          refreshToken: 'R1',
+          refreshTokenExpiresAt: 365 * 86_400_000,
+        }),
+        save: () => undefined,
+        clear: () => undefined,
+      },
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      now: () => 1_000_000,
+      dispatcher: agent,
+    });
+    client = makeClient({ auth: oauthAuthenticator(tokens) });
+    const outcome = await client.send(client.prepare(preauth));
+    expect(payments).toBe(0);
+    // "Outcome unknown" would send a timeout reversal for an authorization that was never sent; the code still says
+    // the network failed (the offline queue may take the payment).
+    expect(outcome).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_CONNECTION', outcomeUnknown: false },
+    });
+    await tokens.close();
+  });
+
   it('reads reversal, capture, refund and void amounts from their own answer fields', async () => {
     const pool = agent.get(ORIGIN);
     pool.intercept({ path: '/pts/v2/payments/A1/reversals', method: 'POST' }).reply(201, {

@@ -255,7 +255,7 @@ export class OAuthTokenManager implements BearerTokenSource {
             ? e.oauthError === undefined || e.oauthError === 'server_error'
             : e instanceof GatewayError &&
               (e.code === 'GW_CONNECTION' || e.code === 'GW_TIMEOUT' || e.code === 'GW_SERVER');
-        if (!transient || attempt >= retry.maxAttempts) throw e;
+        if (!transient || attempt >= retry.maxAttempts) throw tokenFailure(e);
         const delay = backoffDelayMs(attempt, retry, (this.options.random ?? Math.random)());
         await new Promise((r) => setTimeout(r, delay));
       }
@@ -312,6 +312,21 @@ export class OAuthTokenManager implements BearerTokenSource {
     this.logger.info({ accessTokenExpiresAt: tokens.accessTokenExpiresAt }, 'oauth tokens renewed');
     return tokens;
   }
+}
+
+/**
+ * A token request's failure as the requests waiting for the token see it. The token request may have reached the
+ * token host (a reset, a timeout after sending), but no request of the caller has been sent: nothing can have been
+ * processed for it (`outcomeUnknown` false; a payment whose outcome is "unknown" would get a needless timeout
+ * reversal). The code stays, so that an unreachable host is still told as one.
+ */
+function tokenFailure(e: unknown): unknown {
+  if (!(e instanceof GatewayError) || !e.outcomeUnknown) return e;
+  return new GatewayError(e.code, `token endpoint: ${e.message}`, {
+    outcomeUnknown: false,
+    ...(e.httpStatus !== undefined ? { httpStatus: e.httpStatus } : {}),
+    cause: e,
+  });
 }
 
 /** The consent page address (spec 000, A.1): `{portal_url}/ebc2/oauth/authorize?sub=oauth&client_id&redirect_url&state`. */

@@ -34,6 +34,13 @@ export const REFRESH_GRACE_MS = 183 * 24 * 3600 * 1000;
 /** Refresh the access token this long before it expires, so that no request goes out with a dying token. */
 export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
+/** RFC 6750 `b64token`: what may follow `Bearer ` in an Authorization header. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** A token lifetime of a token answer: whole seconds, at least one, at most `maxSeconds`. */
+function isLifetime(v: unknown, maxSeconds: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= maxSeconds;
+}
 
 /**
  * A token store in one file, AES-256-GCM encrypted with a 32-byte key, written whole, atomically and durably with mode
@@ -250,9 +257,11 @@ export class OAuthTokenManager implements BearerTokenSource {
       } catch (e) {
         // Token requests move no money: transient failures (server_error, network) are retried; codes that
         // describe the request or the accounts are not.
+        // A success whose grant cannot be used (below) is the token host's answer, not a transient state.
         const transient =
           e instanceof GatewayOAuthError
-            ? e.oauthError === undefined || e.oauthError === 'server_error'
+            ? e.oauthError === 'server_error' ||
+              (e.oauthError === undefined && e.httpStatus !== 200 && e.httpStatus !== 201)
             : e instanceof GatewayError &&
               (e.code === 'GW_CONNECTION' || e.code === 'GW_TIMEOUT' || e.code === 'GW_SERVER');
         if (!transient || attempt >= retry.maxAttempts) throw tokenFailure(e);
@@ -286,19 +295,27 @@ export class OAuthTokenManager implements BearerTokenSource {
     const access = json?.access_token;
     const refresh = json?.refresh_token;
     const expiresIn = json?.expires_in;
+    const refreshExpiresIn = json?.refresh_token_expires_in;
+    const unusable = (what: string): GatewayOAuthError =>
+      new GatewayOAuthError('GW_OAUTH_TOKEN', `token endpoint answer: ${what}`, undefined, {
+        httpStatus: answer.httpStatus,
+      });
     if (typeof access !== 'string' || typeof refresh !== 'string' || typeof expiresIn !== 'number') {
-      throw new GatewayOAuthError(
-        'GW_OAUTH_TOKEN',
-        'token endpoint answer lacks access_token, refresh_token or expires_in',
-        undefined,
-        {
-          httpStatus: answer.httpStatus,
-        },
-      );
+      throw unusable('no access_token, refresh_token or expires_in');
     }
+    // Sent as `Authorization: Bearer <token>`: only the characters of a bearer token (RFC 6750 b64token, which a JWT
+    // is made of). Anything else could not be sent, or would add a header line of its own.
+    if (!BEARER_TOKEN.test(access)) throw unusable('access_token is not a bearer token');
+    if (refresh === '') throw unusable('refresh_token is empty');
+    // Whole seconds (spec 000: an integer), at least one and at most the year of the grant itself: a lifetime of zero
+    // or less would send every request to the token endpoint first.
+    if (!isLifetime(expiresIn, ONE_YEAR_MS / 1000)) throw unusable('expires_in is not a lifetime');
     const issued = this.now();
-    const refreshIn =
-      typeof json?.refresh_token_expires_in === 'number' ? json.refresh_token_expires_in * 1000 : ONE_YEAR_MS;
+    // The refresh token's lifetime only informs the grant's state (the token endpoint is the judge): one that is
+    // absent or unusable is the documented year (spec 000, Limits), rather than the rotated token thrown away.
+    const refreshIn = isLifetime(refreshExpiresIn, (10 * ONE_YEAR_MS) / 1000)
+      ? refreshExpiresIn * 1000
+      : ONE_YEAR_MS;
     const tokens: OAuthTokens = {
       accessToken: access,
       accessTokenExpiresAt: issued + expiresIn * 1000,

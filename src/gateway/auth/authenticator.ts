@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../../config/index.js';
 import { readSecretFile, readSecretText } from '../../config/secret-file.js';
 import { GatewayAuthError, GatewayError } from '../errors.js';
-import { createHttpSigner } from './http-signature.js';
+import { assertSignedIdentity, createHttpSigner } from './http-signature.js';
 import { createJwt, hmacKey, rsaKeyFromPem, rsaKeyFromPkcs12, type JwtKey } from './jwt.js';
 
 /** What an authenticator signs: one request, exactly as it will be sent. */
@@ -185,6 +185,17 @@ export function createAuthenticator(
   };
   switch (auth.method) {
     case 'http-signature':
+      // Named by their configuration keys here, before the secret file's own checks.
+      for (const [key, what, value] of [
+        ['gateway.merchantId', 'merchant id', merchantId],
+        ['gateway.auth.keyId', 'key id', auth.keyId],
+      ] as const) {
+        try {
+          assertSignedIdentity(what, value);
+        } catch (e) {
+          throw new GatewayError('GW_CONFIG', `${key}: ${(e as Error).message}`, { cause: e });
+        }
+      }
       return withSharedSecret((secret) => httpSignatureAuthenticator(merchantId, auth.keyId, secret));
     case 'jwt': {
       if (auth.jwtAlgorithm === 'HS256')

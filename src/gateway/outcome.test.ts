@@ -114,3 +114,78 @@ describe('a risk decline (AUTHORIZED_RISK_DECLINED): the issuer holds what it au
     }
   });
 });
+
+/** Answers nobody documented: each is a typed outcome, and one that cannot be read is "unknown", never a guess. */
+describe('an answer that cannot be read as it stands', () => {
+  const raw = (text: string): Buffer => Buffer.from(text, 'utf8');
+  const authorized = (amountDetails: Record<string, unknown>, id: unknown = 'g1') =>
+    answer({ id, status: 'AUTHORIZED', orderInformation: { amountDetails } });
+
+  it('names a key twice (which one counts is up to the parser): unknown, whichever comes last', () => {
+    for (const text of [
+      '{"id":"g1","status":"DECLINED","status":"AUTHORIZED"}',
+      '{"id":"g1","status":"AUTHORIZED","status":"DECLINED"}',
+      '{"id":"g1","status":"AUTHORIZED","orderInformation":{"amountDetails":{"authorizedAmount":"1.00","authorizedAmount":"12.50","currency":"EUR"}}}',
+      '{"id":"g1","status":"AUTHORIZED","st\\u0061tus":"DECLINED"}',
+    ]) {
+      const o = classifyPaymentAnswer(sale('EUR', 1250), 201, raw(text));
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+    // The same names in different objects, or in the objects of an array, are no duplicates.
+    const fine = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      raw(
+        '{"id":"g1","status":"AUTHORIZED","a":[{"id":"x"},{"id":"y"}],"orderInformation":{"amountDetails":{"authorizedAmount":"12.50","currency":"EUR"},"currency":"x"}}',
+      ),
+    );
+    expect(fine).toMatchObject({ kind: 'approved', gatewayId: 'g1', authorizedMinor: 1250 });
+  });
+
+  it('redirects, answers 2xx without a body, with a body that is not JSON, or with JSON that is not an object: unknown', () => {
+    const cases: [number, string][] = [
+      [301, ''],
+      [302, '{"status":"AUTHORIZED","id":"g1"}'],
+      [307, ''],
+      [201, ''],
+      [201, '<html>ok</html>'],
+      [201, '["AUTHORIZED"]'],
+      [201, '"AUTHORIZED"'],
+      [201, 'null'],
+      [201, '{"id":"g1","status":"AUTHORIZED"'],
+      [202, '{"id":"g1","status":"AUTHORIZED"}'],
+      [204, ''],
+    ];
+    for (const [httpStatus, text] of cases) {
+      const o = classifyPaymentAnswer(sale('EUR', 1250), httpStatus, raw(text));
+      expect(o).toMatchObject({ kind: 'unknown', error: { outcomeUnknown: true } });
+    }
+  });
+
+  it('states huge amounts: unknown, never a rounded number', () => {
+    for (const authorizedAmount of [
+      1e21,
+      '99999999999999999999.99',
+      '9007199254740993',
+      '1e3',
+      '-12.50',
+      '12.505',
+    ]) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount, currency: 'EUR' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+    }
+    // A number past 2^53 in the JSON text itself: read as a double, it is not the amount sent.
+    const past = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      raw(
+        '{"id":"g1","status":"AUTHORIZED","orderInformation":{"amountDetails":{"authorizedAmount":90071992547409.93,"currency":"EUR"}}}',
+      ),
+    );
+    expect(past).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+});

@@ -139,14 +139,64 @@ const at = valueAt;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Parses a JSON body; undefined when it is not JSON (the caller decides what that means). */
+/**
+ * Parses a JSON body; undefined when it is not JSON (the caller decides what that means), or when an object names a
+ * key twice: which of the two counts is up to the parser (JSON.parse keeps the last, others the first), so such an
+ * answer — `"status":"DECLINED", … "status":"AUTHORIZED"` — states nothing the terminal may act on.
+ */
 export function parseJsonBody(bytes: Buffer): unknown {
   if (bytes.length === 0) return undefined;
+  const text = bytes.toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8')) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
+  return typeof value === 'object' && value !== null && namesAKeyTwice(text) ? undefined : value;
+}
+
+/**
+ * Whether an object of the JSON text names one key twice (keys compared as decoded: `"status"` and `"st\u0061tus"` are
+ * one). The text is well-formed JSON (JSON.parse read it), so a scan of its strings and brackets is enough.
+ */
+function namesAKeyTwice(text: string): boolean {
+  /** The keys of each open object; null for an open array. */
+  const open: (Set<string> | null)[] = [];
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      let escaped = false;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          end++;
+        } else if (d === 0x22) break;
+      }
+      if (keyNext) {
+        const keys = open[open.length - 1];
+        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+        if (keys?.has(key)) return true;
+        keys?.add(key);
+        keyNext = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      open.push(new Set());
+      keyNext = true;
+    } else if (c === 0x5b /* [ */) {
+      open.push(null);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+      keyNext = false;
+    } else if (c === 0x2c /* , */) {
+      keyNext = (open[open.length - 1] ?? null) !== null;
+    }
+  }
+  return false;
 }
 
 /**

@@ -121,6 +121,17 @@ describe('an answer that cannot be read as it stands', () => {
   const authorized = (amountDetails: Record<string, unknown>, id: unknown = 'g1') =>
     answer({ id, status: 'AUTHORIZED', orderInformation: { amountDetails } });
 
+  it('states its currency as something else than a currency code: unknown, not read as the request currency', () => {
+    for (const currency of [840, 978, true, { code: 'EUR' }]) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount: '12.50', currency }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+  });
+
   it('names a key twice (which one counts is up to the parser): unknown, whichever comes last', () => {
     for (const text of [
       '{"id":"g1","status":"DECLINED","status":"AUTHORIZED"}',

@@ -205,7 +205,12 @@ function namesAKeyTwice(text: string): boolean {
  * euros): unreadable, its outcome unknown. The request's currency when the answer names none.
  */
 function answerCurrency(body: unknown, path: string, prepared: PreparedRequest): string | undefined {
-  const named = str(at(body, path));
+  const value = at(body, path);
+  // A currency stated as something else than a code (840, true, an object) names no currency the terminal can
+  // compare: not the request's by default.
+  if (value !== undefined && value !== null && typeof value !== 'string')
+    throw new GatewayError('GW_PARSE', `${path} is not a currency code`, { outcomeUnknown: true });
+  const named = str(value);
   if (named === undefined) return prepared.currency;
   if (prepared.currency !== undefined && named.toUpperCase() !== prepared.currency.toUpperCase())
     throw new GatewayError('GW_PARSE', `${path} is ${named}, not the requested ${prepared.currency}`, {

@@ -107,6 +107,8 @@ describe('a risk decline (AUTHORIZED_RISK_DECLINED): the issuer holds what it au
       undefined,
       { authorizedAmount: 'x', currency: 'EUR' },
       { authorizedAmount: '1.60', currency: 'USD' },
+      // More than the 3.21 asked: minor units, not an amount of EUR.
+      { authorizedAmount: '321', currency: 'EUR' },
     ]) {
       const o = riskDeclined(details);
       expect(o).toMatchObject({ kind: 'declined', status: 'AUTHORIZED_RISK_DECLINED' });
@@ -130,6 +132,36 @@ describe('an answer that cannot be read as it stands', () => {
       );
       expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
     }
+  });
+
+  it('authorizes more than was asked (an amount in minor units, or with the wrong exponent): unknown', () => {
+    for (const authorizedAmount of ['1250', 1250, '125.0']) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount, currency: 'EUR' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+    const avr = classifyPaymentAnswer(
+      { ...sale('EUR', 0), service: 'avr' },
+      201,
+      authorized({ authorizedAmount: '1.00', currency: 'EUR' }),
+    );
+    expect(avr).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+
+  it('processes more than was asked (a capture of 9.00 answered with 900.00): unknown', () => {
+    const o = classifyPaymentAnswer(
+      { ...sale('EUR', 900), service: 'capture', path: '/pts/v2/payments/g1/captures' },
+      201,
+      answer({
+        id: 'c1',
+        status: 'PENDING',
+        orderInformation: { amountDetails: { totalAmount: '900', currency: 'EUR' } },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
   });
 
   it('names a key twice (which one counts is up to the parser): unknown, whichever comes last', () => {

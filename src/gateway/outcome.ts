@@ -237,16 +237,36 @@ function amountAt(body: unknown, path: string, currency: string | undefined): nu
 }
 
 /**
+ * An amount of the answer that the request bounds — authorized, reversed, captured, refunded, credited: never more than
+ * the request's amount (a partial approval is less). More is an answer nobody documented, most likely minor units or
+ * the wrong exponent ("1250" for 12.50): an authorization "approved" for a hundred times the price would be held,
+ * printed and reversed as such.
+ * @throws GatewayError GW_PARSE (outcome unknown) when it is more.
+ */
+function withinRequest(
+  minor: number | undefined,
+  path: string,
+  prepared: PreparedRequest,
+): number | undefined {
+  if (minor !== undefined && prepared.amountMinor !== undefined && minor > prepared.amountMinor) {
+    throw new GatewayError('GW_PARSE', `${path} is more than the amount requested`, { outcomeUnknown: true });
+  }
+  return minor;
+}
+
+/**
  * What a risk-declined authorization holds (its answer's `authorizedAmount`): the amount its reversal must carry.
- * Undefined when the answer states none, or none the terminal can read in the requested currency: the decline stands
- * either way (it is the gateway's decision), and its reversal then carries the amount asked, the one figure known.
+ * Undefined when the answer states none, or none the terminal can read in the requested currency (or more than was
+ * asked): the decline stands either way (it is the gateway's decision), and its reversal then carries the amount asked,
+ * the one figure known.
  */
 function heldAmount(body: unknown, prepared: PreparedRequest): number | undefined {
+  const path = 'orderInformation.amountDetails.authorizedAmount';
   try {
-    return amountAt(
-      body,
-      'orderInformation.amountDetails.authorizedAmount',
-      answerCurrency(body, 'orderInformation.amountDetails.currency', prepared),
+    return withinRequest(
+      amountAt(body, path, answerCurrency(body, 'orderInformation.amountDetails.currency', prepared)),
+      path,
+      prepared,
     );
   } catch (e) {
     if (e instanceof GatewayError) return undefined;
@@ -370,7 +390,10 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       let authorizedMinor: number | undefined;
       let partial = status === 'PARTIAL_AUTHORIZED';
       if (AUTHORIZING.has(prepared.service)) {
-        authorizedMinor = amountAt(body, 'orderInformation.amountDetails.authorizedAmount', currency);
+        const path = 'orderInformation.amountDetails.authorizedAmount';
+        authorizedMinor = amountAt(body, path, currency);
+        // An increment states the new total, more than the amount added: not bounded by it.
+        if (prepared.service !== 'incremental') withinRequest(authorizedMinor, path, prepared);
         if (authorizedMinor === undefined && partial) {
           // A partial approval without its amount cannot be captured or reversed correctly.
           throw new GatewayError('GW_PARSE', 'PARTIAL_AUTHORIZED without authorizedAmount', {
@@ -392,10 +415,14 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       const processedPath = PROCESSED_AMOUNT[prepared.service];
       const amountMinor =
         processedPath !== undefined
-          ? amountAt(
-              body,
+          ? withinRequest(
+              amountAt(
+                body,
+                processedPath,
+                answerCurrency(body, PROCESSED_CURRENCY[prepared.service] ?? '', prepared) ?? currency,
+              ),
               processedPath,
-              answerCurrency(body, PROCESSED_CURRENCY[prepared.service] ?? '', prepared) ?? currency,
+              prepared,
             )
           : undefined;
       const approvalCode = str(at(body, 'processorInformation.approvalCode'));

@@ -164,6 +164,41 @@ describe('an answer that cannot be read as it stands', () => {
     expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
   });
 
+  it('approves with an id the terminal cannot keep or send back: unknown (its follow-ons could not name it)', () => {
+    for (const id of ['g1/../../refunds', 'g 1', 'x'.repeat(65), 7e21]) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount: '12.50', currency: 'EUR' }, id),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+    // An id sent as a JSON number loses its last digits in any parser that reads numbers as doubles.
+    const numeric = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      raw('{"id":7000000000000000000001,"status":"AUTHORIZED"}'),
+    );
+    expect(numeric).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+
+  it('risk-declines without an id to reverse the hold by: unknown (a timeout reversal releases it)', () => {
+    for (const id of [undefined, 'g 1']) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ ...(id !== undefined ? { id } : {}), status: 'AUTHORIZED_RISK_DECLINED' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+  });
+
+  it('declines with an id the terminal cannot keep: a decline without the id', () => {
+    const o = classifyPaymentAnswer(sale('EUR', 1250), 201, answer({ id: 'g 1', status: 'DECLINED' }));
+    expect(o).toMatchObject({ kind: 'declined', status: 'DECLINED' });
+    expect(o).not.toHaveProperty('gatewayId');
+  });
+
   it('names a key twice (which one counts is up to the parser): unknown, whichever comes last', () => {
     for (const text of [
       '{"id":"g1","status":"DECLINED","status":"AUTHORIZED"}',

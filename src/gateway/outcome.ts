@@ -1,5 +1,6 @@
 import { parseDecimal } from '../money/index.js';
 import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem } from './errors.js';
+import { isGatewayId } from './gateway-id.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
 import { RISK_DECLINED_STATUS } from '../vocabulary/services.js';
@@ -375,16 +376,23 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
     };
   }
   const sets = STATUSES[prepared.service];
-  const gatewayId = str(at(body, 'id'));
-  if (sets.approved.includes(status)) {
-    if (gatewayId === undefined) {
-      // An approval without an id cannot be captured, reversed or voided: treat it as unreadable.
-      return {
-        kind: 'unknown',
-        error: new GatewayError('GW_PARSE', `${status} without an id`, { outcomeUnknown: true, httpStatus }),
-        httpStatus,
-      };
-    }
+  // An id is kept only in the shape the terminal keeps, prints and puts into a follow-on's path (gateway-id.ts).
+  const id = str(at(body, 'id'));
+  const gatewayId = id !== undefined && isGatewayId(id) ? id : undefined;
+  // An approval without one cannot be captured, reversed or voided, nor can a risk decline's hold be released by its
+  // id: unreadable, resolved by a timeout reversal or void by transactionId like any unknown outcome.
+  if (gatewayId === undefined && (sets.approved.includes(status) || status === RISK_DECLINED_STATUS)) {
+    return {
+      kind: 'unknown',
+      error: new GatewayError(
+        'GW_PARSE',
+        `${status} without an id the terminal can use${id !== undefined ? ' (not 1–64 letters, digits, _ or -)' : ''}`,
+        { outcomeUnknown: true, httpStatus },
+      ),
+      httpStatus,
+    };
+  }
+  if (sets.approved.includes(status) && gatewayId !== undefined) {
     try {
       const currency = answerCurrency(body, 'orderInformation.amountDetails.currency', prepared);
       let authorizedMinor: number | undefined;

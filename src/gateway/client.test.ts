@@ -851,6 +851,50 @@ describe('GatewayClient reads and offers', () => {
     expect(await client.paymentLinks.create(input)).toMatchObject({ id: 'PARK-4', totalAmountMinor: 300 });
   });
 
+  it('reports a create or an update whose 2xx answer cannot be read as of unknown outcome: the link may exist, payable', async () => {
+    const input = {
+      linkType: 'PURCHASE' as const,
+      purchaseNumber: 'PARK-5',
+      currency: 'GBP',
+      totalAmountMinor: 300,
+      lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+    };
+    const page = { paymentLink: 'https://gateway.test/pay/PARK-5' };
+    const pool = agent.get(ORIGIN);
+    for (const [what, body] of [
+      ['a body that is not JSON', '<html>created</html>'],
+      ['no id', JSON.stringify({ status: 'ACTIVE', purchaseInformation: page })],
+      [
+        'an amount it cannot read',
+        JSON.stringify({
+          id: 'PARK-5',
+          status: 'ACTIVE',
+          purchaseInformation: { purchaseNumber: 'PARK-5', ...page },
+          orderInformation: { amountDetails: { totalAmount: '3.005', currency: 'GBP' } },
+        }),
+      ],
+      [
+        'an amount in a currency stated as a number',
+        JSON.stringify({
+          id: 'PARK-5',
+          status: 'ACTIVE',
+          purchaseInformation: { purchaseNumber: 'PARK-5', ...page },
+          orderInformation: { amountDetails: { totalAmount: 300, currency: 826 } },
+        }),
+      ],
+    ] as const) {
+      pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, body);
+      await expect(client.paymentLinks.create(input), `create: ${what}`).rejects.toMatchObject({
+        outcomeUnknown: true,
+      });
+      pool.intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'PATCH' }).reply(200, body);
+      await expect(
+        client.paymentLinks.update('PARK-5', { ...input, status: 'INACTIVE' }),
+        `update: ${what}`,
+      ).rejects.toMatchObject({ outcomeUnknown: true });
+    }
+  });
+
   it('refuses a read or an update answered with another link: its status is not the status of the link asked for', async () => {
     const other = {
       id: 'OTHER-1',

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPaymentAnswer } from './outcome.js';
+import { classifyPaymentAnswer, parseJsonBody } from './outcome.js';
 import type { PreparedRequest } from './services/types.js';
 
 /**
@@ -265,5 +265,25 @@ describe('an answer that cannot be read as it stands', () => {
       ),
     );
     expect(past).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+});
+
+describe('parseJsonBody and keys named twice', () => {
+  it('reads keys as keys only: text inside strings, and equal names in other objects or array items, are no duplicates', () => {
+    for (const text of [
+      '{"a":"\\"a\\":1,{\\"a\\":2}","b":{"a":1}}',
+      '{"a":[{"a":1},{"a":2}],"b":[["a","a"]],"c":{"b":{"c":1}}}',
+      '{"a\\\\":1,"a":2}',
+      '[{"a":1},{"a":1}]',
+      '{}',
+    ]) {
+      expect(parseJsonBody(Buffer.from(text)), text).toEqual(JSON.parse(text));
+    }
+  });
+
+  it('refuses an object that names a key twice at any depth', () => {
+    for (const text of ['{"a":1,"a":1}', '{"x":[{"a":1,"b":2,"a":3}]}', '{"a\\u0062":1,"ab":2}']) {
+      expect(parseJsonBody(Buffer.from(text)), text).toBeUndefined();
+    }
   });
 });

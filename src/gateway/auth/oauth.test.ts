@@ -179,20 +179,42 @@ describe('OAuthTokenManager, token answers nobody documented', () => {
     await m.close();
   });
 
+  it('uses a token that lives less than the refresh margin for half its life, rather than refreshing before every request', async () => {
+    let now = 1_000;
+    const store = memoryStore({ ...tokens(1), accessTokenExpiresAt: 0 });
+    const m = manager(store, () => now);
+    let refreshes = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        refreshes++;
+        return {
+          statusCode: 200,
+          data: JSON.stringify({ access_token: `A${refreshes + 1}`, refresh_token: 'R2', expires_in: 30 }),
+        };
+      })
+      .persist();
+    expect(await m.accessToken()).toBe('A2');
+    now += 10_000;
+    expect(await m.accessToken()).toBe('A2');
+    now += 6_000; // past half of its 30 s
+    expect(await m.accessToken()).toBe('A3');
+    expect(refreshes).toBe(2);
+    await m.close();
+  });
+
   it.each([-1, 0, '31536000', 1e308])(
     'reads a refresh-token lifetime of %s as the documented year, keeping the rotated token',
     async (odd) => {
       const store = memoryStore({ ...tokens(1), accessTokenExpiresAt: 0 });
       const m = manager(store, () => 1_000);
-      agent!
-        .get(TOKEN_URL)
-        .intercept({ path: '/oauth2/v3/token', method: 'POST' })
-        .reply(200, {
-          access_token: 'A2',
-          refresh_token: 'R2',
-          expires_in: 899,
-          refresh_token_expires_in: odd,
-        });
+      agent!.get(TOKEN_URL).intercept({ path: '/oauth2/v3/token', method: 'POST' }).reply(200, {
+        access_token: 'A2',
+        refresh_token: 'R2',
+        expires_in: 899,
+        refresh_token_expires_in: odd,
+      });
       expect(await m.refresh()).toMatchObject({
         refreshToken: 'R2',
         refreshTokenExpiresAt: 1_000 + 365 * 86_400_000,

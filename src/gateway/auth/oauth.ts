@@ -136,6 +136,12 @@ export interface OAuthTokenManagerOptions {
  */
 export class OAuthTokenManager implements BearerTokenSource {
   private tokens: OAuthTokens | undefined;
+  /**
+   * When the access token is refreshed before use (epoch ms): the refresh margin before it expires, or half its life
+   * when it lives less than twice the margin (else every request would first refresh it). For a stored grant, whose
+   * lifetime is not known, the margin.
+   */
+  private refreshAt: number;
   private revoked = false;
   private inflight: Promise<OAuthTokens> | undefined;
   private readonly transport: Transport;
@@ -146,6 +152,7 @@ export class OAuthTokenManager implements BearerTokenSource {
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger();
     this.tokens = options.store.load();
+    this.refreshAt = (this.tokens?.accessTokenExpiresAt ?? 0) - this.refreshMarginMs();
     this.transport = createTransport({
       baseUrl: options.tokenUrl,
       // The token endpoint is unsigned (reference §1): every exchange below is `unauthenticated`.
@@ -170,13 +177,12 @@ export class OAuthTokenManager implements BearerTokenSource {
 
   async accessToken(): Promise<string> {
     const t = this.tokens;
-    if (
-      t !== undefined &&
-      this.now() < t.accessTokenExpiresAt - (this.options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS)
-    ) {
-      return t.accessToken;
-    }
+    if (t !== undefined && this.now() < this.refreshAt) return t.accessToken;
     return (await this.refresh()).accessToken;
+  }
+
+  private refreshMarginMs(): number {
+    return this.options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
   }
 
   async renewAfterUnauthorized(body: unknown, rejectedToken?: string): Promise<boolean> {
@@ -326,6 +332,8 @@ export class OAuthTokenManager implements BearerTokenSource {
     // Persist before use: the old refresh token may already be invalid once the new one is issued.
     this.options.store.save(tokens);
     this.tokens = tokens;
+    const lifetime = expiresIn * 1000;
+    this.refreshAt = issued + lifetime - Math.min(this.refreshMarginMs(), lifetime / 2);
     this.logger.info({ accessTokenExpiresAt: tokens.accessTokenExpiresAt }, 'oauth tokens renewed');
     return tokens;
   }

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPaymentAnswer, parseJsonBody } from './outcome.js';
+import { classifyPaymentAnswer, errorForStatus, parseJsonBody } from './outcome.js';
 import type { PreparedRequest } from './services/types.js';
 
 /**
@@ -285,5 +285,32 @@ describe('parseJsonBody and keys named twice', () => {
     for (const text of ['{"a":1,"a":1}', '{"x":[{"a":1,"b":2,"a":3}]}', '{"a\\u0062":1,"ab":2}']) {
       expect(parseJsonBody(Buffer.from(text)), text).toBeUndefined();
     }
+  });
+});
+
+describe('the reason of a decline or a rejection', () => {
+  it('is the code the answer states, or its status when the answer states something that is no code', () => {
+    const declined = (reason: unknown) =>
+      classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ id: 'g1', status: 'DECLINED', errorInformation: { reason } }),
+      );
+    expect(declined('INSUFFICIENT_FUND')).toMatchObject({ kind: 'declined', reason: 'INSUFFICIENT_FUND' });
+    // The journal keeps at most 512 characters of a reason: a longer one made the outcome impossible to record.
+    for (const odd of ['X'.repeat(600), 'two words', 'NUL\u0000', 42]) {
+      expect(declined(odd), JSON.stringify(odd)).toMatchObject({ kind: 'declined', reason: 'DECLINED' });
+    }
+    const rejected = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      400,
+      answer({ status: 'INVALID_REQUEST', reason: 'Y'.repeat(600) }),
+    );
+    expect(rejected).toMatchObject({ kind: 'rejected', reason: 'INVALID_REQUEST' });
+    // A 502's reason goes into the error and its message, which the logs carry.
+    expect(errorForStatus(502, { reason: 'SERVER_TIMEOUT' })).toMatchObject({ reason: 'SERVER_TIMEOUT' });
+    const server = errorForStatus(502, { reason: 'Z'.repeat(600) });
+    expect(server).toMatchObject({ code: 'GW_SERVER', reason: undefined, outcomeUnknown: true });
+    expect(server.message).not.toContain('ZZZ');
   });
 });

@@ -141,6 +141,15 @@ const at = valueAt;
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
 /**
+ * A reason the answer states (`reason`, `errorInformation.reason`): the gateway's reasons are codes
+ * (INSUFFICIENT_FUND, NOT_VOIDABLE, …), kept as the journal, the logs and the operator see them. Anything else — prose,
+ * control characters, a text longer than a code, which the journal would refuse to record — is no reason the terminal
+ * can use: undefined, and the caller falls back to the status.
+ */
+const reasonCode = (v: unknown): string | undefined =>
+  typeof v === 'string' && /^[\x21-\x7e]{1,64}$/.test(v) ? v : undefined;
+
+/**
  * Parses a JSON body; undefined when it is not JSON (the caller decides what that means), or when an object names a
  * key twice: which of the two counts is up to the parser (JSON.parse keeps the last, others the first), so such an
  * answer — `"status":"DECLINED", … "status":"AUTHORIZED"` — states nothing the terminal may act on.
@@ -294,7 +303,7 @@ export function errorForStatus(httpStatus: number, body: unknown): GatewayError 
     return new GatewayAuthError(`the gateway refused the credentials (HTTP ${httpStatus})`, { httpStatus });
   }
   if (httpStatus >= 500) {
-    const reason = str(at(body, 'reason'));
+    const reason = reasonCode(at(body, 'reason'));
     return new GatewayServerError(
       `the gateway answered HTTP ${httpStatus}${reason ? ` ${reason}` : ''}`,
       reason,
@@ -355,7 +364,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   if (httpStatus === 400) {
     return {
       kind: 'rejected',
-      reason: str(at(body, 'reason')) ?? 'INVALID_REQUEST',
+      reason: reasonCode(at(body, 'reason')) ?? 'INVALID_REQUEST',
       details: fieldProblems(body),
       httpStatus,
       body,
@@ -457,7 +466,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       ...(gatewayId !== undefined ? { gatewayId } : {}),
       status,
       ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
-      reason: str(at(body, 'errorInformation.reason')) ?? status,
+      reason: reasonCode(at(body, 'errorInformation.reason')) ?? status,
       ...(message !== undefined ? { message } : {}),
       httpStatus,
       body,
@@ -466,7 +475,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   if (sets.rejected.includes(status)) {
     return {
       kind: 'rejected',
-      reason: str(at(body, 'errorInformation.reason')) ?? str(at(body, 'reason')) ?? status,
+      reason: reasonCode(at(body, 'errorInformation.reason')) ?? reasonCode(at(body, 'reason')) ?? status,
       details: fieldProblems(body),
       httpStatus,
       body,

@@ -204,6 +204,17 @@ describe('OAuthTokenManager, token answers nobody documented', () => {
     await m.close();
   });
 
+  it('refreshes first a stored access token that cannot be sent (kept by a version that took any token answer)', async () => {
+    const store = memoryStore({ ...tokens(1), accessToken: 'A1\r\nx-injected: 1' });
+    const m = manager(store, () => 1_000);
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(200, { access_token: 'A2', refresh_token: 'R2', expires_in: 899 });
+    expect(await m.accessToken()).toBe('A2');
+    await m.close();
+  });
+
   it.each([-1, 0, '31536000', 1e308])(
     'reads a refresh-token lifetime of %s as the documented year, keeping the rotated token',
     async (odd) => {

@@ -152,7 +152,12 @@ export class OAuthTokenManager implements BearerTokenSource {
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger();
     this.tokens = options.store.load();
-    this.refreshAt = (this.tokens?.accessTokenExpiresAt ?? 0) - this.refreshMarginMs();
+    // A stored access token that cannot be sent as a bearer token (one kept before token answers were checked) is
+    // refreshed before its first use, as an expired one.
+    this.refreshAt =
+      this.tokens !== undefined && BEARER_TOKEN.test(this.tokens.accessToken)
+        ? this.tokens.accessTokenExpiresAt - this.refreshMarginMs()
+        : -Infinity;
     this.transport = createTransport({
       baseUrl: options.tokenUrl,
       // The token endpoint is unsigned (reference §1): every exchange below is `unauthenticated`.

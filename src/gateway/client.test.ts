@@ -2,7 +2,8 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { httpSignatureAuthenticator, type Authenticator } from './auth/authenticator.js';
+import { httpSignatureAuthenticator, oauthAuthenticator, type Authenticator } from './auth/authenticator.js';
+import { OAuthTokenManager } from './auth/oauth.js';
 import { createGatewayClient, type GatewayClient } from './client.js';
 import type { ServiceRequest } from './services/types.js';
 
@@ -499,6 +500,118 @@ describe('GatewayClient.send', () => {
     expect(renewals).toBe(1);
   });
 
+  it('refreshes the OAuth token once when many payments in flight meet its expiry, however their 401s straggle in', async () => {
+    const TOKEN_ORIGIN = 'https://token.test';
+    let refreshes = 0;
+    agent
+      .get(TOKEN_ORIGIN)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        refreshes++;
+        return {
+          statusCode: 200,
+          data: JSON.stringify({
+            access_token: `A${refreshes + 1}`,
+            refresh_token: `R${refreshes + 1}`,
+            expires_in: 899,
+          }),
+        };
+      })
+      .persist();
+    // The terminal's clock still holds A1 valid; the gateway says it expired. The 401s of the five requests sent with
+    // it arrive one after another, the later ones after the first refresh is done.
+    const expired = {
+      response: { rmsg: { error: 'ACCESS_TOKEN_EXPIRED', error_description: 'ACCESS_TOKEN_EXPIRED' } },
+    };
+    const pool = agent.get(ORIGIN);
+    for (let i = 0; i < 5; i++) {
+      pool
+        .intercept({ path: '/pts/v2/payments', method: 'POST', headers: { authorization: 'Bearer A1' } })
+        .reply(401, expired)
+        .delay(1 + i * 40);
+    }
+    const seen: string[] = [];
+    pool
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply((opts) => {
+        seen.push(headersOf(opts.headers).authorization ?? '');
+        return { statusCode: 201, data: JSON.stringify(approved) };
+      })
+      .persist();
+    const now = 1_000_000;
+    const tokens = new OAuthTokenManager({
+      tokenUrl: TOKEN_ORIGIN,
+      clientId: 'c',
+      clientSecret: 's',
+      store: {
+        load: () => ({
+          accessToken: 'A1',
+          accessTokenExpiresAt: now + 600_000,
+          refreshToken: 'R1',
+          refreshTokenExpiresAt: now + 365 * 86_400_000,
+        }),
+        save: () => undefined,
+        clear: () => undefined,
+      },
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+      now: () => now,
+      dispatcher: agent,
+    });
+    client = makeClient({ auth: oauthAuthenticator(tokens) });
+    const outcomes = await Promise.all(Array.from({ length: 5 }, () => client.send(client.prepare(preauth))));
+    expect(outcomes.map((o) => o.kind)).toEqual(Array(5).fill('approved'));
+    expect(refreshes).toBe(1);
+    expect(seen).toEqual(Array(5).fill('Bearer A2'));
+    await tokens.close();
+  });
+
+  it('reports a payment whose OAuth token could not be renewed as not sent, when the token endpoint failed mid-exchange', async () => {
+    const TOKEN_ORIGIN = 'https://token.test';
+    // The token request may have reached the token host; the payment never left the terminal.
+    agent
+      .get(TOKEN_ORIGIN)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .replyWithError(new Error('socket hang up'));
+    let payments = 0;
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(() => {
+        payments++;
+        return { statusCode: 201, data: JSON.stringify(approved) };
+      })
+      .persist();
+    const tokens = new OAuthTokenManager({
+      tokenUrl: TOKEN_ORIGIN,
+      clientId: 'c',
+      clientSecret: 's',
+      store: {
+        load: () => ({
+          accessToken: 'A1',
+          accessTokenExpiresAt: 0,
+          refreshToken: 'R1',
+          refreshTokenExpiresAt: 365 * 86_400_000,
+        }),
+        save: () => undefined,
+        clear: () => undefined,
+      },
+      timeouts: { connectMs: 1000, headersMs: 2000, bodyMs: 2000 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      now: () => 1_000_000,
+      dispatcher: agent,
+    });
+    client = makeClient({ auth: oauthAuthenticator(tokens) });
+    const outcome = await client.send(client.prepare(preauth));
+    expect(payments).toBe(0);
+    // "Outcome unknown" would send a timeout reversal for an authorization that was never sent; the code still says
+    // the network failed (the offline queue may take the payment).
+    expect(outcome).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_CONNECTION', outcomeUnknown: false },
+    });
+    await tokens.close();
+  });
+
   it('reads reversal, capture, refund and void amounts from their own answer fields', async () => {
     const pool = agent.get(ORIGIN);
     pool.intercept({ path: '/pts/v2/payments/A1/reversals', method: 'POST' }).reply(201, {
@@ -736,6 +849,50 @@ describe('GatewayClient reads and offers', () => {
     }
     pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, answer({}));
     expect(await client.paymentLinks.create(input)).toMatchObject({ id: 'PARK-4', totalAmountMinor: 300 });
+  });
+
+  it('reports a create or an update whose 2xx answer cannot be read as of unknown outcome: the link may exist, payable', async () => {
+    const input = {
+      linkType: 'PURCHASE' as const,
+      purchaseNumber: 'PARK-5',
+      currency: 'GBP',
+      totalAmountMinor: 300,
+      lineItems: [{ productName: 'Day ticket', unitPriceMinor: 300 }],
+    };
+    const page = { paymentLink: 'https://gateway.test/pay/PARK-5' };
+    const pool = agent.get(ORIGIN);
+    for (const [what, body] of [
+      ['a body that is not JSON', '<html>created</html>'],
+      ['no id', JSON.stringify({ status: 'ACTIVE', purchaseInformation: page })],
+      [
+        'an amount it cannot read',
+        JSON.stringify({
+          id: 'PARK-5',
+          status: 'ACTIVE',
+          purchaseInformation: { purchaseNumber: 'PARK-5', ...page },
+          orderInformation: { amountDetails: { totalAmount: '3.005', currency: 'GBP' } },
+        }),
+      ],
+      [
+        'an amount in a currency stated as a number',
+        JSON.stringify({
+          id: 'PARK-5',
+          status: 'ACTIVE',
+          purchaseInformation: { purchaseNumber: 'PARK-5', ...page },
+          orderInformation: { amountDetails: { totalAmount: 300, currency: 826 } },
+        }),
+      ],
+    ] as const) {
+      pool.intercept({ path: '/ipl/v2/payment-links', method: 'POST' }).reply(201, body);
+      await expect(client.paymentLinks.create(input), `create: ${what}`).rejects.toMatchObject({
+        outcomeUnknown: true,
+      });
+      pool.intercept({ path: '/ipl/v2/payment-links/PARK-5', method: 'PATCH' }).reply(200, body);
+      await expect(
+        client.paymentLinks.update('PARK-5', { ...input, status: 'INACTIVE' }),
+        `update: ${what}`,
+      ).rejects.toMatchObject({ outcomeUnknown: true });
+    }
   });
 
   it('refuses a read or an update answered with another link: its status is not the status of the link asked for', async () => {

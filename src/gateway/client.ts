@@ -198,11 +198,16 @@ function answerError(answer: Answer, label: string): GatewayError {
   return err;
 }
 
-function jsonOf(answer: Answer, label: string): unknown {
+/**
+ * The JSON of a 2xx answer. `changes`: the request creates or changes something (a link's create or update), which the
+ * 2xx says happened: an answer that cannot be read then leaves its outcome unknown.
+ */
+function jsonOf(answer: Answer, label: string, changes: boolean): unknown {
   const body = parseJsonBody(answer.body);
   if (body === undefined) {
     throw new GatewayError('GW_PARSE', `${label}: HTTP ${answer.httpStatus} without a JSON body`, {
       httpStatus: answer.httpStatus,
+      outcomeUnknown: changes,
     });
   }
   return body;
@@ -280,10 +285,11 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
     body: Buffer | undefined,
     moneyMoving: boolean,
     signal: AbortSignal | undefined,
+    changes = false,
   ): Promise<unknown> {
     const answer = await transport.send(exchange(label, method, path, body, moneyMoving, signal));
     if (answer.httpStatus !== 200 && answer.httpStatus !== 201) throw answerError(answer, label);
-    return jsonOf(answer, label);
+    return jsonOf(answer, label, changes);
   }
 
   return {
@@ -355,7 +361,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         // Not retried although it moves no money: a resent create answers DUPLICATE_RECORD, which would hide
         // that the first one succeeded.
         return parseCreatedPaymentLink(
-          await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal),
+          await call('payment-link-create', 'POST', '/ipl/v2/payment-links', body, true, o?.signal, true),
           link,
           pageOrigins,
         );
@@ -363,7 +369,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       async update(id, link, o) {
         const body = buildPaymentLinkBody(link, true);
         return parsePaymentLinkOf(
-          await call('payment-link-update', 'PATCH', linkPath(id), body, false, o?.signal),
+          await call('payment-link-update', 'PATCH', linkPath(id), body, false, o?.signal, true),
           id,
           true,
           pageOrigins,

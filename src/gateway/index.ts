@@ -16,6 +16,7 @@ export {
   signingString,
   digestHeader,
   decodeSharedSecret,
+  assertSignedIdentity,
   type SignRequestInput,
   type SignedHeaders,
 } from './auth/http-signature.js';

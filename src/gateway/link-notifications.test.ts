@@ -57,6 +57,25 @@ describe('verifyLinkNotification', () => {
     });
   });
 
+  it('refuses a signed body that names a key twice: which value counts would be up to the parser', () => {
+    const body = JSON.stringify(event).replace(
+      '"status":"AUTHORIZED"',
+      '"status":"DECLINED","status":"AUTHORIZED"',
+    );
+    expect(body).toContain('"status":"DECLINED","status":"AUTHORIZED"');
+    let error: unknown;
+    try {
+      verifyLinkNotification(signed(body), Buffer.from(body), key, NOW);
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toMatchObject({
+      problem: 'body',
+      message: 'the body names a key twice',
+      signed: { linkId: 'T-1' },
+    });
+  });
+
   it('refuses a changed body, another key, an old signature, another merchant and another event', () => {
     const body = JSON.stringify(event);
     const problem = (h: Record<string, string>, b: string, now = NOW): string => {

@@ -23,6 +23,7 @@ import { parseDecimal } from '../money/index.js';
 import { LimitedWarnings, silentLogger, type Logger } from '../log/index.js';
 import { GatewayError } from './errors.js';
 import { isGatewayId } from './gateway-id.js';
+import { parseJsonBody } from './outcome.js';
 import { requestTarget } from './request-target.js';
 import { createLimitedServer } from './server-limits.js';
 
@@ -148,11 +149,16 @@ export function verifyLinkNotification(
     throw refuse('stale', `signed at ${t}, more than ${tolerance} s from now`);
   if (header(headers, 'v-c-merchant-id') !== key.merchantId)
     throw refuse('merchant', 'v-c-merchant-id is not this terminal’s merchant');
-  let parsed: unknown;
-  try {
-    parsed = JSON.parse(body.toString('utf8'));
-  } catch {
-    throw refuse('body', 'the body is not JSON');
+  // The one reader of gateway JSON: a body that names a key twice ("status" DECLINED, then AUTHORIZED) is not read.
+  const parsed = parseJsonBody(body);
+  if (parsed === undefined) {
+    let json = true;
+    try {
+      JSON.parse(body.toString('utf8'));
+    } catch {
+      json = false;
+    }
+    throw refuse('body', json ? 'the body names a key twice' : 'the body is not JSON');
   }
   const b = obj(parsed);
   if (b.eventType !== 'payByLink.payment')

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPaymentAnswer } from './outcome.js';
+import { classifyPaymentAnswer, errorForStatus, parseJsonBody } from './outcome.js';
 import type { PreparedRequest } from './services/types.js';
 
 /**
@@ -107,10 +107,210 @@ describe('a risk decline (AUTHORIZED_RISK_DECLINED): the issuer holds what it au
       undefined,
       { authorizedAmount: 'x', currency: 'EUR' },
       { authorizedAmount: '1.60', currency: 'USD' },
+      // More than the 3.21 asked: minor units, not an amount of EUR.
+      { authorizedAmount: '321', currency: 'EUR' },
     ]) {
       const o = riskDeclined(details);
       expect(o).toMatchObject({ kind: 'declined', status: 'AUTHORIZED_RISK_DECLINED' });
       expect(o).not.toHaveProperty('authorizedMinor');
     }
+  });
+});
+
+/** Answers nobody documented: each is a typed outcome, and one that cannot be read is "unknown", never a guess. */
+describe('an answer that cannot be read as it stands', () => {
+  const raw = (text: string): Buffer => Buffer.from(text, 'utf8');
+  const authorized = (amountDetails: Record<string, unknown>, id: unknown = 'g1') =>
+    answer({ id, status: 'AUTHORIZED', orderInformation: { amountDetails } });
+
+  it('states its currency as something else than a currency code: unknown, not read as the request currency', () => {
+    for (const currency of [840, 978, true, { code: 'EUR' }]) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount: '12.50', currency }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+  });
+
+  it('authorizes more than was asked (an amount in minor units, or with the wrong exponent): unknown', () => {
+    for (const authorizedAmount of ['1250', 1250, '125.0']) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount, currency: 'EUR' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+    const avr = classifyPaymentAnswer(
+      { ...sale('EUR', 0), service: 'avr' },
+      201,
+      authorized({ authorizedAmount: '1.00', currency: 'EUR' }),
+    );
+    expect(avr).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+
+  it('processes more than was asked (a capture of 9.00 answered with 900.00): unknown', () => {
+    const o = classifyPaymentAnswer(
+      { ...sale('EUR', 900), service: 'capture', path: '/pts/v2/payments/g1/captures' },
+      201,
+      answer({
+        id: 'c1',
+        status: 'PENDING',
+        orderInformation: { amountDetails: { totalAmount: '900', currency: 'EUR' } },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+  });
+
+  it('approves with an id the terminal cannot keep or send back: unknown (its follow-ons could not name it)', () => {
+    for (const id of ['g1/../../refunds', 'g 1', 'x'.repeat(65), 7e21]) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount: '12.50', currency: 'EUR' }, id),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+    // An id sent as a JSON number loses its last digits in any parser that reads numbers as doubles.
+    const numeric = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      raw('{"id":7000000000000000000001,"status":"AUTHORIZED"}'),
+    );
+    expect(numeric).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+
+  it('risk-declines without an id to reverse the hold by: unknown (a timeout reversal releases it)', () => {
+    for (const id of [undefined, 'g 1']) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ ...(id !== undefined ? { id } : {}), status: 'AUTHORIZED_RISK_DECLINED' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+  });
+
+  it('declines with an id the terminal cannot keep: a decline without the id', () => {
+    const o = classifyPaymentAnswer(sale('EUR', 1250), 201, answer({ id: 'g 1', status: 'DECLINED' }));
+    expect(o).toMatchObject({ kind: 'declined', status: 'DECLINED' });
+    expect(o).not.toHaveProperty('gatewayId');
+  });
+
+  it('names a key twice (which one counts is up to the parser): unknown, whichever comes last', () => {
+    for (const text of [
+      '{"id":"g1","status":"DECLINED","status":"AUTHORIZED"}',
+      '{"id":"g1","status":"AUTHORIZED","status":"DECLINED"}',
+      '{"id":"g1","status":"AUTHORIZED","orderInformation":{"amountDetails":{"authorizedAmount":"1.00","authorizedAmount":"12.50","currency":"EUR"}}}',
+      '{"id":"g1","status":"AUTHORIZED","st\\u0061tus":"DECLINED"}',
+    ]) {
+      const o = classifyPaymentAnswer(sale('EUR', 1250), 201, raw(text));
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+    // The same names in different objects, or in the objects of an array, are no duplicates.
+    const fine = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      raw(
+        '{"id":"g1","status":"AUTHORIZED","a":[{"id":"x"},{"id":"y"}],"orderInformation":{"amountDetails":{"authorizedAmount":"12.50","currency":"EUR"},"currency":"x"}}',
+      ),
+    );
+    expect(fine).toMatchObject({ kind: 'approved', gatewayId: 'g1', authorizedMinor: 1250 });
+  });
+
+  it('redirects, answers 2xx without a body, with a body that is not JSON, or with JSON that is not an object: unknown', () => {
+    const cases: [number, string][] = [
+      [301, ''],
+      [302, '{"status":"AUTHORIZED","id":"g1"}'],
+      [307, ''],
+      [201, ''],
+      [201, '<html>ok</html>'],
+      [201, '["AUTHORIZED"]'],
+      [201, '"AUTHORIZED"'],
+      [201, 'null'],
+      [201, '{"id":"g1","status":"AUTHORIZED"'],
+      [202, '{"id":"g1","status":"AUTHORIZED"}'],
+      [204, ''],
+    ];
+    for (const [httpStatus, text] of cases) {
+      const o = classifyPaymentAnswer(sale('EUR', 1250), httpStatus, raw(text));
+      expect(o).toMatchObject({ kind: 'unknown', error: { outcomeUnknown: true } });
+    }
+  });
+
+  it('states huge amounts: unknown, never a rounded number', () => {
+    for (const authorizedAmount of [
+      1e21,
+      '99999999999999999999.99',
+      '9007199254740993',
+      '1e3',
+      '-12.50',
+      '12.505',
+    ]) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        authorized({ authorizedAmount, currency: 'EUR' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+    }
+    // A number past 2^53 in the JSON text itself: read as a double, it is not the amount sent.
+    const past = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      raw(
+        '{"id":"g1","status":"AUTHORIZED","orderInformation":{"amountDetails":{"authorizedAmount":90071992547409.93,"currency":"EUR"}}}',
+      ),
+    );
+    expect(past).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE' } });
+  });
+});
+
+describe('parseJsonBody and keys named twice', () => {
+  it('reads keys as keys only: text inside strings, and equal names in other objects or array items, are no duplicates', () => {
+    for (const text of [
+      '{"a":"\\"a\\":1,{\\"a\\":2}","b":{"a":1}}',
+      '{"a":[{"a":1},{"a":2}],"b":[["a","a"]],"c":{"b":{"c":1}}}',
+      '{"a\\\\":1,"a":2}',
+      '[{"a":1},{"a":1}]',
+      '{}',
+    ]) {
+      expect(parseJsonBody(Buffer.from(text)), text).toEqual(JSON.parse(text));
+    }
+  });
+
+  it('refuses an object that names a key twice at any depth', () => {
+    for (const text of ['{"a":1,"a":1}', '{"x":[{"a":1,"b":2,"a":3}]}', '{"a\\u0062":1,"ab":2}']) {
+      expect(parseJsonBody(Buffer.from(text)), text).toBeUndefined();
+    }
+  });
+});
+
+describe('the reason of a decline or a rejection', () => {
+  it('is the code the answer states, or its status when the answer states something that is no code', () => {
+    const declined = (reason: unknown) =>
+      classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ id: 'g1', status: 'DECLINED', errorInformation: { reason } }),
+      );
+    expect(declined('INSUFFICIENT_FUND')).toMatchObject({ kind: 'declined', reason: 'INSUFFICIENT_FUND' });
+    // The journal keeps at most 512 characters of a reason: a longer one made the outcome impossible to record.
+    for (const odd of ['X'.repeat(600), 'two words', 'NUL\u0000', 42]) {
+      expect(declined(odd), JSON.stringify(odd)).toMatchObject({ kind: 'declined', reason: 'DECLINED' });
+    }
+    const rejected = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      400,
+      answer({ status: 'INVALID_REQUEST', reason: 'Y'.repeat(600) }),
+    );
+    expect(rejected).toMatchObject({ kind: 'rejected', reason: 'INVALID_REQUEST' });
+    // A 502's reason goes into the error and its message, which the logs carry.
+    expect(errorForStatus(502, { reason: 'SERVER_TIMEOUT' })).toMatchObject({ reason: 'SERVER_TIMEOUT' });
+    const server = errorForStatus(502, { reason: 'Z'.repeat(600) });
+    expect(server).toMatchObject({ code: 'GW_SERVER', reason: undefined, outcomeUnknown: true });
+    expect(server.message).not.toContain('ZZZ');
   });
 });

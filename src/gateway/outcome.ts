@@ -1,5 +1,6 @@
 import { parseDecimal } from '../money/index.js';
 import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem } from './errors.js';
+import { isGatewayId } from './gateway-id.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
 import { RISK_DECLINED_STATUS } from '../vocabulary/services.js';
@@ -139,14 +140,73 @@ const at = valueAt;
 
 const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== '' ? v : undefined);
 
-/** Parses a JSON body; undefined when it is not JSON (the caller decides what that means). */
+/**
+ * A reason the answer states (`reason`, `errorInformation.reason`): the gateway's reasons are codes
+ * (INSUFFICIENT_FUND, NOT_VOIDABLE, …), kept as the journal, the logs and the operator see them. Anything else — prose,
+ * control characters, a text longer than a code, which the journal would refuse to record — is no reason the terminal
+ * can use: undefined, and the caller falls back to the status.
+ */
+const reasonCode = (v: unknown): string | undefined =>
+  typeof v === 'string' && /^[\x21-\x7e]{1,64}$/.test(v) ? v : undefined;
+
+/**
+ * Parses a JSON body; undefined when it is not JSON (the caller decides what that means), or when an object names a
+ * key twice: which of the two counts is up to the parser (JSON.parse keeps the last, others the first), so such an
+ * answer — `"status":"DECLINED", … "status":"AUTHORIZED"` — states nothing the terminal may act on.
+ */
 export function parseJsonBody(bytes: Buffer): unknown {
   if (bytes.length === 0) return undefined;
+  const text = bytes.toString('utf8');
+  let value: unknown;
   try {
-    return JSON.parse(bytes.toString('utf8')) as unknown;
+    value = JSON.parse(text) as unknown;
   } catch {
     return undefined;
   }
+  return typeof value === 'object' && value !== null && namesAKeyTwice(text) ? undefined : value;
+}
+
+/**
+ * Whether an object of the JSON text names one key twice (keys compared as decoded: `"status"` and `"st\u0061tus"` are
+ * one). The text is well-formed JSON (JSON.parse read it), so a scan of its strings and brackets is enough.
+ */
+function namesAKeyTwice(text: string): boolean {
+  /** The keys of each open object; null for an open array. */
+  const open: (Set<string> | null)[] = [];
+  let keyNext = false;
+  for (let i = 0; i < text.length; i++) {
+    const c = text.charCodeAt(i);
+    if (c === 0x22 /* " */) {
+      let end = i + 1;
+      let escaped = false;
+      for (; end < text.length; end++) {
+        const d = text.charCodeAt(end);
+        if (d === 0x5c /* \ */) {
+          escaped = true;
+          end++;
+        } else if (d === 0x22) break;
+      }
+      if (keyNext) {
+        const keys = open[open.length - 1];
+        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
+        if (keys?.has(key)) return true;
+        keys?.add(key);
+        keyNext = false;
+      }
+      i = end;
+    } else if (c === 0x7b /* { */) {
+      open.push(new Set());
+      keyNext = true;
+    } else if (c === 0x5b /* [ */) {
+      open.push(null);
+    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
+      open.pop();
+      keyNext = false;
+    } else if (c === 0x2c /* , */) {
+      keyNext = (open[open.length - 1] ?? null) !== null;
+    }
+  }
+  return false;
 }
 
 /**
@@ -155,7 +215,12 @@ export function parseJsonBody(bytes: Buffer): unknown {
  * euros): unreadable, its outcome unknown. The request's currency when the answer names none.
  */
 function answerCurrency(body: unknown, path: string, prepared: PreparedRequest): string | undefined {
-  const named = str(at(body, path));
+  const value = at(body, path);
+  // A currency stated as something else than a code (840, true, an object) names no currency the terminal can
+  // compare: not the request's by default.
+  if (value !== undefined && value !== null && typeof value !== 'string')
+    throw new GatewayError('GW_PARSE', `${path} is not a currency code`, { outcomeUnknown: true });
+  const named = str(value);
   if (named === undefined) return prepared.currency;
   if (prepared.currency !== undefined && named.toUpperCase() !== prepared.currency.toUpperCase())
     throw new GatewayError('GW_PARSE', `${path} is ${named}, not the requested ${prepared.currency}`, {
@@ -182,16 +247,36 @@ function amountAt(body: unknown, path: string, currency: string | undefined): nu
 }
 
 /**
+ * An amount of the answer that the request bounds — authorized, reversed, captured, refunded, credited: never more than
+ * the request's amount (a partial approval is less). More is an answer nobody documented, most likely minor units or
+ * the wrong exponent ("1250" for 12.50): an authorization "approved" for a hundred times the price would be held,
+ * printed and reversed as such.
+ * @throws GatewayError GW_PARSE (outcome unknown) when it is more.
+ */
+function withinRequest(
+  minor: number | undefined,
+  path: string,
+  prepared: PreparedRequest,
+): number | undefined {
+  if (minor !== undefined && prepared.amountMinor !== undefined && minor > prepared.amountMinor) {
+    throw new GatewayError('GW_PARSE', `${path} is more than the amount requested`, { outcomeUnknown: true });
+  }
+  return minor;
+}
+
+/**
  * What a risk-declined authorization holds (its answer's `authorizedAmount`): the amount its reversal must carry.
- * Undefined when the answer states none, or none the terminal can read in the requested currency: the decline stands
- * either way (it is the gateway's decision), and its reversal then carries the amount asked, the one figure known.
+ * Undefined when the answer states none, or none the terminal can read in the requested currency (or more than was
+ * asked): the decline stands either way (it is the gateway's decision), and its reversal then carries the amount asked,
+ * the one figure known.
  */
 function heldAmount(body: unknown, prepared: PreparedRequest): number | undefined {
+  const path = 'orderInformation.amountDetails.authorizedAmount';
   try {
-    return amountAt(
-      body,
-      'orderInformation.amountDetails.authorizedAmount',
-      answerCurrency(body, 'orderInformation.amountDetails.currency', prepared),
+    return withinRequest(
+      amountAt(body, path, answerCurrency(body, 'orderInformation.amountDetails.currency', prepared)),
+      path,
+      prepared,
     );
   } catch (e) {
     if (e instanceof GatewayError) return undefined;
@@ -218,7 +303,7 @@ export function errorForStatus(httpStatus: number, body: unknown): GatewayError 
     return new GatewayAuthError(`the gateway refused the credentials (HTTP ${httpStatus})`, { httpStatus });
   }
   if (httpStatus >= 500) {
-    const reason = str(at(body, 'reason'));
+    const reason = reasonCode(at(body, 'reason'));
     return new GatewayServerError(
       `the gateway answered HTTP ${httpStatus}${reason ? ` ${reason}` : ''}`,
       reason,
@@ -279,7 +364,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   if (httpStatus === 400) {
     return {
       kind: 'rejected',
-      reason: str(at(body, 'reason')) ?? 'INVALID_REQUEST',
+      reason: reasonCode(at(body, 'reason')) ?? 'INVALID_REQUEST',
       details: fieldProblems(body),
       httpStatus,
       body,
@@ -300,22 +385,32 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
     };
   }
   const sets = STATUSES[prepared.service];
-  const gatewayId = str(at(body, 'id'));
-  if (sets.approved.includes(status)) {
-    if (gatewayId === undefined) {
-      // An approval without an id cannot be captured, reversed or voided: treat it as unreadable.
-      return {
-        kind: 'unknown',
-        error: new GatewayError('GW_PARSE', `${status} without an id`, { outcomeUnknown: true, httpStatus }),
-        httpStatus,
-      };
-    }
+  // An id is kept only in the shape the terminal keeps, prints and puts into a follow-on's path (gateway-id.ts).
+  const id = str(at(body, 'id'));
+  const gatewayId = id !== undefined && isGatewayId(id) ? id : undefined;
+  // An approval without one cannot be captured, reversed or voided, nor can a risk decline's hold be released by its
+  // id: unreadable, resolved by a timeout reversal or void by transactionId like any unknown outcome.
+  if (gatewayId === undefined && (sets.approved.includes(status) || status === RISK_DECLINED_STATUS)) {
+    return {
+      kind: 'unknown',
+      error: new GatewayError(
+        'GW_PARSE',
+        `${status} without an id the terminal can use${id !== undefined ? ' (not 1–64 letters, digits, _ or -)' : ''}`,
+        { outcomeUnknown: true, httpStatus },
+      ),
+      httpStatus,
+    };
+  }
+  if (sets.approved.includes(status) && gatewayId !== undefined) {
     try {
       const currency = answerCurrency(body, 'orderInformation.amountDetails.currency', prepared);
       let authorizedMinor: number | undefined;
       let partial = status === 'PARTIAL_AUTHORIZED';
       if (AUTHORIZING.has(prepared.service)) {
-        authorizedMinor = amountAt(body, 'orderInformation.amountDetails.authorizedAmount', currency);
+        const path = 'orderInformation.amountDetails.authorizedAmount';
+        authorizedMinor = amountAt(body, path, currency);
+        // An increment states the new total, more than the amount added: not bounded by it.
+        if (prepared.service !== 'incremental') withinRequest(authorizedMinor, path, prepared);
         if (authorizedMinor === undefined && partial) {
           // A partial approval without its amount cannot be captured or reversed correctly.
           throw new GatewayError('GW_PARSE', 'PARTIAL_AUTHORIZED without authorizedAmount', {
@@ -337,10 +432,14 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       const processedPath = PROCESSED_AMOUNT[prepared.service];
       const amountMinor =
         processedPath !== undefined
-          ? amountAt(
-              body,
+          ? withinRequest(
+              amountAt(
+                body,
+                processedPath,
+                answerCurrency(body, PROCESSED_CURRENCY[prepared.service] ?? '', prepared) ?? currency,
+              ),
               processedPath,
-              answerCurrency(body, PROCESSED_CURRENCY[prepared.service] ?? '', prepared) ?? currency,
+              prepared,
             )
           : undefined;
       const approvalCode = str(at(body, 'processorInformation.approvalCode'));
@@ -367,7 +466,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
       ...(gatewayId !== undefined ? { gatewayId } : {}),
       status,
       ...(authorizedMinor !== undefined ? { authorizedMinor } : {}),
-      reason: str(at(body, 'errorInformation.reason')) ?? status,
+      reason: reasonCode(at(body, 'errorInformation.reason')) ?? status,
       ...(message !== undefined ? { message } : {}),
       httpStatus,
       body,
@@ -376,7 +475,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   if (sets.rejected.includes(status)) {
     return {
       kind: 'rejected',
-      reason: str(at(body, 'errorInformation.reason')) ?? str(at(body, 'reason')) ?? status,
+      reason: reasonCode(at(body, 'errorInformation.reason')) ?? reasonCode(at(body, 'reason')) ?? status,
       details: fieldProblems(body),
       httpStatus,
       body,

@@ -406,7 +406,7 @@ export function createTransport(options: TransportOptions): Transport {
           // spec 000: an expired access token answers 401 ACCESS_TOKEN_EXPIRED; one refresh, one retry. A 401 was
           // not processed, so resending is safe even for money-moving requests.
           renewed = true;
-          if (await options.auth.renewAfterUnauthorized(parseJsonBody(answer.body))) {
+          if (await options.auth.renewAfterUnauthorized(parseJsonBody(answer.body), authHeaders)) {
             attempt--;
             continue;
           }

@@ -91,6 +91,37 @@ describe('parking-terminal sign', () => {
     ],
     [['--method', 'POST', '--path', '/p', ...base.slice(0, 8), '--secret', 'not base64!'], 'BAD_SECRET'],
     [['--method', 'POST', '--path', '/p', '--body-file', '/nonexistent/body', ...base], 'FILE_UNREADABLE'],
+    // Values a header cannot carry as signed: a space, a quote that would end the keyid parameter, a line break.
+    [
+      [
+        '--method',
+        'POST',
+        '--path',
+        '/p',
+        ...base.slice(0, 4),
+        '--merchant-id',
+        'test rest',
+        ...base.slice(6),
+      ],
+      'BAD_ARGUMENTS',
+    ],
+    [
+      [
+        '--method',
+        'POST',
+        '--path',
+        '/p',
+        ...base.slice(0, 6),
+        '--key-id',
+        'k", algorithm="none',
+        ...base.slice(8),
+      ],
+      'BAD_ARGUMENTS',
+    ],
+    [
+      ['--method', 'POST', '--path', '/p', ...base.slice(0, 6), '--key-id', 'k1\r\nx: 1', ...base.slice(8)],
+      'BAD_ARGUMENTS',
+    ],
   ])('exits 2 with a typed error for bad input %#', async (args, code) => {
     const r = await run(['sign', ...args]);
     expect(r.code).toBe(2);

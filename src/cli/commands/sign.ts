@@ -1,6 +1,6 @@
 import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
-import { GatewayError, signRequest } from '../../gateway/index.js';
+import { assertSignedIdentity, GatewayError, signRequest } from '../../gateway/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
@@ -55,6 +55,17 @@ const command: Command = {
         'BAD_ARGUMENTS',
         '--date must be an RFC 1123 date such as "Thu, 18 Jul 2019 00:18:03 GMT"',
       );
+    for (const [option, what] of [
+      ['merchant-id', 'merchant id'],
+      ['key-id', 'key id'],
+    ] as const) {
+      try {
+        assertSignedIdentity(what, values[option] ?? '');
+      } catch (e) {
+        if (e instanceof GatewayError) throw new UsageError('BAD_ARGUMENTS', `--${option}: ${e.message}`);
+        throw e;
+      }
+    }
     if ((values.secret === undefined) === (values['secret-file'] === undefined)) {
       throw new UsageError('BAD_ARGUMENTS', 'give exactly one of --secret and --secret-file');
     }

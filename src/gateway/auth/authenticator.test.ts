@@ -46,6 +46,24 @@ describe('createAuthenticator and secret files', () => {
     );
   });
 
+  it('names gateway.merchantId or gateway.auth.keyId when the value cannot be sent in a header', () => {
+    const secretFile = file('s', `${SECRET}\n`, 0o600);
+    expect(() => createAuthenticator(auth({ sharedSecretFile: secretFile }), 'm\r\nx: 1')).toThrowError(
+      expect.objectContaining({
+        code: 'GW_CONFIG',
+        message: expect.stringContaining('gateway.merchantId') as string,
+      }) as Error,
+    );
+    expect(() =>
+      createAuthenticator(auth({ sharedSecretFile: secretFile, keyId: 'k", algorithm="none' }), 'm'),
+    ).toThrowError(
+      expect.objectContaining({
+        code: 'GW_CONFIG',
+        message: expect.stringContaining('gateway.auth.keyId') as string,
+      }) as Error,
+    );
+  });
+
   it('names the key and the file when the shared secret file holds no base64 secret', () => {
     const path = file('s', 'not base64!\n', 0o600);
     expect(() => createAuthenticator(auth({ sharedSecretFile: path }), 'm')).toThrowError(

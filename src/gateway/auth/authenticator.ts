@@ -2,7 +2,7 @@ import { readFileSync } from 'node:fs';
 import type { Config } from '../../config/index.js';
 import { readSecretFile, readSecretText } from '../../config/secret-file.js';
 import { GatewayAuthError, GatewayError } from '../errors.js';
-import { createHttpSigner } from './http-signature.js';
+import { assertSignedIdentity, createHttpSigner } from './http-signature.js';
 import { createJwt, hmacKey, rsaKeyFromPem, rsaKeyFromPkcs12, type JwtKey } from './jwt.js';
 
 /** What an authenticator signs: one request, exactly as it will be sent. */
@@ -28,18 +28,23 @@ export interface Authenticator {
    */
   authenticate(request: AuthRequest): Promise<Record<string, string>>;
   /**
-   * Called with the body of a 401 answer. Returns true when the credentials were renewed (OAuth
-   * `ACCESS_TOKEN_EXPIRED`) and the request may be sent once more: a 401 means it was not processed.
+   * Called with the body of a 401 answer and the credentials that request was sent with (the headers of its
+   * `authenticate`). Returns true when the credentials were renewed (OAuth `ACCESS_TOKEN_EXPIRED`) — by this call, or
+   * since the request went out — and the request may be sent once more: a 401 means it was not processed.
    */
-  renewAfterUnauthorized?(body: unknown): Promise<boolean>;
+  renewAfterUnauthorized?(body: unknown, sent: Readonly<Record<string, string>>): Promise<boolean>;
 }
 
 /** The OAuth side an authenticator needs (implemented by `OAuthTokenManager`). */
 export interface BearerTokenSource {
   /** A valid access token, refreshed first when it is about to expire. */
   accessToken(): Promise<string>;
-  /** Forces a refresh after the gateway said the token expired; false when the body says something else. */
-  renewAfterUnauthorized(body: unknown): Promise<boolean>;
+  /**
+   * Forces a refresh after the gateway said the token expired; false when the body says something else.
+   * `rejectedToken`, the access token the refused request carried: when it has been replaced since, nothing is
+   * refreshed (the requests in flight when a token expires cause one refresh between them).
+   */
+  renewAfterUnauthorized(body: unknown, rejectedToken?: string): Promise<boolean>;
 }
 
 /** HTTP signature (reference/gateway.md §1): the date header is the `now` of the request, read once. */
@@ -102,7 +107,13 @@ export function oauthAuthenticator(tokens: BearerTokenSource): Authenticator {
     async authenticate() {
       return { authorization: `Bearer ${await tokens.accessToken()}` };
     },
-    renewAfterUnauthorized: (body) => tokens.renewAfterUnauthorized(body),
+    renewAfterUnauthorized: (body, sent) => {
+      const authorization = sent.authorization;
+      return tokens.renewAfterUnauthorized(
+        body,
+        authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined,
+      );
+    },
   };
 }
 
@@ -174,6 +185,17 @@ export function createAuthenticator(
   };
   switch (auth.method) {
     case 'http-signature':
+      // Named by their configuration keys here, before the secret file's own checks.
+      for (const [key, what, value] of [
+        ['gateway.merchantId', 'merchant id', merchantId],
+        ['gateway.auth.keyId', 'key id', auth.keyId],
+      ] as const) {
+        try {
+          assertSignedIdentity(what, value);
+        } catch (e) {
+          throw new GatewayError('GW_CONFIG', `${key}: ${(e as Error).message}`, { cause: e });
+        }
+      }
       return withSharedSecret((secret) => httpSignatureAuthenticator(merchantId, auth.keyId, secret));
     case 'jwt': {
       if (auth.jwtAlgorithm === 'HS256')

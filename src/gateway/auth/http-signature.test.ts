@@ -2,7 +2,7 @@ import { createHmac } from 'node:crypto';
 import { createRequire } from 'node:module';
 import { describe, expect, it } from 'vitest';
 import { GatewayAuthError } from '../errors.js';
-import { digestHeader, signRequest, signingString } from './http-signature.js';
+import { createHttpSigner, digestHeader, signRequest, signingString } from './http-signature.js';
 
 const require = createRequire(import.meta.url);
 
@@ -112,5 +112,19 @@ describe('signRequest', () => {
         secretBase64: 'not base64!',
       }),
     ).toThrow(GatewayAuthError);
+  });
+});
+
+describe('createHttpSigner and the values it sends', () => {
+  it.each([
+    ['a merchant id with a header line of its own', 'testrest\r\nx-injected: 1', KEY_ID],
+    ['a merchant id with a line feed', 'testrest\nx', KEY_ID],
+    ['a merchant id with a space', 'test rest', KEY_ID],
+    ['a key id that ends the quoted keyid parameter', 'testrest', 'k", algorithm="none'],
+    ['a key id with a backslash', 'testrest', 'k\\'],
+    ['a key id with a line feed', 'testrest', 'k\nx'],
+    ['an empty key id', 'testrest', ''],
+  ])('refuses %s with GW_AUTH before anything is signed', (_, merchantId, keyId) => {
+    expect(() => createHttpSigner(merchantId, keyId, SECRET)).toThrow(GatewayAuthError);
   });
 });

@@ -89,6 +89,21 @@ function signedLines(
   return { text: `${text}\ndigest: ${digest}${merchantLine}`, digest };
 }
 
+/**
+ * Refuses a merchant id or key id that cannot be sent as it is signed: it must be printable ASCII without spaces,
+ * quotes or backslashes. A CR or LF would start a header line of its own (undici refuses such a header, and the
+ * request would fail as if it may have been sent), a quote or backslash would end or escape the quoted `keyid`
+ * parameter of the signature header, a space makes two words of one value. Checked once, when a signer is made.
+ * @throws GatewayAuthError naming `what` (never the value: it may be a key).
+ */
+export function assertSignedIdentity(what: 'merchant id' | 'key id', value: string): void {
+  if (!/^[\x21\x23-\x5b\x5d-\x7e]+$/.test(value)) {
+    throw new GatewayAuthError(
+      `the ${what} is empty or holds a character a signed header cannot carry (printable ASCII without spaces, quotes or backslashes)`,
+    );
+  }
+}
+
 /** Signs requests for one key: the secret is decoded and checked once, not per request. */
 export type HttpSigner = (
   request: Omit<SignRequestInput, 'merchantId' | 'keyId' | 'secretBase64'>,
@@ -97,9 +112,12 @@ export type HttpSigner = (
 /**
  * A signer bound to one merchant and key (the authenticator's hot path): same output as {@link signRequest}, with
  * the key decoded once and the signed string built in one pass.
- * @throws GatewayAuthError when the secret is not base64 text.
+ * @throws GatewayAuthError when the secret is not base64 text, or the merchant id or key id cannot be sent
+ *   ({@link assertSignedIdentity}).
  */
 export function createHttpSigner(merchantId: string, keyId: string, secretBase64: string): HttpSigner {
+  assertSignedIdentity('merchant id', merchantId);
+  assertSignedIdentity('key id', keyId);
   const key = createSecretKey(decodeSharedSecret(secretBase64));
   // What does not change between requests is built once: the signature parameters before the MAC, and the last line
   // of the signed string.

@@ -152,6 +152,17 @@ describe('rsaKeyFromPkcs12', () => {
   });
 });
 
+describe('rsaKeyFromPem', () => {
+  it("refuses a certificate that is not the private key's: every token would name another key", () => {
+    const other = issue([{ name: 'commonName', value: 'other' }], '04');
+    const keyPem = forge.pki.privateKeyToPem(merchantKey.keys.privateKey);
+    expect(() => rsaKeyFromPem(keyPem, forge.pki.certificateToPem(other.cert))).toThrow(
+      expect.objectContaining({ code: 'GW_AUTH', message: expect.stringContaining('match') as string }),
+    );
+    expect(rsaKeyFromPem(keyPem, merchantCertPem).kid).toBe('7017893042720176104102');
+  });
+});
+
 describe('createAuthenticator with gateway.auth.pkcs12File', () => {
   it('signs requests with the key of the PKCS#12 file and the password of its password file', async () => {
     const files: Record<string, Buffer> = {

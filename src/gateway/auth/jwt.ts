@@ -2,6 +2,7 @@ import {
   createHash,
   createHmac,
   createPrivateKey,
+  createPublicKey,
   randomUUID,
   sign,
   X509Certificate,
@@ -71,17 +72,27 @@ export function createJwt(key: JwtKey, request: JwtRequest): string {
  * attribute; certificates without it fall back to the certificate serial number.
  */
 export function certificateKid(certificatePem: string | Buffer): string {
-  let cert: X509Certificate;
+  return kidOf(readCertificate(certificatePem));
+}
+
+function readCertificate(certificatePem: string | Buffer): X509Certificate {
   try {
-    cert = new X509Certificate(certificatePem);
+    return new X509Certificate(certificatePem);
   } catch (e) {
     throw new GatewayAuthError('the JWT certificate is not a PEM or DER X.509 certificate', { cause: e });
   }
+}
+
+function kidOf(cert: X509Certificate): string {
   const attr = cert.subject.split('\n').find((line) => line.startsWith('serialNumber='));
   return attr !== undefined ? attr.slice('serialNumber='.length) : cert.serialNumber;
 }
 
-/** An RS256 key from PEM (or DER PKCS#8) private key and certificate texts. */
+/**
+ * An RS256 key from PEM (or DER PKCS#8) private key and certificate texts. The certificate must be the key's own (the
+ * same public key): its serial number is the `kid` every token names, and the gateway verifies with that certificate's
+ * key — a certificate of another key would have every request refused with 401.
+ */
 export function rsaKeyFromPem(privateKeyPem: string | Buffer, certificatePem: string | Buffer): JwtKey {
   let privateKey: KeyObject;
   try {
@@ -91,7 +102,11 @@ export function rsaKeyFromPem(privateKeyPem: string | Buffer, certificatePem: st
   }
   if (privateKey.asymmetricKeyType !== 'rsa')
     throw new GatewayAuthError('the JWT private key is not an RSA key');
-  return { alg: 'RS256', privateKey, kid: certificateKid(certificatePem) };
+  const cert = readCertificate(certificatePem);
+  const spki = (k: KeyObject): Buffer => k.export({ format: 'der', type: 'spki' });
+  if (!spki(cert.publicKey).equals(spki(createPublicKey(privateKey))))
+    throw new GatewayAuthError('the JWT certificate does not match the private key');
+  return { alg: 'RS256', privateKey, kid: kidOf(cert) };
 }
 
 /**

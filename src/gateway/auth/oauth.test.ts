@@ -156,6 +156,86 @@ describe('OAuthTokenManager', () => {
   });
 });
 
+describe('OAuthTokenManager, token answers nobody documented', () => {
+  it.each([
+    ['an access token that would inject a header line', { access_token: 'A2\r\nx-injected: 1' }],
+    ['an access token with a space', { access_token: 'A2 A3' }],
+    ['an empty access token', { access_token: '' }],
+    ['an empty refresh token', { refresh_token: '' }],
+    ['a lifetime of zero', { expires_in: 0 }],
+    ['a negative lifetime', { expires_in: -899 }],
+    ['a lifetime that is not whole seconds', { expires_in: 899.5 }],
+    ['a lifetime no clock can reach', { expires_in: 1e308 }],
+  ])('refuses %s as GW_OAUTH_TOKEN and keeps the grant it has', async (_, odd) => {
+    const store = memoryStore({ ...tokens(1), accessTokenExpiresAt: 0 });
+    const m = manager(store, () => 1_000);
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(200, { access_token: 'A2', refresh_token: 'R2', expires_in: 899, ...odd });
+    await expect(m.refresh()).rejects.toMatchObject({ code: 'GW_OAUTH_TOKEN', outcomeUnknown: false });
+    expect(store.saved).toEqual([]);
+    expect(m.current()?.refreshToken).toBe('R1');
+    await m.close();
+  });
+
+  it('uses a token that lives less than the refresh margin for half its life, rather than refreshing before every request', async () => {
+    let now = 1_000;
+    const store = memoryStore({ ...tokens(1), accessTokenExpiresAt: 0 });
+    const m = manager(store, () => now);
+    let refreshes = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        refreshes++;
+        return {
+          statusCode: 200,
+          data: JSON.stringify({ access_token: `A${refreshes + 1}`, refresh_token: 'R2', expires_in: 30 }),
+        };
+      })
+      .persist();
+    expect(await m.accessToken()).toBe('A2');
+    now += 10_000;
+    expect(await m.accessToken()).toBe('A2');
+    now += 6_000; // past half of its 30 s
+    expect(await m.accessToken()).toBe('A3');
+    expect(refreshes).toBe(2);
+    await m.close();
+  });
+
+  it('refreshes first a stored access token that cannot be sent (kept by a version that took any token answer)', async () => {
+    const store = memoryStore({ ...tokens(1), accessToken: 'A1\r\nx-injected: 1' });
+    const m = manager(store, () => 1_000);
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(200, { access_token: 'A2', refresh_token: 'R2', expires_in: 899 });
+    expect(await m.accessToken()).toBe('A2');
+    await m.close();
+  });
+
+  it.each([-1, 0, '31536000', 1e308])(
+    'reads a refresh-token lifetime of %s as the documented year, keeping the rotated token',
+    async (odd) => {
+      const store = memoryStore({ ...tokens(1), accessTokenExpiresAt: 0 });
+      const m = manager(store, () => 1_000);
+      agent!.get(TOKEN_URL).intercept({ path: '/oauth2/v3/token', method: 'POST' }).reply(200, {
+        access_token: 'A2',
+        refresh_token: 'R2',
+        expires_in: 899,
+        refresh_token_expires_in: odd,
+      });
+      expect(await m.refresh()).toMatchObject({
+        refreshToken: 'R2',
+        refreshTokenExpiresAt: 1_000 + 365 * 86_400_000,
+      });
+      expect(m.state()).toBe('authorized');
+      await m.close();
+    },
+  );
+});
+
 describe('encryptedFileTokenStore', () => {
   it('keeps the tokens encrypted on disk and reads nothing with another key', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'tok-')), 'tokens.enc');

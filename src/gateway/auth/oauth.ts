@@ -34,6 +34,13 @@ export const REFRESH_GRACE_MS = 183 * 24 * 3600 * 1000;
 /** Refresh the access token this long before it expires, so that no request goes out with a dying token. */
 export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
+/** RFC 6750 `b64token`: what may follow `Bearer ` in an Authorization header. */
+const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
+
+/** A token lifetime of a token answer: whole seconds, at least one, at most `maxSeconds`. */
+function isLifetime(v: unknown, maxSeconds: number): v is number {
+  return typeof v === 'number' && Number.isInteger(v) && v > 0 && v <= maxSeconds;
+}
 
 /**
  * A token store in one file, AES-256-GCM encrypted with a 32-byte key, written whole, atomically and durably with mode
@@ -129,6 +136,12 @@ export interface OAuthTokenManagerOptions {
  */
 export class OAuthTokenManager implements BearerTokenSource {
   private tokens: OAuthTokens | undefined;
+  /**
+   * When the access token is refreshed before use (epoch ms): the refresh margin before it expires, or half its life
+   * when it lives less than twice the margin (else every request would first refresh it). For a stored grant, whose
+   * lifetime is not known, the margin.
+   */
+  private refreshAt: number;
   private revoked = false;
   private inflight: Promise<OAuthTokens> | undefined;
   private readonly transport: Transport;
@@ -139,6 +152,12 @@ export class OAuthTokenManager implements BearerTokenSource {
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger();
     this.tokens = options.store.load();
+    // A stored access token that cannot be sent as a bearer token (one kept before token answers were checked) is
+    // refreshed before its first use, as an expired one.
+    this.refreshAt =
+      this.tokens !== undefined && BEARER_TOKEN.test(this.tokens.accessToken)
+        ? this.tokens.accessTokenExpiresAt - this.refreshMarginMs()
+        : -Infinity;
     this.transport = createTransport({
       baseUrl: options.tokenUrl,
       // The token endpoint is unsigned (reference §1): every exchange below is `unauthenticated`.
@@ -163,18 +182,21 @@ export class OAuthTokenManager implements BearerTokenSource {
 
   async accessToken(): Promise<string> {
     const t = this.tokens;
-    if (
-      t !== undefined &&
-      this.now() < t.accessTokenExpiresAt - (this.options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS)
-    ) {
-      return t.accessToken;
-    }
+    if (t !== undefined && this.now() < this.refreshAt) return t.accessToken;
     return (await this.refresh()).accessToken;
   }
 
-  async renewAfterUnauthorized(body: unknown): Promise<boolean> {
+  private refreshMarginMs(): number {
+    return this.options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
+  }
+
+  async renewAfterUnauthorized(body: unknown, rejectedToken?: string): Promise<boolean> {
     const rmsg = (body as { response?: { rmsg?: { error?: unknown } } } | undefined)?.response?.rmsg;
     if (rmsg?.error !== 'ACCESS_TOKEN_EXPIRED') return false;
+    // A request sent with a token that another request's 401 has already replaced goes again with the new one: the
+    // requests in flight when a token expires cause one refresh, not one each (each would rotate the refresh token).
+    if (rejectedToken !== undefined && this.tokens !== undefined && this.tokens.accessToken !== rejectedToken)
+      return true;
     await this.refresh();
     return true;
   }
@@ -246,12 +268,14 @@ export class OAuthTokenManager implements BearerTokenSource {
       } catch (e) {
         // Token requests move no money: transient failures (server_error, network) are retried; codes that
         // describe the request or the accounts are not.
+        // A success whose grant cannot be used (below) is the token host's answer, not a transient state.
         const transient =
           e instanceof GatewayOAuthError
-            ? e.oauthError === undefined || e.oauthError === 'server_error'
+            ? e.oauthError === 'server_error' ||
+              (e.oauthError === undefined && e.httpStatus !== 200 && e.httpStatus !== 201)
             : e instanceof GatewayError &&
               (e.code === 'GW_CONNECTION' || e.code === 'GW_TIMEOUT' || e.code === 'GW_SERVER');
-        if (!transient || attempt >= retry.maxAttempts) throw e;
+        if (!transient || attempt >= retry.maxAttempts) throw tokenFailure(e);
         const delay = backoffDelayMs(attempt, retry, (this.options.random ?? Math.random)());
         await new Promise((r) => setTimeout(r, delay));
       }
@@ -282,19 +306,27 @@ export class OAuthTokenManager implements BearerTokenSource {
     const access = json?.access_token;
     const refresh = json?.refresh_token;
     const expiresIn = json?.expires_in;
+    const refreshExpiresIn = json?.refresh_token_expires_in;
+    const unusable = (what: string): GatewayOAuthError =>
+      new GatewayOAuthError('GW_OAUTH_TOKEN', `token endpoint answer: ${what}`, undefined, {
+        httpStatus: answer.httpStatus,
+      });
     if (typeof access !== 'string' || typeof refresh !== 'string' || typeof expiresIn !== 'number') {
-      throw new GatewayOAuthError(
-        'GW_OAUTH_TOKEN',
-        'token endpoint answer lacks access_token, refresh_token or expires_in',
-        undefined,
-        {
-          httpStatus: answer.httpStatus,
-        },
-      );
+      throw unusable('no access_token, refresh_token or expires_in');
     }
+    // Sent as `Authorization: Bearer <token>`: only the characters of a bearer token (RFC 6750 b64token, which a JWT
+    // is made of). Anything else could not be sent, or would add a header line of its own.
+    if (!BEARER_TOKEN.test(access)) throw unusable('access_token is not a bearer token');
+    if (refresh === '') throw unusable('refresh_token is empty');
+    // Whole seconds (spec 000: an integer), at least one and at most the year of the grant itself: a lifetime of zero
+    // or less would send every request to the token endpoint first.
+    if (!isLifetime(expiresIn, ONE_YEAR_MS / 1000)) throw unusable('expires_in is not a lifetime');
     const issued = this.now();
-    const refreshIn =
-      typeof json?.refresh_token_expires_in === 'number' ? json.refresh_token_expires_in * 1000 : ONE_YEAR_MS;
+    // The refresh token's lifetime only informs the grant's state (the token endpoint is the judge): one that is
+    // absent or unusable is the documented year (spec 000, Limits), rather than the rotated token thrown away.
+    const refreshIn = isLifetime(refreshExpiresIn, (10 * ONE_YEAR_MS) / 1000)
+      ? refreshExpiresIn * 1000
+      : ONE_YEAR_MS;
     const tokens: OAuthTokens = {
       accessToken: access,
       accessTokenExpiresAt: issued + expiresIn * 1000,
@@ -305,9 +337,26 @@ export class OAuthTokenManager implements BearerTokenSource {
     // Persist before use: the old refresh token may already be invalid once the new one is issued.
     this.options.store.save(tokens);
     this.tokens = tokens;
+    const lifetime = expiresIn * 1000;
+    this.refreshAt = issued + lifetime - Math.min(this.refreshMarginMs(), lifetime / 2);
     this.logger.info({ accessTokenExpiresAt: tokens.accessTokenExpiresAt }, 'oauth tokens renewed');
     return tokens;
   }
+}
+
+/**
+ * A token request's failure as the requests waiting for the token see it. The token request may have reached the
+ * token host (a reset, a timeout after sending), but no request of the caller has been sent: nothing can have been
+ * processed for it (`outcomeUnknown` false; a payment whose outcome is "unknown" would get a needless timeout
+ * reversal). The code stays, so that an unreachable host is still told as one.
+ */
+function tokenFailure(e: unknown): unknown {
+  if (!(e instanceof GatewayError) || !e.outcomeUnknown) return e;
+  return new GatewayError(e.code, `token endpoint: ${e.message}`, {
+    outcomeUnknown: false,
+    ...(e.httpStatus !== undefined ? { httpStatus: e.httpStatus } : {}),
+    cause: e,
+  });
 }
 
 /** The consent page address (spec 000, A.1): `{portal_url}/ebc2/oauth/authorize?sub=oauth&client_id&redirect_url&state`. */

@@ -118,6 +118,29 @@ describe('alternative-method answers', () => {
     expect(parseAltStatusAnswer('sale', 200, json({ id: '9', status: 'SETTLED' })).status).toBe('SETTLED');
   });
 
+  it('refuses a PENDING sale with an id its status checks could not send back, and keeps a FAILED one without it', () => {
+    for (const id of ['9/../../payments', '9 1', 'x'.repeat(65)]) {
+      const answer = json({
+        id,
+        status: 'PENDING',
+        processorInformation: { paymentUrl: 'https://g.example/ap/9' },
+      });
+      let error: unknown;
+      try {
+        parseAltSaleAnswer(201, answer);
+      } catch (e) {
+        error = e;
+      }
+      expect(error).toBeInstanceOf(AltPaymentAnswerError);
+      expect(error).toMatchObject({ code: 'GW_PARSE', problem: 'unreadable', outcomeUnknown: true });
+      expect(error).not.toHaveProperty('gatewayId', id);
+      expect(parseAltSaleAnswer(201, json({ id, status: 'FAILED' }))).toEqual({
+        status: 'FAILED',
+        reason: 'FAILED',
+      });
+    }
+  });
+
   // The payment-link URL rule (hostedPageUrlProblem): the kiosk shows the paymentUrl as a QR code and as text.
   it.each([
     ['a javascript: URL', 'javascript:alert(1)//https://g.example/ap/9'],

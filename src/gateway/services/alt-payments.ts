@@ -319,7 +319,10 @@ export function parseAltSaleAnswer(httpStatus: number, bytes: Buffer): AltSaleRe
   const body = parseJsonBody(bytes);
   if (httpStatus !== 200 && httpStatus !== 201) throw answerError(httpStatus, body, 'AP_SALE', true);
   const status = str(at(body, 'status'));
-  const id = str(at(body, 'id'));
+  // Kept only in the shape the terminal stores and sends back in its status checks (gateway-id.ts): a PENDING sale
+  // with another is as unreadable as one without.
+  const answeredId = str(at(body, 'id'));
+  const id = answeredId !== undefined && isGatewayId(answeredId) ? answeredId : undefined;
   if (status === 'FAILED') {
     const message = str(at(body, 'errorInformation.message'));
     return {

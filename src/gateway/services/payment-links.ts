@@ -321,6 +321,15 @@ export function parsePaymentLink(
   const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
   if (id === undefined) throw new GatewayError('GW_PARSE', 'a payment link without id');
   const details = obj(obj(b.orderInformation).amountDetails);
+  // A currency stated as something else than a code (826, true) names none the amounts can be read in: unreadable, as
+  // an unreadable amount is (left out of a list item).
+  if (
+    details.currency !== undefined &&
+    details.currency !== null &&
+    typeof details.currency !== 'string' &&
+    !listed
+  )
+    throw new GatewayError('GW_PARSE', 'a payment-link currency is not a currency code');
   const currency = str(details.currency);
   const purchase = obj(b.purchaseInformation);
   const out: PaymentLink = {
@@ -386,7 +395,15 @@ export function parsePaymentLinkOf(
   changed: boolean,
   origins: HostedPageOrigins,
 ): PaymentLink {
-  const link = parsePaymentLink(v, origins);
+  let link: PaymentLink;
+  try {
+    link = parsePaymentLink(v, origins);
+  } catch (e) {
+    // A create or update answered 2xx took effect, whatever its answer says: one that cannot be read leaves the link
+    // as the gateway holds it unknown (a link created may be payable; the caller must find out, not assume nothing).
+    if (!changed || !(e instanceof GatewayError) || e.outcomeUnknown) throw e;
+    throw new GatewayError(e.code, `payment link ${id}: ${e.message}`, { outcomeUnknown: true, cause: e });
+  }
   if (link.id !== id)
     throw new GatewayError('GW_UNDOCUMENTED', `payment link ${id}: answered with the link ${link.id}`, {
       outcomeUnknown: changed,

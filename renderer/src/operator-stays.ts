@@ -7,7 +7,7 @@ import type { PaymentSectionsHost } from './operator-payments.js';
 const STATE_TEXT: Record<OpenStaySummary['state'], string> = {
   open: 'open',
   settling: 'being settled',
-  releasing: 'release refused, tried again',
+  releasing: 'reversal refused',
 };
 
 /**

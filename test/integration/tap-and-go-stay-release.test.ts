@@ -6,7 +6,8 @@ import type { OperatorAction, OperatorResponse, Result, TerminalSnapshot } from 
 import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+import type { GatewayClient } from '../../src/gateway/index.js';
+import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
 
 /**
  * Passback reset, on a real host against the sandbox with the simulated reader: a car let out by hand leaves its card's
@@ -154,5 +155,52 @@ describe('tap-and-go: the operator releases a stay whose car left without its ex
     expect(host.holds.unclaimed().map((h) => h.holdId)).not.toContain(holdId);
     expect(host.holds.size).toBe(1);
     expect(reversalsAtGateway(sandbox, holdId)).toBe(1);
+  }, 60_000);
+
+  it('refused for now: the card enters at once, the reversal goes again after its wait, and a release meanwhile sends nothing', async () => {
+    const { host, sandbox } = await lane();
+    await tapAtEntry(host, 'the entry');
+    const holdId = host.holds.unclaimed()[0]!.holdId;
+    // The first reversal of the hold is refused for now before it reaches the gateway (the processor is down).
+    const send = host.gateway.send.bind(host.gateway);
+    let refusals = 1;
+    host.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'reversal' || refusals === 0) return send(...args);
+      refusals -= 1;
+      return refusedUnprocessed('PROCESSOR_UNAVAILABLE');
+    };
+
+    expect(await operator(host, { type: 'hold-release', holdId })).toMatchObject({
+      ok: true,
+      value: { type: 'hold-release', holdId, outcome: 'later', code: 'PROCESSOR_UNAVAILABLE' },
+    });
+    // Its release is decided: another is refused, and the list says why it is still open.
+    expect(await operator(host, { type: 'hold-release', holdId })).toMatchObject({
+      ok: false,
+      error: { code: 'HOLD_RELEASING' },
+    });
+    // The card enters again at once, whatever the processor.
+    expect((await tapAtEntry(host, 'the entry after the release')).customer.screen).toBe('session');
+
+    // The watch sends the reversal again after its wait (journal.resolutionRetryMs), once.
+    const deadline = Date.now() + 20_000;
+    while (host.holds.has(holdId) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
+    await host.settle(10_000);
+    expect(host.holds.has(holdId)).toBe(false);
+    expect(
+      host.journal
+        .list({ limit: 100 })
+        .reverse()
+        .filter((e) => e.referencedTransactionId === holdId)
+        .map((e) => `${e.service}:${e.state}:${e.reason ?? ''}`),
+    ).toEqual(['reversal:rejected:PROCESSOR_UNAVAILABLE', 'reversal:approved:']);
+    expect(reversalsAtGateway(sandbox, holdId)).toBe(1);
+    expect(host.holds.size).toBe(1);
+    expect(
+      host.audit
+        .list({})
+        .filter((r) => r.action === 'hold-release')
+        .map((r) => `${r.result}:${r.code ?? ''}`),
+    ).toEqual(['failed:PROCESSOR_UNAVAILABLE', 'refused:HOLD_RELEASING']);
   }, 60_000);
 });

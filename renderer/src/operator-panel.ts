@@ -14,6 +14,7 @@ import { parseDecimal } from '../../src/money/index.js';
 import type { TerminalClient } from './client.js';
 import { button, h, replaceChildren } from './dom.js';
 import { OperatorPaymentSections } from './operator-payments.js';
+import { OperatorStaysSection } from './operator-stays.js';
 import { actionsCell, codeCell, operatorTable, reasonCell, timeCell } from './operator-table.js';
 import { renderStatusBar } from './status-bar.js';
 
@@ -58,19 +59,23 @@ export class OperatorPanel {
   #idleTimer: ReturnType<typeof setTimeout> | undefined;
   /** Payment links and phone / alternative-method sales. */
   readonly #payments: OperatorPaymentSections;
+  /** The open tap-and-go stays and their release (passback reset). */
+  readonly #stays: OperatorStaysSection;
   /** What the operator typed as the out-of-service notice so far: the panel redraws while they type. */
   #serviceNotice = '';
 
   constructor(private readonly client: TerminalClient) {
-    this.#payments = new OperatorPaymentSections({
-      call: (action) => this.#call(action),
-      fail: (error) => this.#fail(error),
-      notice: (text) => {
+    const sections = {
+      call: (action: OperatorAction) => this.#call(action),
+      fail: (error: ApiError) => this.#fail(error),
+      notice: (text: string) => {
         this.#notice = { text, error: false };
         this.#render();
       },
       render: () => this.#render(),
-    });
+    };
+    this.#payments = new OperatorPaymentSections(sections);
+    this.#stays = new OperatorStaysSection(sections);
     this.element = h('div', {
       class: 'operator-overlay',
       testid: 'operator-panel',
@@ -112,6 +117,7 @@ export class OperatorPanel {
     this.#armed = undefined;
     this.#refundDrafts.clear();
     this.#payments.clear();
+    this.#stays.clear();
     this.#serviceNotice = '';
     this.element.hidden = true;
     replaceChildren(this.element);
@@ -219,12 +225,14 @@ export class OperatorPanel {
               error: true,
             };
         break;
-      // Shown by their sections (renderer/src/operator-payments.ts), which ask for them.
+      // Shown by their sections (renderer/src/operator-payments.ts, operator-stays.ts), which ask for them.
       case 'links':
       case 'link-deactivate':
       case 'link-reactivate':
       case 'alt-sales':
       case 'alt-refund':
+      case 'stays':
+      case 'hold-release':
         break;
     }
     this.#render();
@@ -633,6 +641,7 @@ export class OperatorPanel {
             rows,
             { caption: true },
           ),
+      this.#stays.render(),
       this.#payments.render(),
     );
   }

@@ -454,7 +454,34 @@ export type OperatorAction =
    * settled amount it is refused with ALT_REFUND_ABOVE_SETTLED, a sale not settled with ALT_NOT_REFUNDABLE. `requestId`
    * as for a card refund: submitted again under it, the same refund gets the first one's answer.
    */
-  | { type: 'alt-refund'; saleId: number; amountMinor?: number; requestId?: string };
+  | { type: 'alt-refund'; saleId: number; amountMinor?: number; requestId?: string }
+  /** The open tap-and-go stays (their holds), the last entry first, at most `limit` (1–1000, default 100). */
+  | { type: 'stays'; limit?: number }
+  /**
+   * Passback reset: the car of this stay left without its exit (let out by hand). Its hold is reversed in full now,
+   * nothing charged, and the card may enter again. Refused, nothing sent, for a hold no longer open (`HOLD_NOT_FOUND`),
+   * one being settled (`HOLD_BUSY`: an exit or the expiry watch has it, or a reversal, capture or increment of its
+   * authorization is in flight or unknown) or whose release is decided already (`HOLD_RELEASING`: a reversal of it was
+   * refused; the terminal sends the next after its wait, or it is left to the operator at the processor).
+   */
+  | { type: 'hold-release'; holdId: string };
+
+/**
+ * An open tap-and-go stay in operator mode: its hold. Never card data but the masked number. `state`: `open` nobody
+ * settles it (the card is inside, or an earlier entry's hold its expiry watch is about to reverse); `settling` an exit,
+ * the expiry watch or recovery is settling it; `releasing` its release is decided and a reversal of it was refused
+ * (tried again after its wait, or left to the operator at the processor). `allowed` `release` only when `open`.
+ */
+export interface OpenStaySummary {
+  holdId: string;
+  maskedPan: string;
+  /** ISO 8601: the entry. */
+  enteredAt: string;
+  /** What the hold holds (its authorized total, increments included), in the hold's currency. */
+  held: DisplayAmount;
+  state: 'open' | 'settling' | 'releasing';
+  allowed: 'release'[];
+}
 
 /** What this terminal's journal knows of a payment link it created (src/journal/payment-links.ts). */
 export interface TerminalLinkRecord {
@@ -679,7 +706,23 @@ export type OperatorResponse =
   | { type: 'link-deactivate' | 'link-reactivate'; link: OperatorLink }
   | { type: 'alt-sales'; sales: AltSaleSummary[] }
   /** The refund as journaled after its answer, and the sale after it. */
-  | { type: 'alt-refund'; saleId: number; refund: AltRefundSummary; sale: AltSaleSummary };
+  | { type: 'alt-refund'; saleId: number; refund: AltRefundSummary; sale: AltSaleSummary }
+  | { type: 'stays'; stays: OpenStaySummary[] }
+  /**
+   * The release's reversal ran (`HOLD_NOT_FOUND`, `HOLD_BUSY`, `HOLD_RELEASING` are errors: nothing sent). `outcome`
+   * `released` the hold is closed (reversed, or the gateway had released it already); `later` refused for now (`code`
+   * the reason): tried again after its wait; `unknown` its outcome is recovery's; `refused` refused for good (`code` the
+   * reason): the operator must release it at the processor. In every case the card may enter again.
+   */
+  | {
+      type: 'hold-release';
+      holdId: string;
+      outcome: 'released' | 'later' | 'unknown' | 'refused';
+      code: string;
+      message: string;
+      /** The reversal's transactionId. */
+      transactionId?: string;
+    };
 
 /** The API itself, as the UI sees it on either transport. */
 export interface TerminalApi {

@@ -220,3 +220,63 @@ describe('hold watch: reversals refused for good', () => {
     });
   });
 });
+
+describe('hold watch: the operator releases a hold (passback reset)', () => {
+  it('reverses a hold not expired now, by the expiry run, once: a second release sends nothing', async () => {
+    const w = setup([], [], { expiresInMs: DAY_MS / 2 });
+    w.watch.watchAll();
+    const first = w.watch.release('H1');
+    expect(first.kind).toBe('started');
+    // While its reversal runs, the hold is being settled: another release sends nothing.
+    expect(w.watch.release('H1')).toEqual({ kind: 'settling' });
+    await vi.advanceTimersByTimeAsync(MACHINE_MS);
+    const result = first.kind === 'started' ? await first.result : undefined;
+    expect(result).toMatchObject({ holdId: 'H1', outcome: 'reversed', transactionId: 'R1' });
+    expect(w.watch.release('H1')).toEqual({ kind: 'not-found' });
+    await vi.advanceTimersByTimeAsync(DAY_MS);
+    expect({
+      reversals: w.reversals.map((r) => [r.atMs, r.answer]),
+      open: w.store.has('H1'),
+      released: w.released,
+      watched: w.watch.size,
+    }).toEqual({ reversals: [[0, 'approved']], open: false, released: ['H1'], watched: 0 });
+    expect(w.lines.map((l) => l.msg)).toContain('hold reversed: released by the operator');
+  });
+
+  it('refused for now: tried again after its wait, before the expiry; meanwhile a release sends nothing', async () => {
+    const w = setup(['PROCESSOR_UNAVAILABLE'], [], { expiresInMs: DAY_MS / 2 });
+    w.watch.watchAll();
+    const first = w.watch.release('H1');
+    await vi.advanceTimersByTimeAsync(MACHINE_MS);
+    expect(first.kind === 'started' ? await first.result : first).toMatchObject({
+      outcome: 'later',
+      reason: 'PROCESSOR_UNAVAILABLE',
+    });
+    expect(w.watch.release('H1')).toEqual({ kind: 'releasing' });
+    expect(w.watch.standing(w.store.get('H1')!, false)).toBe('releasing');
+    await vi.advanceTimersByTimeAsync(RETRY_MS + MACHINE_MS);
+    expect({
+      reversals: w.reversals.map((r) => [r.atMs, r.answer]),
+      open: w.store.has('H1'),
+      notices: w.notices,
+    }).toEqual({
+      reversals: [
+        [0, 'PROCESSOR_UNAVAILABLE'],
+        [RETRY_MS + MACHINE_MS, 'approved'],
+      ],
+      open: false,
+      notices: [],
+    });
+  });
+
+  it('sends nothing for a hold claimed by an exit or being settled, and tells which', () => {
+    const w = setup([], [], { expiresInMs: DAY_MS / 2 });
+    const hold = w.store.get('H1')!;
+    expect(w.watch.standing(hold, false)).toBe('open');
+    w.store.claimById('H1');
+    expect(w.watch.standing(hold, true)).toBe('settling');
+    expect(w.watch.release('H1')).toEqual({ kind: 'settling' });
+    expect(w.watch.release('H9')).toEqual({ kind: 'not-found' });
+    expect(w.reversals).toEqual([]);
+  });
+});

@@ -11,6 +11,25 @@ import type { Logger } from '../log/index.js';
 import { refusalPasses } from '../vocabulary/services.js';
 import { retryWaitMs } from './retry-wait.js';
 
+/**
+ * Where an open hold stands for the operator ({@link HoldWatch.standing}): `open` nobody is settling it — the operator
+ * may release it; `settling` an exit or this watch has claimed it, or its authorization is being settled (a reversal,
+ * capture or increment of it in flight or unknown, recovery's; its follow-up due); `releasing` its release is decided
+ * — a reversal of it was refused: this watch sends the next after its wait, or left it to the operator at the
+ * processor (refused for good).
+ */
+export type HoldStanding = 'open' | 'settling' | 'releasing';
+
+/**
+ * What an operator's release of a hold found ({@link HoldWatch.release}): `started` its reversal, run by the expiry
+ * machine, with the run's result (undefined when the host stopped first); otherwise nothing was sent — `not-found` no
+ * open hold has that id (closed already: released, captured), `settling` or `releasing` as {@link HoldStanding}.
+ */
+export type HoldRelease =
+  | { kind: 'started'; result: Promise<HoldExpiryResult | undefined> }
+  | { kind: 'not-found' }
+  | { kind: Exclude<HoldStanding, 'open'> };
+
 /** Longest a Node timer can wait (about 24.8 days); a later expiry is re-armed when it fires. */
 const MAX_TIMER_MS = 2_147_000_000;
 
@@ -36,6 +55,10 @@ const MAX_TIMER_MS = 2_147_000_000;
  * only the processor delays it. It is logged as a warning, not as the operator's. One reversal at a time as always:
  * the next goes only once the last one is answered (a 400 is a definite answer; an unknown outcome is recovery's, see
  * `settling`).
+ *
+ * The operator releases a hold by hand (a car let out without its exit: passback reset, {@link release}): the same run
+ * as an expiry's, now — claimed, reversed in full by the expiry machine, closed with the reversal's outcome, a refusal
+ * for now tried again after its wait, an unknown outcome left to recovery.
  */
 export class HoldWatch {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -91,7 +114,7 @@ export class HoldWatch {
     const expiresAtMs = Math.min(hold.expiresAtMs, this.deps.store.get(hold.holdId)?.expiresAtMs ?? Infinity);
     const delay = later > 0 ? later : Math.max(0, expiresAtMs - this.deps.clock.now());
     const wait = Math.min(delay, MAX_TIMER_MS);
-    const timer = setTimeout(() => this.expire(hold.holdId), wait);
+    const timer = setTimeout(() => void this.expire(hold.holdId), wait);
     timer.unref();
     this.timers.set(hold.holdId, timer);
     this.firesAt.set(hold.holdId, Date.now() + wait);
@@ -121,6 +144,33 @@ export class HoldWatch {
     return false;
   }
 
+  /**
+   * Where an open hold stands (see {@link HoldStanding}); `claimed` the store's claim of it (an exit's or this
+   * watch's). The one rule of which hold the operator may release.
+   */
+  standing(hold: HoldRecord, claimed: boolean): HoldStanding {
+    if (claimed || this.actors.has(hold.holdId) || this.deps.settling(hold)) return 'settling';
+    if (this.deps.refusedReversals(hold).length > 0) return 'releasing';
+    return 'open';
+  }
+
+  /**
+   * The operator's release of an open hold (its car let out by hand: the card may enter again, nothing is charged):
+   * its reversal now, through the expiry's own run ({@link expire}) — journaled before it is sent, the hold closed in
+   * the transaction of its outcome, a refusal for now tried again after its wait, an unknown outcome recovery's. Only
+   * a hold nobody settles ({@link standing} `open`); otherwise nothing is sent.
+   */
+  release(holdId: string): HoldRelease {
+    const stored = this.deps.store.get(holdId);
+    if (stored === undefined) return { kind: 'not-found' };
+    const standing = this.standing(stored, false);
+    if (standing !== 'open') return { kind: standing };
+    this.unwatch(holdId);
+    const result = this.expire(holdId, true);
+    // An exit claimed it in between (it gives it back under watch when it is done with it).
+    return result === undefined ? { kind: 'settling' } : { kind: 'started', result };
+  }
+
   /** Stops every timer and expiry machine (shutdown; the holds stay in the journal). */
   stop(): void {
     for (const t of this.timers.values()) clearTimeout(t);
@@ -130,29 +180,34 @@ export class HoldWatch {
     this.actors.clear();
   }
 
-  private expire(holdId: string): void {
+  /**
+   * A hold's expiry (its timer fired) or its release by the operator (`released`: reversed now, expired or not): claims
+   * it and runs the expiry machine; the run's result, or undefined when none was started (not due yet, settled or
+   * being settled, left to the operator).
+   */
+  private expire(holdId: string, released = false): Promise<HoldExpiryResult | undefined> | undefined {
     this.timers.delete(holdId);
     this.firesAt.delete(holdId);
     const { store, logger } = this.deps;
     const stored = store.get(holdId);
-    if (!stored) return;
+    if (!stored) return undefined;
     // Its last reversal refused for now: due after the wait that `watch` armed, expired or not.
-    const reverseNow = this.laterWaitMs(stored) > 0;
+    const reverseNow = released || this.laterWaitMs(stored) > 0;
     if (stored.expiresAtMs > this.deps.clock.now() && !reverseNow) {
       this.watch(stored);
-      return;
+      return undefined;
     }
     // A reversal of it not resolved yet: another would be a resend (DESIGN.md rule 2). Recovery's resolution decides.
-    if (this.deps.settling(stored)) return;
+    if (this.deps.settling(stored)) return undefined;
     // As many refused as the machine tries: another reversal would be refused as well (a hold watched again after each
     // late refusal would otherwise be reversed without end). Refusals that pass are not counted: see the class comment.
     const refused = this.deps.refusedReversals(stored).filter((reason) => !refusalPasses(reason));
     if (refused.length >= this.deps.settings.timing.maxResolutionAttempts) {
       this.leaveToOperator(stored, 'rejected', refused.at(-1));
-      return;
+      return undefined;
     }
     const hold = store.claimById(holdId);
-    if (!hold) return; // an exit has it
+    if (!hold) return undefined; // an exit has it
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
       input: {
         settings: this.deps.settings,
@@ -163,23 +218,28 @@ export class HoldWatch {
       },
     });
     this.actors.set(holdId, actor);
-    actor.subscribe({
-      complete: () => {
-        // Stopped (the host's shutdown) rather than finished: the hold stays claimed until the next start frees it.
-        if (actor.getSnapshot().status !== 'done') return;
-        this.actors.delete(holdId);
-        this.finish(hold, actor.getSnapshot().output as HoldExpiryResult);
-      },
-      error: (err: unknown) => {
-        this.actors.delete(holdId);
-        logger.error({ err, holdId }, 'hold expiry failed; the hold stays open');
-        store.close(hold, 'returned');
-      },
+    return new Promise((resolve) => {
+      actor.subscribe({
+        complete: () => {
+          // Stopped (the host's shutdown) rather than finished: the hold stays claimed until the next start frees it.
+          if (actor.getSnapshot().status !== 'done') return resolve(undefined);
+          this.actors.delete(holdId);
+          const result = actor.getSnapshot().output as HoldExpiryResult;
+          this.finish(hold, result, released);
+          resolve(result);
+        },
+        error: (err: unknown) => {
+          this.actors.delete(holdId);
+          logger.error({ err, holdId }, 'hold expiry failed; the hold stays open');
+          store.close(hold, 'returned');
+          resolve({ holdId, outcome: 'failed' });
+        },
+      });
+      actor.start();
     });
-    actor.start();
   }
 
-  private finish(hold: HoldRecord, result: HoldExpiryResult): void {
+  private finish(hold: HoldRecord, result: HoldExpiryResult, released: boolean): void {
     const { store, logger } = this.deps;
     if (result.outcome === 'reversed') {
       // Closed already by an approved reversal, in its outcome's transaction (src/host/payment-router.ts); this
@@ -187,7 +247,9 @@ export class HoldWatch {
       store.close(hold, 'reversed');
       logger.info(
         { holdId: hold.holdId },
-        'hold reversed at its expiry (the maximum stay, or the card entered again)',
+        released
+          ? 'hold reversed: released by the operator'
+          : 'hold reversed at its expiry (the maximum stay, or the card entered again)',
       );
       this.deps.onReversed(hold);
       return;

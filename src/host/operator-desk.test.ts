@@ -16,6 +16,8 @@ import {
 import { translator } from '../i18n/index.js';
 import { silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
+import type { HoldRecord, HoldExpiryResult } from '../flows/index.js';
+import type { HoldRelease, HoldStanding } from './hold-watch.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { findTransaction, OPERATOR_SESSION_IDLE_MS, OperatorDesk } from './operator-desk.js';
 import { amountStanding, operatorService } from '../flows/operator.js';
@@ -46,6 +48,7 @@ function setup(
     locale?: string;
     toLocal?: (tx: string, minor: number, currency: string) => LocalAmount;
   } = {},
+  stays?: ConstructorParameters<typeof OperatorDesk>[0]['stays'],
 ) {
   const journal = openJournal(':memory:', { now });
   journals.push(journal);
@@ -93,6 +96,7 @@ function setup(
       setStatusByOperator: () => Promise.reject(new Error('not in these tests')),
     },
     altPayments: { list: () => [], get: () => undefined, refund: () => Promise.reject(new Error('no sale')) },
+    ...(stays ? { stays } : {}),
   };
   const desk = new OperatorDesk(deps);
   const wrongPin = goodPin === '000000' ? '111111' : '000000';
@@ -999,5 +1003,163 @@ describe('OperatorDesk: stored payments not collected in full after forwarding',
       offlineQueueStatus(journal, { policy: 'prefer-online', limits: parseConfig({}).offline })
         .declinedAfterForward,
     ).toBe(2);
+  });
+});
+
+describe('OperatorDesk open stays (passback reset)', () => {
+  const HOLD: HoldRecord = {
+    holdId: 'H1',
+    fingerprint: 'fp-1',
+    maskedPan: '411111******1111',
+    gatewayId: 'G-H1',
+    transactionId: 'H1',
+    authorizedMinor: 598,
+    currency: 'GBP',
+    cardRef: 'card-1',
+    includeEmvTags: true,
+    enteredAtMs: T0 - 3_600_000,
+    expiresAtMs: T0 + 20 * 3_600_000,
+  };
+
+  /** A desk whose hold watch answers each release with the next of `releases`. */
+  function withStays(standing: HoldStanding, releases: HoldRelease[]) {
+    const asked: string[] = [];
+    const s = setup(
+      undefined,
+      {},
+      {
+        list: () => [
+          { hold: HOLD, standing },
+          { hold: { ...HOLD, holdId: 'H2', transactionId: 'H2' }, standing: 'settling' },
+        ],
+        release: (holdId) => {
+          asked.push(holdId);
+          return releases.shift() ?? { kind: 'not-found' };
+        },
+      },
+    );
+    return { ...s, asked };
+  }
+  const started = (result: HoldExpiryResult | undefined): HoldRelease => ({
+    kind: 'started',
+    result: Promise.resolve(result),
+  });
+
+  it('lists the open stays with the masked card only, and which may be released', async () => {
+    const { desk, goodPin } = withStays('open', []);
+    const listed = await desk.handle({ pin: goodPin, action: { type: 'stays' } });
+    expect(listed).toEqual({
+      ok: true,
+      value: {
+        type: 'stays',
+        stays: [
+          {
+            holdId: 'H1',
+            maskedPan: '411111******1111',
+            enteredAt: new Date(T0 - 3_600_000).toISOString(),
+            held: { minor: 598, currency: 'GBP', text: '£5.98' },
+            state: 'open',
+            allowed: ['release'],
+          },
+          expect.objectContaining({ holdId: 'H2', state: 'settling', allowed: [] }),
+        ],
+      },
+    });
+    expect(JSON.stringify(listed)).not.toMatch(/fp-1|card-1|G-H1/);
+  });
+
+  it('releases a hold by the hold watch and records it; a second release is refused and recorded', async () => {
+    const { desk, goodPin, asked } = withStays('open', [
+      started({ holdId: 'H1', outcome: 'reversed', transactionId: 'R1' }),
+      { kind: 'not-found' },
+    ]);
+    expect(await desk.handle({ pin: goodPin, action: { type: 'hold-release', holdId: 'H1' } })).toEqual({
+      ok: true,
+      value: {
+        type: 'hold-release',
+        holdId: 'H1',
+        outcome: 'released',
+        code: 'APPROVED',
+        message: 'the hold was reversed: nothing charged, the card may enter again',
+        transactionId: 'R1',
+      },
+    });
+    expect(await desk.handle({ pin: goodPin, action: { type: 'hold-release', holdId: 'H1' } })).toMatchObject(
+      {
+        ok: false,
+        error: { code: 'HOLD_NOT_FOUND' },
+      },
+    );
+    expect(asked).toEqual(['H1', 'H1']);
+    expect(log(desk).filter((r) => r.action === 'hold-release')).toEqual([
+      {
+        actor: 'operator',
+        action: 'hold-release',
+        subject: 'H1',
+        result: 'ok',
+        code: 'APPROVED',
+        details: { outcome: 'released', sentTransactionId: 'R1' },
+      },
+      {
+        actor: 'operator',
+        action: 'hold-release',
+        subject: 'H1',
+        result: 'refused',
+        code: 'HOLD_NOT_FOUND',
+        details: {},
+      },
+    ]);
+  });
+
+  it('refuses a hold being settled or whose release is decided, with typed codes', async () => {
+    const { desk, goodPin } = withStays('open', [{ kind: 'settling' }, { kind: 'releasing' }]);
+    for (const code of ['HOLD_BUSY', 'HOLD_RELEASING'])
+      expect(
+        await desk.handle({ pin: goodPin, action: { type: 'hold-release', holdId: 'H1' } }),
+      ).toMatchObject({ ok: false, error: { code } });
+  });
+
+  it('tells each end of the reversal: refused for now, refused, unknown, the host stopped', async () => {
+    const { desk, goodPin } = withStays('open', [
+      started({ holdId: 'H1', outcome: 'later', reason: 'PROCESSOR_UNAVAILABLE', transactionId: 'R1' }),
+      started({ holdId: 'H1', outcome: 'failed', lastKind: 'rejected', reason: 'INVALID_DATA' }),
+      started({ holdId: 'H1', outcome: 'failed', lastKind: 'unknown' }),
+      started(undefined),
+    ]);
+    const outcomes = [];
+    for (let i = 0; i < 4; i++) {
+      const r = await desk.handle({ pin: goodPin, action: { type: 'hold-release', holdId: 'H1' } });
+      outcomes.push(r.ok && r.value.type === 'hold-release' ? `${r.value.outcome}:${r.value.code}` : r);
+    }
+    expect(outcomes).toEqual([
+      'later:PROCESSOR_UNAVAILABLE',
+      'refused:INVALID_DATA',
+      'unknown:OUTCOME_UNKNOWN',
+      'unknown:OUTCOME_UNKNOWN',
+    ]);
+    expect(
+      log(desk)
+        .filter((r) => r.action === 'hold-release')
+        .map((r) => `${r.result}:${r.code ?? ''}`),
+    ).toEqual([
+      'failed:PROCESSOR_UNAVAILABLE',
+      'refused:INVALID_DATA',
+      'failed:OUTCOME_UNKNOWN',
+      'failed:OUTCOME_UNKNOWN',
+    ]);
+  });
+
+  it('lists and releases nothing without the right PIN', async () => {
+    const { desk, wrongPin, asked } = withStays('open', [started({ holdId: 'H1', outcome: 'reversed' })]);
+    for (const action of [{ type: 'stays' }, { type: 'hold-release', holdId: 'H1' }] as const)
+      expect(await desk.handle({ pin: wrongPin, action })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_PIN' },
+      });
+    expect(asked).toEqual([]);
+    expect(log(desk).map((r) => `${r.action}:${r.code ?? ''}`)).toEqual([
+      'sign-in-failed:OPERATOR_PIN',
+      'sign-in-failed:OPERATOR_PIN',
+    ]);
   });
 });

@@ -6,6 +6,8 @@ import {
   type FlowEffects,
   type FlowSettings,
   type OperatorCommand,
+  type HoldExpiryResult,
+  type HoldRecord,
   type OperatorResult,
   type OriginalTransaction,
 } from '../flows/index.js';
@@ -29,6 +31,7 @@ import type {
   OperatorRequest,
   OperatorResponse,
   OperatorStatus,
+  OpenStaySummary,
   Result,
   ServiceResult,
   ServiceTask,
@@ -37,6 +40,7 @@ import type {
   OfflineDeclineSummary,
 } from './api.js';
 import { auditCsv } from './audit-csv.js';
+import type { HoldRelease, HoldStanding } from './hold-watch.js';
 import { AuditTrail, type RecordedShortfall } from './audit-trail.js';
 import type { AltPaymentDesk } from './alt-payment-desk.js';
 import type { LinkDesk } from './link-desk.js';
@@ -247,6 +251,15 @@ export class OperatorDesk {
       links: Pick<LinkDesk, 'operatorPage' | 'setStatusByOperator'>;
       /** Alternative-method sales (the desk records the operator's refunds in the audit log itself). */
       altPayments: Pick<AltPaymentDesk, 'list' | 'get' | 'refund'>;
+      /**
+       * The open tap-and-go stays: their holds, the last entry first, each with where it stands (the hold watch's
+       * `standing`); and the release of one by the hold watch (`HoldWatch.release`: the expiry's own reversal).
+       * Default: none (no stay listed, none to release).
+       */
+      stays?: {
+        list: (limit: number) => { hold: HoldRecord; standing: HoldStanding }[];
+        release: (holdId: string) => HoldRelease;
+      };
     },
   ) {
     this.audit = deps.audit ?? new AuditTrail(new AuditStore(deps.journal), deps.logger);
@@ -369,7 +382,65 @@ export class OperatorDesk {
         return this.payments.altSales(a);
       case 'alt-refund':
         return this.refundOnce(a, () => this.payments.altRefund(a));
+      case 'stays':
+        return ok({ type: 'stays', stays: this.stays(a.limit ?? 100) });
+      case 'hold-release':
+        return this.releaseHold(a.holdId);
     }
+  }
+
+  /** The open tap-and-go stays as operator mode lists them: no card data but the masked number. */
+  private stays(limit: number): OpenStaySummary[] {
+    const locale = resolveLocale(this.deps.config.terminal.locale);
+    return (this.deps.stays?.list(limit) ?? []).map(({ hold, standing }) => ({
+      holdId: hold.holdId,
+      maskedPan: hold.maskedPan,
+      enteredAt: new Date(hold.enteredAtMs).toISOString(),
+      held: {
+        minor: hold.authorizedMinor,
+        currency: hold.currency,
+        text: formatAmount(hold.authorizedMinor, hold.currency, locale),
+      },
+      state: standing,
+      allowed: standing === 'open' ? ['release'] : [],
+    }));
+  }
+
+  /**
+   * Passback reset: the operator let the car of a stay out by hand, so its hold is released — reversed in full now by
+   * the hold watch's own run (journaled before it is sent, the hold closed with its outcome), nothing charged — and
+   * the card may enter again. A hold not open, being settled, or whose release is decided already is refused and
+   * nothing is sent. Recorded in the audit log (`hold-release`, the hold's id the subject; no card data).
+   */
+  private async releaseHold(holdId: string): Promise<Result<OperatorResponse>> {
+    const start: HoldRelease = this.deps.stays?.release(holdId) ?? { kind: 'not-found' };
+    if (start.kind !== 'started') {
+      const [code, message] = HOLD_RELEASE_REFUSALS[start.kind];
+      this.audit.record({
+        actor: 'operator',
+        action: 'hold-release',
+        subject: holdId,
+        result: 'refused',
+        code,
+      });
+      return fail(code, message);
+    }
+    const result = await start.result;
+    const answer = holdReleaseAnswer(holdId, result);
+    this.audit.record({
+      actor: 'operator',
+      action: 'hold-release',
+      subject: holdId,
+      result: answer.outcome === 'released' ? 'ok' : answer.outcome === 'refused' ? 'refused' : 'failed',
+      code: answer.code,
+      details: {
+        outcome: answer.outcome,
+        ...(answer.transactionId !== undefined ? { sentTransactionId: answer.transactionId } : {}),
+      },
+    });
+    this.deps.logger.info({ holdId, outcome: answer.outcome, code: answer.code }, 'operator released a hold');
+    this.deps.changed();
+    return ok(answer);
   }
 
   /**
@@ -653,6 +724,58 @@ function feeNotComputableNote(
     text: t.t('operator.feeNotComputable', { fee, holdCurrency }),
     lang: intlLocale(t.locale),
   };
+}
+
+/** The release of a hold refused before anything was sent: its code and message. */
+const HOLD_RELEASE_REFUSALS = {
+  'not-found': ['HOLD_NOT_FOUND', 'no open stay has this hold: it was released or settled already'],
+  settling: [
+    'HOLD_BUSY',
+    'the hold is being settled (an exit, its expiry or recovery): try again in a moment',
+  ],
+  releasing: [
+    'HOLD_RELEASING',
+    'a reversal of the hold was refused: the terminal tries again after its wait, or it must be released at the processor',
+  ],
+} as const satisfies Record<Exclude<HoldRelease['kind'], 'started'>, readonly [string, string]>;
+
+/** How the release's run ended, as operator mode answers it (undefined: the host stopped first). */
+function holdReleaseAnswer(
+  holdId: string,
+  result: HoldExpiryResult | undefined,
+): Extract<OperatorResponse, { type: 'hold-release' }> {
+  const sent = result?.transactionId !== undefined ? { transactionId: result.transactionId } : {};
+  const answer = (
+    outcome: Extract<OperatorResponse, { type: 'hold-release' }>['outcome'],
+    code: string,
+    message: string,
+  ) => ({ type: 'hold-release' as const, holdId, outcome, code, message, ...sent });
+  switch (result?.outcome) {
+    case 'reversed':
+      return answer(
+        'released',
+        'APPROVED',
+        'the hold was reversed: nothing charged, the card may enter again',
+      );
+    case 'released':
+      return answer('released', result.reason ?? 'RELEASED', 'the gateway had released the hold already');
+    case 'later':
+      return answer(
+        'later',
+        result.reason ?? 'REFUSED',
+        'the reversal was refused for now: the terminal tries again after a wait; the card may enter again',
+      );
+    case 'failed':
+      if (result.lastKind !== 'unknown' && result.lastKind !== undefined)
+        return answer(
+          'refused',
+          result.reason ?? result.lastKind.toUpperCase(),
+          'the reversal was refused: release the hold at the processor; the card may enter again',
+        );
+      return answer('unknown', 'OUTCOME_UNKNOWN', 'the reversal has no answer yet: recovery resolves it');
+    case undefined:
+      return answer('unknown', 'OUTCOME_UNKNOWN', 'the terminal stopped before the reversal was answered');
+  }
 }
 
 /** The stable code of an error, for the audit log. */

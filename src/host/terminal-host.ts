@@ -199,6 +199,7 @@ const MOVES_MONEY: ReadonlySet<OperatorRequest['action']['type']> = new Set([
   'link-deactivate',
   'link-reactivate',
   'alt-refund',
+  'hold-release',
 ]);
 
 /**
@@ -537,6 +538,13 @@ export class TerminalHost implements TerminalApi {
         list: (options) => this.altPayments.list(options),
         get: (id) => this.altPayments.get(id),
         refund: (id, amountMinor) => this.altPayments.refund(id, amountMinor),
+      },
+      stays: {
+        list: (limit) =>
+          this.holds
+            .listOpen(limit)
+            .map(({ hold, claimed }) => ({ hold, standing: this.holdWatch.standing(hold, claimed) })),
+        release: (holdId) => this.holdWatch.release(holdId),
       },
     });
     this.background = new BackgroundWork({

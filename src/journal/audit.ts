@@ -23,7 +23,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * `fee-shortfall-acknowledge` the operator's acknowledgement of one (its subject the shortfall's;
  * {@link AuditStore.acknowledgeFeeShortfall}), which takes it off the count of those awaiting the operator;
  * `entry-refused` a tap-and-go entry the terminal refused after its verification and before any pre-authorization
- * (`CARD_ALREADY_INSIDE`: the card's stay is open), the verification's transactionId the subject.
+ * (`CARD_ALREADY_INSIDE`: the card's stay is open), the verification's transactionId the subject; `hold-release` the
+ * operator's release of an open tap-and-go stay whose car left without its exit (passback reset: its hold reversed,
+ * nothing charged), the hold's id the subject.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -48,6 +50,7 @@ export const AUDIT_ACTIONS = [
   'fee-shortfall',
   'fee-shortfall-acknowledge',
   'entry-refused',
+  'hold-release',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -160,6 +160,22 @@ describe('HoldStore', () => {
     ]);
   });
 
+  it('lists the open holds, claimed or not, the last entry first, at most the limit asked', () => {
+    const { holds } = setup();
+    holds.open(hold('A1', { enteredAtMs: T0 }));
+    holds.open(hold('B1', { enteredAtMs: T0 + 60_000 }));
+    holds.open(hold('C1', { enteredAtMs: T0 + 120_000 }));
+    holds.claimById('B1');
+    holds.close(hold('C1'), 'reversed');
+    expect(holds.listOpen(10).map((s) => [s.hold.holdId, s.claimed])).toEqual([
+      ['B1', true],
+      ['A1', false],
+    ]);
+    expect(holds.listOpen(1).map((s) => s.hold)).toEqual([hold('B1', { enteredAtMs: T0 + 60_000 })]);
+    for (const bad of [0, 1001, 1.5, Number.NaN])
+      expect(() => holds.listOpen(bad)).toThrow(expect.objectContaining({ code: 'JOURNAL_INVALID' }));
+  });
+
   it('drops an open hold, claimed or not, once', () => {
     const { holds } = setup();
     holds.open(hold('H1'));

@@ -188,6 +188,10 @@ export function holdStatements(connection: JournalConnection) {
     unclaimed: db.prepare<[], Row>(
       'SELECT * FROM holds WHERE closed_at IS NULL AND claimed = 0 ORDER BY entered_at, rowid',
     ),
+    /** Open holds, claimed or not, the last entry first (operator mode's list of open stays). */
+    openList: db.prepare<[number], Row>(
+      'SELECT * FROM holds WHERE closed_at IS NULL ORDER BY entered_at DESC, rowid DESC LIMIT ?',
+    ),
     releaseClaims: db.prepare('UPDATE holds SET claimed = 0 WHERE claimed = 1 AND closed_at IS NULL'),
     size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
   };
@@ -379,6 +383,18 @@ export class HoldStore {
   /** Open holds not claimed by an exit or an expiry, oldest entry first: what the expiry watch covers. */
   unclaimed(): StoredHold[] {
     return readOn(this.connection, () => this.stmts.unclaimed.all().map(toHold));
+  }
+
+  /**
+   * Open holds, claimed (by an exit or the expiry watch) or not, the last entry first, at most `limit` (1–1000): the
+   * open tap-and-go stays operator mode lists. `JOURNAL_INVALID` for another limit.
+   */
+  listOpen(limit: number): { hold: StoredHold; claimed: boolean }[] {
+    if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
+      throw new JournalError('JOURNAL_INVALID', 'limit must be a whole number from 1 to 1000');
+    return readOn(this.connection, () =>
+      this.stmts.openList.all(limit).map((r) => ({ hold: toHold(r), claimed: r.claimed === 1 })),
+    );
   }
 
   /**

@@ -3,6 +3,7 @@ import type {
   DccChoice,
   FeeShortfallSummary,
   OfflineDeclineSummary,
+  OpenStaySummary,
   OperatorRequest,
   OperatorResponse,
   OperatorStatus,
@@ -96,6 +97,7 @@ export class FakeTerminal implements TerminalApi {
   #transactions: TransactionSummary[] = [];
   #declines: OfflineDeclineSummary[] = [];
   #shortfalls: FeeShortfallSummary[] = [];
+  #stays: OpenStaySummary[] = [];
   /** This customer's accessibility mode (SET_ACCESSIBILITY); off again when the customer is done or cancels. */
   #accessible = false;
 
@@ -114,6 +116,11 @@ export class FakeTerminal implements TerminalApi {
   setFeeShortfalls(shortfalls: FeeShortfallSummary[]): void {
     this.#shortfalls = [...shortfalls];
     this.#status = { ...this.#status, feeShortfalls: this.#shortfalls.length };
+  }
+
+  /** The open tap-and-go stays, the last entry first; a release of an `open` one takes it off the list. */
+  setStays(stays: OpenStaySummary[]): void {
+    this.#stays = stays.map((t) => ({ ...t }));
   }
 
   /** The operator's transaction list as the terminal would list it (newest first), in place of the sales made here. */
@@ -435,6 +442,30 @@ export class FakeTerminal implements TerminalApi {
           ok: true,
           value: { type: 'service', task: action.task, outcome: 'ok', message: `${action.task} done` },
         });
+      case 'stays':
+        return Promise.resolve({
+          ok: true,
+          value: { type: 'stays', stays: this.#stays.slice(0, action.limit ?? 100) },
+        });
+      case 'hold-release': {
+        const stay = this.#stays.find((t) => t.holdId === action.holdId);
+        if (!stay)
+          return Promise.resolve({ ok: false, error: { code: 'HOLD_NOT_FOUND', message: 'no such stay' } });
+        if (stay.state !== 'open')
+          return Promise.resolve({ ok: false, error: { code: 'HOLD_BUSY', message: 'being settled' } });
+        this.#stays = this.#stays.filter((t) => t !== stay);
+        return Promise.resolve({
+          ok: true,
+          value: {
+            type: 'hold-release',
+            holdId: stay.holdId,
+            outcome: 'released',
+            code: 'APPROVED',
+            message: 'the hold was reversed',
+            transactionId: `R-${stay.holdId}`,
+          },
+        });
+      }
       case 'links':
       case 'link-deactivate':
       case 'link-reactivate':

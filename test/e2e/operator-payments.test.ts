@@ -425,3 +425,47 @@ describe('operator panel: a tap-and-go hold whose fee the tariff could not price
     await page.context().close();
   });
 });
+
+describe('operator panel: open tap-and-go stays (passback reset)', () => {
+  const stay = (holdId: string, state: 'open' | 'settling' | 'releasing') => ({
+    holdId,
+    maskedPan: '476173******0119',
+    enteredAt: '2030-01-01T08:00:00.000Z',
+    held: { minor: 598, currency: 'GBP', text: '£5.98' },
+    state,
+    allowed: state === 'open' ? (['release'] as 'release'[]) : [],
+  });
+
+  it('lists the open stays with the masked card, releases one only once confirmed, and axe finds nothing', async () => {
+    const { page, fake, problems } = await signedIn((f) =>
+      f.setStays([stay('H-OPEN', 'open'), stay('H-BUSY', 'settling')]),
+    );
+    await page.getByTestId('operator-stays-load').click();
+    await page.getByTestId('operator-stays').waitFor();
+    expect(await text(page, 'stay-H-OPEN')).toContain('476173******0119');
+    expect(await text(page, 'stay-state-H-BUSY')).toBe('being settled');
+    // A stay being settled offers no release.
+    expect(await page.locator('[data-testid="stay-H-BUSY"] button').count()).toBe(0);
+
+    // One press arms the release; nothing is sent until it is confirmed.
+    await page.getByTestId('stay-release-H-OPEN').click();
+    await page.getByTestId('operator-stay-confirm').waitFor();
+    expect(await text(page, 'operator-stay-confirm')).toContain('£5.98');
+    expect(fake.operatorRequests.filter((r) => r.action.type === 'hold-release')).toEqual([]);
+    expect(await audit(page, 'the panel with the open stays', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+    await page.getByTestId('confirm-stay-release').click();
+    await expect.poll(() => text(page, 'operator-result')).toContain('Stay H-OPEN: released');
+    await expect.poll(() => page.getByTestId('stay-H-OPEN').count()).toBe(0);
+    expect(
+      fake.operatorRequests.filter(
+        (r) => r.action.type.startsWith('stays') || r.action.type === 'hold-release',
+      ),
+    ).toEqual([
+      { pin: FAKE_PIN, action: { type: 'stays' } },
+      { pin: FAKE_PIN, action: { type: 'hold-release', holdId: 'H-OPEN' } },
+      { pin: FAKE_PIN, action: { type: 'stays' } },
+    ]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

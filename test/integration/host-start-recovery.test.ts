@@ -77,6 +77,9 @@ describe('the start of a terminal that must recover its journal first', () => {
     expect(refund.ok ? 'ok' : refund.error.code).toBe('NOT_READY');
     const flush = await host.operator({ pin, action: { type: 'flush-queue' } });
     expect(flush.ok ? 'ok' : flush.error.code).toBe('NOT_READY');
+    // Nor the release of a tap-and-go stay: its reversal waits for recovery like any other request.
+    const release = await host.operator({ pin, action: { type: 'hold-release', holdId: 'H-1' } });
+    expect(release.ok ? 'ok' : release.error.code).toBe('NOT_READY');
     expect(host.journal.inFlight().map((e) => e.transactionId)).toContain('LEFT-IN-FLIGHT-1');
 
     // Recovery tries while the gateway is away: a void that never left, journaled as such.

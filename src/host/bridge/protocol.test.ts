@@ -19,4 +19,25 @@ describe('operator requests over the bridge', () => {
         }).success,
       ).toBe(false);
   });
+
+  it('takes the open stays and the release of one by its hold id; refuses anything else, and no PIN', () => {
+    for (const action of [
+      { type: 'stays' },
+      { type: 'stays', limit: 1000 },
+      { type: 'hold-release', holdId: 'tx_9f2c-01' },
+    ])
+      expect(operatorRequestSchema.parse({ pin: '123456', action })).toEqual({ pin: '123456', action });
+    for (const request of [
+      { pin: '123456', action: { type: 'stays', limit: 0 } },
+      { pin: '123456', action: { type: 'stays', limit: 1001 } },
+      { pin: '123456', action: { type: 'hold-release' } },
+      { pin: '123456', action: { type: 'hold-release', holdId: '' } },
+      { pin: '123456', action: { type: 'hold-release', holdId: 'H 1' } },
+      { pin: '123456', action: { type: 'hold-release', holdId: 'x'.repeat(65) } },
+      { pin: '123456', action: { type: 'hold-release', holdId: 'H1', amountMinor: 100 } },
+      { pin: '', action: { type: 'hold-release', holdId: 'H1' } },
+      { action: { type: 'hold-release', holdId: 'H1' } },
+    ])
+      expect(operatorRequestSchema.safeParse(request).success).toBe(false);
+  });
 });

@@ -122,6 +122,9 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
     amountMinor: minor.optional(),
     requestId: requestId.optional(),
   }),
+  z.strictObject({ type: z.literal('stays'), limit: z.number().int().min(1).max(1000).optional() }),
+  // A hold's id is its pre-authorization's transactionId.
+  z.strictObject({ type: z.literal('hold-release'), holdId: transactionId }),
 ]);
 
 export const operatorRequestSchema: z.ZodType<OperatorRequest> = z.strictObject({

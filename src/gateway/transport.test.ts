@@ -90,4 +90,27 @@ describe('createTransport', () => {
     expect(answer.httpStatus).toBe(201);
     expect(gateway.connections()).toBeGreaterThan(before);
   });
+
+  it('tells a request whose header the HTTP client refuses before writing it as not sent, not as of unknown outcome', async () => {
+    const gateway = await idleClosingServer(5_000);
+    // An authenticator (a custom one, or a credential read from a file) giving a value no HTTP header may carry.
+    const transport = createTransport({
+      baseUrl: gateway.url,
+      auth: {
+        method: 'http-signature',
+        authenticate: () => Promise.resolve({ signature: 'a\r\nx-injected: 1' }),
+      },
+      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      logger: silentLogger(),
+      now: () => new Date(),
+    });
+    closeAll = async () => {
+      await transport.close();
+      await new Promise((resolve) => gateway.server.close(resolve));
+    };
+    // Nothing left the terminal: a timeout reversal of it would be a request about a payment that never existed.
+    await expect(transport.send(authorization)).rejects.toMatchObject({ outcomeUnknown: false });
+    expect(gateway.connections()).toBe(0);
+  });
 });

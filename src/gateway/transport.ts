@@ -71,6 +71,12 @@ const NOT_SENT_CODES = new Set([
  */
 const UNREACHABLE_CODES = new Set(['EHOSTUNREACH', 'ENETUNREACH']);
 
+/**
+ * undici's refusal of a request it was handed (a header value no HTTP header may carry, e.g. one with CR or LF): raised
+ * while it builds the request, before any socket is given it, so that nothing was written. Not sent only then.
+ */
+const REFUSED_BEFORE_WRITING = 'UND_ERR_INVALID_ARG';
+
 function errorCode(e: unknown): string | undefined {
   let cur: unknown = e;
   for (let i = 0; i < 4 && cur !== null && typeof cur === 'object'; i++) {
@@ -103,6 +109,11 @@ export function transportError(
   }
   if (code === 'UND_ERR_BODY_TIMEOUT') {
     return new GatewayTimeoutError('body', `${label}: response body not complete in time`, { cause: e });
+  }
+  if (code === REFUSED_BEFORE_WRITING && phase === 'headers' && !onSocket) {
+    return new GatewayConnectionError(`${label}: the request was refused before sending (${code})`, {
+      cause: e,
+    });
   }
   if (
     code !== undefined &&

@@ -15,7 +15,14 @@ import type { TerminalClient } from './client.js';
 import { button, h, replaceChildren } from './dom.js';
 import { OperatorPaymentSections } from './operator-payments.js';
 import { OperatorStaysSection } from './operator-stays.js';
-import { actionsCell, codeCell, operatorTable, reasonCell, timeCell } from './operator-table.js';
+import {
+  actionsCell,
+  codeCell,
+  operatorConfirm,
+  operatorTable,
+  reasonCell,
+  timeCell,
+} from './operator-table.js';
 import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
@@ -582,27 +589,21 @@ export class OperatorPanel {
   #renderSignedIn(): HTMLElement {
     const armed = this.#armed;
     const confirm = armed
-      ? h(
-          'div',
-          { class: 'operator-confirm', testid: 'operator-confirm' },
-          h('p', {
-            text: `Confirm ${armed.type} of ${armed.amountText || 'the full amount'} (${armed.transactionId})?`,
-          }),
-          button(
-            `Confirm ${armed.type}`,
-            `confirm-${armed.type}`,
-            () => void this.#perform(armed),
-            'btn btn-primary',
-          ),
-          button(
-            'Back',
-            'confirm-back',
-            () => {
+      ? operatorConfirm(
+          'operator-confirm',
+          `Confirm ${armed.type} of ${armed.amountText || 'the full amount'} (${armed.transactionId})?`,
+          {
+            label: `Confirm ${armed.type}`,
+            testid: `confirm-${armed.type}`,
+            onClick: () => void this.#perform(armed),
+          },
+          {
+            testid: 'confirm-back',
+            onClick: () => {
               this.#armed = undefined;
               this.#render();
             },
-            'btn btn-secondary',
-          ),
+          },
         )
       : null;
     const rows = (this.#transactions ?? []).map((t) => this.#row(t));

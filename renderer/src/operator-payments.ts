@@ -8,7 +8,14 @@ import type {
 } from '../../src/host/api.js';
 import { parseDecimal } from '../../src/money/index.js';
 import { button, h } from './dom.js';
-import { actionsCell, codeCell, operatorTable, timeCell } from './operator-table.js';
+import {
+  actionsCell,
+  codeCell,
+  operatorConfirm,
+  operatorSection,
+  operatorTable,
+  timeCell,
+} from './operator-table.js';
 
 /** Links per page of the panel's list. */
 export const LINKS_PAGE = 10;
@@ -185,7 +192,7 @@ export class OperatorPaymentSections {
               page.links.map((l) => this.#linkRow(l)),
             );
     }
-    return section('operator-links-heading', 'Payment links', tools, list, paging);
+    return operatorSection('operator-links-heading', 'Payment links', tools, list, paging);
   }
 
   #linkRow(link: OperatorLink): HTMLElement {
@@ -241,20 +248,17 @@ export class OperatorPaymentSections {
     );
     const armed = this.#armed;
     const confirm = armed
-      ? h(
-          'div',
-          { class: 'operator-confirm', testid: 'operator-alt-confirm' },
-          h('p', { text: `Confirm refund of ${armed.amountText} of sale ${armed.saleId}?` }),
-          button('Confirm refund', 'confirm-alt-refund', () => void this.#refund(armed), 'btn btn-primary'),
-          button(
-            'Back',
-            'confirm-alt-back',
-            () => {
+      ? operatorConfirm(
+          'operator-alt-confirm',
+          `Confirm refund of ${armed.amountText} of sale ${armed.saleId}?`,
+          { label: 'Confirm refund', testid: 'confirm-alt-refund', onClick: () => void this.#refund(armed) },
+          {
+            testid: 'confirm-alt-back',
+            onClick: () => {
               this.#armed = undefined;
               this.host.render();
             },
-            'btn btn-secondary',
-          ),
+          },
         )
       : null;
     let list: HTMLElement | null = null;
@@ -268,7 +272,7 @@ export class OperatorPaymentSections {
               ['Sale', 'Method', 'Reference', 'Amount', 'Status', 'Refunded', 'Refundable', 'Refund'],
               sales.map((s) => this.#saleRow(s)),
             );
-    return section('operator-alt-heading', 'Phone and alternative payments', tools, confirm, list);
+    return operatorSection('operator-alt-heading', 'Phone and alternative payments', tools, confirm, list);
   }
 
   #saleRow(sale: AltSaleSummary): HTMLElement {
@@ -317,13 +321,4 @@ export class OperatorPaymentSections {
 function labelled<T extends HTMLElement>(el: T, label: string): T {
   el.setAttribute('aria-label', label);
   return el;
-}
-
-function section(headingId: string, title: string, ...children: (HTMLElement | null)[]): HTMLElement {
-  return h(
-    'section',
-    { class: 'operator-section', attrs: { 'aria-labelledby': headingId } },
-    h('h3', { text: title, attrs: { id: headingId } }),
-    ...children,
-  );
 }

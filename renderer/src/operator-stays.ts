@@ -1,6 +1,13 @@
 import type { OpenStaySummary, OperatorAction, OperatorResponse, Result } from '../../src/host/api.js';
 import { button, h } from './dom.js';
-import { actionsCell, codeCell, operatorTable, timeCell } from './operator-table.js';
+import {
+  actionsCell,
+  codeCell,
+  operatorConfirm,
+  operatorSection,
+  operatorTable,
+  timeCell,
+} from './operator-table.js';
 import type { PaymentSectionsHost } from './operator-payments.js';
 
 /** How each state of an open stay reads in the panel. */
@@ -69,27 +76,21 @@ export class OperatorStaysSection {
     );
     const armed = this.#armed;
     const confirm = armed
-      ? h(
-          'div',
-          { class: 'operator-confirm', testid: 'operator-stay-confirm' },
-          h('p', {
-            text: `Release the stay of ${armed.maskedPan} (${armed.holdId})? Its hold of ${armed.held.text} is reversed, nothing is charged, and the card may enter again.`,
-          }),
-          button(
-            'Confirm release',
-            'confirm-stay-release',
-            () => void this.#release(armed),
-            'btn btn-primary',
-          ),
-          button(
-            'Back',
-            'confirm-stay-back',
-            () => {
+      ? operatorConfirm(
+          'operator-stay-confirm',
+          `Release the stay of ${armed.maskedPan} (${armed.holdId})? Its hold of ${armed.held.text} is reversed, nothing is charged, and the card may enter again.`,
+          {
+            label: 'Confirm release',
+            testid: 'confirm-stay-release',
+            onClick: () => void this.#release(armed),
+          },
+          {
+            testid: 'confirm-stay-back',
+            onClick: () => {
               this.#armed = undefined;
               this.host.render();
             },
-            'btn btn-secondary',
-          ),
+          },
         )
       : null;
     let list: HTMLElement | null = null;
@@ -103,14 +104,7 @@ export class OperatorStaysSection {
               ['Entered', 'Card', 'Held', 'State', 'Hold', 'Release'],
               stays.map((s) => this.#row(s)),
             );
-    return h(
-      'section',
-      { class: 'operator-section', attrs: { 'aria-labelledby': 'operator-stays-heading' } },
-      h('h3', { text: 'Open tap-and-go stays', attrs: { id: 'operator-stays-heading' } }),
-      tools,
-      confirm,
-      list,
-    );
+    return operatorSection('operator-stays-heading', 'Open tap-and-go stays', tools, confirm, list);
   }
 
   #row(stay: OpenStaySummary): HTMLElement {

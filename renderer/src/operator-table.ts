@@ -1,4 +1,4 @@
-import { h } from './dom.js';
+import { button, h } from './dom.js';
 
 /**
  * The operator panel's lists (transactions, audit log, stored payments not collected, fee shortfalls, payment links,
@@ -61,4 +61,38 @@ export function reasonCell(code: string): HTMLElement {
 /** The cell of a row's controls (a refund amount, its buttons), which wrap onto more lines when the cell is narrow. */
 export function actionsCell(...controls: HTMLElement[]): HTMLElement {
   return h('td', {}, h('div', { class: 'txn-actions' }, ...controls));
+}
+
+/**
+ * The question the panel asks before an action that moves money or releases a hold (a refund, a void, a release): one
+ * press arms the action, this block confirms it — `confirm` carries it out, Back (`back`) disarms it. `testid` names
+ * the block, each button's `testid` the button.
+ */
+export function operatorConfirm(
+  testid: string,
+  question: string,
+  confirm: { label: string; testid: string; onClick: () => void },
+  back: { testid: string; onClick: () => void },
+): HTMLElement {
+  return h(
+    'div',
+    { class: 'operator-confirm', testid },
+    h('p', { text: question }),
+    button(confirm.label, confirm.testid, confirm.onClick, 'btn btn-primary'),
+    button('Back', back.testid, back.onClick, 'btn btn-secondary'),
+  );
+}
+
+/** A section of the operator panel under its own heading (`headingId` names it for assistive technology). */
+export function operatorSection(
+  headingId: string,
+  title: string,
+  ...children: (HTMLElement | null)[]
+): HTMLElement {
+  return h(
+    'section',
+    { class: 'operator-section', attrs: { 'aria-labelledby': headingId } },
+    h('h3', { text: title, attrs: { id: headingId } }),
+    ...children,
+  );
 }

@@ -12,9 +12,9 @@ import { describeView, screenOf } from '../../src/flows/view.js';
 import type { ParkingModel, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import type { Outcome } from '../../src/gateway/index.js';
 import { localDateTime } from '../../src/host/local-time.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { createTerminalHost, openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
-import type { Fault, Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type Fault, type Sandbox } from '../../src/sandbox/index.js';
 import { amountTrigger, RISK_DECLINE_REASON, type TriggerOptions } from '../../src/sandbox/triggers.js';
 
 /**
@@ -320,6 +320,32 @@ export async function startModelHost(config: Config): Promise<ModelHost> {
       rmSync(cwd, { recursive: true, force: true });
     },
   };
+}
+
+/**
+ * A lane of `config` started as the terminal starts (recovery first, `begin`), against a sandbox of its own that the
+ * test may look at (its ledger, its faults), with its own temporary directory and a parking clock at CLOCK_BASE_MS;
+ * `cleanups` gets what closes them, in the order to run them reversed.
+ */
+export async function startSandboxLane(
+  config: Config,
+  cleanups: (() => Promise<void> | void)[],
+): Promise<{ host: TerminalHost; sandbox: Sandbox; clock: ParkingClock }> {
+  const sandbox = await startSandbox({ logger: silentLogger() });
+  cleanups.push(() => sandbox.close());
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-lane-'));
+  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const clock = new ParkingClock();
+  const host = await openTerminalHost(config, {
+    logger: silentLogger(),
+    cwd,
+    parkingClock: clock,
+    gatewayUrlOverride: sandbox.url,
+  });
+  cleanups.push(() => host.close());
+  await host.begin();
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  return { host, sandbox, clock };
 }
 
 export async function sendEvent(host: TerminalHost, event: ModelEvent): Promise<void> {

@@ -1,12 +1,8 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TerminalSnapshot } from '../../src/host/api.js';
-import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
-import { silentLogger } from '../../src/log/index.js';
-import { startSandbox } from '../../src/sandbox/index.js';
-import { ParkingClock, modelConfig, sendEvent, waitForScreen } from './models-harness.js';
+import type { TerminalHost } from '../../src/host/terminal-host.js';
+import { modelConfig, sendEvent, startSandboxLane, waitForScreen } from './models-harness.js';
+import type { ParkingClock } from './models-harness.js';
 
 /**
  * One card, two cars (anti-passback, tariff.tapAndGoOneStayPerCard), on a real host against the sandbox with the
@@ -26,27 +22,13 @@ const CARD = 'n2-contact';
 async function lane(
   options: { oneStayPerCard?: boolean } = {},
 ): Promise<{ host: TerminalHost; clock: ParkingClock }> {
-  const sandbox = await startSandbox({ logger: silentLogger() });
-  cleanups.push(() => sandbox.close());
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-one-stay-'));
-  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
-  const clock = new ParkingClock();
   const config = modelConfig('tap-and-go', {
     tariff: {
       tapAndGoHoldMinor: 598,
       ...(options.oneStayPerCard !== undefined ? { tapAndGoOneStayPerCard: options.oneStayPerCard } : {}),
     },
   });
-  const host = await openTerminalHost(config, {
-    logger: silentLogger(),
-    cwd,
-    parkingClock: clock,
-    gatewayUrlOverride: sandbox.url,
-  });
-  cleanups.push(() => host.close());
-  await host.begin();
-  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-  return { host, clock };
+  return startSandboxLane(config, cleanups);
 }
 
 /** The card taps at the entry: the screen the entry ends on. */

@@ -1,13 +1,16 @@
-import { mkdtempSync, rmSync } from 'node:fs';
-import { tmpdir } from 'node:os';
-import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import type { OperatorAction, OperatorResponse, Result, TerminalSnapshot } from '../../src/host/api.js';
-import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
-import { silentLogger } from '../../src/log/index.js';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { TerminalHost } from '../../src/host/terminal-host.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 import type { GatewayClient } from '../../src/gateway/index.js';
-import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
+import {
+  modelConfig,
+  refusedUnprocessed,
+  sendEvent,
+  startSandboxLane,
+  waitForScreen,
+} from './models-harness.js';
+import type { ParkingClock } from './models-harness.js';
 
 /**
  * Passback reset, on a real host against the sandbox with the simulated reader: a car let out by hand leaves its card's
@@ -24,23 +27,8 @@ afterEach(async () => {
 
 const CARD = 'n2-contact';
 
-async function lane(): Promise<{ host: TerminalHost; sandbox: Sandbox; clock: ParkingClock }> {
-  const sandbox = await startSandbox({ logger: silentLogger() });
-  cleanups.push(() => sandbox.close());
-  const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-release-'));
-  cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
-  const clock = new ParkingClock();
-  const config = modelConfig('tap-and-go', { tariff: { tapAndGoHoldMinor: 598 } });
-  const host = await openTerminalHost(config, {
-    logger: silentLogger(),
-    cwd,
-    parkingClock: clock,
-    gatewayUrlOverride: sandbox.url,
-  });
-  cleanups.push(() => host.close());
-  await host.begin();
-  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-  return { host, sandbox, clock };
+function lane(): Promise<{ host: TerminalHost; sandbox: Sandbox; clock: ParkingClock }> {
+  return startSandboxLane(modelConfig('tap-and-go', { tariff: { tapAndGoHoldMinor: 598 } }), cleanups);
 }
 
 async function tapAtEntry(host: TerminalHost, what: string): Promise<TerminalSnapshot> {

@@ -1,8 +1,13 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import type { TerminalSnapshot } from '../../src/host/api.js';
 import type { TerminalHost } from '../../src/host/terminal-host.js';
-import { modelConfig, sendEvent, startSandboxLane, waitForScreen } from './models-harness.js';
-import type { ParkingClock } from './models-harness.js';
+import {
+  modelConfig,
+  sendEvent,
+  startSandboxLane,
+  waitForScreen,
+  type ParkingClock,
+} from './models-harness.js';
 
 /**
  * One card, two cars (anti-passback, tariff.tapAndGoOneStayPerCard), on a real host against the sandbox with the

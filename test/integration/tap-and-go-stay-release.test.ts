@@ -9,8 +9,8 @@ import {
   sendEvent,
   startSandboxLane,
   waitForScreen,
+  type ParkingClock,
 } from './models-harness.js';
-import type { ParkingClock } from './models-harness.js';
 
 /**
  * Passback reset, on a real host against the sandbox with the simulated reader: a car let out by hand leaves its card's

@@ -314,3 +314,21 @@ describe('the reason of a decline or a rejection', () => {
     expect(server.message).not.toContain('ZZZ');
   });
 });
+
+describe('the approval code of an approval', () => {
+  it('is kept in the shape the journal and the receipt keep, and left out otherwise: the approval stands', () => {
+    const approvedWith = (approvalCode: unknown) =>
+      classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ id: 'g1', status: 'AUTHORIZED', processorInformation: { approvalCode } }),
+      );
+    expect(approvedWith('831000')).toMatchObject({ kind: 'approved', approvalCode: '831000' });
+    // The flows and the receipt take the code from the outcome: one the journal refuses must not reach them.
+    for (const odd of ['A'.repeat(100), 'two words', '4111111111111111', 'NUL\u0000', 831000]) {
+      const o = approvedWith(odd);
+      expect(o, JSON.stringify(odd)).toMatchObject({ kind: 'approved', gatewayId: 'g1' });
+      expect(o, JSON.stringify(odd)).not.toHaveProperty('approvalCode');
+    }
+  });
+});

@@ -3,6 +3,7 @@ import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem }
 import { isGatewayId } from './gateway-id.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
+import { approvalCodeOf } from '../vocabulary/approval-code.js';
 import { RISK_DECLINED_STATUS } from '../vocabulary/services.js';
 
 /**
@@ -442,7 +443,8 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
               prepared,
             )
           : undefined;
-      const approvalCode = str(at(body, 'processorInformation.approvalCode'));
+      // Receipt only: a code of another shape (which the journal would not keep) is left out, the approval stands.
+      const approvalCode = approvalCodeOf(at(body, 'processorInformation.approvalCode'));
       return approved(
         gatewayId,
         status,

@@ -147,7 +147,7 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
  * control characters, a text longer than a code, which the journal would refuse to record — is no reason the terminal
  * can use: undefined, and the caller falls back to the status.
  */
-const reasonCode = (v: unknown): string | undefined =>
+export const reasonCode = (v: unknown): string | undefined =>
   typeof v === 'string' && /^[\x21-\x7e]{1,64}$/.test(v) ? v : undefined;
 
 /**

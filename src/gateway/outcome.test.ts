@@ -332,3 +332,19 @@ describe('the approval code of an approval', () => {
     }
   });
 });
+
+describe('a status nobody documented', () => {
+  it('is named in the error only when it is a code: the message stays a line the logs and the operator can take', () => {
+    const undocumented = (status: unknown) =>
+      classifyPaymentAnswer(sale('EUR', 1250), 201, answer({ id: 'g1', status }));
+    const coded = undocumented('SOMETHING_NEW');
+    expect(coded).toMatchObject({ kind: 'unknown', error: { code: 'GW_UNDOCUMENTED' } });
+    expect(coded.kind === 'unknown' && coded.error.message).toContain('SOMETHING_NEW');
+    const prose = undocumented('S'.repeat(10_000));
+    expect(prose).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_UNDOCUMENTED', outcomeUnknown: true },
+    });
+    expect(prose.kind === 'unknown' && prose.error.message).not.toContain('SSSS');
+  });
+});

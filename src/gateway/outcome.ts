@@ -151,6 +151,12 @@ export const reasonCode = (v: unknown): string | undefined =>
   typeof v === 'string' && /^[\x21-\x7e]{1,64}$/.test(v) ? v : undefined;
 
 /**
+ * A status or code of an answer as an error's message names it (the logs, the operator's view and the journal's notes
+ * quote messages): a code as it is ({@link reasonCode}), anything else — a text of any length — not repeated.
+ */
+export const quotedCode = (v: unknown): string => reasonCode(v) ?? '(not a code)';
+
+/**
  * Parses a JSON body; undefined when it is not JSON (the caller decides what that means), or when an object names a
  * key twice: which of the two counts is up to the parser (JSON.parse keeps the last, others the first), so such an
  * answer — `"status":"DECLINED", … "status":"AUTHORIZED"` — states nothing the terminal may act on.
@@ -485,10 +491,14 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   }
   return {
     kind: 'unknown',
-    error: new GatewayError('GW_UNDOCUMENTED', `status ${status} is not documented for ${prepared.service}`, {
-      outcomeUnknown: true,
-      httpStatus,
-    }),
+    error: new GatewayError(
+      'GW_UNDOCUMENTED',
+      `status ${quotedCode(status)} is not documented for ${prepared.service}`,
+      {
+        outcomeUnknown: true,
+        httpStatus,
+      },
+    ),
     httpStatus,
   };
 }

@@ -242,3 +242,16 @@ describe('the values of an alternative-method answer the terminal keeps or shows
     expect(pending(long)).not.toHaveProperty('reconciliationId');
   });
 });
+
+describe('an alternative-method status nobody documented', () => {
+  it('is named in the error only when it is a code', () => {
+    const long = 'S'.repeat(10_000);
+    for (const read of [
+      () => parseAltSaleAnswer(201, json({ id: 'S1', status: long })),
+      () => parseAltStatusAnswer('sale', 201, json({ id: 'S1', status: long })),
+    ]) {
+      expect(read).toThrow(AltPaymentAnswerError);
+      expect(read).not.toThrow(/SSSS/);
+    }
+  });
+});

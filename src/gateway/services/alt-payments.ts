@@ -12,7 +12,7 @@
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { isGatewayId } from '../gateway-id.js';
-import { fieldProblems, parseJsonBody, reasonCode } from '../outcome.js';
+import { fieldProblems, parseJsonBody, quotedCode, reasonCode } from '../outcome.js';
 import { newTransactionId } from '../transaction-id.js';
 import { hostedPageUrlProblem } from './payment-links.js';
 import type { PreparedRequest } from './types.js';
@@ -336,7 +336,7 @@ export function parseAltSaleAnswer(httpStatus: number, bytes: Buffer): AltSaleRe
   if (status !== 'PENDING')
     throw new AltPaymentAnswerError(
       status === undefined ? 'unreadable' : 'undocumented',
-      `AP_SALE: status ${status ?? '(none)'} is not PENDING or FAILED`,
+      `AP_SALE: status ${status === undefined ? '(none)' : quotedCode(status)} is not PENDING or FAILED`,
       { httpStatus, outcomeUnknown: true },
     );
   const paymentUrl = str(at(body, 'processorInformation.paymentUrl'));
@@ -386,7 +386,7 @@ export function parseAltStatusAnswer<K extends 'sale' | 'refund'>(
   if (!allowed.includes(status))
     throw new AltPaymentAnswerError(
       'undocumented',
-      `AP_STATUS: ${status} is not a ${of} status of spec 001`,
+      `AP_STATUS: ${quotedCode(status)} is not a ${of} status of spec 001`,
       {
         httpStatus,
       },

@@ -105,3 +105,11 @@ describe('the ids and times of a DCC offer', () => {
     expect(declined('R'.repeat(10_000))).toMatchObject({ kind: 'no-offer', reason: 'DECLINED' });
   });
 });
+
+describe('a DCC offer status nobody documented', () => {
+  it('is named in the error only when it is a code', () => {
+    const read = () => parseDccOfferAnswer({ id: 'D1', status: 'S'.repeat(10_000) });
+    expect(read).toThrow(expect.objectContaining({ code: 'GW_UNDOCUMENTED' }));
+    expect(read).not.toThrow(/SSSS/);
+  });
+});

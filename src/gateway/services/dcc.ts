@@ -7,7 +7,7 @@ import {
 } from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { isGatewayId } from '../gateway-id.js';
-import { reasonCode } from '../outcome.js';
+import { quotedCode, reasonCode } from '../outcome.js';
 import type { Partner } from './types.js';
 
 /** Path of the offer service (reference/gateway.md §2). */
@@ -233,7 +233,10 @@ export function parseDccOfferAnswer(body: unknown): DccOfferResult {
     return { kind: 'no-offer', reason, ...(id !== undefined ? { id } : {}) };
   }
   if (status !== 'PENDING')
-    throw new GatewayError('GW_UNDOCUMENTED', `DCC offer status ${status ?? '(none)'}`);
+    throw new GatewayError(
+      'GW_UNDOCUMENTED',
+      `DCC offer status ${status === undefined ? '(none)' : quotedCode(status)}`,
+    );
   const conversion = obj(obj(b.orderInformation).currencyConversion);
   const rawOffers = conversion.offer ?? b.offer;
   if (!Array.isArray(rawOffers) || rawOffers.length === 0 || id === undefined) {

@@ -273,3 +273,21 @@ describe('the values of a payment link the terminal keeps, shows or repeats', ()
     expect(parsePaymentLink(link({ status: 'INACTIVE' }), GATEWAY).status).toBe('INACTIVE');
   });
 });
+
+describe('the currency of a payment link', () => {
+  it('is a currency the terminal knows: left out of a list item, unreadable in a single link', () => {
+    const link = (currency: unknown) => ({
+      id: 'PT000001_A',
+      status: 'ACTIVE',
+      orderInformation: { amountDetails: { currency } },
+    });
+    expect(parsePaymentLink(link('GBP'), GATEWAY).currency).toBe('GBP');
+    for (const currency of ['C'.repeat(10_000), 'XYZ']) {
+      const page = parsePaymentLinkPage({ links: [link(currency)] }, GATEWAY);
+      expect(page.links[0], currency.slice(0, 3)).not.toHaveProperty('currency');
+      expect(() => parsePaymentLink(link(currency), GATEWAY), currency.slice(0, 3)).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+    }
+  });
+});

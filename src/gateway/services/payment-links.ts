@@ -1,4 +1,11 @@
-import { AmountError, MAX_MINOR, parseDecimal, requireCurrency, toDecimalString } from '../../money/index.js';
+import {
+  AmountError,
+  currencyByAlpha,
+  MAX_MINOR,
+  parseDecimal,
+  requireCurrency,
+  toDecimalString,
+} from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { reasonCode } from '../outcome.js';
 import { assertNoPersonalData } from '../personal-data.js';
@@ -373,7 +380,12 @@ export function parsePaymentLink(
     !listed
   )
     throw new GatewayError('GW_PARSE', 'a payment-link currency is not a currency code');
-  const currency = str(details.currency);
+  const named = str(details.currency);
+  // A currency is one the money table knows (its amounts are read in it, an update repeats it); another is left out of
+  // a list item (with the amounts, which cannot be read without it) and makes a single link unreadable.
+  const currency = named !== undefined && currencyByAlpha(named) !== undefined ? named : undefined;
+  if (named !== undefined && currency === undefined && !listed)
+    throw new GatewayError('GW_PARSE', 'a payment-link currency is not one the terminal knows');
   const purchase = obj(b.purchaseInformation);
   const out: PaymentLink = {
     id,

@@ -348,3 +348,19 @@ describe('a status nobody documented', () => {
     expect(prose.kind === 'unknown' && prose.error.message).not.toContain('SSSS');
   });
 });
+
+describe('a currency of an answer that is not the request one', () => {
+  it('is named in the error only when it is a code', () => {
+    const o = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      answer({
+        id: 'g1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '12.50', currency: 'C'.repeat(10_000) } },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    expect(o.kind === 'unknown' && o.error.message).not.toContain('CCCC');
+  });
+});

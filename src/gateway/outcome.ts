@@ -230,9 +230,13 @@ function answerCurrency(body: unknown, path: string, prepared: PreparedRequest):
   const named = str(value);
   if (named === undefined) return prepared.currency;
   if (prepared.currency !== undefined && named.toUpperCase() !== prepared.currency.toUpperCase())
-    throw new GatewayError('GW_PARSE', `${path} is ${named}, not the requested ${prepared.currency}`, {
-      outcomeUnknown: true,
-    });
+    throw new GatewayError(
+      'GW_PARSE',
+      `${path} is ${quotedCode(named)}, not the requested ${prepared.currency}`,
+      {
+        outcomeUnknown: true,
+      },
+    );
   return prepared.currency ?? named;
 }
 

@@ -1036,6 +1036,23 @@ describe('GatewayClient reads and offers', () => {
       responseCode: '00004',
     });
   });
+
+  it('refuses a status answer with an id or status it could not keep (GW_PARSE), and leaves out a response code that is no code', async () => {
+    const request = { id: 'S1', code: 'c', paymentTypeName: 'bankTransfer', methodName: 'M1' };
+    const answered = (body: unknown) =>
+      agent
+        .get(ORIGIN)
+        .intercept({ path: '/pts/v2/refresh-payment-status/S1', method: 'POST' })
+        .reply(201, body as Record<string, unknown>);
+    answered({ id: 'S'.repeat(200), status: 'SETTLED' });
+    await expect(client.paymentStatus(request)).rejects.toMatchObject({ code: 'GW_PARSE' });
+    answered({ id: 'S1', status: 'X'.repeat(10_000) });
+    await expect(client.paymentStatus(request)).rejects.toMatchObject({ code: 'GW_PARSE' });
+    answered({ id: 'S1', status: 'SETTLED', processorInformation: { responseCode: 'R'.repeat(10_000) } });
+    const result = await client.paymentStatus(request);
+    expect(result).toMatchObject({ id: 'S1', status: 'SETTLED' });
+    expect(result).not.toHaveProperty('responseCode');
+  });
 });
 
 describe('GatewayClient.dccOffer: header fields of spec 001 ("DCC offer calls require Authorization and keyId")', () => {

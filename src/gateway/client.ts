@@ -7,6 +7,7 @@ import {
   errorForStatus,
   fieldProblems,
   parseJsonBody,
+  reasonCode,
   type Outcome,
 } from './outcome.js';
 import type { Authenticator } from './auth/authenticator.js';
@@ -181,12 +182,12 @@ function answerError(answer: Answer, label: string): GatewayError {
   const body = parseJsonBody(answer.body);
   if (answer.httpStatus === 400) {
     const details = fieldProblems(body);
-    const reason = (body as { reason?: unknown } | undefined)?.reason;
+    const reason = reasonCode((body as { reason?: unknown } | undefined)?.reason);
     const first = details[0];
     return new GatewayInvalidRequestError(
       first?.field ?? '(body)',
       first?.reason === 'MISSING_FIELD' ? 'MISSING_FIELD' : 'INVALID_DATA',
-      `${label}: the gateway refused the request${typeof reason === 'string' ? ` (${reason})` : ''}`,
+      `${label}: the gateway refused the request${reason !== undefined ? ` (${reason})` : ''}`,
       { details },
     );
   }
@@ -429,13 +430,21 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         status?: unknown;
         processorInformation?: { responseCode?: unknown };
       };
-      if (typeof b.status !== 'string')
-        throw new GatewayError('GW_PARSE', 'payment-status: answer without status');
-      const responseCode = b.processorInformation?.responseCode;
+      // A status is a code, an id in the shape the terminal keeps and sends back (gateway-id.ts): an answer with
+      // another is unreadable; a response code that is no code is left out.
+      const status = reasonCode(b.status);
+      if (status === undefined)
+        throw new GatewayError('GW_PARSE', 'payment-status: answer without a status code');
+      if (b.id !== undefined && (typeof b.id !== 'string' || !isGatewayId(b.id)))
+        throw new GatewayError(
+          'GW_PARSE',
+          'payment-status: answer with an id that is not 1–64 letters, digits, _ or -',
+        );
+      const responseCode = reasonCode(b.processorInformation?.responseCode);
       return {
-        id: typeof b.id === 'string' ? b.id : request.id,
-        status: b.status,
-        ...(typeof responseCode === 'string' ? { responseCode } : {}),
+        id: b.id ?? request.id,
+        status,
+        ...(responseCode !== undefined ? { responseCode } : {}),
         body: answer,
       };
     },

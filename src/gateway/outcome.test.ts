@@ -314,3 +314,53 @@ describe('the reason of a decline or a rejection', () => {
     expect(server.message).not.toContain('ZZZ');
   });
 });
+
+describe('the approval code of an approval', () => {
+  it('is kept in the shape the journal and the receipt keep, and left out otherwise: the approval stands', () => {
+    const approvedWith = (approvalCode: unknown) =>
+      classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ id: 'g1', status: 'AUTHORIZED', processorInformation: { approvalCode } }),
+      );
+    expect(approvedWith('831000')).toMatchObject({ kind: 'approved', approvalCode: '831000' });
+    // The flows and the receipt take the code from the outcome: one the journal refuses must not reach them.
+    for (const odd of ['A'.repeat(100), 'two words', '4111111111111111', 'NUL\u0000', 831000]) {
+      const o = approvedWith(odd);
+      expect(o, JSON.stringify(odd)).toMatchObject({ kind: 'approved', gatewayId: 'g1' });
+      expect(o, JSON.stringify(odd)).not.toHaveProperty('approvalCode');
+    }
+  });
+});
+
+describe('a status nobody documented', () => {
+  it('is named in the error only when it is a code: the message stays a line the logs and the operator can take', () => {
+    const undocumented = (status: unknown) =>
+      classifyPaymentAnswer(sale('EUR', 1250), 201, answer({ id: 'g1', status }));
+    const coded = undocumented('SOMETHING_NEW');
+    expect(coded).toMatchObject({ kind: 'unknown', error: { code: 'GW_UNDOCUMENTED' } });
+    expect(coded.kind === 'unknown' && coded.error.message).toContain('SOMETHING_NEW');
+    const prose = undocumented('S'.repeat(10_000));
+    expect(prose).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_UNDOCUMENTED', outcomeUnknown: true },
+    });
+    expect(prose.kind === 'unknown' && prose.error.message).not.toContain('SSSS');
+  });
+});
+
+describe('a currency of an answer that is not the request one', () => {
+  it('is named in the error only when it is a code', () => {
+    const o = classifyPaymentAnswer(
+      sale('EUR', 1250),
+      201,
+      answer({
+        id: 'g1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '12.50', currency: 'C'.repeat(10_000) } },
+      }),
+    );
+    expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    expect(o.kind === 'unknown' && o.error.message).not.toContain('CCCC');
+  });
+});

@@ -3,6 +3,7 @@ import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem }
 import { isGatewayId } from './gateway-id.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
+import { approvalCodeOf } from '../vocabulary/approval-code.js';
 import { RISK_DECLINED_STATUS } from '../vocabulary/services.js';
 
 /**
@@ -146,8 +147,14 @@ const str = (v: unknown): string | undefined => (typeof v === 'string' && v !== 
  * control characters, a text longer than a code, which the journal would refuse to record — is no reason the terminal
  * can use: undefined, and the caller falls back to the status.
  */
-const reasonCode = (v: unknown): string | undefined =>
+export const reasonCode = (v: unknown): string | undefined =>
   typeof v === 'string' && /^[\x21-\x7e]{1,64}$/.test(v) ? v : undefined;
+
+/**
+ * A status or code of an answer as an error's message names it (the logs, the operator's view and the journal's notes
+ * quote messages): a code as it is ({@link reasonCode}), anything else — a text of any length — not repeated.
+ */
+export const quotedCode = (v: unknown): string => reasonCode(v) ?? '(not a code)';
 
 /**
  * Parses a JSON body; undefined when it is not JSON (the caller decides what that means), or when an object names a
@@ -223,9 +230,13 @@ function answerCurrency(body: unknown, path: string, prepared: PreparedRequest):
   const named = str(value);
   if (named === undefined) return prepared.currency;
   if (prepared.currency !== undefined && named.toUpperCase() !== prepared.currency.toUpperCase())
-    throw new GatewayError('GW_PARSE', `${path} is ${named}, not the requested ${prepared.currency}`, {
-      outcomeUnknown: true,
-    });
+    throw new GatewayError(
+      'GW_PARSE',
+      `${path} is ${quotedCode(named)}, not the requested ${prepared.currency}`,
+      {
+        outcomeUnknown: true,
+      },
+    );
   return prepared.currency ?? named;
 }
 
@@ -442,7 +453,8 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
               prepared,
             )
           : undefined;
-      const approvalCode = str(at(body, 'processorInformation.approvalCode'));
+      // Receipt only: a code of another shape (which the journal would not keep) is left out, the approval stands.
+      const approvalCode = approvalCodeOf(at(body, 'processorInformation.approvalCode'));
       return approved(
         gatewayId,
         status,
@@ -483,10 +495,14 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
   }
   return {
     kind: 'unknown',
-    error: new GatewayError('GW_UNDOCUMENTED', `status ${status} is not documented for ${prepared.service}`, {
-      outcomeUnknown: true,
-      httpStatus,
-    }),
+    error: new GatewayError(
+      'GW_UNDOCUMENTED',
+      `status ${quotedCode(status)} is not documented for ${prepared.service}`,
+      {
+        outcomeUnknown: true,
+        httpStatus,
+      },
+    ),
     httpStatus,
   };
 }

@@ -1,4 +1,5 @@
 import { containsCardNumber } from '../emv/index.js';
+import { isRateText } from '../money/index.js';
 import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import {
@@ -92,7 +93,7 @@ export function storableDccDisclosure(
 export function checkDccDisclosure(disclosure: StoredDccDisclosure): StoredDccDisclosure {
   checkObject(disclosure, 'dcc disclosure');
   const { marginRate, disclaimer } = disclosure;
-  if (typeof marginRate !== 'string' || !/^\d{1,15}(\.\d{1,15})?$/.test(marginRate))
+  if (!isRateText(marginRate))
     throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: marginRate must be a decimal string');
   checkText(disclaimer, 'dcc disclosure: disclaimer', MAX_DISCLAIMER);
   // Any Luhn-valid run of 13 to 19 digits, however grouped: nothing that could be a card number in a clear column.
@@ -128,7 +129,7 @@ export function checkDccTerms(terms: StoredDccTerms): StoredDccTerms {
       'JOURNAL_INVALID',
       'dcc terms: a conversion has a billing currency other than the local one',
     );
-  if (typeof terms.exchangeRate !== 'string' || !/^\d{1,15}(\.\d{1,15})?$/.test(terms.exchangeRate))
+  if (!isRateText(terms.exchangeRate))
     throw new JournalError('JOURNAL_INVALID', 'dcc terms: exchangeRate must be a decimal string');
   checkBoolean(terms.exchangeRateInverted, 'dcc terms: exchangeRateInverted');
   checkText(terms.exchangeRateTimeStamp, 'dcc terms: exchangeRateTimeStamp', 64);

@@ -17,6 +17,7 @@ import {
   SERVICE_NAMES,
   SERVICE_ROLE,
 } from '../vocabulary/services.js';
+import { approvalCodeOf, CARD_NUMBER_LONG } from '../vocabulary/approval-code.js';
 
 /** A text as an SQL string literal. */
 function sqlText(text: string): string {
@@ -569,24 +570,18 @@ export function validateBegin(e: BeginEntry): void {
 }
 
 const ENTRY_MODES: ReadonlySet<string> = new Set(['contact', 'contactless', 'swiped', 'msd']);
-/** Printable ASCII without spaces, as an approval code is (ISO 8583 field 38: six characters). */
-const APPROVAL_CODE = /^[\x21-\x7e]{1,32}$/;
 /** 5 to 16 bytes (EMV Book 1, 12.2.1). */
 const AID = /^(?:[0-9A-F]{2}){5,16}$/;
 /** A label as the receipt prints it: printable ASCII (tag 50 holds 1 to 16 characters). */
 const APPLICATION_LABEL = /^[\x20-\x7e]{1,32}$/;
 const CVM_RESULTS = /^[0-9A-F]{6}$/;
-/** A run of digits as long as the shortest card number: no text with one is kept in a clear column. */
-const CARD_NUMBER_LONG = /\d{12}/;
 
 /**
- * The approval code the journal keeps of an answer: printable ASCII without spaces and no run of digits as long as a
- * card number; undefined otherwise (the receipt leaves the line out rather than the outcome being refused).
+ * The approval code the journal keeps of an answer ({@link approvalCodeOf}, the rule the gateway client reads it by);
+ * undefined otherwise (the receipt leaves the line out rather than the outcome being refused).
  */
 export function receiptApprovalCode(code: string | undefined): string | undefined {
-  return typeof code === 'string' && APPROVAL_CODE.test(code) && !CARD_NUMBER_LONG.test(code)
-    ? code
-    : undefined;
+  return approvalCodeOf(code);
 }
 
 /**

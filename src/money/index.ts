@@ -1,2 +1,3 @@
 export * from './currency.js';
 export * from './amount.js';
+export * from './rate.js';

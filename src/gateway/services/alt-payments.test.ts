@@ -191,3 +191,67 @@ describe('alternative-method answers', () => {
     expect(failed).toMatchObject({ kind: 'declined', reason: 'INVALID_AMOUNT' });
   });
 });
+
+describe('the values of an alternative-method answer the terminal keeps or shows', () => {
+  const long = 'R'.repeat(10_000);
+
+  it('a reason or response code that is no code: a FAILED sale or status reads FAILED, without it', () => {
+    const failed = parseAltSaleAnswer(
+      201,
+      json({ id: 'S1', status: 'FAILED', errorInformation: { reason: long } }),
+    );
+    expect(failed).toMatchObject({ status: 'FAILED', id: 'S1', reason: 'FAILED' });
+    expect(
+      parseAltSaleAnswer(201, json({ id: 'S1', status: 'FAILED', errorInformation: { reason: 'REJECTED' } })),
+    ).toMatchObject({ reason: 'REJECTED' });
+    const status = parseAltStatusAnswer(
+      'sale',
+      201,
+      json({
+        id: 'S1',
+        status: 'FAILED',
+        errorInformation: { reason: long },
+        processorInformation: { responseCode: long },
+      }),
+    );
+    expect(status).toMatchObject({ id: 'S1', status: 'FAILED' });
+    expect(status).not.toHaveProperty('reason');
+    expect(status).not.toHaveProperty('responseCode');
+  });
+
+  it('a status answer with an id the terminal could not keep is unreadable', () => {
+    for (const id of ['S'.repeat(200), 'two words']) {
+      expect(() => parseAltStatusAnswer('sale', 201, json({ id, status: 'SETTLED' })), id).toThrow(
+        AltPaymentAnswerError,
+      );
+    }
+  });
+
+  it('a PENDING sale keeps a reconciliationId only in the shape of an id', () => {
+    const pending = (reconciliationId: unknown) =>
+      parseAltSaleAnswer(
+        201,
+        json({
+          id: 'S1',
+          status: 'PENDING',
+          reconciliationId,
+          processorInformation: { paymentUrl: 'https://pay.example/S1' },
+        }),
+      );
+    expect(pending('REC1')).toMatchObject({ reconciliationId: 'REC1' });
+    expect(pending(long)).not.toHaveProperty('reconciliationId');
+  });
+});
+
+describe('an alternative-method status nobody documented', () => {
+  it('is named in the error only when it is a code', () => {
+    const long = 'S'.repeat(10_000);
+    for (const read of [
+      () => parseAltSaleAnswer(201, json({ id: 'S1', status: long })),
+      () => parseAltStatusAnswer('sale', 201, json({ id: 'S1', status: long })),
+    ]) {
+      expect(read).toThrow(AltPaymentAnswerError);
+      expect(read).not.toThrow(/SSSS/);
+    }
+  });
+});

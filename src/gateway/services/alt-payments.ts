@@ -12,7 +12,7 @@
 import { currencyByAlpha, MAX_MINOR, toDecimalString } from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { isGatewayId } from '../gateway-id.js';
-import { fieldProblems, parseJsonBody } from '../outcome.js';
+import { fieldProblems, parseJsonBody, quotedCode, reasonCode } from '../outcome.js';
 import { newTransactionId } from '../transaction-id.js';
 import { hostedPageUrlProblem } from './payment-links.js';
 import type { PreparedRequest } from './types.js';
@@ -281,7 +281,7 @@ function answerError(httpStatus: number, body: unknown, label: string, saleMayEx
   if (httpStatus === 400) {
     const details = fieldProblems(body);
     const first = details[0];
-    const reason = str(at(body, 'reason'));
+    const reason = reasonCode(at(body, 'reason'));
     return new GatewayInvalidRequestError(
       first?.field ?? '(body)',
       first?.reason === 'MISSING_FIELD' ? 'MISSING_FIELD' : 'INVALID_DATA',
@@ -328,14 +328,15 @@ export function parseAltSaleAnswer(httpStatus: number, bytes: Buffer): AltSaleRe
     return {
       status,
       ...(id !== undefined ? { id } : {}),
-      reason: str(at(body, 'errorInformation.reason')) ?? 'FAILED',
+      // Journaled with the sale and shown to the operator: a code (reasonCode), else the status.
+      reason: reasonCode(at(body, 'errorInformation.reason')) ?? 'FAILED',
       ...(message !== undefined ? { message } : {}),
     };
   }
   if (status !== 'PENDING')
     throw new AltPaymentAnswerError(
       status === undefined ? 'unreadable' : 'undocumented',
-      `AP_SALE: status ${status ?? '(none)'} is not PENDING or FAILED`,
+      `AP_SALE: status ${status === undefined ? '(none)' : quotedCode(status)} is not PENDING or FAILED`,
       { httpStatus, outcomeUnknown: true },
     );
   const paymentUrl = str(at(body, 'processorInformation.paymentUrl'));
@@ -353,7 +354,12 @@ export function parseAltSaleAnswer(httpStatus: number, bytes: Buffer): AltSaleRe
       `AP_SALE ${id}: PENDING with a paymentUrl that cannot be shown to a customer (${problem})`,
       { httpStatus, outcomeUnknown: true, gatewayId: id },
     );
-  const reconciliationId = str(at(body, 'reconciliationId'));
+  // Only in the shape of an id (gateway-id.ts): nothing the terminal needs to act on, left out otherwise.
+  const answeredReconciliationId = str(at(body, 'reconciliationId'));
+  const reconciliationId =
+    answeredReconciliationId !== undefined && isGatewayId(answeredReconciliationId)
+      ? answeredReconciliationId
+      : undefined;
   return { status, id, paymentUrl, ...(reconciliationId !== undefined ? { reconciliationId } : {}) };
 }
 
@@ -369,22 +375,25 @@ export function parseAltStatusAnswer<K extends 'sale' | 'refund'>(
   const body = parseJsonBody(bytes);
   if (httpStatus !== 200 && httpStatus !== 201) throw answerError(httpStatus, body, 'AP_STATUS', false);
   const status = str(at(body, 'status'));
-  const id = str(at(body, 'id'));
+  const answeredId = str(at(body, 'id'));
+  // An id is taken only in the shape the terminal keeps and sends back (gateway-id.ts).
+  const id = answeredId !== undefined && isGatewayId(answeredId) ? answeredId : undefined;
   if (status === undefined || id === undefined)
-    throw new AltPaymentAnswerError('unreadable', 'AP_STATUS: an answer without id or status', {
+    throw new AltPaymentAnswerError('unreadable', 'AP_STATUS: an answer without an id or a status', {
       httpStatus,
     });
   const allowed: readonly string[] = of === 'sale' ? ALT_SALE_STATUSES : ALT_REFUND_STATUSES;
   if (!allowed.includes(status))
     throw new AltPaymentAnswerError(
       'undocumented',
-      `AP_STATUS: ${status} is not a ${of} status of spec 001`,
+      `AP_STATUS: ${quotedCode(status)} is not a ${of} status of spec 001`,
       {
         httpStatus,
       },
     );
-  const responseCode = str(at(body, 'processorInformation.responseCode'));
-  const reason = str(at(body, 'errorInformation.reason'));
+  // Codes, journaled with the sale and shown to the operator: anything else is left out.
+  const responseCode = reasonCode(at(body, 'processorInformation.responseCode'));
+  const reason = reasonCode(at(body, 'errorInformation.reason'));
   return {
     id,
     status: status as K extends 'sale' ? AltSaleStatus : AltRefundStatus,

@@ -1,5 +1,13 @@
-import { AmountError, parseDecimal, requireCurrency, toDecimalString } from '../../money/index.js';
+import {
+  AmountError,
+  parseDecimal,
+  rateTextOf,
+  requireCurrency,
+  toDecimalString,
+} from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
+import { isGatewayId } from '../gateway-id.js';
+import { quotedCode, reasonCode } from '../outcome.js';
 import type { Partner } from './types.js';
 
 /** Path of the offer service (reference/gateway.md §2). */
@@ -140,23 +148,55 @@ export function buildDccOfferBody(r: DccOfferRequest): Buffer {
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
+/** Longest time stamp of an offer the terminal keeps (the journal's `exchangeRateTimeStamp`). */
+const MAX_TIME_TEXT = 64;
+
+/**
+ * A time of the offer (`exchangeRateTimeUtc`, `exchangeRateExpirationTimeUtc`): kept, shown and sent back as written,
+ * so a text of at most {@link MAX_TIME_TEXT} characters that reads as a time; undefined when absent.
+ * @throws GatewayError GW_PARSE otherwise.
+ */
+function timeAt(o: Record<string, unknown>, key: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null || v === '') return undefined;
+  if (typeof v !== 'string' || v.length > MAX_TIME_TEXT || Number.isNaN(Date.parse(v)))
+    throw new GatewayError('GW_PARSE', `a DCC offer's ${key} is not a time`);
+  return v;
+}
+
+/**
+ * A rate of the offer (`exchangeRate`, `marginRate`) as the exact decimal text it stands for ({@link rateTextOf}):
+ * the text the authorization sends back and the journal keeps. Undefined when absent.
+ * @throws GatewayError GW_PARSE when no such text can be read from it.
+ */
+function rateAt(o: Record<string, unknown>, key: string): string | undefined {
+  const v = o[key];
+  if (v === undefined || v === null || v === '') return undefined;
+  const text = rateTextOf(v);
+  if (text === undefined)
+    throw new GatewayError(
+      'GW_PARSE',
+      `a DCC offer's ${key} is not a decimal of at most 15 digits either side of the point`,
+    );
+  return text;
+}
+
 function offerFrom(v: unknown): DccOffer {
   const o = obj(v);
   const currency = str(o.currency);
-  const rate = o.exchangeRate;
   const amount = o.amount;
   if (currency === undefined || (typeof amount !== 'string' && typeof amount !== 'number')) {
     throw new GatewayError('GW_PARSE', 'a DCC offer lacks amount or currency');
   }
-  if (typeof rate !== 'string' && typeof rate !== 'number')
-    throw new GatewayError('GW_PARSE', 'a DCC offer lacks its rate');
+  const rate = rateAt(o, 'exchangeRate');
+  if (rate === undefined) throw new GatewayError('GW_PARSE', 'a DCC offer lacks its rate');
   const originalCurrency = str(o.originalCurrency);
   const originalAmount = o.originalAmount;
   const text = (k: string): string | undefined => (typeof o[k] === 'number' ? String(o[k]) : str(o[k]));
   const out: DccOffer = {
     amountMinor: parseDecimal(amount, currency),
     currency,
-    exchangeRate: String(rate),
+    exchangeRate: rate,
   };
   if (
     originalCurrency !== undefined &&
@@ -165,13 +205,13 @@ function offerFrom(v: unknown): DccOffer {
     out.originalAmountMinor = parseDecimal(originalAmount, originalCurrency);
     out.originalCurrency = originalCurrency;
   }
-  for (const k of [
-    'marginRate',
-    'exchangeRateTimeUtc',
-    'exchangeRateExpirationTimeUtc',
-    'rateId',
-    'rateSource',
-  ] as const) {
+  const marginRate = rateAt(o, 'marginRate');
+  if (marginRate !== undefined) out.marginRate = marginRate;
+  const rateTime = timeAt(o, 'exchangeRateTimeUtc');
+  if (rateTime !== undefined) out.exchangeRateTimeUtc = rateTime;
+  const expiry = timeAt(o, 'exchangeRateExpirationTimeUtc');
+  if (expiry !== undefined) out.exchangeRateExpirationTimeUtc = expiry;
+  for (const k of ['rateId', 'rateSource'] as const) {
     const value = text(k);
     if (value !== undefined) out[k] = value;
   }
@@ -189,16 +229,23 @@ export function parseDccOfferAnswer(body: unknown): DccOfferResult {
   const status = str(b.status);
   const id = str(b.id);
   if (status === 'DECLINED') {
-    const reason = str(obj(b.errorInformation).reason) ?? str(b.reason) ?? 'DECLINED';
+    const reason = reasonCode(obj(b.errorInformation).reason) ?? reasonCode(b.reason) ?? 'DECLINED';
     return { kind: 'no-offer', reason, ...(id !== undefined ? { id } : {}) };
   }
   if (status !== 'PENDING')
-    throw new GatewayError('GW_UNDOCUMENTED', `DCC offer status ${status ?? '(none)'}`);
+    throw new GatewayError(
+      'GW_UNDOCUMENTED',
+      `DCC offer status ${status === undefined ? '(none)' : quotedCode(status)}`,
+    );
   const conversion = obj(obj(b.orderInformation).currencyConversion);
   const rawOffers = conversion.offer ?? b.offer;
   if (!Array.isArray(rawOffers) || rawOffers.length === 0 || id === undefined) {
     throw new GatewayError('GW_PARSE', 'a PENDING DCC answer without id or offers');
   }
+  // The offer's ids are kept with the payment's terms and sent back in its authorization (family A): in the shape of
+  // a gateway id, as every id the terminal keeps and sends.
+  if (!isGatewayId(id))
+    throw new GatewayError('GW_PARSE', 'a DCC offer id is not 1–64 letters, digits, _ or -');
   let offers: DccOffer[];
   try {
     offers = rawOffers.map(offerFrom);
@@ -208,6 +255,8 @@ export function parseDccOfferAnswer(body: unknown): DccOfferResult {
   }
   const disclaimer = str(conversion.disclaimer) ?? str(b.disclaimer);
   const reconciliationId = str(conversion.reconciliationId);
+  if (reconciliationId !== undefined && !isGatewayId(reconciliationId))
+    throw new GatewayError('GW_PARSE', 'a DCC reconciliationId is not 1–64 letters, digits, _ or -');
   return {
     kind: 'offer',
     id,

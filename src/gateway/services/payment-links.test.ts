@@ -220,3 +220,74 @@ describe('the path of a payment link', () => {
       );
   });
 });
+
+describe('the values of a payment link the terminal keeps, shows or repeats', () => {
+  const link = (fields: { id?: unknown; status?: unknown; item?: Record<string, unknown> }) => ({
+    id: fields.id ?? 'PT000001_A',
+    status: fields.status ?? 'ACTIVE',
+    orderInformation: {
+      amountDetails: { totalAmount: '4.50', currency: 'GBP' },
+      lineItems: [{ productName: 'Parking', unitPrice: '4.50', ...fields.item }],
+    },
+  });
+
+  it('an id that is no link id: a list leaves the link out, a single link is unreadable (GW_PARSE)', () => {
+    for (const id of ['L'.repeat(200), 'two words', '..', 42]) {
+      const page = parsePaymentLinkPage({ totalLinks: 2, links: [link({}), link({ id })] }, GATEWAY);
+      expect(
+        page.links.map((l) => l.id),
+        String(id),
+      ).toEqual(['PT000001_A']);
+      expect(() => parsePaymentLink(link({ id }), GATEWAY), String(id)).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+    }
+  });
+
+  it('a quantity that is no count of items: left out of a list item, unreadable in a single link', () => {
+    expect(parsePaymentLink(link({ item: { quantity: 3 } }), GATEWAY).lineItems[0]).toMatchObject({
+      quantity: 3,
+    });
+    for (const quantity of [1e12, -1, 0, 1.5, '3', 2 ** 53]) {
+      const page = parsePaymentLinkPage({ links: [link({ item: { quantity } })] }, GATEWAY);
+      expect(page.links[0]?.lineItems[0], String(quantity)).not.toHaveProperty('quantity');
+      expect(() => parsePaymentLink(link({ item: { quantity } }), GATEWAY), String(quantity)).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+    }
+  });
+
+  it('a text longer than a line item holds: left out of a list item, unreadable in a single link', () => {
+    const long = 'P'.repeat(10_000);
+    for (const item of [{ productName: long }, { productDescription: long }, { productSku: long }]) {
+      const page = parsePaymentLinkPage({ links: [link({ item })] }, GATEWAY);
+      expect(JSON.stringify(page.links[0]), Object.keys(item)[0]).not.toContain('PPPPPPPPPP');
+      expect(() => parsePaymentLink(link({ item }), GATEWAY), Object.keys(item)[0]).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+    }
+  });
+
+  it('a status that is no code reads as UNKNOWN', () => {
+    expect(parsePaymentLink(link({ status: 'S'.repeat(10_000) }), GATEWAY).status).toBe('UNKNOWN');
+    expect(parsePaymentLink(link({ status: 'INACTIVE' }), GATEWAY).status).toBe('INACTIVE');
+  });
+});
+
+describe('the currency of a payment link', () => {
+  it('is a currency the terminal knows: left out of a list item, unreadable in a single link', () => {
+    const link = (currency: unknown) => ({
+      id: 'PT000001_A',
+      status: 'ACTIVE',
+      orderInformation: { amountDetails: { currency } },
+    });
+    expect(parsePaymentLink(link('GBP'), GATEWAY).currency).toBe('GBP');
+    for (const currency of ['C'.repeat(10_000), 'XYZ']) {
+      const page = parsePaymentLinkPage({ links: [link(currency)] }, GATEWAY);
+      expect(page.links[0], currency.slice(0, 3)).not.toHaveProperty('currency');
+      expect(() => parsePaymentLink(link(currency), GATEWAY), currency.slice(0, 3)).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+    }
+  });
+});

@@ -1,5 +1,13 @@
-import { AmountError, parseDecimal, requireCurrency, toDecimalString } from '../../money/index.js';
+import {
+  AmountError,
+  currencyByAlpha,
+  MAX_MINOR,
+  parseDecimal,
+  requireCurrency,
+  toDecimalString,
+} from '../../money/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
+import { reasonCode } from '../outcome.js';
 import { assertNoPersonalData } from '../personal-data.js';
 
 /** One line item of a payment link. Non-personal data only (spec 000, Payment links). */
@@ -305,11 +313,50 @@ function amountOf(v: unknown, currency: string | undefined, listed: boolean): nu
 }
 
 /**
+ * Longest text of a link the terminal reads (a product name, description or SKU, a purchase number, a link type, a
+ * date): a line of a link, as long as the journal's texts are at most. The terminal repeats these in an update (spec
+ * 000: an omitted field is removed) and shows them to the operator; a longer one is no field of a link it made.
+ */
+const MAX_LINK_TEXT = 256;
+
+/**
+ * A text of a link: undefined when absent; when longer than {@link MAX_LINK_TEXT}, left out of a list item (`listed`)
+ * and GW_PARSE otherwise (an update must repeat it exactly).
+ */
+function textOf(v: unknown, field: string, listed: boolean): string | undefined {
+  const text = str(v);
+  if (text === undefined || text.length <= MAX_LINK_TEXT) return text;
+  if (listed) return undefined;
+  throw new GatewayError('GW_PARSE', `a payment-link ${field} is longer than ${MAX_LINK_TEXT} characters`);
+}
+
+/**
+ * The quantity of a line item: a count, 1 or more (spec 000: an integer; 1 when omitted), and no more than the largest
+ * amount in minor units — nor, with its unit price, an item worth more than that. Undefined when absent; otherwise as
+ * {@link textOf}: left out of a list item, GW_PARSE in a single link (an update repeats it, and the request builder
+ * would refuse it).
+ */
+function quantityOf(v: unknown, unitMinor: number | undefined, listed: boolean): number | undefined {
+  if (v === undefined || v === null) return undefined;
+  if (
+    typeof v === 'number' &&
+    Number.isSafeInteger(v) &&
+    v >= 1 &&
+    v <= MAX_MINOR &&
+    (unitMinor === undefined || unitMinor * v <= MAX_MINOR)
+  )
+    return v;
+  if (listed) return undefined;
+  throw new GatewayError('GW_PARSE', 'a payment-link quantity is not a count of items');
+}
+
+/**
  * Reads one link of a create, update, get or list answer (amounts are numbers in answers, strings tolerated). A
  * `paymentLink` the terminal could not show a customer ({@link hostedPageUrlProblem}, on `origins`) is left out, as if
  * the answer had none: the link can still be read, watched and deactivated. A create answer is read by {@link parseCreatedPaymentLink}.
- * An amount that cannot be read is GW_PARSE (an update must repeat it exactly), but in an item of a list page
- * (`listed`), where it is left out.
+ * An amount, a quantity ({@link quantityOf}) or a text ({@link textOf}) that cannot be read is GW_PARSE (an update must
+ * repeat it exactly), but in an item of a list page (`listed`), where it is left out. An id that is no link id
+ * ({@link isLinkId}) is GW_PARSE: a list leaves such a link out ({@link parsePaymentLinkPage}).
  */
 export function parsePaymentLink(
   v: unknown,
@@ -320,6 +367,9 @@ export function parsePaymentLink(
   const b = obj(v);
   const id = str(b.id) ?? str(obj(b.purchaseInformation).purchaseNumber);
   if (id === undefined) throw new GatewayError('GW_PARSE', 'a payment link without id');
+  // An id is taken only in the shape the terminal keeps, shows and puts into a request's path (isLinkId).
+  if (!isLinkId(id))
+    throw new GatewayError('GW_PARSE', 'a payment link id is not 1–64 letters, digits, . _ or -');
   const details = obj(obj(b.orderInformation).amountDetails);
   // A currency stated as something else than a code (826, true) names none the amounts can be read in: unreadable, as
   // an unreadable amount is (left out of a list item).
@@ -330,21 +380,28 @@ export function parsePaymentLink(
     !listed
   )
     throw new GatewayError('GW_PARSE', 'a payment-link currency is not a currency code');
-  const currency = str(details.currency);
+  const named = str(details.currency);
+  // A currency is one the money table knows (its amounts are read in it, an update repeats it); another is left out of
+  // a list item (with the amounts, which cannot be read without it) and makes a single link unreadable.
+  const currency = named !== undefined && currencyByAlpha(named) !== undefined ? named : undefined;
+  if (named !== undefined && currency === undefined && !listed)
+    throw new GatewayError('GW_PARSE', 'a payment-link currency is not one the terminal knows');
   const purchase = obj(b.purchaseInformation);
   const out: PaymentLink = {
     id,
-    status: str(b.status) ?? 'UNKNOWN',
+    // A status is a code (ACTIVE, INACTIVE); anything else is none the terminal knows.
+    status: reasonCode(b.status) ?? 'UNKNOWN',
     lineItems: [],
   };
-  const linkType = str(obj(b.processingInformation).linkType);
+  const linkType = textOf(obj(b.processingInformation).linkType, 'linkType', listed);
   if (linkType !== undefined) out.linkType = linkType;
-  const purchaseNumber = str(purchase.purchaseNumber);
+  const purchaseNumber = textOf(purchase.purchaseNumber, 'purchaseNumber', listed);
   if (purchaseNumber !== undefined) out.purchaseNumber = purchaseNumber;
   const paymentLink = str(purchase.paymentLink);
   if (paymentLink !== undefined && hostedPageUrlProblem(paymentLink, origins) === undefined)
     out.paymentLink = paymentLink;
-  const createdDate = str(purchase.createdDate) ?? str(b.createdDate);
+  const createdDate =
+    textOf(purchase.createdDate, 'createdDate', listed) ?? textOf(b.createdDate, 'createdDate', listed);
   if (createdDate !== undefined) out.createdDate = createdDate;
   if (currency !== undefined) out.currency = currency;
   const total = amountOf(details.totalAmount, currency, listed);
@@ -358,12 +415,13 @@ export function parsePaymentLink(
     out.lineItems = items.map((it) => {
       const i = obj(it);
       const unit = amountOf(i.unitPrice, currency, listed);
-      const description = str(i.productDescription);
-      const sku = str(i.productSku);
+      const description = textOf(i.productDescription, 'productDescription', listed);
+      const sku = textOf(i.productSku, 'productSku', listed);
+      const quantity = quantityOf(i.quantity, unit, listed);
       return {
-        productName: str(i.productName) ?? '',
+        productName: textOf(i.productName, 'productName', listed) ?? '',
         ...(unit !== undefined ? { unitPriceMinor: unit } : {}),
-        ...(typeof i.quantity === 'number' ? { quantity: i.quantity } : {}),
+        ...(quantity !== undefined ? { quantity } : {}),
         ...(description !== undefined ? { productDescription: description } : {}),
         ...(sku !== undefined ? { productSku: sku } : {}),
       };
@@ -457,8 +515,17 @@ export function parseCreatedPaymentLink(
 /** Reads a list answer, including the offset and limit of `_links.next`. */
 export function parsePaymentLinkPage(v: unknown, origins: HostedPageOrigins): PaymentLinkPage {
   const b = obj(v);
+  // A link the terminal cannot read at all (no id it can keep or name in a request) is left out: one such link of
+  // the merchant must not hide the others from the operator, and nothing could be done with it.
   const links = Array.isArray(b.links)
-    ? b.links.map((l) => parsePaymentLink(l, origins, { listed: true }))
+    ? b.links.flatMap((l) => {
+        try {
+          return [parsePaymentLink(l, origins, { listed: true })];
+        } catch (e) {
+          if (e instanceof GatewayError) return [];
+          throw e;
+        }
+      })
     : [];
   const page: PaymentLinkPage = { links };
   if (typeof b.totalLinks === 'number') page.totalLinks = b.totalLinks;

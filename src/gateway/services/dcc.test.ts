@@ -1,0 +1,115 @@
+import { describe, expect, it } from 'vitest';
+import { parseDccOfferAnswer } from './dcc.js';
+
+/** A PENDING offer answer of spec 001 with `offer` (one offer) and `top` merged in. */
+const offerAnswer = (offer: Record<string, unknown>, top: Record<string, unknown> = {}): unknown => ({
+  id: '7000000000000000000001',
+  status: 'PENDING',
+  orderInformation: {
+    currencyConversion: {
+      type: 'DCC',
+      reconciliationId: 'REC1',
+      offer: [
+        {
+          amount: '14.67',
+          currency: 'EUR',
+          exchangeRate: '1.1734',
+          marginRate: '3.5',
+          exchangeRateTimeUtc: '2026-11-30T08:00:00Z',
+          exchangeRateExpirationTimeUtc: '2026-11-30T08:10:00Z',
+          ...offer,
+        },
+      ],
+      disclaimer: 'I accept that I have been offered a choice of currencies.',
+    },
+  },
+  ...top,
+});
+
+const firstOffer = (answer: unknown) => {
+  const result = parseDccOfferAnswer(answer);
+  if (result.kind !== 'offer') throw new Error('no offer');
+  return result.offers[0];
+};
+
+describe('the exchange rate and margin of a DCC offer', () => {
+  it('sent as JSON numbers, are read as the exact decimal text they stand for', () => {
+    expect(firstOffer(offerAnswer({ exchangeRate: 1.1734, marginRate: 3.5 }))).toMatchObject({
+      exchangeRate: '1.1734',
+      marginRate: '3.5',
+    });
+    // String(1e-7) is "1e-7", which the authorization builder refuses as no decimal.
+    expect(firstOffer(offerAnswer({ exchangeRate: 1e-7, marginRate: 0.000001 }))).toMatchObject({
+      exchangeRate: '0.0000001',
+      marginRate: '0.000001',
+    });
+    expect(firstOffer(offerAnswer({ exchangeRate: 150, marginRate: 0 }))).toMatchObject({
+      exchangeRate: '150',
+      marginRate: '0',
+    });
+    expect(firstOffer(offerAnswer({ exchangeRate: 123456789012.345 }))).toMatchObject({
+      exchangeRate: '123456789012.345',
+    });
+  });
+
+  it('that no decimal text of at most 15 digits either side of the point states exactly are refused (GW_PARSE)', () => {
+    for (const exchangeRate of [
+      // More significant digits than a JSON number keeps: the digits sent are lost.
+      JSON.parse('0.12345678901234567') as number,
+      1e21,
+      1e-16,
+      -1.2,
+      // As text: what the builder and the journal could not take.
+      '1e-7',
+      '1'.repeat(20),
+      '0.' + '1'.repeat(20),
+      '-1.2',
+      ' 1.2',
+    ]) {
+      expect(() => parseDccOfferAnswer(offerAnswer({ exchangeRate })), String(exchangeRate)).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+    }
+    expect(() => parseDccOfferAnswer(offerAnswer({ marginRate: 1e-20 }))).toThrow(
+      expect.objectContaining({ code: 'GW_PARSE' }),
+    );
+  });
+});
+
+describe('the ids and times of a DCC offer', () => {
+  it('are taken in the shape the terminal keeps and sends back, or the answer is refused (GW_PARSE)', () => {
+    const long = 'X'.repeat(200);
+    for (const answer of [
+      offerAnswer({}, { id: long }),
+      offerAnswer({}, { id: 'id with spaces' }),
+      offerAnswer({ exchangeRateTimeUtc: `2026-11-30T08:00:00Z${' '.repeat(10_000)}` }),
+      offerAnswer({ exchangeRateExpirationTimeUtc: long }),
+    ]) {
+      expect(() => parseDccOfferAnswer(answer)).toThrow(expect.objectContaining({ code: 'GW_PARSE' }));
+    }
+    const withReconciliation = (reconciliationId: unknown) => {
+      const a = offerAnswer({}) as { orderInformation: { currencyConversion: Record<string, unknown> } };
+      a.orderInformation.currencyConversion.reconciliationId = reconciliationId;
+      return a;
+    };
+    expect(parseDccOfferAnswer(withReconciliation('REC1'))).toMatchObject({ reconciliationId: 'REC1' });
+    expect(() => parseDccOfferAnswer(withReconciliation(long))).toThrow(
+      expect.objectContaining({ code: 'GW_PARSE' }),
+    );
+  });
+
+  it('a no-offer reason that is no code reads as DECLINED', () => {
+    const declined = (reason: unknown) =>
+      parseDccOfferAnswer({ id: 'D1', status: 'DECLINED', errorInformation: { reason } });
+    expect(declined('CURRENCY_MATCH')).toMatchObject({ kind: 'no-offer', reason: 'CURRENCY_MATCH' });
+    expect(declined('R'.repeat(10_000))).toMatchObject({ kind: 'no-offer', reason: 'DECLINED' });
+  });
+});
+
+describe('a DCC offer status nobody documented', () => {
+  it('is named in the error only when it is a code', () => {
+    const read = () => parseDccOfferAnswer({ id: 'D1', status: 'S'.repeat(10_000) });
+    expect(read).toThrow(expect.objectContaining({ code: 'GW_UNDOCUMENTED' }));
+    expect(read).not.toThrow(/SSSS/);
+  });
+});

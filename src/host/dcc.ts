@@ -11,7 +11,7 @@ import { GatewayError } from '../gateway/errors.js';
 import type { DccOffer, DccOfferRequest, DccOfferResult } from '../gateway/services/dcc.js';
 import type { DccFields } from '../gateway/services/types.js';
 import type { Logger } from '../log/index.js';
-import { currencyByAlpha } from '../money/index.js';
+import { currencyByAlpha, isRateText } from '../money/index.js';
 import type { CardStore } from './card-store.js';
 
 /**
@@ -87,8 +87,8 @@ export function presentableOffer(
     exchangeRateTimeUtc === undefined ||
     exchangeRateExpirationTimeUtc === undefined ||
     currencyByAlpha(offer.currency) === undefined ||
-    !/^\d+(\.\d+)?$/.test(offer.exchangeRate) ||
-    !/^\d+(\.\d+)?$/.test(marginRate) ||
+    !isRateText(offer.exchangeRate) ||
+    !isRateText(marginRate) ||
     offer.amountMinor <= 0
   )
     return null;

@@ -482,6 +482,21 @@ describe('preparePayment', () => {
     expect(valueAt(b, 'orderInformation.amountDetails.foreignCurrency')).toBe('EUR');
   });
 
+  it('refuses a DCC rate the terminal cannot keep: not a decimal, or more than 15 digits after the point', () => {
+    const dcc = {
+      indicator: '1' as const,
+      billingAmountMinor: 1467,
+      billingCurrency: 'EUR',
+      exchangeRateTimeStamp: '20260101115900',
+      family: 'A' as const,
+      offerId: 'O1',
+    };
+    for (const exchangeRate of ['1e-7', '1.1234567890123456', '-1.2', '1.'])
+      expect(missing({ service: 'preauth', ...cp, dcc: { ...dcc, exchangeRate } }).field, exchangeRate).toBe(
+        'orderInformation.amountDetails.exchangeRate',
+      );
+  });
+
   describe('DCC follow-ons repeat the family field set at the authorization rate (spec 001, DCC capture and refund)', () => {
     const terms = {
       indicator: '1' as const,

@@ -1,4 +1,4 @@
-import { AmountError, requireCurrency, toDecimalString } from '../../money/index.js';
+import { AmountError, isRateText, requireCurrency, toDecimalString } from '../../money/index.js';
 import { commentsFor, MONEY_MOVING, type ParkingComments } from '../../vocabulary/services.js';
 import { GatewayInvalidRequestError } from '../errors.js';
 import { isGatewayId } from '../gateway-id.js';
@@ -119,8 +119,11 @@ function amountDetails(
   const billing = currencyCode(dcc.billingCurrency, 'orderInformation.amountDetails.currency');
   if (billing === local)
     invalid('orderInformation.amountDetails.currency', 'DCC billing currency equals the local currency');
-  if (!/^\d+(\.\d+)?$/.test(dcc.exchangeRate))
-    invalid('orderInformation.amountDetails.exchangeRate', 'the exchange rate is not a decimal');
+  if (!isRateText(dcc.exchangeRate))
+    invalid(
+      'orderInformation.amountDetails.exchangeRate',
+      'the exchange rate is not a decimal of at most 15 digits before and after the point',
+    );
   const billingAmount = amount(dcc.billingAmountMinor, billing, 'orderInformation.amountDetails.totalAmount');
   const common = {
     exchangeRate: dcc.exchangeRate,

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/index.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -96,5 +97,42 @@ describe('terminal host across a restart', () => {
       ok: false,
       error: { code: 'OPERATOR_LOCKED' },
     });
+  });
+
+  it('says until when operator mode is locked after a restart, and records one refusal of the lockout', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
+    const pinFile = join(cwd, 'operator.pin');
+    writeFileSync(pinFile, '2468\n');
+    chmodSync(pinFile, 0o600);
+    const config = parseConfig({ terminal: { operatorPinFile: pinFile } });
+    const status = { type: 'status' } as const;
+    const first = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+    let fifth;
+    for (let i = 0; i < 5; i++) fifth = await first.operator({ pin: '1357', action: status });
+    const lockedUntil = fifth && !fifth.ok ? fifth.error.lockedUntil : undefined;
+    expect(lockedUntil).toMatch(/^\d{4}-\d\d-\d\dT/);
+    for (let i = 0; i < 50; i++) await first.operator({ pin: '2468', action: status });
+    await first.close();
+
+    const second = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    open.push(second);
+    for (let i = 0; i < 50; i++)
+      expect(await second.operator({ pin: '2468', action: status })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_LOCKED', lockedUntil },
+      });
+    const db = new Database(join(cwd, 'var/journal.db'), { readonly: true });
+    try {
+      const rows = db.prepare("SELECT code FROM audit_log WHERE action = 'sign-in-failed' ORDER BY id").all();
+      // Five wrong PINs, then the first refusal of the lockout in each run of the terminal.
+      expect(rows).toEqual([
+        ...Array<unknown>(5).fill({ code: 'OPERATOR_PIN' }),
+        { code: 'OPERATOR_LOCKED' },
+        { code: 'OPERATOR_LOCKED' },
+      ]);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -229,7 +229,7 @@ export class OperatorDesk {
   /**
    * The lockout whose refusals are being counted (its end, epoch milliseconds) and how many of them were not recorded:
    * only the first refusal of a lockout is recorded, the others are summed up in one record when the lockout is over
-   * (at the next PIN check after it; see {@link recordRefusal}).
+   * (at the next PIN check after it, or when the terminal closes; see {@link recordRefusal}).
    */
   private refusals: { untilMs: number; unrecorded: number } | undefined;
   /** Payment links and alternative-method sales in operator mode. */
@@ -581,8 +581,17 @@ export class OperatorDesk {
   }
 
   /**
-   * After a lockout, at the next PIN check: one record of the refusals during it that were not recorded
-   * (`sign-in-failed`, `OPERATOR_LOCKED`, `details.refusedUnrecorded`), none when the first was the only one.
+   * The terminal closes: the refusals of the lockout in force not recorded yet are summed up now (see
+   * {@link sumUpRefusals}); a power cut loses that count, not the lockout (`OperatorPin.restore`).
+   */
+  close(): void {
+    this.sumUpRefusals();
+  }
+
+  /**
+   * After a lockout, at the next PIN check (or when the terminal closes): one record of the refusals during it that
+   * were not recorded (`sign-in-failed`, `OPERATOR_LOCKED`, `details.refusedUnrecorded`), none when the first was the
+   * only one.
    */
   private sumUpRefusals(): void {
     const done = this.refusals;

@@ -18,6 +18,11 @@ export interface ApiError {
    * `OUT_OF_SERVICE`: catalogue `label.refused.<code>`). The renderer never shows `message` to a customer.
    */
   customerText?: string;
+  /**
+   * `OPERATOR_LOCKED`, and the `OPERATOR_PIN` of the wrong PIN that began a lockout: until when operator mode is
+   * locked (ISO 8601, UTC). Operator mode's panel shows it (in `message`).
+   */
+  lockedUntil?: string;
 }
 
 export type ParkingModel = 'kiosk' | 'meter' | 'tap-and-go' | 'attended';

@@ -277,8 +277,9 @@ export class AuditTrail {
 
   /**
    * The operator PIN checks recorded at or after `sinceMs`, oldest first: a `sign-in` (a good PIN) or a `sign-in-failed`
-   * (a wrong one, or one refused during a lockout), for `OperatorPin.restore`. Empty when the log cannot be read
-   * (logged).
+   * with a wrong PIN (`OPERATOR_PIN`), for `OperatorPin.restore`. The refusals during a lockout (`OPERATOR_LOCKED`: the
+   * first of each lockout and the record that sums up the others) are left out: they counted for nothing. Empty when
+   * the log cannot be read (logged).
    */
   pinChecksSince(sinceMs: number): { atMs: number; ok: boolean }[] {
     let records: AuditRecord[];
@@ -289,7 +290,11 @@ export class AuditTrail {
       return [];
     }
     return records
-      .filter((r) => r.actor === 'operator' && (r.action === 'sign-in' || r.action === 'sign-in-failed'))
+      .filter(
+        (r) =>
+          r.actor === 'operator' &&
+          (r.action === 'sign-in' || (r.action === 'sign-in-failed' && r.code !== 'OPERATOR_LOCKED')),
+      )
       .map((r) => ({ atMs: Date.parse(r.time), ok: r.action === 'sign-in' }));
   }
 

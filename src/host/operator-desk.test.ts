@@ -350,6 +350,107 @@ describe('OperatorDesk: the PIN lockout across a restart', () => {
       ok: true,
     });
   });
+
+  it('counts neither the refusals during a lockout nor their summing up as wrong PINs at a restart', async () => {
+    const { desk, deps, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    for (let i = 0; i < 3; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    t += 5 * 60_000;
+    await desk.handle({ pin: wrongPin, action: transactions });
+    const restarted = restart(deps, goodPin);
+    for (let i = 0; i < 3; i++)
+      expect(await restarted.handle({ pin: wrongPin, action: transactions })).toMatchObject({
+        error: { code: 'OPERATOR_PIN' },
+      });
+    expect(await restarted.handle({ pin: goodPin, action: transactions })).toMatchObject({ ok: true });
+  });
+
+  it('doubles the next lockout, also across a restart, until a good PIN', async () => {
+    const { desk, deps, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    t += 5 * 60_000;
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    const lockedAt = t;
+    t += 60_000;
+    const restarted = restart(deps, goodPin);
+    // Ten minutes after the fifth wrong PIN of the second lockout in a row.
+    t = lockedAt + 10 * 60_000 - 1;
+    expect(await restarted.handle({ pin: goodPin, action: transactions })).toMatchObject({
+      error: { code: 'OPERATOR_LOCKED', lockedUntil: new Date(lockedAt + 10 * 60_000).toISOString() },
+    });
+    t += 1;
+    expect(await restarted.handle({ pin: goodPin, action: transactions })).toMatchObject({ ok: true });
+    // The good PIN starts the schedule again: five minutes.
+    for (let i = 0; i < 5; i++) await restarted.handle({ pin: wrongPin, action: transactions });
+    expect(await restart(deps, goodPin).handle({ pin: goodPin, action: transactions })).toMatchObject({
+      error: { code: 'OPERATOR_LOCKED', lockedUntil: new Date(t + 5 * 60_000).toISOString() },
+    });
+  });
+});
+
+describe('OperatorDesk: PIN checks refused during a lockout', () => {
+  const transactions = { type: 'transactions' } as const;
+
+  it('says until when operator mode is locked', async () => {
+    const { desk, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 4; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    const until = new Date(t + 5 * 60_000).toISOString();
+    const fifth = await desk.handle({ pin: wrongPin, action: transactions });
+    expect(fifth).toMatchObject({ ok: false, error: { code: 'OPERATOR_PIN', lockedUntil: until } });
+    t += 60_000;
+    const refused = await desk.handle({ pin: goodPin, action: transactions });
+    expect(refused).toMatchObject({ ok: false, error: { code: 'OPERATOR_LOCKED', lockedUntil: until } });
+    expect(!refused.ok && refused.error.message).toContain(until);
+  });
+
+  it('records the first refusal of a lockout and sums up the others in one record when it ends', async () => {
+    const { desk, journal, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    const until = new Date(t + 5 * 60_000).toISOString();
+    for (let i = 0; i < 1000; i++) {
+      t += 100;
+      await desk.handle({ pin: i % 2 ? goodPin : wrongPin, action: transactions });
+    }
+    const rows = () => (journal.db.prepare('SELECT COUNT(*) AS n FROM audit_log').get() as { n: number }).n;
+    expect(rows()).toBe(6);
+    t += 5 * 60_000;
+    expect(await desk.handle({ pin: goodPin, action: transactions })).toMatchObject({ ok: true });
+    expect(log(desk)).toEqual([
+      ...Array<unknown>(5).fill(expect.objectContaining({ action: 'sign-in-failed', code: 'OPERATOR_PIN' })),
+      {
+        actor: 'operator',
+        action: 'sign-in-failed',
+        result: 'refused',
+        code: 'OPERATOR_LOCKED',
+        details: { requested: 'transactions', lockedUntil: until },
+      },
+      {
+        actor: 'operator',
+        action: 'sign-in-failed',
+        result: 'refused',
+        code: 'OPERATOR_LOCKED',
+        details: { lockedUntil: until, refusedUnrecorded: 999 },
+      },
+      { actor: 'operator', action: 'sign-in', result: 'ok', details: { requested: 'transactions' } },
+    ]);
+    const stored = JSON.stringify(journal.db.prepare('SELECT * FROM audit_log').all());
+    expect(stored).not.toContain(goodPin);
+    expect(stored).not.toContain(wrongPin);
+  });
+
+  it('sums up the refusals of one lockout before the wrong PIN after it', async () => {
+    const { desk, wrongPin } = setup();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    for (let i = 0; i < 3; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    t += 5 * 60_000;
+    await desk.handle({ pin: wrongPin, action: transactions });
+    expect(desk.auditLog().map((r) => [r.code, r.details.refusedUnrecorded])).toEqual([
+      ...Array<unknown>(5).fill(['OPERATOR_PIN', undefined]),
+      ['OPERATOR_LOCKED', undefined],
+      ['OPERATOR_LOCKED', 2],
+      ['OPERATOR_PIN', undefined],
+    ]);
+  });
 });
 
 describe('OperatorDesk: a refund asked for twice', () => {

@@ -59,8 +59,12 @@ const REFUNDABLE_OR_VOIDABLE = new Set(['capture', 'sale', 'refund-capture', 're
  */
 export const OPERATOR_SESSION_IDLE_MS = 5 * 60_000;
 
-/** How far back the PIN checks recorded in the audit log count again at a start (see `OperatorPin.restore`). */
-const PIN_CHECKS_KEPT_MS = 24 * 60 * 60_000;
+/**
+ * How far back the PIN checks recorded in the audit log count again at a start (see `OperatorPin.restore`): the
+ * lockouts in a row escalate to a day each (`lockoutMs`), so fourteen days of records hold at least the ten lockouts
+ * in a row that reach a day again for anyone who keeps guessing.
+ */
+const PIN_CHECKS_KEPT_MS = 14 * 24 * 60 * 60_000;
 
 /** How many refunds' requestIds operator mode keeps to answer a repeat of one (see `OperatorDesk.refundOnce`). */
 export const REFUND_REQUESTS_KEPT = 1000;
@@ -87,6 +91,14 @@ function ok<T>(value: T): Result<T> {
 }
 function fail<T>(code: string, message: string): Result<T> {
   return { ok: false, error: { code, message } };
+}
+/** A refusal that says until when operator mode is locked (`lockedUntil`, ISO 8601 UTC). */
+function lockedOut<T>(
+  code: 'OPERATOR_LOCKED' | 'OPERATOR_PIN',
+  message: string,
+  lockedUntil: string,
+): Result<T> {
+  return { ok: false, error: { code, message, lockedUntil } };
 }
 
 /**
@@ -196,9 +208,10 @@ export function findTransaction(
 /**
  * Operator mode behind the PIN (DESIGN.md: operator actions need the PIN): the recent transactions with what each
  * allows, refunds and voids — run by the flows' operator machine, the one the unit tests drive — and a flush of the
- * offline queue; the terminal's payment links and alternative-method sales (src/host/operator-payments.ts). Every PIN
- * check that fails, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and queue flush is recorded in
- * the audit log (a link's change and an alternative-method refund by the desk that makes it); never the PIN.
+ * offline queue; the terminal's payment links and alternative-method sales (src/host/operator-payments.ts). Every wrong
+ * PIN, every sign-in (see {@link OPERATOR_SESSION_IDLE_MS}), refund, void and queue flush is recorded in the audit log
+ * (a link's change and an alternative-method refund by the desk that makes it), and the checks refused during a
+ * lockout in two records at most (see `recordRefusal`); never the PIN.
  */
 /** How each service task is named in the audit log (service mode on and off: the host's `AuditTrail.serviceMode`). */
 const SERVICE_AUDIT_ACTION = {
@@ -213,6 +226,12 @@ export class OperatorDesk {
   readonly audit: AuditTrail;
   /** Epoch milliseconds of the last operator request with a good PIN; undefined when no session is open. */
   private sessionSeenMs: number | undefined;
+  /**
+   * The lockout whose refusals are being counted (its end, epoch milliseconds) and how many of them were not recorded:
+   * only the first refusal of a lockout is recorded, the others are summed up in one record when the lockout is over
+   * (at the next PIN check after it, or when the terminal closes; see {@link recordRefusal}).
+   */
+  private refusals: { untilMs: number; unrecorded: number } | undefined;
   /** Payment links and alternative-method sales in operator mode. */
   private readonly payments: OperatorPayments;
   /** The refund or void under way, if any: the next waits for it (see {@link run}). */
@@ -286,19 +305,33 @@ export class OperatorDesk {
   async handle(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     const check = this.deps.pin.check(request.pin);
     const a = request.action;
+    if (check === 'locked') {
+      this.sessionSeenMs = undefined;
+      // The lockout that refused it, even if it has run out since the check.
+      const lockEnd = this.deps.pin.lockEnd() ?? this.deps.now().getTime();
+      this.recordRefusal(lockEnd, a.type);
+      const until = new Date(lockEnd).toISOString();
+      return lockedOut(
+        'OPERATOR_LOCKED',
+        `too many wrong PINs: operator mode is locked until ${until}`,
+        until,
+      );
+    }
+    this.sumUpRefusals();
     if (check !== 'ok') {
-      const code = check === 'locked' ? 'OPERATOR_LOCKED' : 'OPERATOR_PIN';
+      // A wrong PIN that began a lockout says so: the lockout lasts minutes, not the time between two lines.
+      const lockedUntilMs = this.deps.pin.lockedUntil();
       this.sessionSeenMs = undefined;
       this.audit.record({
         actor: 'operator',
         action: 'sign-in-failed',
         result: 'refused',
-        code,
+        code: 'OPERATOR_PIN',
         details: { requested: a.type },
       });
-      return check === 'locked'
-        ? fail(code, 'too many wrong PINs: operator mode is locked for a few minutes')
-        : fail(code, 'wrong operator PIN');
+      if (lockedUntilMs === undefined) return fail('OPERATOR_PIN', 'wrong operator PIN');
+      const until = new Date(lockedUntilMs).toISOString();
+      return lockedOut('OPERATOR_PIN', `wrong operator PIN: operator mode is locked until ${until}`, until);
     }
     this.signedIn(a.type);
     switch (a.type) {
@@ -524,6 +557,54 @@ export class OperatorDesk {
       },
     });
     return auditCsv(records);
+  }
+
+  /**
+   * A PIN check refused during the lockout that ends at `untilMs`: the first of each lockout is recorded
+   * (`sign-in-failed`, `OPERATOR_LOCKED`, with `lockedUntil`), the others only counted, so that guessing at a locked
+   * terminal cannot grow the journal database without bound.
+   */
+  private recordRefusal(untilMs: number, requested: string): void {
+    if (this.refusals?.untilMs === untilMs) {
+      this.refusals.unrecorded += 1;
+      return;
+    }
+    this.sumUpRefusals();
+    this.refusals = { untilMs, unrecorded: 0 };
+    this.audit.record({
+      actor: 'operator',
+      action: 'sign-in-failed',
+      result: 'refused',
+      code: 'OPERATOR_LOCKED',
+      details: { requested, lockedUntil: new Date(untilMs).toISOString() },
+    });
+  }
+
+  /**
+   * The terminal closes: the refusals of the lockout in force not recorded yet are summed up now (see
+   * {@link sumUpRefusals}); a power cut loses that count, not the lockout (`OperatorPin.restore`).
+   */
+  close(): void {
+    this.sumUpRefusals();
+  }
+
+  /**
+   * After a lockout, at the next PIN check (or when the terminal closes): one record of the refusals during it that
+   * were not recorded (`sign-in-failed`, `OPERATOR_LOCKED`, `details.refusedUnrecorded`), none when the first was the
+   * only one.
+   */
+  private sumUpRefusals(): void {
+    const done = this.refusals;
+    if (!done) return;
+    this.refusals = undefined;
+    if (done.unrecorded === 0) return;
+    this.audit.record({
+      actor: 'operator',
+      action: 'sign-in-failed',
+      result: 'refused',
+      code: 'OPERATOR_LOCKED',
+      details: { lockedUntil: new Date(done.untilMs).toISOString(), refusedUnrecorded: done.unrecorded },
+    });
   }
 
   /** A good PIN: records a sign-in when it opens a session (see {@link OPERATOR_SESSION_IDLE_MS}). */

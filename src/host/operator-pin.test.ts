@@ -61,3 +61,55 @@ describe('OperatorPin', () => {
     expect(pin.check(pin.generated!)).toBe('ok');
   });
 });
+
+describe('OperatorPin: lockouts that escalate', () => {
+  const MIN = 60_000;
+  let t = 0;
+  function pin(): OperatorPin {
+    t = 1_000_000;
+    return new OperatorPin(pinFile('2468\n', 0o600), () => t);
+  }
+  function fiveWrong(p: OperatorPin): void {
+    for (let i = 0; i < 5; i++) expect(p.check('1357')).toBe('wrong');
+  }
+  /** How long the lockout that has just begun lasts, to the minute. */
+  function lockMinutes(p: OperatorPin): number {
+    const until = p.lockedUntil();
+    expect(until).toBeDefined();
+    return (until! - t) / MIN;
+  }
+
+  it('doubles each consecutive lockout from five minutes, up to a day, until a good PIN', () => {
+    const p = pin();
+    const lengths: number[] = [];
+    for (let i = 0; i < 11; i++) {
+      fiveWrong(p);
+      lengths.push(lockMinutes(p));
+      expect(p.check('2468')).toBe('locked');
+      t = p.lockedUntil()!;
+      expect(p.lockEnd()).toBe(t);
+      expect(p.lockedUntil()).toBeUndefined();
+    }
+    expect(lengths).toEqual([5, 10, 20, 40, 80, 160, 320, 640, 1280, 1440, 1440]);
+    expect(p.check('2468')).toBe('ok');
+    fiveWrong(p);
+    expect(lockMinutes(p)).toBe(5);
+  });
+
+  it('replays the escalation at a restart from the recorded checks', () => {
+    const before = pin();
+    const past: { atMs: number; ok: boolean }[] = [];
+    for (let i = 0; i < 2; i++) {
+      for (let j = 0; j < 5; j++) {
+        before.check('1357');
+        past.push({ atMs: t, ok: false });
+      }
+      if (i === 0) t = before.lockedUntil()!;
+    }
+    const after = new OperatorPin(pinFile('2468\n', 0o600), () => t);
+    after.restore(past);
+    expect(after.lockedUntil()).toBe(before.lockedUntil());
+    expect(lockMinutes(after)).toBe(10);
+    expect(after.check('2468')).toBe('locked');
+  });
+});

@@ -3,7 +3,18 @@ import { readSecretText } from '../config/secret-file.js';
 
 /** Operator PIN failures lock operator mode for a while: a kiosk in the street gets guessed at. */
 const MAX_FAILURES = 5;
-const LOCK_MS = 5 * 60_000;
+/** The first lockout's length; each further one in a row, without a good PIN between them, lasts twice as long … */
+const FIRST_LOCK_MS = 5 * 60_000;
+/** … up to a day: then five guesses a day, where a flat five minutes would allow some 1,440. */
+const LONGEST_LOCK_MS = 24 * 60 * 60_000;
+
+/**
+ * How long the `n`th lockout in a row lasts (n ≥ 1): 5, 10, 20, 40, 80, 160, 320, 640, 1,280 minutes, then a day each.
+ * An operator who mistypes five times waits five minutes; fifty wrong PINs in a row cost a day.
+ */
+export function lockoutMs(n: number): number {
+  return Math.min(FIRST_LOCK_MS * 2 ** Math.max(0, Math.min(n - 1, 30)), LONGEST_LOCK_MS);
+}
 
 /**
  * Thrown when the PIN file holds no valid PIN; names the configuration key. A PIN file that is missing, unreadable or
@@ -16,12 +27,15 @@ export class OperatorPinError extends Error {
 
 /**
  * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (printed once by `start`).
- * Comparison is constant-time over hashes; after five wrong PINs operator mode is locked for five minutes, also across
- * a restart ({@link restore}).
+ * Comparison is constant-time over hashes; five wrong PINs in a row lock operator mode, for five minutes the first time
+ * and twice as long each further time in a row ({@link lockoutMs}) until a good PIN, also across a restart
+ * ({@link restore}).
  */
 export class OperatorPin {
   private failures = 0;
-  private lockedUntil = 0;
+  /** The lockouts since the last good PIN. */
+  private lockouts = 0;
+  private lockedUntilMs = 0;
   private readonly digest: Buffer;
   /** The PIN generated for this start, when no file was configured (shown once to whoever started the terminal). */
   readonly generated: string | undefined;
@@ -47,30 +61,46 @@ export class OperatorPin {
   /** 'ok', 'wrong' or 'locked'. */
   check(candidate: string): 'ok' | 'wrong' | 'locked' {
     const at = this.now();
-    if (at < this.lockedUntil) return 'locked';
+    if (at < this.lockedUntilMs) return 'locked';
     const ok = timingSafeEqual(createHash('sha256').update(candidate).digest(), this.digest);
     this.count(ok, at);
     return ok ? 'ok' : 'wrong';
   }
 
+  /** When the lockout in force ends (epoch milliseconds); undefined when operator mode is not locked. */
+  lockedUntil(): number | undefined {
+    return this.now() < this.lockedUntilMs ? this.lockedUntilMs : undefined;
+  }
+
+  /**
+   * When the latest lockout ends or ended (epoch milliseconds), undefined before the first: the end of the lockout that
+   * made {@link check} answer `locked`, even when it has run out since.
+   */
+  lockEnd(): number | undefined {
+    return this.lockedUntilMs > 0 ? this.lockedUntilMs : undefined;
+  }
+
   /**
    * Replays the checks made before this start, oldest first (as the audit log recorded them: `ok` for a good PIN),
-   * so that a restart neither lifts a lockout nor forgets the wrong PINs counted towards one. A check recorded while
-   * the replayed lockout held counts for nothing, as it did then.
+   * so that a restart neither lifts a lockout, nor forgets the wrong PINs counted towards one, nor the lockouts in a row
+   * that make the next one longer. A check recorded while the replayed lockout held counts for nothing, as it did then
+   * (the desk does not pass those refusals: src/host/audit-trail.ts `pinChecksSince`).
    */
   restore(past: Iterable<{ atMs: number; ok: boolean }>): void {
-    for (const { atMs, ok } of past) if (atMs >= this.lockedUntil) this.count(ok, atMs);
+    for (const { atMs, ok } of past) if (atMs >= this.lockedUntilMs) this.count(ok, atMs);
   }
 
   private count(ok: boolean, at: number): void {
     if (ok) {
       this.failures = 0;
+      this.lockouts = 0;
       return;
     }
     this.failures += 1;
     if (this.failures >= MAX_FAILURES) {
       this.failures = 0;
-      this.lockedUntil = at + LOCK_MS;
+      this.lockouts += 1;
+      this.lockedUntilMs = at + lockoutMs(this.lockouts);
     }
   }
 }

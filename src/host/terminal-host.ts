@@ -1459,6 +1459,8 @@ export class TerminalHost implements TerminalApi {
     await this.links.settled();
     await this.background.stop();
     await this.receipts.close();
+    // The PIN checks refused during a lockout and not recorded yet: summed up while the journal is open.
+    this.desk.close();
     await release(this.opened, this.logger);
   }
 }

@@ -2,6 +2,7 @@ import { chmodSync, mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
+import Database from 'better-sqlite3';
 import { parseConfig } from '../../src/config/index.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -96,5 +97,55 @@ describe('terminal host across a restart', () => {
       ok: false,
       error: { code: 'OPERATOR_LOCKED' },
     });
+  });
+
+  it('says until when operator mode is locked after a restart, and records one refusal of the lockout', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
+    const pinFile = join(cwd, 'operator.pin');
+    writeFileSync(pinFile, '2468\n');
+    chmodSync(pinFile, 0o600);
+    const config = parseConfig({ terminal: { operatorPinFile: pinFile } });
+    const status = { type: 'status' } as const;
+    const first = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+    let fifth;
+    for (let i = 0; i < 5; i++) fifth = await first.operator({ pin: '1357', action: status });
+    const lockedUntil = fifth && !fifth.ok ? fifth.error.lockedUntil : undefined;
+    expect(lockedUntil).toMatch(/^\d{4}-\d\d-\d\dT/);
+    for (let i = 0; i < 50; i++) await first.operator({ pin: '2468', action: status });
+    await first.close();
+
+    const second = await createTerminalHost(config, { logger: silentLogger(), cwd });
+    open.push(second);
+    for (let i = 0; i < 50; i++) {
+      const refused = await second.operator({ pin: '2468', action: status });
+      expect(refused).toMatchObject({ ok: false, error: { code: 'OPERATOR_LOCKED' } });
+      // Replayed from the audit record of the fifth wrong PIN, written a moment after the check.
+      const after =
+        Date.parse((!refused.ok && refused.error.lockedUntil) || '') - Date.parse(lockedUntil ?? '');
+      expect(after).toBeGreaterThanOrEqual(0);
+      expect(after).toBeLessThan(1_000);
+    }
+    const db = new Database(join(cwd, 'var/journal.db'), { readonly: true });
+    try {
+      const rows = db
+        .prepare("SELECT code, details FROM audit_log WHERE action = 'sign-in-failed' ORDER BY id")
+        .all() as { code: string; details: string }[];
+      // Five wrong PINs, then the first refusal of the lockout in each run of the terminal, and the others of the
+      // first run summed up when it closed.
+      expect(
+        rows.map((r) => [
+          r.code,
+          (JSON.parse(r.details) as { refusedUnrecorded?: number }).refusedUnrecorded,
+        ]),
+      ).toEqual([
+        ...Array<unknown>(5).fill(['OPERATOR_PIN', undefined]),
+        ['OPERATOR_LOCKED', undefined],
+        ['OPERATOR_LOCKED', 49],
+        ['OPERATOR_LOCKED', undefined],
+      ]);
+    } finally {
+      db.close();
+    }
   });
 });

@@ -295,13 +295,24 @@ function heldAmount(body: unknown, prepared: PreparedRequest): number | undefine
   }
 }
 
-/** The `details[]` of a 400 answer, tolerant of missing or odd entries. */
+/**
+ * A field path as a 400 answer's `details[].field` names one (spec 001: dotted names and array indexes, e.g.
+ * `orderInformation.lineItems[0].unitPrice`), up to 256 characters: anything else — prose, a card number in words,
+ * control characters, a text of any length — is no path the terminal repeats in its messages, logs or journal.
+ */
+export const fieldPath = (v: unknown): string | undefined =>
+  typeof v === 'string' && /^[A-Za-z0-9_.[\]]{1,256}$/.test(v) ? v : undefined;
+
+/**
+ * The `details[]` of a 400 answer, tolerant of missing or odd entries, read in the shape the terminal keeps: an entry
+ * whose field is no {@link fieldPath} is dropped, a reason that is no code ({@link reasonCode}) reads INVALID_DATA.
+ */
 export function fieldProblems(body: unknown): FieldProblem[] {
   const details = at(body, 'details');
   if (!Array.isArray(details)) return [];
   return details.flatMap((d: unknown) => {
-    const field = str(at(d, 'field'));
-    return field === undefined ? [] : [{ field, reason: str(at(d, 'reason')) ?? 'INVALID_DATA' }];
+    const field = fieldPath(at(d, 'field'));
+    return field === undefined ? [] : [{ field, reason: reasonCode(at(d, 'reason')) ?? 'INVALID_DATA' }];
   });
 }
 

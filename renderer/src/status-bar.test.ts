@@ -14,6 +14,21 @@ describe('the status bar: the gateway', () => {
     ).toBe('remote credentials refused (GW_AUTH)');
   });
 
+  it("names the clock skew when the credentials were refused because of this terminal's clock (GW_AUTH_CLOCK)", () => {
+    const gw = {
+      kind: 'remote',
+      baseUrl: 'https://gw.example',
+      online: false,
+      problem: 'credentials',
+    } as const;
+    expect(gatewayText({ ...gw, lastError: 'GW_AUTH_CLOCK', clockSkewSeconds: 300 })).toBe(
+      "remote credentials refused (GW_AUTH_CLOCK: clock 300 s ahead of the gateway's)",
+    );
+    expect(gatewayText({ ...gw, lastError: 'GW_AUTH_CLOCK', clockSkewSeconds: -181 })).toBe(
+      "remote credentials refused (GW_AUTH_CLOCK: clock 181 s behind the gateway's)",
+    );
+  });
+
   it('says offline for a gateway it could not reach, and online or unknown otherwise', () => {
     const gw = { kind: 'remote', baseUrl: 'https://gw.example' } as const;
     expect(gatewayText({ ...gw, online: false, problem: 'unreachable', lastError: 'GW_CONNECTION' })).toBe(

@@ -89,7 +89,8 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
 
 /**
  * The gateway's item: online, unknown (no answer yet), offline (unreachable) or credentials refused — the keys to
- * check, not the network — with the code of the last failed exchange.
+ * check, not the network — with the code of the last failed exchange, and the clock skew when this terminal's clock
+ * is why (GW_AUTH_CLOCK).
  */
 export function gatewayText(gw: OperatorStatus['gateway']): string {
   const state =
@@ -100,5 +101,10 @@ export function gatewayText(gw: OperatorStatus['gateway']): string {
         : gw.problem === 'credentials'
           ? 'credentials refused'
           : 'offline';
-  return `${gw.kind} ${state}${gw.lastError ? ` (${gw.lastError})` : ''}`;
+  // Refused because of this terminal's clock: the skew the status measured (this clock minus the gateway's).
+  const why =
+    gw.lastError === 'GW_AUTH_CLOCK' && gw.clockSkewSeconds !== undefined
+      ? `${gw.lastError}: clock ${Math.abs(gw.clockSkewSeconds)} s ${gw.clockSkewSeconds > 0 ? 'ahead of' : 'behind'} the gateway's`
+      : gw.lastError;
+  return `${gw.kind} ${state}${why ? ` (${why})` : ''}`;
 }

@@ -2,7 +2,13 @@ import { createHash, createHmac } from 'node:crypto';
 import { createServer, type AddressInfo } from 'node:net';
 import { MockAgent, type Dispatcher } from 'undici';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { httpSignatureAuthenticator, oauthAuthenticator, type Authenticator } from './auth/authenticator.js';
+import {
+  httpSignatureAuthenticator,
+  jwtAuthenticator,
+  oauthAuthenticator,
+  type Authenticator,
+} from './auth/authenticator.js';
+import { hmacKey } from './auth/jwt.js';
 import { OAuthTokenManager } from './auth/oauth.js';
 import { createGatewayClient, type GatewayClient } from './client.js';
 import type { ServiceRequest } from './services/types.js';
@@ -458,6 +464,73 @@ describe('GatewayClient.send', () => {
       kind: 'unknown',
       httpStatus: 401,
       error: { code: 'GW_AUTH', outcomeUnknown: false },
+    });
+  });
+
+  it("names a wrong clock as the cause of a 401 when the gateway's Date is further off than the credentials allow", async () => {
+    // The terminal's clock is 300 s ahead of the gateway's: its JWT or signed date is outside the gateway's window.
+    const gatewayDate = new Date(Date.now() - 300_000).toUTCString();
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(401, '', { headers: { date: gatewayDate } });
+    const outcome = await client.send(client.prepare(preauth));
+    expect(outcome).toMatchObject({
+      kind: 'unknown',
+      httpStatus: 401,
+      error: { code: 'GW_AUTH_CLOCK', outcomeUnknown: false, toleranceSeconds: 120 },
+    });
+    if (outcome.kind !== 'unknown') throw new Error('not unknown');
+    const skew = (outcome.error as unknown as { clockSkewSeconds: number }).clockSkewSeconds;
+    expect(Math.abs(skew - 300)).toBeLessThanOrEqual(1);
+    expect(outcome.error.message).toMatch(/clock is 30\d s ahead of the gateway's/);
+  });
+
+  it('names a wrong clock on a 401 to a JWT (its exp is iat + 120 s), and never on one to an OAuth bearer token', async () => {
+    const behind = new Date(Date.now() + 200_000).toUTCString();
+    const jwt = makeClient({ auth: jwtAuthenticator('testrest', hmacKey(SECRET, KEY_ID)) });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(401, '', { headers: { date: behind } });
+    expect(await jwt.send(jwt.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_AUTH_CLOCK', outcomeUnknown: false, toleranceSeconds: 120 },
+    });
+    const bearer = makeClient({
+      auth: { method: 'oauth', authenticate: () => Promise.resolve({ authorization: 'Bearer t' }) },
+    });
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(401, '', { headers: { date: behind } });
+    expect(await bearer.send(bearer.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_AUTH', outcomeUnknown: false },
+    });
+    await jwt.close();
+    await bearer.close();
+  });
+
+  it('keeps a 401 a plain credentials refusal when the clocks agree', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: '/pts/v2/payments', method: 'POST' })
+      .reply(401, '', { headers: { date: new Date().toUTCString() } });
+    expect(await client.send(client.prepare(preauth))).toMatchObject({
+      kind: 'unknown',
+      error: { code: 'GW_AUTH', outcomeUnknown: false },
+    });
+  });
+
+  it('names a wrong clock on the 401 of a non-payment service too', async () => {
+    agent
+      .get(ORIGIN)
+      .intercept({ path: /^\/ipl\/v2\/payment-links/, method: 'GET' })
+      .reply(401, '', { headers: { date: new Date(Date.now() + 600_000).toUTCString() } });
+    await expect(client.paymentLinks.list({ offset: 0, limit: 10 })).rejects.toMatchObject({
+      code: 'GW_AUTH_CLOCK',
+      outcomeUnknown: false,
     });
   });
 

@@ -194,7 +194,7 @@ function answerError(answer: Answer, label: string): GatewayError {
   if (answer.httpStatus === 404) {
     return new GatewayError('GW_NOT_FOUND', `${label}: not found`, { httpStatus: 404 });
   }
-  const err = errorForStatus(answer.httpStatus, body);
+  const err = errorForStatus(answer.httpStatus, body, answer.clockSkew);
   // Reads and offers move no money: "outcome unknown" carries no risk there, but keep the flag truthful.
   return err;
 }
@@ -309,7 +309,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
             sendOptions?.signal,
           ),
         );
-        const outcome = classifyPaymentAnswer(prepared, answer.httpStatus, answer.body);
+        const outcome = classifyPaymentAnswer(prepared, answer.httpStatus, answer.body, answer.clockSkew);
         logger.info(
           outcome.kind === 'approved' || outcome.kind === 'declined'
             ? {
@@ -455,6 +455,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         const answer = await transport.send(
           exchange('ap-sale', prepared.method, prepared.path, prepared.body, true, o?.signal),
         );
+        if (answer.clockSkew !== undefined)
+          throw errorForStatus(answer.httpStatus, undefined, answer.clockSkew);
         return parseAltSaleAnswer(answer.httpStatus, answer.body);
       },
       async status(of, request, o) {
@@ -462,6 +464,8 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
         const answer = await transport.send(
           exchange('ap-status', prepared.method, prepared.path, prepared.body, true, o?.signal),
         );
+        if (answer.clockSkew !== undefined)
+          throw errorForStatus(answer.httpStatus, undefined, answer.clockSkew);
         return parseAltStatusAnswer(of, answer.httpStatus, answer.body);
       },
     },

@@ -5,10 +5,14 @@
  * never resends it blindly.
  */
 
+import { clockSkewText } from '../vocabulary/clock-skew.js';
+
 /** Stable codes of {@link GatewayError}. */
 export type GatewayErrorCode =
   | 'GW_INVALID_REQUEST'
   | 'GW_AUTH'
+  /** A 401 that this terminal's clock explains: it is further from the gateway's than the credentials allow. */
+  | 'GW_AUTH_CLOCK'
   | 'GW_TIMEOUT'
   | 'GW_SERVER'
   | 'GW_CONNECTION'
@@ -85,6 +89,38 @@ export class GatewayAuthError extends GatewayError {
   override readonly name = 'GatewayAuthError';
   constructor(message: string, options: GatewayErrorOptions = {}) {
     super('GW_AUTH', message, options);
+  }
+}
+
+/** A clock skew that explains a refusal of the credentials (src/gateway/clock-skew.ts, authClockSkew). */
+export interface AuthClockSkew {
+  /** The authentication method whose credentials the clock dates (`jwt`, `http-signature`). */
+  method: string;
+  /** This terminal's clock minus the gateway's, whole seconds (positive: this terminal's is ahead). */
+  skewSeconds: number;
+  /** How far the method's credentials may be dated from the gateway's clock, seconds. */
+  toleranceSeconds: number;
+}
+
+/**
+ * The gateway refused the credentials (HTTP 401) and this terminal's clock, measured against that answer's `Date`, is
+ * further from the gateway's than the authentication method tolerates: the clock, not the keys, is the likely cause.
+ * Like every refusal of the credentials, nothing was processed (`outcomeUnknown` false).
+ */
+export class GatewayClockSkewError extends GatewayError {
+  override readonly name = 'GatewayClockSkewError';
+  /** This terminal's clock minus the gateway's, whole seconds. */
+  readonly clockSkewSeconds: number;
+  readonly toleranceSeconds: number;
+  constructor(httpStatus: number, skew: AuthClockSkew) {
+    super(
+      'GW_AUTH_CLOCK',
+      `the gateway refused the credentials (HTTP ${httpStatus}): ${clockSkewText(skew.skewSeconds)}, more than the ` +
+        `${skew.toleranceSeconds} s its ${skew.method} credentials allow — set the clock`,
+      { httpStatus },
+    );
+    this.clockSkewSeconds = skew.skewSeconds;
+    this.toleranceSeconds = skew.toleranceSeconds;
   }
 }
 

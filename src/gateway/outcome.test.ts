@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { classifyPaymentAnswer, errorForStatus, parseJsonBody } from './outcome.js';
+import { classifyPaymentAnswer, errorForStatus, fieldProblems, parseJsonBody } from './outcome.js';
 import type { PreparedRequest } from './services/types.js';
 
 /**
@@ -362,5 +362,40 @@ describe('a currency of an answer that is not the request one', () => {
     );
     expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
     expect(o.kind === 'unknown' && o.error.message).not.toContain('CCCC');
+  });
+});
+
+describe('fieldProblems: the details[] of a 400 answer, in the shape the terminal keeps', () => {
+  it('keeps field paths of spec 001 (dotted names, array indexes, longer than 64 characters) and code reasons', () => {
+    const long = `orderInformation.lineItems[12].${'a'.repeat(80)}.productSku`;
+    expect(
+      fieldProblems({
+        details: [
+          { field: 'pointOfSaleInformation.emv.tags', reason: 'MISSING_FIELD' },
+          { field: long, reason: 'INVALID_DATA' },
+        ],
+      }),
+    ).toEqual([
+      { field: 'pointOfSaleInformation.emv.tags', reason: 'MISSING_FIELD' },
+      { field: long, reason: 'INVALID_DATA' },
+    ]);
+  });
+
+  it('drops fields that are no path and replaces reasons that are no code, never passing them on raw', () => {
+    const problems = fieldProblems({
+      details: [
+        { field: 'x'.repeat(257), reason: 'MISSING_FIELD' },
+        { field: 'card number 4111111111111111 is wrong', reason: 'INVALID_DATA' },
+        { field: 'a.b\nforged log line', reason: 'INVALID_DATA' },
+        { field: 'paymentInformation.card.number', reason: 'the card 4111 1111 1111 1111 is not valid' },
+        { field: 'orderInformation.amountDetails.totalAmount', reason: 'R'.repeat(65) },
+        { field: 'merchantInformation.name', reason: 'BAD\u0007' },
+      ],
+    });
+    expect(problems).toEqual([
+      { field: 'paymentInformation.card.number', reason: 'INVALID_DATA' },
+      { field: 'orderInformation.amountDetails.totalAmount', reason: 'INVALID_DATA' },
+      { field: 'merchantInformation.name', reason: 'INVALID_DATA' },
+    ]);
   });
 });

@@ -1,5 +1,12 @@
 import { parseDecimal } from '../money/index.js';
-import { GatewayAuthError, GatewayError, GatewayServerError, type FieldProblem } from './errors.js';
+import {
+  GatewayAuthError,
+  GatewayClockSkewError,
+  GatewayError,
+  GatewayServerError,
+  type AuthClockSkew,
+  type FieldProblem,
+} from './errors.js';
 import { isGatewayId } from './gateway-id.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
@@ -295,21 +302,35 @@ function heldAmount(body: unknown, prepared: PreparedRequest): number | undefine
   }
 }
 
-/** The `details[]` of a 400 answer, tolerant of missing or odd entries. */
+/**
+ * A field path as a 400 answer's `details[].field` names one (spec 001: dotted names and array indexes, e.g.
+ * `orderInformation.lineItems[0].unitPrice`), up to 256 characters: anything else — prose, a card number in words,
+ * control characters, a text of any length — is no path the terminal repeats in its messages, logs or journal.
+ */
+export const fieldPath = (v: unknown): string | undefined =>
+  typeof v === 'string' && /^[A-Za-z0-9_.[\]]{1,256}$/.test(v) ? v : undefined;
+
+/**
+ * The `details[]` of a 400 answer, tolerant of missing or odd entries, read in the shape the terminal keeps: an entry
+ * whose field is no {@link fieldPath} is dropped, a reason that is no code ({@link reasonCode}) reads INVALID_DATA.
+ */
 export function fieldProblems(body: unknown): FieldProblem[] {
   const details = at(body, 'details');
   if (!Array.isArray(details)) return [];
   return details.flatMap((d: unknown) => {
-    const field = str(at(d, 'field'));
-    return field === undefined ? [] : [{ field, reason: str(at(d, 'reason')) ?? 'INVALID_DATA' }];
+    const field = fieldPath(at(d, 'field'));
+    return field === undefined ? [] : [{ field, reason: reasonCode(at(d, 'reason')) ?? 'INVALID_DATA' }];
   });
 }
 
 /**
  * Errors for HTTP statuses that are not a decision: 401/403 (nothing processed), 5xx (502 is documented as "server
  * error or timeout": outcome unknown), anything else undocumented (outcome unknown: never assume nothing happened).
+ * `clockSkew`: the transport found this terminal's clock too far from the gateway's for its credentials (set on a 401
+ * only): the 401 is GW_AUTH_CLOCK, naming the skew, rather than a bare GW_AUTH.
  */
-export function errorForStatus(httpStatus: number, body: unknown): GatewayError {
+export function errorForStatus(httpStatus: number, body: unknown, clockSkew?: AuthClockSkew): GatewayError {
+  if (httpStatus === 401 && clockSkew !== undefined) return new GatewayClockSkewError(httpStatus, clockSkew);
   if (httpStatus === 401 || httpStatus === 403) {
     return new GatewayAuthError(`the gateway refused the credentials (HTTP ${httpStatus})`, { httpStatus });
   }
@@ -370,7 +391,12 @@ function approved(
  * Classifies the answer to a prepared payment request (reference/gateway.md §4): decide on `status`, never on
  * `processorInformation.responseCode`; ignore unknown fields; amounts as strings or numbers.
  */
-export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: number, bytes: Buffer): Outcome {
+export function classifyPaymentAnswer(
+  prepared: PreparedRequest,
+  httpStatus: number,
+  bytes: Buffer,
+  clockSkew?: AuthClockSkew,
+): Outcome {
   const body = parseJsonBody(bytes);
   if (httpStatus === 400) {
     return {
@@ -382,7 +408,7 @@ export function classifyPaymentAnswer(prepared: PreparedRequest, httpStatus: num
     };
   }
   if (httpStatus !== 200 && httpStatus !== 201) {
-    return { kind: 'unknown', error: errorForStatus(httpStatus, body), httpStatus };
+    return { kind: 'unknown', error: errorForStatus(httpStatus, body, clockSkew), httpStatus };
   }
   const status = str(at(body, 'status'));
   if (body === undefined || status === undefined) {

@@ -44,6 +44,7 @@ export function shouldRetry(d: RetryDecision): boolean {
     // Nothing about the request changes between attempts: the same refusal would come back.
     case 'GW_INVALID_REQUEST':
     case 'GW_AUTH':
+    case 'GW_AUTH_CLOCK':
     case 'GW_NOT_FOUND':
     case 'GW_CONFIG':
     case 'GW_UNDOCUMENTED':

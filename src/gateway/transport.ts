@@ -3,7 +3,8 @@ import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from '../log/index.js';
 import type { Authenticator } from './auth/authenticator.js';
-import { GatewayConnectionError, GatewayError, GatewayTimeoutError } from './errors.js';
+import { authClockSkew } from './clock-skew.js';
+import { GatewayConnectionError, GatewayError, GatewayTimeoutError, type AuthClockSkew } from './errors.js';
 import { parseJsonBody } from './outcome.js';
 import { backoffDelayMs, shouldRetry, type AttemptFailure } from './retry.js';
 
@@ -48,6 +49,11 @@ export interface Answer {
   httpStatus: number;
   headers: Record<string, string | string[] | undefined>;
   body: Buffer;
+  /**
+   * Set on a 401 only: this terminal's clock, measured against that answer's `Date`, is further from the gateway's
+   * than the authentication method's credentials allow (src/gateway/clock-skew.ts) — the likely cause of the refusal.
+   */
+  clockSkew?: AuthClockSkew;
 }
 
 /** Largest answer body read (the gateway's answers are a few kilobytes): a larger one is refused, not buffered. */
@@ -421,6 +427,15 @@ export function createTransport(options: TransportOptions): Transport {
             attempt--;
             continue;
           }
+        }
+        if (answer.httpStatus === 401 && !x.unauthenticated) {
+          // Off the hot path: only a refusal of the credentials asks whether this terminal's clock explains it.
+          const skew = authClockSkew(options.auth.method, {
+            date: typeof date === 'string' ? date : undefined,
+            sentAtMs: started,
+            receivedAtMs: Date.now(),
+          });
+          if (skew !== undefined) answer.clockSkew = skew;
         }
         if (answer.httpStatus < 500 && answer.httpStatus !== 408 && answer.httpStatus !== 429) return answer;
         failure = { kind: 'status', httpStatus: answer.httpStatus };

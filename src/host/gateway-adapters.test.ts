@@ -10,7 +10,13 @@ import { JournaledSender, OfflineQueue, openJournal } from '../journal/index.js'
 import { silentLogger } from '../log/index.js';
 import { startSandbox } from '../sandbox/index.js';
 import { samplePayment } from '../sandbox/sample-requests.js';
-import { gatewayProblemOf, gatewayTransmitter, SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
+import { GatewayError } from '../gateway/errors.js';
+import {
+  gatewayProblemOf,
+  gatewayTransmitter,
+  SANDBOX_SHARED_SECRET,
+  toSendOutcome,
+} from './gateway-adapters.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
 afterEach(async () => {
@@ -124,5 +130,11 @@ describe('the journal transmitter over the gateway client', () => {
     expect(gatewayProblemOf('GW_OAUTH_DENIED')).toBe('credentials');
     expect(gatewayProblemOf('GW_CONNECTION')).toBe('unreachable');
     expect(gatewayProblemOf('GW_OAUTH_TOKEN')).toBe('unreachable');
+  });
+
+  it("takes a 401 the terminal's wrong clock explains (GW_AUTH_CLOCK) as refused credentials: nothing was processed", () => {
+    expect(gatewayProblemOf('GW_AUTH_CLOCK')).toBe('credentials');
+    const error = new GatewayError('GW_AUTH_CLOCK', 'clock', { httpStatus: 401 });
+    expect(toSendOutcome({ kind: 'unknown', error, httpStatus: 401 })).toMatchObject({ kind: 'not-sent' });
   });
 });

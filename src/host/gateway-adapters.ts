@@ -83,6 +83,8 @@ export const UNREACHABLE_CODES: ReadonlySet<string> = new Set(['GW_CONNECTION', 
  */
 export const CREDENTIALS_CODES: ReadonlySet<string> = new Set([
   'GW_AUTH',
+  // A 401 that the terminal's clock explains (src/gateway/clock-skew.ts): refused credentials all the same.
+  'GW_AUTH_CLOCK',
   // OAuth: the merchant must authorize the terminal again (grant expired or withdrawn), or refused the consent.
   'GW_OAUTH_REAUTHORIZE',
   'GW_OAUTH_DENIED',

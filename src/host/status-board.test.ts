@@ -32,6 +32,23 @@ function gatewayOf(board: StatusBoard) {
 }
 
 describe('StatusBoard: the gateway as the operator reads it', () => {
+  it("says once per episode that the credentials were refused because of this terminal's clock (GW_AUTH_CLOCK)", () => {
+    const board = new StatusBoard(parseConfig({}));
+    const now = Date.now();
+    board.gatewayDated({ date: new Date(now - 300_000).toUTCString(), sentAtMs: now, receivedAtMs: now });
+    expect(board.gatewaySeen(false, 'GW_AUTH_CLOCK')).toMatchObject({ clockRefused: true });
+    expect(board.gatewaySeen(false, 'GW_AUTH_CLOCK')).toMatchObject({ clockRefused: false });
+    expect(gatewayOf(board)).toMatchObject({
+      online: false,
+      problem: 'credentials',
+      lastError: 'GW_AUTH_CLOCK',
+    });
+    expect(Math.abs((gatewayOf(board).clockSkewSeconds ?? 0) - 300)).toBeLessThanOrEqual(1);
+    board.gatewaySeen(true);
+    expect(board.gatewaySeen(false, 'GW_AUTH_CLOCK')).toMatchObject({ clockRefused: true });
+    expect(board.gatewaySeen(false, 'GW_AUTH')).toMatchObject({ clockRefused: false });
+  });
+
   it('reports credentials the gateway refused (GW_AUTH) as a credentials problem, not as unreachable', () => {
     const board = new StatusBoard(parseConfig({}));
     board.gatewaySeen(false, 'GW_AUTH');
@@ -46,7 +63,7 @@ describe('StatusBoard: the gateway as the operator reads it', () => {
       problem: 'unreachable',
       lastError: 'GW_CONNECTION',
     });
-    expect(board.gatewaySeen(true)).toEqual({ changed: true, cameBack: true });
+    expect(board.gatewaySeen(true)).toEqual({ changed: true, cameBack: true, clockRefused: false });
     const back = gatewayOf(board);
     expect(back.online).toBe(true);
     expect(back).not.toHaveProperty('problem');

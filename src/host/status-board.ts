@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import type { OfflineStatus } from '../journal/index.js';
+import { clockSkewSeconds, type DatedAnswer } from '../gateway/clock-skew.js';
 import { formatAmount, resolveLocale } from '../i18n/index.js';
 import type { OperatorStatus, RecoveryItem } from './api.js';
 import { gatewayProblemOf } from './gateway-adapters.js';
@@ -33,24 +34,35 @@ export class StatusBoard {
 
   /**
    * Records whether the gateway answered, and when it could not be used the code of why (GW_CONNECTION, GW_AUTH …:
-   * the status says whether it was unreachable or refused the credentials); returns whether that changed, and whether
-   * it came back after being unusable (stored payments may go then).
+   * the status says whether it was unreachable or refused the credentials); returns whether that changed, whether it
+   * came back after being unusable (stored payments may go then), and `clockRefused`: the gateway has just begun
+   * refusing the credentials because of this terminal's clock (GW_AUTH_CLOCK) — once per such episode, for the one log
+   * line that names the skew.
    */
-  gatewaySeen(online: boolean, reason?: string): { changed: boolean; cameBack: boolean } {
+  gatewaySeen(
+    online: boolean,
+    reason?: string,
+  ): { changed: boolean; cameBack: boolean; clockRefused: boolean } {
     const was = this.online;
+    const before = this.lastError;
     this.online = online;
     this.lastError = online ? undefined : reason;
-    return { changed: was !== online, cameBack: online && was === false };
+    return {
+      changed: was !== online,
+      cameBack: online && was === false,
+      clockRefused: this.lastError === 'GW_AUTH_CLOCK' && before !== 'GW_AUTH_CLOCK',
+    };
   }
 
-  /**
-   * The gateway's `Date` of an answer: the skew is our clock at the middle of the exchange minus the gateway's (the
-   * header has whole seconds, so the skew is known to about a second).
-   */
-  gatewayDated(answer: { date: string | undefined; sentAtMs: number; receivedAtMs: number }): void {
-    const theirs = answer.date === undefined ? NaN : Date.parse(answer.date);
-    if (!Number.isFinite(theirs)) return;
-    this.clockSkewSeconds = Math.round(((answer.sentAtMs + answer.receivedAtMs) / 2 - theirs - 500) / 1000);
+  /** The gateway's `Date` of an answer: the clock skew of the status (src/gateway/clock-skew.ts, clockSkewSeconds). */
+  gatewayDated(answer: DatedAnswer): void {
+    const skew = clockSkewSeconds(answer);
+    if (skew !== undefined) this.clockSkewSeconds = skew;
+  }
+
+  /** This terminal's clock minus the gateway's as the last dated answer measured it, whole seconds. */
+  get clockSkew(): number | undefined {
+    return this.clockSkewSeconds;
   }
 
   /** Something resolved (or left for the operator), newest first. */

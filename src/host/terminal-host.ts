@@ -107,6 +107,7 @@ import { translator } from '../i18n/index.js';
 import { LinkDesk } from './link-desk.js';
 import { withDeclinedNotice } from './link-screen.js';
 import { reversalRefusalReleased } from '../vocabulary/services.js';
+import { clockSkewText } from '../vocabulary/clock-skew.js';
 
 import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 export { SANDBOX_SHARED_SECRET };
@@ -1174,7 +1175,16 @@ export class TerminalHost implements TerminalApi {
   }
 
   private setGateway(online: boolean, reason?: string): void {
-    const { changed, cameBack } = this.board.gatewaySeen(online, reason);
+    const { changed, cameBack, clockRefused } = this.board.gatewaySeen(online, reason);
+    if (clockRefused) {
+      // Once per episode: until the gateway answers again or refuses for another reason.
+      const skew = this.board.clockSkew;
+      const clock = skew !== undefined ? clockSkewText(skew) : "this terminal's clock is off the gateway's";
+      this.logger.warn(
+        { code: reason, clockSkewSeconds: skew ?? null },
+        `the gateway refuses the credentials: ${clock}, more than the credentials allow — set the clock`,
+      );
+    }
     if (cameBack) void this.background.forward();
     if (changed) this.changed();
   }

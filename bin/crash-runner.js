@@ -38,7 +38,7 @@ try {
     try {
       // A known bug may hang a restart: bounded so that the run reports it and goes on.
       const result = await flowIteration(sandbox, plan, knownBug ? { childTimeoutMs: 10_000 } : {});
-      const { scanned: _scanned, told: _told, ...rest } = result;
+      const { scanned: _scanned, told, offlineStates, ...rest } = result;
       const problems = [...rest.problems];
       // A named plan (no random moment) must also leave its known money picture at the gateway.
       const expected = expectedOf(plan);
@@ -48,7 +48,9 @@ try {
         else if (JSON.stringify(got) !== JSON.stringify(expected))
           problems.push(`PICTURE(expected ${JSON.stringify(expected)}, got ${JSON.stringify(got)})`);
       }
-      r = { flow: plan.flow, ...rest, problems, ...(knownBug ? { knownBug } : {}) };
+      // A run with problems carries what explains them: the offline queue's end states and what each was told.
+      const detail = problems.length > 0 ? { offlineStates, told } : {};
+      r = { flow: plan.flow, ...rest, problems, ...detail, ...(knownBug ? { knownBug } : {}) };
     } catch (e) {
       // A terminal that hung or failed: its in-flight work is unresolved, and the error says which and why.
       r = {

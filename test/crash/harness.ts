@@ -287,6 +287,8 @@ export interface IterationResult {
   scanned: string[];
   /** The money at the gateway after recovery. */
   money: MoneyPicture;
+  /** The offline queue's payments at the end, as `state` or `state:reason` (what a money picture that differs needs). */
+  offlineStates: string[];
   /** What the customer and the operator were told (test/crash/told.ts). */
   told: Told[];
   /** Screens of the first run when it was not killed. */
@@ -324,6 +326,7 @@ function isCharge(t: LedgerTransaction): boolean {
 interface OfflineRow {
   transaction_id: string;
   state: string;
+  reason: string | null;
 }
 
 /**
@@ -614,7 +617,7 @@ export async function flowIteration(
       inFlight = journal.inFlight().length;
       entries = journal.list({ limit: 100_000 });
       offline = journal.db
-        .prepare<[], OfflineRow>('SELECT transaction_id, state FROM offline_payments')
+        .prepare<[], OfflineRow>('SELECT transaction_id, state, reason FROM offline_payments ORDER BY id')
         .all();
     } finally {
       journal.close();
@@ -652,6 +655,7 @@ export async function flowIteration(
         ...byTold.problems,
       ],
       told,
+      offlineStates: offline.map((p) => (p.reason === null ? p.state : `${p.state}:${p.reason}`)),
       cardData: scan.findings,
       scanned: scan.files,
       ...(screens ? { screens } : {}),

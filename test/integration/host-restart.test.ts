@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import Database from 'better-sqlite3';
-import { parseConfig } from '../../src/config/index.js';
+import { parseConfig, type Config } from '../../src/config/index.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
@@ -26,6 +26,24 @@ async function until<T>(what: () => T | undefined, timeoutMs = 15_000): Promise<
 async function screen(host: TerminalHost): Promise<string> {
   const r = await host.snapshot();
   return r.ok ? r.value.customer.screen : '?';
+}
+
+/** The operator's status request, as the panel sends it. */
+const status = { type: 'status' } as const;
+
+/**
+ * A terminal whose operator PIN is 2468 (its own file, owner-only), started in a directory of its own and showing
+ * the welcome screen: `first`, with the `config` and `cwd` a restart of it uses.
+ */
+async function terminalWithPin(): Promise<{ cwd: string; config: Config; first: TerminalHost }> {
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
+  const pinFile = join(cwd, 'operator.pin');
+  writeFileSync(pinFile, '2468\n');
+  chmodSync(pinFile, 0o600);
+  const config = parseConfig({ terminal: { operatorPinFile: pinFile } });
+  const first = await createTerminalHost(config, { logger: silentLogger(), cwd });
+  await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+  return { cwd, config, first };
 }
 
 describe('terminal host across a restart', () => {
@@ -77,14 +95,7 @@ describe('terminal host across a restart', () => {
   });
 
   it('keeps operator mode locked after five wrong PINs when the terminal is restarted', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
-    const pinFile = join(cwd, 'operator.pin');
-    writeFileSync(pinFile, '2468\n');
-    chmodSync(pinFile, 0o600);
-    const config = parseConfig({ terminal: { operatorPinFile: pinFile } });
-    const status = { type: 'status' } as const;
-    const first = await createTerminalHost(config, { logger: silentLogger(), cwd });
-    await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+    const { cwd, config, first } = await terminalWithPin();
     for (let i = 0; i < 5; i++)
       expect(await first.operator({ pin: '1357', action: status })).toMatchObject({
         error: { code: 'OPERATOR_PIN' },
@@ -100,14 +111,7 @@ describe('terminal host across a restart', () => {
   });
 
   it('says until when operator mode is locked after a restart, and records one refusal of the lockout', async () => {
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-restart-'));
-    const pinFile = join(cwd, 'operator.pin');
-    writeFileSync(pinFile, '2468\n');
-    chmodSync(pinFile, 0o600);
-    const config = parseConfig({ terminal: { operatorPinFile: pinFile } });
-    const status = { type: 'status' } as const;
-    const first = await createTerminalHost(config, { logger: silentLogger(), cwd });
-    await until(async () => ((await screen(first)) === 'idle' ? true : undefined));
+    const { cwd, config, first } = await terminalWithPin();
     let fifth;
     for (let i = 0; i < 5; i++) fifth = await first.operator({ pin: '1357', action: status });
     const lockedUntil = fifth && !fifth.ok ? fifth.error.lockedUntil : undefined;

@@ -12,6 +12,8 @@ export default defineConfig({
       'renderer/**/*.test.ts',
       'test/**/*.test.ts',
     ],
+    // Every file's temporary directories in one, removed at the end of the run (test/temp-root.ts).
+    globalSetup: ['test/temp-root.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

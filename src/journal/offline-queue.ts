@@ -201,8 +201,28 @@ interface Row {
 const OFFLINE_SERVICES = new Set(['sale']);
 const CHIP_ENTRY_MODES = new Set(['contact', 'contactless']);
 
+/**
+ * The columns a claim reads of each stored payment: what its forward is built from, and its age. Read by name, each
+ * column costs the claim's query a property of the row object: the others are left unread.
+ */
+type ClaimRow = Pick<
+  Row,
+  | 'id'
+  | 'transaction_id'
+  | 'service'
+  | 'comments'
+  | 'method'
+  | 'path'
+  | 'body_enc'
+  | 'amount_minor'
+  | 'currency'
+  | 'masked_pan'
+  | 'flow_id'
+  | 'stored_at'
+>;
+
 interface Claimed {
-  row: Row;
+  row: ClaimRow;
   /** The stored request, decrypted: its body is wiped once sent. */
   request: OutgoingRequest;
   /** Its journal entry as begun in the claim's transaction (already marked sent). */
@@ -451,7 +471,7 @@ export class OfflineQueue {
     get: Statement<[number], Row>;
     byTx: Statement<[string], Row>;
     awaitingOutcome: Statement<[string], Row>;
-    next: Statement<[number], Row>;
+    next: Statement<[number], ClaimRow>;
     open: Statement<[], { n: number; oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
     openOfCard: Statement<[string], { n: number }>;
@@ -488,7 +508,8 @@ export class OfflineQueue {
         WHERE o.transaction_id = ? AND (o.state = 'stored' OR j.state IN ('pending', 'sent', 'unknown'))`),
       // The partial index's own condition repeated, so that SQLite proves the index applies and reads the oldest
       // stored payments from it instead of scanning every payment ever forwarded (each claim would cost O(n)).
-      next: db.prepare(`SELECT * FROM offline_payments
+      next: db.prepare(`SELECT id, transaction_id, service, comments, method, path, body_enc, amount_minor, currency,
+          masked_pan, flow_id, stored_at FROM offline_payments
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') ORDER BY id LIMIT ?`),
       open: db.prepare(`SELECT COUNT(*) AS n, MIN(stored_at) AS oldest FROM offline_payments
         WHERE state IN ('stored', 'forwarding')`),
@@ -840,7 +861,7 @@ export class OfflineQueue {
       const want = max - claimed.length;
       const rows = this.stmts.next.all(want);
       let passedOver = false;
-      const close = (row: Row, reason: ClosedUnsent, err?: unknown): void => {
+      const close = (row: ClaimRow, reason: ClosedUnsent, err?: unknown): void => {
         this.stmts.closeUnsent.run(reason, now, row.id);
         closed.push({ id: row.id, reason, err });
         passedOver = true;
@@ -867,7 +888,9 @@ export class OfflineQueue {
    * (the key itself is the journal's: {@link checkKey}). Such a payment can never be sent; the claim closes it
    * ({@link OFFLINE_UNREADABLE}).
    */
-  private sealedRequest(row: Row): { ok: true; body: Buffer } | { ok: false; err: unknown } {
+  private sealedRequest(
+    row: Pick<Row, 'id' | 'transaction_id' | 'body_enc'>,
+  ): { ok: true; body: Buffer } | { ok: false; err: unknown } {
     try {
       if (row.body_enc === null)
         throw new JournalError('JOURNAL_IO', `stored payment ${row.id} has no request bytes left`);
@@ -877,7 +900,7 @@ export class OfflineQueue {
     }
   }
 
-  private claimRow(sender: JournaledSender, row: Row, body: Buffer, taken: (() => void)[]): Claimed {
+  private claimRow(sender: JournaledSender, row: ClaimRow, body: Buffer, taken: (() => void)[]): Claimed {
     const now = this.now();
     const forward = forwardOf(
       {

@@ -15,7 +15,8 @@
  * - `void`: a kiosk sale, then the operator voids it (`VOID Payment`).
  * - `meter-void`: as `meter`, then the operator voids the capture (`VOID Capture`); the host must then reverse the
  *   authorization hold, so that the customer ends with nothing charged and nothing held.
- * - `offline`: two kiosk sales while the gateway is unreachable (URL given is a closed port), stored for forwarding.
+ * - `offline`: two kiosk sales while the gateway is unreachable (URL given is a closed port), stored for forwarding,
+ *   then one forwarding run of the host, which finds the gateway still down.
  * - `queued`: three chip payments put straight into the offline queue (as `offline` would store them), so that the
  *   host's own forwarding at the next start can be killed (`offline.forwarded#N`) whatever the store path does.
  *
@@ -63,8 +64,16 @@ const config = parseConfig({
   // meter-extend plays a fixed-time market (the chosen duration held, extended by an incremental authorization);
   // the other meter flows hold the price of the maximum stay (spec 001).
   ...(flow === 'meter-extend' ? { tariff: { meterAuthorization: 'chosen' as const } } : {}),
-  // Short enough for a test, and still "after the original": the sandbox records the delay it saw.
-  journal: { path: 'journal.db', timeoutReversalDelayMs: 200, resolutionRetryMs: 50 },
+  // Short enough for a test, and still "after the original": the sandbox records the delay it saw. The host's sweep
+  // (every resolutionRetryMs, at least once a second) forwards what the queue holds: in a run against the down
+  // gateway it would try a stored payment at a moment of its own, and a kill meant for another step (the second
+  // payment stored) could find that forward in doubt, which the next start must void. Kept out of those runs; the
+  // offline flow tries its forward at one moment of its own instead.
+  journal: {
+    path: 'journal.db',
+    timeoutReversalDelayMs: 200,
+    resolutionRetryMs: mode === 'run' && (flow === 'offline' || flow === 'queued') ? 3_600_000 : 50,
+  },
   // One forward at a time: a kill at the N-th answer leaves exactly one forward in doubt (a deterministic picture).
   offline: { keyFile: 'offline.key', policy: 'prefer-online', forwardConcurrency: 1 },
   // Every start writes its own log (a SIGKILL leaves the file as it was); the card-data scan reads them all.
@@ -193,6 +202,9 @@ async function offlineSales(host: TerminalHost): Promise<string[]> {
     screens.push(await kioskSale(host));
     await send(host, { type: 'DONE' });
   }
+  // The host's forwarding tried while the gateway is still down, as its sweep does: the payments stay stored, unless
+  // a kill with the first one's answer in hand (`offline.forwarded#1`) leaves its forward in doubt.
+  await host.startForwarding();
   return screens;
 }
 

@@ -169,6 +169,11 @@ export interface GatewayClient {
       options?: { signal?: AbortSignal },
     ): Promise<AltStatusResult<K extends 'sale' ? AltSaleStatus : AltRefundStatus>>;
   };
+  /**
+   * Whether a connection to the gateway can be opened now, sending nothing (a TCP connection, closed at once): asked before
+   * stored payments are claimed for forwarding, so that a claim is not made while the gateway cannot be reached.
+   */
+  reachable(): Promise<boolean>;
   /** Closes the connection pool; in-flight requests finish first. */
   close(): Promise<void>;
 }
@@ -470,6 +475,7 @@ export function createGatewayClient(options: GatewayClientOptions): GatewayClien
       },
     },
 
+    reachable: () => transport.reachable(),
     close: () => transport.close(),
   };
 }

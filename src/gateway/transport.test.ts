@@ -113,4 +113,40 @@ describe('createTransport', () => {
     await expect(transport.send(authorization)).rejects.toMatchObject({ outcomeUnknown: false });
     expect(gateway.connections()).toBe(0);
   });
+
+  it('tells whether a connection to the gateway opens, sending nothing', async () => {
+    let received = 0;
+    const gateway = await idleClosingServer(5_000);
+    gateway.server.on('connection', (socket: Socket) => socket.on('data', () => received++));
+    const transport = transportTo(gateway.url);
+    // A port nothing listens on: the server's, once closed.
+    const closed = await idleClosingServer(5_000);
+    await new Promise((resolve) => closed.server.close(resolve));
+    const down = transportTo(closed.url);
+    closeAll = async () => {
+      await transport.close();
+      await down.close();
+      await new Promise((resolve) => gateway.server.close(resolve));
+    };
+    expect(await transport.reachable()).toBe(true);
+    expect(gateway.connections()).toBe(1);
+    expect(await down.reachable()).toBe(false);
+    // The probe's connection carried no byte.
+    await new Promise((resolve) => setTimeout(resolve, 50));
+    expect(received).toBe(0);
+  });
+
+  it('gives up on a connection that does not open within the connect timeout', async () => {
+    // A non-routable address (RFC 5737 TEST-NET-1): the connection neither opens nor is refused.
+    const transport = createTransport({
+      baseUrl: 'http://192.0.2.1:9',
+      auth: unsigned,
+      timeouts: { connectMs: 100, headersMs: 5_000, bodyMs: 5_000 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      logger: silentLogger(),
+      now: () => new Date(),
+    });
+    closeAll = () => transport.close();
+    expect(await transport.reachable()).toBe(false);
+  });
 });

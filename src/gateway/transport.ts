@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from '../log/index.js';
@@ -297,7 +298,29 @@ export interface Transport {
    * @throws GatewayError when no answer arrived (timeout, connection, cancellation, authenticator failure).
    */
   send(exchange: Exchange): Promise<Answer>;
+  /**
+   * Whether a connection to the gateway can be opened now: a TCP connection to its host and port, closed at once
+   * without a byte written, within the connect timeout (the host name resolved as a request's would be). Nothing is
+   * sent, so nothing can be processed. True without trying when the transport does not own its connections (a
+   * dispatcher given by the caller: tests).
+   */
+  reachable(): Promise<boolean>;
   close(): Promise<void>;
+}
+
+/** Opens a TCP connection to `host`:`port` and closes it: whether it connected within `timeoutMs`. */
+function canConnect(host: string, port: number, timeoutMs: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = connect({ host, port });
+    const done = (connected: boolean): void => {
+      clearTimeout(timer);
+      socket.destroy();
+      resolve(connected);
+    };
+    const timer = setTimeout(() => done(false), timeoutMs);
+    socket.once('connect', () => done(true));
+    socket.once('error', () => done(false));
+  });
 }
 
 /** The HTTP transport on undici: one keep-alive pool per gateway origin, timeouts from configuration. */
@@ -469,9 +492,15 @@ export function createTransport(options: TransportOptions): Transport {
     }
   }
 
+  // The host name without the brackets of an IPv6 literal, and the port a request would use.
+  const probeHost = url.hostname.replace(/^\[(.*)\]$/, '$1');
+  const probePort = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+
   return {
     host,
     send,
+    reachable: () =>
+      own ? canConnect(probeHost, probePort, options.timeouts.connectMs) : Promise.resolve(true),
     async close() {
       if (own) await dispatcher.close();
     },

@@ -126,6 +126,7 @@ export function gatewayTransmitter(gateway: GatewayClient): Transmitter {
       });
       return toSendOutcome(outcome);
     },
+    reachable: () => gateway.reachable(),
   };
 }
 

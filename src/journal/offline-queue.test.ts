@@ -452,6 +452,41 @@ describe('offline queue', () => {
     expect(journal.findByTransactionId(first.transactionId)?.state).toBe('approved');
   });
 
+  it('claims nothing while no connection to the gateway can be opened: no forward is left in doubt', async () => {
+    const { queue, journal } = setup();
+    const first = queue.store(payment());
+    queue.store(payment());
+    let probes = 0;
+    let reachable = false;
+    const sends: string[] = [];
+    const sender = new JournaledSender(journal, {
+      transmit: (r) => {
+        sends.push(r.transactionId ?? '');
+        return Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g' });
+      },
+      reachable: () => {
+        probes += 1;
+        return Promise.resolve(reachable);
+      },
+    });
+    const report = await queue.forwardPending(sender, { concurrency: 2 });
+    expect(report).toMatchObject({ forwarded: 0, gatewayUnreachable: true, remaining: 2 });
+    expect(probes).toBe(1);
+    expect(sends).toEqual([]);
+    // Not claimed: no journal entry that a crash could leave "sent", the payment still stored with its card data.
+    expect(journal.findByTransactionId(first.transactionId)).toBeUndefined();
+    expect(queue.get(first.id)).toMatchObject({ state: 'stored', hasBody: true });
+    reachable = true;
+    expect(await queue.forwardPending(sender, { concurrency: 2 })).toMatchObject({
+      approved: 2,
+      remaining: 0,
+    });
+    expect(probes).toBe(2);
+    // An empty queue asks nothing of the gateway.
+    expect(await queue.forwardPending(sender)).toMatchObject({ forwarded: 0, gatewayUnreachable: false });
+    expect(probes).toBe(2);
+  });
+
   it('after a crash mid-forward, copies a journaled outcome and leaves an unanswered forward to recovery', () => {
     const dir = mkdtempSync(join(tmpdir(), 'queue-'));
     const path = join(dir, 'q.db');

@@ -472,6 +472,7 @@ export class OfflineQueue {
     byTx: Statement<[string], Row>;
     awaitingOutcome: Statement<[string], Row>;
     next: Statement<[number], ClaimRow>;
+    anyStored: Statement<[], { one: 1 }>;
     open: Statement<[], { n: number; oldest: number | null }>;
     openTotal: Statement<[string], { total: number | null }>;
     openOfCard: Statement<[string], { n: number }>;
@@ -511,6 +512,8 @@ export class OfflineQueue {
       next: db.prepare(`SELECT id, transaction_id, service, comments, method, path, body_enc, amount_minor, currency,
           masked_pan, flow_id, stored_at FROM offline_payments
         WHERE state = 'stored' AND state IN ('stored', 'forwarding') ORDER BY id LIMIT ?`),
+      anyStored: db.prepare(`SELECT 1 AS one FROM offline_payments
+        WHERE state = 'stored' AND state IN ('stored', 'forwarding') LIMIT 1`),
       open: db.prepare(`SELECT COUNT(*) AS n, MIN(stored_at) AS oldest FROM offline_payments
         WHERE state IN ('stored', 'forwarding')`),
       openTotal: db.prepare(`SELECT SUM(amount_minor) AS total FROM offline_payments
@@ -976,6 +979,16 @@ export class OfflineQueue {
     // A claim that failed: no further claims, and the run fails with it once the forwards already on the wire have
     // their outcomes journaled (a caller that closes the journal or the connection then loses none of them).
     let failed: { error: unknown } | undefined;
+    // A claim makes its forwards `sent` before their connections open: from then on they may have left. Were the
+    // gateway unreachable, each would stay in doubt until its connection failed (up to the connect timeout, at every
+    // try of an outage), and a power cut then would leave the next start unable to tell that it never left: it would
+    // void it, and a payment its customer was told was paid would not be collected. So nothing is claimed unless a
+    // connection can be opened first (it sends nothing).
+    const reachable = this.stmts.anyStored.get() === undefined || sender.reachable();
+    if (reachable !== true && !(await reachable)) {
+      tally.stop = true;
+      tally.gatewayUnreachable = true;
+    }
     for (;;) {
       const free = concurrency - onWire;
       if (free > 0 && !tally.stop && !failed && !options.signal?.aborted && (!exhausted || finished)) {

@@ -80,6 +80,11 @@ export type TransmitOutcome = SendOutcome | NotSent;
 export interface Transmitter {
   /** Resolves with the classified outcome; a throw is taken as `unknown` (the bytes may have left). */
   transmit(request: OutgoingRequest): Promise<TransmitOutcome>;
+  /**
+   * Whether the gateway can be reached now, sending nothing: a transmitter that cannot tell leaves it out (taken as
+   * reachable).
+   */
+  reachable?(): Promise<boolean>;
 }
 
 /** Failpoint names fired after each step of one send (the crash suite SIGKILLs the process there). */
@@ -345,6 +350,14 @@ export class JournaledSender {
     } finally {
       release();
     }
+  }
+
+  /**
+   * Whether the gateway can be reached now, sending nothing; `true` at once, without a turn of the event loop, when
+   * the transmitter cannot tell.
+   */
+  reachable(): Promise<boolean> | true {
+    return this.transmitter.reachable?.() ?? true;
   }
 
   /** Whether a request of this entry is being sent by this process (nobody else may resolve it). */

@@ -16,7 +16,7 @@
  * - `meter-void`: as `meter`, then the operator voids the capture (`VOID Capture`); the host must then reverse the
  *   authorization hold, so that the customer ends with nothing charged and nothing held.
  * - `offline`: two kiosk sales while the gateway is unreachable (URL given is a closed port), stored for forwarding,
- *   then one forwarding run of the host, which finds the gateway still down.
+ *   then one forwarding run of the host, which finds the gateway still down and claims nothing.
  * - `queued`: three chip payments put straight into the offline queue (as `offline` would store them), so that the
  *   host's own forwarding at the next start can be killed (`offline.forwarded#N`) whatever the store path does.
  *
@@ -202,8 +202,8 @@ async function offlineSales(host: TerminalHost): Promise<string[]> {
     screens.push(await kioskSale(host));
     await send(host, { type: 'DONE' });
   }
-  // The host's forwarding tried while the gateway is still down, as its sweep does: the payments stay stored, unless
-  // a kill with the first one's answer in hand (`offline.forwarded#1`) leaves its forward in doubt.
+  // The host's forwarding tried while the gateway is still down, as its sweep does: no connection opens, so nothing
+  // is claimed, and both payments stay stored (none is left in doubt for a kill to find).
   await host.startForwarding();
   return screens;
 }

@@ -1,5 +1,6 @@
 import { containsCardNumber } from '../emv/index.js';
 import { isRateText } from '../money/index.js';
+import { MAX_DISCLAIMER } from '../vocabulary/dcc-disclaimer.js';
 import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import {
@@ -69,9 +70,6 @@ export interface StoredDccDisclosure {
   /** The gateway's disclaimer, exactly as it came (printed without modification). */
   disclaimer: string;
 }
-
-/** Longest disclaimer kept (a gateway's is a sentence or two). */
-const MAX_DISCLAIMER = 2000;
 
 /**
  * The disclosure as the journal keeps it, or undefined when it would refuse it ({@link checkDccDisclosure}): a margin

@@ -500,3 +500,91 @@ describe('meter: a fee spread over two holds, interrupted between the capture of
     expect(host.openAuthorizationCount()).toBe(0);
   });
 });
+
+/** The converted meter of {@link CONVERTED} with two holds per extended session, captured in JPY at completion. */
+const CONVERTED_TWO_HOLDS: ConfigInput = {
+  ...CONVERTED,
+  dcc: { choiceAtCompletion: false },
+  tariff: { meterAuthorization: 'chosen', allowIncremental: false },
+};
+
+/** `orderInformation.amountDetails` of the first request the sandbox received for the transaction `t`. */
+function amountDetailsOf(t: { requests: Array<{ body: unknown }> } | undefined): Record<string, unknown> {
+  const body = t?.requests[0]?.body as { orderInformation?: { amountDetails?: Record<string, unknown> } };
+  return body?.orderInformation?.amountDetails ?? {};
+}
+
+describe('meter: a fee spread over two converted holds, interrupted between the capture of the first and that of the second', () => {
+  it('captures the second part at the next start in the card currency, at the second hold rate, with its offer ids', async () => {
+    const clock = new ParkingClock();
+    const first = await meterHost(clock, CONVERTED_TWO_HOLDS);
+    const interrupted = capturesAfterTheFirstNeverLeave();
+    await sendEvent(first, { type: 'START' });
+    await sendEvent(first, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await sendEvent(first, { type: 'CONFIRM' });
+    await waitForSnapshot(first, (s) => s.customer.screen === 'choose-currency', 'the currency choice');
+    await sendEvent(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    await waitForSnapshot(first, (s) => s.customer.screen === 'session', 'session');
+    await sendEvent(first, { type: 'EXTEND', minutes: 30 });
+    await waitForSnapshot(
+      first,
+      (s) => s.customer.screen === 'choose-currency',
+      'the currency choice of the extension',
+    );
+    await sendEvent(first, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    await waitForSnapshot(
+      first,
+      (s) => s.customer.screen === 'session' && s.customer.session?.held?.minor === 450,
+      'session extended',
+    );
+    const preauths = first.journal
+      .list({ limit: 20 })
+      .filter((e) => e.service === 'preauth' && e.state === 'approved')
+      .sort((a, b) => a.id - b.id);
+    expect(preauths.map((e) => e.currency)).toEqual(['JPY', 'JPY']);
+    const [firstHold, secondHold] = preauths;
+    // 80 minutes: 4.50 EUR owed, 3.00 captured from the first hold, 1.50 from the second, each converted.
+    clock.offsetMs += 80 * 60_000;
+    await sendEvent(first, { type: 'END_SESSION' });
+    expect(await eventually(interrupted.asked, (n) => n > 1, 10_000)).toBe(2);
+    expect(followOns(first, firstHold?.transactionId ?? '')).toEqual(['capture:approved']);
+    expect(first.journal.referencing(secondHold?.transactionId ?? '')).toEqual([]);
+    await first.close();
+    hosts.pop();
+    restoreSubmit?.();
+    restoreSubmit = undefined;
+
+    const again = await meterHost(clock, CONVERTED_TWO_HOLDS);
+    expect(
+      await eventually(
+        () =>
+          again.journal
+            .referencing(secondHold?.transactionId ?? '')
+            .map((e) => `${e.service}:${e.state}:${e.amountMinor ?? ''}${e.currency ?? ''}`),
+        (entries) => entries.length > 0,
+        10_000,
+      ),
+    ).toEqual([`capture:approved:${secondHold?.amountMinor ?? ''}JPY`]);
+    const txs = sandbox.ledger().transactions;
+    expect(txs.map((t) => `${t.kind} ${t.status} ${t.currency} ${t.comments ?? ''}`)).toEqual([
+      'authorization AUTHORIZED JPY Parking Auth',
+      'authorization AUTHORIZED JPY Parking Auth',
+      'capture PENDING JPY Parking Capture',
+      'capture PENDING JPY Parking Capture',
+    ]);
+    // The capture after the restart repeats the second hold's choice: its currency, amount, rate, time stamp and offer.
+    const secondAuth = amountDetailsOf(txs[1]);
+    expect(amountDetailsOf(txs[3])).toEqual({
+      totalAmount: secondAuth.totalAmount,
+      currency: 'JPY',
+      originalAmount: '1.50',
+      originalCurrency: 'EUR',
+      exchangeRate: secondAuth.exchangeRate,
+      exchangeRateTimeStamp: secondAuth.exchangeRateTimeStamp,
+      currencyConversion: secondAuth.currencyConversion,
+    });
+    expect(secondAuth.currencyConversion).toMatchObject({ indicator: '1' });
+    expect(typeof (secondAuth.currencyConversion as { id?: unknown }).id).toBe('string');
+    expectNothingLeftOpen(again);
+  });
+});

@@ -104,6 +104,56 @@ describe('the ids and times of a DCC offer', () => {
     expect(declined('CURRENCY_MATCH')).toMatchObject({ kind: 'no-offer', reason: 'CURRENCY_MATCH' });
     expect(declined('R'.repeat(10_000))).toMatchObject({ kind: 'no-offer', reason: 'DECLINED' });
   });
+
+  it('a no-offer id that is no gateway id is left out', () => {
+    const declined = (id: unknown) =>
+      parseDccOfferAnswer({ id, status: 'DECLINED', errorInformation: { reason: 'NOT_ELIGIBLE' } });
+    expect(declined('6843379070056369304008')).toEqual({
+      kind: 'no-offer',
+      reason: 'NOT_ELIGIBLE',
+      id: '6843379070056369304008',
+    });
+    for (const id of ['D1\r\nX-Injected: 1', 'D'.repeat(10_000_000), 'id with spaces'])
+      expect(declined(id), id.slice(0, 20)).toEqual({ kind: 'no-offer', reason: 'NOT_ELIGIBLE' });
+  });
+
+  it('keeps a rateId in the shape of a gateway id, and drops any other without refusing the offer', () => {
+    // The public API's example (hex digits) and the sandbox's (a UUID).
+    for (const rateId of ['009F303309AF0723452', '0b6f1c3e-2d4a-4c1e-9a7b-5e8f0d2c1a3b'])
+      expect(firstOffer(offerAnswer({ rateId }))).toMatchObject({ rateId });
+    for (const rateId of ['R1\r\nX-Injected: 1', 'R'.repeat(10_000_000), 'rate id', 1234, { id: 'R1' }, '']) {
+      const offer = firstOffer(offerAnswer({ rateId }));
+      expect(offer, JSON.stringify(rateId).slice(0, 20)).toMatchObject({
+        exchangeRate: '1.1734',
+        currency: 'EUR',
+      });
+      expect(offer).not.toHaveProperty('rateId');
+    }
+  });
+
+  it('keeps no rateSource: the receipt states the one the operator configured', () => {
+    for (const rateSource of ['Wholesale Exchange Rate', 'S'.repeat(10_000_000), 'ECB\r\nX-Injected: 1'])
+      expect(firstOffer(offerAnswer({ rateSource }))).not.toHaveProperty('rateSource');
+  });
+});
+
+describe('the disclaimer of a DCC offer', () => {
+  const withDisclaimer = (disclaimer: unknown) => {
+    const a = offerAnswer({}) as { orderInformation: { currencyConversion: Record<string, unknown> } };
+    a.orderInformation.currencyConversion.disclaimer = disclaimer;
+    return parseDccOfferAnswer(a);
+  };
+
+  it('is kept exactly as it came, up to the length the terminal shows, prints and keeps', () => {
+    const text = 'I accept that I have been offered a choice of currencies.\nThe rate includes a margin.';
+    expect(withDisclaimer(text)).toMatchObject({ kind: 'offer', disclaimer: text });
+    expect(withDisclaimer('D'.repeat(2000))).toMatchObject({ disclaimer: 'D'.repeat(2000) });
+  });
+
+  it('longer, is no disclaimer (never cut: it must be shown unmodified), so the offer cannot be presented', () => {
+    for (const disclaimer of ['D'.repeat(2001), 'D'.repeat(10_000_000)])
+      expect(withDisclaimer(disclaimer)).not.toHaveProperty('disclaimer');
+  });
 });
 
 describe('a DCC offer status nobody documented', () => {

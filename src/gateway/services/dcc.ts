@@ -8,6 +8,7 @@ import {
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { isGatewayId } from '../gateway-id.js';
 import { quotedCode, reasonCode } from '../outcome.js';
+import { isDisclaimerText } from '../../vocabulary/dcc-disclaimer.js';
 import type { Partner } from './types.js';
 
 /** Path of the offer service (reference/gateway.md §2). */
@@ -79,8 +80,12 @@ export interface DccOffer {
   marginRate?: string;
   exchangeRateTimeUtc?: string;
   exchangeRateExpirationTimeUtc?: string;
+  /**
+   * The offer's rate identifier, in the shape of a gateway id ({@link isGatewayId}); absent when the answer gave none
+   * or one of another shape (dropped: no request of the terminal needs it, and nothing of any other shape is kept).
+   * The offer's `rateSource` is not read: the receipt states the rate source the operator configured.
+   */
   rateId?: string;
-  rateSource?: string;
   exchangeRateInverted?: boolean;
 }
 
@@ -192,7 +197,6 @@ function offerFrom(v: unknown): DccOffer {
   if (rate === undefined) throw new GatewayError('GW_PARSE', 'a DCC offer lacks its rate');
   const originalCurrency = str(o.originalCurrency);
   const originalAmount = o.originalAmount;
-  const text = (k: string): string | undefined => (typeof o[k] === 'number' ? String(o[k]) : str(o[k]));
   const out: DccOffer = {
     amountMinor: parseDecimal(amount, currency),
     currency,
@@ -211,10 +215,10 @@ function offerFrom(v: unknown): DccOffer {
   if (rateTime !== undefined) out.exchangeRateTimeUtc = rateTime;
   const expiry = timeAt(o, 'exchangeRateExpirationTimeUtc');
   if (expiry !== undefined) out.exchangeRateExpirationTimeUtc = expiry;
-  for (const k of ['rateId', 'rateSource'] as const) {
-    const value = text(k);
-    if (value !== undefined) out[k] = value;
-  }
+  // An id the terminal keeps (and could send back): in the shape of a gateway id or not kept at all — the offer stays
+  // usable without it (spec 001's DCC field sets carry the offer's id and reconciliationId, not the rateId).
+  const rateId = o.rateId;
+  if (typeof rateId === 'string' && isGatewayId(rateId)) out.rateId = rateId;
   if (typeof o.exchangeRateInverted === 'boolean') out.exchangeRateInverted = o.exchangeRateInverted;
   return out;
 }
@@ -230,7 +234,8 @@ export function parseDccOfferAnswer(body: unknown): DccOfferResult {
   const id = str(b.id);
   if (status === 'DECLINED') {
     const reason = reasonCode(obj(b.errorInformation).reason) ?? reasonCode(b.reason) ?? 'DECLINED';
-    return { kind: 'no-offer', reason, ...(id !== undefined ? { id } : {}) };
+    // The answer's id names the declined lookup in the logs: kept in the shape of a gateway id, or left out.
+    return { kind: 'no-offer', reason, ...(id !== undefined && isGatewayId(id) ? { id } : {}) };
   }
   if (status !== 'PENDING')
     throw new GatewayError(
@@ -253,7 +258,10 @@ export function parseDccOfferAnswer(body: unknown): DccOfferResult {
     if (e instanceof GatewayError) throw e;
     throw new GatewayError('GW_PARSE', 'a DCC offer amount is unreadable', { cause: e });
   }
-  const disclaimer = str(conversion.disclaimer) ?? str(b.disclaimer);
+  // Shown and printed without modification (gateway.md §5), so never cut: one the terminal cannot show and keep as it
+  // came is no disclaimer, and an offer without one is not offered (src/host/dcc.ts, presentableOffer).
+  const given = str(conversion.disclaimer) ?? str(b.disclaimer);
+  const disclaimer = isDisclaimerText(given) ? given : undefined;
   const reconciliationId = str(conversion.reconciliationId);
   if (reconciliationId !== undefined && !isGatewayId(reconciliationId))
     throw new GatewayError('GW_PARSE', 'a DCC reconciliationId is not 1–64 letters, digits, _ or -');

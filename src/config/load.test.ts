@@ -3,7 +3,7 @@ import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { ConfigError, loadConfig, loadConfigFile, parseConfig } from './load.js';
+import { ConfigError, loadConfig, loadConfigFile, parseConfig, usableSectionsOf } from './load.js';
 
 function tmpFile(name: string, text: string): string {
   const dir = mkdtempSync(join(tmpdir(), 'pt-config-'));
@@ -227,5 +227,27 @@ describe('configuration', () => {
     expect(() => loadConfigFile(huge)).toThrow(
       expect.objectContaining({ code: 'CONFIG_UNREADABLE', file: huge }),
     );
+  });
+});
+
+describe('usableSectionsOf', () => {
+  it('keeps the sections valid on their own, with their defaults, and leaves out the refused one', () => {
+    const file = tmpFile(
+      'refused.yml',
+      'terminal: { id: PT000009, locale: fr-FR }\nbridge: { port: 8123 }\nreader: { kind: sim, colour: blue }\n',
+    );
+    expect(() => loadConfigFile(file)).toThrow(ConfigError);
+    const usable = usableSectionsOf(file);
+    expect(usable.terminal).toMatchObject({ id: 'PT000009', locale: 'fr-FR', model: 'kiosk' });
+    expect(usable.bridge).toEqual({ port: 8123 });
+    expect(usable.reader).toBeUndefined();
+    // A section the file leaves out is its default; an optional one left out is absent.
+    expect(usable.log).toMatchObject({ level: 'info' });
+    expect(usable.fleet).toBeUndefined();
+  });
+
+  it('gives nothing for a file that cannot be read or parsed', () => {
+    expect(usableSectionsOf(tmpFile('broken.json', '{"terminal":'))).toEqual({});
+    expect(usableSectionsOf(join(tmpdir(), 'pt-no-such-dir', 'missing.json'))).toEqual({});
   });
 });

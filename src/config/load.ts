@@ -43,8 +43,8 @@ export function parseConfig(input: unknown, file = EMBEDDED): Config {
   return result.data;
 }
 
-/** Reads, parses (JSON, or YAML for .yml/.yaml) and validates a configuration file. */
-export function loadConfigFile(path: string): Config {
+/** Reads and parses (JSON, or YAML for .yml/.yaml) a configuration file, unvalidated; `file` is its absolute path. */
+function readConfigData(path: string): { file: string; data: unknown } {
   const file = resolve(path);
   const unreadable = (cause: unknown): ConfigError =>
     new ConfigError('CONFIG_UNREADABLE', `${file}: cannot read the configuration file`, file, undefined, {
@@ -98,7 +98,37 @@ export function loadConfigFile(path: string): Config {
   // embedded defaults — a truncated file would otherwise start a street terminal against the sandbox gateway.
   if (data === null || data === undefined)
     throw new ConfigError('CONFIG_INVALID', `${file}: the configuration file is empty`, file);
+  return { file, data };
+}
+
+/** Reads, parses (JSON, or YAML for .yml/.yaml) and validates a configuration file. */
+export function loadConfigFile(path: string): Config {
+  const { file, data } = readConfigData(path);
   return parseConfig(data, file);
+}
+
+/**
+ * The sections of a configuration file that are valid on their own, each with its defaults filled in (a section the
+ * file leaves out is its default); a section that is not valid alone is left out. For a terminal whose configuration
+ * as a whole is refused: what it can still use to say so (its language, the port of its screen, its log, its fleet
+ * link) — never to take a card. A file that cannot be read or parsed gives nothing.
+ */
+export function usableSectionsOf(path: string): Partial<Config> {
+  let data: unknown;
+  try {
+    data = readConfigData(path).data;
+  } catch {
+    return {};
+  }
+  if (typeof data !== 'object' || data === null || Array.isArray(data)) return {};
+  const given = data as Record<string, unknown>;
+  // Each section by its own schema: what one holds never depends on another (the schema has no cross-section rule).
+  const usable: Partial<Record<keyof Config, unknown>> = {};
+  for (const [key, section] of Object.entries(configSchema.shape) as [keyof Config, z.ZodType][]) {
+    const parsed = section.safeParse(given[key]);
+    if (parsed.success && parsed.data !== undefined) usable[key] = parsed.data;
+  }
+  return usable as Partial<Config>;
 }
 
 /** The configuration for a run: the file when given, otherwise the embedded defaults. */

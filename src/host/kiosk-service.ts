@@ -115,25 +115,38 @@ export function startupProgress(
   host: Pick<TerminalHost, 'status'>,
   options: { env?: NodeJS.ProcessEnv; notifier?: ServiceNotifier; logger: Logger; everyMs?: number },
 ): { stop(stopping: boolean): Promise<void> } {
+  return notReadyProgress(() => {
+    const status = host.status();
+    return status.recovery.running
+      ? `resolving ${leftInFlight(status.recovery.inFlight)} before taking cards` +
+          (status.gateway.lastError !== undefined ? ` (gateway: ${status.gateway.lastError})` : '')
+      : 'starting';
+  }, options);
+}
+
+/**
+ * While a start is not ready, for whatever reason `why` reads at each call (recovery of the journal, a configuration
+ * refused): `STATUS=` and `EXTEND_TIMEOUT_USEC=` every `everyMs`, as {@link startupProgress} describes; `tell` sends
+ * them at once (the reason changed).
+ */
+export function notReadyProgress(
+  why: () => string,
+  options: { env?: NodeJS.ProcessEnv; notifier?: ServiceNotifier; logger: Logger; everyMs?: number },
+): { tell(): void; stop(stopping: boolean): Promise<void> } {
   const logger = options.logger.child({ component: 'service' });
   const notifier = options.notifier ?? systemdNotifier(options.env ?? process.env, logger);
-  if (!notifier.active) return { stop: () => Promise.resolve() };
+  if (!notifier.active) return { tell: () => undefined, stop: () => Promise.resolve() };
   const everyMs = options.everyMs ?? STARTUP_PROGRESS_MS;
   let sent = Promise.resolve();
   const tell = (): void => {
-    const status = host.status();
-    const why = status.recovery.running
-      ? `resolving ${leftInFlight(status.recovery.inFlight)} before taking cards` +
-        (status.gateway.lastError !== undefined ? ` (gateway: ${status.gateway.lastError})` : '')
-      : 'starting';
-    sent = sent.then(() =>
-      notifier.notify(`EXTEND_TIMEOUT_USEC=${everyMs * 3 * 1000}`, `STATUS=${redactString(why)}`),
-    );
+    const text = redactString(why());
+    sent = sent.then(() => notifier.notify(`EXTEND_TIMEOUT_USEC=${everyMs * 3 * 1000}`, `STATUS=${text}`));
   };
   tell();
   const timer = setInterval(tell, everyMs);
   timer.unref();
   return {
+    tell,
     async stop(stopping) {
       clearInterval(timer);
       await sent;

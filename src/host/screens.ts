@@ -78,6 +78,24 @@ function withLanguage(view: CustomerView, locale: SupportedLocale): CustomerView
 }
 
 /**
+ * The out-of-service screen in `locale` (by the fallback rule): the operator's notice when there is one, otherwise the
+ * catalogue's text. The one out-of-service screen of the terminal, whatever put it there — a fault, service mode, a
+ * configuration refused at the start (refused-configuration.ts).
+ */
+export function outOfServiceScreen(locale: string, notice?: string): CustomerView {
+  const { t, locale: resolved } = translator(resolveLocale(locale));
+  return withLanguage(
+    {
+      screen: 'out-of-service',
+      title: t(TITLE_KEYS['out-of-service']),
+      message: notice ?? t('host.outOfService'),
+      actions: [],
+    },
+    resolved,
+  );
+}
+
+/**
  * The customer's screen: the machine's view while the terminal can take a card, otherwise a plain screen saying why
  * not (starting, checking earlier payments, out of service) — never operator detail. Every text is in `locale` (the
  * customer's language; `terminal.locale` when absent).
@@ -96,15 +114,7 @@ export function customerScreen(input: {
   const { phase, runtime, config, readerHealth } = input;
   const { t, locale } = translator(resolveLocale(input.locale, config.terminal.locale));
   if (phase === 'out-of-service' || phase === 'closed')
-    return withLanguage(
-      {
-        screen: 'out-of-service',
-        title: t(TITLE_KEYS['out-of-service']),
-        message: input.serviceNotice ?? t('host.outOfService'),
-        actions: [],
-      },
-      locale,
-    );
+    return outOfServiceScreen(locale, input.serviceNotice);
   if (phase !== 'ready' || !runtime) {
     const screen = phase === 'recovering' ? 'recovering' : 'starting';
     return withLanguage(

@@ -1,13 +1,12 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
-import { loadConfig } from '../../config/index.js';
-import { assertConfiguredSecretFiles } from '../../config/secret-file.js';
+import { usableSectionsOf, type Config } from '../../config/index.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
-import { assertPrintableConfiguration } from '../../host/receipts.js';
+import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
 import { startKioskService, startupProgress, type KioskService } from '../../host/kiosk-service.js';
 import { electronBinary } from '../../../main/electron-available.js';
@@ -60,7 +59,10 @@ Prints the URL of the screen (with this start's secret) and, when none is config
 for this start. Journal entries a last run left in flight are resolved before the first card (the screen is served
 meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used
 (a secret or PIN file missing, or readable by group or others) prints {"error":{code,message,key,file}} and exits 2
-with nothing left running. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
+with nothing left running. A configuration file whose content is refused (an unknown key, a bad value, not JSON or
+YAML, empty, missing) puts the terminal out of service instead: the out-of-service screen is served (headless: the
+printed line "out of service: configuration refused (CODE KEY): …" carries its URL), no reader is opened, the
+journal is not touched; the file is watched, and once it passes these checks the terminal starts as above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
 and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
 exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
 a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again).`,
@@ -72,13 +74,43 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       false,
     );
     const configFile = values.config ? resolve(io.cwd, values.config) : undefined;
-    const config = loadConfig(configFile);
-    const port = parsePort(values.port, '--port') ?? config.bridge.port;
-    // Every secret file is checked before anything listens or opens the journal: a wrong one stops the start here.
-    assertConfiguredSecretFiles(config, io.cwd);
-    // So is every text the receipts print: one the printer cannot print would come out as "?".
-    assertPrintableConfiguration(config, configFile ?? '<embedded defaults>');
+    const givenPort = parsePort(values.port, '--port');
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
+    // Checked before anything listens or opens the journal: the schema, every secret file (a wrong one stops the
+    // start here, exit 2) and every text the receipts print (one the printer cannot print would come out as "?").
+    let config: Config;
+    try {
+      config = checkStartConfiguration(configFile, io.cwd);
+    } catch (e) {
+      const refusal = refusalOf(e);
+      if (refusal === undefined || configFile === undefined) throw e;
+      // The file's own content refused: out of service until it is corrected (on the kiosk or by the fleet), never
+      // an exit the service manager would leave failed, out of the fleet's reach, with nothing on the screen.
+      // The file's log section, when it is valid on its own: the refusal is logged where the operator reads the log.
+      const log = usableSectionsOf(configFile).log;
+      const logger = createLogger({
+        level: log?.level ?? 'info',
+        ...(log?.file ? { destination: log.file } : {}),
+      });
+      let usable: Config | undefined;
+      try {
+        usable = await waitOutOfService({
+          configFile,
+          cwd: io.cwd,
+          refusal,
+          port: givenPort,
+          staticDir: await buildRenderer(),
+          signal: io.signal,
+          logger,
+          out,
+        });
+      } finally {
+        logger.flush();
+      }
+      if (usable === undefined) return EXIT_OK;
+      config = usable;
+    }
+    const port = givenPort ?? config.bridge.port;
 
     const electron = values.headless ? undefined : electronBinary();
     if (!values.headless && electron) {

@@ -7,7 +7,7 @@ import { WebSocketServer, type RawData, type WebSocket } from 'ws';
 import { requestTarget } from '../../gateway/index.js';
 import { createLimitedServer } from '../../gateway/server-limits.js';
 import { LimitedWarnings, silentLogger, type Logger } from '../../log/index.js';
-import type { Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
+import type { CustomerApi, Result, TerminalApi, WsMessage, WsRequest } from '../api.js';
 import { customerFacing } from '../customer-facing.js';
 import {
   checkRequestSource,
@@ -114,7 +114,14 @@ function refusalText(refusal: Refusal): string {
  */
 export async function startBridge(terminal: TerminalApi, options: BridgeOptions): Promise<Bridge> {
   // The page is the customer's screen: snapshots reach it without the operator status.
-  const api = customerFacing(terminal);
+  return startCustomerBridge(customerFacing(terminal), options);
+}
+
+/**
+ * {@link startBridge} over an API that has only the customer's side: the out-of-service screen of a start whose
+ * configuration was refused (src/host/refused-configuration.ts), which has no operator status to strip.
+ */
+export async function startCustomerBridge(api: CustomerApi, options: BridgeOptions): Promise<Bridge> {
   const logger = options.logger ?? silentLogger();
   let root: string;
   try {

@@ -1,0 +1,165 @@
+import { spawn, type ChildProcess } from 'node:child_process';
+import { createHash } from 'node:crypto';
+import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join, resolve } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
+import type { CustomerSnapshot, Result, WsMessage } from '../../src/host/api.js';
+import { openJournal } from '../../src/journal/index.js';
+import { leaveSaleInFlight } from './down-gateway.js';
+
+/**
+ * `parking-terminal start` with a configuration file it refuses: out of service instead of ending (a kiosk service
+ * would otherwise stay down, out of the fleet's reach), no reader, the journal left as it was; the file corrected —
+ * replaced by a rename, as an editor saves it — the terminal starts, recovering what an earlier run left in flight.
+ */
+
+const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
+/** Bounds a hang, measures no speed: loading the TypeScript sources on a busy machine. */
+const HANG_MS = 90_000;
+
+let dir: string;
+const children: ChildProcess[] = [];
+
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pt-start-refused-'));
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+interface Run {
+  child: ChildProcess;
+  lines: string[];
+  stderr: () => string;
+  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
+}
+
+function start(configFile: string): Run {
+  const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', configFile], {
+    cwd: dir,
+    env: { ...process.env, NODE_ENV: 'test' },
+    stdio: ['ignore', 'pipe', 'pipe'],
+  });
+  children.push(child);
+  const lines: string[] = [];
+  let stderr = '';
+  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
+    child.once('exit', (code, signal) => done({ code, signal })),
+  );
+  return { child, lines, stderr: () => stderr, exited };
+}
+
+/** Waits (bounded by HANG_MS) until a line matches `re`; fails naming the output when the process exits first. */
+async function printed(run: Run, re: RegExp): Promise<RegExpExecArray> {
+  const until = Date.now() + HANG_MS;
+  for (;;) {
+    for (const l of run.lines) {
+      const m = re.exec(l);
+      if (m) return m;
+    }
+    if (run.child.exitCode !== null || Date.now() > until)
+      throw new Error(`no line ${re}: ${run.lines.join('\n')}\n${run.stderr()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One request over the bridge's WebSocket, answered by its result. */
+async function ask(port: string, secret: string, request: Record<string, unknown>): Promise<Result<unknown>> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
+    headers: { Origin: `http://127.0.0.1:${port}` },
+  });
+  try {
+    await new Promise<void>((open, fail) => {
+      ws.once('open', () => open());
+      ws.once('error', fail);
+    });
+    const answer = new Promise<WsMessage>((done) =>
+      ws.on('message', (data: Buffer) => {
+        const m = JSON.parse(data.toString('utf8')) as WsMessage;
+        if ('id' in m && m.id === 1) done(m);
+      }),
+    );
+    ws.send(JSON.stringify({ id: 1, ...request }));
+    const m = await answer;
+    if (!('result' in m)) throw new Error(`no result: ${JSON.stringify(m)}`);
+    return m.result;
+  } finally {
+    ws.terminate();
+  }
+}
+
+async function snapshotOf(port: string, secret: string): Promise<CustomerSnapshot> {
+  const result = await ask(port, secret, { method: 'snapshot' });
+  if (!result.ok) throw new Error(`snapshot refused: ${JSON.stringify(result)}`);
+  return result.value as CustomerSnapshot;
+}
+
+/** The bytes of every file of the journal's directory: the journal, and a -wal or -shm beside it if one appears. */
+function journalDirectoryDigest(journalDir: string): string {
+  const hash = createHash('sha256');
+  for (const name of readdirSync(journalDir).sort())
+    hash.update(name).update(readFileSync(join(journalDir, name)));
+  return hash.digest('hex');
+}
+
+describe('parking-terminal start with a configuration file it refuses', () => {
+  it('stays out of service with no reader and its journal untouched, then starts once the file is corrected', async () => {
+    const journalPath = join(dir, 'var', 'journal.db');
+    await leaveSaleInFlight(journalPath, 'LEFT-BY-LAST-RUN');
+    const before = journalDirectoryDigest(join(dir, 'var'));
+    const good = {
+      terminal: { model: 'attended', locale: 'de-DE' },
+      journal: { path: journalPath, timeoutReversalDelayMs: 0, resolutionRetryMs: 100 },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
+    };
+    const configFile = join(dir, 'terminal.json');
+    // An unknown key in the reader section: the whole configuration is refused.
+    writeFileSync(configFile, JSON.stringify({ ...good, reader: { kind: 'sim', colour: 'blue' } }));
+
+    const run = start(configFile);
+    const [, port, secret] = await printed(
+      run,
+      /out of service: configuration refused \(CONFIG_UNKNOWN_KEY reader\.colour\).*: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+    );
+    if (port === undefined || secret === undefined) throw new Error('no URL');
+    const refused = await snapshotOf(port, secret);
+    expect(refused.customer.screen).toBe('out-of-service');
+    // The kiosk's language (terminal.locale is valid on its own), the terminal's own out-of-service texts.
+    expect(refused.locale).toBe('de_DE');
+    expect(refused.customer.title).toBe('Außer Betrieb');
+    // Nothing takes a card: a payment is refused, as on every out-of-service screen, and no reader was opened.
+    const payment = await ask(port, secret, { method: 'send', params: { type: 'START' } });
+    expect(payment).toMatchObject({ ok: false, error: { code: 'OUT_OF_SERVICE' } });
+    expect(run.stderr()).not.toMatch(/reader (connected|ready)/i);
+    expect(run.lines.join('\n')).not.toMatch(/ready:|Sandbox gateway/);
+    // The journal is left exactly as the last run left it, its payment in flight for the real start's recovery.
+    expect(journalDirectoryDigest(join(dir, 'var'))).toBe(before);
+
+    // The corrected file, renamed over the refused one (an editor's atomic save).
+    const draft = join(dir, 'terminal.json.draft');
+    writeFileSync(draft, JSON.stringify(good));
+    renameSync(draft, configFile);
+    const [, readyPort, readySecret] = await printed(
+      run,
+      /ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+    );
+    if (readyPort === undefined || readySecret === undefined) throw new Error('no URL');
+    expect((await snapshotOf(readyPort, readySecret)).customer.screen).not.toBe('out-of-service');
+
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    // "ready" comes after recovery (money safety rule 3): the sale the last run left is resolved.
+    const journal = openJournal(journalPath);
+    try {
+      expect(journal.inFlight()).toEqual([]);
+    } finally {
+      journal.close();
+    }
+  }, 240_000);
+});

@@ -246,6 +246,7 @@ describe('transaction actor', () => {
       expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved', card: { cardRef: 'card-2' } });
       expect(fake.sent).toHaveLength(1);
       expect(fake.sent[0]?.cardRef).toBe('card-2');
+      expect(fake.sent[0]).not.toHaveProperty('emvFallback');
     });
 
     it('asks for a swipe after a chip read failed technically, then sends the swipe as a fallback', async () => {
@@ -263,7 +264,7 @@ describe('transaction actor', () => {
       await settle();
       expect(paid.getSnapshot().output).toMatchObject({ kind: 'approved', card: { entryMode: 'swiped' } });
       expect(second.sent).toHaveLength(1);
-      expect(second.sent[0]).toMatchObject({ service: 'sale', cardRef: 'card-1' });
+      expect(second.sent[0]).toMatchObject({ service: 'sale', cardRef: 'card-1', emvFallback: true });
 
       // Not a chip failure: a decline by the card, a second failure, a reader that takes no swipe. Each ends it.
       for (const [reads, request, code] of [

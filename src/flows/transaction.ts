@@ -216,6 +216,8 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     catLevel: settings.catLevel,
     includeEmvTags: request.includeEmvTags,
     ...(cardRef !== undefined ? { cardRef } : {}),
+    // A chip card swiped after its chip failed in this transaction (checkingCard refuses any other swipe of one).
+    ...(card?.fallback === true && context.chipFailed ? { emvFallback: true as const } : {}),
     ...(request.original !== undefined ? { original: request.original } : {}),
     ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),

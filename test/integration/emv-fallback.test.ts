@@ -53,6 +53,7 @@ describe('EMV chip fallback on the attended terminal', () => {
     const sent = payments(sandbox);
     expect(sent).toHaveLength(1);
     expect(sent[0]?.body).toMatchObject({ pointOfSaleInformation: { entryMode: 'contact' } });
+    expect(sent[0]?.body).not.toHaveProperty('pointOfSaleInformation.emv.fallback');
     expect(host.journal.list({ limit: 10 }).map((e) => e.service)).toEqual(['sale']);
   });
 
@@ -64,8 +65,9 @@ describe('EMV chip fallback on the attended terminal', () => {
     expect(sent).toHaveLength(1);
     expect(sent[0]?.body).toMatchObject({
       orderInformation: { amountDetails: { totalAmount: '9601.00' } },
-      pointOfSaleInformation: { entryMode: 'swiped' },
+      pointOfSaleInformation: { entryMode: 'swiped', emv: { fallback: true, fallbackCondition: 1 } },
     });
+    expect(sent[0]?.emvTags).toBeUndefined();
     expect(sandbox.consistency({ requireResolved: false }).problems).toEqual([]);
   });
 });

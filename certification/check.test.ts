@@ -1032,12 +1032,31 @@ describe('certify check: legitimate sessions that look unusual', () => {
     );
   });
 
-  it('passes a chip card swiped in fallback (service code 201, no tags)', () => {
+  it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {
     const s = copy('kioskSwipe');
     const sale = message(s, 'sale');
     set(sale.body, `${POS}.trackData`, ';5413339000001513=28122011973393000?');
     set(sale.body, `${POS}.serviceCode`, '201');
+    set(sale.body, `${POS}.emv`, { fallback: true, fallbackCondition: 1 });
     expect(errors(checkSession(s))).toEqual([]);
+  });
+
+  it('finds a chip card swiped sent as a plain swipe, and a fallback that is no swipe or has no condition', () => {
+    const fallbackFinding = (field: string): unknown =>
+      expect.objectContaining({ rule: 'IC-EMV-FALLBACK', field });
+    const s = copy('kioskSwipe');
+    const sale = message(s, 'sale');
+    set(sale.body, `${POS}.trackData`, ';5413339000001513=28122011973393000?');
+    set(sale.body, `${POS}.serviceCode`, '201');
+    expect(errors(checkSession(s))).toEqual([fallbackFinding(`${POS}.emv.fallback`)]);
+    set(sale.body, `${POS}.emv`, { fallback: true });
+    expect(errors(checkSession(s))).toEqual([fallbackFinding(`${POS}.emv.fallbackCondition`)]);
+    set(sale.body, `${POS}.emv`, { fallbackCondition: 1 });
+    expect(errors(checkSession(s))).toContainEqual(fallbackFinding(`${POS}.emv.fallbackCondition`));
+    const chip = copy('meterContact');
+    set(message(chip, 'preauth').body, `${POS}.emv.fallback`, true);
+    set(message(chip, 'preauth').body, `${POS}.emv.fallbackCondition`, 1);
+    expect(errors(checkSession(chip))).toEqual([fallbackFinding(`${POS}.emv.fallback`)]);
   });
 
   it('passes a terminal type (9F35) that agrees with catLevel', () => {

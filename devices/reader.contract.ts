@@ -160,6 +160,21 @@ export function describeReaderContract(
         },
       );
 
+      it('fails the chip of chip-fails-then-swiped (card error), then reads its swipe as a fallback', async () => {
+        await expect(read('chip-fails-then-swiped')).rejects.toMatchObject({
+          code: 'CARD_ERROR',
+          detail: { activateErrorCode: 0x24 },
+        });
+        expect(target.reader.health).toBe('ready');
+        await expect(target.reader.activate(CONTRACT_ACTIVATE)).resolves.toMatchObject({
+          entryMode: 'swiped',
+          maskedPan: '476173******0119',
+          fallback: true,
+        });
+        // Presented anew, the card's chip fails again first.
+        await expect(read('chip-fails-then-swiped')).rejects.toMatchObject({ code: 'CARD_ERROR' });
+      });
+
       it.each([
         ['expired', 'CARD_EXPIRED'],
         ['unsupported-card', 'CARD_UNSUPPORTED'],
@@ -245,6 +260,7 @@ export const CONTRACT_CARDS_EXIST = (): boolean =>
     'n2-swipe',
     'n1-swipe',
     'chip-swiped-fallback',
+    'chip-fails-then-swiped',
     'unsupported-network',
     'garbage',
     'n1-no-5f34',

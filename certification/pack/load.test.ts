@@ -93,7 +93,7 @@ describe('the shipped pack', () => {
       'n2-contactless',
       'n2-swipe',
       'n2-msd',
-      'chip-swiped-fallback',
+      'chip-fails-then-swiped',
     ])
       expect(cards).toContain(card);
     expect(new Set(pack.cases.map((c) => c.model))).toEqual(

@@ -187,6 +187,12 @@ export const RULES = {
     'spec 001 required fields; gateway.md §3',
     'a chip read sends emv.tags; a swipe sends none',
   ),
+  'IC-EMV-FALLBACK': rule(
+    IC,
+    'error',
+    'EMV fallback; pointOfSaleInformation.emv.fallback and fallbackCondition of the gateway REST API',
+    'a chip card (service code 2xx/6xx) swiped is sent as a fallback (emv.fallback true, fallbackCondition 1 or 2); a fallback is a swipe',
+  ),
   'IC-CAPTURE-AUTHORIZED': rule(
     IC,
     'error',

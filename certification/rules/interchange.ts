@@ -157,6 +157,68 @@ function tagsForEntryMode(view: MessageView): Finding[] {
   return [];
 }
 
+const FALLBACK_FIELD = 'pointOfSaleInformation.emv.fallback';
+const FALLBACK_CONDITION_FIELD = 'pointOfSaleInformation.emv.fallbackCondition';
+
+/** The service code of the card read: from the track data (masked or not), else the field of its own. */
+function serviceCodeOf(body: unknown): string | undefined {
+  const track = text(body, 'pointOfSaleInformation.trackData') ?? '';
+  return (
+    /=\d{4}(\d{3})/.exec(track)?.[1] ??
+    /\^[^^]*\^\d{4}(\d{3})/.exec(track)?.[1] ??
+    text(body, 'pointOfSaleInformation.serviceCode')
+  );
+}
+
+/**
+ * EMV fallback: a chip card (service code 2xx or 6xx) read by its stripe is sent only as a fallback after its chip
+ * failed, and says so — `emv.fallback` true with `emv.fallbackCondition` 1 or 2 (the gateway REST API reference). A
+ * fallback is a swipe; a condition without `fallback: true` says a fallback that was not one.
+ */
+function emvFallback(view: MessageView): Finding[] {
+  if (!buildsTags(view.service)) return [];
+  const body = view.message.body;
+  const entryMode = text(body, 'pointOfSaleInformation.entryMode');
+  const fallback = field(body, FALLBACK_FIELD);
+  const condition = text(body, FALLBACK_CONDITION_FIELD);
+  const out: Finding[] = [];
+  if (fallback !== undefined && fallback !== true && fallback !== false)
+    out.push(finding('IC-EMV-FALLBACK', FALLBACK_FIELD, 'emv.fallback is a boolean'));
+  if (fallback === true) {
+    if (entryMode !== 'swiped')
+      out.push(
+        finding(
+          'IC-EMV-FALLBACK',
+          FALLBACK_FIELD,
+          `a fallback is a swipe, not a ${entryMode ?? 'missing'} read`,
+        ),
+      );
+    if (condition !== '1' && condition !== '2')
+      out.push(
+        finding('IC-EMV-FALLBACK', FALLBACK_CONDITION_FIELD, 'a fallback carries fallbackCondition 1 or 2'),
+      );
+  } else {
+    if (condition !== undefined)
+      out.push(
+        finding(
+          'IC-EMV-FALLBACK',
+          FALLBACK_CONDITION_FIELD,
+          'fallbackCondition is sent only with fallback true',
+        ),
+      );
+    const serviceCode = serviceCodeOf(body);
+    if (entryMode === 'swiped' && serviceCode !== undefined && /^[26]/.test(serviceCode))
+      out.push(
+        finding(
+          'IC-EMV-FALLBACK',
+          FALLBACK_FIELD,
+          `a chip card (service code ${serviceCode}) swiped is sent only as a fallback: emv.fallback true`,
+        ),
+      );
+  }
+  return out;
+}
+
 function repeatsOriginal(view: MessageView, original: MessageView, requireAll: boolean): Finding[] {
   const out: Finding[] = [];
   for (const [tag, value] of original.tags ?? []) {
@@ -395,6 +457,7 @@ export function checkInterchange(view: MessageView, state: SessionState): Findin
     ...neverSend(view),
     ...networkTable(view, state),
     ...tagsForEntryMode(view),
+    ...emvFallback(view),
     ...followOnOriginal(view, state),
     ...followOnTags(view, state),
     ...amounts(view, state),

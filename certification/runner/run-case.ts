@@ -377,7 +377,8 @@ export async function runCase(
   const target = chain[chain.length - 1]!;
   const started = new Date();
   const virtual = VIRTUAL_CARDS[target.card];
-  const outcome = virtual?.outcome;
+  // A card presented as a sequence (a chip that fails, then its stripe) is reported as what it ends with.
+  const outcome = virtual?.outcome.kind === 'sequence' ? virtual.outcome.steps.at(-1) : virtual?.outcome;
   const base: Omit<
     CaseResult,
     | 'verdict'

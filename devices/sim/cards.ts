@@ -40,8 +40,8 @@ export interface VirtualCardData {
   readonly discretionary: string;
 }
 
-/** What the simulated reader does when this card is presented. */
-export type VirtualOutcome =
+/** What the simulated reader does when this card is presented once. */
+export type VirtualPresentation =
   /** The card is read; Activate answers status 23 (chip: online authorization requested) or 00 (stripe). */
   | { readonly kind: 'read'; readonly entryMode: EntryMode; readonly card: VirtualCardData }
   /** The reader answers status 0A with this Activate error code (reader-protocol.md). */
@@ -54,6 +54,14 @@ export type VirtualOutcome =
   | { readonly kind: 'bad-crc'; readonly card: VirtualCardData }
   /** The reader sends line noise, then the correct reply: the driver must resynchronise on the header. */
   | { readonly kind: 'garbage'; readonly card: VirtualCardData };
+
+/**
+ * What the simulated reader does when this card is presented: one presentation, or `sequence`, one after the other
+ * at successive Activates (the last one repeating), e.g. a chip that cannot be read and then the card swiped.
+ */
+export type VirtualOutcome =
+  | VirtualPresentation
+  | { readonly kind: 'sequence'; readonly steps: readonly [VirtualPresentation, ...VirtualPresentation[]] };
 
 export interface VirtualCard {
   readonly name: string;
@@ -190,11 +198,22 @@ export const VIRTUAL_CARDS: Readonly<Record<string, VirtualCard>> = Object.fromE
       entryMode: 'swiped',
       card: { ...N1_MASTERCARD, serviceCode: '101' },
     }),
-    card('chip-swiped-fallback', 'N2 chip card (service code 201) swiped: fallback', {
+    card('chip-swiped-fallback', 'N2 chip card (service code 201) swiped, its chip not tried: refused', {
       kind: 'read',
       entryMode: 'swiped',
       card: N2_VISA,
     }),
+    card(
+      'chip-fails-then-swiped',
+      'N2 chip card whose chip cannot be read (error 24, card communication error), then swiped: an EMV fallback',
+      {
+        kind: 'sequence',
+        steps: [
+          { kind: 'error', activateErrorCode: 0x24 },
+          { kind: 'read', entryMode: 'swiped', card: N2_VISA },
+        ],
+      },
+    ),
     card('unsupported-network', 'JCB contact chip: read fine, a network the terminal does not accept', {
       kind: 'read',
       entryMode: 'contact',

@@ -3,7 +3,7 @@ import { COMMANDS, encodeActivateReply, parseActivateData } from '../vivotech2/c
 import { encodeReaderFrame, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
 import { STATUS } from '../vivotech2/status.js';
-import { buildVirtualRead, VIRTUAL_CARDS, type VirtualCard } from './cards.js';
+import { buildVirtualRead, VIRTUAL_CARDS, type VirtualCard, type VirtualPresentation } from './cards.js';
 
 /** What the simulator sends to whoever is attached (a transport endpoint). */
 export interface SimulatorLink {
@@ -17,7 +17,10 @@ export interface SimulatorLink {
 export interface SimulatedReaderControl {
   /** The virtual card presented at the next Activate (a key of VIRTUAL_CARDS). */
   readonly card: string;
-  /** Presents another virtual card from the next Activate on. @throws RangeError for an unknown name. */
+  /**
+   * Presents another virtual card from the next Activate on (a `sequence` card from its first step). @throws RangeError
+   * for an unknown name.
+   */
   setCard(name: string): void;
   /** Milliseconds the simulated cardholder takes to present the card after Activate. */
   setPresentDelay(ms: number): void;
@@ -99,6 +102,8 @@ export class ReaderSimulator implements SimulatedReaderControl {
   private unresponsive = false;
   private isPlugged = true;
   private sequence = 0;
+  /** Activates the current card was presented at: the step of a `sequence` card. */
+  private presentations = 0;
   private pollMode = 0x00;
   private lastResult: RawFrame | undefined;
   private readonly configuration = new Map<string, Uint8Array>();
@@ -128,6 +133,7 @@ export class ReaderSimulator implements SimulatedReaderControl {
   setCard(name: string): void {
     lookup(name);
     this.cardName = name;
+    this.presentations = 0;
   }
 
   setPresentDelay(ms: number): void {
@@ -312,20 +318,29 @@ export class ReaderSimulator implements SimulatedReaderControl {
       this.activating = false;
       this.reply(COMMANDS.activate.cmd, STATUS.TIMEOUT);
     });
-    if (card.outcome.kind === 'no-card' || this.presentDelayMs >= timeoutMs) return;
-    this.later(this.presentDelayMs, () => this.present(card, tags));
+    const outcome = this.nextPresentation(card);
+    if (outcome.kind === 'no-card' || this.presentDelayMs >= timeoutMs) return;
+    this.later(this.presentDelayMs, () => this.present(card, outcome, tags));
   }
 
-  private present(card: VirtualCard, request: Map<string, Uint8Array>): void {
+  /** What the card does at this Activate: its outcome, or the next step of a `sequence` (the last one repeats). */
+  private nextPresentation(card: VirtualCard): VirtualPresentation {
+    const outcome = card.outcome;
+    if (outcome.kind !== 'sequence') return outcome;
+    const step = outcome.steps[Math.min(this.presentations, outcome.steps.length - 1)] ?? outcome.steps[0];
+    this.presentations += 1;
+    return step;
+  }
+
+  private present(card: VirtualCard, outcome: VirtualPresentation, request: Map<string, Uint8Array>): void {
     // The card came: the Activate timeout no longer applies.
     for (const t of this.activeTimers) clearTimeout(t);
     this.activeTimers = [];
     if (card.detected) this.reply(COMMANDS.activate.cmd, STATUS.USER_INTERFACE_EVENT, Uint8Array.of(0x01));
-    this.later(card.readMs, () => this.complete(card, request));
+    this.later(card.readMs, () => this.complete(outcome, request));
   }
 
-  private complete(card: VirtualCard, request: Map<string, Uint8Array>): void {
-    const outcome = card.outcome;
+  private complete(outcome: VirtualPresentation, request: Map<string, Uint8Array>): void {
     switch (outcome.kind) {
       case 'no-card':
         return;

@@ -90,4 +90,41 @@ describe('attended machine: a card the reader asks to present again', () => {
     expect(fake.comments()).toEqual(['Parking Sale']);
     actor.stop();
   });
+
+  it('tells the customer to insert a chip card that was swiped, and to swipe it once its chip could not be read', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('chip-swiped', 'CARD_ERROR', 'hang');
+    const actor = attended(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    // The swipe was refused and the chip read failed since: the screen says the last.
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'present-card',
+      messageKey: 'result.swipeCard',
+      message: 'The chip could not be read: swipe the card',
+      amountMinor: 850,
+    });
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+
+  it('asks for the chip of a chip card swiped, on the screen that waits for the card', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('chip-swiped', 'hang');
+    const actor = attended(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'present-card',
+      messageKey: 'result.useChip',
+      message: 'This card has a chip: insert it in the reader, or tap it',
+    });
+    expect(describeView(actor.getSnapshot()).actions).toContain('CANCEL');
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
 });

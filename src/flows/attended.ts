@@ -129,6 +129,7 @@ export const attendedMachine = setup({
               read: {
                 purpose: service,
                 transactionType: service === 'sale' ? ('00' as const) : ('20' as const),
+                swipeFallback: true,
               },
               includeEmvTags: false,
               ...(service === 'sale' ? { authIndicator: '1' as const } : {}),

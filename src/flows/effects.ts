@@ -110,6 +110,12 @@ export interface ServiceRequest {
    * pre-authorization carries the tags with 95, 9F10, 9F26; a reversal of an original with EMV data carries them).
    */
   includeEmvTags: boolean;
+  /**
+   * An EMV fallback: `cardRef` is a chip card swiped after its chip failed technically in this transaction. The
+   * request says so (`pointOfSaleInformation.emv.fallback` and `fallbackCondition`). Set by the transaction machine
+   * only; the host sends no other read of a chip card swiped.
+   */
+  emvFallback?: true;
   /** processingInformation.authorizationOptions.authIndicator: "0" pre-authorization, "1" final (gateway.md §3). */
   authIndicator?: '0' | '1';
   /**

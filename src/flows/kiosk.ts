@@ -416,7 +416,7 @@ export const kioskMachine = setup({
             service: 'sale' as const,
             comments: commentsFor('sale', context.settings),
             amountMinor: context.amountMinor ?? 0,
-            read: { purpose: 'sale' as const, transactionType: '00' as const },
+            read: { purpose: 'sale' as const, transactionType: '00' as const, swipeFallback: true },
             includeEmvTags: false,
             authIndicator: '1' as const,
             acceptPartial: false,

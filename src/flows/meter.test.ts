@@ -753,7 +753,8 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
     [
       'presents a card that cannot be read',
       (a: MeterActor, f: FakeTerminal) => {
-        f.reads.push('CARD_ERROR');
+        // Neither its chip nor, asked for after that, its stripe.
+        f.reads.push('CARD_ERROR', 'CARD_ERROR');
         a.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
         return Promise.resolve();
       },

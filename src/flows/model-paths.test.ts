@@ -306,7 +306,8 @@ function scriptOutcome(fake: FakeTerminal, outcome: TransactionResult): void {
       fake.reads.push('hang');
       return;
     case 'card-error':
-      fake.reads.push('CARD_ERROR');
+      // The chip cannot be read, and neither can the card when the customer is asked for its stripe after that.
+      fake.reads.push('CARD_ERROR', 'CARD_ERROR');
       return;
   }
 }

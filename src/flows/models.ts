@@ -121,11 +121,15 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
  * Codes of a read that failed for the way the card was presented, or not presented, which the customer can put right
  * at once: tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card
  * taken away before the read completed, no card within the reader's wait (CARD_NOT_PRESENTED, the reader's own answer)
- * or the machine's read timeout (READ_TIMEOUT): not "could not be read", no card was read. Nothing was sent; the
+ * or the machine's read timeout (READ_TIMEOUT): not "could not be read", no card was read; a chip card swiped before
+ * its chip was tried and a chip that failed, which the transaction asks for again itself. Nothing was sent; the
  * models that ask for a card again after a decline ask for it again after these too, saying what happened.
  */
 const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   CARD_USE_CONTACT: 'result.insertCard',
+  // EMV: a chip card swiped before its chip was tried; the chip that then could not be read (the stripe may be used).
+  CHIP_CARD_SWIPED: 'result.useChip',
+  CHIP_FAILED: 'result.swipeCard',
   CARD_COLLISION: 'result.oneCard',
   CARD_REMOVED: 'result.cardRemoved',
   CARD_NOT_PRESENTED: 'result.noCard',
@@ -147,8 +151,11 @@ const NOT_PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   READER_UNAVAILABLE: 'host.readerUnavailable',
 };
 
-/** The one mapping from the code of a failed read to the customer's message, for every model. */
-function cardErrorKey(code: string): MessageRef['key'] {
+/**
+ * The one mapping from the code of a failed read to the customer's message, for every model, and for the read a
+ * transaction refused while it waits for the card again (the `present-card` screen, src/flows/view.ts).
+ */
+export function cardErrorKey(code: string): MessageRef['key'] {
   if (Object.hasOwn(PRESENT_AGAIN, code)) return PRESENT_AGAIN[code] as MessageRef['key'];
   if (Object.hasOwn(NOT_PRESENT_AGAIN, code)) return NOT_PRESENT_AGAIN[code] as MessageRef['key'];
   return 'result.cardUnreadable';

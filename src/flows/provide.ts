@@ -54,6 +54,7 @@ function dccOffer(effects: FlowEffects) {
 function transaction(effects: FlowEffects) {
   return transactionMachine.provide({
     actors: { readCard: readCard(effects), submit: submit(effects), dccOffer: dccOffer(effects) },
+    actions: { releaseCard: (_: unknown, params: { cardRef: string }) => effects.releaseCard(params) },
   });
 }
 

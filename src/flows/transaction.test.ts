@@ -216,4 +216,69 @@ describe('transaction actor', () => {
     actor.send({ type: 'CANCEL' });
     expect(actor.getSnapshot().status).toBe('active');
   });
+
+  describe('EMV chip fallback', () => {
+    const withSwipes: TransactionRequest = {
+      ...sale,
+      read: { purpose: 'sale', transactionType: '00', swipeFallback: true },
+    };
+
+    it('refuses a chip card swiped before its chip was tried: nothing sent, the card asked for again', async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push('chip-swiped', 'hang');
+      const actor = run(fake, withSwipes);
+      await settle();
+      expect(actor.getSnapshot().status).toBe('active');
+      expect(screenOf(actor.getSnapshot())).toBe('present-card');
+      expect(actor.getSnapshot().context).toMatchObject({
+        presentAgain: 'CHIP_CARD_SWIPED',
+        card: undefined,
+      });
+      expect(fake.sent).toEqual([]);
+      expect([...fake.released]).toEqual(['card-1']);
+    });
+
+    it('sends the inserted card after refusing its swipe, as a chip read', async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push('chip-swiped', 'card');
+      const actor = run(fake, withSwipes);
+      await settle();
+      expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved', card: { cardRef: 'card-2' } });
+      expect(fake.sent).toHaveLength(1);
+      expect(fake.sent[0]?.cardRef).toBe('card-2');
+      expect(fake.sent[0]).not.toHaveProperty('emvFallback');
+    });
+
+    it('asks for a swipe after a chip read failed technically, then sends the swipe as a fallback', async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push('CARD_ERROR', 'hang');
+      const actor = run(fake, withSwipes);
+      await settle();
+      expect(screenOf(actor.getSnapshot())).toBe('present-card');
+      expect(actor.getSnapshot().context).toMatchObject({ presentAgain: 'CHIP_FAILED', chipFailed: true });
+      expect(fake.sent).toEqual([]);
+
+      const second = new FakeTerminal();
+      second.reads.push('CARD_ERROR', 'chip-swiped');
+      const paid = run(second, withSwipes);
+      await settle();
+      expect(paid.getSnapshot().output).toMatchObject({ kind: 'approved', card: { entryMode: 'swiped' } });
+      expect(second.sent).toHaveLength(1);
+      expect(second.sent[0]).toMatchObject({ service: 'sale', cardRef: 'card-1', emvFallback: true });
+
+      // Not a chip failure: a decline by the card, a second failure, a reader that takes no swipe. Each ends it.
+      for (const [reads, request, code] of [
+        [['CARD_DECLINED_OFFLINE'], withSwipes, 'CARD_DECLINED_OFFLINE'],
+        [['CARD_ERROR', 'CARD_ERROR'], withSwipes, 'CARD_ERROR'],
+        [['CARD_ERROR', 'chip-swiped'], sale, 'CARD_ERROR'],
+      ] as const) {
+        const other = new FakeTerminal();
+        other.reads.push(...reads);
+        const ended = run(other, request);
+        await settle();
+        expect(ended.getSnapshot().output).toEqual({ kind: 'card-error', code });
+        expect(other.sent).toEqual([]);
+      }
+    });
+  });
 });

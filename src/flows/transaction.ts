@@ -47,7 +47,17 @@ export interface TransactionRequest {
    * the keyed fingerprint the card read must have (the card an earlier read of the same customer verified): another
    * card ends the transaction as `card-error` CARD_CHANGED before anything is sent.
    */
-  read?: { purpose: CardPurpose; transactionType: ReadCardInput['transactionType']; sameCardAs?: string };
+  read?: {
+    purpose: CardPurpose;
+    transactionType: ReadCardInput['transactionType'];
+    sameCardAs?: string;
+    /**
+     * The model's reader takes swipes: after a chip read that failed technically (reader code CARD_ERROR) the customer
+     * is asked to swipe the card within the same transaction, and a chip card swiped then is sent as an EMV fallback
+     * ({@link ServiceRequest.emvFallback}). Absent: a failed chip read ends the transaction as before.
+     */
+    swipeFallback?: boolean;
+  };
   cardRef?: string;
   original?: OriginalRef;
   includeEmvTags: boolean;
@@ -144,6 +154,14 @@ interface TransactionContext {
   offerRenewed: boolean;
   /** The customer's choice after an offer, or the follow-on's terms. */
   dcc: DccSelection | undefined;
+  /** A chip read of this transaction failed technically (reader code CARD_ERROR): a chip card may now be swiped. */
+  chipFailed: boolean;
+  /**
+   * Why the card is asked for again within this transaction (a code of `cardErrorKey`, src/flows/models.ts): a chip
+   * card swiped before its chip was tried (CHIP_CARD_SWIPED), or a chip that could not be read (CHIP_FAILED). The
+   * `present-card` screen says it. Nothing was sent for the read refused.
+   */
+  presentAgain: string | undefined;
 }
 
 type TransactionEvent =
@@ -162,6 +180,14 @@ const notProvided = (name: string) => () =>
  * awaits a card (the `present-card` tag).
  */
 export const READ_AGAIN = { target: 'reading', reenter: true } as const;
+
+/**
+ * The reader's code of a chip read that failed technically, the one failure after which EMV allows the magnetic stripe
+ * (a fallback): card error status, card communication error, a chip processing error (activate error codes 20, 24,
+ * 43, 50–62). A decline by the card (CARD_DECLINED_OFFLINE), a blocked, expired or unsupported card, a card taken
+ * away and no card at all are not technical failures of the chip.
+ */
+const CHIP_TECHNICAL_FAILURE = 'CARD_ERROR';
 
 function errorCode(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'code' in error) {
@@ -190,6 +216,8 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     catLevel: settings.catLevel,
     includeEmvTags: request.includeEmvTags,
     ...(cardRef !== undefined ? { cardRef } : {}),
+    // A chip card swiped after its chip failed in this transaction (checkingCard refuses any other swipe of one).
+    ...(card?.fallback === true && context.chipFailed ? { emvFallback: true as const } : {}),
     ...(request.original !== undefined ? { original: request.original } : {}),
     ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
@@ -341,11 +369,19 @@ export const transactionMachine = setup({
   actions: {
     /** The offer on screen can no longer be chosen: its terms leave the screen, and the next one shown is fresh. */
     renewOffer: assign({ offer: undefined, offerRenewed: true }),
+    /** A card read refused within the transaction: its data is wiped now (the host provides it; DESIGN.md rule 4). */
+    releaseCard: (_, _params: { cardRef: string }) => {},
   },
   guards: {
     needsRead: ({ context }) => context.request.read !== undefined,
     cancellable: ({ context }) => context.request.cancellable,
     unsupportedCard: ({ context }) => context.card?.cardType === null,
+    // EMV: a chip card is read by its chip; its stripe only after the chip failed technically in this transaction.
+    chipNotTried: ({ context }) => context.card?.fallback === true && !context.chipFailed,
+    chipFailedFirst: ({ context, event }) =>
+      context.request.read?.swipeFallback === true &&
+      !context.chipFailed &&
+      errorCode((event as { error?: unknown }).error) === CHIP_TECHNICAL_FAILURE,
     cardChanged: ({ context }) =>
       context.request.read?.sameCardAs !== undefined &&
       context.card?.fingerprint !== context.request.read.sameCardAs,
@@ -395,6 +431,8 @@ export const transactionMachine = setup({
     offer: undefined,
     offerRenewed: false,
     dcc: input.request.dcc,
+    chipFailed: false,
+    presentAgain: undefined,
   }),
   initial: 'start',
   output: ({ context }) => context.result ?? { kind: 'card-error', code: 'NO_RESULT' },
@@ -414,12 +452,21 @@ export const transactionMachine = setup({
           purpose: context.request.read?.purpose ?? 'sale',
         }),
         onDone: { target: 'checkingCard', actions: assign({ card: ({ event }) => event.output }) },
-        onError: {
-          target: 'done',
-          actions: assign({
-            result: ({ event }) => readFailure(event.error),
-          }),
-        },
+        onError: [
+          {
+            // The chip could not be read: the customer is asked to swipe the card, within this transaction.
+            guard: 'chipFailedFirst',
+            target: 'reading',
+            reenter: true,
+            actions: assign({ chipFailed: true, presentAgain: 'CHIP_FAILED' }),
+          },
+          {
+            target: 'done',
+            actions: assign({
+              result: ({ event }) => readFailure(event.error),
+            }),
+          },
+        ],
       },
       after: {
         readTimeout: {
@@ -447,6 +494,17 @@ export const transactionMachine = setup({
             result: ({ context }) =>
               withCard({ kind: 'card-error' as const, code: 'CARD_CHANGED' }, context.card),
           }),
+        },
+        {
+          // A chip card swiped before its chip was tried: never sent. The customer is asked to insert or tap it, and
+          // the transaction waits for the card again (the refused read is released now).
+          guard: 'chipNotTried',
+          target: 'reading',
+          reenter: true,
+          actions: [
+            { type: 'releaseCard', params: ({ context }) => ({ cardRef: context.card?.cardRef ?? '' }) },
+            assign({ card: undefined, presentAgain: 'CHIP_CARD_SWIPED' }),
+          ],
         },
         {
           // spec 001: the parking section supports card types 001 and 002 only.

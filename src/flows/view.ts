@@ -1,7 +1,13 @@
 import type { AnyActorRef, AnyMachineSnapshot } from 'xstate';
 import { BASE_LOCALE, formatMessage, type MessageKey, type MessageParams } from '../i18n/index.js';
 import type { DccOfferSummary, LinkPurpose, LinkShown, ReceiptData } from './effects.js';
-import type { FlowEvent, FlowEventType, FlowSession, ViewContext } from './models.js';
+import {
+  cardErrorKey,
+  type FlowEvent,
+  type FlowEventType,
+  type FlowSession,
+  type ViewContext,
+} from './models.js';
 import { FLOW_SCREENS, type FlowScreen } from './screen.js';
 import type { FlowSettings } from './settings.js';
 import type { CustomerField, CustomerFieldProblem } from '../config/index.js';
@@ -75,6 +81,8 @@ interface TransactionChoice {
   offer?: DccOfferSummary;
   /** The offer replaces one that expired on the screen. */
   offerRenewed?: boolean;
+  /** Why the card is asked for again within the transaction (a code of `cardErrorKey`). */
+  presentAgain?: string;
 }
 
 /** The running transaction child's context, if any. */
@@ -189,6 +197,16 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
     if (choice?.offer !== undefined && choice.offerRenewed === true) {
       view.messageKey = 'dcc.offerRenewed';
       view.message = formatMessage({ key: 'dcc.offerRenewed' }, BASE_LOCALE);
+      delete view.messageParams;
+    }
+  }
+  if (screen === 'present-card') {
+    // The transaction refused a read and waits for the card again (a chip card swiped before its chip was tried, a
+    // chip that could not be read): the screen says what to do, in words and in speech.
+    const presentAgain = transactionContext(snapshot)?.presentAgain;
+    if (presentAgain !== undefined) {
+      view.messageKey = cardErrorKey(presentAgain);
+      view.message = formatMessage({ key: view.messageKey }, BASE_LOCALE);
       delete view.messageParams;
     }
   }

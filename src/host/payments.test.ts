@@ -4,6 +4,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log/index.js';
 import { startSandbox } from '../sandbox/index.js';
+import type { CardRead } from '../../devices/reader.js';
 import { standalonePayments } from './standalone-payments.js';
 
 const cleanups: (() => Promise<void> | void)[] = [];
@@ -20,7 +21,19 @@ async function service() {
   cleanups.push(() => sandbox.close());
   const standalone = await standalonePayments({ gatewayUrl: sandbox.url, dir });
   cleanups.push(() => standalone.close());
-  return standalone;
+  return { ...standalone, sandbox };
+}
+
+/** The N2 chip card (service code 201) read by its stripe, as the simulated reader reads `chip-fails-then-swiped`. */
+function chipCardSwiped(): CardRead {
+  return {
+    entryMode: 'swiped',
+    tlvs: [],
+    track2: '4761739001010119=30122011758928889',
+    maskedPan: '476173******0119',
+    fallback: true,
+    readerStatus: 'ok',
+  };
 }
 
 describe('the payment service', () => {
@@ -46,5 +59,32 @@ describe('the payment service', () => {
     expect(payments.gatewayAuthorizedTotal(approved[0]!)).toEqual({ amountMinor: 600, currency: 'GBP' });
     expect(payments.authorizedTotal(approved.at(-1)!)).toBe(600);
     expect(payments.authorizedTotal('NOT-THERE')).toBeUndefined();
+  });
+
+  it('sends a chip card swiped only as the fallback the machine allowed, saying so', async () => {
+    const { payments, cards, sandbox } = await service();
+    const sale = {
+      service: 'sale' as const,
+      comments: 'Parking Sale' as const,
+      amountMinor: 960_100,
+      currency: 'GBP',
+      catLevel: 2 as const,
+      includeEmvTags: false,
+    };
+    const refused = await payments.submit({ ...sale, cardRef: cards.hold(chipCardSwiped()).ref });
+    expect(refused.outcome).toMatchObject({ kind: 'rejected', reason: 'CHIP_NOT_TRIED' });
+    expect(sandbox.ledger().transactions).toEqual([]);
+
+    const fallback = await payments.submit({
+      ...sale,
+      cardRef: cards.hold(chipCardSwiped()).ref,
+      emvFallback: true,
+    });
+    expect(fallback.outcome.kind).toBe('approved');
+    const [request] = sandbox.ledger().transactions.flatMap((t) => t.requests);
+    expect(request?.body).toMatchObject({
+      pointOfSaleInformation: { entryMode: 'swiped', emv: { fallback: true, fallbackCondition: 1 } },
+    });
+    expect(request?.emvTags).toBeUndefined();
   });
 });

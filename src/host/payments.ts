@@ -196,6 +196,10 @@ export class PaymentService {
     if (summary.cardType === null) {
       throw new PaymentBuildError('CARD_NOT_SUPPORTED', 'the card network is not supported for parking');
     }
+    // EMV: a chip card is sent by its stripe only as the fallback the machine allowed (its chip failed first).
+    if (summary.fallback && request.emvFallback !== true) {
+      throw new PaymentBuildError('CHIP_NOT_TRIED', 'a chip card swiped is sent only after its chip failed');
+    }
     const entryMode: GatewayEntryMode = summary.entryMode;
     const pos: PointOfSale = {
       cardType: summary.cardType,
@@ -229,6 +233,8 @@ export class PaymentService {
       (data ? `;${data.pan}=${data.expiry}${data.serviceCode}${data.discretionaryData}?` : undefined);
     if (track !== undefined) pos.trackData = track;
     if (data) pos.serviceCode = data.serviceCode;
+    // fallbackCondition 1: the terminal does not record whether its previous transaction was a fallback too (2).
+    if (request.emvFallback === true && summary.fallback) pos.emvFallback = { condition: 1 };
     if (request.catLevel === 6) {
       pos.initiationChannel = '00';
       if (summary.cardType === '002') pos.isDedicatedHardwareTerminal = t.isDedicatedHardwareTerminal;

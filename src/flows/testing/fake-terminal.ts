@@ -115,7 +115,10 @@ export class FakeTerminal implements FlowEffects {
   readonly nextKinds: SubmitKind[] = [];
   /** Per service, approve for this amount instead of the one requested (a partial approval). */
   readonly partialMinor: Partial<Record<ServiceName, number>> = {};
-  /** Next card reads: a card (default) or an error code to reject with, or 'hang' to wait for the abort. */
+  /**
+   * Next card reads: a card (default), 'chip-swiped' (`card` read by its stripe although it has a chip: a fallback), an
+   * error code to reject with, or 'hang' to wait for the abort.
+   */
   readonly reads: string[] = [];
   submitHangs = false;
   card: Omit<CardSummary, 'cardRef'> = {
@@ -148,11 +151,13 @@ export class FakeTerminal implements FlowEffects {
   readCard(_input: ReadCardInput, signal: AbortSignal): Promise<CardSummary> {
     const next = this.reads.shift() ?? 'card';
     if (next === 'hang') return abortable(signal);
-    if (next !== 'card') return Promise.reject(Object.assign(new Error(next), { code: next }));
+    if (next !== 'card' && next !== 'chip-swiped')
+      return Promise.reject(Object.assign(new Error(next), { code: next }));
     this.seq += 1;
     const cardRef = `card-${this.seq}`;
     this.issuedCards.push(cardRef);
-    return Promise.resolve({ ...this.card, cardRef });
+    const swiped = { entryMode: 'swiped' as const, fallback: true, chip: false };
+    return Promise.resolve({ ...this.card, ...(next === 'chip-swiped' ? swiped : {}), cardRef });
   }
 
   /**

@@ -373,6 +373,36 @@ describe('preparePayment', () => {
       expect(() => preparePayment({ service: 'preauth', ...cp, pos: ok })).not.toThrow();
   });
 
+  it('says an EMV fallback in emv.fallback and emv.fallbackCondition, and only of a swipe without chip data', () => {
+    const fallback: PointOfSale = {
+      ...pos,
+      entryMode: 'swiped',
+      emvTags: undefined,
+      trackData: ';4111111111111111=30122011234567890?',
+      emvFallback: { condition: 1 },
+    };
+    for (const service of ['sale', 'preauth'] as const) {
+      const body = bodyOf({ service, ...cp, pos: fallback });
+      expect(valueAt(body, 'pointOfSaleInformation.emv')).toEqual({ fallback: true, fallbackCondition: 1 });
+      expect(valueAt(body, 'pointOfSaleInformation.entryMode')).toBe('swiped');
+    }
+    // A plain swipe says nothing of a fallback.
+    const { emvFallback: _none, ...plain } = fallback;
+    expect(
+      valueAt(bodyOf({ service: 'sale', ...cp, pos: plain }), 'pointOfSaleInformation.emv'),
+    ).toBeUndefined();
+    expect(missing({ service: 'sale', ...cp, pos: { ...pos, emvFallback: { condition: 1 } } }).field).toBe(
+      'pointOfSaleInformation.emv.fallback',
+    );
+    expect(
+      missing({ service: 'sale', ...cp, pos: { ...fallback, emvTags: TAGS, cardSequenceNumber: undefined } })
+        .field,
+    ).toBe('pointOfSaleInformation.emv.tags');
+    expect(
+      missing({ service: 'sale', ...cp, pos: { ...fallback, emvFallback: { condition: 3 as 1 } } }).field,
+    ).toBe('pointOfSaleInformation.emv.fallbackCondition');
+  });
+
   it('refuses EMV tags that carry one tag twice, naming the tag and never a value', () => {
     // Two cryptograms, two PAN sequence numbers: which one the gateway reads is not ours to guess, and the required-tag
     // check and the cardSequenceNumber taken from 5F34 would each have read just one of them.

@@ -214,6 +214,15 @@ function cardPresent(
   ) {
     invalid('pointOfSaleInformation.emv.tags', `EMV tags sent with entry mode ${pos.entryMode}`);
   }
+  // An EMV fallback is a chip card read by its stripe: a swipe, without chip data.
+  if (pos.emvFallback !== undefined) {
+    if (pos.entryMode !== 'swiped')
+      invalid('pointOfSaleInformation.emv.fallback', `an EMV fallback is a swipe, not ${pos.entryMode}`);
+    if (pos.emvTags !== undefined && pos.emvTags !== '')
+      invalid('pointOfSaleInformation.emv.fallback', 'an EMV fallback carries no EMV tags');
+    if (pos.emvFallback.condition !== 1 && pos.emvFallback.condition !== 2)
+      invalid('pointOfSaleInformation.emv.fallbackCondition', 'emv.fallbackCondition must be 1 or 2');
+  }
   // gateway.md §3: 4 contact chip, 5 contactless; EMV requires 4 or 5. A tap (EMV or magnetic-stripe mode) was read by
   // a contactless terminal, so it says 5.
   if ((pos.entryMode === 'contactless' || pos.entryMode === 'msd') && pos.terminalCapability !== 5) {
@@ -248,7 +257,13 @@ function cardPresent(
       isDedicatedHardwareTerminal: pos.isDedicatedHardwareTerminal,
       serviceCode: pos.serviceCode,
       trackData: pos.trackData,
-      emv: { tags: pos.emvTags, cardSequenceNumber },
+      emv: {
+        tags: pos.emvTags,
+        cardSequenceNumber,
+        ...(pos.emvFallback !== undefined
+          ? { fallback: true, fallbackCondition: pos.emvFallback.condition }
+          : {}),
+      },
     },
     merchantInformation: {
       transactionLocalDateTime: localDateTime(r.transactionLocalDateTime),

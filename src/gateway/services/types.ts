@@ -37,6 +37,13 @@ export interface PointOfSale {
   cardSequenceNumber?: string;
   /** Track 1 and/or track 2 data. Card data: the client never logs it. */
   trackData?: string;
+  /**
+   * An EMV fallback (`pointOfSaleInformation.emv.fallback` true): a chip card read by its stripe because its chip
+   * failed technically. Only with entry mode `swiped` and no `emvTags`. `condition` is `emv.fallbackCondition`: 1 the
+   * terminal's previous transaction was a chip read or no chip transaction, 2 it was itself a fallback after a chip
+   * read that failed (the public REST API reference of `pointOfSaleInformation.emv.fallbackCondition`).
+   */
+  emvFallback?: { condition: 1 | 2 };
   /** Service code of the card (attended sale). */
   serviceCode?: string;
   /** `0` dongle, `1` phone or tablet; required for card type `002` on attended sales. */

@@ -39,6 +39,56 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
     expect(a.body.details).toEqual([{ field: 'pointOfSaleInformation.catLevel', reason: 'MISSING_FIELD' }]);
   });
 
+  it('accepts an EMV fallback of a chip card swiped, and refuses one that is not a fallback', () => {
+    const fallbackSale = (emv: Record<string, unknown>, over: Record<string, unknown> = {}) => {
+      const body = samplePayment({
+        amountMinor: 960_100,
+        transactionId: 'tx-fb',
+        sale: true,
+        entryMode: 'swiped',
+      });
+      Object.assign(body.pointOfSaleInformation as Record<string, unknown>, { emv, ...over });
+      return body;
+    };
+    expect(validate(fallbackSale({ fallback: true, fallbackCondition: 1 }))).toMatchObject({
+      service: 'sale',
+      entryMode: 'swiped',
+    });
+    expect(validate(fallbackSale({ fallback: true, fallbackCondition: 2 })).entryMode).toBe('swiped');
+    const refused = (
+      emv: Record<string, unknown>,
+      over: Record<string, unknown> = {},
+    ): { field: string; reason: string }[] =>
+      refusalOf(() => validate(fallbackSale(emv, over))).body.details as { field: string; reason: string }[];
+    expect(refused({ fallback: true })).toEqual([
+      { field: 'pointOfSaleInformation.emv.fallbackCondition', reason: 'MISSING_FIELD' },
+    ]);
+    expect(refused({ fallback: true, fallbackCondition: 3 })).toEqual([
+      { field: 'pointOfSaleInformation.emv.fallbackCondition', reason: 'INVALID_DATA' },
+    ]);
+    expect(refused({ fallback: 'yes', fallbackCondition: 1 })).toContainEqual({
+      field: 'pointOfSaleInformation.emv.fallback',
+      reason: 'INVALID_DATA',
+    });
+    expect(refused({ fallbackCondition: 1 })).toEqual([
+      { field: 'pointOfSaleInformation.emv.fallbackCondition', reason: 'INVALID_DATA' },
+    ]);
+    // A stripe-only card (service code 101) has no chip to fall back from.
+    expect(
+      refused(
+        { fallback: true, fallbackCondition: 1 },
+        { trackData: ';4111111111111111=30121011234567890?' },
+      ),
+    ).toEqual([{ field: 'pointOfSaleInformation.emv.fallback', reason: 'INVALID_DATA' }]);
+    // A chip read is no fallback.
+    const chip = samplePayment({ amountMinor: 2000, transactionId: 'tx-fb2' });
+    const pos = chip.pointOfSaleInformation as { emv: Record<string, unknown> };
+    Object.assign(pos.emv, { fallback: true, fallbackCondition: 1 });
+    expect(refusalOf(() => validate(chip)).body.details).toEqual([
+      { field: 'pointOfSaleInformation.emv.fallback', reason: 'INVALID_DATA' },
+    ]);
+  });
+
   it('refuses a contactless read without EMV tags', () => {
     const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-5' });
     delete (body.pointOfSaleInformation as Record<string, unknown>).emv;

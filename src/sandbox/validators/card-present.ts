@@ -102,7 +102,8 @@ export function validateCardPresent(
     if (cardType === '002')
       r.oneOf('pointOfSaleInformation.isDedicatedHardwareTerminal', DEDICATED_HARDWARE, true, true);
   }
-  const { pan, expiry } = readCardData(r, entryMode, cardType, now);
+  const { pan, expiry, serviceCode } = readCardData(r, entryMode, cardType, now);
+  readEmvFallback(r, entryMode, serviceCode);
   const emv = emvRead
     ? readChipTags(r, call, service, cardType, currency, amountMinor)
     : r.has('pointOfSaleInformation.emv.tags')
@@ -120,9 +121,10 @@ function readCardData(
   entryMode: string | undefined,
   cardType: '001' | '002' | undefined,
   now: Date,
-): { pan?: string; expiry?: string } {
+): { pan?: string; expiry?: string; serviceCode?: string } {
   let pan: string | undefined;
   let expiry: string | undefined;
+  let serviceCode: string | undefined;
   if (entryMode === 'keyed') {
     const number = r.text('paymentInformation.card.number', true);
     const month = r.text('paymentInformation.card.expirationMonth', true);
@@ -137,6 +139,7 @@ function readCardData(
       else {
         pan = read.pan;
         expiry = read.expiry;
+        serviceCode = read.serviceCode;
       }
     }
   }
@@ -150,7 +153,44 @@ function readCardData(
         'paymentInformation.card.type does not match the card number',
       );
   }
-  return { pan, expiry };
+  return { pan, expiry, serviceCode };
+}
+
+const FALLBACK_CONDITIONS = ['1', '2'];
+
+/**
+ * An EMV fallback (`pointOfSaleInformation.emv.fallback`, `fallbackCondition`; the public REST API reference): a chip
+ * card read by its stripe after its chip failed technically. `fallback` is a boolean; when true, `fallbackCondition` is
+ * required (1 or 2), the read is a swipe, and its track's service code says a chip card (2xx or 6xx); a condition
+ * without `fallback: true` says a fallback that was not one.
+ */
+function readEmvFallback(
+  r: FieldReader,
+  entryMode: string | undefined,
+  serviceCode: string | undefined,
+): void {
+  const fallback = r.flag('pointOfSaleInformation.emv.fallback');
+  const condition = r.oneOf(
+    'pointOfSaleInformation.emv.fallbackCondition',
+    FALLBACK_CONDITIONS,
+    fallback === true,
+    true,
+  );
+  if (fallback !== true) {
+    if (condition !== undefined)
+      r.invalid(
+        'pointOfSaleInformation.emv.fallbackCondition',
+        'emv.fallbackCondition is sent only with emv.fallback true',
+      );
+    return;
+  }
+  if (entryMode !== 'swiped')
+    r.invalid('pointOfSaleInformation.emv.fallback', 'an EMV fallback is a swiped read (entryMode swiped)');
+  else if (serviceCode !== undefined && !/^[26]/.test(serviceCode))
+    r.invalid(
+      'pointOfSaleInformation.emv.fallback',
+      'an EMV fallback is a chip card (service code 2xx or 6xx) read by its stripe',
+    );
 }
 
 /** The tags of a chip read (contact or contactless): required, and checked against the request (emv-rules.ts). */

@@ -975,6 +975,18 @@ describe('certify check: currency conversion (DCC)', () => {
       const result = checkSession(copy(name));
       expect(errors(result), name).toEqual([]);
     }
+    // The rate time of the offer (ISO 8601, UTC) goes out as 14 digits yyyyMMddHHmmss, the same on every follow-on.
+    const dccB = copy('meterDccB');
+    const offered = message(dccB, 'dcc-offer').response as {
+      orderInformation: { currencyConversion: { offer: { exchangeRateTimeUtc: string }[] } };
+    };
+    const rateTime = offered.orderInformation.currencyConversion.offer[0]!.exchangeRateTimeUtc;
+    const stamp = rateTime.replace(/\D/g, '').slice(0, 14);
+    expect(rateTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    for (const service of ['preauth', 'capture', 'refund-capture'])
+      expect(message(dccB, service).body, service).toMatchObject({
+        orderInformation: { amountDetails: { exchangeRateTimeStamp: stamp } },
+      });
     const services = checkSession(copy('meterDccA')).messages.map((m) => m.service);
     expect(services).toEqual(['dcc-offer', 'preauth', 'capture', 'refund-capture']);
     const capture = message(copy('meterDccA'), 'capture');

@@ -446,7 +446,7 @@ const DEFECTS: Defect[] = [
     rule: 'IC-DCC-FOLLOW-ON-RATE',
     field: `${DCC}.exchangeRateTimeStamp`,
     seed: seeded('meterDccB', 'capture', (m) =>
-      set(m.body, `${DCC}.exchangeRateTimeStamp`, '2026-01-01T00:00:00Z'),
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '20260101000000'),
     ),
   },
   {
@@ -484,7 +484,7 @@ const DEFECTS: Defect[] = [
         originalAmount: '1.50',
         originalCurrency: 'EUR',
         exchangeRate: '167.01795',
-        exchangeRateTimeStamp: '2026-11-24T10:00:00Z',
+        exchangeRateTimeStamp: '20261124100000',
         currencyConversion: { indicator: '1' },
       }),
     ),
@@ -550,6 +550,22 @@ const DEFECTS: Defect[] = [
     rule: 'DE-REQUIRED-FIELD',
     field: 'pointOfSaleInformation.serviceCode',
     seed: seeded('attendedSale', 'sale', (m) => set(m.body, `${POS}.serviceCode`, undefined)),
+  },
+  {
+    // The offer's ISO 8601 time sent unchanged: the gateway takes 14 digits yyyyMMDDhhmmss in GMT.
+    rule: 'DE-DCC-RATE-TIMESTAMP',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccA', 'preauth', (m, s) => {
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '2026-11-24T10:00:00Z');
+      set(message(s, 'capture').body, `${DCC}.exchangeRateTimeStamp`, '2026-11-24T10:00:00Z');
+    }),
+  },
+  {
+    rule: 'DE-DCC-RATE-TIMESTAMP',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccB', 'capture', (m) =>
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '20260230100000'),
+    ),
   },
   {
     rule: 'DE-LOCAL-DATETIME',

@@ -446,7 +446,7 @@ const DEFECTS: Defect[] = [
     rule: 'IC-DCC-FOLLOW-ON-RATE',
     field: `${DCC}.exchangeRateTimeStamp`,
     seed: seeded('meterDccB', 'capture', (m) =>
-      set(m.body, `${DCC}.exchangeRateTimeStamp`, '2026-01-01T00:00:00Z'),
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '20260101000000'),
     ),
   },
   {
@@ -484,7 +484,7 @@ const DEFECTS: Defect[] = [
         originalAmount: '1.50',
         originalCurrency: 'EUR',
         exchangeRate: '167.01795',
-        exchangeRateTimeStamp: '2026-11-24T10:00:00Z',
+        exchangeRateTimeStamp: '20261124100000',
         currencyConversion: { indicator: '1' },
       }),
     ),
@@ -550,6 +550,22 @@ const DEFECTS: Defect[] = [
     rule: 'DE-REQUIRED-FIELD',
     field: 'pointOfSaleInformation.serviceCode',
     seed: seeded('attendedSale', 'sale', (m) => set(m.body, `${POS}.serviceCode`, undefined)),
+  },
+  {
+    // The offer's ISO 8601 time sent unchanged: the gateway takes 14 digits yyyyMMDDhhmmss in GMT.
+    rule: 'DE-DCC-RATE-TIMESTAMP',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccA', 'preauth', (m, s) => {
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '2026-11-24T10:00:00Z');
+      set(message(s, 'capture').body, `${DCC}.exchangeRateTimeStamp`, '2026-11-24T10:00:00Z');
+    }),
+  },
+  {
+    rule: 'DE-DCC-RATE-TIMESTAMP',
+    field: `${DCC}.exchangeRateTimeStamp`,
+    seed: seeded('meterDccB', 'capture', (m) =>
+      set(m.body, `${DCC}.exchangeRateTimeStamp`, '20260230100000'),
+    ),
   },
   {
     rule: 'DE-LOCAL-DATETIME',
@@ -975,6 +991,18 @@ describe('certify check: currency conversion (DCC)', () => {
       const result = checkSession(copy(name));
       expect(errors(result), name).toEqual([]);
     }
+    // The rate time of the offer (ISO 8601, UTC) goes out as 14 digits yyyyMMddHHmmss, the same on every follow-on.
+    const dccB = copy('meterDccB');
+    const offered = message(dccB, 'dcc-offer').response as {
+      orderInformation: { currencyConversion: { offer: { exchangeRateTimeUtc: string }[] } };
+    };
+    const rateTime = offered.orderInformation.currencyConversion.offer[0]!.exchangeRateTimeUtc;
+    const stamp = rateTime.replace(/\D/g, '').slice(0, 14);
+    expect(rateTime).toMatch(/^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/);
+    for (const service of ['preauth', 'capture', 'refund-capture'])
+      expect(message(dccB, service).body, service).toMatchObject({
+        orderInformation: { amountDetails: { exchangeRateTimeStamp: stamp } },
+      });
     const services = checkSession(copy('meterDccA')).messages.map((m) => m.service);
     expect(services).toEqual(['dcc-offer', 'preauth', 'capture', 'refund-capture']);
     const capture = message(copy('meterDccA'), 'capture');

@@ -41,6 +41,12 @@ export const RULES = {
     'gateway.md §3; spec 001 required fields',
     'transactionLocalDateTime is YYYYMMDDhhmmss, a real date and time',
   ),
+  'DE-DCC-RATE-TIMESTAMP': rule(
+    DE,
+    'error',
+    'spec 001 Currency conversion (DCC); gateway field reference purchaseTotals_exchangeRateTimeStamp',
+    'exchangeRateTimeStamp is yyyyMMddHHmmss in GMT (14 digits), a real date and time',
+  ),
   'DE-AMOUNT-FORMAT': rule(
     DE,
     'error',

@@ -1,6 +1,7 @@
 /** Data element rules: each field and each EMV tag on its own (formats, value sets, lengths). */
 import { EmvValueError, hexToBytes, validateTagValue } from '../../src/emv/index.js';
 import { currencyByAlpha } from '../../src/money/index.js';
+import { isDigitDateTime } from '../../src/vocabulary/gateway-time.js';
 import { isServiceName } from '../../src/vocabulary/services.js';
 import type { Finding } from '../session.js';
 import { finding, tagField, type RuleId } from './catalog.js';
@@ -107,22 +108,6 @@ function isPresent(v: unknown): boolean {
   return v !== undefined && v !== null && v !== '';
 }
 
-/** YYYYMMDDhhmmss, a real calendar date and time. */
-export function isLocalDateTime(value: string): boolean {
-  const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(value);
-  if (!m) return false;
-  const [year, month, day, hour, minute, second] = m.slice(1).map(Number) as [
-    number,
-    number,
-    number,
-    number,
-    number,
-    number,
-  ];
-  if (month < 1 || month > 12 || day < 1 || hour > 23 || minute > 59 || second > 59) return false;
-  return day <= new Date(Date.UTC(year, month, 0)).getUTCDate();
-}
-
 function requiredFields(view: MessageView): Finding[] {
   const { service } = view;
   if (!isServiceName(service)) return [];
@@ -224,12 +209,32 @@ function valueSets(view: MessageView): Finding[] {
   return out;
 }
 
-function dateTime(view: MessageView): Finding[] {
-  const path = 'merchantInformation.transactionLocalDateTime';
-  const raw = field(view.message.body, path);
-  if (raw === undefined) return [];
-  if (typeof raw === 'string' && isLocalDateTime(raw)) return [];
-  return [finding('DE-LOCAL-DATETIME', path, `${path} must be YYYYMMDDhhmmss, a real local date and time`)];
+/**
+ * Fields the gateway takes as 14 digits YYYYMMDDhhmmss, a real date and time (src/vocabulary/gateway-time.ts): the
+ * terminal's local time of the transaction, and the time stamp of a conversion's rate in GMT (the gateway's public
+ * field reference, purchaseTotals_exchangeRateTimeStamp: "Data Length: 14, Data Format: yyyyMMDDhhmmss").
+ */
+const DIGIT_DATE_TIMES: ReadonlyArray<{ rule: RuleId; path: string; expected: string }> = [
+  {
+    rule: 'DE-LOCAL-DATETIME',
+    path: 'merchantInformation.transactionLocalDateTime',
+    expected: 'YYYYMMDDhhmmss, a real local date and time',
+  },
+  {
+    rule: 'DE-DCC-RATE-TIMESTAMP',
+    path: 'orderInformation.amountDetails.exchangeRateTimeStamp',
+    expected: 'yyyyMMddHHmmss in GMT, a real date and time',
+  },
+];
+
+function dateTimes(view: MessageView): Finding[] {
+  const out: Finding[] = [];
+  for (const row of DIGIT_DATE_TIMES) {
+    const raw = field(view.message.body, row.path);
+    if (raw !== undefined && !isDigitDateTime(raw))
+      out.push(finding(row.rule, row.path, `${row.path} must be ${row.expected}`));
+  }
+  return out;
 }
 
 function amounts(view: MessageView): Finding[] {
@@ -285,7 +290,7 @@ export function checkDataElements(view: MessageView): Finding[] {
   return [
     ...requiredFields(view),
     ...valueSets(view),
-    ...dateTime(view),
+    ...dateTimes(view),
     ...amounts(view),
     ...tagFormats(view),
   ];

@@ -18,7 +18,7 @@ const OFFER: DccOfferSummary = {
   exchangeRate: '1.331838',
   exchangeRateInverted: false,
   marginRate: '3.5',
-  rateTimeUtc: '2025-01-06T08:00:00Z',
+  exchangeRateTimeStamp: '20250106080000',
   expiresAtUtc: '2025-01-06T08:10:00Z',
   disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
 };
@@ -187,7 +187,7 @@ const RENEWED: DccOfferSummary = {
   reconciliationId: 'rec-2',
   billingAmountMinor: 671,
   exchangeRate: '1.342105',
-  rateTimeUtc: '2025-01-06T08:10:00Z',
+  exchangeRateTimeStamp: '20250106081000',
   expiresAtUtc: '2025-01-06T08:20:00Z',
 };
 

@@ -1,5 +1,6 @@
 import { BASE_LOCALE, formatDecimal } from '../i18n/index.js';
 import { requireCurrency, toDecimalString } from '../money/index.js';
+import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import type { DccOfferSummary, DccSelection } from './effects.js';
 
 /**
@@ -49,8 +50,8 @@ export function offerChoosableForMs(
   nowMs: number,
   marginMs: number,
 ): number {
-  const expiresAtMs = Date.parse(offer.expiresAtUtc);
-  return Number.isNaN(expiresAtMs) ? 0 : expiresAtMs - marginMs - nowMs;
+  const expiresAtMs = isoDateTimeMs(offer.expiresAtUtc);
+  return expiresAtMs === undefined ? 0 : expiresAtMs - marginMs - nowMs;
 }
 
 /** A decimal string as an integer and its number of decimals ("1.331838" → 1331838n, 6). */
@@ -77,7 +78,7 @@ export type DccRate = Pick<
   | 'billingCurrency'
   | 'exchangeRate'
   | 'exchangeRateInverted'
-  | 'rateTimeUtc'
+  | 'exchangeRateTimeStamp'
 >;
 
 /**

@@ -190,8 +190,12 @@ export interface DccOfferSummary {
   exchangeRateInverted: boolean;
   /** Margin over the wholesale rate, percent, as the gateway wrote it. */
   marginRate: string;
-  /** `exchangeRateTimeUtc` of the offer (sent back as `exchangeRateTimeStamp`). */
-  rateTimeUtc: string;
+  /**
+   * When the rate was set, as the authorization and its follow-ons send it (`exchangeRateTimeStamp`): the offer's
+   * `exchangeRateTimeUtc` as 14 digits `yyyyMMddHHmmss` in UTC (src/vocabulary/gateway-time.ts). A follow-on of a
+   * payment converted by an earlier version repeats what its authorization sent, which may be that ISO 8601 text.
+   */
+  exchangeRateTimeStamp: string;
   /** `exchangeRateExpirationTimeUtc`: the offer cannot be used after it. */
   expiresAtUtc: string;
   rateId?: string;

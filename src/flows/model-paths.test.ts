@@ -82,7 +82,7 @@ const OFFER: DccOfferSummary = {
   exchangeRate: '1.331838',
   exchangeRateInverted: false,
   marginRate: '3.5',
-  rateTimeUtc: '2025-01-06T08:00:00Z',
+  exchangeRateTimeStamp: '20250106080000',
   expiresAtUtc: '2025-01-06T08:10:00Z',
   disclaimer: 'I have chosen to pay in the card currency.',
 };

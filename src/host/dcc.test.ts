@@ -34,6 +34,7 @@ const ANSWER: DccOfferResult = {
       exchangeRate: '167.01795',
       marginRate: '3.5',
       exchangeRateTimeUtc: '2030-01-15T09:00:00Z',
+      exchangeRateTimeStamp: '20300115090000',
       exchangeRateExpirationTimeUtc: '2030-01-15T09:10:00Z',
       rateId: 'rate-1',
       exchangeRateInverted: false,
@@ -53,7 +54,7 @@ const SUMMARY: DccOfferSummary = {
   exchangeRate: '167.01795',
   exchangeRateInverted: false,
   marginRate: '3.5',
-  rateTimeUtc: '2030-01-15T09:00:00Z',
+  exchangeRateTimeStamp: '20300115090000',
   expiresAtUtc: '2030-01-15T09:10:00Z',
   rateId: 'rate-1',
   disclaimer: 'Chosen freely. Conversion by the merchant.',
@@ -180,6 +181,11 @@ describe('presentableOffer', () => {
     expect(presentableOffer(variant({ exchangeRateExpirationTimeUtc: undefined }), INPUT, NOW)).toBeNull();
   });
 
+  it("carries the offer's rate time as the 14 digits the authorization sends, and refuses an offer without it", () => {
+    expect(presentableOffer(ANSWER, INPUT, NOW)).toEqual(SUMMARY);
+    expect(presentableOffer(variant({ exchangeRateTimeStamp: undefined }), INPUT, NOW)).toBeNull();
+  });
+
   it('refuses an expired offer and one for another price or in the local currency', () => {
     expect(
       presentableOffer(variant({ exchangeRateExpirationTimeUtc: '2030-01-15T08:59:59Z' }), INPUT, NOW),
@@ -197,7 +203,7 @@ describe('DCC fields per processor family', () => {
       billingAmountMinor: 2_088,
       billingCurrency: 'JPY',
       exchangeRate: '167.01795',
-      exchangeRateTimeStamp: '2030-01-15T09:00:00Z',
+      exchangeRateTimeStamp: '20300115090000',
       offerId: 'offer-1',
       reconciliationId: 'rec-1',
     });
@@ -250,7 +256,7 @@ describe('dccFieldsFor a follow-on: the refund of a converted payment (the host 
       billingAmountMinor: 2_088,
       billingCurrency: 'JPY',
       exchangeRate: '167.01795',
-      exchangeRateTimeStamp: '2030-01-15T09:00:00Z',
+      exchangeRateTimeStamp: '20300115090000',
       offerId: 'offer-1',
       reconciliationId: 'rec-1',
     });

@@ -12,6 +12,7 @@ import type { DccOffer, DccOfferRequest, DccOfferResult } from '../gateway/servi
 import type { DccFields } from '../gateway/services/types.js';
 import type { Logger } from '../log/index.js';
 import { currencyByAlpha, isRateText } from '../money/index.js';
+import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import type { CardStore } from './card-store.js';
 
 /**
@@ -81,10 +82,10 @@ export function presentableOffer(
   if (result.kind !== 'offer' || result.disclaimer === undefined) return null;
   const offer = result.offers.find((o: DccOffer) => o.currency !== input.currency);
   if (offer === undefined) return null;
-  const { marginRate, exchangeRateTimeUtc, exchangeRateExpirationTimeUtc } = offer;
+  const { marginRate, exchangeRateTimeStamp, exchangeRateExpirationTimeUtc } = offer;
   if (
     marginRate === undefined ||
-    exchangeRateTimeUtc === undefined ||
+    exchangeRateTimeStamp === undefined ||
     exchangeRateExpirationTimeUtc === undefined ||
     currencyByAlpha(offer.currency) === undefined ||
     !isRateText(offer.exchangeRate) ||
@@ -95,8 +96,8 @@ export function presentableOffer(
   // An offer for another price or currency than the one asked about cannot be authorized against.
   if (offer.originalCurrency !== undefined && offer.originalCurrency !== input.currency) return null;
   if (offer.originalAmountMinor !== undefined && offer.originalAmountMinor !== input.amountMinor) return null;
-  const expires = Date.parse(exchangeRateExpirationTimeUtc);
-  if (Number.isNaN(expires) || expires <= now.getTime()) return null;
+  const expires = isoDateTimeMs(exchangeRateExpirationTimeUtc);
+  if (expires === undefined || expires <= now.getTime()) return null;
   return {
     offerId: result.id,
     ...(result.reconciliationId !== undefined ? { reconciliationId: result.reconciliationId } : {}),
@@ -107,7 +108,7 @@ export function presentableOffer(
     exchangeRate: offer.exchangeRate,
     exchangeRateInverted: offer.exchangeRateInverted === true,
     marginRate,
-    rateTimeUtc: exchangeRateTimeUtc,
+    exchangeRateTimeStamp,
     expiresAtUtc: exchangeRateExpirationTimeUtc,
     ...(offer.rateId !== undefined ? { rateId: offer.rateId } : {}),
     disclaimer: result.disclaimer,
@@ -135,7 +136,8 @@ export function dccFieldsFor(
     billingAmountMinor: convertAtOfferRate(localMinor, offer),
     billingCurrency: offer.billingCurrency,
     exchangeRate: offer.exchangeRate,
-    exchangeRateTimeStamp: offer.rateTimeUtc,
+    // As the offer gave it to the authorization, or as the authorization sent it to a follow-on (money rule 7).
+    exchangeRateTimeStamp: offer.exchangeRateTimeStamp,
     offerId: offer.offerId,
     ...(offer.reconciliationId !== undefined ? { reconciliationId: offer.reconciliationId } : {}),
   };

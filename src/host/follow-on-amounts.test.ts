@@ -42,7 +42,7 @@ const OFFER: DccOfferSummary = {
   exchangeRate: '161.234',
   exchangeRateInverted: false,
   marginRate: '3.5',
-  rateTimeUtc: '2030-01-01T08:00:00Z',
+  exchangeRateTimeStamp: '20300101080000',
   expiresAtUtc: '2999-01-01T08:00:00Z',
   disclaimer: 'disclaimer',
 };

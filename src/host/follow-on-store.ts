@@ -24,7 +24,7 @@ export function journalFollowOnStore(store: AuthorizationDataStore, family: 'A' 
         billingCurrency: t.billingCurrency,
         exchangeRate: t.exchangeRate,
         exchangeRateInverted: t.exchangeRateInverted,
-        rateTimeUtc: t.exchangeRateTimeStamp,
+        exchangeRateTimeStamp: t.exchangeRateTimeStamp,
       },
     };
   };
@@ -42,7 +42,7 @@ export function journalFollowOnStore(store: AuthorizationDataStore, family: 'A' 
           billingAmountMinor: o.billingAmountMinor,
           billingCurrency: o.billingCurrency,
           exchangeRate: o.exchangeRate,
-          exchangeRateTimeStamp: o.rateTimeUtc,
+          exchangeRateTimeStamp: o.exchangeRateTimeStamp,
           exchangeRateInverted: o.exchangeRateInverted,
           localAmountMinor: o.localAmountMinor,
           localCurrency: o.localCurrency,

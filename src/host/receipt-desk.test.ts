@@ -284,7 +284,7 @@ describe('ReceiptDesk', () => {
       exchangeRate: '1.331838',
       exchangeRateInverted: false,
       marginRate: '3.5',
-      rateTimeUtc: '2026-11-24T08:00:00Z',
+      exchangeRateTimeStamp: '20261124080000',
       expiresAtUtc: '2026-11-24T08:10:00Z',
       disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
     };

@@ -54,7 +54,7 @@ const OFFER: DccOfferSummary = {
   exchangeRate: '1.331838',
   exchangeRateInverted: false,
   marginRate: '3.5',
-  rateTimeUtc: '2026-11-24T08:00:00Z',
+  exchangeRateTimeStamp: '20261124080000',
   expiresAtUtc: '2026-11-24T08:10:00Z',
   disclaimer: 'I have chosen to pay in the card currency. The conversion is provided by the merchant.',
 };
@@ -171,6 +171,16 @@ describe('buildReceipt', () => {
       expect(valueOf(doc, 'Currency choice')).toBe(
         'You were offered a choice of currencies and chose to pay in USD.',
       );
+    });
+
+    it('states the rate time in UTC as a person reads it, and one an earlier version sent as ISO text as it was', () => {
+      const at = (exchangeRateTimeStamp: string) =>
+        valueOf(
+          buildReceipt(sale(), { conversion: { ...OFFER, exchangeRateTimeStamp } }, SETTINGS),
+          'Rate time (UTC)',
+        );
+      expect(at('20261231235959')).toBe('2026-12-31T23:59:59Z');
+      expect(at('2026-11-24T08:00:00Z')).toBe('2026-11-24T08:00:00Z');
     });
 
     it('prints the gateway disclaimer verbatim', () => {

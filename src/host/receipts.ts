@@ -35,6 +35,7 @@ import {
   type Translator,
 } from '../i18n/index.js';
 import { receiptApprovalCode, type IssuedReceiptNote } from '../journal/index.js';
+import { isoOfUtcTimeStamp } from '../vocabulary/gateway-time.js';
 import type { Receipt } from './api.js';
 
 /**
@@ -473,7 +474,9 @@ function conversionFields(
       tr.t('receipt.dcc.markup', { margin: dccMarginText(offer, tr.locale), source: settings.dccRateSource }),
     ),
     field(label('rateSource'), settings.dccRateSource),
-    field(label('rateTime'), offer.rateTimeUtc),
+    // The time the follow-ons repeat, as a person reads it: the UTC time of the 14-digit stamp; a stamp sent as ISO
+    // 8601 text by an earlier version is that text already.
+    field(label('rateTime'), isoOfUtcTimeStamp(offer.exchangeRateTimeStamp) ?? offer.exchangeRateTimeStamp),
     field(label('provider'), settings.dccProvider),
     field(label('currencyChoice'), tr.t('receipt.dcc.choice', { currency: offer.billingCurrency })),
     // The gateway's words, as they came (gateway.md §5): never translated.

@@ -39,7 +39,10 @@ export interface StoredDccTerms {
   exchangeRate: string;
   /** Whether `exchangeRate` is units of `localCurrency` per unit of `billingCurrency` (as the offer said). */
   exchangeRateInverted: boolean;
-  /** `exchangeRateTimeStamp` of the offer, as sent. */
+  /**
+   * `exchangeRateTimeStamp` as the authorization sent it, which its follow-ons repeat: 14 digits `yyyyMMddHHmmss` in
+   * UTC; a payment converted by an earlier version keeps the offer's ISO 8601 text it sent then (never rewritten).
+   */
   exchangeRateTimeStamp: string;
   offerId?: string;
   reconciliationId?: string;

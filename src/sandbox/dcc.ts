@@ -230,7 +230,12 @@ export function checkDccAuthorization(
   const currency = r.currency('orderInformation.amountDetails.currency');
   const total = r.amount('orderInformation.amountDetails.totalAmount', currency);
   const rate = r.text('orderInformation.amountDetails.exchangeRate', true, true);
-  const exchangeRateTimeStamp = r.text('orderInformation.amountDetails.exchangeRateTimeStamp', true);
+  // The time stamp of the rate, 14 digits yyyyMMDDhhmmss in GMT (the gateway's public field reference): an ISO 8601
+  // text is INVALID_DATA, as the gateway refuses it.
+  const exchangeRateTimeStamp = r.dateTimeDigits(
+    'orderInformation.amountDetails.exchangeRateTimeStamp',
+    true,
+  );
   const familyA =
     r.has('orderInformation.amountDetails.originalAmount') ||
     r.has('orderInformation.amountDetails.originalCurrency');
@@ -342,7 +347,8 @@ const CONVERSION_TOLERANCE_MINOR = 1;
  * the billing currency for family A, the merchant's for family B); currency equality is checked by the caller.
  *
  * Missing fields of the authorization's family are MISSING_FIELD; a rate other than the authorization's is
- * INVALID_DATA on `exchangeRate`; a local/billing pair that does not convert at that rate (half up, one minor unit
+ * INVALID_DATA on `exchangeRate`; an `exchangeRateTimeStamp` that is not 14 digits of a real date and time, or not
+ * the authorization's, is INVALID_DATA on it; a local/billing pair that does not convert at that rate (half up, one minor unit
  * either side: the client may keep a partial amount strictly below the full one) is INVALID_DATA on the converted
  * amount. Nothing is checked when the authorization was not converted.
  */
@@ -364,15 +370,14 @@ export function checkDccFollowOn(
   if (pairCurrency !== undefined && pairCurrency !== expectedPairCurrency)
     r.invalid(`${base}.${pairField}Currency`, `${pairField}Currency must be ${expectedPairCurrency}`);
   const pairMinor = r.amount(`${base}.${pairField}Amount`, expectedPairCurrency);
-  if (family === 'B') {
-    const stamp = r.text(`${base}.exchangeRateTimeStamp`, true);
-    if (
-      stamp !== undefined &&
-      terms.exchangeRateTimeStamp !== undefined &&
-      stamp !== terms.exchangeRateTimeStamp
-    )
-      r.invalid(`${base}.exchangeRateTimeStamp`, "exchangeRateTimeStamp must be the authorization's");
-  }
+  // Required of family B; of family A, when sent, in the same form. Either way the authorization's own.
+  const stamp = r.dateTimeDigits(`${base}.exchangeRateTimeStamp`, family === 'B');
+  if (
+    stamp !== undefined &&
+    terms.exchangeRateTimeStamp !== undefined &&
+    stamp !== terms.exchangeRateTimeStamp
+  )
+    r.invalid(`${base}.exchangeRateTimeStamp`, "exchangeRateTimeStamp must be the authorization's");
   if (pairMinor === undefined || totalMinor === undefined) return;
   // Family A: totalAmount is the billing amount of the local originalAmount; family B: foreignAmount is the billing
   // amount of the local totalAmount.

@@ -158,14 +158,18 @@ export class FieldReader {
     }
   }
 
-  /** `YYYYMMDDhhmmss`, a real date and time (spec 001: 14 digits, date then time). */
-  localDateTime(path: string, required: boolean): void {
+  /**
+   * `YYYYMMDDhhmmss`, a real date and time: `merchantInformation.transactionLocalDateTime` (spec 001: 14 digits, date
+   * then time, local) and `exchangeRateTimeStamp` (the same form in GMT, the gateway's public field reference).
+   * Returns the text when it is one.
+   */
+  dateTimeDigits(path: string, required: boolean): string | undefined {
     const v = this.text(path, required);
-    if (v === undefined) return;
+    if (v === undefined) return undefined;
     const m = /^(\d{4})(\d{2})(\d{2})(\d{2})(\d{2})(\d{2})$/.exec(v);
     if (!m) {
       this.invalid(path, `${path} must be 14 digits YYYYMMDDhhmmss`);
-      return;
+      return undefined;
     }
     const y = Number(m[1]);
     const mo = Number(m[2]);
@@ -174,8 +178,11 @@ export class FieldReader {
     const mi = Number(m[5]);
     const s = Number(m[6]);
     const date = new Date(Date.UTC(y, mo - 1, d, h, mi, s));
-    if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59)
+    if (date.getUTCMonth() !== mo - 1 || date.getUTCDate() !== d || h > 23 || mi > 59 || s > 59) {
       this.invalid(path, `${path} is not a valid date and time`);
+      return undefined;
+    }
+    return v;
   }
 
   /** Throws the 400 answer when any problem was collected. */

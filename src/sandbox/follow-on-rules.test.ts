@@ -32,9 +32,15 @@ const OFFER = {
   pointOfSaleInformation: { entryMode: 'CONTACTLESS', terminalId: 'T1' },
 };
 
-/** A family A converted pre-authorization of 20.00 EUR; its id, the offer's rate and billing amount. */
-async function convertedAuthorization(): Promise<{
-  id: string;
+/** The rate time stamp the converted pre-authorizations below send: 14 digits yyyyMMDDhhmmss, GMT. */
+const STAMP = '20261122101500';
+
+/**
+ * A family A converted pre-authorization of 20.00 EUR sent with `stamp` as its exchangeRateTimeStamp: the answer,
+ * the offer's rate and billing amount, and the EMV tags sent.
+ */
+async function authorizeConverted(stamp: string): Promise<{
+  answer: Awaited<ReturnType<SignedClient['send']>>;
   rate: string;
   billing: string;
   tags: string;
@@ -55,13 +61,24 @@ async function convertedAuthorization(): Promise<{
     originalAmount: '20.00',
     originalCurrency: 'EUR',
     exchangeRate: rate,
-    exchangeRateTimeStamp: '2026-11-22T10:15:00Z',
+    exchangeRateTimeStamp: stamp,
     currencyConversion: { indicator: '1', reconciliationId: conversion.reconciliationId },
   });
-  const a = await client.send('POST', '/pts/v2/payments', body);
-  expect(a.status).toBe(201);
+  const answer = await client.send('POST', '/pts/v2/payments', body);
   const tags = (body.pointOfSaleInformation as { emv: { tags: string } }).emv.tags;
-  return { id: String(a.body.id), rate, billing, tags };
+  return { answer, rate, billing, tags };
+}
+
+/** A family A converted pre-authorization of 20.00 EUR; its id, the offer's rate and billing amount. */
+async function convertedAuthorization(): Promise<{
+  id: string;
+  rate: string;
+  billing: string;
+  tags: string;
+}> {
+  const { answer, rate, billing, tags } = await authorizeConverted(STAMP);
+  expect(answer.status).toBe(201);
+  return { id: String(answer.body.id), rate, billing, tags };
 }
 
 function withDcc(body: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
@@ -175,6 +192,41 @@ describe('the follow-ons of a converted authorization (spec 001, DCC)', () => {
     const second = await convertedAuthorization();
     const bare = sampleReversal(amount, 'USD', second.tags);
     expect((await client.send('POST', `/pts/v2/payments/${second.id}/reversals`, bare)).status).toBe(201);
+  });
+});
+
+describe("a converted authorization's exchangeRateTimeStamp (14 digits yyyyMMDDhhmmss, GMT)", () => {
+  const FIELD = 'orderInformation.amountDetails.exchangeRateTimeStamp';
+
+  it('refuses one in any other form as INVALID_DATA, naming the field', async () => {
+    for (const stamp of ['2026-11-22T10:15:00Z', '2026112210150', '20261131101500', '20261122241500']) {
+      const { answer } = await authorizeConverted(stamp);
+      expect(answer.status, stamp).toBe(400);
+      expect(answer.body, stamp).toMatchObject({ status: 'INVALID_REQUEST', reason: 'INVALID_DATA' });
+      expect(answer.body.details, stamp).toContainEqual({ field: FIELD, reason: 'INVALID_DATA' });
+    }
+  });
+
+  it("refuses a follow-on whose stamp is not the authorization's, in form or in time, and takes it with it", async () => {
+    const auth = await convertedAuthorization();
+    const amount = Math.round(Number(auth.billing) * 100);
+    const reverse = (stamp: string) =>
+      client.send(
+        'POST',
+        `/pts/v2/payments/${auth.id}/reversals`,
+        withDcc(sampleReversal(amount, 'USD', auth.tags), {
+          exchangeRate: auth.rate,
+          originalAmount: '20.00',
+          originalCurrency: 'EUR',
+          exchangeRateTimeStamp: stamp,
+        }),
+      );
+    for (const stamp of ['2026-11-22T10:15:00Z', '20261122101501']) {
+      const a = await reverse(stamp);
+      expect(a.status, stamp).toBe(400);
+      expect(a.body.details, stamp).toEqual([{ field: FIELD, reason: 'INVALID_DATA' }]);
+    }
+    expect((await reverse(STAMP)).status).toBe(201);
   });
 });
 

@@ -401,7 +401,7 @@ describe('gateway client against the sandbox', () => {
         billingAmountMinor: first.amountMinor,
         billingCurrency: first.currency,
         exchangeRate: first.exchangeRate,
-        exchangeRateTimeStamp: first.exchangeRateTimeUtc ?? '20260101120000',
+        exchangeRateTimeStamp: first.exchangeRateTimeStamp ?? '20260101120000',
         offerId: offer.id,
         ...(offer.reconciliationId !== undefined ? { reconciliationId: offer.reconciliationId } : {}),
       },

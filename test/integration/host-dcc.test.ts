@@ -228,6 +228,10 @@ describe('terminal host: currency conversion (DCC)', () => {
       exchangeRate: amountDetailsOf(auth!.requests[0]?.body).exchangeRate,
       currencyConversion: { indicator: '1' },
     });
+    // The offer's rate time, sent as the gateway takes it (14 digits yyyyMMddHHmmss, GMT) and repeated by the capture.
+    const stamp = amountDetailsOf(auth!.requests[0]?.body).exchangeRateTimeStamp;
+    expect(stamp).toMatch(/^\d{14}$/);
+    expect(amountDetailsOf(capture!.requests[0]?.body).exchangeRateTimeStamp).toBe(stamp);
     expect(host.sandbox!.consistency().ok).toBe(true);
   });
 

@@ -31,7 +31,7 @@ const OFFER: DccOfferSummary = {
   exchangeRate: '1.331838',
   exchangeRateInverted: false,
   marginRate: '3.5',
-  rateTimeUtc: '2025-01-06T08:00:00Z',
+  exchangeRateTimeStamp: '20250106080000',
   expiresAtUtc: '2025-01-06T08:10:00Z',
   disclaimer:
     'I have been offered a choice of currencies and agree to pay in the card currency. The conversion is provided by the merchant.',

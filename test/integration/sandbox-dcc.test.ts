@@ -165,7 +165,7 @@ describe('DCC offers', () => {
  */
 describe('DCC follow-ons: capture and refund of a converted payment', () => {
   const RATE = '1.120388';
-  const STAMP = '2026-11-22T10:15:00Z';
+  const STAMP = '20261122101500';
   let seq = 0;
   const txId = (label: string): string => `dcc-${label}-${++seq}-${Date.now()}`;
 

@@ -3,6 +3,7 @@ import { resolve } from 'node:path';
 import { loadConfig } from '../../config/index.js';
 import { auditCsv } from '../../host/audit-csv.js';
 import { AUDIT_LIST_MAX, openAuditLogReadOnly, type AuditRecord } from '../../journal/index.js';
+import { isoDateTimeMs } from '../../vocabulary/gateway-time.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
@@ -18,12 +19,17 @@ const USAGE = `parking-terminal audit [--journal PATH] [--config FILE] [--since 
   --csv           CSV (RFC 4180, header row) instead of JSON: {"records": [{id, time, actor, action, subject?,
                   result, code?, details}]}`;
 
-/** An ISO 8601 date or date-time (a time without a zone is UTC), as epoch milliseconds. */
+/**
+ * An ISO 8601 date or date-time, as epoch milliseconds. The operator may leave out the time (midnight), the seconds
+ * and the zone (UTC); the rest is read by the one rule for ISO 8601 date-times (src/vocabulary/gateway-time.ts).
+ */
 function parseSince(value: string): number {
-  const iso = /^\d{4}-\d{2}-\d{2}(?:T\d{2}:\d{2}(?::\d{2}(?:\.\d{1,3})?)?(?:Z|[+-]\d{2}:\d{2})?)?$/;
-  const withZone = /T.*(?:Z|[+-]\d{2}:\d{2})$/.test(value) || !value.includes('T') ? value : `${value}Z`;
-  const ms = iso.test(value) ? Date.parse(withZone) : NaN;
-  if (!Number.isFinite(ms) || ms < 0)
+  const parts = /^([^T]+)(?:T(\d{2}:\d{2})(:[^Z+-]+)?(Z|[+-].+)?)?$/.exec(value);
+  const ms =
+    parts === null
+      ? undefined
+      : isoDateTimeMs(`${parts[1]}T${parts[2] ?? '00:00'}${parts[3] ?? ':00'}${parts[4] ?? 'Z'}`);
+  if (ms === undefined)
     throw new UsageError('BAD_ARGUMENTS', `--since takes an ISO 8601 date or date-time, got "${value}"`);
   return ms;
 }

@@ -163,3 +163,42 @@ describe('a DCC offer status nobody documented', () => {
     expect(read).not.toThrow(/SSSS/);
   });
 });
+
+describe('the rate time of a DCC offer', () => {
+  it('is taken only as an ISO 8601 date-time with seconds and a zone (GW_PARSE otherwise)', () => {
+    for (const time of [
+      '2026-01-01 junk',
+      '2026-11-30',
+      '2026-11-30T08:00Z',
+      '2026-11-30T08:00:00',
+      '2026-11-30 08:00:00Z',
+      '30 Nov 2026 08:00:00 GMT',
+      '2026-02-30T08:00:00Z',
+      '2026-11-30T24:00:00Z',
+      '2026-11-30T08:00:00+24:00',
+      '20261130080000',
+      1_796_025_600_000,
+    ]) {
+      expect(() => parseDccOfferAnswer(offerAnswer({ exchangeRateTimeUtc: time })), String(time)).toThrow(
+        expect.objectContaining({ code: 'GW_PARSE' }),
+      );
+      expect(
+        () => parseDccOfferAnswer(offerAnswer({ exchangeRateExpirationTimeUtc: time })),
+        String(time),
+      ).toThrow(expect.objectContaining({ code: 'GW_PARSE' }));
+    }
+  });
+
+  it('is sent back as 14 digits yyyyMMddHHmmss in UTC, the form of exchangeRateTimeStamp', () => {
+    expect(firstOffer(offerAnswer({}))).toMatchObject({
+      exchangeRateTimeUtc: '2026-11-30T08:00:00Z',
+      exchangeRateTimeStamp: '20261130080000',
+      exchangeRateExpirationTimeUtc: '2026-11-30T08:10:00Z',
+    });
+    // Another zone is the same instant in UTC; a fraction of a second stays in its second.
+    expect(firstOffer(offerAnswer({ exchangeRateTimeUtc: '2026-12-01T00:30:15.999+01:00' }))).toMatchObject({
+      exchangeRateTimeUtc: '2026-12-01T00:30:15.999+01:00',
+      exchangeRateTimeStamp: '20261130233015',
+    });
+  });
+});

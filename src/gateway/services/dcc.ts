@@ -9,6 +9,7 @@ import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { isGatewayId } from '../gateway-id.js';
 import { quotedCode, reasonCode } from '../outcome.js';
 import { isDisclaimerText } from '../../vocabulary/dcc-disclaimer.js';
+import { isoDateTimeMs, utcTimeStamp } from '../../vocabulary/gateway-time.js';
 import type { Partner } from './types.js';
 
 /** Path of the offer service (reference/gateway.md §2). */
@@ -78,7 +79,14 @@ export interface DccOffer {
   exchangeRate: string;
   /** Margin in percent, as written by the gateway. */
   marginRate?: string;
+  /** When the rate was set: an ISO 8601 date-time with seconds and a zone, as the gateway wrote it. */
   exchangeRateTimeUtc?: string;
+  /**
+   * The same time as a converted authorization sends it back (`exchangeRateTimeStamp`): 14 digits `yyyyMMddHHmmss`
+   * in UTC. Present exactly when `exchangeRateTimeUtc` is.
+   */
+  exchangeRateTimeStamp?: string;
+  /** Until when the offer holds: an ISO 8601 date-time with seconds and a zone, as the gateway wrote it. */
   exchangeRateExpirationTimeUtc?: string;
   /**
    * The offer's rate identifier, in the shape of a gateway id ({@link isGatewayId}); absent when the answer gave none
@@ -153,20 +161,22 @@ export function buildDccOfferBody(r: DccOfferRequest): Buffer {
   return Buffer.from(JSON.stringify(body), 'utf8');
 }
 
-/** Longest time stamp of an offer the terminal keeps (the journal's `exchangeRateTimeStamp`). */
-const MAX_TIME_TEXT = 64;
-
 /**
- * A time of the offer (`exchangeRateTimeUtc`, `exchangeRateExpirationTimeUtc`): kept, shown and sent back as written,
- * so a text of at most {@link MAX_TIME_TEXT} characters that reads as a time; undefined when absent.
+ * A time of the offer (`exchangeRateTimeUtc`, `exchangeRateExpirationTimeUtc`): an ISO 8601 date-time with seconds
+ * and a zone, as the gateway writes its UTC times ({@link isoDateTimeMs}), with the instant it stands for; undefined
+ * when absent.
  * @throws GatewayError GW_PARSE otherwise.
  */
-function timeAt(o: Record<string, unknown>, key: string): string | undefined {
+function timeAt(o: Record<string, unknown>, key: string): { text: string; ms: number } | undefined {
   const v = o[key];
   if (v === undefined || v === null || v === '') return undefined;
-  if (typeof v !== 'string' || v.length > MAX_TIME_TEXT || Number.isNaN(Date.parse(v)))
-    throw new GatewayError('GW_PARSE', `a DCC offer's ${key} is not a time`);
-  return v;
+  const ms = isoDateTimeMs(v);
+  if (ms === undefined)
+    throw new GatewayError(
+      'GW_PARSE',
+      `a DCC offer's ${key} is not an ISO 8601 date-time with seconds and a zone`,
+    );
+  return { text: v as string, ms };
 }
 
 /**
@@ -212,9 +222,14 @@ function offerFrom(v: unknown): DccOffer {
   const marginRate = rateAt(o, 'marginRate');
   if (marginRate !== undefined) out.marginRate = marginRate;
   const rateTime = timeAt(o, 'exchangeRateTimeUtc');
-  if (rateTime !== undefined) out.exchangeRateTimeUtc = rateTime;
+  if (rateTime !== undefined) {
+    out.exchangeRateTimeUtc = rateTime.text;
+    // Converted here, once: the authorization and every follow-on of it send these 14 digits (the journal keeps them
+    // with the payment's terms, DESIGN.md money rule 7).
+    out.exchangeRateTimeStamp = utcTimeStamp(rateTime.ms);
+  }
   const expiry = timeAt(o, 'exchangeRateExpirationTimeUtc');
-  if (expiry !== undefined) out.exchangeRateExpirationTimeUtc = expiry;
+  if (expiry !== undefined) out.exchangeRateExpirationTimeUtc = expiry.text;
   // An id the terminal keeps (and could send back): in the shape of a gateway id or not kept at all — the offer stays
   // usable without it (spec 001's DCC field sets carry the offer's id and reconciliationId, not the rateId).
   const rateId = o.rateId;

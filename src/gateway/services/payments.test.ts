@@ -533,7 +533,7 @@ describe('preparePayment', () => {
       billingAmountMinor: 587,
       billingCurrency: 'EUR',
       exchangeRate: '1.1734',
-      exchangeRateTimeStamp: '2026-01-01T11:59:00Z',
+      exchangeRateTimeStamp: '20260101115900',
       offerId: 'O1',
       reconciliationId: 'R1',
     };
@@ -543,7 +543,7 @@ describe('preparePayment', () => {
       originalAmount: '5.00',
       originalCurrency: 'GBP',
       exchangeRate: '1.1734',
-      exchangeRateTimeStamp: '2026-01-01T11:59:00Z',
+      exchangeRateTimeStamp: '20260101115900',
       currencyConversion: { indicator: '1', id: 'O1', reconciliationId: 'R1' },
     };
     const FAMILY_B = {
@@ -552,7 +552,7 @@ describe('preparePayment', () => {
       foreignAmount: '5.87',
       foreignCurrency: 'EUR',
       exchangeRate: '1.1734',
-      exchangeRateTimeStamp: '2026-01-01T11:59:00Z',
+      exchangeRateTimeStamp: '20260101115900',
       currencyConversion: { indicator: '1' },
     };
 

@@ -69,7 +69,10 @@ export type DccFields =
       billingCurrency: string;
       /** Exchange rate of the offer (margin included), as the offer gave it. */
       exchangeRate: string;
-      /** `exchangeRateTimeStamp` of the offer. */
+      /**
+       * `exchangeRateTimeStamp`, sent as given: the offer's rate time as 14 digits `yyyyMMddHHmmss` in UTC
+       * (`DccOffer.exchangeRateTimeStamp`, ./dcc.ts); a follow-on repeats what its authorization sent.
+       */
       exchangeRateTimeStamp: string;
       /** Offer id and reconciliation id (family A examples send them). */
       offerId?: string;

@@ -55,7 +55,7 @@ export function validateCardPresent(
   r.text('clientReferenceInformation.partner.developerId', service !== 'credit');
   r.text('clientReferenceInformation.partner.solutionId', service !== 'credit');
   r.text('clientReferenceInformation.partner.thirdPartyCertificationNumber', true);
-  r.localDateTime('merchantInformation.transactionLocalDateTime', true);
+  r.dateTimeDigits('merchantInformation.transactionLocalDateTime', true);
   const typeText = r.text('paymentInformation.card.type', true);
   let cardType: '001' | '002' | undefined;
   if (typeText !== undefined) {

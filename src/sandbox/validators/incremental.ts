@@ -27,7 +27,7 @@ export function validateIncrement(r: FieldReader, auth: LedgerTransaction): { ad
     r.invalid(additional !== undefined ? ADDITIONAL : TOTAL, 'an increment must raise the authorized amount');
   if (auth.card?.entryMode !== undefined) {
     r.oneOf('clientReferenceInformation.comments', ['Parking Incremental Auth'], true);
-    r.localDateTime('merchantInformation.transactionLocalDateTime', true);
+    r.dateTimeDigits('merchantInformation.transactionLocalDateTime', true);
     if (r.flag('processingInformation.authorizationOptions.initiator.storedCredentialUsed') !== true)
       r.invalid(
         'processingInformation.authorizationOptions.initiator.storedCredentialUsed',

@@ -558,7 +558,7 @@ export class FleetLink {
       return;
     }
     this.options.logger.info({ id: command.id, command: name }, 'fleet command');
-    const outcome = await terminal.execute(name, command.args);
+    const outcome = await terminal.execute(name, command.args, { id: command.id });
     const reply = this.reply(
       outcome.ok
         ? {

@@ -109,6 +109,8 @@ export const FLEET_COMMANDS = [
   'audit-log',
   'apply-config',
   'restart',
+  'open-stays',
+  'release-stay',
 ] as const;
 export type FleetCommandName = (typeof FLEET_COMMANDS)[number];
 
@@ -117,7 +119,11 @@ export type FleetCommandName = (typeof FLEET_COMMANDS)[number];
  * can sign with: the fleet's Ed25519 public key (src/fleet/command-signature.ts, {@link checkCommand}). A shared HMAC
  * key sits on every terminal, so one key file taken from one kiosk would sign for the whole fleet: `apply-config` can
  * set `gateway.baseUrl`, the gateway's credentials and the fleet key itself. The other commands act only through the
- * terminal's own paths towards the gateway it was started with.
+ * terminal's own paths towards the gateway it was started with. `release-stay` moves money, but only back to the
+ * customer: it reverses in full a tap-and-go hold on the customer's own card, at the gateway the terminal runs with,
+ * through the expiry watch's run — what the expiry does unasked after the maximum stay, and what operator mode's
+ * release (behind the PIN every kiosk shares) does. A key taken from a kiosk can at worst free a hold early; it cannot
+ * send money or card data anywhere, so it is not restricted to the Ed25519 key.
  */
 export const ASYMMETRIC_KEY_COMMANDS: ReadonlySet<string> = new Set<FleetCommandName>(['apply-config']);
 
@@ -225,6 +231,12 @@ export const REPLY_CODES = [
   'FLEET_IDENTITY_CHANGE',
   /** `apply-config` moves the link to a broker (URL, TLS, credentials) the terminal could not connect to: not applied. */
   'BROKER_UNREACHABLE',
+  /** `release-stay`: no open stay has this hold (released, captured or reversed already); nothing sent. */
+  'HOLD_NOT_FOUND',
+  /** `release-stay`: an exit, the expiry watch or recovery is settling the hold; nothing sent. */
+  'HOLD_BUSY',
+  /** `release-stay`: the hold's release is decided and a reversal of it was refused (sent again after its wait). */
+  'HOLD_RELEASING',
   /**
    * Not the answer to a command (its id is null): how many refusals of messages not signed with the fleet key
    * (`BAD_COMMAND`, `BAD_SIGNATURE`, `COMMANDS_DISABLED`) went unanswered and unaudited, beyond the rate the terminal

@@ -77,6 +77,15 @@ export class SimulatedFleetTerminal implements FleetTerminal {
       this.inService = true;
       this.emit({ type: 'in-service' });
     }
+    // A simulated terminal holds no tap-and-go stay: none listed, none to release.
+    if (command === 'open-stays')
+      return Promise.resolve({ ok: true, message: '0 open stay(s)', result: { stays: [] } });
+    if (command === 'release-stay')
+      return Promise.resolve({
+        ok: false,
+        code: 'HOLD_NOT_FOUND',
+        message: 'no open stay has this hold: it was released or settled already',
+      });
     return Promise.resolve({ ok: true, message: `${command} done` });
   }
 }

@@ -30,8 +30,15 @@ export interface FleetTerminal {
     | { fresh: false; forgotten: true; keptFromMs: number };
   /** Records the reply of a claimed command. */
   finishCommand(id: string, reply: Record<string, unknown>): void;
-  /** Carries out a verified, claimed command. Never throws: a failure is an outcome. */
-  execute(command: FleetCommandName, args: Record<string, unknown>): Promise<CommandOutcome>;
+  /**
+   * Carries out a verified, claimed command. Never throws: a failure is an outcome. `context.id`: the command's id, what
+   * a command that acts on the terminal's money records as who asked (the audit log of `release-stay`).
+   */
+  execute(
+    command: FleetCommandName,
+    args: Record<string, unknown>,
+    context: { id: string },
+  ): Promise<CommandOutcome>;
   /**
    * Records a command carried out, refused or failed in the audit log (actor `fleet`). With `dropped` (code
    * `RATE_LIMITED`, id null): one record for the refusals of unsigned messages left unanswered, counted by code.

@@ -727,6 +727,8 @@ export type OperatorResponse =
       message: string;
       /** The reversal's transactionId. */
       transactionId?: string;
+      /** What the approved reversal gave back: the hold in full, in its currency (outcome `released`, code APPROVED). */
+      reversed?: DisplayAmount;
     };
 
 /** The API itself, as the UI sees it on either transport. */

@@ -101,9 +101,14 @@ describe('the terminal under the fleet', () => {
     });
     const events: unknown[] = [];
     fleet.onEvent((e) => events.push(e));
-    expect(await fleet.execute('out-of-service', { notice: 'works' })).toMatchObject({ ok: true });
-    expect(await fleet.execute('out-of-service', {})).toMatchObject({ ok: false, code: 'NOT_ALLOWED' });
-    expect(await fleet.execute('in-service', {})).toMatchObject({ ok: true });
+    expect(await fleet.execute('out-of-service', { notice: 'works' }, { id: 'C1' })).toMatchObject({
+      ok: true,
+    });
+    expect(await fleet.execute('out-of-service', {}, { id: 'C1' })).toMatchObject({
+      ok: false,
+      code: 'NOT_ALLOWED',
+    });
+    expect(await fleet.execute('in-service', {}, { id: 'C1' })).toMatchObject({ ok: true });
     expect(events).toEqual([
       { type: 'out-of-service', reason: 'service mode: works' },
       { type: 'in-service' },
@@ -124,19 +129,25 @@ describe('the terminal under the fleet', () => {
   it('takes a new configuration only when idle: BUSY during a customer session, then applied and restarted', async () => {
     const { host, fleet, file, restarts } = await fleetTerminal();
     const next = { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET };
-    expect(await fleet.execute('apply-config', { config: { fleet: { url: 'ftp://x' } } })).toMatchObject({
+    expect(
+      await fleet.execute('apply-config', { config: { fleet: { url: 'ftp://x' } } }, { id: 'C1' }),
+    ).toMatchObject({
       ok: false,
       code: 'CONFIG_INVALID',
     });
-    expect(await fleet.execute('apply-config', { config: { reader: {} } })).toMatchObject({
+    expect(await fleet.execute('apply-config', { config: { reader: {} } }, { id: 'C1' })).toMatchObject({
       ok: false,
       code: 'CONFIG_INVALID',
     });
     // A mistyped zone would otherwise restart the terminal into a RangeError on its first START.
     expect(
-      await fleet.execute('apply-config', {
-        config: { terminal: { timezone: 'Europe/Londn' }, fleet: FLEET },
-      }),
+      await fleet.execute(
+        'apply-config',
+        {
+          config: { terminal: { timezone: 'Europe/Londn' }, fleet: FLEET },
+        },
+        { id: 'C1' },
+      ),
     ).toMatchObject({
       ok: false,
       code: 'CONFIG_INVALID',
@@ -144,9 +155,13 @@ describe('the terminal under the fleet', () => {
     });
     // A merchant name the printer cannot print would restart it into a start that refuses it.
     expect(
-      await fleet.execute('apply-config', {
-        config: { receipts: { merchantName: 'Καφέ Parking' }, fleet: FLEET },
-      }),
+      await fleet.execute(
+        'apply-config',
+        {
+          config: { receipts: { merchantName: 'Καφέ Parking' }, fleet: FLEET },
+        },
+        { id: 'C1' },
+      ),
     ).toMatchObject({
       ok: false,
       code: 'CONFIG_INVALID',
@@ -155,11 +170,14 @@ describe('the terminal under the fleet', () => {
     const started = await host.send({ type: 'START' });
     expect(started.ok).toBe(true);
     await waitFor(host, ['enter-ticket'], 5_000);
-    expect(await fleet.execute('apply-config', { config: next })).toMatchObject({ ok: false, code: 'BUSY' });
+    expect(await fleet.execute('apply-config', { config: next }, { id: 'C1' })).toMatchObject({
+      ok: false,
+      code: 'BUSY',
+    });
     expect(restarts).toEqual([]);
     expect((await host.send({ type: 'CANCEL' })).ok).toBe(true);
     await waitFor(host, ['idle'], 5_000);
-    expect(await fleet.execute('apply-config', { config: next })).toMatchObject({ ok: true });
+    expect(await fleet.execute('apply-config', { config: next }, { id: 'C1' })).toMatchObject({ ok: true });
     expect(JSON.parse(readFileSync(file, 'utf8'))).toEqual(next);
     expect(restarts).toHaveLength(1);
     expect(
@@ -182,9 +200,13 @@ describe('the terminal under the fleet', () => {
       ['fleet.commandKeyFile', keyless],
     ];
     for (const [key, section] of cases) {
-      const outcome = await fleet.execute('apply-config', {
-        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: section },
-      });
+      const outcome = await fleet.execute(
+        'apply-config',
+        {
+          config: { reader: { sim: { presentDelayMs: 60 } }, fleet: section },
+        },
+        { id: 'C1' },
+      );
       expect(outcome, key).toMatchObject({
         ok: false,
         code: 'CONFIG_INVALID',
@@ -195,7 +217,7 @@ describe('the terminal under the fleet', () => {
     expect(restarts).toEqual([]);
     // The same configuration with files the link can read is applied.
     const good = { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET };
-    expect(await fleet.execute('apply-config', { config: good })).toMatchObject({ ok: true });
+    expect(await fleet.execute('apply-config', { config: good }, { id: 'C1' })).toMatchObject({ ok: true });
     expect(restarts).toHaveLength(1);
     fleet.close();
   });
@@ -210,9 +232,13 @@ describe('the terminal under the fleet', () => {
       ['journal.path', { journal: { path: 'elsewhere/journal.db' } }],
       ['offline.keyFile', { offline: { keyFile: 'elsewhere/offline.key' } }],
     ] as const) {
-      const outcome = await fleet.execute('apply-config', {
-        config: { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET, ...change },
-      });
+      const outcome = await fleet.execute(
+        'apply-config',
+        {
+          config: { reader: { sim: { presentDelayMs: 50 } }, fleet: FLEET, ...change },
+        },
+        { id: 'C1' },
+      );
       expect(outcome, key).toMatchObject({
         ok: false,
         code: 'CONFIG_INVALID',
@@ -224,9 +250,13 @@ describe('the terminal under the fleet', () => {
     // The same files, named another way, are no move.
     const same = { journal: { path: './var/../var/journal.db' }, offline: { keyFile: 'var/offline.key' } };
     expect(
-      await fleet.execute('apply-config', {
-        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET, ...same },
-      }),
+      await fleet.execute(
+        'apply-config',
+        {
+          config: { reader: { sim: { presentDelayMs: 60 } }, fleet: FLEET, ...same },
+        },
+        { id: 'C1' },
+      ),
     ).toMatchObject({ ok: true });
     expect(restarts).toHaveLength(1);
     fleet.close();
@@ -241,9 +271,13 @@ describe('the terminal under the fleet', () => {
       ['terminal.id', { terminal: { id: 'PT000099' }, fleet: FLEET }],
       ['fleet.topicPrefix', { fleet: { ...FLEET, topicPrefix: 'elsewhere' } }],
     ] as const) {
-      const outcome = await fleet.execute('apply-config', {
-        config: { reader: { sim: { presentDelayMs: 60 } }, ...change },
-      });
+      const outcome = await fleet.execute(
+        'apply-config',
+        {
+          config: { reader: { sim: { presentDelayMs: 60 } }, ...change },
+        },
+        { id: 'C1' },
+      );
       expect(outcome, key).toMatchObject({
         ok: false,
         code: 'FLEET_IDENTITY_CHANGE',
@@ -261,9 +295,13 @@ describe('the terminal under the fleet', () => {
     const { fleet, file, restarts } = await fleetTerminal();
     const before = readFileSync(file, 'utf8');
     const down = { ...FLEET, url: `mqtt://127.0.0.1:${await closedPort()}` };
-    const outcome = await fleet.execute('apply-config', {
-      config: { reader: { sim: { presentDelayMs: 60 } }, fleet: down },
-    });
+    const outcome = await fleet.execute(
+      'apply-config',
+      {
+        config: { reader: { sim: { presentDelayMs: 60 } }, fleet: down },
+      },
+      { id: 'C1' },
+    );
     expect(outcome).toMatchObject({
       ok: false,
       code: 'BROKER_UNREACHABLE',
@@ -276,9 +314,13 @@ describe('the terminal under the fleet', () => {
     try {
       const up = { ...FLEET, url: `mqtt://127.0.0.1:${broker.port}` };
       expect(
-        await fleet.execute('apply-config', {
-          config: { reader: { sim: { presentDelayMs: 60 } }, fleet: up },
-        }),
+        await fleet.execute(
+          'apply-config',
+          {
+            config: { reader: { sim: { presentDelayMs: 60 } }, fleet: up },
+          },
+          { id: 'C1' },
+        ),
       ).toMatchObject({ ok: true });
       expect(broker.connections()).toBe(1);
       expect(restarts).toHaveLength(1);
@@ -299,7 +341,7 @@ describe('the terminal under the fleet', () => {
         result: 'ok',
         details: { notice: 'n'.repeat(1_000) },
       });
-    const outcome = await fleet.execute('audit-log', { limit: 300 });
+    const outcome = await fleet.execute('audit-log', { limit: 300 }, { id: 'C1' });
     expect(outcome).toMatchObject({
       ok: true,
       message: expect.stringContaining('oldest left out') as string,
@@ -343,7 +385,7 @@ describe('the terminal under the fleet', () => {
       recoveryReplyMs: 500,
     });
     const outcome = await Promise.race([
-      fleet.execute('rerun-recovery', {}),
+      fleet.execute('rerun-recovery', {}, { id: 'C1' }),
       new Promise<'no reply'>((r) => setTimeout(() => r('no reply'), 5_000)),
     ]);
     expect(outcome).toMatchObject({
@@ -396,3 +438,135 @@ async function connackServer(): Promise<{ port: number; connections(): number; c
       }),
   };
 }
+
+describe('open stays and their release through the fleet', () => {
+  /** A tap-and-go terminal under the fleet, on the embedded sandbox, with one stay open (its car let out by hand). */
+  async function withOpenStay() {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-fleet-stays-'));
+    writeFileSync(join(cwd, 'fleet.key'), 'a shared fleet key of at least thirty-two characters', {
+      mode: 0o600,
+    });
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: { model: 'tap-and-go' },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 5 } },
+        tariff: { tapAndGoHoldMinor: 598 },
+        fleet: FLEET,
+      }),
+      { logger: silentLogger(), cwd },
+    );
+    hosts.push(host);
+    await waitFor(host, ['idle'], 15_000);
+    expect((await host.send({ type: 'TAP_ENTRY' })).ok).toBe(true);
+    await waitFor(host, ['session'], 15_000);
+    await host.send({ type: 'DONE' });
+    await waitFor(host, ['idle'], 15_000);
+    const fleet = new HostFleetTerminal(host, {
+      configFile: undefined,
+      cwd,
+      logger: silentLogger(),
+      restart: () => undefined,
+    });
+    const [hold] = host.holds.unclaimed();
+    return { host, fleet, hold: hold! };
+  }
+
+  it('lists the open stays as operator mode lists them: masked card, amount held, entry, state; no card number', async () => {
+    const { host, fleet, hold } = await withOpenStay();
+    const outcome = await fleet.execute('open-stays', {}, { id: 'C1' });
+    const asOperator = await host.operator({
+      pin: host.generatedOperatorPin ?? '',
+      action: { type: 'stays' },
+    });
+    expect(asOperator.ok && asOperator.value.type === 'stays').toBe(true);
+    expect(outcome).toEqual({
+      ok: true,
+      message: '1 open stay(s)',
+      result: { stays: asOperator.ok && asOperator.value.type === 'stays' ? asOperator.value.stays : null },
+    });
+    expect(outcome).toMatchObject({
+      result: {
+        stays: [
+          {
+            holdId: hold.holdId,
+            maskedPan: hold.maskedPan,
+            held: { minor: 598, currency: hold.currency },
+            state: 'open',
+          },
+        ],
+      },
+    });
+    const text = JSON.stringify(outcome);
+    expect(text).not.toMatch(/\d{13,19}/);
+    expect(text).not.toContain(hold.fingerprint);
+    expect(text).not.toContain(hold.cardRef);
+  }, 30_000);
+
+  it('bounds the list: a limit of 1 to 100, and no other argument', async () => {
+    const { fleet } = await withOpenStay();
+    for (const args of [{ limit: 0 }, { limit: 101 }, { limit: 1.5 }, { limit: '5' }, { all: true }])
+      expect(await fleet.execute('open-stays', args, { id: 'C1' })).toMatchObject({
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+      });
+    expect(await fleet.execute('open-stays', { limit: 1 }, { id: 'C1' })).toMatchObject({
+      ok: true,
+      result: { stays: [{ state: 'open' }] },
+    });
+  }, 30_000);
+
+  it('releases a stay by the hold watch, answered with the amount reversed and audited with the command id; once', async () => {
+    const { host, fleet, hold } = await withOpenStay();
+    const released = await fleet.execute('release-stay', { holdId: hold.holdId }, { id: 'C7' });
+    expect(released).toMatchObject({
+      ok: true,
+      result: {
+        holdId: hold.holdId,
+        outcome: 'released',
+        code: 'APPROVED',
+        reversed: { minor: 598, currency: hold.currency },
+      },
+    });
+    expect(released.ok && (released.result as { type?: string }).type).toBeUndefined();
+    await host.settle(10_000);
+    expect(host.holds.has(hold.holdId)).toBe(false);
+    expect(await fleet.execute('release-stay', { holdId: hold.holdId }, { id: 'C8' })).toMatchObject({
+      ok: false,
+      code: 'HOLD_NOT_FOUND',
+    });
+    expect(
+      host.journal
+        .list({ limit: 100 })
+        .filter((e) => e.referencedTransactionId === hold.holdId)
+        .map((e) => `${e.service}:${e.state}`),
+    ).toEqual(['reversal:approved']);
+    expect(
+      host.audit
+        .list({})
+        .filter((r) => r.action === 'hold-release')
+        .map((r) => [r.actor, r.subject, r.result, r.code, r.details.commandId]),
+    ).toEqual([
+      ['fleet', hold.holdId, 'ok', 'APPROVED', 'C7'],
+      ['fleet', hold.holdId, 'refused', 'HOLD_NOT_FOUND', 'C8'],
+    ]);
+  }, 30_000);
+
+  it('refuses a bad hold id with BAD_ARGUMENTS and does nothing', async () => {
+    const { host, fleet, hold } = await withOpenStay();
+    for (const args of [
+      {},
+      { holdId: '' },
+      { holdId: 'H 1' },
+      { holdId: 'x'.repeat(65) },
+      { holdId: 7 },
+      { holdId: hold.holdId, force: true },
+    ])
+      expect(await fleet.execute('release-stay', args, { id: 'C1' })).toMatchObject({
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+      });
+    expect(host.holds.has(hold.holdId)).toBe(true);
+    expect(host.journal.list({ limit: 100 }).filter((e) => e.service === 'reversal')).toEqual([]);
+    expect(host.audit.list({}).filter((r) => r.action === 'hold-release')).toEqual([]);
+  }, 30_000);
+});

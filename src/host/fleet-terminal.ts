@@ -1,4 +1,5 @@
 import { statfsSync } from 'node:fs';
+import { z } from 'zod';
 import { writePrivateFileDurably } from '../config/durable-file.js';
 import { appVersion } from './app-version.js';
 import { dirname, extname, resolve } from 'node:path';
@@ -26,6 +27,7 @@ import type { Logger } from '../log/index.js';
 import type { OperatorStatus, RecoveryItem, ServiceResult } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
 import type { IdleVerdict } from './idle.js';
+import { transactionId } from './bridge/protocol.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
@@ -42,6 +44,14 @@ const AUDIT_REPLY_BUDGET_BYTES = REPLY_MAX_BYTES - 4 * 1024;
  * every later command (out-of-service, restart) for as long as the gateway is down.
  */
 const RECOVERY_REPLY_MS = 10_000;
+/**
+ * Most open stays one `open-stays` reply lists (operator mode's list, the last entry first): one is about 250 bytes of
+ * JSON, so a reply stays well within {@link REPLY_MAX_BYTES}.
+ */
+const STAYS_MAX = 100;
+/** The arguments of `open-stays` and `release-stay`: nothing else is taken. */
+const openStaysArgs = z.strictObject({ limit: z.number().int().min(1).max(STAYS_MAX).optional() });
+const releaseStayArgs = z.strictObject({ holdId: transactionId });
 
 export interface HostFleetOptions {
   /** The configuration file the terminal was started with; `apply-config` replaces it. None: embedded defaults. */
@@ -217,7 +227,11 @@ export class HostFleetTerminal implements FleetTerminal {
     });
   }
 
-  async execute(command: FleetCommandName, args: Record<string, unknown>): Promise<CommandOutcome> {
+  async execute(
+    command: FleetCommandName,
+    args: Record<string, unknown>,
+    context: { id: string },
+  ): Promise<CommandOutcome> {
     try {
       switch (command) {
         case 'out-of-service': {
@@ -243,6 +257,10 @@ export class HostFleetTerminal implements FleetTerminal {
           return await this.applyConfig(args);
         case 'restart':
           return this.restart();
+        case 'open-stays':
+          return this.openStays(args);
+        case 'release-stay':
+          return await this.releaseStay(args, context.id);
       }
     } catch (e) {
       return { ok: false, code: 'FAILED', failed: true, message: e instanceof Error ? e.message : String(e) };
@@ -314,6 +332,53 @@ export class HostFleetTerminal implements FleetTerminal {
           : ''),
       result: { records: kept, ...(omitted > 0 ? { omitted } : {}) },
     };
+  }
+
+  /**
+   * The open tap-and-go stays as operator mode lists them (`TerminalHost.openStays`: masked card, amount held, entry,
+   * state; never the card number or its fingerprint), the last entry first, at most `limit`; `more` when there are more.
+   */
+  private openStays(args: Record<string, unknown>): CommandOutcome {
+    const parsed = openStaysArgs.safeParse(args);
+    if (!parsed.success)
+      return { ok: false, code: 'BAD_ARGUMENTS', message: `limit: 1 to ${STAYS_MAX}, and no other argument` };
+    const limit = parsed.data.limit ?? STAYS_MAX;
+    const listed = this.host.openStays(limit + 1);
+    const stays = listed.slice(0, limit);
+    const more = listed.length > limit;
+    return {
+      ok: true,
+      message: `${stays.length} open stay(s)${more ? '; more are open: the last entries listed' : ''}`,
+      result: { stays, ...(more ? { more: true } : {}) },
+    };
+  }
+
+  /**
+   * Passback reset from the fleet: the driver stuck at the entry calls the operator, nobody is on site. Operator mode's
+   * release (`TerminalHost.releaseStay`: the hold watch's reversal in full, every rule of it), recorded in the audit log
+   * with the command's id as who asked. Refused, nothing sent: a hold not open (`HOLD_NOT_FOUND`, `HOLD_BUSY`,
+   * `HOLD_RELEASING`), `BUSY` while the start's recovery runs. Answered OK once the reversal ran, with its outcome
+   * (`result.outcome`, as operator mode's: `released` with the amount `reversed`, or `later`, `unknown`, `refused`).
+   */
+  private async releaseStay(args: Record<string, unknown>, commandId: string): Promise<CommandOutcome> {
+    const parsed = releaseStayArgs.safeParse(args);
+    if (!parsed.success)
+      return {
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+        message: 'holdId: the id of an open stay as open-stays lists it, and no other argument',
+      };
+    if (this.host.status().recovery.running)
+      return { ok: false, code: 'BUSY', message: 'recovery of the journal is running' };
+    const done = await this.host.releaseStay(parsed.data.holdId, commandId);
+    if (!done.ok) {
+      const code = done.error.code;
+      return code === 'HOLD_NOT_FOUND' || code === 'HOLD_BUSY' || code === 'HOLD_RELEASING'
+        ? { ok: false, code, message: done.error.message }
+        : { ok: false, code: 'BUSY', message: done.error.message };
+    }
+    const { type: _type, ...result } = done.value;
+    return { ok: true, message: done.value.message, result };
   }
 
   /**

@@ -26,7 +26,8 @@ export type HoldStanding = 'open' | 'settling' | 'releasing';
  * open hold has that id (closed already: released, captured), `settling` or `releasing` as {@link HoldStanding}.
  */
 export type HoldRelease =
-  | { kind: 'started'; result: Promise<HoldExpiryResult | undefined> }
+  /** `hold`: the hold as it stood when its release started (what the reversal frees). */
+  | { kind: 'started'; hold: HoldRecord; result: Promise<HoldExpiryResult | undefined> }
   | { kind: 'not-found' }
   | { kind: Exclude<HoldStanding, 'open'> };
 
@@ -168,7 +169,7 @@ export class HoldWatch {
     this.unwatch(holdId);
     const result = this.expire(holdId, true);
     // An exit claimed it in between (it gives it back under watch when it is done with it).
-    return result === undefined ? { kind: 'settling' } : { kind: 'started', result };
+    return result === undefined ? { kind: 'settling' } : { kind: 'started', hold: stored, result };
   }
 
   /** Stops every timer and expiry machine (shutdown; the holds stay in the journal). */

@@ -1143,6 +1143,7 @@ describe('OperatorDesk open stays (passback reset)', () => {
   }
   const started = (result: HoldExpiryResult | undefined): HoldRelease => ({
     kind: 'started',
+    hold: HOLD,
     result: Promise.resolve(result),
   });
 
@@ -1183,6 +1184,7 @@ describe('OperatorDesk open stays (passback reset)', () => {
         code: 'APPROVED',
         message: 'the hold was reversed: nothing charged, the card may enter again',
         transactionId: 'R1',
+        reversed: { minor: 598, currency: 'GBP', text: '£5.98' },
       },
     });
     expect(await desk.handle({ pin: goodPin, action: { type: 'hold-release', holdId: 'H1' } })).toMatchObject(
@@ -1208,6 +1210,44 @@ describe('OperatorDesk open stays (passback reset)', () => {
         result: 'refused',
         code: 'HOLD_NOT_FOUND',
         details: {},
+      },
+    ]);
+  });
+
+  it("releases a stay for the fleet by the same path, recorded with the fleet command's id as who asked", async () => {
+    const { desk, asked } = withStays('open', [
+      started({ holdId: 'H1', outcome: 'reversed', transactionId: 'R1' }),
+      { kind: 'not-found' },
+    ]);
+    expect(desk.openStays(100).map((s) => [s.holdId, s.state])).toEqual([
+      ['H1', 'open'],
+      ['H2', 'settling'],
+    ]);
+    expect(await desk.releaseStay('H1', { actor: 'fleet', commandId: 'cmd-1' })).toMatchObject({
+      ok: true,
+      value: { outcome: 'released', code: 'APPROVED', reversed: { minor: 598, currency: 'GBP' } },
+    });
+    expect(await desk.releaseStay('H1', { actor: 'fleet', commandId: 'cmd-2' })).toMatchObject({
+      ok: false,
+      error: { code: 'HOLD_NOT_FOUND' },
+    });
+    expect(asked).toEqual(['H1', 'H1']);
+    expect(log(desk).filter((r) => r.action === 'hold-release')).toEqual([
+      {
+        actor: 'fleet',
+        action: 'hold-release',
+        subject: 'H1',
+        result: 'ok',
+        code: 'APPROVED',
+        details: { outcome: 'released', sentTransactionId: 'R1', commandId: 'cmd-1' },
+      },
+      {
+        actor: 'fleet',
+        action: 'hold-release',
+        subject: 'H1',
+        result: 'refused',
+        code: 'HOLD_NOT_FOUND',
+        details: { commandId: 'cmd-2' },
       },
     ]);
   });

@@ -416,14 +416,17 @@ export class OperatorDesk {
       case 'alt-refund':
         return this.refundOnce(a, () => this.payments.altRefund(a));
       case 'stays':
-        return ok({ type: 'stays', stays: this.stays(a.limit ?? 100) });
+        return ok({ type: 'stays', stays: this.openStays(a.limit ?? 100) });
       case 'hold-release':
-        return this.releaseHold(a.holdId);
+        return this.releaseStay(a.holdId, { actor: 'operator' });
     }
   }
 
-  /** The open tap-and-go stays as operator mode lists them: no card data but the masked number. */
-  private stays(limit: number): OpenStaySummary[] {
+  /**
+   * The open tap-and-go stays as operator mode lists them, the last entry first, at most `limit`: no card data but the
+   * masked number. The one list: the fleet's `open-stays` reads it too (src/host/fleet-terminal.ts).
+   */
+  openStays(limit: number): OpenStaySummary[] {
     const locale = resolveLocale(this.deps.config.terminal.locale);
     return (this.deps.stays?.list(limit) ?? []).map(({ hold, standing }) => ({
       holdId: hold.holdId,
@@ -443,25 +446,32 @@ export class OperatorDesk {
    * Passback reset: the operator let the car of a stay out by hand, so its hold is released — reversed in full now by
    * the hold watch's own run (journaled before it is sent, the hold closed with its outcome), nothing charged — and
    * the card may enter again. A hold not open, being settled, or whose release is decided already is refused and
-   * nothing is sent. Recorded in the audit log (`hold-release`, the hold's id the subject; no card data).
+   * nothing is sent. Recorded in the audit log (`hold-release`, the hold's id the subject; no card data) with who
+   * asked: the operator, or the fleet (actor `fleet`, the command's id in its details). The one release: operator
+   * mode's and the fleet's `release-stay` (src/host/fleet-terminal.ts) both come here.
    */
-  private async releaseHold(holdId: string): Promise<Result<OperatorResponse>> {
+  async releaseStay(
+    holdId: string,
+    by: StayReleaser,
+  ): Promise<Result<Extract<OperatorResponse, { type: 'hold-release' }>>> {
+    const asked = by.actor === 'fleet' ? { commandId: by.commandId } : {};
     const start: HoldRelease = this.deps.stays?.release(holdId) ?? { kind: 'not-found' };
     if (start.kind !== 'started') {
       const [code, message] = HOLD_RELEASE_REFUSALS[start.kind];
       this.audit.record({
-        actor: 'operator',
+        actor: by.actor,
         action: 'hold-release',
         subject: holdId,
         result: 'refused',
         code,
+        ...(by.actor === 'fleet' ? { details: asked } : {}),
       });
       return fail(code, message);
     }
     const result = await start.result;
-    const answer = holdReleaseAnswer(holdId, result);
+    const answer = holdReleaseAnswer(holdId, result, start.hold, this.deps.config.terminal.locale);
     this.audit.record({
-      actor: 'operator',
+      actor: by.actor,
       action: 'hold-release',
       subject: holdId,
       result: answer.outcome === 'released' ? 'ok' : answer.outcome === 'refused' ? 'refused' : 'failed',
@@ -469,9 +479,13 @@ export class OperatorDesk {
       details: {
         outcome: answer.outcome,
         ...(answer.transactionId !== undefined ? { sentTransactionId: answer.transactionId } : {}),
+        ...asked,
       },
     });
-    this.deps.logger.info({ holdId, outcome: answer.outcome, code: answer.code }, 'operator released a hold');
+    this.deps.logger.info(
+      { holdId, outcome: answer.outcome, code: answer.code, by: by.actor, ...asked },
+      `${by.actor} released a hold`,
+    );
     this.deps.changed();
     return ok(answer);
   }
@@ -807,6 +821,9 @@ function feeNotComputableNote(
   };
 }
 
+/** Who releases a stay: the operator (behind the PIN), or the fleet by a signed command (its id). */
+export type StayReleaser = { actor: 'operator' } | { actor: 'fleet'; commandId: string };
+
 /** The release of a hold refused before anything was sent: its code and message. */
 const HOLD_RELEASE_REFUSALS = {
   'not-found': ['HOLD_NOT_FOUND', 'no open stay has this hold: it was released or settled already'],
@@ -820,10 +837,15 @@ const HOLD_RELEASE_REFUSALS = {
   ],
 } as const satisfies Record<Exclude<HoldRelease['kind'], 'started'>, readonly [string, string]>;
 
-/** How the release's run ended, as operator mode answers it (undefined: the host stopped first). */
+/**
+ * How the release's run ended, as operator mode answers it (undefined: the host stopped first); with the amount the
+ * reversal approved gave back (`reversed`: the hold in full, in its own currency).
+ */
 function holdReleaseAnswer(
   holdId: string,
   result: HoldExpiryResult | undefined,
+  hold: HoldRecord,
+  locale: string,
 ): Extract<OperatorResponse, { type: 'hold-release' }> {
   const sent = result?.transactionId !== undefined ? { transactionId: result.transactionId } : {};
   const answer = (
@@ -833,11 +855,14 @@ function holdReleaseAnswer(
   ) => ({ type: 'hold-release' as const, holdId, outcome, code, message, ...sent });
   switch (result?.outcome) {
     case 'reversed':
-      return answer(
-        'released',
-        'APPROVED',
-        'the hold was reversed: nothing charged, the card may enter again',
-      );
+      return {
+        ...answer('released', 'APPROVED', 'the hold was reversed: nothing charged, the card may enter again'),
+        reversed: {
+          minor: hold.authorizedMinor,
+          currency: hold.currency,
+          text: formatAmount(hold.authorizedMinor, hold.currency, resolveLocale(locale)),
+        },
+      };
     case 'released':
       return answer('released', result.reason ?? 'RELEASED', 'the gateway had released the hold already');
     case 'later':

@@ -63,6 +63,7 @@ import {
   NO_CUSTOMER_SCREENS,
   type OperatorRequest,
   type OperatorResponse,
+  type OpenStaySummary,
   type OperatorStatus,
   type ServiceResult,
   type ServiceTask,
@@ -191,6 +192,12 @@ function auditedResult(result: ServiceResult): {
 
 /** Recovery's longest wait between attempts, as a multiple of `journal.resolutionRetryMs`. */
 const RESOLUTION_RETRY_MAX_FACTOR = 12;
+
+/** The refusal of what moves money while the start recovers the journal (operator mode's and the fleet's). */
+const NOT_READY = fail<never>(
+  'NOT_READY',
+  'the terminal is checking earlier payments: try again once it has started',
+);
 
 /** The operator actions that move money or forward it: refused while the start recovers the journal. */
 const MOVES_MONEY: ReadonlySet<OperatorRequest['action']['type']> = new Set([
@@ -1413,11 +1420,31 @@ export class TerminalHost implements TerminalApi {
   operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     // While the start recovers the journal the operator can sign in and look (status, transactions, audit); what moves
     // money or forwards it waits until the entries left in flight are resolved (rule 3).
-    if ((this.phase === 'starting' || this.phase === 'recovering') && MOVES_MONEY.has(request.action.type))
-      return Promise.resolve(
-        fail('NOT_READY', 'the terminal is checking earlier payments: try again once it has started'),
-      );
+    if (this.recovering() && MOVES_MONEY.has(request.action.type)) return Promise.resolve(NOT_READY);
     return this.desk.handle(request);
+  }
+
+  /** The start has not yet resolved what the last run left in flight: nothing moves money (rule 3). */
+  private recovering(): boolean {
+    return this.phase === 'starting' || this.phase === 'recovering';
+  }
+
+  /** The open tap-and-go stays as operator mode lists them (the fleet's `open-stays`): masked card only. */
+  openStays(limit: number): OpenStaySummary[] {
+    return this.desk.openStays(limit);
+  }
+
+  /**
+   * The fleet's release of a stay (`release-stay`): operator mode's release ({@link OperatorDesk.releaseStay}, the hold
+   * watch's reversal, every rule of it), recorded as asked by the fleet command `commandId`. Refused `NOT_READY`, like
+   * operator mode's, while the start recovers the journal.
+   */
+  releaseStay(
+    holdId: string,
+    commandId: string,
+  ): Promise<Result<Extract<OperatorResponse, { type: 'hold-release' }>>> {
+    if (this.recovering()) return Promise.resolve(NOT_READY);
+    return this.desk.releaseStay(holdId, { actor: 'fleet', commandId });
   }
 
   subscribe(listener: (snapshot: TerminalSnapshot) => void): () => void {

@@ -10,6 +10,8 @@ import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
 import { SANDBOX_SHARED_SECRET } from '../../src/host/gateway-adapters.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { startFleetLink } from '../../src/host/fleet-terminal.js';
+import { modelConfig, sendEvent, startSandboxLane, waitForScreen } from '../integration/models-harness.js';
 import { closedPort, leaveSaleInFlight } from '../integration/down-gateway.js';
 import {
   connectBroker,
@@ -39,6 +41,8 @@ const PREFIX = 'parking';
 const TERMINAL = 'PTFLEET1';
 /** A terminal process whose start must first resolve what its last run left in flight. */
 const RECOVERING = 'PTRECOV1';
+/** A tap-and-go terminal (in this process, on the sandbox) whose open stay the operator releases through the fleet. */
+const STAYS = 'PTSTAYS1';
 const SIMULATED = Array.from({ length: 200 }, (_, i) => `S${String(i + 1).padStart(4, '0')}`);
 const password = (user: string): string => `pw-${user}-${user.length}`;
 
@@ -131,6 +135,7 @@ suite('fleet link over a real Mosquitto', () => {
         'RETAIN1',
         'FLOOD1',
         'CLOCK1',
+        STAYS,
         ...SIMULATED,
       ].map((name) => ({
         name,
@@ -881,6 +886,164 @@ suite('fleet link over a real Mosquitto', () => {
       expect(await watching).toBe(0);
     } finally {
       await Promise.all(links.map((l) => l.close()));
+    }
+  }, 60_000);
+
+  it('an open tap-and-go stay is listed and released through the fleet: one reversal at the gateway, a second release sends nothing', async () => {
+    const cleanups: (() => Promise<void> | void)[] = [];
+    try {
+      const link = await settingsFor(STAYS);
+      const { host, sandbox } = await startSandboxLane(
+        modelConfig('tap-and-go', {
+          terminal: { id: STAYS },
+          tariff: { tapAndGoHoldMinor: 598 },
+          fleet: {
+            url: link.url,
+            caFile: link.caFile,
+            usernameFile: link.usernameFile,
+            passwordFile: link.passwordFile,
+            topicPrefix: PREFIX,
+            heartbeatSeconds: 1,
+            commandKeyFile: join(dir, 'fleet-public.pem'),
+          },
+        }),
+        cleanups,
+      );
+      const fleet = startFleetLink(host, {
+        configFile: undefined,
+        cwd: dir,
+        logger: silentLogger(),
+        restart: () => undefined,
+      })!;
+      cleanups.push(() => fleet.close());
+      // The shared replies client lost its subscriptions when an earlier test restarted the broker (a clean session).
+      await replies.subscribeAsync(`${PREFIX}/${STAYS}/+`, { qos: 1 });
+      const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-stays-view' });
+      cleanups.push(() => view.close());
+      await until(
+        view,
+        // The link subscribes to its commands before its first heartbeat: a command sent after it is taken.
+        () =>
+          view.rows().some((r) => r.terminalId === STAYS && r.online === true && r.heartbeat !== undefined),
+        'the tap-and-go terminal online, and its heartbeat',
+      );
+
+      // A car enters; it is let out by hand, so its stay stays open.
+      host.simulator!.setCard('n2-contact');
+      await sendEvent(host, { type: 'TAP_ENTRY' });
+      await waitForScreen(host, (s) => s.customer.screen === 'session', 'the entry');
+      await sendEvent(host, { type: 'DONE' });
+      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+      const hold = host.holds.unclaimed()[0]!;
+      const reversals = (): number => {
+        const ledger = sandbox.ledger().transactions;
+        const auth = ledger.find((t) => t.transactionId === hold.holdId);
+        return ledger.filter((t) => t.kind === 'reversal' && t.parentId === auth?.id).length;
+      };
+
+      // The operator lists the open stays remotely: the masked card, never the card number.
+      const list = command(STAYS, 'open-stays');
+      await view.publishRaw(STAYS, JSON.stringify(list));
+      const listed = (await repliesTo(list.id))[0]!;
+      expect(listed).toMatchObject({
+        ok: true,
+        code: 'OK',
+        command: 'open-stays',
+        result: {
+          stays: [
+            {
+              holdId: hold.holdId,
+              maskedPan: hold.maskedPan,
+              enteredAt: new Date(hold.enteredAtMs).toISOString(),
+              held: { minor: 598, currency: hold.currency },
+              state: 'open',
+              allowed: ['release'],
+            },
+          ],
+        },
+      });
+      expect(JSON.stringify(listed)).not.toContain(hold.fingerprint);
+
+      // And releases it with the operator's command line: the hold reversed in full at the gateway.
+      const out = new Capture();
+      const code = await main(
+        [
+          'fleet',
+          'send',
+          STAYS,
+          'release-stay',
+          '--args',
+          JSON.stringify({ holdId: hold.holdId }),
+          '--config',
+          operatorConfig,
+          '--timeout',
+          '15',
+        ],
+        { stdout: out, stderr: new Capture(), signal: new AbortController().signal, cwd: dir },
+      );
+      expect(code, out.text).toBe(0);
+      const released = JSON.parse(out.text) as CommandReply;
+      expect(released).toMatchObject({
+        ok: true,
+        code: 'OK',
+        command: 'release-stay',
+        result: {
+          holdId: hold.holdId,
+          outcome: 'released',
+          code: 'APPROVED',
+          reversed: { minor: 598, currency: hold.currency },
+        },
+      });
+      await host.settle(10_000);
+      expect(host.holds.has(hold.holdId)).toBe(false);
+      expect(reversals()).toBe(1);
+      const auth = sandbox.ledger().transactions.find((t) => t.transactionId === hold.holdId);
+      expect({ captured: auth?.amounts.captured, reversed: auth?.amounts.reversed }).toEqual({
+        captured: 0,
+        reversed: 598,
+      });
+
+      // A second release (a new command): nothing open to release, nothing sent.
+      const again = command(STAYS, 'release-stay', { holdId: hold.holdId });
+      await view.publishRaw(STAYS, JSON.stringify(again));
+      expect((await repliesTo(again.id))[0]).toMatchObject({ ok: false, code: 'HOLD_NOT_FOUND' });
+      await host.settle(10_000);
+      expect(reversals()).toBe(1);
+      expect(
+        host.journal
+          .list({ limit: 100 })
+          .filter((e) => e.referencedTransactionId === hold.holdId)
+          .map((e) => `${e.service}:${e.state}`),
+      ).toEqual(['reversal:approved']);
+
+      // The audit log: each release with the fleet command that asked for it, and each command.
+      const records = host.audit.list({});
+      expect(
+        records
+          .filter((r) => r.action === 'hold-release')
+          .map((r) => [r.actor, r.subject, r.result, r.code, r.details.commandId]),
+      ).toEqual([
+        ['fleet', hold.holdId, 'ok', 'APPROVED', released.id],
+        ['fleet', hold.holdId, 'refused', 'HOLD_NOT_FOUND', again.id],
+      ]);
+      expect(
+        records
+          .filter((r) => r.action === 'fleet-command' && r.actor === 'fleet')
+          .map((r) => [r.subject, r.code]),
+      ).toEqual(
+        expect.arrayContaining([
+          [list.id, 'OK'],
+          [released.id, 'OK'],
+          [again.id, 'HOLD_NOT_FOUND'],
+        ]),
+      );
+      // The card enters again.
+      await sendEvent(host, { type: 'TAP_ENTRY' });
+      await waitForScreen(host, (s) => s.customer.screen === 'session', 'the entry after the release');
+      // Nothing that crossed the broker carries card data.
+      expect(traffic.flatMap((t) => findCardData(t))).toEqual([]);
+    } finally {
+      for (const c of cleanups.splice(0).reverse()) await c();
     }
   }, 60_000);
 

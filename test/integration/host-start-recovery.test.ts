@@ -129,14 +129,20 @@ describe('the start of a terminal that must recover its journal first', () => {
       journal: { inFlight: expect.any(Number) as number },
     });
     expect(fleet.idle()).toMatchObject({ idle: false });
-    expect(await fleet.execute('flush-queue', {})).toMatchObject({ ok: false, code: 'BUSY' });
+    expect(await fleet.execute('flush-queue', {}, { id: 'C1' })).toMatchObject({ ok: false, code: 'BUSY' });
+    // A stay is released only once the start has resolved what was left in flight: nothing looked up, nothing audited.
+    expect(await fleet.execute('release-stay', { holdId: 'H1' }, { id: 'C2' })).toMatchObject({
+      ok: false,
+      code: 'BUSY',
+    });
+    expect(host.audit.list({}).filter((r) => r.action === 'hold-release')).toEqual([]);
 
     const sandbox = await startSandbox({ port, logger: silentLogger() });
     open.unshift(sandbox);
     await started;
     expect(fleet.health()).toMatchObject({ inService: true, journal: { inFlight: 0 } });
     expect(events).toContainEqual({ type: 'in-service' });
-    expect(await fleet.execute('flush-queue', {})).toMatchObject({ ok: true });
+    expect(await fleet.execute('flush-queue', {}, { id: 'C1' })).toMatchObject({ ok: true });
   });
 
   it('tells the service manager why it is not ready, and that it is alive, until the start is over', async () => {

@@ -53,7 +53,7 @@ describe('service mode during a meter session', () => {
         message: expect.stringContaining('a customer session is in progress') as string,
       },
     });
-    expect(await fleet.execute('out-of-service', { notice: 'Works' })).toMatchObject({
+    expect(await fleet.execute('out-of-service', { notice: 'Works' }, { id: 'C1' })).toMatchObject({
       ok: false,
       code: 'BUSY',
       message: expect.stringContaining('a customer session is in progress') as string,

@@ -26,7 +26,8 @@ parking-terminal fleet send TERMINAL COMMAND [--args JSON] [--new-config FILE] [
                   it; exit 0 when done, 1 when refused, failed or unanswered, 2 on bad input
   COMMAND         ${FLEET_COMMANDS.join(', ')}
   --args JSON     the command's arguments, e.g. '{"notice":"closed for works"}' (out-of-service),
-                  '{"since":"2026-01-01T00:00:00Z","limit":50}' (audit-log)
+                  '{"since":"2026-01-01T00:00:00Z","limit":50}' (audit-log), '{"limit":20}' (open-stays),
+                  '{"holdId":"T01JQ…"}' (release-stay: a hold id as open-stays lists it)
   --new-config FILE  apply-config: the new configuration (JSON or YAML) sent as args.config
   --wait S        status: longest wait for the retained messages (default 5)
   --timeout S     send: how long to wait for the reply (default 30)

@@ -55,7 +55,8 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('DONE') }),
 ]);
 
-const transactionId = z
+/** A transactionId as the terminal makes them (and a hold's id: its authorization's); also the fleet's `release-stay`. */
+export const transactionId = z
   .string()
   .min(1)
   .max(64)

@@ -57,7 +57,8 @@ export type VirtualPresentation =
 
 /**
  * What the simulated reader does when this card is presented: one presentation, or `sequence`, one after the other
- * at successive Activates (the last one repeating), e.g. a chip that cannot be read and then the card swiped.
+ * at successive Activates and then from the first again (the next customer's card of that kind), e.g. a chip that
+ * cannot be read and then the card swiped.
  */
 export type VirtualOutcome =
   | VirtualPresentation

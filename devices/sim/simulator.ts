@@ -323,11 +323,15 @@ export class ReaderSimulator implements SimulatedReaderControl {
     this.later(this.presentDelayMs, () => this.present(card, outcome, tags));
   }
 
-  /** What the card does at this Activate: its outcome, or the next step of a `sequence` (the last one repeats). */
+  /**
+   * What the card does at this Activate: its outcome, or the next step of a `sequence`, which starts over after its
+   * last step: a terminal left running with the simulator (`parking-terminal start`, a demonstration, the end-to-end
+   * tests) meets each customer's card of that kind from its first step, as a real one would.
+   */
   private nextPresentation(card: VirtualCard): VirtualPresentation {
     const outcome = card.outcome;
     if (outcome.kind !== 'sequence') return outcome;
-    const step = outcome.steps[Math.min(this.presentations, outcome.steps.length - 1)] ?? outcome.steps[0];
+    const step = outcome.steps[this.presentations % outcome.steps.length] ?? outcome.steps[0];
     this.presentations += 1;
     return step;
   }

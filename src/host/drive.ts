@@ -20,10 +20,14 @@ export async function waitFor(
   for (;;) {
     const r = await host.snapshot();
     if (r.ok && screens.includes(r.value.customer.screen)) return r.value;
-    if (Date.now() > deadline)
+    if (Date.now() > deadline) {
+      // What the customer reads there says why (a chip card swiped, say: "This card has a chip: insert it …").
+      const message = r.ok ? r.value.customer.message : undefined;
       throw new SimulationError(
-        `expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}`,
+        `expected screen ${screens.join('|')}, still on ${r.ok ? r.value.customer.screen : '?'}` +
+          (message ? ` ("${message}")` : ''),
       );
+    }
     await new Promise((res) => setTimeout(res, 10));
   }
 }

@@ -145,18 +145,28 @@ export function withSecretFilesResolved(config: Config, cwd: string): Config {
       },
     },
     oauth: { ...config.oauth, ...pick('clientSecretFile', config.oauth.clientSecretFile) },
-    ...(config.fleet
-      ? {
-          fleet: {
-            ...config.fleet,
-            ...pick('caFile', config.fleet.caFile),
-            ...pick('certFile', config.fleet.certFile),
-            ...pick('keyFile', config.fleet.keyFile),
-            ...pick('usernameFile', config.fleet.usernameFile),
-            ...pick('passwordFile', config.fleet.passwordFile),
-            ...pick('commandKeyFile', config.fleet.commandKeyFile),
-          },
-        }
-      : {}),
+    ...(config.fleet ? { fleet: fleetFilesResolved(config.fleet, cwd) } : {}),
+  };
+}
+
+/**
+ * The fleet section with the paths of the files its link reads (CA, certificate, key, user name, password, fleet key)
+ * absolute, resolved against `cwd`: {@link withSecretFilesResolved}'s rule for that section alone (a terminal whose
+ * configuration was refused links to the fleet with the section when it is valid on its own).
+ */
+export function fleetFilesResolved(
+  fleet: NonNullable<Config['fleet']>,
+  cwd: string,
+): NonNullable<Config['fleet']> {
+  const pick = <K extends string>(key: K, file: string | undefined): Partial<Record<K, string>> =>
+    file === undefined ? {} : ({ [key]: resolve(cwd, file) } as Record<K, string>);
+  return {
+    ...fleet,
+    ...pick('caFile', fleet.caFile),
+    ...pick('certFile', fleet.certFile),
+    ...pick('keyFile', fleet.keyFile),
+    ...pick('usernameFile', fleet.usernameFile),
+    ...pick('passwordFile', fleet.passwordFile),
+    ...pick('commandKeyFile', fleet.commandKeyFile),
   };
 }

@@ -81,4 +81,48 @@ describe("the operator's view of the fleet", () => {
     }
     view.close();
   });
+
+  it('lists a terminal whose configuration is refused as out of service with its reason, not as broken data', async () => {
+    const view = await FleetView.connect(
+      { url: 'mqtts://broker.invalid', reconnectMaxSeconds: 1 },
+      'parking',
+    );
+    const reason =
+      'configuration refused (CONFIG_INVALID offline.policy): /etc/pt.json: "offline.policy": invalid';
+    // What src/host/refused-fleet.ts sends: no journal, reader or gateway behind it, so the counts are not known.
+    const refused = {
+      ...heartbeat('PT000003'),
+      inService: false,
+      outOfService: reason,
+      reader: { kind: 'none', health: 'none' },
+      gateway: { online: null, clockSkewSeconds: null },
+      offline: { depth: null, totals: [], oldestAgeSeconds: null, declinedAfterForward: null },
+      openAuthorizations: null,
+      journal: { unknown: null, inFlight: null },
+      diskFreeMegabytes: null,
+    };
+    fake.emit('message', 'parking/PT000003/status', Buffer.from('online'));
+    fake.emit('message', 'parking/PT000003/heartbeat', Buffer.from(JSON.stringify(refused)));
+    expect(view.rows()).toEqual([
+      expect.objectContaining({
+        terminalId: 'PT000003',
+        online: true,
+        queueDepth: null,
+        alerts: ['out-of-service'],
+        heartbeat: expect.objectContaining({ outOfService: reason }) as unknown,
+      }),
+    ]);
+    const { fleetTable } = await import('../cli/commands/fleet.js');
+    const table = fleetTable(view.rows());
+    expect(table).toContain('REASON');
+    expect(table).toContain(`out-of-service  ${reason}`);
+    // The reason came from the broker: no terminal escape reaches the operator's screen.
+    fake.emit(
+      'message',
+      'parking/PT000003/heartbeat',
+      Buffer.from(JSON.stringify({ ...refused, outOfService: 'bad\u001b[2J\nline' })),
+    );
+    expect(fleetTable(view.rows())).toContain('bad?[2J?line');
+    view.close();
+  });
 });

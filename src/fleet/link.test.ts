@@ -261,6 +261,53 @@ describe('a retained message on the commands topic', () => {
   });
 });
 
+describe('the fleet link of a terminal that carries out no command (its configuration refused)', () => {
+  it('answers a verified command with its refusal, claiming and executing nothing; a retained one is only logged', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    let claims = 0;
+    let executed = 0;
+    const audits: Array<Record<string, unknown>> = [];
+    const terminal: FleetTerminal = {
+      ...testTerminal({
+        claimCommand: () => {
+          claims += 1;
+          return { fresh: true };
+        },
+        finishCommand: () => undefined,
+        execute: () => {
+          executed += 1;
+          return Promise.resolve({ ok: true });
+        },
+        audit: (entry) => void audits.push(entry),
+      }),
+      commandsRefused: () => ({ code: 'CONFIG_REFUSED', message: 'out of service: configuration refused' }),
+    };
+    const link = startLink(terminal, KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('r-1', 'flush-queue', {}, KEY)));
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('r-2', 'restart', {}, KEY)), {
+      cmd: 'publish',
+      retain: true,
+    });
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(nestedCommand(1)));
+    await link.close(10_000);
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as Record<string, unknown>);
+    expect(replies).toMatchObject([
+      { id: 'r-1', command: 'flush-queue', ok: false, code: 'CONFIG_REFUSED' },
+      { id: 'stranger-1', ok: false, code: 'BAD_SIGNATURE' },
+    ]);
+    expect(audits).toMatchObject([
+      { id: 'r-1', result: 'refused', code: 'CONFIG_REFUSED' },
+      { id: 'stranger-1', result: 'refused', code: 'BAD_SIGNATURE' },
+    ]);
+    expect(claims).toBe(0);
+    expect(executed).toBe(0);
+  });
+});
+
 describe('the fleet link under a command that takes long', () => {
   it('closes within its time limit while a command is still running (a recovery waiting for the gateway)', async () => {
     fake.published = [];

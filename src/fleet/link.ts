@@ -489,6 +489,19 @@ export class FleetLink {
       return;
     }
     const { command, name } = verified;
+    // A terminal that carries out nothing (its configuration refused) claims no id: it has no journal to claim it in.
+    const refused = terminal.commandsRefused?.();
+    if (refused !== undefined) {
+      if (retained) {
+        this.options.logger.warn(
+          { id: command.id, command: name, code: refused.code },
+          'retained fleet command ignored: the terminal carries out no command',
+        );
+        return;
+      }
+      this.refuse(command.id, name, refused.code, refused.message);
+      return;
+    }
     // At most once: the id is durable before anything is done; a redelivery finds it.
     let claim: ReturnType<FleetTerminal['claimCommand']>;
     try {

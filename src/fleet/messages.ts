@@ -54,14 +54,29 @@ export interface TerminalHealth {
   diskFreeMegabytes: number | null;
 }
 
+/**
+ * The health a heartbeat carries: a running terminal's {@link TerminalHealth}, or the health of a terminal waiting out
+ * of service for its refused configuration (src/host/refused-fleet.ts), which opened no journal, reader or gateway
+ * client: the counts it cannot know are null, as every value the heartbeat does not know (`gateway.online`,
+ * `clockSkewSeconds`, `diskFreeMegabytes`), and its reader reads `{kind: 'none', health: 'none'}` (none opened).
+ */
+export type ReportedHealth = Omit<TerminalHealth, 'offline' | 'journal' | 'openAuthorizations'> & {
+  offline: Omit<TerminalHealth['offline'], 'depth' | 'declinedAfterForward'> & {
+    depth: number | null;
+    declinedAfterForward: number | null;
+  };
+  openAuthorizations: number | null;
+  journal: { unknown: number | null; inFlight: number | null };
+};
+
 /** One heartbeat: the health, stamped. */
-export interface Heartbeat extends TerminalHealth {
+export type Heartbeat = ReportedHealth & {
   terminalId: string;
   /** ISO 8601, the terminal's clock. */
   at: string;
   /** Seconds until the next heartbeat (`fleet.heartbeatSeconds`). */
   intervalSeconds: number;
-}
+};
 
 /**
  * What the operator's side reads of a heartbeat from the broker (`fleet status`, `fleet watch`, {@link alertsOf}):
@@ -82,9 +97,13 @@ export const heartbeatSchema = z.looseObject({
     problem: z.enum(['unreachable', 'credentials']).optional(),
     clockSkewSeconds: z.number().nullable(),
   }),
-  offline: z.looseObject({ depth: z.number().int().min(0), declinedAfterForward: z.number().int().min(0) }),
+  // Null: not known (a terminal whose configuration was refused opened no journal).
+  offline: z.looseObject({
+    depth: z.number().int().min(0).nullable(),
+    declinedAfterForward: z.number().int().min(0).nullable(),
+  }),
   feeShortfalls: z.number().int().min(0).optional(),
-  journal: z.looseObject({ unknown: z.number().int().min(0) }),
+  journal: z.looseObject({ unknown: z.number().int().min(0).nullable() }),
   diskFreeMegabytes: z.number().nullable(),
 });
 
@@ -238,6 +257,13 @@ export const REPLY_CODES = [
   /** `release-stay`: the hold's release is decided and a reversal of it was refused (sent again after its wait). */
   'HOLD_RELEASING',
   /**
+   * The terminal waits out of service because its configuration file is refused (README, Configuration): no command
+   * is carried out, whatever it is — at most once needs the command's id in the journal, which this state does not
+   * open (its recovery runs when the terminal really starts). Correct the file on the kiosk; the fleet sees the
+   * terminal start once it is.
+   */
+  'CONFIG_REFUSED',
+  /**
    * Not the answer to a command (its id is null): how many refusals of messages not signed with the fleet key
    * (`BAD_COMMAND`, `BAD_SIGNATURE`, `COMMANDS_DISABLED`) went unanswered and unaudited, beyond the rate the terminal
    * answers them at (src/fleet/link.ts). Published once after the first one dropped, with the counts by code.
@@ -299,12 +325,13 @@ export function alertsOf(input: {
   if (!h.inService) alerts.push('out-of-service');
   if (h.gateway.online === false)
     alerts.push(h.gateway.problem === 'credentials' ? 'gateway-credentials' : 'gateway-unreachable');
-  if (h.reader.health !== 'ready' && h.reader.health !== 'busy') alerts.push(`reader-${h.reader.health}`);
+  // `none`: no reader opened (a terminal waiting for its refused configuration, already alerted out of service).
+  if (!['ready', 'busy', 'none'].includes(h.reader.health)) alerts.push(`reader-${h.reader.health}`);
   if (h.printer && h.printer.status !== 'ready' && h.printer.status !== 'none')
     alerts.push(`printer-${h.printer.status}`);
-  if (h.journal.unknown > 0) alerts.push('journal-unknown');
-  if (h.offline.depth > 0) alerts.push('offline-queue');
-  if (h.offline.declinedAfterForward > 0) alerts.push('declined-after-forward');
+  if ((h.journal.unknown ?? 0) > 0) alerts.push('journal-unknown');
+  if ((h.offline.depth ?? 0) > 0) alerts.push('offline-queue');
+  if ((h.offline.declinedAfterForward ?? 0) > 0) alerts.push('declined-after-forward');
   if ((h.feeShortfalls ?? 0) > 0) alerts.push('fee-shortfalls');
   if (h.diskFreeMegabytes !== null && h.diskFreeMegabytes < 512) alerts.push('disk-low');
   if (

@@ -1,4 +1,4 @@
-import type { ReplyCode, TerminalHealth, FleetEvent, FleetCommandName } from './messages.js';
+import type { ReplyCode, ReportedHealth, FleetEvent, FleetCommandName } from './messages.js';
 
 /** What a command did: its result, or why it was refused or failed. */
 export type CommandOutcome =
@@ -12,7 +12,13 @@ export type CommandOutcome =
 export interface FleetTerminal {
   readonly terminalId: string;
   /** The health for the next heartbeat, read from the operator status at each call. */
-  health(): TerminalHealth;
+  health(): ReportedHealth;
+  /**
+   * Why the terminal carries out no command at all, when it cannot (its configuration refused: no journal is open to
+   * claim a command's id in, so at most once cannot hold). A command whose signature verifies is then answered with
+   * this refusal — never claimed, never executed; a retained one is only logged. Absent or undefined: commands run.
+   */
+  commandsRefused?(): { code: 'CONFIG_REFUSED'; message: string } | undefined;
   /** Calls `listener` for each event from now on; returns the function that stops it. */
   onEvent(listener: (event: FleetEvent) => void): () => void;
   /**

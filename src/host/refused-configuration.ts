@@ -7,6 +7,7 @@ import type { CustomerApi, CustomerSnapshot, ParkingModel, Result, UserEvent } f
 import { startCustomerBridge, type Bridge } from './bridge/server.js';
 import { notReadyProgress } from './kiosk-service.js';
 import { assertPrintableConfiguration } from './receipts.js';
+import { startRefusedFleetLink, type RefusedFleetLink } from './refused-fleet.js';
 import { outOfServiceScreen } from './screens.js';
 import type { ServiceNotifier } from './systemd-notify.js';
 
@@ -47,9 +48,14 @@ export function refusalOf(error: unknown): ConfigurationRefusal | undefined {
   };
 }
 
-/** The refusal in one line, for the log, the service manager's status and the fleet. */
+/** Why the terminal is out of service, as the fleet reads it (the heartbeat's `outOfService`, the event's reason). */
+export function refusalReason(refusal: ConfigurationRefusal): string {
+  return `configuration refused (${refusal.code}${refusal.key ? ` ${refusal.key}` : ''}): ${refusal.message}`;
+}
+
+/** The refusal in one line, for the log and the service manager's status. */
 export function refusalText(refusal: ConfigurationRefusal): string {
-  return `out of service: configuration refused (${refusal.code}${refusal.key ? ` ${refusal.key}` : ''}): ${refusal.message}`;
+  return `out of service: ${refusalReason(refusal)}`;
 }
 
 /**
@@ -143,6 +149,8 @@ export interface RefusedStartOptions {
   notifier?: ServiceNotifier;
   debounceMs?: number;
   recheckMs?: number;
+  /** The fleet link's clock (tests). */
+  now?: () => Date;
 }
 
 /**
@@ -174,6 +182,7 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
     ...(options.notifier ? { notifier: options.notifier } : {}),
   });
   let bridge: Bridge | undefined;
+  let fleet: RefusedFleetLink | undefined;
   let settle: (config: Config | undefined) => void = () => undefined;
   const settled = new Promise<Config | undefined>((r) => (settle = r));
   const check = (): void => {
@@ -190,6 +199,7 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
         refusal = next;
         logger.error({ refusal }, refusalText(refusal));
         progress.tell();
+        fleet?.terminal.refused(refusalReason(refusal));
       }
     }
   };
@@ -207,6 +217,16 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
   try {
     bridge = await startCustomerBridge(screen, { port, staticDir: options.staticDir, logger });
     options.out(`Parking Terminal ${refusalText(refusal)}: ${bridge.url}`);
+    // The fleet hears of it, when the file's fleet and terminal sections are each valid on their own: the terminal's
+    // own link (same client id, topics, broker and fleet key), out of service with the refusal, executing nothing.
+    fleet = startRefusedFleetLink({
+      fleet: usable.fleet,
+      terminal: usable.terminal,
+      reason: refusalReason(refusal),
+      cwd,
+      logger,
+      ...(options.now ? { now: options.now } : {}),
+    });
     config = await settled;
     if (config) logger.info({ file: configFile }, 'the configuration is usable: starting the terminal');
     return config;
@@ -214,6 +234,9 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
     options.signal.removeEventListener('abort', onAbort);
     watch.close();
     clearInterval(recheck);
+    // Closed cleanly before the terminal's own link opens: `offline` published (no last will), then that link's
+    // `online` as it connects with the same client id and session.
+    await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
     await progress.stop(config === undefined);
     await bridge?.close();
   }

@@ -114,9 +114,24 @@ function age(s: number | null): string {
   return `${Math.round(s / 3600)}h`;
 }
 
+/** Longest reason printed in the table, characters (the JSON document carries it whole). */
+const REASON_MAX_CHARS = 200;
+
+/**
+ * Why a terminal is out of service, as its heartbeat says, for the table: whoever may write the heartbeat topic wrote
+ * it, so control characters (terminal escapes, line breaks) are replaced and it is cut; '-' when in service.
+ */
+export function reasonCell(heartbeat: TerminalRow['heartbeat']): string {
+  const reason = heartbeat && !heartbeat.inService ? heartbeat.outOfService : undefined;
+  if (typeof reason !== 'string' || reason === '') return '-';
+  // eslint-disable-next-line no-control-regex
+  const clean = reason.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
+  return clean.length > REASON_MAX_CHARS ? `${clean.slice(0, REASON_MAX_CHARS)}…` : clean;
+}
+
 /** The rows as a text table. */
 export function fleetTable(rows: TerminalRow[]): string {
-  const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS']];
+  const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS', 'REASON']];
   for (const r of rows)
     lines.push([
       r.terminalId,
@@ -125,6 +140,7 @@ export function fleetTable(rows: TerminalRow[]): string {
       r.queueDepth === null ? '-' : String(r.queueDepth),
       r.heartbeat?.appVersion ?? '-',
       r.alerts.join(',') || '-',
+      reasonCell(r.heartbeat),
     ]);
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));
   const text = lines.map((l) =>

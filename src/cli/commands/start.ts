@@ -62,7 +62,9 @@ meanwhile, and says so); the "ready:" line comes once the terminal takes cards. 
 with nothing left running. A configuration file whose content is refused (an unknown key, a bad value, not JSON or
 YAML, empty, missing) puts the terminal out of service instead: the out-of-service screen is served (headless: the
 printed line "out of service: configuration refused (CODE KEY): …" carries its URL), no reader is opened, the
-journal is not touched; the file is watched, and once it passes these checks the terminal starts as above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
+journal is not touched (with its fleet and terminal sections valid, the fleet link reports it out of service and
+answers every command CONFIG_REFUSED); the file is watched, and once it passes these checks the terminal starts as
+above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
 and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
 exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
 a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again).`,

@@ -7,7 +7,6 @@ import {
   type FleetEvent,
   type FleetKey,
   type FleetTerminal,
-  type ReplyCode,
   type ReportedHealth,
 } from '../fleet/index.js';
 import type { Logger } from '../log/index.js';
@@ -87,13 +86,7 @@ export class RefusedFleetTerminal implements FleetTerminal {
     });
   }
 
-  audit(entry: {
-    id: string | null;
-    command?: string;
-    result: 'ok' | 'refused' | 'failed';
-    code: ReplyCode;
-    dropped?: { count: number; codes: Record<string, number> };
-  }): void {
+  audit(entry: Parameters<FleetTerminal['audit']>[0]): void {
     // No audit log: it lives in the journal database, which this state leaves closed.
     this.logger.info({ ...entry }, 'fleet command (configuration refused: not in the audit log)');
   }

@@ -1085,6 +1085,14 @@ describe('certify check: legitimate sessions that look unusual', () => {
     set(message(chip, 'preauth').body, `${POS}.emv.fallback`, true);
     set(message(chip, 'preauth').body, `${POS}.emv.fallbackCondition`, 1);
     expect(errors(checkSession(chip))).toEqual([fallbackFinding(`${POS}.emv.fallback`)]);
+    // A stripe-only card (service code 101) has no chip to fall back from (the sandbox refuses it too).
+    const stripe = copy('kioskSwipe');
+    const stripeSale = message(stripe, 'sale');
+    set(stripeSale.body, `${POS}.trackData`, ';5413339000001513=28121011973393000?');
+    set(stripeSale.body, `${POS}.serviceCode`, '101');
+    expect(errors(checkSession(stripe))).toEqual([]);
+    set(stripeSale.body, `${POS}.emv`, { fallback: true, fallbackCondition: 1 });
+    expect(errors(checkSession(stripe))).toEqual([fallbackFinding(`${POS}.emv.fallback`)]);
   });
 
   it('passes a terminal type (9F35) that agrees with catLevel', () => {

@@ -197,7 +197,7 @@ export const RULES = {
     IC,
     'error',
     'EMV fallback; pointOfSaleInformation.emv.fallback and fallbackCondition of the gateway REST API',
-    'a chip card (service code 2xx/6xx) swiped is sent as a fallback (emv.fallback true, fallbackCondition 1 or 2); a fallback is a swipe',
+    'a chip card (service code 2xx/6xx) swiped is sent as a fallback (emv.fallback true, fallbackCondition 1 or 2); a fallback is a swipe of a chip card',
   ),
   'IC-CAPTURE-AUTHORIZED': rule(
     IC,

@@ -173,7 +173,7 @@ function serviceCodeOf(body: unknown): string | undefined {
 /**
  * EMV fallback: a chip card (service code 2xx or 6xx) read by its stripe is sent only as a fallback after its chip
  * failed, and says so — `emv.fallback` true with `emv.fallbackCondition` 1 or 2 (the gateway REST API reference). A
- * fallback is a swipe; a condition without `fallback: true` says a fallback that was not one.
+ * fallback is a swipe of a chip card; a condition without `fallback: true` says a fallback that was not one.
  */
 function emvFallback(view: MessageView): Finding[] {
   if (!buildsTags(view.service)) return [];
@@ -196,6 +196,16 @@ function emvFallback(view: MessageView): Finding[] {
     if (condition !== '1' && condition !== '2')
       out.push(
         finding('IC-EMV-FALLBACK', FALLBACK_CONDITION_FIELD, 'a fallback carries fallbackCondition 1 or 2'),
+      );
+    // A stripe-only card has no chip to fall back from.
+    const serviceCode = serviceCodeOf(body);
+    if (entryMode === 'swiped' && serviceCode !== undefined && !/^[26]/.test(serviceCode))
+      out.push(
+        finding(
+          'IC-EMV-FALLBACK',
+          FALLBACK_FIELD,
+          `a fallback is a chip card (service code 2xx or 6xx), not service code ${serviceCode}`,
+        ),
       );
   } else {
     if (condition !== undefined)

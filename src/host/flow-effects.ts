@@ -67,6 +67,11 @@ export function createFlowEffects(deps: {
   waitFactor: () => number;
   /** Seconds the reader waits for a card after one activation (`cardWaitSeconds`: longer in accessibility mode). */
   cardWaitSeconds: () => number;
+  /**
+   * The reader is activated for a card: every activation, the one a read the transaction refused and waits again with
+   * (a chip card swiped before its chip was tried, a chip that failed) included, on a card screen that does not change.
+   */
+  cardActivated?: () => void;
   /** Pay later: the link printed on the receipt printer. */
   printLink: FlowEffects['printLink'];
   /** Alternative methods (spec 001): the desk (built after the effects, asked only once the host runs). */
@@ -79,6 +84,7 @@ export function createFlowEffects(deps: {
     readCard: async (input, signal): Promise<CardSummary> => {
       if (!deps.takingCards())
         throw new ReaderError('READER_NOT_CONNECTED', 'the terminal is not taking cards now');
+      deps.cardActivated?.();
       const read = await reader.activate({
         amountMinor: input.amountMinor,
         otherAmountMinor: 0,

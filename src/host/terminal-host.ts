@@ -472,6 +472,9 @@ export class TerminalHost implements TerminalApi {
       waitFactor: () => (this.accessible ? config.customer.accessibilityFactor : 1),
       // The reader's wait for a card, with "Do you need more time?" before it ends: longer in accessibility mode.
       cardWaitSeconds: () => cardWaitSeconds(config, this.accessible),
+      // A fresh activation, also of a read refused on a card screen that stays (src/flows/transaction.ts): the card
+      // screen's clock is the new activation's, and a card detected at the one before is no longer being read.
+      cardActivated: () => this.inactivity.cardRead(),
       printLink: (link) => {
         void this.receipts.printLink(
           {

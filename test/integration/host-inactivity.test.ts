@@ -473,6 +473,24 @@ describe('time limits on the card presentation', () => {
     expect(h.simulator!.received.filter((f) => f.cmd === 0x05)).toEqual([]);
   }, 30_000);
 
+  it('asks "Do you need more time?" after a chip card swiped was refused, and ends the sale unanswered: nothing sent, no card kept', async () => {
+    const h = await startKiosk();
+    // The customer swipes a chip card (refused: "This card has a chip"), then walks away: no card at the next activation.
+    h.simulator!.setCard('chip-swiped-fallback');
+    const unsubscribe = h.subscribe((s) => {
+      if (s.customer.message.startsWith('This card has a chip')) h.simulator!.setCard('no-card');
+    });
+    await presentCard(h);
+    await expect.poll(async () => (await now(h)).message).toMatch(/^This card has a chip/);
+    unsubscribe();
+    const asked = await askedAtCardScreen(h);
+    expect(asked.actions).toContain('MORE_TIME');
+    // The unanswered question ends the sale (CANCEL: the attract screen) before the reader gives up.
+    expect((await untilGone(h)).screen).toBe('idle');
+    expect(h.sandbox!.ledger().transactions).toEqual([]);
+    expect(h.cards.size).toBe(0);
+  }, 30_000);
+
   it('cancels the sale without an answer without accessibility mode: nothing is sent, no card kept, the reader ready', async () => {
     const h = await startKiosk();
     await presentCard(h);

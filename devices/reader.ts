@@ -83,13 +83,20 @@ export type ReaderErrorCode =
   | 'CARD_USE_CONTACT' // contactless refused: insert the card
   | 'CARD_ERROR'; // any other card error (activate error codes 20, 24, 43, 50–62)
 
-/** Every failure of a reader call. `activateErrorCode` / `status` carry the reader's raw codes when there are some. */
+/**
+ * Every failure of a reader call. `activateErrorCode` / `status` carry the reader's raw codes when there are some.
+ * `chipUnreadable`: the card's chip could not be read or talked to — a technical failure of the chip (activate error
+ * 20, the card answered an error status; 24, card communication error), the one failure after which EMV lets the
+ * terminal take the card's magnetic stripe (a fallback). Absent for a chip that was read and then failed a processing
+ * step (data authentication, processing restrictions, terminal risk management, cardholder verification: 50–58), a
+ * generic error (62) or anything else: the stripe of such a card is never a way round its chip.
+ */
 export class ReaderError extends Error {
   override readonly name = 'ReaderError';
   constructor(
     readonly code: ReaderErrorCode,
     message: string,
-    readonly detail: { status?: number; activateErrorCode?: number } = {},
+    readonly detail: { status?: number; activateErrorCode?: number; chipUnreadable?: true } = {},
     options?: { cause?: unknown },
   ) {
     super(message, options);

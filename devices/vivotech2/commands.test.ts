@@ -164,6 +164,17 @@ describe('status and Activate error codes', () => {
     expect(error).toMatchObject({ code: expected, detail: { status: 0x0a, activateErrorCode: code } });
   });
 
+  it('says chipUnreadable only of a chip that could not be read (20, 24), never of one read that failed a step', () => {
+    const detail = (code: number) =>
+      errorForStatus('Activate', 0x0a, Uint8Array.of(code, 0, 0, 0), true).detail;
+    for (const code of [0x20, 0x24])
+      expect(detail(code), code.toString(16)).toMatchObject({ chipUnreadable: true });
+    // Data authentication, processing restrictions, risk management, cardholder verification, online requested, a
+    // generic error, an unknown code: the chip was read, or nothing says it could not be.
+    for (const code of [0x23, 0x43, 0x50, 0x51, 0x52, 0x53, 0x54, 0x55, 0x56, 0x57, 0x58, 0x62, 0x99])
+      expect(detail(code), code.toString(16)).not.toHaveProperty('chipUnreadable');
+  });
+
   it('maps status 08 to READER_TIMEOUT and other statuses to READER_PROTOCOL', () => {
     expect(errorForStatus('Ping', 0x08, new Uint8Array(0), false).code).toBe('READER_TIMEOUT');
     expect(errorForStatus('Ping', 0x0b, new Uint8Array(0), false)).toMatchObject({

@@ -43,16 +43,19 @@ export function statusName(status: number): string {
 }
 
 /** Activate error codes: first data byte of a failed Activate / Get Transaction Result (reader-protocol.md). */
-export const ACTIVATE_ERRORS: Readonly<Record<number, { name: string; code: ReaderErrorCode }>> = {
+export const ACTIVATE_ERRORS: Readonly<
+  Record<number, { name: string; code: ReaderErrorCode; chipUnreadable?: true }>
+> = {
   0x01: { name: 'out-of-sequence command', code: 'READER_PROTOCOL' },
   0x02: { name: 'go to contact interface', code: 'CARD_USE_CONTACT' },
   0x03: { name: 'transaction amount is zero', code: 'READER_PROTOCOL' },
-  0x20: { name: 'card returned error status', code: 'CARD_ERROR' },
+  // The chip could not be read (ReaderError's `chipUnreadable`): EMV then allows its stripe.
+  0x20: { name: 'card returned error status', code: 'CARD_ERROR', chipUnreadable: true },
   0x21: { name: 'collision: more than one card', code: 'CARD_COLLISION' },
   // Over the contactless limit: the card must be inserted instead.
   0x22: { name: 'amount over maximum limit', code: 'CARD_USE_CONTACT' },
   0x23: { name: 'request online authorization', code: 'CARD_ERROR' },
-  0x24: { name: 'card communication error', code: 'CARD_ERROR' },
+  0x24: { name: 'card communication error', code: 'CARD_ERROR', chipUnreadable: true },
   0x25: { name: 'card blocked', code: 'CARD_BLOCKED' },
   0x26: { name: 'card expired', code: 'CARD_EXPIRED' },
   0x27: { name: 'unsupported card', code: 'CARD_UNSUPPORTED' },
@@ -102,6 +105,7 @@ export function errorForStatus(
     return new ReaderError(known?.code ?? 'CARD_ERROR', `${cmdName} failed: ${name}`, {
       status,
       activateErrorCode: first,
+      ...(known?.chipUnreadable ? { chipUnreadable: true as const } : {}),
     });
   }
   return new ReaderError(

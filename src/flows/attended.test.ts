@@ -93,7 +93,7 @@ describe('attended machine: a card the reader asks to present again', () => {
 
   it('tells the customer to insert a chip card that was swiped, and to swipe it once its chip could not be read', async () => {
     const fake = new FakeTerminal();
-    fake.reads.push('chip-swiped', 'CARD_ERROR', 'hang');
+    fake.reads.push('chip-swiped', 'chip-unreadable', 'hang');
     const actor = attended(fake);
     actor.send({ type: 'START' });
     actor.send({ type: 'ENTER_AMOUNT', minor: 850 });

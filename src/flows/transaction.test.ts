@@ -251,7 +251,7 @@ describe('transaction actor', () => {
 
     it('asks for a swipe after a chip read failed technically, then sends the swipe as a fallback', async () => {
       const fake = new FakeTerminal();
-      fake.reads.push('CARD_ERROR', 'hang');
+      fake.reads.push('chip-unreadable', 'hang');
       const actor = run(fake, withSwipes);
       await settle();
       expect(screenOf(actor.getSnapshot())).toBe('present-card');
@@ -259,18 +259,21 @@ describe('transaction actor', () => {
       expect(fake.sent).toEqual([]);
 
       const second = new FakeTerminal();
-      second.reads.push('CARD_ERROR', 'chip-swiped');
+      second.reads.push('chip-unreadable', 'chip-swiped');
       const paid = run(second, withSwipes);
       await settle();
       expect(paid.getSnapshot().output).toMatchObject({ kind: 'approved', card: { entryMode: 'swiped' } });
       expect(second.sent).toHaveLength(1);
       expect(second.sent[0]).toMatchObject({ service: 'sale', cardRef: 'card-1', emvFallback: true });
 
-      // Not a chip failure: a decline by the card, a second failure, a reader that takes no swipe. Each ends it.
+      // Not a chip failure that opens the stripe: a decline by the card, a chip read that failed a processing step
+      // (its data authentication, say: CARD_ERROR without chipUnreadable), a second failure, a reader that takes no
+      // swipe. Each ends it, nothing sent.
       for (const [reads, request, code] of [
         [['CARD_DECLINED_OFFLINE'], withSwipes, 'CARD_DECLINED_OFFLINE'],
-        [['CARD_ERROR', 'CARD_ERROR'], withSwipes, 'CARD_ERROR'],
-        [['CARD_ERROR', 'chip-swiped'], sale, 'CARD_ERROR'],
+        [['CARD_ERROR', 'chip-swiped'], withSwipes, 'CARD_ERROR'],
+        [['chip-unreadable', 'chip-unreadable'], withSwipes, 'CARD_ERROR'],
+        [['chip-unreadable', 'chip-swiped'], sale, 'CARD_ERROR'],
       ] as const) {
         const other = new FakeTerminal();
         other.reads.push(...reads);

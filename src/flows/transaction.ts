@@ -182,12 +182,22 @@ const notProvided = (name: string) => () =>
 export const READ_AGAIN = { target: 'reading', reenter: true } as const;
 
 /**
- * The reader's code of a chip read that failed technically, the one failure after which EMV allows the magnetic stripe
- * (a fallback): card error status, card communication error, a chip processing error (activate error codes 20, 24,
- * 43, 50–62). A decline by the card (CARD_DECLINED_OFFLINE), a blocked, expired or unsupported card, a card taken
- * away and no card at all are not technical failures of the chip.
+ * Whether a failed card read was a technical failure of the chip, the one failure after which EMV allows the
+ * magnetic stripe (a fallback): the reader's error says so (`detail.chipUnreadable`: the card answered an error status,
+ * or could not be talked to). A chip that was read and failed a processing step (its data authentication, processing
+ * restrictions, risk management or cardholder verification), a decline by the card, a blocked, expired or unsupported
+ * card, a card taken away and no card at all are not: the stripe is never a way round the chip.
  */
-const CHIP_TECHNICAL_FAILURE = 'CARD_ERROR';
+function chipUnreadable(error: unknown): boolean {
+  if (typeof error !== 'object' || error === null || !('detail' in error)) return false;
+  const detail = error.detail;
+  return (
+    typeof detail === 'object' &&
+    detail !== null &&
+    'chipUnreadable' in detail &&
+    detail.chipUnreadable === true
+  );
+}
 
 function errorCode(error: unknown): string {
   if (typeof error === 'object' && error !== null && 'code' in error) {
@@ -381,7 +391,7 @@ export const transactionMachine = setup({
     chipFailedFirst: ({ context, event }) =>
       context.request.read?.swipeFallback === true &&
       !context.chipFailed &&
-      errorCode((event as { error?: unknown }).error) === CHIP_TECHNICAL_FAILURE,
+      chipUnreadable((event as { error?: unknown }).error),
     cardChanged: ({ context }) =>
       context.request.read?.sameCardAs !== undefined &&
       context.card?.fingerprint !== context.request.read.sameCardAs,

@@ -116,8 +116,10 @@ export class FakeTerminal implements FlowEffects {
   /** Per service, approve for this amount instead of the one requested (a partial approval). */
   readonly partialMinor: Partial<Record<ServiceName, number>> = {};
   /**
-   * Next card reads: a card (default), 'chip-swiped' (`card` read by its stripe although it has a chip: a fallback), an
-   * error code to reject with, or 'hang' to wait for the abort.
+   * Next card reads: a card (default), 'chip-swiped' (`card` read by its stripe although it has a chip: a fallback),
+   * 'chip-unreadable' (a chip read that failed technically: CARD_ERROR saying `chipUnreadable`, as the reader's error
+   * 24 does), an error code to reject with (CARD_ERROR: a chip read and failed processing), or 'hang' to wait for the
+   * abort.
    */
   readonly reads: string[] = [];
   submitHangs = false;
@@ -151,6 +153,13 @@ export class FakeTerminal implements FlowEffects {
   readCard(_input: ReadCardInput, signal: AbortSignal): Promise<CardSummary> {
     const next = this.reads.shift() ?? 'card';
     if (next === 'hang') return abortable(signal);
+    if (next === 'chip-unreadable')
+      return Promise.reject(
+        Object.assign(new Error('card communication error'), {
+          code: 'CARD_ERROR',
+          detail: { activateErrorCode: 0x24, chipUnreadable: true },
+        }),
+      );
     if (next !== 'card' && next !== 'chip-swiped')
       return Promise.reject(Object.assign(new Error(next), { code: next }));
     this.seq += 1;

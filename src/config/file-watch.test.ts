@@ -1,7 +1,7 @@
 import { mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { watchConfigFile, type ConfigFileWatch } from './file-watch.js';
 
 let dir: string;
@@ -41,5 +41,14 @@ describe('watchConfigFile', () => {
     const written = firstChange(file);
     writeFileSync(file, '{"terminal":{}}');
     await written;
+  });
+
+  it('reports a directory that cannot be watched (not there) as a failed watch, not a throw', () => {
+    const failures: Error[] = [];
+    watch = watchConfigFile(join(dir, 'gone', 'terminal.yml'), () => undefined, {
+      failed: (e) => failures.push(e),
+    });
+    expect(failures).toEqual([expect.objectContaining({ code: 'ENOENT' })]);
+    watch.close();
   });
 });

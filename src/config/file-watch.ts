@@ -13,7 +13,7 @@ export interface ConfigFileWatch {
  * Calls `changed` once the configuration file `path` has changed and then stayed quiet for `debounceMs`. The
  * directory is watched, not the file: an editor or `apply-config` replaces the file by renaming a new one over it
  * (a new inode, which a watch of the old file would never see), and a file removed and written again is caught too.
- * `failed` gets an error of the watch itself (the directory removed); the watch has ended then.
+ * `failed` gets an error of the watch itself (the directory removed, or not there to watch); the watch has ended then.
  */
 export function watchConfigFile(
   path: string,
@@ -25,14 +25,21 @@ export function watchConfigFile(
   const debounceMs = options.debounceMs ?? CONFIG_WATCH_DEBOUNCE_MS;
   let timer: NodeJS.Timeout | undefined;
   let closed = false;
-  const watcher: FSWatcher = watch(dirname(file), { persistent: false }, (_event, filename) => {
-    // No name (some platforms leave it out): it may be the file.
-    if (closed || (filename !== null && filename.toString() !== name)) return;
-    clearTimeout(timer);
-    timer = setTimeout(() => {
-      if (!closed) changed();
-    }, debounceMs);
-  });
+  let watcher: FSWatcher;
+  try {
+    watcher = watch(dirname(file), { persistent: false }, (_event, filename) => {
+      // No name (some platforms leave it out): it may be the file.
+      if (closed || (filename !== null && filename.toString() !== name)) return;
+      clearTimeout(timer);
+      timer = setTimeout(() => {
+        if (!closed) changed();
+      }, debounceMs);
+    });
+  } catch (error) {
+    // The directory is not there (or not readable): no watch, as when it ends.
+    options.failed?.(error as Error);
+    return { close: () => undefined };
+  }
   watcher.on('error', (error) => {
     clearTimeout(timer);
     closed = true;

@@ -47,6 +47,21 @@ describe('refusalOf', () => {
     expect(refusalText(refusal)).not.toContain('nowhere');
   });
 
+  it('says where a file that does not parse is broken, never the text the parser quotes of it', () => {
+    const yaml = join(dir, 'terminal.yml');
+    writeFileSync(yaml, 'fleet:\n  url: mqtts://fleet:S3cretPass@broker.example:8883\n bad: : x\n');
+    const json = join(dir, 'terminal.json');
+    writeFileSync(json, '{"fleet": {"url": "mqtts://fleet:S3cretPass@broker.example:8883"}, S3cretPass}');
+    const bare = join(dir, 'bare.json');
+    writeFileSync(bare, '{"fleet": S3cretPass}');
+    for (const file of [yaml, json, bare]) {
+      const refusal = refusedBy(file);
+      expect(refusal).toMatchObject({ code: 'CONFIG_SYNTAX', file });
+      expect(refusalText(refusal)).not.toContain('S3cretPass');
+    }
+    expect(refusedBy(yaml).message).toMatch(/line 3, column 1/);
+  });
+
   it('is not a refusal this state waits out for a secret file or any other error', () => {
     expect(
       refusalOf(new SecretFileError('SECRET_FILE_UNREADABLE', 'missing', 'terminal.operatorPinFile', '/x')),

@@ -1,3 +1,4 @@
+import { extname } from 'node:path';
 import { ConfigError, loadConfig, parseConfig, usableSectionsOf, type Config } from '../config/index.js';
 import { watchConfigFile } from '../config/file-watch.js';
 import { assertConfiguredSecretFiles } from '../config/secret-file.js';
@@ -44,8 +45,20 @@ export function refusalOf(error: unknown): ConfigurationRefusal | undefined {
     code: error.code,
     ...(error.key !== undefined ? { key: error.key } : {}),
     file: error.file,
-    message: redactString(error.message).slice(0, 500),
+    message: redactString(error.code === 'CONFIG_SYNTAX' ? syntaxText(error) : error.message).slice(0, 500),
   };
+}
+
+/**
+ * A file that does not parse, and where its parser stopped (YAML: line and column; JSON: the position) — not the
+ * parser's own text, which quotes the file's lines around the fault (a credential in a URL, say).
+ */
+function syntaxText(error: ConfigError): string {
+  const cause: unknown = error.cause;
+  const yaml = (cause as { linePos?: { line: number; col: number }[] } | undefined)?.linePos?.[0];
+  const json = cause instanceof Error ? / at position \d+/.exec(cause.message)?.[0] : undefined;
+  const at = yaml ? ` at line ${yaml.line}, column ${yaml.col}` : (json ?? '');
+  return `${error.file}: not valid ${extname(error.file) || 'JSON'}${at}`;
 }
 
 /** Why the terminal is out of service, as the fleet reads it (the heartbeat's `outOfService`, the event's reason). */

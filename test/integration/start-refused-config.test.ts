@@ -1,6 +1,16 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
-import { mkdtempSync, readdirSync, readFileSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  renameSync,
+  rmSync,
+  writeFileSync,
+} from 'node:fs';
+import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -38,10 +48,11 @@ interface Run {
   exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
 }
 
-function start(configFile: string): Run {
-  const child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', configFile], {
+function start(configFile: string, options: { headless?: boolean; env?: NodeJS.ProcessEnv } = {}): Run {
+  const headless = options.headless === false ? [] : ['--headless'];
+  const child = spawn(process.execPath, [BIN, 'start', ...headless, '--port', '0', '--config', configFile], {
     cwd: dir,
-    env: { ...process.env, NODE_ENV: 'test' },
+    env: { ...process.env, NODE_ENV: 'test', ...options.env },
     stdio: ['ignore', 'pipe', 'pipe'],
   });
   children.push(child);
@@ -160,6 +171,53 @@ describe('parking-terminal start with a configuration file it refuses', () => {
       expect(journal.inFlight()).toEqual([]);
     } finally {
       journal.close();
+    }
+  }, 240_000);
+
+  it('stopped while it leaves the refused state, it stops: the kiosk window is not opened', async () => {
+    // A broker that accepts the link and acknowledges nothing after: the refused link's close waits for its `offline`.
+    const sockets: Socket[] = [];
+    const broker = createServer((socket) => {
+      sockets.push(socket);
+      socket.once('data', () => socket.write(Buffer.from([0x20, 0x02, 0x00, 0x00])));
+      socket.on('error', () => undefined);
+    });
+    await new Promise<void>((r) => broker.listen(0, '127.0.0.1', r));
+    // An Electron binary that says it was started.
+    const electronDir = join(dir, 'electron');
+    mkdirSync(electronDir);
+    const marker = join(dir, 'electron-started');
+    writeFileSync(join(electronDir, 'electron'), `#!/bin/sh\necho started > '${marker}'\nexec sleep 20\n`, {
+      mode: 0o755,
+    });
+    try {
+      const good = {
+        terminal: { id: 'TSTOP' },
+        journal: { path: join(dir, 'var', 'journal.db') },
+        offline: { keyFile: join(dir, 'var', 'offline.key') },
+        fleet: { url: `mqtt://127.0.0.1:${(broker.address() as AddressInfo).port}`, mqttVersion: 4 },
+      };
+      const configFile = join(dir, 'terminal.json');
+      writeFileSync(configFile, JSON.stringify({ ...good, reader: { kind: 'sim', colour: 'blue' } }));
+      const run = start(configFile, { headless: false, env: { ELECTRON_OVERRIDE_DIST_PATH: electronDir } });
+      await printed(run, /out of service: configuration refused/);
+      const draft = join(dir, 'terminal.json.draft');
+      writeFileSync(draft, JSON.stringify(good));
+      renameSync(draft, configFile);
+      // Stopped as the refused state ends (its fleet link closing).
+      const until = Date.now() + HANG_MS;
+      while (!run.stderr().includes('the configuration is usable') && Date.now() < until)
+        await new Promise((r) => setTimeout(r, 10));
+      run.child.kill('SIGTERM');
+      const exited = await Promise.race([
+        run.exited,
+        new Promise<'still running'>((r) => setTimeout(() => r('still running'), 15_000)),
+      ]);
+      expect(exited).toEqual({ code: 0, signal: null });
+      expect(existsSync(marker)).toBe(false);
+    } finally {
+      for (const s of sockets) s.destroy();
+      broker.close();
     }
   }, 240_000);
 });

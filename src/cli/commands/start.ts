@@ -109,7 +109,8 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       } finally {
         logger.flush();
       }
-      if (usable === undefined) return EXIT_OK;
+      // Stopped, or stopped as the refused state closed (its fleet link, its screen): the terminal does not start.
+      if (usable === undefined || io.signal.aborted) return EXIT_OK;
       config = usable;
     }
     const port = givenPort ?? config.bridge.port;

@@ -51,6 +51,7 @@ function backgroundWork(deps: {
   sender: JournaledSender;
   recovery: TimeoutRecovery;
   logger?: Logger;
+  gatewaySeen?: (online: boolean, reason?: string) => void;
 }): { background: BackgroundWork; sweep: () => void } {
   const { recovery } = deps;
   const background = new BackgroundWork({
@@ -66,7 +67,7 @@ function backgroundWork(deps: {
     openAuthorizations: { runFollowUps: () => Promise.resolve() } as unknown as OpenAuthorizations,
     logger: deps.logger ?? silentLogger(),
     ready: () => true,
-    gatewaySeen: () => undefined,
+    gatewaySeen: deps.gatewaySeen ?? (() => undefined),
     changed: () => undefined,
   });
   // The periodic sweep, run when the test says (its timer is not started).
@@ -75,6 +76,60 @@ function backgroundWork(deps: {
 }
 
 describe('background work', () => {
+  it("tells the terminal's status that the gateway is unreachable when forwarding finds it so, though nothing left", async () => {
+    const journal = openJournal(':memory:');
+    open.push(journal);
+    const offline = new OfflineQueue(journal, {
+      policy: 'prefer-online',
+      limits: {
+        maxTransactionMinor: 10_000,
+        maxTotalMinorPerCurrency: 100_000,
+        maxCount: 10,
+        maxAgeHours: 24,
+        maxCountPerCard: 2,
+      },
+      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+    });
+    offline.store({
+      transactionId: 'off-1',
+      service: 'sale',
+      comments: 'Parking Sale',
+      method: 'POST',
+      path: '/pts/v2/payments',
+      body: Buffer.from('{"sale":1}'),
+      amountMinor: 1_000,
+      currency: 'GBP',
+      entryMode: 'contact',
+      fingerprint: 'card-off-1',
+    });
+    // The network is down: no connection opens, so nothing is claimed or sent.
+    let up = false;
+    const sender = new JournaledSender(journal, {
+      transmit: () => Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g1' }),
+      reachable: () => Promise.resolve(up),
+    });
+    const recovery = new TimeoutRecovery(journal, builder, sender, {
+      timeoutReversalDelayMs: 60_000,
+      retryMs: 1_000,
+    });
+    const seen: [boolean, string | undefined][] = [];
+    const { background } = backgroundWork({
+      journal,
+      offline,
+      sender,
+      recovery,
+      gatewaySeen: (online, reason) => seen.push([online, reason]),
+    });
+    expect(await background.forward()).toMatchObject({ forwarded: 0, remaining: 1 });
+    expect(seen).toEqual([[false, 'GW_CONNECTION']]);
+    up = true;
+    expect(await background.forward()).toMatchObject({ forwarded: 1, remaining: 0 });
+    expect(seen).toEqual([
+      [false, 'GW_CONNECTION'],
+      [true, undefined],
+    ]);
+  });
+
   /**
    * A claimed offline forward is committed (visible, marked sent) while that commit's log is synced on the thread
    * pool (another request's outcome is expected) and the event loop turns: a sweep then must find it owned, or it

@@ -37,8 +37,8 @@ export class BackgroundWork {
        * recovers, nor out of service for an unexpected error).
        */
       ready: () => boolean;
-      /** The gateway answered a forward (online) or could not be reached. */
-      gatewaySeen: (online: boolean) => void;
+      /** The gateway answered a forward (online) or could not be reached (with the code of why). */
+      gatewaySeen: (online: boolean, reason?: string) => void;
       changed: () => void;
     },
   ) {}
@@ -65,7 +65,11 @@ export class BackgroundWork {
         onOutcome: (entry, request, outcome) => router.forwardedOutcome(entry, request, outcome),
       })
       .then((report) => {
-        if (report.forwarded > 0) this.deps.gatewaySeen(!report.gatewayUnreachable);
+        // An outage found by forwarding alone (no customer paying meanwhile: a kiosk at night) is the status bar's and
+        // the fleet heartbeat's too, with its reason, even when no forward left: the reachability check before any
+        // claim failed, or the first forward was not sent.
+        if (report.gatewayUnreachable) this.deps.gatewaySeen(false, report.unreachableReason);
+        else if (report.forwarded > 0) this.deps.gatewaySeen(true);
         for (const id of report.unknown) router.recoverInBackground(id);
         if (report.declined.length > 0)
           logger.warn(

@@ -571,7 +571,7 @@ export class TerminalHost implements TerminalApi {
       // out of service for an unexpected error (the journal may refuse every write).
       ready: () =>
         this.phase === 'ready' || (this.phase === 'out-of-service' && this.serviceMode !== undefined),
-      gatewaySeen: (online) => this.setGateway(online),
+      gatewaySeen: (online, reason) => this.setGateway(online, reason),
       changed: () => this.changed(),
     });
     this.altPayments = new AltPaymentDesk({

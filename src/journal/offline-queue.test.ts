@@ -441,7 +441,12 @@ describe('offline queue', () => {
     queue.store(payment());
     const down = fakeForwarder(() => ({ kind: 'not-sent', reason: 'ECONNREFUSED' }));
     const report = await queue.forwardPending(down.forwarder, { concurrency: 1 });
-    expect(report).toMatchObject({ forwarded: 0, gatewayUnreachable: true, remaining: 2 });
+    expect(report).toMatchObject({
+      forwarded: 0,
+      gatewayUnreachable: true,
+      unreachableReason: 'ECONNREFUSED',
+      remaining: 2,
+    });
     expect(queue.get(first.id)).toMatchObject({ state: 'stored', hasBody: true });
     expect(journal.findByTransactionId(first.transactionId)).toMatchObject({
       state: 'resolved',
@@ -470,7 +475,12 @@ describe('offline queue', () => {
       },
     });
     const report = await queue.forwardPending(sender, { concurrency: 2 });
-    expect(report).toMatchObject({ forwarded: 0, gatewayUnreachable: true, remaining: 2 });
+    expect(report).toMatchObject({
+      forwarded: 0,
+      gatewayUnreachable: true,
+      unreachableReason: 'GW_CONNECTION',
+      remaining: 2,
+    });
     expect(probes).toBe(1);
     expect(sends).toEqual([]);
     // Not claimed: no journal entry that a crash could leave "sent", the payment still stored with its card data.

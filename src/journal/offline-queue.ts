@@ -148,6 +148,11 @@ export interface ForwardReport {
   readonly unknown: number[];
   /** Whether the run stopped because the gateway could not be reached. */
   readonly gatewayUnreachable: boolean;
+  /**
+   * Why, when it could not: the reason of the forward that came back not sent (`GW_CONNECTION`, `GW_TIMEOUT`, `GW_AUTH`
+   * for refused credentials …), or `GW_CONNECTION` when no connection opened before the first claim.
+   */
+  readonly unreachableReason?: string;
   /** Payments still waiting. */
   readonly remaining: number;
 }
@@ -243,6 +248,7 @@ interface Tally {
   forwarded: number;
   approved: number;
   gatewayUnreachable: boolean;
+  unreachableReason?: string;
   declined: StoredPayment[];
   unknown: number[];
 }
@@ -988,6 +994,7 @@ export class OfflineQueue {
     if (reachable !== true && !(await reachable)) {
       tally.stop = true;
       tally.gatewayUnreachable = true;
+      tally.unreachableReason = 'GW_CONNECTION';
     }
     for (;;) {
       const free = concurrency - onWire;
@@ -1038,6 +1045,7 @@ export class OfflineQueue {
       declined: tally.declined,
       unknown: tally.unknown,
       gatewayUnreachable: tally.gatewayUnreachable,
+      ...(tally.unreachableReason !== undefined ? { unreachableReason: tally.unreachableReason } : {}),
       remaining: this.stmts.open.get()?.n ?? 0,
     };
   }
@@ -1097,6 +1105,7 @@ export class OfflineQueue {
     if (outcome.kind === 'not-sent') {
       tally.stop = true;
       tally.gatewayUnreachable = true;
+      tally.unreachableReason ??= outcome.reason;
       return;
     }
     const reason = outcome.reason ?? outcome.error?.code;

@@ -34,6 +34,21 @@ describe('the masked body the ledger keeps', () => {
     });
   });
 
+  it("keeps the gateway's 14-digit date-times, though as digits they pass the Luhn check", () => {
+    // 20261130115748: 30 November 2026, 11:57:48 UTC, and a Luhn-valid run of 14 digits.
+    const body = parsed({
+      merchantInformation: { transactionLocalDateTime: '20261130115748' },
+      orderInformation: { amountDetails: { exchangeRateTimeStamp: '20261130115748' } },
+      clientReferenceInformation: { comments: 'at 20261130115748' },
+    });
+    expect(JSON.parse(maskedBodyJson(body))).toEqual({
+      merchantInformation: { transactionLocalDateTime: '20261130115748' },
+      orderInformation: { amountDetails: { exchangeRateTimeStamp: '20261130115748' } },
+      // Elsewhere such a run may be a card number: masked.
+      clientReferenceInformation: { comments: 'at 2026******5748' },
+    });
+  });
+
   it('keeps EMV tags without a never-send tag, and redacts tags that carry one or do not decode', () => {
     const tags = sampleEmvTags(1250, 'EUR');
     const decoded = decodeEmvTags(tags);

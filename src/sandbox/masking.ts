@@ -44,7 +44,9 @@ function maskString(value: string, key: string, known: KnownEmvTags | undefined)
         : ((d) => (d.ok ? d.tags : undefined))(decodeEmvTags(value));
     return tags !== undefined && !tags.some((t) => NEVER_SEND_TAGS.has(t.tag)) ? value : '[REDACTED]';
   }
-  if (k === 'transactionlocaldatetime') return value;
+  // The gateway's 14-digit date-times (yyyyMMddHHmmss): one in ten passes the Luhn check, and masked it would no
+  // longer say when (a certification analyst, the follow-on's stamp compared with its authorization's).
+  if (k === 'transactionlocaldatetime' || k === 'exchangeratetimestamp') return value;
   if (REDACTED_KEYS.has(k)) return '[REDACTED]';
   // Any Luhn-valid card-number-like run elsewhere (a link field, a comment) is masked too.
   if (!mayHoldCardNumber(value)) return value;

@@ -158,6 +158,37 @@ describe('waitOutOfService', () => {
     expect(notifier.sent.flat()).not.toContain('STOPPING=1');
   });
 
+  it('says a secret file the corrected configuration names cannot be used, until it can', async () => {
+    const file = join(dir, 'terminal.json');
+    writeFileSync(file, JSON.stringify({ reader: { colour: 'blue' } }));
+    const notifier = recordingNotifier();
+    const waiting = waitOutOfService({
+      configFile: file,
+      cwd: dir,
+      refusal: refusedBy(file),
+      port: 0,
+      staticDir: staticDir(),
+      signal: new AbortController().signal,
+      logger: silentLogger(),
+      out: () => undefined,
+      notifier,
+      debounceMs: 20,
+    });
+    const lastStatus = (): string | undefined =>
+      notifier.sent
+        .flat()
+        .filter((a) => a.startsWith('STATUS='))
+        .at(-1);
+    await expect.poll(lastStatus, POLL).toContain('CONFIG_UNKNOWN_KEY reader.colour');
+    // The file corrected, naming a PIN file that is not there yet: refused for that now, not for the colour.
+    writeFileSync(file, JSON.stringify({ terminal: { operatorPinFile: 'operator.pin' } }));
+    await expect.poll(lastStatus, POLL).toContain('SECRET_FILE_UNREADABLE terminal.operatorPinFile');
+    // The PIN file put in place, private to its owner; the next change of the configuration is read.
+    writeFileSync(join(dir, 'operator.pin'), '73914826\n', { mode: 0o600 });
+    writeFileSync(file, JSON.stringify({ terminal: { operatorPinFile: './operator.pin' } }));
+    expect((await waiting)?.terminal.operatorPinFile).toBe('./operator.pin');
+  });
+
   it('resolves with nothing when stopped, telling the service manager it is stopping', async () => {
     const file = join(dir, 'terminal.json');
     writeFileSync(file, '{"colour":1}');

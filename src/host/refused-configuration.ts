@@ -1,7 +1,7 @@
 import { extname } from 'node:path';
 import { ConfigError, loadConfig, parseConfig, usableSectionsOf, type Config } from '../config/index.js';
 import { watchConfigFile } from '../config/file-watch.js';
-import { assertConfiguredSecretFiles } from '../config/secret-file.js';
+import { assertConfiguredSecretFiles, SecretFileError } from '../config/secret-file.js';
 import { resolveLocale, supportedLocale, translator, type SupportedLocale } from '../i18n/index.js';
 import { redactString, type Logger } from '../log/index.js';
 import type { CustomerApi, CustomerSnapshot, ParkingModel, Result, UserEvent } from './api.js';
@@ -26,7 +26,11 @@ export function checkStartConfiguration(configFile: string | undefined, cwd: str
 
 /** Why a configuration file was refused: the typed error's code, key and file. Never a value of the file. */
 export interface ConfigurationRefusal {
-  code: ConfigError['code'];
+  /**
+   * The typed error's code: the file's own content refused (`ConfigError`), or, once that content passes, a secret
+   * file it names that cannot be used (`SecretFileError`).
+   */
+  code: ConfigError['code'] | SecretFileError['code'];
   /** The dotted key at fault, when the error names one. */
   key?: string;
   file: string;
@@ -46,6 +50,17 @@ export function refusalOf(error: unknown): ConfigurationRefusal | undefined {
     ...(error.key !== undefined ? { key: error.key } : {}),
     file: error.file,
     message: redactString(error.code === 'CONFIG_SYNTAX' ? syntaxText(error) : error.message).slice(0, 500),
+  };
+}
+
+/** A secret file the configuration names that cannot be used, as a refusal: its code, key and file (never its bytes). */
+function secretFileRefusalOf(error: unknown): ConfigurationRefusal | undefined {
+  if (!(error instanceof SecretFileError)) return undefined;
+  return {
+    code: error.code,
+    key: error.key,
+    file: error.file,
+    message: redactString(error.message).slice(0, 500),
   };
 }
 
@@ -202,9 +217,10 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
     try {
       settle(checkStartConfiguration(configFile, cwd));
     } catch (e) {
-      const next = refusalOf(e);
+      // The file corrected, but a secret file it names cannot be used (missing, readable by others): still refused,
+      // and for that reason now — the log, the service manager and the fleet say so, not the refusal mended already.
+      const next = refusalOf(e) ?? secretFileRefusalOf(e);
       if (next === undefined) {
-        // A secret file now missing, say: not a refusal this state waits out; logged, and checked again later.
         logger.error({ err: e }, 'the configuration is still refused');
         return;
       }

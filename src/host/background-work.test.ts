@@ -75,33 +75,39 @@ function backgroundWork(deps: {
   return { background, sweep };
 }
 
+/** The offline queue of `journal`, holding one stored chip sale (`off-1`, 10.00 GBP). */
+function queueWithOnePayment(journal: SqliteJournal): OfflineQueue {
+  const offline = new OfflineQueue(journal, {
+    policy: 'prefer-online',
+    limits: {
+      maxTransactionMinor: 10_000,
+      maxTotalMinorPerCurrency: 100_000,
+      maxCount: 10,
+      maxAgeHours: 24,
+      maxCountPerCard: 2,
+    },
+    keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
+  });
+  offline.store({
+    transactionId: 'off-1',
+    service: 'sale',
+    comments: 'Parking Sale',
+    method: 'POST',
+    path: '/pts/v2/payments',
+    body: Buffer.from('{"sale":1}'),
+    amountMinor: 1_000,
+    currency: 'GBP',
+    entryMode: 'contact',
+    fingerprint: 'card-off-1',
+  });
+  return offline;
+}
+
 describe('background work', () => {
   it("tells the terminal's status that the gateway is unreachable when forwarding finds it so, though nothing left", async () => {
     const journal = openJournal(':memory:');
     open.push(journal);
-    const offline = new OfflineQueue(journal, {
-      policy: 'prefer-online',
-      limits: {
-        maxTransactionMinor: 10_000,
-        maxTotalMinorPerCurrency: 100_000,
-        maxCount: 10,
-        maxAgeHours: 24,
-        maxCountPerCard: 2,
-      },
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
-    });
-    offline.store({
-      transactionId: 'off-1',
-      service: 'sale',
-      comments: 'Parking Sale',
-      method: 'POST',
-      path: '/pts/v2/payments',
-      body: Buffer.from('{"sale":1}'),
-      amountMinor: 1_000,
-      currency: 'GBP',
-      entryMode: 'contact',
-      fingerprint: 'card-off-1',
-    });
+    const offline = queueWithOnePayment(journal);
     // The network is down: no connection opens, so nothing is claimed or sent.
     let up = false;
     const sender = new JournaledSender(journal, {
@@ -148,29 +154,7 @@ describe('background work', () => {
       },
     });
     open.push(journal);
-    const offline = new OfflineQueue(journal, {
-      policy: 'prefer-online',
-      limits: {
-        maxTransactionMinor: 10_000,
-        maxTotalMinorPerCurrency: 100_000,
-        maxCount: 10,
-        maxAgeHours: 24,
-        maxCountPerCard: 2,
-      },
-      keyProvider: staticKeyProvider(Buffer.alloc(32, 7)),
-    });
-    offline.store({
-      transactionId: 'off-1',
-      service: 'sale',
-      comments: 'Parking Sale',
-      method: 'POST',
-      path: '/pts/v2/payments',
-      body: Buffer.from('{"sale":1}'),
-      amountMinor: 1_000,
-      currency: 'GBP',
-      entryMode: 'contact',
-      fingerprint: 'card-off-1',
-    });
+    const offline = queueWithOnePayment(journal);
     const sent: string[] = [];
     const transmitter: Transmitter = {
       transmit(r: OutgoingRequest) {

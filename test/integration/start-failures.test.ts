@@ -1,9 +1,8 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
 import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
@@ -12,6 +11,7 @@ import type { ProcessBoundary } from '../../src/cli/output.js';
 import { openJournal } from '../../src/journal/index.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
+import { startCommand, type StartRun } from './start-command.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -20,7 +20,6 @@ import { closedPort, leaveSaleInFlight } from './down-gateway.js';
  * its journal.
  */
 
-const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
 /**
  * How long a process may take to exit before the test calls it hung. It bounds a hang, it measures no speed: it
  * covers loading the TypeScript sources on a busy machine, and a terminal that never exits fails instead of
@@ -39,14 +38,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  child: ChildProcess;
-  /** stdout lines so far. */
-  lines: string[];
-  stderr: () => string;
-  /** Resolves with the exit code (or the signal) once the process has exited. */
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+type Run = StartRun;
 
 function writeConfig(config: unknown): string {
   const file = join(dir, 'terminal.json');
@@ -64,24 +56,9 @@ function baseConfig(extra: Record<string, unknown> = {}): Record<string, unknown
 }
 
 function start(configFile: string, port = '0'): Run {
-  const child = spawn(
-    process.execPath,
-    [BIN, 'start', '--headless', '--port', port, '--config', configFile],
-    {
-      cwd: dir,
-      env: { ...process.env, NODE_ENV: 'test' },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    },
-  );
-  children.push(child);
-  const lines: string[] = [];
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  );
-  return { child, lines, stderr: () => stderr, exited };
+  const run = startCommand(dir, configFile, { port });
+  children.push(run.child);
+  return run;
 }
 
 /** The exit of `run`, or a failure naming what it printed when it has not exited after {@link HANG_MS}. */

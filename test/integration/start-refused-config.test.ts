@@ -1,4 +1,4 @@
-import { spawn, type ChildProcess } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import {
   existsSync,
@@ -12,13 +12,13 @@ import {
 } from 'node:fs';
 import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
-import { join, resolve } from 'node:path';
-import { createInterface } from 'node:readline';
+import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { WebSocket } from 'ws';
 import type { CustomerSnapshot, Result, WsMessage } from '../../src/host/api.js';
 import { openJournal } from '../../src/journal/index.js';
 import { leaveSaleInFlight } from './down-gateway.js';
+import { startCommand, type StartRun } from './start-command.js';
 
 /**
  * `parking-terminal start` with a configuration file it refuses: out of service instead of ending (a kiosk service
@@ -26,7 +26,6 @@ import { leaveSaleInFlight } from './down-gateway.js';
  * replaced by a rename, as an editor saves it — the terminal starts, recovering what an earlier run left in flight.
  */
 
-const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
 /** Bounds a hang, measures no speed: loading the TypeScript sources on a busy machine. */
 const HANG_MS = 90_000;
 
@@ -41,29 +40,12 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-interface Run {
-  child: ChildProcess;
-  lines: string[];
-  stderr: () => string;
-  exited: Promise<{ code: number | null; signal: NodeJS.Signals | null }>;
-}
+type Run = StartRun;
 
 function start(configFile: string, options: { headless?: boolean; env?: NodeJS.ProcessEnv } = {}): Run {
-  const headless = options.headless === false ? [] : ['--headless'];
-  const child = spawn(process.execPath, [BIN, 'start', ...headless, '--port', '0', '--config', configFile], {
-    cwd: dir,
-    env: { ...process.env, NODE_ENV: 'test', ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
-  children.push(child);
-  const lines: string[] = [];
-  let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
-    child.once('exit', (code, signal) => done({ code, signal })),
-  );
-  return { child, lines, stderr: () => stderr, exited };
+  const run = startCommand(dir, configFile, options);
+  children.push(run.child);
+  return run;
 }
 
 /** Waits (bounded by HANG_MS) until a line matches `re`; fails naming the output when the process exits first. */

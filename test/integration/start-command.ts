@@ -1,6 +1,8 @@
 import { spawn, type ChildProcess } from 'node:child_process';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
+import { WebSocket } from 'ws';
+import type { Result, WsMessage } from '../../src/host/api.js';
 
 /** The command line's entry, as an installer runs it. */
 const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
@@ -42,4 +44,50 @@ export function startCommand(
     child.once('exit', (code, signal) => done({ code, signal })),
   );
   return { child, lines, stderr: () => stderr, exited };
+}
+
+/**
+ * Waits, for at most `hangMs`, until `run` has printed a line matching `re`; fails naming what it printed when the
+ * process exits first or the time is up (it bounds a hang, it measures no speed).
+ */
+export async function printed(run: StartRun, re: RegExp, hangMs: number): Promise<RegExpExecArray> {
+  const until = Date.now() + hangMs;
+  for (;;) {
+    for (const l of run.lines) {
+      const m = re.exec(l);
+      if (m) return m;
+    }
+    if (run.child.exitCode !== null || Date.now() > until)
+      throw new Error(`no line ${re}: ${run.lines.join('\n')}\n${run.stderr()}`);
+    await new Promise((r) => setTimeout(r, 50));
+  }
+}
+
+/** One request over the started terminal's bridge WebSocket (its port and the start's secret), answered by its result. */
+export async function bridgeRequest(
+  port: string,
+  secret: string,
+  request: Record<string, unknown>,
+): Promise<Result<unknown>> {
+  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
+    headers: { Origin: `http://127.0.0.1:${port}` },
+  });
+  try {
+    await new Promise<void>((open, fail) => {
+      ws.once('open', () => open());
+      ws.once('error', fail);
+    });
+    const answer = new Promise<WsMessage>((done) =>
+      ws.on('message', (data: Buffer) => {
+        const m = JSON.parse(data.toString('utf8')) as WsMessage;
+        if ('id' in m && m.id === 1) done(m);
+      }),
+    );
+    ws.send(JSON.stringify({ id: 1, ...request }));
+    const m = await answer;
+    if (!('result' in m)) throw new Error(`no result: ${JSON.stringify(m)}`);
+    return m.result;
+  } finally {
+    ws.terminate();
+  }
 }

@@ -11,7 +11,7 @@ import type { ProcessBoundary } from '../../src/cli/output.js';
 import { openJournal } from '../../src/journal/index.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
-import { startCommand, type StartRun } from './start-command.js';
+import { bridgeRequest, printed as printedWithin, startCommand, type StartRun } from './start-command.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -53,6 +53,16 @@ function baseConfig(extra: Record<string, unknown> = {}): Record<string, unknown
     offline: { keyFile: join(dir, 'var', 'offline.key') },
     ...extra,
   };
+}
+
+/** Waits, bounded by {@link HANG_MS}, until `run` printed a line matching `re`. */
+const printed = (run: Run, re: RegExp): Promise<RegExpExecArray> => printedWithin(run, re, HANG_MS);
+
+/** One request over the bridge's WebSocket, answered by its value; a refusal fails the test. */
+async function ask(port: string, secret: string, request: Record<string, unknown>): Promise<unknown> {
+  const result = await bridgeRequest(port, secret, request);
+  if (!result.ok) throw new Error(`request refused: ${JSON.stringify(result)}`);
+  return result.value;
 }
 
 function start(configFile: string, port = '0'): Run {
@@ -141,19 +151,6 @@ describe('parking-terminal start with a configuration it cannot use', () => {
     120_000,
   );
 });
-
-/** Waits until `lines` holds a line matching `re`, or the process exits. */
-async function printed(run: Run, re: RegExp): Promise<RegExpExecArray> {
-  for (;;) {
-    for (const l of run.lines) {
-      const m = re.exec(l);
-      if (m) return m;
-    }
-    if (run.child.exitCode !== null)
-      throw new Error(`exited ${run.child.exitCode}: ${run.lines.join('\n')}\n${run.stderr()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
 
 async function json<T>(url: string, init?: RequestInit): Promise<T> {
   const res = await fetch(url, init);
@@ -264,32 +261,6 @@ describe('parking-terminal start stopped by SIGTERM', () => {
     }
   }, 180_000);
 });
-
-/** Opens the bridge's WebSocket with the start's secret and asks for one snapshot. */
-/** One request over the bridge's WebSocket, answered by its result. */
-async function ask(port: string, secret: string, request: Record<string, unknown>): Promise<unknown> {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
-    headers: { Origin: `http://127.0.0.1:${port}` },
-  });
-  try {
-    await new Promise<void>((open, fail) => {
-      ws.once('open', () => open());
-      ws.once('error', fail);
-    });
-    const answer = new Promise<WsMessage>((done) =>
-      ws.on('message', (data: Buffer) => {
-        const m = JSON.parse(data.toString('utf8')) as WsMessage;
-        if ('id' in m && m.id === 1) done(m);
-      }),
-    );
-    ws.send(JSON.stringify({ id: 1, ...request }));
-    const m = await answer;
-    if (!('result' in m) || !m.result.ok) throw new Error(`request refused: ${JSON.stringify(m)}`);
-    return m.result.value;
-  } finally {
-    ws.terminate();
-  }
-}
 
 /** What the customer's screen receives: no operator status. */
 async function snapshotOf(port: string, secret: string): Promise<CustomerSnapshot> {

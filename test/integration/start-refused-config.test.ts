@@ -14,11 +14,15 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { WebSocket } from 'ws';
-import type { CustomerSnapshot, Result, WsMessage } from '../../src/host/api.js';
+import type { CustomerSnapshot } from '../../src/host/api.js';
 import { openJournal } from '../../src/journal/index.js';
 import { leaveSaleInFlight } from './down-gateway.js';
-import { startCommand, type StartRun } from './start-command.js';
+import {
+  bridgeRequest as ask,
+  printed as printedWithin,
+  startCommand,
+  type StartRun,
+} from './start-command.js';
 
 /**
  * `parking-terminal start` with a configuration file it refuses: out of service instead of ending (a kiosk service
@@ -42,49 +46,13 @@ afterEach(() => {
 
 type Run = StartRun;
 
+/** Waits, bounded by {@link HANG_MS}, until `run` printed a line matching `re`. */
+const printed = (run: Run, re: RegExp): Promise<RegExpExecArray> => printedWithin(run, re, HANG_MS);
+
 function start(configFile: string, options: { headless?: boolean; env?: NodeJS.ProcessEnv } = {}): Run {
   const run = startCommand(dir, configFile, options);
   children.push(run.child);
   return run;
-}
-
-/** Waits (bounded by HANG_MS) until a line matches `re`; fails naming the output when the process exits first. */
-async function printed(run: Run, re: RegExp): Promise<RegExpExecArray> {
-  const until = Date.now() + HANG_MS;
-  for (;;) {
-    for (const l of run.lines) {
-      const m = re.exec(l);
-      if (m) return m;
-    }
-    if (run.child.exitCode !== null || Date.now() > until)
-      throw new Error(`no line ${re}: ${run.lines.join('\n')}\n${run.stderr()}`);
-    await new Promise((r) => setTimeout(r, 50));
-  }
-}
-
-/** One request over the bridge's WebSocket, answered by its result. */
-async function ask(port: string, secret: string, request: Record<string, unknown>): Promise<Result<unknown>> {
-  const ws = new WebSocket(`ws://127.0.0.1:${port}/ws?s=${secret}`, {
-    headers: { Origin: `http://127.0.0.1:${port}` },
-  });
-  try {
-    await new Promise<void>((open, fail) => {
-      ws.once('open', () => open());
-      ws.once('error', fail);
-    });
-    const answer = new Promise<WsMessage>((done) =>
-      ws.on('message', (data: Buffer) => {
-        const m = JSON.parse(data.toString('utf8')) as WsMessage;
-        if ('id' in m && m.id === 1) done(m);
-      }),
-    );
-    ws.send(JSON.stringify({ id: 1, ...request }));
-    const m = await answer;
-    if (!('result' in m)) throw new Error(`no result: ${JSON.stringify(m)}`);
-    return m.result;
-  } finally {
-    ws.terminate();
-  }
 }
 
 async function snapshotOf(port: string, secret: string): Promise<CustomerSnapshot> {

@@ -163,7 +163,9 @@ export function moreTimeDialog(
 /**
  * A polite live region that reads out each new screen (its title and message), so that a screen-reader user hears
  * that the screen changed without moving focus — and a new title or message on the same screen (a ticket not found,
- * an extension made, the screen in another language), which a sighted customer sees change.
+ * an extension made, the screen in another language), which a sighted customer sees change; and the same message
+ * again when a new event put it there (`CustomerView.messageEvent`: a card refused a second time in the same words),
+ * which a sighted customer sees happen. The same screen drawn again (a refreshed snapshot) is not read out again.
  */
 export class ScreenAnnouncer {
   readonly element = h('div', {
@@ -173,15 +175,21 @@ export class ScreenAnnouncer {
   });
   /** The title and message last read out. */
   #said: string | undefined;
+  /** The event of the message last read out (`CustomerView.messageEvent`). */
+  #event: number | undefined;
 
-  /** Reads out `screen`'s title and message when it is a new screen, or when they changed on the same one. */
-  announce(screen: HTMLElement, newScreen: boolean): void {
+  /**
+   * Reads out `screen`'s title and message when it is a new screen, when they changed on the same one, or when a new
+   * event (`messageEvent`) put its message there again.
+   */
+  announce(screen: HTMLElement, newScreen: boolean, messageEvent?: number): void {
     const said = ['customer-title', 'customer-message']
       .map((id) => screen.querySelector(`[data-testid="${id}"]`)?.textContent?.trim() ?? '')
       .filter((t) => t.length > 0)
       .join('. ');
-    if (!newScreen && said === this.#said) return;
+    if (!newScreen && said === this.#said && messageEvent === this.#event) return;
     this.#said = said;
+    this.#event = messageEvent;
     // Emptied first: the same text twice in a row (two "Please wait" screens) is still announced.
     this.element.textContent = '';
     requestAnimationFrame(() => {

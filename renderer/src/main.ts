@@ -315,7 +315,7 @@ class App {
     this.#renderedCustomer = key;
     this.#renderedScreen = view.screen;
     this.#renderedPrompt = view.prompt?.expiresAt;
-    this.#announcer.announce(el, screenChanged);
+    this.#announcer.announce(el, screenChanged, view.messageEvent);
 
     if (this.#dialog && promptAppeared) {
       if (!hadDialog) this.#focusBeforeDialog = focused;

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
-import { describeView } from './view.js';
+import { cardReadingActor, describeView } from './view.js';
 
 function attended(fake: FakeTerminal) {
   const actor = createActor(provideFlowEffects.attended(fake), {
@@ -106,6 +106,31 @@ describe('attended machine: a card the reader asks to present again', () => {
       message: 'The chip could not be read: swipe the card',
       amountMinor: 850,
     });
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+
+  it('numbers each refused read, so that the same words again are a new event; a fresh activation is not one', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('chip-swiped', 'hang');
+    const actor = attended(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const first = describeView(actor.getSnapshot());
+    expect(first).toMatchObject({ screen: 'present-card', messageKey: 'result.useChip', messageEvent: 1 });
+    // More time asked for: the same wait activated afresh, no new refusal.
+    const reading = cardReadingActor(actor);
+    fake.reads.push('hang');
+    reading?.send({ type: 'READ_AGAIN' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toEqual(first);
+    // The chip card swiped again: refused again, in the same words, as a new event.
+    fake.reads.push('chip-swiped', 'hang');
+    reading?.send({ type: 'READ_AGAIN' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toEqual({ ...first, messageEvent: 2 });
     expect(fake.sent).toEqual([]);
     actor.stop();
   });

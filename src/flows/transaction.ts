@@ -162,6 +162,12 @@ interface TransactionContext {
    * `present-card` screen says it. Nothing was sent for the read refused.
    */
   presentAgain: string | undefined;
+  /**
+   * How many reads this transaction refused and asked the card again for: each refusal is an event of its own, which
+   * the screen says again even in the same words (a chip card swiped twice). Not changed by a fresh activation of the
+   * same wait (READ_AGAIN).
+   */
+  refusedReads: number;
 }
 
 type TransactionEvent =
@@ -443,6 +449,7 @@ export const transactionMachine = setup({
     dcc: input.request.dcc,
     chipFailed: false,
     presentAgain: undefined,
+    refusedReads: 0,
   }),
   initial: 'start',
   output: ({ context }) => context.result ?? { kind: 'card-error', code: 'NO_RESULT' },
@@ -468,7 +475,11 @@ export const transactionMachine = setup({
             guard: 'chipFailedFirst',
             target: 'reading',
             reenter: true,
-            actions: assign({ chipFailed: true, presentAgain: 'CHIP_FAILED' }),
+            actions: assign({
+              chipFailed: true,
+              presentAgain: 'CHIP_FAILED',
+              refusedReads: ({ context }) => context.refusedReads + 1,
+            }),
           },
           {
             target: 'done',
@@ -513,7 +524,11 @@ export const transactionMachine = setup({
           reenter: true,
           actions: [
             { type: 'releaseCard', params: ({ context }) => ({ cardRef: context.card?.cardRef ?? '' }) },
-            assign({ card: undefined, presentAgain: 'CHIP_CARD_SWIPED' }),
+            assign({
+              card: undefined,
+              presentAgain: 'CHIP_CARD_SWIPED',
+              refusedReads: ({ context }) => context.refusedReads + 1,
+            }),
           ],
         },
         {

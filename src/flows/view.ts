@@ -31,6 +31,12 @@ export interface FlowView {
   /** The catalogue key of the screen's message (src/i18n) and its parameters. */
   messageKey: MessageKey;
   messageParams?: MessageParams;
+  /**
+   * The event that put the message on the screen, when events can put the same message there again (a read the
+   * transaction refused, `present-card`): a number that grows with each such event, so that the same words from a
+   * new event (a chip card swiped twice) are said and announced again, and the same event shown again is not.
+   */
+  messageEvent?: number;
   /** The catalogue key of the screen's title when it is not the screen's own ({@link ViewContext.titleKey}). */
   titleKey?: MessageKey;
   reason?: string;
@@ -83,6 +89,8 @@ interface TransactionChoice {
   offerRenewed?: boolean;
   /** Why the card is asked for again within the transaction (a code of `cardErrorKey`). */
   presentAgain?: string;
+  /** How many reads the transaction refused so far: each a new event on the screen. */
+  refusedReads?: number;
 }
 
 /** The running transaction child's context, if any. */
@@ -203,11 +211,13 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
   if (screen === 'present-card') {
     // The transaction refused a read and waits for the card again (a chip card swiped before its chip was tried, a
     // chip that could not be read): the screen says what to do, in words and in speech.
-    const presentAgain = transactionContext(snapshot)?.presentAgain;
+    const transaction = transactionContext(snapshot);
+    const presentAgain = transaction?.presentAgain;
     if (presentAgain !== undefined) {
       view.messageKey = cardErrorKey(presentAgain);
       view.message = formatMessage({ key: view.messageKey }, BASE_LOCALE);
       delete view.messageParams;
+      if (transaction?.refusedReads !== undefined) view.messageEvent = transaction.refusedReads;
     }
   }
   if (screen === 'pay-by-phone') {

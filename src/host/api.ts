@@ -132,6 +132,13 @@ export interface CustomerView {
   screen: Screen;
   title: string;
   message: string;
+  /**
+   * The event that put `message` on the screen, where events can put the same message there again (a card read the
+   * terminal refused and asks for again): it changes with each such event, so that the same words from a new event (a
+   * chip card swiped twice) are said and announced again, while the same event shown again (a refreshed snapshot, the
+   * screen in another language) is not. Absent when the screen alone puts its message there.
+   */
+  messageEvent?: number;
   amount?: DisplayAmount;
   durations?: DurationOption[];
   dcc?: DccChoice;

@@ -116,6 +116,7 @@ export function customerView(
     message: tr.t(view.messageKey, view.messageParams),
     actions,
   };
+  if (view.messageEvent !== undefined) result.messageEvent = view.messageEvent;
   if (view.amountMinor !== undefined) result.amount = display(view.amountMinor, view.currency, locale);
   else if (screen === 'enter-amount') result.amount = display(0, view.currency, locale);
   if (view.maskedPan !== undefined) result.maskedPan = view.maskedPan;

@@ -192,6 +192,33 @@ describe('what the terminal says of a screen', () => {
     expect(speechFor(TICKET, TICKET)).toBeUndefined();
   });
 
+  it('says the same message again when a new event put it there, never for the same event shown again', () => {
+    const present: CustomerView = {
+      screen: 'present-card',
+      title: 'Present your card',
+      message: 'Insert, tap or swipe your card',
+      amount: AMOUNT,
+      actions: ['CANCEL'],
+    };
+    const useChip = CATALOGUES.en_GB['result.useChip'];
+    const refused: CustomerView = { ...present, message: useChip, messageEvent: 1 };
+    expect(speechFor(refused, present)?.text).toBe(`${useChip}.`);
+    // The same refusal in a later snapshot (a status refresh): nothing new.
+    expect(speechFor({ ...refused }, refused)).toBeUndefined();
+    // The card swiped again and refused again, in the same words: said again.
+    const again: CustomerView = { ...refused, messageEvent: 2 };
+    expect(speechFor(again, refused)?.text).toBe(`${useChip}.`);
+    expect(speechFor(again, again)).toBeUndefined();
+    // The screen in another language is a new screen, said in full once, and not again for the same event.
+    const german: CustomerView = {
+      ...again,
+      message: CATALOGUES.de_DE['result.useChip'],
+      language: { current: 'de_DE', lang: 'de-DE', direction: 'ltr', available: [] },
+    };
+    expect(speechFor(german, again)?.text).toBe(spokenScreen(german));
+    expect(speechFor({ ...german }, german)).toBeUndefined();
+  });
+
   it('says an error screen', () => {
     const said = spokenScreen({
       screen: 'declined',

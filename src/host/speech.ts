@@ -210,7 +210,8 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
   };
   if (first) add('speech-keys', tr.t('speech.keys'));
   add('title', view.title);
-  add('message', view.message);
+  // The same words from a new event (a card refused again) are a new sentence: said again.
+  add(view.messageEvent === undefined ? 'message' : `message:${view.messageEvent}`, view.message);
   if (view.dcc) {
     const { dcc } = view;
     if (dcc.title !== view.title) add('dcc-title', dcc.title);

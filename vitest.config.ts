@@ -12,8 +12,9 @@ export default defineConfig({
       'renderer/**/*.test.ts',
       'test/**/*.test.ts',
     ],
-    // Every file's temporary directories in one, removed at the end of the run (test/temp-root.ts).
-    globalSetup: ['test/temp-root.ts'],
+    // Every file's temporary directories in one, removed at the end of the run (test/temp-root.ts); in it, the test
+    // browser unpacked once before any file starts (test/chromium-unpacked.ts).
+    globalSetup: ['test/temp-root.ts', 'test/chromium-unpacked.ts'],
     testTimeout: 30_000,
     hookTimeout: 60_000,
     pool: 'forks',

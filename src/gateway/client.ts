@@ -11,6 +11,7 @@ import {
   type Outcome,
 } from './outcome.js';
 import type { Authenticator } from './auth/authenticator.js';
+import type { Reachability } from './connect-probe.js';
 import {
   buildDccOfferBody,
   DCC_OFFER_PATH,
@@ -170,10 +171,12 @@ export interface GatewayClient {
     ): Promise<AltStatusResult<K extends 'sale' ? AltSaleStatus : AltRefundStatus>>;
   };
   /**
-   * Whether a connection to the gateway can be opened now, sending nothing (a TCP connection, closed at once): asked before
-   * stored payments are claimed for forwarding, so that a claim is not made while the gateway cannot be reached.
+   * Whether a request could reach the gateway now, sending nothing (a TCP connection closed at once to the gateway, and
+   * to the OAuth token host when the access token must be fetched from it first: the transport's `reachable`); when not,
+   * which of them did not open. Asked before stored payments are claimed for forwarding, so that a claim is not made
+   * while its request could not leave.
    */
-  reachable(): Promise<boolean>;
+  reachable(): Promise<Reachability>;
   /** Closes the connection pool; in-flight requests finish first. */
   close(): Promise<void>;
 }
@@ -230,13 +233,16 @@ function withDccOfferHeaders(auth: Authenticator): Authenticator {
     request.method !== 'POST' || request.path !== DCC_OFFER_PATH
       ? auth.authenticate(request)
       : auth.authenticate(request).then((headers) => Object.assign(headers, dccOfferAuthHeaders(headers)));
-  return auth.renewAfterUnauthorized
-    ? {
-        method: auth.method,
-        authenticate,
-        renewAfterUnauthorized: auth.renewAfterUnauthorized.bind(auth),
-      }
-    : { method: auth.method, authenticate };
+  // The rest as the authenticator has them: a renewal after a 401, and the connection its credentials need first
+  // (an OAuth token host), which the reachability probe opens too.
+  return {
+    method: auth.method,
+    authenticate,
+    ...(auth.renewAfterUnauthorized
+      ? { renewAfterUnauthorized: auth.renewAfterUnauthorized.bind(auth) }
+      : {}),
+    ...(auth.connectionNeeded ? { connectionNeeded: auth.connectionNeeded.bind(auth) } : {}),
+  };
 }
 
 /**

@@ -2,6 +2,7 @@ import { createServer, type AddressInfo, type Server, type Socket } from 'node:n
 import { afterEach, describe, expect, it } from 'vitest';
 import { silentLogger } from '../log/index.js';
 import type { Authenticator } from './auth/authenticator.js';
+import type { ConnectTarget } from './connect-probe.js';
 import { createTransport, type Exchange, type Transport } from './transport.js';
 
 const ANSWER = '{"status":"AUTHORIZED"}';
@@ -128,9 +129,12 @@ describe('createTransport', () => {
       await down.close();
       await new Promise((resolve) => gateway.server.close(resolve));
     };
-    expect(await transport.reachable()).toBe(true);
+    expect(await transport.reachable()).toEqual({ reachable: true });
     expect(gateway.connections()).toBe(1);
-    expect(await down.reachable()).toBe(false);
+    expect(await down.reachable()).toEqual({
+      reachable: false,
+      host: `gateway ${new URL(closed.url).host}`,
+    });
     // The probe's connection carried no byte.
     await new Promise((resolve) => setTimeout(resolve, 50));
     expect(received).toBe(0);
@@ -147,6 +151,44 @@ describe('createTransport', () => {
       now: () => new Date(),
     });
     closeAll = () => transport.close();
-    expect(await transport.reachable()).toBe(false);
+    expect(await transport.reachable()).toEqual({ reachable: false, host: 'gateway 192.0.2.1:9' });
+  });
+
+  it("probes the connection the credentials need first too, unless it is the gateway's own", async () => {
+    const gateway = await idleClosingServer(5_000);
+    const closed = await idleClosingServer(5_000);
+    await new Promise((resolve) => closed.server.close(resolve));
+    const refusing = new URL(closed.url);
+    // An access token to fetch from a token host whose port refuses: a request would wait on it before its first byte.
+    let needed: ConnectTarget | undefined = {
+      role: 'OAuth token host',
+      hostname: refusing.hostname,
+      port: Number(refusing.port),
+    };
+    const transport = createTransport({
+      baseUrl: gateway.url,
+      auth: { ...unsigned, connectionNeeded: () => needed },
+      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      logger: silentLogger(),
+      now: () => new Date(),
+    });
+    closeAll = async () => {
+      await transport.close();
+      await new Promise((resolve) => gateway.server.close(resolve));
+    };
+    expect(await transport.reachable()).toEqual({
+      reachable: false,
+      host: `OAuth token host ${refusing.host}`,
+    });
+    // A token in hand: no connection but the gateway's.
+    needed = undefined;
+    expect(await transport.reachable()).toEqual({ reachable: true });
+    // The token host is the gateway itself: one connection tells of both.
+    const before = gateway.connections();
+    const own = new URL(gateway.url);
+    needed = { role: 'OAuth token host', hostname: own.hostname, port: Number(own.port) };
+    expect(await transport.reachable()).toEqual({ reachable: true });
+    expect(gateway.connections()).toBe(before + 1);
   });
 });

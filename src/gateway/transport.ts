@@ -1,10 +1,16 @@
 import { randomUUID } from 'node:crypto';
-import { connect } from 'node:net';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
 import type { Logger } from '../log/index.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { authClockSkew } from './clock-skew.js';
+import {
+  connectTargetOf,
+  probeAll,
+  sameEndpoint,
+  type ConnectTarget,
+  type Reachability,
+} from './connect-probe.js';
 import { GatewayConnectionError, GatewayError, GatewayTimeoutError, type AuthClockSkew } from './errors.js';
 import { parseJsonBody } from './outcome.js';
 import { backoffDelayMs, shouldRetry, type AttemptFailure } from './retry.js';
@@ -299,28 +305,17 @@ export interface Transport {
    */
   send(exchange: Exchange): Promise<Answer>;
   /**
-   * Whether a connection to the gateway can be opened now: a TCP connection to its host and port, closed at once
-   * without a byte written, within the connect timeout (the host name resolved as a request's would be). Nothing is
-   * sent, so nothing can be processed. True without trying when the transport does not own its connections (a
-   * dispatcher given by the caller: tests).
+   * Whether a request could reach the gateway now: a TCP connection to its host and port, closed at once without a
+   * byte written, within the connect timeout (the host name resolved as a request's would be) — and, at the same
+   * time, one to the host the request's credentials must first be fetched from when it is another
+   * ({@link Authenticator.connectionNeeded}: an OAuth token host while the access token must be renewed), since the
+   * request would wait on that connection before its first byte. Nothing is sent, so nothing can be processed.
+   * Unreachable names the endpoint that did not open (`gateway 127.0.0.1:8443`, `OAuth token host …`). The gateway
+   * is taken as reachable without trying when the transport does not own its connections (a dispatcher given by the
+   * caller: tests).
    */
-  reachable(): Promise<boolean>;
+  reachable(): Promise<Reachability>;
   close(): Promise<void>;
-}
-
-/** Opens a TCP connection to `host`:`port` and closes it: whether it connected within `timeoutMs`. */
-function canConnect(host: string, port: number, timeoutMs: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    const socket = connect({ host, port });
-    const done = (connected: boolean): void => {
-      clearTimeout(timer);
-      socket.destroy();
-      resolve(connected);
-    };
-    const timer = setTimeout(() => done(false), timeoutMs);
-    socket.once('connect', () => done(true));
-    socket.once('error', () => done(false));
-  });
 }
 
 /** The HTTP transport on undici: one keep-alive pool per gateway origin, timeouts from configuration. */
@@ -492,15 +487,23 @@ export function createTransport(options: TransportOptions): Transport {
     }
   }
 
-  // The host name without the brackets of an IPv6 literal, and the port a request would use.
-  const probeHost = url.hostname.replace(/^\[(.*)\]$/, '$1');
-  const probePort = url.port !== '' ? Number(url.port) : url.protocol === 'https:' ? 443 : 80;
+  const gatewayTarget = connectTargetOf(url, 'gateway');
+
+  function reachable(): Promise<Reachability> {
+    const targets: ConnectTarget[] = own ? [gatewayTarget] : [];
+    // A request whose credentials need a connection of their own first (an access token to fetch) waits on it before
+    // its first byte, as long as that connection's timeout: probed too, unless it is the gateway's own.
+    const credentials = options.auth.connectionNeeded?.();
+    if (credentials !== undefined && !(own && sameEndpoint(credentials, gatewayTarget)))
+      targets.push(credentials);
+    if (targets.length === 0) return Promise.resolve({ reachable: true });
+    return probeAll(targets, options.timeouts.connectMs);
+  }
 
   return {
     host,
     send,
-    reachable: () =>
-      own ? canConnect(probeHost, probePort, options.timeouts.connectMs) : Promise.resolve(true),
+    reachable,
     async close() {
       if (own) await dispatcher.close();
     },

@@ -322,6 +322,12 @@ export interface OperatorStatus {
     problem?: 'unreachable' | 'credentials';
     /** The code of the last failed exchange (GW_CONNECTION, GW_AUTH …). */
     lastError?: string;
+    /**
+     * While `online` is false because a connection did not open before stored payments were claimed, which host:
+     * `gateway api.example.com:443`, or `OAuth token host auth.example.com:443` (the gateway answers, but the access
+     * token must be fetched from a token host that does not).
+     */
+    unreachableHost?: string;
     /** This terminal's clock minus the gateway's (`Date` of its last answer), whole seconds; absent before one. */
     clockSkewSeconds?: number;
   };

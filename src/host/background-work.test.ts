@@ -51,7 +51,7 @@ function backgroundWork(deps: {
   sender: JournaledSender;
   recovery: TimeoutRecovery;
   logger?: Logger;
-  gatewaySeen?: (online: boolean, reason?: string) => void;
+  gatewaySeen?: (online: boolean, reason?: string, host?: string) => void;
 }): { background: BackgroundWork; sweep: () => void } {
   const { recovery } = deps;
   const background = new BackgroundWork({
@@ -112,27 +112,29 @@ describe('background work', () => {
     let up = false;
     const sender = new JournaledSender(journal, {
       transmit: () => Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g1' }),
-      reachable: () => Promise.resolve(up),
+      reachable: () =>
+        Promise.resolve(up ? { reachable: true } : { reachable: false, host: 'gateway 127.0.0.1:9' }),
     });
     const recovery = new TimeoutRecovery(journal, builder, sender, {
       timeoutReversalDelayMs: 60_000,
       retryMs: 1_000,
     });
-    const seen: [boolean, string | undefined][] = [];
+    const seen: [boolean, string | undefined, string | undefined][] = [];
     const { background } = backgroundWork({
       journal,
       offline,
       sender,
       recovery,
-      gatewaySeen: (online, reason) => seen.push([online, reason]),
+      gatewaySeen: (online, reason, host) => seen.push([online, reason, host]),
     });
     expect(await background.forward()).toMatchObject({ forwarded: 0, remaining: 1 });
-    expect(seen).toEqual([[false, 'GW_CONNECTION']]);
+    // The status names the host that did not open.
+    expect(seen).toEqual([[false, 'GW_CONNECTION', 'gateway 127.0.0.1:9']]);
     up = true;
     expect(await background.forward()).toMatchObject({ forwarded: 1, remaining: 0 });
     expect(seen).toEqual([
-      [false, 'GW_CONNECTION'],
-      [true, undefined],
+      [false, 'GW_CONNECTION', 'gateway 127.0.0.1:9'],
+      [true, undefined, undefined],
     ]);
   });
 

@@ -37,8 +37,11 @@ export class BackgroundWork {
        * recovers, nor out of service for an unexpected error).
        */
       ready: () => boolean;
-      /** The gateway answered a forward (online) or could not be reached (with the code of why). */
-      gatewaySeen: (online: boolean, reason?: string) => void;
+      /**
+       * The gateway answered a forward (online) or could not be reached (with the code of why, and the host that did
+       * not open when the check before any claim found it).
+       */
+      gatewaySeen: (online: boolean, reason?: string, host?: string) => void;
       changed: () => void;
     },
   ) {}
@@ -68,7 +71,8 @@ export class BackgroundWork {
         // An outage found by forwarding alone (no customer paying meanwhile: a kiosk at night) is the status bar's and
         // the fleet heartbeat's too, with its reason, even when no forward left: the reachability check before any
         // claim failed, or the first forward was not sent.
-        if (report.gatewayUnreachable) this.deps.gatewaySeen(false, report.unreachableReason);
+        if (report.gatewayUnreachable)
+          this.deps.gatewaySeen(false, report.unreachableReason, report.unreachableHost);
         else if (report.forwarded > 0) this.deps.gatewaySeen(true);
         for (const id of report.unknown) router.recoverInBackground(id);
         if (report.declined.length > 0)

@@ -1,9 +1,12 @@
+import { createServer, type AddressInfo } from 'node:net';
 import { afterEach, describe, expect, it } from 'vitest';
 import {
   createGatewayClient,
   GatewayOAuthError,
   httpSignatureAuthenticator,
+  OAuthTokenManager,
   oauthAuthenticator,
+  type OAuthTokens,
 } from '../gateway/index.js';
 import { staticKeyProvider } from '../journal/encryption.js';
 import { JournaledSender, OfflineQueue, openJournal } from '../journal/index.js';
@@ -52,6 +55,15 @@ function queueHolding(journal: ReturnType<typeof openJournal>, transactionIds: s
     });
   }
   return queue;
+}
+
+/** The URL of a port on 127.0.0.1 that refuses connections: one a server listened on, closed again. */
+async function refusingUrl(): Promise<string> {
+  const server = createServer();
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
+  const { port } = server.address() as AddressInfo;
+  await new Promise((resolve) => server.close(resolve));
+  return `http://127.0.0.1:${port}`;
 }
 
 describe('the journal transmitter over the gateway client', () => {
@@ -122,6 +134,52 @@ describe('the journal transmitter over the gateway client', () => {
       expect(report.forwarded).toBe(0);
       expect(queue.status()).toMatchObject({ depth: 1, declinedAfterForward: 0 });
     }
+  });
+
+  it('claims no stored payment while the OAuth token host cannot be reached and the access token must be fetched from it', async () => {
+    const sandbox = await startSandbox({ port: 0, logger: silentLogger() });
+    cleanups.push(() => sandbox.close());
+    const tokenUrl = await refusingUrl();
+    const now = Date.now();
+    // A grant whose access token has expired: the next request needs the token host first.
+    let stored: OAuthTokens | undefined = {
+      accessToken: 'A1',
+      accessTokenExpiresAt: now - 1_000,
+      refreshToken: 'R1',
+      refreshTokenExpiresAt: now + 365 * 86_400_000,
+    };
+    const tokens = new OAuthTokenManager({
+      tokenUrl,
+      clientId: 'c',
+      clientSecret: 's',
+      store: { load: () => stored, save: (t) => (stored = t), clear: () => (stored = undefined) },
+      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      retry: { maxAttempts: 1, initialDelayMs: 0, maxDelayMs: 0 },
+    });
+    cleanups.push(() => tokens.close());
+    // The gateway itself answers: only the token host is down.
+    const gateway = createGatewayClient({
+      baseUrl: sandbox.url,
+      merchantId: 'testrest',
+      auth: oauthAuthenticator(tokens),
+      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      logger: silentLogger(),
+    });
+    cleanups.push(() => gateway.close());
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const queue = queueHolding(journal, ['OFF-O']);
+    const report = await queue.forwardPending(new JournaledSender(journal, gatewayTransmitter(gateway)));
+    expect(report).toMatchObject({
+      forwarded: 0,
+      gatewayUnreachable: true,
+      unreachableReason: 'GW_CONNECTION',
+      unreachableHost: `OAuth token host ${new URL(tokenUrl).host}`,
+      remaining: 1,
+    });
+    // Never claimed: no journal entry marked sent that a power cut during the token fetch would leave for a void.
+    expect(journal.findByTransactionId('OFF-O')).toBeUndefined();
+    expect(queue.status()).toMatchObject({ depth: 1, declinedAfterForward: 0 });
   });
 
   it('names credentials the gateway refused, or a grant the merchant must renew, apart from a gateway it cannot reach', () => {

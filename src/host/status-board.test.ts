@@ -69,6 +69,23 @@ describe('StatusBoard: the gateway as the operator reads it', () => {
     expect(back).not.toHaveProperty('problem');
     expect(back).not.toHaveProperty('lastError');
   });
+
+  it('names the host that did not open when forwarding found the gateway unusable, until it answers again', () => {
+    const board = new StatusBoard(parseConfig({}));
+    board.gatewaySeen(false, 'GW_CONNECTION', 'gateway 127.0.0.1:9');
+    // Another host now: the status changes although the gateway stays unusable.
+    expect(board.gatewaySeen(false, 'GW_CONNECTION', 'OAuth token host auth.test:443')).toMatchObject({
+      changed: true,
+    });
+    expect(gatewayOf(board)).toMatchObject({
+      online: false,
+      problem: 'unreachable',
+      lastError: 'GW_CONNECTION',
+      unreachableHost: 'OAuth token host auth.test:443',
+    });
+    board.gatewaySeen(true);
+    expect(gatewayOf(board)).not.toHaveProperty('unreachableHost');
+  });
 });
 
 describe('StatusBoard: amounts in terminal.locale', () => {

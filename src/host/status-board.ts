@@ -26,6 +26,8 @@ export class StatusBoard {
   private readonly items: RecoveryItem[] = [];
   private online: boolean | null = null;
   private lastError: string | undefined;
+  /** The host a reachability probe could not connect to, while the gateway is unusable for that. */
+  private unreachableHost: string | undefined;
   /** Firmware version read from the reader at connect. */
   firmware: string | undefined;
   private clockSkewSeconds: number | undefined;
@@ -37,18 +39,22 @@ export class StatusBoard {
    * the status says whether it was unreachable or refused the credentials); returns whether that changed, whether it
    * came back after being unusable (stored payments may go then), and `clockRefused`: the gateway has just begun
    * refusing the credentials because of this terminal's clock (GW_AUTH_CLOCK) — once per such episode, for the one log
-   * line that names the skew.
+   * line that names the skew. `host`: the host a reachability probe could not connect to (`gateway …`, `OAuth token
+   * host …`), when that is how it was found unusable.
    */
   gatewaySeen(
     online: boolean,
     reason?: string,
+    host?: string,
   ): { changed: boolean; cameBack: boolean; clockRefused: boolean } {
     const was = this.online;
     const before = this.lastError;
+    const hostBefore = this.unreachableHost;
     this.online = online;
     this.lastError = online ? undefined : reason;
+    this.unreachableHost = online ? undefined : host;
     return {
-      changed: was !== online,
+      changed: was !== online || hostBefore !== this.unreachableHost,
       cameBack: online && was === false,
       clockRefused: this.lastError === 'GW_AUTH_CLOCK' && before !== 'GW_AUTH_CLOCK',
     };
@@ -120,6 +126,7 @@ export class StatusBoard {
         online: this.online,
         ...(this.online === false ? { problem: gatewayProblemOf(this.lastError) } : {}),
         ...(this.lastError ? { lastError: this.lastError } : {}),
+        ...(this.unreachableHost ? { unreachableHost: this.unreachableHost } : {}),
         ...(this.clockSkewSeconds !== undefined ? { clockSkewSeconds: this.clockSkewSeconds } : {}),
       },
       offline: {

@@ -571,7 +571,7 @@ export class TerminalHost implements TerminalApi {
       // out of service for an unexpected error (the journal may refuse every write).
       ready: () =>
         this.phase === 'ready' || (this.phase === 'out-of-service' && this.serviceMode !== undefined),
-      gatewaySeen: (online, reason) => this.setGateway(online, reason),
+      gatewaySeen: (online, reason, host) => this.setGateway(online, reason, host),
       changed: () => this.changed(),
     });
     this.altPayments = new AltPaymentDesk({
@@ -1184,8 +1184,8 @@ export class TerminalHost implements TerminalApi {
     this.changed();
   }
 
-  private setGateway(online: boolean, reason?: string): void {
-    const { changed, cameBack, clockRefused } = this.board.gatewaySeen(online, reason);
+  private setGateway(online: boolean, reason?: string, host?: string): void {
+    const { changed, cameBack, clockRefused } = this.board.gatewaySeen(online, reason, host);
     if (clockRefused) {
       // Once per episode: until the gateway answers again or refuses for another reason.
       const skew = this.board.clockSkew;

@@ -471,7 +471,9 @@ describe('offline queue', () => {
       },
       reachable: () => {
         probes += 1;
-        return Promise.resolve(reachable);
+        return Promise.resolve(
+          reachable ? { reachable: true } : { reachable: false, host: 'OAuth token host auth.test:443' },
+        );
       },
     });
     const report = await queue.forwardPending(sender, { concurrency: 2 });
@@ -479,6 +481,8 @@ describe('offline queue', () => {
       forwarded: 0,
       gatewayUnreachable: true,
       unreachableReason: 'GW_CONNECTION',
+      // Which connection did not open: here the token host the access token must be fetched from.
+      unreachableHost: 'OAuth token host auth.test:443',
       remaining: 2,
     });
     expect(probes).toBe(1);

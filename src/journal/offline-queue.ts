@@ -153,6 +153,12 @@ export interface ForwardReport {
    * for refused credentials …), or `GW_CONNECTION` when no connection opened before the first claim.
    */
   readonly unreachableReason?: string;
+  /**
+   * Which host did not open before the first claim, as the operator reads it: `gateway api.example.com:443`, or
+   * `OAuth token host auth.example.com:443` when the gateway answered but the access token had to be fetched from a
+   * token host that did not. Absent when the run stopped on a forward's outcome (its reason says why).
+   */
+  readonly unreachableHost?: string;
   /** Payments still waiting. */
   readonly remaining: number;
 }
@@ -249,6 +255,7 @@ interface Tally {
   approved: number;
   gatewayUnreachable: boolean;
   unreachableReason?: string;
+  unreachableHost?: string;
   declined: StoredPayment[];
   unknown: number[];
 }
@@ -989,12 +996,15 @@ export class OfflineQueue {
     // gateway unreachable, each would stay in doubt until its connection failed (up to the connect timeout, at every
     // try of an outage), and a power cut then would leave the next start unable to tell that it never left: it would
     // void it, and a payment its customer was told was paid would not be collected. So nothing is claimed unless a
-    // connection can be opened first (it sends nothing).
-    const reachable = this.stmts.anyStored.get() === undefined || sender.reachable();
-    if (reachable !== true && !(await reachable)) {
+    // connection can be opened first (it sends nothing) — to the gateway, and to the token host too while an OAuth
+    // access token must be fetched before the first byte.
+    const probe = this.stmts.anyStored.get() === undefined || sender.reachable();
+    const reachability = probe === true ? probe : await probe;
+    if (reachability !== true && !reachability.reachable) {
       tally.stop = true;
       tally.gatewayUnreachable = true;
       tally.unreachableReason = 'GW_CONNECTION';
+      tally.unreachableHost = reachability.host;
     }
     for (;;) {
       const free = concurrency - onWire;
@@ -1046,6 +1056,7 @@ export class OfflineQueue {
       unknown: tally.unknown,
       gatewayUnreachable: tally.gatewayUnreachable,
       ...(tally.unreachableReason !== undefined ? { unreachableReason: tally.unreachableReason } : {}),
+      ...(tally.unreachableHost !== undefined ? { unreachableHost: tally.unreachableHost } : {}),
       remaining: this.stmts.open.get()?.n ?? 0,
     };
   }

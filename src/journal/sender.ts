@@ -76,15 +76,23 @@ export interface NotSent {
 /** Everything a send can end in: the one classification every caller of the journal uses. */
 export type TransmitOutcome = SendOutcome | NotSent;
 
+/**
+ * Whether a request could reach the gateway now; when not, the host that could not be connected to, as the operator
+ * reads it (`gateway api.example.com:443`, `OAuth token host auth.example.com:443`).
+ */
+export type Reachability =
+  { readonly reachable: true } | { readonly reachable: false; readonly host: string };
+
 /** Sends bytes to the gateway once. Implemented by the host with the gateway client. Never resends. */
 export interface Transmitter {
   /** Resolves with the classified outcome; a throw is taken as `unknown` (the bytes may have left). */
   transmit(request: OutgoingRequest): Promise<TransmitOutcome>;
   /**
-   * Whether the gateway can be reached now, sending nothing: a transmitter that cannot tell leaves it out (taken as
-   * reachable).
+   * Whether a request could reach the gateway now, sending nothing — every connection it would wait on before its
+   * first byte (the gateway's, and a token host's when its credentials must be fetched first): a transmitter that
+   * cannot tell leaves it out (taken as reachable).
    */
-  reachable?(): Promise<boolean>;
+  reachable?(): Promise<Reachability>;
 }
 
 /** Failpoint names fired after each step of one send (the crash suite SIGKILLs the process there). */
@@ -356,7 +364,7 @@ export class JournaledSender {
    * Whether the gateway can be reached now, sending nothing; `true` at once, without a turn of the event loop, when
    * the transmitter cannot tell.
    */
-  reachable(): Promise<boolean> | true {
+  reachable(): Promise<Reachability> | true {
     return this.transmitter.reachable?.() ?? true;
   }
 

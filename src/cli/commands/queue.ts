@@ -230,6 +230,8 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
           // Timeout recovery of these runs in the terminal (at its next sweep or start), never here.
           unknown: report.unknown.length,
           gatewayUnreachable: report.gatewayUnreachable,
+          // Which host did not open before anything was claimed: the gateway, or the OAuth token host.
+          ...(report.unreachableHost !== undefined ? { unreachableHost: report.unreachableHost } : {}),
           remaining: report.remaining,
           status: queue.status(),
         });

@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import type { Config } from '../../config/index.js';
 import { readSecretFile, readSecretText } from '../../config/secret-file.js';
+import type { ConnectTarget } from '../connect-probe.js';
 import { GatewayAuthError, GatewayError } from '../errors.js';
 import { assertSignedIdentity, createHttpSigner } from './http-signature.js';
 import { createJwt, hmacKey, rsaKeyFromPem, rsaKeyFromPkcs12, type JwtKey } from './jwt.js';
@@ -33,6 +34,13 @@ export interface Authenticator {
    * since the request went out — and the request may be sent once more: a 401 means it was not processed.
    */
   renewAfterUnauthorized?(body: unknown, sent: Readonly<Record<string, string>>): Promise<boolean>;
+  /**
+   * The connection that the next request's credentials need before it can be sent — an OAuth token host while the
+   * access token must be fetched — or undefined when they can be had without one (a signature, a token in hand). The
+   * transport's reachability probe opens it too: a request would wait on it, as long as its connect timeout, after
+   * it was journaled as sent. Absent: none.
+   */
+  connectionNeeded?(): ConnectTarget | undefined;
 }
 
 /** The OAuth side an authenticator needs (implemented by `OAuthTokenManager`). */
@@ -45,6 +53,8 @@ export interface BearerTokenSource {
    * refreshed (the requests in flight when a token expires cause one refresh between them).
    */
   renewAfterUnauthorized(body: unknown, rejectedToken?: string): Promise<boolean>;
+  /** As {@link Authenticator.connectionNeeded}: the token host while the next access token must be fetched from it. */
+  connectionNeeded?(): ConnectTarget | undefined;
 }
 
 /** HTTP signature (reference/gateway.md §1): the date header is the `now` of the request, read once. */
@@ -114,6 +124,7 @@ export function oauthAuthenticator(tokens: BearerTokenSource): Authenticator {
         authorization?.startsWith('Bearer ') ? authorization.slice('Bearer '.length) : undefined,
       );
     },
+    connectionNeeded: () => tokens.connectionNeeded?.(),
   };
 }
 

@@ -154,6 +154,33 @@ describe('OAuthTokenManager', () => {
     expect(await m.accessToken()).toBe('A2');
     await m.close();
   });
+
+  it('needs the token host only while the next access token must be fetched from it', async () => {
+    const t0 = 1_000_000;
+    let now = t0;
+    let stored: OAuthTokens | undefined = tokens(t0);
+    // Its own connections (no dispatcher): nothing here opens one.
+    const m = new OAuthTokenManager({
+      tokenUrl: 'https://auth.token.test',
+      clientId: 'c',
+      clientSecret: 's',
+      store: { load: () => stored, save: (t) => (stored = t), clear: () => (stored = undefined) },
+      timeouts,
+      now: () => now,
+    });
+    const tokenHost = { role: 'OAuth token host', hostname: 'auth.token.test', port: 443 };
+    // The token in hand serves: whether the token host answers does not matter.
+    expect(m.connectionNeeded()).toBeUndefined();
+    // Due for refresh (within the margin, then expired): the next request waits on the token host.
+    now = t0 + 850_000;
+    expect(m.connectionNeeded()).toEqual(tokenHost);
+    now = t0 + 900_000;
+    expect(m.connectionNeeded()).toEqual(tokenHost);
+    // Past the grace period no token request is made: GW_OAUTH_REAUTHORIZE at once, nothing to connect to.
+    now = t0 + 365 * 86_400_000 + REFRESH_GRACE_MS + 1;
+    expect(m.connectionNeeded()).toBeUndefined();
+    await m.close();
+  });
 });
 
 describe('OAuthTokenManager, token answers nobody documented', () => {

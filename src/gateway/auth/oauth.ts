@@ -4,6 +4,7 @@ import { createServer } from 'node:http';
 import type { Dispatcher } from 'undici';
 import { removePrivateFileDurably, writePrivateFileDurably } from '../../config/durable-file.js';
 import { silentLogger, type Logger } from '../../log/index.js';
+import { connectTargetOf, type ConnectTarget } from '../connect-probe.js';
 import { GatewayError, GatewayOAuthError } from '../errors.js';
 import { parseJsonBody } from '../outcome.js';
 import { requestTarget } from '../request-target.js';
@@ -145,6 +146,8 @@ export class OAuthTokenManager implements BearerTokenSource {
   private revoked = false;
   private inflight: Promise<OAuthTokens> | undefined;
   private readonly transport: Transport;
+  /** The token host's endpoint; undefined when the connections are not this manager's (an injected dispatcher). */
+  private readonly tokenHost: ConnectTarget | undefined;
   private readonly now: () => number;
   private readonly logger: Logger;
 
@@ -158,6 +161,10 @@ export class OAuthTokenManager implements BearerTokenSource {
       this.tokens !== undefined && BEARER_TOKEN.test(this.tokens.accessToken)
         ? this.tokens.accessTokenExpiresAt - this.refreshMarginMs()
         : -Infinity;
+    this.tokenHost =
+      options.dispatcher === undefined
+        ? connectTargetOf(new URL(options.tokenUrl), 'OAuth token host')
+        : undefined;
     this.transport = createTransport({
       baseUrl: options.tokenUrl,
       // The token endpoint is unsigned (reference §1): every exchange below is `unauthenticated`.
@@ -184,6 +191,20 @@ export class OAuthTokenManager implements BearerTokenSource {
     const t = this.tokens;
     if (t !== undefined && this.now() < this.refreshAt) return t.accessToken;
     return (await this.refresh()).accessToken;
+  }
+
+  /**
+   * The token host, while the next {@link accessToken} must fetch a token from it: the one in hand is due for
+   * refresh (expired, about to, or not sendable) and the grant is one a refresh may renew. Undefined when the token in
+   * hand serves — no connection is opened for it, whether or not the token host answers — and when no token request
+   * would be made (no grant, or one past its grace period or withdrawn: the request fails at once with
+   * GW_OAUTH_REAUTHORIZE, sending nothing). The token in hand may fall due while requests go on: the request after
+   * that waits on the token host.
+   */
+  connectionNeeded(): ConnectTarget | undefined {
+    if (this.tokens !== undefined && this.now() < this.refreshAt) return undefined;
+    const state = this.state();
+    return state === 'authorized' || state === 'grace-period' ? this.tokenHost : undefined;
   }
 
   private refreshMarginMs(): number {

@@ -62,6 +62,11 @@ export const DEFAULT_DCC_TABLE: DccTable = {
 /** A stored offer. */
 export interface DccOffer {
   merchantId: string;
+  /**
+   * The `id` of the offer answer, which family A authorizations send back as `currencyConversion.id` (spec 001).
+   * Absent from offers stored before it was kept.
+   */
+  id?: string;
   reconciliationId: string;
   rateId: string;
   originalMinor: number;
@@ -71,6 +76,7 @@ export interface DccOffer {
   /** Rate with margin, decimal string. */
   exchangeRate: string;
   expiresAt: string;
+  /** When the rate was set: the offer's `exchangeRateTimeUtc` is this instant to the second ({@link offerRateTimeStamp}). */
   createdAt: string;
   /** The converted authorizations and sales approved against this offer: their follow-ons repeat these terms. */
   uses?: DccOfferUse[];
@@ -163,6 +169,7 @@ export function makeOffer(
   const expiresAt = new Date(now.getTime() + table.offerLifetimeMs);
   const offer: DccOffer = {
     merchantId,
+    id,
     reconciliationId: id.slice(-12),
     rateId: randomUUID(),
     originalMinor: original,
@@ -208,11 +215,41 @@ export function makeOffer(
   };
 }
 
+/** Decimal text, as the rates of an offer are written (any other text never equals a rate). */
+const DECIMAL = /^\d+(\.\d+)?$/;
+
+/** True when `rate` is decimal text of the same value as `offerRate` (1.12 equals 1.120). */
+function sameRate(rate: string | undefined, offerRate: string): boolean {
+  return rate !== undefined && DECIMAL.test(rate) && scaled(rate) === scaled(offerRate);
+}
+
 /**
- * Checks a converted authorization (indicator `1`) against its offer: found by reconciliation id (family A) or by
- * rate and amounts (family B), not expired, same rate, same amounts (spec 001 "DCC authorization"). Returns the
- * offer and the family of the field set when the request is a converted one that names an offer (problems are
- * collected in `r` all the same); undefined for indicator `2`/`3` or no offer.
+ * The `exchangeRateTimeStamp` of an offer: the instant its answer gave as `exchangeRateTimeUtc` (the second of
+ * `createdAt`), as 14 digits yyyyMMddHHmmss in GMT — the form in which a converted authorization sends it back.
+ */
+export function offerRateTimeStamp(offer: Pick<DccOffer, 'createdAt'>): string {
+  return isoSeconds(new Date(offer.createdAt)).replace(/\D/g, '');
+}
+
+const AMOUNT_DETAILS = 'orderInformation.amountDetails';
+
+/**
+ * Checks a converted authorization (indicator `1`) against the offer the sandbox issued: found by reconciliation id
+ * (family A) or, for a field set that names none (family B), among the merchant's offers at its rate, the one whose
+ * rate time and amounts it repeats. The offer must not have expired, and the request must carry its terms unchanged
+ * (spec 001 "DCC authorization"): its rate, its rate time (`exchangeRateTimeStamp`), its id when `currencyConversion.id`
+ * is sent (family A), its two currencies and its two amounts; each one that differs is INVALID_DATA naming the field.
+ *
+ * Spec 001 and reference/gateway.md §5 say only that the authorization carries `exchangeRateTimeStamp`, not what it
+ * is compared with. The gateway's public field reference defines it as "the time stamp returned by a Dynamic Currency
+ * Conversion provider when a conversion request is made", set to GMT: the offer's `exchangeRateTimeUtc` to the
+ * second, and the processor holds the authorization to the rate lookup it names. A stale or altered stamp is refused
+ * here as the gateway refuses (or mis-settles) it, so that a terminal that sends one fails in tests. Likewise
+ * `currencyConversion.id`, which spec 001 says family A takes "from the offer": the gateway's public API reference
+ * defines it as the request id returned by the DCC lookup, the offer answer's `id`.
+ *
+ * Returns the offer and the family of the field set when the request is a converted one that names an offer
+ * (problems are collected in `r` all the same); undefined for indicator `2`/`3` or no offer.
  */
 export function checkDccAuthorization(
   store: SandboxStore,
@@ -220,70 +257,79 @@ export function checkDccAuthorization(
   merchantId: string,
   now: Date,
 ): DccAuthorizationTerms | undefined {
-  const indicator = r.oneOf(
-    'orderInformation.amountDetails.currencyConversion.indicator',
-    ['1', '2', '3'],
-    true,
-    true,
-  );
+  const indicator = r.oneOf(`${AMOUNT_DETAILS}.currencyConversion.indicator`, ['1', '2', '3'], true, true);
   if (indicator !== '1') return undefined;
-  const currency = r.currency('orderInformation.amountDetails.currency');
-  const total = r.amount('orderInformation.amountDetails.totalAmount', currency);
-  const rate = r.text('orderInformation.amountDetails.exchangeRate', true, true);
+  const currency = r.currency(`${AMOUNT_DETAILS}.currency`);
+  const total = r.amount(`${AMOUNT_DETAILS}.totalAmount`, currency);
+  const rate = r.text(`${AMOUNT_DETAILS}.exchangeRate`, true, true);
   // The time stamp of the rate, 14 digits yyyyMMDDhhmmss in GMT (the gateway's public field reference): an ISO 8601
   // text is INVALID_DATA, as the gateway refuses it.
-  const exchangeRateTimeStamp = r.dateTimeDigits(
-    'orderInformation.amountDetails.exchangeRateTimeStamp',
-    true,
-  );
-  const familyA =
-    r.has('orderInformation.amountDetails.originalAmount') ||
-    r.has('orderInformation.amountDetails.originalCurrency');
+  const stampField = `${AMOUNT_DETAILS}.exchangeRateTimeStamp`;
+  const exchangeRateTimeStamp = r.dateTimeDigits(stampField, true);
+  const familyA = r.has(`${AMOUNT_DETAILS}.originalAmount`) || r.has(`${AMOUNT_DETAILS}.originalCurrency`);
   const prefix = familyA ? 'original' : 'foreign';
-  const otherCurrency = r.currency(`orderInformation.amountDetails.${prefix}Currency`);
-  const other = r.amount(`orderInformation.amountDetails.${prefix}Amount`, otherCurrency);
-  const reconciliationId =
-    r.text('orderInformation.amountDetails.currencyConversion.reconciliationId', false) ??
-    r.text('orderInformation.currencyConversion.reconciliationId', false);
+  const otherCurrency = r.currency(`${AMOUNT_DETAILS}.${prefix}Currency`);
+  const other = r.amount(`${AMOUNT_DETAILS}.${prefix}Amount`, otherCurrency);
+  // Family A: totalAmount in the billing currency, originalAmount in the merchant's. Family B: the reverse.
+  const billing = familyA ? { c: currency, a: total } : { c: otherCurrency, a: other };
+  const local = familyA ? { c: otherCurrency, a: other } : { c: currency, a: total };
+  // Spec 001's family A examples send the reconciliation id (and the offer's id) in the authorization's
+  // currencyConversion; the offer answer has it in orderInformation.currencyConversion: either place names the offer.
+  const reconciliationField = r.has(`${AMOUNT_DETAILS}.currencyConversion.reconciliationId`)
+    ? `${AMOUNT_DETAILS}.currencyConversion.reconciliationId`
+    : 'orderInformation.currencyConversion.reconciliationId';
+  const reconciliationId = r.text(reconciliationField, false);
+  const offerIdField = `${AMOUNT_DETAILS}.currencyConversion.id`;
+  const offerId = r.text(offerIdField, false);
   const offers = store.values<DccOffer>('offer').filter((o) => o.merchantId === merchantId);
-  const offer =
-    reconciliationId !== undefined
-      ? offers.find((o) => o.reconciliationId === reconciliationId)
-      : offers.reverse().find((o) => rate !== undefined && scaled(o.exchangeRate) === scaled(rate));
-  const field =
-    reconciliationId !== undefined
-      ? 'orderInformation.currencyConversion.reconciliationId'
-      : 'orderInformation.amountDetails.exchangeRate';
+  let offer: DccOffer | undefined;
+  if (reconciliationId !== undefined) offer = offers.find((o) => o.reconciliationId === reconciliationId);
+  else {
+    // Offers for one currency pair share their rate: the one meant is the one whose terms the request repeats, the
+    // latest of those that repeat as many (so that the check below names what differs from the closest offer).
+    const score = (o: DccOffer): number =>
+      (exchangeRateTimeStamp === offerRateTimeStamp(o) ? 8 : 0) +
+      (billing.a === o.amountMinor ? 4 : 0) +
+      (local.a === o.originalMinor ? 2 : 0) +
+      (Date.parse(o.expiresAt) >= now.getTime() ? 1 : 0);
+    for (const o of offers) {
+      if (!sameRate(rate, o.exchangeRate)) continue;
+      if (offer === undefined || score(o) >= score(offer)) offer = o;
+    }
+  }
+  const field = reconciliationId !== undefined ? reconciliationField : `${AMOUNT_DETAILS}.exchangeRate`;
   if (!offer) {
     r.invalid(field, 'no currency conversion offer matches');
     return undefined;
   }
   if (Date.parse(offer.expiresAt) < now.getTime()) r.invalid(field, 'the conversion offer has expired');
-  if (rate !== undefined && /^\d+(\.\d+)?$/.test(rate) && scaled(rate) !== scaled(offer.exchangeRate))
-    r.invalid('orderInformation.amountDetails.exchangeRate', 'exchangeRate differs from the offer');
-  // Family A: totalAmount in the billing currency, originalAmount in the merchant's. Family B: the reverse.
-  const billing = familyA ? { c: currency, a: total } : { c: otherCurrency, a: other };
-  const local = familyA ? { c: otherCurrency, a: other } : { c: currency, a: total };
+  if (rate !== undefined && !sameRate(rate, offer.exchangeRate))
+    r.invalid(`${AMOUNT_DETAILS}.exchangeRate`, 'exchangeRate differs from the offer');
+  if (exchangeRateTimeStamp !== undefined && exchangeRateTimeStamp !== offerRateTimeStamp(offer))
+    r.invalid(
+      stampField,
+      `exchangeRateTimeStamp must be the offer's rate time ${offerRateTimeStamp(offer)} (yyyyMMDDhhmmss, GMT)`,
+    );
+  if (offerId !== undefined && offer.id !== undefined && offerId !== offer.id)
+    r.invalid(offerIdField, 'currencyConversion.id is not the id of the offer');
   if (billing.c !== undefined && billing.c !== offer.currency)
     r.invalid(
-      familyA ? 'orderInformation.amountDetails.currency' : 'orderInformation.amountDetails.foreignCurrency',
+      familyA ? `${AMOUNT_DETAILS}.currency` : `${AMOUNT_DETAILS}.foreignCurrency`,
       'billing currency differs from the offer',
     );
   if (billing.a !== undefined && billing.a !== offer.amountMinor)
     r.invalid(
-      familyA ? 'orderInformation.amountDetails.totalAmount' : 'orderInformation.amountDetails.foreignAmount',
+      familyA ? `${AMOUNT_DETAILS}.totalAmount` : `${AMOUNT_DETAILS}.foreignAmount`,
       'converted amount differs from the offer',
     );
   if (local.c !== undefined && local.c !== offer.originalCurrency)
     r.invalid(
-      familyA ? 'orderInformation.amountDetails.originalCurrency' : 'orderInformation.amountDetails.currency',
+      familyA ? `${AMOUNT_DETAILS}.originalCurrency` : `${AMOUNT_DETAILS}.currency`,
       'local currency differs from the offer',
     );
   if (local.a !== undefined && local.a !== offer.originalMinor)
     r.invalid(
-      familyA
-        ? 'orderInformation.amountDetails.originalAmount'
-        : 'orderInformation.amountDetails.totalAmount',
+      familyA ? `${AMOUNT_DETAILS}.originalAmount` : `${AMOUNT_DETAILS}.totalAmount`,
       'local amount differs from the offer',
     );
   return {
@@ -348,7 +394,9 @@ const CONVERSION_TOLERANCE_MINOR = 1;
  *
  * Missing fields of the authorization's family are MISSING_FIELD; a rate other than the authorization's is
  * INVALID_DATA on `exchangeRate`; an `exchangeRateTimeStamp` that is not 14 digits of a real date and time, or not
- * the authorization's, is INVALID_DATA on it; a local/billing pair that does not convert at that rate (half up, one minor unit
+ * the authorization's, is INVALID_DATA on it; a `currencyConversion.id` or `.reconciliationId` that names another
+ * offer than the authorization's is INVALID_DATA on it (a follow-on repeats its authorization's terms, never a new
+ * offer's); a local/billing pair that does not convert at that rate (half up, one minor unit
  * either side: the client may keep a partial amount strictly below the full one) is INVALID_DATA on the converted
  * amount. Nothing is checked when the authorization was not converted.
  */
@@ -361,8 +409,17 @@ export function checkDccFollowOn(
   const { offer, family } = terms;
   const base = 'orderInformation.amountDetails';
   r.oneOf(`${base}.currencyConversion.indicator`, ['1'], false, true);
+  const reconciliationId = r.text(`${base}.currencyConversion.reconciliationId`, false);
+  if (reconciliationId !== undefined && reconciliationId !== offer.reconciliationId)
+    r.invalid(
+      `${base}.currencyConversion.reconciliationId`,
+      "currencyConversion.reconciliationId must be the authorization's offer's",
+    );
+  const offerId = r.text(`${base}.currencyConversion.id`, false);
+  if (offerId !== undefined && offer.id !== undefined && offerId !== offer.id)
+    r.invalid(`${base}.currencyConversion.id`, "currencyConversion.id must be the authorization's offer's");
   const rate = r.text(`${base}.exchangeRate`, true, true);
-  if (rate !== undefined && (!/^\d+(\.\d+)?$/.test(rate) || scaled(rate) !== scaled(offer.exchangeRate)))
+  if (rate !== undefined && !sameRate(rate, offer.exchangeRate))
     r.invalid(`${base}.exchangeRate`, `exchangeRate must be the authorization's rate ${offer.exchangeRate}`);
   const pairField = family === 'A' ? 'original' : 'foreign';
   const pairCurrency = r.currency(`${base}.${pairField}Currency`);
@@ -392,6 +449,33 @@ export function checkDccFollowOn(
       family === 'A' ? `${base}.totalAmount` : `${base}.foreignAmount`,
       `the converted amount must be ${toDecimalString(expected, offer.currency)} ${offer.currency} at the authorization's rate`,
     );
+}
+
+/**
+ * The DCC fields an incremental authorization of a converted authorization repeats, when it sends any: an increment
+ * adds to the hold at the authorization's terms, never at a new offer's. Reference/gateway.md §7 documents an increment
+ * with `additionalAmount` and `currency` only, and spec 001 names no DCC field set for it, so none is asked for; an
+ * `exchangeRate` other than the authorization's, or an `exchangeRateTimeStamp` that is not 14 digits of a real date
+ * and time or not the authorization's, is INVALID_DATA naming the field, and an indicator other than `1` too. Nothing
+ * is checked when the authorization was not converted.
+ */
+export function checkDccIncrement(terms: DccAuthorizationTerms | undefined, r: FieldReader): void {
+  if (terms === undefined) return;
+  const base = 'orderInformation.amountDetails';
+  r.oneOf(`${base}.currencyConversion.indicator`, ['1'], false, true);
+  const rate = r.text(`${base}.exchangeRate`, false, true);
+  if (rate !== undefined && !sameRate(rate, terms.offer.exchangeRate))
+    r.invalid(
+      `${base}.exchangeRate`,
+      `exchangeRate must be the authorization's rate ${terms.offer.exchangeRate}`,
+    );
+  const stamp = r.dateTimeDigits(`${base}.exchangeRateTimeStamp`, false);
+  if (
+    stamp !== undefined &&
+    terms.exchangeRateTimeStamp !== undefined &&
+    stamp !== terms.exchangeRateTimeStamp
+  )
+    r.invalid(`${base}.exchangeRateTimeStamp`, "exchangeRateTimeStamp must be the authorization's");
 }
 
 /**

@@ -32,17 +32,17 @@ const OFFER = {
   pointOfSaleInformation: { entryMode: 'CONTACTLESS', terminalId: 'T1' },
 };
 
-/** The rate time stamp the converted pre-authorizations below send: 14 digits yyyyMMDDhhmmss, GMT. */
-const STAMP = '20261122101500';
-
 /**
- * A family A converted pre-authorization of 20.00 EUR sent with `stamp` as its exchangeRateTimeStamp: the answer,
- * the offer's rate and billing amount, and the EMV tags sent.
+ * A family A converted pre-authorization of 20.00 EUR sent with `stamp` as its exchangeRateTimeStamp (a text, or made
+ * from the offer's; by default the offer's rate time, as the gateway wants it: 14 digits yyyyMMDDhhmmss, GMT): the
+ * answer, the offer's rate, billing amount, rate time stamp and reconciliation id, and the EMV tags sent.
  */
-async function authorizeConverted(stamp: string): Promise<{
+async function authorizeConverted(stamp?: string | ((offerStamp: string) => string)): Promise<{
   answer: Awaited<ReturnType<SignedClient['send']>>;
   rate: string;
   billing: string;
+  stamp: string;
+  reconciliationId: string;
   tags: string;
 }> {
   const offered = await client.send('POST', '/vas/v1/currencyconversion', OFFER);
@@ -52,6 +52,7 @@ async function authorizeConverted(stamp: string): Promise<{
   const offer = (conversion.offer as Array<Record<string, string>>)[0] ?? {};
   const billing = offer.amount ?? '';
   const rate = offer.exchangeRate ?? '';
+  const offerStamp = (offer.exchangeRateTimeUtc ?? '').replace(/\D/g, '');
   const body = samplePayment({
     amountMinor: Math.round(Number(billing) * 100),
     currency: 'USD',
@@ -61,24 +62,36 @@ async function authorizeConverted(stamp: string): Promise<{
     originalAmount: '20.00',
     originalCurrency: 'EUR',
     exchangeRate: rate,
-    exchangeRateTimeStamp: stamp,
+    exchangeRateTimeStamp: typeof stamp === 'function' ? stamp(offerStamp) : (stamp ?? offerStamp),
     currencyConversion: { indicator: '1', reconciliationId: conversion.reconciliationId },
   });
   const answer = await client.send('POST', '/pts/v2/payments', body);
   const tags = (body.pointOfSaleInformation as { emv: { tags: string } }).emv.tags;
-  return { answer, rate, billing, tags };
+  const reconciliationId = String(conversion.reconciliationId);
+  return { answer, rate, billing, stamp: offerStamp, reconciliationId, tags };
 }
 
-/** A family A converted pre-authorization of 20.00 EUR; its id, the offer's rate and billing amount. */
+/**
+ * A family A converted pre-authorization of 20.00 EUR; its id, the offer's rate, billing amount, rate time and
+ * reconciliation id.
+ */
 async function convertedAuthorization(): Promise<{
   id: string;
   rate: string;
   billing: string;
+  stamp: string;
+  reconciliationId: string;
   tags: string;
 }> {
-  const { answer, rate, billing, tags } = await authorizeConverted(STAMP);
+  const { answer, rate, billing, stamp, reconciliationId, tags } = await authorizeConverted();
   expect(answer.status).toBe(201);
-  return { id: String(answer.body.id), rate, billing, tags };
+  return { id: String(answer.body.id), rate, billing, stamp, reconciliationId, tags };
+}
+
+/** The 14-digit GMT time stamp `seconds` after `stamp`. */
+function stampPlus(stamp: string, seconds: number): string {
+  const iso = `${stamp.slice(0, 4)}-${stamp.slice(4, 6)}-${stamp.slice(6, 8)}T${stamp.slice(8, 10)}:${stamp.slice(10, 12)}:${stamp.slice(12)}Z`;
+  return new Date(Date.parse(iso) + seconds * 1000).toISOString().slice(0, 19).replace(/\D/g, '');
 }
 
 function withDcc(body: Record<string, unknown>, fields: Record<string, unknown>): Record<string, unknown> {
@@ -180,6 +193,32 @@ describe('the follow-ons of a converted authorization (spec 001, DCC)', () => {
     ]);
   });
 
+  it("refuses a capture that names another offer than its authorization's, naming the field", async () => {
+    const auth = await convertedAuthorization();
+    const other = await convertedAuthorization();
+    const amount = Math.round(Number(auth.billing) * 100);
+    // 10.00 EUR of the 20.00 EUR hold, at its rate 11.20 USD (22.41 itself is an amount trigger of the sandbox's).
+    const capture = (reconciliationId: string) =>
+      client.send(
+        'POST',
+        `/pts/v2/payments/${auth.id}/captures`,
+        withDcc(sampleCapture(1120, amount, txId('cap'), 'USD'), {
+          exchangeRate: auth.rate,
+          exchangeRateTimeStamp: auth.stamp,
+          originalAmount: '10.00',
+          originalCurrency: 'EUR',
+          currencyConversion: { indicator: '1', reconciliationId },
+        }),
+      );
+    const a = await capture(other.reconciliationId);
+    expect(a.status).toBe(400);
+    expect(a.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'INVALID_DATA' });
+    expect(a.body.details).toEqual([
+      { field: 'orderInformation.amountDetails.currencyConversion.reconciliationId', reason: 'INVALID_DATA' },
+    ]);
+    expect((await capture(auth.reconciliationId)).status).toBe(201);
+  });
+
   it("reverses with the field set at the authorization's rate, and without any DCC field", async () => {
     const first = await convertedAuthorization();
     const amount = Math.round(Number(first.billing) * 100);
@@ -207,6 +246,22 @@ describe("a converted authorization's exchangeRateTimeStamp (14 digits yyyyMMDDh
     }
   });
 
+  it("refuses a stamp in that form that is not its offer's rate time, naming the field (the gateway's field reference)", async () => {
+    // The gateway's public field reference: "the time stamp returned by a Dynamic Currency Conversion provider when a
+    // conversion request is made" — the offer's exchangeRateTimeUtc, not a time of the terminal's or another offer's.
+    for (const stamp of [
+      (s: string) => stampPlus(s, -1),
+      (s: string) => stampPlus(s, 60),
+      () => '20261122101500',
+    ]) {
+      const { answer } = await authorizeConverted(stamp);
+      expect(answer.status).toBe(400);
+      expect(answer.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'INVALID_DATA' });
+      expect(answer.body.details).toEqual([{ field: FIELD, reason: 'INVALID_DATA' }]);
+    }
+    expect((await authorizeConverted()).answer.status).toBe(201);
+  });
+
   it("refuses a follow-on whose stamp is not the authorization's, in form or in time, and takes it with it", async () => {
     const auth = await convertedAuthorization();
     const amount = Math.round(Number(auth.billing) * 100);
@@ -221,12 +276,13 @@ describe("a converted authorization's exchangeRateTimeStamp (14 digits yyyyMMDDh
           exchangeRateTimeStamp: stamp,
         }),
       );
-    for (const stamp of ['2026-11-22T10:15:00Z', '20261122101501']) {
+    const iso = `${auth.stamp.slice(0, 4)}-${auth.stamp.slice(4, 6)}-${auth.stamp.slice(6, 8)}T${auth.stamp.slice(8, 10)}:${auth.stamp.slice(10, 12)}:${auth.stamp.slice(12)}Z`;
+    for (const stamp of [iso, stampPlus(auth.stamp, 1)]) {
       const a = await reverse(stamp);
       expect(a.status, stamp).toBe(400);
       expect(a.body.details, stamp).toEqual([{ field: FIELD, reason: 'INVALID_DATA' }]);
     }
-    expect((await reverse(STAMP)).status).toBe(201);
+    expect((await reverse(auth.stamp)).status).toBe(201);
   });
 });
 

@@ -169,7 +169,11 @@ export class PaymentService extends PaymentLedger {
       throw this.fail('AUTH_ALREADY_REVERSED', 'the authorization is reversed', 'id');
     if (auth.amounts.captured > 0)
       throw this.fail('TRANSACTION_ALREADY_SETTLED', 'the authorization is captured', 'id');
-    const { addMinor: add } = validateIncrement(new FieldReader(call.body, now), auth);
+    const { addMinor: add } = validateIncrement(
+      new FieldReader(call.body, now),
+      auth,
+      dccTermsOf(this.ctx.store, call.merchantId, auth.id),
+    );
     if ((auth.increments ?? 0) >= MAX_INCREMENTS)
       throw this.fail('NOT_SUPPORTED', `at most ${MAX_INCREMENTS} increments per authorization`);
     const trigger: TriggerOutcome =

@@ -52,6 +52,17 @@ async function sendOffer(
   return { status: res.status, body: raw ? (JSON.parse(raw) as Record<string, unknown>) : {} };
 }
 
+/**
+ * The offer's rate time as a converted authorization sends it back (`exchangeRateTimeStamp`, 14 digits yyyyMMDDhhmmss
+ * in GMT): the digits of its `exchangeRateTimeUtc`, which the sandbox writes to the second in UTC.
+ */
+function rateTimeStamp(offerAnswer: Record<string, unknown>): string {
+  const offer = (
+    valueAt(offerAnswer, 'orderInformation.currencyConversion.offer') as Array<Record<string, unknown>>
+  )[0]!;
+  return String(offer.exchangeRateTimeUtc).replace(/\D/g, '');
+}
+
 beforeAll(async () => {
   sandbox = await startSandbox();
   client = createSignedClient(sandbox.url, undefined, () => new Date(Date.now() + offsetMs));
@@ -119,6 +130,7 @@ describe('DCC offers', () => {
   it('checks a converted authorization against the offer: rate, amounts and expiry', async () => {
     const a = await sendOffer(offerRequest('41111111'));
     const recon = String(valueAt(a.body, 'orderInformation.currencyConversion.reconciliationId'));
+    const stamp = rateTimeStamp(a.body);
     const dcc = (rate: string, total: string): Record<string, unknown> => {
       const body = samplePayment({
         amountMinor: 2241,
@@ -131,7 +143,7 @@ describe('DCC offers', () => {
         originalAmount: '20.00',
         originalCurrency: 'EUR',
         exchangeRate: rate,
-        exchangeRateTimeStamp: '20261122101500',
+        exchangeRateTimeStamp: stamp,
         currencyConversion: { indicator: '1', reconciliationId: recon },
       });
       return body;
@@ -156,6 +168,109 @@ describe('DCC offers', () => {
     expect(expired.status).toBe(400);
     expect(String(expired.body.message)).toContain('expired');
   });
+
+  it("refuses a converted authorization that does not repeat its offer's rate time or id, naming the field", async () => {
+    const STAMP = 'orderInformation.amountDetails.exchangeRateTimeStamp';
+    const first = await sendOffer(offerRequest('41111111'));
+    // A second offer of the same price, a second later: the same rate, another rate time.
+    sandbox.advanceClock(1000);
+    offsetMs = 1000;
+    const second = await sendOffer(offerRequest('41111111'));
+    const stamps = [rateTimeStamp(first.body), rateTimeStamp(second.body)];
+    expect(stamps[0]).not.toBe(stamps[1]);
+    const authorize = (
+      family: 'A' | 'B',
+      offerAnswer: Record<string, unknown>,
+      changes: Record<string, unknown>,
+    ): Promise<{ status: number; body: Record<string, unknown> }> => {
+      const body = samplePayment({
+        amountMinor: family === 'A' ? 2241 : 2000,
+        currency: family === 'A' ? 'USD' : 'EUR',
+        transactionId: `dcc-stamp-${Math.random()}`,
+      });
+      Object.assign(
+        valueAt(body, 'orderInformation.amountDetails') as Record<string, unknown>,
+        family === 'A'
+          ? {
+              originalAmount: '20.00',
+              originalCurrency: 'EUR',
+              currencyConversion: {
+                indicator: '1',
+                id: offerAnswer.id,
+                reconciliationId: valueAt(
+                  offerAnswer,
+                  'orderInformation.currencyConversion.reconciliationId',
+                ),
+              },
+            }
+          : { foreignAmount: '22.41', foreignCurrency: 'USD', currencyConversion: { indicator: '1' } },
+        { exchangeRate: '1.120388', exchangeRateTimeStamp: rateTimeStamp(offerAnswer) },
+        changes,
+      );
+      return client.send('POST', '/pts/v2/payments', body);
+    };
+    for (const family of ['A', 'B'] as const) {
+      // Family A names its offer: the first offer's terms with the second offer's rate time are refused, as is an
+      // invented rate time. Family B names an offer only by its terms, so the second offer's rate time with its rate
+      // and amounts is the second offer (authorized below); an invented one matches no offer's.
+      for (const stamp of family === 'A' ? [stamps[1]!, '20261122101500'] : ['20261122101500']) {
+        const a = await authorize(family, first.body, { exchangeRateTimeStamp: stamp });
+        expect(a.status, `${family} ${stamp}`).toBe(400);
+        expect(a.body, `${family} ${stamp}`).toMatchObject({
+          status: 'INVALID_REQUEST',
+          reason: 'INVALID_DATA',
+        });
+        expect(a.body.details, `${family} ${stamp}`).toEqual([{ field: STAMP, reason: 'INVALID_DATA' }]);
+      }
+      if (family === 'A') {
+        const stale = await authorize('A', second.body, { exchangeRateTimeStamp: stamps[0] });
+        expect(stale.body.details).toEqual([{ field: STAMP, reason: 'INVALID_DATA' }]);
+        const otherId = await authorize('A', first.body, {
+          currencyConversion: {
+            indicator: '1',
+            id: second.body.id,
+            reconciliationId: valueAt(first.body, 'orderInformation.currencyConversion.reconciliationId'),
+          },
+        });
+        expect(otherId.body.details).toEqual([
+          { field: 'orderInformation.amountDetails.currencyConversion.id', reason: 'INVALID_DATA' },
+        ]);
+      }
+      // Each offer's own terms are authorized.
+      for (const offerAnswer of [first.body, second.body]) {
+        const a = await authorize(family, offerAnswer, {});
+        expect(a.status, family).toBe(201);
+        expect(a.body.status, family).toBe('AUTHORIZED');
+      }
+    }
+  });
+
+  it('answers a converted authorization sent again unchanged with its first answer, after its offer expired too', async () => {
+    const offerAnswer = await sendOffer(offerRequest('41111111'));
+    const body = samplePayment({
+      amountMinor: 2241,
+      currency: 'USD',
+      transactionId: `dcc-again-${Date.now()}`,
+    });
+    Object.assign(valueAt(body, 'orderInformation.amountDetails') as Record<string, unknown>, {
+      originalAmount: '20.00',
+      originalCurrency: 'EUR',
+      exchangeRate: '1.120388',
+      exchangeRateTimeStamp: rateTimeStamp(offerAnswer.body),
+      currencyConversion: {
+        indicator: '1',
+        id: offerAnswer.body.id,
+        reconciliationId: valueAt(offerAnswer.body, 'orderInformation.currencyConversion.reconciliationId'),
+      },
+    });
+    const first = await client.send('POST', '/pts/v2/payments', body);
+    expect(first.body.status).toBe('AUTHORIZED');
+    sandbox.advanceClock(11 * 60 * 1000);
+    offsetMs = 11 * 60 * 1000;
+    const again = await client.send('POST', '/pts/v2/payments', body);
+    expect(again.status).toBe(201);
+    expect(again.body.id).toBe(first.body.id);
+  });
 });
 
 /**
@@ -165,13 +280,15 @@ describe('DCC offers', () => {
  */
 describe('DCC follow-ons: capture and refund of a converted payment', () => {
   const RATE = '1.120388';
-  const STAMP = '20261122101500';
+  /** The rate time stamp of the last offer: its converted authorization and that one's follow-ons send it. */
+  let stamp = '';
   let seq = 0;
   const txId = (label: string): string => `dcc-${label}-${++seq}-${Date.now()}`;
 
   async function offer(): Promise<string> {
     const a = await sendOffer(offerRequest('41111111'));
     expect(a.body.status).toBe('PENDING');
+    stamp = rateTimeStamp(a.body);
     return String(valueAt(a.body, 'orderInformation.currencyConversion.reconciliationId'));
   }
 
@@ -194,7 +311,7 @@ describe('DCC follow-ons: capture and refund of a converted payment', () => {
             currencyConversion: { indicator: '1', reconciliationId: recon },
           }
         : { foreignAmount: '22.41', foreignCurrency: 'USD', currencyConversion: { indicator: '1' } },
-      { exchangeRate: RATE, exchangeRateTimeStamp: STAMP },
+      { exchangeRate: RATE, exchangeRateTimeStamp: stamp },
     );
     const a = await client.send('POST', '/pts/v2/payments', body);
     expect(a.status).toBe(201);
@@ -218,7 +335,7 @@ describe('DCC follow-ons: capture and refund of a converted payment', () => {
     exchangeRate: RATE,
     foreignAmount: foreign,
     foreignCurrency: 'USD',
-    exchangeRateTimeStamp: STAMP,
+    exchangeRateTimeStamp: stamp,
     currencyConversion: { indicator: '1' },
   });
 

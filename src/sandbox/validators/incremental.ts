@@ -3,6 +3,7 @@
  * `additionalAmount` or a new `totalAmount` (a lodging guide's form), and for a parking authorization its comments,
  * local date and time and `storedCredentialUsed`.
  */
+import { checkDccIncrement, type DccAuthorizationTerms } from '../dcc.js';
 import type { FieldReader } from '../fields.js';
 import type { LedgerTransaction } from '../store.js';
 
@@ -10,10 +11,15 @@ const ADDITIONAL = 'orderInformation.amountDetails.additionalAmount';
 const TOTAL = 'orderInformation.amountDetails.totalAmount';
 
 /**
- * Validates an increment of `auth`; returns the amount it adds (minor units of the authorization's currency) or
+ * Validates an increment of `auth`; `dcc` gives the authorization's conversion terms when it was converted (the DCC
+ * fields an increment sends repeat them). Returns the amount it adds (minor units of the authorization's currency) or
  * throws the 400 answer naming every field at fault.
  */
-export function validateIncrement(r: FieldReader, auth: LedgerTransaction): { addMinor: number } {
+export function validateIncrement(
+  r: FieldReader,
+  auth: LedgerTransaction,
+  dcc?: DccAuthorizationTerms,
+): { addMinor: number } {
   const currency = r.currency('orderInformation.amountDetails.currency');
   if (currency !== undefined && currency !== auth.currency)
     r.invalid('orderInformation.amountDetails.currency', 'currency differs from the authorization');
@@ -34,6 +40,7 @@ export function validateIncrement(r: FieldReader, auth: LedgerTransaction): { ad
         'storedCredentialUsed must be true',
       );
   }
+  checkDccIncrement(dcc, r);
   r.finish();
   return { addMinor: add };
 }

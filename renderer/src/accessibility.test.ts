@@ -1,5 +1,36 @@
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import type { CustomerView } from '../../src/host/api.js';
 import { announcesSecond, ScreenAnnouncer, secondsLeft, secondsText } from './accessibility.js';
+
+const ALT_DETAILS: CustomerView = {
+  screen: 'alt-details',
+  title: 'Your details',
+  message: 'Enter your e-mail address',
+  actions: ['ALT_FIELD', 'CANCEL'],
+  altField: {
+    method: 'Bank transfer',
+    field: 'email',
+    label: 'E-mail address',
+    step: 1,
+    steps: 3,
+    stepText: 'Step 1 of 3',
+    inputMode: 'email',
+  },
+};
+
+const PAY_BY_PHONE: CustomerView = {
+  screen: 'pay-by-phone',
+  title: 'Pay by phone',
+  message: 'Scan the code',
+  actions: ['CANCEL'],
+  payByPhone: {
+    linkId: 'T1',
+    url: 'https://pay.example/T1',
+    expiresAt: '2026-11-30T12:00:00.000Z',
+    seconds: 42,
+    purpose: 'fee',
+  },
+};
 
 describe('the "more time" countdown', () => {
   it('counts whole seconds up to the expiry, never below zero', () => {
@@ -48,9 +79,9 @@ class FakeElement {
   append(): void {}
 }
 
-/** A rendered customer screen as the announcer reads it: its title and message. */
-function screen(title: string, message: string): HTMLElement {
-  const texts: Record<string, string> = { 'customer-title': title, 'customer-message': message };
+/** A rendered customer screen as the announcer reads it: its title and message, and the texts events put there. */
+function screen(title: string, message: string, more: Record<string, string> = {}): HTMLElement {
+  const texts: Record<string, string> = { 'customer-title': title, 'customer-message': message, ...more };
   return {
     querySelector: (selector: string) => {
       const id = /data-testid="([^"]+)"/.exec(selector)?.[1] ?? '';
@@ -82,7 +113,7 @@ describe('the announcement of each screen', () => {
   it('reads out a new screen, and a new message on the same screen', () => {
     const announcer = new ScreenAnnouncer();
     announcer.announce(present, true);
-    announcer.announce(useChip, false, 1);
+    announcer.announce(useChip, false, { messageEvent: 1 });
     expect(announced(announcer)).toEqual([
       'Present your card. Insert, tap or swipe your card',
       'Present your card. This card has a chip: insert it in the reader, or tap it',
@@ -92,17 +123,67 @@ describe('the announcement of each screen', () => {
   it('reads out the same message again for a new event (a card refused twice), never for the same event redrawn', () => {
     const announcer = new ScreenAnnouncer();
     announcer.announce(present, true);
-    announcer.announce(useChip, false, 1);
+    announcer.announce(useChip, false, { messageEvent: 1 });
     // A refreshed snapshot of the same refusal: nothing new to say.
-    announcer.announce(useChip, false, 1);
+    announcer.announce(useChip, false, { messageEvent: 1 });
     // The card swiped again and refused again, in the same words.
-    announcer.announce(useChip, false, 2);
-    announcer.announce(useChip, false, 2);
+    announcer.announce(useChip, false, { messageEvent: 2 });
+    announcer.announce(useChip, false, { messageEvent: 2 });
     const refusal = 'Present your card. This card has a chip: insert it in the reader, or tap it';
     expect(announced(announcer)).toEqual([
       'Present your card. Insert, tap or swipe your card',
       refusal,
       refusal,
+    ]);
+  });
+
+  it('reads out a value refused again in the same words (alt-problem), never the same refusal redrawn', () => {
+    const announcer = new ScreenAnnouncer();
+    const problem = 'This is not an e-mail address.';
+    const asked = screen('Your details', 'Enter your e-mail address');
+    const refused = screen('Your details', 'Enter your e-mail address', { 'alt-problem': problem });
+    const field = (problemEvent?: number): CustomerView => ({
+      ...ALT_DETAILS,
+      altField: {
+        ...ALT_DETAILS.altField!,
+        ...(problemEvent !== undefined ? { problem, problemEvent } : {}),
+      },
+    });
+    announcer.announce(asked, true, field());
+    announcer.announce(refused, false, field(1));
+    // A refreshed snapshot of the same refusal.
+    announcer.announce(refused, false, field(1));
+    // The same wrong value again.
+    announcer.announce(refused, false, field(2));
+    announcer.announce(refused, false, field(2));
+    expect(announced(announcer)).toEqual([
+      'Your details. Enter your e-mail address',
+      `Your details. Enter your e-mail address. ${problem}`,
+      `Your details. Enter your e-mail address. ${problem}`,
+    ]);
+  });
+
+  it('reads out a payment on the phone declined again (pay-by-phone-notice), never the same decline redrawn', () => {
+    const announcer = new ScreenAnnouncer();
+    const notice = 'The payment on your phone was declined.';
+    const waiting = screen('Pay by phone', 'Scan the code');
+    const declined = screen('Pay by phone', 'Scan the code', { 'pay-by-phone-notice': notice });
+    const link = (noticeEvent?: number): CustomerView => ({
+      ...PAY_BY_PHONE,
+      payByPhone: {
+        ...PAY_BY_PHONE.payByPhone!,
+        ...(noticeEvent !== undefined ? { notice, noticeEvent } : {}),
+      },
+    });
+    announcer.announce(waiting, true, link());
+    announcer.announce(declined, false, link(1));
+    announcer.announce(declined, false, { ...link(1), payByPhone: { ...link(1).payByPhone!, seconds: 41 } });
+    announcer.announce(declined, false, link(2));
+    announcer.announce(declined, false, link(2));
+    expect(announced(announcer)).toEqual([
+      'Pay by phone. Scan the code',
+      `Pay by phone. Scan the code. ${notice}`,
+      `Pay by phone. Scan the code. ${notice}`,
     ]);
   });
 

@@ -1,4 +1,4 @@
-import type { CustomerView, UserEvent } from '../../src/host/api.js';
+import { eventKey, type CustomerView, type UserEvent } from '../../src/host/api.js';
 import { button, h } from './dom.js';
 import { labelFor } from './view-model.js';
 
@@ -161,11 +161,30 @@ export function moreTimeDialog(
 }
 
 /**
+ * The texts the screen announcer reads out, by `data-testid`, each with the event that put it there where events can
+ * put the same words there again: the title, the message, why a value typed was refused (`alt-problem`) and the
+ * notice of a payment on the phone declined (`pay-by-phone-notice`).
+ */
+const ANNOUNCED: readonly [testid: string, event: (view: AnnouncedView) => number | undefined][] = [
+  ['customer-title', () => undefined],
+  ['customer-message', (view) => view.messageEvent],
+  ['alt-problem', (view) => view.altField?.problemEvent],
+  ['pay-by-phone-notice', (view) => view.payByPhone?.noticeEvent],
+];
+
+/** What the announcer reads of the view besides the rendered screen: the events of its texts. */
+type AnnouncedView = Pick<CustomerView, 'messageEvent' | 'altField' | 'payByPhone'>;
+
+/**
  * A polite live region that reads out each new screen (its title and message), so that a screen-reader user hears
  * that the screen changed without moving focus — and a new title or message on the same screen (a ticket not found,
- * an extension made, the screen in another language), which a sighted customer sees change; and the same message
- * again when a new event put it there (`CustomerView.messageEvent`: a card refused a second time in the same words),
- * which a sighted customer sees happen. The same screen drawn again (a refreshed snapshot) is not read out again.
+ * an extension made, the screen in another language), which a sighted customer sees change, with the texts an event
+ * put under it (why a value typed was refused, a payment on the phone declined); and the same words again when a new
+ * event put them there (`CustomerView.messageEvent`, `AltFieldView.problemEvent`, `PayByPhoneView.noticeEvent`: a
+ * card refused a second time in the same words, the same wrong value typed twice, a second card declined on the
+ * phone), which a sighted customer sees happen. The same screen drawn again (a refreshed snapshot) is not read out
+ * again. Those texts have no live role of their own: every redraw makes their elements anew, which would read them
+ * out again each time, or never.
  */
 export class ScreenAnnouncer {
   readonly element = h('div', {
@@ -173,23 +192,22 @@ export class ScreenAnnouncer {
     testid: 'screen-announcer',
     attrs: { 'aria-live': 'polite', 'aria-atomic': 'true' },
   });
-  /** The title and message last read out. */
+  /** The texts last read out, each by its key with its event (`eventKey`). */
   #said: string | undefined;
-  /** The event of the message last read out (`CustomerView.messageEvent`). */
-  #event: number | undefined;
 
   /**
-   * Reads out `screen`'s title and message when it is a new screen, when they changed on the same one, or when a new
-   * event (`messageEvent`) put its message there again.
+   * Reads out `screen`'s title and message, and the texts an event put there, when it is a new screen, when they
+   * changed on the same one, or when a new event of `view` put one of them there again.
    */
-  announce(screen: HTMLElement, newScreen: boolean, messageEvent?: number): void {
-    const said = ['customer-title', 'customer-message']
-      .map((id) => screen.querySelector(`[data-testid="${id}"]`)?.textContent?.trim() ?? '')
-      .filter((t) => t.length > 0)
-      .join('. ');
-    if (!newScreen && said === this.#said && messageEvent === this.#event) return;
-    this.#said = said;
-    this.#event = messageEvent;
+  announce(screen: HTMLElement, newScreen: boolean, view: AnnouncedView = {}): void {
+    const texts = ANNOUNCED.map(([testid, event]) => ({
+      key: eventKey(testid, event(view)),
+      text: screen.querySelector(`[data-testid="${testid}"]`)?.textContent?.trim() ?? '',
+    })).filter((t) => t.text.length > 0);
+    const key = JSON.stringify(texts);
+    if (!newScreen && key === this.#said) return;
+    this.#said = key;
+    const said = texts.map((t) => t.text).join('. ');
     // Emptied first: the same text twice in a row (two "Please wait" screens) is still announced.
     this.element.textContent = '';
     requestAnimationFrame(() => {

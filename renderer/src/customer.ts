@@ -417,13 +417,9 @@ function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label)
       label('payByPhone.url', 'Or open this address on your phone'),
       'pay-by-phone',
     ),
+    // Read out by the screen announcer, once for each payment declined (`noticeEvent`), not at every redraw.
     link.notice !== undefined
-      ? h('p', {
-          class: 'link-notice',
-          testid: 'pay-by-phone-notice',
-          attrs: { role: 'status' },
-          text: link.notice,
-        })
+      ? h('p', { class: 'link-notice', testid: 'pay-by-phone-notice', text: link.notice })
       : null,
     timer,
   );
@@ -599,13 +595,9 @@ function altFieldEntry(
     { class: 'entry alt-entry', testid: 'alt-entry' },
     h('p', { class: 'alt-step', testid: 'alt-step' }, `${field.method} · ${field.stepText}`),
     input,
+    // Read out by the screen announcer, once for each value refused (`problemEvent`), not at every redraw.
     field.problem !== undefined
-      ? h('p', {
-          class: 'alt-problem',
-          testid: 'alt-problem',
-          attrs: { id: problemId, role: 'alert' },
-          text: field.problem,
-        })
+      ? h('p', { class: 'alt-problem', testid: 'alt-problem', attrs: { id: problemId }, text: field.problem })
       : null,
     h(
       'div',

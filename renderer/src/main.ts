@@ -315,7 +315,7 @@ class App {
     this.#renderedCustomer = key;
     this.#renderedScreen = view.screen;
     this.#renderedPrompt = view.prompt?.expiresAt;
-    this.#announcer.announce(el, screenChanged, view.messageEvent);
+    this.#announcer.announce(el, screenChanged, view);
 
     if (this.#dialog && promptAppeared) {
       if (!hadDialog) this.#focusBeforeDialog = focused;

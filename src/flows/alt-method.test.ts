@@ -111,6 +111,36 @@ describe('alternative methods at the pay station', () => {
     expect(describeView(actor.getSnapshot()).screen).toBe('idle');
   });
 
+  it('numbers each value refused, so that the same problem again is a new event; the same state again is not', async () => {
+    const actor = await atConfirm(new FakeTerminal());
+    actor.send({ type: 'ALT_METHOD', profile: 1 });
+    expect(describeView(actor.getSnapshot()).altField?.problemEvent).toBeUndefined();
+    actor.send({ type: 'ALT_FIELD', value: 'not an address' });
+    const first = describeView(actor.getSnapshot());
+    expect(first.altField).toMatchObject({ field: 'email', problem: 'not-an-email', problemEvent: 1 });
+    // The same state described again (a refreshed snapshot): the same event.
+    expect(describeView(actor.getSnapshot())).toEqual(first);
+    // The same wrong value typed again: refused again in the same words, as a new event.
+    actor.send({ type: 'ALT_FIELD', value: 'not an address' });
+    expect(describeView(actor.getSnapshot())).toEqual({
+      ...first,
+      altField: { ...first.altField, problemEvent: 2 },
+    });
+    // The next field asks afresh: no problem, no event; its own refusal is a new one.
+    actor.send({ type: 'ALT_FIELD', value: 'driver@example.com' });
+    expect(describeView(actor.getSnapshot()).altField).toEqual({
+      label: 'Bank transfer',
+      field: 'firstName',
+      step: 2,
+      steps: 3,
+    });
+    actor.send({ type: 'ALT_FIELD', value: '' });
+    expect(describeView(actor.getSnapshot()).altField).toMatchObject({
+      problem: 'required',
+      problemEvent: 3,
+    });
+  });
+
   it('asks profile 3 for the address and the phone number too', async () => {
     const fake = new FakeTerminal();
     const actor = await atConfirm(fake);

@@ -58,6 +58,11 @@ export interface AltEntry {
   index: number;
   values: Partial<Record<CustomerField, string>>;
   problem?: CustomerFieldProblem;
+  /**
+   * How many values the entry refused so far: each refusal is an event of its own, which the screen says again even in
+   * the same words (the same wrong value typed twice).
+   */
+  refusedValues: number;
 }
 
 /** An alternative-method sale PENDING: the customer pays on `paymentUrl`; it is confirmed later by status checks. */
@@ -148,6 +153,7 @@ export const kioskMachine = setup({
         fields: method?.fields ?? [],
         index: 0,
         values: {},
+        refusedValues: 0,
       };
       return { altEntry: entry, message: altFieldMessage(entry), ...earlierAttemptCleared() };
     }),
@@ -159,13 +165,14 @@ export const kioskMachine = setup({
       const problem = checkCustomerField(field, event.value);
       const next: AltEntry =
         problem !== undefined
-          ? { ...entry, problem }
+          ? { ...entry, problem, refusedValues: entry.refusedValues + 1 }
           : {
               profile: entry.profile,
               label: entry.label,
               fields: entry.fields,
               index: entry.index + 1,
               values: { ...entry.values, [field]: event.value.trim() },
+              refusedValues: entry.refusedValues,
             };
       return { altEntry: next, message: altFieldMessage(next) };
     }),

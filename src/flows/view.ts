@@ -63,6 +63,8 @@ export interface FlowView {
     step: number;
     steps: number;
     problem?: CustomerFieldProblem;
+    /** The refusal that put `problem` there (the entry's `refusedValues`): the same words again are a new event. */
+    problemEvent?: number;
   };
   /** alt-pending: the sale's payment page (the QR code's content), the method and the ticket's reference. */
   altSale?: { saleId: number; label: string; paymentUrl: string; reference: string };
@@ -235,7 +237,7 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
         field,
         step: entry.index + 1,
         steps: entry.fields.length,
-        ...(entry.problem !== undefined ? { problem: entry.problem } : {}),
+        ...(entry.problem !== undefined ? { problem: entry.problem, problemEvent: entry.refusedValues } : {}),
       };
   }
   if (screen === 'alt-pending' && context.altSale !== undefined) view.altSale = { ...context.altSale };

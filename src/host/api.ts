@@ -128,6 +128,17 @@ export interface DurationOption {
   label: string;
 }
 
+/**
+ * The key of a text that events put on the customer's screen, where an event can put the same words there again
+ * (`CustomerView.messageEvent`, `AltFieldView.problemEvent`, `PayByPhoneView.noticeEvent`): the text's own key with
+ * its event, so that the same words from a new event are a new text — said again (src/host/speech.ts) and read out
+ * again by the renderer's live region (renderer/src/accessibility.ts) — while the same event shown again (a
+ * refreshed snapshot, a redraw) is the same text, and nothing new.
+ */
+export function eventKey(part: string, event: number | undefined): string {
+  return event === undefined ? part : `${part}:${event}`;
+}
+
 export interface CustomerView {
   screen: Screen;
   title: string;
@@ -136,7 +147,7 @@ export interface CustomerView {
    * The event that put `message` on the screen, where events can put the same message there again (a card read the
    * terminal refused and asks for again): it changes with each such event, so that the same words from a new event (a
    * chip card swiped twice) are said and announced again, while the same event shown again (a refreshed snapshot, the
-   * screen in another language) is not. Absent when the screen alone puts its message there.
+   * screen in another language) is not ({@link eventKey}). Absent when the screen alone puts its message there.
    */
   messageEvent?: number;
   amount?: DisplayAmount;
@@ -213,6 +224,11 @@ export interface PayByPhoneView {
   purpose: 'fee' | 'pay-later';
   /** In the customer's language: the last payment on the phone was declined, another card can be tried. */
   notice?: string;
+  /**
+   * The decline that put `notice` there: how many payments on the phone were declined, so that a second card declined
+   * (the same words) is said and announced again ({@link eventKey}), and the same decline shown again is not.
+   */
+  noticeEvent?: number;
 }
 
 /** A field an alternative method asks for (spec 001 billTo), typed on the on-screen keyboard. */
@@ -226,8 +242,16 @@ export interface AltFieldView {
   step: number;
   steps: number;
   stepText: string;
-  /** Why the last value was refused, in the customer's language (also the screen's message). */
+  /**
+   * Why the last value was refused, in the customer's language, under the field (the screen's message still says what
+   * to type).
+   */
   problem?: string;
+  /**
+   * The refusal that put `problem` there: how many values the entry refused, so that the same value refused again
+   * (the same words) is said and announced again ({@link eventKey}), and the same refusal shown again is not.
+   */
+  problemEvent?: number;
   /** The input's kind, for the keyboard's layout and the browser's hints. */
   inputMode: 'email' | 'text' | 'tel';
 }

@@ -132,6 +132,7 @@ export function customerView(
       steps: f.steps,
       stepText: tr.t('label.alt.step', { step: f.step, steps: f.steps }),
       ...(f.problem !== undefined ? { problem: tr.t(`alt.problem.${f.problem}`) } : {}),
+      ...(f.problemEvent !== undefined ? { problemEvent: f.problemEvent } : {}),
       inputMode: f.field === 'email' ? 'email' : f.field === 'phoneNumber' ? 'tel' : 'text',
     };
   }

@@ -193,6 +193,25 @@ describe('LinkDesk', () => {
     expect(audit.list().map((r) => r.code)).toEqual(['AMOUNT_MISMATCH']);
   });
 
+  it('counts the payments declined on the link, each once: the same notification again is no new decline', async () => {
+    const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    expect(desk.get(view.linkId)?.declinedPayments).toBeUndefined();
+    desk.notify({ ...paid(view.linkId), status: 'DECLINED', paymentId: '7000000000000000000002' });
+    expect(desk.get(view.linkId)).toMatchObject({
+      state: 'active',
+      lastAttemptDeclined: true,
+      declinedPayments: 1,
+    });
+    // Delivered again (a relay, a retry): the same payment, not a second decline.
+    desk.notify({ ...paid(view.linkId), status: 'DECLINED', paymentId: '7000000000000000000002' });
+    expect(desk.get(view.linkId)?.declinedPayments).toBe(1);
+    // Another card on the phone, declined too.
+    desk.notify({ ...paid(view.linkId), status: 'DECLINED', paymentId: '7000000000000000000003' });
+    expect(desk.get(view.linkId)).toMatchObject({ lastAttemptDeclined: true, declinedPayments: 2 });
+    desk.notify(paid(view.linkId));
+    expect(desk.get(view.linkId)?.declinedPayments).toBeUndefined();
+  });
+
   it('records for the operator a payment in a status it does not count (money may be held), not only as a decline', async () => {
     const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     desk.notify({ ...paid(view.linkId), status: 'INVALID_REQUEST', paymentId: '7000000000000000000009' });

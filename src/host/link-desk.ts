@@ -62,6 +62,11 @@ export interface LinkView {
   closeReason?: LinkCloseReason;
   /** A payment on the hosted page was declined: the customer may try again with another card while it is active. */
   lastAttemptDeclined?: boolean;
+  /**
+   * With `lastAttemptDeclined`: how many payments on the hosted page were declined since the link was last made
+   * active, each payment once however often it is notified — each decline an event the screen tells again.
+   */
+  declinedPayments?: number;
   /** Gateway id of the payment, once paid. */
   paymentId?: string;
 }
@@ -125,7 +130,7 @@ function domainOf(url: string | undefined): string | undefined {
   return new URL(url).host;
 }
 
-function viewOf(link: StoredLink, declined: boolean): LinkView {
+function viewOf(link: StoredLink, declined: ReadonlySet<string> | undefined): LinkView {
   const open = link.state === 'creating' || link.state === 'active';
   const domain = domainOf(link.url);
   return {
@@ -142,7 +147,7 @@ function viewOf(link: StoredLink, declined: boolean): LinkView {
     expiresAt: new Date(link.watchUntilMs).toISOString(),
     closing: open && link.closeReason !== undefined,
     ...(!open && link.closeReason !== undefined ? { closeReason: link.closeReason } : {}),
-    ...(declined ? { lastAttemptDeclined: true } : {}),
+    ...(declined !== undefined ? { lastAttemptDeclined: true, declinedPayments: declined.size } : {}),
     ...(link.paymentId !== undefined ? { paymentId: link.paymentId } : {}),
   };
 }
@@ -182,7 +187,8 @@ export class LinkDesk {
   private readonly listeners = new Set<(view: LinkView) => void>();
   private readonly waiters = new Map<string, Array<(view: LinkView) => void>>();
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
-  private readonly declined = new Set<string>();
+  /** Links whose last payment was declined: the payments declined since the link was last made active, by id. */
+  private readonly declined = new Map<string, Set<string>>();
   /** Links with a gateway request of the desk in flight (one at a time per link). */
   private readonly busy = new Set<string>();
   /** Links whose deactivation waited for the request in flight about them: it runs as soon as that request ends. */
@@ -298,7 +304,7 @@ export class LinkDesk {
   /** The link as the customer view shows it; undefined when this terminal has no such link. */
   get(linkId: string): LinkView | undefined {
     const link = this.deps.store.get(linkId);
-    return link === undefined ? undefined : viewOf(link, this.declined.has(linkId));
+    return link === undefined ? undefined : viewOf(link, this.declined.get(linkId));
   }
 
   /**
@@ -309,7 +315,7 @@ export class LinkDesk {
     const link = this.deps.store.get(linkId);
     if (link === undefined)
       return Promise.reject(new LinkDeskError('LINK_NOT_FOUND', `no payment link ${linkId}`));
-    if (ended(link)) return Promise.resolve(viewOf(link, this.declined.has(linkId)));
+    if (ended(link)) return Promise.resolve(viewOf(link, this.declined.get(linkId)));
     return new Promise((resolve) => {
       const list = this.waiters.get(linkId) ?? [];
       list.push(resolve);
@@ -334,7 +340,7 @@ export class LinkDesk {
     }
     const after = this.deps.store.get(linkId) ?? link;
     if (after.state !== 'paid') this.awaited.delete(linkId);
-    return viewOf(after, this.declined.has(linkId));
+    return viewOf(after, this.declined.get(linkId));
   }
 
   /** Operator mode: one page of the gateway's list (offset/limit), each link with the journal's record of it. */
@@ -512,7 +518,7 @@ export class LinkDesk {
       // The fee is not paid: the customer may try again. A status that may hold money all the same (approved for
       // part, pending a review …) is the operator's to settle or refund.
       if (!tookNothing(n.status)) this.auditRefusedPayment(link.linkId, n, 'NOT_COUNTED');
-      this.declined.add(link.linkId);
+      this.declined.set(link.linkId, (this.declined.get(link.linkId) ?? new Set()).add(n.paymentId));
       this.deps.logger.info({ linkId: link.linkId, status: n.status }, 'payment-link payment not approved');
       this.publish(link);
       return;
@@ -635,7 +641,7 @@ export class LinkDesk {
   }
 
   private publish(link: StoredLink): LinkView {
-    const view = viewOf(link, this.declined.has(link.linkId));
+    const view = viewOf(link, this.declined.get(link.linkId));
     for (const l of this.listeners) {
       try {
         l(view);

@@ -1,7 +1,7 @@
 import jsQRModule from 'jsqr';
 import { describe, expect, it } from 'vitest';
 import { translator } from '../i18n/index.js';
-import type { CustomerView } from './api.js';
+import type { CustomerView, PayByPhoneView } from './api.js';
 import {
   altPendingView,
   drawQr,
@@ -10,7 +10,7 @@ import {
   QUIET_ZONE,
   withDeclinedNotice,
 } from './link-screen.js';
-import { spokenScreen } from './speech.js';
+import { speechFor, spokenScreen } from './speech.js';
 
 const jsQR = jsQRModule as unknown as (
   data: Uint8ClampedArray,
@@ -107,19 +107,47 @@ describe('the payment link on screen', () => {
 });
 
 describe('a payment on the phone that was declined', () => {
+  const DECLINED = 'The payment on your phone was declined. You can try again with another card.';
+
   it('is told on the screen (and spoken) while the link stays open for another card', () => {
     const tr = translator('en_GB');
     const view = payByPhoneView(
       { linkId: 'T1', url: 'http://127.0.0.1:1/pay/T1', expiresAtMs: Date.now() + 60_000, purpose: 'fee' },
       tr,
     );
-    expect(withDeclinedNotice(view, false, tr).notice).toBeUndefined();
-    const told = withDeclinedNotice(view, true, tr);
-    expect(told.notice).toBe('The payment on your phone was declined. You can try again with another card.');
+    expect(withDeclinedNotice(view, undefined, tr).notice).toBeUndefined();
+    const told = withDeclinedNotice(view, 1, tr);
+    expect(told.notice).toBe(DECLINED);
     const said = spokenScreen(
       { screen: 'pay-by-phone', title: 'Pay by phone', message: '', actions: ['CANCEL'], payByPhone: told },
       'en_GB',
     );
     expect(said).toContain('was declined');
+  });
+
+  it('is told again for a payment declined again, never for the same decline shown again', () => {
+    const tr = translator('en_GB');
+    const link = payByPhoneView(
+      { linkId: 'T1', url: 'http://127.0.0.1:1/pay/T1', expiresAtMs: Date.now() + 60_000, purpose: 'fee' },
+      tr,
+    );
+    const screen = (payByPhone: PayByPhoneView): CustomerView => ({
+      screen: 'pay-by-phone',
+      title: 'Pay by phone',
+      message: 'Scan the code',
+      actions: ['CANCEL'],
+      payByPhone,
+    });
+    const waiting = screen(link);
+    const once = screen(withDeclinedNotice(link, 1, tr));
+    expect(once.payByPhone).toMatchObject({ notice: DECLINED, noticeEvent: 1 });
+    expect(speechFor(once, waiting)?.text).toBe(DECLINED);
+    // The same decline in a later snapshot: nothing new.
+    expect(speechFor(screen(withDeclinedNotice(link, 1, tr)), once)).toBeUndefined();
+    // Another card on the phone, declined too: the same words, said again.
+    const twice = screen(withDeclinedNotice(link, 2, tr));
+    expect(twice.payByPhone).toMatchObject({ notice: DECLINED, noticeEvent: 2 });
+    expect(speechFor(twice, once)?.text).toBe(DECLINED);
+    expect(speechFor(screen(withDeclinedNotice(link, 2, tr)), twice)).toBeUndefined();
   });
 });

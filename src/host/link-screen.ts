@@ -107,7 +107,17 @@ export function altPendingView(
   };
 }
 
-/** The screen's link with the notice of a payment on the phone that was declined (the link stays open for another). */
-export function withDeclinedNotice(view: PayByPhoneView, declined: boolean, tr: Translator): PayByPhoneView {
-  return declined ? { ...view, notice: tr.t('payByPhone.declined') } : view;
+/**
+ * The screen's link with the notice of a payment on the phone that was declined (the link stays open for another):
+ * `declinedPayments`, the desk's count of them while the last one was declined, is the notice's event, so that a
+ * second card declined is told again in the same words.
+ */
+export function withDeclinedNotice(
+  view: PayByPhoneView,
+  declinedPayments: number | undefined,
+  tr: Translator,
+): PayByPhoneView {
+  return declinedPayments !== undefined
+    ? { ...view, notice: tr.t('payByPhone.declined'), noticeEvent: declinedPayments }
+    : view;
 }

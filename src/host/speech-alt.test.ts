@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { CustomerView } from './api.js';
-import { spokenScreen } from './speech.js';
+import { speechFor, spokenScreen } from './speech.js';
 
 const base = { title: 'Your details', actions: ['ALT_FIELD', 'CANCEL'] } as const;
 
@@ -40,6 +40,33 @@ describe('speech of the alternative methods', () => {
     expect(said).toContain('Bank transfer: Step 1 of 3.');
     expect(said).toContain('This is not an e-mail address.');
     expect(said).toContain('Next');
+  });
+
+  it('says the same problem again for a value refused again, never for the same refusal shown again', () => {
+    const asked: CustomerView = {
+      ...base,
+      screen: 'alt-details',
+      actions: [...base.actions],
+      message: 'Enter your e-mail address. The receipt is sent there.',
+      altField: {
+        method: 'Bank transfer',
+        field: 'email',
+        label: 'Enter your e-mail address. The receipt is sent there.',
+        step: 1,
+        steps: 3,
+        stepText: 'Step 1 of 3',
+        inputMode: 'email',
+      },
+    };
+    const problem = 'This is not an e-mail address.';
+    const refused: CustomerView = { ...asked, altField: { ...asked.altField!, problem, problemEvent: 1 } };
+    expect(speechFor(refused, asked)?.text).toBe(problem);
+    // The same refusal in a later snapshot (a status refresh): nothing new.
+    expect(speechFor({ ...refused }, refused)).toBeUndefined();
+    // The same wrong value typed again: refused again, in the same words, and said again.
+    const again: CustomerView = { ...refused, altField: { ...refused.altField!, problemEvent: 2 } };
+    expect(speechFor(again, refused)?.text).toBe(problem);
+    expect(speechFor({ ...again }, again)).toBeUndefined();
   });
 
   it('reads out the pending sale’s address and reference: the QR code’s non-visual alternative', () => {

@@ -22,7 +22,13 @@ import {
   type Translator,
 } from '../i18n/index.js';
 import { currencyByAlpha, toDecimalString } from '../money/index.js';
-import { KEYPAD_MAIN_EVENTS, type CustomerView, type DisplayAmount, type UserEvent } from './api.js';
+import {
+  eventKey,
+  KEYPAD_MAIN_EVENTS,
+  type CustomerView,
+  type DisplayAmount,
+  type UserEvent,
+} from './api.js';
 import { withoutCardData } from './receipts.js';
 
 /**
@@ -210,8 +216,9 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
   };
   if (first) add('speech-keys', tr.t('speech.keys'));
   add('title', view.title);
-  // The same words from a new event (a card refused again) are a new sentence: said again.
-  add(view.messageEvent === undefined ? 'message' : `message:${view.messageEvent}`, view.message);
+  // The same words from a new event (a card refused again, a value refused again, a payment on the phone declined
+  // again) are a new sentence: said again (eventKey).
+  add(eventKey('message', view.messageEvent), view.message);
   if (view.dcc) {
     const { dcc } = view;
     if (dcc.title !== view.title) add('dcc-title', dcc.title);
@@ -252,7 +259,7 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
     // The QR code's non-visual alternative (kiosk.md §4): the address read out, and the time left to pay.
     const link = view.payByPhone;
     add('link', tr.t('speech.payByPhone', { url: link.url }));
-    if (link.notice !== undefined) add('link-notice', link.notice);
+    if (link.notice !== undefined) add(eventKey('link-notice', link.noticeEvent), link.notice);
     add(
       `link-time:${link.expiresAt}`,
       tr.t('label.payByPhone.timeLeft', {
@@ -275,7 +282,7 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
     // The field and why its value was refused; never what was typed — the terminal does not have it
     // before Next, and an e-mail address or a name read out would be heard by whoever stands near.
     add('alt-step', `${view.altField.method}: ${view.altField.stepText}`);
-    add('alt-problem', view.altField.problem);
+    add(eventKey('alt-problem', view.altField.problemEvent), view.altField.problem);
   }
   if (view.altPending) {
     // The QR code's non-visual alternative, as for a payment link: the address read out; then the reference.

@@ -1260,7 +1260,7 @@ export class TerminalHost implements TerminalApi {
     if (customer.payByPhone !== undefined)
       customer.payByPhone = withDeclinedNotice(
         customer.payByPhone,
-        this.links.get(customer.payByPhone.linkId)?.lastAttemptDeclined === true,
+        this.links.get(customer.payByPhone.linkId)?.declinedPayments,
         translator(this.language.current),
       );
     const prompt = this.inactivity.prompt;

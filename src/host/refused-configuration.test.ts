@@ -1,4 +1,4 @@
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import { appendFileSync, mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -187,6 +187,32 @@ describe('waitOutOfService', () => {
     writeFileSync(join(dir, 'operator.pin'), '73914826\n', { mode: 0o600 });
     writeFileSync(file, JSON.stringify({ terminal: { operatorPinFile: './operator.pin' } }));
     expect((await waiting)?.terminal.operatorPinFile).toBe('./operator.pin');
+  });
+
+  it('starts on a file written in place in two pieces once it is whole, not on its first piece', async () => {
+    const file = join(dir, 'terminal.yml');
+    writeFileSync(file, 'reader:\n  colour: blue\n');
+    const debounceMs = 100;
+    const waiting = waitOutOfService({
+      configFile: file,
+      cwd: dir,
+      refusal: refusedBy(file),
+      port: 0,
+      staticDir: staticDir(),
+      signal: new AbortController().signal,
+      logger: silentLogger(),
+      out: () => undefined,
+      debounceMs,
+    });
+    // A first piece that passes the checks on its own (no gateway section: the sandbox gateway's defaults), then,
+    // after a pause longer than the debounce (and shorter than two: file-watch.test.ts says why that cannot flake),
+    // the rest.
+    writeFileSync(file, 'terminal:\n  model: meter\n');
+    await new Promise((r) => setTimeout(r, debounceMs * 1.9));
+    appendFileSync(file, 'gateway:\n  merchantId: acme-parking\n');
+    const config = await waiting;
+    expect(config?.terminal.model).toBe('meter');
+    expect(config?.gateway.merchantId).toBe('acme-parking');
   });
 
   it('resolves with nothing when stopped, telling the service manager it is stopping', async () => {

@@ -237,7 +237,9 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
     failed: (err) =>
       logger.warn({ err }, 'the configuration file is no longer watched: checked every minute'),
   });
-  const recheck = setInterval(check, options.recheckMs ?? REFUSED_RECHECK_MS);
+  // Through the watch, which acts on the file only once it reads the same twice: a file being written is not read
+  // half-way by the minute's check either.
+  const recheck = setInterval(() => watch.recheck(), options.recheckMs ?? REFUSED_RECHECK_MS);
   recheck.unref();
   const onAbort = (): void => settle(undefined);
   options.signal.addEventListener('abort', onAbort, { once: true });

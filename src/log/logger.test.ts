@@ -1,7 +1,11 @@
+import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
-import { describe, expect, it } from 'vitest';
+import { pino } from 'pino';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { containsCardNumber } from '../emv/index.js';
-import { createLogger } from './logger.js';
+import { createLogger, type Logger } from './logger.js';
 import { redactString, redactValue } from './redact.js';
 
 const TEST_PANS = [
@@ -150,5 +154,59 @@ describe('a typed error in the log', () => {
     const line = JSON.parse(lines[0] ?? '{}') as { err: Record<string, unknown> };
     expect(line.err).toMatchObject({ type: 'TypeError', message: 'x is undefined' });
     expect(String(line.err.stack)).toContain('x is undefined');
+  });
+});
+
+describe('a log file (log.file)', () => {
+  let dir: string;
+  beforeEach(() => {
+    dir = mkdtempSync(join(tmpdir(), 'pt-log-'));
+  });
+  afterEach(() => rmSync(dir, { recursive: true, force: true }));
+
+  type FileStream = { flushSync(): void; flush(cb: (err?: Error) => void): void };
+  const streamOf = (log: Logger): FileStream => {
+    const stream = (log as unknown as Record<symbol, FileStream | undefined>)[pino.symbols.streamSym];
+    if (stream === undefined) throw new Error('the logger has no stream');
+    return stream;
+  };
+  /** What pino's exit hook does with a file destination: writes what is pending, synchronously, as the process ends. */
+  const flushAsAtExit = (log: Logger): void => streamOf(log).flushSync();
+  const written = (log: Logger): Promise<void> =>
+    new Promise((done, fail) => streamOf(log).flush((err) => (err ? fail(err) : done())));
+  const linesOf = (file: string): Record<string, unknown>[] =>
+    readFileSync(file, 'utf8')
+      .split('\n')
+      .filter(Boolean)
+      .map((l) => JSON.parse(l) as Record<string, unknown>);
+
+  it('is created with its directory and written from the first line', async () => {
+    const file = join(dir, 'var', 'terminal.log');
+    const log = createLogger({ destination: file });
+    log.info('started');
+    flushAsAtExit(log);
+    await written(log);
+    expect(linesOf(file)).toEqual([expect.objectContaining({ level: 30, msg: 'started' })]);
+  });
+
+  it('that cannot be opened is replaced by standard error, which says so: no line lost, no throw at exit', async () => {
+    // Standard error, as a file: a stream of the kind pino writes to descriptor 2 with.
+    const stderr = join(dir, 'stderr');
+    const log = createLogger({
+      destination: '/proc/nope/terminal.log',
+      standardError: pino.destination({ dest: stderr, sync: true }),
+    });
+    log.info('started');
+    expect(() => flushAsAtExit(log)).not.toThrow();
+    await written(log);
+    expect(linesOf(stderr)).toEqual([
+      expect.objectContaining({
+        level: 40,
+        file: '/proc/nope/terminal.log',
+        err: expect.objectContaining({ code: 'ENOENT' }) as unknown,
+        msg: 'log.file /proc/nope/terminal.log cannot be opened (ENOENT): logging to standard error instead',
+      }),
+      expect.objectContaining({ level: 30, msg: 'started' }),
+    ]);
   });
 });

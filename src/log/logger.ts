@@ -1,3 +1,5 @@
+import { mkdirSync, openSync } from 'node:fs';
+import { dirname, resolve } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { redactString, redactValue } from './redact.js';
 
@@ -5,9 +7,14 @@ export type { Logger } from 'pino';
 
 export interface LoggerOptions {
   level?: string;
-  /** Where JSON lines go; standard error when absent. */
+  /**
+   * Where JSON lines go: a stream, or a file (the configuration's `log.file`) appended to, its directory created.
+   * Standard error when absent, and when the file cannot be opened (a warning there then says so).
+   */
   destination?: DestinationStream | string;
   name?: string;
+  /** Standard error: file descriptor 2 unless given (tests give a stream). */
+  standardError?: DestinationStream;
 }
 
 /** The keys an error is logged under (`logger.error({ err }, …)`). */
@@ -31,15 +38,64 @@ export function loggedError(e: unknown, depth = 0): unknown {
 }
 
 /**
+ * Creates the directory `dir` and those above it that are missing. Not `mkdirSync(dir, { recursive: true })`: Node's
+ * never returns (nor does its asynchronous form call back) when a directory above exists but cannot hold this one and
+ * says ENOENT for it — a path under /proc, a symbolic link to a disk not mounted — it creates the parent (EEXIST)
+ * and tries again, forever. Here each directory is tried once more after its parent, and that answer is final.
+ */
+function makeDirectory(dir: string): void {
+  const make = (): void => {
+    try {
+      mkdirSync(dir);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  };
+  try {
+    make();
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(dir) === dir) throw error;
+  }
+  makeDirectory(dirname(dir));
+  make();
+}
+
+/** The log file opened for appending, its directory created first; or why it cannot be. */
+function openLogFile(file: string): { fd: number } | { error: NodeJS.ErrnoException } {
+  try {
+    makeDirectory(dirname(resolve(file)));
+    return { fd: openSync(file, 'a') };
+  } catch (error) {
+    return { error: error as NodeJS.ErrnoException };
+  }
+}
+
+/**
  * The terminal's structured logger. Every object and every message passes through the card-data redaction layer
  * before it is serialised: callers cannot log a PAN, track data or EMV card tags even by mistake.
+ *
+ * A log file is opened here, synchronously, before the first line. Left to pino to open in the background, a file
+ * that cannot be opened lost every line of the run without a word (under /proc, or below a symbolic link to a disk
+ * not mounted, its directory was never created nor refused: see makeDirectory), and pino's flush at exit threw
+ * ("sonic boom is not ready yet"): a crash at every stop. Such a file is replaced by standard error instead — the
+ * kiosk keeps running and its lines reach the service manager's journal — and the first line there, a warning,
+ * names the file and the system's error code.
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const dest =
-    typeof options.destination === 'string'
-      ? pino.destination({ dest: options.destination, mkdir: true, sync: false })
-      : (options.destination ?? pino.destination(2));
-  return pino(
+  const standardError = (): DestinationStream => options.standardError ?? pino.destination(2);
+  let dest: DestinationStream;
+  let unopened: { file: string; error: NodeJS.ErrnoException } | undefined;
+  if (typeof options.destination === 'string') {
+    const file = options.destination;
+    const opened = openLogFile(file);
+    if ('fd' in opened) dest = pino.destination({ dest: opened.fd, sync: false });
+    else {
+      unopened = { file, error: opened.error };
+      dest = standardError();
+    }
+  } else dest = options.destination ?? standardError();
+  const logger = pino(
     {
       level: options.level ?? 'info',
       ...(options.name ? { name: options.name } : {}),
@@ -63,6 +119,14 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     dest,
   );
+  if (unopened) {
+    const { file, error } = unopened;
+    logger.warn(
+      { file, err: error },
+      `log.file ${file} cannot be opened (${error.code ?? error.message}): logging to standard error instead`,
+    );
+  }
+  return logger;
 }
 
 /** A logger that discards everything (tests, benchmarks). */

@@ -1,5 +1,6 @@
-import { mkdir, rm, writeFile } from 'node:fs/promises';
+import { rm, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { makeDirectory } from '../../src/config/durable-file.js';
 import type { RunReport } from '../results.js';
 import { captureFile, caseFileNames } from './evidence.js';
 import { renderHtml } from './html.js';
@@ -52,7 +53,8 @@ export async function writeReports(
   options: WriteReportsOptions = {},
 ): Promise<WrittenReports> {
   const casesDir = join(dir, 'cases');
-  await mkdir(casesDir, { recursive: true });
+  // Not fs.mkdir's recursive form, which never calls back for a directory under /proc (src/config/durable-file.ts).
+  makeDirectory(casesDir);
   const files: string[] = [];
   const write = async (file: string, content: string): Promise<void> => {
     await writeFile(file, content, 'utf8');

@@ -1,9 +1,9 @@
 import * as fs from 'node:fs';
-import { mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { removePrivateFileDurably, writePrivateFileDurably } from './durable-file.js';
+import { makeDirectory, removePrivateFileDurably, writePrivateFileDurably } from './durable-file.js';
 
 // The file system as it is, with the steps of a write observable and a failure injectable between them.
 vi.mock('node:fs', async (importOriginal) => {
@@ -124,5 +124,24 @@ describe('removePrivateFileDurably', () => {
     removePrivateFileDurably(join(dir, 'never-written'));
     expect(syncedPaths()).toEqual([dir]);
     expect(() => removePrivateFileDurably(join(dir, 'missing', 'tokens.enc'))).not.toThrow();
+  });
+});
+
+describe('makeDirectory', () => {
+  it('creates the missing directories above, and an existing one is no error', () => {
+    const root = mkdtempSync(join(tmpdir(), 'pt-mkdir-'));
+    const dir = join(root, 'a', 'b', 'c');
+    makeDirectory(dir, 0o700);
+    makeDirectory(dir, 0o700);
+    expect(statSync(dir).isDirectory()).toBe(true);
+    expect(statSync(dir).mode & 0o777).toBe(0o700);
+    rmSync(root, { recursive: true, force: true });
+  });
+
+  // Node's recursive mkdir never returns here: it finds /proc (EEXIST) and tries /proc/… again, forever.
+  it.runIf(existsSync('/proc/self'))('throws ENOENT for a directory under /proc, at once', () => {
+    expect(() => makeDirectory('/proc/no-such-directory/journal')).toThrow(
+      expect.objectContaining({ code: 'ENOENT' }),
+    );
   });
 });

@@ -27,6 +27,31 @@ import { dirname } from 'node:path';
 export type DurablePlacement = 'create' | 'replace';
 
 /**
+ * Creates the directory `dir` (with `mode`) and those above it that are missing; EEXIST is no error. Not
+ * `mkdirSync(dir, { recursive: true })`: Node's never returns when a directory above exists but answers ENOENT for
+ * its child (a path under /proc or /sys): it finds the parent there (EEXIST) and tries the child again, forever, at
+ * full CPU, deaf to SIGTERM. Here each directory is tried once more after its parent is made, and that answer is
+ * final (thrown). src/log/logger.ts keeps a copy of this for the log file: the log imports nothing of ours but emv.
+ */
+export function makeDirectory(dir: string, mode?: number): void {
+  const make = (): void => {
+    try {
+      mkdirSync(dir, mode);
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== 'EEXIST') throw error;
+    }
+  };
+  try {
+    make();
+    return;
+  } catch (error) {
+    if ((error as NodeJS.ErrnoException).code !== 'ENOENT' || dirname(dir) === dir) throw error;
+  }
+  makeDirectory(dirname(dir), mode);
+  make();
+}
+
+/**
  * Writes `data` to `path` whole and durably, readable and writable by its owner only (mode 0600), or not at all: the
  * bytes go to a draft file of their own in the same directory (created 0700 when missing), which is synced (`fsync`)
  * and then linked or renamed to `path` ({@link DurablePlacement}), and the directory is synced. A power cut or a crash
@@ -39,7 +64,7 @@ export function writePrivateFileDurably(
   placement: DurablePlacement,
 ): void {
   const dir = dirname(path);
-  mkdirSync(dir, { recursive: true, mode: 0o700 });
+  makeDirectory(dir, 0o700);
   const draft = `${path}.${process.pid}.${randomBytes(4).toString('hex')}.new`;
   try {
     const fd = openSync(draft, 'wx', 0o600);

@@ -1,4 +1,4 @@
-import { mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, readdirSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -503,5 +503,14 @@ describe('entriesOfFlow', () => {
     } finally {
       olderReader?.close();
     }
+  });
+});
+
+describe('a journal path that cannot be made', () => {
+  // Node's recursive mkdir looped forever here, at full CPU and deaf to SIGTERM: `start` never came up nor stopped.
+  it.runIf(existsSync('/proc/self'))('is refused at once (JOURNAL_IO), not waited on', () => {
+    expect(() => openJournal('/proc/no-such-directory/journal.db')).toThrow(
+      expect.objectContaining({ code: 'JOURNAL_IO' }),
+    );
   });
 });

@@ -1,9 +1,10 @@
-import { closeSync, fdatasync, fdatasyncSync, mkdirSync, openSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { containsCardNumber } from '../emv/index.js';
 import { currencyByAlpha, MAX_MINOR } from '../money/index.js';
 import { silentLogger, type Logger } from '../log/index.js';
+import { makeDirectory } from '../config/durable-file.js';
 import { JournalError } from './errors.js';
 import { readOn, type JournalConnection } from './field-checks.js';
 import { migrate } from './migrations/index.js';
@@ -754,7 +755,7 @@ export class SqliteJournal implements Journal {
     this.logSync = options.logSync ?? NODE_LOG_SYNC;
     this.path = path;
     try {
-      if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
+      if (path !== ':memory:') makeDirectory(dirname(path));
       this.db = new Database(path);
     } catch (cause) {
       throw new JournalError('JOURNAL_IO', `cannot open the journal ${path}`, { cause });

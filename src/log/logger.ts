@@ -40,8 +40,10 @@ export function loggedError(e: unknown, depth = 0): unknown {
 /**
  * Creates the directory `dir` and those above it that are missing. Not `mkdirSync(dir, { recursive: true })`: Node's
  * never returns (nor does its asynchronous form call back) when a directory above exists but cannot hold this one and
- * says ENOENT for it — a path under /proc, a symbolic link to a disk not mounted — it creates the parent (EEXIST)
- * and tries again, forever. Here each directory is tried once more after its parent, and that answer is final.
+ * says ENOENT for it — a path under /proc or /sys — it creates the parent (EEXIST) and tries again, forever. Here
+ * each directory is tried once more after its parent, and that answer is final. The same rule as `makeDirectory` of
+ * src/config/durable-file.ts, which the journal and every durable file use: a copy, as the log imports nothing of
+ * ours but emv (DESIGN.md, dependency direction).
  */
 function makeDirectory(dir: string): void {
   const make = (): void => {

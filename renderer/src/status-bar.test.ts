@@ -37,4 +37,23 @@ describe('the status bar: the gateway', () => {
     expect(gatewayText({ ...gw, online: true })).toBe('remote online');
     expect(gatewayText({ ...gw, online: null })).toBe('remote unknown');
   });
+
+  it('names the host a forwarding run could not connect to: the OAuth token host while the gateway answers', () => {
+    const gw = {
+      kind: 'remote',
+      baseUrl: 'https://gw.example',
+      online: false,
+      problem: 'unreachable',
+    } as const;
+    expect(
+      gatewayText({
+        ...gw,
+        lastError: 'GW_CONNECTION',
+        unreachableHost: 'OAuth token host auth.example:443',
+      }),
+    ).toBe('remote offline (GW_CONNECTION: no connection to OAuth token host auth.example:443)');
+    expect(
+      gatewayText({ ...gw, lastError: 'GW_CONNECTION', unreachableHost: 'gateway gw.example:443' }),
+    ).toBe('remote offline (GW_CONNECTION: no connection to gateway gw.example:443)');
+  });
 });

@@ -106,5 +106,10 @@ export function gatewayText(gw: OperatorStatus['gateway']): string {
     gw.lastError === 'GW_AUTH_CLOCK' && gw.clockSkewSeconds !== undefined
       ? `${gw.lastError}: clock ${Math.abs(gw.clockSkewSeconds)} s ${gw.clockSkewSeconds > 0 ? 'ahead of' : 'behind'} the gateway's`
       : gw.lastError;
-  return `${gw.kind} ${state}${why ? ` (${why})` : ''}`;
+  // Found unusable by a forwarding run's probe: which host did not open (the OAuth token host while the gateway
+  // answers: the gateway itself is not what to look at then).
+  const host =
+    gw.online === false && gw.unreachableHost ? `no connection to ${gw.unreachableHost}` : undefined;
+  const said = why && host ? `${why}: ${host}` : (why ?? host);
+  return `${gw.kind} ${state}${said ? ` (${said})` : ''}`;
 }

@@ -1,4 +1,5 @@
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { execFileSync, spawn } from 'node:child_process';
+import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -208,5 +209,62 @@ describe('a log file (log.file)', () => {
       }),
       expect.objectContaining({ level: 30, msg: 'started' }),
     ]);
+  });
+
+  // A FIFO as log.file (a log shipper's): opened for writing, it waits for a reader — and the start with it, before
+  // its first line, deaf to SIGTERM (the blocking open is restarted after the signal).
+  it.runIf(process.platform !== 'win32')(
+    'that is a FIFO nobody reads yet does not hold the start: standard error instead, at once',
+    async () => {
+      const fifo = join(dir, 'terminal.log');
+      execFileSync('mkfifo', [fifo]);
+      // Its reader comes only later.
+      const late = spawn('sh', ['-c', `sleep 3; exec cat '${fifo}' > /dev/null`], { stdio: 'ignore' });
+      try {
+        const stderr = join(dir, 'stderr');
+        const began = Date.now();
+        const log = createLogger({
+          destination: fifo,
+          standardError: pino.destination({ dest: stderr, sync: true }),
+        });
+        expect(Date.now() - began).toBeLessThan(1_000);
+        log.info('started');
+        await written(log);
+        expect(linesOf(stderr)).toEqual([
+          expect.objectContaining({
+            level: 40,
+            file: fifo,
+            msg: `log.file ${fifo} cannot be opened (ENXIO): logging to standard error instead`,
+          }),
+          expect.objectContaining({ level: 30, msg: 'started' }),
+        ]);
+      } finally {
+        late.kill('SIGKILL');
+      }
+    },
+  );
+
+  it.runIf(process.platform !== 'win32')('that is a FIFO with its reader gets the lines', async () => {
+    const fifo = join(dir, 'terminal.log');
+    execFileSync('mkfifo', [fifo]);
+    const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+    try {
+      const log = createLogger({ destination: fifo });
+      log.info('started');
+      // Written in the background: read once it has arrived.
+      const buf = Buffer.alloc(4096);
+      let n = 0;
+      for (let tries = 0; n === 0 && tries < 100; tries++) {
+        try {
+          n = readSync(reader, buf);
+        } catch (error) {
+          if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+          await new Promise((r) => setTimeout(r, 20));
+        }
+      }
+      expect(JSON.parse(buf.subarray(0, n).toString('utf8'))).toMatchObject({ level: 30, msg: 'started' });
+    } finally {
+      closeSync(reader);
+    }
   });
 });

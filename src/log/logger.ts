@@ -1,4 +1,4 @@
-import { mkdirSync, openSync } from 'node:fs';
+import { constants, mkdirSync, openSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { redactString, redactValue } from './redact.js';
@@ -63,11 +63,22 @@ function makeDirectory(dir: string): void {
   make();
 }
 
-/** The log file opened for appending, its directory created first; or why it cannot be. */
+/**
+ * The log file opened for appending, its directory created first; or why it cannot be. O_NONBLOCK: a FIFO (a log
+ * shipper's) is opened only while its reader is there, else refused at once (ENXIO) — a blocking open would wait for
+ * a reader before the first line, and with it the whole start, deaf to SIGTERM. A regular file is not affected; a
+ * pipe that is full answers EAGAIN, which the stream retries.
+ */
 function openLogFile(file: string): { fd: number } | { error: NodeJS.ErrnoException } {
   try {
     makeDirectory(dirname(resolve(file)));
-    return { fd: openSync(file, 'a') };
+    return {
+      fd: openSync(
+        file,
+        constants.O_WRONLY | constants.O_APPEND | constants.O_CREAT | constants.O_NONBLOCK,
+        0o666,
+      ),
+    };
   } catch (error) {
     return { error: error as NodeJS.ErrnoException };
   }

@@ -122,12 +122,12 @@ describe('waitOutOfService', () => {
     };
   }
 
-  it('tells the service manager why, follows a still refused change, and resolves with the corrected configuration', async () => {
-    const file = join(dir, 'terminal.json');
-    writeFileSync(file, JSON.stringify({ reader: { colour: 'blue' } }));
-    const notifier = recordingNotifier();
-    const lines: string[] = [];
-    const waiting = waitOutOfService({
+  /** The refused state on `file`, what a test does not look at left quiet (no output, a stop never asked). */
+  function waitingOn(
+    file: string,
+    options: Partial<Parameters<typeof waitOutOfService>[0]>,
+  ): ReturnType<typeof waitOutOfService> {
+    return waitOutOfService({
       configFile: file,
       cwd: dir,
       refusal: refusedBy(file),
@@ -135,6 +135,17 @@ describe('waitOutOfService', () => {
       staticDir: staticDir(),
       signal: new AbortController().signal,
       logger: silentLogger(),
+      out: () => undefined,
+      ...options,
+    });
+  }
+
+  it('tells the service manager why, follows a still refused change, and resolves with the corrected configuration', async () => {
+    const file = join(dir, 'terminal.json');
+    writeFileSync(file, JSON.stringify({ reader: { colour: 'blue' } }));
+    const notifier = recordingNotifier();
+    const lines: string[] = [];
+    const waiting = waitingOn(file, {
       out: (l) => lines.push(l),
       notifier,
       debounceMs: 20,
@@ -162,15 +173,7 @@ describe('waitOutOfService', () => {
     const file = join(dir, 'terminal.json');
     writeFileSync(file, JSON.stringify({ reader: { colour: 'blue' } }));
     const notifier = recordingNotifier();
-    const waiting = waitOutOfService({
-      configFile: file,
-      cwd: dir,
-      refusal: refusedBy(file),
-      port: 0,
-      staticDir: staticDir(),
-      signal: new AbortController().signal,
-      logger: silentLogger(),
-      out: () => undefined,
+    const waiting = waitingOn(file, {
       notifier,
       debounceMs: 20,
     });
@@ -193,15 +196,7 @@ describe('waitOutOfService', () => {
     const file = join(dir, 'terminal.yml');
     writeFileSync(file, 'reader:\n  colour: blue\n');
     const debounceMs = 100;
-    const waiting = waitOutOfService({
-      configFile: file,
-      cwd: dir,
-      refusal: refusedBy(file),
-      port: 0,
-      staticDir: staticDir(),
-      signal: new AbortController().signal,
-      logger: silentLogger(),
-      out: () => undefined,
+    const waiting = waitingOn(file, {
       debounceMs,
     });
     // A first piece that passes the checks on its own (no gateway section: the sandbox gateway's defaults), then,
@@ -221,14 +216,8 @@ describe('waitOutOfService', () => {
     const notifier = recordingNotifier();
     const stop = new AbortController();
     const lines: string[] = [];
-    const waiting = waitOutOfService({
-      configFile: file,
-      cwd: dir,
-      refusal: refusedBy(file),
-      port: 0,
-      staticDir: staticDir(),
+    const waiting = waitingOn(file, {
       signal: stop.signal,
-      logger: silentLogger(),
       out: (l) => lines.push(l),
       notifier,
     });

@@ -4,6 +4,23 @@ import { speechFor, spokenScreen } from './speech.js';
 
 const base = { title: 'Your details', actions: ['ALT_FIELD', 'CANCEL'] } as const;
 
+/** The first of three steps of a bank transfer's details: the e-mail address, nothing refused yet. */
+const emailStep: CustomerView = {
+  ...base,
+  screen: 'alt-details',
+  actions: [...base.actions],
+  message: 'Enter your e-mail address. The receipt is sent there.',
+  altField: {
+    method: 'Bank transfer',
+    field: 'email',
+    label: 'Enter your e-mail address. The receipt is sent there.',
+    step: 1,
+    steps: 3,
+    stepText: 'Step 1 of 3',
+    inputMode: 'email',
+  },
+};
+
 describe('speech of the alternative methods', () => {
   it('names the methods beside the card by their labels', () => {
     const view: CustomerView = {
@@ -21,20 +38,8 @@ describe('speech of the alternative methods', () => {
 
   it('says the field, the step and the problem, and Enter as Next; never a typed value (the view has none)', () => {
     const view: CustomerView = {
-      ...base,
-      screen: 'alt-details',
-      actions: [...base.actions],
-      message: 'Enter your e-mail address. The receipt is sent there.',
-      altField: {
-        method: 'Bank transfer',
-        field: 'email',
-        label: 'Enter your e-mail address. The receipt is sent there.',
-        step: 1,
-        steps: 3,
-        stepText: 'Step 1 of 3',
-        problem: 'This is not an e-mail address.',
-        inputMode: 'email',
-      },
+      ...emailStep,
+      altField: { ...emailStep.altField!, problem: 'This is not an e-mail address.' },
     };
     const said = spokenScreen(view, 'en_GB');
     expect(said).toContain('Bank transfer: Step 1 of 3.');
@@ -43,21 +48,7 @@ describe('speech of the alternative methods', () => {
   });
 
   it('says the same problem again for a value refused again, never for the same refusal shown again', () => {
-    const asked: CustomerView = {
-      ...base,
-      screen: 'alt-details',
-      actions: [...base.actions],
-      message: 'Enter your e-mail address. The receipt is sent there.',
-      altField: {
-        method: 'Bank transfer',
-        field: 'email',
-        label: 'Enter your e-mail address. The receipt is sent there.',
-        step: 1,
-        steps: 3,
-        stepText: 'Step 1 of 3',
-        inputMode: 'email',
-      },
-    };
+    const asked = emailStep;
     const problem = 'This is not an e-mail address.';
     const refused: CustomerView = { ...asked, altField: { ...asked.altField!, problem, problemEvent: 1 } };
     expect(speechFor(refused, asked)?.text).toBe(problem);

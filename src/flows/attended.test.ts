@@ -13,6 +13,16 @@ function attended(fake: FakeTerminal) {
   return actor;
 }
 
+/** An attended sale of 8.50 started, its amount entered and confirmed: the card read under way. */
+async function atTheCard(fake: FakeTerminal): Promise<ReturnType<typeof attended>> {
+  const actor = attended(fake);
+  actor.send({ type: 'START' });
+  actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+  actor.send({ type: 'CONFIRM' });
+  await settle();
+  return actor;
+}
+
 describe('attended machine', () => {
   it('asks for the amount, then for a confirmation of it, for a sale and for a credit', () => {
     for (const [start, enter, confirm] of [
@@ -39,11 +49,7 @@ describe('attended machine', () => {
 
   it('asks for another card after a decline without the declined card or its result on the screen', async () => {
     const fake = new FakeTerminal().script('sale', 'declined');
-    const actor = attended(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await atTheCard(fake);
     expect(describeView(actor.getSnapshot())).toMatchObject({
       screen: 'declined',
       messageKey: 'result.declined',
@@ -68,11 +74,7 @@ describe('attended machine: a card the reader asks to present again', () => {
   it('says to insert the card after a refused tap and takes it again, nothing sent in between', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('CARD_USE_CONTACT');
-    const actor = attended(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await atTheCard(fake);
     const view = describeView(actor.getSnapshot());
     expect(view).toMatchObject({
       screen: 'error',
@@ -94,11 +96,7 @@ describe('attended machine: a card the reader asks to present again', () => {
   it('tells the customer to insert a chip card that was swiped, and to swipe it once its chip could not be read', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('chip-swiped', 'chip-unreadable', 'hang');
-    const actor = attended(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await atTheCard(fake);
     // The swipe was refused and the chip read failed since: the screen says the last.
     expect(describeView(actor.getSnapshot())).toMatchObject({
       screen: 'present-card',
@@ -113,11 +111,7 @@ describe('attended machine: a card the reader asks to present again', () => {
   it('numbers each refused read, so that the same words again are a new event; a fresh activation is not one', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('chip-swiped', 'hang');
-    const actor = attended(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await atTheCard(fake);
     const first = describeView(actor.getSnapshot());
     expect(first).toMatchObject({ screen: 'present-card', messageKey: 'result.useChip', messageEvent: 1 });
     // More time asked for: the same wait activated afresh, no new refusal.
@@ -138,11 +132,7 @@ describe('attended machine: a card the reader asks to present again', () => {
   it('asks for the chip of a chip card swiped, on the screen that waits for the card', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('chip-swiped', 'hang');
-    const actor = attended(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await atTheCard(fake);
     expect(describeView(actor.getSnapshot())).toMatchObject({
       screen: 'present-card',
       messageKey: 'result.useChip',

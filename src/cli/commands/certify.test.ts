@@ -2,10 +2,11 @@ import { execFileSync, spawn } from 'node:child_process';
 import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
 import { main } from '../main.js';
-import { MAX_SESSION_BYTES } from './certify.js';
+import { DEFAULT_PACK, MAX_SESSION_BYTES, shippedPackPath } from './certify.js';
 
 const dir = mkdtempSync(join(tmpdir(), 'pt-certify-'));
 afterAll(() => rmSync(dir, { recursive: true, force: true }));
@@ -141,5 +142,19 @@ describe('parking-terminal certify check', () => {
       code: 2,
       json: { error: { code: 'BAD_ARGUMENTS' } },
     });
+  });
+});
+
+describe('the shipped pack', () => {
+  const root = fileURLToPath(new URL('../../..', import.meta.url));
+  const pack = join(root, 'certification', 'scripts', 'parking.yaml');
+
+  it('is found from the sources', () => {
+    expect(DEFAULT_PACK).toBe(pack);
+    expect(shippedPackPath(pathToFileURL(join(root, 'src/cli/commands/certify.ts')))).toBe(pack);
+  });
+
+  it('is found from the compiled command of npm run build (dist/src/cli/commands), which copies no YAML', () => {
+    expect(shippedPackPath(pathToFileURL(join(root, 'dist/src/cli/commands/certify.js')))).toBe(pack);
   });
 });

@@ -1,4 +1,4 @@
-import { readFileSync, statSync } from 'node:fs';
+import { existsSync, readFileSync, statSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
@@ -11,10 +11,20 @@ import { ConfigError, loadConfigFile } from '../../config/index.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
 
+/**
+ * Where the shipped pack is, seen from this module: three folders up from the sources (src/cli/commands/), four from
+ * the compiled module of `npm run build` (dist/src/cli/commands/), which compiles no YAML: the pack stays in the
+ * checkout's certification/scripts/.
+ */
+export function shippedPackPath(moduleUrl: string | URL): string {
+  const candidates = ['../../../', '../../../../'].map((up) =>
+    fileURLToPath(new URL(`${up}certification/scripts/parking.yaml`, moduleUrl)),
+  );
+  return candidates.find((file) => existsSync(file)) ?? (candidates[0] as string);
+}
+
 /** The pack shipped with the terminal: every service of spec 001 and the gateway's MLV amounts. */
-export const DEFAULT_PACK = fileURLToPath(
-  new URL('../../../certification/scripts/parking.yaml', import.meta.url),
-);
+export const DEFAULT_PACK = shippedPackPath(import.meta.url);
 
 /**
  * The largest session file `certify check` reads: a pack's capture of a few hundred messages is under a megabyte; a

@@ -119,6 +119,11 @@ describe('electron-builder.yml', () => {
     expect(config.files.some((f) => f === 'dist/**/*')).toBe(true);
   });
 
+  it('ships the certification pack that certify run reads by default, beside dist/', () => {
+    expect(config.files).toContain('certification/scripts/*.yaml');
+    expect(existsSync(join(root, 'certification', 'scripts', 'parking.yaml'))).toBe(true);
+  });
+
   it('refers only to paths that exist or that the build produces', () => {
     const produced = new Set(['dist', 'dist/release']);
     for (const pattern of [...config.files, ...(config.asarUnpack ?? [])]) {

@@ -85,18 +85,28 @@ export type ReaderErrorCode =
 
 /**
  * Every failure of a reader call. `activateErrorCode` / `status` carry the reader's raw codes when there are some.
- * `chipUnreadable`: the card's chip could not be read or talked to — a technical failure of the chip (activate error
- * 20, the card answered an error status; 24, card communication error), the one failure after which EMV lets the
- * terminal take the card's magnetic stripe (a fallback). Absent for a chip that was read and then failed a processing
- * step (data authentication, processing restrictions, terminal risk management, cardholder verification: 50–58), a
- * generic error (62) or anything else: the stripe of such a card is never a way round its chip.
+ * `chipUnreadable`: the card's contact chip could not be read or talked to — a technical failure of the chip (activate
+ * error 20, the card answered an error status; 24, card communication error, with the card in the contact slot), the
+ * one failure after which EMV lets the terminal take the card's magnetic stripe (a fallback). Absent for a chip that
+ * was read and then failed a processing step (data authentication, processing restrictions, terminal risk management,
+ * cardholder verification: 50–58), a generic error (62) or anything else: the stripe of such a card is never a way
+ * round its chip.
+ * `tapFailed`: the same errors 20 and 24 during a tap (the reader's failure data names the contactless exchange,
+ * devices/vivotech2/status.ts). The card networks define no fallback after a contactless failure: the card is to be
+ * tapped again or inserted, and a chip card swiped then is its chip not tried.
+ * Neither is set when the reader's data does not say which interface failed.
  */
 export class ReaderError extends Error {
   override readonly name = 'ReaderError';
   constructor(
     readonly code: ReaderErrorCode,
     message: string,
-    readonly detail: { status?: number; activateErrorCode?: number; chipUnreadable?: true } = {},
+    readonly detail: {
+      status?: number;
+      activateErrorCode?: number;
+      chipUnreadable?: true;
+      tapFailed?: true;
+    } = {},
     options?: { cause?: unknown },
   ) {
     super(message, options);

@@ -44,8 +44,12 @@ export interface VirtualCardData {
 export type VirtualPresentation =
   /** The card is read; Activate answers status 23 (chip: online authorization requested) or 00 (stripe). */
   | { readonly kind: 'read'; readonly entryMode: EntryMode; readonly card: VirtualCardData }
-  /** The reader answers status 0A with this Activate error code (reader-protocol.md). */
-  | { readonly kind: 'error'; readonly activateErrorCode: number }
+  /**
+   * The reader answers status 0A with this Activate error code (reader-protocol.md). `contactless`: the card failed
+   * during a tap — the failure data carries a non-zero RF state code (03, GPO) and the track source DF30 00; otherwise
+   * RF state 00 and no TLVs, as when the card in the contact slot (or no card's exchange at all) failed.
+   */
+  | { readonly kind: 'error'; readonly activateErrorCode: number; readonly contactless?: true }
   /** No card comes: the reader answers status 08 when the Activate timeout ends. */
   | { readonly kind: 'no-card' }
   /** The reader is unplugged after it detected the card. */
@@ -212,6 +216,18 @@ export const VIRTUAL_CARDS: Readonly<Record<string, VirtualCard>> = Object.fromE
         steps: [
           { kind: 'error', activateErrorCode: 0x24 },
           { kind: 'read', entryMode: 'swiped', card: N2_VISA },
+        ],
+      },
+    ),
+    card(
+      'tap-fails-then-swiped',
+      'N2 chip card whose tap fails (error 24, card communication error, during the contactless exchange), then swiped, then inserted: no fallback after a tap, the swipe is refused as its chip not tried, the chip read is sent',
+      {
+        kind: 'sequence',
+        steps: [
+          { kind: 'error', activateErrorCode: 0x24, contactless: true },
+          { kind: 'read', entryMode: 'swiped', card: N2_VISA },
+          { kind: 'read', entryMode: 'contact', card: N2_VISA },
         ],
       },
     ),

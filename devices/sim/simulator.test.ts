@@ -3,6 +3,7 @@ import { bytesToHex, decodeTlv, flattenTlv } from '../../src/emv/index.js';
 import { buildActivateData, parseActivateReply } from '../vivotech2/commands.js';
 import { encodeHostFrame, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
+import { errorForStatus } from '../vivotech2/status.js';
 import { buildVirtualRead, VIRTUAL_CARD_NAMES, VIRTUAL_CARDS } from './cards.js';
 import { RECEIVED_LIMIT, ReaderSimulator } from './simulator.js';
 
@@ -110,6 +111,25 @@ describe('ReaderSimulator', () => {
     const [detected, result] = await w.until(2);
     expect(detected).toMatchObject({ cmd: 0x02, code: 0x0e, data: Uint8Array.of(0x01) });
     expect(result).toMatchObject({ cmd: 0x02, code: 0x23 });
+  });
+
+  it('says which interface failed: a failed tap with its RF state and track source, a failed chip without', async () => {
+    const failure = async (card: string): Promise<ReturnType<typeof errorForStatus>> => {
+      const w = wire(new ReaderSimulator({ card, presentDelayMs: 0 }));
+      w.send(0x02, 0x01, ACTIVATE);
+      const [, result] = await w.until(2);
+      expect(result).toMatchObject({ cmd: 0x02, code: 0x0a });
+      return errorForStatus('Activate', result?.code ?? 0, result?.data ?? new Uint8Array(0), true);
+    };
+    const tap = await failure('tap-fails-then-swiped');
+    expect(tap).toMatchObject({ code: 'CARD_ERROR', detail: { activateErrorCode: 0x24, tapFailed: true } });
+    expect(tap.detail).not.toHaveProperty('chipUnreadable');
+    const chip = await failure('chip-fails-then-swiped');
+    expect(chip).toMatchObject({
+      code: 'CARD_ERROR',
+      detail: { activateErrorCode: 0x24, chipUnreadable: true },
+    });
+    expect(chip.detail).not.toHaveProperty('tapFailed');
   });
 
   it('answers Activate with error 41 when the amount is missing and 03 when it is zero and zero amounts are not enabled', async () => {

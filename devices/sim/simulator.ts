@@ -289,9 +289,12 @@ export class ReaderSimulator implements SimulatedReaderControl {
     this.reply(0x04, STATUS.OK);
   }
 
-  private fail(code: number): void {
-    // Failure data: error code, SW1, SW2, RF state code (reader-protocol.md, Activate reply).
-    const data = Uint8Array.of(code, 0x00, 0x00, 0x00);
+  private fail(code: number, contactless = false): void {
+    // Failure data: error code, SW1, SW2, RF state code, TLVs (reader-protocol.md, Activate reply). A tap that failed
+    // says so by its RF state (03: during GPO) and the reader's track source DF30 00 (contactless) in FFEE01.
+    const data = contactless
+      ? Uint8Array.of(code, 0x00, 0x00, 0x03, 0xff, 0xee, 0x01, 0x04, 0xdf, 0x30, 0x01, 0x00)
+      : Uint8Array.of(code, 0x00, 0x00, 0x00);
     this.lastResult = { cmd: COMMANDS.activate.cmd, code: STATUS.FAILED, data };
     this.activating = false;
     this.reply(COMMANDS.activate.cmd, STATUS.FAILED, data);
@@ -349,7 +352,7 @@ export class ReaderSimulator implements SimulatedReaderControl {
       case 'no-card':
         return;
       case 'error':
-        return this.fail(outcome.activateErrorCode);
+        return this.fail(outcome.activateErrorCode, outcome.contactless === true);
       case 'unplug':
         return this.unplug();
       case 'read':

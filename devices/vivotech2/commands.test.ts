@@ -175,6 +175,32 @@ describe('status and Activate error codes', () => {
       expect(detail(code), code.toString(16)).not.toHaveProperty('chipUnreadable');
   });
 
+  it('says chipUnreadable only of the contact chip: a failed tap (RF state, track source 00) says tapFailed instead', () => {
+    const detail = (data: Uint8Array) => errorForStatus('Activate', 0x0a, data, true).detail;
+    // Failure data: error code, SW1, SW2, RF state code, TLVs. A card communication error during the contactless
+    // exchange (RF state 03, GPO) is a failed tap, whether or not the reader adds its track source (DF30 00).
+    for (const data of [
+      Uint8Array.of(0x24, 0, 0, 0x03),
+      Uint8Array.of(0x20, 0x6f, 0x00, 0x04),
+      Uint8Array.of(0x24, 0, 0, 0x00, ...hexToBytes('FFEE0104DF300100')),
+      Uint8Array.of(0x24, 0, 0, 0x03, ...hexToBytes('FFEE0104DF300100')),
+    ]) {
+      const d = detail(data);
+      expect(d, bytesToHex(data)).toMatchObject({ activateErrorCode: data[0], tapFailed: true });
+      expect(d, bytesToHex(data)).not.toHaveProperty('chipUnreadable');
+    }
+    // No RF exchange (RF state 00) and nothing naming contactless: the contact chip failed.
+    expect(detail(Uint8Array.of(0x24, 0, 0, 0))).toMatchObject({ chipUnreadable: true });
+    expect(detail(Uint8Array.of(0x24, 0, 0, 0))).not.toHaveProperty('tapFailed');
+    // No RF state code at all: nothing says which interface failed, so neither (no fallback on a guess).
+    for (const data of [Uint8Array.of(0x24), Uint8Array.of(0x24, 0, 0)]) {
+      expect(detail(data)).not.toHaveProperty('chipUnreadable');
+      expect(detail(data)).not.toHaveProperty('tapFailed');
+    }
+    // Other errors during a tap are not a failed tap: their own codes say what happened.
+    expect(detail(Uint8Array.of(0x50, 0, 0, 0x03))).not.toHaveProperty('tapFailed');
+  });
+
   it('maps status 08 to READER_TIMEOUT and other statuses to READER_PROTOCOL', () => {
     expect(errorForStatus('Ping', 0x08, new Uint8Array(0), false).code).toBe('READER_TIMEOUT');
     expect(errorForStatus('Ping', 0x0b, new Uint8Array(0), false)).toMatchObject({

@@ -1,3 +1,4 @@
+import { decodeTlv, flattenTlv, TlvError } from '../../src/emv/index.js';
 import { ReaderError, type ReaderErrorCode } from '../reader.js';
 
 /** Reply status codes, byte 11 of a reader frame (reader-protocol.md, Status codes). */
@@ -44,18 +45,19 @@ export function statusName(status: number): string {
 
 /** Activate error codes: first data byte of a failed Activate / Get Transaction Result (reader-protocol.md). */
 export const ACTIVATE_ERRORS: Readonly<
-  Record<number, { name: string; code: ReaderErrorCode; chipUnreadable?: true }>
+  Record<number, { name: string; code: ReaderErrorCode; cardUnreadable?: true }>
 > = {
   0x01: { name: 'out-of-sequence command', code: 'READER_PROTOCOL' },
   0x02: { name: 'go to contact interface', code: 'CARD_USE_CONTACT' },
   0x03: { name: 'transaction amount is zero', code: 'READER_PROTOCOL' },
-  // The chip could not be read (ReaderError's `chipUnreadable`): EMV then allows its stripe.
-  0x20: { name: 'card returned error status', code: 'CARD_ERROR', chipUnreadable: true },
+  // The card could not be read or talked to (20, 24): on the contact chip ReaderError's `chipUnreadable`, after which
+  // EMV allows the stripe; during a tap `tapFailed`, after which it does not (failedInterface).
+  0x20: { name: 'card returned error status', code: 'CARD_ERROR', cardUnreadable: true },
   0x21: { name: 'collision: more than one card', code: 'CARD_COLLISION' },
   // Over the contactless limit: the card must be inserted instead.
   0x22: { name: 'amount over maximum limit', code: 'CARD_USE_CONTACT' },
   0x23: { name: 'request online authorization', code: 'CARD_ERROR' },
-  0x24: { name: 'card communication error', code: 'CARD_ERROR', chipUnreadable: true },
+  0x24: { name: 'card communication error', code: 'CARD_ERROR', cardUnreadable: true },
   0x25: { name: 'card blocked', code: 'CARD_BLOCKED' },
   0x26: { name: 'card expired', code: 'CARD_EXPIRED' },
   0x27: { name: 'unsupported card', code: 'CARD_UNSUPPORTED' },
@@ -80,6 +82,38 @@ export const ACTIVATE_ERRORS: Readonly<
 const hex2 = (n: number): string => n.toString(16).padStart(2, '0').toUpperCase();
 
 /**
+ * The interface on which a failed Activate talked to the card, from the failure data (error code, SW1, SW2, RF state
+ * code, TLVs; reader-protocol.md). The reader's error code does not say it, and nothing in the Activate request chooses
+ * an interface (the reader offers its own), so the driver cannot know it from what it sent either. What the failure
+ * data does say:
+ * - the RF state code is the state of the reader's contactless (RF) exchange with the card when it failed: any value
+ *   other than 00 means the card was being talked to contactless — a tap;
+ * - the TLVs may carry the reader's track source DF30, whose 00 is contactless (as in a successful reply), or the POS
+ *   entry mode 9F39 of a tap (07, 91);
+ * - RF state 00 with nothing naming contactless: no contactless exchange was under way, so the card that answered an
+ *   error or could not be talked to was the one in the contact slot.
+ * Without an RF state code (a reply shorter than the protocol's four bytes) nothing says which interface failed:
+ * `undefined`, and the error opens no fallback — the stripe is never taken on a guess.
+ */
+function failedInterface(data: Uint8Array): 'contact' | 'contactless' | undefined {
+  const rfState = data[3];
+  if (rfState === undefined) return undefined;
+  if (rfState !== 0x00) return 'contactless';
+  if (data.length > 4) {
+    try {
+      for (const { tag, value } of flattenTlv(decodeTlv(data.subarray(4)))) {
+        if (tag === 'DF30' && value[0] === 0x00) return 'contactless';
+        if (tag === '9F39' && (value[0] === 0x07 || value[0] === 0x91)) return 'contactless';
+      }
+    } catch (e) {
+      // TLVs that do not decode say nothing: the RF state decides.
+      if (!(e instanceof TlvError)) throw e;
+    }
+  }
+  return 'contact';
+}
+
+/**
  * The typed error for a reply whose status is not a success. `08` is the reader's timeout: for an Activate-family
  * command it means no card came within the wait (CARD_NOT_PRESENTED: the reader answered, nobody presented a card),
  * for any other command READER_TIMEOUT; other protocol statuses are READER_PROTOCOL. For Activate-family replies (`failed` data = error code, SW1, SW2, RF state, TLVs) the first data
@@ -102,10 +136,12 @@ export function errorForStatus(
   if (activateFamily && first !== undefined && status === STATUS.FAILED) {
     const known = ACTIVATE_ERRORS[first];
     const name = known?.name ?? `error code 0x${hex2(first)}`;
+    const unreadable = known?.cardUnreadable === true ? failedInterface(data) : undefined;
     return new ReaderError(known?.code ?? 'CARD_ERROR', `${cmdName} failed: ${name}`, {
       status,
       activateErrorCode: first,
-      ...(known?.chipUnreadable ? { chipUnreadable: true as const } : {}),
+      ...(unreadable === 'contact' ? { chipUnreadable: true as const } : {}),
+      ...(unreadable === 'contactless' ? { tapFailed: true as const } : {}),
     });
   }
   return new ReaderError(

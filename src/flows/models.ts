@@ -119,14 +119,18 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
 
 /**
  * Codes of a read that failed for the way the card was presented, or not presented, which the customer can put right
- * at once: tapped where the card must be inserted (EMV "try another interface"), two cards in the field, the card
- * taken away before the read completed, no card within the reader's wait (CARD_NOT_PRESENTED, the reader's own answer)
- * or the machine's read timeout (READ_TIMEOUT): not "could not be read", no card was read; a chip card swiped before
- * its chip was tried and a chip that failed, which the transaction asks for again itself. Nothing was sent; the
+ * at once: tapped where the card must be inserted (EMV "try another interface") or a tap that failed (TAP_FAILED),
+ * two cards in the field, the card taken away before the read completed, no card within the reader's wait
+ * (CARD_NOT_PRESENTED, the reader's own answer) or the machine's read timeout (READ_TIMEOUT): not "could not be read",
+ * no card was read; a chip card swiped before its chip was tried and a chip that failed, which the transaction asks
+ * for again itself. Nothing was sent; the
  * models that ask for a card again after a decline ask for it again after these too, saying what happened.
  */
 const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   CARD_USE_CONTACT: 'result.insertCard',
+  // A tap that failed technically (the reader's errors 20 and 24 during the contactless exchange): insert the card. No
+  // fallback follows a contactless failure: a chip card swiped next is refused as its chip not tried.
+  TAP_FAILED: 'result.insertCard',
   // EMV: a chip card swiped before its chip was tried; the chip that then could not be read (the stripe may be used).
   CHIP_CARD_SWIPED: 'result.useChip',
   CHIP_FAILED: 'result.swipeCard',

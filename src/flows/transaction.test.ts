@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
+import { canPresentCardAgain, cardErrorKey } from './models.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import type { TransactionRequest } from './transaction.js';
 import { screenOf } from './view.js';
@@ -282,6 +283,28 @@ describe('transaction actor', () => {
         expect(ended.getSnapshot().output).toEqual({ kind: 'card-error', code });
         expect(other.sent).toEqual([]);
       }
+    });
+
+    it('never takes a stripe after a failed tap: it ends TAP_FAILED, and a chip card swiped then is refused', async () => {
+      const fake = new FakeTerminal();
+      fake.reads.push('tap-failed', 'chip-swiped');
+      const ended = run(fake, withSwipes);
+      await settle();
+      expect(ended.getSnapshot().output).toEqual({ kind: 'card-error', code: 'TAP_FAILED' });
+      expect(fake.sent).toEqual([]);
+      expect(cardErrorKey('TAP_FAILED')).toBe('result.insertCard');
+      expect(canPresentCardAgain('TAP_FAILED')).toBe(true);
+
+      // The next transaction (the card presented again): a chip card swiped is its chip not tried, never a fallback.
+      const again = run(fake, withSwipes);
+      fake.reads.push('hang');
+      await settle();
+      expect(screenOf(again.getSnapshot())).toBe('present-card');
+      expect(again.getSnapshot().context).toMatchObject({
+        presentAgain: 'CHIP_CARD_SWIPED',
+        chipFailed: false,
+      });
+      expect(fake.sent).toEqual([]);
     });
   });
 });

@@ -52,9 +52,10 @@ export interface TransactionRequest {
     transactionType: ReadCardInput['transactionType'];
     sameCardAs?: string;
     /**
-     * The model's reader takes swipes: after a chip read that failed technically (reader code CARD_ERROR) the customer
-     * is asked to swipe the card within the same transaction, and a chip card swiped then is sent as an EMV fallback
-     * ({@link ServiceRequest.emvFallback}). Absent: a failed chip read ends the transaction as before.
+     * The model's reader takes swipes: after a contact chip read that failed technically (the reader's CARD_ERROR
+     * saying `chipUnreadable`) the customer is asked to swipe the card within the same transaction, and a chip card
+     * swiped then is sent as an EMV fallback ({@link ServiceRequest.emvFallback}). A failed tap never opens the stripe
+     * (TAP_FAILED). Absent: a failed chip read ends the transaction as before.
      */
     swipeFallback?: boolean;
   };
@@ -154,7 +155,10 @@ interface TransactionContext {
   offerRenewed: boolean;
   /** The customer's choice after an offer, or the follow-on's terms. */
   dcc: DccSelection | undefined;
-  /** A chip read of this transaction failed technically (reader code CARD_ERROR): a chip card may now be swiped. */
+  /**
+   * A contact chip read of this transaction failed technically (the reader's `chipUnreadable`): a chip card may now be
+   * swiped. Never set by a failed tap.
+   */
   chipFailed: boolean;
   /**
    * Why the card is asked for again within this transaction (a code of `cardErrorKey`, src/flows/models.ts): a chip
@@ -189,19 +193,34 @@ export const READ_AGAIN = { target: 'reading', reenter: true } as const;
 
 /**
  * Whether a failed card read was a technical failure of the chip, the one failure after which EMV allows the
- * magnetic stripe (a fallback): the reader's error says so (`detail.chipUnreadable`: the card answered an error status,
- * or could not be talked to). A chip that was read and failed a processing step (its data authentication, processing
- * restrictions, risk management or cardholder verification), a decline by the card, a blocked, expired or unsupported
- * card, a card taken away and no card at all are not: the stripe is never a way round the chip.
+ * magnetic stripe (a fallback): the reader's error says so (`detail.chipUnreadable`: the card in the contact slot
+ * answered an error status, or could not be talked to; a tap that failed so is `tapFailed`, below). A chip that was
+ * read and failed a processing step (its data authentication, processing restrictions, risk management or cardholder
+ * verification), a decline by the card, a blocked, expired or unsupported card, a card taken away and no card at all
+ * are not: the stripe is never a way round the chip.
  */
 function chipUnreadable(error: unknown): boolean {
+  return detailSays(error, 'chipUnreadable');
+}
+
+/**
+ * Whether a failed card read was a tap that failed technically (the reader's `detail.tapFailed`: errors 20 and 24
+ * during the contactless exchange). The card networks define the fallback for the contact chip only: after a failed tap
+ * the card is tapped again or inserted (TAP_FAILED, "insert it in the reader"), and a chip card swiped then is its
+ * chip not tried, never a fallback.
+ */
+function tapFailed(error: unknown): boolean {
+  return detailSays(error, 'tapFailed');
+}
+
+function detailSays(error: unknown, flag: 'chipUnreadable' | 'tapFailed'): boolean {
   if (typeof error !== 'object' || error === null || !('detail' in error)) return false;
   const detail = error.detail;
   return (
     typeof detail === 'object' &&
     detail !== null &&
-    'chipUnreadable' in detail &&
-    detail.chipUnreadable === true
+    flag in detail &&
+    (detail as Record<string, unknown>)[flag] === true
   );
 }
 
@@ -218,7 +237,7 @@ function errorCode(error: unknown): string {
  * customer is told of it is `failureText`'s (src/flows/models.ts), for this actor's reads and a model's own alike.
  */
 export function readFailure(error: unknown): TransactionResult & { kind: 'card-error' } {
-  return { kind: 'card-error', code: errorCode(error) };
+  return { kind: 'card-error', code: tapFailed(error) ? 'TAP_FAILED' : errorCode(error) };
 }
 
 function originalRequest(context: TransactionContext): ServiceRequest {

@@ -70,4 +70,32 @@ describe('EMV chip fallback on the attended terminal', () => {
     expect(sent[0]?.emvTags).toBeUndefined();
     expect(sandbox.consistency({ requireResolved: false }).problems).toEqual([]);
   });
+
+  it('takes no stripe after a failed tap: it asks for the card inserted, refuses the swipe, and sends the chip read', async () => {
+    const { host, sandbox } = await attendedLane('tap-fails-then-swiped');
+    await startSale(host, 960_100);
+    await waitForScreen(
+      host,
+      (s) =>
+        s.customer.screen === 'error' &&
+        s.customer.message === 'This card cannot be used contactless: insert it in the reader',
+      'the card asked for inserted',
+    );
+    expect(payments(sandbox)).toEqual([]);
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(
+      host,
+      (s) =>
+        s.customer.screen === 'present-card' &&
+        s.customer.message === 'This card has a chip: insert it in the reader, or tap it',
+      'the swipe refused: the chip asked for',
+    );
+    expect(payments(sandbox)).toEqual([]);
+    await waitForScreen(host, (s) => s.customer.screen === 'approved', 'approved');
+    const sent = payments(sandbox);
+    expect(sent).toHaveLength(1);
+    expect(sent[0]?.body).toMatchObject({ pointOfSaleInformation: { entryMode: 'contact' } });
+    expect(sent[0]?.body).not.toHaveProperty('pointOfSaleInformation.emv.fallback');
+    expect(sandbox.consistency({ requireResolved: false }).problems).toEqual([]);
+  });
 });

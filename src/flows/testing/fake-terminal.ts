@@ -118,8 +118,8 @@ export class FakeTerminal implements FlowEffects {
   /**
    * Next card reads: a card (default), 'chip-swiped' (`card` read by its stripe although it has a chip: a fallback),
    * 'chip-unreadable' (a chip read that failed technically: CARD_ERROR saying `chipUnreadable`, as the reader's error
-   * 24 does), an error code to reject with (CARD_ERROR: a chip read and failed processing), or 'hang' to wait for the
-   * abort.
+   * 24 does on the contact chip), 'tap-failed' (the same error 24 during a tap: CARD_ERROR saying `tapFailed`), an
+   * error code to reject with (CARD_ERROR: a chip read and failed processing), or 'hang' to wait for the abort.
    */
   readonly reads: string[] = [];
   submitHangs = false;
@@ -158,6 +158,13 @@ export class FakeTerminal implements FlowEffects {
         Object.assign(new Error('card communication error'), {
           code: 'CARD_ERROR',
           detail: { activateErrorCode: 0x24, chipUnreadable: true },
+        }),
+      );
+    if (next === 'tap-failed')
+      return Promise.reject(
+        Object.assign(new Error('card communication error'), {
+          code: 'CARD_ERROR',
+          detail: { activateErrorCode: 0x24, tapFailed: true },
         }),
       );
     if (next !== 'card' && next !== 'chip-swiped')

@@ -160,9 +160,11 @@ const FALLBACK_CONDITIONS = ['1', '2'];
 
 /**
  * An EMV fallback (`pointOfSaleInformation.emv.fallback`, `fallbackCondition`; the public REST API reference): a chip
- * card read by its stripe after its chip failed technically. `fallback` is a boolean; when true, `fallbackCondition` is
- * required (1 or 2), the read is a swipe, and its track's service code says a chip card (2xx or 6xx); a condition
- * without `fallback: true` says a fallback that was not one.
+ * card read by its stripe after its contact chip failed technically (never after a failed tap: the card networks
+ * define no contactless fallback, and a request says nothing of an earlier tap, so the terminal keeps that rule, not
+ * this check). `fallback` is a boolean; when true, `fallbackCondition` is required (1 or 2), the read is a swipe, and
+ * its track's service code says a chip card (2xx or 6xx); a condition without `fallback: true` says a fallback that
+ * was not one.
  */
 function readEmvFallback(
   r: FieldReader,

@@ -29,6 +29,11 @@ export interface TerminalHealth {
     /** While `online` is false, why: no answer, or the terminal's credentials refused (the keys, not the network). */
     problem?: 'unreachable' | 'credentials';
     lastError?: string;
+    /**
+     * While a forwarding run found no connection: the host that did not open (`gateway HOST:PORT`, or `OAuth token host
+     * HOST:PORT` when the gateway answered and the access token had to be fetched elsewhere).
+     */
+    unreachableHost?: string;
     /** The terminal's clock minus the gateway's `Date` of its last answer, seconds; null before one. */
     clockSkewSeconds: number | null;
   };

@@ -69,6 +69,22 @@ describe('the terminal under the fleet', () => {
     ).toContain('fee-shortfalls');
   });
 
+  it('names in its heartbeat the host a forwarding run could not connect to', async () => {
+    const { host, fleet } = await fleetTerminal();
+    // What the background work reports when a forwarding run's probe found the token host closed.
+    (host as unknown as { setGateway(online: boolean, reason?: string, at?: string): void }).setGateway(
+      false,
+      'GW_CONNECTION',
+      'OAuth token host auth.example:443',
+    );
+    expect(fleet.health().gateway).toMatchObject({
+      online: false,
+      problem: 'unreachable',
+      lastError: 'GW_CONNECTION',
+      unreachableHost: 'OAuth token host auth.example:443',
+    });
+  });
+
   it('reports the printer in its heartbeat: paper run out between customers is alerted before the next one', async () => {
     const { host, fleet } = await fleetTerminal();
     const heartbeat = () => ({

@@ -176,6 +176,7 @@ export class HostFleetTerminal implements FleetTerminal {
         online: s.gateway.online,
         ...(s.gateway.problem ? { problem: s.gateway.problem } : {}),
         ...(s.gateway.lastError ? { lastError: s.gateway.lastError } : {}),
+        ...(s.gateway.unreachableHost ? { unreachableHost: s.gateway.unreachableHost } : {}),
         clockSkewSeconds: s.gateway.clockSkewSeconds ?? null,
       },
       offline: {

@@ -201,6 +201,22 @@ describe('status and Activate error codes', () => {
     expect(detail(Uint8Array.of(0x50, 0, 0, 0x03))).not.toHaveProperty('tapFailed');
   });
 
+  it('opens no fallback on TLVs it cannot read: RF state 00 with failure TLVs that do not decode says neither interface', () => {
+    const detail = (data: Uint8Array) => errorForStatus('Activate', 0x0a, data, true).detail;
+    // RF state 00 is no proof of the contact slot by itself (a tap may fail with RF state 00 and DF30 00): TLVs that
+    // are cut short or malformed may have named contactless, so the stripe is not opened on them.
+    for (const tlvs of ['FFEE01', 'FFEE0104DF30', 'FFEE0104DF3001', 'DF3005']) {
+      const data = Uint8Array.of(0x24, 0, 0, 0x00, ...hexToBytes(tlvs));
+      expect(detail(data), bytesToHex(data)).not.toHaveProperty('chipUnreadable');
+      expect(detail(data), bytesToHex(data)).not.toHaveProperty('tapFailed');
+      expect(detail(data), bytesToHex(data)).toMatchObject({ activateErrorCode: 0x24 });
+    }
+    // TLVs that decode and name no contactless exchange: still the contact chip.
+    expect(detail(Uint8Array.of(0x24, 0, 0, 0x00, ...hexToBytes('DFEE260141')))).toMatchObject({
+      chipUnreadable: true,
+    });
+  });
+
   it('maps status 08 to READER_TIMEOUT and other statuses to READER_PROTOCOL', () => {
     expect(errorForStatus('Ping', 0x08, new Uint8Array(0), false).code).toBe('READER_TIMEOUT');
     expect(errorForStatus('Ping', 0x0b, new Uint8Array(0), false)).toMatchObject({

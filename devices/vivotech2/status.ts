@@ -93,7 +93,9 @@ const hex2 = (n: number): string => n.toString(16).padStart(2, '0').toUpperCase(
  * - RF state 00 with nothing naming contactless: no contactless exchange was under way, so the card that answered an
  *   error or could not be talked to was the one in the contact slot.
  * Without an RF state code (a reply shorter than the protocol's four bytes) nothing says which interface failed:
- * `undefined`, and the error opens no fallback — the stripe is never taken on a guess.
+ * `undefined`, and the error opens no fallback — the stripe is never taken on a guess. Nor with RF state 00 and TLVs
+ * that do not decode (cut short, malformed): a tap may fail with RF state 00 and its track source in the TLVs, so
+ * TLVs that cannot be read may be the very ones that named contactless — `undefined` too.
  */
 function failedInterface(data: Uint8Array): 'contact' | 'contactless' | undefined {
   const rfState = data[3];
@@ -106,8 +108,9 @@ function failedInterface(data: Uint8Array): 'contact' | 'contactless' | undefine
         if (tag === '9F39' && (value[0] === 0x07 || value[0] === 0x91)) return 'contactless';
       }
     } catch (e) {
-      // TLVs that do not decode say nothing: the RF state decides.
+      // TLVs that do not decode may have named contactless: no interface is known, and no fallback is opened.
       if (!(e instanceof TlvError)) throw e;
+      return undefined;
     }
   }
   return 'contact';

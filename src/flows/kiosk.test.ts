@@ -95,6 +95,25 @@ describe('kiosk machine: a card the reader asks to present again', () => {
     });
   }
 
+  it('TAP_FAILED: asks for the card tapped again or inserted (not "cannot be used contactless"), and takes it again', async () => {
+    const fake = new FakeTerminal();
+    fake.reads.push('tap-failed');
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.tapFailed', reason: 'TAP_FAILED' });
+    expect(view.actions).toContain('CONFIRM');
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', messageKey: 'kiosk.paid' });
+    expect(fake.comments()).toEqual(['Parking Sale']);
+    actor.stop();
+  });
+
   it('says no card was presented when none came in time, and takes one again, nothing sent in between', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('hang');

@@ -91,8 +91,24 @@ export function emptyView(message: MessageRef = { key: 'flow.none' }): ViewConte
   };
 }
 
-/** The customer text and reason code for a transaction that did not end approved. */
-export function failureText(result: TransactionResult): { message: MessageRef; reason: string } {
+/**
+ * What a model's card reader takes, as far as its customer texts must say it. `tapOnly`: contactless only, with no slot
+ * to insert a card in and no stripe to swipe (the tap-and-go gate, whose customer is only ever asked to tap): a text
+ * chosen by {@link cardErrorKey} then never asks for the card inserted where it has its own words for it. Absent: the
+ * reader takes taps and inserted cards (pay station, meter, attended terminal).
+ */
+export interface ReaderInterfaces {
+  tapOnly?: boolean;
+}
+
+/**
+ * The customer text and reason code for a transaction that did not end approved, on a model whose reader takes
+ * `reader` ({@link ReaderInterfaces}).
+ */
+export function failureText(
+  result: TransactionResult,
+  reader: ReaderInterfaces = {},
+): { message: MessageRef; reason: string } {
   switch (result.kind) {
     case 'approved':
       return { message: { key: 'result.approved' }, reason: 'APPROVED' };
@@ -113,7 +129,7 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
     case 'cancelled':
       return { message: { key: 'result.cancelled' }, reason: 'CANCELLED' };
     case 'card-error':
-      return { message: { key: cardErrorKey(result.code) }, reason: result.code };
+      return { message: { key: cardErrorKey(result.code, reader) }, reason: result.code };
   }
 }
 
@@ -128,9 +144,11 @@ export function failureText(result: TransactionResult): { message: MessageRef; r
  */
 const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   CARD_USE_CONTACT: 'result.insertCard',
-  // A tap that failed technically (the reader's errors 20 and 24 during the contactless exchange): insert the card. No
-  // fallback follows a contactless failure: a chip card swiped next is refused as its chip not tried.
-  TAP_FAILED: 'result.insertCard',
+  // A tap that failed technically (the reader's errors 20 and 24 during the contactless exchange), most often a card
+  // moved away too soon: tap it again, or insert it (a tap-only reader: tap it again, TAP_ONLY below). Not "cannot be
+  // used contactless": the card can. No fallback follows a contactless failure: a chip card swiped next is refused as
+  // its chip not tried.
+  TAP_FAILED: 'result.tapFailed',
   // EMV: a chip card swiped before its chip was tried; the chip that then could not be read (the stripe may be used).
   CHIP_CARD_SWIPED: 'result.useChip',
   CHIP_FAILED: 'result.swipeCard',
@@ -138,6 +156,11 @@ const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
   CARD_REMOVED: 'result.cardRemoved',
   CARD_NOT_PRESENTED: 'result.noCard',
   READ_TIMEOUT: 'result.noCard',
+};
+
+/** The texts of {@link PRESENT_AGAIN} that ask for the card inserted, in the words of a tap-only reader. */
+const TAP_ONLY: Readonly<Record<string, MessageRef['key']>> = {
+  TAP_FAILED: 'result.tapFailedTapOnly',
 };
 
 /**
@@ -156,10 +179,12 @@ const NOT_PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
 };
 
 /**
- * The one mapping from the code of a failed read to the customer's message, for every model, and for the read a
- * transaction refused while it waits for the card again (the `present-card` screen, src/flows/view.ts).
+ * The one mapping from the code of a failed read to the customer's message, for every model (`reader`: what the model's
+ * reader takes, {@link ReaderInterfaces}), and for the read a transaction refused while it waits for the card again
+ * (the `present-card` screen, src/flows/view.ts).
  */
-export function cardErrorKey(code: string): MessageRef['key'] {
+export function cardErrorKey(code: string, reader: ReaderInterfaces = {}): MessageRef['key'] {
+  if (reader.tapOnly === true && Object.hasOwn(TAP_ONLY, code)) return TAP_ONLY[code] as MessageRef['key'];
   if (Object.hasOwn(PRESENT_AGAIN, code)) return PRESENT_AGAIN[code] as MessageRef['key'];
   if (Object.hasOwn(NOT_PRESENT_AGAIN, code)) return NOT_PRESENT_AGAIN[code] as MessageRef['key'];
   return 'result.cardUnreadable';

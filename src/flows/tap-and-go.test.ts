@@ -177,6 +177,43 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
     });
   }
 
+  // The gate's reader takes taps only: a tap that failed (usually a card moved away too soon) asks for the card tapped
+  // again, never inserted (there is no slot to insert it in), and the next tap is read and paid.
+  it('TAP_FAILED at the exit: asks for the card tapped again, never inserted, and the next tap pays', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 100 * MIN);
+    const before = fake.sent.length;
+    fake.reads.push('tap-failed');
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.tapFailedTapOnly',
+      reason: 'TAP_FAILED',
+    });
+    expect(fake.sent.slice(before)).toEqual([]);
+    expect(fake.closedHolds).toEqual([]);
+    actor.send({ type: 'DONE' });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved' });
+    expect(fake.sent.slice(before).map((r) => r.service)).toEqual(['capture']);
+  });
+
+  it('TAP_FAILED at the entry: asks for the card tapped again, never inserted, nothing sent', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.reads.push('tap-failed');
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.tapFailedTapOnly',
+      reason: 'TAP_FAILED',
+    });
+    expect(fake.sent).toEqual([]);
+  });
+
   it('says no card was presented when none came within the read timeout at the exit', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);

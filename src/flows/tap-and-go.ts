@@ -16,6 +16,7 @@ import {
   unsuccessfulTransaction,
   type FlowEvent,
   type FlowInput,
+  type ReaderInterfaces,
   type ViewContext,
 } from './models.js';
 import { commentsFor } from './services.js';
@@ -67,6 +68,13 @@ export interface TapAndGoContext extends ViewContext {
   /** Card reads to release at idle (never the one an open hold keeps: the host wipes that on closeHold). */
   cardRefs: string[];
 }
+
+/**
+ * The gate's reader: contactless only (its customer is asked to tap in and out, `tapAndGo.tapCard`), no slot to insert
+ * a card in. Its failed reads are told in those words (failureText): a failed tap asks for the card tapped again, not
+ * inserted.
+ */
+const GATE_READER: ReaderInterfaces = { tapOnly: true };
 
 const notProvided = (name: string) => () =>
   Promise.reject(new FlowEffectError('EFFECT_NOT_PROVIDED', `effect ${name} was not provided by the host`));
@@ -253,7 +261,7 @@ export const tapAndGoMachine = setup({
       _params: { reason: 'CARD_ALREADY_INSIDE'; holdId: string; transactionId: string },
     ) => {},
     noteResult: assign(({ context }, result: TransactionResult) => ({
-      ...failureText(result),
+      ...failureText(result, GATE_READER),
       cardRefs: result.card !== undefined ? [...context.cardRefs, result.card.cardRef] : context.cardRefs,
       maskedPan: result.card?.maskedPan ?? context.maskedPan,
     })),
@@ -532,13 +540,13 @@ export const tapAndGoMachine = setup({
         // Told as every model tells a failed read (failureText): nothing was sent, no hold was touched.
         onError: {
           target: 'failed',
-          actions: assign(({ event }) => failureText(readFailure(event.error))),
+          actions: assign(({ event }) => failureText(readFailure(event.error), GATE_READER)),
         },
       },
       after: {
         readTimeout: {
           target: 'failed',
-          actions: assign(() => failureText({ kind: 'card-error', code: 'READ_TIMEOUT' })),
+          actions: assign(() => failureText({ kind: 'card-error', code: 'READ_TIMEOUT' }, GATE_READER)),
         },
       },
       // More time asked for: a fresh activation (READ_AGAIN, src/flows/transaction.ts).

@@ -292,7 +292,8 @@ describe('transaction actor', () => {
       await settle();
       expect(ended.getSnapshot().output).toEqual({ kind: 'card-error', code: 'TAP_FAILED' });
       expect(fake.sent).toEqual([]);
-      expect(cardErrorKey('TAP_FAILED')).toBe('result.insertCard');
+      expect(cardErrorKey('TAP_FAILED')).toBe('result.tapFailed');
+      expect(cardErrorKey('TAP_FAILED', { tapOnly: true })).toBe('result.tapFailedTapOnly');
       expect(canPresentCardAgain('TAP_FAILED')).toBe(true);
 
       // The next transaction (the card presented again): a chip card swiped is its chip not tried, never a fallback.

@@ -206,7 +206,7 @@ function chipUnreadable(error: unknown): boolean {
 /**
  * Whether a failed card read was a tap that failed technically (the reader's `detail.tapFailed`: errors 20 and 24
  * during the contactless exchange). The card networks define the fallback for the contact chip only: after a failed tap
- * the card is tapped again or inserted (TAP_FAILED, "insert it in the reader"), and a chip card swiped then is its
+ * the card is tapped again or inserted (TAP_FAILED, "tap it again, or insert it"), and a chip card swiped then is its
  * chip not tried, never a fallback.
  */
 function tapFailed(error: unknown): boolean {

@@ -219,6 +219,26 @@ describe('what the terminal says of a screen', () => {
     expect(speechFor({ ...german }, german)).toBeUndefined();
   });
 
+  it('says a failed tap as the screen words it, in the language of the screen', () => {
+    for (const locale of ['en_GB', 'ar_AE'] as const)
+      for (const key of ['result.tapFailed', 'result.tapFailedTapOnly'] as const) {
+        const message = CATALOGUES[locale][key];
+        const view: CustomerView = {
+          screen: 'error',
+          title: 'Error',
+          message,
+          actions: ['DONE'],
+          language: {
+            current: locale,
+            lang: locale.replace('_', '-'),
+            direction: locale === 'ar_AE' ? 'rtl' : 'ltr',
+            available: [],
+          },
+        };
+        expect(spokenScreen(view)).toContain(message);
+      }
+  });
+
   it('says an error screen', () => {
     const said = spokenScreen({
       screen: 'declined',

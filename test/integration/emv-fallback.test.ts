@@ -71,15 +71,15 @@ describe('EMV chip fallback on the attended terminal', () => {
     expect(sandbox.consistency({ requireResolved: false }).problems).toEqual([]);
   });
 
-  it('takes no stripe after a failed tap: it asks for the card inserted, refuses the swipe, and sends the chip read', async () => {
+  it('takes no stripe after a failed tap: it asks for the card tapped again or inserted, refuses the swipe, and sends the chip read', async () => {
     const { host, sandbox } = await attendedLane('tap-fails-then-swiped');
     await startSale(host, 960_100);
     await waitForScreen(
       host,
       (s) =>
         s.customer.screen === 'error' &&
-        s.customer.message === 'This card cannot be used contactless: insert it in the reader',
-      'the card asked for inserted',
+        s.customer.message === 'The card could not be read: tap it again, or insert it',
+      'the card asked for tapped again or inserted',
     );
     expect(payments(sandbox)).toEqual([]);
     await sendEvent(host, { type: 'CONFIRM' });

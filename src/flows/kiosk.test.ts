@@ -14,14 +14,20 @@ function kiosk(fake: FakeTerminal, settings: FlowSettings = testSettings()) {
   return actor;
 }
 
+/** A kiosk sale of a lost ticket started and its fee confirmed: the card read under way. */
+async function lostTicketAtTheCard(fake: FakeTerminal): Promise<ReturnType<typeof kiosk>> {
+  const actor = kiosk(fake);
+  actor.send({ type: 'START' });
+  actor.send({ type: 'LOST_TICKET' });
+  actor.send({ type: 'CONFIRM' });
+  await settle();
+  return actor;
+}
+
 describe('kiosk machine', () => {
   it('asks for another card after a decline without the declined card or its result on the screen', async () => {
     const fake = new FakeTerminal().script('sale', 'declined');
-    const actor = kiosk(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'LOST_TICKET' });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await lostTicketAtTheCard(fake);
     expect(describeView(actor.getSnapshot())).toMatchObject({
       screen: 'declined',
       messageKey: 'result.declined',
@@ -44,11 +50,7 @@ describe('kiosk machine', () => {
 
   it('shows the second card and its approval once another card is taken after a decline', async () => {
     const fake = new FakeTerminal().script('sale', 'declined');
-    const actor = kiosk(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'LOST_TICKET' });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await lostTicketAtTheCard(fake);
     fake.card = { ...fake.card, maskedPan: '555555******4444', fingerprint: 'fp-2' };
     actor.send({ type: 'CONFIRM' });
     await settle();
@@ -98,11 +100,7 @@ describe('kiosk machine: a card the reader asks to present again', () => {
   it('TAP_FAILED: asks for the card tapped again or inserted (not "cannot be used contactless"), and takes it again', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('tap-failed');
-    const actor = kiosk(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'LOST_TICKET' });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await lostTicketAtTheCard(fake);
     const view = describeView(actor.getSnapshot());
     expect(view).toMatchObject({ screen: 'error', messageKey: 'result.tapFailed', reason: 'TAP_FAILED' });
     expect(view.actions).toContain('CONFIRM');
@@ -117,11 +115,7 @@ describe('kiosk machine: a card the reader asks to present again', () => {
   it('says no card was presented when none came in time, and takes one again, nothing sent in between', async () => {
     const fake = new FakeTerminal();
     fake.reads.push('hang');
-    const actor = kiosk(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'LOST_TICKET' });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await lostTicketAtTheCard(fake);
     fake.clock.increment(65_000);
     await settle();
     const view = describeView(actor.getSnapshot());
@@ -138,11 +132,7 @@ describe('kiosk machine: a card the reader asks to present again', () => {
   it('offers no second card after an outcome that is being checked', async () => {
     const fake = new FakeTerminal();
     fake.submitHangs = true;
-    const actor = kiosk(fake);
-    actor.send({ type: 'START' });
-    actor.send({ type: 'LOST_TICKET' });
-    actor.send({ type: 'CONFIRM' });
-    await settle();
+    const actor = await lostTicketAtTheCard(fake);
     fake.clock.increment(100_000);
     await settle();
     const view = describeView(actor.getSnapshot());

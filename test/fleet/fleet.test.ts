@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { generateKeyPairSync, randomUUID } from 'node:crypto';
+import { generateKeyPairSync } from 'node:crypto';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
@@ -18,7 +18,6 @@ import {
   FleetLink,
   FleetView,
   readFleetKey,
-  signCommand,
   type BrokerSettings,
   type CommandReply,
   type FleetConfig,
@@ -30,6 +29,7 @@ import { FleetCommandLog, openJournal } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { findCardData, TEST_PANS } from '../crash/card-scan.js';
 import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js';
+import { brokerSettingsFor, password, signedCommand, writeFleetKeyPair } from './fixture.js';
 
 /**
  * The fleet link against a real Mosquitto (issue 15): TLS with a CA made here, a password file, an ACL per terminal.
@@ -44,7 +44,6 @@ const RECOVERING = 'PTRECOV1';
 /** A tap-and-go terminal (in this process, on the sandbox) whose open stay the operator releases through the fleet. */
 const STAYS = 'PTSTAYS1';
 const SIMULATED = Array.from({ length: 200 }, (_, i) => `S${String(i + 1).padStart(4, '0')}`);
-const password = (user: string): string => `pw-${user}-${user.length}`;
 
 // Skipped without Mosquitto on a developer's machine; CI installs it (.ci/run), so there a missing broker fails.
 const suite = MOSQUITTO || process.env.CI ? describe : describe.skip;
@@ -64,29 +63,10 @@ suite('fleet link over a real Mosquitto', () => {
   const traffic: Buffer[] = [];
   const events: Array<Record<string, unknown>> = [];
 
-  const settingsFor = async (user: string): Promise<BrokerSettings> => ({
-    url: broker.url,
-    caFile: broker.caFile,
-    usernameFile: await broker.secret(`${user}.user`, user),
-    passwordFile: await broker.secret(`${user}.password`, password(user)),
-    reconnectMaxSeconds: 2,
-  });
+  const settingsFor = (user: string): Promise<BrokerSettings> => brokerSettingsFor(broker, user);
 
-  const command = (terminalId: string, name: string, args: Record<string, unknown> = {}, key = fleetKey) => {
-    const now = Date.now();
-    return signCommand(
-      {
-        v: 1,
-        id: randomUUID(),
-        terminalId,
-        command: name,
-        args,
-        issuedAt: new Date(now).toISOString(),
-        expiresAt: new Date(now + 120_000).toISOString(),
-      },
-      key,
-    );
-  };
+  const command = (terminalId: string, name: string, args: Record<string, unknown> = {}, key = fleetKey) =>
+    signedCommand(terminalId, name, key, args);
 
   /** The replies with `id`, once `count` of them arrived. */
   const repliesTo = (id: string, count = 1): Promise<CommandReply[]> =>
@@ -145,23 +125,12 @@ suite('fleet link over a real Mosquitto', () => {
       others: [{ name: 'intruder', password: password('intruder') }],
     });
     dir = await mkdtemp(join(tmpdir(), 'pt-fleet-'));
-    const pair = generateKeyPairSync('ed25519');
-    await writeFile(join(dir, 'fleet-public.pem'), pair.publicKey.export({ type: 'spki', format: 'pem' }), {
-      mode: 0o600,
-    });
-    await writeFile(
-      join(dir, 'fleet-private.pem'),
-      pair.privateKey.export({ type: 'pkcs8', format: 'pem' }),
-      {
-        mode: 0o600,
-      },
-    );
+    ({ key: fleetKey } = await writeFleetKeyPair(dir));
     await writeFile(
       join(dir, 'wrong-private.pem'),
       generateKeyPairSync('ed25519').privateKey.export({ type: 'pkcs8', format: 'pem' }),
       { mode: 0o600 },
     );
-    fleetKey = readFleetKey(join(dir, 'fleet-private.pem'));
     wrongKey = readFleetKey(join(dir, 'wrong-private.pem'));
     hmacKeyFile = await broker.secret('fleet.hmac', 'a shared fleet key of at least thirty-two characters');
     hmacKey = readFleetKey(hmacKeyFile);
@@ -755,18 +724,7 @@ suite('fleet link over a real Mosquitto', () => {
       maintenanceWindow: { start: '03:00', end: '05:00' },
     };
     const signedAt = (at: number, name: string): SignedCommand =>
-      signCommand(
-        {
-          v: 1,
-          id: randomUUID(),
-          terminalId: 'CLOCK1',
-          command: name,
-          args: {},
-          issuedAt: new Date(at).toISOString(),
-          expiresAt: new Date(at + 120_000).toISOString(),
-        },
-        hmacKey,
-      );
+      signedCommand('CLOCK1', name, hmacKey, {}, at);
     const answer = async (cmd: SignedCommand, nth = 1): Promise<CommandReply> => {
       await operatorClient.publishAsync(`${PREFIX}/CLOCK1/commands`, JSON.stringify(cmd), { qos: 1 });
       const deadline = Date.now() + 15_000;

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { createHash, generateKeyPairSync, randomUUID } from 'node:crypto';
+import { createHash } from 'node:crypto';
 import { mkdirSync, readdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
@@ -7,16 +7,10 @@ import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, expect, it, describe } from 'vitest';
-import {
-  connectBroker,
-  FleetView,
-  readFleetKey,
-  signCommand,
-  type BrokerSettings,
-  type FleetKey,
-} from '../../src/fleet/index.js';
+import { connectBroker, FleetView, type BrokerSettings, type FleetKey } from '../../src/fleet/index.js';
 import { openJournal } from '../../src/journal/index.js';
 import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js';
+import { brokerSettingsFor, password, signedCommand, writeFleetKeyPair } from './fixture.js';
 
 /**
  * A terminal whose configuration file is refused, over a real Mosquitto: `parking-terminal start` waits out of
@@ -28,7 +22,6 @@ import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js
 const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
 const PREFIX = 'parking';
 const TERMINAL = 'PTREFUS1';
-const password = (user: string): string => `pw-${user}-${user.length}`;
 
 const suite = MOSQUITTO || process.env.CI ? describe : describe.skip;
 
@@ -52,13 +45,7 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
   let watcher: MqttClient;
   const messages: Array<{ leaf: string; text: string }> = [];
 
-  const settingsFor = async (user: string): Promise<BrokerSettings> => ({
-    url: broker.url,
-    caFile: broker.caFile,
-    usernameFile: await broker.secret(`${user}.user`, user),
-    passwordFile: await broker.secret(`${user}.password`, password(user)),
-    reconnectMaxSeconds: 2,
-  });
+  const settingsFor = (user: string): Promise<BrokerSettings> => brokerSettingsFor(broker, user);
 
   /** Resolves once `predicate` holds (checked at each message the operator's client sees); 20 s at most. */
   const until = (predicate: () => boolean, what: string): Promise<void> =>
@@ -85,16 +72,7 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
       others: [],
     });
     dir = await mkdtemp(join(tmpdir(), 'pt-refused-fleet-'));
-    const pair = generateKeyPairSync('ed25519');
-    await writeFile(join(dir, 'fleet-public.pem'), pair.publicKey.export({ type: 'spki', format: 'pem' }), {
-      mode: 0o600,
-    });
-    await writeFile(
-      join(dir, 'fleet-private.pem'),
-      pair.privateKey.export({ type: 'pkcs8', format: 'pem' }),
-      { mode: 0o600 },
-    );
-    fleetKey = readFleetKey(join(dir, 'fleet-private.pem'));
+    ({ key: fleetKey } = await writeFleetKeyPair(dir));
     operator = await settingsFor('operator');
     watcher = connectBroker(operator, { clientId: 'test-refused-watcher', clean: true }).client;
     await new Promise<void>((r) => watcher.once('connect', () => r()));
@@ -196,19 +174,7 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
       late.close();
 
       // A signed command: answered CONFIG_REFUSED, nothing done, the journal untouched.
-      const now = Date.now();
-      const flush = signCommand(
-        {
-          v: 1,
-          id: randomUUID(),
-          terminalId: TERMINAL,
-          command: 'flush-queue',
-          args: {},
-          issuedAt: new Date(now).toISOString(),
-          expiresAt: new Date(now + 120_000).toISOString(),
-        },
-        fleetKey,
-      );
+      const flush = signedCommand(TERMINAL, 'flush-queue', fleetKey);
       const reply = await view.send(flush, 20_000);
       expect(reply).toMatchObject({
         id: flush.id,

@@ -62,11 +62,11 @@ describe('createTransport', () => {
     closeAll = undefined;
   });
 
-  function transportTo(url: string): Transport {
+  function transportTo(url: string, auth: Authenticator = unsigned, connectMs = 2_000): Transport {
     return createTransport({
       baseUrl: url,
-      auth: unsigned,
-      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
+      auth,
+      timeouts: { connectMs, headersMs: 5_000, bodyMs: 5_000 },
       retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
       logger: silentLogger(),
       now: () => new Date(),
@@ -95,16 +95,9 @@ describe('createTransport', () => {
   it('tells a request whose header the HTTP client refuses before writing it as not sent, not as of unknown outcome', async () => {
     const gateway = await idleClosingServer(5_000);
     // An authenticator (a custom one, or a credential read from a file) giving a value no HTTP header may carry.
-    const transport = createTransport({
-      baseUrl: gateway.url,
-      auth: {
-        method: 'http-signature',
-        authenticate: () => Promise.resolve({ signature: 'a\r\nx-injected: 1' }),
-      },
-      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
-      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
-      logger: silentLogger(),
-      now: () => new Date(),
+    const transport = transportTo(gateway.url, {
+      method: 'http-signature',
+      authenticate: () => Promise.resolve({ signature: 'a\r\nx-injected: 1' }),
     });
     closeAll = async () => {
       await transport.close();
@@ -142,14 +135,7 @@ describe('createTransport', () => {
 
   it('gives up on a connection that does not open within the connect timeout', async () => {
     // A non-routable address (RFC 5737 TEST-NET-1): the connection neither opens nor is refused.
-    const transport = createTransport({
-      baseUrl: 'http://192.0.2.1:9',
-      auth: unsigned,
-      timeouts: { connectMs: 100, headersMs: 5_000, bodyMs: 5_000 },
-      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
-      logger: silentLogger(),
-      now: () => new Date(),
-    });
+    const transport = transportTo('http://192.0.2.1:9', unsigned, 100);
     closeAll = () => transport.close();
     expect(await transport.reachable()).toEqual({ reachable: false, host: 'gateway 192.0.2.1:9' });
   });
@@ -165,14 +151,7 @@ describe('createTransport', () => {
       hostname: refusing.hostname,
       port: Number(refusing.port),
     };
-    const transport = createTransport({
-      baseUrl: gateway.url,
-      auth: { ...unsigned, connectionNeeded: () => needed },
-      timeouts: { connectMs: 2_000, headersMs: 5_000, bodyMs: 5_000 },
-      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
-      logger: silentLogger(),
-      now: () => new Date(),
-    });
+    const transport = transportTo(gateway.url, { ...unsigned, connectionNeeded: () => needed });
     closeAll = async () => {
       await transport.close();
       await new Promise((resolve) => gateway.server.close(resolve));

@@ -161,6 +161,9 @@ const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
 /** The texts of {@link PRESENT_AGAIN} that ask for the card inserted, in the words of a tap-only reader. */
 const TAP_ONLY: Readonly<Record<string, MessageRef['key']>> = {
   TAP_FAILED: 'result.tapFailedTapOnly',
+  // The card asks for the contact interface, or the amount is over the reader's contactless limit: tapped again, it is
+  // refused again, and a tap-only reader has no slot to insert it in. Another card, or the operator.
+  CARD_USE_CONTACT: 'result.useAnotherCardTapOnly',
 };
 
 /**

@@ -199,6 +199,21 @@ export function canPresentCardAgain(reason: string | undefined): boolean {
 }
 
 /**
+ * The one way a model offers the card again on its `failed` screen, for the pay station, the meter and the attended
+ * terminal: CONFIRM goes back to `target`, the model's state whose transaction reads the card and sends the request,
+ * when the failure was a card read the customer can put right ({@link canPresentCardAgain}), and is refused otherwise.
+ * A failed read sent nothing (a read ends its transaction before any request, src/flows/transaction.ts), so the request
+ * is sent once, by the new transaction, with a transactionId of its own; a model whose `failed` screen also ends other
+ * steps (the meter's settlement) gives them reasons of their own, never a card read's.
+ */
+export function presentCardAgain<Target extends string>(target: Target) {
+  return {
+    guard: ({ context }: { context: Pick<ViewContext, 'reason'> }) => canPresentCardAgain(context.reason),
+    target,
+  };
+}
+
+/**
  * What an earlier attempt to pay left on screen, cleared when another one starts (another card, the phone, an
  * alternative method after a declined card): its reason code and the masked PAN of its card, which a later approval
  * must not show as if that card had paid.

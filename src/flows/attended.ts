@@ -2,10 +2,10 @@ import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
 import {
-  canPresentCardAgain,
   cardAttemptView,
   emptyView,
   failureText,
+  presentCardAgain,
   unsuccessfulTransaction,
   type FlowEvent,
   type FlowInput,
@@ -198,7 +198,7 @@ export const attendedMachine = setup({
         DONE: 'idle',
         START: 'idle',
         // A card presented the wrong way (tapped where it must be inserted, two cards, taken away too soon): again.
-        CONFIRM: { guard: ({ context }) => canPresentCardAgain(context.reason), target: 'paying' },
+        CONFIRM: presentCardAgain('paying'),
       },
       after: { resultScreen: 'idle' },
     },

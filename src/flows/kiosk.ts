@@ -4,11 +4,11 @@ import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.
 import type { AltSaleRequest, AltSaleStarted } from './effects.js';
 import type { FlowClock } from './effects.js';
 import {
-  canPresentCardAgain,
   cardAttemptView,
   earlierAttemptCleared,
   emptyView,
   failureText,
+  presentCardAgain,
   unsuccessfulTransaction,
   type FlowEvent,
   type FlowInput,
@@ -499,7 +499,7 @@ export const kioskMachine = setup({
         DONE: 'idle',
         START: 'idle',
         // A card presented the wrong way (tapped where it must be inserted, two cards, taken away too soon): again.
-        CONFIRM: { guard: ({ context }) => canPresentCardAgain(context.reason), target: 'paying' },
+        CONFIRM: presentCardAgain('paying'),
       },
       after: { resultScreen: 'idle' },
     },

@@ -589,6 +589,109 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
   });
 });
 
+describe('meter machine: a card the reader asks to present again', () => {
+  /** The pre-authorization of 60 minutes (the maximum stay held: 1200) confirmed, its card read failed as `read`. */
+  async function readFailed(fake: FakeTerminal, read: string) {
+    fake.reads.push(read);
+    return openSession(fake, 60);
+  }
+
+  /** The card presented again on the error screen (pressed twice: one pre-authorization), then the stay ended. */
+  async function presentedAgainAndEnded(fake: FakeTerminal, actor: MeterActor) {
+    actor.send({ type: 'CONFIRM' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', reason: 'APPROVED' });
+    expect(fake.sent.map((r) => [r.service, r.comments, r.amountMinor])).toEqual([
+      ['preauth', 'Parking Auth', 1_200],
+    ]);
+    fake.clock.increment(90 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['preauth', 1_200],
+      ['capture', 450],
+    ]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.openAuthorizations()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(450);
+  }
+
+  for (const [read, reason, messageKey] of [
+    ['CARD_USE_CONTACT', 'CARD_USE_CONTACT', 'result.insertCard'],
+    ['CARD_COLLISION', 'CARD_COLLISION', 'result.oneCard'],
+    ['CARD_REMOVED', 'CARD_REMOVED', 'result.cardRemoved'],
+    ['CARD_NOT_PRESENTED', 'CARD_NOT_PRESENTED', 'result.noCard'],
+    ['tap-failed', 'TAP_FAILED', 'result.tapFailed'],
+  ] as const) {
+    it(`${reason}: says what to do and takes the card again, nothing sent for the failed read, one hold`, async () => {
+      const fake = new FakeTerminal();
+      const actor = await readFailed(fake, read);
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({ screen: 'error', messageKey, reason });
+      expect(view.actions).toContain('CONFIRM');
+      expect(fake.sent).toEqual([]);
+      await presentedAgainAndEnded(fake, actor);
+    });
+  }
+
+  it('says no card was presented when none came in time, and takes one again, nothing sent in between', async () => {
+    const fake = new FakeTerminal();
+    const actor = await readFailed(fake, 'hang');
+    fake.clock.increment(65_000);
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.noCard', reason: 'READ_TIMEOUT' });
+    expect(view.actions).toContain('CONFIRM');
+    expect(fake.sent).toEqual([]);
+    await presentedAgainAndEnded(fake, actor);
+  });
+
+  it('asks for the card again with what is held, and nothing of the failed read on the screen', async () => {
+    const fake = new FakeTerminal();
+    const actor = await readFailed(fake, 'CARD_REMOVED');
+    fake.reads.push('hang');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'present-card',
+      messageKey: 'meter.confirmHoldMaximum',
+      amountMinor: 1_200,
+    });
+    expect(view.reason).toBeUndefined();
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+
+  for (const code of ['CARD_UNSUPPORTED', 'READER_DISCONNECTED', 'CARD_ERROR']) {
+    it(`${code}: offers no card again (presenting it again cannot put it right), nothing sent`, async () => {
+      const fake = new FakeTerminal();
+      const actor = await readFailed(fake, code);
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({ screen: 'error', reason: code });
+      expect(view.actions).not.toContain('CONFIRM');
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen).toBe('error');
+      expect(fake.sent).toEqual([]);
+    });
+  }
+
+  it('offers no card again after a pre-authorization whose outcome is being checked', async () => {
+    const fake = new FakeTerminal();
+    fake.submitHangs = true;
+    const actor = await openSession(fake, 60);
+    fake.clock.increment(100_000);
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view.screen).toBe('error');
+    expect(view.actions).not.toContain('CONFIRM');
+    actor.stop();
+  });
+});
+
 /** An offer for the meter's hold (the fake fills in the local side: the maximum stay, 1200). */
 const OFFER: DccOfferSummary = {
   offerId: 'offer-1',
@@ -751,6 +854,14 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
       },
     ],
     [
+      'takes the card away at the card prompt',
+      (a: MeterActor, f: FakeTerminal) => {
+        f.reads.push('CARD_REMOVED');
+        a.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+        return Promise.resolve();
+      },
+    ],
+    [
       'presents a card that cannot be read',
       (a: MeterActor, f: FakeTerminal) => {
         // Neither its chip nor, asked for after that, its stripe.
@@ -770,12 +881,15 @@ describe('meter machine: the currency choice again at completion (dcc.choiceAtCo
         ['preauth', 1_200, 'GBP', '1'],
         ['reversal', 1_200, 'GBP', '1'],
       ]);
-      expect(describeView(actor.getSnapshot())).toMatchObject({
+      const view = describeView(actor.getSnapshot());
+      expect(view).toMatchObject({
         screen: 'error',
         reason: 'FEE_NOT_COLLECTED',
         amountMinor: 450,
         message: 'The parking fee was not paid. The amount held on your card has been released',
       });
+      // The end of a session: the card is never asked for again here (that would be a new pre-authorization).
+      expect(view.actions).not.toContain('CONFIRM');
       expect(fake.receipts).toEqual([]);
       actor.send({ type: 'DONE' });
       expect(fake.balanceProblems()).toEqual([]);

@@ -9,7 +9,15 @@ import type {
   HoldRelease,
   ReceiptData,
 } from './effects.js';
-import { emptyView, failureText, type FlowEvent, type FlowInput, type ViewContext } from './models.js';
+import {
+  cardAttemptView,
+  emptyView,
+  failureText,
+  presentCardAgain,
+  type FlowEvent,
+  type FlowInput,
+  type ViewContext,
+} from './models.js';
 import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
@@ -608,6 +616,11 @@ export const meterMachine = setup({
       after: { paidTimeUp: 'idle' },
     },
     authorizing: {
+      // Entered from the confirm screen, or again with the card after a read the customer can put right (`failed`):
+      // what is held and what the time costs, nothing of the failed read.
+      entry: assign(({ context }) =>
+        cardAttemptView(confirmText(context, context.minutes, context.amountMinor ?? 0)),
+      ),
       invoke: {
         id: 'transaction',
         src: 'transaction',
@@ -1172,7 +1185,14 @@ export const meterMachine = setup({
     },
     failed: {
       tags: ['error'],
-      on: { DONE: 'idle', START: 'idle' },
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        // The pre-authorization's card presented the wrong way (tapped where it must be inserted, two cards, taken
+        // away too soon, not in time): again, as the pay station asks. Nothing was sent for that read and no hold is
+        // held; the settlement's failures (SETTLEMENT_FAILED, FEE_NOT_COLLECTED) are never a card read's.
+        CONFIRM: presentCardAgain('authorizing'),
+      },
       after: { resultScreen: 'idle' },
     },
   },

@@ -161,6 +161,9 @@ const PRESENT_AGAIN: Readonly<Record<string, MessageRef['key']>> = {
 /** The texts of {@link PRESENT_AGAIN} that ask for the card inserted, in the words of a tap-only reader. */
 const TAP_ONLY: Readonly<Record<string, MessageRef['key']>> = {
   TAP_FAILED: 'result.tapFailedTapOnly',
+  // The card asks for the contact interface, or the amount is over the reader's contactless limit: tapped again, it is
+  // refused again, and a tap-only reader has no slot to insert it in. Another card, or the operator.
+  CARD_USE_CONTACT: 'result.useAnotherCardTapOnly',
 };
 
 /**
@@ -193,6 +196,21 @@ export function cardErrorKey(code: string, reader: ReaderInterfaces = {}): Messa
 /** Whether the last failure (`ViewContext.reason`) was a card read the customer can present again ({@link PRESENT_AGAIN}). */
 export function canPresentCardAgain(reason: string | undefined): boolean {
   return reason !== undefined && Object.hasOwn(PRESENT_AGAIN, reason);
+}
+
+/**
+ * The one way a model offers the card again on its `failed` screen, for the pay station, the meter and the attended
+ * terminal: CONFIRM goes back to `target`, the model's state whose transaction reads the card and sends the request,
+ * when the failure was a card read the customer can put right ({@link canPresentCardAgain}), and is refused otherwise.
+ * A failed read sent nothing (a read ends its transaction before any request, src/flows/transaction.ts), so the request
+ * is sent once, by the new transaction, with a transactionId of its own; a model whose `failed` screen also ends other
+ * steps (the meter's settlement) gives them reasons of their own, never a card read's.
+ */
+export function presentCardAgain<Target extends string>(target: Target) {
+  return {
+    guard: ({ context }: { context: Pick<ViewContext, 'reason'> }) => canPresentCardAgain(context.reason),
+    target,
+  };
 }
 
 /**

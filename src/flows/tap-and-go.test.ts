@@ -142,7 +142,6 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
   // The one mapping from a reader error to the customer's message (failureText, src/flows/models.ts), at the exit's
   // own read as at the entry's reads in the transaction actor.
   const told = [
-    ['CARD_USE_CONTACT', 'result.insertCard'],
     ['CARD_COLLISION', 'result.oneCard'],
     ['CARD_REMOVED', 'result.cardRemoved'],
     ['CARD_NOT_PRESENTED', 'result.noCard'],
@@ -212,6 +211,69 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
       reason: 'TAP_FAILED',
     });
     expect(fake.sent).toEqual([]);
+  });
+
+  // A card that must be inserted (the reader's "go to contact interface", or an amount over its contactless limit) is
+  // refused again when tapped again, and the gate's reader has no slot to insert it in: another card, or the operator.
+  // The gate then asks for a card again.
+  it('CARD_USE_CONTACT at the exit: asks for another card or the operator, never inserted, and takes a card again', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 100 * MIN);
+    const before = fake.sent.length;
+    fake.reads.push('CARD_USE_CONTACT');
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.useAnotherCardTapOnly',
+      reason: 'CARD_USE_CONTACT',
+    });
+    expect(fake.sent.slice(before)).toEqual([]);
+    expect(fake.closedHolds).toEqual([]);
+    fake.clock.increment(testSettings().timing.resultScreenMs);
+    await settle();
+    const idle = describeView(actor.getSnapshot());
+    expect(idle).toMatchObject({ screen: 'idle', messageKey: 'tapAndGo.tapCard' });
+    expect(idle.actions).toEqual(expect.arrayContaining(['TAP_ENTRY', 'TAP_EXIT']));
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved' });
+    expect(fake.sent.slice(before).map((r) => r.service)).toEqual(['capture']);
+  });
+
+  it('CARD_USE_CONTACT at the entry: asks for another card or the operator, nothing sent, and the next card enters', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.reads.push('CARD_USE_CONTACT');
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.useAnotherCardTapOnly',
+      reason: 'CARD_USE_CONTACT',
+    });
+    expect(fake.sent).toEqual([]);
+    actor.send({ type: 'DONE' });
+    fake.card = { ...fake.card, maskedPan: '555555******4444', fingerprint: 'fp-2' };
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', reason: 'APPROVED' });
+    expect(fake.sent.map((r) => r.service)).toEqual(['avr', 'preauth']);
+  });
+
+  it("CARD_USE_CONTACT at the entry's pre-authorization (its amount over the contactless limit): the same, no hold", async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.reads.push('card', 'CARD_USE_CONTACT');
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      messageKey: 'result.useAnotherCardTapOnly',
+      reason: 'CARD_USE_CONTACT',
+    });
+    expect(fake.sent.map((r) => r.service)).toEqual(['avr']);
+    expect(fake.holds.size).toBe(0);
   });
 
   it('says no card was presented when none came within the read timeout at the exit', async () => {

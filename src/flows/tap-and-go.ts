@@ -72,7 +72,7 @@ export interface TapAndGoContext extends ViewContext {
 /**
  * The gate's reader: contactless only (its customer is asked to tap in and out, `tapAndGo.tapCard`), no slot to insert
  * a card in. Its failed reads are told in those words (failureText): a failed tap asks for the card tapped again, not
- * inserted.
+ * inserted, and a card that must be inserted (CARD_USE_CONTACT) for another card or the operator.
  */
 const GATE_READER: ReaderInterfaces = { tapOnly: true };
 

@@ -219,9 +219,13 @@ describe('what the terminal says of a screen', () => {
     expect(speechFor({ ...german }, german)).toBeUndefined();
   });
 
-  it('says a failed tap as the screen words it, in the language of the screen', () => {
+  it('says a failed tap, and a card the gate cannot take by a tap, as the screen words it, in its language', () => {
     for (const locale of ['en_GB', 'ar_AE'] as const)
-      for (const key of ['result.tapFailed', 'result.tapFailedTapOnly'] as const) {
+      for (const key of [
+        'result.tapFailed',
+        'result.tapFailedTapOnly',
+        'result.useAnotherCardTapOnly',
+      ] as const) {
         const message = CATALOGUES[locale][key];
         const view: CustomerView = {
           screen: 'error',

@@ -1,0 +1,69 @@
+import { afterEach, describe, expect, it } from 'vitest';
+import {
+  modelConfig,
+  sandboxOpenAuthorizations,
+  sendEvent,
+  startSandboxLane,
+  waitForScreen,
+} from './models-harness.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
+
+/**
+ * The on-street meter on a real host against a sandbox of its own, with the simulated reader: a card taken away before
+ * its read completed sends nothing, the error screen offers the card again, and the card presented again is
+ * pre-authorized once — the maximum stay, one hold — then settled at the end of the session.
+ */
+
+const cleanups: (() => Promise<void> | void)[] = [];
+afterEach(async () => {
+  for (const close of cleanups.reverse()) await close();
+  cleanups.length = 0;
+});
+
+function payments(sandbox: Sandbox) {
+  return sandbox
+    .ledger()
+    .transactions.flatMap((t) => t.requests)
+    .filter((r) => r.method === 'POST' && r.path === '/pts/v2/payments');
+}
+
+describe('meter: the card presented again after a read the customer can put right', () => {
+  it('sends nothing for the card taken away too soon, then pre-authorizes the card presented again once', async () => {
+    const config = modelConfig('meter', { reader: { sim: { card: 'removed', presentDelayMs: 20 } } });
+    const { host, sandbox, clock } = await startSandboxLane(config, cleanups);
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await waitForScreen(host, (s) => s.customer.screen === 'confirm', 'confirm');
+    await sendEvent(host, { type: 'CONFIRM' });
+    const refused = await waitForScreen(
+      host,
+      (s) =>
+        s.customer.screen === 'error' &&
+        s.customer.message ===
+          'The card was removed too soon: present it again and hold it until the reader beeps',
+      'the card asked for again',
+    );
+    expect(refused.customer.actions).toContain('CONFIRM');
+    expect(payments(sandbox)).toEqual([]);
+    expect(host.journal.list({ limit: 10 })).toEqual([]);
+
+    host.simulator?.setCard('n2-contact');
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(host, (s) => s.customer.screen === 'session', 'the session');
+    expect(payments(sandbox)).toHaveLength(1);
+    expect(host.journal.list({ limit: 10 }).map((e) => e.service)).toEqual(['preauth']);
+
+    // Ended within the grace period: nothing owed, the one hold reversed.
+    clock.offsetMs += 5 * 60_000;
+    await sendEvent(host, { type: 'END_SESSION' });
+    await waitForScreen(host, (s) => s.customer.screen === 'approved', 'the session ended');
+    expect(
+      host.journal
+        .list({ limit: 10 })
+        .map((e) => e.service)
+        .sort(),
+    ).toEqual(['preauth', 'reversal']);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    expect(sandbox.consistency({ requireResolved: false }).problems).toEqual([]);
+  });
+});

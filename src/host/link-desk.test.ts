@@ -212,6 +212,44 @@ describe('LinkDesk', () => {
     expect(desk.get(view.linkId)?.declinedPayments).toBeUndefined();
   });
 
+  it('forgets the declined payments of a link once its wait is over, however it ended', async () => {
+    const declinedLinks = () => (desk as unknown as { declined: Map<string, unknown> }).declined.size;
+    const decline = (linkId: string, n: number) =>
+      desk.notify({ ...paid(linkId), status: 'DECLINED', paymentId: `700000000000000000001${n}` });
+    // Cancelled by the customer.
+    const cancelled = await desk.createForFee({ reference: 'T-31', amountMinor: 450, currency: 'GBP' });
+    decline(cancelled.linkId, 1);
+    await desk.cancel(cancelled.linkId);
+    expect(desk.get(cancelled.linkId)?.declinedPayments).toBeUndefined();
+    // A decline notified after the link was confirmed INACTIVE is no notice for anyone.
+    decline(cancelled.linkId, 2);
+    expect(desk.get(cancelled.linkId)?.declinedPayments).toBeUndefined();
+    // Deactivated beside the terminal (`parking-terminal links deactivate`): the sweep finds it closed.
+    const elsewhere = await desk.createForFee({ reference: 'T-32', amountMinor: 450, currency: 'GBP' });
+    decline(elsewhere.linkId, 3);
+    await setLinkStatus(
+      {
+        gateway: { paymentLinks: gateway.api },
+        store,
+        terminalId: 'PT000001',
+        audit: undefined,
+        now: () => new Date(nowMs),
+        waitMs: 60_000,
+      },
+      elsewhere.linkId,
+      'INACTIVE',
+    );
+    await desk.sweep();
+    expect(desk.get(elsewhere.linkId)?.declinedPayments).toBeUndefined();
+    // Nothing is kept of links whose wait is over: a terminal that runs for months does not keep every decline.
+    expect(declinedLinks()).toBe(0);
+    // A link still waiting keeps its count.
+    const waiting = await desk.createForFee({ reference: 'T-33', amountMinor: 450, currency: 'GBP' });
+    decline(waiting.linkId, 4);
+    await desk.sweep();
+    expect(desk.get(waiting.linkId)?.declinedPayments).toBe(1);
+  });
+
   it('records for the operator a payment in a status it does not count (money may be held), not only as a decline', async () => {
     const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     desk.notify({ ...paid(view.linkId), status: 'INVALID_REQUEST', paymentId: '7000000000000000000009' });

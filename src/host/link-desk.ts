@@ -187,7 +187,12 @@ export class LinkDesk {
   private readonly listeners = new Set<(view: LinkView) => void>();
   private readonly waiters = new Map<string, Array<(view: LinkView) => void>>();
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
-  /** Links whose last payment was declined: the payments declined since the link was last made active, by id. */
+  /**
+   * Links whose last payment was declined: the payments declined since the link was last made active, by id — so that
+   * the customer's screen tells each decline once, however often it is notified. Kept only while the link's wait lasts:
+   * forgotten when the link is published ended (paid, never created, confirmed INACTIVE), or by the sweep once the link
+   * is no longer open (closed beside the terminal), so that it does not grow for the life of the process.
+   */
   private readonly declined = new Map<string, Set<string>>();
   /** Links with a gateway request of the desk in flight (one at a time per link). */
   private readonly busy = new Set<string>();
@@ -533,7 +538,6 @@ export class LinkDesk {
       n.paymentId,
       counted && link.purpose === 'fee' ? this.deps.feePaid : undefined,
     );
-    this.declined.delete(link.linkId);
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
@@ -595,7 +599,11 @@ export class LinkDesk {
 
   /** One pass over the open links (the sweep; tests). */
   async sweep(): Promise<void> {
-    for (const link of this.deps.store.open()) {
+    const open = this.deps.store.open();
+    // A link closed beside the terminal (`parking-terminal links deactivate`, another process) is never published here.
+    const openIds = new Set(open.map((l) => l.linkId));
+    for (const linkId of this.declined.keys()) if (!openIds.has(linkId)) this.declined.delete(linkId);
+    for (const link of open) {
       if (this.closed) return;
       await this.resolve(link, false);
     }
@@ -652,6 +660,7 @@ export class LinkDesk {
     if (ended(link)) {
       const list = this.waiters.get(link.linkId);
       this.waiters.delete(link.linkId);
+      this.declined.delete(link.linkId);
       if (link.state !== 'paid') this.awaited.delete(link.linkId);
       for (const w of list ?? []) w(view);
     }

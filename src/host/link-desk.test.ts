@@ -250,6 +250,21 @@ describe('LinkDesk', () => {
     expect(desk.get(waiting.linkId)?.declinedPayments).toBe(1);
   });
 
+  it('forgets the customer of a fee link once its payment is counted: nothing is kept per paid link', async () => {
+    const awaited = () => (desk as unknown as { awaited: Set<string> }).awaited;
+    const view = await desk.createForFee({ reference: 'T-34', amountMinor: 450, currency: 'GBP' });
+    expect(awaited().has(view.linkId)).toBe(true);
+    desk.notify(paid(view.linkId));
+    await desk.settled();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+    expect(audit.list().map((r) => r.code)).toEqual(['PAID', 'paid']);
+    expect(awaited().size).toBe(0);
+    // The same payment again, and a second one, are as before: nothing new, and one for the operator.
+    desk.notify(paid(view.linkId));
+    desk.notify({ ...paid(view.linkId), paymentId: '7000000000000000000002' });
+    expect(audit.list().map((r) => r.code)).toEqual(['PAID', 'paid', 'PAID_TWICE']);
+  });
+
   it('records for the operator a payment in a status it does not count (money may be held), not only as a decline', async () => {
     const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     desk.notify({ ...paid(view.linkId), status: 'INVALID_REQUEST', paymentId: '7000000000000000000009' });

@@ -200,7 +200,7 @@ export class LinkDesk {
   private readonly closeAfterBusy = new Set<string>();
   /**
    * Fee links a customer of this run still waits on: a payment of one counts (the machine settles the ticket) until the
-   * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid.
+   * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid, or once it is paid.
    */
   private readonly awaited = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -661,7 +661,9 @@ export class LinkDesk {
       const list = this.waiters.get(link.linkId);
       this.waiters.delete(link.linkId);
       this.declined.delete(link.linkId);
-      if (link.state !== 'paid') this.awaited.delete(link.linkId);
+      // Its wait is over: a paid link's payment is counted already (a later one of it is never counted), so nothing
+      // is kept of its customer either.
+      this.awaited.delete(link.linkId);
       for (const w of list ?? []) w(view);
     }
     return view;

@@ -964,6 +964,28 @@ describe('LinkDesk', () => {
     expect(desk.available).toBe(false);
   });
 
+  it('starts no timer once stopped: a create answered while the terminal closes leaves the wait to the next start', async () => {
+    const deadlines = () => (desk as unknown as { deadlines: Map<string, unknown> }).deadlines;
+    const create = gateway.api.create;
+    let answer: () => void = () => undefined;
+    gateway.api.create = (input) =>
+      new Promise((resolve, reject) => (answer = () => void create(input).then(resolve, reject)));
+    const creating = desk.createForFee({ reference: 'T-88', amountMinor: 450, currency: 'GBP' });
+    await new Promise((r) => setTimeout(r, 10));
+    // The terminal closes while the create is out; its answer is journaled before the journal closes (settled).
+    desk.stop();
+    answer();
+    const view = await creating;
+    await desk.settled();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active' });
+    // Nothing of the stopped desk is left to fire later, on a journal closed by then.
+    expect(deadlines().size).toBe(0);
+    // The next start takes the link: a fee link whose session is gone is deactivated.
+    desk = makeDesk();
+    await desk.recover();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'recovery' });
+  });
+
   it('makes purchase numbers of kiosk tickets that can never read as a card number', async () => {
     // Luhn-valid 16-digit ticket (YYYYMMDDhhmm + serial): as it is, the gateway would suspend the merchant for it.
     const ticket = '2026112413050005';

@@ -670,6 +670,9 @@ export class LinkDesk {
   }
 
   private watchLink(link: StoredLink): void {
+    // Stopped, the desk starts no timer (a create answered while the terminal closes): one would fire on a journal
+    // closed by then. The link is open in the journal, and the next start takes it.
+    if (this.closed) return;
     const old = this.deadlines.get(link.linkId);
     if (old) clearTimeout(old);
     const ms = Math.max(0, link.watchUntilMs - this.deps.now().getTime());

@@ -379,6 +379,56 @@ describe('LinkNotificationRelay', () => {
     }
   });
 
+  it('keeps nothing of forged notifications a relay hands over, however large their signatures', async () => {
+    const body = JSON.stringify(event);
+    const future = JSON.stringify({
+      ...event,
+      payload: { ...event.payload, paymentId: '7000000000000000000002' },
+    });
+    let fetches = 0;
+    const server = createServer((_req, res) => {
+      fetches += 1;
+      res.writeHead(200, { 'content-type': 'application/json' });
+      res.end(
+        JSON.stringify({
+          notifications: [
+            // A new forgery at every fetch, its signature as large as the answer's bound allows.
+            {
+              headers: { ...signed(body), 'v-c-signature': `t=1,sig=${'A'.repeat(1_000_000)}${fetches}` },
+              body,
+            },
+            { headers: { ...signed(body), 'v-c-signature': `forged ${fetches}` }, body },
+            // Signed, but in the future: refused and told to the operator once.
+            { headers: signed(future, Math.floor(NOW / 1000) + 4_000), body: future },
+          ],
+        }),
+      );
+    });
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const { port } = server.address() as AddressInfo;
+    const refused: LinkNotificationRefusal[] = [];
+    const relay = LinkNotificationRelay.start({
+      url: `http://127.0.0.1:${port}/relay`,
+      pollMs: 600_000,
+      key,
+      now: () => NOW,
+      onNotification: () => undefined,
+      onRefused: (r) => refused.push(r),
+    });
+    const remembered = () => (relay as unknown as { reported: Set<string> }).reported;
+    try {
+      for (let i = 0; i < 3; i += 1) await relay.fetchOnce();
+      expect(refused).toMatchObject([{ problem: 'stale', paymentId: '7000000000000000000002' }]);
+      // Only the signed one is remembered (as reported): a forgery's signature is never kept.
+      const reported = signed(future, Math.floor(NOW / 1000) + 4_000)['v-c-signature'];
+      expect([...remembered()].map((s) => s.length)).toEqual([reported.length]);
+      expect(remembered().has(reported)).toBe(true);
+    } finally {
+      relay.close();
+      await new Promise<void>((r) => server.close(() => r()));
+    }
+  });
+
   it('records a genuine payment the relay held longer than the tolerance (a poll of up to 600 s, a restart)', async () => {
     // The relay received the gateway's notification at NOW (signed t = NOW); the terminal fetches it 6 minutes later.
     const body = JSON.stringify(event);

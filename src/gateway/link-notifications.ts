@@ -377,7 +377,10 @@ export interface LinkNotificationRelayOptions {
 export class LinkNotificationRelay {
   private timer: NodeJS.Timeout | undefined;
   private running: Promise<void> | undefined;
-  /** Signatures of the refused notifications already reported (a relay may deliver one again at every fetch). */
+  /**
+   * Signatures of the correctly signed refused notifications already reported (a relay may deliver one again at every
+   * fetch).
+   */
   private readonly reported = new Set<string>();
 
   private constructor(private readonly options: LinkNotificationRelayOptions) {}
@@ -431,8 +434,15 @@ export class LinkNotificationRelay {
           { problem: e instanceof LinkNotificationError ? e.problem : 'handler' },
           'relayed payment-link notification refused',
         );
+        // Only a correctly signed refusal is reported, and remembered by its signature (a MAC that verified: some 60
+        // characters). A forged one is neither: a relay is trusted with nothing, and could otherwise fill the memory
+        // with signature headers as long as its answer.
         const signature = headers['v-c-signature'];
-        if (typeof signature === 'string' && !this.reported.has(signature)) {
+        if (
+          signedRefusal(e) !== undefined &&
+          typeof signature === 'string' &&
+          !this.reported.has(signature)
+        ) {
           if (this.reported.size >= MAX_REPORTED) this.reported.clear();
           this.reported.add(signature);
           reportRefusal(e, this.options.onRefused, logger);

@@ -212,6 +212,59 @@ describe('LinkDesk', () => {
     expect(desk.get(view.linkId)?.declinedPayments).toBeUndefined();
   });
 
+  it('forgets the declined payments of a link once its wait is over, however it ended', async () => {
+    const declinedLinks = () => (desk as unknown as { declined: Map<string, unknown> }).declined.size;
+    const decline = (linkId: string, n: number) =>
+      desk.notify({ ...paid(linkId), status: 'DECLINED', paymentId: `700000000000000000001${n}` });
+    // Cancelled by the customer.
+    const cancelled = await desk.createForFee({ reference: 'T-31', amountMinor: 450, currency: 'GBP' });
+    decline(cancelled.linkId, 1);
+    await desk.cancel(cancelled.linkId);
+    expect(desk.get(cancelled.linkId)?.declinedPayments).toBeUndefined();
+    // A decline notified after the link was confirmed INACTIVE is no notice for anyone.
+    decline(cancelled.linkId, 2);
+    expect(desk.get(cancelled.linkId)?.declinedPayments).toBeUndefined();
+    // Deactivated beside the terminal (`parking-terminal links deactivate`): the sweep finds it closed.
+    const elsewhere = await desk.createForFee({ reference: 'T-32', amountMinor: 450, currency: 'GBP' });
+    decline(elsewhere.linkId, 3);
+    await setLinkStatus(
+      {
+        gateway: { paymentLinks: gateway.api },
+        store,
+        terminalId: 'PT000001',
+        audit: undefined,
+        now: () => new Date(nowMs),
+        waitMs: 60_000,
+      },
+      elsewhere.linkId,
+      'INACTIVE',
+    );
+    await desk.sweep();
+    expect(desk.get(elsewhere.linkId)?.declinedPayments).toBeUndefined();
+    // Nothing is kept of links whose wait is over: a terminal that runs for months does not keep every decline.
+    expect(declinedLinks()).toBe(0);
+    // A link still waiting keeps its count.
+    const waiting = await desk.createForFee({ reference: 'T-33', amountMinor: 450, currency: 'GBP' });
+    decline(waiting.linkId, 4);
+    await desk.sweep();
+    expect(desk.get(waiting.linkId)?.declinedPayments).toBe(1);
+  });
+
+  it('forgets the customer of a fee link once its payment is counted: nothing is kept per paid link', async () => {
+    const awaited = () => (desk as unknown as { awaited: Set<string> }).awaited;
+    const view = await desk.createForFee({ reference: 'T-34', amountMinor: 450, currency: 'GBP' });
+    expect(awaited().has(view.linkId)).toBe(true);
+    desk.notify(paid(view.linkId));
+    await desk.settled();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+    expect(audit.list().map((r) => r.code)).toEqual(['PAID', 'paid']);
+    expect(awaited().size).toBe(0);
+    // The same payment again, and a second one, are as before: nothing new, and one for the operator.
+    desk.notify(paid(view.linkId));
+    desk.notify({ ...paid(view.linkId), paymentId: '7000000000000000000002' });
+    expect(audit.list().map((r) => r.code)).toEqual(['PAID', 'paid', 'PAID_TWICE']);
+  });
+
   it('records for the operator a payment in a status it does not count (money may be held), not only as a decline', async () => {
     const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     desk.notify({ ...paid(view.linkId), status: 'INVALID_REQUEST', paymentId: '7000000000000000000009' });
@@ -909,6 +962,28 @@ describe('LinkDesk', () => {
     desk.stop();
     expect(await waiting).toMatchObject({ state: 'active' });
     expect(desk.available).toBe(false);
+  });
+
+  it('starts no timer once stopped: a create answered while the terminal closes leaves the wait to the next start', async () => {
+    const deadlines = () => (desk as unknown as { deadlines: Map<string, unknown> }).deadlines;
+    const create = gateway.api.create;
+    let answer: () => void = () => undefined;
+    gateway.api.create = (input) =>
+      new Promise((resolve, reject) => (answer = () => void create(input).then(resolve, reject)));
+    const creating = desk.createForFee({ reference: 'T-88', amountMinor: 450, currency: 'GBP' });
+    await new Promise((r) => setTimeout(r, 10));
+    // The terminal closes while the create is out; its answer is journaled before the journal closes (settled).
+    desk.stop();
+    answer();
+    const view = await creating;
+    await desk.settled();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'active' });
+    // Nothing of the stopped desk is left to fire later, on a journal closed by then.
+    expect(deadlines().size).toBe(0);
+    // The next start takes the link: a fee link whose session is gone is deactivated.
+    desk = makeDesk();
+    await desk.recover();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', closeReason: 'recovery' });
   });
 
   it('makes purchase numbers of kiosk tickets that can never read as a card number', async () => {

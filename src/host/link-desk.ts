@@ -187,7 +187,12 @@ export class LinkDesk {
   private readonly listeners = new Set<(view: LinkView) => void>();
   private readonly waiters = new Map<string, Array<(view: LinkView) => void>>();
   private readonly deadlines = new Map<string, NodeJS.Timeout>();
-  /** Links whose last payment was declined: the payments declined since the link was last made active, by id. */
+  /**
+   * Links whose last payment was declined: the payments declined since the link was last made active, by id — so that
+   * the customer's screen tells each decline once, however often it is notified. Kept only while the link's wait lasts:
+   * forgotten when the link is published ended (paid, never created, confirmed INACTIVE), or by the sweep once the link
+   * is no longer open (closed beside the terminal), so that it does not grow for the life of the process.
+   */
   private readonly declined = new Map<string, Set<string>>();
   /** Links with a gateway request of the desk in flight (one at a time per link). */
   private readonly busy = new Set<string>();
@@ -195,7 +200,7 @@ export class LinkDesk {
   private readonly closeAfterBusy = new Set<string>();
   /**
    * Fee links a customer of this run still waits on: a payment of one counts (the machine settles the ticket) until the
-   * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid.
+   * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid, or once it is paid.
    */
   private readonly awaited = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
@@ -533,7 +538,6 @@ export class LinkDesk {
       n.paymentId,
       counted && link.purpose === 'fee' ? this.deps.feePaid : undefined,
     );
-    this.declined.delete(link.linkId);
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
@@ -595,7 +599,11 @@ export class LinkDesk {
 
   /** One pass over the open links (the sweep; tests). */
   async sweep(): Promise<void> {
-    for (const link of this.deps.store.open()) {
+    const open = this.deps.store.open();
+    // A link closed beside the terminal (`parking-terminal links deactivate`, another process) is never published here.
+    const openIds = new Set(open.map((l) => l.linkId));
+    for (const linkId of this.declined.keys()) if (!openIds.has(linkId)) this.declined.delete(linkId);
+    for (const link of open) {
       if (this.closed) return;
       await this.resolve(link, false);
     }
@@ -652,13 +660,19 @@ export class LinkDesk {
     if (ended(link)) {
       const list = this.waiters.get(link.linkId);
       this.waiters.delete(link.linkId);
-      if (link.state !== 'paid') this.awaited.delete(link.linkId);
+      this.declined.delete(link.linkId);
+      // Its wait is over: a paid link's payment is counted already (a later one of it is never counted), so nothing
+      // is kept of its customer either.
+      this.awaited.delete(link.linkId);
       for (const w of list ?? []) w(view);
     }
     return view;
   }
 
   private watchLink(link: StoredLink): void {
+    // Stopped, the desk starts no timer (a create answered while the terminal closes): one would fire on a journal
+    // closed by then. The link is open in the journal, and the next start takes it.
+    if (this.closed) return;
     const old = this.deadlines.get(link.linkId);
     if (old) clearTimeout(old);
     const ms = Math.max(0, link.watchUntilMs - this.deps.now().getTime());

@@ -115,7 +115,9 @@ describe("the operator's view of the fleet", () => {
     const { fleetTable } = await import('../cli/commands/fleet.js');
     const table = fleetTable(view.rows());
     expect(table).toContain('REASON');
-    expect(table).toContain(`out-of-service  ${reason}`);
+    expect(table).toContain(reason);
+    // Its gateway is not known (no gateway client behind it): no host named.
+    expect(table).toMatch(/out-of-service +- +configuration refused \(CONFIG_INVALID offline\.policy\)/);
     // The reason came from the broker: no terminal escape reaches the operator's screen.
     fake.emit(
       'message',
@@ -123,6 +125,65 @@ describe("the operator's view of the fleet", () => {
       Buffer.from(JSON.stringify({ ...refused, outOfService: 'bad\u001b[2J\nline' })),
     );
     expect(fleetTable(view.rows())).toContain('bad?[2J?line');
+    view.close();
+  });
+
+  it('names in the table the host a terminal could not connect to, beside its gateway alert', async () => {
+    // The heartbeat's gateway.unreachableHost: with the OAuth token host down the gateway itself answers, and an
+    // operator reading only `gateway-unreachable` would look at the wrong host.
+    const view = await FleetView.connect(
+      { url: 'mqtts://broker.invalid', reconnectMaxSeconds: 1 },
+      'parking',
+    );
+    const gateways: Record<string, Record<string, unknown>> = {
+      PT000011: { online: true, clockSkewSeconds: 0 },
+      PT000012: {
+        online: false,
+        problem: 'unreachable',
+        lastError: 'GW_CONNECTION',
+        unreachableHost: 'OAuth token host auth.example:443',
+        clockSkewSeconds: 0,
+      },
+      // A terminal older than the field.
+      PT000013: { online: false, problem: 'unreachable', clockSkewSeconds: 0 },
+      PT000014: { online: false, problem: 'credentials', lastError: 'GW_AUTH', clockSkewSeconds: 0 },
+      PT000015: { online: null, clockSkewSeconds: null },
+      // Whoever may write the heartbeat topic wrote this one: no terminal escape reaches the operator's screen.
+      PT000016: { online: false, unreachableHost: 'gateway \u001b[2Jgw.example:443', clockSkewSeconds: 0 },
+    };
+    for (const [id, gateway] of Object.entries(gateways)) {
+      fake.emit('message', `parking/${id}/status`, Buffer.from('online'));
+      fake.emit(
+        'message',
+        `parking/${id}/heartbeat`,
+        Buffer.from(JSON.stringify({ ...heartbeat(id), gateway })),
+      );
+    }
+    const { fleetTable } = await import('../cli/commands/fleet.js');
+    const lines = fleetTable(view.rows()).split('\n');
+    const cells = (id: string): string[] => (lines.find((l) => l.startsWith(id)) ?? '').split(/ {2,}/);
+    expect(lines.find((l) => l.startsWith('PT000012'))).toContain('OAuth token host auth.example:443');
+    expect(lines[0]?.split(/ {2,}/)).toEqual([
+      'TERMINAL',
+      'ONLINE',
+      'HEARTBEAT',
+      'QUEUE',
+      'VERSION',
+      'ALERTS',
+      'UNREACHABLE',
+      'REASON',
+    ]);
+    expect(cells('PT000011').slice(5, 7)).toEqual(['-', '-']);
+    expect(cells('PT000012').slice(5, 7)).toEqual([
+      'gateway-unreachable',
+      'OAuth token host auth.example:443',
+    ]);
+    expect(cells('PT000013').slice(5, 7)).toEqual(['gateway-unreachable', '-']);
+    expect(cells('PT000014').slice(5, 7)).toEqual(['gateway-credentials', '-']);
+    expect(cells('PT000015').slice(5, 7)).toEqual(['-', '-']);
+    expect(cells('PT000016')[6]).toBe('gateway ?[2Jgw.example:443');
+    // Read at 80-120 columns: the host widens the table only as far as it needs.
+    expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(120);
     view.close();
   });
 });

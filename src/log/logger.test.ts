@@ -1,7 +1,17 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { closeSync, constants, mkdtempSync, openSync, readFileSync, readSync, rmSync } from 'node:fs';
+import {
+  closeSync,
+  constants,
+  existsSync,
+  mkdtempSync,
+  openSync,
+  readFileSync,
+  readSync,
+  rmSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { fileURLToPath } from 'node:url';
 import { Writable } from 'node:stream';
 import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -267,4 +277,151 @@ describe('a log file (log.file)', () => {
       closeSync(reader);
     }
   });
+
+  /**
+   * A process that logs to `file` through createLogger (the script's `log`), as the terminal does; its exit and its
+   * standard error. It logs `first` (unless told not to) at once, and runs `steps` when the test's `go` sends a line to
+   * its standard input.
+   */
+  function loggingProcess(
+    file: string,
+    steps: string,
+    first = true,
+  ): {
+    go(): void;
+    ended: Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>;
+    kill(): void;
+  } {
+    const logger = fileURLToPath(new URL('./logger.ts', import.meta.url));
+    const script = `import { createLogger } from ${JSON.stringify(logger)};
+      const log = createLogger({ destination: ${JSON.stringify(file)} });
+      ${first ? "log.info('first');" : ''}
+      process.stdin.once('data', () => { ${steps} });`;
+    const child = spawn(process.execPath, ['--import', 'tsx', '--input-type=module', '-e', script], {
+      stdio: ['pipe', 'ignore', 'pipe'],
+    });
+    let stderr = '';
+    child.stderr.on('data', (chunk: Buffer) => (stderr += chunk.toString('utf8')));
+    const ended = new Promise<{ code: number | null; signal: NodeJS.Signals | null; stderr: string }>(
+      (done) => child.once('close', (code, signal) => done({ code, signal, stderr })),
+    );
+    return { go: () => child.stdin.write('go\n'), ended, kill: () => child.kill('SIGKILL') };
+  }
+  const messagesOf = (stderr: string): string[] =>
+    stderr
+      .split('\n')
+      .filter((l) => l.startsWith('{'))
+      .map((l) => String((JSON.parse(l) as { msg?: unknown }).msg));
+  /** Resolves with what `ended` gives, or with 'hung' after `ms`. */
+  const within = <T>(ended: Promise<T>, ms: number): Promise<T | 'hung'> =>
+    Promise.race([ended, new Promise<'hung'>((r) => setTimeout(() => r('hung'), ms))]);
+
+  // A log file whose writes fail once the terminal runs: the disk full (ENOSPC: /dev/full answers every write so), its
+  // device gone (EIO), a log shipper's FIFO whose reader went away (EPIPE). The lines go to standard error from then
+  // on, after one warning saying why; the process is neither crashed by the stream's error nor held at its exit.
+  it.runIf(existsSync('/dev/full'))(
+    'whose writes fail later (ENOSPC) is replaced by standard error, which says so once, and the run goes on',
+    async () => {
+      const stderr = join(dir, 'stderr');
+      const log = createLogger({
+        destination: '/dev/full',
+        standardError: pino.destination({ dest: stderr, sync: true }),
+      });
+      log.info('started');
+      log.info('card read');
+      // The failure comes back from the write in the background.
+      const warned = (): boolean => readFileSync(stderr, 'utf8').includes('standard error instead');
+      for (let tries = 0; tries < 100 && !warned(); tries++) await new Promise((r) => setTimeout(r, 20));
+      log.info('sale approved');
+      log.error('reader disconnected');
+      await written(log);
+      expect(linesOf(stderr)).toEqual([
+        expect.objectContaining({
+          level: 40,
+          file: '/dev/full',
+          err: expect.objectContaining({ code: 'ENOSPC' }) as unknown,
+          msg: 'log.file /dev/full could not be written (ENOSPC): logging to standard error instead',
+        }),
+        // The lines the file did not take, then the later ones.
+        expect.objectContaining({ msg: 'started' }),
+        expect.objectContaining({ msg: 'card read' }),
+        expect.objectContaining({ msg: 'sale approved' }),
+        expect.objectContaining({ level: 50, msg: 'reader disconnected' }),
+      ]);
+    },
+  );
+
+  it.runIf(existsSync('/dev/full'))(
+    'whose writes fail (ENOSPC) as the process exits does not hold the exit: its lines go to standard error',
+    async () => {
+      // Nothing written before: the first failure is met by pino's flush at exit (the first line's write is under
+      // way then, the second waits for it).
+      const child = loggingProcess(
+        '/dev/full',
+        `log.info('stopping'); log.info('stopped'); process.exit(0);`,
+        false,
+      );
+      try {
+        child.go();
+        const end = await within(child.ended, 10_000);
+        expect(end).not.toBe('hung');
+        if (end === 'hung') return;
+        expect(end.code, end.stderr).toBe(0);
+        expect(messagesOf(end.stderr)).toEqual(
+          expect.arrayContaining([
+            'log.file /dev/full could not be written (ENOSPC): logging to standard error instead',
+            'stopped',
+          ]),
+        );
+      } finally {
+        child.kill();
+      }
+    },
+  );
+
+  it.runIf(process.platform !== 'win32')(
+    'that is a FIFO whose reader goes away (EPIPE) is replaced by standard error: no SIGPIPE, no line lost silently',
+    async () => {
+      const fifo = join(dir, 'terminal.log');
+      execFileSync('mkfifo', [fifo]);
+      const reader = openSync(fifo, constants.O_RDONLY | constants.O_NONBLOCK);
+      let readerOpen = true;
+      const child = loggingProcess(
+        fifo,
+        `log.info('second'); log.info('third');
+         setTimeout(() => { log.info('still running'); setTimeout(() => process.exit(0), 200); }, 300);`,
+      );
+      try {
+        // The shipper reads the first line, then goes away.
+        const buf = Buffer.alloc(4096);
+        let n = 0;
+        // 0 before the process opens it (no writer yet), EAGAIN while it has written nothing.
+        for (let tries = 0; n === 0 && tries < 500; tries++) {
+          try {
+            n = readSync(reader, buf);
+          } catch (error) {
+            if ((error as NodeJS.ErrnoException).code !== 'EAGAIN') throw error;
+          }
+          if (n === 0) await new Promise((r) => setTimeout(r, 20));
+        }
+        expect(buf.subarray(0, n).toString('utf8')).toContain('"msg":"first"');
+        closeSync(reader);
+        readerOpen = false;
+        child.go();
+        const end = await within(child.ended, 10_000);
+        expect(end).not.toBe('hung');
+        if (end === 'hung') return;
+        expect({ code: end.code, signal: end.signal }, end.stderr).toEqual({ code: 0, signal: null });
+        expect(messagesOf(end.stderr)).toEqual([
+          `log.file ${fifo} could not be written (EPIPE): logging to standard error instead`,
+          'second',
+          'third',
+          'still running',
+        ]);
+      } finally {
+        if (readerOpen) closeSync(reader);
+        child.kill();
+      }
+    },
+  );
 });

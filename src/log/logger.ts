@@ -1,4 +1,4 @@
-import { constants, mkdirSync, openSync } from 'node:fs';
+import { constants, fsyncSync, mkdirSync, openSync, writeSync } from 'node:fs';
 import { dirname, resolve } from 'node:path';
 import { pino, type Logger, type DestinationStream } from 'pino';
 import { redactString, redactValue } from './redact.js';
@@ -9,7 +9,8 @@ export interface LoggerOptions {
   level?: string;
   /**
    * Where JSON lines go: a stream, or a file (the configuration's `log.file`) appended to, its directory created.
-   * Standard error when absent, and when the file cannot be opened (a warning there then says so).
+   * Standard error when absent, when the file cannot be opened, and from the first write to it that fails (a warning
+   * there then says so).
    */
   destination?: DestinationStream | string;
   name?: string;
@@ -84,6 +85,129 @@ function openLogFile(file: string): { fd: number } | { error: NodeJS.ErrnoExcept
   }
 }
 
+/** The stream pino writes a file descriptor with (sonic-boom). */
+type FileStream = ReturnType<typeof pino.destination>;
+
+/**
+ * What sonic-boom (4.x, text mode) holds of the lines not written yet: the chunk being written (a string until part of
+ * it was written, then the rest as a Buffer) and the chunks queued behind it, whole lines each.
+ */
+interface FileStreamBuffers {
+  destroyed: boolean;
+  _writing: boolean;
+  _writingBuf: string | Buffer;
+  _bufs: string[];
+  _len: number;
+}
+
+/**
+ * Takes from `stream` the lines it has not written, but not the chunk of a write in flight: whole lines, the rest of
+ * a line already written in part left out (it would not read as one).
+ */
+function takeUnwritten(stream: FileStream): Buffer {
+  const buffers = stream as unknown as FileStreamBuffers;
+  const chunks: Buffer[] = [];
+  if (!buffers._writing && buffers._writingBuf.length > 0) {
+    const chunk = buffers._writingBuf;
+    let rest = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    // A Buffer is what remains of a chunk written in part: it starts within a line unless at a line's start.
+    if (typeof chunk !== 'string' && rest[0] !== 0x7b)
+      rest = rest.subarray(rest.indexOf(0x0a) + 1 || rest.length);
+    chunks.push(rest);
+    buffers._writingBuf = '';
+  }
+  for (const chunk of buffers._bufs) chunks.push(Buffer.from(chunk));
+  buffers._bufs = [];
+  const unwritten = Buffer.concat(chunks);
+  buffers._len = Math.max(0, buffers._len - unwritten.length);
+  return unwritten;
+}
+
+/** How long a synchronous flush waits in all for a pipe whose reader is slow (EAGAIN), ms. */
+const FLUSH_SYNC_WAIT_MS = 1_000;
+
+/**
+ * A log file's destination: the file until a write to it fails — the disk full (ENOSPC), its device gone (EIO), a
+ * FIFO whose reader went away (EPIPE) — then standard error, for the rest of the run.
+ *
+ * sonic-boom reports a failed write as an 'error' event: unheard, it crashed the process; pino's own listener heard
+ * only EPIPE, and dropped every later line without a word. Here the first failure of any kind switches to standard
+ * error, with one warning naming the file and the code, and the lines the file had not taken are written there. The
+ * file's stream is then destroyed (its descriptor closed; pino's flush at exit skips it).
+ *
+ * sonic-boom's synchronous flush — pino's at exit — retries a failed write every 100 ms for as long as it fails, except
+ * EAGAIN: a disk full at exit held the process forever. The file's stream gets one that gives up on any other error
+ * (the lines go to standard error) and waits for a slow pipe at most {@link FLUSH_SYNC_WAIT_MS}.
+ */
+function fileOrStandardError(
+  fd: number,
+  fileStream: FileStream,
+  standardError: () => DestinationStream,
+  warn: (error: NodeJS.ErrnoException) => void,
+): DestinationStream & { flush(cb?: (err?: Error) => void): void; flushSync(): void } {
+  let current: DestinationStream = fileStream;
+  const fail = (error: NodeJS.ErrnoException, unwritten: Buffer): void => {
+    if (current !== fileStream) return;
+    current = standardError();
+    try {
+      fileStream.destroy();
+    } catch {
+      // Destroyed already.
+    }
+    warn(error);
+    if (unwritten.length > 0) current.write(unwritten.toString('utf8'));
+  };
+  // Before pino's listener, which disables the stream on EPIPE before anyone could take its lines; kept for the rest
+  // of the run, so that no later error of the stream (its close) is left unheard.
+  fileStream.prependListener('error', (error: NodeJS.ErrnoException) => {
+    if (current === fileStream) fail(error, takeUnwritten(fileStream));
+  });
+  fileStream.flushSync = (): void => {
+    if (current !== fileStream || (fileStream as unknown as FileStreamBuffers).destroyed) return;
+    const unwritten = takeUnwritten(fileStream);
+    let written = 0;
+    const giveUpAt = Date.now() + FLUSH_SYNC_WAIT_MS;
+    while (written < unwritten.length) {
+      try {
+        written += writeSync(fd, unwritten, written);
+      } catch (e) {
+        const error = e as NodeJS.ErrnoException;
+        if ((error.code === 'EAGAIN' || error.code === 'EBUSY') && Date.now() < giveUpAt) {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+          continue;
+        }
+        // From the first line not begun: the rest of one the file took in part would not read as a line.
+        const lineStart =
+          written === 0 || unwritten[written - 1] === 0x0a
+            ? written
+            : unwritten.indexOf(0x0a, written) + 1 || unwritten.length;
+        fail(error, unwritten.subarray(lineStart));
+        const standard = current as { flushSync?: () => void };
+        try {
+          standard.flushSync?.();
+        } catch {
+          // Standard error itself cannot be written: nothing is left to tell.
+        }
+        return;
+      }
+    }
+    try {
+      fsyncSync(fd);
+    } catch {
+      // Not every file can be synced (a FIFO): written is what counts here, as in sonic-boom's own flush.
+    }
+  };
+  return {
+    write: (line: string) => current.write(line),
+    flush: (cb?: (err?: Error) => void) => {
+      const stream = current as { flush?: (cb: (err?: Error) => void) => void };
+      if (stream.flush) stream.flush(cb ?? (() => undefined));
+      else cb?.();
+    },
+    flushSync: () => (current as { flushSync?: () => void }).flushSync?.(),
+  };
+}
+
 /**
  * The terminal's structured logger. Every object and every message passes through the card-data redaction layer
  * before it is serialised: callers cannot log a PAN, track data or EMV card tags even by mistake.
@@ -93,16 +217,29 @@ function openLogFile(file: string): { fd: number } | { error: NodeJS.ErrnoExcept
  * not mounted, its directory was never created nor refused: see makeDirectory), and pino's flush at exit threw
  * ("sonic boom is not ready yet"): a crash at every stop. Such a file is replaced by standard error instead — the
  * kiosk keeps running and its lines reach the service manager's journal — and the first line there, a warning,
- * names the file and the system's error code.
+ * names the file and the system's error code. A file whose writes fail later is replaced the same way, for the rest
+ * of the run (fileOrStandardError).
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
   const standardError = (): DestinationStream => options.standardError ?? pino.destination(2);
   let dest: DestinationStream;
   let unopened: { file: string; error: NodeJS.ErrnoException } | undefined;
+  // The logger, once made, for the warning of a log file that fails later.
+  const made: { logger?: Logger } = {};
   if (typeof options.destination === 'string') {
     const file = options.destination;
     const opened = openLogFile(file);
-    if ('fd' in opened) dest = pino.destination({ dest: opened.fd, sync: false });
+    if ('fd' in opened)
+      dest = fileOrStandardError(
+        opened.fd,
+        pino.destination({ dest: opened.fd, sync: false }),
+        standardError,
+        (error) =>
+          made.logger?.warn(
+            { file, err: error },
+            `log.file ${file} could not be written (${error.code ?? error.message}): logging to standard error instead`,
+          ),
+      );
     else {
       unopened = { file, error: opened.error };
       dest = standardError();
@@ -132,6 +269,7 @@ export function createLogger(options: LoggerOptions = {}): Logger {
     },
     dest,
   );
+  made.logger = logger;
   if (unopened) {
     const { file, error } = unopened;
     logger.warn(

@@ -20,7 +20,8 @@ const USAGE = `parking-terminal fleet status [--json] [--wait S] [connection opt
 parking-terminal fleet watch [connection options]
 parking-terminal fleet send TERMINAL COMMAND [--args JSON] [--new-config FILE] [--timeout S] [--expires S] [connection options]
   status          every terminal on the broker (their retained status and heartbeat): online, seconds since the last
-                  heartbeat, offline queue depth, alerts; a table, or one JSON document with --json
+                  heartbeat, offline queue depth, alerts, the host that did not open while the gateway is unreachable;
+                  a table, or one JSON document with --json
   watch           the same table, kept current until Ctrl-C
   send            signs COMMAND for TERMINAL with the fleet key, publishes it (QoS 1), waits for the reply and prints
                   it; exit 0 when done, 1 when refused, failed or unanswered, 2 on bad input
@@ -117,21 +118,42 @@ function age(s: number | null): string {
 /** Longest reason printed in the table, characters (the JSON document carries it whole). */
 const REASON_MAX_CHARS = 200;
 
+/** Longest unreachable host printed in the table, characters (the JSON document carries it whole). */
+const UNREACHABLE_MAX_CHARS = 80;
+
 /**
- * Why a terminal is out of service, as its heartbeat says, for the table: whoever may write the heartbeat topic wrote
- * it, so control characters (terminal escapes, line breaks) are replaced and it is cut; '-' when in service.
+ * Text from a heartbeat as the table prints it: whoever may write the heartbeat topic wrote it, so control characters
+ * (terminal escapes, line breaks) are replaced and it is cut at `max` characters.
  */
+function printable(text: string, max: number): string {
+  // eslint-disable-next-line no-control-regex
+  const clean = text.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
+  return clean.length > max ? `${clean.slice(0, max)}…` : clean;
+}
+
+/** Why a terminal is out of service, as its heartbeat says, for the table; '-' when in service. */
 export function reasonCell(heartbeat: TerminalRow['heartbeat']): string {
   const reason = heartbeat && !heartbeat.inService ? heartbeat.outOfService : undefined;
   if (typeof reason !== 'string' || reason === '') return '-';
-  // eslint-disable-next-line no-control-regex
-  const clean = reason.replace(/[\u0000-\u001f\u007f-\u009f\u2028\u2029]/g, '?');
-  return clean.length > REASON_MAX_CHARS ? `${clean.slice(0, REASON_MAX_CHARS)}…` : clean;
+  return printable(reason, REASON_MAX_CHARS);
+}
+
+/**
+ * The host a terminal could not connect to, as its heartbeat names it while the gateway is unreachable (`gateway
+ * HOST:PORT`, or `OAuth token host HOST:PORT` while the gateway itself answers), for the table: what the alert
+ * `gateway-unreachable` alone does not say. '-' otherwise, and for a terminal older than the field.
+ */
+export function unreachableCell(heartbeat: TerminalRow['heartbeat']): string {
+  if (!heartbeat || heartbeat.gateway.online !== false || heartbeat.gateway.problem === 'credentials')
+    return '-';
+  // Not checked by the heartbeat's schema: whoever may write the topic could send anything. A string is shown.
+  const host: unknown = heartbeat.gateway.unreachableHost;
+  return typeof host === 'string' && host !== '' ? printable(host, UNREACHABLE_MAX_CHARS) : '-';
 }
 
 /** The rows as a text table. */
 export function fleetTable(rows: TerminalRow[]): string {
-  const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS', 'REASON']];
+  const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS', 'UNREACHABLE', 'REASON']];
   for (const r of rows)
     lines.push([
       r.terminalId,
@@ -140,6 +162,7 @@ export function fleetTable(rows: TerminalRow[]): string {
       r.queueDepth === null ? '-' : String(r.queueDepth),
       r.heartbeat?.appVersion ?? '-',
       r.alerts.join(',') || '-',
+      unreachableCell(r.heartbeat),
       reasonCell(r.heartbeat),
     ]);
   const widths = lines[0]!.map((_, i) => Math.max(...lines.map((l) => l[i]!.length)));

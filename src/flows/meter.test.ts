@@ -841,6 +841,94 @@ describe('meter machine: another card after a declined pre-authorization', () =>
   });
 });
 
+describe('meter machine: an extension whose card read the customer can put right', () => {
+  /** A session of 60 minutes holding 300 (chosen), extended by 60 with a second pre-authorization whose read fails. */
+  async function extensionReadFailed(fake: FakeTerminal, read: string) {
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    const before = describeView(actor.getSnapshot()).session;
+    fake.reads.push(read);
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    return { actor, before };
+  }
+
+  /** The hold untouched and the extension asked for again: one more pre-authorization, then the stay settled. */
+  async function extendedAgainAndEnded(
+    fake: FakeTerminal,
+    actor: MeterActor,
+    before: ReturnType<typeof describeView>['session'],
+  ) {
+    const view = describeView(actor.getSnapshot());
+    expect(view.session).toEqual(before);
+    expect(view.actions).toContain('EXTEND');
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([['Parking Auth', 300]]);
+    expect(fake.openAuthorizations()).toHaveLength(1);
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      reason: 'APPROVED',
+      messageKey: 'meter.extended',
+      session: { heldMinor: 600 },
+    });
+    fake.clock.increment(50 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking Auth', 300],
+      ['Parking Auth', 300],
+      ['Parking Capture', 300],
+      ['REVERSAL', 300],
+    ]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.openAuthorizations()).toEqual([]);
+  }
+
+  for (const [read, reason, messageKey] of [
+    ['CARD_USE_CONTACT', 'CARD_USE_CONTACT', 'result.insertCard'],
+    ['CARD_COLLISION', 'CARD_COLLISION', 'result.oneCard'],
+    ['CARD_REMOVED', 'CARD_REMOVED', 'result.cardRemoved'],
+    ['CARD_NOT_PRESENTED', 'CARD_NOT_PRESENTED', 'result.noCard'],
+    ['tap-failed', 'TAP_FAILED', 'result.tapFailed'],
+  ] as const) {
+    it(`${reason}: the session says what went wrong, the hold untouched, and extends again`, async () => {
+      const fake = new FakeTerminal();
+      const { actor, before } = await extensionReadFailed(fake, read);
+      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', messageKey, reason });
+      await extendedAgainAndEnded(fake, actor, before);
+    });
+  }
+
+  it('says no card was presented when none came in time, the hold untouched, and extends again', async () => {
+    const fake = new FakeTerminal();
+    const { actor, before } = await extensionReadFailed(fake, 'hang');
+    fake.clock.increment(65_000);
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      messageKey: 'result.noCard',
+      reason: 'READ_TIMEOUT',
+    });
+    await extendedAgainAndEnded(fake, actor, before);
+  });
+
+  it('still says the extension was not approved when its pre-authorization is declined', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    fake.script('preauth', 'declined');
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      messageKey: 'meter.extensionNotApproved',
+      reason: 'GENERAL_DECLINE',
+      session: { heldMinor: 300 },
+    });
+    actor.stop();
+  });
+});
+
 /** An offer for the meter's hold (the fake fills in the local side: the maximum stay, 1200). */
 const OFFER: DccOfferSummary = {
   offerId: 'offer-1',

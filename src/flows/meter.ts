@@ -11,6 +11,7 @@ import type {
 } from './effects.js';
 import {
   anotherCardAfterDecline,
+  canPresentCardAgain,
   cardAttemptView,
   earlierAttemptCleared,
   emptyView,
@@ -356,6 +357,19 @@ function sessionView(context: Ctx, endedAtMs?: number): ViewContext['session'] {
       : { endedAtMs }),
     heldMinor: totalAuthorized(context),
   };
+}
+
+/**
+ * The session's text after an extension that did not happen (its holds untouched; EXTEND asks again): what went wrong
+ * with the card read when the customer can put it right ({@link canPresentCardAgain}: the words of every failed read,
+ * `failureText`, "present it again and hold it until the reader beeps"), so that the next attempt presents the card
+ * properly; otherwise that the extension was not approved. The reason code is the result's either way.
+ */
+function extensionFailureText(result: TransactionResult): Pick<ViewContext, 'message' | 'reason'> {
+  const failed = failureText(result);
+  return result.kind === 'card-error' && canPresentCardAgain(result.code)
+    ? failed
+    : { ...failed, message: { key: 'meter.extensionNotApproved' } };
 }
 
 function preauthRequest(context: Ctx, amountMinor: number): TransactionRequest {
@@ -798,13 +812,7 @@ export const meterMachine = setup({
               reason: 'PARTIAL_APPROVAL',
             })),
           },
-          {
-            target: 'session',
-            actions: assign(({ event }) => ({
-              ...failureText(event.output),
-              message: { key: 'meter.extensionNotApproved' },
-            })),
-          },
+          { target: 'session', actions: assign(({ event }) => extensionFailureText(event.output)) },
         ],
       },
       // The increment asks nothing of the customer and cannot be cancelled once out: the end waits for its answer.
@@ -843,10 +851,7 @@ export const meterMachine = setup({
             target: 'session',
             actions: [
               { type: 'noteCard', params: ({ event }) => event.output },
-              assign(({ event }) => ({
-                ...failureText(event.output),
-                message: { key: 'meter.extensionNotApproved' },
-              })),
+              assign(({ event }) => extensionFailureText(event.output)),
             ],
           },
         ],

@@ -2,6 +2,7 @@ import { assign, enqueueActions, sendTo, setup } from 'xstate';
 import { MAX_MINOR } from '../money/index.js';
 import type { FlowClock, ReceiptData } from './effects.js';
 import {
+  anotherCardAfterDecline,
   cardAttemptView,
   emptyView,
   failureText,
@@ -189,7 +190,7 @@ export const attendedMachine = setup({
     },
     declined: {
       tags: ['declined'],
-      on: { DONE: 'idle', START: 'idle', CONFIRM: 'paying' },
+      on: { DONE: 'idle', START: 'idle', CONFIRM: anotherCardAfterDecline('paying') },
       after: { resultScreen: 'idle' },
     },
     failed: {

@@ -4,6 +4,7 @@ import { FlowEffectError, type ReceiptData, type TicketLookup } from './effects.
 import type { AltSaleRequest, AltSaleStarted } from './effects.js';
 import type { FlowClock } from './effects.js';
 import {
+  anotherCardAfterDecline,
   cardAttemptView,
   earlierAttemptCleared,
   emptyView,
@@ -487,7 +488,7 @@ export const kioskMachine = setup({
       on: {
         DONE: 'idle',
         START: 'idle',
-        CONFIRM: 'paying',
+        CONFIRM: anotherCardAfterDecline('paying'),
         PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
         ALT_METHOD: { guard: 'altMethodOffered', target: 'altDetails', actions: 'chooseAltMethod' },
       },

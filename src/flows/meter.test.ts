@@ -692,6 +692,243 @@ describe('meter machine: a card the reader asks to present again', () => {
   });
 });
 
+describe('meter machine: another card after a declined pre-authorization', () => {
+  const PHONE = testSettings({ payByPhone: { waitMs: 300_000 } });
+
+  /** The pre-authorization of 60 minutes (the maximum stay held: 1200) declined on the first card. */
+  async function declined(fake: FakeTerminal, settings?: FlowSettings) {
+    const actor = await openSession(fake, 60, settings);
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'declined',
+      maskedPan: '411111******1111',
+    });
+    // A declined pre-authorization holds nothing.
+    expect(fake.openAuthorizations()).toEqual([]);
+    return actor;
+  }
+
+  it('takes another card: one new pre-authorization with a transactionId of its own, then the stay settled', async () => {
+    const fake = new FakeTerminal().script('preauth', 'declined');
+    const actor = await declined(fake);
+    expect(describeView(actor.getSnapshot()).actions).toContain('CONFIRM');
+    fake.card = { ...fake.card, maskedPan: '555555******4444', fingerprint: 'fp-2' };
+    // Pressed twice: the second press while the card is read and sent is not taken.
+    actor.send({ type: 'CONFIRM' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      reason: 'APPROVED',
+      maskedPan: '555555******4444',
+      session: { heldMinor: 1_200 },
+    });
+    expect(fake.sent.map((r) => [r.service, r.amountMinor, r.kind])).toEqual([
+      ['preauth', 1_200, 'declined'],
+      ['preauth', 1_200, 'approved'],
+    ]);
+    expect(new Set(fake.sent.map((r) => r.transactionId)).size).toBe(2);
+    fake.clock.increment(90 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['preauth', 1_200],
+      ['preauth', 1_200],
+      ['capture', 450],
+    ]);
+    expect(fake.sent[2]?.original?.transactionId).toBe(fake.sent[1]?.transactionId);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.openAuthorizations()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(450);
+  });
+
+  it('asks for the next card with what is held, and nothing of the declined card on the screen', async () => {
+    const fake = new FakeTerminal().script('preauth', 'declined');
+    const actor = await declined(fake);
+    fake.reads.push('hang');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'present-card',
+      messageKey: 'meter.confirmHoldMaximum',
+      amountMinor: 1_200,
+    });
+    expect(view.reason).toBeUndefined();
+    expect(view.maskedPan).toBeUndefined();
+    expect(fake.sent).toHaveLength(1);
+    actor.stop();
+  });
+
+  it('takes another card after a partial approval it undid (nothing held), as after any decline', async () => {
+    const fake = new FakeTerminal();
+    fake.partialMinor.preauth = 800;
+    const actor = await declined(fake);
+    // spec 001: the meter holds the maximum stay or nothing; the 800 approved was reversed at once.
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      messageKey: 'result.partialApproval',
+      reason: 'PARTIAL_APPROVAL',
+    });
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['preauth', 1_200],
+      ['reversal', 800],
+    ]);
+    expect(describeView(actor.getSnapshot()).actions).toContain('CONFIRM');
+    delete fake.partialMinor.preauth;
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      session: { heldMinor: 1_200 },
+    });
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['preauth', 1_200],
+      ['reversal', 800],
+      ['preauth', 1_200],
+    ]);
+    fake.clock.increment(5 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.openAuthorizations()).toEqual([]);
+    expect(fake.netChargedMinor()).toBe(0);
+  });
+
+  it('offers no other card when a partial approval could not be undone (it stands: the operator settles it)', async () => {
+    const fake = new FakeTerminal().script('reversal', 'declined');
+    fake.partialMinor.preauth = 800;
+    const actor = await openSession(fake, 60);
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({ screen: 'error', messageKey: 'result.partialNotUndone' });
+    expect(view.actions).not.toContain('CONFIRM');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(fake.sent.map((r) => r.service)).toEqual(['preauth', 'reversal']);
+    actor.stop();
+  });
+
+  it('offers the phone on the declined screen where the meter offers it, without the declined card', async () => {
+    const fake = new FakeTerminal().script('preauth', 'declined');
+    const actor = await declined(fake, PHONE);
+    expect(describeView(actor.getSnapshot()).actions).toEqual(
+      expect.arrayContaining(['CONFIRM', 'PAY_BY_LINK']),
+    );
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    const scan = describeView(actor.getSnapshot());
+    expect(scan.screen).toBe('pay-by-phone');
+    expect(scan.maskedPan).toBeUndefined();
+    expect(scan.reason).toBeUndefined();
+    // The price of the time chosen (60 minutes: 300), nothing held on a card.
+    expect(fake.links[0]).toMatchObject({ amountMinor: 300, purpose: 'fee' });
+    fake.payLink();
+    await settle();
+    const paid = describeView(actor.getSnapshot());
+    expect(paid).toMatchObject({ screen: 'session', reason: 'PAID_BY_LINK' });
+    // The card shown was declined and holds nothing: the session is the phone's.
+    expect(paid.maskedPan).toBeUndefined();
+    expect(fake.sent.map((r) => r.service)).toEqual(['preauth']);
+    expect(fake.openAuthorizations()).toEqual([]);
+    actor.stop();
+  });
+
+  it('offers no phone on the declined screen where the meter does not offer it', async () => {
+    const fake = new FakeTerminal().script('preauth', 'declined');
+    const actor = await declined(fake);
+    expect(describeView(actor.getSnapshot()).actions).not.toContain('PAY_BY_LINK');
+    actor.stop();
+  });
+});
+
+describe('meter machine: an extension whose card read the customer can put right', () => {
+  /** A session of 60 minutes holding 300 (chosen), extended by 60 with a second pre-authorization whose read fails. */
+  async function extensionReadFailed(fake: FakeTerminal, read: string) {
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    const before = describeView(actor.getSnapshot()).session;
+    fake.reads.push(read);
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    return { actor, before };
+  }
+
+  /** The hold untouched and the extension asked for again: one more pre-authorization, then the stay settled. */
+  async function extendedAgainAndEnded(
+    fake: FakeTerminal,
+    actor: MeterActor,
+    before: ReturnType<typeof describeView>['session'],
+  ) {
+    const view = describeView(actor.getSnapshot());
+    expect(view.session).toEqual(before);
+    expect(view.actions).toContain('EXTEND');
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([['Parking Auth', 300]]);
+    expect(fake.openAuthorizations()).toHaveLength(1);
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      reason: 'APPROVED',
+      messageKey: 'meter.extended',
+      session: { heldMinor: 600 },
+    });
+    fake.clock.increment(50 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+      ['Parking Auth', 300],
+      ['Parking Auth', 300],
+      ['Parking Capture', 300],
+      ['REVERSAL', 300],
+    ]);
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+    expect(fake.openAuthorizations()).toEqual([]);
+  }
+
+  for (const [read, reason, messageKey] of [
+    ['CARD_USE_CONTACT', 'CARD_USE_CONTACT', 'result.insertCard'],
+    ['CARD_COLLISION', 'CARD_COLLISION', 'result.oneCard'],
+    ['CARD_REMOVED', 'CARD_REMOVED', 'result.cardRemoved'],
+    ['CARD_NOT_PRESENTED', 'CARD_NOT_PRESENTED', 'result.noCard'],
+    ['tap-failed', 'TAP_FAILED', 'result.tapFailed'],
+  ] as const) {
+    it(`${reason}: the session says what went wrong, the hold untouched, and extends again`, async () => {
+      const fake = new FakeTerminal();
+      const { actor, before } = await extensionReadFailed(fake, read);
+      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'session', messageKey, reason });
+      await extendedAgainAndEnded(fake, actor, before);
+    });
+  }
+
+  it('says no card was presented when none came in time, the hold untouched, and extends again', async () => {
+    const fake = new FakeTerminal();
+    const { actor, before } = await extensionReadFailed(fake, 'hang');
+    fake.clock.increment(65_000);
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      messageKey: 'result.noCard',
+      reason: 'READ_TIMEOUT',
+    });
+    await extendedAgainAndEnded(fake, actor, before);
+  });
+
+  it('still says the extension was not approved when its pre-authorization is declined', async () => {
+    const fake = new FakeTerminal();
+    const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
+    fake.script('preauth', 'declined');
+    actor.send({ type: 'EXTEND', minutes: 60 });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'session',
+      messageKey: 'meter.extensionNotApproved',
+      reason: 'GENERAL_DECLINE',
+      session: { heldMinor: 300 },
+    });
+    actor.stop();
+  });
+});
+
 /** An offer for the meter's hold (the fake fills in the local side: the maximum stay, 1200). */
 const OFFER: DccOfferSummary = {
   offerId: 'offer-1',

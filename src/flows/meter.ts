@@ -10,7 +10,10 @@ import type {
   ReceiptData,
 } from './effects.js';
 import {
+  anotherCardAfterDecline,
+  canPresentCardAgain,
   cardAttemptView,
+  earlierAttemptCleared,
   emptyView,
   failureText,
   presentCardAgain,
@@ -356,6 +359,19 @@ function sessionView(context: Ctx, endedAtMs?: number): ViewContext['session'] {
   };
 }
 
+/**
+ * The session's text after an extension that did not happen (its holds untouched; EXTEND asks again): what went wrong
+ * with the card read when the customer can put it right ({@link canPresentCardAgain}: the words of every failed read,
+ * `failureText`, "present it again and hold it until the reader beeps"), so that the next attempt presents the card
+ * properly; otherwise that the extension was not approved. The reason code is the result's either way.
+ */
+function extensionFailureText(result: TransactionResult): Pick<ViewContext, 'message' | 'reason'> {
+  const failed = failureText(result);
+  return result.kind === 'card-error' && canPresentCardAgain(result.code)
+    ? failed
+    : { ...failed, message: { key: 'meter.extensionNotApproved' } };
+}
+
 function preauthRequest(context: Ctx, amountMinor: number): TransactionRequest {
   return {
     service: 'preauth',
@@ -385,6 +401,37 @@ function holdFrom(result: TransactionResult & { kind: 'approved' }): MeterHold {
     ...(result.dcc?.indicator === '1' ? { dcc: result.dcc } : {}),
   };
 }
+
+/**
+ * Pay by phone (issue 14): the price of the time chosen (nothing is held on a card), as a payment link; paid → the
+ * session starts for that time; cancelled, timed out or no link → back to the choice between card and phone.
+ */
+const payingByPhone = payByLinkState({
+  purpose: 'fee',
+  link: (context: MeterContext) => ({
+    reference: sessionReference('METER', context.clock.now()),
+    amountMinor: priceOr(context.settings, context.minutes) ?? 0,
+  }),
+  receiptLines: (context) => [
+    { label: 'Parking', value: 'On-street meter' },
+    { label: 'Stay', value: `${context.minutes} min` },
+  ],
+  paid: {
+    target: 'linkSession',
+    note: (context, paid) => {
+      const now = context.clock.now();
+      return {
+        paidMinutes: context.minutes,
+        startedAtMs: now,
+        amountMinor: paid.amountMinor,
+        session: { id: paid.linkId, startedAtMs: now, paidUntilMs: now + context.minutes * 60_000 },
+        message: { key: 'payByPhone.sessionPaid', params: { minutes: context.minutes } },
+        reason: 'PAID_BY_LINK',
+      };
+    },
+  },
+  notPaid: 'confirming',
+});
 
 const isApproved = (output: TransactionResult): output is TransactionResult & { kind: 'approved' } =>
   output.kind === 'approved';
@@ -574,34 +621,9 @@ export const meterMachine = setup({
       },
     },
     payingByLink: {
-      // Pay by phone (issue 14): the price of the time chosen (nothing is held on a card), as a payment link; paid →
-      // the session starts for that time; cancelled, timed out or no link → back to the choice.
-      ...payByLinkState({
-        purpose: 'fee',
-        link: (context: MeterContext) => ({
-          reference: sessionReference('METER', context.clock.now()),
-          amountMinor: priceOr(context.settings, context.minutes) ?? 0,
-        }),
-        receiptLines: (context) => [
-          { label: 'Parking', value: 'On-street meter' },
-          { label: 'Stay', value: `${context.minutes} min` },
-        ],
-        paid: {
-          target: 'linkSession',
-          note: (context, paid) => {
-            const now = context.clock.now();
-            return {
-              paidMinutes: context.minutes,
-              startedAtMs: now,
-              amountMinor: paid.amountMinor,
-              session: { id: paid.linkId, startedAtMs: now, paidUntilMs: now + context.minutes * 60_000 },
-              message: { key: 'payByPhone.sessionPaid', params: { minutes: context.minutes } },
-              reason: 'PAID_BY_LINK',
-            };
-          },
-        },
-        notPaid: 'confirming',
-      }),
+      ...payingByPhone,
+      // After a declined card: neither on the phone's screens nor in the session it pays for is that card shown.
+      entry: [{ type: 'noteLink', params: earlierAttemptCleared() }, payingByPhone.entry],
       on: { CANCEL: { actions: sendTo('payByLink', { type: 'CANCEL' }) } },
     },
     linkSession: {
@@ -616,8 +638,9 @@ export const meterMachine = setup({
       after: { paidTimeUp: 'idle' },
     },
     authorizing: {
-      // Entered from the confirm screen, or again with the card after a read the customer can put right (`failed`):
-      // what is held and what the time costs, nothing of the failed read.
+      // Entered from the confirm screen, again with the card after a read the customer can put right (`failed`), or
+      // with another card after a decline (`declined`): what is held and what the time costs, nothing of the earlier
+      // attempt.
       entry: assign(({ context }) =>
         cardAttemptView(confirmText(context, context.minutes, context.amountMinor ?? 0)),
       ),
@@ -789,13 +812,7 @@ export const meterMachine = setup({
               reason: 'PARTIAL_APPROVAL',
             })),
           },
-          {
-            target: 'session',
-            actions: assign(({ event }) => ({
-              ...failureText(event.output),
-              message: { key: 'meter.extensionNotApproved' },
-            })),
-          },
+          { target: 'session', actions: assign(({ event }) => extensionFailureText(event.output)) },
         ],
       },
       // The increment asks nothing of the customer and cannot be cancelled once out: the end waits for its answer.
@@ -834,10 +851,7 @@ export const meterMachine = setup({
             target: 'session',
             actions: [
               { type: 'noteCard', params: ({ event }) => event.output },
-              assign(({ event }) => ({
-                ...failureText(event.output),
-                message: { key: 'meter.extensionNotApproved' },
-              })),
+              assign(({ event }) => extensionFailureText(event.output)),
             ],
           },
         ],
@@ -1180,7 +1194,14 @@ export const meterMachine = setup({
     },
     declined: {
       tags: ['declined'],
-      on: { DONE: 'idle', START: 'idle' },
+      // Another card, or the phone where the meter offers it, as on the confirmation: a declined pre-authorization
+      // (a partial approval among them, undone before it ended declined) holds nothing, and is no dead end.
+      on: {
+        DONE: 'idle',
+        START: 'idle',
+        CONFIRM: anotherCardAfterDecline('authorizing'),
+        PAY_BY_LINK: { guard: 'payByPhoneOffered', target: 'payingByLink' },
+      },
       after: { resultScreen: 'idle' },
     },
     failed: {

@@ -214,6 +214,20 @@ export function presentCardAgain<Target extends string>(target: Target) {
 }
 
 /**
+ * The one way a model takes another card on its `declined` screen, for the pay station, the meter and the attended
+ * terminal: CONFIRM goes back to `target`, the model's state whose transaction reads a card and sends the request, and
+ * whose entry clears the declined card and its result from the screen ({@link cardAttemptView}). A declined request
+ * holds nothing: a partial approval the model does not accept was undone before its transaction ended declined
+ * (`PARTIAL_APPROVAL`), and one whose undo did not stand ends `unknown`, on the `failed` screen, where no card is taken
+ * again. So the next card's request is a new transaction, with a transactionId of its own, sent once (the model's card
+ * state takes no second CONFIRM). The other ways to pay a model offers beside the card (the phone, the alternative
+ * methods) it offers here too, under the same guards as on its confirmation.
+ */
+export function anotherCardAfterDecline<Target extends string>(target: Target) {
+  return { target };
+}
+
+/**
  * What an earlier attempt to pay left on screen, cleared when another one starts (another card, the phone, an
  * alternative method after a declined card): its reason code and the masked PAN of its card, which a later approval
  * must not show as if that card had paid.

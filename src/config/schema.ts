@@ -467,6 +467,12 @@ export const oauthSchema = z
     tokenUrl: z.url().optional(),
     /** Where the rotated refresh token is kept, encrypted. */
     tokenStoreFile: z.string().min(1).default('var/oauth-tokens.enc'),
+    /**
+     * The access token is renewed in the background this long before it expires (half its life when it lives less
+     * than twice this), while it goes on serving requests: the time a renewal and its retries have before a request
+     * would wait on the token host.
+     */
+    renewBeforeExpirySeconds: z.number().int().min(10).max(3_600).default(300),
   })
   .prefault({});
 

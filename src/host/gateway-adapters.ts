@@ -159,7 +159,7 @@ export function oauthTokensResealer(config: Config, cwd: string): ResealOutside 
  */
 export function gatewayAuthFromConfig(
   config: Config,
-  options: { baseUrl: string; cwd: string; logger?: Logger },
+  options: { baseUrl: string; cwd: string; logger?: Logger; now?: () => number },
 ): GatewayAuth {
   if (config.gateway.auth.method === 'oauth') {
     const setup = createOAuthAuthenticatorFromConfig(config, {
@@ -167,6 +167,7 @@ export function gatewayAuthFromConfig(
       baseUrl: options.baseUrl,
       cwd: options.cwd,
       ...(options.logger ? { logger: options.logger } : {}),
+      ...(options.now ? { now: options.now } : {}),
     });
     return { authenticator: setup.authenticator, oauth: setup.tokens };
   }

@@ -733,8 +733,17 @@ export class TerminalHost implements TerminalApi {
           '<configuration>',
           'gateway.baseUrl',
         );
-      const auth = gatewayAuthFromConfig(config, { baseUrl, cwd: options.cwd, logger });
+      // The token deadlines on the clock the gateway's requests are dated with.
+      const auth = gatewayAuthFromConfig(config, {
+        baseUrl,
+        cwd: options.cwd,
+        logger,
+        now: () => now().getTime(),
+      });
       opened.oauth = auth.oauth;
+      // The terminal runs for days: its token is renewed ahead of expiry by a timer, so that no payment waits on the
+      // token host (a command beside it renews a due token before its own request, leaving nothing in flight at exit).
+      auth.oauth?.keepRenewed();
       // The gateway's Date of each answer, for the clock skew of the status (the host exists once the client does).
       let dated: (answer: {
         date: string | undefined;

@@ -1,7 +1,11 @@
-import { describe, expect, it } from 'vitest';
+import { mkdtempSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { MockAgent } from 'undici';
+import { describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../../config/index.js';
 import { createOAuthAuthenticatorFromConfig, oauthSettings } from './oauth-config.js';
-import { oauthGrantState, REFRESH_GRACE_MS, type OAuthTokens } from './oauth.js';
+import { encryptedFileTokenStore, oauthGrantState, REFRESH_GRACE_MS, type OAuthTokens } from './oauth.js';
 
 const KEY = Buffer.alloc(32, 3);
 
@@ -88,6 +92,57 @@ describe('createOAuthAuthenticatorFromConfig', () => {
       ).rejects.toMatchObject({ code: 'GW_OAUTH_REAUTHORIZE' });
     } finally {
       await setup.tokens.close();
+    }
+  });
+});
+
+describe('oauth.renewBeforeExpirySeconds', () => {
+  it('is five minutes unless configured', () => {
+    expect(config({}).oauth.renewBeforeExpirySeconds).toBe(300);
+  });
+
+  it('is the time before expiry at which the token in hand is renewed, beside the requests', async () => {
+    const expiresAt = 10_000_000;
+    const tokenStoreFile = join(mkdtempSync(join(tmpdir(), 'oauth-renew-')), 't.enc');
+    encryptedFileTokenStore(tokenStoreFile, KEY).save({
+      accessToken: 'A1',
+      accessTokenExpiresAt: expiresAt,
+      refreshToken: 'R1',
+      refreshTokenExpiresAt: expiresAt + 365 * 86_400_000,
+    });
+    const agent = new MockAgent();
+    agent.disableNetConnect();
+    let fetched = 0;
+    agent
+      .get('https://g.example')
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        fetched++;
+        return {
+          statusCode: 200,
+          data: JSON.stringify({ access_token: 'A2', refresh_token: 'R2', expires_in: 899 }),
+        };
+      });
+    let now = expiresAt - 100_000;
+    const setup = createOAuthAuthenticatorFromConfig(
+      config(
+        { clientId: 'p', clientSecretFile: 's', tokenStoreFile, renewBeforeExpirySeconds: 60 },
+        'https://g.example',
+      ),
+      { key: KEY, readSecretFile: () => 'secret', now: () => now, dispatcher: agent },
+    );
+    try {
+      setup.tokens.keepRenewed();
+      // 100 s before expiry: not due with 60 s (the default five minutes would renew it now).
+      expect(await setup.tokens.accessToken()).toBe('A1');
+      expect(fetched).toBe(0);
+      now = expiresAt - 50_000;
+      expect(await setup.tokens.accessToken()).toBe('A1');
+      await vi.waitFor(() => expect(setup.tokens.current()?.accessToken).toBe('A2'));
+      expect(fetched).toBe(1);
+    } finally {
+      await setup.tokens.close();
+      await agent.close();
     }
   });
 });

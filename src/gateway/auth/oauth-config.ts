@@ -128,6 +128,7 @@ export function createOAuthTokenManagerFromConfig(
     store: encryptedFileTokenStore(settings.tokenStoreFile, options.key),
     timeouts: config.gateway.timeouts,
     retry: config.gateway.retry,
+    refreshMarginMs: config.oauth.renewBeforeExpirySeconds * 1000,
     ...(options.logger !== undefined ? { logger: options.logger } : {}),
     ...(options.now !== undefined ? { now: options.now } : {}),
     ...(options.dispatcher !== undefined ? { dispatcher: options.dispatcher } : {}),
@@ -144,9 +145,10 @@ export interface OAuthSetup {
 
 /**
  * The authenticator of `gateway.auth.method: oauth` (spec 000): bearer tokens of the grant stored by
- * `parking-terminal oauth authorize`, refreshed before they expire and once after a 401 ACCESS_TOKEN_EXPIRED. With no
- * stored grant it still builds; each request then fails with GW_OAUTH_REAUTHORIZE (nothing sent) until the merchant
- * authorizes, and `tokens.state()` says so.
+ * `parking-terminal oauth authorize`, renewed `oauth.renewBeforeExpirySeconds` before they expire — in the background
+ * while the token in hand goes on serving once the terminal calls `tokens.keepRenewed()`, else by the request that
+ * finds the token due — and once after a 401 ACCESS_TOKEN_EXPIRED. With no stored grant it still builds; each request
+ * then fails with GW_OAUTH_REAUTHORIZE (nothing sent) until the merchant authorizes, and `tokens.state()` says so.
  * @throws SecretFileError or GatewayError GW_CONFIG naming the key (see {@link createOAuthTokenManagerFromConfig}).
  */
 export function createOAuthAuthenticatorFromConfig(config: Config, options: OAuthConfigOptions): OAuthSetup {

@@ -1,15 +1,18 @@
 import * as fs from 'node:fs';
 import { mkdtempSync, readdirSync, readFileSync, statSync } from 'node:fs';
-import { createServer } from 'node:net';
+import { createServer, type Server, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
 import { MockAgent } from 'undici';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import {
+  DEFAULT_REFRESH_MARGIN_MS,
   encryptedFileTokenStore,
+  EXPIRY_GUARD_MS,
   OAuthTokenManager,
   receiveConsent,
   REFRESH_GRACE_MS,
+  type OAuthTokenManagerOptions,
   type OAuthTokens,
   type TokenStore,
 } from './oauth.js';
@@ -52,7 +55,11 @@ afterEach(async () => {
   await a?.close();
 });
 
-function manager(store: TokenStore, now: () => number): OAuthTokenManager {
+function manager(
+  store: TokenStore,
+  now: () => number,
+  more: Partial<OAuthTokenManagerOptions> = {},
+): OAuthTokenManager {
   const a = new MockAgent();
   a.disableNetConnect();
   agent = a;
@@ -65,6 +72,7 @@ function manager(store: TokenStore, now: () => number): OAuthTokenManager {
     now,
     dispatcher: a,
     retry: { maxAttempts: 2, initialDelayMs: 1, maxDelayMs: 1 },
+    ...more,
   });
 }
 
@@ -76,10 +84,11 @@ const tokens = (now: number): OAuthTokens => ({
 });
 
 describe('OAuthTokenManager', () => {
-  it('refreshes the access token before it expires and persists the rotated refresh token', async () => {
+  it('renews the access token once it is due while the token in hand serves, and persists the rotated refresh token', async () => {
     let now = 1_000_000;
     const store = memoryStore(tokens(now));
     const m = manager(store, () => now);
+    m.keepRenewed();
     expect(await m.accessToken()).toBe('A1');
     let form = '';
     agent!
@@ -99,10 +108,29 @@ describe('OAuthTokenManager', () => {
         };
       });
     now += 850_000; // within the refresh margin of the 899 s lifetime
+    // The request goes with the token in hand; the renewal goes on beside it.
+    expect(await m.accessToken()).toBe('A1');
+    await vi.waitFor(() => expect(store.saved).toHaveLength(1));
     expect(await m.accessToken()).toBe('A2');
     expect(new URLSearchParams(form).get('grant_type')).toBe('refresh_token');
     expect(new URLSearchParams(form).get('refresh_token')).toBe('R1');
     expect(store.saved.at(-1)?.refreshToken).toBe('R2');
+    await m.close();
+  });
+
+  it('makes a request that finds the token due wait for its renewal when it is not renewed ahead (a command)', async () => {
+    let now = 1_000_000;
+    const store = memoryStore(tokens(now));
+    const m = manager(store, () => now);
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(200, { access_token: 'A2', refresh_token: 'R2', expires_in: 899 });
+    now += 850_000;
+    // Nothing left running in the background that the command's exit could cut short after the token host rotated
+    // the refresh token: the renewal is the request's, and stored before it goes.
+    expect(await m.accessToken()).toBe('A2');
+    expect(store.saved.map((t) => t.refreshToken)).toEqual(['R2']);
     await m.close();
   });
 
@@ -171,13 +199,209 @@ describe('OAuthTokenManager', () => {
     const tokenHost = { role: 'OAuth token host', hostname: 'auth.token.test', port: 443 };
     // The token in hand serves: whether the token host answers does not matter.
     expect(m.connectionNeeded()).toBeUndefined();
-    // Due for refresh (within the margin, then expired): the next request waits on the token host.
+    // Due for renewal, in a command (not renewed ahead): the next request renews it first.
     now = t0 + 850_000;
+    expect(m.connectionNeeded()).toEqual(tokenHost);
+    // Renewed ahead (the terminal): still sent while it is renewed, no request waits on the token host.
+    now = t0;
+    m.keepRenewed();
+    now = t0 + 850_000;
+    expect(m.connectionNeeded()).toBeUndefined();
+    // Within the last seconds of its life, then expired: the next request waits on the token host.
+    now = t0 + 899_000 - EXPIRY_GUARD_MS;
     expect(m.connectionNeeded()).toEqual(tokenHost);
     now = t0 + 900_000;
     expect(m.connectionNeeded()).toEqual(tokenHost);
     // Past the grace period no token request is made: GW_OAUTH_REAUTHORIZE at once, nothing to connect to.
     now = t0 + 365 * 86_400_000 + REFRESH_GRACE_MS + 1;
+    expect(m.connectionNeeded()).toBeUndefined();
+    await m.close();
+  });
+});
+
+describe('OAuthTokenManager, renewal ahead of expiry', () => {
+  const t0 = 1_000_000;
+  const granted = (access: string): string =>
+    JSON.stringify({ access_token: access, refresh_token: `R-${access}`, expires_in: 899 });
+  /** A grant whose access token falls due for renewal `inMs` after t0 (real time: the clock stays at t0). */
+  const dueIn = (inMs: number): OAuthTokens => ({
+    ...tokens(t0),
+    accessTokenExpiresAt: t0 + DEFAULT_REFRESH_MARGIN_MS + inMs,
+  });
+
+  it('renews the token before it expires by itself, with no request waiting for it', async () => {
+    const store = memoryStore(dueIn(50));
+    const m = manager(store, () => t0);
+    let fetched = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        fetched++;
+        return { statusCode: 200, data: granted('A2') };
+      })
+      .persist();
+    m.keepRenewed();
+    expect(await m.accessToken()).toBe('A1');
+    // The clock has not moved: the timer renewed it, not a request.
+    await vi.waitFor(() => expect(store.saved.map((t) => t.accessToken)).toEqual(['A2']));
+    expect(fetched).toBe(1);
+    expect(await m.accessToken()).toBe('A2');
+    expect(m.connectionNeeded()).toBeUndefined();
+    await m.close();
+  });
+
+  it('goes on with the token in hand after a failed renewal, and tries the renewal again after a backoff', async () => {
+    const store = memoryStore(dueIn(20));
+    // Backoff of the first retry: half of its one second.
+    const m = manager(store, () => t0, { random: () => 0 });
+    let attempts = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        attempts++;
+        // The first renewal fails, both its attempts; the next succeeds.
+        return attempts <= 2
+          ? { statusCode: 500, data: JSON.stringify({ error: 'server_error' }) }
+          : { statusCode: 200, data: granted('A2') };
+      })
+      .persist();
+    m.keepRenewed();
+    await vi.waitFor(() => expect(attempts).toBe(2));
+    // The failure is the renewal's: the requests have the token in hand, the probe needs no token host.
+    expect(await m.accessToken()).toBe('A1');
+    expect(m.connectionNeeded()).toBeUndefined();
+    expect(store.saved).toEqual([]);
+    await vi.waitFor(() => expect(store.saved.map((t) => t.accessToken)).toEqual(['A2']), { timeout: 3_000 });
+    expect(attempts).toBe(3);
+    expect(await m.accessToken()).toBe('A2');
+    await m.close();
+  });
+
+  it('hands out the token in hand at once while its renewal waits on a token host that accepts and never answers', async () => {
+    const sockets: Socket[] = [];
+    const silent: Server = createServer((s) => sockets.push(s));
+    await new Promise<void>((r) => silent.listen(0, '127.0.0.1', r));
+    const tokenUrl = `http://127.0.0.1:${(silent.address() as { port: number }).port}`;
+    let now = t0;
+    // Thirty seconds left: past the renewal point, still sent for twenty.
+    let stored: OAuthTokens | undefined = { ...tokens(t0), accessTokenExpiresAt: t0 + 30_000 };
+    // Its own connections, to a real socket.
+    const m = new OAuthTokenManager({
+      tokenUrl,
+      clientId: 'c',
+      clientSecret: 's',
+      store: { load: () => stored, save: (t) => (stored = t), clear: () => (stored = undefined) },
+      timeouts: { connectMs: 1_000, headersMs: 400, bodyMs: 400 },
+      retry: { maxAttempts: 1, initialDelayMs: 1, maxDelayMs: 1 },
+      now: () => now,
+    });
+    try {
+      m.keepRenewed();
+      expect(await m.accessToken()).toBe('A1');
+      await vi.waitFor(() => expect(sockets).toHaveLength(1));
+      // The renewal hangs on the token host: requests and the forwarding probe do not.
+      now += 1_000;
+      expect(await m.accessToken()).toBe('A1');
+      expect(m.connectionNeeded()).toBeUndefined();
+      // Its timeout is the renewal's failure, not a request's.
+      await new Promise((r) => setTimeout(r, 500));
+      expect(await m.accessToken()).toBe('A1');
+      expect(stored?.accessToken).toBe('A1');
+    } finally {
+      await m.close();
+      for (const s of sockets) s.destroy();
+      await new Promise((r) => silent.close(r));
+    }
+  });
+
+  it('makes one token request for every caller: the renewal ahead, requests that find the token due, requests that wait', async () => {
+    const store = memoryStore({ ...tokens(t0), accessTokenExpiresAt: t0 + 100_000 });
+    let now = t0;
+    const m = manager(store, () => now);
+    let fetched = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        fetched++;
+        return { statusCode: 200, data: granted(`A${fetched + 1}`) };
+      })
+      .delay(100)
+      .persist();
+    // Due (within the margin): the timer's renewal and five requests share one token request; the requests go with
+    // the token in hand.
+    m.keepRenewed();
+    const due = await Promise.all(Array.from({ length: 5 }, () => m.accessToken()));
+    expect(due).toEqual(Array(5).fill('A1'));
+    await vi.waitFor(() => expect(store.saved).toHaveLength(1));
+    expect(fetched).toBe(1);
+    // Expired (the clock jumped past it): the requests wait, on one token request between them.
+    now = store.saved[0]!.accessTokenExpiresAt + 1;
+    const waited = await Promise.all(Array.from({ length: 5 }, () => m.accessToken()));
+    expect(waited).toEqual(Array(5).fill('A3'));
+    expect(fetched).toBe(2);
+    await m.close();
+  });
+
+  it('stops renewing on close, and its timer keeps no process alive', async () => {
+    const m = manager(memoryStore(dueIn(30)), () => t0);
+    let fetched = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        fetched++;
+        return { statusCode: 200, data: granted('A2') };
+      })
+      .persist();
+    const setTimer = vi.spyOn(globalThis, 'setTimeout');
+    try {
+      m.keepRenewed();
+      const timer = setTimer.mock.results.at(-1)?.value as ReturnType<typeof setTimeout>;
+      expect(timer.hasRef()).toBe(false);
+    } finally {
+      setTimer.mockRestore();
+    }
+    await m.close();
+    await new Promise((r) => setTimeout(r, 100));
+    expect(fetched).toBe(0);
+  });
+
+  it('waits for the renewal of a token that lives longer than a timer can wait, rather than renewing it at once', async () => {
+    const m = manager(memoryStore(dueIn(200 * 86_400_000)), () => t0);
+    let fetched = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        fetched++;
+        return { statusCode: 200, data: granted('A2') };
+      })
+      .persist();
+    m.keepRenewed();
+    await new Promise((r) => setTimeout(r, 50));
+    expect(fetched).toBe(0);
+    await m.close();
+  });
+
+  it('does not renew ahead a grant that no refresh can renew', async () => {
+    const t1 = t0 + 365 * 86_400_000 + REFRESH_GRACE_MS + 1;
+    const m = manager(memoryStore(dueIn(0)), () => t1);
+    let fetched = 0;
+    agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        fetched++;
+        return { statusCode: 200, data: granted('A2') };
+      })
+      .persist();
+    m.keepRenewed();
+    await new Promise((r) => setTimeout(r, 20));
+    expect(fetched).toBe(0);
+    expect(m.state()).toBe('reauthorization-required');
     expect(m.connectionNeeded()).toBeUndefined();
     await m.close();
   });
@@ -223,11 +447,15 @@ describe('OAuthTokenManager, token answers nobody documented', () => {
       })
       .persist();
     expect(await m.accessToken()).toBe('A2');
+    m.keepRenewed();
     now += 10_000;
     expect(await m.accessToken()).toBe('A2');
-    now += 6_000; // past half of its 30 s
-    expect(await m.accessToken()).toBe('A3');
+    expect(refreshes).toBe(1);
+    now += 6_000; // past half of its 30 s: renewed beside the request
+    expect(await m.accessToken()).toBe('A2');
+    await vi.waitFor(() => expect(store.saved).toHaveLength(2));
     expect(refreshes).toBe(2);
+    expect(await m.accessToken()).toBe('A3');
     await m.close();
   });
 

@@ -32,8 +32,21 @@ export interface TokenStore {
 
 /** Six months after the refresh token expired, a refresh grant still gets a new one (spec 000, Limits). */
 export const REFRESH_GRACE_MS = 183 * 24 * 3600 * 1000;
-/** Refresh the access token this long before it expires, so that no request goes out with a dying token. */
-export const DEFAULT_REFRESH_MARGIN_MS = 60_000;
+/**
+ * Renew the access token in the background this long before it expires (`oauth.renewBeforeExpirySeconds`): five
+ * minutes of the fifteen, room for a renewal that waits out the token request's timeouts and for retries after it,
+ * while the token in hand serves every request.
+ */
+export const DEFAULT_REFRESH_MARGIN_MS = 300_000;
+/**
+ * A token in hand is sent until this long before it expires (at most half the renewal margin): a request sent with it
+ * reaches the gateway while it is valid. Past that, a request waits for the renewal.
+ */
+export const EXPIRY_GUARD_MS = 10_000;
+/** The wait before a failed renewal is tried again: from one second, doubling, to one minute (jittered). */
+const RENEWAL_BACKOFF = { initialDelayMs: 1_000, maxDelayMs: 60_000 };
+/** The longest wait of a Node timer (2^31 − 1 ms, about 24.8 days); a longer one would fire at once. */
+const MAX_TIMER_DELAY_MS = 2_147_483_647;
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 /** RFC 6750 `b64token`: what may follow `Bearer ` in an Authorization header. */
 const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;
@@ -124,6 +137,10 @@ export interface OAuthTokenManagerOptions {
   retry?: RetryOptions;
   /** Epoch milliseconds (tests). */
   now?: () => number;
+  /**
+   * How long before the access token expires it is renewed in the background (default
+   * {@link DEFAULT_REFRESH_MARGIN_MS}); half its life when it lives less than twice this.
+   */
   refreshMarginMs?: number;
   logger?: Logger;
   dispatcher?: Dispatcher;
@@ -131,18 +148,40 @@ export interface OAuthTokenManagerOptions {
 }
 
 /**
- * Keeps the partner's OAuth grant usable (spec 000): refreshes the fifteen-minute access token before it expires,
+ * Keeps the partner's OAuth grant usable (spec 000): renews the fifteen-minute access token ahead of its expiry,
  * persists the rotated refresh token (encrypted by the store), renews an expired refresh token within the six-month
  * grace period, and reports "merchant must re-authorize" as a state and a typed error (GW_OAUTH_REAUTHORIZE).
+ *
+ * Renewal ahead, once {@link keepRenewed} was called (the terminal): when the token in hand is due
+ * ({@link DEFAULT_REFRESH_MARGIN_MS} before it expires) it is renewed in the background — by a timer, and by the first
+ * request that finds it due — while it goes on serving every request. One token request at a time, shared by every
+ * caller; a renewal that fails is tried again with backoff and never reaches a request while the token in hand is
+ * valid. A request waits on the token host only when no token it may send is in hand: none yet, or the renewals
+ * failed until {@link EXPIRY_GUARD_MS} before it expired. Without {@link keepRenewed} (a command that lives for one
+ * request or a few) nothing runs in the background, where the process's exit could lose a rotated refresh token: a
+ * request that finds the token due waits for its renewal.
  */
 export class OAuthTokenManager implements BearerTokenSource {
   private tokens: OAuthTokens | undefined;
   /**
-   * When the access token is refreshed before use (epoch ms): the refresh margin before it expires, or half its life
-   * when it lives less than twice the margin (else every request would first refresh it). For a stored grant, whose
-   * lifetime is not known, the margin.
+   * When the token in hand is due for renewal (epoch ms): the refresh margin before it expires, or half its life when
+   * it lives less than twice the margin (else it would be renewed all the time); for a stored grant, whose lifetime is
+   * not known, the margin.
    */
-  private refreshAt: number;
+  private renewAt: number;
+  /**
+   * Until when the token in hand is sent while it is renewed ahead (epoch ms): {@link EXPIRY_GUARD_MS} before it
+   * expires (less for a token that lives less than twice that).
+   */
+  private usableUntil: number;
+  /** After a failed renewal: the earliest time of the next one (epoch ms); -Infinity otherwise. */
+  private retryAt = -Infinity;
+  /** Renewals failed in a row since the last token (the backoff's attempt number). */
+  private renewalFailures = 0;
+  /** The wake-up of the renewal ahead; set only after {@link keepRenewed}, never while closed. */
+  private renewalTimer: ReturnType<typeof setTimeout> | undefined;
+  private keepingRenewed = false;
+  private closed = false;
   private revoked = false;
   private inflight: Promise<OAuthTokens> | undefined;
   private readonly transport: Transport;
@@ -155,12 +194,12 @@ export class OAuthTokenManager implements BearerTokenSource {
     this.now = options.now ?? Date.now;
     this.logger = options.logger ?? silentLogger();
     this.tokens = options.store.load();
+    this.renewAt = -Infinity;
+    this.usableUntil = -Infinity;
     // A stored access token that cannot be sent as a bearer token (one kept before token answers were checked) is
     // refreshed before its first use, as an expired one.
-    this.refreshAt =
-      this.tokens !== undefined && BEARER_TOKEN.test(this.tokens.accessToken)
-        ? this.tokens.accessTokenExpiresAt - this.refreshMarginMs()
-        : -Infinity;
+    if (this.tokens !== undefined && BEARER_TOKEN.test(this.tokens.accessToken))
+      this.setDeadlines(this.tokens.accessTokenExpiresAt, undefined);
     this.tokenHost =
       options.dispatcher === undefined
         ? connectTargetOf(new URL(options.tokenUrl), 'OAuth token host')
@@ -187,28 +226,109 @@ export class OAuthTokenManager implements BearerTokenSource {
     return this.tokens;
   }
 
+  /**
+   * The token in hand while it may be sent, at once: when it is due, its renewal starts beside the request (should the
+   * timer fire late: after a suspend, a clock step) and its failure is not the request's. Otherwise the request waits
+   * for a token from the token host.
+   */
   async accessToken(): Promise<string> {
     const t = this.tokens;
-    if (t !== undefined && this.now() < this.refreshAt) return t.accessToken;
+    const now = this.now();
+    if (t !== undefined && now < this.sendableUntil()) {
+      if (now >= this.renewAt && now >= this.retryAt) this.renewInBackground();
+      return t.accessToken;
+    }
     return (await this.refresh()).accessToken;
   }
 
+  /** The last time the token in hand is sent without waiting: while renewed ahead, until its last seconds. */
+  private sendableUntil(): number {
+    return this.keepingRenewed ? this.usableUntil : this.renewAt;
+  }
+
   /**
-   * The token host, while the next {@link accessToken} must fetch a token from it: the one in hand is due for
-   * refresh (expired, about to, or not sendable) and the grant is one a refresh may renew. Undefined when the token in
-   * hand serves — no connection is opened for it, whether or not the token host answers — and when no token request
-   * would be made (no grant, or one past its grace period or withdrawn: the request fails at once with
-   * GW_OAUTH_REAUTHORIZE, sending nothing). The token in hand may fall due while requests go on: the request after
-   * that waits on the token host.
+   * The token host, while the next {@link accessToken} must fetch a token from it: no token in hand may be sent
+   * (expired, within {@link EXPIRY_GUARD_MS} of it, not sendable, or due without {@link keepRenewed}) and the grant is
+   * one a refresh may renew. Undefined while the token in hand serves — when renewed ahead, even while it is due, the
+   * renewal going on beside the requests and not waited on: no connection is opened for it, whether or not the token
+   * host answers — and when no token request would be made (no grant, or one past its grace period or withdrawn: the
+   * request fails at once with GW_OAUTH_REAUTHORIZE, sending nothing). The same test as {@link accessToken}'s, so the
+   * probe and the request agree; only a token whose renewals kept failing until its last seconds can fall due between
+   * the two.
    */
   connectionNeeded(): ConnectTarget | undefined {
-    if (this.tokens !== undefined && this.now() < this.refreshAt) return undefined;
+    if (this.tokens !== undefined && this.now() < this.sendableUntil()) return undefined;
     const state = this.state();
     return state === 'authorized' || state === 'grace-period' ? this.tokenHost : undefined;
   }
 
+  /**
+   * Renews the access token ahead of its expiry by itself from now on: a timer (which keeps no process alive) at the
+   * time it is due, and again with backoff after a renewal that failed, until {@link close}. A grant that no refresh
+   * can renew (none, withdrawn, past its grace period) waits for {@link exchangeCode}. For the terminal, which
+   * {@link close}s the manager when it stops (a renewal in flight finishes and is stored first); not for a command
+   * whose exit could cut a renewal short after the token host rotated the refresh token.
+   */
+  keepRenewed(): void {
+    if (this.closed) return;
+    this.keepingRenewed = true;
+    this.scheduleRenewal();
+  }
+
   private refreshMarginMs(): number {
     return this.options.refreshMarginMs ?? DEFAULT_REFRESH_MARGIN_MS;
+  }
+
+  /**
+   * The renewal time and the last sending time of a token expiring at `expiresAt` (epoch ms) that lives `lifetimeMs`
+   * (undefined: a stored token, whose lifetime is not known).
+   */
+  private setDeadlines(expiresAt: number, lifetimeMs: number | undefined): void {
+    const margin = this.refreshMarginMs();
+    const lead = lifetimeMs === undefined ? margin : Math.min(margin, lifetimeMs / 2);
+    this.renewAt = expiresAt - lead;
+    this.usableUntil = expiresAt - Math.min(EXPIRY_GUARD_MS, lead / 2);
+  }
+
+  /** Starts a renewal unless one is in flight; its failure is logged and scheduled again (in {@link refresh}). */
+  private renewInBackground(): void {
+    if (!this.keepingRenewed || this.closed || this.inflight !== undefined) return;
+    this.refresh().catch((err: unknown) => {
+      if (this.closed) return;
+      this.logger.warn(
+        {
+          code: err instanceof GatewayError ? err.code : undefined,
+          failures: this.renewalFailures,
+          state: this.state(),
+        },
+        'oauth token renewal failed; the token in hand serves while it is valid',
+      );
+    });
+  }
+
+  /**
+   * Sets the timer of the renewal ahead at {@link renewAt} (or {@link retryAt}, after a failure), while
+   * {@link keepRenewed} holds and a refresh may renew.
+   */
+  private scheduleRenewal(): void {
+    if (this.renewalTimer !== undefined) clearTimeout(this.renewalTimer);
+    this.renewalTimer = undefined;
+    if (!this.keepingRenewed || this.closed || this.tokens === undefined) return;
+    const state = this.state();
+    if (state !== 'authorized' && state !== 'grace-period') return;
+    const delay = Math.max(0, Math.max(this.renewAt, this.retryAt) - this.now());
+    const timer = setTimeout(
+      () => {
+        this.renewalTimer = undefined;
+        // A token that lives longer than a timer can wait (a lifetime of up to a year is accepted): wait again.
+        if (delay > MAX_TIMER_DELAY_MS) this.scheduleRenewal();
+        else this.renewInBackground();
+      },
+      Math.min(delay, MAX_TIMER_DELAY_MS),
+    );
+    // A terminal that is stopping is not held up by the next renewal.
+    timer.unref();
+    this.renewalTimer = timer;
   }
 
   async renewAfterUnauthorized(body: unknown, rejectedToken?: string): Promise<boolean> {
@@ -226,6 +346,8 @@ export class OAuthTokenManager implements BearerTokenSource {
   async exchangeCode(code: string): Promise<OAuthTokens> {
     const tokens = await this.tokenRequest({ grant_type: 'authorization_code', code });
     this.revoked = false;
+    // A grant withdrawn before was not renewable when the token arrived: the renewal ahead resumes with this one.
+    this.scheduleRenewal();
     return tokens;
   }
 
@@ -235,13 +357,35 @@ export class OAuthTokenManager implements BearerTokenSource {
    *   GW_OAUTH_TOKEN for other token-endpoint failures.
    */
   refresh(): Promise<OAuthTokens> {
-    this.inflight ??= this.doRefresh().finally(() => {
-      this.inflight = undefined;
-    });
+    this.inflight ??= this.doRefresh().then(
+      (tokens) => {
+        this.inflight = undefined;
+        return tokens;
+      },
+      (err: unknown) => {
+        this.inflight = undefined;
+        this.renewalFailed();
+        throw err;
+      },
+    );
     return this.inflight;
   }
 
+  /** After a failed refresh: the next renewal after a backoff (none once the grant cannot be renewed). */
+  private renewalFailed(): void {
+    if (this.closed) return;
+    this.renewalFailures++;
+    this.retryAt =
+      this.now() +
+      backoffDelayMs(this.renewalFailures, RENEWAL_BACKOFF, (this.options.random ?? Math.random)());
+    this.scheduleRenewal();
+  }
+
+  /** Stops the renewals and closes the token host's connections (a token request in flight finishes first). */
   async close(): Promise<void> {
+    this.closed = true;
+    if (this.renewalTimer !== undefined) clearTimeout(this.renewalTimer);
+    this.renewalTimer = undefined;
     await this.transport.close();
   }
 
@@ -284,6 +428,8 @@ export class OAuthTokenManager implements BearerTokenSource {
     );
     const retry = this.options.retry ?? { maxAttempts: 3, initialDelayMs: 200, maxDelayMs: 5_000 };
     for (let attempt = 1; ; attempt++) {
+      // A renewal that was waiting to try again when the terminal stopped ends there.
+      if (this.closed) throw new GatewayError('GW_CANCELLED', 'the token manager is closed');
       try {
         return await this.tokenAttempt(body);
       } catch (e) {
@@ -358,8 +504,10 @@ export class OAuthTokenManager implements BearerTokenSource {
     // Persist before use: the old refresh token may already be invalid once the new one is issued.
     this.options.store.save(tokens);
     this.tokens = tokens;
-    const lifetime = expiresIn * 1000;
-    this.refreshAt = issued + lifetime - Math.min(this.refreshMarginMs(), lifetime / 2);
+    this.setDeadlines(tokens.accessTokenExpiresAt, expiresIn * 1000);
+    this.renewalFailures = 0;
+    this.retryAt = -Infinity;
+    this.scheduleRenewal();
     this.logger.info({ accessTokenExpiresAt: tokens.accessTokenExpiresAt }, 'oauth tokens renewed');
     return tokens;
   }

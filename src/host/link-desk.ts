@@ -84,6 +84,8 @@ export interface FeeLinkRequest {
   purpose?: LinkPurpose;
   /** Milliseconds this link waits for its payment (default `waitMs` of the desk): the screen's own wait. */
   waitMs?: number;
+  /** The tap-and-go hold whose stay the link charges for, journaled with it (`LinkDeskDeps.stayPaid`). */
+  holdId?: string;
 }
 
 /** What the desk needs; the host provides it. */
@@ -123,6 +125,13 @@ export interface LinkDeskDeps {
    * not throw for a value it refuses (the host logs those): that would lose the payment. Absent: nothing.
    */
   feePaid?: (link: StoredLink) => void;
+  /**
+   * A link that names a tap-and-go hold (`StoredLink.holdId`: the gate's exit paid by phone, or its fee left to pay
+   * later), paid and counted: the stay is paid — written in the transaction that makes the link `paid`, so that no
+   * crash separates the payment from the hold it pays (the hold is never charged again). Must not throw for a value it
+   * refuses, as `feePaid`. Absent: nothing.
+   */
+  stayPaid?: (link: StoredLink & { holdId: string }) => void;
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -263,6 +272,7 @@ export class LinkDesk {
       purpose: request.purpose ?? 'fee',
       amountMinor: request.amountMinor,
       currency: request.currency,
+      ...(request.holdId !== undefined ? { holdId: request.holdId } : {}),
       watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
     if ((request.purpose ?? 'fee') === 'fee') this.awaited.add(linkId);
@@ -536,7 +546,12 @@ export class LinkDesk {
     const paid = this.deps.store.paid(
       link.linkId,
       n.paymentId,
-      counted && link.purpose === 'fee' ? this.deps.feePaid : undefined,
+      counted
+        ? (l) => {
+            if (l.purpose === 'fee') this.deps.feePaid?.(l);
+            if (l.holdId !== undefined) this.deps.stayPaid?.({ ...l, holdId: l.holdId });
+          }
+        : undefined,
     );
     this.deps.audit.record({
       actor: 'system',

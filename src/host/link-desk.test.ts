@@ -233,6 +233,29 @@ describe('LinkDesk', () => {
     );
   });
 
+  it('a deactivation after a payment that cannot be journaled is logged, never an unexpected error', async () => {
+    const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const { closing } = store;
+    store.closing = () => {
+      throw new Error('disk full');
+    };
+    try {
+      desk.notify(paid(view.linkId));
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      store.closing = closing;
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    // Still open in the journal: the sweep deactivates it.
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    await desk.sweep();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+  });
+
   it('a declined attempt leaves the link waiting; a different amount does not settle it', async () => {
     const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
     desk.notify({ ...paid(view.linkId), status: 'DECLINED' });

@@ -569,7 +569,7 @@ export class LinkDesk {
       },
     });
     this.publish(paid);
-    if (!paid.gatewayInactive) void this.deactivate(paid.linkId, 'paid');
+    if (!paid.gatewayInactive) this.deactivateInBackground(paid.linkId, 'paid');
   }
 
   /**
@@ -693,7 +693,7 @@ export class LinkDesk {
     const ms = Math.max(0, link.watchUntilMs - this.deps.now().getTime());
     const timer = setTimeout(() => {
       this.deadlines.delete(link.linkId);
-      void this.deactivate(link.linkId, 'timeout');
+      this.deactivateInBackground(link.linkId, 'timeout');
     }, ms);
     timer.unref();
     this.deadlines.set(link.linkId, timer);
@@ -833,7 +833,16 @@ export class LinkDesk {
     if (!this.closeAfterBusy.delete(linkId)) return;
     const link = this.deps.store.get(linkId);
     if (link?.closeReason === undefined) return;
-    this.deactivate(linkId, link.closeReason).catch((e: unknown) =>
+    this.deactivateInBackground(linkId, link.closeReason);
+  }
+
+  /**
+   * {@link deactivate} with nobody awaiting it: a failure (a journal write refused) is logged, and the link, open in the
+   * journal, is deactivated by the sweep or the next start — never an unexpected error that takes the terminal out of
+   * service.
+   */
+  private deactivateInBackground(linkId: string, reason: LinkCloseReason): void {
+    this.deactivate(linkId, reason).catch((e: unknown) =>
       this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link not deactivated yet; retried'),
     );
   }

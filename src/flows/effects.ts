@@ -354,12 +354,17 @@ export interface HoldRecord {
  *   whose gate a restart kept shut): nothing is charged again; `capture` is the journal's record of the capture that
  *   paid it (as {@link FlowEffects.findTransaction} reads one: amount, ids), for the screen and the receipt — absent
  *   when the journal does not hold it;
+ * - `paid-by-link`: the stay of its last hold was paid by phone (its link's payment counted, journaled with it): it is
+ *   never charged again. `claimed`: the hold is open and taken out of expiry watch for this exit, to be released in
+ *   full (its authorized total, increments included); otherwise someone else releases it (or did, within
+ *   `recentCaptureMs`), and the exit only opens. `amountMinor`: what the link took, for the screen;
  * - `none`: no entry with this card.
  */
 export type HoldClaim =
   | { kind: 'claimed'; hold: HoldRecord }
   | { kind: 'settling'; holdId: string }
   | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number; capture?: OriginalTransaction }
+  | { kind: 'paid-by-link'; hold: HoldRecord; claimed: boolean; amountMinor: number }
   | { kind: 'none' };
 
 /**
@@ -409,6 +414,11 @@ export interface LinkRequest {
   purpose: LinkPurpose;
   /** How long the terminal waits for the payment before it deactivates the link, ms (the host may lengthen it). */
   waitMs: number;
+  /**
+   * Tap-and-go: the hold whose stay the link charges for, journaled with the link before it is created. A counted
+   * payment of the link pays that stay durably: the hold is never charged again (`paid-by-link`).
+   */
+  holdId?: string;
 }
 
 /** A link created and shown: what the screen needs (the QR code's content and the wait's end). */
@@ -509,7 +519,8 @@ export interface FlowEffects {
    * Tap-and-go exit: atomically takes the open hold of this fingerprint out of expiry watch (so that the expiry
    * cannot reverse it while the exit settles it) and returns it as `claimed`; a hold being settled otherwise (a
    * reversal, capture or increment of it in flight or its outcome unknown) or whose release was decided already (its
-   * reversal refused) is never claimed. See {@link HoldClaim} for the other answers;
+   * reversal refused) is never claimed, and a hold whose stay was paid by phone is claimed only to be released
+   * (`paid-by-link`). See {@link HoldClaim} for the other answers;
    * `recentCaptureMs`: how long after its capture a hold still answers `captured`.
    */
   claimHold(input: { fingerprint: string; recentCaptureMs: number }, signal: AbortSignal): Promise<HoldClaim>;

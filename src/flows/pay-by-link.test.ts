@@ -218,7 +218,12 @@ describe('pay by phone at the tap-and-go exit', () => {
     actor.send({ type: 'PAY_BY_LINK' });
     await settle();
     expect(describeView(actor.getSnapshot()).screen).toBe('pay-by-phone');
-    expect(fake.links[0]).toMatchObject({ amountMinor: 600, reference: 'GATE20250106T080000' });
+    // The link names the hold whose stay it pays: its payment pays that stay durably (the host's record).
+    expect(fake.links[0]).toMatchObject({
+      amountMinor: 600,
+      reference: 'GATE20250106T080000',
+      holdId: fake.sent.find((r) => r.comments === 'Parking Auth')?.transactionId,
+    });
     fake.payLink();
     await settle();
     expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
@@ -246,7 +251,12 @@ describe('pay by phone at the tap-and-go exit', () => {
       screen: 'pay-by-phone',
       messageKey: 'payLater.scan',
     });
-    expect(fake.links[0]).toMatchObject({ amountMinor: 600, purpose: 'pay-later', waitMs: 10 * MIN });
+    expect(fake.links[0]).toMatchObject({
+      amountMinor: 600,
+      purpose: 'pay-later',
+      waitMs: 10 * MIN,
+      holdId: expect.any(String) as string,
+    });
     expect(fake.printedLinks).toEqual([fake.links[0]?.linkId]);
     // The hold is released in full first: the fee is owed through the link now.
     expect(fake.comments().slice(-2)).toEqual(['Parking Capture Less Than Auth', 'REVERSAL']);

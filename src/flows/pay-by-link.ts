@@ -119,8 +119,11 @@ export interface PayByLinkParentContext extends ViewContext {
 export interface PayByLinkStateOptions<TContext extends PayByLinkParentContext> {
   /** `fee`: pay by phone, the customer's choice; `pay-later`: the amount the card did not pay, printed and shown. */
   purpose: LinkPurpose;
-  /** The link's reference (never card-number shaped) and amount, minor units of the terminal's currency. */
-  link: (context: TContext) => { reference: string; amountMinor: number };
+  /**
+   * The link's reference (never card-number shaped) and amount, minor units of the terminal's currency; `holdId`, the
+   * tap-and-go hold whose stay it charges for (`LinkRequest.holdId`).
+   */
+  link: (context: TContext) => { reference: string; amountMinor: number; holdId?: string };
   /** The link's amount is the amount on screen while it is shown. */
   showsAmount?: boolean;
   /** What the receipt of a paid link describes; its `Paid by` line is added. */
@@ -174,11 +177,14 @@ export function payByLinkState<TContext extends PayByLinkParentContext>(
       id: 'payByLink' as const,
       src: 'payByLink' as const,
       input: ({ context }: { context: TContext }): PayByLinkInput => {
-        const { reference, amountMinor } = options.link(context);
+        const { reference, amountMinor, holdId } = options.link(context);
         return {
           clock: context.clock,
           ...(payLater ? { showMs: context.settings.timing.resultScreenMs * 3 } : {}),
-          request: payByLinkRequest(context.settings, reference, amountMinor, options.purpose),
+          request: {
+            ...payByLinkRequest(context.settings, reference, amountMinor, options.purpose),
+            ...(holdId !== undefined ? { holdId } : {}),
+          },
         };
       },
       onDone: [

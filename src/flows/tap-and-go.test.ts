@@ -397,6 +397,45 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
     expect(fake.sent).toEqual([]);
   });
 
+  it('never charges a stay paid by phone: a hold claimed so is released in full, and the exit opens as paid', async () => {
+    const fake = new FakeTerminal();
+    const entered = await enteredHold(fake);
+    const actor = gate(fake);
+    fake.clock.increment(100 * MIN);
+    const before = fake.sent.length;
+    fake.claimHold = () =>
+      Promise.resolve({ kind: 'paid-by-link', hold: entered, claimed: true, amountMinor: 600 });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'tapAndGo.exitPaid',
+      reason: 'PAID_BY_LINK',
+      amountMinor: 600,
+    });
+    expect(fake.sent.slice(before).map((r) => [r.comments, r.amountMinor])).toEqual([['REVERSAL', 2_000]]);
+    expect(fake.closedHolds.at(-1)).toEqual({ holdId: entered.holdId, resolution: 'reversed' });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
+  it('opens as paid, sending nothing, a stay paid by phone whose hold someone else releases', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.claimHold = () => Promise.resolve({ kind: 'paid-by-link', hold, claimed: false, amountMinor: 600 });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'tapAndGo.exitPaid',
+      reason: 'PAID_BY_LINK',
+      amountMinor: 600,
+      maskedPan: '476173******0119',
+    });
+    expect(fake.sent).toEqual([]);
+    expect(fake.closedHolds).toEqual([]);
+  });
+
   it('sends a card whose hold someone else is settling to the operator with a message of its own', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);

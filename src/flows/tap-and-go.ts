@@ -43,7 +43,10 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  *
  * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
- * once paid, the entry's hold is reversed in full through the same transaction actor and the exit opens). Pay later
+ * once paid, the entry's hold is reversed in full through the same transaction actor and the exit opens). The link
+ * names the hold, and its payment is journaled on the hold (`paid-by-link`): a restart between the payment and the
+ * reversal leaves a stay that is never charged again — the card's next exit releases the hold and opens as paid, or
+ * only opens when the expiry watch (the hold is due from the payment on) released it or is releasing it. Pay later
  * (config `links.payLater`): a capture that did not stand (declined or refused) leaves the fee as a printed and shown
  * payment link, after the hold is reversed in full (a reversal that does not stand leaves it to its expiry watch).
  *
@@ -109,11 +112,16 @@ function tariffPrices(settings: FlowSettings, hold: HoldRecord): boolean {
   return hold.currency === settings.currency;
 }
 
-/** The link for the exit's fee, its reference the time of the entry. */
+/**
+ * The link for the exit's fee, its reference the time of the entry; it names the hold, so that its payment pays that
+ * stay durably (`paid-by-link` at the next exit of the card, after a restart too).
+ */
 function gateLink(context: TapAndGoContext) {
+  const hold = requireHold(context);
   return {
-    reference: sessionReference('GATE', requireHold(context).enteredAtMs),
+    reference: sessionReference('GATE', hold.enteredAtMs),
     amountMinor: context.feeMinor,
+    holdId: hold.holdId,
   };
 }
 
@@ -597,6 +605,36 @@ export const tapAndGoMachine = setup({
                 },
               },
             ],
+          },
+          {
+            // The stay was paid by phone (its link's payment journaled on the hold) and the hold is still open: it is
+            // never charged again — released in full, as after the payment, and the exit opens as paid.
+            guard: ({ event }) => event.output.kind === 'paid-by-link' && event.output.claimed,
+            target: 'exitReleasingPaid',
+            actions: assign(({ context, event }) => {
+              const { hold, amountMinor } = event.output as HoldClaim & { kind: 'paid-by-link' };
+              return {
+                hold,
+                feeMinor: amountMinor,
+                exitAtMs: context.clock.now(),
+                session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: hold.authorizedMinor },
+              };
+            }),
+          },
+          {
+            // Paid by phone, and someone else releases the hold (its expiry watch, a reversal recovery resolves) or
+            // released it: nothing is sent, and the exit opens as paid.
+            guard: ({ event }) => event.output.kind === 'paid-by-link',
+            target: 'exited',
+            actions: assign(({ event }) => {
+              const { hold, amountMinor } = event.output as HoldClaim & { kind: 'paid-by-link' };
+              return {
+                maskedPan: hold.maskedPan,
+                amountMinor,
+                message: { key: 'tapAndGo.exitPaid' },
+                reason: 'PAID_BY_LINK',
+              };
+            }),
           },
           {
             guard: ({ event }) => event.output.kind === 'claimed',

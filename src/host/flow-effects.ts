@@ -128,23 +128,28 @@ export function createFlowEffects(deps: {
           return capture === null ? resolution === 'captured' : amountStanding(capture) > 0;
         },
       });
-      if (claim.kind === 'claimed') {
-        deps.holdWatch().unwatch(claim.hold.holdId);
+      // A hold this exit takes, out of expiry watch.
+      const taken = <T extends { hold: HoldRecord }>(c: T): T => {
+        deps.holdWatch().unwatch(c.hold.holdId);
         // What the authorization holds is the journal's total, increments included (PaymentService.authorizedTotal:
         // one source, before a restart or after): the stored hold grows with an increment only when an exit gives it
         // back, so a process that died between an exit's approved increment and the end of that exit left it short —
         // the next exit would ask that increment again, and with it declined capture less than is authorized.
         // Its currency likewise: the authorization's as the journal records it (in the local terms the machines count
         // in), which the exit's follow-ons are sent in and its fee must be priced in — not the one configured since.
-        const total = deps.payments.localAuthorizedTotal(claim.hold.transactionId);
-        if (
-          total !== undefined &&
-          (total.minor !== claim.hold.authorizedMinor || total.currency !== claim.hold.currency)
-        )
-          return Promise.resolve({
-            ...claim,
-            hold: { ...claim.hold, authorizedMinor: total.minor, currency: total.currency },
-          });
+        // A stay paid by phone is released in full: its reversal is for that same total.
+        const total = deps.payments.localAuthorizedTotal(c.hold.transactionId);
+        return total !== undefined &&
+          (total.minor !== c.hold.authorizedMinor || total.currency !== c.hold.currency)
+          ? { ...c, hold: { ...c.hold, authorizedMinor: total.minor, currency: total.currency } }
+          : c;
+      };
+      if (claim.kind === 'claimed') return Promise.resolve(taken(claim));
+      if (claim.kind === 'paid-by-link') {
+        // Paid by phone: never charged again. What the link took is the screen's amount.
+        const { linkId, ...rest } = claim;
+        const paid = { ...rest, amountMinor: deps.links.get(linkId)?.amountMinor ?? 0 };
+        return Promise.resolve(paid.claimed ? taken(paid) : paid);
       }
       // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
       if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
@@ -180,6 +185,7 @@ export function createFlowEffects(deps: {
         currency: input.currency,
         purpose: input.purpose,
         waitMs: Math.round(input.waitMs * deps.waitFactor()),
+        ...(input.holdId !== undefined ? { holdId: input.holdId } : {}),
       });
       // Paid before the create's answer came (the journal holds it paid): the customer is told so, not shown a link.
       const outcome = linkOutcome(view);

@@ -17,7 +17,7 @@ import { AuditStore, openJournal, PaymentLinkStore, type SqliteJournal } from '.
 import { silentLogger } from '../log/index.js';
 import { AuditTrail } from './audit-trail.js';
 import { createFlowEffects } from './flow-effects.js';
-import { LinkDesk, type LinkView } from './link-desk.js';
+import { LinkDesk, type LinkDeskDeps, type LinkView } from './link-desk.js';
 import { setLinkStatus } from './link-status.js';
 import { carriesTerminalId, purchaseNumber, purchaseNumberBase, withoutLongDigitRuns } from './link-ids.js';
 
@@ -106,8 +106,10 @@ function makeDesk(
     store,
     audit,
   },
+  paidHooks: Pick<LinkDeskDeps, 'feePaid' | 'stayPaid'> = {},
 ): LinkDesk {
   return new LinkDesk({
+    ...paidHooks,
     terminalId: terminal.id,
     store: terminal.store,
     gateway: { paymentLinks: gateway.api },
@@ -182,6 +184,76 @@ describe('LinkDesk', () => {
       'link-deactivate:paid',
       'link-paid:PAID_TWICE',
     ]);
+  });
+
+  it("pays the stay of a link's tap-and-go hold in the payment's transaction, only when the payment is counted", async () => {
+    const staysPaid: Array<{ holdId: string; linkId: string; paidInJournal: boolean }> = [];
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, {
+      stayPaid: (link) =>
+        staysPaid.push({
+          holdId: link.holdId,
+          linkId: link.linkId,
+          // Inside the transaction that makes the link paid: this connection already reads it paid.
+          paidInJournal: store.get(link.linkId)?.state === 'paid',
+        }),
+    });
+    const fee = await desk.createForFee({
+      reference: 'GATE-1',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-1',
+    });
+    expect(store.get(fee.linkId)?.holdId).toBe('H-1');
+    const later = await desk.createForFee({
+      reference: 'GATE-2',
+      amountMinor: 450,
+      currency: 'GBP',
+      purpose: 'pay-later',
+      holdId: 'H-2',
+    });
+    // A fee link its customer was told was not paid: its payment is the operator's, not the stay's.
+    const told = await desk.createForFee({
+      reference: 'GATE-3',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-3',
+    });
+    gateway.keepStatus = true;
+    await desk.cancel(told.linkId);
+    gateway.keepStatus = false;
+    const other = await desk.createForFee({ reference: 'T-4', amountMinor: 450, currency: 'GBP' });
+    for (const view of [fee, later, told, other]) desk.notify(paid(view.linkId));
+    expect(staysPaid).toEqual([
+      { holdId: 'H-1', linkId: fee.linkId, paidInJournal: true },
+      { holdId: 'H-2', linkId: later.linkId, paidInJournal: true },
+    ]);
+    expect(audit.list().find((r) => r.subject === told.linkId && r.action === 'link-paid')?.code).toBe(
+      'PAID_AFTER_CLOSE',
+    );
+  });
+
+  it('a deactivation after a payment that cannot be journaled is logged, never an unexpected error', async () => {
+    const view = await desk.createForFee({ reference: 'T-1', amountMinor: 450, currency: 'GBP' });
+    const unhandled: unknown[] = [];
+    const onUnhandled = (e: unknown): void => void unhandled.push(e);
+    process.on('unhandledRejection', onUnhandled);
+    const { closing } = store;
+    store.closing = () => {
+      throw new Error('disk full');
+    };
+    try {
+      desk.notify(paid(view.linkId));
+      await new Promise((r) => setTimeout(r, 50));
+    } finally {
+      store.closing = closing;
+      process.off('unhandledRejection', onUnhandled);
+    }
+    expect(unhandled).toEqual([]);
+    // Still open in the journal: the sweep deactivates it.
+    expect(store.open().map((l) => l.linkId)).toEqual([view.linkId]);
+    await desk.sweep();
+    expect(store.get(view.linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
   });
 
   it('a declined attempt leaves the link waiting; a different amount does not settle it', async () => {

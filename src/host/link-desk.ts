@@ -84,6 +84,8 @@ export interface FeeLinkRequest {
   purpose?: LinkPurpose;
   /** Milliseconds this link waits for its payment (default `waitMs` of the desk): the screen's own wait. */
   waitMs?: number;
+  /** The tap-and-go hold whose stay the link charges for, journaled with it (`LinkDeskDeps.stayPaid`). */
+  holdId?: string;
 }
 
 /** What the desk needs; the host provides it. */
@@ -123,6 +125,13 @@ export interface LinkDeskDeps {
    * not throw for a value it refuses (the host logs those): that would lose the payment. Absent: nothing.
    */
   feePaid?: (link: StoredLink) => void;
+  /**
+   * A link that names a tap-and-go hold (`StoredLink.holdId`: the gate's exit paid by phone, or its fee left to pay
+   * later), paid and counted: the stay is paid — written in the transaction that makes the link `paid`, so that no
+   * crash separates the payment from the hold it pays (the hold is never charged again). Must not throw for a value it
+   * refuses, as `feePaid`. Absent: nothing.
+   */
+  stayPaid?: (link: StoredLink & { holdId: string }) => void;
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -263,6 +272,7 @@ export class LinkDesk {
       purpose: request.purpose ?? 'fee',
       amountMinor: request.amountMinor,
       currency: request.currency,
+      ...(request.holdId !== undefined ? { holdId: request.holdId } : {}),
       watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
     if ((request.purpose ?? 'fee') === 'fee') this.awaited.add(linkId);
@@ -536,7 +546,12 @@ export class LinkDesk {
     const paid = this.deps.store.paid(
       link.linkId,
       n.paymentId,
-      counted && link.purpose === 'fee' ? this.deps.feePaid : undefined,
+      counted
+        ? (l) => {
+            if (l.purpose === 'fee') this.deps.feePaid?.(l);
+            if (l.holdId !== undefined) this.deps.stayPaid?.({ ...l, holdId: l.holdId });
+          }
+        : undefined,
     );
     this.deps.audit.record({
       actor: 'system',
@@ -554,7 +569,7 @@ export class LinkDesk {
       },
     });
     this.publish(paid);
-    if (!paid.gatewayInactive) void this.deactivate(paid.linkId, 'paid');
+    if (!paid.gatewayInactive) this.deactivateInBackground(paid.linkId, 'paid');
   }
 
   /**
@@ -678,7 +693,7 @@ export class LinkDesk {
     const ms = Math.max(0, link.watchUntilMs - this.deps.now().getTime());
     const timer = setTimeout(() => {
       this.deadlines.delete(link.linkId);
-      void this.deactivate(link.linkId, 'timeout');
+      this.deactivateInBackground(link.linkId, 'timeout');
     }, ms);
     timer.unref();
     this.deadlines.set(link.linkId, timer);
@@ -818,7 +833,16 @@ export class LinkDesk {
     if (!this.closeAfterBusy.delete(linkId)) return;
     const link = this.deps.store.get(linkId);
     if (link?.closeReason === undefined) return;
-    this.deactivate(linkId, link.closeReason).catch((e: unknown) =>
+    this.deactivateInBackground(linkId, link.closeReason);
+  }
+
+  /**
+   * {@link deactivate} with nobody awaiting it: a failure (a journal write refused) is logged, and the link, open in the
+   * journal, is deactivated by the sweep or the next start — never an unexpected error that takes the terminal out of
+   * service.
+   */
+  private deactivateInBackground(linkId: string, reason: LinkCloseReason): void {
+    this.deactivate(linkId, reason).catch((e: unknown) =>
       this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link not deactivated yet; retried'),
     );
   }

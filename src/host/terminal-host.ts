@@ -405,6 +405,20 @@ export class TerminalHost implements TerminalApi {
           currency: link.currency,
         });
       },
+      // A gate's stay paid by phone: journaled on its hold with the payment, never charged again (HoldStore.paidByLink).
+      // An id the store refuses is logged, never a reason to lose the payment's record.
+      stayPaid: (link) => {
+        try {
+          if (!this.holds.paidByLink(link.holdId, link.linkId, Math.floor(parkingClock.now())))
+            logger.warn({ linkId: link.linkId, holdId: link.holdId }, 'a stay paid by phone has no hold');
+        } catch (err) {
+          if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
+          logger.error(
+            { err, linkId: link.linkId },
+            'a stay paid by phone could not be recorded on its hold',
+          );
+        }
+      },
     });
     // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card, a
     // converted authorization's accepted offer), and the last receipt can be printed again after one: rebuilt from the

@@ -336,6 +336,56 @@ describe('HoldStore', () => {
     );
   });
 
+  it('never charges a stay paid by phone: the exit claims its hold only to release it, and opens as paid after', () => {
+    t = T0;
+    const { holds, journal } = setup();
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    const settlingIds = new Set<string>();
+    const rules = {
+      settling: (h: StoredHold) => settlingIds.has(h.holdId),
+      recentCaptureMs: 3_600_000,
+      captureStands: () => true,
+    };
+    t = T0 + 60_000;
+    expect(holds.paidByLink('H1', 'PT1_GATE-L1', T0 + 60_000)).toBe(true);
+    // The first link stays; the hold is due from the payment on (its expiry watch releases it), never later.
+    expect(holds.paidByLink('H1', 'PT1_GATE-L2', T0 + 90_000)).toBe(true);
+    expect(holds.get('H1')?.expiresAtMs).toBe(T0 + 60_000);
+    expect(holds.paidByLink('H9', 'PT1_GATE-L1', T0 + 60_000)).toBe(false);
+    // No open stay for the card's entry: the car left.
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    // Being settled by someone else (the expiry watch's reversal): the exit only opens.
+    settlingIds.add('H1');
+    const paid = hold('H1', { fingerprint: 'fp-card', expiresAtMs: T0 + 60_000 });
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'paid-by-link',
+      hold: paid,
+      linkId: 'PT1_GATE-L1',
+      claimed: false,
+    });
+    settlingIds.delete('H1');
+    // Nobody settles it: claimed for the exit, which releases it; a second exit only opens.
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'paid-by-link',
+      hold: paid,
+      linkId: 'PT1_GATE-L1',
+      claimed: true,
+    });
+    expect(holds.claimAtExit('fp-card', rules)).toMatchObject({ kind: 'paid-by-link', claimed: false });
+    // Released: shown paid again for `recentCaptureMs`, then no entry.
+    t = T0 + 120_000;
+    expect(holds.settle('H1', 'reversed')).toBe(true);
+    expect(holds.claimAtExit('fp-card', rules)).toMatchObject({ kind: 'paid-by-link', claimed: false });
+    t = T0 + 120_001 + 3_600_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+    expect(journal.db.prepare('SELECT paid_link_id FROM holds').all()).toEqual([
+      { paid_link_id: 'PT1_GATE-L1' },
+    ]);
+    expect(() => holds.paidByLink('H1', '', T0)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
   it('answers an entry with the stay the exit would claim, claiming nothing: open, settling or none', () => {
     t = T0;
     const { holds } = setup();

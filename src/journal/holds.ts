@@ -62,20 +62,24 @@ interface Row {
   claimed: number;
   closed_at: number | null;
   resolution: string | null;
+  /** The link whose payment paid the stay ({@link HoldStore.paidByLink}); NULL otherwise. */
+  paid_link_id: string | null;
 }
 
-type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution'>;
+type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution' | 'paid_link_id'>;
 
 /**
  * What the exit finds for a card ({@link HoldStore.claimAtExit}): its open hold, claimed for the exit; `settling` when
  * its open hold is being settled by someone else (claimed by the expiry watch or another exit, or its authorization
  * settled or being reversed in the journal); `captured` when it has no open hold but one of its holds was captured
- * recently; `none` otherwise.
+ * recently; `paid-by-link` when the stay of its last hold was paid by phone (`linkId`), open — then `claimed` for the
+ * exit to release when nobody else settles it — or closed recently; `none` otherwise.
  */
 export type StoredHoldClaim =
   | { kind: 'claimed'; hold: StoredHold }
   | { kind: 'settling'; holdId: string }
   | { kind: 'captured'; hold: StoredHold; capturedAtMs: number }
+  | { kind: 'paid-by-link'; hold: StoredHold; linkId: string; claimed: boolean }
   | { kind: 'none' };
 
 /**
@@ -193,6 +197,11 @@ export function holdStatements(connection: JournalConnection) {
       'SELECT * FROM holds WHERE closed_at IS NULL ORDER BY entered_at DESC, rowid DESC LIMIT ?',
     ),
     releaseClaims: db.prepare('UPDATE holds SET claimed = 0 WHERE claimed = 1 AND closed_at IS NULL'),
+    /** The first link that paid the stay stays; an open hold is due from the payment on (its expiry never put off). */
+    paidByLink: db.prepare<{ id: string; link: string; at: number }>(`UPDATE holds
+      SET paid_link_id = COALESCE(paid_link_id, @link),
+        expires_at = CASE WHEN closed_at IS NULL AND expires_at > @at THEN @at ELSE expires_at END
+      WHERE hold_id = @id`),
     size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
   };
 }
@@ -275,6 +284,11 @@ export class HoldStore {
    *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), due at
    *   the card's last entry ({@link open}) and reversed by its expiry watch; charging the car's stay from that entry
    *   would charge the customer for the time between;
+   * - a hold whose stay was paid by phone ({@link paidByLink}) is never charged: the open hold of the card that entered
+   *   last, if paid so, is `paid-by-link`, claimed for the exit (which releases it) unless it is claimed already or
+   *   `settling` names it (then someone else releases it, and the exit only opens); a last hold closed so (released,
+   *   never captured) no longer than `recentCaptureMs` ago is `paid-by-link` too, unclaimed — the exit opens as paid
+   *   again, as for a capture;
    * - else `captured` with the hold of the card that entered last, when it was closed no longer than
    *   `recentCaptureMs` ago (journal clock), as captured or dropped, and `captureStands` says a capture of it still
    *   pays for the stay (the host's rule: not voided, not refunded in full; for a dropped hold, a capture of it the
@@ -296,6 +310,13 @@ export class HoldStore {
     if (!Number.isFinite(rules.recentCaptureMs) || rules.recentCaptureMs < 0)
       throw new JournalError('JOURNAL_INVALID', 'recentCaptureMs must be ≥ 0');
     return this.connection.atomically(false, (): StoredHoldClaim => {
+      const open = this.stmts.lastOpenOfFingerprint.get(fingerprint);
+      if (open !== undefined && open.paid_link_id !== null) {
+        const hold = toHold(open);
+        const claimed =
+          open.claimed === 0 && !rules.settling(hold) && this.stmts.claimById.get(open.hold_id) !== undefined;
+        return { kind: 'paid-by-link', hold, linkId: open.paid_link_id, claimed };
+      }
       const stay = this.openStay(fingerprint, rules.settling);
       if (stay.kind === 'open')
         return this.stmts.claimById.get(stay.hold.holdId) !== undefined
@@ -306,6 +327,14 @@ export class HoldStore {
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
       const since = this.connection.now().getTime() - rules.recentCaptureMs;
       const last = this.stmts.lastOfFingerprint.get(fingerprint);
+      if (
+        last !== undefined &&
+        last.paid_link_id !== null &&
+        last.resolution !== 'captured' &&
+        last.closed_at !== null &&
+        last.closed_at >= since
+      )
+        return { kind: 'paid-by-link', hold: toHold(last), linkId: last.paid_link_id, claimed: false };
       const resolution = last?.resolution;
       if (
         last === undefined ||
@@ -338,13 +367,14 @@ export class HoldStore {
    * The one rule of a card's open stay, for its exit ({@link claimAtExit}) and its entry ({@link stayAtEntry}): the
    * open hold of the fingerprint that entered last is the card's stay (`open`) unless it is claimed already (by the
    * expiry watch or another exit) or `settling` names it — then `settling`, being settled by someone else; an earlier
-   * open hold of the card is never the stay. `none` without an open hold.
+   * open hold of the card is never the stay. A hold whose stay was paid by phone ({@link paidByLink}) is no open stay
+   * either: the car left, and the hold only waits for its release (`settling`). `none` without an open hold.
    */
   private openStay(fingerprint: string, settling: (hold: StoredHold) => boolean): StoredStay {
     const open = this.stmts.lastOpenOfFingerprint.get(fingerprint);
     if (open === undefined) return { kind: 'none' };
     const hold = toHold(open);
-    if (open.claimed === 0 && !settling(hold)) return { kind: 'open', hold };
+    if (open.claimed === 0 && open.paid_link_id === null && !settling(hold)) return { kind: 'open', hold };
     return { kind: 'settling', holdId: open.hold_id };
   }
 
@@ -433,6 +463,23 @@ export class HoldStore {
           at: this.connection.now().getTime(),
           resolution,
         }).changes > 0,
+    );
+  }
+
+  /**
+   * The stay of hold `holdId` was paid by phone: a payment of link `linkId` counted for it (src/host/link-desk.ts), in
+   * the transaction that makes the link `paid` (it joins it). From then on the hold is never charged
+   * ({@link claimAtExit}: `paid-by-link`) and, while open, it is due from `atMs` (the payment's time on the clock of
+   * the holds' entries and expiries): its expiry watch releases it, from the next start on too, unless its exit does
+   * first. The first link stays. False when no hold has that id.
+   */
+  paidByLink(holdId: string, linkId: string, atMs: number): boolean {
+    checkIdentifier(holdId, 'holdId');
+    checkIdentifier(linkId, 'linkId');
+    checkEpochMs(atMs, 'atMs');
+    return this.connection.atomically(
+      true,
+      () => this.stmts.paidByLink.run({ id: holdId, link: linkId, at: atMs }).changes === 1,
     );
   }
 

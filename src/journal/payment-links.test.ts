@@ -45,6 +45,15 @@ describe('PaymentLinkStore', () => {
     expect(store.open()).toEqual([]);
   });
 
+  it('keeps the tap-and-go hold a link charges for, written with the link before its create', () => {
+    expect(store.begin({ ...link, holdId: 'H-1' })).toMatchObject({ holdId: 'H-1', state: 'creating' });
+    expect(store.paid('T-1', '7000000000000000000001').holdId).toBe('H-1');
+    expect(store.begin({ ...link, linkId: 'T-2' }).holdId).toBeUndefined();
+    expect(() => store.begin({ ...link, linkId: 'T-3', holdId: '' })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
   it('keeps the first reason to close, and a cancelled link ends deactivated', () => {
     store.begin(link);
     store.activated('T-1', undefined);

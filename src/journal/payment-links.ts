@@ -1,3 +1,4 @@
+import type { Statement } from 'better-sqlite3';
 import { JournalError } from './errors.js';
 import {
   checkCurrency,
@@ -33,6 +34,11 @@ export interface StoredLink {
   purpose: LinkPurpose;
   amountMinor: number;
   currency: string;
+  /**
+   * The tap-and-go hold whose stay the link charges for (the exit paid by phone, or its fee left to pay later): a
+   * counted payment of the link pays that stay (`HoldStore.paidByLink`). Absent for every other link.
+   */
+  holdId?: string;
   state: LinkState;
   /** The hosted page (set once the gateway answered the create). */
   url?: string;
@@ -57,6 +63,8 @@ export interface NewLink {
   purpose: LinkPurpose;
   amountMinor: number;
   currency: string;
+  /** The tap-and-go hold whose stay it charges for ({@link StoredLink.holdId}). */
+  holdId?: string;
   watchUntilMs: number;
 }
 
@@ -66,6 +74,11 @@ interface Row {
   purpose: string;
   amount_minor: number;
   currency: string;
+  /**
+   * NULL for links of no hold and in rows written before the column; absent in a journal read before its rewrite
+   * (`stays-paid-by-link`: `links list` beside a terminal that has not rewritten it yet).
+   */
+  hold_id?: string | null;
   state: string;
   url: string | null;
   watch_until: number;
@@ -84,6 +97,7 @@ function toLink(r: Row): StoredLink {
     purpose: r.purpose as LinkPurpose,
     amountMinor: r.amount_minor,
     currency: r.currency,
+    ...(typeof r.hold_id === 'string' ? { holdId: r.hold_id } : {}),
     state: r.state as LinkState,
     ...(r.url !== null ? { url: r.url } : {}),
     watchUntilMs: r.watch_until,
@@ -108,6 +122,11 @@ const OPEN = `state IN ('creating', 'active') OR (state = 'paid' AND gateway_ina
  */
 export class PaymentLinkStore {
   private readonly stmts;
+  /**
+   * Prepared at the first {@link begin} of a link of a hold: it names a column of a rewrite (`hold_id`), which a journal
+   * of an older schema lacks — where every other link is still written as before.
+   */
+  private insertOfHoldStatement: Statement | undefined;
 
   constructor(private readonly connection: JournalConnection) {
     const db = connection.db;
@@ -116,6 +135,11 @@ export class PaymentLinkStore {
         db.prepare(`INSERT INTO payment_links (link_id, reference, purpose, amount_minor, currency, state,
           watch_until, created_at, updated_at)
         VALUES (@linkId, @reference, @purpose, @amountMinor, @currency, 'creating', @watchUntilMs, @at, @at)`),
+      insertOfHold: () =>
+        (this.insertOfHoldStatement ??=
+          db.prepare(`INSERT INTO payment_links (link_id, reference, purpose, amount_minor, currency, hold_id, state,
+          watch_until, created_at, updated_at)
+        VALUES (@linkId, @reference, @purpose, @amountMinor, @currency, @holdId, 'creating', @watchUntilMs, @at, @at)`)),
       get: db.prepare<[string], Row>('SELECT * FROM payment_links WHERE link_id = ?'),
       open: db.prepare<[], Row>(`SELECT * FROM payment_links WHERE ${OPEN} ORDER BY created_at, link_id`),
       recent: db.prepare<[number], Row>(
@@ -146,11 +170,14 @@ export class PaymentLinkStore {
         'amountMinor must be a positive integer number of minor units',
       );
     checkCurrency(link.currency);
+    if (link.holdId !== undefined) checkIdentifier(link.holdId, 'holdId');
     checkEpochMs(link.watchUntilMs, 'watchUntilMs');
     return this.connection.atomically(true, () => {
       if (this.stmts.get.get(link.linkId) !== undefined)
         throw new JournalError('JOURNAL_DUPLICATE', `payment link ${link.linkId} is already journaled`);
-      this.stmts.insert.run({ ...link, at: this.connection.now().getTime() });
+      const at = this.connection.now().getTime();
+      if (link.holdId === undefined) this.stmts.insert.run({ ...link, at });
+      else this.stmts.insertOfHold().run({ ...link, at });
       return this.mustGet(link.linkId);
     });
   }

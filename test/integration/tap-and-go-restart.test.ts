@@ -13,6 +13,8 @@ import { CATALOGUES } from '../../src/i18n/index.js';
 import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { PaymentRouter } from '../../src/host/payment-router.js';
+import { freePort, hostedPageAnswer } from './link-harness.js';
 import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
 
 /**
@@ -46,15 +48,33 @@ interface Lane {
  * `shortGatewayWait`: one attempt of at most 2.2 s per request, which is then also how long a machine waits for an
  * answer before it gives up (`submitTimeoutMs`, src/flows/settings.ts).
  */
-async function lane(options: { payLater?: boolean; shortGatewayWait?: boolean } = {}): Promise<Lane> {
-  const { payLater = false, shortGatewayWait = false } = options;
-  const sandbox = await startSandbox({ logger: silentLogger() });
+async function lane(
+  options: { payLater?: boolean; shortGatewayWait?: boolean; payByPhone?: boolean } = {},
+): Promise<Lane> {
+  const { payLater = false, shortGatewayWait = false, payByPhone = false } = options;
+  // Pay by phone is offered only while the terminal receives the link-paid notifications: the sandbox sends them to
+  // the terminal's listener, on a port of its own that every terminal of the lane listens on.
+  const notificationPort = payByPhone ? await freePort() : undefined;
+  const sandbox = await startSandbox({
+    logger: silentLogger(),
+    ...(notificationPort !== undefined
+      ? { webhookUrl: `http://127.0.0.1:${notificationPort}/payment-links/notifications` }
+      : {}),
+  });
   cleanups.push(() => sandbox.close());
   const cwd = mkdtempSync(join(tmpdir(), 'pt-tap-restart-'));
   cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
   const config = modelConfig('tap-and-go', {
     tariff: { tapAndGoHoldMinor: 598 },
-    ...(payLater ? { links: { payLater: true } } : {}),
+    links: {
+      ...(payLater ? { payLater: true } : {}),
+      ...(notificationPort !== undefined
+        ? {
+            payByPhone: { models: ['tap-and-go' as const] },
+            notifications: { listen: { port: notificationPort } },
+          }
+        : {}),
+    },
     ...(shortGatewayWait
       ? {
           gateway: {
@@ -789,5 +809,95 @@ describe('tap-and-go: a restart between an exit’s approved increment and its c
       increments: [152, 150],
     });
     expect(l.sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
+/**
+ * A car enters with the n2-contact card and pays its exit by phone; the terminal dies once the payment is journaled,
+ * before the release of the hold that follows it is (simulated: that reversal never goes out). Returns the lane and
+ * the hold's id, the terminal closed.
+ */
+async function paidByPhoneThenCrash(): Promise<{ l: Lane; holdId: string }> {
+  const l = await lane({ payByPhone: true });
+  const first = await l.open();
+  const holdId = await enter(first);
+  const { submit } = PaymentRouter.prototype;
+  PaymentRouter.prototype.submit = function (this: PaymentRouter, request, signal) {
+    if (request.service === 'reversal' && request.original?.transactionId === holdId)
+      return new Promise(() => undefined);
+    return submit.call(this, request, signal);
+  };
+  try {
+    l.clock.offsetMs = STAY_MS;
+    first.simulator!.setCard('n2-contact');
+    await sendEvent(first, { type: 'TAP_EXIT' });
+    await waitForScreen(first, (s) => s.customer.screen === 'confirm', 'the fee and its two ways to pay');
+    await sendEvent(first, { type: 'PAY_BY_LINK' });
+    const shown = await waitForScreen(first, (s) => s.customer.screen === 'pay-by-phone', 'the QR code');
+    const url = shown.customer.payByPhone?.url ?? '';
+    const linkId = decodeURIComponent(new URL(url).pathname.split('/').pop() ?? '');
+    expect(await hostedPageAnswer(url)).toContain('Payment approved');
+    await until(() => first.links.get(linkId)?.state === 'paid', 'the payment journaled');
+    expect(sentFor(first, holdId)).toEqual([]);
+  } finally {
+    PaymentRouter.prototype.submit = submit;
+  }
+  await first.close();
+  return { l, holdId };
+}
+
+/** What the sandbox holds of the stay: the link's payments, the hold's authorization, the captures. */
+function stayInLedger(l: Lane): { linkPayments: string[]; hold: string | undefined; captures: number } {
+  const ledger = l.sandbox.ledger().transactions;
+  return {
+    linkPayments: ledger.filter((t) => t.kind === 'link-payment').map((t) => t.status),
+    hold: ledger.find((t) => t.kind === 'authorization' && t.amounts.authorized > 0)?.status,
+    captures: ledger.filter((t) => t.kind === 'capture').length,
+  };
+}
+
+describe('tap-and-go: a restart between the payment of the exit by phone and the release of the hold', () => {
+  it('does not charge the card tapped again: the exit opens as paid, and the hold is released once', async () => {
+    const { l, holdId } = await paidByPhoneThenCrash();
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    // The customer whose gate did not open taps the same card again.
+    second.simulator!.setCard('n2-contact');
+    l.clock.offsetMs = STAY_MS + 5 * 60_000;
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    const again = await waitForScreen(
+      second,
+      (s) => ['approved', 'declined', 'error', 'confirm'].includes(s.customer.screen),
+      'the second exit',
+    );
+    // Offered the fee again, the customer pays it with the card tapped.
+    if (again.customer.screen === 'confirm') {
+      await sendEvent(second, { type: 'CONFIRM' });
+      await waitForScreen(
+        second,
+        (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
+        'charged',
+      );
+    }
+    await until(
+      () => !second.journal.referencing(holdId).some((e) => e.state === 'pending'),
+      'nothing in flight',
+    );
+    expect({ screen: again.customer.screen, reason: reasonOf(second), ledger: stayInLedger(l) }).toEqual({
+      screen: 'approved',
+      reason: 'PAID_BY_LINK',
+      ledger: { linkPayments: ['AUTHORIZED'], hold: 'REVERSED', captures: 0 },
+    });
+    await until(() => second.holds.size === 0, 'the hold closed');
+    expect(sentFor(second, holdId)).toEqual(['reversal:approved']);
+  });
+
+  it('releases the hold at start, with no card at the gate', async () => {
+    const { l, holdId } = await paidByPhoneThenCrash();
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(() => second.holds.size === 0, 'the hold released', 5_000);
+    expect(sentFor(second, holdId)).toEqual(['reversal:approved']);
+    expect(stayInLedger(l)).toEqual({ linkPayments: ['AUTHORIZED'], hold: 'REVERSED', captures: 0 });
   });
 });

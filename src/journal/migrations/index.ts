@@ -19,6 +19,7 @@ import { offlineCardFingerprints } from './offline-card-fingerprints.js';
 import { receiptCopies } from './receipt-copies.js';
 import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
+import { staysPaidByLink } from './stays-paid-by-link.js';
 import { ticketPayments } from './ticket-payments.js';
 
 export type { Migration, SchemaRewrite } from './migration.js';
@@ -56,6 +57,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   ticketPayments,
   offlineCardFingerprints,
   receiptCopies,
+  staysPaidByLink,
 ];
 
 /**

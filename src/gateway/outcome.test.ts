@@ -276,15 +276,39 @@ describe('parseJsonBody and keys named twice', () => {
       '{"a\\\\":1,"a":2}',
       '[{"a":1},{"a":1}]',
       '{}',
+      '{"a:b":"c:d","e":"\\":","f":{"g":":"}}',
+      '{"__proto__":{"a":1},"b":2}',
     ]) {
       expect(parseJsonBody(Buffer.from(text)), text).toEqual(JSON.parse(text));
     }
   });
 
   it('refuses an object that names a key twice at any depth', () => {
-    for (const text of ['{"a":1,"a":1}', '{"x":[{"a":1,"b":2,"a":3}]}', '{"a\\u0062":1,"ab":2}']) {
+    for (const text of [
+      '{"a":1,"a":1}',
+      '{"x":[{"a":1,"b":2,"a":3}]}',
+      '{"a\\u0062":1,"ab":2}',
+      // The object the first naming held is gone from what JSON.parse made, its keys with it.
+      '{"a":{"b":1,"c":2},"a":3}',
+      '{"a":{"b":1},"a":{"c":1}}',
+      '{"__proto__":1,"__proto__":2}',
+    ]) {
       expect(parseJsonBody(Buffer.from(text)), text).toBeUndefined();
     }
+  });
+
+  it('reads nesting as deep as JSON.parse does, without recursion', () => {
+    const deep = (inner: string) => Buffer.from(`${'['.repeat(100_000)}${inner}${']'.repeat(100_000)}`);
+    expect(parseJsonBody(deep('{"a":1,"a":2}'))).toBeUndefined();
+    expect(parseJsonBody(deep('{"a":1,"b":2}'))).toBeInstanceOf(Array);
+  });
+
+  it('reads the quotes and colons of the bytes as the text has them, undecodable bytes included', () => {
+    // 0xC3 starts a two-byte character that the quote after it does not continue: U+FFFD, then the quote.
+    const bytes = Buffer.concat([Buffer.from('{"a":"x'), Buffer.from([0xc3]), Buffer.from('","b":1}')]);
+    expect(parseJsonBody(bytes)).toEqual({ a: 'x\ufffd', b: 1 });
+    const twice = Buffer.concat([Buffer.from('{"a":"x'), Buffer.from([0xe2, 0x82]), Buffer.from('","a":1}')]);
+    expect(parseJsonBody(twice)).toBeUndefined();
   });
 });
 

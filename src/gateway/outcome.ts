@@ -177,50 +177,57 @@ export function parseJsonBody(bytes: Buffer): unknown {
   } catch {
     return undefined;
   }
-  return typeof value === 'object' && value !== null && namesAKeyTwice(text) ? undefined : value;
+  return typeof value === 'object' && value !== null && keysNamed(bytes) !== keysKept(value)
+    ? undefined
+    : value;
 }
 
 /**
- * Whether an object of the JSON text names one key twice (keys compared as decoded: `"status"` and `"st\u0061tus"` are
- * one). The text is well-formed JSON (JSON.parse read it), so a scan of its strings and brackets is enough.
+ * How many keys the JSON text names, counting every key of every object (keys compared as decoded, `"status"` and
+ * `"st\u0061tus"` being one, is left to JSON.parse: see {@link keysKept}). The text is well-formed JSON (JSON.parse
+ * read it), where a colon outside a string follows a key and nothing else: the colons outside strings are counted.
+ * Read from the UTF-8 bytes, where quote, backslash and colon are single bytes that no other character's bytes
+ * contain (an undecodable byte is read as U+FFFD without taking the ASCII byte after it).
  */
-function namesAKeyTwice(text: string): boolean {
-  /** The keys of each open object; null for an open array. */
-  const open: (Set<string> | null)[] = [];
-  let keyNext = false;
-  for (let i = 0; i < text.length; i++) {
-    const c = text.charCodeAt(i);
+function keysNamed(bytes: Buffer): number {
+  let keys = 0;
+  const n = bytes.length;
+  for (let i = 0; i < n; i++) {
+    const c = bytes[i];
     if (c === 0x22 /* " */) {
-      let end = i + 1;
-      let escaped = false;
-      for (; end < text.length; end++) {
-        const d = text.charCodeAt(end);
-        if (d === 0x5c /* \ */) {
-          escaped = true;
-          end++;
-        } else if (d === 0x22) break;
+      // To the closing quote, stepping over each escaped character.
+      for (i++; i < n; i++) {
+        const d = bytes[i];
+        if (d === 0x5c /* \ */) i++;
+        else if (d === 0x22) break;
       }
-      if (keyNext) {
-        const keys = open[open.length - 1];
-        const key = escaped ? (JSON.parse(text.slice(i, end + 1)) as string) : text.slice(i + 1, end);
-        if (keys?.has(key)) return true;
-        keys?.add(key);
-        keyNext = false;
-      }
-      i = end;
-    } else if (c === 0x7b /* { */) {
-      open.push(new Set());
-      keyNext = true;
-    } else if (c === 0x5b /* [ */) {
-      open.push(null);
-    } else if (c === 0x7d /* } */ || c === 0x5d /* ] */) {
-      open.pop();
-      keyNext = false;
-    } else if (c === 0x2c /* , */) {
-      keyNext = (open[open.length - 1] ?? null) !== null;
+    } else if (c === 0x3a /* : */) keys++;
+  }
+  return keys;
+}
+
+/**
+ * How many keys the objects JSON.parse made of the text hold, all depths counted. Equal to {@link keysNamed} exactly
+ * when no object names a key twice: each object keeps at most the keys it names, and one that names a key twice keeps
+ * fewer — or none at all, when it sat in a value that the second naming of a key replaced. Iterative: JSON.parse reads
+ * nesting deeper than any recursion could follow.
+ */
+function keysKept(root: object): number {
+  let keys = 0;
+  const pending: object[] = [root];
+  for (let v = pending.pop(); v !== undefined; v = pending.pop()) {
+    if (Array.isArray(v)) {
+      for (const item of v as unknown[]) if (typeof item === 'object' && item !== null) pending.push(item);
+      continue;
+    }
+    const names = Object.keys(v);
+    keys += names.length;
+    for (const name of names) {
+      const item = (v as Record<string, unknown>)[name];
+      if (typeof item === 'object' && item !== null) pending.push(item);
     }
   }
-  return false;
+  return keys;
 }
 
 /**

@@ -66,7 +66,10 @@ peer), with the CPU time per operation and, where one applies, the physical limi
                sandbox's CPU (sandboxCpuMicrosPerRequest); our client's CPU µs per request is the figure to read,
                for each mode in extra: one at a time (a terminal's sale; each request also pays for waking the
                sandbox's process over loopback and for caches that process cooled) and 16 in flight. Each client
-               runs in a process of its own, as in a terminal.
+               runs in a process of its own, as in a terminal. Measured after four unmeasured rounds of each client
+               in both modes (4,000 requests: a JIT reaches its steady cost only after a few thousand); their CPU
+               per request, ours and the SDK's, in warmUpOursCpuMicrosPerRequest and
+               warmUpPeerQuietLoggerCpuMicrosPerRequest.
   gateway.throughput: the same authorizations against a canned server in its own process, so the client sets the
                pace; peer: the SDK at its cheapest setting against the same server. Limited by the client's CPU on one
                core (clientLimitReqPerSec); limit: the same bytes over raw keep-alive sockets, read as far as HTTP

@@ -1,7 +1,7 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
 import type { FlowClock } from './effects.js';
-import { commentsFor } from './services.js';
+import { commentsFor, resolutionFor } from './services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 
@@ -143,6 +143,19 @@ export function operatorService(
     return { code: 'REFUND_EXCEEDS_CAPTURED', message: `At most ${left} minor units can be refunded` };
   }
   return { service, amountMinor };
+}
+
+/**
+ * What the operator is told of a refund or void whose answer was lost and is left to the journal's recovery, by the
+ * vocabulary's plan of its service: a refund has a timeout request of its own (a timeout void, gateway.md §2), which
+ * cancels it — the customer is not refunded by it unless that void is refused; a void has none, and recovery finishes
+ * it by voiding what it voids.
+ */
+function lostAnswerMessage(command: OperatorCommand['type'], service: ServiceName): string {
+  return resolutionFor(service) === null
+    ? `The answer to the ${command} was lost: the terminal finishes it; see the transaction list`
+    : `The answer to the ${command} was lost: the terminal is cancelling it. Do not tell the customer it is ` +
+        `refunded; once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again`;
 }
 
 function finish(
@@ -311,15 +324,14 @@ export const operatorMachine = setup({
               const outcome =
                 output.kind === 'declined' ? 'declined' : output.kind === 'rejected' ? 'rejected' : 'unknown';
               const code = 'reason' in output ? output.reason : output.kind.toUpperCase();
-              // An answer lost and not resolved here (a void's, which nothing resolves by its own transactionId): the
-              // journal's recovery finishes it — a void's by voiding what it voids — so it may well be done.
-              const finishing = output.kind === 'unknown' && !output.resolved;
+              // An answer lost and not resolved here: the journal's recovery resolves it (see lostAnswerMessage).
+              const unresolved = output.kind === 'unknown' && !output.resolved;
               return {
                 result: {
                   outcome,
                   code,
-                  message: finishing
-                    ? `The answer to the ${context.command.type} was lost: the terminal finishes it; see the transaction list`
+                  message: unresolved
+                    ? lostAnswerMessage(context.command.type, context.service as ServiceName)
                     : `The ${context.command.type} was not completed`,
                   service: context.service,
                   ...('transactionId' in output ? { transactionId: output.transactionId } : {}),

@@ -42,8 +42,8 @@ function value<T>(r: Result<T>): T {
 }
 
 /** An attended terminal with an approved sale of `minor`; its transactionId and the operator's actions. */
-async function paidSale(minor: number) {
-  const host = await startHost({ terminal: { model: 'attended' } });
+async function paidSale(minor: number, journal: { resolutionRetryMs?: number } = {}) {
+  const host = await startHost({ terminal: { model: 'attended' }, journal });
   await waitForScreen(host, ['idle']);
   await send(host, { type: 'START' });
   await send(host, { type: 'ENTER_AMOUNT', minor });
@@ -142,5 +142,43 @@ describe('operator refunds after terminal.currency changed', () => {
       await sandbox.close();
       rmSync(cwd, { recursive: true, force: true });
     }
+  });
+});
+
+describe('operator refunds whose answer was lost', () => {
+  it('tells the operator that the terminal cancels the refund, which it then does: the sale is refundable again', async () => {
+    const { host, saleTx, operator, atGateway } = await paidSale(1000, { resolutionRetryMs: 100 });
+    // The refund reaches the gateway and its answer is lost; so are the answers to the timeout voids that follow it.
+    host.sandbox?.scheduleFaults([
+      { kind: 'timeout-502', path: '/refunds' },
+      ...Array.from({ length: 4 }, () => ({ kind: 'server-error-502' as const, path: '/voids' })),
+    ]);
+    const refund = await operator({ type: 'refund', transactionId: saleTx, amountMinor: 300 });
+    expect(refund).toMatchObject({ type: 'refund', outcome: 'unknown' });
+    // Recovery's plan of a refund left unknown is its timeout void (reference/gateway.md §2): the operator must not
+    // be told that the terminal finishes it, nor tell the customer that the money is on its way.
+    expect('message' in refund ? refund.message : '').toBe(
+      'The answer to the refund was lost: the terminal is cancelling it. Do not tell the customer it is refunded; ' +
+        'once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again',
+    );
+    await host.settle(20_000);
+    expect(atGateway()).toEqual([
+      ['refund', 'VOIDED'],
+      ['timeout-void', 'VOIDED'],
+    ]);
+    const listed = await operator({ type: 'transactions' });
+    const sale =
+      listed.type === 'transactions'
+        ? listed.transactions.find((t) => t.transactionId === saleTx)
+        : undefined;
+    const cancelled =
+      listed.type === 'transactions'
+        ? listed.transactions.find((t) => t.service === 'refund-payment')
+        : undefined;
+    expect(cancelled).toMatchObject({
+      transactionId: 'transactionId' in refund ? refund.transactionId : '',
+      state: 'resolved (timeout-void)',
+    });
+    expect(sale).toMatchObject({ amount: { minor: 1000 }, allowed: ['refund', 'void'] });
   });
 });

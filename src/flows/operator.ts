@@ -146,15 +146,16 @@ export function operatorService(
 }
 
 /**
- * What the operator is told of a refund or void whose answer was lost and is left to the journal's recovery, by the
- * vocabulary's plan of its service: a refund has a timeout request of its own (a timeout void, gateway.md §2), which
- * cancels it — the customer is not refunded by it unless that void is refused; a void has none, and recovery finishes
- * it by voiding what it voids.
+ * What the operator is told of a request of operator mode whose answer was lost and is left to the journal's recovery
+ * (`what` names it), by the vocabulary's plan of its service: a refund has a timeout request of its own (a timeout
+ * void, gateway.md §2), which cancels it — the customer is not refunded by it unless that void is refused; a void or
+ * the reversal of a voided capture's hold has none, and recovery finishes it — by voiding what the void voids, by a
+ * timeout reversal of the whole authorization.
  */
-function lostAnswerMessage(command: OperatorCommand['type'], service: ServiceName): string {
+function lostAnswerMessage(what: string, service: ServiceName): string {
   return resolutionFor(service) === null
-    ? `The answer to the ${command} was lost: the terminal finishes it; see the transaction list`
-    : `The answer to the ${command} was lost: the terminal is cancelling it. Do not tell the customer it is ` +
+    ? `The answer to the ${what} was lost: the terminal finishes it; see the transaction list`
+    : `The answer to the ${what} was lost: the terminal is cancelling it. Do not tell the customer it is ` +
         `refunded; once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again`;
 }
 
@@ -370,8 +371,8 @@ export const operatorMachine = setup({
             },
           };
         },
-        // A refused or unanswered release is never reported as approved (the hold is still on the card): the
-        // operator sees what happened to it; an unknown release is finished by the journal's recovery.
+        // A refused or unanswered release is never reported as approved: the operator sees what happened to it — a
+        // refused one left the hold on the card; an unanswered one is finished by the journal's recovery.
         onDone: [
           {
             guard: ({ event }) => event.output.kind === 'approved',
@@ -387,6 +388,15 @@ export const operatorMachine = setup({
             target: 'done',
             actions: assign(({ context, event }) => {
               const output = event.output;
+              if (output.kind === 'unknown')
+                return {
+                  result: {
+                    ...(context.result as OperatorResult),
+                    outcome: 'unknown' as const,
+                    code: 'HOLD_RELEASE_UNKNOWN',
+                    message: `Voided. ${lostAnswerMessage('release of the authorization hold', 'reversal')}`,
+                  },
+                };
               const reason = 'reason' in output ? output.reason : output.kind.toUpperCase();
               return {
                 result: {

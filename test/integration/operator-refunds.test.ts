@@ -19,6 +19,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { closeHosts, startHost } from './host-harness.js';
+import { modelConfig, startModelHost } from './models-harness.js';
 
 afterEach(closeHosts);
 
@@ -180,5 +181,48 @@ describe('operator refunds whose answer was lost', () => {
       state: 'resolved (timeout-void)',
     });
     expect(sale).toMatchObject({ amount: { minor: 1000 }, allowed: ['refund', 'void'] });
+  });
+});
+
+describe('operator voids of a capture whose release of the hold got no answer', () => {
+  it('tells the operator that the terminal finishes the release, which it then does', async () => {
+    const m = await startModelHost(modelConfig('meter'));
+    try {
+      const { host, clock } = m;
+      await send(host, { type: 'START' });
+      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await waitForScreen(host, ['confirm']);
+      await send(host, { type: 'CONFIRM' });
+      await waitForScreen(host, ['session']);
+      clock.offsetMs += 30 * 60_000;
+      await send(host, { type: 'END_SESSION' });
+      expect((await waitForScreen(host, ['approved', 'error'])).customer.screen).toBe('approved');
+      await host.settle(15_000);
+      const capture = host.journal.list({ limit: 20 }).find((e) => e.service === 'capture');
+      // The void of the capture is approved; the reversal of its hold reaches the gateway and its answer is lost.
+      host.sandbox?.scheduleFaults([{ kind: 'timeout-502', path: '/reversals' }]);
+      const voided = value(
+        await host.operator({
+          pin: host.generatedOperatorPin ?? '',
+          action: { type: 'void', transactionId: capture?.transactionId ?? '' },
+        }),
+      );
+      // Recovery's plan of a reversal left unknown is a timeout reversal of the whole authorization: the hold is
+      // released by the terminal, not left for the operator to release at the processor.
+      expect(voided).toMatchObject({
+        type: 'void',
+        outcome: 'unknown',
+        code: 'HOLD_RELEASE_UNKNOWN',
+        message:
+          'Voided. The answer to the release of the authorization hold was lost: the terminal finishes it; ' +
+          'see the transaction list',
+      });
+      await host.settle(15_000);
+      const authorization = host.sandbox?.ledger().transactions.find((t) => t.kind === 'authorization');
+      expect(authorization?.status).toBe('REVERSED');
+      expect(host.journal.inFlight()).toEqual([]);
+    } finally {
+      await m.close();
+    }
   });
 });

@@ -140,9 +140,14 @@ export class OperatorPaymentSections {
     const done = answer.value;
     if (done.type !== 'alt-refund') return;
     this.#refundDrafts.delete(armed.saleId);
+    const refund = `Refund of ${done.refund.amount.text} of sale ${done.saleId}`;
+    // The terminal answers `in-flight` for a refund whose gateway answer was lost: recovery cancels it (its timeout
+    // void), so the customer is not refunded by it — never "under way" to the operator.
     this.host.notice(
-      `Refund of ${done.refund.amount.text} of sale ${done.saleId}: ${done.refund.state}; ` +
-        `${done.sale.refundable.text} may still be refunded`,
+      done.refund.state === 'in-flight'
+        ? `${refund}: its answer was lost: the terminal is cancelling it. Do not tell the customer it is refunded; ` +
+            'once the sale shows it refundable again, nothing was refunded: refund again'
+        : `${refund}: ${done.refund.state}; ${done.sale.refundable.text} may still be refunded`,
     );
     await this.#loadSales();
   }

@@ -23,6 +23,7 @@ import {
   reasonCell,
   timeCell,
 } from './operator-table.js';
+import { RefundRequestIds } from './refund-requests.js';
 import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
@@ -31,7 +32,10 @@ interface Armed {
   transactionId: string;
   amountMinor?: number;
   amountText: string;
-  /** Names this refund: confirmed twice, or its request repeated, the terminal carries it out once. */
+  /**
+   * Names this refund: confirmed twice, its request repeated, or asked for again after its answer was lost, the
+   * terminal carries it out once (see {@link RefundRequestIds}).
+   */
   requestId: string;
 }
 
@@ -55,6 +59,8 @@ export class OperatorPanel {
   #armed: Armed | undefined;
   #busy = false;
   #refundDrafts = new Map<string, string>();
+  /** Kept when the panel closes: a refund whose answer was lost is the same refund when asked for again. */
+  readonly #refundIds = new RefundRequestIds();
   #status: OperatorStatus | undefined;
   #audit: AuditEntry[] | undefined;
   /** The stored payments not collected in full after forwarding, once the operator asked for them. */
@@ -257,6 +263,7 @@ export class OperatorPanel {
             ...(armed.amountMinor !== undefined ? { amountMinor: armed.amountMinor } : {}),
           };
     const r = await this.#call(action);
+    if (armed.type === 'refund') this.#refundIds.settle(armed.transactionId, armed.amountMinor, r);
     if (!r.ok) return this.#fail(r.error);
     this.#accept(r.value);
     await this.#reload();
@@ -495,7 +502,7 @@ export class OperatorPanel {
       type,
       transactionId: txn.transactionId,
       amountText,
-      requestId: crypto.randomUUID(),
+      requestId: this.#refundIds.idFor(txn.transactionId, amountMinor),
       ...(amountMinor !== undefined ? { amountMinor } : {}),
     };
     this.#notice = undefined;

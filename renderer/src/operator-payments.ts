@@ -16,6 +16,7 @@ import {
   operatorTable,
   timeCell,
 } from './operator-table.js';
+import { RefundRequestIds } from './refund-requests.js';
 
 /** Links per page of the panel's list. */
 export const LINKS_PAGE = 10;
@@ -27,7 +28,10 @@ interface ArmedRefund {
   saleId: number;
   amountMinor?: number;
   amountText: string;
-  /** Names this refund: confirmed twice, or its request repeated, the terminal carries it out once. */
+  /**
+   * Names this refund: confirmed twice, its request repeated, or asked for again after its answer was lost, the
+   * terminal carries it out once (see {@link RefundRequestIds}).
+   */
   requestId: string;
 }
 
@@ -53,6 +57,8 @@ export class OperatorPaymentSections {
   /** What the operator typed as each sale's refund amount (kept across the panel's redraws). */
   #refundDrafts = new Map<number, string>();
   #armed: ArmedRefund | undefined;
+  /** Kept when the panel closes: a refund whose answer was lost is the same refund when asked for again. */
+  readonly #refundIds = new RefundRequestIds();
 
   constructor(private readonly host: PaymentSectionsHost) {}
 
@@ -115,7 +121,7 @@ export class OperatorPaymentSections {
     this.#armed = {
       saleId: sale.id,
       amountText,
-      requestId: crypto.randomUUID(),
+      requestId: this.#refundIds.idFor(String(sale.id), amountMinor),
       ...(amountMinor !== undefined ? { amountMinor } : {}),
     };
     this.host.render();
@@ -123,17 +129,25 @@ export class OperatorPaymentSections {
 
   async #refund(armed: ArmedRefund): Promise<void> {
     this.#armed = undefined;
-    const done = await this.#run({
+    const answer = await this.host.call({
       type: 'alt-refund',
       saleId: armed.saleId,
       requestId: armed.requestId,
       ...(armed.amountMinor !== undefined ? { amountMinor: armed.amountMinor } : {}),
     });
-    if (done?.type !== 'alt-refund') return;
+    this.#refundIds.settle(String(armed.saleId), armed.amountMinor, answer);
+    if (!answer.ok) return this.host.fail(answer.error);
+    const done = answer.value;
+    if (done.type !== 'alt-refund') return;
     this.#refundDrafts.delete(armed.saleId);
+    const refund = `Refund of ${done.refund.amount.text} of sale ${done.saleId}`;
+    // The terminal answers `in-flight` for a refund whose gateway answer was lost: recovery cancels it (its timeout
+    // void), so the customer is not refunded by it — never "under way" to the operator.
     this.host.notice(
-      `Refund of ${done.refund.amount.text} of sale ${done.saleId}: ${done.refund.state}; ` +
-        `${done.sale.refundable.text} may still be refunded`,
+      done.refund.state === 'in-flight'
+        ? `${refund}: its answer was lost: the terminal is cancelling it. Do not tell the customer it is refunded; ` +
+            'once the sale shows it refundable again, nothing was refunded: refund again'
+        : `${refund}: ${done.refund.state}; ${done.sale.refundable.text} may still be refunded`,
     );
     await this.#loadSales();
   }

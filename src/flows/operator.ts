@@ -1,7 +1,7 @@
 import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
 import type { FlowClock } from './effects.js';
-import { commentsFor } from './services.js';
+import { commentsFor, resolutionFor } from './services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 
@@ -143,6 +143,20 @@ export function operatorService(
     return { code: 'REFUND_EXCEEDS_CAPTURED', message: `At most ${left} minor units can be refunded` };
   }
   return { service, amountMinor };
+}
+
+/**
+ * What the operator is told of a request of operator mode whose answer was lost and is left to the journal's recovery
+ * (`what` names it), by the vocabulary's plan of its service: a refund has a timeout request of its own (a timeout
+ * void, gateway.md §2), which cancels it — the customer is not refunded by it unless that void is refused; a void or
+ * the reversal of a voided capture's hold has none, and recovery finishes it — by voiding what the void voids, by a
+ * timeout reversal of the whole authorization.
+ */
+function lostAnswerMessage(what: string, service: ServiceName): string {
+  return resolutionFor(service) === null
+    ? `The answer to the ${what} was lost: the terminal finishes it; see the transaction list`
+    : `The answer to the ${what} was lost: the terminal is cancelling it. Do not tell the customer it is ` +
+        `refunded; once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again`;
 }
 
 function finish(
@@ -311,15 +325,14 @@ export const operatorMachine = setup({
               const outcome =
                 output.kind === 'declined' ? 'declined' : output.kind === 'rejected' ? 'rejected' : 'unknown';
               const code = 'reason' in output ? output.reason : output.kind.toUpperCase();
-              // An answer lost and not resolved here (a void's, which nothing resolves by its own transactionId): the
-              // journal's recovery finishes it — a void's by voiding what it voids — so it may well be done.
-              const finishing = output.kind === 'unknown' && !output.resolved;
+              // An answer lost and not resolved here: the journal's recovery resolves it (see lostAnswerMessage).
+              const unresolved = output.kind === 'unknown' && !output.resolved;
               return {
                 result: {
                   outcome,
                   code,
-                  message: finishing
-                    ? `The answer to the ${context.command.type} was lost: the terminal finishes it; see the transaction list`
+                  message: unresolved
+                    ? lostAnswerMessage(context.command.type, context.service as ServiceName)
                     : `The ${context.command.type} was not completed`,
                   service: context.service,
                   ...('transactionId' in output ? { transactionId: output.transactionId } : {}),
@@ -358,8 +371,8 @@ export const operatorMachine = setup({
             },
           };
         },
-        // A refused or unanswered release is never reported as approved (the hold is still on the card): the
-        // operator sees what happened to it; an unknown release is finished by the journal's recovery.
+        // A refused or unanswered release is never reported as approved: the operator sees what happened to it — a
+        // refused one left the hold on the card; an unanswered one is finished by the journal's recovery.
         onDone: [
           {
             guard: ({ event }) => event.output.kind === 'approved',
@@ -375,6 +388,15 @@ export const operatorMachine = setup({
             target: 'done',
             actions: assign(({ context, event }) => {
               const output = event.output;
+              if (output.kind === 'unknown')
+                return {
+                  result: {
+                    ...(context.result as OperatorResult),
+                    outcome: 'unknown' as const,
+                    code: 'HOLD_RELEASE_UNKNOWN',
+                    message: `Voided. ${lostAnswerMessage('release of the authorization hold', 'reversal')}`,
+                  },
+                };
               const reason = 'reason' in output ? output.reason : output.kind.toUpperCase();
               return {
                 result: {

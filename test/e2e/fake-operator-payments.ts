@@ -88,6 +88,9 @@ export class FakeOperatorPayments {
     sale(1, 'pending', 'PENDING', 0),
   ];
 
+  /** How many of the next refunds are answered as the terminal answers one whose gateway answer was lost. */
+  lostRefundAnswers = 0;
+
   handle(
     action: Extract<
       OperatorAction,
@@ -150,7 +153,7 @@ export class FakeOperatorPayments {
         const refund = {
           entryId: 100 + s.refunds.length,
           amount: eur(amount),
-          state: 'accepted' as const,
+          state: this.lostRefundAnswers-- > 0 ? ('in-flight' as const) : ('accepted' as const),
           at: '2030-01-01T10:00:00Z',
         };
         s.refunds.push(refund);

@@ -123,6 +123,12 @@ export class FakeTerminal implements TerminalApi {
     this.#stays = stays.map((t) => ({ ...t }));
   }
 
+  /**
+   * How many of the next refunds (card or alternative-method) the terminal receives and never answers: the page's
+   * request waits until its connection drops or it times out.
+   */
+  unansweredRefunds = 0;
+
   /** The operator's transaction list as the terminal would list it (newest first), in place of the sales made here. */
   setTransactions(transactions: TransactionSummary[]): void {
     this.#transactions = transactions.map((t) => ({ ...t }));
@@ -365,6 +371,10 @@ export class FakeTerminal implements TerminalApi {
     if (request.pin !== FAKE_PIN)
       return Promise.resolve({ ok: false, error: { code: 'OPERATOR_PIN', message: 'wrong PIN' } });
     const action = request.action;
+    if ((action.type === 'refund' || action.type === 'alt-refund') && this.unansweredRefunds > 0) {
+      this.unansweredRefunds -= 1;
+      return new Promise(() => undefined);
+    }
     switch (action.type) {
       case 'transactions':
         return Promise.resolve({

@@ -186,6 +186,30 @@ const declined = (transactionId: string, minor: number, reason: string): Offline
   forwardedAt: '2030-01-01T09:00:00.000Z',
 });
 
+describe('operator panel: an alternative-method refund whose answer was lost', () => {
+  it('tells the operator the terminal is cancelling it, not that it is under way', async () => {
+    const { page, fake, problems } = await signedIn((f) => {
+      f.payments.lostRefundAnswers = 1;
+    });
+    await page.getByTestId('operator-alt-load').click();
+    await page.getByTestId('operator-alt-sales').waitFor();
+    await page.getByTestId('alt-refund-amount-2').fill('4.00');
+    await page.getByTestId('alt-refund-2').click();
+    await page.getByTestId('confirm-alt-refund').click();
+    // The terminal answers `in-flight` for a refund whose gateway answer was lost: recovery's timeout void cancels it
+    // (test/integration/alt-payments.test.ts), so the customer is not refunded by it.
+    await expect
+      .poll(() => text(page, 'operator-result'))
+      .toBe(
+        'Refund of €4.00 of sale 2: its answer was lost: the terminal is cancelling it. Do not tell the customer it ' +
+          'is refunded; once the sale shows it refundable again, nothing was refunded: refund again',
+      );
+    expect(fake.operatorRequests.filter((r) => r.action.type === 'alt-refund')).toHaveLength(1);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
 describe('operator panel: stored payments not collected in full after forwarding', () => {
   it('lists them, takes one off the count once acknowledged by keyboard, and axe finds nothing', async () => {
     const { page, fake, problems } = await signedIn((f) =>

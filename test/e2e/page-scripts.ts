@@ -43,8 +43,17 @@ interface PageSocket {
   onerror: (() => void) | null;
 }
 
+interface OpenedSocket {
+  close(): void;
+}
+
 declare const document: PageDocument;
-declare const window: { screens: string[]; violations: string[] };
+declare const window: {
+  screens: string[];
+  violations: string[];
+  sockets?: OpenedSocket[];
+  WebSocket: new (url: string) => OpenedSocket;
+};
 declare function getComputedStyle(el: PageElement): PageStyle;
 declare class MutationObserver {
   constructor(callback: () => void);
@@ -142,4 +151,24 @@ export function tryWebSocket(port: number): Promise<string> {
     ws.onopen = () => resolve('open');
     ws.onerror = () => resolve('refused');
   });
+}
+
+/** Init script: keeps every WebSocket the page opens, so that a test can drop its connection ({@link dropSockets}). */
+export function recordSockets(): void {
+  const sockets: OpenedSocket[] = [];
+  window.sockets = sockets;
+  const Native = window.WebSocket;
+  window.WebSocket = class extends Native {
+    constructor(url: string) {
+      super(url);
+      sockets.push(this);
+    }
+  };
+}
+
+/** Closes every WebSocket the page opened (after {@link recordSockets}): the connection to the terminal drops. */
+export function dropSockets(): number {
+  const sockets = window.sockets ?? [];
+  for (const s of sockets) s.close();
+  return sockets.length;
 }

@@ -7,11 +7,13 @@ import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import {
   amountAndCurrencySizes,
   dccOptionStyle,
+  dropSockets,
   imageWidth,
   injectInlineStyle,
   installWatchers,
   nextTestId,
   nothingFocused,
+  recordSockets,
   screensSeen,
   tryWebSocket,
   violationsSeen,
@@ -60,7 +62,7 @@ interface Watched {
 }
 
 /** Opens the printed URL in a fresh context, recording every customer screen shown and every CSP violation. */
-async function openTerminal(bridge: Bridge): Promise<Watched> {
+async function openTerminal(bridge: Bridge, initScripts: (() => void)[] = []): Promise<Watched> {
   const context = await launched.browser.newContext({ viewport: { width: 1024, height: 1280 } });
   const page = await context.newPage();
   page.setDefaultTimeout(15_000);
@@ -70,6 +72,7 @@ async function openTerminal(bridge: Bridge): Promise<Watched> {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
   await page.addInitScript(installWatchers);
+  for (const script of initScripts) await page.addInitScript(script);
   const response = await page.goto(bridge.url);
   expect(response?.status()).toBe(200);
   return { page, problems };
@@ -269,6 +272,50 @@ describe('renderer in a real browser', () => {
       [FAKE_PIN, 'flush-queue'],
       [FAKE_PIN, 'audit'],
     ]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('asks again for a refund whose answer never reached the page under its first requestId: carried out once', async () => {
+    const { bridge, fake } = await start();
+    const { page, problems } = await openTerminal(bridge, [recordSockets]);
+    await page.getByTestId('action-START').click();
+    await page.getByTestId('action-LOST_TICKET').click();
+    await page.getByTestId('action-CONFIRM').click();
+    await onScreen(page, 'approved');
+    await page.keyboard.press('Control+Alt+O');
+    await page.getByTestId('operator-pin').fill(FAKE_PIN);
+    await page.getByTestId('operator-login').click();
+    const row = page.locator('[data-testid^="txn-T"]').first();
+    await row.waitFor();
+    const id = ((await row.getAttribute('data-testid')) ?? '').slice('txn-'.length);
+    const refunds = () =>
+      fake.operatorRequests.flatMap((r) => (r.action.type === 'refund' ? [r.action] : []));
+
+    // A partial refund reaches the terminal; its answer never reaches the page: the connection drops meanwhile.
+    fake.unansweredRefunds = 1;
+    await page.getByTestId(`refund-amount-${id}`).fill('3.00');
+    await page.getByTestId(`refund-${id}`).click();
+    await page.getByTestId('confirm-refund').click();
+    await expect.poll(() => refunds().length).toBe(1);
+    expect(await page.evaluate(dropSockets)).toBeGreaterThan(0);
+    await expect
+      .poll(() => page.getByTestId('operator-result').textContent(), { timeout: 10_000 })
+      .toContain('DISCONNECTED');
+    await expect.poll(() => page.getByTestId('connection-banner').count(), { timeout: 10_000 }).toBe(0);
+
+    // The operator, not knowing whether it went through, asks for the same refund again: the terminal must be able to
+    // tell it is the same one (and answer it with the first one's answer), not a second refund of 3.00.
+    await page.getByTestId(`refund-${id}`).click();
+    await page.getByTestId('confirm-refund').click();
+    await expect.poll(() => refunds().length).toBe(2);
+    const [first, again] = refunds();
+    expect(again).toEqual({
+      type: 'refund',
+      transactionId: id,
+      amountMinor: 300,
+      requestId: first?.requestId,
+    });
     expect(problems).toEqual([]);
     await page.context().close();
   });

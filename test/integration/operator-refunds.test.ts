@@ -19,6 +19,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox } from '../../src/sandbox/index.js';
 import { closeHosts, startHost } from './host-harness.js';
+import { modelConfig, startModelHost } from './models-harness.js';
 
 afterEach(closeHosts);
 
@@ -42,8 +43,8 @@ function value<T>(r: Result<T>): T {
 }
 
 /** An attended terminal with an approved sale of `minor`; its transactionId and the operator's actions. */
-async function paidSale(minor: number) {
-  const host = await startHost({ terminal: { model: 'attended' } });
+async function paidSale(minor: number, journal: { resolutionRetryMs?: number } = {}) {
+  const host = await startHost({ terminal: { model: 'attended' }, journal });
   await waitForScreen(host, ['idle']);
   await send(host, { type: 'START' });
   await send(host, { type: 'ENTER_AMOUNT', minor });
@@ -141,6 +142,87 @@ describe('operator refunds after terminal.currency changed', () => {
     } finally {
       await sandbox.close();
       rmSync(cwd, { recursive: true, force: true });
+    }
+  });
+});
+
+describe('operator refunds whose answer was lost', () => {
+  it('tells the operator that the terminal cancels the refund, which it then does: the sale is refundable again', async () => {
+    const { host, saleTx, operator, atGateway } = await paidSale(1000, { resolutionRetryMs: 100 });
+    // The refund reaches the gateway and its answer is lost; so are the answers to the timeout voids that follow it.
+    host.sandbox?.scheduleFaults([
+      { kind: 'timeout-502', path: '/refunds' },
+      ...Array.from({ length: 4 }, () => ({ kind: 'server-error-502' as const, path: '/voids' })),
+    ]);
+    const refund = await operator({ type: 'refund', transactionId: saleTx, amountMinor: 300 });
+    expect(refund).toMatchObject({ type: 'refund', outcome: 'unknown' });
+    // Recovery's plan of a refund left unknown is its timeout void (reference/gateway.md §2): the operator must not
+    // be told that the terminal finishes it, nor tell the customer that the money is on its way.
+    expect('message' in refund ? refund.message : '').toBe(
+      'The answer to the refund was lost: the terminal is cancelling it. Do not tell the customer it is refunded; ' +
+        'once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again',
+    );
+    await host.settle(20_000);
+    expect(atGateway()).toEqual([
+      ['refund', 'VOIDED'],
+      ['timeout-void', 'VOIDED'],
+    ]);
+    const listed = await operator({ type: 'transactions' });
+    const sale =
+      listed.type === 'transactions'
+        ? listed.transactions.find((t) => t.transactionId === saleTx)
+        : undefined;
+    const cancelled =
+      listed.type === 'transactions'
+        ? listed.transactions.find((t) => t.service === 'refund-payment')
+        : undefined;
+    expect(cancelled).toMatchObject({
+      transactionId: 'transactionId' in refund ? refund.transactionId : '',
+      state: 'resolved (timeout-void)',
+    });
+    expect(sale).toMatchObject({ amount: { minor: 1000 }, allowed: ['refund', 'void'] });
+  });
+});
+
+describe('operator voids of a capture whose release of the hold got no answer', () => {
+  it('tells the operator that the terminal finishes the release, which it then does', async () => {
+    const m = await startModelHost(modelConfig('meter'));
+    try {
+      const { host, clock } = m;
+      await send(host, { type: 'START' });
+      await send(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+      await waitForScreen(host, ['confirm']);
+      await send(host, { type: 'CONFIRM' });
+      await waitForScreen(host, ['session']);
+      clock.offsetMs += 30 * 60_000;
+      await send(host, { type: 'END_SESSION' });
+      expect((await waitForScreen(host, ['approved', 'error'])).customer.screen).toBe('approved');
+      await host.settle(15_000);
+      const capture = host.journal.list({ limit: 20 }).find((e) => e.service === 'capture');
+      // The void of the capture is approved; the reversal of its hold reaches the gateway and its answer is lost.
+      host.sandbox?.scheduleFaults([{ kind: 'timeout-502', path: '/reversals' }]);
+      const voided = value(
+        await host.operator({
+          pin: host.generatedOperatorPin ?? '',
+          action: { type: 'void', transactionId: capture?.transactionId ?? '' },
+        }),
+      );
+      // Recovery's plan of a reversal left unknown is a timeout reversal of the whole authorization: the hold is
+      // released by the terminal, not left for the operator to release at the processor.
+      expect(voided).toMatchObject({
+        type: 'void',
+        outcome: 'unknown',
+        code: 'HOLD_RELEASE_UNKNOWN',
+        message:
+          'Voided. The answer to the release of the authorization hold was lost: the terminal finishes it; ' +
+          'see the transaction list',
+      });
+      await host.settle(15_000);
+      const authorization = host.sandbox?.ledger().transactions.find((t) => t.kind === 'authorization');
+      expect(authorization?.status).toBe('REVERSED');
+      expect(host.journal.inFlight()).toEqual([]);
+    } finally {
+      await m.close();
     }
   });
 });

@@ -203,6 +203,11 @@ class CaseDriver {
   private offsetMs = 0;
   private sessionStartMs = 0;
   last: TerminalSnapshot | undefined;
+  /**
+   * What the terminal answered an operator refund or void of the last step that it did not approve (its outcome, code
+   * and message): the reason a step that expected a message may have sent none (REFUND_EXCEEDS_CAPTURED …).
+   */
+  operatorAnswer: string | undefined;
 
   constructor(
     private readonly host: TerminalHost,
@@ -213,6 +218,7 @@ class CaseDriver {
 
   reset(): void {
     this.last = undefined;
+    this.operatorAnswer = undefined;
   }
 
   /** The customer screen the last step ended on. */
@@ -328,6 +334,9 @@ class CaseDriver {
               : { type: 'void', transactionId: target },
         });
         if (!r.ok) return `operator ${step.do}: ${r.error.message}`;
+        const answer = r.value;
+        if ((answer.type === 'refund' || answer.type === 'void') && answer.outcome !== 'approved')
+          this.operatorAnswer = `operator ${step.do}: ${answer.outcome} ${answer.code}: ${answer.message}`;
         break;
       }
     }
@@ -500,6 +509,10 @@ export async function runCase(
         await settled(host, waitMs);
         const sent = parseExchanges(recorder.since(0)).slice(first).filter(certified);
         stepProblems.push(...compareStep(step.expect, sent));
+        // Why the terminal sent what it did: an operator refusal is a result of its own, not a failure, unless the
+        // case expected otherwise.
+        if (stepProblems.length > 0 && driver.operatorAnswer !== undefined)
+          stepProblems.push(driver.operatorAnswer);
         const screen = driver.screen();
         if (step.screen !== undefined && screen !== step.screen)
           stepProblems.push(

@@ -567,7 +567,7 @@ export async function runCase(
     m.findings.map((f) => ({ ...f, index: m.index, service: m.service })),
   );
   for (const f of findings.filter((f) => f.severity === 'error'))
-    problems.push(`message ${f.index + 1} (${f.service}): ${f.rule} ${f.field}: ${f.message}`);
+    problems.push(`message #${f.index} (${f.service}): ${f.rule} ${f.field}: ${f.message}`);
   // catLevel per model (spec 001: unattended 2, attended mobile 6): the case knows what the terminal is, which no
   // message rule can see when catLevel and operatingEnvironment agree with each other.
   const catLevel = target.attended ? CAT_LEVEL_BY_ATTENDANCE.attended : CAT_LEVEL_BY_ATTENDANCE.unattended;
@@ -577,13 +577,13 @@ export async function runCase(
     const value = typeof sent === 'string' || typeof sent === 'number' ? String(sent) : JSON.stringify(sent);
     if (value !== catLevel)
       problems.push(
-        `message ${i + 1} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
+        `message #${i} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
       );
   });
   for (const m of messages.filter((m) => m.httpStatus !== null && m.httpStatus >= 400 && m.httpStatus < 500))
     if (!steps.some((s) => s.expected.some((e) => e.status === m.status)))
       problems.push(
-        `message ${m.index + 1} (${m.service}): the gateway refused it (HTTP ${m.httpStatus} ${m.status})`,
+        `message #${m.index} (${m.service}): the gateway refused it (HTTP ${m.httpStatus} ${m.status})`,
       );
   return finish({
     verdict: problems.length === 0 ? 'passed' : 'failed',

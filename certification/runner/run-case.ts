@@ -20,7 +20,7 @@ import { CAT_LEVEL_BY_ATTENDANCE } from '../rules/tables.js';
 import { identifyService } from '../service.js';
 import type { CapturedExchange, CaseFinding, CaseResult, ExpectedMessage, StepResult } from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
-import { maskCardData } from './mask.js';
+import { maskCardData, maskText } from './mask.js';
 import { ExchangeRecorder, type RecordedExchange } from './recorder.js';
 import type { TestHost } from './gateway-host.js';
 
@@ -354,6 +354,7 @@ function toCaptured(x: RecordedExchange, p: Parsed, index: number): CapturedExch
     service: p.service,
     body: maskCardData(p.body) as Record<string, unknown>,
     httpStatus: x.httpStatus,
+    ...(x.failure !== undefined ? { failure: maskText(x.failure) } : {}),
     ...(p.response !== undefined ? { response: maskCardData(p.response) } : {}),
     durationMs: x.durationMs,
     ...(p.transactionId !== undefined ? { transactionId: p.transactionId } : {}),

@@ -18,6 +18,7 @@ import { VIRTUAL_CARDS } from '../../devices/sim/cards.js';
 import { checkSession } from '../check.js';
 import { CAT_LEVEL_BY_ATTENDANCE } from '../rules/tables.js';
 import { identifyService } from '../service.js';
+import { isServiceName } from '../../src/vocabulary/services.js';
 import type { CapturedExchange, CaseFinding, CaseResult, ExpectedMessage, StepResult } from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
 import { maskCardData, maskText } from './mask.js';
@@ -581,6 +582,19 @@ export async function runCase(
         `message #${i} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
       );
   });
+  // The entry mode of the case's card: the reader presented it one way (or, for a sequence, one of a few), which no
+  // message rule can see when the tags, terminalCapability and entryMode agree with each other.
+  const presentations = virtual?.outcome.kind === 'sequence' ? virtual.outcome.steps : [virtual?.outcome];
+  const readModes = new Set(presentations.flatMap((p) => (p?.kind === 'read' ? [p.entryMode] : [])));
+  if (readModes.size > 0)
+    kept.forEach(({ p }, i) => {
+      if (!isServiceName(p.service)) return;
+      const sent = (p.body.pointOfSaleInformation as { entryMode?: unknown } | undefined)?.entryMode;
+      if (sent === undefined || [...readModes].some((mode) => mode === sent)) return;
+      problems.push(
+        `message #${i} (${p.service}): pointOfSaleInformation.entryMode ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the case's card ${target.card} is read by ${[...readModes].join(' or ')}`,
+      );
+    });
   for (const m of messages.filter((m) => m.httpStatus !== null && m.httpStatus >= 400 && m.httpStatus < 500))
     if (!steps.some((s) => s.expected.some((e) => e.status === m.status)))
       problems.push(

@@ -595,6 +595,26 @@ export async function runCase(
         `message #${i} (${p.service}): pointOfSaleInformation.entryMode ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the case's card ${target.card} is read by ${[...readModes].join(' or ')}`,
       );
     });
+  // The terminal's identity as configured, which the report states and the acquirer matches the certification
+  // against: no message rule knows it.
+  const identity: ReadonlyArray<readonly [string, string]> = [
+    ['pointOfSaleInformation.terminalId', config.terminal.id],
+    ['clientReferenceInformation.partner.developerId', config.terminal.partner.developerId],
+    ['clientReferenceInformation.partner.solutionId', config.terminal.partner.solutionId],
+    [
+      'clientReferenceInformation.partner.thirdPartyCertificationNumber',
+      config.terminal.partner.thirdPartyCertificationNumber,
+    ],
+  ];
+  kept.forEach(({ p }, i) => {
+    for (const [path, configured] of identity) {
+      const sent = get(p.body, path);
+      if (sent !== undefined && sent !== configured)
+        problems.push(
+          `message #${i} (${p.service}): ${path} ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the terminal is configured with ${configured}`,
+        );
+    }
+  });
   for (const m of messages.filter((m) => m.httpStatus !== null && m.httpStatus >= 400 && m.httpStatus < 500))
     if (!steps.some((s) => s.expected.some((e) => e.status === m.status)))
       problems.push(

@@ -22,6 +22,8 @@ export interface CapturedExchange {
   body: Record<string, unknown>;
   /** HTTP status of the answer; null when none came (timeout, connection lost). */
   httpStatus: number | null;
+  /** Why no answer came, as the terminal's client saw it (the connection reset, the answer timed out …). */
+  failure?: string;
   /** The JSON answer, when one came and was JSON; card data masked. */
   response?: unknown;
   /** Milliseconds from request to answer (or to the failure). */

@@ -48,6 +48,29 @@ describe('parsePack', () => {
     expect(e.message).toContain('cases[0].steps[0].amount');
   });
 
+  it('names the line of a schema violation and the case it is in', () => {
+    // one(''): line 5 `- id:`, 6 `title:`, 9 `card:`, 11 `- do: sale`, 12 `amount:`.
+    const amount = error(one('').replace('amount: 9900.00\n        expect', 'amount: lots\n        expect'));
+    expect(amount.where).toBe('p.yaml:12#cases[0].steps[0].amount');
+    expect(amount.message).toMatch(/^p\.yaml:12: cases\[0\]\.steps\[0\]\.amount \(case PK-ATT-N2-CT-01\): /);
+    const step = error(one('').replace('do: sale', 'do: sael'));
+    expect(step.where).toBe('p.yaml:11#cases[0].steps[0].do');
+    // A missing field: the line of the mapping that lacks it.
+    const missing = error(one('').replace('    model: attended\n', ''));
+    expect(missing.where).toBe('p.yaml:5#cases[0].model');
+    // An unknown key: the key's own line.
+    const unknown = error(one('').replace('title: Sale', 'title: Sale\n    colour: red'));
+    expect(unknown.where).toBe('p.yaml:7#cases[0]');
+    expect(unknown.message).toContain('colour');
+  });
+
+  it('names the line of a broken cross-case rule', () => {
+    const card = error(one('').replace('card: n2-contact', 'card: n9-contact'));
+    expect(card.code).toBe('PACK_RULE');
+    expect(card.where).toBe('p.yaml:9#cases[0].card');
+    expect(card.message).toMatch(/^p\.yaml:9: cases\[0\]\.card \(case PK-ATT-N2-CT-01\): no simulated card/);
+  });
+
   it('refuses a YAML syntax error with its line', () => {
     const e = error('pack: t\ncases: [\n');
     expect(e.code).toBe('PACK_YAML');

@@ -9,7 +9,7 @@ import type {
 } from '../results.js';
 import { escapeAttribute, escapeText } from './markup.js';
 import { scrubCardNumbers } from './scrub.js';
-import { tallyRun } from './tally.js';
+import { noAnswer, tallyRun } from './tally.js';
 
 /**
  * The printable report for the acquirer's analyst: one self-contained HTML file (no script, no external resource,
@@ -198,7 +198,7 @@ ${facts([
   ['Service', t(m.service)],
   ['Step', m.step === null ? 'after the last step' : t(m.step + 1)],
   ['Status', t(m.status)],
-  ['HTTP status', m.httpStatus === null ? 'no answer' : t(m.httpStatus)],
+  ['HTTP status', m.httpStatus === null ? t(noAnswer(m)) : t(m.httpStatus)],
   ['Sent at', `${t(m.at)} (took ${t(`${m.durationMs} ms`)})`],
   ['transactionId', m.transactionId !== undefined ? `<code>${t(m.transactionId)}</code>` : '—'],
   ['Gateway id', m.gatewayId !== undefined ? `<code>${t(m.gatewayId)}</code>` : '—'],

@@ -38,6 +38,16 @@ describe('renderJunit', () => {
     expect(failed).toContain('warning CE-9F1A-COUNTRY');
   });
 
+  it('lists an error finding once when the case’s problems already state it, as a run’s do', () => {
+    const report = sampleRunReport();
+    report.cases[1]!.problems.push(
+      'message #1 (authorization-reversal): IC-REVERSAL-TAGS pointOfSaleInformation.emv.tags: a reversal of an EMV authorization must repeat its tags',
+    );
+    const failed = testcases(renderJunit(report))[1]!;
+    const body = /<failure [^>]*>([^<]*)<\/failure>/.exec(failed)![1]!;
+    expect(body.match(/IC-REVERSAL-TAGS/g)).toHaveLength(1);
+  });
+
   it('marks a skipped case with its reason and no failure', () => {
     const skipped = testcases(renderJunit(sampleRunReport()))[2]!;
     expect(skipped).toContain('<skipped message="the test host cannot inject a swipe fallback"/>');

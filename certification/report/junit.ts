@@ -31,11 +31,17 @@ export function junitTimestamp(iso: string): string {
   return Number.isNaN(t) ? iso : new Date(t).toISOString().slice(0, 19);
 }
 
-/** Why a case failed, one line each: its problems, then its error findings as `rule field: message (message #n)`. */
+/**
+ * Why a case failed, one line each: its problems, then its error findings as `rule field: message (message #n)` —
+ * those its problems do not state already (a run's problems state each one: `message #n (service): rule field: …`).
+ */
 export function failureLines(result: CaseResult): string[] {
   const lines = [...result.problems];
-  for (const f of errorFindings(result))
-    lines.push(`${f.rule} ${f.field}: ${f.message} (message #${f.index}, ${f.service})`);
+  for (const f of errorFindings(result)) {
+    const stated = `${f.rule} ${f.field}: ${f.message}`;
+    if (!result.problems.some((p) => p.includes(stated)))
+      lines.push(`${stated} (message #${f.index}, ${f.service})`);
+  }
   return lines.length > 0 ? lines : ['the case failed without a stated reason'];
 }
 

@@ -54,6 +54,34 @@ describe('scrubCardNumbers reads card numbers as the log redaction does', () => 
   });
 });
 
+describe('scrubCardNumbers on EMV tags', () => {
+  // The tags of a tap-and-go pre-authorization as a run sent them: 9F36 0028, then 82 5C00 — the digits
+  // "3602002882025" across the length, value, next tag and next length read as a Luhn-valid number.
+  const TAGS =
+    '9A032611309C01005F2A0208269F1A0208269F02060000000020009F03060000000000005F3401019F3602002882025C008407A0000000031010950500000080009F100706010A03A000009F26087D144211C78915F59F2701809F3303E028C89F34031F03029F37048C3F092C';
+
+  it('keeps tags whose digits read as a card number only across tags, alone and inside a JSON text', () => {
+    expect(scrubCardNumbers(TAGS)).toBe(TAGS);
+    const body = JSON.stringify({ pointOfSaleInformation: { emv: { tags: TAGS } } }, null, 2);
+    expect(scrubCardNumbers(body)).toBe(body);
+    expect(scrubCardNumbersDeep({ tags: TAGS })).toEqual({ tags: TAGS });
+  });
+
+  it('stars the value of any tag that holds a card number, the structure kept', () => {
+    // 9F10 holding a PAN; 5A starred by the runner stays as it is.
+    const tags = `9F02060000000025009F10084111111111111111${'5A08'}${'*'.repeat(16)}`;
+    const scrubbed = scrubCardNumbers(`"tags": "${tags}"`);
+    expect(scrubbed).toBe(`"tags": "9F02060000000025009F1008${'*'.repeat(16)}5A08${'*'.repeat(16)}"`);
+    expect(scrubbed).not.toContain('4111111111111111');
+  });
+
+  it('still removes a card number written beside tags, and reads a run that is no TLV as text', () => {
+    const tags = '9F02060000000025009F03060000000000';
+    expect(scrubCardNumbers(`4111 1111 1111 1111 ${tags}`)).toBe(`[REDACTED] ${tags}`);
+    expect(scrubCardNumbers('id ABC4111111111111111')).toBe('id ABC[REDACTED]');
+  });
+});
+
 describe('scrubCardNumbersDeep', () => {
   it('scrubs strings, keys and large integers at any depth and keeps the rest', () => {
     const value = JSON.parse(

@@ -1,3 +1,4 @@
+import { bytesToHex, decodeTlv, encodeTlv, hexToBytes, type TlvNode } from '../../src/emv/index.js';
 import { redactCardNumbers } from '../../src/log/index.js';
 
 /**
@@ -9,9 +10,77 @@ import { redactCardNumbers } from '../../src/log/index.js';
  * spaces or dashes.
  */
 
-/** `text` with every card number the log redaction removes replaced by its redaction. */
+/**
+ * A run of hex digits (and the stars of values the runner masked) with at least one letter, long enough to hold a card
+ * number: EMV tags as the evidence shows them.
+ */
+const HEX_RUN = /(?<![0-9A-Za-z*])(?=[0-9A-Fa-f*]*[A-Fa-f])[0-9A-Fa-f*]{13,}(?![0-9A-Za-z*])/g;
+
+/** Stands for a run of tags while the rest of the text is scrubbed: a character no card-number rule reads. */
+const TAGS_PLACEHOLDER = '\uE000';
+
+/** One TLV object of `source` from `at` (the decoded `node`), each primitive value holding a card number starred. */
+function scrubNode(node: TlvNode, source: string, at: number): string {
+  const length = bytesToHex(encodeTlv([node])).length;
+  if (node.children !== undefined) {
+    const header = length - bytesToHex(encodeTlv(node.children)).length;
+    let out = source.slice(at, at + header);
+    let position = at + header;
+    for (const child of node.children) {
+      out += scrubNode(child, source, position);
+      position += bytesToHex(encodeTlv([child])).length;
+    }
+    return out;
+  }
+  const valueStart = at + length - (node.value?.length ?? 0) * 2;
+  const value = source.slice(valueStart, at + length);
+  return (
+    source.slice(at, valueStart) + (redactCardNumbers(value) === value ? value : '*'.repeat(value.length))
+  );
+}
+
+/**
+ * A run of hex read as EMV tags, value by value: a value that holds a card number is starred whole, and digits that
+ * only read as one across a tag, a length and the next value (`9F36 02 0028 82 02 5C00`: "3602002882025") are left
+ * alone. Undefined when the run is no canonical TLV (stars read as zeros: the runner stars values only).
+ */
+function scrubTlvHex(run: string): string | undefined {
+  try {
+    const plain = run.replace(/\*/g, '0');
+    const nodes = decodeTlv(hexToBytes(plain));
+    if (bytesToHex(encodeTlv(nodes)).toUpperCase() !== plain.toUpperCase()) return undefined;
+    let out = '';
+    let position = 0;
+    for (const node of nodes) {
+      out += scrubNode(node, run, position);
+      position += bytesToHex(encodeTlv([node])).length;
+    }
+    return out;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * `text` with every card number the log redaction removes replaced by its redaction. A run of hex that reads as EMV
+ * tags is judged value by value instead, a value holding a card number starred (the tags stay readable and true to
+ * what was sent); the rest of the text, with each such run standing apart, by the log's rule.
+ */
 export function scrubCardNumbers(text: string): string {
-  return redactCardNumbers(text);
+  const runs: string[] = [];
+  const rest = text.replace(HEX_RUN, (run) => {
+    const scrubbed = scrubTlvHex(run);
+    if (scrubbed === undefined) return run;
+    runs.push(scrubbed);
+    return TAGS_PLACEHOLDER;
+  });
+  if (runs.length === 0) return redactCardNumbers(text);
+  const redacted = redactCardNumbers(rest);
+  const pieces = redacted.split(TAGS_PLACEHOLDER);
+  // A redaction that took a placeholder with it: the whole text by the log's rule, as without runs.
+  if (pieces.length !== runs.length + 1) return redactCardNumbers(text);
+  const out = pieces.map((piece, i) => piece + (runs[i] ?? '')).join('');
+  return out === text ? text : out;
 }
 
 /**

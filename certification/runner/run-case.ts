@@ -18,9 +18,10 @@ import { VIRTUAL_CARDS } from '../../devices/sim/cards.js';
 import { checkSession } from '../check.js';
 import { CAT_LEVEL_BY_ATTENDANCE } from '../rules/tables.js';
 import { identifyService } from '../service.js';
+import { isServiceName } from '../../src/vocabulary/services.js';
 import type { CapturedExchange, CaseFinding, CaseResult, ExpectedMessage, StepResult } from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
-import { maskCardData } from './mask.js';
+import { maskCardData, maskText } from './mask.js';
 import { ExchangeRecorder, type RecordedExchange } from './recorder.js';
 import type { TestHost } from './gateway-host.js';
 
@@ -203,6 +204,11 @@ class CaseDriver {
   private offsetMs = 0;
   private sessionStartMs = 0;
   last: TerminalSnapshot | undefined;
+  /**
+   * What the terminal answered an operator refund or void of the last step that it did not approve (its outcome, code
+   * and message): the reason a step that expected a message may have sent none (REFUND_EXCEEDS_CAPTURED …).
+   */
+  operatorAnswer: string | undefined;
 
   constructor(
     private readonly host: TerminalHost,
@@ -213,6 +219,7 @@ class CaseDriver {
 
   reset(): void {
     this.last = undefined;
+    this.operatorAnswer = undefined;
   }
 
   /** The customer screen the last step ended on. */
@@ -328,6 +335,9 @@ class CaseDriver {
               : { type: 'void', transactionId: target },
         });
         if (!r.ok) return `operator ${step.do}: ${r.error.message}`;
+        const answer = r.value;
+        if ((answer.type === 'refund' || answer.type === 'void') && answer.outcome !== 'approved')
+          this.operatorAnswer = `operator ${step.do}: ${answer.outcome} ${answer.code}: ${answer.message}`;
         break;
       }
     }
@@ -345,6 +355,7 @@ function toCaptured(x: RecordedExchange, p: Parsed, index: number): CapturedExch
     service: p.service,
     body: maskCardData(p.body) as Record<string, unknown>,
     httpStatus: x.httpStatus,
+    ...(x.failure !== undefined ? { failure: maskText(x.failure) } : {}),
     ...(p.response !== undefined ? { response: maskCardData(p.response) } : {}),
     durationMs: x.durationMs,
     ...(p.transactionId !== undefined ? { transactionId: p.transactionId } : {}),
@@ -500,6 +511,10 @@ export async function runCase(
         await settled(host, waitMs);
         const sent = parseExchanges(recorder.since(0)).slice(first).filter(certified);
         stepProblems.push(...compareStep(step.expect, sent));
+        // Why the terminal sent what it did: an operator refusal is a result of its own, not a failure, unless the
+        // case expected otherwise.
+        if (stepProblems.length > 0 && driver.operatorAnswer !== undefined)
+          stepProblems.push(driver.operatorAnswer);
         const screen = driver.screen();
         if (step.screen !== undefined && screen !== step.screen)
           stepProblems.push(
@@ -554,7 +569,7 @@ export async function runCase(
     m.findings.map((f) => ({ ...f, index: m.index, service: m.service })),
   );
   for (const f of findings.filter((f) => f.severity === 'error'))
-    problems.push(`message ${f.index + 1} (${f.service}): ${f.rule} ${f.field}: ${f.message}`);
+    problems.push(`message #${f.index} (${f.service}): ${f.rule} ${f.field}: ${f.message}`);
   // catLevel per model (spec 001: unattended 2, attended mobile 6): the case knows what the terminal is, which no
   // message rule can see when catLevel and operatingEnvironment agree with each other.
   const catLevel = target.attended ? CAT_LEVEL_BY_ATTENDANCE.attended : CAT_LEVEL_BY_ATTENDANCE.unattended;
@@ -564,13 +579,46 @@ export async function runCase(
     const value = typeof sent === 'string' || typeof sent === 'number' ? String(sent) : JSON.stringify(sent);
     if (value !== catLevel)
       problems.push(
-        `message ${i + 1} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
+        `message #${i} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
       );
+  });
+  // The entry mode of the case's card: the reader presented it one way (or, for a sequence, one of a few), which no
+  // message rule can see when the tags, terminalCapability and entryMode agree with each other.
+  const presentations = virtual?.outcome.kind === 'sequence' ? virtual.outcome.steps : [virtual?.outcome];
+  const readModes = new Set(presentations.flatMap((p) => (p?.kind === 'read' ? [p.entryMode] : [])));
+  if (readModes.size > 0)
+    kept.forEach(({ p }, i) => {
+      if (!isServiceName(p.service)) return;
+      const sent = (p.body.pointOfSaleInformation as { entryMode?: unknown } | undefined)?.entryMode;
+      if (sent === undefined || [...readModes].some((mode) => mode === sent)) return;
+      problems.push(
+        `message #${i} (${p.service}): pointOfSaleInformation.entryMode ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the case's card ${target.card} is read by ${[...readModes].join(' or ')}`,
+      );
+    });
+  // The terminal's identity as configured, which the report states and the acquirer matches the certification
+  // against: no message rule knows it.
+  const identity: ReadonlyArray<readonly [string, string]> = [
+    ['pointOfSaleInformation.terminalId', config.terminal.id],
+    ['clientReferenceInformation.partner.developerId', config.terminal.partner.developerId],
+    ['clientReferenceInformation.partner.solutionId', config.terminal.partner.solutionId],
+    [
+      'clientReferenceInformation.partner.thirdPartyCertificationNumber',
+      config.terminal.partner.thirdPartyCertificationNumber,
+    ],
+  ];
+  kept.forEach(({ p }, i) => {
+    for (const [path, configured] of identity) {
+      const sent = get(p.body, path);
+      if (sent !== undefined && sent !== configured)
+        problems.push(
+          `message #${i} (${p.service}): ${path} ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the terminal is configured with ${configured}`,
+        );
+    }
   });
   for (const m of messages.filter((m) => m.httpStatus !== null && m.httpStatus >= 400 && m.httpStatus < 500))
     if (!steps.some((s) => s.expected.some((e) => e.status === m.status)))
       problems.push(
-        `message ${m.index + 1} (${m.service}): the gateway refused it (HTTP ${m.httpStatus} ${m.status})`,
+        `message #${m.index} (${m.service}): the gateway refused it (HTTP ${m.httpStatus} ${m.status})`,
       );
   return finish({
     verdict: problems.length === 0 ? 'passed' : 'failed',

@@ -40,7 +40,10 @@ describe('a defect seeded in the reversal builder', () => {
     const finding = reversal!.findings.find((f) => f.rule === 'IC-REVERSAL-EMV-TAGS');
     expect(finding).toMatchObject({ rule: 'IC-REVERSAL-EMV-TAGS', severity: 'error', service: 'reversal' });
     expect(finding?.field).toContain('emv.tags');
-    expect(reversal!.problems.some((p) => p.includes('IC-REVERSAL-EMV-TAGS'))).toBe(true);
+    // Numbered as the evidence numbers it (the report's "Message #N", certify check's index), not one higher.
+    const problem = reversal!.problems.find((p) => p.includes('IC-REVERSAL-EMV-TAGS'));
+    expect(problem).toMatch(new RegExp(`^message #${finding!.index} \\(reversal\\): IC-REVERSAL-EMV-TAGS `));
+    expect(reversal!.messages[finding!.index]?.service).toBe('reversal');
     expect(report.summary).toMatchObject({ failed: 1, passed: 1 });
   }, 60_000);
 });

@@ -145,6 +145,36 @@ describe('parking-terminal certify check', () => {
   });
 });
 
+describe('parking-terminal certify run', () => {
+  it('refuses a report directory it cannot write before it runs a case', async () => {
+    let progress = '';
+    let out = '';
+    const code = await main(
+      ['certify', 'run', '--case', 'PK-ATT-N1-CT-01', '--report', join(file('plain-file', 'x'), 'report')],
+      {
+        stdout: new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            out += chunk.toString();
+            cb();
+          },
+        }),
+        stderr: new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            progress += chunk.toString();
+            cb();
+          },
+        }),
+        signal: new AbortController().signal,
+        cwd: dir,
+      },
+    );
+    expect(code).toBe(2);
+    expect(JSON.parse(out)).toMatchObject({ error: { code: 'REPORT_UNWRITABLE' } });
+    // Nothing was played: a whole pack is not run to lose its results at the end.
+    expect(progress).toBe('');
+  });
+});
+
 describe('the shipped pack', () => {
   const root = fileURLToPath(new URL('../../..', import.meta.url));
   const pack = join(root, 'certification', 'scripts', 'parking.yaml');

@@ -1,5 +1,5 @@
-import { existsSync, readFileSync, statSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { CertifyInputError, checkSession } from '../../../certification/check.js';
@@ -8,6 +8,7 @@ import type { CaseResult } from '../../../certification/results.js';
 import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
 import { ConfigError, loadConfigFile } from '../../config/index.js';
+import { makeDirectory } from '../../config/durable-file.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
 
@@ -72,6 +73,27 @@ function check(args: string[], io: CliIo): number {
   }
 }
 
+function reportUnwritable(dir: string, e: unknown): UsageError {
+  return new UsageError(
+    'REPORT_UNWRITABLE',
+    `cannot write the reports into ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+  );
+}
+
+/**
+ * Makes the report directory (and its `cases/`) and checks it can be written, before a case runs: a pack played for
+ * an hour against a test host is not to lose its results to a directory refused at the end.
+ */
+function prepareReportDirectory(dir: string): void {
+  try {
+    makeDirectory(join(dir, 'cases'));
+    accessSync(dir, constants.W_OK);
+    accessSync(join(dir, 'cases'), constants.W_OK);
+  } catch (e) {
+    throw reportUnwritable(dir, e);
+  }
+}
+
 function progress(io: CliIo, c: CaseResult, position: number, total: number): void {
   const seconds = (c.durationMs / 1000).toFixed(1);
   const why =
@@ -127,6 +149,8 @@ async function run(args: string[], io: CliIo): Promise<number> {
     if (e instanceof PackError) throw new UsageError(e.code, e.message, { where: e.where });
     throw e;
   }
+  const reportDir = values.report !== undefined ? resolve(io.cwd, values.report) : undefined;
+  if (reportDir !== undefined) prepareReportDirectory(reportDir);
   let report;
   try {
     report = await runPack({
@@ -143,15 +167,11 @@ async function run(args: string[], io: CliIo): Promise<number> {
     throw e;
   }
   let written: Awaited<ReturnType<typeof writeReports>> | undefined;
-  if (values.report !== undefined) {
-    const dir = resolve(io.cwd, values.report);
+  if (reportDir !== undefined) {
     try {
-      written = await writeReports(report, dir);
+      written = await writeReports(report, reportDir);
     } catch (e) {
-      throw new UsageError(
-        'REPORT_UNWRITABLE',
-        `cannot write the reports into ${dir}: ${(e as Error).message}`,
-      );
+      throw reportUnwritable(reportDir, e);
     }
   }
   printJson(io, {
@@ -165,10 +185,10 @@ async function run(args: string[], io: CliIo): Promise<number> {
     skipped: report.cases
       .filter((c) => c.verdict === 'skipped')
       .map((c) => ({ id: c.id, reason: c.skipReason })),
-    ...(written && values.report !== undefined
+    ...(written && reportDir !== undefined
       ? {
           report: {
-            dir: resolve(io.cwd, values.report),
+            dir: reportDir,
             files: written.files.length,
             pdf: written.pdf.written ? written.pdf.file : `not written: ${written.pdf.reason}`,
           },

@@ -1,0 +1,43 @@
+/**
+ * The entry mode of the case's card: a builder that sends a chip read as a tap — entryMode contactless with the
+ * contact read's tags, terminalCapability 5 and no 9F39, consistent inside the message so that no message rule can
+ * see it — must fail the case, because the case says which card the reader presented and how it is read.
+ */
+import { describe, expect, it, vi } from 'vitest';
+import type * as Payments from '../../src/gateway/services/payments.js';
+import { loadPack, runPack } from '../../certification/runner/index.js';
+import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+
+vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
+  const original = await importOriginal<typeof Payments>();
+  return {
+    ...original,
+    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
+      const prepared = original.preparePayment(...args);
+      const body = JSON.parse(prepared.body.toString('utf8')) as {
+        pointOfSaleInformation?: { entryMode?: unknown };
+      };
+      if (body.pointOfSaleInformation?.entryMode !== 'contact') return prepared;
+      body.pointOfSaleInformation.entryMode = 'contactless';
+      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
+    },
+  };
+});
+
+describe('a builder that sends a contact read as contactless', () => {
+  it('fails the contact case naming entryMode, and leaves the contactless case passing', async () => {
+    const pack = loadPack(DEFAULT_PACK);
+    const report = await runPack({
+      pack,
+      packFile: DEFAULT_PACK,
+      gateway: 'sandbox',
+      caseIds: ['PK-ATT-N1-CT-01', 'PK-ATT-N1-CL-01'],
+    });
+    const [contact, contactless] = report.cases;
+    expect(contact).toMatchObject({ id: 'PK-ATT-N1-CT-01', verdict: 'failed' });
+    expect(contact!.problems).toContainEqual(
+      expect.stringMatching(/^message #0 \(sale\): pointOfSaleInformation\.entryMode contactless: .*contact/),
+    );
+    expect(contactless).toMatchObject({ id: 'PK-ATT-N1-CL-01', verdict: 'passed' });
+  }, 60_000);
+});

@@ -143,6 +143,14 @@ describe('parking-terminal certify check', () => {
       json: { error: { code: 'BAD_ARGUMENTS' } },
     });
   });
+
+  it('refuses a --gateway URL with a user name or password, which the report would carry', async () => {
+    for (const url of ['https://user:secret@gateway.example', 'https://user@gateway.example']) {
+      const r = await run(['certify', 'run', '--gateway', url]);
+      expect(r).toMatchObject({ code: 2, json: { error: { code: 'BAD_ARGUMENTS' } } });
+      expect(JSON.stringify(r)).not.toContain('secret');
+    }
+  });
 });
 
 describe('parking-terminal certify run', () => {

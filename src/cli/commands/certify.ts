@@ -125,6 +125,13 @@ async function run(args: string[], io: CliIo): Promise<number> {
     }
     if (url.protocol !== 'http:' && url.protocol !== 'https:')
       throw new UsageError('BAD_ARGUMENTS', '--gateway takes sandbox or an http(s) URL');
+    // The URL is written in the report an acquirer is handed: a user name or password in it would be too. The
+    // gateway's credentials are the configuration's (--config).
+    if (url.username !== '' || url.password !== '')
+      throw new UsageError(
+        'BAD_ARGUMENTS',
+        '--gateway takes a URL without a user name or password: the gateway credentials go in --config',
+      );
   }
   let config: Record<string, unknown> | undefined;
   if (values.config !== undefined) {

@@ -292,7 +292,11 @@ class CaseDriver {
       case 'sale':
       case 'credit':
         await this.toIdle();
-        await send(host, step.do === 'credit' ? { type: 'CREDIT' } : { type: 'START' });
+        // A standalone credit is started with the operator PIN, as the attendant starts it.
+        await send(
+          host,
+          step.do === 'credit' ? { type: 'CREDIT', pin: host.generatedOperatorPin ?? '' } : { type: 'START' },
+        );
         await waitFor(host, ['enter-amount'], 5_000);
         await send(host, {
           type: 'ENTER_AMOUNT',

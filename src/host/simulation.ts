@@ -215,7 +215,8 @@ export async function runSimulation(
         break;
       }
       case 'attended': {
-        await send(host, scenario.credit ? { type: 'CREDIT' } : { type: 'START' });
+        // A standalone credit is started with the operator PIN (the one this start generated), as the attendant does.
+        await send(host, scenario.credit ? { type: 'CREDIT', pin } : { type: 'START' });
         await waitFor(host, ['enter-amount'], 5_000);
         await send(host, { type: 'ENTER_AMOUNT', minor: scenario.amountMinor });
         await waitFor(host, ['confirm'], 5_000);

@@ -455,7 +455,11 @@ export async function runCase(
   );
   let config: Config;
   try {
-    config = parseConfig(raw);
+    // A terminal of its own, with a journal of its own: its operator PIN is the one generated at its start, which the
+    // case's credit, refund and void steps give, whatever PIN file the configuration names.
+    const parsed = parseConfig(raw);
+    const { operatorPinFile: _pinFile, ...terminal } = parsed.terminal;
+    config = { ...parsed, terminal };
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     return finish({

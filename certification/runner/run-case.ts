@@ -299,7 +299,11 @@ class CaseDriver {
       case 'sale':
       case 'credit':
         await this.toIdle();
-        await send(host, step.do === 'credit' ? { type: 'CREDIT' } : { type: 'START' });
+        // A standalone credit is started with the operator PIN, as the attendant starts it.
+        await send(
+          host,
+          step.do === 'credit' ? { type: 'CREDIT', pin: host.generatedOperatorPin ?? '' } : { type: 'START' },
+        );
         await waitFor(host, ['enter-amount'], 5_000);
         await send(host, {
           type: 'ENTER_AMOUNT',
@@ -462,7 +466,11 @@ export async function runCase(
   );
   let config: Config;
   try {
-    config = parseConfig(raw);
+    // A terminal of its own, with a journal of its own: its operator PIN is the one generated at its start, which the
+    // case's credit, refund and void steps give, whatever PIN file the configuration names.
+    const parsed = parseConfig(raw);
+    const { operatorPinFile: _pinFile, ...terminal } = parsed.terminal;
+    config = { ...parsed, terminal };
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     return finish({

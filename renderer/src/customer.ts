@@ -60,6 +60,7 @@ export function renderCustomer(view: CustomerView, ctx: CustomerContext): HTMLEl
   if (view.altField && offered.has('ALT_FIELD')) body.push(altFieldEntry(view.altField, ctx, label));
   if (view.altPending) body.push(altPending(view.altPending, label));
   if (view.receipt) body.push(receipt(view.receipt));
+  if (offered.has('CREDIT')) body.push(creditStart(ctx, label));
 
   const buttons = view.actions
     .flatMap((type) => {
@@ -145,6 +146,37 @@ function languageChoice(
   toggle.setAttribute('aria-expanded', 'false');
   toggle.setAttribute('aria-controls', 'language-list');
   return h('nav', { class: 'language', testid: 'language' }, toggle, list);
+}
+
+/**
+ * Attended: a standalone credit (money out to the card presented, linked to no sale) starts only with the operator
+ * PIN, which the terminal checks as operator mode does. The PIN is sent with CREDIT and kept nowhere: a redraw empties
+ * the field.
+ */
+function creditStart(ctx: CustomerContext, label: Label): HTMLElement {
+  const pin = h('input', {
+    class: 'pin-input',
+    testid: 'credit-pin',
+    attrs: {
+      type: 'password',
+      inputmode: 'numeric',
+      autocomplete: 'off',
+      maxlength: '32',
+      'aria-label': label('creditPin', 'Operator PIN'),
+    },
+  });
+  const submit = (): void => {
+    if (pin.value.length > 0) ctx.send({ type: 'CREDIT', pin: pin.value });
+  };
+  pin.addEventListener('keydown', (e) => {
+    if (e.key === 'Enter') submit();
+  });
+  return h(
+    'div',
+    { class: 'entry credit-start', testid: 'credit-start' },
+    pin,
+    button(label('action.CREDIT', 'Credit a card'), 'action-CREDIT', submit, 'btn btn-secondary'),
+  );
 }
 
 function ticketEntry(ctx: CustomerContext, label: Label): HTMLElement {

@@ -4,7 +4,8 @@ import { currencyByAlpha, formatMoney } from '../../src/money/index.js';
 /** Pure presentation decisions, kept apart from the DOM so that they are tested without a browser. */
 
 /** Events that carry data: the screen offers a widget for them (keypad, list, choice) instead of a plain button. */
-export type DataEvent = 'ENTER_TICKET' | 'CHOOSE_DURATION' | 'ENTER_AMOUNT' | 'CHOOSE_CURRENCY' | 'EXTEND';
+export type DataEvent =
+  'ENTER_TICKET' | 'CHOOSE_DURATION' | 'ENTER_AMOUNT' | 'CHOOSE_CURRENCY' | 'EXTEND' | 'CREDIT';
 
 /** The button label of an event without data, or null for an event that needs a widget. */
 export function actionLabel(type: UserEvent['type']): string | null {
@@ -27,14 +28,14 @@ export function actionLabel(type: UserEvent['type']): string | null {
       return 'Tap in';
     case 'TAP_EXIT':
       return 'Tap out';
-    case 'CREDIT':
-      return 'Credit a card';
     case 'CANCEL':
       return 'Cancel';
     case 'DONE':
       return 'Done';
     case 'MORE_TIME':
       return 'Yes, I need more time';
+    // A standalone credit carries the operator PIN: its button sits beside the PIN field (customer.ts).
+    case 'CREDIT':
     case 'ENTER_TICKET':
     case 'CHOOSE_DURATION':
     case 'ENTER_AMOUNT':
@@ -63,6 +64,11 @@ export function labelFor(labels: Record<string, string> | undefined, key: string
 export function problemText(error: ApiError, labels: Record<string, string> | undefined): string {
   if (error.customerText !== undefined && error.customerText.length > 0) return error.customerText;
   switch (error.code) {
+    // A standalone credit's operator PIN refused: the attendant is the operator here, and reads it as operator mode's
+    // panel does (wrong PIN; locked, until when).
+    case 'OPERATOR_PIN':
+    case 'OPERATOR_LOCKED':
+      return error.message;
     case 'DISCONNECTED':
       return connectionText('lost', labels);
     case 'TIMEOUT':

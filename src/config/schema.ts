@@ -604,6 +604,17 @@ export const updatesSchema = z.strictObject({
   checkHours: z.number().int().min(1).max(168).default(4),
 });
 
+/** The attended mobile terminal (`terminal.model: attended`). */
+export const attendedSchema = z
+  .strictObject({
+    /**
+     * Whether CREDIT may start a standalone credit (spec 001 `Parking Standalone Credit`: money out to any card, linked
+     * to no sale), always behind the operator PIN. False: refused (CREDIT_DISABLED); refunds of a sale stay possible.
+     */
+    standaloneCredit: z.boolean().default(true),
+  })
+  .prefault({});
+
 export const configSchema = z.strictObject({
   terminal: terminalSchema,
   reader: readerSchema,
@@ -619,6 +630,7 @@ export const configSchema = z.strictObject({
   bridge: bridgeSchema,
   log: logSchema,
   customer: customerSchema,
+  attended: attendedSchema,
   /** Redirect-based alternative methods (spec 001 profiles): alt-methods.ts. */
   alternativeMethods: alternativeMethodsSchema,
   /** The MQTT fleet link (src/fleet/); absent = no fleet link. */

@@ -4,9 +4,9 @@ import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { cardReadingActor, describeView } from './view.js';
 
-function attended(fake: FakeTerminal) {
+function attended(fake: FakeTerminal, settings = testSettings()) {
   const actor = createActor(provideFlowEffects.attended(fake), {
-    input: { settings: testSettings(), clock: fake.clock },
+    input: { settings, clock: fake.clock },
     clock: fake.clock,
   });
   actor.start();
@@ -45,6 +45,23 @@ describe('attended machine', () => {
       });
       actor.stop();
     }
+  });
+
+  it('takes no CREDIT when standalone credits are off, and offers none; a sale goes on as ever', () => {
+    const actor = attended(new FakeTerminal(), testSettings({ standaloneCredit: false }));
+    expect(describeView(actor.getSnapshot()).actions).not.toContain('CREDIT');
+    expect(actor.getSnapshot().can({ type: 'CREDIT' })).toBe(false);
+    actor.send({ type: 'CREDIT' });
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'idle', messageKey: 'attended.ready' });
+    actor.send({ type: 'START' });
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'enter-amount' });
+    actor.stop();
+  });
+
+  it('offers CREDIT by default', () => {
+    const actor = attended(new FakeTerminal());
+    expect(describeView(actor.getSnapshot()).actions).toContain('CREDIT');
+    actor.stop();
   });
 
   it('asks for another card after a decline without the declined card or its result on the screen', async () => {

@@ -20,7 +20,9 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
 /**
  * Attended mobile terminal: the attendant enters the amount → Parking Sale with catLevel 6 and the attended fields of
  * spec 001 (the host builds them from catLevel 6). CREDIT starts a standalone credit (Parking Standalone Credit, card
- * present, EMV transaction type 20). Linked refunds go through `operatorMachine`.
+ * present, EMV transaction type 20), unless `settings.standaloneCredit` is false; the host sends it CREDIT only once
+ * the operator PIN is checked (src/host/terminal-host.ts, `OperatorDesk.admitCredit`): the machine never sees the PIN.
+ * Linked refunds go through `operatorMachine`.
  */
 
 export interface AttendedContext extends ViewContext {
@@ -84,6 +86,7 @@ export const attendedMachine = setup({
           actions: assign({ mode: 'sale' as const, message: { key: 'attended.enterAmount' } }),
         },
         CREDIT: {
+          guard: ({ context }) => context.settings.standaloneCredit !== false,
           target: 'enteringAmount',
           actions: assign({ mode: 'credit' as const, message: { key: 'attended.enterCreditAmount' } }),
         },

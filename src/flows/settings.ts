@@ -81,6 +81,11 @@ export interface FlowSettings {
    * button order) — only those whose currency is the terminal's: the fee is never converted.
    */
   altMethods?: AltMethodOffer[];
+  /**
+   * Attended: whether CREDIT starts a standalone credit (config `attended.standaloneCredit`); false: the machine takes
+   * no CREDIT and offers none. Absent: it does (the host admits each one with the operator PIN first).
+   */
+  standaloneCredit?: boolean;
 }
 
 /** An alternative method on the kiosk's payment choice, and what it asks of the customer, in keyboard order. */
@@ -141,6 +146,7 @@ export function flowSettingsFromConfig(config: Config): FlowSettings {
       : {}),
     ...(config.links.payLater ? { payLater: { waitMs: config.links.waitSeconds * 1_000 } } : {}),
     ...(altMethodsOf(config).length > 0 ? { altMethods: altMethodsOf(config) } : {}),
+    standaloneCredit: config.attended.standaloneCredit,
     timing: {
       readTimeoutMs: cardWaitSeconds(config, true) * 1_000 + config.reader.commandTimeoutMs,
       submitTimeoutMs: oneAttempt * r.maxAttempts + r.maxDelayMs * (r.maxAttempts - 1),

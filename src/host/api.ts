@@ -189,9 +189,10 @@ export interface CustomerView {
   };
   /**
    * Button and field labels in the customer's language, by key: `action.<event type>` for the plain buttons,
-   * `continue`, `extend`, `language`, `keypad.clear`, `keypad.back`, `ticketInput`, `card`, `session.id`,
-   * `session.since`, `session.paidUntil`, `session.ended`, `session.held`, `receiptQr`, `refused` (an event refused
-   * for another reason), `connection.connecting`, `connection.lost`, `connection.timeout` (the renderer's own).
+   * `continue`, `extend`, `language`, `keypad.clear`, `keypad.back`, `ticketInput`, `creditPin` (the operator PIN field
+   * of a standalone credit), `card`, `session.id`, `session.since`, `session.paidUntil`, `session.ended`,
+   * `session.held`, `receiptQr`, `refused` (an event refused for another reason), `connection.connecting`,
+   * `connection.lost`, `connection.timeout` (the renderer's own).
    */
   labels?: Record<string, string>;
   /**
@@ -420,8 +421,16 @@ export type UserEvent =
   | { type: 'END_SESSION' }
   | { type: 'TAP_ENTRY' }
   | { type: 'TAP_EXIT' }
-  /** Attended: start a standalone credit (spec 001 `Parking Standalone Credit`) instead of a sale. */
-  | { type: 'CREDIT' }
+  /**
+   * Attended: start a standalone credit (spec 001 `Parking Standalone Credit`: money out to the card presented, linked
+   * to no sale) instead of a sale, with the operator PIN. The PIN is checked as operator mode checks it, and counts
+   * towards the same lockout: a wrong one is refused with OPERATOR_PIN, any PIN while operator mode is locked with
+   * OPERATOR_LOCKED (both with `lockedUntil` once locked), and nothing starts; a good one starts the credit (amount,
+   * then card) and is recorded in the audit log (`credit`). Offered only on the attended terminal's idle screen, and
+   * not when `attended.standaloneCredit` is false: elsewhere refused with NOT_ALLOWED_NOW before any PIN check. The
+   * PIN is never logged, never stored.
+   */
+  | { type: 'CREDIT'; pin: string }
   | { type: 'CANCEL' }
   /** Accessibility mode on or off for this customer: large text, high contrast, speech, longer time limits. */
   | { type: 'SET_ACCESSIBILITY'; on: boolean }

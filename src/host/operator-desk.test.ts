@@ -108,6 +108,46 @@ function log(desk: OperatorDesk): Omit<AuditRecord, 'id' | 'time'>[] {
   return desk.auditLog().map(({ id: _id, time: _time, ...r }) => r);
 }
 
+describe('OperatorDesk: a standalone credit behind the operator PIN', () => {
+  it('admits a credit with the PIN only, recording each attempt, never the PIN', () => {
+    const { desk, journal, goodPin, wrongPin } = setup();
+    expect(desk.admitCredit(wrongPin)).toMatchObject({ ok: false, error: { code: 'OPERATOR_PIN' } });
+    expect(desk.admitCredit(goodPin)).toEqual({ ok: true, value: undefined });
+    expect(log(desk)).toEqual([
+      {
+        actor: 'operator',
+        action: 'sign-in-failed',
+        result: 'refused',
+        code: 'OPERATOR_PIN',
+        details: { requested: 'credit' },
+      },
+      { actor: 'operator', action: 'sign-in', result: 'ok', details: { requested: 'credit' } },
+      { actor: 'operator', action: 'credit', result: 'ok', code: 'CREDIT_STARTED', details: {} },
+    ]);
+    const stored = JSON.stringify(journal.db.prepare('SELECT * FROM audit_log').all());
+    expect(stored).not.toContain(goodPin);
+    expect(stored).not.toContain(wrongPin);
+  });
+
+  it('counts wrong PINs for a credit and for operator mode towards one lockout, which refuses both', async () => {
+    const { desk, goodPin, wrongPin } = setup();
+    for (let i = 0; i < 3; i++) desk.admitCredit(wrongPin);
+    await desk.handle({ pin: wrongPin, action: { type: 'transactions' } });
+    const fifth = desk.admitCredit(wrongPin);
+    const until = new Date(t + 5 * 60_000).toISOString();
+    expect(fifth).toMatchObject({ ok: false, error: { code: 'OPERATOR_PIN', lockedUntil: until } });
+    expect(desk.admitCredit(goodPin)).toMatchObject({
+      ok: false,
+      error: { code: 'OPERATOR_LOCKED', lockedUntil: until },
+    });
+    expect(await desk.handle({ pin: goodPin, action: { type: 'transactions' } })).toMatchObject({
+      ok: false,
+      error: { code: 'OPERATOR_LOCKED' },
+    });
+    expect(desk.auditLog().some((r) => r.action === 'credit')).toBe(false);
+  });
+});
+
 describe('OperatorDesk audit log', () => {
   it('records a failed PIN check and a sign-in, never the PIN', async () => {
     const { desk, journal, goodPin, wrongPin } = setup();

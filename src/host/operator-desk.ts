@@ -27,6 +27,7 @@ import {
 import { formatAmount, intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { Logger } from '../log/index.js';
 import type {
+  ApiError,
   OperatorAction,
   OperatorRequest,
   OperatorResponse,
@@ -93,12 +94,8 @@ function fail<T>(code: string, message: string): Result<T> {
   return { ok: false, error: { code, message } };
 }
 /** A refusal that says until when operator mode is locked (`lockedUntil`, ISO 8601 UTC). */
-function lockedOut<T>(
-  code: 'OPERATOR_LOCKED' | 'OPERATOR_PIN',
-  message: string,
-  lockedUntil: string,
-): Result<T> {
-  return { ok: false, error: { code, message, lockedUntil } };
+function lockedOut(code: 'OPERATOR_LOCKED' | 'OPERATOR_PIN', message: string, lockedUntil: string): ApiError {
+  return { code, message, lockedUntil };
 }
 
 /**
@@ -303,37 +300,9 @@ export class OperatorDesk {
   }
 
   async handle(request: OperatorRequest): Promise<Result<OperatorResponse>> {
-    const check = this.deps.pin.check(request.pin);
     const a = request.action;
-    if (check === 'locked') {
-      this.sessionSeenMs = undefined;
-      // The lockout that refused it, even if it has run out since the check.
-      const lockEnd = this.deps.pin.lockEnd() ?? this.deps.now().getTime();
-      this.recordRefusal(lockEnd, a.type);
-      const until = new Date(lockEnd).toISOString();
-      return lockedOut(
-        'OPERATOR_LOCKED',
-        `too many wrong PINs: operator mode is locked until ${until}`,
-        until,
-      );
-    }
-    this.sumUpRefusals();
-    if (check !== 'ok') {
-      // A wrong PIN that began a lockout says so: the lockout lasts minutes, not the time between two lines.
-      const lockedUntilMs = this.deps.pin.lockedUntil();
-      this.sessionSeenMs = undefined;
-      this.audit.record({
-        actor: 'operator',
-        action: 'sign-in-failed',
-        result: 'refused',
-        code: 'OPERATOR_PIN',
-        details: { requested: a.type },
-      });
-      if (lockedUntilMs === undefined) return fail('OPERATOR_PIN', 'wrong operator PIN');
-      const until = new Date(lockedUntilMs).toISOString();
-      return lockedOut('OPERATOR_PIN', `wrong operator PIN: operator mode is locked until ${until}`, until);
-    }
-    this.signedIn(a.type);
+    const refused = this.checkPin(request.pin, a.type);
+    if (refused) return { ok: false, error: refused };
     switch (a.type) {
       case 'status':
         return ok({ type: 'status', status: this.deps.status() });
@@ -571,6 +540,65 @@ export class OperatorDesk {
       },
     });
     return auditCsv(records);
+  }
+
+  /**
+   * A standalone credit on the attended terminal (money out to any card, for any amount, linked to no sale): admitted
+   * only with the operator PIN, through the same check and lockout as every operator action ({@link checkPin}: a wrong
+   * PIN here counts towards the lockout of operator mode, and a lockout refuses both). Each admitted credit is recorded
+   * in the audit log (`credit`, `CREDIT_STARTED`); its outcome is the journal's, like every payment's.
+   */
+  admitCredit(pin: string): Result<undefined> {
+    const refused = this.checkPin(pin, 'credit');
+    if (refused) return { ok: false, error: refused };
+    this.audit.record({
+      actor: 'operator',
+      action: 'credit',
+      result: 'ok',
+      code: 'CREDIT_STARTED',
+      details: {},
+    });
+    return ok(undefined);
+  }
+
+  /**
+   * The one operator PIN check: counts a wrong PIN towards the lockout, records a wrong PIN, a sign-in (see
+   * {@link signedIn}) and the refusals during a lockout (see {@link recordRefusal}) for `requested`, the action asked
+   * for. Undefined when the PIN is good; else the refusal (`OPERATOR_PIN`, `OPERATOR_LOCKED`, with `lockedUntil` when
+   * operator mode is locked).
+   */
+  private checkPin(pin: string, requested: string): ApiError | undefined {
+    const check = this.deps.pin.check(pin);
+    if (check === 'locked') {
+      this.sessionSeenMs = undefined;
+      // The lockout that refused it, even if it has run out since the check.
+      const lockEnd = this.deps.pin.lockEnd() ?? this.deps.now().getTime();
+      this.recordRefusal(lockEnd, requested);
+      const until = new Date(lockEnd).toISOString();
+      return lockedOut(
+        'OPERATOR_LOCKED',
+        `too many wrong PINs: operator mode is locked until ${until}`,
+        until,
+      );
+    }
+    this.sumUpRefusals();
+    if (check !== 'ok') {
+      // A wrong PIN that began a lockout says so: the lockout lasts minutes, not the time between two lines.
+      const lockedUntilMs = this.deps.pin.lockedUntil();
+      this.sessionSeenMs = undefined;
+      this.audit.record({
+        actor: 'operator',
+        action: 'sign-in-failed',
+        result: 'refused',
+        code: 'OPERATOR_PIN',
+        details: { requested },
+      });
+      if (lockedUntilMs === undefined) return { code: 'OPERATOR_PIN', message: 'wrong operator PIN' };
+      const until = new Date(lockedUntilMs).toISOString();
+      return lockedOut('OPERATOR_PIN', `wrong operator PIN: operator mode is locked until ${until}`, until);
+    }
+    this.signedIn(requested);
+    return undefined;
   }
 
   /**

@@ -131,9 +131,12 @@ export async function runSimulation(
   const startedAtMs = Date.now();
   const parkingClock = { now: () => startedAtMs + offsetMs };
   const base = options.config ?? {};
+  // A terminal of its own, with a journal of its own: its operator PIN is the one generated at its start, which the
+  // scenario's credit, refund and void give (`pin` below), whatever PIN file the configuration names.
+  const { operatorPinFile: _pinFile, ...terminal } = base.terminal ?? {};
   const config: Config = parseConfig({
     ...base,
-    terminal: { ...base.terminal, model: scenario.model },
+    terminal: { ...terminal, model: scenario.model },
     reader: {
       ...base.reader,
       kind: 'sim',
@@ -215,7 +218,8 @@ export async function runSimulation(
         break;
       }
       case 'attended': {
-        await send(host, scenario.credit ? { type: 'CREDIT' } : { type: 'START' });
+        // A standalone credit is started with the operator PIN (the one this start generated), as the attendant does.
+        await send(host, scenario.credit ? { type: 'CREDIT', pin } : { type: 'START' });
         await waitFor(host, ['enter-amount'], 5_000);
         await send(host, { type: 'ENTER_AMOUNT', minor: scenario.amountMinor });
         await waitFor(host, ['confirm'], 5_000);

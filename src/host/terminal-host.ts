@@ -1439,6 +1439,15 @@ export class TerminalHost implements TerminalApi {
     if (screen === 'starting' || screen === 'out-of-service')
       return Promise.resolve(this.refuse('NOT_ALLOWED_NOW', 'the card reader is not ready'));
     if (event.type === 'START' || event.type === 'DONE') this.lastReceiptId = undefined;
+    if (event.type === 'CREDIT') {
+      // Money out to any card, linked to no sale: never without the operator PIN, checked and locked out as operator
+      // mode's, and only once the machine takes it (`attended.standaloneCredit` off: refused above, no PIN counted).
+      // The machine never sees the PIN.
+      const admitted = this.desk.admitCredit(event.pin);
+      if (!admitted.ok) return Promise.resolve(admitted);
+      this.runtime.actor.send({ type: 'CREDIT' });
+      return this.snapshot();
+    }
     this.runtime.actor.send(event);
     return this.snapshot();
   }

@@ -26,7 +26,8 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * `entry-refused` a tap-and-go entry the terminal refused after its verification and before any pre-authorization
  * (`CARD_ALREADY_INSIDE`: the card's stay is open), the verification's transactionId the subject; `hold-release` the
  * operator's release of an open tap-and-go stay whose car left without its exit (passback reset: its hold reversed,
- * nothing charged), the hold's id the subject.
+ * nothing charged), the hold's id the subject; `credit` a standalone credit on the attended terminal admitted with the
+ * operator PIN (`CREDIT_STARTED`: its amount and card follow; its outcome is the journal's).
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -52,6 +53,7 @@ export const AUDIT_ACTIONS = [
   'fee-shortfall-acknowledge',
   'entry-refused',
   'hold-release',
+  'credit',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

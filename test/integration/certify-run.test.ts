@@ -5,7 +5,7 @@
  * request and nothing left open.
  */
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -107,6 +107,23 @@ describe('certify run against the embedded sandbox', () => {
     expect(checked.code).toBe(0);
     expect(checked.json).toMatchObject({ ok: true });
   }, 120_000);
+
+  it('credits and refunds with the PIN its own terminal generated, whatever PIN file --config names', async () => {
+    const pinFile = join(dir, 'operator.pin');
+    writeFileSync(pinFile, '4321\n');
+    chmodSync(pinFile, 0o600);
+    writeFileSync(join(dir, 'pin-config.json'), JSON.stringify({ terminal: { operatorPinFile: pinFile } }));
+    const r = await cli([
+      'certify',
+      'run',
+      '--case',
+      'PK-ATT-N1-CT-08,PK-ATT-N2-CT-06',
+      '--config',
+      'pin-config.json',
+    ]);
+    expect(r.json.failed).toEqual([]);
+    expect(r.json.summary).toMatchObject({ cases: 2, passed: 2 });
+  }, 60_000);
 
   it('refuses a bad pack, an unknown case and a bad gateway with exit 2', async () => {
     expect((await cli(['certify', 'run', '--case', 'PK-NOPE-01'])).code).toBe(2);

@@ -1,3 +1,6 @@
+import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Writable } from 'node:stream';
 import { describe, expect, it } from 'vitest';
 import { main } from '../../src/cli/main.js';
@@ -177,6 +180,23 @@ describe('the simulate command (issue 11, bug 8)', () => {
       expect(code).toBe(2);
       expect(doc).toMatchObject({ error: { code: 'BAD_ARGUMENTS' } });
       expect((doc as { error: { message: string } }).error.message).toContain('milliseconds');
+    }
+  }, 60_000);
+
+  it('credits and refunds with the PIN its own terminal generated, whatever PIN file the configuration names', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-simulate-pin-'));
+    try {
+      const pinFile = join(dir, 'operator.pin');
+      writeFileSync(pinFile, '4321\n');
+      chmodSync(pinFile, 0o600);
+      const config = { terminal: { operatorPinFile: pinFile } };
+      const credit = await runSimulation(scenario('attended', 'n2-contact', { credit: true }), { config });
+      expect(credit.outcome.screen).toBe('approved');
+      expect(credit.messages.map((m) => m.comments)).toEqual(['Parking Standalone Credit']);
+      const refund = await runSimulation(scenario('kiosk', 'n2-contact', { refund: true }), { config });
+      expect(refund.outcome.operator).toMatchObject([{ type: 'refund', outcome: 'approved' }]);
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
     }
   }, 60_000);
 });

@@ -42,7 +42,8 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('END_SESSION') }),
   z.strictObject({ type: z.literal('TAP_ENTRY') }),
   z.strictObject({ type: z.literal('TAP_EXIT') }),
-  z.strictObject({ type: z.literal('CREDIT') }),
+  // The operator PIN, checked by the terminal as operator mode checks it; bounded as an operator request's.
+  z.strictObject({ type: z.literal('CREDIT'), pin: z.string().min(1).max(32) }),
   z.strictObject({ type: z.literal('CANCEL') }),
   z.strictObject({ type: z.literal('SET_ACCESSIBILITY'), on: z.boolean() }),
   z.strictObject({ type: z.literal('MORE_TIME') }),

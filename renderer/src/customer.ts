@@ -28,6 +28,8 @@ export interface CustomerContext {
     /** The alternative method's field being typed (`altField`) and what was typed in it (never sent until Next). */
     alt: string;
     altField: string;
+    /** The operator PIN typed for a standalone credit (attended), until sent or the screen changes. */
+    pin: string;
   };
 }
 
@@ -150,23 +152,36 @@ function languageChoice(
 
 /**
  * Attended: a standalone credit (money out to the card presented, linked to no sale) starts only with the operator
- * PIN, which the terminal checks as operator mode does. The PIN is sent with CREDIT and kept nowhere: a redraw empties
- * the field.
+ * PIN, which the terminal checks as operator mode does. The field has a visible label (not only a name for screen
+ * readers: the attendant must see what the box is for); what is typed survives a redraw of the idle screen as the
+ * other drafts do, and is forgotten once sent or once the screen changes. Credit with the field empty sends nothing
+ * and puts the attendant in the field.
  */
 function creditStart(ctx: CustomerContext, label: Label): HTMLElement {
   const pin = h('input', {
     class: 'pin-input',
     testid: 'credit-pin',
     attrs: {
+      id: 'credit-pin',
       type: 'password',
       inputmode: 'numeric',
       autocomplete: 'off',
       maxlength: '32',
-      'aria-label': label('creditPin', 'Operator PIN'),
     },
   });
+  pin.value = ctx.drafts.pin;
+  pin.addEventListener('input', () => {
+    ctx.drafts.pin = pin.value;
+  });
   const submit = (): void => {
-    if (pin.value.length > 0) ctx.send({ type: 'CREDIT', pin: pin.value });
+    if (pin.value.length === 0) {
+      pin.focus();
+      return;
+    }
+    const typed = pin.value;
+    pin.value = '';
+    ctx.drafts.pin = '';
+    ctx.send({ type: 'CREDIT', pin: typed });
   };
   pin.addEventListener('keydown', (e) => {
     if (e.key === 'Enter') submit();
@@ -174,7 +189,12 @@ function creditStart(ctx: CustomerContext, label: Label): HTMLElement {
   return h(
     'div',
     { class: 'entry credit-start', testid: 'credit-start' },
-    pin,
+    h(
+      'label',
+      { class: 'field-label', attrs: { for: 'credit-pin' } },
+      h('span', { text: label('creditPin', 'Operator PIN') }),
+      pin,
+    ),
     button(label('action.CREDIT', 'Credit a card'), 'action-CREDIT', submit, 'btn btn-secondary'),
   );
 }

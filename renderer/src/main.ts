@@ -70,7 +70,7 @@ class App {
   #pending = false;
   /** The last refusal or failure of a request, until the next request or screen. */
   #problem: ApiError | undefined;
-  readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '', alt: '', altField: '' };
+  readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '', alt: '', altField: '', pin: '' };
   readonly #customerSlot = h('main', { class: 'customer-slot', testid: 'customer-slot' });
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #announcer = new ScreenAnnouncer();
@@ -286,6 +286,7 @@ class App {
       // What was typed for an alternative method is personal data: gone as soon as its screen is.
       this.#drafts.alt = '';
       this.#drafts.altField = '';
+      this.#drafts.pin = '';
       this.#problem = undefined;
       this.#renderProblem();
     }

@@ -51,7 +51,16 @@ describe('a standalone credit on the attended terminal', () => {
       await walk.arrive();
       const pin = walk.page.getByTestId('credit-pin');
       expect(await pin.getAttribute('type')).toBe('password');
-      expect(await pin.getAttribute('aria-label')).toBe('Operator PIN');
+      // Named by a label the attendant sees, not only by a name for screen readers.
+      expect(await walk.page.getByText('Operator PIN', { exact: true }).isVisible()).toBe(true);
+      expect(await walk.page.getByLabel('Operator PIN', { exact: true }).getAttribute('data-testid')).toBe(
+        'credit-pin',
+      );
+
+      // Credit with no PIN typed sends nothing: the attendant is put in the field.
+      await walk.page.getByTestId('action-CREDIT').click();
+      await expect.poll(() => pin.evaluate((el) => el === document.activeElement)).toBe(true);
+      expect(await walk.page.getByTestId('customer').getAttribute('data-screen')).toBe('idle');
 
       await pin.fill(terminal.pin === '00000000' ? '11111111' : '00000000');
       await walk.press('action-CREDIT');

@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { buildSync } from 'esbuild';
 import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -180,7 +181,9 @@ let bundled: string | undefined;
  * How a child starts: the driver bundled into one module (esbuild, the transformer tsx itself uses), built once per
  * process, so that each child loads one file instead of resolving and transforming every source on its start as
  * `--import tsx` does: about 0.7 s instead of 1.5 s here, and a third of the CPU. The suite starts hundreds of
- * children. The bundle carries its source map, so that a child's stack traces point at the sources. It is written
+ * children. The bundle carries its source map, so that a child's stack traces point at the sources. It is named by
+ * its content, so that processes building other sources into the same directory (another checkout sharing
+ * node_modules, an edit between two runs) never replace the bundle a running suite's children load; it is written
  * under a name of its own and renamed into place: processes that build it at once each leave the same whole file.
  */
 function driverArgs(): string[] {
@@ -200,10 +203,12 @@ function driverArgs(): string[] {
     const file = built.outputFiles[0];
     if (!file) throw new Error('esbuild wrote no bundle of the crash driver');
     mkdirSync(BUNDLE_DIR, { recursive: true });
-    const partial = `${file.path}.${process.pid}`;
+    const digest = createHash('sha256').update(file.contents).digest('hex').slice(0, 16);
+    const path = join(BUNDLE_DIR, `driver-${digest}.mjs`);
+    const partial = `${path}.${process.pid}`;
     writeFileSync(partial, file.contents);
-    renameSync(partial, file.path);
-    bundled = file.path;
+    renameSync(partial, path);
+    bundled = path;
   }
   return ['--enable-source-maps', bundled];
 }

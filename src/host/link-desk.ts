@@ -21,6 +21,7 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
+import { failpoint } from './failpoints.js';
 import { isOwnLink, ownLink, purchaseNumber } from './link-ids.js';
 import {
   changeLinkStatus,
@@ -568,6 +569,7 @@ export class LinkDesk {
         currency: n.currency,
       },
     });
+    failpoint('link.paid');
     this.publish(paid);
     if (!paid.gatewayInactive) this.deactivateInBackground(paid.linkId, 'paid');
   }

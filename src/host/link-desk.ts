@@ -512,6 +512,7 @@ export class LinkDesk {
    * or of another terminal) is ignored. Synchronous: the listener answers once the payment is journaled.
    */
   notify(n: LinkPaymentNotification): void {
+    failpoint('link.notified');
     // Only a link provably this terminal's: a relay may carry the payment of another terminal's link of the same id.
     const link = ownLink(this.deps.store, this.deps.terminalId, n.linkId);
     if (link === undefined) {

@@ -108,8 +108,9 @@ const QUEUED_PAYMENTS = 3;
  * has an answer in hand at the next start (`offline.forwarded#N`), and at the recovery request that resolves such a
  * forward. (The forwarding the offline flow tries while the gateway is still down claims nothing: it has no step to
  * kill.) Gate flows: no recovery request after their account verification (it holds nothing); `gate` also kills the
- * restart whose card tapped again has its capture's answer in hand, `gate-phone` the moment the link's payment is
- * journaled (`link.paid`), alone and with the restart killed when the paid stay's hold release is answered.
+ * restart whose card tapped again has its capture's answer in hand, `gate-phone` the moment the link's payment
+ * notification arrives (`link.notified`) and the moment it is journaled (`link.paid`), alone and with the restart
+ * killed when the paid stay's hold release is answered.
  */
 export function systematicPlans(flow: Flow): CrashPlan[] {
   if (flow === 'offline')
@@ -149,6 +150,8 @@ export function systematicPlans(flow: Flow): CrashPlan[] {
       { flow, run: 'link.paid' },
       // And the restart that releases the paid stay's hold killed with that reversal's answer in hand.
       { flow, run: 'link.paid', recover: ['gateway.answered#1'] },
+      // Paid at the gateway, the notification received and the process gone before it was read.
+      { flow, run: 'link.notified' },
     );
   return plans;
 }

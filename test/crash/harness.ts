@@ -1,7 +1,16 @@
 import { spawn } from 'node:child_process';
 import { createHash } from 'node:crypto';
 import { buildSync } from 'esbuild';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openJournal, type JournalEntry } from '../../src/journal/index.js';
@@ -225,6 +234,27 @@ interface ChildResult {
 
 let bundled: string | undefined;
 
+/** A bundle no suite has started a child from for this long is another version's, left behind: it is removed. */
+const STALE_BUNDLE_MS = 24 * 3_600_000;
+
+/**
+ * Removes the bundles of the directory, other than `keep`, that no suite has started a child from for a day (each
+ * source version leaves one behind; a run in progress touches its own at every child), and drafts left by a build
+ * that died before its rename.
+ */
+function pruneStaleBundles(keep: string): void {
+  const now = Date.now();
+  for (const name of readdirSync(BUNDLE_DIR)) {
+    const path = join(BUNDLE_DIR, name);
+    if (path === keep || !/^driver(-[0-9a-f]{16})?\.mjs(\.\d+)?$/.test(name)) continue;
+    try {
+      if (now - statSync(path).mtimeMs > STALE_BUNDLE_MS) rmSync(path, { force: true });
+    } catch {
+      // Removed meanwhile by another suite doing the same.
+    }
+  }
+}
+
 /**
  * How a child starts: the driver bundled into one module (esbuild, the transformer tsx itself uses), built once per
  * process, so that each child loads one file instead of resolving and transforming every source on its start as
@@ -233,6 +263,7 @@ let bundled: string | undefined;
  * its content, so that processes building other sources into the same directory (another checkout sharing
  * node_modules, an edit between two runs) never replace the bundle a running suite's children load; it is written
  * under a name of its own and renamed into place: processes that build it at once each leave the same whole file.
+ * Each child's start touches it, and bundles idle for a day are removed ({@link pruneStaleBundles}).
  */
 function driverArgs(): string[] {
   if (bundled === undefined) {
@@ -257,7 +288,11 @@ function driverArgs(): string[] {
     writeFileSync(partial, file.contents);
     renameSync(partial, path);
     bundled = path;
+    pruneStaleBundles(path);
   }
+  // In use: never stale while a suite starts children from it.
+  const now = new Date();
+  utimesSync(bundled, now, now);
   return ['--enable-source-maps', bundled];
 }
 

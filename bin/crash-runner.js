@@ -1,9 +1,10 @@
 #!/usr/bin/env node
 // `npm run test:crash -- --runs N [--seed S]`: N crash iterations of the terminal (child processes killed with
 // SIGKILL at seeded random journal steps or random moments of the kiosk sale, meter pre-authorization + capture,
-// incremental authorization, operator refund and void, meter capture void, offline store and host forwarding flows,
-// and of the restarts that recover and forward; restarted, judged against a standalone sandbox's ledger and against
-// what the customer and the operator were told, and scanned for card data in clear). Prints the seed and one line
+// incremental authorization, operator refund and void, meter capture void, offline store and host forwarding,
+// tap-and-go (capture, and the exit paid by phone) flows, and of the restarts that recover and forward; restarted,
+// judged against a standalone sandbox's ledger and against what the customer and the operator were told, and
+// scanned for card data in clear). Every plan of every flow is among its draws. Prints the seed and one line
 // per run on stderr and the summary {"runs","lost","duplicated","unresolved","problems","cardData"} (counts) as the
 // last stdout line; exit 1 when any count but runs is non-zero.
 import { parseArgs } from 'node:util';
@@ -22,13 +23,13 @@ if (!Number.isInteger(runs) || runs < 1 || runs > 10_000 || !Number.isInteger(se
   );
   process.exit(2);
 }
-const { flowIteration, randomPlan, planName, seededRandom } = await import('../test/crash/harness.ts');
+const { flowIteration, randomPlan, planName, seededRandom, startCrashSandbox } =
+  await import('../test/crash/harness.ts');
 const { knownBugOf, expectedOf, picture } = await import('../test/crash/cases.ts');
-const { startSandbox } = await import('../src/sandbox/index.ts');
 
 process.stderr.write(`crash seed ${seed}\n`);
 const random = seededRandom(seed);
-const sandbox = await startSandbox({ port: 0 });
+const sandbox = await startCrashSandbox();
 const total = { runs: 0, lost: 0, duplicated: 0, unresolved: 0, problems: 0, cardData: 0 };
 try {
   for (let i = 0; i < runs; i++) {

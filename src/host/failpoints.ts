@@ -7,7 +7,10 @@
  * Points: `journal.begin` (request journaled, nothing sent), `journal.sent` (marked sent, before the bytes go out),
  * `gateway.answered` (answer received, outcome not yet journaled), `journal.outcome` (outcome journaled, UI not yet
  * updated), `recovery.sent` (a timeout reversal/void sent, its outcome not journaled), `offline.stored`,
- * `offline.forwarded`.
+ * `offline.forwarded`, `link.notified` (a payment link's payment notification received, before the terminal reads it:
+ * the payment made at the gateway, nothing journaled), `link.paid` (a payment link's payment journaled — the link
+ * `paid`, the tap-and-go stay it pays marked paid in the same transaction — before the terminal acts on it: the
+ * screen, the release of the stay's hold).
  */
 const spec = process.env.PARKING_TERMINAL_CRASH_AT;
 const [target, nth] = spec ? spec.split('#') : [];

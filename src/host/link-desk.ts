@@ -21,6 +21,7 @@ import type {
 import { isCardNumber } from '../emv/index.js';
 import type { Logger } from '../log/index.js';
 import type { AuditTrail } from './audit-trail.js';
+import { failpoint } from './failpoints.js';
 import { isOwnLink, ownLink, purchaseNumber } from './link-ids.js';
 import {
   changeLinkStatus,
@@ -511,6 +512,7 @@ export class LinkDesk {
    * or of another terminal) is ignored. Synchronous: the listener answers once the payment is journaled.
    */
   notify(n: LinkPaymentNotification): void {
+    failpoint('link.notified');
     // Only a link provably this terminal's: a relay may carry the payment of another terminal's link of the same id.
     const link = ownLink(this.deps.store, this.deps.terminalId, n.linkId);
     if (link === undefined) {
@@ -568,6 +570,7 @@ export class LinkDesk {
         currency: n.currency,
       },
     });
+    failpoint('link.paid');
     this.publish(paid);
     if (!paid.gatewayInactive) this.deactivateInBackground(paid.linkId, 'paid');
   }

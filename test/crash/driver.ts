@@ -19,20 +19,31 @@
  *   then one forwarding run of the host, which finds the gateway still down and claims nothing.
  * - `queued`: three chip payments put straight into the offline queue (as `offline` would store them), so that the
  *   host's own forwarding at the next start can be killed (`offline.forwarded#N`) whatever the store path does.
+ * - `gate`: tap-and-go (hold 5.98): the card taps in (account verification, pre-authorization of the hold), the
+ *   parking clock moves 140 minutes, the same card taps out: the fee of 7.50 exceeds the hold, so an incremental
+ *   authorization of 1.52, then the capture of 7.50.
+ * - `gate-phone`: tap-and-go with pay by phone at the exit: the card taps in, the parking clock moves 45 minutes, the
+ *   card taps out, the customer chooses PAY_BY_LINK and pays the link of 3.00 on the sandbox's hosted page (the
+ *   sandbox's signed notification reaches the terminal's listener, on NOTIFICATION_PORT), and the hold is reversed.
+ * Every start of `recover` of a gate flow then has the same card tap out again, 5 minutes after the first exit (the
+ * customer whose gate did not open), and pays with the card whatever fee it is offered: a stay paid (by card or by
+ * phone) must open as paid, charged nothing more; one whose exit never charged it is charged once.
  *
  * What the customer was told (each result screen with its amount) and what the operator was told (each refund or
  * void outcome) is appended to DIR/told.jsonl the moment it is shown (test/crash/told.ts): the judge holds the
  * gateway's ledger against it.
  *
- * Usage: node --import tsx test/crash/driver.ts run|recover FLOW DIR GATEWAY_URL (the harness runs the same module
- * bundled: test/crash/harness.ts, driverArgs).
+ * Usage: node --import tsx test/crash/driver.ts run|recover FLOW DIR GATEWAY_URL [NOTIFICATION_PORT] (the harness runs
+ * the same module bundled: test/crash/harness.ts, driverArgs; the port is where the sandbox sends its payment-link
+ * notifications, for `gate-phone`).
  * Prints `{"phase":"start"}` before the terminal starts (recovery and forwarding run from there), `{"phase":"flow"}`
  * when the flow starts, then one JSON line: {"screens": [...]} after `run`, {"inFlight", "orphanWatch",
  * "offlineDepth"} after `recover`.
  */
 import { join } from 'node:path';
 import { parseConfig } from '../../src/config/index.js';
-import type { UserEvent } from '../../src/host/api.js';
+import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import { payOnHostedPage } from '../../src/host/link-simulation.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { createLogger } from '../../src/log/index.js';
 import { samplePayment } from '../../src/sandbox/sample-requests.js';
@@ -41,9 +52,18 @@ import { tell } from './told.js';
 
 const FLOWS = FLOW_NAMES;
 
-const [mode, flow, dir, url] = process.argv.slice(2) as [string, Flow, string, string];
-if ((mode !== 'run' && mode !== 'recover') || !FLOWS.includes(flow) || !dir || !url) {
-  process.stderr.write(`usage: driver.ts run|recover ${FLOWS.join('|')} DIR GATEWAY_URL\n`);
+const [mode, flow, dir, url, portArg] = process.argv.slice(2) as [string, Flow, string, string, string?];
+const notificationPort = portArg === undefined ? undefined : Number(portArg);
+if (
+  (mode !== 'run' && mode !== 'recover') ||
+  !FLOWS.includes(flow) ||
+  !dir ||
+  !url ||
+  (flow === 'gate-phone' && !Number.isInteger(notificationPort))
+) {
+  process.stderr.write(
+    `usage: driver.ts run|recover ${FLOWS.join('|')} DIR GATEWAY_URL [NOTIFICATION_PORT]\n`,
+  );
   process.exit(2);
 }
 
@@ -56,7 +76,21 @@ const MODEL = {
   'meter-void': 'meter',
   offline: 'kiosk',
   queued: 'kiosk',
+  gate: 'tap-and-go',
+  'gate-phone': 'tap-and-go',
 } as const;
+
+/** The gate's hold, and the stays of its flows (the tariff: 1.50 per 30 minutes begun, after 10 minutes of grace). */
+const GATE_HOLD_MINOR = 598;
+/**
+ * 140 minutes and the moments the flow takes (141 minutes begun) cost 7.50: above the hold, an incremental
+ * authorization of 1.52 first (one of 3.02, for 9.00, is one the sandbox declines).
+ */
+const GATE_STAY_MINUTES = 140;
+/** 45 minutes (46 begun) cost 3.00, paid by phone. */
+const GATE_PHONE_STAY_MINUTES = 45;
+/** After a restart the card taps out again 5 minutes later: the fee is the same (7.50, 3.00). */
+const GATE_RETAP_MINUTES = 5;
 
 const config = parseConfig({
   terminal: { model: MODEL[flow] },
@@ -64,6 +98,17 @@ const config = parseConfig({
   // meter-extend plays a fixed-time market (the chosen duration held, extended by an incremental authorization);
   // the other meter flows hold the price of the maximum stay (spec 001).
   ...(flow === 'meter-extend' ? { tariff: { meterAuthorization: 'chosen' as const } } : {}),
+  ...(flow === 'gate' || flow === 'gate-phone' ? { tariff: { tapAndGoHoldMinor: GATE_HOLD_MINOR } } : {}),
+  // Pay by phone at the gate is offered only while the terminal receives the link-paid notifications: every start
+  // listens on the port the sandbox sends them to.
+  ...(flow === 'gate-phone'
+    ? {
+        links: {
+          payByPhone: { models: ['tap-and-go' as const] },
+          notifications: { listen: { port: notificationPort } },
+        },
+      }
+    : {}),
   // Short enough for a test, and still "after the original": the sandbox records the delay it saw. The host's sweep
   // (every resolutionRetryMs, at least once a second) forwards what the queue holds: in a run against the down
   // gateway it would try a stored payment at a moment of its own, and a kill meant for another step (the second
@@ -88,15 +133,23 @@ const logger = createLogger({
 let parkedMs = 0;
 const parkingClock = { now: (): number => Date.now() + parkedMs };
 
-async function waitFor(host: TerminalHost, screens: string[], timeoutMs = 20_000): Promise<string> {
+async function waitForSnapshot(
+  host: TerminalHost,
+  screens: string[],
+  timeoutMs = 20_000,
+): Promise<TerminalSnapshot> {
   const deadline = Date.now() + timeoutMs;
   for (;;) {
     const r = await host.snapshot();
     const screen = r.ok ? r.value.customer.screen : '?';
-    if (screens.includes(screen)) return screen;
+    if (r.ok && screens.includes(screen)) return r.value;
     if (Date.now() > deadline) throw new Error(`screen is ${screen}, wanted ${screens.join('|')}`);
     await new Promise((res) => setTimeout(res, 10));
   }
+}
+
+async function waitFor(host: TerminalHost, screens: string[], timeoutMs = 20_000): Promise<string> {
+  return (await waitForSnapshot(host, screens, timeoutMs)).customer.screen;
 }
 
 async function send(host: TerminalHost, event: UserEvent): Promise<void> {
@@ -158,6 +211,63 @@ async function meterSession(host: TerminalHost, extend: boolean): Promise<string
   parkedMs = (extend ? 70 : 25) * 60_000;
   await send(host, { type: 'END_SESSION' });
   screens.push(await waitFor(host, END));
+  return screens;
+}
+
+/** The gate's card: an EMV card the simulator presents at each tap (its PAN is among the card-data scan's). */
+const GATE_CARD = 'n2-contact';
+
+/**
+ * A car through the tap-and-go gate: the card taps in (verification, then the hold: the `session` screen), the parking
+ * clock moves the flow's stay, the same card taps out. By card, the exit charges the fee (increment, capture); by phone,
+ * the customer chooses PAY_BY_LINK at the exit, pays the link on the sandbox's hosted page, and the hold is released.
+ */
+async function gateStay(host: TerminalHost, byPhone: boolean): Promise<string[]> {
+  const screens: string[] = [];
+  host.simulator!.setCard(GATE_CARD);
+  await waitFor(host, ['idle']);
+  await send(host, { type: 'TAP_ENTRY' });
+  screens.push(await waitFor(host, ['session', ...END]));
+  if (screens.at(-1) !== 'session') return screens;
+  await send(host, { type: 'DONE' });
+  await waitFor(host, ['idle']);
+  parkedMs = (byPhone ? GATE_PHONE_STAY_MINUTES : GATE_STAY_MINUTES) * 60_000;
+  await send(host, { type: 'TAP_EXIT' });
+  if (!byPhone) {
+    screens.push(await waitFor(host, END));
+    return screens;
+  }
+  screens.push(await waitFor(host, ['confirm', ...END]));
+  if (screens.at(-1) !== 'confirm') return screens;
+  await send(host, { type: 'PAY_BY_LINK' });
+  const shown = await waitForSnapshot(host, ['pay-by-phone', 'confirm', ...END]);
+  screens.push(shown.customer.screen);
+  const linkUrl = shown.customer.payByPhone?.url;
+  if (shown.customer.screen !== 'pay-by-phone' || linkUrl === undefined) return screens;
+  // The customer's phone pays on the hosted page; the sandbox's notification tells the terminal.
+  const page = await payOnHostedPage(linkUrl);
+  if (page.status !== 200) throw new Error(`the hosted page answered ${page.status}`);
+  screens.push(await waitFor(host, END));
+  return screens;
+}
+
+/**
+ * The customer of a gate flow whose gate did not open taps the same card out again after a restart, and pays with it
+ * whatever fee it is offered. What the exit shows is told as any result (watchCustomer).
+ */
+async function gateRetap(host: TerminalHost, byPhone: boolean): Promise<string[]> {
+  const screens: string[] = [];
+  host.simulator!.setCard(GATE_CARD);
+  await waitFor(host, ['idle']);
+  parkedMs = ((byPhone ? GATE_PHONE_STAY_MINUTES : GATE_STAY_MINUTES) + GATE_RETAP_MINUTES) * 60_000;
+  await send(host, { type: 'TAP_EXIT' });
+  screens.push(await waitFor(host, ['confirm', ...END]));
+  if (screens.at(-1) === 'confirm') {
+    await send(host, { type: 'CONFIRM' });
+    screens.push(await waitFor(host, END));
+  }
+  // Back to idle (a result screen also times out there): whatever the result, nothing waits on it.
+  await host.send({ type: 'DONE' });
   return screens;
 }
 
@@ -245,10 +355,20 @@ function queuePayments(host: TerminalHost): string[] {
 }
 
 /**
- * Open meter authorizations the host watches and reverses when their capture window ends. The host's public
- * `watchedAuthorizations()` when it has one; otherwise its private timers (named `orphan:<transactionId>`).
+ * Open authorizations the host watches: those it reverses when their capture window ends (a meter's, or a tap-and-go
+ * hold approved but never stored as a stay), and the tap-and-go holds of cars inside, which the hold watch reverses
+ * when the maximum stay ends.
  */
 function orphanWatch(host: TerminalHost): string[] {
+  const holds = host.holds.listOpen(100).map(({ hold }) => hold.transactionId);
+  return [...authorizationWatch(host), ...holds];
+}
+
+/**
+ * The host's public `watchedAuthorizations()` when it has one; otherwise its private timers (named
+ * `orphan:<transactionId>`).
+ */
+function authorizationWatch(host: TerminalHost): string[] {
   const watched = (host as unknown as { watchedAuthorizations?: () => string[] }).watchedAuthorizations;
   if (typeof watched === 'function') return watched.call(host);
   const timers = (host as unknown as { holdTimers?: Map<string, unknown> }).holdTimers;
@@ -270,13 +390,20 @@ function watchCustomer(host: TerminalHost): void {
     if (screen === 'idle') since = latestEntryId(host);
     if (screen !== 'approved' && screen !== 'declined' && screen !== 'error') return;
     const amount = snap.customer.amount;
+    const reason = reasonOf(host);
     tell(dir, {
       who: 'customer',
       screen,
       ...(amount ? { amountMinor: amount.minor, currency: amount.currency } : {}),
       transactionIds: transactionIdsSince(host, since),
+      ...(reason === 'PAID_BY_LINK' || reason === 'ALREADY_PAID' ? { paidBefore: reason } : {}),
     });
   });
+}
+
+/** The reason the machine gives for what it shows (a tap-and-go exit paid by phone, or paid already). */
+function reasonOf(host: TerminalHost): unknown {
+  return (host.actor?.getSnapshot() as { context?: { reason?: unknown } } | undefined)?.context?.reason;
 }
 
 function latestEntryId(host: TerminalHost): number {
@@ -311,6 +438,11 @@ try {
     // createTerminalHost returns once recovery has resolved every entry left in flight (DESIGN.md rule 3); what
     // the offline queue holds is being forwarded, and answers lost there are resolved in the background.
     await host.settle(30_000);
+    if (flow === 'gate' || flow === 'gate-phone') {
+      watchCustomer(host);
+      await gateRetap(host, flow === 'gate-phone');
+      await host.settle(30_000);
+    }
     process.stdout.write(
       `${JSON.stringify({
         inFlight: host.journal.counts().inFlight,
@@ -346,6 +478,12 @@ try {
         break;
       case 'queued':
         screens = queuePayments(host);
+        break;
+      case 'gate':
+        screens = await gateStay(host, false);
+        break;
+      case 'gate-phone':
+        screens = await gateStay(host, true);
         break;
     }
     await host.settle(30_000);

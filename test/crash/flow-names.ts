@@ -8,6 +8,8 @@ export const FLOW_NAMES = [
   'meter-void',
   'offline',
   'queued',
+  'gate',
+  'gate-phone',
 ] as const;
 
 export type Flow = (typeof FLOW_NAMES)[number];

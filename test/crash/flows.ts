@@ -1,7 +1,16 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 import { cases, CLEAN, picture, verdict, type Expected } from './cases.js';
-import { flowIteration, type CrashPlan, type Flow, type IterationResult } from './harness.js';
+import {
+  flowIteration,
+  planName,
+  seededRandom,
+  startCrashSandbox,
+  systematicPlans,
+  type CrashPlan,
+  type Flow,
+  type IterationResult,
+} from './harness.js';
 
 /** More recovery requests than any restart of the suite's flows sends: the search for the last one stops here. */
 const MAX_RECOVERY_REQUESTS = 6;
@@ -28,7 +37,7 @@ export function describeCrashCases(
 ): void {
   let sandbox: Sandbox;
   beforeAll(async () => {
-    sandbox = await startSandbox({ port: 0 });
+    sandbox = await startCrashSandbox();
   });
   afterAll(async () => {
     await sandbox.close();
@@ -56,4 +65,25 @@ export function describeCrashCases(
       else it(`loses nothing, charges once, resolves everything, as told: ${name}`, body, 120_000);
     }
   });
+}
+
+/**
+ * The plans of a flow that `npm test` runs when the whole set would take too long there: the plans named (by
+ * {@link planName}), and `draws` more drawn from the rest with a seed printed (CRASH_SEED replays it; a new one each
+ * run). With CRASH_FULL=1, every plan. `npm run test:crash` draws from every plan of every flow.
+ */
+export function ciSubset(flow: Flow, named: string[], draws: number): (plan: CrashPlan) => boolean {
+  if (process.env.CRASH_FULL === '1') return () => true;
+  const all = systematicPlans(flow).map(planName);
+  for (const name of named) if (!all.includes(name)) throw new Error(`no plan ${name}`);
+  const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
+  process.stdout.write(
+    `crash ${flow}: seed ${seed} (CRASH_SEED=${seed} replays it, CRASH_FULL=1 runs every plan)\n`,
+  );
+  const random = seededRandom(seed);
+  const rest = all.filter((n) => !named.includes(n));
+  const chosen = new Set(named);
+  for (let i = 0; i < draws && rest.length > 0; i++)
+    chosen.add(rest.splice(Math.floor(random() * rest.length), 1)[0]!);
+  return (plan) => chosen.has(planName(plan));
 }

@@ -1,10 +1,20 @@
 import { spawn } from 'node:child_process';
+import { createHash } from 'node:crypto';
 import { buildSync } from 'esbuild';
-import { mkdirSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
+import {
+  mkdirSync,
+  mkdtempSync,
+  readdirSync,
+  renameSync,
+  rmSync,
+  statSync,
+  utimesSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { openJournal, type JournalEntry } from '../../src/journal/index.js';
-import type { LedgerTransaction, Sandbox } from '../../src/sandbox/index.js';
+import { startSandbox, type LedgerTransaction, type Sandbox } from '../../src/sandbox/index.js';
 import { closedPort } from '../integration/down-gateway.js';
 import { scanForCardData, type CardDataFinding } from './card-scan.js';
 import { readTold, type Told } from './told.js';
@@ -60,6 +70,10 @@ export function planName(p: CrashPlan): string {
 
 /** How many times each flow sends through the journal, in order (for `#N` kill points). */
 const FLOW_REQUESTS: Record<Exclude<Flow, 'offline' | 'queued'>, number> = {
+  // account verification, pre-authorization of the hold, incremental authorization, capture
+  gate: 4,
+  // account verification, pre-authorization of the hold, reversal of the hold once the link is paid
+  'gate-phone': 3,
   sale: 1,
   // pre-authorization, capture
   meter: 2,
@@ -83,7 +97,15 @@ export const FLOW_PAYMENTS: Record<Flow, number> = {
   'meter-void': 1,
   offline: 2,
   queued: 3,
+  gate: 1,
+  'gate-phone': 1,
 };
+
+/**
+ * The gate flows: their first request is the entry's account verification, which holds nothing — an unknown outcome
+ * of it is resolved without a recovery request, so no plan kills one there.
+ */
+const GATE_FLOWS: ReadonlySet<Flow> = new Set(['gate', 'gate-phone']);
 
 /** Payments the `queued` flow stores (test/crash/driver.ts): one kill point per forward. */
 const QUEUED_PAYMENTS = 3;
@@ -94,7 +116,10 @@ const QUEUED_PAYMENTS = 3;
  * one), and an uninterrupted run. Offline: kills when each payment is stored, at every forward the host's forwarding
  * has an answer in hand at the next start (`offline.forwarded#N`), and at the recovery request that resolves such a
  * forward. (The forwarding the offline flow tries while the gateway is still down claims nothing: it has no step to
- * kill.)
+ * kill.) Gate flows: no recovery request after their account verification (it holds nothing); `gate` also kills the
+ * restart whose card tapped again has its capture's answer in hand, `gate-phone` the moment the link's payment
+ * notification arrives (`link.notified`) and the moment it is journaled (`link.paid`), alone and with the restart
+ * killed when the paid stay's hold release is answered.
  */
 export function systematicPlans(flow: Flow): CrashPlan[] {
   if (flow === 'offline')
@@ -119,11 +144,24 @@ export function systematicPlans(flow: Flow): CrashPlan[] {
   for (let i = 1; i <= n; i++)
     for (const point of SALE_KILL_POINTS) plans.push({ flow, run: n === 1 ? point : `${point}#${i}` });
   for (let i = 1; i <= n; i++)
-    plans.push({
-      flow,
-      run: n === 1 ? 'gateway.answered' : `gateway.answered#${i}`,
-      recover: ['recovery.sent#1'],
-    });
+    if (!(GATE_FLOWS.has(flow) && i === 1))
+      plans.push({
+        flow,
+        run: n === 1 ? 'gateway.answered' : `gateway.answered#${i}`,
+        recover: ['recovery.sent#1'],
+      });
+  if (flow === 'gate')
+    // The capture's answer lost, voided at the restart, and the capture of the card tapped again lost too.
+    plans.push({ flow, run: 'gateway.answered#4', recover: ['gateway.answered#1'] });
+  if (flow === 'gate-phone')
+    plans.push(
+      // The link's payment journaled, the hold not yet released: the restart must never charge that stay again.
+      { flow, run: 'link.paid' },
+      // And the restart that releases the paid stay's hold killed with that reversal's answer in hand.
+      { flow, run: 'link.paid', recover: ['gateway.answered#1'] },
+      // Paid at the gateway, the notification received and the process gone before it was read.
+      { flow, run: 'link.notified' },
+    );
   return plans;
 }
 
@@ -140,6 +178,8 @@ const RUN_WINDOW_MS: Record<Flow, number> = {
   'meter-void': 300,
   offline: 300,
   queued: 40,
+  gate: 400,
+  'gate-phone': 600,
 };
 
 /**
@@ -166,6 +206,24 @@ export function randomPlan(random: () => number, flow?: Flow): CrashPlan {
   return plans[Math.floor(random() * plans.length)]!;
 }
 
+/** The port each crash sandbox sends its payment-link notifications to (see {@link startCrashSandbox}). */
+const notificationPorts = new WeakMap<Sandbox, number>();
+
+/**
+ * The standalone sandbox of the crash suite: it sends its signed payment-link notifications to a local port of its
+ * own, where every terminal of `gate-phone` listens (pay by phone is offered only while the terminal receives them).
+ * The other flows pay no link: nothing is sent there.
+ */
+export async function startCrashSandbox(): Promise<Sandbox> {
+  const port = await closedPort();
+  const sandbox = await startSandbox({
+    port: 0,
+    webhookUrl: `http://127.0.0.1:${port}/payment-links/notifications`,
+  });
+  notificationPorts.set(sandbox, port);
+  return sandbox;
+}
+
 interface ChildResult {
   code: number | null;
   signal: string | null;
@@ -176,12 +234,36 @@ interface ChildResult {
 
 let bundled: string | undefined;
 
+/** A bundle no suite has started a child from for this long is another version's, left behind: it is removed. */
+const STALE_BUNDLE_MS = 24 * 3_600_000;
+
+/**
+ * Removes the bundles of the directory, other than `keep`, that no suite has started a child from for a day (each
+ * source version leaves one behind; a run in progress touches its own at every child), and drafts left by a build
+ * that died before its rename.
+ */
+function pruneStaleBundles(keep: string): void {
+  const now = Date.now();
+  for (const name of readdirSync(BUNDLE_DIR)) {
+    const path = join(BUNDLE_DIR, name);
+    if (path === keep || !/^driver(-[0-9a-f]{16})?\.mjs(\.\d+)?$/.test(name)) continue;
+    try {
+      if (now - statSync(path).mtimeMs > STALE_BUNDLE_MS) rmSync(path, { force: true });
+    } catch {
+      // Removed meanwhile by another suite doing the same.
+    }
+  }
+}
+
 /**
  * How a child starts: the driver bundled into one module (esbuild, the transformer tsx itself uses), built once per
  * process, so that each child loads one file instead of resolving and transforming every source on its start as
  * `--import tsx` does: about 0.7 s instead of 1.5 s here, and a third of the CPU. The suite starts hundreds of
- * children. The bundle carries its source map, so that a child's stack traces point at the sources. It is written
+ * children. The bundle carries its source map, so that a child's stack traces point at the sources. It is named by
+ * its content, so that processes building other sources into the same directory (another checkout sharing
+ * node_modules, an edit between two runs) never replace the bundle a running suite's children load; it is written
  * under a name of its own and renamed into place: processes that build it at once each leave the same whole file.
+ * Each child's start touches it, and bundles idle for a day are removed ({@link pruneStaleBundles}).
  */
 function driverArgs(): string[] {
   if (bundled === undefined) {
@@ -200,11 +282,17 @@ function driverArgs(): string[] {
     const file = built.outputFiles[0];
     if (!file) throw new Error('esbuild wrote no bundle of the crash driver');
     mkdirSync(BUNDLE_DIR, { recursive: true });
-    const partial = `${file.path}.${process.pid}`;
+    const digest = createHash('sha256').update(file.contents).digest('hex').slice(0, 16);
+    const path = join(BUNDLE_DIR, `driver-${digest}.mjs`);
+    const partial = `${path}.${process.pid}`;
     writeFileSync(partial, file.contents);
-    renameSync(partial, file.path);
-    bundled = file.path;
+    renameSync(partial, path);
+    bundled = path;
+    pruneStaleBundles(path);
   }
+  // In use: never stale while a suite starts children from it.
+  const now = new Date();
+  utimesSync(bundled, now, now);
   return ['--enable-source-maps', bundled];
 }
 
@@ -279,8 +367,9 @@ export interface IterationResult {
   problems: string[];
   /**
    * Authorizations the gateway still holds and the restarted terminal legitimately keeps: a meter pre-authorization
-   * approved and journaled before the crash, whose session died with the process; the host reverses it when the
-   * capture window ends (tariff.captureWindowMinutes). Only after a kill.
+   * (or a tap-and-go hold never stored as a stay) approved and journaled before the crash, whose session died with
+   * the process, which the host reverses when the capture window ends (tariff.captureWindowMinutes); a tap-and-go hold
+   * of a car still inside, which its expiry watch reverses after the maximum stay. Only after a kill.
    */
   openHolds: string[];
   /** Card data in clear in the iteration's database, WAL, key-adjacent and log files. */
@@ -307,7 +396,9 @@ export interface MoneyPicture {
   voided: number;
   /** Authorizations fully released (reversed, timeout-reversed, or captured less and the rest released). */
   released: number;
-  /** What the customer pays in the end: standing sales and captures minus standing refunds. */
+  /** Payment links paid (approved on the hosted page), standing. */
+  linkPayments: number;
+  /** What the customer pays in the end: standing sales, captures and link payments minus standing refunds. */
   chargedMinor: number;
   /** Payments in the offline queue (any state), and those approved after forwarding. */
   stored: number;
@@ -320,9 +411,9 @@ function standing(t: LedgerTransaction): boolean {
   return !t.voided && t.status !== 'DECLINED' && t.status !== 'FAILED' && t.status !== 'INVALID_REQUEST';
 }
 
-/** A ledger transaction that charges the customer: a sale or a capture. */
+/** A ledger transaction that charges the customer: a sale, a capture, or the payment of a payment link. */
 function isCharge(t: LedgerTransaction): boolean {
-  return t.kind === 'sale' || t.kind === 'capture';
+  return t.kind === 'sale' || t.kind === 'capture' || t.kind === 'link-payment';
 }
 
 interface OfflineRow {
@@ -373,6 +464,29 @@ function judgeTold(
 
   for (const c of customer) {
     const label = `${c.screen} ${c.amountMinor ?? '?'} [${c.transactionIds.join(',')}]`;
+    if (c.screen === 'approved' && c.paidBefore !== undefined) {
+      // An exit shown as paid by an earlier payment: by its link, or by its capture. That payment stands for the
+      // amount shown (counted once, however often the exit is shown paid); nothing of this screen's own is charged.
+      const kind = c.paidBefore === 'PAID_BY_LINK' ? 'link-payment' : 'capture';
+      const paid = ledger.filter(
+        (t) => t.kind === kind && standing(t) && t.amounts.captured === c.amountMinor,
+      );
+      const charge = paid.find((t) => !claimed.has(t.id)) ?? paid[0];
+      if (!charge) {
+        lost += 1;
+        problems.push(`TOLD_PAID_BEFORE_NOT_CHARGED(${c.paidBefore} ${label})`);
+        continue;
+      }
+      if (!claimed.has(charge.id)) {
+        claimed.add(charge.id);
+        expectedMinor += charge.amounts.captured;
+      }
+      const sent = ledger.filter(
+        (t) => isCharge(t) && t.transactionId !== undefined && c.transactionIds.includes(t.transactionId),
+      );
+      if (sent.some(standing)) problems.push(`TOLD_PAID_BEFORE_BUT_CHARGED(${label})`);
+      continue;
+    }
     const candidates = ledger.filter(
       (t) =>
         isCharge(t) &&
@@ -499,6 +613,8 @@ function judge(
   // One order sold once: by transactionId (a resend), and by the terminal's order reference.
   duplicated += count(sales.filter((t) => t.transactionId !== undefined).map((t) => t.transactionId));
   duplicated += count(sales.filter(standing).map((t) => t.code ?? t.id));
+  // One payment link paid once (its id is the payment's code).
+  duplicated += count(ledger.filter((t) => t.kind === 'link-payment' && standing(t)).map((t) => t.code));
   // One authorization captured once, one charge refunded once (each flow refunds at most once).
   duplicated += count(ledger.filter((t) => t.kind === 'capture' && standing(t)).map((t) => t.parentId));
   duplicated += count(ledger.filter((t) => t.kind === 'refund' && standing(t)).map((t) => t.parentId));
@@ -527,12 +643,15 @@ function judge(
 
   const ofKind = (kind: string): LedgerTransaction[] => ledger.filter((t) => t.kind === kind && standing(t));
   const chargedMinor =
-    [...ofKind('sale'), ...ofKind('capture')].reduce((s, t) => s + t.amounts.captured, 0) -
-    ofKind('refund').reduce((s, t) => s + t.amounts.requested, 0);
+    [...ofKind('sale'), ...ofKind('capture'), ...ofKind('link-payment')].reduce(
+      (s, t) => s + t.amounts.captured,
+      0,
+    ) - ofKind('refund').reduce((s, t) => s + t.amounts.requested, 0);
   const money: MoneyPicture = {
     sales: ofKind('sale').length,
     captures: ofKind('capture').length,
     refunds: ofKind('refund').length,
+    linkPayments: ofKind('link-payment').length,
     voided: ledger.filter((t) => ['sale', 'capture', 'refund'].includes(t.kind) && t.voided).length,
     released: ledger.filter(
       (t) =>
@@ -571,7 +690,12 @@ export async function flowIteration(
     const notReached: string[] = [];
     // The offline flow takes its payments while the gateway cannot be reached.
     const firstUrl = plan.flow === 'offline' || plan.flow === 'queued' ? await closedPortUrl() : sandbox.url;
-    const first = await runChild(['run', plan.flow, dir, firstUrl], withPoint(plan.run), {
+    // Pay by phone: where the sandbox's notifications arrive, which every start of the terminal listens on.
+    const port = notificationPorts.get(sandbox);
+    if (plan.flow === 'gate-phone' && port === undefined)
+      throw new Error('gate-phone needs the sandbox of startCrashSandbox (its payment-link notifications)');
+    const extra = plan.flow === 'gate-phone' ? [String(port)] : [];
+    const first = await runChild(['run', plan.flow, dir, firstUrl, ...extra], withPoint(plan.run), {
       timeoutMs,
       ...(plan.killAfterMs !== undefined ? { killAfterMs: plan.killAfterMs } : {}),
     });
@@ -590,7 +714,7 @@ export async function flowIteration(
     for (let i = 0; i <= MAX_RESTARTS && report === undefined; i++) {
       const point = planned[i];
       const killAfterMs = i === 0 && !point ? plan.restartKillAfterMs : undefined;
-      const r = await runChild(['recover', plan.flow, dir, sandbox.url], withPoint(point), {
+      const r = await runChild(['recover', plan.flow, dir, sandbox.url, ...extra], withPoint(point), {
         timeoutMs,
         ...(killAfterMs !== undefined ? { killAfterMs, killPhase: 'start' as const } : {}),
       });

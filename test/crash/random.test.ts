@@ -1,18 +1,26 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import type { Sandbox } from '../../src/sandbox/index.js';
 import { CLEAN, expectedOf, knownBugOf, picture, verdict } from './cases.js';
-import { FLOW_NAMES, flowIteration, planName, randomPlan, seededRandom, type CrashPlan } from './harness.js';
+import {
+  FLOW_NAMES,
+  flowIteration,
+  planName,
+  randomPlan,
+  seededRandom,
+  startCrashSandbox,
+  type CrashPlan,
+} from './harness.js';
 
 let sandbox: Sandbox;
 beforeAll(async () => {
-  sandbox = await startSandbox({ port: 0 });
+  sandbox = await startCrashSandbox();
 });
 afterAll(async () => {
   await sandbox.close();
 });
 
 /**
- * Draws per flow: 8 flows × 2 = 16 runs of about 0.5–4 s each, the seeded subset CI runs (a new seed each run); the
+ * Draws per flow: 10 flows × 2 = 20 runs of about 0.5–6 s each, the seeded subset CI runs (a new seed each run); the
  * soak is `npm run test:crash -- --runs N`.
  */
 const DRAWS_PER_FLOW = 2;

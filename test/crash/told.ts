@@ -20,6 +20,12 @@ export type Told =
        * the screen): the judge finds the charge among them. Empty when they could not be read.
        */
       transactionIds: string[];
+      /**
+       * An exit shown as paid by an earlier payment (the tap-and-go machine's reason): by the payment link of its fee
+       * (`PAID_BY_LINK`), or by a capture already made (`ALREADY_PAID`). That payment stands at the gateway, and this
+       * screen charges nothing of its own.
+       */
+      paidBefore?: 'PAID_BY_LINK' | 'ALREADY_PAID';
     }
   | {
       who: 'operator';

@@ -1,4 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { focusedTestId } from './accessibility-scripts.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
 import { checkCustomerScreen, operatorFigures } from './customer-screen-checks.js';
 import { CustomerWalk, MODEL_CONFIGS } from './journeys.js';
@@ -59,7 +60,7 @@ describe('a standalone credit on the attended terminal', () => {
 
       // Credit with no PIN typed sends nothing: the attendant is put in the field.
       await walk.page.getByTestId('action-CREDIT').click();
-      await expect.poll(() => pin.evaluate((el) => el === document.activeElement)).toBe(true);
+      await expect.poll(() => walk.page.evaluate(focusedTestId)).toBe('credit-pin');
       expect(await walk.page.getByTestId('customer').getAttribute('data-screen')).toBe('idle');
 
       await pin.fill(terminal.pin === '00000000' ? '11111111' : '00000000');

@@ -70,7 +70,13 @@ class App {
   #pending = false;
   /** The last refusal or failure of a request, until the next request or screen. */
   #problem: ApiError | undefined;
-  readonly #drafts: CustomerContext['drafts'] = { ticket: '', amountDigits: '', alt: '', altField: '', pin: '' };
+  readonly #drafts: CustomerContext['drafts'] = {
+    ticket: '',
+    amountDigits: '',
+    alt: '',
+    altField: '',
+    pin: '',
+  };
   readonly #customerSlot = h('main', { class: 'customer-slot', testid: 'customer-slot' });
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #announcer = new ScreenAnnouncer();

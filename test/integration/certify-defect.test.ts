@@ -5,8 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type * as Payments from '../../src/gateway/services/payments.js';
-import { loadPack, runPack } from '../../certification/runner/index.js';
-import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
   const original = await importOriginal<typeof Payments>();
@@ -27,13 +26,7 @@ vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
 
 describe('a defect seeded in the reversal builder', () => {
   it('fails the reversal case naming the case and the rule, and leaves the other cases passing', async () => {
-    const pack = loadPack(DEFAULT_PACK);
-    const report = await runPack({
-      pack,
-      packFile: DEFAULT_PACK,
-      gateway: 'sandbox',
-      caseIds: ['PK-MTR-N2-CT-03', 'PK-ATT-N2-CT-01'],
-    });
+    const report = await runShippedCases('PK-MTR-N2-CT-03', 'PK-ATT-N2-CT-01');
     const [reversal, sale] = report.cases;
     expect(sale).toMatchObject({ id: 'PK-ATT-N2-CT-01', verdict: 'passed' });
     expect(reversal).toMatchObject({ id: 'PK-MTR-N2-CT-03', verdict: 'failed' });

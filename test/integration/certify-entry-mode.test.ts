@@ -5,8 +5,7 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type * as Payments from '../../src/gateway/services/payments.js';
-import { loadPack, runPack } from '../../certification/runner/index.js';
-import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
   const original = await importOriginal<typeof Payments>();
@@ -26,13 +25,7 @@ vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
 
 describe('a builder that sends a contact read as contactless', () => {
   it('fails the contact case naming entryMode, and leaves the contactless case passing', async () => {
-    const pack = loadPack(DEFAULT_PACK);
-    const report = await runPack({
-      pack,
-      packFile: DEFAULT_PACK,
-      gateway: 'sandbox',
-      caseIds: ['PK-ATT-N1-CT-01', 'PK-ATT-N1-CL-01'],
-    });
+    const report = await runShippedCases('PK-ATT-N1-CT-01', 'PK-ATT-N1-CL-01');
     const [contact, contactless] = report.cases;
     expect(contact).toMatchObject({ id: 'PK-ATT-N1-CT-01', verdict: 'failed' });
     expect(contact!.problems).toContainEqual(

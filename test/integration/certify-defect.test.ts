@@ -8,20 +8,16 @@ import type * as Payments from '../../src/gateway/services/payments.js';
 import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    // The seeded defect: a reversal goes out without the original's EMV tags.
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      if (prepared.service !== 'reversal') return prepared;
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        pointOfSaleInformation?: { emv?: { tags?: string } };
-      };
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  // The seeded defect: a reversal goes out without the original's EMV tags.
+  return withSeededDefect<{ pointOfSaleInformation?: { emv?: { tags?: string } } }>(
+    await importOriginal<typeof Payments>(),
+    (body, prepared) => {
+      if (prepared.service !== 'reversal') return false;
       delete body.pointOfSaleInformation?.emv?.tags;
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
+      return true;
     },
-  };
+  );
 });
 
 describe('a defect seeded in the reversal builder', () => {

@@ -8,19 +8,15 @@ import type * as Payments from '../../src/gateway/services/payments.js';
 import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        pointOfSaleInformation?: { entryMode?: unknown };
-      };
-      if (body.pointOfSaleInformation?.entryMode !== 'contact') return prepared;
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  return withSeededDefect<{ pointOfSaleInformation?: { entryMode?: unknown } }>(
+    await importOriginal<typeof Payments>(),
+    (body) => {
+      if (body.pointOfSaleInformation?.entryMode !== 'contact') return false;
       body.pointOfSaleInformation.entryMode = 'contactless';
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
+      return true;
     },
-  };
+  );
 });
 
 describe('a builder that sends a contact read as contactless', () => {

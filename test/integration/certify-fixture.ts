@@ -1,6 +1,7 @@
 /**
  * The set-up the certification tests share: a pack run against the embedded sandbox, as `certify run` runs it. A test
- * that seeds a defect mocks the builder module itself (vi.mock is per test file); these runs then send through it.
+ * that seeds a defect mocks the builder module itself (vi.mock is per test file, its defect from seeded-defect.ts);
+ * these runs then send through it.
  */
 import { parsePack } from '../../certification/pack/load.js';
 import type { RunReport } from '../../certification/results.js';

@@ -9,21 +9,16 @@ import type * as Payments from '../../src/gateway/services/payments.js';
 import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      if (prepared.service !== 'sale') return prepared;
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        clientReferenceInformation: { partner: { developerId: string } };
-        pointOfSaleInformation: { terminalId: string };
-      };
-      body.clientReferenceInformation.partner.developerId = '99999999';
-      body.pointOfSaleInformation.terminalId = 'PT999999';
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
-    },
-  };
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  return withSeededDefect<{
+    clientReferenceInformation: { partner: { developerId: string } };
+    pointOfSaleInformation: { terminalId: string };
+  }>(await importOriginal<typeof Payments>(), (body, prepared) => {
+    if (prepared.service !== 'sale') return false;
+    body.clientReferenceInformation.partner.developerId = '99999999';
+    body.pointOfSaleInformation.terminalId = 'PT999999';
+    return true;
+  });
 });
 
 describe('a builder that sends another terminal id and developer id than configured', () => {

@@ -8,20 +8,15 @@ import type * as Payments from '../../src/gateway/services/payments.js';
 import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        pointOfSaleInformation?: { catLevel?: unknown; operatingEnvironment?: unknown };
-      };
-      if (body.pointOfSaleInformation?.catLevel === undefined) return prepared;
-      body.pointOfSaleInformation.catLevel = 6;
-      body.pointOfSaleInformation.operatingEnvironment = '3';
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
-    },
-  };
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  return withSeededDefect<{
+    pointOfSaleInformation?: { catLevel?: unknown; operatingEnvironment?: unknown };
+  }>(await importOriginal<typeof Payments>(), (body) => {
+    if (body.pointOfSaleInformation?.catLevel === undefined) return false;
+    body.pointOfSaleInformation.catLevel = 6;
+    body.pointOfSaleInformation.operatingEnvironment = '3';
+    return true;
+  });
 });
 
 describe('a builder that sends the attended catLevel from an unattended meter', () => {

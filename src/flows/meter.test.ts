@@ -45,6 +45,24 @@ async function openSession(fake: FakeTerminal, minutes: number, settings?: FlowS
   return actor;
 }
 
+/**
+ * A session of 60 minutes chosen (300 held) extended by 60 on a second pre-authorization (300), ended after 50
+ * minutes: the first hold captured (300), the second reversed.
+ */
+async function twoHoldsEndedAfter50Minutes(fake: FakeTerminal, actor: MeterActor) {
+  fake.clock.increment(50 * MIN);
+  actor.send({ type: 'END_SESSION' });
+  await settle();
+  expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
+    ['Parking Auth', 300],
+    ['Parking Auth', 300],
+    ['Parking Capture', 300],
+    ['REVERSAL', 300],
+  ]);
+  actor.send({ type: 'DONE' });
+  expect(fake.balanceProblems()).toEqual([]);
+}
+
 describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthorization: maximum)', () => {
   it('is the default of the configuration', () => {
     expect(testSettings().tariff.meterAuthorization).toBe('maximum');
@@ -402,17 +420,7 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
     const actor = await openSession(fake, 60, chosen({ allowIncremental: false }));
     actor.send({ type: 'EXTEND', minutes: 60 });
     await settle();
-    fake.clock.increment(50 * MIN);
-    actor.send({ type: 'END_SESSION' });
-    await settle();
-    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
-      ['Parking Auth', 300],
-      ['Parking Auth', 300],
-      ['Parking Capture', 300],
-      ['REVERSAL', 300],
-    ]);
-    actor.send({ type: 'DONE' });
-    expect(fake.balanceProblems()).toEqual([]);
+    await twoHoldsEndedAfter50Minutes(fake, actor);
   });
 
   it('names with each step of the settlement the holds reversed after it, whatever its outcome', async () => {
@@ -589,6 +597,48 @@ describe('meter machine, pre-authorizing the chosen duration (tariff.meterAuthor
   });
 });
 
+/** The card reads the customer puts right by presenting the card again: the read, its reason, what the screen says. */
+const READS_TO_PRESENT_AGAIN = [
+  ['CARD_USE_CONTACT', 'CARD_USE_CONTACT', 'result.insertCard'],
+  ['CARD_COLLISION', 'CARD_COLLISION', 'result.oneCard'],
+  ['CARD_REMOVED', 'CARD_REMOVED', 'result.cardRemoved'],
+  ['CARD_NOT_PRESENTED', 'CARD_NOT_PRESENTED', 'result.noCard'],
+  ['tap-failed', 'TAP_FAILED', 'result.tapFailed'],
+] as const;
+
+/**
+ * The card asked for again after a failed read or a decline on the meter's pre-authorization of 60 minutes (the
+ * maximum stay held: 1200), its read never ending: the card prompt says what is held, nothing of the failed read.
+ */
+async function cardAskedForAgain(fake: FakeTerminal, actor: MeterActor) {
+  fake.reads.push('hang');
+  actor.send({ type: 'CONFIRM' });
+  await settle();
+  const view = describeView(actor.getSnapshot());
+  expect(view).toMatchObject({
+    screen: 'present-card',
+    messageKey: 'meter.confirmHoldMaximum',
+    amountMinor: 1_200,
+  });
+  expect(view.reason).toBeUndefined();
+  return view;
+}
+
+/**
+ * The stay ended after 90 minutes on a hold of the maximum stay (1200) taken by the last of the pre-authorizations
+ * `sent`: 450 captured from it, nothing left held.
+ */
+async function endedAfter90Minutes(fake: FakeTerminal, actor: MeterActor, sent: Array<[string, number]>) {
+  fake.clock.increment(90 * MIN);
+  actor.send({ type: 'END_SESSION' });
+  await settle();
+  expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([...sent, ['capture', 450]]);
+  actor.send({ type: 'DONE' });
+  expect(fake.balanceProblems()).toEqual([]);
+  expect(fake.openAuthorizations()).toEqual([]);
+  expect(fake.netChargedMinor()).toBe(450);
+}
+
 describe('meter machine: a card the reader asks to present again', () => {
   /** The pre-authorization of 60 minutes (the maximum stay held: 1200) confirmed, its card read failed as `read`. */
   async function readFailed(fake: FakeTerminal, read: string) {
@@ -605,26 +655,10 @@ describe('meter machine: a card the reader asks to present again', () => {
     expect(fake.sent.map((r) => [r.service, r.comments, r.amountMinor])).toEqual([
       ['preauth', 'Parking Auth', 1_200],
     ]);
-    fake.clock.increment(90 * MIN);
-    actor.send({ type: 'END_SESSION' });
-    await settle();
-    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
-      ['preauth', 1_200],
-      ['capture', 450],
-    ]);
-    actor.send({ type: 'DONE' });
-    expect(fake.balanceProblems()).toEqual([]);
-    expect(fake.openAuthorizations()).toEqual([]);
-    expect(fake.netChargedMinor()).toBe(450);
+    await endedAfter90Minutes(fake, actor, [['preauth', 1_200]]);
   }
 
-  for (const [read, reason, messageKey] of [
-    ['CARD_USE_CONTACT', 'CARD_USE_CONTACT', 'result.insertCard'],
-    ['CARD_COLLISION', 'CARD_COLLISION', 'result.oneCard'],
-    ['CARD_REMOVED', 'CARD_REMOVED', 'result.cardRemoved'],
-    ['CARD_NOT_PRESENTED', 'CARD_NOT_PRESENTED', 'result.noCard'],
-    ['tap-failed', 'TAP_FAILED', 'result.tapFailed'],
-  ] as const) {
+  for (const [read, reason, messageKey] of READS_TO_PRESENT_AGAIN) {
     it(`${reason}: says what to do and takes the card again, nothing sent for the failed read, one hold`, async () => {
       const fake = new FakeTerminal();
       const actor = await readFailed(fake, read);
@@ -651,16 +685,7 @@ describe('meter machine: a card the reader asks to present again', () => {
   it('asks for the card again with what is held, and nothing of the failed read on the screen', async () => {
     const fake = new FakeTerminal();
     const actor = await readFailed(fake, 'CARD_REMOVED');
-    fake.reads.push('hang');
-    actor.send({ type: 'CONFIRM' });
-    await settle();
-    const view = describeView(actor.getSnapshot());
-    expect(view).toMatchObject({
-      screen: 'present-card',
-      messageKey: 'meter.confirmHoldMaximum',
-      amountMinor: 1_200,
-    });
-    expect(view.reason).toBeUndefined();
+    await cardAskedForAgain(fake, actor);
     expect(fake.sent).toEqual([]);
     actor.stop();
   });
@@ -727,34 +752,18 @@ describe('meter machine: another card after a declined pre-authorization', () =>
       ['preauth', 1_200, 'approved'],
     ]);
     expect(new Set(fake.sent.map((r) => r.transactionId)).size).toBe(2);
-    fake.clock.increment(90 * MIN);
-    actor.send({ type: 'END_SESSION' });
-    await settle();
-    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+    await endedAfter90Minutes(fake, actor, [
       ['preauth', 1_200],
       ['preauth', 1_200],
-      ['capture', 450],
     ]);
+    // Captured from the new card's hold.
     expect(fake.sent[2]?.original?.transactionId).toBe(fake.sent[1]?.transactionId);
-    actor.send({ type: 'DONE' });
-    expect(fake.balanceProblems()).toEqual([]);
-    expect(fake.openAuthorizations()).toEqual([]);
-    expect(fake.netChargedMinor()).toBe(450);
   });
 
   it('asks for the next card with what is held, and nothing of the declined card on the screen', async () => {
     const fake = new FakeTerminal().script('preauth', 'declined');
     const actor = await declined(fake);
-    fake.reads.push('hang');
-    actor.send({ type: 'CONFIRM' });
-    await settle();
-    const view = describeView(actor.getSnapshot());
-    expect(view).toMatchObject({
-      screen: 'present-card',
-      messageKey: 'meter.confirmHoldMaximum',
-      amountMinor: 1_200,
-    });
-    expect(view.reason).toBeUndefined();
+    const view = await cardAskedForAgain(fake, actor);
     expect(view.maskedPan).toBeUndefined();
     expect(fake.sent).toHaveLength(1);
     actor.stop();
@@ -871,27 +880,11 @@ describe('meter machine: an extension whose card read the customer can put right
       messageKey: 'meter.extended',
       session: { heldMinor: 600 },
     });
-    fake.clock.increment(50 * MIN);
-    actor.send({ type: 'END_SESSION' });
-    await settle();
-    expect(fake.sent.map((r) => [r.comments, r.amountMinor])).toEqual([
-      ['Parking Auth', 300],
-      ['Parking Auth', 300],
-      ['Parking Capture', 300],
-      ['REVERSAL', 300],
-    ]);
-    actor.send({ type: 'DONE' });
-    expect(fake.balanceProblems()).toEqual([]);
+    await twoHoldsEndedAfter50Minutes(fake, actor);
     expect(fake.openAuthorizations()).toEqual([]);
   }
 
-  for (const [read, reason, messageKey] of [
-    ['CARD_USE_CONTACT', 'CARD_USE_CONTACT', 'result.insertCard'],
-    ['CARD_COLLISION', 'CARD_COLLISION', 'result.oneCard'],
-    ['CARD_REMOVED', 'CARD_REMOVED', 'result.cardRemoved'],
-    ['CARD_NOT_PRESENTED', 'CARD_NOT_PRESENTED', 'result.noCard'],
-    ['tap-failed', 'TAP_FAILED', 'result.tapFailed'],
-  ] as const) {
+  for (const [read, reason, messageKey] of READS_TO_PRESENT_AGAIN) {
     it(`${reason}: the session says what went wrong, the hold untouched, and extends again`, async () => {
       const fake = new FakeTerminal();
       const { actor, before } = await extensionReadFailed(fake, read);

@@ -152,26 +152,47 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
     ['CARD_ERROR', 'result.cardUnreadable'],
   ] as const;
 
+  /** Taps at `tap` while the reader answers `reads` in turn, and expects the error screen telling `told`. */
+  async function tapRefused(
+    fake: FakeTerminal,
+    actor: ReturnType<typeof gate>,
+    tap: 'TAP_ENTRY' | 'TAP_EXIT',
+    reads: string[],
+    told: { messageKey: string; reason: string },
+  ): Promise<void> {
+    fake.reads.push(...reads);
+    actor.send({ type: tap });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error', ...told });
+  }
+
+  /** A car that stayed 100 minutes is refused at the exit telling `told`: nothing sent, no hold touched. */
+  async function refusedAtExit(
+    fake: FakeTerminal,
+    reads: string[],
+    told: { messageKey: string; reason: string },
+  ) {
+    const actor = await enteredAndStayed(fake, 100 * MIN);
+    const before = fake.sent.length;
+    await tapRefused(fake, actor, 'TAP_EXIT', reads, told);
+    expect(fake.sent.slice(before)).toEqual([]);
+    expect(fake.closedHolds).toEqual([]);
+    return { actor, before };
+  }
+
+  const tapAgain = { messageKey: 'result.tapFailedTapOnly', reason: 'TAP_FAILED' };
+  const useAnotherCard = { messageKey: 'result.useAnotherCardTapOnly', reason: 'CARD_USE_CONTACT' };
+
   for (const [code, messageKey] of told) {
     it(`${code} at the exit: says ${messageKey}, nothing sent, no hold touched`, async () => {
       const fake = new FakeTerminal();
-      const actor = await enteredAndStayed(fake, 100 * MIN);
-      const before = fake.sent.length;
-      fake.reads.push(code);
-      actor.send({ type: 'TAP_EXIT' });
-      await settle();
-      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error', messageKey, reason: code });
-      expect(fake.sent.slice(before)).toEqual([]);
-      expect(fake.closedHolds).toEqual([]);
+      await refusedAtExit(fake, [code], { messageKey, reason: code });
     });
 
     it(`${code} at the entry: says ${messageKey}, nothing sent`, async () => {
       const fake = new FakeTerminal();
       const actor = gate(fake);
-      fake.reads.push(code);
-      actor.send({ type: 'TAP_ENTRY' });
-      await settle();
-      expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error', messageKey, reason: code });
+      await tapRefused(fake, actor, 'TAP_ENTRY', [code], { messageKey, reason: code });
       expect(fake.sent).toEqual([]);
     });
   }
@@ -180,18 +201,7 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
   // again, never inserted (there is no slot to insert it in), and the next tap is read and paid.
   it('TAP_FAILED at the exit: asks for the card tapped again, never inserted, and the next tap pays', async () => {
     const fake = new FakeTerminal();
-    const actor = await enteredAndStayed(fake, 100 * MIN);
-    const before = fake.sent.length;
-    fake.reads.push('tap-failed');
-    actor.send({ type: 'TAP_EXIT' });
-    await settle();
-    expect(describeView(actor.getSnapshot())).toMatchObject({
-      screen: 'error',
-      messageKey: 'result.tapFailedTapOnly',
-      reason: 'TAP_FAILED',
-    });
-    expect(fake.sent.slice(before)).toEqual([]);
-    expect(fake.closedHolds).toEqual([]);
+    const { actor, before } = await refusedAtExit(fake, ['tap-failed'], tapAgain);
     actor.send({ type: 'DONE' });
     actor.send({ type: 'TAP_EXIT' });
     await settle();
@@ -202,14 +212,7 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
   it('TAP_FAILED at the entry: asks for the card tapped again, never inserted, nothing sent', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);
-    fake.reads.push('tap-failed');
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    expect(describeView(actor.getSnapshot())).toMatchObject({
-      screen: 'error',
-      messageKey: 'result.tapFailedTapOnly',
-      reason: 'TAP_FAILED',
-    });
+    await tapRefused(fake, actor, 'TAP_ENTRY', ['tap-failed'], tapAgain);
     expect(fake.sent).toEqual([]);
   });
 
@@ -218,18 +221,7 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
   // The gate then asks for a card again.
   it('CARD_USE_CONTACT at the exit: asks for another card or the operator, never inserted, and takes a card again', async () => {
     const fake = new FakeTerminal();
-    const actor = await enteredAndStayed(fake, 100 * MIN);
-    const before = fake.sent.length;
-    fake.reads.push('CARD_USE_CONTACT');
-    actor.send({ type: 'TAP_EXIT' });
-    await settle();
-    expect(describeView(actor.getSnapshot())).toMatchObject({
-      screen: 'error',
-      messageKey: 'result.useAnotherCardTapOnly',
-      reason: 'CARD_USE_CONTACT',
-    });
-    expect(fake.sent.slice(before)).toEqual([]);
-    expect(fake.closedHolds).toEqual([]);
+    const { actor, before } = await refusedAtExit(fake, ['CARD_USE_CONTACT'], useAnotherCard);
     fake.clock.increment(testSettings().timing.resultScreenMs);
     await settle();
     const idle = describeView(actor.getSnapshot());
@@ -244,14 +236,7 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
   it('CARD_USE_CONTACT at the entry: asks for another card or the operator, nothing sent, and the next card enters', async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);
-    fake.reads.push('CARD_USE_CONTACT');
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    expect(describeView(actor.getSnapshot())).toMatchObject({
-      screen: 'error',
-      messageKey: 'result.useAnotherCardTapOnly',
-      reason: 'CARD_USE_CONTACT',
-    });
+    await tapRefused(fake, actor, 'TAP_ENTRY', ['CARD_USE_CONTACT'], useAnotherCard);
     expect(fake.sent).toEqual([]);
     actor.send({ type: 'DONE' });
     fake.card = { ...fake.card, maskedPan: '555555******4444', fingerprint: 'fp-2' };
@@ -264,14 +249,7 @@ describe('tap-and-go machine: a card read that failed, told as the pay station t
   it("CARD_USE_CONTACT at the entry's pre-authorization (its amount over the contactless limit): the same, no hold", async () => {
     const fake = new FakeTerminal();
     const actor = gate(fake);
-    fake.reads.push('card', 'CARD_USE_CONTACT');
-    actor.send({ type: 'TAP_ENTRY' });
-    await settle();
-    expect(describeView(actor.getSnapshot())).toMatchObject({
-      screen: 'error',
-      messageKey: 'result.useAnotherCardTapOnly',
-      reason: 'CARD_USE_CONTACT',
-    });
+    await tapRefused(fake, actor, 'TAP_ENTRY', ['card', 'CARD_USE_CONTACT'], useAnotherCard);
     expect(fake.sent.map((r) => r.service)).toEqual(['avr']);
     expect(fake.holds.size).toBe(0);
   });

@@ -5,35 +5,24 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type * as Payments from '../../src/gateway/services/payments.js';
-import { loadPack, runPack } from '../../certification/runner/index.js';
-import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    // The seeded defect: a reversal goes out without the original's EMV tags.
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      if (prepared.service !== 'reversal') return prepared;
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        pointOfSaleInformation?: { emv?: { tags?: string } };
-      };
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  // The seeded defect: a reversal goes out without the original's EMV tags.
+  return withSeededDefect<{ pointOfSaleInformation?: { emv?: { tags?: string } } }>(
+    await importOriginal<typeof Payments>(),
+    (body, prepared) => {
+      if (prepared.service !== 'reversal') return false;
       delete body.pointOfSaleInformation?.emv?.tags;
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
+      return true;
     },
-  };
+  );
 });
 
 describe('a defect seeded in the reversal builder', () => {
   it('fails the reversal case naming the case and the rule, and leaves the other cases passing', async () => {
-    const pack = loadPack(DEFAULT_PACK);
-    const report = await runPack({
-      pack,
-      packFile: DEFAULT_PACK,
-      gateway: 'sandbox',
-      caseIds: ['PK-MTR-N2-CT-03', 'PK-ATT-N2-CT-01'],
-    });
+    const report = await runShippedCases('PK-MTR-N2-CT-03', 'PK-ATT-N2-CT-01');
     const [reversal, sale] = report.cases;
     expect(sale).toMatchObject({ id: 'PK-ATT-N2-CT-01', verdict: 'passed' });
     expect(reversal).toMatchObject({ id: 'PK-MTR-N2-CT-03', verdict: 'failed' });

@@ -5,34 +5,23 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type * as Payments from '../../src/gateway/services/payments.js';
-import { loadPack, runPack } from '../../certification/runner/index.js';
-import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        pointOfSaleInformation?: { entryMode?: unknown };
-      };
-      if (body.pointOfSaleInformation?.entryMode !== 'contact') return prepared;
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  return withSeededDefect<{ pointOfSaleInformation?: { entryMode?: unknown } }>(
+    await importOriginal<typeof Payments>(),
+    (body) => {
+      if (body.pointOfSaleInformation?.entryMode !== 'contact') return false;
       body.pointOfSaleInformation.entryMode = 'contactless';
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
+      return true;
     },
-  };
+  );
 });
 
 describe('a builder that sends a contact read as contactless', () => {
   it('fails the contact case naming entryMode, and leaves the contactless case passing', async () => {
-    const pack = loadPack(DEFAULT_PACK);
-    const report = await runPack({
-      pack,
-      packFile: DEFAULT_PACK,
-      gateway: 'sandbox',
-      caseIds: ['PK-ATT-N1-CT-01', 'PK-ATT-N1-CL-01'],
-    });
+    const report = await runShippedCases('PK-ATT-N1-CT-01', 'PK-ATT-N1-CL-01');
     const [contact, contactless] = report.cases;
     expect(contact).toMatchObject({ id: 'PK-ATT-N1-CT-01', verdict: 'failed' });
     expect(contact!.problems).toContainEqual(

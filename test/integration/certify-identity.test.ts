@@ -6,36 +6,24 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type * as Payments from '../../src/gateway/services/payments.js';
-import { loadPack, runPack } from '../../certification/runner/index.js';
-import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      if (prepared.service !== 'sale') return prepared;
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        clientReferenceInformation: { partner: { developerId: string } };
-        pointOfSaleInformation: { terminalId: string };
-      };
-      body.clientReferenceInformation.partner.developerId = '99999999';
-      body.pointOfSaleInformation.terminalId = 'PT999999';
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
-    },
-  };
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  return withSeededDefect<{
+    clientReferenceInformation: { partner: { developerId: string } };
+    pointOfSaleInformation: { terminalId: string };
+  }>(await importOriginal<typeof Payments>(), (body, prepared) => {
+    if (prepared.service !== 'sale') return false;
+    body.clientReferenceInformation.partner.developerId = '99999999';
+    body.pointOfSaleInformation.terminalId = 'PT999999';
+    return true;
+  });
 });
 
 describe('a builder that sends another terminal id and developer id than configured', () => {
   it('fails the case naming both fields', async () => {
-    const pack = loadPack(DEFAULT_PACK);
-    const report = await runPack({
-      pack,
-      packFile: DEFAULT_PACK,
-      gateway: 'sandbox',
-      caseIds: ['PK-ATT-N1-CT-01'],
-    });
+    const report = await runShippedCases('PK-ATT-N1-CT-01');
     const [sale] = report.cases;
     expect(report.terminal.terminalId).toBe('PT000001');
     expect(sale).toMatchObject({ id: 'PK-ATT-N1-CT-01', verdict: 'failed' });

@@ -5,35 +5,23 @@
  */
 import { describe, expect, it, vi } from 'vitest';
 import type * as Payments from '../../src/gateway/services/payments.js';
-import { loadPack, runPack } from '../../certification/runner/index.js';
-import { DEFAULT_PACK } from '../../src/cli/commands/certify.js';
+import { runShippedCases } from './certify-fixture.js';
 
 vi.mock('../../src/gateway/services/payments.js', async (importOriginal) => {
-  const original = await importOriginal<typeof Payments>();
-  return {
-    ...original,
-    preparePayment: (...args: Parameters<typeof original.preparePayment>) => {
-      const prepared = original.preparePayment(...args);
-      const body = JSON.parse(prepared.body.toString('utf8')) as {
-        pointOfSaleInformation?: { catLevel?: unknown; operatingEnvironment?: unknown };
-      };
-      if (body.pointOfSaleInformation?.catLevel === undefined) return prepared;
-      body.pointOfSaleInformation.catLevel = 6;
-      body.pointOfSaleInformation.operatingEnvironment = '3';
-      return { ...prepared, body: Buffer.from(JSON.stringify(body)) };
-    },
-  };
+  const { withSeededDefect } = await import('./seeded-defect.js');
+  return withSeededDefect<{
+    pointOfSaleInformation?: { catLevel?: unknown; operatingEnvironment?: unknown };
+  }>(await importOriginal<typeof Payments>(), (body) => {
+    if (body.pointOfSaleInformation?.catLevel === undefined) return false;
+    body.pointOfSaleInformation.catLevel = 6;
+    body.pointOfSaleInformation.operatingEnvironment = '3';
+    return true;
+  });
 });
 
 describe('a builder that sends the attended catLevel from an unattended meter', () => {
   it('fails the meter case naming catLevel', async () => {
-    const pack = loadPack(DEFAULT_PACK);
-    const report = await runPack({
-      pack,
-      packFile: DEFAULT_PACK,
-      gateway: 'sandbox',
-      caseIds: ['PK-MTR-N2-CT-01'],
-    });
+    const report = await runShippedCases('PK-MTR-N2-CT-01');
     const [meter] = report.cases;
     expect(meter).toMatchObject({ id: 'PK-MTR-N2-CT-01', verdict: 'failed' });
     expect(meter!.problems.some((p) => p.includes('pointOfSaleInformation.catLevel'))).toBe(true);

@@ -3,10 +3,8 @@
  * timed out), as the terminal's client saw it, not only "no answer".
  */
 import { describe, expect, it } from 'vitest';
-import { parsePack } from '../../certification/pack/load.js';
 import { renderHtml, renderJunit } from '../../certification/report/index.js';
-import { runPack } from '../../certification/runner/index.js';
-import { VIRTUAL_CARD_NAMES } from '../../devices/sim/cards.js';
+import { runInlinePack } from './certify-fixture.js';
 
 const PACK = `pack: no-answer
 title: A sale whose answer is lost
@@ -30,8 +28,7 @@ cases:
 
 describe('a request without answer in the evidence', () => {
   it('keeps why no answer came, in the case result, the HTML evidence and the JUnit output', async () => {
-    const pack = parsePack(PACK, 'no-answer.yaml', { cards: VIRTUAL_CARD_NAMES });
-    const report = await runPack({ pack, packFile: 'no-answer.yaml', gateway: 'sandbox' });
+    const report = await runInlinePack(PACK, 'no-answer.yaml');
     const [result] = report.cases;
     expect(result?.problems).toEqual([]);
     const lost = result!.messages[0]!;

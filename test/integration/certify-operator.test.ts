@@ -3,9 +3,7 @@
  * the operator's answer (its outcome and code), not only that no message was sent.
  */
 import { describe, expect, it } from 'vitest';
-import { parsePack } from '../../certification/pack/load.js';
-import { runPack } from '../../certification/runner/index.js';
-import { VIRTUAL_CARD_NAMES } from '../../devices/sim/cards.js';
+import { runInlinePack } from './certify-fixture.js';
 
 const PACK = `pack: operator
 title: Operator steps the terminal refuses
@@ -41,8 +39,7 @@ cases:
 
 describe('an operator step the terminal refuses', () => {
   it('fails a case that expected the message with the operator’s answer, and passes one that expected none', async () => {
-    const pack = parsePack(PACK, 'operator.yaml', { cards: VIRTUAL_CARD_NAMES });
-    const report = await runPack({ pack, packFile: 'operator.yaml', gateway: 'sandbox' });
+    const report = await runInlinePack(PACK, 'operator.yaml');
     const [expected, refused] = report.cases;
     expect(expected).toMatchObject({ id: 'PK-ATT-N2-CT-90', verdict: 'failed' });
     const step = expected!.steps[1]!;

@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  confirmMeterStay,
   modelConfig,
   sandboxOpenAuthorizations,
   sendEvent,
@@ -24,10 +25,7 @@ describe('meter: another card after a declined pre-authorization', () => {
   it('offers another card on the declined screen and sends its pre-authorization once, nothing held', async () => {
     const config = modelConfig('meter', { tariff: { dailyCapMinor: 1_108 } });
     const { host, sandbox } = await startSandboxLane(config, cleanups);
-    await sendEvent(host, { type: 'START' });
-    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await waitForScreen(host, (s) => s.customer.screen === 'confirm', 'confirm');
-    await sendEvent(host, { type: 'CONFIRM' });
+    await confirmMeterStay(host, 60);
     const declined = await waitForScreen(host, (s) => s.customer.screen === 'declined', 'declined');
     expect(declined.customer.actions).toContain('CONFIRM');
     expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);

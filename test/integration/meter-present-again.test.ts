@@ -1,5 +1,6 @@
 import { afterEach, describe, expect, it } from 'vitest';
 import {
+  confirmMeterStay,
   modelConfig,
   sandboxOpenAuthorizations,
   sendEvent,
@@ -31,10 +32,7 @@ describe('meter: the card presented again after a read the customer can put righ
   it('sends nothing for the card taken away too soon, then pre-authorizes the card presented again once', async () => {
     const config = modelConfig('meter', { reader: { sim: { card: 'removed', presentDelayMs: 20 } } });
     const { host, sandbox, clock } = await startSandboxLane(config, cleanups);
-    await sendEvent(host, { type: 'START' });
-    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
-    await waitForScreen(host, (s) => s.customer.screen === 'confirm', 'confirm');
-    await sendEvent(host, { type: 'CONFIRM' });
+    await confirmMeterStay(host, 60);
     const refused = await waitForScreen(
       host,
       (s) =>

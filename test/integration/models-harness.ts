@@ -354,6 +354,14 @@ export async function sendEvent(host: TerminalHost, event: ModelEvent): Promise<
   if (!r.ok) throw new Error(`${event.type} refused: ${r.error.code} ${r.error.message}`);
 }
 
+/** The meter's customer starts, chooses `minutes` and confirms them: the card is then read for the pre-authorization. */
+export async function confirmMeterStay(host: TerminalHost, minutes: number): Promise<void> {
+  await sendEvent(host, { type: 'START' });
+  await sendEvent(host, { type: 'CHOOSE_DURATION', minutes });
+  await waitForScreen(host, (s) => s.customer.screen === 'confirm', 'confirm');
+  await sendEvent(host, { type: 'CONFIRM' });
+}
+
 export async function waitForScreen(
   host: TerminalHost,
   accept: (s: TerminalSnapshot) => boolean,

@@ -228,24 +228,35 @@ describe('OAuthTokenManager, renewal ahead of expiry', () => {
     ...tokens(t0),
     accessTokenExpiresAt: t0 + DEFAULT_REFRESH_MARGIN_MS + inMs,
   });
+  /**
+   * The token host of the last {@link manager}: it grants every token request, the access token `access` names for
+   * its n-th request (A2 unless told), after `delayMs`; `requests` counts what it has answered.
+   */
+  const grantingTokenHost = (
+    access: (n: number) => string = () => 'A2',
+    delayMs = 0,
+  ): { readonly requests: number } => {
+    const host = { requests: 0 };
+    const scope = agent!
+      .get(TOKEN_URL)
+      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
+      .reply(() => {
+        host.requests++;
+        return { statusCode: 200, data: granted(access(host.requests)) };
+      });
+    (delayMs > 0 ? scope.delay(delayMs) : scope).persist();
+    return host;
+  };
 
   it('renews the token before it expires by itself, with no request waiting for it', async () => {
     const store = memoryStore(dueIn(50));
     const m = manager(store, () => t0);
-    let fetched = 0;
-    agent!
-      .get(TOKEN_URL)
-      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
-      .reply(() => {
-        fetched++;
-        return { statusCode: 200, data: granted('A2') };
-      })
-      .persist();
+    const tokenHost = grantingTokenHost();
     m.keepRenewed();
     expect(await m.accessToken()).toBe('A1');
     // The clock has not moved: the timer renewed it, not a request.
     await vi.waitFor(() => expect(store.saved.map((t) => t.accessToken)).toEqual(['A2']));
-    expect(fetched).toBe(1);
+    expect(tokenHost.requests).toBe(1);
     expect(await m.accessToken()).toBe('A2');
     expect(m.connectionNeeded()).toBeUndefined();
     await m.close();
@@ -320,42 +331,26 @@ describe('OAuthTokenManager, renewal ahead of expiry', () => {
     const store = memoryStore({ ...tokens(t0), accessTokenExpiresAt: t0 + 100_000 });
     let now = t0;
     const m = manager(store, () => now);
-    let fetched = 0;
-    agent!
-      .get(TOKEN_URL)
-      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
-      .reply(() => {
-        fetched++;
-        return { statusCode: 200, data: granted(`A${fetched + 1}`) };
-      })
-      .delay(100)
-      .persist();
+    // Its n-th request grants A(n+1), each after 100 ms.
+    const tokenHost = grantingTokenHost((n) => `A${n + 1}`, 100);
     // Due (within the margin): the timer's renewal and five requests share one token request; the requests go with
     // the token in hand.
     m.keepRenewed();
     const due = await Promise.all(Array.from({ length: 5 }, () => m.accessToken()));
     expect(due).toEqual(Array(5).fill('A1'));
     await vi.waitFor(() => expect(store.saved).toHaveLength(1));
-    expect(fetched).toBe(1);
+    expect(tokenHost.requests).toBe(1);
     // Expired (the clock jumped past it): the requests wait, on one token request between them.
     now = store.saved[0]!.accessTokenExpiresAt + 1;
     const waited = await Promise.all(Array.from({ length: 5 }, () => m.accessToken()));
     expect(waited).toEqual(Array(5).fill('A3'));
-    expect(fetched).toBe(2);
+    expect(tokenHost.requests).toBe(2);
     await m.close();
   });
 
   it('stops renewing on close, and its timer keeps no process alive', async () => {
     const m = manager(memoryStore(dueIn(30)), () => t0);
-    let fetched = 0;
-    agent!
-      .get(TOKEN_URL)
-      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
-      .reply(() => {
-        fetched++;
-        return { statusCode: 200, data: granted('A2') };
-      })
-      .persist();
+    const tokenHost = grantingTokenHost();
     const setTimer = vi.spyOn(globalThis, 'setTimeout');
     try {
       m.keepRenewed();
@@ -366,41 +361,25 @@ describe('OAuthTokenManager, renewal ahead of expiry', () => {
     }
     await m.close();
     await new Promise((r) => setTimeout(r, 100));
-    expect(fetched).toBe(0);
+    expect(tokenHost.requests).toBe(0);
   });
 
   it('waits for the renewal of a token that lives longer than a timer can wait, rather than renewing it at once', async () => {
     const m = manager(memoryStore(dueIn(200 * 86_400_000)), () => t0);
-    let fetched = 0;
-    agent!
-      .get(TOKEN_URL)
-      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
-      .reply(() => {
-        fetched++;
-        return { statusCode: 200, data: granted('A2') };
-      })
-      .persist();
+    const tokenHost = grantingTokenHost();
     m.keepRenewed();
     await new Promise((r) => setTimeout(r, 50));
-    expect(fetched).toBe(0);
+    expect(tokenHost.requests).toBe(0);
     await m.close();
   });
 
   it('does not renew ahead a grant that no refresh can renew', async () => {
     const t1 = t0 + 365 * 86_400_000 + REFRESH_GRACE_MS + 1;
     const m = manager(memoryStore(dueIn(0)), () => t1);
-    let fetched = 0;
-    agent!
-      .get(TOKEN_URL)
-      .intercept({ path: '/oauth2/v3/token', method: 'POST' })
-      .reply(() => {
-        fetched++;
-        return { statusCode: 200, data: granted('A2') };
-      })
-      .persist();
+    const tokenHost = grantingTokenHost();
     m.keepRenewed();
     await new Promise((r) => setTimeout(r, 20));
-    expect(fetched).toBe(0);
+    expect(tokenHost.requests).toBe(0);
     expect(m.state()).toBe('reauthorization-required');
     expect(m.connectionNeeded()).toBeUndefined();
     await m.close();

@@ -587,9 +587,11 @@ export class TerminalHost implements TerminalApi {
       },
       stays: {
         list: (limit) =>
-          this.holds
-            .listOpen(limit)
-            .map(({ hold, claimed }) => ({ hold, standing: this.holdWatch.standing(hold, claimed) })),
+          this.holds.listOpen(limit).map(({ hold, claimed, ...doubt }) => ({
+            hold,
+            standing: this.holdWatch.standing(hold, claimed),
+            ...doubt,
+          })),
         release: (holdId) => this.holdWatch.release(holdId),
       },
     });

@@ -404,6 +404,10 @@ describe('HoldStore', () => {
     // Its expiry is not changed: the watch still covers it, and releases it at its time.
     expect(holds.get('H1')?.expiresAtMs).toBe(T0 + 3_600_000);
     expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1']);
+    // Listed for the operator with its link.
+    expect(holds.listOpen(10)).toEqual([
+      { hold: hold('H1', { fingerprint: 'fp-card' }), claimed: false, doubtLinkId: 'PT1_GATE-L1' },
+    ]);
     // The link's payment notified late counts for the stay: paid by phone, due from the payment on.
     expect(holds.paidByLink('H1', 'PT1_GATE-L1', T0 + 90_000)).toBe(true);
     expect(holds.claimAtExit('fp-card', rules)).toMatchObject({

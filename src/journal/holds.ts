@@ -427,13 +427,18 @@ export class HoldStore {
 
   /**
    * Open holds, claimed (by an exit or the expiry watch) or not, the last entry first, at most `limit` (1–1000): the
-   * open tap-and-go stays operator mode lists. `JOURNAL_INVALID` for another limit.
+   * open tap-and-go stays operator mode lists, with the link whose payment by phone is in doubt
+   * ({@link phonePaymentInDoubt}) of a stay not paid. `JOURNAL_INVALID` for another limit.
    */
-  listOpen(limit: number): { hold: StoredHold; claimed: boolean }[] {
+  listOpen(limit: number): { hold: StoredHold; claimed: boolean; doubtLinkId?: string }[] {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
       throw new JournalError('JOURNAL_INVALID', 'limit must be a whole number from 1 to 1000');
     return readOn(this.connection, () =>
-      this.stmts.openList.all(limit).map((r) => ({ hold: toHold(r), claimed: r.claimed === 1 })),
+      this.stmts.openList.all(limit).map((r) => ({
+        hold: toHold(r),
+        claimed: r.claimed === 1,
+        ...(r.doubt_link_id !== null && r.paid_link_id === null ? { doubtLinkId: r.doubt_link_id } : {}),
+      })),
     );
   }
 

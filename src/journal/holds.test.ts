@@ -399,7 +399,11 @@ describe('HoldStore', () => {
     expect(holds.paymentInDoubt('H1', 'PT1_GATE-L1')).toBe(true);
     expect(holds.paymentInDoubt('H1', 'PT1_GATE-L2')).toBe(false);
     // Neither the exit nor the entry takes it as an open stay: nothing is claimed, charged or released by the exit.
-    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'settling',
+      holdId: 'H1',
+      phonePaymentInDoubt: 'PT1_GATE-L1',
+    });
     expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
     // Its expiry is not changed: the watch still covers it, and releases it at its time.
     expect(holds.get('H1')?.expiresAtMs).toBe(T0 + 3_600_000);

@@ -73,13 +73,14 @@ type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution' | 'paid_link_id' 
 /**
  * What the exit finds for a card ({@link HoldStore.claimAtExit}): its open hold, claimed for the exit; `settling` when
  * its open hold is being settled by someone else (claimed by the expiry watch or another exit, or its authorization
- * settled or being reversed in the journal), or its stay's payment by phone is in doubt (never charged by card); `captured` when it has no open hold but one of its holds was captured
+ * settled or being reversed in the journal), or its stay's payment by phone is in doubt (never charged by card:
+ * `phonePaymentInDoubt` the link); `captured` when it has no open hold but one of its holds was captured
  * recently; `paid-by-link` when the stay of its last hold was paid by phone (`linkId`), open — then `claimed` for the
  * exit to release when nobody else settles it — or closed recently; `none` otherwise.
  */
 export type StoredHoldClaim =
   | { kind: 'claimed'; hold: StoredHold }
-  | { kind: 'settling'; holdId: string }
+  | { kind: 'settling'; holdId: string; phonePaymentInDoubt?: string }
   | { kind: 'captured'; hold: StoredHold; capturedAtMs: number }
   | { kind: 'paid-by-link'; hold: StoredHold; linkId: string; claimed: boolean }
   | { kind: 'none' };
@@ -290,7 +291,8 @@ export class HoldStore {
    *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), due at
    *   the card's last entry ({@link open}) and reversed by its expiry watch; charging the car's stay from that entry
    *   would charge the customer for the time between;
-   * - a hold whose payment by phone is in doubt ({@link phonePaymentInDoubt}) is never charged by card: `settling`;
+   * - a hold whose payment by phone is in doubt ({@link phonePaymentInDoubt}) is never charged by card: `settling`,
+   *   with the link;
    * - a hold whose stay was paid by phone ({@link paidByLink}) is never charged: the open hold of the card that entered
    *   last, if paid so, is `paid-by-link`, claimed for the exit (which releases it) unless it is claimed already or
    *   `settling` names it (then someone else releases it, and the exit only opens); a last hold closed so (released,
@@ -324,6 +326,8 @@ export class HoldStore {
           open.claimed === 0 && !rules.settling(hold) && this.stmts.claimById.get(open.hold_id) !== undefined;
         return { kind: 'paid-by-link', hold, linkId: open.paid_link_id, claimed };
       }
+      if (open !== undefined && open.doubt_link_id !== null)
+        return { kind: 'settling', holdId: open.hold_id, phonePaymentInDoubt: open.doubt_link_id };
       const stay = this.openStay(fingerprint, rules.settling);
       if (stay.kind === 'open')
         return this.stmts.claimById.get(stay.hold.holdId) !== undefined

@@ -128,7 +128,13 @@ export class OperatorStaysSection {
       timeCell(stay.enteredAt),
       codeCell(stay.maskedPan),
       h('td', { text: stay.held.text }),
-      h('td', { testid: `stay-state-${stay.holdId}`, text: STATE_TEXT[stay.state] }),
+      h('td', {
+        testid: `stay-state-${stay.holdId}`,
+        text:
+          stay.phonePaymentInDoubt !== undefined
+            ? `${STATE_TEXT[stay.state]} — payment by phone in doubt (link ${stay.phonePaymentInDoubt})`
+            : STATE_TEXT[stay.state],
+      }),
       codeCell(stay.holdId),
       actionsCell(...actions),
     );

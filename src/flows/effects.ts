@@ -362,7 +362,7 @@ export interface HoldRecord {
  */
 export type HoldClaim =
   | { kind: 'claimed'; hold: HoldRecord }
-  | { kind: 'settling'; holdId: string }
+  | { kind: 'settling'; holdId: string; phonePaymentInDoubt?: string }
   | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number; capture?: OriginalTransaction }
   | { kind: 'paid-by-link'; hold: HoldRecord; claimed: boolean; amountMinor: number }
   | { kind: 'none' };

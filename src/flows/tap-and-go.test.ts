@@ -427,6 +427,22 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
     });
     expect(fake.sent).toEqual([]);
   });
+
+  it('tells a card whose payment by phone a restart left in doubt that it is being checked, charging nothing', async () => {
+    const fake = new FakeTerminal();
+    const actor = gate(fake);
+    fake.claimHold = () =>
+      Promise.resolve({ kind: 'settling', holdId: hold.holdId, phonePaymentInDoubt: 'PT1_GATE-L1' });
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      reason: 'HOLD_BEING_SETTLED',
+      messageKey: 'tapAndGo.phonePaymentBeingChecked',
+    });
+    expect(fake.sent).toEqual([]);
+    expect(fake.closedHolds).toEqual([]);
+  });
 });
 
 describe('tap-and-go machine: a hold authorized in another currency than the configured one', () => {

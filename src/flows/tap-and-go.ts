@@ -654,9 +654,18 @@ export const tapAndGoMachine = setup({
           {
             // Someone else is settling the card's hold (its expiry reversal, or a reversal whose outcome recovery has
             // yet to resolve): this exit can neither charge it nor release it, and the operator lets the car out.
+            // A stay whose payment by phone a restart left in doubt (the customer may have paid its link) is told so.
             guard: ({ event }) => event.output.kind === 'settling',
             target: 'failed',
-            actions: assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'HOLD_BEING_SETTLED' }),
+            actions: assign(({ event }) => ({
+              message: {
+                key:
+                  event.output.kind === 'settling' && event.output.phonePaymentInDoubt !== undefined
+                    ? 'tapAndGo.phonePaymentBeingChecked'
+                    : 'tapAndGo.holdBeingSettled',
+              },
+              reason: 'HOLD_BEING_SETTLED' as const,
+            })),
           },
           {
             // The card's exit was captured (recently: see claimHold), e.g. just before a restart that kept the gate

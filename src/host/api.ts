@@ -531,6 +531,12 @@ export interface OpenStaySummary {
   /** What the hold holds (its authorized total, increments included), in the hold's currency. */
   held: DisplayAmount;
   state: 'open' | 'settling' | 'releasing';
+  /**
+   * The payment link of the stay's fee whose payment a restart left in doubt (shown to the customer, its notification
+   * lost): the exit never charges the stay by card, a late payment of the link pays it, and its expiry watch releases
+   * it at its time. The operator may look the link up (`links show`) before releasing the stay.
+   */
+  phonePaymentInDoubt?: string;
   allowed: 'release'[];
 }
 

@@ -121,6 +121,11 @@ export class HoldWatch {
     this.firesAt.set(hold.holdId, Date.now() + wait);
   }
 
+  /** Whether the watch has a timer for the hold (unclaimed, waiting for its expiry). */
+  watching(holdId: string): boolean {
+    return this.timers.has(holdId);
+  }
+
   /** Stops watching a hold (an exit claimed it, or it was settled elsewhere). */
   unwatch(holdId: string): void {
     const t = this.timers.get(holdId);

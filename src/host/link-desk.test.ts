@@ -106,7 +106,7 @@ function makeDesk(
     store,
     audit,
   },
-  paidHooks: Pick<LinkDeskDeps, 'feePaid' | 'stayPaid'> = {},
+  paidHooks: Pick<LinkDeskDeps, 'feePaid' | 'stayPaid' | 'stayInDoubt' | 'paymentInDoubt'> = {},
 ): LinkDesk {
   return new LinkDesk({
     ...paidHooks,
@@ -1007,6 +1007,67 @@ describe('LinkDesk', () => {
       result: 'refused',
       code: 'PAID_AFTER_CLOSE',
     });
+  });
+
+  it("after a restart puts a gate's stay in doubt with its shown fee link's closing, and counts a late payment of it", async () => {
+    const inDoubt = new Map<string, string>();
+    const staysPaid: string[] = [];
+    const hooks: Pick<LinkDeskDeps, 'stayPaid' | 'stayInDoubt' | 'paymentInDoubt'> = {
+      stayInDoubt: (link) => {
+        // In the transaction that journals the link's closing: this connection already reads the intent.
+        expect(store.get(link.linkId)?.closeReason).toBe('recovery');
+        inDoubt.set(link.holdId, link.linkId);
+      },
+      paymentInDoubt: (link) => inDoubt.get(link.holdId) === link.linkId,
+      stayPaid: (link) => void staysPaid.push(`${link.holdId}:${link.linkId}`),
+    };
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    // Shown to its customer (active), the stay's fee: its payment may be on its way.
+    const shown = await desk.createForFee({
+      reference: 'GATE-1',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-1',
+    });
+    // Never shown (its create had no answer before the restart), though the gateway made it: it cannot have been paid.
+    store.begin({
+      linkId: 'PT000001_GATE-2',
+      reference: 'GATE-2',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-2',
+      watchUntilMs: nowMs + 60_000,
+    });
+    gateway.links.set('PT000001_GATE-2', {
+      ...gateway.links.get(shown.linkId)!,
+      id: 'PT000001_GATE-2',
+      purchaseNumber: 'PT000001_GATE-2',
+    });
+    // A kiosk's fee link: no stay.
+    const ticket = await desk.createForFee({ reference: 'T-88', amountMinor: 450, currency: 'GBP' });
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    await desk.recover();
+    expect(store.open()).toEqual([]);
+    expect([...inDoubt]).toEqual([['H-1', shown.linkId]]);
+    // Its payment, made before the link was INACTIVE, notified late (a relay's redelivery): it pays the stay.
+    desk.notify(paid(shown.linkId));
+    desk.notify(paid('PT000001_GATE-2'));
+    desk.notify(paid(ticket.linkId));
+    expect(staysPaid).toEqual([`H-1:${shown.linkId}`]);
+    expect(store.get(shown.linkId)).toMatchObject({ state: 'paid', gatewayInactive: true });
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
+    ).toEqual([
+      `${shown.linkId}:PAID`,
+      'PT000001_GATE-2:PAID_AFTER_CLOSE',
+      `${ticket.linkId}:PAID_AFTER_CLOSE`,
+    ]);
   });
 
   it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {

@@ -133,6 +133,18 @@ export interface LinkDeskDeps {
    * refuses, as `feePaid`. Absent: nothing.
    */
   stayPaid?: (link: StoredLink & { holdId: string }) => void;
+  /**
+   * A fee link that names a hold, shown to its customer, closed at start while its payment is unknown (the customer
+   * may have paid it on the phone, and its notification gone to the process that died): the stay's payment by phone
+   * is in doubt — written in the transaction that journals the link's closing, so that the hold is never charged by
+   * card once the link is closed. Absent: nothing.
+   */
+  stayInDoubt?: (link: StoredLink & { holdId: string }) => void;
+  /**
+   * Whether `link` is the payment by phone in doubt of its hold ({@link stayInDoubt}): an approved payment of it counts
+   * for the stay, however late its notification. Absent: never.
+   */
+  paymentInDoubt?: (link: StoredLink & { holdId: string }) => boolean;
 }
 
 function domainOf(url: string | undefined): string | undefined {
@@ -436,10 +448,16 @@ export class LinkDesk {
   /**
    * Whether an approved payment of the link is counted: the gateway has not confirmed the link INACTIVE, and someone
    * counts it — the customer of this run waiting on a fee link (its machine settles the ticket), or the amount owed of
-   * a pay-later link. Otherwise it is the operator's to settle or refund (`PAID_AFTER_CLOSE`).
+   * a pay-later link. Or the link is the payment by phone in doubt of its stay ({@link LinkDeskDeps.paymentInDoubt}:
+   * a restart closed it while its customer may have paid it): its payment, notified however late, was made before the
+   * link was INACTIVE (the gateway takes none after), and pays the stay, never charged by card since. Otherwise it is
+   * the operator's to settle or refund (`PAID_AFTER_CLOSE`).
    */
   private counts(link: StoredLink): boolean {
-    if (link.gatewayInactive || link.state === 'deactivated' || link.state === 'failed') return false;
+    if (link.state === 'failed') return false;
+    if (link.holdId !== undefined && this.deps.paymentInDoubt?.({ ...link, holdId: link.holdId }) === true)
+      return true;
+    if (link.gatewayInactive || link.state === 'deactivated') return false;
     return link.purpose === 'pay-later' || this.awaited.has(link.linkId);
   }
 
@@ -744,9 +762,19 @@ export class LinkDesk {
       return;
     }
     // A fee link's customer and session were gone with the restart: nobody would count its payment (no ticket
-    // released, no receipt), so it is deactivated at once; a payment that still comes is the operator's.
+    // released, no receipt), so it is deactivated at once; a payment that still comes is the operator's — except a
+    // gate's: a link shown to its customer (active before the restart; one still `creating` was never shown, and cannot
+    // have been paid) may have been paid, its notification lost with the process. Its stay's payment by phone is in
+    // doubt, with the closing's decision: the hold is never charged by card, and a late payment counts for the stay.
     if (atStart && current.purpose === 'fee') {
-      await this.deactivate(current.linkId, 'recovery');
+      const { holdId } = current;
+      await this.deactivate(
+        current.linkId,
+        'recovery',
+        holdId !== undefined && link.state === 'active'
+          ? (l) => this.deps.stayInDoubt?.({ ...l, holdId })
+          : undefined,
+      );
       return;
     }
     if (now >= current.watchUntilMs) {
@@ -851,14 +879,18 @@ export class LinkDesk {
   }
 
   /**
-   * Journals the intent, then sets the link INACTIVE at the gateway (repeating every field, spec 000); the link stays
-   * open (the sweep tries again) until the gateway's answer shows it INACTIVE.
+   * Journals the intent (with `withClosing`, in its transaction), then sets the link INACTIVE at the gateway (repeating
+   * every field, spec 000); the link stays open (the sweep tries again) until the gateway's answer shows it INACTIVE.
    */
-  private async deactivate(linkId: string, reason: LinkCloseReason): Promise<void> {
+  private async deactivate(
+    linkId: string,
+    reason: LinkCloseReason,
+    withClosing?: (link: StoredLink) => void,
+  ): Promise<void> {
     const before = this.deps.store.get(linkId);
     // Never another terminal's link of the same id: its customer could no longer pay.
     if (before === undefined || before.gatewayInactive || !isOwnLink(before, this.deps.terminalId)) return;
-    const intent = this.deps.store.closing(linkId, reason);
+    const intent = this.deps.store.closing(linkId, reason, withClosing);
     this.publish(intent);
     if (this.busy.has(linkId)) {
       // A request about it is in flight (the sweep's look at its status): the deactivation follows at its end.

@@ -1171,7 +1171,11 @@ describe('OperatorDesk open stays (passback reset)', () => {
       {
         list: () => [
           { hold: HOLD, standing },
-          { hold: { ...HOLD, holdId: 'H2', transactionId: 'H2' }, standing: 'settling' },
+          {
+            hold: { ...HOLD, holdId: 'H2', transactionId: 'H2' },
+            standing: 'settling',
+            doubtLinkId: 'PT1_GATE-L1',
+          },
         ],
         release: (holdId) => {
           asked.push(holdId);
@@ -1187,7 +1191,7 @@ describe('OperatorDesk open stays (passback reset)', () => {
     result: Promise.resolve(result),
   });
 
-  it('lists the open stays with the masked card only, and which may be released', async () => {
+  it('lists the open stays with the masked card only, which may be released, and a payment by phone in doubt', async () => {
     const { desk, goodPin } = withStays('open', []);
     const listed = await desk.handle({ pin: goodPin, action: { type: 'stays' } });
     expect(listed).toEqual({
@@ -1203,7 +1207,12 @@ describe('OperatorDesk open stays (passback reset)', () => {
             state: 'open',
             allowed: ['release'],
           },
-          expect.objectContaining({ holdId: 'H2', state: 'settling', allowed: [] }),
+          expect.objectContaining({
+            holdId: 'H2',
+            state: 'settling',
+            phonePaymentInDoubt: 'PT1_GATE-L1',
+            allowed: [],
+          }),
         ],
       },
     });

@@ -273,7 +273,7 @@ export class OperatorDesk {
        * Default: none (no stay listed, none to release).
        */
       stays?: {
-        list: (limit: number) => { hold: HoldRecord; standing: HoldStanding }[];
+        list: (limit: number) => { hold: HoldRecord; standing: HoldStanding; doubtLinkId?: string }[];
         release: (holdId: string) => HoldRelease;
       };
     },
@@ -397,7 +397,7 @@ export class OperatorDesk {
    */
   openStays(limit: number): OpenStaySummary[] {
     const locale = resolveLocale(this.deps.config.terminal.locale);
-    return (this.deps.stays?.list(limit) ?? []).map(({ hold, standing }) => ({
+    return (this.deps.stays?.list(limit) ?? []).map(({ hold, standing, doubtLinkId }) => ({
       holdId: hold.holdId,
       maskedPan: hold.maskedPan,
       enteredAt: new Date(hold.enteredAtMs).toISOString(),
@@ -407,6 +407,7 @@ export class OperatorDesk {
         text: formatAmount(hold.authorizedMinor, hold.currency, locale),
       },
       state: standing,
+      ...(doubtLinkId !== undefined ? { phonePaymentInDoubt: doubtLinkId } : {}),
       allowed: standing === 'open' ? ['release'] : [],
     }));
   }

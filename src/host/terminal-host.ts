@@ -411,6 +411,9 @@ export class TerminalHost implements TerminalApi {
         try {
           if (!this.holds.paidByLink(link.holdId, link.linkId, Math.floor(parkingClock.now())))
             logger.warn({ linkId: link.linkId, holdId: link.holdId }, 'a stay paid by phone has no hold');
+          // Due now: a hold its expiry watch has (a payment in doubt, notified late) is released at once.
+          const hold = this.holds.get(link.holdId);
+          if (hold !== undefined && this.holdWatch.watching(hold.holdId)) this.holdWatch.watch(hold);
         } catch (err) {
           if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
           logger.error(
@@ -419,6 +422,24 @@ export class TerminalHost implements TerminalApi {
           );
         }
       },
+      // A gate's fee link closed at start while its customer may have paid it: its hold is never charged by card, and a
+      // late payment of it counts for the stay (HoldStore.phonePaymentInDoubt). Written with the link's closing.
+      stayInDoubt: (link) => {
+        try {
+          if (this.holds.phonePaymentInDoubt(link.holdId, link.linkId))
+            logger.warn(
+              { linkId: link.linkId, holdId: link.holdId },
+              'a stay whose payment by phone is in doubt: not charged by card',
+            );
+        } catch (err) {
+          if (!(err instanceof JournalError && err.code === 'JOURNAL_INVALID')) throw err;
+          logger.error(
+            { err, linkId: link.linkId },
+            'a stay whose payment by phone is in doubt has no valid hold id',
+          );
+        }
+      },
+      paymentInDoubt: (link) => this.holds.paymentInDoubt(link.holdId, link.linkId),
     });
     // A receipt of a transaction made before a restart states what the journal kept of it (approval code, card, a
     // converted authorization's accepted offer), and the last receipt can be printed again after one: rebuilt from the
@@ -566,9 +587,11 @@ export class TerminalHost implements TerminalApi {
       },
       stays: {
         list: (limit) =>
-          this.holds
-            .listOpen(limit)
-            .map(({ hold, claimed }) => ({ hold, standing: this.holdWatch.standing(hold, claimed) })),
+          this.holds.listOpen(limit).map(({ hold, claimed, ...doubt }) => ({
+            hold,
+            standing: this.holdWatch.standing(hold, claimed),
+            ...doubt,
+          })),
         release: (holdId) => this.holdWatch.release(holdId),
       },
     });

@@ -386,6 +386,52 @@ describe('HoldStore', () => {
     );
   });
 
+  it('never charges by card a stay whose payment by phone is in doubt; a late payment of its link pays it', () => {
+    t = T0;
+    const { holds } = setup();
+    holds.open(hold('H1', { fingerprint: 'fp-card' }));
+    const rules = { settling: () => false, recentCaptureMs: 3_600_000, captureStands: () => true };
+    t = T0 + 60_000;
+    expect(holds.phonePaymentInDoubt('H1', 'PT1_GATE-L1')).toBe(true);
+    // The first link stays; no such open hold: nothing.
+    expect(holds.phonePaymentInDoubt('H1', 'PT1_GATE-L2')).toBe(true);
+    expect(holds.phonePaymentInDoubt('H9', 'PT1_GATE-L1')).toBe(false);
+    expect(holds.paymentInDoubt('H1', 'PT1_GATE-L1')).toBe(true);
+    expect(holds.paymentInDoubt('H1', 'PT1_GATE-L2')).toBe(false);
+    // Neither the exit nor the entry takes it as an open stay: nothing is claimed, charged or released by the exit.
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'settling',
+      holdId: 'H1',
+      phonePaymentInDoubt: 'PT1_GATE-L1',
+    });
+    expect(holds.stayAtEntry('fp-card', rules)).toEqual({ kind: 'settling', holdId: 'H1' });
+    // Its expiry is not changed: the watch still covers it, and releases it at its time.
+    expect(holds.get('H1')?.expiresAtMs).toBe(T0 + 3_600_000);
+    expect(holds.unclaimed().map((h) => h.holdId)).toEqual(['H1']);
+    // Listed for the operator with its link.
+    expect(holds.listOpen(10)).toEqual([
+      { hold: hold('H1', { fingerprint: 'fp-card' }), claimed: false, doubtLinkId: 'PT1_GATE-L1' },
+    ]);
+    // The link's payment notified late counts for the stay: paid by phone, due from the payment on.
+    expect(holds.paidByLink('H1', 'PT1_GATE-L1', T0 + 90_000)).toBe(true);
+    expect(holds.claimAtExit('fp-card', rules)).toMatchObject({
+      kind: 'paid-by-link',
+      linkId: 'PT1_GATE-L1',
+    });
+    expect(holds.get('H1')?.expiresAtMs).toBe(T0 + 90_000);
+    // Released, it stays the link's doubt (a payment notified after its release still pays the stay).
+    expect(holds.settle('H1', 'reversed')).toBe(true);
+    expect(holds.paymentInDoubt('H1', 'PT1_GATE-L1')).toBe(true);
+    // A stay paid already, or closed, is never put in doubt.
+    holds.open(hold('H2', { fingerprint: 'fp-two' }));
+    expect(holds.paidByLink('H2', 'PT1_GATE-L3', T0 + 90_000)).toBe(true);
+    expect(holds.phonePaymentInDoubt('H2', 'PT1_GATE-L3')).toBe(false);
+    expect(holds.phonePaymentInDoubt('H1', 'PT1_GATE-L1')).toBe(false);
+    expect(() => holds.phonePaymentInDoubt('H1', '')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
   it('answers an entry with the stay the exit would claim, claiming nothing: open, settling or none', () => {
     t = T0;
     const { holds } = setup();

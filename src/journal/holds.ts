@@ -64,20 +64,23 @@ interface Row {
   resolution: string | null;
   /** The link whose payment paid the stay ({@link HoldStore.paidByLink}); NULL otherwise. */
   paid_link_id: string | null;
+  /** The fee link whose payment a restart left in doubt ({@link HoldStore.phonePaymentInDoubt}); NULL otherwise. */
+  doubt_link_id: string | null;
 }
 
-type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution' | 'paid_link_id'>;
+type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution' | 'paid_link_id' | 'doubt_link_id'>;
 
 /**
  * What the exit finds for a card ({@link HoldStore.claimAtExit}): its open hold, claimed for the exit; `settling` when
  * its open hold is being settled by someone else (claimed by the expiry watch or another exit, or its authorization
- * settled or being reversed in the journal); `captured` when it has no open hold but one of its holds was captured
+ * settled or being reversed in the journal), or its stay's payment by phone is in doubt (never charged by card:
+ * `phonePaymentInDoubt` the link); `captured` when it has no open hold but one of its holds was captured
  * recently; `paid-by-link` when the stay of its last hold was paid by phone (`linkId`), open — then `claimed` for the
  * exit to release when nobody else settles it — or closed recently; `none` otherwise.
  */
 export type StoredHoldClaim =
   | { kind: 'claimed'; hold: StoredHold }
-  | { kind: 'settling'; holdId: string }
+  | { kind: 'settling'; holdId: string; phonePaymentInDoubt?: string }
   | { kind: 'captured'; hold: StoredHold; capturedAtMs: number }
   | { kind: 'paid-by-link'; hold: StoredHold; linkId: string; claimed: boolean }
   | { kind: 'none' };
@@ -197,6 +200,10 @@ export function holdStatements(connection: JournalConnection) {
       'SELECT * FROM holds WHERE closed_at IS NULL ORDER BY entered_at DESC, rowid DESC LIMIT ?',
     ),
     releaseClaims: db.prepare('UPDATE holds SET claimed = 0 WHERE claimed = 1 AND closed_at IS NULL'),
+    /** An open stay not paid: the first link in doubt stays. */
+    phonePaymentInDoubt: db.prepare<{ id: string; link: string }>(`UPDATE holds
+      SET doubt_link_id = COALESCE(doubt_link_id, @link)
+      WHERE hold_id = @id AND closed_at IS NULL AND paid_link_id IS NULL`),
     /** The first link that paid the stay stays; an open hold is due from the payment on (its expiry never put off). */
     paidByLink: db.prepare<{ id: string; link: string; at: number }>(`UPDATE holds
       SET paid_link_id = COALESCE(paid_link_id, @link),
@@ -284,6 +291,8 @@ export class HoldStore {
    *   hold of an earlier entry still open is a stay whose car left without its exit (let out by the operator), due at
    *   the card's last entry ({@link open}) and reversed by its expiry watch; charging the car's stay from that entry
    *   would charge the customer for the time between;
+   * - a hold whose payment by phone is in doubt ({@link phonePaymentInDoubt}) is never charged by card: `settling`,
+   *   with the link;
    * - a hold whose stay was paid by phone ({@link paidByLink}) is never charged: the open hold of the card that entered
    *   last, if paid so, is `paid-by-link`, claimed for the exit (which releases it) unless it is claimed already or
    *   `settling` names it (then someone else releases it, and the exit only opens); a last hold closed so (released,
@@ -317,6 +326,8 @@ export class HoldStore {
           open.claimed === 0 && !rules.settling(hold) && this.stmts.claimById.get(open.hold_id) !== undefined;
         return { kind: 'paid-by-link', hold, linkId: open.paid_link_id, claimed };
       }
+      if (open !== undefined && open.doubt_link_id !== null)
+        return { kind: 'settling', holdId: open.hold_id, phonePaymentInDoubt: open.doubt_link_id };
       const stay = this.openStay(fingerprint, rules.settling);
       if (stay.kind === 'open')
         return this.stmts.claimById.get(stay.hold.holdId) !== undefined
@@ -368,13 +379,16 @@ export class HoldStore {
    * open hold of the fingerprint that entered last is the card's stay (`open`) unless it is claimed already (by the
    * expiry watch or another exit) or `settling` names it — then `settling`, being settled by someone else; an earlier
    * open hold of the card is never the stay. A hold whose stay was paid by phone ({@link paidByLink}) is no open stay
-   * either: the car left, and the hold only waits for its release (`settling`). `none` without an open hold.
+   * either: the car left, and the hold only waits for its release (`settling`); nor one whose payment by phone is in
+   * doubt ({@link phonePaymentInDoubt}): the customer may have paid, so it is never charged by card — it waits for the
+   * payment's late notification or its expiry (`settling`). `none` without an open hold.
    */
   private openStay(fingerprint: string, settling: (hold: StoredHold) => boolean): StoredStay {
     const open = this.stmts.lastOpenOfFingerprint.get(fingerprint);
     if (open === undefined) return { kind: 'none' };
     const hold = toHold(open);
-    if (open.claimed === 0 && open.paid_link_id === null && !settling(hold)) return { kind: 'open', hold };
+    if (open.claimed === 0 && open.paid_link_id === null && open.doubt_link_id === null && !settling(hold))
+      return { kind: 'open', hold };
     return { kind: 'settling', holdId: open.hold_id };
   }
 
@@ -417,13 +431,18 @@ export class HoldStore {
 
   /**
    * Open holds, claimed (by an exit or the expiry watch) or not, the last entry first, at most `limit` (1–1000): the
-   * open tap-and-go stays operator mode lists. `JOURNAL_INVALID` for another limit.
+   * open tap-and-go stays operator mode lists, with the link whose payment by phone is in doubt
+   * ({@link phonePaymentInDoubt}) of a stay not paid. `JOURNAL_INVALID` for another limit.
    */
-  listOpen(limit: number): { hold: StoredHold; claimed: boolean }[] {
+  listOpen(limit: number): { hold: StoredHold; claimed: boolean; doubtLinkId?: string }[] {
     if (!Number.isSafeInteger(limit) || limit < 1 || limit > 1000)
       throw new JournalError('JOURNAL_INVALID', 'limit must be a whole number from 1 to 1000');
     return readOn(this.connection, () =>
-      this.stmts.openList.all(limit).map((r) => ({ hold: toHold(r), claimed: r.claimed === 1 })),
+      this.stmts.openList.all(limit).map((r) => ({
+        hold: toHold(r),
+        claimed: r.claimed === 1,
+        ...(r.doubt_link_id !== null && r.paid_link_id === null ? { doubtLinkId: r.doubt_link_id } : {}),
+      })),
     );
   }
 
@@ -481,6 +500,29 @@ export class HoldStore {
       true,
       () => this.stmts.paidByLink.run({ id: holdId, link: linkId, at: atMs }).changes === 1,
     );
+  }
+
+  /**
+   * A restart closed the fee link `linkId` of hold `holdId`'s stay without knowing whether its customer paid it (the
+   * link was shown, and its payment's notification may have gone to the process that died): the hold is never charged
+   * by card ({@link claimAtExit}: `settling`), and a late notification of that link's payment counts for the stay
+   * ({@link paymentInDoubt}). Its expiry is not changed: its watch releases it at its time. Meant to run inside the
+   * transaction that journals the link's closing (it joins it). The first link stays; false when no open hold, not
+   * paid already, has that id.
+   */
+  phonePaymentInDoubt(holdId: string, linkId: string): boolean {
+    checkIdentifier(holdId, 'holdId');
+    checkIdentifier(linkId, 'linkId');
+    return this.connection.atomically(
+      true,
+      () => this.stmts.phonePaymentInDoubt.run({ id: holdId, link: linkId }).changes === 1,
+    );
+  }
+
+  /** Whether link `linkId` is the payment by phone in doubt of hold `holdId` ({@link phonePaymentInDoubt}), open or closed. */
+  paymentInDoubt(holdId: string, linkId: string): boolean {
+    if (typeof holdId !== 'string' || typeof linkId !== 'string') return false;
+    return readOn(this.connection, () => this.stmts.get.get(holdId)?.doubt_link_id === linkId);
   }
 
   /** Whether a hold (claimed or not) with this id is open. */

@@ -230,9 +230,16 @@ export class PaymentLinkStore {
     });
   }
 
-  /** The durable intent to deactivate, written before the request; the first reason stays. */
-  closing(linkId: string, reason: LinkCloseReason): StoredLink {
-    return this.change(linkId, (l) => ({ ...l, closeReason: l.closeReason ?? reason }));
+  /**
+   * The durable intent to deactivate, written before the request; the first reason stays. `withClosing`: what the
+   * decision makes durable besides (a stay whose payment by phone is in doubt), in this transaction.
+   */
+  closing(linkId: string, reason: LinkCloseReason, withClosing?: (link: StoredLink) => void): StoredLink {
+    return this.connection.atomically(true, () => {
+      const link = this.change(linkId, (l) => ({ ...l, closeReason: l.closeReason ?? reason }));
+      withClosing?.(link);
+      return link;
+    });
   }
 
   /**

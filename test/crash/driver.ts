@@ -391,6 +391,10 @@ function watchCustomer(host: TerminalHost): void {
     if (screen !== 'approved' && screen !== 'declined' && screen !== 'error') return;
     const amount = snap.customer.amount;
     const reason = reasonOf(host);
+    // A tap-and-go exit that found its stay being settled by someone else (its payment by phone in doubt after a
+    // restart, a reversal in flight) sent nothing and charged nothing: no payment's result, the customer sent to the
+    // operator.
+    if (reason === 'HOLD_BEING_SETTLED') return;
     tell(dir, {
       who: 'customer',
       screen,

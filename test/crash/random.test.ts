@@ -28,20 +28,10 @@ const seed = Number(process.env.CRASH_SEED ?? Date.now() % 1_000_000);
 process.stdout.write(`crash seed ${seed} (CRASH_SEED=${seed} replays it)\n`);
 const random = seededRandom(seed);
 
-/**
- * Flows in which a kill at a random moment can land in a known bug's window (KNOWN_BUGS, cases.ts): `gate-phone`, whose
- * link payment made at the gateway but not yet read by the terminal (`link.notified`) is charged again at the next
- * exit. Here they are drawn as systematic plans only, so that CI judges what the terminal is known to do; the soak
- * (`npm run test:crash`) draws their random moments too and reports a run that meets the bug with its name.
- */
-const RANDOM_MOMENT_MEETS_KNOWN_BUG: ReadonlySet<string> = new Set(['gate-phone']);
-
 /** A seeded draw for the flow: a kill at a random moment or a random systematic plan; known bugs drawn again. */
 function draw(flow: (typeof FLOW_NAMES)[number]): CrashPlan {
   for (;;) {
     const plan = randomPlan(random, flow);
-    const randomMoment = plan.killAfterMs !== undefined || plan.restartKillAfterMs !== undefined;
-    if (randomMoment && RANDOM_MOMENT_MEETS_KNOWN_BUG.has(flow)) continue;
     if (!knownBugOf(plan)) return plan;
   }
 }

@@ -24,13 +24,14 @@ function previousFile(): Database.Database {
   migrate(db, LATEST_VERSION);
   db.exec('ALTER TABLE payment_links DROP COLUMN hold_id');
   db.exec('ALTER TABLE holds DROP COLUMN paid_link_id');
+  db.exec('ALTER TABLE holds DROP COLUMN doubt_link_id');
   db.exec(PREVIOUS_LINK);
   db.prepare(PREVIOUS_HOLD).run({ id: 'H1' });
   return db;
 }
 
 describe('schema rewrite: stays paid by link', () => {
-  it('adds both columns to a file of the previous terminal, its rows kept without a tie, its version kept, once', () => {
+  it('adds its columns to a file of the previous terminal, its rows kept without a tie, its version kept, once', () => {
     expect(REWRITES).toContain(staysPaidByLink);
     const db = previousFile();
     const links = db.prepare('SELECT * FROM payment_links').all() as Record<string, unknown>[];
@@ -40,11 +41,14 @@ describe('schema rewrite: stays paid by link', () => {
     expect(schemaVersion(db)).toBe(LATEST_VERSION);
     expect(columns(db, 'payment_links')).toContain('hold_id');
     expect(columns(db, 'holds')).toContain('paid_link_id');
+    expect(columns(db, 'holds')).toContain('doubt_link_id');
     expect(staysPaidByLink.needed(db)).toBe(false);
     expect(db.prepare('SELECT * FROM payment_links').all()).toEqual(
       links.map((r) => ({ ...r, hold_id: null })),
     );
-    expect(db.prepare('SELECT * FROM holds').all()).toEqual(holds.map((r) => ({ ...r, paid_link_id: null })));
+    expect(db.prepare('SELECT * FROM holds').all()).toEqual(
+      holds.map((r) => ({ ...r, paid_link_id: null, doubt_link_id: null })),
+    );
     const schema = db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all();
     expect(migrate(db)).toEqual([]);
     expect(db.prepare('SELECT type, name, sql FROM sqlite_schema ORDER BY name').all()).toEqual(schema);
@@ -58,7 +62,10 @@ describe('schema rewrite: stays paid by link', () => {
     db.exec(PREVIOUS_LINK);
     db.prepare(PREVIOUS_HOLD).run({ id: 'H2' });
     expect(db.prepare('SELECT hold_id FROM payment_links').get()).toEqual({ hold_id: null });
-    expect(db.prepare('SELECT paid_link_id FROM holds').get()).toEqual({ paid_link_id: null });
+    expect(db.prepare('SELECT paid_link_id, doubt_link_id FROM holds').get()).toEqual({
+      paid_link_id: null,
+      doubt_link_id: null,
+    });
     db.close();
   });
 });

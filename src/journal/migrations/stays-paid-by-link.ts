@@ -1,14 +1,15 @@
 import type Database from 'better-sqlite3';
 import type { SchemaRewrite } from './migration.js';
 
-/** The columns {@link staysPaidByLink} adds, by table: each NULL unless written as described there. */
-export const STAY_LINK_COLUMNS: Readonly<Record<'payment_links' | 'holds', string>> = {
-  payment_links: 'hold_id',
-  holds: 'paid_link_id',
-};
+/** The columns {@link staysPaidByLink} adds, as table and column: each NULL unless written as described there. */
+export const STAY_LINK_COLUMNS: ReadonlyArray<readonly [table: 'payment_links' | 'holds', column: string]> = [
+  ['payment_links', 'hold_id'],
+  ['holds', 'paid_link_id'],
+  ['holds', 'doubt_link_id'],
+];
 
-function missing(db: Database.Database): Array<[table: string, column: string]> {
-  return Object.entries(STAY_LINK_COLUMNS).filter(
+function missing(db: Database.Database): Array<readonly [table: string, column: string]> {
+  return STAY_LINK_COLUMNS.filter(
     ([table, column]) =>
       db
         .prepare<[string, string], { n: number }>(
@@ -28,6 +29,10 @@ function missing(db: Database.Database): Array<[table: string, column: string]> 
  * - `holds.paid_link_id`: the link whose counted payment paid that stay, written in the transaction that makes the link
  *   `paid` (`HoldStore.paidByLink`). Such a hold is never charged again: its exit is shown paid, and its authorization
  *   is released (by that exit, or by its expiry watch, due from the payment on).
+ * - `holds.doubt_link_id`: the fee link a restart closed while its customer may have paid it (shown, its payment's
+ *   notification lost with the process that died), written in the transaction that journals its closing
+ *   (`HoldStore.phonePaymentInDoubt`). Such a hold is never charged by card; a late notification of that link's
+ *   payment counts for the stay (then `paid_link_id`), and its expiry watch releases it at its time.
  *
  * Plain columns, no CHECK and no reference (a link may outlive the hold's row as it is, and the other way round): the
  * stores check each value before they write it. Added columns that the previous terminal never names: it reads its rows

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
-import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import { cardAwaitedAgain, FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { cardReadingActor, describeView } from './view.js';
 
 function attended(fake: FakeTerminal, settings = testSettings()) {
@@ -72,10 +72,7 @@ describe('attended machine', () => {
       messageKey: 'result.declined',
       maskedPan: '411111******1111',
     });
-    fake.reads.push('hang');
-    actor.send({ type: 'CONFIRM' });
-    await settle();
-    const view = describeView(actor.getSnapshot());
+    const view = await cardAwaitedAgain(fake, actor);
     expect(view).toMatchObject({
       screen: 'present-card',
       messageKey: 'attended.confirmSale',

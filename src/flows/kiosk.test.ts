@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
-import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import { cardAwaitedAgain, FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import type { FlowSettings } from './settings.js';
 import { describeView } from './view.js';
 
@@ -34,10 +34,7 @@ describe('kiosk machine', () => {
       maskedPan: '411111******1111',
     });
     // The customer presents a second card: while it is awaited, nothing of the first attempt is shown.
-    fake.reads.push('hang');
-    actor.send({ type: 'CONFIRM' });
-    await settle();
-    const view = describeView(actor.getSnapshot());
+    const view = await cardAwaitedAgain(fake, actor);
     expect(view).toMatchObject({
       screen: 'present-card',
       messageKey: 'kiosk.lostTicketFee',

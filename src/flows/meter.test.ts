@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
 import { tariffSchema } from '../config/index.js';
 import { provideFlowEffects } from './provide.js';
-import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
+import { cardAwaitedAgain, FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { describeView } from './view.js';
 import type { FlowSettings } from './settings.js';
 import { convertAtOfferRate } from './dcc.js';
@@ -611,10 +611,7 @@ const READS_TO_PRESENT_AGAIN = [
  * maximum stay held: 1200), its read never ending: the card prompt says what is held, nothing of the failed read.
  */
 async function cardAskedForAgain(fake: FakeTerminal, actor: MeterActor) {
-  fake.reads.push('hang');
-  actor.send({ type: 'CONFIRM' });
-  await settle();
-  const view = describeView(actor.getSnapshot());
+  const view = await cardAwaitedAgain(fake, actor);
   expect(view).toMatchObject({
     screen: 'present-card',
     messageKey: 'meter.confirmHoldMaximum',

@@ -1,4 +1,5 @@
-import { SimulatedClock } from 'xstate';
+import { SimulatedClock, type AnyMachineSnapshot } from 'xstate';
+import { describeView, type FlowView } from '../view.js';
 import type {
   AltSaleRequest,
   AltSaleStarted,
@@ -592,4 +593,18 @@ export class FakeTerminal implements FlowEffects {
 /** Lets promise effects settle and the machines react (no timers involved: delays run on the SimulatedClock). */
 export async function settle(rounds = 20): Promise<void> {
   for (let i = 0; i < rounds; i += 1) await new Promise<void>((resolve) => setImmediate(resolve));
+}
+
+/**
+ * The customer presents a card again (CONFIRM: another card after a decline, or the same one after a read put right)
+ * while the fake's next read never ends: the customer screen as the card is awaited.
+ */
+export async function cardAwaitedAgain(
+  fake: FakeTerminal,
+  actor: { send(event: { type: 'CONFIRM' }): void; getSnapshot(): AnyMachineSnapshot },
+): Promise<FlowView> {
+  fake.reads.push('hang');
+  actor.send({ type: 'CONFIRM' });
+  await settle();
+  return describeView(actor.getSnapshot());
 }

@@ -10,7 +10,14 @@ import { join } from 'node:path';
 import { parseConfig, type Config } from '../../src/config/index.js';
 import { silentLogger, type Logger } from '../../src/log/index.js';
 import { parseDecimal } from '../../src/money/index.js';
-import { END, send, SimulationError, waitFor, waitPastChoice } from '../../src/host/drive.js';
+import {
+  END,
+  send,
+  SimulationError,
+  waitFor,
+  waitPastChoice,
+  withGeneratedOperatorPin,
+} from '../../src/host/drive.js';
 import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import type { TerminalSnapshot } from '../../src/host/api.js';
@@ -383,6 +390,16 @@ async function settled(host: TerminalHost, timeoutMs: number): Promise<void> {
   }
 }
 
+/** A sent value as a problem states it: a string as it is, anything else as JSON. */
+function sentText(sent: unknown): string {
+  return typeof sent === 'string' ? sent : JSON.stringify(sent);
+}
+
+/** A case's problem with the field `path` of message #`index` (numbered as the evidence numbers it), and why. */
+function messageProblem(index: number, service: string, path: string, sent: unknown, why: string): string {
+  return `message #${index} (${service}): ${path} ${sentText(sent)}: ${why}`;
+}
+
 /** Runs `chain` (ancestors first, the case last) on one fresh terminal against `testHost`. */
 export async function runCase(
   chain: readonly PackCase[],
@@ -466,11 +483,8 @@ export async function runCase(
   );
   let config: Config;
   try {
-    // A terminal of its own, with a journal of its own: its operator PIN is the one generated at its start, which the
-    // case's credit, refund and void steps give, whatever PIN file the configuration names.
     const parsed = parseConfig(raw);
-    const { operatorPinFile: _pinFile, ...terminal } = parsed.terminal;
-    config = { ...parsed, terminal };
+    config = { ...parsed, terminal: withGeneratedOperatorPin(parsed.terminal) };
   } catch (e) {
     rmSync(dir, { recursive: true, force: true });
     return finish({
@@ -584,10 +598,15 @@ export async function runCase(
   kept.forEach(({ p }, i) => {
     const sent = (p.body.pointOfSaleInformation as { catLevel?: unknown } | undefined)?.catLevel;
     if (sent === undefined) return;
-    const value = typeof sent === 'string' || typeof sent === 'number' ? String(sent) : JSON.stringify(sent);
-    if (value !== catLevel)
+    if (sentText(sent) !== catLevel)
       problems.push(
-        `message #${i} (${p.service}): pointOfSaleInformation.catLevel ${value}: the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
+        messageProblem(
+          i,
+          p.service,
+          'pointOfSaleInformation.catLevel',
+          sent,
+          `the ${target.attended ? 'attended' : 'unattended'} ${target.model} sends catLevel ${catLevel} (spec 001)`,
+        ),
       );
   });
   // The entry mode of the case's card: the reader presented it one way (or, for a sequence, one of a few), which no
@@ -600,7 +619,13 @@ export async function runCase(
       const sent = (p.body.pointOfSaleInformation as { entryMode?: unknown } | undefined)?.entryMode;
       if (sent === undefined || [...readModes].some((mode) => mode === sent)) return;
       problems.push(
-        `message #${i} (${p.service}): pointOfSaleInformation.entryMode ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the case's card ${target.card} is read by ${[...readModes].join(' or ')}`,
+        messageProblem(
+          i,
+          p.service,
+          'pointOfSaleInformation.entryMode',
+          sent,
+          `the case's card ${target.card} is read by ${[...readModes].join(' or ')}`,
+        ),
       );
     });
   // The terminal's identity as configured, which the report states and the acquirer matches the certification
@@ -619,7 +644,7 @@ export async function runCase(
       const sent = get(p.body, path);
       if (sent !== undefined && sent !== configured)
         problems.push(
-          `message #${i} (${p.service}): ${path} ${typeof sent === 'string' ? sent : JSON.stringify(sent)}: the terminal is configured with ${configured}`,
+          messageProblem(i, p.service, path, sent, `the terminal is configured with ${configured}`),
         );
     }
   });

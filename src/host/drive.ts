@@ -57,3 +57,15 @@ export async function waitPastChoice(
   });
   return waitFor(host, screens, timeoutMs);
 }
+
+/**
+ * The `terminal` section of a configuration for a terminal a program drives (a simulation, a certification case): a
+ * terminal of its own, with a journal of its own, whose operator PIN is the one generated at its start — which the
+ * driver's credit, refund and void steps give (`host.generatedOperatorPin`) — whatever PIN file the section names.
+ */
+export function withGeneratedOperatorPin<Terminal extends { operatorPinFile?: string | undefined }>(
+  terminal: Terminal,
+): Omit<Terminal, 'operatorPinFile'> {
+  const { operatorPinFile: _pinFile, ...rest } = terminal;
+  return rest;
+}

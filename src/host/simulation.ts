@@ -8,7 +8,7 @@ import type { Fault, LedgerRequest, Sandbox } from '../sandbox/index.js';
 import type { OperatorResponse, TerminalSnapshot } from './api.js';
 import { localDateTime } from './local-time.js';
 import { createTerminalHost } from './terminal-host.js';
-import { END, send, waitFor, waitPastChoice } from './drive.js';
+import { END, send, waitFor, waitPastChoice, withGeneratedOperatorPin } from './drive.js';
 
 export { SimulationError } from './drive.js';
 
@@ -131,12 +131,9 @@ export async function runSimulation(
   const startedAtMs = Date.now();
   const parkingClock = { now: () => startedAtMs + offsetMs };
   const base = options.config ?? {};
-  // A terminal of its own, with a journal of its own: its operator PIN is the one generated at its start, which the
-  // scenario's credit, refund and void give (`pin` below), whatever PIN file the configuration names.
-  const { operatorPinFile: _pinFile, ...terminal } = base.terminal ?? {};
   const config: Config = parseConfig({
     ...base,
-    terminal: { ...terminal, model: scenario.model },
+    terminal: { ...withGeneratedOperatorPin(base.terminal ?? {}), model: scenario.model },
     reader: {
       ...base.reader,
       kind: 'sim',

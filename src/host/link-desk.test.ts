@@ -1070,6 +1070,46 @@ describe('LinkDesk', () => {
     ]);
   });
 
+  it("after a restart puts a gate's stay in doubt when its shown fee link's closing was journaled but not confirmed", async () => {
+    const inDoubt = new Map<string, string>();
+    const staysPaid: string[] = [];
+    const hooks: Pick<LinkDeskDeps, 'stayPaid' | 'stayInDoubt' | 'paymentInDoubt'> = {
+      stayInDoubt: (link) => void inDoubt.set(link.holdId, link.linkId),
+      paymentInDoubt: (link) => inDoubt.get(link.holdId) === link.linkId,
+      stayPaid: (link) => void staysPaid.push(`${link.holdId}:${link.linkId}`),
+    };
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    const timedOut = await desk.createForFee({
+      reference: 'GATE-3',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-3',
+    });
+    const cancelled = await desk.createForFee({
+      reference: 'GATE-4',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-4',
+    });
+    // The terminal decided to close them (the wait ran out; the customer chose the card), journaled that, and died
+    // before the gateway confirmed them INACTIVE: a payment made in between was notified to the process that died.
+    store.closing(timedOut.linkId, 'timeout');
+    store.closing(cancelled.linkId, 'cancelled');
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    await desk.recover();
+    expect(store.open()).toEqual([]);
+    expect([...inDoubt].sort()).toEqual([
+      ['H-3', timedOut.linkId],
+      ['H-4', cancelled.linkId],
+    ]);
+    expect(store.get(timedOut.linkId)).toMatchObject({ closeReason: 'timeout', gatewayInactive: true });
+    // Its payment, made before the link was INACTIVE and notified late, pays the stay.
+    desk.notify(paid(timedOut.linkId));
+    expect(staysPaid).toEqual([`H-3:${timedOut.linkId}`]);
+  });
+
   it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {
     const view = await desk.createForFee({ reference: 'T-87', amountMinor: 450, currency: 'GBP' });
     desk.stop();

@@ -757,24 +757,28 @@ export class LinkDesk {
         return;
       }
     }
-    if (current.closeReason !== undefined || current.state === 'paid') {
-      await this.deactivate(current.linkId, current.closeReason ?? 'paid');
-      return;
-    }
     // A fee link's customer and session were gone with the restart: nobody would count its payment (no ticket
     // released, no receipt), so it is deactivated at once; a payment that still comes is the operator's — except a
     // gate's: a link shown to its customer (active before the restart; one still `creating` was never shown, and cannot
-    // have been paid) may have been paid, its notification lost with the process. Its stay's payment by phone is in
-    // doubt, with the closing's decision: the hold is never charged by card, and a late payment counts for the stay.
+    // have been paid), and not known paid, may have been paid, its notification lost with the process — whether or not
+    // the terminal had decided to close it (a wait run out, a customer who chose the card): until the gateway confirms
+    // it INACTIVE a payment can still come. Its stay's payment by phone is in doubt, with the closing's decision: the
+    // hold is never charged by card, and a late payment counts for the stay.
+    const { holdId } = current;
+    const stayInDoubt =
+      atStart &&
+      current.purpose === 'fee' &&
+      current.state !== 'paid' &&
+      holdId !== undefined &&
+      link.state === 'active'
+        ? (l: StoredLink) => this.deps.stayInDoubt?.({ ...l, holdId })
+        : undefined;
+    if (current.closeReason !== undefined || current.state === 'paid') {
+      await this.deactivate(current.linkId, current.closeReason ?? 'paid', stayInDoubt);
+      return;
+    }
     if (atStart && current.purpose === 'fee') {
-      const { holdId } = current;
-      await this.deactivate(
-        current.linkId,
-        'recovery',
-        holdId !== undefined && link.state === 'active'
-          ? (l) => this.deps.stayInDoubt?.({ ...l, holdId })
-          : undefined,
-      );
+      await this.deactivate(current.linkId, 'recovery', stayInDoubt);
       return;
     }
     if (now >= current.watchUntilMs) {

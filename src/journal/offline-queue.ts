@@ -61,7 +61,7 @@ type ClosedUnsent = typeof OFFLINE_EXPIRED | typeof OFFLINE_UNREADABLE;
 const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
 
 /**
- * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored;
+ * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent, or refused for now (PROCESSOR_UNAVAILABLE) → stored;
  * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent; its request unreadable → rejected
  * ({@link OFFLINE_UNREADABLE}), never sent.
  */
@@ -150,7 +150,8 @@ export interface ForwardReport {
   readonly gatewayUnreachable: boolean;
   /**
    * Why, when it could not: the reason of the forward that came back not sent (`GW_CONNECTION`, `GW_TIMEOUT`, `GW_AUTH`
-   * for refused credentials …), or `GW_CONNECTION` when no connection opened before the first claim.
+   * for refused credentials, `PROCESSOR_UNAVAILABLE` for a refusal that passes …), or `GW_CONNECTION` when no
+   * connection opened before the first claim.
    */
   readonly unreachableReason?: string;
   /**
@@ -1076,6 +1077,8 @@ export class OfflineQueue {
         // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1); owned since that write.
         markedSent: true,
         owned,
+        // Refused for now (the processor down a while): back to the queue, like a forward that could not be sent.
+        refusalForNowNotSent: true,
         failpoints: { answered: 'offline.forwarded' },
         onAnswered: (o) => {
           // Unreachable: no further claims (the loop reads the tally when woken).

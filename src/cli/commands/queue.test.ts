@@ -438,6 +438,38 @@ describe('parking-terminal queue', () => {
   });
 
   it.each([
+    ['the credentials are refused (401)', 'GW_AUTH'],
+    ['the processor is down a while (400 PROCESSOR_UNAVAILABLE)', 'PROCESSOR_UNAVAILABLE'],
+  ])('says why it stopped when %s, the payments kept', async (_, reason) => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 100]);
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          transmitter: {
+            transmit: () =>
+              Promise.resolve(
+                reason === 'GW_AUTH'
+                  ? ({ kind: 'not-sent', reason } as const)
+                  : ({ kind: 'rejected', httpStatus: 400, reason } as const),
+              ),
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli, out } = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(1);
+    expect(JSON.parse(out())).toMatchObject({
+      forwarded: 0,
+      gatewayUnreachable: true,
+      unreachableReason: reason,
+      remaining: 2,
+    });
+  });
+
+  it.each([
     [['queue'], 'BAD_ARGUMENTS'],
     [['queue', 'drain'], 'BAD_ARGUMENTS'],
     [['queue', 'status', 'extra'], 'BAD_ARGUMENTS'],

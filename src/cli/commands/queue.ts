@@ -60,7 +60,9 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
                 acknowledged
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
                 declined, approved for less than its amount or its outcome is unknown, or the gateway
-                could not be reached; refused (QUEUE_NO_JOURNAL, exit 2) where no journal exists
+                could not be used (gatewayUnreachable, with unreachableReason: GW_CONNECTION, GW_AUTH,
+                PROCESSOR_UNAVAILABLE …; the payments not sent stay stored); refused (QUEUE_NO_JOURNAL,
+                exit 2) where no journal exists
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
@@ -230,6 +232,9 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
           // Timeout recovery of these runs in the terminal (at its next sweep or start), never here.
           unknown: report.unknown.length,
           gatewayUnreachable: report.gatewayUnreachable,
+          // Why it stopped: no connection (GW_CONNECTION, GW_TIMEOUT), the credentials refused (GW_AUTH …), the
+          // processor down a while (PROCESSOR_UNAVAILABLE): the network, the keys or the gateway's side to look at.
+          ...(report.unreachableReason !== undefined ? { unreachableReason: report.unreachableReason } : {}),
           // Which host did not open before anything was claimed: the gateway, or the OAuth token host.
           ...(report.unreachableHost !== undefined ? { unreachableHost: report.unreachableHost } : {}),
           remaining: report.remaining,

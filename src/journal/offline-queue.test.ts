@@ -385,6 +385,25 @@ describe('offline queue', () => {
     expect(f.sends.get(p.transactionId)).toBe(1);
   });
 
+  it("lists a forward of unknown outcome with recovery's resolution once it has one: voided, or standing (paid)", async () => {
+    const { queue, journal } = setup();
+    const voided = queue.store(payment());
+    const stands = queue.store(payment());
+    const f = fakeForwarder(() => ({ kind: 'unknown', error: { code: 'GW_SERVER_ERROR' } }));
+    await queue.forwardPending(f.forwarder);
+    const listed = () =>
+      Object.fromEntries(offlineDeclinesToAcknowledge(journal).map((p) => [p.transactionId, p]));
+    expect(listed()[voided.transactionId]?.resolution).toBeUndefined();
+    // Timeout recovery's outcomes (src/journal/recovery.ts): its timeout void took, or was refused NOT_VOIDABLE.
+    journal.resolve(journal.findByTransactionId(voided.transactionId)!.id, 'timeout-void');
+    journal.resolve(journal.findByTransactionId(stands.transactionId)!.id, 'not-voidable');
+    expect(listed()).toMatchObject({
+      [voided.transactionId]: { state: 'unknown', reason: 'GW_SERVER_ERROR', resolution: 'timeout-void' },
+      [stands.transactionId]: { state: 'unknown', reason: 'GW_SERVER_ERROR', resolution: 'not-voidable' },
+    });
+    expect(queue.declinedAfterForward().map((p) => p.resolution)).toEqual(['timeout-void', 'not-voidable']);
+  });
+
   it('writes what a stored payment pays for in the transaction of the store, and stores nothing when that fails', () => {
     const { queue, journal } = setup();
     const seen: Array<{ transactionId: string; inTransaction: boolean; stored: boolean }> = [];

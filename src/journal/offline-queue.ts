@@ -124,6 +124,12 @@ export interface StoredPayment {
    * `PARTIAL_APPROVAL` for a payment approved for less than its amount.
    */
   readonly reason?: string;
+  /**
+   * For a forward whose outcome was unknown (state `unknown`): how timeout recovery resolved its journal entry, once
+   * it has — `timeout-void` (voided: not collected), `not-voidable` (it stands: collected), `not-at-gateway` … (the
+   * journal's resolution, src/journal/recovery.ts). Absent while recovery has not resolved it.
+   */
+  readonly resolution?: string;
   /** Whether the encrypted request is still stored. */
   readonly hasBody: boolean;
   /** ISO 8601. */
@@ -299,7 +305,7 @@ function forwardOf(
   return { request, entry: entryOf(request, { flowId: p.flowId, maskedPan: p.maskedPan, sentAt }) };
 }
 
-function toPayment(r: Row): StoredPayment {
+function toPayment(r: Row, resolution?: string): StoredPayment {
   return {
     id: r.id,
     transactionId: r.transaction_id,
@@ -315,6 +321,7 @@ function toPayment(r: Row): StoredPayment {
     ...(r.gateway_id !== null ? { gatewayId: r.gateway_id } : {}),
     ...(r.status !== null ? { status: r.status } : {}),
     ...(r.reason !== null ? { reason: r.reason } : {}),
+    ...(resolution !== undefined ? { resolution } : {}),
     hasBody: r.body_enc !== null,
     storedAt: isoTime(r.stored_at),
     ...(r.forwarded_at !== null ? { forwardedAt: isoTime(r.forwarded_at) } : {}),
@@ -419,7 +426,26 @@ const ACKNOWLEDGE_SQL = `UPDATE offline_payments SET decline_acknowledged = 1
  * {@link offlineQueueStatus}).
  */
 export function offlineDeclinesToAcknowledge(journal: Pick<JournalConnection, 'db'>): StoredPayment[] {
-  return journal.db.prepare<[], Row>(UNACKNOWLEDGED_SQL).all().map(toPayment);
+  return declinesWithResolutions(journal.db, journal.db.prepare<[], Row>(UNACKNOWLEDGED_SQL).all());
+}
+
+/**
+ * The stored payments not collected in full, each forward of unknown outcome with its journal entry's resolution
+ * ({@link StoredPayment.resolution}): the outcome recovery found, which the operator reads to tell a payment voided
+ * from one that stands.
+ */
+function declinesWithResolutions(db: JournalConnection['db'], rows: Row[]): StoredPayment[] {
+  const resolution = db.prepare<[number], { resolution: string | null }>(
+    `SELECT resolution FROM journal_entries WHERE id = ? AND state = 'resolved'`,
+  );
+  return rows.map((r) =>
+    toPayment(
+      r,
+      r.state === 'unknown' && r.journal_entry_id !== null
+        ? (resolution.get(r.journal_entry_id)?.resolution ?? undefined)
+        : undefined,
+    ),
+  );
 }
 
 /**
@@ -778,12 +804,12 @@ export class OfflineQueue {
 
   /** Newest first. */
   list(limit = 100): StoredPayment[] {
-    return this.stmts.list.all(limit).map(toPayment);
+    return this.stmts.list.all(limit).map((r) => toPayment(r));
   }
 
   /** Payments declined, rejected or of unknown outcome after forwarding that the operator has not acknowledged. */
   declinedAfterForward(): StoredPayment[] {
-    return this.stmts.declined.all().map(toPayment);
+    return declinesWithResolutions(this.journal.db, this.stmts.declined.all());
   }
 
   /** The operator has seen it; returns whether it was pending acknowledgement. */

@@ -452,7 +452,8 @@ export class OperatorPanel {
           timeCell(d.forwardedAt ?? ''),
           h('td', { text: d.amount.text }),
           codeCell(d.maskedPan ?? ''),
-          h('td', { text: d.state }),
+          // An unknown outcome recovery resolved since: how (voided, or standing and collected).
+          h('td', { text: d.resolution !== undefined ? `${d.state}: ${d.resolution}` : d.state }),
           reasonCell(d.reason ?? ''),
           codeCell(d.transactionId),
           actionsCell(

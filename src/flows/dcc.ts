@@ -1,5 +1,5 @@
 import { BASE_LOCALE, formatDecimal } from '../i18n/index.js';
-import { requireCurrency, toDecimalString } from '../money/index.js';
+import { currencyByAlpha, requireCurrency, toDecimalString } from '../money/index.js';
 import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import type { DccOfferSummary, DccSelection } from './effects.js';
 
@@ -122,6 +122,58 @@ export function convertAtOfferRate(localMinor: number, offer: DccRate): number {
   if (localMinor < offer.localAmountMinor)
     return Math.max(1, Math.min(rounded, offer.billingAmountMinor - 1));
   return rounded;
+}
+
+/**
+ * Whether an offer's billing amount is its local amount at its own rate: the amount the customer is shown and the
+ * authorization carries, and the rate its partial captures and refunds convert with ({@link convertAtOfferRate};
+ * spec 001: "partial captures and refunds convert with the rate from the offer response"), must tell the same
+ * conversion. The rate as written stands for any rate within half a unit of its last digit (the gateway may convert
+ * at more digits than it states), and the gateway rounds the product to the billing currency's minor unit its own way
+ * (down or half up): the amount must lie between the floor and the ceiling of the local amount at those two rates. A
+ * rate of zero, an unreadable one, or a currency the terminal does not know agrees with no amount.
+ */
+export function billingAmountAgreesWithRate(
+  offer: Pick<
+    DccRate,
+    | 'localAmountMinor'
+    | 'localCurrency'
+    | 'billingAmountMinor'
+    | 'billingCurrency'
+    | 'exchangeRate'
+    | 'exchangeRateInverted'
+  >,
+): boolean {
+  const local = currencyByAlpha(offer.localCurrency);
+  const billing = currencyByAlpha(offer.billingCurrency);
+  if (local === undefined || billing === undefined) return false;
+  if (!Number.isSafeInteger(offer.localAmountMinor) || !Number.isSafeInteger(offer.billingAmountMinor))
+    return false;
+  let rate: { digits: bigint; scale: number };
+  try {
+    rate = decimalParts(offer.exchangeRate);
+  } catch {
+    return false;
+  }
+  if (rate.digits === 0n) return false;
+  const localMinor = BigInt(offer.localAmountMinor);
+  const billingMinor = BigInt(offer.billingAmountMinor);
+  const localUnit = 10n ** BigInt(local.exponent);
+  const billingUnit = 10n ** BigInt(billing.exponent);
+  // The rate lies in [lowest, highest] / twice10^scale: its digits less and more half a unit of the last one.
+  const twiceRateUnit = 2n * 10n ** BigInt(rate.scale);
+  const lowest = 2n * rate.digits - 1n;
+  const highest = 2n * rate.digits + 1n;
+  // The billing amount at a rate r, in billing minor units: local × r (not inverted), local ÷ r (inverted, r in local
+  // units per billing unit). Each bound as a fraction numerator / denominator.
+  const bound = (r: bigint): { n: bigint; d: bigint } =>
+    offer.exchangeRateInverted
+      ? { n: localMinor * billingUnit * twiceRateUnit, d: r * localUnit }
+      : { n: localMinor * r * billingUnit, d: twiceRateUnit * localUnit };
+  const low = bound(offer.exchangeRateInverted ? highest : lowest);
+  const high = bound(offer.exchangeRateInverted ? lowest : highest);
+  // floor(low) ≤ billing ⟺ billing + 1 > low; billing ≤ ceil(high) ⟺ billing − 1 < high.
+  return (billingMinor + 1n) * low.d > low.n && (billingMinor - 1n) * high.d < high.n;
 }
 
 /**

@@ -698,6 +698,11 @@ export interface OfflineDeclineSummary {
    * read: rejected by the terminal, never sent).
    */
   reason?: string;
+  /**
+   * A forward of unknown outcome, once timeout recovery resolved it: how (`timeout-void`: voided, not collected;
+   * `not-voidable`: it stands, collected; …).
+   */
+  resolution?: string;
   /** ISO 8601. */
   storedAt: string;
   forwardedAt?: string;

@@ -193,6 +193,38 @@ describe('presentableOffer', () => {
     expect(presentableOffer(variant({ originalAmountMinor: 1_000 }), INPUT, NOW)).toBeNull();
     expect(presentableOffer(variant({ currency: 'EUR' }), INPUT, NOW)).toBeNull();
   });
+
+  it('refuses an offer whose card amount is not the price at its own rate: its follow-ons convert at that rate', () => {
+    // 12.50 EUR at 167.01795 is 2087.72 JPY: an answer offering 1 JPY, or stating a rate that gives another amount,
+    // would be authorized for its amount while a partial capture or refund converts at its rate.
+    expect(presentableOffer(variant({ amountMinor: 1 }), INPUT, NOW)).toBeNull();
+    expect(presentableOffer(variant({ amountMinor: 20_880 }), INPUT, NOW)).toBeNull();
+    expect(presentableOffer(variant({ exchangeRate: '1.0' }), INPUT, NOW)).toBeNull();
+    expect(presentableOffer(variant({ exchangeRate: '0' }), INPUT, NOW)).toBeNull();
+    expect(presentableOffer(variant({ exchangeRate: '0.000' }), INPUT, NOW)).toBeNull();
+    expect(presentableOffer(variant({ exchangeRateInverted: true }), INPUT, NOW)).toBeNull();
+    // The gateway's own rounding of the amount (down as well as half up) is its figure, taken as it is.
+    expect(presentableOffer(variant({ amountMinor: 2_087 }), INPUT, NOW)).not.toBeNull();
+    expect(presentableOffer(variant({ amountMinor: 2_088 }), INPUT, NOW)).not.toBeNull();
+  });
+
+  it('takes an amount the gateway converted at more digits than the rate it states, within the last digit', () => {
+    // 1000.00 EUR at 1.082342 is 1082.34 USD; the answer writes the rate as 1.0823 (1082.25 … 1082.35 USD).
+    const usd = (amountMinor: number, exchangeRate: string, exchangeRateInverted = false): DccOfferResult =>
+      variant({
+        currency: 'USD',
+        amountMinor,
+        exchangeRate,
+        exchangeRateInverted,
+        originalAmountMinor: 100_000,
+      });
+    const input = { ...INPUT, amountMinor: 100_000 };
+    expect(presentableOffer(usd(108_234, '1.0823'), input, NOW)).not.toBeNull();
+    expect(presentableOffer(usd(108_240, '1.0823'), input, NOW)).toBeNull();
+    // Inverted: 1 USD = 0.9239 EUR, 1000.00 EUR / 0.9239 = 1082.36 USD (0.92385 … 0.92395: 1082.30 … 1082.42).
+    expect(presentableOffer(usd(108_236, '0.9239', true), input, NOW)).not.toBeNull();
+    expect(presentableOffer(usd(108_500, '0.9239', true), input, NOW)).toBeNull();
+  });
 });
 
 describe('DCC fields per processor family', () => {

@@ -1,5 +1,6 @@
 import type { Config } from '../config/index.js';
 import {
+  billingAmountAgreesWithRate,
   convertAtOfferRate,
   type DccOfferInput,
   type DccOfferSummary,
@@ -98,15 +99,21 @@ export function presentableOffer(
   if (offer.originalAmountMinor !== undefined && offer.originalAmountMinor !== input.amountMinor) return null;
   const expires = isoDateTimeMs(exchangeRateExpirationTimeUtc);
   if (expires === undefined || expires <= now.getTime()) return null;
-  return {
-    offerId: result.id,
-    ...(result.reconciliationId !== undefined ? { reconciliationId: result.reconciliationId } : {}),
+  const rate = {
     localAmountMinor: input.amountMinor,
     localCurrency: input.currency,
     billingAmountMinor: offer.amountMinor,
     billingCurrency: offer.currency,
     exchangeRate: offer.exchangeRate,
     exchangeRateInverted: offer.exchangeRateInverted === true,
+  };
+  // An amount its own rate does not give: the customer would be shown, and charged, a conversion its follow-ons do not
+  // repeat (a partial capture or refund converts at the rate).
+  if (!billingAmountAgreesWithRate(rate)) return null;
+  return {
+    offerId: result.id,
+    ...(result.reconciliationId !== undefined ? { reconciliationId: result.reconciliationId } : {}),
+    ...rate,
     marginRate,
     exchangeRateTimeStamp,
     expiresAtUtc: exchangeRateExpirationTimeUtc,

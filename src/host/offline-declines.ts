@@ -32,6 +32,7 @@ export function declineSummary(p: StoredPayment, locale: string): OfflineDecline
     ...(p.maskedPan !== undefined ? { maskedPan: p.maskedPan } : {}),
     state: p.state,
     ...(p.reason !== undefined ? { reason: p.reason } : {}),
+    ...(p.resolution !== undefined ? { resolution: p.resolution } : {}),
     storedAt: p.storedAt,
     ...(p.forwardedAt !== undefined ? { forwardedAt: p.forwardedAt } : {}),
   };

@@ -385,6 +385,25 @@ describe('offline queue', () => {
     expect(f.sends.get(p.transactionId)).toBe(1);
   });
 
+  it("lists a forward of unknown outcome with recovery's resolution once it has one: voided, or standing (paid)", async () => {
+    const { queue, journal } = setup();
+    const voided = queue.store(payment());
+    const stands = queue.store(payment());
+    const f = fakeForwarder(() => ({ kind: 'unknown', error: { code: 'GW_SERVER_ERROR' } }));
+    await queue.forwardPending(f.forwarder);
+    const listed = () =>
+      Object.fromEntries(offlineDeclinesToAcknowledge(journal).map((p) => [p.transactionId, p]));
+    expect(listed()[voided.transactionId]?.resolution).toBeUndefined();
+    // Timeout recovery's outcomes (src/journal/recovery.ts): its timeout void took, or was refused NOT_VOIDABLE.
+    journal.resolve(journal.findByTransactionId(voided.transactionId)!.id, 'timeout-void');
+    journal.resolve(journal.findByTransactionId(stands.transactionId)!.id, 'not-voidable');
+    expect(listed()).toMatchObject({
+      [voided.transactionId]: { state: 'unknown', reason: 'GW_SERVER_ERROR', resolution: 'timeout-void' },
+      [stands.transactionId]: { state: 'unknown', reason: 'GW_SERVER_ERROR', resolution: 'not-voidable' },
+    });
+    expect(queue.declinedAfterForward().map((p) => p.resolution)).toEqual(['timeout-void', 'not-voidable']);
+  });
+
   it('writes what a stored payment pays for in the transaction of the store, and stores nothing when that fails', () => {
     const { queue, journal } = setup();
     const seen: Array<{ transactionId: string; inTransaction: boolean; stored: boolean }> = [];
@@ -455,6 +474,43 @@ describe('offline queue', () => {
     const up = fakeForwarder();
     expect((await queue.forwardPending(up.forwarder)).approved).toBe(2);
     expect(journal.findByTransactionId(first.transactionId)?.state).toBe('approved');
+  });
+
+  it('keeps a payment the gateway refused for now (PROCESSOR_UNAVAILABLE) stored, and forwards it once it passes', async () => {
+    const { queue, journal } = setup();
+    const first = queue.store(payment());
+    const second = queue.store(payment());
+    // gateway.md §4: a 400 the processor's outage explains; nothing was processed, the same request can pass later.
+    const busy = fakeForwarder(() => ({
+      kind: 'rejected',
+      httpStatus: 400,
+      reason: 'PROCESSOR_UNAVAILABLE',
+    }));
+    const report = await queue.forwardPending(busy.forwarder, { concurrency: 1 });
+    expect(report).toMatchObject({ forwarded: 0, declined: [], remaining: 2 });
+    expect(busy.sends.get(second.transactionId)).toBeUndefined();
+    expect(queue.get(first.id)).toMatchObject({ state: 'stored', hasBody: true });
+    expect(queue.status().declinedAfterForward).toBe(0);
+    expect(journal.findByTransactionId(first.transactionId)).toMatchObject({
+      state: 'resolved',
+      resolution: 'not-sent',
+    });
+    const up = fakeForwarder();
+    expect((await queue.forwardPending(up.forwarder)).approved).toBe(2);
+    expect(journal.findByTransactionId(first.transactionId)?.state).toBe('approved');
+  });
+
+  it('closes a payment refused for good (INVALID_DATA) for the operator, never forwarded again', async () => {
+    const { queue } = setup();
+    const refused = queue.store(payment());
+    const f = fakeForwarder(() => ({ kind: 'rejected', httpStatus: 400, reason: 'INVALID_DATA' }));
+    const report = await queue.forwardPending(f.forwarder);
+    expect(report.declined).toEqual([
+      expect.objectContaining({ transactionId: refused.transactionId, state: 'rejected', hasBody: false }),
+    ]);
+    await queue.forwardPending(fakeForwarder().forwarder);
+    expect(f.sends.get(refused.transactionId)).toBe(1);
+    expect(queue.get(refused.id)?.state).toBe('rejected');
   });
 
   it('claims nothing while no connection to the gateway can be opened: no forward is left in doubt', async () => {

@@ -61,7 +61,7 @@ type ClosedUnsent = typeof OFFLINE_EXPIRED | typeof OFFLINE_UNREADABLE;
 const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
 
 /**
- * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent → stored;
+ * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent, or refused for now (PROCESSOR_UNAVAILABLE) → stored;
  * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent; its request unreadable → rejected
  * ({@link OFFLINE_UNREADABLE}), never sent.
  */
@@ -124,6 +124,12 @@ export interface StoredPayment {
    * `PARTIAL_APPROVAL` for a payment approved for less than its amount.
    */
   readonly reason?: string;
+  /**
+   * For a forward whose outcome was unknown (state `unknown`): how timeout recovery resolved its journal entry, once
+   * it has — `timeout-void` (voided: not collected), `not-voidable` (it stands: collected), `not-at-gateway` … (the
+   * journal's resolution, src/journal/recovery.ts). Absent while recovery has not resolved it.
+   */
+  readonly resolution?: string;
   /** Whether the encrypted request is still stored. */
   readonly hasBody: boolean;
   /** ISO 8601. */
@@ -150,7 +156,8 @@ export interface ForwardReport {
   readonly gatewayUnreachable: boolean;
   /**
    * Why, when it could not: the reason of the forward that came back not sent (`GW_CONNECTION`, `GW_TIMEOUT`, `GW_AUTH`
-   * for refused credentials …), or `GW_CONNECTION` when no connection opened before the first claim.
+   * for refused credentials, `PROCESSOR_UNAVAILABLE` for a refusal that passes …), or `GW_CONNECTION` when no
+   * connection opened before the first claim.
    */
   readonly unreachableReason?: string;
   /**
@@ -298,7 +305,7 @@ function forwardOf(
   return { request, entry: entryOf(request, { flowId: p.flowId, maskedPan: p.maskedPan, sentAt }) };
 }
 
-function toPayment(r: Row): StoredPayment {
+function toPayment(r: Row, resolution?: string): StoredPayment {
   return {
     id: r.id,
     transactionId: r.transaction_id,
@@ -314,6 +321,7 @@ function toPayment(r: Row): StoredPayment {
     ...(r.gateway_id !== null ? { gatewayId: r.gateway_id } : {}),
     ...(r.status !== null ? { status: r.status } : {}),
     ...(r.reason !== null ? { reason: r.reason } : {}),
+    ...(resolution !== undefined ? { resolution } : {}),
     hasBody: r.body_enc !== null,
     storedAt: isoTime(r.stored_at),
     ...(r.forwarded_at !== null ? { forwardedAt: isoTime(r.forwarded_at) } : {}),
@@ -418,7 +426,26 @@ const ACKNOWLEDGE_SQL = `UPDATE offline_payments SET decline_acknowledged = 1
  * {@link offlineQueueStatus}).
  */
 export function offlineDeclinesToAcknowledge(journal: Pick<JournalConnection, 'db'>): StoredPayment[] {
-  return journal.db.prepare<[], Row>(UNACKNOWLEDGED_SQL).all().map(toPayment);
+  return declinesWithResolutions(journal.db, journal.db.prepare<[], Row>(UNACKNOWLEDGED_SQL).all());
+}
+
+/**
+ * The stored payments not collected in full, each forward of unknown outcome with its journal entry's resolution
+ * ({@link StoredPayment.resolution}): the outcome recovery found, which the operator reads to tell a payment voided
+ * from one that stands.
+ */
+function declinesWithResolutions(db: JournalConnection['db'], rows: Row[]): StoredPayment[] {
+  const resolution = db.prepare<[number], { resolution: string | null }>(
+    `SELECT resolution FROM journal_entries WHERE id = ? AND state = 'resolved'`,
+  );
+  return rows.map((r) =>
+    toPayment(
+      r,
+      r.state === 'unknown' && r.journal_entry_id !== null
+        ? (resolution.get(r.journal_entry_id)?.resolution ?? undefined)
+        : undefined,
+    ),
+  );
 }
 
 /**
@@ -777,12 +804,12 @@ export class OfflineQueue {
 
   /** Newest first. */
   list(limit = 100): StoredPayment[] {
-    return this.stmts.list.all(limit).map(toPayment);
+    return this.stmts.list.all(limit).map((r) => toPayment(r));
   }
 
   /** Payments declined, rejected or of unknown outcome after forwarding that the operator has not acknowledged. */
   declinedAfterForward(): StoredPayment[] {
-    return this.stmts.declined.all().map(toPayment);
+    return declinesWithResolutions(this.journal.db, this.stmts.declined.all());
   }
 
   /** The operator has seen it; returns whether it was pending acknowledgement. */
@@ -1076,6 +1103,8 @@ export class OfflineQueue {
         // Durably 'sent' by its claim, whose commit precedes the first byte (DESIGN.md rule 1); owned since that write.
         markedSent: true,
         owned,
+        // Refused for now (the processor down a while): back to the queue, like a forward that could not be sent.
+        refusalForNowNotSent: true,
         failpoints: { answered: 'offline.forwarded' },
         onAnswered: (o) => {
           // Unreachable: no further claims (the loop reads the tally when woken).

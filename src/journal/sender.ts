@@ -1,4 +1,5 @@
 import { silentLogger, type Logger } from '../log/index.js';
+import { refusalPasses } from '../vocabulary/services.js';
 import { JournalError } from './errors.js';
 import {
   NOT_SENT,
@@ -187,6 +188,14 @@ export interface BegunSendOptions extends SendOptions {
    * group commit.
    */
   onAnswered?: (outcome: TransmitOutcome) => void;
+  /**
+   * A refusal that passes (the vocabulary's `refusalPasses`: a 400 PROCESSOR_UNAVAILABLE, the processor down for a
+   * while) is journaled as not sent, its transactionId free again, as a refusal of the terminal's credentials is
+   * (src/host/gateway-adapters.ts): the gateway processed nothing, and the same request can pass later. For a stored
+   * offline payment's forward, whose customer was told it was paid and has gone: closed as refused, its card data
+   * wiped, it could never be collected; not sent, it stays stored for a later forward.
+   */
+  refusalForNowNotSent?: boolean;
 }
 
 /** What one send left in the journal. */
@@ -340,6 +349,8 @@ export class JournaledSender {
         answered();
       }
       if (options.abandoned?.aborted) outcome = abandonedOutcome(request, outcome);
+      if (options.refusalForNowNotSent && outcome.kind === 'rejected' && refusalPasses(outcome.reason))
+        outcome = { kind: 'not-sent', reason: outcome.reason };
       fire(options.failpoints?.answered);
       options.onAnswered?.(outcome);
       const after = await this.journal.commitDurably(() => {

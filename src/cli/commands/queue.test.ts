@@ -235,6 +235,45 @@ describe('parking-terminal queue', () => {
     expect(sent).toHaveLength(3);
   });
 
+  it('lists a forward of unknown outcome with the resolution timeout recovery found for it since', async () => {
+    const dir = terminalDir();
+    storePayments(dir, [100]);
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          transmitter: {
+            transmit: () => Promise.resolve({ kind: 'unknown', error: { code: 'GW_SERVER_ERROR' } } as const),
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli } = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(1);
+    expect((await runQueue(dir, ['declined'])).json).toEqual({
+      declined: [
+        {
+          transactionId: 't0',
+          amountMinor: 100,
+          currency: 'GBP',
+          state: 'unknown',
+          reason: 'GW_SERVER_ERROR',
+        },
+      ],
+    });
+    // The terminal's recovery: its timeout void was refused NOT_VOIDABLE, the sale stands (collected).
+    const journal = openJournal(join(dir, 'var/j.db'));
+    try {
+      journal.resolve(journal.findByTransactionId('t0')!.id, 'not-voidable');
+    } finally {
+      journal.close();
+    }
+    expect((await runQueue(dir, ['declined'])).json).toMatchObject({
+      declined: [{ transactionId: 't0', state: 'unknown', resolution: 'not-voidable' }],
+    });
+  });
+
   it('finishes a key rotation a crash interrupted before it forwards, reading the payments re-sealed', async () => {
     const dir = terminalDir();
     storePayments(dir, [100, 200]);
@@ -435,6 +474,38 @@ describe('parking-terminal queue', () => {
       await main(['queue', 'flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
     ).toBe(1);
     expect(JSON.parse(out())).toMatchObject({ forwarded: 0, gatewayUnreachable: true, remaining: 2 });
+  });
+
+  it.each([
+    ['the credentials are refused (401)', 'GW_AUTH'],
+    ['the processor is down a while (400 PROCESSOR_UNAVAILABLE)', 'PROCESSOR_UNAVAILABLE'],
+  ])('says why it stopped when %s, the payments kept', async (_, reason) => {
+    const dir = terminalDir();
+    storePayments(dir, [100, 100]);
+    const command = createQueueCommand({
+      connect: () =>
+        Promise.resolve({
+          transmitter: {
+            transmit: () =>
+              Promise.resolve(
+                reason === 'GW_AUTH'
+                  ? ({ kind: 'not-sent', reason } as const)
+                  : ({ kind: 'rejected', httpStatus: 400, reason } as const),
+              ),
+          },
+          close: () => Promise.resolve(),
+        }),
+    });
+    const { io: cli, out } = io(dir);
+    expect(
+      await command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
+    ).toBe(1);
+    expect(JSON.parse(out())).toMatchObject({
+      forwarded: 0,
+      gatewayUnreachable: true,
+      unreachableReason: reason,
+      remaining: 2,
+    });
   });
 
   it.each([

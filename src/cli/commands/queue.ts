@@ -52,7 +52,9 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
                 payments not approved after forwarding (the numbers of the operator status bar)
   declined      the stored payments not collected in full after forwarding (declined, rejected, outcome
                 unknown, or approved for less than their amount) that nobody has acknowledged: the list behind
-                the status bar's count, with amount, masked card, state and reason
+                the status bar's count, with amount, masked card, state and reason (and, for an unknown
+                outcome that timeout recovery has resolved since, its resolution: timeout-void, voided;
+                not-voidable, it stands and was collected)
                 status and declined open the journal read-only, safe while the terminal runs
   acknowledge   the operator has seen these (by transactionId): they leave the count; recorded in the audit
                 log; exit 1 when one was not waiting for acknowledgement; an argument that cannot be a
@@ -60,7 +62,9 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
                 acknowledged
   flush         forward every stored payment now (in order, exactly once each); exit 1 when a payment was
                 declined, approved for less than its amount or its outcome is unknown, or the gateway
-                could not be reached; refused (QUEUE_NO_JOURNAL, exit 2) where no journal exists
+                could not be used (gatewayUnreachable, with unreachableReason: GW_CONNECTION, GW_AUTH,
+                PROCESSOR_UNAVAILABLE …; the payments not sent stay stored); refused (QUEUE_NO_JOURNAL,
+                exit 2) where no journal exists
   --config FILE configuration (JSON or YAML); embedded defaults otherwise
   --gateway URL base URL of the gateway to forward to (default gateway.baseUrl; required with the embedded
                 sandbox, which lives inside the running terminal — give the standalone sandbox's URL)`;
@@ -74,6 +78,8 @@ function declinedView(d: OfflineDeclineSummary): Record<string, unknown> {
     ...(d.maskedPan !== undefined ? { maskedPan: d.maskedPan } : {}),
     state: d.state,
     ...(d.reason !== undefined ? { reason: d.reason } : {}),
+    // An unknown outcome recovery has resolved since: voided (timeout-void) or standing, collected (not-voidable).
+    ...(d.resolution !== undefined ? { resolution: d.resolution } : {}),
   };
 }
 
@@ -230,6 +236,9 @@ export function createQueueCommand(deps: { connect?: ConnectForwarder; now?: () 
           // Timeout recovery of these runs in the terminal (at its next sweep or start), never here.
           unknown: report.unknown.length,
           gatewayUnreachable: report.gatewayUnreachable,
+          // Why it stopped: no connection (GW_CONNECTION, GW_TIMEOUT), the credentials refused (GW_AUTH …), the
+          // processor down a while (PROCESSOR_UNAVAILABLE): the network, the keys or the gateway's side to look at.
+          ...(report.unreachableReason !== undefined ? { unreachableReason: report.unreachableReason } : {}),
           // Which host did not open before anything was claimed: the gateway, or the OAuth token host.
           ...(report.unreachableHost !== undefined ? { unreachableHost: report.unreachableHost } : {}),
           remaining: report.remaining,

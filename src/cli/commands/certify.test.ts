@@ -1,5 +1,5 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -13,16 +13,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function run(args: string[]): Promise<{ code: number; json: unknown }> {
   let out = '';
-  const sink = (): Writable =>
-    new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        out += chunk.toString();
-        cb();
-      },
-    });
+  const stdout = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out += chunk.toString();
+      cb();
+    },
+  });
+  // Progress lines of certify run: not the JSON document.
+  const stderr = new Writable({ write: (_chunk, _enc, cb) => cb() });
   const code = await main(args, {
-    stdout: sink(),
-    stderr: sink(),
+    stdout,
+    stderr,
     signal: new AbortController().signal,
     cwd: dir,
   });
@@ -144,6 +145,28 @@ describe('parking-terminal certify check', () => {
     });
   });
 
+  it('refuses a session in which nothing was checked, never answering ok', async () => {
+    expect(await run(['certify', 'check', file('empty.json', [])])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'SESSION_EMPTY' } },
+    });
+    // The capture file of a skipped case holds no messages.
+    expect(
+      await run([
+        'certify',
+        'check',
+        file('skipped.capture.json', { format: 'parking-terminal-capture/1', case: 'X', messages: [] }),
+      ]),
+    ).toMatchObject({ code: 2, json: { error: { code: 'SESSION_EMPTY' } } });
+    expect(
+      await run([
+        'certify',
+        'check',
+        file('unjudged.json', [{ method: 'POST', path: '/nowhere', body: {} }]),
+      ]),
+    ).toMatchObject({ code: 2, json: { error: { code: 'SESSION_NOT_JUDGED' } } });
+  });
+
   it('refuses a --gateway URL with a user name or password, which the report would carry', async () => {
     for (const url of ['https://user:secret@gateway.example', 'https://user@gateway.example']) {
       const r = await run(['certify', 'run', '--gateway', url]);
@@ -180,6 +203,48 @@ describe('parking-terminal certify run', () => {
     expect(JSON.parse(out)).toMatchObject({ error: { code: 'REPORT_UNWRITABLE' } });
     // Nothing was played: a whole pack is not run to lose its results at the end.
     expect(progress).toBe('');
+  });
+});
+
+describe('parking-terminal certify run: nothing checked', () => {
+  it('refuses a --case that names no case instead of running the whole pack', async () => {
+    for (const ids of [',', '']) {
+      const r = await run(['certify', 'run', '--case', ids, '--gateway', 'http://127.0.0.1:9']);
+      expect(r).toMatchObject({ code: 2, json: { error: { code: 'BAD_ARGUMENTS' } } });
+    }
+  });
+
+  it('refuses a run whose every case was skipped, after writing the reports that say why', async () => {
+    const pack = file(
+      'skipped.yaml',
+      `pack: skipped
+title: Every case skipped
+version: '1'
+cases:
+  - id: SK-01
+    title: A case this terminal cannot run
+    model: meter
+    attended: false
+    card: n1-swipe
+    notApplicable: the meter has no magnetic stripe reader
+    steps:
+      - do: park
+        minutes: 60
+        expect: []
+`,
+    );
+    const reportDir = join(dir, 'skipped-report');
+    const r = await run(['certify', 'run', pack, '--report', reportDir]);
+    expect(r).toMatchObject({
+      code: 2,
+      json: {
+        error: {
+          code: 'NOTHING_CHECKED',
+          skipped: [{ id: 'SK-01', reason: 'the meter has no magnetic stripe reader' }],
+        },
+      },
+    });
+    expect(existsSync(join(reportDir, 'report.html'))).toBe(true);
   });
 });
 

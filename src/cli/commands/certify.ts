@@ -2,7 +2,7 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { CertifyInputError, checkSession } from '../../../certification/check.js';
+import { CertifyInputError, checkEvidenceSession } from '../../../certification/check.js';
 import { writeReports } from '../../../certification/report/index.js';
 import type { CaseResult } from '../../../certification/results.js';
 import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
@@ -63,7 +63,7 @@ function check(args: string[], io: CliIo): number {
     throw new UsageError('BAD_JSON', `${file} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   try {
-    const result = checkSession(parsed);
+    const result = checkEvidenceSession(parsed);
     printJson(io, result);
     return result.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (e) {
@@ -149,6 +149,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
   // `multiple` gives an array; parseCommandArgs types every string option as one string.
   const given = values.case as unknown as string[] | undefined;
   const caseIds = (given ?? []).flatMap((v) => v.split(',')).filter((v) => v !== '');
+  // `--case ""` names no case: it is not the whole pack, which the analyst did not ask for.
+  if (given !== undefined && caseIds.length === 0)
+    throw new UsageError('BAD_ARGUMENTS', '--case takes a case id (repeatable, or comma-separated)');
   let pack;
   try {
     pack = loadPack(packFile, { cards: VIRTUAL_CARD_NAMES });
@@ -181,6 +184,17 @@ async function run(args: string[], io: CliIo): Promise<number> {
       throw reportUnwritable(reportDir, e);
     }
   }
+  const skipped = report.cases
+    .filter((c) => c.verdict === 'skipped')
+    .map((c) => ({ id: c.id, reason: c.skipReason }));
+  // A run whose every case was skipped checked nothing: its ok would read as a pass. The reports are written (they
+  // say why each case was skipped), the run is refused.
+  if (report.summary.passed + report.summary.failed === 0)
+    throw new UsageError(
+      'NOTHING_CHECKED',
+      `no case of ${report.pack.file} was run: ${report.summary.skipped} skipped, none passed or failed`,
+      { skipped, ...(reportDir !== undefined ? { report: { dir: reportDir } } : {}) },
+    );
   printJson(io, {
     ok: report.summary.failed === 0,
     pack: report.pack,
@@ -189,9 +203,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     failed: report.cases
       .filter((c) => c.verdict === 'failed')
       .map((c) => ({ id: c.id, title: c.title, problems: c.problems })),
-    skipped: report.cases
-      .filter((c) => c.verdict === 'skipped')
-      .map((c) => ({ id: c.id, reason: c.skipReason })),
+    skipped,
     ...(written && reportDir !== undefined
       ? {
           report: {
@@ -214,7 +226,8 @@ const command: Command = {
   {"ok", "messages": [{"index", "service", "findings": [{"rule", "category", "severity", "field", "message"}]}]};
   exit 0 when no finding is an error, 1 when any is, 2 on bad input with {"error": {"code", "message"}}
   (FILE is a regular file of at most 64 MiB: NOT_A_FILE, FILE_TOO_LARGE, FILE_UNREADABLE, BAD_JSON, or the
-  session's own codes)
+  session's own codes; a session in which nothing was checked is refused: SESSION_EMPTY without messages,
+  SESSION_NOT_JUDGED when no message is of a service the rules judge)
 
 parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--report DIR] [--case ID]...
   Plays every case of PACK (default: the shipped certification/scripts/parking.yaml) through the real terminal:
@@ -228,7 +241,8 @@ parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--r
                       and one evidence bundle per case (cases/ID.json, cases/ID.capture.json)
   --case ID           only this case (repeatable, or comma-separated); its parent cases run first inside it
   A progress line per case goes to stderr; stdout gets {"ok", "pack", "gateway", "summary", "failed", "skipped"}.
-  Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage.`,
+  Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage, or
+  when every case was skipped (NOTHING_CHECKED: the reports are written, nothing was checked).`,
   run(args, io) {
     const [sub, ...rest] = args;
     if (sub === 'check') return Promise.resolve(check(rest, io));

@@ -42,6 +42,15 @@ describe('renderHtml', () => {
     expect(html).toContain('<th scope="row">');
   });
 
+  it('states the identity the run used: terminal id, merchant id, partner ids and the gateway credentials', () => {
+    const html = render(sampleRunReport());
+    expect(html).toContain('<dt>Terminal id</dt><dd><code>PT000001</code></dd>');
+    expect(html).toContain(
+      'developerId <code>12345678</code>, solutionId <code>PARKTERM</code>, thirdPartyCertificationNumber <code>PT0000000001</code>',
+    );
+    expect(html).toContain('embedded sandbox (sandbox credentials)');
+  });
+
   it('shows each case with its steps, findings and evidence', () => {
     const html = render(sampleRunReport());
     const failed = html.slice(html.indexOf('<section class="case" id="case-PK-KSK-N1-CT-02"'));

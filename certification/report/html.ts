@@ -230,6 +230,7 @@ ${facts([
   ['Attended', c.attended ? 'yes' : 'no'],
   ['Card profile', t(c.card)],
   ['Parent case', c.parent !== undefined ? t(c.parent) : '—'],
+  ['Terminal id', c.terminal !== undefined ? `<code>${t(c.terminal.terminalId)}</code>` : '—'],
   ['Currency', t(c.currency)],
   ['Run', `${t(when(c.startedAt))} to ${t(when(c.finishedAt))} (${t(seconds(c.durationMs))})`],
   [
@@ -302,9 +303,16 @@ ${facts([
     'Pack',
     `${t(report.pack.title)} (<code>${t(report.pack.name)}</code>, version ${t(report.pack.version)}, ${t(report.pack.file)})`,
   ],
-  ['Gateway', t(gateway)],
+  [
+    'Gateway',
+    `${t(gateway)} (${report.gateway.credentials === 'configuration' ? 'credentials of the configuration' : 'sandbox credentials'})`,
+  ],
   ['Terminal id', `<code>${t(report.terminal.terminalId)}</code>`],
   ['Merchant id', `<code>${t(report.terminal.merchantId)}</code>`],
+  [
+    'Partner ids',
+    `developerId <code>${t(report.terminal.developerId)}</code>, solutionId <code>${t(report.terminal.solutionId)}</code>, thirdPartyCertificationNumber <code>${t(report.terminal.thirdPartyCertificationNumber)}</code>`,
+  ],
   ['Country / currency', `${t(report.terminal.country)} / ${t(report.terminal.currency)}`],
   [
     'Date',

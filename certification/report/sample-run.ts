@@ -41,6 +41,17 @@ function exchange(
   };
 }
 
+/** The identity of the sample run's terminal. */
+const SAMPLE_TERMINAL = {
+  merchantId: 'parking_demo',
+  country: 'FR',
+  currency: 'EUR',
+  terminalId: 'PT000001',
+  developerId: '12345678',
+  solutionId: 'PARKTERM',
+  thirdPartyCertificationNumber: 'PT0000000001',
+};
+
 function passedCase(): CaseResult {
   const messages = [
     exchange(0, 0, 'authorization', 'AUTHORIZED'),
@@ -62,6 +73,7 @@ function passedCase(): CaseResult {
     finishedAt: '2025-03-01T09:30:02.000Z',
     durationMs: 2000,
     currency: 'EUR',
+    terminal: SAMPLE_TERMINAL,
     steps: [
       {
         index: 0,
@@ -132,6 +144,7 @@ function failedCase(): CaseResult {
     finishedAt: '2025-03-01T09:30:05.500Z',
     durationMs: 2500,
     currency: 'EUR',
+    terminal: SAMPLE_TERMINAL,
     steps: [
       {
         index: 0,
@@ -220,8 +233,8 @@ export function sampleRunReport(): RunReport {
       file: 'certification/scripts/parking-core.yaml',
       version: '1',
     },
-    gateway: { kind: 'sandbox', url: 'http://127.0.0.1:0' },
-    terminal: { merchantId: 'parking_demo', country: 'FR', currency: 'EUR', terminalId: 'PT000001' },
+    gateway: { kind: 'sandbox', url: 'http://127.0.0.1:0', credentials: 'sandbox' },
+    terminal: { ...SAMPLE_TERMINAL },
     startedAt: '2025-03-01T09:30:00.000Z',
     finishedAt: '2025-03-01T09:30:06.000Z',
     durationMs: 6000,

@@ -4,11 +4,12 @@
  */
 import { readFileSync } from 'node:fs';
 import { silentLogger, type Logger } from '../../src/log/index.js';
-import { tallyRun, type CaseResult, type RunReport } from '../results.js';
+import { parseConfig } from '../../src/config/index.js';
+import { tallyRun, type CaseResult, type RunReport, type TerminalIdentity } from '../results.js';
 import { caseChain } from '../pack/load.js';
 import type { Pack } from '../pack/schema.js';
 import { embeddedHost, remoteHost, type TestHost } from './gateway-host.js';
-import { mergeConfig, runCase } from './run-case.js';
+import { mergeConfig, runCase, terminalIdentity } from './run-case.js';
 
 export { caseChain, loadPack, PackError } from '../pack/load.js';
 
@@ -46,6 +47,35 @@ export class UnknownCaseError extends Error {
   readonly code = 'UNKNOWN_CASE';
 }
 
+const IDENTITY_FIELDS = [
+  'terminalId',
+  'merchantId',
+  'country',
+  'currency',
+  'developerId',
+  'solutionId',
+  'thirdPartyCertificationNumber',
+] as const satisfies ReadonlyArray<keyof TerminalIdentity>;
+
+/**
+ * The identity the run's terminals used: each field as the cases run had it, their values comma-separated in case
+ * order where cases differed; when no case configured a terminal (every case skipped), the run's configuration's.
+ */
+function runIdentity(cases: readonly CaseResult[], baseConfig: Record<string, unknown>): TerminalIdentity {
+  let used = cases.flatMap((c) => (c.terminal !== undefined ? [c.terminal] : []));
+  if (used.length === 0) {
+    try {
+      used = [terminalIdentity(parseConfig(baseConfig))];
+    } catch (e) {
+      const invalid = `not known: the configuration is invalid (${(e as Error).message})`;
+      used = [Object.fromEntries(IDENTITY_FIELDS.map((k) => [k, invalid])) as unknown as TerminalIdentity];
+    }
+  }
+  return Object.fromEntries(
+    IDENTITY_FIELDS.map((k) => [k, [...new Set(used.map((u) => u[k]))].join(', ')]),
+  ) as unknown as TerminalIdentity;
+}
+
 export async function runPack(options: RunPackOptions): Promise<RunReport> {
   const { pack } = options;
   const logger = options.logger ?? silentLogger();
@@ -76,18 +106,14 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
     }
   }
   const finished = new Date();
-  const terminal = (baseConfig.terminal ?? {}) as Record<string, unknown>;
-  const gateway = (baseConfig.gateway ?? {}) as Record<string, unknown>;
+  const credentials = remote ? 'configuration' : 'sandbox';
   return {
     tool: { name: 'parking-terminal certify', version: version() },
     pack: { name: pack.pack, title: pack.title, file: options.packFile, version: pack.version },
-    gateway: embedded ? { kind: 'sandbox', url: 'embedded sandbox' } : { kind: 'url', url: options.gateway },
-    terminal: {
-      merchantId: typeof gateway.merchantId === 'string' ? gateway.merchantId : 'testrest',
-      country: typeof terminal.country === 'string' ? terminal.country : 'GB',
-      currency: typeof terminal.currency === 'string' ? terminal.currency : 'GBP',
-      terminalId: typeof terminal.id === 'string' ? terminal.id : 'PT000001',
-    },
+    gateway: embedded
+      ? { kind: 'sandbox', url: 'embedded sandbox', credentials }
+      : { kind: 'url', url: shared?.url ?? options.gateway, credentials },
+    terminal: runIdentity(cases, baseConfig),
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),

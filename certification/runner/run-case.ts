@@ -26,7 +26,14 @@ import { checkSession } from '../check.js';
 import { CAT_LEVEL_BY_ATTENDANCE } from '../rules/tables.js';
 import { identifyService } from '../service.js';
 import { isServiceName } from '../../src/vocabulary/services.js';
-import type { CapturedExchange, CaseFinding, CaseResult, ExpectedMessage, StepResult } from '../results.js';
+import type {
+  CapturedExchange,
+  CaseFinding,
+  CaseResult,
+  ExpectedMessage,
+  StepResult,
+  TerminalIdentity,
+} from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
 import { maskCardData, maskText } from './mask.js';
 import { ExchangeRecorder, type RecordedExchange } from './recorder.js';
@@ -51,6 +58,19 @@ export function mergeConfig(...layers: Array<Record<string, unknown> | undefined
     }
   }
   return out;
+}
+
+/** The identity a terminal of `config` sends (the report states it; a case fails when a message carries another). */
+export function terminalIdentity(config: Config): TerminalIdentity {
+  return {
+    terminalId: config.terminal.id,
+    merchantId: config.gateway.merchantId,
+    country: config.terminal.country,
+    currency: config.terminal.currency,
+    developerId: config.terminal.partner.developerId,
+    solutionId: config.terminal.partner.solutionId,
+    thirdPartyCertificationNumber: config.terminal.partner.thirdPartyCertificationNumber,
+  };
 }
 
 export interface CaseRunOptions {
@@ -423,6 +443,7 @@ export async function runCase(
     | 'gatewayIds'
     | 'problems'
     | 'currency'
+    | 'terminal'
   > = {
     id: target.id,
     title: target.title,
@@ -437,6 +458,7 @@ export async function runCase(
   const finish = (
     partial: Pick<CaseResult, 'verdict' | 'steps' | 'messages' | 'findings' | 'problems' | 'currency'> & {
       skipReason?: string;
+      terminal?: TerminalIdentity;
     },
   ): CaseResult => {
     const finished = new Date();
@@ -630,13 +652,14 @@ export async function runCase(
     });
   // The terminal's identity as configured, which the report states and the acquirer matches the certification
   // against: no message rule knows it.
+  const terminal = terminalIdentity(config);
   const identity: ReadonlyArray<readonly [string, string]> = [
-    ['pointOfSaleInformation.terminalId', config.terminal.id],
-    ['clientReferenceInformation.partner.developerId', config.terminal.partner.developerId],
-    ['clientReferenceInformation.partner.solutionId', config.terminal.partner.solutionId],
+    ['pointOfSaleInformation.terminalId', terminal.terminalId],
+    ['clientReferenceInformation.partner.developerId', terminal.developerId],
+    ['clientReferenceInformation.partner.solutionId', terminal.solutionId],
     [
       'clientReferenceInformation.partner.thirdPartyCertificationNumber',
-      config.terminal.partner.thirdPartyCertificationNumber,
+      terminal.thirdPartyCertificationNumber,
     ],
   ];
   kept.forEach(({ p }, i) => {
@@ -660,5 +683,6 @@ export async function runCase(
     findings,
     problems,
     currency,
+    terminal,
   });
 }

@@ -389,9 +389,9 @@ function toCaptured(x: RecordedExchange, p: Parsed, index: number): CapturedExch
     ...(x.failure !== undefined ? { failure: maskText(x.failure) } : {}),
     ...(p.response !== undefined ? { response: maskCardData(p.response) } : {}),
     durationMs: x.durationMs,
-    ...(p.transactionId !== undefined ? { transactionId: p.transactionId } : {}),
-    ...(p.gatewayId !== undefined ? { gatewayId: p.gatewayId } : {}),
-    status: p.status,
+    ...(p.transactionId !== undefined ? { transactionId: maskText(p.transactionId) } : {}),
+    ...(p.gatewayId !== undefined ? { gatewayId: maskText(p.gatewayId) } : {}),
+    status: maskText(p.status),
     ...(p.amount !== undefined ? { amount: p.amount } : {}),
     ...(p.currency !== undefined ? { currency: p.currency } : {}),
   };
@@ -465,6 +465,10 @@ export async function runCase(
     return {
       ...base,
       ...partial,
+      // Problems, findings and steps quote what was sent, judged before masking: masked as the messages are.
+      steps: maskCardData(partial.steps) as StepResult[],
+      findings: partial.findings.map((f) => ({ ...f, message: maskText(f.message) })),
+      problems: partial.problems.map(maskText),
       finishedAt: finished.toISOString(),
       durationMs: finished.getTime() - started.getTime(),
       transactionIds: partial.messages.flatMap((m) =>

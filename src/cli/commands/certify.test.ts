@@ -145,6 +145,26 @@ describe('parking-terminal certify check', () => {
     });
   });
 
+  it('prints a card number that a finding quotes masked', async () => {
+    const pan = '4111111111111111';
+    const r = await run([
+      'certify',
+      'check',
+      file('pan.json', [
+        {
+          ...sale,
+          body: {
+            ...sale.body,
+            pointOfSaleInformation: { entryMode: pan, emv: { tags: '9F0206000000000600' } },
+          },
+        },
+      ]),
+    ]);
+    expect(r.code).toBe(1);
+    expect(JSON.stringify(r.json)).toContain('411111******1111');
+    expect(JSON.stringify(r.json)).not.toContain(pan);
+  });
+
   it('refuses a session in which nothing was checked, never answering ok', async () => {
     expect(await run(['certify', 'check', file('empty.json', [])])).toMatchObject({
       code: 2,

@@ -6,6 +6,7 @@ import { CertifyInputError, checkEvidenceSession } from '../../../certification/
 import { writeReports } from '../../../certification/report/index.js';
 import type { CaseResult } from '../../../certification/results.js';
 import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
+import { maskCardData } from '../../../certification/runner/mask.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
 import { ConfigError, loadConfigFile } from '../../config/index.js';
 import { makeDirectory } from '../../config/durable-file.js';
@@ -64,7 +65,8 @@ function check(args: string[], io: CliIo): number {
   }
   try {
     const result = checkEvidenceSession(parsed);
-    printJson(io, result);
+    // Findings quote what a message sent: a card number in a field that should hold none is printed masked.
+    printJson(io, maskCardData(result));
     return result.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (e) {
     if (e instanceof CertifyInputError)

@@ -9,7 +9,8 @@ import { tallyRun, type CaseResult, type RunReport, type TerminalIdentity } from
 import { caseChain } from '../pack/load.js';
 import type { Pack } from '../pack/schema.js';
 import { embeddedHost, remoteHost, type TestHost } from './gateway-host.js';
-import { mergeConfig, runCase, terminalIdentity } from './run-case.js';
+import { mergeConfig } from '../pack/merge.js';
+import { runCase, terminalIdentity } from './run-case.js';
 
 export { caseChain, loadPack, PackError } from '../pack/load.js';
 

@@ -35,30 +35,10 @@ import type {
   TerminalIdentity,
 } from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
+import { mergeConfig } from '../pack/merge.js';
 import { maskCardData, maskText } from './mask.js';
 import { ExchangeRecorder, type RecordedExchange } from './recorder.js';
 import type { TestHost } from './gateway-host.js';
-
-/** Deep merge of configuration objects: later wins; arrays and scalars are replaced. */
-export function mergeConfig(...layers: Array<Record<string, unknown> | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const layer of layers) {
-    if (!layer) continue;
-    for (const [k, v] of Object.entries(layer)) {
-      const cur = out[k];
-      out[k] =
-        v !== null &&
-        typeof v === 'object' &&
-        !Array.isArray(v) &&
-        cur !== null &&
-        typeof cur === 'object' &&
-        !Array.isArray(cur)
-          ? mergeConfig(cur as Record<string, unknown>, v as Record<string, unknown>)
-          : v;
-    }
-  }
-  return out;
-}
 
 /** The identity a terminal of `config` sends (the report states it; a case fails when a message carries another). */
 export function terminalIdentity(config: Config): TerminalIdentity {

@@ -148,6 +148,8 @@ export interface RunReport {
   finishedAt: string;
   durationMs: number;
   summary: RunTally;
+  /** The run as a whole, from {@link summary} ({@link runOutcome}). */
+  outcome: RunOutcome;
   cases: CaseResult[];
 }
 
@@ -182,4 +184,15 @@ export function tallyRun(report: Pick<RunReport, 'cases'>): RunTally {
     }
   }
   return t;
+}
+
+/**
+ * What a run says as a whole: `passed` when no case failed and at least one was run, `failed` when any failed,
+ * `nothing checked` when every case was skipped — never a pass.
+ */
+export type RunOutcome = 'passed' | 'failed' | 'nothing checked';
+
+export function runOutcome(tally: Pick<RunTally, 'passed' | 'failed'>): RunOutcome {
+  if (tally.failed > 0) return 'failed';
+  return tally.passed > 0 ? 'passed' : 'nothing checked';
 }

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import type {
-  CapturedExchange,
-  CaseFinding,
-  CaseResult,
-  RunReport,
-  StepResult,
-  Verdict,
+import {
+  runOutcome,
+  type CapturedExchange,
+  type CaseFinding,
+  type CaseResult,
+  type RunOutcome,
+  type RunReport,
+  type StepResult,
+  type Verdict,
 } from '../results.js';
 import { escapeAttribute, escapeText } from './markup.js';
 import { scrubCardNumbers } from './scrub.js';
@@ -86,6 +88,18 @@ function messageAnchor(fileName: string, index: number): string {
 
 function verdictBadge(v: Verdict): string {
   return `<span class="verdict verdict-${a(v)}">${t(v.toUpperCase())}</span>`;
+}
+
+/** The run's result: a run in which every case was skipped checked nothing, which is no pass. */
+function outcomeBadge(outcome: RunOutcome): string {
+  const v: Verdict = outcome === 'nothing checked' ? 'skipped' : outcome;
+  const why =
+    outcome === 'passed'
+      ? 'every case run passed'
+      : outcome === 'failed'
+        ? 'at least one case failed'
+        : 'every case was skipped: nothing was checked';
+  return `<span class="verdict verdict-${a(v)}">${t(outcome.toUpperCase())}</span> ${t(why)}`;
 }
 
 /** `2025-03-01 09:30:00 UTC` for an ISO 8601 time; anything unparsable as it is. */
@@ -299,6 +313,7 @@ export function renderHtml(report: RunReport, fileNames: readonly string[]): str
 <section id="summary" aria-labelledby="summary-title">
 <h2 id="summary-title">Summary</h2>
 ${facts([
+  ['Result', outcomeBadge(runOutcome(tally))],
   [
     'Pack',
     `${t(report.pack.title)} (<code>${t(report.pack.name)}</code>, version ${t(report.pack.version)}, ${t(report.pack.file)})`,

@@ -23,6 +23,7 @@ describe('renderJunit', () => {
     expect(xml).toContain('<property name="partner.solutionId" value="PARKTERM"/>');
     expect(xml).toContain('<property name="partner.thirdPartyCertificationNumber" value="PT0000000001"/>');
     expect(xml).toContain('<property name="gateway.credentials" value="sandbox"/>');
+    expect(xml).toContain('<property name="outcome" value="failed"/>');
   });
 
   it('names each case by model, id and title', () => {

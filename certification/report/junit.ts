@@ -1,4 +1,4 @@
-import type { CaseResult, RunReport } from '../results.js';
+import { runOutcome, type CaseResult, type RunReport } from '../results.js';
 import { escapeAttribute, escapeText } from './markup.js';
 import { scrubCardNumbers } from './scrub.js';
 import { errorFindings, messageLine, tallyRun } from './tally.js';
@@ -86,6 +86,7 @@ export function renderJunit(report: RunReport): string {
     ['partner.thirdPartyCertificationNumber', report.terminal.thirdPartyCertificationNumber],
     ['terminal.country', report.terminal.country],
     ['terminal.currency', report.terminal.currency],
+    ['outcome', runOutcome(t)],
     ['tool', `${report.tool.name} ${report.tool.version}`],
     ['messages', String(t.messages)],
     ['findings.error', String(t.errorFindings)],

@@ -247,6 +247,7 @@ export function sampleRunReport(): RunReport {
       errorFindings: 1,
       warningFindings: 2,
     },
+    outcome: 'failed',
     cases,
   };
 }
@@ -255,11 +256,11 @@ export function sampleRunReport(): RunReport {
 export const HOSTILE_TEXT = `<script>alert("pwn")</script>' & ]]> --> \u0001\u001B`;
 
 /** Fields whose values are closed vocabularies the reports branch on, left as they are by {@link withHostileText}. */
-const VOCABULARY_KEYS = new Set(['verdict', 'severity', 'kind']);
+const VOCABULARY_KEYS = new Set(['verdict', 'severity', 'kind', 'credentials', 'outcome']);
 
 /**
  * A deep copy of `report` with {@link HOSTILE_TEXT} appended to every string (keys of bodies and answers included),
- * except the closed vocabularies (verdict, severity, gateway kind).
+ * except the closed vocabularies (verdict, severity, gateway kind and credentials, outcome).
  */
 export function withHostileText(report: RunReport): RunReport {
   const visit = (value: unknown, key: string): unknown => {

@@ -5,7 +5,7 @@
 import { readFileSync } from 'node:fs';
 import { silentLogger, type Logger } from '../../src/log/index.js';
 import { parseConfig } from '../../src/config/index.js';
-import { tallyRun, type CaseResult, type RunReport, type TerminalIdentity } from '../results.js';
+import { runOutcome, tallyRun, type CaseResult, type RunReport, type TerminalIdentity } from '../results.js';
 import { caseChain } from '../pack/load.js';
 import type { Pack } from '../pack/schema.js';
 import { embeddedHost, remoteHost, type TestHost } from './gateway-host.js';
@@ -107,6 +107,7 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
     }
   }
   const finished = new Date();
+  const summary = tallyRun({ cases });
   const credentials = remote ? 'configuration' : 'sandbox';
   return {
     tool: { name: 'parking-terminal certify', version: version() },
@@ -118,7 +119,8 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
-    summary: tallyRun({ cases }),
+    summary,
+    outcome: runOutcome(summary),
     cases,
   };
 }

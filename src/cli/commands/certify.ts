@@ -4,7 +4,7 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { CertifyInputError, checkEvidenceSession } from '../../../certification/check.js';
 import { writeReports } from '../../../certification/report/index.js';
-import type { CaseResult } from '../../../certification/results.js';
+import { runOutcome, type CaseResult } from '../../../certification/results.js';
 import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
 import { maskCardData } from '../../../certification/runner/mask.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
@@ -191,14 +191,15 @@ async function run(args: string[], io: CliIo): Promise<number> {
     .map((c) => ({ id: c.id, reason: c.skipReason }));
   // A run whose every case was skipped checked nothing: its ok would read as a pass. The reports are written (they
   // say why each case was skipped), the run is refused.
-  if (report.summary.passed + report.summary.failed === 0)
+  const outcome = runOutcome(report.summary);
+  if (outcome === 'nothing checked')
     throw new UsageError(
       'NOTHING_CHECKED',
       `no case of ${report.pack.file} was run: ${report.summary.skipped} skipped, none passed or failed`,
       { skipped, ...(reportDir !== undefined ? { report: { dir: reportDir } } : {}) },
     );
   printJson(io, {
-    ok: report.summary.failed === 0,
+    ok: outcome === 'passed',
     pack: report.pack,
     gateway: report.gateway,
     summary: report.summary,
@@ -216,7 +217,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
         }
       : {}),
   });
-  return report.summary.failed === 0 ? EXIT_OK : EXIT_FINDINGS;
+  return outcome === 'passed' ? EXIT_OK : EXIT_FINDINGS;
 }
 
 const command: Command = {

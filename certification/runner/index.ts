@@ -80,7 +80,8 @@ function runIdentity(cases: readonly CaseResult[], baseConfig: Record<string, un
 export async function runPack(options: RunPackOptions): Promise<RunReport> {
   const { pack } = options;
   const logger = options.logger ?? silentLogger();
-  const ids = options.caseIds?.length ? [...options.caseIds] : pack.cases.map((c) => c.id);
+  // A case named twice (`--case A,A`) is run once: the report counts cases, not how often one was asked for.
+  const ids = options.caseIds?.length ? [...new Set(options.caseIds)] : pack.cases.map((c) => c.id);
   const unknown = ids.filter((id) => !pack.cases.some((c) => c.id === id));
   if (unknown.length) throw new UnknownCaseError(`no case ${unknown.join(', ')} in ${options.packFile}`);
   const started = new Date();

@@ -1,6 +1,7 @@
 /**
  * The header of a certification report states the identity the run's terminals sent — the analyst's configuration,
- * the pack's and each case's own on top of the defaults — never the configuration's defaults in its stead.
+ * the pack's and each case's own on top of the defaults — never the configuration's defaults in its stead; and
+ * counts each case of the run once.
  */
 import { describe, expect, it } from 'vitest';
 import { parsePack } from '../../certification/pack/load.js';
@@ -63,5 +64,19 @@ describe('the header of a certify run', () => {
       ['HD-02', 'passed', 'PT000777'],
     ]);
     expect(report.gateway).toEqual({ kind: 'sandbox', url: 'embedded sandbox', credentials: 'sandbox' });
+  }, 120_000);
+});
+
+describe('a case asked for twice', () => {
+  it('is run and counted once', async () => {
+    const pack = parsePack(PACK, 'header.yaml', { cards: VIRTUAL_CARD_NAMES });
+    const report = await runPack({
+      pack,
+      packFile: 'header.yaml',
+      gateway: 'sandbox',
+      caseIds: ['HD-01', 'HD-01'],
+    });
+    expect(report.cases.map((c) => c.id)).toEqual(['HD-01']);
+    expect(report.summary).toMatchObject({ cases: 1, passed: 1 });
   }, 120_000);
 });

@@ -148,7 +148,9 @@ export interface RunReport {
   finishedAt: string;
   durationMs: number;
   summary: RunTally;
-  /** The run as a whole, from {@link summary} ({@link runOutcome}). */
+  /** Whether the run was stopped (SIGINT, SIGTERM) before its last case; the cases not run are skipped. */
+  stopped: boolean;
+  /** The run as a whole, from {@link summary} and {@link stopped} ({@link runOutcome}). */
   outcome: RunOutcome;
   cases: CaseResult[];
 }
@@ -187,12 +189,13 @@ export function tallyRun(report: Pick<RunReport, 'cases'>): RunTally {
 }
 
 /**
- * What a run says as a whole: `passed` when no case failed and at least one was run, `failed` when any failed,
- * `nothing checked` when every case was skipped — never a pass.
+ * What a run says as a whole: `failed` when any case failed, `stopped` when the run was stopped before its last case,
+ * `nothing checked` when every case was skipped, `passed` otherwise — only then a pass.
  */
-export type RunOutcome = 'passed' | 'failed' | 'nothing checked';
+export type RunOutcome = 'passed' | 'failed' | 'stopped' | 'nothing checked';
 
-export function runOutcome(tally: Pick<RunTally, 'passed' | 'failed'>): RunOutcome {
+export function runOutcome(tally: Pick<RunTally, 'passed' | 'failed'>, stopped = false): RunOutcome {
   if (tally.failed > 0) return 'failed';
+  if (stopped) return 'stopped';
   return tally.passed > 0 ? 'passed' : 'nothing checked';
 }

@@ -51,6 +51,11 @@ describe('renderHtml', () => {
     expect(render(report)).toContain(
       '<dt>Result</dt><dd><span class="verdict verdict-passed">PASSED</span> every case run passed</dd>',
     );
+    report.stopped = true;
+    expect(render(report)).toContain(
+      '<dt>Result</dt><dd><span class="verdict verdict-skipped">STOPPED</span> the run was stopped before its last case</dd>',
+    );
+    report.stopped = false;
     report.cases = sampleRunReport().cases.filter((c) => c.verdict === 'skipped');
     expect(render(report)).toContain(
       '<dt>Result</dt><dd><span class="verdict verdict-skipped">NOTHING CHECKED</span> every case was skipped: nothing was checked</dd>',

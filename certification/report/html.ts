@@ -92,13 +92,13 @@ function verdictBadge(v: Verdict): string {
 
 /** The run's result: a run in which every case was skipped checked nothing, which is no pass. */
 function outcomeBadge(outcome: RunOutcome): string {
-  const v: Verdict = outcome === 'nothing checked' ? 'skipped' : outcome;
-  const why =
-    outcome === 'passed'
-      ? 'every case run passed'
-      : outcome === 'failed'
-        ? 'at least one case failed'
-        : 'every case was skipped: nothing was checked';
+  const v: Verdict = outcome === 'passed' || outcome === 'failed' ? outcome : 'skipped';
+  const why = {
+    passed: 'every case run passed',
+    failed: 'at least one case failed',
+    stopped: 'the run was stopped before its last case',
+    'nothing checked': 'every case was skipped: nothing was checked',
+  }[outcome];
   return `<span class="verdict verdict-${a(v)}">${t(outcome.toUpperCase())}</span> ${t(why)}`;
 }
 
@@ -313,7 +313,7 @@ export function renderHtml(report: RunReport, fileNames: readonly string[]): str
 <section id="summary" aria-labelledby="summary-title">
 <h2 id="summary-title">Summary</h2>
 ${facts([
-  ['Result', outcomeBadge(runOutcome(tally))],
+  ['Result', outcomeBadge(runOutcome(tally, report.stopped))],
   [
     'Pack',
     `${t(report.pack.title)} (<code>${t(report.pack.name)}</code>, version ${t(report.pack.version)}, ${t(report.pack.file)})`,

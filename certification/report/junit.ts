@@ -86,7 +86,7 @@ export function renderJunit(report: RunReport): string {
     ['partner.thirdPartyCertificationNumber', report.terminal.thirdPartyCertificationNumber],
     ['terminal.country', report.terminal.country],
     ['terminal.currency', report.terminal.currency],
-    ['outcome', runOutcome(t)],
+    ['outcome', runOutcome(t, report.stopped)],
     ['tool', `${report.tool.name} ${report.tool.version}`],
     ['messages', String(t.messages)],
     ['findings.error', String(t.errorFindings)],

@@ -247,6 +247,7 @@ export function sampleRunReport(): RunReport {
       errorFindings: 1,
       warningFindings: 2,
     },
+    stopped: false,
     outcome: 'failed',
     cases,
   };

@@ -10,7 +10,7 @@ import { caseChain } from '../pack/load.js';
 import type { Pack } from '../pack/schema.js';
 import { embeddedHost, remoteHost, type TestHost } from './gateway-host.js';
 import { mergeConfig } from '../pack/merge.js';
-import { runCase, terminalIdentity } from './run-case.js';
+import { notRunCase, runCase, terminalIdentity } from './run-case.js';
 
 export { caseChain, loadPack, PackError } from '../pack/load.js';
 
@@ -26,6 +26,11 @@ export interface RunPackOptions {
   logger?: Logger;
   /** Relative paths of the configuration (key and credential files) resolve against it. */
   cwd?: string;
+  /**
+   * Stops the run (SIGINT, SIGTERM): the case being played is finished — its terminal owes the gateway nothing when it
+   * ends — and the cases after it are not run, each reported as skipped with {@link STOPPED_REASON}.
+   */
+  signal?: AbortSignal;
   /** Called as each case starts and ends (progress lines). */
   onCaseStart?: (id: string, position: number, total: number) => void;
   onCaseEnd?: (result: CaseResult, position: number, total: number) => void;
@@ -41,6 +46,9 @@ function version(): string {
     return '0.0.0';
   }
 }
+
+/** Why a case of a stopped run was not run. */
+export const STOPPED_REASON = 'the run was stopped before this case';
 
 /** Thrown for `--case` ids the pack does not have. */
 export class UnknownCaseError extends Error {
@@ -93,6 +101,12 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
   const cases: CaseResult[] = [];
   for (const [i, id] of ids.entries()) {
     options.onCaseStart?.(id, i + 1, ids.length);
+    if (options.signal?.aborted) {
+      const result = notRunCase(caseChain(pack, id), STOPPED_REASON);
+      cases.push(result);
+      options.onCaseEnd?.(result, i + 1, ids.length);
+      continue;
+    }
     const host = shared ?? (await embeddedHost(logger.child({ component: 'sandbox' })));
     try {
       const result = await runCase(caseChain(pack, id), host, {
@@ -109,6 +123,7 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
   }
   const finished = new Date();
   const summary = tallyRun({ cases });
+  const stopped = cases.some((c) => c.skipReason === STOPPED_REASON);
   const credentials = remote ? 'configuration' : 'sandbox';
   return {
     tool: { name: 'parking-terminal certify', version: version() },
@@ -121,7 +136,8 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),
     summary,
-    outcome: runOutcome(summary),
+    stopped,
+    outcome: runOutcome(summary, stopped),
     cases,
   };
 }

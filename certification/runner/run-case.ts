@@ -401,11 +401,18 @@ function messageProblem(index: number, service: string, path: string, sent: unkn
 }
 
 /** Runs `chain` (ancestors first, the case last) on one fresh terminal against `testHost`. */
-export async function runCase(
-  chain: readonly PackCase[],
-  testHost: TestHost,
-  options: CaseRunOptions,
-): Promise<CaseResult> {
+/** What a case's result is made of from its start: its description, and how it is finished or skipped. */
+function caseRecord(chain: readonly PackCase[]): {
+  target: PackCase;
+  virtual: (typeof VIRTUAL_CARDS)[string] | undefined;
+  finish: (
+    partial: Pick<CaseResult, 'verdict' | 'steps' | 'messages' | 'findings' | 'problems' | 'currency'> & {
+      skipReason?: string;
+      terminal?: TerminalIdentity;
+    },
+  ) => CaseResult;
+  skip: (reason: string, currency?: string) => CaseResult;
+} {
   const target = chain[chain.length - 1]!;
   const started = new Date();
   const virtual = VIRTUAL_CARDS[target.card];
@@ -467,6 +474,20 @@ export async function runCase(
       problems: [],
       currency,
     });
+  return { target, virtual, finish, skip };
+}
+
+/** The result of a case that is not run (the run was stopped before it): skipped, saying why. */
+export function notRunCase(chain: readonly PackCase[], reason: string): CaseResult {
+  return caseRecord(chain).skip(reason);
+}
+
+export async function runCase(
+  chain: readonly PackCase[],
+  testHost: TestHost,
+  options: CaseRunOptions,
+): Promise<CaseResult> {
+  const { target, virtual, finish, skip } = caseRecord(chain);
 
   const notApplicable = chain.find((c) => c.notApplicable !== undefined)?.notApplicable;
   if (notApplicable !== undefined) return skip(notApplicable);

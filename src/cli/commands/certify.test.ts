@@ -1,10 +1,11 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../../certification/results.js';
 import { main } from '../main.js';
 import { DEFAULT_PACK, MAX_SESSION_BYTES, shippedPackPath } from './certify.js';
 
@@ -265,6 +266,45 @@ cases:
       },
     });
     expect(existsSync(join(reportDir, 'report.html'))).toBe(true);
+  });
+});
+
+describe('parking-terminal certify run: stopped', () => {
+  it('stops after the case being played on SIGINT, writes the reports and ends with RUN_STOPPED', async () => {
+    const controller = new AbortController();
+    let out = '';
+    const reportDir = join(dir, 'stopped-report');
+    const code = await main(
+      ['certify', 'run', '--case', 'PK-ATT-N1-CT-01,PK-ATT-N2-CL-01', '--report', reportDir],
+      {
+        stdout: new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            out += chunk.toString();
+            cb();
+          },
+        }),
+        // The first case's progress line: the signal comes while the run is under way.
+        stderr: new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            if (chunk.toString().startsWith('[1/2]')) controller.abort();
+            cb();
+          },
+        }),
+        signal: controller.signal,
+        cwd: dir,
+      },
+    );
+    expect(code).toBe(2);
+    expect(JSON.parse(out)).toMatchObject({
+      error: { code: 'RUN_STOPPED', summary: { cases: 2, passed: 1, skipped: 1 } },
+    });
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
+    expect(report).toMatchObject({ stopped: true, outcome: 'stopped' });
+    expect(report.cases[1]).toMatchObject({
+      id: 'PK-ATT-N2-CL-01',
+      verdict: 'skipped',
+      skipReason: 'the run was stopped before this case',
+    });
   });
 });
 

@@ -4,8 +4,14 @@ import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
 import { CertifyInputError, checkEvidenceSession } from '../../../certification/check.js';
 import { writeReports } from '../../../certification/report/index.js';
-import { runOutcome, type CaseResult } from '../../../certification/results.js';
-import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
+import type { CaseResult } from '../../../certification/results.js';
+import {
+  loadPack,
+  PackError,
+  runPack,
+  STOPPED_REASON,
+  UnknownCaseError,
+} from '../../../certification/runner/index.js';
 import { maskCardData } from '../../../certification/runner/mask.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
 import { ConfigError, loadConfigFile } from '../../config/index.js';
@@ -172,6 +178,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       ...(config ? { config } : {}),
       caseIds,
       cwd: io.cwd,
+      signal: io.signal,
       onCaseEnd: (c, position, total) => progress(io, c, position, total),
     });
   } catch (e) {
@@ -186,17 +193,29 @@ async function run(args: string[], io: CliIo): Promise<number> {
       throw reportUnwritable(reportDir, e);
     }
   }
+  // A run whose every case was skipped checked nothing: its ok would read as a pass. The reports are written (they
+  // say why each case was skipped), the run is refused.
   const skipped = report.cases
     .filter((c) => c.verdict === 'skipped')
     .map((c) => ({ id: c.id, reason: c.skipReason }));
-  // A run whose every case was skipped checked nothing: its ok would read as a pass. The reports are written (they
-  // say why each case was skipped), the run is refused.
-  const outcome = runOutcome(report.summary);
+  const reportDetails = reportDir !== undefined ? { report: { dir: reportDir } } : {};
+  // A stopped run did not play the whole pack: whatever its cases so far, it is no pass.
+  if (report.stopped)
+    throw new UsageError(
+      'RUN_STOPPED',
+      `the run was stopped: ${skipped.filter((c) => c.reason === STOPPED_REASON).length} of its ${report.summary.cases} cases were not run`,
+      {
+        summary: report.summary,
+        failed: report.cases.filter((c) => c.verdict === 'failed').map((c) => c.id),
+        ...reportDetails,
+      },
+    );
+  const outcome = report.outcome;
   if (outcome === 'nothing checked')
     throw new UsageError(
       'NOTHING_CHECKED',
       `no case of ${report.pack.file} was run: ${report.summary.skipped} skipped, none passed or failed`,
-      { skipped, ...(reportDir !== undefined ? { report: { dir: reportDir } } : {}) },
+      { skipped, ...reportDetails },
     );
   printJson(io, {
     ok: outcome === 'passed',
@@ -245,7 +264,9 @@ parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--r
   --case ID           only this case (repeatable, or comma-separated); its parent cases run first inside it
   A progress line per case goes to stderr; stdout gets {"ok", "pack", "gateway", "summary", "failed", "skipped"}.
   Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage, or
-  when every case was skipped (NOTHING_CHECKED: the reports are written, nothing was checked).`,
+  when every case was skipped (NOTHING_CHECKED: the reports are written, nothing was checked).
+  SIGINT or SIGTERM stops the run after the case being played: the cases after it are reported as skipped, the
+  reports are written and the run ends with RUN_STOPPED, exit 2.`,
   run(args, io) {
     const [sub, ...rest] = args;
     if (sub === 'check') return Promise.resolve(check(rest, io));

@@ -1,5 +1,13 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { existsSync, mkdtempSync, readFileSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
@@ -224,6 +232,26 @@ describe('parking-terminal certify run', () => {
     expect(JSON.parse(out)).toMatchObject({ error: { code: 'REPORT_UNWRITABLE' } });
     // Nothing was played: a whole pack is not run to lose its results at the end.
     expect(progress).toBe('');
+  });
+});
+
+describe('parking-terminal certify run: reports that cannot be written after the run', () => {
+  it('refuses with REPORT_UNWRITABLE and still gives what the run found', async () => {
+    const reportDir = join(dir, 'blocked-report');
+    // A directory where the case's evidence file goes: the report directory is writable, that file is not.
+    mkdirSync(join(reportDir, 'cases', 'PK-ATT-N1-CT-01.json'), { recursive: true });
+    const r = await run(['certify', 'run', '--case', 'PK-ATT-N1-CT-01', '--report', reportDir]);
+    expect(r).toMatchObject({
+      code: 2,
+      json: {
+        error: {
+          code: 'REPORT_UNWRITABLE',
+          outcome: 'passed',
+          summary: { cases: 1, passed: 1 },
+          failed: [],
+        },
+      },
+    });
   });
 });
 

@@ -81,10 +81,11 @@ function check(args: string[], io: CliIo): number {
   }
 }
 
-function reportUnwritable(dir: string, e: unknown): UsageError {
+function reportUnwritable(dir: string, e: unknown, details: Record<string, unknown> = {}): UsageError {
   return new UsageError(
     'REPORT_UNWRITABLE',
     `cannot write the reports into ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+    details,
   );
 }
 
@@ -190,7 +191,14 @@ async function run(args: string[], io: CliIo): Promise<number> {
     try {
       written = await writeReports(report, reportDir);
     } catch (e) {
-      throw reportUnwritable(reportDir, e);
+      // The run's results are not lost with its reports: the error carries what the run found.
+      throw reportUnwritable(reportDir, e, {
+        outcome: report.outcome,
+        summary: report.summary,
+        failed: report.cases
+          .filter((c) => c.verdict === 'failed')
+          .map((c) => ({ id: c.id, problems: c.problems })),
+      });
     }
   }
   // A run whose every case was skipped checked nothing: its ok would read as a pass. The reports are written (they

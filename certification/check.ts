@@ -13,7 +13,7 @@ import {
   viewMessage,
 } from './rules/index.js';
 import { finding } from './rules/catalog.js';
-import { parseSession, type MessageResult, type SessionResult } from './session.js';
+import { CertifyInputError, parseSession, type MessageResult, type SessionResult } from './session.js';
 import { identifyService } from './service.js';
 import { isServiceName } from '../src/vocabulary/services.js';
 
@@ -60,4 +60,29 @@ export function checkSession(messages: unknown): SessionResult {
   });
   const ok = results.every((m) => m.findings.every((f) => f.severity !== 'error'));
   return { ok, messages: results };
+}
+
+/**
+ * Validates a session handed to `certify check` as evidence: a session in which no message was judged by the rules
+ * (no message at all, or only messages of services without rules) is refused, never answered ok — an analyst would
+ * read that ok as a pass of messages nobody checked.
+ *
+ * @throws CertifyInputError SESSION_EMPTY for a session without messages; SESSION_NOT_JUDGED when none of its messages
+ *   is of a service the rules judge; the codes of {@link checkSession} for input that is not a session.
+ */
+export function checkEvidenceSession(messages: unknown): SessionResult {
+  const result = checkSession(messages);
+  if (result.messages.length === 0)
+    throw new CertifyInputError(
+      'SESSION_EMPTY',
+      'the session has no messages: nothing was checked (a skipped case captures none)',
+    );
+  if (!result.messages.some((m) => isServiceName(m.service)))
+    throw new CertifyInputError(
+      'SESSION_NOT_JUDGED',
+      `none of the session's ${result.messages.length} message(s) is of a service the rules judge (${[
+        ...new Set(result.messages.map((m) => m.service)),
+      ].join(', ')}): nothing was checked`,
+    );
+  return result;
 }

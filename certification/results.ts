@@ -78,6 +78,21 @@ export interface CaseFinding extends Finding {
 
 export type Verdict = 'passed' | 'failed' | 'skipped';
 
+/**
+ * The identity a terminal sends, as its configuration set it: the ids the acquirer matches the certification against
+ * (pointOfSaleInformation.terminalId, clientReferenceInformation.partner.*, the v-c-merchant-id header) and the
+ * terminal's country and currency.
+ */
+export interface TerminalIdentity {
+  terminalId: string;
+  merchantId: string;
+  country: string;
+  currency: string;
+  developerId: string;
+  solutionId: string;
+  thirdPartyCertificationNumber: string;
+}
+
 /** One case of the pack, run: its verdict and its evidence. */
 export interface CaseResult {
   id: string;
@@ -101,6 +116,8 @@ export interface CaseResult {
   durationMs: number;
   /** Currency of the case's amounts. */
   currency: string;
+  /** The identity the case's terminal was configured with; absent when no terminal was configured (skipped, invalid). */
+  terminal?: TerminalIdentity;
   steps: StepResult[];
   messages: CapturedExchange[];
   findings: CaseFinding[];
@@ -116,13 +133,25 @@ export interface CaseResult {
 export interface RunReport {
   tool: { name: string; version: string };
   pack: { name: string; title: string; file: string; version: string };
-  /** `sandbox` (embedded) or the test host's URL. */
-  gateway: { kind: 'sandbox' | 'url'; url: string };
-  terminal: { merchantId: string; country: string; currency: string; terminalId: string };
+  /**
+   * `sandbox` (embedded) or the test host's URL, as the terminal was pointed at it; `credentials`: the gateway
+   * credentials of the analyst's configuration (`--config` with a remote gateway) or the sandbox's.
+   */
+  gateway: { kind: 'sandbox' | 'url'; url: string; credentials: 'configuration' | 'sandbox' };
+  /**
+   * The identity the run's terminals used, taken from the cases run (each case's own in its `terminal`): a field on
+   * which cases differed lists their values, comma-separated, in case order. When no case configured a terminal, the
+   * identity of the run's configuration.
+   */
+  terminal: TerminalIdentity;
   startedAt: string;
   finishedAt: string;
   durationMs: number;
   summary: RunTally;
+  /** Whether the run was stopped (SIGINT, SIGTERM) before its last case; the cases not run are skipped. */
+  stopped: boolean;
+  /** The run as a whole, from {@link summary} and {@link stopped} ({@link runOutcome}). */
+  outcome: RunOutcome;
   cases: CaseResult[];
 }
 
@@ -157,4 +186,16 @@ export function tallyRun(report: Pick<RunReport, 'cases'>): RunTally {
     }
   }
   return t;
+}
+
+/**
+ * What a run says as a whole: `failed` when any case failed, `stopped` when the run was stopped before its last case,
+ * `nothing checked` when every case was skipped, `passed` otherwise — only then a pass.
+ */
+export type RunOutcome = 'passed' | 'failed' | 'stopped' | 'nothing checked';
+
+export function runOutcome(tally: Pick<RunTally, 'passed' | 'failed'>, stopped = false): RunOutcome {
+  if (tally.failed > 0) return 'failed';
+  if (stopped) return 'stopped';
+  return tally.passed > 0 ? 'passed' : 'nothing checked';
 }

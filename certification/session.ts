@@ -42,6 +42,8 @@ export interface SessionResult {
 /** Stable codes of {@link CertifyInputError}. */
 export type CertifyInputErrorCode =
   | 'SESSION_NOT_ARRAY'
+  | 'SESSION_EMPTY'
+  | 'SESSION_NOT_JUDGED'
   | 'CAPTURE_UNKNOWN_FORMAT'
   | 'MESSAGE_NOT_OBJECT'
   | 'MESSAGE_BAD_METHOD'

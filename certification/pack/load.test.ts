@@ -94,6 +94,21 @@ describe('parsePack', () => {
     expect(action.message).toContain('"park" is no action of the attended model');
   });
 
+  it('refuses a configuration the terminal does not accept, of the pack or of a case, before any case runs', () => {
+    const ofCase = error(
+      one('').replace(
+        '    card: n2-contact\n',
+        '    card: n2-contact\n    config:\n      terminal:\n        id: TOO-LONG-ID\n',
+      ),
+    );
+    expect(ofCase.code).toBe('PACK_RULE');
+    expect(ofCase.message).toContain('p.yaml:11: cases[0].config (case PK-ATT-N2-CT-01)');
+    expect(ofCase.message).toContain('"terminal.id"');
+    const ofPack = error(one('').replace('cases:\n', 'config:\n  tarif: {}\ncases:\n'));
+    expect(ofPack.code).toBe('PACK_RULE');
+    expect(ofPack.message).toContain('unknown key "tarif"');
+  });
+
   it('refuses an unknown key and an unknown service', () => {
     expect(error(one('').replace('title: Sale', 'title: Sale\n    colour: red')).code).toBe('PACK_SCHEMA');
     expect(error(one('').replace('service: sale', 'service: purchase')).message).toContain('service');

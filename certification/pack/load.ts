@@ -1,11 +1,13 @@
 /**
  * Reading a script pack: YAML, then the schema, then the rules a schema cannot say (unique ids, parents that exist
- * and come first, actions the model has). Every problem is a {@link PackError} naming the file and line, the case and
+ * and come first, actions the model has, a configuration the terminal accepts). Every problem is a {@link PackError} naming the file and line, the case and
  * the field; nothing in a bad pack is run.
  */
 import { readFileSync } from 'node:fs';
 import { isMap, isScalar, LineCounter, parseDocument, type Document } from 'yaml';
 import { z } from 'zod';
+import { ConfigError, parseConfig } from '../../src/config/index.js';
+import { mergeConfig } from './merge.js';
 import { MODEL_ACTIONS, OPERATOR_ACTIONS, packSchema, type Pack, type PackCase } from './schema.js';
 
 export type PackErrorCode = 'PACK_UNREADABLE' | 'PACK_YAML' | 'PACK_SCHEMA' | 'PACK_RULE';
@@ -66,11 +68,26 @@ interface RuleProblem {
   text: string;
 }
 
+/**
+ * Why the terminal configuration `layers` make (on the defaults) is invalid, or undefined when it is valid: a pack whose
+ * configuration no terminal accepts would fail every case it sets, after running them all.
+ */
+function configProblem(layers: ReadonlyArray<Record<string, unknown> | undefined>): string | undefined {
+  try {
+    parseConfig(mergeConfig(...layers), 'the configuration');
+    return undefined;
+  } catch (e) {
+    if (e instanceof ConfigError) return e.message;
+    throw e;
+  }
+}
+
 function checkCase(
   c: PackCase,
   index: number,
   seen: Map<string, PackCase>,
   options: PackOptions,
+  packConfig: Record<string, unknown> | undefined,
 ): RuleProblem[] {
   const problems: RuleProblem[] = [];
   const at = (...rest: PropertyKey[]): readonly PropertyKey[] => ['cases', index, ...rest];
@@ -89,6 +106,13 @@ function checkCase(
       path: at('card'),
       text: `no simulated card "${c.card}" (known: ${options.cards.join(', ')})`,
     });
+  if (c.config !== undefined) {
+    const layers: Array<Record<string, unknown> | undefined> = [];
+    for (let p: PackCase | undefined = c; p !== undefined; p = p.parent ? seen.get(p.parent) : undefined)
+      layers.unshift(p.config);
+    const invalid = configProblem([packConfig, ...layers]);
+    if (invalid !== undefined) problems.push({ path: at('config'), text: invalid });
+  }
   c.steps.forEach((s, i) => {
     if (!MODEL_ACTIONS[c.model].includes(s.do) && !OPERATOR_ACTIONS.includes(s.do))
       problems.push({
@@ -149,8 +173,10 @@ export function parsePack(text: string, file: string, options: PackOptions = {})
   const pack = parsed.data;
   const seen = new Map<string, PackCase>();
   const problems: RuleProblem[] = [];
+  const invalid = pack.config !== undefined ? configProblem([pack.config]) : undefined;
+  if (invalid !== undefined) problems.push({ path: ['config'], text: invalid });
   pack.cases.forEach((c, i) => {
-    problems.push(...checkCase(c, i, seen, options));
+    problems.push(...checkCase(c, i, seen, options, invalid === undefined ? pack.config : undefined));
     seen.set(c.id, c);
   });
   const first = problems[0];

@@ -42,6 +42,35 @@ describe('renderHtml', () => {
     expect(html).toContain('<th scope="row">');
   });
 
+  it('states the result of the run, and a run whose every case was skipped as nothing checked', () => {
+    expect(render(sampleRunReport())).toContain(
+      '<dt>Result</dt><dd><span class="verdict verdict-failed">FAILED</span> at least one case failed</dd>',
+    );
+    const report = sampleRunReport();
+    report.cases = report.cases.filter((c) => c.verdict === 'passed');
+    expect(render(report)).toContain(
+      '<dt>Result</dt><dd><span class="verdict verdict-passed">PASSED</span> every case run passed</dd>',
+    );
+    report.stopped = true;
+    expect(render(report)).toContain(
+      '<dt>Result</dt><dd><span class="verdict verdict-skipped">STOPPED</span> the run was stopped before its last case</dd>',
+    );
+    report.stopped = false;
+    report.cases = sampleRunReport().cases.filter((c) => c.verdict === 'skipped');
+    expect(render(report)).toContain(
+      '<dt>Result</dt><dd><span class="verdict verdict-skipped">NOTHING CHECKED</span> every case was skipped: nothing was checked</dd>',
+    );
+  });
+
+  it('states the identity the run used: terminal id, merchant id, partner ids and the gateway credentials', () => {
+    const html = render(sampleRunReport());
+    expect(html).toContain('<dt>Terminal id</dt><dd><code>PT000001</code></dd>');
+    expect(html).toContain(
+      'developerId <code>12345678</code>, solutionId <code>PARKTERM</code>, thirdPartyCertificationNumber <code>PT0000000001</code>',
+    );
+    expect(html).toContain('embedded sandbox (sandbox credentials)');
+  });
+
   it('shows each case with its steps, findings and evidence', () => {
     const html = render(sampleRunReport());
     const failed = html.slice(html.indexOf('<section class="case" id="case-PK-KSK-N1-CT-02"'));

@@ -1,11 +1,13 @@
 import { createHash } from 'node:crypto';
-import type {
-  CapturedExchange,
-  CaseFinding,
-  CaseResult,
-  RunReport,
-  StepResult,
-  Verdict,
+import {
+  runOutcome,
+  type CapturedExchange,
+  type CaseFinding,
+  type CaseResult,
+  type RunOutcome,
+  type RunReport,
+  type StepResult,
+  type Verdict,
 } from '../results.js';
 import { escapeAttribute, escapeText } from './markup.js';
 import { scrubCardNumbers } from './scrub.js';
@@ -86,6 +88,18 @@ function messageAnchor(fileName: string, index: number): string {
 
 function verdictBadge(v: Verdict): string {
   return `<span class="verdict verdict-${a(v)}">${t(v.toUpperCase())}</span>`;
+}
+
+/** The run's result: a run in which every case was skipped checked nothing, which is no pass. */
+function outcomeBadge(outcome: RunOutcome): string {
+  const v: Verdict = outcome === 'passed' || outcome === 'failed' ? outcome : 'skipped';
+  const why = {
+    passed: 'every case run passed',
+    failed: 'at least one case failed',
+    stopped: 'the run was stopped before its last case',
+    'nothing checked': 'every case was skipped: nothing was checked',
+  }[outcome];
+  return `<span class="verdict verdict-${a(v)}">${t(outcome.toUpperCase())}</span> ${t(why)}`;
 }
 
 /** `2025-03-01 09:30:00 UTC` for an ISO 8601 time; anything unparsable as it is. */
@@ -230,6 +244,7 @@ ${facts([
   ['Attended', c.attended ? 'yes' : 'no'],
   ['Card profile', t(c.card)],
   ['Parent case', c.parent !== undefined ? t(c.parent) : '—'],
+  ['Terminal id', c.terminal !== undefined ? `<code>${t(c.terminal.terminalId)}</code>` : '—'],
   ['Currency', t(c.currency)],
   ['Run', `${t(when(c.startedAt))} to ${t(when(c.finishedAt))} (${t(seconds(c.durationMs))})`],
   [
@@ -298,13 +313,21 @@ export function renderHtml(report: RunReport, fileNames: readonly string[]): str
 <section id="summary" aria-labelledby="summary-title">
 <h2 id="summary-title">Summary</h2>
 ${facts([
+  ['Result', outcomeBadge(runOutcome(tally, report.stopped))],
   [
     'Pack',
     `${t(report.pack.title)} (<code>${t(report.pack.name)}</code>, version ${t(report.pack.version)}, ${t(report.pack.file)})`,
   ],
-  ['Gateway', t(gateway)],
+  [
+    'Gateway',
+    `${t(gateway)} (${report.gateway.credentials === 'configuration' ? 'credentials of the configuration' : 'sandbox credentials'})`,
+  ],
   ['Terminal id', `<code>${t(report.terminal.terminalId)}</code>`],
   ['Merchant id', `<code>${t(report.terminal.merchantId)}</code>`],
+  [
+    'Partner ids',
+    `developerId <code>${t(report.terminal.developerId)}</code>, solutionId <code>${t(report.terminal.solutionId)}</code>, thirdPartyCertificationNumber <code>${t(report.terminal.thirdPartyCertificationNumber)}</code>`,
+  ],
   ['Country / currency', `${t(report.terminal.country)} / ${t(report.terminal.currency)}`],
   [
     'Date',

@@ -17,6 +17,15 @@ describe('renderJunit', () => {
     expect(testcases(xml)).toHaveLength(3);
   });
 
+  it('states the partner ids and the gateway credentials of the run among its properties', () => {
+    const xml = renderJunit(sampleRunReport());
+    expect(xml).toContain('<property name="partner.developerId" value="12345678"/>');
+    expect(xml).toContain('<property name="partner.solutionId" value="PARKTERM"/>');
+    expect(xml).toContain('<property name="partner.thirdPartyCertificationNumber" value="PT0000000001"/>');
+    expect(xml).toContain('<property name="gateway.credentials" value="sandbox"/>');
+    expect(xml).toContain('<property name="outcome" value="failed"/>');
+  });
+
   it('names each case by model, id and title', () => {
     const [passed] = testcases(renderJunit(sampleRunReport()));
     expect(passed).toContain(

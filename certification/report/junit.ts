@@ -1,4 +1,4 @@
-import type { CaseResult, RunReport } from '../results.js';
+import { runOutcome, type CaseResult, type RunReport } from '../results.js';
 import { escapeAttribute, escapeText } from './markup.js';
 import { scrubCardNumbers } from './scrub.js';
 import { errorFindings, messageLine, tallyRun } from './tally.js';
@@ -78,10 +78,15 @@ export function renderJunit(report: RunReport): string {
     ['pack.file', report.pack.file],
     ['pack.version', report.pack.version],
     ['gateway', report.gateway.kind === 'sandbox' ? 'sandbox' : report.gateway.url],
+    ['gateway.credentials', report.gateway.credentials],
     ['terminal.id', report.terminal.terminalId],
     ['merchant.id', report.terminal.merchantId],
+    ['partner.developerId', report.terminal.developerId],
+    ['partner.solutionId', report.terminal.solutionId],
+    ['partner.thirdPartyCertificationNumber', report.terminal.thirdPartyCertificationNumber],
     ['terminal.country', report.terminal.country],
     ['terminal.currency', report.terminal.currency],
+    ['outcome', runOutcome(t, report.stopped)],
     ['tool', `${report.tool.name} ${report.tool.version}`],
     ['messages', String(t.messages)],
     ['findings.error', String(t.errorFindings)],

@@ -41,6 +41,17 @@ function exchange(
   };
 }
 
+/** The identity of the sample run's terminal. */
+const SAMPLE_TERMINAL = {
+  merchantId: 'parking_demo',
+  country: 'FR',
+  currency: 'EUR',
+  terminalId: 'PT000001',
+  developerId: '12345678',
+  solutionId: 'PARKTERM',
+  thirdPartyCertificationNumber: 'PT0000000001',
+};
+
 function passedCase(): CaseResult {
   const messages = [
     exchange(0, 0, 'authorization', 'AUTHORIZED'),
@@ -62,6 +73,7 @@ function passedCase(): CaseResult {
     finishedAt: '2025-03-01T09:30:02.000Z',
     durationMs: 2000,
     currency: 'EUR',
+    terminal: SAMPLE_TERMINAL,
     steps: [
       {
         index: 0,
@@ -132,6 +144,7 @@ function failedCase(): CaseResult {
     finishedAt: '2025-03-01T09:30:05.500Z',
     durationMs: 2500,
     currency: 'EUR',
+    terminal: SAMPLE_TERMINAL,
     steps: [
       {
         index: 0,
@@ -220,8 +233,8 @@ export function sampleRunReport(): RunReport {
       file: 'certification/scripts/parking-core.yaml',
       version: '1',
     },
-    gateway: { kind: 'sandbox', url: 'http://127.0.0.1:0' },
-    terminal: { merchantId: 'parking_demo', country: 'FR', currency: 'EUR', terminalId: 'PT000001' },
+    gateway: { kind: 'sandbox', url: 'http://127.0.0.1:0', credentials: 'sandbox' },
+    terminal: { ...SAMPLE_TERMINAL },
     startedAt: '2025-03-01T09:30:00.000Z',
     finishedAt: '2025-03-01T09:30:06.000Z',
     durationMs: 6000,
@@ -234,6 +247,8 @@ export function sampleRunReport(): RunReport {
       errorFindings: 1,
       warningFindings: 2,
     },
+    stopped: false,
+    outcome: 'failed',
     cases,
   };
 }
@@ -242,11 +257,11 @@ export function sampleRunReport(): RunReport {
 export const HOSTILE_TEXT = `<script>alert("pwn")</script>' & ]]> --> \u0001\u001B`;
 
 /** Fields whose values are closed vocabularies the reports branch on, left as they are by {@link withHostileText}. */
-const VOCABULARY_KEYS = new Set(['verdict', 'severity', 'kind']);
+const VOCABULARY_KEYS = new Set(['verdict', 'severity', 'kind', 'credentials', 'outcome']);
 
 /**
  * A deep copy of `report` with {@link HOSTILE_TEXT} appended to every string (keys of bodies and answers included),
- * except the closed vocabularies (verdict, severity, gateway kind).
+ * except the closed vocabularies (verdict, severity, gateway kind and credentials, outcome).
  */
 export function withHostileText(report: RunReport): RunReport {
   const visit = (value: unknown, key: string): unknown => {

@@ -26,31 +26,31 @@ import { checkSession } from '../check.js';
 import { CAT_LEVEL_BY_ATTENDANCE } from '../rules/tables.js';
 import { identifyService } from '../service.js';
 import { isServiceName } from '../../src/vocabulary/services.js';
-import type { CapturedExchange, CaseFinding, CaseResult, ExpectedMessage, StepResult } from '../results.js';
+import type {
+  CapturedExchange,
+  CaseFinding,
+  CaseResult,
+  ExpectedMessage,
+  StepResult,
+  TerminalIdentity,
+} from '../results.js';
 import type { PackCase, PackStep } from '../pack/schema.js';
+import { mergeConfig } from '../pack/merge.js';
 import { maskCardData, maskText } from './mask.js';
 import { ExchangeRecorder, type RecordedExchange } from './recorder.js';
 import type { TestHost } from './gateway-host.js';
 
-/** Deep merge of configuration objects: later wins; arrays and scalars are replaced. */
-export function mergeConfig(...layers: Array<Record<string, unknown> | undefined>): Record<string, unknown> {
-  const out: Record<string, unknown> = {};
-  for (const layer of layers) {
-    if (!layer) continue;
-    for (const [k, v] of Object.entries(layer)) {
-      const cur = out[k];
-      out[k] =
-        v !== null &&
-        typeof v === 'object' &&
-        !Array.isArray(v) &&
-        cur !== null &&
-        typeof cur === 'object' &&
-        !Array.isArray(cur)
-          ? mergeConfig(cur as Record<string, unknown>, v as Record<string, unknown>)
-          : v;
-    }
-  }
-  return out;
+/** The identity a terminal of `config` sends (the report states it; a case fails when a message carries another). */
+export function terminalIdentity(config: Config): TerminalIdentity {
+  return {
+    terminalId: config.terminal.id,
+    merchantId: config.gateway.merchantId,
+    country: config.terminal.country,
+    currency: config.terminal.currency,
+    developerId: config.terminal.partner.developerId,
+    solutionId: config.terminal.partner.solutionId,
+    thirdPartyCertificationNumber: config.terminal.partner.thirdPartyCertificationNumber,
+  };
 }
 
 export interface CaseRunOptions {
@@ -369,9 +369,9 @@ function toCaptured(x: RecordedExchange, p: Parsed, index: number): CapturedExch
     ...(x.failure !== undefined ? { failure: maskText(x.failure) } : {}),
     ...(p.response !== undefined ? { response: maskCardData(p.response) } : {}),
     durationMs: x.durationMs,
-    ...(p.transactionId !== undefined ? { transactionId: p.transactionId } : {}),
-    ...(p.gatewayId !== undefined ? { gatewayId: p.gatewayId } : {}),
-    status: p.status,
+    ...(p.transactionId !== undefined ? { transactionId: maskText(p.transactionId) } : {}),
+    ...(p.gatewayId !== undefined ? { gatewayId: maskText(p.gatewayId) } : {}),
+    status: maskText(p.status),
     ...(p.amount !== undefined ? { amount: p.amount } : {}),
     ...(p.currency !== undefined ? { currency: p.currency } : {}),
   };
@@ -401,11 +401,18 @@ function messageProblem(index: number, service: string, path: string, sent: unkn
 }
 
 /** Runs `chain` (ancestors first, the case last) on one fresh terminal against `testHost`. */
-export async function runCase(
-  chain: readonly PackCase[],
-  testHost: TestHost,
-  options: CaseRunOptions,
-): Promise<CaseResult> {
+/** What a case's result is made of from its start: its description, and how it is finished or skipped. */
+function caseRecord(chain: readonly PackCase[]): {
+  target: PackCase;
+  virtual: (typeof VIRTUAL_CARDS)[string] | undefined;
+  finish: (
+    partial: Pick<CaseResult, 'verdict' | 'steps' | 'messages' | 'findings' | 'problems' | 'currency'> & {
+      skipReason?: string;
+      terminal?: TerminalIdentity;
+    },
+  ) => CaseResult;
+  skip: (reason: string, currency?: string) => CaseResult;
+} {
   const target = chain[chain.length - 1]!;
   const started = new Date();
   const virtual = VIRTUAL_CARDS[target.card];
@@ -423,6 +430,7 @@ export async function runCase(
     | 'gatewayIds'
     | 'problems'
     | 'currency'
+    | 'terminal'
   > = {
     id: target.id,
     title: target.title,
@@ -437,12 +445,17 @@ export async function runCase(
   const finish = (
     partial: Pick<CaseResult, 'verdict' | 'steps' | 'messages' | 'findings' | 'problems' | 'currency'> & {
       skipReason?: string;
+      terminal?: TerminalIdentity;
     },
   ): CaseResult => {
     const finished = new Date();
     return {
       ...base,
       ...partial,
+      // Problems, findings and steps quote what was sent, judged before masking: masked as the messages are.
+      steps: maskCardData(partial.steps) as StepResult[],
+      findings: partial.findings.map((f) => ({ ...f, message: maskText(f.message) })),
+      problems: partial.problems.map(maskText),
       finishedAt: finished.toISOString(),
       durationMs: finished.getTime() - started.getTime(),
       transactionIds: partial.messages.flatMap((m) =>
@@ -461,6 +474,20 @@ export async function runCase(
       problems: [],
       currency,
     });
+  return { target, virtual, finish, skip };
+}
+
+/** The result of a case that is not run (the run was stopped before it): skipped, saying why. */
+export function notRunCase(chain: readonly PackCase[], reason: string): CaseResult {
+  return caseRecord(chain).skip(reason);
+}
+
+export async function runCase(
+  chain: readonly PackCase[],
+  testHost: TestHost,
+  options: CaseRunOptions,
+): Promise<CaseResult> {
+  const { target, virtual, finish, skip } = caseRecord(chain);
 
   const notApplicable = chain.find((c) => c.notApplicable !== undefined)?.notApplicable;
   if (notApplicable !== undefined) return skip(notApplicable);
@@ -630,13 +657,14 @@ export async function runCase(
     });
   // The terminal's identity as configured, which the report states and the acquirer matches the certification
   // against: no message rule knows it.
+  const terminal = terminalIdentity(config);
   const identity: ReadonlyArray<readonly [string, string]> = [
-    ['pointOfSaleInformation.terminalId', config.terminal.id],
-    ['clientReferenceInformation.partner.developerId', config.terminal.partner.developerId],
-    ['clientReferenceInformation.partner.solutionId', config.terminal.partner.solutionId],
+    ['pointOfSaleInformation.terminalId', terminal.terminalId],
+    ['clientReferenceInformation.partner.developerId', terminal.developerId],
+    ['clientReferenceInformation.partner.solutionId', terminal.solutionId],
     [
       'clientReferenceInformation.partner.thirdPartyCertificationNumber',
-      config.terminal.partner.thirdPartyCertificationNumber,
+      terminal.thirdPartyCertificationNumber,
     ],
   ];
   kept.forEach(({ p }, i) => {
@@ -660,5 +688,6 @@ export async function runCase(
     findings,
     problems,
     currency,
+    terminal,
   });
 }

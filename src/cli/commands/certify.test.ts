@@ -1,10 +1,19 @@
 import { execFileSync, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync, truncateSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  mkdirSync,
+  mkdtempSync,
+  readFileSync,
+  rmSync,
+  truncateSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { fileURLToPath, pathToFileURL } from 'node:url';
 import { Writable } from 'node:stream';
 import { afterAll, describe, expect, it } from 'vitest';
+import type { RunReport } from '../../../certification/results.js';
 import { main } from '../main.js';
 import { DEFAULT_PACK, MAX_SESSION_BYTES, shippedPackPath } from './certify.js';
 
@@ -13,16 +22,17 @@ afterAll(() => rmSync(dir, { recursive: true, force: true }));
 
 async function run(args: string[]): Promise<{ code: number; json: unknown }> {
   let out = '';
-  const sink = (): Writable =>
-    new Writable({
-      write(chunk: Buffer, _enc, cb) {
-        out += chunk.toString();
-        cb();
-      },
-    });
+  const stdout = new Writable({
+    write(chunk: Buffer, _enc, cb) {
+      out += chunk.toString();
+      cb();
+    },
+  });
+  // Progress lines of certify run: not the JSON document.
+  const stderr = new Writable({ write: (_chunk, _enc, cb) => cb() });
   const code = await main(args, {
-    stdout: sink(),
-    stderr: sink(),
+    stdout,
+    stderr,
     signal: new AbortController().signal,
     cwd: dir,
   });
@@ -144,6 +154,48 @@ describe('parking-terminal certify check', () => {
     });
   });
 
+  it('prints a card number that a finding quotes masked', async () => {
+    const pan = '4111111111111111';
+    const r = await run([
+      'certify',
+      'check',
+      file('pan.json', [
+        {
+          ...sale,
+          body: {
+            ...sale.body,
+            pointOfSaleInformation: { entryMode: pan, emv: { tags: '9F0206000000000600' } },
+          },
+        },
+      ]),
+    ]);
+    expect(r.code).toBe(1);
+    expect(JSON.stringify(r.json)).toContain('411111******1111');
+    expect(JSON.stringify(r.json)).not.toContain(pan);
+  });
+
+  it('refuses a session in which nothing was checked, never answering ok', async () => {
+    expect(await run(['certify', 'check', file('empty.json', [])])).toMatchObject({
+      code: 2,
+      json: { error: { code: 'SESSION_EMPTY' } },
+    });
+    // The capture file of a skipped case holds no messages.
+    expect(
+      await run([
+        'certify',
+        'check',
+        file('skipped.capture.json', { format: 'parking-terminal-capture/1', case: 'X', messages: [] }),
+      ]),
+    ).toMatchObject({ code: 2, json: { error: { code: 'SESSION_EMPTY' } } });
+    expect(
+      await run([
+        'certify',
+        'check',
+        file('unjudged.json', [{ method: 'POST', path: '/nowhere', body: {} }]),
+      ]),
+    ).toMatchObject({ code: 2, json: { error: { code: 'SESSION_NOT_JUDGED' } } });
+  });
+
   it('refuses a --gateway URL with a user name or password, which the report would carry', async () => {
     for (const url of ['https://user:secret@gateway.example', 'https://user@gateway.example']) {
       const r = await run(['certify', 'run', '--gateway', url]);
@@ -180,6 +232,107 @@ describe('parking-terminal certify run', () => {
     expect(JSON.parse(out)).toMatchObject({ error: { code: 'REPORT_UNWRITABLE' } });
     // Nothing was played: a whole pack is not run to lose its results at the end.
     expect(progress).toBe('');
+  });
+});
+
+describe('parking-terminal certify run: reports that cannot be written after the run', () => {
+  it('refuses with REPORT_UNWRITABLE and still gives what the run found', async () => {
+    const reportDir = join(dir, 'blocked-report');
+    // A directory where the case's evidence file goes: the report directory is writable, that file is not.
+    mkdirSync(join(reportDir, 'cases', 'PK-ATT-N1-CT-01.json'), { recursive: true });
+    const r = await run(['certify', 'run', '--case', 'PK-ATT-N1-CT-01', '--report', reportDir]);
+    expect(r).toMatchObject({
+      code: 2,
+      json: {
+        error: {
+          code: 'REPORT_UNWRITABLE',
+          outcome: 'passed',
+          summary: { cases: 1, passed: 1 },
+          failed: [],
+        },
+      },
+    });
+  });
+});
+
+describe('parking-terminal certify run: nothing checked', () => {
+  it('refuses a --case that names no case instead of running the whole pack', async () => {
+    for (const ids of [',', '']) {
+      const r = await run(['certify', 'run', '--case', ids, '--gateway', 'http://127.0.0.1:9']);
+      expect(r).toMatchObject({ code: 2, json: { error: { code: 'BAD_ARGUMENTS' } } });
+    }
+  });
+
+  it('refuses a run whose every case was skipped, after writing the reports that say why', async () => {
+    const pack = file(
+      'skipped.yaml',
+      `pack: skipped
+title: Every case skipped
+version: '1'
+cases:
+  - id: SK-01
+    title: A case this terminal cannot run
+    model: meter
+    attended: false
+    card: n1-swipe
+    notApplicable: the meter has no magnetic stripe reader
+    steps:
+      - do: park
+        minutes: 60
+        expect: []
+`,
+    );
+    const reportDir = join(dir, 'skipped-report');
+    const r = await run(['certify', 'run', pack, '--report', reportDir]);
+    expect(r).toMatchObject({
+      code: 2,
+      json: {
+        error: {
+          code: 'NOTHING_CHECKED',
+          skipped: [{ id: 'SK-01', reason: 'the meter has no magnetic stripe reader' }],
+        },
+      },
+    });
+    expect(existsSync(join(reportDir, 'report.html'))).toBe(true);
+  });
+});
+
+describe('parking-terminal certify run: stopped', () => {
+  it('stops after the case being played on SIGINT, writes the reports and ends with RUN_STOPPED', async () => {
+    const controller = new AbortController();
+    let out = '';
+    const reportDir = join(dir, 'stopped-report');
+    const code = await main(
+      ['certify', 'run', '--case', 'PK-ATT-N1-CT-01,PK-ATT-N2-CL-01', '--report', reportDir],
+      {
+        stdout: new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            out += chunk.toString();
+            cb();
+          },
+        }),
+        // The first case's progress line: the signal comes while the run is under way.
+        stderr: new Writable({
+          write(chunk: Buffer, _enc, cb) {
+            if (chunk.toString().startsWith('[1/2]')) controller.abort();
+            cb();
+          },
+        }),
+        signal: controller.signal,
+        cwd: dir,
+      },
+    );
+    expect(code).toBe(2);
+    expect(JSON.parse(out)).toMatchObject({
+      error: { code: 'RUN_STOPPED', summary: { cases: 2, passed: 1, skipped: 1 } },
+    });
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as RunReport;
+    expect(report).toMatchObject({ stopped: true, outcome: 'stopped' });
+    expect(report.cases[1]).toMatchObject({
+      id: 'PK-ATT-N2-CL-01',
+      verdict: 'skipped',
+      skipReason: 'the run was stopped before this case',
+    });
   });
 });
 

@@ -2,10 +2,17 @@ import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { parse as parseYaml } from 'yaml';
-import { CertifyInputError, checkSession } from '../../../certification/check.js';
+import { CertifyInputError, checkEvidenceSession } from '../../../certification/check.js';
 import { writeReports } from '../../../certification/report/index.js';
 import type { CaseResult } from '../../../certification/results.js';
-import { loadPack, PackError, runPack, UnknownCaseError } from '../../../certification/runner/index.js';
+import {
+  loadPack,
+  PackError,
+  runPack,
+  STOPPED_REASON,
+  UnknownCaseError,
+} from '../../../certification/runner/index.js';
+import { maskCardData } from '../../../certification/runner/mask.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
 import { ConfigError, loadConfigFile } from '../../config/index.js';
 import { makeDirectory } from '../../config/durable-file.js';
@@ -63,8 +70,9 @@ function check(args: string[], io: CliIo): number {
     throw new UsageError('BAD_JSON', `${file} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
   try {
-    const result = checkSession(parsed);
-    printJson(io, result);
+    const result = checkEvidenceSession(parsed);
+    // Findings quote what a message sent: a card number in a field that should hold none is printed masked.
+    printJson(io, maskCardData(result));
     return result.ok ? EXIT_OK : EXIT_FINDINGS;
   } catch (e) {
     if (e instanceof CertifyInputError)
@@ -73,10 +81,11 @@ function check(args: string[], io: CliIo): number {
   }
 }
 
-function reportUnwritable(dir: string, e: unknown): UsageError {
+function reportUnwritable(dir: string, e: unknown, details: Record<string, unknown> = {}): UsageError {
   return new UsageError(
     'REPORT_UNWRITABLE',
     `cannot write the reports into ${dir}: ${e instanceof Error ? e.message : String(e)}`,
+    details,
   );
 }
 
@@ -149,6 +158,9 @@ async function run(args: string[], io: CliIo): Promise<number> {
   // `multiple` gives an array; parseCommandArgs types every string option as one string.
   const given = values.case as unknown as string[] | undefined;
   const caseIds = (given ?? []).flatMap((v) => v.split(',')).filter((v) => v !== '');
+  // `--case ""` names no case: it is not the whole pack, which the analyst did not ask for.
+  if (given !== undefined && caseIds.length === 0)
+    throw new UsageError('BAD_ARGUMENTS', '--case takes a case id (repeatable, or comma-separated)');
   let pack;
   try {
     pack = loadPack(packFile, { cards: VIRTUAL_CARD_NAMES });
@@ -167,6 +179,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
       ...(config ? { config } : {}),
       caseIds,
       cwd: io.cwd,
+      signal: io.signal,
       onCaseEnd: (c, position, total) => progress(io, c, position, total),
     });
   } catch (e) {
@@ -178,20 +191,49 @@ async function run(args: string[], io: CliIo): Promise<number> {
     try {
       written = await writeReports(report, reportDir);
     } catch (e) {
-      throw reportUnwritable(reportDir, e);
+      // The run's results are not lost with its reports: the error carries what the run found.
+      throw reportUnwritable(reportDir, e, {
+        outcome: report.outcome,
+        summary: report.summary,
+        failed: report.cases
+          .filter((c) => c.verdict === 'failed')
+          .map((c) => ({ id: c.id, problems: c.problems })),
+      });
     }
   }
+  // A run whose every case was skipped checked nothing: its ok would read as a pass. The reports are written (they
+  // say why each case was skipped), the run is refused.
+  const skipped = report.cases
+    .filter((c) => c.verdict === 'skipped')
+    .map((c) => ({ id: c.id, reason: c.skipReason }));
+  const reportDetails = reportDir !== undefined ? { report: { dir: reportDir } } : {};
+  // A stopped run did not play the whole pack: whatever its cases so far, it is no pass.
+  if (report.stopped)
+    throw new UsageError(
+      'RUN_STOPPED',
+      `the run was stopped: ${skipped.filter((c) => c.reason === STOPPED_REASON).length} of its ${report.summary.cases} cases were not run`,
+      {
+        summary: report.summary,
+        failed: report.cases.filter((c) => c.verdict === 'failed').map((c) => c.id),
+        ...reportDetails,
+      },
+    );
+  const outcome = report.outcome;
+  if (outcome === 'nothing checked')
+    throw new UsageError(
+      'NOTHING_CHECKED',
+      `no case of ${report.pack.file} was run: ${report.summary.skipped} skipped, none passed or failed`,
+      { skipped, ...reportDetails },
+    );
   printJson(io, {
-    ok: report.summary.failed === 0,
+    ok: outcome === 'passed',
     pack: report.pack,
     gateway: report.gateway,
     summary: report.summary,
     failed: report.cases
       .filter((c) => c.verdict === 'failed')
       .map((c) => ({ id: c.id, title: c.title, problems: c.problems })),
-    skipped: report.cases
-      .filter((c) => c.verdict === 'skipped')
-      .map((c) => ({ id: c.id, reason: c.skipReason })),
+    skipped,
     ...(written && reportDir !== undefined
       ? {
           report: {
@@ -202,7 +244,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
         }
       : {}),
   });
-  return report.summary.failed === 0 ? EXIT_OK : EXIT_FINDINGS;
+  return outcome === 'passed' ? EXIT_OK : EXIT_FINDINGS;
 }
 
 const command: Command = {
@@ -214,7 +256,8 @@ const command: Command = {
   {"ok", "messages": [{"index", "service", "findings": [{"rule", "category", "severity", "field", "message"}]}]};
   exit 0 when no finding is an error, 1 when any is, 2 on bad input with {"error": {"code", "message"}}
   (FILE is a regular file of at most 64 MiB: NOT_A_FILE, FILE_TOO_LARGE, FILE_UNREADABLE, BAD_JSON, or the
-  session's own codes)
+  session's own codes; a session in which nothing was checked is refused: SESSION_EMPTY without messages,
+  SESSION_NOT_JUDGED when no message is of a service the rules judge)
 
 parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--report DIR] [--case ID]...
   Plays every case of PACK (default: the shipped certification/scripts/parking.yaml) through the real terminal:
@@ -228,7 +271,10 @@ parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--r
                       and one evidence bundle per case (cases/ID.json, cases/ID.capture.json)
   --case ID           only this case (repeatable, or comma-separated); its parent cases run first inside it
   A progress line per case goes to stderr; stdout gets {"ok", "pack", "gateway", "summary", "failed", "skipped"}.
-  Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage.`,
+  Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage, or
+  when every case was skipped (NOTHING_CHECKED: the reports are written, nothing was checked).
+  SIGINT or SIGTERM stops the run after the case being played: the cases after it are reported as skipped, the
+  reports are written and the run ends with RUN_STOPPED, exit 2.`,
   run(args, io) {
     const [sub, ...rest] = args;
     if (sub === 'check') return Promise.resolve(check(rest, io));

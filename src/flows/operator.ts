@@ -2,6 +2,7 @@ import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
 import type { FlowClock } from './effects.js';
 import { commentsFor, resolutionFor } from './services.js';
+import { reversalRefusalReleased } from '../vocabulary/services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 
@@ -372,7 +373,9 @@ export const operatorMachine = setup({
           };
         },
         // A refused or unanswered release is never reported as approved: the operator sees what happened to it — a
-        // refused one left the hold on the card; an unanswered one is finished by the journal's recovery.
+        // refused one left the hold on the card; an unanswered one is finished by the journal's recovery. A refusal
+        // because nothing is held any more (the vocabulary's `reversalRefusalReleased`: reversed or settled already)
+        // is no refusal of the release: the hold is over, as after an approval.
         onDone: [
           {
             guard: ({ event }) => event.output.kind === 'approved',
@@ -381,6 +384,18 @@ export const operatorMachine = setup({
               result: {
                 ...(context.result as OperatorResult),
                 message: 'Voided; the authorization was released',
+              },
+            })),
+          },
+          {
+            guard: ({ event }) =>
+              (event.output.kind === 'declined' || event.output.kind === 'rejected') &&
+              reversalRefusalReleased(event.output.reason),
+            target: 'done',
+            actions: assign(({ context }) => ({
+              result: {
+                ...(context.result as OperatorResult),
+                message: 'Voided; the authorization was released already',
               },
             })),
           },

@@ -732,7 +732,8 @@ export type OperatorResponse =
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
    * (APPROVED; a refusal: ALREADY_VOIDED, VOID_PENDING, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE,
    * NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED; after a void of a capture, HOLD_NOT_RELEASED when the reversal of its
-   * hold was refused, HOLD_RELEASE_UNKNOWN when its answer was lost and recovery finishes it; a gateway reason …).
+   * hold was refused (not because the hold was released already: that void is APPROVED), HOLD_RELEASE_UNKNOWN when
+   * its answer was lost and recovery finishes it; a gateway reason …).
    */
   | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
   | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number }

@@ -23,7 +23,14 @@ import {
   reasonCell,
   timeCell,
 } from './operator-table.js';
-import { RefundRequestIds } from './refund-requests.js';
+import {
+  NoticeAnnouncer,
+  outcomeTone,
+  renderNotice,
+  type NoticeTone,
+  type OperatorNotice,
+} from './operator-notice.js';
+import { answerNeverCame, RefundRequestIds } from './refund-requests.js';
 import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
@@ -55,7 +62,11 @@ export class OperatorPanel {
   readonly element: HTMLElement;
   #pin = '';
   #transactions: TransactionSummary[] | undefined;
-  #notice: { text: string; error: boolean } | undefined;
+  #notice: OperatorNotice | undefined;
+  /** Reads out each new notice once; kept while the panel is drawn again. */
+  readonly #announcer = new NoticeAnnouncer();
+  /** The panel's sheet as last drawn: replaced on each redraw, the announcer beside it kept. */
+  #sheet: HTMLElement | undefined;
   #armed: Armed | undefined;
   #busy = false;
   #refundDrafts = new Map<string, string>();
@@ -81,8 +92,8 @@ export class OperatorPanel {
     const sections = {
       call: (action: OperatorAction) => this.#call(action),
       fail: (error: ApiError) => this.#fail(error),
-      notice: (text: string) => {
-        this.#notice = { text, error: false };
+      notice: (text: string, tone: NoticeTone) => {
+        this.#notice = { text, tone };
         this.#render();
       },
       render: () => this.#render(),
@@ -133,7 +144,9 @@ export class OperatorPanel {
     this.#stays.clear();
     this.#serviceNotice = '';
     this.element.hidden = true;
-    replaceChildren(this.element);
+    this.#sheet = undefined;
+    this.#announcer.announce(undefined);
+    replaceChildren(this.element, this.#announcer.element);
   }
 
   async #call(action: OperatorAction, pin = this.#pin): Promise<Result<OperatorResponse>> {
@@ -147,7 +160,11 @@ export class OperatorPanel {
   }
 
   #fail(error: ApiError): void {
-    this.#notice = { text: `${error.message} (${error.code})`, error: true };
+    // No answer came (the connection dropped, a timeout): what the terminal did is not known — never "not done".
+    this.#notice = {
+      text: `${error.message} (${error.code})`,
+      tone: answerNeverCame(error.code) ? 'unknown' : 'refusal',
+    };
     if (error.code === 'OPERATOR_PIN') {
       this.#pin = '';
       this.#transactions = undefined;
@@ -193,7 +210,7 @@ export class OperatorPanel {
           text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}${
             response.outcome === 'approved' ? '' : ` (${response.code})`
           }`,
-          error: false,
+          tone: outcomeTone(response.outcome),
         };
         break;
       case 'status':
@@ -205,13 +222,13 @@ export class OperatorPanel {
       case 'service':
         this.#notice = {
           text: `${response.task}: ${response.message}${response.outcome === 'refused' ? ` (${response.code})` : ''}`,
-          error: response.outcome !== 'ok',
+          tone: response.outcome === 'ok' ? 'success' : 'refusal',
         };
         break;
       case 'flush-queue':
         this.#notice = {
           text: `Queue flushed: ${response.forwarded} forwarded, ${response.declined} declined, ${response.remaining} remaining`,
-          error: false,
+          tone: 'info',
         };
         break;
       case 'offline-declines':
@@ -220,10 +237,10 @@ export class OperatorPanel {
       case 'offline-acknowledge':
         this.#declines = response.declines;
         this.#notice = response.acknowledged
-          ? { text: `Acknowledged ${response.transactionId}`, error: false }
+          ? { text: `Acknowledged ${response.transactionId}`, tone: 'success' }
           : {
               text: `${response.transactionId} was not waiting for acknowledgement (NOT_AWAITING_ACKNOWLEDGEMENT)`,
-              error: true,
+              tone: 'refusal',
             };
         break;
       case 'fee-shortfalls':
@@ -232,10 +249,10 @@ export class OperatorPanel {
       case 'fee-shortfall-acknowledge':
         this.#shortfalls = response.shortfalls;
         this.#notice = response.acknowledged
-          ? { text: `Acknowledged ${response.transactionId}`, error: false }
+          ? { text: `Acknowledged ${response.transactionId}`, tone: 'success' }
           : {
               text: `${response.transactionId} was not waiting for acknowledgement (NOT_AWAITING_ACKNOWLEDGEMENT)`,
-              error: true,
+              tone: 'refusal',
             };
         break;
       // Shown by their sections (renderer/src/operator-payments.ts, operator-stays.ts), which ask for them.
@@ -485,14 +502,17 @@ export class OperatorPanel {
     if (type === 'refund' && draft !== '') {
       const currency = txn.amount?.currency;
       if (!currency) {
-        this.#notice = { text: 'This transaction has no amount to refund part of', error: true };
+        this.#notice = { text: 'This transaction has no amount to refund part of', tone: 'refusal' };
         this.#render();
         return;
       }
       try {
         amountMinor = parseDecimal(draft, currency);
       } catch (e) {
-        this.#notice = { text: `Refund amount: ${e instanceof Error ? e.message : String(e)}`, error: true };
+        this.#notice = {
+          text: `Refund amount: ${e instanceof Error ? e.message : String(e)}`,
+          tone: 'refusal',
+        };
         this.#render();
         return;
       }
@@ -517,27 +537,23 @@ export class OperatorPanel {
       h('h2', { text: 'Operator' }),
       button('Close', 'operator-close', () => this.close(), 'btn btn-small'),
     );
-    const notice = this.#notice
-      ? h('p', {
-          class: this.#notice.error ? 'notice notice-error' : 'notice',
-          testid: 'operator-result',
-          text: this.#notice.text,
-        })
-      : null;
+    const notice = this.#notice ? renderNotice(this.#notice) : null;
+    this.#announcer.announce(this.#notice);
     const body = this.#pin === '' ? this.#renderSignIn() : this.#renderSignedIn();
     const status = this.#pin !== '' && this.#status ? renderStatusBar(this.#status) : null;
     const focused = this.#focused();
-    replaceChildren(
-      this.element,
-      h(
-        'div',
-        { class: 'operator-sheet', attrs: this.#busy ? { 'aria-busy': 'true' } : {} },
-        header,
-        status,
-        notice,
-        body,
-      ),
+    const sheet = h(
+      'div',
+      { class: 'operator-sheet', attrs: this.#busy ? { 'aria-busy': 'true' } : {} },
+      header,
+      status,
+      notice,
+      body,
     );
+    // The sheet alone is drawn anew: the announcer stays put, or a screen reader could read its words out again.
+    if (this.#sheet?.parentNode === this.element) this.#sheet.replaceWith(sheet);
+    else replaceChildren(this.element, sheet, this.#announcer.element);
+    this.#sheet = sheet;
     if (focused) this.#refocus(focused);
   }
 

@@ -129,6 +129,12 @@ export class FakeTerminal implements TerminalApi {
    */
   unansweredRefunds = 0;
 
+  /**
+   * The terminal's answers to the next refunds and voids (outcome, code, message), one each, in place of an approval:
+   * a refusal or an unknown outcome leaves the transaction as it was.
+   */
+  readonly operatorAnswers: { outcome: string; code: string; message: string }[] = [];
+
   /** The operator's transaction list as the terminal would list it (newest first), in place of the sales made here. */
   setTransactions(transactions: TransactionSummary[]): void {
     this.#transactions = transactions.map((t) => ({ ...t }));
@@ -386,15 +392,22 @@ export class FakeTerminal implements TerminalApi {
         const txn = this.#transactions.find((t) => t.transactionId === action.transactionId);
         if (!txn)
           return Promise.resolve({ ok: false, error: { code: 'NOT_FOUND', message: 'no such transaction' } });
+        const answer = this.operatorAnswers.shift();
+        if (answer !== undefined)
+          return Promise.resolve({
+            ok: true,
+            value: { type: action.type, ...answer, transactionId: txn.transactionId },
+          });
         txn.state = action.type === 'void' ? 'VOIDED' : 'REFUNDED';
         txn.allowed = [];
         return Promise.resolve({
           ok: true,
           value: {
             type: action.type,
-            outcome: txn.state,
+            // As the terminal answers an approved refund or void (src/flows/operator.ts).
+            outcome: 'approved',
             code: 'APPROVED',
-            message: `${action.type} done`,
+            message: action.type === 'void' ? 'Voided' : 'Refunded',
             transactionId: txn.transactionId,
           },
         });

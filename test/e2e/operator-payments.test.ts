@@ -493,3 +493,92 @@ describe('operator panel: open tap-and-go stays (passback reset)', () => {
     await page.context().close();
   });
 });
+
+describe('operator panel: a refund’s or void’s answer, told apart', () => {
+  const sale = (transactionId: string) => ({
+    transactionId,
+    service: 'sale',
+    comments: 'Parking Sale',
+    gatewayId: `G-${transactionId}`,
+    state: 'approved',
+    amount: { minor: 600, currency: 'GBP', text: '£6.00' },
+    maskedPan: '476173******0119',
+    at: '2030-01-01T10:00:00.000Z',
+    allowed: ['refund', 'void'] as ('refund' | 'void')[],
+  });
+
+  /** The result line's tone, marker and text, and what the live region read out. */
+  const shown = async (page: Page) => ({
+    tone: await page.getByTestId('operator-notice').getAttribute('data-tone'),
+    marker: (await text(page, 'operator-result-marker'))?.trim(),
+    text: await text(page, 'operator-result'),
+    said: await text(page, 'operator-announcer'),
+  });
+
+  it('marks a success, a refusal and an unknown outcome apart, in words read out once, and axe finds each clean', async () => {
+    const { page, fake, problems } = await signedIn((f) => f.setTransactions([sale('S1'), sale('S2')]));
+    await page.getByTestId('operator-reload').click();
+    await page.getByTestId('operator-transactions').waitFor();
+    fake.operatorAnswers.push(
+      { outcome: 'declined', code: 'GENERAL_DECLINE', message: 'The refund was not completed' },
+      {
+        outcome: 'unknown',
+        code: 'UNKNOWN',
+        message: 'The answer to the void was lost: the terminal finishes it; see the transaction list',
+      },
+    );
+
+    await page.getByTestId('refund-S1').click();
+    await page.getByTestId('confirm-refund').click();
+    await expect
+      .poll(() => shown(page))
+      .toEqual({
+        tone: 'refusal',
+        marker: '✕ Not done',
+        text: 'refund S1: declined — The refund was not completed (GENERAL_DECLINE)',
+        said: 'Not done: refund S1: declined — The refund was not completed (GENERAL_DECLINE)',
+      });
+    expect(await audit(page, 'the panel with a refusal', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+
+    await page.getByTestId('void-S2').click();
+    await page.getByTestId('confirm-void').click();
+    await expect
+      .poll(() => shown(page))
+      .toEqual({
+        tone: 'unknown',
+        marker: '? Outcome unknown',
+        text:
+          'void S2: unknown — The answer to the void was lost: the terminal finishes it; see the transaction list ' +
+          '(UNKNOWN)',
+        said:
+          'Outcome unknown: void S2: unknown — The answer to the void was lost: the terminal finishes it; see the ' +
+          'transaction list (UNKNOWN)',
+      });
+    expect(await audit(page, 'the panel with an unknown outcome', { kind: 'tag', values: WCAG_AA })).toEqual(
+      [],
+    );
+
+    await page.getByTestId('void-S1').click();
+    await page.getByTestId('confirm-void').click();
+    await expect
+      .poll(() => shown(page))
+      .toEqual({
+        tone: 'success',
+        marker: '✓ Done',
+        text: 'void S1: approved — Voided',
+        said: 'Done: void S1: approved — Voided',
+      });
+    // The status refresh (every 2 s) draws the panel anew; the live region is the same element, not read out again.
+    await page.getByTestId('operator-announcer').evaluate(markDrawnBefore);
+    await page.getByTestId('operator-notice').evaluate(markDrawnBefore);
+    await expect
+      .poll(() => page.locator('[data-testid="operator-notice"][data-drawn="before"]').count(), {
+        timeout: 10_000,
+      })
+      .toBe(0);
+    expect(await page.locator('[data-testid="operator-announcer"][data-drawn="before"]').count()).toBe(1);
+    expect(await audit(page, 'the panel with a success', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});

@@ -1,0 +1,49 @@
+import { describe, expect, it } from 'vitest';
+import { altRefundTone, holdReleaseTone, outcomeTone, spokenNotice } from './operator-notice.js';
+
+describe('the tone of an answer in the operator panel', () => {
+  it('shows a refund or void as done only when approved, unknown when its answer was lost, otherwise not done', () => {
+    const outcomes = ['approved', 'declined', 'rejected', 'unknown', 'refused', 'not-found', 'not-allowed'];
+    expect(Object.fromEntries(outcomes.map((o) => [o, outcomeTone(o)]))).toEqual({
+      approved: 'success',
+      declined: 'refusal',
+      rejected: 'refusal',
+      unknown: 'unknown',
+      refused: 'refusal',
+      'not-found': 'refusal',
+      'not-allowed': 'refusal',
+    });
+    // An outcome the panel does not know is never shown as done.
+    expect(outcomeTone('VOIDED')).toBe('refusal');
+  });
+
+  it('shows a stay released as done, one refused for now or for good as not done, an unanswered one as unknown', () => {
+    expect(['released', 'later', 'refused', 'unknown'].map(holdReleaseTone)).toEqual([
+      'success',
+      'refusal',
+      'refusal',
+      'unknown',
+    ]);
+  });
+
+  it('shows an alternative-method refund that may stand as unknown, one that refunded nothing as not done', () => {
+    const states = ['accepted', 'refunded', 'failed', 'voided', 'in-flight', 'needs-operator'];
+    expect(states.map(altRefundTone)).toEqual([
+      'success',
+      'success',
+      'refusal',
+      'refusal',
+      'unknown',
+      'unknown',
+    ]);
+  });
+
+  it('reads out the marker’s word before the text, and a figure without one', () => {
+    expect(spokenNotice({ tone: 'success', text: 'void T1: approved — Voided' })).toBe(
+      'Done: void T1: approved — Voided',
+    );
+    expect(spokenNotice({ tone: 'refusal', text: 'x' })).toBe('Not done: x');
+    expect(spokenNotice({ tone: 'unknown', text: 'x' })).toBe('Outcome unknown: x');
+    expect(spokenNotice({ tone: 'info', text: 'Queue flushed' })).toBe('Queue flushed');
+  });
+});

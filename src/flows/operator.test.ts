@@ -69,13 +69,22 @@ describe('operator mode: the release of a voided capture’s hold', () => {
       });
     });
 
-  it('tells the operator a hold whose reversal is refused otherwise was not released, and why', async () => {
-    const fake = new ReversalAnswered({ kind: 'rejected', reason: 'INVALID_DATA' });
-    withCapture(fake);
-    expect(await operator(fake, { type: 'void', transactionId: 'C1' })).toMatchObject({
-      outcome: 'rejected',
-      code: 'HOLD_NOT_RELEASED',
-      message: 'Voided, but the authorization hold was not released (INVALID_DATA)',
+  for (const [kind, reason] of [
+    ['rejected', 'INVALID_DATA'],
+    ['declined', 'PROCESSOR_UNAVAILABLE'],
+  ] as const)
+    it(`reports the void approved when the release is ${kind} ${reason}: the hold stands, and why`, async () => {
+      const fake = new ReversalAnswered({ kind, reason });
+      withCapture(fake);
+      const result = await operator(fake, { type: 'void', transactionId: 'C1' });
+      // The capture is voided: the money is given back whatever became of the hold.
+      expect(fake.settled.get('G-C1')?.voided).toBe(true);
+      expect(result).toMatchObject({
+        outcome: 'approved',
+        code: 'HOLD_NOT_RELEASED',
+        message: `Voided, but the authorization hold was not released (${reason}): the terminal tries again later`,
+        service: 'void-capture',
+        transactionId: fake.sent.find((r) => r.service === 'void-capture')?.transactionId,
+      });
     });
-  });
 });

@@ -372,10 +372,12 @@ export const operatorMachine = setup({
             },
           };
         },
-        // A refused or unanswered release is never reported as approved: the operator sees what happened to it — a
-        // refused one left the hold on the card; an unanswered one is finished by the journal's recovery. A refusal
-        // because nothing is held any more (the vocabulary's `reversalRefusalReleased`: reversed or settled already)
-        // is no refusal of the release: the hold is over, as after an approval.
+        // The void went through, whatever happens to the release: the result stays approved (the audit log records
+        // the void as done), its code and message saying what became of the hold. A release refused because nothing
+        // is held any more (the vocabulary's `reversalRefusalReleased`: reversed or settled already) is no refusal:
+        // the hold is over, as after an approval. Another refusal left the hold on the card (HOLD_NOT_RELEASED): the
+        // durable follow-up the void left tries again later (the host's background work); an unanswered one is
+        // finished by the journal's recovery (HOLD_RELEASE_UNKNOWN).
         onDone: [
           {
             guard: ({ event }) => event.output.kind === 'approved',
@@ -407,7 +409,6 @@ export const operatorMachine = setup({
                 return {
                   result: {
                     ...(context.result as OperatorResult),
-                    outcome: 'unknown' as const,
                     code: 'HOLD_RELEASE_UNKNOWN',
                     message: `Voided. ${lostAnswerMessage('release of the authorization hold', 'reversal')}`,
                   },
@@ -416,14 +417,10 @@ export const operatorMachine = setup({
               return {
                 result: {
                   ...(context.result as OperatorResult),
-                  outcome:
-                    output.kind === 'declined'
-                      ? ('declined' as const)
-                      : output.kind === 'rejected'
-                        ? ('rejected' as const)
-                        : ('unknown' as const),
                   code: 'HOLD_NOT_RELEASED',
-                  message: `Voided, but the authorization hold was not released (${reason})`,
+                  message:
+                    `Voided, but the authorization hold was not released (${reason}): ` +
+                    'the terminal tries again later',
                 },
               };
             }),

@@ -253,6 +253,46 @@ describe('OperatorDesk audit log', () => {
     ]);
   });
 
+  it('records a void of a capture as done when the release of its hold is refused: the money was given back', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.auths.set('G-A1', {
+      transactionId: 'A1',
+      authorizedMinor: 300,
+      capturedMinor: 150,
+      reversed: false,
+    });
+    fake.settled.set('G-C1', {
+      service: 'capture',
+      transactionId: 'C1',
+      gatewayId: 'G-C1',
+      amountMinor: 150,
+      refundedMinor: 0,
+      voided: false,
+      authGatewayId: 'G-A1',
+    });
+    fake.script('reversal', 'rejected');
+    const r = await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'C1' } });
+    expect(r).toMatchObject({
+      ok: true,
+      value: { type: 'void', outcome: 'approved', code: 'HOLD_NOT_RELEASED' },
+    });
+    expect(fake.sent.map((s) => `${s.service}:${s.kind}`)).toEqual([
+      'void-capture:approved',
+      'reversal:rejected',
+    ]);
+    expect(log(desk).at(-1)).toMatchObject({
+      action: 'void',
+      subject: 'C1',
+      result: 'ok',
+      code: 'HOLD_NOT_RELEASED',
+      details: {
+        outcome: 'approved',
+        service: 'void-capture',
+        sentTransactionId: fake.sent[0]?.transactionId,
+      },
+    });
+  });
+
   it('refuses to void a sale with a refund standing, and records why', async () => {
     const { desk, goodPin, fake } = setup();
     await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor: 200 } });

@@ -32,6 +32,12 @@ export interface OperatorResult {
   message: string;
   /** The service sent, when one was. */
   service?: ServiceName;
+  /**
+   * What the refund or void sent asked for, when one was sent: minor units of `currency` (the payment's, as listed) —
+   * for a refund of all that is left, the amount the machine worked out.
+   */
+  amountMinor?: number;
+  currency?: string;
   /** transactionId of the refund or void sent. */
   transactionId?: string;
 }
@@ -158,6 +164,14 @@ function lostAnswerMessage(what: string, service: ServiceName): string {
     ? `The answer to the ${what} was lost: the terminal finishes it; see the transaction list`
     : `The answer to the ${what} was lost: the terminal is cancelling it. Do not tell the customer it is ` +
         `refunded; once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again`;
+}
+
+/** The amount and currency of the refund or void sent (OperatorResult `amountMinor`, `currency`). */
+function sentAmount(context: OperatorContext): { amountMinor: number; currency: string } {
+  return {
+    amountMinor: context.amountMinor,
+    currency: context.original?.currency ?? context.settings.currency,
+  };
 }
 
 function finish(
@@ -315,6 +329,7 @@ export const operatorMachine = setup({
                   message: context.command.type === 'refund' ? 'Refunded' : 'Voided',
                   service: context.service as ServiceName,
                   transactionId: (event.output as TransactionResult & { kind: 'approved' }).transactionId,
+                  ...sentAmount(context),
                 },
               })),
             ],
@@ -337,6 +352,7 @@ export const operatorMachine = setup({
                     : `The ${context.command.type} was not completed`,
                   service: context.service,
                   ...('transactionId' in output ? { transactionId: output.transactionId } : {}),
+                  ...sentAmount(context),
                 },
               };
             }),

@@ -215,10 +215,41 @@ describe('OperatorDesk audit log', () => {
       details: {
         outcome: 'approved',
         amountMinor: 250,
+        currency: 'GBP',
         service: 'refund-payment',
         sentTransactionId: refundTx,
       },
     });
+  });
+
+  it('records what a full refund and a void sent: their amount and currency, not only the ones asked for', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.settled.set('G-S2', {
+      service: 'sale',
+      transactionId: 'S2',
+      gatewayId: 'G-S2',
+      amountMinor: 450,
+      refundedMinor: 0,
+      voided: false,
+    });
+    await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor: 250 } });
+    // No amount asked for: all that is left of S1 (3.50) is refunded.
+    await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1' } });
+    await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S2' } });
+    expect(fake.sent.map((r) => `${r.service}:${r.amountMinor}`)).toEqual([
+      'refund-payment:250',
+      'refund-payment:350',
+      'void-payment:450',
+    ]);
+    expect(
+      log(desk)
+        .filter((r) => r.action === 'refund' || r.action === 'void')
+        .map((r) => [r.action, r.details.amountMinor, r.details.currency]),
+    ).toEqual([
+      ['refund', 250, 'GBP'],
+      ['refund', 350, 'GBP'],
+      ['void', 450, 'GBP'],
+    ]);
   });
 
   it('records a declined refund as refused, with the outcome', async () => {

@@ -727,9 +727,12 @@ export class OperatorDesk {
       code: result.code,
       details: {
         outcome: result.outcome,
-        ...(command.type === 'refund' && command.amountMinor !== undefined
-          ? { amountMinor: command.amountMinor }
-          : {}),
+        // What was sent (a full refund's amount is the machine's); else what was asked for, refused before sending.
+        ...(result.amountMinor !== undefined
+          ? { amountMinor: result.amountMinor, currency: result.currency }
+          : command.type === 'refund' && command.amountMinor !== undefined
+            ? { amountMinor: command.amountMinor }
+            : {}),
         ...(result.service !== undefined ? { service: result.service } : {}),
         ...(result.transactionId !== undefined ? { sentTransactionId: result.transactionId } : {}),
       },

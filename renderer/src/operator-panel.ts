@@ -165,11 +165,21 @@ export class OperatorPanel {
       text: `${error.message} (${error.code})`,
       tone: answerNeverCame(error.code) ? 'unknown' : 'refusal',
     };
-    if (error.code === 'OPERATOR_PIN') {
-      this.#pin = '';
-      this.#transactions = undefined;
-    }
+    if (error.code === 'OPERATOR_PIN' || error.code === 'OPERATOR_LOCKED') this.#signOut();
     this.#render();
+  }
+
+  /**
+   * The terminal refused the PIN (wrong, or operator mode locked): the panel forgets it and stops the status refresh,
+   * which would otherwise send it every 2 s — each a wrong PIN that counts towards the lockout (a terminal restarted
+   * with another PIN under an open panel would be locked by the panel itself, ever longer).
+   */
+  #signOut(): void {
+    if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
+    this.#statusTimer = undefined;
+    this.#status = undefined;
+    this.#pin = '';
+    this.#transactions = undefined;
   }
 
   async #signIn(pin: string): Promise<void> {
@@ -180,16 +190,24 @@ export class OperatorPanel {
     this.#accept(r.value);
     // The status figures come only to a signed-in operator, and stay fresh while the panel is open.
     await this.#refreshStatus();
+    if (this.#pin === '') return;
+    if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
     this.#statusTimer = setInterval(() => void this.#refreshStatus(), 2_000);
   }
 
   async #refreshStatus(): Promise<void> {
-    if (this.#pin === '') return;
-    const r = await this.client.operator({ pin: this.#pin, action: { type: 'status' } });
+    const pin = this.#pin;
+    if (pin === '') return;
+    const r = await this.client.operator({ pin, action: { type: 'status' } });
     if (r.ok && r.value.type === 'status') {
       this.#status = r.value.status;
       this.#render();
-    }
+    } else if (
+      !r.ok &&
+      this.#pin === pin &&
+      (r.error.code === 'OPERATOR_PIN' || r.error.code === 'OPERATOR_LOCKED')
+    )
+      this.#fail(r.error);
   }
 
   async #reload(): Promise<void> {

@@ -82,6 +82,8 @@ export class FakeTerminal implements TerminalApi {
   /** ACTIVITY events the page sent. */
   activity = 0;
   readonly operatorRequests: OperatorRequest[] = [];
+  /** The operator PIN the terminal takes (another after a restart that generated a new one). */
+  pin = FAKE_PIN;
   /** The operator's payment links and alternative-method sales. */
   readonly payments = new FakeOperatorPayments();
   #seq = 0;
@@ -374,7 +376,7 @@ export class FakeTerminal implements TerminalApi {
 
   operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     this.operatorRequests.push(request);
-    if (request.pin !== FAKE_PIN)
+    if (request.pin !== this.pin)
       return Promise.resolve({ ok: false, error: { code: 'OPERATOR_PIN', message: 'wrong PIN' } });
     const action = request.action;
     if ((action.type === 'refund' || action.type === 'alt-refund') && this.unansweredRefunds > 0) {

@@ -39,6 +39,7 @@ afterEach(async () => {
 async function signedIn(
   prepare: (fake: FakeTerminal) => void = () => undefined,
   viewport = { width: 1280, height: 1600 },
+  options: { clock?: boolean } = {},
 ): Promise<{ page: Page; fake: FakeTerminal; problems: string[] }> {
   const fake = new FakeTerminal();
   prepare(fake);
@@ -52,6 +53,8 @@ async function signedIn(
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
+  // The page's timers (the status refresh every 2 s) on a clock the test runs.
+  if (options.clock === true) await page.clock.install();
   await page.goto(bridge.url);
   await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
   await page.keyboard.press('Control+Alt+O');
@@ -578,6 +581,27 @@ describe('operator panel: a refund’s or void’s answer, told apart', () => {
       .toBe(0);
     expect(await page.locator('[data-testid="operator-announcer"][data-drawn="before"]').count()).toBe(1);
     expect(await audit(page, 'the panel with a success', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('operator panel: a PIN the terminal no longer takes', () => {
+  it('signs out at the first status refresh refused, and sends the PIN no more: no lockout by the panel', async () => {
+    const { page, fake, problems } = await signedIn(undefined, undefined, { clock: true });
+    // The terminal restarted and generated another PIN while the panel stayed open.
+    fake.pin = '987654';
+    const refused = () =>
+      fake.operatorRequests.filter((r) => r.pin === FAKE_PIN && r.action.type === 'status').length;
+    const before = refused();
+    await page.clock.runFor(2_000);
+    await page.getByTestId('operator-pin').waitFor();
+    expect(await text(page, 'operator-result')).toBe('wrong PIN (OPERATOR_PIN)');
+    expect(refused()).toBe(before + 1);
+    // Five wrong PINs lock operator mode: the panel sends none again, however long it stays open.
+    await page.clock.runFor(30_000);
+    await page.getByTestId('operator-pin').waitFor();
+    expect(refused()).toBe(before + 1);
     expect(problems).toEqual([]);
     await page.context().close();
   });

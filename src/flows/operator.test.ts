@@ -88,3 +88,48 @@ describe('operator mode: the release of a voided capture’s hold', () => {
       });
     });
 });
+
+describe('operator mode: a refund amount it does not send', () => {
+  /** A sale `S1` of £6.00 with £2.50 of it refunded already. */
+  function withSale(fake: FakeTerminal): void {
+    fake.settled.set('G-S1', {
+      service: 'sale',
+      transactionId: 'S1',
+      gatewayId: 'G-S1',
+      amountMinor: 600,
+      refundedMinor: 250,
+      voided: false,
+    });
+  }
+
+  it('says how much is left to refund in money, not in minor units an operator could read as pounds', async () => {
+    const fake = new FakeTerminal();
+    withSale(fake);
+    expect(await operator(fake, { type: 'refund', transactionId: 'S1', amountMinor: 351 })).toEqual({
+      outcome: 'not-allowed',
+      code: 'REFUND_EXCEEDS_CAPTURED',
+      message: 'At most 3.50 GBP can be refunded',
+    });
+    fake.settled.get('G-S1')!.refundedMinor = 600;
+    expect(await operator(fake, { type: 'refund', transactionId: 'S1' })).toEqual({
+      outcome: 'not-allowed',
+      code: 'REFUND_EXCEEDS_CAPTURED',
+      message: 'Nothing is left to refund',
+    });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it.each([0, -100, 1.5])(
+    'refuses a refund of %s minor units as an amount that is no refund',
+    async (amountMinor) => {
+      const fake = new FakeTerminal();
+      withSale(fake);
+      expect(await operator(fake, { type: 'refund', transactionId: 'S1', amountMinor })).toEqual({
+        outcome: 'not-allowed',
+        code: 'REFUND_AMOUNT_INVALID',
+        message: 'A refund is of an amount above 0 (none: all that is left)',
+      });
+      expect(fake.sent).toEqual([]);
+    },
+  );
+});

@@ -2,6 +2,7 @@ import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
 import type { FlowClock } from './effects.js';
 import { commentsFor, resolutionFor } from './services.js';
+import { toDecimalString } from '../money/index.js';
 import { reversalRefusalReleased } from '../vocabulary/services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
@@ -68,7 +69,8 @@ const notProvided = (name: string) => () =>
  *   NOT_VOIDABLE): the terminal does not know the gateway id its refunds and voids are sent to;
  * - `NOT_VOIDABLE`: past the settlement cut-off (or recovery's timeout void of it was refused so);
  * - `NOT_REFUNDABLE`: only captures and sales are refunded;
- * - `REFUND_EXCEEDS_CAPTURED`: the amount is not within what is left to refund.
+ * - `REFUND_AMOUNT_INVALID`: the amount asked for is no refund (not a whole number of minor units above 0);
+ * - `REFUND_EXCEEDS_CAPTURED`: the amount is not within what is left to refund (or nothing is left).
  */
 export type OperatorRefusalCode =
   | 'ALREADY_VOIDED'
@@ -77,6 +79,7 @@ export type OperatorRefusalCode =
   | 'REFUNDS_STANDING'
   | 'NOT_VOIDABLE'
   | 'NOT_REFUNDABLE'
+  | 'REFUND_AMOUNT_INVALID'
   | 'REFUND_EXCEEDS_CAPTURED';
 
 /**
@@ -143,12 +146,26 @@ export function operatorService(
         : undefined;
   if (service === undefined)
     return { code: 'NOT_REFUNDABLE', message: 'Only captures and sales can be refunded' };
+  if (
+    command.amountMinor !== undefined &&
+    !(Number.isSafeInteger(command.amountMinor) && command.amountMinor > 0)
+  )
+    return {
+      code: 'REFUND_AMOUNT_INVALID',
+      message: 'A refund is of an amount above 0 (none: all that is left)',
+    };
   const left = amountStanding(original);
   const amountMinor = command.amountMinor ?? left;
-  // spec 001, Limits: the sum of refunds stays within the captured amount.
-  if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0 || amountMinor > left) {
-    return { code: 'REFUND_EXCEEDS_CAPTURED', message: `At most ${left} minor units can be refunded` };
-  }
+  // spec 001, Limits: the sum of refunds stays within the captured amount. Said in money, as the panel lists it: a
+  // figure in minor units ("350") reads as pounds.
+  if (amountMinor <= 0 || amountMinor > left)
+    return {
+      code: 'REFUND_EXCEEDS_CAPTURED',
+      message:
+        left > 0
+          ? `At most ${toDecimalString(left, original.currency)} ${original.currency} can be refunded`
+          : 'Nothing is left to refund',
+    };
   return { service, amountMinor };
 }
 

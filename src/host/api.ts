@@ -731,7 +731,7 @@ export type OperatorResponse =
   /**
    * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
    * (APPROVED; a refusal: ALREADY_VOIDED, VOID_PENDING, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE,
-   * NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED; a gateway reason …). A void of a capture that went through is
+   * NOT_REFUNDABLE, REFUND_AMOUNT_INVALID, REFUND_EXCEEDS_CAPTURED; a gateway reason …). A void of a capture that went through is
    * `approved` whatever became of the release of its authorization hold, its code saying that: APPROVED when released
    * (or found released already), HOLD_NOT_RELEASED when the reversal was refused (the terminal tries again later),
    * HOLD_RELEASE_UNKNOWN when its answer was lost and recovery finishes it.

@@ -3,12 +3,23 @@ import { altRefundTone, holdReleaseTone, outcomeTone, spokenNotice } from './ope
 
 describe('the tone of an answer in the operator panel', () => {
   it('shows a refund or void as done only when approved, unknown when its answer was lost, otherwise not done', () => {
-    const outcomes = ['approved', 'declined', 'rejected', 'unknown', 'refused', 'not-found', 'not-allowed'];
+    const outcomes = [
+      'approved',
+      'declined',
+      'rejected',
+      'unknown',
+      'cancelled',
+      'refused',
+      'not-found',
+      'not-allowed',
+    ];
     expect(Object.fromEntries(outcomes.map((o) => [o, outcomeTone(o)]))).toEqual({
       approved: 'success',
       declined: 'refusal',
       rejected: 'refusal',
       unknown: 'unknown',
+      // Cancelled by its timeout void once its answer was lost: nothing moved.
+      cancelled: 'refusal',
       refused: 'refusal',
       'not-found': 'refusal',
       'not-allowed': 'refusal',

@@ -133,3 +133,41 @@ describe('operator mode: a refund amount it does not send', () => {
     },
   );
 });
+
+describe('operator mode: a refund whose answer was lost and that its timeout void cancelled', () => {
+  it('says nothing was refunded, as an outcome known — not an unknown one', async () => {
+    const fake = new FakeTerminal();
+    fake.settled.set('G-S1', {
+      service: 'sale',
+      transactionId: 'S1',
+      gatewayId: 'G-S1',
+      amountMinor: 600,
+      refundedMinor: 0,
+      voided: false,
+    });
+    fake.script('refund-payment', 'unknown');
+    const actor = createActor(provideFlowEffects.operator(fake), {
+      input: {
+        settings: testSettings(),
+        clock: fake.clock,
+        pin: fake.pin,
+        command: { type: 'refund', transactionId: 'S1', amountMinor: 100 },
+      },
+      clock: fake.clock,
+    });
+    actor.start();
+    await settle();
+    // Its timeout void goes after the delay the gateway asks for, and is approved.
+    fake.clock.increment(testSettings().timing.timeoutReversalDelayMs);
+    await settle();
+    expect(fake.comments()).toEqual(['REFUND Payment', 'VOID Timeout']);
+    expect(fake.netChargedMinor()).toBe(600);
+    expect(actor.getSnapshot().output).toMatchObject({
+      outcome: 'cancelled',
+      code: 'TIMEOUT_RESOLVED',
+      message:
+        'The answer to the refund was lost and the terminal cancelled it: nothing was refunded; refund again',
+      service: 'refund-payment',
+    });
+  });
+});

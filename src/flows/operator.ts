@@ -26,8 +26,13 @@ export interface OperatorInput {
 }
 
 export interface OperatorResult {
-  /** `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it. */
-  outcome: 'approved' | 'declined' | 'rejected' | 'unknown' | 'refused' | 'not-found' | 'not-allowed';
+  /**
+   * `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it.
+   * `cancelled`: its answer was lost and its own timeout request (a refund's timeout void) cancelled it — nothing moved
+   * (code TIMEOUT_RESOLVED).
+   */
+  outcome:
+    'approved' | 'declined' | 'rejected' | 'unknown' | 'cancelled' | 'refused' | 'not-found' | 'not-allowed';
   /** Stable code: OPERATOR_PIN, NOT_FOUND, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
   code: string;
   message: string;
@@ -355,18 +360,33 @@ export const operatorMachine = setup({
             target: 'done',
             actions: assign(({ context, event }) => {
               const output = event.output;
+              // An answer lost and resolved here: its timeout request (a refund's timeout void) went through, so the
+              // outcome is known — nothing moved. Not resolved here: the journal's recovery resolves it (see
+              // lostAnswerMessage).
+              if (output.kind === 'unknown' && output.resolved)
+                return {
+                  result: {
+                    outcome: 'cancelled' as const,
+                    code: 'TIMEOUT_RESOLVED',
+                    message:
+                      `The answer to the ${context.command.type} was lost and the terminal cancelled it: nothing was ` +
+                      `${context.command.type === 'refund' ? 'refunded; refund' : 'voided; void'} again`,
+                    service: context.service,
+                    transactionId: output.transactionId,
+                    ...sentAmount(context),
+                  },
+                };
               const outcome =
                 output.kind === 'declined' ? 'declined' : output.kind === 'rejected' ? 'rejected' : 'unknown';
               const code = 'reason' in output ? output.reason : output.kind.toUpperCase();
-              // An answer lost and not resolved here: the journal's recovery resolves it (see lostAnswerMessage).
-              const unresolved = output.kind === 'unknown' && !output.resolved;
               return {
                 result: {
                   outcome,
                   code,
-                  message: unresolved
-                    ? lostAnswerMessage(context.command.type, context.service as ServiceName)
-                    : `The ${context.command.type} was not completed`,
+                  message:
+                    output.kind === 'unknown'
+                      ? lostAnswerMessage(context.command.type, context.service as ServiceName)
+                      : `The ${context.command.type} was not completed`,
                   service: context.service,
                   ...('transactionId' in output ? { transactionId: output.transactionId } : {}),
                   ...sentAmount(context),

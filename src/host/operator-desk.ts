@@ -81,8 +81,10 @@ function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
     case 'not-found':
     case 'not-allowed':
       return 'refused';
-    // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then).
+    // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then); or cancelled by its timeout
+    // request once its answer was lost: nothing moved.
     case 'unknown':
+    case 'cancelled':
       return 'failed';
   }
 }

@@ -693,22 +693,36 @@ export class OperatorPanel {
     for (const allowed of t.allowed) {
       switch (allowed) {
         case 'refund': {
+          // Named after the row's transaction: a screen reader on any row hears which payment it refunds.
           const amount = h('input', {
             class: 'refund-amount',
             testid: `refund-amount-${t.transactionId}`,
-            attrs: { type: 'text', inputmode: 'decimal', placeholder: 'full', 'aria-label': 'Refund amount' },
+            attrs: {
+              type: 'text',
+              inputmode: 'decimal',
+              placeholder: 'full',
+              'aria-label': `Refund amount for ${t.transactionId}${
+                t.amount ? ` (${t.amount.currency})` : ''
+              }, empty for all that is left`,
+            },
           });
           amount.value = this.#refundDrafts.get(t.transactionId) ?? '';
           amount.addEventListener('input', () => this.#refundDrafts.set(t.transactionId, amount.value));
           actions.push(
             amount,
-            button('Refund', `refund-${t.transactionId}`, () => this.#arm('refund', t), 'btn btn-small'),
+            labelled(
+              button('Refund', `refund-${t.transactionId}`, () => this.#arm('refund', t), 'btn btn-small'),
+              `Refund ${t.transactionId}`,
+            ),
           );
           break;
         }
         case 'void':
           actions.push(
-            button('Void', `void-${t.transactionId}`, () => this.#arm('void', t), 'btn btn-small'),
+            labelled(
+              button('Void', `void-${t.transactionId}`, () => this.#arm('void', t), 'btn btn-small'),
+              `Void ${t.transactionId}`,
+            ),
           );
           break;
       }

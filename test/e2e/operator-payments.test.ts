@@ -518,6 +518,23 @@ describe('operator panel: a refund’s or void’s answer, told apart', () => {
     said: await text(page, 'operator-announcer'),
   });
 
+  it('names each row’s refund and void after its transaction, for a screen reader on any row', async () => {
+    const { page, problems } = await signedIn((f) => f.setTransactions([sale('S1'), sale('S2')]));
+    await page.getByTestId('operator-reload').click();
+    await page.getByTestId('operator-transactions').waitFor();
+    // Each row's controls are named after its transaction: a screen reader hears which one it is on, not "Void" for
+    // every row.
+    for (const id of ['S1', 'S2']) {
+      expect(await page.getByTestId(`void-${id}`).getAttribute('aria-label')).toBe(`Void ${id}`);
+      expect(await page.getByTestId(`refund-${id}`).getAttribute('aria-label')).toBe(`Refund ${id}`);
+      expect(await page.getByTestId(`refund-amount-${id}`).getAttribute('aria-label')).toBe(
+        `Refund amount for ${id} (GBP), empty for all that is left`,
+      );
+    }
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
   it('marks a success, a refusal and an unknown outcome apart, in words read out once, and axe finds each clean', async () => {
     const { page, fake, problems } = await signedIn((f) => f.setTransactions([sale('S1'), sale('S2')]));
     await page.getByTestId('operator-reload').click();

@@ -55,6 +55,24 @@ export function altRefundTone(state: string): NoticeTone {
   return 'refusal';
 }
 
+/**
+ * The notice of a refund's or void's answer, named after the payment the operator chose (`subject`): the terminal
+ * answers with the transactionId of the refund or void it sent, when it sent one, which is not the payment's — "refund
+ * R7" would read as a refund of R7. The code is said when it was not approved (why nothing was done, or what the
+ * gateway answered).
+ */
+export function followOnNotice(
+  subject: string,
+  answer: { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string },
+): OperatorNotice {
+  const sent = answer.transactionId !== subject ? ` (sent as ${answer.transactionId})` : '';
+  const code = answer.outcome === 'approved' ? '' : ` (${answer.code})`;
+  return {
+    text: `${answer.type} of ${subject}${sent}: ${answer.outcome} — ${answer.message}${code}`,
+    tone: outcomeTone(answer.outcome),
+  };
+}
+
 /** What a screen reader says of a notice: its marker's word, then its text. */
 export function spokenNotice(notice: OperatorNotice): string {
   return notice.tone === 'info' ? notice.text : `${MARKERS[notice.tone].word}: ${notice.text}`;

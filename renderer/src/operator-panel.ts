@@ -24,8 +24,8 @@ import {
   timeCell,
 } from './operator-table.js';
 import {
+  followOnNotice,
   NoticeAnnouncer,
-  outcomeTone,
   renderNotice,
   type NoticeTone,
   type OperatorNotice,
@@ -221,16 +221,6 @@ export class OperatorPanel {
       case 'transactions':
         this.#transactions = response.transactions;
         break;
-      case 'refund':
-      case 'void':
-        // The stable code says why nothing was done (e.g. REFUNDS_STANDING) or what the gateway answered.
-        this.#notice = {
-          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}${
-            response.outcome === 'approved' ? '' : ` (${response.code})`
-          }`,
-          tone: outcomeTone(response.outcome),
-        };
-        break;
       case 'status':
         this.#status = response.status;
         break;
@@ -273,7 +263,10 @@ export class OperatorPanel {
               tone: 'refusal',
             };
         break;
-      // Shown by their sections (renderer/src/operator-payments.ts, operator-stays.ts), which ask for them.
+      // Shown by the one who asked for them: a refund or void by #perform, which knows the payment it was of; the
+      // others by their sections (renderer/src/operator-payments.ts, operator-stays.ts).
+      case 'refund':
+      case 'void':
       case 'links':
       case 'link-deactivate':
       case 'link-reactivate':
@@ -300,6 +293,8 @@ export class OperatorPanel {
     const r = await this.#call(action);
     if (armed.type === 'refund') this.#refundIds.settle(armed.transactionId, armed.amountMinor, r);
     if (!r.ok) return this.#fail(r.error);
+    if (r.value.type === 'refund' || r.value.type === 'void')
+      this.#notice = followOnNotice(armed.transactionId, r.value);
     this.#accept(r.value);
     await this.#reload();
   }

@@ -135,7 +135,7 @@ export class FakeTerminal implements TerminalApi {
    * The terminal's answers to the next refunds and voids (outcome, code, message), one each, in place of an approval:
    * a refusal or an unknown outcome leaves the transaction as it was.
    */
-  readonly operatorAnswers: { outcome: string; code: string; message: string }[] = [];
+  readonly operatorAnswers: { outcome: string; code: string; message: string; transactionId?: string }[] = [];
 
   /** The operator's transaction list as the terminal would list it (newest first), in place of the sales made here. */
   setTransactions(transactions: TransactionSummary[]): void {
@@ -398,7 +398,7 @@ export class FakeTerminal implements TerminalApi {
         if (answer !== undefined)
           return Promise.resolve({
             ok: true,
-            value: { type: action.type, ...answer, transactionId: txn.transactionId },
+            value: { type: action.type, transactionId: txn.transactionId, ...answer },
           });
         txn.state = action.type === 'void' ? 'VOIDED' : 'REFUNDED';
         txn.allowed = [];

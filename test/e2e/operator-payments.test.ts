@@ -540,7 +540,13 @@ describe('operator panel: a refund’s or void’s answer, told apart', () => {
     await page.getByTestId('operator-reload').click();
     await page.getByTestId('operator-transactions').waitFor();
     fake.operatorAnswers.push(
-      { outcome: 'declined', code: 'GENERAL_DECLINE', message: 'The refund was not completed' },
+      // The refund sent has its own transactionId, R9.
+      {
+        outcome: 'declined',
+        code: 'GENERAL_DECLINE',
+        message: 'The refund was not completed',
+        transactionId: 'R9',
+      },
       {
         outcome: 'unknown',
         code: 'UNKNOWN',
@@ -555,8 +561,8 @@ describe('operator panel: a refund’s or void’s answer, told apart', () => {
       .toEqual({
         tone: 'refusal',
         marker: '✕ Not done',
-        text: 'refund S1: declined — The refund was not completed (GENERAL_DECLINE)',
-        said: 'Not done: refund S1: declined — The refund was not completed (GENERAL_DECLINE)',
+        text: 'refund of S1 (sent as R9): declined — The refund was not completed (GENERAL_DECLINE)',
+        said: 'Not done: refund of S1 (sent as R9): declined — The refund was not completed (GENERAL_DECLINE)',
       });
     expect(await audit(page, 'the panel with a refusal', { kind: 'tag', values: WCAG_AA })).toEqual([]);
 
@@ -568,10 +574,10 @@ describe('operator panel: a refund’s or void’s answer, told apart', () => {
         tone: 'unknown',
         marker: '? Outcome unknown',
         text:
-          'void S2: unknown — The answer to the void was lost: the terminal finishes it; see the transaction list ' +
+          'void of S2: unknown — The answer to the void was lost: the terminal finishes it; see the transaction list ' +
           '(UNKNOWN)',
         said:
-          'Outcome unknown: void S2: unknown — The answer to the void was lost: the terminal finishes it; see the ' +
+          'Outcome unknown: void of S2: unknown — The answer to the void was lost: the terminal finishes it; see the ' +
           'transaction list (UNKNOWN)',
       });
     expect(await audit(page, 'the panel with an unknown outcome', { kind: 'tag', values: WCAG_AA })).toEqual(
@@ -585,8 +591,8 @@ describe('operator panel: a refund’s or void’s answer, told apart', () => {
       .toEqual({
         tone: 'success',
         marker: '✓ Done',
-        text: 'void S1: approved — Voided',
-        said: 'Done: void S1: approved — Voided',
+        text: 'void of S1: approved — Voided',
+        said: 'Done: void of S1: approved — Voided',
       });
     // The status refresh (every 2 s) draws the panel anew; the live region is the same element, not read out again.
     await page.getByTestId('operator-announcer').evaluate(markDrawnBefore);

@@ -23,7 +23,14 @@ import {
   reasonCell,
   timeCell,
 } from './operator-table.js';
-import { RefundRequestIds } from './refund-requests.js';
+import {
+  followOnNotice,
+  NoticeAnnouncer,
+  renderNotice,
+  type NoticeTone,
+  type OperatorNotice,
+} from './operator-notice.js';
+import { answerNeverCame, RefundRequestIds } from './refund-requests.js';
 import { renderStatusBar } from './status-bar.js';
 
 /** A refund or void the operator pressed once and must confirm (money moves: one tap is not enough). */
@@ -55,7 +62,11 @@ export class OperatorPanel {
   readonly element: HTMLElement;
   #pin = '';
   #transactions: TransactionSummary[] | undefined;
-  #notice: { text: string; error: boolean } | undefined;
+  #notice: OperatorNotice | undefined;
+  /** Reads out each new notice once; kept while the panel is drawn again. */
+  readonly #announcer = new NoticeAnnouncer();
+  /** The panel's sheet as last drawn: replaced on each redraw, the announcer beside it kept. */
+  #sheet: HTMLElement | undefined;
   #armed: Armed | undefined;
   #busy = false;
   #refundDrafts = new Map<string, string>();
@@ -81,8 +92,8 @@ export class OperatorPanel {
     const sections = {
       call: (action: OperatorAction) => this.#call(action),
       fail: (error: ApiError) => this.#fail(error),
-      notice: (text: string) => {
-        this.#notice = { text, error: false };
+      notice: (text: string, tone: NoticeTone) => {
+        this.#notice = { text, tone };
         this.#render();
       },
       render: () => this.#render(),
@@ -133,7 +144,9 @@ export class OperatorPanel {
     this.#stays.clear();
     this.#serviceNotice = '';
     this.element.hidden = true;
-    replaceChildren(this.element);
+    this.#sheet = undefined;
+    this.#announcer.announce(undefined);
+    replaceChildren(this.element, this.#announcer.element);
   }
 
   async #call(action: OperatorAction, pin = this.#pin): Promise<Result<OperatorResponse>> {
@@ -147,12 +160,26 @@ export class OperatorPanel {
   }
 
   #fail(error: ApiError): void {
-    this.#notice = { text: `${error.message} (${error.code})`, error: true };
-    if (error.code === 'OPERATOR_PIN') {
-      this.#pin = '';
-      this.#transactions = undefined;
-    }
+    // No answer came (the connection dropped, a timeout): what the terminal did is not known — never "not done".
+    this.#notice = {
+      text: `${error.message} (${error.code})`,
+      tone: answerNeverCame(error.code) ? 'unknown' : 'refusal',
+    };
+    if (error.code === 'OPERATOR_PIN' || error.code === 'OPERATOR_LOCKED') this.#signOut();
     this.#render();
+  }
+
+  /**
+   * The terminal refused the PIN (wrong, or operator mode locked): the panel forgets it and stops the status refresh,
+   * which would otherwise send it every 2 s — each a wrong PIN that counts towards the lockout (a terminal restarted
+   * with another PIN under an open panel would be locked by the panel itself, ever longer).
+   */
+  #signOut(): void {
+    if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
+    this.#statusTimer = undefined;
+    this.#status = undefined;
+    this.#pin = '';
+    this.#transactions = undefined;
   }
 
   async #signIn(pin: string): Promise<void> {
@@ -163,16 +190,24 @@ export class OperatorPanel {
     this.#accept(r.value);
     // The status figures come only to a signed-in operator, and stay fresh while the panel is open.
     await this.#refreshStatus();
+    if (this.#pin === '') return;
+    if (this.#statusTimer !== undefined) clearInterval(this.#statusTimer);
     this.#statusTimer = setInterval(() => void this.#refreshStatus(), 2_000);
   }
 
   async #refreshStatus(): Promise<void> {
-    if (this.#pin === '') return;
-    const r = await this.client.operator({ pin: this.#pin, action: { type: 'status' } });
+    const pin = this.#pin;
+    if (pin === '') return;
+    const r = await this.client.operator({ pin, action: { type: 'status' } });
     if (r.ok && r.value.type === 'status') {
       this.#status = r.value.status;
       this.#render();
-    }
+    } else if (
+      !r.ok &&
+      this.#pin === pin &&
+      (r.error.code === 'OPERATOR_PIN' || r.error.code === 'OPERATOR_LOCKED')
+    )
+      this.#fail(r.error);
   }
 
   async #reload(): Promise<void> {
@@ -186,16 +221,6 @@ export class OperatorPanel {
       case 'transactions':
         this.#transactions = response.transactions;
         break;
-      case 'refund':
-      case 'void':
-        // The stable code says why nothing was done (e.g. REFUNDS_STANDING) or what the gateway answered.
-        this.#notice = {
-          text: `${response.type} ${response.transactionId}: ${response.outcome} — ${response.message}${
-            response.outcome === 'approved' ? '' : ` (${response.code})`
-          }`,
-          error: false,
-        };
-        break;
       case 'status':
         this.#status = response.status;
         break;
@@ -205,13 +230,13 @@ export class OperatorPanel {
       case 'service':
         this.#notice = {
           text: `${response.task}: ${response.message}${response.outcome === 'refused' ? ` (${response.code})` : ''}`,
-          error: response.outcome !== 'ok',
+          tone: response.outcome === 'ok' ? 'success' : 'refusal',
         };
         break;
       case 'flush-queue':
         this.#notice = {
           text: `Queue flushed: ${response.forwarded} forwarded, ${response.declined} declined, ${response.remaining} remaining`,
-          error: false,
+          tone: 'info',
         };
         break;
       case 'offline-declines':
@@ -220,10 +245,10 @@ export class OperatorPanel {
       case 'offline-acknowledge':
         this.#declines = response.declines;
         this.#notice = response.acknowledged
-          ? { text: `Acknowledged ${response.transactionId}`, error: false }
+          ? { text: `Acknowledged ${response.transactionId}`, tone: 'success' }
           : {
               text: `${response.transactionId} was not waiting for acknowledgement (NOT_AWAITING_ACKNOWLEDGEMENT)`,
-              error: true,
+              tone: 'refusal',
             };
         break;
       case 'fee-shortfalls':
@@ -232,13 +257,16 @@ export class OperatorPanel {
       case 'fee-shortfall-acknowledge':
         this.#shortfalls = response.shortfalls;
         this.#notice = response.acknowledged
-          ? { text: `Acknowledged ${response.transactionId}`, error: false }
+          ? { text: `Acknowledged ${response.transactionId}`, tone: 'success' }
           : {
               text: `${response.transactionId} was not waiting for acknowledgement (NOT_AWAITING_ACKNOWLEDGEMENT)`,
-              error: true,
+              tone: 'refusal',
             };
         break;
-      // Shown by their sections (renderer/src/operator-payments.ts, operator-stays.ts), which ask for them.
+      // Shown by the one who asked for them: a refund or void by #perform, which knows the payment it was of; the
+      // others by their sections (renderer/src/operator-payments.ts, operator-stays.ts).
+      case 'refund':
+      case 'void':
       case 'links':
       case 'link-deactivate':
       case 'link-reactivate':
@@ -265,6 +293,8 @@ export class OperatorPanel {
     const r = await this.#call(action);
     if (armed.type === 'refund') this.#refundIds.settle(armed.transactionId, armed.amountMinor, r);
     if (!r.ok) return this.#fail(r.error);
+    if (r.value.type === 'refund' || r.value.type === 'void')
+      this.#notice = followOnNotice(armed.transactionId, r.value);
     this.#accept(r.value);
     await this.#reload();
   }
@@ -486,14 +516,17 @@ export class OperatorPanel {
     if (type === 'refund' && draft !== '') {
       const currency = txn.amount?.currency;
       if (!currency) {
-        this.#notice = { text: 'This transaction has no amount to refund part of', error: true };
+        this.#notice = { text: 'This transaction has no amount to refund part of', tone: 'refusal' };
         this.#render();
         return;
       }
       try {
         amountMinor = parseDecimal(draft, currency);
       } catch (e) {
-        this.#notice = { text: `Refund amount: ${e instanceof Error ? e.message : String(e)}`, error: true };
+        this.#notice = {
+          text: `Refund amount: ${e instanceof Error ? e.message : String(e)}`,
+          tone: 'refusal',
+        };
         this.#render();
         return;
       }
@@ -518,27 +551,23 @@ export class OperatorPanel {
       h('h2', { text: 'Operator' }),
       button('Close', 'operator-close', () => this.close(), 'btn btn-small'),
     );
-    const notice = this.#notice
-      ? h('p', {
-          class: this.#notice.error ? 'notice notice-error' : 'notice',
-          testid: 'operator-result',
-          text: this.#notice.text,
-        })
-      : null;
+    const notice = this.#notice ? renderNotice(this.#notice) : null;
+    this.#announcer.announce(this.#notice);
     const body = this.#pin === '' ? this.#renderSignIn() : this.#renderSignedIn();
     const status = this.#pin !== '' && this.#status ? renderStatusBar(this.#status) : null;
     const focused = this.#focused();
-    replaceChildren(
-      this.element,
-      h(
-        'div',
-        { class: 'operator-sheet', attrs: this.#busy ? { 'aria-busy': 'true' } : {} },
-        header,
-        status,
-        notice,
-        body,
-      ),
+    const sheet = h(
+      'div',
+      { class: 'operator-sheet', attrs: this.#busy ? { 'aria-busy': 'true' } : {} },
+      header,
+      status,
+      notice,
+      body,
     );
+    // The sheet alone is drawn anew: the announcer stays put, or a screen reader could read its words out again.
+    if (this.#sheet?.parentNode === this.element) this.#sheet.replaceWith(sheet);
+    else replaceChildren(this.element, sheet, this.#announcer.element);
+    this.#sheet = sheet;
     if (focused) this.#refocus(focused);
   }
 
@@ -660,22 +689,36 @@ export class OperatorPanel {
     for (const allowed of t.allowed) {
       switch (allowed) {
         case 'refund': {
+          // Named after the row's transaction: a screen reader on any row hears which payment it refunds.
           const amount = h('input', {
             class: 'refund-amount',
             testid: `refund-amount-${t.transactionId}`,
-            attrs: { type: 'text', inputmode: 'decimal', placeholder: 'full', 'aria-label': 'Refund amount' },
+            attrs: {
+              type: 'text',
+              inputmode: 'decimal',
+              placeholder: 'full',
+              'aria-label': `Refund amount for ${t.transactionId}${
+                t.amount ? ` (${t.amount.currency})` : ''
+              }, empty for all that is left`,
+            },
           });
           amount.value = this.#refundDrafts.get(t.transactionId) ?? '';
           amount.addEventListener('input', () => this.#refundDrafts.set(t.transactionId, amount.value));
           actions.push(
             amount,
-            button('Refund', `refund-${t.transactionId}`, () => this.#arm('refund', t), 'btn btn-small'),
+            labelled(
+              button('Refund', `refund-${t.transactionId}`, () => this.#arm('refund', t), 'btn btn-small'),
+              `Refund ${t.transactionId}`,
+            ),
           );
           break;
         }
         case 'void':
           actions.push(
-            button('Void', `void-${t.transactionId}`, () => this.#arm('void', t), 'btn btn-small'),
+            labelled(
+              button('Void', `void-${t.transactionId}`, () => this.#arm('void', t), 'btn btn-small'),
+              `Void ${t.transactionId}`,
+            ),
           );
           break;
       }

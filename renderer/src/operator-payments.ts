@@ -16,6 +16,7 @@ import {
   operatorTable,
   timeCell,
 } from './operator-table.js';
+import { altRefundTone, type NoticeTone } from './operator-notice.js';
 import { RefundRequestIds } from './refund-requests.js';
 
 /** Links per page of the panel's list. */
@@ -41,7 +42,7 @@ export interface PaymentSectionsHost {
   /** Shows a refusal (code and message) in the panel's result line. */
   fail(error: ApiError): void;
   /** Shows a result in the panel's result line. */
-  notice(text: string): void;
+  notice(text: string, tone: NoticeTone): void;
   /** Draws the panel again. */
   render(): void;
 }
@@ -91,6 +92,7 @@ export class OperatorPaymentSections {
     if (done?.type !== 'link-deactivate' && done?.type !== 'link-reactivate') return;
     this.host.notice(
       `Link ${done.link.id} ${type === 'link-deactivate' ? 'deactivated' : 'reactivated'}: ${done.link.status}`,
+      'success',
     );
     await this.#loadLinks(this.#links?.offset ?? 0);
   }
@@ -148,6 +150,7 @@ export class OperatorPaymentSections {
         ? `${refund}: its answer was lost: the terminal is cancelling it. Do not tell the customer it is refunded; ` +
             'once the sale shows it refundable again, nothing was refunded: refund again'
         : `${refund}: ${done.refund.state}; ${done.sale.refundable.text} may still be refunded`,
+      altRefundTone(done.refund.state),
     );
     await this.#loadSales();
   }

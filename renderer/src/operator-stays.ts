@@ -8,6 +8,7 @@ import {
   operatorTable,
   timeCell,
 } from './operator-table.js';
+import { holdReleaseTone } from './operator-notice.js';
 import type { PaymentSectionsHost } from './operator-payments.js';
 
 /** How each state of an open stay reads in the panel. */
@@ -58,6 +59,7 @@ export class OperatorStaysSection {
     if (done?.type === 'hold-release')
       this.host.notice(
         `Stay ${done.holdId}: ${done.outcome} — ${done.message}${done.outcome === 'released' ? '' : ` (${done.code})`}`,
+        holdReleaseTone(done.outcome),
       );
     await this.#load();
   }

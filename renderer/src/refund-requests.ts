@@ -33,8 +33,17 @@ export class RefundRequestIds {
    * refusal), its id is not used again; while no answer came ({@link NO_ANSWER}), the refund keeps it.
    */
   settle(subject: string, amountMinor: number | undefined, result: Result<unknown>): void {
-    if (result.ok || !NO_ANSWER.has(result.error.code)) this.#unanswered.delete(keyOf(subject, amountMinor));
+    if (result.ok || !answerNeverCame(result.error.code))
+      this.#unanswered.delete(keyOf(subject, amountMinor));
   }
+}
+
+/**
+ * Whether a request's failure `code` says nothing of what the terminal did with it ({@link NO_ANSWER}): a refund or
+ * void so failed may have gone through, and its outcome is unknown to the panel.
+ */
+export function answerNeverCame(code: string): boolean {
+  return NO_ANSWER.has(code);
 }
 
 /**

@@ -256,8 +256,10 @@ describe('operator mode: a refund or void whose answer was lost', () => {
       transactionId: txnOf(fake, 'Parking Sale'),
       amountMinor: 100,
     });
-    expect(result).toMatchObject({ outcome: 'unknown' });
-    expect(result?.message).toBe('The refund was not completed');
+    expect(result).toMatchObject({ outcome: 'cancelled', code: 'TIMEOUT_RESOLVED' });
+    expect(result?.message).toBe(
+      'The answer to the refund was lost and the terminal cancelled it: nothing was refunded; refund again',
+    );
     expect(fake.comments().slice(-2)).toEqual(['REFUND Payment', 'VOID Timeout']);
   });
 });

@@ -2,6 +2,8 @@ import { assign, enqueueActions, fromPromise, setup } from 'xstate';
 import { FlowEffectError, type OriginalTransaction, type ReceiptData, type ServiceName } from './effects.js';
 import type { FlowClock } from './effects.js';
 import { commentsFor, resolutionFor } from './services.js';
+import { toDecimalString } from '../money/index.js';
+import { reversalRefusalReleased } from '../vocabulary/services.js';
 import { followOnSettings, type FlowSettings } from './settings.js';
 import { transactionMachine, type TransactionResult } from './transaction.js';
 
@@ -24,13 +26,24 @@ export interface OperatorInput {
 }
 
 export interface OperatorResult {
-  /** `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it. */
-  outcome: 'approved' | 'declined' | 'rejected' | 'unknown' | 'refused' | 'not-found' | 'not-allowed';
+  /**
+   * `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it.
+   * `cancelled`: its answer was lost and its own timeout request (a refund's timeout void) cancelled it — nothing moved
+   * (code TIMEOUT_RESOLVED).
+   */
+  outcome:
+    'approved' | 'declined' | 'rejected' | 'unknown' | 'cancelled' | 'refused' | 'not-found' | 'not-allowed';
   /** Stable code: OPERATOR_PIN, NOT_FOUND, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
   code: string;
   message: string;
   /** The service sent, when one was. */
   service?: ServiceName;
+  /**
+   * What the refund or void sent asked for, when one was sent: minor units of `currency` (the payment's, as listed) —
+   * for a refund of all that is left, the amount the machine worked out.
+   */
+  amountMinor?: number;
+  currency?: string;
   /** transactionId of the refund or void sent. */
   transactionId?: string;
 }
@@ -61,7 +74,8 @@ const notProvided = (name: string) => () =>
  *   NOT_VOIDABLE): the terminal does not know the gateway id its refunds and voids are sent to;
  * - `NOT_VOIDABLE`: past the settlement cut-off (or recovery's timeout void of it was refused so);
  * - `NOT_REFUNDABLE`: only captures and sales are refunded;
- * - `REFUND_EXCEEDS_CAPTURED`: the amount is not within what is left to refund.
+ * - `REFUND_AMOUNT_INVALID`: the amount asked for is no refund (not a whole number of minor units above 0);
+ * - `REFUND_EXCEEDS_CAPTURED`: the amount is not within what is left to refund (or nothing is left).
  */
 export type OperatorRefusalCode =
   | 'ALREADY_VOIDED'
@@ -70,6 +84,7 @@ export type OperatorRefusalCode =
   | 'REFUNDS_STANDING'
   | 'NOT_VOIDABLE'
   | 'NOT_REFUNDABLE'
+  | 'REFUND_AMOUNT_INVALID'
   | 'REFUND_EXCEEDS_CAPTURED';
 
 /**
@@ -136,12 +151,26 @@ export function operatorService(
         : undefined;
   if (service === undefined)
     return { code: 'NOT_REFUNDABLE', message: 'Only captures and sales can be refunded' };
+  if (
+    command.amountMinor !== undefined &&
+    !(Number.isSafeInteger(command.amountMinor) && command.amountMinor > 0)
+  )
+    return {
+      code: 'REFUND_AMOUNT_INVALID',
+      message: 'A refund is of an amount above 0 (none: all that is left)',
+    };
   const left = amountStanding(original);
   const amountMinor = command.amountMinor ?? left;
-  // spec 001, Limits: the sum of refunds stays within the captured amount.
-  if (!Number.isSafeInteger(amountMinor) || amountMinor <= 0 || amountMinor > left) {
-    return { code: 'REFUND_EXCEEDS_CAPTURED', message: `At most ${left} minor units can be refunded` };
-  }
+  // spec 001, Limits: the sum of refunds stays within the captured amount. Said in money, as the panel lists it: a
+  // figure in minor units ("350") reads as pounds.
+  if (amountMinor <= 0 || amountMinor > left)
+    return {
+      code: 'REFUND_EXCEEDS_CAPTURED',
+      message:
+        left > 0
+          ? `At most ${toDecimalString(left, original.currency)} ${original.currency} can be refunded`
+          : 'Nothing is left to refund',
+    };
   return { service, amountMinor };
 }
 
@@ -157,6 +186,14 @@ function lostAnswerMessage(what: string, service: ServiceName): string {
     ? `The answer to the ${what} was lost: the terminal finishes it; see the transaction list`
     : `The answer to the ${what} was lost: the terminal is cancelling it. Do not tell the customer it is ` +
         `refunded; once the transaction list shows it resolved (timeout-void), nothing was refunded: refund again`;
+}
+
+/** The amount and currency of the refund or void sent (OperatorResult `amountMinor`, `currency`). */
+function sentAmount(context: OperatorContext): { amountMinor: number; currency: string } {
+  return {
+    amountMinor: context.amountMinor,
+    currency: context.original?.currency ?? context.settings.currency,
+  };
 }
 
 function finish(
@@ -314,6 +351,7 @@ export const operatorMachine = setup({
                   message: context.command.type === 'refund' ? 'Refunded' : 'Voided',
                   service: context.service as ServiceName,
                   transactionId: (event.output as TransactionResult & { kind: 'approved' }).transactionId,
+                  ...sentAmount(context),
                 },
               })),
             ],
@@ -322,20 +360,36 @@ export const operatorMachine = setup({
             target: 'done',
             actions: assign(({ context, event }) => {
               const output = event.output;
+              // An answer lost and resolved here: its timeout request (a refund's timeout void) went through, so the
+              // outcome is known — nothing moved. Not resolved here: the journal's recovery resolves it (see
+              // lostAnswerMessage).
+              if (output.kind === 'unknown' && output.resolved)
+                return {
+                  result: {
+                    outcome: 'cancelled' as const,
+                    code: 'TIMEOUT_RESOLVED',
+                    message:
+                      `The answer to the ${context.command.type} was lost and the terminal cancelled it: nothing was ` +
+                      `${context.command.type === 'refund' ? 'refunded; refund' : 'voided; void'} again`,
+                    service: context.service,
+                    transactionId: output.transactionId,
+                    ...sentAmount(context),
+                  },
+                };
               const outcome =
                 output.kind === 'declined' ? 'declined' : output.kind === 'rejected' ? 'rejected' : 'unknown';
               const code = 'reason' in output ? output.reason : output.kind.toUpperCase();
-              // An answer lost and not resolved here: the journal's recovery resolves it (see lostAnswerMessage).
-              const unresolved = output.kind === 'unknown' && !output.resolved;
               return {
                 result: {
                   outcome,
                   code,
-                  message: unresolved
-                    ? lostAnswerMessage(context.command.type, context.service as ServiceName)
-                    : `The ${context.command.type} was not completed`,
+                  message:
+                    output.kind === 'unknown'
+                      ? lostAnswerMessage(context.command.type, context.service as ServiceName)
+                      : `The ${context.command.type} was not completed`,
                   service: context.service,
                   ...('transactionId' in output ? { transactionId: output.transactionId } : {}),
+                  ...sentAmount(context),
                 },
               };
             }),
@@ -371,8 +425,12 @@ export const operatorMachine = setup({
             },
           };
         },
-        // A refused or unanswered release is never reported as approved: the operator sees what happened to it — a
-        // refused one left the hold on the card; an unanswered one is finished by the journal's recovery.
+        // The void went through, whatever happens to the release: the result stays approved (the audit log records
+        // the void as done), its code and message saying what became of the hold. A release refused because nothing
+        // is held any more (the vocabulary's `reversalRefusalReleased`: reversed or settled already) is no refusal:
+        // the hold is over, as after an approval. Another refusal left the hold on the card (HOLD_NOT_RELEASED): the
+        // durable follow-up the void left tries again later (the host's background work); an unanswered one is
+        // finished by the journal's recovery (HOLD_RELEASE_UNKNOWN).
         onDone: [
           {
             guard: ({ event }) => event.output.kind === 'approved',
@@ -385,6 +443,18 @@ export const operatorMachine = setup({
             })),
           },
           {
+            guard: ({ event }) =>
+              (event.output.kind === 'declined' || event.output.kind === 'rejected') &&
+              reversalRefusalReleased(event.output.reason),
+            target: 'done',
+            actions: assign(({ context }) => ({
+              result: {
+                ...(context.result as OperatorResult),
+                message: 'Voided; the authorization was released already',
+              },
+            })),
+          },
+          {
             target: 'done',
             actions: assign(({ context, event }) => {
               const output = event.output;
@@ -392,7 +462,6 @@ export const operatorMachine = setup({
                 return {
                   result: {
                     ...(context.result as OperatorResult),
-                    outcome: 'unknown' as const,
                     code: 'HOLD_RELEASE_UNKNOWN',
                     message: `Voided. ${lostAnswerMessage('release of the authorization hold', 'reversal')}`,
                   },
@@ -401,14 +470,10 @@ export const operatorMachine = setup({
               return {
                 result: {
                   ...(context.result as OperatorResult),
-                  outcome:
-                    output.kind === 'declined'
-                      ? ('declined' as const)
-                      : output.kind === 'rejected'
-                        ? ('rejected' as const)
-                        : ('unknown' as const),
                   code: 'HOLD_NOT_RELEASED',
-                  message: `Voided, but the authorization hold was not released (${reason})`,
+                  message:
+                    `Voided, but the authorization hold was not released (${reason}): ` +
+                    'the terminal tries again later',
                 },
               };
             }),

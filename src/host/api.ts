@@ -734,10 +734,13 @@ export type OperatorResponse =
   | { type: 'audit'; records: AuditEntry[]; csv?: string }
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
-   * `outcome`: approved | declined | rejected | unknown | refused | not-found | not-allowed; `code` the stable reason
+   * `outcome`: approved | declined | rejected | unknown | cancelled (its answer lost, a refund's timeout void cancelled
+   * it: nothing moved, code TIMEOUT_RESOLVED) | refused | not-found | not-allowed; `code` the stable reason
    * (APPROVED; a refusal: ALREADY_VOIDED, VOID_PENDING, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE,
-   * NOT_REFUNDABLE, REFUND_EXCEEDS_CAPTURED; after a void of a capture, HOLD_NOT_RELEASED when the reversal of its
-   * hold was refused, HOLD_RELEASE_UNKNOWN when its answer was lost and recovery finishes it; a gateway reason …).
+   * NOT_REFUNDABLE, REFUND_AMOUNT_INVALID, REFUND_EXCEEDS_CAPTURED; a gateway reason …). A void of a capture that
+   * went through is `approved` whatever became of the release of its authorization hold, its code saying that:
+   * APPROVED when released (or found released already), HOLD_NOT_RELEASED when the reversal was refused (the terminal
+   * tries again later), HOLD_RELEASE_UNKNOWN when its answer was lost and recovery finishes it.
    */
   | { type: 'refund' | 'void'; outcome: string; code: string; message: string; transactionId: string }
   | { type: 'flush-queue'; forwarded: number; declined: number; remaining: number }

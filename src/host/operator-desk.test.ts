@@ -215,10 +215,41 @@ describe('OperatorDesk audit log', () => {
       details: {
         outcome: 'approved',
         amountMinor: 250,
+        currency: 'GBP',
         service: 'refund-payment',
         sentTransactionId: refundTx,
       },
     });
+  });
+
+  it('records what a full refund and a void sent: their amount and currency, not only the ones asked for', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.settled.set('G-S2', {
+      service: 'sale',
+      transactionId: 'S2',
+      gatewayId: 'G-S2',
+      amountMinor: 450,
+      refundedMinor: 0,
+      voided: false,
+    });
+    await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor: 250 } });
+    // No amount asked for: all that is left of S1 (3.50) is refunded.
+    await desk.handle({ pin: goodPin, action: { type: 'refund', transactionId: 'S1' } });
+    await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S2' } });
+    expect(fake.sent.map((r) => `${r.service}:${r.amountMinor}`)).toEqual([
+      'refund-payment:250',
+      'refund-payment:350',
+      'void-payment:450',
+    ]);
+    expect(
+      log(desk)
+        .filter((r) => r.action === 'refund' || r.action === 'void')
+        .map((r) => [r.action, r.details.amountMinor, r.details.currency]),
+    ).toEqual([
+      ['refund', 250, 'GBP'],
+      ['refund', 350, 'GBP'],
+      ['void', 450, 'GBP'],
+    ]);
   });
 
   it('records a declined refund as refused, with the outcome', async () => {
@@ -251,6 +282,46 @@ describe('OperatorDesk audit log', () => {
       ['S1', 'ok', 'APPROVED'],
       ['NOPE', 'refused', 'NOT_FOUND'],
     ]);
+  });
+
+  it('records a void of a capture as done when the release of its hold is refused: the money was given back', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.auths.set('G-A1', {
+      transactionId: 'A1',
+      authorizedMinor: 300,
+      capturedMinor: 150,
+      reversed: false,
+    });
+    fake.settled.set('G-C1', {
+      service: 'capture',
+      transactionId: 'C1',
+      gatewayId: 'G-C1',
+      amountMinor: 150,
+      refundedMinor: 0,
+      voided: false,
+      authGatewayId: 'G-A1',
+    });
+    fake.script('reversal', 'rejected');
+    const r = await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'C1' } });
+    expect(r).toMatchObject({
+      ok: true,
+      value: { type: 'void', outcome: 'approved', code: 'HOLD_NOT_RELEASED' },
+    });
+    expect(fake.sent.map((s) => `${s.service}:${s.kind}`)).toEqual([
+      'void-capture:approved',
+      'reversal:rejected',
+    ]);
+    expect(log(desk).at(-1)).toMatchObject({
+      action: 'void',
+      subject: 'C1',
+      result: 'ok',
+      code: 'HOLD_NOT_RELEASED',
+      details: {
+        outcome: 'approved',
+        service: 'void-capture',
+        sentTransactionId: fake.sent[0]?.transactionId,
+      },
+    });
   });
 
   it('refuses to void a sale with a refund standing, and records why', async () => {

@@ -81,8 +81,10 @@ function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
     case 'not-found':
     case 'not-allowed':
       return 'refused';
-    // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then).
+    // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then); or cancelled by its timeout
+    // request once its answer was lost: nothing moved.
     case 'unknown':
+    case 'cancelled':
       return 'failed';
   }
 }
@@ -727,9 +729,12 @@ export class OperatorDesk {
       code: result.code,
       details: {
         outcome: result.outcome,
-        ...(command.type === 'refund' && command.amountMinor !== undefined
-          ? { amountMinor: command.amountMinor }
-          : {}),
+        // What was sent (a full refund's amount is the machine's); else what was asked for, refused before sending.
+        ...(result.amountMinor !== undefined
+          ? { amountMinor: result.amountMinor, currency: result.currency }
+          : command.type === 'refund' && command.amountMinor !== undefined
+            ? { amountMinor: command.amountMinor }
+            : {}),
         ...(result.service !== undefined ? { service: result.service } : {}),
         ...(result.transactionId !== undefined ? { sentTransactionId: result.transactionId } : {}),
       },

@@ -82,6 +82,8 @@ export class FakeTerminal implements TerminalApi {
   /** ACTIVITY events the page sent. */
   activity = 0;
   readonly operatorRequests: OperatorRequest[] = [];
+  /** The operator PIN the terminal takes (another after a restart that generated a new one). */
+  pin = FAKE_PIN;
   /** The operator's payment links and alternative-method sales. */
   readonly payments = new FakeOperatorPayments();
   #seq = 0;
@@ -128,6 +130,12 @@ export class FakeTerminal implements TerminalApi {
    * request waits until its connection drops or it times out.
    */
   unansweredRefunds = 0;
+
+  /**
+   * The terminal's answers to the next refunds and voids (outcome, code, message), one each, in place of an approval:
+   * a refusal or an unknown outcome leaves the transaction as it was.
+   */
+  readonly operatorAnswers: { outcome: string; code: string; message: string; transactionId?: string }[] = [];
 
   /** The operator's transaction list as the terminal would list it (newest first), in place of the sales made here. */
   setTransactions(transactions: TransactionSummary[]): void {
@@ -368,7 +376,7 @@ export class FakeTerminal implements TerminalApi {
 
   operator(request: OperatorRequest): Promise<Result<OperatorResponse>> {
     this.operatorRequests.push(request);
-    if (request.pin !== FAKE_PIN)
+    if (request.pin !== this.pin)
       return Promise.resolve({ ok: false, error: { code: 'OPERATOR_PIN', message: 'wrong PIN' } });
     const action = request.action;
     if ((action.type === 'refund' || action.type === 'alt-refund') && this.unansweredRefunds > 0) {
@@ -386,15 +394,22 @@ export class FakeTerminal implements TerminalApi {
         const txn = this.#transactions.find((t) => t.transactionId === action.transactionId);
         if (!txn)
           return Promise.resolve({ ok: false, error: { code: 'NOT_FOUND', message: 'no such transaction' } });
+        const answer = this.operatorAnswers.shift();
+        if (answer !== undefined)
+          return Promise.resolve({
+            ok: true,
+            value: { type: action.type, transactionId: txn.transactionId, ...answer },
+          });
         txn.state = action.type === 'void' ? 'VOIDED' : 'REFUNDED';
         txn.allowed = [];
         return Promise.resolve({
           ok: true,
           value: {
             type: action.type,
-            outcome: txn.state,
+            // As the terminal answers an approved refund or void (src/flows/operator.ts).
+            outcome: 'approved',
             code: 'APPROVED',
-            message: `${action.type} done`,
+            message: action.type === 'void' ? 'Voided' : 'Refunded',
             transactionId: txn.transactionId,
           },
         });

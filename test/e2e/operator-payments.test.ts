@@ -39,6 +39,7 @@ afterEach(async () => {
 async function signedIn(
   prepare: (fake: FakeTerminal) => void = () => undefined,
   viewport = { width: 1280, height: 1600 },
+  options: { clock?: boolean } = {},
 ): Promise<{ page: Page; fake: FakeTerminal; problems: string[] }> {
   const fake = new FakeTerminal();
   prepare(fake);
@@ -52,6 +53,8 @@ async function signedIn(
   page.on('console', (m) => {
     if (m.type() === 'error') problems.push(`console: ${m.text()}`);
   });
+  // The page's timers (the status refresh every 2 s) on a clock the test runs.
+  if (options.clock === true) await page.clock.install();
   await page.goto(bridge.url);
   await page.locator('[data-testid="customer"][data-screen="idle"]').waitFor();
   await page.keyboard.press('Control+Alt+O');
@@ -489,6 +492,139 @@ describe('operator panel: open tap-and-go stays (passback reset)', () => {
       { pin: FAKE_PIN, action: { type: 'hold-release', holdId: 'H-OPEN' } },
       { pin: FAKE_PIN, action: { type: 'stays' } },
     ]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('operator panel: a refund’s or void’s answer, told apart', () => {
+  const sale = (transactionId: string) => ({
+    transactionId,
+    service: 'sale',
+    comments: 'Parking Sale',
+    gatewayId: `G-${transactionId}`,
+    state: 'approved',
+    amount: { minor: 600, currency: 'GBP', text: '£6.00' },
+    maskedPan: '476173******0119',
+    at: '2030-01-01T10:00:00.000Z',
+    allowed: ['refund', 'void'] as ('refund' | 'void')[],
+  });
+
+  /** The result line's tone, marker and text, and what the live region read out. */
+  const shown = async (page: Page) => ({
+    tone: await page.getByTestId('operator-notice').getAttribute('data-tone'),
+    marker: (await text(page, 'operator-result-marker'))?.trim(),
+    text: await text(page, 'operator-result'),
+    said: await text(page, 'operator-announcer'),
+  });
+
+  it('names each row’s refund and void after its transaction, for a screen reader on any row', async () => {
+    const { page, problems } = await signedIn((f) => f.setTransactions([sale('S1'), sale('S2')]));
+    await page.getByTestId('operator-reload').click();
+    await page.getByTestId('operator-transactions').waitFor();
+    // Each row's controls are named after its transaction: a screen reader hears which one it is on, not "Void" for
+    // every row.
+    for (const id of ['S1', 'S2']) {
+      expect(await page.getByTestId(`void-${id}`).getAttribute('aria-label')).toBe(`Void ${id}`);
+      expect(await page.getByTestId(`refund-${id}`).getAttribute('aria-label')).toBe(`Refund ${id}`);
+      expect(await page.getByTestId(`refund-amount-${id}`).getAttribute('aria-label')).toBe(
+        `Refund amount for ${id} (GBP), empty for all that is left`,
+      );
+    }
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+
+  it('marks a success, a refusal and an unknown outcome apart, in words read out once, and axe finds each clean', async () => {
+    const { page, fake, problems } = await signedIn((f) => f.setTransactions([sale('S1'), sale('S2')]));
+    await page.getByTestId('operator-reload').click();
+    await page.getByTestId('operator-transactions').waitFor();
+    fake.operatorAnswers.push(
+      // The refund sent has its own transactionId, R9.
+      {
+        outcome: 'declined',
+        code: 'GENERAL_DECLINE',
+        message: 'The refund was not completed',
+        transactionId: 'R9',
+      },
+      {
+        outcome: 'unknown',
+        code: 'UNKNOWN',
+        message: 'The answer to the void was lost: the terminal finishes it; see the transaction list',
+      },
+    );
+
+    await page.getByTestId('refund-S1').click();
+    await page.getByTestId('confirm-refund').click();
+    await expect
+      .poll(() => shown(page))
+      .toEqual({
+        tone: 'refusal',
+        marker: '✕ Not done',
+        text: 'refund of S1 (sent as R9): declined — The refund was not completed (GENERAL_DECLINE)',
+        said: 'Not done: refund of S1 (sent as R9): declined — The refund was not completed (GENERAL_DECLINE)',
+      });
+    expect(await audit(page, 'the panel with a refusal', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+
+    await page.getByTestId('void-S2').click();
+    await page.getByTestId('confirm-void').click();
+    await expect
+      .poll(() => shown(page))
+      .toEqual({
+        tone: 'unknown',
+        marker: '? Outcome unknown',
+        text:
+          'void of S2: unknown — The answer to the void was lost: the terminal finishes it; see the transaction list ' +
+          '(UNKNOWN)',
+        said:
+          'Outcome unknown: void of S2: unknown — The answer to the void was lost: the terminal finishes it; see the ' +
+          'transaction list (UNKNOWN)',
+      });
+    expect(await audit(page, 'the panel with an unknown outcome', { kind: 'tag', values: WCAG_AA })).toEqual(
+      [],
+    );
+
+    await page.getByTestId('void-S1').click();
+    await page.getByTestId('confirm-void').click();
+    await expect
+      .poll(() => shown(page))
+      .toEqual({
+        tone: 'success',
+        marker: '✓ Done',
+        text: 'void of S1: approved — Voided',
+        said: 'Done: void of S1: approved — Voided',
+      });
+    // The status refresh (every 2 s) draws the panel anew; the live region is the same element, not read out again.
+    await page.getByTestId('operator-announcer').evaluate(markDrawnBefore);
+    await page.getByTestId('operator-notice').evaluate(markDrawnBefore);
+    await expect
+      .poll(() => page.locator('[data-testid="operator-notice"][data-drawn="before"]').count(), {
+        timeout: 10_000,
+      })
+      .toBe(0);
+    expect(await page.locator('[data-testid="operator-announcer"][data-drawn="before"]').count()).toBe(1);
+    expect(await audit(page, 'the panel with a success', { kind: 'tag', values: WCAG_AA })).toEqual([]);
+    expect(problems).toEqual([]);
+    await page.context().close();
+  });
+});
+
+describe('operator panel: a PIN the terminal no longer takes', () => {
+  it('signs out at the first status refresh refused, and sends the PIN no more: no lockout by the panel', async () => {
+    const { page, fake, problems } = await signedIn(undefined, undefined, { clock: true });
+    // The terminal restarted and generated another PIN while the panel stayed open.
+    fake.pin = '987654';
+    const refused = () =>
+      fake.operatorRequests.filter((r) => r.pin === FAKE_PIN && r.action.type === 'status').length;
+    const before = refused();
+    await page.clock.runFor(2_000);
+    await page.getByTestId('operator-pin').waitFor();
+    expect(await text(page, 'operator-result')).toBe('wrong PIN (OPERATOR_PIN)');
+    expect(refused()).toBe(before + 1);
+    // Five wrong PINs lock operator mode: the panel sends none again, however long it stays open.
+    await page.clock.runFor(30_000);
+    await page.getByTestId('operator-pin').waitFor();
+    expect(refused()).toBe(before + 1);
     expect(problems).toEqual([]);
     await page.context().close();
   });

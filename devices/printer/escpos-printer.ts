@@ -48,6 +48,8 @@ function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string): Printe
 export class EscPosPrinter extends EventEmitter<PrinterEvents> implements ReceiptPrinter {
   private connection: TransportConnection | undefined;
   private opening: Promise<TransportConnection> | undefined;
+  /** The close of the connection last given up ({@link lost}). */
+  private releasing: Promise<void> = Promise.resolve();
   private current: PrinterStatus = 'offline';
   private busy = false;
   private closed = false;
@@ -158,14 +160,16 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
 
   private async ensureOpen(): Promise<TransportConnection> {
     if (this.connection) return this.connection;
-    this.opening ??= this.transport
-      .open({
-        data: (chunk) => this.onData(chunk),
-        closed: (error) => {
-          this.logger?.warn({ err: error }, 'printer connection lost');
-          this.lost();
-        },
-      })
+    this.opening ??= this.releasing
+      .then(() =>
+        this.transport.open({
+          data: (chunk) => this.onData(chunk),
+          closed: (error) => {
+            this.logger?.warn({ err: error }, 'printer connection lost');
+            this.lost();
+          },
+        }),
+      )
       .then(
         (c) => {
           this.opening = undefined;
@@ -189,8 +193,17 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     return this.opening;
   }
 
+  /**
+   * The connection is given up: closed as well as forgotten. A write that failed or timed out leaves the device open
+   * (a USB device file whose printer took no data), and the usblp driver and a locked serial port allow one open at a
+   * time: left open, every later open would fail and the printer stay offline until a restart. Closing a connection
+   * that ended by itself does nothing.
+   */
   private lost(): void {
+    const connection = this.connection;
     this.connection = undefined;
+    // The next open waits for this close: the device is not free before it.
+    if (connection) this.releasing = connection.close();
     this.failWaiters();
     this.setStatus('offline');
   }

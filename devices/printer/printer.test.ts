@@ -7,10 +7,12 @@ import {
   DEFAULT_PRINTER_OPTIONS,
   EscPosPrinter,
   getPrinterSimulator,
+  PrinterError,
   receiptTextLines,
 } from './index.js';
 import { CONTRACT_RECEIPT, describePrinterContract } from './printer.contract.js';
 import { PrinterSimulator } from './sim/printer-simulator.js';
+import type { Transport } from '../transports/transport.js';
 import { SimulatedPrinterTransport } from './sim/stream-transport.js';
 
 // The contract against the ESC/POS driver over the in-memory stream to the simulator (printer kind `sim`).
@@ -104,6 +106,52 @@ describe('EscPosPrinter', () => {
     await expect(printer.print(CONTRACT_RECEIPT)).resolves.toBeUndefined();
     expect((await printed).lines).toEqual(receiptTextLines(CONTRACT_RECEIPT, 42));
     await printer.close();
+  });
+  it('closes a connection it gives up on, so that an exclusive device (usblp, a locked serial port) opens again', async () => {
+    // A device file that allows one open at a time, as the usblp driver does (EBUSY), and that takes no receipt bytes
+    // while `stalled` (the printer's buffer full: the write gives up after its timeout, the connection still open).
+    let openConnections = 0;
+    let stalled = true;
+    const transport: Transport = {
+      description: 'exclusive device file',
+      open: (events) => {
+        if (openConnections > 0) return Promise.reject(new Error('EBUSY: device or resource busy'));
+        openConnections += 1;
+        let open = true;
+        return Promise.resolve({
+          write: (bytes) => {
+            if (!open) return Promise.reject(new PrinterError('PRINTER_OFFLINE', 'not open'));
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              queueMicrotask(() => events.data(Uint8Array.of(0x12)));
+              return Promise.resolve();
+            }
+            if (stalled)
+              return Promise.reject(new PrinterError('PRINTER_OFFLINE', 'took no data for 10000 ms'));
+            if (bytes[0] === 0x1d && bytes[1] === 0x72)
+              queueMicrotask(() => events.data(Uint8Array.of(0x00)));
+            return Promise.resolve();
+          },
+          close: () => {
+            if (open) openConnections -= 1;
+            open = false;
+            return Promise.resolve();
+          },
+        });
+      },
+    };
+    const printer = new EscPosPrinter(transport, {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    stalled = false;
+    expect(await printer.refreshStatus()).toBe('ready');
+    await expect(printer.print(CONTRACT_RECEIPT)).resolves.toBeUndefined();
+    await printer.close();
+    expect(openConnections).toBe(0);
   });
 });
 

@@ -54,6 +54,15 @@ describe('configuration', () => {
     expect(() => parseConfig({ reader: { kind: 'usb' } }, 'f.json')).toThrow(/reader\.kind/);
   });
 
+  it('refuses a serial printer without its path as CONFIG_INVALID naming printer.serial.path', () => {
+    expect(() => parseConfig({ printer: { kind: 'serial' } }, 'f.json')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'printer.serial.path' }),
+    );
+    expect(parseConfig({ printer: { kind: 'serial', serial: { path: '/dev/ttyUSB1' } } }).printer.kind).toBe(
+      'serial',
+    );
+  });
+
   it('rejects a time zone Intl does not know as CONFIG_INVALID naming terminal.timezone', () => {
     // Accepted as a string, "Europe/Londn" used to start the terminal and throw a RangeError on the first START.
     for (const timezone of ['Europe/Londn', '']) {

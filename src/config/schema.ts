@@ -171,6 +171,12 @@ export const printerSchema = z
      */
     statusPollSeconds: z.number().int().min(5).max(3_600).default(30),
   })
+  // Refused at the start with its key, rather than the host failing to build the printer (devices/printer
+  // createPrinter) after the configuration passed.
+  .refine((p) => p.kind !== 'serial' || p.serial.path !== undefined, {
+    path: ['serial', 'path'],
+    message: 'required for a serial printer (printer.kind serial), e.g. /dev/ttyUSB1',
+  })
   .prefault({});
 
 /** What a receipt says beyond the payment itself, and when none is offered. */

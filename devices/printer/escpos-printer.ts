@@ -9,7 +9,16 @@ import {
   type PrinterStatus,
   type ReceiptPrinter,
 } from './printer.js';
-import { decodeStatus, isStatusByte, printerStatusOf, STATUS_SEQUENCE, statusRequest } from './status.js';
+import {
+  AUTOMATIC_STATUS_REST,
+  decodeStatus,
+  isAutomaticStatusStart,
+  isFlowControl,
+  isStatusByte,
+  printerStatusOf,
+  STATUS_SEQUENCE,
+  statusRequest,
+} from './status.js';
 
 export interface EscPosPrinterOptions {
   /** Characters per line in font A (42 or 48). */
@@ -55,6 +64,8 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
   private closed = false;
   private realTimeWaiters: Array<(b: number | undefined) => void> = [];
   private jobEndWaiters: Array<(printed: boolean) => void> = [];
+  /** Bytes of an automatic status back still to come (status.ts `isAutomaticStatusStart`). */
+  private automaticStatusLeft = 0;
 
   constructor(
     private readonly transport: Transport,
@@ -178,6 +189,7 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
             throw new PrinterError('PRINTER_OFFLINE', 'the printer was closed');
           }
           this.connection = c;
+          this.automaticStatusLeft = 0;
           return c;
         },
         (e: unknown) => {
@@ -219,9 +231,13 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
 
   private onData(chunk: Uint8Array): void {
     for (const b of chunk) {
-      if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
+      if (isFlowControl(b)) continue;
+      // The rest of an automatic status back: its bytes look like GS r answers, and would be taken for a job's end.
+      if (this.automaticStatusLeft > 0) this.automaticStatusLeft -= 1;
+      else if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
+      else if (isAutomaticStatusStart(b)) this.automaticStatusLeft = AUTOMATIC_STATUS_REST;
       else if (isJobEndAnswer(b)) this.jobEndWaiters.shift()?.(true);
-      // Anything else (automatic status back, noise) is not an answer to a request of ours.
+      // Anything else (noise) is not an answer to a request of ours.
     }
   }
 

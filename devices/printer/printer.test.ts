@@ -14,6 +14,7 @@ import { CONTRACT_RECEIPT, describePrinterContract } from './printer.contract.js
 import { PrinterSimulator } from './sim/printer-simulator.js';
 import type { Transport } from '../transports/transport.js';
 import { SimulatedPrinterTransport } from './sim/stream-transport.js';
+import { statusAnswers } from './status.js';
 
 // The contract against the ESC/POS driver over the in-memory stream to the simulator (printer kind `sim`).
 describePrinterContract(
@@ -152,6 +153,44 @@ describe('EscPosPrinter', () => {
     await expect(printer.print(CONTRACT_RECEIPT)).resolves.toBeUndefined();
     await printer.close();
     expect(openConnections).toBe(0);
+  });
+  it('takes no automatic status back for the end of a job: a paper end during it fails the job', async () => {
+    // A printer with automatic status back (ASB) enabled by its memory switches sends four status bytes on each change
+    // of state. Its 2nd to 4th bytes have the fixed bits of a GS r answer (0**0****): the 3rd says "paper end" (0x0C)
+    // exactly as GS r 1 would. The printer here stops at a paper end in the middle of the receipt.
+    let paperOut = false;
+    const transport: Transport = {
+      description: 'printer with ASB',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              const a = statusAnswers({ coverOpen: false, paper: paperOut ? 'out' : 'ok' });
+              const n = bytes[2];
+              queueMicrotask(() =>
+                events.data(Uint8Array.of(n === 1 ? a.printer : n === 2 ? a.offlineCause : a.paperSensor)),
+              );
+            } else if (!paperOut) {
+              // Half the receipt printed, then the roll ends: offline, paper end (ASB bytes 1 to 4). The rest of the
+              // job, its GS r 1 with it, waits in the buffer for paper.
+              paperOut = true;
+              queueMicrotask(() => events.data(Uint8Array.of(0x18, 0x00, 0x0c, 0x00)));
+            }
+            return Promise.resolve();
+          },
+          close: () => Promise.resolve(),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printTimeoutMs: 2_000,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_PAPER_OUT' });
+    await printer.close();
   });
 });
 

@@ -37,14 +37,15 @@ const JOB_END_MARKER = Uint8Array.of(0x1d, 0x72, 0x01);
 /** A GS r answer has bits 4 and 7 clear; a real-time (DLE EOT) answer has bit 4 set. */
 const isJobEndAnswer = (b: number): boolean => (b & 0x90) === 0;
 
-function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string): PrinterError {
+/** The failure of a print in this status; `sent` once any of the receipt was handed to the device. */
+function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string, sent = false): PrinterError {
   switch (status) {
     case 'paper-out':
-      return new PrinterError('PRINTER_PAPER_OUT', `the printer is out of paper (${when})`);
+      return new PrinterError('PRINTER_PAPER_OUT', `the printer is out of paper (${when})`, { sent });
     case 'cover-open':
-      return new PrinterError('PRINTER_COVER_OPEN', `the printer's cover is open (${when})`);
+      return new PrinterError('PRINTER_COVER_OPEN', `the printer's cover is open (${when})`, { sent });
     case 'offline':
-      return new PrinterError('PRINTER_OFFLINE', `the printer is offline (${when})`);
+      return new PrinterError('PRINTER_OFFLINE', `the printer is offline (${when})`, { sent });
   }
 }
 
@@ -111,7 +112,10 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
           await connection.write(JOB_END_MARKER);
         } catch (e) {
           this.lost();
-          throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', { cause: e });
+          throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', {
+            cause: e,
+            sent: true,
+          });
         }
         await this.awaitJob(job.printed);
       } finally {
@@ -144,13 +148,13 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       if (done === true) {
         const after = await this.queryStatus();
         // Paper can run out on the job's last line: the job is whole, the next one would not be.
-        if (after === 'offline') throw errorFor(after, 'after the receipt');
+        if (after === 'offline') throw errorFor(after, 'after the receipt', true);
         return;
       }
-      if (done === false) throw errorFor('offline', 'the connection ended during the receipt');
+      if (done === false) throw errorFor('offline', 'the connection ended during the receipt', true);
       const status = await this.queryStatus();
-      if (status !== 'ready') throw errorFor(status, 'the receipt may be incomplete');
-      if (Date.now() > deadline) throw errorFor('offline', 'the receipt did not finish printing');
+      if (status !== 'ready') throw errorFor(status, 'the receipt may be incomplete', true);
+      if (Date.now() > deadline) throw errorFor('offline', 'the receipt did not finish printing', true);
     }
   }
 

@@ -196,6 +196,33 @@ describe('ReceiptDesk', () => {
     ]);
   });
 
+  it('marks the receipt issued again after one cut short by a paper end as a copy: its first part is on paper', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    sim.runOutOfPaperAfter(6);
+    d.issue(SALE);
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('unavailable');
+    expect(sim.pendingLines.join('\n')).not.toContain('COPY');
+    // Paper loaded: the printer prints the rest of the job it held, and the customer holds that receipt whole.
+    sim.setPaper('ok');
+    expect(sim.receipts).toHaveLength(1);
+    const second = sim.nextReceipt();
+    expect(d.issue(SALE).document.title).toBe('Parking - COPY');
+    expect((await second).lines.join('\n')).toContain('COPY');
+  });
+
+  it('issues the receipt again as the original when the printer refused it before printing any of it', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    sim.setCover('open');
+    d.issue(SALE);
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('unavailable');
+    sim.setCover('closed');
+    const again = sim.nextReceipt();
+    expect(d.issue(SALE).document.title).toBe('Parking');
+    expect((await again).lines.join('\n')).not.toContain('COPY');
+  });
+
   it('prints a receipt whose e-receipt link is too long for a QR code, without a code', async () => {
     const d = await start({ receipts: { eReceiptUrl: `https://receipts.example/${'r'.repeat(3_000)}` } });
     const sim = getPrinterSimulator(d.printer!)!;

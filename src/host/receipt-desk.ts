@@ -240,6 +240,11 @@ export class ReceiptDesk {
   private closed = false;
   private readonly printerStatusChanged = (): void => this.notify();
   private readonly recent = new Map<string, IssuedReceipt>();
+  /**
+   * The kept receipts (of {@link recent}) whose print failed after the printer was sent it: part of it may be on paper,
+   * and the rest comes out once the printer is refilled or its cover closed.
+   */
+  private readonly sentUnprinted = new Set<string>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -329,10 +334,14 @@ export class ReceiptDesk {
     const original = issuedReceipt(data, this.facts.factsFor(data.transactionId), this.settings, locale);
     // Before it prints: a copy after a restart says what this receipt says (the first receipt's note stays).
     this.noteReceipt(data.transactionId, receiptNote(data, locale, this.settings));
-    // Issued again (a tap-and-go exit shown paid again) after its paper receipt came out: this one is a copy, so that
-    // the second paper receipt of one payment is not taken for a second payment (receiptCopy's rule).
+    // Issued again (a tap-and-go exit shown paid again) after its paper receipt came out, or after one that failed
+    // once the printer had it (cut short by a paper end, it comes out whole when paper is loaded): this one is a copy,
+    // so that the second paper receipt of one payment is not taken for a second payment (receiptCopy's rule).
     const before = this.recent.get(original.transactionId)?.paper;
-    const document = before === 'printing' || before === 'printed' ? receiptCopy(original) : original;
+    const document =
+      before === 'printing' || before === 'printed' || this.sentUnprinted.has(original.transactionId)
+        ? receiptCopy(original)
+        : original;
     const offered = receiptOffered(document, this.settings);
     const paper: PaperCopy = !offered
       ? 'not-offered'
@@ -348,6 +357,7 @@ export class ReceiptDesk {
       const oldest = this.recent.keys().next().value;
       if (oldest === undefined) break;
       this.recent.delete(oldest);
+      this.sentUnprinted.delete(oldest);
     }
     // Drawn once: the screen shows it, and the printer prints its payload.
     const qr = eReceiptQr(document, this.settings);
@@ -470,6 +480,8 @@ export class ReceiptDesk {
     const settled = job
       .catch((e: unknown) => {
         this.lastError = e instanceof PrinterError ? `${e.code}: ${e.message}` : String(e);
+        if (e instanceof PrinterError && e.sent && this.recent.has(doc.transactionId))
+          this.sentUnprinted.add(doc.transactionId);
         this.logger.warn({ err: e, transactionId: doc.transactionId }, 'receipt not printed');
         return false;
       })

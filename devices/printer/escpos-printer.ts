@@ -67,6 +67,10 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
   private jobEndWaiters: Array<(printed: boolean) => void> = [];
   /** Bytes of an automatic status back still to come (status.ts `isAutomaticStatusStart`). */
   private automaticStatusLeft = 0;
+  /** Bytes received that answered nothing of ours (see {@link onData}). */
+  private noise = 0;
+  /** The last status request went unanswered while bytes that answered nothing came (a wrong baud rate, say). */
+  private garbled = false;
 
   constructor(
     private readonly transport: Transport,
@@ -101,6 +105,11 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     this.busy = true;
     try {
       const before = await this.queryStatus();
+      if (before === 'offline' && this.garbled)
+        throw new PrinterError(
+          'PRINTER_PROTOCOL',
+          'the printer answers its status requests with bytes that are no ESC/POS answer (a wrong baud rate, or not an ESC/POS printer?): nothing was printed',
+        );
       if (before !== 'ready') throw errorFor(before, 'nothing was printed');
       const connection = this.connection;
       if (!connection) throw errorFor('offline', 'nothing was printed');
@@ -240,8 +249,9 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       if (this.automaticStatusLeft > 0) this.automaticStatusLeft -= 1;
       else if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
       else if (isAutomaticStatusStart(b)) this.automaticStatusLeft = AUTOMATIC_STATUS_REST;
-      else if (isJobEndAnswer(b)) this.jobEndWaiters.shift()?.(true);
-      // Anything else (noise) is not an answer to a request of ours.
+      else if (isJobEndAnswer(b) && this.jobEndWaiters.length > 0) this.jobEndWaiters.shift()?.(true);
+      // Anything else is not an answer to a request of ours: noise, or a printer that speaks at another baud rate.
+      else this.noise += 1;
     }
   }
 
@@ -254,9 +264,14 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       return this.setStatus('offline');
     }
     const answers: number[] = [];
+    const noiseBefore = this.noise;
+    this.garbled = false;
     for (const n of STATUS_SEQUENCE) {
       const answer = await this.realTimeRequest(connection, n);
-      if (answer === undefined) return this.setStatus('offline');
+      if (answer === undefined) {
+        this.garbled = this.noise > noiseBefore;
+        return this.setStatus('offline');
+      }
       answers.push(answer);
     }
     const [printer = 0, offlineCause = 0, paperSensor = 0] = answers;

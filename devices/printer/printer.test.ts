@@ -192,6 +192,33 @@ describe('EscPosPrinter', () => {
     await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_PAPER_OUT' });
     await printer.close();
   });
+  it('fails a print with PRINTER_PROTOCOL when the printer answers status requests with bytes that are no answer', async () => {
+    // A printer at another baud rate (or not an ESC/POS printer) answers, but garbled: offline, and the operator is
+    // told it is a protocol problem rather than a printer switched off.
+    const written: number[] = [];
+    const transport: Transport = {
+      description: 'garbled printer',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            written.push(...bytes);
+            queueMicrotask(() => events.data(Uint8Array.of(0xff, 0x00, 0x80)));
+            return Promise.resolve();
+          },
+          close: () => Promise.resolve(),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 60 });
+    await printer.connect();
+    expect(printer.status()).toBe('offline');
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({
+      code: 'PRINTER_PROTOCOL',
+      sent: false,
+    });
+    // Nothing but status requests was sent.
+    expect(written).toEqual([0x10, 0x04, 0x01, 0x10, 0x04, 0x01]);
+    await printer.close();
+  });
 });
 
 describe('PrinterSimulator', () => {

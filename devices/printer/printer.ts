@@ -11,7 +11,9 @@
  *   when it is not ready. After sending it asks again, so that paper running out during the job is reported as the
  *   job's failure (the printed part may be incomplete: the customer needs a reprint or the e-receipt), with
  *   `PrinterError.sent` true: part of it may be on paper, and a printer that held the rest prints it once refilled.
- * - No call hangs: a status request unanswered within `statusTimeoutMs` makes the status `offline`.
+ * - No call hangs: a status request unanswered within `statusTimeoutMs` makes the status `offline`; a print then
+ *   rejects with `PRINTER_PROTOCOL` when bytes that answered nothing came meanwhile (a wrong baud rate), else with
+ *   `PRINTER_OFFLINE`.
  * - Card data never reaches a printer through this interface's callers by contract (the receipt is built masked, see
  *   src/host/receipts.ts); nothing here logs the receipt's text.
  */

@@ -73,6 +73,19 @@ describe('ESC/POS receipt encoding', () => {
     );
   });
 
+  it('prints a letter written decomposed (u and a combining diaeresis) as the one letter its table holds', () => {
+    // Text copied from a PDF or written on macOS may carry "ü" as U+0075 U+0308; the tables hold the composed letter.
+    const receipt: PrintableReceipt = {
+      title: 'Parkhaus Mu\u0308nster',
+      fields: [{ label: 'Hinweis', value: 'Gebu\u0308hr inklusive' }],
+    };
+    expect(receiptCodepage(receipt, 'cp858')).toBe('cp858');
+    const { receipts, errors } = printOn(encodeReceipt(receipt, { widthChars: 42, codepage: 'cp858' }));
+    expect(errors).toEqual([]);
+    expect(receipts[0]?.lines.join('\n')).toContain('Parkhaus Münster');
+    expect(receipts[0]?.lines.join('\n')).toContain('Gebühr inklusive');
+  });
+
   it('decodes the same when the bytes arrive one at a time', () => {
     const { receipts, errors } = printOn(encodeReceipt(RECEIPT, { widthChars: 42, codepage: 'cp858' }), 1);
     expect(errors).toEqual([]);

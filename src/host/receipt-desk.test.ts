@@ -603,6 +603,20 @@ describe('ReceiptDesk', () => {
     expect(desk.issue(SALE).document.title).toBe('Καφέ Parking');
   });
 
+  it("prints the test receipt in the terminal's language, or in en_GB when the printer cannot print that", async () => {
+    const d = await start({ terminal: { locale: 'de_DE' } });
+    const test = getPrinterSimulator(d.printer!)!.nextReceipt();
+    await d.testPrint();
+    const text = (await test).lines.join('\n');
+    expect(text).toContain('Testbeleg');
+    expect(text).toContain('Drucker');
+    await d.close();
+    desk = await start({ terminal: { locale: 'ar_AE' } });
+    const arabic = getPrinterSimulator(desk.printer!)!.nextReceipt();
+    await desk.testPrint();
+    expect((await arabic).lines.join('\n')).toContain('Test receipt');
+  });
+
   it('prints a test receipt, and works without a printer', async () => {
     const d = await start();
     const sim = getPrinterSimulator(d.printer!)!;

@@ -35,6 +35,7 @@ import {
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
+  testReceipt,
   type EReceiptQr,
   type JournaledReceiptFactsReader,
   type IssuedReceipt,
@@ -433,23 +434,9 @@ export class ReceiptDesk {
     return undefined;
   }
 
-  /** Prints a test receipt (service mode). */
+  /** Prints a test receipt (service mode), in the terminal's language. */
   testPrint(): Promise<void> {
-    return this.print(
-      {
-        title: 'Test receipt',
-        fields: [
-          { label: 'Terminal', value: this.config.terminal.id },
-          { label: 'Printer', value: this.config.printer.kind },
-        ],
-        transactionId: 'TEST',
-        amountMinor: 0,
-        currency: this.config.terminal.currency,
-        converted: false,
-        locale: 'en_GB',
-      },
-      true,
-    ).then(() => undefined);
+    return this.print(testReceipt(this.settings, this.config.printer.kind), true).then(() => undefined);
   }
 
   /**

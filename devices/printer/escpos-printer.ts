@@ -257,6 +257,8 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
 
   /** Asks DLE EOT 1, 2 and 4 and sets the status; `offline` when the device cannot be opened or does not answer. */
   private async queryStatus(): Promise<PrinterStatus> {
+    // What the last request found: a device that cannot be opened answered nothing, garbled or not.
+    this.garbled = false;
     let connection: TransportConnection;
     try {
       connection = await this.ensureOpen();
@@ -265,7 +267,6 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     }
     const answers: number[] = [];
     const noiseBefore = this.noise;
-    this.garbled = false;
     for (const n of STATUS_SEQUENCE) {
       const answer = await this.realTimeRequest(connection, n);
       if (answer === undefined) {

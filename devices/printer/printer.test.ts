@@ -219,6 +219,31 @@ describe('EscPosPrinter', () => {
     expect(written).toEqual([0x10, 0x04, 0x01, 0x10, 0x04, 0x01]);
     await printer.close();
   });
+
+  it('fails a print with PRINTER_OFFLINE, not PRINTER_PROTOCOL, once a printer that answered garbled is gone', async () => {
+    let present = true;
+    const transport: Transport = {
+      description: 'garbled printer, then unplugged',
+      open: (events) =>
+        present
+          ? Promise.resolve({
+              write: () => {
+                queueMicrotask(() => events.data(Uint8Array.of(0xff)));
+                return Promise.resolve();
+              },
+              close: () => Promise.resolve(),
+            })
+          : Promise.reject(new Error('ENOENT: no such file or directory')),
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 60 });
+    await printer.connect();
+    // Unplugged: the connection ends, and the device file is gone.
+    present = false;
+    await printer.close();
+    await printer.connect().catch(() => undefined);
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    await printer.close();
+  });
 });
 
 describe('PrinterSimulator', () => {

@@ -54,6 +54,13 @@ describe('configuration', () => {
     expect(() => parseConfig({ reader: { kind: 'usb' } }, 'f.json')).toThrow(/reader\.kind/);
   });
 
+  it('refuses a printed receipt text that prints as nothing (blanks, control characters) naming its key', () => {
+    for (const key of ['merchantName', 'merchantLocation', 'dccProvider', 'dccRateSource'])
+      expect(() => parseConfig({ receipts: { [key]: ' \t\u0007 ' } }, 'f.json')).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', key: `receipts.${key}` }),
+      );
+  });
+
   it('refuses a serial printer without its path as CONFIG_INVALID naming printer.serial.path', () => {
     expect(() => parseConfig({ printer: { kind: 'serial' } }, 'f.json')).toThrow(
       expect.objectContaining({ code: 'CONFIG_INVALID', key: 'printer.serial.path' }),

@@ -32,8 +32,24 @@ export interface EscPosPrinterOptions {
   readonly printPollMs?: number;
 }
 
+/** A job's wait for the answers of its end markers. */
+interface EndWait {
+  /** Answers it still needs. */
+  remaining: number;
+  end: (printed: boolean) => void;
+}
+
+/**
+ * At most this many end markers' answers are counted as still to come: a printer that never answers GS r would
+ * otherwise have every job send more markers than the one before. More jobs than this given up with the printer
+ * holding the rest of each, and none of them printed since, is not a case a kiosk meets.
+ */
+const MAX_UNANSWERED = 8;
+
 /** GS r 1: answered only when the printer reaches it, i.e. after the job before it has printed. */
-const JOB_END_MARKER = Uint8Array.of(0x1d, 0x72, 0x01);
+const JOB_END_MARKER = [0x1d, 0x72, 0x01] as const;
+const jobEndMarkers = (n: number): Uint8Array =>
+  Uint8Array.from({ length: 3 * n }, (_, i) => JOB_END_MARKER[i % 3]!);
 /** A GS r answer has bits 4 and 7 clear; a real-time (DLE EOT) answer has bit 4 set. */
 const isJobEndAnswer = (b: number): boolean => (b & 0x90) === 0;
 
@@ -64,7 +80,14 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
   private busy = false;
   private closed = false;
   private realTimeWaiters: Array<(b: number | undefined) => void> = [];
-  private jobEndWaiters: Array<(printed: boolean) => void> = [];
+  /** The job waiting for its end markers' answers: how many more it needs, and its end. */
+  private job: EndWait | undefined;
+  /**
+   * End markers sent whose answers may still come: the waiting job's, and those of jobs given up (a paper end or the
+   * cover during them), whose rest a printer holds and prints once refilled — or never, switched off meanwhile. An
+   * upper bound (see {@link MAX_UNANSWERED}).
+   */
+  private unanswered = 0;
   /** Bytes of an automatic status back still to come (status.ts `isAutomaticStatusStart`). */
   private automaticStatusLeft = 0;
   /** Bytes received that answered nothing of ours (see {@link onData}). */
@@ -114,11 +137,16 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       const connection = this.connection;
       if (!connection) throw errorFor('offline', 'nothing was printed');
       const bytes = encodeReceipt(receipt, this.options);
-      const job = this.nextJobEnd();
+      // One end marker more than the answers that may still come for jobs given up: the printer answers them in order,
+      // so once this many answers came, one was this job's own, and the job has come out whatever the others did. Its
+      // other answers, coming after, count for the next job the same way.
+      const markers = this.unanswered + 1;
+      const job = this.nextJobEnd(markers);
       try {
         try {
           await connection.write(bytes);
-          await connection.write(JOB_END_MARKER);
+          this.unanswered = Math.min(this.unanswered + markers, MAX_UNANSWERED);
+          await connection.write(jobEndMarkers(markers));
         } catch (e) {
           this.lost();
           throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', {
@@ -128,8 +156,8 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
         }
         await this.awaitJob(job.printed);
       } finally {
-        // A job given up (paper end or cover during it, no end in time) waits for its end marker no longer: an answer
-        // that never comes (the printer switched off and on, its buffer lost) must not take the next job's.
+        // A job given up (paper end or cover during it, no end in time) waits for its end markers no longer: their
+        // answers may come later, counted for the next job, or never (the printer switched off and on, its buffer lost).
         job.abandon();
       }
       this.logger?.info({ lines: receipt.fields.length }, 'receipt printed');
@@ -167,19 +195,31 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     }
   }
 
-  /** The next job end marker's answer (false when the connection is lost first), and its waiter's removal. */
-  private nextJobEnd(): { printed: Promise<boolean>; abandon: () => void } {
-    let waiter: (printed: boolean) => void = () => undefined;
+  /** This job's wait for the answers of its `markers` end markers (false when the connection is lost first). */
+  private nextJobEnd(markers: number): { printed: Promise<boolean>; abandon: () => void } {
+    let job: EndWait | undefined;
     const printed = new Promise<boolean>((resolve) => {
-      waiter = resolve;
+      job = { remaining: markers, end: resolve };
     });
-    this.jobEndWaiters.push(waiter);
+    this.job = job;
     return {
       printed,
+      // Its answers not come yet stay counted in `unanswered`, for the next job.
       abandon: () => {
-        this.jobEndWaiters = this.jobEndWaiters.filter((w) => w !== waiter);
+        if (this.job === job) this.job = undefined;
       },
     };
+  }
+
+  /** An end marker answered: one fewer that may still come, and one more for the waiting job. */
+  private jobEndAnswered(): void {
+    this.unanswered = Math.max(0, this.unanswered - 1);
+    const job = this.job;
+    if (job === undefined) return;
+    job.remaining -= 1;
+    if (job.remaining > 0) return;
+    this.job = undefined;
+    job.end(true);
   }
 
   private async ensureOpen(): Promise<TransportConnection> {
@@ -235,11 +275,13 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
 
   private failWaiters(): void {
     const realTime = this.realTimeWaiters;
-    const jobEnd = this.jobEndWaiters;
+    const job = this.job;
     this.realTimeWaiters = [];
-    this.jobEndWaiters = [];
+    this.job = undefined;
     for (const w of realTime) w(undefined);
-    for (const w of jobEnd) w(false);
+    // Its answers not come yet stay counted: the printer may still print what it holds (a cable pulled, its power on),
+    // and answer on the next connection.
+    job?.end(false);
   }
 
   private onData(chunk: Uint8Array): void {
@@ -249,7 +291,7 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       if (this.automaticStatusLeft > 0) this.automaticStatusLeft -= 1;
       else if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
       else if (isAutomaticStatusStart(b)) this.automaticStatusLeft = AUTOMATIC_STATUS_REST;
-      else if (isJobEndAnswer(b) && this.jobEndWaiters.length > 0) this.jobEndWaiters.shift()?.(true);
+      else if (isJobEndAnswer(b) && (this.job !== undefined || this.unanswered > 0)) this.jobEndAnswered();
       // Anything else is not an answer to a request of ours: noise, or a printer that speaks at another baud rate.
       else this.noise += 1;
     }

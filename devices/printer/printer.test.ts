@@ -244,6 +244,57 @@ describe('EscPosPrinter', () => {
     await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
     await printer.close();
   });
+  it("takes no end of a job given up for the next job's: that job fails when the paper runs out during it", async () => {
+    // A printer that stopped in the middle of a job (cover opened) holds the rest of it, its GS r 1 with it, and prints
+    // it once the cover is closed: that answer comes while the next job waits for its own.
+    let cover: 'open' | 'closed' = 'closed';
+    let paper: 'ok' | 'out' = 'ok';
+    let jobs = 0;
+    const transport: Transport = {
+      description: 'printer holding a job',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              const a = statusAnswers({ coverOpen: cover === 'open', paper });
+              const n = bytes[2];
+              queueMicrotask(() =>
+                events.data(Uint8Array.of(n === 1 ? a.printer : n === 2 ? a.offlineCause : a.paperSensor)),
+              );
+            } else if (bytes[0] === 0x1b && bytes[1] === 0x40) {
+              jobs += 1;
+              // The first job: the cover is opened in the middle of it. The second: the first job's rest prints and
+              // its end marker is answered, then the roll ends in the middle of the second.
+              if (jobs === 1) cover = 'open';
+              else {
+                queueMicrotask(() => events.data(Uint8Array.of(0x00)));
+                paper = 'out';
+              }
+            }
+            return Promise.resolve();
+          },
+          close: () => Promise.resolve(),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printTimeoutMs: 5_000,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({
+      code: 'PRINTER_COVER_OPEN',
+      sent: true,
+    });
+    cover = 'closed';
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({
+      code: 'PRINTER_PAPER_OUT',
+      sent: true,
+    });
+    await printer.close();
+  });
 });
 
 describe('PrinterSimulator', () => {

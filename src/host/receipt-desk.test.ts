@@ -577,6 +577,46 @@ describe('ReceiptDesk', () => {
       expect(undated(copy.fields)).toContainEqual({ label: 'Ticket', value: '2026112408000003' });
     });
 
+    it('marks a receipt issued again after a restart as a copy when the journal notes one issued before', async () => {
+      journaled(
+        {
+          transactionId: 'S4',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 800,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S4', status: 'AUTHORIZED', approvalCode: '831004', card },
+      );
+      const exit: ReceiptData = { ...SALE, amountMinor: 800, transactionId: 'S4', gatewayId: 'g-S4' };
+      const config = parseConfig({ printer: { kind: 'sim' } });
+      const desks = () =>
+        new ReceiptDesk(
+          config,
+          silentLogger(),
+          undefined,
+          journaledReceiptFacts(journal),
+          () => [],
+          journaledReceiptNotes(journal),
+        );
+      // The process that took the payment printed its receipt.
+      const first = desks();
+      await first.start();
+      const printed = getPrinterSimulator(first.printer!)!.nextReceipt();
+      first.issue(exit);
+      expect((await printed).lines.join('\n')).not.toContain('COPY');
+      await first.close();
+      // Restarted, the exit is shown paid again: the second paper receipt of the payment is a copy.
+      desk = desks();
+      await desk.start();
+      const again = getPrinterSimulator(desk.printer!)!.nextReceipt();
+      expect(desk.issue(exit).document.title).toBe('Parking - COPY');
+      expect((await again).lines.join('\n')).toContain('COPY');
+      // A receipt of no journal entry (a payment link's) is no copy for it.
+      expect(desk.issue({ ...exit, transactionId: 'LINK1' }).document.title).toBe('Parking');
+    });
+
     it("prints the receipt issued in this process rather than the journal's", async () => {
       const { d, reprinted } = await restarted();
       d.issue(SALE);

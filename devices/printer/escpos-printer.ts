@@ -267,8 +267,9 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
   private lost(): void {
     const connection = this.connection;
     this.connection = undefined;
-    // The next open waits for this close: the device is not free before it.
-    if (connection) this.releasing = connection.close();
+    // The next open waits for this close (the device is not free before it), a status request's time at most: a close
+    // that never ends must not hold every later request.
+    if (connection) this.releasing = Promise.race([connection.close(), delay(this.options.statusTimeoutMs)]);
     this.failWaiters();
     this.setStatus('offline');
   }

@@ -295,6 +295,30 @@ describe('EscPosPrinter', () => {
     });
     await printer.close();
   });
+  it('asks for the status again when the connection it gave up on never finishes closing', async () => {
+    let opens = 0;
+    const transport: Transport = {
+      description: 'device whose close never ends',
+      open: (events) => {
+        opens += 1;
+        return Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              queueMicrotask(() => events.data(Uint8Array.of(0x12)));
+              return Promise.resolve();
+            }
+            return Promise.reject(new PrinterError('PRINTER_OFFLINE', 'took no data'));
+          },
+          close: () => new Promise<void>(() => undefined),
+        });
+      },
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 50 });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    expect(await printer.refreshStatus()).toBe('ready');
+    expect(opens).toBe(2);
+  });
 });
 
 describe('PrinterSimulator', () => {

@@ -9,7 +9,16 @@ import {
   type PrinterStatus,
   type ReceiptPrinter,
 } from './printer.js';
-import { decodeStatus, isStatusByte, printerStatusOf, STATUS_SEQUENCE, statusRequest } from './status.js';
+import {
+  AUTOMATIC_STATUS_REST,
+  decodeStatus,
+  isAutomaticStatusStart,
+  isFlowControl,
+  isStatusByte,
+  printerStatusOf,
+  STATUS_SEQUENCE,
+  statusRequest,
+} from './status.js';
 
 export interface EscPosPrinterOptions {
   /** Characters per line in font A (42 or 48). */
@@ -23,19 +32,36 @@ export interface EscPosPrinterOptions {
   readonly printPollMs?: number;
 }
 
+/** A job's wait for the answers of its end markers. */
+interface EndWait {
+  /** Answers it still needs. */
+  remaining: number;
+  end: (printed: boolean) => void;
+}
+
+/**
+ * At most this many end markers' answers are counted as still to come: a printer that never answers GS r would
+ * otherwise have every job send more markers than the one before. More jobs than this given up with the printer
+ * holding the rest of each, and none of them printed since, is not a case a kiosk meets.
+ */
+const MAX_UNANSWERED = 8;
+
 /** GS r 1: answered only when the printer reaches it, i.e. after the job before it has printed. */
-const JOB_END_MARKER = Uint8Array.of(0x1d, 0x72, 0x01);
+const JOB_END_MARKER = [0x1d, 0x72, 0x01] as const;
+const jobEndMarkers = (n: number): Uint8Array =>
+  Uint8Array.from({ length: 3 * n }, (_, i) => JOB_END_MARKER[i % 3]!);
 /** A GS r answer has bits 4 and 7 clear; a real-time (DLE EOT) answer has bit 4 set. */
 const isJobEndAnswer = (b: number): boolean => (b & 0x90) === 0;
 
-function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string): PrinterError {
+/** The failure of a print in this status; `sent` once any of the receipt was handed to the device. */
+function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string, sent = false): PrinterError {
   switch (status) {
     case 'paper-out':
-      return new PrinterError('PRINTER_PAPER_OUT', `the printer is out of paper (${when})`);
+      return new PrinterError('PRINTER_PAPER_OUT', `the printer is out of paper (${when})`, { sent });
     case 'cover-open':
-      return new PrinterError('PRINTER_COVER_OPEN', `the printer's cover is open (${when})`);
+      return new PrinterError('PRINTER_COVER_OPEN', `the printer's cover is open (${when})`, { sent });
     case 'offline':
-      return new PrinterError('PRINTER_OFFLINE', `the printer is offline (${when})`);
+      return new PrinterError('PRINTER_OFFLINE', `the printer is offline (${when})`, { sent });
   }
 }
 
@@ -48,11 +74,26 @@ function errorFor(status: Exclude<PrinterStatus, 'ready'>, when: string): Printe
 export class EscPosPrinter extends EventEmitter<PrinterEvents> implements ReceiptPrinter {
   private connection: TransportConnection | undefined;
   private opening: Promise<TransportConnection> | undefined;
+  /** The close of the connection last given up ({@link lost}). */
+  private releasing: Promise<void> = Promise.resolve();
   private current: PrinterStatus = 'offline';
   private busy = false;
   private closed = false;
   private realTimeWaiters: Array<(b: number | undefined) => void> = [];
-  private jobEndWaiters: Array<(printed: boolean) => void> = [];
+  /** The job waiting for its end markers' answers: how many more it needs, and its end. */
+  private job: EndWait | undefined;
+  /**
+   * End markers sent whose answers may still come: the waiting job's, and those of jobs given up (a paper end or the
+   * cover during them), whose rest a printer holds and prints once refilled — or never, switched off meanwhile. An
+   * upper bound (see {@link MAX_UNANSWERED}).
+   */
+  private unanswered = 0;
+  /** Bytes of an automatic status back still to come (status.ts `isAutomaticStatusStart`). */
+  private automaticStatusLeft = 0;
+  /** Bytes received that answered nothing of ours (see {@link onData}). */
+  private noise = 0;
+  /** The last status request went unanswered while bytes that answered nothing came (a wrong baud rate, say). */
+  private garbled = false;
 
   constructor(
     private readonly transport: Transport,
@@ -87,23 +128,36 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     this.busy = true;
     try {
       const before = await this.queryStatus();
+      if (before === 'offline' && this.garbled)
+        throw new PrinterError(
+          'PRINTER_PROTOCOL',
+          'the printer answers its status requests with bytes that are no ESC/POS answer (a wrong baud rate, or not an ESC/POS printer?): nothing was printed',
+        );
       if (before !== 'ready') throw errorFor(before, 'nothing was printed');
       const connection = this.connection;
       if (!connection) throw errorFor('offline', 'nothing was printed');
       const bytes = encodeReceipt(receipt, this.options);
-      const job = this.nextJobEnd();
+      // One end marker more than the answers that may still come for jobs given up: the printer answers them in order,
+      // so once this many answers came, one was this job's own, and the job has come out whatever the others did. Its
+      // other answers, coming after, count for the next job the same way.
+      const markers = this.unanswered + 1;
+      const job = this.nextJobEnd(markers);
       try {
         try {
           await connection.write(bytes);
-          await connection.write(JOB_END_MARKER);
+          this.unanswered = Math.min(this.unanswered + markers, MAX_UNANSWERED);
+          await connection.write(jobEndMarkers(markers));
         } catch (e) {
           this.lost();
-          throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', { cause: e });
+          throw new PrinterError('PRINTER_OFFLINE', 'the printer went away while printing', {
+            cause: e,
+            sent: true,
+          });
         }
         await this.awaitJob(job.printed);
       } finally {
-        // A job given up (paper end or cover during it, no end in time) waits for its end marker no longer: an answer
-        // that never comes (the printer switched off and on, its buffer lost) must not take the next job's.
+        // A job given up (paper end or cover during it, no end in time) waits for its end markers no longer: their
+        // answers may come later, counted for the next job, or never (the printer switched off and on, its buffer lost).
         job.abandon();
       }
       this.logger?.info({ lines: receipt.fields.length }, 'receipt printed');
@@ -131,41 +185,55 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       if (done === true) {
         const after = await this.queryStatus();
         // Paper can run out on the job's last line: the job is whole, the next one would not be.
-        if (after === 'offline') throw errorFor(after, 'after the receipt');
+        if (after === 'offline') throw errorFor(after, 'after the receipt', true);
         return;
       }
-      if (done === false) throw errorFor('offline', 'the connection ended during the receipt');
+      if (done === false) throw errorFor('offline', 'the connection ended during the receipt', true);
       const status = await this.queryStatus();
-      if (status !== 'ready') throw errorFor(status, 'the receipt may be incomplete');
-      if (Date.now() > deadline) throw errorFor('offline', 'the receipt did not finish printing');
+      if (status !== 'ready') throw errorFor(status, 'the receipt may be incomplete', true);
+      if (Date.now() > deadline) throw errorFor('offline', 'the receipt did not finish printing', true);
     }
   }
 
-  /** The next job end marker's answer (false when the connection is lost first), and its waiter's removal. */
-  private nextJobEnd(): { printed: Promise<boolean>; abandon: () => void } {
-    let waiter: (printed: boolean) => void = () => undefined;
+  /** This job's wait for the answers of its `markers` end markers (false when the connection is lost first). */
+  private nextJobEnd(markers: number): { printed: Promise<boolean>; abandon: () => void } {
+    let job: EndWait | undefined;
     const printed = new Promise<boolean>((resolve) => {
-      waiter = resolve;
+      job = { remaining: markers, end: resolve };
     });
-    this.jobEndWaiters.push(waiter);
+    this.job = job;
     return {
       printed,
+      // Its answers not come yet stay counted in `unanswered`, for the next job.
       abandon: () => {
-        this.jobEndWaiters = this.jobEndWaiters.filter((w) => w !== waiter);
+        if (this.job === job) this.job = undefined;
       },
     };
   }
 
+  /** An end marker answered: one fewer that may still come, and one more for the waiting job. */
+  private jobEndAnswered(): void {
+    this.unanswered = Math.max(0, this.unanswered - 1);
+    const job = this.job;
+    if (job === undefined) return;
+    job.remaining -= 1;
+    if (job.remaining > 0) return;
+    this.job = undefined;
+    job.end(true);
+  }
+
   private async ensureOpen(): Promise<TransportConnection> {
     if (this.connection) return this.connection;
-    this.opening ??= this.transport
-      .open({
-        data: (chunk) => this.onData(chunk),
-        closed: (error) => {
-          this.logger?.warn({ err: error }, 'printer connection lost');
-          this.lost();
-        },
-      })
+    this.opening ??= this.releasing
+      .then(() =>
+        this.transport.open({
+          data: (chunk) => this.onData(chunk),
+          closed: (error) => {
+            this.logger?.warn({ err: error }, 'printer connection lost');
+            this.lost();
+          },
+        }),
+      )
       .then(
         (c) => {
           this.opening = undefined;
@@ -174,6 +242,7 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
             throw new PrinterError('PRINTER_OFFLINE', 'the printer was closed');
           }
           this.connection = c;
+          this.automaticStatusLeft = 0;
           return c;
         },
         (e: unknown) => {
@@ -189,31 +258,50 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     return this.opening;
   }
 
+  /**
+   * The connection is given up: closed as well as forgotten. A write that failed or timed out leaves the device open
+   * (a USB device file whose printer took no data), and the usblp driver and a locked serial port allow one open at a
+   * time: left open, every later open would fail and the printer stay offline until a restart. Closing a connection
+   * that ended by itself does nothing.
+   */
   private lost(): void {
+    const connection = this.connection;
     this.connection = undefined;
+    // The next open waits for this close (the device is not free before it), a status request's time at most: a close
+    // that never ends must not hold every later request.
+    if (connection) this.releasing = Promise.race([connection.close(), delay(this.options.statusTimeoutMs)]);
     this.failWaiters();
     this.setStatus('offline');
   }
 
   private failWaiters(): void {
     const realTime = this.realTimeWaiters;
-    const jobEnd = this.jobEndWaiters;
+    const job = this.job;
     this.realTimeWaiters = [];
-    this.jobEndWaiters = [];
+    this.job = undefined;
     for (const w of realTime) w(undefined);
-    for (const w of jobEnd) w(false);
+    // Its answers not come yet stay counted: the printer may still print what it holds (a cable pulled, its power on),
+    // and answer on the next connection.
+    job?.end(false);
   }
 
   private onData(chunk: Uint8Array): void {
     for (const b of chunk) {
-      if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
-      else if (isJobEndAnswer(b)) this.jobEndWaiters.shift()?.(true);
-      // Anything else (automatic status back, noise) is not an answer to a request of ours.
+      if (isFlowControl(b)) continue;
+      // The rest of an automatic status back: its bytes look like GS r answers, and would be taken for a job's end.
+      if (this.automaticStatusLeft > 0) this.automaticStatusLeft -= 1;
+      else if (isStatusByte(b)) this.realTimeWaiters.shift()?.(b);
+      else if (isAutomaticStatusStart(b)) this.automaticStatusLeft = AUTOMATIC_STATUS_REST;
+      else if (isJobEndAnswer(b) && (this.job !== undefined || this.unanswered > 0)) this.jobEndAnswered();
+      // Anything else is not an answer to a request of ours: noise, or a printer that speaks at another baud rate.
+      else this.noise += 1;
     }
   }
 
   /** Asks DLE EOT 1, 2 and 4 and sets the status; `offline` when the device cannot be opened or does not answer. */
   private async queryStatus(): Promise<PrinterStatus> {
+    // What the last request found: a device that cannot be opened answered nothing, garbled or not.
+    this.garbled = false;
     let connection: TransportConnection;
     try {
       connection = await this.ensureOpen();
@@ -221,9 +309,13 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
       return this.setStatus('offline');
     }
     const answers: number[] = [];
+    const noiseBefore = this.noise;
     for (const n of STATUS_SEQUENCE) {
       const answer = await this.realTimeRequest(connection, n);
-      if (answer === undefined) return this.setStatus('offline');
+      if (answer === undefined) {
+        this.garbled = this.noise > noiseBefore;
+        return this.setStatus('offline');
+      }
       answers.push(answer);
     }
     const [printer = 0, offlineCause = 0, paperSensor = 0] = answers;

@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { encodeReceipt, receiptCodepage } from './escpos.js';
+import { encodableIn, encodeReceipt, receiptCodepage } from './escpos.js';
 import { receiptTextLines } from './layout.js';
 import type { PrintableReceipt } from './printer.js';
 import { PrinterSimulator, type PrintedReceipt } from './sim/printer-simulator.js';
@@ -46,6 +46,45 @@ describe('ESC/POS receipt encoding', () => {
       expect(receipts[0]?.qrCodes).toEqual([RECEIPT.qr]);
       for (const line of receipts[0]?.lines ?? []) expect(line.length).toBeLessThanOrEqual(widthChars);
     });
+
+  it('sends no control byte for a character a table draws at a control position (§, arrows, bullets)', () => {
+    // cp437 and its kin draw glyphs at 0x00–0x1F and 0x7F on screen; a printer executes those bytes as commands
+    // (1B ESC, 1D GS: "↔V" would be GS V, a cut). § has a printable position in cp858 (0xF5) as well as 0x15.
+    const receipt: PrintableReceipt = {
+      title: 'Parking',
+      fields: [
+        { label: 'Location', value: 'Level 2 ↔V exit ←@ §4 ¶ •' },
+        { label: 'Amount', value: '€12.50' },
+      ],
+    };
+    expect(encodableIn('→', 'cp858')).toBe(false);
+    expect(encodableIn('§', 'cp858')).toBe(true);
+    const { receipts, errors } = printOn(encodeReceipt(receipt, { widthChars: 42, codepage: 'cp858' }));
+    expect(errors).toEqual([]);
+    expect(receipts).toHaveLength(1);
+    expect(receipts[0]?.lines).toEqual(
+      receiptTextLines(
+        {
+          ...receipt,
+          fields: [{ label: 'Location', value: 'Level 2 ?V exit ?@ §4 ¶ ?' }, receipt.fields[1]!],
+        },
+        42,
+      ),
+    );
+  });
+
+  it('prints a letter written decomposed (u and a combining diaeresis) as the one letter its table holds', () => {
+    // Text copied from a PDF or written on macOS may carry "ü" as U+0075 U+0308; the tables hold the composed letter.
+    const receipt: PrintableReceipt = {
+      title: 'Parkhaus Mu\u0308nster',
+      fields: [{ label: 'Hinweis', value: 'Gebu\u0308hr inklusive' }],
+    };
+    expect(receiptCodepage(receipt, 'cp858')).toBe('cp858');
+    const { receipts, errors } = printOn(encodeReceipt(receipt, { widthChars: 42, codepage: 'cp858' }));
+    expect(errors).toEqual([]);
+    expect(receipts[0]?.lines.join('\n')).toContain('Parkhaus Münster');
+    expect(receipts[0]?.lines.join('\n')).toContain('Gebühr inklusive');
+  });
 
   it('decodes the same when the bytes arrive one at a time', () => {
     const { receipts, errors } = printOn(encodeReceipt(RECEIPT, { widthChars: 42, codepage: 'cp858' }), 1);

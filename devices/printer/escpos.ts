@@ -8,6 +8,8 @@ import { QR_ERROR_CORRECTION, type PrintableReceipt } from './printer.js';
 export type PrinterCodepage =
   'cp437' | 'cp850' | 'cp852' | 'cp858' | 'cp860' | 'cp863' | 'cp865' | 'cp866' | 'windows1252';
 
+const ESC = 0x1b;
+
 /** ESC t n → table, as Epson (and the encoder's `epson` mapping) number them. */
 export const ESC_T_CODEPAGES: Readonly<Record<number, PrinterCodepage>> = {
   0: 'cp437',
@@ -21,21 +23,44 @@ export const ESC_T_CODEPAGES: Readonly<Record<number, PrinterCodepage>> = {
   19: 'cp858',
 };
 
-const tableChars = new Map<PrinterCodepage, ReadonlySet<number>>();
-function charsOf(codepage: PrinterCodepage): ReadonlySet<number> {
-  let chars = tableChars.get(codepage);
-  if (chars === undefined) {
-    chars = new Set(CodepageEncoder.getCodepoints(codepage, true));
-    tableChars.set(codepage, chars);
+/** ESC t's n of each table (the inverse of {@link ESC_T_CODEPAGES}). */
+const ESC_T_OF = new Map<PrinterCodepage, number>(
+  Object.entries(ESC_T_CODEPAGES).map(([n, codepage]) => [codepage, Number(n)]),
+);
+
+/**
+ * Whether a table's byte prints as text. Bytes below 0x20 and 0x7F are commands to an ESC/POS printer (1B ESC, 1D GS,
+ * 0A LF …), whatever glyph a code page chart draws there: cp437 and its kin draw ☺ ♥ • ← ↔ § ¶ at 0x01–0x1F and ⌂ at
+ * 0x7F, and a character sent as one of those bytes would drive the printer ("↔V" is GS V, a cut) instead of printing.
+ */
+const printsAsText = (byte: number): boolean => byte >= 0x20 && byte !== 0x7f;
+
+const tableBytes = new Map<PrinterCodepage, ReadonlyMap<number, number>>();
+/** Each character the table prints as text → its byte (§ and ¶, at 0x15 and 0x14 too in cp850, by 0xF5 and 0xF4). */
+function bytesOf(codepage: PrinterCodepage): ReadonlyMap<number, number> {
+  let bytes = tableBytes.get(codepage);
+  if (bytes === undefined) {
+    const map = new Map<number, number>();
+    CodepageEncoder.getCodepoints(codepage, true).forEach((codepoint, byte) => {
+      if (printsAsText(byte) && !map.has(codepoint)) map.set(codepoint, byte);
+    });
+    bytes = map;
+    tableBytes.set(codepage, bytes);
   }
-  return chars;
+  return bytes;
 }
 
-/** Whether every character of `text` is in the code table (whitespace prints as a space). */
+/** Whether every character of `text` prints as text from the code table (whitespace prints as a space). */
 export function encodableIn(text: string, codepage: PrinterCodepage): boolean {
-  const chars = charsOf(codepage);
-  for (const ch of text.replace(/\s/g, ' ')) if (!chars.has(ch.codePointAt(0) ?? 0)) return false;
+  const bytes = bytesOf(codepage);
+  for (const ch of text.replace(/\s/g, ' ')) if (!bytes.has(ch.codePointAt(0) ?? 0)) return false;
   return true;
+}
+
+/** The bytes of one printed line in the code table: a character it does not print as text comes out as "?". */
+function encodeLine(line: string, codepage: PrinterCodepage): number[] {
+  const bytes = bytesOf(codepage);
+  return [...line].map((ch) => bytes.get(ch.codePointAt(0) ?? 0) ?? 0x3f);
 }
 
 /**
@@ -104,8 +129,9 @@ export interface EscPosLayout {
  * The ESC/POS bytes of one receipt, through `@point-of-sale/receipt-printer-encoder`: initialise (ESC @), the code
  * table (ESC t: {@link receiptCodepage}, the configured one when it can print the receipt), the lines of {@link receiptTextLines} (the title in bold), the QR code when there is one (GS ( k,
  * model 2, error correction {@link QR_ERROR_CORRECTION}: kiosk.md §4; as many dots a module as the roll's width allows,
- * {@link qrModuleDots}, and none when it allows none), then a feed and a partial cut (GS V). A character the code table lacks
- * prints as "?".
+ * {@link qrModuleDots}, and none when it allows none), then a feed and a partial cut (GS V). The text's bytes are
+ * encoded here ({@link encodableIn}): a character the code table does not print as text prints as "?", never as a
+ * control byte.
  */
 export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): Uint8Array {
   const encoder = new ReceiptPrinterEncoder({
@@ -114,11 +140,15 @@ export function encodeReceipt(receipt: PrintableReceipt, layout: EscPosLayout): 
     codepageMapping: 'epson',
     feedBeforeCut: 4,
   });
-  encoder.initialize().codepage(receiptCodepage(receipt, layout.codepage) ?? layout.codepage);
+  const codepage = receiptCodepage(receipt, layout.codepage) ?? layout.codepage;
+  // The text is encoded here, not by the encoder, which takes a character's first position in the table, a control
+  // byte for § in cp858 (see printsAsText); ESC t with it.
+  encoder.initialize().raw([ESC, 0x74, ESC_T_OF.get(codepage) ?? 0]);
   const titleLines = centred(receipt.title, layout.widthChars).length;
   receiptTextLines(receipt, layout.widthChars).forEach((line, i) => {
-    if (i < titleLines) encoder.bold(true).line(line).bold(false);
-    else encoder.line(line);
+    const text = encodeLine(line, codepage);
+    // The title in bold (ESC E 1 … ESC E 0).
+    encoder.raw(i < titleLines ? [ESC, 0x45, 1, ...text, ESC, 0x45, 0] : text).newline();
   });
   const qrSize =
     receipt.qr !== undefined && receipt.qr !== '' ? qrModuleDots(receipt.qr, layout.widthChars) : undefined;

@@ -22,10 +22,15 @@ export const VALUE_INDENT = '  ';
  * Collapses whitespace runs (tabs and newlines included) to single spaces and trims. Control characters (C0, DEL, C1)
  * count as whitespace: a byte below 0x20 is an ESC/POS command to the printer (ESC p opens the cash drawer, GS V cuts,
  * ESC t switches the code table, NUL ends an argument), so a merchant name from the configuration or a disclaimer from
- * the gateway that carried one would otherwise drive the printer instead of printing.
+ * the gateway that carried one would otherwise drive the printer instead of printing. Letters written decomposed (u and
+ * a combining diaeresis, as text copied from a PDF may carry "ü") are composed (NFC): the code tables hold the composed
+ * letter and no combining mark.
  */
 export function printableText(s: string): string {
-  return s.replace(/[\s\p{Cc}]+/gu, ' ').trim();
+  return s
+    .normalize('NFC')
+    .replace(/[\s\p{Cc}]+/gu, ' ')
+    .trim();
 }
 
 /** Words of `text` in lines of at most `width` characters. */

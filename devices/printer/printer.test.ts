@@ -7,11 +7,14 @@ import {
   DEFAULT_PRINTER_OPTIONS,
   EscPosPrinter,
   getPrinterSimulator,
+  PrinterError,
   receiptTextLines,
 } from './index.js';
 import { CONTRACT_RECEIPT, describePrinterContract } from './printer.contract.js';
 import { PrinterSimulator } from './sim/printer-simulator.js';
+import type { Transport } from '../transports/transport.js';
 import { SimulatedPrinterTransport } from './sim/stream-transport.js';
+import { statusAnswers } from './status.js';
 
 // The contract against the ESC/POS driver over the in-memory stream to the simulator (printer kind `sim`).
 describePrinterContract(
@@ -104,6 +107,217 @@ describe('EscPosPrinter', () => {
     await expect(printer.print(CONTRACT_RECEIPT)).resolves.toBeUndefined();
     expect((await printed).lines).toEqual(receiptTextLines(CONTRACT_RECEIPT, 42));
     await printer.close();
+  });
+  it('closes a connection it gives up on, so that an exclusive device (usblp, a locked serial port) opens again', async () => {
+    // A device file that allows one open at a time, as the usblp driver does (EBUSY), and that takes no receipt bytes
+    // while `stalled` (the printer's buffer full: the write gives up after its timeout, the connection still open).
+    let openConnections = 0;
+    let stalled = true;
+    const transport: Transport = {
+      description: 'exclusive device file',
+      open: (events) => {
+        if (openConnections > 0) return Promise.reject(new Error('EBUSY: device or resource busy'));
+        openConnections += 1;
+        let open = true;
+        return Promise.resolve({
+          write: (bytes) => {
+            if (!open) return Promise.reject(new PrinterError('PRINTER_OFFLINE', 'not open'));
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              queueMicrotask(() => events.data(Uint8Array.of(0x12)));
+              return Promise.resolve();
+            }
+            if (stalled)
+              return Promise.reject(new PrinterError('PRINTER_OFFLINE', 'took no data for 10000 ms'));
+            if (bytes[0] === 0x1d && bytes[1] === 0x72)
+              queueMicrotask(() => events.data(Uint8Array.of(0x00)));
+            return Promise.resolve();
+          },
+          close: () => {
+            if (open) openConnections -= 1;
+            open = false;
+            return Promise.resolve();
+          },
+        });
+      },
+    };
+    const printer = new EscPosPrinter(transport, {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    stalled = false;
+    expect(await printer.refreshStatus()).toBe('ready');
+    await expect(printer.print(CONTRACT_RECEIPT)).resolves.toBeUndefined();
+    await printer.close();
+    expect(openConnections).toBe(0);
+  });
+  it('takes no automatic status back for the end of a job: a paper end during it fails the job', async () => {
+    // A printer with automatic status back (ASB) enabled by its memory switches sends four status bytes on each change
+    // of state. Its 2nd to 4th bytes have the fixed bits of a GS r answer (0**0****): the 3rd says "paper end" (0x0C)
+    // exactly as GS r 1 would. The printer here stops at a paper end in the middle of the receipt.
+    let paperOut = false;
+    const transport: Transport = {
+      description: 'printer with ASB',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              const a = statusAnswers({ coverOpen: false, paper: paperOut ? 'out' : 'ok' });
+              const n = bytes[2];
+              queueMicrotask(() =>
+                events.data(Uint8Array.of(n === 1 ? a.printer : n === 2 ? a.offlineCause : a.paperSensor)),
+              );
+            } else if (!paperOut) {
+              // Half the receipt printed, then the roll ends: offline, paper end (ASB bytes 1 to 4). The rest of the
+              // job, its GS r 1 with it, waits in the buffer for paper.
+              paperOut = true;
+              queueMicrotask(() => events.data(Uint8Array.of(0x18, 0x00, 0x0c, 0x00)));
+            }
+            return Promise.resolve();
+          },
+          close: () => Promise.resolve(),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printTimeoutMs: 2_000,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_PAPER_OUT' });
+    await printer.close();
+  });
+  it('fails a print with PRINTER_PROTOCOL when the printer answers status requests with bytes that are no answer', async () => {
+    // A printer at another baud rate (or not an ESC/POS printer) answers, but garbled: offline, and the operator is
+    // told it is a protocol problem rather than a printer switched off.
+    const written: number[] = [];
+    const transport: Transport = {
+      description: 'garbled printer',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            written.push(...bytes);
+            queueMicrotask(() => events.data(Uint8Array.of(0xff, 0x00, 0x80)));
+            return Promise.resolve();
+          },
+          close: () => Promise.resolve(),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 60 });
+    await printer.connect();
+    expect(printer.status()).toBe('offline');
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({
+      code: 'PRINTER_PROTOCOL',
+      sent: false,
+    });
+    // Nothing but status requests was sent.
+    expect(written).toEqual([0x10, 0x04, 0x01, 0x10, 0x04, 0x01]);
+    await printer.close();
+  });
+
+  it('fails a print with PRINTER_OFFLINE, not PRINTER_PROTOCOL, once a printer that answered garbled is gone', async () => {
+    let present = true;
+    const transport: Transport = {
+      description: 'garbled printer, then unplugged',
+      open: (events) =>
+        present
+          ? Promise.resolve({
+              write: () => {
+                queueMicrotask(() => events.data(Uint8Array.of(0xff)));
+                return Promise.resolve();
+              },
+              close: () => Promise.resolve(),
+            })
+          : Promise.reject(new Error('ENOENT: no such file or directory')),
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 60 });
+    await printer.connect();
+    // Unplugged: the connection ends, and the device file is gone.
+    present = false;
+    await printer.close();
+    await printer.connect().catch(() => undefined);
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    await printer.close();
+  });
+  it("takes no end of a job given up for the next job's: that job fails when the paper runs out during it", async () => {
+    // A printer that stopped in the middle of a job (cover opened) holds the rest of it, its GS r 1 with it, and prints
+    // it once the cover is closed: that answer comes while the next job waits for its own.
+    let cover: 'open' | 'closed' = 'closed';
+    let paper: 'ok' | 'out' = 'ok';
+    let jobs = 0;
+    const transport: Transport = {
+      description: 'printer holding a job',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              const a = statusAnswers({ coverOpen: cover === 'open', paper });
+              const n = bytes[2];
+              queueMicrotask(() =>
+                events.data(Uint8Array.of(n === 1 ? a.printer : n === 2 ? a.offlineCause : a.paperSensor)),
+              );
+            } else if (bytes[0] === 0x1b && bytes[1] === 0x40) {
+              jobs += 1;
+              // The first job: the cover is opened in the middle of it. The second: the first job's rest prints and
+              // its end marker is answered, then the roll ends in the middle of the second.
+              if (jobs === 1) cover = 'open';
+              else {
+                queueMicrotask(() => events.data(Uint8Array.of(0x00)));
+                paper = 'out';
+              }
+            }
+            return Promise.resolve();
+          },
+          close: () => Promise.resolve(),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, {
+      widthChars: 42,
+      codepage: 'cp858',
+      statusTimeoutMs: 100,
+      printTimeoutMs: 5_000,
+      printPollMs: 20,
+    });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({
+      code: 'PRINTER_COVER_OPEN',
+      sent: true,
+    });
+    cover = 'closed';
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({
+      code: 'PRINTER_PAPER_OUT',
+      sent: true,
+    });
+    await printer.close();
+  });
+  it('asks for the status again when the connection it gave up on never finishes closing', async () => {
+    let opens = 0;
+    const transport: Transport = {
+      description: 'device whose close never ends',
+      open: (events) => {
+        opens += 1;
+        return Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04) {
+              queueMicrotask(() => events.data(Uint8Array.of(0x12)));
+              return Promise.resolve();
+            }
+            return Promise.reject(new PrinterError('PRINTER_OFFLINE', 'took no data'));
+          },
+          close: () => new Promise<void>(() => undefined),
+        });
+      },
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 50 });
+    await printer.connect();
+    await expect(printer.print(CONTRACT_RECEIPT)).rejects.toMatchObject({ code: 'PRINTER_OFFLINE' });
+    expect(await printer.refreshStatus()).toBe('ready');
+    expect(opens).toBe(2);
   });
 });
 

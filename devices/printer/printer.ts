@@ -9,8 +9,11 @@
  * - A print starts only on a ready printer: `print` asks the printer for its real-time status (ESC/POS DLE EOT) first
  *   and rejects with `PRINTER_PAPER_OUT`, `PRINTER_COVER_OPEN` or `PRINTER_OFFLINE` without sending the receipt
  *   when it is not ready. After sending it asks again, so that paper running out during the job is reported as the
- *   job's failure (the printed part may be incomplete: the customer needs a reprint or the e-receipt).
- * - No call hangs: a status request unanswered within `statusTimeoutMs` makes the status `offline`.
+ *   job's failure (the printed part may be incomplete: the customer needs a reprint or the e-receipt), with
+ *   `PrinterError.sent` true: part of it may be on paper, and a printer that held the rest prints it once refilled.
+ * - No call hangs: a status request unanswered within `statusTimeoutMs` makes the status `offline`; a print then
+ *   rejects with `PRINTER_PROTOCOL` when bytes that answered nothing came meanwhile (a wrong baud rate), else with
+ *   `PRINTER_OFFLINE`.
  * - Card data never reaches a printer through this interface's callers by contract (the receipt is built masked, see
  *   src/host/receipts.ts); nothing here logs the receipt's text.
  */
@@ -53,12 +56,18 @@ export type PrinterErrorCode =
 /** Every failure of a printer call. */
 export class PrinterError extends Error {
   override readonly name = 'PrinterError';
+  /**
+   * A print that failed after its receipt was sent: part of it (or all of it, once the printer prints what it held)
+   * may be on paper, so the receipt issued again for the same transaction is a copy. False when nothing was sent.
+   */
+  readonly sent: boolean;
   constructor(
     readonly code: PrinterErrorCode,
     message: string,
-    options?: { cause?: unknown },
+    options?: { cause?: unknown; sent?: boolean },
   ) {
-    super(message, options);
+    super(message, options?.cause !== undefined ? { cause: options.cause } : undefined);
+    this.sent = options?.sent ?? false;
   }
 }
 

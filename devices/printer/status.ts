@@ -26,6 +26,24 @@ export function isStatusByte(b: number): boolean {
   return (b & 0x93) === 0x12;
 }
 
+/**
+ * True when `b` opens an automatic status back (ASB, GS a): a printer with it enabled (by GS a or by its memory switches)
+ * sends four bytes at power-on and at each change of state, the first with the fixed bits 0**1**00 (mask 0x93 → 0x10).
+ * The three bytes after it (XON and XOFF aside) have the fixed bits of a GS r answer (0**0****) — the third says "paper
+ * end" as GS r 1 does — so they are told apart only by following the first.
+ */
+export function isAutomaticStatusStart(b: number): boolean {
+  return (b & 0x93) === 0x10;
+}
+
+/** Bytes of an automatic status back after its first. */
+export const AUTOMATIC_STATUS_REST = 3;
+
+/** XON and XOFF: flow control a serial printer may send at any time, also between the bytes of an ASB. */
+export function isFlowControl(b: number): boolean {
+  return b === 0x11 || b === 0x13;
+}
+
 /** The three answers of {@link STATUS_SEQUENCE}. */
 export interface StatusAnswers {
   readonly printer: number;

@@ -54,6 +54,22 @@ describe('configuration', () => {
     expect(() => parseConfig({ reader: { kind: 'usb' } }, 'f.json')).toThrow(/reader\.kind/);
   });
 
+  it('refuses a printed receipt text that prints as nothing (blanks, control characters) naming its key', () => {
+    for (const key of ['merchantName', 'merchantLocation', 'dccProvider', 'dccRateSource'])
+      expect(() => parseConfig({ receipts: { [key]: ' \t\u0007 ' } }, 'f.json')).toThrow(
+        expect.objectContaining({ code: 'CONFIG_INVALID', key: `receipts.${key}` }),
+      );
+  });
+
+  it('refuses a serial printer without its path as CONFIG_INVALID naming printer.serial.path', () => {
+    expect(() => parseConfig({ printer: { kind: 'serial' } }, 'f.json')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'printer.serial.path' }),
+    );
+    expect(parseConfig({ printer: { kind: 'serial', serial: { path: '/dev/ttyUSB1' } } }).printer.kind).toBe(
+      'serial',
+    );
+  });
+
   it('rejects a time zone Intl does not know as CONFIG_INVALID naming terminal.timezone', () => {
     // Accepted as a string, "Europe/Londn" used to start the terminal and throw a RangeError on the first START.
     for (const timezone of ['Europe/Londn', '']) {

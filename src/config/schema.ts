@@ -171,7 +171,26 @@ export const printerSchema = z
      */
     statusPollSeconds: z.number().int().min(5).max(3_600).default(30),
   })
+  // Refused at the start with its key, rather than the host failing to build the printer (devices/printer
+  // createPrinter) after the configuration passed.
+  .refine((p) => p.kind !== 'serial' || p.serial.path !== undefined, {
+    path: ['serial', 'path'],
+    message: 'required for a serial printer (printer.kind serial), e.g. /dev/ttyUSB1',
+  })
   .prefault({});
+
+/**
+ * A text every receipt prints: 1 to `max` characters, some of them printing (blanks and control characters print as
+ * nothing or as one space: devices/printer layout.ts `printableText`), so that a receipt never goes without it.
+ */
+const printedText = (max: number) =>
+  z
+    .string()
+    .min(1)
+    .max(max)
+    .refine((t) => /[^\s\p{Cc}]/u.test(t), {
+      message: 'prints as nothing: blanks and control characters only',
+    });
 
 /** What a receipt says beyond the payment itself, and when none is offered. */
 export const receiptsSchema = z
@@ -181,8 +200,8 @@ export const receiptsSchema = z
      * here must be in a code table it carries, all in one (the host refuses it at the start otherwise, naming the key
      * and the character: src/host/receipts.ts `assertPrintableConfiguration`).
      */
-    merchantName: z.string().min(1).max(48).default('Parking'),
-    merchantLocation: z.string().min(1).max(96).optional(),
+    merchantName: printedText(48).default('Parking'),
+    merchantLocation: printedText(96).optional(),
     /**
      * Unattended terminals only: below this amount (minor units of the terminal's currency) no receipt is offered.
      * Card rules allow it for small unattended amounts (Visa: up to USD 25, parking cited); above it a receipt must
@@ -192,9 +211,9 @@ export const receiptsSchema = z
     /** Base URL of e-receipts: the QR carries it with the transaction reference. Without it the QR holds the text. */
     eReceiptUrl: z.url().optional(),
     /** Who converts the currency (printed on converted receipts, kiosk.md §1). */
-    dccProvider: z.string().min(1).max(96).default('Gateway currency conversion service'),
+    dccProvider: printedText(96).default('Gateway currency conversion service'),
     /** The reference the markup is stated against (EU Regulation 2021/1230: the latest ECB euro reference rate). */
-    dccRateSource: z.string().min(1).max(96).default('ECB euro reference rate'),
+    dccRateSource: printedText(96).default('ECB euro reference rate'),
   })
   .prefault({});
 

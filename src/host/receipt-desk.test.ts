@@ -196,6 +196,33 @@ describe('ReceiptDesk', () => {
     ]);
   });
 
+  it('marks the receipt issued again after one cut short by a paper end as a copy: its first part is on paper', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    sim.runOutOfPaperAfter(6);
+    d.issue(SALE);
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('unavailable');
+    expect(sim.pendingLines.join('\n')).not.toContain('COPY');
+    // Paper loaded: the printer prints the rest of the job it held, and the customer holds that receipt whole.
+    sim.setPaper('ok');
+    expect(sim.receipts).toHaveLength(1);
+    const second = sim.nextReceipt();
+    expect(d.issue(SALE).document.title).toBe('Parking - COPY');
+    expect((await second).lines.join('\n')).toContain('COPY');
+  });
+
+  it('issues the receipt again as the original when the printer refused it before printing any of it', async () => {
+    const d = await start();
+    const sim = getPrinterSimulator(d.printer!)!;
+    sim.setCover('open');
+    d.issue(SALE);
+    await expect.poll(() => d.issued(SALE.transactionId)?.paper).toBe('unavailable');
+    sim.setCover('closed');
+    const again = sim.nextReceipt();
+    expect(d.issue(SALE).document.title).toBe('Parking');
+    expect((await again).lines.join('\n')).not.toContain('COPY');
+  });
+
   it('prints a receipt whose e-receipt link is too long for a QR code, without a code', async () => {
     const d = await start({ receipts: { eReceiptUrl: `https://receipts.example/${'r'.repeat(3_000)}` } });
     const sim = getPrinterSimulator(d.printer!)!;
@@ -550,6 +577,46 @@ describe('ReceiptDesk', () => {
       expect(undated(copy.fields)).toContainEqual({ label: 'Ticket', value: '2026112408000003' });
     });
 
+    it('marks a receipt issued again after a restart as a copy when the journal notes one issued before', async () => {
+      journaled(
+        {
+          transactionId: 'S4',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 800,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S4', status: 'AUTHORIZED', approvalCode: '831004', card },
+      );
+      const exit: ReceiptData = { ...SALE, amountMinor: 800, transactionId: 'S4', gatewayId: 'g-S4' };
+      const config = parseConfig({ printer: { kind: 'sim' } });
+      const desks = () =>
+        new ReceiptDesk(
+          config,
+          silentLogger(),
+          undefined,
+          journaledReceiptFacts(journal),
+          () => [],
+          journaledReceiptNotes(journal),
+        );
+      // The process that took the payment printed its receipt.
+      const first = desks();
+      await first.start();
+      const printed = getPrinterSimulator(first.printer!)!.nextReceipt();
+      first.issue(exit);
+      expect((await printed).lines.join('\n')).not.toContain('COPY');
+      await first.close();
+      // Restarted, the exit is shown paid again: the second paper receipt of the payment is a copy.
+      desk = desks();
+      await desk.start();
+      const again = getPrinterSimulator(desk.printer!)!.nextReceipt();
+      expect(desk.issue(exit).document.title).toBe('Parking - COPY');
+      expect((await again).lines.join('\n')).toContain('COPY');
+      // A receipt of no journal entry (a payment link's) is no copy for it.
+      expect(desk.issue({ ...exit, transactionId: 'LINK1' }).document.title).toBe('Parking');
+    });
+
     it("prints the receipt issued in this process rather than the journal's", async () => {
       const { d, reprinted } = await restarted();
       d.issue(SALE);
@@ -574,6 +641,20 @@ describe('ReceiptDesk', () => {
     // Without a printer nothing prints it: the screen shows it as it is.
     desk = new ReceiptDesk({ ...greek, printer: { ...greek.printer, kind: 'none' } }, silentLogger());
     expect(desk.issue(SALE).document.title).toBe('Καφέ Parking');
+  });
+
+  it("prints the test receipt in the terminal's language, or in en_GB when the printer cannot print that", async () => {
+    const d = await start({ terminal: { locale: 'de_DE' } });
+    const test = getPrinterSimulator(d.printer!)!.nextReceipt();
+    await d.testPrint();
+    const text = (await test).lines.join('\n');
+    expect(text).toContain('Testbeleg');
+    expect(text).toContain('Drucker');
+    await d.close();
+    desk = await start({ terminal: { locale: 'ar_AE' } });
+    const arabic = getPrinterSimulator(desk.printer!)!.nextReceipt();
+    await desk.testPrint();
+    expect((await arabic).lines.join('\n')).toContain('Test receipt');
   });
 
   it('prints a test receipt, and works without a printer', async () => {

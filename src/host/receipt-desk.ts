@@ -35,6 +35,7 @@ import {
   receiptOffered,
   receiptSettingsFromConfig,
   ReceiptFactsLog,
+  testReceipt,
   type EReceiptQr,
   type JournaledReceiptFactsReader,
   type IssuedReceipt,
@@ -110,28 +111,35 @@ export function journaledReceiptFacts(
   };
 }
 
-/** Journals what a receipt stated beyond its transaction's facts as it is issued (see {@link journaledReceiptNotes}). */
-export type ReceiptNoteWriter = (transactionId: string, note: IssuedReceiptNote) => void;
+/**
+ * Journals what a receipt stated beyond its transaction's facts as it is issued (see {@link journaledReceiptNotes}), and
+ * says whether the journal noted a receipt of that transaction before (one issued by an earlier process, say).
+ */
+export type ReceiptNoteWriter = (transactionId: string, note: IssuedReceiptNote) => boolean;
 
 /**
  * Notes each receipt issued on its transaction's journal entry (`Journal.recordReceipt`): the customer's language and
  * the machine's own lines (a ticket and its stay), which only the machine and the customer's session held, so that the
  * operator's copy after a restart says what the receipt said. The first receipt's note stays. A note the journal
  * refuses or cannot write is a warning (its transactionId, no card data), never a lost receipt: its copy is then
- * in `terminal.locale` without those lines. A receipt of no journal entry (a payment link's) has no note.
+ * in `terminal.locale` without those lines. A receipt of no journal entry (a payment link's) has no note. A note there
+ * already says a receipt of the transaction was issued before: the desk issues this one as a copy.
  */
 export function journaledReceiptNotes(
-  journal: Pick<Journal, 'recordReceipt'>,
+  journal: Pick<Journal, 'recordReceipt' | 'findByTransactionId'>,
   logger?: Logger,
 ): ReceiptNoteWriter {
   return (transactionId, note) => {
     try {
-      journal.recordReceipt(transactionId, note);
+      if (journal.recordReceipt(transactionId, note)) return false;
+      // Not written: no such entry, or noted already.
+      return journal.findByTransactionId(transactionId)?.receipt !== undefined;
     } catch (err) {
       logger?.warn(
         { transactionId, err },
         "a receipt's language and lines are not journaled: a copy after a restart leaves them out",
       );
+      return false;
     }
   };
 }
@@ -240,6 +248,11 @@ export class ReceiptDesk {
   private closed = false;
   private readonly printerStatusChanged = (): void => this.notify();
   private readonly recent = new Map<string, IssuedReceipt>();
+  /**
+   * The kept receipts (of {@link recent}) whose print failed after the printer was sent it: part of it may be on paper,
+   * and the rest comes out once the printer is refilled or its cover closed.
+   */
+  private readonly sentUnprinted = new Set<string>();
   private readonly listeners = new Set<() => void>();
 
   constructor(
@@ -250,7 +263,7 @@ export class ReceiptDesk {
     /** The receipts the journal can give back, for a reprint when this process has issued none. */
     private readonly journaledReceipts: JournaledReceiptsReader = () => [],
     /** Journals what each receipt issued stated beyond its facts, for that reprint. */
-    private readonly noteReceipt: ReceiptNoteWriter = () => undefined,
+    private readonly noteReceipt: ReceiptNoteWriter = () => false,
   ) {
     this.settings = receiptSettingsFromConfig(config);
     this.facts = new ReceiptFactsLog(undefined, journaled);
@@ -328,11 +341,20 @@ export class ReceiptDesk {
   issue(data: ReceiptData, locale: string = this.settings.locale): IssuedReceipt {
     const original = issuedReceipt(data, this.facts.factsFor(data.transactionId), this.settings, locale);
     // Before it prints: a copy after a restart says what this receipt says (the first receipt's note stays).
-    this.noteReceipt(data.transactionId, receiptNote(data, locale, this.settings));
-    // Issued again (a tap-and-go exit shown paid again) after its paper receipt came out: this one is a copy, so that
-    // the second paper receipt of one payment is not taken for a second payment (receiptCopy's rule).
+    const notedBefore = this.noteReceipt(data.transactionId, receiptNote(data, locale, this.settings));
+    // Issued again (a tap-and-go exit shown paid again) after its paper receipt came out, or after one that failed
+    // once the printer had it (cut short by a paper end, it comes out whole when paper is loaded): this one is a copy,
+    // so that the second paper receipt of one payment is not taken for a second payment (receiptCopy's rule).
+    // Not issued in this process (a restart since, or no longer kept), but noted in the journal: whether its paper
+    // receipt came out is not known, and a copy is never taken for a second payment.
     const before = this.recent.get(original.transactionId)?.paper;
-    const document = before === 'printing' || before === 'printed' ? receiptCopy(original) : original;
+    const document =
+      before === 'printing' ||
+      before === 'printed' ||
+      this.sentUnprinted.has(original.transactionId) ||
+      (before === undefined && notedBefore)
+        ? receiptCopy(original)
+        : original;
     const offered = receiptOffered(document, this.settings);
     const paper: PaperCopy = !offered
       ? 'not-offered'
@@ -348,6 +370,7 @@ export class ReceiptDesk {
       const oldest = this.recent.keys().next().value;
       if (oldest === undefined) break;
       this.recent.delete(oldest);
+      this.sentUnprinted.delete(oldest);
     }
     // Drawn once: the screen shows it, and the printer prints its payload.
     const qr = eReceiptQr(document, this.settings);
@@ -423,23 +446,9 @@ export class ReceiptDesk {
     return undefined;
   }
 
-  /** Prints a test receipt (service mode). */
+  /** Prints a test receipt (service mode), in the terminal's language. */
   testPrint(): Promise<void> {
-    return this.print(
-      {
-        title: 'Test receipt',
-        fields: [
-          { label: 'Terminal', value: this.config.terminal.id },
-          { label: 'Printer', value: this.config.printer.kind },
-        ],
-        transactionId: 'TEST',
-        amountMinor: 0,
-        currency: this.config.terminal.currency,
-        converted: false,
-        locale: 'en_GB',
-      },
-      true,
-    ).then(() => undefined);
+    return this.print(testReceipt(this.settings, this.config.printer.kind), true).then(() => undefined);
   }
 
   /**
@@ -470,6 +479,8 @@ export class ReceiptDesk {
     const settled = job
       .catch((e: unknown) => {
         this.lastError = e instanceof PrinterError ? `${e.code}: ${e.message}` : String(e);
+        if (e instanceof PrinterError && e.sent && this.recent.has(doc.transactionId))
+          this.sentUnprinted.add(doc.transactionId);
         this.logger.warn({ err: e, transactionId: doc.transactionId }, 'receipt not printed');
         return false;
       })

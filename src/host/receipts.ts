@@ -577,15 +577,57 @@ export function issuedReceipt(
   settings: ReceiptSettings,
   customerLocale: string,
 ): ReceiptDocument {
-  const own = buildReceipt(data, facts, settings, customerLocale);
+  return inPrintableLanguage(
+    (locale) => buildReceipt(data, facts, settings, locale),
+    settings,
+    customerLocale,
+  );
+}
+
+/**
+ * The document `build` makes in `locale` when the printer can print it, else in the first of the terminal's language
+ * and en_GB it can print, else in `locale` (the rule of {@link issuedReceipt}).
+ */
+function inPrintableLanguage(
+  build: (locale: string) => ReceiptDocument,
+  settings: ReceiptSettings,
+  locale: string,
+): ReceiptDocument {
+  const own = build(locale);
   const codepage = settings.printerCodepage;
   if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
-  const fallbacks = [settings.locale, BASE_LOCALE].filter((locale) => resolveLocale(locale) !== own.locale);
-  for (const locale of fallbacks) {
-    const doc = buildReceipt(data, facts, settings, locale);
+  const fallbacks = [settings.locale, BASE_LOCALE].filter((l) => resolveLocale(l) !== own.locale);
+  for (const fallback of fallbacks) {
+    const doc = build(fallback);
     if (receiptCodepage(doc, codepage) !== undefined) return doc;
   }
   return own;
+}
+
+/**
+ * The test receipt of service mode, for the person at the terminal: its title and labels in the terminal's language
+ * (by the rule of {@link issuedReceipt}), the terminal's id and the printer's kind.
+ */
+export function testReceipt(settings: ReceiptSettings, printerKind: string): ReceiptDocument {
+  return inPrintableLanguage(
+    (locale) => {
+      const tr = translator(resolveLocale(locale, settings.locale));
+      return {
+        title: tr.t('receipt.test.title'),
+        fields: [
+          field(tr.t(LABEL_KEYS.terminalId), settings.terminalId),
+          field(tr.t('receipt.test.printer'), printerKind),
+        ],
+        transactionId: 'TEST',
+        amountMinor: 0,
+        currency: settings.currency,
+        converted: false,
+        locale: tr.locale,
+      };
+    },
+    settings,
+    settings.locale,
+  );
 }
 
 /** A payment link to pay later, as printed (pay later, issue 14 item 2). */
@@ -635,14 +677,7 @@ export function linkSlip(
       locale: tr.locale,
     };
   };
-  const own = build(customerLocale);
-  const codepage = settings.printerCodepage;
-  if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
-  for (const locale of [settings.locale, BASE_LOCALE]) {
-    const doc = build(locale);
-    if (receiptCodepage(doc, codepage) !== undefined) return doc;
-  }
-  return own;
+  return inPrintableLanguage(build, settings, customerLocale);
 }
 
 /**

@@ -4,7 +4,7 @@ import { describePrinterContract } from '../../devices/printer/printer.contract.
 
 // The ReceiptPrinter contract against a real ESC/POS printer when TEST_PRINTER_PORT names one: a serial path
 // (TEST_PRINTER_BAUD, default 38400) or usb:/dev/usb/lp0; TEST_PRINTER_WIDTH 42 or 48. Only the part that needs no
-// simulator runs on hardware (it prints three short test receipts).
+// simulator runs on hardware (it prints two short test receipts).
 
 const port = process.env.TEST_PRINTER_PORT;
 if (port) {

@@ -1,10 +1,12 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { TerminalSnapshot } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
+import { bridgeRequest, printed, startCommand } from './start-command.js';
 
 /**
  * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
@@ -119,4 +121,56 @@ describe.skipIf(!tools)('kiosk service notifications', () => {
     expect(events.some((e) => e.startsWith('notify: READY=1') || e === 'notify: WATCHDOG=1')).toBe(false);
     expect(events.some((e) => / ready: /.test(e))).toBe(false);
   }, 90_000);
+});
+
+/**
+ * A `systemd-notify` standing in for the real one on PATH: it answers every message at once except `STOPPING=1`, which
+ * it holds until the test lets it go (the file `go`), having said it got it (the file `stopping`) — the moments a
+ * stopping terminal spends telling the service manager, closing its fleet link, before the terminal itself closes.
+ */
+function heldStoppingNotifier(): { env: NodeJS.ProcessEnv; stopping: string; go: string } {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin);
+  const stopping = join(dir, 'stopping');
+  const go = join(dir, 'go');
+  writeFileSync(
+    join(bin, 'systemd-notify'),
+    `#!/bin/sh\ncase " $* " in *" STOPPING=1 "*) : > '${stopping}'; while [ ! -e '${go}' ]; do sleep 0.05; done;; esac\nexit 0\n`,
+    { mode: 0o755 },
+  );
+  return {
+    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NOTIFY_SOCKET: join(dir, 'notify.sock') },
+    stopping,
+    go,
+  };
+}
+
+describe('a terminal on its way out', () => {
+  it('takes no new customer once it is stopping, while the service manager is told and before it closes', async () => {
+    const notifier = heldStoppingNotifier();
+    const file = join(dir, 'terminal.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        journal: { path: join(dir, 'var', 'journal.db') },
+        offline: { keyFile: join(dir, 'var', 'offline.key') },
+      }),
+    );
+    const run = startCommand(dir, file, { env: notifier.env });
+    children.push(run.child);
+    const [, port, secret] = await printed(run, / ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=(\S+)$/, 60_000);
+
+    run.child.kill('SIGTERM');
+    await expect.poll(() => existsSync(notifier.stopping), { timeout: 60_000 }).toBe(true);
+    const result = await bridgeRequest(port!, secret!, { method: 'send', params: { type: 'START' } });
+    const snapshot = (await bridgeRequest(port!, secret!, { method: 'snapshot' })) as {
+      ok: boolean;
+      value?: TerminalSnapshot;
+    };
+    writeFileSync(notifier.go, '');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+
+    expect(snapshot.value?.customer.screen).toBe('out-of-service');
+    expect(result.ok && (result.value as TerminalSnapshot).customer.screen).not.toBe('enter-ticket');
+  }, 120_000);
 });

@@ -204,6 +204,9 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
         });
       }
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
+      // From here no new customer: telling the service manager and closing the fleet link take a while, and the
+      // screen (a browser outside this process) is still served meanwhile; what is in flight finishes as usual.
+      host.outOfService(restarting !== undefined ? `restarting: ${restarting}` : 'stopping');
       if (restarting !== undefined) {
         logger.info({ reason: restarting }, 'restarting the terminal');
         return EXIT_RESTART;

@@ -74,7 +74,12 @@ export async function startKioskService(
     notifier,
     intervalMs: watchdogIntervalMs(env),
     checks,
-    moneyInFlight: () => host.journal.counts().inFlight > 0,
+    // Requests out (journaled pending or sent), not entries of unknown outcome: those may wait hours for the gateway,
+    // no request of theirs is out meanwhile, and the next start's recovery resolves them before the first card.
+    moneyInFlight: () => {
+      const counts = host.journal.counts();
+      return counts.inFlight - counts.unknown > 0;
+    },
     logger,
     now,
   });

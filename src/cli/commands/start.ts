@@ -1,5 +1,6 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { usableSectionsOf, type Config } from '../../config/index.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
@@ -8,7 +9,13 @@ import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
-import { startKioskService, startupProgress, type KioskService } from '../../host/kiosk-service.js';
+import {
+  notReadyProgress,
+  startKioskService,
+  startupProgress,
+  type KioskService,
+} from '../../host/kiosk-service.js';
+import { countStart, type CountedStart } from '../../host/start-loop.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
@@ -148,7 +155,28 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       // No new card is accepted; what is in flight finishes and is journaled, recovery keeps resolving.
       host?.outOfService(reason);
     });
+    // Under a service manager, which starts the terminal again however it ends: a terminal whose last starts never
+    // became ready waits before this one (src/host/start-loop.ts), and says why in STATUS.
+    const counted: CountedStart | undefined = process.env.NOTIFY_SOCKET
+      ? countStart(io.cwd, logger)
+      : undefined;
+    let failed = false;
+    let ready = false;
     try {
+      if (counted !== undefined && counted.backoffMs > 0) {
+        const why =
+          `restart loop: the last ${counted.failedBefore} start(s) did not become ready; ` +
+          `starting again in ${counted.backoffMs / 1000} s`;
+        logger.warn({ failedStarts: counted.failedBefore, backoffMs: counted.backoffMs }, why);
+        out(`Parking Terminal ${why}`);
+        const waiting = notReadyProgress(() => why, { logger });
+        const waited = await Promise.race([
+          sleep(counted.backoffMs, true, { signal: io.signal }).catch(() => false),
+          aborted(io.signal).then(() => false),
+        ]);
+        await waiting.stop(!waited);
+        if (!waited) return EXIT_OK;
+      }
       host = await openTerminalHost(config, { logger, cwd: io.cwd });
       // A fault during start-up, before the host existed, counts as well.
       const [early] = faults;
@@ -202,6 +230,8 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
           cwd: io.cwd,
           logger,
         });
+        ready = true;
+        counted?.ready();
       }
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
       // From here no new customer: telling the service manager and closing the fleet link take a while, and the
@@ -214,9 +244,12 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       logger.info('stopping the terminal');
       return faults.length > 0 ? EXIT_FINDINGS : EXIT_OK;
     } catch (e) {
+      failed = true;
       logger.error({ err: e }, 'the terminal could not start');
       throw e;
     } finally {
+      // Stopped before it was ready, by a signal or a restart asked for: not a failed start (an unexpected error is).
+      if (!ready && !failed && faults.length === 0) counted?.stopped();
       await service
         ?.close()
         .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));

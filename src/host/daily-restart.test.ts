@@ -117,6 +117,26 @@ describe('daily restart', () => {
     expect(t.restarts).toHaveLength(1);
   });
 
+  it('does not restart, nor throw, when the idle check fails (a journal on a failing disk)', () => {
+    const restarts: string[] = [];
+    let monotonic = 0;
+    const daily = new DailyRestart({
+      window: { start: '03:00', end: '05:00' },
+      timeZone: 'UTC',
+      idle: {
+        idle: () => {
+          throw new Error('SQLITE_IOERR: disk I/O error');
+        },
+      },
+      restart: (reason) => restarts.push(reason),
+      now: () => new Date('2026-11-25T03:30:00Z'),
+      monotonicMs: () => monotonic,
+    });
+    monotonic = 2 * 86_400_000;
+    expect(daily.check()).toBe(false);
+    expect(restarts).toEqual([]);
+  });
+
   it('uses the fleet maintenance window, or its default without a fleet link', () => {
     expect(maintenanceWindowOf(parseConfig({}, 'test'))).toEqual({ start: '03:00', end: '05:00' });
   });

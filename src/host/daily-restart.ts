@@ -1,5 +1,6 @@
 import { fleetSchema, type Config } from '../config/index.js';
 import { inMaintenanceWindow } from '../fleet/index.js';
+import type { Logger } from '../log/index.js';
 
 /** How often the daily restart looks whether its moment has come. */
 const CHECK_MS = 30_000;
@@ -43,6 +44,7 @@ export interface DailyRestartOptions {
   now?: () => Date;
   /** A monotonic clock in milliseconds (default `performance.now()`): how long the terminal has run. */
   monotonicMs?: () => number;
+  logger?: Logger;
 }
 
 /**
@@ -85,10 +87,20 @@ export class DailyRestart {
       this.armed = true;
       return false;
     }
-    if (this.restarted || !this.due() || !this.options.idle.idle().idle) return false;
+    if (this.restarted || !this.due() || !this.idle()) return false;
     this.restarted = true;
     this.options.restart('the daily restart in the maintenance window');
     return true;
+  }
+
+  /** The idle check; one that fails (a journal that cannot be read) is not idle: no restart on a guess. */
+  private idle(): boolean {
+    try {
+      return this.options.idle.idle().idle;
+    } catch (err) {
+      this.options.logger?.error({ err }, 'the daily restart cannot tell whether the terminal is idle');
+      return false;
+    }
   }
 
   start(intervalMs = CHECK_MS): this {

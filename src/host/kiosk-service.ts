@@ -91,6 +91,7 @@ export async function startKioskService(
           timeZone: host.config.terminal.timezone,
           idle: terminal,
           restart: options.restart,
+          logger,
         }).start()
       : undefined;
   await watchdog.ready(`taking cards (${host.config.terminal.model})`);

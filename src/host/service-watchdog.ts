@@ -72,7 +72,7 @@ export class ServiceWatchdog {
       .map((check) => check.name);
     const changed = failing.join(',') !== this.failing.join(',');
     this.failing = failing;
-    if (failing.length > 0 && !this.options.moneyInFlight()) {
+    if (failing.length > 0 && !this.moneyInFlight()) {
       if (changed)
         this.options.logger?.error(
           { failing },
@@ -85,6 +85,19 @@ export class ServiceWatchdog {
     this.pings += 1;
     await this.options.notifier.notify('WATCHDOG=1');
     return failing;
+  }
+
+  /**
+   * Whether a request is out; a journal that cannot be read (a failing disk) says no: the failing check then withholds
+   * the ping, and recovery at the next start resolves whatever was out (money safety rule 3).
+   */
+  private moneyInFlight(): boolean {
+    try {
+      return this.options.moneyInFlight();
+    } catch (err) {
+      this.options.logger?.error({ err }, 'whether a request is in flight cannot be read');
+      return false;
+    }
   }
 
   /** Stops the loop and tells the service manager the terminal is stopping. */

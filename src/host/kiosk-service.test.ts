@@ -32,6 +32,7 @@ async function staleUi(counts: { unknown: number; inFlight: number }): Promise<{
   const host = {
     config: parseConfig({ service: { uiStaleSeconds: 5 } }),
     status: () => ({ reader: { health: 'ready' } }),
+    inServiceMode: () => false,
     journal: { counts: () => ({ entries: 10, ...counts }) },
   } as unknown as TerminalHost;
   const notifier = new RecordingNotifier();
@@ -52,6 +53,40 @@ async function staleUi(counts: { unknown: number; inFlight: number }): Promise<{
 }
 
 describe('kiosk service', () => {
+  it('does not restart a terminal in service mode for its reader: the operator is at it, and a restart ends it', async () => {
+    // Service mode lives in memory: a watchdog restart while a technician swaps the reader would put the terminal
+    // back in service by itself, without a reader, and restart it again every grace period until the reader is back.
+    let now = 1_000_000;
+    let serviceMode = true;
+    const host = {
+      config: parseConfig({ service: { readerGraceSeconds: 10 } }),
+      status: () => ({ reader: { health: 'disconnected' } }),
+      inServiceMode: () => serviceMode,
+      journal: { counts: () => ({ entries: 10, unknown: 0, inFlight: 0 }) },
+    } as unknown as TerminalHost;
+    const notifier = new RecordingNotifier();
+    const service = await startKioskService(host, {
+      uiAliveMs: () => now,
+      restart: () => undefined,
+      terminal: { idle: () => ({ idle: false, why: 'test' }) } as unknown as HostFleetTerminal,
+      configFile: undefined,
+      cwd: '.',
+      logger: silentLogger(),
+      env: {},
+      notifier,
+      now: () => now,
+    });
+    services.push(service);
+    now += 600_000;
+    expect(await service.watchdog.tick()).toEqual([]);
+    // Back in service with the reader still gone: the grace counts from the end of service mode.
+    serviceMode = false;
+    now += 5_000;
+    expect(await service.watchdog.tick()).toEqual([]);
+    now += 6_000;
+    expect(await service.watchdog.tick()).toEqual(['reader']);
+  });
+
   it('keeps feeding the watchdog while a request is out, so that the payment finishes and is journaled', async () => {
     const { failing, notifier } = await staleUi({ unknown: 0, inFlight: 1 });
     expect(failing).toEqual(['ui']);

@@ -64,6 +64,7 @@ export async function startKioskService(
       {
         readerHealth: () => host.status().reader.health,
         requestsInFlight: () => host.journal.counts().inFlight,
+        inServiceMode: () => host.inServiceMode(),
       },
       service.readerGraceSeconds * 1000,
       startedMs,

@@ -14,6 +14,11 @@ export interface WatchedTerminal {
   readerHealth(): string;
   /** Gateway requests of the journal still in flight: money the customer may be waiting on. */
   requestsInFlight(): number;
+  /**
+   * Out of service by the operator's choice (service mode): the operator is at the terminal, perhaps changing its
+   * reader; a restart would end service mode (it lives in memory) and put the terminal back in service by itself.
+   */
+  inServiceMode?(): boolean;
 }
 
 export interface ServiceWatchdogOptions {
@@ -114,13 +119,14 @@ const READER_UP = new Set(['ready', 'busy']);
 /**
  * The reader link: unhealthy once it has not been up for `graceMs` (a reader that reconnects within the grace, or is
  * still connecting at start, is not a reason to restart; one gone for longer may be a hung USB link a restart resets).
+ * Service mode counts as up: the grace of a reader still gone starts when service mode ends.
  */
 export function readerLinkCheck(terminal: WatchedTerminal, graceMs: number, startMs: number): HealthCheck {
   let lastUp = startMs;
   return {
     name: 'reader',
     healthy(nowMs) {
-      if (READER_UP.has(terminal.readerHealth())) lastUp = nowMs;
+      if (READER_UP.has(terminal.readerHealth()) || terminal.inServiceMode?.() === true) lastUp = nowMs;
       return nowMs - lastUp < graceMs;
     },
   };

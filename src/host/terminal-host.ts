@@ -606,8 +606,7 @@ export class TerminalHost implements TerminalApi {
       // Service mode takes no customer, but what is owed goes on (stored payments, follow-ups, entries nobody owns):
       // it would otherwise wait on a customer's card for the end of service mode. Not while the start recovers, nor
       // out of service for an unexpected error (the journal may refuse every write).
-      ready: () =>
-        this.phase === 'ready' || (this.phase === 'out-of-service' && this.serviceMode !== undefined),
+      ready: () => this.phase === 'ready' || this.inServiceMode(),
       gatewaySeen: (online, reason, host) => this.setGateway(online, reason, host),
       changed: () => this.changed(),
     });
@@ -962,6 +961,14 @@ export class TerminalHost implements TerminalApi {
    */
   outOfService(reason: string): void {
     this.stopServing(reason, undefined);
+  }
+
+  /**
+   * Out of service by the operator's (or the fleet's) choice: service mode. It lives in memory — a restart ends it — so
+   * the service watchdog does not restart the terminal for its reader meanwhile (src/host/kiosk-service.ts).
+   */
+  inServiceMode(): boolean {
+    return this.phase === 'out-of-service' && this.serviceMode !== undefined;
   }
 
   /** Out of service for `reason`: by the operator's choice (`serviceMode`, with its notice) or not (undefined). */

@@ -22,7 +22,7 @@ describe('starts that do not become ready', () => {
     ]);
   });
 
-  it('counts every start until one is ready, whatever ended the others', () => {
+  it('counts every start until a good one, whatever ended the others', () => {
     const dir = stateDir();
     expect(countStart(dir, silentLogger()).failedBefore).toBe(0);
     // That start died without a word (a crash, the watchdog): the next one knows.
@@ -30,7 +30,7 @@ describe('starts that do not become ready', () => {
     expect(second).toMatchObject({ failedBefore: 1, backoffMs: 10_000 });
     const third = countStart(dir, silentLogger());
     expect(third).toMatchObject({ failedBefore: 2, backoffMs: 20_000 });
-    third.ready();
+    third.good();
     expect(existsSync(join(dir, START_LOOP_FILE))).toBe(false);
     expect(countStart(dir, silentLogger()).failedBefore).toBe(0);
   });
@@ -59,7 +59,7 @@ describe('starts that do not become ready', () => {
     writeFileSync(file, '');
     const start = countStart(file, silentLogger());
     expect(start.failedBefore).toBe(0);
-    expect(() => start.ready()).not.toThrow();
+    expect(() => start.good()).not.toThrow();
     const missing = countStart(join(dir, 'no', 'such', 'dir'), silentLogger());
     expect(missing.backoffMs).toBe(0);
     expect(() => missing.stopped()).not.toThrow();

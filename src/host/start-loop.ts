@@ -3,19 +3,25 @@ import { join } from 'node:path';
 import type { Logger } from '../log/index.js';
 
 /**
- * The record of the starts that did not become ready, in the service's state directory (the working directory under
+ * The record of the failed starts in a row, in the service's state directory (the working directory under
  * systemd): a small JSON file, not the journal database — it is read before the journal is opened, and a start may
  * fail at the journal itself.
  */
 export const START_LOOP_FILE = 'start-loop.json';
 
-/** The wait before the second start in a row that follows a start which never became ready. */
+/**
+ * How long a start must have run ready before it is a good one: a terminal killed soon after READY (it crashes at its
+ * first customer, its watchdog starves) loops as surely as one that never gets there.
+ */
+export const START_STEADY_MS = 600_000;
+
+/** The wait before the second start in a row that follows a failed one. */
 export const START_BACKOFF_BASE_MS = 10_000;
 /** The longest wait between two starts of a terminal that keeps failing (the unit's RestartSec comes on top). */
 export const START_BACKOFF_MAX_MS = 300_000;
 
 /**
- * How long a start waits when `failed` starts in a row before it did not become ready: nothing after a start that did,
+ * How long a start waits after `failed` failed starts in a row: nothing after a good start,
  * then 10 s, doubling up to five minutes. systemd's own backoff is fixed (RestartSec=10: a growing one needs systemd
  * 254), and a terminal that fails at every start would otherwise open its journal, its gateway and broker connections
  * again every ten seconds, a whole fleet at once after a bad release.
@@ -27,20 +33,23 @@ export function startBackoffMs(failed: number): number {
 
 /** A start counted in the record: what came before it, and how it ends. */
 export interface CountedStart {
-  /** Starts in a row before this one that did not become ready (crashed, killed, failed, hung). */
+  /**
+   * Failed starts in a row before this one: ended — crashed, killed, failed, hung — before they had run ready for
+   * {@link START_STEADY_MS}.
+   */
   readonly failedBefore: number;
   /** The wait before this start goes on ({@link startBackoffMs}). */
   readonly backoffMs: number;
-  /** The terminal became ready: the loop is over, the record removed. */
-  ready(): void;
+  /** A good start (run ready for {@link START_STEADY_MS}, or stopped cleanly once ready): the record removed. */
+  good(): void;
   /** Stopped before it was ready (a signal, a restart asked for): not a failure, the count is what it was. */
   stopped(): void;
 }
 
 /**
  * Counts this start in the record of `dir` before anything else runs: the count goes up now and comes down only when
- * the start becomes ready (or is stopped), so that a start that dies in any way — an exception, a crash, the watchdog,
- * the start timeout — counts. A record that cannot be read counts one failed start; one that cannot be written (a
+ * the start turns out good (or is stopped before it was ready), so that a start that dies in any way — an exception,
+ * a crash, the watchdog, the start timeout — counts. A record that cannot be read counts one failed start; one that cannot be written (a
  * read-only or full disk, a permission) is logged, and the start goes on without a count: the backoff is a courtesy to
  * the gateway and the broker, never a reason for a terminal not to start.
  */
@@ -71,7 +80,7 @@ export function countStart(dir: string, logger: Logger): CountedStart {
   return {
     failedBefore,
     backoffMs: startBackoffMs(failedBefore),
-    ready: () => settle(0),
+    good: () => settle(0),
     stopped: () => settle(failedBefore),
   };
 }

@@ -205,16 +205,16 @@ describe('a terminal on its way out', () => {
 });
 
 describe('a terminal that fails at every start', () => {
-  it('waits longer before each start once its starts stop becoming ready, and says so in STATUS', async () => {
+  it('waits longer before each start once its starts fail, and says so in STATUS', async () => {
     const notifier = fakeNotifier();
     const record = join(dir, START_LOOP_FILE);
-    // A good start leaves no record.
+    // A good start (ready, then stopped cleanly) leaves no record.
     const good = startCommand(dir, terminalConfig(), { env: notifier.env });
     children.push(good.child);
     await printed(good, / ready: /, 60_000);
-    expect(existsSync(record)).toBe(false);
     good.child.kill('SIGTERM');
     expect(await good.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(record)).toBe(false);
 
     // The UI port held by another program: the start fails (exit 1), and the service manager would start it again.
     const holder = createServer();
@@ -229,14 +229,10 @@ describe('a terminal that fails at every start', () => {
       // The next start waits before it tries again, and says why; stopped meanwhile, it has tried nothing.
       const next = startCommand(dir, terminalConfig(), { env: notifier.env, port });
       children.push(next.child);
-      await printed(
-        next,
-        /restart loop: the last 1 start\(s\) did not become ready; starting again in 10 s$/,
-        60_000,
-      );
+      await printed(next, /restart loop: the last 1 start\(s\) failed; starting again in 10 s$/, 60_000);
       await expect
         .poll(() => notifier.sent().at(-1), { timeout: 60_000 })
-        .toMatch(/^EXTEND_TIMEOUT_USEC=\d+ STATUS=restart loop: the last 1 start\(s\) did not become ready/);
+        .toMatch(/^EXTEND_TIMEOUT_USEC=\d+ STATUS=restart loop: the last 1 start\(s\) failed/);
       next.child.kill('SIGTERM');
       expect(await next.exited).toEqual({ code: 0, signal: null });
       expect(next.lines.some((l) => l.includes('BRIDGE_LISTEN'))).toBe(false);
@@ -245,5 +241,28 @@ describe('a terminal that fails at every start', () => {
     } finally {
       await new Promise<void>((ok) => holder.close(() => ok()));
     }
+  }, 180_000);
+});
+
+describe('a terminal that dies soon after it is ready', () => {
+  it('counts the start as failed until it has run ready for a while, and a clean stop clears it', async () => {
+    const notifier = fakeNotifier();
+    const record = join(dir, START_LOOP_FILE);
+    // Ready, then killed at once (a crash, the watchdog): the next start must not come back at full speed.
+    const crashed = startCommand(dir, terminalConfig(), { env: notifier.env });
+    children.push(crashed.child);
+    await printed(crashed, / ready: /, 60_000);
+    crashed.child.kill('SIGKILL');
+    await crashed.exited;
+    expect(JSON.parse(readFileSync(record, 'utf8'))).toEqual({ failed: 1 });
+
+    // Ready after its wait, then stopped cleanly: the loop is over.
+    const next = startCommand(dir, terminalConfig(), { env: notifier.env });
+    children.push(next.child);
+    await printed(next, /restart loop: the last 1 start\(s\) failed; starting again in 10 s$/, 60_000);
+    await printed(next, / ready: /, 60_000);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(record)).toBe(false);
   }, 180_000);
 });

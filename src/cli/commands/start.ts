@@ -15,7 +15,7 @@ import {
   startupProgress,
   type KioskService,
 } from '../../host/kiosk-service.js';
-import { countStart, type CountedStart } from '../../host/start-loop.js';
+import { countStart, START_STEADY_MS, type CountedStart } from '../../host/start-loop.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
@@ -155,17 +155,18 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       // No new card is accepted; what is in flight finishes and is journaled, recovery keeps resolving.
       host?.outOfService(reason);
     });
-    // Under a service manager, which starts the terminal again however it ends: a terminal whose last starts never
-    // became ready waits before this one (src/host/start-loop.ts), and says why in STATUS.
+    // Under a service manager, which starts the terminal again however it ends: a terminal whose last starts failed
+    // (ended before they had run ready for a while) waits before this one (src/host/start-loop.ts), and says why.
     const counted: CountedStart | undefined = process.env.NOTIFY_SOCKET
       ? countStart(io.cwd, logger)
       : undefined;
     let failed = false;
     let ready = false;
+    let steady: NodeJS.Timeout | undefined;
     try {
       if (counted !== undefined && counted.backoffMs > 0) {
         const why =
-          `restart loop: the last ${counted.failedBefore} start(s) did not become ready; ` +
+          `restart loop: the last ${counted.failedBefore} start(s) failed; ` +
           `starting again in ${counted.backoffMs / 1000} s`;
         logger.warn({ failedStarts: counted.failedBefore, backoffMs: counted.backoffMs }, why);
         out(`Parking Terminal ${why}`);
@@ -231,7 +232,7 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
           logger,
         });
         ready = true;
-        counted?.ready();
+        if (counted !== undefined) steady = setTimeout(() => counted.good(), START_STEADY_MS).unref();
       }
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
       // From here no new customer: telling the service manager and closing the fleet link take a while, and the
@@ -248,8 +249,13 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       logger.error({ err: e }, 'the terminal could not start');
       throw e;
     } finally {
-      // Stopped before it was ready, by a signal or a restart asked for: not a failed start (an unexpected error is).
-      if (!ready && !failed && faults.length === 0) counted?.stopped();
+      // Stopped by a signal or a restart asked for: a good start once it was ready, none before (an unexpected error
+      // is a failed one, as is a start that dies).
+      clearTimeout(steady);
+      if (!failed && faults.length === 0) {
+        if (ready) counted?.good();
+        else counted?.stopped();
+      }
       await service
         ?.close()
         .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));

@@ -7,6 +7,7 @@ import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
+import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
 import {
@@ -171,10 +172,21 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
         logger.warn({ failedStarts: counted.failedBefore, backoffMs: counted.backoffMs }, why);
         out(`Parking Terminal ${why}`);
         const waiting = notReadyProgress(() => why, { logger });
+        // The fleet sees it too: the terminal's own link, out of service with the reason, carrying out no command
+        // (no journal is open to claim its id in), as while a configuration file is refused.
+        const link = startRefusedFleetLink({
+          fleet: config.fleet,
+          terminal: config.terminal,
+          reason: why,
+          commandsMessage: `the terminal is out of service, ${why}; no command is carried out until it has started`,
+          cwd: io.cwd,
+          logger,
+        });
         const waited = await Promise.race([
           sleep(counted.backoffMs, true, { signal: io.signal }).catch(() => false),
           aborted(io.signal).then(() => false),
         ]);
+        await link?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
         await waiting.stop(!waited);
         if (!waited) return EXIT_OK;
       }

@@ -958,9 +958,10 @@ export class TerminalHost implements TerminalApi {
    * at run time, the journal unable to sync, an update about to install): customers see the out-of-service screen and
    * no card is taken; what is in flight finishes and is journaled as usual. Only a restart brings it back: a service
    * mode it interrupts is over, so that "back in service" cannot take cards again on a terminal that must not.
+   * `stopping`: the terminal is being stopped or restarted on purpose — logged as information, not as an error.
    */
-  outOfService(reason: string): void {
-    this.stopServing(reason, undefined);
+  outOfService(reason: string, options: { stopping?: boolean } = {}): void {
+    this.stopServing(reason, undefined, options.stopping === true ? 'info' : 'error');
   }
 
   /**
@@ -972,12 +973,16 @@ export class TerminalHost implements TerminalApi {
   }
 
   /** Out of service for `reason`: by the operator's choice (`serviceMode`, with its notice) or not (undefined). */
-  private stopServing(reason: string, serviceMode: { notice: string | undefined } | undefined): void {
+  private stopServing(
+    reason: string,
+    serviceMode: { notice: string | undefined } | undefined,
+    level: 'error' | 'info' = 'error',
+  ): void {
     if (this.phase === 'closed') return;
     this.serviceMode = serviceMode;
     this.outOfServiceReason = reason;
     this.phase = 'out-of-service';
-    this.logger.error({ reason }, 'terminal out of service');
+    this.logger[level]({ reason }, 'terminal out of service');
     this.changed();
   }
 

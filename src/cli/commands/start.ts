@@ -44,6 +44,19 @@ function faultReason(error: unknown, origin: string): string {
   return redactString(`unexpected error (${origin}): ${code}${message}`).slice(0, 300);
 }
 
+/**
+ * The terminal is being stopped or restarted: out of service, so that no customer starts while it closes. One out of
+ * service already (an unexpected error, service mode) keeps its reason.
+ */
+function stopTakingCustomers(host: TerminalHost, reason: string): void {
+  try {
+    if (host.status().outOfService !== undefined) return;
+  } catch {
+    // Its status unreadable (the journal on a failing disk): out of service all the same.
+  }
+  host.outOfService(reason, { stopping: true });
+}
+
 /** Closes what was started, in order, each step on its own: a failing step is logged and does not skip the next. */
 async function closeAll(
   logger: Logger,
@@ -249,7 +262,7 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
       // From here no new customer: telling the service manager and closing the fleet link take a while, and the
       // screen (a browser outside this process) is still served meanwhile; what is in flight finishes as usual.
-      host.outOfService(restarting !== undefined ? `restarting: ${restarting}` : 'stopping');
+      stopTakingCustomers(host, restarting !== undefined ? `restarting: ${restarting}` : 'stopping');
       if (restarting !== undefined) {
         logger.info({ reason: restarting }, 'restarting the terminal');
         return EXIT_RESTART;

@@ -88,7 +88,9 @@ answers every command CONFIG_REFUSED); the file is watched, and once it passes t
 above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
 and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
 exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
-a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again).`,
+a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again). Under a service manager
+(NOTIFY_SOCKET), a start after failed ones (ended before ten minutes ready) first waits, 10 s doubling up to five
+minutes, and says so (start-loop.json in the working directory).`,
   endsProcess: true,
   async run(args, io) {
     const { values } = parseCommandArgs(

@@ -262,10 +262,10 @@ export const REPLY_CODES = [
   /** `release-stay`: the hold's release is decided and a reversal of it was refused (sent again after its wait). */
   'HOLD_RELEASING',
   /**
-   * The terminal waits out of service because its configuration file is refused (README, Configuration): no command
-   * is carried out, whatever it is — at most once needs the command's id in the journal, which this state does not
-   * open (its recovery runs when the terminal really starts). Correct the file on the kiosk; the fleet sees the
-   * terminal start once it is.
+   * The terminal waits out of service because its configuration file is refused (README, Configuration), or before
+   * it starts again after failed starts (README, Running as a kiosk service): no command is carried out, whatever it
+   * is — at most once needs the command's id in the journal, which this state does not open (its recovery runs when
+   * the terminal really starts). Correct the file on the kiosk; the fleet sees the terminal start once it is.
    */
   'CONFIG_REFUSED',
   /**

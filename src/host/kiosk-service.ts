@@ -64,6 +64,7 @@ export async function startKioskService(
       {
         readerHealth: () => host.status().reader.health,
         requestsInFlight: () => host.journal.counts().inFlight,
+        inServiceMode: () => host.inServiceMode(),
       },
       service.readerGraceSeconds * 1000,
       startedMs,
@@ -74,7 +75,12 @@ export async function startKioskService(
     notifier,
     intervalMs: watchdogIntervalMs(env),
     checks,
-    moneyInFlight: () => host.journal.counts().inFlight > 0,
+    // Requests out (journaled pending or sent), not entries of unknown outcome: those may wait hours for the gateway,
+    // no request of theirs is out meanwhile, and the next start's recovery resolves them before the first card.
+    moneyInFlight: () => {
+      const counts = host.journal.counts();
+      return counts.inFlight - counts.unknown > 0;
+    },
     logger,
     now,
   });
@@ -86,6 +92,7 @@ export async function startKioskService(
           timeZone: host.config.terminal.timezone,
           idle: terminal,
           restart: options.restart,
+          logger,
         }).start()
       : undefined;
   await watchdog.ready(`taking cards (${host.config.terminal.model})`);

@@ -29,6 +29,8 @@ export class RefusedFleetTerminal implements FleetTerminal {
     private readonly model: string,
     private reason: string,
     private readonly logger: Logger,
+    /** What a refused command is told, when the terminal waits for something else than its configuration file. */
+    private readonly commandsMessage?: string,
   ) {}
 
   /** The refusal changed (the file edited, still refused): the heartbeat says the new one, and an event tells it. */
@@ -65,8 +67,9 @@ export class RefusedFleetTerminal implements FleetTerminal {
     return {
       code: 'CONFIG_REFUSED',
       message:
+        this.commandsMessage ??
         `the terminal is out of service, its ${this.reason}; no command is carried out until the configuration ` +
-        'file on the terminal is corrected (the terminal then starts, and reports as usual)',
+          'file on the terminal is corrected (the terminal then starts, and reports as usual)',
     };
   }
 
@@ -112,6 +115,8 @@ export function startRefusedFleetLink(options: {
   fleet: NonNullable<Config['fleet']> | undefined;
   terminal: Config['terminal'] | undefined;
   reason: string;
+  /** What a refused command is told, when the terminal waits for something else than its configuration file. */
+  commandsMessage?: string;
   cwd: string;
   logger: Logger;
   now?: () => Date;
@@ -130,7 +135,13 @@ export function startRefusedFleetLink(options: {
         'fleet key unusable: the fleet link takes no command while the configuration is refused',
       );
     }
-  const terminal = new RefusedFleetTerminal(section.id, section.model, options.reason, log);
+  const terminal = new RefusedFleetTerminal(
+    section.id,
+    section.model,
+    options.reason,
+    log,
+    options.commandsMessage,
+  );
   try {
     const link = FleetLink.start({
       config,

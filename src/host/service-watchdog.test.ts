@@ -82,6 +82,21 @@ describe('service watchdog', () => {
     expect(t.pings()).toBe(1);
   });
 
+  it('withholds WATCHDOG=1 when a check fails and the journal cannot be read, rather than throwing', async () => {
+    // A journal on a failing disk: whether a request is out cannot be known; recovery at the next start resolves it.
+    const notifier = new RecordingNotifier();
+    const watchdog = new ServiceWatchdog({
+      notifier,
+      intervalMs: undefined,
+      checks: [{ name: 'ui', healthy: () => false }],
+      moneyInFlight: () => {
+        throw new Error('SQLITE_IOERR: disk I/O error');
+      },
+    });
+    expect(await watchdog.tick()).toEqual(['ui']);
+    expect(notifier.sent).toEqual(['STATUS=unhealthy: ui']);
+  });
+
   it('counts a check that throws as failing', async () => {
     const notifier = new RecordingNotifier();
     const watchdog = new ServiceWatchdog({

@@ -14,6 +14,11 @@ export interface WatchedTerminal {
   readerHealth(): string;
   /** Gateway requests of the journal still in flight: money the customer may be waiting on. */
   requestsInFlight(): number;
+  /**
+   * Out of service by the operator's choice (service mode): the operator is at the terminal, perhaps changing its
+   * reader; a restart would end service mode (it lives in memory) and put the terminal back in service by itself.
+   */
+  inServiceMode?(): boolean;
 }
 
 export interface ServiceWatchdogOptions {
@@ -72,7 +77,7 @@ export class ServiceWatchdog {
       .map((check) => check.name);
     const changed = failing.join(',') !== this.failing.join(',');
     this.failing = failing;
-    if (failing.length > 0 && !this.options.moneyInFlight()) {
+    if (failing.length > 0 && !this.moneyInFlight()) {
       if (changed)
         this.options.logger?.error(
           { failing },
@@ -85,6 +90,19 @@ export class ServiceWatchdog {
     this.pings += 1;
     await this.options.notifier.notify('WATCHDOG=1');
     return failing;
+  }
+
+  /**
+   * Whether a request is out; a journal that cannot be read (a failing disk) says no: the failing check then withholds
+   * the ping, and recovery at the next start resolves whatever was out (money safety rule 3).
+   */
+  private moneyInFlight(): boolean {
+    try {
+      return this.options.moneyInFlight();
+    } catch (err) {
+      this.options.logger?.error({ err }, 'whether a request is in flight cannot be read');
+      return false;
+    }
   }
 
   /** Stops the loop and tells the service manager the terminal is stopping. */
@@ -101,13 +119,14 @@ const READER_UP = new Set(['ready', 'busy']);
 /**
  * The reader link: unhealthy once it has not been up for `graceMs` (a reader that reconnects within the grace, or is
  * still connecting at start, is not a reason to restart; one gone for longer may be a hung USB link a restart resets).
+ * Service mode counts as up: the grace of a reader still gone starts when service mode ends.
  */
 export function readerLinkCheck(terminal: WatchedTerminal, graceMs: number, startMs: number): HealthCheck {
   let lastUp = startMs;
   return {
     name: 'reader',
     healthy(nowMs) {
-      if (READER_UP.has(terminal.readerHealth())) lastUp = nowMs;
+      if (READER_UP.has(terminal.readerHealth()) || terminal.inServiceMode?.() === true) lastUp = nowMs;
       return nowMs - lastUp < graceMs;
     },
   };

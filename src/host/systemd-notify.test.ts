@@ -85,4 +85,10 @@ describe('notifier without a service manager', () => {
     );
     expect(watchdogIntervalMs({ WATCHDOG_USEC: '30000000', WATCHDOG_PID: '1' })).toBeUndefined();
   });
+
+  it('keeps a watchdog of weeks (WatchdogSec=60d) to a timer Node can hold, never a ping every millisecond', () => {
+    // Node runs a timer longer than 2^31 - 1 ms after 1 ms (TimeoutOverflowWarning): the health loop would spawn
+    // systemd-notify without pause.
+    expect(watchdogIntervalMs({ WATCHDOG_USEC: String(60 * 86_400 * 1_000_000) })).toBe(2 ** 31 - 1);
+  });
 });

@@ -42,6 +42,9 @@ export class SystemdNotifier implements ServiceNotifier {
   }
 }
 
+/** The longest delay a Node timer holds (2^31 - 1 ms); a longer one fires after 1 ms. */
+const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
+
 /**
  * How often the health loop should send `WATCHDOG=1`: half of `$WATCHDOG_USEC` (sd_watchdog_enabled(3) recommends
  * it), or undefined when the service manager set no watchdog for this process (`$WATCHDOG_PID` names another one).
@@ -53,5 +56,6 @@ export function watchdogIntervalMs(env: NodeJS.ProcessEnv, pid = process.pid): n
   // of the service's main process (the one the variable names), whose environment it inherits.
   const target = Number(env.WATCHDOG_PID);
   if (env.WATCHDOG_PID && target !== pid && target !== process.ppid) return undefined;
-  return Math.max(1, Math.floor(usec / 2_000));
+  // A watchdog of weeks (WatchdogSec=60d): Node would run a longer timer after 1 ms, a ping without pause.
+  return Math.min(MAX_TIMER_DELAY_MS, Math.max(1, Math.floor(usec / 2_000)));
 }

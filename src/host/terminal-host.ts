@@ -606,8 +606,7 @@ export class TerminalHost implements TerminalApi {
       // Service mode takes no customer, but what is owed goes on (stored payments, follow-ups, entries nobody owns):
       // it would otherwise wait on a customer's card for the end of service mode. Not while the start recovers, nor
       // out of service for an unexpected error (the journal may refuse every write).
-      ready: () =>
-        this.phase === 'ready' || (this.phase === 'out-of-service' && this.serviceMode !== undefined),
+      ready: () => this.phase === 'ready' || this.inServiceMode(),
       gatewaySeen: (online, reason, host) => this.setGateway(online, reason, host),
       changed: () => this.changed(),
     });
@@ -959,18 +958,31 @@ export class TerminalHost implements TerminalApi {
    * at run time, the journal unable to sync, an update about to install): customers see the out-of-service screen and
    * no card is taken; what is in flight finishes and is journaled as usual. Only a restart brings it back: a service
    * mode it interrupts is over, so that "back in service" cannot take cards again on a terminal that must not.
+   * `stopping`: the terminal is being stopped or restarted on purpose — logged as information, not as an error.
    */
-  outOfService(reason: string): void {
-    this.stopServing(reason, undefined);
+  outOfService(reason: string, options: { stopping?: boolean } = {}): void {
+    this.stopServing(reason, undefined, options.stopping === true ? 'info' : 'error');
+  }
+
+  /**
+   * Out of service by the operator's (or the fleet's) choice: service mode. It lives in memory — a restart ends it — so
+   * the service watchdog does not restart the terminal for its reader meanwhile (src/host/kiosk-service.ts).
+   */
+  inServiceMode(): boolean {
+    return this.phase === 'out-of-service' && this.serviceMode !== undefined;
   }
 
   /** Out of service for `reason`: by the operator's choice (`serviceMode`, with its notice) or not (undefined). */
-  private stopServing(reason: string, serviceMode: { notice: string | undefined } | undefined): void {
+  private stopServing(
+    reason: string,
+    serviceMode: { notice: string | undefined } | undefined,
+    level: 'error' | 'info' = 'error',
+  ): void {
     if (this.phase === 'closed') return;
     this.serviceMode = serviceMode;
     this.outOfServiceReason = reason;
     this.phase = 'out-of-service';
-    this.logger.error({ reason }, 'terminal out of service');
+    this.logger[level]({ reason }, 'terminal out of service');
     this.changed();
   }
 

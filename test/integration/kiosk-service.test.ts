@@ -1,10 +1,14 @@
 import { spawn, spawnSync, type ChildProcess } from 'node:child_process';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import type { TerminalSnapshot } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
+import { START_LOOP_FILE } from '../../src/host/start-loop.js';
+import { bridgeRequest, printed, startCommand } from './start-command.js';
 
 /**
  * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
@@ -119,4 +123,146 @@ describe.skipIf(!tools)('kiosk service notifications', () => {
     expect(events.some((e) => e.startsWith('notify: READY=1') || e === 'notify: WATCHDOG=1')).toBe(false);
     expect(events.some((e) => / ready: /.test(e))).toBe(false);
   }, 90_000);
+});
+
+/**
+ * A `systemd-notify` standing in for the real one on PATH: it writes every message it is given, one line each, to
+ * `sent`, and answers at once — except `STOPPING=1` when the file `hold` exists: then it says it got it (the file
+ * `stopping`) and holds it until the test lets it go (the file `go`), the moments a stopping terminal spends telling
+ * the service manager, closing its fleet link, before the terminal itself closes.
+ */
+function fakeNotifier(): {
+  env: NodeJS.ProcessEnv;
+  sent: () => string[];
+  hold: string;
+  stopping: string;
+  go: string;
+} {
+  const bin = join(dir, 'bin');
+  mkdirSync(bin, { recursive: true });
+  const [sent, hold, stopping, go] = ['sent', 'hold', 'stopping', 'go'].map((f) => join(dir, f)) as [
+    string,
+    string,
+    string,
+    string,
+  ];
+  writeFileSync(
+    join(bin, 'systemd-notify'),
+    `#!/bin/sh\nprintf '%s\\n' "$*" >> '${sent}'\n` +
+      `case " $* " in *" STOPPING=1 "*) if [ -e '${hold}' ]; then : > '${stopping}'; ` +
+      `while [ ! -e '${go}' ]; do sleep 0.05; done; fi;; esac\nexit 0\n`,
+    { mode: 0o755 },
+  );
+  return {
+    env: { PATH: `${bin}:${process.env.PATH ?? ''}`, NOTIFY_SOCKET: join(dir, 'notify.sock') },
+    sent: () =>
+      existsSync(sent)
+        ? readFileSync(sent, 'utf8')
+            .split('\n')
+            .filter((l) => l !== '')
+        : [],
+    hold,
+    stopping,
+    go,
+  };
+}
+
+/** A configuration in the test's directory; `extra` merged in. */
+function terminalConfig(extra: Record<string, unknown> = {}): string {
+  const file = join(dir, 'terminal.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      journal: { path: join(dir, 'var', 'journal.db') },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
+      ...extra,
+    }),
+  );
+  return file;
+}
+
+describe('a terminal on its way out', () => {
+  it('takes no new customer once it is stopping, while the service manager is told and before it closes', async () => {
+    const notifier = fakeNotifier();
+    writeFileSync(notifier.hold, '');
+    const run = startCommand(dir, terminalConfig(), { env: notifier.env });
+    children.push(run.child);
+    const [, port, secret] = await printed(run, / ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=(\S+)$/, 60_000);
+
+    run.child.kill('SIGTERM');
+    await expect.poll(() => existsSync(notifier.stopping), { timeout: 60_000 }).toBe(true);
+    const result = await bridgeRequest(port!, secret!, { method: 'send', params: { type: 'START' } });
+    const snapshot = (await bridgeRequest(port!, secret!, { method: 'snapshot' })) as {
+      ok: boolean;
+      value?: TerminalSnapshot;
+    };
+    writeFileSync(notifier.go, '');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+
+    expect(snapshot.value?.customer.screen).toBe('out-of-service');
+    expect(result.ok && (result.value as TerminalSnapshot).customer.screen).not.toBe('enter-ticket');
+  }, 120_000);
+});
+
+describe('a terminal that fails at every start', () => {
+  it('waits longer before each start once its starts fail, and says so in STATUS', async () => {
+    const notifier = fakeNotifier();
+    const record = join(dir, START_LOOP_FILE);
+    // A good start (ready, then stopped cleanly) leaves no record.
+    const good = startCommand(dir, terminalConfig(), { env: notifier.env });
+    children.push(good.child);
+    await printed(good, / ready: /, 60_000);
+    good.child.kill('SIGTERM');
+    expect(await good.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(record)).toBe(false);
+
+    // The UI port held by another program: the start fails (exit 1), and the service manager would start it again.
+    const holder = createServer();
+    await new Promise<void>((ok) => holder.listen(0, '127.0.0.1', ok));
+    const port = String((holder.address() as { port: number }).port);
+    try {
+      const failing = startCommand(dir, terminalConfig(), { env: notifier.env, port });
+      children.push(failing.child);
+      expect(await failing.exited).toEqual({ code: 1, signal: null });
+      expect(JSON.parse(readFileSync(record, 'utf8'))).toEqual({ failed: 1 });
+
+      // The next start waits before it tries again, and says why; stopped meanwhile, it has tried nothing.
+      const next = startCommand(dir, terminalConfig(), { env: notifier.env, port });
+      children.push(next.child);
+      await printed(next, /restart loop: the last 1 start\(s\) failed; starting again in 10 s$/, 60_000);
+      await expect
+        .poll(() => notifier.sent().at(-1), { timeout: 60_000 })
+        .toMatch(/^EXTEND_TIMEOUT_USEC=\d+ STATUS=restart loop: the last 1 start\(s\) failed/);
+      next.child.kill('SIGTERM');
+      expect(await next.exited).toEqual({ code: 0, signal: null });
+      expect(next.lines.some((l) => l.includes('BRIDGE_LISTEN'))).toBe(false);
+      expect(notifier.sent().at(-1)).toBe('STOPPING=1');
+      expect(JSON.parse(readFileSync(record, 'utf8'))).toEqual({ failed: 1 });
+    } finally {
+      await new Promise<void>((ok) => holder.close(() => ok()));
+    }
+  }, 180_000);
+});
+
+describe('a terminal that dies soon after it is ready', () => {
+  it('counts the start as failed until it has run ready for a while, and a clean stop clears it', async () => {
+    const notifier = fakeNotifier();
+    const record = join(dir, START_LOOP_FILE);
+    // Ready, then killed at once (a crash, the watchdog): the next start must not come back at full speed.
+    const crashed = startCommand(dir, terminalConfig(), { env: notifier.env });
+    children.push(crashed.child);
+    await printed(crashed, / ready: /, 60_000);
+    crashed.child.kill('SIGKILL');
+    await crashed.exited;
+    expect(JSON.parse(readFileSync(record, 'utf8'))).toEqual({ failed: 1 });
+
+    // Ready after its wait, then stopped cleanly: the loop is over.
+    const next = startCommand(dir, terminalConfig(), { env: notifier.env });
+    children.push(next.child);
+    await printed(next, /restart loop: the last 1 start\(s\) failed; starting again in 10 s$/, 60_000);
+    await printed(next, / ready: /, 60_000);
+    next.child.kill('SIGTERM');
+    expect(await next.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(record)).toBe(false);
+  }, 180_000);
 });

@@ -1,14 +1,22 @@
 import { spawn } from 'node:child_process';
 import { resolve } from 'node:path';
+import { setTimeout as sleep } from 'node:timers/promises';
 import { usableSectionsOf, type Config } from '../../config/index.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
+import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
-import { startKioskService, startupProgress, type KioskService } from '../../host/kiosk-service.js';
+import {
+  notReadyProgress,
+  startKioskService,
+  startupProgress,
+  type KioskService,
+} from '../../host/kiosk-service.js';
+import { countStart, START_STEADY_MS, type CountedStart } from '../../host/start-loop.js';
 import { electronBinary } from '../../../main/electron-available.js';
 import { parseCommandArgs, parsePort } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
@@ -34,6 +42,19 @@ function faultReason(error: unknown, origin: string): string {
   const code = typeof e?.code === 'string' ? `${e.code}: ` : '';
   const message = typeof e?.message === 'string' ? e.message : String(error);
   return redactString(`unexpected error (${origin}): ${code}${message}`).slice(0, 300);
+}
+
+/**
+ * The terminal is being stopped or restarted: out of service, so that no customer starts while it closes. One out of
+ * service already (an unexpected error, service mode) keeps its reason.
+ */
+function stopTakingCustomers(host: TerminalHost, reason: string): void {
+  try {
+    if (host.status().outOfService !== undefined) return;
+  } catch {
+    // Its status unreadable (the journal on a failing disk): out of service all the same.
+  }
+  host.outOfService(reason, { stopping: true });
 }
 
 /** Closes what was started, in order, each step on its own: a failing step is logged and does not skip the next. */
@@ -67,7 +88,9 @@ answers every command CONFIG_REFUSED); the file is watched, and once it passes t
 above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
 and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
 exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
-a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again).`,
+a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again). Under a service manager
+(NOTIFY_SOCKET), a start after failed ones (ended before ten minutes ready) first waits, 10 s doubling up to five
+minutes, and says so (start-loop.json in the working directory).`,
   endsProcess: true,
   async run(args, io) {
     const { values } = parseCommandArgs(
@@ -148,7 +171,40 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       // No new card is accepted; what is in flight finishes and is journaled, recovery keeps resolving.
       host?.outOfService(reason);
     });
+    // Under a service manager, which starts the terminal again however it ends: a terminal whose last starts failed
+    // (ended before they had run ready for a while) waits before this one (src/host/start-loop.ts), and says why.
+    const counted: CountedStart | undefined = process.env.NOTIFY_SOCKET
+      ? countStart(io.cwd, logger)
+      : undefined;
+    let failed = false;
+    let ready = false;
+    let steady: NodeJS.Timeout | undefined;
     try {
+      if (counted !== undefined && counted.backoffMs > 0) {
+        const why =
+          `restart loop: the last ${counted.failedBefore} start(s) failed; ` +
+          `starting again in ${counted.backoffMs / 1000} s`;
+        logger.warn({ failedStarts: counted.failedBefore, backoffMs: counted.backoffMs }, why);
+        out(`Parking Terminal ${why}`);
+        const waiting = notReadyProgress(() => why, { logger });
+        // The fleet sees it too: the terminal's own link, out of service with the reason, carrying out no command
+        // (no journal is open to claim its id in), as while a configuration file is refused.
+        const link = startRefusedFleetLink({
+          fleet: config.fleet,
+          terminal: config.terminal,
+          reason: why,
+          commandsMessage: `the terminal is out of service, ${why}; no command is carried out until it has started`,
+          cwd: io.cwd,
+          logger,
+        });
+        const waited = await Promise.race([
+          sleep(counted.backoffMs, true, { signal: io.signal }).catch(() => false),
+          aborted(io.signal).then(() => false),
+        ]);
+        await link?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
+        await waiting.stop(!waited);
+        if (!waited) return EXIT_OK;
+      }
       host = await openTerminalHost(config, { logger, cwd: io.cwd });
       // A fault during start-up, before the host existed, counts as well.
       const [early] = faults;
@@ -202,8 +258,13 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
           cwd: io.cwd,
           logger,
         });
+        ready = true;
+        if (counted !== undefined) steady = setTimeout(() => counted.good(), START_STEADY_MS).unref();
       }
       const restarting = await Promise.race([aborted(io.signal).then(() => undefined), restart]);
+      // From here no new customer: telling the service manager and closing the fleet link take a while, and the
+      // screen (a browser outside this process) is still served meanwhile; what is in flight finishes as usual.
+      stopTakingCustomers(host, restarting !== undefined ? `restarting: ${restarting}` : 'stopping');
       if (restarting !== undefined) {
         logger.info({ reason: restarting }, 'restarting the terminal');
         return EXIT_RESTART;
@@ -211,9 +272,17 @@ a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts i
       logger.info('stopping the terminal');
       return faults.length > 0 ? EXIT_FINDINGS : EXIT_OK;
     } catch (e) {
+      failed = true;
       logger.error({ err: e }, 'the terminal could not start');
       throw e;
     } finally {
+      // Stopped by a signal or a restart asked for: a good start once it was ready, none before (an unexpected error
+      // is a failed one, as is a start that dies).
+      clearTimeout(steady);
+      if (!failed && faults.length === 0) {
+        if (ready) counted?.good();
+        else counted?.stopped();
+      }
       await service
         ?.close()
         .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));

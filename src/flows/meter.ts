@@ -39,6 +39,7 @@ import {
 } from './transaction.js';
 import type { FlowClock } from './effects.js';
 import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-link.js';
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
 
 /**
  * On-street meter (spec 001, "Card-present parking": pre-authorize the maximum time, capture the actual, reverse the
@@ -260,9 +261,6 @@ function asksCurrencyAgainAt(context: Ctx, index: number): boolean {
   );
 }
 
-/** Longest a timer can wait (a signed 32-bit count of milliseconds), with a margin. */
-const MAX_TIMER_MS = 2_147_000_000;
-
 /** What is left of the capture window, ms (0 once it is over). */
 function captureWindowLeftMs(context: Ctx): number {
   return Math.max(0, (context.startedAtMs ?? 0) + context.settings.captureWindowMs - context.clock.now());
@@ -483,7 +481,7 @@ export const meterMachine = setup({
     resultScreen: ({ context }) => context.settings.timing.resultScreenMs,
     // At most as long as a timer can wait: a longer window (card networks allow pre-authorizations of up to 30 days)
     // would otherwise fire at once (Node sets an overlong timeout to 1 ms); the session waits again until it is over.
-    captureWindow: ({ context }) => Math.min(captureWindowLeftMs(context), MAX_TIMER_MS),
+    captureWindow: ({ context }) => Math.min(captureWindowLeftMs(context), MAX_TIMER_DELAY_MS),
     // A session paid by phone ends by itself when its time is up.
     paidTimeUp: ({ context }) =>
       Math.max(0, (context.startedAtMs ?? 0) + context.paidMinutes * 60_000 - context.clock.now()),

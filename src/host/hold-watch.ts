@@ -10,6 +10,7 @@ import type { HoldStore } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { refusalPasses } from '../vocabulary/services.js';
 import { retryWaitMs } from './retry-wait.js';
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
 
 /**
  * Where an open hold stands for the operator ({@link HoldWatch.standing}): `open` nobody is settling it — the operator
@@ -30,9 +31,6 @@ export type HoldRelease =
   | { kind: 'started'; hold: HoldRecord; result: Promise<HoldExpiryResult | undefined> }
   | { kind: 'not-found' }
   | { kind: Exclude<HoldStanding, 'open'> };
-
-/** Longest a Node timer can wait (about 24.8 days); a later expiry is re-armed when it fires. */
-const MAX_TIMER_MS = 2_147_000_000;
 
 /**
  * The expiry watch of open tap-and-go holds (spec 001 tap-and-go: a card that never exits has its hold reversed after
@@ -114,7 +112,7 @@ export class HoldWatch {
     // hold (the card entered again: HoldStore.open), which gives it back with the expiry it read.
     const expiresAtMs = Math.min(hold.expiresAtMs, this.deps.store.get(hold.holdId)?.expiresAtMs ?? Infinity);
     const delay = later > 0 ? later : Math.max(0, expiresAtMs - this.deps.clock.now());
-    const wait = Math.min(delay, MAX_TIMER_MS);
+    const wait = Math.min(delay, MAX_TIMER_DELAY_MS);
     const timer = setTimeout(() => void this.expire(hold.holdId), wait);
     timer.unref();
     this.timers.set(hold.holdId, timer);

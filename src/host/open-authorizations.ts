@@ -12,9 +12,7 @@ import {
 import { commentsFor, refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import type { FeeShortfall } from './audit-trail.js';
 import { retryWaitMs } from './retry-wait.js';
-
-/** Longest a Node timer can wait; a later due time is re-armed when it fires. */
-const MAX_TIMER_MS = 2_147_000_000;
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
 
 /**
  * Authorizations the terminal still holds on a customer's card with no session left to settle them, and the durable
@@ -377,7 +375,7 @@ export class OpenAuthorizations {
             this.deps.logger.error({ err, transactionId }, 'reversal of an open authorization failed'),
           );
       },
-      Math.max(0, Math.min(left, MAX_TIMER_MS)),
+      Math.max(0, Math.min(left, MAX_TIMER_DELAY_MS)),
     );
     timer.unref();
     this.timers.set(transactionId, timer);

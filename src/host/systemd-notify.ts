@@ -1,4 +1,5 @@
 import { execFile } from 'node:child_process';
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
 
 /**
  * Messages to the service manager (sd_notify(3)): `READY=1` once the terminal takes cards, `WATCHDOG=1` from the
@@ -41,9 +42,6 @@ export class SystemdNotifier implements ServiceNotifier {
     });
   }
 }
-
-/** The longest delay a Node timer holds (2^31 - 1 ms); a longer one fires after 1 ms. */
-const MAX_TIMER_DELAY_MS = 2 ** 31 - 1;
 
 /**
  * How often the health loop should send `WATCHDOG=1`: half of `$WATCHDOG_USEC` (sd_watchdog_enabled(3) recommends

@@ -11,6 +11,7 @@ import { requestTarget } from '../request-target.js';
 import { backoffDelayMs } from '../retry.js';
 import { createTransport, type RetryOptions, type Timeouts, type Transport } from '../transport.js';
 import type { BearerTokenSource } from './authenticator.js';
+import { MAX_TIMER_DELAY_MS } from '../../vocabulary/timer.js';
 
 /** The grant as the terminal keeps it (spec 000, token response). Times are epoch milliseconds. */
 export interface OAuthTokens {
@@ -45,8 +46,6 @@ export const DEFAULT_REFRESH_MARGIN_MS = 300_000;
 export const EXPIRY_GUARD_MS = 10_000;
 /** The wait before a failed renewal is tried again: from one second, doubling, to one minute (jittered). */
 const RENEWAL_BACKOFF = { initialDelayMs: 1_000, maxDelayMs: 60_000 };
-/** The longest wait of a Node timer (2^31 − 1 ms, about 24.8 days); a longer one would fire at once. */
-const MAX_TIMER_DELAY_MS = 2_147_483_647;
 const ONE_YEAR_MS = 365 * 24 * 3600 * 1000;
 /** RFC 6750 `b64token`: what may follow `Bearer ` in an Authorization header. */
 const BEARER_TOKEN = /^[A-Za-z0-9\-._~+/]+=*$/;

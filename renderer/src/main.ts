@@ -100,7 +100,15 @@ class App {
       this.#operator.element,
     );
     this.#listenForOperator(root);
-    installKeypad(this.#customerSlot, (command) => this.#speechKey(command));
+    installKeypad(
+      this.#customerSlot,
+      (command) => this.#speechKey(command),
+      // A move by 4 or 6 is the customer's, as a Tab is: the control is said, and it counts as activity.
+      (el) => {
+        this.#speech.echo(spokenName(el));
+        this.#activity.input(this.#snapshot?.customer);
+      },
+    );
     this.#listenForEcho();
     this.#listenForActivity();
     client.subscribe((s) => this.#apply(s));

@@ -113,7 +113,7 @@ describe('what the terminal says of a screen', () => {
   it('says each duration with its price, and how to choose', () => {
     const said = spokenScreen(DURATIONS);
     expect(said).toContain('Choices: 30 minutes for 1.50 euros or 1 hour and 30 minutes for 4.50 euros.');
-    expect(said).toContain('Move between the choices with Tab, and choose with Enter.');
+    expect(said).toContain('The 4 and 6 keys move between the choices and buttons, and Enter chooses.');
     expect(said).toContain('Cancel key: Cancel.');
     expect(said).not.toContain('Enter key');
   });
@@ -138,7 +138,7 @@ describe('what the terminal says of a screen', () => {
       'Select currency. Pay 12.50 euros, or pay 10.91 British pounds. Exchange rate: 1 EUR = 0.8728 GBP. ' +
         'includes 3.50% margin over the wholesale rate. ' +
         'I have been offered a choice of currencies and agree to pay in GBP. Card ending 0 1 1 9. ' +
-        'Cancel key: Cancel. Move between the choices with Tab, and choose with Enter.',
+        'Cancel key: Cancel. The 4 and 6 keys move between the choices and buttons, and Enter chooses.',
     );
   });
 
@@ -318,6 +318,28 @@ describe('the language of speech', () => {
           CATALOGUES.en_GB[key as keyof typeof CATALOGUES.en_GB],
         );
     }
+  });
+
+  it('names the tactile keys that move between choices and buttons, 4 and 6 (the keypad has no Tab), in the language’s own words', () => {
+    const confirm: CustomerView = {
+      screen: 'confirm',
+      title: 'Parking fee',
+      message: 'Ticket 42007',
+      amount: AMOUNT,
+      actions: ['CONFIRM', 'PAY_BY_LINK', 'CANCEL'],
+    };
+    for (const locale of SUPPORTED_LOCALES) {
+      const moving = CATALOGUES[locale]['speech.chooseKeys'];
+      expect(moving, locale).toMatch(/4.*6/);
+      expect(moving, locale).not.toMatch(/\bTab/i);
+      // Another button than Enter's is reached the same way.
+      expect(spokenScreen(inLanguage(confirm, locale)), locale).toContain(moving);
+      expect(spokenScreen(inLanguage(DURATIONS, locale)), locale).toContain(moving);
+      // Where the digits type (a ticket), 4 and 6 do not move: not said.
+      expect(spokenScreen(inLanguage(TICKET, locale)), locale).not.toContain(moving);
+    }
+    // No English key names in the Arabic voice.
+    expect(CATALOGUES.ar_AE['speech.chooseKeys']).not.toMatch(/[A-Za-z]/);
   });
 
   it('speaks a new language as a new screen', () => {

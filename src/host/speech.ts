@@ -198,7 +198,12 @@ function keyParts(view: CustomerView, tr: Translator): Part[] {
       view.durations.length > 0 &&
       (offered('CHOOSE_DURATION') || offered('EXTEND'))) ||
     (view.dcc !== undefined && offered('CHOOSE_CURRENCY'));
-  if (choosing) parts.push(part('choose', tr.t('speech.chooseKeys')));
+  // The tactile keypad has no Tab: 4 and 6 move between the controls (renderer/src/keypad.ts), except where the
+  // digits type into a field.
+  const typing = offered('ENTER_TICKET') || offered('ENTER_AMOUNT') || offered('ALT_FIELD');
+  const methods = view.altMethods !== undefined && view.altMethods.length > 0 && offered('ALT_METHOD');
+  if (!typing && (choosing || methods || others.length > 0))
+    parts.push(part('choose', tr.t('speech.chooseKeys')));
   return parts;
 }
 

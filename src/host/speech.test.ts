@@ -342,6 +342,41 @@ describe('the language of speech', () => {
     expect(CATALOGUES.ar_AE['speech.chooseKeys']).not.toMatch(/[A-Za-z]/);
   });
 
+  it('tells a customer who has just turned speech on of the other languages, each name in its own voice', () => {
+    const view: CustomerView = {
+      ...IDLE,
+      language: {
+        current: 'en_GB',
+        lang: 'en-GB',
+        direction: 'ltr',
+        available: [
+          { locale: 'en_GB', name: 'English', lang: 'en-GB' },
+          { locale: 'de_DE', name: 'Deutsch', lang: 'de-DE' },
+          { locale: 'ar_AE', name: 'العربية', lang: 'ar-AE' },
+        ],
+      },
+    };
+    const first = speechFor(view, undefined);
+    expect(first?.text).toContain('Other languages with the Language button: Deutsch. العربية.');
+    // Each name with its own language's voice: "العربية" is never handed to the English voice.
+    expect(first?.runs).toEqual(
+      expect.arrayContaining([
+        { text: 'Deutsch.', locale: 'de_DE' },
+        { text: 'العربية.', locale: 'ar_AE' },
+      ]),
+    );
+    expect(
+      first?.runs
+        .filter((r) => r.locale === 'en_GB')
+        .map((r) => r.text)
+        .join(' '),
+    ).not.toContain('العربية');
+    // Said with the speech keys, once: the repeat key says the screen.
+    expect(first?.screen).not.toContain('Other languages');
+    // No other language on offer: nothing to say.
+    expect(speechFor(IDLE, undefined)?.text).not.toContain('Other languages');
+  });
+
   it('speaks a new language as a new screen', () => {
     const de = inLanguage(TICKET, 'de_DE');
     expect(speechFor(de, inLanguage(TICKET, 'en_GB'))?.text).toBe(spokenScreen(de));

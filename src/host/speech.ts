@@ -16,6 +16,7 @@
 import {
   intlLocale,
   MESSAGE_KEYS,
+  supportedLocale,
   translator,
   type MessageKey,
   type SupportedLocale,
@@ -211,6 +212,25 @@ function part(id: string, text: string, locale?: SupportedLocale): Part {
   return locale === undefined ? { id, text } : { id, text, locale };
 }
 
+/**
+ * The other languages on offer, with the speech keys (`speech-keys…`: not part of the screen the repeat key says): a
+ * customer who cannot read the screen, nor perhaps this language, hears the name of their own said by its own voice.
+ */
+function languageParts(view: CustomerView, tr: Translator): Part[] {
+  const others = (view.language?.available ?? []).flatMap((option) => {
+    const locale = supportedLocale(option.locale);
+    return locale === undefined || locale === tr.locale ? [] : [{ locale, name: option.name }];
+  });
+  if (others.length === 0) return [];
+  const intro = sentence(speakable(tr.t('speech.languages', { button: tr.t('label.language') }), tr));
+  return [
+    part('speech-keys-languages', intro),
+    ...others.map(({ locale, name }) =>
+      part(`speech-keys-language:${locale}`, sentence(speakable(name, translator(locale))), locale),
+    ),
+  ];
+}
+
 /** Every sentence of the screen, in reading order, each already {@link speakable}. */
 function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[] {
   const parts: Part[] = [];
@@ -327,6 +347,8 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
     add(`prompt-time:${view.prompt.expiresAt}`, tr.t('label.moreTime.remaining', { time }));
   }
   for (const p of keyParts(view, tr)) add(p.id, p.text);
+  // Last, not to hold the screen back: the other languages, with the speech keys of a customer's first screen.
+  if (first) parts.push(...languageParts(view, tr));
   return parts;
 }
 
@@ -383,7 +405,7 @@ export function speechFor(
   const tr = localeOf(view, locale);
   const first = previous === undefined;
   const parts = screenParts(view, tr, first);
-  const screenOnly = parts.filter((p) => p.id !== 'speech-keys');
+  const screenOnly = parts.filter((p) => !p.id.startsWith('speech-keys'));
   const screen = joined(screenOnly, tr);
   const screenRuns = runsOf(screenOnly, tr);
   const sameScreen =

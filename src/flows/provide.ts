@@ -76,6 +76,8 @@ function payByLink(effects: FlowEffects) {
         ({ input, signal }) => effects.closeLink(input, signal),
       ),
     },
+    // The pay-later slip's QR code and address (read out in accessibility mode) stay as long as a result screen.
+    delays: { payLaterScreen: ({ context }) => longer(effects, context.showMs) },
   });
 }
 

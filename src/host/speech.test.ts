@@ -371,6 +371,12 @@ describe('the language of speech', () => {
         .map((r) => r.text)
         .join(' '),
     ).not.toContain('العربية');
+    // …and how to reach it where the digits do not type (the idle screen has no other button to mention it).
+    const moving = CATALOGUES.en_GB['speech.chooseKeys'];
+    expect(first?.text.endsWith(`العربية. ${moving}`)).toBe(true);
+    const typing = speechFor({ ...TICKET, language: view.language }, undefined)?.text ?? '';
+    expect(typing).toContain('Other languages with the Language button:');
+    expect(typing).not.toContain(moving);
     // Said with the speech keys, once: the repeat key says the screen.
     expect(first?.screen).not.toContain('Other languages');
     // No other language on offer: nothing to say.

@@ -199,13 +199,20 @@ function keyParts(view: CustomerView, tr: Translator): Part[] {
       view.durations.length > 0 &&
       (offered('CHOOSE_DURATION') || offered('EXTEND'))) ||
     (view.dcc !== undefined && offered('CHOOSE_CURRENCY'));
-  // The tactile keypad has no Tab: 4 and 6 move between the controls (renderer/src/keypad.ts), except where the
-  // digits type into a field.
-  const typing = offered('ENTER_TICKET') || offered('ENTER_AMOUNT') || offered('ALT_FIELD');
   const methods = view.altMethods !== undefined && view.altMethods.length > 0 && offered('ALT_METHOD');
-  if (!typing && (choosing || methods || others.length > 0))
+  if (!typesDigits(view) && (choosing || methods || others.length > 0))
     parts.push(part('choose', tr.t('speech.chooseKeys')));
   return parts;
+}
+
+/**
+ * Whether the screen's digits type into a field. Elsewhere the tactile keypad, which has no Tab, moves between the
+ * controls with 4 and 6 (renderer/src/keypad.ts), which speech then names.
+ */
+function typesDigits(view: CustomerView): boolean {
+  return ['ENTER_TICKET', 'ENTER_AMOUNT', 'ALT_FIELD'].some((type) =>
+    view.actions.includes(type as UserEvent['type']),
+  );
 }
 
 function part(id: string, text: string, locale?: SupportedLocale): Part {
@@ -214,9 +221,10 @@ function part(id: string, text: string, locale?: SupportedLocale): Part {
 
 /**
  * The other languages on offer, with the speech keys (`speech-keys…`: not part of the screen the repeat key says): a
- * customer who cannot read the screen, nor perhaps this language, hears the name of their own said by its own voice.
+ * customer who cannot read the screen, nor perhaps this language, hears the name of their own said by its own voice,
+ * then how to move to the Language button where the screen has not said it (`moving`: it has).
  */
-function languageParts(view: CustomerView, tr: Translator): Part[] {
+function languageParts(view: CustomerView, tr: Translator, moving: boolean): Part[] {
   const others = (view.language?.available ?? []).flatMap((option) => {
     const locale = supportedLocale(option.locale);
     return locale === undefined || locale === tr.locale ? [] : [{ locale, name: option.name }];
@@ -228,6 +236,7 @@ function languageParts(view: CustomerView, tr: Translator): Part[] {
     ...others.map(({ locale, name }) =>
       part(`speech-keys-language:${locale}`, sentence(speakable(name, translator(locale))), locale),
     ),
+    ...(moving || typesDigits(view) ? [] : [part('speech-keys-moving', tr.t('speech.chooseKeys'))]),
   ];
 }
 
@@ -348,7 +357,14 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
   }
   for (const p of keyParts(view, tr)) add(p.id, p.text);
   // Last, not to hold the screen back: the other languages, with the speech keys of a customer's first screen.
-  if (first) parts.push(...languageParts(view, tr));
+  if (first)
+    parts.push(
+      ...languageParts(
+        view,
+        tr,
+        parts.some((p) => p.id === 'choose'),
+      ),
+    );
   return parts;
 }
 

@@ -11,6 +11,7 @@ import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
+import { CATALOGUES } from '../../src/i18n/index.js';
 
 let host: TerminalHost | undefined;
 afterEach(async () => {
@@ -109,8 +110,10 @@ describe('speech output on the terminal', () => {
 
     await send(h, { type: 'SET_ACCESSIBILITY', on: true });
     // Each utterance is waited for: the next one would cut it off before the program has read it. The first one ends
-    // with the other languages, each name a run of its own voice (one process each), the last العربية.
-    await expect.poll(() => lines().at(-1), { timeout: 5_000 }).toBe('العربية.');
+    // with the other languages, each name a run of its own voice (one process each), the last العربية, and how to
+    // reach the Language button.
+    await expect.poll(() => lines().at(-1), { timeout: 5_000 }).toBe(CATALOGUES.en_GB['speech.chooseKeys']);
+    expect(lines().at(-2)).toBe('العربية.');
     const n = lines().length;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
     const ticket = await send(h, { type: 'START' });

@@ -4,6 +4,9 @@ import { KEYPAD_MAIN_EVENTS, type SpeechCommand } from '../../src/host/api.js';
  * The kiosk's tactile keypad (EN 301 549 5.1.6, ADA §707.6): a 12-key pad with a marked 5 and the function keys
  * Enter ○, Clear ← and Cancel ✕, wired as a keyboard. Every function of a customer screen is reachable from it:
  * - `0`–`9` type into the ticket or amount field (through the on-screen keys, so the screen sees the same presses);
+ * - on a screen with no field to type digits into, `4` and `6` move to the previous and the next control in reading
+ *   order, as Shift+Tab and Tab would (the tactile pad has no Tab), going round at either end: the durations, the
+ *   currency choice, the other buttons and the language list are reached by keys alone; moving chooses nothing;
  * - Enter: the screen's main action (continue, confirm, start, done; "Yes" while "Do you need more time?" is asked);
  *   a focused button or field keeps its own Enter;
  * - Backspace deletes the last character, Delete clears the field;
@@ -66,6 +69,40 @@ export function keypadCommand(key: string, typing: boolean, onControl: boolean):
   }
 }
 
+/** The digits that move between the controls where no field takes digits: back and forward in reading order. */
+const MOVE_KEYS: Readonly<Record<string, -1 | 1>> = { '4': -1, '6': 1 };
+
+/** The controls of `scope` Tab would reach, in reading order: shown, enabled, not inert. */
+function reachable(scope: ParentNode): HTMLElement[] {
+  return [
+    ...scope.querySelectorAll<HTMLElement>('button, input, select, textarea, a[href], [tabindex]'),
+  ].filter(
+    (el) =>
+      el.tabIndex >= 0 &&
+      !(el instanceof HTMLButtonElement && el.disabled) &&
+      !(el instanceof HTMLInputElement && el.disabled) &&
+      !el.closest('[hidden], [inert]') &&
+      el.getClientRects().length > 0,
+  );
+}
+
+/**
+ * Focuses the control `step` away from the focused one (the first or the last when none of `scope` is focused), going
+ * round at either end; true when there was one.
+ */
+function move(scope: ParentNode, step: -1 | 1, moved?: (el: HTMLElement) => void): boolean {
+  const controls = reachable(scope);
+  if (controls.length === 0) return false;
+  const at = controls.findIndex((el) => el === document.activeElement);
+  const next =
+    at < 0 ? (step > 0 ? 0 : controls.length - 1) : (at + step + controls.length) % controls.length;
+  const target = controls[next];
+  if (!target) return false;
+  target.focus();
+  moved?.(target);
+  return true;
+}
+
 /** A button that can be pressed now: present, enabled and not inside an inert part of the page. */
 function pressable(scope: ParentNode, testid: string): HTMLElement | null {
   const el = scope.querySelector<HTMLElement>(`[data-testid="${testid}"]`);
@@ -85,8 +122,11 @@ function closeOpenList(scope: ParentNode): boolean {
   return true;
 }
 
-/** Presses the on-screen control the command stands for; true when there was one. */
-function run(command: KeypadCommand, scope: ParentNode): boolean {
+/**
+ * Presses the on-screen control the command stands for, or, for `4` and `6` where no screen key takes the digit, moves
+ * to the previous or next control (`moved` is told which); true when there was one.
+ */
+function run(command: KeypadCommand, scope: ParentNode, moved?: (el: HTMLElement) => void): boolean {
   const press = (...testids: string[]): boolean => {
     for (const id of testids) {
       const el = pressable(scope, id);
@@ -98,8 +138,12 @@ function run(command: KeypadCommand, scope: ParentNode): boolean {
     return false;
   };
   switch (command.kind) {
-    case 'digit':
-      return press(`ticket-key-${command.digit}`, `amount-key-${command.digit}`, `alt-key-${command.digit}`);
+    case 'digit': {
+      if (press(`ticket-key-${command.digit}`, `amount-key-${command.digit}`, `alt-key-${command.digit}`))
+        return true;
+      const step = MOVE_KEYS[command.digit];
+      return step !== undefined && move(scope, step, moved);
+    }
     case 'back':
       return press('ticket-key-back', 'amount-key-back', 'alt-key-back');
     case 'clear':
@@ -116,9 +160,13 @@ function run(command: KeypadCommand, scope: ParentNode): boolean {
 /**
  * Listens for keypad keys on the document and presses the matching control of the customer area `slot`. Keys typed
  * elsewhere (the operator panel) are not the customer's and are left alone; while the "more time" dialog is open only
- * its own buttons answer.
+ * its own buttons answer. `moved` is told of each control `4` or `6` moved to (the input echo, the customer's activity).
  */
-export function installKeypad(slot: HTMLElement, speech?: (command: SpeechCommand) => boolean): void {
+export function installKeypad(
+  slot: HTMLElement,
+  speech?: (command: SpeechCommand) => boolean,
+  moved?: (el: HTMLElement) => void,
+): void {
   document.addEventListener('keydown', (e) => {
     if (e.ctrlKey || e.altKey || e.metaKey || e.defaultPrevented) return;
     const target = e.target;
@@ -137,6 +185,6 @@ export function installKeypad(slot: HTMLElement, speech?: (command: SpeechComman
       return;
     }
     const dialog = slot.querySelector<HTMLElement>('[role="alertdialog"]');
-    if (run(command, dialog ?? slot)) e.preventDefault();
+    if (run(command, dialog ?? slot, moved)) e.preventDefault();
   });
 }

@@ -13,7 +13,7 @@ import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
 import { installKeypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
-import { ScreenSpeech, speechButtons, spokenName } from './speech.js';
+import { ScreenSpeech, speechButtons, spokenLang, spokenName } from './speech.js';
 import { connectionText, problemText } from './view-model.js';
 
 /** The keys of the screen keypads and the details keyboard: what they type stays on the page until Continue. */
@@ -100,7 +100,15 @@ class App {
       this.#operator.element,
     );
     this.#listenForOperator(root);
-    installKeypad(this.#customerSlot, (command) => this.#speechKey(command));
+    installKeypad(
+      this.#customerSlot,
+      (command) => this.#speechKey(command),
+      // A move by 4 or 6 is the customer's, as a Tab is: the control is said, and it counts as activity.
+      (el) => {
+        this.#speech.echo(spokenName(el), spokenLang(el));
+        this.#activity.input(this.#snapshot?.customer);
+      },
+    );
     this.#listenForEcho();
     this.#listenForActivity();
     client.subscribe((s) => this.#apply(s));
@@ -205,7 +213,7 @@ class App {
       true,
     );
     this.#customerSlot.addEventListener('focusin', (e) => {
-      if (Date.now() - tabbedAt < 1_000) this.#speech.echo(spokenName(e.target));
+      if (Date.now() - tabbedAt < 1_000) this.#speech.echo(spokenName(e.target), spokenLang(e.target));
     });
     this.#customerSlot.addEventListener('click', (e) => {
       const key =

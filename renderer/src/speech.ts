@@ -78,15 +78,17 @@ export class ScreenSpeech {
 
   /**
    * Input echo (EN 301 549 5.1.3): says what the customer just pressed or moved to — a key of the screen keypad, the
-   * control Tab reached — here when the page is the one speaking, else by the terminal (an ECHO event). A text with a
-   * masked run (a PIN's dots) is never said, nor sent.
+   * control Tab reached — here when the page is the one speaking, else by the terminal (an ECHO event); with the
+   * voice of `lang` when the control is in a language of its own (a language's name in the language list). A text
+   * with a masked run (a PIN's dots) is never said, nor sent.
    */
-  echo(text: string): void {
+  echo(text: string, lang?: string): void {
     const speech = this.#speech;
     const said = text.trim();
     if (!speech || said.length === 0 || /[*•●]{2,}/.test(said)) return;
-    if (speech.by === 'renderer') this.#say(said, speech);
-    else this.send({ type: 'ECHO', text: said.slice(0, 200) });
+    const own = lang !== undefined && lang.length > 0 && lang !== speech.lang ? lang : undefined;
+    if (speech.by === 'renderer') this.#say(said, speech, own ? [{ text: said, lang: own }] : undefined);
+    else this.send({ type: 'ECHO', text: said.slice(0, 200), ...(own ? { lang: own } : {}) });
   }
 
   /**
@@ -121,6 +123,12 @@ export function spokenName(target: EventTarget | null): string {
   if (label) return label;
   if (target instanceof HTMLInputElement) return target.labels?.[0]?.textContent ?? '';
   return target.textContent ?? '';
+}
+
+/** The language a control is in (its nearest `lang`): a language's name in the language list is in its own. */
+export function spokenLang(target: EventTarget | null): string | undefined {
+  if (!(target instanceof HTMLElement)) return undefined;
+  return target.closest('[lang]')?.getAttribute('lang') ?? undefined;
 }
 
 /**

@@ -485,6 +485,12 @@ export type AltSaleStarted =
  */
 export interface FlowEffects {
   /**
+   * How much longer than configured the customer is given to read and hear what a screen says: the accessibility
+   * factor while the customer has accessibility mode on, else 1 (absent: 1). The result screens (approved, declined,
+   * an error, the receipt read out) and the pending sale's QR code stay that much longer (provide.ts).
+   */
+  waitFactor?(): number;
+  /**
    * Activates the reader and waits for a card. Resolves with a summary; rejects with an error whose `code` is the
    * reader's code (e.g. READER_TIMEOUT, CARD_USE_CONTACT). On abort the host cancels the reader (reader.cancel()) and
    * rejects; a card read that arrives after the abort must be discarded by the host.

@@ -25,6 +25,32 @@ async function lostTicketAtTheCard(fake: FakeTerminal): Promise<ReturnType<typeo
 }
 
 describe('kiosk machine', () => {
+  it('keeps the result screen (the receipt read out) longer in accessibility mode, by the customer’s factor', async () => {
+    for (const factor of [1, 2]) {
+      const fake = new FakeTerminal().script('sale', 'approved');
+      // The host's effects give the accessibility factor while the customer has the mode on.
+      const effects = Object.assign(fake, { waitFactor: () => factor });
+      const actor = createActor(provideFlowEffects.kiosk(effects), {
+        input: { settings: testSettings(), clock: fake.clock },
+        clock: fake.clock,
+      });
+      actor.start();
+      actor.send({ type: 'START' });
+      actor.send({ type: 'LOST_TICKET' });
+      actor.send({ type: 'CONFIRM' });
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+      const { resultScreenMs } = testSettings().timing;
+      fake.clock.increment(resultScreenMs * factor - 1);
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen, `factor ${factor}`).toBe('approved');
+      fake.clock.increment(1);
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen, `factor ${factor}`).toBe('idle');
+      actor.stop();
+    }
+  });
+
   it('asks for another card after a decline without the declined card or its result on the screen', async () => {
     const fake = new FakeTerminal().script('sale', 'declined');
     const actor = await lostTicketAtTheCard(fake);

@@ -269,6 +269,36 @@ describe('pay by phone at the tap-and-go exit', () => {
   });
 });
 
+describe('pay later in accessibility mode', () => {
+  it('keeps the slip’s QR code and address on screen longer, by the customer’s factor', async () => {
+    for (const factor of [1, 2]) {
+      const fake = new FakeTerminal();
+      const effects = Object.assign(fake, { waitFactor: () => factor });
+      const actor = createActor(provideFlowEffects.tapAndGo(effects), {
+        input: { settings: testSettings({ payLater: { waitMs: 10 * MIN } }), clock: fake.clock },
+        clock: fake.clock,
+      });
+      actor.start();
+      actor.send({ type: 'TAP_ENTRY' });
+      await settle();
+      actor.send({ type: 'DONE' });
+      fake.clock.increment(100 * MIN);
+      fake.script('capture', 'declined');
+      actor.send({ type: 'TAP_EXIT' });
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen).toBe('pay-by-phone');
+      const shown = testSettings().timing.resultScreenMs * 3;
+      fake.clock.increment(shown * factor - 1);
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen, `factor ${factor}`).toBe('pay-by-phone');
+      fake.clock.increment(1);
+      await settle();
+      expect(describeView(actor.getSnapshot()).screen, `factor ${factor}`).not.toBe('pay-by-phone');
+      actor.stop();
+    }
+  });
+});
+
 describe('pay later at the meter', () => {
   it('a declined capture at the end of the session is owed as a printed payment link', async () => {
     const fake = new FakeTerminal();

@@ -20,6 +20,7 @@ import type {
   TicketLookup,
 } from './effects.js';
 import { attendedMachine } from './attended.js';
+import type { FlowSettings } from './settings.js';
 import { holdExpiryMachine } from './hold.js';
 import { kioskMachine } from './kiosk.js';
 import { meterMachine } from './meter.js';
@@ -75,7 +76,25 @@ function payByLink(effects: FlowEffects) {
         ({ input, signal }) => effects.closeLink(input, signal),
       ),
     },
+    // The pay-later slip's QR code and address (read out in accessibility mode) stay as long as a result screen.
+    delays: { payLaterScreen: ({ context }) => longer(effects, context.showMs) },
   });
+}
+
+/**
+ * The result screens' delays (and the kiosk's pending sale's), as each machine defines them, times the customer's
+ * {@link FlowEffects.waitFactor}: a customer in accessibility mode hears the result and the receipt read out to the
+ * end before the screen goes back to idle (which ends the session, and its speech).
+ */
+function longer(effects: FlowEffects, ms: number): number {
+  return ms * Math.max(1, effects.waitFactor?.() ?? 1);
+}
+
+function resultDelays(effects: FlowEffects) {
+  return {
+    resultScreen: ({ context }: { context: { settings: FlowSettings } }) =>
+      longer(effects, context.settings.timing.resultScreenMs),
+  };
 }
 
 function cardActions(effects: FlowEffects) {
@@ -93,6 +112,7 @@ export const provideFlowEffects = {
     meterMachine.provide({
       actors: { transaction: transaction(effects), payByLink: payByLink(effects) },
       actions: cardActions(effects),
+      delays: resultDelays(effects),
     }),
   kiosk: (effects: FlowEffects) =>
     kioskMachine.provide({
@@ -107,9 +127,17 @@ export const provideFlowEffects = {
         ),
       },
       actions: cardActions(effects),
+      delays: {
+        ...resultDelays(effects),
+        altPendingScreen: ({ context }) => longer(effects, context.settings.timing.resultScreenMs * 12),
+      },
     }),
   attended: (effects: FlowEffects) =>
-    attendedMachine.provide({ actors: { transaction: transaction(effects) }, actions: cardActions(effects) }),
+    attendedMachine.provide({
+      actors: { transaction: transaction(effects) },
+      actions: cardActions(effects),
+      delays: resultDelays(effects),
+    }),
   tapAndGo: (effects: FlowEffects) =>
     tapAndGoMachine.provide({
       actors: {
@@ -132,6 +160,7 @@ export const provideFlowEffects = {
         entryRefused: (_: unknown, params: Parameters<FlowEffects['entryRefused']>[0]) =>
           effects.entryRefused(params),
       },
+      delays: resultDelays(effects),
     }),
   operator: (effects: FlowEffects) =>
     operatorMachine.provide({

@@ -446,11 +446,12 @@ export type UserEvent =
   /**
    * Input echo (EN 301 549 5.1.3) while the terminal speaks (`SpeechView.by` `terminal`): the name of the key of the
    * screen keypad just pressed, or of the control Tab moved to, as the page would say it. Said at once in the
-   * customer's language (through the card-data guard; a masked entry never), without changing what the repeat key
-   * says; it counts as the customer's activity. Refused with NOT_ALLOWED_NOW, and nothing said, when speech is off,
-   * the page speaks itself, or the text holds a masked run.
+   * customer's language, or in `lang` (a BCP 47 tag) when the control is in a language of its own — a language's
+   * name in the language list, said with that language's voice — (through the card-data guard; a masked entry
+   * never), without changing what the repeat key says; it counts as the customer's activity. Refused with
+   * NOT_ALLOWED_NOW, and nothing said, when speech is off, the page speaks itself, or the text holds a masked run.
    */
-  | { type: 'ECHO'; text: string }
+  | { type: 'ECHO'; text: string; lang?: string }
   /**
    * The customer is typing on a timed screen ({@link TIMED_SCREENS}) what stays on the page until Continue (a key of
    * the screen keypad, a character in a field, a move between controls): the time limit starts again. While "Do you

@@ -81,6 +81,7 @@ export function createFlowEffects(deps: {
 }): FlowEffects {
   const { config, reader, cards } = deps;
   return {
+    waitFactor: deps.waitFactor,
     readCard: async (input, signal): Promise<CardSummary> => {
       if (!deps.takingCards())
         throw new ReaderError('READER_NOT_CONNECTED', 'the terminal is not taking cards now');

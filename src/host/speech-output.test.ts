@@ -146,6 +146,19 @@ describe('speech output of the customer screens', () => {
     expect(speaker.said.at(-1)?.text).toBe(view?.screen);
   });
 
+  it('echoes a control in its own language with that language’s voice (a language’s name in the list)', () => {
+    const { out, speaker } = output();
+    out.observe(TICKET, true);
+    // "العربية" in a German voice is a string of letter names: an Arabic speaker would not know their language.
+    expect(out.echo('العربية', 'ar-AE')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'العربية', locale: 'ar_AE' });
+    expect(out.echo('English', 'en-GB')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'English', locale: 'en_GB' });
+    // A language the terminal has no voice for: the screen's.
+    expect(out.echo('Português', 'pt-PT')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'Português', locale: 'de_DE' });
+  });
+
   it('leaves the echo to the page when the page speaks', () => {
     const settings = parseConfig({}).customer.speech;
     const out = new SpeechOutput(settings, silentLogger());

@@ -98,14 +98,16 @@ export class SpeechOutput {
 
   /**
    * Input echo while the terminal speaks: says `text` (a key's or a control's name, from the renderer) at once,
-   * through the card-data guard ({@link speakable}), without changing what the repeat key says. False, and nothing
-   * said, when nothing is said to this customer, when the page speaks (it echoes by itself), or when the text holds a
+   * through the card-data guard ({@link speakable}), without changing what the repeat key says — in the screen's
+   * language, or in `lang` when the control is in a language of its own (a language's name in the language list: an
+   * Arabic speaker knows "العربية" said by an Arabic voice, not spelt out by an English one). False, and nothing said,
+   * when nothing is said to this customer, when the page speaks (it echoes by itself), or when the text holds a
    * masked run (a PIN's dots) or nothing speakable.
    */
-  echo(text: string): boolean {
+  echo(text: string, lang?: string): boolean {
     const said = this.said;
     if (!said || this.speaker.by !== 'terminal' || hasMaskedRun(text)) return false;
-    const locale = resolveLocale(said.lang);
+    const locale = resolveLocale(lang, said.lang);
     const spoken = speakable(text, translator(locale));
     if (spoken.length === 0) return false;
     void this.speaker.speak({ text: spoken, locale, volume: this.volume, rate: this.settings.rate });

@@ -113,7 +113,7 @@ describe('what the terminal says of a screen', () => {
   it('says each duration with its price, and how to choose', () => {
     const said = spokenScreen(DURATIONS);
     expect(said).toContain('Choices: 30 minutes for 1.50 euros or 1 hour and 30 minutes for 4.50 euros.');
-    expect(said).toContain('Move between the choices with Tab, and choose with Enter.');
+    expect(said).toContain('The 4 and 6 keys move between the choices and buttons, and Enter chooses.');
     expect(said).toContain('Cancel key: Cancel.');
     expect(said).not.toContain('Enter key');
   });
@@ -138,7 +138,7 @@ describe('what the terminal says of a screen', () => {
       'Select currency. Pay 12.50 euros, or pay 10.91 British pounds. Exchange rate: 1 EUR = 0.8728 GBP. ' +
         'includes 3.50% margin over the wholesale rate. ' +
         'I have been offered a choice of currencies and agree to pay in GBP. Card ending 0 1 1 9. ' +
-        'Cancel key: Cancel. Move between the choices with Tab, and choose with Enter.',
+        'Cancel key: Cancel. The 4 and 6 keys move between the choices and buttons, and Enter chooses.',
     );
   });
 
@@ -318,6 +318,69 @@ describe('the language of speech', () => {
           CATALOGUES.en_GB[key as keyof typeof CATALOGUES.en_GB],
         );
     }
+  });
+
+  it('names the tactile keys that move between choices and buttons, 4 and 6 (the keypad has no Tab), in the language’s own words', () => {
+    const confirm: CustomerView = {
+      screen: 'confirm',
+      title: 'Parking fee',
+      message: 'Ticket 42007',
+      amount: AMOUNT,
+      actions: ['CONFIRM', 'PAY_BY_LINK', 'CANCEL'],
+    };
+    for (const locale of SUPPORTED_LOCALES) {
+      const moving = CATALOGUES[locale]['speech.chooseKeys'];
+      expect(moving, locale).toMatch(/4.*6/);
+      expect(moving, locale).not.toMatch(/\bTab/i);
+      // Another button than Enter's is reached the same way.
+      expect(spokenScreen(inLanguage(confirm, locale)), locale).toContain(moving);
+      expect(spokenScreen(inLanguage(DURATIONS, locale)), locale).toContain(moving);
+      // Where the digits type (a ticket), 4 and 6 do not move: not said.
+      expect(spokenScreen(inLanguage(TICKET, locale)), locale).not.toContain(moving);
+    }
+    // No English key names in the Arabic voice.
+    expect(CATALOGUES.ar_AE['speech.chooseKeys']).not.toMatch(/[A-Za-z]/);
+  });
+
+  it('tells a customer who has just turned speech on of the other languages, each name in its own voice', () => {
+    const view: CustomerView = {
+      ...IDLE,
+      language: {
+        current: 'en_GB',
+        lang: 'en-GB',
+        direction: 'ltr',
+        available: [
+          { locale: 'en_GB', name: 'English', lang: 'en-GB' },
+          { locale: 'de_DE', name: 'Deutsch', lang: 'de-DE' },
+          { locale: 'ar_AE', name: 'العربية', lang: 'ar-AE' },
+        ],
+      },
+    };
+    const first = speechFor(view, undefined);
+    expect(first?.text).toContain('Other languages with the Language button: Deutsch. العربية.');
+    // Each name with its own language's voice: "العربية" is never handed to the English voice.
+    expect(first?.runs).toEqual(
+      expect.arrayContaining([
+        { text: 'Deutsch.', locale: 'de_DE' },
+        { text: 'العربية.', locale: 'ar_AE' },
+      ]),
+    );
+    expect(
+      first?.runs
+        .filter((r) => r.locale === 'en_GB')
+        .map((r) => r.text)
+        .join(' '),
+    ).not.toContain('العربية');
+    // …and how to reach it where the digits do not type (the idle screen has no other button to mention it).
+    const moving = CATALOGUES.en_GB['speech.chooseKeys'];
+    expect(first?.text.endsWith(`العربية. ${moving}`)).toBe(true);
+    const typing = speechFor({ ...TICKET, language: view.language }, undefined)?.text ?? '';
+    expect(typing).toContain('Other languages with the Language button:');
+    expect(typing).not.toContain(moving);
+    // Said with the speech keys, once: the repeat key says the screen.
+    expect(first?.screen).not.toContain('Other languages');
+    // No other language on offer: nothing to say.
+    expect(speechFor(IDLE, undefined)?.text).not.toContain('Other languages');
   });
 
   it('speaks a new language as a new screen', () => {

@@ -16,6 +16,7 @@
 import {
   intlLocale,
   MESSAGE_KEYS,
+  supportedLocale,
   translator,
   type MessageKey,
   type SupportedLocale,
@@ -198,12 +199,45 @@ function keyParts(view: CustomerView, tr: Translator): Part[] {
       view.durations.length > 0 &&
       (offered('CHOOSE_DURATION') || offered('EXTEND'))) ||
     (view.dcc !== undefined && offered('CHOOSE_CURRENCY'));
-  if (choosing) parts.push(part('choose', tr.t('speech.chooseKeys')));
+  const methods = view.altMethods !== undefined && view.altMethods.length > 0 && offered('ALT_METHOD');
+  if (!typesDigits(view) && (choosing || methods || others.length > 0))
+    parts.push(part('choose', tr.t('speech.chooseKeys')));
   return parts;
+}
+
+/**
+ * Whether the screen's digits type into a field. Elsewhere the tactile keypad, which has no Tab, moves between the
+ * controls with 4 and 6 (renderer/src/keypad.ts), which speech then names.
+ */
+function typesDigits(view: CustomerView): boolean {
+  return ['ENTER_TICKET', 'ENTER_AMOUNT', 'ALT_FIELD'].some((type) =>
+    view.actions.includes(type as UserEvent['type']),
+  );
 }
 
 function part(id: string, text: string, locale?: SupportedLocale): Part {
   return locale === undefined ? { id, text } : { id, text, locale };
+}
+
+/**
+ * The other languages on offer, with the speech keys (`speech-keys…`: not part of the screen the repeat key says): a
+ * customer who cannot read the screen, nor perhaps this language, hears the name of their own said by its own voice,
+ * then how to move to the Language button where the screen has not said it (`moving`: it has).
+ */
+function languageParts(view: CustomerView, tr: Translator, moving: boolean): Part[] {
+  const others = (view.language?.available ?? []).flatMap((option) => {
+    const locale = supportedLocale(option.locale);
+    return locale === undefined || locale === tr.locale ? [] : [{ locale, name: option.name }];
+  });
+  if (others.length === 0) return [];
+  const intro = sentence(speakable(tr.t('speech.languages', { button: tr.t('label.language') }), tr));
+  return [
+    part('speech-keys-languages', intro),
+    ...others.map(({ locale, name }) =>
+      part(`speech-keys-language:${locale}`, sentence(speakable(name, translator(locale))), locale),
+    ),
+    ...(moving || typesDigits(view) ? [] : [part('speech-keys-moving', tr.t('speech.chooseKeys'))]),
+  ];
 }
 
 /** Every sentence of the screen, in reading order, each already {@link speakable}. */
@@ -322,6 +356,15 @@ function screenParts(view: CustomerView, tr: Translator, first: boolean): Part[]
     add(`prompt-time:${view.prompt.expiresAt}`, tr.t('label.moreTime.remaining', { time }));
   }
   for (const p of keyParts(view, tr)) add(p.id, p.text);
+  // Last, not to hold the screen back: the other languages, with the speech keys of a customer's first screen.
+  if (first)
+    parts.push(
+      ...languageParts(
+        view,
+        tr,
+        parts.some((p) => p.id === 'choose'),
+      ),
+    );
   return parts;
 }
 
@@ -378,7 +421,7 @@ export function speechFor(
   const tr = localeOf(view, locale);
   const first = previous === undefined;
   const parts = screenParts(view, tr, first);
-  const screenOnly = parts.filter((p) => p.id !== 'speech-keys');
+  const screenOnly = parts.filter((p) => !p.id.startsWith('speech-keys'));
   const screen = joined(screenOnly, tr);
   const screenRuns = runsOf(screenOnly, tr);
   const sameScreen =

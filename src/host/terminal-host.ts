@@ -1373,7 +1373,7 @@ export class TerminalHost implements TerminalApi {
     }
     if (event.type === 'ECHO') {
       // Refused without a word: a spoken refusal would cut off the echo of every key of a customer whose page speaks.
-      if (!this.accessible || !this.speech.echo(event.text))
+      if (!this.accessible || !this.speech.echo(event.text, event.lang))
         return fail(
           'NOT_ALLOWED_NOW',
           'no input echo: speech is off, the page speaks, or the text is masked',

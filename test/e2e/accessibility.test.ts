@@ -572,6 +572,50 @@ describe('the renderer by keys alone', () => {
     expect(fake.events.map((e) => e.type).slice(-3)).toEqual(['DONE', 'START', 'CANCEL']);
   });
 
+  it('moves between the choices with the tactile keypad’s 4 and 6 (it has no Tab) and chooses with Enter', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    // The attract screen: 6 reaches the main action, then the accessibility button; 4 goes back.
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('action-START');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('accessibility-button');
+    await page.keyboard.press('4');
+    expect(await page.evaluate(focusedTestId)).toBe('action-START');
+
+    const durations = SCREENS.find((s) => s.name === 'choose-duration')?.view;
+    if (!durations) throw new Error('no duration screen');
+    fake.present({ ...durations, language: LANGUAGE });
+    await onScreen(page, 'choose-duration');
+    // Nothing is chosen by moving: focus only, and the choice is the customer's Enter (gateway.md §5).
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('duration-30');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('duration-60');
+    expect(fake.events).toEqual([]);
+    await page.keyboard.press('Enter');
+    await expect.poll(() => fake.events).toEqual([{ type: 'CHOOSE_DURATION', minutes: 60 }]);
+
+    fake.present({
+      screen: 'choose-currency',
+      title: SAMPLE_DCC.title,
+      message: '',
+      amount: AMOUNT,
+      dcc: SAMPLE_DCC,
+      actions: ['CHOOSE_CURRENCY', 'CANCEL'],
+      language: LANGUAGE,
+    });
+    await onScreen(page, 'choose-currency');
+    // From the end of the screen, 6 goes round to its top.
+    await page.getByTestId('accessibility-button').focus();
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('dcc-option-EUR');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('dcc-option-GBP');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => fake.events.at(-1)).toEqual({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
+  });
+
   it('closes the open language list with Escape and returns focus to the Language button, without cancelling', async () => {
     const { fake, page } = await start();
     await onScreen(page, 'idle');

@@ -1,5 +1,6 @@
 import { afterAll, afterEach, beforeAll, describe, expect, it } from 'vitest';
 import type { Page } from 'playwright-core';
+import type { CustomerView } from '../../src/host/api.js';
 import { buildRenderer } from '../../src/host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../src/host/bridge/server.js';
 import { launchBrowser, type LaunchedBrowser } from './browser.js';
@@ -99,6 +100,24 @@ async function saidCount(page: Page, n: number): Promise<Said[]> {
   return (await spoken(page)).spoken;
 }
 
+const IDLE: CustomerView = {
+  screen: 'idle',
+  title: 'Welcome',
+  message: 'Pay for your parking here',
+  actions: ['START'],
+};
+
+const LANGUAGE: NonNullable<CustomerView['language']> = {
+  current: 'en_GB',
+  lang: 'en-GB',
+  direction: 'ltr',
+  available: [
+    { locale: 'en_GB', name: 'English', lang: 'en-GB' },
+    { locale: 'de_DE', name: 'Deutsch', lang: 'de-DE' },
+    { locale: 'ar_AE', name: 'العربية', lang: 'ar-AE' },
+  ],
+};
+
 describe('speech output in the browser', () => {
   it('says each screen in accessibility mode, repeats it on *, stops on #', async () => {
     const { fake, page } = await start();
@@ -175,6 +194,32 @@ describe('speech output in the browser', () => {
     await onScreen(page, 'confirm');
     expect(fake.events).toContainEqual({ type: 'ENTER_TICKET', ticket: '427' });
     expect(fake.events).toContainEqual({ type: 'ECHO', text: '7' });
+  });
+
+  it('says each language of the language list with its own voice, by the page or by the terminal', async () => {
+    for (const by of [true, 'terminal'] as const) {
+      const { fake, page } = await start(by);
+      await page.keyboard.press('*');
+      await page.locator('html.accessible').waitFor();
+      fake.present({ ...IDLE, language: LANGUAGE });
+      await page.getByTestId('language-list').waitFor({ state: 'attached' });
+      await page.getByTestId('language-button').focus();
+      await page.keyboard.press('Enter');
+      await page.getByTestId('language-list').waitFor();
+      // English, Deutsch, العربية: 6 three times from the Language button.
+      for (let i = 0; i < 3; i++) await page.keyboard.press('6');
+      expect(await page.evaluate(() => document.activeElement?.getAttribute('data-testid'))).toBe(
+        'language-ar_AE',
+      );
+      if (by === 'terminal')
+        await expect
+          .poll(() => fake.events.filter((e) => e.type === 'ECHO').at(-1))
+          .toEqual({ type: 'ECHO', text: 'العربية', lang: 'ar-AE' });
+      else
+        await expect
+          .poll(async () => (await spoken(page)).spoken.at(-1))
+          .toMatchObject({ text: 'العربية', lang: 'ar-AE' });
+    }
   });
 
   it('says nothing in normal mode', async () => {

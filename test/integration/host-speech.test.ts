@@ -11,6 +11,7 @@ import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
+import { CATALOGUES } from '../../src/i18n/index.js';
 
 let host: TerminalHost | undefined;
 afterEach(async () => {
@@ -108,24 +109,28 @@ describe('speech output on the terminal', () => {
     expect(refused.ok === false && refused.error.code).toBe('NOT_ALLOWED_NOW');
 
     await send(h, { type: 'SET_ACCESSIBILITY', on: true });
-    // Each utterance is waited for: the next one would cut it off before the program has read it.
-    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(1);
+    // Each utterance is waited for: the next one would cut it off before the program has read it. The first one ends
+    // with the other languages, each name a run of its own voice (one process each), the last العربية, and how to
+    // reach the Language button.
+    await expect.poll(() => lines().at(-1), { timeout: 5_000 }).toBe(CATALOGUES.en_GB['speech.chooseKeys']);
+    expect(lines().at(-2)).toBe('العربية.');
+    const n = lines().length;
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
     const ticket = await send(h, { type: 'START' });
     expect(ticket.customer.speech?.by).toBe('terminal');
-    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(2);
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(n + 1);
 
     const echoed = await send(h, { type: 'ECHO', text: '5' });
     expect(echoed.customer.speech).toEqual(ticket.customer.speech);
-    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(3);
-    expect(lines()[2]).toBe('5');
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(n + 2);
+    expect(lines()[n + 1]).toBe('5');
 
     // A masked entry is refused without a word, and the repeat key still says the screen.
     const masked = await h.send({ type: 'ECHO', text: '••••' });
     expect(masked.ok === false && masked.error.code).toBe('NOT_ALLOWED_NOW');
     await send(h, { type: 'SPEECH', command: 'repeat' });
-    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(4);
-    expect(lines()[3]).toBe(lines()[1]);
+    await expect.poll(lines, { timeout: 5_000 }).toHaveLength(n + 3);
+    expect(lines()[n + 2]).toBe(lines()[n]);
 
     // Twice 80 s of a 90 s limit, with a key pressed between: no "Do you need more time?".
     await vi.advanceTimersByTimeAsync(80_000);

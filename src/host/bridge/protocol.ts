@@ -50,7 +50,12 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('SET_LANGUAGE'), locale: z.string().min(1).max(35) }),
   z.strictObject({ type: z.literal('SPEECH'), command: z.enum(['repeat', 'stop', 'louder', 'softer']) }),
   // A key's or a control's name: the bound only keeps the socket's message small.
-  z.strictObject({ type: z.literal('ECHO'), text: z.string().trim().min(1).max(200) }),
+  z.strictObject({
+    type: z.literal('ECHO'),
+    text: z.string().trim().min(1).max(200),
+    // The control's own language (a BCP 47 tag); one the terminal has no voice for is said in the screen's.
+    lang: z.string().min(1).max(35).optional(),
+  }),
   // Nothing typed ever rides along: the strict object refuses any other field.
   z.strictObject({ type: z.literal('ACTIVITY') }),
   z.strictObject({ type: z.literal('DONE') }),

@@ -473,6 +473,41 @@ describe('ViVOtech2Reader', () => {
     await expect(reader.ping()).resolves.toBeUndefined();
   });
 
+  /**
+   * A reader with its own power (RS-232, a powered hub) keeps the read it was in when the link went away, and sends
+   * its result on the next link: the next activate cancels it first, so that this read never reaches it.
+   */
+  it('cancels the read a reader may still be in after the link went away mid-activate, so its late read never reaches the next one', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.unplug();
+    };
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_DISCONNECTED' });
+    const reconnected = once(reader, 'reconnected');
+    let staleSent = false;
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x18 || f.cmd === 0x01 || f.cmd === 0x29) t.reply(f.cmd, 0);
+      if (f.cmd === 0x05) {
+        stale();
+        t.reply(0x05, 0);
+      }
+      if (f.cmd === 0x02) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    await reconnected;
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-2)).toEqual(['05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
   it('keeps retrying in the background when the first connect fails', async () => {
     const t = new ScriptedTransport();
     t.failOpen = true;

@@ -84,9 +84,10 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
   private activateWaiting: { cancelled: boolean } | undefined;
   /**
-   * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00):
-   * the reader may still be in the read it was meant to stop, and that read's result may still come. The next activate sends Cancel again first and starts
-   * only once the reader answers it, so that a late result (it precedes the answer) is discarded, never delivered.
+   * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00),
+   * or when the link went away while an Activate was on the reader: the reader may still be in that read, and its
+   * result may still come. The next activate sends Cancel first and starts only once the reader answers it, so that a
+   * late result (it precedes the answer) is discarded, never delivered.
    */
   private cancelUnanswered = false;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
@@ -369,6 +370,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
           this.logger?.warn({ code: error.code }, `reader: ${error.message}`);
         // The reader may still be waiting for a card: stop it before anyone sends anything else (reader.ts).
         if (error.code === 'READER_TIMEOUT' && this.connection) await this.sendCancel();
+        // The link went away (unplugged, a failed write) with the read on the reader: a reader with its own power keeps
+        // it and sends its result on the next link. The next activate cancels it first, as after an unanswered Cancel.
+        if (error.code === 'READER_DISCONNECTED') this.cancelUnanswered = true;
         throw error;
       }
       if (reply.code !== STATUS.OK && reply.code !== STATUS.REQUEST_ONLINE_AUTHORIZATION)

@@ -99,6 +99,7 @@ import {
   journaledReceipts,
   ReceiptDesk,
 } from './receipt-desk.js';
+import { assertReaderConfiguration } from './reader-configuration.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
@@ -682,6 +683,8 @@ export class TerminalHost implements TerminalApi {
     assertConfiguredSecretFiles(given, options.cwd);
     // And every text the receipts print is one the printer can print: never "?" on paper.
     assertPrintableConfiguration(given);
+    // And a simulated reader presents a card the simulator has.
+    assertReaderConfiguration(given);
     const config = withSecretFilesResolved(given, options.cwd);
     const now = options.now ?? (() => new Date());
     const at = (p: string): string => resolve(options.cwd, p);

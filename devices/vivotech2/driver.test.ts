@@ -508,6 +508,36 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
+  it('cancels before the next activate when the reader refused one as not allowed (0B), so the read it was in never reaches it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let activates = 0;
+    let staleSent = false;
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x05) {
+        stale();
+        t.reply(0x05, 0);
+      }
+      if (f.cmd === 0x02 && ++activates === 1) t.reply(0x02, 0x0b);
+      else if (f.cmd === 0x02) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({
+      code: 'READER_PROTOCOL',
+      detail: { status: 0x0b },
+    });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
   it('keeps retrying in the background when the first connect fails', async () => {
     const t = new ScriptedTransport();
     t.failOpen = true;

@@ -85,8 +85,8 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private activateWaiting: { cancelled: boolean } | undefined;
   /**
    * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00),
-   * or when the link went away while an Activate was on the reader: the reader may still be in that read, and its
-   * result may still come. The next activate sends Cancel first and starts only once the reader answers it, so that a
+   * or when the link went away while an Activate was on the reader, or the reader refused an Activate as not allowed
+   * (0B, it is in a read of its own): the reader may still be in that read, and its result may still come. The next activate sends Cancel first and starts only once the reader answers it, so that a
    * late result (it precedes the answer) is discarded, never delivered.
    */
   private cancelUnanswered = false;
@@ -375,6 +375,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
         if (error.code === 'READER_DISCONNECTED') this.cancelUnanswered = true;
         throw error;
       }
+      // 0B, command not allowed: the reader is in a transaction of its own (one the link lost, or a host before a
+      // restart started): its result may still come, so the next activate cancels it first.
+      if (reply.code === STATUS.COMMAND_NOT_ALLOWED) this.cancelUnanswered = true;
       if (reply.code !== STATUS.OK && reply.code !== STATUS.REQUEST_ONLINE_AUTHORIZATION)
         throw errorForStatus(COMMANDS.activate.name, reply.code, reply.data, true);
       try {

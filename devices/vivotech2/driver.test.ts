@@ -504,8 +504,34 @@ describe('ViVOtech2Reader', () => {
     };
     await reconnected;
     await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
-    expect(t.commands().slice(-2)).toEqual(['05-01', '02-01']);
+    expect(t.commands().slice(-5)).toEqual(['05-01', '18-01', '01-01', '29-00', '02-01']);
     expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('finds again a reader that stayed in the read the link lost, refusing all but Cancel, by cancelling it first', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let inRead = false;
+    t.answer = (f) => {
+      if (f.cmd === 0x05) {
+        inRead = false;
+        t.reply(0x05, 0);
+      } else if (inRead) t.reply(f.cmd, 0x0b);
+      else if (f.cmd === 0x02) {
+        inRead = true;
+        t.unplug();
+      } else t.reply(f.cmd, 0);
+    };
+    const errors: ReaderError[] = [];
+    reader.on('error', (e) => errors.push(e));
+    let reconnected = false;
+    reader.on('reconnected', () => (reconnected = true));
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_DISCONNECTED' });
+    while (!reconnected && errors.length < 3) await new Promise((r) => setTimeout(r, 5));
+    expect(errors.map((e) => e.code)).toEqual([]);
+    expect(reconnected).toBe(true);
+    expect(t.commands().slice(-4)).toEqual(['05-01', '18-01', '01-01', '29-00']);
+    await expect(reader.ping()).resolves.toBeUndefined();
   });
 
   it('cancels before the next activate when the reader refused one as not allowed (0B), so the read it was in never reaches it', async () => {

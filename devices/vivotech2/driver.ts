@@ -176,6 +176,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.handshaking = true;
     this.firmware = undefined;
     try {
+      // The reader may still be in a read the host could not stop (cancelUnanswered): a reader in a read refuses all
+      // but Cancel (status 0B), so it is cancelled first, or no handshake would pass until that read timed out.
+      if (this.cancelUnanswered) await this.sendCancel();
       await this.simple(COMMANDS.ping, undefined, true);
       await this.simple(COMMANDS.setPollMode, Uint8Array.of(POLL_MODE.onDemand), true);
       try {

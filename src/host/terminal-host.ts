@@ -944,16 +944,21 @@ export class TerminalHost implements TerminalApi {
   }
 
   private connectReader(): void {
+    // The firmware of each (re)connect: a reader the driver finds only after the start, or another one put in the
+    // place of the first, shows its own in the operator status.
+    this.reader.on('reconnected', () => void this.readFirmware());
     this.reader
       .connect()
-      .then(async () => {
-        this.board.firmware = await this.reader.firmwareVersion().catch(() => undefined);
-        this.changed();
-      })
+      .then(() => this.readFirmware())
       .catch((e: unknown) => {
         this.logger.warn({ err: e }, 'reader not connected; the driver keeps trying');
         this.changed();
       });
+  }
+
+  private async readFirmware(): Promise<void> {
+    this.board.firmware = await this.reader.firmwareVersion().catch(() => undefined);
+    this.changed();
   }
 
   /**

@@ -564,6 +564,18 @@ describe('ViVOtech2Reader', () => {
     expect(reader.discardedFrames).toBe(1);
   });
 
+  it('sends no read into the handshake of a reconnect: an activate meanwhile fails READER_NOT_CONNECTED', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    // The link comes back, the reader behind it does not answer yet: each handshake's Ping waits out its timeout.
+    t.answer = () => undefined;
+    const before = t.sent.length;
+    t.unplug();
+    while (!t.sent.slice(before).some((f) => f.cmd === 0x18)) await new Promise((r) => setTimeout(r, 1));
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_NOT_CONNECTED' });
+    expect(t.commands().slice(before)).not.toContain('02-01');
+  });
+
   it('keeps retrying in the background when the first connect fails', async () => {
     const t = new ScriptedTransport();
     t.failOpen = true;

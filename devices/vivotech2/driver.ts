@@ -246,7 +246,11 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     internal = false,
   ): Promise<RawFrame> {
     const connection = this.connection;
-    if (!connection || (this.state !== 'ready' && this.state !== 'busy' && !this.handshaking))
+    // During a handshake only the handshake's own commands go out: a caller's command sent between them would
+    // interleave with the handshake and be left outstanding on a connection the failed handshake closes.
+    const open =
+      this.state === 'ready' || this.state === 'busy' ? !this.handshaking : this.handshaking && internal;
+    if (!connection || !open)
       return Promise.reject(
         new ReaderError('READER_NOT_CONNECTED', `${command.name}: reader is ${this.state}`),
       );

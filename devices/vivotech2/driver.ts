@@ -85,9 +85,10 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   private activateWaiting: { cancelled: boolean } | undefined;
   /**
    * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00),
-   * or when the link went away while an Activate was on the reader, or the reader refused an Activate as not allowed
-   * (0B, it is in a read of its own): the reader may still be in that read, and its result may still come. The next activate sends Cancel first and starts only once the reader answers it, so that a
-   * late result (it precedes the answer) is discarded, never delivered.
+   * when the link went away while an Activate was on the reader, or when the reader refused an Activate as not
+   * allowed (0B: it is in a read of its own). The reader may still be in that read, and its result may still come: a
+   * reconnect's handshake and the next activate send Cancel first, and the activate starts only once the reader
+   * answers it, so that a late result (it precedes the answer) is discarded, never delivered.
    */
   private cancelUnanswered = false;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */

@@ -20,6 +20,13 @@ describe('createReader', () => {
     }
   });
 
+  it('refuses a name an object inherits (constructor, toString) as an unknown virtual card', () => {
+    for (const card of ['constructor', 'toString', '__proto__'])
+      expect(() =>
+        createReader({ ...DEFAULT_READER_OPTIONS, sim: { ...DEFAULT_READER_OPTIONS.sim, card } }),
+      ).toThrow(expect.objectContaining({ code: 'READER_UNAVAILABLE' }));
+  });
+
   it('refuses a serial reader without a path', () => {
     expect(() => createReader({ ...DEFAULT_READER_OPTIONS, kind: 'serial' })).toThrow(
       expect.objectContaining({ code: 'READER_UNAVAILABLE' }),

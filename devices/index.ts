@@ -70,6 +70,16 @@ export interface ReaderDeps {
   readonly timeZone?: string;
 }
 
+/**
+ * Why the simulator's card of `options` is refused (a `sim` reader whose card is not a virtual card), or undefined.
+ * createReader refuses such options; the start checks them before it opens anything (src/host), so that the refusal
+ * names reader.sim.card.
+ */
+export function unknownVirtualCard(options: Pick<ReaderOptions, 'kind' | 'sim'>): string | undefined {
+  if (options.kind !== 'sim' || options.sim.card in VIRTUAL_CARDS) return undefined;
+  return `"${options.sim.card}" is not a virtual card; known: ${VIRTUAL_CARD_NAMES.join(', ')}`;
+}
+
 const simulators = new WeakMap<CardReader, ReaderSimulator>();
 
 /**
@@ -104,11 +114,8 @@ export function createReader(options: ReaderOptions, deps: ReaderDeps = {}): Car
       });
       break;
     case 'sim': {
-      if (!(options.sim.card in VIRTUAL_CARDS))
-        throw new ReaderError(
-          'READER_UNAVAILABLE',
-          `reader.sim.card "${options.sim.card}" is not a virtual card; known: ${VIRTUAL_CARD_NAMES.join(', ')}`,
-        );
+      const unknown = unknownVirtualCard(options);
+      if (unknown !== undefined) throw new ReaderError('READER_UNAVAILABLE', `reader.sim.card ${unknown}`);
       const sim = new ReaderSimulator({
         card: options.sim.card,
         presentDelayMs: options.sim.presentDelayMs,

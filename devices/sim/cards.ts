@@ -145,8 +145,16 @@ const card = (
   readMs: extra.readMs ?? 60,
 });
 
-/** Every virtual card by name. `setCard(name)` of the simulator control takes these names. */
-export const VIRTUAL_CARDS: Readonly<Record<string, VirtualCard>> = Object.fromEntries(
+/** A table by name without a prototype: a name an object inherits (`constructor`, `toString`) is not in it. */
+function tableOf<T>(entries: Iterable<readonly [string, T]>): Readonly<Record<string, T>> {
+  return Object.assign(Object.create(null) as Record<string, T>, Object.fromEntries(entries));
+}
+
+/**
+ * Every virtual card by name. `setCard(name)` of the simulator control takes these names; `name in VIRTUAL_CARDS` and
+ * `VIRTUAL_CARDS[name]` see only the table.
+ */
+export const VIRTUAL_CARDS: Readonly<Record<string, VirtualCard>> = tableOf(
   [
     card('n2-contact', 'N2 (Visa 4761739001010119, card type 001) contact chip with 5F34', {
       kind: 'read',
@@ -281,7 +289,7 @@ export const VIRTUAL_CARDS: Readonly<Record<string, VirtualCard>> = Object.fromE
       kind: 'bad-crc',
       card: N2_VISA,
     }),
-  ].map((c) => [c.name, c]),
+  ].map((c) => [c.name, c] as const),
 );
 
 /** Names of every virtual card, in table order. */

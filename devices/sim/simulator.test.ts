@@ -227,6 +227,10 @@ describe('ReaderSimulator', () => {
 
   it('refuses an unknown virtual card', () => {
     expect(() => new ReaderSimulator().setCard('no-such-card')).toThrow(RangeError);
+    for (const name of ['constructor', 'toString', 'hasOwnProperty']) {
+      expect(() => new ReaderSimulator().setCard(name)).toThrow(RangeError);
+      expect(() => new ReaderSimulator({ card: name })).toThrow(RangeError);
+    }
   });
 });
 

@@ -473,6 +473,109 @@ describe('ViVOtech2Reader', () => {
     await expect(reader.ping()).resolves.toBeUndefined();
   });
 
+  /**
+   * A reader with its own power (RS-232, a powered hub) keeps the read it was in when the link went away, and sends
+   * its result on the next link: the next activate cancels it first, so that this read never reaches it.
+   */
+  it('cancels the read a reader may still be in after the link went away mid-activate, so its late read never reaches the next one', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    t.answer = (f) => {
+      if (f.cmd === 0x02) t.unplug();
+    };
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_DISCONNECTED' });
+    const reconnected = once(reader, 'reconnected');
+    let staleSent = false;
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x18 || f.cmd === 0x01 || f.cmd === 0x29) t.reply(f.cmd, 0);
+      if (f.cmd === 0x05) {
+        stale();
+        t.reply(0x05, 0);
+      }
+      if (f.cmd === 0x02) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    await reconnected;
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-5)).toEqual(['05-01', '18-01', '01-01', '29-00', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('finds again a reader that stayed in the read the link lost, refusing all but Cancel, by cancelling it first', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let inRead = false;
+    t.answer = (f) => {
+      if (f.cmd === 0x05) {
+        inRead = false;
+        t.reply(0x05, 0);
+      } else if (inRead) t.reply(f.cmd, 0x0b);
+      else if (f.cmd === 0x02) {
+        inRead = true;
+        t.unplug();
+      } else t.reply(f.cmd, 0);
+    };
+    const errors: ReaderError[] = [];
+    reader.on('error', (e) => errors.push(e));
+    let reconnected = false;
+    reader.on('reconnected', () => (reconnected = true));
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_DISCONNECTED' });
+    while (!reconnected && errors.length < 3) await new Promise((r) => setTimeout(r, 5));
+    expect(errors.map((e) => e.code)).toEqual([]);
+    expect(reconnected).toBe(true);
+    expect(t.commands().slice(-4)).toEqual(['05-01', '18-01', '01-01', '29-00']);
+    await expect(reader.ping()).resolves.toBeUndefined();
+  });
+
+  it('cancels before the next activate when the reader refused one as not allowed (0B), so the read it was in never reaches it', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    let activates = 0;
+    let staleSent = false;
+    const stale = (): void => {
+      if (staleSent) return;
+      staleSent = true;
+      t.reply(0x02, 0x23, CARD_READ);
+    };
+    t.answer = (f) => {
+      if (f.cmd === 0x05) {
+        stale();
+        t.reply(0x05, 0);
+      }
+      if (f.cmd === 0x02 && ++activates === 1) t.reply(0x02, 0x0b);
+      else if (f.cmd === 0x02) {
+        stale();
+        t.reply(0x02, 0x0a, Uint8Array.of(0x26, 0, 0, 0));
+      }
+    };
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({
+      code: 'READER_PROTOCOL',
+      detail: { status: 0x0b },
+    });
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'CARD_EXPIRED' });
+    expect(t.commands().slice(-3)).toEqual(['02-01', '05-01', '02-01']);
+    expect(reader.discardedFrames).toBe(1);
+  });
+
+  it('sends no read into the handshake of a reconnect: an activate meanwhile fails READER_NOT_CONNECTED', async () => {
+    const t = new ScriptedTransport();
+    const reader = await connected(t);
+    // The link comes back, the reader behind it does not answer yet: each handshake's Ping waits out its timeout.
+    t.answer = () => undefined;
+    const before = t.sent.length;
+    t.unplug();
+    while (!t.sent.slice(before).some((f) => f.cmd === 0x18)) await new Promise((r) => setTimeout(r, 1));
+    await expect(reader.activate(ACTIVATE)).rejects.toMatchObject({ code: 'READER_NOT_CONNECTED' });
+    expect(t.commands().slice(before)).not.toContain('02-01');
+  });
+
   it('keeps retrying in the background when the first connect fails', async () => {
     const t = new ScriptedTransport();
     t.failOpen = true;

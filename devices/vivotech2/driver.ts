@@ -84,9 +84,11 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
   /** An activate waiting for the watchdog ping to end before it is sent; cancel() marks it. */
   private activateWaiting: { cancelled: boolean } | undefined;
   /**
-   * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00):
-   * the reader may still be in the read it was meant to stop, and that read's result may still come. The next activate sends Cancel again first and starts
-   * only once the reader answers it, so that a late result (it precedes the answer) is discarded, never delivered.
+   * Set when a Cancel got no answer (timeout, failed write, lost connection) or was refused (a status other than 00),
+   * when the link went away while an Activate was on the reader, or when the reader refused an Activate as not
+   * allowed (0B: it is in a read of its own). The reader may still be in that read, and its result may still come: a
+   * reconnect's handshake and the next activate send Cancel first, and the activate starts only once the reader
+   * answers it, so that a late result (it precedes the answer) is discarded, never delivered.
    */
   private cancelUnanswered = false;
   /** Frames discarded because nothing was waiting for them (late replies after a cancel or timeout). */
@@ -175,6 +177,9 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     this.handshaking = true;
     this.firmware = undefined;
     try {
+      // The reader may still be in a read the host could not stop (cancelUnanswered): a reader in a read refuses all
+      // but Cancel (status 0B), so it is cancelled first, or no handshake would pass until that read timed out.
+      if (this.cancelUnanswered) await this.sendCancel();
       await this.simple(COMMANDS.ping, undefined, true);
       await this.simple(COMMANDS.setPollMode, Uint8Array.of(POLL_MODE.onDemand), true);
       try {
@@ -242,7 +247,11 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
     internal = false,
   ): Promise<RawFrame> {
     const connection = this.connection;
-    if (!connection || (this.state !== 'ready' && this.state !== 'busy' && !this.handshaking))
+    // During a handshake only the handshake's own commands go out: a caller's command sent between them would
+    // interleave with the handshake and be left outstanding on a connection the failed handshake closes.
+    const open =
+      this.state === 'ready' || this.state === 'busy' ? !this.handshaking : this.handshaking && internal;
+    if (!connection || !open)
       return Promise.reject(
         new ReaderError('READER_NOT_CONNECTED', `${command.name}: reader is ${this.state}`),
       );
@@ -369,8 +378,14 @@ export class ViVOtech2Reader extends EventEmitter implements CardReader {
           this.logger?.warn({ code: error.code }, `reader: ${error.message}`);
         // The reader may still be waiting for a card: stop it before anyone sends anything else (reader.ts).
         if (error.code === 'READER_TIMEOUT' && this.connection) await this.sendCancel();
+        // The link went away (unplugged, a failed write) with the read on the reader: a reader with its own power keeps
+        // it and sends its result on the next link. The next activate cancels it first, as after an unanswered Cancel.
+        if (error.code === 'READER_DISCONNECTED') this.cancelUnanswered = true;
         throw error;
       }
+      // 0B, command not allowed: the reader is in a transaction of its own (one the link lost, or a host before a
+      // restart started): its result may still come, so the next activate cancels it first.
+      if (reply.code === STATUS.COMMAND_NOT_ALLOWED) this.cancelUnanswered = true;
       if (reply.code !== STATUS.OK && reply.code !== STATUS.REQUEST_ONLINE_AUTHORIZATION)
         throw errorForStatus(COMMANDS.activate.name, reply.code, reply.data, true);
       try {

@@ -70,6 +70,15 @@ describe('configuration', () => {
     );
   });
 
+  it('refuses a serial reader without its path as CONFIG_INVALID naming reader.serial.path', () => {
+    expect(() => parseConfig({ reader: { kind: 'serial' } }, 'f.json')).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'reader.serial.path' }),
+    );
+    expect(parseConfig({ reader: { kind: 'serial', serial: { path: '/dev/ttyUSB0' } } }).reader.kind).toBe(
+      'serial',
+    );
+  });
+
   it('rejects a time zone Intl does not know as CONFIG_INVALID naming terminal.timezone', () => {
     // Accepted as a string, "Europe/Londn" used to start the terminal and throw a RangeError on the first START.
     for (const timezone of ['Europe/Londn', '']) {

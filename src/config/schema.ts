@@ -101,6 +101,28 @@ export const terminalSchema = z
   })
   .prefault({});
 
+/**
+ * A serial device (`reader` or `printer` with kind `serial`) needs the path of its port. Refused at the start naming
+ * `<section>.serial.path`, rather than the host failing to build the device (devices createReader, devices/printer
+ * createPrinter) after the configuration passed.
+ */
+function serialPathRequired(
+  section: 'reader' | 'printer',
+  example: string,
+): [
+  check: (d: { readonly kind: string; readonly serial: { readonly path?: string | undefined } }) => boolean,
+  params: { path: PropertyKey[]; message: string },
+] {
+  return [
+    (d: { readonly kind: string; readonly serial: { readonly path?: string | undefined } }) =>
+      d.kind !== 'serial' || d.serial.path !== undefined,
+    {
+      path: ['serial', 'path'],
+      message: `required for a serial ${section} (${section}.kind serial), e.g. ${example}`,
+    },
+  ];
+}
+
 export const readerSchema = z
   .strictObject({
     kind: z.enum(['sim', 'serial', 'hid']).default('sim'),
@@ -138,6 +160,7 @@ export const readerSchema = z
       })
       .prefault({}),
   })
+  .refine(...serialPathRequired('reader', '/dev/ttyUSB0'))
   .prefault({});
 
 /** The receipt printer (ESC/POS), like the reader: `sim` by default so that `npm start` prints to a simulator. */
@@ -171,12 +194,7 @@ export const printerSchema = z
      */
     statusPollSeconds: z.number().int().min(5).max(3_600).default(30),
   })
-  // Refused at the start with its key, rather than the host failing to build the printer (devices/printer
-  // createPrinter) after the configuration passed.
-  .refine((p) => p.kind !== 'serial' || p.serial.path !== undefined, {
-    path: ['serial', 'path'],
-    message: 'required for a serial printer (printer.kind serial), e.g. /dev/ttyUSB1',
-  })
+  .refine(...serialPathRequired('printer', '/dev/ttyUSB1'))
   .prefault({});
 
 /**

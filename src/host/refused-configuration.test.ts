@@ -7,6 +7,7 @@ import { SecretFileError } from '../config/secret-file.js';
 import { silentLogger } from '../log/index.js';
 import type { CustomerSnapshot } from './api.js';
 import {
+  checkStartConfiguration,
   RefusedConfigurationScreen,
   refusalOf,
   refusalText,
@@ -70,6 +71,18 @@ describe('refusalOf', () => {
     expect(refusalOf(new ConfigError('CONFIG_SYNTAX', 'f: not valid JSON', 'f'))).toMatchObject({
       code: 'CONFIG_SYNTAX',
     });
+  });
+});
+
+describe('checkStartConfiguration', () => {
+  it('refuses a simulated reader whose card is not a virtual card as CONFIG_INVALID naming reader.sim.card', () => {
+    const file = join(dir, 'terminal.json');
+    writeFileSync(file, JSON.stringify({ reader: { sim: { card: 'gold' } } }));
+    expect(() => checkStartConfiguration(file, dir)).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'reader.sim.card', file }),
+    );
+    writeFileSync(file, JSON.stringify({ reader: { kind: 'hid', sim: { card: 'gold' } } }));
+    expect(checkStartConfiguration(file, dir).reader.kind).toBe('hid');
   });
 });
 

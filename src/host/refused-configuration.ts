@@ -7,6 +7,7 @@ import { redactString, type Logger } from '../log/index.js';
 import type { CustomerApi, CustomerSnapshot, ParkingModel, Result, UserEvent } from './api.js';
 import { startCustomerBridge, type Bridge } from './bridge/server.js';
 import { notReadyProgress } from './kiosk-service.js';
+import { assertReaderConfiguration } from './reader-configuration.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { startRefusedFleetLink, type RefusedFleetLink } from './refused-fleet.js';
 import { outOfServiceScreen } from './screens.js';
@@ -15,12 +16,14 @@ import type { ServiceNotifier } from './systemd-notify.js';
 /**
  * What the start checks of a configuration before anything listens or opens the journal — the one copy of that rule,
  * which `parking-terminal start` runs and runs again on a configuration that was refused: the schema (unknown keys,
- * bad values), every secret file (missing, or readable by group or others) and every text the receipts print.
+ * bad values), every secret file (missing, or readable by group or others), every text the receipts print and the
+ * simulated reader's card.
  */
 export function checkStartConfiguration(configFile: string | undefined, cwd: string): Config {
   const config = loadConfig(configFile);
   assertConfiguredSecretFiles(config, cwd);
   assertPrintableConfiguration(config, configFile ?? '<embedded defaults>');
+  assertReaderConfiguration(config, configFile ?? '<embedded defaults>');
   return config;
 }
 

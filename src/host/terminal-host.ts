@@ -99,6 +99,7 @@ import {
   journaledReceipts,
   ReceiptDesk,
 } from './receipt-desk.js';
+import { assertReaderConfiguration } from './reader-configuration.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { CustomerLanguage, customerScreen, type HostPhase } from './screens.js';
 import { StatusBoard } from './status-board.js';
@@ -682,6 +683,8 @@ export class TerminalHost implements TerminalApi {
     assertConfiguredSecretFiles(given, options.cwd);
     // And every text the receipts print is one the printer can print: never "?" on paper.
     assertPrintableConfiguration(given);
+    // And a simulated reader presents a card the simulator has.
+    assertReaderConfiguration(given);
     const config = withSecretFilesResolved(given, options.cwd);
     const now = options.now ?? (() => new Date());
     const at = (p: string): string => resolve(options.cwd, p);
@@ -941,16 +944,21 @@ export class TerminalHost implements TerminalApi {
   }
 
   private connectReader(): void {
+    // The firmware of each (re)connect: a reader the driver finds only after the start, or another one put in the
+    // place of the first, shows its own in the operator status.
+    this.reader.on('reconnected', () => void this.readFirmware());
     this.reader
       .connect()
-      .then(async () => {
-        this.board.firmware = await this.reader.firmwareVersion().catch(() => undefined);
-        this.changed();
-      })
+      .then(() => this.readFirmware())
       .catch((e: unknown) => {
         this.logger.warn({ err: e }, 'reader not connected; the driver keeps trying');
         this.changed();
       });
+  }
+
+  private async readFirmware(): Promise<void> {
+    this.board.firmware = await this.reader.firmwareVersion().catch(() => undefined);
+    this.changed();
   }
 
   /**

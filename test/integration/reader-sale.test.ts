@@ -5,7 +5,7 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { localDateTime } from '../../src/host/local-time.js';
 import { silentLogger } from '../../src/log/index.js';
 
@@ -22,7 +22,11 @@ afterEach(async () => {
   for (const d of dirs.splice(0)) rmSync(d, { recursive: true, force: true });
 });
 
-async function startHost(transport: 'stream' | 'pty' | 'hid', card: string): Promise<TerminalHost> {
+async function startHost(
+  transport: 'stream' | 'pty' | 'hid',
+  card: string,
+  beforeStart?: (host: TerminalHost) => void,
+): Promise<TerminalHost> {
   const dir = mkdtempSync(join(tmpdir(), 'pt-reader-sale-'));
   dirs.push(dir);
   const config = parseConfig({
@@ -35,8 +39,10 @@ async function startHost(transport: 'stream' | 'pty' | 'hid', card: string): Pro
     journal: { path: join(dir, 'journal.db') },
     offline: { keyFile: join(dir, 'offline.key') },
   });
-  const host = await createTerminalHost(config, { logger: silentLogger(), cwd: dir });
+  const host = await openTerminalHost(config, { logger: silentLogger(), cwd: dir });
   hosts.push(host);
+  beforeStart?.(host);
+  await host.begin();
   return host;
 }
 
@@ -93,6 +99,17 @@ describe('a sale through the real driver and the simulated reader', () => {
   if (python.error)
     it.skip(`completes a pay-station sale over the pty transport — not run: python3 is not available (${python.error.message})`, () =>
       undefined);
+});
+
+describe('reader plugged in after the start', () => {
+  it('shows the firmware of a reader first found by the driver after the start', async () => {
+    const host = await startHost('stream', 'n2-contact', (h) => h.simulator?.unplug());
+    const down = await waitFor(host, (s) => s.status.reader.health === 'reconnecting');
+    expect(down.status.reader.firmware).toBeUndefined();
+    host.simulator?.plug();
+    const up = await waitFor(host, readerReady);
+    expect(up.status.reader.firmware).toBe('NEO2 SIM v1.00.000');
+  });
 });
 
 describe('reader unplugged mid-transaction', () => {

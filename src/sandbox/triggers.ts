@@ -80,6 +80,8 @@ export type TriggerOutcome =
   | { kind: 'partial'; authorizedMinor: number }
   /** AUTHORIZED_RISK_DECLINED: the issuer approves, the gateway's risk check refuses; nothing is captured. */
   | { kind: 'risk-decline' }
+  /** PENDING_REVIEW: held for the merchant's review, which never decides in the sandbox; nothing is captured. */
+  | { kind: 'review' }
   | { kind: 'fault'; fault: FaultKind };
 
 /** Last two digits of the amount in minor units → decline reason. */
@@ -122,6 +124,16 @@ export const RISK_DECLINE_TRIGGER = 22;
 export const RISK_DECLINE_REASON = 'DECISION_PROFILE_REJECT';
 
 /**
+ * Last two digits of an authorization or sale the gateway's risk check holds for the merchant's review (PENDING_REVIEW,
+ * reference/gateway.md §4): the issuer's approval is held and nothing is captured, a sale's included, until the
+ * authorization is reversed. The sandbox's review never decides: the payment stays in review until it is reversed.
+ */
+export const REVIEW_TRIGGER = 23;
+
+/** The `errorInformation.reason` of a payment held for review (the gateway's decision profile asked for a review). */
+export const REVIEW_REASON = 'DECISION_PROFILE_REVIEW';
+
+/**
  * The gateway's message-level-validation script amounts (reference/gateway.md §7), in minor units of a two-decimal
  * currency: 9900.00, 9601.00 and 9604.00 approve; 9901.00 approves for 3000.00 (partial authorization).
  */
@@ -138,7 +150,7 @@ export interface TriggerOptions {
   canDecline: boolean;
   /** Partial approval (21): authorizations and sales. */
   canBePartial: boolean;
-  /** Risk decline (22): authorizations and sales. */
+  /** Risk decline (22) and review (23): authorizations and sales. */
   canRiskDecline?: boolean;
 }
 
@@ -156,6 +168,7 @@ export function amountTrigger(minor: number, options: TriggerOptions): TriggerOu
   if (options.canBePartial && cents === PARTIAL_TRIGGER)
     return { kind: 'partial', authorizedMinor: Math.floor(minor / 2) };
   if (options.canRiskDecline === true && cents === RISK_DECLINE_TRIGGER) return { kind: 'risk-decline' };
+  if (options.canRiskDecline === true && cents === REVIEW_TRIGGER) return { kind: 'review' };
   return { kind: 'approve' };
 }
 

@@ -159,10 +159,13 @@ describe('the same card again and again while the gateway cannot be reached', ()
   });
 });
 
-describe('a stored payment risk-declined when forwarded', () => {
-  it('has the funds the issuer holds released: the reversal repeats the stored request’s EMV tags', async () => {
-    // 12.22: the sandbox's risk-decline trigger (README, Triggers).
-    const { host, port } = await storedWhileDown(1_222, 'pt-offline-risk-');
+describe('a stored payment risk-declined or held for review when forwarded', () => {
+  // 12.22: the sandbox's risk-decline trigger; 12.23: its review trigger (README, Triggers).
+  it.each([
+    ['risk-declined', 1_222],
+    ['held for review', 1_223],
+  ])('%s, is reversed: the reversal repeats the stored request’s EMV tags', async (_label, amount) => {
+    const { host, port } = await storedWhileDown(amount, 'pt-offline-risk-');
 
     const second = await startSandbox({ port, logger: silentLogger() });
     open.unshift(second);

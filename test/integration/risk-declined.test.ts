@@ -193,3 +193,54 @@ describe('a meter pre-authorization the issuer approved in part and the gateway 
     expect(sandbox.consistency().problems).toEqual([]);
   });
 });
+
+/*
+ * PENDING_REVIEW (reference/gateway.md §4, payments): the gateway's risk check holds the payment for the merchant's
+ * review. A terminal cannot wait for it: the customer is told "declined" and may pay with another card, while a review
+ * that later accepts it would charge the card. The terminal reverses it at once (the sandbox's trigger 23).
+ */
+describe('a sale held for review', () => {
+  it('is shown declined and its authorization is reversed, leaving a review nothing to accept', async () => {
+    const host = await startHost('attended', sandbox.url);
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_AMOUNT', minor: 1_223 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    const shown = await screen(host, ['approved', 'declined', 'error', 'choose-currency']);
+    expect(shown.customer.screen).toBe('declined');
+    const [sale] = sandbox.ledger().transactions;
+    expect(sale).toMatchObject({ kind: 'sale', status: 'PENDING_REVIEW' });
+
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['reversal', 'REVERSED'],
+    ]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
+describe('a meter pre-authorization held for review', () => {
+  it('is shown declined and its hold is released', async () => {
+    // 30 minutes at 1.23: the sandbox's review trigger.
+    const host = await startHost('meter', sandbox.url, undefined, {
+      periods: [{ minutes: 1440, priceMinor: 123, unitMinutes: 30 }],
+      meterAuthorization: 'chosen',
+    });
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 30 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    const shown = await screen(host, ['session', 'declined', 'error']);
+    expect(shown.customer.screen).toBe('declined');
+    const [held] = sandbox.ledger().transactions.filter((t) => t.kind === 'authorization');
+    expect(held).toMatchObject({ status: 'PENDING_REVIEW', amounts: { authorized: 123 } });
+
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    const reversals = sandbox.ledger().transactions.filter((t) => t.kind === 'reversal');
+    expect(reversals.map((t) => [t.status, t.amounts.reversed])).toEqual([['REVERSED', 123]]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});

@@ -32,7 +32,7 @@ import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } fro
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
 import { receiptCardOf } from './receipts.js';
-import { declineHolds, recoveryPlanFor } from '../vocabulary/services.js';
+import { declineHolds, PROCESSOR_UNAVAILABLE, recoveryPlanFor } from '../vocabulary/services.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
 export class PaymentBuildError extends Error {
@@ -72,7 +72,8 @@ export interface GatewayHealthSink {
   gatewayAnswered(): void;
   /**
    * The gateway could not be used, with the code of why: unreachable (GW_CONNECTION, GW_TIMEOUT, an unknown outcome's
-   * code) or its credentials refused (GW_AUTH); the status board tells them apart (src/host/gateway-adapters.ts).
+   * code), its credentials refused (GW_AUTH) or its processor down (PROCESSOR_UNAVAILABLE: it answers, refusing
+   * payments for a while); the status board tells them apart (src/host/gateway-adapters.ts, gatewayProblemOf).
    */
   gatewayUnreachable(reason: string): void;
 }
@@ -547,8 +548,12 @@ export class PaymentService {
     switch (sent.kind) {
       case 'approved':
       case 'declined':
-      case 'rejected':
         health.gatewayAnswered();
+        break;
+      case 'rejected':
+        // The processor down: the gateway answered, but cannot take payments for a while — as forwarding finds it.
+        if (sent.reason === PROCESSOR_UNAVAILABLE) health.gatewayUnreachable(PROCESSOR_UNAVAILABLE);
+        else health.gatewayAnswered();
         break;
       case 'unknown':
         // An approval that came after its caller stopped waiting is journaled unknown: the gateway did answer.

@@ -248,10 +248,12 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
  * with that resolution.
  */
 export const INCREMENT_UNRESOLVED = 'INCREMENT_UNRESOLVED';
+/** The 400 reason of a gateway that answers while its processor is down for a while (gateway.md §4). */
+export const PROCESSOR_UNAVAILABLE = 'PROCESSOR_UNAVAILABLE';
 export const CAPTURE_UNRESOLVED = 'CAPTURE_UNRESOLVED';
 
 export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set([
-  'PROCESSOR_UNAVAILABLE',
+  PROCESSOR_UNAVAILABLE,
   INCREMENT_UNRESOLVED,
   CAPTURE_UNRESOLVED,
 ]);

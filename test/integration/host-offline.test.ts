@@ -9,7 +9,7 @@ import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { ParkingClock } from './models-harness.js';
+import { ParkingClock, refusedUnprocessed } from './models-harness.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -186,6 +186,46 @@ describe('a stored payment risk-declined or held for review when forwarded', () 
     expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
     expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
     expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});
+
+describe('a gateway whose processor is down (400 PROCESSOR_UNAVAILABLE)', () => {
+  it('is reported as such, not as unreachable, while stored payments stay stored until it is back', async () => {
+    const { host, port } = await storedWhileDown(500, 'pt-offline-processor-');
+    // The gateway answers again, refusing every payment: its processor is down.
+    let processorDown = true;
+    const send = host.gateway.send.bind(host.gateway);
+    host.gateway.send = async (...args: Parameters<typeof send>) =>
+      processorDown ? refusedUnprocessed('PROCESSOR_UNAVAILABLE') : send(...args);
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+
+    await host.startForwarding();
+    expect(host.status().gateway).toMatchObject({
+      online: false,
+      problem: 'processor',
+      lastError: 'PROCESSOR_UNAVAILABLE',
+    });
+    // Nothing was taken, nothing was given up: the payment waits, stored.
+    expect(host.status().offline.depth).toBe(1);
+    expect(second.ledger().transactions).toEqual([]);
+
+    // A live sale refused so tells the same, not that the gateway is fine.
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    await host.send({ type: 'ENTER_AMOUNT', minor: 700 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('error');
+    expect(host.status().gateway).toMatchObject({ online: false, problem: 'processor' });
+    expect(host.status().offline.depth).toBe(1);
+
+    // The processor back: the stored payment goes, once.
+    processorDown = false;
+    await host.startForwarding();
+    await until(() => (host.status().offline.depth === 0 ? true : undefined));
+    expect(host.status().gateway).toMatchObject({ online: true });
+    expect(host.status().gateway).not.toHaveProperty('problem');
+    expect(second.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
   });
 });
 

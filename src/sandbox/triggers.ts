@@ -36,7 +36,12 @@ export type FaultKind =
   /** Committed, then an undocumented 500. */
   | 'status-500'
   /** Committed, then an undocumented 202 carrying the normal body. */
-  | 'status-202';
+  | 'status-202'
+  /**
+   * 400 INVALID_REQUEST `PROCESSOR_UNAVAILABLE` (reference/gateway.md §4): the gateway answers, its processor is down;
+   * nothing committed. Scheduled only (no amount selects it): an outage lasts as many requests as are scheduled.
+   */
+  | 'processor-unavailable';
 
 /** Every fault kind, for validation of `/__sandbox/faults`. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -47,6 +52,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'reset-after-commit',
   'status-500',
   'status-202',
+  'processor-unavailable',
 ];
 
 /** True for the faults that leave nothing committed. */
@@ -54,6 +60,7 @@ export function faultBeforeCommit(kind: FaultKind): boolean {
   switch (kind) {
     case 'server-error-502':
     case 'reset-before-commit':
+    case 'processor-unavailable':
       return true;
     case 'timeout-502':
     case 'late-response':

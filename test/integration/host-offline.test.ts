@@ -9,7 +9,7 @@ import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
-import { ParkingClock, refusedUnprocessed } from './models-harness.js';
+import { ParkingClock } from './models-harness.js';
 
 const open: Array<{ close(): Promise<void> }> = [];
 afterEach(async () => {
@@ -192,13 +192,16 @@ describe('a stored payment risk-declined or held for review when forwarded', () 
 describe('a gateway whose processor is down (400 PROCESSOR_UNAVAILABLE)', () => {
   it('is reported as such, not as unreachable, while stored payments stay stored until it is back', async () => {
     const { host, port } = await storedWhileDown(500, 'pt-offline-processor-');
-    // The gateway answers again, refusing every payment: its processor is down.
-    let processorDown = true;
-    const send = host.gateway.send.bind(host.gateway);
-    host.gateway.send = async (...args: Parameters<typeof send>) =>
-      processorDown ? refusedUnprocessed('PROCESSOR_UNAVAILABLE') : send(...args);
+    // The gateway answers again, refusing payments: its processor is down (the sandbox's fault, one per request:
+    // more than forwarding's tries and the live sale take).
     const second = await startSandbox({ port, logger: silentLogger() });
     open.unshift(second);
+    second.scheduleFaults(
+      Array.from({ length: 100 }, () => ({
+        kind: 'processor-unavailable' as const,
+        path: '/pts/v2/payments',
+      })),
+    );
 
     await host.startForwarding();
     expect(host.status().gateway).toMatchObject({
@@ -220,7 +223,7 @@ describe('a gateway whose processor is down (400 PROCESSOR_UNAVAILABLE)', () => 
     expect(host.status().offline.depth).toBe(1);
 
     // The processor back: the stored payment goes, once.
-    processorDown = false;
+    expect((await fetch(`${second.url}/__sandbox/faults`, { method: 'DELETE' })).ok).toBe(true);
     await host.startForwarding();
     await until(() => (host.status().offline.depth === 0 ? true : undefined));
     expect(host.status().gateway).toMatchObject({ online: true });

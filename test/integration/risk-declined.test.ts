@@ -118,37 +118,45 @@ describe('a sale the issuer approved and the gateway risk-declined', () => {
   });
 });
 
-describe('a risk-declined sale whose answer was lost', () => {
-  it('is released by a timeout reversal once its timeout void is refused (nothing was captured to void)', async () => {
-    const host = await startHost('attended', sandbox.url, 50);
-    // The sandbox risk-declines the sale (trigger 22), then answers 502 SERVER_TIMEOUT: its outcome is unknown.
-    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
-    await sendEvent(host, { type: 'START' });
-    await sendEvent(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
-    await sendEvent(host, { type: 'CONFIRM' });
-    for (let i = 0; i < 250 && sandbox.ledger().transactions.length === 0; i += 1)
-      await new Promise((res) => setTimeout(res, 20));
-    const [sale] = sandbox.ledger().transactions;
-    expect(sale).toMatchObject({ kind: 'sale', status: 'AUTHORIZED_RISK_DECLINED', outcomeUnknown: true });
+describe('a risk-declined sale, or one held for review, whose answer was lost', () => {
+  it.each([
+    [1_222, 'AUTHORIZED_RISK_DECLINED'],
+    [1_223, 'PENDING_REVIEW'],
+  ])(
+    '(%i) is released by a timeout reversal once its timeout void is refused (nothing was captured to void)',
+    async (amount, status) => {
+      const host = await startHost('attended', sandbox.url, 50);
+      // The sandbox risk-declines the sale (trigger 22) or holds it for review (23), then answers 502 SERVER_TIMEOUT:
+      // its outcome is unknown.
+      sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+      await sendEvent(host, { type: 'START' });
+      await sendEvent(host, { type: 'ENTER_AMOUNT', minor: amount });
+      await sendEvent(host, { type: 'CONFIRM' });
+      for (let i = 0; i < 250 && sandbox.ledger().transactions.length === 0; i += 1)
+        await new Promise((res) => setTimeout(res, 20));
+      const [sale] = sandbox.ledger().transactions;
+      expect(sale).toMatchObject({ kind: 'sale', status, outcomeUnknown: true });
 
-    // The sandbox reports the hold of an unknown answer as UNKNOWN_AUTHORIZATION_NOT_REVERSED until it is released.
-    const problems = (): unknown[] => sandbox.consistency({ requireResolved: true }).problems;
-    for (let i = 0; i < 250 && problems().length > 0; i += 1) await new Promise((res) => setTimeout(res, 20));
-    expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
-      ['sale', 'REVERSED'],
-      ['timeout-reversal', 'REVERSED'],
-    ]);
-    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
-    // The journal says the sale was undone, not that it stands for the operator to refund.
-    await host.close();
-    const journal = openJournal(join(dir, 'journal.db'));
-    try {
-      const saleEntry = journal.findByTransactionId(sale!.transactionId!);
-      expect(saleEntry).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
-    } finally {
-      journal.close();
-    }
-  });
+      // The sandbox reports the hold of an unknown answer as UNKNOWN_AUTHORIZATION_NOT_REVERSED until it is released.
+      const problems = (): unknown[] => sandbox.consistency({ requireResolved: true }).problems;
+      for (let i = 0; i < 250 && problems().length > 0; i += 1)
+        await new Promise((res) => setTimeout(res, 20));
+      expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+        ['sale', 'REVERSED'],
+        ['timeout-reversal', 'REVERSED'],
+      ]);
+      expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+      // The journal says the sale was undone, not that it stands for the operator to refund.
+      await host.close();
+      const journal = openJournal(join(dir, 'journal.db'));
+      try {
+        const saleEntry = journal.findByTransactionId(sale!.transactionId!);
+        expect(saleEntry).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
+      } finally {
+        journal.close();
+      }
+    },
+  );
 });
 
 describe('a pre-authorization the issuer approved and the gateway risk-declined', () => {

@@ -34,6 +34,9 @@ describe('the status bar: the gateway', () => {
     expect(gatewayText({ ...gw, online: false, problem: 'unreachable', lastError: 'GW_CONNECTION' })).toBe(
       'remote offline (GW_CONNECTION)',
     );
+    expect(
+      gatewayText({ ...gw, online: false, problem: 'processor', lastError: 'PROCESSOR_UNAVAILABLE' }),
+    ).toBe('remote processor unavailable (PROCESSOR_UNAVAILABLE)');
     expect(gatewayText({ ...gw, online: true })).toBe('remote online');
     expect(gatewayText({ ...gw, online: null })).toBe('remote unknown');
   });

@@ -88,7 +88,8 @@ export function renderStatusBar(status: OperatorStatus | undefined): HTMLElement
 }
 
 /**
- * The gateway's item: online, unknown (no answer yet), offline (unreachable) or credentials refused — the keys to
+ * The gateway's item: online, unknown (no answer yet), offline (unreachable), processor unavailable (the gateway
+ * answers, its processor is down: nothing to check at the terminal) or credentials refused — the keys to
  * check, not the network — with the code of the last failed exchange, and the clock skew when this terminal's clock
  * is why (GW_AUTH_CLOCK).
  */
@@ -100,7 +101,9 @@ export function gatewayText(gw: OperatorStatus['gateway']): string {
         ? 'online'
         : gw.problem === 'credentials'
           ? 'credentials refused'
-          : 'offline';
+          : gw.problem === 'processor'
+            ? 'processor unavailable'
+            : 'offline';
   // Refused because of this terminal's clock: the skew the status measured (this clock minus the gateway's).
   const why =
     gw.lastError === 'GW_AUTH_CLOCK' && gw.clockSkewSeconds !== undefined

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { inMaintenanceWindow } from './maintenance.js';
-import { alertsOf, type Heartbeat } from './messages.js';
+import { alertsOf, heartbeatSchema, type Heartbeat } from './messages.js';
 import { parseTopic, terminalTopics } from './topics.js';
 
 describe('maintenance window', () => {
@@ -80,6 +80,19 @@ describe('alerts: the gateway', () => {
     expect(
       alerts({ online: false, problem: 'unreachable', lastError: 'GW_CONNECTION', clockSkewSeconds: null }),
     ).toEqual(['gateway-unreachable']);
+    expect(
+      alerts({
+        online: false,
+        problem: 'processor',
+        lastError: 'PROCESSOR_UNAVAILABLE',
+        clockSkewSeconds: null,
+      }),
+    ).toEqual(['processor-unavailable']);
+    // The fleet reads such a heartbeat: it is not refused for a problem it does not know.
+    expect(
+      heartbeatSchema.safeParse(heartbeat({ online: false, problem: 'processor', clockSkewSeconds: null }))
+        .success,
+    ).toBe(true);
     // From a terminal that does not say why.
     expect(alerts({ online: false, clockSkewSeconds: null })).toEqual(['gateway-unreachable']);
   });

@@ -26,8 +26,11 @@ export interface TerminalHealth {
   gateway: {
     /** As the last answers told it; null before the first. */
     online: boolean | null;
-    /** While `online` is false, why: no answer, or the terminal's credentials refused (the keys, not the network). */
-    problem?: 'unreachable' | 'credentials';
+    /**
+     * While `online` is false, why: no answer, the terminal's credentials refused (the keys, not the network), or the
+     * gateway's processor down (the gateway answers, refusing payments PROCESSOR_UNAVAILABLE for a while).
+     */
+    problem?: 'unreachable' | 'credentials' | 'processor';
     lastError?: string;
     /**
      * While a forwarding run found no connection: the host that did not open (`gateway HOST:PORT`, or `OAuth token host
@@ -99,7 +102,7 @@ export const heartbeatSchema = z.looseObject({
   printer: z.looseObject({ status: z.string().regex(/^[a-z-]{1,32}$/) }).optional(),
   gateway: z.looseObject({
     online: z.boolean().nullable(),
-    problem: z.enum(['unreachable', 'credentials']).optional(),
+    problem: z.enum(['unreachable', 'credentials', 'processor']).optional(),
     clockSkewSeconds: z.number().nullable(),
   }),
   // Null: not known (a terminal whose configuration was refused opened no journal).
@@ -329,7 +332,13 @@ export function alertsOf(input: {
     alerts.push('heartbeat-late');
   if (!h.inService) alerts.push('out-of-service');
   if (h.gateway.online === false)
-    alerts.push(h.gateway.problem === 'credentials' ? 'gateway-credentials' : 'gateway-unreachable');
+    alerts.push(
+      h.gateway.problem === 'credentials'
+        ? 'gateway-credentials'
+        : h.gateway.problem === 'processor'
+          ? 'processor-unavailable'
+          : 'gateway-unreachable',
+    );
   // `none`: no reader opened (a terminal waiting for its refused configuration, already alerted out of service).
   if (!['ready', 'busy', 'none'].includes(h.reader.health)) alerts.push(`reader-${h.reader.health}`);
   if (h.printer && h.printer.status !== 'ready' && h.printer.status !== 'none')

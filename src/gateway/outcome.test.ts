@@ -117,6 +117,45 @@ describe('a risk decline (AUTHORIZED_RISK_DECLINED): the issuer holds what it au
   });
 });
 
+describe('a payment held for review (PENDING_REVIEW): the review may yet accept and charge it', () => {
+  it('is a decline that states the amount held, which its reversal carries', () => {
+    const o = classifyPaymentAnswer(
+      sale('EUR', 321),
+      201,
+      answer({
+        id: 'g1',
+        status: 'PENDING_REVIEW',
+        orderInformation: { amountDetails: { authorizedAmount: '3.21', currency: 'EUR' } },
+      }),
+    );
+    expect(o).toMatchObject({
+      kind: 'declined',
+      gatewayId: 'g1',
+      status: 'PENDING_REVIEW',
+      authorizedMinor: 321,
+    });
+  });
+
+  it('without an id to reverse it by: unknown (a timeout reversal or void gives it up)', () => {
+    for (const id of [undefined, 'g 1']) {
+      const o = classifyPaymentAnswer(
+        sale('EUR', 1250),
+        201,
+        answer({ ...(id !== undefined ? { id } : {}), status: 'PENDING_REVIEW' }),
+      );
+      expect(o).toMatchObject({ kind: 'unknown', error: { code: 'GW_PARSE', outcomeUnknown: true } });
+    }
+  });
+
+  it('answering an increment (a status not documented for it): unknown, its timeout reversal takes it back', () => {
+    const increment: PreparedRequest = { ...sale('EUR', 500), service: 'incremental', method: 'PATCH' };
+    for (const status of ['PENDING_REVIEW', 'AUTHORIZED_RISK_DECLINED']) {
+      const o = classifyPaymentAnswer(increment, 201, answer({ id: 'g2', status }));
+      expect(o).toMatchObject({ kind: 'unknown', error: { outcomeUnknown: true } });
+    }
+  });
+});
+
 /** Answers nobody documented: each is a typed outcome, and one that cannot be read is "unknown", never a guess. */
 describe('an answer that cannot be read as it stands', () => {
   const raw = (text: string): Buffer => Buffer.from(text, 'utf8');

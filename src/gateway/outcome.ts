@@ -11,7 +11,7 @@ import { isGatewayId } from './gateway-id.js';
 import { valueAt } from './services/required-fields.js';
 import type { PreparedRequest, ServiceName } from './services/types.js';
 import { approvalCodeOf } from '../vocabulary/approval-code.js';
-import { RISK_DECLINED_STATUS } from '../vocabulary/services.js';
+import { declineHolds, REVIEW_STATUS, RISK_DECLINED_STATUS } from '../vocabulary/services.js';
 
 /**
  * The one classification of a payment-service answer, used everywhere (issue 5, Outcomes). A decline is a result,
@@ -42,12 +42,14 @@ export type Outcome =
       gatewayId?: string;
       /**
        * DECLINED, FAILED, … AUTHORIZED_RISK_DECLINED means the issuer approved and the gateway's risk check refused:
-       * funds may be held, so the caller reverses it with `gatewayId`.
+       * funds may be held; PENDING_REVIEW, the merchant's review may yet accept and charge it. The caller reverses
+       * either with `gatewayId` (the vocabulary's declineHolds).
        */
       status: string;
       /**
-       * AUTHORIZED_RISK_DECLINED: the amount the issuer authorized and holds (the answer's `authorizedAmount`), minor
-       * units — the amount its reversal carries; absent when the answer states none (then it held what was asked).
+       * AUTHORIZED_RISK_DECLINED, PENDING_REVIEW: the amount the issuer authorized and holds (the answer's
+       * `authorizedAmount`), minor units — the amount its reversal carries; absent when the answer states none (then
+       * it held what was asked).
        */
       authorizedMinor?: number;
       /** `errorInformation.reason` (EXPIRED_CARD, INSUFFICIENT_FUND, …), or the status when absent. */
@@ -84,8 +86,10 @@ interface StatusSets {
 
 const PAYMENTS: StatusSets = {
   approved: ['AUTHORIZED', 'PARTIAL_AUTHORIZED', 'AUTHORIZED_PENDING_REVIEW'],
-  // PENDING_AUTHENTICATION and PENDING_REVIEW cannot complete at a card-present terminal: no customer step-up.
-  declined: ['DECLINED', RISK_DECLINED_STATUS, 'PENDING_AUTHENTICATION', 'PENDING_REVIEW'],
+  // PENDING_AUTHENTICATION and PENDING_REVIEW cannot complete at a card-present terminal: no customer step-up, no
+  // waiting for the merchant's review. A payment in review may yet be accepted and charged: it is reversed
+  // (the vocabulary's declineHolds), as a risk decline is.
+  declined: ['DECLINED', RISK_DECLINED_STATUS, 'PENDING_AUTHENTICATION', REVIEW_STATUS],
   rejected: ['INVALID_REQUEST'],
 };
 
@@ -432,9 +436,13 @@ export function classifyPaymentAnswer(
   // An id is kept only in the shape the terminal keeps, prints and puts into a follow-on's path (gateway-id.ts).
   const id = str(at(body, 'id'));
   const gatewayId = id !== undefined && isGatewayId(id) ? id : undefined;
-  // An approval without one cannot be captured, reversed or voided, nor can a risk decline's hold be released by its
-  // id: unreadable, resolved by a timeout reversal or void by transactionId like any unknown outcome.
-  if (gatewayId === undefined && (sets.approved.includes(status) || status === RISK_DECLINED_STATUS)) {
+  // An approval without one cannot be captured, reversed or voided, nor can a risk decline's hold or a payment in
+  // review be given up by its id: unreadable, resolved by a timeout reversal or void by transactionId like any unknown
+  // outcome.
+  if (
+    gatewayId === undefined &&
+    (sets.approved.includes(status) || (sets.declined.includes(status) && declineHolds(status)))
+  ) {
     return {
       kind: 'unknown',
       error: new GatewayError(
@@ -505,7 +513,7 @@ export function classifyPaymentAnswer(
   }
   if (sets.declined.includes(status)) {
     const message = str(at(body, 'errorInformation.message'));
-    const authorizedMinor = status === RISK_DECLINED_STATUS ? heldAmount(body, prepared) : undefined;
+    const authorizedMinor = declineHolds(status) ? heldAmount(body, prepared) : undefined;
     return {
       kind: 'declined',
       ...(gatewayId !== undefined ? { gatewayId } : {}),

@@ -332,6 +332,9 @@ export interface RecoveryItem {
 }
 
 /** The operator status bar (never the customer screen). */
+/** Why the gateway cannot be used (OperatorStatus `gateway.problem`; src/host/gateway-adapters.ts, gatewayProblemOf). */
+export type GatewayProblem = 'unreachable' | 'credentials' | 'processor';
+
 export interface OperatorStatus {
   terminalId: string;
   model: ParkingModel;
@@ -341,10 +344,11 @@ export interface OperatorStatus {
     baseUrl: string;
     online: boolean | null;
     /**
-     * While `online` is false, why: `unreachable` (no answer: connection, timeout, server) or `credentials` (the gateway
-     * refused the terminal's credentials, or they could not be produced: GW_AUTH) — the keys, not the network.
+     * While `online` is false, why: `unreachable` (no answer: connection, timeout, server), `credentials` (the gateway
+     * refused the terminal's credentials, or they could not be produced: GW_AUTH) — the keys, not the network — or
+     * `processor` (the gateway answers, but its processor is down: PROCESSOR_UNAVAILABLE).
      */
-    problem?: 'unreachable' | 'credentials';
+    problem?: GatewayProblem;
     /** The code of the last failed exchange (GW_CONNECTION, GW_AUTH …). */
     lastError?: string;
     /**

@@ -190,6 +190,11 @@ describe('the journal transmitter over the gateway client', () => {
     expect(gatewayProblemOf('GW_OAUTH_TOKEN')).toBe('unreachable');
   });
 
+  it('names a processor that is down (400 PROCESSOR_UNAVAILABLE) apart from a gateway it cannot reach: it answers', () => {
+    expect(gatewayProblemOf('PROCESSOR_UNAVAILABLE')).toBe('processor');
+    expect(gatewayProblemOf(undefined)).toBe('unreachable');
+  });
+
   it("takes a 401 the terminal's wrong clock explains (GW_AUTH_CLOCK) as refused credentials: nothing was processed", () => {
     expect(gatewayProblemOf('GW_AUTH_CLOCK')).toBe('credentials');
     const error = new GatewayError('GW_AUTH_CLOCK', 'clock', { httpStatus: 401 });

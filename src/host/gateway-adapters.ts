@@ -17,6 +17,8 @@ import {
   type TransmitOutcome,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
+import { PROCESSOR_UNAVAILABLE } from '../vocabulary/services.js';
+import type { GatewayProblem } from './api.js';
 
 /**
  * THE classification of a gateway client outcome for the journal (gateway.md §4), used by every send the terminal
@@ -100,9 +102,15 @@ function processedNothing(code: string): boolean {
   return CREDENTIALS_CODES.has(code) || code === 'GW_OAUTH_TOKEN';
 }
 
-/** Why the gateway could not be used, from the code of the last failed exchange, as the operator status bar says it. */
-export function gatewayProblemOf(code: string | undefined): 'credentials' | 'unreachable' {
-  return code !== undefined && CREDENTIALS_CODES.has(code) ? 'credentials' : 'unreachable';
+/**
+ * Why the gateway could not be used, from the code of the last failed exchange, as the operator status bar and the
+ * fleet's heartbeat say it: its credentials refused, its processor down (the gateway answers, refusing every payment
+ * PROCESSOR_UNAVAILABLE for a while: nothing to look at in the network or the keys), or no answer at all.
+ */
+export function gatewayProblemOf(code: string | undefined): GatewayProblem {
+  if (code === undefined) return 'unreachable';
+  if (CREDENTIALS_CODES.has(code)) return 'credentials';
+  return code === PROCESSOR_UNAVAILABLE ? 'processor' : 'unreachable';
 }
 
 /**

@@ -20,11 +20,16 @@ import {
   type TransmitOutcome,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
-import { CAPTURE_UNRESOLVED, INCREMENT_UNRESOLVED, refusalPasses } from '../vocabulary/services.js';
+import {
+  CAPTURE_UNRESOLVED,
+  INCREMENT_UNRESOLVED,
+  refusalPasses,
+  REVIEW_STATUS,
+} from '../vocabulary/services.js';
 import type { FeeShortfall } from './audit-trail.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
-import { isRiskDeclined, type PaymentService, type SubmitRecord } from './payments.js';
+import { isHeldDecline, type PaymentService, type SubmitRecord } from './payments.js';
 
 /** How long a follow-up created at run time is left to the machine that created it before the host does it. */
 const FOLLOW_UP_GRACE_MS = 10_000;
@@ -297,8 +302,8 @@ export class PaymentRouter {
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
     this.sessionReleases(request);
     this.sessionCaptures(request);
-    if ((request.service === 'preauth' || request.service === 'sale') && isRiskDeclined(outcome)) {
-      riskDeclined(this.obligations(), entry.transactionId, request, outcome);
+    if ((request.service === 'preauth' || request.service === 'sale') && isHeldDecline(outcome)) {
+      heldDecline(this.obligations(), entry.transactionId, request, outcome);
       return;
     }
     if (
@@ -584,25 +589,30 @@ export interface OutcomeObligations {
 }
 
 /**
- * A pre-authorization or sale the issuer approved and the gateway's risk check declined (AUTHORIZED_RISK_DECLINED):
- * the machine tells the customer it was declined — and a customer may well try again — but the issuer holds the
- * funds until the authorization is reversed (a sale's too: the risk decline stopped its capture). The reversal is a
+ * A pre-authorization or sale declined with a status that leaves it on the gateway (isHeldDecline): the machine tells
+ * the customer it was declined — and a customer may well try again, with another card — but it stands until the
+ * authorization is reversed. AUTHORIZED_RISK_DECLINED: the issuer approved and holds the funds (a sale's too: the risk
+ * decline stopped its capture). PENDING_REVIEW: the merchant's review may yet accept it, and then the card is charged
+ * or held for a payment its customer was told had failed; reversed, there is nothing left to accept. The reversal is a
  * durable follow-up written with the decline, carried out by the host's follow-ups at once (at the latest at the next
- * start).
+ * start) — never the payment sent again.
  */
-function riskDeclined(
+function heldDecline(
   deps: OutcomeObligations,
   transactionId: string | undefined,
   request: { service: string; amountMinor: number; currency: string },
   outcome: TransmitOutcome,
 ): void {
   const gatewayId = outcome.kind === 'declined' ? outcome.gatewayId : undefined;
+  const status = outcome.kind === 'declined' ? outcome.status : undefined;
   reverseLater(
     deps,
     transactionId,
     gatewayId,
     request,
-    'risk-declined: the issuer holds the funds until the authorization is reversed',
+    status === REVIEW_STATUS
+      ? 'in review: a review may yet accept and charge it until the authorization is reversed'
+      : 'risk-declined: the issuer holds the funds until the authorization is reversed',
     deps.now().getTime(),
   );
 }
@@ -651,7 +661,7 @@ function reverseLater(
 /**
  * The outcome of a stored payment forwarded (src/journal/offline-queue.ts), in its transaction, whoever forwards it —
  * the host's forwarding or `parking-terminal queue flush` (OfflineQueue.forwardPending's `onOutcome`): a
- * risk-declined one holds the issuer's approval as a live payment's does, and gets the same reversal, a durable
+ * risk-declined one, or one held for review, stands as a live payment's does, and gets the same reversal, a durable
  * follow-up the terminal carries out (at its next start when `queue flush` wrote it). Its EMV tags, which the reversal
  * repeats, are the ones of the stored request, kept before the request is wiped.
  */
@@ -661,18 +671,18 @@ export function forwardedOutcome(
   request: OutgoingRequest,
   outcome: TransmitOutcome,
 ): void {
-  if ((entry.service !== 'preauth' && entry.service !== 'sale') || !isRiskDeclined(outcome)) return;
+  if ((entry.service !== 'preauth' && entry.service !== 'sale') || !isHeldDecline(outcome)) return;
   const { transactionId, amountMinor, currency } = entry;
   if (amountMinor === undefined || currency === undefined) {
     deps.logger.error(
       { transactionId, service: entry.service },
-      'risk-declined forward without its amount: the operator should check it',
+      'forward declined but still standing, without its amount: the operator should check it',
     );
     return;
   }
   const tags = emvTagsOf(request.body);
   if (transactionId && tags !== undefined) deps.tags.put(transactionId, tags);
-  riskDeclined(deps, transactionId, { service: entry.service, amountMinor, currency }, outcome);
+  heldDecline(deps, transactionId, { service: entry.service, amountMinor, currency }, outcome);
 }
 
 const EMV_TAGS_FIELD = Buffer.from('"emv":{"tags":"');

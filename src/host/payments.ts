@@ -32,7 +32,7 @@ import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } fro
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
 import { localDateTime } from './local-time.js';
 import { receiptCardOf } from './receipts.js';
-import { recoveryPlanFor, RISK_DECLINED_STATUS } from '../vocabulary/services.js';
+import { declineHolds, PROCESSOR_UNAVAILABLE, recoveryPlanFor } from '../vocabulary/services.js';
 
 /** A request that could not be built (bad card data, a missing required field): nothing was journaled or sent. */
 export class PaymentBuildError extends Error {
@@ -57,12 +57,14 @@ function undoing(service: string): boolean {
 }
 
 /**
- * A pre-authorization or sale the issuer approved and the gateway's risk check declined (reference/gateway.md §4, payment
- * statuses, AUTHORIZED_RISK_DECLINED): the customer is told it was declined, yet the issuer holds the funds until the
- * authorization is reversed (src/host/payment-router.ts writes that reversal as a follow-up).
+ * A pre-authorization or sale declined with a status that leaves it on the gateway (reference/gateway.md §4, payment
+ * statuses; the vocabulary's declineHolds): AUTHORIZED_RISK_DECLINED, the issuer approved and the gateway's risk check
+ * refused, or PENDING_REVIEW, held for a review that may yet accept and charge it. The customer is told it was
+ * declined, yet it stands until the authorization is reversed (src/host/payment-router.ts writes that reversal as a
+ * follow-up).
  */
-export function isRiskDeclined(outcome: TransmitOutcome): boolean {
-  return outcome.kind === 'declined' && outcome.status === RISK_DECLINED_STATUS;
+export function isHeldDecline(outcome: TransmitOutcome): boolean {
+  return outcome.kind === 'declined' && declineHolds(outcome.status);
 }
 
 /** Something the host learns from every answer: the operator status bar shows the gateway as online or not. */
@@ -70,7 +72,8 @@ export interface GatewayHealthSink {
   gatewayAnswered(): void;
   /**
    * The gateway could not be used, with the code of why: unreachable (GW_CONNECTION, GW_TIMEOUT, an unknown outcome's
-   * code) or its credentials refused (GW_AUTH); the status board tells them apart (src/host/gateway-adapters.ts).
+   * code), its credentials refused (GW_AUTH) or its processor down (PROCESSOR_UNAVAILABLE: it answers, refusing
+   * payments for a while); the status board tells them apart (src/host/gateway-adapters.ts, gatewayProblemOf).
    */
   gatewayUnreachable(reason: string): void;
 }
@@ -532,8 +535,8 @@ export class PaymentService {
       failpoints: LIVE_FAILPOINTS,
       abandoned,
       onOutcome: (e, o) => {
-        // A risk-declined authorization holds the funds the issuer approved: its reversal repeats its tags too.
-        if (o.kind === 'approved' || isRiskDeclined(o)) this.keepFollowOnData(request, prepared, o);
+        // A risk-declined authorization, or one in review, is reversed: its reversal repeats its tags too.
+        if (o.kind === 'approved' || isHeldDecline(o)) this.keepFollowOnData(request, prepared, o);
         // An approval journaled unknown because nobody waited for it may yet stand (recovery's void of it refused
         // NOT_VOIDABLE): its refund needs its tags and conversion terms as much as any approval's. A reversal's
         // only forgets them, which waits for recovery's resolution.
@@ -545,8 +548,12 @@ export class PaymentService {
     switch (sent.kind) {
       case 'approved':
       case 'declined':
-      case 'rejected':
         health.gatewayAnswered();
+        break;
+      case 'rejected':
+        // The processor down: the gateway answered, but cannot take payments for a while — as forwarding finds it.
+        if (sent.reason === PROCESSOR_UNAVAILABLE) health.gatewayUnreachable(PROCESSOR_UNAVAILABLE);
+        else health.gatewayAnswered();
         break;
       case 'unknown':
         // An approval that came after its caller stopped waiting is journaled unknown: the gateway did answer.
@@ -578,11 +585,12 @@ export class PaymentService {
   private keepFollowOnData(request: FlowRequest, prepared: PreparedRequest, outcome: TransmitOutcome): void {
     const store = this.deps.followOns;
     const tx = prepared.transactionId;
-    // A sale is voided or refunded, which repeat no tags, unless it was risk-declined: then it is reversed.
+    // A sale is voided or refunded, which repeat no tags, unless it was risk-declined or held for review: then it is
+    // reversed.
     const reversible =
       request.service === 'preauth' ||
       request.service === 'avr' ||
-      (request.service === 'sale' && isRiskDeclined(outcome));
+      (request.service === 'sale' && isHeldDecline(outcome));
     if (reversible && tx) {
       const tags = request.cardRef ? this.originalTags.get(request.cardRef) : undefined;
       if (tags) store.putTags(tx, tags);

@@ -70,6 +70,22 @@ describe('StatusBoard: the gateway as the operator reads it', () => {
     expect(back).not.toHaveProperty('lastError');
   });
 
+  it('reports a processor that is down as such, not as an unreachable gateway, and says when that changes', () => {
+    const board = new StatusBoard(parseConfig({}));
+    board.gatewaySeen(false, 'GW_CONNECTION');
+    // The gateway answers again, refusing payments because its processor is down: another status to show.
+    expect(board.gatewaySeen(false, 'PROCESSOR_UNAVAILABLE')).toMatchObject({
+      changed: true,
+      cameBack: false,
+    });
+    expect(gatewayOf(board)).toMatchObject({
+      online: false,
+      problem: 'processor',
+      lastError: 'PROCESSOR_UNAVAILABLE',
+    });
+    expect(board.gatewaySeen(false, 'PROCESSOR_UNAVAILABLE')).toMatchObject({ changed: false });
+  });
+
   it('names the host that did not open when forwarding found the gateway unusable, until it answers again', () => {
     const board = new StatusBoard(parseConfig({}));
     board.gatewaySeen(false, 'GW_CONNECTION', 'gateway 127.0.0.1:9');

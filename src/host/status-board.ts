@@ -54,7 +54,11 @@ export class StatusBoard {
     this.lastError = online ? undefined : reason;
     this.unreachableHost = online ? undefined : host;
     return {
-      changed: was !== online || hostBefore !== this.unreachableHost,
+      // Another problem (no answer, then the processor down) is another status, the gateway unusable all along.
+      changed:
+        was !== online ||
+        hostBefore !== this.unreachableHost ||
+        (!online && gatewayProblemOf(before) !== gatewayProblemOf(this.lastError)),
       cameBack: online && was === false,
       clockRefused: this.lastError === 'GW_AUTH_CLOCK' && before !== 'GW_AUTH_CLOCK',
     };

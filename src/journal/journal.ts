@@ -14,7 +14,7 @@ import {
   AMOUNT_REQUIRED,
   needsOwnTransactionId,
   REVERSAL_REFUSALS_RELEASED,
-  RISK_DECLINED_STATUS,
+  declineHolds,
   SERVICE_NAMES,
   SERVICE_ROLE,
 } from '../vocabulary/services.js';
@@ -1629,8 +1629,8 @@ function processAlive(pid: number): boolean {
  * The authorized total of an authorization this terminal made, increments included, as the gateway holds it: in the
  * minor units and currency it answered in (a converted authorization of processor family A is held in the card's
  * billing currency); undefined when the journal has no approved authorization with that transactionId. A risk-declined
- * one (`RISK_DECLINED_STATUS`: declined for the customer, held by the issuer until reversed) holds what its answer
- * states it authorized, which its reversal carries (spec 001, Reversal); it has no increments.
+ * one or one in review (the vocabulary's `declineHolds`: declined for the customer, held until reversed) holds what its
+ * answer states it authorized, which its reversal carries (spec 001, Reversal); it has no increments.
  *
  * Each approved increment's answer carries the new total (gateway.md §7). One that omits it was approved in full
  * (an increment has no partial status): the total before it plus its additional amount — never the additional
@@ -1641,7 +1641,7 @@ export function authorizedTotalOf(
   transactionId: string,
 ): { minor: number; currency: string | undefined } | undefined {
   const auth = journal.findByTransactionId(transactionId);
-  if (auth?.state === 'declined' && auth.status === RISK_DECLINED_STATUS)
+  if (auth?.state === 'declined' && declineHolds(auth.status))
     return { minor: auth.authorizedMinor ?? auth.amountMinor ?? 0, currency: auth.currency };
   if (auth?.state !== 'approved') return undefined;
   let total = auth.authorizedMinor ?? auth.amountMinor ?? 0;

@@ -5,7 +5,7 @@
 import { toDecimalString } from '../money/index.js';
 import { isoSeconds } from './fields.js';
 import type { LedgerTransaction } from './store.js';
-import { RISK_DECLINE_REASON, type DeclineReason } from './triggers.js';
+import { REVIEW_REASON, RISK_DECLINE_REASON, type DeclineReason } from './triggers.js';
 
 /** The processor response code of each decline (ISO 8583 field 39 values the gateway passes on). */
 export const RESPONSE_CODES: Readonly<Record<DeclineReason, string>> = {
@@ -36,6 +36,15 @@ export function clientRef(tx: LedgerTransaction): Record<string, unknown> {
 }
 
 /**
+ * An authorization or sale the issuer approved and the risk check declined (AUTHORIZED_RISK_DECLINED) or holds for
+ * review (PENDING_REVIEW): not approved — nothing can be captured, incremented, refunded or voided — but the issuer
+ * holds the funds until it is reversed.
+ */
+export function holdsUnapproved(tx: LedgerTransaction): boolean {
+  return tx.status === 'AUTHORIZED_RISK_DECLINED' || tx.status === 'PENDING_REVIEW';
+}
+
+/**
  * The answer to `POST /pts/v2/payments` (authorization, sale, verification), approved or declined; `cardType` as the
  * request stated it, `emv` whether it carried EMV tags. One literal of every member, absent ones undefined (the JSON
  * leaves them out): an answer shaped by conditional spreads gets hidden classes of its own.
@@ -51,8 +60,9 @@ export function paymentAnswer(
   const total = tx.amounts.requested;
   const currency = tx.currency;
   const base = `/pts/v2/payments/${tx.id}`;
-  // A risk decline (AUTHORIZED_RISK_DECLINED) holds the issuer's approval, a sale's included: it is only reversed.
-  const riskDeclined = tx.status === 'AUTHORIZED_RISK_DECLINED';
+  // A risk decline (AUTHORIZED_RISK_DECLINED) or a review (PENDING_REVIEW) holds the issuer's approval, a sale's
+  // included: it is only reversed.
+  const riskDeclined = holdsUnapproved(tx);
   const sale = !decline && !riskDeclined && service === 'sale';
   const held = !decline && (riskDeclined || service !== 'sale');
   const links = {
@@ -94,9 +104,11 @@ export function paymentAnswer(
     },
     errorInformation: decline
       ? { reason: decline, message: `Decline - ${decline}` }
-      : riskDeclined
-        ? { reason: RISK_DECLINE_REASON, message: 'Decision profile reject' }
-        : undefined,
+      : tx.status === 'PENDING_REVIEW'
+        ? { reason: REVIEW_REASON, message: 'Decision profile review' }
+        : riskDeclined
+          ? { reason: RISK_DECLINE_REASON, message: 'Decision profile reject' }
+          : undefined,
     pointOfSaleInformation: emv ? { emv: { tags: decline ? '8A023035' : '8A023030' } } : undefined,
   };
 }

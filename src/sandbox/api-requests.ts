@@ -397,6 +397,14 @@ export class ApiRequests {
       case 'status-202':
         sendJson(res, 202, outcome?.body ?? {});
         return;
+      case 'processor-unavailable':
+        sendJson(res, 400, {
+          submitTimeUtc: isoSeconds(now()),
+          status: 'INVALID_REQUEST',
+          reason: 'PROCESSOR_UNAVAILABLE',
+          message: 'The processor is unavailable.',
+        });
+        return;
       case 'late-response': {
         const timer = setTimeout(() => {
           this.deps.timers.delete(timer);

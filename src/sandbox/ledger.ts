@@ -2,7 +2,7 @@
  * The ledger view (`GET /__sandbox/ledger`, `Sandbox.ledger()`) and its consistency check: the invariants every
  * flow, crash and certification test judges the terminal by.
  */
-import { holdsRiskDeclined } from './payment-ledger.js';
+import { holdsUnapproved } from './payment-ledger.js';
 import type { LedgerRequest, LedgerTransaction, SandboxStore } from './store.js';
 
 /** One broken invariant. */
@@ -124,14 +124,14 @@ export function checkConsistency(store: SandboxStore, options: ConsistencyOption
             problem(tx, 'CAPTURED_TWICE', `${captures.length} effective captures of one authorization`),
           );
         const approved =
-          tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || holdsRiskDeclined(tx);
+          tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || holdsUnapproved(tx);
         if (approved) heldProblems(tx, options, problems);
         break;
       }
       case 'sale':
       case 'link-payment': {
         // A risk-declined sale captured nothing and holds the issuer's approval: it is reversed, like an authorization.
-        if (holdsRiskDeclined(tx)) heldProblems(tx, options, problems);
+        if (holdsUnapproved(tx)) heldProblems(tx, options, problems);
         if (!tx.voided && a.refunded > a.captured)
           problems.push(
             problem(tx, 'REFUND_ABOVE_CAPTURE', `refunded ${a.refunded} above sold ${a.captured}`),

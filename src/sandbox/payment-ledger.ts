@@ -25,13 +25,8 @@ export function approved(tx: LedgerTransaction): boolean {
   return tx.status === 'AUTHORIZED' || tx.status === 'PARTIAL_AUTHORIZED' || tx.status === 'PENDING';
 }
 
-/**
- * An authorization or sale the issuer approved and the risk check declined (AUTHORIZED_RISK_DECLINED): not approved —
- * nothing can be captured, incremented, refunded or voided — but the issuer holds the funds until it is reversed.
- */
-export function holdsRiskDeclined(tx: LedgerTransaction): boolean {
-  return tx.status === 'AUTHORIZED_RISK_DECLINED';
-}
+// The ledger's rule, defined beside the answers that state it (an import of this module from there would be a cycle).
+export { holdsUnapproved } from './answers.js';
 
 /**
  * The fault an amount trigger selects for a follow-on that cannot decline or be partial (capture, refund): only

@@ -23,7 +23,7 @@ import {
   effectiveCaptured,
   emvRecord,
   followOnFault,
-  holdsRiskDeclined,
+  holdsUnapproved,
   PaymentLedger,
   remainingHold,
 } from './payment-ledger.js';
@@ -109,12 +109,16 @@ export class PaymentService extends PaymentLedger {
     let fault: FaultKind | undefined;
     let authorized = total;
     let riskDeclined = false;
+    let inReview = false;
     if (!decline) {
       switch (trigger.kind) {
         case 'approve':
           break;
         case 'risk-decline':
           riskDeclined = true;
+          break;
+        case 'review':
+          inReview = true;
           break;
         case 'decline':
           decline = trigger.reason;
@@ -134,16 +138,18 @@ export class PaymentService extends PaymentLedger {
       ? 'DECLINED'
       : riskDeclined
         ? 'AUTHORIZED_RISK_DECLINED'
-        : authorized < total
-          ? 'PARTIAL_AUTHORIZED'
-          : 'AUTHORIZED';
+        : inReview
+          ? 'PENDING_REVIEW'
+          : authorized < total
+            ? 'PARTIAL_AUTHORIZED'
+            : 'AUTHORIZED';
     const tx = this.newTx(call, kind, currency, {
       status,
       amounts: {
         requested: total,
         authorized: decline ? 0 : authorized,
-        // A risk decline holds the issuer's approval and captures nothing, a sale's included.
-        captured: !decline && !riskDeclined && service === 'sale' ? authorized : 0,
+        // A risk decline or a review holds the issuer's approval and captures nothing, a sale's included.
+        captured: !decline && !riskDeclined && !inReview && service === 'sale' ? authorized : 0,
         reversed: 0,
         refunded: 0,
       },
@@ -186,6 +192,7 @@ export class PaymentService extends PaymentLedger {
       case 'approve':
       case 'partial':
       case 'risk-decline':
+      case 'review':
         break;
       case 'decline':
         decline = trigger.reason;
@@ -254,15 +261,15 @@ export class PaymentService extends PaymentLedger {
     const now = this.ctx.now();
     const auth = this.target(call, id);
     if (!auth) throw this.fail('MISSING_AUTH', 'no authorization with this id', 'id');
-    // A risk-declined sale captured nothing: its authorization is reversed like any other.
-    const riskDeclinedSale = auth.kind === 'sale' && holdsRiskDeclined(auth);
+    // A risk-declined sale, or one in review, captured nothing: its authorization is reversed like any other.
+    const riskDeclinedSale = auth.kind === 'sale' && holdsUnapproved(auth);
     if (auth.kind === 'sale' && !riskDeclinedSale && auth.status !== 'REVERSED')
       throw this.fail('TRANSACTION_ALREADY_SETTLED', 'a sale is voided or refunded, not reversed', 'id');
     if (auth.kind !== 'authorization' && auth.kind !== 'verification' && auth.kind !== 'sale')
       throw this.fail('MISSING_AUTH', 'not an authorization', 'id');
     if (auth.status === 'REVERSED')
       throw this.fail('AUTH_ALREADY_REVERSED', 'the authorization is already reversed', 'id');
-    if (!approved(auth) && !holdsRiskDeclined(auth))
+    if (!approved(auth) && !holdsUnapproved(auth))
       throw this.fail('MISSING_AUTH', 'the authorization was not approved', 'id');
     const { requestedMinor: requested } = validateReversal(new FieldReader(call.body, now), call, auth, () =>
       dccTermsOf(this.ctx.store, call.merchantId, auth.id),

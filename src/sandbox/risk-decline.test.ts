@@ -1,7 +1,8 @@
 /**
  * AUTHORIZED_RISK_DECLINED (reference/gateway.md §4): the issuer approved and the gateway's risk check refused. The
  * sandbox answers it for an authorization or a sale whose amount ends in 22 (README, Triggers): the funds are held,
- * nothing is captured — a sale's included — and the only follow-on it takes is a reversal.
+ * nothing is captured — a sale's included — and the only follow-on it takes is a reversal. PENDING_REVIEW (amount
+ * ending in 23): held for a review that never decides in the sandbox, and taken back the same way.
  */
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest';
 import {
@@ -13,7 +14,7 @@ import {
 } from './sample-requests.js';
 import { startSandbox, type Sandbox } from './server.js';
 import { createSignedClient, type SignedClient } from './testing/signed-client.js';
-import { RISK_DECLINE_REASON } from './triggers.js';
+import { REVIEW_REASON, RISK_DECLINE_REASON } from './triggers.js';
 
 let sandbox: Sandbox;
 let client: SignedClient;
@@ -38,39 +39,41 @@ function openHolds(): string[] {
 }
 
 describe.each([
-  ['a sale', true],
-  ['a pre-authorization', false],
-])('%s whose amount ends in 22', (_label, sale) => {
-  it('is answered AUTHORIZED_RISK_DECLINED with the funds held and nothing captured', async () => {
-    const body = samplePayment({ amountMinor: 1222, transactionId: txId('a'), sale });
+  ['a sale', true, 1222, 'AUTHORIZED_RISK_DECLINED', RISK_DECLINE_REASON],
+  ['a pre-authorization', false, 1222, 'AUTHORIZED_RISK_DECLINED', RISK_DECLINE_REASON],
+  ['a sale', true, 1223, 'PENDING_REVIEW', REVIEW_REASON],
+  ['a pre-authorization', false, 1223, 'PENDING_REVIEW', REVIEW_REASON],
+])('%s whose amount is %i', (_label, sale, amount, status, reason) => {
+  it('is answered as triggered with the funds held and nothing captured', async () => {
+    const body = samplePayment({ amountMinor: amount, transactionId: txId('a'), sale });
     const a = await client.send('POST', '/pts/v2/payments', body);
     expect(a.status).toBe(201);
     expect(a.body).toMatchObject({
-      status: 'AUTHORIZED_RISK_DECLINED',
-      errorInformation: { reason: RISK_DECLINE_REASON },
-      orderInformation: { amountDetails: { authorizedAmount: '12.22' } },
+      status,
+      errorInformation: { reason },
+      orderInformation: { amountDetails: { authorizedAmount: (amount / 100).toFixed(2) } },
     });
     const links = a.body._links as Record<string, unknown>;
     expect(Object.keys(links).sort()).toEqual(['authReversal', 'self']);
     const [held] = sandbox.ledger().transactions;
-    expect(held?.amounts).toMatchObject({ authorized: 1222, captured: 0, reversed: 0 });
+    expect(held?.amounts).toMatchObject({ authorized: amount, captured: 0, reversed: 0 });
     expect(openHolds()).toEqual([String(a.body.id)]);
   });
 
   it('takes a reversal, which releases it; no capture, refund or void', async () => {
-    const body = samplePayment({ amountMinor: 1222, transactionId: txId('b'), sale });
+    const body = samplePayment({ amountMinor: amount, transactionId: txId('b'), sale });
     const id = String((await client.send('POST', '/pts/v2/payments', body)).body.id);
     const tags = (body.pointOfSaleInformation as { emv: { tags: string } }).emv.tags;
     const capture = await client.send(
       'POST',
       `/pts/v2/payments/${id}/captures`,
-      sampleCapture(1222, 1222, txId('c')),
+      sampleCapture(amount, amount, txId('c')),
     );
     expect(capture.status).toBe(400);
     const refund = await client.send(
       'POST',
       `/pts/v2/payments/${id}/refunds`,
-      sampleRefund(1222, txId('r'), 'sale'),
+      sampleRefund(amount, txId('r'), 'sale'),
     );
     expect(refund.status).toBe(400);
     const voided = await client.send('POST', `/pts/v2/payments/${id}/voids`, {
@@ -81,7 +84,7 @@ describe.each([
     const reversed = await client.send(
       'POST',
       `/pts/v2/payments/${id}/reversals`,
-      sampleReversal(1222, 'EUR', tags),
+      sampleReversal(amount, 'EUR', tags),
     );
     expect(reversed.status).toBe(201);
     expect(reversed.body.status).toBe('REVERSED');
@@ -91,7 +94,7 @@ describe.each([
     const again = await client.send(
       'POST',
       `/pts/v2/payments/${id}/reversals`,
-      sampleReversal(1222, 'EUR', tags),
+      sampleReversal(amount, 'EUR', tags),
     );
     expect(again.status).toBe(400);
     expect(again.body.reason).toBe('AUTH_ALREADY_REVERSED');

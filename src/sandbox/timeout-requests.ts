@@ -7,7 +7,7 @@ import { reversalAnswer, voidAnswer, voidOfNothingAnswer } from './answers.js';
 import { FieldReader } from './fields.js';
 import {
   approved,
-  holdsRiskDeclined,
+  holdsUnapproved,
   MONEY_OUT_KINDS,
   ORIGINAL_KINDS,
   PaymentLedger,
@@ -94,11 +94,7 @@ export class TimeoutRequests extends PaymentLedger {
     if (original) {
       call.target = original;
       // A risk-declined sale captured nothing: the issuer's approval it holds is an authorization not yet captured.
-      if (
-        original.kind !== 'authorization' &&
-        original.kind !== 'verification' &&
-        !holdsRiskDeclined(original)
-      )
+      if (original.kind !== 'authorization' && original.kind !== 'verification' && !holdsUnapproved(original))
         throw this.fail(
           'TRANSACTION_ALREADY_SETTLED',
           'timeout reversal is for authorizations; use a timeout void',
@@ -118,7 +114,7 @@ export class TimeoutRequests extends PaymentLedger {
           'reversalInformation.amountDetails.totalAmount',
         );
     }
-    const holds = original !== undefined && (approved(original) || holdsRiskDeclined(original));
+    const holds = original !== undefined && (approved(original) || holdsUnapproved(original));
     const released = holds ? remainingHold(original) : 0;
     const tx = this.newTx(call, 'timeout-reversal', currency, {
       ...(original ? { parentId: original.id } : {}),

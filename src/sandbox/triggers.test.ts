@@ -27,7 +27,12 @@ describe('amount triggers', () => {
   it('risk-declines an authorization or sale ending in 22, and nothing else', () => {
     expect(amountTrigger(1222, { ...all, canRiskDecline: true })).toEqual({ kind: 'risk-decline' });
     expect(amountTrigger(1222, all)).toEqual({ kind: 'approve' });
-    expect(amountTrigger(1223, { ...all, canRiskDecline: true })).toEqual({ kind: 'approve' });
+    expect(amountTrigger(1224, { ...all, canRiskDecline: true })).toEqual({ kind: 'approve' });
+  });
+
+  it('holds an authorization or sale ending in 23 for review, and nothing else', () => {
+    expect(amountTrigger(1223, { ...all, canRiskDecline: true })).toEqual({ kind: 'review' });
+    expect(amountTrigger(1223, all)).toEqual({ kind: 'approve' });
   });
 
   it('never declines a capture or refund amount, but faults apply', () => {

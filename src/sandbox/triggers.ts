@@ -36,7 +36,12 @@ export type FaultKind =
   /** Committed, then an undocumented 500. */
   | 'status-500'
   /** Committed, then an undocumented 202 carrying the normal body. */
-  | 'status-202';
+  | 'status-202'
+  /**
+   * 400 INVALID_REQUEST `PROCESSOR_UNAVAILABLE` (reference/gateway.md §4): the gateway answers, its processor is down;
+   * nothing committed. Scheduled only (no amount selects it): an outage lasts as many requests as are scheduled.
+   */
+  | 'processor-unavailable';
 
 /** Every fault kind, for validation of `/__sandbox/faults`. */
 export const FAULT_KINDS: readonly FaultKind[] = [
@@ -47,6 +52,7 @@ export const FAULT_KINDS: readonly FaultKind[] = [
   'reset-after-commit',
   'status-500',
   'status-202',
+  'processor-unavailable',
 ];
 
 /** True for the faults that leave nothing committed. */
@@ -54,6 +60,7 @@ export function faultBeforeCommit(kind: FaultKind): boolean {
   switch (kind) {
     case 'server-error-502':
     case 'reset-before-commit':
+    case 'processor-unavailable':
       return true;
     case 'timeout-502':
     case 'late-response':
@@ -80,6 +87,8 @@ export type TriggerOutcome =
   | { kind: 'partial'; authorizedMinor: number }
   /** AUTHORIZED_RISK_DECLINED: the issuer approves, the gateway's risk check refuses; nothing is captured. */
   | { kind: 'risk-decline' }
+  /** PENDING_REVIEW: held for the merchant's review, which never decides in the sandbox; nothing is captured. */
+  | { kind: 'review' }
   | { kind: 'fault'; fault: FaultKind };
 
 /** Last two digits of the amount in minor units → decline reason. */
@@ -122,6 +131,16 @@ export const RISK_DECLINE_TRIGGER = 22;
 export const RISK_DECLINE_REASON = 'DECISION_PROFILE_REJECT';
 
 /**
+ * Last two digits of an authorization or sale the gateway's risk check holds for the merchant's review (PENDING_REVIEW,
+ * reference/gateway.md §4): the issuer's approval is held and nothing is captured, a sale's included, until the
+ * authorization is reversed. The sandbox's review never decides: the payment stays in review until it is reversed.
+ */
+export const REVIEW_TRIGGER = 23;
+
+/** The `errorInformation.reason` of a payment held for review (the gateway's decision profile asked for a review). */
+export const REVIEW_REASON = 'DECISION_PROFILE_REVIEW';
+
+/**
  * The gateway's message-level-validation script amounts (reference/gateway.md §7), in minor units of a two-decimal
  * currency: 9900.00, 9601.00 and 9604.00 approve; 9901.00 approves for 3000.00 (partial authorization).
  */
@@ -138,7 +157,7 @@ export interface TriggerOptions {
   canDecline: boolean;
   /** Partial approval (21): authorizations and sales. */
   canBePartial: boolean;
-  /** Risk decline (22): authorizations and sales. */
+  /** Risk decline (22) and review (23): authorizations and sales. */
   canRiskDecline?: boolean;
 }
 
@@ -156,6 +175,7 @@ export function amountTrigger(minor: number, options: TriggerOptions): TriggerOu
   if (options.canBePartial && cents === PARTIAL_TRIGGER)
     return { kind: 'partial', authorizedMinor: Math.floor(minor / 2) };
   if (options.canRiskDecline === true && cents === RISK_DECLINE_TRIGGER) return { kind: 'risk-decline' };
+  if (options.canRiskDecline === true && cents === REVIEW_TRIGGER) return { kind: 'review' };
   return { kind: 'approve' };
 }
 

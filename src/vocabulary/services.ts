@@ -248,10 +248,12 @@ export function reversalRefusalReleased(reason: string | undefined): boolean {
  * with that resolution.
  */
 export const INCREMENT_UNRESOLVED = 'INCREMENT_UNRESOLVED';
+/** The 400 reason of a gateway that answers while its processor is down for a while (gateway.md §4). */
+export const PROCESSOR_UNAVAILABLE = 'PROCESSOR_UNAVAILABLE';
 export const CAPTURE_UNRESOLVED = 'CAPTURE_UNRESOLVED';
 
 export const REFUSALS_THAT_PASS: ReadonlySet<string> = new Set([
-  'PROCESSOR_UNAVAILABLE',
+  PROCESSOR_UNAVAILABLE,
   INCREMENT_UNRESOLVED,
   CAPTURE_UNRESOLVED,
 ]);
@@ -268,6 +270,29 @@ export function refusalPasses(reason: string | undefined): boolean {
  * reversal of that amount, as of any authorization (spec 001, Reversal: the authorized amount, not the one requested).
  */
 export const RISK_DECLINED_STATUS = 'AUTHORIZED_RISK_DECLINED';
+
+/**
+ * The payment status of an authorization or sale the gateway's risk check holds for the merchant's review
+ * (reference/gateway.md §4). A card-present terminal cannot wait for that review: its customer is told the payment was
+ * declined, and may well pay again with another card. Yet the review may later accept the payment, and then the card
+ * is charged (a sale) or held (a pre-authorization) for a payment the customer was told had failed. So the terminal
+ * gives it up at once, with the reversal of the authorization it would get as a risk decline: while it is in review
+ * nothing was captured, and the reversal leaves the review nothing to accept.
+ */
+export const REVIEW_STATUS = 'PENDING_REVIEW';
+
+/**
+ * The statuses of a declined pre-authorization or sale that leave the payment on the gateway until the terminal
+ * reverses its authorization ({@link RISK_DECLINED_STATUS}, {@link REVIEW_STATUS}): the one rule of which declines
+ * oblige a reversal — the gateway classification (their answers need an id to reverse by), the payment router and the
+ * forwarding of stored payments (the reversal's follow-up), the journal (the amount such a decline holds).
+ */
+export const HELD_DECLINE_STATUSES: ReadonlySet<string> = new Set([RISK_DECLINED_STATUS, REVIEW_STATUS]);
+
+/** Whether a declined pre-authorization or sale answered `status` must still be reversed (see above). */
+export function declineHolds(status: string | undefined): boolean {
+  return status !== undefined && HELD_DECLINE_STATUSES.has(status);
+}
 
 /** Services whose timeout reversal needs the amount that was requested (gateway.md §2). */
 export const AMOUNT_REQUIRED: Readonly<Record<ServiceName, boolean>> = {

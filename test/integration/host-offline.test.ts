@@ -159,10 +159,13 @@ describe('the same card again and again while the gateway cannot be reached', ()
   });
 });
 
-describe('a stored payment risk-declined when forwarded', () => {
-  it('has the funds the issuer holds released: the reversal repeats the stored request’s EMV tags', async () => {
-    // 12.22: the sandbox's risk-decline trigger (README, Triggers).
-    const { host, port } = await storedWhileDown(1_222, 'pt-offline-risk-');
+describe('a stored payment risk-declined or held for review when forwarded', () => {
+  // 12.22: the sandbox's risk-decline trigger; 12.23: its review trigger (README, Triggers).
+  it.each([
+    ['risk-declined', 1_222],
+    ['held for review', 1_223],
+  ])('%s, is reversed: the reversal repeats the stored request’s EMV tags', async (_label, amount) => {
+    const { host, port } = await storedWhileDown(amount, 'pt-offline-risk-');
 
     const second = await startSandbox({ port, logger: silentLogger() });
     open.unshift(second);
@@ -183,6 +186,49 @@ describe('a stored payment risk-declined when forwarded', () => {
     expect(tagsOf(reversal?.requests[0]?.body)).toBe(tagsOf(sale?.requests[0]?.body));
     expect(second.consistency({ requireResolved: true }).problems).toEqual([]);
     expect(host.status().offline.declinedAfterForward).toBe(1);
+  });
+});
+
+describe('a gateway whose processor is down (400 PROCESSOR_UNAVAILABLE)', () => {
+  it('is reported as such, not as unreachable, while stored payments stay stored until it is back', async () => {
+    const { host, port } = await storedWhileDown(500, 'pt-offline-processor-');
+    // The gateway answers again, refusing payments: its processor is down (the sandbox's fault, one per request:
+    // more than forwarding's tries and the live sale take).
+    const second = await startSandbox({ port, logger: silentLogger() });
+    open.unshift(second);
+    second.scheduleFaults(
+      Array.from({ length: 100 }, () => ({
+        kind: 'processor-unavailable' as const,
+        path: '/pts/v2/payments',
+      })),
+    );
+
+    await host.startForwarding();
+    expect(host.status().gateway).toMatchObject({
+      online: false,
+      problem: 'processor',
+      lastError: 'PROCESSOR_UNAVAILABLE',
+    });
+    // Nothing was taken, nothing was given up: the payment waits, stored.
+    expect(host.status().offline.depth).toBe(1);
+    expect(second.ledger().transactions).toEqual([]);
+
+    // A live sale refused so tells the same, not that the gateway is fine.
+    await until(() => screenIs(host, ['idle']));
+    await host.send({ type: 'START' });
+    await host.send({ type: 'ENTER_AMOUNT', minor: 700 });
+    await host.send({ type: 'CONFIRM' });
+    expect(await until(() => screenIs(host, ['approved', 'declined', 'error']))).toBe('error');
+    expect(host.status().gateway).toMatchObject({ online: false, problem: 'processor' });
+    expect(host.status().offline.depth).toBe(1);
+
+    // The processor back: the stored payment goes, once.
+    expect((await fetch(`${second.url}/__sandbox/faults`, { method: 'DELETE' })).ok).toBe(true);
+    await host.startForwarding();
+    await until(() => (host.status().offline.depth === 0 ? true : undefined));
+    expect(host.status().gateway).toMatchObject({ online: true });
+    expect(host.status().gateway).not.toHaveProperty('problem');
+    expect(second.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
   });
 });
 

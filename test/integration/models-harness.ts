@@ -15,7 +15,12 @@ import { localDateTime } from '../../src/host/local-time.js';
 import { createTerminalHost, openTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Fault, type Sandbox } from '../../src/sandbox/index.js';
-import { amountTrigger, RISK_DECLINE_REASON, type TriggerOptions } from '../../src/sandbox/triggers.js';
+import {
+  amountTrigger,
+  REVIEW_REASON,
+  RISK_DECLINE_REASON,
+  type TriggerOptions,
+} from '../../src/sandbox/triggers.js';
 
 /**
  * Model-based integration tests (issue 8, "Tests"): @xstate/graph walks each model machine of src/flows with the user
@@ -127,6 +132,10 @@ export function transactionOutcomes(snapshot: AnyMachineSnapshot, options: Outco
     case 'risk-decline':
       // The customer is told "declined"; the host, not the machine, reverses what the issuer holds.
       outputs.push({ kind: 'declined', transactionId: 'model-tx', reason: RISK_DECLINE_REASON, ...card });
+      break;
+    case 'review':
+      // Held for review: "declined" too; the host reverses it before a review could accept and charge it.
+      outputs.push({ kind: 'declined', transactionId: 'model-tx', reason: REVIEW_REASON, ...card });
       break;
     case 'partial':
       // Every model refuses a partial approval: the transaction reverses or voids it (acceptPartial false).

@@ -118,37 +118,45 @@ describe('a sale the issuer approved and the gateway risk-declined', () => {
   });
 });
 
-describe('a risk-declined sale whose answer was lost', () => {
-  it('is released by a timeout reversal once its timeout void is refused (nothing was captured to void)', async () => {
-    const host = await startHost('attended', sandbox.url, 50);
-    // The sandbox risk-declines the sale (trigger 22), then answers 502 SERVER_TIMEOUT: its outcome is unknown.
-    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
-    await sendEvent(host, { type: 'START' });
-    await sendEvent(host, { type: 'ENTER_AMOUNT', minor: 1_222 });
-    await sendEvent(host, { type: 'CONFIRM' });
-    for (let i = 0; i < 250 && sandbox.ledger().transactions.length === 0; i += 1)
-      await new Promise((res) => setTimeout(res, 20));
-    const [sale] = sandbox.ledger().transactions;
-    expect(sale).toMatchObject({ kind: 'sale', status: 'AUTHORIZED_RISK_DECLINED', outcomeUnknown: true });
+describe('a risk-declined sale, or one held for review, whose answer was lost', () => {
+  it.each([
+    [1_222, 'AUTHORIZED_RISK_DECLINED'],
+    [1_223, 'PENDING_REVIEW'],
+  ])(
+    '(%i) is released by a timeout reversal once its timeout void is refused (nothing was captured to void)',
+    async (amount, status) => {
+      const host = await startHost('attended', sandbox.url, 50);
+      // The sandbox risk-declines the sale (trigger 22) or holds it for review (23), then answers 502 SERVER_TIMEOUT:
+      // its outcome is unknown.
+      sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+      await sendEvent(host, { type: 'START' });
+      await sendEvent(host, { type: 'ENTER_AMOUNT', minor: amount });
+      await sendEvent(host, { type: 'CONFIRM' });
+      for (let i = 0; i < 250 && sandbox.ledger().transactions.length === 0; i += 1)
+        await new Promise((res) => setTimeout(res, 20));
+      const [sale] = sandbox.ledger().transactions;
+      expect(sale).toMatchObject({ kind: 'sale', status, outcomeUnknown: true });
 
-    // The sandbox reports the hold of an unknown answer as UNKNOWN_AUTHORIZATION_NOT_REVERSED until it is released.
-    const problems = (): unknown[] => sandbox.consistency({ requireResolved: true }).problems;
-    for (let i = 0; i < 250 && problems().length > 0; i += 1) await new Promise((res) => setTimeout(res, 20));
-    expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
-      ['sale', 'REVERSED'],
-      ['timeout-reversal', 'REVERSED'],
-    ]);
-    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
-    // The journal says the sale was undone, not that it stands for the operator to refund.
-    await host.close();
-    const journal = openJournal(join(dir, 'journal.db'));
-    try {
-      const saleEntry = journal.findByTransactionId(sale!.transactionId!);
-      expect(saleEntry).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
-    } finally {
-      journal.close();
-    }
-  });
+      // The sandbox reports the hold of an unknown answer as UNKNOWN_AUTHORIZATION_NOT_REVERSED until it is released.
+      const problems = (): unknown[] => sandbox.consistency({ requireResolved: true }).problems;
+      for (let i = 0; i < 250 && problems().length > 0; i += 1)
+        await new Promise((res) => setTimeout(res, 20));
+      expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+        ['sale', 'REVERSED'],
+        ['timeout-reversal', 'REVERSED'],
+      ]);
+      expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+      // The journal says the sale was undone, not that it stands for the operator to refund.
+      await host.close();
+      const journal = openJournal(join(dir, 'journal.db'));
+      try {
+        const saleEntry = journal.findByTransactionId(sale!.transactionId!);
+        expect(saleEntry).toMatchObject({ state: 'resolved', resolution: 'timeout-reversal' });
+      } finally {
+        journal.close();
+      }
+    },
+  );
 });
 
 describe('a pre-authorization the issuer approved and the gateway risk-declined', () => {
@@ -191,5 +199,56 @@ describe('a meter pre-authorization the issuer approved in part and the gateway 
     const reversals = sandbox.ledger().transactions.filter((t) => t.kind === 'reversal');
     expect(reversals.map((t) => [t.status, t.amounts.reversed])).toEqual([['REVERSED', 160]]);
     expect(sandbox.consistency().problems).toEqual([]);
+  });
+});
+
+/*
+ * PENDING_REVIEW (reference/gateway.md §4, payments): the gateway's risk check holds the payment for the merchant's
+ * review. A terminal cannot wait for it: the customer is told "declined" and may pay with another card, while a review
+ * that later accepts it would charge the card. The terminal reverses it at once (the sandbox's trigger 23).
+ */
+describe('a sale held for review', () => {
+  it('is shown declined and its authorization is reversed, leaving a review nothing to accept', async () => {
+    const host = await startHost('attended', sandbox.url);
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_AMOUNT', minor: 1_223 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    const shown = await screen(host, ['approved', 'declined', 'error', 'choose-currency']);
+    expect(shown.customer.screen).toBe('declined');
+    const [sale] = sandbox.ledger().transactions;
+    expect(sale).toMatchObject({ kind: 'sale', status: 'PENDING_REVIEW' });
+
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    expect(sandbox.ledger().transactions.map((t) => [t.kind, t.status])).toEqual([
+      ['sale', 'REVERSED'],
+      ['reversal', 'REVERSED'],
+    ]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+});
+
+describe('a meter pre-authorization held for review', () => {
+  it('is shown declined and its hold is released', async () => {
+    // 30 minutes at 1.23: the sandbox's review trigger.
+    const host = await startHost('meter', sandbox.url, undefined, {
+      periods: [{ minutes: 1440, priceMinor: 123, unitMinutes: 30 }],
+      meterAuthorization: 'chosen',
+    });
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 30 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    const shown = await screen(host, ['session', 'declined', 'error']);
+    expect(shown.customer.screen).toBe('declined');
+    const [held] = sandbox.ledger().transactions.filter((t) => t.kind === 'authorization');
+    expect(held).toMatchObject({ status: 'PENDING_REVIEW', amounts: { authorized: 123 } });
+
+    for (let i = 0; i < 250 && sandboxOpenAuthorizations(sandbox).length > 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+    const reversals = sandbox.ledger().transactions.filter((t) => t.kind === 'reversal');
+    expect(reversals.map((t) => [t.status, t.amounts.reversed])).toEqual([['REVERSED', 123]]);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 });

@@ -197,6 +197,27 @@ describe('scheduled faults', () => {
     expect(after.status).toBe(201);
   });
 
+  it('answers a processor that is down with 400 PROCESSOR_UNAVAILABLE, committing nothing', async () => {
+    sandbox.scheduleFaults([{ kind: 'processor-unavailable' }]);
+    const transactionId = tid();
+    const refused = await client.send(
+      'POST',
+      '/pts/v2/payments',
+      samplePayment({ amountMinor: 1000, transactionId }),
+    );
+    expect(refused.status).toBe(400);
+    expect(refused.body).toMatchObject({ status: 'INVALID_REQUEST', reason: 'PROCESSOR_UNAVAILABLE' });
+    expect(sandbox.ledger().transactions).toEqual([]);
+    // Nothing was processed: the same request passes later.
+    const again = await client.send(
+      'POST',
+      '/pts/v2/payments',
+      samplePayment({ amountMinor: 1000, transactionId }),
+    );
+    expect(again.status).toBe(201);
+    expect(again.body.status).toBe('AUTHORIZED');
+  });
+
   it('takes faults over the admin endpoint and rejects unknown kinds', async () => {
     const bad = await fetch(`${sandbox.url}/__sandbox/faults`, {
       method: 'POST',

@@ -144,7 +144,14 @@ export function reasonCell(heartbeat: TerminalRow['heartbeat']): string {
  * `gateway-unreachable` alone does not say. '-' otherwise, and for a terminal older than the field.
  */
 export function unreachableCell(heartbeat: TerminalRow['heartbeat']): string {
-  if (!heartbeat || heartbeat.gateway.online !== false || heartbeat.gateway.problem === 'credentials')
+  // Refused credentials, or a processor that is down: the gateway answered, no host failed to open.
+  const problem = heartbeat?.gateway.problem;
+  if (
+    !heartbeat ||
+    heartbeat.gateway.online !== false ||
+    problem === 'credentials' ||
+    problem === 'processor'
+  )
     return '-';
   // Not checked by the heartbeat's schema: whoever may write the topic could send anything. A string is shown.
   const host: unknown = heartbeat.gateway.unreachableHost;

@@ -34,7 +34,7 @@ function withCapture(fake: FakeTerminal): void {
 
 async function operator(fake: FakeTerminal, command: OperatorCommand) {
   const actor = createActor(provideFlowEffects.operator(fake), {
-    input: { settings: testSettings(), clock: fake.clock, pin: fake.pin, command },
+    input: { settings: testSettings(), clock: fake.clock, command },
     clock: fake.clock,
   });
   actor.start();
@@ -150,7 +150,6 @@ describe('operator mode: a refund whose answer was lost and that its timeout voi
       input: {
         settings: testSettings(),
         clock: fake.clock,
-        pin: fake.pin,
         command: { type: 'refund', transactionId: 'S1', amountMinor: 100 },
       },
       clock: fake.clock,

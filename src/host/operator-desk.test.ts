@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
-import { FakeTerminal, testSettings } from '../flows/testing/fake-terminal.js';
+import { FakeTerminal, settle, testSettings } from '../flows/testing/fake-terminal.js';
 import {
   JournaledSender,
   OfflineQueue,
@@ -55,7 +55,6 @@ function setup(
   const pin = new OperatorPin(undefined, () => t);
   const goodPin = pin.generated ?? '';
   const fake = new FakeTerminal(T0);
-  fake.pin = goodPin;
   fake.settled.set('G-S1', {
     service: 'sale',
     transactionId: 'S1',
@@ -496,6 +495,63 @@ describe('OperatorDesk: the PIN lockout across a restart', () => {
     expect(await restart(deps, goodPin).handle({ pin: goodPin, action: transactions })).toMatchObject({
       error: { code: 'OPERATOR_LOCKED', lockedUntil: new Date(t + 5 * 60_000).toISOString() },
     });
+  });
+
+  /** A refund waiting behind another (operator mode runs one at a time) while wrong PINs come in. */
+  function queuedBehindARefund() {
+    const s = setup();
+    let open: () => void = () => undefined;
+    s.fake.submitGate = new Promise<void>((resolve) => (open = resolve));
+    const refund = (amountMinor: number) =>
+      s.desk.handle({ pin: s.goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor } });
+    const first = refund(100);
+    const second = refund(200);
+    const answers = async () => {
+      await settle();
+      s.fake.submitGate = undefined;
+      open();
+      return Promise.all([first, second]);
+    };
+    return { ...s, answers };
+  }
+
+  it('sends no refund or void asked for with a wrong PIN', async () => {
+    const { desk, wrongPin, fake } = setup();
+    for (const action of [
+      { type: 'refund', transactionId: 'S1' },
+      { type: 'void', transactionId: 'S1' },
+    ] as const)
+      expect(await desk.handle({ pin: wrongPin, action })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_PIN' },
+      });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('carries out a refund admitted by a good PIN when operator mode locks while it waits its turn', async () => {
+    const { desk, wrongPin, answers, fake } = queuedBehindARefund();
+    await settle();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    const [first, second] = await answers();
+    expect(first).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+    expect(second).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+    expect(fake.sent.filter((s) => s.service === 'refund-payment').map((s) => s.amountMinor)).toEqual([
+      100, 200,
+    ]);
+  });
+
+  it('checks the PIN of a queued refund once: its turn resets no count of wrong PINs, as a restart reads it', async () => {
+    const { desk, deps, goodPin, wrongPin, answers } = queuedBehindARefund();
+    await settle();
+    for (let i = 0; i < 4; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    await answers();
+    const restarted = restart(deps, goodPin);
+    // The fifth wrong PIN in a row since the last good one the audit log holds: locked, here as after a restart.
+    for (const d of [desk, restarted])
+      expect(await d.handle({ pin: wrongPin, action: transactions })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_PIN', lockedUntil: new Date(t + 5 * 60_000).toISOString() },
+      });
   });
 });
 

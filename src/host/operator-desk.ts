@@ -77,7 +77,6 @@ function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
       return 'ok';
     case 'declined':
     case 'rejected':
-    case 'refused':
     case 'not-found':
     case 'not-allowed':
       return 'refused';
@@ -324,18 +323,15 @@ export class OperatorDesk {
       case 'refund':
         return this.refundOnce(a, async () =>
           ok(
-            await this.run(
-              {
-                type: 'refund',
-                transactionId: a.transactionId,
-                ...(a.amountMinor !== undefined ? { amountMinor: a.amountMinor } : {}),
-              },
-              request.pin,
-            ),
+            await this.run({
+              type: 'refund',
+              transactionId: a.transactionId,
+              ...(a.amountMinor !== undefined ? { amountMinor: a.amountMinor } : {}),
+            }),
           ),
         );
       case 'void':
-        return ok(await this.run({ type: 'void', transactionId: a.transactionId }, request.pin));
+        return ok(await this.run({ type: 'void', transactionId: a.transactionId }));
       case 'flush-queue':
         return ok({ type: 'flush-queue', ...(await this.flushQueue()) });
       case 'offline-declines':
@@ -686,17 +682,19 @@ export class OperatorDesk {
    * One refund or void, run by the operator machine with the host's effects — one at a time: each reads what the
    * journal says of its payment (findTransaction) once the one before has journaled its request and its outcome, so
    * that two asked at once cannot both pass the check of what is left to refund, or of a refund standing against a
-   * void (the gateway's own rule would be the only guard left).
+   * void (the gateway's own rule would be the only guard left). Its PIN was checked once, when it was asked for
+   * ({@link checkPin}): a refund admitted then is carried out in its turn, even if operator mode locked meanwhile, and
+   * no second check counts towards the lockout (or resets it) unrecorded.
    */
-  private run(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
-    const run = this.followOns.then(() => this.runNow(command, pin));
+  private run(command: OperatorCommand): Promise<OperatorResponse> {
+    const run = this.followOns.then(() => this.runNow(command));
     this.followOns = run.catch(() => undefined);
     return run;
   }
 
-  private async runNow(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
+  private async runNow(command: OperatorCommand): Promise<OperatorResponse> {
     const actor = createActor(provideFlowEffects.operator(this.deps.effects), {
-      input: { settings: this.deps.settings, clock: this.deps.clock, pin, command },
+      input: { settings: this.deps.settings, clock: this.deps.clock, command },
     });
     let result: OperatorResult;
     try {

@@ -463,7 +463,6 @@ export class TerminalHost implements TerminalApi {
       cards: this.cards,
       payments: this.payments,
       dcc: this.dcc,
-      pin: this.pin,
       holds: this.holds,
       holdWatch: () => this.holdWatch,
       holdClosedToExit: (hold) => this.openAuthorizations.holdClosedToExit(hold.transactionId),

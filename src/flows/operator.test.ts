@@ -89,6 +89,24 @@ describe('operator mode: the release of a voided capture’s hold', () => {
     });
 });
 
+describe('operator mode: a journal that cannot be read', () => {
+  it('says so, and that nothing was sent — not that the transaction does not exist', async () => {
+    const fake = new FakeTerminal();
+    fake.findTransaction = () =>
+      Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'JOURNAL_IO' }));
+    for (const command of [
+      { type: 'refund', transactionId: 'S1' },
+      { type: 'void', transactionId: 'S1' },
+    ] as const)
+      expect(await operator(fake, command)).toEqual({
+        outcome: 'failed',
+        code: 'JOURNAL_UNREADABLE',
+        message: 'The journal could not be read: nothing was sent; try again',
+      });
+    expect(fake.sent).toEqual([]);
+  });
+});
+
 describe('operator mode: a refund amount it does not send', () => {
   /** A sale `S1` of £6.00 with £2.50 of it refunded already. */
   function withSale(fake: FakeTerminal): void {

@@ -28,12 +28,14 @@ export interface OperatorInput {
 
 export interface OperatorResult {
   /**
-   * `not-found`: no such transaction. `not-allowed`: the action does not apply to it.
+   * `not-found`: no such transaction. `failed`: the journal's record of it could not be read (code
+   * JOURNAL_UNREADABLE) — nothing was sent; it may well exist. `not-allowed`: the action does not apply to it.
    * `cancelled`: its answer was lost and its own timeout request (a refund's timeout void) cancelled it — nothing moved
    * (code TIMEOUT_RESOLVED).
    */
-  outcome: 'approved' | 'declined' | 'rejected' | 'unknown' | 'cancelled' | 'not-found' | 'not-allowed';
-  /** Stable code: NOT_FOUND, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
+  outcome:
+    'approved' | 'declined' | 'rejected' | 'unknown' | 'cancelled' | 'not-found' | 'not-allowed' | 'failed';
+  /** Stable code: NOT_FOUND, JOURNAL_UNREADABLE, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
   code: string;
   message: string;
   /** The service sent, when one was. */
@@ -248,9 +250,16 @@ export const operatorMachine = setup({
           },
           { target: 'done', actions: assign(finish('not-found', 'NOT_FOUND', 'No such transaction')) },
         ],
+        // Not "no such transaction": it may exist, and be refunded or voided once the journal can be read again.
         onError: {
           target: 'done',
-          actions: assign(finish('not-found', 'NOT_FOUND', 'The journal could not be read')),
+          actions: assign(
+            finish(
+              'failed',
+              'JOURNAL_UNREADABLE',
+              'The journal could not be read: nothing was sent; try again',
+            ),
+          ),
         },
       },
     },

@@ -398,6 +398,22 @@ describe('OperatorDesk audit log', () => {
     expect(desk.auditView({ limit: 0 })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
   });
 
+  it('records a refund or void whose payment the journal could not read as failed, not as refused', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.findTransaction = () =>
+      Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'JOURNAL_IO' }));
+    const r = await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S1' } });
+    expect(r).toMatchObject({ ok: true, value: { outcome: 'failed', code: 'JOURNAL_UNREADABLE' } });
+    expect(log(desk).at(-1)).toEqual({
+      actor: 'operator',
+      action: 'void',
+      subject: 'S1',
+      result: 'failed',
+      code: 'JOURNAL_UNREADABLE',
+      details: { outcome: 'failed' },
+    });
+  });
+
   it('goes on when the audit log cannot be written: the refund stands', async () => {
     const { desk, goodPin, journal } = setup();
     journal.db.exec('DROP TABLE audit_log');

@@ -81,9 +81,10 @@ function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
     case 'not-allowed':
       return 'refused';
     // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then); or cancelled by its timeout
-    // request once its answer was lost: nothing moved.
+    // request once its answer was lost: nothing moved; or not sent, the journal could not be read.
     case 'unknown':
     case 'cancelled':
+    case 'failed':
       return 'failed';
   }
 }

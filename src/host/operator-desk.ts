@@ -22,6 +22,7 @@ import {
   type AuditRecord,
   type AuditResult,
   type JournalEntry,
+  type RecoveryItem,
   type SqliteJournal,
 } from '../journal/index.js';
 import { formatAmount, intlLocale, resolveLocale, translator } from '../i18n/index.js';
@@ -750,6 +751,57 @@ export class OperatorDesk {
       message: result.message,
       transactionId: result.transactionId ?? command.transactionId,
     };
+  }
+
+  /**
+   * Recovery resolved an in-flight journal entry (after the host's `recovery` record of it): when it is a refund or
+   * void operator mode sent and recorded with its outcome unknown (its answer was lost), one more record of that action
+   * — actor `system`, the payment its subject as before, the resolution its code — says what finally became of it:
+   * `ok` when it went through (a void given back by recovery's timeout void of what it voids, by {@link voidOutcome}'s
+   * rule; a refund found standing, `not-voidable`), `refused` for a void the gateway refused (`not-voidable`: nothing
+   * given back), `failed` when it moved nothing (a refund cancelled by its timeout void, either never at the gateway).
+   * Once per entry; any other entry (a flow's own compensation void, a payment) is left to the `recovery` record.
+   */
+  followOnResolved(item: RecoveryItem): void {
+    const entry = this.deps.journal.get(item.entryId);
+    const subject = entry?.referencedTransactionId;
+    if (entry === undefined || subject === undefined) return;
+    const action = entry.service.startsWith('void-')
+      ? 'void'
+      : entry.service === 'refund-capture' || entry.service === 'refund-payment'
+        ? 'refund'
+        : undefined;
+    if (action === undefined) return;
+    const sent: Record<string, string> =
+      entry.transactionId !== undefined ? { sentTransactionId: entry.transactionId } : {};
+    if (
+      !this.audit.holds(action, subject, { outcome: 'unknown', service: entry.service, ...sent }) ||
+      this.audit.holds(action, subject, { entryId: entry.id })
+    )
+      return;
+    const [result, outcome]: [AuditResult, OperatorResult['outcome']] =
+      action === 'void'
+        ? voidOutcome(entry) === 'given-back'
+          ? ['ok', 'approved']
+          : item.resolution === 'not-voidable'
+            ? ['refused', 'rejected']
+            : ['failed', 'cancelled']
+        : resolvedStanding(entry)
+          ? ['ok', 'approved']
+          : ['failed', 'cancelled'];
+    this.audit.record({
+      actor: 'system',
+      action,
+      subject,
+      result,
+      code: item.resolution,
+      details: {
+        outcome,
+        entryId: entry.id,
+        service: entry.service,
+        ...sent,
+      },
+    });
   }
 
   /**

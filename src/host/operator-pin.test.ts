@@ -96,6 +96,26 @@ describe('OperatorPin: lockouts that escalate', () => {
     expect(lockMinutes(p)).toBe(5);
   });
 
+  it('holds a lockout no longer than its own length when the clock is stepped back during it', () => {
+    const p = pin();
+    fiveWrong(p);
+    t -= 60 * MIN;
+    expect(p.check('2468')).toBe('locked');
+    expect(lockMinutes(p)).toBe(5);
+    t = p.lockedUntil()!;
+    expect(p.check('2468')).toBe('ok');
+  });
+
+  it('does not lock again when the clock is stepped back after a good PIN ended the lockout', () => {
+    const p = pin();
+    fiveWrong(p);
+    t = p.lockedUntil()!;
+    expect(p.check('2468')).toBe('ok');
+    t -= MIN;
+    expect(p.lockedUntil()).toBeUndefined();
+    expect(p.check('2468')).toBe('ok');
+  });
+
   it('replays the escalation at a restart from the recorded checks', () => {
     const before = pin();
     const past: { atMs: number; ok: boolean }[] = [];

@@ -61,7 +61,7 @@ export class OperatorPin {
   /** 'ok', 'wrong' or 'locked'. */
   check(candidate: string): 'ok' | 'wrong' | 'locked' {
     const at = this.now();
-    if (at < this.lockedUntilMs) return 'locked';
+    if (this.locked(at)) return 'locked';
     const ok = timingSafeEqual(createHash('sha256').update(candidate).digest(), this.digest);
     this.count(ok, at);
     return ok ? 'ok' : 'wrong';
@@ -69,12 +69,23 @@ export class OperatorPin {
 
   /** When the lockout in force ends (epoch milliseconds); undefined when operator mode is not locked. */
   lockedUntil(): number | undefined {
-    return this.now() < this.lockedUntilMs ? this.lockedUntilMs : undefined;
+    return this.locked(this.now()) ? this.lockedUntilMs : undefined;
   }
 
   /**
-   * When the latest lockout ends or ended (epoch milliseconds), undefined before the first: the end of the lockout that
-   * made {@link check} answer `locked`, even when it has run out since.
+   * Whether the lockout holds at `at`. The wall clock may be stepped back (by hand, by a time service): a lockout then
+   * ends no later than its own length after `at` — it is not made to last the hour the clock went back — and a good
+   * PIN that ended one leaves none for the clock to bring back.
+   */
+  private locked(at: number): boolean {
+    if (this.lockedUntilMs > 0)
+      this.lockedUntilMs = Math.min(this.lockedUntilMs, at + lockoutMs(this.lockouts));
+    return at < this.lockedUntilMs;
+  }
+
+  /**
+   * When the latest lockout ends or ended (epoch milliseconds), undefined before the first and after a good PIN: the
+   * end of the lockout that made {@link check} answer `locked`, even when it has run out since.
    */
   lockEnd(): number | undefined {
     return this.lockedUntilMs > 0 ? this.lockedUntilMs : undefined;
@@ -94,6 +105,7 @@ export class OperatorPin {
     if (ok) {
       this.failures = 0;
       this.lockouts = 0;
+      this.lockedUntilMs = 0;
       return;
     }
     this.failures += 1;

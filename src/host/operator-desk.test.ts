@@ -571,6 +571,28 @@ describe('OperatorDesk: the PIN lockout across a restart', () => {
   });
 });
 
+describe('OperatorDesk: a PIN file that cannot be used any more', () => {
+  it('refuses every PIN with a typed error while the file is unusable, and counts none towards the lockout', async () => {
+    const { deps, goodPin, wrongPin } = setup();
+    const dir = mkdtempSync(join(tmpdir(), 'pt-desk-pin-'));
+    dirs.push(dir);
+    const file = join(dir, 'operator.pin');
+    writeFileSync(file, `${goodPin}\n`, { mode: 0o600 });
+    const desk = new OperatorDesk({ ...deps, pin: new OperatorPin(file, () => t) });
+    chmodSync(file, 0o644);
+    for (let i = 0; i < 5; i++)
+      for (const pin of [goodPin, wrongPin])
+        expect(await desk.handle({ pin, action: { type: 'transactions' } })).toMatchObject({
+          ok: false,
+          error: { code: 'SECRET_FILE_EXPOSED' },
+        });
+    expect(desk.admitCredit(goodPin)).toMatchObject({ ok: false, error: { code: 'SECRET_FILE_EXPOSED' } });
+    chmodSync(file, 0o600);
+    expect(await desk.handle({ pin: goodPin, action: { type: 'transactions' } })).toMatchObject({ ok: true });
+    expect(desk.auditLog().map((r) => r.action)).toEqual(['sign-in']);
+  });
+});
+
 describe('OperatorDesk: PIN checks refused during a lockout', () => {
   const transactions = { type: 'transactions' } as const;
 

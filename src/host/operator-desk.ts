@@ -566,10 +566,27 @@ export class OperatorDesk {
    * The one operator PIN check: counts a wrong PIN towards the lockout, records a wrong PIN, a sign-in (see
    * {@link signedIn}) and the refusals during a lockout (see {@link recordRefusal}) for `requested`, the action asked
    * for. Undefined when the PIN is good; else the refusal (`OPERATOR_PIN`, `OPERATOR_LOCKED`, with `lockedUntil` when
-   * operator mode is locked).
+   * operator mode is locked; the PIN file's code when it cannot be used any more, see `OperatorPin.check`).
    */
   private checkPin(pin: string, requested: string): ApiError | undefined {
-    const check = this.deps.pin.check(pin);
+    let check: ReturnType<OperatorPin['check']>;
+    try {
+      check = this.deps.pin.check(pin);
+    } catch (e) {
+      // The PIN file was replaced by one that cannot be used (others can read it, it is gone, it holds no PIN): no PIN
+      // is checked, none counted, until it is put right. The file and the reason go to the log, not to the panel.
+      this.sessionSeenMs = undefined;
+      const code = errorCode(e);
+      this.deps.logger.error(
+        { err: e, code },
+        'the operator PIN file cannot be used: operator mode is closed',
+      );
+      return {
+        code,
+        message:
+          'the operator PIN file cannot be used: operator mode is closed until it is put right (see the log)',
+      };
+    }
     if (check === 'locked') {
       this.sessionSeenMs = undefined;
       // The lockout that refused it, even if it has run out since the check.

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -53,6 +53,37 @@ describe('OperatorPin', () => {
     expect(() => new OperatorPin(pinFile('12ab\n', 0o600))).toThrowError(
       expect.objectContaining({ code: 'OPERATOR_PIN_FILE' }) as Error,
     );
+  });
+
+  it('takes the PIN of a file replaced while the terminal runs, and no longer the one it replaced', () => {
+    const file = pinFile('2468\n', 0o600);
+    const pin = new OperatorPin(file);
+    expect(pin.check('2468')).toBe('ok');
+    // Written beside and renamed over, as an administrator replaces a secret …
+    const next = join(dir, 'operator.pin.new');
+    writeFileSync(next, '97531\n', { mode: 0o600 });
+    renameSync(next, file);
+    expect(pin.check('97531')).toBe('ok');
+    expect(pin.check('2468')).toBe('wrong');
+    // … or written in place.
+    writeFileSync(file, '864200\n');
+    expect(pin.check('864200')).toBe('ok');
+    expect(pin.check('97531')).toBe('wrong');
+  });
+
+  it('refuses to check a PIN against a file that became unusable, with the typed error of the start', () => {
+    const file = pinFile('2468\n', 0o600);
+    const pin = new OperatorPin(file);
+    writeFileSync(file, '12ab\n');
+    expect(() => pin.check('2468')).toThrowError(
+      expect.objectContaining({ code: 'OPERATOR_PIN_FILE' }) as Error,
+    );
+    rmSync(file);
+    expect(() => pin.check('2468')).toThrowError(
+      expect.objectContaining({ code: 'SECRET_FILE_UNREADABLE', key: 'terminal.operatorPinFile' }) as Error,
+    );
+    pinFile('2468\n', 0o600);
+    expect(pin.check('2468')).toBe('ok');
   });
 
   it('generates a six-digit PIN when no file is configured', () => {

@@ -571,6 +571,54 @@ describe('OperatorDesk: the PIN lockout across a restart', () => {
   });
 });
 
+describe('OperatorDesk: an operator void whose answer was lost, resolved by recovery', () => {
+  /** A void of S1 journaled with its answer lost, recorded by operator mode (or not), then resolved `how`. */
+  function lostVoid(how: string, byOperator = true) {
+    const s = setup();
+    const entry = s.journal.begin(
+      saleEntry('V1', { service: 'void-payment', referencedTransactionId: 'S1', transactionId: undefined }),
+    );
+    s.journal.recordOutcome(entry.id, { state: 'unknown' });
+    if (byOperator)
+      s.desk.audit.record({
+        actor: 'operator',
+        action: 'void',
+        subject: 'S1',
+        result: 'failed',
+        code: 'UNKNOWN',
+        details: { outcome: 'unknown', service: 'void-payment' },
+      });
+    s.journal.resolve(entry.id, how);
+    const item = { entryId: entry.id, transactionId: 'S1', service: 'void-payment', resolution: how };
+    return {
+      ...s,
+      item: { ...item, attempts: 1, needsOperator: how === 'not-voidable', at: now().toISOString() },
+    };
+  }
+
+  it('records a void the gateway refused (not-voidable) as refused, once', () => {
+    const { desk, item } = lostVoid('not-voidable');
+    desk.followOnResolved(item);
+    desk.followOnResolved(item);
+    expect(log(desk).filter((r) => r.actor === 'system')).toEqual([
+      {
+        actor: 'system',
+        action: 'void',
+        subject: 'S1',
+        result: 'refused',
+        code: 'not-voidable',
+        details: { outcome: 'rejected', entryId: item.entryId, service: 'void-payment' },
+      },
+    ]);
+  });
+
+  it('records nothing for a void operator mode did not send (a flow compensating its own payment)', () => {
+    const { desk, item } = lostVoid('timeout-void', false);
+    desk.followOnResolved(item);
+    expect(log(desk)).toEqual([]);
+  });
+});
+
 describe('OperatorDesk: a PIN file that cannot be used any more', () => {
   it('refuses every PIN with a typed error while the file is unusable, and counts none towards the lockout', async () => {
     const { deps, goodPin, wrongPin } = setup();

@@ -14,7 +14,7 @@ import {
   type SqliteJournal,
 } from '../journal/index.js';
 import { translator } from '../i18n/index.js';
-import { silentLogger } from '../log/index.js';
+import { createLogger, silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import type { HoldRecord, HoldExpiryResult } from '../flows/index.js';
 import type { HoldRelease, HoldStanding } from './hold-watch.js';
@@ -626,7 +626,12 @@ describe('OperatorDesk: a PIN file that cannot be used any more', () => {
     dirs.push(dir);
     const file = join(dir, 'operator.pin');
     writeFileSync(file, `${goodPin}\n`, { mode: 0o600 });
-    const desk = new OperatorDesk({ ...deps, pin: new OperatorPin(file, () => t) });
+    const lines: { msg: string }[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) },
+    });
+    const desk = new OperatorDesk({ ...deps, logger, pin: new OperatorPin(file, () => t) });
     chmodSync(file, 0o644);
     for (let i = 0; i < 5; i++)
       for (const pin of [goodPin, wrongPin])
@@ -638,6 +643,11 @@ describe('OperatorDesk: a PIN file that cannot be used any more', () => {
     chmodSync(file, 0o600);
     expect(await desk.handle({ pin: goodPin, action: { type: 'transactions' } })).toMatchObject({ ok: true });
     expect(desk.auditLog().map((r) => r.action)).toEqual(['sign-in']);
+    // Said once in the log, not at each of the eleven refusals; and once that it is over.
+    expect(lines.map((l) => l.msg)).toEqual([
+      'the operator PIN file cannot be used: operator mode is closed',
+      'the operator PIN file can be used again',
+    ]);
   });
 });
 

@@ -232,6 +232,8 @@ export class OperatorDesk {
    * (at the next PIN check after it, or when the terminal closes; see {@link recordRefusal}).
    */
   private refusals: { untilMs: number; unrecorded: number } | undefined;
+  /** The code of the PIN file's problem last logged, while the file cannot be used (see {@link checkPin}). */
+  private pinFileProblem: string | undefined;
   /** Payment links and alternative-method sales in operator mode. */
   private readonly payments: OperatorPayments;
   /** The refund or void under way, if any: the next waits for it (see {@link run}). */
@@ -575,17 +577,24 @@ export class OperatorDesk {
     } catch (e) {
       // The PIN file was replaced by one that cannot be used (others can read it, it is gone, it holds no PIN): no PIN
       // is checked, none counted, until it is put right. The file and the reason go to the log, not to the panel.
+      // Logged once per problem, not at every refusal: an open panel asks for the status every two seconds.
       this.sessionSeenMs = undefined;
       const code = errorCode(e);
-      this.deps.logger.error(
-        { err: e, code },
-        'the operator PIN file cannot be used: operator mode is closed',
-      );
+      if (this.pinFileProblem !== code)
+        this.deps.logger.error(
+          { err: e, code },
+          'the operator PIN file cannot be used: operator mode is closed',
+        );
+      this.pinFileProblem = code;
       return {
         code,
         message:
           'the operator PIN file cannot be used: operator mode is closed until it is put right (see the log)',
       };
+    }
+    if (this.pinFileProblem !== undefined) {
+      this.deps.logger.info('the operator PIN file can be used again');
+      this.pinFileProblem = undefined;
     }
     if (check === 'locked') {
       this.sessionSeenMs = undefined;

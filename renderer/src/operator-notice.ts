@@ -25,7 +25,7 @@ const MARKERS: Record<Exclude<NoticeTone, 'info'>, { symbol: string; word: strin
 
 /**
  * The tone of a refund's or void's `outcome` as the terminal answers it (approved | declined | rejected | unknown |
- * cancelled | refused | not-found | not-allowed): approved is a success, unknown is unknown, every other one is a
+ * cancelled | not-found | not-allowed | failed): approved is a success, unknown is unknown, every other one is a
  * refusal (nothing moved) — an outcome the panel does not know is never shown as done.
  */
 export function outcomeTone(outcome: string): NoticeTone {

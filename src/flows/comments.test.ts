@@ -56,7 +56,7 @@ async function attended(fake: FakeTerminal, credit = false): Promise<AnyActorRef
 
 async function operator(fake: FakeTerminal, command: OperatorCommand) {
   const actor = createActor(provideFlowEffects.operator(fake), {
-    input: { settings: testSettings(), clock: fake.clock, pin: fake.pin, command },
+    input: { settings: testSettings(), clock: fake.clock, command },
     clock: fake.clock,
   });
   actor.start();

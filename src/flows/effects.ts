@@ -515,8 +515,6 @@ export interface FlowEffects {
   dccOffer(input: DccOfferInput, signal: AbortSignal): Promise<DccOfferSummary | null>;
   /** Kiosk: the entry time of a ticket or plate. Rejects only on a storage failure. */
   lookupTicket(input: { ticket: string }, signal: AbortSignal): Promise<TicketLookup>;
-  /** Operator mode: true when `pin` is the operator PIN (constant-time comparison, attempt limits are the host's). */
-  verifyOperatorPin(input: { pin: string }, signal: AbortSignal): Promise<boolean>;
   /** Operator mode: the journal's record of a transaction, or null when there is none. */
   findTransaction(input: { transactionId: string }, signal: AbortSignal): Promise<OriginalTransaction | null>;
   /** Tap-and-go: persists an open hold and starts watching its expiry. Resolves once durable. */

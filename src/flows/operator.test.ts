@@ -34,7 +34,7 @@ function withCapture(fake: FakeTerminal): void {
 
 async function operator(fake: FakeTerminal, command: OperatorCommand) {
   const actor = createActor(provideFlowEffects.operator(fake), {
-    input: { settings: testSettings(), clock: fake.clock, pin: fake.pin, command },
+    input: { settings: testSettings(), clock: fake.clock, command },
     clock: fake.clock,
   });
   actor.start();
@@ -87,6 +87,24 @@ describe('operator mode: the release of a voided capture’s hold', () => {
         transactionId: fake.sent.find((r) => r.service === 'void-capture')?.transactionId,
       });
     });
+});
+
+describe('operator mode: a journal that cannot be read', () => {
+  it('says so, and that nothing was sent — not that the transaction does not exist', async () => {
+    const fake = new FakeTerminal();
+    fake.findTransaction = () =>
+      Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'JOURNAL_IO' }));
+    for (const command of [
+      { type: 'refund', transactionId: 'S1' },
+      { type: 'void', transactionId: 'S1' },
+    ] as const)
+      expect(await operator(fake, command)).toEqual({
+        outcome: 'failed',
+        code: 'JOURNAL_UNREADABLE',
+        message: 'The journal could not be read: nothing was sent; try again',
+      });
+    expect(fake.sent).toEqual([]);
+  });
 });
 
 describe('operator mode: a refund amount it does not send', () => {
@@ -150,7 +168,6 @@ describe('operator mode: a refund whose answer was lost and that its timeout voi
       input: {
         settings: testSettings(),
         clock: fake.clock,
-        pin: fake.pin,
         command: { type: 'refund', transactionId: 'S1', amountMinor: 100 },
       },
       clock: fake.clock,

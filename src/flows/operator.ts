@@ -9,7 +9,9 @@ import { transactionMachine, type TransactionResult } from './transaction.js';
 
 /**
  * Operator mode (kiosk/booth refunds and voids, attended linked refunds), protected by the operator PIN (DESIGN.md:
- * operator actions need the PIN). One actor per operator request: PIN check → the journal's record of the original →
+ * operator actions need the PIN), which the host checks before it starts the machine — once per request, where the
+ * lockout is counted and every check recorded (src/host/operator-desk.ts `checkPin`): the machine never sees the PIN.
+ * One actor per operator request: the journal's record of the original →
  * REFUND Capture / REFUND Payment (within the captured amount), or VOID Capture / Payment / Refund / Credit before the
  * settlement cut-off (spec 001). Voiding a capture leaves the authorization hold in place (gateway.md §7): it is
  * reversed next.
@@ -21,19 +23,19 @@ export type OperatorCommand =
 export interface OperatorInput {
   settings: FlowSettings;
   clock: FlowClock;
-  pin: string;
   command: OperatorCommand;
 }
 
 export interface OperatorResult {
   /**
-   * `refused`: wrong PIN. `not-found`: no such transaction. `not-allowed`: the action does not apply to it.
+   * `not-found`: no such transaction. `failed`: the journal's record of it could not be read (code
+   * JOURNAL_UNREADABLE) — nothing was sent; it may well exist. `not-allowed`: the action does not apply to it.
    * `cancelled`: its answer was lost and its own timeout request (a refund's timeout void) cancelled it — nothing moved
    * (code TIMEOUT_RESOLVED).
    */
   outcome:
-    'approved' | 'declined' | 'rejected' | 'unknown' | 'cancelled' | 'refused' | 'not-found' | 'not-allowed';
-  /** Stable code: OPERATOR_PIN, NOT_FOUND, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
+    'approved' | 'declined' | 'rejected' | 'unknown' | 'cancelled' | 'not-found' | 'not-allowed' | 'failed';
+  /** Stable code: NOT_FOUND, JOURNAL_UNREADABLE, an {@link OperatorRefusalCode}, APPROVED, a gateway reason, … */
   code: string;
   message: string;
   /** The service sent, when one was. */
@@ -51,7 +53,6 @@ export interface OperatorResult {
 interface OperatorContext {
   settings: FlowSettings;
   clock: FlowClock;
-  pin: string;
   command: OperatorCommand;
   original: OriginalTransaction | undefined;
   service: ServiceName | undefined;
@@ -212,7 +213,6 @@ export const operatorMachine = setup({
   },
   actors: {
     transaction: transactionMachine,
-    verifyOperatorPin: fromPromise<boolean, { pin: string }>(notProvided('verifyOperatorPin')),
     findTransaction: fromPromise<OriginalTransaction | null, { transactionId: string }>(
       notProvided('findTransaction'),
     ),
@@ -229,30 +229,15 @@ export const operatorMachine = setup({
   context: ({ input }) => ({
     settings: input.settings,
     clock: input.clock,
-    pin: input.pin,
     command: input.command,
     original: undefined,
     service: undefined,
     amountMinor: 0,
     result: undefined,
   }),
-  initial: 'checkingPin',
+  initial: 'finding',
   output: ({ context }) => context.result ?? { outcome: 'rejected', code: 'NO_RESULT', message: 'No result' },
   states: {
-    checkingPin: {
-      invoke: {
-        src: 'verifyOperatorPin',
-        input: ({ context }) => ({ pin: context.pin }),
-        onDone: [
-          { guard: ({ event }) => event.output, target: 'finding' },
-          { target: 'done', actions: assign(finish('refused', 'OPERATOR_PIN', 'Wrong operator PIN')) },
-        ],
-        onError: {
-          target: 'done',
-          actions: assign(finish('refused', 'OPERATOR_PIN', 'The PIN could not be checked')),
-        },
-      },
-    },
     finding: {
       invoke: {
         src: 'findTransaction',
@@ -265,9 +250,16 @@ export const operatorMachine = setup({
           },
           { target: 'done', actions: assign(finish('not-found', 'NOT_FOUND', 'No such transaction')) },
         ],
+        // Not "no such transaction": it may exist, and be refunded or voided once the journal can be read again.
         onError: {
           target: 'done',
-          actions: assign(finish('not-found', 'NOT_FOUND', 'The journal could not be read')),
+          actions: assign(
+            finish(
+              'failed',
+              'JOURNAL_UNREADABLE',
+              'The journal could not be read: nothing was sent; try again',
+            ),
+          ),
         },
       },
     },

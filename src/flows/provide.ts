@@ -166,9 +166,6 @@ export const provideFlowEffects = {
     operatorMachine.provide({
       actors: {
         transaction: transaction(effects),
-        verifyOperatorPin: fromPromise<boolean, { pin: string }>(({ input, signal }) =>
-          effects.verifyOperatorPin(input, signal),
-        ),
         findTransaction: fromPromise<OriginalTransaction | null, { transactionId: string }>(
           ({ input, signal }) => effects.findTransaction(input, signal),
         ),

@@ -740,7 +740,8 @@ export type OperatorResponse =
   | { type: 'transactions'; transactions: TransactionSummary[] }
   /**
    * `outcome`: approved | declined | rejected | unknown | cancelled (its answer lost, a refund's timeout void cancelled
-   * it: nothing moved, code TIMEOUT_RESOLVED) | refused | not-found | not-allowed; `code` the stable reason
+   * it: nothing moved, code TIMEOUT_RESOLVED) | not-found | not-allowed | failed (the journal could not be read,
+   * code JOURNAL_UNREADABLE: nothing sent); `code` the stable reason
    * (APPROVED; a refusal: ALREADY_VOIDED, VOID_PENDING, GATEWAY_ID_UNKNOWN, REFUNDS_STANDING, NOT_VOIDABLE,
    * NOT_REFUNDABLE, REFUND_AMOUNT_INVALID, REFUND_EXCEEDS_CAPTURED; a gateway reason …). A void of a capture that
    * went through is `approved` whatever became of the release of its authorization hold, its code saying that:

@@ -18,14 +18,13 @@ import type { CardStore } from './card-store.js';
 import type { DccOffers } from './dcc.js';
 import type { HoldWatch } from './hold-watch.js';
 import { lookupTicket } from './local-time.js';
-import type { OperatorPin } from './operator-pin.js';
 import type { LinkDesk, LinkView } from './link-desk.js';
 import { AltPaymentError, type AltPaymentDesk } from './alt-payment-desk.js';
 import type { PaymentService } from './payments.js';
 
 /**
  * The host's implementation of what the machines need (src/flows/effects.ts): the reader (only while the terminal
- * takes cards), the one door to the gateway, DCC offers, tickets, the operator PIN, the journal's record of a
+ * takes cards), the one door to the gateway, DCC offers, tickets, the journal's record of a
  * transaction, the tap-and-go holds in the journal database with their expiry watch, card wiping and receipts.
  */
 export function createFlowEffects(deps: {
@@ -34,7 +33,6 @@ export function createFlowEffects(deps: {
   cards: CardStore;
   payments: PaymentService;
   dcc: DccOffers;
-  pin: OperatorPin;
   holds: HoldStore;
   /** Set once the watch exists (it runs machines with these very effects). */
   holdWatch: () => HoldWatch;
@@ -105,7 +103,6 @@ export function createFlowEffects(deps: {
       const paid = deps.ticketPaid?.(found.ticket);
       return Promise.resolve(paid !== undefined ? { ...found, paid } : found);
     },
-    verifyOperatorPin: ({ pin }) => Promise.resolve(deps.pin.check(pin) === 'ok'),
     findTransaction: ({ transactionId }) => Promise.resolve(deps.findTransaction(transactionId)),
     openHold: (hold) => {
       // The card's holds of earlier entries are due at this one (HoldStore.open): their watch reverses them now.

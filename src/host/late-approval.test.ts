@@ -202,7 +202,6 @@ function host(
     cards,
     payments,
     dcc: {} as never,
-    pin: {} as never,
     holds,
     holdWatch: unused,
     holdClosedToExit: unused,

@@ -3,7 +3,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../config/index.js';
-import { FakeTerminal, testSettings } from '../flows/testing/fake-terminal.js';
+import { FakeTerminal, settle, testSettings } from '../flows/testing/fake-terminal.js';
 import {
   JournaledSender,
   OfflineQueue,
@@ -14,7 +14,7 @@ import {
   type SqliteJournal,
 } from '../journal/index.js';
 import { translator } from '../i18n/index.js';
-import { silentLogger } from '../log/index.js';
+import { createLogger, silentLogger } from '../log/index.js';
 import type { OperatorStatus } from './api.js';
 import type { HoldRecord, HoldExpiryResult } from '../flows/index.js';
 import type { HoldRelease, HoldStanding } from './hold-watch.js';
@@ -55,7 +55,6 @@ function setup(
   const pin = new OperatorPin(undefined, () => t);
   const goodPin = pin.generated ?? '';
   const fake = new FakeTerminal(T0);
-  fake.pin = goodPin;
   fake.settled.set('G-S1', {
     service: 'sale',
     transactionId: 'S1',
@@ -399,6 +398,22 @@ describe('OperatorDesk audit log', () => {
     expect(desk.auditView({ limit: 0 })).toMatchObject({ ok: false, error: { code: 'BAD_REQUEST' } });
   });
 
+  it('records a refund or void whose payment the journal could not read as failed, not as refused', async () => {
+    const { desk, goodPin, fake } = setup();
+    fake.findTransaction = () =>
+      Promise.reject(Object.assign(new Error('disk I/O error'), { code: 'JOURNAL_IO' }));
+    const r = await desk.handle({ pin: goodPin, action: { type: 'void', transactionId: 'S1' } });
+    expect(r).toMatchObject({ ok: true, value: { outcome: 'failed', code: 'JOURNAL_UNREADABLE' } });
+    expect(log(desk).at(-1)).toEqual({
+      actor: 'operator',
+      action: 'void',
+      subject: 'S1',
+      result: 'failed',
+      code: 'JOURNAL_UNREADABLE',
+      details: { outcome: 'failed' },
+    });
+  });
+
   it('goes on when the audit log cannot be written: the refund stands', async () => {
     const { desk, goodPin, journal } = setup();
     journal.db.exec('DROP TABLE audit_log');
@@ -496,6 +511,143 @@ describe('OperatorDesk: the PIN lockout across a restart', () => {
     expect(await restart(deps, goodPin).handle({ pin: goodPin, action: transactions })).toMatchObject({
       error: { code: 'OPERATOR_LOCKED', lockedUntil: new Date(t + 5 * 60_000).toISOString() },
     });
+  });
+
+  /** A refund waiting behind another (operator mode runs one at a time) while wrong PINs come in. */
+  function queuedBehindARefund() {
+    const s = setup();
+    let open: () => void = () => undefined;
+    s.fake.submitGate = new Promise<void>((resolve) => (open = resolve));
+    const refund = (amountMinor: number) =>
+      s.desk.handle({ pin: s.goodPin, action: { type: 'refund', transactionId: 'S1', amountMinor } });
+    const first = refund(100);
+    const second = refund(200);
+    const answers = async () => {
+      await settle();
+      s.fake.submitGate = undefined;
+      open();
+      return Promise.all([first, second]);
+    };
+    return { ...s, answers };
+  }
+
+  it('sends no refund or void asked for with a wrong PIN', async () => {
+    const { desk, wrongPin, fake } = setup();
+    for (const action of [
+      { type: 'refund', transactionId: 'S1' },
+      { type: 'void', transactionId: 'S1' },
+    ] as const)
+      expect(await desk.handle({ pin: wrongPin, action })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_PIN' },
+      });
+    expect(fake.sent).toEqual([]);
+  });
+
+  it('carries out a refund admitted by a good PIN when operator mode locks while it waits its turn', async () => {
+    const { desk, wrongPin, answers, fake } = queuedBehindARefund();
+    await settle();
+    for (let i = 0; i < 5; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    const [first, second] = await answers();
+    expect(first).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+    expect(second).toMatchObject({ ok: true, value: { outcome: 'approved' } });
+    expect(fake.sent.filter((s) => s.service === 'refund-payment').map((s) => s.amountMinor)).toEqual([
+      100, 200,
+    ]);
+  });
+
+  it('checks the PIN of a queued refund once: its turn resets no count of wrong PINs, as a restart reads it', async () => {
+    const { desk, deps, goodPin, wrongPin, answers } = queuedBehindARefund();
+    await settle();
+    for (let i = 0; i < 4; i++) await desk.handle({ pin: wrongPin, action: transactions });
+    await answers();
+    const restarted = restart(deps, goodPin);
+    // The fifth wrong PIN in a row since the last good one the audit log holds: locked, here as after a restart.
+    for (const d of [desk, restarted])
+      expect(await d.handle({ pin: wrongPin, action: transactions })).toMatchObject({
+        ok: false,
+        error: { code: 'OPERATOR_PIN', lockedUntil: new Date(t + 5 * 60_000).toISOString() },
+      });
+  });
+});
+
+describe('OperatorDesk: an operator void whose answer was lost, resolved by recovery', () => {
+  /** A void of S1 journaled with its answer lost, recorded by operator mode (or not), then resolved `how`. */
+  function lostVoid(how: string, byOperator = true) {
+    const s = setup();
+    const entry = s.journal.begin(
+      saleEntry('V1', { service: 'void-payment', referencedTransactionId: 'S1', transactionId: undefined }),
+    );
+    s.journal.recordOutcome(entry.id, { state: 'unknown' });
+    if (byOperator)
+      s.desk.audit.record({
+        actor: 'operator',
+        action: 'void',
+        subject: 'S1',
+        result: 'failed',
+        code: 'UNKNOWN',
+        details: { outcome: 'unknown', service: 'void-payment' },
+      });
+    s.journal.resolve(entry.id, how);
+    const item = { entryId: entry.id, transactionId: 'S1', service: 'void-payment', resolution: how };
+    return {
+      ...s,
+      item: { ...item, attempts: 1, needsOperator: how === 'not-voidable', at: now().toISOString() },
+    };
+  }
+
+  it('records a void the gateway refused (not-voidable) as refused, once', () => {
+    const { desk, item } = lostVoid('not-voidable');
+    desk.followOnResolved(item);
+    desk.followOnResolved(item);
+    expect(log(desk).filter((r) => r.actor === 'system')).toEqual([
+      {
+        actor: 'system',
+        action: 'void',
+        subject: 'S1',
+        result: 'refused',
+        code: 'not-voidable',
+        details: { outcome: 'rejected', entryId: item.entryId, service: 'void-payment' },
+      },
+    ]);
+  });
+
+  it('records nothing for a void operator mode did not send (a flow compensating its own payment)', () => {
+    const { desk, item } = lostVoid('timeout-void', false);
+    desk.followOnResolved(item);
+    expect(log(desk)).toEqual([]);
+  });
+});
+
+describe('OperatorDesk: a PIN file that cannot be used any more', () => {
+  it('refuses every PIN with a typed error while the file is unusable, and counts none towards the lockout', async () => {
+    const { deps, goodPin, wrongPin } = setup();
+    const dir = mkdtempSync(join(tmpdir(), 'pt-desk-pin-'));
+    dirs.push(dir);
+    const file = join(dir, 'operator.pin');
+    writeFileSync(file, `${goodPin}\n`, { mode: 0o600 });
+    const lines: { msg: string }[] = [];
+    const logger = createLogger({
+      level: 'info',
+      destination: { write: (line: string) => void lines.push(JSON.parse(line) as { msg: string }) },
+    });
+    const desk = new OperatorDesk({ ...deps, logger, pin: new OperatorPin(file, () => t) });
+    chmodSync(file, 0o644);
+    for (let i = 0; i < 5; i++)
+      for (const pin of [goodPin, wrongPin])
+        expect(await desk.handle({ pin, action: { type: 'transactions' } })).toMatchObject({
+          ok: false,
+          error: { code: 'SECRET_FILE_EXPOSED' },
+        });
+    expect(desk.admitCredit(goodPin)).toMatchObject({ ok: false, error: { code: 'SECRET_FILE_EXPOSED' } });
+    chmodSync(file, 0o600);
+    expect(await desk.handle({ pin: goodPin, action: { type: 'transactions' } })).toMatchObject({ ok: true });
+    expect(desk.auditLog().map((r) => r.action)).toEqual(['sign-in']);
+    // Said once in the log, not at each of the eleven refusals; and once that it is over.
+    expect(lines.map((l) => l.msg)).toEqual([
+      'the operator PIN file cannot be used: operator mode is closed',
+      'the operator PIN file can be used again',
+    ]);
   });
 });
 

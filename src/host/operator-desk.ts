@@ -22,6 +22,7 @@ import {
   type AuditRecord,
   type AuditResult,
   type JournalEntry,
+  type RecoveryItem,
   type SqliteJournal,
 } from '../journal/index.js';
 import { formatAmount, intlLocale, resolveLocale, translator } from '../i18n/index.js';
@@ -77,14 +78,14 @@ function auditResultOf(outcome: OperatorResult['outcome']): AuditResult {
       return 'ok';
     case 'declined':
     case 'rejected':
-    case 'refused':
     case 'not-found':
     case 'not-allowed':
       return 'refused';
     // Sent, answer unknown: timeout recovery resolves it (recorded as a recovery then); or cancelled by its timeout
-    // request once its answer was lost: nothing moved.
+    // request once its answer was lost: nothing moved; or not sent, the journal could not be read.
     case 'unknown':
     case 'cancelled':
+    case 'failed':
       return 'failed';
   }
 }
@@ -231,6 +232,8 @@ export class OperatorDesk {
    * (at the next PIN check after it, or when the terminal closes; see {@link recordRefusal}).
    */
   private refusals: { untilMs: number; unrecorded: number } | undefined;
+  /** The code of the PIN file's problem last logged, while the file cannot be used (see {@link checkPin}). */
+  private pinFileProblem: string | undefined;
   /** Payment links and alternative-method sales in operator mode. */
   private readonly payments: OperatorPayments;
   /** The refund or void under way, if any: the next waits for it (see {@link run}). */
@@ -324,18 +327,15 @@ export class OperatorDesk {
       case 'refund':
         return this.refundOnce(a, async () =>
           ok(
-            await this.run(
-              {
-                type: 'refund',
-                transactionId: a.transactionId,
-                ...(a.amountMinor !== undefined ? { amountMinor: a.amountMinor } : {}),
-              },
-              request.pin,
-            ),
+            await this.run({
+              type: 'refund',
+              transactionId: a.transactionId,
+              ...(a.amountMinor !== undefined ? { amountMinor: a.amountMinor } : {}),
+            }),
           ),
         );
       case 'void':
-        return ok(await this.run({ type: 'void', transactionId: a.transactionId }, request.pin));
+        return ok(await this.run({ type: 'void', transactionId: a.transactionId }));
       case 'flush-queue':
         return ok({ type: 'flush-queue', ...(await this.flushQueue()) });
       case 'offline-declines':
@@ -568,10 +568,34 @@ export class OperatorDesk {
    * The one operator PIN check: counts a wrong PIN towards the lockout, records a wrong PIN, a sign-in (see
    * {@link signedIn}) and the refusals during a lockout (see {@link recordRefusal}) for `requested`, the action asked
    * for. Undefined when the PIN is good; else the refusal (`OPERATOR_PIN`, `OPERATOR_LOCKED`, with `lockedUntil` when
-   * operator mode is locked).
+   * operator mode is locked; the PIN file's code when it cannot be used any more, see `OperatorPin.check`).
    */
   private checkPin(pin: string, requested: string): ApiError | undefined {
-    const check = this.deps.pin.check(pin);
+    let check: ReturnType<OperatorPin['check']>;
+    try {
+      check = this.deps.pin.check(pin);
+    } catch (e) {
+      // The PIN file was replaced by one that cannot be used (others can read it, it is gone, it holds no PIN): no PIN
+      // is checked, none counted, until it is put right. The file and the reason go to the log, not to the panel.
+      // Logged once per problem, not at every refusal: an open panel asks for the status every two seconds.
+      this.sessionSeenMs = undefined;
+      const code = errorCode(e);
+      if (this.pinFileProblem !== code)
+        this.deps.logger.error(
+          { err: e, code },
+          'the operator PIN file cannot be used: operator mode is closed',
+        );
+      this.pinFileProblem = code;
+      return {
+        code,
+        message:
+          'the operator PIN file cannot be used: operator mode is closed until it is put right (see the log)',
+      };
+    }
+    if (this.pinFileProblem !== undefined) {
+      this.deps.logger.info('the operator PIN file can be used again');
+      this.pinFileProblem = undefined;
+    }
     if (check === 'locked') {
       this.sessionSeenMs = undefined;
       // The lockout that refused it, even if it has run out since the check.
@@ -686,17 +710,19 @@ export class OperatorDesk {
    * One refund or void, run by the operator machine with the host's effects — one at a time: each reads what the
    * journal says of its payment (findTransaction) once the one before has journaled its request and its outcome, so
    * that two asked at once cannot both pass the check of what is left to refund, or of a refund standing against a
-   * void (the gateway's own rule would be the only guard left).
+   * void (the gateway's own rule would be the only guard left). Its PIN was checked once, when it was asked for
+   * ({@link checkPin}): a refund admitted then is carried out in its turn, even if operator mode locked meanwhile, and
+   * no second check counts towards the lockout (or resets it) unrecorded.
    */
-  private run(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
-    const run = this.followOns.then(() => this.runNow(command, pin));
+  private run(command: OperatorCommand): Promise<OperatorResponse> {
+    const run = this.followOns.then(() => this.runNow(command));
     this.followOns = run.catch(() => undefined);
     return run;
   }
 
-  private async runNow(command: OperatorCommand, pin: string): Promise<OperatorResponse> {
+  private async runNow(command: OperatorCommand): Promise<OperatorResponse> {
     const actor = createActor(provideFlowEffects.operator(this.deps.effects), {
-      input: { settings: this.deps.settings, clock: this.deps.clock, pin, command },
+      input: { settings: this.deps.settings, clock: this.deps.clock, command },
     });
     let result: OperatorResult;
     try {
@@ -751,6 +777,57 @@ export class OperatorDesk {
       message: result.message,
       transactionId: result.transactionId ?? command.transactionId,
     };
+  }
+
+  /**
+   * Recovery resolved an in-flight journal entry (after the host's `recovery` record of it): when it is a refund or
+   * void operator mode sent and recorded with its outcome unknown (its answer was lost), one more record of that action
+   * — actor `system`, the payment its subject as before, the resolution its code — says what finally became of it:
+   * `ok` when it went through (a void given back by recovery's timeout void of what it voids, by {@link voidOutcome}'s
+   * rule; a refund found standing, `not-voidable`), `refused` for a void the gateway refused (`not-voidable`: nothing
+   * given back), `failed` when it moved nothing (a refund cancelled by its timeout void, either never at the gateway).
+   * Once per entry; any other entry (a flow's own compensation void, a payment) is left to the `recovery` record.
+   */
+  followOnResolved(item: RecoveryItem): void {
+    const entry = this.deps.journal.get(item.entryId);
+    const subject = entry?.referencedTransactionId;
+    if (entry === undefined || subject === undefined) return;
+    const action = entry.service.startsWith('void-')
+      ? 'void'
+      : entry.service === 'refund-capture' || entry.service === 'refund-payment'
+        ? 'refund'
+        : undefined;
+    if (action === undefined) return;
+    const sent: Record<string, string> =
+      entry.transactionId !== undefined ? { sentTransactionId: entry.transactionId } : {};
+    if (
+      !this.audit.holds(action, subject, { outcome: 'unknown', service: entry.service, ...sent }) ||
+      this.audit.holds(action, subject, { entryId: entry.id })
+    )
+      return;
+    const [result, outcome]: [AuditResult, OperatorResult['outcome']] =
+      action === 'void'
+        ? voidOutcome(entry) === 'given-back'
+          ? ['ok', 'approved']
+          : item.resolution === 'not-voidable'
+            ? ['refused', 'rejected']
+            : ['failed', 'cancelled']
+        : resolvedStanding(entry)
+          ? ['ok', 'approved']
+          : ['failed', 'cancelled'];
+    this.audit.record({
+      actor: 'system',
+      action,
+      subject,
+      result,
+      code: item.resolution,
+      details: {
+        outcome,
+        entryId: entry.id,
+        service: entry.service,
+        ...sent,
+      },
+    });
   }
 
   /**

@@ -1,4 +1,4 @@
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, renameSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
@@ -55,6 +55,37 @@ describe('OperatorPin', () => {
     );
   });
 
+  it('takes the PIN of a file replaced while the terminal runs, and no longer the one it replaced', () => {
+    const file = pinFile('2468\n', 0o600);
+    const pin = new OperatorPin(file);
+    expect(pin.check('2468')).toBe('ok');
+    // Written beside and renamed over, as an administrator replaces a secret …
+    const next = join(dir, 'operator.pin.new');
+    writeFileSync(next, '97531\n', { mode: 0o600 });
+    renameSync(next, file);
+    expect(pin.check('97531')).toBe('ok');
+    expect(pin.check('2468')).toBe('wrong');
+    // … or written in place.
+    writeFileSync(file, '864200\n');
+    expect(pin.check('864200')).toBe('ok');
+    expect(pin.check('97531')).toBe('wrong');
+  });
+
+  it('refuses to check a PIN against a file that became unusable, with the typed error of the start', () => {
+    const file = pinFile('2468\n', 0o600);
+    const pin = new OperatorPin(file);
+    writeFileSync(file, '12ab\n');
+    expect(() => pin.check('2468')).toThrowError(
+      expect.objectContaining({ code: 'OPERATOR_PIN_FILE' }) as Error,
+    );
+    rmSync(file);
+    expect(() => pin.check('2468')).toThrowError(
+      expect.objectContaining({ code: 'SECRET_FILE_UNREADABLE', key: 'terminal.operatorPinFile' }) as Error,
+    );
+    pinFile('2468\n', 0o600);
+    expect(pin.check('2468')).toBe('ok');
+  });
+
   it('generates a six-digit PIN when no file is configured', () => {
     const pin = new OperatorPin(undefined);
     expect(pin.generated).toMatch(/^\d{6}$/);
@@ -94,6 +125,26 @@ describe('OperatorPin: lockouts that escalate', () => {
     expect(p.check('2468')).toBe('ok');
     fiveWrong(p);
     expect(lockMinutes(p)).toBe(5);
+  });
+
+  it('holds a lockout no longer than its own length when the clock is stepped back during it', () => {
+    const p = pin();
+    fiveWrong(p);
+    t -= 60 * MIN;
+    expect(p.check('2468')).toBe('locked');
+    expect(lockMinutes(p)).toBe(5);
+    t = p.lockedUntil()!;
+    expect(p.check('2468')).toBe('ok');
+  });
+
+  it('does not lock again when the clock is stepped back after a good PIN ended the lockout', () => {
+    const p = pin();
+    fiveWrong(p);
+    t = p.lockedUntil()!;
+    expect(p.check('2468')).toBe('ok');
+    t -= MIN;
+    expect(p.lockedUntil()).toBeUndefined();
+    expect(p.check('2468')).toBe('ok');
   });
 
   it('replays the escalation at a restart from the recorded checks', () => {

@@ -1,4 +1,5 @@
 import { randomInt, timingSafeEqual, createHash } from 'node:crypto';
+import { statSync } from 'node:fs';
 import { readSecretText } from '../config/secret-file.js';
 
 /** Operator PIN failures lock operator mode for a while: a kiosk in the street gets guessed at. */
@@ -26,8 +27,33 @@ export class OperatorPinError extends Error {
 }
 
 /**
- * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (printed once by `start`).
- * Comparison is constant-time over hashes; five wrong PINs in a row lock operator mode, for five minutes the first time
+ * The digest of the PIN in `file`, after the rule of every secret file (a file others can read is refused: the PIN
+ * opens refunds and voids). Throws `SecretFileError` or {@link OperatorPinError}.
+ */
+function readPin(file: string): Buffer {
+  const pin = readSecretText(file, 'terminal.operatorPinFile');
+  if (!/^\d{4,8}$/.test(pin))
+    throw new OperatorPinError('terminal.operatorPinFile: the PIN must be 4 to 8 digits');
+  return createHash('sha256').update(pin).digest();
+}
+
+/**
+ * What tells one content of `file` from the next without reading it: its inode (a file renamed over it), size, and
+ * change and modification times (a write in place, a chmod); undefined when it cannot be seen.
+ */
+function fileVersion(file: string): string | undefined {
+  try {
+    const s = statSync(file, { bigint: true });
+    return `${s.ino}:${s.size}:${s.mtimeNs}:${s.ctimeNs}:${s.mode}`;
+  } catch {
+    return undefined;
+  }
+}
+
+/**
+ * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (printed once by `start`). The
+ * file is read again when it changes ({@link check}): a PIN replaced while the terminal runs — say, because the old
+ * one got out — is the PIN from then on, not after the next restart. Comparison is constant-time over hashes; five wrong PINs in a row lock operator mode, for five minutes the first time
  * and twice as long each further time in a row ({@link lockoutMs}) until a good PIN, also across a restart
  * ({@link restore}).
  */
@@ -36,45 +62,73 @@ export class OperatorPin {
   /** The lockouts since the last good PIN. */
   private lockouts = 0;
   private lockedUntilMs = 0;
-  private readonly digest: Buffer;
+  private digest: Buffer;
+  /** What the PIN file was when {@link digest} was read from it (see {@link fileVersion}). */
+  private readVersion: string | undefined;
   /** The PIN generated for this start, when no file was configured (shown once to whoever started the terminal). */
   readonly generated: string | undefined;
 
   constructor(
-    pinFile: string | undefined,
+    private readonly pinFile: string | undefined,
     private readonly now: () => number = Date.now,
   ) {
-    let pin: string;
     if (pinFile) {
-      // The PIN opens refunds and voids: a file others can read is refused like any secret file.
-      pin = readSecretText(pinFile, 'terminal.operatorPinFile');
-      if (!/^\d{4,8}$/.test(pin))
-        throw new OperatorPinError('terminal.operatorPinFile: the PIN must be 4 to 8 digits');
+      this.readVersion = fileVersion(pinFile);
+      this.digest = readPin(pinFile);
       this.generated = undefined;
     } else {
-      pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      const pin = String(randomInt(0, 1_000_000)).padStart(6, '0');
+      this.digest = createHash('sha256').update(pin).digest();
       this.generated = pin;
     }
-    this.digest = createHash('sha256').update(pin).digest();
   }
 
-  /** 'ok', 'wrong' or 'locked'. */
+  /**
+   * 'ok', 'wrong' or 'locked'. A PIN file changed since it was read is read again first; one that cannot be used any
+   * more throws the start's typed error (`SecretFileError`, {@link OperatorPinError}) and counts nothing: no PIN is
+   * taken for good or wrong against a file that may have leaked or been cut short.
+   */
   check(candidate: string): 'ok' | 'wrong' | 'locked' {
     const at = this.now();
-    if (at < this.lockedUntilMs) return 'locked';
-    const ok = timingSafeEqual(createHash('sha256').update(candidate).digest(), this.digest);
+    if (this.locked(at)) return 'locked';
+    const digest = this.current();
+    const ok = timingSafeEqual(createHash('sha256').update(candidate).digest(), digest);
     this.count(ok, at);
     return ok ? 'ok' : 'wrong';
   }
 
+  /** The digest of the PIN in force: the PIN file's as it is now (read again when it changed), or the generated one. */
+  private current(): Buffer {
+    if (this.pinFile === undefined) return this.digest;
+    const version = fileVersion(this.pinFile);
+    if (version === undefined || version !== this.readVersion) {
+      // Unusable (or gone): nothing is kept of it, so that the next check reads it again.
+      this.readVersion = undefined;
+      this.digest = readPin(this.pinFile);
+      this.readVersion = version;
+    }
+    return this.digest;
+  }
+
   /** When the lockout in force ends (epoch milliseconds); undefined when operator mode is not locked. */
   lockedUntil(): number | undefined {
-    return this.now() < this.lockedUntilMs ? this.lockedUntilMs : undefined;
+    return this.locked(this.now()) ? this.lockedUntilMs : undefined;
   }
 
   /**
-   * When the latest lockout ends or ended (epoch milliseconds), undefined before the first: the end of the lockout that
-   * made {@link check} answer `locked`, even when it has run out since.
+   * Whether the lockout holds at `at`. The wall clock may be stepped back (by hand, by a time service): a lockout then
+   * ends no later than its own length after `at` — it is not made to last the hour the clock went back — and a good
+   * PIN that ended one leaves none for the clock to bring back.
+   */
+  private locked(at: number): boolean {
+    if (this.lockedUntilMs > 0)
+      this.lockedUntilMs = Math.min(this.lockedUntilMs, at + lockoutMs(this.lockouts));
+    return at < this.lockedUntilMs;
+  }
+
+  /**
+   * When the latest lockout ends or ended (epoch milliseconds), undefined before the first and after a good PIN: the
+   * end of the lockout that made {@link check} answer `locked`, even when it has run out since.
    */
   lockEnd(): number | undefined {
     return this.lockedUntilMs > 0 ? this.lockedUntilMs : undefined;
@@ -94,6 +148,7 @@ export class OperatorPin {
     if (ok) {
       this.failures = 0;
       this.lockouts = 0;
+      this.lockedUntilMs = 0;
       return;
     }
     this.failures += 1;

@@ -464,7 +464,6 @@ export class TerminalHost implements TerminalApi {
       cards: this.cards,
       payments: this.payments,
       dcc: this.dcc,
-      pin: this.pin,
       holds: this.holds,
       holdWatch: () => this.holdWatch,
       holdClosedToExit: (hold) => this.openAuthorizations.holdClosedToExit(hold.transactionId),
@@ -1169,6 +1168,8 @@ export class TerminalHost implements TerminalApi {
 
   private noteRecovered(item: JournalRecoveryItem): void {
     this.audit.recovery(item);
+    // An operator's refund or void whose answer was lost: what finally became of it, under its own action.
+    this.desk.followOnResolved(item);
     if (item.transactionId && ['timeout-reversal', 'already-reversed'].includes(item.resolution))
       this.authorizationReversed(item.transactionId);
     const entry = this.journal.get(item.entryId);

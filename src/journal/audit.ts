@@ -14,7 +14,9 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
 /**
  * What was done. `sign-in` is a PIN check that opened an operator session, `sign-in-failed` a PIN check that failed
  * (wrong PIN; or operator mode locked after too many: the first refusal of a lockout, and one record summing up the
- * others, src/host/operator-desk.ts); `export` a copy of this log taken out of the terminal;
+ * others, src/host/operator-desk.ts); `refund`, `void` an operator's refund or void with its outcome, and — actor
+ * `system` — what became of one whose answer was lost once recovery resolved it; `export` a copy of this log taken out
+ * of the terminal;
  * `link-paid`, `link-deactivate`, `link-reactivate` a payment link of the terminal paid, made INACTIVE (after payment,
  * cancel, timeout, recovery or by the operator) or made ACTIVE again; `fleet-command` a command of the fleet (MQTT)
  * carried out or refused (its id the subject, the command and its code in the record); `key-rotate` the at-rest key

@@ -181,6 +181,45 @@ describe('operator refunds whose answer was lost', () => {
       state: 'resolved (timeout-void)',
     });
     expect(sale).toMatchObject({ amount: { minor: 1000 }, allowed: ['refund', 'void'] });
+    // The audit log says so too: the refund recorded with its outcome unknown, then cancelled — nothing refunded.
+    const audit = await operator({ type: 'audit' });
+    expect(
+      (audit.type === 'audit' ? audit.records : [])
+        .filter((r) => r.action === 'refund')
+        .map((r) => [r.actor, r.subject, r.result, r.code, r.details.outcome, r.details.sentTransactionId]),
+    ).toEqual([
+      ['operator', saleTx, 'failed', 'UNKNOWN', 'unknown', cancelled?.transactionId],
+      ['system', saleTx, 'failed', 'timeout-void', 'cancelled', cancelled?.transactionId],
+    ]);
+  });
+});
+
+describe('operator voids whose answer was lost', () => {
+  it('records in the audit log what became of the void once recovery finished it', async () => {
+    const { host, saleTx, operator, atGateway } = await paidSale(1000, { resolutionRetryMs: 100 });
+    // The void reaches the gateway and its answer is lost: recovery finishes it by a timeout void of the sale.
+    host.sandbox?.scheduleFaults([{ kind: 'timeout-502', path: '/voids' }]);
+    const voided = await operator({ type: 'void', transactionId: saleTx });
+    expect(voided).toMatchObject({ type: 'void', outcome: 'unknown' });
+    await host.settle(20_000);
+    expect(atGateway()).toEqual([
+      ['void', 'VOIDED'],
+      ['timeout-void', 'VOIDED'],
+    ]);
+    const audit = await operator({ type: 'audit' });
+    const records = audit.type === 'audit' ? audit.records : [];
+    expect(
+      records
+        .filter((r) => r.action === 'void' || r.action === 'recovery')
+        .map((r) => [r.actor, r.action, r.subject, r.result, r.code, r.details.outcome]),
+    ).toEqual([
+      ['operator', 'void', saleTx, 'failed', 'UNKNOWN', 'unknown'],
+      ['system', 'recovery', saleTx, 'ok', 'timeout-void', undefined],
+      // The void went through: recovery's timeout void of the sale gave the money back.
+      ['system', 'void', saleTx, 'ok', 'timeout-void', 'approved'],
+    ]);
+    // Once: a second resolution of the same entry is not recorded again.
+    expect(records.filter((r) => r.action === 'void' && r.actor === 'system')).toHaveLength(1);
   });
 });
 

@@ -135,7 +135,6 @@ export class FakeTerminal implements FlowEffects {
   readonly tickets = new Map<string, number>();
   /** What stands paid of a ticket (the host reads it from the journal database). */
   readonly paidTickets = new Map<string, TicketPaid>();
-  pin = '2468';
   private seq = 0;
 
   constructor(startMs = Date.UTC(2025, 0, 6, 8, 0, 0)) {
@@ -422,10 +421,6 @@ export class FakeTerminal implements FlowEffects {
           ? { found: true, ticket: input.ticket, enteredAtMs, paid: this.paidTickets.get(input.ticket)! }
           : { found: true, ticket: input.ticket, enteredAtMs },
     );
-  }
-
-  verifyOperatorPin(input: { pin: string }): Promise<boolean> {
-    return Promise.resolve(input.pin === this.pin);
   }
 
   voidable = true;

@@ -107,13 +107,19 @@ describe('the announcement of each screen', () => {
     return (announcer.element as unknown as FakeElement).texts.filter((t) => t.length > 0);
   }
 
+  /** `announcer` given a screen, then a frame drawn: each screen is on the page for a moment at least. */
+  function shown(announcer: ScreenAnnouncer, ...args: Parameters<ScreenAnnouncer['announce']>): void {
+    announcer.announce(...args);
+    for (const f of frames.splice(0)) f(0);
+  }
+
   const present = screen('Present your card', 'Insert, tap or swipe your card');
   const useChip = screen('Present your card', 'This card has a chip: insert it in the reader, or tap it');
 
   it('reads out a new screen, and a new message on the same screen', () => {
     const announcer = new ScreenAnnouncer();
-    announcer.announce(present, true);
-    announcer.announce(useChip, false, { messageEvent: 1 });
+    shown(announcer, present, true);
+    shown(announcer, useChip, false, { messageEvent: 1 });
     expect(announced(announcer)).toEqual([
       'Present your card. Insert, tap or swipe your card',
       'Present your card. This card has a chip: insert it in the reader, or tap it',
@@ -122,13 +128,13 @@ describe('the announcement of each screen', () => {
 
   it('reads out the same message again for a new event (a card refused twice), never for the same event redrawn', () => {
     const announcer = new ScreenAnnouncer();
-    announcer.announce(present, true);
-    announcer.announce(useChip, false, { messageEvent: 1 });
+    shown(announcer, present, true);
+    shown(announcer, useChip, false, { messageEvent: 1 });
     // A refreshed snapshot of the same refusal: nothing new to say.
-    announcer.announce(useChip, false, { messageEvent: 1 });
+    shown(announcer, useChip, false, { messageEvent: 1 });
     // The card swiped again and refused again, in the same words.
-    announcer.announce(useChip, false, { messageEvent: 2 });
-    announcer.announce(useChip, false, { messageEvent: 2 });
+    shown(announcer, useChip, false, { messageEvent: 2 });
+    shown(announcer, useChip, false, { messageEvent: 2 });
     const refusal = 'Present your card. This card has a chip: insert it in the reader, or tap it';
     expect(announced(announcer)).toEqual([
       'Present your card. Insert, tap or swipe your card',
@@ -149,13 +155,13 @@ describe('the announcement of each screen', () => {
         ...(problemEvent !== undefined ? { problem, problemEvent } : {}),
       },
     });
-    announcer.announce(asked, true, field());
-    announcer.announce(refused, false, field(1));
+    shown(announcer, asked, true, field());
+    shown(announcer, refused, false, field(1));
     // A refreshed snapshot of the same refusal.
-    announcer.announce(refused, false, field(1));
+    shown(announcer, refused, false, field(1));
     // The same wrong value again.
-    announcer.announce(refused, false, field(2));
-    announcer.announce(refused, false, field(2));
+    shown(announcer, refused, false, field(2));
+    shown(announcer, refused, false, field(2));
     expect(announced(announcer)).toEqual([
       'Your details. Enter your e-mail address',
       `Your details. Enter your e-mail address. ${problem}`,
@@ -175,11 +181,11 @@ describe('the announcement of each screen', () => {
         ...(noticeEvent !== undefined ? { notice, noticeEvent } : {}),
       },
     });
-    announcer.announce(waiting, true, link());
-    announcer.announce(declined, false, link(1));
-    announcer.announce(declined, false, { ...link(1), payByPhone: { ...link(1).payByPhone!, seconds: 41 } });
-    announcer.announce(declined, false, link(2));
-    announcer.announce(declined, false, link(2));
+    shown(announcer, waiting, true, link());
+    shown(announcer, declined, false, link(1));
+    shown(announcer, declined, false, { ...link(1), payByPhone: { ...link(1).payByPhone!, seconds: 41 } });
+    shown(announcer, declined, false, link(2));
+    shown(announcer, declined, false, link(2));
     expect(announced(announcer)).toEqual([
       'Pay by phone. Scan the code',
       `Pay by phone. Scan the code. ${notice}`,
@@ -189,8 +195,16 @@ describe('the announcement of each screen', () => {
 
   it('says nothing again for a redraw of an unchanged screen without events', () => {
     const announcer = new ScreenAnnouncer();
-    announcer.announce(present, true);
-    announcer.announce(present, false);
+    shown(announcer, present, true);
+    shown(announcer, present, false);
     expect(announced(announcer)).toEqual(['Present your card. Insert, tap or swipe your card']);
+  });
+  it('reads out only the last of two screens given before a frame is drawn', () => {
+    const announcer = new ScreenAnnouncer();
+    announcer.announce(present, true);
+    announcer.announce(useChip, false, { messageEvent: 1 });
+    expect(announced(announcer)).toEqual([
+      'Present your card. This card has a chip: insert it in the reader, or tap it',
+    ]);
   });
 });

@@ -1,5 +1,5 @@
 import { eventKey, type CustomerView, type UserEvent } from '../../src/host/api.js';
-import { button, h } from './dom.js';
+import { button, h, LiveRegion } from './dom.js';
 import { labelFor } from './view-model.js';
 
 /**
@@ -187,11 +187,8 @@ type AnnouncedView = Pick<CustomerView, 'messageEvent' | 'altField' | 'payByPhon
  * out again each time, or never.
  */
 export class ScreenAnnouncer {
-  readonly element = h('div', {
-    class: 'visually-hidden',
-    testid: 'screen-announcer',
-    attrs: { 'aria-live': 'polite', 'aria-atomic': 'true' },
-  });
+  readonly #region = new LiveRegion('screen-announcer');
+  readonly element = this.#region.element;
   /** The texts last read out, each by its key with its event (`eventKey`). */
   #said: string | undefined;
 
@@ -207,11 +204,7 @@ export class ScreenAnnouncer {
     const key = JSON.stringify(texts);
     if (!newScreen && key === this.#said) return;
     this.#said = key;
-    const said = texts.map((t) => t.text).join('. ');
-    // Emptied first: the same text twice in a row (two "Please wait" screens) is still announced.
-    this.element.textContent = '';
-    requestAnimationFrame(() => {
-      this.element.textContent = said;
-    });
+    // The same text twice in a row (two "Please wait" screens) is still announced.
+    this.#region.say(texts.map((t) => t.text).join('. '));
   }
 }

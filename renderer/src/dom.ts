@@ -55,3 +55,31 @@ export function replaceChildren(parent: Element, ...children: Child[]): void {
     ...children.filter((c): c is Node | string => c !== null && c !== undefined && c !== false),
   );
 }
+
+/**
+ * A polite, atomic live region kept while the page is drawn again (a region made anew at each redraw would read out
+ * again each time, or never): `say` reads `text` out. It empties the region first and fills it at the next frame, so
+ * that the same words twice in a row are read out again; a later `say` before that frame wins.
+ */
+export class LiveRegion {
+  readonly element: HTMLElement;
+  #said = 0;
+
+  constructor(testid: string) {
+    this.element = h('div', {
+      class: 'visually-hidden',
+      testid,
+      attrs: { 'aria-live': 'polite', 'aria-atomic': 'true' },
+    });
+  }
+
+  /** Reads out `text`; undefined only empties the region. */
+  say(text: string | undefined): void {
+    const turn = ++this.#said;
+    this.element.textContent = '';
+    if (text === undefined) return;
+    requestAnimationFrame(() => {
+      if (turn === this.#said) this.element.textContent = text;
+    });
+  }
+}

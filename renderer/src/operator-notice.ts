@@ -1,4 +1,4 @@
-import { h } from './dom.js';
+import { h, LiveRegion } from './dom.js';
 
 /**
  * What an answer shown to the operator says happened: `success` it was done; `refusal` it was not (refused by the
@@ -108,23 +108,14 @@ export function renderNotice(notice: OperatorNotice): HTMLElement {
  * on a redraw.
  */
 export class NoticeAnnouncer {
-  readonly element = h('div', {
-    class: 'visually-hidden',
-    testid: 'operator-announcer',
-    attrs: { 'aria-live': 'polite', 'aria-atomic': 'true' },
-  });
+  readonly #region = new LiveRegion('operator-announcer');
+  readonly element = this.#region.element;
   #said: OperatorNotice | undefined;
 
   /** Reads out `notice` when it is another notice than the one read out last (undefined: none, says nothing). */
   announce(notice: OperatorNotice | undefined): void {
     if (notice === this.#said) return;
     this.#said = notice;
-    // Emptied first: the same words twice in a row are still announced.
-    this.element.textContent = '';
-    if (notice === undefined) return;
-    const said = spokenNotice(notice);
-    requestAnimationFrame(() => {
-      if (this.#said === notice) this.element.textContent = said;
-    });
+    this.#region.say(notice === undefined ? undefined : spokenNotice(notice));
   }
 }

@@ -8,22 +8,42 @@ import { createInterface } from 'node:readline';
 import type { MqttClient } from 'mqtt';
 import { afterAll, beforeAll, expect, it, describe } from 'vitest';
 import { connectBroker, FleetView, type BrokerSettings, type FleetKey } from '../../src/fleet/index.js';
+import { START_LOOP_FILE } from '../../src/host/start-loop.js';
 import { openJournal } from '../../src/journal/index.js';
 import { MOSQUITTO, startMosquitto, type Broker } from '../../bench/mosquitto.js';
 import { brokerSettingsFor, password, signedCommand, writeFleetKeyPair } from './fixture.js';
 
 /**
- * A terminal whose configuration file is refused, over a real Mosquitto: `parking-terminal start` waits out of
- * service and its fleet link says so (retained status, heartbeats with the reason, the out-of-service event), answers
- * a signed command CONFIG_REFUSED without touching the journal, and hands over to the terminal's own link once the
- * file is corrected.
+ * A terminal that waits to start, over a real Mosquitto: `parking-terminal start` waits out of service and its fleet
+ * link says so (retained status, heartbeats with the reason, the out-of-service event), and answers a signed command
+ * CONFIG_REFUSED, carrying out nothing:
+ * - its configuration file refused: the journal untouched, and the terminal's own link takes over once the file is
+ *   corrected;
+ * - in a restart loop: after failed starts it waits before starting again (src/host/start-loop.ts).
  */
 
 const BIN = resolve(import.meta.dirname, '../../bin/parking-terminal.js');
 const PREFIX = 'parking';
 const TERMINAL = 'PTREFUS1';
+const LOOPING = 'PTLOOP01';
 
 const suite = MOSQUITTO || process.env.CI ? describe : describe.skip;
+
+/** `parking-terminal start --headless` in `cwd` with `config.json`; `out` gets its standard output and error. */
+function startTerminal(cwd: string, env: NodeJS.ProcessEnv, out: (text: string) => void): ChildProcess {
+  const child = spawn(
+    process.execPath,
+    [BIN, 'start', '--headless', '--port', '0', '--config', 'config.json'],
+    {
+      cwd,
+      env: { ...process.env, NODE_ENV: 'test', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    },
+  );
+  child.stderr?.on('data', (c: Buffer) => out(c.toString('utf8')));
+  createInterface({ input: child.stdout }).on('line', (line) => out(`${line}\n`));
+  return child;
+}
 
 /** Every file of the journal's directory and a digest of its bytes. */
 function journalFiles(dir: string): Record<string, string> {
@@ -37,13 +57,13 @@ function journalFiles(dir: string): Record<string, string> {
   );
 }
 
-suite('a terminal whose configuration is refused, over a real Mosquitto', () => {
+suite('a terminal that waits to start, over a real Mosquitto', () => {
   let broker: Broker;
   let dir: string;
   let operator: BrokerSettings;
   let fleetKey: FleetKey;
   let watcher: MqttClient;
-  const messages: Array<{ leaf: string; text: string }> = [];
+  const messages: Array<{ terminal: string; leaf: string; text: string }> = [];
 
   const settingsFor = (user: string): Promise<BrokerSettings> => brokerSettingsFor(broker, user);
 
@@ -67,7 +87,7 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
   beforeAll(async () => {
     broker = await startMosquitto({
       prefix: PREFIX,
-      terminals: [{ name: TERMINAL, password: password(TERMINAL) }],
+      terminals: [TERMINAL, LOOPING].map((name) => ({ name, password: password(name) })),
       operators: [{ name: 'operator', password: password('operator') }],
       others: [],
     });
@@ -77,10 +97,11 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
     watcher = connectBroker(operator, { clientId: 'test-refused-watcher', clean: true }).client;
     await new Promise<void>((r) => watcher.once('connect', () => r()));
     watcher.on('message', (topic, payload) => {
-      if (topic.startsWith(`${PREFIX}/${TERMINAL}/`))
-        messages.push({ leaf: topic.split('/').at(-1)!, text: payload.toString('utf8') });
+      const [, terminal, leaf] = topic.split('/');
+      if (terminal !== undefined && leaf !== undefined)
+        messages.push({ terminal, leaf, text: payload.toString('utf8') });
     });
-    await watcher.subscribeAsync(`${PREFIX}/${TERMINAL}/+`, { qos: 1 });
+    await watcher.subscribeAsync(`${PREFIX}/+/+`, { qos: 1 });
   });
 
   afterAll(async () => {
@@ -116,21 +137,17 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
     );
     const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-refused-view' });
     let output = '';
-    const child: ChildProcess = spawn(
-      process.execPath,
-      [BIN, 'start', '--headless', '--port', '0', '--config', 'config.json'],
-      { cwd, env: { ...process.env, NODE_ENV: 'test' }, stdio: ['ignore', 'pipe', 'pipe'] },
-    );
-    child.stderr?.on('data', (c: Buffer) => (output += c.toString('utf8')));
-    createInterface({ input: child.stdout! }).on('line', (line) => (output += `${line}\n`));
+    const child = startTerminal(cwd, {}, (text) => (output += text));
     const row = () => view.rows().find((r) => r.terminalId === TERMINAL);
     const heartbeats = () =>
       messages
-        .filter((m) => m.leaf === 'heartbeat')
+        .filter((m) => m.terminal === TERMINAL && m.leaf === 'heartbeat')
         .map((m) => JSON.parse(m.text) as Record<string, unknown>);
     try {
       await until(
-        () => messages.some((m) => m.leaf === 'status' && m.text === 'online') && heartbeats().length > 0,
+        () =>
+          messages.some((m) => m.terminal === TERMINAL && m.leaf === 'status' && m.text === 'online') &&
+          heartbeats().length > 0,
         'online and a heartbeat while the configuration is refused',
       );
       expect(output).toContain('out of service: configuration refused (CONFIG_INVALID offline.policy)');
@@ -148,9 +165,14 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
       );
       // Never a value of the file.
       expect(JSON.stringify(messages)).not.toContain('sometimes');
-      await until(() => messages.some((m) => m.leaf === 'events'), 'the out-of-service event');
+      await until(
+        () => messages.some((m) => m.terminal === TERMINAL && m.leaf === 'events'),
+        'the out-of-service event',
+      );
       expect(
-        messages.filter((m) => m.leaf === 'events').map((m) => JSON.parse(m.text) as Record<string, unknown>),
+        messages
+          .filter((m) => m.terminal === TERMINAL && m.leaf === 'events')
+          .map((m) => JSON.parse(m.text) as Record<string, unknown>),
       ).toEqual([expect.objectContaining({ type: 'out-of-service', reason: beat.outOfService })]);
 
       // The operator's view: retained status and heartbeat, out of service with the reason.
@@ -186,7 +208,7 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
       expect(journalFiles(join(cwd, 'var'))).toEqual(journalBefore);
 
       // Corrected on the kiosk: the terminal starts, and its own link reports it in service.
-      const statusesBefore = messages.filter((m) => m.leaf === 'status').length;
+      const statusesBefore = messages.filter((m) => m.terminal === TERMINAL && m.leaf === 'status').length;
       await writeFile(join(cwd, 'config.json'), JSON.stringify(usable));
       await until(() => heartbeats().some((h) => h.inService === true), 'a heartbeat in service');
       const statuses = messages
@@ -200,6 +222,79 @@ suite('a terminal whose configuration is refused, over a real Mosquitto', () => 
       const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
       child.kill('SIGTERM');
       expect(await exited).toBe(0);
+    } catch (e) {
+      throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- terminal output ---\n${output}`);
+    } finally {
+      if (child.exitCode === null && child.signalCode === null) child.kill('SIGKILL');
+      view.close();
+      await rm(cwd, { recursive: true, force: true });
+    }
+  }, 90_000);
+
+  it('reports out of service with the restart loop while it waits, and carries out no command', async () => {
+    const cwd = await mkdtemp(join(tmpdir(), 'pt-loop-terminal-'));
+    const settings = await settingsFor(LOOPING);
+    await writeFile(
+      join(cwd, 'config.json'),
+      JSON.stringify({
+        terminal: { id: LOOPING },
+        journal: { path: 'var/journal.db' },
+        offline: { keyFile: 'var/offline.key' },
+        fleet: {
+          url: settings.url,
+          caFile: settings.caFile,
+          usernameFile: settings.usernameFile,
+          passwordFile: settings.passwordFile,
+          topicPrefix: PREFIX,
+          heartbeatSeconds: 1,
+          commandKeyFile: join(dir, 'fleet-public.pem'),
+        },
+      }),
+    );
+    // Four starts in a row failed before this one; it waits 80 s before it tries again.
+    await writeFile(join(cwd, START_LOOP_FILE), JSON.stringify({ failed: 4 }));
+    // Under a service manager: a systemd-notify on PATH that takes every message.
+    const bin = join(cwd, 'bin');
+    mkdirSync(bin);
+    await writeFile(join(bin, 'systemd-notify'), '#!/bin/sh\nexit 0\n', { mode: 0o755 });
+    const view = await FleetView.connect(operator, PREFIX, { clientId: 'test-loop-view' });
+    let output = '';
+    const child = startTerminal(
+      cwd,
+      { NOTIFY_SOCKET: join(cwd, 'notify.sock'), PATH: `${bin}:${process.env.PATH ?? ''}` },
+      (text) => (output += text),
+    );
+    const heartbeats = () =>
+      messages
+        .filter((m) => m.terminal === LOOPING && m.leaf === 'heartbeat')
+        .map((m) => JSON.parse(m.text) as Record<string, unknown>);
+    try {
+      await until(
+        () =>
+          messages.some((m) => m.terminal === LOOPING && m.leaf === 'status' && m.text === 'online') &&
+          heartbeats().length > 0,
+        'online and a heartbeat while the terminal waits to start again',
+      );
+      expect(heartbeats()[0]).toMatchObject({
+        terminalId: LOOPING,
+        inService: false,
+        outOfService: 'restart loop: the last 4 start(s) failed; starting again in 80 s',
+      });
+      const flush = signedCommand(LOOPING, 'flush-queue', fleetKey);
+      const reply = await view.send(flush, 20_000);
+      expect(reply).toMatchObject({
+        id: flush.id,
+        ok: false,
+        code: 'CONFIG_REFUSED',
+        command: 'flush-queue',
+      });
+      expect(reply?.message).toContain('no command is carried out until it has started');
+
+      const exited = new Promise<number | null>((r) => child.once('exit', (code) => r(code)));
+      child.kill('SIGTERM');
+      expect(await exited).toBe(0);
+      expect(output).not.toContain(' ready: ');
+      expect(JSON.parse(readFileSync(join(cwd, START_LOOP_FILE), 'utf8'))).toEqual({ failed: 4 });
     } catch (e) {
       throw new Error(`${e instanceof Error ? e.message : String(e)}\n--- terminal output ---\n${output}`);
     } finally {

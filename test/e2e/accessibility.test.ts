@@ -652,6 +652,32 @@ describe('the renderer by keys alone', () => {
     await expect.poll(() => fake.events).toEqual([{ type: 'LOST_TICKET' }]);
   });
 
+  it('leaves the amount field with Clear ← only while nothing is keyed, and types again on the way back', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    const amount = SCREENS.find((s) => s.name === 'enter-amount')?.view;
+    if (!amount) throw new Error('no amount screen');
+    fake.present({ ...amount, language: LANGUAGE });
+    await onScreen(page, 'enter-amount');
+    const display = page.getByTestId('amount-display');
+    const shown = await display.textContent();
+    await page.keyboard.press('4');
+    // Something keyed: Clear ← deletes it, and only then leaves.
+    await page.keyboard.press('Backspace');
+    expect(await display.textContent()).toBe(shown);
+    expect(await page.evaluate(focusedTestId)).toBeNull();
+    await page.keyboard.press('Backspace');
+    expect(await page.evaluate(focusedTestId)).toBe('action-ENTER_AMOUNT');
+    await page.keyboard.press('6');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('language-button');
+    await page.keyboard.press('1');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBeNull();
+    expect(await display.textContent()).not.toBe(shown);
+    expect(fake.events).toEqual([]);
+  });
+
   it('reaches the letters of the details keyboard from the tactile keypad: Clear ← on the empty field, then 4, 6 and Enter', async () => {
     const { fake, page } = await start();
     await onScreen(page, 'idle');

@@ -276,6 +276,11 @@ function amountEntry(view: CustomerView, ctx: CustomerContext, label: Label): HT
     h('output', { class: 'keyed-amount', testid: 'amount-display' }),
     formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale),
   );
+  // It shows 0.00 when nothing is keyed: the tactile keypad's Clear leaves the field only then (keypad.ts).
+  const markEmpty = (): void => {
+    display.dataset.empty = String(keyedMinor(ctx.drafts.amountDigits) === 0);
+  };
+  markEmpty();
   const keys = ['1', '2', '3', '4', '5', '6', '7', '8', '9', 'clear', '0', 'back'].map((key) =>
     keyButton(
       key,
@@ -284,6 +289,7 @@ function amountEntry(view: CustomerView, ctx: CustomerContext, label: Label): HT
       () => {
         ctx.drafts.amountDigits = pressKey(ctx.drafts.amountDigits, key);
         showValue(display, formatKeyed(ctx.drafts.amountDigits, currency, ctx.locale));
+        markEmpty();
       },
       'btn key',
     ),

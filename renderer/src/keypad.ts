@@ -7,6 +7,10 @@ import { KEYPAD_MAIN_EVENTS, type SpeechCommand } from '../../src/host/api.js';
  * - on a screen with no field to type digits into, `4` and `6` move to the previous and the next control in reading
  *   order, as Shift+Tab and Tab would (the tactile pad has no Tab), going round at either end: the durations, the
  *   currency choice, the other buttons and the language list are reached by keys alone; moving chooses nothing;
+ * - on a screen with such a field, Clear ← with the field empty leaves it: focus goes to the next control after it
+ *   (said by name), `4` and `6` then move as above (reaching "Lost ticket", the language list, the letters of the
+ *   details keyboard) and any other digit types into the field again. The screen keypad's own digit keys are skipped:
+ *   the tactile pad is that keypad;
  * - Enter: the screen's main action (continue, confirm, start, done; "Yes" while "Do you need more time?" is asked);
  *   a focused button or field keeps its own Enter;
  * - Backspace deletes the last character, Delete clears the field;
@@ -72,13 +76,20 @@ export function keypadCommand(key: string, typing: boolean, onControl: boolean):
 /** The digits that move between the controls where no field takes digits: back and forward in reading order. */
 const MOVE_KEYS: Readonly<Record<string, -1 | 1>> = { '4': -1, '6': 1 };
 
-/** The controls of `scope` Tab would reach, in reading order: shown, enabled, not inert. */
+/** The screen keypads' keys: the tactile pad presses them itself, so moving to them would only be a detour. */
+const SCREEN_KEYPAD_KEY = '[data-testid^="ticket-key-"], [data-testid^="amount-key-"]';
+
+/** The field the screen's digits type into (the ticket, the amount, a detail of an alternative method), if any. */
+const DIGIT_FIELD = '[data-testid="ticket-input"], [data-testid="amount-display"], [data-testid="alt-input"]';
+
+/** The controls of `scope` Tab would reach, in reading order: shown, enabled, not inert; not the screen keypads' keys. */
 function reachable(scope: ParentNode): HTMLElement[] {
   return [
     ...scope.querySelectorAll<HTMLElement>('button, input, select, textarea, a[href], [tabindex]'),
   ].filter(
     (el) =>
       el.tabIndex >= 0 &&
+      !el.matches(SCREEN_KEYPAD_KEY) &&
       !(el instanceof HTMLButtonElement && el.disabled) &&
       !(el instanceof HTMLInputElement && el.disabled) &&
       !el.closest('[hidden], [inert]') &&
@@ -101,6 +112,26 @@ function move(scope: ParentNode, step: -1 | 1, moved?: (el: HTMLElement) => void
   target.focus();
   moved?.(target);
   return true;
+}
+
+/** Focuses the first control after `field` in reading order (said by name through `moved`); true when there was one. */
+function leave(scope: ParentNode, field: Element, moved?: (el: HTMLElement) => void): boolean {
+  const after = reachable(scope).find(
+    (el) => el !== field && (field.compareDocumentPosition(el) & Node.DOCUMENT_POSITION_FOLLOWING) !== 0,
+  );
+  if (!after) return false;
+  after.focus();
+  moved?.(after);
+  return true;
+}
+
+/** The digit field of `scope` and whether it is empty, or undefined when the screen has none. */
+function digitField(scope: ParentNode): { field: HTMLElement; empty: boolean } | undefined {
+  const field = scope.querySelector<HTMLElement>(DIGIT_FIELD);
+  if (!field || field.closest('[inert]')) return undefined;
+  // The amount shows 0.00 when nothing is keyed: its display says so in `data-empty`.
+  const empty = field instanceof HTMLInputElement ? field.value === '' : field.dataset.empty === 'true';
+  return { field, empty };
 }
 
 /** A button that can be pressed now: present, enabled and not inside an inert part of the page. */
@@ -157,16 +188,25 @@ function run(command: KeypadCommand, scope: ParentNode, moved?: (el: HTMLElement
   }
 }
 
+/** The keypad listening on the document; `reset` is for a new screen. */
+export interface Keypad {
+  /** A new screen: its digits type into its field again (a field left with Clear stays left only on its screen). */
+  reset(): void;
+}
+
 /**
  * Listens for keypad keys on the document and presses the matching control of the customer area `slot`. Keys typed
  * elsewhere (the operator panel) are not the customer's and are left alone; while the "more time" dialog is open only
- * its own buttons answer. `moved` is told of each control `4` or `6` moved to (the input echo, the customer's activity).
+ * its own buttons answer. `moved` is told of each control `4`, `6` or the leaving Clear moved to (the input echo, the
+ * customer's activity).
  */
 export function installKeypad(
   slot: HTMLElement,
   speech?: (command: SpeechCommand) => boolean,
   moved?: (el: HTMLElement) => void,
-): void {
+): Keypad {
+  /** Whether the customer left the screen's digit field with Clear: `4` and `6` move until another digit. */
+  let left = false;
   document.addEventListener('keydown', (e) => {
     if (e.ctrlKey || e.altKey || e.metaKey || e.defaultPrevented) return;
     const target = e.target;
@@ -177,6 +217,24 @@ export function installKeypad(
     if (!inCustomerArea) return;
     const typing = target instanceof HTMLInputElement || target instanceof HTMLTextAreaElement;
     const onControl = typing || target instanceof HTMLButtonElement || target instanceof HTMLAnchorElement;
+    const dialog = slot.querySelector<HTMLElement>('[role="alertdialog"]');
+    const scope = dialog ?? slot;
+    const field = dialog ? undefined : digitField(slot);
+    if (field && left && /^[0-9]$/.test(e.key)) {
+      const step = MOVE_KEYS[e.key];
+      if (step !== undefined) {
+        if (move(scope, step, moved)) e.preventDefault();
+        return;
+      }
+      // Any other digit goes back into the field (its Enter is the screen's main action) and types there.
+      left = false;
+      if (field.field instanceof HTMLInputElement) field.field.focus();
+      else if (document.activeElement instanceof HTMLElement) document.activeElement.blur();
+    } else if (field && !left && e.key === 'Backspace' && field.empty) {
+      left = leave(scope, field.field, moved);
+      if (left) e.preventDefault();
+      return;
+    }
     const command = keypadCommand(e.key, typing, onControl);
     if (!command) return;
     // Speech keys act on the whole screen, the "more time" question included.
@@ -184,7 +242,11 @@ export function installKeypad(
       if (speech?.(command.command)) e.preventDefault();
       return;
     }
-    const dialog = slot.querySelector<HTMLElement>('[role="alertdialog"]');
-    if (run(command, dialog ?? slot, moved)) e.preventDefault();
+    if (run(command, scope, moved)) e.preventDefault();
   });
+  return {
+    reset: () => {
+      left = false;
+    },
+  };
 }

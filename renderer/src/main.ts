@@ -11,7 +11,7 @@ import {
 import { InputActivity } from './activity.js';
 import { renderCustomer, type CustomerContext } from './customer.js';
 import { h, replaceChildren } from './dom.js';
-import { installKeypad } from './keypad.js';
+import { installKeypad, type Keypad } from './keypad.js';
 import { OperatorPanel } from './operator-panel.js';
 import { ScreenSpeech, speechButtons, spokenLang, spokenName } from './speech.js';
 import { connectionText, problemText } from './view-model.js';
@@ -81,6 +81,7 @@ class App {
   readonly #problemSlot = h('div', { class: 'problem-slot', attrs: { 'aria-live': 'assertive' } });
   readonly #announcer = new ScreenAnnouncer();
   readonly #operator: OperatorPanel;
+  readonly #keypad: Keypad;
   // An echo goes out by itself, never as the screen's pending event: the screen stays live, and the next key counts.
   readonly #speech = new ScreenSpeech((e) => (e.type === 'ECHO' ? void this.client.send(e) : this.#send(e)));
   // Likewise ACTIVITY: a Continue pressed right after a key is never dropped behind it.
@@ -100,7 +101,7 @@ class App {
       this.#operator.element,
     );
     this.#listenForOperator(root);
-    installKeypad(
+    this.#keypad = installKeypad(
       this.#customerSlot,
       (command) => this.#speechKey(command),
       // A move by 4 or 6 is the customer's, as a Tab is: the control is said, and it counts as activity.
@@ -301,6 +302,7 @@ class App {
       this.#drafts.alt = '';
       this.#drafts.altField = '';
       this.#drafts.pin = '';
+      this.#keypad.reset();
       this.#problem = undefined;
       this.#renderProblem();
     }

@@ -95,7 +95,9 @@ describe('what the terminal says of a screen', () => {
     const said = spokenScreen(TICKET);
     expect(said).toBe(
       'Your ticket. Insert your ticket or enter your plate. Type on the keypad; the back key deletes the last ' +
-        'character. Enter key: Continue. Cancel key: Cancel. Also on the screen: Lost ticket.',
+        'character. Enter key: Continue. Cancel key: Cancel. Also on the screen: Lost ticket. With the field empty, ' +
+        'the back key leaves it: then the 4 and 6 keys move between the buttons, Enter chooses, and any other ' +
+        'digit types again.',
     );
   });
 
@@ -340,6 +342,34 @@ describe('the language of speech', () => {
     }
     // No English key names in the Arabic voice.
     expect(CATALOGUES.ar_AE['speech.chooseKeys']).not.toMatch(/[A-Za-z]/);
+  });
+
+  it('says on every typing screen how to leave the field for the other buttons (the back key on it empty), in every language', () => {
+    const details: CustomerView = {
+      screen: 'alt-details',
+      title: 'Your details',
+      message: 'Enter your e-mail address.',
+      altField: {
+        method: 'Bank transfer',
+        field: 'email',
+        label: 'Enter your e-mail address.',
+        step: 1,
+        steps: 3,
+        stepText: 'Step 1 of 3',
+        inputMode: 'email',
+      },
+      actions: ['ALT_FIELD', 'CANCEL'],
+    };
+    for (const locale of SUPPORTED_LOCALES) {
+      const ticket = spokenScreen(inLanguage(TICKET, locale));
+      const leaving = ticket.slice(ticket.lastIndexOf(CATALOGUES[locale]['label.action.LOST_TICKET']));
+      // Said after the buttons it reaches, with the keys that then move.
+      expect(leaving, locale).toMatch(/4.*6/);
+      expect(leaving, locale).not.toMatch(/\bTab/i);
+      expect(spokenScreen(inLanguage(details, locale)), locale).toContain(
+        leaving.slice(leaving.indexOf('.') + 1).trim(),
+      );
+    }
   });
 
   it('tells a customer who has just turned speech on of the other languages, each name in its own voice', () => {

@@ -202,6 +202,8 @@ function keyParts(view: CustomerView, tr: Translator): Part[] {
   const methods = view.altMethods !== undefined && view.altMethods.length > 0 && offered('ALT_METHOD');
   if (!typesDigits(view) && (choosing || methods || others.length > 0))
     parts.push(part('choose', tr.t('speech.chooseKeys')));
+  // The digits type: Clear ← on the empty field leaves it, and 4 and 6 then move (renderer/src/keypad.ts).
+  if (typesDigits(view)) parts.push(part('leave', tr.t('speech.leaveField')));
   return parts;
 }
 

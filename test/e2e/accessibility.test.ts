@@ -616,6 +616,93 @@ describe('the renderer by keys alone', () => {
     await expect.poll(() => fake.events.at(-1)).toEqual({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
   });
 
+  it('leaves the ticket field with Clear ← when it is empty: 4 and 6 then reach "Lost ticket" and the language list, another digit types again', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    fake.present({ ...ENTER_TICKET, language: LANGUAGE });
+    await onScreen(page, 'enter-ticket');
+    const ticket = page.getByTestId('ticket-input');
+    // A digit typed and taken back: Clear ← only deletes while the field has something in it.
+    await page.keyboard.press('4');
+    await page.keyboard.press('Backspace');
+    expect(await ticket.inputValue()).toBe('');
+    expect(await page.evaluate(focusedTestId)).toBeNull();
+    // Clear ← on the empty field leaves it, to the control after it; the screen keypad's own keys are not in the way.
+    await page.keyboard.press('Backspace');
+    expect(await page.evaluate(focusedTestId)).toBe('action-ENTER_TICKET');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('action-LOST_TICKET');
+    await page.keyboard.press('6');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('language-button');
+    await page.keyboard.press('4');
+    await page.keyboard.press('4');
+    expect(await page.evaluate(focusedTestId)).toBe('action-LOST_TICKET');
+    expect(await ticket.inputValue()).toBe('');
+    expect(fake.events).toEqual([]);
+    // Any other digit goes back into the field, and 4 and 6 type again.
+    for (const key of ['5', '4', '6']) await page.keyboard.press(key);
+    expect(await ticket.inputValue()).toBe('546');
+    expect(await page.evaluate(focusedTestId)).toBe('ticket-input');
+    for (let i = 0; i < 4; i += 1) await page.keyboard.press('Backspace');
+    expect(await ticket.inputValue()).toBe('');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('action-LOST_TICKET');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => fake.events).toEqual([{ type: 'LOST_TICKET' }]);
+  });
+
+  it('leaves the amount field with Clear ← only while nothing is keyed, and types again on the way back', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    const amount = SCREENS.find((s) => s.name === 'enter-amount')?.view;
+    if (!amount) throw new Error('no amount screen');
+    fake.present({ ...amount, language: LANGUAGE });
+    await onScreen(page, 'enter-amount');
+    const display = page.getByTestId('amount-display');
+    const shown = await display.textContent();
+    await page.keyboard.press('4');
+    // Something keyed: Clear ← deletes it, and only then leaves.
+    await page.keyboard.press('Backspace');
+    expect(await display.textContent()).toBe(shown);
+    expect(await page.evaluate(focusedTestId)).toBeNull();
+    await page.keyboard.press('Backspace');
+    expect(await page.evaluate(focusedTestId)).toBe('action-ENTER_AMOUNT');
+    await page.keyboard.press('6');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('language-button');
+    await page.keyboard.press('1');
+    await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBeNull();
+    expect(await display.textContent()).not.toBe(shown);
+    expect(fake.events).toEqual([]);
+  });
+
+  it('reaches the letters of the details keyboard from the tactile keypad: Clear ← on the empty field, then 4, 6 and Enter', async () => {
+    const { fake, page } = await start();
+    await onScreen(page, 'idle');
+    const details = SCREENS.find((s) => s.name === 'alt-details')?.view;
+    if (!details) throw new Error('no details screen');
+    fake.present(details);
+    await onScreen(page, 'alt-details');
+    const field = page.getByTestId('alt-input');
+    await page.keyboard.press('Backspace');
+    expect(await page.evaluate(focusedTestId)).toBe('alt-key-1');
+    // 1 … 0, then the letters: q w.
+    for (let i = 0; i < 11; i += 1) await page.keyboard.press('6');
+    expect(await page.evaluate(focusedTestId)).toBe('alt-key-w');
+    await page.keyboard.press('Enter');
+    await page.keyboard.press('4');
+    await page.keyboard.press('Enter');
+    expect(await field.inputValue()).toBe('wq');
+    // A digit goes back into the field and types there; Enter is Next.
+    await page.keyboard.press('7');
+    expect(await field.inputValue()).toBe('wq7');
+    expect(await page.evaluate(focusedTestId)).toBe('alt-input');
+    await page.keyboard.press('Enter');
+    await expect.poll(() => fake.events).toEqual([{ type: 'ALT_FIELD', value: 'wq7' }]);
+  });
+
   it('closes the open language list with Escape and returns focus to the Language button, without cancelling', async () => {
     const { fake, page } = await start();
     await onScreen(page, 'idle');

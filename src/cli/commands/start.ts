@@ -249,9 +249,10 @@ minutes, and says so (start-loop.json in the working directory).`,
       if (started) {
         out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
         // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,
-        // the UI is a browser outside this process: its check is the bridge serving.
+        // the UI is a browser outside this process: its check is the bridge serving (its server still listening).
+        const served = bridge;
         service = await startKioskService(host, {
-          uiAliveMs: () => (bridge ? Date.now() : undefined),
+          uiAliveMs: () => served.lastAliveMs(),
           restart: (reason) => restartAsked(reason),
           ...(fleet ? { terminal: fleet.terminal } : {}),
           configFile,

@@ -63,7 +63,6 @@ export async function startKioskService(
     readerLinkCheck(
       {
         readerHealth: () => host.status().reader.health,
-        requestsInFlight: () => host.journal.counts().inFlight,
         inServiceMode: () => host.inServiceMode(),
       },
       service.readerGraceSeconds * 1000,

@@ -6,7 +6,8 @@ import { createLogger, type Logger } from '../src/log/index.js';
 import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
-import { openTerminalHost } from '../src/host/terminal-host.js';
+import { openTerminalHost, type TerminalHost } from '../src/host/terminal-host.js';
+import { stopTakingCustomers } from '../src/host/stopping.js';
 import { maintenanceWindowOf } from '../src/host/daily-restart.js';
 import { startFleetLink } from '../src/host/fleet-terminal.js';
 import { startKioskService, startupProgress } from '../src/host/kiosk-service.js';
@@ -17,12 +18,13 @@ import { buildPreload } from './preload-build.js';
 import { RendererRecovery } from './renderer-recovery.js';
 import { APP_HOST, APP_SCHEME, APP_URL, isAppUrl, windowOptions, withSecurityHeaders } from './security.js';
 
-/** A TerminalHost as the Electron shell needs it: the API plus an orderly shutdown. */
-export type ElectronHost = TerminalApi & {
-  /** Starts the terminal (recovery of the journal); the window shows it meanwhile. */
-  begin(): Promise<void>;
-  close(): Promise<void>;
-};
+/** A TerminalHost as the Electron shell needs it: the API, going out of service as it stops, an orderly shutdown. */
+export type ElectronHost = TerminalApi &
+  Pick<TerminalHost, 'status' | 'outOfService'> & {
+    /** Starts the terminal (recovery of the journal); the window shows it meanwhile. */
+    begin(): Promise<void>;
+    close(): Promise<void>;
+  };
 
 export interface ElectronOptions {
   /** The built renderer (dist/renderer). */
@@ -118,9 +120,14 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   }).start();
   let exitCode = 0;
   let quit = false;
+  // However the window closes (a restart asked for, SIGTERM quitting the app, the window closed): no new customer from
+  // then on, while the service manager is told and the fleet link and the terminal close (src/host/stopping.ts).
+  let stopping = 'stopping';
+  win.on('close', () => stopTakingCustomers(host, stopping));
   const closed = new Promise<void>((resolve) => {
     app.once('window-all-closed', () => {
       quit = true;
+      stopTakingCustomers(host, stopping);
       resolve();
     });
     void win.loadURL(APP_URL);
@@ -135,6 +142,8 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
         (reason) => {
           logger?.info({ reason }, 'restarting the terminal');
           exitCode = EXIT_RESTART;
+          stopping = `restarting: ${reason}`;
+          stopTakingCustomers(host, stopping);
           if (!win.isDestroyed()) win.close();
         },
       );

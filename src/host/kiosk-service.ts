@@ -7,7 +7,7 @@ import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
 
 export interface KioskServiceOptions {
-  /** When the UI last gave a sign of life (the kiosk window's renderer; the bridge listening when headless). */
+  /** When the UI last gave a sign of life (the kiosk window's renderer; the bridge's `lastAliveMs` when headless). */
   uiAliveMs: () => number | undefined;
   /** Stops the terminal with the restart exit code (75). */
   restart: (reason: string) => void;
@@ -63,7 +63,6 @@ export async function startKioskService(
     readerLinkCheck(
       {
         readerHealth: () => host.status().reader.health,
-        requestsInFlight: () => host.journal.counts().inFlight,
         inServiceMode: () => host.inServiceMode(),
       },
       service.readerGraceSeconds * 1000,

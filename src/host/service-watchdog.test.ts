@@ -16,13 +16,13 @@ function setup(inFlight = 0) {
   let reader = 'ready';
   let uiAlive: number | undefined = now;
   let money = inFlight;
-  const terminal: WatchedTerminal = { readerHealth: () => reader, requestsInFlight: () => money };
+  const terminal: WatchedTerminal = { readerHealth: () => reader };
   const notifier = new RecordingNotifier();
   const watchdog = new ServiceWatchdog({
     notifier,
     intervalMs: undefined,
     checks: [readerLinkCheck(terminal, 60_000, now), uiCheck(() => uiAlive, 30_000, now)],
-    moneyInFlight: () => terminal.requestsInFlight() > 0,
+    moneyInFlight: () => money > 0,
     now: () => now,
   });
   return {

@@ -12,8 +12,6 @@ export interface HealthCheck {
 export interface WatchedTerminal {
   /** The reader link's health (devices/reader.ts `ReaderHealth`). */
   readerHealth(): string;
-  /** Gateway requests of the journal still in flight: money the customer may be waiting on. */
-  requestsInFlight(): number;
   /**
    * Out of service by the operator's choice (service mode): the operator is at the terminal, perhaps changing its
    * reader; a restart would end service mode (it lives in memory) and put the terminal back in service by itself.

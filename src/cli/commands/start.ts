@@ -10,6 +10,7 @@ import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
+import { stopTakingCustomers } from '../../host/stopping.js';
 import {
   notReadyProgress,
   startKioskService,
@@ -42,19 +43,6 @@ function faultReason(error: unknown, origin: string): string {
   const code = typeof e?.code === 'string' ? `${e.code}: ` : '';
   const message = typeof e?.message === 'string' ? e.message : String(error);
   return redactString(`unexpected error (${origin}): ${code}${message}`).slice(0, 300);
-}
-
-/**
- * The terminal is being stopped or restarted: out of service, so that no customer starts while it closes. One out of
- * service already (an unexpected error, service mode) keeps its reason.
- */
-function stopTakingCustomers(host: TerminalHost, reason: string): void {
-  try {
-    if (host.status().outOfService !== undefined) return;
-  } catch {
-    // Its status unreadable (the journal on a failing disk): out of service all the same.
-  }
-  host.outOfService(reason, { stopping: true });
 }
 
 /** Closes what was started, in order, each step on its own: a failing step is logged and does not skip the next. */
@@ -249,9 +237,10 @@ minutes, and says so (start-loop.json in the working directory).`,
       if (started) {
         out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
         // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,
-        // the UI is a browser outside this process: its check is the bridge serving.
+        // the UI is a browser outside this process: its check is the bridge serving (its server still listening).
+        const served = bridge;
         service = await startKioskService(host, {
-          uiAliveMs: () => (bridge ? Date.now() : undefined),
+          uiAliveMs: () => served.lastAliveMs(),
           restart: (reason) => restartAsked(reason),
           ...(fleet ? { terminal: fleet.terminal } : {}),
           configFile,

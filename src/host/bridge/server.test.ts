@@ -14,6 +14,7 @@ import { MAX_MESSAGE_BYTES } from './protocol.js';
 import { MAX_CONNECTIONS } from '../../gateway/server-limits.js';
 import { createLogger } from '../../log/index.js';
 import { slowClient, within } from '../../gateway/testing/raw-request.js';
+import { uiCheck } from '../service-watchdog.js';
 
 let dir: Awaited<ReturnType<typeof makeStaticDir>>;
 let bridge: Bridge;
@@ -152,6 +153,23 @@ describe('bridge HTTP', () => {
       s.once('error', reject);
       s.listen(port, '127.0.0.1', () => s.close(() => resolve()));
     });
+  });
+});
+
+describe('bridge liveness (the headless UI check of the kiosk service)', () => {
+  it('is alive while it serves, with no screen connected, and goes stale once it no longer serves', async () => {
+    const staleMs = 5_000;
+    const check = uiCheck(() => bridge.lastAliveMs(), staleMs, 0);
+    const before = Date.now();
+    expect(bridge.lastAliveMs()).toBeGreaterThanOrEqual(before);
+    expect(check.healthy(Date.now())).toBe(true);
+
+    await bridge.close();
+    const stopped = bridge.lastAliveMs();
+    expect(stopped).toBeGreaterThanOrEqual(before);
+    expect(bridge.lastAliveMs()).toBe(stopped);
+    expect(check.healthy(stopped + staleMs - 1)).toBe(true);
+    expect(check.healthy(stopped + staleMs)).toBe(false);
   });
 });
 

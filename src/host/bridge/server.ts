@@ -40,6 +40,11 @@ export interface Bridge {
   port: number;
   /** The secret of this run (base64url, 256 bits); a new one at every start. */
   secret: string;
+  /**
+   * The UI's sign of life when headless (the kiosk service's UI check): now while the server is listening, the moment
+   * it stopped otherwise (closed, or its listener gone on an error) — a bridge that no longer serves goes stale.
+   */
+  lastAliveMs(): number;
   /** Closes every socket and the listener; resolves when the port is free. Idempotent. */
   close(): Promise<void>;
 }
@@ -403,6 +408,8 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
     throw new BridgeError('BRIDGE_LISTEN', 'no TCP address');
   port = address.port;
   server.on('error', (e) => logger.error({ err: e }, 'bridge server error'));
+  let stoppedMs: number | undefined;
+  server.once('close', () => (stoppedMs ??= Date.now()));
   logger.info({ port }, 'bridge listening on 127.0.0.1');
 
   let closing: Promise<void> | undefined;
@@ -410,6 +417,10 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
     url: `http://127.0.0.1:${port}/?s=${secret}`,
     port,
     secret,
+    lastAliveMs() {
+      if (server.listening) return Date.now();
+      return (stoppedMs ??= Date.now());
+    },
     close() {
       closing ??= new Promise<void>((resolve) => {
         clearInterval(heartbeat);

@@ -1,0 +1,141 @@
+import type { EventEmitter } from 'node:events';
+import { describe, expect, it, vi } from 'vitest';
+
+/** Electron's main-process modules as far as `runElectron` uses them; the test closes the window it opened. */
+const electron = vi.hoisted(() => ({
+  win: undefined as unknown as EventEmitter & { close(): void },
+}));
+
+vi.mock('electron', async () => {
+  const { EventEmitter } = await import('node:events');
+  const app = Object.assign(new EventEmitter(), {
+    enableSandbox: () => undefined,
+    whenReady: () => Promise.resolve(),
+    quit: () => undefined,
+    exit: () => undefined,
+  });
+  class BrowserWindow extends EventEmitter {
+    closed = false;
+    readonly webContents = Object.assign(new EventEmitter(), {
+      loadURL: () => Promise.resolve(),
+      executeJavaScript: () => Promise.resolve(1),
+      isDestroyed: () => false,
+      send: () => undefined,
+    });
+    constructor() {
+      super();
+      electron.win = this;
+    }
+    loadURL(): Promise<void> {
+      return Promise.resolve();
+    }
+    isDestroyed(): boolean {
+      return this.closed;
+    }
+    show(): void {}
+    /** As Electron does: `close` first, then the window is gone and, the last one, `window-all-closed`. */
+    close(): void {
+      if (this.closed) return;
+      this.emit('close', { preventDefault: () => undefined });
+      this.closed = true;
+      this.emit('closed');
+      app.emit('window-all-closed');
+    }
+  }
+  const webRequest = { onHeadersReceived: () => undefined };
+  return {
+    app,
+    BrowserWindow,
+    ipcMain: { handle: () => undefined, removeHandler: () => undefined },
+    protocol: { registerSchemesAsPrivileged: () => undefined, handle: () => undefined },
+    session: {
+      defaultSession: {
+        webRequest,
+        setPermissionRequestHandler: () => undefined,
+        setPermissionCheckHandler: () => undefined,
+      },
+    },
+  };
+});
+
+const { runElectron } = await import('./main.js');
+
+/** The terminal as the shell drives it: in service until told otherwise, every step of the stop recorded in order. */
+function fakeHost(steps: string[]) {
+  let outOfService: string | undefined;
+  return {
+    steps,
+    begin: () => Promise.resolve(),
+    close: () => {
+      steps.push('host closed');
+      return Promise.resolve();
+    },
+    status: () => ({ outOfService }),
+    outOfService: (reason: string, options: { stopping?: boolean } = {}) => {
+      outOfService = reason;
+      steps.push(`out of service: ${reason}${options.stopping === true ? ' (stopping)' : ''}`);
+    },
+    snapshot: () => Promise.reject(new Error('not used')),
+    send: () => Promise.reject(new Error('not used')),
+    operator: () => Promise.reject(new Error('not used')),
+    subscribe: () => () => undefined,
+  };
+}
+
+/** Runs the shell until its kiosk service has started; returns the service's restart and the shell's end. */
+async function started(steps: string[]) {
+  let restart: (reason: string) => void = () => undefined;
+  let serviceStarted: () => void = () => undefined;
+  const running = new Promise<void>((resolve) => (serviceStarted = resolve));
+  const host = fakeHost(steps);
+  const done = runElectron(host as never, {
+    staticDir: '/nonexistent',
+    preload: '/nonexistent/preload.cjs',
+    service: (_uiAliveMs, restartWith) => {
+      restart = restartWith;
+      serviceStarted();
+      return Promise.resolve({
+        close: () => {
+          steps.push('service closed (STOPPING=1)');
+          return Promise.resolve();
+        },
+      });
+    },
+    closing: () => {
+      steps.push('fleet link closed');
+      return Promise.resolve();
+    },
+  });
+  await running;
+  // The service has been handed back to the shell.
+  await Promise.resolve();
+  return { restart: (reason: string) => restart(reason), done };
+}
+
+describe('Electron shell stop', () => {
+  it('takes no new customer from the moment a restart is decided, before the service and fleet link close', async () => {
+    const steps: string[] = [];
+    const shell = await started(steps);
+    shell.restart('daily restart');
+    await shell.done;
+    expect(steps).toEqual([
+      'out of service: restarting: daily restart (stopping)',
+      'service closed (STOPPING=1)',
+      'fleet link closed',
+      'host closed',
+    ]);
+  });
+
+  it('takes no new customer once its window is closed (SIGTERM quits the app), before anything else closes', async () => {
+    const steps: string[] = [];
+    const shell = await started(steps);
+    electron.win.close();
+    await shell.done;
+    expect(steps).toEqual([
+      'out of service: stopping (stopping)',
+      'service closed (STOPPING=1)',
+      'fleet link closed',
+      'host closed',
+    ]);
+  });
+});

@@ -47,7 +47,7 @@ import type { Receipt } from './api.js';
  * "choice of currencies" statement) comes from the `receipt.` messages of the catalogues (src/i18n), amounts, dates
  * and times through `Intl`, in the locale the document is built in ({@link issuedReceipt} says which). What stays as
  * it came: the merchant's name and location, ids and references, the card's application label, and the gateway's DCC
- * disclaimer (verbatim, never translated).
+ * disclaimer (verbatim, never translated; on paper only when the printer can print it, see {@link issuedReceipt}).
  *
  * Content (kiosk.md §3, §1; gateway.md §5): merchant, merchant and terminal ids, date and time, transaction type,
  * amount, the card as its last four digits only, application label and AID, entry mode, the cardholder verification
@@ -449,6 +449,12 @@ function field(label: string, value: string): PrintableField {
   return { label: clean(label), value: clean(value) };
 }
 
+/**
+ * Which disclaimer a converted payment's receipt states: the gateway's as it came, or the catalogue's own
+ * (`receipt.dcc.disclaimer`) where the printer cannot print the gateway's ({@link issuedReceipt}).
+ */
+export type DisclaimerText = 'gateway' | 'catalogue';
+
 /** The DCC disclosure of a converted payment (kiosk.md §1; gateway.md §5; EU Regulation 2021/1230 Art. 4–5). */
 function conversionFields(
   data: ReceiptData,
@@ -456,6 +462,7 @@ function conversionFields(
   billedMinor: number | undefined,
   settings: ReceiptSettings,
   tr: Translator,
+  disclaimer: DisclaimerText,
 ): PrintableField[] {
   const billingMinor =
     billedMinor ??
@@ -479,8 +486,9 @@ function conversionFields(
     field(label('rateTime'), isoOfUtcTimeStamp(offer.exchangeRateTimeStamp) ?? offer.exchangeRateTimeStamp),
     field(label('provider'), settings.dccProvider),
     field(label('currencyChoice'), tr.t('receipt.dcc.choice', { currency: offer.billingCurrency })),
-    // The gateway's words, as they came (gateway.md §5): never translated.
-    field(label('disclaimer'), offer.disclaimer),
+    // The gateway's words, as they came (gateway.md §5): never translated; the catalogue's own when they cannot be
+    // printed (issuedReceipt).
+    field(label('disclaimer'), disclaimer === 'gateway' ? offer.disclaimer : tr.t('receipt.dcc.disclaimer')),
   ];
 }
 
@@ -516,6 +524,7 @@ export function buildReceipt(
   facts: ReceiptFacts,
   settings: ReceiptSettings,
   locale: string = settings.locale,
+  disclaimer: DisclaimerText = 'gateway',
 ): ReceiptDocument {
   const tr = translator(resolveLocale(locale, settings.locale));
   const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
@@ -535,7 +544,9 @@ export function buildReceipt(
       return field(line.label, line.value);
     }),
     field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
-    ...(facts.conversion ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr) : []),
+    ...(facts.conversion
+      ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr, disclaimer)
+      : []),
     ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
     ...(name ? [field(label('application'), name)] : []),
     ...(facts.card?.aid ? [field(label('aid'), facts.card.aid)] : []),
@@ -570,6 +581,13 @@ export function buildReceipt(
  * - otherwise (a terminal whose own language is Arabic) in en_GB, the base catalogue, which every table prints;
  * - when none of them can be printed whole (a merchant name in another script, say), in the customer's language: no
  *   other language would print any better.
+ *
+ * A converted payment's disclosure states the gateway's disclaimer as it came (gateway.md §5) whenever the printer can
+ * print it in some language by that rule. A disclaimer in a script no code table holds (Greek, Chinese, Cyrillic
+ * beyond cp866 …) would print as "?" and leave the paper without a readable one, and pull the rest of the receipt
+ * into a table that cannot print it either: the receipt then states the catalogue's own disclaimer
+ * (`receipt.dcc.disclaimer`) instead, in the language the same rule chooses, on paper and on screen alike. The
+ * customer read the gateway's words, unmodified, on the choice screen.
  */
 export function issuedReceipt(
   data: ReceiptData,
@@ -577,10 +595,22 @@ export function issuedReceipt(
   settings: ReceiptSettings,
   customerLocale: string,
 ): ReceiptDocument {
-  return inPrintableLanguage(
-    (locale) => buildReceipt(data, facts, settings, locale),
-    settings,
-    customerLocale,
+  const issue = (disclaimer: DisclaimerText): ReceiptDocument =>
+    inPrintableLanguage(
+      (locale) => buildReceipt(data, facts, settings, locale, disclaimer),
+      settings,
+      customerLocale,
+    );
+  const asSent = issue('gateway');
+  if (facts.conversion === undefined || printable(asSent, settings)) return asSent;
+  const own = issue('catalogue');
+  return printable(own, settings) ? own : asSent;
+}
+
+/** Whether the printer can print `doc` whole in one code table it carries (always, with no printer attached). */
+function printable(doc: ReceiptDocument, settings: ReceiptSettings): boolean {
+  return (
+    settings.printerCodepage === undefined || receiptCodepage(doc, settings.printerCodepage) !== undefined
   );
 }
 
@@ -594,12 +624,11 @@ function inPrintableLanguage(
   locale: string,
 ): ReceiptDocument {
   const own = build(locale);
-  const codepage = settings.printerCodepage;
-  if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
+  if (printable(own, settings)) return own;
   const fallbacks = [settings.locale, BASE_LOCALE].filter((l) => resolveLocale(l) !== own.locale);
   for (const fallback of fallbacks) {
     const doc = build(fallback);
-    if (receiptCodepage(doc, codepage) !== undefined) return doc;
+    if (printable(doc, settings)) return doc;
   }
   return own;
 }

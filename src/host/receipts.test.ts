@@ -696,6 +696,25 @@ describe("the receipt in the customer's language", () => {
     );
   });
 
+  it('writes a currency as its ISO code where the table lacks its symbol, rather than change the language', () => {
+    const euro: ReceiptSettings = { ...SETTINGS, currency: 'EUR', printerCodepage: 'cp858' };
+    // cp852 holds Polish but no €, cp858 the € but no Polish: "6,00 EUR" prints from cp852.
+    const polish = issuedReceipt(sale({ currency: 'EUR' }), facts, euro, 'pl_PL');
+    expect(polish.locale).toBe('pl_PL');
+    expect(valueOf(polish, CATALOGUES.pl_PL['receipt.amount'])).toMatch(/^6,00\sEUR$/);
+    expect(receiptCodepage(polish, 'cp858')).toBe('cp852');
+    // A table with the symbol keeps it; without a printer the screen keeps it.
+    expect(valueOf(issuedReceipt(sale({ currency: 'EUR' }), facts, euro, 'de_DE'), 'Betrag')).toMatch(
+      /^6,00\s€$/,
+    );
+    expect(
+      valueOf(
+        issuedReceipt(sale({ currency: 'EUR' }), facts, SETTINGS, 'pl_PL'),
+        CATALOGUES.pl_PL['receipt.amount'],
+      ),
+    ).toMatch(/^6,00\s€$/);
+  });
+
   it('every receipt text of every Latin-script locale fits a code table the printer carries', () => {
     for (const locale of SUPPORTED_LOCALES.filter((l) => l !== 'ar_AE')) {
       const fields = MESSAGE_KEYS.filter((k) => k.startsWith('receipt.')).map((k) => ({

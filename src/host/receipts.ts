@@ -35,6 +35,7 @@ import {
   type Translator,
 } from '../i18n/index.js';
 import { receiptApprovalCode, type IssuedReceiptNote } from '../journal/index.js';
+import type { CurrencyDisplay } from '../money/index.js';
 import { isoOfUtcTimeStamp } from '../vocabulary/gateway-time.js';
 import type { Receipt } from './api.js';
 
@@ -455,6 +456,13 @@ function field(label: string, value: string): PrintableField {
  */
 export type DisclaimerText = 'gateway' | 'catalogue';
 
+/** How a receipt writes what the printer may not hold: see {@link issuedReceipt} and {@link inPrintableLanguage}. */
+export interface ReceiptWording {
+  readonly disclaimer?: DisclaimerText;
+  /** Amounts' currencies as symbols (the default) or as ISO codes, for a table that lacks a symbol (cp852: €). */
+  readonly currency?: CurrencyDisplay;
+}
+
 /** The DCC disclosure of a converted payment (kiosk.md §1; gateway.md §5; EU Regulation 2021/1230 Art. 4–5). */
 function conversionFields(
   data: ReceiptData,
@@ -462,7 +470,7 @@ function conversionFields(
   billedMinor: number | undefined,
   settings: ReceiptSettings,
   tr: Translator,
-  disclaimer: DisclaimerText,
+  wording: ReceiptWording,
 ): PrintableField[] {
   const billingMinor =
     billedMinor ??
@@ -473,7 +481,7 @@ function conversionFields(
   return [
     field(
       tr.t('receipt.convertedAmount', { currency: offer.billingCurrency }),
-      formatAmount(billingMinor, offer.billingCurrency, tr.locale),
+      formatAmount(billingMinor, offer.billingCurrency, tr.locale, wording.currency),
     ),
     field(label('rate'), dccRateText(offer, tr.locale)),
     field(
@@ -488,7 +496,10 @@ function conversionFields(
     field(label('currencyChoice'), tr.t('receipt.dcc.choice', { currency: offer.billingCurrency })),
     // The gateway's words, as they came (gateway.md §5): never translated; the catalogue's own when they cannot be
     // printed (issuedReceipt).
-    field(label('disclaimer'), disclaimer === 'gateway' ? offer.disclaimer : tr.t('receipt.dcc.disclaimer')),
+    field(
+      label('disclaimer'),
+      wording.disclaimer === 'catalogue' ? tr.t('receipt.dcc.disclaimer') : offer.disclaimer,
+    ),
   ];
 }
 
@@ -524,7 +535,7 @@ export function buildReceipt(
   facts: ReceiptFacts,
   settings: ReceiptSettings,
   locale: string = settings.locale,
-  disclaimer: DisclaimerText = 'gateway',
+  wording: ReceiptWording = {},
 ): ReceiptDocument {
   const tr = translator(resolveLocale(locale, settings.locale));
   const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
@@ -543,9 +554,9 @@ export function buildReceipt(
       const line = machineLine(l, tr);
       return field(line.label, line.value);
     }),
-    field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
+    field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale, wording.currency)),
     ...(facts.conversion
-      ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr, disclaimer)
+      ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr, wording)
       : []),
     ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
     ...(name ? [field(label('application'), name)] : []),
@@ -574,7 +585,8 @@ export function buildReceipt(
  * The receipt a customer gets, on paper and on screen alike (one document, so the two always match):
  * - in the customer's language (`customerLocale`, the session's) when the printer can print it — some code table it
  *   carries holds every character of it (devices/printer `receiptCodepage`: cp858 for most Western European text,
- *   cp852 for Polish …), or when no printer is attached;
+ *   cp852 for Polish …), if need be with its amounts' currencies as ISO codes (cp852 has no €: `6,00 EUR`), or when
+ *   no printer is attached;
  * - otherwise in the terminal's language (`terminal.locale`), when the printer can print that: Arabic, for one, is
  *   in no table a printer prints as text (its letters join and run right to left), so an ar_AE customer's receipt is
  *   the terminal's language on paper, and the screen shows that same document;
@@ -597,7 +609,7 @@ export function issuedReceipt(
 ): ReceiptDocument {
   const issue = (disclaimer: DisclaimerText): ReceiptDocument =>
     inPrintableLanguage(
-      (locale) => buildReceipt(data, facts, settings, locale, disclaimer),
+      (locale, currency) => buildReceipt(data, facts, settings, locale, { disclaimer, currency }),
       settings,
       customerLocale,
     );
@@ -616,20 +628,25 @@ function printable(doc: ReceiptDocument, settings: ReceiptSettings): boolean {
 
 /**
  * The document `build` makes in `locale` when the printer can print it, else in the first of the terminal's language
- * and en_GB it can print, else in `locale` (the rule of {@link issuedReceipt}).
+ * and en_GB it can print, else in `locale` (the rule of {@link issuedReceipt}). In each language, amounts write their
+ * currency as its symbol, or as its ISO code when only that prints: "6,00 EUR" keeps a Polish receipt Polish, as
+ * cp852 holds Polish but no €.
  */
 function inPrintableLanguage(
-  build: (locale: string) => ReceiptDocument,
+  build: (locale: string, currency: CurrencyDisplay) => ReceiptDocument,
   settings: ReceiptSettings,
   locale: string,
 ): ReceiptDocument {
-  const own = build(locale);
+  const own = build(locale, 'symbol');
   if (printable(own, settings)) return own;
+  const coded = build(locale, 'code');
+  if (printable(coded, settings)) return coded;
   const fallbacks = [settings.locale, BASE_LOCALE].filter((l) => resolveLocale(l) !== own.locale);
-  for (const fallback of fallbacks) {
-    const doc = build(fallback);
-    if (printable(doc, settings)) return doc;
-  }
+  for (const fallback of fallbacks)
+    for (const currency of ['symbol', 'code'] as const) {
+      const doc = build(fallback, currency);
+      if (printable(doc, settings)) return doc;
+    }
   return own;
 }
 
@@ -682,7 +699,7 @@ export function linkSlip(
   settings: ReceiptSettings,
   customerLocale: string,
 ): ReceiptDocument {
-  const build = (locale: string): ReceiptDocument => {
+  const build = (locale: string, currency: CurrencyDisplay): ReceiptDocument => {
     const tr = translator(resolveLocale(locale, settings.locale));
     const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
     const { date, time } = dateAndTime(data.atMs, settings.timeZone, tr.locale);
@@ -694,7 +711,7 @@ export function linkSlip(
         field(label('date'), date),
         field(label('time'), time),
         field(tr.t('receipt.ticket'), data.reference),
-        field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
+        field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale, currency)),
         field(tr.t('slip.payLater.until'), `${until.date} ${until.time}`),
         field(tr.t('slip.payLater.title'), tr.t('slip.payLater.instructions')),
         field(tr.t('receipt.paidBy'), data.url),

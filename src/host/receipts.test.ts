@@ -674,6 +674,47 @@ describe("the receipt in the customer's language", () => {
     expect(issuedReceipt(sale(), facts, SETTINGS, 'ar_AE').locale).toBe('ar_AE');
   });
 
+  it('prints a readable DCC disclosure when the gateway disclaimer is in a script no code table holds', () => {
+    const printing: ReceiptSettings = { ...SETTINGS, printerCodepage: 'cp858' };
+    const greek = { ...OFFER, disclaimer: 'Επέλεξα να πληρώσω στο νόμισμα της κάρτας μου.' };
+    const doc = issuedReceipt(sale(), { conversion: greek }, printing, 'pl_PL');
+    // Every character of it prints from one table: no "?" in the disclosure, nor in the Polish around it.
+    expect(receiptCodepage(doc, 'cp858')).toBe('cp852');
+    expect(doc.locale).toBe('pl_PL');
+    expect(valueOf(doc, CATALOGUES.pl_PL['receipt.disclaimer'])).toBe(
+      CATALOGUES.pl_PL['receipt.dcc.disclaimer'],
+    );
+    // The rest of the disclosure is the one a printable disclaimer gets.
+    const asSent = buildReceipt(sale(), { conversion: OFFER }, SETTINGS, 'pl_PL');
+    expect(doc.fields.map((f) => f.label)).toEqual(asSent.fields.map((f) => f.label));
+    // A disclaimer the table prints is printed as it came; without a printer the screen shows any as it came.
+    expect(valueOf(issuedReceipt(sale(), { conversion: OFFER }, printing, 'pl_PL'), 'Zastrzeżenie')).toBe(
+      OFFER.disclaimer,
+    );
+    expect(valueOf(issuedReceipt(sale(), { conversion: greek }, SETTINGS, 'pl_PL'), 'Zastrzeżenie')).toBe(
+      greek.disclaimer,
+    );
+  });
+
+  it('writes a currency as its ISO code where the table lacks its symbol, rather than change the language', () => {
+    const euro: ReceiptSettings = { ...SETTINGS, currency: 'EUR', printerCodepage: 'cp858' };
+    // cp852 holds Polish but no €, cp858 the € but no Polish: "6,00 EUR" prints from cp852.
+    const polish = issuedReceipt(sale({ currency: 'EUR' }), facts, euro, 'pl_PL');
+    expect(polish.locale).toBe('pl_PL');
+    expect(valueOf(polish, CATALOGUES.pl_PL['receipt.amount'])).toMatch(/^6,00\sEUR$/);
+    expect(receiptCodepage(polish, 'cp858')).toBe('cp852');
+    // A table with the symbol keeps it; without a printer the screen keeps it.
+    expect(valueOf(issuedReceipt(sale({ currency: 'EUR' }), facts, euro, 'de_DE'), 'Betrag')).toMatch(
+      /^6,00\s€$/,
+    );
+    expect(
+      valueOf(
+        issuedReceipt(sale({ currency: 'EUR' }), facts, SETTINGS, 'pl_PL'),
+        CATALOGUES.pl_PL['receipt.amount'],
+      ),
+    ).toMatch(/^6,00\s€$/);
+  });
+
   it('every receipt text of every Latin-script locale fits a code table the printer carries', () => {
     for (const locale of SUPPORTED_LOCALES.filter((l) => l !== 'ar_AE')) {
       const fields = MESSAGE_KEYS.filter((k) => k.startsWith('receipt.')).map((k) => ({

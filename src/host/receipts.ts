@@ -35,6 +35,7 @@ import {
   type Translator,
 } from '../i18n/index.js';
 import { receiptApprovalCode, type IssuedReceiptNote } from '../journal/index.js';
+import type { CurrencyDisplay } from '../money/index.js';
 import { isoOfUtcTimeStamp } from '../vocabulary/gateway-time.js';
 import type { Receipt } from './api.js';
 
@@ -47,7 +48,7 @@ import type { Receipt } from './api.js';
  * "choice of currencies" statement) comes from the `receipt.` messages of the catalogues (src/i18n), amounts, dates
  * and times through `Intl`, in the locale the document is built in ({@link issuedReceipt} says which). What stays as
  * it came: the merchant's name and location, ids and references, the card's application label, and the gateway's DCC
- * disclaimer (verbatim, never translated).
+ * disclaimer (verbatim, never translated; on paper only when the printer can print it, see {@link issuedReceipt}).
  *
  * Content (kiosk.md §3, §1; gateway.md §5): merchant, merchant and terminal ids, date and time, transaction type,
  * amount, the card as its last four digits only, application label and AID, entry mode, the cardholder verification
@@ -449,6 +450,19 @@ function field(label: string, value: string): PrintableField {
   return { label: clean(label), value: clean(value) };
 }
 
+/**
+ * Which disclaimer a converted payment's receipt states: the gateway's as it came, or the catalogue's own
+ * (`receipt.dcc.disclaimer`) where the printer cannot print the gateway's ({@link issuedReceipt}).
+ */
+export type DisclaimerText = 'gateway' | 'catalogue';
+
+/** How a receipt writes what the printer may not hold: see {@link issuedReceipt} and {@link inPrintableLanguage}. */
+export interface ReceiptWording {
+  readonly disclaimer?: DisclaimerText;
+  /** Amounts' currencies as symbols (the default) or as ISO codes, for a table that lacks a symbol (cp852: €). */
+  readonly currency?: CurrencyDisplay;
+}
+
 /** The DCC disclosure of a converted payment (kiosk.md §1; gateway.md §5; EU Regulation 2021/1230 Art. 4–5). */
 function conversionFields(
   data: ReceiptData,
@@ -456,6 +470,7 @@ function conversionFields(
   billedMinor: number | undefined,
   settings: ReceiptSettings,
   tr: Translator,
+  wording: ReceiptWording,
 ): PrintableField[] {
   const billingMinor =
     billedMinor ??
@@ -466,7 +481,7 @@ function conversionFields(
   return [
     field(
       tr.t('receipt.convertedAmount', { currency: offer.billingCurrency }),
-      formatAmount(billingMinor, offer.billingCurrency, tr.locale),
+      formatAmount(billingMinor, offer.billingCurrency, tr.locale, wording.currency),
     ),
     field(label('rate'), dccRateText(offer, tr.locale)),
     field(
@@ -479,8 +494,12 @@ function conversionFields(
     field(label('rateTime'), isoOfUtcTimeStamp(offer.exchangeRateTimeStamp) ?? offer.exchangeRateTimeStamp),
     field(label('provider'), settings.dccProvider),
     field(label('currencyChoice'), tr.t('receipt.dcc.choice', { currency: offer.billingCurrency })),
-    // The gateway's words, as they came (gateway.md §5): never translated.
-    field(label('disclaimer'), offer.disclaimer),
+    // The gateway's words, as they came (gateway.md §5): never translated; the catalogue's own when they cannot be
+    // printed (issuedReceipt).
+    field(
+      label('disclaimer'),
+      wording.disclaimer === 'catalogue' ? tr.t('receipt.dcc.disclaimer') : offer.disclaimer,
+    ),
   ];
 }
 
@@ -516,6 +535,7 @@ export function buildReceipt(
   facts: ReceiptFacts,
   settings: ReceiptSettings,
   locale: string = settings.locale,
+  wording: ReceiptWording = {},
 ): ReceiptDocument {
   const tr = translator(resolveLocale(locale, settings.locale));
   const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
@@ -534,8 +554,10 @@ export function buildReceipt(
       const line = machineLine(l, tr);
       return field(line.label, line.value);
     }),
-    field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
-    ...(facts.conversion ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr) : []),
+    field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale, wording.currency)),
+    ...(facts.conversion
+      ? conversionFields(data, facts.conversion, facts.billedMinor, settings, tr, wording)
+      : []),
     ...(data.maskedPan !== undefined ? [field(label('card'), lastFourOnly(data.maskedPan))] : []),
     ...(name ? [field(label('application'), name)] : []),
     ...(facts.card?.aid ? [field(label('aid'), facts.card.aid)] : []),
@@ -563,13 +585,21 @@ export function buildReceipt(
  * The receipt a customer gets, on paper and on screen alike (one document, so the two always match):
  * - in the customer's language (`customerLocale`, the session's) when the printer can print it — some code table it
  *   carries holds every character of it (devices/printer `receiptCodepage`: cp858 for most Western European text,
- *   cp852 for Polish …), or when no printer is attached;
+ *   cp852 for Polish …), if need be with its amounts' currencies as ISO codes (cp852 has no €: `6,00 EUR`), or when
+ *   no printer is attached;
  * - otherwise in the terminal's language (`terminal.locale`), when the printer can print that: Arabic, for one, is
  *   in no table a printer prints as text (its letters join and run right to left), so an ar_AE customer's receipt is
  *   the terminal's language on paper, and the screen shows that same document;
  * - otherwise (a terminal whose own language is Arabic) in en_GB, the base catalogue, which every table prints;
  * - when none of them can be printed whole (a merchant name in another script, say), in the customer's language: no
  *   other language would print any better.
+ *
+ * A converted payment's disclosure states the gateway's disclaimer as it came (gateway.md §5) whenever the printer can
+ * print it in some language by that rule. A disclaimer in a script no code table holds (Greek, Chinese, Cyrillic
+ * beyond cp866 …) would print as "?" and leave the paper without a readable one, and pull the rest of the receipt
+ * into a table that cannot print it either: the receipt then states the catalogue's own disclaimer
+ * (`receipt.dcc.disclaimer`) instead, in the language the same rule chooses, on paper and on screen alike. The
+ * customer read the gateway's words, unmodified, on the choice screen.
  */
 export function issuedReceipt(
   data: ReceiptData,
@@ -577,30 +607,46 @@ export function issuedReceipt(
   settings: ReceiptSettings,
   customerLocale: string,
 ): ReceiptDocument {
-  return inPrintableLanguage(
-    (locale) => buildReceipt(data, facts, settings, locale),
-    settings,
-    customerLocale,
+  const issue = (disclaimer: DisclaimerText): ReceiptDocument =>
+    inPrintableLanguage(
+      (locale, currency) => buildReceipt(data, facts, settings, locale, { disclaimer, currency }),
+      settings,
+      customerLocale,
+    );
+  const asSent = issue('gateway');
+  if (facts.conversion === undefined || printable(asSent, settings)) return asSent;
+  const own = issue('catalogue');
+  return printable(own, settings) ? own : asSent;
+}
+
+/** Whether the printer can print `doc` whole in one code table it carries (always, with no printer attached). */
+function printable(doc: ReceiptDocument, settings: ReceiptSettings): boolean {
+  return (
+    settings.printerCodepage === undefined || receiptCodepage(doc, settings.printerCodepage) !== undefined
   );
 }
 
 /**
  * The document `build` makes in `locale` when the printer can print it, else in the first of the terminal's language
- * and en_GB it can print, else in `locale` (the rule of {@link issuedReceipt}).
+ * and en_GB it can print, else in `locale` (the rule of {@link issuedReceipt}). In each language, amounts write their
+ * currency as its symbol, or as its ISO code when only that prints: "6,00 EUR" keeps a Polish receipt Polish, as
+ * cp852 holds Polish but no €.
  */
 function inPrintableLanguage(
-  build: (locale: string) => ReceiptDocument,
+  build: (locale: string, currency: CurrencyDisplay) => ReceiptDocument,
   settings: ReceiptSettings,
   locale: string,
 ): ReceiptDocument {
-  const own = build(locale);
-  const codepage = settings.printerCodepage;
-  if (codepage === undefined || receiptCodepage(own, codepage) !== undefined) return own;
+  const own = build(locale, 'symbol');
+  if (printable(own, settings)) return own;
+  const coded = build(locale, 'code');
+  if (printable(coded, settings)) return coded;
   const fallbacks = [settings.locale, BASE_LOCALE].filter((l) => resolveLocale(l) !== own.locale);
-  for (const fallback of fallbacks) {
-    const doc = build(fallback);
-    if (receiptCodepage(doc, codepage) !== undefined) return doc;
-  }
+  for (const fallback of fallbacks)
+    for (const currency of ['symbol', 'code'] as const) {
+      const doc = build(fallback, currency);
+      if (printable(doc, settings)) return doc;
+    }
   return own;
 }
 
@@ -653,7 +699,7 @@ export function linkSlip(
   settings: ReceiptSettings,
   customerLocale: string,
 ): ReceiptDocument {
-  const build = (locale: string): ReceiptDocument => {
+  const build = (locale: string, currency: CurrencyDisplay): ReceiptDocument => {
     const tr = translator(resolveLocale(locale, settings.locale));
     const label = (name: FieldName): string => tr.t(LABEL_KEYS[name]);
     const { date, time } = dateAndTime(data.atMs, settings.timeZone, tr.locale);
@@ -665,7 +711,7 @@ export function linkSlip(
         field(label('date'), date),
         field(label('time'), time),
         field(tr.t('receipt.ticket'), data.reference),
-        field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale)),
+        field(label('amount'), formatAmount(data.amountMinor, data.currency, tr.locale, currency)),
         field(tr.t('slip.payLater.until'), `${until.date} ${until.time}`),
         field(tr.t('slip.payLater.title'), tr.t('slip.payLater.instructions')),
         field(tr.t('receipt.paidBy'), data.url),

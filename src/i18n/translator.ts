@@ -1,5 +1,5 @@
 import { IntlMessageFormat } from 'intl-messageformat';
-import { formatMoney } from '../money/index.js';
+import { formatMoney, type CurrencyDisplay } from '../money/index.js';
 import { CATALOGUES, type MessageKey } from './catalogues.js';
 import { intlLocale, resolveLocale, type SupportedLocale } from './locales.js';
 
@@ -42,9 +42,17 @@ function isAmount(value: MessageParams[string]): value is AmountParam {
   return typeof value === 'object';
 }
 
-/** An amount in a locale, through src/money's one formatter (`formatAmount(600, 'EUR', 'de_DE')` = `6,00 €`). */
-export function formatAmount(minor: number, currency: string, locale: SupportedLocale): string {
-  return formatMoney(minor, currency, intlLocale(locale));
+/**
+ * An amount in a locale, through src/money's one formatter (`formatAmount(600, 'EUR', 'de_DE')` = `6,00 €`; with
+ * `display` `code`, `6,00 EUR`).
+ */
+export function formatAmount(
+  minor: number,
+  currency: string,
+  locale: SupportedLocale,
+  display: CurrencyDisplay = 'symbol',
+): string {
+  return formatMoney(minor, currency, intlLocale(locale), display);
 }
 
 /** The translator of a locale; an unsupported one falls back to en_GB (see `resolveLocale` for the full rule). */

@@ -68,16 +68,26 @@ function numberToPlainString(n: number): string {
   return s.includes('e') ? n.toFixed(20).replace(/0+$/, '').replace(/\.$/, '') : s;
 }
 
+/** How an amount writes its currency: its symbol in the locale ("€", "£"), or its ISO code ("EUR"). */
+export type CurrencyDisplay = 'symbol' | 'code';
+
 /**
- * A human display of the amount with its currency, e.g. "€12.50" (en-GB) or "12,50 €" (de-DE). For screens and
+ * A human display of the amount with its currency, e.g. "€12.50" (en-GB) or "12,50 €" (de-DE); with `display`
+ * `code`, the currency as its ISO code ("12,50 EUR", for a printer table without the symbol). For screens and
  * receipts only; never parse it back.
  */
-export function formatMoney(minor: number, currency: string, locale = 'en-GB'): string {
+export function formatMoney(
+  minor: number,
+  currency: string,
+  locale = 'en-GB',
+  display: CurrencyDisplay = 'symbol',
+): string {
   assertMinor(minor);
   const { exponent } = requireCurrency(currency);
   const fmt = new Intl.NumberFormat(locale, {
     style: 'currency',
     currency,
+    currencyDisplay: display,
     minimumFractionDigits: exponent,
     maximumFractionDigits: exponent,
   });

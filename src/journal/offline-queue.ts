@@ -126,7 +126,8 @@ export interface StoredPayment {
   readonly reason?: string;
   /**
    * For a forward whose outcome was unknown (state `unknown`): how timeout recovery resolved its journal entry, once
-   * it has — `timeout-void` (voided: not collected), `not-voidable` (it stands: collected), `not-at-gateway` … (the
+   * it has — `timeout-void` (voided: not collected), `not-voidable` (it stands: collected), `not-at-gateway` (the
+   * gateway never had it: not collected, and not forwarded again, its card data wiped with the unknown outcome) … (the
    * journal's resolution, src/journal/recovery.ts). Absent while recovery has not resolved it.
    */
   readonly resolution?: string;

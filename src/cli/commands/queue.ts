@@ -54,7 +54,8 @@ parking-terminal queue acknowledge TRANSACTION_ID... [--config FILE]
                 unknown, or approved for less than their amount) that nobody has acknowledged: the list behind
                 the status bar's count, with amount, masked card, state and reason (and, for an unknown
                 outcome that timeout recovery has resolved since, its resolution: timeout-void, voided;
-                not-voidable, it stands and was collected)
+                not-voidable, it stands and was collected; not-at-gateway, the gateway never had it: not
+                collected, and not forwarded again, its card data wiped when its outcome became unknown)
                 status and declined open the journal read-only, safe while the terminal runs
   acknowledge   the operator has seen these (by transactionId): they leave the count; recorded in the audit
                 log; exit 1 when one was not waiting for acknowledgement; an argument that cannot be a
@@ -78,7 +79,8 @@ function declinedView(d: OfflineDeclineSummary): Record<string, unknown> {
     ...(d.maskedPan !== undefined ? { maskedPan: d.maskedPan } : {}),
     state: d.state,
     ...(d.reason !== undefined ? { reason: d.reason } : {}),
-    // An unknown outcome recovery has resolved since: voided (timeout-void) or standing, collected (not-voidable).
+    // An unknown outcome recovery has resolved since: voided (timeout-void), standing, collected (not-voidable), or
+    // never at the gateway, not collected and not forwarded again (not-at-gateway).
     ...(d.resolution !== undefined ? { resolution: d.resolution } : {}),
   };
 }

@@ -20,6 +20,37 @@ afterEach(async () => {
   while (services.length > 0) await services.pop()?.close();
 });
 
+/** A terminal under the kiosk service, on a clock the test moves (`clock.now`), its parts as the test gives them. */
+async function watched(parts: {
+  config: Parameters<typeof parseConfig>[0];
+  reader: string;
+  inServiceMode: () => boolean;
+  counts: { unknown: number; inFlight: number };
+  uiAliveMs: (now: number) => number | undefined;
+}): Promise<{ service: KioskService; notifier: RecordingNotifier; clock: { now: number } }> {
+  const clock = { now: 1_000_000 };
+  const host = {
+    config: parseConfig(parts.config),
+    status: () => ({ reader: { health: parts.reader } }),
+    inServiceMode: parts.inServiceMode,
+    journal: { counts: () => ({ entries: 10, ...parts.counts }) },
+  } as unknown as TerminalHost;
+  const notifier = new RecordingNotifier();
+  const service = await startKioskService(host, {
+    uiAliveMs: () => parts.uiAliveMs(clock.now),
+    restart: () => undefined,
+    terminal: { idle: () => ({ idle: false, why: 'test' }) } as unknown as HostFleetTerminal,
+    configFile: undefined,
+    cwd: '.',
+    logger: silentLogger(),
+    env: {},
+    notifier,
+    now: () => clock.now,
+  });
+  services.push(service);
+  return { service, notifier, clock };
+}
+
 /**
  * The kiosk service over a terminal whose journal holds `counts` and whose UI stopped answering at the start: what
  * the health loop tells the service manager once the UI is stale.
@@ -28,27 +59,14 @@ async function staleUi(counts: { unknown: number; inFlight: number }): Promise<{
   failing: string[];
   notifier: RecordingNotifier;
 }> {
-  let now = 1_000_000;
-  const host = {
-    config: parseConfig({ service: { uiStaleSeconds: 5 } }),
-    status: () => ({ reader: { health: 'ready' } }),
+  const { service, notifier, clock } = await watched({
+    config: { service: { uiStaleSeconds: 5 } },
+    reader: 'ready',
     inServiceMode: () => false,
-    journal: { counts: () => ({ entries: 10, ...counts }) },
-  } as unknown as TerminalHost;
-  const notifier = new RecordingNotifier();
-  const service = await startKioskService(host, {
+    counts,
     uiAliveMs: () => undefined,
-    restart: () => undefined,
-    terminal: { idle: () => ({ idle: false, why: 'test' }) } as unknown as HostFleetTerminal,
-    configFile: undefined,
-    cwd: '.',
-    logger: silentLogger(),
-    env: {},
-    notifier,
-    now: () => now,
   });
-  services.push(service);
-  now += 6_000;
+  clock.now += 6_000;
   return { failing: await service.watchdog.tick(), notifier };
 }
 
@@ -56,34 +74,21 @@ describe('kiosk service', () => {
   it('does not restart a terminal in service mode for its reader: the operator is at it, and a restart ends it', async () => {
     // Service mode lives in memory: a watchdog restart while a technician swaps the reader would put the terminal
     // back in service by itself, without a reader, and restart it again every grace period until the reader is back.
-    let now = 1_000_000;
     let serviceMode = true;
-    const host = {
-      config: parseConfig({ service: { readerGraceSeconds: 10 } }),
-      status: () => ({ reader: { health: 'disconnected' } }),
+    const { service, clock } = await watched({
+      config: { service: { readerGraceSeconds: 10 } },
+      reader: 'disconnected',
       inServiceMode: () => serviceMode,
-      journal: { counts: () => ({ entries: 10, unknown: 0, inFlight: 0 }) },
-    } as unknown as TerminalHost;
-    const notifier = new RecordingNotifier();
-    const service = await startKioskService(host, {
-      uiAliveMs: () => now,
-      restart: () => undefined,
-      terminal: { idle: () => ({ idle: false, why: 'test' }) } as unknown as HostFleetTerminal,
-      configFile: undefined,
-      cwd: '.',
-      logger: silentLogger(),
-      env: {},
-      notifier,
-      now: () => now,
+      counts: { unknown: 0, inFlight: 0 },
+      uiAliveMs: (now) => now,
     });
-    services.push(service);
-    now += 600_000;
+    clock.now += 600_000;
     expect(await service.watchdog.tick()).toEqual([]);
     // Back in service with the reader still gone: the grace counts from the end of service mode.
     serviceMode = false;
-    now += 5_000;
+    clock.now += 5_000;
     expect(await service.watchdog.tick()).toEqual([]);
-    now += 6_000;
+    clock.now += 6_000;
     expect(await service.watchdog.tick()).toEqual(['reader']);
   });
 

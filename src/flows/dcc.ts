@@ -134,15 +134,7 @@ export function convertAtOfferRate(localMinor: number, offer: DccRate): number {
  * rate of zero, an unreadable one, or a currency the terminal does not know agrees with no amount.
  */
 export function billingAmountAgreesWithRate(
-  offer: Pick<
-    DccRate,
-    | 'localAmountMinor'
-    | 'localCurrency'
-    | 'billingAmountMinor'
-    | 'billingCurrency'
-    | 'exchangeRate'
-    | 'exchangeRateInverted'
-  >,
+  offer: Omit<DccRate, 'offerId' | 'reconciliationId' | 'exchangeRateTimeStamp'>,
 ): boolean {
   const local = currencyByAlpha(offer.localCurrency);
   const billing = currencyByAlpha(offer.billingCurrency);

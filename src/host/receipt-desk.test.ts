@@ -97,7 +97,21 @@ describe('ReceiptDesk', () => {
     expect(d.issue(SALE).paper).toBe('not-offered');
     await expect.poll(() => d.issued(SALE.transactionId)?.qr).toBeDefined();
     expect(sim.receipts).toHaveLength(0);
-    await expect(d.reprint()).rejects.toMatchObject({ code: 'PRINTER_UNAVAILABLE' });
+  });
+
+  it('reprints the receipt of the customer just served, not offered on paper for its amount, never the one before', async () => {
+    const d = await start({ receipts: { noReceiptBelowMinor: 1_000 } });
+    const sim = getPrinterSimulator(d.printer!)!;
+    const before = { ...SALE, transactionId: 'T01BEFORE', amountMinor: 5_000 };
+    expect(d.issue(before).paper).toBe('printing');
+    await expect.poll(() => d.issued(before.transactionId)?.paper).toBe('printed');
+    expect(d.issue(SALE).paper).toBe('not-offered');
+    const again = sim.nextReceipt();
+    await d.reprint();
+    const copy = (await again).lines.join('\n');
+    expect(copy).toContain(SALE.transactionId);
+    expect(copy).not.toContain(before.transactionId);
+    expect(copy).toContain('COPY');
   });
 
   it('reports paper out to the operator and loses nothing: the receipt can be printed again', async () => {
@@ -452,18 +466,6 @@ describe('ReceiptDesk', () => {
         },
         { state: 'approved', gatewayId: 'g-C1', status: 'PENDING', authorizedMinor: 300 },
       );
-      // Newer, and below the amount a receipt is offered for: not the last receipt offered.
-      journaled(
-        {
-          transactionId: 'S1',
-          service: 'sale',
-          comments: 'Parking Sale',
-          amountMinor: 50,
-          currency: 'GBP',
-          maskedPan: '476173******0119',
-        },
-        { state: 'approved', gatewayId: 'g-S1', status: 'AUTHORIZED', approvalCode: '831001', card },
-      );
       const { reprinted } = await restarted();
       const fields = await reprinted();
       expect(
@@ -479,6 +481,25 @@ describe('ReceiptDesk', () => {
         [RECEIPT_LABELS.transaction]: 'C1',
         [RECEIPT_LABELS.reference]: 'g-C1',
       });
+    });
+
+    it("prints the newest receipt, not offered on paper for its small amount, rather than an older customer's", async () => {
+      // Newer, and below the amount a receipt is offered for: its customer's receipt all the same.
+      journaled(
+        {
+          transactionId: 'S1',
+          service: 'sale',
+          comments: 'Parking Sale',
+          amountMinor: 50,
+          currency: 'GBP',
+          maskedPan: '476173******0119',
+        },
+        { state: 'approved', gatewayId: 'g-S1', status: 'AUTHORIZED', approvalCode: '831001', card },
+      );
+      const { reprinted } = await restarted();
+      const fields = await reprinted();
+      expect(fields.get(RECEIPT_LABELS.transaction)).toBe('S1');
+      expect(fields.get(RECEIPT_LABELS.amount)).toBe('£0.50');
     });
 
     it('prints a refund with its original and no card, and passes over a payment voided since', async () => {

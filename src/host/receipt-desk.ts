@@ -381,8 +381,9 @@ export class ReceiptDesk {
       },
       (e: unknown) => this.logger.warn({ err: e, transactionId: document.transactionId }, 'no e-receipt QR'),
     );
-    // The reprint marks it a copy itself.
-    if (offered) this.last = original;
+    // The reprint marks it a copy itself. Every receipt issued, offered on paper or not: the operator's reprint is
+    // for the customer just served, never the one before.
+    this.last = original;
     if (offered && this.printer) {
       // A printer that is not ready is still asked: it may have been refilled since its status was last read.
       void this.print(document, false, qr).then((printed) =>
@@ -416,10 +417,13 @@ export class ReceiptDesk {
   }
 
   /**
-   * Prints the last receipt offered again (operator mode), marked as a copy ({@link receiptCopy}): the one issued in
+   * Prints the last receipt issued again (operator mode), marked as a copy ({@link receiptCopy}): the one issued in
    * this process, exact; when there is none (a restart since), the last one the journal can give back
    * ({@link journaledReceipts}), in the customer's language and with the machine's lines its journaled note states
-   * (else in the terminal's language, without them). Rejects `PRINTER_UNAVAILABLE` when neither has one.
+   * (else in the terminal's language, without them). A receipt not offered on paper for its small amount
+   * ({@link receiptOffered}) is printed too: the operator asks for the receipt of the customer just served, and an
+   * older one would hand that customer another's card digits and amount. Rejects `PRINTER_UNAVAILABLE` when neither
+   * has one.
    */
   reprint(): Promise<void> {
     let last: ReceiptDocument | undefined;
@@ -432,17 +436,15 @@ export class ReceiptDesk {
     return this.print(receiptCopy(last), true).then(() => undefined);
   }
 
-  /** The newest journaled receipt that was offered (the rule of {@link issue}: none below the small amount). */
+  /** The newest journaled receipt, offered on paper or not (the rule of {@link reprint}). */
   private lastJournaled(): ReceiptDocument | undefined {
-    for (const { data, locale } of this.journaledReceipts()) {
-      const document = issuedReceipt(
+    for (const { data, locale } of this.journaledReceipts())
+      return issuedReceipt(
         data,
         this.facts.factsFor(data.transactionId),
         this.settings,
         locale ?? this.settings.locale,
       );
-      if (receiptOffered(document, this.settings)) return document;
-    }
     return undefined;
   }
 

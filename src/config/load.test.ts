@@ -28,6 +28,11 @@ describe('configuration', () => {
     expect(c.terminal.currency).toBe('GBP');
   });
 
+  it('reads a JSON file that starts with a byte order mark, as some editors save it', () => {
+    const c = loadConfigFile(tmpFile('c.json', `\uFEFF${JSON.stringify({ terminal: { model: 'meter' } })}`));
+    expect(c.terminal.model).toBe('meter');
+  });
+
   it('reads YAML files', () => {
     const c = loadConfigFile(
       tmpFile('c.yaml', 'reader:\n  kind: serial\n  serial:\n    path: /dev/ttyUSB0\n'),

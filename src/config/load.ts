@@ -43,8 +43,19 @@ export function parseConfig(input: unknown, file = EMBEDDED): Config {
   return result.data;
 }
 
-/** Reads and parses (JSON, or YAML for .yml/.yaml) a configuration file, unvalidated; `file` is its absolute path. */
-function readConfigData(path: string): { file: string; data: unknown } {
+/**
+ * `text` without the byte order mark some editors put first in a UTF-8 file (Windows Notepad before 2019): JSON.parse
+ * refuses it, so a file that shows nothing wrong in its editor would be refused as not JSON.
+ */
+export function withoutByteOrderMark(text: string): string {
+  return text.charCodeAt(0) === 0xfeff ? text.slice(1) : text;
+}
+
+/**
+ * Reads and parses (JSON, or YAML for .yml/.yaml) a configuration file, unvalidated; `file` is its absolute path.
+ * `CONFIG_UNREADABLE` (not a regular file, too large, unreadable) or `CONFIG_SYNTAX`.
+ */
+export function readConfigData(path: string): { file: string; data: unknown } {
   const file = resolve(path);
   const unreadable = (cause: unknown): ConfigError =>
     new ConfigError('CONFIG_UNREADABLE', `${file}: cannot read the configuration file`, file, undefined, {
@@ -81,7 +92,8 @@ function readConfigData(path: string): { file: string; data: unknown } {
   }
   let data: unknown;
   try {
-    data = ['.yml', '.yaml'].includes(extname(file).toLowerCase()) ? parseYaml(text) : JSON.parse(text);
+    const content = withoutByteOrderMark(text);
+    data = ['.yml', '.yaml'].includes(extname(file).toLowerCase()) ? parseYaml(content) : JSON.parse(content);
   } catch (cause) {
     const detail = cause instanceof Error ? cause.message : String(cause);
     throw new ConfigError(

@@ -154,6 +154,12 @@ describe('parking-terminal certify check', () => {
     });
   });
 
+  it('reads a session file saved with a byte order mark', async () => {
+    const r = await run(['certify', 'check', file('bom.json', `\uFEFF${JSON.stringify([sale])}`)]);
+    expect(r.json).not.toMatchObject({ error: { code: 'BAD_JSON' } });
+    expect(r.code).not.toBe(2);
+  });
+
   it('prints a card number that a finding quotes masked', async () => {
     const pan = '4111111111111111';
     const r = await run([

@@ -1,7 +1,6 @@
 import { accessSync, constants, existsSync, readFileSync, statSync } from 'node:fs';
 import { join, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
-import { parse as parseYaml } from 'yaml';
 import { CertifyInputError, checkEvidenceSession } from '../../../certification/check.js';
 import { writeReports } from '../../../certification/report/index.js';
 import type { CaseResult } from '../../../certification/results.js';
@@ -14,7 +13,7 @@ import {
 } from '../../../certification/runner/index.js';
 import { maskCardData } from '../../../certification/runner/mask.js';
 import { VIRTUAL_CARD_NAMES } from '../../../devices/sim/cards.js';
-import { ConfigError, loadConfigFile } from '../../config/index.js';
+import { ConfigError, loadConfigFile, readConfigData, withoutByteOrderMark } from '../../config/index.js';
 import { makeDirectory } from '../../config/durable-file.js';
 import { parseCommandArgs } from '../args.js';
 import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
@@ -65,7 +64,7 @@ function check(args: string[], io: CliIo): number {
   }
   let parsed: unknown;
   try {
-    parsed = JSON.parse(textContent);
+    parsed = JSON.parse(withoutByteOrderMark(textContent));
   } catch (e) {
     throw new UsageError('BAD_JSON', `${file} is not JSON: ${e instanceof Error ? e.message : String(e)}`);
   }
@@ -148,7 +147,7 @@ async function run(args: string[], io: CliIo): Promise<number> {
     try {
       // Validated whole, then used as written: the pack's and the cases' settings fill what the file leaves out.
       loadConfigFile(file);
-      config = parseYaml(readFileSync(file, 'utf8')) as Record<string, unknown>;
+      config = readConfigData(file).data as Record<string, unknown>;
     } catch (e) {
       if (e instanceof ConfigError)
         throw new UsageError(e.code, e.message, e.key !== undefined ? { key: e.key } : {});

@@ -1,8 +1,6 @@
 import { randomUUID } from 'node:crypto';
-import { readFileSync } from 'node:fs';
-import { extname, resolve } from 'node:path';
-import { parse as parseYaml } from 'yaml';
-import { loadConfigFile, type Config } from '../../config/index.js';
+import { resolve } from 'node:path';
+import { loadConfigFile, readConfigData, type Config } from '../../config/index.js';
 import { withSecretFilesResolved } from '../../config/secret-file.js';
 import {
   FLEET_COMMANDS,
@@ -196,20 +194,10 @@ function statusDocument(rows: TerminalRow[]): unknown {
 }
 
 function readNewConfig(file: string, cwd: string): unknown {
-  const path = resolve(cwd, file);
-  let text: string;
   try {
-    text = readFileSync(path, 'utf8');
-  } catch {
-    throw new UsageError('BAD_ARGUMENTS', `--new-config: cannot read ${path}`);
-  }
-  try {
-    return ['.yml', '.yaml'].includes(extname(path).toLowerCase()) ? parseYaml(text) : JSON.parse(text);
+    return readConfigData(resolve(cwd, file)).data;
   } catch (e) {
-    throw new UsageError(
-      'BAD_ARGUMENTS',
-      `--new-config: ${path}: ${e instanceof Error ? e.message : String(e)}`,
-    );
+    throw new UsageError('BAD_ARGUMENTS', `--new-config: ${e instanceof Error ? e.message : String(e)}`);
   }
 }
 

@@ -166,12 +166,19 @@ export class EscPosPrinter extends EventEmitter<PrinterEvents> implements Receip
     }
   }
 
+  /**
+   * Closes the connection and the transport, each waited for a status request's time at most: a device that never
+   * finishes closing (a USB printer pulled out mid-write, a network printer whose socket never ends) must not hold
+   * the terminal's stop.
+   */
   async close(): Promise<void> {
     this.closed = true;
     const connection = this.connection;
     this.connection = undefined;
-    await connection?.close();
-    await this.transport.dispose?.();
+    const bounded = (closing: Promise<void> | undefined): Promise<void> | undefined =>
+      closing && Promise.race([closing, delay(this.options.statusTimeoutMs)]);
+    await bounded(connection?.close());
+    await bounded(this.transport.dispose?.());
     this.failWaiters();
     this.setStatus('offline');
   }

@@ -154,6 +154,29 @@ describe('EscPosPrinter', () => {
     await printer.close();
     expect(openConnections).toBe(0);
   });
+  it("closes within a status request's time when the device never finishes closing: the terminal's stop waits for it", async () => {
+    // A USB printer pulled out mid-write, or a network printer whose socket never ends: its close never settles.
+    const transport: Transport = {
+      description: 'printer whose close hangs',
+      open: (events) =>
+        Promise.resolve({
+          write: (bytes) => {
+            if (bytes[0] === 0x10 && bytes[1] === 0x04)
+              queueMicrotask(() => events.data(Uint8Array.of(0x12)));
+            return Promise.resolve();
+          },
+          close: () => new Promise<void>(() => undefined),
+        }),
+    };
+    const printer = new EscPosPrinter(transport, { widthChars: 42, codepage: 'cp858', statusTimeoutMs: 50 });
+    await printer.connect();
+    const closed = await Promise.race([
+      printer.close().then(() => 'closed'),
+      new Promise((resolve) => setTimeout(() => resolve('still closing'), 2_000)),
+    ]);
+    expect(closed).toBe('closed');
+    expect(printer.status()).toBe('offline');
+  });
   it('takes no automatic status back for the end of a job: a paper end during it fails the job', async () => {
     // A printer with automatic status back (ASB) enabled by its memory switches sends four status bytes on each change
     // of state. Its 2nd to 4th bytes have the fixed bits of a GS r answer (0**0****): the 3rd says "paper end" (0x0C)

@@ -159,8 +159,9 @@ export interface ServiceRequest {
    */
   owedMinor?: number;
   /**
-   * On a pay station's `sale`: the ticket it pays (never sent to the gateway). Its approval records the ticket paid in
-   * the journal database, in the outcome's transaction, so that the ticket inserted again is not charged again.
+   * On a pay station's `sale`: the ticket it pays (never sent to the gateway). The host records the ticket's payment by
+   * it in the journal database before the sale is sent, and what of it stands follows the sale's journal entry, so that
+   * the ticket inserted again is not charged again for a sale that stands (approved, or unanswered and found standing).
    */
   ticket?: string;
 }

@@ -79,9 +79,10 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   expiry watch reversed it);
  * - a reversal refused after its machine stopped waiting is handed to the host (`reversalRefusedUnwaited`): the
  *   authorization stands and nobody else learns of it;
- * - an approved pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket paid in
- *   the same transaction as its outcome (`ticketPaid`), so the ticket inserted again is not charged again; one stored
- *   offline, in the same transaction as the store.
+ * - a pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket's payment
+ *   durably before the sale can reach the gateway (`ticketPaid`), so the ticket inserted again is not charged again
+ *   for a sale that stands — approved, stored offline, or left unanswered and found standing by recovery, after a
+ *   restart too; what of it stands is the journal's to say.
  */
 export class PaymentRouter {
   constructor(
@@ -109,9 +110,9 @@ export class PaymentRouter {
       /** Something the operator status shows changed. */
       changed: () => void;
       /**
-       * A pay station's sale of a ticket approved or stored offline: records the ticket paid, in the transaction of the
-       * outcome or of the store (the host's `recordTicketPaid`, on the pay station's clock; a value the store refuses
-       * is logged there). Absent: nothing is recorded.
+       * A pay station's sale of a ticket about to be sent: records the ticket's payment by it, before it can reach the
+       * gateway (the host's `recordTicketPaid`, on the pay station's clock; a value the store refuses is logged there).
+       * Absent: nothing is recorded.
        */
       ticketPaid?: (payment: Omit<TicketPayment, 'paidAtMs'>) => void;
       /**
@@ -135,6 +136,7 @@ export class PaymentRouter {
     if (heldBack !== undefined) return heldBack;
     const record = await this.deps.payments.submit(request, {
       onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
+      beforeSend: (prepared) => this.ticketPaid(request, prepared.transactionId),
       ...(signal !== undefined ? { signal } : {}),
     });
     const { outcome, entryId } = record;
@@ -316,7 +318,6 @@ export class PaymentRouter {
       return;
     }
     if (outcome.kind !== 'approved') return;
-    if (request.service === 'sale') this.ticketPaid(request, entry.transactionId);
     if (request.service === 'capture') this.shortfallOf(request, entry, outcome);
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
@@ -339,15 +340,18 @@ export class PaymentRouter {
   }
 
   /**
-   * The pay station's sale of a ticket approved, or stored offline (its customer told it was approved): the ticket is
-   * recorded paid in the transaction of the outcome, or of the store (a crash cannot separate the two), for the local
-   * price of the sale. A failure to record it is logged, never a reason to lose the payment: the customer was charged,
-   * and the ticket, unrecorded, is charged again as before. What of a stored sale stands once it is forwarded is read
-   * from the journal when the ticket comes back (src/host/ticket-payments.ts): nothing is written with the forward.
+   * The pay station's sale of a ticket, about to be sent: the ticket's payment by it is recorded, for the local price
+   * of the sale, durably before the sale can reach the gateway. Whatever becomes of the sale — approved, stored
+   * offline under the same transactionId, declined, or unanswered and then voided or found standing by recovery (its
+   * timeout void refused NOT_VOIDABLE: the customer paid), after a crash between the send and its answer too — what
+   * of it stands is read from the journal when the ticket comes back (src/host/ticket-payments.ts): a sale that took
+   * no money stands for nothing. Recorded only with its outcome, a sale whose answer was lost and that stands left
+   * the ticket unpaid, charged again when inserted again. A failure to record it is logged, never a reason to lose the
+   * payment: the ticket, unrecorded, is charged again as before.
    */
   private ticketPaid(request: FlowRequest, transactionId: string | undefined): void {
     const ticket = request.ticket;
-    if (ticket === undefined || transactionId === undefined) return;
+    if (request.service !== 'sale' || ticket === undefined || transactionId === undefined) return;
     this.deps.ticketPaid?.({
       ticket,
       method: 'card',
@@ -547,19 +551,16 @@ export class PaymentRouter {
       logger.info({ code: refusal.code, reason: refusal.message }, 'payment not taken offline');
       return undefined;
     }
-    const stored = offline.store(
-      {
-        ...candidate,
-        transactionId: prepared.transactionId,
-        comments: prepared.comments,
-        method: prepared.method,
-        path: prepared.path,
-        body: prepared.body,
-        maskedPan: card.summary.maskedPan,
-      },
-      // A pay station's sale of a ticket: the ticket is paid with the payment stored, in its transaction.
-      { onStored: (transactionId) => this.ticketPaid(request, transactionId) },
-    );
+    // A pay station's sale of a ticket was recorded before it was sent, under the transactionId it is stored with.
+    const stored = offline.store({
+      ...candidate,
+      transactionId: prepared.transactionId,
+      comments: prepared.comments,
+      method: prepared.method,
+      path: prepared.path,
+      body: prepared.body,
+      maskedPan: card.summary.maskedPan,
+    });
     failpoint('offline.stored');
     logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
     this.deps.changed();

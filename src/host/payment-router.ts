@@ -69,11 +69,11 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   allows it (src/journal/offline-queue.ts decides within its limits);
  * - a capture voided by the operator leaves its authorization hold in place (gateway.md §7): a durable follow-up
  *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's;
- * - a step of a meter session's settlement writes, with its outcome, the reversals of the session's other holds that
- *   its machine sends after it (`alsoReleases`): a crash between the steps leaves them to the next start, not to the
- *   end of their capture window; and the captures of those holds a fee spread over them takes next (`alsoCaptures`),
- *   closed by the machine's own approved capture: a crash between the steps leaves that part of the fee to the next
- *   start, not lost;
+ * - a step of a meter session's settlement writes, before it can reach the gateway, the reversals of the session's
+ *   other holds that its machine sends after it (`alsoReleases`): a crash while the step is out or between the steps
+ *   leaves them to the next start, not to the end of their capture window; and the captures of those holds a fee
+ *   spread over them takes next (`alsoCaptures`), closed by the machine's own approved capture: a crash while the step
+ *   is out or between the steps leaves that part of the fee to the next start, not lost;
  * - a capture or reversal that settles a tap-and-go hold's authorization closes the hold in the same transaction as
  *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
  *   expiry watch reversed it);
@@ -136,7 +136,7 @@ export class PaymentRouter {
     if (heldBack !== undefined) return heldBack;
     const record = await this.deps.payments.submit(request, {
       onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
-      beforeSend: (prepared) => this.ticketPaid(request, prepared.transactionId),
+      beforeSend: (prepared) => this.beforeSend(request, prepared.transactionId),
       ...(signal !== undefined ? { signal } : {}),
     });
     const { outcome, entryId } = record;
@@ -296,14 +296,29 @@ export class PaymentRouter {
   }
 
   /**
+   * Durable obligations a request creates whatever its outcome, written in one transaction before it can reach the
+   * gateway: a process that dies while it is out (its outcome never written) leaves them to the next start. A meter
+   * settlement step's releases and captures of the session's other holds ({@link sessionReleases},
+   * {@link sessionCaptures}), a pay station's ticket paid by a sale ({@link ticketPaid}).
+   */
+  private beforeSend(request: FlowRequest, transactionId: string | undefined): void {
+    // Most requests create none: no transaction for them.
+    const { alsoReleases = [], alsoCaptures = [], ticket } = request;
+    if (alsoReleases.length === 0 && alsoCaptures.length === 0 && ticket === undefined) return;
+    this.deps.journal.atomically(true, () => {
+      this.sessionReleases(request);
+      this.sessionCaptures(request);
+      this.ticketPaid(request, transactionId);
+    });
+  }
+
+  /**
    * Durable obligations that an outcome creates or closes, written in the outcome's own transaction (DESIGN.md
    * rule 6): a voided capture leaves the authorization held until it is reversed; an approved capture or reversal
    * settles its authorization, so the tap-and-go hold on it (if any) is over — closed here, not by the machine's
    * later `closeHold`, which a crash can separate from the outcome.
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
-    this.sessionReleases(request);
-    this.sessionCaptures(request);
     if ((request.service === 'preauth' || request.service === 'sale') && isHeldDecline(outcome)) {
       heldDecline(this.obligations(), entry.transactionId, request, outcome);
       return;
@@ -390,15 +405,15 @@ export class PaymentRouter {
   }
 
   /**
-   * A step of a meter session's settlement (`alsoReleases`: the capture of one hold, the sale of a converted hold's fee,
-   * the reversal of a hold), whatever its outcome: the session's other authorizations that its machine reverses next
-   * are written as follow-ups here, in the step outcome's transaction. A crash before the machine's own reversal of
-   * one (none is journaled: nothing is in flight for recovery) leaves it to the next start, which runs every open
-   * follow-up after recovery — instead of leaving the hold on the card until its capture window ends. Due at that end
-   * while the terminal runs (and no sooner than {@link SESSION_RELEASE_GRACE_MS} from now): the machine's approved
-   * reversal closes it (below), and one refused for now or never sent brings it forward ({@link releaseLater}); the
-   * host's follow-ups never send a reversal while one of the authorization is in flight or unknown (recovery's), nor
-   * one of an authorization the journal shows settled.
+   * A step of a meter session's settlement (`alsoReleases`: the capture of one hold, the sale of a converted hold's
+   * fee, the reversal of a hold), whatever its outcome: the session's other authorizations that its machine reverses
+   * next are written as follow-ups here, before the step can reach the gateway ({@link beforeSend}). A crash before the
+   * machine's own reversal of one (while the step is out too: its outcome is never written) leaves it to the next
+   * start, which runs every open follow-up after recovery — instead of leaving the hold on the card until its capture
+   * window ends. Due at that end while the terminal runs (and no sooner than {@link SESSION_RELEASE_GRACE_MS} from
+   * now): the machine's approved reversal closes it (below), and one refused for now or never sent brings it forward
+   * ({@link releaseLater}); the host's follow-ups never send a reversal while one of the authorization is in flight or
+   * unknown (recovery's), nor one of an authorization the journal shows settled.
    */
   private sessionReleases(request: FlowRequest): void {
     const { journal, config, now } = this.deps;
@@ -421,15 +436,16 @@ export class PaymentRouter {
 
   /**
    * A step of a meter session's settlement whose fee is spread over more than one hold (`alsoCaptures`), whatever its
-   * outcome: the captures of the session's other holds that its machine sends next are written as follow-ups here, in
-   * the step outcome's transaction — the part of the fee each covers, in the request's currency (the local one the
-   * machines count in, which the authorization's is: a converted hold's capture is converted at its rate when it is
-   * built). A crash before the machine's own capture of one leaves it to the next start, which runs every open
-   * follow-up after recovery, instead of losing that part of the fee with the hold reversed at the end of its capture
-   * window. Due {@link SESSION_RELEASE_GRACE_MS} from now while the terminal runs: the machine's own capture is
-   * approved long before and closes it (followUpsOf). The host's follow-ups capture only once nothing of the
-   * authorization is in flight or unknown, never one the journal shows captured or reversed or whose release was
-   * decided, and never again after a capture of it that did not stand for good (src/host/open-authorizations.ts).
+   * outcome: the captures of the session's other holds that its machine sends next are written as follow-ups here,
+   * before the step can reach the gateway ({@link beforeSend}) — the part of the fee each covers, in the request's
+   * currency (the local one the machines count in, which the authorization's is: a converted hold's capture is
+   * converted at its rate when it is built). A crash before the machine's own capture of one leaves it to the next
+   * start, which runs every open follow-up after recovery, instead of losing that part of the fee with the hold
+   * reversed at the end of its capture window. Due {@link SESSION_RELEASE_GRACE_MS} from now while the terminal runs:
+   * the machine's own capture is approved long before and closes it (followUpsOf). The host's follow-ups capture only
+   * once nothing of the authorization is in flight or unknown, never one the journal shows captured or reversed or
+   * whose release was decided, and never again after a capture of it that did not stand for good
+   * (src/host/open-authorizations.ts).
    */
   private sessionCaptures(request: FlowRequest): void {
     const { followUps, logger, now } = this.deps;

@@ -138,7 +138,7 @@ export interface ServiceRequest {
    * On a step of a meter session's settlement (the capture of one of its holds, the sale of a converted hold's fee in
    * the local currency, the reversal of a hold): the session's other authorizations that the machine reverses after
    * this step, whatever its outcome (their amount: the authorized total, as the reversal carries it). Never sent: the
-   * host writes the reversal of each as a durable follow-up in the transaction of this request's outcome, due when
+   * host writes the reversal of each as a durable follow-up before this request can reach the gateway, due when
    * the authorization's capture window ends — closed by the machine's own reversal, brought forward by a refusal of
    * it for now, and carried out at the next start when the terminal stopped before (the hold is not left on the
    * customer's card until its window ends).
@@ -147,7 +147,7 @@ export interface ServiceRequest {
   /**
    * On a step of a meter session's settlement: the session's other authorizations that the machine captures after this
    * step, whatever its outcome (a fee spread over two holds: the part each covers). Never sent: the host writes the
-   * capture of each as a durable follow-up in the transaction of this request's outcome — closed by the first capture
+   * capture of each as a durable follow-up before this request can reach the gateway — closed by the first capture
    * or reversal of that authorization the journal shows (the machine's own, normally), and carried out at the next
    * start when the terminal stopped before: that part of the fee is not lost with the process.
    */
@@ -159,8 +159,9 @@ export interface ServiceRequest {
    */
   owedMinor?: number;
   /**
-   * On a pay station's `sale`: the ticket it pays (never sent to the gateway). Its approval records the ticket paid in
-   * the journal database, in the outcome's transaction, so that the ticket inserted again is not charged again.
+   * On a pay station's `sale`: the ticket it pays (never sent to the gateway). The host records the ticket's payment by
+   * it in the journal database before the sale is sent, and what of it stands follows the sale's journal entry, so that
+   * the ticket inserted again is not charged again for a sale that stands (approved, or unanswered and found standing).
    */
   ticket?: string;
 }

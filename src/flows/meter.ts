@@ -54,14 +54,15 @@ import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
  *   the card's network allows no incrementals.
  * No EXTEND goes beyond the maximum stay. END_SESSION charges the fee of the actual stay (an overstay at its real
  * price), never more than is held: a capture of each hold (Parking Capture, or Parking Capture Less Than Auth when
- * lower: the gateway reverses the rest itself, spec 001 and gateway.md §7) or a REVERSAL of a hold nothing is owed
- * on. A session left open for the capture window is reversed automatically (`captureWindow` delay,
+ * lower: the gateway reverses the rest itself, spec 001 and gateway.md §7) or a REVERSAL of a hold nothing is owed on.
+ * A session left open for the capture window is reversed automatically (`captureWindow` delay,
  * tariff.captureWindowMinutes). Each settlement step names the holds the settlement reverses after it, whatever its
- * outcome (`alsoReleases`, never sent): the host writes their reversals as durable follow-ups with the step's outcome,
- * so that a terminal stopped between a capture (or the local sale below) and the reversal of another hold releases
- * that hold at its next start rather than at the end of its capture window. A fee spread over more than one hold names
- * the captures of the later holds the same way (`alsoCaptures`): a terminal stopped between the capture of one hold and
- * that of the next captures the next one's part at its next start, instead of losing it with a hold reversed.
+ * outcome (`alsoReleases`, never sent): the host writes their reversals as durable follow-ups before the step is sent,
+ * so that a terminal stopped while a capture (or the local sale below) is out, or before the reversal of another hold,
+ * releases that hold at its next start rather than at the end of its capture window. A fee spread over more than one
+ * hold names the captures of the later holds the same way (`alsoCaptures`): a terminal stopped between the capture of
+ * one hold and that of the next captures the next one's part at its next start, instead of losing it with a hold
+ * reversed.
  *
  * The currency choice again at completion (config `dcc.choiceAtCompletion`; reference/kiosk.md §1: some acquirers ask
  * for it at the pre-authorization and again at completion). When a hold was converted (DCC indicator 1) and the fee
@@ -191,7 +192,7 @@ function releaseOf(hold: MeterHold): HoldRelease {
  * The holds after settleIndex that the settlement reverses, whatever the outcome of the step at settleIndex: those the
  * fee leaves nothing of (the fee is taken from the holds in order, so what a later hold covers does not depend on what
  * an earlier one's capture took). A step passes them on (`alsoReleases`), and the host writes their reversals as
- * durable follow-ups with the step's outcome: a crash before the machine's own reversal of them leaves them to the
+ * durable follow-ups before the step is sent: a crash before the machine's own reversal of them leaves them to the
  * next start, not held on the card until their capture window ends.
  */
 function releasedAfter(context: Ctx): HoldRelease[] {
@@ -210,7 +211,7 @@ function alsoReleases(released: HoldRelease[]): { alsoReleases?: HoldRelease[] }
  * The holds after settleIndex that the settlement captures, whatever the outcome of the step at settleIndex: a fee
  * spread over more than one hold, the part each covers (the fee is taken from the holds in order, and a step that does
  * not stand does not move the next hold's part onto it). A step passes them on (`alsoCaptures`), and the host writes
- * their captures as durable follow-ups with the step's outcome: a crash before the machine's own capture of them
+ * their captures as durable follow-ups before the step is sent: a crash before the machine's own capture of them
  * leaves that part of the fee to the next start, not lost with a hold reversed at the end of its capture window. A
  * converted hold that asks for the currency again at completion is not among them: only the customer chooses how its
  * fee is paid, and with nobody to choose it is released.

@@ -69,19 +69,20 @@ const UNDONE: ReadonlySet<string> = new Set([
  *   allows it (src/journal/offline-queue.ts decides within its limits);
  * - a capture voided by the operator leaves its authorization hold in place (gateway.md §7): a durable follow-up
  *   obligation to reverse it is written in the same transaction as the void's outcome, and closed by the reversal's;
- * - a step of a meter session's settlement writes, with its outcome, the reversals of the session's other holds that
- *   its machine sends after it (`alsoReleases`): a crash between the steps leaves them to the next start, not to the
- *   end of their capture window; and the captures of those holds a fee spread over them takes next (`alsoCaptures`),
- *   closed by the machine's own approved capture: a crash between the steps leaves that part of the fee to the next
- *   start, not lost;
+ * - a step of a meter session's settlement writes, before it can reach the gateway, the reversals of the session's
+ *   other holds that its machine sends after it (`alsoReleases`): a crash while the step is out or between the steps
+ *   leaves them to the next start, not to the end of their capture window; and the captures of those holds a fee
+ *   spread over them takes next (`alsoCaptures`), closed by the machine's own approved capture: a crash while the step
+ *   is out or between the steps leaves that part of the fee to the next start, not lost;
  * - a capture or reversal that settles a tap-and-go hold's authorization closes the hold in the same transaction as
  *   its outcome (a crash in between left a captured authorization open: a second exit captured it again, and the
  *   expiry watch reversed it);
  * - a reversal refused after its machine stopped waiting is handed to the host (`reversalRefusedUnwaited`): the
  *   authorization stands and nobody else learns of it;
- * - an approved pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket paid in
- *   the same transaction as its outcome (`ticketPaid`), so the ticket inserted again is not charged again; one stored
- *   offline, in the same transaction as the store.
+ * - a pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket's payment
+ *   durably before the sale can reach the gateway (`ticketPaid`), so the ticket inserted again is not charged again
+ *   for a sale that stands — approved, stored offline, or left unanswered and found standing by recovery, after a
+ *   restart too; what of it stands is the journal's to say.
  */
 export class PaymentRouter {
   constructor(
@@ -109,9 +110,9 @@ export class PaymentRouter {
       /** Something the operator status shows changed. */
       changed: () => void;
       /**
-       * A pay station's sale of a ticket approved or stored offline: records the ticket paid, in the transaction of the
-       * outcome or of the store (the host's `recordTicketPaid`, on the pay station's clock; a value the store refuses
-       * is logged there). Absent: nothing is recorded.
+       * A pay station's sale of a ticket about to be sent: records the ticket's payment by it, before it can reach the
+       * gateway (the host's `recordTicketPaid`, on the pay station's clock; a value the store refuses is logged there).
+       * Absent: nothing is recorded.
        */
       ticketPaid?: (payment: Omit<TicketPayment, 'paidAtMs'>) => void;
       /**
@@ -135,6 +136,7 @@ export class PaymentRouter {
     if (heldBack !== undefined) return heldBack;
     const record = await this.deps.payments.submit(request, {
       onOutcome: (entry, outcome) => this.followUpsOf(request, entry, outcome),
+      beforeSend: (prepared) => this.beforeSend(request, prepared.transactionId),
       ...(signal !== undefined ? { signal } : {}),
     });
     const { outcome, entryId } = record;
@@ -294,14 +296,29 @@ export class PaymentRouter {
   }
 
   /**
+   * Durable obligations a request creates whatever its outcome, written in one transaction before it can reach the
+   * gateway: a process that dies while it is out (its outcome never written) leaves them to the next start. A meter
+   * settlement step's releases and captures of the session's other holds ({@link sessionReleases},
+   * {@link sessionCaptures}), a pay station's ticket paid by a sale ({@link ticketPaid}).
+   */
+  private beforeSend(request: FlowRequest, transactionId: string | undefined): void {
+    // Most requests create none: no transaction for them.
+    const { alsoReleases = [], alsoCaptures = [], ticket } = request;
+    if (alsoReleases.length === 0 && alsoCaptures.length === 0 && ticket === undefined) return;
+    this.deps.journal.atomically(true, () => {
+      this.sessionReleases(request);
+      this.sessionCaptures(request);
+      this.ticketPaid(request, transactionId);
+    });
+  }
+
+  /**
    * Durable obligations that an outcome creates or closes, written in the outcome's own transaction (DESIGN.md
    * rule 6): a voided capture leaves the authorization held until it is reversed; an approved capture or reversal
    * settles its authorization, so the tap-and-go hold on it (if any) is over — closed here, not by the machine's
    * later `closeHold`, which a crash can separate from the outcome.
    */
   private followUpsOf(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
-    this.sessionReleases(request);
-    this.sessionCaptures(request);
     if ((request.service === 'preauth' || request.service === 'sale') && isHeldDecline(outcome)) {
       heldDecline(this.obligations(), entry.transactionId, request, outcome);
       return;
@@ -316,7 +333,6 @@ export class PaymentRouter {
       return;
     }
     if (outcome.kind !== 'approved') return;
-    if (request.service === 'sale') this.ticketPaid(request, entry.transactionId);
     if (request.service === 'capture') this.shortfallOf(request, entry, outcome);
     const { followUps, holds } = this.deps;
     const original = request.original?.transactionId;
@@ -339,15 +355,18 @@ export class PaymentRouter {
   }
 
   /**
-   * The pay station's sale of a ticket approved, or stored offline (its customer told it was approved): the ticket is
-   * recorded paid in the transaction of the outcome, or of the store (a crash cannot separate the two), for the local
-   * price of the sale. A failure to record it is logged, never a reason to lose the payment: the customer was charged,
-   * and the ticket, unrecorded, is charged again as before. What of a stored sale stands once it is forwarded is read
-   * from the journal when the ticket comes back (src/host/ticket-payments.ts): nothing is written with the forward.
+   * The pay station's sale of a ticket, about to be sent: the ticket's payment by it is recorded, for the local price
+   * of the sale, durably before the sale can reach the gateway. Whatever becomes of the sale — approved, stored
+   * offline under the same transactionId, declined, or unanswered and then voided or found standing by recovery (its
+   * timeout void refused NOT_VOIDABLE: the customer paid), after a crash between the send and its answer too — what
+   * of it stands is read from the journal when the ticket comes back (src/host/ticket-payments.ts): a sale that took
+   * no money stands for nothing. Recorded only with its outcome, a sale whose answer was lost and that stands left
+   * the ticket unpaid, charged again when inserted again. A failure to record it is logged, never a reason to lose the
+   * payment: the ticket, unrecorded, is charged again as before.
    */
   private ticketPaid(request: FlowRequest, transactionId: string | undefined): void {
     const ticket = request.ticket;
-    if (ticket === undefined || transactionId === undefined) return;
+    if (request.service !== 'sale' || ticket === undefined || transactionId === undefined) return;
     this.deps.ticketPaid?.({
       ticket,
       method: 'card',
@@ -386,15 +405,15 @@ export class PaymentRouter {
   }
 
   /**
-   * A step of a meter session's settlement (`alsoReleases`: the capture of one hold, the sale of a converted hold's fee,
-   * the reversal of a hold), whatever its outcome: the session's other authorizations that its machine reverses next
-   * are written as follow-ups here, in the step outcome's transaction. A crash before the machine's own reversal of
-   * one (none is journaled: nothing is in flight for recovery) leaves it to the next start, which runs every open
-   * follow-up after recovery — instead of leaving the hold on the card until its capture window ends. Due at that end
-   * while the terminal runs (and no sooner than {@link SESSION_RELEASE_GRACE_MS} from now): the machine's approved
-   * reversal closes it (below), and one refused for now or never sent brings it forward ({@link releaseLater}); the
-   * host's follow-ups never send a reversal while one of the authorization is in flight or unknown (recovery's), nor
-   * one of an authorization the journal shows settled.
+   * A step of a meter session's settlement (`alsoReleases`: the capture of one hold, the sale of a converted hold's
+   * fee, the reversal of a hold), whatever its outcome: the session's other authorizations that its machine reverses
+   * next are written as follow-ups here, before the step can reach the gateway ({@link beforeSend}). A crash before the
+   * machine's own reversal of one (while the step is out too: its outcome is never written) leaves it to the next
+   * start, which runs every open follow-up after recovery — instead of leaving the hold on the card until its capture
+   * window ends. Due at that end while the terminal runs (and no sooner than {@link SESSION_RELEASE_GRACE_MS} from
+   * now): the machine's approved reversal closes it (below), and one refused for now or never sent brings it forward
+   * ({@link releaseLater}); the host's follow-ups never send a reversal while one of the authorization is in flight or
+   * unknown (recovery's), nor one of an authorization the journal shows settled.
    */
   private sessionReleases(request: FlowRequest): void {
     const { journal, config, now } = this.deps;
@@ -417,15 +436,16 @@ export class PaymentRouter {
 
   /**
    * A step of a meter session's settlement whose fee is spread over more than one hold (`alsoCaptures`), whatever its
-   * outcome: the captures of the session's other holds that its machine sends next are written as follow-ups here, in
-   * the step outcome's transaction — the part of the fee each covers, in the request's currency (the local one the
-   * machines count in, which the authorization's is: a converted hold's capture is converted at its rate when it is
-   * built). A crash before the machine's own capture of one leaves it to the next start, which runs every open
-   * follow-up after recovery, instead of losing that part of the fee with the hold reversed at the end of its capture
-   * window. Due {@link SESSION_RELEASE_GRACE_MS} from now while the terminal runs: the machine's own capture is
-   * approved long before and closes it (followUpsOf). The host's follow-ups capture only once nothing of the
-   * authorization is in flight or unknown, never one the journal shows captured or reversed or whose release was
-   * decided, and never again after a capture of it that did not stand for good (src/host/open-authorizations.ts).
+   * outcome: the captures of the session's other holds that its machine sends next are written as follow-ups here,
+   * before the step can reach the gateway ({@link beforeSend}) — the part of the fee each covers, in the request's
+   * currency (the local one the machines count in, which the authorization's is: a converted hold's capture is
+   * converted at its rate when it is built). A crash before the machine's own capture of one leaves it to the next
+   * start, which runs every open follow-up after recovery, instead of losing that part of the fee with the hold
+   * reversed at the end of its capture window. Due {@link SESSION_RELEASE_GRACE_MS} from now while the terminal runs:
+   * the machine's own capture is approved long before and closes it (followUpsOf). The host's follow-ups capture only
+   * once nothing of the authorization is in flight or unknown, never one the journal shows captured or reversed or
+   * whose release was decided, and never again after a capture of it that did not stand for good
+   * (src/host/open-authorizations.ts).
    */
   private sessionCaptures(request: FlowRequest): void {
     const { followUps, logger, now } = this.deps;
@@ -547,19 +567,16 @@ export class PaymentRouter {
       logger.info({ code: refusal.code, reason: refusal.message }, 'payment not taken offline');
       return undefined;
     }
-    const stored = offline.store(
-      {
-        ...candidate,
-        transactionId: prepared.transactionId,
-        comments: prepared.comments,
-        method: prepared.method,
-        path: prepared.path,
-        body: prepared.body,
-        maskedPan: card.summary.maskedPan,
-      },
-      // A pay station's sale of a ticket: the ticket is paid with the payment stored, in its transaction.
-      { onStored: (transactionId) => this.ticketPaid(request, transactionId) },
-    );
+    // A pay station's sale of a ticket was recorded before it was sent, under the transactionId it is stored with.
+    const stored = offline.store({
+      ...candidate,
+      transactionId: prepared.transactionId,
+      comments: prepared.comments,
+      method: prepared.method,
+      path: prepared.path,
+      body: prepared.body,
+      maskedPan: card.summary.maskedPan,
+    });
     failpoint('offline.stored');
     logger.info({ transactionId: stored.transactionId }, 'payment stored offline');
     this.deps.changed();

@@ -494,6 +494,8 @@ export class PaymentService {
    * afterwards is journaled unknown and returned as such, for recovery to undo (the sender's `abandoned` option) —
    * except for a reversal or void, which goes and stands regardless. An abort that comes after the outcome's write
    * finds the approval journaled approved: the record says so (`abandonedApproval`), for the router to undo it.
+   * `beforeSend` writes, durably, what must stand before the request can reach the gateway (its transactionId is known
+   * once it is built); it runs only for a request that was built, and a failure of it sends nothing.
    */
   async submit(
     request: FlowRequest,
@@ -501,6 +503,7 @@ export class PaymentService {
       flowId?: string;
       onOutcome?: (entry: JournalEntry, outcome: TransmitOutcome) => void;
       signal?: AbortSignal;
+      beforeSend?: (prepared: PreparedRequest) => void;
     } = {},
   ): Promise<SubmitRecord> {
     const { gateway, logger, health } = this.deps;
@@ -519,6 +522,7 @@ export class PaymentService {
         abandonedApproval: false,
       };
     }
+    options.beforeSend?.(prepared);
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
     // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
     // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.

@@ -296,8 +296,9 @@ export class TerminalHost implements TerminalApi {
     this.followUps = new FollowUpStore(journal);
     this.tickets = new TicketPaymentStore(journal);
     /**
-     * A ticket paid, by card or by phone, recorded in the transaction of its payment's outcome, on the pay station's
-     * clock (the one its tickets and their grace period are read on). A value the store refuses is logged, never a
+     * A ticket paid, by card (before its sale is sent: what of it stands follows the sale's journal entry) or by phone
+     * (in the transaction of its payment's outcome), on the pay station's clock (the one its tickets and their grace
+     * period are read on). A value the store refuses is logged, never a
      * reason to lose the payment: the ticket, unrecorded, is charged again if inserted.
      */
     const recordTicketPaid = (payment: Omit<TicketPayment, 'paidAtMs'>): void => {

@@ -1,0 +1,105 @@
+/**
+ * Pay station: a sale whose answer was lost and that recovery found standing at the gateway (its timeout void refused
+ * NOT_VOIDABLE: the settlement cut-off passed before the void got through) took the customer's money: its ticket is
+ * paid, and inserted again it is not charged again. Real host, a standalone sandbox behind a proxy that can make the
+ * voids unreachable, parking clock.
+ */
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import {
+  insertTicket,
+  modelConfig,
+  ParkingClock,
+  sendEvent,
+  ticketPrinted,
+  waitForScreen,
+} from './models-harness.js';
+import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
+
+const config = modelConfig('kiosk', { tariff: { dailyCapMinor: 2_021, graceMinutes: 10 } });
+
+let sandbox: Sandbox;
+let proxy: RewritingProxy;
+let dir: string;
+/** Paths of the gateway that cannot be reached (POST answered 502 by the proxy, nothing reaches the sandbox). */
+const unreachable = new Set<string>();
+const hosts: TerminalHost[] = [];
+
+beforeEach(async () => {
+  unreachable.clear();
+  // The settlement cut-off a minute or two from now (the sandbox's local time): a sale made now is voidable until then.
+  const cutoff = new Date(Date.now() + 2 * 60_000);
+  const hhmm = (n: number) => String(n).padStart(2, '0');
+  sandbox = await startSandbox({
+    port: 0,
+    settlementCutoff: `${hhmm(cutoff.getHours())}:${hhmm(cutoff.getMinutes())}`,
+  });
+  proxy = await startRewritingProxy(
+    sandbox.url,
+    () => undefined,
+    (req) =>
+      req.method === 'POST' && unreachable.has(req.url)
+        ? {
+            status: 502,
+            body: { submitTimeUtc: new Date().toISOString(), status: 'SERVER_ERROR', reason: 'SYSTEM_ERROR' },
+          }
+        : undefined,
+  );
+  dir = mkdtempSync(join(tmpdir(), 'pt-paid-ticket-unknown-'));
+});
+
+afterEach(async () => {
+  while (hosts.length > 0) await hosts.pop()?.close();
+  await proxy.close();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+describe('pay station: a sale whose answer was lost and that stands', () => {
+  it('counts the ticket paid once recovery finds its sale standing, and does not charge it again', async () => {
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd: dir,
+      gatewayUrlOverride: proxy.url,
+      parkingClock: clock,
+    });
+    hosts.push(host);
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
+    const fee = await insertTicket(host, ticket);
+    expect(fee.customer.screen).toBe('confirm');
+
+    // The sale is made at the gateway, its answer lost; no timeout void gets through for now.
+    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+    unreachable.add('/pts/v2/voids');
+    await sendEvent(host, { type: 'CONFIRM' });
+    const told = await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');
+    expect(told.customer.screen).toBe('error');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The settlement cut-off passes before the gateway is back: the timeout void is refused NOT_VOIDABLE, the sale
+    // stands — the customer paid.
+    sandbox.advanceClock(3 * 60_000);
+    unreachable.delete('/pts/v2/voids');
+    const saleEntry = () => host.journal.list({ limit: 20 }).find((e) => e.service === 'sale');
+    for (let i = 0; i < 500 && saleEntry()?.state !== 'resolved'; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    const sale = saleEntry();
+    expect(sale).toMatchObject({ state: 'resolved', resolution: 'not-voidable' });
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+
+    // The same ticket again, moments later: paid, nothing more to pay, no second sale.
+    clock.offsetMs += 3 * 60_000;
+    const again = await insertTicket(host, ticket);
+    expect(again.customer.screen).toBe('approved');
+    expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+  });
+});

@@ -494,8 +494,9 @@ export class PaymentService {
    * afterwards is journaled unknown and returned as such, for recovery to undo (the sender's `abandoned` option) —
    * except for a reversal or void, which goes and stands regardless. An abort that comes after the outcome's write
    * finds the approval journaled approved: the record says so (`abandonedApproval`), for the router to undo it.
-   * `beforeSend` writes, durably, what must stand before the request can reach the gateway (its transactionId is known
-   * once it is built); it runs only for a request that was built, and a failure of it sends nothing.
+   * `beforeSend` writes what must be on disk before the request can reach the gateway (its transactionId is known once
+   * it is built), in the transaction that begins its journal entry: no durable write of its own. It runs only for a
+   * request that was built; one that throws sends nothing (the begin is undone with it).
    */
   async submit(
     request: FlowRequest,
@@ -522,7 +523,7 @@ export class PaymentService {
         abandonedApproval: false,
       };
     }
-    options.beforeSend?.(prepared);
+    const { beforeSend } = options;
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
     // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
     // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
@@ -538,6 +539,7 @@ export class PaymentService {
       resolvesEntryId: undefined,
       failpoints: LIVE_FAILPOINTS,
       abandoned,
+      onBegin: beforeSend && (() => beforeSend(prepared)),
       onOutcome: (e, o) => {
         // A risk-declined authorization, or one in review, is reversed: its reversal repeats its tags too.
         if (o.kind === 'approved' || isHeldDecline(o)) this.keepFollowOnData(request, prepared, o);

@@ -51,6 +51,40 @@ describe('the journaled sender', () => {
     expect(Date.parse(entry.sentAt!)).toBeLessThanOrEqual(Date.parse(entry.outcomeAt!));
   });
 
+  it("commits what must stand before the send in the begin's own durable write, and sends nothing when it fails", async () => {
+    const j = journal();
+    const sent: string[] = [];
+    const sender = new JournaledSender(j, {
+      transmit: (r) => {
+        sent.push(r.transactionId ?? '');
+        return Promise.resolve({ kind: 'approved', gatewayId: 'G1', status: 'AUTHORIZED', httpStatus: 201 });
+      },
+    });
+    const before = j.durableCommits;
+    const seen: string[] = [];
+    await sender.send(sale('T1'), {
+      onBegin: (entry) => {
+        seen.push(`${entry.transactionId ?? ''} ${entry.state}`);
+        j.db.prepare(`INSERT INTO meta (key, value) VALUES ('with-the-begin', 'T1')`).run();
+      },
+    });
+    expect(seen).toEqual(['T1 pending']);
+    expect(j.db.prepare(`SELECT value FROM meta WHERE key = 'with-the-begin'`).get()).toEqual({
+      value: 'T1',
+    });
+    // One durable write before the send, one after: no third for what the caller wrote with the begin.
+    expect(j.durableCommits - before).toBe(2);
+    await expect(
+      sender.send(sale('T2'), {
+        onBegin: () => {
+          throw new Error('cannot record the ticket');
+        },
+      }),
+    ).rejects.toMatchObject({ cause: { message: 'cannot record the ticket' } });
+    expect(j.findByTransactionId('T2')).toBeUndefined();
+    expect(sent).toEqual(['T1']);
+  });
+
   it("journals the answer's approval code and the receipt's view of the card in the outcome's write", async () => {
     const j = journal();
     const card = { entryMode: 'contactless', aid: 'A0000000041010', applicationLabel: 'MASTERCARD' } as const;

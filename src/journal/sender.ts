@@ -132,6 +132,13 @@ export interface SendOptions {
   resolvesEntryId?: number;
   failpoints?: SendFailpoints;
   /**
+   * Writes that must be on disk before the request can reach the gateway, whatever its outcome, committed in the SAME
+   * transaction as the entry's begin: the one durable write before the send (DESIGN.md rule 1), not a second one
+   * (e.g. a ticket's payment by a sale, the follow-ups a meter settlement step creates). One that throws undoes the
+   * begin with it: nothing is sent, and the send rejects with its error.
+   */
+  onBegin?: (entry: JournalEntry) => void;
+  /**
    * Writes that must commit in the SAME transaction as the outcome (DESIGN.md rule 6: a state change that must be
    * atomic is one transaction), e.g. the stored offline payment's completion, a hold, a follow-up obligation.
    */
@@ -264,12 +271,18 @@ export class JournaledSender {
     // owns it (a sweep for unowned entries could otherwise take it between the commit and this caller's turn).
     let release: (() => void) | undefined;
     let entry: JournalEntry;
-    // Its entry is one INSERT (begin makes its own transaction when it must read first): no transaction around it.
-    const begun = this.journal.commitDurably(() => {
-      const created = this.journal.begin(begin);
-      release = this.own(created.id);
-      return created;
-    }, ONE_STATEMENT);
+    // Its entry is one INSERT (begin makes its own transaction when it must read first): no transaction around it,
+    // unless the caller writes with it (`onBegin`).
+    const { onBegin } = options;
+    const begun = this.journal.commitDurably(
+      () => {
+        const created = this.journal.begin(begin);
+        release = this.own(created.id);
+        onBegin?.(created);
+        return created;
+      },
+      onBegin === undefined ? ONE_STATEMENT : {},
+    );
     this.beginning.add(begun);
     try {
       entry = await begun;

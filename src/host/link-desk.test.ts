@@ -1110,6 +1110,43 @@ describe('LinkDesk', () => {
     expect(staysPaid).toEqual([`H-3:${timedOut.linkId}`]);
   });
 
+  it("after a restart counts for the stay a payment of a gate's shown fee link notified before recovery took the link", async () => {
+    const inDoubt = new Map<string, string>();
+    const staysPaid: string[] = [];
+    const hooks: Pick<LinkDeskDeps, 'stayPaid' | 'stayInDoubt' | 'paymentInDoubt'> = {
+      stayInDoubt: (link) => void inDoubt.set(link.holdId, link.linkId),
+      paymentInDoubt: (link) => inDoubt.get(link.holdId) === link.linkId,
+      stayPaid: (link) => void staysPaid.push(`${link.holdId}:${link.linkId}`),
+    };
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    const shown = await desk.createForFee({
+      reference: 'GATE-5',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-5',
+    });
+    // A kiosk's fee link: no stay, its payment after a restart is the operator's as ever.
+    const ticket = await desk.createForFee({ reference: 'T-89', amountMinor: 450, currency: 'GBP' });
+    desk.stop();
+    // The process died before it answered the notification of the payment; the next start hands the gateway's resend to
+    // the desk while the journal's own recovery still runs — before the desk's recovery has taken its links.
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    desk.notify(paid(shown.linkId));
+    desk.notify(paid(ticket.linkId));
+    expect([...inDoubt]).toEqual([['H-5', shown.linkId]]);
+    expect(staysPaid).toEqual([`H-5:${shown.linkId}`]);
+    await desk.recover();
+    await settle();
+    expect(store.open()).toEqual([]);
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
+    ).toEqual([`${shown.linkId}:PAID`, `${ticket.linkId}:PAID_AFTER_CLOSE`]);
+  });
+
   it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {
     const view = await desk.createForFee({ reference: 'T-87', amountMinor: 450, currency: 'GBP' });
     desk.stop();

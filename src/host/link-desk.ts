@@ -225,6 +225,8 @@ export class LinkDesk {
    * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid, or once it is paid.
    */
   private readonly awaited = new Set<string>();
+  /** Links this run created: every other link of the journal was left by an earlier run (a restart). */
+  private readonly madeHere = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -288,6 +290,7 @@ export class LinkDesk {
       ...(request.holdId !== undefined ? { holdId: request.holdId } : {}),
       watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
+    this.madeHere.add(linkId);
     if ((request.purpose ?? 'fee') === 'fee') this.awaited.add(linkId);
     this.busy.add(linkId);
     try {
@@ -562,6 +565,13 @@ export class LinkDesk {
       this.auditRefusedPayment(link.linkId, n, 'AMOUNT_MISMATCH');
       return;
     }
+    // A link an earlier run left open, the gateway not having confirmed it INACTIVE, notified before this run's recovery
+    // took it (the gateway's resend of what the run that died never answered reaches the listener while the journal's
+    // own recovery runs): what that recovery would find, it finds now — a gate's stay in doubt with the link's closing,
+    // so that the payment counts for it as it would once notified after (the closing's reason stays the first one).
+    const leftOpen = !this.madeHere.has(link.linkId) && !link.gatewayInactive;
+    const doubt = leftOpen ? this.stayInDoubtOf(link) : undefined;
+    if (doubt !== undefined) this.deps.store.closing(link.linkId, 'recovery', doubt);
     const counted = this.counts(link);
     const paid = this.deps.store.paid(
       link.linkId,
@@ -764,15 +774,7 @@ export class LinkDesk {
     // the terminal had decided to close it (a wait run out, a customer who chose the card): until the gateway confirms
     // it INACTIVE a payment can still come. Its stay's payment by phone is in doubt, with the closing's decision: the
     // hold is never charged by card, and a late payment counts for the stay.
-    const { holdId } = current;
-    const stayInDoubt =
-      atStart &&
-      current.purpose === 'fee' &&
-      current.state !== 'paid' &&
-      holdId !== undefined &&
-      link.state === 'active'
-        ? (l: StoredLink) => this.deps.stayInDoubt?.({ ...l, holdId })
-        : undefined;
+    const stayInDoubt = atStart ? this.stayInDoubtOf(link) : undefined;
     if (current.closeReason !== undefined || current.state === 'paid') {
       await this.deactivate(current.linkId, current.closeReason ?? 'paid', stayInDoubt);
       return;
@@ -800,6 +802,17 @@ export class LinkDesk {
       if (atStart) return;
     }
     await this.pollStatus(current);
+  }
+
+  /**
+   * What a restart that found `link` as it is puts in doubt (see {@link resolve}), written with the link's closing: the
+   * stay of a gate's fee link shown to its customer (`active`: one still `creating` was never shown) and not known paid.
+   * Undefined for any other link.
+   */
+  private stayInDoubtOf(link: StoredLink): ((closing: StoredLink) => void) | undefined {
+    const { holdId } = link;
+    if (link.purpose !== 'fee' || link.state !== 'active' || holdId === undefined) return undefined;
+    return (closing) => this.deps.stayInDoubt?.({ ...closing, holdId });
   }
 
   /**

@@ -439,6 +439,33 @@ describe('LinkDesk', () => {
     expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
   });
 
+  it('records a deactivation that keeps failing in the audit log once per failure, not at every sweep', async () => {
+    const view = await desk.createForFee({ reference: 'T-5B', amountMinor: 450, currency: 'GBP' });
+    // A gateway that keeps answering the update with the link ACTIVE (or one down for hours): every sweep tries again.
+    gateway.keepStatus = true;
+    await desk.cancel(view.linkId);
+    for (let sweep = 0; sweep < 5; sweep++) await desk.sweep();
+    expect(gateway.calls.filter((c) => c.startsWith('update')).length).toBe(6);
+    expect(store.get(view.linkId)?.lastError).toContain('GW_UNDOCUMENTED');
+    // The audit log keeps every record for good (no update, no delete): one a sweep would grow it without end.
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:failed:GW_UNDOCUMENTED',
+    ]);
+    // Another failure is recorded again; the deactivation, once it takes, too.
+    gateway.keepStatus = false;
+    gateway.failUpdateAfterChange = new GatewayError('GW_SERVER', 'the gateway answered HTTP 502', {
+      outcomeUnknown: true,
+      httpStatus: 502,
+    });
+    await desk.sweep();
+    await desk.sweep();
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:failed:GW_UNDOCUMENTED',
+      'link-deactivate:failed:GW_SERVER',
+      'link-deactivate:ok:cancelled',
+    ]);
+  });
+
   it('does not record an operator deactivation the gateway answered with the link still ACTIVE', async () => {
     const view = await desk.createForFee({ reference: 'T-6', amountMinor: 450, currency: 'GBP' });
     gateway.keepStatus = true;

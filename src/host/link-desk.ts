@@ -216,6 +216,11 @@ export class LinkDesk {
    * is no longer open (closed beside the terminal), so that it does not grow for the life of the process.
    */
   private readonly declined = new Map<string, Set<string>>();
+  /**
+   * The failure last recorded in the audit log of each link whose deactivation keeps failing, so that it is recorded
+   * once, not at every try; forgotten once the link is no longer open.
+   */
+  private readonly deactivationFailed = new Map<string, string>();
   /** Links with a gateway request of the desk in flight (one at a time per link). */
   private readonly busy = new Set<string>();
   /** Links whose deactivation waited for the request in flight about them: it runs as soon as that request ends. */
@@ -649,6 +654,8 @@ export class LinkDesk {
     // A link closed beside the terminal (`parking-terminal links deactivate`, another process) is never published here.
     const openIds = new Set(open.map((l) => l.linkId));
     for (const linkId of this.declined.keys()) if (!openIds.has(linkId)) this.declined.delete(linkId);
+    for (const linkId of this.deactivationFailed.keys())
+      if (!openIds.has(linkId)) this.deactivationFailed.delete(linkId);
     for (const link of open) {
       if (this.closed) return;
       await this.resolve(link, false);
@@ -926,6 +933,10 @@ export class LinkDesk {
       }
       this.deps.store.noteError(linkId, errorText(e));
       this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link not deactivated yet; retried');
+      // The audit log keeps every record for good: the same failure again (the sweep tries every `pollMs`, through an
+      // outage or an answer that never changes) is the journal's last error of the link, not a record a try.
+      if (this.deactivationFailed.get(linkId) === errorText(e)) return;
+      this.deactivationFailed.set(linkId, errorText(e));
       this.deps.audit.record({
         actor: 'system',
         action: 'link-deactivate',
@@ -946,6 +957,7 @@ export class LinkDesk {
    * the reactivation. It stays open, and the sweep watches it again until its new end of wait.
    */
   private finishDeactivation(linkId: string, since: StoredLink, reason?: LinkCloseReason): void {
+    this.deactivationFailed.delete(linkId);
     const t = this.deadlines.get(linkId);
     if (t) clearTimeout(t);
     this.deadlines.delete(linkId);

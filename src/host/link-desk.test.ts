@@ -372,6 +372,33 @@ describe('LinkDesk', () => {
     ).toEqual(['PAID', 'PAID_TWICE']);
   });
 
+  it('records for the operator the payment that paid a link notified again declined, or for another amount', async () => {
+    const view = await desk.createForFee({ reference: 'T-1C', amountMinor: 450, currency: 'GBP' });
+    desk.notify(paid(view.linkId));
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+    // The same notification again is nothing new.
+    desk.notify(paid(view.linkId));
+    // The payment the fee was counted with, now declined (a review, a reversal) or of another amount: the ticket was
+    // released on money the gateway no longer says it took — the operator must know, once however often it comes.
+    for (let i = 0; i < 2; i++) {
+      desk.notify({ ...paid(view.linkId), status: 'DECLINED' });
+      desk.notify({ ...paid(view.linkId), status: 'AUTHORIZED_RISK_DECLINED' });
+      desk.notify(paid(view.linkId, 45));
+    }
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.code ?? ''}:${String(r.details.status)}:${String(r.details.amountMinor)}`),
+    ).toEqual([
+      'PAID:undefined:450',
+      'PAYMENT_CHANGED:DECLINED:450',
+      'PAYMENT_CHANGED:AUTHORIZED_RISK_DECLINED:450',
+      'PAYMENT_CHANGED:AUTHORIZED:45',
+    ]);
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+  });
+
   it('records a refused payment once however often it is delivered again, across a restart too', async () => {
     const view = await desk.createForFee({ reference: 'T-9', amountMinor: 450, currency: 'GBP' });
     const review = { ...paid(view.linkId), status: 'PENDING', paymentId: '7000000000000000000003' };

@@ -478,7 +478,7 @@ export class LinkDesk {
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
-    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED',
+    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED' | 'PAYMENT_CHANGED',
   ): void {
     if (this.deps.audit.holds('link-paid', linkId, { paymentId: n.paymentId, status: n.status })) return;
     this.deps.audit.record({
@@ -553,8 +553,15 @@ export class LinkDesk {
     if (link.state === 'paid') {
       // The same notification again is nothing new; a second approved payment (paid in the moment before the link was
       // deactivated) is money the operator must refund.
-      if (n.paymentId !== link.paymentId && !tookNothing(n.status))
-        this.auditRefusedPayment(link.linkId, n, 'PAID_TWICE');
+      if (n.paymentId !== link.paymentId) {
+        if (!tookNothing(n.status)) this.auditRefusedPayment(link.linkId, n, 'PAID_TWICE');
+        return;
+      }
+      // The payment the link was paid with, in another status (declined by a review, reversed) or of another amount:
+      // the fee was settled on money the gateway no longer says it took as it was counted. The journal keeps the
+      // payment (the ticket or stay was released on it); the operator settles the difference.
+      if (n.status !== 'AUTHORIZED' || n.amountMinor !== link.amountMinor || n.currency !== link.currency)
+        this.auditRefusedPayment(link.linkId, n, 'PAYMENT_CHANGED');
       return;
     }
     if (n.status !== 'AUTHORIZED') {

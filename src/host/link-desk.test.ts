@@ -1228,6 +1228,38 @@ describe('LinkDesk', () => {
     expect(desk.available).toBe(false);
   });
 
+  it('counts a payment notified while the terminal closes: the ticket or stay is paid, never charged again after', async () => {
+    const staysPaid: string[] = [];
+    const feesPaid: string[] = [];
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, {
+      stayPaid: (link) => void staysPaid.push(`${link.holdId}:${link.linkId}`),
+      feePaid: (link) => void feesPaid.push(link.linkId),
+    });
+    const gate = await desk.createForFee({
+      reference: 'GATE-6',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-6',
+    });
+    const ticket = await desk.createForFee({ reference: 'T-90', amountMinor: 450, currency: 'GBP' });
+    // The terminal closes (a SIGTERM, the daily restart): the desk stops first, while the listener still takes what
+    // the gateway sends until the journal is released. The customers paid on their phones in that moment.
+    desk.stop();
+    desk.notify(paid(gate.linkId));
+    desk.notify({ ...paid(ticket.linkId), paymentId: '7000000000000000000002' });
+    // Paid in the payment's transaction: the next start finds the stay paid (never captured by card) and the ticket
+    // paid (never charged again), not only a payment for the operator to refund.
+    expect(staysPaid).toEqual([`H-6:${gate.linkId}`]);
+    expect(feesPaid).toEqual([gate.linkId, ticket.linkId]);
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
+    ).toEqual([`${gate.linkId}:PAID`, `${ticket.linkId}:PAID`]);
+  });
+
   it('starts no timer once stopped: a create answered while the terminal closes leaves the wait to the next start', async () => {
     const deadlines = () => (desk as unknown as { deadlines: Map<string, unknown> }).deadlines;
     const create = gateway.api.create;

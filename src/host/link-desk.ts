@@ -644,7 +644,9 @@ export class LinkDesk {
       if (view) for (const w of list) w(view);
     }
     this.waiters.clear();
-    this.awaited.clear();
+    // The links awaited stay so: the listener takes notifications until the terminal has closed, and a payment of one
+    // made in that moment still pays its ticket or stay (in the payment's transaction) — not a payment for the operator
+    // to refund while the next start charges the stay by card, or the ticket again.
   }
 
   /**

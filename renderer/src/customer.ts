@@ -458,12 +458,14 @@ function payByPhone(link: NonNullable<CustomerView['payByPhone']>, label: Label)
     text: remaining(),
     attrs: { role: 'timer' },
   });
+  // The screen is put on the page as soon as it is drawn (main.ts), and drawn again at every snapshot: a countdown no
+  // longer on the page at its tick — replaced within its first second too — stops, or each redraw would leave one
+  // ticking for the life of the page.
   const tick = setInterval(() => {
-    if (!timer.isConnected && timer.dataset['started'] === 'yes') {
+    if (!timer.isConnected) {
       clearInterval(tick);
       return;
     }
-    if (timer.isConnected) timer.dataset['started'] = 'yes';
     timer.textContent = remaining();
   }, 1000);
   return h(

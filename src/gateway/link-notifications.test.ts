@@ -171,6 +171,56 @@ describe('verifyLinkNotification', () => {
   });
 });
 
+describe('the key notifications are verified with', () => {
+  // An empty secret file, or one whose text is no base64 (a pasted secret cut short, the wrong file): the HMAC key
+  // would be nothing, or some bytes of it, and anyone could sign a payment the terminal counts.
+  const unusable = ['', '   ', 'not a base64 secret!', '%%%%'];
+
+  it('is never one anybody can sign with: every notification is refused as unsigned', () => {
+    const body = JSON.stringify(event);
+    for (const secret of unusable) {
+      // Signed as the verifier would key it: the base64 decoding of whatever the file holds.
+      const forged = signed(body, undefined, secret);
+      expect(
+        () => verifyLinkNotification(forged, Buffer.from(body), { ...key, sharedSecretBase64: secret }, NOW),
+        JSON.stringify(secret),
+      ).toThrow(expect.objectContaining({ code: 'LINK_NOTIFICATION', problem: 'signature' }));
+    }
+  });
+
+  it('is named as unusable in the log when the listener or the relay starts, once, not at each refusal', async () => {
+    for (const secret of unusable) {
+      const errors: Array<{ msg: string }> = [];
+      const logger = createLogger({
+        level: 'error',
+        destination: { write: (line: string) => void errors.push(JSON.parse(line) as { msg: string }) },
+      });
+      const listener = await LinkNotificationListener.start({
+        host: '127.0.0.1',
+        port: 0,
+        key: { ...key, sharedSecretBase64: secret },
+        onNotification: () => undefined,
+        logger,
+      });
+      await listener.close();
+      LinkNotificationRelay.start({
+        url: 'http://127.0.0.1:9/notifications',
+        pollMs: 60_000,
+        key: { ...key, sharedSecretBase64: secret },
+        onNotification: () => undefined,
+        logger,
+      }).close();
+      expect(
+        errors.map((e) => e.msg),
+        JSON.stringify(secret),
+      ).toEqual([
+        'payment-link notifications: no usable key, every notification is refused',
+        'payment-link notifications: no usable key, every notification is refused',
+      ]);
+    }
+  });
+});
+
 describe('LinkNotificationListener', () => {
   let listener: LinkNotificationListener | undefined;
   afterEach(async () => listener?.close());

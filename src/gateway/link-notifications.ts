@@ -21,6 +21,7 @@ import type { IncomingMessage, Server, ServerResponse } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { parseDecimal } from '../money/index.js';
 import { LimitedWarnings, silentLogger, type Logger } from '../log/index.js';
+import { decodeSharedSecret } from './auth/http-signature.js';
 import { GatewayError } from './errors.js';
 import { isGatewayId } from './gateway-id.js';
 import { parseJsonBody } from './outcome.js';
@@ -93,6 +94,22 @@ function idsOf(body: Buffer): { linkId?: string; paymentId?: string } {
   }
 }
 
+/**
+ * Logs, once at the start of a listener or relay, a key that holds no secret a notification can be verified with (the
+ * shared secret's rule, `decodeSharedSecret`: base64 text of at least one byte): every notification is then refused
+ * ({@link verifyLinkNotification}), and the operator must learn why from more than a refusal per notification.
+ */
+function warnOfUnusableKey(key: LinkNotificationKey, logger: Logger): void {
+  try {
+    decodeSharedSecret(key.sharedSecretBase64);
+  } catch (e) {
+    logger.error(
+      { err: e instanceof Error ? e.message : String(e) },
+      'payment-link notifications: no usable key, every notification is refused',
+    );
+  }
+}
+
 /** What verifying needs. */
 export interface LinkNotificationKey {
   /** The terminal's merchant id (`v-c-merchant-id`). */
@@ -117,7 +134,7 @@ function header(headers: IncomingMessage['headers'], name: string): string | und
 /**
  * Verifies and reads one notification: `body` is the exact bytes received. `relayed`: fetched from a relay, which may
  * have held it past the tolerance; only a time in the future beyond the tolerance is refused then.
- * @throws LinkNotificationError `signature` (missing, malformed or wrong MAC), `stale` (signed time outside the
+ * @throws LinkNotificationError `signature` (missing, malformed or wrong MAC, or no usable key), `stale` (signed time outside the
  *   tolerance), `merchant` (another merchant), `body` (not the payment event, or a field missing); every problem but
  *   `signature` with `signed` set.
  */
@@ -132,10 +149,14 @@ export function verifyLinkNotification(
   if (!m?.[1] || !m[2])
     throw new LinkNotificationError('signature', 'no v-c-signature of the form t=…,sig=…');
   const t = m[1];
-  const expected = createHmac('sha256', Buffer.from(key.sharedSecretBase64, 'base64'))
-    .update(`${t}.`)
-    .update(body)
-    .digest();
+  let secret: Buffer;
+  try {
+    secret = decodeSharedSecret(key.sharedSecretBase64);
+  } catch {
+    // No key (an empty secret file, text that is no base64): nothing anybody signs is the gateway's.
+    throw new LinkNotificationError('signature', 'no usable key to verify the signature with');
+  }
+  const expected = createHmac('sha256', secret).update(`${t}.`).update(body).digest();
   const given = Buffer.from(m[2], 'base64');
   if (given.length !== expected.length || !timingSafeEqual(given, expected))
     throw new LinkNotificationError('signature', 'the signature does not verify');
@@ -254,6 +275,7 @@ export class LinkNotificationListener {
   static async start(options: LinkNotificationListenerOptions): Promise<LinkNotificationListener> {
     const path = options.path ?? '/payment-links/notifications';
     const logger = options.logger ?? silentLogger();
+    warnOfUnusableKey(options.key, logger);
     const now = options.now ?? Date.now;
     const answer = (res: ServerResponse, status: number): void => {
       res.writeHead(status, { 'content-length': 0 }).end();
@@ -386,6 +408,7 @@ export class LinkNotificationRelay {
   private constructor(private readonly options: LinkNotificationRelayOptions) {}
 
   static start(options: LinkNotificationRelayOptions): LinkNotificationRelay {
+    warnOfUnusableKey(options.key, options.logger ?? silentLogger());
     const relay = new LinkNotificationRelay(options);
     relay.timer = setInterval(() => void relay.fetchOnce(), options.pollMs);
     relay.timer.unref();

@@ -372,6 +372,33 @@ describe('LinkDesk', () => {
     ).toEqual(['PAID', 'PAID_TWICE']);
   });
 
+  it('records for the operator the payment that paid a link notified again declined, or for another amount', async () => {
+    const view = await desk.createForFee({ reference: 'T-1C', amountMinor: 450, currency: 'GBP' });
+    desk.notify(paid(view.linkId));
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+    // The same notification again is nothing new.
+    desk.notify(paid(view.linkId));
+    // The payment the fee was counted with, now declined (a review, a reversal) or of another amount: the ticket was
+    // released on money the gateway no longer says it took — the operator must know, once however often it comes.
+    for (let i = 0; i < 2; i++) {
+      desk.notify({ ...paid(view.linkId), status: 'DECLINED' });
+      desk.notify({ ...paid(view.linkId), status: 'AUTHORIZED_RISK_DECLINED' });
+      desk.notify(paid(view.linkId, 45));
+    }
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.code ?? ''}:${String(r.details.status)}:${String(r.details.amountMinor)}`),
+    ).toEqual([
+      'PAID:undefined:450',
+      'PAYMENT_CHANGED:DECLINED:450',
+      'PAYMENT_CHANGED:AUTHORIZED_RISK_DECLINED:450',
+      'PAYMENT_CHANGED:AUTHORIZED:45',
+    ]);
+    expect(desk.get(view.linkId)).toMatchObject({ state: 'paid', paymentId: '7000000000000000000001' });
+  });
+
   it('records a refused payment once however often it is delivered again, across a restart too', async () => {
     const view = await desk.createForFee({ reference: 'T-9', amountMinor: 450, currency: 'GBP' });
     const review = { ...paid(view.linkId), status: 'PENDING', paymentId: '7000000000000000000003' };
@@ -437,6 +464,33 @@ describe('LinkDesk', () => {
     await desk.sweep();
     expect(gateway.links.get(view.linkId)?.status).toBe('INACTIVE');
     expect(store.get(view.linkId)).toMatchObject({ state: 'deactivated', gatewayInactive: true });
+  });
+
+  it('records a deactivation that keeps failing in the audit log once per failure, not at every sweep', async () => {
+    const view = await desk.createForFee({ reference: 'T-5B', amountMinor: 450, currency: 'GBP' });
+    // A gateway that keeps answering the update with the link ACTIVE (or one down for hours): every sweep tries again.
+    gateway.keepStatus = true;
+    await desk.cancel(view.linkId);
+    for (let sweep = 0; sweep < 5; sweep++) await desk.sweep();
+    expect(gateway.calls.filter((c) => c.startsWith('update')).length).toBe(6);
+    expect(store.get(view.linkId)?.lastError).toContain('GW_UNDOCUMENTED');
+    // The audit log keeps every record for good (no update, no delete): one a sweep would grow it without end.
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:failed:GW_UNDOCUMENTED',
+    ]);
+    // Another failure is recorded again; the deactivation, once it takes, too.
+    gateway.keepStatus = false;
+    gateway.failUpdateAfterChange = new GatewayError('GW_SERVER', 'the gateway answered HTTP 502', {
+      outcomeUnknown: true,
+      httpStatus: 502,
+    });
+    await desk.sweep();
+    await desk.sweep();
+    expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
+      'link-deactivate:failed:GW_UNDOCUMENTED',
+      'link-deactivate:failed:GW_SERVER',
+      'link-deactivate:ok:cancelled',
+    ]);
   });
 
   it('does not record an operator deactivation the gateway answered with the link still ACTIVE', async () => {
@@ -1110,6 +1164,43 @@ describe('LinkDesk', () => {
     expect(staysPaid).toEqual([`H-3:${timedOut.linkId}`]);
   });
 
+  it("after a restart counts for the stay a payment of a gate's shown fee link notified before recovery took the link", async () => {
+    const inDoubt = new Map<string, string>();
+    const staysPaid: string[] = [];
+    const hooks: Pick<LinkDeskDeps, 'stayPaid' | 'stayInDoubt' | 'paymentInDoubt'> = {
+      stayInDoubt: (link) => void inDoubt.set(link.holdId, link.linkId),
+      paymentInDoubt: (link) => inDoubt.get(link.holdId) === link.linkId,
+      stayPaid: (link) => void staysPaid.push(`${link.holdId}:${link.linkId}`),
+    };
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    const shown = await desk.createForFee({
+      reference: 'GATE-5',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-5',
+    });
+    // A kiosk's fee link: no stay, its payment after a restart is the operator's as ever.
+    const ticket = await desk.createForFee({ reference: 'T-89', amountMinor: 450, currency: 'GBP' });
+    desk.stop();
+    // The process died before it answered the notification of the payment; the next start hands the gateway's resend to
+    // the desk while the journal's own recovery still runs — before the desk's recovery has taken its links.
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    desk.notify(paid(shown.linkId));
+    desk.notify(paid(ticket.linkId));
+    expect([...inDoubt]).toEqual([['H-5', shown.linkId]]);
+    expect(staysPaid).toEqual([`H-5:${shown.linkId}`]);
+    await desk.recover();
+    await settle();
+    expect(store.open()).toEqual([]);
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
+    ).toEqual([`${shown.linkId}:PAID`, `${ticket.linkId}:PAID_AFTER_CLOSE`]);
+  });
+
   it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {
     const view = await desk.createForFee({ reference: 'T-87', amountMinor: 450, currency: 'GBP' });
     desk.stop();
@@ -1135,6 +1226,38 @@ describe('LinkDesk', () => {
     desk.stop();
     expect(await waiting).toMatchObject({ state: 'active' });
     expect(desk.available).toBe(false);
+  });
+
+  it('counts a payment notified while the terminal closes: the ticket or stay is paid, never charged again after', async () => {
+    const staysPaid: string[] = [];
+    const feesPaid: string[] = [];
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, {
+      stayPaid: (link) => void staysPaid.push(`${link.holdId}:${link.linkId}`),
+      feePaid: (link) => void feesPaid.push(link.linkId),
+    });
+    const gate = await desk.createForFee({
+      reference: 'GATE-6',
+      amountMinor: 450,
+      currency: 'GBP',
+      holdId: 'H-6',
+    });
+    const ticket = await desk.createForFee({ reference: 'T-90', amountMinor: 450, currency: 'GBP' });
+    // The terminal closes (a SIGTERM, the daily restart): the desk stops first, while the listener still takes what
+    // the gateway sends until the journal is released. The customers paid on their phones in that moment.
+    desk.stop();
+    desk.notify(paid(gate.linkId));
+    desk.notify({ ...paid(ticket.linkId), paymentId: '7000000000000000000002' });
+    // Paid in the payment's transaction: the next start finds the stay paid (never captured by card) and the ticket
+    // paid (never charged again), not only a payment for the operator to refund.
+    expect(staysPaid).toEqual([`H-6:${gate.linkId}`]);
+    expect(feesPaid).toEqual([gate.linkId, ticket.linkId]);
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
+    ).toEqual([`${gate.linkId}:PAID`, `${ticket.linkId}:PAID`]);
   });
 
   it('starts no timer once stopped: a create answered while the terminal closes leaves the wait to the next start', async () => {

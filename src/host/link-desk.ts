@@ -216,6 +216,11 @@ export class LinkDesk {
    * is no longer open (closed beside the terminal), so that it does not grow for the life of the process.
    */
   private readonly declined = new Map<string, Set<string>>();
+  /**
+   * The failure last recorded in the audit log of each link whose deactivation keeps failing, so that it is recorded
+   * once, not at every try; forgotten once the link is no longer open.
+   */
+  private readonly deactivationFailed = new Map<string, string>();
   /** Links with a gateway request of the desk in flight (one at a time per link). */
   private readonly busy = new Set<string>();
   /** Links whose deactivation waited for the request in flight about them: it runs as soon as that request ends. */
@@ -225,6 +230,8 @@ export class LinkDesk {
    * gateway confirms it INACTIVE. A link leaves the set when the customer is told it was not paid, or once it is paid.
    */
   private readonly awaited = new Set<string>();
+  /** Links this run created: every other link of the journal was left by an earlier run (a restart). */
+  private readonly madeHere = new Set<string>();
   private sweepTimer: NodeJS.Timeout | undefined;
   private closed = false;
 
@@ -288,6 +295,7 @@ export class LinkDesk {
       ...(request.holdId !== undefined ? { holdId: request.holdId } : {}),
       watchUntilMs: now + (request.waitMs ?? this.deps.waitMs),
     });
+    this.madeHere.add(linkId);
     if ((request.purpose ?? 'fee') === 'fee') this.awaited.add(linkId);
     this.busy.add(linkId);
     try {
@@ -470,7 +478,7 @@ export class LinkDesk {
   private auditRefusedPayment(
     linkId: string,
     n: LinkPaymentNotification,
-    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED',
+    code: 'PAID_TWICE' | 'AMOUNT_MISMATCH' | 'SIGNED_BEFORE_LINK' | 'NOT_COUNTED' | 'PAYMENT_CHANGED',
   ): void {
     if (this.deps.audit.holds('link-paid', linkId, { paymentId: n.paymentId, status: n.status })) return;
     this.deps.audit.record({
@@ -545,8 +553,15 @@ export class LinkDesk {
     if (link.state === 'paid') {
       // The same notification again is nothing new; a second approved payment (paid in the moment before the link was
       // deactivated) is money the operator must refund.
-      if (n.paymentId !== link.paymentId && !tookNothing(n.status))
-        this.auditRefusedPayment(link.linkId, n, 'PAID_TWICE');
+      if (n.paymentId !== link.paymentId) {
+        if (!tookNothing(n.status)) this.auditRefusedPayment(link.linkId, n, 'PAID_TWICE');
+        return;
+      }
+      // The payment the link was paid with, in another status (declined by a review, reversed) or of another amount:
+      // the fee was settled on money the gateway no longer says it took as it was counted. The journal keeps the
+      // payment (the ticket or stay was released on it); the operator settles the difference.
+      if (n.status !== 'AUTHORIZED' || n.amountMinor !== link.amountMinor || n.currency !== link.currency)
+        this.auditRefusedPayment(link.linkId, n, 'PAYMENT_CHANGED');
       return;
     }
     if (n.status !== 'AUTHORIZED') {
@@ -562,6 +577,13 @@ export class LinkDesk {
       this.auditRefusedPayment(link.linkId, n, 'AMOUNT_MISMATCH');
       return;
     }
+    // A link an earlier run left open, the gateway not having confirmed it INACTIVE, notified before this run's recovery
+    // took it (the gateway's resend of what the run that died never answered reaches the listener while the journal's
+    // own recovery runs): what that recovery would find, it finds now — a gate's stay in doubt with the link's closing,
+    // so that the payment counts for it as it would once notified after (the closing's reason stays the first one).
+    const leftOpen = !this.madeHere.has(link.linkId) && !link.gatewayInactive;
+    const doubt = leftOpen ? this.stayInDoubtOf(link) : undefined;
+    if (doubt !== undefined) this.deps.store.closing(link.linkId, 'recovery', doubt);
     const counted = this.counts(link);
     const paid = this.deps.store.paid(
       link.linkId,
@@ -622,7 +644,9 @@ export class LinkDesk {
       if (view) for (const w of list) w(view);
     }
     this.waiters.clear();
-    this.awaited.clear();
+    // The links awaited stay so: the listener takes notifications until the terminal has closed, and a payment of one
+    // made in that moment still pays its ticket or stay (in the payment's transaction) — not a payment for the operator
+    // to refund while the next start charges the stay by card, or the ticket again.
   }
 
   /**
@@ -639,6 +663,8 @@ export class LinkDesk {
     // A link closed beside the terminal (`parking-terminal links deactivate`, another process) is never published here.
     const openIds = new Set(open.map((l) => l.linkId));
     for (const linkId of this.declined.keys()) if (!openIds.has(linkId)) this.declined.delete(linkId);
+    for (const linkId of this.deactivationFailed.keys())
+      if (!openIds.has(linkId)) this.deactivationFailed.delete(linkId);
     for (const link of open) {
       if (this.closed) return;
       await this.resolve(link, false);
@@ -764,15 +790,7 @@ export class LinkDesk {
     // the terminal had decided to close it (a wait run out, a customer who chose the card): until the gateway confirms
     // it INACTIVE a payment can still come. Its stay's payment by phone is in doubt, with the closing's decision: the
     // hold is never charged by card, and a late payment counts for the stay.
-    const { holdId } = current;
-    const stayInDoubt =
-      atStart &&
-      current.purpose === 'fee' &&
-      current.state !== 'paid' &&
-      holdId !== undefined &&
-      link.state === 'active'
-        ? (l: StoredLink) => this.deps.stayInDoubt?.({ ...l, holdId })
-        : undefined;
+    const stayInDoubt = atStart ? this.stayInDoubtOf(link) : undefined;
     if (current.closeReason !== undefined || current.state === 'paid') {
       await this.deactivate(current.linkId, current.closeReason ?? 'paid', stayInDoubt);
       return;
@@ -800,6 +818,17 @@ export class LinkDesk {
       if (atStart) return;
     }
     await this.pollStatus(current);
+  }
+
+  /**
+   * What a restart that found `link` as it is puts in doubt (see {@link resolve}), written with the link's closing: the
+   * stay of a gate's fee link shown to its customer (`active`: one still `creating` was never shown) and not known paid.
+   * Undefined for any other link.
+   */
+  private stayInDoubtOf(link: StoredLink): ((closing: StoredLink) => void) | undefined {
+    const { holdId } = link;
+    if (link.purpose !== 'fee' || link.state !== 'active' || holdId === undefined) return undefined;
+    return (closing) => this.deps.stayInDoubt?.({ ...closing, holdId });
   }
 
   /**
@@ -913,6 +942,10 @@ export class LinkDesk {
       }
       this.deps.store.noteError(linkId, errorText(e));
       this.deps.logger.warn({ linkId, err: errorText(e) }, 'payment link not deactivated yet; retried');
+      // The audit log keeps every record for good: the same failure again (the sweep tries every `pollMs`, through an
+      // outage or an answer that never changes) is the journal's last error of the link, not a record a try.
+      if (this.deactivationFailed.get(linkId) === errorText(e)) return;
+      this.deactivationFailed.set(linkId, errorText(e));
       this.deps.audit.record({
         actor: 'system',
         action: 'link-deactivate',
@@ -933,6 +966,7 @@ export class LinkDesk {
    * the reactivation. It stays open, and the sweep watches it again until its new end of wait.
    */
   private finishDeactivation(linkId: string, since: StoredLink, reason?: LinkCloseReason): void {
+    this.deactivationFailed.delete(linkId);
     const t = this.deadlines.get(linkId);
     if (t) clearTimeout(t);
     this.deadlines.delete(linkId);

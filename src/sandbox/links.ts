@@ -262,17 +262,18 @@ export class PaymentLinkService {
 
   list(merchantId: string, query: URLSearchParams): { httpStatus: number; body: Record<string, unknown> } {
     const now = this.now();
-    const num = (name: string, dflt: number, max: number): number => {
+    const num = (name: string, dflt: number, min: number, max: number): number => {
       const v = query.get(name);
       if (v === null) return dflt;
-      if (!/^\d+$/.test(v) || Number(v) > max)
-        throw linkError(now, 'VALIDATION_ERRORS', `${name} must be an integer from 0 to ${max}`, [
+      if (!/^\d+$/.test(v) || Number(v) < min || Number(v) > max)
+        throw linkError(now, 'VALIDATION_ERRORS', `${name} must be an integer from ${min} to ${max}`, [
           { field: name, reason: 'INVALID_DATA' },
         ]);
       return Number(v);
     };
-    const offset = num('offset', 0, Number.MAX_SAFE_INTEGER);
-    const limit = num('limit', DEFAULT_LIST_LIMIT, MAX_LIST_LIMIT);
+    const offset = num('offset', 0, 0, Number.MAX_SAFE_INTEGER);
+    // A page holds one link at least: a page of none would name itself as the next page, without end.
+    const limit = num('limit', DEFAULT_LIST_LIMIT, 1, MAX_LIST_LIMIT);
     const status = query.get('status');
     if (status !== null && status !== 'ACTIVE' && status !== 'INACTIVE')
       throw linkError(now, 'VALIDATION_ERRORS', 'status must be ACTIVE or INACTIVE', [

@@ -120,6 +120,14 @@ describe('payment links', () => {
     expect((await client.send('GET', '/ipl/v2/payment-links/NOPE')).status).toBe(404);
   });
 
+  it('refuses a limit of 0: its page of nothing would link itself as the next page, and a client following it never ends', async () => {
+    await client.send('POST', '/ipl/v2/payment-links', link('L-0'));
+    const zero = await client.send('GET', '/ipl/v2/payment-links?offset=0&limit=0');
+    expect(valueAt(zero.body, '_links.next.href')).not.toBe('/ipl/v2/payment-links?offset=0&limit=0');
+    expect(zero.status).toBe(400);
+    expect(zero.body).toMatchObject({ status: 'BADREQUEST', reason: 'VALIDATION_ERRORS' });
+  });
+
   it('suspends the merchant when a link field holds a card number, and rejects every later request', async () => {
     const bad = await client.send(
       'POST',

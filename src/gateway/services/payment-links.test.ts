@@ -89,6 +89,33 @@ describe("the host of a payment link's hosted page", () => {
       expect(hostedPageUrlProblem(url, sandbox), url).toBeDefined();
   });
 
+  it('is the host that every reader of the QR code finds in it, not only the URL standard (a backslash)', () => {
+    // A reader of RFC 3986 (urllib, android.net.Uri, a scanner app's preview): the authority runs to the first `/`, `?`
+    // or `#`, and its host follows the last `@`.
+    const rfc3986Host = (url: string): string => {
+      const authority = /^[a-z][a-z0-9+.-]*:\/\/([^/?#]*)/i.exec(url)?.[1] ?? '';
+      return authority.slice(authority.lastIndexOf('@') + 1).replace(/:\d*$/, '');
+    };
+    for (const url of [
+      'https://api.gateway.example\\@attacker.example/pay/L1',
+      'https://api.gateway.example:443\\@attacker.example/pay/L1',
+      'https://pay.gateway.example\\\\@attacker.example/',
+    ]) {
+      // The URL standard reads the gateway's host; another reader goes to the attacker's.
+      expect(new URL(url).hostname, url).not.toBe('attacker.example');
+      expect(rfc3986Host(url), url).toBe('attacker.example');
+      expect(hostedPageUrlProblem(url, GATEWAY), url).toBeDefined();
+      expect(hostedPageUrlProblem(url), url).toBeDefined();
+    }
+    // Nor any other character no URI holds (RFC 3986 §2), which readers mend each in their own way.
+    for (const url of [
+      'https://pay.gateway.example/a"b',
+      'https://pay.gateway.example/{L1}',
+      'https://pay.gateway.example/a|b',
+    ])
+      expect(hostedPageUrlProblem(url, GATEWAY), url).toBeDefined();
+  });
+
   it('is, when configured, a listed host exactly, or a host below a listed `*.` domain, on the port listed', () => {
     const origins = hostedPageOriginsOf('https://api.gateway.example', [
       'pay.gateway.example',

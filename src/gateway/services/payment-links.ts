@@ -216,6 +216,9 @@ export const MAX_HOSTED_PAGE_URL = 512;
 
 const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
 
+/** The characters of a URI (RFC 3986 §2: unreserved, reserved, and `%` of a percent-encoding). */
+const URI_CHARACTERS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/;
+
 /**
  * Where a payment link's hosted page may be (README, `links.hostedPageHosts`): the terminal vouches on its own screen
  * for the page its QR code opens, so an answer (or a proxy) naming a page of someone else's choosing is refused.
@@ -268,8 +271,9 @@ function onHostedPageHost(url: URL, hosts: readonly string[]): boolean {
 
 /**
  * Why `url` cannot be the address of a hosted payment page put in front of a customer (as a QR code, as text, on the
- * slip), or undefined when it can: printable ASCII (the bytes the QR code holds), at most {@link MAX_HOSTED_PAGE_URL}
- * characters, a well-formed `https:` URL without credentials — plain `http:` only on this machine.
+ * slip), or undefined when it can: printable ASCII (the bytes the QR code holds) of the characters a URI holds, at most
+ * {@link MAX_HOSTED_PAGE_URL} characters, a well-formed `https:` URL without credentials — plain `http:` only on this
+ * machine.
  * - With `origins` (a payment link's page): on one of its hosts and ports, and plain `http:` only when the gateway is
  *   itself plain http on loopback (the embedded sandbox's page).
  * - Without (the `paymentUrl` of an alternative-method sale, alt-payments.ts, which is another provider's page): any
@@ -278,6 +282,11 @@ function onHostedPageHost(url: URL, hosts: readonly string[]): boolean {
 export function hostedPageUrlProblem(url: string, origins?: HostedPageOrigins): string | undefined {
   if (url.length > MAX_HOSTED_PAGE_URL) return `longer than ${MAX_HOSTED_PAGE_URL} characters`;
   if (!/^[\x21-\x7e]+$/.test(url)) return 'not printable ASCII';
+  // A character no URI holds (RFC 3986 §2) is mended by each reader its own way: the URL standard reads a `\` as a `/`,
+  // so "https://pay.gateway.example\@other.example/" is the gateway's page to the check below — and other.example to a
+  // reader of RFC 3986 (a scanner app, its preview), whose authority runs to the first `/` and whose host follows the
+  // `@`. The QR code holds this text as it is: every reader must find the same host in it.
+  if (!URI_CHARACTERS.test(url)) return 'a character no URI holds (RFC 3986)';
   if (!URL.canParse(url)) return 'not a URL';
   const parsed = new URL(url);
   const plainHttp = origins === undefined || origins.plainHttp;

@@ -153,9 +153,10 @@ export interface ServiceRequest {
    */
   alsoCaptures?: readonly HoldCapture[];
   /**
-   * On a `capture`: what the customer owes for what it settles, when that is more than the capture asks (a tap-and-go
-   * exit whose increment was not approved captures what the hold covers). Never sent: the host records the fee less
-   * what the capture took as a shortfall for the operator, in the transaction of the capture's outcome.
+   * On a `capture`: what the customer owes for what it settles (a tap-and-go exit's fee; its capture asks less when
+   * its increment was not approved and it captures what the hold covers, and the gateway may take less than asked).
+   * Never sent: when the capture took less, the host records the fee less what it took as a shortfall for the
+   * operator, in the transaction of the capture's outcome.
    */
   owedMinor?: number;
   /**

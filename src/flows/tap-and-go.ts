@@ -861,8 +861,9 @@ export const tapAndGoMachine = setup({
               includeEmvTags: hold.includeEmvTags,
               acceptPartial: false,
               cancellable: false,
-              // The fee beyond what the hold covers (its increment not approved): a shortfall for the operator.
-              ...(context.feeMinor > amountMinor ? { owedMinor: context.feeMinor } : {}),
+              // The fee the capture settles: what it does not take — the fee beyond what the hold covers (its increment
+              // not approved), or what the gateway took less than asked — is a shortfall for the operator.
+              owedMinor: context.feeMinor,
             },
           };
         },

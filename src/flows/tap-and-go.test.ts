@@ -136,6 +136,20 @@ describe('tap-and-go machine', () => {
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
   });
+
+  it('titles an exit that owes nothing "Nothing to pay", never "Approved": no payment was approved', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 5 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      titleKey: 'screen.nothingDue.title',
+      messageKey: 'tapAndGo.nothingDue',
+      amountMinor: 0,
+    });
+    expect(fake.receipts).toEqual([]);
+  });
 });
 
 describe('tap-and-go machine: a card read that failed, told as the pay station tells it', () => {

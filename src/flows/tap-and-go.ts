@@ -948,7 +948,12 @@ export const tapAndGoMachine = setup({
                 type: 'closeHold',
                 params: ({ context }) => ({ hold: requireHold(context), resolution: 'reversed' as const }),
               },
-              assign({ amountMinor: 0, message: { key: 'tapAndGo.nothingDue' } }),
+              // Shown on the approved screen (the exit opens), titled as what it is: no payment was approved.
+              assign({
+                amountMinor: 0,
+                message: { key: 'tapAndGo.nothingDue' },
+                titleKey: 'screen.nothingDue.title',
+              }),
             ],
           },
           {

@@ -150,6 +150,27 @@ describe('tap-and-go machine', () => {
     });
     expect(fake.receipts).toEqual([]);
   });
+
+  it.each(['declined', 'rejected', 'unknown'] as const)(
+    'opens an exit that owes nothing whose hold release is %s: the hold goes back to its watch, nothing charged',
+    async (kind) => {
+      const fake = new FakeTerminal();
+      const actor = await enteredAndStayed(fake, 5 * MIN);
+      fake.script('reversal', kind);
+      actor.send({ type: 'TAP_EXIT' });
+      await settle();
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'approved',
+        titleKey: 'screen.nothingDue.title',
+        messageKey: 'tapAndGo.nothingDue',
+        amountMinor: 0,
+      });
+      // Its release is the expiry watch's now (recovery's first, when the reversal's outcome is unknown).
+      expect(fake.closedHolds).toEqual([{ holdId: fake.sent[1]?.transactionId, resolution: 'returned' }]);
+      expect(fake.sent.map((r) => r.service)).toEqual(['avr', 'preauth', 'reversal']);
+      expect(fake.netChargedMinor()).toBe(0);
+    },
+  );
 });
 
 describe('tap-and-go machine: a card read that failed, told as the pay station tells it', () => {

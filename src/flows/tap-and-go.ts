@@ -34,7 +34,8 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * is refused (`CARD_ALREADY_INSIDE`) before any pre-authorization: no second hold that neither exit could tell from its
  * own; a hold someone else is settling does not keep the card out. Exit: the card is read, matched to its hold by
  * the keyed fingerprint (`claimHold`), and charged the fee: an incremental authorization first when the fee exceeds
- * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed. A hold someone
+ * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed, after which the
+ * exit opens whatever its outcome (one that does not stand leaves the hold to its expiry watch). A hold someone
  * else is settling (the expiry's reversal, or a reversal whose outcome recovery has yet to resolve) is not the exit's:
  * it charges nothing and sends the customer to the operator. A card without an open hold whose exit was captured within
  * the maximum stay (tariff.tapAndGoMaxStayMinutes) is shown its exit as paid again, with nothing charged: a restart
@@ -934,39 +935,27 @@ export const tapAndGoMachine = setup({
       exit: assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'FEE_NOT_COMPUTABLE' }),
     },
     exitReversing: {
+      // Nothing owed: the hold is released in full and the exit opens, whatever the reversal's outcome — the driver
+      // owes nothing either way. A reversal that did not stand leaves the hold to its expiry watch (closeReleasedHold),
+      // which reverses it again (after recovery's resolution, when its outcome is unknown); a shut gate would only keep
+      // the car in, since no later exit of the card takes a hold whose release was decided (it is being settled).
       tags: ['processing'],
       invoke: {
         id: 'transaction',
         src: 'transaction',
         input: ({ context }) => holdReversal(context),
-        onDone: [
-          {
-            guard: ({ event }) => event.output.kind === 'approved',
-            target: 'exited',
-            actions: [
-              {
-                type: 'closeHold',
-                params: ({ context }) => ({ hold: requireHold(context), resolution: 'reversed' as const }),
-              },
-              // Shown on the approved screen (the exit opens), titled as what it is: no payment was approved.
-              assign({
-                amountMinor: 0,
-                message: { key: 'tapAndGo.nothingDue' },
-                titleKey: 'screen.nothingDue.title',
-              }),
-            ],
-          },
-          {
-            target: 'failed',
-            actions: [
-              {
-                type: 'closeHold',
-                params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
-              },
-              { type: 'noteResult', params: ({ event }) => event.output },
-            ],
-          },
-        ],
+        onDone: {
+          target: 'exited',
+          actions: [
+            closeReleasedHold,
+            // Shown on the approved screen (the exit opens), titled as what it is: no payment was approved.
+            assign({
+              amountMinor: 0,
+              message: { key: 'tapAndGo.nothingDue' },
+              titleKey: 'screen.nothingDue.title',
+            }),
+          ],
+        },
       },
     },
     exited: {

@@ -38,9 +38,9 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * exit opens whatever its outcome (one that does not stand leaves the hold to its expiry watch). A hold someone
  * else is settling (the expiry's reversal, or a reversal whose outcome recovery has yet to resolve) is not the exit's:
  * it charges nothing and sends the customer to the operator. A card without an open hold whose exit was captured within
- * the maximum stay (tariff.tapAndGoMaxStayMinutes) is shown its exit as paid again, with nothing charged: a restart
- * between the capture and the gate's opening must not leave a paying customer behind a shut gate. Like any paid exit it
- * shows the amount captured and issues that capture's receipt (from the journal, through `claimHold`).
+ * the grace period (tariff.graceMinutes, `paidExitWindowMs`) is shown its exit as paid again, with nothing charged: a
+ * restart between the capture and the gate's opening must not leave a paying customer behind a shut gate. Like any
+ * paid exit it shows the amount captured and issues that capture's receipt (from the journal, through `claimHold`).
  *
  * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
@@ -111,6 +111,17 @@ function holdSettings(context: TapAndGoContext): FlowSettings {
  */
 function tariffPrices(settings: FlowSettings, hold: HoldRecord): boolean {
   return hold.currency === settings.currency;
+}
+
+/**
+ * How long after its capture a card's paid exit opens again, charging nothing (claimHold's `recentCaptureMs`): the
+ * tariff's grace period, the time a paid stay has to leave — as at the pay station, where a ticket paid within it owes
+ * nothing more (feeAfterPayments). Time enough for a restart between the capture and the gate's opening, and no more:
+ * the exit cannot tell one car from another, so for as long as it opens for the card that paid, any car does — one
+ * that entered with another card would leave unpaid, its hold reversed at its expiry.
+ */
+function paidExitWindowMs(settings: FlowSettings): number {
+  return settings.tariff.graceMinutes * 60_000;
 }
 
 /**
@@ -568,8 +579,7 @@ export const tapAndGoMachine = setup({
         src: 'claimHold',
         input: ({ context }) => ({
           fingerprint: context.card?.fingerprint ?? '',
-          // A paid exit is recognised for as long as a stay may last (tariff.tapAndGoMaxStayMinutes).
-          recentCaptureMs: context.settings.tapAndGoMaxStayMs,
+          recentCaptureMs: paidExitWindowMs(context.settings),
         }),
         onDone: [
           {

@@ -195,11 +195,16 @@ function exitReceipt(
 }
 
 /**
- * The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total).
- * `releases`: nobody watches the hold (it was never stored), so the reversal gives the authorization up for good and
- * a refusal for now is the host's to send again (`ServiceRequest.releases`); a stored hold's is its watch's.
+ * The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total). Every one
+ * the gate sends gives the authorization up for good (`releases`): the entry's hold the host could not store, and the
+ * exit's release of a hold whose stay is over — nothing owed, paid by phone, the fee left to a payment link, not
+ * collected or not computable. So one that never reached the gateway (unreachable, credentials refused unprocessed) or
+ * was refused for now is the host's to send again, as a durable follow-up written with its outcome
+ * (`ServiceRequest.releases`), by which the hold is being settled meanwhile: no exit charges it and the card may enter
+ * again. The expiry watch sends again only the refusals the journal holds, and would leave a reversal that never left
+ * until the hold's expiry, with the card kept out as if its car were still inside.
  */
-function holdReversal(context: TapAndGoContext, options: { releases?: boolean } = {}) {
+function holdReversal(context: TapAndGoContext) {
   const hold = requireHold(context);
   return {
     settings: holdSettings(context),
@@ -212,7 +217,7 @@ function holdReversal(context: TapAndGoContext, options: { releases?: boolean } 
       includeEmvTags: hold.includeEmvTags,
       acceptPartial: false,
       cancellable: false,
-      ...(options.releases === true ? { releases: true } : {}),
+      releases: true,
     },
   };
 }
@@ -523,7 +528,7 @@ export const tapAndGoMachine = setup({
         // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7). No watch
         // knows of a hold that was not stored: its reversal releases it for good, so a refusal for now (held back while
         // a follow-on is unresolved, or the processor unavailable) becomes the host's durable follow-up.
-        input: ({ context }) => holdReversal(context, { releases: true }),
+        input: ({ context }) => holdReversal(context),
         onDone: {
           target: 'failed',
           actions: assign({

@@ -8,7 +8,14 @@ import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-hos
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { hostedPageAnswer } from './link-harness.js';
-import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
+import {
+  ParkingClock,
+  modelConfig,
+  refusedUnprocessed,
+  sandboxOpenAuthorizations,
+  sendEvent,
+  waitForScreen,
+} from './models-harness.js';
 import { startRewritingProxy } from './rewriting-proxy.js';
 
 /**
@@ -45,8 +52,8 @@ interface Lane {
  * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox. `restart`:
  * the terminal starts again on the journal, the standalone sandbox and the clock of an earlier lane. `currency`: the
  * configured terminal.currency (default GBP). `oneStayPerCard`: tariff.tapAndGoOneStayPerCard (default: unset, on).
- * `rewrite`: the terminal reaches the standalone sandbox through a proxy that hands each answer to it (the answers a
- * gateway may give and the sandbox never does: see rewriting-proxy.ts).
+ * `rewrite`, `answerInstead`: the terminal reaches the standalone sandbox through a proxy that hands each answer to
+ * `rewrite`, and answers a request `answerInstead` names without forwarding it (see rewriting-proxy.ts).
  */
 async function lane(
   options: {
@@ -55,6 +62,7 @@ async function lane(
     currency?: string;
     oneStayPerCard?: boolean;
     rewrite?: Parameters<typeof startRewritingProxy>[1];
+    answerInstead?: Parameters<typeof startRewritingProxy>[2];
   } = {},
 ): Promise<Lane> {
   const embedded = options.payByPhone === true;
@@ -67,7 +75,9 @@ async function lane(
   if (!earlier) cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
   const clock = earlier?.clock ?? new ParkingClock();
   const proxy =
-    standalone && options.rewrite ? await startRewritingProxy(standalone.url, options.rewrite) : undefined;
+    standalone && (options.rewrite || options.answerInstead)
+      ? await startRewritingProxy(standalone.url, options.rewrite ?? (() => undefined), options.answerInstead)
+      : undefined;
   if (proxy) cleanups.push(() => proxy.close());
   const config = modelConfig('tap-and-go', {
     ...(options.currency !== undefined ? { terminal: { currency: options.currency } } : {}),
@@ -665,5 +675,66 @@ describe('tap-and-go: an exit after the terminal’s currency was changed while 
         },
       },
     ]);
+  }, 60_000);
+});
+
+describe('tap-and-go: an exit that owes nothing while the release of its hold cannot reach the gateway', () => {
+  it('opens, and releases the hold as soon as the gateway takes the reversal, not at its expiry a day later', async () => {
+    // The gateway refuses the terminal's credentials for every reversal (401: nothing processed, nothing reaches the
+    // sandbox) until it is told otherwise.
+    let refuseReversals = false;
+    const { sandbox, clock, host } = await lane({
+      answerInstead: (req) =>
+        refuseReversals && req.method === 'POST' && /^\/pts\/v2\/payments\/[^/]+\/reversals$/.test(req.url)
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    });
+    const holdId = await enter(host);
+    refuseReversals = true;
+    // Within the grace period: nothing owed.
+    clock.offsetMs = 5 * 60_000;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({ screen: exit.customer.screen, amount: exit.customer.amount?.minor }).toEqual({
+      screen: 'approved',
+      amount: 0,
+    });
+    expect(new Set(sentFor(host, holdId))).toEqual(new Set(['reversal:resolved']));
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The gateway takes the terminal's requests again: the hold is released then, not at its expiry a day later.
+    refuseReversals = false;
+    await until(() => !host.holds.has(holdId), 'the hold released', 15_000);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+  }, 60_000);
+
+  it('lets the card in again while its release waits for the gateway: the car has left', async () => {
+    let refuseReversals = false;
+    const { clock, host } = await lane({
+      answerInstead: (req) =>
+        refuseReversals && req.method === 'POST' && /^\/pts\/v2\/payments\/[^/]+\/reversals$/.test(req.url)
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    });
+    const holdId = await enter(host);
+    refuseReversals = true;
+    clock.offsetMs = 5 * 60_000;
+    expect((await tapAtExit(host, 'the exit')).customer.screen).toBe('approved');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    clock.offsetMs = 60 * 60_000;
+    host.simulator!.setCard('n2-contact');
+    await sendEvent(host, { type: 'TAP_ENTRY' });
+    const entry = await waitForScreen(
+      host,
+      (s) => ['session', 'declined', 'error'].includes(s.customer.screen),
+      'the entry',
+    );
+    expect({ screen: entry.customer.screen, reason: reasonOf(host) }).toEqual({
+      screen: 'session',
+      reason: 'APPROVED',
+    });
+    expect(host.holds.has(holdId)).toBe(true);
   }, 60_000);
 });

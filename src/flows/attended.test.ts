@@ -3,6 +3,7 @@ import { createActor } from 'xstate';
 import { provideFlowEffects } from './provide.js';
 import { cardAwaitedAgain, FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { cardReadingActor, describeView } from './view.js';
+import type { ServiceRequest, SubmitOutcome } from './effects.js';
 
 function attended(fake: FakeTerminal, settings = testSettings()) {
   const actor = createActor(provideFlowEffects.attended(fake), {
@@ -154,6 +155,32 @@ describe('attended machine: a card the reader asks to present again', () => {
     });
     expect(describeView(actor.getSnapshot()).actions).toContain('CANCEL');
     expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+});
+
+describe('attended machine: a standalone credit the gateway answers for less than asked', () => {
+  it('shows and prints what was credited, as the journal records it', async () => {
+    // The gateway states the amount it credited (`creditAmountDetails.creditAmount`): 5.00 of the 8.50 asked.
+    const fake = new (class extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        const outcome = await super.submit(request, signal);
+        return request.service === 'credit' && outcome.kind === 'approved'
+          ? { ...outcome, authorizedMinor: 500 }
+          : outcome;
+      }
+    })();
+    const actor = attended(fake);
+    actor.send({ type: 'CREDIT' });
+    actor.send({ type: 'ENTER_AMOUNT', minor: 850 });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      messageKey: 'attended.credited',
+      amountMinor: 500,
+    });
+    expect(fake.receipts.map((r) => [r.service, r.amountMinor])).toEqual([['credit', 500]]);
     actor.stop();
   });
 });

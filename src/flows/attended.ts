@@ -157,7 +157,9 @@ export const attendedMachine = setup({
                   params: {
                     service,
                     comments: commentsFor(service, context.settings),
-                    amountMinor: context.amountMinor ?? 0,
+                    // What the payment moved as the gateway answered it (a credit's `creditAmount` may be less than
+                    // was asked; a sale approved for less is undone), as the journal records it and reprints it.
+                    amountMinor: output.authorizedMinor,
                     currency: context.settings.currency,
                     ...(output.card !== undefined ? { maskedPan: output.card.maskedPan } : {}),
                     transactionId: output.transactionId,
@@ -167,7 +169,8 @@ export const attendedMachine = setup({
                   },
                 });
               }),
-              assign(({ context }) => ({
+              assign(({ context, event }) => ({
+                amountMinor: (event.output as TransactionResult & { kind: 'approved' }).authorizedMinor,
                 message: { key: context.mode === 'sale' ? 'attended.paid' : 'attended.credited' },
               })),
             ],

@@ -127,11 +127,11 @@ export interface ServiceRequest {
   dcc?: DccSelection;
   /**
    * On a `reversal`: the authorization is given up for good (a meter session's end, a partial approval the machine
-   * does not accept, the host's undo of an approval nobody waited for), so a refusal that passes (the vocabulary's
-   * `refusalPasses`) leaves the host a durable follow-up that sends it again later. Absent on a reversal whose refusal
-   * the machine answers itself (the undo of a full approval, kept when the undo is refused) and on those another watch
-   * sends again (a stored tap-and-go hold's — one the host could not store at entry is released with the flag; one the
-   * host holds back unsent, which no watch sees, gets the follow-up anyway).
+   * does not accept, the host's undo of an approval nobody waited for, a tap-and-go hold the entry could not store or
+   * whose stay the exit ended), so a refusal that passes (the vocabulary's `refusalPasses`) or a reversal that never
+   * left leaves the host a durable follow-up that sends it again later. Absent on a reversal whose refusal the machine
+   * answers itself (the undo of a full approval, kept when the undo is refused) and on the tap-and-go expiry watch's
+   * own, which its watch sends again (one the host holds back unsent, which no watch sees, gets the follow-up anyway).
    */
   releases?: boolean;
   /**
@@ -153,9 +153,10 @@ export interface ServiceRequest {
    */
   alsoCaptures?: readonly HoldCapture[];
   /**
-   * On a `capture`: what the customer owes for what it settles, when that is more than the capture asks (a tap-and-go
-   * exit whose increment was not approved captures what the hold covers). Never sent: the host records the fee less
-   * what the capture took as a shortfall for the operator, in the transaction of the capture's outcome.
+   * On a `capture`: what the customer owes for what it settles (a tap-and-go exit's fee; its capture asks less when
+   * its increment was not approved and it captures what the hold covers, and the gateway may take less than asked).
+   * Never sent: when the capture took less, the host records the fee less what it took as a shortfall for the
+   * operator, in the transaction of the capture's outcome.
    */
   owedMinor?: number;
   /**

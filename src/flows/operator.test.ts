@@ -188,3 +188,30 @@ describe('operator mode: a refund whose answer was lost and that its timeout voi
     });
   });
 });
+
+describe('operator mode: a refund the gateway answers for less than asked', () => {
+  it("gives the customer a receipt of what was refunded, as the journal's reprint states it", async () => {
+    // The gateway states the amount it refunded (`refundAmountDetails.refundAmount`): 2.00 of the 3.50 asked.
+    const fake = new (class extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        const outcome = await super.submit(request, signal);
+        return request.service === 'refund-payment' && outcome.kind === 'approved'
+          ? { ...outcome, authorizedMinor: 200 }
+          : outcome;
+      }
+    })();
+    fake.settled.set('G-S1', {
+      service: 'sale',
+      transactionId: 'S1',
+      gatewayId: 'G-S1',
+      amountMinor: 600,
+      refundedMinor: 0,
+      voided: false,
+    });
+    expect(await operator(fake, { type: 'refund', transactionId: 'S1', amountMinor: 350 })).toMatchObject({
+      outcome: 'approved',
+      service: 'refund-payment',
+    });
+    expect(fake.receipts.map((r) => [r.service, r.amountMinor])).toEqual([['refund-payment', 200]]);
+  });
+});

@@ -327,7 +327,10 @@ export const operatorMachine = setup({
                   params: {
                     service,
                     comments: commentsFor(service, context.settings),
-                    amountMinor: context.amountMinor,
+                    // A refund's receipt states what it gave back as the gateway answered (the amount processed, which
+                    // may be less than was asked), as the journal's record of it and its reprint do.
+                    amountMinor:
+                      context.command.type === 'refund' ? output.authorizedMinor : context.amountMinor,
                     currency: context.original?.currency ?? context.settings.currency,
                     transactionId: output.transactionId,
                     ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createActor } from 'xstate';
-import type { HoldRecord } from './effects.js';
+import type { HoldClaim, HoldRecord, HoldResolution } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import { FakeTerminal, settle, testSettings } from './testing/fake-terminal.js';
 import { cardReadingActor, describeView } from './view.js';
@@ -136,6 +136,41 @@ describe('tap-and-go machine', () => {
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
   });
+
+  it('titles an exit that owes nothing "Nothing to pay", never "Approved": no payment was approved', async () => {
+    const fake = new FakeTerminal();
+    const actor = await enteredAndStayed(fake, 5 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'approved',
+      titleKey: 'screen.nothingDue.title',
+      messageKey: 'tapAndGo.nothingDue',
+      amountMinor: 0,
+    });
+    expect(fake.receipts).toEqual([]);
+  });
+
+  it.each(['declined', 'rejected', 'unknown'] as const)(
+    'opens an exit that owes nothing whose hold release is %s: the hold goes back to its watch, nothing charged',
+    async (kind) => {
+      const fake = new FakeTerminal();
+      const actor = await enteredAndStayed(fake, 5 * MIN);
+      fake.script('reversal', kind);
+      actor.send({ type: 'TAP_EXIT' });
+      await settle();
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'approved',
+        titleKey: 'screen.nothingDue.title',
+        messageKey: 'tapAndGo.nothingDue',
+        amountMinor: 0,
+      });
+      // Its release is the expiry watch's now (recovery's first, when the reversal's outcome is unknown).
+      expect(fake.closedHolds).toEqual([{ holdId: fake.sent[1]?.transactionId, resolution: 'returned' }]);
+      expect(fake.sent.map((r) => r.service)).toEqual(['avr', 'preauth', 'reversal']);
+      expect(fake.netChargedMinor()).toBe(0);
+    },
+  );
 });
 
 describe('tap-and-go machine: a card read that failed, told as the pay station tells it', () => {
@@ -442,6 +477,71 @@ describe('tap-and-go machine: an exit the machine cannot or need not charge', ()
     });
     expect(fake.sent).toEqual([]);
     expect(fake.closedHolds).toEqual([]);
+  });
+});
+
+/**
+ * The holds as the journal's store answers an exit (HoldStore.claimAtExit): a card whose last hold was captured, and
+ * that has no open hold, is `captured` while the capture is no older than the `recentCaptureMs` the exit asks for.
+ */
+class CapturesRemembered extends FakeTerminal {
+  private readonly captured = new Map<string, { hold: HoldRecord; atMs: number }>();
+
+  override closeHold(input: { hold: HoldRecord; resolution: HoldResolution }): void {
+    super.closeHold(input);
+    if (input.resolution === 'captured')
+      this.captured.set(input.hold.fingerprint, { hold: input.hold, atMs: this.clock.now() });
+  }
+
+  override claimHold(input: { fingerprint: string; recentCaptureMs: number }): Promise<HoldClaim> {
+    const open = [...this.holds.values()].some((h) => h.fingerprint === input.fingerprint);
+    const last = this.captured.get(input.fingerprint);
+    if (open || last === undefined) return super.claimHold(input);
+    return Promise.resolve(
+      this.clock.now() - last.atMs <= input.recentCaptureMs
+        ? { kind: 'captured', hold: last.hold, capturedAtMs: last.atMs }
+        : { kind: 'none' },
+    );
+  }
+}
+
+describe('tap-and-go machine: a card whose exit was paid, tapped at the exit again', () => {
+  /** Card fp-1 entered and left paid; card fp-2 entered since. The gate, idle again. */
+  async function paidExitThenAnotherCardIn(fake: CapturesRemembered) {
+    const actor = await enteredAndStayed(fake, 100 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+    actor.send({ type: 'DONE' });
+    fake.card = { ...fake.card, fingerprint: 'fp-2', maskedPan: '555555******4444' };
+    actor.send({ type: 'TAP_ENTRY' });
+    await settle();
+    actor.send({ type: 'DONE' });
+    fake.card = { ...fake.card, fingerprint: 'fp-1', maskedPan: '411111******1111' };
+    return actor;
+  }
+
+  it('opens again, charging nothing, while the driver may still be leaving (a restart kept the gate shut)', async () => {
+    const fake = new CapturesRemembered();
+    const actor = await paidExitThenAnotherCardIn(fake);
+    fake.clock.increment(2 * MIN);
+    const before = fake.sent.length;
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'ALREADY_PAID' });
+    expect(fake.sent.slice(before)).toEqual([]);
+  });
+
+  it('lets no other car out hours later: the stay of a car that entered with another card is not paid by it', async () => {
+    const fake = new CapturesRemembered();
+    const actor = await paidExitThenAnotherCardIn(fake);
+    // The car that entered with fp-2 tries to leave three hours later with the card that paid its own exit before.
+    fake.clock.increment(3 * 60 * MIN);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'declined', reason: 'NO_ENTRY' });
+    // The other card's stay is still open: its own exit pays it.
+    expect([...fake.holds.values()].map((h) => h.fingerprint)).toEqual(['fp-2']);
   });
 });
 

@@ -34,12 +34,13 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * is refused (`CARD_ALREADY_INSIDE`) before any pre-authorization: no second hold that neither exit could tell from its
  * own; a hold someone else is settling does not keep the card out. Exit: the card is read, matched to its hold by
  * the keyed fingerprint (`claimHold`), and charged the fee: an incremental authorization first when the fee exceeds
- * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed. A hold someone
+ * the hold, then Parking Capture (or Parking Capture Less Than Auth); a REVERSAL when nothing is owed, after which the
+ * exit opens whatever its outcome (one that does not stand leaves the hold to its expiry watch). A hold someone
  * else is settling (the expiry's reversal, or a reversal whose outcome recovery has yet to resolve) is not the exit's:
  * it charges nothing and sends the customer to the operator. A card without an open hold whose exit was captured within
- * the maximum stay (tariff.tapAndGoMaxStayMinutes) is shown its exit as paid again, with nothing charged: a restart
- * between the capture and the gate's opening must not leave a paying customer behind a shut gate. Like any paid exit it
- * shows the amount captured and issues that capture's receipt (from the journal, through `claimHold`).
+ * the grace period (tariff.graceMinutes, `paidExitWindowMs`) is shown its exit as paid again, with nothing charged: a
+ * restart between the capture and the gate's opening must not leave a paying customer behind a shut gate. Like any
+ * paid exit it shows the amount captured and issues that capture's receipt (from the journal, through `claimHold`).
  *
  * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
@@ -113,6 +114,17 @@ function tariffPrices(settings: FlowSettings, hold: HoldRecord): boolean {
 }
 
 /**
+ * How long after its capture a card's paid exit opens again, charging nothing (claimHold's `recentCaptureMs`): the
+ * tariff's grace period, the time a paid stay has to leave — as at the pay station, where a ticket paid within it owes
+ * nothing more (feeAfterPayments). Time enough for a restart between the capture and the gate's opening, and no more:
+ * the exit cannot tell one car from another, so for as long as it opens for the card that paid, any car does — one
+ * that entered with another card would leave unpaid, its hold reversed at its expiry.
+ */
+function paidExitWindowMs(settings: FlowSettings): number {
+  return settings.tariff.graceMinutes * 60_000;
+}
+
+/**
  * The link for the exit's fee, its reference the time of the entry; it names the hold, so that its payment pays that
  * stay durably (`paid-by-link` at the next exit of the card, after a restart too).
  */
@@ -183,11 +195,16 @@ function exitReceipt(
 }
 
 /**
- * The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total).
- * `releases`: nobody watches the hold (it was never stored), so the reversal gives the authorization up for good and
- * a refusal for now is the host's to send again (`ServiceRequest.releases`); a stored hold's is its watch's.
+ * The reversal of the whole hold (spec 001, Reversal: the authorized amount, with increments the new total). Every one
+ * the gate sends gives the authorization up for good (`releases`): the entry's hold the host could not store, and the
+ * exit's release of a hold whose stay is over — nothing owed, paid by phone, the fee left to a payment link, not
+ * collected or not computable. So one that never reached the gateway (unreachable, credentials refused unprocessed) or
+ * was refused for now is the host's to send again, as a durable follow-up written with its outcome
+ * (`ServiceRequest.releases`), by which the hold is being settled meanwhile: no exit charges it and the card may enter
+ * again. The expiry watch sends again only the refusals the journal holds, and would leave a reversal that never left
+ * until the hold's expiry, with the card kept out as if its car were still inside.
  */
-function holdReversal(context: TapAndGoContext, options: { releases?: boolean } = {}) {
+function holdReversal(context: TapAndGoContext) {
   const hold = requireHold(context);
   return {
     settings: holdSettings(context),
@@ -200,7 +217,7 @@ function holdReversal(context: TapAndGoContext, options: { releases?: boolean } 
       includeEmvTags: hold.includeEmvTags,
       acceptPartial: false,
       cancellable: false,
-      ...(options.releases === true ? { releases: true } : {}),
+      releases: true,
     },
   };
 }
@@ -511,7 +528,7 @@ export const tapAndGoMachine = setup({
         // The host repeats the authorization's EMV tags on every reversal of an EMV original (gateway.md §7). No watch
         // knows of a hold that was not stored: its reversal releases it for good, so a refusal for now (held back while
         // a follow-on is unresolved, or the processor unavailable) becomes the host's durable follow-up.
-        input: ({ context }) => holdReversal(context, { releases: true }),
+        input: ({ context }) => holdReversal(context),
         onDone: {
           target: 'failed',
           actions: assign({
@@ -567,8 +584,7 @@ export const tapAndGoMachine = setup({
         src: 'claimHold',
         input: ({ context }) => ({
           fingerprint: context.card?.fingerprint ?? '',
-          // A paid exit is recognised for as long as a stay may last (tariff.tapAndGoMaxStayMinutes).
-          recentCaptureMs: context.settings.tapAndGoMaxStayMs,
+          recentCaptureMs: paidExitWindowMs(context.settings),
         }),
         onDone: [
           {
@@ -861,8 +877,9 @@ export const tapAndGoMachine = setup({
               includeEmvTags: hold.includeEmvTags,
               acceptPartial: false,
               cancellable: false,
-              // The fee beyond what the hold covers (its increment not approved): a shortfall for the operator.
-              ...(context.feeMinor > amountMinor ? { owedMinor: context.feeMinor } : {}),
+              // The fee the capture settles: what it does not take — the fee beyond what the hold covers (its increment
+              // not approved), or what the gateway took less than asked — is a shortfall for the operator.
+              owedMinor: context.feeMinor,
             },
           };
         },
@@ -933,34 +950,27 @@ export const tapAndGoMachine = setup({
       exit: assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'FEE_NOT_COMPUTABLE' }),
     },
     exitReversing: {
+      // Nothing owed: the hold is released in full and the exit opens, whatever the reversal's outcome — the driver
+      // owes nothing either way. A reversal that did not stand leaves the hold to its expiry watch (closeReleasedHold),
+      // which reverses it again (after recovery's resolution, when its outcome is unknown); a shut gate would only keep
+      // the car in, since no later exit of the card takes a hold whose release was decided (it is being settled).
       tags: ['processing'],
       invoke: {
         id: 'transaction',
         src: 'transaction',
         input: ({ context }) => holdReversal(context),
-        onDone: [
-          {
-            guard: ({ event }) => event.output.kind === 'approved',
-            target: 'exited',
-            actions: [
-              {
-                type: 'closeHold',
-                params: ({ context }) => ({ hold: requireHold(context), resolution: 'reversed' as const }),
-              },
-              assign({ amountMinor: 0, message: { key: 'tapAndGo.nothingDue' } }),
-            ],
-          },
-          {
-            target: 'failed',
-            actions: [
-              {
-                type: 'closeHold',
-                params: ({ context }) => ({ hold: requireHold(context), resolution: 'returned' as const }),
-              },
-              { type: 'noteResult', params: ({ event }) => event.output },
-            ],
-          },
-        ],
+        onDone: {
+          target: 'exited',
+          actions: [
+            closeReleasedHold,
+            // Shown on the approved screen (the exit opens), titled as what it is: no payment was approved.
+            assign({
+              amountMinor: 0,
+              message: { key: 'tapAndGo.nothingDue' },
+              titleKey: 'screen.nothingDue.title',
+            }),
+          ],
+        },
       },
     },
     exited: {

@@ -78,7 +78,7 @@ export interface TransactionRequest {
   releases?: boolean;
   /** A pay station's sale: the ticket it pays, passed on to the request ({@link ServiceRequest.ticket}). */
   ticket?: string;
-  /** A capture below what is owed: the fee, passed on to the request ({@link ServiceRequest.owedMinor}). */
+  /** A capture: the fee it settles, passed on to the request ({@link ServiceRequest.owedMinor}). */
   owedMinor?: number;
   /**
    * A meter settlement step: the session's authorizations released after it, passed on to the request

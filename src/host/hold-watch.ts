@@ -50,8 +50,9 @@ export type HoldRelease =
  * learns of the refusal, at start too — `resolutionRetryMs` doubled with each such refusal of the hold (the journal's
  * count), at most an hour: an outage of minutes costs a few requests, and a hold is released within the hour after
  * the processor is back. It goes then even before the hold's expiry: a reversal of the hold was sent, so its release
- * was decided already (at an exit: nothing owed, paid by phone, the fee left to a payment link or not collected), and
- * only the processor delays it. It is logged as a warning, not as the operator's. One reversal at a time as always:
+ * was decided already, and only the processor delays it. (An exit's release of a hold — nothing owed, paid by phone,
+ * the fee left to a payment link or not collected — gives the authorization up for good: refused for now or never
+ * sent, it is the host's follow-up that sends it again, and this watch leaves the hold alone meanwhile: `settling`.) It is logged as a warning, not as the operator's. One reversal at a time as always:
  * the next goes only once the last one is answered (a 400 is a definite answer; an unknown outcome is recovery's, see
  * `settling`).
  *

@@ -8,7 +8,15 @@ import { openTerminalHost, type TerminalHost } from '../../src/host/terminal-hos
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { hostedPageAnswer } from './link-harness.js';
-import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
+import {
+  ParkingClock,
+  modelConfig,
+  refusedUnprocessed,
+  sandboxOpenAuthorizations,
+  sendEvent,
+  waitForScreen,
+} from './models-harness.js';
+import { startRewritingProxy } from './rewriting-proxy.js';
 
 /**
  * The same card tapped at a tap-and-go exit again after an exit that did not end its hold, on a real host against the
@@ -44,9 +52,18 @@ interface Lane {
  * card, which needs the link-paid notifications of the embedded sandbox; otherwise a standalone sandbox. `restart`:
  * the terminal starts again on the journal, the standalone sandbox and the clock of an earlier lane. `currency`: the
  * configured terminal.currency (default GBP). `oneStayPerCard`: tariff.tapAndGoOneStayPerCard (default: unset, on).
+ * `rewrite`, `answerInstead`: the terminal reaches the standalone sandbox through a proxy that hands each answer to
+ * `rewrite`, and answers a request `answerInstead` names without forwarding it (see rewriting-proxy.ts).
  */
 async function lane(
-  options: { payByPhone?: boolean; restart?: Lane; currency?: string; oneStayPerCard?: boolean } = {},
+  options: {
+    payByPhone?: boolean;
+    restart?: Lane;
+    currency?: string;
+    oneStayPerCard?: boolean;
+    rewrite?: Parameters<typeof startRewritingProxy>[1];
+    answerInstead?: Parameters<typeof startRewritingProxy>[2];
+  } = {},
 ): Promise<Lane> {
   const embedded = options.payByPhone === true;
   const earlier = options.restart;
@@ -57,6 +74,11 @@ async function lane(
   const cwd = earlier?.cwd ?? mkdtempSync(join(tmpdir(), 'pt-tap-exits-'));
   if (!earlier) cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
   const clock = earlier?.clock ?? new ParkingClock();
+  const proxy =
+    standalone && (options.rewrite || options.answerInstead)
+      ? await startRewritingProxy(standalone.url, options.rewrite ?? (() => undefined), options.answerInstead)
+      : undefined;
+  if (proxy) cleanups.push(() => proxy.close());
   const config = modelConfig('tap-and-go', {
     ...(options.currency !== undefined ? { terminal: { currency: options.currency } } : {}),
     tariff: {
@@ -69,7 +91,7 @@ async function lane(
     logger: silentLogger(),
     cwd,
     parkingClock: clock,
-    ...(standalone ? { gatewayUrlOverride: standalone.url } : {}),
+    ...(standalone ? { gatewayUrlOverride: proxy?.url ?? standalone.url } : {}),
   });
   cleanups.push(() => host.close());
   await host.begin();
@@ -526,6 +548,57 @@ describe('tap-and-go: an exit whose fee exceeds the hold and whose increment is 
   }, 60_000);
 });
 
+describe('tap-and-go: an exit capture the gateway answers for less than asked', () => {
+  it('shows what was captured, and records the fee less that for the operator with the capture’s outcome', async () => {
+    // The gateway answers the capture 2.00 (`orderInformation.amountDetails.totalAmount`), whatever it was asked.
+    const { sandbox, clock, host } = await lane({
+      rewrite: (req, answer) => {
+        const json = answer as {
+          status?: string;
+          orderInformation?: { amountDetails?: { totalAmount?: string } };
+        };
+        if (req.method !== 'POST' || !/^\/pts\/v2\/payments\/[^/]+\/captures$/.test(req.url))
+          return undefined;
+        if (json.status !== 'PENDING' || !json.orderInformation?.amountDetails) return undefined;
+        json.orderInformation.amountDetails.totalAmount = '2.00';
+        return json;
+      },
+    });
+    const holdId = await enter(host);
+    // 45 minutes cost 3.00, within the 5.98 hold: the capture asks 3.00 and takes 2.00.
+    clock.offsetMs = STAY_MS;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({
+      screen: exit.customer.screen,
+      amount: exit.customer.amount?.minor,
+      sent: sentFor(host, holdId),
+    }).toEqual({ screen: 'approved', amount: 200, sent: ['capture:approved'] });
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toHaveLength(1);
+    const capture = host.journal.referencing(holdId).find((e) => e.service === 'capture');
+
+    // The 1.00 the capture did not take is the operator's to know of, as when an increment is declined.
+    expect(
+      host.audit
+        .list({})
+        .filter((r) => r.action === 'fee-shortfall')
+        .map((r) => ({ subject: r.subject, code: r.code, details: r.details })),
+    ).toEqual([
+      {
+        subject: capture?.transactionId,
+        code: 'CAPTURED_LESS_THAN_ASKED',
+        details: {
+          authorizationTransactionId: holdId,
+          owedMinor: 300,
+          capturedMinor: 200,
+          shortfallMinor: 100,
+          currency: host.config.terminal.currency,
+        },
+      },
+    ]);
+    expect(host.status().feeShortfalls).toBe(1);
+  }, 60_000);
+});
+
 describe('tap-and-go: an exit after the terminal’s currency was changed while the car was in', () => {
   it('charges no fee priced in the new currency: the hold is released in its own, the fee recorded for the operator', async () => {
     const first = await lane();
@@ -602,5 +675,66 @@ describe('tap-and-go: an exit after the terminal’s currency was changed while 
         },
       },
     ]);
+  }, 60_000);
+});
+
+describe('tap-and-go: an exit that owes nothing while the release of its hold cannot reach the gateway', () => {
+  it('opens, and releases the hold as soon as the gateway takes the reversal, not at its expiry a day later', async () => {
+    // The gateway refuses the terminal's credentials for every reversal (401: nothing processed, nothing reaches the
+    // sandbox) until it is told otherwise.
+    let refuseReversals = false;
+    const { sandbox, clock, host } = await lane({
+      answerInstead: (req) =>
+        refuseReversals && req.method === 'POST' && /^\/pts\/v2\/payments\/[^/]+\/reversals$/.test(req.url)
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    });
+    const holdId = await enter(host);
+    refuseReversals = true;
+    // Within the grace period: nothing owed.
+    clock.offsetMs = 5 * 60_000;
+    const exit = await tapAtExit(host, 'the exit');
+    expect({ screen: exit.customer.screen, amount: exit.customer.amount?.minor }).toEqual({
+      screen: 'approved',
+      amount: 0,
+    });
+    expect(new Set(sentFor(host, holdId))).toEqual(new Set(['reversal:resolved']));
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // The gateway takes the terminal's requests again: the hold is released then, not at its expiry a day later.
+    refuseReversals = false;
+    await until(() => !host.holds.has(holdId), 'the hold released', 15_000);
+    expect(sandboxOpenAuthorizations(sandbox)).toEqual([]);
+  }, 60_000);
+
+  it('lets the card in again while its release waits for the gateway: the car has left', async () => {
+    let refuseReversals = false;
+    const { clock, host } = await lane({
+      answerInstead: (req) =>
+        refuseReversals && req.method === 'POST' && /^\/pts\/v2\/payments\/[^/]+\/reversals$/.test(req.url)
+          ? { status: 401, body: { response: { rmsg: 'Authentication Failed' } } }
+          : undefined,
+    });
+    const holdId = await enter(host);
+    refuseReversals = true;
+    clock.offsetMs = 5 * 60_000;
+    expect((await tapAtExit(host, 'the exit')).customer.screen).toBe('approved');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    clock.offsetMs = 60 * 60_000;
+    host.simulator!.setCard('n2-contact');
+    await sendEvent(host, { type: 'TAP_ENTRY' });
+    const entry = await waitForScreen(
+      host,
+      (s) => ['session', 'declined', 'error'].includes(s.customer.screen),
+      'the entry',
+    );
+    expect({ screen: entry.customer.screen, reason: reasonOf(host) }).toEqual({
+      screen: 'session',
+      reason: 'APPROVED',
+    });
+    expect(host.holds.has(holdId)).toBe(true);
   }, 60_000);
 });

@@ -11,6 +11,7 @@ import {
   type ReconnectBackoff,
 } from './connection.js';
 import {
+  COMMAND_MAX_BYTES,
   FLEET_COMMANDS,
   REPLY_MAX_BYTES,
   signedCommandSchema,
@@ -27,8 +28,6 @@ import { terminalTopics, type TerminalTopics } from './topics.js';
 
 /** Most events kept while the broker is away (the oldest go first); the heartbeat says the rest. */
 const EVENTS_KEPT_OFFLINE = 100;
-/** Largest command accepted, bytes (a configuration fits with room to spare). */
-const COMMAND_MAX_BYTES = 256 * 1024;
 /**
  * Largest MQTT packet the link accepts, bytes: a command and room for its topic, packet id and properties. Advertised
  * to the broker (MQTT 5 Maximum Packet Size, §3.1.2.11.4), which then never sends a larger one — it drops it — since

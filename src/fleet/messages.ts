@@ -180,6 +180,12 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   return false;
 }
 
+/**
+ * Largest command a terminal takes, bytes of its JSON (a configuration fits with room to spare): the link refuses a
+ * larger one, or the broker drops it unanswered (src/fleet/link.ts); `fleet send` refuses to send one.
+ */
+export const COMMAND_MAX_BYTES = 256 * 1024;
+
 /** What is signed: every field of a command but the signature. */
 export const unsignedCommandSchema = z.strictObject({
   v: z.literal(1),

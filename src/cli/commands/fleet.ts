@@ -2,13 +2,15 @@ import { randomUUID } from 'node:crypto';
 import { readFileSync } from 'node:fs';
 import { extname, resolve } from 'node:path';
 import { parse as parseYaml } from 'yaml';
-import { loadConfigFile, type Config } from '../../config/index.js';
+import { fleetSchema, loadConfigFile, terminalSchema, type Config } from '../../config/index.js';
 import { withSecretFilesResolved } from '../../config/secret-file.js';
 import {
+  COMMAND_MAX_BYTES,
   FLEET_COMMANDS,
   FleetView,
   readFleetKey,
   signCommand,
+  unsignedCommandSchema,
   type BrokerSettings,
   type FleetKey,
   type TerminalRow,
@@ -68,6 +70,21 @@ function seconds(value: string | undefined, option: string, fallback: number, ma
   return n;
 }
 
+/**
+ * `--prefix` as a terminal's `fleet.topicPrefix` may be: a wildcard or an empty level would subscribe to, or send
+ * commands on, topics of no terminal (or be refused by the client).
+ */
+function topicPrefix(option: string | undefined): string | undefined {
+  if (option === undefined) return undefined;
+  const checked = fleetSchema.shape.topicPrefix.safeParse(option);
+  if (!checked.success)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `--prefix: "${option}" is not a topic prefix (topic levels of letters, digits, _ and -)`,
+    );
+  return checked.data;
+}
+
 /** The broker settings, prefix and fleet key file from --config and the options (options win). */
 function connection(
   values: Values,
@@ -103,7 +120,7 @@ function connection(
       ...(usernameFile ? { usernameFile } : {}),
       ...(passwordFile ? { passwordFile } : {}),
     },
-    prefix: values.prefix ?? fleet?.topicPrefix ?? 'parking',
+    prefix: topicPrefix(values.prefix) ?? fleet?.topicPrefix ?? 'parking',
     keyFile: pick(values['fleet-key'], fleet?.commandKeyFile),
   };
 }
@@ -226,6 +243,13 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
     throw new UsageError('BAD_ARGUMENTS', 'usage: fleet send TERMINAL COMMAND (see fleet --help)');
   if (!(FLEET_COMMANDS as readonly string[]).includes(name))
     throw new UsageError('BAD_ARGUMENTS', `no command "${name}"; one of ${FLEET_COMMANDS.join(', ')}`);
+  // A terminal's id as its configuration allows it (`terminal.id`): anything else is a topic no terminal reads — a
+  // wildcard, another level — and would wait the whole timeout for a reply that cannot come.
+  if (!terminalSchema.unwrap().shape.id.safeParse(terminalId).success)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `TERMINAL: "${terminalId}" is not a terminal id (1 to 8 letters and digits, as terminal.id)`,
+    );
   let args: Record<string, unknown> = {};
   if (values.args !== undefined) {
     let parsed: unknown;
@@ -253,23 +277,39 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
     throw e;
   }
   const issued = new Date();
+  const unsigned = {
+    v: 1 as const,
+    id: randomUUID(),
+    terminalId,
+    command: name,
+    args,
+    issuedAt: issued.toISOString(),
+    expiresAt: new Date(issued.getTime() + expires * 1000).toISOString(),
+  };
+  // What a terminal refuses as BAD_COMMAND (arguments nested too deep) is refused here, as the arguments' fault.
+  const checked = unsignedCommandSchema.safeParse(unsigned);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const [field, ...path] = issue?.path ?? [];
+    const what = field === 'args' ? 'the arguments (--args, --new-config)' : `the command's ${String(field)}`;
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `${what}${path.length > 0 ? ` at ${path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
   let command;
   try {
-    command = signCommand(
-      {
-        v: 1,
-        id: randomUUID(),
-        terminalId,
-        command: name,
-        args,
-        issuedAt: issued.toISOString(),
-        expiresAt: new Date(issued.getTime() + expires * 1000).toISOString(),
-      },
-      key,
-    );
+    command = signCommand(unsigned, key);
   } catch (e) {
     throw new UsageError('FLEET_KEY', e instanceof Error ? e.message : String(e));
   }
+  // Larger, the broker drops it unanswered (the terminal's MQTT Maximum Packet Size) or the terminal refuses it.
+  const bytes = Buffer.byteLength(JSON.stringify(command));
+  if (bytes > COMMAND_MAX_BYTES)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `the command is ${bytes} bytes signed; a terminal takes at most ${COMMAND_MAX_BYTES} (--args, --new-config)`,
+    );
   const view = await FleetView.connect(settings, prefix);
   try {
     const reply = await view.send(command, timeout * 1000);

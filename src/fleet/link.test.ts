@@ -177,6 +177,17 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
     expect(pan.replies).toMatchObject([{ ok: false, code: 'BAD_SIGNATURE', id: '[REDACTED]' }]);
   });
 
+  it('a command larger than a command may be: BAD_COMMAND that says so, not "not JSON"', async () => {
+    // What a broker without MQTT 5 delivers whole (fleet.mqttVersion 4): a signed command, only too large.
+    const command = signed('big-2', 'out-of-service', { notice: 'x'.repeat(300 * 1024) }, KEY);
+    const { replies, executed } = await deliver(command);
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: null }]);
+    expect((replies[0] as { message?: string }).message).toBe(
+      `${Buffer.byteLength(command)} bytes: larger than a command may be (262144 bytes)`,
+    );
+    expect(executed).toBe(0);
+  });
+
   it('not JSON, or not a command: BAD_COMMAND', async () => {
     for (const payload of ['{ nope', '[]', 'null', '{"v":1}']) {
       const { replies, audits } = await deliver(payload);

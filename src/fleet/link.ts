@@ -421,9 +421,18 @@ export class FleetLink {
     let id: string | null = null;
     let name: string | undefined;
     try {
+      // Read whole only by a link on MQTT 3.1.1 (under MQTT 5 the broker drops it): not parsed, and said why.
+      if (payload.length > COMMAND_MAX_BYTES)
+        return {
+          refusal: [
+            null,
+            undefined,
+            'BAD_COMMAND',
+            `${payload.length} bytes: larger than a command may be (${COMMAND_MAX_BYTES} bytes)`,
+          ],
+        };
       let parsed: unknown;
       try {
-        if (payload.length > COMMAND_MAX_BYTES) throw new Error('too large');
         parsed = JSON.parse(payload.toString('utf8'));
       } catch {
         return { refusal: [null, undefined, 'BAD_COMMAND', 'not a JSON command'] };

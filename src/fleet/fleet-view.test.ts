@@ -224,4 +224,20 @@ describe("the operator's view of the fleet", () => {
     await expect(answered).resolves.toMatchObject({ id: 'cmd-2', code: 'OK' });
     view.close();
   });
+
+  it('prints a terminal id from the broker without the terminal escapes it may hold', async () => {
+    // The id is the topic's level: whoever may publish under the prefix chose it, as they chose the heartbeat's texts.
+    const view = await FleetView.connect(
+      { url: 'mqtts://broker.invalid', reconnectMaxSeconds: 1 },
+      'parking',
+    );
+    fake.emit('message', 'parking/\u001b]0;owned\u0007\u001b[2J/status', Buffer.from('online'));
+    const { fleetTable } = await import('../cli/commands/fleet.js');
+    const table = fleetTable(view.rows());
+    // Line breaks only where the table puts them.
+    // eslint-disable-next-line no-control-regex
+    expect(table).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(table).toContain('?]0;owned??[2J');
+    view.close();
+  });
 });

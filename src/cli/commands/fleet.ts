@@ -175,12 +175,16 @@ export function unreachableCell(heartbeat: TerminalRow['heartbeat']): string {
   return typeof host === 'string' && host !== '' ? printable(host, UNREACHABLE_MAX_CHARS) : '-';
 }
 
+/** Longest terminal id printed in the table, characters (a command's `terminalId` is at most 64). */
+const TERMINAL_ID_MAX_CHARS = 64;
+
 /** The rows as a text table. */
 export function fleetTable(rows: TerminalRow[]): string {
   const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS', 'UNREACHABLE', 'REASON']];
   for (const r of rows)
     lines.push([
-      r.terminalId,
+      // A level of a topic under the prefix: whoever may publish there chose it, escapes and all.
+      printable(r.terminalId, TERMINAL_ID_MAX_CHARS),
       r.online === undefined ? '?' : r.online ? 'yes' : 'no',
       age(r.heartbeatAgeSeconds),
       r.queueDepth === null ? '-' : String(r.queueDepth),

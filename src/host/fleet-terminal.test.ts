@@ -369,6 +369,20 @@ describe('the terminal under the fleet', () => {
     fleet.close();
   });
 
+  it('takes audit-log since as an ISO 8601 date-time with its zone, and refuses any other text', async () => {
+    // Read by Date.parse, "1" was the year 2001, and a time without its zone the process's local time — not
+    // terminal.timezone — so the operator got records from another hour, or from the start, and no refusal.
+    const { fleet } = await fleetTerminal();
+    for (const since of ['1', '2026-01-01 10:00', '2026-01-01T10:00:00', 'Thu, 01 Jan 2026 10:00:00 GMT', ''])
+      expect(await fleet.execute('audit-log', { since }, { id: 'C1' }), since).toMatchObject({
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+      });
+    for (const since of ['2026-01-01T10:00:00Z', '2026-01-01T10:00:00.250+01:00'])
+      expect(await fleet.execute('audit-log', { since }, { id: 'C1' }), since).toMatchObject({ ok: true });
+    fleet.close();
+  });
+
   it('answers rerun-recovery within its wait while the gateway is down, and recovery goes on', async () => {
     // Recovery retries until the gateway answers. A reply that waited for it held every later command of the fleet
     // (they run one after the other): no out-of-service, no restart, until the gateway came back.

@@ -28,6 +28,7 @@ import type { OperatorStatus, RecoveryItem, ServiceResult } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
 import type { IdleVerdict } from './idle.js';
 import { transactionId } from './bridge/protocol.js';
+import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
@@ -307,9 +308,14 @@ export class HostFleetTerminal implements FleetTerminal {
   private auditLog(args: Record<string, unknown>): CommandOutcome {
     const query: AuditQuery = {};
     if (args.since !== undefined) {
-      const since = typeof args.since === 'string' ? Date.parse(args.since) : NaN;
-      if (!Number.isFinite(since) || since < 0)
-        return { ok: false, code: 'BAD_ARGUMENTS', message: 'since: an ISO 8601 time' };
+      // The one rule for ISO 8601 date-times: with seconds and a zone (a time without one has no single instant).
+      const since = isoDateTimeMs(args.since);
+      if (since === undefined)
+        return {
+          ok: false,
+          code: 'BAD_ARGUMENTS',
+          message: 'since: an ISO 8601 date-time with seconds and a zone, e.g. 2026-01-31T08:00:00Z',
+        };
       query.sinceMs = since;
     }
     const limit = args.limit ?? 100;

@@ -16,6 +16,7 @@ import {
   FleetLink,
   inMaintenanceWindow,
   REPLY_MAX_BYTES,
+  unknownArguments,
   type CommandOutcome,
   type FleetCommandName,
   type FleetEvent,
@@ -234,6 +235,8 @@ export class HostFleetTerminal implements FleetTerminal {
     args: Record<string, unknown>,
     context: { id: string },
   ): Promise<CommandOutcome> {
+    const unknown = unknownArguments(command, args);
+    if (unknown !== undefined) return { ok: false, code: 'BAD_ARGUMENTS', message: unknown };
     try {
       switch (command) {
         case 'out-of-service': {

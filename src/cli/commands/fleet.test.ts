@@ -64,6 +64,13 @@ describe('parking-terminal fleet, given bad input', () => {
     },
   );
 
+  it('refuses an argument the command does not take (a misspelt notice would be dropped)', async () => {
+    const { code, error } = await run(['send', 'PT000001', 'out-of-service', '--args', '{"notic":"works"}']);
+    expect(code).toBe(2);
+    expect(error.code).toBe('BAD_ARGUMENTS');
+    expect(error.message).toBe('--args: "notic": not an argument of out-of-service (it takes notice)');
+  });
+
   it('refuses --args nested deeper than a terminal takes, as bad arguments (not as the fleet key)', async () => {
     const nested = `{"notice":${'['.repeat(40)}${']'.repeat(40)}}`;
     const { code, error } = await run(['send', 'PT000001', 'out-of-service', '--args', nested]);

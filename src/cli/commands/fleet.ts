@@ -10,8 +10,10 @@ import {
   FleetView,
   readFleetKey,
   signCommand,
+  unknownArguments,
   unsignedCommandSchema,
   type BrokerSettings,
+  type FleetCommandName,
   type FleetKey,
   type TerminalRow,
 } from '../../fleet/index.js';
@@ -268,6 +270,8 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
   }
   if (values['new-config'] !== undefined)
     args = { ...args, config: readNewConfig(values['new-config'], io.cwd) };
+  const unknown = unknownArguments(name as FleetCommandName, args);
+  if (unknown !== undefined) throw new UsageError('BAD_ARGUMENTS', `--args: ${unknown}`);
   const timeout = seconds(values.timeout, '--timeout', 30, 3_600);
   const expires = seconds(values.expires, '--expires', 300, 86_400);
   const { settings, prefix, keyFile } = connection(values, io.cwd);

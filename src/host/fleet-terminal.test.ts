@@ -390,6 +390,25 @@ describe('the terminal under the fleet', () => {
     fleet.close();
   });
 
+  it("takes an out-of-service notice by operator mode's rule: an empty one would blank the customers' screen", async () => {
+    const { host, fleet } = await fleetTerminal();
+    let message: string | undefined;
+    host.subscribe((snapshot) => (message = snapshot.customer.message));
+    for (const notice of ['', '   ', 'x'.repeat(121), 42])
+      expect(await fleet.execute('out-of-service', { notice }, { id: 'C1' }), String(notice)).toMatchObject({
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+      });
+    expect(host.status().outOfService).toBeUndefined();
+    expect(
+      await fleet.execute('out-of-service', { notice: '  Closed for works ' }, { id: 'C2' }),
+    ).toMatchObject({
+      ok: true,
+    });
+    expect(message).toBe('Closed for works');
+    fleet.close();
+  });
+
   it('takes audit-log since as an ISO 8601 date-time with its zone, and refuses any other text', async () => {
     // Read by Date.parse, "1" was the year 2001, and a time without its zone the process's local time — not
     // terminal.timezone — so the operator got records from another hour, or from the start, and no refusal.

@@ -28,7 +28,7 @@ import type { Logger } from '../log/index.js';
 import type { OperatorStatus, RecoveryItem, ServiceResult } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
 import type { IdleVerdict } from './idle.js';
-import { transactionId } from './bridge/protocol.js';
+import { serviceNotice, transactionId } from './bridge/protocol.js';
 import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { leftInFlight } from './status-board.js';
@@ -240,10 +240,15 @@ export class HostFleetTerminal implements FleetTerminal {
     try {
       switch (command) {
         case 'out-of-service': {
-          const notice = args.notice;
-          if (notice !== undefined && (typeof notice !== 'string' || notice.length > 200))
-            return { ok: false, code: 'BAD_ARGUMENTS', message: 'notice: a text of at most 200 characters' };
-          return this.serviceOutcome(await this.host.service('on', notice, 'fleet'));
+          // Operator mode's rule for the notice (the one the screen is laid out for).
+          const notice = args.notice === undefined ? undefined : serviceNotice.safeParse(args.notice);
+          if (notice !== undefined && !notice.success)
+            return {
+              ok: false,
+              code: 'BAD_ARGUMENTS',
+              message: `notice: a text of 1 to ${serviceNotice.maxLength} characters (white space around it left out)`,
+            };
+          return this.serviceOutcome(await this.host.service('on', notice?.data, 'fleet'));
         }
         case 'in-service':
           return this.serviceOutcome(await this.host.service('off', undefined, 'fleet'));

@@ -322,11 +322,17 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
   try {
     const reply = await view.send(command, timeout * 1000);
     if (!reply) {
+      // Not "not done": a terminal away keeps the command in its session at the broker and carries it out when it
+      // comes back, before its expiry. Sent again meanwhile (a new id), it would run twice.
       printJson(io, {
         error: {
           code: 'NO_REPLY',
-          message: `no reply from ${terminalId} within ${timeout} s`,
+          message:
+            `no reply from ${terminalId} within ${timeout} s; the terminal may still carry it out until ` +
+            `${command.expiresAt} (a terminal away gets it when it comes back): look at its audit-log, or wait ` +
+            `until then, before sending it again`,
           id: command.id,
+          expiresAt: command.expiresAt,
         },
       });
       return EXIT_FINDINGS;

@@ -400,6 +400,38 @@ describe('the id a refusal names', () => {
   });
 });
 
+describe('a redelivery of a command whose end was never recorded', () => {
+  it('is answered DUPLICATE without saying it was carried out: it began, and the terminal stopped during it', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    fake.disconnected = false;
+    let executed = 0;
+    const terminal = testTerminal({
+      // Claimed by the run before (state `executing`, no reply): that run stopped in the middle of it.
+      claimCommand: () => ({ fresh: false }),
+      finishCommand: () => undefined,
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: () => undefined,
+    });
+    const link = startLink(terminal, KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('begun-1', 'flush-queue', {}, KEY)));
+    await link.close();
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { code: string; message: string; first?: unknown });
+    expect(executed).toBe(0);
+    expect(replies).toMatchObject([{ code: 'DUPLICATE' }]);
+    expect(replies[0]!.first).toBeUndefined();
+    // The operator must not read it as applied: whether it finished is not known.
+    expect(replies[0]!.message).not.toMatch(/was executed/);
+    expect(replies[0]!.message).toMatch(/not recorded/);
+  });
+});
+
 describe('a journal that cannot record the command id', () => {
   it('answers FAILED and does not execute the command', async () => {
     fake.published = [];

@@ -576,7 +576,12 @@ export class FleetLink {
         command: name,
         ok: false,
         code: 'DUPLICATE',
-        message: 'this command id was executed before; not executed again',
+        // Without its reply the id was claimed and its end never recorded: begun, then the terminal stopped (or the
+        // link closed) during it. Whether it took effect is not known here; it is not begun again.
+        message: claim.reply
+          ? 'this command id was executed before; not executed again'
+          : 'this command id was begun before and its end not recorded (the terminal stopped during it): not ' +
+            'executed again; whether it took effect is not known here (look at the terminal: its audit-log, its state)',
         ...(claim.reply ? { first: claim.reply } : {}),
       });
       return;

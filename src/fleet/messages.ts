@@ -271,7 +271,10 @@ export const REPLY_CODES = [
    * later deliveries of it are only logged.
    */
   'RETAINED',
-  /** Its id was executed before (the reply then repeats the first one's under `first`). */
+  /**
+   * Its id was executed before (the reply then repeats the first one's under `first`), or begun and its end never
+   * recorded (no `first`: the terminal stopped during it); not executed again.
+   */
   'DUPLICATE',
   /**
    * It expires before the oldest expiry whose command ids the terminal still keeps all of: it may have been executed

@@ -34,7 +34,8 @@ async function run(args: string[]): Promise<{ code: number; error: { code: strin
   const stdout = new PassThrough();
   let out = '';
   stdout.on('data', (c: Buffer) => (out += c.toString()));
-  const code = await main(['fleet', ...args, '--url', url, '--fleet-key', keyFile, '--timeout', '1'], {
+  const sending = args[0] === 'send' ? ['--fleet-key', keyFile, '--timeout', '1'] : [];
+  const code = await main(['fleet', ...args, '--url', url, ...sending], {
     stdout,
     stderr: new PassThrough(),
     cwd: dir,
@@ -57,7 +58,7 @@ describe('parking-terminal fleet, given bad input', () => {
   it.each([['send', 'PT000001', 'flush-queue'], ['status']])(
     'refuses a --prefix that is not topic levels: %s',
     async (...args) => {
-      const { code, error } = await run([...args, '--prefix', 'parking/#', '--wait', '1']);
+      const { code, error } = await run([...args, '--prefix', 'parking/#']);
       expect(code).toBe(2);
       expect(error.code).toBe('BAD_ARGUMENTS');
       expect(error.message).toContain('--prefix');
@@ -69,6 +70,17 @@ describe('parking-terminal fleet, given bad input', () => {
     expect(code).toBe(2);
     expect(error.code).toBe('BAD_ARGUMENTS');
     expect(error.message).toBe('--args: "notic": not an argument of out-of-service (it takes notice)');
+  });
+
+  it.each([
+    ['status', '--timeout', '5'],
+    ['watch', '--json'],
+    ['send', 'PT000001', 'flush-queue', '--wait', '5'],
+  ])('refuses an option of another action rather than leave it unread: %s %s', async (...args) => {
+    const { code, error } = await run(args);
+    expect(code).toBe(2);
+    expect(error.code).toBe('BAD_ARGUMENTS');
+    expect(error.message).toContain(`does not take ${args.find((a) => a.startsWith('--'))}`);
   });
 
   it('refuses --args nested deeper than a terminal takes, as bad arguments (not as the fleet key)', async () => {

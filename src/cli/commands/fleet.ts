@@ -64,6 +64,37 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
+/** The connection options (README: each action takes them, the fleet key too, so that one set serves every action). */
+const CONNECTION_OPTIONS = [
+  'config',
+  'url',
+  'ca',
+  'cert',
+  'key',
+  'username-file',
+  'password-file',
+  'prefix',
+  'fleet-key',
+] as const;
+/** The options each action reads: another action's is refused rather than left unread (`status --timeout 5`). */
+const ACTION_OPTIONS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
+  status: [...CONNECTION_OPTIONS, 'json', 'wait'],
+  watch: [...CONNECTION_OPTIONS, 'wait'],
+  send: [...CONNECTION_OPTIONS, 'args', 'new-config', 'timeout', 'expires'],
+};
+
+/** Refuses the options given that `action` does not read. */
+function onlyOptionsOf(action: string, values: Values): void {
+  const reads = ACTION_OPTIONS[action];
+  if (reads === undefined) return;
+  const unread = Object.keys(values).filter((option) => !(reads as readonly string[]).includes(option));
+  if (unread.length > 0)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `fleet ${action} does not take ${unread.map((o) => `--${o}`).join(', ')} (see fleet --help)`,
+    );
+}
+
 function seconds(value: string | undefined, option: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
@@ -351,6 +382,7 @@ const command: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, OPTIONS);
     const [action, ...rest] = positionals;
+    if (action !== undefined) onlyOptionsOf(action, values);
     if (action === 'send') return send(values, rest, io);
     if ((action !== 'status' && action !== 'watch') || rest.length > 0)
       throw new UsageError(

@@ -152,4 +152,18 @@ describe('command signatures', () => {
     expect(() => readFleetKey(file('short.key', 'too short'))).toThrow(/too short/);
     expect(() => readFleetKey(file('open.key', 'y'.repeat(40), 0o644))).toThrow(/group or others/);
   });
+
+  it('refuses a public key in another form than PEM rather than take its text as a shared HMAC key', () => {
+    // An Ed25519 key as OpenSSH or JWK writes it: taken as "any other text", the public key became the terminal's
+    // HMAC secret — one anybody holding the public key could sign commands with — and the terminal started without a
+    // word, refusing the operator's Ed25519 signatures.
+    const jwk = JSON.stringify(pair.publicKey.export({ format: 'jwk' }));
+    const openssh = `ssh-ed25519 AAAAC3NzaC1lZDI1NTE5AAAAIGZ1bGwgb2YgYmFzZTY0IGRpZ2l0cyB0byBsb29r operator@fleet`;
+    for (const [name, text] of [
+      ['fleet.jwk', jwk],
+      ['fleet.pub', openssh],
+      ['fleet-ecdsa.pub', `ecdsa-sha2-nistp256 AAAAE2VjZHNhLXNoYTItbmlzdHAyNTYAAAAI operator@fleet`],
+    ] as const)
+      expect(() => readFleetKey(file(name, text)), name).toThrow(/public key.*PEM/);
+  });
 });

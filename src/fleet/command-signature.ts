@@ -81,7 +81,8 @@ export type FleetKey =
 
 /**
  * Reads the fleet key of `file` (a secret file: owner-only, src/config/secret-file.ts). A PEM public key is an Ed25519
- * key to verify with; a PEM private key signs (and verifies); any other text is a shared HMAC-SHA256 key.
+ * key to verify with; a PEM private key signs (and verifies); an OpenSSH public key or a JWK is refused; any other text
+ * is a shared HMAC-SHA256 key.
  * @throws SecretFileError for a file that cannot be used; Error for a key of another kind or too short.
  */
 export function readFleetKey(file: string, key = 'fleet.commandKeyFile'): FleetKey {
@@ -96,6 +97,18 @@ export function readFleetKey(file: string, key = 'fleet.commandKeyFile'): FleetK
       );
     return { kind: 'ed25519', publicKey, ...(privateKey ? { privateKey } : {}) };
   }
+  // A key in a form read nowhere here would be "any other text": a public key taken as the shared secret, which
+  // anybody holding the public key could sign commands with.
+  const form = /^(ssh-|ecdsa-sha2-|sk-)\S+ AAAA/.test(text)
+    ? 'an OpenSSH public key'
+    : /^\{[\s\S]*"kty"\s*:/.test(text)
+      ? 'a JWK key'
+      : undefined;
+  if (form !== undefined)
+    throw new Error(
+      `${key}: ${file} holds ${form}, not a shared HMAC key: give the fleet's Ed25519 public key as PEM ` +
+        `(openssl pkey -pubout writes it)`,
+    );
   if (text.length < HMAC_KEY_MIN_CHARS)
     throw new Error(
       `${key}: ${file} is too short for an HMAC key (at least ${HMAC_KEY_MIN_CHARS} characters)`,

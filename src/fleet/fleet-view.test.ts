@@ -7,6 +7,11 @@ class FakeClient extends EventEmitter {
   subscribeAsync(): Promise<unknown[]> {
     return Promise.resolve([]);
   }
+  /** What `publishAsync` returns: resolved (the broker's PUBACK) unless a test holds it. */
+  puback: Promise<unknown> = Promise.resolve();
+  publishAsync(): Promise<unknown> {
+    return this.puback;
+  }
   end(): void {
     this.connected = false;
   }
@@ -184,6 +189,55 @@ describe("the operator's view of the fleet", () => {
     expect(cells('PT000016')[6]).toBe('gateway ?[2Jgw.example:443');
     // Read at 80-120 columns: the host widens the table only as far as it needs.
     expect(Math.max(...lines.map((l) => l.length))).toBeLessThanOrEqual(120);
+    view.close();
+  });
+
+  it('sends a command and gives up at its timeout though the broker never acknowledges it', async () => {
+    // A publish the broker does not take (the connection dropped, or closed by the broker over the topic): MQTT.js
+    // sends it again at each reconnection and never settles it. `fleet send --timeout 2` waited for ever.
+    const view = await FleetView.connect(
+      { url: 'mqtts://broker.invalid', reconnectMaxSeconds: 1 },
+      'parking',
+    );
+    fake.puback = new Promise(() => undefined);
+    const command = {
+      v: 1 as const,
+      id: 'cmd-1',
+      terminalId: 'PT000001',
+      command: 'flush-queue',
+      args: {},
+      issuedAt: new Date().toISOString(),
+      expiresAt: new Date(Date.now() + 60_000).toISOString(),
+      signature: { alg: 'hmac-sha256' as const, value: 'AAAA' },
+    };
+    await expect(view.send(command, 10)).resolves.toBeUndefined();
+    // A reply that comes before the broker's acknowledgement is the answer all the same.
+    const answered = view.send({ ...command, id: 'cmd-2' }, 60_000);
+    await new Promise((r) => setImmediate(r));
+    fake.emit(
+      'message',
+      'parking/PT000001/replies',
+      Buffer.from(
+        JSON.stringify({ v: 1, id: 'cmd-2', terminalId: 'PT000001', ok: true, code: 'OK', at: '' }),
+      ),
+    );
+    await expect(answered).resolves.toMatchObject({ id: 'cmd-2', code: 'OK' });
+    view.close();
+  });
+
+  it('prints a terminal id from the broker without the terminal escapes it may hold', async () => {
+    // The id is the topic's level: whoever may publish under the prefix chose it, as they chose the heartbeat's texts.
+    const view = await FleetView.connect(
+      { url: 'mqtts://broker.invalid', reconnectMaxSeconds: 1 },
+      'parking',
+    );
+    fake.emit('message', 'parking/\u001b]0;owned\u0007\u001b[2J/status', Buffer.from('online'));
+    const { fleetTable } = await import('../cli/commands/fleet.js');
+    const table = fleetTable(view.rows());
+    // Line breaks only where the table puts them.
+    // eslint-disable-next-line no-control-regex
+    expect(table).not.toMatch(/[\u0000-\u0009\u000b-\u001f\u007f-\u009f]/);
+    expect(table).toContain('?]0;owned??[2J');
     view.close();
   });
 });

@@ -150,7 +150,9 @@ export class FleetView {
 
   /**
    * Publishes a signed command (QoS 1) to its terminal and waits for the reply with its id; undefined when none
-   * came within `timeoutMs`.
+   * came within `timeoutMs`, whether or not the broker acknowledged the command by then (a publish it never takes —
+   * the connection dropped, or the broker closes it over the command — is sent again at each reconnection and never
+   * settles). Rejects when the broker refuses the subscription or the publish.
    */
   async send(command: SignedCommand, timeoutMs: number): Promise<CommandReply | undefined> {
     const topics = terminalTopics(this.prefix, command.terminalId);
@@ -168,9 +170,10 @@ export class FleetView {
     this.client.on('message', onMessage);
     const timer = setTimeout(() => done(undefined), timeoutMs);
     try {
-      await this.client.subscribeAsync(topics.replies, { qos: 1 });
-      await this.client.publishAsync(topics.commands, JSON.stringify(command), { qos: 1 });
-      return await answered;
+      const sent = this.client
+        .subscribeAsync(topics.replies, { qos: 1 })
+        .then(() => this.client.publishAsync(topics.commands, JSON.stringify(command), { qos: 1 }));
+      return await Promise.race([answered, sent.then(() => answered)]);
     } finally {
       clearTimeout(timer);
       this.client.off('message', onMessage);

@@ -177,6 +177,17 @@ describe('the fleet link refuses bad commands with a reply and an audit record',
     expect(pan.replies).toMatchObject([{ ok: false, code: 'BAD_SIGNATURE', id: '[REDACTED]' }]);
   });
 
+  it('a command larger than a command may be: BAD_COMMAND that says so, not "not JSON"', async () => {
+    // What a broker without MQTT 5 delivers whole (fleet.mqttVersion 4): a signed command, only too large.
+    const command = signed('big-2', 'out-of-service', { notice: 'x'.repeat(300 * 1024) }, KEY);
+    const { replies, executed } = await deliver(command);
+    expect(replies).toMatchObject([{ ok: false, code: 'BAD_COMMAND', id: null }]);
+    expect((replies[0] as { message?: string }).message).toBe(
+      `${Buffer.byteLength(command)} bytes: larger than a command may be (262144 bytes)`,
+    );
+    expect(executed).toBe(0);
+  });
+
   it('not JSON, or not a command: BAD_COMMAND', async () => {
     for (const payload of ['{ nope', '[]', 'null', '{"v":1}']) {
       const { replies, audits } = await deliver(payload);
@@ -389,6 +400,38 @@ describe('the id a refusal names', () => {
   });
 });
 
+describe('a redelivery of a command whose end was never recorded', () => {
+  it('is answered DUPLICATE without saying it was carried out: it began, and the terminal stopped during it', async () => {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    fake.disconnected = false;
+    let executed = 0;
+    const terminal = testTerminal({
+      // Claimed by the run before (state `executing`, no reply): that run stopped in the middle of it.
+      claimCommand: () => ({ fresh: false }),
+      finishCommand: () => undefined,
+      execute: () => {
+        executed += 1;
+        return Promise.resolve({ ok: true });
+      },
+      audit: () => undefined,
+    });
+    const link = startLink(terminal, KEY);
+    fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed('begun-1', 'flush-queue', {}, KEY)));
+    await link.close();
+    const replies = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((r) => JSON.parse(r.payload) as { code: string; message: string; first?: unknown });
+    expect(executed).toBe(0);
+    expect(replies).toMatchObject([{ code: 'DUPLICATE' }]);
+    expect(replies[0]!.first).toBeUndefined();
+    // The operator must not read it as applied: whether it finished is not known.
+    expect(replies[0]!.message).not.toMatch(/was executed/);
+    expect(replies[0]!.message).toMatch(/not recorded/);
+  });
+});
+
 describe('a journal that cannot record the command id', () => {
   it('answers FAILED and does not execute the command', async () => {
     fake.published = [];
@@ -553,5 +596,88 @@ describe('refusals to strangers', () => {
     expect(dropped.codes.BAD_COMMAND! + dropped.codes.BAD_SIGNATURE!).toBe(dropped.dropped);
     expect(audits.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(1);
     expect(audits.length).toBeLessThanOrEqual(answered.length + 3);
+  });
+});
+
+describe('a command that comes while the link closes', () => {
+  /** A terminal whose `rerun-recovery` runs until `finish`, and the link of these tests on it. */
+  function stoppingTerminal() {
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    fake.disconnected = false;
+    const executed: string[] = [];
+    const audits: unknown[] = [];
+    const finished: string[] = [];
+    let started = (): void => undefined;
+    const running = new Promise<void>((r) => (started = r));
+    let finish = (): void => undefined;
+    const terminal = testTerminal({
+      claimCommand: () => ({ fresh: true }),
+      finishCommand: (id, reply) => void finished.push(`${id} ${String(reply.code)}`),
+      execute: (name) => {
+        executed.push(name);
+        if (name !== 'rerun-recovery') return Promise.resolve({ ok: true });
+        started();
+        return new Promise((r) => (finish = () => r({ ok: true })));
+      },
+      audit: (entry) => void audits.push(entry),
+    });
+    const link = startLink(terminal, KEY);
+    const deliver = (id: string, name: string): void =>
+      void fake.emit('message', 'parking/PT000001/commands', Buffer.from(signed(id, name, {}, KEY)));
+    /** What the link published, in order: `<id> <code>` for a reply, `<leaf> <payload>` for the rest. */
+    const sent = (): string[] =>
+      fake.published.map((p) => {
+        if (!p.topic.endsWith('/replies')) return `${p.topic.split('/').pop()} ${p.payload}`;
+        const reply = JSON.parse(p.payload) as { id: string; code: string };
+        return `${reply.id} ${reply.code}`;
+      });
+    return { link, deliver, running, finish: () => finish(), executed, audits, finished, sent };
+  }
+
+  /** Lets whatever the link left behind have its turn. */
+  const settled = async (): Promise<void> => {
+    for (let i = 0; i < 5; i++) await new Promise((r) => setImmediate(r));
+  };
+
+  it('is not carried out on a terminal that stops: refused NOT_ALLOWED, answered before the link says offline', async () => {
+    const t = stoppingTerminal();
+    // A recovery runs; a flush waits behind it.
+    t.deliver('running-1', 'rerun-recovery');
+    await t.running;
+    t.deliver('queued-1', 'flush-queue');
+    // The terminal stops (a restart, a signal): its fleet link closes first, then the host.
+    const closing = t.link.close(60_000);
+    t.deliver('late-1', 'out-of-service');
+    t.finish();
+    await closing;
+    await settled();
+    // What came before the close had its time to run; what came after, none.
+    expect(t.executed).toEqual(['rerun-recovery', 'flush-queue']);
+    expect(t.sent()).toEqual(['running-1 OK', 'queued-1 OK', 'late-1 NOT_ALLOWED', 'status offline']);
+    expect(t.audits).toMatchObject([
+      { id: 'running-1', code: 'OK' },
+      { id: 'queued-1', code: 'OK' },
+      { id: 'late-1', result: 'refused', code: 'NOT_ALLOWED' },
+    ]);
+    // Its id claimed with the refusal: a redelivery after the restart is answered DUPLICATE, never carried out.
+    expect(t.finished).toEqual(['running-1 OK', 'queued-1 OK', 'late-1 NOT_ALLOWED']);
+  });
+
+  it('still waiting its turn when the close stopped waiting, it never begins', async () => {
+    const t = stoppingTerminal();
+    t.deliver('running-2', 'rerun-recovery');
+    await t.running;
+    t.deliver('queued-2', 'flush-queue');
+    await t.link.close(10);
+    // The recovery ends after the link closed, as the host stops it.
+    t.finish();
+    await settled();
+    expect(t.executed).toEqual(['rerun-recovery']);
+    expect(t.audits).toMatchObject([
+      { id: 'running-2', code: 'OK' },
+      { id: 'queued-2', result: 'refused', code: 'NOT_ALLOWED' },
+    ]);
   });
 });

@@ -11,6 +11,7 @@ import {
   type ReconnectBackoff,
 } from './connection.js';
 import {
+  COMMAND_MAX_BYTES,
   FLEET_COMMANDS,
   REPLY_MAX_BYTES,
   signedCommandSchema,
@@ -27,8 +28,6 @@ import { terminalTopics, type TerminalTopics } from './topics.js';
 
 /** Most events kept while the broker is away (the oldest go first); the heartbeat says the rest. */
 const EVENTS_KEPT_OFFLINE = 100;
-/** Largest command accepted, bytes (a configuration fits with room to spare). */
-const COMMAND_MAX_BYTES = 256 * 1024;
 /**
  * Largest MQTT packet the link accepts, bytes: a command and room for its topic, packet id and properties. Advertised
  * to the broker (MQTT 5 Maximum Packet Size, §3.1.2.11.4), which then never sends a larger one — it drops it — since
@@ -205,6 +204,8 @@ export class FleetLink {
   private dropped: { count: number; codes: Record<string, number>; since: string } | undefined;
   private droppedTimer: NodeJS.Timeout | undefined;
   private closed = false;
+  /** The close stopped waiting for the commands received before it: those not begun by then never begin. */
+  private abandoned = false;
   /** Heartbeats published (tests, the benchmark). */
   heartbeats = 0;
 
@@ -324,12 +325,13 @@ export class FleetLink {
 
   /** `retained`: the packet's RETAIN flag — sent by the broker from its retained store, at a subscription. */
   private received(payload: Buffer, retained: boolean): void {
+    const late = this.closed;
     this.commandChain = this.commandChain
       // One command per turn of the event loop: MQTT.js emits every message of a socket read at once, and a burst
       // handled in one run of microtasks (each refusal an audit record synced to disk) would hold the screen's, the
       // reader's and the payments' I/O until its end.
       .then(() => new Promise<void>((next) => setImmediate(next)))
-      .then(() => this.handle(payload, retained))
+      .then(() => this.handle(payload, retained, late))
       .catch((err: unknown) => this.options.logger.error({ err }, 'fleet command handling failed'));
   }
 
@@ -419,9 +421,18 @@ export class FleetLink {
     let id: string | null = null;
     let name: string | undefined;
     try {
+      // Read whole only by a link on MQTT 3.1.1 (under MQTT 5 the broker drops it): not parsed, and said why.
+      if (payload.length > COMMAND_MAX_BYTES)
+        return {
+          refusal: [
+            null,
+            undefined,
+            'BAD_COMMAND',
+            `${payload.length} bytes: larger than a command may be (${COMMAND_MAX_BYTES} bytes)`,
+          ],
+        };
       let parsed: unknown;
       try {
-        if (payload.length > COMMAND_MAX_BYTES) throw new Error('too large');
         parsed = JSON.parse(payload.toString('utf8'));
       } catch {
         return { refusal: [null, undefined, 'BAD_COMMAND', 'not a JSON command'] };
@@ -476,7 +487,7 @@ export class FleetLink {
    * reconnection. (A broker clears the flag of a message it forwards to a subscription already there, MQTT 3.1.1
    * §3.3.1.3: that copy is handled as any command, and its retained copy later finds its id known.)
    */
-  private async handle(payload: Buffer, retained = false): Promise<void> {
+  private async handle(payload: Buffer, retained = false, late = false): Promise<void> {
     const { terminal } = this.options;
     const verified = this.verified(payload);
     if ('refusal' in verified) {
@@ -565,9 +576,29 @@ export class FleetLink {
         command: name,
         ok: false,
         code: 'DUPLICATE',
-        message: 'this command id was executed before; not executed again',
+        // Without its reply the id was claimed and its end never recorded: begun, then the terminal stopped (or the
+        // link closed) during it. Whether it took effect is not known here; it is not begun again.
+        message: claim.reply
+          ? 'this command id was executed before; not executed again'
+          : 'this command id was begun before and its end not recorded (the terminal stopped during it): not ' +
+            'executed again; whether it took effect is not known here (look at the terminal: its audit-log, its state)',
         ...(claim.reply ? { first: claim.reply } : {}),
       });
+      return;
+    }
+    // The terminal stops (a restart, a signal) and its host closes after the link: a command that came once the link
+    // was closing, or still waiting when the close stopped waiting, would run on a host closing under it, its reply
+    // past the link's end. Refused, with its id claimed: a redelivery after the restart is DUPLICATE, never run.
+    if (late || this.abandoned) {
+      const reply = this.reply({
+        id: command.id,
+        command: name,
+        ok: false,
+        code: 'NOT_ALLOWED',
+        message: 'the terminal is stopping: not executed; send it again once it is back online',
+      });
+      this.finish(command.id, reply);
+      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'NOT_ALLOWED' });
       return;
     }
     this.options.logger.info({ id: command.id, command: name }, 'fleet command');
@@ -609,6 +640,8 @@ export class FleetLink {
    * when connected, then the connection closed. The terminal's own close waits no longer than `timeoutMs` for either:
    * a command may run until the host stops (`rerun-recovery` retries while the gateway is down), and the host stops
    * after the link. A command left running has its id claimed: a redelivery is answered `DUPLICATE`, never run again.
+   * A command that comes while the link closes, or that still waits its turn when the close stops waiting, is not
+   * begun: refused `NOT_ALLOWED` (the terminal is stopping), its id claimed with that reply.
    */
   async close(timeoutMs = 2_000): Promise<void> {
     if (this.closed) return;
@@ -617,11 +650,21 @@ export class FleetLink {
     this.stopEvents();
     this.backoff.stop();
     let commandTimer: NodeJS.Timeout | undefined;
-    await Promise.race([
-      this.commandChain,
-      new Promise<void>((r) => (commandTimer = setTimeout(r, timeoutMs))),
-    ]);
+    let timedOut = false;
+    const limit = new Promise<void>(
+      (r) =>
+        (commandTimer = setTimeout(() => {
+          timedOut = true;
+          r();
+        }, timeoutMs)),
+    );
+    // Commands that came meanwhile too: each is refused at once (handle), its reply out before `offline`.
+    for (let chain; chain !== this.commandChain && !timedOut;) {
+      chain = this.commandChain;
+      await Promise.race([chain, limit]);
+    }
     clearTimeout(commandTimer);
+    this.abandoned = timedOut;
     this.summarizeDropped();
     const done = new Promise<void>((resolve) => {
       if (!this.client.connected) {

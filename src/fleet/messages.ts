@@ -142,6 +142,37 @@ export const FLEET_COMMANDS = [
 export type FleetCommandName = (typeof FLEET_COMMANDS)[number];
 
 /**
+ * The arguments each command takes (README, Fleet, Commands; their values are checked where the command is carried
+ * out, src/host/fleet-terminal.ts). Any other is refused `BAD_ARGUMENTS`, by the terminal and by `fleet send`: a
+ * misspelt one would otherwise be dropped without a word (`notic`: out of service with no notice).
+ */
+export const FLEET_COMMAND_ARGS: Readonly<Record<FleetCommandName, readonly string[]>> = {
+  'out-of-service': ['notice'],
+  'in-service': [],
+  'flush-queue': [],
+  'rerun-recovery': [],
+  'audit-log': ['since', 'limit'],
+  'apply-config': ['config'],
+  restart: [],
+  'open-stays': ['limit'],
+  'release-stay': ['holdId'],
+};
+
+/** Why `args` does not suit `command`: the arguments it does not take, named; undefined when they all are its. */
+export function unknownArguments(
+  command: FleetCommandName,
+  args: Record<string, unknown>,
+): string | undefined {
+  const takes = FLEET_COMMAND_ARGS[command];
+  const unknown = Object.keys(args).filter((key) => !takes.includes(key));
+  if (unknown.length === 0) return undefined;
+  return (
+    `${unknown.map((key) => JSON.stringify(key)).join(', ')}: not an argument of ${command} ` +
+    `(${takes.length > 0 ? `it takes ${takes.join(', ')}` : 'it takes none'})`
+  );
+}
+
+/**
  * The commands that can change where money or card data goes, carried out only when verified with a key no terminal
  * can sign with: the fleet's Ed25519 public key (src/fleet/command-signature.ts, {@link checkCommand}). A shared HMAC
  * key sits on every terminal, so one key file taken from one kiosk would sign for the whole fleet: `apply-config` can
@@ -179,6 +210,12 @@ export function nestedDeeperThan(value: unknown, max: number): boolean {
   }
   return false;
 }
+
+/**
+ * Largest command a terminal takes, bytes of its JSON (a configuration fits with room to spare): the link refuses a
+ * larger one, or the broker drops it unanswered (src/fleet/link.ts); `fleet send` refuses to send one.
+ */
+export const COMMAND_MAX_BYTES = 256 * 1024;
 
 /** What is signed: every field of a command but the signature. */
 export const unsignedCommandSchema = z.strictObject({
@@ -234,7 +271,10 @@ export const REPLY_CODES = [
    * later deliveries of it are only logged.
    */
   'RETAINED',
-  /** Its id was executed before (the reply then repeats the first one's under `first`). */
+  /**
+   * Its id was executed before (the reply then repeats the first one's under `first`), or begun and its end never
+   * recorded (no `first`: the terminal stopped during it); not executed again.
+   */
   'DUPLICATE',
   /**
    * It expires before the oldest expiry whose command ids the terminal still keeps all of: it may have been executed

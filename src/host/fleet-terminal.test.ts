@@ -5,7 +5,7 @@ import { dirname, join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { getPrinterSimulator } from '../../devices/printer/index.js';
 import { parseConfig } from '../config/index.js';
-import { alertsOf, REPLY_MAX_BYTES } from '../fleet/index.js';
+import { alertsOf, REPLY_MAX_BYTES, type FleetCommandName } from '../fleet/index.js';
 import { AuditStore, openJournal } from '../journal/index.js';
 import { saleEntry } from '../journal/testing/entries.js';
 import { silentLogger } from '../log/index.js';
@@ -366,6 +366,60 @@ describe('the terminal under the fleet', () => {
     expect(Buffer.byteLength(JSON.stringify(result))).toBeLessThanOrEqual(REPLY_MAX_BYTES);
     expect(result.records.length + result.omitted).toBe(300);
     expect(result.records.at(-1)!.subject).toBe('record-299');
+    fleet.close();
+  });
+
+  it('refuses an argument a command does not take, and does nothing: a misspelt notice is not dropped', async () => {
+    // `--args '{"notic":"Closed for works"}'`: the terminal went out of service with no notice at all, and answered OK.
+    const { host, fleet } = await fleetTerminal();
+    const cases: Array<[FleetCommandName, Record<string, unknown>]> = [
+      ['out-of-service', { notic: 'Closed for works' }],
+      ['audit-log', { limt: 5 }],
+      ['restart', { now: true }],
+      ['in-service', { notice: 'open again' }],
+      ['apply-config', { config: {}, restart: false }],
+      ['open-stays', { limit: 5, all: true }],
+    ];
+    for (const [command, args] of cases) {
+      const outcome = await fleet.execute(command, args, { id: 'C1' });
+      expect(outcome, command).toMatchObject({ ok: false, code: 'BAD_ARGUMENTS' });
+      expect((outcome as { message: string }).message, command).toContain(Object.keys(args).at(-1)!);
+    }
+    expect(host.status().outOfService).toBeUndefined();
+    expect(host.audit.list().filter((r) => r.action.startsWith('service-mode'))).toEqual([]);
+    fleet.close();
+  });
+
+  it("takes an out-of-service notice by operator mode's rule: an empty one would blank the customers' screen", async () => {
+    const { host, fleet } = await fleetTerminal();
+    let message: string | undefined;
+    host.subscribe((snapshot) => (message = snapshot.customer.message));
+    for (const notice of ['', '   ', 'x'.repeat(121), 42])
+      expect(await fleet.execute('out-of-service', { notice }, { id: 'C1' }), String(notice)).toMatchObject({
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+      });
+    expect(host.status().outOfService).toBeUndefined();
+    expect(
+      await fleet.execute('out-of-service', { notice: '  Closed for works ' }, { id: 'C2' }),
+    ).toMatchObject({
+      ok: true,
+    });
+    expect(message).toBe('Closed for works');
+    fleet.close();
+  });
+
+  it('takes audit-log since as an ISO 8601 date-time with its zone, and refuses any other text', async () => {
+    // Read by Date.parse, "1" was the year 2001, and a time without its zone the process's local time — not
+    // terminal.timezone — so the operator got records from another hour, or from the start, and no refusal.
+    const { fleet } = await fleetTerminal();
+    for (const since of ['1', '2026-01-01 10:00', '2026-01-01T10:00:00', 'Thu, 01 Jan 2026 10:00:00 GMT', ''])
+      expect(await fleet.execute('audit-log', { since }, { id: 'C1' }), since).toMatchObject({
+        ok: false,
+        code: 'BAD_ARGUMENTS',
+      });
+    for (const since of ['2026-01-01T10:00:00Z', '2026-01-01T10:00:00.250+01:00'])
+      expect(await fleet.execute('audit-log', { since }, { id: 'C1' }), since).toMatchObject({ ok: true });
     fleet.close();
   });
 

@@ -16,6 +16,7 @@ import {
   FleetLink,
   inMaintenanceWindow,
   REPLY_MAX_BYTES,
+  unknownArguments,
   type CommandOutcome,
   type FleetCommandName,
   type FleetEvent,
@@ -27,7 +28,8 @@ import type { Logger } from '../log/index.js';
 import type { OperatorStatus, RecoveryItem, ServiceResult } from './api.js';
 import { recordConfiguration } from './configuration-audit.js';
 import type { IdleVerdict } from './idle.js';
-import { transactionId } from './bridge/protocol.js';
+import { serviceNotice, transactionId } from './bridge/protocol.js';
+import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import { assertPrintableConfiguration } from './receipts.js';
 import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
@@ -233,13 +235,20 @@ export class HostFleetTerminal implements FleetTerminal {
     args: Record<string, unknown>,
     context: { id: string },
   ): Promise<CommandOutcome> {
+    const unknown = unknownArguments(command, args);
+    if (unknown !== undefined) return { ok: false, code: 'BAD_ARGUMENTS', message: unknown };
     try {
       switch (command) {
         case 'out-of-service': {
-          const notice = args.notice;
-          if (notice !== undefined && (typeof notice !== 'string' || notice.length > 200))
-            return { ok: false, code: 'BAD_ARGUMENTS', message: 'notice: a text of at most 200 characters' };
-          return this.serviceOutcome(await this.host.service('on', notice, 'fleet'));
+          // Operator mode's rule for the notice (the one the screen is laid out for).
+          const notice = args.notice === undefined ? undefined : serviceNotice.safeParse(args.notice);
+          if (notice !== undefined && !notice.success)
+            return {
+              ok: false,
+              code: 'BAD_ARGUMENTS',
+              message: `notice: a text of 1 to ${serviceNotice.maxLength} characters (white space around it left out)`,
+            };
+          return this.serviceOutcome(await this.host.service('on', notice?.data, 'fleet'));
         }
         case 'in-service':
           return this.serviceOutcome(await this.host.service('off', undefined, 'fleet'));
@@ -307,9 +316,14 @@ export class HostFleetTerminal implements FleetTerminal {
   private auditLog(args: Record<string, unknown>): CommandOutcome {
     const query: AuditQuery = {};
     if (args.since !== undefined) {
-      const since = typeof args.since === 'string' ? Date.parse(args.since) : NaN;
-      if (!Number.isFinite(since) || since < 0)
-        return { ok: false, code: 'BAD_ARGUMENTS', message: 'since: an ISO 8601 time' };
+      // The one rule for ISO 8601 date-times: with seconds and a zone (a time without one has no single instant).
+      const since = isoDateTimeMs(args.since);
+      if (since === undefined)
+        return {
+          ok: false,
+          code: 'BAD_ARGUMENTS',
+          message: 'since: an ISO 8601 date-time with seconds and a zone, e.g. 2026-01-31T08:00:00Z',
+        };
       query.sinceMs = since;
     }
     const limit = args.limit ?? 100;

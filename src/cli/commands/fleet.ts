@@ -1,13 +1,23 @@
 import { randomUUID } from 'node:crypto';
 import { resolve } from 'node:path';
-import { loadConfigFile, readConfigData, type Config } from '../../config/index.js';
+import {
+  fleetSchema,
+  loadConfigFile,
+  readConfigData,
+  terminalSchema,
+  type Config,
+} from '../../config/index.js';
 import { withSecretFilesResolved } from '../../config/secret-file.js';
 import {
+  COMMAND_MAX_BYTES,
   FLEET_COMMANDS,
   FleetView,
   readFleetKey,
   signCommand,
+  unknownArguments,
+  unsignedCommandSchema,
   type BrokerSettings,
+  type FleetCommandName,
   type FleetKey,
   type TerminalRow,
 } from '../../fleet/index.js';
@@ -58,12 +68,58 @@ const OPTIONS = {
 
 type Values = ReturnType<typeof parseCommandArgs<typeof OPTIONS>>['values'];
 
+/** The connection options (README: each action takes them, the fleet key too, so that one set serves every action). */
+const CONNECTION_OPTIONS = [
+  'config',
+  'url',
+  'ca',
+  'cert',
+  'key',
+  'username-file',
+  'password-file',
+  'prefix',
+  'fleet-key',
+] as const;
+/** The options each action reads: another action's is refused rather than left unread (`status --timeout 5`). */
+const ACTION_OPTIONS: Record<string, ReadonlyArray<keyof typeof OPTIONS>> = {
+  status: [...CONNECTION_OPTIONS, 'json', 'wait'],
+  watch: [...CONNECTION_OPTIONS, 'wait'],
+  send: [...CONNECTION_OPTIONS, 'args', 'new-config', 'timeout', 'expires'],
+};
+
+/** Refuses the options given that `action` does not read. */
+function onlyOptionsOf(action: string, values: Values): void {
+  const reads = ACTION_OPTIONS[action];
+  if (reads === undefined) return;
+  const unread = Object.keys(values).filter((option) => !(reads as readonly string[]).includes(option));
+  if (unread.length > 0)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `fleet ${action} does not take ${unread.map((o) => `--${o}`).join(', ')} (see fleet --help)`,
+    );
+}
+
 function seconds(value: string | undefined, option: string, fallback: number, max: number): number {
   if (value === undefined) return fallback;
   const n = Number(value);
   if (!Number.isFinite(n) || n <= 0 || n > max)
     throw new UsageError('BAD_ARGUMENTS', `${option} takes seconds from 0 to ${max}, got "${value}"`);
   return n;
+}
+
+/**
+ * `--prefix` as a terminal's `fleet.topicPrefix` may be: a wildcard or an empty level would subscribe to, or send
+ * commands on, topics of no terminal (or be refused by the client).
+ */
+function topicPrefix(option: string | undefined): string | undefined {
+  if (option === undefined) return undefined;
+  const checked = fleetSchema.shape.topicPrefix.safeParse(option);
+  if (!checked.success)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `--prefix: "${option}" is not a topic prefix (topic levels of letters, digits, _ and -)`,
+    );
+  return checked.data;
 }
 
 /** The broker settings, prefix and fleet key file from --config and the options (options win). */
@@ -101,7 +157,7 @@ function connection(
       ...(usernameFile ? { usernameFile } : {}),
       ...(passwordFile ? { passwordFile } : {}),
     },
-    prefix: values.prefix ?? fleet?.topicPrefix ?? 'parking',
+    prefix: topicPrefix(values.prefix) ?? fleet?.topicPrefix ?? 'parking',
     keyFile: pick(values['fleet-key'], fleet?.commandKeyFile),
   };
 }
@@ -156,12 +212,16 @@ export function unreachableCell(heartbeat: TerminalRow['heartbeat']): string {
   return typeof host === 'string' && host !== '' ? printable(host, UNREACHABLE_MAX_CHARS) : '-';
 }
 
+/** Longest terminal id printed in the table, characters (a command's `terminalId` is at most 64). */
+const TERMINAL_ID_MAX_CHARS = 64;
+
 /** The rows as a text table. */
 export function fleetTable(rows: TerminalRow[]): string {
   const lines = [['TERMINAL', 'ONLINE', 'HEARTBEAT', 'QUEUE', 'VERSION', 'ALERTS', 'UNREACHABLE', 'REASON']];
   for (const r of rows)
     lines.push([
-      r.terminalId,
+      // A level of a topic under the prefix: whoever may publish there chose it, escapes and all.
+      printable(r.terminalId, TERMINAL_ID_MAX_CHARS),
       r.online === undefined ? '?' : r.online ? 'yes' : 'no',
       age(r.heartbeatAgeSeconds),
       r.queueDepth === null ? '-' : String(r.queueDepth),
@@ -214,6 +274,13 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
     throw new UsageError('BAD_ARGUMENTS', 'usage: fleet send TERMINAL COMMAND (see fleet --help)');
   if (!(FLEET_COMMANDS as readonly string[]).includes(name))
     throw new UsageError('BAD_ARGUMENTS', `no command "${name}"; one of ${FLEET_COMMANDS.join(', ')}`);
+  // A terminal's id as its configuration allows it (`terminal.id`): anything else is a topic no terminal reads — a
+  // wildcard, another level — and would wait the whole timeout for a reply that cannot come.
+  if (!terminalSchema.unwrap().shape.id.safeParse(terminalId).success)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `TERMINAL: "${terminalId}" is not a terminal id (1 to 8 letters and digits, as terminal.id)`,
+    );
   let args: Record<string, unknown> = {};
   if (values.args !== undefined) {
     let parsed: unknown;
@@ -228,6 +295,8 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
   }
   if (values['new-config'] !== undefined)
     args = { ...args, config: readNewConfig(values['new-config'], io.cwd) };
+  const unknown = unknownArguments(name as FleetCommandName, args);
+  if (unknown !== undefined) throw new UsageError('BAD_ARGUMENTS', `--args: ${unknown}`);
   const timeout = seconds(values.timeout, '--timeout', 30, 3_600);
   const expires = seconds(values.expires, '--expires', 300, 86_400);
   const { settings, prefix, keyFile } = connection(values, io.cwd);
@@ -241,32 +310,54 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
     throw e;
   }
   const issued = new Date();
+  const unsigned = {
+    v: 1 as const,
+    id: randomUUID(),
+    terminalId,
+    command: name,
+    args,
+    issuedAt: issued.toISOString(),
+    expiresAt: new Date(issued.getTime() + expires * 1000).toISOString(),
+  };
+  // What a terminal refuses as BAD_COMMAND (arguments nested too deep) is refused here, as the arguments' fault.
+  const checked = unsignedCommandSchema.safeParse(unsigned);
+  if (!checked.success) {
+    const issue = checked.error.issues[0];
+    const [field, ...path] = issue?.path ?? [];
+    const what = field === 'args' ? 'the arguments (--args, --new-config)' : `the command's ${String(field)}`;
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `${what}${path.length > 0 ? ` at ${path.join('.')}` : ''}: ${issue?.message ?? 'invalid'}`,
+    );
+  }
   let command;
   try {
-    command = signCommand(
-      {
-        v: 1,
-        id: randomUUID(),
-        terminalId,
-        command: name,
-        args,
-        issuedAt: issued.toISOString(),
-        expiresAt: new Date(issued.getTime() + expires * 1000).toISOString(),
-      },
-      key,
-    );
+    command = signCommand(unsigned, key);
   } catch (e) {
     throw new UsageError('FLEET_KEY', e instanceof Error ? e.message : String(e));
   }
+  // Larger, the broker drops it unanswered (the terminal's MQTT Maximum Packet Size) or the terminal refuses it.
+  const bytes = Buffer.byteLength(JSON.stringify(command));
+  if (bytes > COMMAND_MAX_BYTES)
+    throw new UsageError(
+      'BAD_ARGUMENTS',
+      `the command is ${bytes} bytes signed; a terminal takes at most ${COMMAND_MAX_BYTES} (--args, --new-config)`,
+    );
   const view = await FleetView.connect(settings, prefix);
   try {
     const reply = await view.send(command, timeout * 1000);
     if (!reply) {
+      // Not "not done": a terminal away keeps the command in its session at the broker and carries it out when it
+      // comes back, before its expiry. Sent again meanwhile (a new id), it would run twice.
       printJson(io, {
         error: {
           code: 'NO_REPLY',
-          message: `no reply from ${terminalId} within ${timeout} s`,
+          message:
+            `no reply from ${terminalId} within ${timeout} s; the terminal may still carry it out until ` +
+            `${command.expiresAt} (a terminal away gets it when it comes back): look at its audit-log, or wait ` +
+            `until then, before sending it again`,
           id: command.id,
+          expiresAt: command.expiresAt,
         },
       });
       return EXIT_FINDINGS;
@@ -285,6 +376,7 @@ const command: Command = {
   async run(args, io) {
     const { values, positionals } = parseCommandArgs(args, OPTIONS);
     const [action, ...rest] = positionals;
+    if (action !== undefined) onlyOptionsOf(action, values);
     if (action === 'send') return send(values, rest, io);
     if ((action !== 'status' && action !== 'watch') || rest.length > 0)
       throw new UsageError(

@@ -61,6 +61,12 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
   z.strictObject({ type: z.literal('DONE') }),
 ]);
 
+/**
+ * The notice customers read on the out-of-service screen while in service mode, from operator mode or the fleet's
+ * `out-of-service`: trimmed, never empty (an empty one would blank the screen's message), as long as the screen shows.
+ */
+export const serviceNotice = z.string().trim().min(1).max(120);
+
 /** A transactionId as the terminal makes them (and a hold's id: its authorization's); also the fleet's `release-stay`. */
 export const transactionId = z
   .string()
@@ -100,7 +106,7 @@ const operatorActionSchema: z.ZodType<OperatorAction> = z.discriminatedUnion('ty
   z.strictObject({
     type: z.literal('service'),
     task: z.enum(['on', 'off', 'reader-self-test', 'test-print', 'reprint', 'rerun-recovery']),
-    reason: z.string().trim().min(1).max(120).optional(),
+    reason: serviceNotice.optional(),
   }),
   z.strictObject({
     type: z.literal('audit'),

@@ -17,7 +17,7 @@ import { pino } from 'pino';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { containsCardNumber } from '../emv/index.js';
 import { createLogger, type Logger } from './logger.js';
-import { redactString, redactValue } from './redact.js';
+import { redactCardNumbers, redactString, redactValue } from './redact.js';
 
 const TEST_PANS = [
   '4111111111111111',
@@ -118,6 +118,21 @@ describe('log redaction', () => {
     const published = JSON.stringify(redactValue({ inService: false, outOfService: notice }));
     expect(published).not.toMatch(/4111|４１１１/);
     expect(published).toContain('works on the barrier, call [REDACTED]');
+  });
+
+  it('keeps a UUID whole, though its digit groups read as a card number, and still removes a card number beside it', () => {
+    // Random UUIDs (fleet command ids) of which about one in 400 lost a part to the card-number rule.
+    for (const id of [
+      '0ed27026-6790-4560-99df-b05353501037',
+      '05388344-6221-4597-a91d-2251fec88cc8',
+      '37ebab00-c3f5-4855-9359-07041befe1ae',
+    ]) {
+      expect(redactString(id)).toBe(id);
+      expect(redactCardNumbers(`command ${id} refused`)).toBe(`command ${id} refused`);
+      expect(redactString(`command ${id} card 4111 1111 1111 1111`)).toBe(`command ${id} card [REDACTED]`);
+    }
+    // Not a UUID (no version digit): read as any text.
+    expect(redactString('27026-6790-4560-99')).not.toContain('6790');
   });
 
   it('still removes a Luhn-valid run of a network the card table does not know (Mir), spaced or not', () => {

@@ -113,6 +113,25 @@ function readable(s: string): string | undefined {
 }
 
 /**
+ * An RFC 9562 UUID (versions 1 to 8, its variant bits 10): the id of a fleet command, a request, a payment link. Its
+ * digit groups joined by dashes read as a card number in about one UUID of 400 ("…27026-6790-4560-99…" is Luhn-valid
+ * under a known network), which hid the command an audit record names. No card number is written in a UUID's
+ * 8-4-4-4-12 shape with its version and variant digits: one is left whole.
+ */
+const UUID =
+  /(?<![0-9A-Za-z-])([0-9A-Fa-f]{8}-[0-9A-Fa-f]{4}-[1-8][0-9A-Fa-f]{3}-[89ABab][0-9A-Fa-f]{3}-[0-9A-Fa-f]{12})(?![0-9A-Za-z-])/;
+
+/** `scrub` applied to `text` outside its UUIDs ({@link UUID}), which are kept as they are. */
+function outsideUuids(text: string, scrub: (part: string) => string): string {
+  if (!UUID.test(text)) return scrub(text);
+  // split with a capturing group: UUIDs at the odd places.
+  return text
+    .split(new RegExp(UUID.source, 'g'))
+    .map((part, i) => (i % 2 === 1 ? part : scrub(part)))
+    .join('');
+}
+
+/**
  * Card numbers out of one string, and nothing else: what {@link redactString} removes as a card number, with track
  * data, hex blobs and gateway ids left as they are (certification evidence keeps them for the analyst). A string with
  * nothing to remove is returned as it was given.
@@ -120,7 +139,7 @@ function readable(s: string): string | undefined {
 export function redactCardNumbers(s: string): string {
   const text = readable(s);
   if (text === undefined) return s;
-  const out = removeCardNumbers(text);
+  const out = outsideUuids(text, removeCardNumbers);
   return out === text ? s : out;
 }
 
@@ -131,14 +150,22 @@ export function redactCardNumbers(s: string): string {
 export function redactString(s: string): string {
   const text = readable(s);
   if (text === undefined) return s;
-  let out = text.replace(TRACK1, REDACTED).replace(TRACK2, REDACTED).replace(TAG57, REDACTED);
-  out = out.replace(HEX_BLOB, (blob) =>
-    !DIGITS_ONLY.test(blob) && (/\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob))
-      ? REDACTED
-      : blob,
-  );
-  out = removeCardNumbers(out);
+  const out = outsideUuids(text, scrubCardData);
   return out === text ? s : out;
+}
+
+/** Track data, hex of card tags and card numbers out of `text` (the rules of {@link redactString}). */
+function scrubCardData(text: string): string {
+  const out = text
+    .replace(TRACK1, REDACTED)
+    .replace(TRACK2, REDACTED)
+    .replace(TAG57, REDACTED)
+    .replace(HEX_BLOB, (blob) =>
+      !DIGITS_ONLY.test(blob) && (/\d{12,}/.test(blob) || /5A0[0-9A]|57[01][0-9A-F]/i.test(blob))
+        ? REDACTED
+        : blob,
+    );
+  return removeCardNumbers(out);
 }
 
 /** A deep copy of `value` with card data removed. Cycles and depth are bounded. */

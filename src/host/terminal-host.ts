@@ -26,6 +26,7 @@ import {
 import {
   backoffDelayMs,
   createGatewayClient,
+  decodeSharedSecret,
   LinkNotificationListener,
   LinkNotificationRelay,
   type GatewayClient,
@@ -1594,8 +1595,23 @@ function linkNotificationKey(config: Config, cwd: string): LinkNotificationKey {
     sharedSecretBase64,
     toleranceSeconds: n.toleranceSeconds,
   });
-  if (n.secretFile !== undefined)
-    return key(readSecretText(resolve(cwd, n.secretFile), 'links.notifications.secretFile'));
+  if (n.secretFile !== undefined) {
+    const file = resolve(cwd, n.secretFile);
+    const text = readSecretText(file, 'links.notifications.secretFile');
+    // A key that verifies nothing refuses every payment notification: refused at the start, naming the file, rather
+    // than found out when payments by phone stop counting.
+    try {
+      decodeSharedSecret(text);
+    } catch (e) {
+      throw new ConfigError(
+        'CONFIG_INVALID',
+        `${file}: ${e instanceof Error ? e.message : String(e)}: payment-link notifications could not be verified`,
+        file,
+        'links.notifications.secretFile',
+      );
+    }
+    return key(text);
+  }
   if (config.gateway.auth.sharedSecretFile !== undefined)
     return key(readSecretText(config.gateway.auth.sharedSecretFile, 'gateway.auth.sharedSecretFile'));
   if (config.gateway.kind === 'sandbox') return key(SANDBOX_SHARED_SECRET);

@@ -1,4 +1,4 @@
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import fc from 'fast-check';
@@ -105,6 +105,23 @@ describe('pay by phone with a payment link, through the embedded sandbox', () =>
       closeReason: 'cancelled',
     });
     expect((await h.gateway.paymentLinks.get(view.linkId)).status).toBe('INACTIVE');
+  });
+
+  it('refuses to start with a notification key file that holds no key, naming the file', async () => {
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-links-'));
+    for (const [name, text] of [
+      ['empty.key', '\n'],
+      ['not-base64.key', 'not a base64 key!'],
+    ] as const) {
+      writeFileSync(join(cwd, name), text, { mode: 0o600 });
+      await expect(
+        host({ links: { notifications: { listen: { port: 0 }, secretFile: name } } }, { cwd }),
+      ).rejects.toMatchObject({
+        code: 'CONFIG_INVALID',
+        key: 'links.notifications.secretFile',
+        file: join(cwd, name),
+      });
+    }
   });
 
   it('refuses hostile link values before a single request leaves, and lets ordinary ones through', async () => {

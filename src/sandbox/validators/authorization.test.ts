@@ -138,4 +138,11 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
       details: [{ field: 'paymentInformation.card.number', reason: 'INVALID_DATA' }],
     });
   });
+  it('refuses a tap from a terminal that does not say it reads contactless (terminalCapability 5)', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-cap-4', entryMode: 'contactless' });
+    (body.pointOfSaleInformation as Record<string, unknown>).terminalCapability = '4';
+    expect(refusalOf(() => validate(body)).body.details).toEqual([
+      { field: 'pointOfSaleInformation.terminalCapability', reason: 'INVALID_DATA' },
+    ]);
+  });
 });

@@ -80,6 +80,14 @@ export function validateCardPresent(
   const emvRead = entryMode === 'contact' || entryMode === 'contactless';
   if (emvRead && capability !== undefined && capability !== '4' && capability !== '5')
     r.invalid('pointOfSaleInformation.terminalCapability', 'an EMV read needs terminalCapability 4 or 5');
+  // gateway.md §3: 4 is a contact chip terminal, 5 a contactless one; a tap (EMV or magnetic-stripe mode) was read by
+  // a contactless terminal, so it says 5.
+  else if (
+    (entryMode === 'contactless' || entryMode === 'msd') &&
+    capability !== undefined &&
+    capability !== '5'
+  )
+    r.invalid('pointOfSaleInformation.terminalCapability', `a ${entryMode} read needs terminalCapability 5`);
   r.oneOf('pointOfSaleInformation.terminalPinCapability', PIN_CAPABILITIES, true, true);
   r.oneOf('processingInformation.commerceIndicator', COMMERCE_INDICATORS, true);
   if (service !== 'credit') {

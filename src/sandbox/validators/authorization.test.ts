@@ -145,4 +145,20 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
       { field: 'pointOfSaleInformation.terminalCapability', reason: 'INVALID_DATA' },
     ]);
   });
+  it('refuses a sale with authIndicator 1: spec 001 lists `0` for the sale as for the pre-authorization', () => {
+    for (const catLevel of ['2', '6'] as const) {
+      const body = samplePayment({
+        amountMinor: 2000,
+        transactionId: `tx-ai-${catLevel}`,
+        sale: true,
+        catLevel,
+      });
+      (
+        body.processingInformation as { authorizationOptions: { authIndicator: string } }
+      ).authorizationOptions.authIndicator = '1';
+      expect(refusalOf(() => validate(body)).body.details).toEqual([
+        { field: 'processingInformation.authorizationOptions.authIndicator', reason: 'INVALID_DATA' },
+      ]);
+    }
+  });
 });

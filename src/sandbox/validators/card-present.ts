@@ -97,11 +97,12 @@ export function validateCardPresent(
       true,
       true,
     );
-    // Spec 001 lists `0` for pre-authorizations; a sale may be final (gateway.md §3: `1`), both are accepted.
-    if (service !== 'sale' && authIndicator === '1')
+    // Spec 001's required fields list `0` for the sale and the pre-authorization alike (the unattended sale: "same
+    // idea" but for catLevel); `1`, a final authorization (gateway.md §3), is no parking request.
+    if (authIndicator === '1')
       r.invalid(
         'processingInformation.authorizationOptions.authIndicator',
-        'a pre-authorization has authIndicator 0',
+        `a parking ${service} has authIndicator 0`,
       );
   }
   if (service === 'sale' && catLevel === '6') {

@@ -71,4 +71,12 @@ describe('validateCapture (spec 001 capture rules; reference/gateway.md §7)', (
     ]);
     expect(capture(body(RATE), ledgerTx(2241, 'USD'), true)).toEqual({ amountMinor: 2241 });
   });
+
+  it('refuses a capture without clientReferenceInformation.code (spec 001, Capture request)', () => {
+    const body = sampleCapture(2000, 2000, 'cap-8');
+    delete (body.clientReferenceInformation as Record<string, unknown>).code;
+    expect(refusalOf(() => capture(body)).body.details).toEqual([
+      { field: 'clientReferenceInformation.code', reason: 'MISSING_FIELD' },
+    ]);
+  });
 });

@@ -25,6 +25,8 @@ export function validateCapture(
   dcc: DccAuthorizationTerms | undefined,
   now: Date,
 ): { amountMinor: number } {
+  // Spec 001, Capture: the request carries clientReferenceInformation.code.
+  r.text('clientReferenceInformation.code', true);
   const currency = r.currency('orderInformation.amountDetails.currency');
   if (currency !== undefined && currency !== auth.currency)
     r.invalid('orderInformation.amountDetails.currency', 'currency differs from the authorization');

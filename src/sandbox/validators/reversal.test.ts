@@ -109,4 +109,12 @@ describe('validateTimeoutReversal', () => {
       { field: 'clientReferenceInformation.transactionId', reason: 'MISSING_FIELD' },
     ]);
   });
+
+  it('refuses a reversal without clientReferenceInformation.code (spec 001, Reversal request)', () => {
+    const body = sampleReversal(2000, 'EUR', TAGS);
+    delete (body.clientReferenceInformation as Record<string, unknown>).code;
+    expect(refusalOf(() => reverse(body)).body.details).toEqual([
+      { field: 'clientReferenceInformation.code', reason: 'MISSING_FIELD' },
+    ]);
+  });
 });

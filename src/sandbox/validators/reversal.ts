@@ -32,6 +32,8 @@ export function validateReversal(
   auth: LedgerTransaction,
   dcc: () => DccAuthorizationTerms | undefined,
 ): { requestedMinor: number | undefined } {
+  // Spec 001, Reversal: the request carries clientReferenceInformation.code.
+  r.text('clientReferenceInformation.code', true);
   const currency = r.currency('orderInformation.amountDetails.currency');
   if (currency !== undefined && currency !== auth.currency)
     r.invalid('orderInformation.amountDetails.currency', 'currency differs from the authorization');

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FieldReader } from '../fields.js';
-import { samplePayment } from '../sample-requests.js';
+import { sampleEmvTags, samplePayment } from '../sample-requests.js';
 import { validatePayment, type PaymentRequest } from './authorization.js';
 import { callOf, DCC_TERMS, NOW, refusalOf } from './testing/fixtures.js';
 
@@ -160,5 +160,13 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
         { field: 'processingInformation.authorizationOptions.authIndicator', reason: 'INVALID_DATA' },
       ]);
     }
+  });
+
+  it('refuses EMV tags on a swiped read: a stripe has no chip data (gateway.md §3)', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-swipe-tags', entryMode: 'swiped' });
+    (body.pointOfSaleInformation as Record<string, unknown>).emv = { tags: sampleEmvTags(2000, 'EUR') };
+    expect(refusalOf(() => validate(body)).body.details).toEqual([
+      { field: 'pointOfSaleInformation.emv.tags', reason: 'INVALID_DATA' },
+    ]);
   });
 });

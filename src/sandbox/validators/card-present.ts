@@ -8,7 +8,7 @@ import { cardTypeOfPan, luhnValid, readTrackData } from '../card.js';
 import { checkEmvTags, type DecodedTag, type EmvContext } from '../emv-rules.js';
 import type { FieldReader } from '../fields.js';
 import type { ApiCall } from '../service-types.js';
-import { readEmvTags, refuseNeverSendTags } from './emv-tags.js';
+import { EMV_TAGS, readEmvTags, refuseNeverSendTags } from './emv-tags.js';
 import { refusal } from './refusal.js';
 
 /** The entry modes of the parking section. */
@@ -118,7 +118,12 @@ export function validateCardPresent(
     : r.has('pointOfSaleInformation.emv.tags')
       ? readEmvTags(r, call, false)
       : undefined;
-  if (!emvRead) refuseNeverSendTags(r, emv);
+  if (!emvRead) {
+    refuseNeverSendTags(r, emv);
+    // gateway.md §3: emv.tags carries a chip's data; a stripe (swiped, msd) or a keyed number has none to send.
+    if (entryMode !== undefined && r.has(EMV_TAGS))
+      r.invalid(EMV_TAGS, `a ${entryMode} read has no chip data: emv.tags is not sent`);
+  }
   // A literal of every field (absent ones undefined): a result shaped by conditional spreads gets a hidden class of
   // its own per combination, and every later read of it goes megamorphic.
   return { pan, expiry, cardType, entryMode, emv };

@@ -634,6 +634,13 @@ const DEFECTS: Defect[] = [
     ),
   },
   {
+    rule: 'DE-AUTH-INDICATOR',
+    field: 'processingInformation.authorizationOptions.authIndicator',
+    seed: seeded('attendedSale', 'sale', (m) =>
+      set(m.body, 'processingInformation.authorizationOptions.authIndicator', '1'),
+    ),
+  },
+  {
     rule: 'DE-CARD-SEQUENCE-NUMBER',
     field: `${POS}.emv.cardSequenceNumber`,
     seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.emv.cardSequenceNumber`, 'A1')),

@@ -91,7 +91,7 @@ export const RULES = {
     DE,
     'error',
     'gateway.md §3; spec 001 required fields',
-    'authIndicator is "0" or "1", "0" for a pre-authorization',
+    'authIndicator is "0" for a pre-authorization, sale or account verification',
   ),
   'DE-CARD-SEQUENCE-NUMBER': rule(DE, 'error', 'gateway.md §3', 'cardSequenceNumber is 1-3 digits'),
   'DE-SERVICE-CODE': rule(DE, 'error', 'spec 001 required fields', 'serviceCode is 3 digits'),

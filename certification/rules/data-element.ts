@@ -194,8 +194,9 @@ function valueSets(view: MessageView): Finding[] {
       ),
     );
   const authIndicator = text(body, 'processingInformation.authorizationOptions.authIndicator');
+  // Spec 001's required fields: authIndicator `0` for the sale as for the pre-authorization.
   if (
-    (view.service === 'preauth' || view.service === 'avr') &&
+    (view.service === 'preauth' || view.service === 'avr' || view.service === 'sale') &&
     authIndicator !== undefined &&
     authIndicator !== '0'
   )
@@ -203,7 +204,7 @@ function valueSets(view: MessageView): Finding[] {
       finding(
         'DE-AUTH-INDICATOR',
         'processingInformation.authorizationOptions.authIndicator',
-        'a pre-authorization or account verification sends authIndicator "0"',
+        'a pre-authorization, sale or account verification sends authIndicator "0"',
       ),
     );
   return out;

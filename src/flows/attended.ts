@@ -136,7 +136,6 @@ export const attendedMachine = setup({
                 swipeFallback: true,
               },
               includeEmvTags: false,
-              ...(service === 'sale' ? { authIndicator: '1' as const } : {}),
               acceptPartial: false,
               cancellable: true,
               offerDcc: service === 'sale',

@@ -82,7 +82,7 @@ describe('spec 001 comments values, each emitted by a model', () => {
   it('Parking Auth: the meter pre-authorizes the chosen stay (required-field list spelling)', async () => {
     const fake = new FakeTerminal();
     await meterSession(fake);
-    expect(fake.sent[0]).toMatchObject({ service: 'preauth', comments: 'Parking Auth', authIndicator: '0' });
+    expect(fake.sent[0]).toMatchObject({ service: 'preauth', comments: 'Parking Auth' });
   });
 
   it('Parking Authorization: the comments-table spelling when configured', async () => {

@@ -31,7 +31,6 @@ const sale: TransactionRequest = {
   amountMinor: 500,
   read: { purpose: 'sale', transactionType: '00' },
   includeEmvTags: false,
-  authIndicator: '1',
   acceptPartial: false,
   cancellable: true,
   offerDcc: true,
@@ -73,7 +72,7 @@ describe('currency conversion in the transaction actor', () => {
   it('sends the payment in the local currency with indicator 3 when the customer declines the conversion', async () => {
     const fake = new FakeTerminal();
     fake.offers.push(OFFER);
-    const actor = run(fake, { ...sale, service: 'preauth', comments: 'Parking Auth', authIndicator: '0' });
+    const actor = run(fake, { ...sale, service: 'preauth', comments: 'Parking Auth' });
     await settle();
     actor.send({ type: 'CHOOSE_CURRENCY', currency: 'GBP' });
     await settle();
@@ -163,7 +162,7 @@ describe('currency conversion in the transaction actor', () => {
     const fake = new FakeTerminal();
     fake.offers.push(OFFER);
     let open!: () => void;
-    const actor = run(fake, { ...sale, service: 'preauth', comments: 'Parking Auth', authIndicator: '0' });
+    const actor = run(fake, { ...sale, service: 'preauth', comments: 'Parking Auth' });
     await settle();
     fake.submitGate = new Promise<void>((resolve) => (open = resolve));
     actor.send({ type: 'CHOOSE_CURRENCY', currency: 'USD' });

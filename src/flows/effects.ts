@@ -116,8 +116,6 @@ export interface ServiceRequest {
    * only; the host sends no other read of a chip card swiped.
    */
   emvFallback?: true;
-  /** processingInformation.authorizationOptions.authIndicator: "0" pre-authorization, "1" final (gateway.md §3). */
-  authIndicator?: '0' | '1';
   /**
    * Currency conversion (spec 001, "Currency conversion (DCC)"). On a `sale` or `preauth`: the customer's choice after
    * an offer (`1` converted, `3` declined by the customer). On a follow-on of a converted authorization (capture,

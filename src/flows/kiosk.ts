@@ -426,7 +426,6 @@ export const kioskMachine = setup({
             amountMinor: context.amountMinor ?? 0,
             read: { purpose: 'sale' as const, transactionType: '00' as const, swipeFallback: true },
             includeEmvTags: false,
-            authIndicator: '1' as const,
             acceptPartial: false,
             cancellable: true,
             offerDcc: true,

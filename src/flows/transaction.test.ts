@@ -12,7 +12,6 @@ const preauth: TransactionRequest = {
   amountMinor: 500,
   read: { purpose: 'preauth', transactionType: '00' },
   includeEmvTags: false,
-  authIndicator: '0',
   acceptPartial: false,
   cancellable: true,
 };
@@ -20,7 +19,6 @@ const sale: TransactionRequest = {
   ...preauth,
   service: 'sale',
   comments: 'Parking Sale',
-  authIndicator: '1',
 };
 
 function run(fake: FakeTerminal, request: TransactionRequest) {
@@ -47,7 +45,6 @@ describe('transaction actor', () => {
       catLevel: 2,
       currency: 'GBP',
       cardRef: 'card-1',
-      authIndicator: '0',
     });
   });
 

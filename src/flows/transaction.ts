@@ -62,7 +62,6 @@ export interface TransactionRequest {
   cardRef?: string;
   original?: OriginalRef;
   includeEmvTags: boolean;
-  authIndicator?: '0' | '1';
   /** Accept a partial approval; otherwise it is undone and reported as declined with reason PARTIAL_APPROVAL. */
   acceptPartial: boolean;
   /** Whether the customer's CANCEL applies (originals only; follow-ons are never cancelled by the customer). */
@@ -254,7 +253,6 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     // A chip card swiped after its chip failed in this transaction (checkingCard refuses any other swipe of one).
     ...(card?.fallback === true && context.chipFailed ? { emvFallback: true as const } : {}),
     ...(request.original !== undefined ? { original: request.original } : {}),
-    ...(request.authIndicator !== undefined ? { authIndicator: request.authIndicator } : {}),
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
     ...(request.releases === true ? { releases: true } : {}),
     ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),

@@ -87,4 +87,21 @@ describe('the payment service', () => {
     });
     expect(request?.emvTags).toBeUndefined();
   });
+  it('sends a sale with authIndicator 0, as spec 001 lists it for the sale', async () => {
+    const { payments, cards, readCard, sandbox } = await service();
+    const record = await payments.submit({
+      service: 'sale',
+      comments: 'Parking Sale',
+      amountMinor: 700,
+      currency: 'GBP',
+      catLevel: 6,
+      cardRef: cards.hold(await readCard(700)).ref,
+      includeEmvTags: false,
+    });
+    expect(record.outcome.kind).toBe('approved');
+    const [request] = sandbox.ledger().transactions.flatMap((t) => t.requests);
+    expect(request?.body).toMatchObject({
+      processingInformation: { capture: true, authorizationOptions: { authIndicator: '0' } },
+    });
+  });
 });

@@ -379,7 +379,6 @@ export class PaymentService {
           transactionLocalDateTime: f.transactionLocalDateTime,
           merchantCategoryCode: f.merchantCategoryCode,
           pos: f.pos,
-          authIndicator: request.service === 'sale' ? request.authIndicator || undefined : undefined,
           dcc: dccOriginal,
         };
       }

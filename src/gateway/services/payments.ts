@@ -312,7 +312,9 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       }
       return cardPresent(r, comments('sale'), txId(), r.amountMinor, {
         capture: true,
-        authorizationOptions: { authIndicator: r.authIndicator ?? '0' },
+        // Spec 001, required fields: authIndicator `0` for the sale as for the pre-authorization (not the `1` of a
+        // final authorization, gateway.md §3); the unattended sale follows the same list but for catLevel.
+        authorizationOptions: { authIndicator: '0' },
       });
     }
     case 'credit': {

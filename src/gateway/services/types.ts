@@ -114,8 +114,6 @@ export interface PreauthRequest extends CardPresentFields {
 export interface SaleRequest extends CardPresentFields {
   service: 'sale';
   dcc?: DccFields;
-  /** `processingInformation.authorizationOptions.authIndicator`; spec 001's table says `0` (the default). */
-  authIndicator?: '0' | '1';
 }
 
 /** Incremental authorization (PATCH), comments `Parking Incremental Auth`. */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { FieldReader } from '../fields.js';
-import { samplePayment } from '../sample-requests.js';
+import { sampleEmvTags, samplePayment } from '../sample-requests.js';
 import { validatePayment, type PaymentRequest } from './authorization.js';
 import { callOf, DCC_TERMS, NOW, refusalOf } from './testing/fixtures.js';
 
@@ -137,5 +137,36 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
       reason: 'INVALID_CARD',
       details: [{ field: 'paymentInformation.card.number', reason: 'INVALID_DATA' }],
     });
+  });
+  it('refuses a tap from a terminal that does not say it reads contactless (terminalCapability 5)', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-cap-4', entryMode: 'contactless' });
+    (body.pointOfSaleInformation as Record<string, unknown>).terminalCapability = '4';
+    expect(refusalOf(() => validate(body)).body.details).toEqual([
+      { field: 'pointOfSaleInformation.terminalCapability', reason: 'INVALID_DATA' },
+    ]);
+  });
+  it('refuses a sale with authIndicator 1: spec 001 lists `0` for the sale as for the pre-authorization', () => {
+    for (const catLevel of ['2', '6'] as const) {
+      const body = samplePayment({
+        amountMinor: 2000,
+        transactionId: `tx-ai-${catLevel}`,
+        sale: true,
+        catLevel,
+      });
+      (
+        body.processingInformation as { authorizationOptions: { authIndicator: string } }
+      ).authorizationOptions.authIndicator = '1';
+      expect(refusalOf(() => validate(body)).body.details).toEqual([
+        { field: 'processingInformation.authorizationOptions.authIndicator', reason: 'INVALID_DATA' },
+      ]);
+    }
+  });
+
+  it('refuses EMV tags on a swiped read: a stripe has no chip data (gateway.md §3)', () => {
+    const body = samplePayment({ amountMinor: 2000, transactionId: 'tx-swipe-tags', entryMode: 'swiped' });
+    (body.pointOfSaleInformation as Record<string, unknown>).emv = { tags: sampleEmvTags(2000, 'EUR') };
+    expect(refusalOf(() => validate(body)).body.details).toEqual([
+      { field: 'pointOfSaleInformation.emv.tags', reason: 'INVALID_DATA' },
+    ]);
   });
 });

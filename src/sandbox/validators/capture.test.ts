@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FieldReader } from '../fields.js';
 import { sampleCapture, sampleEmvTags } from '../sample-requests.js';
 import { validateCapture } from './capture.js';
-import { callOf, DCC_TERMS, ledgerTx, NOW, RATE, refusalOf } from './testing/fixtures.js';
+import { callOf, DCC_TERMS, ledgerTx, NOW, RATE, refusalOf, requestWithTags } from './testing/fixtures.js';
 
 function capture(body: Record<string, unknown>, auth = ledgerTx(2000), dcc = false): { amountMinor: number } {
   return validateCapture(new FieldReader(body, NOW), callOf(body), auth, dcc ? DCC_TERMS : undefined, NOW);
@@ -70,5 +70,28 @@ describe('validateCapture (spec 001 capture rules; reference/gateway.md §7)', (
       { field: 'orderInformation.amountDetails.exchangeRate', reason: 'INVALID_DATA' },
     ]);
     expect(capture(body(RATE), ledgerTx(2241, 'USD'), true)).toEqual({ amountMinor: 2241 });
+  });
+
+  it('refuses a capture without clientReferenceInformation.code (spec 001, Capture request)', () => {
+    const body = sampleCapture(2000, 2000, 'cap-8');
+    delete (body.clientReferenceInformation as Record<string, unknown>).code;
+    expect(refusalOf(() => capture(body)).body.details).toEqual([
+      { field: 'clientReferenceInformation.code', reason: 'MISSING_FIELD' },
+    ]);
+  });
+
+  it("refuses the capture of an EMV contact pre-authorization whose tags are not the pre-authorization's", () => {
+    const tags = sampleEmvTags(2000, 'EUR');
+    const contact = ledgerTx(2000, 'EUR', {
+      emv: { present: true, contact: true },
+      requests: [requestWithTags(tags)],
+    });
+    const withTags = (hex: string, id: string) => ({
+      ...sampleCapture(2000, 2000, id),
+      pointOfSaleInformation: { emv: { tags: hex } },
+    });
+    expect(capture(withTags(tags, 'cap-9'), contact)).toEqual({ amountMinor: 2000 });
+    const a = refusalOf(() => capture(withTags(sampleEmvTags(2000, 'GBP'), 'cap-10'), contact));
+    expect(a.body.details).toEqual([{ field: 'pointOfSaleInformation.emv.tags', reason: 'INVALID_DATA' }]);
   });
 });

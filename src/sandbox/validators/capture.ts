@@ -8,7 +8,13 @@ import type { FieldReader } from '../fields.js';
 import { heldAmount } from '../money-rules.js';
 import type { ApiCall } from '../service-types.js';
 import type { LedgerTransaction } from '../store.js';
-import { EMV_TAGS, readEmvTags, refuseNeverSendTags, requireTags } from './emv-tags.js';
+import {
+  EMV_TAGS,
+  readEmvTags,
+  refuseNeverSendTags,
+  requireOriginalValues,
+  requireTags,
+} from './emv-tags.js';
 import { refusal } from './refusal.js';
 
 /** Spec 001: the capture of an EMV contact pre-authorization carries these tags. */
@@ -25,6 +31,8 @@ export function validateCapture(
   dcc: DccAuthorizationTerms | undefined,
   now: Date,
 ): { amountMinor: number } {
+  // Spec 001, Capture: the request carries clientReferenceInformation.code.
+  r.text('clientReferenceInformation.code', true);
   const currency = r.currency('orderInformation.amountDetails.currency');
   if (currency !== undefined && currency !== auth.currency)
     r.invalid('orderInformation.amountDetails.currency', 'currency differs from the authorization');
@@ -44,7 +52,10 @@ export function validateCapture(
     // Spec 001: EMV contact pre-authorizations need the EMV tags on their capture (95, 9F10, 9F26).
     if (!r.has(EMV_TAGS))
       r.missing(EMV_TAGS, 'the capture of an EMV contact pre-authorization carries the EMV tags');
-    else if (tags) requireTags(r, tags, CONTACT_CAPTURE_TAGS, 'capture');
+    else if (tags) {
+      requireTags(r, tags, CONTACT_CAPTURE_TAGS, 'capture');
+      requireOriginalValues(r, tags, auth, 'capture');
+    }
   } else if (r.has(EMV_TAGS)) {
     r.invalid(EMV_TAGS, 'EMV tags go on a capture only after an EMV contact pre-authorization');
   }

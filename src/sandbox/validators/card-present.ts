@@ -8,7 +8,7 @@ import { cardTypeOfPan, luhnValid, readTrackData } from '../card.js';
 import { checkEmvTags, type DecodedTag, type EmvContext } from '../emv-rules.js';
 import type { FieldReader } from '../fields.js';
 import type { ApiCall } from '../service-types.js';
-import { readEmvTags, refuseNeverSendTags } from './emv-tags.js';
+import { EMV_TAGS, readEmvTags, refuseNeverSendTags } from './emv-tags.js';
 import { refusal } from './refusal.js';
 
 /** The entry modes of the parking section. */
@@ -80,6 +80,14 @@ export function validateCardPresent(
   const emvRead = entryMode === 'contact' || entryMode === 'contactless';
   if (emvRead && capability !== undefined && capability !== '4' && capability !== '5')
     r.invalid('pointOfSaleInformation.terminalCapability', 'an EMV read needs terminalCapability 4 or 5');
+  // gateway.md §3: 4 is a contact chip terminal, 5 a contactless one; a tap (EMV or magnetic-stripe mode) was read by
+  // a contactless terminal, so it says 5.
+  else if (
+    (entryMode === 'contactless' || entryMode === 'msd') &&
+    capability !== undefined &&
+    capability !== '5'
+  )
+    r.invalid('pointOfSaleInformation.terminalCapability', `a ${entryMode} read needs terminalCapability 5`);
   r.oneOf('pointOfSaleInformation.terminalPinCapability', PIN_CAPABILITIES, true, true);
   r.oneOf('processingInformation.commerceIndicator', COMMERCE_INDICATORS, true);
   if (service !== 'credit') {
@@ -89,11 +97,12 @@ export function validateCardPresent(
       true,
       true,
     );
-    // Spec 001 lists `0` for pre-authorizations; a sale may be final (gateway.md §3: `1`), both are accepted.
-    if (service !== 'sale' && authIndicator === '1')
+    // Spec 001's required fields list `0` for the sale and the pre-authorization alike (the unattended sale: "same
+    // idea" but for catLevel); `1`, a final authorization (gateway.md §3), is no parking request.
+    if (authIndicator === '1')
       r.invalid(
         'processingInformation.authorizationOptions.authIndicator',
-        'a pre-authorization has authIndicator 0',
+        `a parking ${service} has authIndicator 0`,
       );
   }
   if (service === 'sale' && catLevel === '6') {
@@ -109,7 +118,12 @@ export function validateCardPresent(
     : r.has('pointOfSaleInformation.emv.tags')
       ? readEmvTags(r, call, false)
       : undefined;
-  if (!emvRead) refuseNeverSendTags(r, emv);
+  if (!emvRead) {
+    refuseNeverSendTags(r, emv);
+    // gateway.md §3: emv.tags carries a chip's data; a stripe (swiped, msd) or a keyed number has none to send.
+    if (entryMode !== undefined && r.has(EMV_TAGS))
+      r.invalid(EMV_TAGS, `a ${entryMode} read has no chip data: emv.tags is not sent`);
+  }
   // A literal of every field (absent ones undefined): a result shaped by conditional spreads gets a hidden class of
   // its own per combination, and every later read of it goes megamorphic.
   return { pan, expiry, cardType, entryMode, emv };

@@ -68,4 +68,12 @@ describe('validateRefund (spec 001)', () => {
     });
     expect(refund(body, usd, true)).toEqual({ amountMinor: 560 });
   });
+
+  it('refuses a refund of a parking capture without clientReferenceInformation.code (gateway.md §7)', () => {
+    const body = sampleRefund(500, 'ref-code', 'capture');
+    delete (body.clientReferenceInformation as Record<string, unknown>).code;
+    expect(refusalOf(() => refund(body)).body.details).toEqual([
+      { field: 'clientReferenceInformation.code', reason: 'MISSING_FIELD' },
+    ]);
+  });
 });

@@ -26,6 +26,8 @@ export function validateRefund(
   if (currency !== undefined && currency !== target.currency)
     r.invalid('orderInformation.amountDetails.currency', 'currency differs from the original');
   const amount = r.amount('orderInformation.amountDetails.totalAmount', target.currency);
+  // gateway.md §7: a parking refund carries code and comments, like the other follow-ons of spec 001.
+  r.text('clientReferenceInformation.code', target.card?.entryMode !== undefined);
   if (target.card?.entryMode !== undefined)
     r.oneOf(
       'clientReferenceInformation.comments',

@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest';
 import { FieldReader } from '../fields.js';
 import { sampleEmvTags, sampleReversal, sampleTimeoutReversal } from '../sample-requests.js';
 import { validateReversal, validateTimeoutReversal } from './reversal.js';
-import { callOf, DCC_TERMS, ledgerTx, NOW, RATE, refusalOf } from './testing/fixtures.js';
+import { callOf, DCC_TERMS, ledgerTx, NOW, RATE, refusalOf, requestWithTags } from './testing/fixtures.js';
 
 const TAGS = sampleEmvTags(2000, 'EUR');
 
@@ -108,5 +108,20 @@ describe('validateTimeoutReversal', () => {
     expect(a.body.details).toEqual([
       { field: 'clientReferenceInformation.transactionId', reason: 'MISSING_FIELD' },
     ]);
+  });
+
+  it('refuses a reversal without clientReferenceInformation.code (spec 001, Reversal request)', () => {
+    const body = sampleReversal(2000, 'EUR', TAGS);
+    delete (body.clientReferenceInformation as Record<string, unknown>).code;
+    expect(refusalOf(() => reverse(body)).body.details).toEqual([
+      { field: 'clientReferenceInformation.code', reason: 'MISSING_FIELD' },
+    ]);
+  });
+
+  it("refuses a reversal whose tags are not the authorization's (its 9F02 rebuilt for another amount)", () => {
+    const auth = ledgerTx(2000, 'EUR', { requests: [requestWithTags(TAGS)] });
+    expect(reverse(sampleReversal(2000, 'EUR', TAGS), auth)).toBe(2000);
+    const a = refusalOf(() => reverse(sampleReversal(2000, 'EUR', sampleEmvTags(1500, 'EUR')), auth));
+    expect(a.body.details).toEqual([{ field: 'pointOfSaleInformation.emv.tags', reason: 'INVALID_DATA' }]);
   });
 });

@@ -6,7 +6,7 @@ import { checkDccFollowOn, type DccAuthorizationTerms } from '../dcc.js';
 import type { FieldReader } from '../fields.js';
 import type { ApiCall } from '../service-types.js';
 import type { LedgerTransaction } from '../store.js';
-import { EMV_TAGS, readEmvTags, refuseNeverSendTags } from './emv-tags.js';
+import { EMV_TAGS, readEmvTags, refuseNeverSendTags, requireOriginalValues } from './emv-tags.js';
 import { refusal } from './refusal.js';
 
 const REVERSAL_AMOUNT = 'reversalInformation.amountDetails.totalAmount';
@@ -32,6 +32,8 @@ export function validateReversal(
   auth: LedgerTransaction,
   dcc: () => DccAuthorizationTerms | undefined,
 ): { requestedMinor: number | undefined } {
+  // Spec 001, Reversal: the request carries clientReferenceInformation.code.
+  r.text('clientReferenceInformation.code', true);
   const currency = r.currency('orderInformation.amountDetails.currency');
   if (currency !== undefined && currency !== auth.currency)
     r.invalid('orderInformation.amountDetails.currency', 'currency differs from the authorization');
@@ -43,6 +45,7 @@ export function validateReversal(
   if (auth.emv?.present === true && tags === undefined && !r.details.some((d) => d.field === EMV_TAGS))
     r.missing(EMV_TAGS, `the reversal of an EMV authorization repeats its EMV tags (${EMV_TAGS})`);
   refuseNeverSendTags(r, tags);
+  if (tags) requireOriginalValues(r, tags, auth, 'reversal');
   // Spec 001 requires the DCC field set of capture and refund only; a reversal of a converted authorization that
   // carries any of it carries all of it, at the authorization's rate (as the certification pack checks).
   if (DCC_FIELDS.some((f) => r.has(`orderInformation.amountDetails.${f}`)))

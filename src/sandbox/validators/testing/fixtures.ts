@@ -5,7 +5,8 @@
 import type { DccAuthorizationTerms } from '../../dcc.js';
 import { GatewayAnswer } from '../../errors.js';
 import type { ApiCall } from '../../service-types.js';
-import type { LedgerTransaction } from '../../store.js';
+import { decodeEmvTags } from '../../emv-rules.js';
+import type { LedgerRequest, LedgerTransaction } from '../../store.js';
 
 /** The sandbox time of the tests. */
 export const NOW = new Date('2026-11-22T10:15:00Z');
@@ -74,4 +75,11 @@ export function refusalOf(validate: () => unknown): { httpStatus: number; body: 
     throw e;
   }
   throw new Error('the request was accepted');
+}
+
+/** The ledger's record of an original request sent with the EMV tags `hex` (only what the validators read of it). */
+export function requestWithTags(hex: string): LedgerRequest {
+  const decoded = decodeEmvTags(hex);
+  if (!decoded.ok) throw new Error(decoded.message);
+  return { emvTags: decoded.tags } as LedgerRequest;
 }

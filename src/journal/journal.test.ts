@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournalError } from './errors.js';
 import { entriesOfFlow, NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
-import { LATEST_VERSION } from './migrations/index.js';
+import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
 import { RECEIPT_FACT_COLUMNS } from './migrations/receipt-facts.js';
 import { openJournalReadOnly } from './read-only.js';
-import { olderTerminalJournal } from './testing/held-journal.js';
+import { journalSchema, lockAsRunningTerminal, olderTerminalJournal } from './testing/held-journal.js';
 
 const TRACK2 = ';4111111111111111=29121010000012300000?';
 const open: SqliteJournal[] = [];
@@ -454,6 +454,33 @@ describe('the sender lock', () => {
     expect(again.db.prepare("SELECT value FROM meta WHERE key = 'sender_lock'").get()).toBeUndefined();
     again.acquireSenderLock('the terminal');
     again.close();
+  });
+
+  it('keeps a journal of an older schema as it is while another live process holds it, and migrates it once that one died', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-lock-'));
+    const path = join(dir, 'journal.db');
+    const older = olderTerminalJournal(path, 2);
+    lockAsRunningTerminal(older);
+    const before = journalSchema(older);
+    expect(() => openJournal(path)).toThrowError(
+      expect.objectContaining({
+        code: 'JOURNAL_LOCKED',
+        message: expect.stringContaining('not migrated while it runs') as string,
+      }) as Error,
+    );
+    expect(journalSchema(older)).toEqual(before);
+    // Its holder died: the journal is the opener's to migrate.
+    older
+      .prepare("UPDATE meta SET value = ? WHERE key = 'sender_lock'")
+      .run(JSON.stringify({ pid: 2_147_483_000, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    older.close();
+    journal(path).acquireSenderLock('the terminal');
+    const reader = openJournalReadOnly(path, 1);
+    try {
+      expect(reader && schemaVersion(reader.db)).toBe(LATEST_VERSION);
+    } finally {
+      reader?.close();
+    }
   });
 });
 

@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../log/index.js';
 import { makeDirectory } from '../config/durable-file.js';
 import { JournalError } from './errors.js';
 import { readOn, type JournalConnection } from './field-checks.js';
-import { migrate } from './migrations/index.js';
+import { migrate, migrationNeeded } from './migrations/index.js';
 import { APPROVED_PREAUTH } from './migrations/lookup-indexes.js';
 import { isoTime } from './iso-time.js';
 import {
@@ -767,6 +767,17 @@ export class SqliteJournal implements Journal {
       this.db.pragma('foreign_keys = ON');
       // Wiped card data (stored offline payments, kept tags) is overwritten, not left in free pages (money safety rule 4).
       this.db.pragma('secure_delete = ON');
+      // A journal another live process holds (the terminal; an older one whose update waits for its restart) is never
+      // migrated under it: its statements would meet a schema they were not written for, and the file could no longer
+      // go back to the release that holds it. Refused, nothing changed: the holder migrates it at its next start.
+      if (migrationNeeded(this.db)) {
+        const holder = liveLockHolder(this.db);
+        if (holder)
+          throw lockedBy(
+            holder,
+            `; its schema is older than this release's and is not migrated while it runs`,
+          );
+      }
       migrate(this.db);
       this.stmts = this.prepare();
       this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
@@ -1519,15 +1530,8 @@ export class SqliteJournal implements Journal {
    */
   acquireSenderLock(holder: string): void {
     this.atomically(true, () => {
-      const row = this.db
-        .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
-        .get(SENDER_LOCK);
-      const current = row ? parseLock(row.value) : undefined;
-      if (current && current.pid !== process.pid && processAlive(current.pid))
-        throw new JournalError(
-          'JOURNAL_LOCKED',
-          `the journal is in use by ${current.holder} (process ${current.pid}) since ${current.since}`,
-        );
+      const held = liveLockHolder(this.db);
+      if (held) throw lockedBy(held);
       this.db
         .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
         .run(SENDER_LOCK, JSON.stringify({ pid: process.pid, holder, since: this.now().toISOString() }));
@@ -1612,6 +1616,32 @@ function parseLock(value: string): { pid: number; holder: string; since: string 
   } catch {
     return undefined;
   }
+}
+
+type SenderLock = NonNullable<ReturnType<typeof parseLock>>;
+
+/**
+ * The sender lock of the journal `db` when another live process holds it (a holder that died is none); undefined also
+ * for a file without the `meta` table (older than migration 0002, or new), which no sender has locked.
+ */
+function liveLockHolder(db: Database.Database): SenderLock | undefined {
+  const meta = db
+    .prepare<[], { one: 1 }>("SELECT 1 AS one FROM sqlite_schema WHERE type = 'table' AND name = 'meta'")
+    .get();
+  if (meta === undefined) return undefined;
+  const row = db
+    .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
+    .get(SENDER_LOCK);
+  const current = row ? parseLock(row.value) : undefined;
+  return current && current.pid !== process.pid && processAlive(current.pid) ? current : undefined;
+}
+
+/** `JOURNAL_LOCKED`, naming the live process that holds the journal, and why that refuses the caller (`why`). */
+function lockedBy(lock: SenderLock, why = ''): JournalError {
+  return new JournalError(
+    'JOURNAL_LOCKED',
+    `the journal is in use by ${lock.holder} (process ${lock.pid}) since ${lock.since}${why}`,
+  );
 }
 
 /** Whether a process with this id runs (signal 0 checks without sending anything). */

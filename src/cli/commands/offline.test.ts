@@ -13,7 +13,11 @@ import {
   pendingKeyPath,
 } from '../../journal/index.js';
 import { oauthTokensResealer } from '../../host/gateway-adapters.js';
-import { holdAsRunningTerminal } from '../../journal/testing/held-journal.js';
+import {
+  holdAsRunningTerminal,
+  lockAsRunningTerminal,
+  schemaAround,
+} from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { capturedIo as io } from '../testing/io.js';
@@ -92,6 +96,26 @@ describe('parking-terminal offline rotate-key', () => {
     expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_LOCKED' } });
     expect(readFileSync(keyFile, 'utf8')).toBe(before);
     expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+  });
+
+  it('is refused beside a running terminal of an older version (JOURNAL_LOCKED): its schema unchanged, no key made', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'offline-cli-'));
+    writeFileSync(
+      join(dir, 'terminal.json'),
+      JSON.stringify({ journal: { path: 'var/j.db' }, offline: { keyFile: 'var/offline.key' } }),
+    );
+    const { before, after } = await schemaAround(
+      join(dir, 'var/j.db'),
+      2,
+      async () => {
+        const { io: cli, out } = io(dir);
+        expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(2);
+        expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_LOCKED' } });
+      },
+      { setup: lockAsRunningTerminal },
+    );
+    expect(after).toEqual(before);
+    expect(existsSync(join(dir, 'var/offline.key'))).toBe(false);
   });
 
   it('is refused with a key file the journal is not sealed under (exit 2, JOURNAL_KEY), never printing a key', async () => {

@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { oauthTokenStoreFromConfig } from '../../gateway/index.js';
@@ -14,7 +15,12 @@ import {
 } from '../../journal/index.js';
 import { oauthTokensResealer } from '../../host/gateway-adapters.js';
 import {
+  OFFLINE_CARD_COLUMN,
+  OFFLINE_OPEN_BY_CARD_INDEX,
+} from '../../journal/migrations/offline-card-fingerprints.js';
+import {
   holdAsRunningTerminal,
+  journalSchema,
   lockAsRunningTerminal,
   schemaAround,
 } from '../../journal/testing/held-journal.js';
@@ -223,6 +229,25 @@ describe('a rotation cut off after the OAuth token store was re-sealed, at the o
       expect(fileKeyProvider(keyFile).loadKey().equals(pending)).toBe(true);
     },
   );
+
+  it('is left to a terminal of an older version holding the journal, whose schema it leaves as it is', async () => {
+    const { dir, keyFile, journalPath } = cutOffAfterTokenStore();
+    // The journal as that terminal has it: without the card fingerprint, a rewrite it never made.
+    const older = new Database(journalPath);
+    older.exec(`DROP INDEX ${OFFLINE_OPEN_BY_CARD_INDEX}`);
+    older.exec(`ALTER TABLE offline_payments DROP COLUMN ${OFFLINE_CARD_COLUMN}`);
+    lockAsRunningTerminal(older);
+    const before = journalSchema(older);
+    try {
+      const { io: cli, out } = io(dir);
+      await main(['oauth', 'status', '--config', 'terminal.json'], cli);
+      expect(out()).not.toContain('JOURNAL_LOCKED');
+      expect(journalSchema(older)).toEqual(before);
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
+    } finally {
+      older.close();
+    }
+  });
 
   it('is left to the terminal while it holds the journal', async () => {
     const { dir, keyFile, journalPath } = cutOffAfterTokenStore();

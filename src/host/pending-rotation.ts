@@ -46,12 +46,20 @@ export function settleRotationBeforeReading(
   const journalPath = resolve(cwd, config.journal.path);
   if (!existsSync(pendingKeyPath(resolve(cwd, config.offline.keyFile))) || !existsSync(journalPath))
     return 'none';
-  const journal = openJournal(journalPath, options);
+  const held = (e: unknown): boolean => e instanceof JournalError && e.code === 'JOURNAL_LOCKED';
+  let journal: SqliteJournal;
+  try {
+    // Refused when the holder runs an older schema: its journal is not migrated under it.
+    journal = openJournal(journalPath, options);
+  } catch (e) {
+    if (held(e)) return 'held';
+    throw e;
+  }
   try {
     try {
       journal.acquireSenderLock(holder);
     } catch (e) {
-      if (e instanceof JournalError && e.code === 'JOURNAL_LOCKED') return 'held';
+      if (held(e)) return 'held';
       throw e;
     }
     return settleConfiguredRotation(journal, config, cwd);

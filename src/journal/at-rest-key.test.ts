@@ -1,4 +1,14 @@
-import { existsSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
+import {
+  existsSync,
+  linkSync,
+  lstatSync,
+  mkdtempSync,
+  readdirSync,
+  readFileSync,
+  statSync,
+  symlinkSync,
+  writeFileSync,
+} from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -195,6 +205,37 @@ describe('rotateKeyFile', () => {
     writeFileSync(keyFile, before, { mode: 0o600 });
     expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
   });
+
+  it.skipIf(process.platform === 'win32')(
+    'refuses a key file that is a link, leaving the key where it lives: the retired key would stay under its other name',
+    () => {
+      const { dir, journal, keyFile } = setup();
+      sealSome(journal, keyFile);
+      const before = readFileSync(keyFile, 'utf8');
+      // The configured name a symbolic link to the key where it lives (a volume of its own, say).
+      const symbolic = join(dir, 'symbolic.key');
+      symlinkSync(keyFile, symbolic);
+      expect(() => rotateKeyFile(journal, { keyProvider: fileKeyProvider(symbolic) })).toThrowError(
+        expect.objectContaining({
+          code: 'JOURNAL_KEY',
+          message: expect.stringContaining('link') as string,
+        }) as Error,
+      );
+      expect(lstatSync(symbolic).isSymbolicLink()).toBe(true);
+      expect(existsSync(pendingKeyPath(symbolic))).toBe(false);
+      // The key file with a second name (a copy made with ln).
+      linkSync(keyFile, join(dir, 'second-name.key'));
+      expect(() => rotateKeyFile(journal, { keyProvider: fileKeyProvider(keyFile) })).toThrowError(
+        expect.objectContaining({
+          code: 'JOURNAL_KEY',
+          message: expect.stringContaining('link') as string,
+        }) as Error,
+      );
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+      expect(readFileSync(keyFile, 'utf8')).toBe(before);
+      expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
+    },
+  );
 
   it('refuses a value that does not open (altered bytes) and leaves every value and the key as they were', () => {
     const { journal, keyFile } = setup();

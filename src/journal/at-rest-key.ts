@@ -1,5 +1,5 @@
 import { randomBytes } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, lstatSync } from 'node:fs';
 import { tagsContext } from './authorization-data.js';
 import {
   discardPendingKey,
@@ -261,6 +261,17 @@ export function rotateKeyFile(journal: SqliteJournal, options: RotateKeyOptions)
     throw new JournalError(
       'JOURNAL_KEY',
       `${keyFile}: no key file to rotate (it is created at the first start)`,
+    );
+  // The new key takes the key file's place by its name: under another name (a symbolic link's target, a second hard
+  // link) the retired key would stay on disk, and behind a symbolic link the new one would land beside the link, not
+  // where the key is kept.
+  const name = lstatSync(keyFile);
+  if (name.isSymbolicLink() || name.nlink > 1)
+    throw new JournalError(
+      'JOURNAL_KEY',
+      `${keyFile}: the key file is ${name.isSymbolicLink() ? 'a symbolic link' : 'linked under another name too'}; ` +
+        'a rotation would leave the retired key on disk under the other name: set offline.keyFile to the file ' +
+        'itself, as its only name',
     );
   // Read again: a rotation finished just now has replaced the file.
   const current = fileKeyProvider(keyFile);

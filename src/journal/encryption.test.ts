@@ -1,8 +1,17 @@
+import { execFileSync, spawn } from 'node:child_process';
 import { chmodSync, mkdtempSync, readdirSync, readFileSync, statSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
-import { fileKeyProvider, keyCheckValue, open, seal, staticKeyProvider } from './encryption.js';
+import {
+  fileKeyProvider,
+  keyCheckValue,
+  open,
+  pendingKeyPath,
+  readPendingKey,
+  seal,
+  staticKeyProvider,
+} from './encryption.js';
 
 const KEY = Buffer.alloc(32, 1);
 
@@ -81,6 +90,36 @@ describe('key file', () => {
       expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error,
     );
   });
+
+  // Nothing but a file is read as a key: a pipe blocks the read until something writes to it (the start hung for
+  // ever, deaf to SIGTERM), and what it gives is nobody's stored key. Here a writer waits on the pipe, so that a read
+  // comes back with its key instead of hanging the test.
+  it.skipIf(process.platform === 'win32')(
+    'refuses a key file or a pending key that is not a file (a named pipe), without reading it',
+    () => {
+      const dir = mkdtempSync(join(tmpdir(), 'key-'));
+      const keyFile = join(dir, 'k');
+      for (const [pipe, read] of [
+        [keyFile, () => fileKeyProvider(keyFile).loadKey()],
+        [pendingKeyPath(keyFile), () => readPendingKey(keyFile)],
+      ] as const) {
+        execFileSync('mkfifo', ['-m', '600', pipe]);
+        const writer = spawn('sh', ['-c', 'printf %s "$0" > "$1"', 'ab'.repeat(32), pipe], {
+          stdio: 'ignore',
+        });
+        try {
+          expect(read, pipe).toThrowError(
+            expect.objectContaining({
+              code: 'JOURNAL_KEY',
+              message: expect.stringContaining('not a file') as string,
+            }) as Error,
+          );
+        } finally {
+          writer.kill();
+        }
+      }
+    },
+  );
 
   it('refuses a key file that does not hold a 32-byte key', () => {
     const path = join(mkdtempSync(join(tmpdir(), 'key-')), 'k');

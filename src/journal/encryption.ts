@@ -2,7 +2,7 @@ import { createCipheriv, createDecipheriv, createHmac, randomBytes } from 'node:
 import { existsSync, readFileSync, renameSync, rmSync, statSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { syncDirectory, writePrivateFileDurably } from '../config/durable-file.js';
-import { exposedToOthers } from '../config/secret-file.js';
+import { assertPrivateFile, SecretFileError } from '../config/secret-file.js';
 import { JournalError } from './errors.js';
 
 /**
@@ -152,8 +152,12 @@ export function writePendingKey(path: string, key: Buffer): void {
 export function readPendingKey(path: string): Buffer | null | undefined {
   let text: string;
   try {
+    // Only a file (as the rotation writes it) is read: a pipe's read would wait for a writer.
+    if (!statSync(pendingKeyPath(path)).isFile())
+      throw new JournalError('JOURNAL_KEY', `${pendingKeyPath(path)}: not a file; a pending key is a file`);
     text = readFileSync(pendingKeyPath(path), 'utf8');
   } catch (e) {
+    if (e instanceof JournalError) throw e;
     if ((e as NodeJS.ErrnoException).code === 'ENOENT') return undefined;
     throw new JournalError('JOURNAL_KEY', `${pendingKeyPath(path)}: cannot read the pending key`, {
       cause: e,
@@ -213,14 +217,17 @@ export function fileKeyProvider(path: string): FileKeyProvider {
       }
       let text: string;
       try {
-        if (exposedToOthers(statSync(path).mode))
-          throw new JournalError(
-            'JOURNAL_KEY',
-            `${path}: the key file is accessible to group or others; make it mode 0600 (chmod 600)`,
-          );
+        // The secret files' one rule: a file, accessible to its owner only (never a pipe or a device, whose read
+        // waits for a writer that may never come).
+        assertPrivateFile(path, 'offline.keyFile');
         text = readFileSync(path, 'utf8');
       } catch (e) {
-        if (e instanceof JournalError) throw e;
+        if (e instanceof SecretFileError)
+          throw new JournalError(
+            'JOURNAL_KEY',
+            e.code === 'SECRET_FILE_EXPOSED' ? e.message : `${path}: cannot read the key file (${e.message})`,
+            { cause: e },
+          );
         throw new JournalError('JOURNAL_KEY', `${path}: cannot read the key file`, { cause: e });
       }
       cached = parseKeyText(text, path);

@@ -4,10 +4,10 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { JournalError } from './errors.js';
 import { entriesOfFlow, NOT_SENT, openJournal, type BeginEntry, type SqliteJournal } from './journal.js';
-import { LATEST_VERSION } from './migrations/index.js';
+import { LATEST_VERSION, schemaVersion } from './migrations/index.js';
 import { RECEIPT_FACT_COLUMNS } from './migrations/receipt-facts.js';
 import { openJournalReadOnly } from './read-only.js';
-import { olderTerminalJournal } from './testing/held-journal.js';
+import { journalSchema, lockAsRunningTerminal, olderTerminalJournal } from './testing/held-journal.js';
 
 const TRACK2 = ';4111111111111111=29121010000012300000?';
 const open: SqliteJournal[] = [];
@@ -454,6 +454,70 @@ describe('the sender lock', () => {
     expect(again.db.prepare("SELECT value FROM meta WHERE key = 'sender_lock'").get()).toBeUndefined();
     again.acquireSenderLock('the terminal');
     again.close();
+  });
+
+  it.runIf(existsSync('/proc/sys/kernel/random/boot_id'))(
+    'takes over a lock whose pid names another process now: one of an earlier boot, or one started since',
+    () => {
+      const path = join(mkdtempSync(join(tmpdir(), 'pt-lock-')), 'journal.db');
+      const j = journal(path);
+      const boot = readFileSync('/proc/sys/kernel/random/boot_id', 'utf8').trim();
+      // The live parent of this test process, as /proc reads it: its start in clock ticks since boot.
+      const stat = readFileSync(`/proc/${process.ppid}/stat`, 'utf8');
+      const started = stat.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+      const lock = (fields: Record<string, unknown>) =>
+        j.db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)").run(
+          JSON.stringify({
+            pid: process.ppid,
+            holder: 'the terminal',
+            since: '2030-01-01T00:00:00.000Z',
+            ...fields,
+          }),
+        );
+      // That very process, in this boot: it holds the journal.
+      lock({ boot, started });
+      expect(() => j.acquireSenderLock('the terminal')).toThrowError(
+        expect.objectContaining({ code: 'JOURNAL_LOCKED' }) as Error,
+      );
+      // A terminal that held it before a power cut: its pid is another process's after the reboot.
+      lock({ boot: 'an earlier boot', started });
+      j.acquireSenderLock('the terminal');
+      // A holder that died in this boot, its pid given to a process started since.
+      lock({ boot, started: `${started}0` });
+      j.acquireSenderLock('the terminal');
+      expect(
+        JSON.parse(
+          (j.db.prepare("SELECT value FROM meta WHERE key = 'sender_lock'").get() as { value: string }).value,
+        ),
+      ).toMatchObject({ pid: process.pid, boot });
+    },
+  );
+
+  it('keeps a journal of an older schema as it is while another live process holds it, and migrates it once that one died', () => {
+    const dir = mkdtempSync(join(tmpdir(), 'pt-lock-'));
+    const path = join(dir, 'journal.db');
+    const older = olderTerminalJournal(path, 2);
+    lockAsRunningTerminal(older);
+    const before = journalSchema(older);
+    expect(() => openJournal(path)).toThrowError(
+      expect.objectContaining({
+        code: 'JOURNAL_LOCKED',
+        message: expect.stringContaining('not migrated while it runs') as string,
+      }) as Error,
+    );
+    expect(journalSchema(older)).toEqual(before);
+    // Its holder died: the journal is the opener's to migrate.
+    older
+      .prepare("UPDATE meta SET value = ? WHERE key = 'sender_lock'")
+      .run(JSON.stringify({ pid: 2_147_483_000, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    older.close();
+    journal(path).acquireSenderLock('the terminal');
+    const reader = openJournalReadOnly(path, 1);
+    try {
+      expect(reader && schemaVersion(reader.db)).toBe(LATEST_VERSION);
+    } finally {
+      reader?.close();
+    }
   });
 });
 

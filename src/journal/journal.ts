@@ -1,4 +1,4 @@
-import { closeSync, fdatasync, fdatasyncSync, openSync } from 'node:fs';
+import { closeSync, fdatasync, fdatasyncSync, openSync, readFileSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { containsCardNumber } from '../emv/index.js';
@@ -7,7 +7,7 @@ import { silentLogger, type Logger } from '../log/index.js';
 import { makeDirectory } from '../config/durable-file.js';
 import { JournalError } from './errors.js';
 import { readOn, type JournalConnection } from './field-checks.js';
-import { migrate } from './migrations/index.js';
+import { migrate, migrationNeeded } from './migrations/index.js';
 import { APPROVED_PREAUTH } from './migrations/lookup-indexes.js';
 import { isoTime } from './iso-time.js';
 import {
@@ -767,6 +767,17 @@ export class SqliteJournal implements Journal {
       this.db.pragma('foreign_keys = ON');
       // Wiped card data (stored offline payments, kept tags) is overwritten, not left in free pages (money safety rule 4).
       this.db.pragma('secure_delete = ON');
+      // A journal another live process holds (the terminal; an older one whose update waits for its restart) is never
+      // migrated under it: its statements would meet a schema they were not written for, and the file could no longer
+      // go back to the release that holds it. Refused, nothing changed: the holder migrates it at its next start.
+      if (migrationNeeded(this.db)) {
+        const holder = liveLockHolder(this.db);
+        if (holder)
+          throw lockedBy(
+            holder,
+            `; its schema is older than this release's and is not migrated while it runs`,
+          );
+      }
       migrate(this.db);
       this.stmts = this.prepare();
       this.runInTransaction = this.db.transaction((fn: () => unknown) => fn());
@@ -1519,18 +1530,17 @@ export class SqliteJournal implements Journal {
    */
   acquireSenderLock(holder: string): void {
     this.atomically(true, () => {
-      const row = this.db
-        .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
-        .get(SENDER_LOCK);
-      const current = row ? parseLock(row.value) : undefined;
-      if (current && current.pid !== process.pid && processAlive(current.pid))
-        throw new JournalError(
-          'JOURNAL_LOCKED',
-          `the journal is in use by ${current.holder} (process ${current.pid}) since ${current.since}`,
-        );
-      this.db
-        .prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)')
-        .run(SENDER_LOCK, JSON.stringify({ pid: process.pid, holder, since: this.now().toISOString() }));
+      const held = liveLockHolder(this.db);
+      if (held) throw lockedBy(held);
+      this.db.prepare('INSERT OR REPLACE INTO meta (key, value) VALUES (?, ?)').run(
+        SENDER_LOCK,
+        JSON.stringify({
+          pid: process.pid,
+          holder,
+          since: this.now().toISOString(),
+          ...processIdentity(process.pid),
+        }),
+      );
     });
     this.lockHeld = true;
   }
@@ -1600,18 +1610,98 @@ export class SqliteJournal implements Journal {
 
 const SENDER_LOCK = 'sender_lock';
 
-function parseLock(value: string): { pid: number; holder: string; since: string } | undefined {
+/**
+ * The sender lock as its holder wrote it: pid, who, since when, and — where the system tells them — the boot it ran in
+ * and when it started ({@link processIdentity}).
+ */
+interface SenderLock {
+  pid: number;
+  holder: string;
+  since: string;
+  boot?: string;
+  started?: string;
+}
+
+function parseLock(value: string): SenderLock | undefined {
   try {
-    const v = JSON.parse(value) as { pid?: unknown; holder?: unknown; since?: unknown };
+    const v = JSON.parse(value) as {
+      pid?: unknown;
+      holder?: unknown;
+      since?: unknown;
+      boot?: unknown;
+      started?: unknown;
+    };
     if (typeof v.pid !== 'number' || !Number.isSafeInteger(v.pid)) return undefined;
     return {
       pid: v.pid,
       holder: typeof v.holder === 'string' ? v.holder : 'another process',
       since: typeof v.since === 'string' ? v.since : '?',
+      // Absent from a lock an earlier release wrote: its pid alone tells.
+      ...(typeof v.boot === 'string' ? { boot: v.boot } : {}),
+      ...(typeof v.started === 'string' ? { started: v.started } : {}),
     };
   } catch {
     return undefined;
   }
+}
+
+/**
+ * The sender lock of the journal `db` when another live process holds it (a holder that died is none); undefined also
+ * for a file without the `meta` table (older than migration 0002, or new), which no sender has locked.
+ */
+function liveLockHolder(db: Database.Database): SenderLock | undefined {
+  const meta = db
+    .prepare<[], { one: 1 }>("SELECT 1 AS one FROM sqlite_schema WHERE type = 'table' AND name = 'meta'")
+    .get();
+  if (meta === undefined) return undefined;
+  const row = db
+    .prepare<[string], { value: string }>('SELECT value FROM meta WHERE key = ?')
+    .get(SENDER_LOCK);
+  const current = row ? parseLock(row.value) : undefined;
+  return current && current.pid !== process.pid && holderRuns(current) ? current : undefined;
+}
+
+/**
+ * Whether the process that wrote `lock` still runs. Its pid alone cannot tell once it died: after a reboot (a power
+ * cut, the terminal's own crash) the pid is any other process's, which would keep the terminal from starting at all;
+ * within a boot it may be given to a process started later. So the lock names the boot and the process's start too,
+ * where the system tells them (Linux), and a pid alive in another boot or started at another time is not its holder.
+ */
+function holderRuns(lock: SenderLock): boolean {
+  if (!processAlive(lock.pid)) return false;
+  const { boot, started } = processIdentity(lock.pid);
+  if (lock.boot !== undefined && boot !== undefined && lock.boot !== boot) return false;
+  return lock.started === undefined || started === undefined || lock.started === started;
+}
+
+/**
+ * The boot of this machine (`/proc/sys/kernel/random/boot_id`) and when process `pid` started in it, in clock ticks
+ * since the boot (field 22 of `/proc/PID/stat`, read after the command name, which may hold spaces and parentheses);
+ * each undefined where the system does not tell.
+ */
+function processIdentity(pid: number): { boot?: string; started?: string } {
+  const read = (file: string): string | undefined => {
+    try {
+      return readFileSync(file, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  const boot = read('/proc/sys/kernel/random/boot_id')?.trim();
+  const stat = read(`/proc/${pid}/stat`);
+  const started = stat?.slice(stat.lastIndexOf(')') + 2).split(' ')[19];
+  return {
+    ...(boot ? { boot } : {}),
+    ...(started !== undefined && /^\d+$/.test(started) ? { started } : {}),
+  };
+}
+
+/** `JOURNAL_LOCKED`, naming the live process that holds the journal, and why that refuses the caller (`why`). */
+function lockedBy(lock: SenderLock, why = ''): JournalError {
+  return new JournalError(
+    'JOURNAL_LOCKED',
+    `the journal is in use by ${lock.holder} (process ${lock.pid}) since ${lock.since}${why}`,
+  );
 }
 
 /** Whether a process with this id runs (signal 0 checks without sending anything). */

@@ -801,6 +801,38 @@ describe('offline queue', () => {
     expect(queue.declinedAfterForward().map((p) => p.transactionId)).toEqual([old.transactionId]);
   });
 
+  it('closes a payment stored more than seven days ago while the gateway stays unreachable: its card data kept no longer', async () => {
+    const { queue, journal } = setup(':memory:', { ...LIMITS, maxAgeHours: 168 });
+    const old = queue.store(payment());
+    t += 3_600_000;
+    const recent = queue.store(payment());
+    // The gateway down for a week and a moment since the first was stored: every forwarding run finds no connection.
+    t += 167 * 3_600_000 + 1;
+    const sends: string[] = [];
+    const sender = new JournaledSender(journal, {
+      transmit: (r) => {
+        sends.push(r.transactionId ?? '');
+        return Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g' });
+      },
+      reachable: () => Promise.resolve({ reachable: false, host: 'gateway api.test:443' }),
+    });
+    const report = await queue.forwardPending(sender);
+    expect(sends).toEqual([]);
+    expect(report).toMatchObject({
+      forwarded: 0,
+      gatewayUnreachable: true,
+      declined: [
+        { transactionId: old.transactionId, state: 'rejected', reason: 'OFFLINE_EXPIRED', hasBody: false },
+      ],
+      remaining: 1,
+    });
+    // The one still within its seven days waits, with its card data, for the gateway.
+    expect(queue.get(recent.id)).toMatchObject({ state: 'stored', hasBody: true });
+    expect(queue.status()).toMatchObject({ depth: 1, declinedAfterForward: 1 });
+    // Closed, it no longer holds up the age limit: the oldest stored payment is the recent one, 167 h old.
+    expect(queue.refusal(payment())).toBeUndefined();
+  });
+
   it('when a claim fails mid-run, ends only once the forwards already on the wire have their outcomes journaled', async () => {
     const { queue, journal } = setup();
     const [first, second, third] = [queue.store(payment()), queue.store(payment()), queue.store(payment())];

@@ -61,6 +61,15 @@ type ClosedUnsent = typeof OFFLINE_EXPIRED | typeof OFFLINE_UNREADABLE;
 const MAX_FORWARD_AGE_MS = MAX_OFFLINE_AGE_HOURS * 3_600_000;
 
 /**
+ * Whether a payment stored at `storedAt` may no longer be forwarded at `now` (epoch ms): stored more than
+ * {@link MAX_OFFLINE_AGE_HOURS} ago. The one rule of {@link OFFLINE_EXPIRED} (the SQL of `storedBefore` is its form for
+ * the query: `stored_at < now - MAX_FORWARD_AGE_MS`).
+ */
+function isExpired(storedAt: number, now: number): boolean {
+  return now - storedAt > MAX_FORWARD_AGE_MS;
+}
+
+/**
  * stored → forwarding → approved | declined | rejected | unknown (handed to timeout recovery); not sent, or refused for now (PROCESSOR_UNAVAILABLE) → stored;
  * stored more than seven days → rejected ({@link OFFLINE_EXPIRED}), never sent; its request unreadable → rejected
  * ({@link OFFLINE_UNREADABLE}), never sent.
@@ -520,6 +529,7 @@ export class OfflineQueue {
     claim: Statement;
     complete: Statement;
     closeUnsent: Statement<[ClosedUnsent, number, number]>;
+    storedBefore: Statement<[number], { id: number }>;
     unclaim: Statement;
     forwarding: Statement<[], Row>;
     list: Statement<[number], Row>;
@@ -572,6 +582,9 @@ export class OfflineQueue {
       closeUnsent: db.prepare(`UPDATE offline_payments SET state = 'rejected', reason = ?,
           completed_at = ?, body_enc = NULL
         WHERE id = ? AND state = 'stored'`),
+      // The open index's condition repeated, as in `next`: only the payments in the queue are read.
+      storedBefore: db.prepare(`SELECT id FROM offline_payments
+        WHERE state = 'stored' AND state IN ('stored', 'forwarding') AND stored_at < ? ORDER BY id`),
       unclaim:
         db.prepare(`UPDATE offline_payments SET state = 'stored', journal_entry_id = NULL, forwarded_at = NULL
         WHERE id = ? AND state = 'forwarding'`),
@@ -859,30 +872,59 @@ export class OfflineQueue {
           throw e;
         }
       });
-      // Committed: each closed one is told of (read back as closed), never sent.
-      const told: StoredPayment[] = [];
-      for (const { id, reason, err } of closed) {
-        const p = this.get(id);
-        if (!p) continue;
-        told.push(p);
-        const facts = { offlineId: p.id, transactionId: p.transactionId, storedAt: p.storedAt, reason };
-        if (reason === OFFLINE_EXPIRED)
-          this.logger.warn(
-            facts,
-            `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
-              'the validity of its card read): closed for the operator, its card data wiped',
-          );
-        else
-          this.logger.error(
-            { ...facts, err },
-            'stored payment cannot be read, never forwarded: closed for the operator, its sealed bytes wiped',
-          );
-      }
-      return { claimed, closed: told };
+      return { claimed, closed: this.tellClosed(closed) };
     } catch (e) {
       releaseTaken();
       throw e;
     }
+  }
+
+  /**
+   * The stored payments closed unsent by a committed write, read back as closed, each logged for the operator: never
+   * sent.
+   */
+  private tellClosed(closed: readonly Unsent[]): StoredPayment[] {
+    const told: StoredPayment[] = [];
+    for (const { id, reason, err } of closed) {
+      const p = this.get(id);
+      if (!p) continue;
+      told.push(p);
+      const facts = { offlineId: p.id, transactionId: p.transactionId, storedAt: p.storedAt, reason };
+      if (reason === OFFLINE_EXPIRED)
+        this.logger.warn(
+          facts,
+          `stored payment older than ${MAX_OFFLINE_AGE_HOURS} h not forwarded (its authorization would come after ` +
+            'the validity of its card read): closed for the operator, its card data wiped',
+        );
+      else
+        this.logger.error(
+          { ...facts, err },
+          'stored payment cannot be read, never forwarded: closed for the operator, its sealed bytes wiped',
+        );
+    }
+    return told;
+  }
+
+  /**
+   * Closes every stored payment stored more than {@link MAX_OFFLINE_AGE_HOURS} ago ({@link OFFLINE_EXPIRED}, its card
+   * data wiped), in one durable write, and returns them as closed; nothing is written when there is none. Run by each
+   * forwarding run before it looks for the gateway: such a payment is never sent, so its card data is not kept on the
+   * terminal until the gateway answers again — a week's outage would keep it for as long as the outage lasts, and its
+   * age would hold up the age limit of every payment stored meanwhile. The claim applies the same rule
+   * ({@link isExpired}) to a payment that expires between the two. With none, the empty list at once, without a turn
+   * of the event loop (the run's claim is queued in the caller's turn, as before).
+   */
+  private closeExpired(): StoredPayment[] | Promise<StoredPayment[]> {
+    const now = this.now().getTime();
+    if (this.stmts.storedBefore.all(now - MAX_FORWARD_AGE_MS).length === 0) return [];
+    return this.journal
+      .commitDurably(() =>
+        this.stmts.storedBefore.all(now - MAX_FORWARD_AGE_MS).map(({ id }): Unsent => {
+          this.stmts.closeUnsent.run(OFFLINE_EXPIRED, now, id);
+          return { id, reason: OFFLINE_EXPIRED };
+        }),
+      )
+      .then((closed) => this.tellClosed(closed));
   }
 
   /**
@@ -911,7 +953,7 @@ export class OfflineQueue {
         passedOver = true;
       };
       for (const row of rows) {
-        if (now - row.stored_at > MAX_FORWARD_AGE_MS) {
+        if (isExpired(row.stored_at, now)) {
           close(row, OFFLINE_EXPIRED);
           continue;
         }
@@ -993,12 +1035,15 @@ export class OfflineQueue {
     if (!Number.isInteger(concurrency) || concurrency < 1 || concurrency > 64)
       throw new JournalError('JOURNAL_INVALID', 'concurrency must be an integer from 1 to 64');
     this.reconcile();
+    // Those past their seven days first, whether or not the gateway can be reached.
+    const closing = this.closeExpired();
+    const expired = Array.isArray(closing) ? closing : await closing;
     const tally: Tally = {
       stop: false,
       forwarded: 0,
       approved: 0,
       gatewayUnreachable: false,
-      declined: [],
+      declined: expired,
       unknown: [],
     };
     // Forwards not yet finished, and of them those still on the wire (claimed, not yet answered): a slot frees when

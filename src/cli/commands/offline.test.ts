@@ -1,6 +1,7 @@
 import { existsSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { loadConfig } from '../../config/index.js';
 import { oauthTokenStoreFromConfig } from '../../gateway/index.js';
@@ -13,7 +14,16 @@ import {
   pendingKeyPath,
 } from '../../journal/index.js';
 import { oauthTokensResealer } from '../../host/gateway-adapters.js';
-import { holdAsRunningTerminal } from '../../journal/testing/held-journal.js';
+import {
+  OFFLINE_CARD_COLUMN,
+  OFFLINE_OPEN_BY_CARD_INDEX,
+} from '../../journal/migrations/offline-card-fingerprints.js';
+import {
+  holdAsRunningTerminal,
+  journalSchema,
+  lockAsRunningTerminal,
+  schemaAround,
+} from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { capturedIo as io } from '../testing/io.js';
@@ -92,6 +102,26 @@ describe('parking-terminal offline rotate-key', () => {
     expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_LOCKED' } });
     expect(readFileSync(keyFile, 'utf8')).toBe(before);
     expect(existsSync(pendingKeyPath(keyFile))).toBe(false);
+  });
+
+  it('is refused beside a running terminal of an older version (JOURNAL_LOCKED): its schema unchanged, no key made', async () => {
+    const dir = mkdtempSync(join(tmpdir(), 'offline-cli-'));
+    writeFileSync(
+      join(dir, 'terminal.json'),
+      JSON.stringify({ journal: { path: 'var/j.db' }, offline: { keyFile: 'var/offline.key' } }),
+    );
+    const { before, after } = await schemaAround(
+      join(dir, 'var/j.db'),
+      2,
+      async () => {
+        const { io: cli, out } = io(dir);
+        expect(await main(['offline', 'rotate-key', '--config', 'terminal.json'], cli)).toBe(2);
+        expect(JSON.parse(out())).toMatchObject({ error: { code: 'JOURNAL_LOCKED' } });
+      },
+      { setup: lockAsRunningTerminal },
+    );
+    expect(after).toEqual(before);
+    expect(existsSync(join(dir, 'var/offline.key'))).toBe(false);
   });
 
   it('is refused with a key file the journal is not sealed under (exit 2, JOURNAL_KEY), never printing a key', async () => {
@@ -199,6 +229,25 @@ describe('a rotation cut off after the OAuth token store was re-sealed, at the o
       expect(fileKeyProvider(keyFile).loadKey().equals(pending)).toBe(true);
     },
   );
+
+  it('is left to a terminal of an older version holding the journal, whose schema it leaves as it is', async () => {
+    const { dir, keyFile, journalPath } = cutOffAfterTokenStore();
+    // The journal as that terminal has it: without the card fingerprint, a rewrite it never made.
+    const older = new Database(journalPath);
+    older.exec(`DROP INDEX ${OFFLINE_OPEN_BY_CARD_INDEX}`);
+    older.exec(`ALTER TABLE offline_payments DROP COLUMN ${OFFLINE_CARD_COLUMN}`);
+    lockAsRunningTerminal(older);
+    const before = journalSchema(older);
+    try {
+      const { io: cli, out } = io(dir);
+      await main(['oauth', 'status', '--config', 'terminal.json'], cli);
+      expect(out()).not.toContain('JOURNAL_LOCKED');
+      expect(journalSchema(older)).toEqual(before);
+      expect(existsSync(pendingKeyPath(keyFile))).toBe(true);
+    } finally {
+      older.close();
+    }
+  });
 
   it('is left to the terminal while it holds the journal', async () => {
     const { dir, keyFile, journalPath } = cutOffAfterTokenStore();

@@ -19,7 +19,8 @@ const USAGE = `parking-terminal offline rotate-key [--config FILE]
                 store with them; then the new key file takes the old one's place. Crash-safe: the next start
                 or rotation finishes or undoes an interrupted one. Refused (JOURNAL_LOCKED, exit 2) while the
                 terminal runs on the same journal; refused (JOURNAL_KEY) when the key file is not the one the
-                journal's data is sealed with. Recorded in the audit log (key-rotate). Prints
+                journal's data is sealed with, or when it is a symbolic link or has another name (the
+                retired key would stay on disk under it). Recorded in the audit log (key-rotate). Prints
                 {"rotated": true, "keyFile", "storedPayments", "tagSets", "pendingRotation"}
   --config FILE configuration (JSON or YAML); embedded defaults otherwise`;
 

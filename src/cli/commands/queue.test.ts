@@ -17,7 +17,11 @@ import {
   OFFLINE_CARD_COLUMN,
   OFFLINE_OPEN_BY_CARD_INDEX,
 } from '../../journal/migrations/offline-card-fingerprints.js';
-import { holdAsRunningTerminal, schemaAround } from '../../journal/testing/held-journal.js';
+import {
+  holdAsRunningTerminal,
+  lockAsRunningTerminal,
+  schemaAround,
+} from '../../journal/testing/held-journal.js';
 import { main } from '../main.js';
 import { createOfflineCommand } from './offline.js';
 import { createQueueCommand } from './queue.js';
@@ -73,6 +77,22 @@ function previousPayments(db: Database.Database, now: number) {
   insert.run('d1', null, 300, 'declined', 'EXPIRED_CARD', now - 120_000);
 }
 
+/**
+ * Journals of older terminals: before the card fingerprint (schema 2), and at the latest version without it (a rewrite
+ * that keeps the version).
+ */
+const OLDER_JOURNALS: [string, number, (db: Database.Database) => void][] = [
+  ['of schema 2 (the offline queue)', 2, () => undefined],
+  [
+    'of schema 12 without the card fingerprint (a rewrite that keeps the version)',
+    LATEST_VERSION,
+    (db) => {
+      db.exec(`DROP INDEX ${OFFLINE_OPEN_BY_CARD_INDEX}`);
+      db.exec(`ALTER TABLE offline_payments DROP COLUMN ${OFFLINE_CARD_COLUMN}`);
+    },
+  ],
+];
+
 /** Runs `queue ARGS` in `dir` as the command line does: its exit code and its output parsed. */
 async function runQueue(dir: string, args: string[]) {
   const { io: cli, out } = io(dir);
@@ -114,17 +134,7 @@ describe('parking-terminal queue', () => {
     expect(existsSync(join(dir, 'var/j.db'))).toBe(false);
   });
 
-  it.each([
-    ['of schema 2 (the offline queue)', 2, () => undefined],
-    [
-      'of schema 12 without the card fingerprint (a rewrite that keeps the version)',
-      LATEST_VERSION,
-      (db: Database.Database) => {
-        db.exec(`DROP INDEX ${OFFLINE_OPEN_BY_CARD_INDEX}`);
-        db.exec(`ALTER TABLE offline_payments DROP COLUMN ${OFFLINE_CARD_COLUMN}`);
-      },
-    ],
-  ])(
+  it.each(OLDER_JOURNALS)(
     'reads status and declined read-only beside a running terminal whose journal is %s: its schema unchanged',
     async (_name, version, undo) => {
       const dir = terminalDir();
@@ -334,6 +344,50 @@ describe('parking-terminal queue', () => {
       command.run(['flush', '--config', 'terminal.json', '--gateway', 'http://127.0.0.1:9'], cli),
     ).rejects.toMatchObject({ code: 'JOURNAL_LOCKED' });
     expect(sent).toEqual([]);
+  });
+
+  describe.each([
+    ['flush', '--gateway', 'http://127.0.0.1:9'],
+    ['acknowledge', 'd1'],
+  ])('queue %s', (...args) => {
+    it.each(OLDER_JOURNALS)(
+      'is refused beside a running terminal whose journal is %s (JOURNAL_LOCKED): its schema unchanged, nothing sent',
+      async (_name, version, undo) => {
+        const dir = terminalDir();
+        const sent: string[] = [];
+        const command = createQueueCommand({
+          connect: () =>
+            Promise.resolve({
+              transmitter: {
+                transmit: (r): Promise<ForwardOutcome> => {
+                  sent.push(r.transactionId ?? '');
+                  return Promise.resolve({ kind: 'approved', status: 'AUTHORIZED', gatewayId: 'g' });
+                },
+              },
+              close: () => Promise.resolve(),
+            }),
+        });
+        const { before, after } = await schemaAround(
+          join(dir, 'var/j.db'),
+          version,
+          async () => {
+            const { io: cli } = io(dir);
+            await expect(command.run([...args, '--config', 'terminal.json'], cli)).rejects.toMatchObject({
+              code: 'JOURNAL_LOCKED',
+            });
+          },
+          {
+            undo,
+            setup: (db) => {
+              previousPayments(db, Date.now());
+              lockAsRunningTerminal(db);
+            },
+          },
+        );
+        expect(after).toEqual(before);
+        expect(sent).toEqual([]);
+      },
+    );
   });
 
   it('exits 1 and lists a payment declined after forwarding', async () => {

@@ -90,6 +90,15 @@ export function migrate(db: Database.Database, target: number = LATEST_VERSION):
 }
 
 /**
+ * Whether {@link migrate} would change `db`: a migration it lacks, or at the latest version a schema rewrite it lacks.
+ * False for a file newer than this code (which {@link migrate} refuses, changing nothing).
+ */
+export function migrationNeeded(db: Database.Database): boolean {
+  const current = schemaVersion(db);
+  return current < LATEST_VERSION || (current === LATEST_VERSION && REWRITES.some((r) => r.needed(db)));
+}
+
+/**
  * Applies `r` in one transaction with foreign keys off, and checks every reference before the commit (SQLite's
  * procedure for rebuilding a table); the switch is put back as it was, whatever happens.
  */

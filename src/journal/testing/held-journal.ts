@@ -11,12 +11,20 @@ import { LATEST_VERSION, migrate, schemaVersion } from '../migrations/index.js';
 export function holdAsRunningTerminal(path: string): void {
   const held = openJournal(path);
   try {
-    held.db
-      .prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)")
-      .run(JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }));
+    lockAsRunningTerminal(held.db);
   } finally {
     held.close();
   }
+}
+
+/**
+ * Writes the sender lock of a running terminal (the parent of the test process, a live process) through `db`: what an
+ * older terminal holding its journal ({@link olderTerminalJournal}) has written at its start.
+ */
+export function lockAsRunningTerminal(db: Database.Database): void {
+  db.prepare("INSERT OR REPLACE INTO meta (key, value) VALUES ('sender_lock', ?)").run(
+    JSON.stringify({ pid: process.ppid, holder: 'the terminal', since: '2030-01-01T00:00:00.000Z' }),
+  );
 }
 
 /**

@@ -1,4 +1,4 @@
-import type { Config } from '../config/index.js';
+import { gatewayUrlProblem, type Config } from '../config/index.js';
 import { createGatewayClient, type GatewayClient } from '../gateway/index.js';
 import { gatewayAuthFromConfig } from '../host/gateway-adapters.js';
 import { createLogger, silentLogger, type Logger } from '../log/index.js';
@@ -17,6 +17,8 @@ export function commandGatewayUrl(config: Config, option: string | undefined, mi
       'the embedded sandbox runs inside the terminal: pass --gateway URL (e.g. of `parking-terminal sandbox`)',
     );
   if (!URL.canParse(baseUrl)) throw new UsageError('BAD_ARGUMENTS', `--gateway: "${baseUrl}" is not a URL`);
+  const problem = gatewayUrlProblem(baseUrl);
+  if (problem !== undefined) throw new UsageError('BAD_ARGUMENTS', `--gateway: ${problem}`);
   return baseUrl;
 }
 

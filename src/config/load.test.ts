@@ -33,6 +33,19 @@ describe('configuration', () => {
     expect(c.terminal.model).toBe('meter');
   });
 
+  it('refuses a remote gateway at plain http on another host, and takes https or this machine', () => {
+    expect(() => parseConfig({ gateway: { kind: 'remote', baseUrl: 'http://api.gateway.example' } })).toThrow(
+      expect.objectContaining({ code: 'CONFIG_INVALID', key: 'gateway.baseUrl' }),
+    );
+    for (const baseUrl of [
+      'https://api.gateway.example',
+      'http://127.0.0.1:8080',
+      'http://localhost:1',
+      'http://[::1]:2',
+    ])
+      expect(parseConfig({ gateway: { kind: 'remote', baseUrl } }).gateway.baseUrl).toBe(baseUrl);
+  });
+
   it('reads YAML files', () => {
     const c = loadConfigFile(
       tmpFile('c.yaml', 'reader:\n  kind: serial\n  serial:\n    path: /dev/ttyUSB0\n'),

@@ -235,12 +235,42 @@ export const receiptsSchema = z
   })
   .prefault({});
 
+/** A host name of this machine: `localhost`, 127.0.0.0/8, `[::1]` (URL.hostname form). */
+const LOOPBACK_HOST = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
+
+/** Whether `hostname` (as URL.hostname writes it) names this machine. */
+export function isLoopbackHost(hostname: string): boolean {
+  return LOOPBACK_HOST.test(hostname);
+}
+
+/**
+ * Why card data may not be sent to the gateway at `url`, or undefined when it may: `https:`, or plain `http:` to this
+ * machine only (the sandbox of `parking-terminal sandbox`, a local proxy). Card data never crosses a network in clear
+ * (PCI DSS requirement 4): a gateway at `http://` on another host, by a slip in the configuration or a command's
+ * `--gateway`, would be sent track data and EMV tags unencrypted.
+ */
+export function gatewayUrlProblem(url: string): string | undefined {
+  if (!URL.canParse(url)) return 'not a URL';
+  const { protocol, hostname } = new URL(url);
+  if (protocol === 'https:') return undefined;
+  if (protocol === 'http:')
+    return isLoopbackHost(hostname)
+      ? undefined
+      : 'plain http only to this machine (localhost, 127.0.0.1, [::1]): card data never crosses a network in clear; use https';
+  return `${protocol} is not http or https`;
+}
+
 export const gatewaySchema = z
   .strictObject({
     /** `sandbox`: the embedded sandbox in-process. `remote`: a real gateway at baseUrl. */
     kind: z.enum(['sandbox', 'remote']).default('sandbox'),
     /** e.g. https://apitest.cybersource.com (test) or https://api.cybersource.com (production). */
-    baseUrl: z.url().optional(),
+    baseUrl: z
+      .url()
+      .refine((u) => gatewayUrlProblem(u) === undefined, {
+        error: (issue) => gatewayUrlProblem(String(issue.input)) ?? 'not a gateway URL',
+      })
+      .optional(),
     merchantId: z.string().min(1).default('testrest'),
     auth: z
       .strictObject({

@@ -133,9 +133,21 @@ describe('createTransport', () => {
     expect(received).toBe(0);
   });
 
+  it('refuses a gateway at plain http on another host: card data never crosses a network in clear', () => {
+    expect(() => transportTo('http://gateway.example', unsigned)).toThrow(
+      /gateway.baseUrl: plain http only to this machine/,
+    );
+    expect(() => transportTo('http://192.0.2.1:9', unsigned)).toThrow(
+      expect.objectContaining({ code: 'GW_CONFIG' }),
+    );
+    transportTo('http://127.0.0.1:9', unsigned)
+      .close()
+      .catch(() => undefined);
+  });
+
   it('gives up on a connection that does not open within the connect timeout', async () => {
     // A non-routable address (RFC 5737 TEST-NET-1): the connection neither opens nor is refused.
-    const transport = transportTo('http://192.0.2.1:9', unsigned, 100);
+    const transport = transportTo('https://192.0.2.1:9', unsigned, 100);
     closeAll = () => transport.close();
     expect(await transport.reachable()).toEqual({ reachable: false, host: 'gateway 192.0.2.1:9' });
   });

@@ -1,6 +1,7 @@
 import { randomUUID } from 'node:crypto';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { Pool, type Dispatcher } from 'undici';
+import { gatewayUrlProblem } from '../config/index.js';
 import type { Logger } from '../log/index.js';
 import type { Authenticator } from './auth/authenticator.js';
 import { authClockSkew } from './clock-skew.js';
@@ -321,6 +322,9 @@ export interface Transport {
 /** The HTTP transport on undici: one keep-alive pool per gateway origin, timeouts from configuration. */
 export function createTransport(options: TransportOptions): Transport {
   const url = new URL(options.baseUrl);
+  // A dispatcher given (tests: undici's MockAgent) connects nowhere by this URL.
+  const problem = options.dispatcher === undefined ? gatewayUrlProblem(options.baseUrl) : undefined;
+  if (problem !== undefined) throw new GatewayError('GW_CONFIG', `gateway.baseUrl: ${problem}`);
   if (url.protocol !== 'https:' && url.protocol !== 'http:') {
     throw new GatewayError('GW_CONFIG', `gateway.baseUrl: ${url.protocol} is not http or https`);
   }

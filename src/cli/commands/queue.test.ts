@@ -569,6 +569,8 @@ describe('parking-terminal queue', () => {
     [['queue', 'status', '--gateway', 'http://x'], 'BAD_ARGUMENTS'],
     [['queue', 'flush'], 'QUEUE_NO_GATEWAY'],
     [['queue', 'flush', '--gateway', 'not a url'], 'BAD_ARGUMENTS'],
+    // Stored card data never forwarded in clear to another host.
+    [['queue', 'flush', '--gateway', 'http://gateway.example'], 'BAD_ARGUMENTS'],
     [['queue', 'status', '--config', 'missing.json'], 'CONFIG_UNREADABLE'],
   ])('exits 2 on %j with %s', async (args, code) => {
     const dir = terminalDir();

@@ -6,6 +6,7 @@ import {
   requireCurrency,
   toDecimalString,
 } from '../../money/index.js';
+import { isLoopbackHost } from '../../config/index.js';
 import { GatewayError, GatewayInvalidRequestError } from '../errors.js';
 import { reasonCode } from '../outcome.js';
 import { assertNoPersonalData } from '../personal-data.js';
@@ -214,8 +215,6 @@ export function listPath(query: { offset?: number; limit?: number; status?: 'ACT
  */
 export const MAX_HOSTED_PAGE_URL = 512;
 
-const LOOPBACK_HOSTS = /^(localhost|127(\.\d{1,3}){3}|\[::1\])$/;
-
 /** The characters of a URI (RFC 3986 §2: unreserved, reserved, and `%` of a percent-encoding). */
 const URI_CHARACTERS = /^[A-Za-z0-9\-._~:/?#[\]@!$&'()*+,;=%]+$/;
 
@@ -248,7 +247,7 @@ export function hostedPageOriginsOf(baseUrl: string, configured?: readonly strin
   const named = labels.length >= 3 && !/^\d+$/.test(labels.at(-1) ?? '') && !gateway.hostname.startsWith('[');
   return {
     hosts: configured ?? (named ? [gateway.host, `*.${labels.slice(1).join('.')}`] : [gateway.host]),
-    plainHttp: gateway.protocol === 'http:' && LOOPBACK_HOSTS.test(gateway.hostname),
+    plainHttp: gateway.protocol === 'http:' && isLoopbackHost(gateway.hostname),
   };
 }
 
@@ -292,7 +291,7 @@ export function hostedPageUrlProblem(url: string, origins?: HostedPageOrigins): 
   const plainHttp = origins === undefined || origins.plainHttp;
   const secure =
     parsed.protocol === 'https:' ||
-    (plainHttp && parsed.protocol === 'http:' && LOOPBACK_HOSTS.test(parsed.hostname));
+    (plainHttp && parsed.protocol === 'http:' && isLoopbackHost(parsed.hostname));
   if (!secure) return `${parsed.protocol} is not https`;
   if (parsed.hostname === '') return 'no host';
   if (parsed.username !== '' || parsed.password !== '') return 'carries credentials';

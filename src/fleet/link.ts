@@ -544,15 +544,12 @@ export class FleetLink {
         return;
       }
       this.options.logger.warn({ id: command.id, command: name }, 'fleet command refused: retained');
-      const reply = this.reply({
-        id: command.id,
-        command: name,
-        ok: false,
-        code: 'RETAINED',
-        message: 'a retained message is not executed: publish commands without retain, and clear this one',
-      });
-      this.finish(command.id, reply);
-      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'RETAINED' });
+      this.refuseClaimed(
+        command.id,
+        name,
+        'RETAINED',
+        'a retained message is not executed: publish commands without retain, and clear this one',
+      );
       return;
     }
     if ('forgotten' in claim) {
@@ -590,15 +587,12 @@ export class FleetLink {
     // was closing, or still waiting when the close stopped waiting, would run on a host closing under it, its reply
     // past the link's end. Refused, with its id claimed: a redelivery after the restart is DUPLICATE, never run.
     if (late || this.abandoned) {
-      const reply = this.reply({
-        id: command.id,
-        command: name,
-        ok: false,
-        code: 'NOT_ALLOWED',
-        message: 'the terminal is stopping: not executed; send it again once it is back online',
-      });
-      this.finish(command.id, reply);
-      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'NOT_ALLOWED' });
+      this.refuseClaimed(
+        command.id,
+        name,
+        'NOT_ALLOWED',
+        'the terminal is stopping: not executed; send it again once it is back online',
+      );
       return;
     }
     this.options.logger.info({ id: command.id, command: name }, 'fleet command');
@@ -622,6 +616,12 @@ export class FleetLink {
       result: outcome.ok ? 'ok' : outcome.failed ? 'failed' : 'refused',
       code: reply.code,
     });
+  }
+
+  /** Refuses a command whose id it claimed: answered, the reply kept with the id ({@link finish}), audited. */
+  private refuseClaimed(id: string, name: FleetCommandName, code: ReplyCode, message: string): void {
+    this.finish(id, this.reply({ id, command: name, ok: false, code, message }));
+    this.options.terminal.audit({ id, command: name, result: 'refused', code });
   }
 
   /** Gives the claimed id its reply as published (what a redelivery's DUPLICATE repeats under `first`). */

@@ -332,6 +332,22 @@ describe('offline queue', () => {
     expect(queue.status().declinedAfterForward).toBe(0);
   });
 
+  it('takes no acknowledgement of a forward whose outcome recovery has not resolved yet', async () => {
+    const { queue, journal } = setup();
+    const p = queue.store(payment({ amountMinor: 100 }));
+    const f = fakeForwarder(() => ({ kind: 'unknown', error: { code: 'GW_TIMEOUT' } }));
+    const report = await queue.forwardPending(f.forwarder);
+    expect(report.unknown).toHaveLength(1);
+    // Listed, but whether it was collected is not known: acknowledged now, it would not come back once recovery found
+    // it voided (not collected).
+    expect(queue.status().declinedAfterForward).toBe(1);
+    expect(queue.acknowledgeDecline(p.id)).toBe(false);
+    expect(acknowledgeOfflineDecline(journal, p.transactionId)).toBe(false);
+    journal.resolve(report.unknown[0]!, 'timeout-void');
+    expect(queue.acknowledgeDecline(p.id)).toBe(true);
+    expect(queue.status().declinedAfterForward).toBe(0);
+  });
+
   it('reports a payment approved for less than its amount after forwarding, as a decline is, until acknowledged', async () => {
     const { queue } = setup();
     const short = queue.store(payment({ amountMinor: 1_221 }));

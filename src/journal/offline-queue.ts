@@ -425,9 +425,16 @@ function statusOf(
 const UNACKNOWLEDGED_SQL = `SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_DECLINE}
   UNION ALL SELECT * FROM offline_payments WHERE ${UNACKNOWLEDGED_SHORTFALL} ORDER BY id`;
 
-/** The operator's acknowledgement of one of them, completed by the condition that names it. */
+/**
+ * The operator's acknowledgement of one of them, completed by the condition that names it. Not of a forward whose
+ * outcome recovery has yet to resolve (its journal entry still in flight): whether it was collected is not known, and
+ * acknowledged now it would not come back to the count once recovery found it voided, not collected.
+ */
 const ACKNOWLEDGE_SQL = `UPDATE offline_payments SET decline_acknowledged = 1
-  WHERE ((${UNACKNOWLEDGED_DECLINE}) OR (${UNACKNOWLEDGED_SHORTFALL})) AND`;
+  WHERE ((${UNACKNOWLEDGED_DECLINE}) OR (${UNACKNOWLEDGED_SHORTFALL}))
+    AND NOT (state = 'unknown' AND EXISTS (SELECT 1 FROM journal_entries j
+      WHERE j.id = offline_payments.journal_entry_id AND j.state IN ('pending', 'sent', 'unknown')))
+    AND`;
 
 /**
  * The stored payments not collected in full after forwarding (declined, rejected, unknown, or approved for less than

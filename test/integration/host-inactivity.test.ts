@@ -280,6 +280,9 @@ describe('time limits on the currency choice', () => {
     // past the offer's expiry (the sandbox's offers live 10 minutes).
     while (Date.now() < firstExpiry + 1_000) {
       await vi.advanceTimersByTimeAsync(30_000);
+      // A fresh offer asked for at the expiry is a real request to the sandbox: the clock jumps no further until it is
+      // on screen, or the jumps alone would run out the request's time on a loaded machine (30 s of headers).
+      await waitFor(h, ['choose-currency'], 15_000);
       if ((await now(h)).prompt !== undefined) await send(h, { type: 'MORE_TIME' });
     }
     const renewed = await now(h);

@@ -19,7 +19,7 @@ import {
   ticketPrinted,
   waitForScreen,
 } from './models-harness.js';
-import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
+import { startUnreachablePathsProxy, type RewritingProxy } from './rewriting-proxy.js';
 
 const config = modelConfig('kiosk', { tariff: { dailyCapMinor: 2_021, graceMinutes: 10 } });
 
@@ -39,17 +39,7 @@ beforeEach(async () => {
     port: 0,
     settlementCutoff: `${hhmm(cutoff.getHours())}:${hhmm(cutoff.getMinutes())}`,
   });
-  proxy = await startRewritingProxy(
-    sandbox.url,
-    () => undefined,
-    (req) =>
-      req.method === 'POST' && unreachable.has(req.url)
-        ? {
-            status: 502,
-            body: { submitTimeUtc: new Date().toISOString(), status: 'SERVER_ERROR', reason: 'SYSTEM_ERROR' },
-          }
-        : undefined,
-  );
+  proxy = await startUnreachablePathsProxy(sandbox.url, unreachable);
   dir = mkdtempSync(join(tmpdir(), 'pt-paid-ticket-unknown-'));
 });
 

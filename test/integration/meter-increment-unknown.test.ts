@@ -9,7 +9,7 @@ import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-h
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ParkingClock } from './models-harness.js';
-import { startRewritingProxy, type RewritingProxy } from './rewriting-proxy.js';
+import { startUnreachablePathsProxy, type RewritingProxy } from './rewriting-proxy.js';
 import { sendEvent, waitForSnapshot } from './host-harness.js';
 import { sandboxOpenAuthorizations } from './models-harness.js';
 
@@ -45,17 +45,7 @@ const hosts: TerminalHost[] = [];
 beforeEach(async () => {
   unreachable.clear();
   sandbox = await startSandbox({ port: 0 });
-  proxy = await startRewritingProxy(
-    sandbox.url,
-    () => undefined,
-    (req) =>
-      req.method === 'POST' && unreachable.has(req.url)
-        ? {
-            status: 502,
-            body: { submitTimeUtc: new Date().toISOString(), status: 'SERVER_ERROR', reason: 'SYSTEM_ERROR' },
-          }
-        : undefined,
-  );
+  proxy = await startUnreachablePathsProxy(sandbox.url, unreachable);
   dir = mkdtempSync(join(tmpdir(), 'pt-meter-increment-'));
 });
 

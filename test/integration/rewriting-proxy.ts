@@ -73,3 +73,24 @@ export function startRewritingProxy(
     ),
   );
 }
+
+/**
+ * A proxy to `target` that answers every POST to a path in `unreachable` (read at each request) with the gateway's 502
+ * SYSTEM_ERROR, as a gateway that got the request and lost its outcome: the rest passes unchanged.
+ */
+export function startUnreachablePathsProxy(
+  target: string,
+  unreachable: ReadonlySet<string>,
+): Promise<RewritingProxy> {
+  return startRewritingProxy(
+    target,
+    () => undefined,
+    (req) =>
+      req.method === 'POST' && unreachable.has(req.url)
+        ? {
+            status: 502,
+            body: { submitTimeUtc: new Date().toISOString(), status: 'SERVER_ERROR', reason: 'SYSTEM_ERROR' },
+          }
+        : undefined,
+  );
+}

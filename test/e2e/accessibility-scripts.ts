@@ -39,6 +39,9 @@ declare const document: {
   readonly activeElement: FocusElement | null;
   readonly body: FocusElement;
   readonly documentElement: { classList: { contains(name: string): boolean } };
+  querySelector(selector: string): {
+    closest(selector: string): { getAttribute(name: string): string | null } | null;
+  } | null;
 };
 declare function getComputedStyle(el: FocusElement): FocusStyle;
 
@@ -99,9 +102,12 @@ export function markDrawnBefore(el: { setAttribute(name: string, value: string):
   el.setAttribute('data-drawn', 'before');
 }
 
-/** The language a screen reader reads `el` in: the `lang` of its nearest element that has one. */
-export function languageOf(el: {
-  closest(selector: string): { getAttribute(name: string): string | null } | null;
-}): string | null {
-  return el.closest('[lang]')?.getAttribute('lang') ?? null;
+/**
+ * The language a screen reader reads the element with `testid` in: the `lang` of its nearest element that has one.
+ * Found and read in one step in the page: a redraw between finding the element and reading it would leave a detached
+ * element, which no `lang` reaches.
+ */
+export function languageOfTestId(testid: string): string | null {
+  const el = document.querySelector(`[data-testid="${testid}"]`);
+  return el?.closest('[lang]')?.getAttribute('lang') ?? null;
 }

@@ -2,7 +2,7 @@ import type { Page } from 'playwright-core';
 import { CATALOGUES, type SupportedLocale } from '../../src/i18n/index.js';
 import { TITLE_KEYS } from '../../src/host/flow-runtime.js';
 import type { Screen } from '../../src/host/api.js';
-import { accessibleDocument, languageOf } from './accessibility-scripts.js';
+import { accessibleDocument, languageOfTestId } from './accessibility-scripts.js';
 import { audit, ENHANCED_CONTRAST, WCAG_AA } from './axe.js';
 import type { Stop } from './journeys.js';
 import { laidOutValues, overflowingButtons } from './layout-scripts.js';
@@ -66,7 +66,7 @@ export async function checkCustomerScreen(
   if (lang !== expected.locale.replace('_', '-')) failures.push(`${where}: lang="${lang}"`);
   if (dir !== wantedDir) failures.push(`${where}: dir="${dir}", not "${wantedDir}"`);
   // No element between the document and the screen's texts gives them another language.
-  const read = await page.getByTestId('customer-title').evaluate(languageOf);
+  const read = await page.evaluate(languageOfTestId, 'customer-title');
   if (read !== expected.locale.replace('_', '-'))
     failures.push(`${where}: the title is read as lang="${read}"`);
 

@@ -469,18 +469,21 @@ describe('a burst of commands', () => {
   it('is handled one command per turn of the event loop: the screen, the reader and payments keep running', async () => {
     // MQTT.js emits every message of a socket read in one go. Handled in one run of microtasks, a burst of refusals
     // (each an audit record synced to disk) held the event loop until the last one: no I/O, no timer in between.
-    // Signed commands for another terminal: refused WRONG_TERMINAL, each one answered and audited (a refusal of a
-    // correctly signed command is never dropped by the limit on strangers' refusals).
+    // Signed commands for another terminal: refused WRONG_TERMINAL, each one answered (a refusal of a correctly signed
+    // command is never dropped by the limit on strangers' refusals).
     fake.published = [];
     fake.removeAllListeners('message');
     fake.connected = true;
-    let audited = 0;
     const terminal = testTerminal({
       claimCommand: () => ({ fresh: true }),
       finishCommand: () => undefined,
       execute: () => Promise.resolve({ ok: true }),
-      audit: () => void (audited += 1),
+      audit: () => undefined,
     });
+    const answered = (): number =>
+      fake.published.filter(
+        (p) => p.topic.endsWith('/replies') && p.payload.includes('"code":"WRONG_TERMINAL"'),
+      ).length;
     const link = startLink(terminal, KEY);
     const burst = 200;
     for (let i = 0; i < burst; i++)
@@ -489,10 +492,10 @@ describe('a burst of commands', () => {
         'parking/PT000001/commands',
         Buffer.from(signed(`elsewhere-${i}`, 'in-service', {}, KEY, 'PT000002')),
       );
-    const seenByATimer = await new Promise<number>((r) => setTimeout(() => r(audited), 0));
+    const seenByATimer = await new Promise<number>((r) => setTimeout(() => r(answered()), 0));
     expect(seenByATimer).toBeLessThan(burst);
     await link.close(10_000);
-    expect(audited).toBe(burst);
+    expect(answered()).toBe(burst);
   });
 });
 
@@ -596,6 +599,69 @@ describe('refusals to strangers', () => {
     expect(dropped.codes.BAD_COMMAND! + dropped.codes.BAD_SIGNATURE!).toBe(dropped.dropped);
     expect(audits.filter((a) => a.code === 'RATE_LIMITED')).toHaveLength(1);
     expect(audits.length).toBeLessThanOrEqual(answered.length + 3);
+  });
+});
+
+describe('replays of a signed command', () => {
+  it('are each answered, and audited at most at the limited rate; the rest summed up in one record', async () => {
+    // A captured command published again and again (or one signed for another terminal, or expired): each refusal was
+    // an audit record synced to disk in the journal database, at whatever rate the broker let a publisher send.
+    const executed: string[] = [];
+    const claimed = new Map<string, { ok: boolean; code: string; at: string }>();
+    const audits: Array<{
+      id: string | null;
+      code: string;
+      unaudited?: { count: number; codes: Record<string, number> };
+    }> = [];
+    fake.published = [];
+    fake.removeAllListeners('message');
+    fake.connected = true;
+    const link = startLink(
+      testTerminal({
+        claimCommand: ({ id }) => {
+          const reply = claimed.get(id);
+          if (claimed.has(id)) return reply ? { fresh: false, reply } : { fresh: false };
+          claimed.set(id, undefined as never);
+          return { fresh: true };
+        },
+        finishCommand: (id, reply) =>
+          void claimed.set(id, reply as { ok: boolean; code: string; at: string }),
+        execute: (name) => {
+          executed.push(name);
+          return Promise.resolve({ ok: true });
+        },
+        audit: (entry) => void audits.push(entry),
+      }),
+      KEY,
+    );
+    const command = signed('flush-1', 'flush-queue', {}, KEY);
+    const elsewhere = signed('other-1', 'in-service', {}, KEY, 'PT000002');
+    const replays = 600;
+    for (let i = 0; i < replays; i++) {
+      fake.emit('message', 'parking/PT000001/commands', Buffer.from(command));
+      fake.emit('message', 'parking/PT000001/commands', Buffer.from(elsewhere));
+    }
+    await link.close(60_000);
+    const all = fake.published
+      .filter((p) => p.topic.endsWith('/replies'))
+      .map((p) => JSON.parse(p.payload) as CommandReply);
+    expect(executed).toEqual(['flush-queue']);
+    // A command whose signature verifies is always answered.
+    expect(all.filter((r) => r.id === 'flush-1').map((r) => r.code)).toEqual([
+      'OK',
+      ...Array<string>(replays - 1).fill('DUPLICATE'),
+    ]);
+    expect(all.filter((r) => r.id === 'other-1' && r.code === 'WRONG_TERMINAL')).toHaveLength(replays);
+    // Audited: the command itself, at most a burst of the refusals, and one summary of those not audited.
+    const refusals = audits.filter((a) => a.code === 'DUPLICATE' || a.code === 'WRONG_TERMINAL');
+    expect(refusals.length).toBeLessThanOrEqual(40);
+    const summaries = audits.filter((a) => a.code === 'RATE_LIMITED');
+    expect(summaries).toHaveLength(1);
+    const unaudited = summaries[0]!.unaudited!;
+    expect(unaudited.count + refusals.length).toBe(2 * replays - 1);
+    expect(unaudited.codes.DUPLICATE! + unaudited.codes.WRONG_TERMINAL!).toBe(unaudited.count);
+    const summary = all.find((r) => r.code === 'RATE_LIMITED');
+    expect(summary?.result).toMatchObject({ dropped: 0, unaudited: { count: unaudited.count } });
   });
 });
 

@@ -45,7 +45,23 @@ const REPLY_MESSAGE_MAX_CHARS = 4 * 1024;
  */
 const STRANGER_REFUSALS_BURST = 20;
 const STRANGER_REFUSALS_PER_SECOND = 1;
+/**
+ * Refusals of commands whose signature verifies but that run nothing and claim no id (a captured command published
+ * again: `DUPLICATE`, `STALE`, `EXPIRED`; one signed for another terminal; a terminal that carries out nothing): each
+ * is answered, and audited at most {@link SIGNED_REFUSAL_AUDITS_BURST} at once, then
+ * {@link SIGNED_REFUSAL_AUDITS_PER_SECOND} a second — the rest are counted in the same summary. Each audit record is a
+ * durable write in the journal database: a replay at the broker's rate would otherwise grow it, and take disk syncs
+ * from the payments, at whatever rate a publisher chose.
+ */
+const SIGNED_REFUSAL_AUDITS_BURST = 20;
+const SIGNED_REFUSAL_AUDITS_PER_SECOND = 1;
 const DROPPED_SUMMARY_AFTER_MS = 10_000;
+
+/** Refusals counted, not answered or not audited, by code. */
+interface RefusalCount {
+  count: number;
+  codes: Record<string, number>;
+}
 /** The refusals given before the signature verified: who sent them is not known to hold the fleet key. */
 const UNVERIFIED_REFUSALS: ReadonlySet<ReplyCode> = new Set<ReplyCode>([
   'BAD_COMMAND',
@@ -81,6 +97,14 @@ export function capReply(reply: CommandReply): CommandReply {
 const COMMAND_UUID = /^[0-9a-f]{8}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{4}-[0-9a-f]{12}$/i;
 
 type Refusal = [id: string | null, command: string | undefined, code: ReplyCode, message: string];
+
+/** The reply of `refusal`. */
+function refusalReply(
+  [id, command, code, message]: Refusal,
+  extra: Pick<CommandReply, 'first'>,
+): Omit<CommandReply, 'v' | 'terminalId' | 'at'> {
+  return { id, ...(command ? { command } : {}), ok: false, code, message, ...extra };
+}
 
 export interface FleetLinkOptions {
   config: FleetConfig;
@@ -200,8 +224,13 @@ export class FleetLink {
   private commandChain: Promise<void> = Promise.resolve();
   /** Refusals of unsigned messages answered; monotonic time, so that the wall clock jumping changes nothing. */
   private readonly strangerRefusals = new TokenBucket(STRANGER_REFUSALS_BURST, STRANGER_REFUSALS_PER_SECOND);
-  /** The refusals left unanswered since the last summary, by code. */
-  private dropped: { count: number; codes: Record<string, number>; since: string } | undefined;
+  /** Audit records of signed commands' repeatable refusals; monotonic time too. */
+  private readonly signedRefusalAudits = new TokenBucket(
+    SIGNED_REFUSAL_AUDITS_BURST,
+    SIGNED_REFUSAL_AUDITS_PER_SECOND,
+  );
+  /** Since the last summary: the refusals left unanswered, and those answered but not audited. */
+  private dropped: { unanswered: RefusalCount; unaudited: RefusalCount; since: string } | undefined;
   private droppedTimer: NodeJS.Timeout | undefined;
   private closed = false;
   /** The close stopped waiting for the commands received before it: those not begun by then never begin. */
@@ -358,56 +387,88 @@ export class FleetLink {
   }
 
   /**
-   * Refuses, unless the refusal is of a message not signed with the fleet key and more of those came than the
-   * terminal answers ({@link STRANGER_REFUSALS_BURST}): then it is only counted, for the one summary.
+   * Refuses a command that claims no id, so that the same refusal may come again and again. One of a message not
+   * signed with the fleet key is answered and audited unless more of those came than the terminal answers
+   * ({@link STRANGER_REFUSALS_BURST}): then it is only counted. One of a command whose signature verifies is always
+   * answered, and audited unless more of those came than the terminal audits ({@link SIGNED_REFUSAL_AUDITS_BURST}):
+   * then its audit record is only counted. One summary sums up what was counted.
    */
-  private refuseLimited(refusal: Refusal): void {
+  private refuseLimited(refusal: Refusal, extra: Pick<CommandReply, 'first'> = {}): void {
     const code = refusal[2];
-    if (!UNVERIFIED_REFUSALS.has(code) || this.strangerRefusals.take(performance.now()))
-      return this.refuse(...refusal);
-    const dropped = (this.dropped ??= { count: 0, codes: {}, since: this.now().toISOString() });
-    dropped.count += 1;
-    dropped.codes[code] = (dropped.codes[code] ?? 0) + 1;
+    const now = performance.now();
+    if (!UNVERIFIED_REFUSALS.has(code)) {
+      if (this.signedRefusalAudits.take(now)) this.refuse(refusal, extra);
+      else {
+        this.count('unaudited', code);
+        this.reply(refusalReply(refusal, extra));
+      }
+      return;
+    }
+    if (this.strangerRefusals.take(now)) this.refuse(refusal);
+    else this.count('unanswered', code);
+  }
+
+  private count(what: 'unanswered' | 'unaudited', code: ReplyCode): void {
+    const dropped = (this.dropped ??= {
+      unanswered: { count: 0, codes: {} },
+      unaudited: { count: 0, codes: {} },
+      since: this.now().toISOString(),
+    });
+    const counted = dropped[what];
+    counted.count += 1;
+    counted.codes[code] = (counted.codes[code] ?? 0) + 1;
     if (this.droppedTimer === undefined) {
       this.droppedTimer = setTimeout(() => this.summarizeDropped(), DROPPED_SUMMARY_AFTER_MS);
       this.droppedTimer.unref();
     }
   }
 
-  /** One reply, audit record and log line for the refusals left unanswered since the last one. */
+  /** One reply, audit record and log line for the refusals left unanswered or not audited since the last one. */
   private summarizeDropped(): void {
     clearTimeout(this.droppedTimer);
     this.droppedTimer = undefined;
     const dropped = this.dropped;
     if (!dropped) return;
     this.dropped = undefined;
-    const message =
-      `${dropped.count} refusal(s) of messages not signed with the fleet key left unanswered since ${dropped.since} ` +
-      `(answered: at most ${STRANGER_REFUSALS_BURST} at once, then ${STRANGER_REFUSALS_PER_SECOND} a second)`;
-    this.options.logger.warn({ dropped: dropped.count, codes: dropped.codes }, message);
+    const { unanswered, unaudited, since } = dropped;
+    const message = [
+      unanswered.count > 0
+        ? `${unanswered.count} refusal(s) of messages not signed with the fleet key left unanswered since ${since} ` +
+          `(answered: at most ${STRANGER_REFUSALS_BURST} at once, then ${STRANGER_REFUSALS_PER_SECOND} a second)`
+        : undefined,
+      unaudited.count > 0
+        ? `${unaudited.count} refusal(s) of signed commands that run nothing (sent again, or for another terminal) ` +
+          `answered but not audited since ${since} (audited: at most ${SIGNED_REFUSAL_AUDITS_BURST} at once, then ` +
+          `${SIGNED_REFUSAL_AUDITS_PER_SECOND} a second)`
+        : undefined,
+    ]
+      .filter((part) => part !== undefined)
+      .join('; ');
+    const counts = {
+      dropped: unanswered.count,
+      codes: unanswered.codes,
+      ...(unaudited.count > 0 ? { unaudited } : {}),
+    };
+    this.options.logger.warn(counts, message);
     try {
       this.options.terminal.audit({
         id: null,
         result: 'refused',
         code: 'RATE_LIMITED',
-        dropped: { count: dropped.count, codes: dropped.codes },
+        dropped: unanswered,
+        ...(unaudited.count > 0 ? { unaudited } : {}),
       });
     } catch (err) {
       this.options.logger.error({ err }, 'fleet: the summary of refusals dropped could not be audited');
     }
-    this.reply({
-      id: null,
-      ok: false,
-      code: 'RATE_LIMITED',
-      message,
-      result: { dropped: dropped.count, codes: dropped.codes, since: dropped.since },
-    });
+    this.reply({ id: null, ok: false, code: 'RATE_LIMITED', message, result: { ...counts, since } });
   }
 
-  private refuse(...[id, command, code, message]: Refusal): void {
+  private refuse(refusal: Refusal, extra: Pick<CommandReply, 'first'> = {}): void {
+    const [id, command, code, message] = refusal;
     this.options.logger.warn({ id, command, code, message }, 'fleet command refused');
     this.options.terminal.audit({ id, ...(command ? { command } : {}), result: 'refused', code });
-    this.reply({ id, ...(command ? { command } : {}), ok: false, code, message });
+    this.reply(refusalReply(refusal, extra));
   }
 
   /**
@@ -510,7 +571,7 @@ export class FleetLink {
         );
         return;
       }
-      this.refuse(command.id, name, refused.code, refused.message);
+      this.refuseLimited([command.id, name, refused.code, refused.message]);
       return;
     }
     // At most once: the id is durable before anything is done; a redelivery finds it.
@@ -553,34 +614,31 @@ export class FleetLink {
       return;
     }
     if ('forgotten' in claim) {
-      terminal.audit({ id: command.id, command: name, result: 'refused', code: 'STALE' });
-      this.reply({
-        id: command.id,
-        command: name,
-        ok: false,
-        code: 'STALE',
-        message:
-          `expires at ${command.expiresAt}, before ${new Date(claim.keptFromMs).toISOString()}: the ids of older ` +
+      this.refuseLimited([
+        command.id,
+        name,
+        'STALE',
+        `expires at ${command.expiresAt}, before ${new Date(claim.keptFromMs).toISOString()}: the ids of older ` +
           `commands are not kept, so it may have been executed already; not executed (the terminal's clock reads ` +
           `${this.now().toISOString()}: set back?)`,
-      });
+      ]);
       return;
     }
     if (!claim.fresh) {
-      this.options.terminal.audit({ id: command.id, command: name, result: 'refused', code: 'DUPLICATE' });
-      this.reply({
-        id: command.id,
-        command: name,
-        ok: false,
-        code: 'DUPLICATE',
-        // Without its reply the id was claimed and its end never recorded: begun, then the terminal stopped (or the
-        // link closed) during it. Whether it took effect is not known here; it is not begun again.
-        message: claim.reply
-          ? 'this command id was executed before; not executed again'
-          : 'this command id was begun before and its end not recorded (the terminal stopped during it): not ' +
-            'executed again; whether it took effect is not known here (look at the terminal: its audit-log, its state)',
-        ...(claim.reply ? { first: claim.reply } : {}),
-      });
+      this.refuseLimited(
+        [
+          command.id,
+          name,
+          'DUPLICATE',
+          // Without its reply the id was claimed and its end never recorded: begun, then the terminal stopped (or the
+          // link closed) during it. Whether it took effect is not known here; it is not begun again.
+          claim.reply
+            ? 'this command id was executed before; not executed again'
+            : 'this command id was begun before and its end not recorded (the terminal stopped during it): not ' +
+              'executed again; whether it took effect is not known here (look at the terminal: its audit-log, its state)',
+        ],
+        claim.reply ? { first: claim.reply } : {},
+      );
       return;
     }
     // The terminal stops (a restart, a signal) and its host closes after the link: a command that came once the link

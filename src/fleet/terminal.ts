@@ -47,7 +47,8 @@ export interface FleetTerminal {
   ): Promise<CommandOutcome>;
   /**
    * Records a command carried out, refused or failed in the audit log (actor `fleet`). With `dropped` (code
-   * `RATE_LIMITED`, id null): one record for the refusals of unsigned messages left unanswered, counted by code.
+   * `RATE_LIMITED`, id null): one record for the refusals of unsigned messages left unanswered, counted by code, and
+   * (`unaudited`) those of signed commands answered but not audited one by one.
    */
   audit(entry: {
     id: string | null;
@@ -55,5 +56,6 @@ export interface FleetTerminal {
     result: 'ok' | 'refused' | 'failed';
     code: ReplyCode;
     dropped?: { count: number; codes: Record<string, number> };
+    unaudited?: { count: number; codes: Record<string, number> };
   }): void;
 }

@@ -216,6 +216,7 @@ export class HostFleetTerminal implements FleetTerminal {
     result: 'ok' | 'refused' | 'failed';
     code: string;
     dropped?: { count: number; codes: Record<string, number> };
+    unaudited?: { count: number; codes: Record<string, number> };
   }): void {
     this.host.audit.record({
       actor: 'fleet',
@@ -226,6 +227,7 @@ export class HostFleetTerminal implements FleetTerminal {
       details: {
         ...(entry.command ? { command: entry.command } : {}),
         ...(entry.dropped ? { dropped: entry.dropped.count, codes: entry.dropped.codes } : {}),
+        ...(entry.unaudited ? { unaudited: entry.unaudited } : {}),
       },
     });
   }

@@ -21,6 +21,48 @@ export interface TerminalRow {
   heartbeat?: Heartbeat;
 }
 
+/** `url` without a user name or password it may carry, as it is printed. */
+function withoutCredentials(url: string): string {
+  try {
+    const parsed = new URL(url);
+    if (parsed.username === '' && parsed.password === '') return url;
+    parsed.username = '';
+    parsed.password = '';
+    return parsed.toString();
+  } catch {
+    return url;
+  }
+}
+
+/**
+ * The operator's connection to the broker failed: `BROKER_UNREACHABLE` (no connection, or none accepted in time: the
+ * broker or the network is down, which may pass) or `BROKER_REFUSED` (the broker answered and refused this client:
+ * its credentials, certificate or client id — the operator's configuration).
+ */
+export class FleetBrokerError extends Error {
+  override readonly name = 'FleetBrokerError';
+
+  private constructor(
+    readonly code: 'BROKER_UNREACHABLE' | 'BROKER_REFUSED',
+    message: string,
+    options?: ErrorOptions,
+  ) {
+    super(message, options);
+  }
+
+  /** The error of a connection to `url` that failed with `cause`. */
+  static of(url: string, cause: unknown): FleetBrokerError {
+    const message = cause instanceof Error ? cause.message : String(cause);
+    // MQTT.js rejects a CONNACK that refuses the client with the broker's reason code, a number.
+    const refused = typeof (cause as { code?: unknown } | null)?.code === 'number';
+    return new FleetBrokerError(
+      refused ? 'BROKER_REFUSED' : 'BROKER_UNREACHABLE',
+      `${refused ? 'the broker at' : 'no connection to the broker at'} ${withoutCredentials(url)}: ${message}`,
+      { cause },
+    );
+  }
+}
+
 /**
  * The operator's side of the fleet (`parking-terminal fleet`): every terminal under the prefix as its retained
  * `status` and `heartbeat` say, kept current while connected, and commands sent with their replies awaited.
@@ -73,7 +115,7 @@ export class FleetView {
       });
     } catch (e) {
       view.close();
-      throw e;
+      throw FleetBrokerError.of(settings.url, e);
     }
     view.lastMessageAt = Date.now();
     return view;

@@ -847,6 +847,31 @@ suite('fleet link over a real Mosquitto', () => {
     }
   }, 60_000);
 
+  it('fleet status with a password the broker refuses: BROKER_REFUSED, exit 2 (the configuration, not the network)', async () => {
+    const wrong = await broker.secret('operator.wrong-password', 'not-the-password');
+    const out = new Capture();
+    const code = await main(
+      [
+        'fleet',
+        'status',
+        '--url',
+        operator.url,
+        '--ca',
+        operator.caFile!,
+        '--username-file',
+        operator.usernameFile!,
+        '--password-file',
+        wrong,
+      ],
+      { stdout: out, stderr: new Capture(), signal: new AbortController().signal, cwd: dir },
+    );
+    const { error } = JSON.parse(out.text) as { error: { code: string; message: string } };
+    expect(error.code).toBe('BROKER_REFUSED');
+    expect(error.message).toContain(operator.url);
+    expect(error.message).not.toContain('not-the-password');
+    expect(code).toBe(2);
+  });
+
   it('an open tap-and-go stay is listed and released through the fleet: one reversal at the gateway, a second release sends nothing', async () => {
     const cleanups: (() => Promise<void> | void)[] = [];
     try {

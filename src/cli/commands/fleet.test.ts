@@ -99,3 +99,35 @@ describe('parking-terminal fleet, given bad input', () => {
     expect(error.message).toContain('bytes');
   });
 });
+
+describe('parking-terminal fleet, with the broker away', () => {
+  /** A port nothing listens on: the broker's host answers, its broker does not run. */
+  async function closedPort(): Promise<string> {
+    const server = createServer();
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r));
+    const address = server.address();
+    await new Promise((r) => server.close(r));
+    return `mqtt://127.0.0.1:${typeof address === 'object' && address ? address.port : 0}`;
+  }
+
+  it.each([['status'], ['send', 'PT000001', 'flush-queue']])(
+    'says the broker cannot be reached, exit 1 (not bad input): %s',
+    async (...args) => {
+      const broker = await closedPort();
+      const stdout = new PassThrough();
+      let out = '';
+      stdout.on('data', (c: Buffer) => (out += c.toString()));
+      const sending = args[0] === 'send' ? ['--fleet-key', keyFile, '--timeout', '1'] : [];
+      const code = await main(['fleet', ...args, '--url', broker, ...sending], {
+        stdout,
+        stderr: new PassThrough(),
+        cwd: dir,
+        signal: new AbortController().signal,
+      });
+      const { error } = JSON.parse(out) as { error: { code: string; message: string } };
+      expect(error.code).toBe('BROKER_UNREACHABLE');
+      expect(error.message).toContain(broker);
+      expect(code).toBe(1);
+    },
+  );
+});

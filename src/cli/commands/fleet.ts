@@ -11,6 +11,7 @@ import { withSecretFilesResolved } from '../../config/secret-file.js';
 import {
   COMMAND_MAX_BYTES,
   FLEET_COMMANDS,
+  FleetBrokerError,
   FleetView,
   readFleetKey,
   signCommand,
@@ -22,7 +23,16 @@ import {
   type TerminalRow,
 } from '../../fleet/index.js';
 import { parseCommandArgs } from '../args.js';
-import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type CliIo, type Command } from '../output.js';
+import {
+  EXIT_FINDINGS,
+  EXIT_OK,
+  EXIT_USAGE,
+  printError,
+  printJson,
+  UsageError,
+  type CliIo,
+  type Command,
+} from '../output.js';
 
 const USAGE = `parking-terminal fleet status [--json] [--wait S] [connection options]
 parking-terminal fleet watch [connection options]
@@ -33,6 +43,8 @@ parking-terminal fleet send TERMINAL COMMAND [--args JSON] [--new-config FILE] [
   watch           the same table, kept current until Ctrl-C
   send            signs COMMAND for TERMINAL with the fleet key, publishes it (QoS 1), waits for the reply and prints
                   it; exit 0 when done, 1 when refused, failed or unanswered, 2 on bad input
+  each: exit 1 (BROKER_UNREACHABLE) when no connection to the broker opens in time, 2 (BROKER_REFUSED) when the
+                  broker refuses the operator's credentials
   COMMAND         ${FLEET_COMMANDS.join(', ')}
   --args JSON     the command's arguments, e.g. '{"notice":"closed for works"}' (out-of-service),
                   '{"since":"2026-01-01T00:00:00Z","limit":50}' (audit-log), '{"limit":20}' (open-stays),
@@ -343,7 +355,8 @@ async function send(values: Values, positionals: string[], io: CliIo): Promise<n
       'BAD_ARGUMENTS',
       `the command is ${bytes} bytes signed; a terminal takes at most ${COMMAND_MAX_BYTES} (--args, --new-config)`,
     );
-  const view = await FleetView.connect(settings, prefix);
+  const view = await connectView(settings, prefix, io);
+  if (typeof view === 'number') return view;
   try {
     const reply = await view.send(command, timeout * 1000);
     if (!reply) {
@@ -385,7 +398,8 @@ const command: Command = {
       );
     const wait = seconds(values.wait, '--wait', 5, 600);
     const { settings, prefix } = connection(values, io.cwd);
-    const view = await FleetView.connect(settings, prefix);
+    const view = await connectView(settings, prefix, io);
+    if (typeof view === 'number') return view;
     try {
       await view.settle({ maxMs: wait * 1000 });
       if (action === 'status') {
@@ -418,3 +432,17 @@ const command: Command = {
   },
 };
 export default command;
+
+/**
+ * The operator's view of the broker, or the exit code once its failure is printed: 1 when the broker cannot be reached
+ * (it may be back later: not bad input), 2 when it refused this client (the credentials, the configuration).
+ */
+async function connectView(settings: BrokerSettings, prefix: string, io: CliIo): Promise<FleetView | number> {
+  try {
+    return await FleetView.connect(settings, prefix);
+  } catch (e) {
+    if (!(e instanceof FleetBrokerError)) throw e;
+    printError(io, e.code, e.message);
+    return e.code === 'BROKER_UNREACHABLE' ? EXIT_FINDINGS : EXIT_USAGE;
+  }
+}

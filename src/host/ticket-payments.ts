@@ -1,5 +1,5 @@
 import { amountStanding, type OriginalTransaction, type TicketPaid } from '../flows/index.js';
-import type { StoredPayment, TicketPayment } from '../journal/index.js';
+import type { JournalEntry, StoredPayment, TicketPayment } from '../journal/index.js';
 import { altSaleStanding, type AltSaleView } from './alt-payment-desk.js';
 
 /** Where what stands of a ticket's payments is read. */
@@ -10,6 +10,28 @@ export interface TicketPaymentReaders {
   awaitingOutcome: (transactionId: string) => StoredPayment | undefined;
   /** An alternative-method sale by its id (AltPaymentDesk.get). */
   altSale: (id: number) => AltSaleView | undefined;
+  /** A card sale's journal entry while it is in flight (`isInFlight`: its outcome not known yet), else undefined. */
+  inFlight: (transactionId: string) => JournalEntry | undefined;
+}
+
+/**
+ * The journal entries of a ticket's card sales whose outcome is not known yet: in flight (being sent, or their answer
+ * lost and recovery not done with them), neither found by the operator desk's reading nor stored offline. Each may have
+ * taken the customer's money, or not: while any is, nothing says what stands of the ticket's payments, and the ticket
+ * is neither charged again nor counted paid (src/flows/kiosk.ts, `TicketLookup.paymentUnresolved`).
+ */
+export function unresolvedTicketSales(
+  payments: readonly TicketPayment[],
+  readers: TicketPaymentReaders,
+): JournalEntry[] {
+  const unresolved: JournalEntry[] = [];
+  for (const p of payments) {
+    if (p.method !== 'card' || readers.find(p.paymentRef) !== null) continue;
+    if (readers.awaitingOutcome(p.paymentRef) !== undefined) continue;
+    const entry = readers.inFlight(p.paymentRef);
+    if (entry !== undefined) unresolved.push(entry);
+  }
+  return unresolved;
 }
 
 /**

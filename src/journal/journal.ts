@@ -1469,9 +1469,7 @@ export class SqliteJournal implements Journal {
    * increments only, and a capture may have taken its part (and made the gateway release the rest) or not.
    */
   followOnsInFlight(authorizationTransactionId: string, service: 'incremental' | 'capture'): JournalEntry[] {
-    return this.referencing(authorizationTransactionId).filter(
-      (e) => e.service === service && (e.state === 'pending' || e.state === 'sent' || e.state === 'unknown'),
-    );
+    return this.referencing(authorizationTransactionId).filter((e) => e.service === service && isInFlight(e));
   }
 
   /**
@@ -1750,6 +1748,14 @@ export function authorizedTotalOf(
  */
 export function answeredAmountOf(e: JournalEntry): number | undefined {
   return e.authorizedMinor ?? e.amountMinor;
+}
+
+/**
+ * Whether an entry is in flight: being sent, or its outcome not known (pending, sent, unknown) — it may have reached
+ * the gateway and moved money, or not; recovery resolves it (DESIGN.md rule 3).
+ */
+export function isInFlight(e: JournalEntry): boolean {
+  return e.state === 'pending' || e.state === 'sent' || e.state === 'unknown';
 }
 
 /**

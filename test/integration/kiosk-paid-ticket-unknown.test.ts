@@ -92,4 +92,55 @@ describe('pay station: a sale whose answer was lost and that stands', () => {
     expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
     expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
   });
+
+  it('does not charge again a ticket whose sale is unresolved: it is being checked until recovery decides', async () => {
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd: dir,
+      gatewayUrlOverride: proxy.url,
+      parkingClock: clock,
+    });
+    hosts.push(host);
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
+    const fee = await insertTicket(host, ticket);
+    expect(fee.customer.screen).toBe('confirm');
+
+    // The sale is made at the gateway, its answer lost; no timeout void gets through for now.
+    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+    unreachable.add('/pts/v2/voids');
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const saleEntry = () => host.journal.list({ limit: 20 }).find((e) => e.service === 'sale');
+    expect(saleEntry()?.state).toBe('unknown');
+
+    // The same ticket while recovery has not decided: the customer is told it is being checked, no card is asked for.
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_TICKET', ticket });
+    const checking = await waitForScreen(
+      host,
+      (s) => !['enter-ticket', 'processing'].includes(s.customer.screen),
+      'the ticket read',
+    );
+    expect(checking.customer.screen).not.toBe('confirm');
+    expect(checking.customer.actions).not.toContain('CONFIRM');
+    expect(checking.customer.message).toBe(
+      'A payment of this ticket is being checked: please try again in a few minutes',
+    );
+    expect(saleEntry()?.state).toBe('unknown');
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // Recovery voids the sale (before the cut-off): nothing stands, and the ticket can be paid.
+    unreachable.delete('/pts/v2/voids');
+    for (let i = 0; i < 500 && saleEntry()?.state !== 'resolved'; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(saleEntry()).toMatchObject({ state: 'resolved', resolution: 'timeout-void' });
+    const payable = await insertTicket(host, ticket);
+    expect(payable.customer.screen).toBe('confirm');
+  });
 });

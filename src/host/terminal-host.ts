@@ -48,7 +48,6 @@ import {
   ConfigurationState,
   HoldStore,
   importLegacySideFiles,
-  isInFlight,
   JournaledSender,
   openJournal,
   OfflineQueue,
@@ -57,6 +56,7 @@ import {
   type LogSync,
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
+  undecidedEntriesOf,
 } from '../journal/index.js';
 import { lookupTicket } from './local-time.js';
 import { ticketPaidOf, unresolvedTicketSales, type TicketPaymentReaders } from './ticket-payments.js';
@@ -1509,7 +1509,8 @@ export class TerminalHost implements TerminalApi {
 
   /**
    * What stands of a pay station ticket's payments when it is inserted. A sale of it whose outcome is not known (its
-   * answer lost, recovery not done with it) may have taken the customer's money: recovery is asked for an attempt now,
+   * answer lost, recovery not done with it) may have taken the customer's money, a refund or void of one may have given
+   * it back or not (`unresolvedTicketSales`): recovery is asked for an attempt now,
    * as for a follow-on of an unresolved request (PaymentRouter.resolveNow, rule 3); still unresolved, the ticket is
    * being checked — neither charged again nor counted paid — until recovery has decided.
    */
@@ -1518,10 +1519,7 @@ export class TerminalHost implements TerminalApi {
       find: (tx) => this.desk.find(tx),
       awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
       altSale: (id) => this.altPayments.get(id),
-      inFlight: (tx) => {
-        const entry = this.journal.findByTransactionId(tx);
-        return entry !== undefined && isInFlight(entry) ? entry : undefined;
-      },
+      undecided: (tx) => undecidedEntriesOf(this.journal, tx),
     };
     const unresolved = unresolvedTicketSales(this.tickets.forTicket(ticket), readers);
     if (unresolved.length > 0) {

@@ -62,7 +62,7 @@ const readers = (over: Partial<TicketPaymentReaders> = {}): TicketPaymentReaders
   find: () => sale(),
   awaitingOutcome: () => undefined,
   altSale: () => undefined,
-  inFlight: () => undefined,
+  undecided: () => [],
   ...over,
 });
 
@@ -136,22 +136,19 @@ describe('ticketPaidOf', () => {
 
 describe('unresolvedTicketSales', () => {
   const entry = { id: 4, transactionId: 'S', service: 'sale', state: 'unknown' } as JournalEntry;
-  const inFlight = (tx: string): JournalEntry | undefined => (tx === 'S' ? entry : undefined);
+  const undecided = (tx: string): JournalEntry[] => (tx === 'S' ? [entry] : []);
 
-  it('names a card sale whose outcome is not known: neither found standing nor stored offline, its entry in flight', () => {
-    expect(
-      unresolvedTicketSales([card('A', 1_000), card('S', 2_000)], readers({ find: () => null, inFlight })),
-    ).toEqual([entry]);
+  it('names what is in flight of a card sale of the ticket: the sale, or a refund or void of it', () => {
+    expect(unresolvedTicketSales([card('A', 1_000), card('S', 2_000)], readers({ undecided }))).toEqual([
+      entry,
+    ]);
   });
 
-  it('names none once the journal says what the sale did, or while it is stored offline', () => {
+  it('names none once the journal has decided, while the sale is stored offline, or for a payment by link', () => {
     const awaitingOutcome = (tx: string): StoredPayment | undefined => (tx === 'S' ? stored() : undefined);
-    expect(unresolvedTicketSales([card('S', 1_000)], readers({ inFlight }))).toEqual([]);
-    expect(
-      unresolvedTicketSales([card('S', 1_000)], readers({ find: () => null, awaitingOutcome, inFlight })),
-    ).toEqual([]);
-    expect(unresolvedTicketSales([card('S', 1_000)], readers({ find: () => null }))).toEqual([]);
+    expect(unresolvedTicketSales([card('S', 1_000)], readers())).toEqual([]);
+    expect(unresolvedTicketSales([card('S', 1_000)], readers({ awaitingOutcome, undecided }))).toEqual([]);
     const link: TicketPayment = { ...card('S', 3_000), method: 'link' };
-    expect(unresolvedTicketSales([link], readers({ find: () => null, inFlight }))).toEqual([]);
+    expect(unresolvedTicketSales([link], readers({ undecided }))).toEqual([]);
   });
 });

@@ -10,15 +10,19 @@ export interface TicketPaymentReaders {
   awaitingOutcome: (transactionId: string) => StoredPayment | undefined;
   /** An alternative-method sale by its id (AltPaymentDesk.get). */
   altSale: (id: number) => AltSaleView | undefined;
-  /** A card sale's journal entry while it is in flight (`isInFlight`: its outcome not known yet), else undefined. */
-  inFlight: (transactionId: string) => JournalEntry | undefined;
+  /**
+   * The journal's entries in flight that decide what stands of a card sale (`undecidedEntriesOf`: the sale's own, a
+   * refund or void of it, a void of one of its refunds); none once each is decided.
+   */
+  undecided: (transactionId: string) => JournalEntry[];
 }
 
 /**
- * The journal entries of a ticket's card sales whose outcome is not known yet: in flight (being sent, or their answer
- * lost and recovery not done with them), neither found by the operator desk's reading nor stored offline. Each may have
- * taken the customer's money, or not: while any is, nothing says what stands of the ticket's payments, and the ticket
- * is neither charged again nor counted paid (src/flows/kiosk.ts, `TicketLookup.paymentUnresolved`).
+ * The journal's entries in flight on which what stands of a ticket's card sales depends: a sale whose answer was lost,
+ * a refund or void of one whose answer was lost, recovery not done with them (a sale stored offline stands for its
+ * stored amount meanwhile: `awaitingOutcome`). Each may have moved the customer's money, or not: while any is in
+ * flight, nothing says what stands of the ticket's payments, and the ticket is neither charged again nor counted paid
+ * (src/flows/kiosk.ts, `TicketLookup.paymentUnresolved`).
  */
 export function unresolvedTicketSales(
   payments: readonly TicketPayment[],
@@ -26,10 +30,8 @@ export function unresolvedTicketSales(
 ): JournalEntry[] {
   const unresolved: JournalEntry[] = [];
   for (const p of payments) {
-    if (p.method !== 'card' || readers.find(p.paymentRef) !== null) continue;
-    if (readers.awaitingOutcome(p.paymentRef) !== undefined) continue;
-    const entry = readers.inFlight(p.paymentRef);
-    if (entry !== undefined) unresolved.push(entry);
+    if (p.method !== 'card' || readers.awaitingOutcome(p.paymentRef) !== undefined) continue;
+    unresolved.push(...readers.undecided(p.paymentRef));
   }
   return unresolved;
 }

@@ -1787,6 +1787,25 @@ export function authorizationTransactionOf(
 }
 
 /**
+ * The entries in flight that decide what stands of a payment (a sale or capture): its own, a refund or void of it, a
+ * void of one of its refunds — each may have moved money or not until recovery resolves it, so until then what stands
+ * is not known (the refunds' total counts a refund in flight as given back, the operator's reading a void in flight as
+ * not). Recovery's own resolution attempts are left out: each belongs to the run of the entry it resolves
+ * (`TimeoutRecovery.rootsInFlight`). Oldest first; none once every one of them is decided.
+ */
+export function undecidedEntriesOf(journal: SqliteJournal, paymentTransactionId: string): JournalEntry[] {
+  const payment = journal.findByTransactionId(paymentTransactionId);
+  const related = journal.referencing(paymentTransactionId);
+  const ofRefunds = related
+    .filter((e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.transactionId)
+    .flatMap((refund) => journal.referencing(refund.transactionId ?? ''));
+  const undecided = new Map<number, JournalEntry>();
+  for (const e of [...(payment ? [payment] : []), ...related, ...ofRefunds])
+    if (isInFlight(e) && e.resolvesEntryId === undefined) undecided.set(e.id, e);
+  return [...undecided.values()].sort((a, b) => a.id - b.id);
+}
+
+/**
  * What the refunds of a payment this terminal made come to, counting every refund that stands or may stand, so that
  * no money is refunded twice: approved and not voided, or its answer not known yet (pending, sent, unknown), or
  * resolved `not-voidable` (its timeout void was refused because the refund exists at the gateway and can no longer be

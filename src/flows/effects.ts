@@ -265,6 +265,12 @@ export type TicketLookup =
       enteredAtMs: number;
       /** What the journal holds of the ticket's payments; absent when it was never paid (or nothing of it stands). */
       paid?: TicketPaid;
+      /**
+       * A payment of the ticket whose outcome is not known yet (a sale whose answer was lost, recovery not done with
+       * it): it may have taken the customer's money. The ticket is neither charged again nor counted paid until
+       * recovery has decided (DESIGN.md rule 3); `paid` then says what stands.
+       */
+      paymentUnresolved?: true;
     }
   | { found: false; ticket: string };
 

@@ -283,6 +283,27 @@ describe('kiosk machine: a ticket paid before', () => {
     actor.stop();
   });
 
+  it('neither charges nor counts paid a ticket whose payment is unresolved: it is being checked, no card taken', async () => {
+    const fake = new FakeTerminal();
+    fake.tickets.set('T-9', fake.clock.now() - 95 * MIN);
+    fake.unresolvedTickets.add('T-9');
+    const actor = kiosk(fake);
+    actor.send({ type: 'START' });
+    actor.send({ type: 'ENTER_TICKET', ticket: 'T-9' });
+    await settle();
+    const view = describeView(actor.getSnapshot());
+    expect(view).toMatchObject({
+      screen: 'error',
+      messageKey: 'kiosk.paymentBeingChecked',
+      reason: 'PAYMENT_BEING_CHECKED',
+    });
+    expect(view.actions).not.toContain('CONFIRM');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(fake.sent).toEqual([]);
+    actor.stop();
+  });
+
   it('owes nothing, never less, when what stands paid covers the whole stay', async () => {
     const { fake, actor } = ticketed(155, { standingMinor: 2_000, paidMinutesAgo: 60 });
     await settle();

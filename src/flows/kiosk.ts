@@ -260,6 +260,16 @@ export const kioskMachine = setup({
         input: ({ context }) => ({ ticket: context.ticket ?? '' }),
         onDone: [
           {
+            // A payment of the ticket may have gone through (its sale's outcome is not known yet): no fee and no card
+            // until recovery has decided, or the customer may pay twice (`TicketLookup.paymentUnresolved`).
+            guard: ({ event }) => event.output.found && event.output.paymentUnresolved === true,
+            target: 'failed',
+            actions: assign({
+              message: { key: 'kiosk.paymentBeingChecked' },
+              reason: 'PAYMENT_BEING_CHECKED',
+            }),
+          },
+          {
             guard: ({ event }) => event.output.found,
             target: 'quoted',
             actions: assign(({ context, event }) => {

@@ -10,7 +10,7 @@ import {
   type LinkOutcome,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
-  type TicketPaid,
+  type TicketLookup,
 } from '../flows/index.js';
 import type { HoldStore } from '../journal/index.js';
 import { requireCurrency } from '../money/index.js';
@@ -74,8 +74,13 @@ export function createFlowEffects(deps: {
   printLink: FlowEffects['printLink'];
   /** Alternative methods (spec 001): the desk (built after the effects, asked only once the host runs). */
   altPayments: () => AltPaymentDesk;
-  /** What stands of a ticket's recorded payments (src/host/ticket-payments.ts), undefined when nothing does; absent: none. */
-  ticketPaid?: (ticket: string) => TicketPaid | undefined;
+  /**
+   * What stands of a ticket's recorded payments (src/host/ticket-payments.ts): `paid` absent when nothing does,
+   * `paymentUnresolved` while a payment of it has no known outcome; absent: none.
+   */
+  ticketPayments?: (
+    ticket: string,
+  ) => Promise<Pick<TicketLookup & { found: true }, 'paid' | 'paymentUnresolved'>>;
 }): FlowEffects {
   const { config, reader, cards } = deps;
   return {
@@ -97,11 +102,10 @@ export function createFlowEffects(deps: {
     },
     submit: (request, signal) => deps.submit(request, signal),
     dccOffer: (input, signal) => deps.dcc.offer(input, signal),
-    lookupTicket: ({ ticket }) => {
+    lookupTicket: async ({ ticket }) => {
       const found = lookupTicket(ticket, config.terminal.timezone);
-      if (!found.found) return Promise.resolve(found);
-      const paid = deps.ticketPaid?.(found.ticket);
-      return Promise.resolve(paid !== undefined ? { ...found, paid } : found);
+      if (!found.found || deps.ticketPayments === undefined) return found;
+      return { ...found, ...(await deps.ticketPayments(found.ticket)) };
     },
     findTransaction: ({ transactionId }) => Promise.resolve(deps.findTransaction(transactionId)),
     openHold: (hold) => {

@@ -82,7 +82,8 @@ const UNDONE: ReadonlySet<string> = new Set([
  * - a pay-station sale that names its ticket (`ServiceRequest.ticket`, never sent) records the ticket's payment
  *   durably before the sale can reach the gateway (`ticketPaid`), so the ticket inserted again is not charged again
  *   for a sale that stands — approved, stored offline, or left unanswered and found standing by recovery, after a
- *   restart too; what of it stands is the journal's to say.
+ *   restart too; what of it stands is the journal's to say, and while the sale is unresolved the ticket is being
+ *   checked, neither charged nor counted paid (the host's ticket lookup, after {@link resolveNow}).
  */
 export class PaymentRouter {
   constructor(
@@ -180,15 +181,9 @@ export class PaymentRouter {
     if (request.service === 'capture' || request.service === 'reversal' || request.service === 'incremental')
       waitsFor.push(['incremental', INCREMENT_UNRESOLVED]);
     if (request.service === 'reversal') waitsFor.push(['capture', CAPTURE_UNRESOLVED]);
-    const { journal, recovery, logger } = this.deps;
+    const { journal, logger } = this.deps;
     for (const [service, reason] of waitsFor) {
-      for (const entry of journal.followOnsInFlight(authorization, service)) {
-        try {
-          await recovery.recoverWithin(entry.id, 1);
-        } catch (err) {
-          logger.error({ err, entryId: entry.id }, `recovery of an unresolved ${service} failed`);
-        }
-      }
+      await this.resolveNow(journal.followOnsInFlight(authorization, service));
       const unresolved = journal.followOnsInFlight(authorization, service);
       if (unresolved.length === 0) continue;
       logger.warn(
@@ -211,6 +206,26 @@ export class PaymentRouter {
       return { kind: 'rejected', transactionId: authorization, reason };
     }
     return undefined;
+  }
+
+  /**
+   * Recovery before what an unresolved request holds back (DESIGN.md rule 3, while the terminal runs): one resolution
+   * attempt of each entry is asked for now (not after the wait that grows while nobody waits: `recoverWithin`) and
+   * waited for; failures are logged. Whoever asks reads the journal again afterwards: what is still in flight holds
+   * back what waits for it (a follow-on of an authorization, {@link followOnHeldBack}; a pay station's ticket whose
+   * sale is unresolved, the host's ticket lookup). The run of each goes on until it resolves it.
+   */
+  async resolveNow(entries: readonly JournalEntry[]): Promise<void> {
+    for (const entry of entries) {
+      try {
+        await this.deps.recovery.recoverWithin(entry.id, 1);
+      } catch (err) {
+        this.deps.logger.error(
+          { err, entryId: entry.id },
+          `recovery of an unresolved ${entry.service} failed`,
+        );
+      }
+    }
   }
 
   /** Starts recovery of an entry (shared with any other caller of the same entry); failures are logged. */

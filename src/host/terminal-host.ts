@@ -22,6 +22,7 @@ import {
   type FlowSettings,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
+  type TicketPaid,
 } from '../flows/index.js';
 import {
   backoffDelayMs,
@@ -55,9 +56,10 @@ import {
   type LogSync,
   type RecoveryItem as JournalRecoveryItem,
   type SqliteJournal,
+  undecidedEntriesOf,
 } from '../journal/index.js';
 import { lookupTicket } from './local-time.js';
-import { ticketPaidOf } from './ticket-payments.js';
+import { ticketPaidOf, unresolvedTicketSales, type TicketPaymentReaders } from './ticket-payments.js';
 import type { Logger } from '../log/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import {
@@ -527,12 +529,7 @@ export class TerminalHost implements TerminalApi {
         );
       },
       altPayments: () => this.altPayments,
-      ticketPaid: (ticket) =>
-        ticketPaidOf(this.tickets.forTicket(ticket), {
-          find: (tx) => this.desk.find(tx),
-          awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
-          altSale: (id) => this.altPayments.get(id),
-        }),
+      ticketPayments: (ticket) => this.ticketPayments(ticket),
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,
@@ -1508,6 +1505,30 @@ export class TerminalHost implements TerminalApi {
   /** The start has not yet resolved what the last run left in flight: nothing moves money (rule 3). */
   private recovering(): boolean {
     return this.phase === 'starting' || this.phase === 'recovering';
+  }
+
+  /**
+   * What stands of a pay station ticket's payments when it is inserted. A sale of it whose outcome is not known (its
+   * answer lost, recovery not done with it) may have taken the customer's money, a refund or void of one may have given
+   * it back or not (`unresolvedTicketSales`): recovery is asked for an attempt now,
+   * as for a follow-on of an unresolved request (PaymentRouter.resolveNow, rule 3); still unresolved, the ticket is
+   * being checked — neither charged again nor counted paid — until recovery has decided.
+   */
+  private async ticketPayments(ticket: string): Promise<{ paid?: TicketPaid; paymentUnresolved?: true }> {
+    const readers: TicketPaymentReaders = {
+      find: (tx) => this.desk.find(tx),
+      awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
+      altSale: (id) => this.altPayments.get(id),
+      undecided: (tx) => undecidedEntriesOf(this.journal, tx),
+    };
+    const unresolved = unresolvedTicketSales(this.tickets.forTicket(ticket), readers);
+    if (unresolved.length > 0) {
+      await this.router.resolveNow(unresolved);
+      if (unresolvedTicketSales(this.tickets.forTicket(ticket), readers).length > 0)
+        return { paymentUnresolved: true };
+    }
+    const paid = ticketPaidOf(this.tickets.forTicket(ticket), readers);
+    return paid !== undefined ? { paid } : {};
   }
 
   /** The open tap-and-go stays as operator mode lists them (the fleet's `open-stays`): masked card only. */

@@ -1,8 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import type { OriginalTransaction } from '../flows/index.js';
-import type { StoredPayment, TicketPayment } from '../journal/index.js';
+import type { JournalEntry, StoredPayment, TicketPayment } from '../journal/index.js';
 import type { AltSaleView } from './alt-payment-desk.js';
-import { ticketPaidOf, type TicketPaymentReaders } from './ticket-payments.js';
+import { ticketPaidOf, unresolvedTicketSales, type TicketPaymentReaders } from './ticket-payments.js';
 
 const card = (paymentRef: string, paidAtMs: number): TicketPayment => ({
   ticket: 'T-1',
@@ -62,6 +62,7 @@ const readers = (over: Partial<TicketPaymentReaders> = {}): TicketPaymentReaders
   find: () => sale(),
   awaitingOutcome: () => undefined,
   altSale: () => undefined,
+  undecided: () => [],
   ...over,
 });
 
@@ -130,5 +131,24 @@ describe('ticketPaidOf', () => {
     expect(paidBy({ state: 'ABANDONED' })).toBeUndefined();
     expect(paidBy({ state: 'FAILED' })).toBeUndefined();
     expect(paidBy(undefined)).toBeUndefined();
+  });
+});
+
+describe('unresolvedTicketSales', () => {
+  const entry = { id: 4, transactionId: 'S', service: 'sale', state: 'unknown' } as JournalEntry;
+  const undecided = (tx: string): JournalEntry[] => (tx === 'S' ? [entry] : []);
+
+  it('names what is in flight of a card sale of the ticket: the sale, or a refund or void of it', () => {
+    expect(unresolvedTicketSales([card('A', 1_000), card('S', 2_000)], readers({ undecided }))).toEqual([
+      entry,
+    ]);
+  });
+
+  it('names none once the journal has decided, while the sale is stored offline, or for a payment by link', () => {
+    const awaitingOutcome = (tx: string): StoredPayment | undefined => (tx === 'S' ? stored() : undefined);
+    expect(unresolvedTicketSales([card('S', 1_000)], readers())).toEqual([]);
+    expect(unresolvedTicketSales([card('S', 1_000)], readers({ awaitingOutcome, undecided }))).toEqual([]);
+    const link: TicketPayment = { ...card('S', 3_000), method: 'link' };
+    expect(unresolvedTicketSales([link], readers({ undecided }))).toEqual([]);
   });
 });

@@ -1,5 +1,5 @@
 import { amountStanding, type OriginalTransaction, type TicketPaid } from '../flows/index.js';
-import type { StoredPayment, TicketPayment } from '../journal/index.js';
+import type { JournalEntry, StoredPayment, TicketPayment } from '../journal/index.js';
 import { altSaleStanding, type AltSaleView } from './alt-payment-desk.js';
 
 /** Where what stands of a ticket's payments is read. */
@@ -10,6 +10,30 @@ export interface TicketPaymentReaders {
   awaitingOutcome: (transactionId: string) => StoredPayment | undefined;
   /** An alternative-method sale by its id (AltPaymentDesk.get). */
   altSale: (id: number) => AltSaleView | undefined;
+  /**
+   * The journal's entries in flight that decide what stands of a card sale (`undecidedEntriesOf`: the sale's own, a
+   * refund or void of it, a void of one of its refunds); none once each is decided.
+   */
+  undecided: (transactionId: string) => JournalEntry[];
+}
+
+/**
+ * The journal's entries in flight on which what stands of a ticket's card sales depends: a sale whose answer was lost,
+ * a refund or void of one whose answer was lost, recovery not done with them (a sale stored offline stands for its
+ * stored amount meanwhile: `awaitingOutcome`). Each may have moved the customer's money, or not: while any is in
+ * flight, nothing says what stands of the ticket's payments, and the ticket is neither charged again nor counted paid
+ * (src/flows/kiosk.ts, `TicketLookup.paymentUnresolved`).
+ */
+export function unresolvedTicketSales(
+  payments: readonly TicketPayment[],
+  readers: TicketPaymentReaders,
+): JournalEntry[] {
+  const unresolved: JournalEntry[] = [];
+  for (const p of payments) {
+    if (p.method !== 'card' || readers.awaitingOutcome(p.paymentRef) !== undefined) continue;
+    unresolved.push(...readers.undecided(p.paymentRef));
+  }
+  return unresolved;
 }
 
 /**

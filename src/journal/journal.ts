@@ -1469,9 +1469,7 @@ export class SqliteJournal implements Journal {
    * increments only, and a capture may have taken its part (and made the gateway release the rest) or not.
    */
   followOnsInFlight(authorizationTransactionId: string, service: 'incremental' | 'capture'): JournalEntry[] {
-    return this.referencing(authorizationTransactionId).filter(
-      (e) => e.service === service && (e.state === 'pending' || e.state === 'sent' || e.state === 'unknown'),
-    );
+    return this.referencing(authorizationTransactionId).filter((e) => e.service === service && isInFlight(e));
   }
 
   /**
@@ -1753,6 +1751,14 @@ export function answeredAmountOf(e: JournalEntry): number | undefined {
 }
 
 /**
+ * Whether an entry is in flight: being sent, or its outcome not known (pending, sent, unknown) — it may have reached
+ * the gateway and moved money, or not; recovery resolves it (DESIGN.md rule 3).
+ */
+export function isInFlight(e: JournalEntry): boolean {
+  return e.state === 'pending' || e.state === 'sent' || e.state === 'unknown';
+}
+
+/**
  * Whether an entry left in flight was resolved as standing at the gateway: recovery's timeout void of it was refused
  * `NOT_VOIDABLE` (src/journal/recovery.ts), so the gateway holds it and it can no longer be voided — the money it
  * moved stays moved (a sale or capture: paid; a refund: refunded) until the operator undoes it otherwise.
@@ -1778,6 +1784,25 @@ export function authorizationTransactionOf(
       ? undefined
       : journal.findByTransactionId(entry.referencedTransactionId)?.referencedTransactionId;
   return transactionId;
+}
+
+/**
+ * The entries in flight that decide what stands of a payment (a sale or capture): its own, a refund or void of it, a
+ * void of one of its refunds — each may have moved money or not until recovery resolves it, so until then what stands
+ * is not known (the refunds' total counts a refund in flight as given back, the operator's reading a void in flight as
+ * not). Recovery's own resolution attempts are left out: each belongs to the run of the entry it resolves
+ * (`TimeoutRecovery.rootsInFlight`). Oldest first; none once every one of them is decided.
+ */
+export function undecidedEntriesOf(journal: SqliteJournal, paymentTransactionId: string): JournalEntry[] {
+  const payment = journal.findByTransactionId(paymentTransactionId);
+  const related = journal.referencing(paymentTransactionId);
+  const ofRefunds = related
+    .filter((e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && e.transactionId)
+    .flatMap((refund) => journal.referencing(refund.transactionId ?? ''));
+  const undecided = new Map<number, JournalEntry>();
+  for (const e of [...(payment ? [payment] : []), ...related, ...ofRefunds])
+    if (isInFlight(e) && e.resolvesEntryId === undefined) undecided.set(e.id, e);
+  return [...undecided.values()].sort((a, b) => a.id - b.id);
 }
 
 /**

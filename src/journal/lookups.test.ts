@@ -4,7 +4,14 @@ import { join } from 'node:path';
 import type Database from 'better-sqlite3';
 import { describe, expect, it } from 'vitest';
 import { staticKeyProvider } from './encryption.js';
-import { authorizedTotalOf, NOT_SENT, openJournal, refundedTotalOf, type SqliteJournal } from './journal.js';
+import {
+  authorizedTotalOf,
+  NOT_SENT,
+  openJournal,
+  refundedTotalOf,
+  undecidedEntriesOf,
+  type SqliteJournal,
+} from './journal.js';
 import { OfflineQueue, type OfflinePaymentInput } from './offline-queue.js';
 import { memoryJournals, saleEntry } from './testing/entries.js';
 import { JournaledSender, type Transmitter } from './sender.js';
@@ -174,6 +181,30 @@ describe('journal lookups', () => {
     voidOf('V13', 'R13', 'declined');
     expect(refundedTotalOf(j, 'S1')).toBe(31 + 2_048 + 4_096);
     expect(refundedTotalOf(j, 'S2')).toBe(0);
+  });
+
+  it('names what is in flight of a payment: itself, a refund or void of it, a void of its refund — not recovery attempts', () => {
+    const j = journal();
+    const entry = (tx: string, e: Parameters<typeof saleEntry>[1], state?: 'approved' | 'unknown') => {
+      const { id } = j.begin(saleEntry(tx, e));
+      if (state) j.recordOutcome(id, { state, ...(state === 'approved' ? { gatewayId: `G-${tx}` } : {}) });
+      return id;
+    };
+    const unknownSale = entry('S1', {}, 'unknown');
+    // Recovery's timeout void of it, in flight too: it belongs to the run of the sale.
+    entry('TV1', { service: 'timeout-void', referencedTransactionId: 'S1', resolvesEntryId: unknownSale });
+    expect(undecidedEntriesOf(j, 'S1').map((e) => e.transactionId)).toEqual(['S1']);
+    j.resolve(unknownSale, 'timeout-void');
+    expect(undecidedEntriesOf(j, 'S1')).toEqual([]);
+
+    sale(j, 'S2');
+    expect(undecidedEntriesOf(j, 'S2')).toEqual([]);
+    entry('R1', { service: 'refund-payment', referencedTransactionId: 'S2' }, 'approved');
+    entry('VR1', { service: 'void-refund', referencedTransactionId: 'R1' }, 'unknown');
+    entry('R2', { service: 'refund-payment', referencedTransactionId: 'S2' }, 'unknown');
+    entry('V1', { service: 'void-payment', referencedTransactionId: 'S2' });
+    expect(undecidedEntriesOf(j, 'S2').map((e) => e.transactionId)).toEqual(['VR1', 'R2', 'V1']);
+    expect(undecidedEntriesOf(j, 'NONE')).toEqual([]);
   });
 
   it('finds the approved pre-authorizations that no capture standing and no reversal settled, however old', () => {

@@ -3,7 +3,7 @@ import { setTimeout as delay } from 'node:timers/promises';
 import { silentLogger, type Logger } from '../log/index.js';
 import { recoveryPlanFor, reversalRefusalReleased, type RecoveryPlan } from '../vocabulary/services.js';
 import { JournalError } from './errors.js';
-import { NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
+import { isInFlight, NOT_SENT, type JournalEntry, type SqliteJournal } from './journal.js';
 import { releaseUnsentForward } from './offline-queue.js';
 import type { JournaledSender, OutgoingRequest, TransmitOutcome } from './sender.js';
 
@@ -507,10 +507,6 @@ export class TimeoutRecovery {
       at: entry.resolvedAt ?? this.now().toISOString(),
     };
   }
-}
-
-function isInFlight(e: JournalEntry): boolean {
-  return e.state === 'pending' || e.state === 'sent' || e.state === 'unknown';
 }
 
 function withAmount(target: ResolutionTarget, entry: JournalEntry): ResolutionTarget {

@@ -92,4 +92,114 @@ describe('pay station: a sale whose answer was lost and that stands', () => {
     expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
     expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
   });
+
+  it('does not charge again a ticket whose sale is unresolved: it is being checked until recovery decides', async () => {
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd: dir,
+      gatewayUrlOverride: proxy.url,
+      parkingClock: clock,
+    });
+    hosts.push(host);
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
+    const fee = await insertTicket(host, ticket);
+    expect(fee.customer.screen).toBe('confirm');
+
+    // The sale is made at the gateway, its answer lost; no timeout void gets through for now.
+    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+    unreachable.add('/pts/v2/voids');
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const saleEntry = () => host.journal.list({ limit: 20 }).find((e) => e.service === 'sale');
+    expect(saleEntry()?.state).toBe('unknown');
+
+    // The same ticket while recovery has not decided: the customer is told it is being checked, no card is asked for.
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_TICKET', ticket });
+    const checking = await waitForScreen(
+      host,
+      (s) => !['enter-ticket', 'processing'].includes(s.customer.screen),
+      'the ticket read',
+    );
+    expect(checking.customer.screen).not.toBe('confirm');
+    expect(checking.customer.actions).not.toContain('CONFIRM');
+    expect(checking.customer.message).toBe(
+      'A payment of this ticket is being checked: please try again in a few minutes',
+    );
+    expect(saleEntry()?.state).toBe('unknown');
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // Recovery voids the sale (before the cut-off): nothing stands, and the ticket can be paid.
+    unreachable.delete('/pts/v2/voids');
+    for (let i = 0; i < 500 && saleEntry()?.state !== 'resolved'; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(saleEntry()).toMatchObject({ state: 'resolved', resolution: 'timeout-void' });
+    const payable = await insertTicket(host, ticket);
+    expect(payable.customer.screen).toBe('confirm');
+  });
+
+  it('does not charge again a paid ticket whose refund is unresolved: it is being checked until recovery decides', async () => {
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd: dir,
+      gatewayUrlOverride: proxy.url,
+      parkingClock: clock,
+    });
+    hosts.push(host);
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
+    await insertTicket(host, ticket);
+    await sendEvent(host, { type: 'CONFIRM' });
+    const paid = await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');
+    expect(paid.customer.screen).toBe('approved');
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const sale = host.journal.list({ limit: 20 }).find((e) => e.service === 'sale');
+    expect(sale?.state).toBe('approved');
+
+    // The operator refunds the sale; the refund is made at the gateway, its answer lost, and its timeout void does not
+    // get through for now: whether the money went back is not known.
+    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/refunds', method: 'POST' }]);
+    unreachable.add('/pts/v2/voids');
+    const refund = await host.operator({
+      pin: host.generatedOperatorPin ?? '',
+      action: { type: 'refund', transactionId: sale?.transactionId ?? '' },
+    });
+    expect(refund).toMatchObject({ ok: true, value: { outcome: 'unknown' } });
+    const refundEntry = () => host.journal.list({ limit: 20 }).find((e) => e.service === 'refund-payment');
+    expect(refundEntry()?.state).toBe('unknown');
+
+    // The same ticket moments later: whether it is paid is being checked; no card is asked for.
+    clock.offsetMs += 60_000;
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'ENTER_TICKET', ticket });
+    const checking = await waitForScreen(
+      host,
+      (s) => !['enter-ticket', 'processing'].includes(s.customer.screen),
+      'the ticket read',
+    );
+    expect(checking.customer.screen).not.toBe('confirm');
+    expect(checking.customer.message).toBe(
+      'A payment of this ticket is being checked: please try again in a few minutes',
+    );
+    expect(sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+    await sendEvent(host, { type: 'DONE' });
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+
+    // Recovery voids the refund: the sale stands in full, and the ticket reads paid.
+    unreachable.delete('/pts/v2/voids');
+    for (let i = 0; i < 500 && refundEntry()?.state !== 'resolved'; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(refundEntry()).toMatchObject({ state: 'resolved', resolution: 'timeout-void' });
+    const again = await insertTicket(host, ticket);
+    expect(again.customer.screen).toBe('approved');
+    expect(again.customer.message).toBe('This ticket is paid already: nothing to pay, have a good journey');
+  });
 });

@@ -135,6 +135,8 @@ export class FakeTerminal implements FlowEffects {
   readonly tickets = new Map<string, number>();
   /** What stands paid of a ticket (the host reads it from the journal database). */
   readonly paidTickets = new Map<string, TicketPaid>();
+  /** Tickets with a payment whose outcome is not known yet (`TicketLookup.paymentUnresolved`). */
+  readonly unresolvedTickets = new Set<string>();
   private seq = 0;
 
   constructor(startMs = Date.UTC(2025, 0, 6, 8, 0, 0)) {
@@ -417,9 +419,11 @@ export class FakeTerminal implements FlowEffects {
     return Promise.resolve(
       enteredAtMs === undefined
         ? { found: false, ticket: input.ticket }
-        : this.paidTickets.has(input.ticket)
-          ? { found: true, ticket: input.ticket, enteredAtMs, paid: this.paidTickets.get(input.ticket)! }
-          : { found: true, ticket: input.ticket, enteredAtMs },
+        : this.unresolvedTickets.has(input.ticket)
+          ? { found: true, ticket: input.ticket, enteredAtMs, paymentUnresolved: true }
+          : this.paidTickets.has(input.ticket)
+            ? { found: true, ticket: input.ticket, enteredAtMs, paid: this.paidTickets.get(input.ticket)! }
+            : { found: true, ticket: input.ticket, enteredAtMs },
     );
   }
 

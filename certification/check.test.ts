@@ -789,6 +789,18 @@ const DEFECTS: Defect[] = [
     }),
   },
   {
+    // reference/emv.md: 9F6E is Visa's 4-byte Form Factor Indicator (card type 001)...
+    rule: 'IC-NETWORK-LENGTH',
+    field: TAG('9F6E'),
+    seed: seeded('creditN2', 'credit', (m) => setTag(m, '9F6E', '2070000000')),
+  },
+  {
+    // ... but Mastercard's 5–32-byte Third Party Data (002).
+    rule: 'IC-NETWORK-LENGTH',
+    field: TAG('9F6E'),
+    seed: seeded('meterContactless', 'preauth', (m) => setTag(m, '9F6E', '20700000')),
+  },
+  {
     rule: 'IC-EMV-TAGS-ENTRY-MODE',
     field: `${POS}.emv.tags`,
     seed: seeded('meterContactless', 'preauth', (m) => set(m.body, `${POS}.emv`, undefined)),

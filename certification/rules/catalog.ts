@@ -187,6 +187,12 @@ export const RULES = {
     'spec 001 EMV tags (P per network)',
     'no tag prohibited for the network and service is sent (a follow-on: the network of its original)',
   ),
+  'IC-NETWORK-LENGTH': rule(
+    IC,
+    'error',
+    'reference/emv.md Dictionary (9F6E per network)',
+    "a tag's value has its network's length (9F6E: 4 bytes for card type 001, 5-32 for 002)",
+  ),
   'IC-EMV-TAGS-ENTRY-MODE': rule(
     IC,
     'error',

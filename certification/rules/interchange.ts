@@ -125,6 +125,20 @@ function networkTable(view: MessageView, state: SessionState): Finding[] {
           `tag ${row.tag} is prohibited for ${network} ${tagSetService}`,
         ),
       );
+    // The network's length of the value (the table's `lengths`: 9F6E), in whatever message carries it.
+    const value = view.tags.get(row.tag);
+    const range = row.lengths?.[type];
+    if (range !== undefined && value !== undefined) {
+      const bytes = value.length / 2;
+      if (bytes < range[0] || bytes > range[1])
+        out.push(
+          finding(
+            'IC-NETWORK-LENGTH',
+            tagField(row.tag),
+            `tag ${row.tag} is ${range[0] === range[1] ? range[0] : `${range[0]}-${range[1]}`} bytes for ${network} (card type ${type}), not ${bytes}`,
+          ),
+        );
+    }
     // Mandatory tags are judged where the tag set is read: follow-ons repeat the original's (judged below).
     if (rule === 'M' && buildsTags(service) && !hasTag(view, row.tag))
       out.push(

@@ -31,6 +31,9 @@ export type Presence = 'M' | 'O' | 'P' | 'C';
 /** A presence rule: the same for every service, or one per service. */
 export type PresenceRule = Presence | Readonly<Record<TagSetService, Presence>>;
 
+/** A value length in bytes: smallest and largest. */
+export type LengthRange = readonly [min: number, max: number];
+
 /** One row of the table. */
 export interface NetworkTagRow {
   /** Element name as spec 001 writes it. */
@@ -39,6 +42,8 @@ export interface NetworkTagRow {
   readonly tag: string;
   /** Rule per card type. */
   readonly rules: Readonly<Record<CardType, PresenceRule>>;
+  /** The value's length per card type, where the networks define it more strictly than the dictionary. */
+  readonly lengths?: Readonly<Record<CardType, LengthRange>>;
 }
 
 export const NETWORK_BY_CARD_TYPE: Readonly<Record<CardType, NetworkName>> = { '001': 'N2', '002': 'N1' };
@@ -76,7 +81,14 @@ export const NETWORK_TAG_TABLE: readonly NetworkTagRow[] = [
   { element: 'Terminal Capabilities', tag: '9F33', rules: { '002': 'M', '001': 'M' } },
   { element: 'CVM Results', tag: '9F34', rules: { '002': 'M', '001': 'O' } },
   { element: 'Unpredictable Number', tag: '9F37', rules: { '002': 'M', '001': 'M' } },
-  { element: 'Form Factor Indicator', tag: '9F6E', rules: { '002': N1_FORM_FACTOR, '001': 'C' } },
+  // reference/emv.md: 9F6E is Visa's 4-byte Form Factor Indicator (001) but Mastercard's 5-32-byte Third Party Data
+  // (002), where the dictionary allows 4-32 bytes for both.
+  {
+    element: 'Form Factor Indicator',
+    tag: '9F6E',
+    rules: { '002': N1_FORM_FACTOR, '001': 'C' },
+    lengths: { '001': [4, 4], '002': [5, 32] },
+  },
 ];
 
 /**

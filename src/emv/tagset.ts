@@ -114,14 +114,6 @@ export const DEFAULT_TERMINAL_CAPABILITIES: Readonly<Record<TagSetContext['entry
   msd: '0008C8',
 };
 
-/**
- * Per-network value lengths stricter than the dictionary (reference/emv.md: 9F6E is Visa's 4-byte Form Factor
- * Indicator, but Mastercard's 5–32-byte Third Party Data).
- */
-const NETWORK_LENGTHS: Readonly<Record<string, Readonly<Record<CardType, readonly [number, number]>>>> = {
-  '9F6E': { '001': [4, 4], '002': [5, 32] },
-};
-
 const MAX_N12 = 999_999_999_999;
 
 /** The tags of spec 001's table: a reader tag outside it is dropped. */
@@ -207,7 +199,8 @@ export function buildTagSet(
         fail('TAG_INVALID', row.tag, tableRule(row, presence, ctx), e.message, e);
       throw e;
     }
-    const range = NETWORK_LENGTHS[row.tag]?.[ctx.cardType];
+    // Per-network value lengths stricter than the dictionary (the table's `lengths`: 9F6E).
+    const range = row.lengths?.[ctx.cardType];
     if (range && (value.length < range[0] || value.length > range[1]))
       fail(
         'TAG_INVALID',

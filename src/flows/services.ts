@@ -26,8 +26,8 @@ export function commentsFor(
 
 /**
  * The timeout request a machine sends when its own request went unanswered (gateway.md §2): a timeout reversal of
- * an authorization or increment, a timeout void of a capture, sale, refund or credit; null when recovery resolves it
- * through what it refers to (reversals, voids) or nothing is held (verification).
+ * an authorization (a zero-amount verification too) or increment, a timeout void of a capture, sale, refund or credit;
+ * null when recovery resolves it through what it refers to (reversals, voids).
  */
 export function resolutionFor(service: ServiceName): 'timeout-reversal' | 'timeout-void' | null {
   return timeoutRequestFor(service);

@@ -445,7 +445,6 @@ export const transactionMachine = setup({
     resolvable: ({ context }) =>
       resolutionFor(context.request.service) !== null && (context.sentTransactionId ?? '') !== '',
     voidResolution: ({ context }) => resolutionFor(context.request.service) === 'timeout-void',
-    nothingHeld: ({ context }) => context.request.service === 'avr',
     canRetryResolution: ({ context }) =>
       context.resolutionAttempts < context.settings.timing.maxResolutionAttempts,
   },
@@ -699,22 +698,6 @@ export const transactionMachine = setup({
           }),
         },
         { guard: 'resolvable', target: 'awaitingResolution' },
-        {
-          // A zero-amount verification holds nothing: an unanswered one is over, nothing was charged.
-          guard: 'nothingHeld',
-          target: 'done',
-          actions: assign({
-            result: ({ context }) =>
-              withCard(
-                {
-                  kind: 'unknown' as const,
-                  transactionId: context.outcome?.transactionId ?? context.sentTransactionId ?? '',
-                  resolved: true,
-                },
-                context.card,
-              ),
-          }),
-        },
         {
           // Nothing to resolve it with (a reversal or void), or no transactionId came back: the journal's recovery
           // owns the entry.

@@ -52,7 +52,6 @@ const UNDONE: ReadonlySet<string> = new Set([
   'already-reversed',
   'not-at-gateway',
   NOT_SENT,
-  'nothing-held',
 ]);
 
 /**

@@ -491,7 +491,7 @@ describe('timeout recovery', () => {
     expect(report.resolved[0]).toMatchObject({ resolution: 'original-not-found', needsOperator: true });
   });
 
-  it('resolves requests that move no money, and zero-amount verifications, without sending anything', async () => {
+  it('resolves requests that move no money without sending anything', async () => {
     const { j, recovery, sent } = setup();
     const dcc = j.begin({
       service: 'dcc-offer',
@@ -501,11 +501,38 @@ describe('timeout recovery', () => {
       body: Buffer.from('{}'),
       moneyMoving: false,
     });
-    entry(j, { service: 'avr', transactionId: 'V1', amountMinor: 0, currency: 'GBP' }, 'unknown');
     const report = await recovery.recoverAll();
     expect(sent).toEqual([]);
-    expect(report.resolved.map((r) => r.resolution).sort()).toEqual(['not-money-moving', 'nothing-held']);
+    expect(report.resolved.map((r) => r.resolution)).toEqual(['not-money-moving']);
     expect(j.get(dcc.id)?.state).toBe('resolved');
+  });
+
+  it('reverses an unknown zero-amount account verification like any authorization: 0.00, by its transactionId, after 60 s', async () => {
+    const { j, recovery, sent } = setup();
+    const avr = entry(j, { service: 'avr', transactionId: 'V1', amountMinor: 0, currency: 'GBP' }, 'unknown');
+    const report = await recovery.recoverAll();
+    expect(sent).toHaveLength(1);
+    expect(sent[0]!.kind).toBe('reversal');
+    expect(sent[0]!.target).toMatchObject({ transactionId: 'V1', amountMinor: 0, currency: 'GBP' });
+    expect(sent[0]!.at - Date.parse(j.get(avr.id)!.sentAt!)).toBeGreaterThanOrEqual(60_000);
+    expect(report.resolved).toEqual([
+      expect.objectContaining({ entryId: avr.id, resolution: 'timeout-reversal', needsOperator: false }),
+    ]);
+  });
+
+  it('refuses to journal an account verification without its amount (its timeout reversal carries it)', () => {
+    const { j } = setup();
+    expect(() =>
+      j.begin({
+        service: 'avr',
+        transactionId: 'V2',
+        comments: 'Parking AVR',
+        method: 'POST',
+        path: '/pts/v2/payments',
+        body: Buffer.from('{}'),
+        moneyMoving: true,
+      }),
+    ).toThrowError(expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error);
   });
 
   it('after a crash mid-resolution, supersedes the stale attempt and resolves the original once', async () => {

@@ -386,8 +386,6 @@ export class TimeoutRecovery {
     const own = entry.transactionId;
     if (rule === undefined) return { kind: 'none', dueAt: now, how: 'no-recovery-rule', needsOperator: true };
     switch (rule) {
-      case 'nothing-held':
-        return { kind: 'none', dueAt: now, how: 'nothing-held' };
       case 'timeout-reversal':
         if (own === undefined) return orphan(now);
         return {

@@ -58,12 +58,28 @@ describe('the sandbox copy of the spec 001 EMV table', () => {
   });
 
   it('prohibits 9F6E on a refund of card type 002 only', () => {
-    const set = [...tags(sampleEmvTags(1250, 'EUR')), { tag: '9F6E', value: '20700000' }];
+    const set = [...tags(sampleEmvTags(1250, 'EUR')), { tag: '9F6E', value: '2070000000' }];
     expect(checkEmvTags(set, { cardType: '002', context: 'refund' })).toEqual([
       'tag 9F6E (Form Factor Indicator) is prohibited here',
     ]);
     expect(checkEmvTags(set, { cardType: '002', context: 'authorization' })).toEqual([]);
-    expect(checkEmvTags(set, { cardType: '001', context: 'refund' })).toEqual([]);
+    const visa = [...tags(sampleEmvTags(1250, 'EUR')), { tag: '9F6E', value: '20700000' }];
+    expect(checkEmvTags(visa, { cardType: '001', context: 'refund' })).toEqual([]);
+  });
+
+  it("checks 9F6E's length per network: 4 bytes for card type 001, 5-32 for 002 (reference/emv.md)", () => {
+    const withFormFactor = (value: string): DecodedTag[] => [
+      ...tags(sampleEmvTags(1250, 'EUR')),
+      { tag: '9F6E', value },
+    ];
+    const check = (cardType: '001' | '002', value: string): string[] =>
+      checkEmvTags(withFormFactor(value), { cardType, context: 'authorization' });
+    expect(check('001', '20700000')).toEqual([]);
+    expect(check('001', '2070000000')).toEqual(['tag 9F6E must be 4 bytes for card type 001']);
+    expect(check('002', '2070000000')).toEqual([]);
+    expect(check('002', '20'.repeat(32))).toEqual([]);
+    expect(check('002', '20700000')).toEqual(['tag 9F6E must be 5-32 bytes for card type 002']);
+    expect(check('002', '20'.repeat(33))).toEqual(['tag 9F6E must be 5-32 bytes for card type 002']);
   });
 
   it('refuses never-send card data tags and redacts their values when decoding', () => {

@@ -1,6 +1,6 @@
 /**
- * The sandbox's own copy of the per-network EMV tag table of spec 001 ("Card-present parking", EMV tags) and the
- * never-send list of reference/gateway.md §3. Kept here as data, separate from the client's table in src/emv, so
+ * The sandbox's own copy of the per-network EMV tag table of spec 001 ("Card-present parking", EMV tags), with the
+ * per-network value length of reference/emv.md where a tag has one, and the never-send list of reference/gateway.md §3. Kept here as data, separate from the client's table in src/emv, so
  * that a mistake in one table cannot hide on both sides of the wire.
  */
 import { bytesToHex, decodeTlv, flattenTlv, hexToBytes, TlvError } from '../emv/index.js';
@@ -11,6 +11,9 @@ export type TagRule = 'M' | 'O' | 'P' | 'C';
 /** Whether the message moves money to (refund, credit) or from (authorization, sale) the cardholder. */
 export type EmvContext = 'authorization' | 'refund';
 
+/** A value length in bytes, smallest and largest. */
+type LengthRange = readonly [number, number];
+
 interface TableRow {
   tag: string;
   name: string;
@@ -18,6 +21,8 @@ interface TableRow {
   n1: TagRule | { authorization: TagRule; refund: TagRule };
   /** Card type `001` (spec 001: N2). */
   n2: TagRule | { authorization: TagRule; refund: TagRule };
+  /** The value's length where it differs per network (reference/emv.md), for card type `002` and `001`. */
+  lengths?: { n1: LengthRange; n2: LengthRange };
 }
 
 /** Spec 001, "EMV tags", row by row. */
@@ -39,7 +44,15 @@ export const PARKING_EMV_TABLE: readonly TableRow[] = [
   { tag: '9F33', name: 'Terminal Capabilities', n1: 'M', n2: 'M' },
   { tag: '9F34', name: 'CVM Results', n1: 'M', n2: 'O' },
   { tag: '9F37', name: 'Unpredictable Number', n1: 'M', n2: 'M' },
-  { tag: '9F6E', name: 'Form Factor Indicator', n1: { authorization: 'O', refund: 'P' }, n2: 'C' },
+  // reference/emv.md: 9F6E is Visa's 4-byte Form Factor Indicator (001) but Mastercard's 5-32-byte Third Party Data
+  // (002).
+  {
+    tag: '9F6E',
+    name: 'Form Factor Indicator',
+    n1: { authorization: 'O', refund: 'P' },
+    n2: 'C',
+    lengths: { n1: [5, 32], n2: [4, 4] },
+  },
 ];
 
 /** Tags that must never leave the terminal (reference/gateway.md §3): card data and names. */
@@ -135,7 +148,13 @@ export function checkEmvTags(tags: readonly DecodedTag[], input: EmvCheckInput):
   for (const row of PARKING_EMV_TABLE) {
     const cell = input.cardType === '002' ? row.n1 : row.n2;
     const rule = typeof cell === 'string' ? cell : cell[input.context];
-    const has = present.has(row.tag);
+    const value = present.get(row.tag);
+    const has = value !== undefined;
+    const range = row.lengths && (input.cardType === '002' ? row.lengths.n1 : row.lengths.n2);
+    if (range && has && (value.length < range[0] * 2 || value.length > range[1] * 2))
+      problems.push(
+        `tag ${row.tag} must be ${range[0] === range[1] ? range[0] : `${range[0]}-${range[1]}`} bytes for card type ${input.cardType}`,
+      );
     switch (rule) {
       case 'M':
         if (!has) problems.push(`mandatory tag ${row.tag} (${row.name}) is missing`);

@@ -4,13 +4,23 @@
  */
 import { currencyByAlpha, toDecimalString } from '../money/index.js';
 
-/** Test card data: track 2 equivalent and card type (reference/gateway.md §6). */
+/**
+ * Test card data (reference/gateway.md §6): card type, the track 2 equivalent of the chip card (service code 201), and
+ * the track 2 of the same number as a magnetic-stripe-only card (service code 101), which is what a plain swipe reads:
+ * a chip card is swiped only as an EMV fallback.
+ */
 export const SAMPLE_CARDS = {
-  visa: { pan: '4111111111111111', type: '001' as const, track2: ';4111111111111111=30122011234567890?' },
+  visa: {
+    pan: '4111111111111111',
+    type: '001' as const,
+    track2: ';4111111111111111=30122011234567890?',
+    stripeTrack2: ';4111111111111111=30121011234567890?',
+  },
   mastercard: {
     pan: '5555555555554444',
     type: '002' as const,
     track2: ';5555555555554444=30122011234567890?',
+    stripeTrack2: ';5555555555554444=30121011234567890?',
   },
 };
 
@@ -88,9 +98,12 @@ export function samplePayment(o: SampleOptions & { sale?: boolean }): Record<str
       catLevel,
       terminalCapability: emv ? '5' : '2',
       terminalPinCapability: '0',
-      trackData: card.track2,
+      trackData: emv ? card.track2 : card.stripeTrack2,
       ...(o.sale && catLevel === '6'
-        ? { serviceCode: '201', ...(card.type === '002' ? { isDedicatedHardwareTerminal: '1' } : {}) }
+        ? {
+            serviceCode: emv ? '201' : '101',
+            ...(card.type === '002' ? { isDedicatedHardwareTerminal: '1' } : {}),
+          }
         : {}),
       ...(emv ? { emv: { tags: sampleEmvTags(o.amountMinor, currency) } } : {}),
     },

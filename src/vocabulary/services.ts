@@ -172,12 +172,15 @@ export type RecoveryPlan =
   /** Timeout void of the transaction the entry voids (a void's own outcome is unknown: the original is voided). */
   | 'void-referenced'
   /** The entry is itself a timeout reversal or void: send it again (both are idempotent at the gateway). */
-  | 'repeat-timeout-request'
-  /** Zero-amount account verification: no funds are held, nothing to undo. */
-  | 'nothing-held';
+  | 'repeat-timeout-request';
 
 export const RECOVERY_PLAN: Readonly<Record<ServiceName, RecoveryPlan>> = {
-  avr: 'nothing-held',
+  // A zero-amount account verification is an authorization (spec 001: service Authorization, comments `Parking AVR`;
+  // gateway.md §7: a pre-authorization for 0.00), and an authorization without response is followed by a timeout
+  // reversal keyed by its transactionId (spec 001 `REVERSAL Timeout`, gateway.md §2), for the amount it requested:
+  // 0.00. It holds no funds, but an approval the gateway kept would stand as an authorization nobody reversed — the
+  // terminal reverses an approved verification its customer cancelled for the same reason (COMPENSATION).
+  avr: 'timeout-reversal',
   preauth: 'timeout-reversal',
   // An incremental authorization is an authorization with a transactionId of its own: gateway.md §2 applies to it as
   // to any authorization — a timeout reversal keyed by ITS transactionId for the amount it requested. The gateway
@@ -296,7 +299,7 @@ export function declineHolds(status: string | undefined): boolean {
 
 /** Services whose timeout reversal needs the amount that was requested (gateway.md §2). */
 export const AMOUNT_REQUIRED: Readonly<Record<ServiceName, boolean>> = {
-  avr: false,
+  avr: true,
   preauth: true,
   incremental: true,
   reversal: false,
@@ -338,8 +341,8 @@ export const COMPENSATION: Readonly<Record<ServiceName, 'reversal' | 'void-payme
 
 /**
  * The timeout request keyed by a service's own transactionId when its outcome is unknown, derived from
- * {@link RECOVERY_PLAN} (one rule). Null when the service is resolved through what it refers to (reversals, voids),
- * is itself a timeout request, or holds nothing (a verification).
+ * {@link RECOVERY_PLAN} (one rule). Null when the service is resolved through what it refers to (reversals, voids) or
+ * is itself a timeout request.
  */
 export function timeoutRequestFor(service: ServiceName): 'timeout-reversal' | 'timeout-void' | null {
   const plan = RECOVERY_PLAN[service];
@@ -350,7 +353,6 @@ export function timeoutRequestFor(service: ServiceName): 'timeout-reversal' | 't
     case 'reverse-referenced-authorization':
     case 'void-referenced':
     case 'repeat-timeout-request':
-    case 'nothing-held':
       return null;
   }
 }

@@ -141,7 +141,8 @@ const preauth: ServiceRequest = {
     terminalPinCapability: 0,
     catLevel: 2,
     terminalId: 'PT000001',
-    trackData: ';4111111111111111=30122011234567890?',
+    // A stripe-only card (service code 101): a chip card is swiped only as an EMV fallback.
+    trackData: ';4111111111111111=30121011234567890?',
   },
 };
 

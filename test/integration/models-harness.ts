@@ -149,8 +149,8 @@ export function transactionOutcomes(snapshot: AnyMachineSnapshot, options: Outco
     outputs.push({
       kind: 'unknown',
       transactionId: 'model-tx',
-      // Resolved by a timeout reversal or void; a verification holds nothing, so it is over at once.
-      resolved: resolutionFor(request.service) !== null || request.service === 'avr',
+      // Resolved by a timeout reversal or void.
+      resolved: resolutionFor(request.service) !== null,
       ...card,
     });
   if (reading) {

@@ -68,8 +68,9 @@ describe('amount triggers', () => {
 
   it('declines a test card whatever the amount', async () => {
     const body = samplePayment({ amountMinor: 1000, transactionId: tid(), entryMode: 'swiped' });
+    // Its stripe-only version (service code 101): a chip card is swiped only as an EMV fallback.
     (body.pointOfSaleInformation as Record<string, unknown>).trackData =
-      ';4000000000000002=30122011234567890?';
+      ';4000000000000002=30121011234567890?';
     const a = await client.send('POST', '/pts/v2/payments', body);
     expect(valueAt(a.body, 'errorInformation.reason')).toBe('GENERAL_DECLINE');
   });

@@ -471,6 +471,14 @@ describe('preparePayment', () => {
     );
   });
 
+  it('builds the timeout reversal of a zero-amount account verification at 0.00, and refuses a negative amount', () => {
+    const avr = { ...SAMPLES['timeout-reversal'], amountMinor: 0 } as ServiceRequest;
+    expect(valueAt(bodyOf(avr), 'reversalInformation.amountDetails.totalAmount')).toBe('0.00');
+    expect(() => preparePayment({ ...avr, amountMinor: -1 } as ServiceRequest)).toThrow(
+      GatewayInvalidRequestError,
+    );
+  });
+
   it('writes the incremental authorization with additionalAmount and storedCredentialUsed', () => {
     const body = bodyOf(SAMPLES.incremental);
     expect(valueAt(body, 'orderInformation.amountDetails.additionalAmount')).toBe('2.00');

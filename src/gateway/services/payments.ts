@@ -62,6 +62,10 @@ function positive(minor: number, field: string): void {
   if (!(minor > 0)) invalid(field, `${field} must be above zero`);
 }
 
+function notNegative(minor: number, field: string): void {
+  if (!(minor >= 0)) invalid(field, `${field} must not be below zero`);
+}
+
 /**
  * Drops undefined and empty-string members, and objects left empty, so that "absent" is one thing for the
  * required-field check; undefined when nothing is left.
@@ -387,7 +391,8 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       };
     }
     case 'timeout-reversal': {
-      positive(r.amountMinor, 'reversalInformation.amountDetails.totalAmount');
+      // The amount the original requested (gateway.md §2): 0.00 for a zero-amount account verification.
+      notNegative(r.amountMinor, 'reversalInformation.amountDetails.totalAmount');
       const currency = currencyCode(r.currency, 'orderInformation.amountDetails.currency');
       return {
         method: 'POST',

@@ -47,7 +47,12 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
         sale: true,
         entryMode: 'swiped',
       });
-      Object.assign(body.pointOfSaleInformation as Record<string, unknown>, { emv, ...over });
+      // A chip card (service code 201): the sample's plain swipe is of a stripe-only card.
+      Object.assign(body.pointOfSaleInformation as Record<string, unknown>, {
+        trackData: ';4111111111111111=30122011234567890?',
+        emv,
+        ...over,
+      });
       return body;
     };
     expect(validate(fallbackSale({ fallback: true, fallbackCondition: 1 }))).toMatchObject({
@@ -70,8 +75,10 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
       field: 'pointOfSaleInformation.emv.fallback',
       reason: 'INVALID_DATA',
     });
+    // A condition without the indicator: the condition is wrong, and the chip card's swipe is not said a fallback.
     expect(refused({ fallbackCondition: 1 })).toEqual([
       { field: 'pointOfSaleInformation.emv.fallbackCondition', reason: 'INVALID_DATA' },
+      { field: 'pointOfSaleInformation.emv.fallback', reason: 'MISSING_FIELD' },
     ]);
     // A stripe-only card (service code 101) has no chip to fall back from.
     expect(
@@ -87,6 +94,35 @@ describe('validatePayment (POST /pts/v2/payments)', () => {
     expect(refusalOf(() => validate(chip)).body.details).toEqual([
       { field: 'pointOfSaleInformation.emv.fallback', reason: 'INVALID_DATA' },
     ]);
+  });
+
+  it('refuses a chip card (service code 2xx or 6xx) swiped without emv.fallback, and takes a stripe-only card swiped', () => {
+    const swipe = (trackData: string, emv?: Record<string, unknown>) => {
+      const body = samplePayment({
+        amountMinor: 960_100,
+        transactionId: 'tx-sw',
+        sale: true,
+        entryMode: 'swiped',
+      });
+      const pos = body.pointOfSaleInformation as Record<string, unknown>;
+      pos.trackData = trackData;
+      if (emv === undefined) delete pos.emv;
+      else pos.emv = emv;
+      return body;
+    };
+    for (const chip of [';4111111111111111=30122011234567890?', ';4111111111111111=30126011234567890?']) {
+      expect(refusalOf(() => validate(swipe(chip))).body.details).toEqual([
+        { field: 'pointOfSaleInformation.emv.fallback', reason: 'MISSING_FIELD' },
+      ]);
+      expect(refusalOf(() => validate(swipe(chip, { fallback: false }))).body.details).toEqual([
+        { field: 'pointOfSaleInformation.emv.fallback', reason: 'INVALID_DATA' },
+      ]);
+    }
+    // The same card read through track 1.
+    expect(
+      refusalOf(() => validate(swipe('%B4111111111111111^CARDHOLDER/VISA^3012201123456789?'))).body.details,
+    ).toEqual([{ field: 'pointOfSaleInformation.emv.fallback', reason: 'MISSING_FIELD' }]);
+    expect(validate(swipe(';4111111111111111=30121011234567890?')).entryMode).toBe('swiped');
   });
 
   it('refuses a contactless read without EMV tags', () => {

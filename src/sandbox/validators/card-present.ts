@@ -178,7 +178,9 @@ const FALLBACK_CONDITIONS = ['1', '2'];
  * define no contactless fallback, and a request says nothing of an earlier tap, so the terminal keeps that rule, not
  * this check). `fallback` is a boolean; when true, `fallbackCondition` is required (1 or 2), the read is a swipe, and
  * its track's service code says a chip card (2xx or 6xx); a condition without `fallback: true` says a fallback that
- * was not one.
+ * was not one. The other way round, a chip card swiped is accepted only as a fallback: its chip must be tried first,
+ * so a swipe of it without `fallback: true` is refused (MLV prices "fallback or swipe" alike, gateway.md §7, but a swipe
+ * is of a stripe-only card).
  */
 function readEmvFallback(
   r: FieldReader,
@@ -192,17 +194,23 @@ function readEmvFallback(
     fallback === true,
     true,
   );
+  const chipCard = serviceCode !== undefined && /^[26]/.test(serviceCode);
   if (fallback !== true) {
     if (condition !== undefined)
       r.invalid(
         'pointOfSaleInformation.emv.fallbackCondition',
         'emv.fallbackCondition is sent only with emv.fallback true',
       );
+    if (entryMode === 'swiped' && chipCard) {
+      const message = `a chip card (service code ${serviceCode}) swiped is sent only as an EMV fallback: emv.fallback true`;
+      if (fallback === undefined) r.missing('pointOfSaleInformation.emv.fallback', message);
+      else r.invalid('pointOfSaleInformation.emv.fallback', message);
+    }
     return;
   }
   if (entryMode !== 'swiped')
     r.invalid('pointOfSaleInformation.emv.fallback', 'an EMV fallback is a swiped read (entryMode swiped)');
-  else if (serviceCode !== undefined && !/^[26]/.test(serviceCode))
+  else if (serviceCode !== undefined && !chipCard)
     r.invalid(
       'pointOfSaleInformation.emv.fallback',
       'an EMV fallback is a chip card (service code 2xx or 6xx) read by its stripe',

@@ -30,12 +30,15 @@ afterAll(async () => {
   await new Promise((r) => silent.close(r));
 });
 
-async function run(args: string[]): Promise<{ code: number; error: { code: string; message: string } }> {
+async function run(
+  args: string[],
+  broker = url,
+): Promise<{ code: number; error: { code: string; message: string } }> {
   const stdout = new PassThrough();
   let out = '';
   stdout.on('data', (c: Buffer) => (out += c.toString()));
   const sending = args[0] === 'send' ? ['--fleet-key', keyFile, '--timeout', '1'] : [];
-  const code = await main(['fleet', ...args, '--url', url, ...sending], {
+  const code = await main(['fleet', ...args, '--url', broker, ...sending], {
     stdout,
     stderr: new PassThrough(),
     cwd: dir,
@@ -114,17 +117,7 @@ describe('parking-terminal fleet, with the broker away', () => {
     'says the broker cannot be reached, exit 1 (not bad input): %s',
     async (...args) => {
       const broker = await closedPort();
-      const stdout = new PassThrough();
-      let out = '';
-      stdout.on('data', (c: Buffer) => (out += c.toString()));
-      const sending = args[0] === 'send' ? ['--fleet-key', keyFile, '--timeout', '1'] : [];
-      const code = await main(['fleet', ...args, '--url', broker, ...sending], {
-        stdout,
-        stderr: new PassThrough(),
-        cwd: dir,
-        signal: new AbortController().signal,
-      });
-      const { error } = JSON.parse(out) as { error: { code: string; message: string } };
+      const { code, error } = await run(args, broker);
       expect(error.code).toBe('BROKER_UNREACHABLE');
       expect(error.message).toContain(broker);
       expect(code).toBe(1);

@@ -50,25 +50,36 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
+/** A pay station on the sandbox behind the proxy, idle, and a ticket printed 95 minutes ago on its clock. */
+async function payStation(): Promise<{ host: TerminalHost; clock: ParkingClock; ticket: string }> {
+  const clock = new ParkingClock();
+  const host = await createTerminalHost(config, {
+    logger: silentLogger(),
+    cwd: dir,
+    gatewayUrlOverride: proxy.url,
+    parkingClock: clock,
+  });
+  hosts.push(host);
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+  return { host, clock, ticket: ticketPrinted(clock, 95, config.terminal.timezone) };
+}
+
+/**
+ * The ticket's fee confirmed on a pay station while the sale is made at the gateway and its answer lost; no timeout
+ * void gets through for now.
+ */
+async function saleAnswerLost(host: TerminalHost, ticket: string): Promise<void> {
+  const fee = await insertTicket(host, ticket);
+  expect(fee.customer.screen).toBe('confirm');
+  sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
+  unreachable.add('/pts/v2/voids');
+  await sendEvent(host, { type: 'CONFIRM' });
+}
+
 describe('pay station: a sale whose answer was lost and that stands', () => {
   it('counts the ticket paid once recovery finds its sale standing, and does not charge it again', async () => {
-    const clock = new ParkingClock();
-    const host = await createTerminalHost(config, {
-      logger: silentLogger(),
-      cwd: dir,
-      gatewayUrlOverride: proxy.url,
-      parkingClock: clock,
-    });
-    hosts.push(host);
-    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
-    const fee = await insertTicket(host, ticket);
-    expect(fee.customer.screen).toBe('confirm');
-
-    // The sale is made at the gateway, its answer lost; no timeout void gets through for now.
-    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
-    unreachable.add('/pts/v2/voids');
-    await sendEvent(host, { type: 'CONFIRM' });
+    const { host, clock, ticket } = await payStation();
+    await saleAnswerLost(host, ticket);
     const told = await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');
     expect(told.customer.screen).toBe('error');
     await sendEvent(host, { type: 'DONE' });
@@ -94,23 +105,8 @@ describe('pay station: a sale whose answer was lost and that stands', () => {
   });
 
   it('does not charge again a ticket whose sale is unresolved: it is being checked until recovery decides', async () => {
-    const clock = new ParkingClock();
-    const host = await createTerminalHost(config, {
-      logger: silentLogger(),
-      cwd: dir,
-      gatewayUrlOverride: proxy.url,
-      parkingClock: clock,
-    });
-    hosts.push(host);
-    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
-    const fee = await insertTicket(host, ticket);
-    expect(fee.customer.screen).toBe('confirm');
-
-    // The sale is made at the gateway, its answer lost; no timeout void gets through for now.
-    sandbox.scheduleFaults([{ kind: 'timeout-502', path: '/pts/v2/payments', method: 'POST' }]);
-    unreachable.add('/pts/v2/voids');
-    await sendEvent(host, { type: 'CONFIRM' });
+    const { host, ticket } = await payStation();
+    await saleAnswerLost(host, ticket);
     await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');
     await sendEvent(host, { type: 'DONE' });
     await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
@@ -145,16 +141,7 @@ describe('pay station: a sale whose answer was lost and that stands', () => {
   });
 
   it('does not charge again a paid ticket whose refund is unresolved: it is being checked until recovery decides', async () => {
-    const clock = new ParkingClock();
-    const host = await createTerminalHost(config, {
-      logger: silentLogger(),
-      cwd: dir,
-      gatewayUrlOverride: proxy.url,
-      parkingClock: clock,
-    });
-    hosts.push(host);
-    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-    const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
+    const { host, clock, ticket } = await payStation();
     await insertTicket(host, ticket);
     await sendEvent(host, { type: 'CONFIRM' });
     const paid = await waitForScreen(host, (s) => s.customer.actions.includes('DONE'), 'result');

@@ -219,9 +219,8 @@ describe('LinkDesk', () => {
       currency: 'GBP',
       holdId: 'H-3',
     });
-    gateway.keepStatus = true;
-    await desk.cancel(told.linkId);
-    gateway.keepStatus = false;
+    // Told once the gateway confirmed the link INACTIVE (while unconfirmed, the customer still waits on the link).
+    expect(await desk.cancel(told.linkId)).toMatchObject({ state: 'deactivated' });
     const other = await desk.createForFee({ reference: 'T-4', amountMinor: 450, currency: 'GBP' });
     for (const view of [fee, later, told, other]) desk.notify(paid(view.linkId));
     expect(staysPaid).toEqual([
@@ -744,15 +743,17 @@ describe('LinkDesk', () => {
     ]);
   });
 
-  it('records for the operator a payment after the customer was told not paid, the deactivation unconfirmed', async () => {
+  it('counts a payment notified after a cancel whose deactivation is unconfirmed: its customer still waits on it', async () => {
     const view = await desk.createForFee({ reference: 'T-80', amountMinor: 450, currency: 'GBP' });
     gateway.api.update = () =>
       Promise.reject(new GatewayError('GW_SERVER', 'HTTP 502', { httpStatus: 502, outcomeUnknown: true }));
     expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    const waited = desk.watch(view.linkId);
     desk.notify(paid(view.linkId));
+    expect(await waited).toMatchObject({ state: 'paid' });
     expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
       'link-deactivate:failed:GW_SERVER',
-      'link-paid:refused:PAID_AFTER_CLOSE',
+      'link-paid:ok:PAID',
     ]);
   });
 

@@ -362,8 +362,10 @@ export class LinkDesk {
   /**
    * The customer walked away (or chose another way to pay): the link is deactivated. The intent is journaled first,
    * so a failure to reach the gateway now is finished by the sweep or the next start. A payment notified before the
-   * gateway confirms the link INACTIVE counts: the view returned is then `paid`. Otherwise the customer is told it was
-   * not paid, and a payment that still comes is recorded for the operator (`PAID_AFTER_CLOSE`).
+   * gateway confirms the link INACTIVE counts: the view returned is then `paid`. A view still `active` (or `creating`):
+   * the gateway has not confirmed it INACTIVE — its customer still waits on it ({@link watch}), not asked for another
+   * payment of the fee, and its payment still counts. Otherwise the customer is told it was not paid, and a payment
+   * that still comes is recorded for the operator (`PAID_AFTER_CLOSE`).
    */
   async cancel(linkId: string, reason: LinkCloseReason = 'cancelled'): Promise<LinkView> {
     const link = this.deps.store.get(linkId);
@@ -375,7 +377,7 @@ export class LinkDesk {
       await this.deactivate(linkId, reason);
     }
     const after = this.deps.store.get(linkId) ?? link;
-    if (after.state !== 'paid') this.awaited.delete(linkId);
+    if (ended(after) && after.state !== 'paid') this.awaited.delete(linkId);
     return viewOf(after, this.declined.get(linkId));
   }
 

@@ -296,6 +296,13 @@ export class TerminalHost implements TerminalApi {
     this.holds = new HoldStore(journal);
     this.followUps = new FollowUpStore(journal);
     this.tickets = new TicketPaymentStore(journal);
+    /** What stands of a ticket's recorded payments (src/host/ticket-payments.ts), read when asked. */
+    const ticketStanding = (ticket: string) =>
+      ticketPaidOf(this.tickets.forTicket(ticket), {
+        find: (tx) => this.desk.find(tx),
+        awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
+        altSale: (id) => this.altPayments.get(id),
+      });
     /**
      * A ticket paid, by card (before its sale is sent: what of it stands follows the sale's journal entry) or by phone
      * (in the transaction of its payment's outcome), on the pay station's clock (the one its tickets and their grace
@@ -407,6 +414,11 @@ export class TerminalHost implements TerminalApi {
           amountMinor: link.amountMinor,
           currency: link.currency,
         });
+      },
+      // A pay station's ticket that nothing paid since: a payment of its link that a restart left in doubt pays it.
+      feeOwedAfterRestart: (link) => {
+        const found = lookupTicket(link.reference, config.terminal.timezone);
+        return found.found && ticketStanding(found.ticket) === undefined;
       },
       // A gate's stay paid by phone: journaled on its hold with the payment, never charged again (HoldStore.paidByLink).
       // An id the store refuses is logged, never a reason to lose the payment's record.
@@ -527,12 +539,7 @@ export class TerminalHost implements TerminalApi {
         );
       },
       altPayments: () => this.altPayments,
-      ticketPaid: (ticket) =>
-        ticketPaidOf(this.tickets.forTicket(ticket), {
-          find: (tx) => this.desk.find(tx),
-          awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
-          altSale: (id) => this.altPayments.get(id),
-        }),
+      ticketPaid: ticketStanding,
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,

@@ -456,6 +456,16 @@ export type LinkOutcome =
     };
 
 /**
+ * A link whose deactivation the gateway has not confirmed (its answer lost, or the link still ACTIVE): it may still be
+ * paid, or have been paid with the notification on its way. Nobody is asked for another payment of the same fee until
+ * the wait ends paid or the gateway confirms the link INACTIVE (`awaitLink`).
+ */
+export interface LinkUnconfirmed {
+  kind: 'unconfirmed';
+  linkId: string;
+}
+
+/**
  * Input of {@link FlowEffects.startAltSale}: a redirect-based alternative-method sale of spec 001 for a fee. The
  * `customer` values are personal data: they go into the sale request and nowhere else (never logged, never stored).
  */
@@ -572,12 +582,13 @@ export interface FlowEffects {
   awaitLink(input: { linkId: string }, signal: AbortSignal): Promise<LinkOutcome>;
   /**
    * The customer cancelled or walked away: the link is deactivated (the intent journaled first). Resolves with how
-   * the link ended — `paid` when the payment came first.
+   * the link ended — `paid` when the payment came first — or `unconfirmed` while the gateway has not confirmed it
+   * INACTIVE: the host keeps deactivating it, and `awaitLink` resolves once it is paid or confirmed INACTIVE.
    */
   closeLink(
     input: { linkId: string; reason: 'cancelled' | 'timeout' },
     signal: AbortSignal,
-  ): Promise<LinkOutcome>;
+  ): Promise<LinkOutcome | LinkUnconfirmed>;
   /** Pay later: prints the link (its QR code and URL) on the receipt printer for the customer to take. */
   printLink(input: LinkShown & { amountMinor: number; currency: string; reference: string }): void;
   /**

@@ -88,6 +88,27 @@ describe('pay by phone at the pay station', () => {
     expect(fake.comments()).toEqual(['Parking Sale']);
   });
 
+  it('while the cancel is unconfirmed, says the phone payment is being checked and takes no card; paid, the ticket is paid', async () => {
+    const fake = new FakeTerminal();
+    const actor = await atConfirm(fake);
+    actor.send({ type: 'PAY_BY_LINK' });
+    await settle();
+    // The gateway has not confirmed the link INACTIVE: it may still be paid.
+    fake.closeLink = ({ linkId }) => Promise.resolve({ kind: 'unconfirmed', linkId });
+    actor.send({ type: 'CANCEL' });
+    await settle();
+    const checking = describeView(actor.getSnapshot());
+    expect(checking).toMatchObject({ screen: 'processing', messageKey: 'payByPhone.checking' });
+    expect(checking.actions).not.toContain('CONFIRM');
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    expect(fake.sent).toEqual([]);
+    fake.payLink();
+    await settle();
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'PAID_BY_LINK' });
+    expect(fake.sent).toEqual([]);
+  });
+
   it('a payment that came before the cancel still pays the ticket', async () => {
     const fake = new FakeTerminal();
     const actor = await atConfirm(fake);

@@ -5,6 +5,7 @@ import {
   type LinkPaid,
   type LinkRequest,
   type LinkShown,
+  type LinkUnconfirmed,
 } from './effects.js';
 import type { FlowClock, LinkPurpose, ReceiptData } from './effects.js';
 import { commentsFor } from './services.js';
@@ -255,9 +256,10 @@ export const payByLinkMachine = setup({
   actors: {
     createLink: fromPromise<LinkShown | LinkPaid, LinkRequest>(notProvided('createLink')),
     awaitLink: fromPromise<LinkOutcome, { linkId: string }>(notProvided('awaitLink')),
-    closeLink: fromPromise<LinkOutcome, { linkId: string; reason: 'cancelled' | 'timeout' }>(
-      notProvided('closeLink'),
-    ),
+    closeLink: fromPromise<
+      LinkOutcome | LinkUnconfirmed,
+      { linkId: string; reason: 'cancelled' | 'timeout' }
+    >(notProvided('closeLink')),
   },
   delays: {
     linkWait: ({ context }) =>
@@ -347,6 +349,37 @@ export const payByLinkMachine = setup({
         id: 'closeLink',
         src: 'closeLink',
         input: ({ context }) => ({ linkId: context.link?.linkId ?? '', reason: context.closeReason }),
+        onDone: [
+          // The gateway has not confirmed the link INACTIVE: it may be paid, or have been paid already.
+          { guard: ({ event }) => event.output.kind === 'unconfirmed', target: 'checking' },
+          {
+            target: 'done',
+            actions: assign({
+              outcome: ({ event }) => (event.output.kind === 'unconfirmed' ? undefined : event.output),
+            }),
+          },
+        ],
+        onError: {
+          target: 'done',
+          actions: assign(({ context }) => ({
+            outcome: {
+              kind: 'closed' as const,
+              linkId: context.link?.linkId ?? '',
+              reason: context.closeReason,
+            },
+          })),
+        },
+      },
+    },
+    checking: {
+      // The deactivation is not confirmed: the customer is not sent to another way of paying the same fee (a card
+      // would charge it twice) until the link is known paid, or INACTIVE at the gateway — the host keeps deactivating
+      // it. The screen says the payment by phone is being checked (`link-checking`).
+      tags: ['processing', 'link-checking'],
+      invoke: {
+        id: 'awaitLink',
+        src: 'awaitLink',
+        input: ({ context }) => ({ linkId: context.link?.linkId ?? '' }),
         onDone: { target: 'done', actions: assign({ outcome: ({ event }) => event.output }) },
         onError: {
           target: 'done',

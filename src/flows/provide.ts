@@ -11,6 +11,7 @@ import type {
   HoldRecord,
   LinkOutcome,
   LinkPaid,
+  LinkUnconfirmed,
   LinkRequest,
   LinkShown,
   OriginalTransaction,
@@ -72,9 +73,10 @@ function payByLink(effects: FlowEffects) {
       awaitLink: fromPromise<LinkOutcome, { linkId: string }>(({ input, signal }) =>
         effects.awaitLink(input, signal),
       ),
-      closeLink: fromPromise<LinkOutcome, { linkId: string; reason: 'cancelled' | 'timeout' }>(
-        ({ input, signal }) => effects.closeLink(input, signal),
-      ),
+      closeLink: fromPromise<
+        LinkOutcome | LinkUnconfirmed,
+        { linkId: string; reason: 'cancelled' | 'timeout' }
+      >(({ input, signal }) => effects.closeLink(input, signal)),
     },
     // The pay-later slip's QR code and address (read out in accessibility mode) stay as long as a result screen.
     delays: { payLaterScreen: ({ context }) => longer(effects, context.showMs) },

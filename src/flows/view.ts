@@ -113,6 +113,13 @@ function linkShown(snapshot: AnyMachineSnapshot): (LinkShown & { purpose: LinkPu
     : { ...link, purpose: childSnapshot?.context?.request?.purpose ?? 'fee' };
 }
 
+/** Whether the running pay-by-phone child is checking whether its link was paid (its deactivation unconfirmed). */
+function linkChecking(snapshot: AnyMachineSnapshot): boolean {
+  const child = (snapshot.children as Record<string, { getSnapshot(): unknown } | undefined>)['payByLink'];
+  const childSnapshot = child?.getSnapshot() as { hasTag?: (tag: string) => boolean } | undefined;
+  return childSnapshot?.hasTag?.('link-checking') === true;
+}
+
 /**
  * The screen of a snapshot: its own tag, or, while a transaction runs, the transaction's (present-card, processing),
  * or while pay by phone runs, its own (pay-by-phone, processing).
@@ -221,6 +228,12 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
       delete view.messageParams;
       if (transaction?.refusedReads !== undefined) view.messageEvent = transaction.refusedReads;
     }
+  }
+  if (linkChecking(snapshot)) {
+    // Pay by phone left while its link may still be paid: the customer is told why nothing else is offered yet.
+    view.messageKey = 'payByPhone.checking';
+    view.message = formatMessage({ key: 'payByPhone.checking' }, BASE_LOCALE);
+    delete view.messageParams;
   }
   if (screen === 'pay-by-phone') {
     const link = linkShown(snapshot);

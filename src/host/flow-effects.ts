@@ -203,7 +203,12 @@ export function createFlowEffects(deps: {
     },
     // An abort only stops this wait: the desk keeps watching the link until it is paid or closed.
     awaitLink: async ({ linkId }) => linkOutcome(await deps.links.watch(linkId)),
-    closeLink: async ({ linkId, reason }) => linkOutcome(await deps.links.cancel(linkId, reason)),
+    closeLink: async ({ linkId, reason }) => {
+      const view = await deps.links.cancel(linkId, reason);
+      // Still open after the cancel (the gateway has not confirmed it INACTIVE): it may be paid yet.
+      if (view.state === 'creating' || view.state === 'active') return { kind: 'unconfirmed', linkId };
+      return linkOutcome(view);
+    },
     printLink: (input) => deps.printLink(input),
     // The desk journals the sale before AP_SALE goes out and keeps no personal data; the customer's values live only
     // in this request. The currency is the terminal's: the kiosk offers only methods in it (src/flows/settings.ts).

@@ -219,9 +219,8 @@ describe('LinkDesk', () => {
       currency: 'GBP',
       holdId: 'H-3',
     });
-    gateway.keepStatus = true;
-    await desk.cancel(told.linkId);
-    gateway.keepStatus = false;
+    // Told once the gateway confirmed the link INACTIVE (while unconfirmed, the customer still waits on the link).
+    expect(await desk.cancel(told.linkId)).toMatchObject({ state: 'deactivated' });
     const other = await desk.createForFee({ reference: 'T-4', amountMinor: 450, currency: 'GBP' });
     for (const view of [fee, later, told, other]) desk.notify(paid(view.linkId));
     expect(staysPaid).toEqual([
@@ -744,15 +743,17 @@ describe('LinkDesk', () => {
     ]);
   });
 
-  it('records for the operator a payment after the customer was told not paid, the deactivation unconfirmed', async () => {
+  it('counts a payment notified after a cancel whose deactivation is unconfirmed: its customer still waits on it', async () => {
     const view = await desk.createForFee({ reference: 'T-80', amountMinor: 450, currency: 'GBP' });
     gateway.api.update = () =>
       Promise.reject(new GatewayError('GW_SERVER', 'HTTP 502', { httpStatus: 502, outcomeUnknown: true }));
     expect(await desk.cancel(view.linkId)).toMatchObject({ state: 'active', closing: true });
+    const waited = desk.watch(view.linkId);
     desk.notify(paid(view.linkId));
+    expect(await waited).toMatchObject({ state: 'paid' });
     expect(audit.list().map((r) => `${r.action}:${r.result}:${r.code ?? ''}`)).toEqual([
       'link-deactivate:failed:GW_SERVER',
-      'link-paid:refused:PAID_AFTER_CLOSE',
+      'link-paid:ok:PAID',
     ]);
   });
 
@@ -1199,6 +1200,66 @@ describe('LinkDesk', () => {
         .filter((r) => r.action === 'link-paid')
         .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
     ).toEqual([`${shown.linkId}:PAID`, `${ticket.linkId}:PAID_AFTER_CLOSE`]);
+  });
+
+  it("after a restart counts a late payment of a pay station's shown fee link for its ticket, while nothing paid the ticket since", async () => {
+    const ticketsPaid: string[] = [];
+    const owed = new Set(['T-90', 'T-91', 'T-92', 'T-93']);
+    const hooks: Pick<LinkDeskDeps, 'feePaid' | 'feeOwedAfterRestart'> = {
+      feeOwedAfterRestart: (link) => owed.has(link.reference),
+      feePaid: (link) => {
+        // In the transaction that makes the link paid: this connection already reads it paid.
+        expect(store.get(link.linkId)?.state).toBe('paid');
+        ticketsPaid.push(link.reference);
+      },
+    };
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    // Shown to their customers when the terminal died; T-91's customer had chosen the card, its closing unconfirmed.
+    const shown = await desk.createForFee({ reference: 'T-90', amountMinor: 450, currency: 'GBP' });
+    const cancelled = await desk.createForFee({ reference: 'T-91', amountMinor: 450, currency: 'GBP' });
+    store.closing(cancelled.linkId, 'cancelled');
+    // Its ticket is paid by card after the restart, before the phone payment is notified: that one is the operator's.
+    const paidSince = await desk.createForFee({ reference: 'T-92', amountMinor: 450, currency: 'GBP' });
+    // Notified before the recovery took it (the gateway's resend reaches the listener first).
+    const early = await desk.createForFee({ reference: 'T-93', amountMinor: 450, currency: 'GBP' });
+    // Never shown: its create had no answer before the restart.
+    store.begin({
+      linkId: 'PT000001_T-94',
+      reference: 'T-94',
+      purpose: 'fee',
+      amountMinor: 450,
+      currency: 'GBP',
+      watchUntilMs: nowMs + 60_000,
+    });
+    gateway.links.set('PT000001_T-94', {
+      ...gateway.links.get(shown.linkId)!,
+      id: 'PT000001_T-94',
+      purchaseNumber: 'PT000001_T-94',
+    });
+    desk.stop();
+    desk = makeDesk(60_000, 300_000, undefined, hooks);
+    desk.notify(paid(early.linkId));
+    await desk.recover();
+    expect(store.open()).toEqual([]);
+    expect(store.get(shown.linkId)).toMatchObject({ paymentInDoubt: true, gatewayInactive: true });
+    expect(store.get('PT000001_T-94')?.paymentInDoubt).toBeUndefined();
+    owed.delete('T-92');
+    for (const linkId of [shown.linkId, cancelled.linkId, paidSince.linkId, 'PT000001_T-94'])
+      desk.notify(paid(linkId));
+    expect(ticketsPaid).toEqual(['T-93', 'T-90', 'T-91']);
+    expect(
+      audit
+        .list()
+        .filter((r) => r.action === 'link-paid')
+        .map((r) => `${r.subject ?? ''}:${r.code ?? ''}`),
+    ).toEqual([
+      `${early.linkId}:PAID`,
+      `${shown.linkId}:PAID`,
+      `${cancelled.linkId}:PAID`,
+      `${paidSince.linkId}:PAID_AFTER_CLOSE`,
+      'PT000001_T-94:PAID_AFTER_CLOSE',
+    ]);
   });
 
   it('after a restart a fee link paid while its deactivation is in flight goes to the operator, not counted', async () => {

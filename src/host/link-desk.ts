@@ -127,6 +127,13 @@ export interface LinkDeskDeps {
    */
   feePaid?: (link: StoredLink) => void;
   /**
+   * Whether the fee of a fee link of no hold is owed by something that outlives its customer's session and that nothing
+   * paid since — the pay station's ticket, recorded paid by {@link feePaid}: a payment of the link that a restart left
+   * in doubt (shown to its customer, closed at start while its payment was unknown) counts for it, however late it is
+   * notified. Asked when the restart closes the link and again when its payment comes. Absent: nothing does.
+   */
+  feeOwedAfterRestart?: (link: StoredLink) => boolean;
+  /**
    * A link that names a tap-and-go hold (`StoredLink.holdId`: the gate's exit paid by phone, or its fee left to pay
    * later), paid and counted: the stay is paid — written in the transaction that makes the link `paid`, so that no
    * crash separates the payment from the hold it pays (the hold is never charged again). Must not throw for a value it
@@ -362,8 +369,10 @@ export class LinkDesk {
   /**
    * The customer walked away (or chose another way to pay): the link is deactivated. The intent is journaled first,
    * so a failure to reach the gateway now is finished by the sweep or the next start. A payment notified before the
-   * gateway confirms the link INACTIVE counts: the view returned is then `paid`. Otherwise the customer is told it was
-   * not paid, and a payment that still comes is recorded for the operator (`PAID_AFTER_CLOSE`).
+   * gateway confirms the link INACTIVE counts: the view returned is then `paid`. A view still `active` (or `creating`):
+   * the gateway has not confirmed it INACTIVE — its customer still waits on it ({@link watch}), not asked for another
+   * payment of the fee, and its payment still counts. Otherwise the customer is told it was not paid, and a payment
+   * that still comes is recorded for the operator (`PAID_AFTER_CLOSE`).
    */
   async cancel(linkId: string, reason: LinkCloseReason = 'cancelled'): Promise<LinkView> {
     const link = this.deps.store.get(linkId);
@@ -375,7 +384,7 @@ export class LinkDesk {
       await this.deactivate(linkId, reason);
     }
     const after = this.deps.store.get(linkId) ?? link;
-    if (after.state !== 'paid') this.awaited.delete(linkId);
+    if (ended(after) && after.state !== 'paid') this.awaited.delete(linkId);
     return viewOf(after, this.declined.get(linkId));
   }
 
@@ -463,6 +472,8 @@ export class LinkDesk {
    */
   private counts(link: StoredLink): boolean {
     if (link.state === 'failed') return false;
+    if (link.paymentInDoubt === true && link.holdId === undefined)
+      return this.deps.feeOwedAfterRestart?.(link) === true;
     if (link.holdId !== undefined && this.deps.paymentInDoubt?.({ ...link, holdId: link.holdId }) === true)
       return true;
     if (link.gatewayInactive || link.state === 'deactivated') return false;
@@ -582,9 +593,9 @@ export class LinkDesk {
     // own recovery runs): what that recovery would find, it finds now — a gate's stay in doubt with the link's closing,
     // so that the payment counts for it as it would once notified after (the closing's reason stays the first one).
     const leftOpen = !this.madeHere.has(link.linkId) && !link.gatewayInactive;
-    const doubt = leftOpen ? this.stayInDoubtOf(link) : undefined;
+    const doubt = leftOpen ? this.paymentInDoubtOf(link) : undefined;
     if (doubt !== undefined) this.deps.store.closing(link.linkId, 'recovery', doubt);
-    const counted = this.counts(link);
+    const counted = this.counts(this.deps.store.get(link.linkId) ?? link);
     const paid = this.deps.store.paid(
       link.linkId,
       n.paymentId,
@@ -619,7 +630,9 @@ export class LinkDesk {
    * At start, before the terminal takes a card: a link left `creating` is looked up first (and adopted only when its id
    * proves it this terminal's, src/host/link-ids.ts; one of the format before terminal ids is left `failed`, for the
    * operator, whatever the gateway has of that id); a fee link is deactivated
-   * (its customer's session did not survive the restart: a payment of it goes to the operator as `PAID_AFTER_CLOSE`);
+   * (its customer's session did not survive the restart: a payment of it goes to the operator as `PAID_AFTER_CLOSE` —
+   * unless it was shown and its payment is in doubt: a gate's stay, or a pay station's ticket still owed, which a late
+   * payment of it pays);
    * a pay-later link is watched again while its wait lasts, deactivated otherwise. Then the sweep runs every `pollMs`.
    * Returns the links taken.
    */
@@ -789,14 +802,15 @@ export class LinkDesk {
     // have been paid), and not known paid, may have been paid, its notification lost with the process — whether or not
     // the terminal had decided to close it (a wait run out, a customer who chose the card): until the gateway confirms
     // it INACTIVE a payment can still come. Its stay's payment by phone is in doubt, with the closing's decision: the
-    // hold is never charged by card, and a late payment counts for the stay.
-    const stayInDoubt = atStart ? this.stayInDoubtOf(link) : undefined;
+    // hold is never charged by card, and a late payment counts for the stay. So with a pay station's ticket that
+    // nothing paid since: the link is in doubt, and a late payment of it records the ticket paid.
+    const inDoubt = atStart ? this.paymentInDoubtOf(link) : undefined;
     if (current.closeReason !== undefined || current.state === 'paid') {
-      await this.deactivate(current.linkId, current.closeReason ?? 'paid', stayInDoubt);
+      await this.deactivate(current.linkId, current.closeReason ?? 'paid', inDoubt);
       return;
     }
     if (atStart && current.purpose === 'fee') {
-      await this.deactivate(current.linkId, 'recovery', stayInDoubt);
+      await this.deactivate(current.linkId, 'recovery', inDoubt);
       return;
     }
     if (now >= current.watchUntilMs) {
@@ -821,14 +835,18 @@ export class LinkDesk {
   }
 
   /**
-   * What a restart that found `link` as it is puts in doubt (see {@link resolve}), written with the link's closing: the
-   * stay of a gate's fee link shown to its customer (`active`: one still `creating` was never shown) and not known paid.
-   * Undefined for any other link.
+   * What a restart that found `link` as it is puts in doubt (see {@link resolve}), written with the link's closing, for
+   * a fee link shown to its customer (`active`: one still `creating` was never shown) and not known paid: the stay of a
+   * gate's link ({@link LinkDeskDeps.stayInDoubt}); the link itself when its fee outlives the session
+   * ({@link LinkDeskDeps.feeOwedAfterRestart}: a pay station's ticket), so that its payment, notified however late,
+   * pays the ticket as it would have without the restart. Undefined for any other link.
    */
-  private stayInDoubtOf(link: StoredLink): ((closing: StoredLink) => void) | undefined {
+  private paymentInDoubtOf(link: StoredLink): ((closing: StoredLink) => void) | undefined {
     const { holdId } = link;
-    if (link.purpose !== 'fee' || link.state !== 'active' || holdId === undefined) return undefined;
-    return (closing) => this.deps.stayInDoubt?.({ ...closing, holdId });
+    if (link.purpose !== 'fee' || link.state !== 'active') return undefined;
+    if (holdId !== undefined) return (closing) => this.deps.stayInDoubt?.({ ...closing, holdId });
+    if (this.deps.feeOwedAfterRestart?.(link) !== true) return undefined;
+    return (closing) => void this.deps.store.paymentInDoubt(closing.linkId);
   }
 
   /**

@@ -299,6 +299,17 @@ export class TerminalHost implements TerminalApi {
     this.followUps = new FollowUpStore(journal);
     this.tickets = new TicketPaymentStore(journal);
     /**
+     * Whether a ticket is owed in full: nothing of its recorded payments stands (src/host/ticket-payments.ts), and none
+     * is in flight (one that may stand, recovery not done with it).
+     */
+    const ticketOwed = (ticket: string): boolean => {
+      const payments = this.tickets.forTicket(ticket);
+      const readers = this.ticketReaders();
+      return (
+        unresolvedTicketSales(payments, readers).length === 0 && ticketPaidOf(payments, readers) === undefined
+      );
+    };
+    /**
      * A ticket paid, by card (before its sale is sent: what of it stands follows the sale's journal entry) or by phone
      * (in the transaction of its payment's outcome), on the pay station's clock (the one its tickets and their grace
      * period are read on). A value the store refuses is logged, never a
@@ -409,6 +420,11 @@ export class TerminalHost implements TerminalApi {
           amountMinor: link.amountMinor,
           currency: link.currency,
         });
+      },
+      // A pay station's ticket that nothing paid since: a payment of its link that a restart left in doubt pays it.
+      feeOwedAfterRestart: (link) => {
+        const found = lookupTicket(link.reference, config.terminal.timezone);
+        return found.found && ticketOwed(found.ticket);
       },
       // A gate's stay paid by phone: journaled on its hold with the payment, never charged again (HoldStore.paidByLink).
       // An id the store refuses is logged, never a reason to lose the payment's record.
@@ -1507,6 +1523,16 @@ export class TerminalHost implements TerminalApi {
     return this.phase === 'starting' || this.phase === 'recovering';
   }
 
+  /** Where what stands of a ticket's payments is read (src/host/ticket-payments.ts). */
+  private ticketReaders(): TicketPaymentReaders {
+    return {
+      find: (tx) => this.desk.find(tx),
+      awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
+      altSale: (id) => this.altPayments.get(id),
+      undecided: (tx) => undecidedEntriesOf(this.journal, tx),
+    };
+  }
+
   /**
    * What stands of a pay station ticket's payments when it is inserted. A sale of it whose outcome is not known (its
    * answer lost, recovery not done with it) may have taken the customer's money, a refund or void of one may have given
@@ -1515,12 +1541,7 @@ export class TerminalHost implements TerminalApi {
    * being checked — neither charged again nor counted paid — until recovery has decided.
    */
   private async ticketPayments(ticket: string): Promise<{ paid?: TicketPaid; paymentUnresolved?: true }> {
-    const readers: TicketPaymentReaders = {
-      find: (tx) => this.desk.find(tx),
-      awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
-      altSale: (id) => this.altPayments.get(id),
-      undecided: (tx) => undecidedEntriesOf(this.journal, tx),
-    };
+    const readers = this.ticketReaders();
     const unresolved = unresolvedTicketSales(this.tickets.forTicket(ticket), readers);
     if (unresolved.length > 0) {
       await this.router.resolveNow(unresolved);

@@ -54,6 +54,23 @@ describe('PaymentLinkStore', () => {
     );
   });
 
+  it('puts a fee link in doubt with its closing, kept once it is deactivated and paid; never a pay-later link', () => {
+    store.begin(link);
+    store.activated('T-1', 'https://pay.test/pay/T-1');
+    expect(store.get('T-1')?.paymentInDoubt).toBeUndefined();
+    const closing = store.closing('T-1', 'recovery', (l) => store.paymentInDoubt(l.linkId));
+    expect(closing.paymentInDoubt).toBeUndefined();
+    expect(store.get('T-1')).toMatchObject({ paymentInDoubt: true, closeReason: 'recovery' });
+    expect(store.deactivated('T-1', closing)).toMatchObject({ state: 'deactivated', paymentInDoubt: true });
+    expect(store.paid('T-1', '7000000000000000000001')).toMatchObject({
+      state: 'paid',
+      paymentInDoubt: true,
+    });
+    store.begin({ ...link, linkId: 'T-2', reference: 'T-2', purpose: 'pay-later' });
+    expect(() => store.paymentInDoubt('T-2')).toThrow(expect.objectContaining({ code: 'JOURNAL_INVALID' }));
+    expect(store.get('T-2')?.paymentInDoubt).toBeUndefined();
+  });
+
   it('keeps the first reason to close, and a cancelled link ends deactivated', () => {
     store.begin(link);
     store.activated('T-1', undefined);

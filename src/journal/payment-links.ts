@@ -50,6 +50,11 @@ export interface StoredLink {
   gatewayInactive: boolean;
   /** Gateway id of the payment made through the link. */
   paymentId?: string;
+  /**
+   * A fee link shown to its customer that a restart closed while its payment was unknown ({@link
+   * PaymentLinkStore.paymentInDoubt}): an approved payment of it counts for its fee however late it is notified.
+   */
+  paymentInDoubt?: true;
   /** The last failure talking to the gateway about this link (no personal data: codes and messages of ours). */
   lastError?: string;
   createdAtMs: number;
@@ -85,6 +90,8 @@ interface Row {
   close_reason: string | null;
   gateway_inactive: number;
   payment_id: string | null;
+  /** 1 in doubt; NULL otherwise, and absent in a journal read before its rewrite (`fee-links-in-doubt`). */
+  payment_in_doubt?: number | null;
   last_error: string | null;
   created_at: number;
   updated_at: number;
@@ -104,6 +111,7 @@ function toLink(r: Row): StoredLink {
     ...(r.close_reason !== null ? { closeReason: r.close_reason as LinkCloseReason } : {}),
     gatewayInactive: r.gateway_inactive === 1,
     ...(r.payment_id !== null ? { paymentId: r.payment_id } : {}),
+    ...(r.payment_in_doubt === 1 ? { paymentInDoubt: true as const } : {}),
     ...(r.last_error !== null ? { lastError: r.last_error } : {}),
     createdAtMs: r.created_at,
     updatedAtMs: r.updated_at,
@@ -127,6 +135,8 @@ export class PaymentLinkStore {
    * of an older schema lacks — where every other link is still written as before.
    */
   private insertOfHoldStatement: Statement | undefined;
+  /** Prepared at the first {@link paymentInDoubt}: it names the column of a rewrite (`fee-links-in-doubt`). */
+  private inDoubtStatement: Statement | undefined;
 
   constructor(private readonly connection: JournalConnection) {
     const db = connection.db;
@@ -277,6 +287,25 @@ export class PaymentLinkStore {
       if (l.state === 'paid') return { ...l, gatewayInactive: false, watchUntilMs: moved };
       const { closeReason: _c, lastError: _e, ...rest } = l;
       return { ...rest, state: 'active', gatewayInactive: false, watchUntilMs: moved };
+    });
+  }
+
+  /**
+   * A restart closes this fee link, shown to its customer, while its payment is unknown (its notification may have gone
+   * to the process that died): an approved payment of it counts for its fee however late it is notified — the gateway
+   * takes no payment of an INACTIVE link, so it was made before. Meant to run inside the transaction that journals the
+   * link's closing ({@link closing}'s `withClosing`: it joins it). Only a fee link is put in doubt.
+   */
+  paymentInDoubt(linkId: string): StoredLink {
+    return this.connection.atomically(true, () => {
+      const link = this.mustGet(linkId);
+      if (link.purpose !== 'fee')
+        throw new JournalError('JOURNAL_INVALID', `payment link ${linkId} is not a fee link`);
+      this.inDoubtStatement ??= this.connection.db.prepare(
+        'UPDATE payment_links SET payment_in_doubt = 1, updated_at = @at WHERE link_id = @linkId',
+      );
+      this.inDoubtStatement.run({ linkId, at: this.connection.now().getTime() });
+      return this.mustGet(linkId);
     });
   }
 

@@ -13,6 +13,7 @@ import type {
   HoldResolution,
   LinkOutcome,
   LinkPaid,
+  LinkUnconfirmed,
   LinkRequest,
   LinkShown,
   OriginalTransaction,
@@ -546,7 +547,7 @@ export class FakeTerminal implements FlowEffects {
   closeLink(
     { linkId, reason }: { linkId: string; reason: 'cancelled' | 'timeout' },
     _signal: AbortSignal,
-  ): Promise<LinkOutcome> {
+  ): Promise<LinkOutcome | LinkUnconfirmed> {
     const link = this.links.find((l) => l.linkId === linkId);
     if (link?.state === 'paid') return Promise.resolve({ kind: 'paid', linkId, paymentId: `pay-${linkId}` });
     if (link) Object.assign(link, { state: 'closed', reason });

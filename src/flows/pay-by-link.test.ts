@@ -100,6 +100,8 @@ describe('pay by phone at the pay station', () => {
     const checking = describeView(actor.getSnapshot());
     expect(checking).toMatchObject({ screen: 'processing', messageKey: 'payByPhone.checking' });
     expect(checking.actions).not.toContain('CONFIRM');
+    // Nothing on the screen the customer could press to no effect: the check is not theirs to cancel.
+    expect(checking.actions).toEqual([]);
     actor.send({ type: 'CONFIRM' });
     await settle();
     expect(fake.sent).toEqual([]);

@@ -234,6 +234,9 @@ export function describeView(snapshot: AnyMachineSnapshot): FlowView {
     view.messageKey = 'payByPhone.checking';
     view.message = formatMessage({ key: 'payByPhone.checking' }, BASE_LOCALE);
     delete view.messageParams;
+    // The model hands CANCEL and DONE to the pay-by-phone child, which waits for the link whatever the customer presses
+    // (pay-by-link.ts, `checking`): no button that does nothing.
+    view.actions = view.actions.filter((type) => type !== 'CANCEL' && type !== 'DONE');
   }
   if (screen === 'pay-by-phone') {
     const link = linkShown(snapshot);

@@ -133,6 +133,14 @@ export interface ServiceRequest {
    */
   releases?: boolean;
   /**
+   * On a `capture`: the fee is taken from this authorization for good (a meter session's end, which has no one left to
+   * ask), so a refusal that passes (the vocabulary's `refusalPasses`) or a capture that never left leaves the host a
+   * durable follow-up that captures it again — only once nothing of it is unresolved, and no later than the
+   * authorization's capture window allows: then the hold is released and the fee recorded for the operator. The
+   * machine keeps the hold for it instead of reversing it (released, the fee would be lost).
+   */
+  capturesFee?: boolean;
+  /**
    * On a step of a meter session's settlement (the capture of one of its holds, the sale of a converted hold's fee in
    * the local currency, the reversal of a hold): the session's other authorizations that the machine reverses after
    * this step, whatever its outcome (their amount: the authorized total, as the reversal carries it). Never sent: the

@@ -104,6 +104,71 @@ describe('meter machine, pre-authorizing the maximum stay (tariff.meterAuthoriza
     ]);
   });
 
+  for (const [how, refusal] of [
+    [
+      'refused for now (PROCESSOR_UNAVAILABLE)',
+      { kind: 'rejected', transactionId: 'C1', reason: 'PROCESSOR_UNAVAILABLE' },
+    ],
+    [
+      'never sent (the gateway unreachable)',
+      { kind: 'rejected', transactionId: 'C1', reason: 'GW_CONNECTION', notSent: true },
+    ],
+  ] as const) {
+    it(`keeps the hold for the host to capture again when the capture is ${how}: no reversal`, async () => {
+      class RefusedForNow extends FakeTerminal {
+        override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+          if (request.service !== 'capture') return super.submit(request, signal);
+          this.refused.push(request);
+          return { ...refusal };
+        }
+        readonly refused: ServiceRequest[] = [];
+      }
+      const fake = new RefusedForNow();
+      const actor = await openSession(fake, 60);
+      fake.clock.increment(90 * MIN);
+      actor.send({ type: 'END_SESSION' });
+      await settle();
+      // Nothing releases the hold the fee is still to be captured from.
+      expect(fake.sent.map((r) => r.service)).toEqual(['preauth']);
+      // The capture says the fee is the session's for good: the host keeps a follow-up that captures it again.
+      expect(fake.refused).toEqual([
+        expect.objectContaining({ service: 'capture', amountMinor: 450, capturesFee: true }),
+      ]);
+      expect(describeView(actor.getSnapshot())).toMatchObject({
+        screen: 'approved',
+        reason: 'APPROVED',
+        messageKey: 'meter.feeChargedLater',
+        messageParams: { fee: { minor: 450, currency: 'GBP' } },
+      });
+      actor.send({ type: 'DONE' });
+      // The hold stays, the host's to capture.
+      const held = fake.openAuthorizations();
+      expect(held).toHaveLength(1);
+      expect(fake.balanceProblems(held)).toEqual([]);
+    });
+  }
+
+  it('releases the hold when the capture is refused for good, the fee left unpaid', async () => {
+    class RefusedForGood extends FakeTerminal {
+      override async submit(request: ServiceRequest, signal: AbortSignal): Promise<SubmitOutcome> {
+        if (request.service !== 'capture') return super.submit(request, signal);
+        return { kind: 'rejected', transactionId: 'C1', reason: 'EXCEEDS_AUTH_AMOUNT' };
+      }
+    }
+    const fake = new RefusedForGood();
+    const actor = await openSession(fake, 60);
+    fake.clock.increment(90 * MIN);
+    actor.send({ type: 'END_SESSION' });
+    await settle();
+    expect(fake.sent.map((r) => [r.service, r.amountMinor])).toEqual([
+      ['preauth', 1_200],
+      ['reversal', 1_200],
+    ]);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'error', reason: 'SETTLEMENT_FAILED' });
+    actor.send({ type: 'DONE' });
+    expect(fake.balanceProblems()).toEqual([]);
+  });
+
   it('shows and prints what the gateway captured when it answers a capture for less than asked', async () => {
     const fake = new FakeTerminal();
     const actor = await openSession(fake, 60);

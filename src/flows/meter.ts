@@ -55,6 +55,8 @@ import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
  * No EXTEND goes beyond the maximum stay. END_SESSION charges the fee of the actual stay (an overstay at its real
  * price), never more than is held: a capture of each hold (Parking Capture, or Parking Capture Less Than Auth when
  * lower: the gateway reverses the rest itself, spec 001 and gateway.md §7) or a REVERSAL of a hold nothing is owed on.
+ * A capture refused for now or never sent (`capturesFee`) keeps its hold: the host captures it again within the hold's
+ * capture window; one refused for good releases the hold, the fee recorded for the operator.
  * A session left open for the capture window is reversed automatically (`captureWindow` delay,
  * tariff.captureWindowMinutes). Each settlement step names the holds the settlement reverses after it, whatever its
  * outcome (`alsoReleases`, never sent): the host writes their reversals as durable follow-ups before the step is sent,
@@ -134,6 +136,12 @@ export interface MeterContext extends ViewContext {
    * charged, when something was).
    */
   releaseLater: boolean;
+  /**
+   * Fee whose capture was refused for now (the vocabulary's `refusalPasses`) or provably never reached the gateway
+   * (`notSent`), minor units: the hold is kept, and the host captures it again (`capturesFee`) within the hold's capture
+   * window; the end says the fee will be charged shortly.
+   */
+  capturedLaterMinor: number;
   /** Card reads to release when the session is over. */
   cardRefs: string[];
   /** The hold (settleIndex) whose fee currency was chosen at completion; -1 for none yet. */
@@ -358,6 +366,33 @@ function sessionView(context: Ctx, endedAtMs?: number): ViewContext['session'] {
   };
 }
 
+/** The text of a session closed (see the `settled` state). */
+function endedText(context: Ctx): MessageRef {
+  if (context.capturedLaterMinor > 0)
+    return {
+      key: 'meter.feeChargedLater',
+      params: { fee: money(context, context.capturedMinor + context.capturedLaterMinor) },
+    };
+  if (context.capturedMinor > 0)
+    return context.releaseLater
+      ? { key: 'meter.chargedHoldReleasedLater', params: { charged: money(context, context.capturedMinor) } }
+      : { key: 'meter.thankYou' };
+  return { key: context.releaseLater ? 'meter.holdReleasedLater' : 'meter.holdReleased' };
+}
+
+/**
+ * A settlement step that did not go through but may later, nothing having moved: refused for a reason that passes (the
+ * vocabulary's `refusalPasses`: the processor is down for a while) or provably never sent (`notSent`: the gateway could
+ * not be reached, or refused the terminal's credentials unprocessed). The host sends it again: a reversal that
+ * `releases`, a capture that `capturesFee`. An unknown outcome is none of these: it is recovery's.
+ */
+function refusedForNow(out: TransactionResult): boolean {
+  return (
+    ((out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason)) ||
+    (out.kind === 'rejected' && out.notSent === true)
+  );
+}
+
 /**
  * The session's text after an extension that did not happen (its holds untouched; EXTEND asks again): what went wrong
  * with the card read when the customer can put it right ({@link canPresentCardAgain}: the words of every failed read,
@@ -461,6 +496,7 @@ export const meterMachine = setup({
         settleMode: 'end' as const,
         settleFailures: 0,
         releaseLater: false,
+        capturedLaterMinor: 0,
         capturedMinor: 0,
         feeChoiceIndex: -1,
         uncollectedMinor: 0,
@@ -553,6 +589,7 @@ export const meterMachine = setup({
     settleMode: 'end',
     settleFailures: 0,
     releaseLater: false,
+    capturedLaterMinor: 0,
     cardRefs: [],
     feeChoiceIndex: -1,
     dccChoice: undefined,
@@ -580,6 +617,7 @@ export const meterMachine = setup({
           settleMode: 'end' as const,
           settleFailures: 0,
           releaseLater: false,
+          capturedLaterMinor: 0,
           cardRefs: [],
           feeChoiceIndex: -1,
           dccChoice: undefined,
@@ -724,6 +762,7 @@ export const meterMachine = setup({
               settleMode: 'expired' as const,
               settleFailures: 0,
               releaseLater: false,
+              capturedLaterMinor: 0,
               capturedMinor: 0,
             }),
           },
@@ -1000,6 +1039,9 @@ export const meterMachine = setup({
               includeEmvTags: hold.includeEmvTags,
               acceptPartial: false,
               cancellable: false,
+              // The session takes its fee from this hold: a refusal for now, or a capture that never left, is sent
+              // again by the host within the hold's capture window, and the hold is kept for it (effects.ts).
+              capturesFee: true,
               ...holdTerms(hold),
               ...nextSteps(context),
             },
@@ -1046,7 +1088,18 @@ export const meterMachine = setup({
             ],
           },
           {
-            // The capture did not stand (declined, refused, or unknown and voided): the fee is not collected, and
+            // Refused for now, or never sent: nothing moved, and the same capture can go through later, while the hold
+            // stands. The host wrote, with this outcome, the follow-up that captures it again (`capturesFee`), and
+            // releases the hold when its capture window ends first: released here, the fee would be lost.
+            guard: ({ event }) => refusedForNow(event.output),
+            target: 'settling',
+            actions: assign(({ context }) => ({
+              capturedLaterMinor: context.capturedLaterMinor + captureShare(context),
+              settleIndex: context.settleIndex + 1,
+            })),
+          },
+          {
+            // The capture did not stand (refused for good, or unknown and voided): the fee is not collected, and
             // the hold must not stay on the card with nobody owning it — release it.
             target: 'reversing',
             actions: assign(({ context, event }) => ({
@@ -1101,10 +1154,7 @@ export const meterMachine = setup({
             // unprocessed): the host sends it again (`releases`); its outcome unknown: the journal's recovery reverses
             // the authorization (its plan of a reversal). Either way the customer has nothing to do about it.
             const refused = out.kind === 'declined' || out.kind === 'rejected';
-            const later =
-              out.kind === 'unknown' ||
-              (refused && refusalPasses(out.reason)) ||
-              (out.kind === 'rejected' && out.notSent === true);
+            const later = out.kind === 'unknown' || refusedForNow(out);
             // Refused because the authorization is released already (the vocabulary's rule, the journal's too): the
             // host's follow-up of this release (`alsoReleases`) went first. The hold is released.
             const released = out.kind === 'approved' || (refused && reversalRefusalReleased(out.reason));
@@ -1146,18 +1196,11 @@ export const meterMachine = setup({
         {
           target: 'ended',
           actions: assign(({ context }) => ({
-            amountMinor: context.capturedMinor,
+            amountMinor: context.capturedMinor + context.capturedLaterMinor,
             // A hold whose release the host finishes (`releaseLater`) is told as such: the session is closed, what was
-            // charged stands, and the rest held on the card is released shortly.
-            message:
-              context.capturedMinor > 0
-                ? context.releaseLater
-                  ? {
-                      key: 'meter.chargedHoldReleasedLater',
-                      params: { charged: money(context, context.capturedMinor) },
-                    }
-                  : { key: 'meter.thankYou' }
-                : { key: context.releaseLater ? 'meter.holdReleasedLater' : 'meter.holdReleased' },
+            // charged stands, and the rest held on the card is released shortly. A fee the host captures later
+            // (`capturedLaterMinor`) is told as the fee charged shortly: the gateway releases the rest with it.
+            message: endedText(context),
             reason: 'APPROVED',
           })),
         },

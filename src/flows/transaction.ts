@@ -75,6 +75,8 @@ export interface TransactionRequest {
   dcc?: DccSelection;
   /** A reversal that gives the authorization up for good: passed on to the request ({@link ServiceRequest.releases}). */
   releases?: boolean;
+  /** A capture that takes its fee for good: passed on to the request ({@link ServiceRequest.capturesFee}). */
+  capturesFee?: boolean;
   /** A pay station's sale: the ticket it pays, passed on to the request ({@link ServiceRequest.ticket}). */
   ticket?: string;
   /** A capture: the fee it settles, passed on to the request ({@link ServiceRequest.owedMinor}). */
@@ -255,6 +257,7 @@ function originalRequest(context: TransactionContext): ServiceRequest {
     ...(request.original !== undefined ? { original: request.original } : {}),
     ...(context.dcc !== undefined ? { dcc: context.dcc } : {}),
     ...(request.releases === true ? { releases: true } : {}),
+    ...(request.capturesFee === true ? { capturesFee: true } : {}),
     ...(request.ticket !== undefined ? { ticket: request.ticket } : {}),
     ...(request.owedMinor !== undefined ? { owedMinor: request.owedMinor } : {}),
     ...(request.alsoReleases !== undefined && request.alsoReleases.length > 0

@@ -41,9 +41,11 @@ export interface FeeShortfall {
   /**
    * `INCREMENTAL_NOT_APPROVED` (the capture asked less than owed), `CAPTURED_LESS_THAN_ASKED` (the gateway took less),
    * `CAPTURE_NOT_STANDING` (a meter session's later capture, done at the next start, found a capture of its hold
-   * that did not stand: that part of the fee is not taken, and the hold is released).
+   * that did not stand: that part of the fee is not taken, and the hold is released), `CAPTURE_WINDOW_ENDED` (a meter
+   * session's capture refused for now was tried again until its hold's capture window ended: the hold is released).
    */
-  reason: 'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED' | 'CAPTURE_NOT_STANDING';
+  reason:
+    'INCREMENTAL_NOT_APPROVED' | 'CAPTURED_LESS_THAN_ASKED' | 'CAPTURE_NOT_STANDING' | 'CAPTURE_WINDOW_ENDED';
 }
 
 /** A fee not collected in full as the audit log recorded it (see {@link AuditTrail.feeShortfallsSince}). */
@@ -52,8 +54,8 @@ export interface RecordedShortfall {
   minor: number;
   currency: string;
   /**
-   * The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`, `CAPTURE_NOT_STANDING` or
-   * `FEE_NOT_COMPUTABLE`.
+   * The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`, `CAPTURE_NOT_STANDING`,
+   * `CAPTURE_WINDOW_ENDED` or `FEE_NOT_COMPUTABLE`.
    */
   code?: string;
   /** A fee not computable: the currency of the hold the tariff could not price. */

@@ -404,6 +404,37 @@ describe('a capture follow-up (a meter fee spread over two holds)', () => {
     }
   });
 
+  it("tries no longer than the hold's capture window: then the hold is released and the fee recorded for the operator", async () => {
+    const { open, sent, journal, followUps, captureId, advance, shortfalls } = withCapture((r) =>
+      r.service === 'capture'
+        ? { kind: 'rejected', transactionId: `C${sent.length}`, reason: 'PROCESSOR_UNAVAILABLE' }
+        : { kind: 'approved', transactionId: 'R1', partial: false },
+    );
+    // The session's own capture, refused for now: the follow-up captures it again, as long as the window lasts.
+    captureOfA2(journal, { state: 'rejected', reason: 'PROCESSOR_UNAVAILABLE' });
+    advance(1_439 * 60_000);
+    await open.runFollowUpsOf('A2');
+    expect(sent.map((r) => r.service)).toEqual(['capture']);
+    advance(60_000);
+    await open.runFollowUps();
+    // The window is over: no capture again, the hold released, the fee the operator's.
+    expect(sent.map((r) => `${r.service}:${r.releases === true}`)).toEqual([
+      'capture:false',
+      'reversal:true',
+    ]);
+    expect(followUps.get(captureId)).toMatchObject({ outcome: 'capture-window-ended' });
+    expect(shortfalls).toEqual([
+      {
+        captureTransactionId: 'C1',
+        authorizationTransactionId: 'A2',
+        owedMinor: 800,
+        capturedMinor: 0,
+        currency: 'GBP',
+        reason: 'CAPTURE_WINDOW_ENDED',
+      },
+    ]);
+  });
+
   it('never captures a hold whose release was decided: a reversal follow-up open, or a reversal journaled refused', async () => {
     const { open, sent, journal, followUps, captureId } = withCapture(() => ({
       kind: 'approved',

@@ -284,10 +284,32 @@ export class OpenAuthorizations {
       );
       return;
     }
-    const failed = journal
-      .referencing(tx)
-      .filter((e) => e.service === 'capture')
-      .find((e) => !captureMaySucceedLater(e));
+    const captures = journal.referencing(tx).filter((e) => e.service === 'capture');
+    // The hold's capture window is over (spec 001 meter model: an authorization not captured in time is reversed):
+    // no capture is sent any more, the hold is released and that part of the fee is the operator's, in one
+    // transaction with the follow-up's end.
+    const windowEndsAtMs = captureWindowEndMs(journal, this.deps.config, tx);
+    if (windowEndsAtMs !== undefined && this.deps.now().getTime() >= windowEndsAtMs) {
+      journal.atomically(true, () => {
+        followUps.complete(f.id, 'capture-window-ended');
+        this.deps.feeShortfall?.({
+          // The last capture of it sent, or the authorization when none was (one held back unsent).
+          captureTransactionId: captures.at(-1)?.transactionId ?? tx,
+          authorizationTransactionId: tx,
+          owedMinor: f.amountMinor,
+          capturedMinor: 0,
+          currency: f.currency,
+          reason: 'CAPTURE_WINDOW_ENDED',
+        });
+      });
+      logger.error(
+        { followUp: f.id, transactionId: tx, amountMinor: f.amountMinor, currency: f.currency },
+        'follow-up capture not sent: the capture window of its authorization is over; the hold is released, the operator should check the fee',
+      );
+      await this.release(tx, f.gatewayId);
+      return;
+    }
+    const failed = captures.find((e) => !captureMaySucceedLater(e));
     if (failed !== undefined) {
       // Done, and that part of the fee recorded for the operator, in one transaction: a crash between the two would
       // leave it done and said to nobody.
@@ -467,6 +489,22 @@ export class OpenAuthorizations {
     // Part of recovery: done before the terminal takes a card (an unknown outcome is left to recovery).
     for (const reverse of dueNow) await reverse();
   }
+}
+
+/**
+ * When the capture window of authorization `transactionId` ends, epoch milliseconds (config tariff.captureWindowMinutes
+ * from its journal entry; spec 001 meter model: an authorization not captured in time is reversed); undefined when the
+ * journal holds no entry of it.
+ */
+export function captureWindowEndMs(
+  journal: SqliteJournal,
+  config: Config,
+  transactionId: string,
+): number | undefined {
+  const authorizedAt = Date.parse(journal.findByTransactionId(transactionId)?.createdAt ?? '');
+  return Number.isFinite(authorizedAt)
+    ? authorizedAt + config.tariff.captureWindowMinutes * 60_000
+    : undefined;
 }
 
 /**

@@ -23,6 +23,7 @@ import { journalFollowOnStore } from './follow-on-store.js';
 import { SANDBOX_SHARED_SECRET } from './gateway-adapters.js';
 import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
+import type { FeeShortfall } from './audit-trail.js';
 import { GatewayResolutionBuilder } from './resolver.js';
 
 /**
@@ -40,8 +41,11 @@ afterEach(async () => {
 const config = parseConfig({});
 const currency = config.terminal.currency;
 
-/** The router as TerminalHost wires it, over a journal in a new directory; every request goes out and is never answered. */
-function routerHost() {
+/**
+ * The router as TerminalHost wires it, over a journal in a new directory; every request goes out and is never answered,
+ * or is answered `answer` when given.
+ */
+function routerHost(answer?: (request: OutgoingRequest) => TransmitOutcome) {
   const dir = mkdtempSync(join(tmpdir(), 'pt-router-'));
   cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
   const journal = openJournal(join(dir, 'journal.db'));
@@ -52,6 +56,7 @@ function routerHost() {
     transmit(request: OutgoingRequest): Promise<TransmitOutcome> {
       sent.push(request);
       for (const f of out.splice(0)) f();
+      if (answer !== undefined) return Promise.resolve(answer(request));
       return new Promise<TransmitOutcome>(() => undefined);
     },
   };
@@ -81,6 +86,7 @@ function routerHost() {
     health: { gatewayAnswered: () => undefined, gatewayUnreachable: () => undefined },
   });
   const followUps = new FollowUpStore(journal);
+  const shortfalls: FeeShortfall[] = [];
   const paymentRouter = new PaymentRouter({
     config,
     journal,
@@ -104,10 +110,11 @@ function routerHost() {
     authorizationReversed: () => undefined,
     reversalRefusedUnwaited: () => undefined,
     changed: () => undefined,
+    feeShortfall: (f) => shortfalls.push(f),
   });
   /** Resolves once a request is out. */
   const sentOne = () => new Promise<void>((resolve) => (sent.length > 0 ? resolve() : out.push(resolve)));
-  return { router: paymentRouter, journal, followUps, sent, sentOne };
+  return { router: paymentRouter, journal, followUps, sent, sentOne, shortfalls };
 }
 
 const hold = (n: number) => ({
@@ -145,6 +152,75 @@ describe('payment router: a meter settlement step names the holds settled after 
     ).toEqual([
       ['capture-authorization', 'tx-auth-2', 'G-AUTH-2', 100, currency],
       ['reverse-authorization', 'tx-auth-3', 'G-AUTH-3', 150, currency],
+    ]);
+  });
+});
+
+describe("payment router: a meter session's capture of its fee (capturesFee)", () => {
+  /** The capture of a session's one hold: 4.50 of the 12.00 held, its fee for good. */
+  const fee: ServiceRequest = {
+    service: 'capture',
+    comments: 'Parking Capture Less Than Auth',
+    amountMinor: 450,
+    currency,
+    catLevel: 2,
+    includeEmvTags: false,
+    original: hold(1),
+    capturesFee: true,
+  };
+
+  for (const [how, outcome] of [
+    [
+      'refused for now (PROCESSOR_UNAVAILABLE)',
+      { kind: 'rejected', httpStatus: 400, reason: 'PROCESSOR_UNAVAILABLE' },
+    ],
+    ['never sent (the gateway unreachable)', { kind: 'not-sent', reason: 'GW_CONNECTION' }],
+  ] as const) {
+    it(`keeps a durable capture of it when the capture is ${how}, written with the outcome`, async () => {
+      const { router, followUps, shortfalls } = routerHost(() => outcome);
+      const answer = await router.submit(fee);
+      expect(answer.kind).toBe('rejected');
+      expect(
+        followUps
+          .open()
+          .map((f) => [f.kind, f.authorizationTransactionId, f.gatewayId, f.amountMinor, f.includeEmvTags]),
+      ).toEqual([['capture-authorization', 'tx-auth-1', 'G-AUTH-1', 450, false]]);
+      // Due soon (the host's retry wait), not at the end of some grace: the hold is kept for it.
+      expect(followUps.open()[0]?.dueAtMs).toBeLessThanOrEqual(Date.now() + config.journal.resolutionRetryMs);
+      expect(shortfalls).toEqual([]);
+    });
+  }
+
+  it('records a capture refused for good as a fee not collected for the operator, and keeps no capture of it', async () => {
+    const { router, followUps, shortfalls, journal } = routerHost(() => ({
+      kind: 'rejected',
+      httpStatus: 400,
+      reason: 'EXCEEDS_AUTH_AMOUNT',
+    }));
+    // The capture of this hold that the session's step before wrote (`alsoCaptures`): over with this refusal.
+    const earlier = followUps.add({
+      kind: 'capture-authorization',
+      authorizationTransactionId: 'tx-auth-1',
+      gatewayId: 'G-AUTH-1',
+      amountMinor: 450,
+      currency,
+      includeEmvTags: false,
+      reason: 'captured by its meter session after its capture',
+      dueAtMs: Date.now() + 3_600_000,
+    });
+    await router.submit(fee);
+    expect(followUps.open()).toEqual([]);
+    expect(followUps.get(earlier.id)).toMatchObject({ outcome: 'capture-failed' });
+    const capture = journal.list({ limit: 10 }).find((e) => e.service === 'capture');
+    expect(shortfalls).toEqual([
+      {
+        captureTransactionId: capture?.transactionId,
+        authorizationTransactionId: 'tx-auth-1',
+        owedMinor: 450,
+        capturedMinor: 0,
+        currency,
+        reason: 'CAPTURE_NOT_STANDING',
+      },
     ]);
   });
 });

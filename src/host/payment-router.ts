@@ -29,6 +29,7 @@ import {
 import type { FeeShortfall } from './audit-trail.js';
 import type { CardStore } from './card-store.js';
 import { failpoint } from './failpoints.js';
+import { captureWindowEndMs } from './open-authorizations.js';
 import { isHeldDecline, type PaymentService, type SubmitRecord } from './payments.js';
 
 /** How long a follow-up created at run time is left to the machine that created it before the host does it. */
@@ -192,7 +193,10 @@ export class PaymentRouter {
       // The release is decided, and nothing journals a request held back: written as a follow-up, it is sent once
       // the follow-on is resolved (the host runs it then: TerminalHost.holdAfterResolution), after a restart too. A
       // tap-and-go hold's reversal as well: its expiry watch sends again only the refusals the journal holds, and
-      // would leave this one until the hold's expiry.
+      // would leave this one until the hold's expiry. A meter session's capture of its fee likewise: sent once that
+      // is resolved, the hold kept for it.
+      if (request.service === 'capture' && request.capturesFee === true)
+        this.captureLater(request, `held back while a ${service} of it was unresolved`);
       if (request.service === 'reversal' && (request.releases === true || this.deps.holds.has(authorization)))
         reverseLater(
           this.obligations(),
@@ -337,13 +341,15 @@ export class PaymentRouter {
       heldDecline(this.obligations(), entry.transactionId, request, outcome);
       return;
     }
-    if (
-      request.service === 'reversal' &&
-      request.releases === true &&
-      (((outcome.kind === 'declined' || outcome.kind === 'rejected') && refusalPasses(outcome.reason)) ||
-        outcome.kind === 'not-sent')
-    ) {
+    if (request.service === 'reversal' && request.releases === true && refusedForNow(outcome)) {
       this.releaseLater(request, outcome);
+      return;
+    }
+    if (request.service === 'capture' && request.capturesFee === true && outcome.kind !== 'approved') {
+      if (refusedForNow(outcome))
+        this.captureLater(request, `refused for now (${outcome.reason ?? outcome.kind})`);
+      else if (outcome.kind === 'declined' || outcome.kind === 'rejected')
+        this.feeNotCaptured(request, entry, outcome);
       return;
     }
     if (outcome.kind !== 'approved') return;
@@ -434,9 +440,9 @@ export class PaymentRouter {
     for (const release of request.alsoReleases ?? []) {
       const { transactionId, gatewayId } = release.original;
       const nowMs = now().getTime();
-      const authorizedAt = Date.parse(journal.findByTransactionId(transactionId)?.createdAt ?? '');
       const windowEndsAtMs =
-        (Number.isFinite(authorizedAt) ? authorizedAt : nowMs) + config.tariff.captureWindowMinutes * 60_000;
+        captureWindowEndMs(journal, config, transactionId) ??
+        nowMs + config.tariff.captureWindowMinutes * 60_000;
       reverseLater(
         this.obligations(),
         transactionId,
@@ -519,6 +525,80 @@ export class PaymentRouter {
       `released by its session, refused for now (${outcome.reason ?? outcome.kind}): sent again later`,
       this.deps.now().getTime() + this.deps.config.journal.resolutionRetryMs,
     );
+  }
+
+  /**
+   * A meter session's capture of its fee (`capturesFee`) refused for now (`refusalPasses`: the processor is
+   * unavailable), provably never sent, or held back unsent while a follow-on of its authorization is unresolved: nothing
+   * was captured, the hold stands, and the machine keeps it for this capture. The capture is sent again later as a
+   * durable follow-up written with the refusal (the host's follow-ups, tried again with a growing wait, only once
+   * nothing of the authorization is unresolved, and never after its capture window: then the hold is released and the
+   * fee recorded for the operator — src/host/open-authorizations.ts).
+   */
+  private captureLater(request: FlowRequest, why: string): void {
+    const { followUps, logger, now, config } = this.deps;
+    const original = request.original;
+    if (original?.gatewayId === undefined || original.gatewayId === '') {
+      logger.error(
+        { transactionId: original?.transactionId, why },
+        'fee to capture later without the ids to capture it: the operator should check it',
+      );
+      return;
+    }
+    const dueAtMs = now().getTime() + config.journal.resolutionRetryMs;
+    try {
+      const followUp = followUps.add({
+        kind: 'capture-authorization',
+        authorizationTransactionId: original.transactionId,
+        gatewayId: original.gatewayId,
+        amountMinor: request.amountMinor,
+        currency: request.currency,
+        includeEmvTags: request.includeEmvTags,
+        reason: `captured by its meter session, ${why}: sent again later`,
+        dueAtMs,
+      });
+      // One written earlier by a step before this one (`alsoCaptures`), due after its grace: the capture is due now.
+      followUps.dueBy(followUp.id, dueAtMs);
+    } catch (e) {
+      // One per authorization: one with other terms exists already (a bug to surface). Never a reason to lose the
+      // outcome this is written with.
+      if (!(e instanceof JournalError && e.code === 'JOURNAL_DUPLICATE')) throw e;
+      logger.error(
+        { transactionId: original.transactionId, err: e },
+        'a follow-up capture of this authorization exists with other terms',
+      );
+    }
+  }
+
+  /**
+   * A meter session's capture of its fee (`capturesFee`) refused for good: nothing was captured and sending it again
+   * cannot change that; the machine releases the hold. The fee it did not take is recorded for the operator in the
+   * refusal's transaction, as a later capture's that did not stand is (src/host/open-authorizations.ts).
+   */
+  private feeNotCaptured(request: FlowRequest, entry: JournalEntry, outcome: TransmitOutcome): void {
+    const { followUps } = this.deps;
+    // A capture of it a step before this one wrote (`alsoCaptures`) is over too: its fee is recorded here.
+    for (const f of followUps.open())
+      if (
+        f.authorizationTransactionId === request.original?.transactionId &&
+        f.kind === 'capture-authorization'
+      )
+        followUps.complete(f.id, 'capture-failed');
+    if (entry.transactionId === undefined) return;
+    this.deps.logger.error(
+      { transactionId: entry.transactionId, reason: outcome.reason, amountMinor: request.amountMinor },
+      'capture of a meter fee refused: the hold is released, the operator should check the fee',
+    );
+    this.deps.feeShortfall?.({
+      captureTransactionId: entry.transactionId,
+      ...(request.original?.transactionId !== undefined
+        ? { authorizationTransactionId: request.original.transactionId }
+        : {}),
+      owedMinor: request.amountMinor,
+      capturedMinor: 0,
+      currency: request.currency,
+      reason: 'CAPTURE_NOT_STANDING',
+    });
   }
 
   /** The outcome of a stored payment forwarded by the host's own forwarding: see {@link forwardedOutcome}. */
@@ -645,6 +725,18 @@ function heldDecline(
       ? 'in review: a review may yet accept and charge it until the authorization is reversed'
       : 'risk-declined: the issuer holds the funds until the authorization is reversed',
     deps.now().getTime(),
+  );
+}
+
+/**
+ * A follow-on refused for a reason that passes (the vocabulary's `refusalPasses`: the processor is down for a while), or
+ * that provably never left: nothing moved, and the same request later can succeed. The one rule of which outcomes of a
+ * reversal that `releases` and a capture that `capturesFee` the host sends again.
+ */
+function refusedForNow(outcome: TransmitOutcome): boolean {
+  return (
+    ((outcome.kind === 'declined' || outcome.kind === 'rejected') && refusalPasses(outcome.reason)) ||
+    outcome.kind === 'not-sent'
   );
 }
 

@@ -121,6 +121,32 @@ describe('meter: an increment whose outcome stayed unknown, then a capture at th
     expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
   });
 
+  it('captures the fee once the increment is resolved when the session ended before: the capture held back, not the hold released', async () => {
+    const { host, clock } = await sessionWithUnresolvedIncrement();
+
+    // The customer leaves after 25 minutes (1.50, below what is held) while the increment still cannot be resolved:
+    // the capture is held back unsent (INCREMENT_UNRESOLVED), the fee still owed and the hold still there for it.
+    clock.offsetMs += 25 * 60_000;
+    await sendEvent(host, { type: 'END_SESSION' });
+    const end = await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
+    expect(end.customer.screen).toBe('approved');
+    expect(end.customer.message).toMatch(/will be charged to your card shortly/);
+
+    // The gateway is back: the increment is resolved, then the fee captured — never the hold released instead.
+    unreachable.delete('/pts/v2/reversals');
+    const captured = (): number[] =>
+      sandbox
+        .ledger()
+        .transactions.filter((t) => t.kind === 'capture')
+        .map((t) => t.amounts.captured);
+    for (let i = 0; i < 500 && captured().length === 0; i += 1)
+      await new Promise((res) => setTimeout(res, 20));
+    expect(captured()).toEqual([150]);
+    await host.settle(10_000);
+    expect(host.journal.counts().inFlight).toBe(0);
+    expect(sandbox.consistency({ requireResolved: true }).problems).toEqual([]);
+  });
+
   it('releases the hold for its authorized total once the increment is resolved, never for the total before it', async () => {
     const { host, clock } = await sessionWithUnresolvedIncrement();
     // Ended within the grace period: nothing is owed and the hold is to be reversed — while the gateway may hold the

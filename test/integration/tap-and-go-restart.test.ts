@@ -901,3 +901,32 @@ describe('tap-and-go: a restart between the payment of the exit by phone and the
     expect(stayInLedger(l)).toEqual({ linkPayments: ['AUTHORIZED'], hold: 'REVERSED', captures: 0 });
   });
 });
+
+describe('tap-and-go: a restart between the approval of an entry’s pre-authorization and the store of its hold', () => {
+  it('reverses the authorization at start, before the first card, not at the end of the capture window', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+    // What a crash between the pre-authorization's approved outcome (journaled) and the commit of its hold leaves: the
+    // gate opens only once the hold is stored, so no car entered on it, and no exit or expiry watch will ever settle it.
+    const db = new Database(join(l.cwd, 'var/journal.db'));
+    db.prepare('DELETE FROM holds WHERE hold_id = ?').run(holdId);
+    db.close();
+
+    // Five minutes on: well within the capture window (tariff.captureWindowMinutes, a day).
+    l.clock.offsetMs = 5 * 60_000;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    expect(sentFor(second, holdId)).toEqual(['reversal:approved']);
+    expect(second.journal.unsettledAuthorizations().map((e) => e.transactionId)).toEqual([]);
+    const authorization = l.sandbox
+      .ledger()
+      .transactions.find((t) => t.kind === 'authorization' && t.amounts.authorized > 0);
+    expect(authorization?.status).toBe('REVERSED');
+    // Nothing left for the card: it enters again.
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_ENTRY' });
+    await waitForScreen(second, (s) => s.customer.screen === 'session', 'the card enters again');
+  });
+});

@@ -22,6 +22,7 @@ import {
   type FlowSettings,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
+  type TicketPaid,
 } from '../flows/index.js';
 import {
   backoffDelayMs,
@@ -47,6 +48,7 @@ import {
   ConfigurationState,
   HoldStore,
   importLegacySideFiles,
+  isInFlight,
   JournaledSender,
   openJournal,
   OfflineQueue,
@@ -498,6 +500,20 @@ export class TerminalHost implements TerminalApi {
           currency: feeCurrency,
         }),
       entryRefused: (refusal) => this.entryRefused(refusal),
+      stayOutstayed: (stay) => this.stayOutstayed(stay),
+      stayPaid: (holdId, withinMs) => {
+        // The stay's ticket is its hold's id: what of its sales stands, as for any ticket (ticketPaidOf).
+        const payments = this.tickets.forTicket(holdId);
+        const unresolved = payments.some((p) => {
+          const entry = p.method === 'card' ? this.journal.findByTransactionId(p.paymentRef) : undefined;
+          return entry !== undefined && isInFlight(entry);
+        });
+        if (unresolved) return { kind: 'unresolved' };
+        const paid = this.ticketPaid(payments);
+        if (paid === undefined) return undefined;
+        const recent = Math.floor(parkingClock.now()) - paid.lastPaidAtMs <= withinMs;
+        return { kind: 'paid', recent, paidAtMs: paid.lastPaidAtMs };
+      },
       receipt: (receipt) => {
         // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
         this.lastReceiptId = receipt.transactionId;
@@ -527,12 +543,7 @@ export class TerminalHost implements TerminalApi {
         );
       },
       altPayments: () => this.altPayments,
-      ticketPaid: (ticket) =>
-        ticketPaidOf(this.tickets.forTicket(ticket), {
-          find: (tx) => this.desk.find(tx),
-          awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
-          altSale: (id) => this.altPayments.get(id),
-        }),
+      ticketPaid: (ticket) => this.ticketPaid(this.tickets.forTicket(ticket)),
     });
     this.holdWatch = new HoldWatch({
       store: this.holds,
@@ -1212,6 +1223,44 @@ export class TerminalHost implements TerminalApi {
       service: 'preauth',
       resolution: `fee-shortfall (FEE_NOT_COMPUTABLE: hold in ${f.holdCurrency}, operator action needed)`,
       amount: { minor: f.feeMinor, currency: f.currency },
+      at: this.now().toISOString(),
+    });
+  }
+
+  /** What stands of a ticket's recorded payments (ticketPaidOf), read from the journal and the desks. */
+  private ticketPaid(payments: TicketPayment[]): TicketPaid | undefined {
+    return ticketPaidOf(payments, {
+      find: (tx) => this.desk.find(tx),
+      awaitingOutcome: (tx) => this.offline.awaitingOutcome(tx),
+      altSale: (id) => this.altPayments.get(id),
+    });
+  }
+
+  /**
+   * A tap-and-go stay that outlasted its hold, charged at its exit by a sale (or not): in the audit log, and on the
+   * status board when the sale did not go through (the car is still inside, its fee owed).
+   */
+  private stayOutstayed(stay: Parameters<FlowEffects['stayOutstayed']>[0]): void {
+    this.audit.stayOutstayed(stay);
+    const fields = {
+      holdId: stay.hold.holdId,
+      transactionId: stay.transactionId,
+      feeMinor: stay.feeMinor,
+      reason: stay.reason,
+    };
+    if (stay.sold) {
+      this.logger.warn(
+        fields,
+        'tap-and-go stay outlasted its hold: its fee was charged by a sale at the exit',
+      );
+      return;
+    }
+    this.logger.warn(fields, 'tap-and-go stay outlasted its hold: its sale at the exit did not go through');
+    this.board.note({
+      transactionId: stay.transactionId ?? stay.hold.holdId,
+      service: 'sale',
+      resolution: `stay-outstayed (${stay.reason ?? 'NOT_SOLD'}, operator action needed)`,
+      amount: { minor: stay.feeMinor, currency: stay.hold.currency },
       at: this.now().toISOString(),
     });
   }

@@ -509,7 +509,8 @@ export class TimeoutRecovery {
   }
 }
 
-function isInFlight(e: JournalEntry): boolean {
+/** Whether an entry's outcome is not known yet: pending, sent, or unknown (recovery's to resolve). */
+export function isInFlight(e: JournalEntry): boolean {
   return e.state === 'pending' || e.state === 'sent' || e.state === 'unknown';
 }
 

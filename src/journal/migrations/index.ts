@@ -16,6 +16,7 @@ import type { Migration, SchemaRewrite } from './migration.js';
 import { dccDisclosure } from './dcc-disclosure.js';
 import { lookupIndexes } from './lookup-indexes.js';
 import { offlineCardFingerprints } from './offline-card-fingerprints.js';
+import { outstayedStays } from './outstayed-stays.js';
 import { receiptCopies } from './receipt-copies.js';
 import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
@@ -58,6 +59,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   offlineCardFingerprints,
   receiptCopies,
   staysPaidByLink,
+  outstayedStays,
 ];
 
 /**

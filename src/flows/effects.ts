@@ -166,7 +166,8 @@ export interface ServiceRequest {
    */
   owedMinor?: number;
   /**
-   * On a pay station's `sale`: the ticket it pays (never sent to the gateway). The host records the ticket's payment by
+   * On a pay station's `sale`: the ticket it pays (never sent to the gateway); on a tap-and-go exit's sale of a stay
+   * that outlasted its hold, that hold's id (the stay's ticket). The host records the ticket's payment by
    * it in the journal database before the sale is sent, and what of it stands follows the sale's journal entry, so that
    * the ticket inserted again is not charged again for a sale that stands (approved, or unanswered and found standing).
    */
@@ -372,6 +373,10 @@ export interface HoldRecord {
  *   never charged again. `claimed`: the hold is open and taken out of expiry watch for this exit, to be released in
  *   full (its authorized total, increments included); otherwise someone else releases it (or did, within
  *   `recentCaptureMs`), and the exit only opens. `amountMinor`: what the link took, for the screen;
+ * - `outstayed`: the hold of its last stay was released at the end of the maximum stay while its car was inside, and
+ *   nothing has paid that stay yet (nor is a payment of it unresolved: then `settling`; one paid within
+ *   `recentCaptureMs` is `captured`, without `capture`): the stay, from its entry, is owed and no hold covers it — the
+ *   exit charges it by a sale on the card presented;
  * - `none`: no entry with this card.
  */
 export type HoldClaim =
@@ -379,6 +384,7 @@ export type HoldClaim =
   | { kind: 'settling'; holdId: string; phonePaymentInDoubt?: string }
   | { kind: 'captured'; hold: HoldRecord; capturedAtMs: number; capture?: OriginalTransaction }
   | { kind: 'paid-by-link'; hold: HoldRecord; claimed: boolean; amountMinor: number }
+  | { kind: 'outstayed'; hold: HoldRecord }
   | { kind: 'none' };
 
 /**
@@ -570,6 +576,18 @@ export interface FlowEffects {
    * tariff asks (`feeMinor` of `feeCurrency`, the configured currency) is uncollected — recorded for the operator.
    */
   feeNotComputable(input: { hold: HoldRecord; feeMinor: number; feeCurrency: string }): void;
+  /**
+   * Tap-and-go: the exit of a stay that outlasted its hold (`outstayed`, see {@link HoldClaim}) charged its fee
+   * (`feeMinor`, the hold's currency) by a sale on the card presented — `sold` (its transactionId) or not (`reason`: the
+   * sale's outcome; the gate stays shut). Recorded for the operator.
+   */
+  stayOutstayed(input: {
+    hold: HoldRecord;
+    feeMinor: number;
+    sold: boolean;
+    transactionId?: string;
+    reason?: string;
+  }): void;
   /** The card read is no longer needed by any follow-on: wipe it (DESIGN.md, money safety rule 4). */
   releaseCard(input: { cardRef: string }): void;
   /** A payment, refund, void or reversal completed: print and/or show its receipt. */

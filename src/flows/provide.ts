@@ -161,6 +161,8 @@ export const provideFlowEffects = {
           effects.feeNotComputable(params),
         entryRefused: (_: unknown, params: Parameters<FlowEffects['entryRefused']>[0]) =>
           effects.entryRefused(params),
+        stayOutstayed: (_: unknown, params: Parameters<FlowEffects['stayOutstayed']>[0]) =>
+          effects.stayOutstayed(params),
       },
       delays: resultDelays(effects),
     }),

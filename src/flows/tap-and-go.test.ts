@@ -855,3 +855,71 @@ describe('operator machine', () => {
     expect(fake.sent).toHaveLength(1);
   });
 });
+
+/** A gate whose card's last stay outlasted its hold (released at the maximum stay): its exit finds it `outstayed`. */
+class StayOutstayed extends FakeTerminal {
+  outstayed: HoldRecord | undefined;
+
+  override claimHold(input: { fingerprint: string; recentCaptureMs: number }): Promise<HoldClaim> {
+    if (this.outstayed?.fingerprint === input.fingerprint)
+      return Promise.resolve({ kind: 'outstayed', hold: this.outstayed });
+    return super.claimHold(input);
+  }
+}
+
+describe('tap-and-go: the exit of a stay that outlasted its hold', () => {
+  async function outstayed(fake: StayOutstayed, over: Partial<HoldRecord> = {}) {
+    const hold = await enteredHold(fake);
+    // Its expiry watch released it at the maximum stay; the car is still inside, 25 hours after its entry.
+    fake.holds.delete(hold.holdId);
+    fake.outstayed = { ...hold, ...over };
+    fake.clock.increment(25 * 60 * MIN);
+    const actor = gate(fake);
+    actor.send({ type: 'TAP_EXIT' });
+    await settle();
+    return { actor, hold: fake.outstayed };
+  }
+
+  it('charges the fee of the whole stay by a sale on the card presented, naming the stay, and tells the operator', async () => {
+    const fake = new StayOutstayed();
+    const { actor, hold } = await outstayed(fake);
+    const sale = fake.sent.at(-1);
+    expect(sale).toMatchObject({
+      service: 'sale',
+      comments: 'Parking Sale',
+      ticket: hold.holdId,
+      kind: 'approved',
+    });
+    expect(sale?.amountMinor).toBeGreaterThan(0);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'approved', reason: 'OVERSTAY_SALE' });
+    expect(fake.outstayedStays).toEqual([
+      { hold, feeMinor: sale?.amountMinor, sold: true, transactionId: sale?.transactionId },
+    ]);
+    // No follow-on of the released hold is sent.
+    expect(fake.sent.filter((r) => r.original?.transactionId === hold.transactionId)).toEqual([]);
+    // The card reads of the exit and of its sale are wiped once the gate is idle again (no hold keeps them).
+    actor.send({ type: 'DONE' });
+    await settle();
+    const exitReads = fake.issuedCards.slice(-2);
+    expect(exitReads.filter((ref) => !fake.released.has(ref))).toEqual([]);
+  });
+
+  it('keeps the gate shut when the sale is declined, and tells the operator', async () => {
+    const fake = new StayOutstayed();
+    fake.outcomes.sale = ['declined'];
+    const { actor, hold } = await outstayed(fake);
+    expect(describeView(actor.getSnapshot())).toMatchObject({ screen: 'declined' });
+    expect(fake.outstayedStays).toMatchObject([{ hold, sold: false, reason: 'GENERAL_DECLINE' }]);
+  });
+
+  it('charges nothing for a stay held in another currency than the tariff’s: the fee is the operator’s', async () => {
+    const fake = new StayOutstayed();
+    const { actor, hold } = await outstayed(fake, { currency: 'EUR' });
+    expect(describeView(actor.getSnapshot())).toMatchObject({
+      screen: 'error',
+      reason: 'FEE_NOT_COMPUTABLE',
+    });
+    expect(fake.sent.filter((r) => r.service === 'sale')).toEqual([]);
+    expect(fake.unpricedFees.map((f) => f.holdId)).toEqual([hold.holdId]);
+  });
+});

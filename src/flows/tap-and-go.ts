@@ -41,6 +41,9 @@ import { payByLinkMachine, payByLinkState, sessionReference } from './pay-by-lin
  * the grace period (tariff.graceMinutes, `paidExitWindowMs`) is shown its exit as paid again, with nothing charged: a
  * restart between the capture and the gate's opening must not leave a paying customer behind a shut gate. Like any
  * paid exit it shows the amount captured and issues that capture's receipt (from the journal, through `claimHold`).
+ * A stay that outlasted its hold (reversed by the expiry watch at the maximum stay while the car was inside:
+ * `outstayed`) is not "no entry": its fee, from the entry, is charged by a Parking Sale on the card presented at the exit
+ * (`exitSellingStay`), which names the stay so that it is never sold twice, and the operator is told (`stayOutstayed`).
  *
  * Pay by phone at the exit (config `links.payByPhone.models` with `tap-and-go`; issue 14): with a fee owed, the exit
  * asks first — the card tapped (CONFIRM: the capture as above) or the phone (PAY_BY_LINK: a payment link for the fee;
@@ -284,6 +287,10 @@ export const tapAndGoMachine = setup({
     entryRefused: (
       _,
       _params: { reason: 'CARD_ALREADY_INSIDE'; holdId: string; transactionId: string },
+    ) => {},
+    stayOutstayed: (
+      _,
+      _params: { hold: HoldRecord; feeMinor: number; sold: boolean; transactionId?: string; reason?: string },
     ) => {},
     noteResult: assign(({ context }, result: TransactionResult) => ({
       ...failureText(result, GATE_READER),
@@ -716,6 +723,25 @@ export const tapAndGoMachine = setup({
             ],
           },
           {
+            // The hold of the card's last stay was released at the end of the maximum stay while its car was inside:
+            // the car is at the exit, its stay owed from its entry, and no hold is left to capture. The fee is priced
+            // as at any exit and charged by a sale on the card presented (exitOutstayed).
+            guard: ({ event }) => event.output.kind === 'outstayed',
+            target: 'exitOutstayed',
+            actions: assign(({ context, event }) => {
+              const { hold } = event.output as HoldClaim & { kind: 'outstayed' };
+              const now = context.clock.now();
+              const fee = feeBetween(context.settings.tariff, Math.min(hold.enteredAtMs, now), now);
+              return {
+                hold,
+                feeMinor: fee.feeMinor,
+                exitAtMs: now,
+                // Nothing is held on the card any more.
+                session: { id: hold.holdId, startedAtMs: hold.enteredAtMs, heldMinor: 0 },
+              };
+            }),
+          },
+          {
             target: 'declined',
             actions: assign({
               message: { key: 'tapAndGo.noEntry' },
@@ -728,6 +754,145 @@ export const tapAndGoMachine = setup({
           actions: assign({ message: { key: 'tapAndGo.entryLookupFailed' }, reason: 'HOLD_LOOKUP_FAILED' }),
         },
       },
+    },
+    exitOutstayed: {
+      // A stay that outlasted its hold. Its hold authorized in another currency than the tariff's cannot be priced (as
+      // at an exit that claims one): nothing is charged, the fee is recorded for the operator, who lets the car out.
+      tags: ['processing'],
+      always: [
+        {
+          guard: ({ context }) => !tariffPrices(context.settings, requireHold(context)),
+          target: 'failed',
+          actions: [
+            {
+              type: 'feeNotComputable',
+              params: ({ context }) => ({
+                hold: requireHold(context),
+                feeMinor: context.feeMinor,
+                feeCurrency: context.settings.currency,
+              }),
+            },
+            assign({ message: { key: 'tapAndGo.holdBeingSettled' }, reason: 'FEE_NOT_COMPUTABLE' }),
+          ],
+        },
+        {
+          guard: 'nothingOwed',
+          target: 'exited',
+          actions: assign({
+            amountMinor: 0,
+            message: { key: 'tapAndGo.nothingDue' },
+            titleKey: 'screen.nothingDue.title',
+          }),
+        },
+        { target: 'exitSellingStay' },
+      ],
+    },
+    exitSellingStay: {
+      // The fee of a stay that outlasted its hold, as a sale on the card presented at the exit, read again for the
+      // amount (EMV: one cryptogram per amount) and only that card. The sale names the stay (its hold's id, as a
+      // ticket): the host records the stay paid by it before it is sent, and what of it stands follows the sale's
+      // journal entry, so that the card tapped again is not charged again (claimHold: `captured` or `none`).
+      tags: ['processing'],
+      invoke: {
+        id: 'transaction',
+        src: 'transaction',
+        input: ({ context }) => {
+          const hold = requireHold(context);
+          return {
+            settings: holdSettings(context),
+            request: {
+              service: 'sale' as const,
+              comments: commentsFor('sale', context.settings),
+              amountMinor: context.feeMinor,
+              read: {
+                purpose: 'sale' as const,
+                transactionType: '00' as const,
+                ...(context.card !== undefined ? { sameCardAs: context.card.fingerprint } : {}),
+              },
+              includeEmvTags: false,
+              acceptPartial: false,
+              cancellable: true,
+              ticket: hold.holdId,
+            },
+          };
+        },
+        onDone: [
+          {
+            guard: ({ event }) => event.output.kind === 'approved',
+            target: 'exited',
+            actions: [
+              enqueueActions(({ context, event, enqueue }) => {
+                const hold = requireHold(context);
+                const output = event.output as TransactionResult & { kind: 'approved' };
+                enqueue({
+                  type: 'stayOutstayed',
+                  params: {
+                    hold,
+                    feeMinor: context.feeMinor,
+                    sold: true,
+                    transactionId: output.transactionId,
+                  },
+                });
+                enqueue({
+                  type: 'issueReceipt',
+                  params: {
+                    service: 'sale',
+                    comments: commentsFor('sale', context.settings),
+                    amountMinor: context.feeMinor,
+                    currency: hold.currency,
+                    maskedPan: output.card?.maskedPan ?? hold.maskedPan,
+                    transactionId: output.transactionId,
+                    ...(output.gatewayId !== undefined ? { gatewayId: output.gatewayId } : {}),
+                    atMs: context.clock.now(),
+                    lines: exitReceiptLines(context),
+                  },
+                });
+              }),
+              assign(({ context, event }) => {
+                const card = (event.output as TransactionResult & { kind: 'approved' }).card;
+                return {
+                  amountMinor: context.feeMinor,
+                  message: { key: 'tapAndGo.exitPaid' },
+                  reason: 'OVERSTAY_SALE',
+                  // The sale's own card read, wiped at idle (no hold keeps it).
+                  cardRefs: card !== undefined ? [...context.cardRefs, card.cardRef] : context.cardRefs,
+                };
+              }),
+            ],
+          },
+          // Not sold: the gate stays shut, and the operator is told (the stay stays owed: the card may try again).
+          ...unsuccessfulTransaction().map((t) => ({
+            ...t,
+            actions: [
+              {
+                type: 'stayOutstayed' as const,
+                params: ({
+                  context,
+                  event,
+                }: {
+                  context: TapAndGoContext;
+                  event: { output: TransactionResult };
+                }) => ({
+                  hold: requireHold(context),
+                  feeMinor: context.feeMinor,
+                  sold: false,
+                  reason:
+                    'reason' in event.output
+                      ? event.output.reason
+                      : 'code' in event.output
+                        ? event.output.code
+                        : event.output.kind.toUpperCase(),
+                  ...('transactionId' in event.output && event.output.transactionId !== undefined
+                    ? { transactionId: event.output.transactionId }
+                    : {}),
+                }),
+              },
+              t.actions,
+            ],
+          })),
+        ],
+      },
+      on: { CANCEL: { actions: sendTo('transaction', { type: 'CANCEL' }) } },
     },
     exitOffering: {
       tags: ['processing'],

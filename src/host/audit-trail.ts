@@ -186,6 +186,28 @@ export class AuditTrail {
     });
   }
 
+  /**
+   * A tap-and-go stay that outlasted its hold, at its exit: `stay-outstayed`, `ok` when its fee was charged by a sale
+   * (the sale's transactionId the subject), `refused` with the sale's reason otherwise; the hold's id and the fee in
+   * minor units in the details. No card data.
+   */
+  stayOutstayed(stay: {
+    hold: { holdId: string; currency: string };
+    feeMinor: number;
+    sold: boolean;
+    transactionId?: string;
+    reason?: string;
+  }): AuditRecord | undefined {
+    return this.record({
+      actor: 'system',
+      action: 'stay-outstayed',
+      ...(stay.transactionId !== undefined ? { subject: stay.transactionId } : {}),
+      result: stay.sold ? 'ok' : 'refused',
+      code: stay.sold ? 'SOLD' : (stay.reason ?? 'NOT_SOLD'),
+      details: { holdId: stay.hold.holdId, feeMinor: stay.feeMinor, currency: stay.hold.currency },
+    });
+  }
+
   /** A `fee-shortfall` record: a fee the terminal did not collect in full, for the operator. */
   private shortfall(
     subject: string,

@@ -59,6 +59,18 @@ export function createFlowEffects(deps: {
   feeNotComputable: FlowEffects['feeNotComputable'];
   /** A tap-and-go entry refused after its verification (a card already inside): recorded for the operator. */
   entryRefused: FlowEffects['entryRefused'];
+  /** A tap-and-go stay that outlasted its hold, charged or not at its exit: recorded for the operator. */
+  stayOutstayed: FlowEffects['stayOutstayed'];
+  /**
+   * What paid a tap-and-go stay that outlasted its hold (the sales recorded for it as its ticket, the hold's id): `paid`
+   * when a payment of it stands, `recent` when the last one was made no longer than `withinMs` ago (on the parking
+   * clock); `unresolved` when a sale of it is in flight or its outcome unknown (recovery resolves it); undefined when
+   * nothing paid it.
+   */
+  stayPaid: (
+    holdId: string,
+    withinMs: number,
+  ) => { kind: 'paid'; recent: boolean; paidAtMs: number } | { kind: 'unresolved' } | undefined;
   /** Pay by phone: the terminal's payment links. */
   links: LinkDesk;
   /** How much longer than configured a customer is given (the accessibility factor in accessibility mode, else 1). */
@@ -155,6 +167,19 @@ export function createFlowEffects(deps: {
       }
       // The exit was paid: the screen shows what was captured, and the receipt is that capture's.
       if (claim.kind === 'captured' && capture !== null) return Promise.resolve({ ...claim, capture });
+      // A stay that outlasted its hold is owed unless a sale of it stands (paid: shown paid again within the window,
+      // as a capture is) or is unresolved (no second sale while the first may stand).
+      if (claim.kind === 'outstayed') {
+        const paid = deps.stayPaid(claim.hold.holdId, recentCaptureMs);
+        if (paid === undefined) return Promise.resolve({ kind: 'outstayed', hold: claim.hold });
+        if (paid.kind === 'unresolved')
+          return Promise.resolve({ kind: 'settling', holdId: claim.hold.holdId });
+        return Promise.resolve(
+          paid.recent
+            ? { kind: 'captured', hold: claim.hold, capturedAtMs: paid.paidAtMs }
+            : { kind: 'none' },
+        );
+      }
       return Promise.resolve(claim);
     },
     // The entry asks what the exit would claim (HoldStore.stayAtEntry: the one rule of a card's open stay, and the
@@ -168,6 +193,7 @@ export function createFlowEffects(deps: {
       );
     },
     entryRefused: (input) => deps.entryRefused(input),
+    stayOutstayed: (input) => deps.stayOutstayed(input),
     // An approved capture or reversal has closed the hold already, in its outcome's transaction
     // (src/host/payment-router.ts): the store keeps the first resolution, and a hold no longer open is not watched.
     closeHold: ({ hold, resolution }) => {

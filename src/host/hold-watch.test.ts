@@ -280,3 +280,27 @@ describe('hold watch: the operator releases a hold (passback reset)', () => {
     expect(w.reversals).toEqual([]);
   });
 });
+
+describe('hold watch: the stay of a hold reversed at its maximum stay', () => {
+  /** What the card's exit finds once the hold is closed. */
+  const exitOf = (store: HoldStore) =>
+    store.claimAtExit('fp-1', { settling: () => false, recentCaptureMs: 0, captureStands: () => false }).kind;
+
+  it('stays owed at the exit once the expiry released the hold: its car is inside', async () => {
+    const w = setup([]);
+    w.watch.watchAll();
+    await vi.advanceTimersByTimeAsync(MACHINE_MS);
+    expect(w.released).toEqual(['H1']);
+    expect(exitOf(w.store)).toBe('outstayed');
+  });
+
+  it('is not owed once the operator released the hold before its expiry: the car was let out', async () => {
+    const w = setup([], [], { expiresInMs: DAY_MS / 2 });
+    w.watch.watchAll();
+    const release = w.watch.release('H1');
+    await vi.advanceTimersByTimeAsync(MACHINE_MS);
+    if (release.kind === 'started') await release.result;
+    expect(w.released).toEqual(['H1']);
+    expect(exitOf(w.store)).toBe('none');
+  });
+});

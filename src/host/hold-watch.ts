@@ -213,6 +213,10 @@ export class HoldWatch {
     }
     const hold = store.claimById(holdId);
     if (!hold) return undefined; // an exit has it
+    // At the end of its maximum stay (not the operator's release: that car was let out) the car has not come out
+    // through the exit: once its hold is released, its exit still finds the stay, owed (HoldStore.outstayed).
+    const now = this.deps.clock.now();
+    if (!released && hold.expiresAtMs <= now) store.outstayed(holdId, Math.floor(now));
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
       input: {
         settings: this.deps.settings,

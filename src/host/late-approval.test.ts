@@ -216,6 +216,8 @@ function host(
     receipt: () => undefined,
     feeNotComputable: () => undefined,
     entryRefused: () => undefined,
+    stayOutstayed: () => undefined,
+    stayPaid: () => undefined,
     links: {} as never,
     waitFactor: () => 1,
     cardWaitSeconds: () => 60,

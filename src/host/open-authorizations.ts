@@ -21,7 +21,9 @@ import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
  *   start and whenever one is due;
  * - meter pre-authorizations approved before a restart, neither captured nor reversed, whose session died with the
  *   process: the capture-window rule (spec 001 meter model: an authorization not captured in time is reversed) is
- *   applied from the journal with the authorized total, increments included. Tap-and-go holds have their own watch.
+ *   applied from the journal with the authorized total, increments included. Tap-and-go holds have their own watch;
+ *   a tap-and-go pre-authorization whose hold was never stored (a restart right after its approval) is reversed at
+ *   once.
  */
 export class OpenAuthorizations {
   private readonly timers = new Map<string, NodeJS.Timeout>();
@@ -464,6 +466,12 @@ export class OpenAuthorizations {
     const { journal, holds, config } = this.deps;
     const open = new Set(this.deps.followUps.open().map((f) => f.authorizationTransactionId));
     const windowMs = config.tariff.captureWindowMinutes * 60_000;
+    // A tap-and-go terminal's pre-authorizations are its entries' holds (the only model here that pre-authorizes), and
+    // the gate opens only once the hold is stored: one with no open hold is an entry whose terminal stopped between
+    // the approval and the hold's commit. No car entered on it, and no exit or expiry watch will ever settle it: it is
+    // released now, as the machine releases a hold it could not store (src/flows/tap-and-go.ts, entryReleasing), not
+    // a capture window later.
+    const entryHoldNotStored = config.terminal.model === 'tap-and-go';
     const dueNow: Array<() => Promise<void>> = [];
     // Approved, and neither captured (a capture that stands) nor reversed: the journal's rule, however old the entry.
     for (const e of journal.unsettledAuthorizations()) {
@@ -478,7 +486,10 @@ export class OpenAuthorizations {
       // A capture was attempted and did not stand (voided by recovery, or provably not sent): the session ended, so
       // the hold is released now rather than at the end of the capture window.
       const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');
-      const due = captureFailed ? 0 : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
+      const due =
+        captureFailed || entryHoldNotStored
+          ? 0
+          : Date.parse(e.createdAt) + windowMs - this.deps.now().getTime();
       const reverse = (): Promise<void> => this.release(transactionId, gatewayId, { minor: total, currency });
       if (due <= 0) {
         dueNow.push(reverse);

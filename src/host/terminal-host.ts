@@ -516,6 +516,17 @@ export class TerminalHost implements TerminalApi {
           currency: feeCurrency,
         }),
       entryRefused: (refusal) => this.entryRefused(refusal),
+      stayOutstayed: (stay) => this.stayOutstayed(stay),
+      stayPaid: (holdId, withinMs) => {
+        // The stay's ticket is its hold's id: what of its sales stands, as for any ticket (ticketPaidOf).
+        const payments = this.tickets.forTicket(holdId);
+        const readers = this.ticketReaders();
+        if (unresolvedTicketSales(payments, readers).length > 0) return { kind: 'unresolved' };
+        const paid = ticketPaidOf(payments, readers);
+        if (paid === undefined) return undefined;
+        const recent = Math.floor(parkingClock.now()) - paid.lastPaidAtMs <= withinMs;
+        return { kind: 'paid', recent, paidAtMs: paid.lastPaidAtMs };
+      },
       receipt: (receipt) => {
         // One document for paper, screen and QR, in the customer's language (the rule of receipts.ts issuedReceipt).
         this.lastReceiptId = receipt.transactionId;
@@ -1225,6 +1236,35 @@ export class TerminalHost implements TerminalApi {
       service: 'preauth',
       resolution: `fee-shortfall (FEE_NOT_COMPUTABLE: hold in ${f.holdCurrency}, operator action needed)`,
       amount: { minor: f.feeMinor, currency: f.currency },
+      at: this.now().toISOString(),
+    });
+  }
+
+  /**
+   * A tap-and-go stay that outlasted its hold, charged at its exit by a sale (or not): in the audit log, and on the
+   * status board when the sale did not go through (the car is still inside, its fee owed).
+   */
+  private stayOutstayed(stay: Parameters<FlowEffects['stayOutstayed']>[0]): void {
+    this.audit.stayOutstayed(stay);
+    const fields = {
+      holdId: stay.hold.holdId,
+      transactionId: stay.transactionId,
+      feeMinor: stay.feeMinor,
+      reason: stay.reason,
+    };
+    if (stay.sold) {
+      this.logger.warn(
+        fields,
+        'tap-and-go stay outlasted its hold: its fee was charged by a sale at the exit',
+      );
+      return;
+    }
+    this.logger.warn(fields, 'tap-and-go stay outlasted its hold: its sale at the exit did not go through');
+    this.board.note({
+      transactionId: stay.transactionId ?? stay.hold.holdId,
+      service: 'sale',
+      resolution: `stay-outstayed (${stay.reason ?? 'NOT_SOLD'}, operator action needed)`,
+      amount: { minor: stay.feeMinor, currency: stay.hold.currency },
       at: this.now().toISOString(),
     });
   }

@@ -29,7 +29,10 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * (`CARD_ALREADY_INSIDE`: the card's stay is open), the verification's transactionId the subject; `hold-release` the
  * operator's release of an open tap-and-go stay whose car left without its exit (passback reset: its hold reversed,
  * nothing charged), the hold's id the subject; `credit` a standalone credit on the attended terminal admitted with the
- * operator PIN (`CREDIT_STARTED`: its amount and card follow; its outcome is the journal's).
+ * operator PIN (`CREDIT_STARTED`: its amount and card follow; its outcome is the journal's); `stay-outstayed` the exit of
+ * a tap-and-go stay whose hold was released at the end of its maximum stay while its car was inside, its fee charged by
+ * a sale on the card presented (`ok`, the sale's transactionId the subject) or not (`refused`, the sale's reason), the
+ * hold's id and the fee in the details.
  */
 export const AUDIT_ACTIONS = [
   'sign-in',
@@ -56,6 +59,7 @@ export const AUDIT_ACTIONS = [
   'entry-refused',
   'hold-release',
   'credit',
+  'stay-outstayed',
 ] as const;
 export type AuditAction = (typeof AUDIT_ACTIONS)[number];
 

@@ -709,4 +709,61 @@ describe('HoldStore', () => {
       expect.objectContaining({ code: 'JOURNAL_CLOSED' }) as Error,
     );
   });
+
+  it('answers the exit of a stay whose hold its expiry released at the maximum stay: outstayed, however long ago', () => {
+    t = T0;
+    const { holds } = setup();
+    const rules = {
+      settling: () => false,
+      recentCaptureMs: 60_000,
+      captureStands: (_h: StoredHold, resolution: 'captured' | 'dropped') => resolution === 'captured',
+    };
+    const h1 = hold('H1', { fingerprint: 'fp-card' });
+    holds.open(h1);
+    // The expiry watch takes it at its maximum stay, and its reversal stands.
+    t = h1.expiresAtMs;
+    expect(holds.claimById('H1')).not.toBeNull();
+    expect(holds.outstayed('H1', t)).toBe(true);
+    holds.settle('H1', 'reversed');
+    t += 24 * 3_600_000;
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({
+      kind: 'outstayed',
+      hold: h1,
+      outstayedAtMs: h1.expiresAtMs,
+    });
+    // Read only: the exit of the card asked again finds the same.
+    expect(holds.claimAtExit('fp-card', rules).kind).toBe('outstayed');
+    // Closed otherwise, the stay is no more owed: an exit (or the operator) released or captured it.
+    expect(holds.outstayed('H1', t)).toBe(false);
+  });
+
+  it('does not make outstayed a stay its exit settled: claimed by the exit after an expiry gave it back, or paid by phone', () => {
+    t = T0;
+    const { holds } = setup();
+    const rules = {
+      settling: () => false,
+      recentCaptureMs: 60_000,
+      captureStands: (_h: StoredHold, resolution: 'captured' | 'dropped') => resolution === 'captured',
+    };
+    const h1 = hold('H1', { fingerprint: 'fp-card' });
+    holds.open(h1);
+    t = h1.expiresAtMs;
+    holds.claimById('H1');
+    holds.outstayed('H1', t);
+    // The expiry's reversal was refused: back under watch, and the car's exit takes it (and releases it: pay later).
+    holds.close(h1, 'returned');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'claimed', hold: h1 });
+    holds.settle('H1', 'reversed');
+    expect(holds.claimAtExit('fp-card', rules)).toEqual({ kind: 'none' });
+
+    const h2 = hold('H2', { fingerprint: 'fp-phone' });
+    holds.open(h2);
+    holds.paidByLink('H2', 'L1', t);
+    expect(holds.outstayed('H2', t)).toBe(false);
+    holds.settle('H2', 'reversed');
+    expect(holds.claimAtExit('fp-phone', rules).kind).toBe('paid-by-link');
+    expect(() => holds.outstayed('H 2', t)).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
 });

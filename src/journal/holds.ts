@@ -66,12 +66,19 @@ interface Row {
   paid_link_id: string | null;
   /** The fee link whose payment a restart left in doubt ({@link HoldStore.phonePaymentInDoubt}); NULL otherwise. */
   doubt_link_id: string | null;
+  /** When the expiry watch took the hold at the end of its maximum stay ({@link HoldStore.outstayed}); NULL otherwise. */
+  outstayed_at: number | null;
 }
 
-type Values = Omit<Row, 'claimed' | 'closed_at' | 'resolution' | 'paid_link_id' | 'doubt_link_id'>;
+type Values = Omit<
+  Row,
+  'claimed' | 'closed_at' | 'resolution' | 'paid_link_id' | 'doubt_link_id' | 'outstayed_at'
+>;
 
 /**
- * What the exit finds for a card ({@link HoldStore.claimAtExit}): its open hold, claimed for the exit; `settling` when
+ * What the exit finds for a card ({@link HoldStore.claimAtExit}): its open hold, claimed for the exit; `outstayed` when
+ * the hold of its last stay was released at the end of its maximum stay while its car was inside (the stay is owed,
+ * and no hold covers it); `settling` when
  * its open hold is being settled by someone else (claimed by the expiry watch or another exit, or its authorization
  * settled or being reversed in the journal), or its stay's payment by phone is in doubt (never charged by card:
  * `phonePaymentInDoubt` the link); `captured` when it has no open hold but one of its holds was captured
@@ -83,6 +90,7 @@ export type StoredHoldClaim =
   | { kind: 'settling'; holdId: string; phonePaymentInDoubt?: string }
   | { kind: 'captured'; hold: StoredHold; capturedAtMs: number }
   | { kind: 'paid-by-link'; hold: StoredHold; linkId: string; claimed: boolean }
+  | { kind: 'outstayed'; hold: StoredHold; outstayedAtMs: number }
   | { kind: 'none' };
 
 /**
@@ -210,6 +218,11 @@ export function holdStatements(connection: JournalConnection) {
         expires_at = CASE WHEN closed_at IS NULL AND expires_at > @at THEN @at ELSE expires_at END
       WHERE hold_id = @id`),
     size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
+    notOutstayed: db.prepare<[string]>('UPDATE holds SET outstayed_at = NULL WHERE hold_id = ?'),
+    /** An open stay not paid by phone reached its maximum: the first time stays. */
+    outstayed: db.prepare<{ id: string; at: number }>(`UPDATE holds
+      SET outstayed_at = COALESCE(outstayed_at, @at)
+      WHERE hold_id = @id AND closed_at IS NULL AND paid_link_id IS NULL AND doubt_link_id IS NULL`),
   };
 }
 
@@ -298,6 +311,10 @@ export class HoldStore {
    *   `settling` names it (then someone else releases it, and the exit only opens); a last hold closed so (released,
    *   never captured) no longer than `recentCaptureMs` ago is `paid-by-link` too, unclaimed — the exit opens as paid
    *   again, as for a capture;
+   * - else `outstayed` with the hold of the card that entered last, when its stay outlasted it: taken by the expiry
+   *   watch at the end of its maximum stay ({@link outstayed}) and closed released — reversed, or dropped with no
+   *   capture of it standing (`captureStands`) — never paid by phone nor in doubt: the car is inside, its stay is owed,
+   *   and no hold is left to capture it (the exit charges it another way);
    * - else `captured` with the hold of the card that entered last, when it was closed no longer than
    *   `recentCaptureMs` ago (journal clock), as captured or dropped, and `captureStands` says a capture of it still
    *   pays for the stay (the host's rule: not voided, not refunded in full; for a dropped hold, a capture of it the
@@ -329,10 +346,14 @@ export class HoldStore {
       if (open !== undefined && open.doubt_link_id !== null)
         return { kind: 'settling', holdId: open.hold_id, phonePaymentInDoubt: open.doubt_link_id };
       const stay = this.openStay(fingerprint, rules.settling);
-      if (stay.kind === 'open')
-        return this.stmts.claimById.get(stay.hold.holdId) !== undefined
-          ? { kind: 'claimed', hold: stay.hold }
-          : { kind: 'settling', holdId: stay.hold.holdId };
+      if (stay.kind === 'open') {
+        if (this.stmts.claimById.get(stay.hold.holdId) === undefined)
+          return { kind: 'settling', holdId: stay.hold.holdId };
+        // The exit settles the stay itself now (captured, or released as its fee is collected otherwise): an expiry
+        // that took the hold before and gave it back unreleased no longer makes it outstayed.
+        this.stmts.notOutstayed.run(stay.hold.holdId);
+        return { kind: 'claimed', hold: stay.hold };
+      }
       if (stay.kind === 'settling') return stay;
       // Only the card's last stay can be the one whose gate a restart kept shut: a capture of an earlier stay does
       // not pay for a later one whose hold was released unpaid (a declined capture, a link not paid).
@@ -346,6 +367,15 @@ export class HoldStore {
         last.closed_at >= since
       )
         return { kind: 'paid-by-link', hold: toHold(last), linkId: last.paid_link_id, claimed: false };
+      if (
+        last !== undefined &&
+        last.outstayed_at !== null &&
+        last.paid_link_id === null &&
+        last.doubt_link_id === null &&
+        (last.resolution === 'reversed' ||
+          (last.resolution === 'dropped' && !rules.captureStands(toHold(last), 'dropped')))
+      )
+        return { kind: 'outstayed', hold: toHold(last), outstayedAtMs: last.outstayed_at };
       const resolution = last?.resolution;
       if (
         last === undefined ||
@@ -516,6 +546,22 @@ export class HoldStore {
     return this.connection.atomically(
       true,
       () => this.stmts.phonePaymentInDoubt.run({ id: holdId, link: linkId }).changes === 1,
+    );
+  }
+
+  /**
+   * The expiry watch takes open hold `holdId` at the end of its maximum stay (`atMs`, the clock of the holds' entries
+   * and expiries), before its reversal is sent: its car has not come out through the exit, so once the hold is released
+   * the card's exit still finds the stay, owed ({@link claimAtExit}: `outstayed`). Not for a stay paid by phone or whose
+   * payment by phone is in doubt (its hold is only released), nor the operator's release of a hold (the car was let
+   * out). The first time stays; false when no such open hold has that id.
+   */
+  outstayed(holdId: string, atMs: number): boolean {
+    checkIdentifier(holdId, 'holdId');
+    checkEpochMs(atMs, 'atMs');
+    return this.connection.atomically(
+      true,
+      () => this.stmts.outstayed.run({ id: holdId, at: atMs }).changes === 1,
     );
   }
 

@@ -355,9 +355,8 @@ function queuePayments(host: TerminalHost): string[] {
 }
 
 /**
- * Open authorizations the host watches: those it reverses when their capture window ends (a meter's, or a tap-and-go
- * hold approved but never stored as a stay), and the tap-and-go holds of cars inside, which the hold watch reverses
- * when the maximum stay ends.
+ * Open authorizations the host watches: those it reverses when their capture window ends (a meter's), and the
+ * tap-and-go holds of cars inside, which the hold watch reverses when the maximum stay ends.
  */
 function orphanWatch(host: TerminalHost): string[] {
   const holds = host.holds.listOpen(100).map(({ hold }) => hold.transactionId);

@@ -367,9 +367,10 @@ export interface IterationResult {
   problems: string[];
   /**
    * Authorizations the gateway still holds and the restarted terminal legitimately keeps: a meter pre-authorization
-   * (or a tap-and-go hold never stored as a stay) approved and journaled before the crash, whose session died with
-   * the process, which the host reverses when the capture window ends (tariff.captureWindowMinutes); a tap-and-go hold
-   * of a car still inside, which its expiry watch reverses after the maximum stay. Only after a kill.
+   * approved and journaled before the crash, whose session died with the process, which the host reverses when the
+   * capture window ends (tariff.captureWindowMinutes); a tap-and-go hold of a car still inside, which its expiry watch
+   * reverses after the maximum stay. Only after a kill. (A tap-and-go hold never stored as a stay is reversed at the
+   * restart.)
    */
   openHolds: string[];
   /** Card data in clear in the iteration's database, WAL, key-adjacent and log files. */

@@ -289,9 +289,11 @@ describe('tap-and-go: a restart after the outcome that settles a hold', () => {
     await new Promise((res) => setTimeout(res, 300));
     expect(third.holds.size).toBe(0);
     expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
+    // The car is still inside: its exit charges the stay by a sale, and sends nothing more for the hold.
     third.simulator!.setCard('n2-contact');
     await sendEvent(third, { type: 'TAP_EXIT' });
-    await waitForScreen(third, (s) => s.customer.screen === 'declined', 'no entry');
+    await waitForScreen(third, (s) => s.customer.screen === 'approved', 'the stay charged by a sale');
+    expect(reasonOf(third)).toBe('OVERSTAY_SALE');
     expect(sentFor(third, holdId)).toEqual(['reversal:approved']);
   });
 
@@ -474,9 +476,11 @@ describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () =
       resolution: 'dropped',
     });
     await waitForScreen(second, (s) => s.customer.screen === 'idle', 'idle');
+    // Released at its maximum stay with the car inside: the exit charges the stay by a sale, never the hold.
     second.simulator!.setCard('n2-contact');
     await sendEvent(second, { type: 'TAP_EXIT' });
-    await waitForScreen(second, (s) => s.customer.screen === 'declined', 'no entry');
+    await waitForScreen(second, (s) => s.customer.screen === 'approved', 'the stay charged by a sale');
+    expect(reasonOf(second)).toBe('OVERSTAY_SALE');
     expect(sentFor(second, holdId).filter((e) => e.startsWith('capture'))).toEqual([]);
     expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'capture')).toEqual([]);
   });
@@ -899,5 +903,80 @@ describe('tap-and-go: a restart between the payment of the exit by phone and the
     await until(() => second.holds.size === 0, 'the hold released', 5_000);
     expect(sentFor(second, holdId)).toEqual(['reversal:approved']);
     expect(stayInLedger(l)).toEqual({ linkPayments: ['AUTHORIZED'], hold: 'REVERSED', captures: 0 });
+  });
+});
+
+describe('tap-and-go: a restart between the approval of an entry’s pre-authorization and the store of its hold', () => {
+  it('reverses the authorization at start, before the first card, not at the end of the capture window', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+    // What a crash between the pre-authorization's approved outcome (journaled) and the commit of its hold leaves: the
+    // gate opens only once the hold is stored, so no car entered on it, and no exit or expiry watch will ever settle it.
+    const db = new Database(join(l.cwd, 'var/journal.db'));
+    db.prepare('DELETE FROM holds WHERE hold_id = ?').run(holdId);
+    db.close();
+
+    // Five minutes on: well within the capture window (tariff.captureWindowMinutes, a day).
+    l.clock.offsetMs = 5 * 60_000;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    expect(sentFor(second, holdId)).toEqual(['reversal:approved']);
+    expect(second.journal.unsettledAuthorizations().map((e) => e.transactionId)).toEqual([]);
+    const authorization = l.sandbox
+      .ledger()
+      .transactions.find((t) => t.kind === 'authorization' && t.amounts.authorized > 0);
+    expect(authorization?.status).toBe('REVERSED');
+    // Nothing left for the card: it enters again.
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_ENTRY' });
+    await waitForScreen(second, (s) => s.customer.screen === 'session', 'the card enters again');
+  });
+});
+
+describe('tap-and-go: an exit after the hold of the stay was released at the maximum stay', () => {
+  it('finds the car inside and charges the fee by a sale on the card presented, once, for the operator to see', async () => {
+    const { l, holdId } = await enteredThenPastMaxStay();
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(() => !second.holds.has(holdId), 'the hold reversed at its maximum stay');
+    expect(sentFor(second, holdId)).toEqual(['reversal:approved']);
+
+    // The car leaves half an hour after its hold was released: its stay is in the journal, its fee owed.
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 30 * 60_000;
+    second.simulator!.setCard('n2-contact');
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    const shown = await waitForScreen(
+      second,
+      (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
+      'the exit of the outstayed car',
+    );
+    const sales = l.sandbox.ledger().transactions.filter((t) => t.kind === 'sale');
+    expect({
+      screen: shown.customer.screen,
+      reason: reasonOf(second),
+      sales: sales.map((t) => t.status),
+    }).toEqual({ screen: 'approved', reason: 'OVERSTAY_SALE', sales: ['AUTHORIZED'] });
+    const sale = second.journal.findByTransactionId(sales[0]!.transactionId!);
+    expect({ service: sale?.service, state: sale?.state, amountMinor: sale?.amountMinor }).toEqual({
+      service: 'sale',
+      state: 'approved',
+      amountMinor: shown.customer.amount?.minor,
+    });
+    expect(sale?.amountMinor).toBeGreaterThan(0);
+    // The operator sees it: the audit log names the stay and the sale that charged it.
+    const audit = second.audit.list().filter((r) => r.action === 'stay-outstayed');
+    expect(audit.map((r) => ({ subject: r.subject, result: r.result, holdId: r.details.holdId }))).toEqual([
+      { subject: sale?.transactionId, result: 'ok', holdId },
+    ]);
+
+    // Tapped again (the gate did not open, say): shown paid, not charged a second time.
+    await sendEvent(second, { type: 'DONE' });
+    await waitForScreen(second, (s) => s.customer.screen === 'idle', 'idle');
+    await sendEvent(second, { type: 'TAP_EXIT' });
+    await waitForScreen(second, (s) => s.customer.screen === 'approved', 'the exit shown paid again');
+    expect(reasonOf(second)).toBe('ALREADY_PAID');
+    expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
   });
 });

@@ -486,6 +486,13 @@ export class FakeTerminal implements FlowEffects {
     this.refusedEntries.push(input);
   }
 
+  /** Stays that outlasted their hold, charged or not at their exit (stayOutstayed), as the machines reported them. */
+  readonly outstayedStays: Parameters<FlowEffects['stayOutstayed']>[0][] = [];
+
+  stayOutstayed(input: Parameters<FlowEffects['stayOutstayed']>[0]): void {
+    this.outstayedStays.push(input);
+  }
+
   /** Fees the exits could not price (feeNotComputable), as the machines reported them. */
   readonly unpricedFees: { holdId: string; feeMinor: number; feeCurrency: string }[] = [];
 

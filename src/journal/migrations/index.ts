@@ -17,6 +17,7 @@ import { dccDisclosure } from './dcc-disclosure.js';
 import { feeLinksInDoubt } from './fee-links-in-doubt.js';
 import { lookupIndexes } from './lookup-indexes.js';
 import { offlineCardFingerprints } from './offline-card-fingerprints.js';
+import { outstayedStays } from './outstayed-stays.js';
 import { receiptCopies } from './receipt-copies.js';
 import { receiptFacts } from './receipt-facts.js';
 import { stateChecksWithoutLists } from './state-checks.js';
@@ -60,6 +61,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   receiptCopies,
   staysPaidByLink,
   feeLinksInDoubt,
+  outstayedStays,
 ];
 
 /**

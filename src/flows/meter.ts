@@ -21,7 +21,7 @@ import {
   type FlowInput,
   type ViewContext,
 } from './models.js';
-import { refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
+import { refusedForNow, reversalRefusalReleased } from '../vocabulary/services.js';
 import { commentsFor } from './services.js';
 import type { FlowSettings } from './settings.js';
 import {
@@ -378,19 +378,6 @@ function endedText(context: Ctx): MessageRef {
       ? { key: 'meter.chargedHoldReleasedLater', params: { charged: money(context, context.capturedMinor) } }
       : { key: 'meter.thankYou' };
   return { key: context.releaseLater ? 'meter.holdReleasedLater' : 'meter.holdReleased' };
-}
-
-/**
- * A settlement step that did not go through but may later, nothing having moved: refused for a reason that passes (the
- * vocabulary's `refusalPasses`: the processor is down for a while) or provably never sent (`notSent`: the gateway could
- * not be reached, or refused the terminal's credentials unprocessed). The host sends it again: a reversal that
- * `releases`, a capture that `capturesFee`. An unknown outcome is none of these: it is recovery's.
- */
-function refusedForNow(out: TransactionResult): boolean {
-  return (
-    ((out.kind === 'declined' || out.kind === 'rejected') && refusalPasses(out.reason)) ||
-    (out.kind === 'rejected' && out.notSent === true)
-  );
 }
 
 /**

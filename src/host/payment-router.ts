@@ -24,6 +24,7 @@ import {
   CAPTURE_UNRESOLVED,
   INCREMENT_UNRESOLVED,
   refusalPasses,
+  refusedForNow,
   REVIEW_STATUS,
 } from '../vocabulary/services.js';
 import type { FeeShortfall } from './audit-trail.js';
@@ -725,18 +726,6 @@ function heldDecline(
       ? 'in review: a review may yet accept and charge it until the authorization is reversed'
       : 'risk-declined: the issuer holds the funds until the authorization is reversed',
     deps.now().getTime(),
-  );
-}
-
-/**
- * A follow-on refused for a reason that passes (the vocabulary's `refusalPasses`: the processor is down for a while), or
- * that provably never left: nothing moved, and the same request later can succeed. The one rule of which outcomes of a
- * reversal that `releases` and a capture that `capturesFee` the host sends again.
- */
-function refusedForNow(outcome: TransmitOutcome): boolean {
-  return (
-    ((outcome.kind === 'declined' || outcome.kind === 'rejected') && refusalPasses(outcome.reason)) ||
-    outcome.kind === 'not-sent'
   );
 }
 

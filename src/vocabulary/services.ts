@@ -267,6 +267,19 @@ export function refusalPasses(reason: string | undefined): boolean {
 }
 
 /**
+ * Whether a request's outcome leaves it to be sent again later, nothing having moved: refused for a reason that passes
+ * ({@link refusalPasses}) or provably never sent — the journal's `not-sent` outcome, a machine's `rejected` result
+ * marked `notSent` (the gateway could not be reached, or refused the terminal's credentials unprocessed). An unknown
+ * outcome is none of these: it is recovery's. The one rule of which settlement steps the host sends again (a reversal
+ * that releases a hold, a meter's capture of its fee).
+ */
+export function refusedForNow(outcome: { kind: string; reason?: string; notSent?: boolean }): boolean {
+  if (outcome.kind === 'not-sent') return true;
+  if (outcome.kind !== 'declined' && outcome.kind !== 'rejected') return false;
+  return refusalPasses(outcome.reason) || (outcome.kind === 'rejected' && outcome.notSent === true);
+}
+
+/**
  * The payment status of an authorization or sale the issuer approved and the gateway's risk check declined
  * (reference/gateway.md §4): a decline for the customer, yet the issuer holds the amount the answer states it
  * authorized (`authorizedAmount`, which may be less than was asked) until the authorization is reversed — by a

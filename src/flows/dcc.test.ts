@@ -1,5 +1,6 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
 import { convertAtOfferRate, dccMarginText, dccRateText, dccReceiptLines } from './dcc.js';
 import type { DccOfferSummary } from './effects.js';
 import { provideFlowEffects } from './provide.js';
@@ -299,6 +300,44 @@ describe('an offer that expires while the choice is on screen', () => {
     expect(fake.sent[0]?.dcc).toBeUndefined();
     expect(actor.getSnapshot().output).toMatchObject({ kind: 'approved' });
     expect(actor.getSnapshot().output).not.toHaveProperty('dcc');
+  });
+
+  it('keeps an offer that holds longer than a timer can wait on screen, rather than replacing it at once', async () => {
+    // Node runs a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms; the fake timers do the same.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const fake = new FakeTerminal();
+      // An answer whose expiry lies 30 days ahead (2025-01-06T08:00:00Z on the terminal's clock).
+      fake.offers.push(
+        { ...OFFER, expiresAtUtc: '2025-02-05T08:00:00Z' },
+        { ...RENEWED, expiresAtUtc: '2025-02-05T08:10:00Z' },
+      );
+      // The machine's delays on the process's timers, as the host runs it.
+      const actor = createActor(provideFlowEffects.transaction(fake), {
+        input: { settings: DCC_ON, request: sale, wallClock: fake.clock },
+      });
+      actor.start();
+      await settle();
+      vi.advanceTimersByTime(60_000);
+      await settle();
+      expect(fake.offerRequests).toHaveLength(1);
+      expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+      expect(offerShown(actor)?.offerId).toBe('offer-1');
+      expect(fake.sent).toEqual([]);
+      // After a timer's longest wait the offer still holds: the choice waits again, and the expiry renews it.
+      fake.clock.increment(MAX_TIMER_DELAY_MS);
+      vi.advanceTimersByTime(MAX_TIMER_DELAY_MS);
+      await settle();
+      expect(fake.offerRequests).toHaveLength(1);
+      fake.clock.set(Date.parse('2025-02-05T08:00:00Z'));
+      vi.advanceTimersToNextTimer();
+      await settle();
+      expect(fake.offerRequests).toHaveLength(2);
+      expect(offerShown(actor)?.offerId).toBe('offer-2');
+      actor.stop();
+    } finally {
+      vi.useRealTimers();
+    }
   });
 
   it('lets the customer cancel while the fresh offer is asked for, and sends nothing', async () => {

@@ -1,7 +1,7 @@
 import { describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
 import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
-import { convertAtOfferRate, dccMarginText, dccRateText, dccReceiptLines } from './dcc.js';
+import { convertAtOfferRate, dccMarginText, refundAtOfferRate, dccRateText, dccReceiptLines } from './dcc.js';
 import type { DccOfferSummary } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import type { FlowSettings } from './settings.js';
@@ -499,6 +499,29 @@ describe('currency conversion in the models', () => {
     expect(fake.receipts[0]?.lines).toContainEqual({ label: 'Paid in card currency', value: '2.00 USD' });
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('refundAtOfferRate', () => {
+  it('gives refunds card amounts that add up to the card amount of what they refunded', () => {
+    // 5.00 GBP = 666 USD at 1.331838: one by one, 0.01 + 0.01 + 4.98 GBP would be 1 + 1 + 663 = 665 USD, and
+    // 0.03 + 4.97 GBP 4 + 662 = 666; telescoped each is within a cent of its own conversion and the sum is exact.
+    const parts = (amounts: number[]) =>
+      amounts.map((minor, i) =>
+        refundAtOfferRate(
+          minor,
+          amounts.slice(0, i).reduce((a, b) => a + b, 0),
+          OFFER,
+        ),
+      );
+    for (const amounts of [[1, 1, 498], [3, 497], [250, 250], [500], [7, 13, 480]]) {
+      const billed = parts(amounts);
+      expect(billed.reduce((a, b) => a + b, 0)).toBe(666);
+      billed.forEach((b, i) =>
+        expect(Math.abs(b - convertAtOfferRate(amounts[i]!, OFFER))).toBeLessThanOrEqual(1),
+      );
+    }
+    expect(refundAtOfferRate(0, 100, OFFER)).toBe(0);
   });
 });
 

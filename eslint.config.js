@@ -42,7 +42,8 @@ const dependencyRules = [
   { from: 'emv', allow: [] },
   { from: 'log', allow: ['emv'] },
   // i18n: a locale in the configuration is one the catalogues have (src/i18n/locales.ts, which imports nothing).
-  { from: 'config', allow: ['money', 'emv', 'i18n'] },
+  // vocabulary: the rule of a text that shows as something, for the receipt texts configured (src/vocabulary/printed-text.ts).
+  { from: 'config', allow: ['money', 'emv', 'i18n', 'vocabulary'] },
   // The customer texts: catalogues, translator, amount/duration formatting; only money's formatter below it.
   { from: 'i18n', allow: ['money'] },
   { from: 'devices', allow: ['money', 'emv', 'log'] },

@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { localDateTime } from '../emv/index.js';
 import { intlLocale, LOCALES, supportedLocale } from '../i18n/locales.js';
 import { currencyByAlpha } from '../money/index.js';
+import { showsSomething } from '../vocabulary/printed-text.js';
 import { alternativeMethodsSchema } from './alt-methods.js';
 
 /**
@@ -202,13 +203,9 @@ export const printerSchema = z
  * nothing or as one space: devices/printer layout.ts `printableText`), so that a receipt never goes without it.
  */
 const printedText = (max: number) =>
-  z
-    .string()
-    .min(1)
-    .max(max)
-    .refine((t) => /[^\s\p{Cc}]/u.test(t), {
-      message: 'prints as nothing: blanks and control characters only',
-    });
+  z.string().min(1).max(max).refine(showsSomething, {
+    message: 'prints as nothing: blanks and control characters only',
+  });
 
 /** What a receipt says beyond the payment itself, and when none is offered. */
 export const receiptsSchema = z

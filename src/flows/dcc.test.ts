@@ -1,6 +1,7 @@
-import { describe, expect, it } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createActor } from 'xstate';
-import { convertAtOfferRate, dccMarginText, dccRateText, dccReceiptLines } from './dcc.js';
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
+import { convertAtOfferRate, dccMarginText, refundAtOfferRate, dccRateText, dccReceiptLines } from './dcc.js';
 import type { DccOfferSummary } from './effects.js';
 import { provideFlowEffects } from './provide.js';
 import type { FlowSettings } from './settings.js';
@@ -301,6 +302,44 @@ describe('an offer that expires while the choice is on screen', () => {
     expect(actor.getSnapshot().output).not.toHaveProperty('dcc');
   });
 
+  it('keeps an offer that holds longer than a timer can wait on screen, rather than replacing it at once', async () => {
+    // Node runs a timer of more than 2^31 - 1 ms (24.8 days) after 1 ms; the fake timers do the same.
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout'] });
+    try {
+      const fake = new FakeTerminal();
+      // An answer whose expiry lies 30 days ahead (2025-01-06T08:00:00Z on the terminal's clock).
+      fake.offers.push(
+        { ...OFFER, expiresAtUtc: '2025-02-05T08:00:00Z' },
+        { ...RENEWED, expiresAtUtc: '2025-02-05T08:10:00Z' },
+      );
+      // The machine's delays on the process's timers, as the host runs it.
+      const actor = createActor(provideFlowEffects.transaction(fake), {
+        input: { settings: DCC_ON, request: sale, wallClock: fake.clock },
+      });
+      actor.start();
+      await settle();
+      vi.advanceTimersByTime(60_000);
+      await settle();
+      expect(fake.offerRequests).toHaveLength(1);
+      expect(screenOf(actor.getSnapshot())).toBe('choose-currency');
+      expect(offerShown(actor)?.offerId).toBe('offer-1');
+      expect(fake.sent).toEqual([]);
+      // After a timer's longest wait the offer still holds: the choice waits again, and the expiry renews it.
+      fake.clock.increment(MAX_TIMER_DELAY_MS);
+      vi.advanceTimersByTime(MAX_TIMER_DELAY_MS);
+      await settle();
+      expect(fake.offerRequests).toHaveLength(1);
+      fake.clock.set(Date.parse('2025-02-05T08:00:00Z'));
+      vi.advanceTimersToNextTimer();
+      await settle();
+      expect(fake.offerRequests).toHaveLength(2);
+      expect(offerShown(actor)?.offerId).toBe('offer-2');
+      actor.stop();
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
   it('lets the customer cancel while the fresh offer is asked for, and sends nothing', async () => {
     const fake = new FakeTerminal();
     fake.offers.push(OFFER, 'hang');
@@ -460,6 +499,29 @@ describe('currency conversion in the models', () => {
     expect(fake.receipts[0]?.lines).toContainEqual({ label: 'Paid in card currency', value: '2.00 USD' });
     actor.send({ type: 'DONE' });
     expect(fake.balanceProblems()).toEqual([]);
+  });
+});
+
+describe('refundAtOfferRate', () => {
+  it('gives refunds card amounts that add up to the card amount of what they refunded', () => {
+    // 5.00 GBP = 666 USD at 1.331838: one by one, 0.01 + 0.01 + 4.98 GBP would be 1 + 1 + 663 = 665 USD, and
+    // 0.03 + 4.97 GBP 4 + 662 = 666; telescoped each is within a cent of its own conversion and the sum is exact.
+    const parts = (amounts: number[]) =>
+      amounts.map((minor, i) =>
+        refundAtOfferRate(
+          minor,
+          amounts.slice(0, i).reduce((a, b) => a + b, 0),
+          OFFER,
+        ),
+      );
+    for (const amounts of [[1, 1, 498], [3, 497], [250, 250], [500], [7, 13, 480]]) {
+      const billed = parts(amounts);
+      expect(billed.reduce((a, b) => a + b, 0)).toBe(666);
+      billed.forEach((b, i) =>
+        expect(Math.abs(b - convertAtOfferRate(amounts[i]!, OFFER))).toBeLessThanOrEqual(1),
+      );
+    }
+    expect(refundAtOfferRate(0, 100, OFFER)).toBe(0);
   });
 });
 

@@ -125,6 +125,21 @@ export function convertAtOfferRate(localMinor: number, offer: DccRate): number {
 }
 
 /**
+ * The card-currency amount of one refund of `localMinor` of a converted payment of which `refundedBeforeMinor` (local)
+ * is refunded already, where the refund states it beside its local amount (processor family B's `foreignAmount`): the
+ * card amount of everything refunded with it less that of everything refunded before it, at the offer's rate
+ * ({@link convertAtOfferRate}). Refunds converted one by one can add up to more than the payment took in the card's
+ * currency (0.01 and 9.99 EUR of 10.00 EUR = 1612 JPY convert to 2 + 1611 JPY); these add up to the card amount of what
+ * they refunded, all of it for a refund of everything. Each is within one minor unit of its own amount converted.
+ */
+export function refundAtOfferRate(localMinor: number, refundedBeforeMinor: number, offer: DccRate): number {
+  return (
+    convertAtOfferRate(refundedBeforeMinor + localMinor, offer) -
+    convertAtOfferRate(refundedBeforeMinor, offer)
+  );
+}
+
+/**
  * Whether an offer's billing amount is its local amount at its own rate: the amount the customer is shown and the
  * authorization carries, and the rate its partial captures and refunds convert with ({@link convertAtOfferRate};
  * spec 001: "partial captures and refunds convert with the rate from the offer response"), must tell the same

@@ -19,6 +19,7 @@ import {
 import { offerChoosableForMs } from './dcc.js';
 import { commentsFor, compensationFor, resolutionFor } from './services.js';
 import type { FlowSettings } from './settings.js';
+import { MAX_TIMER_DELAY_MS } from '../vocabulary/timer.js';
 
 /**
  * The transaction actor every model runs for one gateway request: (read card →) send → classify, with
@@ -400,7 +401,10 @@ export const transactionMachine = setup({
         ? context.settings.timing.timeoutReversalDelayMs
         : 0,
     resolutionRetry: ({ context }) => context.settings.timing.resolutionRetryMs,
-    offerExpiry: ({ context }) => Math.max(0, choosableForMs(context, context.offer)),
+    // At most as long as a timer can wait (an offer that holds longer would otherwise be replaced at once: Node runs an
+    // overlong timeout after 1 ms); the choice then waits again while the offer can still be chosen.
+    offerExpiry: ({ context }) =>
+      Math.min(Math.max(0, choosableForMs(context, context.offer)), MAX_TIMER_DELAY_MS),
   },
   actions: {
     /** The offer on screen can no longer be chosen: its terms leave the screen, and the next one shown is fresh. */
@@ -604,7 +608,12 @@ export const transactionMachine = setup({
       // authorization sent against an expired offer, so an offer is chosen only until `offerExpiry` (its expiry less
       // the time the authorization takes to reach the gateway) and then replaced with a fresh one.
       tags: ['choose-currency'],
-      after: { offerExpiry: { target: 'offeringDcc', actions: 'renewOffer' } },
+      after: {
+        offerExpiry: [
+          { guard: 'offerChoosable', target: 'choosingCurrency', reenter: true },
+          { target: 'offeringDcc', actions: 'renewOffer' },
+        ],
+      },
       on: {
         CHOOSE_CURRENCY: [
           {

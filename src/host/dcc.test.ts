@@ -179,6 +179,8 @@ describe('presentableOffer', () => {
     expect(presentableOffer(variant({}, null), INPUT, NOW)).toBeNull();
     expect(presentableOffer(variant({ marginRate: undefined }), INPUT, NOW)).toBeNull();
     expect(presentableOffer(variant({ exchangeRateExpirationTimeUtc: undefined }), INPUT, NOW)).toBeNull();
+    // A disclaimer of blanks shows and prints as nothing: the customer would choose without it.
+    expect(presentableOffer(variant({}, ' \n\t '), INPUT, NOW)).toBeNull();
   });
 
   it("carries the offer's rate time as the 14 digits the authorization sends, and refuses an offer without it", () => {

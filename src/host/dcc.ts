@@ -13,6 +13,7 @@ import type { DccOffer, DccOfferRequest, DccOfferResult } from '../gateway/servi
 import type { DccFields } from '../gateway/services/types.js';
 import type { Logger } from '../log/index.js';
 import { currencyByAlpha, isRateText } from '../money/index.js';
+import { isDisclaimerText } from '../vocabulary/dcc-disclaimer.js';
 import { isoDateTimeMs } from '../vocabulary/gateway-time.js';
 import type { CardStore } from './card-store.js';
 
@@ -80,7 +81,7 @@ export function presentableOffer(
   input: DccOfferInput,
   now: Date,
 ): DccOfferSummary | null {
-  if (result.kind !== 'offer' || result.disclaimer === undefined) return null;
+  if (result.kind !== 'offer' || !isDisclaimerText(result.disclaimer)) return null;
   const offer = result.offers.find((o: DccOffer) => o.currency !== input.currency);
   if (offer === undefined) return null;
   const { marginRate, exchangeRateTimeStamp, exchangeRateExpirationTimeUtc } = offer;

@@ -650,3 +650,102 @@ describe('follow-ons of a converted sale after a restart with another processor 
     });
   });
 });
+
+describe('refunds of a converted sale (family B)', () => {
+  it('never credit more in the card currency than was paid, and the last one credits exactly the rest', async () => {
+    // A sale of 10.00 EUR paid as 1612 JPY through a family B acquirer (totalAmount in EUR, the card's amount as
+    // foreignAmount), refunded as 0.01 EUR and then the remaining 9.99 EUR: converted one by one their foreign
+    // amounts would be 2 + 1611 = 1613 JPY, one yen more than the card paid.
+    const familyB = parseConfig({
+      terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
+      dcc: { enabled: true, processorFamily: 'B' },
+    });
+    const sent: OutgoingRequest[] = [];
+    const answers: Answers = {
+      sale: () => ({
+        id: 'SALE-1',
+        status: 'AUTHORIZED',
+        orderInformation: { amountDetails: { authorizedAmount: '10.00', currency: 'EUR' } },
+      }),
+      'refund-payment': (r) => ({
+        id: `REF-${sent.length}`,
+        status: 'PENDING',
+        refundAmountDetails: {
+          refundAmount: amountOf(r).orderInformation?.amountDetails?.totalAmount,
+          currency: 'EUR',
+        },
+      }),
+    };
+    const journal = openJournal(':memory:');
+    cleanups.push(() => journal.close());
+    const { payments, cards, followOns } = paymentService(journal, answers, sent, familyB);
+    const held = cards.hold(await cardRead(1_000));
+    const sale = await payments.submit({
+      service: 'sale',
+      comments: 'Parking Sale',
+      amountMinor: 1_000,
+      currency: 'EUR',
+      catLevel: 2,
+      cardRef: held.ref,
+      includeEmvTags: false,
+      dcc: SELECTION,
+    });
+    expect(sale.outcome).toMatchObject({ kind: 'approved', gatewayId: 'SALE-1' });
+    const live = new ReceiptFactsLog(undefined, journaledReceiptFacts(journal, followOns));
+    live.noteSubmit({ service: 'sale', dcc: SELECTION }, sale.outcome);
+    expect(
+      (amountOf(sent.at(-1)).orderInformation?.amountDetails as { foreignAmount?: string }).foreignAmount,
+    ).toBe('1612');
+    const original = {
+      transactionId: sale.prepared?.transactionId ?? '',
+      gatewayId: 'SALE-1',
+      service: 'sale' as const,
+    };
+    const foreignOf = async (minor: number) => {
+      const record = await payments.submit({
+        service: 'refund-payment',
+        comments: 'REFUND Payment',
+        amountMinor: minor,
+        currency: 'EUR',
+        catLevel: 2,
+        includeEmvTags: false,
+        original,
+      });
+      expect(record.outcome.kind).toBe('approved');
+      live.noteSubmit({ service: 'refund-payment', original }, record.outcome);
+      refunds.push({ transactionId: record.outcome.transactionId, localMinor: minor });
+      const details = amountOf(sent.at(-1)).orderInformation?.amountDetails as {
+        totalAmount?: string;
+        foreignAmount?: string;
+        foreignCurrency?: string;
+      };
+      expect(details).toMatchObject({ currency: 'EUR', foreignCurrency: 'JPY' });
+      return details.foreignAmount;
+    };
+    const refunds: { transactionId: string; localMinor: number }[] = [];
+    expect(await foreignOf(1)).toBe('2');
+    expect(await foreignOf(999)).toBe('1610');
+    // Their receipts state the card amounts the refunds carried, live and from the journal after a restart.
+    const restarted = new ReceiptFactsLog(undefined, journaledReceiptFacts(journal, followOns));
+    for (const facts of [live, restarted])
+      expect(
+        refunds.map(
+          (refund) =>
+            buildReceipt(
+              {
+                service: 'refund-payment',
+                comments: 'REFUND Payment',
+                amountMinor: refund.localMinor,
+                currency: 'EUR',
+                transactionId: refund.transactionId,
+                atMs: Date.now(),
+                lines: [],
+              },
+              facts.factsFor(refund.transactionId),
+              receiptSettingsFromConfig(familyB),
+              'en_GB',
+            ).fields.find((f) => f.label === RECEIPT_LABELS.convertedAmount('JPY'))?.value,
+        ),
+      ).toEqual([formatAmount(2, 'JPY', 'en_GB'), formatAmount(1_610, 'JPY', 'en_GB')]);
+  });
+});

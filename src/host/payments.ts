@@ -26,7 +26,7 @@ import {
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { requireCurrency } from '../money/index.js';
-import type { DccReceiptOffer, DccSelection, DccTerms } from '../flows/index.js';
+import { refundAtOfferRate, type DccReceiptOffer, type DccSelection, type DccTerms } from '../flows/index.js';
 import type { CardStore, HeldCard } from './card-store.js';
 import { dccFieldsFor, emvTransactionAmount, localAmountOf, reversalAmount } from './dcc.js';
 import { UNREACHABLE_CODES } from './gateway-adapters.js';
@@ -460,25 +460,37 @@ export class PaymentService {
   }
 
   /**
-   * The conversion fields of a refund of a converted payment of family A (refunded in the card's billing currency),
-   * its billing amount bounded by what the journal says remains of the billing amount paid: refunds converted one by
-   * one can add up to more (0.01 and 9.99 EUR of 10.00 EUR = 1612 JPY convert to 2 + 1611 JPY), which the gateway
-   * refuses. A refund of the whole local remainder carries the whole billing remainder — of a payment approved, or
-   * found standing by recovery after its answer was lost. Refunds that stand or may stand count as refunded: the
-   * journal's one rule, {@link refundedTotalOf}, the one operator mode counts with.
+   * The conversion fields of a refund of a converted payment, its card-currency amount bounded so that the refunds of
+   * the payment never add up to more than it took in the card's currency: refunds converted one by one can (0.01 and
+   * 9.99 EUR of 10.00 EUR = 1612 JPY convert to 2 + 1611 JPY). Refunds that stand or may stand count as refunded: the
+   * journal's one rule, {@link refundedTotalOf}, the one operator mode counts with. The payment counts whether
+   * approved, or left in flight and found standing by recovery after its answer was lost.
+   * - Family A refunds in the card's billing currency, and the journal counts in it: the billing amount is bounded by
+   *   what the journal says remains of the billing amount paid (the gateway refuses more), and a refund of the whole
+   *   local remainder carries the whole billing remainder.
+   * - Family B refunds the local amount with the card's amount as `foreignAmount`, and the journal counts in the local
+   *   currency: the card amount is {@link refundAtOfferRate} of what stands refunded before it, so that the refunds'
+   *   card amounts add up to the card amount of what they refunded (the receipts state the same figure).
    */
   private refundDcc(request: FlowRequest, fields: DccFields, terms: DccTerms): DccFields {
     const paidTx = request.original?.transactionId;
-    if (fields.indicator !== '1' || fields.family !== 'A' || terms.indicator !== '1' || !paidTx)
-      return fields;
+    if (fields.indicator !== '1' || terms.indicator !== '1' || !paidTx) return fields;
     const { journal } = this.deps;
     const paid = journal.findByTransactionId(paidTx);
     const paidMinor = paid && answeredAmountOf(paid);
     // Approved, or left in flight and found standing by recovery (its timeout void refused NOT_VOIDABLE): the payment
     // took its money either way, and its refunds are bounded alike (the operator desk's reading, findTransaction).
     const stands = paid !== undefined && (paid.state === 'approved' || resolvedStanding(paid));
-    if (!stands || paid.currency !== fields.billingCurrency || paidMinor === undefined) return fields;
-    const remaining = Math.max(0, paidMinor - refundedTotalOf(journal, paidTx));
+    if (!stands || paidMinor === undefined) return fields;
+    const refunded = refundedTotalOf(journal, paidTx);
+    if (fields.family === 'B') {
+      const refundedAfter = refunded + request.amountMinor;
+      // More than was paid is refused by the gateway on the local amount; nothing to bound it to.
+      if (paid.currency !== terms.offer.localCurrency || refundedAfter > paidMinor) return fields;
+      return { ...fields, billingAmountMinor: refundAtOfferRate(request.amountMinor, refunded, terms.offer) };
+    }
+    if (paid.currency !== fields.billingCurrency) return fields;
+    const remaining = Math.max(0, paidMinor - refunded);
     const remainingLocal = localAmountOf(remaining, { dcc: terms }, 'A') ?? 0;
     const billingAmountMinor =
       request.amountMinor >= remainingLocal ? remaining : Math.min(fields.billingAmountMinor, remaining);

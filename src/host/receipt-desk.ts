@@ -18,9 +18,11 @@ import type { Config } from '../config/index.js';
 import type { DccReceiptOffer, OriginalTransaction, ReceiptData } from '../flows/index.js';
 import {
   answeredAmountOf,
+  refundedTotalOf,
   type IssuedReceiptNote,
   type Journal,
   type JournalEntry,
+  type SqliteJournal,
 } from '../journal/index.js';
 import type { Logger } from '../log/index.js';
 import { commentsFor } from '../vocabulary/services.js';
@@ -68,7 +70,7 @@ export interface PrinterSummary {
  * no card data).
  */
 export function journaledReceiptFacts(
-  journal: Pick<Journal, 'findByTransactionId'>,
+  journal: Pick<Journal, 'findByTransactionId'> & Pick<SqliteJournal, 'referencing'>,
   followOns: Pick<FollowOnStore, 'receiptOffer'> = { receiptOffer: () => undefined },
   logger?: Logger,
 ): JournaledReceiptFactsReader {
@@ -96,6 +98,13 @@ export function journaledReceiptFacts(
     if (entry === undefined) return undefined;
     const conversion = conversionOf(transactionId);
     const amountMinor = entry.service === 'incremental' ? entry.amountMinor : answeredAmountOf(entry);
+    const paidTx = entry.referencedTransactionId;
+    // What stood refunded of the payment when this refund was built: the card amount a refund states beside its local
+    // one follows from it (src/host/payments.ts `refundDcc`, refundAtOfferRate).
+    const refundedBefore =
+      (entry.service === 'refund-capture' || entry.service === 'refund-payment') && paidTx !== undefined
+        ? refundedTotalOf(journal, paidTx, { beforeEntryId: entry.id })
+        : undefined;
     return {
       service: entry.service,
       ...(entry.referencedTransactionId !== undefined
@@ -107,6 +116,7 @@ export function journaledReceiptFacts(
       ...(amountMinor !== undefined && entry.currency !== undefined
         ? { amountMinor, currency: entry.currency }
         : {}),
+      ...(refundedBefore !== undefined ? { refundedBeforeMinor: refundedBefore } : {}),
     };
   };
 }

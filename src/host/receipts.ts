@@ -13,6 +13,7 @@ import { ConfigError, type Config } from '../config/index.js';
 import { bytesToHex, detectNetwork, maskCardNumbers, type CardNetwork } from '../emv/index.js';
 import {
   convertAtOfferRate,
+  refundAtOfferRate,
   dccMarginText,
   dccRateText,
   type DccOfferSummary,
@@ -899,6 +900,11 @@ export interface JournaledReceiptFacts {
    */
   readonly amountMinor?: number;
   readonly currency?: string;
+  /**
+   * A refund's: what stood refunded of its payment, in the journal's currency, when it was built (the refunds journaled
+   * before it that stand or may stand).
+   */
+  readonly refundedBeforeMinor?: number;
 }
 
 /** Reads {@link JournaledReceiptFacts} of a transactionId; undefined when the journal has no such entry. */
@@ -939,11 +945,21 @@ function withOriginal(
   };
 }
 
-/** `facts` with what the journal's `entry` says the transaction moved in the conversion's card currency, if it does. */
+/**
+ * `facts` with what the journal's `entry` says the transaction moved in the conversion's card currency, if it does: the
+ * amount of an entry journaled in that currency (processor family A), or the card amount a refund journaled in the
+ * local currency carried beside it (family B: {@link refundAtOfferRate} of what stood refunded before it).
+ */
 function withBilled(facts: ReceiptFacts, entry: JournaledReceiptFacts | undefined): ReceiptFacts {
-  const billing = facts.conversion?.billingCurrency;
-  if (billing === undefined || entry?.amountMinor === undefined || entry.currency !== billing) return facts;
-  return { ...facts, billedMinor: entry.amountMinor };
+  const conversion = facts.conversion;
+  if (conversion === undefined || entry?.amountMinor === undefined) return facts;
+  if (entry.currency === conversion.billingCurrency) return { ...facts, billedMinor: entry.amountMinor };
+  if (entry.currency === conversion.localCurrency && entry.refundedBeforeMinor !== undefined)
+    return {
+      ...facts,
+      billedMinor: refundAtOfferRate(entry.amountMinor, entry.refundedBeforeMinor, conversion),
+    };
+  return facts;
 }
 
 /**

@@ -211,6 +211,7 @@ describe('AuthorizationDataStore', () => {
       withCard,
       { ...SHOWN, marginRate: '3.5%' },
       { ...SHOWN, disclaimer: '' },
+      { ...SHOWN, disclaimer: ' \n\t ' },
       { marginRate: '3.5' } as StoredDccDisclosure,
     ]) {
       expect(code(() => data.putDccTerms('T1', TERMS, bad))).toBe('JOURNAL_INVALID');

@@ -1,6 +1,6 @@
 import { containsCardNumber } from '../emv/index.js';
 import { isRateText } from '../money/index.js';
-import { MAX_DISCLAIMER } from '../vocabulary/dcc-disclaimer.js';
+import { isDisclaimerText, MAX_DISCLAIMER } from '../vocabulary/dcc-disclaimer.js';
 import { KEY_BYTES, open as openSealed, seal } from './encryption.js';
 import { JournalError } from './errors.js';
 import {
@@ -96,7 +96,11 @@ export function checkDccDisclosure(disclosure: StoredDccDisclosure): StoredDccDi
   const { marginRate, disclaimer } = disclosure;
   if (!isRateText(marginRate))
     throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: marginRate must be a decimal string');
-  checkText(disclaimer, 'dcc disclosure: disclaimer', MAX_DISCLAIMER);
+  if (!isDisclaimerText(disclaimer))
+    throw new JournalError(
+      'JOURNAL_INVALID',
+      `dcc disclosure: disclaimer must be a text of at most ${MAX_DISCLAIMER} characters that shows as something`,
+    );
   // Any Luhn-valid run of 13 to 19 digits, however grouped: nothing that could be a card number in a clear column.
   if (containsCardNumber(disclaimer, { separators: 'any', knownNetworkOnly: false }))
     throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: the disclaimer holds a card number');

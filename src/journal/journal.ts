@@ -1813,9 +1813,14 @@ export function undecidedEntriesOf(journal: SqliteJournal, paymentTransactionId:
  * `timeout-void`), gives its money back and does not count; nor does one declined, rejected or resolved otherwise.
  * Minor units of the currency the refunds were journaled in, the gateway's (a refund of a converted payment of
  * processor family A: the card's billing currency); 0 when there is none. The operator's remainder and the billing
- * amount of a converted refund are both this figure.
+ * amount of a converted refund are both this figure. `beforeEntryId`: only the refunds journaled before that entry (what
+ * stood refunded when that refund was built, for the card amount its receipt states).
  */
-export function refundedTotalOf(journal: SqliteJournal, paymentTransactionId: string): number {
+export function refundedTotalOf(
+  journal: Pick<SqliteJournal, 'referencing'>,
+  paymentTransactionId: string,
+  options: { beforeEntryId?: number } = {},
+): number {
   const voidedBy = (v: JournalEntry): boolean =>
     (v.service === 'void-refund' || v.service === 'timeout-void') &&
     (v.state === 'approved' || (v.state === 'resolved' && v.resolution === 'timeout-void'));
@@ -1836,7 +1841,12 @@ export function refundedTotalOf(journal: SqliteJournal, paymentTransactionId: st
   };
   return journal
     .referencing(paymentTransactionId)
-    .filter((e) => (e.service === 'refund-capture' || e.service === 'refund-payment') && mayStand(e))
+    .filter(
+      (e) =>
+        (e.service === 'refund-capture' || e.service === 'refund-payment') &&
+        (options.beforeEntryId === undefined || e.id < options.beforeEntryId) &&
+        mayStand(e),
+    )
     .reduce((sum, e) => sum + (answeredAmountOf(e) ?? 0), 0);
 }
 

@@ -343,6 +343,39 @@ describe('terminal host: currency conversion (DCC)', () => {
   });
 });
 
+describe('terminal host: partial refunds of a converted sale (family B)', () => {
+  it('credit the card, all refunds together, exactly the card amount the sale took', async () => {
+    const host = await startHost({ terminal: { model: 'attended' }, dcc: { processorFamily: 'B' } });
+    expect((await saleToChoice(host)).customer.screen).toBe('choose-currency');
+    await send(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    expect((await waitForScreen(host, ['approved', 'declined', 'error'])).customer.screen).toBe('approved');
+    const sale = host.journal.list({ limit: 10 }).find((e) => e.service === 'sale' && e.state === 'approved');
+    const pin = host.generatedOperatorPin;
+    if (sale?.transactionId === undefined || pin === undefined) throw new Error('no approved sale or no PIN');
+    // 0.01 EUR, 0.50 EUR, then the rest of the 12.50 EUR = 2088 JPY: converted one by one, 2 + 84 + 2003 = 2089 JPY.
+    for (const amountMinor of [1, 50, undefined]) {
+      const refund = await host.operator({
+        pin,
+        action: {
+          type: 'refund',
+          transactionId: sale.transactionId,
+          ...(amountMinor !== undefined ? { amountMinor } : {}),
+        },
+      });
+      expect(refund.ok && refund.value).toMatchObject({ type: 'refund', outcome: 'approved' });
+    }
+    const ledger = host.sandbox!.ledger();
+    const saleTx = ledger.transactions.find((t) => t.kind === 'sale')!;
+    const refunds = ledger.transactions.filter((t) => t.kind === 'refund');
+    expect(refunds).toHaveLength(3);
+    const foreignMinor = (body: unknown): number => Number(amountDetailsOf(body).foreignAmount);
+    const paid = foreignMinor(saleTx.requests[0]?.body);
+    expect(refunds.reduce((sum, t) => sum + foreignMinor(t.requests[0]?.body), 0)).toBe(paid);
+    expect(refunds.reduce((sum, t) => sum + t.amounts.refunded, 0)).toBe(1_250);
+    expect(host.sandbox!.consistency().ok).toBe(true);
+  });
+});
+
 describe('terminal host: receipts of a converted payment after a restart', () => {
   /** The conversion disclosure of a receipt (kiosk.md §1; gateway.md §5), card in JPY: its fields, in order. */
   const DISCLOSURE = [

@@ -154,6 +154,12 @@ describe('the disclaimer of a DCC offer', () => {
     for (const disclaimer of ['D'.repeat(2001), 'D'.repeat(10_000_000)])
       expect(withDisclaimer(disclaimer)).not.toHaveProperty('disclaimer');
   });
+
+  it('of blanks or control characters only, is no disclaimer: it would show and print as nothing', () => {
+    for (const disclaimer of [' ', '   \n\t ', '\u0000\u0007', '\u00a0\u2003', '\r\n'])
+      expect(withDisclaimer(disclaimer)).not.toHaveProperty('disclaimer');
+    expect(withDisclaimer(' Chosen freely. ')).toMatchObject({ disclaimer: ' Chosen freely. ' });
+  });
 });
 
 describe('a DCC offer status nobody documented', () => {

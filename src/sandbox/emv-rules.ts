@@ -134,6 +134,24 @@ export interface EmvCheckInput {
   transactionTypes?: readonly string[];
 }
 
+/** The table's rule of `row` for a card type and a context (`n1` is card type 002's column, `n2` 001's). */
+function ruleOf(
+  row: (typeof PARKING_EMV_TABLE)[number],
+  cardType: '001' | '002',
+  context: EmvContext,
+): TagRule {
+  const cell = cardType === '002' ? row.n1 : row.n2;
+  return typeof cell === 'string' ? cell : cell[context];
+}
+
+/**
+ * The tags the table prohibits for a card type in a context (e.g. 9F6E on a refund of card type 002): what a follow-on
+ * that repeats a card's tags rather than a full card-present message must still leave out.
+ */
+export function prohibitedTags(cardType: '001' | '002', context: EmvContext): string[] {
+  return PARKING_EMV_TABLE.filter((row) => ruleOf(row, cardType, context) === 'P').map((row) => row.tag);
+}
+
 /** Every rule a tag set breaks, one message per problem; empty when the set is acceptable. */
 export function checkEmvTags(tags: readonly DecodedTag[], input: EmvCheckInput): string[] {
   const problems: string[] = [];
@@ -146,8 +164,7 @@ export function checkEmvTags(tags: readonly DecodedTag[], input: EmvCheckInput):
     if (NEVER_SEND_TAGS.has(tag)) problems.push(`tag ${tag} must never be sent (card data)`);
   }
   for (const row of PARKING_EMV_TABLE) {
-    const cell = input.cardType === '002' ? row.n1 : row.n2;
-    const rule = typeof cell === 'string' ? cell : cell[input.context];
+    const rule = ruleOf(row, input.cardType, input.context);
     const value = present.get(row.tag);
     const has = value !== undefined;
     const range = row.lengths && (input.cardType === '002' ? row.lengths.n1 : row.lengths.n2);

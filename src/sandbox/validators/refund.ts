@@ -6,6 +6,7 @@ import { checkDccFollowOn, type DccAuthorizationTerms } from '../dcc.js';
 import type { FieldReader } from '../fields.js';
 import type { ApiCall } from '../service-types.js';
 import type { LedgerTransaction } from '../store.js';
+import { prohibitedTags } from '../emv-rules.js';
 import { EMV_TAGS, readEmvTags, refuseNeverSendTags } from './emv-tags.js';
 import { refusal } from './refusal.js';
 
@@ -37,9 +38,14 @@ export function validateRefund(
   const tags = readEmvTags(r, call, false);
   if (tags && target.card?.type) {
     refuseNeverSendTags(r, tags);
-    // Spec 001: tag 9F6E is prohibited on refunds of card type 002.
-    if (target.card.type === '002' && tags.some((t) => t.tag === '9F6E'))
-      r.invalid(EMV_TAGS, 'tag 9F6E is prohibited on a refund of card type 002');
+    // Spec 001's table: e.g. tag 9F6E is prohibited on refunds of card type 002.
+    const type = target.card.type;
+    if (type === '001' || type === '002') {
+      const prohibited = prohibitedTags(type, 'refund');
+      for (const t of tags)
+        if (prohibited.includes(t.tag))
+          r.invalid(EMV_TAGS, `tag ${t.tag} is prohibited on a refund of card type ${type}`);
+    }
   }
   checkDccFollowOn(dcc, r, amount);
   r.finish();

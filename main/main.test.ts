@@ -1,4 +1,8 @@
 import type { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 
 /** Electron's main-process modules as far as `runElectron` uses them; the test closes the window it opened. */
@@ -13,6 +17,7 @@ vi.mock('electron', async () => {
     whenReady: () => Promise.resolve(),
     quit: () => undefined,
     exit: () => undefined,
+    getVersion: () => '0.0.0-test',
   });
   class BrowserWindow extends EventEmitter {
     closed = false;
@@ -58,7 +63,7 @@ vi.mock('electron', async () => {
   };
 });
 
-const { runElectron } = await import('./main.js');
+const { electronEntry, runElectron } = await import('./main.js');
 
 /** The terminal as the shell drives it: in service until told otherwise, every step of the stop recorded in order. */
 function fakeHost(steps: string[]) {
@@ -138,4 +143,39 @@ describe('Electron shell stop', () => {
       'host closed',
     ]);
   });
+});
+
+describe('Electron entry', () => {
+  it('prints the operator PIN it generated for this start, as `start --headless` does', async () => {
+    // Without terminal.operatorPinFile the PIN exists only in the process that generated it: unless that process
+    // prints it for whoever started the terminal (the service's journal), nobody can open operator mode.
+    const dir = mkdtempSync(join(tmpdir(), 'pt-electron-entry-'));
+    const file = join(dir, 'terminal.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        journal: { path: join(dir, 'journal.db') },
+        offline: { keyFile: join(dir, 'offline.key') },
+      }),
+    );
+    vi.stubEnv('PARKING_TERMINAL_CONFIG', file);
+    let printed = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        printed += chunk.toString('utf8');
+        done();
+      },
+    });
+    electron.win = undefined as never;
+    try {
+      const entry = electronEntry(stdout);
+      await vi.waitFor(() => expect(electron.win).toBeDefined(), { timeout: 60_000, interval: 50 });
+      electron.win.close();
+      await entry;
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(printed).toMatch(/^Operator PIN for this start: \d{6}$/m);
+  }, 120_000);
 });

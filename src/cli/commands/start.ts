@@ -5,7 +5,7 @@ import { usableSectionsOf, type Config } from '../../config/index.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
-import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
+import { openedLines, openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
@@ -203,8 +203,7 @@ minutes, and says so (start-loop.json in the working directory).`,
       // flight (money safety rule 3; it waits for the gateway as long as it must), the customer reads that the
       // terminal is checking earlier payments, and the operator can sign in and look.
       bridge = await startBridge(host, { port, staticDir, logger });
-      if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
-      if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
+      for (const line of openedLines(host)) out(line);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       // Started before the recovery too: the fleet reads the terminal as starting, not as gone.
       fleet = startFleetLink(host, {

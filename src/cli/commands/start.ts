@@ -133,7 +133,12 @@ minutes, and says so (start-loop.json in the working directory).`,
         stdio: 'inherit',
         env: { ...process.env, PARKING_TERMINAL_CONFIG: configFile ?? '' },
       });
-      io.signal.addEventListener('abort', () => child.kill('SIGTERM'), { once: true });
+      // Stopping `start` stops the window, with SIGHUP — not the signal `start` got: the child usually gets that one
+      // itself (systemd's default KillMode=control-group sends SIGTERM to every process of the unit; a terminal's
+      // Ctrl-C, SIGINT to the foreground group), and Chromium's browser process shuts down gracefully on the first
+      // SIGINT, SIGTERM or SIGHUP each, then dies of that signal's default action: a second SIGTERM would kill it with
+      // a payment in flight. A SIGHUP comes along with neither stop.
+      io.signal.addEventListener('abort', () => child.kill('SIGHUP'), { once: true });
       return await new Promise<number>((done) => child.once('exit', (code) => done(code ?? 0)));
     }
     if (!values.headless)

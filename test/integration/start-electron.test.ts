@@ -101,4 +101,11 @@ describe('parking-terminal start running the Electron shell', () => {
     expect(await run.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(join(dir, 'closed'))).toBe(true);
   }, 120_000);
+
+  it('whose Electron main process dies of a signal (a crash, the OOM killer) does not exit as a clean stop', async () => {
+    const { run, electronPid } = await startWithElectron();
+    process.kill(electronPid, 'SIGKILL');
+    // The shell's code for a death by that signal: the service manager and its log see a failure, not a stop.
+    expect(await run.exited).toEqual({ code: 137, signal: null });
+  }, 120_000);
 });

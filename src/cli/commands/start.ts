@@ -1,4 +1,5 @@
 import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { usableSectionsOf, type Config } from '../../config/index.js';
@@ -139,7 +140,13 @@ minutes, and says so (start-loop.json in the working directory).`,
       // SIGINT, SIGTERM or SIGHUP each, then dies of that signal's default action: a second SIGTERM would kill it with
       // a payment in flight. A SIGHUP comes along with neither stop.
       io.signal.addEventListener('abort', () => child.kill('SIGHUP'), { once: true });
-      return await new Promise<number>((done) => child.once('exit', (code) => done(code ?? 0)));
+      // Its exit code; one that died of a signal (a crash, the OOM killer) exits with the shell's code for it, as a
+      // forced exit does: not 0, a clean stop.
+      return await new Promise<number>((done) =>
+        child.once('exit', (code, signal) =>
+          done(code ?? (signal ? 128 + osConstants.signals[signal] : EXIT_FINDINGS)),
+        ),
+      );
     }
     if (!values.headless)
       out('Electron is not installed on this machine: running headless (UI served on 127.0.0.1).');

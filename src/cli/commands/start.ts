@@ -4,6 +4,7 @@ import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { usableSectionsOf, type Config } from '../../config/index.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
+import { newBridgeAccess } from '../../host/bridge/access.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { openedLines, openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
@@ -90,6 +91,9 @@ minutes, and says so (start-loop.json in the working directory).`,
     const configFile = values.config ? resolve(io.cwd, values.config) : undefined;
     const givenPort = parsePort(values.port, '--port');
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
+    // One secret for this start's screen: the out-of-service screen of a refused configuration and then the terminal's
+    // (src/host/bridge/access.ts, BridgeAccess).
+    const access = newBridgeAccess();
     // Checked before anything listens or opens the journal: the schema, every secret file (a wrong one stops the
     // start here, exit 2) and every text the receipts print (one the printer cannot print would come out as "?").
     let config: Config;
@@ -114,6 +118,7 @@ minutes, and says so (start-loop.json in the working directory).`,
           refusal,
           port: givenPort,
           staticDir: await buildRenderer(),
+          access,
           signal: io.signal,
           logger,
           out,
@@ -214,7 +219,7 @@ minutes, and says so (start-loop.json in the working directory).`,
       // The screen and operator mode are served before the start: while recovery resolves what the last run left in
       // flight (money safety rule 3; it waits for the gateway as long as it must), the customer reads that the
       // terminal is checking earlier payments, and the operator can sign in and look.
-      bridge = await startBridge(host, { port, staticDir, logger });
+      bridge = await startBridge(host, { port, staticDir, logger, access });
       for (const line of openedLines(host)) out(line);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       // Started before the recovery too: the fleet reads the terminal as starting, not as gone.

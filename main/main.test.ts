@@ -8,17 +8,37 @@ import { describe, expect, it, vi } from 'vitest';
 /** Electron's main-process modules as far as `runElectron` uses them; the test closes the window it opened. */
 const electron = vi.hoisted(() => ({
   win: undefined as unknown as EventEmitter & { close(): void },
+  app: undefined as unknown as EventEmitter & { quit(): void },
+  /** Where the app's end is recorded (`app exited`), in the test's order of steps. */
+  steps: undefined as string[] | undefined,
 }));
 
 vi.mock('electron', async () => {
   const { EventEmitter } = await import('node:events');
+  let quitting = false;
   const app = Object.assign(new EventEmitter(), {
     enableSandbox: () => undefined,
     whenReady: () => Promise.resolve(),
-    quit: () => undefined,
-    exit: () => undefined,
+    /**
+     * As Electron's app.quit() — which is also what its browser process does on SIGTERM, SIGINT or SIGHUP: `before-quit`
+     * (its default can be prevented), then every window closed *without* `window-all-closed` ("in this case the
+     * window-all-closed event would not be emitted"), then `will-quit` and the end of the process.
+     */
+    quit: () => {
+      let prevented = false;
+      app.emit('before-quit', { preventDefault: () => (prevented = true) });
+      if (prevented) return;
+      quitting = true;
+      electron.win?.close();
+      app.emit('will-quit', { preventDefault: () => undefined });
+      electron.steps?.push('app exited');
+    },
+    exit: () => {
+      electron.steps?.push('app exited');
+    },
     getVersion: () => '0.0.0-test',
   });
+  electron.app = app;
   class BrowserWindow extends EventEmitter {
     closed = false;
     readonly webContents = Object.assign(new EventEmitter(), {
@@ -30,6 +50,8 @@ vi.mock('electron', async () => {
     constructor() {
       super();
       electron.win = this;
+      // Each test's shell is an app of its own: not quitting yet.
+      quitting = false;
     }
     loadURL(): Promise<void> {
       return Promise.resolve();
@@ -44,7 +66,7 @@ vi.mock('electron', async () => {
       this.emit('close', { preventDefault: () => undefined });
       this.closed = true;
       this.emit('closed');
-      app.emit('window-all-closed');
+      if (!quitting) app.emit('window-all-closed');
     }
   }
   const webRequest = { onHeadersReceived: () => undefined };
@@ -142,6 +164,30 @@ describe('Electron shell stop', () => {
       'fleet link closed',
       'host closed',
     ]);
+  });
+});
+
+describe('Electron shell quit by a signal', () => {
+  it('closes the terminal before the app exits: what is in flight is finished or journaled first', async () => {
+    // Electron's browser process answers SIGTERM (systemctl stop) with app.quit(), whose window-all-closed never comes.
+    const steps: string[] = [];
+    electron.steps = steps;
+    try {
+      const shell = await started(steps);
+      electron.app.quit();
+      // The process is gone once the app has exited: whatever was not closed by then never is.
+      await vi.waitFor(() => expect(steps).toContain('app exited'));
+      expect(steps).toEqual([
+        'out of service: stopping (stopping)',
+        'service closed (STOPPING=1)',
+        'fleet link closed',
+        'host closed',
+        'app exited',
+      ]);
+      await shell.done;
+    } finally {
+      electron.steps = undefined;
+    }
   });
 });
 

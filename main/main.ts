@@ -125,6 +125,17 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   // then on, while the service manager is told and the fleet link and the terminal close (src/host/stopping.ts).
   let stopping = 'stopping';
   win.on('close', () => stopTakingCustomers(host, stopping));
+  // A quit of the app — app.quit(), and Electron's own answer to SIGTERM, SIGINT or SIGHUP (`systemctl stop`) — closes
+  // the window without `window-all-closed` and ends the process: the terminal would never be closed, what is in flight
+  // neither finished nor journaled. Until the terminal is closed a quit is turned into closing the window, which leads
+  // to the orderly close below; the quit that ends it goes through.
+  let closedDown = false;
+  app.on('before-quit', (event) => {
+    if (closedDown) return;
+    event.preventDefault();
+    stopTakingCustomers(host, stopping);
+    if (!win.isDestroyed()) win.close();
+  });
   const closed = new Promise<void>((resolve) => {
     app.once('window-all-closed', () => {
       quit = true;
@@ -155,6 +166,7 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   await options.closing?.(service !== undefined);
   dispose();
   await host.close();
+  closedDown = true;
   if (exitCode !== 0) app.exit(exitCode);
   else app.quit();
 }

@@ -1,19 +1,44 @@
 import type { EventEmitter } from 'node:events';
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { Writable } from 'node:stream';
 import { describe, expect, it, vi } from 'vitest';
 
 /** Electron's main-process modules as far as `runElectron` uses them; the test closes the window it opened. */
 const electron = vi.hoisted(() => ({
   win: undefined as unknown as EventEmitter & { close(): void },
+  app: undefined as unknown as EventEmitter & { quit(): void },
+  /** Where the app's end is recorded (`app exited`), in the test's order of steps. */
+  steps: undefined as string[] | undefined,
 }));
 
 vi.mock('electron', async () => {
   const { EventEmitter } = await import('node:events');
+  let quitting = false;
   const app = Object.assign(new EventEmitter(), {
     enableSandbox: () => undefined,
     whenReady: () => Promise.resolve(),
-    quit: () => undefined,
-    exit: () => undefined,
+    /**
+     * As Electron's app.quit() — which is also what its browser process does on SIGTERM, SIGINT or SIGHUP: `before-quit`
+     * (its default can be prevented), then every window closed *without* `window-all-closed` ("in this case the
+     * window-all-closed event would not be emitted"), then `will-quit` and the end of the process.
+     */
+    quit: () => {
+      let prevented = false;
+      app.emit('before-quit', { preventDefault: () => (prevented = true) });
+      if (prevented) return;
+      quitting = true;
+      electron.win?.close();
+      app.emit('will-quit', { preventDefault: () => undefined });
+      electron.steps?.push('app exited');
+    },
+    exit: () => {
+      electron.steps?.push('app exited');
+    },
+    getVersion: () => '0.0.0-test',
   });
+  electron.app = app;
   class BrowserWindow extends EventEmitter {
     closed = false;
     readonly webContents = Object.assign(new EventEmitter(), {
@@ -25,6 +50,8 @@ vi.mock('electron', async () => {
     constructor() {
       super();
       electron.win = this;
+      // Each test's shell is an app of its own: not quitting yet.
+      quitting = false;
     }
     loadURL(): Promise<void> {
       return Promise.resolve();
@@ -39,7 +66,7 @@ vi.mock('electron', async () => {
       this.emit('close', { preventDefault: () => undefined });
       this.closed = true;
       this.emit('closed');
-      app.emit('window-all-closed');
+      if (!quitting) app.emit('window-all-closed');
     }
   }
   const webRequest = { onHeadersReceived: () => undefined };
@@ -58,7 +85,7 @@ vi.mock('electron', async () => {
   };
 });
 
-const { runElectron } = await import('./main.js');
+const { electronEntry, runElectron } = await import('./main.js');
 
 /** The terminal as the shell drives it: in service until told otherwise, every step of the stop recorded in order. */
 function fakeHost(steps: string[]) {
@@ -138,4 +165,63 @@ describe('Electron shell stop', () => {
       'host closed',
     ]);
   });
+});
+
+describe('Electron shell quit by a signal', () => {
+  it('closes the terminal before the app exits: what is in flight is finished or journaled first', async () => {
+    // Electron's browser process answers SIGTERM (systemctl stop) with app.quit(), whose window-all-closed never comes.
+    const steps: string[] = [];
+    electron.steps = steps;
+    try {
+      const shell = await started(steps);
+      electron.app.quit();
+      // The process is gone once the app has exited: whatever was not closed by then never is.
+      await vi.waitFor(() => expect(steps).toContain('app exited'));
+      expect(steps).toEqual([
+        'out of service: stopping (stopping)',
+        'service closed (STOPPING=1)',
+        'fleet link closed',
+        'host closed',
+        'app exited',
+      ]);
+      await shell.done;
+    } finally {
+      electron.steps = undefined;
+    }
+  });
+});
+
+describe('Electron entry', () => {
+  it('prints the operator PIN it generated for this start, as `start --headless` does', async () => {
+    // Without terminal.operatorPinFile the PIN exists only in the process that generated it: unless that process
+    // prints it for whoever started the terminal (the service's journal), nobody can open operator mode.
+    const dir = mkdtempSync(join(tmpdir(), 'pt-electron-entry-'));
+    const file = join(dir, 'terminal.json');
+    writeFileSync(
+      file,
+      JSON.stringify({
+        journal: { path: join(dir, 'journal.db') },
+        offline: { keyFile: join(dir, 'offline.key') },
+      }),
+    );
+    vi.stubEnv('PARKING_TERMINAL_CONFIG', file);
+    let printed = '';
+    const stdout = new Writable({
+      write(chunk: Buffer, _encoding, done) {
+        printed += chunk.toString('utf8');
+        done();
+      },
+    });
+    electron.win = undefined as never;
+    try {
+      const entry = electronEntry(stdout);
+      await vi.waitFor(() => expect(electron.win).toBeDefined(), { timeout: 60_000, interval: 50 });
+      electron.win.close();
+      await entry;
+    } finally {
+      vi.unstubAllEnvs();
+      rmSync(dir, { recursive: true, force: true });
+    }
+    expect(printed).toMatch(/^Operator PIN for this start: \d{6}$/m);
+  }, 120_000);
 });

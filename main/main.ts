@@ -1,4 +1,5 @@
 import { readFile } from 'node:fs/promises';
+import type { Writable } from 'node:stream';
 import { dirname, resolve } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { loadConfig } from '../src/config/index.js';
@@ -6,7 +7,7 @@ import { createLogger, type Logger } from '../src/log/index.js';
 import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
-import { openTerminalHost, type TerminalHost } from '../src/host/terminal-host.js';
+import { openedLines, openTerminalHost, type TerminalHost } from '../src/host/terminal-host.js';
 import { stopTakingCustomers } from '../src/host/stopping.js';
 import { maintenanceWindowOf } from '../src/host/daily-restart.js';
 import { startFleetLink } from '../src/host/fleet-terminal.js';
@@ -124,6 +125,17 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   // then on, while the service manager is told and the fleet link and the terminal close (src/host/stopping.ts).
   let stopping = 'stopping';
   win.on('close', () => stopTakingCustomers(host, stopping));
+  // A quit of the app — app.quit(), and Electron's own answer to SIGTERM, SIGINT or SIGHUP (`systemctl stop`) — closes
+  // the window without `window-all-closed` and ends the process: the terminal would never be closed, what is in flight
+  // neither finished nor journaled. Until the terminal is closed a quit is turned into closing the window, which leads
+  // to the orderly close below; the quit that ends it goes through.
+  let closedDown = false;
+  app.on('before-quit', (event) => {
+    if (closedDown) return;
+    event.preventDefault();
+    stopTakingCustomers(host, stopping);
+    if (!win.isDestroyed()) win.close();
+  });
   const closed = new Promise<void>((resolve) => {
     app.once('window-all-closed', () => {
       quit = true;
@@ -154,6 +166,7 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
   await options.closing?.(service !== undefined);
   dispose();
   await host.close();
+  closedDown = true;
   if (exitCode !== 0) app.exit(exitCode);
   else app.quit();
 }
@@ -174,7 +187,7 @@ async function loadUpdater(): Promise<Updater> {
  * the configuration named by PARKING_TERMINAL_CONFIG (embedded defaults when empty) and runs the window.
  * PARKING_TERMINAL_KIOSK=0 opens a normal window instead of kiosk mode.
  */
-async function electronEntry(): Promise<void> {
+export async function electronEntry(stdout: Pick<Writable, 'write'> = process.stdout): Promise<void> {
   const configFile = process.env.PARKING_TERMINAL_CONFIG || undefined;
   const config = loadConfig(configFile);
   const logger = createLogger({
@@ -210,6 +223,9 @@ async function electronEntry(): Promise<void> {
   const [staticDir, preload] = await Promise.all([buildRenderer({ root }), buildPreload(root)]);
   // Opened, not started: the window shows it while it recovers the journal (runElectron starts it).
   const host = await openTerminalHost(config, { logger, cwd: process.cwd() });
+  // As `start --headless` prints them (the operator PIN generated for this start is shown nowhere else): stdout is
+  // the one `parking-terminal start` gave this process, the service's journal under systemd.
+  for (const line of openedLines(host)) stdout.write(`${line}\n`);
   // The process boundary: an error nothing else caught is logged and puts the terminal out of service (no new card,
   // the journal consistent) — never a silent death of the kiosk.
   const fault = (origin: string) => (err: unknown) => {

@@ -33,7 +33,7 @@ async function watched(parts: {
     config: parseConfig(parts.config),
     status: () => ({ reader: { health: parts.reader } }),
     inServiceMode: parts.inServiceMode,
-    journal: { counts: () => ({ entries: 10, ...parts.counts }) },
+    journal: { counts: () => ({ entries: 10, ...parts.counts }), writeRefusal: () => undefined },
   } as unknown as TerminalHost;
   const notifier = new RecordingNotifier();
   const service = await startKioskService(host, {

@@ -1,7 +1,13 @@
 import { redactString, type Logger } from '../log/index.js';
 import { DailyRestart, maintenanceWindowOf } from './daily-restart.js';
 import { HostFleetTerminal } from './fleet-terminal.js';
-import { readerLinkCheck, ServiceWatchdog, uiCheck, type HealthCheck } from './service-watchdog.js';
+import {
+  journalCheck,
+  readerLinkCheck,
+  ServiceWatchdog,
+  uiCheck,
+  type HealthCheck,
+} from './service-watchdog.js';
 import { SystemdNotifier, watchdogIntervalMs, type ServiceNotifier } from './systemd-notify.js';
 import { leftInFlight } from './status-board.js';
 import type { TerminalHost } from './terminal-host.js';
@@ -37,7 +43,7 @@ function systemdNotifier(env: NodeJS.ProcessEnv, logger: Logger): ServiceNotifie
 /**
  * The terminal as a systemd service (README, Running as a kiosk service), started once the host is ready — recovery of
  * the journal has finished, so `READY=1` means the terminal takes cards: the watchdog's health loop (event loop, reader
- * link, UI) and the daily restart in the maintenance window when nothing is in flight.
+ * link, UI, journal) and the daily restart in the maintenance window when nothing is in flight.
  */
 export async function startKioskService(
   host: TerminalHost,
@@ -69,14 +75,17 @@ export async function startKioskService(
       startedMs,
     ),
     uiCheck(options.uiAliveMs, service.uiStaleSeconds * 1000, startedMs),
+    journalCheck(host.journal),
   ];
   const watchdog = new ServiceWatchdog({
     notifier,
     intervalMs: watchdogIntervalMs(env),
     checks,
     // Requests out (journaled pending or sent), not entries of unknown outcome: those may wait hours for the gateway,
-    // no request of theirs is out meanwhile, and the next start's recovery resolves them before the first card.
+    // no request of theirs is out meanwhile, and the next start's recovery resolves them before the first card. Nor
+    // anything once the journal refuses writes: no outcome can be journaled any more, so waiting finishes nothing.
     moneyInFlight: () => {
+      if (host.journal.writeRefusal() !== undefined) return false;
       const counts = host.journal.counts();
       return counts.inFlight - counts.unknown > 0;
     },

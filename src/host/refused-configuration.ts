@@ -5,6 +5,7 @@ import { assertConfiguredSecretFiles, SecretFileError } from '../config/secret-f
 import { resolveLocale, supportedLocale, translator, type SupportedLocale } from '../i18n/index.js';
 import { redactString, type Logger } from '../log/index.js';
 import type { CustomerApi, CustomerSnapshot, ParkingModel, Result, UserEvent } from './api.js';
+import type { BridgeAccess } from './bridge/access.js';
 import { startCustomerBridge, type Bridge } from './bridge/server.js';
 import { notReadyProgress } from './kiosk-service.js';
 import { assertReaderConfiguration } from './reader-configuration.js';
@@ -172,6 +173,8 @@ export interface RefusedStartOptions {
   port: number | undefined;
   /** The built renderer the screen is served from. */
   staticDir: string;
+  /** The bridge's secret and sessions of this start, which the terminal's own bridge keeps once it starts. */
+  access?: BridgeAccess;
   signal: AbortSignal;
   logger: Logger;
   /** A line on standard output (the screen's URL). */
@@ -249,7 +252,12 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
   if (options.signal.aborted) settle(undefined);
   let config: Config | undefined;
   try {
-    bridge = await startCustomerBridge(screen, { port, staticDir: options.staticDir, logger });
+    bridge = await startCustomerBridge(screen, {
+      port,
+      staticDir: options.staticDir,
+      logger,
+      ...(options.access ? { access: options.access } : {}),
+    });
     options.out(`Parking Terminal ${refusalText(refusal)}: ${bridge.url}`);
     // The fleet hears of it, when the file's fleet and terminal sections are each valid on their own: the terminal's
     // own link (same client id, topics, broker and fleet key), out of service with the refusal, executing nothing.

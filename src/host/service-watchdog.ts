@@ -37,8 +37,8 @@ export interface ServiceWatchdogOptions {
 /**
  * The kiosk service's health loop (issue 15, README "Running as a kiosk service"): `READY=1` once the terminal takes
  * cards (journal recovery finished), then `WATCHDOG=1` every interval only while every check passes — the event loop
- * runs (this loop runs at all), the reader link is up, the UI answers. When a check fails the pings stop and systemd
- * restarts the service after `WatchdogSec=` (`Restart=on-watchdog`).
+ * runs (this loop runs at all), the reader link is up, the UI answers, the journal takes writes. When a check fails
+ * the pings stop and systemd restarts the service after `WatchdogSec=` (`Restart=on-watchdog`).
  */
 export class ServiceWatchdog {
   private timer: NodeJS.Timeout | undefined;
@@ -126,6 +126,21 @@ export function readerLinkCheck(terminal: WatchedTerminal, graceMs: number, star
     healthy(nowMs) {
       if (READER_UP.has(terminal.readerHealth()) || terminal.inServiceMode?.() === true) lastUp = nowMs;
       return nowMs - lastUp < graceMs;
+    },
+  };
+}
+
+/**
+ * The journal: unhealthy once it refuses writes (the disk failed the sync of a commit, a full disk among the causes).
+ * The terminal is out of service then, and only a restart — its recovery starting from what is on disk — brings it
+ * back; the daily restart and the fleet's wait for an idle terminal, which one whose failed commit left an entry in
+ * flight never is again.
+ */
+export function journalCheck(journal: { writeRefusal(): unknown }): HealthCheck {
+  return {
+    name: 'journal',
+    healthy() {
+      return journal.writeRefusal() === undefined;
     },
   };
 }

@@ -56,6 +56,15 @@ describe.skipIf(!tools)('sd_notify through systemd-notify', () => {
       .poll(() => lines.filter((l) => !l.startsWith('BARRIER')))
       .toEqual(['READY=1|STATUS=taking cards', 'WATCHDOG=1']);
   });
+
+  it('sends each assignment as one line, whatever its text holds', async () => {
+    lines.length = 0;
+    const notifier = new SystemdNotifier({ ...process.env, NOTIFY_SOCKET: socket });
+    await notifier.notify('STATUS=refused (key "a\nREADY=1\r\nb")');
+    await expect
+      .poll(() => lines.filter((l) => !l.startsWith('BARRIER')))
+      .toEqual(['STATUS=refused (key "a READY=1  b")']);
+  });
 });
 
 describe('notifier without a service manager', () => {

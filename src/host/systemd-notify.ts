@@ -35,12 +35,26 @@ export class SystemdNotifier implements ServiceNotifier {
   notify(...assignments: string[]): Promise<void> {
     if (!this.active || assignments.length === 0) return Promise.resolve();
     return new Promise((resolve) => {
-      execFile(this.program, assignments, { env: this.env, timeout: 5_000, windowsHide: true }, (error) => {
-        if (error) this.onError(error);
-        resolve();
-      });
+      execFile(
+        this.program,
+        assignments.map(oneLine),
+        { env: this.env, timeout: 5_000, windowsHide: true },
+        (error) => {
+          if (error) this.onError(error);
+          resolve();
+        },
+      );
     });
   }
+}
+
+/**
+ * An assignment as one line of the datagram: sd_notify(3) reads one `KEY=VALUE` per line, so a line break in a value
+ * (a `STATUS=` text naming a key of a refused configuration file, say) would start an assignment of its own — `READY=1`
+ * before the terminal takes cards, `MAINPID=` — which the service manager would obey. Control characters become spaces.
+ */
+function oneLine(assignment: string): string {
+  return assignment.replace(/\p{Cc}/gu, ' ');
 }
 
 /**

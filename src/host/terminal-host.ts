@@ -1717,3 +1717,16 @@ export function createTerminalHost(config: Config, options: TerminalHostOptions)
 export function openTerminalHost(config: Config, options: TerminalHostOptions): Promise<TerminalHost> {
   return TerminalHost.open(config, options);
 }
+
+/**
+ * What a start prints, once the terminal is open, for whoever started it (`parking-terminal start`, the Electron
+ * shell; under systemd, the service's journal): the embedded sandbox's URL, and the operator PIN generated for this
+ * start when no PIN file is configured — shown nowhere else, so a start that did not print it would leave operator
+ * mode closed to everyone.
+ */
+export function openedLines(host: Pick<TerminalHost, 'sandboxUrl' | 'generatedOperatorPin'>): string[] {
+  return [
+    ...(host.sandboxUrl ? [`Sandbox gateway: ${host.sandboxUrl}`] : []),
+    ...(host.generatedOperatorPin ? [`Operator PIN for this start: ${host.generatedOperatorPin}`] : []),
+  ];
+}

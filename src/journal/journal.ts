@@ -971,6 +971,15 @@ export class SqliteJournal implements Journal {
     });
   }
 
+  /**
+   * Why the journal refuses every write (a commit whose log could not be synced: {@link syncFailure}), until it is
+   * opened again; undefined while it takes writes. Nothing in flight can be journaled any more meanwhile: only a
+   * restart, whose recovery starts from what is on disk, brings the terminal back.
+   */
+  writeRefusal(): JournalError | undefined {
+    return this.syncFailure;
+  }
+
   /** Durable commits made so far by {@link commitDurably} (each is one disk sync of the write-ahead log). */
   get durableCommits(): number {
     return this.durableCommitCount;

@@ -4,6 +4,8 @@ import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
 import { parseConfig } from '../../src/config/index.js';
 import { waitFor } from '../../src/host/drive.js';
+import { startKioskService } from '../../src/host/kiosk-service.js';
+import type { ServiceNotifier } from '../../src/host/systemd-notify.js';
 import { createTerminalHost } from '../../src/host/terminal-host.js';
 import type { LogSync } from '../../src/journal/index.js';
 import { saleEntry } from '../../src/journal/testing/entries.js';
@@ -74,5 +76,56 @@ describe('a journal sync the disk fails', () => {
     expect(again.journal.findByTransactionId('SYNC-1')).toMatchObject({ state: 'resolved' });
     const started = await again.send({ type: 'START' });
     expect(started.ok).toBe(true);
+  }, 60_000);
+
+  it('under the kiosk service, starves the watchdog so that the service manager restarts it from the disk', async () => {
+    // Out of service until restarted, with the entry the failed commit left in flight: the daily restart and the
+    // fleet's restart wait for an idle terminal, which this one never is again, so only the watchdog can bring it back.
+    const cwd = mkdtempSync(join(tmpdir(), 'pt-journal-sync-'));
+    cleanups.push(() => rmSync(cwd, { recursive: true, force: true }));
+    const config = parseConfig({ terminal: { model: 'kiosk' }, reader: { sim: { presentDelayMs: 20 } } });
+    let failing = false;
+    const disk: LogSync = {
+      background: (fd, done) => (failing ? setImmediate(() => done(eio())) : fdatasync(fd, done)),
+      inline: (fd) => {
+        if (failing) throw eio();
+        fdatasyncSync(fd);
+      },
+    };
+    const host = await createTerminalHost(config, { logger: silentLogger(), cwd, journalLogSync: disk });
+    cleanups.push(() => host.close());
+    await waitFor(host, ['idle'], 20_000);
+    const sent: string[] = [];
+    const notifier: ServiceNotifier = {
+      active: true,
+      notify: (...assignments) => {
+        sent.push(assignments.join('|'));
+        return Promise.resolve();
+      },
+    };
+    const service = await startKioskService(host, {
+      uiAliveMs: () => Date.now(),
+      restart: () => undefined,
+      configFile: undefined,
+      cwd,
+      logger: silentLogger(),
+      env: {},
+      notifier,
+    });
+    cleanups.push(() => service.close());
+    expect(await service.watchdog.tick()).toEqual([]);
+
+    failing = true;
+    const answer = host.journal.expectWrite();
+    await expect(host.journal.beginDurably(saleEntry('SYNC-2'))).rejects.toMatchObject({
+      code: 'JOURNAL_IO',
+    });
+    answer();
+    await waitFor(host, ['out-of-service'], 0);
+    expect(host.idle().idle).toBe(false);
+
+    sent.length = 0;
+    expect(await service.watchdog.tick()).toEqual(['journal']);
+    expect(sent).toEqual(['STATUS=unhealthy: journal']);
   }, 60_000);
 });

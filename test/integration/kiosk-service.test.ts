@@ -123,6 +123,22 @@ describe.skipIf(!tools)('kiosk service notifications', () => {
     expect(events.some((e) => e.startsWith('notify: READY=1') || e === 'notify: WATCHDOG=1')).toBe(false);
     expect(events.some((e) => / ready: /.test(e))).toBe(false);
   }, 90_000);
+
+  it('sends the reason of a refused configuration as one line of STATUS: a key cannot add assignments', async () => {
+    // sd_notify's assignments are lines: a line break in STATUS's text would start another assignment, and a key of the
+    // file naming one (READY=1, MAINPID=…) would be obeyed — a refused terminal "ready", its watchdog then starved.
+    const { events, child, exited } = await underServiceManager({ 'x\nREADY=1\ny': 1 });
+
+    await expect
+      .poll(() => events.find((e) => e.startsWith('notify: EXTEND_TIMEOUT_USEC=')), { timeout: 60_000 })
+      .toMatch(/\|STATUS=out of service: configuration refused \(CONFIG_UNKNOWN_KEY /);
+    child.kill('SIGTERM');
+    expect(await exited).toBe(0);
+    const lines = events
+      .filter((e) => e.startsWith('notify: '))
+      .flatMap((e) => e.slice('notify: '.length).split('|'));
+    expect(lines).not.toContain('READY=1');
+  }, 90_000);
 });
 
 /**

@@ -14,6 +14,7 @@ import { createServer, type AddressInfo, type Socket } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { WebSocket } from 'ws';
 import type { CustomerSnapshot } from '../../src/host/api.js';
 import { openJournal } from '../../src/journal/index.js';
 import { leaveSaleInFlight } from './down-gateway.js';
@@ -123,6 +124,64 @@ describe('parking-terminal start with a configuration file it refuses', () => {
       journal.close();
     }
   }, 240_000);
+
+  it('started once the file is corrected, serves the browser that showed its out-of-service screen', async () => {
+    // The kiosk's browser was given the URL of the refused state (the only one printed) and holds the session cookie
+    // it exchanged the secret for: it must show the terminal once the terminal starts in this process, without anyone
+    // giving it a new URL.
+    const holder = createServer();
+    await new Promise<void>((r) => holder.listen(0, '127.0.0.1', r));
+    const port = String((holder.address() as AddressInfo).port);
+    await new Promise<void>((r) => holder.close(() => r()));
+    const good = {
+      journal: { path: join(dir, 'var', 'journal.db') },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
+    };
+    const configFile = join(dir, 'terminal.json');
+    writeFileSync(configFile, JSON.stringify({ ...good, reader: { kind: 'sim', colour: 'blue' } }));
+    const run = startCommand(dir, configFile, { port });
+    children.push(run.child);
+    const [, , secret] = await printed(
+      run,
+      /out of service: configuration refused .*: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+    );
+    if (secret === undefined) throw new Error('no URL');
+    const opened = await fetch(`http://127.0.0.1:${port}/?s=${secret}`, { redirect: 'manual' });
+    const cookie = opened.headers.get('set-cookie')?.split(';')[0];
+    expect(cookie).toMatch(new RegExp(`^pt_session_${port}=`));
+
+    const draft = join(dir, 'terminal.json.draft');
+    writeFileSync(draft, JSON.stringify(good));
+    renameSync(draft, configFile);
+    await printed(run, / ready: http:\/\/127\.0\.0\.1:\d+\/\?s=/);
+
+    // The page's WebSocket, reconnecting with its cookie.
+    const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, {
+      headers: { Origin: `http://127.0.0.1:${port}`, Cookie: cookie ?? '' },
+    });
+    try {
+      const answer = await new Promise<{ result?: { ok: boolean; value?: CustomerSnapshot } }>(
+        (resolve, reject) => {
+          ws.once('error', reject);
+          ws.once('open', () => ws.send(JSON.stringify({ id: 1, method: 'snapshot' })));
+          ws.on('message', (data: Buffer) => {
+            const m = JSON.parse(data.toString('utf8')) as {
+              id?: number;
+              result?: { ok: boolean; value?: CustomerSnapshot };
+            };
+            if (m.id === 1) resolve(m);
+          });
+        },
+      );
+      expect(answer.result?.value?.customer.screen).not.toBe('out-of-service');
+    } finally {
+      ws.terminate();
+    }
+    // And the printed URL, opened again (the browser reloaded), still opens it.
+    expect((await snapshotOf(port, secret)).customer.screen).not.toBe('out-of-service');
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+  }, 120_000);
 
   it('stopped while it leaves the refused state, it stops: the kiosk window is not opened', async () => {
     // A broker that accepts the link and acknowledges nothing after: the refused link's close waits for its `offline`.

@@ -1,11 +1,13 @@
 import { spawn } from 'node:child_process';
+import { constants as osConstants } from 'node:os';
 import { resolve } from 'node:path';
 import { setTimeout as sleep } from 'node:timers/promises';
 import { usableSectionsOf, type Config } from '../../config/index.js';
 import { createLogger, redactString, type Logger } from '../../log/index.js';
+import { newBridgeAccess } from '../../host/bridge/access.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
-import { openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
+import { openedLines, openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
@@ -89,6 +91,9 @@ minutes, and says so (start-loop.json in the working directory).`,
     const configFile = values.config ? resolve(io.cwd, values.config) : undefined;
     const givenPort = parsePort(values.port, '--port');
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
+    // One secret for this start's screen: the out-of-service screen of a refused configuration and then the terminal's
+    // (src/host/bridge/access.ts, BridgeAccess).
+    const access = newBridgeAccess();
     // Checked before anything listens or opens the journal: the schema, every secret file (a wrong one stops the
     // start here, exit 2) and every text the receipts print (one the printer cannot print would come out as "?").
     let config: Config;
@@ -113,6 +118,7 @@ minutes, and says so (start-loop.json in the working directory).`,
           refusal,
           port: givenPort,
           staticDir: await buildRenderer(),
+          access,
           signal: io.signal,
           logger,
           out,
@@ -133,8 +139,19 @@ minutes, and says so (start-loop.json in the working directory).`,
         stdio: 'inherit',
         env: { ...process.env, PARKING_TERMINAL_CONFIG: configFile ?? '' },
       });
-      io.signal.addEventListener('abort', () => child.kill('SIGTERM'), { once: true });
-      return await new Promise<number>((done) => child.once('exit', (code) => done(code ?? 0)));
+      // Stopping `start` stops the window, with SIGHUP — not the signal `start` got: the child usually gets that one
+      // itself (systemd's default KillMode=control-group sends SIGTERM to every process of the unit; a terminal's
+      // Ctrl-C, SIGINT to the foreground group), and Chromium's browser process shuts down gracefully on the first
+      // SIGINT, SIGTERM or SIGHUP each, then dies of that signal's default action: a second SIGTERM would kill it with
+      // a payment in flight. A SIGHUP comes along with neither stop.
+      io.signal.addEventListener('abort', () => child.kill('SIGHUP'), { once: true });
+      // Its exit code; one that died of a signal (a crash, the OOM killer) exits with the shell's code for it, as a
+      // forced exit does: not 0, a clean stop.
+      return await new Promise<number>((done) =>
+        child.once('exit', (code, signal) =>
+          done(code ?? (signal ? 128 + osConstants.signals[signal] : EXIT_FINDINGS)),
+        ),
+      );
     }
     if (!values.headless)
       out('Electron is not installed on this machine: running headless (UI served on 127.0.0.1).');
@@ -202,9 +219,8 @@ minutes, and says so (start-loop.json in the working directory).`,
       // The screen and operator mode are served before the start: while recovery resolves what the last run left in
       // flight (money safety rule 3; it waits for the gateway as long as it must), the customer reads that the
       // terminal is checking earlier payments, and the operator can sign in and look.
-      bridge = await startBridge(host, { port, staticDir, logger });
-      if (host.sandboxUrl) out(`Sandbox gateway: ${host.sandboxUrl}`);
-      if (host.generatedOperatorPin) out(`Operator PIN for this start: ${host.generatedOperatorPin}`);
+      bridge = await startBridge(host, { port, staticDir, logger, access });
+      for (const line of openedLines(host)) out(line);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       // Started before the recovery too: the fleet reads the terminal as starting, not as gone.
       fleet = startFleetLink(host, {

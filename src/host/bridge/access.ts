@@ -116,3 +116,19 @@ export class SessionStore {
     return found;
   }
 }
+
+/**
+ * Who may use the bridge during one start: its secret (printed in the URL) and the sessions it was exchanged for. A
+ * start that served the out-of-service screen of a refused configuration first, then the terminal in the same process
+ * (src/host/refused-configuration.ts), keeps them: the browser given the first URL holds a session cookie of it, and
+ * shows the terminal once it starts — no one is there to give it a new URL. A new start, a new secret.
+ */
+export interface BridgeAccess {
+  readonly secret: string;
+  readonly sessions: SessionStore;
+}
+
+/** The access of a new start: a fresh secret, no session yet. */
+export function newBridgeAccess(): BridgeAccess {
+  return { secret: newSecret(), sessions: new SessionStore() };
+}

@@ -11,12 +11,12 @@ import type { CustomerApi, Result, TerminalApi, WsMessage, WsRequest } from '../
 import { customerFacing } from '../customer-facing.js';
 import {
   checkRequestSource,
-  newSecret,
+  newBridgeAccess,
   readCookie,
   sessionCookie,
   sessionCookieName,
-  SessionStore,
   tokenMatches,
+  type BridgeAccess,
   type Refusal,
 } from './access.js';
 import { errorReply, MAX_MESSAGE_BYTES, parseMessage } from './protocol.js';
@@ -30,6 +30,8 @@ export interface BridgeOptions {
   staticDir: string;
   /** Where refusals and failures are logged; never receives the secret. Silent when absent. */
   logger?: Logger;
+  /** The secret and sessions of this start ({@link BridgeAccess}); new ones when absent. */
+  access?: BridgeAccess;
 }
 
 /** A running headless bridge. */
@@ -38,7 +40,7 @@ export interface Bridge {
   url: string;
   /** The port actually bound (useful with port 0). */
   port: number;
-  /** The secret of this run (base64url, 256 bits); a new one at every start. */
+  /** The secret of this start (base64url, 256 bits); a new one at every start. */
   secret: string;
   /**
    * The UI's sign of life when headless (the kiosk service's UI check): now while the server is listening, the moment
@@ -140,8 +142,7 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
     );
   }
 
-  const secret = newSecret();
-  const sessions = new SessionStore();
+  const { secret, sessions } = options.access ?? newBridgeAccess();
   let port = options.port;
 
   // Anyone on the machine can send refused requests without end: a flood is summarised, not a line each.

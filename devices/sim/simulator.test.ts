@@ -215,6 +215,29 @@ describe('ReaderSimulator', () => {
     expect((await w.until(3))[2]?.code).toBe(0x07);
   });
 
+  it('refuses with 0D (buffer overflow) a configuration too large to answer in one frame, and still answers Get', async () => {
+    // 30 tags of 127 bytes fill one Set configuration frame (3900 bytes); two such frames hold more than one reply
+    // frame can carry (MAX_DATA_LENGTH).
+    const tlvs = (firstTag: number): Uint8Array =>
+      Uint8Array.from(
+        Array.from({ length: 30 }, (_, i) => [
+          0xdf,
+          firstTag + i,
+          127,
+          ...new Uint8Array(127).fill(i),
+        ]).flat(),
+      );
+    const w = wire(new ReaderSimulator());
+    w.send(0x04, 0x00, tlvs(0x01));
+    w.send(0x04, 0x00, tlvs(0x21));
+    expect(() => w.send(0x03, 0x02)).not.toThrow();
+    const [first, second, get] = await w.until(3);
+    expect(first?.code).toBe(0x00);
+    expect(second?.code).toBe(0x0d);
+    expect(get?.code).toBe(0x00);
+    expect(get?.data.length).toBe(3900);
+  });
+
   it('unplugs: the link learns it, and attaching fails until plugged', () => {
     const sim = new ReaderSimulator();
     const w = wire(sim);

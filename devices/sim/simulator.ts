@@ -1,6 +1,6 @@
 import { decodeTlv, localDateTime, TlvError } from '../../src/emv/index.js';
 import { COMMANDS, encodeActivateReply, parseActivateData } from '../vivotech2/commands.js';
-import { encodeReaderFrame, type RawFrame } from '../vivotech2/frame.js';
+import { encodeReaderFrame, MAX_DATA_LENGTH, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
 import { STATUS } from '../vivotech2/status.js';
 import { buildVirtualRead, VIRTUAL_CARDS, type VirtualCard, type VirtualPresentation } from './cards.js';
@@ -276,16 +276,24 @@ export class ReaderSimulator implements SimulatedReaderControl {
   }
 
   private setConfiguration(data: Uint8Array): void {
+    const next = new Map(this.configuration);
     try {
       for (const node of decodeTlv(data)) {
         if (node.value === undefined || node.value.length > 127)
           return this.reply(0x04, STATUS.INCORRECT_PARAMETER);
-        this.configuration.set(node.tag, node.value);
+        next.set(node.tag, node.value);
       }
     } catch (e) {
       if (e instanceof TlvError) return this.reply(0x04, STATUS.MALFORMATTED_DATA);
       throw e;
     }
+    // Get configuration answers everything stored in one frame: a configuration that frame cannot carry is refused
+    // (0D, buffer overflow) rather than stored and then impossible to answer.
+    let size = 0;
+    for (const [tag, value] of next) size += tag.length / 2 + 1 + value.length;
+    if (size > MAX_DATA_LENGTH) return this.reply(0x04, STATUS.BUFFER_OVERFLOW);
+    this.configuration.clear();
+    for (const [tag, value] of next) this.configuration.set(tag, value);
     this.reply(0x04, STATUS.OK);
   }
 

@@ -1,4 +1,4 @@
-import { decodeTlv, localDateTime, TlvError } from '../../src/emv/index.js';
+import { decodeTlv, EmvValueError, localDateTime, TlvError, validateTagValue } from '../../src/emv/index.js';
 import { COMMANDS, encodeActivateReply, parseActivateData } from '../vivotech2/commands.js';
 import { encodeReaderFrame, MAX_DATA_LENGTH, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
@@ -67,6 +67,9 @@ const DEFAULT_GARBAGE = Uint8Array.from([
   0x00, 0x18, 0x00, 0x7f, 0xff, 0x01, 0x02, 0x03, 0x56, 0x56, 0x69, 0x0d, 0x0a, 0x00, 0x00, 0x41, 0x42, 0x43,
   0x44,
 ]);
+
+/** The Activate TLVs the reader passes to the card (reader-protocol.md, 02-01). */
+const ACTIVATE_REQUEST_TAGS = ['9F02', '9F03', '9C', '5F2A', '9F1A'] as const;
 
 /** How many received frames `received` keeps: the watchdog pings every few seconds, for as long as the terminal runs. */
 export const RECEIVED_LIMIT = 1000;
@@ -317,6 +320,17 @@ export class ReaderSimulator implements SimulatedReaderControl {
     }
     const tags = new Map(request.tlvs.map((t) => [t.tag, t.value]));
     if (request.timeoutSeconds === 0) return this.reply(COMMANDS.activate.cmd, STATUS.INCORRECT_PARAMETER);
+    // The transaction data the card sees (and the read echoes in DE055) must have its EMV format: a reader refuses an
+    // amount of the wrong length or not in BCD rather than hand it to the card.
+    try {
+      for (const tag of ACTIVATE_REQUEST_TAGS) {
+        const value = tags.get(tag);
+        if (value !== undefined) validateTagValue(tag, value);
+      }
+    } catch (e) {
+      if (e instanceof EmvValueError) return this.reply(COMMANDS.activate.cmd, STATUS.INCORRECT_PARAMETER);
+      throw e;
+    }
     this.activating = true;
     for (const required of ['9F02', '9C', '5F2A']) if (!tags.has(required)) return this.fail(0x41);
     const amountZero = [...(tags.get('9F02') ?? [])].every((b) => b === 0);

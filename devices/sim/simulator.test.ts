@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest';
-import { bytesToHex, decodeTlv, flattenTlv } from '../../src/emv/index.js';
+import { bytesToHex, decodeTlv, encodeTlv, flattenTlv } from '../../src/emv/index.js';
 import { buildActivateData, parseActivateReply } from '../vivotech2/commands.js';
 import { encodeHostFrame, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
@@ -153,6 +153,27 @@ describe('ReaderSimulator', () => {
     ]);
   });
 
+  it('refuses with 05 an Activate whose amount, type, currency or country breaks its EMV format, starting no read', async () => {
+    // The read echoes these values in DE055: a 3000-byte amount would make a reply no frame can carry.
+    const request = (amount: Uint8Array): Uint8Array =>
+      Uint8Array.from([
+        5,
+        ...encodeTlv([
+          { tag: '9F02', length: amount.length, value: amount },
+          { tag: '9C', length: 1, value: Uint8Array.of(0x00) },
+          { tag: '5F2A', length: 2, value: Uint8Array.of(0x08, 0x26) },
+        ]),
+      ]);
+    const w = wire(new ReaderSimulator({ presentDelayMs: 0 }));
+    w.send(0x02, 0x01, request(new Uint8Array(3000)));
+    w.send(0x02, 0x01, request(Uint8Array.of(0x00, 0x00, 0x00, 0x00, 0x12, 0x5a)));
+    const [tooLong, notBcd] = await w.until(2);
+    expect([tooLong?.code, notBcd?.code]).toEqual([0x05, 0x05]);
+    // No read was started: the next command is answered, not refused as "transaction in progress" (0B).
+    w.send(0x18, 0x01);
+    expect((await w.until(3))[2]?.code).toBe(0x00);
+  });
+
   it('dates the read (9A) by its clock in the terminal’s time zone, as a reader set to local time does', async () => {
     // 23:30 UTC on 24 November is already the 25th in Berlin.
     const now = (): Date => new Date(Date.UTC(2026, 10, 24, 23, 30));
@@ -213,6 +234,29 @@ describe('ReaderSimulator', () => {
     expect(bytesToHex(get?.data ?? new Uint8Array(0))).toBe('9F1A020826');
     w.send(0x04, 0x00, Uint8Array.of(0x9f));
     expect((await w.until(3))[2]?.code).toBe(0x07);
+  });
+
+  it('refuses with 0D (buffer overflow) a configuration too large to answer in one frame, and still answers Get', async () => {
+    // 30 tags of 127 bytes fill one Set configuration frame (3900 bytes); two such frames hold more than one reply
+    // frame can carry (MAX_DATA_LENGTH).
+    const tlvs = (firstTag: number): Uint8Array =>
+      Uint8Array.from(
+        Array.from({ length: 30 }, (_, i) => [
+          0xdf,
+          firstTag + i,
+          127,
+          ...new Uint8Array(127).fill(i),
+        ]).flat(),
+      );
+    const w = wire(new ReaderSimulator());
+    w.send(0x04, 0x00, tlvs(0x01));
+    w.send(0x04, 0x00, tlvs(0x21));
+    expect(() => w.send(0x03, 0x02)).not.toThrow();
+    const [first, second, get] = await w.until(3);
+    expect(first?.code).toBe(0x00);
+    expect(second?.code).toBe(0x0d);
+    expect(get?.code).toBe(0x00);
+    expect(get?.data.length).toBe(3900);
   });
 
   it('unplugs: the link learns it, and attaching fails until plugged', () => {

@@ -1,6 +1,6 @@
-import { decodeTlv, localDateTime, TlvError } from '../../src/emv/index.js';
+import { decodeTlv, EmvValueError, localDateTime, TlvError, validateTagValue } from '../../src/emv/index.js';
 import { COMMANDS, encodeActivateReply, parseActivateData } from '../vivotech2/commands.js';
-import { encodeReaderFrame, type RawFrame } from '../vivotech2/frame.js';
+import { encodeReaderFrame, MAX_DATA_LENGTH, type RawFrame } from '../vivotech2/frame.js';
 import { FrameParser } from '../vivotech2/parser.js';
 import { STATUS } from '../vivotech2/status.js';
 import { buildVirtualRead, VIRTUAL_CARDS, type VirtualCard, type VirtualPresentation } from './cards.js';
@@ -67,6 +67,9 @@ const DEFAULT_GARBAGE = Uint8Array.from([
   0x00, 0x18, 0x00, 0x7f, 0xff, 0x01, 0x02, 0x03, 0x56, 0x56, 0x69, 0x0d, 0x0a, 0x00, 0x00, 0x41, 0x42, 0x43,
   0x44,
 ]);
+
+/** The Activate TLVs the reader passes to the card (reader-protocol.md, 02-01). */
+const ACTIVATE_REQUEST_TAGS = ['9F02', '9F03', '9C', '5F2A', '9F1A'] as const;
 
 /** How many received frames `received` keeps: the watchdog pings every few seconds, for as long as the terminal runs. */
 export const RECEIVED_LIMIT = 1000;
@@ -276,16 +279,24 @@ export class ReaderSimulator implements SimulatedReaderControl {
   }
 
   private setConfiguration(data: Uint8Array): void {
+    const next = new Map(this.configuration);
     try {
       for (const node of decodeTlv(data)) {
         if (node.value === undefined || node.value.length > 127)
           return this.reply(0x04, STATUS.INCORRECT_PARAMETER);
-        this.configuration.set(node.tag, node.value);
+        next.set(node.tag, node.value);
       }
     } catch (e) {
       if (e instanceof TlvError) return this.reply(0x04, STATUS.MALFORMATTED_DATA);
       throw e;
     }
+    // Get configuration answers everything stored in one frame: a configuration that frame cannot carry is refused
+    // (0D, buffer overflow) rather than stored and then impossible to answer.
+    let size = 0;
+    for (const [tag, value] of next) size += tag.length / 2 + 1 + value.length;
+    if (size > MAX_DATA_LENGTH) return this.reply(0x04, STATUS.BUFFER_OVERFLOW);
+    this.configuration.clear();
+    for (const [tag, value] of next) this.configuration.set(tag, value);
     this.reply(0x04, STATUS.OK);
   }
 
@@ -309,6 +320,17 @@ export class ReaderSimulator implements SimulatedReaderControl {
     }
     const tags = new Map(request.tlvs.map((t) => [t.tag, t.value]));
     if (request.timeoutSeconds === 0) return this.reply(COMMANDS.activate.cmd, STATUS.INCORRECT_PARAMETER);
+    // The transaction data the card sees (and the read echoes in DE055) must have its EMV format: a reader refuses an
+    // amount of the wrong length or not in BCD rather than hand it to the card.
+    try {
+      for (const tag of ACTIVATE_REQUEST_TAGS) {
+        const value = tags.get(tag);
+        if (value !== undefined) validateTagValue(tag, value);
+      }
+    } catch (e) {
+      if (e instanceof EmvValueError) return this.reply(COMMANDS.activate.cmd, STATUS.INCORRECT_PARAMETER);
+      throw e;
+    }
     this.activating = true;
     for (const required of ['9F02', '9C', '5F2A']) if (!tags.has(required)) return this.fail(0x41);
     const amountZero = [...(tags.get('9F02') ?? [])].every((b) => b === 0);

@@ -109,6 +109,23 @@ describe('Activate reply', () => {
     }
   });
 
+  it('quotes no byte of the card data when the reply TLVs are malformed', () => {
+    // 5A declares 2 bytes but carries the whole PAN 4761739001010119: the decoder then reads PAN bytes 73 and 90 as a
+    // tag and a length form. The error (and every cause under it) must not repeat them.
+    const data = hexToBytes('00 00 01 5A02 4761 7390 0101 0119');
+    let error: unknown;
+    try {
+      parseActivateReply(data, 'absent');
+    } catch (e) {
+      error = e;
+    }
+    expect(error).toBeInstanceOf(TlvError);
+    expect((error as TlvError).offset).toBe(8);
+    const texts: string[] = [];
+    for (let e: unknown = error; e instanceof Error; e = e.cause) texts.push(e.message);
+    expect(texts.join(' | ')).not.toMatch(/\b(?:73|90)\b/);
+  });
+
   it('flags a swiped chip card (service code 2xx) as fallback', () => {
     const reply = parseActivateReply(
       encodeActivateReply({

@@ -117,8 +117,11 @@ function tryLayout(data: Uint8Array, withTrack3: boolean): ActivateReply | TlvEr
   try {
     nodes = decodeTlv(data.subarray(at));
   } catch (e) {
+    // The decoder's message names the tag and length bytes where it stopped; in a malformed card-data reply those can
+    // be bytes of the PAN or track data (a short length makes it read the value as tags). Only the code and the offset
+    // are kept, and the decoder's error is not attached as a cause (DESIGN.md: no card data in logs).
     if (e instanceof TlvError)
-      return new TlvError(e.code, `reply TLVs: ${e.message}`, at + e.offset, { cause: e });
+      return new TlvError(e.code, `reply TLVs do not decode (${e.code})`, at + e.offset);
     throw e;
   }
   const [track1, track2, track3] = tracks;

@@ -5,6 +5,7 @@ import {
   hexToBytes,
   isCanonicalHex,
   NEVER_SEND_TAGS,
+  TlvError,
 } from '../../emv/index.js';
 import { GatewayInvalidRequestError } from '../errors.js';
 
@@ -33,9 +34,14 @@ export function inspectEmvTags(hex: string): Map<string, string> {
   try {
     entries = flattenTlv(decodeTlv(hexToBytes(hex)));
   } catch (e) {
-    throw new GatewayInvalidRequestError(FIELD, 'INVALID_DATA', `${FIELD} is not valid BER-TLV`, {
-      cause: e,
-    });
+    // The decoder's code and offset only: its message names the tag and length bytes where it stopped, which in a
+    // misaligned read are bytes of a value (a cause is logged with the error).
+    if (!(e instanceof TlvError)) throw e;
+    throw new GatewayInvalidRequestError(
+      FIELD,
+      'INVALID_DATA',
+      `${FIELD} is not valid BER-TLV (${e.code} at offset ${e.offset})`,
+    );
   }
   const tags = new Map<string, string>();
   for (const { tag, value } of entries) {

@@ -432,6 +432,15 @@ describe('preparePayment', () => {
     );
   });
 
+  it('names no byte of the tags it cannot decode, in its message or its cause (a cause is logged)', () => {
+    // 5A (a card number) whose length is cut short: the read, out of step, takes its digits for a tag (11) and a
+    // length (11), which the decoder's message names.
+    const error = missing({ service: 'preauth', ...cp, pos: { ...pos, emvTags: `${TAGS}5A0141111111` } });
+    const told = [error.message, String((error.cause as Error | undefined)?.message ?? '')].join(' ');
+    expect(told).not.toMatch(/\btag [0-9A-F]{2}|declares/);
+    expect(error.message).toMatch(/at offset \d+/);
+  });
+
   it('writes AVR as a zero-amount authorization', () => {
     expect(valueAt(bodyOf(SAMPLES.avr), 'orderInformation.amountDetails.totalAmount')).toBe('0.00');
   });

@@ -134,6 +134,14 @@ export interface LinkDeskDeps {
    */
   feeOwedAfterRestart?: (link: StoredLink) => boolean;
   /**
+   * A fee link of no hold paid that nobody counts (the gateway confirmed it INACTIVE, or a restart left its payment in
+   * doubt) whose fee was paid by card meanwhile — the pay station's ticket: the payment by link, which the terminal
+   * cannot refund, pays it, and the card sale is given back (a durable follow-up). Written in the transaction that makes
+   * the link `paid`; returns the sale given back and how much of it (undefined: nothing written, the payment is the
+   * operator's, `PAID_AFTER_CLOSE`). Must not throw for a value it refuses, as `feePaid`. Absent: nothing.
+   */
+  feePaidTwice?: (link: StoredLink) => { transactionId: string; amountMinor: number } | undefined;
+  /**
    * A link that names a tap-and-go hold (`StoredLink.holdId`: the gate's exit paid by phone, or its fee left to pay
    * later), paid and counted: the stay is paid — written in the transaction that makes the link `paid`, so that no
    * crash separates the payment from the hold it pays (the hold is never charged again). Must not throw for a value it
@@ -596,29 +604,37 @@ export class LinkDesk {
     const doubt = leftOpen ? this.paymentInDoubtOf(link) : undefined;
     if (doubt !== undefined) this.deps.store.closing(link.linkId, 'recovery', doubt);
     const counted = this.counts(this.deps.store.get(link.linkId) ?? link);
-    const paid = this.deps.store.paid(
-      link.linkId,
-      n.paymentId,
-      counted
-        ? (l) => {
-            if (l.purpose === 'fee') this.deps.feePaid?.(l);
-            if (l.holdId !== undefined) this.deps.stayPaid?.({ ...l, holdId: l.holdId });
-          }
-        : undefined,
-    );
+    // Not counted, a fee paid by card meanwhile: the card sale is given back (the payment by link cannot be).
+    let cardGivenBack: { transactionId: string; amountMinor: number } | undefined;
+    const paid = this.deps.store.paid(link.linkId, n.paymentId, (l) => {
+      if (!counted) {
+        if (l.purpose === 'fee' && l.holdId === undefined) cardGivenBack = this.deps.feePaidTwice?.(l);
+        return;
+      }
+      if (l.purpose === 'fee') this.deps.feePaid?.(l);
+      if (l.holdId !== undefined) this.deps.stayPaid?.({ ...l, holdId: l.holdId });
+    });
     this.deps.audit.record({
       actor: 'system',
       action: 'link-paid',
       subject: link.linkId,
       // A payment nobody counts (the link confirmed INACTIVE, or its customer told it was not paid) still happened:
-      // the operator settles or refunds it.
-      result: counted ? 'ok' : 'refused',
-      code: counted ? 'PAID' : 'PAID_AFTER_CLOSE',
+      // the operator settles or refunds it — unless it paid a fee paid by card too, whose card sale is given back.
+      result: counted || cardGivenBack !== undefined ? 'ok' : 'refused',
+      code: counted ? 'PAID' : cardGivenBack !== undefined ? 'PAID_CARD_GIVEN_BACK' : 'PAID_AFTER_CLOSE',
       details: {
         reference: link.reference,
         paymentId: n.paymentId,
         amountMinor: n.amountMinor,
         currency: n.currency,
+        ...(cardGivenBack !== undefined
+          ? {
+              givenBack: {
+                transactionId: cardGivenBack.transactionId,
+                amountMinor: cardGivenBack.amountMinor,
+              },
+            }
+          : {}),
       },
     });
     failpoint('link.paid');

@@ -1,6 +1,6 @@
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig } from '../config/index.js';
-import type { ServiceRequest, SubmitOutcome } from '../flows/index.js';
+import type { OriginalTransaction, ServiceRequest, SubmitOutcome } from '../flows/index.js';
 import {
   FollowUpStore,
   HoldStore,
@@ -628,5 +628,84 @@ describe('orphaned authorizations at start', () => {
         'reversal of an uncaptured authorization refused for now; its follow-up sends it again',
       ]);
     });
+  });
+});
+
+describe('a follow-up that gives back a card sale', () => {
+  function giveBack(sale: OriginalTransaction | null, amountMinor = 600) {
+    const now = (): Date => new Date(Date.parse('2030-01-01T08:00:00Z'));
+    const journal = openJournal(':memory:', { now });
+    const followUps = new FollowUpStore(journal);
+    const sent: ServiceRequest[] = [];
+    const open = new OpenAuthorizations({
+      config: parseConfig({ journal: { resolutionRetryMs: 1_000 } }),
+      journal,
+      holds: new HoldStore(journal),
+      followUps,
+      submit: (r) => {
+        sent.push(r);
+        return Promise.resolve<SubmitOutcome>({
+          kind: 'rejected',
+          transactionId: 'V1',
+          reason: 'NOT_VOIDABLE',
+        });
+      },
+      authorizedTotal: () => undefined,
+      findSale: () => sale,
+      now,
+      logger: silentLogger(),
+    });
+    const f = followUps.add({
+      kind: 'give-back-sale',
+      authorizationTransactionId: 'S1',
+      gatewayId: 'G1',
+      amountMinor,
+      currency: 'GBP',
+      includeEmvTags: false,
+      reason: 'ticket paid by phone too',
+    });
+    return { open, followUps, sent, id: f.id };
+  }
+  const sale = (over: Partial<OriginalTransaction> = {}): OriginalTransaction => ({
+    transactionId: 'S1',
+    gatewayId: 'G1',
+    service: 'sale',
+    amountMinor: 600,
+    currency: 'GBP',
+    refundedMinor: 0,
+    voided: false,
+    voidPending: false,
+    voidable: true,
+    ...over,
+  });
+  const what = (r: ServiceRequest) => [r.service, r.amountMinor, r.original?.transactionId];
+
+  it('voids the sale while it may be voided and all of it is owed back', async () => {
+    const t = giveBack(sale());
+    await t.open.runFollowUps();
+    expect(t.sent.map(what)).toEqual([['void-payment', 600, 'S1']]);
+    // Not approved: left open, tried again later.
+    expect(t.followUps.get(t.id)).toMatchObject({ attempts: 1, lastError: 'NOT_VOIDABLE' });
+  });
+
+  it('refunds it past the cut-off, or when it took more than is owed back, never more than it still holds', async () => {
+    for (const [over, owed, refund] of [
+      [{ voidable: false }, 600, 600],
+      [{ amountMinor: 900 }, 600, 600],
+      [{ refundedMinor: 200 }, 600, 400],
+    ] as const) {
+      const t = giveBack(sale(over), owed);
+      await t.open.runFollowUps();
+      expect(t.sent.map(what)).toEqual([['refund-payment', refund, 'S1']]);
+    }
+  });
+
+  it('is done, sending nothing, when nothing of the sale stands', async () => {
+    for (const s of [null, sale({ voided: true }), sale({ refundedMinor: 600 })]) {
+      const t = giveBack(s);
+      await t.open.runFollowUps();
+      expect(t.sent).toEqual([]);
+      expect(t.followUps.get(t.id)).toMatchObject({ outcome: 'nothing-standing' });
+    }
   });
 });

@@ -1,5 +1,11 @@
 import type { Config } from '../config/index.js';
-import type { ServiceRequest as FlowRequest, SubmitOutcome } from '../flows/index.js';
+import {
+  amountStanding,
+  operatorService,
+  type ServiceRequest as FlowRequest,
+  type OriginalTransaction,
+  type SubmitOutcome,
+} from '../flows/index.js';
 import type { Logger } from '../log/index.js';
 import {
   NOT_SENT,
@@ -8,6 +14,7 @@ import {
   type HoldStore,
   type JournalEntry,
   type SqliteJournal,
+  undecidedEntriesOf,
 } from '../journal/index.js';
 import { commentsFor, refusalPasses, reversalRefusalReleased } from '../vocabulary/services.js';
 import type { FeeShortfall } from './audit-trail.js';
@@ -46,6 +53,11 @@ export class OpenAuthorizations {
        * only logged.
        */
       feeShortfall?: (shortfall: FeeShortfall) => void;
+      /**
+       * A card sale as the operator desk reads it (`findTransaction`), null when the journal shows no money taken.
+       * Absent: `give-back-sale` follow-ups stay open.
+       */
+      findSale?: (transactionId: string) => OriginalTransaction | null;
       now: () => Date;
       logger: Logger;
     },
@@ -169,6 +181,9 @@ export class OpenAuthorizations {
       case 'capture-authorization':
         await this.captureFollowUp(f);
         return;
+      case 'give-back-sale':
+        await this.giveBackFollowUp(f);
+        return;
       case 'reverse-authorization': {
         // A capture of it stands (an exit's, whose lost answer recovery found standing): the gateway released the rest
         // with that capture (gateway.md §7: no reversal of the remainder), so nothing is left to reverse.
@@ -229,6 +244,65 @@ export class OpenAuthorizations {
         return;
       }
     }
+  }
+
+  /**
+   * Gives back a card sale (`give-back-sale`) with the operator's rule of what a sale allows (`operatorService`): a
+   * void when it may be voided and the whole sale is what is owed back, a refund of what is owed back otherwise — never
+   * more than the sale still holds (`amountStanding`). Waits while a request that decides what it holds is in flight
+   * (recovery resolves it; then this is tried again). An approved void or refund closes the follow-up in its own
+   * transaction (src/host/payment-router.ts); anything else is tried again later, as a reversal is.
+   */
+  private async giveBackFollowUp(f: FollowUp): Promise<void> {
+    const { followUps, logger } = this.deps;
+    const tx = f.authorizationTransactionId;
+    if (undecidedEntriesOf(this.deps.journal, tx).length > 0) {
+      logger.debug({ followUp: f.id }, 'follow-up waits: a request of its sale is unresolved');
+      return;
+    }
+    // Without a reader of the journal's sales nothing says what the sale holds: the obligation stays.
+    if (this.deps.findSale === undefined) return;
+    const original = this.deps.findSale(tx);
+    const standing = original === null ? 0 : amountStanding(original);
+    if (original === null || standing <= 0) {
+      followUps.complete(f.id, 'nothing-standing');
+      logger.warn({ followUp: f.id }, 'follow-up done: the journal shows nothing of its sale standing');
+      return;
+    }
+    const amountMinor = Math.min(f.amountMinor, standing);
+    const voided =
+      standing === amountMinor ? operatorService({ type: 'void', transactionId: tx }, original) : undefined;
+    const chosen =
+      voided !== undefined && 'service' in voided
+        ? voided
+        : operatorService({ type: 'refund', transactionId: tx, amountMinor }, original);
+    if (!('service' in chosen)) {
+      const waitMs = retryWaitMs(this.deps.config.journal.resolutionRetryMs, f.attempts);
+      logger.error(
+        { followUp: f.id, code: chosen.code, waitMs },
+        'follow-up cannot give back its sale now; the operator should check it, tried again later',
+      );
+      followUps.postpone(f.id, this.deps.now().getTime() + waitMs, chosen.code);
+      return;
+    }
+    const outcome = await this.deps.submit({
+      service: chosen.service,
+      comments: commentsFor(chosen.service, {}),
+      amountMinor: chosen.amountMinor,
+      currency: original.currency,
+      catLevel: 2,
+      original: { gatewayId: f.gatewayId, transactionId: tx, service: original.service },
+      includeEmvTags: false,
+    });
+    if (outcome.kind === 'approved') return;
+    const waitMs = this.retryWaitOf(f, outcome);
+    logger.error(
+      { followUp: f.id, service: chosen.service, outcome: outcome.kind, reason: outcome.reason, waitMs },
+      outcome.kind === 'unknown'
+        ? 'follow-up give-back outcome unknown; left to recovery, tried again once recovery has resolved it'
+        : 'follow-up give-back not approved; the operator should check it, tried again later',
+    );
+    followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
   }
 
   /**

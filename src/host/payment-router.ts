@@ -368,6 +368,11 @@ export class PaymentRouter {
         if (f.authorizationTransactionId === original && f.kind === 'capture-authorization')
           followUps.complete(f.id, 'captured');
     }
+    // A card sale given back (a ticket paid by phone too, or by the operator): nothing is left to give back.
+    if (request.service === 'void-payment' || request.service === 'refund-payment')
+      for (const f of followUps.open())
+        if (f.authorizationTransactionId === original && f.kind === 'give-back-sale')
+          followUps.complete(f.id, request.service === 'void-payment' ? 'voided' : 'refunded');
     if (request.service === 'reversal') {
       holds.settle(original, 'reversed');
       for (const f of followUps.open())

@@ -59,7 +59,12 @@ import {
   undecidedEntriesOf,
 } from '../journal/index.js';
 import { lookupTicket } from './local-time.js';
-import { ticketPaidOf, unresolvedTicketSales, type TicketPaymentReaders } from './ticket-payments.js';
+import {
+  cardSaleToGiveBack,
+  ticketPaidOf,
+  unresolvedTicketSales,
+  type TicketPaymentReaders,
+} from './ticket-payments.js';
 import type { Logger } from '../log/index.js';
 import { startSandbox, type Sandbox } from '../sandbox/index.js';
 import {
@@ -426,6 +431,39 @@ export class TerminalHost implements TerminalApi {
         const found = lookupTicket(link.reference, config.terminal.timezone);
         return found.found && ticketOwed(found.ticket);
       },
+      // A pay station's ticket paid by phone and, meanwhile, by card (its link's payment notified after a confirmed
+      // deactivation, or left in doubt by a restart): the payment by link pays it, and the card sale is given back by a
+      // durable follow-up, run at once (and at the next start, before any card, when the terminal stops first).
+      feePaidTwice: (link) => {
+        const found = lookupTicket(link.reference, config.terminal.timezone);
+        if (!found.found) return undefined;
+        const sale = cardSaleToGiveBack(this.tickets.forTicket(found.ticket), this.ticketReaders(), link);
+        if (sale === undefined) return undefined;
+        this.followUps.add({
+          kind: 'give-back-sale',
+          authorizationTransactionId: sale.transactionId,
+          gatewayId: sale.gatewayId,
+          amountMinor: sale.amountMinor,
+          currency: sale.currency,
+          includeEmvTags: false,
+          reason: `ticket paid by phone too (link ${link.linkId})`,
+        });
+        recordTicketPaid({
+          ticket: found.ticket,
+          method: 'link',
+          paymentRef: link.linkId,
+          amountMinor: link.amountMinor,
+          currency: link.currency,
+        });
+        setImmediate(() => {
+          void this.openAuthorizations
+            .runFollowUpsOf(sale.transactionId)
+            .catch((err: unknown) =>
+              logger.error({ err, transactionId: sale.transactionId }, 'follow-up run failed'),
+            );
+        });
+        return { transactionId: sale.transactionId, amountMinor: sale.amountMinor };
+      },
       // A gate's stay paid by phone: journaled on its hold with the payment, never charged again (HoldStore.paidByLink).
       // An id the store refuses is logged, never a reason to lose the payment's record.
       stayPaid: (link) => {
@@ -585,6 +623,7 @@ export class TerminalHost implements TerminalApi {
       submit: (request) => this.router.submit(request),
       authorizedTotal: (tx) => this.payments.localAuthorizedTotal(tx),
       feeShortfall: (s) => this.feeShortfall(s),
+      findSale: (tx) => this.desk.find(tx),
       now,
       logger: logger.child({ component: 'authorizations' }),
     });

@@ -2,7 +2,12 @@ import { describe, expect, it } from 'vitest';
 import type { OriginalTransaction } from '../flows/index.js';
 import type { JournalEntry, StoredPayment, TicketPayment } from '../journal/index.js';
 import type { AltSaleView } from './alt-payment-desk.js';
-import { ticketPaidOf, unresolvedTicketSales, type TicketPaymentReaders } from './ticket-payments.js';
+import {
+  cardSaleToGiveBack,
+  ticketPaidOf,
+  unresolvedTicketSales,
+  type TicketPaymentReaders,
+} from './ticket-payments.js';
 
 const card = (paymentRef: string, paidAtMs: number): TicketPayment => ({
   ticket: 'T-1',
@@ -150,5 +155,41 @@ describe('unresolvedTicketSales', () => {
     expect(unresolvedTicketSales([card('S', 1_000)], readers({ awaitingOutcome, undecided }))).toEqual([]);
     const link: TicketPayment = { ...card('S', 3_000), method: 'link' };
     expect(unresolvedTicketSales([link], readers({ undecided }))).toEqual([]);
+  });
+});
+
+describe('cardSaleToGiveBack', () => {
+  const paid = { amountMinor: 600, currency: 'GBP' };
+
+  it('gives back no more of a card sale than it still holds', () => {
+    expect(
+      cardSaleToGiveBack([card('S', 1)], readers({ find: () => sale({ refundedMinor: 200 }) }), paid),
+    ).toEqual({
+      transactionId: 'S',
+      gatewayId: 'G',
+      amountMinor: 400,
+      currency: 'GBP',
+    });
+    expect(
+      cardSaleToGiveBack([card('S', 1)], readers({ find: () => sale({ amountMinor: 900 }) }), paid)
+        ?.amountMinor,
+    ).toBe(600);
+  });
+
+  it('gives back nothing of a sale voided, refunded in full, of another currency or of no gateway id', () => {
+    for (const over of [
+      { voided: true },
+      { refundedMinor: 600 },
+      { currency: 'EUR' },
+      { gatewayId: undefined },
+    ] as const)
+      expect(cardSaleToGiveBack([card('S', 1)], readers({ find: () => sale(over) }), paid)).toBeUndefined();
+  });
+
+  it('gives back nothing while what a sale holds is not known', () => {
+    const inFlight = { ...readers({ find: () => sale() }), undecided: () => [{ id: 1 } as JournalEntry] };
+    expect(cardSaleToGiveBack([card('S', 1)], inFlight, paid)).toBeUndefined();
+    const offline = { ...readers({ find: () => null }), awaitingOutcome: () => stored() };
+    expect(cardSaleToGiveBack([card('S', 1)], offline, paid)).toBeUndefined();
   });
 });

@@ -68,7 +68,8 @@ export function ticketPaidOf(
 function standingOf(p: TicketPayment, readers: TicketPaymentReaders): number {
   switch (p.method) {
     // A payment by link stands as paid: the terminal neither refunds nor voids it (the operator does so at the
-    // gateway, which the terminal does not learn).
+    // gateway, which the terminal does not learn). A ticket paid by card too has its card sale given back instead
+    // (`cardSaleToGiveBack`).
     case 'link':
       return p.amountMinor;
     case 'card': {
@@ -81,4 +82,44 @@ function standingOf(p: TicketPayment, readers: TicketPaymentReaders): number {
       return sale === undefined ? 0 : altSaleStanding(sale);
     }
   }
+}
+
+/** A card sale of a ticket to give back, and how much of it (minor units of `currency`). */
+export interface SaleToGiveBack {
+  transactionId: string;
+  gatewayId: string;
+  amountMinor: number;
+  currency: string;
+}
+
+/**
+ * The card sale of a ticket to give back when the ticket is paid again by phone (`paid`: the payment by link, which the
+ * terminal cannot refund): the latest card sale that stands and is known (its gateway id too), in the link's currency,
+ * for as much of `paid` as it still holds (`amountStanding`: never more than the sale took less what was given back).
+ * Undefined when none stands, or while what stands of the ticket's card sales is not known (a sale, refund or void of
+ * one in flight; a sale stored offline, whose outcome is not known yet): the operator settles it.
+ */
+export function cardSaleToGiveBack(
+  payments: readonly TicketPayment[],
+  readers: TicketPaymentReaders,
+  paid: { amountMinor: number; currency: string },
+): SaleToGiveBack | undefined {
+  if (unresolvedTicketSales(payments, readers).length > 0) return undefined;
+  let found: { payment: TicketPayment; original: OriginalTransaction } | undefined;
+  for (const p of payments) {
+    if (p.method !== 'card') continue;
+    if (readers.awaitingOutcome(p.paymentRef) !== undefined) return undefined;
+    const original = readers.find(p.paymentRef);
+    if (original === null || amountStanding(original) <= 0) continue;
+    if (found === undefined || p.paidAtMs >= found.payment.paidAtMs) found = { payment: p, original };
+  }
+  if (found === undefined) return undefined;
+  const { original } = found;
+  if (original.gatewayId === undefined || original.currency !== paid.currency) return undefined;
+  return {
+    transactionId: original.transactionId,
+    gatewayId: original.gatewayId,
+    amountMinor: Math.min(paid.amountMinor, amountStanding(original)),
+    currency: original.currency,
+  };
 }

@@ -18,15 +18,18 @@ import {
  * of authorization T (a meter session's fee spread over two holds: the part of the fee this hold covers, decided with
  * the outcome of the step before it), with its EMV tags when the original had them (spec 001: the capture of an EMV
  * contact pre-authorization carries the tags) — done once, and never together with a reversal of T: whichever of a
- * capture and a reversal of T the journal shows first ends the obligation.
+ * capture and a reversal of T the journal shows first ends the obligation. `give-back-sale`: give back `amountMinor` of
+ * card sale T (a pay station's ticket paid by card and by phone: the terminal cannot refund a payment by link) — a void
+ * of T while it may be voided and gives back no more than that, a refund otherwise, never more than T still holds;
+ * ended by an approved void or refund of T.
  */
-export const FOLLOW_UP_KINDS = ['reverse-authorization', 'capture-authorization'] as const;
+export const FOLLOW_UP_KINDS = ['reverse-authorization', 'capture-authorization', 'give-back-sale'] as const;
 export type FollowUpKind = (typeof FOLLOW_UP_KINDS)[number];
 
 /** An obligation to create. */
 export interface NewFollowUp {
   kind: FollowUpKind;
-  /** clientReferenceInformation.transactionId of the authorization the follow-up acts on. */
+  /** clientReferenceInformation.transactionId of the authorization (for `give-back-sale`: the sale) acted on. */
   authorizationTransactionId: string;
   /** Gateway id of that authorization (the follow-on's path). */
   gatewayId: string;

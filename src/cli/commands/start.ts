@@ -31,6 +31,17 @@ import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
  */
 export const EXIT_RESTART = 75;
 
+/** A start that failed on something that may pass by itself: its error document, exit 1 (the service restarts it). */
+export class StartError extends Error {
+  override readonly name = 'StartError';
+  constructor(
+    readonly code: 'ELECTRON_SPAWN',
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
 /** Resolves when `signal` aborts (at once when it already has). */
 function aborted(signal: AbortSignal): Promise<void> {
   return new Promise<void>((done) => {
@@ -146,12 +157,19 @@ minutes, and says so (start-loop.json in the working directory).`,
       // a payment in flight. A SIGHUP comes along with neither stop.
       io.signal.addEventListener('abort', () => child.kill('SIGHUP'), { once: true });
       // Its exit code; one that died of a signal (a crash, the OOM killer) exits with the shell's code for it, as a
-      // forced exit does: not 0, a clean stop.
-      return await new Promise<number>((done) =>
+      // forced exit does: not 0, a clean stop. A binary that cannot be run (not executable, a noexec mount: EACCES)
+      // is reported as an 'error' event, with no 'exit': the start's error document, exit 1 — never an uncaught
+      // exception's stack trace.
+      return await new Promise<number>((done, fail) => {
+        child.once('error', (e: NodeJS.ErrnoException) =>
+          fail(
+            new StartError('ELECTRON_SPAWN', `cannot run Electron at ${electron}: ${e.code ?? e.message}`),
+          ),
+        );
         child.once('exit', (code, signal) =>
           done(code ?? (signal ? 128 + osConstants.signals[signal] : EXIT_FINDINGS)),
-        ),
-      );
+        );
+      });
     }
     if (!values.headless)
       out('Electron is not installed on this machine: running headless (UI served on 127.0.0.1).');

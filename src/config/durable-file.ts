@@ -15,7 +15,8 @@ import { dirname } from 'node:path';
 /**
  * The one way the terminal writes (and removes) a file of its own that must survive a power cut whole — the key for data at rest
  * (src/journal/encryption.ts), the OAuth token store (src/gateway/auth/oauth.ts), the tap-and-go fingerprint key
- * (src/host/keys.ts) and the configuration file the fleet replaces (src/host/fleet-terminal.ts): secrets and settings
+ * (src/host/keys.ts), the configuration file the fleet replaces (src/host/fleet-terminal.ts) and the headless screen's
+ * URL for the kiosk browser (src/host/bridge/url-file.ts): secrets and settings
  * kept outside the journal database. Every other durable fact lives in the journal (DESIGN.md, money safety rule 6).
  */
 

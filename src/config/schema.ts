@@ -544,6 +544,12 @@ export const bridgeSchema = z
   .strictObject({
     /** Port of the headless UI on 127.0.0.1; 0 picks a free one. */
     port: z.number().int().min(0).max(65_535).default(8_470),
+    /**
+     * Headless: the file `start` writes the screen's URL to (this start's secret in it), for the kiosk browser's
+     * launcher — mode 0600, replaced whole and atomically at each start, removed at the stop (relative to the working
+     * directory). None when absent.
+     */
+    urlFile: z.string().min(1).optional(),
   })
   .prefault({});
 

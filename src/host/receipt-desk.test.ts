@@ -1,5 +1,5 @@
 import { afterAll, afterEach, describe, expect, it, vi } from 'vitest';
-import { getPrinterSimulator } from '../../devices/printer/index.js';
+import { createPrinter, getPrinterSimulator, PrinterError } from '../../devices/printer/index.js';
 import { parseConfig } from '../config/index.js';
 import type { ReceiptData } from '../flows/index.js';
 import type { CardRead } from '../../devices/reader.js';
@@ -156,6 +156,29 @@ describe('ReceiptDesk', () => {
       sim.setPaper('ok');
       vi.advanceTimersByTime(20_000);
       await expect.poll(() => d.summary().status).toBe('ready');
+    } finally {
+      vi.useRealTimers();
+    }
+  });
+
+  it('clears the connection error of a printer missing at the start once the poll finds it back', async () => {
+    vi.useFakeTimers({ toFake: ['setInterval', 'clearInterval'] });
+    try {
+      const config = parseConfig({ printer: { kind: 'sim', statusPollSeconds: 20 } });
+      const printer = createPrinter(config.printer)!;
+      // Unplugged at the start: the device cannot be opened.
+      vi.spyOn(printer, 'connect').mockRejectedValueOnce(
+        new PrinterError('PRINTER_UNAVAILABLE', 'cannot open /dev/usb/lp0: ENOENT'),
+      );
+      desk = new ReceiptDesk(config, silentLogger(), printer);
+      const d = desk;
+      await d.start();
+      expect(d.summary().status).toBe('offline');
+      expect(d.summary().lastError).toContain('ENOENT');
+      // Plugged in between customers: the idle poll opens it and reads it ready, and no receipt has printed since.
+      vi.advanceTimersByTime(20_000);
+      await expect.poll(() => d.summary().status).toBe('ready');
+      expect(d.summary()).toEqual({ kind: 'sim', status: 'ready' });
     } finally {
       vi.useRealTimers();
     }

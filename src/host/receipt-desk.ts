@@ -256,7 +256,15 @@ export class ReceiptDesk {
   private polling = false;
   private pollTimer: ReturnType<typeof setInterval> | undefined;
   private closed = false;
-  private readonly printerStatusChanged = (): void => this.notify();
+  /**
+   * The printer's status changed (a status request, the idle poll, a print): one that is ready again has none of the
+   * last error — a device missing at the start and plugged in since, paper refilled — so the operator's status follows
+   * the printer, not the last failure until some receipt prints.
+   */
+  private readonly printerStatusChanged = (status: PrinterStatus): void => {
+    if (status === 'ready') this.lastError = undefined;
+    this.notify();
+  };
   private readonly recent = new Map<string, IssuedReceipt>();
   /**
    * The kept receipts (of {@link recent}) whose print failed after the printer was sent it: part of it may be on paper,

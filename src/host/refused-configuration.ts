@@ -179,6 +179,8 @@ export interface RefusedStartOptions {
   logger: Logger;
   /** A line on standard output (the screen's URL). */
   out: (line: string) => void;
+  /** The screen's URL once it is served, for the kiosk browser (the file's `bridge.urlFile`: src/cli/commands/start.ts). */
+  serving?: (url: string, usable: Partial<Config>) => void;
   env?: NodeJS.ProcessEnv;
   notifier?: ServiceNotifier;
   debounceMs?: number;
@@ -259,6 +261,7 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
       ...(options.access ? { access: options.access } : {}),
     });
     options.out(`Parking Terminal ${refusalText(refusal)}: ${bridge.url}`);
+    options.serving?.(bridge.url, usable);
     // The fleet hears of it, when the file's fleet and terminal sections are each valid on their own: the terminal's
     // own link (same client id, topics, broker and fleet key), out of service with the refusal, executing nothing.
     fleet = startRefusedFleetLink({

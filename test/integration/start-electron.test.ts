@@ -109,3 +109,24 @@ describe('parking-terminal start running the Electron shell', () => {
     expect(await run.exited).toEqual({ code: 137, signal: null });
   }, 120_000);
 });
+
+describe('parking-terminal start with an Electron binary it cannot run', () => {
+  it('prints the error document and exits 1 (restarted by the service), not a stack trace', async () => {
+    // Installed but not executable (a copy that lost its mode bits, a noexec mount): the spawn fails with EACCES.
+    const electronDir = join(dir, 'electron');
+    mkdirSync(electronDir);
+    writeFileSync(join(electronDir, 'electron'), '#!/bin/sh\nexit 0\n', { mode: 0o644 });
+    const config = join(dir, 'terminal.json');
+    writeFileSync(config, JSON.stringify({ journal: { path: join(dir, 'var', 'journal.db') } }));
+    const run = startCommand(dir, config, {
+      headless: false,
+      env: { ELECTRON_OVERRIDE_DIST_PATH: electronDir },
+    });
+    runs.push(run);
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    const doc = JSON.parse(run.lines.join('\n')) as { error: { code: string; message: string } };
+    expect(doc.error.code).toBe('ELECTRON_SPAWN');
+    expect(doc.error.message).toContain('EACCES');
+    expect(run.stderr()).not.toContain('    at ');
+  }, 120_000);
+});

@@ -7,6 +7,7 @@ import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { newBridgeAccess } from '../../host/bridge/access.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
+import { ScreenUrlFile } from '../../host/bridge/url-file.js';
 import { openedLines, openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
@@ -30,6 +31,17 @@ import { EXIT_FINDINGS, EXIT_OK, type Command } from '../output.js';
  * `Restart=always`, or `RestartForceExitStatus=75`).
  */
 export const EXIT_RESTART = 75;
+
+/** A start that failed on something that may pass by itself: its error document, exit 1 (the service restarts it). */
+export class StartError extends Error {
+  override readonly name = 'StartError';
+  constructor(
+    readonly code: 'ELECTRON_SPAWN',
+    message: string,
+  ) {
+    super(message);
+  }
+}
 
 /** Resolves when `signal` aborts (at once when it already has). */
 function aborted(signal: AbortSignal): Promise<void> {
@@ -67,7 +79,8 @@ const command: Command = {
   --headless     serve the UI on 127.0.0.1 for any browser instead of opening the Electron window
   --port N       port of the headless UI (default bridge.port of the configuration; 0 = any free port)
 Prints the URL of the screen (with this start's secret) and, when none is configured, the operator PIN generated
-for this start. Journal entries a last run left in flight are resolved before the first card (the screen is served
+for this start. With bridge.urlFile the URL is also written to that file (mode 0600, replaced atomically at each
+start, removed at the stop) for the kiosk browser's launcher. Journal entries a last run left in flight are resolved before the first card (the screen is served
 meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used
 (a secret or PIN file missing, or readable by group or others) prints {"error":{code,message,key,file}} and exits 2
 with nothing left running. A configuration file whose content is refused (an unknown key, a bad value, not JSON or
@@ -111,6 +124,7 @@ minutes, and says so (start-loop.json in the working directory).`,
         ...(log?.file ? { destination: log.file } : {}),
       });
       let usable: Config | undefined;
+      let screenUrl: ScreenUrlFile | undefined;
       try {
         usable = await waitOutOfService({
           configFile,
@@ -122,8 +136,15 @@ minutes, and says so (start-loop.json in the working directory).`,
           signal: io.signal,
           logger,
           out,
+          // The out-of-service screen for the kiosk browser too, when the file's bridge section is valid on its own.
+          serving: (url, sections) => {
+            screenUrl = ScreenUrlFile.of(sections.bridge?.urlFile, io.cwd, logger);
+            screenUrl?.publish(url);
+          },
         });
       } finally {
+        // Its screen is closed: a terminal started now writes its own.
+        screenUrl?.withdraw();
         logger.flush();
       }
       // Stopped, or stopped as the refused state closed (its fleet link, its screen): the terminal does not start.
@@ -146,12 +167,19 @@ minutes, and says so (start-loop.json in the working directory).`,
       // a payment in flight. A SIGHUP comes along with neither stop.
       io.signal.addEventListener('abort', () => child.kill('SIGHUP'), { once: true });
       // Its exit code; one that died of a signal (a crash, the OOM killer) exits with the shell's code for it, as a
-      // forced exit does: not 0, a clean stop.
-      return await new Promise<number>((done) =>
+      // forced exit does: not 0, a clean stop. A binary that cannot be run (not executable, a noexec mount: EACCES)
+      // is reported as an 'error' event, with no 'exit': the start's error document, exit 1 — never an uncaught
+      // exception's stack trace.
+      return await new Promise<number>((done, fail) => {
+        child.once('error', (e: NodeJS.ErrnoException) =>
+          fail(
+            new StartError('ELECTRON_SPAWN', `cannot run Electron at ${electron}: ${e.code ?? e.message}`),
+          ),
+        );
         child.once('exit', (code, signal) =>
           done(code ?? (signal ? 128 + osConstants.signals[signal] : EXIT_FINDINGS)),
-        ),
-      );
+        );
+      });
     }
     if (!values.headless)
       out('Electron is not installed on this machine: running headless (UI served on 127.0.0.1).');
@@ -162,6 +190,7 @@ minutes, and says so (start-loop.json in the working directory).`,
     });
     let host: TerminalHost | undefined;
     let bridge: Bridge | undefined;
+    const screenUrl = ScreenUrlFile.of(config.bridge.urlFile, io.cwd, logger);
     let fleet: ReturnType<typeof startFleetLink> = undefined;
     let service: KioskService | undefined;
     let restartAsked: (reason: string) => void = () => undefined;
@@ -220,6 +249,8 @@ minutes, and says so (start-loop.json in the working directory).`,
       // flight (money safety rule 3; it waits for the gateway as long as it must), the customer reads that the
       // terminal is checking earlier payments, and the operator can sign in and look.
       bridge = await startBridge(host, { port, staticDir, logger, access });
+      // This start's URL for the kiosk browser's launcher (bridge.urlFile): the secret is new at every start.
+      screenUrl?.publish(bridge.url);
       for (const line of openedLines(host)) out(line);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       // Started before the recovery too: the fleet reads the terminal as starting, not as gone.
@@ -293,6 +324,7 @@ minutes, and says so (start-loop.json in the working directory).`,
         .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));
       await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
       await closeAll(logger, host, bridge);
+      screenUrl?.withdraw();
       removeFaultHandler?.();
       logger.flush();
     }

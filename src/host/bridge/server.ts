@@ -51,7 +51,7 @@ export interface Bridge {
   close(): Promise<void>;
 }
 
-export type BridgeErrorCode = 'BRIDGE_STATIC_DIR' | 'BRIDGE_LISTEN';
+export type BridgeErrorCode = 'BRIDGE_STATIC_DIR' | 'BRIDGE_LISTEN' | 'BRIDGE_URL_FILE';
 
 /** Failure to start the bridge. */
 export class BridgeError extends Error {

@@ -1,0 +1,98 @@
+import type { ChildProcess } from 'node:child_process';
+import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { printed, startCommand, type StartRun } from './start-command.js';
+
+/**
+ * `bridge.urlFile`: a headless terminal's screen URL for the kiosk browser's launcher. The URL's secret changes at
+ * every start, so a kiosk browser given it once loses the screen at the first restart; the file always holds the
+ * running start's URL, readable by the service user only, and is gone once the terminal stops.
+ */
+
+/** Bounds a hang (loading the sources on a busy machine), measures no speed. */
+const HANG_MS = 60_000;
+
+let dir: string;
+const children: ChildProcess[] = [];
+beforeEach(() => {
+  dir = mkdtempSync(join(tmpdir(), 'pt-start-url-file-'));
+});
+afterEach(() => {
+  for (const c of children.splice(0)) if (c.exitCode === null && c.signalCode === null) c.kill('SIGKILL');
+  rmSync(dir, { recursive: true, force: true });
+});
+
+function writeConfig(config: Record<string, unknown>): string {
+  const file = join(dir, 'terminal.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      journal: { path: join(dir, 'var', 'journal.db') },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
+      ...config,
+    }),
+  );
+  return file;
+}
+
+function start(configFile: string): StartRun {
+  const run = startCommand(dir, configFile);
+  children.push(run.child);
+  return run;
+}
+
+const READY = /ready: (http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]+)/;
+
+describe('parking-terminal start --headless with bridge.urlFile', () => {
+  it('writes the URL of each start for the kiosk browser, private to the service user, and removes it at the stop', async () => {
+    // Relative to the working directory (the service's state directory).
+    const urlFile = join(dir, 'state', 'ui-url');
+    const configFile = writeConfig({ bridge: { urlFile: 'state/ui-url' } });
+
+    const first = start(configFile);
+    const [, firstUrl] = await printed(first, READY, HANG_MS);
+    expect(readFileSync(urlFile, 'utf8')).toBe(`${firstUrl}\n`);
+    expect(statSync(urlFile).mode & 0o777).toBe(0o600);
+    first.child.kill('SIGTERM');
+    expect(await first.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(urlFile)).toBe(false);
+
+    // The next start (a restart): a new secret, and the file names it.
+    const second = start(configFile);
+    const [, secondUrl] = await printed(second, READY, HANG_MS);
+    expect(secondUrl).not.toBe(firstUrl);
+    expect(readFileSync(urlFile, 'utf8')).toBe(`${secondUrl}\n`);
+    second.child.kill('SIGTERM');
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(urlFile)).toBe(false);
+  }, 180_000);
+
+  it('writes the out-of-service screen URL while the configuration file is refused', async () => {
+    const urlFile = join(dir, 'ui-url');
+    const configFile = writeConfig({ bridge: { urlFile }, terminal: { noSuchKey: true } });
+    const run = start(configFile);
+    const [, url] = await printed(
+      run,
+      /configuration refused .*: (http:\/\/127\.0\.0\.1:\d+\/\?s=\S+)$/,
+      HANG_MS,
+    );
+    expect(readFileSync(urlFile, 'utf8')).toBe(`${url}\n`);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(existsSync(urlFile)).toBe(false);
+  }, 120_000);
+
+  it('fails the start with exit 1 and BRIDGE_URL_FILE, without the secret, when the file cannot be written', async () => {
+    // Its directory is a regular file.
+    writeFileSync(join(dir, 'not-a-dir'), '');
+    const run = start(writeConfig({ bridge: { urlFile: join(dir, 'not-a-dir', 'ui-url') } }));
+    expect(await run.exited).toEqual({ code: 1, signal: null });
+    const out = run.lines.join('\n');
+    const doc = JSON.parse(out.slice(out.indexOf('{'))) as { error: { code: string; message: string } };
+    expect(doc.error.code).toBe('BRIDGE_URL_FILE');
+    expect(doc.error.message).toContain('not-a-dir');
+    expect(doc.error.message).not.toContain('?s=');
+  }, 120_000);
+});

@@ -749,3 +749,37 @@ describe('refunds of a converted sale (family B)', () => {
       ).toEqual([formatAmount(2, 'JPY', 'en_GB'), formatAmount(1_610, 'JPY', 'en_GB')]);
   });
 });
+
+describe('a capture for less than asked of a converted authorization, after a restart with another family configured', () => {
+  // A pre-authorization of 10.00 EUR converted to 1612 JPY through a family A acquirer; the terminal restarts
+  // configured for family B. The capture of the 10.00 EUR is sent as 1612 JPY (the family the journal kept), and the
+  // gateway captures 806 JPY of it: 5.00 EUR at the authorization's rate, whatever family is configured now.
+  for (const [name, withTerms] of [
+    ["with the machine's terms", true],
+    ['without terms (a capture recovery makes)', false],
+  ] as const) {
+    it(`counts the amount captured in local units at the family kept with the authorization, ${name}`, async () => {
+      const sent: OutgoingRequest[] = [];
+      const answers: Answers = {
+        preauth: authorized('1612'),
+        capture: () => ({
+          id: 'CAP-1',
+          status: 'PENDING',
+          orderInformation: { amountDetails: { totalAmount: '806', currency: 'JPY' } },
+        }),
+      };
+      const { journal, held, outcome } = await convertedPreauth(answers, sent);
+      const familyB = parseConfig({
+        terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
+        dcc: { enabled: true, processorFamily: 'B' },
+      });
+      const after = paymentService(journal, answers, sent, familyB);
+      const capture = await after.payments.submit({
+        ...captureOfAll(held, outcome),
+        ...(withTerms ? { dcc: SELECTION } : {}),
+      });
+      expect(sent.at(-1)).toMatchObject({ service: 'capture', amountMinor: 1_612, currency: 'JPY' });
+      expect(capture.outcome).toMatchObject({ kind: 'approved', gatewayId: 'CAP-1', authorizedMinor: 500 });
+    });
+  }
+});

@@ -53,3 +53,17 @@ describe('journalFollowOnStore: the rate time a follow-on repeats (DESIGN.md mon
     j.close();
   });
 });
+
+describe('journalFollowOnStore: the currency-conversion disclosure of receipts after a restart', () => {
+  it("keeps the gateway's disclaimer verbatim when a date in it reads as a Luhn-valid run of digits", () => {
+    const j = openJournal(':memory:');
+    const key = Buffer.alloc(32, 5);
+    // "2026-12-01 08:11:00" is 20261201081100 to a card-number search: 14 digits that pass the Luhn check.
+    const offer = { ...OFFER, disclaimer: 'Rate of 2026-12-01 08:11:00 UTC. I have chosen to pay in USD.' };
+    journalFollowOnStore(new AuthorizationDataStore(j, key), 'B').putDcc('A1', { indicator: '1', offer });
+    // A restart: a new store over the same journal and key.
+    const after = journalFollowOnStore(new AuthorizationDataStore(j, key), 'B');
+    expect(after.receiptOffer('A1')).toMatchObject({ marginRate: '3.5', disclaimer: offer.disclaimer });
+    j.close();
+  });
+});

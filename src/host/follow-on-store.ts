@@ -4,7 +4,7 @@ import type { FollowOnStore } from './payments.js';
 
 /**
  * The follow-on data of authorizations (their EMV tags, their conversion terms) in the journal database
- * (src/journal/authorization-data.ts): tags encrypted, terms in clear (no card data). The terms kept are those a
+ * (src/journal/authorization-data.ts): tags and disclosure encrypted, terms in clear (no card data). The terms kept are those a
  * follow-on needs to convert its own amount at the authorization's rate (spec 001, DCC capture and refund), with the
  * offer's margin and disclaimer that the receipts of its transactions state (kiosk.md §1).
  */
@@ -49,8 +49,9 @@ export function journalFollowOnStore(store: AuthorizationDataStore, family: 'A' 
           offerId: o.offerId,
           ...(o.reconciliationId !== undefined ? { reconciliationId: o.reconciliationId } : {}),
         },
-        // A disclaimer the journal would refuse (one holding a card number) is not kept: the payment's outcome stands,
-        // and its receipts after a restart leave the conversion out (receiptOffer answers 'not-kept').
+        // Kept sealed, the disclaimer verbatim whatever digits it holds. One the journal would refuse (of the wrong
+        // shape) is not kept: the payment's outcome stands, and its receipts after a restart leave the conversion out
+        // (receiptOffer answers 'not-kept').
         storableDccDisclosure({ marginRate: o.marginRate, disclaimer: o.disclaimer }),
       );
     },

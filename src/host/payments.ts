@@ -535,6 +535,9 @@ export class PaymentService {
       };
     }
     const { beforeSend } = options;
+    // The conversion terms the request was built with, read before its outcome (a reversal's wipes those the journal
+    // kept): its answer converts back at them.
+    const terms = this.followOnDcc(request);
     const card = request.cardRef ? this.deps.cards.get(request.cardRef) : undefined;
     // A reversal or void is sent, and its approval kept, whoever still waits: left unsent it would leave standing
     // what it undoes (a sale the customer cancelled), and recovery of one that is unknown completes it anyway.
@@ -587,7 +590,7 @@ export class PaymentService {
       entryId,
       prepared,
       sent,
-      outcome: this.toSubmitOutcome(request, prepared, sent, transactionId),
+      outcome: this.toSubmitOutcome(request, prepared, sent, transactionId, terms),
       unreachable: sent.kind === 'not-sent' && UNREACHABLE_CODES.has(sent.reason ?? ''),
       // An abort before the outcome's write has it journaled unknown (the sender's `abandoned`): approved here, the
       // abort came after that write.
@@ -623,21 +626,23 @@ export class PaymentService {
     prepared: PreparedRequest,
     outcome: TransmitOutcome,
     transactionId: string,
+    terms: DccTerms | undefined,
   ): SubmitOutcome {
     switch (outcome.kind) {
       case 'approved': {
         // An increment's outcome is the authorization's new total, as the journal (which holds the answer by now)
         // counts it. Otherwise the amount the answer states (a capture's: what it captured, which may be less than
         // asked), in the local currency the machines count in: what was asked when the gateway took all of it; else
-        // converted back — family A answers a converted request in the billing currency.
-        const family = this.deps.config.dcc.processorFamily;
+        // converted back at the terms the request was built with (`terms`) — family A answers a converted request in
+        // the billing currency. A follow-on's are those the journal kept with its authorization, family included: a
+        // restart under another configured family, or a follow-on without the machine's terms, changes neither.
         const answered = outcome.authorizedMinor ?? outcome.amountMinor;
         const authorizedMinor =
           request.service === 'incremental' && request.original
             ? (this.authorizedTotal(request.original.transactionId) ?? outcome.authorizedMinor)
             : answered !== undefined && answered === prepared.amountMinor
               ? request.amountMinor
-              : localAmountOf(answered, request, family);
+              : localAmountOf(answered, { dcc: terms }, this.familyOf(terms));
         return {
           kind: 'approved',
           transactionId,

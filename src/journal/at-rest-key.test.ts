@@ -106,7 +106,7 @@ describe('checkAtRestKey', () => {
     const { journal, key } = setup();
     checkAtRestKey(journal, key, 'key file K');
     new AuthorizationDataStore(journal, key).putTags('auth-1', TAGS);
-    expect(sealedCounts(journal)).toEqual({ storedPayments: 0, tagSets: 1 });
+    expect(sealedCounts(journal)).toEqual({ storedPayments: 0, tagSets: 1, disclosures: 0 });
     expect(() => checkAtRestKey(journal, otherKey(), 'key file other')).toThrowError(
       expect.objectContaining({
         code: 'JOURNAL_KEY',
@@ -163,6 +163,32 @@ describe('checkAtRestKey', () => {
 });
 
 describe('rotateKeyFile', () => {
+  it('re-seals the disclosure of a converted sale (nothing else sealed) and refuses another key for it', () => {
+    const { journal, keyFile, key } = setup();
+    checkAtRestKey(journal, key, 'key file K');
+    const terms = {
+      indicator: '1',
+      family: 'A',
+      localAmountMinor: 1_000,
+      localCurrency: 'EUR',
+      billingAmountMinor: 1_612,
+      billingCurrency: 'JPY',
+      exchangeRate: '161.234',
+      exchangeRateInverted: false,
+      exchangeRateTimeStamp: '20300101080000',
+    } as const;
+    const shown = { marginRate: '3.5', disclaimer: 'Rate of 2026-12-01 08:11:00 UTC.' };
+    new AuthorizationDataStore(journal, key).putDccTerms('sale-1', terms, shown);
+    expect(sealedCounts(journal)).toEqual({ storedPayments: 0, tagSets: 0, disclosures: 1 });
+    expect(() => checkAtRestKey(journal, otherKey(), 'key file other')).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_KEY' }) as Error,
+    );
+    const report = rotateKeyFile(journal, { keyProvider: fileKeyProvider(keyFile) });
+    expect(report).toEqual({ storedPayments: 0, tagSets: 0, disclosures: 1, pendingRotation: 'none' });
+    const rotated = fileKeyProvider(keyFile).loadKey();
+    expect(new AuthorizationDataStore(journal, rotated).dccDisclosure('sale-1')).toEqual(shown);
+  });
+
   it('re-seals stored payments and kept tags under a new key file, in one step with its key check value', () => {
     const { dir, journal, keyFile, key } = setup();
     sealSome(journal, keyFile);
@@ -171,8 +197,8 @@ describe('rotateKeyFile', () => {
       keyProvider: fileKeyProvider(keyFile),
       record: (counts) => recorded.push(counts),
     });
-    expect(report).toEqual({ storedPayments: 1, tagSets: 1, pendingRotation: 'none' });
-    expect(recorded).toEqual([{ storedPayments: 1, tagSets: 1 }]);
+    expect(report).toEqual({ storedPayments: 1, tagSets: 1, disclosures: 0, pendingRotation: 'none' });
+    expect(recorded).toEqual([{ storedPayments: 1, tagSets: 1, disclosures: 0 }]);
     const rotated = fileKeyProvider(keyFile).loadKey();
     expect(rotated.equals(key)).toBe(false);
     expect(statSync(keyFile).mode & 0o777).toBe(0o600);
@@ -323,7 +349,7 @@ describe('rotateKeyFile', () => {
     it('the next rotation finishes the interrupted one first, then rotates again', () => {
       const { journal, keyFile } = interrupted('journal-resealed');
       const report = rotateKeyFile(journal, { keyProvider: fileKeyProvider(keyFile) });
-      expect(report).toEqual({ storedPayments: 1, tagSets: 1, pendingRotation: 'finished' });
+      expect(report).toEqual({ storedPayments: 1, tagSets: 1, disclosures: 0, pendingRotation: 'finished' });
       expect(readBack(journal, keyFile)).toEqual({ tags: TAGS, forwardable: true });
     });
 

@@ -1,6 +1,6 @@
 import { randomBytes } from 'node:crypto';
 import { existsSync, lstatSync } from 'node:fs';
-import { tagsContext } from './authorization-data.js';
+import { disclosureContext, tagsContext } from './authorization-data.js';
 import {
   discardPendingKey,
   fileKeyProvider,
@@ -43,8 +43,8 @@ interface SealedColumn {
 
 /**
  * Everything the journal keeps sealed under the at-rest key: a stored offline payment's request until its forward
- * completes, the tag set of an authorization until its follow-ons are done (both tables key their rows by a unique
- * transaction_id). A new sealed column is added here, and the key check and the rotation cover it.
+ * completes, the tag set of an authorization and the currency-conversion disclosure of a converted one until its
+ * follow-ons are done (both tables key their rows by a unique transaction_id). A new sealed column is added here, and the key check and the rotation cover it.
  */
 const SEALED_COLUMNS: readonly SealedColumn[] = [
   {
@@ -59,6 +59,12 @@ const SEALED_COLUMNS: readonly SealedColumn[] = [
     column: 'tags_enc',
     context: tagsContext,
   },
+  {
+    what: 'currency-conversion disclosure(s) kept for receipts of converted payments',
+    table: 'authorization_data',
+    column: 'dcc_disclosure_enc',
+    context: disclosureContext,
+  },
 ];
 
 /** How many values of each kind are sealed, in the order of {@link SEALED_COLUMNS}. */
@@ -67,10 +73,12 @@ export interface SealedCounts {
   readonly storedPayments: number;
   /** Tag sets kept for follow-ons. */
   readonly tagSets: number;
+  /** Currency-conversion disclosures kept for the receipts of converted payments. */
+  readonly disclosures: number;
 }
 
 function countsOf(values: readonly number[]): SealedCounts {
-  return { storedPayments: values[0] ?? 0, tagSets: values[1] ?? 0 };
+  return { storedPayments: values[0] ?? 0, tagSets: values[1] ?? 0, disclosures: values[2] ?? 0 };
 }
 
 /** What is sealed under the at-rest key in the journal now. Reads no card data and needs no key. */
@@ -86,7 +94,7 @@ export function sealedCounts(journal: SqliteJournal): SealedCounts {
 }
 
 function describeSealed(counts: SealedCounts): string {
-  const values = [counts.storedPayments, counts.tagSets];
+  const values = [counts.storedPayments, counts.tagSets, counts.disclosures];
   return SEALED_COLUMNS.map((c, i) => `${values[i] ?? 0} ${c.what}`).join(', ');
 }
 
@@ -135,7 +143,7 @@ export function checkAtRestKey(journal: SqliteJournal, key: Buffer, description:
     if (stored === check) return;
     const counts = sealedCounts(journal);
     if (
-      counts.storedPayments + counts.tagSets > 0 &&
+      counts.storedPayments + counts.tagSets + counts.disclosures > 0 &&
       (stored !== undefined || !firstSealedOpens(journal, key))
     )
       throw new JournalError(

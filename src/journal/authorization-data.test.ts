@@ -204,11 +204,9 @@ describe('AuthorizationDataStore', () => {
     expect(data.dccDisclosure('T1')).toBeUndefined();
   });
 
-  it('refuses a disclosure holding a card number, of the wrong shape or with other fields, and keeps nothing of it', () => {
+  it('refuses a disclosure of the wrong shape or with other fields, and keeps nothing of it', () => {
     const { data } = setup();
-    const withCard = { ...SHOWN, disclaimer: 'Call us about card 4761 7390 0101 0119.' };
     for (const bad of [
-      withCard,
       { ...SHOWN, marginRate: '3.5%' },
       { ...SHOWN, disclaimer: '' },
       { ...SHOWN, disclaimer: ' \n\t ' },
@@ -229,6 +227,60 @@ describe('AuthorizationDataStore', () => {
     const { data, journal } = setup();
     data.putDccTerms('T1', TERMS);
     journal.db.prepare('UPDATE authorization_data SET dcc_disclosure = ?').run('{"marginRate":"x"}');
+    expect(code(() => data.dccDisclosure('T1'))).toBe('JOURNAL_IO');
+  });
+
+  it("keeps the gateway's disclaimer verbatim whatever digits it holds, sealed: none of it in a clear column", () => {
+    const dir = mkdtempSync(join(tmpdir(), 'auth-data-'));
+    const path = join(dir, 'journal.sqlite');
+    const { data, journal } = setup(path);
+    // A date-time that reads as a Luhn-valid run of 14 digits, and a card number proper.
+    const dated = { ...SHOWN, disclaimer: 'Rate of 2026-12-01 08:11:00 UTC. I chose to pay in USD.' };
+    const withCard = { ...SHOWN, disclaimer: 'Call us about card 4761 7390 0101 0119.' };
+    data.putDccTerms('T1', TERMS, dated);
+    data.putDccTerms('T2', TERMS, withCard);
+    expect(storableDccDisclosure(dated)).toEqual(dated);
+    for (const [tx, shown] of [
+      ['T1', dated],
+      ['T2', withCard],
+    ] as const) {
+      expect(data.dccDisclosure(tx)).toEqual(shown);
+      const row = journal.db
+        .prepare<[string], Record<string, unknown>>(
+          'SELECT * FROM authorization_data WHERE transaction_id = ?',
+        )
+        .get(tx);
+      expect(row?.['dcc_disclosure']).toBeNull();
+      const bytes = Buffer.concat(
+        Object.values(row ?? {}).map((v) => (Buffer.isBuffer(v) ? v : Buffer.from(String(v)))),
+      );
+      expect(bytes.includes(shown.disclaimer)).toBe(false);
+      expect(bytes.includes('0119')).toBe(false);
+    }
+    // Bound to its row: moved to another, it does not open.
+    journal.db
+      .prepare(
+        `UPDATE authorization_data SET dcc_disclosure_enc =
+          (SELECT dcc_disclosure_enc FROM authorization_data WHERE transaction_id = 'T2') WHERE transaction_id = 'T1'`,
+      )
+      .run();
+    expect(code(() => data.dccDisclosure('T1'))).toBe('JOURNAL_DECRYPT');
+    journal.close();
+    journals.splice(journals.indexOf(journal), 1);
+    // Another key (the key file replaced): a typed error, not a disclaimer.
+    const other = setup(path, Buffer.alloc(32, 9));
+    expect(code(() => other.data.dccDisclosure('T2'))).toBe('JOURNAL_DECRYPT');
+  });
+
+  it('reads the clear disclosure of a row written before it was sealed, and none holding a card number', () => {
+    const { data, journal } = setup();
+    data.putDccTerms('T1', TERMS);
+    const put = journal.db.prepare(
+      'UPDATE authorization_data SET dcc_disclosure = ? WHERE transaction_id = ?',
+    );
+    put.run(JSON.stringify(SHOWN), 'T1');
+    expect(data.dccDisclosure('T1')).toEqual(SHOWN);
+    put.run(JSON.stringify({ ...SHOWN, disclaimer: 'Card 4761 7390 0101 0119.' }), 'T1');
     expect(code(() => data.dccDisclosure('T1'))).toBe('JOURNAL_IO');
   });
 });

@@ -65,7 +65,8 @@ const DCC_KEYS = new Set([
 /**
  * What the receipts of a converted payment state beyond its {@link StoredDccTerms}, as the customer was shown them
  * (kiosk.md §1; gateway.md §5), so that a receipt of one of its transactions issued after a restart states the
- * disclosure of the first one. No card data: stored in clear.
+ * disclosure of the first one. Stored encrypted, as the tag set is: the disclaimer is the gateway's text, kept
+ * verbatim, and a date, time or phone number in it can read as a card number (migrations/dcc-disclosure-sealed.ts).
  */
 export interface StoredDccDisclosure {
   /** The offer's margin over the wholesale rate, percent, exactly as the gateway wrote it. */
@@ -76,8 +77,8 @@ export interface StoredDccDisclosure {
 
 /**
  * The disclosure as the journal keeps it, or undefined when it would refuse it ({@link checkDccDisclosure}): a margin
- * that is not a decimal, an empty or overlong disclaimer, or one holding a card number. The caller keeps the terms
- * without it then — a converted payment's outcome is never refused for its receipt's wording.
+ * that is not a decimal, an empty or overlong disclaimer. The caller keeps the terms without it then — a converted
+ * payment's outcome is never refused for its receipt's wording.
  */
 export function storableDccDisclosure(
   disclosure: StoredDccDisclosure | undefined,
@@ -90,7 +91,10 @@ export function storableDccDisclosure(
   }
 }
 
-/** Refuses a disclosure of the wrong shape or holding a card number; returns a copy with the known keys only. */
+/**
+ * Refuses a disclosure of the wrong shape; returns a copy with the known keys only. Whatever digits its disclaimer
+ * holds: it is kept sealed ({@link AuthorizationDataStore.putDccTerms}), never in a clear column.
+ */
 export function checkDccDisclosure(disclosure: StoredDccDisclosure): StoredDccDisclosure {
   checkObject(disclosure, 'dcc disclosure');
   const { marginRate, disclaimer } = disclosure;
@@ -101,10 +105,19 @@ export function checkDccDisclosure(disclosure: StoredDccDisclosure): StoredDccDi
       'JOURNAL_INVALID',
       `dcc disclosure: disclaimer must be a text of at most ${MAX_DISCLAIMER} characters that shows as something`,
     );
-  // Any Luhn-valid run of 13 to 19 digits, however grouped: nothing that could be a card number in a clear column.
-  if (containsCardNumber(disclaimer, { separators: 'any', knownNetworkOnly: false }))
-    throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: the disclaimer holds a card number');
   return { marginRate, disclaimer };
+}
+
+/**
+ * A disclosure read from the clear column of a row written before it was sealed: {@link checkDccDisclosure}, and no
+ * Luhn-valid run of 13 to 19 digits, however grouped (the rule those rows were written under: nothing that could be a
+ * card number is returned from a clear column).
+ */
+function checkClearDccDisclosure(disclosure: StoredDccDisclosure): StoredDccDisclosure {
+  const checked = checkDccDisclosure(disclosure);
+  if (containsCardNumber(checked.disclaimer, { separators: 'any', knownNetworkOnly: false }))
+    throw new JournalError('JOURNAL_INVALID', 'dcc disclosure: the disclaimer holds a card number');
+  return checked;
 }
 
 /** Longest tag set kept, in hex digits (a card-present tag set is a few hundred bytes; 4 KiB leaves room). */
@@ -176,6 +189,11 @@ export function tagsContext(transactionId: string): string {
   return `authorization-tags:${transactionId}`;
 }
 
+/** Associated data of a sealed disclosure: its row, and what it is (a tag set of the row does not open as one). */
+export function disclosureContext(transactionId: string): string {
+  return `dcc-disclosure:${transactionId}`;
+}
+
 /** Seals a tag set for the row of `transactionId`. */
 export function sealTags(key: Buffer, transactionId: string, tagsHex: string): Buffer {
   return seal(key, Buffer.from(tagsHex, 'utf8'), tagsContext(transactionId));
@@ -191,6 +209,7 @@ interface Row {
   tags_enc: Buffer | null;
   dcc_terms: string | null;
   dcc_disclosure: string | null;
+  dcc_disclosure_enc: Buffer | null;
 }
 
 /** The statements of the authorization_data table; shared with the import of the former side file. */
@@ -198,16 +217,17 @@ export function authorizationDataStatements(connection: JournalConnection) {
   const db = connection.db;
   return {
     get: db.prepare<[string], Row>(
-      'SELECT transaction_id, tags_enc, dcc_terms, dcc_disclosure FROM authorization_data WHERE transaction_id = ?',
+      `SELECT transaction_id, tags_enc, dcc_terms, dcc_disclosure, dcc_disclosure_enc FROM authorization_data
+        WHERE transaction_id = ?`,
     ),
     putTags: db.prepare<{ tx: string; tags: Buffer; at: number }>(`INSERT INTO authorization_data
         (transaction_id, tags_enc, created_at, updated_at) VALUES (@tx, @tags, @at, @at)
       ON CONFLICT (transaction_id) DO UPDATE SET tags_enc = excluded.tags_enc, updated_at = excluded.updated_at`),
-    putDcc: db.prepare<{ tx: string; terms: string; disclosure: string | null; at: number }>(`INSERT INTO
-        authorization_data (transaction_id, dcc_terms, dcc_disclosure, created_at, updated_at)
-        VALUES (@tx, @terms, @disclosure, @at, @at)
-      ON CONFLICT (transaction_id) DO UPDATE SET dcc_terms = excluded.dcc_terms,
-        dcc_disclosure = excluded.dcc_disclosure, updated_at = excluded.updated_at`),
+    putDcc: db.prepare<{ tx: string; terms: string; disclosure: Buffer | null; at: number }>(`INSERT INTO
+        authorization_data (transaction_id, dcc_terms, dcc_disclosure, dcc_disclosure_enc, created_at, updated_at)
+        VALUES (@tx, @terms, NULL, @disclosure, @at, @at)
+      ON CONFLICT (transaction_id) DO UPDATE SET dcc_terms = excluded.dcc_terms, dcc_disclosure = NULL,
+        dcc_disclosure_enc = excluded.dcc_disclosure_enc, updated_at = excluded.updated_at`),
     forget: db.prepare<[string]>('DELETE FROM authorization_data WHERE transaction_id = ?'),
   };
 }
@@ -216,8 +236,8 @@ export function authorizationDataStatements(connection: JournalConnection) {
  * What follow-ons must repeat of their original, per original payment's transactionId, in the journal database
  * (DESIGN.md, money safety rules 6 and 7; replaces the side file `authorization-tags.json`): the EMV tag set sent with
  * it (gateway.md §7: the capture of an EMV contact pre-authorization and the reversal of an original with EMV data
- * carry its tags), encrypted with AES-256-GCM under the at-rest key and bound to the row, and the DCC terms of a
- * converted payment in clear.
+ * carry its tags), encrypted with AES-256-GCM under the at-rest key and bound to the row, the DCC terms of a
+ * converted payment in clear, and the disclosure its receipts state encrypted as the tags are.
  *
  * Every method is synchronous; writes go through {@link JournalConnection.atomically}, so inside
  * `journal.atomically(true, () => …)` they commit with the journal outcome they belong to (e.g. the approved
@@ -260,12 +280,20 @@ export class AuthorizationDataStore {
 
   /**
    * Keeps (replaces) the DCC terms of the converted payment `transactionId`, and what its receipts state beyond them
-   * (`disclosure`; none: its receipts leave the conversion out), durably, in one statement.
+   * (`disclosure`; none: its receipts leave the conversion out), durably, in one statement. The disclosure is sealed
+   * under the at-rest key: its disclaimer is kept as the gateway wrote it, whatever digits it holds.
    */
   putDccTerms(transactionId: string, terms: StoredDccTerms, disclosure?: StoredDccDisclosure): void {
     checkIdentifier(transactionId, 'transactionId');
     const json = JSON.stringify(checkDccTerms(terms));
-    const shown = disclosure === undefined ? null : JSON.stringify(checkDccDisclosure(disclosure));
+    const shown =
+      disclosure === undefined
+        ? null
+        : seal(
+            this.key,
+            Buffer.from(JSON.stringify(checkDccDisclosure(disclosure)), 'utf8'),
+            disclosureContext(transactionId),
+          );
     this.connection.atomically(true, () =>
       this.stmts.putDcc.run({
         tx: transactionId,
@@ -278,14 +306,27 @@ export class AuthorizationDataStore {
 
   /**
    * What the receipts of the converted payment `transactionId` state beyond its terms; undefined when none is kept (not
-   * converted, or kept before the disclosure was, or by the previous terminal).
+   * converted, or kept before the disclosure was, or by the previous terminal). `JOURNAL_DECRYPT` under another key.
    */
   dccDisclosure(transactionId: string): StoredDccDisclosure | undefined {
     checkIdentifier(transactionId, 'transactionId');
     const row = readOn(this.connection, () => this.stmts.get.get(transactionId));
-    if (row === undefined || row.dcc_disclosure === null) return undefined;
+    if (row === undefined) return undefined;
+    if (row.dcc_disclosure_enc !== null) {
+      const json = openSealed(this.key, row.dcc_disclosure_enc, disclosureContext(transactionId)).toString(
+        'utf8',
+      );
+      try {
+        return checkDccDisclosure(JSON.parse(json) as StoredDccDisclosure);
+      } catch (cause) {
+        throw new JournalError('JOURNAL_IO', `the dcc disclosure of ${transactionId} is malformed`, {
+          cause,
+        });
+      }
+    }
+    if (row.dcc_disclosure === null) return undefined;
     try {
-      return checkDccDisclosure(JSON.parse(row.dcc_disclosure) as StoredDccDisclosure);
+      return checkClearDccDisclosure(JSON.parse(row.dcc_disclosure) as StoredDccDisclosure);
     } catch (cause) {
       throw new JournalError('JOURNAL_IO', `the dcc disclosure of ${transactionId} is malformed`, { cause });
     }

@@ -58,6 +58,7 @@ describe('parking-terminal offline rotate-key', () => {
       keyFile,
       storedPayments: 0,
       tagSets: 1,
+      disclosures: 0,
       pendingRotation: 'none',
     });
     const rotated = fileKeyProvider(keyFile).loadKey();
@@ -70,7 +71,7 @@ describe('parking-terminal offline rotate-key', () => {
         expect.objectContaining({
           actor: 'operator',
           result: 'ok',
-          details: { storedPayments: 0, tagSets: 1 },
+          details: { storedPayments: 0, tagSets: 1, disclosures: 0 },
         }),
       ]);
     } finally {

@@ -14,14 +14,15 @@ import { EXIT_OK, printJson, UsageError, type Command } from '../output.js';
 
 const USAGE = `parking-terminal offline rotate-key [--config FILE]
   rotate-key    replaces the key of card data at rest (offline.keyFile) with a new random one: every value
-                sealed under it in the journal (stored offline payments, the tags kept for follow-ons of open
-                authorizations) is sealed again under the new key in one transaction, and the OAuth token
-                store with them; then the new key file takes the old one's place. Crash-safe: the next start
+                sealed under it in the journal (stored offline payments, the tags and currency-conversion
+                disclosures kept for open and converted authorizations) is sealed again under the new key in
+                one transaction, and the OAuth token store with them; then the new key file takes the old
+                one's place. Crash-safe: the next start
                 or rotation finishes or undoes an interrupted one. Refused (JOURNAL_LOCKED, exit 2) while the
                 terminal runs on the same journal; refused (JOURNAL_KEY) when the key file is not the one the
                 journal's data is sealed with, or when it is a symbolic link or has another name (the
                 retired key would stay on disk under it). Recorded in the audit log (key-rotate). Prints
-                {"rotated": true, "keyFile", "storedPayments", "tagSets", "pendingRotation"}
+                {"rotated": true, "keyFile", "storedPayments", "tagSets", "disclosures", "pendingRotation"}
   --config FILE configuration (JSON or YAML); embedded defaults otherwise`;
 
 /** `parking-terminal offline rotate-key`; `afterStep` lets tests stop the rotation where a crash would. */

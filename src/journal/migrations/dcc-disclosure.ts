@@ -13,8 +13,10 @@ function present(db: Database.Database): boolean {
  * follow-ons repeat (`dcc_terms`) — the offer's margin over the wholesale rate and the gateway's disclaimer, as the
  * customer was shown them (kiosk.md §1; gateway.md §5: the disclaimer is printed without modification) — so that a
  * receipt of one of its transactions issued after a restart (its refund, its capture, the operator's reprint) states
- * the disclosure of the first. JSON in clear (`{"marginRate", "disclaimer"}`): no card data, the journal refuses a
- * disclaimer holding a card number. Written with the terms, in their one statement; deleted with the row.
+ * the disclosure of the first. JSON in clear (`{"marginRate", "disclaimer"}`), which refused a disclaimer holding a
+ * card number; since dcc-disclosure-sealed.ts the store writes NULL here and the disclosure sealed in a column of its
+ * own, and reads this one for rows written before. Written with the terms, in their one statement; deleted with the
+ * row.
  *
  * A column apart rather than keys of `dcc_terms`: the previous terminal refuses terms with a key it does not know (so
  * that nothing else reaches that clear column), and would then fail the capture or refund of a converted payment. It

@@ -14,6 +14,7 @@ import { migration0011 } from './0011-fleet-commands.js';
 import { migration0012 } from './0012-journal-without-request-bytes.js';
 import type { Migration, SchemaRewrite } from './migration.js';
 import { dccDisclosure } from './dcc-disclosure.js';
+import { dccDisclosureSealed } from './dcc-disclosure-sealed.js';
 import { feeLinksInDoubt } from './fee-links-in-doubt.js';
 import { lookupIndexes } from './lookup-indexes.js';
 import { offlineCardFingerprints } from './offline-card-fingerprints.js';
@@ -62,6 +63,7 @@ export const REWRITES: readonly SchemaRewrite[] = [
   staysPaidByLink,
   feeLinksInDoubt,
   outstayedStays,
+  dccDisclosureSealed,
 ];
 
 /**

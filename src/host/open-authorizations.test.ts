@@ -8,6 +8,7 @@ import {
   type JournalEntry,
   type SqliteJournal,
 } from '../journal/index.js';
+import { saleEntry } from '../journal/testing/entries.js';
 import { createLogger, silentLogger, type Logger } from '../log/index.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import type { FeeShortfall } from './audit-trail.js';
@@ -664,7 +665,7 @@ describe('a follow-up that gives back a card sale', () => {
       includeEmvTags: false,
       reason: 'ticket paid by phone too',
     });
-    return { open, followUps, sent, id: f.id };
+    return { open, followUps, sent, id: f.id, journal };
   }
   const sale = (over: Partial<OriginalTransaction> = {}): OriginalTransaction => ({
     transactionId: 'S1',
@@ -698,6 +699,20 @@ describe('a follow-up that gives back a card sale', () => {
       await t.open.runFollowUps();
       expect(t.sent.map(what)).toEqual([['refund-payment', refund, 'S1']]);
     }
+  });
+
+  it('is done, sending nothing, once a refund of the sale made since it was written stands', async () => {
+    // Its own refund, sent with the sale larger than what is owed back: the answer lost, its timeout void refused
+    // NOT_VOIDABLE, so it stands — and the follow-up, never told of an approval, was still open.
+    const t = giveBack(sale({ amountMinor: 900, refundedMinor: 600 }));
+    const refund = t.journal.begin(
+      saleEntry('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 600 }),
+    );
+    t.journal.recordOutcome(refund.id, { state: 'unknown' });
+    t.journal.resolve(refund.id, 'not-voidable');
+    await t.open.runFollowUps();
+    expect(t.sent).toEqual([]);
+    expect(t.followUps.get(t.id)).toMatchObject({ outcome: 'refunded' });
   });
 
   it('is done, sending nothing, when nothing of the sale stands', async () => {

@@ -13,6 +13,7 @@ import {
   type FollowUpStore,
   type HoldStore,
   type JournalEntry,
+  refundedTotalOf,
   type SqliteJournal,
   undecidedEntriesOf,
 } from '../journal/index.js';
@@ -267,6 +268,14 @@ export class OpenAuthorizations {
     if (original === null || standing <= 0) {
       followUps.complete(f.id, 'nothing-standing');
       logger.warn({ followUp: f.id }, 'follow-up done: the journal shows nothing of its sale standing');
+      return;
+    }
+    // A refund of the sale journaled since this was written, that stands or may: this follow-up's own whose answer was
+    // lost and that recovery found standing (its void refused NOT_VOIDABLE), or the operator's. Refunding again would
+    // give back more than the ticket was paid twice.
+    if (refundedTotalOf(this.deps.journal, tx, { sinceMs: f.createdAtMs }) > 0) {
+      followUps.complete(f.id, 'refunded');
+      logger.warn({ followUp: f.id }, 'follow-up done: a refund of its sale was made since it was written');
       return;
     }
     const amountMinor = Math.min(f.amountMinor, standing);

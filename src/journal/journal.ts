@@ -1823,12 +1823,13 @@ export function undecidedEntriesOf(journal: SqliteJournal, paymentTransactionId:
  * Minor units of the currency the refunds were journaled in, the gateway's (a refund of a converted payment of
  * processor family A: the card's billing currency); 0 when there is none. The operator's remainder and the billing
  * amount of a converted refund are both this figure. `beforeEntryId`: only the refunds journaled before that entry (what
- * stood refunded when that refund was built, for the card amount its receipt states).
+ * stood refunded when that refund was built, for the card amount its receipt states). `sinceMs`: only the refunds
+ * journaled at or after that time (epoch milliseconds, the journal's clock).
  */
 export function refundedTotalOf(
   journal: Pick<SqliteJournal, 'referencing'>,
   paymentTransactionId: string,
-  options: { beforeEntryId?: number } = {},
+  options: { beforeEntryId?: number; sinceMs?: number } = {},
 ): number {
   const voidedBy = (v: JournalEntry): boolean =>
     (v.service === 'void-refund' || v.service === 'timeout-void') &&
@@ -1854,6 +1855,7 @@ export function refundedTotalOf(
       (e) =>
         (e.service === 'refund-capture' || e.service === 'refund-payment') &&
         (options.beforeEntryId === undefined || e.id < options.beforeEntryId) &&
+        (options.sinceMs === undefined || Date.parse(e.createdAt) >= options.sinceMs) &&
         mayStand(e),
     )
     .reduce((sum, e) => sum + (answeredAmountOf(e) ?? 0), 0);

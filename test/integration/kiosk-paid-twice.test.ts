@@ -65,29 +65,51 @@ async function startRelay(): Promise<{ url: string; held: number; open: boolean 
   };
 }
 
+/**
+ * A pay station on its own sandbox, whose link notifications pass through a relay that holds them until opened;
+ * `start` starts a terminal on its one working directory and clock, idle.
+ */
+async function payStation() {
+  const relay = await startRelay();
+  const sandbox = await startSandbox({ port: 0, logger: silentLogger(), webhookUrl: `${relay.url}/in` });
+  closing.push(() => sandbox.close());
+  const config = modelConfig('kiosk', {
+    tariff: { dailyCapMinor: 2_021, graceMinutes: 10 },
+    links: { notifications: { relay: { url: `${relay.url}/out`, pollSeconds: 1 } } },
+  });
+  const cwd = mkdtempSync(join(tmpdir(), 'pt-paid-twice-'));
+  closing.push(() => rmSync(cwd, { recursive: true, force: true }));
+  const clock = new ParkingClock();
+  const start = async (): Promise<TerminalHost> => {
+    const host = await createTerminalHost(config, {
+      logger: silentLogger(),
+      cwd,
+      parkingClock: clock,
+      gatewayUrlOverride: sandbox.url,
+    });
+    closing.push(() => host.close());
+    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    return host;
+  };
+  return { relay, sandbox, config, clock, start };
+}
+
+/** The fee on screen paid by card: approved, then Done, back to idle. */
+async function payByCard(host: TerminalHost): Promise<void> {
+  await sendEvent(host, { type: 'CONFIRM' });
+  const done = await waitForScreen(
+    host,
+    (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
+    'result',
+  );
+  expect(done.customer.screen).toBe('approved');
+  await sendEvent(host, { type: 'DONE' });
+  await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+}
+
 describe('pay station: a ticket paid by phone during a restart, then by card', () => {
   it('gives back the card sale once the phone payment is known', async () => {
-    const relay = await startRelay();
-    const sandbox = await startSandbox({ port: 0, logger: silentLogger(), webhookUrl: `${relay.url}/in` });
-    closing.push(() => sandbox.close());
-    const config = modelConfig('kiosk', {
-      tariff: { dailyCapMinor: 2_021, graceMinutes: 10 },
-      links: { notifications: { relay: { url: `${relay.url}/out`, pollSeconds: 1 } } },
-    });
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-paid-twice-'));
-    closing.push(() => rmSync(cwd, { recursive: true, force: true }));
-    const clock = new ParkingClock();
-    const start = async (): Promise<TerminalHost> => {
-      const host = await createTerminalHost(config, {
-        logger: silentLogger(),
-        cwd,
-        parkingClock: clock,
-        gatewayUrlOverride: sandbox.url,
-      });
-      closing.push(() => host.close());
-      await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
-      return host;
-    };
+    const { relay, sandbox, config, clock, start } = await payStation();
 
     const first = await start();
     const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
@@ -102,15 +124,7 @@ describe('pay station: a ticket paid by phone during a restart, then by card', (
     const second = await start();
     const fee = await insertTicket(second, ticket);
     expect(fee.customer.screen).not.toBe('approved');
-    await sendEvent(second, { type: 'CONFIRM' });
-    const done = await waitForScreen(
-      second,
-      (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
-      'result',
-    );
-    expect(done.customer.screen).toBe('approved');
-    await sendEvent(second, { type: 'DONE' });
-    await waitForScreen(second, (s) => s.customer.screen === 'idle', 'idle');
+    await payByCard(second);
     const sales = () => sandbox.ledger().transactions.filter((t) => t.kind === 'sale');
     expect(sales()).toHaveLength(1);
 
@@ -141,24 +155,8 @@ describe('pay station: a ticket paid by phone during a restart, then by card', (
     expect(sales()).toHaveLength(1);
   }, 60_000);
   it('gives back the card sale when the phone payment, made before the link was closed, is notified after it', async () => {
-    const relay = await startRelay();
-    const sandbox = await startSandbox({ port: 0, logger: silentLogger(), webhookUrl: `${relay.url}/in` });
-    closing.push(() => sandbox.close());
-    const config = modelConfig('kiosk', {
-      tariff: { dailyCapMinor: 2_021, graceMinutes: 10 },
-      links: { notifications: { relay: { url: `${relay.url}/out`, pollSeconds: 1 } } },
-    });
-    const cwd = mkdtempSync(join(tmpdir(), 'pt-paid-twice-'));
-    closing.push(() => rmSync(cwd, { recursive: true, force: true }));
-    const clock = new ParkingClock();
-    const host = await createTerminalHost(config, {
-      logger: silentLogger(),
-      cwd,
-      parkingClock: clock,
-      gatewayUrlOverride: sandbox.url,
-    });
-    closing.push(() => host.close());
-    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    const { relay, sandbox, config, clock, start } = await payStation();
+    const host = await start();
 
     const ticket = ticketPrinted(clock, 95, config.terminal.timezone);
     await insertTicket(host, ticket);
@@ -175,15 +173,7 @@ describe('pay station: a ticket paid by phone during a restart, then by card', (
       'back from pay by phone',
     );
     if (after.customer.screen === 'idle') await insertTicket(host, ticket);
-    await sendEvent(host, { type: 'CONFIRM' });
-    const done = await waitForScreen(
-      host,
-      (s) => ['approved', 'declined', 'error'].includes(s.customer.screen),
-      'result',
-    );
-    expect(done.customer.screen).toBe('approved');
-    await sendEvent(host, { type: 'DONE' });
-    await waitForScreen(host, (s) => s.customer.screen === 'idle', 'idle');
+    await payByCard(host);
     const sales = () => sandbox.ledger().transactions.filter((t) => t.kind === 'sale');
     expect(sales()).toHaveLength(1);
 

@@ -715,6 +715,35 @@ describe('a follow-up that gives back a card sale', () => {
     expect(t.followUps.get(t.id)).toMatchObject({ outcome: 'refunded' });
   });
 
+  it('gives back the rest when a refund made since it was written gave back only part of what is owed', async () => {
+    // The operator refunded 200 of the 900 sale meanwhile (approved): 600 was owed back, 400 still is.
+    const t = giveBack(sale({ amountMinor: 900, refundedMinor: 200 }));
+    const refund = t.journal.begin(
+      saleEntry('R1', { service: 'refund-payment', referencedTransactionId: 'S1', amountMinor: 200 }),
+    );
+    t.journal.recordOutcome(refund.id, { state: 'approved', gatewayId: 'G-R1' });
+    await t.open.runFollowUps();
+    expect(t.sent.map(what)).toEqual([['refund-payment', 400, 'S1']]);
+  });
+
+  it('is done, sending nothing, when a refund since it was written is in another currency (a converted sale)', async () => {
+    // A converted sale's refunds are journaled in the card's billing currency: what is still owed in the give-back's
+    // own currency cannot be counted from them, so nothing more is sent (the operator checks it).
+    const t = giveBack(sale({ amountMinor: 900, refundedMinor: 200 }));
+    const refund = t.journal.begin(
+      saleEntry('R1', {
+        service: 'refund-payment',
+        referencedTransactionId: 'S1',
+        amountMinor: 250,
+        currency: 'EUR',
+      }),
+    );
+    t.journal.recordOutcome(refund.id, { state: 'approved', gatewayId: 'G-R1' });
+    await t.open.runFollowUps();
+    expect(t.sent).toEqual([]);
+    expect(t.followUps.get(t.id)).toMatchObject({ outcome: 'refunded' });
+  });
+
   it('is done, sending nothing, when nothing of the sale stands', async () => {
     for (const s of [null, sale({ voided: true }), sale({ refundedMinor: 600 })]) {
       const t = giveBack(s);

@@ -270,15 +270,23 @@ export class OpenAuthorizations {
       logger.warn({ followUp: f.id }, 'follow-up done: the journal shows nothing of its sale standing');
       return;
     }
-    // A refund of the sale journaled since this was written, that stands or may: this follow-up's own whose answer was
-    // lost and that recovery found standing (its void refused NOT_VOIDABLE), or the operator's. Refunding again would
-    // give back more than the ticket was paid twice.
-    if (refundedTotalOf(this.deps.journal, tx, { sinceMs: f.createdAtMs }) > 0) {
+    // The refunds of the sale journaled since this was written, that stand or may: this follow-up's own whose answer
+    // was lost and that recovery found standing (its void refused NOT_VOIDABLE), or the operator's. They gave back part
+    // or all of what is owed; only the rest is given back. Refunds in another currency (a converted sale's, in the
+    // card's billing currency) cannot be counted against it: the follow-up is done, and the operator checks the rest.
+    const since = { sinceMs: f.createdAtMs };
+    const refundedSince = refundedTotalOf(this.deps.journal, tx, since);
+    const refundedSinceHere = refundedTotalOf(this.deps.journal, tx, { ...since, currency: f.currency });
+    const owed = f.amountMinor - refundedSinceHere;
+    if (refundedSince > 0 && (refundedSince !== refundedSinceHere || owed <= 0)) {
       followUps.complete(f.id, 'refunded');
-      logger.warn({ followUp: f.id }, 'follow-up done: a refund of its sale was made since it was written');
+      logger.warn(
+        { followUp: f.id, otherCurrency: refundedSince !== refundedSinceHere },
+        'follow-up done: refunds of its sale made since it was written gave back what it owed, or are in another currency',
+      );
       return;
     }
-    const amountMinor = Math.min(f.amountMinor, standing);
+    const amountMinor = Math.min(owed, standing);
     const voided =
       standing === amountMinor ? operatorService({ type: 'void', transactionId: tx }, original) : undefined;
     const chosen =

@@ -1824,12 +1824,13 @@ export function undecidedEntriesOf(journal: SqliteJournal, paymentTransactionId:
  * processor family A: the card's billing currency); 0 when there is none. The operator's remainder and the billing
  * amount of a converted refund are both this figure. `beforeEntryId`: only the refunds journaled before that entry (what
  * stood refunded when that refund was built, for the card amount its receipt states). `sinceMs`: only the refunds
- * journaled at or after that time (epoch milliseconds, the journal's clock).
+ * journaled at or after that time (epoch milliseconds, the journal's clock). `currency`: only the refunds journaled in
+ * that currency (a converted payment's are in the card's billing currency).
  */
 export function refundedTotalOf(
   journal: Pick<SqliteJournal, 'referencing'>,
   paymentTransactionId: string,
-  options: { beforeEntryId?: number; sinceMs?: number } = {},
+  options: { beforeEntryId?: number; sinceMs?: number; currency?: string } = {},
 ): number {
   const voidedBy = (v: JournalEntry): boolean =>
     (v.service === 'void-refund' || v.service === 'timeout-void') &&
@@ -1856,6 +1857,7 @@ export function refundedTotalOf(
         (e.service === 'refund-capture' || e.service === 'refund-payment') &&
         (options.beforeEntryId === undefined || e.id < options.beforeEntryId) &&
         (options.sinceMs === undefined || Date.parse(e.createdAt) >= options.sinceMs) &&
+        (options.currency === undefined || e.currency === options.currency) &&
         mayStand(e),
     )
     .reduce((sum, e) => sum + (answeredAmountOf(e) ?? 0), 0);

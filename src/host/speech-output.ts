@@ -55,7 +55,28 @@ export class SpeechOutput {
     const spoken = speechFor(view, this.lastView);
     this.lastView = view;
     const locale = view.language?.current ?? this.said?.lang ?? 'en_GB';
-    if (spoken) this.say(spoken.text, spoken.screen, locale, spoken.runs, spoken.screenRuns);
+    if (!spoken) return;
+    if (spoken.text === '') this.grow(spoken.screen, spoken.screenRuns);
+    else this.say(spoken.text, spoken.screen, locale, spoken.runs, spoken.screenRuns);
+  }
+
+  /**
+   * The screen being said has grown by a part said with it only (src/host/speech.ts `SILENT_PARTS`): nothing is said
+   * now, which would cut off what is being said; the repeat key says the screen as it is.
+   */
+  private grow(screen: string, screenRuns: readonly SpeechRun[]): void {
+    const said = this.said;
+    if (!said) return;
+    this.screenRuns = screenRuns;
+    const lang = resolveLocale(said.lang);
+    const { screenRuns: _before, ...rest } = said;
+    this.said = {
+      ...rest,
+      screen,
+      ...(screenRuns.some((r) => r.locale !== lang)
+        ? { screenRuns: screenRuns.map((r) => ({ text: r.text, lang: intlLocale(r.locale) })) }
+        : {}),
+    };
   }
 
   /**

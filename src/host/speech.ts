@@ -51,7 +51,8 @@ export interface SpeechRun {
 /**
  * What to say: `text` now, `screen` (the whole screen) when the customer asks for it again; each also as its runs by
  * language (`runs`, `screenRuns`), in order — one run unless part of the screen is in another language than the
- * screen's (the receipt's lines, in the language it was issued in).
+ * screen's (the receipt's lines, in the language it was issued in). `text` is empty (and `runs` none) when nothing is
+ * to be said now but the screen the repeat key says has grown ({@link SILENT_PARTS}).
  */
 export interface Spoken {
   readonly text: string;
@@ -411,9 +412,18 @@ export function spokenScreen(view: CustomerView, locale?: string, first = false)
 }
 
 /**
+ * Parts that complete a screen already being said, never said by themselves when they appear: the receipt's QR code
+ * is drawn some milliseconds after the result screen (its SVG is made asynchronously), and an utterance of its own
+ * would cut off the result and the receipt being read ("Approved …") for "QR code holding this receipt". The repeat
+ * key says the screen with it.
+ */
+const SILENT_PARTS: ReadonlySet<string> = new Set(['receipt-qr']);
+
+/**
  * What to say for `view` when `previous` was the last screen spoken (undefined: nothing was said to this customer
  * yet): the whole screen when it is a new one or in another language, else only the sentences that are new (a new
- * message, the question, an error); undefined when nothing new is on the screen.
+ * message, the question, an error); nothing to say now, with the grown screen, when only {@link SILENT_PARTS} are new;
+ * undefined when nothing new is on the screen.
  */
 export function speechFor(
   view: CustomerView,
@@ -438,6 +448,8 @@ export function speechFor(
       !p.id.startsWith('prompt-time:') &&
       !p.id.startsWith('link-time:'),
   );
+  if (fresh.length > 0 && fresh.every((p) => SILENT_PARTS.has(p.id)))
+    return { text: '', screen, runs: [], screenRuns };
   // The countdown is said with its question, never alone: its seconds change with every snapshot.
   const question = fresh.some((p) => p.id.startsWith('prompt:'));
   const said = question ? parts.filter((p) => fresh.includes(p) || p.id.startsWith('prompt-time:')) : fresh;

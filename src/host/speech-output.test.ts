@@ -6,61 +6,221 @@ import { spokenScreen } from './speech.js';
 import { SpeechOutput } from './speech-output.js';
 import type { Speaker, SpeechEnd, Utterance } from './speech-speakers.js';
 
-/** A terminal voice that keeps what it was asked to say (each `speak` cuts off the one before, as espeak-ng does). */
+/** A speaker that records what it was asked to say. */
 class RecordingSpeaker implements Speaker {
   readonly engine = 'espeak-ng' as const;
   readonly by = 'terminal' as const;
   readonly error = undefined;
-  readonly said: string[] = [];
+  readonly said: Utterance[] = [];
+  stops = 0;
   speak(utterance: Utterance): Promise<SpeechEnd> {
-    this.said.push(utterance.text);
+    this.said.push(utterance);
     return Promise.resolve('done');
   }
-  stop(): void {}
+  stop(): void {
+    this.stops += 1;
+  }
 }
 
-const AMOUNT = { minor: 600, currency: 'GBP', text: '£6.00' };
-
-const APPROVED: CustomerView = {
-  screen: 'approved',
-  title: 'Approved',
-  message: 'Paid: have a good journey',
-  amount: AMOUNT,
-  maskedPan: '476173******0119',
-  receipt: {
-    title: 'Parking',
-    lines: [
-      { label: 'Amount', value: '£6.00' },
-      { label: 'Card', value: '**** **** **** 0119' },
-      { label: 'Transaction', value: 'PT-000001-42' },
-    ],
-    locale: 'en_GB',
-    lang: 'en-GB',
-    direction: 'ltr',
-    qr: { svg: '<svg/>', alt: 'QR code holding this receipt', url: 'https://pay.example/r/abc' },
-  },
-  actions: ['DONE'],
+const IDLE: CustomerView = { screen: 'idle', title: 'Welcome', message: 'Pay here', actions: ['START'] };
+const TICKET: CustomerView = {
+  screen: 'enter-ticket',
+  title: 'Your ticket',
+  message: 'Insert your ticket',
+  actions: ['ENTER_TICKET', 'CANCEL'],
+  language: { current: 'de_DE', lang: 'de-DE', direction: 'ltr', available: [] },
 };
 
-function output(): { speech: SpeechOutput; speaker: RecordingSpeaker } {
-  const speaker = new RecordingSpeaker();
-  const config = parseConfig({ customer: { speech: { engine: 'espeak-ng' } } });
-  return { speech: new SpeechOutput(config.customer.speech, silentLogger(), speaker), speaker };
+function output(speaker = new RecordingSpeaker()): { out: SpeechOutput; speaker: RecordingSpeaker } {
+  const settings = parseConfig({ customer: { speech: { engine: 'espeak-ng', volume: 0.5 } } }).customer
+    .speech;
+  return { out: new SpeechOutput(settings, silentLogger(), speaker), speaker };
 }
 
-describe('speech output of the result screen', () => {
+describe('speech output of the customer screens', () => {
+  it('has its defaults in the configuration and rejects what it does not know', () => {
+    expect(parseConfig({}).customer.speech).toEqual({
+      engine: 'platform',
+      volume: 0.6,
+      rate: 1,
+      espeakPath: 'espeak-ng',
+    });
+    expect(() => parseConfig({ customer: { speech: { engine: 'festival' } } })).toThrow();
+    expect(() => parseConfig({ customer: { speech: { volume: 2 } } })).toThrow();
+    expect(() => parseConfig({ customer: { speech: { loud: true } } })).toThrow();
+  });
+
+  it('says nothing while accessibility mode is off', () => {
+    const { out, speaker } = output();
+    out.observe(IDLE, false);
+    out.observe(TICKET, false);
+    expect(speaker.said).toEqual([]);
+    expect(out.view()).toBeUndefined();
+  });
+
+  it('says each new screen in the customer’s language, and the view carries the utterance', () => {
+    const { out, speaker } = output();
+    out.observe(IDLE, true);
+    expect(speaker.said[0]?.text).toMatch(/^Speech is on\..*Welcome\. Pay here\./);
+    expect(out.view()).toMatchObject({ id: 1, lang: 'en-GB', volume: 0.5, rate: 1, by: 'terminal' });
+    out.observe(IDLE, true);
+    expect(speaker.said).toHaveLength(1);
+    out.observe(TICKET, true);
+    expect(speaker.said[1]).toMatchObject({ locale: 'de_DE', volume: 0.5 });
+    expect(speaker.said[1]?.text).toContain('Abbruch-Taste');
+    expect(out.view()).toMatchObject({ id: 2, lang: 'de-DE' });
+  });
+
+  it("says a receipt issued in the terminal's language with that language's voice, also when repeated", () => {
+    const { out, speaker } = output();
+    const approved: CustomerView = {
+      screen: 'approved',
+      title: 'تمت الموافقة',
+      message: '',
+      actions: ['DONE'],
+      language: { current: 'ar_AE', lang: 'ar-AE', direction: 'rtl', available: [] },
+      receipt: {
+        title: 'City Car Park',
+        lines: [{ label: 'Amount', value: '£6.00' }],
+        locale: 'en_GB',
+        lang: 'en-GB',
+        direction: 'ltr',
+      },
+    };
+    out.observe(approved, true);
+    const english = { text: 'City Car Park. Amount: £6.00.', lang: 'en-GB' };
+    expect(out.view()?.lang).toBe('ar-AE');
+    expect(out.view()?.runs).toContainEqual(english);
+    expect(out.view()?.runs?.map((r) => r.lang)).toEqual(['ar-AE', 'en-GB', 'ar-AE']);
+    expect(speaker.said[0]?.runs).toContainEqual({ text: english.text, locale: 'en_GB' });
+    out.command('repeat');
+    expect(out.view()?.runs).toContainEqual(english);
+    expect(speaker.said[1]?.runs).toContainEqual({ text: english.text, locale: 'en_GB' });
+  });
+
+  it('repeats the screen, stops, and changes the volume for this customer only', () => {
+    const { out, speaker } = output();
+    out.observe(TICKET, true);
+    expect(out.command('repeat')).toBe(true);
+    expect(speaker.said[1]?.text).toBe(out.view()?.screen);
+    expect(out.command('stop')).toBe(true);
+    expect(speaker.stops).toBeGreaterThan(0);
+    out.command('louder');
+    out.command('louder');
+    expect(out.view()?.volume).toBe(0.7);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'Lautstärke 70\u00a0%.', volume: 0.7 });
+    for (let i = 0; i < 12; i++) out.command('softer');
+    expect(out.view()?.volume).toBe(0.1);
+  });
+
+  it('says a refusal beside the screen in the screen’s language, and repeat says the screen again', () => {
+    const { out, speaker } = output();
+    expect(out.aside('Das ist gerade nicht möglich.')).toBe(false);
+    expect(speaker.said).toEqual([]);
+    out.observe(TICKET, true);
+    const screen = out.view();
+    expect(out.aside('Das ist gerade nicht möglich.')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'Das ist gerade nicht möglich.', locale: 'de_DE' });
+    expect(out.view()).toMatchObject({ text: 'Das ist gerade nicht möglich.', screen: screen?.screen });
+    out.command('repeat');
+    expect(speaker.said.at(-1)?.text).toBe(screen?.screen);
+  });
+
+  it('echoes a key at once in the screen’s language, never a masked entry, and repeat still says the screen', () => {
+    const { out, speaker } = output();
+    expect(out.echo('5')).toBe(false);
+    expect(speaker.said).toEqual([]);
+    out.observe(TICKET, true);
+    const view = out.view();
+    expect(out.echo('5')).toBe(true);
+    expect(speaker.said.at(-1)).toEqual({ text: '5', locale: 'de_DE', volume: 0.5, rate: 1 });
+    // A PIN's dots are not said at all, not even as "hidden"; a card number a label carries by mistake is cut out.
+    const count = speaker.said.length;
+    expect(out.echo('••••')).toBe(false);
+    expect(out.echo('PIN 12••')).toBe(false);
+    expect(speaker.said).toHaveLength(count);
+    expect(out.echo('Karte 4111 1111 1111 1111')).toBe(true);
+    expect(speaker.said.at(-1)?.text).not.toMatch(/1111 1111/);
+    // The echo is not the screen: the view the renderer receives is unchanged, and repeat says the screen.
+    expect(out.view()).toEqual(view);
+    out.command('repeat');
+    expect(speaker.said.at(-1)?.text).toBe(view?.screen);
+  });
+
+  it('echoes a control in its own language with that language’s voice (a language’s name in the list)', () => {
+    const { out, speaker } = output();
+    out.observe(TICKET, true);
+    // "العربية" in a German voice is a string of letter names: an Arabic speaker would not know their language.
+    expect(out.echo('العربية', 'ar-AE')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'العربية', locale: 'ar_AE' });
+    expect(out.echo('English', 'en-GB')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'English', locale: 'en_GB' });
+    // A language the terminal has no voice for: the screen's.
+    expect(out.echo('Português', 'pt-PT')).toBe(true);
+    expect(speaker.said.at(-1)).toMatchObject({ text: 'Português', locale: 'de_DE' });
+  });
+
+  it('leaves the echo to the page when the page speaks', () => {
+    const settings = parseConfig({}).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger());
+    out.observe(IDLE, true);
+    expect(out.view()?.by).toBe('renderer');
+    expect(out.echo('5')).toBe(false);
+  });
+
+  it('stops and resets the volume at the end of the session', () => {
+    const { out, speaker } = output();
+    out.observe(TICKET, true);
+    out.command('louder');
+    const stops = speaker.stops;
+    out.observe(IDLE, false);
+    expect(speaker.stops).toBe(stops + 1);
+    expect(out.view()).toBeUndefined();
+    expect(out.command('repeat')).toBe(false);
+    out.observe(IDLE, true);
+    expect(out.view()?.volume).toBe(0.5);
+  });
+
+  it('says nothing with the engine `none`', () => {
+    const settings = parseConfig({ customer: { speech: { engine: 'none' } } }).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger());
+    out.observe(IDLE, true);
+    expect(out.view()).toBeUndefined();
+    expect(out.summary()).toEqual({ engine: 'none' });
+  });
+
   it('reads the result and the receipt to the end when the receipt’s QR code is drawn a moment later', () => {
-    const { speech, speaker } = output();
+    const APPROVED: CustomerView = {
+      screen: 'approved',
+      title: 'Approved',
+      message: 'Paid: have a good journey',
+      amount: { minor: 600, currency: 'GBP', text: '£6.00' },
+      maskedPan: '476173******0119',
+      receipt: {
+        title: 'Parking',
+        lines: [
+          { label: 'Amount', value: '£6.00' },
+          { label: 'Card', value: '**** **** **** 0119' },
+          { label: 'Transaction', value: 'PT-000001-42' },
+        ],
+        locale: 'en_GB',
+        lang: 'en-GB',
+        direction: 'ltr',
+        qr: { svg: '<svg/>', alt: 'QR code holding this receipt', url: 'https://pay.example/r/abc' },
+      },
+      actions: ['DONE'],
+    };
+    const { out, speaker } = output();
     const { qr: _qr, ...withoutQr } = APPROVED.receipt!;
     // The result comes first; the QR code (made asynchronously) follows some milliseconds later.
-    speech.observe({ ...APPROVED, receipt: withoutQr }, true);
-    speech.observe(APPROVED, true);
+    out.observe({ ...APPROVED, receipt: withoutQr }, true);
+    out.observe(APPROVED, true);
     // One utterance, the whole screen: a second one would cut off "Approved …" for "QR code holding this receipt."
-    expect(speaker.said).toHaveLength(1);
-    expect(speaker.said[0]).toContain('Approved. Paid: have a good journey.');
+    expect(speaker.said.map((u) => u.text)).toHaveLength(1);
+    expect(speaker.said[0]?.text).toContain('Approved. Paid: have a good journey.');
     // The repeat key says the screen as it is now, with its QR code.
-    expect(speech.command('repeat')).toBe(true);
-    expect(speaker.said.at(-1)).toBe(spokenScreen(APPROVED));
-    expect(speech.view()?.screen).toBe(spokenScreen(APPROVED));
+    expect(out.command('repeat')).toBe(true);
+    expect(speaker.said.at(-1)?.text).toBe(spokenScreen(APPROVED));
+    expect(out.view()?.screen).toBe(spokenScreen(APPROVED));
   });
 });

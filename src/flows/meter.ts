@@ -1076,9 +1076,11 @@ export const meterMachine = setup({
           },
           {
             // Refused for now, or never sent: nothing moved, and the same capture can go through later, while the hold
-            // stands. The host wrote, with this outcome, the follow-up that captures it again (`capturesFee`), and
-            // releases the hold when its capture window ends first: released here, the fee would be lost.
-            guard: ({ event }) => refusedForNow(event.output),
+            // stands. Its outcome unknown: recovery voids it (a timeout void), which leaves the hold in place
+            // (reference/gateway.md §7), or finds it standing. Either way the host wrote, with this outcome, the
+            // follow-up that captures it (again, once nothing of it is unresolved: `capturesFee`), and releases the hold
+            // when its capture window ends first: released here, the fee would be lost.
+            guard: ({ event }) => refusedForNow(event.output) || event.output.kind === 'unknown',
             target: 'settling',
             actions: assign(({ context }) => ({
               capturedLaterMinor: context.capturedLaterMinor + captureShare(context),
@@ -1086,18 +1088,13 @@ export const meterMachine = setup({
             })),
           },
           {
-            // The capture did not stand (refused for good, or unknown and voided): the fee is not collected, and
-            // the hold must not stay on the card with nobody owning it — release it.
+            // The capture was refused for good: the fee is not collected, and the hold must not stay on the card with
+            // nobody owning it — release it.
             target: 'reversing',
-            actions: assign(({ context, event }) => ({
+            actions: assign(({ context }) => ({
               settleFailures: context.settleFailures + 1,
-              // Declined or refused: no money moved, the fee is still owed (pay later). An unknown outcome was voided
-              // or is recovery's: nothing is asked for again.
-              owedMinor:
-                context.owedMinor +
-                (event.output.kind === 'declined' || event.output.kind === 'rejected'
-                  ? captureShare(context)
-                  : 0),
+              // Declined or refused: no money moved, the fee is still owed (pay later).
+              owedMinor: context.owedMinor + captureShare(context),
             })),
           },
         ],

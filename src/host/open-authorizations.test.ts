@@ -381,7 +381,7 @@ describe('a capture follow-up (a meter fee spread over two holds)', () => {
   });
 
   it('never captures again after a capture that did not stand: done, the hold released instead, and the fee part recorded for the operator', async () => {
-    for (const failed of [{ state: 'declined', reason: 'INVALID_AMOUNT' } as const, 'timeout-void']) {
+    for (const failed of [{ state: 'declined', reason: 'INVALID_AMOUNT' } as const]) {
       const { open, sent, journal, followUps, captureId, shortfalls } = withCapture(() => ({
         kind: 'approved',
         transactionId: 'R1',
@@ -403,6 +403,17 @@ describe('a capture follow-up (a meter fee spread over two holds)', () => {
         },
       ]);
     }
+  });
+
+  it('captures again after recovery voided a capture whose answer was lost: the void left the hold in place', async () => {
+    const { open, sent, journal } = withCapture(() => ({
+      kind: 'approved',
+      transactionId: 'C2',
+      partial: false,
+    }));
+    captureOfA2(journal, 'timeout-void');
+    await open.runFollowUpsOf('A2');
+    expect(sent.map((r) => `${r.service}:${r.amountMinor}`)).toEqual(['capture:800']);
   });
 
   it("tries no longer than the hold's capture window: then the hold is released and the fee recorded for the operator", async () => {

@@ -166,6 +166,11 @@ export class OpenAuthorizations {
     );
   }
 
+  /** Whether a run of follow-ups is in progress (a request of one may be about to be journaled). */
+  get busy(): boolean {
+    return this.followUpRun !== undefined;
+  }
+
   private startFollowUpRun(list: () => FollowUp[]): Promise<void> {
     const run = (async () => {
       for (const f of list()) await this.runFollowUp(f);
@@ -345,11 +350,11 @@ export class OpenAuthorizations {
    * - its release was decided — a reversal of it journaled (refused, or provably not sent) or a reversal follow-up of
    *   it open: the machine's own capture did not stand, and the machine released the hold and told the customer so
    *   (with the fee left to pay later, if so configured): done, the release does the work;
-   * - a capture of it was journaled that did not stand and that sending again cannot change (refused for good, voided
-   *   by recovery, or resolved any way but provably not sent): done, that part of the fee is the operator's, and the
-   *   hold is released as the machine releases it after a capture that did not stand;
-   * - otherwise (no capture of it journaled, or only ones refused for now or provably not sent, after which the
-   *   machine went no further) the capture is sent: approved, the payment router closes the follow-up in its outcome's
+   * - a capture of it was journaled that did not stand and that sending again cannot change (refused for good): done,
+   *   that part of the fee is the operator's, and the hold is released as the machine releases it after a capture
+   *   that did not stand;
+   * - otherwise (no capture of it journaled, or only ones refused for now, provably not sent, found not at the
+   *   gateway or voided by recovery — the hold stands) the capture is sent: approved, the payment router closes the follow-up in its outcome's
    *   transaction; anything else is tried again later by the rules above.
    * A machine still settling the session may release the hold at the same time as this release after a capture that
    * did not stand: the second reversal is refused as released already, which both count as released.
@@ -611,10 +616,17 @@ export function captureWindowEndMs(
 
 /**
  * Whether a capture journaled for an authorization leaves room for another: refused for now (the vocabulary's
- * `refusalPasses`) or provably never sent — nothing was captured and the same request later can succeed. Any other
- * capture that did not stand (refused for good, voided by recovery, found not at the gateway) ends the capture.
+ * `refusalPasses`), provably never sent, found not at the gateway, or voided by recovery — nothing was captured, or what
+ * was is given back and the hold stands, and the same request later can succeed. A capture refused for good ends the
+ * capture.
  */
 function captureMaySucceedLater(e: JournalEntry): boolean {
   if (e.state === 'declined' || e.state === 'rejected') return refusalPasses(e.reason);
-  return e.state === 'resolved' && e.resolution === NOT_SENT;
+  // Its answer lost, and recovery found it never reached the gateway (its timeout void answered that there is no such
+  // payment): the whole hold stands. Or it had, and recovery voided it: voiding a capture leaves the authorization hold
+  // in place (reference/gateway.md §7), and a capture of the same fee is within what that capture took.
+  return (
+    e.state === 'resolved' &&
+    (e.resolution === NOT_SENT || e.resolution === 'timeout-void' || e.resolution === 'not-at-gateway')
+  );
 }

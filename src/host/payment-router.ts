@@ -349,6 +349,10 @@ export class PaymentRouter {
     if (request.service === 'capture' && request.capturesFee === true && outcome.kind !== 'approved') {
       if (refusedForNow(outcome))
         this.captureLater(request, `refused for now (${outcome.reason ?? outcome.kind})`);
+      // Its outcome unknown: recovery resolves it first (a timeout void, which leaves the hold in place, or the capture
+      // found standing, which settles the authorization); the follow-up waits for that and captures only what no
+      // capture took.
+      else if (outcome.kind === 'unknown') this.captureLater(request, 'its outcome unknown');
       else if (outcome.kind === 'declined' || outcome.kind === 'rejected')
         this.feeNotCaptured(request, entry, outcome);
       return;

@@ -176,6 +176,28 @@ export class PaymentService {
     return this.localAuthorizedTotal(transactionId)?.minor;
   }
 
+  /**
+   * What an authorization still holds after a capture of it that reached the gateway, lost its answer and was voided by
+   * recovery (resolved `timeout-void`), when that capture was of `request`'s currency and at least its amount: the
+   * capture made the gateway release the rest of the hold (spec 001, "Parking Capture Less Than Auth"), and its void
+   * gave back only what it took (reference/gateway.md §7: the hold stays as the capture left it). A capture again says
+   * whether it is below that, not below the authorized total. Empty when there is no such capture.
+   */
+  private heldAfterVoidedCapture(authTx: string, request: FlowRequest): number[] {
+    return this.deps.journal
+      .referencing(authTx)
+      .filter(
+        (e) =>
+          e.service === 'capture' &&
+          e.state === 'resolved' &&
+          e.resolution === 'timeout-void' &&
+          e.currency === request.currency &&
+          e.amountMinor !== undefined &&
+          e.amountMinor >= request.amountMinor,
+      )
+      .map((e) => e.amountMinor ?? request.amountMinor);
+  }
+
   /** {@link authorizedTotal} with its currency: the local one. */
   localAuthorizedTotal(transactionId: string): { minor: number; currency: string } | undefined {
     const total = this.gatewayAuthorizedTotal(transactionId);
@@ -422,7 +444,10 @@ export class PaymentService {
       case 'capture': {
         this.checkFollowOnCurrency(request);
         const authTx = request.original?.transactionId;
-        const authorizedMinor = (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor;
+        const authorizedMinor = Math.min(
+          (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor,
+          ...(authTx ? this.heldAfterVoidedCapture(authTx, request) : []),
+        );
         const tags = this.followOnTags(request);
         return {
           service: 'capture',

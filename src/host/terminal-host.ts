@@ -1667,7 +1667,8 @@ export class TerminalHost implements TerminalApi {
         this.phase === 'ready' &&
         this.journal.inFlight().length === 0 &&
         !this.background.busy &&
-        !this.holdWatch.busy
+        !this.holdWatch.busy &&
+        !this.openAuthorizations.busy
       )
         return;
       await new Promise((r) => setTimeout(r, 25));

@@ -477,7 +477,12 @@ export function chargedByModel(path: ModelPath): number {
       if (effect.event.type !== DONE_TRANSACTION) continue;
       const output = (effect.event as unknown as { output: TransactionResult }).output;
       const request = pendingRequest(effect.before);
-      if (output.kind !== 'approved' || request === undefined) continue;
+      if (request === undefined) continue;
+      // A meter's capture of its fee whose outcome is unknown: recovery voids it (the hold left in place) or finds it
+      // standing, and the host's follow-up captures what no capture took — the fee is taken once either way.
+      if (output.kind === 'unknown' && request.service === 'capture' && request.capturesFee === true)
+        total += request.amountMinor;
+      if (output.kind !== 'approved') continue;
       if (request.service === 'capture' || request.service === 'sale') total += request.amountMinor;
       if (request.service === 'credit') total -= request.amountMinor;
     }

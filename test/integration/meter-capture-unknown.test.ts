@@ -1,0 +1,85 @@
+import { mkdtempSync, rmSync } from 'node:fs';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { parseConfig } from '../../src/config/index.js';
+import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
+import { silentLogger } from '../../src/log/index.js';
+import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
+import { ParkingClock } from './models-harness.js';
+import { sendEvent, waitForSnapshot } from './host-harness.js';
+
+/*
+ * An on-street meter session ends owing a fee, and the capture reaches the gateway but its answer is lost. Recovery
+ * voids it with a timeout void (reference/gateway.md §3: a capture without answer gets one). Voiding a capture leaves
+ * the authorization hold in place (§7), so the fee is still collectable from that hold: it must be captured once —
+ * never lost with the hold released, never captured twice.
+ */
+
+let sandbox: Sandbox;
+let dir: string;
+const hosts: TerminalHost[] = [];
+
+beforeEach(async () => {
+  sandbox = await startSandbox({ port: 0 });
+  dir = mkdtempSync(join(tmpdir(), 'pt-meter-capture-unknown-'));
+});
+
+afterEach(async () => {
+  while (hosts.length > 0) await hosts.pop()?.close();
+  await sandbox.close();
+  rmSync(dir, { recursive: true, force: true });
+});
+
+async function meterHost(clock: ParkingClock): Promise<TerminalHost> {
+  const host = await createTerminalHost(
+    parseConfig({
+      terminal: { model: 'meter' },
+      reader: { sim: { presentDelayMs: 5 } },
+      journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
+    }),
+    { logger: silentLogger(), cwd: dir, gatewayUrlOverride: sandbox.url, parkingClock: clock },
+  );
+  hosts.push(host);
+  await waitForSnapshot(host, (s) => s.customer.screen === 'idle');
+  return host;
+}
+
+async function eventually(ok: () => boolean, timeoutMs: number): Promise<boolean> {
+  const deadline = Date.now() + timeoutMs;
+  while (!ok() && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
+  return ok();
+}
+
+/** The sandbox's captures of the session's authorization: what each took and whether it was voided. */
+function capturesOf(authGatewayId: string | undefined): { captured: number; voided: boolean }[] {
+  return sandbox
+    .ledger()
+    .transactions.filter((tx) => tx.kind === 'capture' && tx.parentId === authGatewayId)
+    .map((tx) => ({ captured: tx.amounts.captured, voided: tx.voided === true }));
+}
+
+describe('meter: the capture that ends a session loses its answer', () => {
+  it('captures the fee once after recovery voided the capture in doubt, and never releases the hold instead', async () => {
+    const clock = new ParkingClock();
+    const host = await meterHost(clock);
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForSnapshot(host, (s) => s.customer.screen === 'session');
+    const auth = host.journal.list({ limit: 10 }).find((e) => e.service === 'preauth');
+    const authTx = auth?.transactionId ?? '';
+    sandbox.scheduleFaults([{ kind: 'reset-after-commit', path: '/captures' }]);
+    clock.offsetMs += 90 * 60_000;
+    await sendEvent(host, { type: 'END_SESSION' });
+    await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
+    // Recovery resolves the capture in doubt (its timeout void approved), and the fee of 4.50 is captured again.
+    expect(await eventually(() => capturesOf(auth?.gatewayId).some((c) => !c.voided), 15_000)).toBe(true);
+    expect(capturesOf(auth?.gatewayId)).toEqual([
+      { captured: 450, voided: true },
+      { captured: 450, voided: false },
+    ]);
+    expect(await eventually(() => host.journal.authorizationSettled(authTx), 5_000)).toBe(true);
+    expect(host.journal.referencing(authTx).map((e) => e.service)).not.toContain('reversal');
+  });
+});

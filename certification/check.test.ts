@@ -239,6 +239,13 @@ describe('certify check: the terminal’s own sessions', () => {
     expect(services('creditN1')).toEqual(expect.arrayContaining(['credit']));
   });
 
+  it('passes the timeout reversal of an account verification without answer: 0.00, by its transactionId', () => {
+    const [avr, reversal] = unansweredVerification('0.00');
+    const result = checkSession([avr, reversal]);
+    expect(result.messages.map((m) => m.service)).toEqual(['avr', 'timeout-reversal']);
+    expect(errors(result)).toEqual([]);
+  });
+
   it('passes a reversal of the authorized amount repeating the authorization’s tags', () => {
     const session = copy('meterContact');
     const auth = message(session, 'preauth');
@@ -641,6 +648,21 @@ const DEFECTS: Defect[] = [
     ),
   },
   {
+    // The unattended sale (catLevel 2) as the pay station sends it: spec 001 lists `0` for it as well.
+    rule: 'DE-AUTH-INDICATOR',
+    field: 'processingInformation.authorizationOptions.authIndicator',
+    seed: seeded('kioskSwipe', 'sale', (m) =>
+      set(m.body, 'processingInformation.authorizationOptions.authIndicator', '1'),
+    ),
+  },
+  {
+    rule: 'DE-REQUIRED-FIELD',
+    field: 'processingInformation.authorizationOptions.authIndicator',
+    seed: seeded('kioskSwipe', 'sale', (m) =>
+      set(m.body, 'processingInformation.authorizationOptions.authIndicator', undefined),
+    ),
+  },
+  {
     rule: 'DE-CARD-SEQUENCE-NUMBER',
     field: `${POS}.emv.cardSequenceNumber`,
     seed: seeded('meterContact', 'preauth', (m) => set(m.body, `${POS}.emv.cardSequenceNumber`, 'A1')),
@@ -929,6 +951,21 @@ const DEFECTS: Defect[] = [
     },
   },
   {
+    // An account verification without answer is reversed for what it requested: 0.00.
+    rule: 'IC-TIMEOUT-REVERSAL-AMOUNT',
+    field: 'reversalInformation.amountDetails.totalAmount',
+    seed: () => [...unansweredVerification('0.01')],
+  },
+  {
+    rule: 'IC-TIMEOUT-ORIGINAL',
+    field: 'clientReferenceInformation.transactionId',
+    seed: () => {
+      const [avr, reversal] = unansweredVerification('0.00');
+      set(reversal.body, 'clientReferenceInformation.transactionId', 'T0NOSUCHVERIFICATION');
+      return [avr, reversal];
+    },
+  },
+  {
     rule: 'DM-TRACK-PAN',
     field: `${POS}.trackData`,
     seed: seeded('meterContact', 'preauth', (m) =>
@@ -969,6 +1006,13 @@ function timeoutReversal(original: CapturedMessage, amount: string): CapturedMes
       reversalInformation: { amountDetails: { totalAmount: amount } },
     },
   };
+}
+
+/** The tap-and-go entry's account verification left without answer, then its timeout reversal of `amount`. */
+function unansweredVerification(amount: string): [CapturedMessage, CapturedMessage] {
+  const avr = message(copy('tapAndGoMsd'), 'avr');
+  delete avr.response;
+  return [avr, timeoutReversal(avr, amount)];
 }
 
 describe('certify check: seeded defects', () => {

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { fileURLToPath } from 'node:url';
 import { caseChain, loadPack, PackError, parsePack } from './load.js';
+import { isServiceName, timeoutRequestFor } from '../../src/vocabulary/services.js';
 import { EXPECTABLE_SERVICES } from './schema.js';
 
 const SHIPPED = fileURLToPath(new URL('../scripts/parking.yaml', import.meta.url));
@@ -154,6 +155,27 @@ describe('the shipped pack', () => {
       ),
     );
     expect(timeoutCases.length).toBeGreaterThanOrEqual(10);
+  });
+
+  it('follows every request left unanswered with the timeout request the terminal sends for it, in a case of each service', () => {
+    // gateway.md §2: an authorization without answer (a zero-amount verification too) is followed by a timeout
+    // reversal for the amount it requested; a capture, sale, refund or credit by a timeout void. The plan is the
+    // vocabulary's, so a case cannot go on expecting what the terminal no longer sends.
+    const chains = new Set<string>();
+    for (const c of pack.cases)
+      for (const [i, step] of c.steps.entries())
+        step.expect.forEach((m, j) => {
+          if (m.status !== 'SERVER_ERROR' || !isServiceName(m.service)) return;
+          const timeout = timeoutRequestFor(m.service);
+          if (timeout === null) return;
+          const next = step.expect[j + 1];
+          const where = `${c.id} step ${i + 1}: ${m.service} without answer`;
+          expect(next?.service, where).toBe(timeout);
+          if (timeout === 'timeout-reversal') expect(next?.amount, where).toBe(m.amount);
+          chains.add(m.service);
+        });
+    const planned = EXPECTABLE_SERVICES.filter((s) => isServiceName(s) && timeoutRequestFor(s) !== null);
+    expect([...chains].sort()).toEqual([...planned].sort());
   });
 
   it('chains a follow-on after its parents', () => {

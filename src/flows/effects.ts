@@ -521,6 +521,13 @@ export interface FlowEffects {
    */
   waitFactor?(): number;
   /**
+   * How long a result screen about to come up stays at most, asked as it comes up with the time it stays otherwise
+   * (`resultScreenMs` times {@link waitFactor}), in milliseconds (absent: that time). The host answers a longer time
+   * while the screen is read out to a customer in accessibility mode, and ends the screen itself (DONE) once the
+   * speech has ended and that time has passed (src/host/result-screen.ts).
+   */
+  resultScreenMs?(ms: number): number;
+  /**
    * Activates the reader and waits for a card. Resolves with a summary; rejects with an error whose `code` is the
    * reader's code (e.g. READER_TIMEOUT, CARD_USE_CONTACT). On abort the host cancels the reader (reader.cancel()) and
    * rejects; a card read that arrives after the abort must be discarded by the host.

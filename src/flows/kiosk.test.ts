@@ -51,6 +51,34 @@ describe('kiosk machine', () => {
     }
   });
 
+  it('asks the host how long a result screen stays, with its time in accessibility mode (the screen read out)', async () => {
+    const fake = new FakeTerminal().script('sale', 'approved');
+    const asked: number[] = [];
+    // The host holds a screen it reads out: the machine's timer is then the bound it answers.
+    const effects = Object.assign(fake, {
+      waitFactor: () => 2,
+      resultScreenMs: (ms: number) => (asked.push(ms), ms * 10),
+    });
+    const actor = createActor(provideFlowEffects.kiosk(effects), {
+      input: { settings: testSettings(), clock: fake.clock },
+      clock: fake.clock,
+    });
+    actor.start();
+    actor.send({ type: 'START' });
+    actor.send({ type: 'LOST_TICKET' });
+    actor.send({ type: 'CONFIRM' });
+    await settle();
+    const { resultScreenMs } = testSettings().timing;
+    expect(asked).toEqual([resultScreenMs * 2]);
+    fake.clock.increment(resultScreenMs * 20 - 1);
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('approved');
+    fake.clock.increment(1);
+    await settle();
+    expect(describeView(actor.getSnapshot()).screen).toBe('idle');
+    actor.stop();
+  });
+
   it('asks for another card after a decline without the declined card or its result on the screen', async () => {
     const fake = new FakeTerminal().script('sale', 'declined');
     const actor = await lostTicketAtTheCard(fake);

@@ -85,17 +85,24 @@ function payByLink(effects: FlowEffects) {
 
 /**
  * The result screens' delays (and the kiosk's pending sale's), as each machine defines them, times the customer's
- * {@link FlowEffects.waitFactor}: a customer in accessibility mode hears the result and the receipt read out to the
- * end before the screen goes back to idle (which ends the session, and its speech).
+ * {@link FlowEffects.waitFactor}: a customer in accessibility mode is given longer to read and hear them.
  */
 function longer(effects: FlowEffects, ms: number): number {
   return ms * Math.max(1, effects.waitFactor?.() ?? 1);
 }
 
+/**
+ * The result screens' delay, the one rule of all four models: a customer in accessibility mode hears the result and
+ * the receipt read out to the end before the screen goes back to idle (which ends the session, and its speech), so the
+ * host may hold the screen while it is said ({@link FlowEffects.resultScreenMs}). The outcome is journaled before a
+ * result screen comes up: its time is the customer's only, never a payment's.
+ */
 function resultDelays(effects: FlowEffects) {
   return {
-    resultScreen: ({ context }: { context: { settings: FlowSettings } }) =>
-      longer(effects, context.settings.timing.resultScreenMs),
+    resultScreen: ({ context }: { context: { settings: FlowSettings } }) => {
+      const ms = longer(effects, context.settings.timing.resultScreenMs);
+      return effects.resultScreenMs?.(ms) ?? ms;
+    },
   };
 }
 

@@ -75,6 +75,8 @@ export function createFlowEffects(deps: {
   links: LinkDesk;
   /** How much longer than configured a customer is given (the accessibility factor in accessibility mode, else 1). */
   waitFactor: () => number;
+  /** A result screen's longest time, as it comes up (FlowEffects.resultScreenMs; src/host/result-screen.ts). */
+  resultScreenMs?: (ms: number) => number;
   /** Seconds the reader waits for a card after one activation (`cardWaitSeconds`: longer in accessibility mode). */
   cardWaitSeconds: () => number;
   /**
@@ -97,6 +99,7 @@ export function createFlowEffects(deps: {
   const { config, reader, cards } = deps;
   return {
     waitFactor: deps.waitFactor,
+    ...(deps.resultScreenMs !== undefined ? { resultScreenMs: deps.resultScreenMs } : {}),
     readCard: async (input, signal): Promise<CardSummary> => {
       if (!deps.takingCards())
         throw new ReaderError('READER_NOT_CONNECTED', 'the terminal is not taking cards now');

@@ -223,4 +223,42 @@ describe('speech output of the customer screens', () => {
     expect(speaker.said.at(-1)?.text).toBe(spokenScreen(APPROVED));
     expect(out.view()?.screen).toBe(spokenScreen(APPROVED));
   });
+
+  it('tells when the speech ends: the last utterance said, stopped or failed, never one cut off by the next', async () => {
+    /** A speaker whose utterances end only when the test ends them. */
+    class HeldSpeaker extends RecordingSpeaker {
+      readonly ends: ((how: SpeechEnd) => void)[] = [];
+      override speak(utterance: Utterance): Promise<SpeechEnd> {
+        this.said.push(utterance);
+        return new Promise((resolve) => this.ends.push(resolve));
+      }
+    }
+    const speaker = new HeldSpeaker();
+    let quiet = 0;
+    const settings = parseConfig({ customer: { speech: { engine: 'espeak-ng' } } }).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger(), speaker, () => (quiet += 1));
+    const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+    expect(out.speaking).toBe(false);
+
+    out.observe(IDLE, true);
+    expect(out.speaking).toBe(true);
+    out.command('repeat');
+    // The first utterance, cut off by the repeat, ends: the repeat is still being said.
+    speaker.ends[0]?.('interrupted');
+    await settle();
+    expect(out.speaking).toBe(true);
+    expect(quiet).toBe(0);
+    speaker.ends[1]?.('done');
+    await settle();
+    expect(out.speaking).toBe(false);
+    expect(quiet).toBe(1);
+
+    // An echo is speech too; a failed utterance has ended.
+    expect(out.echo('5')).toBe(true);
+    expect(out.speaking).toBe(true);
+    speaker.ends[2]?.('failed');
+    await settle();
+    expect(out.speaking).toBe(false);
+    expect(quiet).toBe(2);
+  });
 });

@@ -11,7 +11,7 @@ import type { Logger } from '../log/index.js';
 import { intlLocale, resolveLocale, translator } from '../i18n/index.js';
 import type { CustomerView, SpeechCommand, SpeechView } from './api.js';
 import { hasMaskedRun, speakable, speechFor, type SpeechRun } from './speech.js';
-import { createSpeaker, type Speaker, type SpeechError } from './speech-speakers.js';
+import { createSpeaker, type Speaker, type SpeechError, type Utterance } from './speech-speakers.js';
 
 /** How much one press of the louder or softer key changes the volume. */
 export const VOLUME_STEP = 0.1;
@@ -33,14 +33,30 @@ export class SpeechOutput {
   /** The screen last spoken: the next view is compared with it. */
   private lastView: CustomerView | undefined;
   private volume: number;
+  /** Counts utterances: only the end of the last one said ends the speech ({@link speaking}). */
+  private turn = 0;
+  private talking = false;
 
+  /**
+   * `onQuiet`: told when the speech ends — the last utterance said to the end, stopped, or not said at all (never
+   * when it is cut off by the next one, whose end counts).
+   */
   constructor(
     private readonly settings: Config['customer']['speech'],
     private readonly logger: Logger,
     speaker?: Speaker,
+    private readonly onQuiet?: () => void,
   ) {
     this.volume = settings.volume;
     this.speaker = speaker ?? createSpeaker(settings, (e) => this.report(e));
+  }
+
+  /**
+   * Whether the terminal's speaker is saying something now (an utterance it has not reported the end of). Only a
+   * speaker that speaks itself knows: the renderer's (`platform`) reports every utterance ended at once.
+   */
+  get speaking(): boolean {
+    return this.talking;
   }
 
   /**
@@ -131,7 +147,7 @@ export class SpeechOutput {
     const locale = resolveLocale(lang, said.lang);
     const spoken = speakable(text, translator(locale));
     if (spoken.length === 0) return false;
-    void this.speaker.speak({ text: spoken, locale, volume: this.volume, rate: this.settings.rate });
+    this.utter({ text: spoken, locale, volume: this.volume, rate: this.settings.rate });
     return true;
   }
 
@@ -189,12 +205,23 @@ export class SpeechOutput {
       rate: this.settings.rate,
       by: this.speaker.by ?? 'renderer',
     };
-    void this.speaker.speak({
+    this.utter({
       text,
       locale: lang,
       ...(mixed ? { runs } : {}),
       volume: this.volume,
       rate: this.settings.rate,
+    });
+  }
+
+  /** Every utterance goes through here: the speaker cuts off the one before, and the end of the last one is told. */
+  private utter(utterance: Utterance): void {
+    const turn = ++this.turn;
+    this.talking = true;
+    void this.speaker.speak(utterance).then(() => {
+      if (turn !== this.turn) return;
+      this.talking = false;
+      this.onQuiet?.();
     });
   }
 

@@ -101,6 +101,7 @@ import { AuditTrail, type FeeShortfall, type UnpricedFee } from './audit-trail.j
 import { recordConfiguration } from './configuration-audit.js';
 import { InactivityWatch } from './inactivity.js';
 import { SpeechOutput } from './speech-output.js';
+import { ResultScreenHold } from './result-screen.js';
 import {
   journaledReceiptFacts,
   journaledReceiptNotes,
@@ -251,6 +252,8 @@ export class TerminalHost implements TerminalApi {
   private readonly inactivity: InactivityWatch;
   /** Speech output of the customer's screens in accessibility mode (src/host/speech-output.ts). */
   readonly speech: SpeechOutput;
+  /** A result screen stays while it is read out (src/host/result-screen.ts). */
+  private readonly resultHold: ResultScreenHold;
 
   readonly sender: JournaledSender;
   /** Redirect-based alternative methods (spec 001): sales, status checks from the journal, refunds. */
@@ -574,6 +577,8 @@ export class TerminalHost implements TerminalApi {
       links: this.links,
       // A customer in accessibility mode is given the longer time limits on the pay-by-phone screen too.
       waitFactor: () => (this.accessible ? config.customer.accessibilityFactor : 1),
+      // A result screen read out by the terminal stays until its speech has ended, then for its time.
+      resultScreenMs: (ms) => this.resultHold.delayMs(ms),
       // The reader's wait for a card, with "Do you need more time?" before it ends: longer in accessibility mode.
       cardWaitSeconds: () => cardWaitSeconds(config, this.accessible),
       // A fresh activation, also of a read refused on a card screen that stays (src/flows/transaction.ts): the card
@@ -703,7 +708,26 @@ export class TerminalHost implements TerminalApi {
       },
     });
     reader.on('health', () => this.changed());
-    this.speech = new SpeechOutput(config.customer.speech, logger.child({ component: 'speech' }));
+    this.speech = new SpeechOutput(
+      config.customer.speech,
+      logger.child({ component: 'speech' }),
+      undefined,
+      () => this.resultHold.update(),
+    );
+    this.resultHold = new ResultScreenHold({
+      heard: () => this.accessible && this.speech.speaker.by === 'terminal',
+      speaking: () => this.speech.speaking,
+      state: () => {
+        const snap = this.runtime?.actor.getSnapshot() as SnapshotFrom<AnyStateMachine> | undefined;
+        return snap === undefined ? undefined : JSON.stringify(snap.value);
+      },
+      leave: () => {
+        // DONE, the customer's own event: on every result screen it goes to idle, and nowhere else.
+        const actor = this.runtime?.actor;
+        if ((actor?.getSnapshot() as SnapshotFrom<AnyStateMachine> | undefined)?.can({ type: 'DONE' }))
+          actor?.send({ type: 'DONE' });
+      },
+    });
     this.inactivity = new InactivityWatch({
       timeoutMs: config.customer.inactivitySeconds * 1000,
       promptMs: config.customer.moreTimeSeconds * 1000,
@@ -1385,6 +1409,7 @@ export class TerminalHost implements TerminalApi {
     this.lastScreen = screen;
     this.inactivity.observe(screen, this.accessible);
     this.speech.observe(snapshot.customer, this.accessible);
+    this.resultHold.update();
     if (this.emitter.listenerCount('snapshot') === 0) return;
     this.emitter.emit('snapshot', this.buildSnapshot());
   }
@@ -1687,6 +1712,7 @@ export class TerminalHost implements TerminalApi {
     // A start still recovering stops at its next pause; a request it has out finishes below (the sender's drain).
     this.stopping.abort();
     this.inactivity.stop();
+    this.resultHold.stop();
     this.speech.end();
     this.links.stop();
     this.holdWatch.stop();

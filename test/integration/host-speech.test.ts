@@ -2,7 +2,7 @@
  * Speech output on a running terminal (issue 13, "Accessibility"; EN 301 549 5.1.3): only in accessibility mode, each
  * screen in the customer's language, the speech keys as SPEECH events, and nothing left of it after the session.
  */
-import { chmodSync, mkdtempSync, readFileSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
@@ -148,5 +148,63 @@ describe('speech output on the terminal', () => {
     expect(onYes.customer.prompt).toMatchObject({ kind: 'more-time' });
     await expect.poll(lines, { timeout: 5_000 }).toContain('Yes');
     expect((await send(h, { type: 'MORE_TIME' })).customer.prompt).toBeUndefined();
+  });
+
+  it('keeps a result screen up while its speech is said, then for the result time; at most ten times that', async () => {
+    // A program behind espeak-ng's contract whose utterances end only once the test releases them (the file `release`).
+    const dir = mkdtempSync(join(tmpdir(), 'pt-result-'));
+    const release = join(dir, 'release');
+    const program = join(dir, 'espeak-ng');
+    writeFileSync(program, `#!/bin/sh\ncat > /dev/null\nwhile [ ! -e '${release}' ]; do sleep 0.02; done\n`);
+    chmodSync(program, 0o755);
+    const h = await start({
+      customer: { accessibilityFactor: 2, speech: { engine: 'espeak-ng', espeakPath: program } },
+    });
+    const screen = async (): Promise<string | undefined> => {
+      const r = await h.snapshot();
+      return r.ok ? r.value.customer.screen : undefined;
+    };
+    /** A sale of the demo ticket in accessibility mode, up to its approval. */
+    const approved = async (): Promise<TerminalSnapshot> => {
+      await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+      const ticket = /(\d{16})\)/.exec((await send(h, { type: 'START' })).customer.message)?.[1] ?? '';
+      await send(h, { type: 'ENTER_TICKET', ticket });
+      await waitFor(h, ['confirm'], 10_000);
+      await send(h, { type: 'CONFIRM' });
+      return waitFor(h, ['approved', 'declined', 'error'], 15_000);
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+
+    // The result screen stays (10 s, twice that in accessibility mode) while the receipt is still being said…
+    expect((await approved()).customer.screen).toBe('approved');
+    expect(h.speech.speaking).toBe(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(await screen()).toBe('approved');
+    // …and the repeat key still says it again.
+    await send(h, { type: 'SPEECH', command: 'repeat' });
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(await screen()).toBe('approved');
+    // Once said to the end, the result time of accessibility mode runs from there.
+    writeFileSync(release, '');
+    await expect.poll(() => h.speech.speaking, { timeout: 5_000 }).toBe(false);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await screen()).toBe('approved');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await screen()).toBe('idle');
+    expect(h.speech.view()).toBeUndefined();
+
+    // Done still ends it at once, while it is being said.
+    rmSync(release);
+    expect((await approved()).customer.screen).toBe('approved');
+    expect(h.speech.speaking).toBe(true);
+    expect((await send(h, { type: 'DONE' })).customer.screen).toBe('idle');
+
+    // A speech that never ends holds the screen no longer than ten times its result time: 200 s.
+    expect((await approved()).customer.screen).toBe('approved');
+    await vi.advanceTimersByTimeAsync(190_000);
+    expect(await screen()).toBe('approved');
+    expect(h.speech.speaking).toBe(true);
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await screen()).toBe('idle');
   });
 });

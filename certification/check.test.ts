@@ -263,6 +263,44 @@ describe('certify check: the terminal’s own sessions', () => {
     expect(errors(checkSession([auth, incremental, capture]))).toEqual([]);
   });
 
+  it('judges a capture after a voided one against what that capture left held', () => {
+    // The meter's capture of 3.00 on the 12.00 hold lost its answer, its timeout void was answered VOIDED: the capture
+    // below the authorization had the gateway release the rest, and the void gave back only what it took. The fee
+    // captured again is all the hold still holds: "Parking Capture", not "Less Than Auth".
+    const session = copy('meterContact');
+    const auth = message(session, 'preauth');
+    const lost = structuredClone(message(session, 'capture'));
+    set(lost.body, 'orderInformation.amountDetails.totalAmount', '3.00');
+    set(lost.body, 'clientReferenceInformation.comments', 'Parking Capture Less Than Auth');
+    set(lost.body, 'clientReferenceInformation.transactionId', 'TCAP1');
+    delete lost.response;
+    const timeoutVoid: CapturedMessage = {
+      method: 'POST',
+      path: '/pts/v2/voids',
+      body: {
+        clientReferenceInformation: { code: 'PT000001-tv', comments: 'VOID Timeout', transactionId: 'TCAP1' },
+      },
+      response: { id: '9000000000000000000002', status: 'VOIDED' },
+    };
+    const again = (comments: string): CapturedMessage => {
+      const m = structuredClone(lost);
+      set(m.body, 'clientReferenceInformation.transactionId', 'TCAP2');
+      set(m.body, 'clientReferenceInformation.comments', comments);
+      m.response = { id: '9000000000000000000003', status: 'PENDING' };
+      return m;
+    };
+    const comments = (s: CapturedMessage[]) =>
+      errors(checkSession(s)).filter((e) => e.rule === 'CE-COMMENTS-SERVICE');
+    expect(comments([auth, lost, timeoutVoid, again('Parking Capture')])).toEqual([]);
+    expect(comments([auth, lost, timeoutVoid, again('Parking Capture Less Than Auth')])).toEqual([
+      { index: 3, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },
+    ]);
+    // Without the void, the capture of 3.00 is below the authorization.
+    expect(comments([auth, again('Parking Capture')])).toEqual([
+      { index: 1, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },
+    ]);
+  });
+
   it('requires the partner ids on a reversal and storedCredentialUsed true on an increment', () => {
     const session = copy('meterContact');
     const auth = message(session, 'preauth');

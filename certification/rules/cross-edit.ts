@@ -205,14 +205,18 @@ function comments(view: MessageView, state: SessionState): Finding[] {
     field(view.message.body, `${AMOUNTS}.totalAmount`),
     text(view.message.body, `${AMOUNTS}.currency`),
   );
-  if (auth?.authorizedMinor === undefined || amount === undefined || amount > auth.authorizedMinor) return [];
-  const expected = amount < auth.authorizedMinor ? 'Parking Capture Less Than Auth' : 'Parking Capture';
+  // After a capture of it was voided, what that capture left held is the authorization's amount.
+  const held = auth?.heldAfterVoidMinor ?? auth?.authorizedMinor;
+  if (held === undefined || amount === undefined || amount > held) return [];
+  const expected = amount < held ? 'Parking Capture Less Than Auth' : 'Parking Capture';
   if (value === expected) return [];
+  const what =
+    auth?.heldAfterVoidMinor !== undefined ? 'what a voided capture left held' : 'the authorized amount';
   return [
     finding(
       'CE-COMMENTS-SERVICE',
       path,
-      `a capture of ${amount < auth.authorizedMinor ? 'less than' : 'exactly'} the authorized amount carries "${expected}"`,
+      `a capture of ${amount < held ? 'less than' : 'exactly'} ${what} carries "${expected}"`,
     ),
   ];
 }

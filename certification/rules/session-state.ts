@@ -17,6 +17,11 @@ export interface SessionTransaction {
   capturedMinor: number;
   refundedMinor: number;
   /**
+   * An authorization's: what it still holds after a capture of it was voided (the void gives back what that capture
+   * took; the rest the capture made the gateway release stays released), minor units; undefined while none was.
+   */
+  heldAfterVoidMinor?: number;
+  /**
    * The conversion its authorization made (a capture or refund inherits its authorization's), or null when it was
    * made in the local currency.
    */
@@ -75,6 +80,28 @@ export class SessionState {
     return tx !== undefined && (tx.view.service === 'refund-capture' || tx.view.service === 'refund-payment');
   }
 
+  /**
+   * A void of a capture answered VOIDED (by the capture's id, or a timeout void by its transactionId): the capture moved
+   * nothing, and its authorization holds what that capture took (gateway.md §7: voiding a capture leaves the hold in
+   * place; the automatic partial reversal of a capture below the authorization is not undone).
+   */
+  private captureVoided(view: MessageView): void {
+    const byId = view.targetId !== undefined ? this.byGatewayId.get(view.targetId) : undefined;
+    const transactionId = text(view.message.body, 'clientReferenceInformation.transactionId');
+    const capture =
+      view.service === 'void-capture'
+        ? byId?.view
+        : transactionId !== undefined
+          ? this.byTransactionId.get(transactionId)?.view
+          : undefined;
+    if (capture?.service !== 'capture' || capture.targetId === undefined) return;
+    const auth = this.byGatewayId.get(capture.targetId);
+    const took = requestAmount(capture);
+    if (auth === undefined || took === undefined) return;
+    auth.capturedMinor = Math.max(0, auth.capturedMinor - took);
+    auth.heldAfterVoidMinor = Math.min(auth.heldAfterVoidMinor ?? took, took);
+  }
+
   /** Files what `view` established, after its rules ran. */
   record(view: MessageView): void {
     const service = view.service;
@@ -114,6 +141,8 @@ export class SessionState {
     } else if (service === 'refund-capture' || service === 'refund-payment') {
       if (target && requested !== undefined) target.refundedMinor += requested;
     }
+    if ((service === 'timeout-void' || service === 'void-capture') && status === 'VOIDED')
+      this.captureVoided(view);
     const id = responseId(view);
     if (service === 'incremental' && id !== undefined && !this.byGatewayId.has(id))
       this.incrementIds.set(id, view);

@@ -55,7 +55,7 @@ export interface RecordedShortfall {
   currency: string;
   /**
    * The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`, `CAPTURE_NOT_STANDING`,
-   * `CAPTURE_WINDOW_ENDED` or `FEE_NOT_COMPUTABLE`.
+   * `CAPTURE_WINDOW_ENDED`, `FEE_NOT_COMPUTABLE` or `STAY_OUTSTAYED`.
    */
   code?: string;
   /** A fee not computable: the currency of the hold the tariff could not price. */
@@ -146,6 +146,26 @@ export class AuditTrail {
   feeNotComputable(f: UnpricedFee): AuditRecord | undefined {
     return this.shortfall(f.authorizationTransactionId, 'FEE_NOT_COMPUTABLE', {
       authorizedMinor: f.authorizedMinor,
+      holdCurrency: f.holdCurrency,
+      owedMinor: f.feeMinor,
+      capturedMinor: 0,
+      shortfallMinor: f.feeMinor,
+      currency: f.currency,
+    });
+  }
+
+  /**
+   * A tap-and-go stay that outlasted its hold and whose card entered again before its exit (no exit charges it any
+   * more): a `fee-shortfall` of the whole fee, subject the hold's authorization (nothing was captured), code
+   * `STAY_OUTSTAYED`; the fee in the tariff's currency, the hold's currency beside it. No card data.
+   */
+  outstayedStayLeft(f: {
+    authorizationTransactionId: string;
+    holdCurrency: string;
+    feeMinor: number;
+    currency: string;
+  }): AuditRecord | undefined {
+    return this.shortfall(f.authorizationTransactionId, 'STAY_OUTSTAYED', {
       holdCurrency: f.holdCurrency,
       owedMinor: f.feeMinor,
       capturedMinor: 0,

@@ -17,9 +17,11 @@ import {
 } from '../config/secret-file.js';
 import {
   cardReadingActor,
+  feeBetween,
   flowSettingsFromConfig,
   type FlowEffects,
   type FlowSettings,
+  type HoldRecord,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
   type TicketPaid,
@@ -555,6 +557,8 @@ export class TerminalHost implements TerminalApi {
         }),
       entryRefused: (refusal) => this.entryRefused(refusal),
       stayOutstayed: (stay) => this.stayOutstayed(stay),
+      outstayedStayLeft: (stay) => this.outstayedStayLeft(stay),
+      inOneCommit: (fn) => this.journal.atomically(true, fn),
       stayPaid: (holdId, withinMs) => {
         // The stay's ticket is its hold's id: what of its sales stands, as for any ticket (ticketPaidOf).
         const payments = this.tickets.forTicket(holdId);
@@ -1304,6 +1308,42 @@ export class TerminalHost implements TerminalApi {
       service: 'sale',
       resolution: `stay-outstayed (${stay.reason ?? 'NOT_SOLD'}, operator action needed)`,
       amount: { minor: stay.feeMinor, currency: stay.hold.currency },
+      at: this.now().toISOString(),
+    });
+  }
+
+  /**
+   * A tap-and-go stay that outlasted its hold, uncharged, which a new entry of its card replaced as the card's last
+   * stay (no exit asks for it any more): its fee, priced by the tariff from its entry to the end of its maximum stay —
+   * the time the terminal knows its car was inside; when it left since, through no exit that read the card, is not
+   * known — is the operator's to collect, as a fee shortfall (`STAY_OUTSTAYED`). Inside the commit that opens the new
+   * hold (flow effects' `openHold`): recorded with it, and only once per stay — one recorded already for it (its exit
+   * could not price it: `FEE_NOT_COMPUTABLE`) stands.
+   */
+  private outstayedStayLeft({ hold, outstayedAtMs }: { hold: HoldRecord; outstayedAtMs: number }): void {
+    if (this.audit.holds('fee-shortfall', hold.transactionId, {})) return;
+    const { feeMinor } = feeBetween(
+      this.settings.tariff,
+      Math.min(hold.enteredAtMs, outstayedAtMs),
+      outstayedAtMs,
+    );
+    const currency = this.settings.currency;
+    this.audit.outstayedStayLeft({
+      authorizationTransactionId: hold.transactionId,
+      holdCurrency: hold.currency,
+      feeMinor,
+      currency,
+    });
+    this.logger.warn(
+      { holdId: hold.holdId, feeMinor },
+      'tap-and-go stay outlasted its hold and its card entered again before its exit: its fee is recorded for the operator',
+    );
+    this.board.note({
+      transactionId: hold.transactionId,
+      service: 'preauth',
+      resolution:
+        'fee-shortfall (STAY_OUTSTAYED: the card entered again before the exit, operator action needed)',
+      amount: { minor: feeMinor, currency },
       at: this.now().toISOString(),
     });
   }

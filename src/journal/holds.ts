@@ -116,6 +116,26 @@ function toHold(r: Row): StoredHold {
   };
 }
 
+/**
+ * The one rule of a stay that outlasted its hold: the hold was taken by the expiry watch at the end of its maximum stay
+ * ({@link HoldStore.outstayed}) and closed released — reversed, or dropped with no capture of it standing
+ * (`captureStands`) — never paid by phone nor in doubt. Its car was inside, its stay is owed, and no hold is left to
+ * capture it. Undefined for any other hold.
+ */
+function outstayedStay(
+  r: Row,
+  captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean,
+): { hold: StoredHold; outstayedAtMs: number } | undefined {
+  if (
+    r.outstayed_at !== null &&
+    r.paid_link_id === null &&
+    r.doubt_link_id === null &&
+    (r.resolution === 'reversed' || (r.resolution === 'dropped' && !captureStands(toHold(r), 'dropped')))
+  )
+    return { hold: toHold(r), outstayedAtMs: r.outstayed_at };
+  return undefined;
+}
+
 /** Refuses a malformed hold, and anything that could put card data into a clear column; returns the row values. */
 export function holdValues(hold: StoredHold): Values {
   checkObject(hold, 'hold');
@@ -367,15 +387,8 @@ export class HoldStore {
         last.closed_at >= since
       )
         return { kind: 'paid-by-link', hold: toHold(last), linkId: last.paid_link_id, claimed: false };
-      if (
-        last !== undefined &&
-        last.outstayed_at !== null &&
-        last.paid_link_id === null &&
-        last.doubt_link_id === null &&
-        (last.resolution === 'reversed' ||
-          (last.resolution === 'dropped' && !rules.captureStands(toHold(last), 'dropped')))
-      )
-        return { kind: 'outstayed', hold: toHold(last), outstayedAtMs: last.outstayed_at };
+      const outstayed = last !== undefined ? outstayedStay(last, rules.captureStands) : undefined;
+      if (outstayed !== undefined) return { kind: 'outstayed', ...outstayed };
       const resolution = last?.resolution;
       if (
         last === undefined ||
@@ -390,6 +403,24 @@ export class HoldStore {
       return rules.captureStands(hold, resolution)
         ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
         : { kind: 'none' };
+    });
+  }
+
+  /**
+   * The card's last stay when it outlasted its hold (the rule of {@link claimAtExit}'s `outstayed`, which the card's
+   * exit would charge), whatever is open: a new entry of the card about to open its hold asks it, since its hold
+   * becomes the card's last stay and no exit asks for this one again. `captureStands` as for {@link claimAtExit}.
+   * Read only; undefined when the card's last stay is none such.
+   */
+  outstayedLastStay(
+    fingerprint: string,
+    rules: { captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean },
+  ): { hold: StoredHold; outstayedAtMs: number } | undefined {
+    if (typeof fingerprint !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
+    return readOn(this.connection, () => {
+      const last = this.stmts.lastOfFingerprint.get(fingerprint);
+      return last === undefined ? undefined : outstayedStay(last, rules.captureStands);
     });
   }
 

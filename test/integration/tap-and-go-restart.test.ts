@@ -14,6 +14,8 @@ import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { PaymentRouter } from '../../src/host/payment-router.js';
+import { feeShortfalls } from '../../src/host/fee-shortfalls.js';
+import { feeBetween } from '../../src/flows/index.js';
 import { freePort, hostedPageAnswer } from './link-harness.js';
 import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
 
@@ -978,5 +980,48 @@ describe('tap-and-go: an exit after the hold of the stay was released at the max
     await waitForScreen(second, (s) => s.customer.screen === 'approved', 'the exit shown paid again');
     expect(reasonOf(second)).toBe('ALREADY_PAID');
     expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+  });
+});
+
+describe('tap-and-go: the card of a stay that outlasted its hold enters again before that stay’s exit', () => {
+  it('records the outstayed stay’s fee for the operator, once, in the commit of the new entry’s hold', async () => {
+    const { l, holdId } = await enteredThenPastMaxStay();
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(() => !second.holds.has(holdId), 'the hold reversed at its maximum stay');
+    const outstayedAtMs = Math.floor(l.clock.now());
+
+    // The exit's read failed and the car was let out by hand; an hour later the card enters again.
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000;
+    const again = await enter(second);
+    expect(again).not.toBe(holdId);
+    // The new stay's exit charges the new stay: the old stay is no longer the card's last, and no exit asks for it.
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000 + STAY_MS;
+    await exitPaid(second);
+    expect(reasonOf(second)).not.toBe('OVERSTAY_SALE');
+    expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(0);
+
+    // Its fee is not lost: a fee shortfall of the whole of it, priced by the tariff from its entry to the end of its
+    // maximum stay, awaits the operator (`parking-terminal shortfalls list`).
+    const db = new Database(join(l.cwd, 'var/journal.db'), { readonly: true });
+    const stay = db.prepare('SELECT entered_at, outstayed_at FROM holds WHERE hold_id = ?').get(holdId) as {
+      entered_at: number;
+      outstayed_at: number;
+    };
+    db.close();
+    expect(stay.outstayed_at).toBe(outstayedAtMs);
+    const owed = feeBetween(modelConfig('tap-and-go').tariff, stay.entered_at, stay.outstayed_at).feeMinor;
+    expect(owed).toBeGreaterThan(0);
+    const shortfalls = feeShortfalls(second.audit, 'en-GB').filter((s) => s.transactionId === holdId);
+    expect(shortfalls.map((s) => ({ code: s.code, owed: s.owed.minor, captured: s.captured.minor }))).toEqual(
+      [{ code: 'STAY_OUTSTAYED', owed, captured: 0 }],
+    );
+    // Once: the card's later entries find its last stay paid, not the outstayed one.
+    await sendEvent(second, { type: 'DONE' });
+    await waitForScreen(second, (s) => s.customer.screen === 'idle', 'idle');
+    await enter(second);
+    expect(
+      second.audit.list().filter((r) => r.action === 'fee-shortfall' && r.subject === holdId),
+    ).toHaveLength(1);
   });
 });

@@ -209,7 +209,8 @@ export class AuditTrail {
   /**
    * A tap-and-go stay that outlasted its hold, at its exit: `stay-outstayed`, `ok` when its fee was charged by a sale
    * (the sale's transactionId the subject), `refused` with the sale's reason otherwise; the hold's id and the fee in
-   * minor units in the details. No card data.
+   * minor units in the details. Also, before any exit, when its hold is taken at the end of its maximum stay: `refused`,
+   * `MAXIMUM_STAY_REACHED`, the hold's authorization the subject. No card data.
    */
   stayOutstayed(stay: {
     hold: { holdId: string; currency: string };

@@ -610,6 +610,8 @@ export class TerminalHost implements TerminalApi {
       refusedReversals: (hold) =>
         this.journal.refusedReversals(hold.transactionId).map((e) => e.reason ?? e.state),
       onReversed: (hold) => this.cards.release(hold.cardRef),
+      onOutstayed: (hold, atMs) => this.maximumStayReached(hold, atMs),
+      inOneCommit: (fn) => this.journal.atomically(true, fn),
       onRefused: (hold, reason) =>
         this.noteForOperator({
           transactionId: hold.transactionId,
@@ -1302,13 +1304,38 @@ export class TerminalHost implements TerminalApi {
       );
       return;
     }
-    this.logger.warn(fields, 'tap-and-go stay outlasted its hold: its sale at the exit did not go through');
+    this.logger.warn(
+      fields,
+      stay.reason === 'MAXIMUM_STAY_REACHED'
+        ? 'tap-and-go stay reached its maximum with its car inside: its hold is released, its fee owed at its exit'
+        : 'tap-and-go stay outlasted its hold: its sale at the exit did not go through',
+    );
     this.board.note({
       transactionId: stay.transactionId ?? stay.hold.holdId,
       service: 'sale',
       resolution: `stay-outstayed (${stay.reason ?? 'NOT_SOLD'}, operator action needed)`,
       amount: { minor: stay.feeMinor, currency: stay.hold.currency },
       at: this.now().toISOString(),
+    });
+  }
+
+  /**
+   * A tap-and-go hold taken by its expiry watch at the end of its maximum stay, its car inside (`HoldStore.outstayed`):
+   * its hold is being released and its exit, should it ever come, charges the stay by a sale. Recorded for the operator
+   * now, since that exit may never come — a car left behind, or let out through no exit that read the card: the audit
+   * log's `stay-outstayed` (`refused`, code `MAXIMUM_STAY_REACHED`, the hold's authorization the subject) with the fee
+   * the tariff asks for the stay up to its maximum, and the operator status. Inside the commit of the mark; once per
+   * stay (the watch takes a hold again after a reversal refused for now).
+   */
+  private maximumStayReached(hold: HoldRecord, atMs: number): void {
+    if (this.audit.holds('stay-outstayed', hold.transactionId, { holdId: hold.holdId })) return;
+    const { feeMinor } = feeBetween(this.settings.tariff, Math.min(hold.enteredAtMs, atMs), atMs);
+    this.stayOutstayed({
+      hold,
+      feeMinor,
+      sold: false,
+      transactionId: hold.transactionId,
+      reason: 'MAXIMUM_STAY_REACHED',
     });
   }
 

@@ -789,6 +789,13 @@ describe('HoldStore', () => {
     expect(holds.outstayed('H2', t)).toBe(false);
     holds.settle('H2', 'reversed');
     expect(holds.claimAtExit('fp-phone', rules).kind).toBe('paid-by-link');
+    // A hold of the card's earlier entry, due because the card entered again: its car was let out, not outstayed.
+    const h3 = hold('H3', { fingerprint: 'fp-again' });
+    holds.open(h3);
+    holds.open(hold('H4', { fingerprint: 'fp-again', enteredAtMs: t, expiresAtMs: t + 3_600_000 }));
+    expect(holds.claimById('H3')).not.toBeNull();
+    expect(holds.outstayed('H3', t)).toBe(false);
+    expect(holds.outstayed('H4', t)).toBe(true);
     expect(() => holds.outstayed('H 2', t)).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );

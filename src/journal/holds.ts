@@ -239,10 +239,15 @@ export function holdStatements(connection: JournalConnection) {
       WHERE hold_id = @id`),
     size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
     notOutstayed: db.prepare<[string]>('UPDATE holds SET outstayed_at = NULL WHERE hold_id = ?'),
-    /** An open stay not paid by phone reached its maximum: the first time stays. */
+    /**
+     * An open stay not paid by phone reached its maximum: the first time stays. Only the card's last entry (index
+     * holds_by_fingerprint): a hold of an earlier entry is due because the card entered again, its car let out.
+     */
     outstayed: db.prepare<{ id: string; at: number }>(`UPDATE holds
       SET outstayed_at = COALESCE(outstayed_at, @at)
-      WHERE hold_id = @id AND closed_at IS NULL AND paid_link_id IS NULL AND doubt_link_id IS NULL`),
+      WHERE hold_id = @id AND closed_at IS NULL AND paid_link_id IS NULL AND doubt_link_id IS NULL
+        AND hold_id = (SELECT last.hold_id FROM holds AS last WHERE last.fingerprint = holds.fingerprint
+          ORDER BY last.entered_at DESC, last.rowid DESC LIMIT 1)`),
   };
 }
 
@@ -585,7 +590,8 @@ export class HoldStore {
    * and expiries), before its reversal is sent: its car has not come out through the exit, so once the hold is released
    * the card's exit still finds the stay, owed ({@link claimAtExit}: `outstayed`). Not for a stay paid by phone or whose
    * payment by phone is in doubt (its hold is only released), nor the operator's release of a hold (the car was let
-   * out). The first time stays; false when no such open hold has that id.
+   * out), nor a hold of the card's earlier entry, due because the card entered again (its car was let out: no exit
+   * asks for it). The first time stays; false when no such open hold has that id.
    */
   outstayed(holdId: string, atMs: number): boolean {
     checkIdentifier(holdId, 'holdId');

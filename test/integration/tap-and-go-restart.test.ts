@@ -967,9 +967,10 @@ describe('tap-and-go: an exit after the hold of the stay was released at the max
       amountMinor: shown.customer.amount?.minor,
     });
     expect(sale?.amountMinor).toBeGreaterThan(0);
-    // The operator sees it: the audit log names the stay and the sale that charged it.
+    // The operator sees it: the audit log names the stay at its maximum, then the sale that charged it.
     const audit = second.audit.list().filter((r) => r.action === 'stay-outstayed');
     expect(audit.map((r) => ({ subject: r.subject, result: r.result, holdId: r.details.holdId }))).toEqual([
+      { subject: holdId, result: 'refused', holdId },
       { subject: sale?.transactionId, result: 'ok', holdId },
     ]);
 
@@ -1023,5 +1024,35 @@ describe('tap-and-go: the card of a stay that outlasted its hold enters again be
     expect(
       second.audit.list().filter((r) => r.action === 'fee-shortfall' && r.subject === holdId),
     ).toHaveLength(1);
+  });
+});
+
+describe('tap-and-go: a stay that outlasts its hold and whose exit never comes', () => {
+  it('records for the operator, when its hold is released at the maximum stay, that its car is inside and its fee owed', async () => {
+    const { l, holdId } = await enteredThenPastMaxStay();
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(() => !second.holds.has(holdId), 'the hold reversed at its maximum stay');
+
+    const db = new Database(join(l.cwd, 'var/journal.db'), { readonly: true });
+    const stay = db.prepare('SELECT entered_at, outstayed_at FROM holds WHERE hold_id = ?').get(holdId) as {
+      entered_at: number;
+      outstayed_at: number;
+    };
+    db.close();
+    const owed = feeBetween(modelConfig('tap-and-go').tariff, stay.entered_at, stay.outstayed_at).feeMinor;
+    // No exit comes: the audit log and the operator status say so, with the fee the stay owes at its maximum.
+    const audit = second.audit.list().filter((r) => r.action === 'stay-outstayed');
+    expect(
+      audit.map((r) => ({ subject: r.subject, result: r.result, code: r.code, details: r.details })),
+    ).toEqual([
+      {
+        subject: holdId,
+        result: 'refused',
+        code: 'MAXIMUM_STAY_REACHED',
+        details: { holdId, feeMinor: owed, currency: 'GBP' },
+      },
+    ]);
+    expect(JSON.stringify(second.status())).toContain('MAXIMUM_STAY_REACHED');
   });
 });

@@ -747,8 +747,11 @@ describe('HoldStore', () => {
     t = h1.expiresAtMs;
     holds.claimById('H1');
     holds.outstayed('H1', t);
-    // Marked, and its reversal not yet standing: no stay owed yet (the hold may go back under watch).
-    expect(holds.outstayedLastStay('fp-card', { captureStands })).toBeUndefined();
+    // Marked, its reversal not standing yet: a new entry replaces it as the card's last stay all the same.
+    expect(holds.outstayedLastStay('fp-card', { captureStands })).toEqual({
+      hold: h1,
+      outstayedAtMs: h1.expiresAtMs,
+    });
     holds.settle('H1', 'reversed');
     expect(holds.outstayedLastStay('fp-card', { captureStands })).toEqual({
       hold: h1,

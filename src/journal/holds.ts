@@ -118,9 +118,10 @@ function toHold(r: Row): StoredHold {
 
 /**
  * The one rule of a stay that outlasted its hold: the hold was taken by the expiry watch at the end of its maximum stay
- * ({@link HoldStore.outstayed}) and closed released — reversed, or dropped with no capture of it standing
- * (`captureStands`) — never paid by phone nor in doubt. Its car was inside, its stay is owed, and no hold is left to
- * capture it. Undefined for any other hold.
+ * ({@link HoldStore.outstayed}) and is being released or closed released — open (its reversal under way, unresolved or
+ * to be sent again: an exit that claims it clears the mark), reversed, or dropped with no capture of it standing
+ * (`captureStands`) — never paid by phone nor in doubt. Its car was inside, its stay is owed, and no capture of its hold
+ * charges it. Undefined for any other hold. (The exit asks it of a closed hold only: an open one is its open stay.)
  */
 function outstayedStay(
   r: Row,
@@ -130,7 +131,9 @@ function outstayedStay(
     r.outstayed_at !== null &&
     r.paid_link_id === null &&
     r.doubt_link_id === null &&
-    (r.resolution === 'reversed' || (r.resolution === 'dropped' && !captureStands(toHold(r), 'dropped')))
+    (r.closed_at === null ||
+      r.resolution === 'reversed' ||
+      (r.resolution === 'dropped' && !captureStands(toHold(r), 'dropped')))
   )
     return { hold: toHold(r), outstayedAtMs: r.outstayed_at };
   return undefined;
@@ -413,9 +416,9 @@ export class HoldStore {
 
   /**
    * The card's last stay when it outlasted its hold (the rule of {@link claimAtExit}'s `outstayed`, which the card's
-   * exit would charge), whatever is open: a new entry of the card about to open its hold asks it, since its hold
-   * becomes the card's last stay and no exit asks for this one again. `captureStands` as for {@link claimAtExit}.
-   * Read only; undefined when the card's last stay is none such.
+   * exit would charge), its hold released or still being released: a new entry of the card about to open its hold asks
+   * it, since its hold becomes the card's last stay and no exit asks for this one again. `captureStands` as for
+   * {@link claimAtExit}. Read only; undefined when the card's last stay is none such.
    */
   outstayedLastStay(
     fingerprint: string,

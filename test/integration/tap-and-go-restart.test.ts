@@ -1056,3 +1056,42 @@ describe('tap-and-go: a stay that outlasts its hold and whose exit never comes',
     expect(JSON.stringify(second.status())).toContain('MAXIMUM_STAY_REACHED');
   });
 });
+
+describe('tap-and-go: the card enters again while its outstayed hold’s reversal is unresolved', () => {
+  it('records the outstayed stay’s fee for the operator at the new entry: no exit asks for that stay again', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+    // The expiry reversal at the maximum stay reaches the gateway and its answer is lost; later ones are lost before
+    // it: the hold is being settled (recovery's), and the card is not kept out by it.
+    l.sandbox.scheduleFaults([
+      { kind: 'reset-after-commit', path: '/reversals' },
+      ...Array.from({ length: 200 }, () => ({ kind: 'reset-before-commit' as const, path: '/reversals' })),
+    ]);
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(
+      () =>
+        second.holds.unclaimed().some((h) => h.holdId === holdId) &&
+        second.journal.referencing(holdId).some((e) => e.service === 'reversal' && e.state === 'unknown'),
+      'the hold handed back with its reversal unknown',
+    );
+    const outstayedAtMs = Math.floor(l.clock.now());
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000;
+    await enter(second);
+    expect(second.holds.unclaimed().filter((h) => h.holdId !== holdId)).toHaveLength(1);
+    const owed = feeBetween(
+      modelConfig('tap-and-go').tariff,
+      outstayedAtMs - PAST_MAX_STAY_MS,
+      outstayedAtMs,
+    ).feeMinor;
+    expect(
+      feeShortfalls(second.audit, 'en-GB')
+        .filter((s) => s.transactionId === holdId)
+        .map((s) => ({ code: s.code, owed: s.owed.minor })),
+    ).toEqual([{ code: 'STAY_OUTSTAYED', owed }]);
+  });
+});

@@ -716,8 +716,9 @@ export interface OfflineDeclineSummary {
 /**
  * A fee not collected in full, as the audit log's `fee-shortfall` records it: a capture that took less than its customer
  * owed (`INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`; `transactionId` the capture's), or a tap-and-go exit
- * whose fee could not be priced in its hold's currency (`FEE_NOT_COMPUTABLE`; `transactionId` the authorization's).
- * No card data.
+ * whose fee could not be priced in its hold's currency (`FEE_NOT_COMPUTABLE`; `transactionId` the authorization's), or
+ * a tap-and-go stay that outlasted its hold and whose card entered again before its exit (`STAY_OUTSTAYED`;
+ * `transactionId` the authorization's). No card data.
  */
 export interface FeeShortfallSummary {
   transactionId: string;

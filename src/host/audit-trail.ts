@@ -55,7 +55,7 @@ export interface RecordedShortfall {
   currency: string;
   /**
    * The record's code: `INCREMENTAL_NOT_APPROVED`, `CAPTURED_LESS_THAN_ASKED`, `CAPTURE_NOT_STANDING`,
-   * `CAPTURE_WINDOW_ENDED` or `FEE_NOT_COMPUTABLE`.
+   * `CAPTURE_WINDOW_ENDED`, `FEE_NOT_COMPUTABLE` or `STAY_OUTSTAYED`.
    */
   code?: string;
   /** A fee not computable: the currency of the hold the tariff could not price. */
@@ -155,6 +155,26 @@ export class AuditTrail {
   }
 
   /**
+   * A tap-and-go stay that outlasted its hold and whose card entered again before its exit (no exit charges it any
+   * more): a `fee-shortfall` of the whole fee, subject the hold's authorization (nothing was captured), code
+   * `STAY_OUTSTAYED`; the fee in the tariff's currency, the hold's currency beside it. No card data.
+   */
+  outstayedStayLeft(f: {
+    authorizationTransactionId: string;
+    holdCurrency: string;
+    feeMinor: number;
+    currency: string;
+  }): AuditRecord | undefined {
+    return this.shortfall(f.authorizationTransactionId, 'STAY_OUTSTAYED', {
+      holdCurrency: f.holdCurrency,
+      owedMinor: f.feeMinor,
+      capturedMinor: 0,
+      shortfallMinor: f.feeMinor,
+      currency: f.currency,
+    });
+  }
+
+  /**
    * A capture took less than its customer owed (src/host/payment-router.ts, in the capture outcome's transaction):
    * `refused` with the reason, the capture's transactionId the subject; amounts in minor units, no card data.
    */
@@ -189,7 +209,8 @@ export class AuditTrail {
   /**
    * A tap-and-go stay that outlasted its hold, at its exit: `stay-outstayed`, `ok` when its fee was charged by a sale
    * (the sale's transactionId the subject), `refused` with the sale's reason otherwise; the hold's id and the fee in
-   * minor units in the details. No card data.
+   * minor units in the details. Also, before any exit, when its hold is taken at the end of its maximum stay: `refused`,
+   * `MAXIMUM_STAY_REACHED`, the hold's authorization the subject. No card data.
    */
   stayOutstayed(stay: {
     hold: { holdId: string; currency: string };

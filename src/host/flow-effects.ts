@@ -62,6 +62,14 @@ export function createFlowEffects(deps: {
   /** A tap-and-go stay that outlasted its hold, charged or not at its exit: recorded for the operator. */
   stayOutstayed: FlowEffects['stayOutstayed'];
   /**
+   * A tap-and-go stay that outlasted its hold and that no exit charged, replaced as its card's last stay by a new
+   * entry's hold (so no exit will ask for it again): its fee recorded for the operator. Called inside the commit that
+   * opens the new hold ({@link inOneCommit}), whose transaction the record joins.
+   */
+  outstayedStayLeft: (stay: { hold: HoldRecord; outstayedAtMs: number }) => void;
+  /** Runs `fn` in one synced journal transaction: what it writes commits together, or not at all. */
+  inOneCommit: <T>(fn: () => T) => T;
+  /**
    * What paid a tap-and-go stay that outlasted its hold (the sales recorded for it as its ticket, the hold's id): `paid`
    * when a payment of it stands, `recent` when the last one was made no longer than `withinMs` ago (on the parking
    * clock); `unresolved` when a sale of it is in flight or its outcome unknown (recovery resolves it); undefined when
@@ -97,6 +105,14 @@ export function createFlowEffects(deps: {
   ) => Promise<Pick<TicketLookup & { found: true }, 'paid' | 'paymentUnresolved'>>;
 }): FlowEffects {
   const { config, reader, cards } = deps;
+  // Whether the capture of a closed hold still pays for its stay, and that capture as the journal holds it: a capture
+  // voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as captured whose
+  // capture the journal does not hold is paid, as it says; a dropped one only by a capture the journal holds (one whose
+  // answer was lost, found standing by recovery), not when it was released.
+  const captureOfStay = (hold: HoldRecord, resolution: 'captured' | 'dropped') => {
+    const capture = deps.captureOf(hold.transactionId);
+    return { capture, stands: capture === null ? resolution === 'captured' : amountStanding(capture) > 0 };
+  };
   return {
     waitFactor: deps.waitFactor,
     ...(deps.resultScreenMs !== undefined ? { resultScreenMs: deps.resultScreenMs } : {}),
@@ -125,7 +141,23 @@ export function createFlowEffects(deps: {
     findTransaction: ({ transactionId }) => Promise.resolve(deps.findTransaction(transactionId)),
     openHold: (hold) => {
       // The card's holds of earlier entries are due at this one (HoldStore.open): their watch reverses them now.
-      const earlier = deps.holds.open(hold);
+      const earlier = deps.inOneCommit(() => {
+        // The card's last stay outlasted its hold and its exit never charged it (the exit's read failed and the car
+        // was let out, say): once this hold opens, the card's exit asks for this stay only, so the old stay's fee is
+        // recorded for the operator in this very commit — once, as the old stay is the card's last no more. A sale of
+        // it that stands pays it; one unresolved may, and recovery decides it.
+        const left = deps.holds.outstayedLastStay(hold.fingerprint, {
+          captureStands: (h, resolution) => captureOfStay(h, resolution).stands,
+        });
+        const due = deps.holds.open(hold);
+        if (
+          left !== undefined &&
+          left.hold.holdId !== hold.holdId &&
+          deps.stayPaid(left.hold.holdId, 0) === undefined
+        )
+          deps.outstayedStayLeft(left);
+        return due;
+      });
       const watch = deps.holdWatch();
       watch.watch(hold);
       for (const due of earlier) watch.watch(due);
@@ -137,12 +169,10 @@ export function createFlowEffects(deps: {
       const claim = deps.holds.claimAtExit(fingerprint, {
         settling: deps.holdClosedToExit,
         recentCaptureMs,
-        // A capture voided or refunded in full (the operator gave the money back) pays for nothing. A hold closed as
-        // captured whose capture the journal does not hold is paid, as it says; a dropped one only by a capture the
-        // journal holds (one whose answer was lost, found standing by recovery), not when it was released.
         captureStands: (hold, resolution) => {
-          capture = deps.captureOf(hold.transactionId);
-          return capture === null ? resolution === 'captured' : amountStanding(capture) > 0;
+          const read = captureOfStay(hold, resolution);
+          capture = read.capture;
+          return read.stands;
         },
       });
       // A hold this exit takes, out of expiry watch.

@@ -74,6 +74,9 @@ function setup(answers: string[], refusedBefore: string[] = [], options: { expir
   const lines: LogLine[] = [];
   const notices: string[] = [];
   const released: string[] = [];
+  /** The holds the watch reported taken at their maximum stay, with whether a commit was open around the report. */
+  const outstayed: { holdId: string; atMs: number; inCommit: boolean }[] = [];
+  let inCommit = false;
   const watch = new HoldWatch({
     store,
     effects: fake,
@@ -87,10 +90,22 @@ function setup(answers: string[], refusedBefore: string[] = [], options: { expir
     refusedReversals: () => [...refused],
     onRefused: (_hold, reason) => notices.push(reason),
     onReversed: (h) => released.push(h.holdId),
+    onOutstayed: (h, atMs) => outstayed.push({ holdId: h.holdId, atMs, inCommit }),
+    inOneCommit: (fn) =>
+      journal.atomically(true, () => {
+        inCommit = true;
+        try {
+          return fn();
+        } finally {
+          inCommit = false;
+        }
+      }),
   });
   return {
     watch,
     store,
+    hold,
+    outstayed,
     reversals,
     notices,
     released,
@@ -292,6 +307,26 @@ describe('hold watch: the stay of a hold reversed at its maximum stay', () => {
     await vi.advanceTimersByTimeAsync(MACHINE_MS);
     expect(w.released).toEqual(['H1']);
     expect(exitOf(w.store)).toBe('outstayed');
+    // Told to the host in the commit of the mark, for the operator: the exit may never come.
+    expect(w.outstayed).toEqual([{ holdId: 'H1', atMs: START_MS, inCommit: true }]);
+  });
+
+  it('is not taken at a maximum stay when the card entered again: its car was let out, and nothing is told', async () => {
+    const w = setup([], [], { expiresInMs: DAY_MS / 2 });
+    w.watch.watchAll();
+    const h2 = {
+      ...w.hold,
+      holdId: 'H2',
+      transactionId: 'H2',
+      enteredAtMs: START_MS,
+      expiresAtMs: START_MS + DAY_MS,
+    };
+    const due = w.store.open(h2);
+    expect(due.map((h) => h.holdId)).toEqual(['H1']);
+    for (const h of due) w.watch.watch(h);
+    await vi.advanceTimersByTimeAsync(MACHINE_MS);
+    expect(w.released).toEqual(['H1']);
+    expect(w.outstayed).toEqual([]);
   });
 
   it('is not owed once the operator released the hold before its expiry: the car was let out', async () => {

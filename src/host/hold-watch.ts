@@ -93,6 +93,14 @@ export class HoldWatch {
        * either way).
        */
       onReversed: (hold: HoldRecord) => void;
+      /**
+       * A hold taken at the end of its maximum stay, its car inside (HoldStore.outstayed), at `atMs` on the holds'
+       * clock: recorded for the operator, since its exit may never come. Called inside the commit of the mark
+       * ({@link inOneCommit}), whose transaction the record joins; again when the watch takes the hold again.
+       */
+      onOutstayed?: (hold: HoldRecord, atMs: number) => void;
+      /** Runs `fn` in one synced journal transaction (what it writes commits together); `fn` as it is by default. */
+      inOneCommit?: <T>(fn: () => T) => T;
     },
   ) {}
 
@@ -216,7 +224,13 @@ export class HoldWatch {
     // At the end of its maximum stay (not the operator's release: that car was let out) the car has not come out
     // through the exit: once its hold is released, its exit still finds the stay, owed (HoldStore.outstayed).
     const now = this.deps.clock.now();
-    if (!released && hold.expiresAtMs <= now) store.outstayed(holdId, Math.floor(now));
+    if (!released && hold.expiresAtMs <= now) {
+      const atMs = Math.floor(now);
+      const inOneCommit = this.deps.inOneCommit ?? (<T>(fn: () => T): T => fn());
+      inOneCommit(() => {
+        if (store.outstayed(holdId, atMs)) this.deps.onOutstayed?.(hold, atMs);
+      });
+    }
     const actor = createActor(provideFlowEffects.holdExpiry(this.deps.effects), {
       input: {
         settings: this.deps.settings,

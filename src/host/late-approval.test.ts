@@ -217,6 +217,8 @@ function host(
     feeNotComputable: () => undefined,
     entryRefused: () => undefined,
     stayOutstayed: () => undefined,
+    outstayedStayLeft: unused,
+    inOneCommit: unused,
     stayPaid: () => undefined,
     links: {} as never,
     waitFactor: () => 1,

@@ -17,9 +17,11 @@ import {
 } from '../config/secret-file.js';
 import {
   cardReadingActor,
+  feeBetween,
   flowSettingsFromConfig,
   type FlowEffects,
   type FlowSettings,
+  type HoldRecord,
   type ServiceRequest as FlowRequest,
   type SubmitOutcome,
   type TicketPaid,
@@ -558,6 +560,8 @@ export class TerminalHost implements TerminalApi {
         }),
       entryRefused: (refusal) => this.entryRefused(refusal),
       stayOutstayed: (stay) => this.stayOutstayed(stay),
+      outstayedStayLeft: (stay) => this.outstayedStayLeft(stay),
+      inOneCommit: (fn) => this.journal.atomically(true, fn),
       stayPaid: (holdId, withinMs) => {
         // The stay's ticket is its hold's id: what of its sales stands, as for any ticket (ticketPaidOf).
         const payments = this.tickets.forTicket(holdId);
@@ -611,6 +615,8 @@ export class TerminalHost implements TerminalApi {
       refusedReversals: (hold) =>
         this.journal.refusedReversals(hold.transactionId).map((e) => e.reason ?? e.state),
       onReversed: (hold) => this.cards.release(hold.cardRef),
+      onOutstayed: (hold, atMs) => this.maximumStayReached(hold, atMs),
+      inOneCommit: (fn) => this.journal.atomically(true, fn),
       onRefused: (hold, reason) =>
         this.noteForOperator({
           transactionId: hold.transactionId,
@@ -1322,12 +1328,73 @@ export class TerminalHost implements TerminalApi {
       );
       return;
     }
-    this.logger.warn(fields, 'tap-and-go stay outlasted its hold: its sale at the exit did not go through');
+    this.logger.warn(
+      fields,
+      stay.reason === 'MAXIMUM_STAY_REACHED'
+        ? 'tap-and-go stay reached its maximum with its car inside: its hold is released, its fee owed at its exit'
+        : 'tap-and-go stay outlasted its hold: its sale at the exit did not go through',
+    );
     this.board.note({
       transactionId: stay.transactionId ?? stay.hold.holdId,
       service: 'sale',
       resolution: `stay-outstayed (${stay.reason ?? 'NOT_SOLD'}, operator action needed)`,
       amount: { minor: stay.feeMinor, currency: stay.hold.currency },
+      at: this.now().toISOString(),
+    });
+  }
+
+  /**
+   * A tap-and-go hold taken by its expiry watch at the end of its maximum stay, its car inside (`HoldStore.outstayed`):
+   * its hold is being released and its exit, should it ever come, charges the stay by a sale. Recorded for the operator
+   * now, since that exit may never come — a car left behind, or let out through no exit that read the card: the audit
+   * log's `stay-outstayed` (`refused`, code `MAXIMUM_STAY_REACHED`, the hold's authorization the subject) with the fee
+   * the tariff asks for the stay up to its maximum, and the operator status. Inside the commit of the mark; once per
+   * stay (the watch takes a hold again after a reversal refused for now).
+   */
+  private maximumStayReached(hold: HoldRecord, atMs: number): void {
+    if (this.audit.holds('stay-outstayed', hold.transactionId, { holdId: hold.holdId })) return;
+    const { feeMinor } = feeBetween(this.settings.tariff, Math.min(hold.enteredAtMs, atMs), atMs);
+    this.stayOutstayed({
+      hold,
+      feeMinor,
+      sold: false,
+      transactionId: hold.transactionId,
+      reason: 'MAXIMUM_STAY_REACHED',
+    });
+  }
+
+  /**
+   * A tap-and-go stay that outlasted its hold, uncharged, which a new entry of its card replaced as the card's last
+   * stay (no exit asks for it any more): its fee, priced by the tariff from its entry to the end of its maximum stay —
+   * the time the terminal knows its car was inside; when it left since, through no exit that read the card, is not
+   * known — is the operator's to collect, as a fee shortfall (`STAY_OUTSTAYED`). Inside the commit that opens the new
+   * hold (flow effects' `openHold`): recorded with it, and only once per stay — one recorded already for it (its exit
+   * could not price it: `FEE_NOT_COMPUTABLE`) stands.
+   */
+  private outstayedStayLeft({ hold, outstayedAtMs }: { hold: HoldRecord; outstayedAtMs: number }): void {
+    if (this.audit.holds('fee-shortfall', hold.transactionId, {})) return;
+    const { feeMinor } = feeBetween(
+      this.settings.tariff,
+      Math.min(hold.enteredAtMs, outstayedAtMs),
+      outstayedAtMs,
+    );
+    const currency = this.settings.currency;
+    this.audit.outstayedStayLeft({
+      authorizationTransactionId: hold.transactionId,
+      holdCurrency: hold.currency,
+      feeMinor,
+      currency,
+    });
+    this.logger.warn(
+      { holdId: hold.holdId, feeMinor },
+      'tap-and-go stay outlasted its hold and its card entered again before its exit: its fee is recorded for the operator',
+    );
+    this.board.note({
+      transactionId: hold.transactionId,
+      service: 'preauth',
+      resolution:
+        'fee-shortfall (STAY_OUTSTAYED: the card entered again before the exit, operator action needed)',
+      amount: { minor: feeMinor, currency },
       at: this.now().toISOString(),
     });
   }

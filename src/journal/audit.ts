@@ -32,7 +32,8 @@ export type AuditActor = (typeof AUDIT_ACTORS)[number];
  * operator PIN (`CREDIT_STARTED`: its amount and card follow; its outcome is the journal's); `stay-outstayed` the exit of
  * a tap-and-go stay whose hold was released at the end of its maximum stay while its car was inside, its fee charged by
  * a sale on the card presented (`ok`, the sale's transactionId the subject) or not (`refused`, the sale's reason), the
- * hold's id and the fee in the details.
+ * hold's id and the fee in the details — and, before any exit, the stay reaching its maximum with its car inside
+ * (`refused`, code `MAXIMUM_STAY_REACHED`, the hold's authorization the subject, the fee up to the maximum).
  */
 export const AUDIT_ACTIONS = [
   'sign-in',

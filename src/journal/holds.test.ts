@@ -737,6 +737,36 @@ describe('HoldStore', () => {
     expect(holds.outstayed('H1', t)).toBe(false);
   });
 
+  it('tells a new entry of the card that its last stay outlasted its hold, until the new hold is its last stay', () => {
+    t = T0;
+    const { holds } = setup();
+    const captureStands = (_h: StoredHold, resolution: 'captured' | 'dropped') => resolution === 'captured';
+    const h1 = hold('H1', { fingerprint: 'fp-card' });
+    holds.open(h1);
+    expect(holds.outstayedLastStay('fp-card', { captureStands })).toBeUndefined();
+    t = h1.expiresAtMs;
+    holds.claimById('H1');
+    holds.outstayed('H1', t);
+    // Marked, its reversal not standing yet: a new entry replaces it as the card's last stay all the same.
+    expect(holds.outstayedLastStay('fp-card', { captureStands })).toEqual({
+      hold: h1,
+      outstayedAtMs: h1.expiresAtMs,
+    });
+    holds.settle('H1', 'reversed');
+    expect(holds.outstayedLastStay('fp-card', { captureStands })).toEqual({
+      hold: h1,
+      outstayedAtMs: h1.expiresAtMs,
+    });
+    expect(holds.outstayedLastStay('fp-other', { captureStands })).toBeUndefined();
+    // The card enters again: its new hold is its last stay, and the outstayed one is asked for no more.
+    t += 3_600_000;
+    holds.open(hold('H2', { fingerprint: 'fp-card', enteredAtMs: t, expiresAtMs: t + 86_400_000 }));
+    expect(holds.outstayedLastStay('fp-card', { captureStands })).toBeUndefined();
+    expect(() => holds.outstayedLastStay(7 as unknown as string, { captureStands })).toThrowError(
+      expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
+    );
+  });
+
   it('does not make outstayed a stay its exit settled: claimed by the exit after an expiry gave it back, or paid by phone', () => {
     t = T0;
     const { holds } = setup();
@@ -762,6 +792,13 @@ describe('HoldStore', () => {
     expect(holds.outstayed('H2', t)).toBe(false);
     holds.settle('H2', 'reversed');
     expect(holds.claimAtExit('fp-phone', rules).kind).toBe('paid-by-link');
+    // A hold of the card's earlier entry, due because the card entered again: its car was let out, not outstayed.
+    const h3 = hold('H3', { fingerprint: 'fp-again' });
+    holds.open(h3);
+    holds.open(hold('H4', { fingerprint: 'fp-again', enteredAtMs: t, expiresAtMs: t + 3_600_000 }));
+    expect(holds.claimById('H3')).not.toBeNull();
+    expect(holds.outstayed('H3', t)).toBe(false);
+    expect(holds.outstayed('H4', t)).toBe(true);
     expect(() => holds.outstayed('H 2', t)).toThrowError(
       expect.objectContaining({ code: 'JOURNAL_INVALID' }) as Error,
     );

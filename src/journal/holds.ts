@@ -116,6 +116,29 @@ function toHold(r: Row): StoredHold {
   };
 }
 
+/**
+ * The one rule of a stay that outlasted its hold: the hold was taken by the expiry watch at the end of its maximum stay
+ * ({@link HoldStore.outstayed}) and is being released or closed released — open (its reversal under way, unresolved or
+ * to be sent again: an exit that claims it clears the mark), reversed, or dropped with no capture of it standing
+ * (`captureStands`) — never paid by phone nor in doubt. Its car was inside, its stay is owed, and no capture of its hold
+ * charges it. Undefined for any other hold. (The exit asks it of a closed hold only: an open one is its open stay.)
+ */
+function outstayedStay(
+  r: Row,
+  captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean,
+): { hold: StoredHold; outstayedAtMs: number } | undefined {
+  if (
+    r.outstayed_at !== null &&
+    r.paid_link_id === null &&
+    r.doubt_link_id === null &&
+    (r.closed_at === null ||
+      r.resolution === 'reversed' ||
+      (r.resolution === 'dropped' && !captureStands(toHold(r), 'dropped')))
+  )
+    return { hold: toHold(r), outstayedAtMs: r.outstayed_at };
+  return undefined;
+}
+
 /** Refuses a malformed hold, and anything that could put card data into a clear column; returns the row values. */
 export function holdValues(hold: StoredHold): Values {
   checkObject(hold, 'hold');
@@ -219,10 +242,15 @@ export function holdStatements(connection: JournalConnection) {
       WHERE hold_id = @id`),
     size: db.prepare<[], { n: number }>('SELECT COUNT(*) AS n FROM holds WHERE closed_at IS NULL'),
     notOutstayed: db.prepare<[string]>('UPDATE holds SET outstayed_at = NULL WHERE hold_id = ?'),
-    /** An open stay not paid by phone reached its maximum: the first time stays. */
+    /**
+     * An open stay not paid by phone reached its maximum: the first time stays. Only the card's last entry (index
+     * holds_by_fingerprint): a hold of an earlier entry is due because the card entered again, its car let out.
+     */
     outstayed: db.prepare<{ id: string; at: number }>(`UPDATE holds
       SET outstayed_at = COALESCE(outstayed_at, @at)
-      WHERE hold_id = @id AND closed_at IS NULL AND paid_link_id IS NULL AND doubt_link_id IS NULL`),
+      WHERE hold_id = @id AND closed_at IS NULL AND paid_link_id IS NULL AND doubt_link_id IS NULL
+        AND hold_id = (SELECT last.hold_id FROM holds AS last WHERE last.fingerprint = holds.fingerprint
+          ORDER BY last.entered_at DESC, last.rowid DESC LIMIT 1)`),
   };
 }
 
@@ -367,15 +395,8 @@ export class HoldStore {
         last.closed_at >= since
       )
         return { kind: 'paid-by-link', hold: toHold(last), linkId: last.paid_link_id, claimed: false };
-      if (
-        last !== undefined &&
-        last.outstayed_at !== null &&
-        last.paid_link_id === null &&
-        last.doubt_link_id === null &&
-        (last.resolution === 'reversed' ||
-          (last.resolution === 'dropped' && !rules.captureStands(toHold(last), 'dropped')))
-      )
-        return { kind: 'outstayed', hold: toHold(last), outstayedAtMs: last.outstayed_at };
+      const outstayed = last !== undefined ? outstayedStay(last, rules.captureStands) : undefined;
+      if (outstayed !== undefined) return { kind: 'outstayed', ...outstayed };
       const resolution = last?.resolution;
       if (
         last === undefined ||
@@ -390,6 +411,24 @@ export class HoldStore {
       return rules.captureStands(hold, resolution)
         ? { kind: 'captured', hold, capturedAtMs: last.closed_at }
         : { kind: 'none' };
+    });
+  }
+
+  /**
+   * The card's last stay when it outlasted its hold (the rule of {@link claimAtExit}'s `outstayed`, which the card's
+   * exit would charge), its hold released or still being released: a new entry of the card about to open its hold asks
+   * it, since its hold becomes the card's last stay and no exit asks for this one again. `captureStands` as for
+   * {@link claimAtExit}. Read only; undefined when the card's last stay is none such.
+   */
+  outstayedLastStay(
+    fingerprint: string,
+    rules: { captureStands: (hold: StoredHold, resolution: 'captured' | 'dropped') => boolean },
+  ): { hold: StoredHold; outstayedAtMs: number } | undefined {
+    if (typeof fingerprint !== 'string')
+      throw new JournalError('JOURNAL_INVALID', 'fingerprint must be a string');
+    return readOn(this.connection, () => {
+      const last = this.stmts.lastOfFingerprint.get(fingerprint);
+      return last === undefined ? undefined : outstayedStay(last, rules.captureStands);
     });
   }
 
@@ -554,7 +593,8 @@ export class HoldStore {
    * and expiries), before its reversal is sent: its car has not come out through the exit, so once the hold is released
    * the card's exit still finds the stay, owed ({@link claimAtExit}: `outstayed`). Not for a stay paid by phone or whose
    * payment by phone is in doubt (its hold is only released), nor the operator's release of a hold (the car was let
-   * out). The first time stays; false when no such open hold has that id.
+   * out), nor a hold of the card's earlier entry, due because the card entered again (its car was let out: no exit
+   * asks for it). The first time stays; false when no such open hold has that id.
    */
   outstayed(holdId: string, atMs: number): boolean {
     checkIdentifier(holdId, 'holdId');

@@ -14,6 +14,8 @@ import { HoldStore } from '../../src/journal/index.js';
 import { silentLogger } from '../../src/log/index.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { PaymentRouter } from '../../src/host/payment-router.js';
+import { feeShortfalls } from '../../src/host/fee-shortfalls.js';
+import { feeBetween } from '../../src/flows/index.js';
 import { freePort, hostedPageAnswer } from './link-harness.js';
 import { ParkingClock, modelConfig, refusedUnprocessed, sendEvent, waitForScreen } from './models-harness.js';
 
@@ -965,9 +967,10 @@ describe('tap-and-go: an exit after the hold of the stay was released at the max
       amountMinor: shown.customer.amount?.minor,
     });
     expect(sale?.amountMinor).toBeGreaterThan(0);
-    // The operator sees it: the audit log names the stay and the sale that charged it.
+    // The operator sees it: the audit log names the stay at its maximum, then the sale that charged it.
     const audit = second.audit.list().filter((r) => r.action === 'stay-outstayed');
     expect(audit.map((r) => ({ subject: r.subject, result: r.result, holdId: r.details.holdId }))).toEqual([
+      { subject: holdId, result: 'refused', holdId },
       { subject: sale?.transactionId, result: 'ok', holdId },
     ]);
 
@@ -978,5 +981,126 @@ describe('tap-and-go: an exit after the hold of the stay was released at the max
     await waitForScreen(second, (s) => s.customer.screen === 'approved', 'the exit shown paid again');
     expect(reasonOf(second)).toBe('ALREADY_PAID');
     expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(1);
+  });
+});
+
+describe('tap-and-go: the card of a stay that outlasted its hold enters again before that stay’s exit', () => {
+  it('records the outstayed stay’s fee for the operator, once, in the commit of the new entry’s hold', async () => {
+    const { l, holdId } = await enteredThenPastMaxStay();
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(() => !second.holds.has(holdId), 'the hold reversed at its maximum stay');
+    const outstayedAtMs = Math.floor(l.clock.now());
+
+    // The exit's read failed and the car was let out by hand; an hour later the card enters again.
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000;
+    const again = await enter(second);
+    expect(again).not.toBe(holdId);
+    // The new stay's exit charges the new stay: the old stay is no longer the card's last, and no exit asks for it.
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000 + STAY_MS;
+    await exitPaid(second);
+    expect(reasonOf(second)).not.toBe('OVERSTAY_SALE');
+    expect(l.sandbox.ledger().transactions.filter((t) => t.kind === 'sale')).toHaveLength(0);
+
+    // Its fee is not lost: a fee shortfall of the whole of it, priced by the tariff from its entry to the end of its
+    // maximum stay, awaits the operator (`parking-terminal shortfalls list`).
+    const db = new Database(join(l.cwd, 'var/journal.db'), { readonly: true });
+    const stay = db.prepare('SELECT entered_at, outstayed_at FROM holds WHERE hold_id = ?').get(holdId) as {
+      entered_at: number;
+      outstayed_at: number;
+    };
+    db.close();
+    expect(stay.outstayed_at).toBe(outstayedAtMs);
+    const owed = feeBetween(modelConfig('tap-and-go').tariff, stay.entered_at, stay.outstayed_at).feeMinor;
+    expect(owed).toBeGreaterThan(0);
+    const shortfalls = feeShortfalls(second.audit, 'en-GB').filter((s) => s.transactionId === holdId);
+    expect(shortfalls.map((s) => ({ code: s.code, owed: s.owed.minor, captured: s.captured.minor }))).toEqual(
+      [{ code: 'STAY_OUTSTAYED', owed, captured: 0 }],
+    );
+    // Once: the card's later entries find its last stay paid, not the outstayed one.
+    await sendEvent(second, { type: 'DONE' });
+    await waitForScreen(second, (s) => s.customer.screen === 'idle', 'idle');
+    await enter(second);
+    expect(
+      second.audit.list().filter((r) => r.action === 'fee-shortfall' && r.subject === holdId),
+    ).toHaveLength(1);
+  });
+});
+
+describe('tap-and-go: a stay that outlasts its hold and whose exit never comes', () => {
+  it('records for the operator, when its hold is released at the maximum stay, that its car is inside and its fee owed', async () => {
+    const { l, holdId } = await enteredThenPastMaxStay();
+    const second = await l.build();
+    cleanups.push(() => second.close());
+    // The first reversal is refused for now: the watch takes the hold again after its wait, and marks it again.
+    const send = second.gateway.send.bind(second.gateway);
+    let reversals = 0;
+    second.gateway.send = async (...args: Parameters<GatewayClient['send']>) => {
+      if (args[0].service !== 'reversal' || ++reversals > 1) return send(...args);
+      return refusedUnprocessed('PROCESSOR_UNAVAILABLE');
+    };
+    await second.begin();
+    await until(() => !second.holds.has(holdId), 'the hold reversed at its maximum stay');
+    expect(reversals).toBe(2);
+
+    const db = new Database(join(l.cwd, 'var/journal.db'), { readonly: true });
+    const stay = db.prepare('SELECT entered_at, outstayed_at FROM holds WHERE hold_id = ?').get(holdId) as {
+      entered_at: number;
+      outstayed_at: number;
+    };
+    db.close();
+    const owed = feeBetween(modelConfig('tap-and-go').tariff, stay.entered_at, stay.outstayed_at).feeMinor;
+    // No exit comes: the audit log and the operator status say so, with the fee the stay owes at its maximum.
+    const audit = second.audit.list().filter((r) => r.action === 'stay-outstayed');
+    expect(
+      audit.map((r) => ({ subject: r.subject, result: r.result, code: r.code, details: r.details })),
+    ).toEqual([
+      {
+        subject: holdId,
+        result: 'refused',
+        code: 'MAXIMUM_STAY_REACHED',
+        details: { holdId, feeMinor: owed, currency: 'GBP' },
+      },
+    ]);
+    expect(JSON.stringify(second.status())).toContain('MAXIMUM_STAY_REACHED');
+  });
+});
+
+describe('tap-and-go: the card enters again while its outstayed hold’s reversal is unresolved', () => {
+  it('records the outstayed stay’s fee for the operator at the new entry: no exit asks for that stay again', async () => {
+    const l = await lane();
+    const first = await l.open();
+    const holdId = await enter(first);
+    await first.close();
+    // The expiry reversal at the maximum stay reaches the gateway and its answer is lost; later ones are lost before
+    // it: the hold is being settled (recovery's), and the card is not kept out by it.
+    l.sandbox.scheduleFaults([
+      { kind: 'reset-after-commit', path: '/reversals' },
+      ...Array.from({ length: 200 }, () => ({ kind: 'reset-before-commit' as const, path: '/reversals' })),
+    ]);
+    l.clock.offsetMs = PAST_MAX_STAY_MS;
+    const second = await l.open();
+    cleanups.push(() => second.close());
+    await until(
+      () =>
+        second.holds.unclaimed().some((h) => h.holdId === holdId) &&
+        second.journal.referencing(holdId).some((e) => e.service === 'reversal' && e.state === 'unknown'),
+      'the hold handed back with its reversal unknown',
+    );
+    const outstayedAtMs = Math.floor(l.clock.now());
+
+    l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000;
+    await enter(second);
+    expect(second.holds.unclaimed().filter((h) => h.holdId !== holdId)).toHaveLength(1);
+    const owed = feeBetween(
+      modelConfig('tap-and-go').tariff,
+      outstayedAtMs - PAST_MAX_STAY_MS,
+      outstayedAtMs,
+    ).feeMinor;
+    expect(
+      feeShortfalls(second.audit, 'en-GB')
+        .filter((s) => s.transactionId === holdId)
+        .map((s) => ({ code: s.code, owed: s.owed.minor })),
+    ).toEqual([{ code: 'STAY_OUTSTAYED', owed }]);
   });
 });

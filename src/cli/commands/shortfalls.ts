@@ -10,7 +10,8 @@ import { EXIT_FINDINGS, EXIT_OK, printJson, UsageError, type Command } from '../
 const USAGE = `parking-terminal shortfalls list [--config FILE]
 parking-terminal shortfalls acknowledge TRANSACTION_ID... [--config FILE]
   list          the fees not collected in full (the audit log's fee-shortfall: a capture that took less than
-                owed, a tap-and-go fee not computable in its hold's currency) that nobody has acknowledged:
+                owed, a tap-and-go fee not computable in its hold's currency, a tap-and-go stay that outlasted
+                its hold and whose card entered again before its exit) that nobody has acknowledged:
                 the list behind the operator status's count, with what was owed, captured and not collected;
                 opens the journal read-only, safe while the terminal runs
   acknowledge   the operator has seen these (by the transactionId they are listed under): they leave the

@@ -166,6 +166,17 @@ describe('gateway client against the sandbox', () => {
       ...original(0, { entryMode: 'contactless', terminalCapability: 5 }),
     });
     expect(o).toMatchObject({ kind: 'approved', authorizedMinor: 0 });
+    // Reversed for what it authorized, 0.00: an approved verification whose customer cancelled (COMPENSATION).
+    const reversal = await send({
+      service: 'reversal',
+      code: 'ORDER-0',
+      partner,
+      id: approvedId(o),
+      authorizedMinor: 0,
+      currency: 'GBP',
+      emvTags: emvTags(0),
+    });
+    expect(reversal).toMatchObject({ kind: 'approved', status: 'REVERSED' });
   });
 
   let refundId = '';

@@ -480,6 +480,15 @@ describe('preparePayment', () => {
     );
   });
 
+  it('builds the reversal of an approved account verification at 0.00 (its authorized amount), and refuses a negative one', () => {
+    // The terminal reverses an approved verification its customer cancelled (COMPENSATION): for what it authorized.
+    const avr = { ...SAMPLES.reversal, authorizedMinor: 0 } as ServiceRequest;
+    expect(valueAt(bodyOf(avr), 'reversalInformation.amountDetails.totalAmount')).toBe('0.00');
+    expect(() => preparePayment({ ...avr, authorizedMinor: -1 } as ServiceRequest)).toThrow(
+      GatewayInvalidRequestError,
+    );
+  });
+
   it('builds the timeout reversal of a zero-amount account verification at 0.00, and refuses a negative amount', () => {
     const avr = { ...SAMPLES['timeout-reversal'], amountMinor: 0 } as ServiceRequest;
     expect(valueAt(bodyOf(avr), 'reversalInformation.amountDetails.totalAmount')).toBe('0.00');

@@ -363,7 +363,8 @@ function build(r: ServiceRequest, options: PaymentBuilderOptions): Built {
       };
     }
     case 'reversal': {
-      positive(r.authorizedMinor, 'reversalInformation.amountDetails.totalAmount');
+      // The authorized amount, 0.00 for an account verification (COMPENSATION reverses an approved one).
+      notNegative(r.authorizedMinor, 'reversalInformation.amountDetails.totalAmount');
       const currency = currencyCode(r.currency, 'orderInformation.amountDetails.currency');
       const context: RequestContext = r.emvTags ? { emvTags: inspectEmvTags(r.emvTags) } : {};
       return {

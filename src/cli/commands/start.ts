@@ -13,7 +13,7 @@ import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
-import { stopTakingCustomers } from '../../host/stopping.js';
+import { closedWithin, STOP_LIMIT_MS, stopTakingCustomers } from '../../host/stopping.js';
 import {
   notReadyProgress,
   startKioskService,
@@ -89,8 +89,8 @@ YAML, empty, missing) puts the terminal out of service instead: the out-of-servi
 printed line "out of service: configuration refused (CODE KEY): …" carries its URL, its secret as above), no reader is opened, the
 journal is not touched (with its fleet and terminal sections valid, the fleet link reports it out of service and
 answers every command CONFIG_REFUSED); the file is watched, and once it passes these checks the terminal starts as
-above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
-and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
+above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first, waited for at most
+${STOP_LIMIT_MS / 1000} s: what is still out then is left to the next start's recovery, logged) and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
 exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
 a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again). Under a service manager
 (NOTIFY_SOCKET), a start after failed ones (ended before ten minutes ready) first waits, 10 s doubling up to five
@@ -324,11 +324,21 @@ minutes, and says so (start-loop.json in the working directory).`,
         if (ready) counted?.good();
         else counted?.stopped();
       }
-      await service
-        ?.close()
-        .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));
-      await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
-      await closeAll(logger, host, bridge);
+      const closing = (async () => {
+        await service
+          ?.close()
+          .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));
+        await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
+        await closeAll(logger, host, bridge);
+      })();
+      // Bounded, before the service manager's kill (src/host/stopping.ts): what is still out is the next start's.
+      if (!(await closedWithin(closing))) {
+        logger.error(
+          { limitMs: STOP_LIMIT_MS, requestsOut: host?.sender.inFlight },
+          "the stop waited its limit: requests still out are left to the next start's recovery",
+        );
+        await bridge?.close().catch((err: unknown) => logger.error({ err }, 'closing the bridge failed'));
+      }
       screenUrl?.withdraw();
       removeFaultHandler?.();
       logger.flush();

@@ -8,7 +8,7 @@ import type { TerminalApi } from '../src/host/api.js';
 import { buildRenderer, repositoryRoot } from '../src/host/bridge/build-renderer.js';
 import { lookupStatic } from '../src/host/bridge/static-files.js';
 import { openedLines, openTerminalHost, type TerminalHost } from '../src/host/terminal-host.js';
-import { stopTakingCustomers } from '../src/host/stopping.js';
+import { closedWithin, STOP_LIMIT_MS, stopTakingCustomers } from '../src/host/stopping.js';
 import { maintenanceWindowOf } from '../src/host/daily-restart.js';
 import { startFleetLink } from '../src/host/fleet-terminal.js';
 import { startKioskService, startupProgress } from '../src/host/kiosk-service.js';
@@ -162,10 +162,20 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
 
   await closed;
   recovery.stop();
-  await service?.close();
-  await options.closing?.(service !== undefined);
-  dispose();
-  await host.close();
+  const closing = (async () => {
+    await service?.close();
+    await options.closing?.(service !== undefined);
+    dispose();
+    await host.close();
+  })();
+  // Bounded, before the service manager's kill (src/host/stopping.ts): what is still out is the next start's. A step
+  // that failed in time fails the run, as before.
+  if (await closedWithin(closing)) await closing;
+  else
+    logger?.error(
+      { limitMs: STOP_LIMIT_MS },
+      "the stop waited its limit: requests still out are left to the next start's recovery",
+    );
   closedDown = true;
   if (exitCode !== 0) app.exit(exitCode);
   else app.quit();

@@ -257,6 +257,13 @@ export function gatewayUrlProblem(url: string): string | undefined {
   return `${protocol} is not http or https`;
 }
 
+/**
+ * The longest `gateway.timeouts` a configuration may set, milliseconds. A stop waits for a request out, so these
+ * bear on how long a stop can take: test/lint/service-unit.test.ts checks them against the kiosk unit's
+ * TimeoutStopSec and the stop's own limit (src/host/stopping.ts).
+ */
+export const GATEWAY_TIMEOUT_MAX_MS = { connectMs: 120_000, headersMs: 300_000, bodyMs: 300_000 } as const;
+
 export const gatewaySchema = z
   .strictObject({
     /** `sandbox`: the embedded sandbox in-process. `remote`: a real gateway at baseUrl. */
@@ -285,9 +292,9 @@ export const gatewaySchema = z
       .prefault({}),
     timeouts: z
       .strictObject({
-        connectMs: z.number().int().min(100).max(120_000).default(5_000),
-        headersMs: z.number().int().min(100).max(300_000).default(30_000),
-        bodyMs: z.number().int().min(100).max(300_000).default(30_000),
+        connectMs: z.number().int().min(100).max(GATEWAY_TIMEOUT_MAX_MS.connectMs).default(5_000),
+        headersMs: z.number().int().min(100).max(GATEWAY_TIMEOUT_MAX_MS.headersMs).default(30_000),
+        bodyMs: z.number().int().min(100).max(GATEWAY_TIMEOUT_MAX_MS.bodyMs).default(30_000),
       })
       .prefault({}),
     retry: z

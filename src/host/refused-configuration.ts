@@ -179,8 +179,11 @@ export interface RefusedStartOptions {
   logger: Logger;
   /** A line on standard output (the screen's URL). */
   out: (line: string) => void;
-  /** The screen's URL once it is served, for the kiosk browser (the file's `bridge.urlFile`: src/cli/commands/start.ts). */
-  serving?: (url: string, usable: Partial<Config>) => void;
+  /**
+   * The screen's URL once it is served: published for the kiosk browser (the file's `bridge.urlFile`), and returned as
+   * standard output may show it (src/cli/commands/start.ts; without its secret there). Absent: printed as it is.
+   */
+  serving?: (url: string, usable: Partial<Config>) => string;
   env?: NodeJS.ProcessEnv;
   notifier?: ServiceNotifier;
   debounceMs?: number;
@@ -260,8 +263,8 @@ export async function waitOutOfService(options: RefusedStartOptions): Promise<Co
       logger,
       ...(options.access ? { access: options.access } : {}),
     });
-    options.out(`Parking Terminal ${refusalText(refusal)}: ${bridge.url}`);
-    options.serving?.(bridge.url, usable);
+    const shown = options.serving?.(bridge.url, usable) ?? bridge.url;
+    options.out(`Parking Terminal ${refusalText(refusal)}: ${shown}`);
     // The fleet hears of it, when the file's fleet and terminal sections are each valid on their own: the terminal's
     // own link (same client id, topics, broker and fleet key), out of service with the refusal, executing nothing.
     fleet = startRefusedFleetLink({

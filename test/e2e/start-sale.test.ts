@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -9,7 +9,7 @@ import { installWatchers, screensSeen, violationsSeen } from './page-scripts.js'
 import { ticketFor } from './terminal-process.js';
 
 /**
- * Issue 2, "Done when": a person opens the URL printed by `parking-terminal start --headless`, buys parking at the
+ * Issue 2, "Done when": a person opens the URL given by `parking-terminal start --headless`, buys parking at the
  * pay station with the simulated card and sees "Approved"; the sandbox ledger then shows one authorization with a
  * valid signature and the EMV tags sent. Everything here is the real thing: the command as a process, the bridge,
  * the built renderer in headless Chromium, the host, the simulated reader and the embedded sandbox.
@@ -27,7 +27,10 @@ let stderr = '';
 
 beforeAll(async () => {
   cwd = await mkdtemp(join(tmpdir(), 'pt-start-'));
-  child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0'], {
+  // The embedded defaults but for the file the URL is written to: its secret is printed on a terminal only, and
+  // standard output is a pipe here.
+  await writeFile(join(cwd, 'config.json'), JSON.stringify({ bridge: { urlFile: 'ui-url' } }));
+  child = spawn(process.execPath, [BIN, 'start', '--headless', '--port', '0', '--config', 'config.json'], {
     cwd,
     env: { ...process.env, NODE_ENV: 'test' },
     stdio: ['ignore', 'pipe', 'pipe'],
@@ -42,11 +45,13 @@ beforeAll(async () => {
     );
     lines.on('line', (line) => {
       stdout.push(line);
-      const printed = /(http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]+)/.exec(line);
-      if (printed && line.includes('ready')) url = printed[1]!;
       const sandbox = /^Sandbox gateway: (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
       if (sandbox) sandboxUrl = sandbox[1]!;
-      if (url && sandboxUrl) ready();
+      if (/ ready: /.test(line))
+        readFile(join(cwd, 'ui-url'), 'utf8').then((text) => {
+          url = text.trim();
+          if (sandboxUrl) ready();
+        }, failed);
     });
   });
   launched = await launchBrowser();
@@ -79,8 +84,9 @@ interface LedgerTx {
 }
 
 describe('parking-terminal start --headless', () => {
-  it('prints a URL on 127.0.0.1 with a secret and never the simulated card number', () => {
+  it('gives a URL on 127.0.0.1 with a secret, printing neither it nor the simulated card number', () => {
     expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]{43}$/);
+    expect(stdout.join('\n')).not.toContain(new URL(url).searchParams.get('s'));
     expect(stdout.join('\n')).not.toMatch(/4761739001010119|476173\d+0119/);
   });
 

@@ -1,5 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
@@ -48,6 +48,9 @@ export async function startTerminal(
     ...config,
     terminal: { ...config.terminal, id: terminalId, operatorPinFile: 'operator.pin' },
     log: { level: 'warn', ...config.log },
+    // The screen's URL with its secret, as the kiosk browser's launcher reads it: standard output (a pipe) prints it
+    // without the secret.
+    bridge: { ...config.bridge, urlFile: 'ui-url' },
   };
   await writeFile(join(cwd, 'config.json'), JSON.stringify(full, null, 2));
   let output = '';
@@ -74,11 +77,13 @@ export async function startTerminal(
       child.once('exit', (code) => failed(new Error(`start exited with ${code}:\n${output}`)));
       createInterface({ input: child.stdout! }).on('line', (line) => {
         output += `${line}\n`;
-        const printed = /(http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]+)/.exec(line);
-        if (printed?.[1] && line.includes('ready')) url = printed[1];
         const sandbox = /^Sandbox gateway: (http:\/\/127\.0\.0\.1:\d+)/.exec(line);
         if (sandbox?.[1]) sandboxUrl = sandbox[1];
-        if (url && sandboxUrl) ready({ url, sandboxUrl });
+        if (/ ready: /.test(line))
+          readFile(join(cwd, 'ui-url'), 'utf8').then((text) => {
+            url = text.trim();
+            if (sandboxUrl) ready({ url, sandboxUrl });
+          }, failed);
       });
     });
     return { url, sandboxUrl, terminalId, pin: OPERATOR_PIN, cwd, output: () => output, stop };

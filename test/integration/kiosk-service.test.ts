@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TerminalSnapshot } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
 import { START_LOOP_FILE } from '../../src/host/start-loop.js';
-import { bridgeRequest, printed, startCommand } from './start-command.js';
+import { bridgeRequest, printed, screenOf, startCommand } from './start-command.js';
 
 /**
  * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
@@ -201,14 +201,14 @@ describe('a terminal on its way out', () => {
   it('takes no new customer once it is stopping, while the service manager is told and before it closes', async () => {
     const notifier = fakeNotifier();
     writeFileSync(notifier.hold, '');
-    const run = startCommand(dir, terminalConfig(), { env: notifier.env });
+    const run = startCommand(dir, terminalConfig({ bridge: { urlFile: 'ui-url' } }), { env: notifier.env });
     children.push(run.child);
-    const [, port, secret] = await printed(run, / ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=(\S+)$/, 60_000);
+    const { port, secret } = await screenOf(run, / ready: /, join(dir, 'ui-url'), 60_000);
 
     run.child.kill('SIGTERM');
     await expect.poll(() => existsSync(notifier.stopping), { timeout: 60_000 }).toBe(true);
-    const result = await bridgeRequest(port!, secret!, { method: 'send', params: { type: 'START' } });
-    const snapshot = (await bridgeRequest(port!, secret!, { method: 'snapshot' })) as {
+    const result = await bridgeRequest(port, secret, { method: 'send', params: { type: 'START' } });
+    const snapshot = (await bridgeRequest(port, secret, { method: 'snapshot' })) as {
       ok: boolean;
       value?: TerminalSnapshot;
     };

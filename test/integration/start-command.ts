@@ -1,4 +1,5 @@
 import { spawn, type ChildProcess } from 'node:child_process';
+import { readFileSync } from 'node:fs';
 import { resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
@@ -61,6 +62,22 @@ export async function printed(run: StartRun, re: RegExp, hangMs: number): Promis
       throw new Error(`no line ${re}: ${run.lines.join('\n')}\n${run.stderr()}`);
     await new Promise((r) => setTimeout(r, 50));
   }
+}
+
+/**
+ * The screen of `run` once it has printed a line matching `re`: its port and this start's secret, read from its
+ * `bridge.urlFile` (`urlFile`, absolute) — standard output, a pipe here and the journal under systemd, carries the URL
+ * without its secret (src/host/bridge/url-file.ts), as the kiosk browser's launcher reads it.
+ */
+export async function screenOf(
+  run: StartRun,
+  re: RegExp,
+  urlFile: string,
+  hangMs: number,
+): Promise<{ port: string; secret: string; url: string }> {
+  await printed(run, re, hangMs);
+  const url = new URL(readFileSync(urlFile, 'utf8').trim());
+  return { port: url.port, secret: url.searchParams.get('s') ?? '', url: url.href };
 }
 
 /** One request over the started terminal's bridge WebSocket (its port and the start's secret), answered by its result. */

@@ -11,7 +11,13 @@ import type { ProcessBoundary } from '../../src/cli/output.js';
 import { openJournal } from '../../src/journal/index.js';
 import type { CustomerSnapshot, OperatorStatus, WsMessage } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
-import { bridgeRequest, printed as printedWithin, startCommand, type StartRun } from './start-command.js';
+import {
+  bridgeRequest,
+  printed as printedWithin,
+  screenOf,
+  startCommand,
+  type StartRun,
+} from './start-command.js';
 
 /**
  * Issue 11, bug 7: `parking-terminal start` as a process. A configuration it cannot use ends it with exit 2 and an
@@ -51,12 +57,18 @@ function baseConfig(extra: Record<string, unknown> = {}): Record<string, unknown
   return {
     journal: { path: join(dir, 'var', 'journal.db') },
     offline: { keyFile: join(dir, 'var', 'offline.key') },
+    // The screen's URL with its secret: standard output (a pipe) carries it without.
+    bridge: { urlFile: join(dir, 'ui-url') },
     ...extra,
   };
 }
 
 /** Waits, bounded by {@link HANG_MS}, until `run` printed a line matching `re`. */
 const printed = (run: Run, re: RegExp): Promise<RegExpExecArray> => printedWithin(run, re, HANG_MS);
+
+/** The screen's port and secret (bridge.urlFile of {@link baseConfig}) once `run` printed a line matching `re`. */
+const screen = (run: Run, re: RegExp): Promise<{ port: string; secret: string }> =>
+  screenOf(run, re, join(dir, 'ui-url'), HANG_MS);
 
 /** One request over the bridge's WebSocket, answered by its value; a refusal fails the test. */
 async function ask(port: string, secret: string, request: Record<string, unknown>): Promise<unknown> {
@@ -192,7 +204,7 @@ describe('parking-terminal start stopped by SIGTERM', () => {
       }),
     );
     const run = start(configFile);
-    const [, port, secret] = await printed(run, /ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/);
+    const { port, secret } = await screen(run, / ready: /);
     const [, sandboxUrl] = await printed(run, /^Sandbox gateway: (http:\/\/127\.0\.0\.1:\d+)/);
     await json(`${sandboxUrl}/__sandbox/faults`, {
       method: 'POST',
@@ -282,12 +294,16 @@ describe('parking-terminal start and an unexpected error', () => {
       },
     };
     let out = '';
-    const stdout = new Writable({
-      write(chunk: Buffer, _enc, done) {
-        out += chunk.toString('utf8');
-        done();
-      },
-    });
+    // A terminal, as a person running `start` by hand has: the URL is printed with its secret there only.
+    const stdout = Object.assign(
+      new Writable({
+        write(chunk: Buffer, _enc, done) {
+          out += chunk.toString('utf8');
+          done();
+        },
+      }),
+      { isTTY: true },
+    );
     const stop = new AbortController();
     const exit = main(['start', '--headless', '--port', '0', '--config', writeConfig(baseConfig())], {
       stdout,
@@ -348,15 +364,15 @@ describe('parking-terminal start with payments left in flight and the gateway do
         }),
       ),
     );
-    const [, port, secret] = await printed(
+    const { port, secret } = await screen(
       run,
-      /resolving 1 journal entry left in flight before it takes a card: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+      /resolving 1 journal entry left in flight before it takes a card: http:\/\/127\.0\.0\.1:\d+\//,
     );
-    const snapshot = await snapshotOf(port!, secret!);
+    const snapshot = await snapshotOf(port, secret);
     expect(snapshot.customer.screen).toBe('recovering');
     expect(run.lines.some((l) => l.includes(' ready: '))).toBe(false);
     const pin = /Operator PIN for this start: (\d+)/.exec(run.lines.join('\n'))?.[1] ?? '';
-    const status = (await ask(port!, secret!, {
+    const status = (await ask(port, secret, {
       method: 'operator',
       params: { pin, action: { type: 'status' } },
     })) as { status: OperatorStatus };

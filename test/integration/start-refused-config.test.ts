@@ -21,6 +21,7 @@ import { leaveSaleInFlight } from './down-gateway.js';
 import {
   bridgeRequest as ask,
   printed as printedWithin,
+  screenOf,
   startCommand,
   type StartRun,
 } from './start-command.js';
@@ -49,6 +50,16 @@ type Run = StartRun;
 
 /** Waits, bounded by {@link HANG_MS}, until `run` printed a line matching `re`. */
 const printed = (run: Run, re: RegExp): Promise<RegExpExecArray> => printedWithin(run, re, HANG_MS);
+
+/**
+ * The screen's port and secret once `run` printed a line matching `re`, from the `bridge.urlFile` of the configurations
+ * here ({@link URL_FILE}): standard output (a pipe) carries the URL without its secret.
+ */
+const screen = (run: Run, re: RegExp): Promise<{ port: string; secret: string }> =>
+  screenOf(run, re, join(dir, URL_FILE), HANG_MS);
+
+/** `bridge.urlFile` of the configurations here, relative to the working directory. */
+const URL_FILE = 'ui-url';
 
 function start(configFile: string, options: { headless?: boolean; env?: NodeJS.ProcessEnv } = {}): Run {
   const run = startCommand(dir, configFile, options);
@@ -79,17 +90,17 @@ describe('parking-terminal start with a configuration file it refuses', () => {
       terminal: { model: 'attended', locale: 'de-DE' },
       journal: { path: journalPath, timeoutReversalDelayMs: 0, resolutionRetryMs: 100 },
       offline: { keyFile: join(dir, 'var', 'offline.key') },
+      bridge: { urlFile: URL_FILE },
     };
     const configFile = join(dir, 'terminal.json');
     // An unknown key in the reader section: the whole configuration is refused.
     writeFileSync(configFile, JSON.stringify({ ...good, reader: { kind: 'sim', colour: 'blue' } }));
 
     const run = start(configFile);
-    const [, port, secret] = await printed(
+    const { port, secret } = await screen(
       run,
-      /out of service: configuration refused \(CONFIG_UNKNOWN_KEY reader\.colour\).*: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+      /out of service: configuration refused \(CONFIG_UNKNOWN_KEY reader\.colour\).*: http:\/\/127\.0\.0\.1:\d+\//,
     );
-    if (port === undefined || secret === undefined) throw new Error('no URL');
     const refused = await snapshotOf(port, secret);
     expect(refused.customer.screen).toBe('out-of-service');
     // The kiosk's language (terminal.locale is valid on its own), the terminal's own out-of-service texts.
@@ -107,11 +118,7 @@ describe('parking-terminal start with a configuration file it refuses', () => {
     const draft = join(dir, 'terminal.json.draft');
     writeFileSync(draft, JSON.stringify(good));
     renameSync(draft, configFile);
-    const [, readyPort, readySecret] = await printed(
-      run,
-      /ready: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
-    );
-    if (readyPort === undefined || readySecret === undefined) throw new Error('no URL');
+    const { port: readyPort, secret: readySecret } = await screen(run, / ready: /);
     expect((await snapshotOf(readyPort, readySecret)).customer.screen).not.toBe('out-of-service');
 
     run.child.kill('SIGTERM');
@@ -136,16 +143,16 @@ describe('parking-terminal start with a configuration file it refuses', () => {
     const good = {
       journal: { path: join(dir, 'var', 'journal.db') },
       offline: { keyFile: join(dir, 'var', 'offline.key') },
+      bridge: { urlFile: URL_FILE },
     };
     const configFile = join(dir, 'terminal.json');
     writeFileSync(configFile, JSON.stringify({ ...good, reader: { kind: 'sim', colour: 'blue' } }));
     const run = startCommand(dir, configFile, { port });
     children.push(run.child);
-    const [, , secret] = await printed(
+    const { secret } = await screen(
       run,
-      /out of service: configuration refused .*: http:\/\/127\.0\.0\.1:(\d+)\/\?s=([A-Za-z0-9_-]+)/,
+      /out of service: configuration refused .*: http:\/\/127\.0\.0\.1:\d+\//,
     );
-    if (secret === undefined) throw new Error('no URL');
     const opened = await fetch(`http://127.0.0.1:${port}/?s=${secret}`, { redirect: 'manual' });
     const cookie = opened.headers.get('set-cookie')?.split(';')[0];
     expect(cookie).toMatch(new RegExp(`^pt_session_${port}=`));
@@ -153,7 +160,7 @@ describe('parking-terminal start with a configuration file it refuses', () => {
     const draft = join(dir, 'terminal.json.draft');
     writeFileSync(draft, JSON.stringify(good));
     renameSync(draft, configFile);
-    await printed(run, / ready: http:\/\/127\.0\.0\.1:\d+\/\?s=/);
+    await printed(run, / ready: http:\/\/127\.0\.0\.1:\d+\//);
 
     // The page's WebSocket, reconnecting with its cookie.
     const ws = new WebSocket(`ws://127.0.0.1:${port}/ws`, {

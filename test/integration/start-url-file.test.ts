@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { printed, startCommand, type StartRun } from './start-command.js';
+import { printed, screenOf, startCommand, type StartRun } from './start-command.js';
 
 /**
  * `bridge.urlFile`: a headless terminal's screen URL for the kiosk browser's launcher. The URL's secret changes at
@@ -43,7 +43,9 @@ function start(configFile: string): StartRun {
   return run;
 }
 
-const READY = /ready: (http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]+)/;
+const READY = / ready: /;
+/** The whole URL, as the file holds it: the screen's address and this start's secret. */
+const SCREEN_URL = /^http:\/\/127\.0\.0\.1:\d+\/\?s=[A-Za-z0-9_-]{43}$/;
 
 describe('parking-terminal start --headless with bridge.urlFile', () => {
   it('writes the URL of each start for the kiosk browser, private to the service user, and removes it at the stop', async () => {
@@ -52,8 +54,8 @@ describe('parking-terminal start --headless with bridge.urlFile', () => {
     const configFile = writeConfig({ bridge: { urlFile: 'state/ui-url' } });
 
     const first = start(configFile);
-    const [, firstUrl] = await printed(first, READY, HANG_MS);
-    expect(readFileSync(urlFile, 'utf8')).toBe(`${firstUrl}\n`);
+    const { url: firstUrl } = await screenOf(first, READY, urlFile, HANG_MS);
+    expect(firstUrl).toMatch(SCREEN_URL);
     expect(statSync(urlFile).mode & 0o777).toBe(0o600);
     first.child.kill('SIGTERM');
     expect(await first.exited).toEqual({ code: 0, signal: null });
@@ -61,9 +63,9 @@ describe('parking-terminal start --headless with bridge.urlFile', () => {
 
     // The next start (a restart): a new secret, and the file names it.
     const second = start(configFile);
-    const [, secondUrl] = await printed(second, READY, HANG_MS);
+    const { url: secondUrl } = await screenOf(second, READY, urlFile, HANG_MS);
+    expect(secondUrl).toMatch(SCREEN_URL);
     expect(secondUrl).not.toBe(firstUrl);
-    expect(readFileSync(urlFile, 'utf8')).toBe(`${secondUrl}\n`);
     second.child.kill('SIGTERM');
     expect(await second.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(urlFile)).toBe(false);
@@ -73,15 +75,38 @@ describe('parking-terminal start --headless with bridge.urlFile', () => {
     const urlFile = join(dir, 'ui-url');
     const configFile = writeConfig({ bridge: { urlFile }, terminal: { noSuchKey: true } });
     const run = start(configFile);
-    const [, url] = await printed(
+    // Standard output says where the URL is, without its secret.
+    const { port, url } = await screenOf(
       run,
-      /configuration refused .*: (http:\/\/127\.0\.0\.1:\d+\/\?s=\S+)$/,
+      /configuration refused .*: http:\/\/127\.0\.0\.1:(\d+)\//,
+      urlFile,
       HANG_MS,
     );
-    expect(readFileSync(urlFile, 'utf8')).toBe(`${url}\n`);
+    expect(url).toMatch(SCREEN_URL);
+    expect(run.lines.join('\n')).toContain(
+      `: http://127.0.0.1:${port}/ (its URL with the secret: ${urlFile})`,
+    );
+    expect(run.lines.join('\n')).not.toContain(new URL(url).searchParams.get('s'));
     run.child.kill('SIGTERM');
     expect(await run.exited).toEqual({ code: 0, signal: null });
     expect(existsSync(urlFile)).toBe(false);
+  }, 120_000);
+
+  it('prints no secret on standard output, which is not a terminal (under systemd: the journal, open to others)', async () => {
+    const urlFile = join(dir, 'ui-url');
+    const run = start(writeConfig({ bridge: { urlFile } }));
+    const [line] = await printed(run, /^.* ready: .*$/, HANG_MS);
+    const url = readFileSync(urlFile, 'utf8').trim();
+    const secret = new URL(url).searchParams.get('s');
+    expect(secret).toMatch(/^[A-Za-z0-9_-]{43}$/);
+    // The screen's address and where its secret URL is, for the operator reading the log.
+    expect(line).toContain(
+      `ready: http://127.0.0.1:${new URL(url).port}/ (its URL with the secret: ${urlFile})`,
+    );
+    expect(run.lines.join('\n')).not.toContain(secret);
+    run.child.kill('SIGTERM');
+    expect(await run.exited).toEqual({ code: 0, signal: null });
+    expect(run.lines.join('\n')).not.toContain(secret);
   }, 120_000);
 
   it('fails the start with exit 1 and BRIDGE_URL_FILE, without the secret, when the file cannot be written', async () => {

@@ -5,6 +5,8 @@ import { fileURLToPath } from 'node:url';
 import { describe, expect, it } from 'vitest';
 import { EXIT_RESTART } from '../../src/cli/commands/start.js';
 import { EXIT_FINDINGS, EXIT_USAGE } from '../../src/cli/output.js';
+import { GATEWAY_TIMEOUT_MAX_MS, parseConfig } from '../../src/config/index.js';
+import { STOP_EXIT_MS, STOP_LIMIT_MS } from '../../src/host/stopping.js';
 
 /**
  * The kiosk service unit (deploy/systemd/parking-terminal.service): it watches the terminal, restarts it on the
@@ -66,6 +68,19 @@ describe('the kiosk service unit', () => {
     expect(prevented).not.toContain(String(EXIT_FINDINGS));
     expect(prevented).not.toContain(String(EXIT_RESTART));
     expect(one('RestartForceExitStatus')?.split(/\s+/)).toContain(String(EXIT_RESTART));
+  });
+
+  it('ends a stop before TimeoutStopSec, whatever gateway timeouts the configuration sets', () => {
+    const unitLimitMs = Number(one('TimeoutStopSec')) * 1000;
+    // A stop waits for a request out (its connect counts in headersMs: src/gateway/transport.ts) and for the timeout
+    // void its unknown outcome hands over. At the schema's maxima that is beyond any stop worth waiting for: the
+    // stop's own limit cuts it, leaving the entry to the next start's recovery, and then the stop ends in
+    // STOP_EXIT_MS — all before systemd's SIGKILL.
+    const atMaxima = 2 * (GATEWAY_TIMEOUT_MAX_MS.headersMs + GATEWAY_TIMEOUT_MAX_MS.bodyMs);
+    expect(Math.min(atMaxima, STOP_LIMIT_MS) + STOP_EXIT_MS).toBeLessThanOrEqual(unitLimitMs);
+    // At the default timeouts the limit cuts nothing: an ordinary stop lets the request and its void finish.
+    const defaults = parseConfig({}).gateway.timeouts;
+    expect(2 * (defaults.headersMs + defaults.bodyMs)).toBeLessThanOrEqual(STOP_LIMIT_MS);
   });
 
   it('runs as its own user behind the hardening options, writing only its data directories', () => {

@@ -7,13 +7,13 @@ import { createLogger, redactString, type Logger } from '../../log/index.js';
 import { newBridgeAccess } from '../../host/bridge/access.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
-import { ScreenUrlFile } from '../../host/bridge/url-file.js';
+import { printedScreenUrl, ScreenUrlFile } from '../../host/bridge/url-file.js';
 import { openedLines, openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
 import { checkStartConfiguration, refusalOf, waitOutOfService } from '../../host/refused-configuration.js';
 import { leftInFlight } from '../../host/status-board.js';
-import { stopTakingCustomers } from '../../host/stopping.js';
+import { closedWithin, STOP_LIMIT_MS, stopTakingCustomers } from '../../host/stopping.js';
 import {
   notReadyProgress,
   startKioskService,
@@ -78,18 +78,19 @@ const command: Command = {
   --config FILE  configuration (JSON or YAML); embedded defaults otherwise
   --headless     serve the UI on 127.0.0.1 for any browser instead of opening the Electron window
   --port N       port of the headless UI (default bridge.port of the configuration; 0 = any free port)
-Prints the URL of the screen (with this start's secret) and, when none is configured, the operator PIN generated
-for this start. With bridge.urlFile the URL is also written to that file (mode 0600, replaced atomically at each
-start, removed at the stop) for the kiosk browser's launcher. Journal entries a last run left in flight are resolved before the first card (the screen is served
+Prints the URL of the screen and, when none is configured, the operator PIN generated for this start. The URL
+carries this start's secret on a terminal only; elsewhere (a pipe, a file, systemd's journal, which others may read)
+it is printed without it, naming bridge.urlFile, the file the whole URL is written to (mode 0600, replaced atomically
+at each start, removed at the stop) for the kiosk browser's launcher. Journal entries a last run left in flight are resolved before the first card (the screen is served
 meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used
 (a secret or PIN file missing, or readable by group or others) prints {"error":{code,message,key,file}} and exits 2
 with nothing left running. A configuration file whose content is refused (an unknown key, a bad value, not JSON or
 YAML, empty, missing) puts the terminal out of service instead: the out-of-service screen is served (headless: the
-printed line "out of service: configuration refused (CODE KEY): …" carries its URL), no reader is opened, the
+printed line "out of service: configuration refused (CODE KEY): …" carries its URL, its secret as above), no reader is opened, the
 journal is not touched (with its fleet and terminal sections valid, the fleet link reports it out of service and
 answers every command CONFIG_REFUSED); the file is watched, and once it passes these checks the terminal starts as
-above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first)
-and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
+above. SIGINT/SIGTERM stops the terminal (what is in flight is finished or journaled first, waited for at most
+${STOP_LIMIT_MS / 1000} s: what is still out then is left to the next start's recovery, logged) and exits 0; a second signal forces the exit. An unexpected error puts the terminal out of service (logged); it then
 exits 1 when stopped. With \`fleet\` configured it reports to the operator's MQTT broker and takes signed commands;
 a restart asked by the fleet exits ${EXIT_RESTART} (the service manager starts it again). Under a service manager
 (NOTIFY_SOCKET), a start after failed ones (ended before ten minutes ready) first waits, 10 s doubling up to five
@@ -104,6 +105,8 @@ minutes, and says so (start-loop.json in the working directory).`,
     const configFile = values.config ? resolve(io.cwd, values.config) : undefined;
     const givenPort = parsePort(values.port, '--port');
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
+    // The screen's URL carries this start's secret: in full on a terminal only (src/host/bridge/url-file.ts).
+    const toTerminal = (io.stdout as { isTTY?: boolean }).isTTY === true;
     // One secret for this start's screen: the out-of-service screen of a refused configuration and then the terminal's
     // (src/host/bridge/access.ts, BridgeAccess).
     const access = newBridgeAccess();
@@ -140,6 +143,7 @@ minutes, and says so (start-loop.json in the working directory).`,
           serving: (url, sections) => {
             screenUrl = ScreenUrlFile.of(sections.bridge?.urlFile, io.cwd, logger);
             screenUrl?.publish(url);
+            return printedScreenUrl(url, { terminal: toTerminal, urlFile: screenUrl });
           },
         });
       } finally {
@@ -251,6 +255,7 @@ minutes, and says so (start-loop.json in the working directory).`,
       bridge = await startBridge(host, { port, staticDir, logger, access });
       // This start's URL for the kiosk browser's launcher (bridge.urlFile): the secret is new at every start.
       screenUrl?.publish(bridge.url);
+      const shownUrl = printedScreenUrl(bridge.url, { terminal: toTerminal, urlFile: screenUrl });
       for (const line of openedLines(host)) out(line);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       // Started before the recovery too: the fleet reads the terminal as starting, not as gone.
@@ -265,7 +270,7 @@ minutes, and says so (start-loop.json in the working directory).`,
       if (left > 0)
         out(
           `Parking Terminal (${config.terminal.model}) resolving ${leftInFlight(left)} before it takes a card: ` +
-            bridge.url,
+            shownUrl,
         );
       // Under systemd, until the terminal is ready: STATUS says why not, and the start timeout is extended while
       // recovery keeps going. Stopped, or a restart asked for, while recovery waits: the host's close ends the wait.
@@ -282,7 +287,7 @@ minutes, and says so (start-loop.json in the working directory).`,
         await progress.stop(!started);
       }
       if (started) {
-        out(`Parking Terminal (${config.terminal.model}) ready: ${bridge.url}`);
+        out(`Parking Terminal (${config.terminal.model}) ready: ${shownUrl}`);
         // Under systemd: READY=1 now (recovery has finished), the watchdog's health loop, the daily restart. Headless,
         // the UI is a browser outside this process: its check is the bridge serving (its server still listening).
         const served = bridge;
@@ -319,11 +324,21 @@ minutes, and says so (start-loop.json in the working directory).`,
         if (ready) counted?.good();
         else counted?.stopped();
       }
-      await service
-        ?.close()
-        .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));
-      await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
-      await closeAll(logger, host, bridge);
+      const closing = (async () => {
+        await service
+          ?.close()
+          .catch((err: unknown) => logger.error({ err }, 'closing the service loop failed'));
+        await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
+        await closeAll(logger, host, bridge);
+      })();
+      // Bounded, before the service manager's kill (src/host/stopping.ts): what is still out is the next start's.
+      if (!(await closedWithin(closing))) {
+        logger.error(
+          { limitMs: STOP_LIMIT_MS, requestsOut: host?.sender.inFlight },
+          "the stop waited its limit: requests still out are left to the next start's recovery",
+        );
+        await bridge?.close().catch((err: unknown) => logger.error({ err }, 'closing the bridge failed'));
+      }
       screenUrl?.withdraw();
       removeFaultHandler?.();
       logger.flush();

@@ -52,3 +52,21 @@ export class ScreenUrlFile {
     }
   }
 }
+
+/**
+ * The screen's URL as `start` prints it on standard output, which is kept where others read it when it is not a
+ * terminal — under systemd the journal, open to the groups systemd-journal and adm; a log collector's files. The secret
+ * is the bridge's only lock, so it is printed to a terminal only (a person running `start` by hand); anywhere else the
+ * line carries the address without it and says where the whole URL is: `urlFile`, the kiosk browser's (mode 0600).
+ */
+export function printedScreenUrl(
+  url: string,
+  where: { terminal: boolean; urlFile: ScreenUrlFile | undefined },
+): string {
+  if (where.terminal) return url;
+  const bare = new URL(url);
+  bare.search = '';
+  return where.urlFile !== undefined
+    ? `${bare.href} (its URL with the secret: ${where.urlFile.path})`
+    : `${bare.href} (its URL with the secret is printed on a terminal only; set bridge.urlFile)`;
+}

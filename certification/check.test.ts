@@ -280,7 +280,11 @@ describe('certify check: the terminal’s own sessions', () => {
       body: {
         clientReferenceInformation: { code: 'PT000001-tv', comments: 'VOID Timeout', transactionId: 'TCAP1' },
       },
-      response: { id: '9000000000000000000002', status: 'VOIDED' },
+      response: {
+        id: '9000000000000000000002',
+        status: 'VOIDED',
+        voidAmountDetails: { voidAmount: '3.00', currency: 'GBP' },
+      },
     };
     const again = (comments: string): CapturedMessage => {
       const m = structuredClone(lost);
@@ -295,6 +299,11 @@ describe('certify check: the terminal’s own sessions', () => {
     expect(comments([auth, lost, timeoutVoid, again('Parking Capture Less Than Auth')])).toEqual([
       { index: 3, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },
     ]);
+    // A timeout void answered without an amount: the capture never reached the gateway, the whole hold stands.
+    const { voidAmountDetails: _amount, ...ofNothing } = timeoutVoid.response as Record<string, unknown>;
+    expect(comments([auth, lost, { ...timeoutVoid, response: ofNothing }, again('Parking Capture')])).toEqual(
+      [{ index: 3, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' }],
+    );
     // Without the void, the capture of 3.00 is below the authorization.
     expect(comments([auth, again('Parking Capture')])).toEqual([
       { index: 1, rule: 'CE-COMMENTS-SERVICE', field: 'clientReferenceInformation.comments' },
@@ -338,7 +347,11 @@ describe('certify check: the terminal’s own sessions', () => {
       body: {
         clientReferenceInformation: { code: 'PT000001-void', comments: 'VOID Payment', partner: PARTNER },
       },
-      response: { id: '9000000000000000000002', status: 'VOIDED' },
+      response: {
+        id: '9000000000000000000002',
+        status: 'VOIDED',
+        voidAmountDetails: { voidAmount: '3.00', currency: 'GBP' },
+      },
     };
     expect(errors(checkSession([auth, voided]))).toContainEqual({
       index: 1,

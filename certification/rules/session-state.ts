@@ -82,8 +82,9 @@ export class SessionState {
 
   /**
    * A void of a capture answered VOIDED (by the capture's id, or a timeout void by its transactionId): the capture moved
-   * nothing, and its authorization holds what that capture took (gateway.md §7: voiding a capture leaves the hold in
-   * place; the automatic partial reversal of a capture below the authorization is not undone).
+   * nothing, and — when the void answered the amount it voided, the gateway having had the capture — its authorization
+   * holds what that capture took (gateway.md §7: voiding a capture leaves the hold in place; the automatic partial
+   * reversal of a capture below the authorization is not undone).
    */
   private captureVoided(view: MessageView): void {
     const byId = view.targetId !== undefined ? this.byGatewayId.get(view.targetId) : undefined;
@@ -99,6 +100,10 @@ export class SessionState {
     const took = requestAmount(capture);
     if (auth === undefined || took === undefined) return;
     auth.capturedMinor = Math.max(0, auth.capturedMinor - took);
+    // A timeout void of a capture that never reached the gateway is answered without an amount: nothing was captured,
+    // nothing released, and the whole hold stands.
+    const voided = field(view.message.response, 'voidAmountDetails.voidAmount');
+    if (voided === undefined) return;
     auth.heldAfterVoidMinor = Math.min(auth.heldAfterVoidMinor ?? took, took);
   }
 

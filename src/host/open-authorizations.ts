@@ -579,9 +579,35 @@ export class OpenAuthorizations {
       const local = this.deps.authorizedTotal(transactionId);
       const total = local?.minor ?? e.amountMinor ?? 0;
       const currency = local?.currency ?? e.currency ?? config.terminal.currency;
-      // A capture was attempted and did not stand (voided by recovery, or provably not sent): the session ended, so
+      const captures = journal.referencing(transactionId).filter((f) => f.service === 'capture');
+      // A meter session's capture of its fee that a restart left undecided — killed before it was sent, or with its
+      // answer in hand before it was journaled — and that recovery resolved as never sent, not at the gateway or voided:
+      // the hold stands (a voided capture leaves it in place, gateway.md §7), and the fee is captured from it, once,
+      // by a capture follow-up, within the capture window (captureFollowUp's rules), rather than released with the
+      // hold. The same amount, in the local currency only (a converted capture's is the card's).
+      const last = captures.at(-1);
+      if (
+        config.terminal.model === 'meter' &&
+        last?.state === 'resolved' &&
+        captures.every(captureMaySucceedLater) &&
+        last.amountMinor !== undefined &&
+        last.currency === currency
+      ) {
+        this.deps.followUps.add({
+          kind: 'capture-authorization',
+          authorizationTransactionId: transactionId,
+          gatewayId,
+          amountMinor: last.amountMinor,
+          currency,
+          includeEmvTags: e.card?.entryMode === 'contact',
+          reason: `captured by its meter session, its capture ${last.resolution ?? 'resolved'} at a restart: sent again`,
+        });
+        dueNow.push(() => this.runFollowUpsOf(transactionId));
+        continue;
+      }
+      // A capture was attempted and did not stand (refused for good, or in another currency): the session ended, so
       // the hold is released now rather than at the end of the capture window.
-      const captureFailed = journal.referencing(transactionId).some((f) => f.service === 'capture');
+      const captureFailed = captures.length > 0;
       const due =
         captureFailed || entryHoldNotStored
           ? 0

@@ -178,13 +178,19 @@ export class PaymentService {
 
   /**
    * What an authorization still holds after a capture of it that reached the gateway, lost its answer and was voided by
-   * recovery (resolved `timeout-void`), when that capture was of `request`'s currency and at least its amount: the
-   * capture made the gateway release the rest of the hold (spec 001, "Parking Capture Less Than Auth"), and its void
-   * gave back only what it took (reference/gateway.md §7: the hold stays as the capture left it). A capture again says
-   * whether it is below that, not below the authorized total. Empty when there is no such capture.
+   * recovery (resolved `timeout-void` by a timeout void that answered the amount it voided: the gateway had the capture;
+   * one that never arrived is answered without an amount), when that capture was of `request`'s currency and at least
+   * its amount: the capture made the gateway release the rest of the hold (spec 001, "Parking Capture Less Than Auth"),
+   * and its void gave back only what it took (reference/gateway.md §7: the hold stays as the capture left it). A capture
+   * again says whether it is below that, not below the authorized total. Empty when there is no such capture.
    */
   private heldAfterVoidedCapture(authTx: string, request: FlowRequest): number[] {
-    return this.deps.journal
+    const { journal } = this.deps;
+    const voidedAtGateway = (e: JournalEntry): boolean => {
+      const by = e.resolvedByEntryId !== undefined ? journal.get(e.resolvedByEntryId) : undefined;
+      return by?.state === 'approved' && (answeredAmountOf(by) ?? 0) > 0;
+    };
+    return journal
       .referencing(authTx)
       .filter(
         (e) =>
@@ -193,7 +199,8 @@ export class PaymentService {
           e.resolution === 'timeout-void' &&
           e.currency === request.currency &&
           e.amountMinor !== undefined &&
-          e.amountMinor >= request.amountMinor,
+          e.amountMinor >= request.amountMinor &&
+          voidedAtGateway(e),
       )
       .map((e) => e.amountMinor ?? request.amountMinor);
   }

@@ -91,12 +91,12 @@ export const EXPECTED: Record<string, Expected> = {
   'meter gateway.answered#1': e({ released: 1 }),
   // Approved and journaled, the session lost with the process: held until the capture window ends.
   'meter journal.outcome#1': e({ openHolds: 1 }),
-  'meter journal.begin#2': e({ released: 1 }),
-  'meter journal.sent#2': e({ released: 1 }),
-  'meter gateway.answered#2': e({ voided: 1, released: 1 }),
+  'meter journal.begin#2': e({ captures: 1, released: 1, chargedMinor: 150 }),
+  'meter journal.sent#2': e({ captures: 1, released: 1, chargedMinor: 150 }),
+  'meter gateway.answered#2': e({ captures: 1, voided: 1, released: 1, chargedMinor: 150 }),
   'meter journal.outcome#2': e({ captures: 1, released: 1, chargedMinor: 150 }),
   'meter gateway.answered#1 → recovery.sent#1': e({ released: 1 }),
-  'meter gateway.answered#2 → recovery.sent#1': e({ voided: 1, released: 1 }),
+  'meter gateway.answered#2 → recovery.sent#1': e({ captures: 1, voided: 1, released: 1, chargedMinor: 150 }),
 
   'meter-extend uninterrupted': e({ captures: 1, released: 1, chargedMinor: 450 }),
   'meter-extend journal.begin#1': NOTHING,
@@ -110,13 +110,18 @@ export const EXPECTED: Record<string, Expected> = {
   'meter-extend journal.sent#2': e({ openHolds: 1 }),
   'meter-extend gateway.answered#2': e({ openHolds: 1 }),
   'meter-extend journal.outcome#2': e({ openHolds: 1 }),
-  'meter-extend journal.begin#3': e({ released: 1 }),
-  'meter-extend journal.sent#3': e({ released: 1 }),
-  'meter-extend gateway.answered#3': e({ voided: 1, released: 1 }),
+  'meter-extend journal.begin#3': e({ captures: 1, released: 1, chargedMinor: 450 }),
+  'meter-extend journal.sent#3': e({ captures: 1, released: 1, chargedMinor: 450 }),
+  'meter-extend gateway.answered#3': e({ captures: 1, voided: 1, released: 1, chargedMinor: 450 }),
   'meter-extend journal.outcome#3': e({ captures: 1, released: 1, chargedMinor: 450 }),
   'meter-extend gateway.answered#1 → recovery.sent#1': e({ released: 1 }),
   'meter-extend gateway.answered#2 → recovery.sent#1': e({ openHolds: 1 }),
-  'meter-extend gateway.answered#3 → recovery.sent#1': e({ voided: 1, released: 1 }),
+  'meter-extend gateway.answered#3 → recovery.sent#1': e({
+    captures: 1,
+    voided: 1,
+    released: 1,
+    chargedMinor: 450,
+  }),
 
   // The operator voids the capture (1.50 of a 3.00 hold): the capture moves nothing and the hold is reversed.
   'meter-void uninterrupted': e({ voided: 1, released: 1 }),
@@ -124,9 +129,9 @@ export const EXPECTED: Record<string, Expected> = {
   'meter-void journal.sent#1': NOTHING,
   'meter-void gateway.answered#1': e({ released: 1 }),
   'meter-void journal.outcome#1': e({ openHolds: 1 }),
-  'meter-void journal.begin#2': e({ released: 1 }),
-  'meter-void journal.sent#2': e({ released: 1 }),
-  'meter-void gateway.answered#2': e({ voided: 1, released: 1 }),
+  'meter-void journal.begin#2': e({ captures: 1, released: 1, chargedMinor: 150 }),
+  'meter-void journal.sent#2': e({ captures: 1, released: 1, chargedMinor: 150 }),
+  'meter-void gateway.answered#2': e({ captures: 1, voided: 1, released: 1, chargedMinor: 150 }),
   // The capture journaled, the operator never got to void it: it stands, the rest of the hold released by the gateway.
   'meter-void journal.outcome#2': e({ captures: 1, released: 1, chargedMinor: 150 }),
   // The void was journaled, not yet marked sent: recovery takes a pending live entry as possibly sent (its mark is
@@ -143,7 +148,12 @@ export const EXPECTED: Record<string, Expected> = {
   'meter-void gateway.answered#4': e({ voided: 1, released: 1 }),
   'meter-void journal.outcome#4': e({ voided: 1, released: 1 }),
   'meter-void gateway.answered#1 → recovery.sent#1': e({ released: 1 }),
-  'meter-void gateway.answered#2 → recovery.sent#1': e({ voided: 1, released: 1 }),
+  'meter-void gateway.answered#2 → recovery.sent#1': e({
+    captures: 1,
+    voided: 1,
+    released: 1,
+    chargedMinor: 150,
+  }),
   'meter-void gateway.answered#3 → recovery.sent#1': e({ voided: 1, released: 1 }),
   'meter-void gateway.answered#4 → recovery.sent#1': e({ voided: 1, released: 1 }),
 

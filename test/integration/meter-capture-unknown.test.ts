@@ -2,11 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { parseConfig } from '../../src/config/index.js';
-import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
-import { silentLogger } from '../../src/log/index.js';
+import type { TerminalHost } from '../../src/host/terminal-host.js';
 import { startSandbox, type Sandbox } from '../../src/sandbox/index.js';
 import { ParkingClock } from './models-harness.js';
+import { eventually, startMeterHost } from './meter-host.js';
 import { sendEvent, waitForSnapshot } from './host-harness.js';
 
 /*
@@ -31,25 +30,8 @@ afterEach(async () => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-async function meterHost(clock: ParkingClock): Promise<TerminalHost> {
-  const host = await createTerminalHost(
-    parseConfig({
-      terminal: { model: 'meter' },
-      reader: { sim: { presentDelayMs: 5 } },
-      journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
-    }),
-    { logger: silentLogger(), cwd: dir, gatewayUrlOverride: sandbox.url, parkingClock: clock },
-  );
-  hosts.push(host);
-  await waitForSnapshot(host, (s) => s.customer.screen === 'idle');
-  return host;
-}
-
-async function eventually(ok: () => boolean, timeoutMs: number): Promise<boolean> {
-  const deadline = Date.now() + timeoutMs;
-  while (!ok() && Date.now() < deadline) await new Promise((res) => setTimeout(res, 20));
-  return ok();
-}
+const meterHost = (clock: ParkingClock): Promise<TerminalHost> =>
+  startMeterHost(hosts, dir, sandbox.url, clock);
 
 /** The sandbox's captures of the session's authorization: what each took and whether it was voided. */
 function capturesOf(authGatewayId: string | undefined): { captured: number; voided: boolean }[] {

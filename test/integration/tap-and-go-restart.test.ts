@@ -143,6 +143,33 @@ async function enteredThenPastMaxStay(
   return { l, holdId };
 }
 
+/**
+ * A car enters in a terminal that then stops; past the maximum stay, the next terminal's expiry reversal reaches the
+ * gateway and its answer is lost, and every reversal after it is lost before the gateway until the faults are cleared:
+ * the expiry watch hands the hold back with its reversal unknown (recovery's to resolve). Returns the lane, the hold's
+ * id and that running terminal.
+ */
+async function expiryReversalUnknown(): Promise<{ l: Lane; holdId: string; second: TerminalHost }> {
+  const l = await lane();
+  const first = await l.open();
+  const holdId = await enter(first);
+  await first.close();
+  l.sandbox.scheduleFaults([
+    { kind: 'reset-after-commit', path: '/reversals' },
+    ...Array.from({ length: 200 }, () => ({ kind: 'reset-before-commit' as const, path: '/reversals' })),
+  ]);
+  l.clock.offsetMs = PAST_MAX_STAY_MS;
+  const second = await l.open();
+  cleanups.push(() => second.close());
+  await until(
+    () =>
+      second.holds.unclaimed().some((h) => h.holdId === holdId) &&
+      second.journal.referencing(holdId).some((e) => e.service === 'reversal' && e.state === 'unknown'),
+    'the hold handed back with its reversal unknown',
+  );
+  return { l, holdId, second };
+}
+
 /** A car enters with the n2-contact card; returns its hold's id (the pre-authorization's transactionId). */
 async function enter(host: TerminalHost): Promise<string> {
   host.simulator!.setCard('n2-contact');
@@ -425,27 +452,8 @@ describe('tap-and-go: the receipt of a paid exit issued again after a restart', 
 
 describe('tap-and-go: a hold whose expiry reversal has an unknown outcome', () => {
   it('is claimed by no exit until recovery resolves the reversal, and is closed once it stood', async () => {
-    const l = await lane();
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-
-    // The expiry reversal reaches the gateway and its answer is lost; every reversal after it is lost before the
-    // gateway, until the faults are cleared: the reversal's outcome stays unknown at the terminal meanwhile.
-    l.sandbox.scheduleFaults([
-      { kind: 'reset-after-commit', path: '/reversals' },
-      ...Array.from({ length: 200 }, () => ({ kind: 'reset-before-commit' as const, path: '/reversals' })),
-    ]);
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
-    const second = await l.open();
-    cleanups.push(() => second.close());
     // The expiry watch gave up and handed the hold back with the reversal unknown (recovery's to resolve).
-    await until(
-      () =>
-        second.holds.unclaimed().some((h) => h.holdId === holdId) &&
-        second.journal.referencing(holdId).some((e) => e.service === 'reversal' && e.state === 'unknown'),
-      'the hold handed back with its reversal unknown',
-    );
+    const { l, holdId, second } = await expiryReversalUnknown();
 
     // The customer taps at the exit meanwhile, reading Arabic with speech on: the hold is being settled, nothing is
     // captured, and the screen and the speech say so in the customer's language.
@@ -1068,25 +1076,8 @@ describe('tap-and-go: a stay that outlasts its hold and whose exit never comes',
 
 describe('tap-and-go: the card enters again while its outstayed hold’s reversal is unresolved', () => {
   it('records the outstayed stay’s fee for the operator at the new entry: no exit asks for that stay again', async () => {
-    const l = await lane();
-    const first = await l.open();
-    const holdId = await enter(first);
-    await first.close();
-    // The expiry reversal at the maximum stay reaches the gateway and its answer is lost; later ones are lost before
-    // it: the hold is being settled (recovery's), and the card is not kept out by it.
-    l.sandbox.scheduleFaults([
-      { kind: 'reset-after-commit', path: '/reversals' },
-      ...Array.from({ length: 200 }, () => ({ kind: 'reset-before-commit' as const, path: '/reversals' })),
-    ]);
-    l.clock.offsetMs = PAST_MAX_STAY_MS;
-    const second = await l.open();
-    cleanups.push(() => second.close());
-    await until(
-      () =>
-        second.holds.unclaimed().some((h) => h.holdId === holdId) &&
-        second.journal.referencing(holdId).some((e) => e.service === 'reversal' && e.state === 'unknown'),
-      'the hold handed back with its reversal unknown',
-    );
+    // The hold is being settled (recovery's), and the card is not kept out by it.
+    const { l, holdId, second } = await expiryReversalUnknown();
     const outstayedAtMs = Math.floor(l.clock.now());
 
     l.clock.offsetMs = PAST_MAX_STAY_MS + 60 * 60_000;

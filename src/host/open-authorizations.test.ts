@@ -30,7 +30,7 @@ function capturingLogger(lines: LogLine[]): Logger {
 
 function setup(
   answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>,
-  options: { logger?: Logger } = {},
+  options: { logger?: Logger; model?: 'meter' } = {},
 ) {
   const shortfalls: FeeShortfall[] = [];
   let t = Date.parse('2030-01-01T08:00:00Z');
@@ -41,7 +41,10 @@ function setup(
   // A host's follow-up runner over this journal (a new one is what a restart makes).
   const runner = () =>
     new OpenAuthorizations({
-      config: parseConfig({ journal: { resolutionRetryMs: 1_000 } }),
+      config: parseConfig({
+        journal: { resolutionRetryMs: 1_000 },
+        ...(options.model !== undefined ? { terminal: { model: options.model } } : {}),
+      }),
       journal,
       holds: new HoldStore(journal),
       followUps,
@@ -611,6 +614,38 @@ describe('orphaned authorizations at start', () => {
       reversed: sent.map((r) => r.original?.transactionId).filter((tx) => tx?.startsWith('O')),
       scheduled: open.watched(),
     }).toEqual({ reversed: ['O3'], scheduled: [] });
+  });
+
+  it("reverses a meter's hold whose capture recovery voided once its release was decided: refused for good, tried again at the next start", async () => {
+    const { runner, journal, sent, followUps, advance } = setup(
+      () => ({ kind: 'approved', transactionId: 'R', partial: false }),
+      { model: 'meter' },
+    );
+    journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+    // Its session's capture lost its answer and recovery voided it; its capture window ended, the hold's release was
+    // decided (the fee recorded for the operator), and that reversal was refused for good.
+    const capture = journal.begin({
+      transactionId: 'C-O1',
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      method: 'POST',
+      path: '/pts/v2/payments/G-O1/captures',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'O1',
+      amountMinor: 450,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    journal.markSent(capture.id);
+    journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+    journal.resolve(capture.id, 'timeout-void');
+    journaled(journal, 'R-O1', { state: 'declined', reason: 'INVALID_AMOUNT' }, 'O1');
+    advance(24 * 3_600_000);
+    await runner().settle();
+    expect(sent.filter((r) => r.original?.transactionId === 'O1').map((r) => r.service)).toEqual([
+      'reversal',
+    ]);
+    expect(followUps.open().filter((f) => f.authorizationTransactionId === 'O1')).toEqual([]);
   });
 
   describe('a reversal refused because the processor is unavailable', () => {

@@ -371,10 +371,7 @@ export class OpenAuthorizations {
       logger.info({ followUp: f.id }, 'follow-up done: the journal shows its authorization settled');
       return;
     }
-    if (
-      this.followUpsOf(tx).some((o) => o.kind === 'reverse-authorization') ||
-      journal.referencing(tx).some((e) => e.service === 'reversal')
-    ) {
+    if (this.releaseDecided(tx)) {
       followUps.complete(f.id, 'released');
       logger.warn(
         { followUp: f.id, transactionId: tx, amountMinor: f.amountMinor, currency: f.currency },
@@ -455,6 +452,17 @@ export class OpenAuthorizations {
       'follow-up capture not approved; its outcome decides at the next try',
     );
     followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
+  }
+
+  /**
+   * Whether the release of an authorization was decided, so that no capture of it is sent: a reversal of it journaled
+   * (refused, or provably not sent) or a reversal follow-up of it open.
+   */
+  private releaseDecided(transactionId: string): boolean {
+    return (
+      this.followUpsOf(transactionId).some((o) => o.kind === 'reverse-authorization') ||
+      this.deps.journal.referencing(transactionId).some((e) => e.service === 'reversal')
+    );
   }
 
   /**
@@ -584,10 +592,12 @@ export class OpenAuthorizations {
       // answer in hand before it was journaled — and that recovery resolved as never sent, not at the gateway or voided:
       // the hold stands (a voided capture leaves it in place, gateway.md §7), and the fee is captured from it, once,
       // by a capture follow-up, within the capture window (captureFollowUp's rules), rather than released with the
-      // hold. The same amount, in the local currency only (a converted capture's is the card's).
+      // hold. The same amount, in the local currency only (a converted capture's is the card's). Not once the hold's
+      // release was decided (a reversal of it journaled and refused for good): the sweep reverses it again below.
       const last = captures.at(-1);
       if (
         config.terminal.model === 'meter' &&
+        !this.releaseDecided(transactionId) &&
         last?.state === 'resolved' &&
         captures.every(captureMaySucceedLater) &&
         last.amountMinor !== undefined &&
@@ -605,8 +615,8 @@ export class OpenAuthorizations {
         dueNow.push(() => this.runFollowUpsOf(transactionId));
         continue;
       }
-      // A capture was attempted and did not stand (refused for good, or in another currency): the session ended, so
-      // the hold is released now rather than at the end of the capture window.
+      // A capture was attempted and did not stand (refused for good, in another currency, or its hold's release decided
+      // since): the session ended, so the hold is released now rather than at the end of the capture window.
       const captureFailed = captures.length > 0;
       const due =
         captureFailed || entryHoldNotStored

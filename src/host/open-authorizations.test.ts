@@ -30,7 +30,12 @@ function capturingLogger(lines: LogLine[]): Logger {
 
 function setup(
   answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>,
-  options: { logger?: Logger; model?: 'meter' } = {},
+  options: {
+    logger?: Logger;
+    model?: 'meter';
+    authorizedTotal?: (tx: string) => { minor: number; currency: string } | undefined;
+    toLocal?: (tx: string, minor: number, currency: string) => { minor: number; currency: string };
+  } = {},
 ) {
   const shortfalls: FeeShortfall[] = [];
   let t = Date.parse('2030-01-01T08:00:00Z');
@@ -52,7 +57,8 @@ function setup(
         sent.push(r);
         return Promise.resolve(answer(r));
       },
-      authorizedTotal: () => undefined,
+      authorizedTotal: options.authorizedTotal ?? (() => undefined),
+      ...(options.toLocal !== undefined ? { toLocal: options.toLocal } : {}),
       feeShortfall: (f) => shortfalls.push(f),
       now,
       logger: options.logger ?? silentLogger(),
@@ -646,6 +652,43 @@ describe('orphaned authorizations at start', () => {
       'reversal',
     ]);
     expect(followUps.open().filter((f) => f.authorizationTransactionId === 'O1')).toEqual([]);
+  });
+
+  it('captures at start, in the local currency, the fee of a converted meter hold whose capture a restart cut off and recovery voided', async () => {
+    // A hold of 12.00 EUR converted to 2004 JPY (family A: journaled in the card's currency); the fee of 4.50 EUR was
+    // being captured as 752 JPY.
+    const { runner, journal, sent } = setup(
+      () => ({ kind: 'approved', transactionId: 'C2', partial: false }),
+      {
+        model: 'meter',
+        authorizedTotal: (tx) => (tx === 'O1' ? { minor: 1_200, currency: 'EUR' } : undefined),
+        toLocal: (_tx, minor, currency) =>
+          currency === 'JPY'
+            ? { minor: Math.round((minor * 1_200) / 2_004), currency: 'EUR' }
+            : { minor, currency },
+      },
+    );
+    journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+    const capture = journal.begin({
+      transactionId: 'C-O1',
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      method: 'POST',
+      path: '/pts/v2/payments/G-O1/captures',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'O1',
+      amountMinor: 752,
+      currency: 'JPY',
+      moneyMoving: true,
+    });
+    journal.markSent(capture.id);
+    journal.resolve(capture.id, 'timeout-void');
+    await runner().settle();
+    expect(
+      sent
+        .filter((r) => r.original?.transactionId === 'O1')
+        .map((r) => `${r.service}:${r.amountMinor} ${r.currency}`),
+    ).toEqual(['capture:450 EUR']);
   });
 
   describe('a reversal refused because the processor is unavailable', () => {

@@ -49,6 +49,15 @@ export class OpenAuthorizations {
       /** The authorized total (increments included) in the local currency the machines count in. */
       authorizedTotal: (transactionId: string) => { minor: number; currency: string } | undefined;
       /**
+       * An amount of an authorization's follow-on as the journal records it (a converted hold's, family A: in the card's
+       * billing currency) in the local currency the machines count in (PaymentService.toLocal). Absent: as recorded.
+       */
+      toLocal?: (
+        authorizationTx: string,
+        minor: number,
+        currency: string,
+      ) => { minor: number; currency: string };
+      /**
        * A part of a fee no capture will take (a meter session's later capture that did not stand): recorded for the
        * operator, as the payment router records a capture that took less than owed (the host's audit log). Absent:
        * only logged.
@@ -592,22 +601,31 @@ export class OpenAuthorizations {
       // answer in hand before it was journaled — and that recovery resolved as never sent, not at the gateway or voided:
       // the hold stands (a voided capture leaves it in place, gateway.md §7), and the fee is captured from it, once,
       // by a capture follow-up, within the capture window (captureFollowUp's rules), rather than released with the
-      // hold. The same amount, in the local currency only (a converted capture's is the card's). Not once the hold's
-      // release was decided (a reversal of it journaled and refused for good): the sweep reverses it again below.
+      // hold. The same amount in the local currency the machines count in, as the session asked for it: a converted
+      // capture is journaled in the card's currency, and the follow-up's capture is converted again at the
+      // authorization's rate. Not once the hold's release was decided (a reversal of it journaled and refused for
+      // good): the sweep reverses it again below.
       const last = captures.at(-1);
+      const lastLocal =
+        last?.amountMinor === undefined || last.currency === undefined
+          ? undefined
+          : (this.deps.toLocal?.(transactionId, last.amountMinor, last.currency) ?? {
+              minor: last.amountMinor,
+              currency: last.currency,
+            });
       if (
         config.terminal.model === 'meter' &&
         !this.releaseDecided(transactionId) &&
         last?.state === 'resolved' &&
         captures.every(captureMaySucceedLater) &&
-        last.amountMinor !== undefined &&
-        last.currency === currency
+        lastLocal !== undefined &&
+        lastLocal.currency === currency
       ) {
         this.deps.followUps.add({
           kind: 'capture-authorization',
           authorizationTransactionId: transactionId,
           gatewayId,
-          amountMinor: last.amountMinor,
+          amountMinor: lastLocal.minor,
           currency,
           includeEmvTags: e.card?.entryMode === 'contact',
           reason: `captured by its meter session, its capture ${last.resolution ?? 'resolved'} at a restart: sent again`,

@@ -654,6 +654,50 @@ describe('orphaned authorizations at start', () => {
     expect(followUps.open().filter((f) => f.authorizationTransactionId === 'O1')).toEqual([]);
   });
 
+  it("reverses a meter's hold whose capture follow-up ended with its capture window when the terminal stopped before the release", async () => {
+    // The follow-up written with the terms the sweep would write, or with others (its EMV tags as the session said).
+    for (const includeEmvTags of [false, true]) {
+      const { runner, journal, sent, followUps, advance } = setup(
+        () => ({ kind: 'approved', transactionId: 'R', partial: false }),
+        { model: 'meter' },
+      );
+      journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+      const capture = journal.begin({
+        transactionId: 'C-O1',
+        service: 'capture',
+        comments: 'Parking Capture Less Than Auth',
+        method: 'POST',
+        path: '/pts/v2/payments/G-O1/captures',
+        body: Buffer.from('{}'),
+        referencedTransactionId: 'O1',
+        amountMinor: 450,
+        currency: 'GBP',
+        moneyMoving: true,
+      });
+      journal.markSent(capture.id);
+      journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+      journal.resolve(capture.id, 'timeout-void');
+      // The session's follow-up, written with the unknown outcome: done when the capture window ended (the fee
+      // recorded for the operator); the terminal stopped before the hold's release was journaled.
+      const f = followUps.add({
+        kind: 'capture-authorization',
+        authorizationTransactionId: 'O1',
+        gatewayId: 'G-O1',
+        amountMinor: 450,
+        currency: 'GBP',
+        includeEmvTags,
+        reason: 'captured by its meter session, its outcome unknown: sent again later',
+      });
+      advance(24 * 3_600_000);
+      followUps.complete(f.id, 'capture-window-ended');
+      await runner().settle();
+      expect(
+        sent.filter((r) => r.original?.transactionId === 'O1').map((r) => r.service),
+        `includeEmvTags ${String(includeEmvTags)}`,
+      ).toEqual(['reversal']);
+    }
+  });
+
   it('captures at start, in the local currency, the fee of a converted meter hold whose capture a restart cut off and recovery voided', async () => {
     // A hold of 12.00 EUR converted to 2004 JPY (family A: journaled in the card's currency); the fee of 4.50 EUR was
     // being captured as 752 JPY.

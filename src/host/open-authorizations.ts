@@ -604,7 +604,8 @@ export class OpenAuthorizations {
       // hold. The same amount in the local currency the machines count in, as the session asked for it: a converted
       // capture is journaled in the card's currency, and the follow-up's capture is converted again at the
       // authorization's rate. Not once the hold's release was decided (a reversal of it journaled and refused for
-      // good): the sweep reverses it again below.
+      // good), nor when a capture follow-up of it was done already (its capture window ended, say, and the terminal
+      // stopped before the release was journaled; one left open is run by settle, above): the sweep reverses it below.
       const last = captures.at(-1);
       const lastLocal =
         last?.amountMinor === undefined || last.currency === undefined
@@ -616,6 +617,7 @@ export class OpenAuthorizations {
       if (
         config.terminal.model === 'meter' &&
         !this.releaseDecided(transactionId) &&
+        this.deps.followUps.find('capture-authorization', transactionId) === undefined &&
         last?.state === 'resolved' &&
         captures.every(captureMaySucceedLater) &&
         lastLocal !== undefined &&

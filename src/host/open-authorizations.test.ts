@@ -30,7 +30,12 @@ function capturingLogger(lines: LogLine[]): Logger {
 
 function setup(
   answer: (r: ServiceRequest) => SubmitOutcome | Promise<SubmitOutcome>,
-  options: { logger?: Logger } = {},
+  options: {
+    logger?: Logger;
+    model?: 'meter';
+    authorizedTotal?: (tx: string) => { minor: number; currency: string } | undefined;
+    toLocal?: (tx: string, minor: number, currency: string) => { minor: number; currency: string };
+  } = {},
 ) {
   const shortfalls: FeeShortfall[] = [];
   let t = Date.parse('2030-01-01T08:00:00Z');
@@ -41,7 +46,10 @@ function setup(
   // A host's follow-up runner over this journal (a new one is what a restart makes).
   const runner = () =>
     new OpenAuthorizations({
-      config: parseConfig({ journal: { resolutionRetryMs: 1_000 } }),
+      config: parseConfig({
+        journal: { resolutionRetryMs: 1_000 },
+        ...(options.model !== undefined ? { terminal: { model: options.model } } : {}),
+      }),
       journal,
       holds: new HoldStore(journal),
       followUps,
@@ -49,7 +57,8 @@ function setup(
         sent.push(r);
         return Promise.resolve(answer(r));
       },
-      authorizedTotal: () => undefined,
+      authorizedTotal: options.authorizedTotal ?? (() => undefined),
+      ...(options.toLocal !== undefined ? { toLocal: options.toLocal } : {}),
       feeShortfall: (f) => shortfalls.push(f),
       now,
       logger: options.logger ?? silentLogger(),
@@ -611,6 +620,119 @@ describe('orphaned authorizations at start', () => {
       reversed: sent.map((r) => r.original?.transactionId).filter((tx) => tx?.startsWith('O')),
       scheduled: open.watched(),
     }).toEqual({ reversed: ['O3'], scheduled: [] });
+  });
+
+  it("reverses a meter's hold whose capture recovery voided once its release was decided: refused for good, tried again at the next start", async () => {
+    const { runner, journal, sent, followUps, advance } = setup(
+      () => ({ kind: 'approved', transactionId: 'R', partial: false }),
+      { model: 'meter' },
+    );
+    journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+    // Its session's capture lost its answer and recovery voided it; its capture window ended, the hold's release was
+    // decided (the fee recorded for the operator), and that reversal was refused for good.
+    const capture = journal.begin({
+      transactionId: 'C-O1',
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      method: 'POST',
+      path: '/pts/v2/payments/G-O1/captures',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'O1',
+      amountMinor: 450,
+      currency: 'GBP',
+      moneyMoving: true,
+    });
+    journal.markSent(capture.id);
+    journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+    journal.resolve(capture.id, 'timeout-void');
+    journaled(journal, 'R-O1', { state: 'declined', reason: 'INVALID_AMOUNT' }, 'O1');
+    advance(24 * 3_600_000);
+    await runner().settle();
+    expect(sent.filter((r) => r.original?.transactionId === 'O1').map((r) => r.service)).toEqual([
+      'reversal',
+    ]);
+    expect(followUps.open().filter((f) => f.authorizationTransactionId === 'O1')).toEqual([]);
+  });
+
+  it("reverses a meter's hold whose capture follow-up ended with its capture window when the terminal stopped before the release", async () => {
+    // The follow-up written with the terms the sweep would write, or with others (its EMV tags as the session said).
+    for (const includeEmvTags of [false, true]) {
+      const { runner, journal, sent, followUps, advance } = setup(
+        () => ({ kind: 'approved', transactionId: 'R', partial: false }),
+        { model: 'meter' },
+      );
+      journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+      const capture = journal.begin({
+        transactionId: 'C-O1',
+        service: 'capture',
+        comments: 'Parking Capture Less Than Auth',
+        method: 'POST',
+        path: '/pts/v2/payments/G-O1/captures',
+        body: Buffer.from('{}'),
+        referencedTransactionId: 'O1',
+        amountMinor: 450,
+        currency: 'GBP',
+        moneyMoving: true,
+      });
+      journal.markSent(capture.id);
+      journal.recordOutcome(capture.id, { state: 'unknown', reason: 'GW_TIMEOUT' });
+      journal.resolve(capture.id, 'timeout-void');
+      // The session's follow-up, written with the unknown outcome: done when the capture window ended (the fee
+      // recorded for the operator); the terminal stopped before the hold's release was journaled.
+      const f = followUps.add({
+        kind: 'capture-authorization',
+        authorizationTransactionId: 'O1',
+        gatewayId: 'G-O1',
+        amountMinor: 450,
+        currency: 'GBP',
+        includeEmvTags,
+        reason: 'captured by its meter session, its outcome unknown: sent again later',
+      });
+      advance(24 * 3_600_000);
+      followUps.complete(f.id, 'capture-window-ended');
+      await runner().settle();
+      expect(
+        sent.filter((r) => r.original?.transactionId === 'O1').map((r) => r.service),
+        `includeEmvTags ${String(includeEmvTags)}`,
+      ).toEqual(['reversal']);
+    }
+  });
+
+  it('captures at start, in the local currency, the fee of a converted meter hold whose capture a restart cut off and recovery voided', async () => {
+    // A hold of 12.00 EUR converted to 2004 JPY (family A: journaled in the card's currency); the fee of 4.50 EUR was
+    // being captured as 752 JPY.
+    const { runner, journal, sent } = setup(
+      () => ({ kind: 'approved', transactionId: 'C2', partial: false }),
+      {
+        model: 'meter',
+        authorizedTotal: (tx) => (tx === 'O1' ? { minor: 1_200, currency: 'EUR' } : undefined),
+        toLocal: (_tx, minor, currency) =>
+          currency === 'JPY'
+            ? { minor: Math.round((minor * 1_200) / 2_004), currency: 'EUR' }
+            : { minor, currency },
+      },
+    );
+    journaled(journal, 'O1', { state: 'approved', gatewayId: 'G-O1' });
+    const capture = journal.begin({
+      transactionId: 'C-O1',
+      service: 'capture',
+      comments: 'Parking Capture Less Than Auth',
+      method: 'POST',
+      path: '/pts/v2/payments/G-O1/captures',
+      body: Buffer.from('{}'),
+      referencedTransactionId: 'O1',
+      amountMinor: 752,
+      currency: 'JPY',
+      moneyMoving: true,
+    });
+    journal.markSent(capture.id);
+    journal.resolve(capture.id, 'timeout-void');
+    await runner().settle();
+    expect(
+      sent
+        .filter((r) => r.original?.transactionId === 'O1')
+        .map((r) => `${r.service}:${r.amountMinor} ${r.currency}`),
+    ).toEqual(['capture:450 EUR']);
   });
 
   describe('a reversal refused because the processor is unavailable', () => {

@@ -49,6 +49,15 @@ export class OpenAuthorizations {
       /** The authorized total (increments included) in the local currency the machines count in. */
       authorizedTotal: (transactionId: string) => { minor: number; currency: string } | undefined;
       /**
+       * An amount of an authorization's follow-on as the journal records it (a converted hold's, family A: in the card's
+       * billing currency) in the local currency the machines count in (PaymentService.toLocal). Absent: as recorded.
+       */
+      toLocal?: (
+        authorizationTx: string,
+        minor: number,
+        currency: string,
+      ) => { minor: number; currency: string };
+      /**
        * A part of a fee no capture will take (a meter session's later capture that did not stand): recorded for the
        * operator, as the payment router records a capture that took less than owed (the host's audit log). Absent:
        * only logged.
@@ -371,10 +380,7 @@ export class OpenAuthorizations {
       logger.info({ followUp: f.id }, 'follow-up done: the journal shows its authorization settled');
       return;
     }
-    if (
-      this.followUpsOf(tx).some((o) => o.kind === 'reverse-authorization') ||
-      journal.referencing(tx).some((e) => e.service === 'reversal')
-    ) {
+    if (this.releaseDecided(tx)) {
       followUps.complete(f.id, 'released');
       logger.warn(
         { followUp: f.id, transactionId: tx, amountMinor: f.amountMinor, currency: f.currency },
@@ -455,6 +461,17 @@ export class OpenAuthorizations {
       'follow-up capture not approved; its outcome decides at the next try',
     );
     followUps.postpone(f.id, this.deps.now().getTime() + waitMs, outcome.reason ?? outcome.kind);
+  }
+
+  /**
+   * Whether the release of an authorization was decided, so that no capture of it is sent: a reversal of it journaled
+   * (refused, or provably not sent) or a reversal follow-up of it open.
+   */
+  private releaseDecided(transactionId: string): boolean {
+    return (
+      this.followUpsOf(transactionId).some((o) => o.kind === 'reverse-authorization') ||
+      this.deps.journal.referencing(transactionId).some((e) => e.service === 'reversal')
+    );
   }
 
   /**
@@ -584,20 +601,33 @@ export class OpenAuthorizations {
       // answer in hand before it was journaled — and that recovery resolved as never sent, not at the gateway or voided:
       // the hold stands (a voided capture leaves it in place, gateway.md §7), and the fee is captured from it, once,
       // by a capture follow-up, within the capture window (captureFollowUp's rules), rather than released with the
-      // hold. The same amount, in the local currency only (a converted capture's is the card's).
+      // hold. The same amount in the local currency the machines count in, as the session asked for it: a converted
+      // capture is journaled in the card's currency, and the follow-up's capture is converted again at the
+      // authorization's rate. Not once the hold's release was decided (a reversal of it journaled and refused for
+      // good), nor when a capture follow-up of it was done already (its capture window ended, say, and the terminal
+      // stopped before the release was journaled; one left open is run by settle, above): the sweep reverses it below.
       const last = captures.at(-1);
+      const lastLocal =
+        last?.amountMinor === undefined || last.currency === undefined
+          ? undefined
+          : (this.deps.toLocal?.(transactionId, last.amountMinor, last.currency) ?? {
+              minor: last.amountMinor,
+              currency: last.currency,
+            });
       if (
         config.terminal.model === 'meter' &&
+        !this.releaseDecided(transactionId) &&
+        this.deps.followUps.find('capture-authorization', transactionId) === undefined &&
         last?.state === 'resolved' &&
         captures.every(captureMaySucceedLater) &&
-        last.amountMinor !== undefined &&
-        last.currency === currency
+        lastLocal !== undefined &&
+        lastLocal.currency === currency
       ) {
         this.deps.followUps.add({
           kind: 'capture-authorization',
           authorizationTransactionId: transactionId,
           gatewayId,
-          amountMinor: last.amountMinor,
+          amountMinor: lastLocal.minor,
           currency,
           includeEmvTags: e.card?.entryMode === 'contact',
           reason: `captured by its meter session, its capture ${last.resolution ?? 'resolved'} at a restart: sent again`,
@@ -605,8 +635,8 @@ export class OpenAuthorizations {
         dueNow.push(() => this.runFollowUpsOf(transactionId));
         continue;
       }
-      // A capture was attempted and did not stand (refused for good, or in another currency): the session ended, so
-      // the hold is released now rather than at the end of the capture window.
+      // A capture was attempted and did not stand (refused for good, in another currency, or its hold's release decided
+      // since): the session ended, so the hold is released now rather than at the end of the capture window.
       const captureFailed = captures.length > 0;
       const due =
         captureFailed || entryHoldNotStored

@@ -177,14 +177,17 @@ export class PaymentService {
   }
 
   /**
-   * What an authorization still holds after a capture of it that reached the gateway, lost its answer and was voided by
-   * recovery (resolved `timeout-void` by a timeout void that answered the amount it voided: the gateway had the capture;
-   * one that never arrived is answered without an amount), when that capture was of `request`'s currency and at least
-   * its amount: the capture made the gateway release the rest of the hold (spec 001, "Parking Capture Less Than Auth"),
-   * and its void gave back only what it took (reference/gateway.md §7: the hold stays as the capture left it). A capture
-   * again says whether it is below that, not below the authorized total. Empty when there is no such capture.
+   * Whether a capture of `gateway` (this capture as the gateway takes it: a converted hold's in the card's billing
+   * currency, at the authorization's rate) is all its authorization still holds because a capture of it of that same
+   * amount reached the gateway, lost its answer and was voided by recovery (resolved `timeout-void` by a timeout void
+   * that answered the amount it voided: the gateway had the capture; one that never arrived is answered without an
+   * amount). That capture made the gateway release the rest of the hold (spec 001, "Parking Capture Less Than Auth"),
+   * and its void gave back only what it took (reference/gateway.md §7: the hold stays as the capture left it), so this
+   * one is not below what is held. A voided capture of more than this one left more held than this takes, which the
+   * authorized total says as well. Judged in the gateway's terms, as the journal records the voided capture: a
+   * converted capture is journaled in the card's currency, and the local fee's figure is not the one the gateway holds.
    */
-  private heldAfterVoidedCapture(authTx: string, request: FlowRequest): number[] {
+  private voidedCaptureLeftOnly(authTx: string, gateway: { minor: number; currency: string }): boolean {
     const { journal } = this.deps;
     const voidedAtGateway = (e: JournalEntry): boolean => {
       const by = e.resolvedByEntryId !== undefined ? journal.get(e.resolvedByEntryId) : undefined;
@@ -192,17 +195,15 @@ export class PaymentService {
     };
     return journal
       .referencing(authTx)
-      .filter(
+      .some(
         (e) =>
           e.service === 'capture' &&
           e.state === 'resolved' &&
           e.resolution === 'timeout-void' &&
-          e.currency === request.currency &&
-          e.amountMinor !== undefined &&
-          e.amountMinor >= request.amountMinor &&
+          e.currency === gateway.currency &&
+          e.amountMinor === gateway.minor &&
           voidedAtGateway(e),
-      )
-      .map((e) => e.amountMinor ?? request.amountMinor);
+      );
   }
 
   /** {@link authorizedTotal} with its currency: the local one. */
@@ -451,10 +452,15 @@ export class PaymentService {
       case 'capture': {
         this.checkFollowOnCurrency(request);
         const authTx = request.original?.transactionId;
-        const authorizedMinor = Math.min(
-          (authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor,
-          ...(authTx ? this.heldAfterVoidedCapture(authTx, request) : []),
-        );
+        // The capture as the gateway takes it: a converted hold's (family A) in the card's billing currency.
+        const atGateway =
+          dccFollowOn?.indicator === '1' && dccFollowOn.family === 'A'
+            ? { minor: dccFollowOn.billingAmountMinor, currency: dccFollowOn.billingCurrency }
+            : { minor: request.amountMinor, currency: request.currency };
+        const authorizedMinor =
+          authTx !== undefined && this.voidedCaptureLeftOnly(authTx, atGateway)
+            ? request.amountMinor
+            : ((authTx ? this.authorizedTotal(authTx) : undefined) ?? request.amountMinor);
         const tags = this.followOnTags(request);
         return {
           service: 'capture',

@@ -633,6 +633,7 @@ export class TerminalHost implements TerminalApi {
       followUps: this.followUps,
       submit: (request) => this.router.submit(request),
       authorizedTotal: (tx) => this.payments.localAuthorizedTotal(tx),
+      toLocal: (tx, minor, currency) => this.payments.toLocal(tx, minor, currency),
       feeShortfall: (s) => this.feeShortfall(s),
       findSale: (tx) => this.desk.find(tx),
       now,

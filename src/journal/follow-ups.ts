@@ -221,6 +221,17 @@ export class FollowUpStore {
     return readOn(this.connection, () => this.stmts.open.all().map(toFollowUp));
   }
 
+  /**
+   * The obligation of `kind` for an authorization, open or done (there is at most one: {@link add} returns it rather
+   * than adding another), or undefined when none was ever written.
+   */
+  find(kind: FollowUpKind, authorizationTransactionId: string): FollowUp | undefined {
+    return readOn(this.connection, () => {
+      const r = this.stmts.byKey.get(kind, authorizationTransactionId);
+      return r === undefined ? undefined : toFollowUp(r);
+    });
+  }
+
   get(id: number): FollowUp | undefined {
     checkId(id);
     return readOn(this.connection, () => {

@@ -65,3 +65,46 @@ describe('meter: the capture that ends a session loses its answer', () => {
     expect(host.journal.referencing(authTx).map((e) => e.service)).not.toContain('reversal');
   });
 });
+
+describe('meter: the capture of a converted hold loses its answer', () => {
+  it("captures the fee once in the card's currency after recovery voided the capture in doubt", async () => {
+    // The simulator's N2 card is billed in JPY by the sandbox's default conversion table, which converts EUR to JPY.
+    const clock = new ParkingClock();
+    const host = await createTerminalHost(
+      parseConfig({
+        terminal: {
+          model: 'meter',
+          currency: 'EUR',
+          country: 'DE',
+          countryNumeric: '276',
+          timezone: 'Europe/Berlin',
+        },
+        reader: { sim: { card: 'n2-contact', presentDelayMs: 5 } },
+        journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
+      }),
+      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: sandbox.url, parkingClock: clock },
+    );
+    hosts.push(host);
+    await waitForSnapshot(host, (s) => s.customer.screen === 'idle');
+    await sendEvent(host, { type: 'START' });
+    await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
+    await sendEvent(host, { type: 'CONFIRM' });
+    await waitForSnapshot(host, (s) => s.customer.screen === 'choose-currency');
+    await sendEvent(host, { type: 'CHOOSE_CURRENCY', currency: 'JPY' });
+    await waitForSnapshot(host, (s) => s.customer.screen === 'session');
+    const auth = host.journal.list({ limit: 10 }).find((e) => e.service === 'preauth');
+    const authTx = auth?.transactionId ?? '';
+    expect(auth?.currency).toBe('JPY');
+    sandbox.scheduleFaults([{ kind: 'reset-after-commit', path: '/captures' }]);
+    clock.offsetMs += 90 * 60_000;
+    await sendEvent(host, { type: 'END_SESSION' });
+    await waitForSnapshot(host, (s) => s.customer.actions.includes('DONE'));
+    const capturedAgain = await eventually(() => capturesOf(auth?.gatewayId).some((c) => !c.voided), 15_000);
+    expect(capturedAgain).toBe(true);
+    const [lost, again] = capturesOf(auth?.gatewayId);
+    expect(lost?.voided).toBe(true);
+    expect(again).toEqual({ captured: lost?.captured, voided: false });
+    expect(await eventually(() => host.journal.authorizationSettled(authTx), 5_000)).toBe(true);
+    expect(host.journal.referencing(authTx).map((e) => e.service)).not.toContain('reversal');
+  });
+});

@@ -118,7 +118,10 @@ class App {
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
-      if (state === 'open') void this.#refresh();
+      if (state === 'open') {
+        void this.#refresh();
+        this.#speech.reconnected();
+      }
       this.#renderProblem();
     });
     this.#renderProblem();

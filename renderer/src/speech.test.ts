@@ -208,6 +208,24 @@ describe('ScreenSpeech', () => {
     expect(sent).toEqual([state(2, true)]);
   });
 
+  it('tells the terminal again, once connected again, what it is still saying', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    speech.update(VIEW);
+    speech.reconnected();
+    expect(sent).toEqual([]);
+    const [first] = s.spoken;
+    first?.onstart?.();
+    // The connection was lost meanwhile (the terminal took it as the end): the start is told again.
+    speech.reconnected();
+    const start: UserEvent = { type: 'SPEECH_STATE', id: 1, speaking: true };
+    expect(sent).toEqual([start, start]);
+    first?.onend?.();
+    speech.reconnected();
+    expect(sent).toEqual([start, start, { type: 'SPEECH_STATE', id: 1, speaking: false }]);
+  });
+
   it('tells the terminal nothing of speech when the terminal speaks itself', () => {
     const s = synthesis();
     const sent: UserEvent[] = [];

@@ -42,6 +42,8 @@ export class ScreenSpeech {
   #spokenId: number | undefined;
   /** Counts what is said: only the last utterance's start and end are told. */
   #turn = 0;
+  /** The utterance being said, as told to the terminal (its start told, its end not yet). */
+  #saying: number | undefined;
 
   constructor(
     private readonly send: (event: UserEvent) => void,
@@ -54,6 +56,7 @@ export class ScreenSpeech {
     if (!speech) {
       // The session is over: the terminal has stopped listening for what was being said.
       this.#turn += 1;
+      this.#saying = undefined;
       if (this.#speech?.by === 'renderer') this.synthesis?.cancel();
       this.#speech = undefined;
       this.#spokenId = undefined;
@@ -68,6 +71,14 @@ export class ScreenSpeech {
   /** Whether the screen is spoken now (the speech keys act only then). */
   get on(): boolean {
     return this.#speech !== undefined;
+  }
+
+  /**
+   * Connected to the terminal again (a new socket): the terminal took the lost connection as the end of the page's
+   * speech, so the start of what is still being said is told again.
+   */
+  reconnected(): void {
+    if (this.#saying !== undefined) this.send({ type: 'SPEECH_STATE', id: this.#saying, speaking: true });
   }
 
   /**
@@ -110,6 +121,7 @@ export class ScreenSpeech {
     const synthesis = this.synthesis;
     if (!synthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
     const turn = ++this.#turn;
+    this.#saying = undefined;
     synthesis.cancel();
     const voices = synthesis.getVoices();
     const parts = runs ?? [{ text, lang: speech.lang }];
@@ -117,6 +129,7 @@ export class ScreenSpeech {
     const tell = (speaking: boolean): void => {
       if (turn !== this.#turn || ended) return;
       ended = !speaking;
+      this.#saying = speaking ? speech.id : undefined;
       this.send({ type: 'SPEECH_STATE', id: speech.id, speaking });
     };
     parts.forEach((run, i) => {

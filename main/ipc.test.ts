@@ -26,6 +26,11 @@ function wire(frameUrl = 'app://renderer/index.html') {
   };
   const target = {
     destroyed: false,
+    /** The page loading afresh or its renderer process gone, as the window's webContents tells them. */
+    pageGone: [] as (() => void)[],
+    onPageGone(listener: () => void) {
+      this.pageGone.push(listener);
+    },
     send: (channel: string, snapshot: TerminalSnapshot) => {
       for (const l of listeners.get(channel) ?? []) l({}, snapshot);
     },
@@ -81,6 +86,26 @@ describe('TerminalApi over Electron IPC', () => {
     });
     expect(fake.events).toEqual([]);
     expect(fake.operatorRequests).toEqual([]);
+    fake.dispose();
+  });
+
+  it('tells the terminal that a page gone (reloaded, crashed, its window closed) stopped saying what it said it was', async () => {
+    const fake = new FakeTerminal({ speech: true });
+    const w = wire();
+    const dispose = registerTerminalIpc(w.main, fake, w.target, isAppUrl);
+    const api = createPreloadApi(w.renderer);
+    await api.send({ type: 'SET_ACCESSIBILITY', on: true });
+    await api.send({ type: 'SPEECH_STATE', id: 7, speaking: true });
+    const told = fake.speechStates.length;
+    for (const gone of w.target.pageGone) gone();
+    expect(fake.speechStates.slice(told)).toEqual([{ type: 'SPEECH_STATE', id: 7, speaking: false }]);
+    // Told once; a page that said it stopped leaves nothing to tell when the window goes.
+    await api.send({ type: 'SPEECH_STATE', id: 8, speaking: true });
+    await api.send({ type: 'SPEECH_STATE', id: 8, speaking: false });
+    const later = fake.speechStates.length;
+    for (const gone of w.target.pageGone) gone();
+    dispose();
+    expect(fake.speechStates.length).toBe(later);
     fake.dispose();
   });
 

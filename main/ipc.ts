@@ -1,5 +1,6 @@
 import { IPC_CHANNELS, type CustomerSnapshot, type Result, type TerminalApi } from '../src/host/api.js';
 import { customerFacing } from '../src/host/customer-facing.js';
+import { PageSpeechLink } from '../src/host/bridge/page-speech.js';
 import { operatorRequestSchema, userEventSchema } from '../src/host/bridge/protocol.js';
 
 /** The part of Electron's ipcMain used here (injected so that tests need no Electron). */
@@ -17,6 +18,8 @@ export interface IpcSenderEvent {
 export interface SnapshotTarget {
   send(channel: string, snapshot: CustomerSnapshot): void;
   isDestroyed(): boolean;
+  /** Listens for the page going away while the window stays: it loads afresh, or its renderer process is gone. */
+  onPageGone?(listener: () => void): void;
 }
 
 function refused<T>(code: string, message: string): Result<T> {
@@ -37,6 +40,9 @@ export function registerTerminalIpc(
 ): () => void {
   // The window is the customer's screen: snapshots reach it without the operator status.
   const host = customerFacing(terminal);
+  // A page gone while it said it was speaking has stopped: the terminal is told (a result screen held is released).
+  const speech = new PageSpeechLink(host);
+  target.onPageGone?.(() => speech.gone());
   const guard = async <T>(event: IpcSenderEvent, run: () => Promise<Result<T>>): Promise<Result<T>> => {
     const url = event.senderFrame?.url ?? '';
     if (!isTrustedSender(url)) return refused('NOT_ALLOWED', 'IPC from a frame outside the app');
@@ -50,9 +56,9 @@ export function registerTerminalIpc(
   ipc.handle(IPC_CHANNELS.send, (event, arg) =>
     guard(event, () => {
       const parsed = userEventSchema.safeParse(arg);
-      return parsed.success
-        ? host.send(parsed.data)
-        : Promise.resolve(refused('BAD_REQUEST', 'not a UserEvent'));
+      if (!parsed.success) return Promise.resolve(refused('BAD_REQUEST', 'not a UserEvent'));
+      speech.sent(parsed.data);
+      return host.send(parsed.data);
     }),
   );
   ipc.handle(IPC_CHANNELS.operator, (event, arg) =>
@@ -67,6 +73,7 @@ export function registerTerminalIpc(
     if (!target.isDestroyed()) target.send(IPC_CHANNELS.update, snapshot);
   });
   return () => {
+    speech.gone();
     unsubscribe();
     ipc.removeHandler(IPC_CHANNELS.snapshot);
     ipc.removeHandler(IPC_CHANNELS.send);

@@ -112,7 +112,20 @@ export async function runElectron(host: ElectronHost, options: ElectronOptions):
       fullscreen: options.fullscreen ?? false,
     }),
   );
-  const dispose = registerTerminalIpc(ipcMain, host, win.webContents, isAppUrl);
+  const contents = win.webContents;
+  const dispose = registerTerminalIpc(
+    ipcMain,
+    host,
+    {
+      send: (channel, snapshot) => contents.send(channel, snapshot),
+      isDestroyed: () => contents.isDestroyed(),
+      onPageGone: (listener) => {
+        contents.on('did-start-loading', listener);
+        contents.on('render-process-gone', listener);
+      },
+    },
+    isAppUrl,
+  );
   win.once('ready-to-show', () => win.show());
   // A renderer that dies or hangs is loaded again (main/renderer-recovery.ts); its probes feed the UI health check.
   const recovery = new RendererRecovery(win, {

@@ -82,8 +82,11 @@ class App {
   readonly #announcer = new ScreenAnnouncer();
   readonly #operator: OperatorPanel;
   readonly #keypad: Keypad;
-  // An echo goes out by itself, never as the screen's pending event: the screen stays live, and the next key counts.
-  readonly #speech = new ScreenSpeech((e) => (e.type === 'ECHO' ? void this.client.send(e) : this.#send(e)));
+  // An echo, and what the page says of its own speech, go out by themselves, never as the screen's pending event: the
+  // screen stays live, and the next key counts.
+  readonly #speech = new ScreenSpeech((e) =>
+    e.type === 'ECHO' || e.type === 'SPEECH_STATE' ? void this.client.send(e) : this.#send(e),
+  );
   // Likewise ACTIVITY: a Continue pressed right after a key is never dropped behind it.
   readonly #activity = new InputActivity((e) => void this.client.send(e));
 
@@ -115,7 +118,10 @@ class App {
     client.subscribe((s) => this.#apply(s));
     client.onConnection((state) => {
       this.#connection = state;
-      if (state === 'open') void this.#refresh();
+      if (state === 'open') {
+        void this.#refresh();
+        this.#speech.reconnected();
+      }
       this.#renderProblem();
     });
     this.#renderProblem();

@@ -8,6 +8,9 @@ class FakeUtterance {
   volume = 1;
   rate = 1;
   voice: SpeechSynthesisVoice | null = null;
+  onstart: (() => void) | null = null;
+  onend: (() => void) | null = null;
+  onerror: ((e: { error: string }) => void) | null = null;
   constructor(readonly text: string) {}
 }
 
@@ -25,7 +28,8 @@ function synthesis(): Synthesis & { spoken: FakeUtterance[]; cancels: number } {
   const s = {
     spoken: [] as FakeUtterance[],
     cancels: 0,
-    speak: (u: SpeechSynthesisUtterance) => void s.spoken.push(u),
+    // The page's utterances are FakeUtterance here (beforeAll): its handlers are called with no event.
+    speak: (u: SpeechSynthesisUtterance) => void s.spoken.push(u as unknown as FakeUtterance),
     cancel: () => void (s.cancels += 1),
     getVoices: () => [voice('en-US'), voice('de-DE'), voice('ar')],
   };
@@ -153,6 +157,82 @@ describe('ScreenSpeech', () => {
       { type: 'ECHO', text: '5' },
       { type: 'ECHO', text: 'x'.repeat(200) },
     ]);
+  });
+
+  it('tells the terminal when it starts and stops saying an utterance, never of one cut off by the next', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    const state = (id: number, speaking: boolean): UserEvent => ({ type: 'SPEECH_STATE', id, speaking });
+    speech.update(VIEW);
+    const [first] = s.spoken;
+    expect(sent).toEqual([]);
+    first?.onstart?.();
+    expect(sent).toEqual([state(1, true)]);
+
+    // A new screen in two languages cuts the first off: its end is not the speech's end, the new one's is.
+    const runs = [
+      { text: 'تم الرفض.', lang: 'ar-AE' },
+      { text: 'Card declined.', lang: 'en-US' },
+    ];
+    speech.update({ ...VIEW, speech: { ...SPEECH, id: 2, text: 'تم الرفض. Card declined.', runs } });
+    first?.onerror?.({ error: 'interrupted' });
+    first?.onend?.();
+    const [ar, en] = s.spoken.slice(1);
+    ar?.onstart?.();
+    ar?.onend?.();
+    en?.onstart?.();
+    expect(sent).toEqual([state(1, true), state(2, true)]);
+    en?.onend?.();
+    expect(sent).toEqual([state(1, true), state(2, true), state(2, false)]);
+
+    // The repeat key says it again; the stop key ends it; an utterance that fails has ended too.
+    sent.length = 0;
+    speech.command('repeat');
+    const again = s.spoken.at(-1);
+    again?.onstart?.();
+    speech.command('stop');
+    again?.onerror?.({ error: 'interrupted' });
+    speech.echo('5');
+    const echo = s.spoken.at(-1);
+    echo?.onerror?.({ error: 'synthesis-failed' });
+    expect(sent).toEqual([state(2, true), state(2, false), state(2, false)]);
+
+    // Speech off: nothing more is told of what was being said.
+    sent.length = 0;
+    speech.command('repeat');
+    const last = s.spoken.at(-1);
+    last?.onstart?.();
+    speech.update({ ...VIEW, accessibility: undefined, speech: undefined });
+    last?.onerror?.({ error: 'interrupted' });
+    expect(sent).toEqual([state(2, true)]);
+  });
+
+  it('tells the terminal again, once connected again, what it is still saying', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    speech.update(VIEW);
+    speech.reconnected();
+    expect(sent).toEqual([]);
+    const [first] = s.spoken;
+    first?.onstart?.();
+    // The connection was lost meanwhile (the terminal took it as the end): the start is told again.
+    speech.reconnected();
+    const start: UserEvent = { type: 'SPEECH_STATE', id: 1, speaking: true };
+    expect(sent).toEqual([start, start]);
+    first?.onend?.();
+    speech.reconnected();
+    expect(sent).toEqual([start, start, { type: 'SPEECH_STATE', id: 1, speaking: false }]);
+  });
+
+  it('tells the terminal nothing of speech when the terminal speaks itself', () => {
+    const s = synthesis();
+    const sent: UserEvent[] = [];
+    const speech = new ScreenSpeech((e) => sent.push(e), s);
+    speech.update({ ...VIEW, speech: { ...SPEECH, by: 'terminal' } });
+    expect(s.spoken).toEqual([]);
+    expect(sent).toEqual([]);
   });
 
   it('picks the voice of the language and region, else of the language', () => {

@@ -15,6 +15,10 @@ import { labelFor } from './view-model.js';
  * The terminal decides what is said and when (only in accessibility mode; never a PIN, never more of a card than its
  * last four digits); the renderer only says it, repeats it, stops it. When the terminal speaks itself (espeak-ng),
  * the speech keys go to it as SPEECH events and the input echo as ECHO events.
+ *
+ * The page tells the terminal when it starts and stops saying (SPEECH_STATE, with the utterance id it was given): a
+ * result screen stays while it is being said (src/host/result-screen.ts). Only what is said last counts: the end of
+ * an utterance cut off by the next one (a new screen, the repeat key, an echo) is not told; the next one's is.
  */
 
 /** The part of `window.speechSynthesis` used here (tests stub it). */
@@ -36,6 +40,10 @@ export function voiceFor(
 export class ScreenSpeech {
   #speech: SpeechView | undefined;
   #spokenId: number | undefined;
+  /** Counts what is said: only the last utterance's start and end are told. */
+  #turn = 0;
+  /** The utterance being said, as told to the terminal (its start told, its end not yet). */
+  #saying: number | undefined;
 
   constructor(
     private readonly send: (event: UserEvent) => void,
@@ -46,6 +54,9 @@ export class ScreenSpeech {
   update(view: CustomerView): void {
     const speech = view.accessibility === true ? view.speech : undefined;
     if (!speech) {
+      // The session is over: the terminal has stopped listening for what was being said.
+      this.#turn += 1;
+      this.#saying = undefined;
       if (this.#speech?.by === 'renderer') this.synthesis?.cancel();
       this.#speech = undefined;
       this.#spokenId = undefined;
@@ -60,6 +71,14 @@ export class ScreenSpeech {
   /** Whether the screen is spoken now (the speech keys act only then). */
   get on(): boolean {
     return this.#speech !== undefined;
+  }
+
+  /**
+   * Connected to the terminal again (a new socket): the terminal took the lost connection as the end of the page's
+   * speech, so the start of what is still being said is told again.
+   */
+  reconnected(): void {
+    if (this.#saying !== undefined) this.send({ type: 'SPEECH_STATE', id: this.#saying, speaking: true });
   }
 
   /**
@@ -94,22 +113,37 @@ export class ScreenSpeech {
   /**
    * Says `text`, cutting off what is being said: by its `runs` when the terminal gives them (part of it in another
    * language than the screen's, a receipt issued in the terminal's language), each run an utterance of its own with
-   * its language's voice, queued one after the other; else as one utterance in the screen's language.
+   * its language's voice, queued one after the other; else as one utterance in the screen's language. Tells the
+   * terminal when the first run starts, and when the last one has been said or any run ends otherwise (stopped,
+   * failed) — unless something else has been said since.
    */
   #say(text: string, speech: SpeechView, runs?: readonly SpeechRunView[]): void {
     const synthesis = this.synthesis;
     if (!synthesis || typeof SpeechSynthesisUtterance === 'undefined') return;
+    const turn = ++this.#turn;
+    this.#saying = undefined;
     synthesis.cancel();
     const voices = synthesis.getVoices();
-    for (const run of runs ?? [{ text, lang: speech.lang }]) {
+    const parts = runs ?? [{ text, lang: speech.lang }];
+    let ended = false;
+    const tell = (speaking: boolean): void => {
+      if (turn !== this.#turn || ended) return;
+      ended = !speaking;
+      this.#saying = speaking ? speech.id : undefined;
+      this.send({ type: 'SPEECH_STATE', id: speech.id, speaking });
+    };
+    parts.forEach((run, i) => {
       const utterance = new SpeechSynthesisUtterance(run.text);
       utterance.lang = run.lang;
       utterance.volume = speech.volume;
       utterance.rate = speech.rate;
       const voice = voiceFor(voices, run.lang);
       if (voice) utterance.voice = voice;
+      if (i === 0) utterance.onstart = () => tell(true);
+      if (i === parts.length - 1) utterance.onend = () => tell(false);
+      utterance.onerror = () => tell(false);
       synthesis.speak(utterance);
-    }
+    });
   }
 }
 

@@ -45,6 +45,7 @@ export function actionLabel(type: UserEvent['type']): string | null {
     case 'SET_LANGUAGE':
     case 'SPEECH':
     case 'ECHO':
+    case 'SPEECH_STATE':
     case 'ACTIVITY':
       return null;
   }

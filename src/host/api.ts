@@ -457,6 +457,16 @@ export type UserEvent =
    */
   | { type: 'ECHO'; text: string; lang?: string }
   /**
+   * The page's own speech (`SpeechView.by` `renderer`, the Web Speech API): it has started saying utterance `id`
+   * (`SpeechView.id`: the screen, its repeat, an echo) — `speaking` true — or has stopped saying it — false: said to
+   * the end, stopped, or not said at all. A result screen stays while the page says it, at most ten times its time
+   * (src/host/result-screen.ts). Refused with NOT_ALLOWED_NOW, without a word and nothing changed, when speech is off,
+   * the terminal speaks itself, `id` is not an utterance given out to this customer, or (`speaking` true) is not the
+   * one being said now. Not the customer's activity. A transport whose page goes away (its socket closed) reports
+   * the end of what that page last said it was saying.
+   */
+  | { type: 'SPEECH_STATE'; id: number; speaking: boolean }
+  /**
    * The customer is typing on a timed screen ({@link TIMED_SCREENS}) what stays on the page until Continue (a key of
    * the screen keypad, a character in a field, a move between controls): the time limit starts again. While "Do you
    * need more time?" is asked it changes nothing: the question waits for its own answer. Carries nothing typed; the

@@ -2,7 +2,7 @@
  * A result screen read out in accessibility mode (kiosk.md §2: receipt content is spoken; WCAG 2.2.1): the result and
  * its receipt take a minute or more to say (about 66 s with espeak-ng at rate 1, twice that at the slowest rate), far
  * longer than the screen's time (`resultScreenMs` times `customer.accessibilityFactor`), and the screen going back to
- * idle ends the session and its speech. So while the terminal's own speaker says the screen, the screen stays; once
+ * idle ends the session and its speech. So while the screen is being said, the screen stays; once
  * the speech has ended (said to the end, stopped by the stop key, or failed) the screen's time runs from there, and a
  * new utterance (the repeat key) stops it again. DONE still ends the screen at once.
  *
@@ -10,8 +10,10 @@
  * which sets the machine's own timer to {@link RESULT_SPEECH_LIMIT} times the screen's time — the bound that holds
  * whatever the speaker does (one that never reports an end included) — and the host ends the screen sooner by DONE,
  * the customer's own event, which on every result screen goes to idle and nowhere else. A result screen comes up once
- * the outcome is journaled: its time is the customer's only, never a payment's. Only a speaker that speaks itself
- * reports when an utterance ends (espeak-ng); the renderer's (`platform`) does not, and its screens keep their time.
+ * the outcome is journaled: its time is the customer's only, never a payment's. The terminal's own speaker
+ * (espeak-ng) reports when an utterance ends; with `platform` speech the page reports when it starts and stops saying
+ * one (SPEECH_STATE), and a page that reports nothing (no speech synthesis, gone) leaves the screen its time — the
+ * time runs whenever nothing is being said. A page that never reports an end holds it no longer than the bound.
  */
 
 /**
@@ -22,9 +24,12 @@
 export const RESULT_SPEECH_LIMIT = 10;
 
 export interface ResultScreenHoldOptions {
-  /** Whether the customer hears the screens from the terminal's own speaker now (accessibility mode, espeak-ng). */
+  /**
+   * Whether the customer hears the screens now: accessibility mode, with the terminal's own speaker (espeak-ng) or
+   * the page's (`platform`).
+   */
   heard(): boolean;
-  /** Whether that speaker is saying something now. */
+  /** Whether that speaker is saying something now (as it reports: the page's through SPEECH_STATE). */
   speaking(): boolean;
   /** The machine's state now, as a key: the hold belongs to the result state it was asked for. */
   state(): string | undefined;

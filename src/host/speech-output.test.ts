@@ -261,4 +261,64 @@ describe('speech output of the customer screens', () => {
     expect(out.speaking).toBe(false);
     expect(quiet).toBe(2);
   });
+
+  it('knows from the page whether it says the screen when the page speaks; takes no report it cannot', async () => {
+    let quiet = 0;
+    const settings = parseConfig({}).customer.speech;
+    const out = new SpeechOutput(settings, silentLogger(), undefined, () => (quiet += 1));
+    const settle = (): Promise<void> => new Promise((r) => setImmediate(r));
+    // Nothing said to this customer: nothing to report on.
+    expect(out.pageSpeaking(1, true)).toBe(false);
+
+    out.observe(IDLE, true);
+    await settle();
+    const first = out.view()?.id ?? 0;
+    // Said by the page: the terminal knows it is said only once the page says it has started.
+    expect(out.speaking).toBe(false);
+    expect(out.pageSpeaking(first, true)).toBe(true);
+    expect(out.speaking).toBe(true);
+    // An utterance the terminal never gave out: refused, nothing changes.
+    expect(out.pageSpeaking(first + 1, true)).toBe(false);
+    expect(out.pageSpeaking(first + 1, false)).toBe(false);
+    expect(out.pageSpeaking(0, false)).toBe(false);
+    expect(out.speaking).toBe(true);
+
+    // A new screen: the page cuts off the first utterance and starts the next; a late start of the first is refused.
+    out.observe(TICKET, true);
+    await settle();
+    const next = out.view()?.id ?? 0;
+    expect(next).toBeGreaterThan(first);
+    const before = quiet;
+    expect(out.pageSpeaking(first, true)).toBe(false);
+    expect(out.speaking).toBe(true);
+    expect(out.pageSpeaking(next, true)).toBe(true);
+    // The first one's end comes after the next one's start: the next one is still being said.
+    expect(out.pageSpeaking(first, false)).toBe(true);
+    expect(out.speaking).toBe(true);
+    expect(quiet).toBe(before);
+    expect(out.pageSpeaking(next, false)).toBe(true);
+    expect(out.speaking).toBe(false);
+    expect(quiet).toBe(before + 1);
+
+    // A new screen whose utterance fails before it starts: its end ends the one it cut off too.
+    expect(out.pageSpeaking(next, true)).toBe(true);
+    out.observe(IDLE, true);
+    await settle();
+    const failed = out.view()?.id ?? 0;
+    expect(failed).toBeGreaterThan(next);
+    expect(out.pageSpeaking(failed, false)).toBe(true);
+    expect(out.speaking).toBe(false);
+
+    // The session ends while the page speaks: nothing is said any more.
+    expect(out.pageSpeaking(failed, true)).toBe(true);
+    out.end();
+    expect(out.speaking).toBe(false);
+    expect(out.pageSpeaking(failed, true)).toBe(false);
+  });
+
+  it('takes no report from a page when the terminal speaks itself', () => {
+    const { out } = output();
+    out.observe(IDLE, true);
+    expect(out.pageSpeaking(out.view()?.id ?? 0, true)).toBe(false);
+  });
 });

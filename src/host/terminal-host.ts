@@ -722,7 +722,8 @@ export class TerminalHost implements TerminalApi {
       () => this.resultHold.update(),
     );
     this.resultHold = new ResultScreenHold({
-      heard: () => this.accessible && this.speech.speaker.by === 'terminal',
+      // The terminal's own speaker, or the page's (`platform`), which reports what it says (SPEECH_STATE).
+      heard: () => this.accessible && this.speech.speaker.by !== undefined,
       speaking: () => this.speech.speaking,
       state: () => {
         const snap = this.runtime?.actor.getSnapshot() as SnapshotFrom<AnyStateMachine> | undefined;
@@ -1586,6 +1587,21 @@ export class TerminalHost implements TerminalApi {
   }
 
   /**
+   * The page's report on its own speech (`platform`), in every phase: a result screen stays while the page says it
+   * (src/host/result-screen.ts). Refused without a word: a spoken refusal would be a new utterance for the page to say
+   * and report on. Not the customer's activity, and nothing anyone sees changes (no snapshot).
+   */
+  private pageSpeech(id: number, speaking: boolean): Result<TerminalSnapshot> {
+    if (!this.accessible || !this.speech.pageSpeaking(id, speaking))
+      return fail(
+        'NOT_ALLOWED_NOW',
+        'no such speech: speech is off, the terminal speaks itself, or the utterance is not the one given out',
+      );
+    this.resultHold.update();
+    return ok(this.buildSnapshot());
+  }
+
+  /**
    * Starts the card read again when a card is awaited (READ_AGAIN to the actor reading it): the read in progress is
    * aborted and the reader activated afresh. Nothing was sent yet; a card already read is past this screen. Not while
    * the reader reads a card it detected (accessibility mode turned on then): that read is never broken off.
@@ -1636,6 +1652,7 @@ export class TerminalHost implements TerminalApi {
   send(event: UserEvent): Promise<Result<TerminalSnapshot>> {
     // The language is the customer's on every screen, out of service included (presentation, never the machines').
     if (event.type === 'SET_LANGUAGE') return Promise.resolve(this.setLanguage(event.locale));
+    if (event.type === 'SPEECH_STATE') return Promise.resolve(this.pageSpeech(event.id, event.speaking));
     // Typing on a page that takes no customer: nothing is timed. Refused without a word, as an echo is: a spoken
     // refusal would talk over the customer every five seconds.
     if (event.type === 'ACTIVITY' && (this.phase !== 'ready' || !this.runtime))

@@ -81,6 +81,11 @@ export class FakeTerminal implements TerminalApi {
   readonly events: UserEvent[] = [];
   /** ACTIVITY events the page sent. */
   activity = 0;
+  /**
+   * What the page said of its own speech (SPEECH_STATE), apart from `events`: it depends on the platform's synthesis
+   * (headless Chromium has no voice: each utterance fails at once).
+   */
+  readonly speechStates: UserEvent[] = [];
   readonly operatorRequests: OperatorRequest[] = [];
   /** The operator PIN the terminal takes (another after a restart that generated a new one). */
   pin = FAKE_PIN;
@@ -270,6 +275,12 @@ export class FakeTerminal implements TerminalApi {
     if (event.type === 'ACTIVITY') {
       this.activity += 1;
       return this.snapshot();
+    }
+    if (event.type === 'SPEECH_STATE') {
+      this.speechStates.push(event);
+      return this.#accessible
+        ? this.snapshot()
+        : Promise.resolve({ ok: false, error: { code: 'NOT_ALLOWED_NOW', message: 'speech output is off' } });
     }
     this.events.push(event);
     // Presentation events, as the host takes them: on every screen, never through the flow.

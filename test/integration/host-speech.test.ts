@@ -7,7 +7,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { parseConfig, type ConfigInput } from '../../src/config/index.js';
-import type { TerminalSnapshot, UserEvent } from '../../src/host/api.js';
+import type { Result, TerminalSnapshot, UserEvent } from '../../src/host/api.js';
 import { waitFor } from '../../src/host/drive.js';
 import { createTerminalHost, type TerminalHost } from '../../src/host/terminal-host.js';
 import { silentLogger } from '../../src/log/index.js';
@@ -31,6 +31,21 @@ async function send(h: TerminalHost, event: UserEvent): Promise<TerminalSnapshot
   const r = await h.send(event);
   if (!r.ok) throw new Error(`${event.type}: ${r.error.code}`);
   return r.value;
+}
+
+async function screenOf(h: TerminalHost): Promise<string | undefined> {
+  const r = await h.snapshot();
+  return r.ok ? r.value.customer.screen : undefined;
+}
+
+/** A sale of the demo ticket in accessibility mode, up to its approval. */
+async function approvedSale(h: TerminalHost): Promise<TerminalSnapshot> {
+  await send(h, { type: 'SET_ACCESSIBILITY', on: true });
+  const ticket = /(\d{16})\)/.exec((await send(h, { type: 'START' })).customer.message)?.[1] ?? '';
+  await send(h, { type: 'ENTER_TICKET', ticket });
+  await waitFor(h, ['confirm'], 10_000);
+  await send(h, { type: 'CONFIRM' });
+  return waitFor(h, ['approved', 'declined', 'error'], 15_000);
 }
 
 describe('speech output on the terminal', () => {
@@ -160,19 +175,8 @@ describe('speech output on the terminal', () => {
     const h = await start({
       customer: { accessibilityFactor: 2, speech: { engine: 'espeak-ng', espeakPath: program } },
     });
-    const screen = async (): Promise<string | undefined> => {
-      const r = await h.snapshot();
-      return r.ok ? r.value.customer.screen : undefined;
-    };
-    /** A sale of the demo ticket in accessibility mode, up to its approval. */
-    const approved = async (): Promise<TerminalSnapshot> => {
-      await send(h, { type: 'SET_ACCESSIBILITY', on: true });
-      const ticket = /(\d{16})\)/.exec((await send(h, { type: 'START' })).customer.message)?.[1] ?? '';
-      await send(h, { type: 'ENTER_TICKET', ticket });
-      await waitFor(h, ['confirm'], 10_000);
-      await send(h, { type: 'CONFIRM' });
-      return waitFor(h, ['approved', 'declined', 'error'], 15_000);
-    };
+    const screen = (): Promise<string | undefined> => screenOf(h);
+    const approved = (): Promise<TerminalSnapshot> => approvedSale(h);
     vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
 
     // The result screen stays (10 s, twice that in accessibility mode) while the receipt is still being said…
@@ -206,5 +210,54 @@ describe('speech output on the terminal', () => {
     expect(h.speech.speaking).toBe(true);
     await vi.advanceTimersByTimeAsync(10_000);
     expect(await screen()).toBe('idle');
+  });
+
+  it('keeps a result screen up while the page says it (platform speech), then for the result time; at most ten times that', async () => {
+    const h = await start({ customer: { accessibilityFactor: 2 } });
+    const screen = (): Promise<string | undefined> => screenOf(h);
+    /** What the page says it is doing with the utterance it was last given. */
+    const page = async (speaking: boolean): Promise<Result<TerminalSnapshot>> => {
+      const now = await h.snapshot();
+      const id = now.ok ? (now.value.customer.speech?.id ?? 0) : 0;
+      return h.send({ type: 'SPEECH_STATE', id, speaking });
+    };
+    vi.useFakeTimers({ toFake: ['setTimeout', 'clearTimeout', 'Date'], shouldAdvanceTime: true });
+
+    // The result screen (10 s, twice that in accessibility mode) stays while the page says the result and receipt…
+    const shown = await approvedSale(h);
+    expect(shown.customer.screen).toBe('approved');
+    expect(shown.customer.speech?.by).toBe('renderer');
+    expect((await page(true)).ok).toBe(true);
+    expect(h.speech.speaking).toBe(true);
+    await vi.advanceTimersByTimeAsync(60_000);
+    expect(await screen()).toBe('approved');
+    // …and once the page has said it to the end, for the result time of accessibility mode from there.
+    expect((await page(false)).ok).toBe(true);
+    expect(h.speech.speaking).toBe(false);
+    await vi.advanceTimersByTimeAsync(19_000);
+    expect(await screen()).toBe('approved');
+    await vi.advanceTimersByTimeAsync(1_000);
+    expect(await screen()).toBe('idle');
+
+    // A page that never says it has finished holds the screen no longer than ten times its result time: 200 s.
+    expect((await approvedSale(h)).customer.screen).toBe('approved');
+    expect((await page(true)).ok).toBe(true);
+    await vi.advanceTimersByTimeAsync(190_000);
+    expect(await screen()).toBe('approved');
+    await vi.advanceTimersByTimeAsync(10_000);
+    expect(await screen()).toBe('idle');
+
+    // A report the terminal cannot take is refused without a word (no utterance of its own that the page would say).
+    const said = await h.snapshot();
+    for (const event of [
+      { type: 'SPEECH_STATE', id: 10_000, speaking: true },
+      { type: 'SPEECH_STATE', id: 1, speaking: true },
+    ] as const) {
+      const r = await h.send(event);
+      expect(r.ok ? undefined : r.error.code).toBe('NOT_ALLOWED_NOW');
+      expect(r.ok ? undefined : r.error.customerText).toBeUndefined();
+    }
+    const after = await h.snapshot();
+    expect(after.ok && after.value.seq).toBe(said.ok && said.value.seq);
   });
 });

@@ -56,6 +56,12 @@ export const userEventSchema: z.ZodType<UserEvent> = z.discriminatedUnion('type'
     // The control's own language (a BCP 47 tag); one the terminal has no voice for is said in the screen's.
     lang: z.string().min(1).max(35).optional(),
   }),
+  // An utterance's id as the terminal gives them out (SpeechView.id: 1, 2, …).
+  z.strictObject({
+    type: z.literal('SPEECH_STATE'),
+    id: z.number().int().min(1).max(Number.MAX_SAFE_INTEGER),
+    speaking: z.boolean(),
+  }),
   // Nothing typed ever rides along: the strict object refuses any other field.
   z.strictObject({ type: z.literal('ACTIVITY') }),
   z.strictObject({ type: z.literal('DONE') }),

@@ -234,6 +234,32 @@ describe('bridge WebSocket', () => {
     await expect.poll(() => fake.subscribers).toBe(0);
   });
 
+  it('tells the terminal that a page gone away has stopped saying what it said it was saying', async () => {
+    const report = (
+      id: number,
+      speaking: boolean,
+    ): { type: 'SPEECH_STATE'; id: number; speaking: boolean } => ({
+      type: 'SPEECH_STATE',
+      id,
+      speaking,
+    });
+    const speaking = await connect();
+    const silent = await connect();
+    const ask = (log: SocketLog, id: number, event: object): Promise<WsMessage> =>
+      log.ask(JSON.stringify({ id, method: 'send', params: event }), id);
+    await ask(speaking, 1, report(3, true));
+    await ask(speaking, 2, report(3, false));
+    await ask(speaking, 3, report(4, true));
+    await ask(silent, 1, report(2, true));
+    await ask(silent, 2, report(2, false));
+    const told = fake.speechStates.length;
+    speaking.socket.close();
+    silent.socket.close();
+    await expect.poll(() => fake.subscribers).toBe(0);
+    // The page still saying utterance 4 is gone: its end is told, once; the other page had said all it said.
+    expect(fake.speechStates.slice(told)).toEqual([report(4, false)]);
+  });
+
   it.each([
     ['not JSON', '{"id": 1,', null, 'BAD_MESSAGE'],
     ['a JSON number', '42', null, 'BAD_REQUEST'],
@@ -263,6 +289,30 @@ describe('bridge WebSocket', () => {
       'an activity carrying what was typed',
       '{"id": 12, "method": "send", "params": {"type": "ACTIVITY", "text": "42"}}',
       12,
+      'BAD_REQUEST',
+    ],
+    [
+      'a speech report of no utterance',
+      '{"id": 13, "method": "send", "params": {"type": "SPEECH_STATE", "id": 0, "speaking": true}}',
+      13,
+      'BAD_REQUEST',
+    ],
+    [
+      'a speech report of a fractional utterance',
+      '{"id": 14, "method": "send", "params": {"type": "SPEECH_STATE", "id": 1.5, "speaking": true}}',
+      14,
+      'BAD_REQUEST',
+    ],
+    [
+      'a speech report that is neither a start nor an end',
+      '{"id": 15, "method": "send", "params": {"type": "SPEECH_STATE", "id": 1, "speaking": "yes"}}',
+      15,
+      'BAD_REQUEST',
+    ],
+    [
+      'a speech report carrying more',
+      '{"id": 16, "method": "send", "params": {"type": "SPEECH_STATE", "id": 1, "speaking": true, "ms": 9}}',
+      16,
       'BAD_REQUEST',
     ],
     ['a negative id', '{"id": -1, "method": "snapshot"}', null, 'BAD_REQUEST'],

@@ -19,6 +19,7 @@ import {
   type BridgeAccess,
   type Refusal,
 } from './access.js';
+import { PageSpeechLink } from './page-speech.js';
 import { errorReply, MAX_MESSAGE_BYTES, parseMessage } from './protocol.js';
 import { lookupStatic } from './static-files.js';
 
@@ -337,6 +338,10 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
   const onConnection = (ws: WebSocket): void => {
     alive.set(ws, true);
     let inFlight = 0;
+    // A page that closes while it says it is speaking has stopped: the terminal is told (result screens held).
+    const speech = new PageSpeechLink(api, (e) =>
+      logger.error({ err: e }, 'TerminalApi threw on the end of a closed page’s speech'),
+    );
     let unsubscribe: () => void = () => undefined;
     try {
       unsubscribe = api.subscribe((snapshot) => send(ws, { type: 'snapshot', snapshot }));
@@ -348,6 +353,7 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
     ws.on('pong', () => alive.set(ws, true));
     ws.on('error', (e) => logger.warn({ err: e }, 'bridge socket error'));
     ws.on('close', () => {
+      speech.gone();
       try {
         unsubscribe();
       } catch (e) {
@@ -370,6 +376,7 @@ export async function startCustomerBridge(api: CustomerApi, options: BridgeOptio
         return;
       }
       inFlight += 1;
+      if (parsed.request.method === 'send') speech.sent(parsed.request.params);
       void answer(parsed.request).then((reply) => {
         inFlight -= 1;
         send(ws, reply);

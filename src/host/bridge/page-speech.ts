@@ -1,0 +1,38 @@
+import type { CustomerApi, UserEvent } from '../api.js';
+
+/**
+ * What one page (a bridge socket, the Electron window) last said of its own speech (SPEECH_STATE, `platform`): when
+ * the page goes away while it said it was speaking — its socket closed, its window gone — nothing will tell the
+ * terminal that speech ended, and a result screen held while it is said would stay to the bound (ten times its time,
+ * src/host/result-screen.ts). So the transport tells the end itself, as the page would have. One per page.
+ */
+export class PageSpeechLink {
+  /** The utterance this page said it is saying; undefined when it said none, or said it stopped. */
+  private saying: number | undefined;
+
+  constructor(
+    private readonly api: Pick<CustomerApi, 'send'>,
+    /** Told when the terminal throws on the end told for a page gone (the transport logs it). */
+    private readonly onError: (error: unknown) => void = () => undefined,
+  ) {}
+
+  /** Every event the page sends, validated, as it goes to the terminal. */
+  sent(event: UserEvent): void {
+    if (event.type !== 'SPEECH_STATE') return;
+    if (event.speaking) this.saying = event.id;
+    // As the terminal takes it (SpeechOutput.pageSpeaking): the end of a later utterance ends one cut off by it.
+    else if (this.saying !== undefined && event.id >= this.saying) this.saying = undefined;
+  }
+
+  /** The page has gone away: the end of what it said it was saying is told, once. */
+  gone(): void {
+    const id = this.saying;
+    this.saying = undefined;
+    if (id === undefined) return;
+    try {
+      this.api.send({ type: 'SPEECH_STATE', id, speaking: false }).catch(this.onError);
+    } catch (e) {
+      this.onError(e);
+    }
+  }
+}

@@ -70,22 +70,10 @@ describe('meter: the capture of a converted hold loses its answer', () => {
   it("captures the fee once in the card's currency after recovery voided the capture in doubt", async () => {
     // The simulator's N2 card is billed in JPY by the sandbox's default conversion table, which converts EUR to JPY.
     const clock = new ParkingClock();
-    const host = await createTerminalHost(
-      parseConfig({
-        terminal: {
-          model: 'meter',
-          currency: 'EUR',
-          country: 'DE',
-          countryNumeric: '276',
-          timezone: 'Europe/Berlin',
-        },
-        reader: { sim: { card: 'n2-contact', presentDelayMs: 5 } },
-        journal: { path: 'journal.db', timeoutReversalDelayMs: 50, resolutionRetryMs: 100 },
-      }),
-      { logger: silentLogger(), cwd: dir, gatewayUrlOverride: sandbox.url, parkingClock: clock },
-    );
-    hosts.push(host);
-    await waitForSnapshot(host, (s) => s.customer.screen === 'idle');
+    const host = await startMeterHost(hosts, dir, sandbox.url, clock, {
+      terminal: { currency: 'EUR', country: 'DE', countryNumeric: '276', timezone: 'Europe/Berlin' },
+      card: 'n2-contact',
+    });
     await sendEvent(host, { type: 'START' });
     await sendEvent(host, { type: 'CHOOSE_DURATION', minutes: 60 });
     await sendEvent(host, { type: 'CONFIRM' });

@@ -1174,6 +1174,45 @@ describe('certify check: legitimate sessions that look unusual', () => {
     );
   });
 
+  it('judges a capture or refund sent again after a refusal against what was taken, not what was asked', () => {
+    // The gateway refused the first capture (400, nothing captured) and the terminal sent it again: the second is the
+    // only capture of the authorization. Likewise a refund declined, then sent again for the whole capture.
+    const s = copy('meterContact');
+    const auth = message(s, 'preauth');
+    const capture = message(s, 'capture');
+    const refund = message(s, 'refund-capture');
+    const refused = (m: CapturedMessage, status: string, transactionId: string): CapturedMessage => {
+      const r = structuredClone(m);
+      set(r.body, 'clientReferenceInformation.transactionId', transactionId);
+      r.response = {
+        submitTimeUtc: '2025-03-01T09:30:00Z',
+        status,
+        ...(status === 'INVALID_REQUEST'
+          ? { reason: 'PROCESSOR_UNAVAILABLE', message: 'try again' }
+          : { errorInformation: { reason: 'PROCESSOR_DECLINED', message: 'declined' } }),
+      };
+      return r;
+    };
+    // More than half the 12.00 hold: two captures of it would be above the authorization.
+    set(capture.body, TOTAL, '7.00');
+    set(refund.body, TOTAL, '7.00');
+    const rules = (session: CapturedMessage[]) =>
+      errors(checkSession(session)).filter(
+        (e) => e.rule === 'IC-CAPTURE-AUTHORIZED' || e.rule === 'IC-REFUND-CAPTURED',
+      );
+    expect(rules([auth, refused(capture, 'INVALID_REQUEST', 'TCAP0'), capture, refund])).toEqual([]);
+    expect(rules([auth, capture, refused(refund, 'DECLINED', 'TREF0'), refund])).toEqual([]);
+    // A capture that was taken, or whose answer is unknown, still counts: the one sent after it goes above the hold.
+    const taken = structuredClone(capture);
+    set(taken.body, 'clientReferenceInformation.transactionId', 'TCAP0');
+    set(taken.response as Record<string, unknown>, 'id', '9000000000000000000009');
+    const { response: _lost, ...unanswered } = taken;
+    for (const first of [taken, unanswered])
+      expect(rules([auth, first, capture])).toEqual([
+        { index: 2, rule: 'IC-CAPTURE-AUTHORIZED', field: TOTAL },
+      ]);
+  });
+
   it('passes a chip card swiped in fallback (service code 201, no tags, emv.fallback with its condition)', () => {
     const s = copy('kioskSwipe');
     const sale = message(s, 'sale');

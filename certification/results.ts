@@ -118,6 +118,11 @@ export interface CaseResult {
   currency: string;
   /** The identity the case's terminal was configured with; absent when no terminal was configured (skipped, invalid). */
   terminal?: TerminalIdentity;
+  /**
+   * How long the case's terminal waited after a request left without an answer before its timeout reversal
+   * (`journal.timeoutReversalDelayMs`), milliseconds; absent when no terminal was configured.
+   */
+  timeoutReversalDelayMs?: number;
   steps: StepResult[];
   messages: CapturedExchange[];
   findings: CaseFinding[];
@@ -144,6 +149,11 @@ export interface RunReport {
    * identity of the run's configuration.
    */
   terminal: TerminalIdentity;
+  /**
+   * The timeout reversal delays the run's terminals used (`journal.timeoutReversalDelayMs`, each case's own in its
+   * `timeoutReversalDelayMs`), milliseconds, each value once in case order; empty when no case configured a terminal.
+   */
+  timeoutReversalDelayMs: number[];
   startedAt: string;
   finishedAt: string;
   durationMs: number;

@@ -112,6 +112,20 @@ function seconds(ms: number): string {
   return `${(Math.max(0, ms) / 1000).toFixed(1)} s`;
 }
 
+/**
+ * How long the run's terminals waited after a request left without an answer before its timeout reversal: the
+ * evidence's timestamps show that wait, which the gateway's test host holds a terminal to (60 s).
+ */
+function delayText(report: RunReport): string {
+  if (report.timeoutReversalDelayMs.length === 0) return 'not known: no case configured a terminal';
+  const values = report.timeoutReversalDelayMs.map((ms) => `${ms / 1000} s`).join(', ');
+  const whose =
+    report.gateway.kind === 'sandbox'
+      ? 'shortened for the embedded sandbox unless the configuration sets journal.timeoutReversalDelayMs'
+      : 'journal.timeoutReversalDelayMs of the configuration';
+  return `${values} after the original (${whose})`;
+}
+
 function facts(rows: [string, string][]): string {
   return `<dl class="facts">${rows.map(([k, v]) => `<dt>${t(k)}</dt><dd>${v}</dd>`).join('')}</dl>`;
 }
@@ -329,6 +343,7 @@ ${facts([
     `developerId <code>${t(report.terminal.developerId)}</code>, solutionId <code>${t(report.terminal.solutionId)}</code>, thirdPartyCertificationNumber <code>${t(report.terminal.thirdPartyCertificationNumber)}</code>`,
   ],
   ['Country / currency', `${t(report.terminal.country)} / ${t(report.terminal.currency)}`],
+  ['Timeout reversal delay', t(delayText(report))],
   [
     'Date',
     `${t(when(report.startedAt))} to ${t(when(report.finishedAt))} (${t(seconds(report.durationMs))})`,

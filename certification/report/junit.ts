@@ -86,6 +86,7 @@ export function renderJunit(report: RunReport): string {
     ['partner.thirdPartyCertificationNumber', report.terminal.thirdPartyCertificationNumber],
     ['terminal.country', report.terminal.country],
     ['terminal.currency', report.terminal.currency],
+    ['journal.timeoutReversalDelayMs', report.timeoutReversalDelayMs.join(', ')],
     ['outcome', runOutcome(t, report.stopped)],
     ['tool', `${report.tool.name} ${report.tool.version}`],
     ['messages', String(t.messages)],

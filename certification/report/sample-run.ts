@@ -74,6 +74,7 @@ function passedCase(): CaseResult {
     durationMs: 2000,
     currency: 'EUR',
     terminal: SAMPLE_TERMINAL,
+    timeoutReversalDelayMs: 500,
     steps: [
       {
         index: 0,
@@ -145,6 +146,7 @@ function failedCase(): CaseResult {
     durationMs: 2500,
     currency: 'EUR',
     terminal: SAMPLE_TERMINAL,
+    timeoutReversalDelayMs: 500,
     steps: [
       {
         index: 0,
@@ -235,6 +237,7 @@ export function sampleRunReport(): RunReport {
     },
     gateway: { kind: 'sandbox', url: 'http://127.0.0.1:0', credentials: 'sandbox' },
     terminal: { ...SAMPLE_TERMINAL },
+    timeoutReversalDelayMs: [500],
     startedAt: '2025-03-01T09:30:00.000Z',
     finishedAt: '2025-03-01T09:30:06.000Z',
     durationMs: 6000,

@@ -2,6 +2,7 @@
  * What the earlier messages of a session established, for the rules that judge a message against them: the amounts
  * each authorization, capture and sale holds, the originals by transactionId, the terminal's country.
  */
+import { refusedStatus } from '../../src/gateway/outcome.js';
 import { isServiceName, type ServiceName } from '../../src/vocabulary/services.js';
 import { dccAuthorizationOf, offerRates, type DccAuthorization, type DccOfferRate } from './dcc-terms.js';
 import { field, isMasked, minorUnits, tagDigits, text, type MessageView } from './message.js';
@@ -132,6 +133,8 @@ export class SessionState {
     const status = responseStatus(view);
     const answered = view.message.response !== undefined;
     const approved = !answered || (status !== undefined && APPROVED.has(status));
+    // A capture or refund the gateway refused moved nothing; one approved, or without a known answer, may have.
+    const refused = answered && status !== undefined && refusedStatus(service, status);
     const currency = text(view.message.body, 'orderInformation.amountDetails.currency');
     const answeredAmount = minorUnits(
       field(view.message.response, 'orderInformation.amountDetails.authorizedAmount'),
@@ -142,9 +145,9 @@ export class SessionState {
       if (target && approved && requested !== undefined)
         target.authorizedMinor = answeredAmount ?? (target.authorizedMinor ?? 0) + requested;
     } else if (service === 'capture') {
-      if (target && requested !== undefined) target.capturedMinor += requested;
+      if (target && !refused && requested !== undefined) target.capturedMinor += requested;
     } else if (service === 'refund-capture' || service === 'refund-payment') {
-      if (target && requested !== undefined) target.refundedMinor += requested;
+      if (target && !refused && requested !== undefined) target.refundedMinor += requested;
     }
     if ((service === 'timeout-void' || service === 'void-capture') && status === 'VOIDED')
       this.captureVoided(view);

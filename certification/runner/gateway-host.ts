@@ -10,6 +10,11 @@ import type { PackFault } from '../pack/schema.js';
 export interface TestHost {
   /** Base URL the terminal's client is pointed at. */
   readonly url: string;
+  /**
+   * Whether it is the embedded sandbox, made for this run: the runner then shortens the journal's waits (a timeout
+   * reversal 0.5 s after the original). Any host given by URL gets the configured waits (gateway.md §2: 60 s).
+   */
+  readonly embedded: boolean;
   /** Whether faults can be injected (embedded sandbox, or a host answering `/__sandbox/faults`). */
   readonly canInjectFaults: boolean;
   scheduleFaults(faults: readonly PackFault[]): Promise<void>;
@@ -23,6 +28,7 @@ export async function embeddedHost(logger: Logger = silentLogger()): Promise<Tes
   const sandbox: Sandbox = await startSandbox({ port: 0, logger });
   return {
     url: sandbox.url,
+    embedded: true,
     canInjectFaults: true,
     scheduleFaults(faults) {
       sandbox.scheduleFaults(faults.map((f) => ({ ...f })));
@@ -49,6 +55,7 @@ export async function remoteHost(url: string): Promise<TestHost> {
   }
   return {
     url: base,
+    embedded: false,
     canInjectFaults: admin,
     async scheduleFaults(faults) {
       if (!admin) throw new Error(`${base} cannot inject faults`);

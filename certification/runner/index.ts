@@ -132,6 +132,11 @@ export async function runPack(options: RunPackOptions): Promise<RunReport> {
       ? { kind: 'sandbox', url: 'embedded sandbox', credentials }
       : { kind: 'url', url: shared?.url ?? options.gateway, credentials },
     terminal: runIdentity(cases, baseConfig),
+    timeoutReversalDelayMs: [
+      ...new Set(
+        cases.flatMap((c) => (c.timeoutReversalDelayMs !== undefined ? [c.timeoutReversalDelayMs] : [])),
+      ),
+    ],
     startedAt: started.toISOString(),
     finishedAt: finished.toISOString(),
     durationMs: finished.getTime() - started.getTime(),

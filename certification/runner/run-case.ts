@@ -400,7 +400,14 @@ function messageProblem(index: number, service: string, path: string, sent: unkn
   return `message #${index} (${service}): ${path} ${sentText(sent)}: ${why}`;
 }
 
-/** Runs `chain` (ancestors first, the case last) on one fresh terminal against `testHost`. */
+/**
+ * The journal's waits against the embedded sandbox, unless the configuration sets its own: a timeout reversal 0.5 s
+ * after the original rather than 60 s, so that a timeout chain takes seconds. The sandbox does not hold the terminal to
+ * the gateway's wait; a test host given by URL does, and gets the configured waits (their defaults: gateway.md §2).
+ * The delay used is in each case's result and in the run's reports.
+ */
+export const EMBEDDED_SANDBOX_JOURNAL = { timeoutReversalDelayMs: 500, resolutionRetryMs: 250 } as const;
+
 /** What a case's result is made of from its start: its description, and how it is finished or skipped. */
 function caseRecord(chain: readonly PackCase[]): {
   target: PackCase;
@@ -409,6 +416,7 @@ function caseRecord(chain: readonly PackCase[]): {
     partial: Pick<CaseResult, 'verdict' | 'steps' | 'messages' | 'findings' | 'problems' | 'currency'> & {
       skipReason?: string;
       terminal?: TerminalIdentity;
+      timeoutReversalDelayMs?: number;
     },
   ) => CaseResult;
   skip: (reason: string, currency?: string) => CaseResult;
@@ -431,6 +439,7 @@ function caseRecord(chain: readonly PackCase[]): {
     | 'problems'
     | 'currency'
     | 'terminal'
+    | 'timeoutReversalDelayMs'
   > = {
     id: target.id,
     title: target.title,
@@ -446,6 +455,7 @@ function caseRecord(chain: readonly PackCase[]): {
     partial: Pick<CaseResult, 'verdict' | 'steps' | 'messages' | 'findings' | 'problems' | 'currency'> & {
       skipReason?: string;
       terminal?: TerminalIdentity;
+      timeoutReversalDelayMs?: number;
     },
   ): CaseResult => {
     const finished = new Date();
@@ -497,7 +507,7 @@ export async function runCase(
   const dir = mkdtempSync(join(tmpdir(), 'pt-certify-'));
   const layers = chain.map((c) => c.config);
   const raw = mergeConfig(
-    { journal: { timeoutReversalDelayMs: 500, resolutionRetryMs: 250 } },
+    testHost.embedded ? { journal: EMBEDDED_SANDBOX_JOURNAL } : undefined,
     options.baseConfig,
     ...layers,
     {
@@ -689,5 +699,6 @@ export async function runCase(
     problems,
     currency,
     terminal,
+    timeoutReversalDelayMs: config.journal.timeoutReversalDelayMs,
   });
 }

@@ -126,6 +126,20 @@ const STATUSES: Readonly<Record<ServiceName, StatusSets>> = {
   'timeout-void': { approved: ['VOIDED', 'CANCELLED'], declined: ['FAILED'], rejected: [] },
 };
 
+/**
+ * Whether an answer of `status` to a request of `service` refused it, so that it moved nothing: the INVALID_REQUEST of
+ * a 400 answer, or a decline or rejection among the service's statuses that holds nothing. Any other status — an
+ * approval, a decline that may hold, one the service does not document (the terminal's outcome unknown) — may have.
+ */
+export function refusedStatus(service: ServiceName, status: string): boolean {
+  const sets = STATUSES[service];
+  return (
+    status === 'INVALID_REQUEST' ||
+    sets.rejected.includes(status) ||
+    (sets.declined.includes(status) && !declineHolds(status))
+  );
+}
+
 /** Where each service's answer states the amount it processed. */
 const PROCESSED_AMOUNT: Partial<Record<ServiceName, string>> = {
   reversal: 'reversalAmountDetails.reversedAmount',

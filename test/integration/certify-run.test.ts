@@ -90,12 +90,19 @@ describe('certify run against the embedded sandbox', () => {
 
     // The reports and the evidence: a capture file of the run is a session `certify check` accepts and passes.
     expect(r.json.report).toMatchObject({ dir: reportDir });
-    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as { summary: Summary };
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as {
+      summary: Summary;
+      timeoutReversalDelayMs: number[];
+    };
     expect(report.summary).toEqual(summary);
+    // The embedded sandbox's shortened wait before a timeout reversal, stated where the analyst reads the run.
+    expect(report.timeoutReversalDelayMs).toEqual([500]);
     const junit = readFileSync(join(reportDir, 'junit.xml'), 'utf8');
     expect(junit).toContain(`tests="${CASES.length}"`);
     expect(junit).toContain('failures="0"');
+    expect(junit).toContain('<property name="journal.timeoutReversalDelayMs" value="500"/>');
     const html = readFileSync(join(reportDir, 'report.html'), 'utf8');
+    expect(html).toContain('0.5 s after the original');
     for (const id of CASES) expect(html).toContain(id);
     expect(html).not.toMatch(/4761739001010119|5413339000001513/);
     const bundle = JSON.parse(readFileSync(join(reportDir, 'cases', 'PK-ATT-N2-CT-06.json'), 'utf8')) as {
@@ -163,7 +170,24 @@ describe('certify run against an independent test host given by --gateway URL', 
       'PK-TAG-N2-CL-01',
       'PK-MTR-N2-CT-05',
     ];
-    const r = await cli(['certify', 'run', '--gateway', url, '--case', picked.join(',')]);
+    // The configuration's own delay applies against a URL: this host is a sandbox, which does not need the 60 s.
+    writeFileSync(
+      join(dir, 'short-delay.json'),
+      JSON.stringify({ journal: { timeoutReversalDelayMs: 700 } }),
+    );
+    const reportDir = join(dir, 'url-report');
+    const r = await cli([
+      'certify',
+      'run',
+      '--gateway',
+      url,
+      '--config',
+      'short-delay.json',
+      '--report',
+      reportDir,
+      '--case',
+      picked.join(','),
+    ]);
     expect(r.json.failed).toEqual([]);
     expect(r.code).toBe(0);
     // The host answers /__sandbox/faults, so even the timeout case runs.
@@ -179,5 +203,38 @@ describe('certify run against an independent test host given by --gateway URL', 
       problems: unknown[];
     };
     expect(consistency.problems).toEqual([]);
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as {
+      timeoutReversalDelayMs: number[];
+    };
+    expect(report.timeoutReversalDelayMs).toEqual([700]);
   }, 120_000);
+
+  it("waits the configuration's timeout reversal delay, 60 s by default, and the reports state it", async () => {
+    const reportDir = join(dir, 'url-default-report');
+    const r = await cli([
+      'certify',
+      'run',
+      '--gateway',
+      url,
+      '--case',
+      'PK-ATT-N2-CT-01',
+      '--report',
+      reportDir,
+    ]);
+    expect(r.json.failed).toEqual([]);
+    const report = JSON.parse(readFileSync(join(reportDir, 'report.json'), 'utf8')) as {
+      timeoutReversalDelayMs: number[];
+      cases: Array<{ timeoutReversalDelayMs?: number }>;
+    };
+    expect(report.timeoutReversalDelayMs).toEqual([60_000]);
+    expect(report.cases[0]?.timeoutReversalDelayMs).toBe(60_000);
+    const bundle = JSON.parse(readFileSync(join(reportDir, 'cases', 'PK-ATT-N2-CT-01.json'), 'utf8')) as {
+      timeoutReversalDelayMs?: number;
+    };
+    expect(bundle.timeoutReversalDelayMs).toBe(60_000);
+    expect(readFileSync(join(reportDir, 'junit.xml'), 'utf8')).toContain(
+      '<property name="journal.timeoutReversalDelayMs" value="60000"/>',
+    );
+    expect(readFileSync(join(reportDir, 'report.html'), 'utf8')).toContain('60 s after the original');
+  }, 60_000);
 });

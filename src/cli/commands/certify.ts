@@ -263,11 +263,14 @@ parking-terminal certify run [PACK] [--gateway sandbox|URL] [--config FILE] [--r
   the parking machine of the case's model, the simulated reader with the case's card, a fresh journal and the
   gateway client. Every request and answer is recorded (card data masked), each message is validated with the
   rules of certify check and each step's messages are compared with the statuses the case expects.
-  --gateway sandbox   a fresh embedded sandbox per case (default); faults are injected through it
-  --gateway URL       a test host; cases that need injected faults are skipped unless it answers /__sandbox/faults
+  --gateway sandbox   a fresh embedded sandbox per case (default); faults are injected through it; a timeout
+                      reversal follows its original after 0.5 s unless --config sets journal.timeoutReversalDelayMs
+  --gateway URL       a test host; cases that need injected faults are skipped unless it answers /__sandbox/faults;
+                      the configuration's journal.timeoutReversalDelayMs applies (default 60 s), and the run waits
   --config FILE       the terminal's configuration (identity, partner ids, gateway credentials for a URL)
   --report DIR        writes report.json, junit.xml, report.html (and report.pdf where a browser is available)
-                      and one evidence bundle per case (cases/ID.json, cases/ID.capture.json)
+                      and one evidence bundle per case (cases/ID.json, cases/ID.capture.json); they state the
+                      timeout reversal delay the terminals used
   --case ID           only this case (repeatable, or comma-separated); its parent cases run first inside it
   A progress line per case goes to stderr; stdout gets {"ok", "pack", "gateway", "summary", "failed", "skipped"}.
   Exit 0 when every case passed or was skipped with a reason, 1 when any failed, 2 on a bad pack or usage, or

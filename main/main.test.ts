@@ -1,5 +1,5 @@
 import type { EventEmitter } from 'node:events';
-import { mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -191,37 +191,69 @@ describe('Electron shell quit by a signal', () => {
   });
 });
 
-describe('Electron entry', () => {
-  it('prints the operator PIN it generated for this start, as `start --headless` does', async () => {
-    // Without terminal.operatorPinFile the PIN exists only in the process that generated it: unless that process
-    // prints it for whoever started the terminal (the service's journal), nobody can open operator mode.
-    const dir = mkdtempSync(join(tmpdir(), 'pt-electron-entry-'));
-    const file = join(dir, 'terminal.json');
-    writeFileSync(
-      file,
-      JSON.stringify({
-        journal: { path: join(dir, 'journal.db') },
-        offline: { keyFile: join(dir, 'offline.key') },
-      }),
-    );
-    vi.stubEnv('PARKING_TERMINAL_CONFIG', file);
-    let printed = '';
-    const stdout = new Writable({
+/**
+ * Runs the Electron entry on a configuration of its own (with `terminal`), its window closed once it is open; answers
+ * what it printed, and the generated PIN file's content while the window was open (`pinFile`, when given).
+ */
+async function runEntry(
+  terminal: Record<string, unknown>,
+  stdoutIsTTY: boolean,
+  pinFile?: (dir: string) => string,
+): Promise<{ printed: string; pinWhileOpen: string | undefined; pinFileLeft: boolean }> {
+  const dir = mkdtempSync(join(tmpdir(), 'pt-electron-entry-'));
+  const file = join(dir, 'terminal.json');
+  const pinPath = pinFile?.(dir);
+  writeFileSync(
+    file,
+    JSON.stringify({
+      journal: { path: join(dir, 'journal.db') },
+      offline: { keyFile: join(dir, 'offline.key') },
+      terminal: { ...terminal, ...(pinPath !== undefined ? { generatedPinFile: pinPath } : {}) },
+    }),
+  );
+  vi.stubEnv('PARKING_TERMINAL_CONFIG', file);
+  let printed = '';
+  const stdout = Object.assign(
+    new Writable({
       write(chunk: Buffer, _encoding, done) {
         printed += chunk.toString('utf8');
         done();
       },
-    });
-    electron.win = undefined as never;
-    try {
-      const entry = electronEntry(stdout);
-      await vi.waitFor(() => expect(electron.win).toBeDefined(), { timeout: 60_000, interval: 50 });
-      electron.win.close();
-      await entry;
-    } finally {
-      vi.unstubAllEnvs();
-      rmSync(dir, { recursive: true, force: true });
-    }
+    }),
+    stdoutIsTTY ? { isTTY: true } : {},
+  );
+  electron.win = undefined as never;
+  let pinWhileOpen: string | undefined;
+  try {
+    const entry = electronEntry(stdout);
+    await vi.waitFor(() => expect(electron.win).toBeDefined(), { timeout: 60_000, interval: 50 });
+    if (pinPath !== undefined) pinWhileOpen = readFileSync(pinPath, 'utf8');
+    electron.win.close();
+    await entry;
+    return { printed, pinWhileOpen, pinFileLeft: pinPath !== undefined && existsSync(pinPath) };
+  } finally {
+    vi.unstubAllEnvs();
+    rmSync(dir, { recursive: true, force: true });
+  }
+}
+
+describe('Electron entry', () => {
+  it('prints the operator PIN it generated for this start on a terminal, as `start --headless` does', async () => {
+    // Without terminal.operatorPinFile the PIN exists only in the process that generated it: unless that process
+    // hands it to whoever started the terminal, nobody can open operator mode.
+    const { printed } = await runEntry({}, true);
     expect(printed).toMatch(/^Operator PIN for this start: \d{6}$/m);
+  }, 120_000);
+
+  it('writes the generated PIN to terminal.generatedPinFile when stdout is no terminal (the journal), never printing it', async () => {
+    const { printed, pinWhileOpen, pinFileLeft } = await runEntry({}, false, (dir) =>
+      join(dir, 'operator-pin'),
+    );
+    const pin = pinWhileOpen?.trim() ?? '';
+    expect(pin).toMatch(/^\d{6}$/);
+    expect(printed).toMatch(/^Operator PIN for this start: in \/.*operator-pin$/m);
+    expect(printed).not.toContain(pin);
+    // Removed once the window has closed: the PIN in it opens nothing any more.
+    expect(pinFileLeft).toBe(false);
   }, 120_000);
 });

@@ -247,8 +247,15 @@ export async function electronEntry(stdout: Pick<Writable, 'write'> = process.st
   // Opened, not started: the window shows it while it recovers the journal (runElectron starts it).
   const host = await openTerminalHost(config, { logger, cwd: process.cwd() });
   // As `start --headless` prints them (the operator PIN generated for this start is shown nowhere else): stdout is
-  // the one `parking-terminal start` gave this process, the service's journal under systemd.
-  for (const line of openedLines(host)) stdout.write(`${line}\n`);
+  // the one `parking-terminal start` gave this process, the service's journal under systemd — the PIN is printed on a
+  // terminal only, and otherwise written to terminal.generatedPinFile.
+  const opened = openedLines(host, {
+    terminal: (stdout as { isTTY?: boolean }).isTTY === true,
+    generatedPinFile: config.terminal.generatedPinFile,
+    cwd: process.cwd(),
+    logger,
+  });
+  for (const line of opened.lines) stdout.write(`${line}\n`);
   // The process boundary: an error nothing else caught is logged and puts the terminal out of service (no new card,
   // the journal consistent) — never a silent death of the kiosk.
   const fault = (origin: string) => (err: unknown) => {
@@ -280,10 +287,12 @@ export async function electronEntry(stdout: Pick<Writable, 'write'> = process.st
     preload,
     kiosk,
     logger,
-    // The fleet link and the start's progress end however the window closed, before the terminal closes.
+    // The fleet link and the start's progress end however the window closed, before the terminal closes; the PIN
+    // generated for this start is withdrawn then (runElectron ends the process once the terminal is closed).
     closing: async (started) => {
       await progress.stop(!started);
       await fleet?.close().catch((err: unknown) => logger.error({ err }, 'closing the fleet link failed'));
+      opened.pinFile?.withdraw();
     },
     service: async (uiAliveMs, restart) => {
       await progress.stop(false);

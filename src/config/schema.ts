@@ -98,6 +98,12 @@ export const terminalSchema = z
     isDedicatedHardwareTerminal: z.enum(['0', '1']).default('0'),
     /** Path of a file holding the operator PIN (4–8 digits). Without it a PIN is generated at each start. */
     operatorPinFile: z.string().min(1).optional(),
+    /**
+     * Without `operatorPinFile`: where a start writes the PIN it generated (relative to the working directory; mode
+     * 0600, replaced atomically at each start, removed at the stop), for an operator who cannot read it on standard
+     * output — printed on a terminal only, never to systemd's journal (src/host/start-secret-file.ts).
+     */
+    generatedPinFile: z.string().min(1).optional(),
     partner,
   })
   .prefault({});

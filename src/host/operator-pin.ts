@@ -26,6 +26,12 @@ export class OperatorPinError extends Error {
   readonly code = 'OPERATOR_PIN_FILE';
 }
 
+/** Thrown when the PIN generated for this start cannot be written to `terminal.generatedPinFile`; names the file. */
+export class GeneratedPinFileError extends Error {
+  override readonly name = 'GeneratedPinFileError';
+  readonly code = 'GENERATED_PIN_FILE';
+}
+
 /**
  * The digest of the PIN in `file`, after the rule of every secret file (a file others can read is refused: the PIN
  * opens refunds and voids). Throws `SecretFileError` or {@link OperatorPinError}.
@@ -51,7 +57,7 @@ function fileVersion(file: string): string | undefined {
 }
 
 /**
- * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (printed once by `start`). The
+ * The operator PIN: read from `terminal.operatorPinFile`, or generated at each start (handed to the operator once by `start`: src/host/terminal-host.ts, openedLines). The
  * file is read again when it changes ({@link check}): a PIN replaced while the terminal runs — say, because the old
  * one got out — is the PIN from then on, not after the next restart. Comparison is constant-time over hashes; five wrong PINs in a row lock operator mode, for five minutes the first time
  * and twice as long each further time in a row ({@link lockoutMs}) until a good PIN, also across a restart

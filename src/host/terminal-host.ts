@@ -94,7 +94,8 @@ import { idleOf, type IdleVerdict } from './idle.js';
 import { loadOrCreateSecret } from './keys.js';
 import { OpenAuthorizations } from './open-authorizations.js';
 import { OperatorDesk } from './operator-desk.js';
-import { OperatorPin } from './operator-pin.js';
+import { GeneratedPinFileError, OperatorPin } from './operator-pin.js';
+import { printedSecret, StartSecretFile } from './start-secret-file.js';
 import { PaymentRouter } from './payment-router.js';
 import { PaymentService } from './payments.js';
 import { GatewayResolutionBuilder } from './resolver.js';
@@ -1872,12 +1873,31 @@ export function openTerminalHost(config: Config, options: TerminalHostOptions): 
 /**
  * What a start prints, once the terminal is open, for whoever started it (`parking-terminal start`, the Electron
  * shell; under systemd, the service's journal): the embedded sandbox's URL, and the operator PIN generated for this
- * start when no PIN file is configured — shown nowhere else, so a start that did not print it would leave operator
- * mode closed to everyone.
+ * start when no PIN file is configured — shown nowhere else, so a start that did not hand it over would leave operator
+ * mode closed to everyone. The PIN opens refunds, voids and releases of holds: it is printed on a terminal only
+ * (`terminal`, {@link printedSecret}); elsewhere the line names `terminal.generatedPinFile`, to which it is written
+ * (mode 0600; the returned `pinFile`, which the caller withdraws at the stop), or says how to get one.
  */
-export function openedLines(host: Pick<TerminalHost, 'sandboxUrl' | 'generatedOperatorPin'>): string[] {
-  return [
-    ...(host.sandboxUrl ? [`Sandbox gateway: ${host.sandboxUrl}`] : []),
-    ...(host.generatedOperatorPin ? [`Operator PIN for this start: ${host.generatedOperatorPin}`] : []),
-  ];
+export function openedLines(
+  host: Pick<TerminalHost, 'sandboxUrl' | 'generatedOperatorPin'>,
+  where: { terminal: boolean; generatedPinFile: string | undefined; cwd: string; logger: Logger },
+): { lines: string[]; pinFile: StartSecretFile | undefined } {
+  const lines = host.sandboxUrl ? [`Sandbox gateway: ${host.sandboxUrl}`] : [];
+  const pin = host.generatedOperatorPin;
+  if (pin === undefined) return { lines, pinFile: undefined };
+  const pinFile = StartSecretFile.of(
+    where.generatedPinFile,
+    where.cwd,
+    'operator PIN',
+    (message) => new GeneratedPinFileError(`terminal.generatedPinFile ${message}`),
+    where.logger,
+  );
+  pinFile?.publish(pin);
+  const shown = printedSecret(pin, { terminal: where.terminal, file: pinFile }, (file) =>
+    file !== undefined
+      ? `in ${file}`
+      : 'printed on a terminal only; set terminal.operatorPinFile, or terminal.generatedPinFile',
+  );
+  lines.push(`Operator PIN for this start: ${shown}`);
+  return { lines, pinFile };
 }

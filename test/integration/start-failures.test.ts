@@ -1,6 +1,6 @@
 import type { ChildProcess } from 'node:child_process';
 import { createServer } from 'node:net';
-import { chmodSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs';
+import { chmodSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Writable } from 'node:stream';
@@ -59,6 +59,8 @@ function baseConfig(extra: Record<string, unknown> = {}): Record<string, unknown
     offline: { keyFile: join(dir, 'var', 'offline.key') },
     // The screen's URL with its secret: standard output (a pipe) carries it without.
     bridge: { urlFile: join(dir, 'ui-url') },
+    // The operator PIN generated for the start, which standard output (a pipe) does not carry either.
+    terminal: { generatedPinFile: join(dir, 'operator-pin') },
     ...extra,
   };
 }
@@ -371,7 +373,7 @@ describe('parking-terminal start with payments left in flight and the gateway do
     const snapshot = await snapshotOf(port, secret);
     expect(snapshot.customer.screen).toBe('recovering');
     expect(run.lines.some((l) => l.includes(' ready: '))).toBe(false);
-    const pin = /Operator PIN for this start: (\d+)/.exec(run.lines.join('\n'))?.[1] ?? '';
+    const pin = readFileSync(join(dir, 'operator-pin'), 'utf8').trim();
     const status = (await ask(port, secret, {
       method: 'operator',
       params: { pin, action: { type: 'status' } },

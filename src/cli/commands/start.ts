@@ -8,6 +8,7 @@ import { newBridgeAccess } from '../../host/bridge/access.js';
 import { buildRenderer } from '../../host/bridge/build-renderer.js';
 import { startBridge, type Bridge } from '../../host/bridge/server.js';
 import { printedScreenUrl, ScreenUrlFile } from '../../host/bridge/url-file.js';
+import type { StartSecretFile } from '../../host/start-secret-file.js';
 import { openedLines, openTerminalHost, type TerminalHost } from '../../host/terminal-host.js';
 import { startFleetLink } from '../../host/fleet-terminal.js';
 import { startRefusedFleetLink } from '../../host/refused-fleet.js';
@@ -81,7 +82,10 @@ const command: Command = {
 Prints the URL of the screen and, when none is configured, the operator PIN generated for this start. The URL
 carries this start's secret on a terminal only; elsewhere (a pipe, a file, systemd's journal, which others may read)
 it is printed without it, naming bridge.urlFile, the file the whole URL is written to (mode 0600, replaced atomically
-at each start, removed at the stop) for the kiosk browser's launcher. Journal entries a last run left in flight are resolved before the first card (the screen is served
+at each start, removed at the stop) for the kiosk browser's launcher. The generated PIN (it opens refunds, voids and
+releases of holds) is printed on a terminal only too: elsewhere the line names terminal.generatedPinFile, the file it
+is written to (mode 0600, replaced atomically at each start, removed at the stop), or says how to get one. Journal
+entries a last run left in flight are resolved before the first card (the screen is served
 meanwhile, and says so); the "ready:" line comes once the terminal takes cards. A configuration that cannot be used
 (a secret or PIN file missing, or readable by group or others) prints {"error":{code,message,key,file}} and exits 2
 with nothing left running. A configuration file whose content is refused (an unknown key, a bad value, not JSON or
@@ -105,7 +109,8 @@ minutes, and says so (start-loop.json in the working directory).`,
     const configFile = values.config ? resolve(io.cwd, values.config) : undefined;
     const givenPort = parsePort(values.port, '--port');
     const out = (line: string): void => void io.stdout.write(`${line}\n`);
-    // The screen's URL carries this start's secret: in full on a terminal only (src/host/bridge/url-file.ts).
+    // The screen's URL and the operator PIN generated for this start are printed on a terminal only
+    // (src/host/start-secret-file.ts, printedSecret).
     const toTerminal = (io.stdout as { isTTY?: boolean }).isTTY === true;
     // One secret for this start's screen: the out-of-service screen of a refused configuration and then the terminal's
     // (src/host/bridge/access.ts, BridgeAccess).
@@ -195,6 +200,8 @@ minutes, and says so (start-loop.json in the working directory).`,
     let host: TerminalHost | undefined;
     let bridge: Bridge | undefined;
     const screenUrl = ScreenUrlFile.of(config.bridge.urlFile, io.cwd, logger);
+    // The operator PIN generated for this start, for an operator who cannot read standard output (openedLines).
+    let pinFile: StartSecretFile | undefined;
     let fleet: ReturnType<typeof startFleetLink> = undefined;
     let service: KioskService | undefined;
     let restartAsked: (reason: string) => void = () => undefined;
@@ -256,7 +263,14 @@ minutes, and says so (start-loop.json in the working directory).`,
       // This start's URL for the kiosk browser's launcher (bridge.urlFile): the secret is new at every start.
       screenUrl?.publish(bridge.url);
       const shownUrl = printedScreenUrl(bridge.url, { terminal: toTerminal, urlFile: screenUrl });
-      for (const line of openedLines(host)) out(line);
+      const opened = openedLines(host, {
+        terminal: toTerminal,
+        generatedPinFile: config.terminal.generatedPinFile,
+        cwd: io.cwd,
+        logger,
+      });
+      pinFile = opened.pinFile;
+      for (const line of opened.lines) out(line);
       // The fleet link (src/fleet/): connects in the background; the terminal works the same without the broker.
       // Started before the recovery too: the fleet reads the terminal as starting, not as gone.
       fleet = startFleetLink(host, {
@@ -340,6 +354,7 @@ minutes, and says so (start-loop.json in the working directory).`,
         await bridge?.close().catch((err: unknown) => logger.error({ err }, 'closing the bridge failed'));
       }
       screenUrl?.withdraw();
+      pinFile?.withdraw();
       removeFaultHandler?.();
       logger.flush();
     }

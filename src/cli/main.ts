@@ -7,6 +7,8 @@ import { COMMANDS } from './commands/index.js';
 import {
   EXIT_FINDINGS,
   EXIT_USAGE,
+  losingLinesWhenBroken,
+  outputTaken,
   printError,
   UsageError,
   type CliIo,
@@ -112,6 +114,7 @@ export async function main(args: string[], ioOverride?: Partial<CliIo>): Promise
     ...(ownsProcess ? { process: processBoundary } : {}),
     ...ioOverride,
   };
+  if (ownsProcess) losingLinesWhenBroken(process.stdout, process.stderr);
   const [name, ...rest] = args;
   if (!name || name === '--help' || name === '-h' || name === 'help') {
     await help(io);
@@ -142,8 +145,8 @@ export async function main(args: string[], ioOverride?: Partial<CliIo>): Promise
   }
   if (ownsProcess && cmd.endsProcess) {
     // Whatever a library left open (a listening socket of a half-built terminal, a reconnect timer) must not keep a
-    // stopped or failed terminal alive: the process ends once stdout has taken the last line.
-    await new Promise<void>((flushed) => io.stdout.write('', () => flushed()));
+    // stopped or failed terminal alive: the process ends once stdout has taken the last line, or could not.
+    await outputTaken(io.stdout);
     process.exit(code);
   }
   return code;

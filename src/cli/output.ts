@@ -30,6 +30,37 @@ export interface ProcessBoundary {
   ): () => void;
 }
 
+/**
+ * The longest a command that ends the process (`start`) waits, at its end, for standard output to take its last
+ * lines, ms: a pipe nobody reads any more stays full, and the stop must still end (STOP_EXIT_MS of
+ * src/host/stopping.ts); what it has not taken by then is lost.
+ */
+export const OUTPUT_TAKEN_LIMIT_MS = 5_000;
+
+/**
+ * The process's own standard output and error, made safe to write to once broken: a write to a pipe whose reader has
+ * gone fails (EPIPE), and the stream reports it as an 'error' event that, unheard, is an uncaught exception — a
+ * terminal put out of service, or a stack trace and exit 1 at the end of a clean stop. Their lines are lost from
+ * then on; the command goes on and exits with its own code.
+ */
+export function losingLinesWhenBroken(...streams: Writable[]): void {
+  for (const stream of streams) stream.on('error', () => undefined);
+}
+
+/**
+ * Resolves once `stream` has taken what was written to it (or failed), or after `limitMs` when it does not (a full
+ * pipe nobody reads).
+ */
+export function outputTaken(stream: Writable, limitMs = OUTPUT_TAKEN_LIMIT_MS): Promise<void> {
+  return new Promise<void>((taken) => {
+    const timer = setTimeout(taken, limitMs);
+    stream.write('', () => {
+      clearTimeout(timer);
+      taken();
+    });
+  });
+}
+
 /** Thrown by a command for bad input or usage; printed as `{"error":{code,message,...details}}` with exit 2. */
 export class UsageError extends Error {
   override readonly name = 'UsageError';

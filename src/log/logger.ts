@@ -127,17 +127,70 @@ function takeUnwritten(stream: FileStream): Buffer {
 const FLUSH_SYNC_WAIT_MS = 1_000;
 
 /**
+ * A synchronous flush of `stream`, writing file descriptor `fd`, to take the place of sonic-boom's own — pino's at
+ * exit — which retries a failed write every 100 ms for as long as it fails, except EAGAIN, which it retries forever: a
+ * disk full at exit, or a full pipe nobody reads (standard error under a reader that stopped), held the process
+ * forever. This one waits for a slow pipe (EAGAIN) at most {@link FLUSH_SYNC_WAIT_MS} in all and gives up on any
+ * other error: `failed` gets the error and the lines from the first one not begun (the rest of one the descriptor
+ * took in part would not read as a line).
+ */
+function boundedFlushSync(
+  stream: FileStream,
+  fd: number,
+  failed: (error: NodeJS.ErrnoException, unwritten: Buffer) => void,
+): () => void {
+  return () => {
+    if ((stream as unknown as FileStreamBuffers).destroyed) return;
+    const unwritten = takeUnwritten(stream);
+    let written = 0;
+    const giveUpAt = Date.now() + FLUSH_SYNC_WAIT_MS;
+    while (written < unwritten.length) {
+      try {
+        written += writeSync(fd, unwritten, written);
+      } catch (e) {
+        const error = e as NodeJS.ErrnoException;
+        if ((error.code === 'EAGAIN' || error.code === 'EBUSY') && Date.now() < giveUpAt) {
+          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
+          continue;
+        }
+        const lineStart =
+          written === 0 || unwritten[written - 1] === 0x0a
+            ? written
+            : unwritten.indexOf(0x0a, written) + 1 || unwritten.length;
+        failed(error, unwritten.subarray(lineStart));
+        return;
+      }
+    }
+    try {
+      fsyncSync(fd);
+    } catch {
+      // Not every file can be synced (a FIFO): written is what counts here, as in sonic-boom's own flush.
+    }
+  };
+}
+
+/**
+ * Standard error (file descriptor 2) as pino writes it, its flush at exit bounded ({@link boundedFlushSync}): standard
+ * error that cannot take the last lines then — its reader gone, or a full pipe nobody reads — loses them, and the
+ * process exits all the same.
+ */
+function standardErrorStream(): FileStream {
+  const stream = pino.destination(2);
+  stream.flushSync = boundedFlushSync(stream, 2, () => {
+    // Standard error itself cannot be written: nothing is left to tell, the lines are lost.
+  });
+  return stream;
+}
+
+/**
  * A log file's destination: the file until a write to it fails — the disk full (ENOSPC), its device gone (EIO), a
  * FIFO whose reader went away (EPIPE) — then standard error, for the rest of the run.
  *
  * sonic-boom reports a failed write as an 'error' event: unheard, it crashed the process; pino's own listener heard
  * only EPIPE, and dropped every later line without a word. Here the first failure of any kind switches to standard
  * error, with one warning naming the file and the code, and the lines the file had not taken are written there. The
- * file's stream is then destroyed (its descriptor closed; pino's flush at exit skips it).
- *
- * sonic-boom's synchronous flush — pino's at exit — retries a failed write every 100 ms for as long as it fails, except
- * EAGAIN: a disk full at exit held the process forever. The file's stream gets one that gives up on any other error
- * (the lines go to standard error) and waits for a slow pipe at most {@link FLUSH_SYNC_WAIT_MS}.
+ * file's stream is then destroyed (its descriptor closed; pino's flush at exit skips it). Its flush at exit is
+ * bounded ({@link boundedFlushSync}); the lines it could not write go to standard error.
  */
 function fileOrStandardError(
   fd: number,
@@ -162,40 +215,17 @@ function fileOrStandardError(
   fileStream.prependListener('error', (error: NodeJS.ErrnoException) => {
     if (current === fileStream) fail(error, takeUnwritten(fileStream));
   });
-  fileStream.flushSync = (): void => {
-    if (current !== fileStream || (fileStream as unknown as FileStreamBuffers).destroyed) return;
-    const unwritten = takeUnwritten(fileStream);
-    let written = 0;
-    const giveUpAt = Date.now() + FLUSH_SYNC_WAIT_MS;
-    while (written < unwritten.length) {
-      try {
-        written += writeSync(fd, unwritten, written);
-      } catch (e) {
-        const error = e as NodeJS.ErrnoException;
-        if ((error.code === 'EAGAIN' || error.code === 'EBUSY') && Date.now() < giveUpAt) {
-          Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, 10);
-          continue;
-        }
-        // From the first line not begun: the rest of one the file took in part would not read as a line.
-        const lineStart =
-          written === 0 || unwritten[written - 1] === 0x0a
-            ? written
-            : unwritten.indexOf(0x0a, written) + 1 || unwritten.length;
-        fail(error, unwritten.subarray(lineStart));
-        const standard = current as { flushSync?: () => void };
-        try {
-          standard.flushSync?.();
-        } catch {
-          // Standard error itself cannot be written: nothing is left to tell.
-        }
-        return;
-      }
-    }
+  const flushFile = boundedFlushSync(fileStream, fd, (error, unwritten) => {
+    fail(error, unwritten);
+    const standard = current as { flushSync?: () => void };
     try {
-      fsyncSync(fd);
+      standard.flushSync?.();
     } catch {
-      // Not every file can be synced (a FIFO): written is what counts here, as in sonic-boom's own flush.
+      // Standard error itself cannot be written: nothing is left to tell.
     }
+  });
+  fileStream.flushSync = (): void => {
+    if (current === fileStream) flushFile();
   };
   return {
     write: (line: string) => current.write(line),
@@ -221,7 +251,7 @@ function fileOrStandardError(
  * of the run (fileOrStandardError).
  */
 export function createLogger(options: LoggerOptions = {}): Logger {
-  const standardError = (): DestinationStream => options.standardError ?? pino.destination(2);
+  const standardError = (): DestinationStream => options.standardError ?? standardErrorStream();
   let dest: DestinationStream;
   let unopened: { file: string; error: NodeJS.ErrnoException } | undefined;
   // The logger, once made, for the warning of a log file that fails later.

@@ -20,12 +20,19 @@ export interface StartRun {
 
 /**
  * Starts `parking-terminal start --port PORT --config FILE` in `cwd` (headless unless `headless` is false; `port` 0
- * by default), its stdout read line by line and its stderr kept. The caller kills what is still running at the end.
+ * by default), its stdout read line by line and its stderr kept — or, given as `stdout` or `stderr`, a file
+ * descriptor of the caller's (a pipe) instead, not read here. The caller kills what is still running at the end.
  */
 export function startCommand(
   cwd: string,
   configFile: string,
-  options: { headless?: boolean; port?: string; env?: NodeJS.ProcessEnv } = {},
+  options: {
+    headless?: boolean;
+    port?: string;
+    env?: NodeJS.ProcessEnv;
+    stdout?: number;
+    stderr?: number;
+  } = {},
 ): StartRun {
   const headless = options.headless === false ? [] : ['--headless'];
   const child = spawn(
@@ -34,13 +41,13 @@ export function startCommand(
     {
       cwd,
       env: { ...process.env, NODE_ENV: 'test', ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['ignore', options.stdout ?? 'pipe', options.stderr ?? 'pipe'],
     },
   );
   const lines: string[] = [];
   let stderr = '';
-  child.stderr.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
-  createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
+  child.stderr?.on('data', (c: Buffer) => (stderr += c.toString('utf8')));
+  if (child.stdout) createInterface({ input: child.stdout }).on('line', (l) => lines.push(l));
   const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((done) =>
     child.once('exit', (code, signal) => done({ code, signal })),
   );

@@ -8,7 +8,7 @@ import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import type { TerminalSnapshot } from '../../src/host/api.js';
 import { closedPort, leaveSaleInFlight } from './down-gateway.js';
 import { START_LOOP_FILE } from '../../src/host/start-loop.js';
-import { bridgeRequest, printed, screenOf, startCommand } from './start-command.js';
+import { bridgeRequest, printed, screenOf, startCommand, writeStartConfig } from './start-command.js';
 
 /**
  * `parking-terminal start` under a service manager (deploy/systemd/parking-terminal.service), with a unix datagram
@@ -184,18 +184,7 @@ function fakeNotifier(): {
 }
 
 /** A configuration in the test's directory; `extra` merged in. */
-function terminalConfig(extra: Record<string, unknown> = {}): string {
-  const file = join(dir, 'terminal.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      journal: { path: join(dir, 'var', 'journal.db') },
-      offline: { keyFile: join(dir, 'var', 'offline.key') },
-      ...extra,
-    }),
-  );
-  return file;
-}
+const terminalConfig = (extra: Record<string, unknown> = {}): string => writeStartConfig(dir, extra);
 
 describe('a terminal on its way out', () => {
   it('takes no new customer once it is stopping, while the service manager is told and before it closes', async () => {

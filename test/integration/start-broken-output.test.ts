@@ -1,18 +1,9 @@
 import { execFileSync, type ChildProcess } from 'node:child_process';
-import {
-  closeSync,
-  constants,
-  existsSync,
-  mkdtempSync,
-  openSync,
-  rmSync,
-  writeFileSync,
-  writeSync,
-} from 'node:fs';
+import { closeSync, constants, existsSync, mkdtempSync, openSync, rmSync, writeSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { printed, startCommand, type StartRun } from './start-command.js';
+import { printed, startCommand, writeStartConfig, type StartRun } from './start-command.js';
 
 /**
  * `parking-terminal start --headless` whose standard output or standard error is broken: a pipe whose reader went
@@ -39,18 +30,7 @@ afterEach(() => {
 
 const urlFile = (): string => join(dir, 'ui-url');
 
-function writeConfig(): string {
-  const file = join(dir, 'terminal.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      journal: { path: join(dir, 'var', 'journal.db') },
-      offline: { keyFile: join(dir, 'var', 'offline.key') },
-      bridge: { urlFile: urlFile() },
-    }),
-  );
-  return file;
-}
+const writeConfig = (): string => writeStartConfig(dir, { bridge: { urlFile: urlFile() } });
 
 function start(options: { stdout?: number; stderr?: number } = {}): StartRun {
   const run = startCommand(dir, writeConfig(), options);

@@ -1,6 +1,6 @@
 import { spawn, type ChildProcess } from 'node:child_process';
-import { readFileSync } from 'node:fs';
-import { resolve } from 'node:path';
+import { readFileSync, writeFileSync } from 'node:fs';
+import { join, resolve } from 'node:path';
 import { createInterface } from 'node:readline';
 import { WebSocket } from 'ws';
 import type { Result, WsMessage } from '../../src/host/api.js';
@@ -114,4 +114,21 @@ export async function bridgeRequest(
   } finally {
     ws.terminate();
   }
+}
+
+/**
+ * Writes `terminal.json` in `dir` — the journal and the offline key under `dir/var`, `extra` merged in — and returns its
+ * path, for `start --config`.
+ */
+export function writeStartConfig(dir: string, extra: Record<string, unknown> = {}): string {
+  const file = join(dir, 'terminal.json');
+  writeFileSync(
+    file,
+    JSON.stringify({
+      journal: { path: join(dir, 'var', 'journal.db') },
+      offline: { keyFile: join(dir, 'var', 'offline.key') },
+      ...extra,
+    }),
+  );
+  return file;
 }

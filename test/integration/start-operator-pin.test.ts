@@ -3,7 +3,14 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { bridgeRequest, printed, screenOf, startCommand, type StartRun } from './start-command.js';
+import {
+  bridgeRequest,
+  printed,
+  screenOf,
+  startCommand,
+  writeStartConfig,
+  type StartRun,
+} from './start-command.js';
 
 /**
  * The operator PIN a start generates when no `terminal.operatorPinFile` is configured opens operator mode (refunds,
@@ -25,15 +32,7 @@ afterEach(() => {
 });
 
 function start(config: Record<string, unknown>): StartRun {
-  const file = join(dir, 'terminal.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      journal: { path: join(dir, 'var', 'journal.db') },
-      offline: { keyFile: join(dir, 'var', 'offline.key') },
-      ...config,
-    }),
-  );
+  const file = writeStartConfig(dir, config);
   const run = startCommand(dir, file);
   children.push(run.child);
   return run;

@@ -3,7 +3,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync, statSync, writeFileSync 
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { printed, screenOf, startCommand, type StartRun } from './start-command.js';
+import { printed, screenOf, startCommand, writeStartConfig, type StartRun } from './start-command.js';
 
 /**
  * `bridge.urlFile`: a headless terminal's screen URL for the kiosk browser's launcher. The URL's secret changes at
@@ -24,18 +24,7 @@ afterEach(() => {
   rmSync(dir, { recursive: true, force: true });
 });
 
-function writeConfig(config: Record<string, unknown>): string {
-  const file = join(dir, 'terminal.json');
-  writeFileSync(
-    file,
-    JSON.stringify({
-      journal: { path: join(dir, 'var', 'journal.db') },
-      offline: { keyFile: join(dir, 'var', 'offline.key') },
-      ...config,
-    }),
-  );
-  return file;
-}
+const writeConfig = (config: Record<string, unknown>): string => writeStartConfig(dir, config);
 
 function start(configFile: string): StartRun {
   const run = startCommand(dir, configFile);
